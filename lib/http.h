@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * HTTP/1.1 server over TLS on libuv, parsing with llhttp.
+ *
+ * Layers: uv_tcp_t -> TLS (OpenSSL with memory BIOs) -> llhttp -> the
+ * on_request callback given to kb_http_server_start(). One connection carries
+ * one request at a time (no pipelining of responses: a pipelined request is
+ * parsed only after the previous response finished). Keep-alive is the default.
+ *
+ * Limits (each answered as the comment says, then the connection is closed
+ * unless stated otherwise):
+ *   - request head (line + headers) over KB_HTTP_MAX_HEAD bytes: 431;
+ *   - body over server opts.max_body bytes (default 3 MiB): 413 with a
+ *     Kubernetes Status body (RequestEntityTooLarge);
+ *   - malformed HTTP: 400 and close;
+ *   - a client that sends no complete head within opts.head_timeout_ms
+ *     (default 10 s), or no bytes for opts.idle_timeout_ms while idle between
+ *     requests (default 120 s): closed without an answer;
+ *   - TLS handshake not finished within head_timeout_ms: closed.
+ *   - a stalled reader: writes queue in memory; kb_http_stream_pending()
+ *     tells how much, so that the caller (a watch) can give up.
+ *
+ * DESIGN: a connection lives as long as its uv_tcp_t handle; closing is
+ * idempotent and memory is freed in the close callback. The request object
+ * handed to on_request stays valid until the response is complete
+ * (kb_http_respond() or kb_http_stream_end()) or, if the client goes away
+ * first, until the abort callback (kb_http_req_on_abort) has returned.
+ *
+ * Threading: everything here runs on the loop thread that started the server.
+ */
+#ifndef KB_HTTP_H
+#define KB_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+typedef struct ssl_ctx_st SSL_CTX;
+typedef struct x509_st X509;
+
+#define KB_HTTP_MAX_HEAD (64 * 1024)
+#define KB_HTTP_MAX_HEADERS 100
+
+typedef struct kb_http_server kb_http_server_t;
+typedef struct kb_http_req kb_http_req_t;
+
+struct kb_http_header {
+	char *name; /* lower-cased */
+	char *value;
+};
+
+/* A request. Fields are read-only for handlers; owned by the connection. */
+struct kb_http_req {
+	uint64_t id;                 /* unique per server, for logs */
+	const char *method;          /* "GET", "POST", ... */
+	char *path;                  /* raw path, without the query */
+	char *query;                 /* raw query after '?', "" when none */
+	char *body;                  /* NUL-terminated body, "" when none */
+	size_t body_len;
+	struct kb_http_header *headers;
+	size_t nheaders;
+	char peer[64];               /* "ip:port" of the client */
+	X509 *peer_cert;             /* verified client certificate or NULL; borrowed */
+	void *data;                  /* free for the handler */
+	/* private */
+	void *conn_;
+};
+
+typedef void (*kb_http_request_cb)(kb_http_req_t *req, void *arg);
+typedef void (*kb_http_abort_cb)(kb_http_req_t *req, void *arg);
+
+struct kb_http_server_opts {
+	size_t max_body;          /* 0: 3 MiB */
+	unsigned head_timeout_ms; /* 0: 10000 */
+	unsigned idle_timeout_ms; /* 0: 120000 */
+	unsigned max_conns;       /* 0: 20000; further connections are closed at once */
+};
+
+/*
+ * Listens on `addr` ("127.0.0.1:6443", "[::1]:0", "0.0.0.0:443"). `ctx` is
+ * borrowed and must outlive the server. `*port_out` (may be NULL) receives
+ * the bound port (useful with port 0). Returns 0 or a negative errno.
+ */
+int kb_http_server_start(uv_loop_t *loop, const char *addr, SSL_CTX *ctx,
+			 const struct kb_http_server_opts *opts,
+			 kb_http_request_cb on_request, void *arg,
+			 kb_http_server_t **out, int *port_out);
+
+/* Stops listening and closes every connection (aborting their requests);
+ * frees the server once all handles have closed. */
+void kb_http_server_stop(kb_http_server_t *srv);
+
+/* Number of open connections. */
+size_t kb_http_server_conns(const kb_http_server_t *srv);
+
+/* Case-insensitive header lookup; returns a borrowed value or NULL. */
+const char *kb_http_req_header(const kb_http_req_t *req, const char *name);
+
+/*
+ * Sends a complete response with Content-Length. `extra_headers` is NULL or
+ * a block of "Name: value\r\n" lines. `body` is copied. After this call the
+ * request must not be used. Returns 0 or a negative errno (the request is
+ * finished either way).
+ */
+int kb_http_respond(kb_http_req_t *req, int status, const char *content_type,
+		    const char *extra_headers, const char *body, size_t len);
+
+/* Starts a chunked response (watch, log follow). */
+int kb_http_stream_start(kb_http_req_t *req, int status, const char *content_type,
+			 const char *extra_headers);
+/* Sends one chunk (copied). len 0 is ignored. */
+int kb_http_stream_write(kb_http_req_t *req, const char *data, size_t len);
+/* Sends the last chunk; the request must not be used afterwards. */
+int kb_http_stream_end(kb_http_req_t *req);
+/* Bytes written by the stream but not yet taken by the socket. */
+size_t kb_http_stream_pending(const kb_http_req_t *req);
+
+/* Called if the connection dies before the response is complete. After the
+ * callback returns the request is freed. */
+void kb_http_req_on_abort(kb_http_req_t *req, kb_http_abort_cb cb, void *arg);
+
+/* Status line text ("Not Found") for a code. */
+const char *kb_http_reason(int status);
+
+/* Percent-decodes `s` in place ('+' stays '+' unless plus_is_space).
+ * Returns 0 or -EINVAL on a bad escape or an encoded NUL. */
+int kb_http_unescape(char *s, bool plus_is_space);
+
+/* Iterates "a=1&b=2" query strings: fills *key and *val (decoded, pointing
+ * into `*cursor`'s buffer, which is modified) and advances; returns false at
+ * the end. */
+bool kb_http_query_next(char **cursor, char **key, char **val);
+
+#endif

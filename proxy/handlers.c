@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* placeholder */
+typedef int kb_placeholder_proxy_handlers_c;

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The object store: one SQLite database per tenant holding every object as
+ * JSON, ordered by a single revision counter, with a watch event log.
+ *
+ * DESIGN
+ * Threading: SQLite runs on the loop thread, synchronously. A tenant is one
+ * process with one loop; its statements are prepared once, short, and hit a
+ * database that fits in the page cache, so a write costs tens of
+ * microseconds (a WAL append), less than handing it to another thread and
+ * back. Every function here must be called from the loop thread that opened
+ * the store. Nothing here waits on the network.
+ *
+ * Durability: WAL mode. Each write (or each store_txn_begin/commit batch) is
+ * one SQLite transaction, committed before the function returns, so an
+ * acknowledged write survives kill -9 of the server. With synchronous=NORMAL
+ * (the default) a power loss may drop the last transactions but never
+ * corrupts the database; opts.sync_full makes each commit fsync.
+ *
+ * Revisions: one counter per store. Every create, update and delete takes
+ * the next revision, which becomes the object's metadata.resourceVersion
+ * (the store writes it into the object) and the event's revision.
+ *
+ * Watch history: each change is also appended to an event table. A watch
+ * asks for the changes after revision R; if R is older than the compacted
+ * revision the watch is refused with -ERANGE (HTTP 410 Gone). A timer
+ * compacts the history on a schedule, keeping opts.history_keep revisions.
+ * History survives restarts.
+ *
+ * Keys: (resource, namespace, name). `resource` is "<group>/<plural>"
+ * ("/pods", "apps/deployments"); `namespace` is "" for cluster-scoped objects.
+ *
+ * Errors: 0 or a negative errno: -ENOENT (no such object), -EEXIST (exists),
+ * -ESTALE (resourceVersion precondition failed), -ERANGE (revision
+ * compacted), -EINVAL (bad argument), -EIO (SQLite failed; logged).
+ *
+ * Ownership: json_t pointers passed in are borrowed (the store may set
+ * metadata.resourceVersion in them); json_t pointers handed out through
+ * `**_out` are new references the caller must json_decref.
+ */
+#ifndef KB_STORE_H
+#define KB_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+typedef struct store store_t;
+typedef struct store_watch store_watch_t;
+
+struct store_opts {
+	bool sync_full;              /* PRAGMA synchronous=FULL instead of NORMAL */
+	int64_t history_keep;        /* revisions of watch history kept; 0: 10000 */
+	unsigned compact_interval_ms;/* 0: 60000 */
+	int cache_kib;               /* SQLite page cache; 0: 2048 */
+};
+
+/* Opens (creating if needed) the database at `path`. */
+int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
+	       store_t **out);
+/* Closes the database; cancels every watch without calling it back. */
+void store_close(store_t *st);
+
+/* The latest revision (0 for an empty store). */
+int64_t store_rev(const store_t *st);
+/* The oldest revision a watch may start from (events after it are kept). */
+int64_t store_compacted_rev(const store_t *st);
+
+/* Reads one object. *obj_out gets a new reference. */
+int store_get(store_t *st, const char *res, const char *ns, const char *name,
+	      json_t **obj_out);
+/* Reads one object as its stored JSON text; *text is borrowed and valid
+ * until the next store call. */
+int store_get_raw(store_t *st, const char *res, const char *ns, const char *name,
+		  const char **text, size_t *len, int64_t *rev_out);
+
+/* Creates; -EEXIST if the key exists. Sets metadata.resourceVersion in obj.
+ * *rev_out (may be NULL) gets the new revision. */
+int store_create(store_t *st, const char *res, const char *ns, const char *name,
+		 json_t *obj, int64_t *rev_out);
+/* Replaces; -ENOENT if absent; -ESTALE if expected_rev != 0 and differs from
+ * the stored revision. Sets metadata.resourceVersion in obj. */
+int store_update(store_t *st, const char *res, const char *ns, const char *name,
+		 json_t *obj, int64_t expected_rev, int64_t *rev_out);
+/* Removes; -ENOENT, -ESTALE as above. *last_out (may be NULL) gets the object
+ * as deleted, its metadata.resourceVersion set to the deletion revision. */
+int store_delete(store_t *st, const char *res, const char *ns, const char *name,
+		 int64_t expected_rev, json_t **last_out, int64_t *rev_out);
+
+typedef bool (*store_filter_fn)(const json_t *obj, void *arg);
+
+struct store_list_req {
+	const char *res;
+	const char *ns;            /* NULL: every namespace */
+	const char *after;         /* continue key from a previous page or NULL */
+	size_t limit;              /* 0: no limit */
+	store_filter_fn filter;    /* NULL: all objects */
+	void *filter_arg;
+};
+
+struct store_list_result {
+	json_t *items;             /* new reference: array of objects, in key order */
+	char *next;                /* malloc'ed continue key, NULL on the last page */
+	int64_t rev;               /* store revision at the time of the list */
+};
+
+/* Lists objects ordered by (namespace, name). With `limit`, stops after that
+ * many matching objects and sets `next` when more may follow. */
+int store_list(store_t *st, const struct store_list_req *req,
+	       struct store_list_result *out);
+/* Number of objects of a resource (in `ns`, or everywhere when NULL). */
+int store_count(store_t *st, const char *res, const char *ns, size_t *count);
+
+/* Batches several writes into one transaction. Nested calls count; events
+ * reach watchers after the outermost commit. On rollback, nothing written
+ * since begin is kept and no event is sent. */
+int store_txn_begin(store_t *st);
+int store_txn_commit(store_t *st);
+void store_txn_rollback(store_t *st);
+
+enum store_event_type { STORE_ADDED = 1, STORE_MODIFIED, STORE_DELETED };
+
+struct store_event {
+	enum store_event_type type;
+	int64_t rev;
+	const char *res, *ns, *name;
+	json_t *obj;   /* borrowed for the callback: the new object (DELETED: last) */
+	json_t *prev;  /* borrowed: the object before the change, NULL for ADDED
+			  and for events replayed from history */
+};
+
+typedef void (*store_watch_cb)(const struct store_event *ev, void *arg);
+
+/*
+ * Watches `res` (in `ns`, or everywhere when NULL; res NULL: every resource)
+ * for changes after revision `since`. Changes already in the history are
+ * replayed synchronously, in order, before store_watch returns (*out is set
+ * before the first callback). Later changes are delivered after their
+ * transaction commits. The callback may call store_unwatch on its own watch.
+ * -ERANGE if `since` is older than the compacted revision.
+ */
+int store_watch(store_t *st, const char *res, const char *ns, int64_t since,
+		store_watch_cb cb, void *arg, store_watch_t **out);
+/* Stops a watch; no callback follows. Safe inside a callback. */
+void store_unwatch(store_watch_t *w);
+/* Number of live watches. */
+size_t store_watch_count(const store_t *st);
+
+/* Drops history up to `rev` (inclusive) right now. */
+int store_compact(store_t *st, int64_t rev);
+
+/* Small settings kept beside the objects (cluster uid, keys...). *out is a
+ * malloc'ed string. -ENOENT when absent. */
+int store_kv_get(store_t *st, const char *key, char **out);
+int store_kv_set(store_t *st, const char *key, const char *value);
+
+#endif
