@@ -1,3 +1,273 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_lib_util_c;
+/* Small foundations: see util.h. */
+#include "lib/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <openssl/rand.h>
+#include <uuid/uuid.h>
+
+void kb_time_rfc3339(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void kb_time_rfc3339_micro(char *buf, size_t len)
+{
+	struct timeval tv;
+	struct tm tm;
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%06ldZ", (long)tv.tv_usec);
+}
+
+int kb_time_parse(const char *s, time_t *out)
+{
+	struct tm tm;
+	memset(&tm, 0, sizeof(tm));
+	const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!p)
+		return -EINVAL;
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	long off = 0;
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int hh, mm;
+		if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2)
+			return -EINVAL;
+		off = (hh * 3600L + mm * 60L) * (*p == '-' ? -1 : 1);
+		p += 6;
+	} else {
+		return -EINVAL;
+	}
+	if (*p)
+		return -EINVAL;
+	*out = timegm(&tm) - off;
+	return 0;
+}
+
+/* Mirrors the duration rendering kubectl users see (HumanDuration). */
+void kb_age(time_t from, time_t now, char *buf, size_t len)
+{
+	long long s = (long long)(now - from);
+	if (s < 0)
+		s = 0;
+	long long m = s / 60, h = s / 3600, d = s / 86400;
+	if (s < 120)
+		snprintf(buf, len, "%llds", s);
+	else if (m < 10 && s % 60)
+		snprintf(buf, len, "%lldm%llds", m, s % 60);
+	else if (m < 180)
+		snprintf(buf, len, "%lldm", m);
+	else if (h < 8 && m % 60)
+		snprintf(buf, len, "%lldh%lldm", h, m % 60);
+	else if (h < 48)
+		snprintf(buf, len, "%lldh", h);
+	else if (h < 192 && h % 24)
+		snprintf(buf, len, "%lldd%lldh", d, h % 24);
+	else if (d < 730)
+		snprintf(buf, len, "%lldd", d);
+	else if (d < 2920 && d % 365)
+		snprintf(buf, len, "%lldy%lldd", d / 365, d % 365);
+	else
+		snprintf(buf, len, "%lldy", d / 365);
+}
+
+uint64_t kb_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static char *b64_encode(const unsigned char *in, size_t len, const char *alpha, bool pad)
+{
+	char *out = malloc(4 * ((len + 2) / 3) + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16;
+		if (i + 1 < len)
+			v |= (uint32_t)in[i + 1] << 8;
+		if (i + 2 < len)
+			v |= in[i + 2];
+		out[o++] = alpha[(v >> 18) & 63];
+		out[o++] = alpha[(v >> 12) & 63];
+		if (i + 1 < len)
+			out[o++] = alpha[(v >> 6) & 63];
+		else if (pad)
+			out[o++] = '=';
+		if (i + 2 < len)
+			out[o++] = alpha[v & 63];
+		else if (pad)
+			out[o++] = '=';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static int b64_value(char c, bool url)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == (url ? '-' : '+'))
+		return 62;
+	if (c == (url ? '_' : '/'))
+		return 63;
+	return -1;
+}
+
+static int b64_decode(const char *s, size_t slen, bool url, unsigned char **out, size_t *out_len)
+{
+	while (slen > 0 && s[slen - 1] == '=')
+		slen--;
+	if (slen % 4 == 1)
+		return -EINVAL;
+	unsigned char *buf = malloc(slen * 3 / 4 + 3);
+	if (!buf)
+		return -ENOMEM;
+	size_t o = 0;
+	uint32_t acc = 0;
+	int bits = 0;
+	for (size_t i = 0; i < slen; i++) {
+		int v = b64_value(s[i], url);
+		if (v < 0) {
+			free(buf);
+			return -EINVAL;
+		}
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			buf[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	buf[o] = 0;
+	*out = buf;
+	*out_len = o;
+	return 0;
+}
+
+char *kb_base64_encode(const void *data, size_t len)
+{
+	return b64_encode(data, len, b64, true);
+}
+
+int kb_base64_decode(const char *s, size_t slen, unsigned char **out, size_t *out_len)
+{
+	return b64_decode(s, slen, false, out, out_len);
+}
+
+char *kb_base64url_encode(const void *data, size_t len)
+{
+	return b64_encode(data, len, b64url, false);
+}
+
+int kb_base64url_decode(const char *s, unsigned char **out, size_t *out_len)
+{
+	return b64_decode(s, strlen(s), true, out, out_len);
+}
+
+void kb_uuid(char *buf)
+{
+	uuid_t u;
+	uuid_generate_random(u);
+	uuid_unparse_lower(u, buf);
+}
+
+void kb_random_suffix(char *buf, size_t n)
+{
+	static const char alpha[] = "bcdfghjklmnpqrstvwxz2456789";
+	unsigned char r[64];
+	if (n > sizeof(r))
+		n = sizeof(r);
+	if (RAND_bytes(r, (int)n) != 1)
+		for (size_t i = 0; i < n; i++)
+			r[i] = (unsigned char)random();
+	for (size_t i = 0; i < n; i++)
+		buf[i] = alpha[r[i] % (sizeof(alpha) - 1)];
+	buf[n] = '\0';
+}
+
+int kb_buf_append(struct kb_buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *d = realloc(b->data, cap);
+		if (!d)
+			return -ENOMEM;
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, s, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int kb_buf_puts(struct kb_buf *b, const char *s)
+{
+	return kb_buf_append(b, s, strlen(s));
+}
+
+int kb_buf_printf(struct kb_buf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n < sizeof(tmp))
+		return kb_buf_append(b, tmp, (size_t)n);
+	char *big = malloc((size_t)n + 1);
+	if (!big)
+		return -ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	int rc = kb_buf_append(b, big, (size_t)n);
+	free(big);
+	return rc;
+}
+
+void kb_buf_free(struct kb_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+bool kb_str_has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool kb_str_has_suffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}

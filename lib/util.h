@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Small foundations: time stamps, base64, uuids, string building.
+ * Threading: any thread.
+ */
+#ifndef KB_UTIL_H
+#define KB_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define KB_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define kb_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* "2026-11-29T16:45:16Z" into buf (at least 32 bytes). */
+void kb_time_rfc3339(time_t t, char *buf, size_t len);
+/* With microseconds: "2026-11-29T16:45:16.123456Z" (MicroTime). */
+void kb_time_rfc3339_micro(char *buf, size_t len);
+/* Parses RFC3339 ("Z" or offset, optional fraction). 0 or -EINVAL. */
+int kb_time_parse(const char *s, time_t *out);
+/* kubectl-style age: "5s", "3m", "2m30s", "5h", "3d", "2y". */
+void kb_age(time_t from, time_t now, char *buf, size_t len);
+/* Milliseconds from a monotonic clock. */
+uint64_t kb_now_ms(void);
+
+/* Standard base64 with padding. Returns malloc'ed strings/buffers. */
+char *kb_base64_encode(const void *data, size_t len);
+int kb_base64_decode(const char *s, size_t slen, unsigned char **out, size_t *out_len);
+/* URL-safe base64 without padding (continue tokens). */
+char *kb_base64url_encode(const void *data, size_t len);
+int kb_base64url_decode(const char *s, unsigned char **out, size_t *out_len);
+
+/* A random RFC 4122 v4 uuid, lower-case, into buf (at least 37 bytes). */
+void kb_uuid(char *buf);
+/* n random lower-case alphanumeric characters ("bcdfghjklmnpqrstvwxz2456789",
+ * like generateName suffixes) into buf (n + 1 bytes). */
+void kb_random_suffix(char *buf, size_t n);
+
+/* A growable string buffer. */
+struct kb_buf {
+	char *data;
+	size_t len, cap;
+};
+int kb_buf_append(struct kb_buf *b, const char *s, size_t n);
+int kb_buf_puts(struct kb_buf *b, const char *s);
+int kb_buf_printf(struct kb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kb_buf_free(struct kb_buf *b);
+
+bool kb_str_has_prefix(const char *s, const char *prefix);
+bool kb_str_has_suffix(const char *s, const char *suffix);
+
+#endif
