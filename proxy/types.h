@@ -76,4 +76,9 @@ const struct kt_field *kt_field_num(const struct kt_message *m, uint32_t num);
 size_t kt_count(void);
 const struct kt_message *kt_at(size_t i);
 
+/* Internal: the generated tables behind the functions above
+ * (proxy/types_gen.c, by scripts/gen_types.py), sorted by name. */
+extern const struct kt_message kt_gen_messages[];
+extern const size_t kt_gen_nmessages;
+
 #endif
