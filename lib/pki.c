@@ -1,3 +1,683 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_lib_pki_c;
+/*
+ * Tenant PKI (see pki.h): an ECDSA P-256 CA, a serving certificate and client
+ * certificates, kept as PEM files, plus the atomic file helpers they use.
+ *
+ * DESIGN: kb_pki_ensure() is on the path of a tenant's first start, whose
+ * target is well under 50 ms, so it does the minimum: P-256 keys (a fraction
+ * of a millisecond each), no RSA, and one directory fsync at the end rather
+ * than one per file. Each file is still written atomically (temp + fsync +
+ * rename), keys before the certificates that name them, so that a crash
+ * leaves either the old pair or a new key with an old certificate, which the
+ * next start detects (key mismatch) and re-issues.
+ */
+#include "lib/pki.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "lib/log.h"
+#include "lib/tls.h"
+#include "lib/util.h"
+
+#define CA_DAYS (10 * 365)
+#define SERVER_DAYS 365
+#define CLIENT_SECONDS (365L * 86400L)
+#define BACKDATE_SECONDS 300L
+/* Certificates closer than this to expiry are re-issued. */
+#define RENEW_MARGIN_SECONDS (7L * 86400L)
+#define MAX_FILE_SIZE (64L * 1024 * 1024)
+
+struct pair {
+	X509 *cert;
+	EVP_PKEY *key;
+};
+
+static void pair_free(struct pair *p)
+{
+	X509_free(p->cert);
+	EVP_PKEY_free(p->key);
+	p->cert = NULL;
+	p->key = NULL;
+}
+
+/* ---- files ---- */
+
+int kb_read_file(const char *path, char **out, size_t *len_out)
+{
+	int rc = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (st.st_size > MAX_FILE_SIZE) {
+		rc = -EFBIG;
+		goto out;
+	}
+	size_t cap = (size_t)st.st_size + 1, len = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		if (len + 1 >= cap) {
+			char *n = cap * 2 > (size_t)MAX_FILE_SIZE ? NULL : realloc(buf, cap * 2);
+			if (!n) {
+				free(buf);
+				rc = -EFBIG;
+				goto out;
+			}
+			buf = n;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			free(buf);
+			goto out;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	if (len_out)
+		*len_out = len;
+out:
+	close(fd);
+	return rc;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, data, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		data += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int dir_of(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return snprintf(dir, len, ".") >= (int)len ? -ENAMETOOLONG : 0;
+	size_t n = slash == path ? 1 : (size_t)(slash - path);
+	if (n >= len)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	return 0;
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = fsync(fd) < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* Temp file in the same folder, fsync, rename; the folder is not synced. */
+static int write_file_nodirsync(const char *path, const char *data, size_t len, int mode)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	if (fchmod(fd, (mode_t)mode) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = write_all(fd, data, len);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+int kb_write_file(const char *path, const char *data, size_t len, int mode)
+{
+	char dir[PATH_MAX];
+	int rc = dir_of(path, dir, sizeof(dir));
+	if (rc < 0)
+		return rc;
+	rc = write_file_nodirsync(path, data, len, mode);
+	if (rc < 0)
+		return rc;
+	return fsync_dir(dir);
+}
+
+static int path_join(char *buf, size_t len, const char *dir, const char *name)
+{
+	if (snprintf(buf, len, "%s/%s", dir, name) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* ---- PEM ---- */
+
+static char *bio_to_string(BIO *b)
+{
+	char *data;
+	long n = BIO_get_mem_data(b, &data);
+	if (n < 0)
+		return NULL;
+	char *s = malloc((size_t)n + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, data, (size_t)n);
+	s[n] = '\0';
+	return s;
+}
+
+static char *cert_pem(X509 *cert)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	char *s = NULL;
+	if (b && PEM_write_bio_X509(b, cert) == 1)
+		s = bio_to_string(b);
+	BIO_free(b);
+	return s;
+}
+
+static char *key_pem(EVP_PKEY *key)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	char *s = NULL;
+	if (b && PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL) == 1)
+		s = bio_to_string(b);
+	BIO_free(b);
+	return s;
+}
+
+/* Writes key (0600) then certificate (0644) under dir/<base>.key|.crt. */
+static int save_pair(const char *dir, const char *base, const struct pair *p)
+{
+	char path[PATH_MAX], name[64];
+	char *kp = key_pem(p->key), *cp = cert_pem(p->cert);
+	int rc = (kp && cp) ? 0 : -ENOMEM;
+	if (rc == 0) {
+		snprintf(name, sizeof(name), "%s.key", base);
+		rc = path_join(path, sizeof(path), dir, name);
+	}
+	if (rc == 0)
+		rc = write_file_nodirsync(path, kp, strlen(kp), 0600);
+	if (rc == 0) {
+		snprintf(name, sizeof(name), "%s.crt", base);
+		rc = path_join(path, sizeof(path), dir, name);
+	}
+	if (rc == 0)
+		rc = write_file_nodirsync(path, cp, strlen(cp), 0644);
+	if (kp)
+		OPENSSL_cleanse(kp, strlen(kp));
+	free(kp);
+	free(cp);
+	return rc;
+}
+
+/* Loads dir/<base>.crt and .key; -ENOENT when either is missing or broken. */
+static int load_pair(const char *dir, const char *base, struct pair *p)
+{
+	char path[PATH_MAX], name[64];
+	int rc = -ENOENT;
+	snprintf(name, sizeof(name), "%s.crt", base);
+	if (path_join(path, sizeof(path), dir, name) < 0)
+		return -ENAMETOOLONG;
+	FILE *f = fopen(path, "re");
+	if (f) {
+		p->cert = PEM_read_X509(f, NULL, NULL, NULL);
+		fclose(f);
+	}
+	snprintf(name, sizeof(name), "%s.key", base);
+	if (path_join(path, sizeof(path), dir, name) < 0)
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (f) {
+		p->key = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+		fclose(f);
+	}
+	if (p->cert && p->key && X509_check_private_key(p->cert, p->key) == 1)
+		rc = 0;
+	else
+		pair_free(p);
+	ERR_clear_error();
+	return rc;
+}
+
+/* ---- building certificates ---- */
+
+static int set_random_serial(X509 *cert)
+{
+	int rc = -ENOMEM;
+	BIGNUM *bn = BN_new();
+	if (!bn)
+		return rc;
+	/* 128 random bits, top bit forced so the length is constant, and
+	 * positive as RFC 5280 requires. */
+	if (BN_rand(bn, 128, BN_RAND_TOP_ONE, BN_RAND_BOTTOM_ANY) == 1 &&
+	    BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert)))
+		rc = 0;
+	BN_free(bn);
+	return rc;
+}
+
+static int add_ext(X509 *cert, X509V3_CTX *ctx, int nid, const char *value)
+{
+	X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, ctx, nid, value);
+	if (!ext)
+		return -EINVAL;
+	int ok = X509_add_ext(cert, ext, -1);
+	X509_EXTENSION_free(ext);
+	return ok == 1 ? 0 : -ENOMEM;
+}
+
+static int add_name_entry(X509_NAME *name, const char *field, const char *value)
+{
+	if (X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8,
+				       (const unsigned char *)value, -1, -1, 0) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+/* A new certificate for `key`, valid from now - BACKDATE for `seconds`,
+ * with the subject set by the caller afterwards. */
+static X509 *new_cert(EVP_PKEY *key, long seconds)
+{
+	X509 *cert = X509_new();
+	if (!cert)
+		return NULL;
+	if (X509_set_version(cert, 2) != 1 || set_random_serial(cert) < 0 ||
+	    !X509_gmtime_adj(X509_getm_notBefore(cert), -BACKDATE_SECONDS) ||
+	    !X509_gmtime_adj(X509_getm_notAfter(cert), seconds) ||
+	    X509_set_pubkey(cert, key) != 1) {
+		X509_free(cert);
+		return NULL;
+	}
+	return cert;
+}
+
+static int gen_key(EVP_PKEY **out)
+{
+	*out = EVP_EC_gen("P-256");
+	if (!*out) {
+		kb_tls_log_errors("pki", "EVP_EC_gen");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int make_ca(struct pair *ca)
+{
+	int rc = gen_key(&ca->key);
+	if (rc < 0)
+		return rc;
+	rc = -ENOMEM;
+	ca->cert = new_cert(ca->key, CA_DAYS * 86400L);
+	if (!ca->cert)
+		goto fail;
+	X509_NAME *name = X509_get_subject_name(ca->cert);
+	if (add_name_entry(name, "CN", "kubicle-ca") < 0 ||
+	    X509_set_issuer_name(ca->cert, name) != 1)
+		goto fail;
+	X509V3_CTX ctx;
+	X509V3_set_ctx(&ctx, ca->cert, ca->cert, NULL, NULL, 0);
+	if (add_ext(ca->cert, &ctx, NID_basic_constraints, "critical,CA:TRUE") < 0 ||
+	    add_ext(ca->cert, &ctx, NID_key_usage,
+		    "critical,keyCertSign,cRLSign,digitalSignature") < 0 ||
+	    add_ext(ca->cert, &ctx, NID_subject_key_identifier, "hash") < 0)
+		goto fail;
+	if (X509_sign(ca->cert, ca->key, EVP_sha256()) <= 0)
+		goto fail;
+	return 0;
+fail:
+	kb_tls_log_errors("pki", "CA");
+	pair_free(ca);
+	return rc;
+}
+
+/* Common leaf extensions and signature. */
+static int finish_leaf(X509 *cert, const struct pair *ca, const char *eku)
+{
+	X509V3_CTX ctx;
+	if (X509_set_issuer_name(cert, X509_get_subject_name(ca->cert)) != 1)
+		return -ENOMEM;
+	X509V3_set_ctx(&ctx, ca->cert, cert, NULL, NULL, 0);
+	if (add_ext(cert, &ctx, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+	    add_ext(cert, &ctx, NID_key_usage, "critical,digitalSignature") < 0 ||
+	    add_ext(cert, &ctx, NID_ext_key_usage, eku) < 0 ||
+	    add_ext(cert, &ctx, NID_authority_key_identifier, "keyid:always") < 0)
+		return -EINVAL;
+	if (X509_sign(cert, ca->key, EVP_sha256()) <= 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* One SAN entry: an IP address when `s` parses as one, else a DNS name. */
+static GENERAL_NAME *san_entry(const char *s)
+{
+	GENERAL_NAME *gn = NULL;
+	ASN1_OCTET_STRING *ip = a2i_IPADDRESS(s);
+	if (ip) {
+		gn = GENERAL_NAME_new();
+		if (gn)
+			GENERAL_NAME_set0_value(gn, GEN_IPADD, ip);
+		else
+			ASN1_OCTET_STRING_free(ip);
+		return gn;
+	}
+	ERR_clear_error();
+	ASN1_IA5STRING *dns = ASN1_IA5STRING_new();
+	if (!dns || ASN1_STRING_set(dns, s, -1) != 1 || !(gn = GENERAL_NAME_new())) {
+		ASN1_IA5STRING_free(dns);
+		return NULL;
+	}
+	GENERAL_NAME_set0_value(gn, GEN_DNS, dns);
+	return gn;
+}
+
+static const char *const default_sans[] = {"127.0.0.1", "::1", "localhost"};
+
+/* Every SAN requested: the defaults and then `sans`, empty ones skipped. */
+static GENERAL_NAMES *wanted_sans(const char *const *sans, size_t nsans)
+{
+	GENERAL_NAMES *gens = GENERAL_NAMES_new();
+	if (!gens)
+		return NULL;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(default_sans) + nsans; i++) {
+		const char *s = i < KB_ARRAY_SIZE(default_sans)
+					? default_sans[i]
+					: sans[i - KB_ARRAY_SIZE(default_sans)];
+		if (!s || !*s)
+			continue;
+		GENERAL_NAME *gn = san_entry(s);
+		if (!gn || !sk_GENERAL_NAME_push(gens, gn)) {
+			GENERAL_NAME_free(gn);
+			GENERAL_NAMES_free(gens);
+			return NULL;
+		}
+	}
+	return gens;
+}
+
+static bool gens_contains(const GENERAL_NAMES *set, const GENERAL_NAME *gn)
+{
+	for (int i = 0; i < sk_GENERAL_NAME_num(set); i++)
+		if (GENERAL_NAME_cmp(sk_GENERAL_NAME_value(set, i), (GENERAL_NAME *)gn) == 0)
+			return true;
+	return false;
+}
+
+/* Set equality (order and duplicates ignored). */
+static bool gens_same_set(const GENERAL_NAMES *a, const GENERAL_NAMES *b)
+{
+	for (int i = 0; i < sk_GENERAL_NAME_num(a); i++)
+		if (!gens_contains(b, sk_GENERAL_NAME_value(a, i)))
+			return false;
+	for (int i = 0; i < sk_GENERAL_NAME_num(b); i++)
+		if (!gens_contains(a, sk_GENERAL_NAME_value(b, i)))
+			return false;
+	return true;
+}
+
+static int make_server(const struct pair *ca, const GENERAL_NAMES *gens, struct pair *out)
+{
+	int rc = gen_key(&out->key);
+	if (rc < 0)
+		return rc;
+	rc = -ENOMEM;
+	out->cert = new_cert(out->key, SERVER_DAYS * 86400L);
+	if (!out->cert)
+		goto fail;
+	if (add_name_entry(X509_get_subject_name(out->cert), "CN", "kubicle") < 0)
+		goto fail;
+	if (X509_add1_ext_i2d(out->cert, NID_subject_alt_name, (void *)gens, 0,
+			      X509V3_ADD_DEFAULT) != 1)
+		goto fail;
+	rc = finish_leaf(out->cert, ca, "serverAuth");
+	if (rc < 0)
+		goto fail;
+	return 0;
+fail:
+	kb_tls_log_errors("pki", "serving certificate");
+	pair_free(out);
+	return rc;
+}
+
+static int make_client(const struct pair *ca, const char *user, const char *const *groups,
+		       size_t ngroups, long seconds, struct pair *out)
+{
+	int rc = gen_key(&out->key);
+	if (rc < 0)
+		return rc;
+	rc = -ENOMEM;
+	out->cert = new_cert(out->key, seconds);
+	if (!out->cert)
+		goto fail;
+	X509_NAME *name = X509_get_subject_name(out->cert);
+	rc = -EINVAL;
+	for (size_t i = 0; i < ngroups; i++)
+		if (add_name_entry(name, "O", groups[i]) < 0)
+			goto fail;
+	if (add_name_entry(name, "CN", user) < 0)
+		goto fail;
+	rc = finish_leaf(out->cert, ca, "clientAuth");
+	if (rc < 0)
+		goto fail;
+	return 0;
+fail:
+	kb_tls_log_errors("pki", "client certificate");
+	pair_free(out);
+	return rc;
+}
+
+/* ---- checking existing files ---- */
+
+/* Signed by the CA and valid for a while longer. */
+static bool leaf_usable(const struct pair *leaf, const struct pair *ca)
+{
+	bool ok = X509_verify(leaf->cert, ca->key) == 1 &&
+		  X509_check_issued(ca->cert, leaf->cert) == X509_V_OK;
+	time_t soon = time(NULL) + RENEW_MARGIN_SECONDS;
+	if (ok && X509_cmp_time(X509_get0_notAfter(leaf->cert), &soon) <= 0)
+		ok = false;
+	ERR_clear_error();
+	return ok;
+}
+
+static bool ca_usable(const struct pair *ca)
+{
+	time_t soon = time(NULL) + RENEW_MARGIN_SECONDS;
+	bool ok = X509_check_ca(ca->cert) == 1 &&
+		  X509_cmp_time(X509_get0_notAfter(ca->cert), &soon) > 0;
+	ERR_clear_error();
+	return ok;
+}
+
+static bool server_sans_match(X509 *cert, const GENERAL_NAMES *want)
+{
+	GENERAL_NAMES *have = X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+	bool same = have && gens_same_set(have, want);
+	GENERAL_NAMES_free(have);
+	return same;
+}
+
+/* Collects the entries of `nid` in the subject, in order. */
+static size_t subject_entries(X509 *cert, int nid, const char **out, size_t max,
+			      ASN1_STRING **raw)
+{
+	X509_NAME *name = X509_get_subject_name(cert);
+	size_t n = 0;
+	int pos = -1;
+	while ((pos = X509_NAME_get_index_by_NID(name, nid, pos)) >= 0 && n < max) {
+		raw[n] = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, pos));
+		out[n] = (const char *)ASN1_STRING_get0_data(raw[n]);
+		n++;
+	}
+	return n;
+}
+
+static bool client_subject_matches(X509 *cert, const char *user, const char *const *groups,
+				   size_t ngroups)
+{
+	const char *cn[2], *o[64];
+	ASN1_STRING *raw[64];
+	if (ngroups > KB_ARRAY_SIZE(o) - 1)
+		return false;
+	if (subject_entries(cert, NID_commonName, cn, 2, raw) != 1 || strcmp(cn[0], user) != 0)
+		return false;
+	if (subject_entries(cert, NID_organizationName, o, KB_ARRAY_SIZE(o), raw) != ngroups)
+		return false;
+	for (size_t i = 0; i < ngroups; i++)
+		if (strcmp(o[i], groups[i]) != 0)
+			return false;
+	return true;
+}
+
+/* ---- public ---- */
+
+static int ensure_ca(const char *dir, struct pair *ca, bool *fresh)
+{
+	*fresh = false;
+	if (load_pair(dir, "ca", ca) == 0 && ca_usable(ca))
+		return 0;
+	pair_free(ca);
+	int rc = make_ca(ca);
+	if (rc == 0)
+		rc = save_pair(dir, "ca", ca);
+	if (rc == 0) {
+		*fresh = true;
+		kb_info("pki", "created CA in %s", dir);
+	}
+	return rc;
+}
+
+static int ensure_server(const char *dir, const struct pair *ca, bool fresh_ca,
+			 const char *const *sans, size_t nsans)
+{
+	struct pair cur = {0}, made = {0};
+	GENERAL_NAMES *want = wanted_sans(sans, nsans);
+	if (!want)
+		return -ENOMEM;
+	int rc = 0;
+	if (!fresh_ca && load_pair(dir, "server", &cur) == 0 && leaf_usable(&cur, ca) &&
+	    server_sans_match(cur.cert, want))
+		goto out;
+	rc = make_server(ca, want, &made);
+	if (rc == 0)
+		rc = save_pair(dir, "server", &made);
+	if (rc == 0)
+		kb_info("pki", "issued serving certificate in %s", dir);
+out:
+	pair_free(&cur);
+	pair_free(&made);
+	GENERAL_NAMES_free(want);
+	return rc;
+}
+
+static int ensure_admin(const char *dir, const struct pair *ca, bool fresh_ca, const char *user,
+			const char *const *groups, size_t ngroups)
+{
+	struct pair cur = {0}, made = {0};
+	int rc = 0;
+	if (!fresh_ca && load_pair(dir, "admin", &cur) == 0 && leaf_usable(&cur, ca) &&
+	    client_subject_matches(cur.cert, user, groups, ngroups))
+		goto out;
+	rc = make_client(ca, user, groups, ngroups, CLIENT_SECONDS, &made);
+	if (rc == 0)
+		rc = save_pair(dir, "admin", &made);
+out:
+	pair_free(&cur);
+	pair_free(&made);
+	return rc;
+}
+
+int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans,
+		  const char *admin_user, const char *const *admin_groups, size_t ngroups)
+{
+	KB_CHECK(dir && admin_user && (ngroups == 0 || admin_groups), -EINVAL);
+	KB_CHECK(nsans == 0 || sans, -EINVAL);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	struct pair ca = {0};
+	bool fresh = false;
+	int rc = ensure_ca(dir, &ca, &fresh);
+	if (rc == 0)
+		rc = ensure_server(dir, &ca, fresh, sans, nsans);
+	if (rc == 0)
+		rc = ensure_admin(dir, &ca, fresh, admin_user, admin_groups, ngroups);
+	if (rc == 0)
+		rc = fsync_dir(dir);
+	pair_free(&ca);
+	if (rc < 0)
+		kb_err("pki", "ensure %s: %s", dir, strerror(-rc));
+	return rc;
+}
+
+int kb_pki_issue_client(const char *dir, const char *user, const char *const *groups,
+			size_t ngroups, long ttl_seconds, char **cert_pem_out, char **key_pem_out)
+{
+	KB_CHECK(dir && user && cert_pem_out && key_pem_out, -EINVAL);
+	KB_CHECK(ngroups == 0 || groups, -EINVAL);
+	struct pair ca = {0}, made = {0};
+	int rc = load_pair(dir, "ca", &ca);
+	if (rc < 0)
+		return rc;
+	rc = make_client(&ca, user, groups, ngroups,
+			 ttl_seconds > 0 ? ttl_seconds : CLIENT_SECONDS, &made);
+	if (rc < 0)
+		goto out;
+	char *c = cert_pem(made.cert), *k = key_pem(made.key);
+	if (!c || !k) {
+		free(c);
+		free(k);
+		rc = -ENOMEM;
+		goto out;
+	}
+	*cert_pem_out = c;
+	*key_pem_out = k;
+out:
+	pair_free(&ca);
+	pair_free(&made);
+	return rc;
+}

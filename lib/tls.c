@@ -1,3 +1,94 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_lib_tls_c;
+/*
+ * TLS server contexts (see tls.h). The context asks for a client certificate
+ * without requiring one and accepts the handshake even when the offered
+ * certificate does not verify: the verification result stays on the SSL
+ * object, and the HTTP layer hands only a certificate whose result is
+ * X509_V_OK to the application, which answers 401 otherwise (as
+ * kube-apiserver does). Session tickets and a server-side session cache make
+ * reconnects cheap; SSL_MODE_RELEASE_BUFFERS keeps idle connections small.
+ */
+#include "lib/tls.h"
+
+#include <errno.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "lib/log.h"
+
+/* Session id context: required for session resumption when client
+ * certificates are requested. */
+static const unsigned char sid_ctx[] = "kubicle";
+
+void kb_tls_log_errors(const char *subsys, const char *what)
+{
+	unsigned long e;
+	char buf[256];
+	bool any = false;
+	while ((e = ERR_get_error()) != 0) {
+		ERR_error_string_n(e, buf, sizeof(buf));
+		kb_warn(subsys, "%s: %s", what, buf);
+		any = true;
+	}
+	if (!any)
+		kb_debug(subsys, "%s: no OpenSSL error queued", what);
+}
+
+/* Accepts any offered certificate; the result is read later with
+ * SSL_get_verify_result(). */
+static int accept_any_cert(int preverify_ok, X509_STORE_CTX *x509_ctx)
+{
+	(void)preverify_ok;
+	(void)x509_ctx;
+	return 1;
+}
+
+static int setup_client_ca(SSL_CTX *ctx, const char *client_ca_file)
+{
+	if (SSL_CTX_load_verify_locations(ctx, client_ca_file, NULL) != 1)
+		return -EINVAL;
+	STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(client_ca_file);
+	if (!names)
+		return -EINVAL;
+	SSL_CTX_set_client_CA_list(ctx, names);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any_cert);
+	SSL_CTX_set_verify_depth(ctx, 4);
+	return 0;
+}
+
+int kb_tls_server_ctx(const char *cert_file, const char *key_file,
+		      const char *client_ca_file, SSL_CTX **out)
+{
+	int rc = -EINVAL;
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	if (!ctx) {
+		kb_tls_log_errors("tls", "SSL_CTX_new");
+		return -ENOMEM;
+	}
+	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1)
+		goto fail;
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+					 SSL_OP_NO_COMPRESSION);
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1 ||
+	    SSL_CTX_check_private_key(ctx) != 1) {
+		rc = -ENOENT;
+		goto fail;
+	}
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
+	SSL_CTX_sess_set_cache_size(ctx, 4096);
+	SSL_CTX_set_timeout(ctx, 3600);
+	SSL_CTX_set_num_tickets(ctx, 1);
+	if (SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof(sid_ctx) - 1) != 1)
+		goto fail;
+	if (client_ca_file && setup_client_ca(ctx, client_ca_file) < 0)
+		goto fail;
+	*out = ctx;
+	return 0;
+fail:
+	kb_tls_log_errors("tls", "server context");
+	SSL_CTX_free(ctx);
+	return rc;
+}
