@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * OpenAPI v3 documents (/openapi/v3 and /openapi/v3/<api|apis/g>/<v>) built
+ * from the resource table (proxy/resource.h) and the generated message
+ * tables (proxy/types.h). kubectl needs them for `apply`/`create -f`
+ * validation (the PATCH operation of a GVK must declare `fieldValidation`)
+ * and for `kubectl explain` (components.schemas with
+ * x-kubernetes-group-version-kind).
+ *
+ * DESIGN: documents are built only on request. Each group/version document
+ * is rendered to text once to compute its hash (for the root's
+ * serverRelativeURL ?hash=) and then dropped, except for the one most
+ * recently asked for, so an idle tenant keeps only a few hashes. The cache is
+ * dropped by openapi_invalidate() whenever the resource table changes
+ * (CRDs).
+ *
+ * Threading: loop thread only (reads the resource table).
+ */
+#ifndef KB_PROXY_OPENAPI_H
+#define KB_PROXY_OPENAPI_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "proxy/resource.h"
+
+/* {"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=H"},
+ *  "apis/<g>/<v>": ...}} for every served group/version. New reference. */
+json_t *openapi_v3_root(void);
+
+/* The document of one group/version ("" for core), or NULL when no resource
+ * of it is served. New reference. */
+json_t *openapi_v3_gv(const char *group, const char *version);
+
+/* The same document rendered compactly, *len set to its length; NULL when
+ * not served. Borrowed: valid until the next openapi_* call. */
+const char *openapi_v3_gv_text(const char *group, const char *version, size_t *len);
+
+/* Forgets cached hashes and text; call after the resource table changes. */
+void openapi_invalidate(void);
+
+/* The schema component name of a message: "k8s.io.api.core.v1.Pod" →
+ * "io.k8s.api.core.v1.Pod". Writes into buf (len bytes). */
+void openapi_schema_name(const char *proto, char *buf, size_t len);
+
+/* Replaces the resource table source (tests); NULLs restore
+ * resource_count/resource_at. Functions borrowed for the program's life. */
+void openapi_set_resources(size_t (*count)(void),
+			   const struct proxy_resource *(*at)(size_t));
+
+#endif
