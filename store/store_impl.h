@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internals shared by store.c (SQLite, objects, transactions, compaction)
+ * and store_watch.c (watch registry, event queue, fan-out, replay).
+ *
+ * DESIGN
+ * Events: every write builds at most one `struct store_evnode` (only when a
+ * transaction is open or some watcher could match), holding the new object
+ * and the previous one either as json_t or as JSON text parsed lazily at
+ * fan-out time, once, and shared by every watcher. Nodes wait in the
+ * transaction queue until the outermost commit moves them to the pending
+ * queue; a rollback frees them. The pending queue is drained in order by
+ * store__dispatch(), never re-entered: while callbacks run (`busy` > 0), new
+ * events only queue, which keeps each watcher's events in revision order even
+ * when callbacks write to the store.
+ *
+ * Watchers: per-resource buckets in a small hash table, plus one list for
+ * watches on every resource. Each watch remembers the last revision it was
+ * given, so replay and live delivery never overlap. store_unwatch inside a
+ * callback only marks the watch dead; dead watches are unlinked and freed
+ * when the outermost callback run ends.
+ */
+#ifndef KB_STORE_IMPL_H
+#define KB_STORE_IMPL_H
+
+#include <sqlite3.h>
+
+#include "store/store.h"
+
+enum store_stmt {
+	SQ_GET,
+	SQ_INS_OBJ,
+	SQ_UPD_OBJ,
+	SQ_DEL_OBJ,
+	SQ_INS_EV,
+	SQ_LIST_ALL,
+	SQ_LIST_NS,
+	SQ_COUNT_ALL,
+	SQ_COUNT_NS,
+	SQ_REPLAY,
+	SQ_COMPACT,
+	SQ_META_GET,
+	SQ_META_SET,
+	SQ_BEGIN,
+	SQ_COMMIT,
+	SQ_ROLLBACK,
+	SQ_SAVEPOINT,
+	SQ_RELEASE,
+	SQ_ROLLBACK_TO,
+	SQ__COUNT
+};
+
+/* One change waiting for delivery. Strings live in `keys` (res\0ns\0name\0). */
+struct store_evnode {
+	struct store_evnode *next;
+	enum store_event_type type;
+	int64_t rev;
+	json_t *obj, *prev;       /* owned references, or NULL until parsed */
+	char *obj_text, *prev_text; /* malloc'ed JSON text, or NULL */
+	const char *res, *ns, *name;
+	char keys[];
+};
+
+struct store_evqueue {
+	struct store_evnode *head, *tail;
+};
+
+#define STORE_WBUCKETS 64
+#define STORE_TXN_MAX 32
+
+struct store_wbucket;
+
+struct store_txn_level {
+	int64_t rev, compacted_rev;
+	struct store_evnode *mark; /* tail of the txn queue at begin */
+};
+
+struct store {
+	uv_loop_t *loop;
+	sqlite3 *db;
+	sqlite3_stmt *stmt[SQ__COUNT];
+	struct store_opts opts;
+	int64_t rev;              /* latest revision, including an open txn */
+	int64_t compacted_rev;
+	uv_timer_t *timer;        /* malloc'ed; freed by its close callback */
+
+	int txn_depth;
+	bool txn_failed;          /* an -EIO inside the txn: commit rolls back */
+	struct store_txn_level txn[STORE_TXN_MAX];
+	struct store_evqueue txn_q;   /* events of the open transaction */
+	struct store_evqueue pend_q;  /* committed, not yet delivered */
+
+	char *wbuf;               /* serialization buffer */
+	size_t wbuf_cap;
+	char *rbuf;               /* store_get_raw's text */
+	size_t rbuf_cap;
+
+	/* watches (store_watch.c) */
+	struct store_wbucket *wbuckets[STORE_WBUCKETS];
+	struct store_watch *wall; /* watches on every resource */
+	struct store_watch *dead; /* unwatched during callbacks, to free */
+	size_t nwatch;
+	int busy;                 /* callbacks running (dispatch or replay) */
+};
+
+/* Logs a SQLite failure and returns -EIO (the one place errors map). */
+int store__sql_err(store_t *st, int rc, const char *what);
+/* Steps a statement expecting SQLITE_DONE and resets it. 0 or -EIO. */
+int store__exec(store_t *st, enum store_stmt s, const char *what);
+/* The newest committed revision (excludes an open transaction's writes). */
+int64_t store__committed_rev(const store_t *st);
+
+/* store_watch.c */
+/* True when a watch might want events of `res`. */
+bool store__watched(const store_t *st, const char *res);
+/* A node for (res, ns, name), zeroed otherwise; NULL on ENOMEM. */
+struct store_evnode *store__evnode_new(const char *res, const char *ns,
+				       const char *name);
+void store__evnode_free(struct store_evnode *n);
+/* Queues an event (node owned by the queue) on the txn queue or, outside a
+ * transaction, on the pending queue followed by store__dispatch(). */
+void store__emit(store_t *st, struct store_evnode *n);
+/* Frees the txn queue after `mark` (NULL: all of it). */
+void store__txn_drop(store_t *st, struct store_evnode *mark);
+/* Moves the txn queue to the pending queue and delivers it. */
+void store__txn_publish(store_t *st);
+/* Delivers pending events unless callbacks are already running. */
+void store__dispatch(store_t *st);
+/* Frees every watch and queued event without callbacks (store_close). */
+void store__watch_fini(store_t *st);
+
+#endif
