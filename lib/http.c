@@ -1,3 +1,1530 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_lib_http_c;
+/*
+ * HTTP/1.1 server over TLS on libuv (see http.h).
+ *
+ * Layers: read_cb (ciphertext) -> memory BIO -> SSL_read (plaintext) ->
+ * llhttp -> dispatch -> on_request. Responses go the other way: one
+ * SSL_write of head and body into the write BIO, then one uv_write of the
+ * ciphertext, freed in the write callback.
+ *
+ * DESIGN
+ * - States: a connection is in exactly one `enum conn_state`. Between
+ *   dispatch and the end of the response (HANDLER, STREAMING) nothing more is
+ *   parsed: ciphertext that arrives meanwhile stays in the read BIO (reading
+ *   stops past RBIO_HIGH bytes) and plaintext already decrypted but not parsed
+ *   (a pipelined request) is kept in `pending`. When the response finishes
+ *   with input still buffered, the connection is queued on the server's
+ *   resume list, drained by a uv_idle handle, so that the next on_request is
+ *   never nested inside the caller's kb_http_respond().
+ * - Lifetime: a connection lives as long as its uv_tcp_t. conn_close() is
+ *   idempotent; memory is freed in close_cb, which also calls the abort
+ *   callback if a request was still being answered. A request whose handler
+ *   set no abort callback outlives its connection as a "zombie" until the
+ *   handler answers it (the contract in http.h), then it is freed.
+ * - Timeouts: one uv_timer per server. Each timeout kind (head, idle, linger)
+ *   has a fixed length, so each kind's list is ordered by deadline when
+ *   connections are appended at the tail; the timer fires for the earliest
+ *   head of the lists. Idle connections cost no timer handle.
+ * - Graceful close: after a final response (Connection: close, errors) the
+ *   server sends close_notify, waits for its writes, shuts the socket down
+ *   (FIN) and reads and discards for a short linger time, so that a client
+ *   still sending a rejected body receives the answer rather than a reset.
+ * - Buffers: reads land in one per-server buffer; per-request head storage
+ *   comes from a small per-server free list; idle connections hold only the
+ *   SSL object (with SSL_MODE_RELEASE_BUFFERS) and the conn struct.
+ */
+#include "lib/http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <llhttp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "lib/log.h"
+#include "lib/tls.h"
+#include "lib/util.h"
+
+#define DEFAULT_MAX_BODY (3u * 1024 * 1024)
+#define DEFAULT_HEAD_TIMEOUT_MS 10000u
+#define DEFAULT_IDLE_TIMEOUT_MS 120000u
+#define DEFAULT_MAX_CONNS 20000u
+#define LINGER_MS 2000u
+/* Ciphertext buffered while a request is being answered before reading stops. */
+#define RBIO_HIGH (256 * 1024)
+#define READ_BUF_SIZE (64 * 1024)
+#define PLAIN_BUF_SIZE (16 * 1024)
+#define HEAD_INITIAL 2048
+#define HEAD_KEEP 8192
+#define POOL_MAX 64
+/* Bodies above this are written with their own SSL_write instead of copied. */
+#define COPY_BODY_MAX 16384
+
+static const char status_413_body[] =
+	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+	"\"message\":\"the request body is too large\",\"reason\":\"RequestEntityTooLarge\","
+	"\"code\":413}";
+
+static char empty_string[1];
+
+enum conn_state {
+	CS_HANDSHAKE, /* TLS handshake in progress */
+	CS_IDLE,      /* between requests */
+	CS_HEAD,      /* reading a request head */
+	CS_BODY,      /* reading a request body */
+	CS_HANDLER,   /* dispatched, no response yet */
+	CS_STREAMING, /* chunked response in progress */
+	CS_DRAINING,  /* final bytes queued; shutdown when written */
+	CS_LINGER,    /* shut down; discarding input until EOF or timeout */
+};
+
+enum { TL_HEAD, TL_IDLE, TL_LINGER, TL_COUNT, TL_NONE = -1 };
+
+struct dlink {
+	struct dlink *prev, *next;
+};
+
+/* Head storage of one request: bytes of url and headers, NUL-separated. */
+struct reqbuf {
+	struct reqbuf *next_free;
+	char *head;
+	size_t len, cap;
+	uint32_t off[KB_HTTP_MAX_HEADERS][2];
+	struct kb_http_header hdrs[KB_HTTP_MAX_HEADERS];
+};
+
+struct conn {
+	uv_tcp_t tcp;
+	kb_http_server_t *srv;
+	uint64_t id;
+	SSL *ssl;
+	BIO *rbio, *wbio; /* owned by ssl */
+	llhttp_t parser;
+	enum conn_state state;
+	struct dlink all;     /* srv->conns or srv->zombies */
+	struct dlink tnode;   /* one of srv->tlists */
+	uint64_t deadline;
+	int tlist;
+	struct dlink resume;  /* srv->resumes when queued */
+	bool closing;         /* uv_close called */
+	bool zombie;          /* handle closed, request still owned by handler */
+	bool in_process;
+	bool in_abort;
+	bool read_stopped;
+	bool msg_ready;       /* llhttp paused after a complete message */
+	bool req_active;      /* between dispatch and response end */
+	bool keep_alive;
+	bool upgrade;
+	bool is_head;
+	bool head_too_big;
+	bool peer_eof;        /* EOF seen while draining */
+	bool body_too_big;
+	unsigned writes;      /* uv_write requests in flight */
+	uint32_t tok_off;     /* start of the token being collected */
+	X509 *peer_cert;      /* borrowed from ssl, verified */
+	struct reqbuf *rb;
+	char *body;
+	size_t body_cap;
+	char *pending;        /* decrypted, unparsed bytes */
+	size_t pending_len, pending_off;
+	kb_http_abort_cb abort_cb;
+	void *abort_arg;
+	kb_http_req_t req;
+};
+
+struct tlist {
+	struct dlink head;
+	unsigned timeout_ms;
+};
+
+struct kb_http_server {
+	uv_loop_t *loop;
+	uv_tcp_t listener;
+	uv_timer_t timer;
+	uv_idle_t idle;
+	SSL_CTX *ctx;
+	kb_http_request_cb on_request;
+	void *arg;
+	struct kb_http_server_opts opts;
+	llhttp_settings_t settings;
+	struct dlink conns, zombies, resumes;
+	struct tlist tlists[TL_COUNT];
+	uint64_t timer_due; /* 0: not armed */
+	size_t nconns;
+	unsigned handles;   /* open handles, including connections */
+	bool stopping;
+	uint64_t conn_seq, req_seq;
+	struct reqbuf *pool;
+	size_t npool;
+	struct kb_buf scratch;
+	time_t date_sec;
+	char date[40];
+	char readbuf[READ_BUF_SIZE];
+	char plain[PLAIN_BUF_SIZE];
+};
+
+struct wreq {
+	uv_write_t req;
+	struct conn *conn;
+	char data[];
+};
+
+static void conn_close(struct conn *c, const char *why);
+static void conn_process(struct conn *c);
+static void close_gracefully(struct conn *c);
+static void srv_maybe_free(kb_http_server_t *srv);
+static void idle_cb(uv_idle_t *h);
+
+/* ---- intrusive lists ---- */
+
+static void dl_init(struct dlink *l)
+{
+	l->prev = l->next = l;
+}
+
+static bool dl_empty(const struct dlink *l)
+{
+	return l->next == l;
+}
+
+static void dl_append(struct dlink *l, struct dlink *n)
+{
+	n->prev = l->prev;
+	n->next = l;
+	l->prev->next = n;
+	l->prev = n;
+}
+
+static void dl_remove(struct dlink *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->prev = n->next = n;
+}
+
+/* ---- timeouts ---- */
+
+static void timer_cb(uv_timer_t *t);
+
+static void timer_arm(kb_http_server_t *srv, uint64_t due)
+{
+	if (srv->stopping || (srv->timer_due && srv->timer_due <= due))
+		return;
+	uint64_t now = uv_now(srv->loop);
+	srv->timer_due = due;
+	uv_timer_start(&srv->timer, timer_cb, due > now ? due - now : 0, 0);
+}
+
+/* Moves the connection to the tail of list `which` (TL_NONE: no timeout). */
+static void tl_set(struct conn *c, int which)
+{
+	if (c->tlist != TL_NONE)
+		dl_remove(&c->tnode);
+	c->tlist = which;
+	if (which == TL_NONE)
+		return;
+	struct tlist *tl = &c->srv->tlists[which];
+	c->deadline = uv_now(c->srv->loop) + tl->timeout_ms;
+	dl_append(&tl->head, &c->tnode);
+	timer_arm(c->srv, c->deadline);
+}
+
+static void timer_cb(uv_timer_t *t)
+{
+	kb_http_server_t *srv = kb_container_of(t, kb_http_server_t, timer);
+	uint64_t now = uv_now(srv->loop), next = 0;
+	srv->timer_due = 0;
+	for (int i = 0; i < TL_COUNT; i++) {
+		struct dlink *h = &srv->tlists[i].head;
+		while (!dl_empty(h)) {
+			struct conn *c = kb_container_of(h->next, struct conn, tnode);
+			if (c->deadline > now) {
+				if (!next || c->deadline < next)
+					next = c->deadline;
+				break;
+			}
+			kb_debug("http", "conn %llu: timeout in state %d",
+				 (unsigned long long)c->id, (int)c->state);
+			conn_close(c, "timeout");
+		}
+	}
+	if (next)
+		timer_arm(srv, next);
+}
+
+/* ---- request buffers ---- */
+
+static struct reqbuf *reqbuf_get(kb_http_server_t *srv)
+{
+	struct reqbuf *rb = srv->pool;
+	if (rb) {
+		srv->pool = rb->next_free;
+		srv->npool--;
+		rb->len = 0;
+		return rb;
+	}
+	rb = calloc(1, sizeof(*rb));
+	if (!rb)
+		return NULL;
+	rb->head = malloc(HEAD_INITIAL);
+	if (!rb->head) {
+		free(rb);
+		return NULL;
+	}
+	rb->cap = HEAD_INITIAL;
+	return rb;
+}
+
+static void reqbuf_free(struct reqbuf *rb)
+{
+	if (rb) {
+		free(rb->head);
+		free(rb);
+	}
+}
+
+static void reqbuf_put(kb_http_server_t *srv, struct reqbuf *rb)
+{
+	if (!rb)
+		return;
+	if (!srv || srv->npool >= POOL_MAX || rb->cap > HEAD_KEEP) {
+		reqbuf_free(rb);
+		return;
+	}
+	rb->next_free = srv->pool;
+	srv->pool = rb;
+	srv->npool++;
+}
+
+static int reqbuf_append(struct reqbuf *rb, const char *s, size_t n, bool lower)
+{
+	if (rb->len + n + 1 > rb->cap) {
+		size_t cap = rb->cap;
+		while (cap < rb->len + n + 1)
+			cap *= 2;
+		char *h = realloc(rb->head, cap);
+		if (!h)
+			return -ENOMEM;
+		rb->head = h;
+		rb->cap = cap;
+	}
+	char *d = rb->head + rb->len;
+	if (lower) {
+		for (size_t i = 0; i < n; i++)
+			d[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] + 32) : s[i];
+	} else {
+		memcpy(d, s, n);
+	}
+	rb->len += n;
+	return 0;
+}
+
+/* ---- writing ---- */
+
+static void write_cb(uv_write_t *req, int status)
+{
+	struct wreq *w = kb_container_of(req, struct wreq, req);
+	struct conn *c = w->conn;
+	free(w);
+	c->writes--;
+	if (status < 0) {
+		kb_debug("http", "conn %llu: write: %s", (unsigned long long)c->id,
+			 uv_strerror(status));
+		conn_close(c, "write error");
+		return;
+	}
+	if (c->state == CS_DRAINING && c->writes == 0)
+		close_gracefully(c);
+}
+
+/* Sends whatever TLS produced. 0 or a negative errno (connection closed). */
+static int flush(struct conn *c)
+{
+	size_t n = BIO_ctrl_pending(c->wbio);
+	if (n == 0 || c->closing)
+		return c->closing ? -ECONNRESET : 0;
+	struct wreq *w = malloc(sizeof(*w) + n);
+	if (!w) {
+		conn_close(c, "out of memory");
+		return -ENOMEM;
+	}
+	int got = BIO_read(c->wbio, w->data, (int)n);
+	KB_REQUIRE(got == (int)n);
+	w->conn = c;
+	uv_buf_t buf = uv_buf_init(w->data, (unsigned)n);
+	int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, write_cb);
+	if (rc < 0) {
+		free(w);
+		conn_close(c, "uv_write failed");
+		return rc;
+	}
+	c->writes++;
+	return 0;
+}
+
+/* Encrypts into the write BIO without sending. */
+static int tls_put(struct conn *c, const char *data, size_t len)
+{
+	if (c->closing)
+		return -ECONNRESET;
+	if (len == 0)
+		return 0;
+	if (SSL_write(c->ssl, data, (int)len) <= 0) {
+		kb_tls_log_errors("http", "SSL_write");
+		conn_close(c, "SSL_write failed");
+		return -EIO;
+	}
+	return 0;
+}
+
+static int tls_send(struct conn *c, const char *data, size_t len)
+{
+	int rc = tls_put(c, data, len);
+	return rc < 0 ? rc : flush(c);
+}
+
+/* ---- closing ---- */
+
+static void conn_free(struct conn *c)
+{
+	SSL_free(c->ssl);
+	reqbuf_put(c->srv, c->rb);
+	if (c->body != empty_string)
+		free(c->body);
+	free(c->pending);
+	free(c);
+}
+
+static void release_request(struct conn *c)
+{
+	reqbuf_put(c->srv, c->rb);
+	c->rb = NULL;
+	if (c->body != empty_string)
+		free(c->body);
+	c->body = NULL;
+	c->body_cap = 0;
+	c->abort_cb = NULL;
+	c->abort_arg = NULL;
+	c->req_active = false;
+	memset(&c->req.id, 0, offsetof(kb_http_req_t, peer) - offsetof(kb_http_req_t, id));
+	c->req.data = NULL;
+}
+
+static void close_cb(uv_handle_t *h)
+{
+	struct conn *c = kb_container_of(h, struct conn, tcp);
+	kb_http_server_t *srv = c->srv;
+	dl_remove(&c->all);
+	srv->nconns--;
+	srv->handles--;
+	if (c->req_active && c->abort_cb) {
+		c->in_abort = true;
+		c->abort_cb(&c->req, c->abort_arg);
+		c->in_abort = false;
+		conn_free(c);
+	} else if (c->req_active) {
+		c->zombie = true;
+		dl_append(&srv->zombies, &c->all);
+	} else {
+		conn_free(c);
+	}
+	srv_maybe_free(srv);
+}
+
+static void conn_close(struct conn *c, const char *why)
+{
+	if (c->closing)
+		return;
+	kb_debug("http", "conn %llu: close (%s)", (unsigned long long)c->id, why);
+	c->closing = true;
+	tl_set(c, TL_NONE);
+	if (c->resume.next != &c->resume)
+		dl_remove(&c->resume);
+	uv_read_stop((uv_stream_t *)&c->tcp);
+	uv_close((uv_handle_t *)&c->tcp, close_cb);
+}
+
+static void shutdown_cb(uv_shutdown_t *req, int status)
+{
+	struct conn *c = req->data;
+	free(req);
+	if (status < 0 || c->closing) {
+		conn_close(c, "shutdown");
+		return;
+	}
+	if (c->peer_eof) {
+		conn_close(c, "eof");
+		return;
+	}
+	c->state = CS_LINGER;
+	tl_set(c, TL_LINGER);
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+static void start_reading(struct conn *c)
+{
+	if (c->closing)
+		return;
+	if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) < 0)
+		conn_close(c, "read start");
+	else
+		c->read_stopped = false;
+}
+
+/* Sends close_notify, waits for queued writes, then shuts down and lingers. */
+static void close_gracefully(struct conn *c)
+{
+	if (c->closing)
+		return;
+	if (c->state != CS_DRAINING) {
+		c->state = CS_DRAINING;
+		tl_set(c, TL_LINGER);
+		SSL_shutdown(c->ssl);
+		ERR_clear_error();
+		if (flush(c) < 0)
+			return;
+	}
+	if (c->writes > 0)
+		return;
+	uv_shutdown_t *req = malloc(sizeof(*req));
+	if (!req) {
+		conn_close(c, "out of memory");
+		return;
+	}
+	req->data = c;
+	if (uv_shutdown(req, (uv_stream_t *)&c->tcp, shutdown_cb) < 0) {
+		free(req);
+		conn_close(c, "shutdown failed");
+		return;
+	}
+	if (c->read_stopped && !c->peer_eof)
+		start_reading(c);
+}
+
+/* ---- responses ---- */
+
+static const char *date_header(kb_http_server_t *srv)
+{
+	time_t now = time(NULL);
+	if (now != srv->date_sec) {
+		struct tm tm;
+		gmtime_r(&now, &tm);
+		strftime(srv->date, sizeof(srv->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		srv->date_sec = now;
+	}
+	return srv->date;
+}
+
+static bool status_has_body(int status)
+{
+	return !(status < 200 || status == 204 || status == 304);
+}
+
+/* Appends the status line and common headers to srv->scratch. */
+static int build_head(struct conn *c, int status, const char *content_type,
+		      const char *extra, bool chunked, size_t len, bool closing)
+{
+	kb_http_server_t *srv = c->srv;
+	struct kb_buf *b = &srv->scratch;
+	b->len = 0;
+	int rc = kb_buf_printf(b, "HTTP/1.1 %d %s\r\nDate: %s\r\n", status,
+			       kb_http_reason(status), date_header(srv));
+	if (rc == 0 && content_type)
+		rc = kb_buf_printf(b, "Content-Type: %s\r\n", content_type);
+	if (rc == 0 && chunked)
+		rc = kb_buf_puts(b, "Transfer-Encoding: chunked\r\n");
+	else if (rc == 0 && status_has_body(status))
+		rc = kb_buf_printf(b, "Content-Length: %zu\r\n", len);
+	if (rc == 0 && extra)
+		rc = kb_buf_puts(b, extra);
+	if (rc == 0 && closing)
+		rc = kb_buf_puts(b, "Connection: close\r\n");
+	if (rc == 0)
+		rc = kb_buf_puts(b, "\r\n");
+	return rc;
+}
+
+static void shrink_scratch(kb_http_server_t *srv)
+{
+	if (srv->scratch.cap > 1024 * 1024)
+		kb_buf_free(&srv->scratch);
+}
+
+/* Queues the connection for conn_process() from the loop (never nested). */
+static void queue_resume(struct conn *c)
+{
+	kb_http_server_t *srv = c->srv;
+	if (c->closing || c->resume.next != &c->resume)
+		return;
+	dl_append(&srv->resumes, &c->resume);
+	uv_idle_start(&srv->idle, idle_cb);
+}
+
+static bool input_buffered(struct conn *c)
+{
+	return c->pending_len > c->pending_off || BIO_ctrl_pending(c->rbio) > 0 ||
+	       SSL_pending(c->ssl) > 0;
+}
+
+/* The response is complete: next request, or close. */
+static void finish_request(struct conn *c)
+{
+	bool keep = c->keep_alive && !c->srv->stopping;
+	kb_debug("http", "conn %llu: request %llu done", (unsigned long long)c->id,
+		 (unsigned long long)c->req.id);
+	release_request(c);
+	if (c->closing)
+		return;
+	if (!keep) {
+		close_gracefully(c);
+		return;
+	}
+	c->state = CS_IDLE;
+	c->msg_ready = false;
+	llhttp_resume(&c->parser);
+	tl_set(c, TL_IDLE);
+	if (c->read_stopped)
+		start_reading(c);
+	if (!c->in_process && input_buffered(c))
+		queue_resume(c);
+}
+
+/* Frees a zombie request (its connection is gone) once answered. */
+static void zombie_done(struct conn *c)
+{
+	dl_remove(&c->all);
+	c->req_active = false;
+	kb_http_server_t *srv = c->srv;
+	conn_free(c);
+	srv_maybe_free(srv);
+}
+
+/* Common entry checks of the response functions. Returns 1 when the
+ * response may be written, 0 when the connection is gone (request finished
+ * or freed as appropriate), or a negative errno for misuse. */
+static int response_gate(struct conn *c, bool ends)
+{
+	if (!c->req_active)
+		return -EINVAL;
+	if (c->zombie) {
+		if (ends)
+			zombie_done(c);
+		return 0;
+	}
+	if (c->closing) {
+		if (ends && !c->in_abort)
+			c->req_active = false;
+		return 0;
+	}
+	return 1;
+}
+
+static int send_response(struct conn *c, int status, const char *content_type,
+			 const char *extra, const char *body, size_t len)
+{
+	kb_http_server_t *srv = c->srv;
+	bool closing = !c->keep_alive || srv->stopping;
+	bool with_body = !c->is_head && status_has_body(status) && len > 0;
+	int rc = build_head(c, status, content_type, extra, false, len, closing);
+	if (rc == 0 && with_body && len <= COPY_BODY_MAX)
+		rc = kb_buf_append(&srv->scratch, body, len);
+	if (rc < 0) {
+		conn_close(c, "out of memory");
+		return rc;
+	}
+	rc = tls_put(c, srv->scratch.data, srv->scratch.len);
+	if (rc == 0 && with_body && len > COPY_BODY_MAX)
+		rc = tls_put(c, body, len);
+	shrink_scratch(srv);
+	return rc < 0 ? rc : flush(c);
+}
+
+int kb_http_respond(kb_http_req_t *req, int status, const char *content_type,
+		    const char *extra_headers, const char *body, size_t len)
+{
+	struct conn *c = req->conn_;
+	KB_CHECK(c->state == CS_HANDLER || c->zombie || c->closing, -EINVAL);
+	int rc = response_gate(c, true);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ECONNRESET;
+	kb_debug("http", "conn %llu: %s %s -> %d (%zu bytes)", (unsigned long long)c->id,
+		 req->method, req->path, status, len);
+	rc = send_response(c, status, content_type, extra_headers, body ? body : "",
+			   body ? len : 0);
+	finish_request(c);
+	return rc;
+}
+
+int kb_http_stream_start(kb_http_req_t *req, int status, const char *content_type,
+			 const char *extra_headers)
+{
+	struct conn *c = req->conn_;
+	int rc = response_gate(c, false);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ECONNRESET;
+	KB_CHECK(c->state == CS_HANDLER, -EINVAL);
+	bool closing = !c->keep_alive || c->srv->stopping;
+	rc = build_head(c, status, content_type, extra_headers, true, 0, closing);
+	if (rc < 0) {
+		conn_close(c, "out of memory");
+		return rc;
+	}
+	c->state = CS_STREAMING;
+	kb_debug("http", "conn %llu: %s %s -> %d streaming", (unsigned long long)c->id,
+		 req->method, req->path, status);
+	return tls_send(c, c->srv->scratch.data, c->srv->scratch.len);
+}
+
+int kb_http_stream_write(kb_http_req_t *req, const char *data, size_t len)
+{
+	struct conn *c = req->conn_;
+	int rc = response_gate(c, false);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ECONNRESET;
+	KB_CHECK(c->state == CS_STREAMING, -EINVAL);
+	if (len == 0)
+		return 0;
+	struct kb_buf *b = &c->srv->scratch;
+	b->len = 0;
+	rc = kb_buf_printf(b, "%zx\r\n", len);
+	if (rc == 0 && len <= COPY_BODY_MAX)
+		rc = kb_buf_append(b, data, len);
+	if (rc == 0 && len <= COPY_BODY_MAX)
+		rc = kb_buf_append(b, "\r\n", 2);
+	if (rc < 0) {
+		conn_close(c, "out of memory");
+		return rc;
+	}
+	rc = tls_put(c, b->data, b->len);
+	if (rc == 0 && len > COPY_BODY_MAX) {
+		rc = tls_put(c, data, len);
+		if (rc == 0)
+			rc = tls_put(c, "\r\n", 2);
+	}
+	shrink_scratch(c->srv);
+	return rc < 0 ? rc : flush(c);
+}
+
+int kb_http_stream_end(kb_http_req_t *req)
+{
+	struct conn *c = req->conn_;
+	int rc = response_gate(c, true);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ECONNRESET;
+	KB_CHECK(c->state == CS_STREAMING, -EINVAL);
+	rc = tls_send(c, "0\r\n\r\n", 5);
+	finish_request(c);
+	return rc;
+}
+
+size_t kb_http_stream_pending(const kb_http_req_t *req)
+{
+	const struct conn *c = req->conn_;
+	if (c->zombie || c->closing)
+		return 0;
+	return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp) +
+	       BIO_ctrl_pending(c->wbio);
+}
+
+void kb_http_req_on_abort(kb_http_req_t *req, kb_http_abort_cb cb, void *arg)
+{
+	struct conn *c = req->conn_;
+	c->abort_cb = cb;
+	c->abort_arg = arg;
+}
+
+/* Answers a protocol error (400, 413, 431) and closes. */
+static void send_error(struct conn *c, int status)
+{
+	const char *body = status == 413 ? status_413_body : kb_http_reason(status);
+	const char *type = status == 413 ? "application/json" : "text/plain; charset=utf-8";
+	kb_debug("http", "conn %llu: protocol error %d", (unsigned long long)c->id, status);
+	c->keep_alive = false;
+	c->is_head = false;
+	if (send_response(c, status, type, NULL, body, strlen(body)) == 0)
+		close_gracefully(c);
+}
+
+/* ---- parsing ---- */
+
+static struct conn *parser_conn(llhttp_t *p)
+{
+	return kb_container_of(p, struct conn, parser);
+}
+
+static int collect(llhttp_t *p, const char *at, size_t len, bool lower)
+{
+	struct conn *c = parser_conn(p);
+	if (c->rb->len + len > KB_HTTP_MAX_HEAD) {
+		c->head_too_big = true;
+		return -1;
+	}
+	return reqbuf_append(c->rb, at, len, lower) < 0 ? -1 : 0;
+}
+
+/* Ends the current token with a NUL; returns its offset. */
+static int end_token(struct conn *c, uint32_t *off)
+{
+	*off = c->tok_off;
+	if (reqbuf_append(c->rb, "", 1, false) < 0)
+		return -1;
+	c->tok_off = (uint32_t)c->rb->len;
+	return 0;
+}
+
+static int on_message_begin(llhttp_t *p)
+{
+	struct conn *c = parser_conn(p);
+	if (!c->rb && !(c->rb = reqbuf_get(c->srv)))
+		return -1;
+	c->rb->len = 0;
+	c->tok_off = 0;
+	c->req.nheaders = 0;
+	c->head_too_big = c->body_too_big = false;
+	return 0;
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t len)
+{
+	return collect(p, at, len, false);
+}
+
+static int on_url_complete(llhttp_t *p)
+{
+	uint32_t off;
+	return end_token(parser_conn(p), &off);
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+	return collect(p, at, len, true);
+}
+
+static int on_header_field_complete(llhttp_t *p)
+{
+	struct conn *c = parser_conn(p);
+	if (c->req.nheaders >= KB_HTTP_MAX_HEADERS) {
+		c->head_too_big = true;
+		return -1;
+	}
+	return end_token(c, &c->rb->off[c->req.nheaders][0]);
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+	return collect(p, at, len, false);
+}
+
+static int on_header_value_complete(llhttp_t *p)
+{
+	struct conn *c = parser_conn(p);
+	if (end_token(c, &c->rb->off[c->req.nheaders][1]) < 0)
+		return -1;
+	c->req.nheaders++;
+	return 0;
+}
+
+/* Points the request's fields into the finished head buffer. */
+static void finalize_head(struct conn *c)
+{
+	struct reqbuf *rb = c->rb;
+	kb_http_req_t *r = &c->req;
+	for (size_t i = 0; i < r->nheaders; i++) {
+		rb->hdrs[i].name = rb->head + rb->off[i][0];
+		rb->hdrs[i].value = rb->head + rb->off[i][1];
+	}
+	r->headers = rb->hdrs;
+	r->path = rb->head;
+	char *q = strchr(rb->head, '?');
+	if (q) {
+		*q = '\0';
+		r->query = q + 1;
+	} else {
+		r->query = empty_string;
+	}
+	r->method = llhttp_method_name((llhttp_method_t)llhttp_get_method(&c->parser));
+	r->body = empty_string;
+	r->body_len = 0;
+	c->body = empty_string;
+}
+
+static bool expects_continue(struct conn *c)
+{
+	const char *e = kb_http_req_header(&c->req, "expect");
+	return e && strcasecmp(e, "100-continue") == 0;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+	struct conn *c = parser_conn(p);
+	finalize_head(c);
+	c->is_head = strcmp(c->req.method, "HEAD") == 0;
+	c->upgrade = p->upgrade != 0;
+	bool has_len = (p->flags & F_CONTENT_LENGTH) != 0;
+	bool chunked = (p->flags & F_CHUNKED) != 0;
+	if (has_len && p->content_length > c->srv->opts.max_body) {
+		c->body_too_big = true;
+		return -1;
+	}
+	if (has_len && p->content_length > 0) {
+		c->body = malloc((size_t)p->content_length + 1);
+		if (!c->body) {
+			c->body = empty_string;
+			return -1;
+		}
+		c->body_cap = (size_t)p->content_length + 1;
+	}
+	c->state = CS_BODY;
+	tl_set(c, TL_IDLE);
+	if ((chunked || (has_len && p->content_length > 0)) && expects_continue(c))
+		if (tls_send(c, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
+			return -1;
+	return 0;
+}
+
+static int grow_body(struct conn *c, size_t need)
+{
+	size_t cap = c->body_cap ? c->body_cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	if (cap > c->srv->opts.max_body + 1)
+		cap = c->srv->opts.max_body + 1;
+	char *b = realloc(c->body == empty_string ? NULL : c->body, cap);
+	if (!b)
+		return -1;
+	c->body = b;
+	c->body_cap = cap;
+	return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+	struct conn *c = parser_conn(p);
+	size_t have = c->req.body_len;
+	if (have + len > c->srv->opts.max_body) {
+		c->body_too_big = true;
+		return -1;
+	}
+	if (have + len + 1 > c->body_cap && grow_body(c, have + len + 1) < 0)
+		return -1;
+	memcpy(c->body + have, at, len);
+	c->req.body_len = have + len;
+	return 0;
+}
+
+static int on_message_complete(llhttp_t *p)
+{
+	struct conn *c = parser_conn(p);
+	c->keep_alive = llhttp_should_keep_alive(p) && !c->upgrade;
+	c->msg_ready = true;
+	return HPE_PAUSED;
+}
+
+static void init_settings(llhttp_settings_t *s)
+{
+	llhttp_settings_init(s);
+	s->on_message_begin = on_message_begin;
+	s->on_url = on_url;
+	s->on_url_complete = on_url_complete;
+	s->on_header_field = on_header_field;
+	s->on_header_field_complete = on_header_field_complete;
+	s->on_header_value = on_header_value;
+	s->on_header_value_complete = on_header_value_complete;
+	s->on_headers_complete = on_headers_complete;
+	s->on_body = on_body;
+	s->on_message_complete = on_message_complete;
+}
+
+/* ---- dispatch ---- */
+
+static void dispatch(struct conn *c)
+{
+	kb_http_server_t *srv = c->srv;
+	kb_http_req_t *r = &c->req;
+	if (c->body != empty_string)
+		c->body[r->body_len] = '\0';
+	r->body = c->body;
+	r->id = ++srv->req_seq;
+	r->peer_cert = c->peer_cert;
+	r->data = NULL;
+	r->conn_ = c;
+	c->state = CS_HANDLER;
+	c->req_active = true;
+	tl_set(c, TL_NONE);
+	kb_debug("http", "conn %llu: request %llu %s %s", (unsigned long long)c->id,
+		 (unsigned long long)r->id, r->method, r->path);
+	srv->on_request(r, srv->arg);
+}
+
+static int save_pending(struct conn *c, const char *data, size_t len)
+{
+	char *p = malloc(len);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, data, len);
+	free(c->pending);
+	c->pending = p;
+	c->pending_len = len;
+	c->pending_off = 0;
+	return 0;
+}
+
+static void drop_pending(struct conn *c)
+{
+	free(c->pending);
+	c->pending = NULL;
+	c->pending_len = c->pending_off = 0;
+}
+
+static int parse_error_status(struct conn *c)
+{
+	if (c->body_too_big)
+		return 413;
+	if (c->head_too_big)
+		return 431;
+	return 400;
+}
+
+/* Feeds plaintext to llhttp; dispatches a complete request. */
+static void feed(struct conn *c, const char *data, size_t len, bool from_pending)
+{
+	if (c->state == CS_IDLE) {
+		c->state = CS_HEAD;
+		tl_set(c, TL_HEAD);
+	}
+	llhttp_errno_t err = llhttp_execute(&c->parser, data, len);
+	if (c->closing)
+		return;
+	if (err == HPE_PAUSED || err == HPE_PAUSED_UPGRADE) {
+		size_t used = (size_t)(llhttp_get_error_pos(&c->parser) - data);
+		if (from_pending)
+			c->pending_off += used;
+		else if (used < len && save_pending(c, data + used, len - used) < 0) {
+			conn_close(c, "out of memory");
+			return;
+		}
+		if (c->pending_off >= c->pending_len)
+			drop_pending(c);
+		if (c->msg_ready)
+			dispatch(c);
+		return;
+	}
+	if (from_pending)
+		drop_pending(c);
+	if (err != HPE_OK) {
+		kb_debug("http", "conn %llu: parse error %s (%s)", (unsigned long long)c->id,
+			 llhttp_errno_name(err), llhttp_get_error_reason(&c->parser));
+		send_error(c, parse_error_status(c));
+	}
+}
+
+static bool parsing(const struct conn *c)
+{
+	return !c->closing && (c->state == CS_IDLE || c->state == CS_HEAD || c->state == CS_BODY);
+}
+
+static void handshake_done(struct conn *c)
+{
+	X509 *cert = SSL_get0_peer_certificate(c->ssl);
+	if (cert && SSL_get_verify_result(c->ssl) == X509_V_OK)
+		c->peer_cert = cert;
+	c->state = CS_IDLE;
+	tl_set(c, TL_IDLE);
+	kb_debug("http", "conn %llu: TLS %s %s%s", (unsigned long long)c->id,
+		 SSL_get_version(c->ssl), SSL_session_reused(c->ssl) ? "resumed" : "new",
+		 c->peer_cert ? " with client certificate" : "");
+}
+
+/* 1: done, 0: needs more input, <0: failed (connection closing). */
+static int handshake_step(struct conn *c)
+{
+	int r = SSL_do_handshake(c->ssl);
+	if (r == 1) {
+		handshake_done(c);
+		return 1;
+	}
+	int e = SSL_get_error(c->ssl, r);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+		return flush(c) < 0 ? -1 : 0;
+	kb_debug("http", "conn %llu: TLS handshake failed", (unsigned long long)c->id);
+	ERR_clear_error();
+	c->keep_alive = false;
+	close_gracefully(c);
+	return -1;
+}
+
+/* One SSL_read; false when no more plaintext is available now. */
+static bool read_plain(struct conn *c)
+{
+	kb_http_server_t *srv = c->srv;
+	int n = SSL_read(c->ssl, srv->plain, sizeof(srv->plain));
+	if (n > 0) {
+		feed(c, srv->plain, (size_t)n, false);
+		return true;
+	}
+	int e = SSL_get_error(c->ssl, n);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+		return false;
+	if (e == SSL_ERROR_ZERO_RETURN) {
+		c->keep_alive = false;
+		close_gracefully(c);
+	} else {
+		kb_tls_log_errors("http", "SSL_read");
+		conn_close(c, "TLS error");
+	}
+	return false;
+}
+
+static void conn_process(struct conn *c)
+{
+	if (c->in_process || c->closing)
+		return;
+	c->in_process = true;
+	if (c->state == CS_HANDSHAKE && handshake_step(c) <= 0)
+		goto out;
+	while (parsing(c)) {
+		if (c->pending_len > c->pending_off) {
+			feed(c, c->pending + c->pending_off, c->pending_len - c->pending_off,
+			     true);
+			continue;
+		}
+		if (!read_plain(c))
+			break;
+	}
+	if (!c->closing)
+		flush(c);
+out:
+	c->in_process = false;
+}
+
+/* ---- reading ---- */
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	struct conn *c = kb_container_of(h, struct conn, tcp);
+	*buf = uv_buf_init(c->srv->readbuf, sizeof(c->srv->readbuf));
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	struct conn *c = kb_container_of(s, struct conn, tcp);
+	if (nread == 0)
+		return;
+	if (nread == UV_EOF && c->state == CS_DRAINING) {
+		/* Let the final answer go out first; shutdown_cb closes. */
+		c->peer_eof = true;
+		uv_read_stop(s);
+		return;
+	}
+	if (nread < 0) {
+		conn_close(c, nread == UV_EOF ? "eof" : uv_strerror((int)nread));
+		return;
+	}
+	if (c->state == CS_DRAINING || c->state == CS_LINGER)
+		return; /* discarded */
+	if (BIO_write(c->rbio, buf->base, (int)nread) != (int)nread) {
+		conn_close(c, "out of memory");
+		return;
+	}
+	if (c->state == CS_BODY)
+		tl_set(c, TL_IDLE);
+	if (c->state == CS_HANDLER || c->state == CS_STREAMING) {
+		if (BIO_ctrl_pending(c->rbio) > RBIO_HIGH) {
+			uv_read_stop(s);
+			c->read_stopped = true;
+		}
+		return;
+	}
+	conn_process(c);
+}
+
+static void idle_cb(uv_idle_t *h)
+{
+	kb_http_server_t *srv = kb_container_of(h, kb_http_server_t, idle);
+	while (!dl_empty(&srv->resumes)) {
+		struct conn *c = kb_container_of(srv->resumes.next, struct conn, resume);
+		dl_remove(&c->resume);
+		conn_process(c);
+	}
+	uv_idle_stop(h);
+}
+
+/* ---- accepting ---- */
+
+static void peer_name(struct conn *c)
+{
+	struct sockaddr_storage ss;
+	int len = sizeof(ss);
+	char ip[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+	if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+		if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+			uv_ip6_name(a, ip, sizeof(ip));
+			port = ntohs(a->sin6_port);
+			snprintf(c->req.peer, sizeof(c->req.peer), "[%s]:%d", ip, port);
+			return;
+		}
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+		uv_ip4_name(a, ip, sizeof(ip));
+		port = ntohs(a->sin_port);
+	}
+	snprintf(c->req.peer, sizeof(c->req.peer), "%s:%d", ip, port);
+}
+
+static int conn_tls_init(struct conn *c)
+{
+	c->ssl = SSL_new(c->srv->ctx);
+	if (!c->ssl)
+		return -ENOMEM;
+	c->rbio = BIO_new(BIO_s_mem());
+	c->wbio = BIO_new(BIO_s_mem());
+	if (!c->rbio || !c->wbio) {
+		BIO_free(c->rbio);
+		BIO_free(c->wbio);
+		return -ENOMEM;
+	}
+	BIO_set_mem_eof_return(c->rbio, -1);
+	BIO_set_mem_eof_return(c->wbio, -1);
+	SSL_set_bio(c->ssl, c->rbio, c->wbio);
+	SSL_set_accept_state(c->ssl);
+	return 0;
+}
+
+static struct conn *conn_new(kb_http_server_t *srv)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->srv = srv;
+	c->id = ++srv->conn_seq;
+	c->tlist = TL_NONE;
+	dl_init(&c->tnode);
+	dl_init(&c->resume);
+	dl_init(&c->all);
+	c->req.conn_ = c;
+	c->req.query = empty_string;
+	c->req.body = empty_string;
+	llhttp_init(&c->parser, HTTP_REQUEST, &srv->settings);
+	uv_tcp_init(srv->loop, &c->tcp);
+	srv->handles++;
+	srv->nconns++;
+	dl_append(&srv->conns, &c->all);
+	return c;
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+	kb_http_server_t *srv = kb_container_of(server, kb_http_server_t, listener);
+	if (status < 0) {
+		kb_warn("http", "accept: %s", uv_strerror(status));
+		return;
+	}
+	struct conn *c = conn_new(srv);
+	if (!c) {
+		kb_err("http", "accept: out of memory");
+		return;
+	}
+	if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0) {
+		conn_close(c, "accept failed");
+		return;
+	}
+	if (srv->nconns > srv->opts.max_conns) {
+		kb_warn("http", "conn %llu: over max_conns (%u), closing",
+			(unsigned long long)c->id, srv->opts.max_conns);
+		conn_close(c, "max_conns");
+		return;
+	}
+	uv_tcp_nodelay(&c->tcp, 1);
+	peer_name(c);
+	if (conn_tls_init(c) < 0) {
+		conn_close(c, "TLS init");
+		return;
+	}
+	c->state = CS_HANDSHAKE;
+	tl_set(c, TL_HEAD);
+	kb_debug("http", "conn %llu: accepted from %s", (unsigned long long)c->id, c->req.peer);
+	start_reading(c);
+}
+
+/* ---- server ---- */
+
+static int parse_addr(const char *addr, struct sockaddr_storage *ss)
+{
+	char host[128];
+	const char *colon;
+	if (addr[0] == '[') {
+		const char *end = strchr(addr, ']');
+		if (!end || end[1] != ':' || (size_t)(end - addr - 1) >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, addr + 1, (size_t)(end - addr - 1));
+		host[end - addr - 1] = '\0';
+		colon = end + 1;
+	} else {
+		colon = strrchr(addr, ':');
+		if (!colon || (size_t)(colon - addr) >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, addr, (size_t)(colon - addr));
+		host[colon - addr] = '\0';
+	}
+	char *endp;
+	long port = strtol(colon + 1, &endp, 10);
+	if (*endp || port < 0 || port > 65535 || colon[1] == '\0')
+		return -EINVAL;
+	if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)ss) == 0)
+		return 0;
+	if (uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)ss) == 0)
+		return 0;
+	return -EINVAL;
+}
+
+static void apply_defaults(struct kb_http_server_opts *o)
+{
+	if (!o->max_body)
+		o->max_body = DEFAULT_MAX_BODY;
+	if (!o->head_timeout_ms)
+		o->head_timeout_ms = DEFAULT_HEAD_TIMEOUT_MS;
+	if (!o->idle_timeout_ms)
+		o->idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
+	if (!o->max_conns)
+		o->max_conns = DEFAULT_MAX_CONNS;
+}
+
+static void srv_init_lists(kb_http_server_t *srv)
+{
+	dl_init(&srv->conns);
+	dl_init(&srv->zombies);
+	dl_init(&srv->resumes);
+	for (int i = 0; i < TL_COUNT; i++)
+		dl_init(&srv->tlists[i].head);
+	srv->tlists[TL_HEAD].timeout_ms = srv->opts.head_timeout_ms;
+	srv->tlists[TL_IDLE].timeout_ms = srv->opts.idle_timeout_ms;
+	srv->tlists[TL_LINGER].timeout_ms =
+		srv->opts.head_timeout_ms < LINGER_MS ? srv->opts.head_timeout_ms : LINGER_MS;
+}
+
+static void srv_handle_closed(uv_handle_t *h)
+{
+	kb_http_server_t *srv = h->data;
+	srv->handles--;
+	srv_maybe_free(srv);
+}
+
+static int srv_listen(kb_http_server_t *srv, const char *addr, int *port_out)
+{
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	int rc = parse_addr(addr, &ss);
+	if (rc < 0)
+		return rc;
+	rc = uv_tcp_bind(&srv->listener, (const struct sockaddr *)&ss, 0);
+	if (rc == 0)
+		rc = uv_listen((uv_stream_t *)&srv->listener, 1024, on_connection);
+	if (rc == 0 && port_out) {
+		int len = sizeof(ss);
+		rc = uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&ss, &len);
+		if (rc == 0)
+			*port_out = ntohs(ss.ss_family == AF_INET6
+						  ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						  : ((struct sockaddr_in *)&ss)->sin_port);
+	}
+	return rc;
+}
+
+int kb_http_server_start(uv_loop_t *loop, const char *addr, SSL_CTX *ctx,
+			 const struct kb_http_server_opts *opts, kb_http_request_cb on_request,
+			 void *arg, kb_http_server_t **out, int *port_out)
+{
+	KB_CHECK(loop && addr && ctx && on_request && out, -EINVAL);
+	kb_http_server_t *srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->loop = loop;
+	srv->ctx = ctx;
+	srv->on_request = on_request;
+	srv->arg = arg;
+	if (opts)
+		srv->opts = *opts;
+	apply_defaults(&srv->opts);
+	init_settings(&srv->settings);
+	srv_init_lists(srv);
+	uv_tcp_init(loop, &srv->listener);
+	uv_timer_init(loop, &srv->timer);
+	uv_idle_init(loop, &srv->idle);
+	srv->listener.data = srv->timer.data = srv->idle.data = srv;
+	srv->handles = 3;
+	int rc = srv_listen(srv, addr, port_out);
+	if (rc < 0) {
+		kb_err("http", "listen on %s: %s", addr, uv_strerror(rc));
+		kb_http_server_stop(srv);
+		return rc;
+	}
+	kb_info("http", "listening on %s", addr);
+	*out = srv;
+	return 0;
+}
+
+static void srv_maybe_free(kb_http_server_t *srv)
+{
+	if (!srv || !srv->stopping || srv->handles > 0)
+		return;
+	/* Zombie requests outlive the server: detach them. */
+	while (!dl_empty(&srv->zombies)) {
+		struct conn *c = kb_container_of(srv->zombies.next, struct conn, all);
+		dl_remove(&c->all);
+		c->srv = NULL;
+	}
+	while (srv->pool) {
+		struct reqbuf *rb = srv->pool;
+		srv->pool = rb->next_free;
+		reqbuf_free(rb);
+	}
+	kb_buf_free(&srv->scratch);
+	free(srv);
+}
+
+void kb_http_server_stop(kb_http_server_t *srv)
+{
+	if (!srv || srv->stopping)
+		return;
+	srv->stopping = true;
+	struct dlink *l = srv->conns.next;
+	while (l != &srv->conns) {
+		struct dlink *next = l->next;
+		conn_close(kb_container_of(l, struct conn, all), "server stop");
+		l = next;
+	}
+	uv_timer_stop(&srv->timer);
+	uv_idle_stop(&srv->idle);
+	uv_close((uv_handle_t *)&srv->listener, srv_handle_closed);
+	uv_close((uv_handle_t *)&srv->timer, srv_handle_closed);
+	uv_close((uv_handle_t *)&srv->idle, srv_handle_closed);
+}
+
+size_t kb_http_server_conns(const kb_http_server_t *srv)
+{
+	return srv->nconns;
+}
+
+/* ---- helpers ---- */
+
+const char *kb_http_req_header(const kb_http_req_t *req, const char *name)
+{
+	for (size_t i = 0; i < req->nheaders; i++)
+		if (strcasecmp(req->headers[i].name, name) == 0)
+			return req->headers[i].value;
+	return NULL;
+}
+
+const char *kb_http_reason(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 101: return "Switching Protocols";
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 206: return "Partial Content";
+	case 301: return "Moved Permanently";
+	case 302: return "Found";
+	case 304: return "Not Modified";
+	case 307: return "Temporary Redirect";
+	case 308: return "Permanent Redirect";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 406: return "Not Acceptable";
+	case 408: return "Request Timeout";
+	case 409: return "Conflict";
+	case 410: return "Gone";
+	case 411: return "Length Required";
+	case 412: return "Precondition Failed";
+	case 413: return "Request Entity Too Large";
+	case 414: return "Request-URI Too Long";
+	case 415: return "Unsupported Media Type";
+	case 416: return "Requested Range Not Satisfiable";
+	case 417: return "Expectation Failed";
+	case 422: return "Unprocessable Entity";
+	case 426: return "Upgrade Required";
+	case 428: return "Precondition Required";
+	case 429: return "Too Many Requests";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Unknown";
+	}
+}
+
+static int hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+int kb_http_unescape(char *s, bool plus_is_space)
+{
+	char *w = s;
+	for (const char *r = s; *r; r++) {
+		if (*r == '%') {
+			int hi = hexval(r[1]), lo = hi < 0 ? -1 : hexval(r[2]);
+			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+				return -EINVAL;
+			*w++ = (char)(hi * 16 + lo);
+			r += 2;
+		} else if (*r == '+' && plus_is_space) {
+			*w++ = ' ';
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+	return 0;
+}
+
+bool kb_http_query_next(char **cursor, char **key, char **val)
+{
+	while (*cursor && **cursor) {
+		char *k = *cursor;
+		char *end = strchr(k, '&');
+		if (end) {
+			*end = '\0';
+			*cursor = end + 1;
+		} else {
+			*cursor = k + strlen(k);
+		}
+		if (!*k)
+			continue;
+		char *eq = strchr(k, '=');
+		char *v = eq ? eq + 1 : k + strlen(k);
+		if (eq)
+			*eq = '\0';
+		/* Like Go's url.ParseQuery (used by kube-apiserver), pairs with
+		 * bad escapes are skipped. */
+		if (kb_http_unescape(k, true) < 0 || kb_http_unescape(v, true) < 0)
+			continue;
+		*key = k;
+		*val = v;
+		return true;
+	}
+	return false;
+}

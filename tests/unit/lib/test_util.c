@@ -1,15 +1,260 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder: replaced by the real tests of lib/util */
+/*
+ * Tests of lib/util: ages as kubectl prints them (apimachinery's
+ * duration.HumanDuration), base64 (standard and URL-safe), RFC 3339 parsing,
+ * generateName suffixes and the growable buffer.
+ */
 #include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
-START_TEST(placeholder) { ck_assert_int_eq(1 + 1, 2); }
+
+static void age_is(long seconds, const char *want)
+{
+	char buf[32];
+	time_t now = 1700000000;
+	kb_age(now - seconds, now, buf, sizeof(buf));
+	ck_assert_msg(strcmp(buf, want) == 0, "age of %lds: got %s, want %s", seconds, buf, want);
+}
+
+START_TEST(age_kubectl)
+{
+	const long m = 60, h = 3600, d = 86400, y = 365 * 86400L;
+	age_is(0, "0s");
+	age_is(5, "5s");
+	age_is(119, "119s"); /* seconds up to two minutes */
+	age_is(120, "2m");
+	age_is(150, "2m30s");
+	age_is(3 * m, "3m");
+	age_is(9 * m + 59, "9m59s");
+	age_is(10 * m, "10m");
+	age_is(10 * m + 30, "10m"); /* seconds dropped from ten minutes on */
+	age_is(179 * m, "179m");
+	age_is(3 * h, "3h");
+	age_is(5 * h + 20 * m, "5h20m");
+	age_is(8 * h + 20 * m, "8h"); /* minutes dropped from eight hours on */
+	age_is(47 * h, "47h");
+	age_is(48 * h, "2d");
+	age_is(2 * d + 3 * h, "2d3h");
+	age_is(7 * d + 23 * h, "7d23h");
+	age_is(8 * d + 5 * h, "8d");
+	age_is(10 * d, "10d");
+	age_is(729 * d, "729d");
+	age_is(2 * y, "2y");
+	age_is(3 * y + 100 * d, "3y100d");
+	age_is(8 * y + 100 * d, "8y");
+}
 END_TEST
+
+START_TEST(age_clock_skew)
+{
+	/* A creation time one second in the future is "now" for kubectl. */
+	age_is(-1, "0s");
+}
+END_TEST
+
+static void b64_round_trip(const unsigned char *data, size_t len)
+{
+	char *enc = kb_base64_encode(data, len);
+	ck_assert_ptr_nonnull(enc);
+	ck_assert_uint_eq(strlen(enc), 4 * ((len + 2) / 3));
+	unsigned char *dec = NULL;
+	size_t dlen = 0;
+	ck_assert_int_eq(kb_base64_decode(enc, strlen(enc), &dec, &dlen), 0);
+	ck_assert_uint_eq(dlen, len);
+	ck_assert(memcmp(dec, data, len) == 0);
+	free(dec);
+	free(enc);
+
+	enc = kb_base64url_encode(data, len);
+	ck_assert_ptr_nonnull(enc);
+	ck_assert_ptr_null(strpbrk(enc, "+/="));
+	ck_assert_int_eq(kb_base64url_decode(enc, &dec, &dlen), 0);
+	ck_assert_uint_eq(dlen, len);
+	ck_assert(memcmp(dec, data, len) == 0);
+	free(dec);
+	free(enc);
+}
+
+START_TEST(base64_vectors)
+{
+	/* RFC 4648 section 10. */
+	static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+	static const char *const out[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=",
+					  "Zm9vYmFy"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(in); i++) {
+		char *enc = kb_base64_encode(in[i], strlen(in[i]));
+		ck_assert_str_eq(enc, out[i]);
+		free(enc);
+	}
+	char *u = kb_base64url_encode("\xfb\xff", 2);
+	ck_assert_str_eq(u, "-_8");
+	free(u);
+	char *s = kb_base64_encode("\xfb\xff", 2);
+	ck_assert_str_eq(s, "+/8=");
+	free(s);
+}
+END_TEST
+
+START_TEST(base64_round_trips)
+{
+	unsigned char data[300];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(i * 37 + 11);
+	for (size_t len = 0; len < 70; len++)
+		b64_round_trip(data, len);
+	b64_round_trip(data, sizeof(data));
+}
+END_TEST
+
+START_TEST(base64_rejects_garbage)
+{
+	unsigned char *dec = NULL;
+	size_t dlen;
+	ck_assert_int_lt(kb_base64_decode("Zm9v!", 5, &dec, &dlen), 0);
+	ck_assert_int_lt(kb_base64_decode("Z", 1, &dec, &dlen), 0);
+	ck_assert_int_lt(kb_base64url_decode("ab+c", &dec, &dlen), 0);
+	ck_assert_int_lt(kb_base64url_decode("ab/c", &dec, &dlen), 0);
+}
+END_TEST
+
+START_TEST(time_parse)
+{
+	time_t t;
+	ck_assert_int_eq(kb_time_parse("1970-01-01T00:00:00Z", &t), 0);
+	ck_assert_int_eq((long)t, 0);
+	ck_assert_int_eq(kb_time_parse("2023-11-14T22:13:20Z", &t), 0);
+	ck_assert_int_eq((long)t, 1700000000L);
+	/* An offset names the local time: 23:13:20+01:00 is 22:13:20Z. */
+	ck_assert_int_eq(kb_time_parse("2023-11-14T23:13:20+01:00", &t), 0);
+	ck_assert_int_eq((long)t, 1700000000L);
+	ck_assert_int_eq(kb_time_parse("2023-11-14T16:43:20-05:30", &t), 0);
+	ck_assert_int_eq((long)t, 1700000000L);
+	/* Fractions (MicroTime) are accepted and truncated. */
+	ck_assert_int_eq(kb_time_parse("2023-11-14T22:13:20.999999Z", &t), 0);
+	ck_assert_int_eq((long)t, 1700000000L);
+	ck_assert_int_eq(kb_time_parse("2023-11-14T22:13:20.5+00:00", &t), 0);
+	ck_assert_int_eq((long)t, 1700000000L);
+}
+END_TEST
+
+START_TEST(time_parse_bad)
+{
+	time_t t = 42;
+	ck_assert_int_eq(kb_time_parse("", &t), -EINVAL);
+	ck_assert_int_eq(kb_time_parse("yesterday", &t), -EINVAL);
+	ck_assert_int_eq(kb_time_parse("2023-11-14T22:13:20", &t), -EINVAL); /* no zone */
+	ck_assert_int_eq(kb_time_parse("2023-11-14 22:13:20Z", &t), -EINVAL);
+	ck_assert_int_eq(kb_time_parse("2023-11-14T22:13:20Zjunk", &t), -EINVAL);
+	ck_assert_int_eq(kb_time_parse("2023-11-14T22:13:20+0100", &t), -EINVAL);
+	ck_assert_int_eq((long)t, 42);
+}
+END_TEST
+
+START_TEST(time_format_round_trip)
+{
+	char buf[40];
+	time_t t;
+	kb_time_rfc3339(1700000000, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "2023-11-14T22:13:20Z");
+	ck_assert_int_eq(kb_time_parse(buf, &t), 0);
+	ck_assert_int_eq((long)t, 1700000000L);
+	kb_time_rfc3339_micro(buf, sizeof(buf));
+	ck_assert_uint_eq(strlen(buf), strlen("2023-11-14T22:13:20.123456Z"));
+	ck_assert_int_eq(kb_time_parse(buf, &t), 0);
+}
+END_TEST
+
+START_TEST(random_suffix_alphabet)
+{
+	/* Kubernetes' utilrand alphabet: no vowels, no 0/1/3 (no words, no
+	 * look-alikes). */
+	const char *alpha = "bcdfghjklmnpqrstvwxz2456789";
+	char buf[6], first[6];
+	bool differs = false;
+	kb_random_suffix(first, 5);
+	for (int i = 0; i < 200; i++) {
+		kb_random_suffix(buf, 5);
+		ck_assert_uint_eq(strlen(buf), 5);
+		ck_assert_uint_eq(strspn(buf, alpha), 5);
+		if (strcmp(buf, first) != 0)
+			differs = true;
+	}
+	ck_assert(differs);
+}
+END_TEST
+
+START_TEST(uuid_format)
+{
+	char a[37], b[37];
+	kb_uuid(a);
+	kb_uuid(b);
+	ck_assert_uint_eq(strlen(a), 36);
+	ck_assert_int_eq(a[8], '-');
+	ck_assert_int_eq(a[14], '4'); /* version 4 */
+	ck_assert_ptr_nonnull(strchr("89ab", a[19]));
+	ck_assert_str_ne(a, b);
+}
+END_TEST
+
+START_TEST(buf_grows)
+{
+	struct kb_buf b = {0};
+	ck_assert_int_eq(kb_buf_puts(&b, "abc"), 0);
+	ck_assert_int_eq(kb_buf_append(&b, "defgh", 2), 0);
+	ck_assert_str_eq(b.data, "abcde");
+	ck_assert_uint_eq(b.len, 5);
+	for (int i = 0; i < 1000; i++)
+		ck_assert_int_eq(kb_buf_printf(&b, "%04d", i), 0);
+	ck_assert_uint_eq(b.len, 5 + 4000);
+	ck_assert_uint_eq(strlen(b.data), b.len);
+	ck_assert(memcmp(b.data + 5, "00000001", 8) == 0);
+	ck_assert_str_eq(b.data + b.len - 4, "0999");
+	/* Longer than printf's stack buffer. */
+	char big[2000];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	size_t before = b.len;
+	ck_assert_int_eq(kb_buf_printf(&b, "<%s>", big), 0);
+	ck_assert_uint_eq(b.len, before + sizeof(big) + 1);
+	ck_assert_int_eq(b.data[b.len - 1], '>');
+	kb_buf_free(&b);
+	ck_assert_ptr_null(b.data);
+	ck_assert_uint_eq(b.len, 0);
+}
+END_TEST
+
+START_TEST(str_affixes)
+{
+	ck_assert(kb_str_has_prefix("/api/v1", "/api"));
+	ck_assert(!kb_str_has_prefix("/ap", "/api"));
+	ck_assert(kb_str_has_suffix("pods/status", "/status"));
+	ck_assert(!kb_str_has_suffix("s", "/status"));
+	ck_assert(kb_str_has_suffix("x", ""));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lib/util");
-	TCase *tc = tcase_create("placeholder");
-	tcase_add_test(tc, placeholder);
+	TCase *tc = tcase_create("util");
+	tcase_add_test(tc, age_kubectl);
+	tcase_add_test(tc, age_clock_skew);
+	tcase_add_test(tc, base64_vectors);
+	tcase_add_test(tc, base64_round_trips);
+	tcase_add_test(tc, base64_rejects_garbage);
+	tcase_add_test(tc, time_parse);
+	tcase_add_test(tc, time_parse_bad);
+	tcase_add_test(tc, time_format_round_trip);
+	tcase_add_test(tc, random_suffix_alphabet);
+	tcase_add_test(tc, uuid_format);
+	tcase_add_test(tc, buf_grows);
+	tcase_add_test(tc, str_affixes);
 	suite_add_tcase(s, tc);
 	return s;
 }
