@@ -1,3 +1,276 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kubicle binary: argument parsing and subcommands only.
+ *   kubicle serve --data-dir DIR [--listen ADDR:PORT] [--tls-san NAME]...
+ *   kubicle version
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
-int main(void) { puts("kubicle"); return 0; }
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/ssl.h>
+#include <uv.h>
+
+#include "lib/kubeconfig.h"
+#include "lib/log.h"
+#include "lib/pki.h"
+#include "lib/tls.h"
+#include "proxy/proxy.h"
+#include "store/store.h"
+
+#define KUBICLE_VERSION "0.1.0"
+#define MAX_SANS 32
+
+static const char usage_text[] =
+	"kubicle: a Kubernetes control plane per tenant, on one shared GPU pool.\n"
+	"\n"
+	"Usage:\n"
+	"  kubicle serve --data-dir DIR [--listen ADDR:PORT] [--tls-san NAME]...\n"
+	"                [--advertise-address IP] [--log-level error|warn|info|debug]\n"
+	"                [--sync full|normal]\n"
+	"      Serve the Kubernetes API for one tenant from DIR (created on first start:\n"
+	"      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n"
+	"      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"
+	"  kubicle version\n"
+	"      Print the version.\n"
+	"  kubicle --help\n";
+
+struct serve_args {
+	const char *data_dir;
+	const char *listen;
+	const char *advertise;
+	const char *sans[MAX_SANS];
+	size_t nsans;
+	bool sync_full;
+};
+
+struct server {
+	uv_loop_t *loop;
+	store_t *store;
+	proxy_t *proxy;
+	SSL_CTX *tls;
+	uv_signal_t sigterm, sigint;
+};
+
+static int path_join(char *buf, size_t len, const char *dir, const char *file)
+{
+	int n = snprintf(buf, len, "%s/%s", dir, file);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int parse_serve(int argc, char **argv, struct serve_args *a)
+{
+	static const struct option opts[] = {
+		{"data-dir", required_argument, NULL, 'd'},
+		{"listen", required_argument, NULL, 'l'},
+		{"tls-san", required_argument, NULL, 's'},
+		{"advertise-address", required_argument, NULL, 'a'},
+		{"log-level", required_argument, NULL, 'v'},
+		{"sync", required_argument, NULL, 'y'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	memset(a, 0, sizeof(*a));
+	a->listen = "127.0.0.1:6443";
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': a->data_dir = optarg; break;
+		case 'l': a->listen = optarg; break;
+		case 'a': a->advertise = optarg; break;
+		case 's':
+			if (a->nsans == MAX_SANS) {
+				fprintf(stderr, "kubicle: too many --tls-san\n");
+				return -EINVAL;
+			}
+			a->sans[a->nsans++] = optarg;
+			break;
+		case 'v':
+			if (kb_log_set_level(optarg) < 0) {
+				fprintf(stderr, "kubicle: bad --log-level %s\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'y': a->sync_full = strcmp(optarg, "full") == 0; break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		default: fputs(usage_text, stderr); return -EINVAL;
+		}
+	}
+	if (!a->data_dir) {
+		fprintf(stderr, "kubicle serve: --data-dir is required\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The host part of the listen address, as a client should dial it. */
+static void client_host(const char *listen, char *buf, size_t len)
+{
+	const char *colon = strrchr(listen, ':');
+	size_t n = colon ? (size_t)(colon - listen) : strlen(listen);
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, listen, n);
+	buf[n] = '\0';
+	if (strcmp(buf, "0.0.0.0") == 0 || buf[0] == '\0')
+		snprintf(buf, len, "127.0.0.1");
+	else if (strcmp(buf, "[::]") == 0)
+		snprintf(buf, len, "[::1]");
+}
+
+static int write_kubeconfig(const char *dir, const char *listen, int port)
+{
+	char path[4096], host[256], server[300];
+	char *ca = NULL, *cert = NULL, *key = NULL;
+	int rc;
+	client_host(listen, host, sizeof(host));
+	snprintf(server, sizeof(server), "https://%s:%d", host, port);
+	if ((rc = path_join(path, sizeof(path), dir, "ca.crt")) < 0 ||
+	    (rc = kb_read_file(path, &ca, NULL)) < 0)
+		goto out;
+	if ((rc = path_join(path, sizeof(path), dir, "admin.crt")) < 0 ||
+	    (rc = kb_read_file(path, &cert, NULL)) < 0)
+		goto out;
+	if ((rc = path_join(path, sizeof(path), dir, "admin.key")) < 0 ||
+	    (rc = kb_read_file(path, &key, NULL)) < 0)
+		goto out;
+	struct kb_kubeconfig kc = {.name = "kubicle", .server = server, .ca_pem = ca,
+				   .cert_pem = cert, .key_pem = key, .user = "kubicle-admin"};
+	if ((rc = path_join(path, sizeof(path), dir, "kubeconfig")) == 0)
+		rc = kb_kubeconfig_write(path, &kc);
+out:
+	free(ca);
+	free(cert);
+	free(key);
+	return rc;
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+	struct server *s = sig->data;
+	kb_info("main", "signal %d: shutting down", signum);
+	if (s->proxy) {
+		proxy_stop(s->proxy);
+		s->proxy = NULL;
+	}
+	uv_close((uv_handle_t *)&s->sigterm, NULL);
+	uv_close((uv_handle_t *)&s->sigint, NULL);
+}
+
+static int open_store(struct server *s, const struct serve_args *a)
+{
+	char path[4096];
+	int rc = path_join(path, sizeof(path), a->data_dir, "kubicle.db");
+	if (rc < 0)
+		return rc;
+	struct store_opts so = {.sync_full = a->sync_full};
+	rc = store_open(s->loop, path, &so, &s->store);
+	if (rc < 0)
+		return rc;
+	char *ca = NULL;
+	if ((rc = path_join(path, sizeof(path), a->data_dir, "ca.crt")) < 0 ||
+	    (rc = kb_read_file(path, &ca, NULL)) < 0)
+		return rc;
+	char *have = NULL;
+	if (store_kv_get(s->store, "ca.crt", &have) < 0 || strcmp(have, ca) != 0)
+		rc = store_kv_set(s->store, "ca.crt", ca);
+	free(have);
+	free(ca);
+	return rc;
+}
+
+static int make_tls(struct server *s, const char *dir)
+{
+	char cert[4096], key[4096], ca[4096];
+	int rc;
+	if ((rc = path_join(cert, sizeof(cert), dir, "server.crt")) < 0 ||
+	    (rc = path_join(key, sizeof(key), dir, "server.key")) < 0 ||
+	    (rc = path_join(ca, sizeof(ca), dir, "ca.crt")) < 0)
+		return rc;
+	return kb_tls_server_ctx(cert, key, ca, &s->tls);
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	struct serve_args a;
+	struct server s = {0};
+	int rc = parse_serve(argc, argv, &a);
+	if (rc < 0)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	if (mkdir(a.data_dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "kubicle: cannot create %s: %s\n", a.data_dir, strerror(errno));
+		return 1;
+	}
+	static const char *const groups[] = {"system:masters"};
+	rc = kb_pki_ensure(a.data_dir, a.sans, a.nsans, "kubicle-admin", groups, 1);
+	if (rc < 0) {
+		fprintf(stderr, "kubicle: certificates in %s: %s\n", a.data_dir, strerror(-rc));
+		return 1;
+	}
+	s.loop = uv_default_loop();
+	if ((rc = open_store(&s, &a)) < 0) {
+		fprintf(stderr, "kubicle: store: %s\n", strerror(-rc));
+		return 1;
+	}
+	if ((rc = make_tls(&s, a.data_dir)) < 0) {
+		fprintf(stderr, "kubicle: tls: %s\n", strerror(-rc));
+		goto fail_tls;
+	}
+	int port = 0;
+	struct proxy_opts po = {.listen = a.listen, .tls = s.tls, .store = s.store,
+				.advertise_host = a.advertise};
+	if ((rc = proxy_start(s.loop, &po, &s.proxy, &port)) < 0) {
+		fprintf(stderr, "kubicle: listen on %s: %s\n", a.listen, strerror(-rc));
+		goto fail_proxy;
+	}
+	if ((rc = write_kubeconfig(a.data_dir, a.listen, port)) < 0) {
+		fprintf(stderr, "kubicle: kubeconfig: %s\n", strerror(-rc));
+		goto fail_kubeconfig;
+	}
+	uv_signal_init(s.loop, &s.sigterm);
+	uv_signal_init(s.loop, &s.sigint);
+	s.sigterm.data = s.sigint.data = &s;
+	uv_signal_start(&s.sigterm, on_signal, SIGTERM);
+	uv_signal_start(&s.sigint, on_signal, SIGINT);
+	kb_info("main", "serving the Kubernetes API on port %d; kubeconfig: %s/kubeconfig", port,
+		a.data_dir);
+	uv_run(s.loop, UV_RUN_DEFAULT);
+	store_close(s.store);
+	uv_run(s.loop, UV_RUN_DEFAULT);
+	SSL_CTX_free(s.tls);
+	uv_loop_close(s.loop);
+	kb_info("main", "stopped");
+	return 0;
+fail_kubeconfig:
+	proxy_stop(s.proxy);
+	uv_run(s.loop, UV_RUN_DEFAULT);
+fail_proxy:
+	SSL_CTX_free(s.tls);
+fail_tls:
+	store_close(s.store);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		fputs(usage_text, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+		printf("kubicle %s (Kubernetes API v1.33)\n", KUBICLE_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "serve") == 0)
+		return cmd_serve(argc - 1, argv + 1);
+	fprintf(stderr, "kubicle: unknown command \"%s\"\n\n%s", argv[1], usage_text);
+	return 2;
+}

@@ -1,3 +1,242 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_proxy_namespace_c;
+/*
+ * Namespaces: the built-in ones a new cluster has, what every namespace
+ * holds from birth (default ServiceAccount, kube-root-ca.crt), refusing new
+ * content in a missing or terminating namespace, and the namespace
+ * lifecycle: a deleted namespace is Terminating until everything in it is
+ * gone, then its "kubernetes" finalizer is dropped and it is removed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/log.h"
+#include "proxy/proxy_impl.h"
+
+static const char *const builtin_ns[] = {"default", "kube-system", "kube-public",
+					 "kube-node-lease", NULL};
+
+void ns_created(struct proxy *px, const char *ns)
+{
+	const struct proxy_resource *sa = resource_find("", "v1", "serviceaccounts");
+	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind",
+			      "ServiceAccount", "metadata", "name", "default", "namespace", ns);
+	object_create(px, sa, o, NULL);
+	json_decref(o);
+	char *ca = NULL;
+	if (store_kv_get(px->store, "ca.crt", &ca) < 0)
+		return;
+	const struct proxy_resource *cm = resource_find("", "v1", "configmaps");
+	o = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s}}", "apiVersion", "v1", "kind",
+		      "ConfigMap", "metadata", "name", "kube-root-ca.crt", "namespace", ns,
+		      "annotations", "kubernetes.io/description",
+		      "Contains a CA bundle that can be used to verify the kube-apiserver when "
+		      "using internal endpoints such as the internal service IP or "
+		      "kubernetes.default.svc. No other usage is guaranteed across "
+		      "distributions of Kubernetes clusters.",
+		      "data", "ca.crt", ca);
+	object_create(px, cm, o, NULL);
+	json_decref(o);
+	free(ca);
+}
+
+/* The `kubernetes` Service and its Endpoints in `default`. */
+static int bootstrap_kubernetes_service(struct proxy *px)
+{
+	const struct proxy_resource *svc = resource_find("", "v1", "services");
+	const struct proxy_resource *ep = resource_find("", "v1", "endpoints");
+	json_t *have = NULL;
+	if (store_get(px->store, svc->store_key, "default", "kubernetes", &have) == 0) {
+		json_decref(have);
+		return 0;
+	}
+	json_t *o = json_pack(
+		"{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:{s:s,s:[s],s:[{s:s,s:i,s:s,s:i}],s:s,s:s}}",
+		"apiVersion", "v1", "kind", "Service", "metadata", "name", "kubernetes", "namespace",
+		"default", "labels", "component", "apiserver", "provider", "kubernetes", "spec",
+		"clusterIP", "10.96.0.1", "clusterIPs", "10.96.0.1", "ports", "name", "https", "port",
+		443, "protocol", "TCP", "targetPort", 6443, "type", "ClusterIP", "sessionAffinity",
+		"None");
+	int rc = object_create(px, svc, o, NULL);
+	json_decref(o);
+	if (rc < 0 && rc != -EEXIST)
+		return rc;
+	o = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:[{s:[{s:s}],s:[{s:s,s:i,s:s}]}]}",
+		      "apiVersion", "v1", "kind", "Endpoints", "metadata", "name", "kubernetes",
+		      "namespace", "default", "labels", "endpointslice.kubernetes.io/skip-mirror",
+		      "true", "subsets", "addresses", "ip", px->advertise, "ports", "name", "https",
+		      "port", px->port ? px->port : 6443, "protocol", "TCP");
+	rc = object_create(px, ep, o, NULL);
+	json_decref(o);
+	return rc == -EEXIST ? 0 : rc;
+}
+
+int ns_bootstrap(struct proxy *px)
+{
+	const struct proxy_resource *nsr = resource_find("", "v1", "namespaces");
+	int rc = store_txn_begin(px->store);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; builtin_ns[i]; i++) {
+		json_t *o = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+				      "metadata", "name", builtin_ns[i]);
+		rc = object_create(px, nsr, o, NULL);
+		json_decref(o);
+		if (rc == 0)
+			ns_created(px, builtin_ns[i]);
+		else if (rc != -EEXIST)
+			goto fail;
+	}
+	rc = bootstrap_kubernetes_service(px);
+	if (rc < 0)
+		goto fail;
+	rc = store_txn_commit(px->store);
+	if (rc == 0) {
+		json_t *items = NULL;
+		/* a namespace terminating when we stopped resumes its cleanup */
+		struct store_list_req lr = {.res = nsr->store_key};
+		struct store_list_result res = {0};
+		if (store_list(px->store, &lr, &res) == 0) {
+			size_t k;
+			json_t *n;
+			json_array_foreach(res.items, k, n)
+				if (obj_str(n, "metadata.deletionTimestamp"))
+					px->ns_pending = true;
+			items = res.items;
+			free(res.next);
+		}
+		json_decref(items);
+	}
+	return rc;
+fail:
+	store_txn_rollback(px->store);
+	kb_err("proxy", "bootstrap failed: %d", rc);
+	return rc;
+}
+
+int ns_check_writable(struct req *r, const char *ns, const char *name)
+{
+	const struct proxy_resource *nsr = resource_find("", "v1", "namespaces");
+	json_t *obj = NULL;
+	char msg[700];
+	int rc = store_get(r->px->store, nsr->store_key, "", ns, &obj);
+	if (rc == -ENOENT) {
+		snprintf(msg, sizeof(msg), "namespaces \"%s\" not found", ns);
+		reply_status(r, 404, "NotFound", msg,
+			     json_pack("{s:s,s:s}", "name", ns, "kind", "namespaces"));
+		return rc;
+	}
+	if (rc < 0) {
+		reply_errno(r, rc, ns);
+		return rc;
+	}
+	bool terminating = obj_str(obj, "metadata.deletionTimestamp") != NULL;
+	json_decref(obj);
+	if (!terminating)
+		return 0;
+	char qn[300];
+	resource_qualified(r->res, qn, sizeof(qn));
+	snprintf(msg, sizeof(msg),
+		 "%s \"%s\" is forbidden: unable to create new content in namespace %s because "
+		 "it is being terminated",
+		 qn, name ? name : "", ns);
+	reply_status(r, 403, "Forbidden", msg,
+		     json_pack("{s:s,s:s,s:[{s:s,s:s,s:s}]}", "name", name ? name : "", "kind",
+			       r->res->plural, "causes", "reason", "NamespaceTerminating",
+			       "message", msg, "field", "metadata.namespace"));
+	return -EACCES;
+}
+
+/* Deletes what a terminating namespace holds; true when it is empty. */
+static bool ns_empty_out(struct proxy *px, const char *ns)
+{
+	bool empty = true;
+	for (size_t i = 0; i < resource_count(); i++) {
+		const struct proxy_resource *res = resource_at(i);
+		if (!res->namespaced || !res->stored)
+			continue;
+		struct store_list_req lr = {.res = res->store_key, .ns = ns};
+		struct store_list_result out = {0};
+		if (store_list(px->store, &lr, &out) < 0) {
+			empty = false;
+			continue;
+		}
+		size_t k;
+		json_t *o;
+		json_array_foreach(out.items, k, o) {
+			const char *name = obj_str(o, "metadata.name");
+			if (json_array_size(obj_get(o, "metadata.finalizers")) > 0) {
+				empty = false;
+				if (!obj_str(o, "metadata.deletionTimestamp")) {
+					char ts[40];
+					kb_time_rfc3339(time(NULL), ts, sizeof(ts));
+					json_t *upd = json_deep_copy(o);
+					json_object_set_new(obj_meta(upd), "deletionTimestamp",
+							    json_string(ts));
+					json_object_set_new(obj_meta(upd), "deletionGracePeriodSeconds",
+							    json_integer(0));
+					store_update(px->store, res->store_key, ns, name, upd,
+						     obj_rv(o), NULL);
+					json_decref(upd);
+				}
+				continue;
+			}
+			if (store_delete(px->store, res->store_key, ns, name, 0, NULL, NULL) < 0)
+				empty = false;
+		}
+		json_decref(out.items);
+		free(out.next);
+	}
+	return empty;
+}
+
+/* Drops the "kubernetes" spec finalizer, then removes the namespace when
+ * no metadata finalizer holds it. */
+static void ns_finalize(struct proxy *px, const struct proxy_resource *nsr, json_t *n)
+{
+	const char *name = obj_str(n, "metadata.name");
+	json_t *upd = json_deep_copy(n);
+	json_t *fin = obj_get(upd, "spec.finalizers");
+	for (size_t i = json_array_size(fin); i-- > 0;)
+		if (strcmp(json_string_value(json_array_get(fin, i)) ?: "", "kubernetes") == 0)
+			json_array_remove(fin, i);
+	if (json_array_size(obj_get(upd, "metadata.finalizers")) == 0 &&
+	    json_array_size(fin) == 0) {
+		store_delete(px->store, nsr->store_key, "", name, 0, NULL, NULL);
+	} else if (!json_equal(upd, n)) {
+		store_update(px->store, nsr->store_key, "", name, upd, obj_rv(n), NULL);
+	}
+	json_decref(upd);
+}
+
+void ns_tick(struct proxy *px)
+{
+	if (!px->ns_pending)
+		return;
+	px->ns_pending = false;
+	const struct proxy_resource *nsr = resource_find("", "v1", "namespaces");
+	struct store_list_req lr = {.res = nsr->store_key};
+	struct store_list_result res = {0};
+	if (store_list(px->store, &lr, &res) < 0) {
+		px->ns_pending = true;
+		return;
+	}
+	size_t i;
+	json_t *n;
+	json_array_foreach(res.items, i, n) {
+		if (!obj_str(n, "metadata.deletionTimestamp"))
+			continue;
+		const char *name = obj_str(n, "metadata.name");
+		store_txn_begin(px->store);
+		bool empty = ns_empty_out(px, name);
+		if (empty)
+			ns_finalize(px, nsr, n);
+		else
+			px->ns_pending = true;
+		store_txn_commit(px->store);
+		kb_info("proxy", "namespace %s: %s", name, empty ? "removed" : "waiting for finalizers");
+	}
+	json_decref(res.items);
+	free(res.next);
+}

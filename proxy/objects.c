@@ -1,3 +1,482 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_proxy_objects_c;
+/*
+ * Object helpers: dotted-path access, the metadata the server owns on
+ * create (uid, creationTimestamp, generation), the defaults kube-apiserver
+ * applies per kind, and the validation entry point.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "proxy/proxy_impl.h"
+#include "proxy/validate.h"
+
+json_t *obj_get(const json_t *obj, const char *path)
+{
+	char key[128];
+	const json_t *cur = obj;
+	while (cur && *path) {
+		const char *dot = strchr(path, '.');
+		size_t n = dot ? (size_t)(dot - path) : strlen(path);
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		cur = json_object_get(cur, key);
+		path += n + (dot ? 1 : 0);
+	}
+	return (json_t *)cur;
+}
+
+const char *obj_str(const json_t *obj, const char *path)
+{
+	return json_string_value(obj_get(obj, path));
+}
+
+/* Sets a string at a dotted path, creating objects on the way. */
+void obj_set_str(json_t *obj, const char *path, const char *value)
+{
+	char key[128];
+	json_t *cur = obj;
+	for (;;) {
+		const char *dot = strchr(path, '.');
+		size_t n = dot ? (size_t)(dot - path) : strlen(path);
+		if (n >= sizeof(key))
+			return;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		if (!dot) {
+			json_object_set_new(cur, key, json_string(value));
+			return;
+		}
+		json_t *next = json_object_get(cur, key);
+		if (!json_is_object(next)) {
+			next = json_object();
+			json_object_set_new(cur, key, next);
+		}
+		cur = next;
+		path = dot + 1;
+	}
+}
+
+json_t *obj_meta(json_t *obj)
+{
+	json_t *m = json_object_get(obj, "metadata");
+	if (!json_is_object(m)) {
+		m = json_object();
+		json_object_set_new(obj, "metadata", m);
+	}
+	return m;
+}
+
+int64_t obj_rv(const json_t *obj)
+{
+	const char *rv = obj_str(obj, "metadata.resourceVersion");
+	return rv ? strtoll(rv, NULL, 10) : 0;
+}
+
+static void set_default(json_t *obj, const char *key, json_t *value)
+{
+	if (!json_object_get(obj, key))
+		json_object_set(obj, key, value);
+	json_decref(value);
+}
+
+static json_t *ensure_obj(json_t *parent, const char *key)
+{
+	json_t *o = json_object_get(parent, key);
+	if (!json_is_object(o)) {
+		o = json_object();
+		json_object_set_new(parent, key, o);
+	}
+	return o;
+}
+
+/* Server-owned metadata of a new object. */
+void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now)
+{
+	json_t *m = obj_meta(obj);
+	char uid[40], ts[40];
+	kb_uuid(uid);
+	kb_time_rfc3339(now, ts, sizeof(ts));
+	json_object_set_new(m, "uid", json_string(uid));
+	json_object_set_new(m, "creationTimestamp", json_string(ts));
+	json_object_del(m, "deletionTimestamp");
+	json_object_del(m, "deletionGracePeriodSeconds");
+	json_object_del(m, "selfLink");
+	json_object_del(m, "resourceVersion");
+	if (res->has_status || res->crd)
+		json_object_set_new(m, "generation", json_integer(1));
+	else
+		json_object_del(m, "generation");
+	json_t *tmp = json_object_get(obj, "apiVersion");
+	(void)tmp;
+	char av[128];
+	if (res->group[0])
+		snprintf(av, sizeof(av), "%s/%s", res->group, res->version);
+	else
+		snprintf(av, sizeof(av), "%s", res->version);
+	json_object_set_new(obj, "apiVersion", json_string(av));
+	json_object_set_new(obj, "kind", json_string(res->kind));
+}
+
+static bool image_has_tag(const char *image)
+{
+	if (strchr(image, '@'))
+		return true;
+	const char *slash = strrchr(image, '/');
+	const char *colon = strrchr(slash ? slash : image, ':');
+	return colon && strcmp(colon, ":latest") != 0;
+}
+
+static void default_container(json_t *c)
+{
+	const char *image = json_string_value(json_object_get(c, "image"));
+	set_default(c, "imagePullPolicy",
+		    json_string(image && image_has_tag(image) ? "IfNotPresent" : "Always"));
+	set_default(c, "terminationMessagePath", json_string("/dev/termination-log"));
+	set_default(c, "terminationMessagePolicy", json_string("File"));
+	set_default(c, "resources", json_object());
+	size_t i;
+	json_t *p;
+	json_array_foreach(json_object_get(c, "ports"), i, p)
+		if (json_is_object(p))
+			set_default(p, "protocol", json_string("TCP"));
+}
+
+static void default_pod_spec(json_t *spec)
+{
+	if (!json_is_object(spec))
+		return;
+	set_default(spec, "restartPolicy", json_string("Always"));
+	set_default(spec, "terminationGracePeriodSeconds", json_integer(30));
+	set_default(spec, "dnsPolicy", json_string("ClusterFirst"));
+	set_default(spec, "securityContext", json_object());
+	set_default(spec, "schedulerName", json_string("default-scheduler"));
+	set_default(spec, "enableServiceLinks", json_true());
+	const char *sa = json_string_value(json_object_get(spec, "serviceAccountName"));
+	if (!sa)
+		sa = json_string_value(json_object_get(spec, "serviceAccount"));
+	if (!sa)
+		sa = "default";
+	json_object_set_new(spec, "serviceAccountName", json_string(sa));
+	json_object_set_new(spec, "serviceAccount", json_string(sa));
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(spec, "containers"), i, c)
+		if (json_is_object(c))
+			default_container(c);
+	json_array_foreach(json_object_get(spec, "initContainers"), i, c)
+		if (json_is_object(c))
+			default_container(c);
+}
+
+/* QoS class as kubelet computes it (requests/limits of all containers). */
+static const char *pod_qos(const json_t *spec)
+{
+	bool any = false, guaranteed = true;
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(spec, "containers"), i, c) {
+		json_t *res = json_object_get(c, "resources");
+		json_t *req = json_object_get(res, "requests");
+		json_t *lim = json_object_get(res, "limits");
+		if (json_object_size(req) || json_object_size(lim))
+			any = true;
+		const char *names[] = {"cpu", "memory"};
+		for (int k = 0; k < 2; k++) {
+			json_t *l = json_object_get(lim, names[k]);
+			json_t *q = json_object_get(req, names[k]);
+			if (!l || (q && !json_equal(q, l)))
+				guaranteed = false;
+		}
+	}
+	if (!any)
+		return "BestEffort";
+	return guaranteed ? "Guaranteed" : "Burstable";
+}
+
+static void default_pod(json_t *obj)
+{
+	json_t *spec = ensure_obj(obj, "spec");
+	default_pod_spec(spec);
+	json_t *tols = json_object_get(spec, "tolerations");
+	if (!json_is_array(tols)) {
+		tols = json_array();
+		json_object_set_new(spec, "tolerations", tols);
+	}
+	const char *keys[] = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"};
+	for (int k = 0; k < 2; k++) {
+		bool have = false;
+		size_t i;
+		json_t *t;
+		json_array_foreach(tols, i, t)
+			if (json_is_object(t) &&
+			    json_string_value(json_object_get(t, "key")) &&
+			    strcmp(json_string_value(json_object_get(t, "key")), keys[k]) == 0)
+				have = true;
+		if (!have)
+			json_array_append_new(tols, json_pack("{s:s,s:s,s:s,s:i}", "key", keys[k],
+							      "operator", "Exists", "effect",
+							      "NoExecute", "tolerationSeconds", 300));
+	}
+	set_default(spec, "priority", json_integer(0));
+	json_t *status = ensure_obj(obj, "status");
+	set_default(status, "phase", json_string("Pending"));
+	set_default(status, "qosClass", json_string(pod_qos(spec)));
+}
+
+static void default_template(json_t *obj)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	json_t *tmpl = json_object_get(spec, "template");
+	if (json_is_object(tmpl)) {
+		json_t *tspec = json_object_get(tmpl, "spec");
+		default_pod_spec(tspec);
+		json_t *tm = ensure_obj(tmpl, "metadata");
+		(void)tm;
+	}
+}
+
+static void default_deployment(json_t *obj)
+{
+	json_t *spec = ensure_obj(obj, "spec");
+	set_default(spec, "replicas", json_integer(1));
+	set_default(spec, "revisionHistoryLimit", json_integer(10));
+	set_default(spec, "progressDeadlineSeconds", json_integer(600));
+	if (!json_object_get(spec, "strategy"))
+		json_object_set_new(spec, "strategy",
+				    json_pack("{s:s,s:{s:s,s:s}}", "type", "RollingUpdate",
+					      "rollingUpdate", "maxUnavailable", "25%", "maxSurge",
+					      "25%"));
+	default_template(obj);
+	set_default(obj, "status", json_object());
+}
+
+static void default_statefulset(json_t *obj)
+{
+	json_t *spec = ensure_obj(obj, "spec");
+	set_default(spec, "replicas", json_integer(1));
+	set_default(spec, "revisionHistoryLimit", json_integer(10));
+	set_default(spec, "podManagementPolicy", json_string("OrderedReady"));
+	if (!json_object_get(spec, "updateStrategy"))
+		json_object_set_new(spec, "updateStrategy",
+				    json_pack("{s:s,s:{s:i}}", "type", "RollingUpdate",
+					      "rollingUpdate", "partition", 0));
+	set_default(spec, "persistentVolumeClaimRetentionPolicy",
+		    json_pack("{s:s,s:s}", "whenDeleted", "Retain", "whenScaled", "Retain"));
+	default_template(obj);
+	json_t *status = ensure_obj(obj, "status");
+	set_default(status, "replicas", json_integer(0));
+	set_default(status, "availableReplicas", json_integer(0));
+}
+
+static void default_replicaset(json_t *obj)
+{
+	json_t *spec = ensure_obj(obj, "spec");
+	set_default(spec, "replicas", json_integer(1));
+	default_template(obj);
+	json_t *status = ensure_obj(obj, "status");
+	set_default(status, "replicas", json_integer(0));
+}
+
+static void default_daemonset(json_t *obj)
+{
+	json_t *spec = ensure_obj(obj, "spec");
+	set_default(spec, "revisionHistoryLimit", json_integer(10));
+	if (!json_object_get(spec, "updateStrategy"))
+		json_object_set_new(spec, "updateStrategy",
+				    json_pack("{s:s,s:{s:i,s:i}}", "type", "RollingUpdate",
+					      "rollingUpdate", "maxUnavailable", 1, "maxSurge", 0));
+	default_template(obj);
+	json_t *status = ensure_obj(obj, "status");
+	const char *keys[] = {"currentNumberScheduled", "numberMisscheduled",
+			      "desiredNumberScheduled", "numberReady"};
+	for (int i = 0; i < 4; i++)
+		set_default(status, keys[i], json_integer(0));
+}
+
+static void default_job(json_t *obj)
+{
+	json_t *spec = ensure_obj(obj, "spec");
+	set_default(spec, "parallelism", json_integer(1));
+	set_default(spec, "completions", json_integer(1));
+	set_default(spec, "backoffLimit", json_integer(6));
+	set_default(spec, "completionMode", json_string("NonIndexed"));
+	set_default(spec, "suspend", json_false());
+	set_default(spec, "podReplacementPolicy", json_string("TerminatingOrFailed"));
+	const char *uid = obj_str(obj, "metadata.uid");
+	const char *name = obj_str(obj, "metadata.name");
+	json_t *tmpl = ensure_obj(spec, "template");
+	json_t *labels = ensure_obj(ensure_obj(tmpl, "metadata"), "labels");
+	if (uid && name && !json_object_get(spec, "selector") &&
+	    !json_is_true(json_object_get(spec, "manualSelector"))) {
+		json_object_set_new(spec, "selector",
+				    json_pack("{s:{s:s}}", "matchLabels",
+					      "batch.kubernetes.io/controller-uid", uid));
+		json_object_set_new(labels, "batch.kubernetes.io/controller-uid", json_string(uid));
+		json_object_set_new(labels, "batch.kubernetes.io/job-name", json_string(name));
+		json_object_set_new(labels, "controller-uid", json_string(uid));
+		json_object_set_new(labels, "job-name", json_string(name));
+	}
+	default_template(obj);
+	set_default(obj, "status", json_object());
+}
+
+static void default_cronjob(json_t *obj)
+{
+	json_t *spec = ensure_obj(obj, "spec");
+	set_default(spec, "concurrencyPolicy", json_string("Allow"));
+	set_default(spec, "suspend", json_false());
+	set_default(spec, "successfulJobsHistoryLimit", json_integer(3));
+	set_default(spec, "failedJobsHistoryLimit", json_integer(1));
+	json_t *jt = json_object_get(spec, "jobTemplate");
+	json_t *jspec = json_object_get(jt, "spec");
+	if (json_is_object(jspec)) {
+		set_default(jspec, "backoffLimit", json_integer(6));
+		set_default(jspec, "completionMode", json_string("NonIndexed"));
+		default_pod_spec(json_object_get(json_object_get(jspec, "template"), "spec"));
+	}
+	set_default(obj, "status", json_object());
+}
+
+/* A ClusterIP from 10.96.0.0/12, derived from the uid so it is stable. */
+static void default_service(struct proxy *px, json_t *obj)
+{
+	json_t *spec = ensure_obj(obj, "spec");
+	set_default(spec, "type", json_string("ClusterIP"));
+	set_default(spec, "sessionAffinity", json_string("None"));
+	const char *type = json_string_value(json_object_get(spec, "type"));
+	if (type && strcmp(type, "ExternalName") != 0) {
+		if (!json_object_get(spec, "clusterIP")) {
+			char ip[32];
+			unsigned h = (unsigned)store_rev(px->store) * 2654435761u;
+			snprintf(ip, sizeof(ip), "10.%u.%u.%u", 96 + ((h >> 16) & 15), (h >> 8) & 255,
+				 2 + (h & 127));
+			json_object_set_new(spec, "clusterIP", json_string(ip));
+		}
+		const char *cip = json_string_value(json_object_get(spec, "clusterIP"));
+		set_default(spec, "clusterIPs", json_pack("[s]", cip ? cip : "None"));
+		set_default(spec, "ipFamilies", json_pack("[s]", "IPv4"));
+		set_default(spec, "ipFamilyPolicy", json_string("SingleStack"));
+		set_default(spec, "internalTrafficPolicy", json_string("Cluster"));
+	}
+	size_t i;
+	json_t *p;
+	json_array_foreach(json_object_get(spec, "ports"), i, p) {
+		if (!json_is_object(p))
+			continue;
+		set_default(p, "protocol", json_string("TCP"));
+		json_t *port = json_object_get(p, "port");
+		if (port && !json_object_get(p, "targetPort"))
+			json_object_set(p, "targetPort", port);
+	}
+	json_t *status = ensure_obj(obj, "status");
+	set_default(status, "loadBalancer", json_object());
+}
+
+static void default_secret(json_t *obj)
+{
+	set_default(obj, "type", json_string("Opaque"));
+	json_t *sd = json_object_get(obj, "stringData");
+	if (json_is_object(sd)) {
+		json_t *data = ensure_obj(obj, "data");
+		const char *k;
+		json_t *v;
+		json_object_foreach(sd, k, v) {
+			const char *s = json_string_value(v);
+			if (!s)
+				continue;
+			char *b = kb_base64_encode(s, strlen(s));
+			json_object_set_new(data, k, json_string(b));
+			free(b);
+		}
+		json_object_del(obj, "stringData");
+	}
+}
+
+static void default_namespace(json_t *obj)
+{
+	json_t *spec = ensure_obj(obj, "spec");
+	set_default(spec, "finalizers", json_pack("[s]", "kubernetes"));
+	json_t *status = ensure_obj(obj, "status");
+	set_default(status, "phase", json_string("Active"));
+	json_t *labels = ensure_obj(obj_meta(obj), "labels");
+	const char *name = obj_str(obj, "metadata.name");
+	if (name)
+		json_object_set_new(labels, "kubernetes.io/metadata.name", json_string(name));
+}
+
+static void default_pvc(json_t *obj)
+{
+	json_t *spec = ensure_obj(obj, "spec");
+	set_default(spec, "volumeMode", json_string("Filesystem"));
+	json_t *status = ensure_obj(obj, "status");
+	set_default(status, "phase", json_string("Pending"));
+}
+
+void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj)
+{
+	const char *g = res->group, *k = res->kind;
+	if (!g[0]) {
+		if (strcmp(k, "Pod") == 0)
+			default_pod(obj);
+		else if (strcmp(k, "Service") == 0)
+			default_service(px, obj);
+		else if (strcmp(k, "Secret") == 0)
+			default_secret(obj);
+		else if (strcmp(k, "Namespace") == 0)
+			default_namespace(obj);
+		else if (strcmp(k, "PersistentVolumeClaim") == 0)
+			default_pvc(obj);
+	} else if (strcmp(g, "apps") == 0) {
+		if (strcmp(k, "Deployment") == 0)
+			default_deployment(obj);
+		else if (strcmp(k, "StatefulSet") == 0)
+			default_statefulset(obj);
+		else if (strcmp(k, "ReplicaSet") == 0)
+			default_replicaset(obj);
+		else if (strcmp(k, "DaemonSet") == 0)
+			default_daemonset(obj);
+	} else if (strcmp(g, "batch") == 0) {
+		if (strcmp(k, "Job") == 0)
+			default_job(obj);
+		else if (strcmp(k, "CronJob") == 0)
+			default_cronjob(obj);
+	}
+}
+
+int obj_validate(struct req *r, const json_t *obj, const json_t *old)
+{
+	json_t *causes = json_array();
+	val_object_meta(r->res, obj, old, causes);
+	val_object(r->res, obj, old, causes);
+	if (json_array_size(causes) == 0) {
+		json_decref(causes);
+		return 0;
+	}
+	reply_invalid(r, r->res->kind, obj_str(obj, "metadata.name"), causes);
+	return -EINVAL;
+}
+
+/* True when anything outside metadata and status differs. */
+bool obj_spec_changed(const json_t *a, const json_t *b)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)a, k, v) {
+		if (strcmp(k, "metadata") == 0 || strcmp(k, "status") == 0)
+			continue;
+		if (!json_equal(v, json_object_get(b, k)))
+			return true;
+	}
+	json_object_foreach((json_t *)b, k, v) {
+		if (strcmp(k, "metadata") == 0 || strcmp(k, "status") == 0)
+			continue;
+		if (!json_object_get(a, k))
+			return true;
+	}
+	return false;
+}

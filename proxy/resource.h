@@ -71,4 +71,9 @@ const struct proxy_resource *resource_at(size_t i);
 const struct proxy_subresource *resource_sub(const struct proxy_resource *r,
 					     const char *name);
 
+/* Adds a run-time row (CRD); the row is borrowed until resource_remove.
+ * Returns 0 or -ENOSPC. */
+int resource_add(struct proxy_resource *r);
+void resource_remove(const struct proxy_resource *r);
+
 #endif

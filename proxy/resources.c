@@ -1,3 +1,191 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_proxy_resources_c;
+/*
+ * The built-in resource table (see resource.h). Facts are kube-apiserver
+ * 1.33's: scope, kind, plural, singular, short names, categories, verbs,
+ * subresources and the extra field selectors each resource supports.
+ */
+#include "proxy/resource.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/util.h"
+
+#define S(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define SUB_STATUS(g, v, k) {"status", g, v, k, VERB_GET | VERB_PATCH | VERB_UPDATE}
+#define SUB_SCALE {"scale", "autoscaling", "v1", "Scale", VERB_GET | VERB_PATCH | VERB_UPDATE}
+#define SUB_END {NULL, NULL, NULL, NULL, 0}
+#define CORE(kind_, plural_, singular_, ns_) \
+	.group = "", .version = "v1", .kind = kind_, .list_kind = kind_ "List", \
+	.plural = plural_, .singular = singular_, .namespaced = ns_, .stored = true, \
+	.verbs = VERBS_ALL, .proto = "k8s.io.api.core.v1." kind_
+#define APPS(kind_, plural_, singular_) \
+	.group = "apps", .version = "v1", .kind = kind_, .list_kind = kind_ "List", \
+	.plural = plural_, .singular = singular_, .namespaced = true, .stored = true, \
+	.verbs = VERBS_ALL, .proto = "k8s.io.api.apps.v1." kind_, .has_status = true
+#define BATCH(kind_, plural_, singular_) \
+	.group = "batch", .version = "v1", .kind = kind_, .list_kind = kind_ "List", \
+	.plural = plural_, .singular = singular_, .namespaced = true, .stored = true, \
+	.verbs = VERBS_ALL, .proto = "k8s.io.api.batch.v1." kind_, .has_status = true, \
+	.categories = S("all")
+
+static const struct proxy_subresource ns_subs[] = {
+	SUB_STATUS("", "v1", "Namespace"),
+	{"finalize", "", "v1", "Namespace", VERB_UPDATE},
+	SUB_END,
+};
+static const struct proxy_subresource pod_subs[] = {SUB_STATUS("", "v1", "Pod"), SUB_END};
+static const struct proxy_subresource svc_subs[] = {SUB_STATUS("", "v1", "Service"), SUB_END};
+static const struct proxy_subresource node_subs[] = {SUB_STATUS("", "v1", "Node"), SUB_END};
+static const struct proxy_subresource pvc_subs[] = {
+	SUB_STATUS("", "v1", "PersistentVolumeClaim"), SUB_END};
+static const struct proxy_subresource rq_subs[] = {
+	SUB_STATUS("", "v1", "ResourceQuota"), SUB_END};
+static const struct proxy_subresource deploy_subs[] = {
+	SUB_STATUS("apps", "v1", "Deployment"), SUB_SCALE, SUB_END};
+static const struct proxy_subresource rs_subs[] = {
+	SUB_STATUS("apps", "v1", "ReplicaSet"), SUB_SCALE, SUB_END};
+static const struct proxy_subresource sts_subs[] = {
+	SUB_STATUS("apps", "v1", "StatefulSet"), SUB_SCALE, SUB_END};
+static const struct proxy_subresource ds_subs[] = {
+	SUB_STATUS("apps", "v1", "DaemonSet"), SUB_END};
+static const struct proxy_subresource job_subs[] = {
+	SUB_STATUS("batch", "v1", "Job"), SUB_END};
+static const struct proxy_subresource cj_subs[] = {
+	SUB_STATUS("batch", "v1", "CronJob"), SUB_END};
+
+static struct proxy_resource builtins[] = {
+	{CORE("Namespace", "namespaces", "namespace", false), .short_names = S("ns"),
+	 .subresources = ns_subs, .field_selectors = S("status.phase"), .has_status = true},
+	{CORE("Pod", "pods", "pod", true), .short_names = S("po"), .categories = S("all"),
+	 .subresources = pod_subs, .has_status = true,
+	 .field_selectors = S("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+			      "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
+			      "status.podIP", "status.podIPs", "status.nominatedNodeName")},
+	{CORE("Service", "services", "service", true), .short_names = S("svc"),
+	 .categories = S("all"), .subresources = svc_subs, .has_status = true,
+	 .field_selectors = S("spec.clusterIP", "spec.type")},
+	{CORE("ConfigMap", "configmaps", "configmap", true), .short_names = S("cm")},
+	{CORE("Secret", "secrets", "secret", true), .field_selectors = S("type")},
+	{CORE("ServiceAccount", "serviceaccounts", "serviceaccount", true),
+	 .short_names = S("sa")},
+	{CORE("Event", "events", "event", true), .short_names = S("ev"),
+	 .field_selectors = S("involvedObject.kind", "involvedObject.namespace",
+			      "involvedObject.name", "involvedObject.uid",
+			      "involvedObject.apiVersion", "involvedObject.resourceVersion",
+			      "involvedObject.fieldPath", "reason", "reportingComponent",
+			      "source", "type")},
+	{CORE("Node", "nodes", "node", false), .short_names = S("no"),
+	 .subresources = node_subs, .has_status = true,
+	 .field_selectors = S("spec.unschedulable")},
+	{CORE("Endpoints", "endpoints", "endpoints", true), .short_names = S("ep")},
+	{CORE("PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", true),
+	 .short_names = S("pvc"), .subresources = pvc_subs, .has_status = true},
+	{CORE("ResourceQuota", "resourcequotas", "resourcequota", true),
+	 .short_names = S("quota"), .subresources = rq_subs, .has_status = true},
+	{CORE("LimitRange", "limitranges", "limitrange", true), .short_names = S("limits")},
+	{APPS("Deployment", "deployments", "deployment"), .short_names = S("deploy"),
+	 .categories = S("all"), .subresources = deploy_subs},
+	{APPS("ReplicaSet", "replicasets", "replicaset"), .short_names = S("rs"),
+	 .categories = S("all"), .subresources = rs_subs, .field_selectors = S("status.replicas")},
+	{APPS("StatefulSet", "statefulsets", "statefulset"), .short_names = S("sts"),
+	 .categories = S("all"), .subresources = sts_subs},
+	{APPS("DaemonSet", "daemonsets", "daemonset"), .short_names = S("ds"),
+	 .categories = S("all"), .subresources = ds_subs},
+	{.group = "apps", .version = "v1", .kind = "ControllerRevision",
+	 .list_kind = "ControllerRevisionList", .plural = "controllerrevisions",
+	 .singular = "controllerrevision", .namespaced = true, .stored = true,
+	 .verbs = VERBS_ALL, .proto = "k8s.io.api.apps.v1.ControllerRevision"},
+	{BATCH("Job", "jobs", "job"), .subresources = job_subs,
+	 .field_selectors = S("status.successful")},
+	{BATCH("CronJob", "cronjobs", "cronjob"), .short_names = S("cj"), .subresources = cj_subs},
+	{.group = "events.k8s.io", .version = "v1", .kind = "Event", .list_kind = "EventList",
+	 .plural = "events", .singular = "event", .namespaced = true, .stored = true,
+	 .verbs = VERBS_ALL, .proto = "k8s.io.api.events.v1.Event", .short_names = S("ev"),
+	 .field_selectors = S("regarding.kind", "regarding.namespace", "regarding.name",
+			      "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion",
+			      "regarding.fieldPath", "reason", "reportingController", "type")},
+	{.group = "coordination.k8s.io", .version = "v1", .kind = "Lease", .list_kind = "LeaseList",
+	 .plural = "leases", .singular = "lease", .namespaced = true, .stored = true,
+	 .verbs = VERBS_ALL, .proto = "k8s.io.api.coordination.v1.Lease"},
+};
+
+#define MAX_ROWS 1024
+static struct proxy_resource *rows[MAX_ROWS];
+static size_t nrows;
+
+static void table_init(void)
+{
+	if (nrows)
+		return;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(builtins); i++) {
+		struct proxy_resource *r = &builtins[i];
+		snprintf(r->store_key, sizeof(r->store_key), "%s/%s", r->group, r->plural);
+		rows[nrows++] = r;
+	}
+}
+
+const struct proxy_resource *resource_find(const char *group, const char *version,
+					   const char *plural)
+{
+	table_init();
+	for (size_t i = 0; i < nrows; i++) {
+		const struct proxy_resource *r = rows[i];
+		if (strcmp(r->plural, plural) == 0 && strcmp(r->group, group) == 0 &&
+		    strcmp(r->version, version) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+const struct proxy_resource *resource_find_kind(const char *group, const char *kind)
+{
+	table_init();
+	for (size_t i = 0; i < nrows; i++) {
+		const struct proxy_resource *r = rows[i];
+		if (strcmp(r->kind, kind) == 0 && strcmp(r->group, group) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+size_t resource_count(void)
+{
+	table_init();
+	return nrows;
+}
+
+const struct proxy_resource *resource_at(size_t i)
+{
+	table_init();
+	return i < nrows ? rows[i] : NULL;
+}
+
+const struct proxy_subresource *resource_sub(const struct proxy_resource *r, const char *name)
+{
+	for (const struct proxy_subresource *s = r->subresources; s && s->name; s++)
+		if (strcmp(s->name, name) == 0)
+			return s;
+	return NULL;
+}
+
+int resource_add(struct proxy_resource *r)
+{
+	table_init();
+	if (nrows >= MAX_ROWS)
+		return -28; /* -ENOSPC */
+	snprintf(r->store_key, sizeof(r->store_key), "%s/%s", r->group, r->plural);
+	rows[nrows++] = r;
+	return 0;
+}
+
+void resource_remove(const struct proxy_resource *r)
+{
+	for (size_t i = 0; i < nrows; i++) {
+		if (rows[i] == r) {
+			memmove(&rows[i], &rows[i + 1], (nrows - i - 1) * sizeof(rows[0]));
+			nrows--;
+			return;
+		}
+	}
+}

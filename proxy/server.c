@@ -1,3 +1,327 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_proxy_server_c;
+/*
+ * The API front's entry: starts the HTTPS listener, authenticates each
+ * request, splits its path and query, and routes it to health, version,
+ * discovery, OpenAPI or the resource handlers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/x509.h>
+
+#include "lib/log.h"
+#include "lib/util.h"
+#include "proxy/openapi.h"
+#include "proxy/proxy_impl.h"
+
+static void parse_query(struct req *r)
+{
+	struct query *q = &r->q;
+	memset(q, 0, sizeof(*q));
+	q->timeout_seconds = -1;
+	q->grace_period = -1;
+	q->buf = strdup(r->http->query ? r->http->query : "");
+	char *cur = q->buf, *k, *v;
+	while (cur && kb_http_query_next(&cur, &k, &v)) {
+		if (strcmp(k, "labelSelector") == 0)
+			q->label_selector = v;
+		else if (strcmp(k, "fieldSelector") == 0)
+			q->field_selector = v;
+		else if (strcmp(k, "resourceVersion") == 0)
+			q->resource_version = v;
+		else if (strcmp(k, "resourceVersionMatch") == 0)
+			q->resource_version_match = v;
+		else if (strcmp(k, "continue") == 0)
+			q->cont = v;
+		else if (strcmp(k, "fieldManager") == 0)
+			q->field_manager = v;
+		else if (strcmp(k, "propagationPolicy") == 0)
+			q->propagation_policy = v;
+		else if (strcmp(k, "limit") == 0)
+			q->limit = strtol(v, NULL, 10);
+		else if (strcmp(k, "timeoutSeconds") == 0)
+			q->timeout_seconds = strtol(v, NULL, 10);
+		else if (strcmp(k, "gracePeriodSeconds") == 0)
+			q->grace_period = strtol(v, NULL, 10);
+		else if (strcmp(k, "watch") == 0)
+			q->watch = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
+		else if (strcmp(k, "allowWatchBookmarks") == 0)
+			q->allow_bookmarks = strcmp(v, "true") == 0;
+		else if (strcmp(k, "dryRun") == 0)
+			q->dry_run = strcmp(v, "All") == 0;
+		else if (strcmp(k, "force") == 0)
+			q->force = strcmp(v, "true") == 0;
+		else if (strcmp(k, "fieldValidation") == 0)
+			q->validation = strcmp(v, "Strict") == 0   ? FV_STRICT
+					: strcmp(v, "Ignore") == 0 ? FV_IGNORE
+								   : FV_WARN;
+		else if (strcmp(k, "includeObject") == 0)
+			q->include = strcmp(v, "Object") == 0 ? INC_OBJECT
+				     : strcmp(v, "None") == 0 ? INC_NONE
+							      : INC_METADATA;
+	}
+}
+
+/* Splits the path into decoded segments; -EINVAL for hostile paths. */
+static int split_path(struct req *r)
+{
+	r->pathbuf = strdup(r->http->path);
+	if (!r->pathbuf)
+		return -ENOMEM;
+	char *p = r->pathbuf;
+	if (*p != '/')
+		return -EINVAL;
+	while (*p == '/')
+		p++;
+	while (*p) {
+		if (r->nsegs == (int)KB_ARRAY_SIZE(r->segs))
+			return -EINVAL;
+		char *seg = p;
+		char *slash = strchr(p, '/');
+		if (slash) {
+			*slash = '\0';
+			p = slash + 1;
+		} else {
+			p += strlen(p);
+		}
+		if (kb_http_unescape(seg, false) < 0 || !*seg || strcmp(seg, ".") == 0 ||
+		    strcmp(seg, "..") == 0 || strchr(seg, '/'))
+			return -EINVAL;
+		r->segs[r->nsegs++] = seg;
+	}
+	return 0;
+}
+
+static void reply_not_found(struct req *r)
+{
+	reply_status(r, 404, "NotFound", "the server could not find the requested resource",
+		     json_pack("{s:[{s:s,s:s}]}", "causes", "reason", "UnexpectedServerResponse",
+			       "message", "404 page not found"));
+}
+
+static void serve_version(struct req *r)
+{
+	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "major", KB_K8S_MAJOR,
+			      "minor", KB_K8S_MINOR, "emulationMajor", KB_K8S_MAJOR,
+			      "emulationMinor", KB_K8S_MINOR, "gitVersion", KB_K8S_GIT_VERSION,
+			      "gitCommit", "kubicle", "gitTreeState", "clean", "buildDate",
+			      "2026-11-29T00:00:00Z", "goVersion", "c17", "compiler", "gcc");
+	json_object_set_new(v, "platform", json_string("linux/amd64"));
+	reply_json(r, 200, v);
+	json_decref(v);
+}
+
+static bool is_health(const struct req *r)
+{
+	return r->nsegs >= 1 && (strcmp(r->segs[0], "healthz") == 0 ||
+				 strcmp(r->segs[0], "livez") == 0 ||
+				 strcmp(r->segs[0], "readyz") == 0);
+}
+
+/* Anonymous requests may reach only what system:public-info-viewer allows. */
+static bool is_public(const struct req *r)
+{
+	return is_health(r) || (r->nsegs == 1 && strcmp(r->segs[0], "version") == 0);
+}
+
+static int authenticate(struct req *r)
+{
+	X509 *cert = r->http->peer_cert;
+	if (!cert)
+		return -EACCES;
+	X509_NAME *subj = X509_get_subject_name(cert);
+	if (X509_NAME_get_text_by_NID(subj, NID_commonName, r->user, sizeof(r->user)) <= 0)
+		return -EACCES;
+	return 0;
+}
+
+static void serve_openapi(struct req *r)
+{
+	if (r->nsegs == 2 && strcmp(r->segs[1], "v3") == 0) {
+		json_t *root = openapi_v3_root();
+		reply_json(r, 200, root);
+		json_decref(root);
+		return;
+	}
+	if (r->nsegs >= 3 && strcmp(r->segs[1], "v3") == 0) {
+		const char *group = "", *version = NULL;
+		if (r->nsegs == 4 && strcmp(r->segs[2], "api") == 0)
+			version = r->segs[3];
+		else if (r->nsegs == 5 && strcmp(r->segs[2], "apis") == 0) {
+			group = r->segs[3];
+			version = r->segs[4];
+		}
+		size_t len = 0;
+		const char *text = version ? openapi_v3_gv_text(group, version, &len) : NULL;
+		if (text) {
+			struct kb_buf hdr = {0};
+			kb_buf_puts(&hdr, "Cache-Control: public, immutable\r\n");
+			kb_http_respond(r->http, 200, "application/json", hdr.data, text, len);
+			kb_buf_free(&hdr);
+			r->http = NULL;
+			return;
+		}
+	}
+	reply_not_found(r);
+}
+
+/* Fills group/version/ns/plural/name/sub from /api/v1/... or /apis/g/v/... */
+static int route_resource(struct req *r)
+{
+	int i;
+	if (strcmp(r->segs[0], "api") == 0) {
+		if (r->nsegs < 3)
+			return -ENOENT;
+		r->group = "";
+		r->version = r->segs[1];
+		i = 2;
+	} else {
+		if (r->nsegs < 4)
+			return -ENOENT;
+		r->group = r->segs[1];
+		r->version = r->segs[2];
+		i = 3;
+	}
+	int left = r->nsegs - i;
+	char **s = &r->segs[i];
+	/* namespaces/<ns>/<plural>[/<name>[/<sub>]] unless it is the namespace itself */
+	if (strcmp(s[0], "namespaces") == 0 && left >= 3 &&
+	    !(left == 3 && (strcmp(s[2], "status") == 0 || strcmp(s[2], "finalize") == 0))) {
+		r->ns = s[1];
+		s += 2;
+		left -= 2;
+	}
+	if (left > 3)
+		return -ENOENT;
+	r->plural = s[0];
+	r->name = left > 1 ? s[1] : NULL;
+	r->sub = left > 2 ? s[2] : NULL;
+	r->res = resource_find(r->group, r->version, r->plural);
+	if (!r->res)
+		return -ENOENT;
+	if (r->ns && !r->res->namespaced)
+		return -ENOENT;
+	return 0;
+}
+
+static void route(struct req *r)
+{
+	if (r->nsegs == 0) {
+		json_t *paths = json_pack("{s:[s,s,s,s,s,s,s]}", "paths", "/api", "/apis",
+					  "/healthz", "/livez", "/openapi/v3", "/readyz",
+					  "/version");
+		reply_json(r, 200, paths);
+		json_decref(paths);
+		return;
+	}
+	if (is_health(r)) {
+		reply_text(r, 200, "text/plain; charset=utf-8", "ok", 2);
+		return;
+	}
+	if (r->nsegs == 1 && strcmp(r->segs[0], "version") == 0) {
+		serve_version(r);
+		return;
+	}
+	if (strcmp(r->segs[0], "openapi") == 0) {
+		serve_openapi(r);
+		return;
+	}
+	if (strcmp(r->segs[0], "api") != 0 && strcmp(r->segs[0], "apis") != 0) {
+		reply_not_found(r);
+		return;
+	}
+	if (discovery_handle(r))
+		return;
+	if (route_resource(r) < 0) {
+		reply_not_found(r);
+		return;
+	}
+	handle_resource(r);
+}
+
+static void on_request(kb_http_req_t *http, void *arg)
+{
+	struct req *r = calloc(1, sizeof(*r));
+	if (!r) {
+		kb_http_respond(http, 503, "text/plain", NULL, "busy", 4);
+		return;
+	}
+	r->http = http;
+	r->px = arg;
+	r->now = time(NULL);
+	parse_query(r);
+	const char *accept = kb_http_req_header(http, "accept");
+	r->want_table = accept && strstr(accept, "as=Table");
+	if (split_path(r) < 0) {
+		reply_not_found(r);
+	} else if (!is_public(r) && authenticate(r) < 0) {
+		reply_status(r, 401, "Unauthorized", "Unauthorized", NULL);
+	} else {
+		route(r);
+	}
+	/* A watch keeps r->http and takes ownership of r (r->http stays set). */
+	if (r->http && r->q.watch)
+		return;
+	if (r->http)
+		reply_status(r, 500, "InternalError", "no response", NULL);
+	proxy_req_free(r);
+}
+
+void proxy_req_free(struct req *r)
+{
+	free(r->q.buf);
+	free(r->pathbuf);
+	json_decref(r->warnings);
+	free(r);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+	struct proxy *px = kb_container_of(t, struct proxy, tick);
+	watch_tick(px);
+	ns_tick(px);
+}
+
+int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, int *port_out)
+{
+	struct proxy *px = calloc(1, sizeof(*px));
+	if (!px)
+		return -ENOMEM;
+	px->loop = loop;
+	px->store = opts->store;
+	snprintf(px->listen, sizeof(px->listen), "%s", opts->listen);
+	snprintf(px->advertise, sizeof(px->advertise), "%s",
+		 opts->advertise_host ? opts->advertise_host : "127.0.0.1");
+	int rc = ns_bootstrap(px);
+	if (rc < 0)
+		goto fail_bootstrap;
+	rc = kb_http_server_start(loop, opts->listen, opts->tls, NULL, on_request, px, &px->http,
+				  &px->port);
+	if (rc < 0)
+		goto fail_bootstrap;
+	uv_timer_init(loop, &px->tick);
+	uv_timer_start(&px->tick, on_tick, 1000, 1000);
+	uv_unref((uv_handle_t *)&px->tick);
+	if (port_out)
+		*port_out = px->port;
+	*out = px;
+	return 0;
+fail_bootstrap:
+	free(px);
+	return rc;
+}
+
+static void on_tick_closed(uv_handle_t *h)
+{
+	struct proxy *px = kb_container_of((uv_timer_t *)h, struct proxy, tick);
+	free(px);
+}
+
+void proxy_stop(proxy_t *px)
+{
+	px->stopping = true;
+	watch_close_all(px);
+	kb_http_server_stop(px->http);
+	uv_close((uv_handle_t *)&px->tick, on_tick_closed);
+}

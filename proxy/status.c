@@ -1,3 +1,176 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_proxy_status_c;
+/*
+ * Responses: JSON bodies, and the one place where an error becomes a
+ * Kubernetes Status (reasons and codes as kube-apiserver sends them).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/log.h"
+#include "lib/util.h"
+#include "proxy/proxy_impl.h"
+
+static void warnings_header(struct req *r, struct kb_buf *hdr)
+{
+	if (!r->warnings)
+		return;
+	size_t i;
+	json_t *w;
+	json_array_foreach(r->warnings, i, w) {
+		kb_buf_puts(hdr, "Warning: 299 - \"");
+		for (const char *p = json_string_value(w); p && *p; p++) {
+			if (*p == '"' || *p == '\\')
+				kb_buf_append(hdr, "\\", 1);
+			if ((unsigned char)*p >= 0x20)
+				kb_buf_append(hdr, p, 1);
+		}
+		kb_buf_puts(hdr, "\"\r\n");
+	}
+}
+
+void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len)
+{
+	struct kb_buf hdr = {0};
+	warnings_header(r, &hdr);
+	kb_buf_puts(&hdr, "Cache-Control: no-cache, private\r\n");
+	kb_http_respond(r->http, code, content_type, hdr.data, body, len);
+	kb_buf_free(&hdr);
+	r->http = NULL;
+}
+
+void reply_json(struct req *r, int code, const json_t *obj)
+{
+	char *s = json_dumps(obj, JSON_COMPACT);
+	if (!s) {
+		reply_text(r, 500, "application/json", "{}", 2);
+		return;
+	}
+	const char *ct = "application/json";
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	if (kind && strcmp(kind, "Table") == 0)
+		ct = "application/json;as=Table;v=v1;g=meta.k8s.io";
+	reply_text(r, code, ct, s, strlen(s));
+	free(s);
+}
+
+json_t *status_object(int code, const char *reason, const char *message, json_t *details)
+{
+	json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s}", "kind", "Status", "apiVersion", "v1",
+			       "metadata", "status", code < 400 ? "Success" : "Failure", "message",
+			       message ? message : "");
+	if (reason && *reason)
+		json_object_set_new(st, "reason", json_string(reason));
+	if (details)
+		json_object_set_new(st, "details", details);
+	json_object_set_new(st, "code", json_integer(code));
+	return st;
+}
+
+void reply_status(struct req *r, int code, const char *reason, const char *message,
+		  json_t *details)
+{
+	json_t *st = status_object(code, reason, message, details);
+	if (code >= 500)
+		kb_warn("proxy", "req %llu: %d %s", (unsigned long long)r->http->id, code, message);
+	else
+		kb_debug("proxy", "req %llu: %d %s", (unsigned long long)r->http->id, code, message);
+	reply_json(r, code, st);
+	json_decref(st);
+}
+
+void reply_statusf(struct req *r, int code, const char *reason, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	reply_status(r, code, reason, msg, NULL);
+}
+
+void resource_qualified(const struct proxy_resource *res, char *buf, size_t len)
+{
+	if (!res)
+		snprintf(buf, len, "unknown");
+	else if (res->group[0])
+		snprintf(buf, len, "%s.%s", res->plural, res->group);
+	else
+		snprintf(buf, len, "%s", res->plural);
+}
+
+static json_t *details_of(const struct req *r, const char *name)
+{
+	json_t *d = json_object();
+	if (name && *name)
+		json_object_set_new(d, "name", json_string(name));
+	if (r->res) {
+		if (r->res->group[0])
+			json_object_set_new(d, "group", json_string(r->res->group));
+		json_object_set_new(d, "kind", json_string(r->res->plural));
+	}
+	return d;
+}
+
+void reply_errno(struct req *r, int err, const char *name)
+{
+	char qn[300], msg[1024];
+	resource_qualified(r->res, qn, sizeof(qn));
+	switch (err) {
+	case -ENOENT:
+		snprintf(msg, sizeof(msg), "%s \"%s\" not found", qn, name ? name : "");
+		reply_status(r, 404, "NotFound", msg, details_of(r, name));
+		return;
+	case -EEXIST:
+		snprintf(msg, sizeof(msg), "%s \"%s\" already exists", qn, name ? name : "");
+		reply_status(r, 409, "AlreadyExists", msg, details_of(r, name));
+		return;
+	case -ESTALE:
+		snprintf(msg, sizeof(msg),
+			 "Operation cannot be fulfilled on %s \"%s\": the object has been "
+			 "modified; please apply your changes to the latest version and try again",
+			 qn, name ? name : "");
+		reply_status(r, 409, "Conflict", msg, details_of(r, name));
+		return;
+	case -ERANGE:
+		reply_status(r, 410, "Expired", "too old resource version", NULL);
+		return;
+	case -ENOMEM:
+		reply_status(r, 500, "InternalError", "out of memory", NULL);
+		return;
+	default:
+		snprintf(msg, sizeof(msg), "Internal error occurred: %s", strerror(-err));
+		reply_status(r, 500, "InternalError", msg, NULL);
+	}
+}
+
+void reply_invalid(struct req *r, const char *kind, const char *name, json_t *causes)
+{
+	struct kb_buf msg = {0};
+	kb_buf_printf(&msg, "%s \"%s\" is invalid: ", kind, name ? name : "");
+	size_t n = json_array_size(causes), i;
+	json_t *c;
+	if (n > 1)
+		kb_buf_puts(&msg, "[");
+	json_array_foreach(causes, i, c) {
+		const char *field = json_string_value(json_object_get(c, "field"));
+		const char *m = json_string_value(json_object_get(c, "message"));
+		if (i)
+			kb_buf_puts(&msg, ", ");
+		if (field && *field)
+			kb_buf_printf(&msg, "%s: ", field);
+		kb_buf_puts(&msg, m ? m : "");
+	}
+	if (n > 1)
+		kb_buf_puts(&msg, "]");
+	json_t *d = json_object();
+	json_object_set_new(d, "name", json_string(name ? name : ""));
+	if (r->res && r->res->group[0])
+		json_object_set_new(d, "group", json_string(r->res->group));
+	json_object_set_new(d, "kind", json_string(kind));
+	json_object_set_new(d, "causes", causes);
+	reply_status(r, 422, "Invalid", msg.data, d);
+	kb_buf_free(&msg);
+}

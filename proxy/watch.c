@@ -1,3 +1,297 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_proxy_watch_c;
+/*
+ * Watch streams: a chunked response of newline-delimited events
+ * ({"type":"ADDED|MODIFIED|DELETED|BOOKMARK|ERROR","object":...}).
+ *
+ * DESIGN: a watch owns its request until the stream ends. It starts from a
+ * resourceVersion (history replayed by the store), or with synthetic ADDED
+ * events for the current objects when the version is "" or "0". Selectors
+ * are applied to both the old and the new object so that an object moving
+ * into or out of the selection is seen as ADDED or DELETED, as
+ * kube-apiserver does. One 1-second tick (proxy.tick) ends streams at their
+ * timeoutSeconds and sends bookmarks; a client that stops reading is cut
+ * off once its unsent backlog passes WATCH_MAX_BACKLOG. The JSON text of an
+ * event is built once and shared by every watch that sends it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/log.h"
+#include "lib/util.h"
+#include "proxy/proxy_impl.h"
+#include "proxy/selector.h"
+
+#define WATCH_MAX_BACKLOG (16u << 20)
+#define BOOKMARK_EVERY_MS 60000u
+
+struct watch {
+	struct watch *next, *prev;
+	struct req *r;
+	store_watch_t *sw;
+	struct filter f;
+	uint64_t deadline_ms, next_bookmark_ms;
+	bool headers_sent;
+	bool closing;
+};
+
+/* The last object serialized, shared by every watch sending that event. */
+static struct {
+	int64_t rev;
+	const json_t *obj;
+	char *text;
+} enc_cache;
+
+static const char *object_text(const struct store_event *ev)
+{
+	if (enc_cache.text && enc_cache.rev == ev->rev && enc_cache.obj == ev->obj)
+		return enc_cache.text;
+	free(enc_cache.text);
+	enc_cache.text = json_dumps(ev->obj, JSON_COMPACT);
+	enc_cache.rev = ev->rev;
+	enc_cache.obj = ev->obj;
+	return enc_cache.text;
+}
+
+static void unlink_watch(struct watch *w)
+{
+	struct proxy *px = w->r->px;
+	if (w->prev)
+		w->prev->next = w->next;
+	else if (px->watches == w)
+		px->watches = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	w->next = w->prev = NULL;
+	px->nwatches--;
+}
+
+/* Ends the stream (when the connection is still there) and frees it. */
+static void watch_close(struct watch *w)
+{
+	if (w->closing)
+		return;
+	w->closing = true;
+	if (w->sw)
+		store_unwatch(w->sw);
+	unlink_watch(w);
+	if (w->r->http) {
+		kb_http_req_on_abort(w->r->http, NULL, NULL);
+		kb_http_stream_end(w->r->http);
+		w->r->http = NULL;
+	}
+	filter_free(&w->f);
+	proxy_req_free(w->r);
+	free(w);
+}
+
+static void on_abort(kb_http_req_t *http, void *arg)
+{
+	struct watch *w = arg;
+	(void)http;
+	w->r->http = NULL;
+	watch_close(w);
+}
+
+static int send_line(struct watch *w, const char *type, const char *obj_text)
+{
+	struct kb_buf b = {0};
+	kb_buf_printf(&b, "{\"type\":\"%s\",\"object\":", type);
+	kb_buf_puts(&b, obj_text);
+	kb_buf_puts(&b, "}\n");
+	int rc = kb_http_stream_write(w->r->http, b.data, b.len);
+	kb_buf_free(&b);
+	if (rc == 0 && kb_http_stream_pending(w->r->http) > WATCH_MAX_BACKLOG) {
+		kb_warn("watch", "req %llu: client too slow, closing watch",
+			(unsigned long long)w->r->http->id);
+		return -ENOBUFS;
+	}
+	return rc;
+}
+
+static int send_event(struct watch *w, const char *type, const struct store_event *ev)
+{
+	if (!w->r->want_table)
+		return send_line(w, type, object_text(ev));
+	w->r->now = time(NULL);
+	json_t *items = json_pack("[O]", ev->obj);
+	char rv[32];
+	snprintf(rv, sizeof(rv), "%lld", (long long)ev->rev);
+	json_t *t = table_build(w->r, items, rv, NULL, !w->headers_sent);
+	w->headers_sent = true;
+	char *text = json_dumps(t, JSON_COMPACT);
+	int rc = send_line(w, type, text ? text : "{}");
+	free(text);
+	json_decref(t);
+	json_decref(items);
+	return rc;
+}
+
+static const char *event_type(const struct watch *w, const struct store_event *ev)
+{
+	bool now = filter_match(ev->obj, (void *)&w->f);
+	bool before = ev->prev ? filter_match(ev->prev, (void *)&w->f) : now;
+	if (ev->type == STORE_ADDED)
+		return now ? "ADDED" : NULL;
+	if (ev->type == STORE_DELETED)
+		return before || now ? "DELETED" : NULL;
+	if (now && before)
+		return "MODIFIED";
+	if (now)
+		return "ADDED";
+	if (before)
+		return "DELETED";
+	return NULL;
+}
+
+static void on_event(const struct store_event *ev, void *arg)
+{
+	struct watch *w = arg;
+	if (w->closing || !w->r->http)
+		return;
+	const char *type = event_type(w, ev);
+	if (type && send_event(w, type, ev) < 0)
+		watch_close(w);
+}
+
+static void send_error(struct watch *w, int code, const char *reason, const char *msg)
+{
+	json_t *st = status_object(code, reason, msg, NULL);
+	char *text = json_dumps(st, JSON_COMPACT);
+	send_line(w, "ERROR", text);
+	free(text);
+	json_decref(st);
+}
+
+/* Synthetic ADDED events for what exists now; returns the list revision. */
+static int send_initial(struct watch *w, int64_t *rev)
+{
+	struct req *r = w->r;
+	struct store_list_req lr = {.res = r->res->store_key,
+				    .ns = r->res->namespaced ? r->ns : NULL,
+				    .filter = filter_match,
+				    .filter_arg = &w->f};
+	struct store_list_result res = {0};
+	int rc = store_list(r->px->store, &lr, &res);
+	if (rc < 0)
+		return rc;
+	size_t i;
+	json_t *item;
+	json_array_foreach(res.items, i, item) {
+		struct store_event ev = {.type = STORE_ADDED, .rev = obj_rv(item), .obj = item};
+		if ((rc = send_event(w, "ADDED", &ev)) < 0)
+			break;
+	}
+	*rev = res.rev;
+	json_decref(res.items);
+	free(res.next);
+	return rc;
+}
+
+void watch_start(struct req *r)
+{
+	struct watch *w = calloc(1, sizeof(*w));
+	if (!w) {
+		reply_errno(r, -ENOMEM, NULL);
+		r->q.watch = false;
+		return;
+	}
+	w->r = r;
+	if (filter_parse(r, &w->f) < 0) {
+		free(w);
+		r->q.watch = false;
+		return;
+	}
+	const char *rvs = r->q.resource_version;
+	int64_t since = 0;
+	bool initial = !rvs || !*rvs || strcmp(rvs, "0") == 0;
+	if (!initial) {
+		char *end;
+		since = strtoll(rvs, &end, 10);
+		if (*end || since < 0) {
+			filter_free(&w->f);
+			free(w);
+			r->q.watch = false;
+			reply_statusf(r, 400, "BadRequest", "invalid resource version \"%s\"", rvs);
+			return;
+		}
+	}
+	struct proxy *px = r->px;
+	w->next = px->watches;
+	if (w->next)
+		w->next->prev = w;
+	px->watches = w;
+	px->nwatches++;
+	uint64_t now = kb_now_ms();
+	long timeout = r->q.timeout_seconds;
+	if (timeout <= 0)
+		timeout = 1800 + (random() % 1800);
+	w->deadline_ms = now + (uint64_t)timeout * 1000u;
+	w->next_bookmark_ms = r->q.allow_bookmarks ? now + BOOKMARK_EVERY_MS : UINT64_MAX;
+	kb_http_req_on_abort(r->http, on_abort, w);
+	kb_http_stream_start(r->http, 200,
+			     r->want_table ? "application/json;as=Table;v=v1;g=meta.k8s.io"
+					   : "application/json",
+			     NULL);
+	if (initial && send_initial(w, &since) < 0) {
+		watch_close(w);
+		return;
+	}
+	if (since < store_compacted_rev(px->store)) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "too old resource version: %lld (%lld)", (long long)since,
+			 (long long)store_compacted_rev(px->store));
+		send_error(w, 410, "Expired", msg);
+		watch_close(w);
+		return;
+	}
+	int rc = store_watch(px->store, r->res->store_key, r->res->namespaced ? r->ns : NULL, since,
+			     on_event, w, &w->sw);
+	if (rc < 0) {
+		if (!w->closing) {
+			send_error(w, rc == -ERANGE ? 410 : 500, rc == -ERANGE ? "Expired" : "InternalError",
+				   rc == -ERANGE ? "too old resource version" : "watch failed");
+			watch_close(w);
+		}
+	}
+}
+
+static void send_bookmark(struct watch *w)
+{
+	char text[512];
+	char gv[128];
+	const struct proxy_resource *res = w->r->res;
+	if (res->group[0])
+		snprintf(gv, sizeof(gv), "%s/%s", res->group, res->version);
+	else
+		snprintf(gv, sizeof(gv), "%s", res->version);
+	snprintf(text, sizeof(text),
+		 "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%lld\"}}",
+		 res->kind, gv, (long long)store_rev(w->r->px->store));
+	if (send_line(w, "BOOKMARK", text) < 0)
+		watch_close(w);
+}
+
+void watch_tick(struct proxy *px)
+{
+	uint64_t now = kb_now_ms();
+	struct watch *w = px->watches, *next;
+	for (; w; w = next) {
+		next = w->next;
+		if (now >= w->deadline_ms) {
+			watch_close(w);
+		} else if (now >= w->next_bookmark_ms) {
+			w->next_bookmark_ms = now + BOOKMARK_EVERY_MS;
+			send_bookmark(w);
+		}
+	}
+}
+
+void watch_close_all(struct proxy *px)
+{
+	while (px->watches)
+		watch_close(px->watches);
+	free(enc_cache.text);
+	enc_cache.text = NULL;
+}

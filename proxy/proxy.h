@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The API front of one tenant: serves the Kubernetes API over HTTPS from the
+ * store, with kube-apiserver's semantics (discovery, OpenAPI, CRUD, watch,
+ * patches, Table output, namespaces lifecycle).
+ *
+ * Threading: loop thread only.
+ */
+#ifndef KB_PROXY_H
+#define KB_PROXY_H
+
+#include <uv.h>
+
+#include "store/store.h"
+
+typedef struct proxy proxy_t;
+typedef struct ssl_ctx_st SSL_CTX;
+
+struct proxy_opts {
+	const char *listen;          /* "127.0.0.1:6443" */
+	SSL_CTX *tls;                /* borrowed, outlives the proxy */
+	store_t *store;              /* borrowed, outlives the proxy */
+	const char *advertise_host;  /* address written into the kubernetes Service endpoints */
+};
+
+/* Bootstraps the tenant's built-in objects if missing, then listens.
+ * *port_out gets the bound port. Returns 0 or a negative errno. */
+int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out,
+		int *port_out);
+/* Ends every watch, stops listening; the loop can then finish. */
+void proxy_stop(proxy_t *px);
+
+#endif
