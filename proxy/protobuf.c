@@ -593,6 +593,12 @@ static int dec_field(struct dec *d, const struct kt_message *m, const struct kt_
 	rc = dec_value(d, f, r, wt, &v, &zero);
 	if (rc < 0)
 		return rc;
+	if (f->json[0] == '\0') {
+		/* an inline (embedded) struct: its fields join the parent's */
+		rc = json_is_object(v) ? json_object_update(obj, v) : 0;
+		json_decref(v);
+		return rc < 0 ? -ENOMEM : 0;
+	}
 	if (zero && !(f->kind != KT_MESSAGE && keeps_zero(m, f))) {
 		json_decref(v);
 		json_object_del(obj, f->json);

@@ -31,14 +31,29 @@ const struct kt_message *kt_find(const char *name)
 	return NULL;
 }
 
-const struct kt_field *kt_field(const struct kt_message *m, const char *json)
+static const struct kt_field *field_in(const struct kt_message *m, const char *json,
+				      int depth)
 {
-	if (!m || !json)
-		return NULL;
 	for (uint16_t i = 0; i < m->nfields; i++)
 		if (strcmp(m->fields[i].json, json) == 0)
 			return &m->fields[i];
+	/* then through inline (embedded) fields, which have an empty JSON name */
+	for (uint16_t i = 0; depth < 4 && i < m->nfields; i++) {
+		const struct kt_field *f = &m->fields[i];
+		if (f->json[0] == '\0' && f->msg) {
+			const struct kt_field *in = field_in(f->msg, json, depth + 1);
+			if (in)
+				return in;
+		}
+	}
 	return NULL;
+}
+
+const struct kt_field *kt_field(const struct kt_message *m, const char *json)
+{
+	if (!m || !json || !json[0])
+		return NULL;
+	return field_in(m, json, 0);
 }
 
 const struct kt_field *kt_field_num(const struct kt_message *m, uint32_t num)

@@ -76,6 +76,13 @@ const struct kt_field *kt_field_num(const struct kt_message *m, uint32_t num);
 size_t kt_count(void);
 const struct kt_message *kt_at(size_t i);
 
+/* Inline fields: a field whose `json` is "" is a Go struct embedded with
+ * `json:",inline"` (Volume's VolumeSource, Probe's ProbeHandler, the
+ * LocalObjectReference of ConfigMapKeySelector...): its message's fields
+ * appear directly in the parent's JSON object. kt_field() looks through
+ * them, returning the embedded message's field; code that iterates
+ * m->fields must descend into them itself. */
+
 /* Internal: the generated tables behind the functions above
  * (proxy/types_gen.c, by scripts/gen_types.py), sorted by name. */
 extern const struct kt_message kt_gen_messages[];

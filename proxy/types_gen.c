@@ -131,7 +131,7 @@ static const struct kt_field kt_fields_12[] = {
 /* k8s.io.api.admissionregistration.v1.NamedRuleWithOperations */
 static const struct kt_field kt_fields_13[] = {
 	{ "resourceNames", "resourceNames", 1, KT_STRING, KT_REPEATED, 0, NULL, NULL, NULL, "atomic", NULL },
-	{ "ruleWithOperations", "ruleWithOperations", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[17], NULL, NULL, NULL, NULL },
+	{ "ruleWithOperations", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[17], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.admissionregistration.v1.ParamKind */
 static const struct kt_field kt_fields_14[] = {
@@ -155,7 +155,7 @@ static const struct kt_field kt_fields_16[] = {
 /* k8s.io.api.admissionregistration.v1.RuleWithOperations */
 static const struct kt_field kt_fields_17[] = {
 	{ "operations", "operations", 1, KT_STRING, KT_REPEATED, 0, NULL, NULL, NULL, "atomic", NULL },
-	{ "rule", "rule", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[16], NULL, NULL, NULL, NULL },
+	{ "rule", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[16], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.admissionregistration.v1.ServiceReference */
 static const struct kt_field kt_fields_18[] = {
@@ -336,7 +336,7 @@ static const struct kt_field kt_fields_45[] = {
 /* k8s.io.api.admissionregistration.v1alpha1.NamedRuleWithOperations */
 static const struct kt_field kt_fields_46[] = {
 	{ "resourceNames", "resourceNames", 1, KT_STRING, KT_REPEATED, 0, NULL, NULL, NULL, "atomic", NULL },
-	{ "ruleWithOperations", "ruleWithOperations", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[17], NULL, NULL, NULL, NULL },
+	{ "ruleWithOperations", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[17], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.admissionregistration.v1alpha1.ParamKind */
 static const struct kt_field kt_fields_47[] = {
@@ -466,7 +466,7 @@ static const struct kt_field kt_fields_65[] = {
 /* k8s.io.api.admissionregistration.v1beta1.NamedRuleWithOperations */
 static const struct kt_field kt_fields_66[] = {
 	{ "resourceNames", "resourceNames", 1, KT_STRING, KT_REPEATED, 0, NULL, NULL, NULL, "atomic", NULL },
-	{ "ruleWithOperations", "ruleWithOperations", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[17], NULL, NULL, NULL, NULL },
+	{ "ruleWithOperations", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[17], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.admissionregistration.v1beta1.ParamKind */
 static const struct kt_field kt_fields_67[] = {
@@ -2663,12 +2663,12 @@ static const struct kt_field kt_fields_396[] = {
 };
 /* k8s.io.api.core.v1.ConfigMapEnvSource */
 static const struct kt_field kt_fields_397[] = {
-	{ "localObjectReference", "localObjectReference", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
+	{ "localObjectReference", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
 	{ "optional", "optional", 2, KT_BOOL, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.core.v1.ConfigMapKeySelector */
 static const struct kt_field kt_fields_398[] = {
-	{ "localObjectReference", "localObjectReference", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
+	{ "localObjectReference", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
 	{ "key", "key", 2, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 	{ "optional", "optional", 3, KT_BOOL, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 };
@@ -2687,13 +2687,13 @@ static const struct kt_field kt_fields_400[] = {
 };
 /* k8s.io.api.core.v1.ConfigMapProjection */
 static const struct kt_field kt_fields_401[] = {
-	{ "localObjectReference", "localObjectReference", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
+	{ "localObjectReference", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
 	{ "items", "items", 2, KT_MESSAGE, KT_REPEATED, 0, &kt_gen_messages[451], NULL, NULL, "atomic", NULL },
 	{ "optional", "optional", 4, KT_BOOL, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.core.v1.ConfigMapVolumeSource */
 static const struct kt_field kt_fields_402[] = {
-	{ "localObjectReference", "localObjectReference", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
+	{ "localObjectReference", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
 	{ "items", "items", 2, KT_MESSAGE, KT_REPEATED, 0, &kt_gen_messages[451], NULL, NULL, "atomic", NULL },
 	{ "defaultMode", "defaultMode", 3, KT_INT32, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 	{ "optional", "optional", 4, KT_BOOL, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
@@ -2872,7 +2872,7 @@ static const struct kt_field kt_fields_425[] = {
 };
 /* k8s.io.api.core.v1.EphemeralContainer */
 static const struct kt_field kt_fields_426[] = {
-	{ "ephemeralContainerCommon", "ephemeralContainerCommon", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[427], NULL, NULL, NULL, NULL },
+	{ "ephemeralContainerCommon", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[427], NULL, NULL, NULL, NULL },
 	{ "targetContainerName", "targetContainerName", 2, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 };
 static const char *const kt_keys_427_5[] = { "containerPort", "protocol", NULL };
@@ -3412,7 +3412,7 @@ static const struct kt_field kt_fields_501[] = {
 /* k8s.io.api.core.v1.PersistentVolumeSpec */
 static const struct kt_field kt_fields_502[] = {
 	{ "capacity", "capacity", 1, KT_MESSAGE, KT_MAP, KT_STRING, &kt_gen_messages[1081], NULL, NULL, NULL, NULL },
-	{ "persistentVolumeSource", "persistentVolumeSource", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[501], NULL, NULL, NULL, NULL },
+	{ "persistentVolumeSource", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[501], NULL, NULL, NULL, NULL },
 	{ "accessModes", "accessModes", 3, KT_STRING, KT_REPEATED, 0, NULL, NULL, NULL, "atomic", NULL },
 	{ "claimRef", "claimRef", 4, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[491], NULL, NULL, NULL, NULL },
 	{ "persistentVolumeReclaimPolicy", "persistentVolumeReclaimPolicy", 5, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
@@ -3695,7 +3695,7 @@ static const struct kt_field kt_fields_536[] = {
 };
 /* k8s.io.api.core.v1.Probe */
 static const struct kt_field kt_fields_537[] = {
-	{ "handler", "handler", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[538], NULL, NULL, NULL, NULL },
+	{ "handler", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[538], NULL, NULL, NULL, NULL },
 	{ "initialDelaySeconds", "initialDelaySeconds", 2, KT_INT32, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 	{ "timeoutSeconds", "timeoutSeconds", 3, KT_INT32, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 	{ "periodSeconds", "periodSeconds", 4, KT_INT32, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
@@ -3897,12 +3897,12 @@ static const struct kt_field kt_fields_564[] = {
 };
 /* k8s.io.api.core.v1.SecretEnvSource */
 static const struct kt_field kt_fields_565[] = {
-	{ "localObjectReference", "localObjectReference", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
+	{ "localObjectReference", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
 	{ "optional", "optional", 2, KT_BOOL, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.core.v1.SecretKeySelector */
 static const struct kt_field kt_fields_566[] = {
-	{ "localObjectReference", "localObjectReference", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
+	{ "localObjectReference", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
 	{ "key", "key", 2, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 	{ "optional", "optional", 3, KT_BOOL, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 };
@@ -3913,7 +3913,7 @@ static const struct kt_field kt_fields_567[] = {
 };
 /* k8s.io.api.core.v1.SecretProjection */
 static const struct kt_field kt_fields_568[] = {
-	{ "localObjectReference", "localObjectReference", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
+	{ "localObjectReference", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[462], NULL, NULL, NULL, NULL },
 	{ "items", "items", 2, KT_MESSAGE, KT_REPEATED, 0, &kt_gen_messages[451], NULL, NULL, "atomic", NULL },
 	{ "optional", "optional", 4, KT_BOOL, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 };
@@ -4106,7 +4106,7 @@ static const struct kt_field kt_fields_594[] = {
 /* k8s.io.api.core.v1.Volume */
 static const struct kt_field kt_fields_595[] = {
 	{ "name", "name", 1, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
-	{ "volumeSource", "volumeSource", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[602], NULL, NULL, NULL, NULL },
+	{ "volumeSource", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[602], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.core.v1.VolumeDevice */
 static const struct kt_field kt_fields_596[] = {
@@ -4506,7 +4506,7 @@ static const struct kt_field kt_fields_649[] = {
 /* k8s.io.api.extensions.v1beta1.IngressRule */
 static const struct kt_field kt_fields_650[] = {
 	{ "host", "host", 1, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
-	{ "ingressRuleValue", "ingressRuleValue", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[651], NULL, NULL, NULL, NULL },
+	{ "ingressRuleValue", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[651], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.extensions.v1beta1.IngressRuleValue */
 static const struct kt_field kt_fields_651[] = {
@@ -5267,7 +5267,7 @@ static const struct kt_field kt_fields_784[] = {
 /* k8s.io.api.networking.v1.IngressRule */
 static const struct kt_field kt_fields_785[] = {
 	{ "host", "host", 1, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
-	{ "ingressRuleValue", "ingressRuleValue", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[786], NULL, NULL, NULL, NULL },
+	{ "ingressRuleValue", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[786], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.networking.v1.IngressRuleValue */
 static const struct kt_field kt_fields_786[] = {
@@ -5489,7 +5489,7 @@ static const struct kt_field kt_fields_826[] = {
 /* k8s.io.api.networking.v1beta1.IngressRule */
 static const struct kt_field kt_fields_827[] = {
 	{ "host", "host", 1, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
-	{ "ingressRuleValue", "ingressRuleValue", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[828], NULL, NULL, NULL, NULL },
+	{ "ingressRuleValue", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[828], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.networking.v1beta1.IngressRuleValue */
 static const struct kt_field kt_fields_828[] = {
@@ -5924,7 +5924,7 @@ static const struct kt_field kt_fields_902[] = {
 static const struct kt_field kt_fields_903[] = {
 	{ "source", "source", 1, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 	{ "requests", "requests", 2, KT_STRING, KT_REPEATED, 0, NULL, NULL, NULL, "atomic", NULL },
-	{ "deviceConfiguration", "deviceConfiguration", 3, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[912], NULL, NULL, NULL, NULL },
+	{ "deviceConfiguration", "", 3, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[912], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.resource.v1alpha3.DeviceAllocationResult */
 static const struct kt_field kt_fields_904[] = {
@@ -5947,7 +5947,7 @@ static const struct kt_field kt_fields_906[] = {
 /* k8s.io.api.resource.v1alpha3.DeviceClaimConfiguration */
 static const struct kt_field kt_fields_907[] = {
 	{ "requests", "requests", 1, KT_STRING, KT_REPEATED, 0, NULL, NULL, NULL, "atomic", NULL },
-	{ "deviceConfiguration", "deviceConfiguration", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[912], NULL, NULL, NULL, NULL },
+	{ "deviceConfiguration", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[912], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.resource.v1alpha3.DeviceClass */
 static const struct kt_field kt_fields_908[] = {
@@ -5956,7 +5956,7 @@ static const struct kt_field kt_fields_908[] = {
 };
 /* k8s.io.api.resource.v1alpha3.DeviceClassConfiguration */
 static const struct kt_field kt_fields_909[] = {
-	{ "deviceConfiguration", "deviceConfiguration", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[912], NULL, NULL, NULL, NULL },
+	{ "deviceConfiguration", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[912], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.resource.v1alpha3.DeviceClassList */
 static const struct kt_field kt_fields_910[] = {
@@ -6183,7 +6183,7 @@ static const struct kt_field kt_fields_945[] = {
 static const struct kt_field kt_fields_946[] = {
 	{ "source", "source", 1, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 	{ "requests", "requests", 2, KT_STRING, KT_REPEATED, 0, NULL, NULL, NULL, "atomic", NULL },
-	{ "deviceConfiguration", "deviceConfiguration", 3, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[956], NULL, NULL, NULL, NULL },
+	{ "deviceConfiguration", "", 3, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[956], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.resource.v1beta1.DeviceAllocationResult */
 static const struct kt_field kt_fields_947[] = {
@@ -6210,7 +6210,7 @@ static const struct kt_field kt_fields_950[] = {
 /* k8s.io.api.resource.v1beta1.DeviceClaimConfiguration */
 static const struct kt_field kt_fields_951[] = {
 	{ "requests", "requests", 1, KT_STRING, KT_REPEATED, 0, NULL, NULL, NULL, "atomic", NULL },
-	{ "deviceConfiguration", "deviceConfiguration", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[956], NULL, NULL, NULL, NULL },
+	{ "deviceConfiguration", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[956], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.resource.v1beta1.DeviceClass */
 static const struct kt_field kt_fields_952[] = {
@@ -6219,7 +6219,7 @@ static const struct kt_field kt_fields_952[] = {
 };
 /* k8s.io.api.resource.v1beta1.DeviceClassConfiguration */
 static const struct kt_field kt_fields_953[] = {
-	{ "deviceConfiguration", "deviceConfiguration", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[956], NULL, NULL, NULL, NULL },
+	{ "deviceConfiguration", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[956], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.resource.v1beta1.DeviceClassList */
 static const struct kt_field kt_fields_954[] = {
@@ -6419,7 +6419,7 @@ static const struct kt_field kt_fields_984[] = {
 static const struct kt_field kt_fields_985[] = {
 	{ "source", "source", 1, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 	{ "requests", "requests", 2, KT_STRING, KT_REPEATED, 0, NULL, NULL, NULL, "atomic", NULL },
-	{ "deviceConfiguration", "deviceConfiguration", 3, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[995], NULL, NULL, NULL, NULL },
+	{ "deviceConfiguration", "", 3, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[995], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.resource.v1beta2.DeviceAllocationResult */
 static const struct kt_field kt_fields_986[] = {
@@ -6446,7 +6446,7 @@ static const struct kt_field kt_fields_989[] = {
 /* k8s.io.api.resource.v1beta2.DeviceClaimConfiguration */
 static const struct kt_field kt_fields_990[] = {
 	{ "requests", "requests", 1, KT_STRING, KT_REPEATED, 0, NULL, NULL, NULL, "atomic", NULL },
-	{ "deviceConfiguration", "deviceConfiguration", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[995], NULL, NULL, NULL, NULL },
+	{ "deviceConfiguration", "", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[995], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.resource.v1beta2.DeviceClass */
 static const struct kt_field kt_fields_991[] = {
@@ -6455,7 +6455,7 @@ static const struct kt_field kt_fields_991[] = {
 };
 /* k8s.io.api.resource.v1beta2.DeviceClassConfiguration */
 static const struct kt_field kt_fields_992[] = {
-	{ "deviceConfiguration", "deviceConfiguration", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[995], NULL, NULL, NULL, NULL },
+	{ "deviceConfiguration", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[995], NULL, NULL, NULL, NULL },
 };
 /* k8s.io.api.resource.v1beta2.DeviceClassList */
 static const struct kt_field kt_fields_993[] = {
@@ -7301,7 +7301,7 @@ static const struct kt_field kt_fields_1130[] = {
 };
 /* k8s.io.apimachinery.pkg.runtime.Unknown */
 static const struct kt_field kt_fields_1131[] = {
-	{ "typeMeta", "typeMeta", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[1130], NULL, NULL, NULL, NULL },
+	{ "typeMeta", "", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[1130], NULL, NULL, NULL, NULL },
 	{ "raw", "-", 2, KT_BYTES, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 	{ "contentEncoding", "contentEncoding", 3, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 	{ "contentType", "contentType", 4, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },

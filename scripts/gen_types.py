@@ -32,6 +32,38 @@ SPECIALS = {
     "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON": "KT_JSON",
 }
 
+# Fields embedded with Go `json:",inline"`: their message's fields appear in
+# the parent's JSON object. The JSON file does not say so; this list is from
+# the Go types of k8s.io/api 1.33 (every protobuf field of an embedded struct).
+INLINE = {
+    ("k8s.io.api.core.v1.Probe", "handler"),
+    ("k8s.io.api.core.v1.Volume", "volumeSource"),
+    ("k8s.io.api.core.v1.PersistentVolumeSpec", "persistentVolumeSource"),
+    ("k8s.io.api.core.v1.EphemeralContainer", "ephemeralContainerCommon"),
+    ("k8s.io.api.core.v1.ConfigMapEnvSource", "localObjectReference"),
+    ("k8s.io.api.core.v1.ConfigMapKeySelector", "localObjectReference"),
+    ("k8s.io.api.core.v1.ConfigMapProjection", "localObjectReference"),
+    ("k8s.io.api.core.v1.ConfigMapVolumeSource", "localObjectReference"),
+    ("k8s.io.api.core.v1.SecretEnvSource", "localObjectReference"),
+    ("k8s.io.api.core.v1.SecretKeySelector", "localObjectReference"),
+    ("k8s.io.api.core.v1.SecretProjection", "localObjectReference"),
+    ("k8s.io.api.admissionregistration.v1.RuleWithOperations", "rule"),
+    ("k8s.io.api.admissionregistration.v1.NamedRuleWithOperations",
+     "ruleWithOperations"),
+    ("k8s.io.api.admissionregistration.v1alpha1.NamedRuleWithOperations",
+     "ruleWithOperations"),
+    ("k8s.io.api.admissionregistration.v1beta1.NamedRuleWithOperations",
+     "ruleWithOperations"),
+    ("k8s.io.api.networking.v1.IngressRule", "ingressRuleValue"),
+    ("k8s.io.api.networking.v1beta1.IngressRule", "ingressRuleValue"),
+    ("k8s.io.api.extensions.v1beta1.IngressRule", "ingressRuleValue"),
+    ("k8s.io.apimachinery.pkg.runtime.Unknown", "typeMeta"),
+}
+for _v in ("v1alpha3", "v1beta1", "v1beta2"):
+    for _m in ("DeviceAllocationConfiguration", "DeviceClaimConfiguration",
+               "DeviceClassConfiguration"):
+        INLINE.add(("k8s.io.api.resource.%s.%s" % (_v, _m), "deviceConfiguration"))
+
 SCALARS = {
     "string": "KT_STRING",
     "bytes": "KT_BYTES",
@@ -94,6 +126,8 @@ class Gen:
             kind, msg = self.type_ref(f["type"], where)
             key_kind = "0"
         json_name = f.get("json", f["name"])
+        if (mname, f["name"]) in INLINE:
+            json_name = ""
         msg_ref = "&kt_gen_messages[%d]" % msg if msg is not None else "NULL"
         return ("\t{ %s, %s, %d, %s, %s, %s, %s, %s, %s, %s, %s },"
                 % (c_str(f["name"]), c_str(json_name), f["n"], kind, label,
@@ -160,6 +194,11 @@ def main(argv):
     with open(src, encoding="utf-8") as fp:
         data = json.load(fp)
     gen = Gen(data["messages"])
+    for mname, fname in sorted(INLINE):
+        fields = data["messages"].get(mname, {}).get("fields", [])
+        if not any(f["name"] == fname for f in fields):
+            sys.stderr.write("gen_types: inline %s.%s not found\n" % (mname, fname))
+            return 1
     text = gen.render(os.path.basename(src))
     dst = os.path.join(repo, "proxy", "types_gen.c")
     with open(dst, "w", encoding="utf-8") as fp:

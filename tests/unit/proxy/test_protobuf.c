@@ -475,6 +475,24 @@ START_TEST(specials)
 }
 END_TEST
 
+/* Volume embeds VolumeSource (json inline): its fields join the Volume's. */
+START_TEST(inline_struct)
+{
+	struct enc lor = { .n = 0 }, cmv = { .n = 0 }, vs = { .n = 0 }, vol = { .n = 0 };
+	json_t *o;
+	char err[128];
+
+	e_str(&lor, 1, "settings");
+	e_msg(&cmv, 1, &lor);                   /* ConfigMapVolumeSource.localObjectReference */
+	e_msg(&vs, 19, &cmv);                   /* VolumeSource.configMap */
+	e_str(&vol, 1, "cfg");
+	e_msg(&vol, 2, &vs);                    /* Volume.volumeSource (inline) */
+	ck_assert_int_eq(pb_decode_message("k8s.io.api.core.v1.Volume", vol.b, vol.n, &o, err,
+					   sizeof(err)), 0);
+	assert_json(o, "{\"name\":\"cfg\",\"configMap\":{\"name\":\"settings\"}}");
+}
+END_TEST
+
 START_TEST(errors)
 {
 	json_t *o = (json_t *)1;
@@ -573,6 +591,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, service_int_or_string);
 	tcase_add_test(tc, ssar_hand_encoded);
 	tcase_add_test(tc, specials);
+	tcase_add_test(tc, inline_struct);
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, depth_limit);
 	suite_add_tcase(s, tc);

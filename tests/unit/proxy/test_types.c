@@ -128,6 +128,26 @@ START_TEST(specials)
 }
 END_TEST
 
+/* Go structs embedded with json:",inline" have an empty JSON name and
+ * kt_field() looks through them. */
+START_TEST(inline_fields)
+{
+	const struct kt_message *vol = kt_find("k8s.io.api.core.v1.Volume");
+	const struct kt_field *src = kt_field_num(vol, 2);
+	ck_assert_str_eq(src->name, "volumeSource");
+	ck_assert_str_eq(src->json, "");
+	ck_assert_ptr_null(kt_field(vol, "volumeSource"));
+	ck_assert_ptr_null(kt_field(vol, ""));
+	const struct kt_field *cm = kt_field(vol, "configMap");
+	ck_assert_ptr_nonnull(cm);
+	ck_assert_str_eq(cm->msg->name, "k8s.io.api.core.v1.ConfigMapVolumeSource");
+	/* two levels: ConfigMapVolumeSource embeds LocalObjectReference */
+	ck_assert_ptr_nonnull(kt_field(cm->msg, "name"));
+	ck_assert_ptr_nonnull(kt_field(kt_find("k8s.io.api.core.v1.Probe"), "httpGet"));
+	ck_assert_ptr_nonnull(kt_field(kt_find("k8s.io.api.core.v1.EphemeralContainer"), "image"));
+}
+END_TEST
+
 START_TEST(sorted_and_complete)
 {
 	ck_assert_uint_gt(kt_count(), 1000);
@@ -155,6 +175,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, podspec_containers);
 	tcase_add_test(tc, object_meta_numbers);
 	tcase_add_test(tc, specials);
+	tcase_add_test(tc, inline_fields);
 	tcase_add_test(tc, sorted_and_complete);
 	suite_add_tcase(s, tc);
 	return s;
