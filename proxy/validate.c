@@ -1,3 +1,1618 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_proxy_validate_c;
+/*
+ * Validation of built-in objects with kube-apiserver's causes (see
+ * validate.h). The name checks mirror k8s.io/apimachinery/pkg/util/
+ * validation (same messages, same regular expressions written out by hand);
+ * the per-kind checks mirror pkg/apis/<group>/validation for the fields the
+ * tenants' kubectl/Helm users actually hit. Each kind is a small function in
+ * the table at the bottom, dispatched by (group, kind).
+ */
+#include "proxy/validate.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lib/util.h"
+#include "proxy/selector.h"
+
+/* ---- name syntax ------------------------------------------------------------ */
+
+#define RX_LABEL "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+#define RX_QNAME "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+
+#define MSG_SUBDOMAIN \
+	"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric " \
+	"characters, '-' or '.', and must start and end with an alphanumeric character " \
+	"(e.g. 'example.com', regex used for validation is '" RX_LABEL "(\\." RX_LABEL ")*')"
+#define MSG_LABEL \
+	"a lowercase RFC 1123 label must consist of lower case alphanumeric characters " \
+	"or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  " \
+	"or '123-abc', regex used for validation is '" RX_LABEL "')"
+#define MSG_1035 \
+	"a DNS-1035 label must consist of lower case alphanumeric characters or '-', " \
+	"start with an alphabetic character, and end with an alphanumeric character " \
+	"(e.g. 'my-name',  or 'abc-123', regex used for validation is " \
+	"'[a-z]([-a-z0-9]*[a-z0-9])?')"
+#define MSG_QNAME_BODY \
+	"must consist of alphanumeric characters, '-', '_' or '.', and must start and " \
+	"end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', " \
+	"regex used for validation is '" RX_QNAME "')"
+#define MSG_LABEL_VALUE \
+	"a valid label must be an empty string or consist of alphanumeric characters, " \
+	"'-', '_' or '.', and must start and end with an alphanumeric character (e.g. " \
+	"'MyValue',  or 'my_value',  or '12345', regex used for validation is " \
+	"'(" RX_QNAME ")?')"
+#define MSG_CONFIG_KEY \
+	"a valid config key must consist of alphanumeric characters, '-', '_' or '.' " \
+	"(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is " \
+	"'[-._a-zA-Z0-9]+')"
+
+static bool is_lower_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static bool is_alnum(char c)
+{
+	return isalnum((unsigned char)c) != 0;
+}
+
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..n) */
+static bool rx_label(const char *s, size_t n)
+{
+	if (n == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_lower_alnum(s[i]) && s[i] != '-')
+			return false;
+	return true;
+}
+
+static bool rx_subdomain(const char *s, size_t n)
+{
+	size_t start = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && s[i] != '.')
+			continue;
+		if (!rx_label(s + start, i - start))
+			return false;
+		start = i + 1;
+	}
+	return true;
+}
+
+static bool rx_qname(const char *s, size_t n)
+{
+	if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
+
+/* Every check below fills up to 3 messages, like kube's []string results. */
+#define MAXMSG 3
+
+static size_t msgs_subdomain(const char *s, const char **m)
+{
+	size_t k = 0, n = strlen(s);
+	if (n > 253)
+		m[k++] = "must be no more than 253 characters";
+	if (!rx_subdomain(s, n))
+		m[k++] = MSG_SUBDOMAIN;
+	return k;
+}
+
+static size_t msgs_label(const char *s, const char **m)
+{
+	size_t k = 0, n = strlen(s);
+	if (n > 63)
+		m[k++] = "must be no more than 63 characters";
+	if (!rx_label(s, n))
+		m[k++] = MSG_LABEL;
+	return k;
+}
+
+static size_t msgs_1035(const char *s, const char **m)
+{
+	size_t k = 0, n = strlen(s);
+	if (n > 63)
+		m[k++] = "must be no more than 63 characters";
+	if (!rx_label(s, n) || !(s[0] >= 'a' && s[0] <= 'z'))
+		m[k++] = MSG_1035;
+	return k;
+}
+
+static size_t msgs_prefix(const char *p, size_t n, const char **m)
+{
+	size_t k = 0;
+	if (n == 0) {
+		m[k++] = "prefix part must be non-empty";
+		return k;
+	}
+	if (n > 253)
+		m[k++] = "prefix part must be no more than 253 characters";
+	if (!rx_subdomain(p, n))
+		m[k++] = "prefix part " MSG_SUBDOMAIN;
+	return k;
+}
+
+static size_t msgs_qname(const char *s, const char **m)
+{
+	const char *slash = strchr(s, '/'), *name = s;
+	size_t k = 0;
+	if (slash && strchr(slash + 1, '/')) {
+		m[k++] = "a qualified name " MSG_QNAME_BODY " with an optional DNS subdomain "
+			 "prefix and '/' (e.g. 'example.com/MyName')";
+		return k;
+	}
+	if (slash) {
+		k = msgs_prefix(s, (size_t)(slash - s), m);
+		name = slash + 1;
+	}
+	size_t n = strlen(name);
+	if (n == 0 && k < MAXMSG)
+		m[k++] = "name part must be non-empty";
+	else if (n > 63 && k < MAXMSG)
+		m[k++] = "name part must be no more than 63 characters";
+	if (!rx_qname(name, n) && k < MAXMSG)
+		m[k++] = "name part " MSG_QNAME_BODY;
+	return k;
+}
+
+static size_t msgs_label_value(const char *s, const char **m)
+{
+	size_t k = 0, n = strlen(s);
+	if (n > 63)
+		m[k++] = "must be no more than 63 characters";
+	if (n > 0 && !rx_qname(s, n))
+		m[k++] = MSG_LABEL_VALUE;
+	return k;
+}
+
+static size_t msgs_path_segment(const char *s, const char **m)
+{
+	size_t k = 0;
+	if (strcmp(s, ".") == 0)
+		m[k++] = "may not be '.'";
+	else if (strcmp(s, "..") == 0)
+		m[k++] = "may not be '..'";
+	if (strchr(s, '/'))
+		m[k++] = "may not contain '/'";
+	if (strchr(s, '%'))
+		m[k++] = "may not contain '%'";
+	return k;
+}
+
+static size_t msgs_config_key(const char *s, const char **m)
+{
+	size_t k = 0, n = strlen(s);
+	if (n > 253)
+		m[k++] = "must be no more than 253 characters";
+	bool ok = n > 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			ok = false;
+	if (!ok)
+		m[k++] = MSG_CONFIG_KEY;
+	if (strcmp(s, ".") == 0)
+		m[k++] = "must not be '.'";
+	else if (strcmp(s, "..") == 0)
+		m[k++] = "must not be '..'";
+	else if (strncmp(s, "..", 2) == 0)
+		m[k++] = "must not start with '..'";
+	return k;
+}
+
+typedef size_t (*msgs_fn)(const char *s, const char **m);
+
+static const char *first(msgs_fn fn, const char *s)
+{
+	const char *m[MAXMSG];
+	return fn(s ? s : "", m) ? m[0] : NULL;
+}
+
+const char *val_dns1123_subdomain(const char *s) { return first(msgs_subdomain, s); }
+const char *val_dns1123_label(const char *s) { return first(msgs_label, s); }
+const char *val_dns1035_label(const char *s) { return first(msgs_1035, s); }
+const char *val_qualified_name(const char *s) { return first(msgs_qname, s); }
+const char *val_label_value(const char *s) { return first(msgs_label_value, s); }
+const char *val_path_segment_name(const char *s) { return first(msgs_path_segment, s); }
+const char *val_config_key(const char *s) { return first(msgs_config_key, s); }
+
+/* ---- causes ------------------------------------------------------------------ */
+
+static const struct {
+	const char *reason, *text;
+} reason_text[] = {
+	{ "FieldValueInvalid", "Invalid value" },
+	{ "FieldValueRequired", "Required value" },
+	{ "FieldValueNotSupported", "Unsupported value" },
+	{ "FieldValueForbidden", "Forbidden" },
+	{ "FieldValueTooLong", "Too long" },
+	{ "FieldValueTooMany", "Too many" },
+	{ "FieldValueDuplicate", "Duplicate value" },
+	{ "FieldValueNotFound", "Not found" },
+	{ "InternalError", "Internal error" },
+};
+
+static const char *type_text(const char *reason)
+{
+	for (size_t i = 0; i < KB_ARRAY_SIZE(reason_text); i++)
+		if (strcmp(reason_text[i].reason, reason) == 0)
+			return reason_text[i].text;
+	return reason;
+}
+
+void val_addv(json_t *causes, const char *reason, const char *field, const char *fmt,
+	      va_list ap)
+{
+	struct kb_buf b = { 0 };
+	json_t *c = NULL;
+	if (kb_buf_puts(&b, type_text(reason)) < 0)
+		goto out;
+	if (fmt && *fmt) {
+		char tmp[1024];
+		int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+		if (n < 0 || kb_buf_puts(&b, ": ") < 0 || kb_buf_puts(&b, tmp) < 0)
+			goto out;
+	}
+	c = json_pack("{s:s, s:s}", "reason", reason, "message", b.data);
+	if (c && field && *field)
+		json_object_set_new(c, "field", json_string(field));
+	if (c)
+		json_array_append_new(causes, c);
+out:
+	kb_buf_free(&b);
+}
+
+void val_add(json_t *causes, const char *reason, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	val_addv(causes, reason, field, fmt, ap);
+	va_end(ap);
+}
+
+static int cause_line(struct kb_buf *b, const json_t *c)
+{
+	const char *f = json_string_value(json_object_get(c, "field"));
+	const char *m = json_string_value(json_object_get(c, "message"));
+	return kb_buf_printf(b, "%s: %s", f ? f : "", m ? m : "");
+}
+
+char *val_status_message(const struct proxy_resource *r, const char *name,
+			 const json_t *causes)
+{
+	struct kb_buf b = { 0 };
+	size_t n = json_array_size(causes), i;
+	int rc;
+	const char *g = r && r->group ? r->group : "";
+	rc = kb_buf_printf(&b, "%s%s%s \"%s\" is invalid: ", r ? r->kind : "Object",
+			   *g ? "." : "", g, name ? name : "");
+	if (n != 1)
+		rc |= kb_buf_puts(&b, "[");
+	for (i = 0; i < n; i++) {
+		if (i)
+			rc |= kb_buf_puts(&b, ", ");
+		rc |= cause_line(&b, json_array_get(causes, i));
+	}
+	if (n != 1)
+		rc |= kb_buf_puts(&b, "]");
+	if (rc) {
+		kb_buf_free(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+#define PATHLEN 512
+
+/* snprintf into a PATHLEN buffer (paths are truncated, never overflow). */
+static char *pf(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static char *pf(char *buf, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, PATHLEN, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* Go's %q, close enough: JSON string quoting. Writes into buf. */
+static const char *quote(const char *s, char *buf, size_t len)
+{
+	json_t *j = json_string(s ? s : "");
+	char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+	snprintf(buf, len, "%s", d ? d : "\"\"");
+	free(d);
+	json_decref(j);
+	return buf;
+}
+
+static void add_invalid_str(json_t *c, const char *field, const char *v, const char *msg)
+{
+	char q[600];
+	val_add(c, "FieldValueInvalid", field, "%s: %s", quote(v, q, sizeof(q)), msg);
+}
+
+static void add_required(json_t *c, const char *field)
+{
+	val_add(c, "FieldValueRequired", field, NULL);
+}
+
+/* NotSupported with kube's list text: supported values: "a", "b". */
+static void add_not_supported(json_t *c, const char *field, const char *v,
+			      const char *const *vals)
+{
+	char q[600];
+	struct kb_buf b = { 0 };
+	for (size_t i = 0; vals[i]; i++)
+		kb_buf_printf(&b, "%s\"%s\"", i ? ", " : "", vals[i]);
+	val_add(c, "FieldValueNotSupported", field, "%s: supported values: %s",
+		quote(v, q, sizeof(q)), b.data ? b.data : "");
+	kb_buf_free(&b);
+}
+
+static bool in_list(const char *v, const char *const *vals)
+{
+	for (size_t i = 0; v && vals[i]; i++)
+		if (strcmp(v, vals[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Runs a msgs function and adds one Invalid cause per message. */
+static void check_name(json_t *c, msgs_fn fn, const char *field, const char *v)
+{
+	const char *m[MAXMSG];
+	size_t n = fn(v, m);
+	for (size_t i = 0; i < n; i++)
+		add_invalid_str(c, field, v, m[i]);
+}
+
+static void check_nonneg(json_t *c, const json_t *o, const char *key, const char *field)
+{
+	json_t *v = json_object_get(o, key);
+	if (json_is_integer(v) && json_integer_value(v) < 0)
+		val_add(c, "FieldValueInvalid", field, "%lld: must be greater than or equal to 0",
+			(long long)json_integer_value(v));
+}
+
+static void immutable(json_t *c, const json_t *nv, const json_t *ov, const char *field)
+{
+	if (json_equal((json_t *)nv, (json_t *)ov) || (!nv && !ov))
+		return;
+	char *d = nv ? json_dumps(nv, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	val_add(c, "FieldValueInvalid", field, "%s: field is immutable", d ? d : "null");
+	free(d);
+}
+
+/* Go's %#v of map[string]string, keys sorted: map[string]string{"a":"b"} */
+static char *go_map(const json_t *m)
+{
+	struct kb_buf b = { 0 };
+	size_t n = json_object_size(m), i = 0;
+	const char **keys = calloc(n ? n : 1, sizeof(*keys));
+	const char *k;
+	json_t *v;
+	if (!keys)
+		return NULL;
+	json_object_foreach((json_t *)m, k, v)
+		keys[i++] = k;
+	for (size_t a = 1; a < n; a++)
+		for (size_t z = a; z > 0 && strcmp(keys[z - 1], keys[z]) > 0; z--) {
+			const char *t = keys[z];
+			keys[z] = keys[z - 1];
+			keys[z - 1] = t;
+		}
+	kb_buf_puts(&b, n ? "map[string]string{" : "map[string]string(nil)");
+	for (i = 0; i < n; i++)
+		kb_buf_printf(&b, "%s\"%s\":\"%s\"", i ? ", " : "", keys[i],
+			      jstr(m, keys[i]) ? jstr(m, keys[i]) : "");
+	if (n)
+		kb_buf_puts(&b, "}");
+	free(keys);
+	return b.data;
+}
+
+/* ---- metadata ------------------------------------------------------------------ */
+
+static bool kind_is(const struct proxy_resource *r, const char *group, const char *kind)
+{
+	return r && strcmp(r->group ? r->group : "", group) == 0 && r->kind &&
+	       strcmp(r->kind, kind) == 0;
+}
+
+static msgs_fn name_fn(const struct proxy_resource *r)
+{
+	if (kind_is(r, "", "Namespace"))
+		return msgs_label;
+	if (kind_is(r, "", "Service"))
+		return msgs_1035;
+	if (r && r->group && strcmp(r->group, "rbac.authorization.k8s.io") == 0)
+		return msgs_path_segment;
+	return msgs_subdomain;
+}
+
+static void meta_labels(json_t *c, const json_t *labels, const char *field)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)labels, k, v) {
+		check_name(c, msgs_qname, field, k);
+		check_name(c, msgs_label_value, field, json_is_string(v) ? json_string_value(v) : "");
+	}
+}
+
+static void meta_annotations(json_t *c, const json_t *ann, const char *field)
+{
+	const char *k;
+	json_t *v;
+	size_t total = 0;
+	json_object_foreach((json_t *)ann, k, v) {
+		char lower[512];
+		size_t i;
+		for (i = 0; k[i] && i + 1 < sizeof(lower); i++)
+			lower[i] = (char)tolower((unsigned char)k[i]);
+		lower[i] = '\0';
+		const char *m[MAXMSG];
+		size_t n = msgs_qname(lower, m);
+		for (i = 0; i < n; i++)
+			add_invalid_str(c, field, k, m[i]);
+		total += strlen(k) + (json_is_string(v) ? strlen(json_string_value(v)) : 0);
+	}
+	if (total > 256 * 1024)
+		val_add(c, "FieldValueTooLong", field, "may not be more than %d bytes", 256 * 1024);
+}
+
+static void meta_owner_refs(json_t *c, const json_t *refs)
+{
+	static const char *const f = "metadata.ownerReferences";
+	size_t i, controllers = 0;
+	json_t *o;
+	json_array_foreach(refs, i, o) {
+		const char *av = jstr(o, "apiVersion");
+		const char *ver = av ? strrchr(av, '/') : NULL;
+		ver = ver ? ver + 1 : av;
+		if (!ver || !*ver)
+			add_invalid_str(c, "metadata.ownerReferences.apiVersion", av,
+					"version must not be empty");
+		if (!jstr(o, "kind") || !*jstr(o, "kind"))
+			add_invalid_str(c, "metadata.ownerReferences.kind", jstr(o, "kind"),
+					"kind must not be empty");
+		if (!jstr(o, "name") || !*jstr(o, "name"))
+			add_invalid_str(c, "metadata.ownerReferences.name", jstr(o, "name"),
+					"name must not be empty");
+		if (!jstr(o, "uid") || !*jstr(o, "uid"))
+			add_invalid_str(c, "metadata.ownerReferences.uid", jstr(o, "uid"),
+					"uid must not be empty");
+		if (json_is_true(json_object_get(o, "controller")))
+			controllers++;
+	}
+	if (controllers > 1)
+		val_add(c, "FieldValueInvalid", f, "only one reference can have Controller set to true");
+}
+
+static void meta_update(json_t *c, const json_t *m, const json_t *om)
+{
+	static const char *const keys[] = { "name", "namespace", "uid", "creationTimestamp" };
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		char field[64];
+		const json_t *nv = json_object_get(m, keys[i]), *ov = json_object_get(om, keys[i]);
+		if (json_is_string(nv) && json_is_string(ov) && !json_equal(nv, ov)) {
+			snprintf(field, sizeof(field), "metadata.%s", keys[i]);
+			add_invalid_str(c, field, json_string_value(nv), "field is immutable");
+		}
+	}
+}
+
+static void meta_namespace(const struct proxy_resource *r, json_t *c, const char *ns)
+{
+	if (r && r->namespaced) {
+		if (!ns || !*ns)
+			add_required(c, "metadata.namespace");
+		else
+			check_name(c, msgs_label, "metadata.namespace", ns);
+	} else if (ns && *ns) {
+		val_add(c, "FieldValueForbidden", "metadata.namespace", "not allowed on this type");
+	}
+}
+
+int val_object_meta(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		    json_t *causes)
+{
+	size_t before = json_array_size(causes);
+	const json_t *m = json_object_get(obj, "metadata");
+	const char *name = jstr(m, "name");
+	size_t i;
+	json_t *f;
+	if (!name || !*name)
+		val_add(causes, "FieldValueRequired", "metadata.name",
+			"name or generateName is required");
+	else
+		check_name(causes, name_fn(r), "metadata.name", name);
+	meta_namespace(r, causes, jstr(m, "namespace"));
+	check_nonneg(causes, m, "generation", "metadata.generation");
+	meta_labels(causes, json_object_get(m, "labels"), "metadata.labels");
+	meta_annotations(causes, json_object_get(m, "annotations"), "metadata.annotations");
+	meta_owner_refs(causes, json_object_get(m, "ownerReferences"));
+	json_array_foreach(json_object_get(m, "finalizers"), i, f)
+		check_name(causes, msgs_qname, "metadata.finalizers", json_string_value(f));
+	if (old)
+		meta_update(causes, m, json_object_get(old, "metadata"));
+	return (int)(json_array_size(causes) - before);
+}
+
+/* ---- quantities ---------------------------------------------------------------- */
+
+static const struct {
+	const char *sfx;
+	double mul;
+} qty_suffix[] = {
+	{ "Ki", 1024.0 }, { "Mi", 1048576.0 }, { "Gi", 1073741824.0 },
+	{ "Ti", 1099511627776.0 }, { "Pi", 1125899906842624.0 },
+	{ "Ei", 1152921504606846976.0 },
+	{ "n", 1e-9 }, { "u", 1e-6 }, { "m", 1e-3 }, { "", 1.0 }, { "k", 1e3 },
+	{ "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 }, { "P", 1e15 }, { "E", 1e18 },
+};
+
+/* Decimal exponent suffix "e3" / "E-2"; returns true and the factor. */
+static bool qty_exponent(const char *s, double *mul)
+{
+	if (*s != 'e' && *s != 'E')
+		return false;
+	s++;
+	const char *d = s + ((*s == '+' || *s == '-') ? 1 : 0);
+	if (!*d)
+		return false;
+	for (const char *p = d; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return false;
+	*mul = pow(10.0, (double)strtol(s, NULL, 10));
+	return true;
+}
+
+int val_quantity_parse(const char *s, double *out)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	const char *p = s;
+	if (*p == '+' || *p == '-')
+		p++;
+	size_t digits = 0, dots = 0;
+	const char *num_end = p;
+	while (isdigit((unsigned char)*num_end) || *num_end == '.') {
+		digits += *num_end != '.';
+		dots += *num_end == '.';
+		num_end++;
+	}
+	if (digits == 0 || dots > 1)
+		return -EINVAL;
+	char num[64];
+	if ((size_t)(num_end - s) >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, (size_t)(num_end - s));
+	num[num_end - s] = '\0';
+	double v = strtod(num, NULL), mul = 0;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(qty_suffix) && mul == 0; i++)
+		if (strcmp(num_end, qty_suffix[i].sfx) == 0)
+			mul = qty_suffix[i].mul;
+	if (mul == 0 && !qty_exponent(num_end, &mul))
+		return -EINVAL;
+	*out = v * mul;
+	return 0;
+}
+
+int val_quantity_cmp(const char *a, const char *b, int *out)
+{
+	double x, y;
+	if (val_quantity_parse(a, &x) < 0 || val_quantity_parse(b, &y) < 0)
+		return -EINVAL;
+	/* compare with a relative tolerance so "1Gi" == "1073741824" exactly
+	 * and "0.1" == "100m" despite binary floating point */
+	double tol = fmax(fabs(x), fabs(y)) * 1e-12;
+	*out = fabs(x - y) <= tol ? 0 : (x < y ? -1 : 1);
+	return 0;
+}
+
+int val_quantity_milli(const char *s, int64_t *out)
+{
+	double v;
+	if (val_quantity_parse(s, &v) < 0)
+		return -EINVAL;
+	double m = ceil(v * 1000.0 - 1e-6);
+	if (m >= 9.2e18)
+		*out = INT64_MAX;
+	else if (m <= -9.2e18)
+		*out = INT64_MIN;
+	else
+		*out = (int64_t)m;
+	return 0;
+}
+
+#define QTY_REGEX_MSG \
+	"quantities must match the regular expression " \
+	"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+/* ---- pod spec -------------------------------------------------------------------- */
+
+static const char *const port_protocols[] = { "SCTP", "TCP", "UDP", NULL };
+static const char *const restart_policies[] = { "Always", "OnFailure", "Never", NULL };
+
+static void check_port_num(json_t *c, const json_t *v, const char *field, bool required)
+{
+	if (!v || (json_is_integer(v) && json_integer_value(v) == 0)) {
+		if (required)
+			add_required(c, field);
+		return;
+	}
+	long long n = json_integer_value(v);
+	if (!json_is_integer(v) || n < 1 || n > 65535)
+		val_add(c, "FieldValueInvalid", field, "%lld: must be between 1 and 65535, inclusive",
+			n);
+}
+
+/* IsValidPortName (IANA service name). */
+static size_t msgs_port_name(const char *s, const char **m)
+{
+	size_t k = 0, n = strlen(s);
+	bool letter = false, bad = false;
+	if (n > 15)
+		m[k++] = "must be no more than 15 characters";
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] >= 'a' && s[i] <= 'z')
+			letter = true;
+		else if (!(s[i] >= '0' && s[i] <= '9') && s[i] != '-')
+			bad = true;
+	}
+	if (bad)
+		m[k++] = "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)";
+	else if (strstr(s, "--"))
+		m[k++] = "must not contain consecutive hyphens";
+	if (k < MAXMSG && !letter)
+		m[k++] = "must contain at least one letter (a-z)";
+	else if (k < MAXMSG && n && (s[0] == '-' || s[n - 1] == '-'))
+		m[k++] = "must not begin or end with a hyphen";
+	return k;
+}
+
+static void check_protocol(json_t *c, const json_t *o, const char *field)
+{
+	const char *p = jstr(o, "protocol");
+	if (p && !in_list(p, port_protocols))
+		add_not_supported(c, field, p, port_protocols);
+}
+
+static void container_ports(json_t *c, const json_t *ports, const char *base)
+{
+	char f[PATHLEN];
+	size_t i, j;
+	json_t *p;
+	json_array_foreach(ports, i, p) {
+		const char *name = jstr(p, "name");
+		if (name && *name) {
+			pf(f, "%s.ports[%zu].name", base, i);
+			check_name(c, msgs_port_name, f, name);
+			for (j = 0; j < i; j++)
+				if (jstr(json_array_get(ports, j), "name") &&
+				    strcmp(jstr(json_array_get(ports, j), "name"), name) == 0) {
+					char q[300];
+					val_add(c, "FieldValueDuplicate", f, "%s",
+						quote(name, q, sizeof(q)));
+					break;
+				}
+		}
+		pf(f, "%s.ports[%zu].containerPort", base, i);
+		check_port_num(c, json_object_get(p, "containerPort"), f, true);
+		pf(f, "%s.ports[%zu].hostPort", base, i);
+		check_port_num(c, json_object_get(p, "hostPort"), f, false);
+		pf(f, "%s.ports[%zu].protocol", base, i);
+		check_protocol(c, p, f);
+	}
+}
+
+static void container_env(json_t *c, const json_t *env, const char *base)
+{
+	char f[PATHLEN];
+	size_t i;
+	json_t *e;
+	json_array_foreach(env, i, e) {
+		const char *name = jstr(e, "name");
+		pf(f, "%s.env[%zu].name", base, i);
+		if (!name || !*name) {
+			add_required(c, f);
+			continue;
+		}
+		for (const char *p = name; *p; p++)
+			if (*p < 32 || *p > 126 || *p == '=') {
+				add_invalid_str(c, f, name, "a valid environment variable name must "
+						"consist only of printable ASCII characters other than '='");
+				break;
+			}
+	}
+}
+
+static void resource_list(json_t *c, const json_t *list, const char *base)
+{
+	char f[PATHLEN];
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)list, k, v) {
+		double q;
+		const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+		pf(f, "%s[%s]", base, k);
+		if (!s || val_quantity_parse(s, &q) < 0)
+			add_invalid_str(c, f, s, QTY_REGEX_MSG);
+		else if (q < 0)
+			add_invalid_str(c, f, s, "must be greater than or equal to 0");
+	}
+}
+
+static void container_resources(json_t *c, const json_t *res, const char *base)
+{
+	char f[PATHLEN];
+	const json_t *lim = json_object_get(res, "limits"), *req = json_object_get(res, "requests");
+	const char *k;
+	json_t *v;
+	pf(f, "%s.resources.limits", base);
+	resource_list(c, lim, f);
+	pf(f, "%s.resources.requests", base);
+	resource_list(c, req, f);
+	json_object_foreach((json_t *)req, k, v) {
+		const char *l = jstr(lim, k), *q = json_string_value(v);
+		int cmp;
+		if (!l || !q || val_quantity_cmp(q, l, &cmp) < 0 || cmp <= 0)
+			continue;
+		char msg[256];
+		pf(f, "%s.resources.requests[%s]", base, k);
+		snprintf(msg, sizeof(msg), "must be less than or equal to %s limit of %s", k, l);
+		add_invalid_str(c, f, q, msg);
+	}
+}
+
+struct names {
+	const char *v[128];
+	size_t n;
+};
+
+static bool names_seen(struct names *ns, const char *name)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		if (strcmp(ns->v[i], name) == 0)
+			return true;
+	if (ns->n < KB_ARRAY_SIZE(ns->v))
+		ns->v[ns->n++] = name;
+	return false;
+}
+
+static void container_one(json_t *c, const json_t *ctr, const char *base, struct names *ns)
+{
+	char f[PATHLEN], q[300];
+	const char *name = jstr(ctr, "name"), *image = jstr(ctr, "image");
+	pf(f, "%s.name", base);
+	if (!name || !*name)
+		add_required(c, f);
+	else if (val_dns1123_label(name))
+		check_name(c, msgs_label, f, name);
+	else if (names_seen(ns, name))
+		val_add(c, "FieldValueDuplicate", f, "%s", quote(name, q, sizeof(q)));
+	pf(f, "%s.image", base);
+	if (!image || !*image)
+		add_required(c, f);
+	else if (isspace((unsigned char)image[0]) || isspace((unsigned char)image[strlen(image) - 1]))
+		add_invalid_str(c, f, image, "must not have leading or trailing whitespace");
+	container_ports(c, json_object_get(ctr, "ports"), base);
+	container_env(c, json_object_get(ctr, "env"), base);
+	container_resources(c, json_object_get(ctr, "resources"), base);
+}
+
+static void containers(json_t *c, const json_t *arr, const char *base, struct names *ns)
+{
+	char f[PATHLEN];
+	size_t i;
+	json_t *ctr;
+	json_array_foreach(arr, i, ctr) {
+		pf(f, "%s[%zu]", base, i);
+		container_one(c, ctr, f, ns);
+	}
+}
+
+int val_pod_spec(const json_t *spec, const char *path, json_t *causes)
+{
+	size_t before = json_array_size(causes);
+	char f[PATHLEN];
+	struct names ns = { .n = 0 };
+	const json_t *ctrs = json_object_get(spec, "containers");
+	pf(f, "%s.initContainers", path);
+	containers(causes, json_object_get(spec, "initContainers"), f, &ns);
+	pf(f, "%s.containers", path);
+	if (json_array_size(ctrs) == 0)
+		add_required(causes, f);
+	containers(causes, ctrs, f, &ns);
+	const char *rp = jstr(spec, "restartPolicy");
+	pf(f, "%s.restartPolicy", path);
+	if (rp && !in_list(rp, restart_policies))
+		add_not_supported(causes, f, rp, restart_policies);
+	pf(f, "%s.activeDeadlineSeconds", path);
+	json_t *ads = json_object_get(spec, "activeDeadlineSeconds");
+	if (json_is_integer(ads) && json_integer_value(ads) <= 0)
+		val_add(causes, "FieldValueInvalid", f, "%lld: must be greater than 0",
+			(long long)json_integer_value(ads));
+	return (int)(json_array_size(causes) - before);
+}
+
+/* ---- pod update ------------------------------------------------------------------ */
+
+#define POD_UPDATE_MSG \
+	"pod updates may not change fields other than `spec.containers[*].image`," \
+	"`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` " \
+	"(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` " \
+	"(allow it to be set to 1 if it was previously negative)"
+
+static void copy_field(json_t *dst, const json_t *src, const char *key)
+{
+	json_t *v = json_object_get(src, key);
+	if (v)
+		json_object_set(dst, key, v);
+	else
+		json_object_del(dst, key);
+}
+
+static void munge_images(json_t *n, const json_t *o, const char *key)
+{
+	json_t *na = json_object_get(n, key), *oa = json_object_get(o, key);
+	if (json_array_size(na) != json_array_size(oa))
+		return;
+	for (size_t i = 0; i < json_array_size(na); i++)
+		copy_field(json_array_get(na, i), json_array_get(oa, i), "image");
+}
+
+/* True when every element of `sub` appears in `sup`. */
+static bool subset(const json_t *sub, const json_t *sup)
+{
+	size_t i, j;
+	json_t *a, *b;
+	json_array_foreach(sub, i, a) {
+		bool found = false;
+		json_array_foreach(sup, j, b)
+			found = found || json_equal(a, b);
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static void pod_update(json_t *c, const json_t *obj, const json_t *old)
+{
+	const json_t *os = json_object_get(old, "spec");
+	json_t *n = json_deep_copy(json_object_get(obj, "spec"));
+	json_t *empty = json_object();
+	if (!n || !empty)
+		goto out;
+	os = os ? os : empty;
+	munge_images(n, os, "containers");
+	munge_images(n, os, "initContainers");
+	copy_field(n, os, "activeDeadlineSeconds");
+	if (subset(json_object_get(os, "tolerations"), json_object_get(n, "tolerations")))
+		copy_field(n, os, "tolerations");
+	if (subset(json_object_get(n, "schedulingGates"), json_object_get(os, "schedulingGates")))
+		copy_field(n, os, "schedulingGates");
+	json_t *ot = json_object_get(os, "terminationGracePeriodSeconds");
+	json_t *nt = json_object_get(n, "terminationGracePeriodSeconds");
+	if (json_integer_value(ot) < 0 && json_integer_value(nt) == 1)
+		copy_field(n, os, "terminationGracePeriodSeconds");
+	if (!json_equal(n, (json_t *)os))
+		val_add(c, "FieldValueForbidden", "spec", "%s", POD_UPDATE_MSG);
+out:
+	json_decref(n);
+	json_decref(empty);
+}
+
+static void v_pod(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		  json_t *c)
+{
+	(void)r;
+	val_pod_spec(json_object_get(obj, "spec"), "spec", c);
+	if (old)
+		pod_update(c, obj, old);
+}
+
+/* ---- service ---------------------------------------------------------------------- */
+
+static const char *const service_types[] = {
+	"ClusterIP", "ExternalName", "LoadBalancer", "NodePort", NULL,
+};
+
+static void service_target_port(json_t *c, const json_t *tp, const char *field)
+{
+	if (json_is_string(tp))
+		check_name(c, msgs_port_name, field, json_string_value(tp));
+	else if (json_is_integer(tp) && json_integer_value(tp) != 0)
+		check_port_num(c, tp, field, false);
+}
+
+static void service_port(json_t *c, const json_t *ports, size_t i, bool need_name)
+{
+	char f[PATHLEN], q[300];
+	const json_t *p = json_array_get(ports, i);
+	const char *name = jstr(p, "name");
+	pf(f, "spec.ports[%zu].name", i);
+	if (need_name && (!name || !*name)) {
+		add_required(c, f);
+	} else if (name && *name) {
+		check_name(c, msgs_label, f, name);
+		for (size_t j = 0; j < i; j++) {
+			const char *o = jstr(json_array_get(ports, j), "name");
+			if (o && strcmp(o, name) == 0) {
+				val_add(c, "FieldValueDuplicate", f, "%s", quote(name, q, sizeof(q)));
+				break;
+			}
+		}
+	}
+	pf(f, "spec.ports[%zu].port", i);
+	const json_t *port = json_object_get(p, "port");
+	long long pn = json_integer_value(port);
+	if (!json_is_integer(port) || pn < 1 || pn > 65535)
+		val_add(c, "FieldValueInvalid", f, "%lld: must be between 1 and 65535, inclusive", pn);
+	pf(f, "spec.ports[%zu].protocol", i);
+	check_protocol(c, p, f);
+	pf(f, "spec.ports[%zu].targetPort", i);
+	service_target_port(c, json_object_get(p, "targetPort"), f);
+	pf(f, "spec.ports[%zu].nodePort", i);
+	check_port_num(c, json_object_get(p, "nodePort"), f, false);
+}
+
+static void v_service(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		      json_t *c)
+{
+	(void)r;
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *ports = json_object_get(spec, "ports");
+	const char *type = jstr(spec, "type"), *cip = jstr(spec, "clusterIP");
+	if (type && !in_list(type, service_types))
+		add_not_supported(c, "spec.type", type, service_types);
+	bool external = type && strcmp(type, "ExternalName") == 0;
+	if (!external && json_array_size(ports) == 0 && !(cip && strcmp(cip, "None") == 0))
+		add_required(c, "spec.ports");
+	for (size_t i = 0; i < json_array_size(ports); i++)
+		service_port(c, ports, i, json_array_size(ports) > 1);
+	if (external && (!jstr(spec, "externalName") || !*jstr(spec, "externalName")))
+		add_required(c, "spec.externalName");
+	meta_labels(c, json_object_get(spec, "selector"), "spec.selector");
+	const char *ocip = old ? jstr(json_object_get(old, "spec"), "clusterIP") : NULL;
+	if (old && cip && *cip && ocip && *ocip && strcmp(cip, ocip) != 0)
+		add_invalid_str(c, "spec.clusterIP", cip, "field is immutable");
+}
+
+/* ---- configmap / secret ------------------------------------------------------------ */
+
+#define MAX_DATA_SIZE (1024 * 1024)
+
+static size_t data_keys(json_t *c, const json_t *data, const char *base)
+{
+	char f[PATHLEN];
+	const char *k;
+	json_t *v;
+	size_t total = 0;
+	json_object_foreach((json_t *)data, k, v) {
+		pf(f, "%s[%s]", base, k);
+		check_name(c, msgs_config_key, f, k);
+		total += json_is_string(v) ? strlen(json_string_value(v)) : 0;
+	}
+	return total;
+}
+
+static void immutable_data(json_t *c, const json_t *obj, const json_t *old)
+{
+	static const char *const keys[] = { "data", "binaryData", "stringData" };
+	if (!old || !json_is_true(json_object_get(old, "immutable")))
+		return;
+	if (!json_is_true(json_object_get(obj, "immutable")))
+		val_add(c, "FieldValueForbidden", "immutable",
+			"field is immutable when `immutable` is set");
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		json_t *a = json_object_get(obj, keys[i]), *b = json_object_get(old, keys[i]);
+		bool same = (json_object_size(a) == 0 && json_object_size(b) == 0) ||
+			    json_equal(a, b);
+		if (!same && i < 2)
+			val_add(c, "FieldValueForbidden", keys[i],
+				"field is immutable when `immutable` is set");
+	}
+}
+
+static void v_configmap(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			json_t *c)
+{
+	(void)r;
+	const json_t *data = json_object_get(obj, "data"), *bin = json_object_get(obj, "binaryData");
+	size_t total = data_keys(c, data, "data") + data_keys(c, bin, "binaryData");
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)bin, k, v) {
+		if (json_object_get(data, k)) {
+			char f[PATHLEN];
+			pf(f, "binaryData[%s]", k);
+			add_invalid_str(c, f, k, "duplicate of key present in data");
+		}
+	}
+	if (total > MAX_DATA_SIZE)
+		val_add(c, "FieldValueTooLong", "", "may not be more than %d bytes", MAX_DATA_SIZE);
+	immutable_data(c, obj, old);
+}
+
+/* Required data keys per secret type. */
+static const struct {
+	const char *type, *key;
+} secret_keys[] = {
+	{ "kubernetes.io/dockercfg", ".dockercfg" },
+	{ "kubernetes.io/dockerconfigjson", ".dockerconfigjson" },
+	{ "kubernetes.io/tls", "tls.crt" },
+	{ "kubernetes.io/tls", "tls.key" },
+	{ "kubernetes.io/ssh-auth", "ssh-privatekey" },
+};
+
+static size_t secret_values(json_t *c, const json_t *data)
+{
+	const char *k;
+	json_t *v;
+	size_t total = 0;
+	json_object_foreach((json_t *)data, k, v) {
+		const char *s = json_string_value(v);
+		unsigned char *dec = NULL;
+		size_t dlen = 0;
+		if (!s || kb_base64_decode(s, strlen(s), &dec, &dlen) < 0) {
+			char f[PATHLEN];
+			pf(f, "data[%s]", k);
+			add_invalid_str(c, f, s, "illegal base64 data");
+			continue;
+		}
+		total += dlen;
+		free(dec);
+	}
+	return total;
+}
+
+static void secret_type(json_t *c, const json_t *obj)
+{
+	const char *type = jstr(obj, "type");
+	const json_t *data = json_object_get(obj, "data");
+	char f[PATHLEN];
+	if (!type)
+		return;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(secret_keys); i++) {
+		if (strcmp(type, secret_keys[i].type) != 0 ||
+		    json_object_get(data, secret_keys[i].key))
+			continue;
+		pf(f, "data[%s]", secret_keys[i].key);
+		add_required(c, f);
+	}
+	if (strcmp(type, "kubernetes.io/service-account-token") == 0 &&
+	    !jstr(json_object_get(json_object_get(obj, "metadata"), "annotations"),
+		  "kubernetes.io/service-account.name"))
+		add_required(c, "metadata.annotations[kubernetes.io/service-account.name]");
+}
+
+static void v_secret(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		     json_t *c)
+{
+	(void)r;
+	const json_t *data = json_object_get(obj, "data");
+	data_keys(c, data, "data");
+	data_keys(c, json_object_get(obj, "stringData"), "stringData");
+	size_t total = secret_values(c, data);
+	if (total > MAX_DATA_SIZE)
+		val_add(c, "FieldValueTooLong", "data", "may not be more than %d bytes",
+			MAX_DATA_SIZE);
+	secret_type(c, obj);
+	if (old) {
+		const char *nt = jstr(obj, "type"), *ot = jstr(old, "type");
+		if (nt && ot && strcmp(nt, ot) != 0)
+			add_invalid_str(c, "type", nt, "field is immutable");
+	}
+	immutable_data(c, obj, old);
+}
+
+/* ---- workloads ---------------------------------------------------------------------- */
+
+/* The gogo-protobuf String() kube prints for a LabelSelector value. */
+static char *selector_text(const json_t *sel)
+{
+	struct kb_buf b = { 0 };
+	const char *k;
+	json_t *v;
+	kb_buf_puts(&b, "&LabelSelector{MatchLabels:map[string]string{");
+	json_object_foreach(json_object_get(sel, "matchLabels"), k, v)
+		kb_buf_printf(&b, "%s: %s,", k, json_is_string(v) ? json_string_value(v) : "");
+	kb_buf_puts(&b, "},MatchExpressions:[]LabelSelectorRequirement{},}");
+	return b.data;
+}
+
+static void template_labels(json_t *c, const json_t *sel, const json_t *tmpl,
+			    const char *base)
+{
+	char err[512] = "", f[PATHLEN];
+	struct sel_label *s = NULL;
+	const json_t *labels = json_object_get(json_object_get(tmpl, "metadata"), "labels");
+	pf(f, "%s.selector", base);
+	if (sel_label_from_object(sel, &s, err, sizeof(err)) < 0) {
+		char *t = selector_text(sel);
+		val_add(c, "FieldValueInvalid", f, "%s: %s", t ? t : "", err);
+		free(t);
+		return;
+	}
+	if (!sel_label_empty(s) && !sel_label_match(s, labels)) {
+		char *m = go_map(labels);
+		pf(f, "%s.template.metadata.labels", base);
+		val_add(c, "FieldValueInvalid", f,
+			"%s: `selector` does not match template `labels`", m ? m : "");
+		free(m);
+	}
+	sel_label_free(s);
+}
+
+static void workload_template(json_t *c, const json_t *tmpl, const char *base,
+			      const char *const *policies)
+{
+	char f[PATHLEN];
+	const json_t *m = json_object_get(tmpl, "metadata"), *spec = json_object_get(tmpl, "spec");
+	pf(f, "%s.template.metadata.labels", base);
+	meta_labels(c, json_object_get(m, "labels"), f);
+	pf(f, "%s.template.metadata.annotations", base);
+	meta_annotations(c, json_object_get(m, "annotations"), f);
+	pf(f, "%s.template.spec", base);
+	val_pod_spec(spec, f, c);
+	const char *rp = jstr(spec, "restartPolicy");
+	pf(f, "%s.template.spec.restartPolicy", base);
+	if (!policies[1] && rp && in_list(rp, restart_policies) && !in_list(rp, policies))
+		add_not_supported(c, f, rp, policies);
+}
+
+/* Deployment, ReplicaSet, StatefulSet, DaemonSet. */
+static void v_workload(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		       json_t *c)
+{
+	static const char *const always[] = { "Always", NULL };
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *sel = json_object_get(spec, "selector");
+	char what[64];
+	check_nonneg(c, spec, "replicas", "spec.replicas");
+	check_nonneg(c, spec, "minReadySeconds", "spec.minReadySeconds");
+	check_nonneg(c, spec, "revisionHistoryLimit", "spec.revisionHistoryLimit");
+	if (!json_is_object(sel)) {
+		add_required(c, "spec.selector");
+	} else if (json_object_size(json_object_get(sel, "matchLabels")) +
+			   json_array_size(json_object_get(sel, "matchExpressions")) == 0) {
+		char *t = selector_text(sel);
+		snprintf(what, sizeof(what), "%s", r->kind);
+		for (char *p = what; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		if (strcmp(what, "replicaset") == 0)
+			snprintf(what, sizeof(what), "deployment");
+		val_add(c, "FieldValueInvalid", "spec.selector", "%s: empty selector is invalid for %s",
+			t ? t : "", what);
+		free(t);
+	} else {
+		template_labels(c, sel, json_object_get(spec, "template"), "spec");
+	}
+	workload_template(c, json_object_get(spec, "template"), "spec", always);
+	if (old) {
+		const json_t *os = json_object_get(json_object_get(old, "spec"), "selector");
+		if (sel && os && !json_equal(sel, os)) {
+			char *t = selector_text(sel);
+			val_add(c, "FieldValueInvalid", "spec.selector", "%s: field is immutable",
+				t ? t : "");
+			free(t);
+		}
+	}
+}
+
+/* ---- job / cronjob -------------------------------------------------------------------- */
+
+static void job_spec(json_t *c, const json_t *spec, const char *base)
+{
+	static const char *const policies[] = { "OnFailure", "Never", NULL };
+	static const char *const nonneg[] = { "parallelism", "completions", "backoffLimit" };
+	char f[PATHLEN];
+	for (size_t i = 0; i < KB_ARRAY_SIZE(nonneg); i++) {
+		pf(f, "%s.%s", base, nonneg[i]);
+		check_nonneg(c, spec, nonneg[i], f);
+	}
+	const json_t *tmpl = json_object_get(spec, "template");
+	const json_t *sel = json_object_get(spec, "selector");
+	if (json_is_object(sel))
+		template_labels(c, sel, tmpl, base);
+	workload_template(c, tmpl, base, policies);
+	const char *rp = jstr(json_object_get(tmpl, "spec"), "restartPolicy");
+	pf(f, "%s.template.spec.restartPolicy", base);
+	if (!rp || !*rp)
+		val_add(c, "FieldValueRequired", f, "valid values: \"OnFailure\", \"Never\"");
+	else if (!in_list(rp, policies))
+		add_not_supported(c, f, rp, policies);
+}
+
+static void v_job(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		  json_t *c)
+{
+	(void)r;
+	const json_t *spec = json_object_get(obj, "spec");
+	job_spec(c, spec, "spec");
+	if (old) {
+		const json_t *ns = json_object_get(spec, "selector");
+		const json_t *os = json_object_get(json_object_get(old, "spec"), "selector");
+		if (ns && os)
+			immutable(c, ns, os, "spec.selector");
+	}
+}
+
+/* One cron field: lists of "*", "?", "a", "a-b", each with an optional
+ * "/step"; names allowed for months and weekdays. */
+struct cron_bounds {
+	int min, max;
+	const char *const *names;
+};
+
+static int cron_num(const char *s, size_t n, const struct cron_bounds *b, int *out,
+		    char *buf, size_t len)
+{
+	for (int i = 0; b->names && b->names[i]; i++)
+		if (n == 3 && strncasecmp(s, b->names[i], 3) == 0) {
+			*out = i + b->min;
+			return 0;
+		}
+	char tmp[64];
+	snprintf(tmp, sizeof(tmp), "%.*s", (int)n, s);
+	char *end;
+	long v = strtol(tmp, &end, 10);
+	if (!n || *end || !isdigit((unsigned char)tmp[n - 1])) {
+		snprintf(buf, len, "failed to parse int from %s: strconv.Atoi: parsing \"%s\": "
+			 "invalid syntax", tmp, tmp);
+		return -EINVAL;
+	}
+	if (v < 0) {
+		snprintf(buf, len, "negative number (%ld) not allowed: %s", v, tmp);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int cron_range(const char *s, size_t n, const struct cron_bounds *b, char *buf,
+		      size_t len)
+{
+	char expr[128];
+	snprintf(expr, sizeof(expr), "%.*s", (int)n, s);
+	char *slash = strchr(expr, '/');
+	int lo = b->min, hi = b->max, step = 1;
+	if (slash && strchr(slash + 1, '/')) {
+		snprintf(buf, len, "too many slashes: %s", expr);
+		return -EINVAL;
+	}
+	size_t rl = slash ? (size_t)(slash - expr) : strlen(expr);
+	char *dash = memchr(expr, '-', rl);
+	if (!(rl == 1 && (expr[0] == '*' || expr[0] == '?'))) {
+		if (dash && memchr(dash + 1, '-', rl - (size_t)(dash + 1 - expr))) {
+			snprintf(buf, len, "too many hyphens: %s", expr);
+			return -EINVAL;
+		}
+		if (cron_num(expr, dash ? (size_t)(dash - expr) : rl, b, &lo, buf, len) < 0)
+			return -EINVAL;
+		hi = lo;
+		if (dash && cron_num(dash + 1, rl - (size_t)(dash + 1 - expr), b, &hi, buf, len) < 0)
+			return -EINVAL;
+		if (slash && !dash)
+			hi = b->max;
+	}
+	if (slash && (cron_num(slash + 1, strlen(slash + 1), b, &step, buf, len) < 0 || step <= 0)) {
+		snprintf(buf, len, "step of range should be a positive number: %s", expr);
+		return -EINVAL;
+	}
+	if (lo < b->min) {
+		snprintf(buf, len, "beginning of range (%d) below minimum (%d): %s", lo, b->min, expr);
+		return -EINVAL;
+	}
+	if (hi > b->max) {
+		snprintf(buf, len, "end of range (%d) above maximum (%d): %s", hi, b->max, expr);
+		return -EINVAL;
+	}
+	if (lo > hi) {
+		snprintf(buf, len, "beginning of range (%d) beyond end of range (%d): %s", lo, hi, expr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cron_field(const char *s, size_t n, const struct cron_bounds *b, char *buf,
+		      size_t len)
+{
+	size_t start = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && s[i] != ',')
+			continue;
+		if (cron_range(s + start, i - start, b, buf, len) < 0)
+			return -EINVAL;
+		start = i + 1;
+	}
+	return 0;
+}
+
+static const char *cron_descriptor(const char *s, char *buf, size_t len)
+{
+	static const char *const ok[] = { "@yearly", "@annually", "@monthly", "@weekly",
+					  "@daily", "@midnight", "@hourly", NULL };
+	if (in_list(s, ok))
+		return NULL;
+	if (strncmp(s, "@every ", 7) == 0) {
+		const char *d = s + 7;
+		char *end;
+		double v = strtod(d, &end);
+		if (end != d && v >= 0 && *end && strspn(end, "nsuµmh0123456789.") == strlen(end))
+			return NULL;
+		snprintf(buf, len, "failed to parse duration %s: time: invalid duration \"%s\"", s, d);
+		return buf;
+	}
+	snprintf(buf, len, "unrecognized descriptor: %s", s);
+	return buf;
+}
+
+const char *val_cron_schedule(const char *s, char *buf, size_t len)
+{
+	static const char *const months[] = { "jan", "feb", "mar", "apr", "may", "jun", "jul",
+					      "aug", "sep", "oct", "nov", "dec", NULL };
+	static const char *const days[] = { "sun", "mon", "tue", "wed", "thu", "fri", "sat", NULL };
+	static const struct cron_bounds bounds[5] = {
+		{ 0, 59, NULL }, { 0, 23, NULL }, { 1, 31, NULL }, { 1, 12, months }, { 0, 6, days },
+	};
+	const char *f[8];
+	size_t fl[8], n = 0;
+	if (!s)
+		s = "";
+	if (strncmp(s, "TZ=", 3) == 0 || strncmp(s, "CRON_TZ=", 8) == 0) {
+		const char *sp = strchr(s, ' ');
+		s = sp ? sp + 1 : "";
+	}
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == '@')
+		return cron_descriptor(s, buf, len);
+	for (const char *p = s; *p && n < 8;) {
+		size_t l = strcspn(p, " \t");
+		f[n] = p;
+		fl[n++] = l;
+		p += l;
+		p += strspn(p, " \t");
+	}
+	if (n != 5) {
+		struct kb_buf b = { 0 };
+		for (size_t i = 0; i < n; i++)
+			kb_buf_printf(&b, "%s%.*s", i ? " " : "", (int)fl[i], f[i]);
+		snprintf(buf, len, "expected exactly 5 fields, found %zu: [%s]", n,
+			 b.data ? b.data : "");
+		kb_buf_free(&b);
+		return buf;
+	}
+	for (size_t i = 0; i < 5; i++)
+		if (cron_field(f[i], fl[i], &bounds[i], buf, len) < 0)
+			return buf;
+	return NULL;
+}
+
+static void v_cronjob(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		      json_t *c)
+{
+	static const char *const conc[] = { "Allow", "Forbid", "Replace", NULL };
+	(void)r;
+	const json_t *spec = json_object_get(obj, "spec");
+	const char *name = jstr(json_object_get(obj, "metadata"), "name");
+	const char *sched = jstr(spec, "schedule"), *cp = jstr(spec, "concurrencyPolicy");
+	char buf[512];
+	if (name && strlen(name) > 52)
+		add_invalid_str(c, "metadata.name", name, "must be no more than 52 characters");
+	if (!sched || !*sched) {
+		add_required(c, "spec.schedule");
+	} else {
+		if (val_cron_schedule(sched, buf, sizeof(buf)))
+			add_invalid_str(c, "spec.schedule", sched, buf);
+		const char *osched = old ? jstr(json_object_get(old, "spec"), "schedule") : NULL;
+		bool allow_tz = osched && strstr(osched, "TZ");
+		if (strstr(sched, "TZ") && allow_tz && json_object_get(spec, "timeZone"))
+			add_invalid_str(c, "spec.schedule", sched,
+					"cannot use both timeZone field and TZ or CRON_TZ in schedule");
+		else if (strstr(sched, "TZ") && !allow_tz)
+			add_invalid_str(c, "spec.schedule", sched,
+					"cannot use TZ or CRON_TZ in schedule, use timeZone field instead");
+	}
+	const char *tz = jstr(spec, "timeZone");
+	if (tz && (!*tz || strpbrk(tz, " \t") || tz[0] == '/' || strstr(tz, "..")))
+		add_invalid_str(c, "spec.timeZone", tz, "unknown time zone");
+	if (cp && !in_list(cp, conc))
+		add_not_supported(c, "spec.concurrencyPolicy", cp, conc);
+	check_nonneg(c, spec, "startingDeadlineSeconds", "spec.startingDeadlineSeconds");
+	check_nonneg(c, spec, "successfulJobsHistoryLimit", "spec.successfulJobsHistoryLimit");
+	check_nonneg(c, spec, "failedJobsHistoryLimit", "spec.failedJobsHistoryLimit");
+	const json_t *jt = json_object_get(spec, "jobTemplate");
+	if (!json_is_object(jt))
+		add_required(c, "spec.jobTemplate");
+	else
+		job_spec(c, json_object_get(jt, "spec"), "spec.jobTemplate.spec");
+}
+
+/* ---- the rest of core ------------------------------------------------------------------ */
+
+static void v_event(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		    json_t *c)
+{
+	(void)r;
+	(void)old;
+	const json_t *io = json_object_get(obj, "involvedObject");
+	const char *ns = jstr(json_object_get(obj, "metadata"), "namespace");
+	const char *ions = jstr(io, "namespace");
+	if (!json_is_object(io)) {
+		add_required(c, "involvedObject");
+		return;
+	}
+	if ((!ions || !*ions) ? (ns && *ns && strcmp(ns, "default") != 0)
+			      : (!ns || strcmp(ns, ions) != 0))
+		add_invalid_str(c, "involvedObject.namespace", ions ? ions : "",
+				"does not match event.namespace");
+}
+
+static void v_pvc(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		  json_t *c)
+{
+	static const char *const modes[] = { "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce",
+					     "ReadWriteOncePod", NULL };
+	(void)r;
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *am = json_object_get(spec, "accessModes");
+	size_t i;
+	json_t *m;
+	if (json_array_size(am) == 0)
+		val_add(c, "FieldValueRequired", "spec.accessModes", "at least 1 access mode is required");
+	json_array_foreach(am, i, m)
+		if (!in_list(json_string_value(m), modes))
+			add_not_supported(c, "spec.accessModes", json_string_value(m), modes);
+	const char *st = jstr(json_object_get(json_object_get(spec, "resources"), "requests"),
+			      "storage");
+	double q;
+	if (!st)
+		add_required(c, "spec.resources[storage]");
+	else if (val_quantity_parse(st, &q) < 0)
+		add_invalid_str(c, "spec.resources[storage]", st, QTY_REGEX_MSG);
+	else if (q <= 0)
+		add_invalid_str(c, "spec.resources[storage]", st, "must be greater than zero");
+	if (old) {
+		json_t *a = json_deep_copy(spec), *b = json_deep_copy(json_object_get(old, "spec"));
+		if (a && b) {
+			json_object_del(a, "resources");
+			json_object_del(b, "resources");
+			json_object_del(a, "volumeAttributesClassName");
+			json_object_del(b, "volumeAttributesClassName");
+			/* volumeName may be filled in once by binding */
+			if (!jstr(b, "volumeName"))
+				json_object_del(a, "volumeName");
+			if (!json_equal(a, b))
+				val_add(c, "FieldValueForbidden", "spec", "spec is immutable after "
+					"creation except resources.requests and "
+					"volumeAttributesClassName for bound claims");
+		}
+		json_decref(a);
+		json_decref(b);
+	}
+}
+
+static void v_endpoints(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			json_t *c)
+{
+	(void)r;
+	(void)old;
+	char f[PATHLEN];
+	size_t i, j;
+	json_t *s, *x;
+	json_array_foreach(json_object_get(obj, "subsets"), i, s) {
+		json_array_foreach(json_object_get(s, "addresses"), j, x) {
+			pf(f, "subsets[%zu].addresses[%zu].ip", i, j);
+			if (!jstr(x, "ip") || !*jstr(x, "ip"))
+				add_required(c, f);
+		}
+		json_array_foreach(json_object_get(s, "ports"), j, x) {
+			pf(f, "subsets[%zu].ports[%zu].port", i, j);
+			check_port_num(c, json_object_get(x, "port"), f, true);
+			pf(f, "subsets[%zu].ports[%zu].protocol", i, j);
+			check_protocol(c, x, f);
+		}
+	}
+}
+
+static void v_quota(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		    json_t *c)
+{
+	(void)r;
+	(void)old;
+	resource_list(c, json_object_get(json_object_get(obj, "spec"), "hard"), "spec.hard");
+}
+
+static void v_limitrange(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			 json_t *c)
+{
+	(void)r;
+	(void)old;
+	char f[PATHLEN];
+	size_t i;
+	json_t *l;
+	json_array_foreach(json_object_get(json_object_get(obj, "spec"), "limits"), i, l) {
+		pf(f, "spec.limits[%zu].type", i);
+		if (!jstr(l, "type") || !*jstr(l, "type"))
+			add_required(c, f);
+	}
+}
+
+static void v_serviceaccount(const struct proxy_resource *r, const json_t *obj,
+			     const json_t *old, json_t *c)
+{
+	(void)r;
+	(void)old;
+	char f[PATHLEN];
+	size_t i;
+	json_t *s;
+	json_array_foreach(json_object_get(obj, "imagePullSecrets"), i, s) {
+		pf(f, "imagePullSecrets[%zu].name", i);
+		if (!jstr(s, "name") || !*jstr(s, "name"))
+			add_required(c, f);
+	}
+}
+
+/* ---- dispatch ------------------------------------------------------------------------- */
+
+typedef void (*kind_fn)(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			json_t *causes);
+
+static const struct {
+	const char *group, *kind;
+	kind_fn fn;
+} kinds[] = {
+	{ "", "Pod", v_pod },
+	{ "", "Service", v_service },
+	{ "", "ConfigMap", v_configmap },
+	{ "", "Secret", v_secret },
+	{ "", "Event", v_event },
+	{ "", "PersistentVolumeClaim", v_pvc },
+	{ "", "Endpoints", v_endpoints },
+	{ "", "ResourceQuota", v_quota },
+	{ "", "LimitRange", v_limitrange },
+	{ "", "ServiceAccount", v_serviceaccount },
+	{ "apps", "Deployment", v_workload },
+	{ "apps", "ReplicaSet", v_workload },
+	{ "apps", "StatefulSet", v_workload },
+	{ "apps", "DaemonSet", v_workload },
+	{ "batch", "Job", v_job },
+	{ "batch", "CronJob", v_cronjob },
+};
+
+int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+	       json_t *causes)
+{
+	if (!obj || !json_is_array(causes))
+		return -EINVAL;
+	size_t before = json_array_size(causes);
+	for (size_t i = 0; r && i < KB_ARRAY_SIZE(kinds); i++)
+		if (kind_is(r, kinds[i].group, kinds[i].kind)) {
+			kinds[i].fn(r, obj, old, causes);
+			break;
+		}
+	return (int)(json_array_size(causes) - before);
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Object validation with kube-apiserver's field paths, reasons and messages.
+ *
+ * Validation collects "causes" into a JSON array the caller owns; each cause
+ * is {"reason": "FieldValueInvalid", "message": "Invalid value: \"Foo\": …",
+ * "field": "metadata.name"} exactly as kube puts them in a Status's
+ * details.causes. The caller turns a non-empty array into a 422 Invalid
+ * Status; val_status_message() builds its top-level message.
+ *
+ * The caller applies defaults (protocol TCP, restartPolicy Always, service
+ * type ClusterIP, …) and fills metadata.name from generateName BEFORE
+ * validating; to be safe, the checks here also treat a missing defaultable
+ * field as its default.
+ *
+ * Threading: any thread (no global mutable state).
+ */
+#ifndef KB_PROXY_VALIDATE_H
+#define KB_PROXY_VALIDATE_H
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proxy/resource.h"
+
+/* ---- names ----------------------------------------------------------------
+ * Each returns NULL when `s` is valid, else a static string with kube's
+ * message (the first problem found; e.g. "must be no more than 63 characters"
+ * or the RFC 1123 regex text).
+ */
+const char *val_dns1123_subdomain(const char *s);  /* ≤253, [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.…)* */
+const char *val_dns1123_label(const char *s);      /* ≤63 */
+const char *val_dns1035_label(const char *s);      /* ≤63, starts with a letter (Service names) */
+const char *val_qualified_name(const char *s);     /* [prefix/]name, label and annotation keys */
+const char *val_label_value(const char *s);        /* ≤63, may be empty */
+const char *val_path_segment_name(const char *s);  /* not "." or "..", no '/' or '%' (RBAC) */
+const char *val_config_key(const char *s);         /* ConfigMap/Secret data keys */
+
+/* ---- causes ----------------------------------------------------------------
+ * Appends {"reason","message","field"} to `causes` (borrowed array). The
+ * message is the kube type text for `reason` ("Invalid value", "Required
+ * value", "Unsupported value", "Forbidden", "Too long", "Duplicate value",
+ * "Not found", "Too many", "Internal error") followed, when fmt is non-NULL
+ * and non-empty, by ": " and the formatted detail. So an invalid name is
+ *   val_add(c, "FieldValueInvalid", "metadata.name", "\"%s\": %s", name, msg)
+ * and a missing field is val_add(c, "FieldValueRequired", "spec.x", NULL).
+ * Unknown reasons use the reason itself as the type text.
+ */
+void val_add(json_t *causes, const char *reason, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void val_addv(json_t *causes, const char *reason, const char *field, const char *fmt,
+	      va_list ap) __attribute__((format(printf, 4, 0)));
+
+/*
+ * Kube's top-level message for a 422: `Pod "x" is invalid: <field>: <msg>`
+ * for one cause, `... is invalid: [<f1>: <m1>, <f2>: <m2>]` for several. The
+ * kind is qualified with the group for non-core kinds ("Deployment.apps").
+ * Returns a malloc'ed string owned by the caller (NULL on ENOMEM).
+ */
+char *val_status_message(const struct proxy_resource *r, const char *name,
+			 const json_t *causes);
+
+/* ---- objects ----------------------------------------------------------------
+ * All take borrowed objects; `old` is NULL on create, the stored object on
+ * update. Causes are appended to `causes` (borrowed). Return the number of
+ * causes added (0: valid) or a negative errno (-ENOMEM).
+ */
+
+/* metadata: name (syntax per kind), namespace (required iff r->namespaced),
+ * labels, annotations (keys, 256 KiB total), ownerReferences, finalizers;
+ * on update name/namespace/uid/creationTimestamp are immutable. */
+int val_object_meta(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		    json_t *causes);
+
+/* The per-kind checks of the built-in kinds (by r->group and r->kind; other
+ * kinds: none). Does NOT include val_object_meta: callers run both. On update
+ * it enforces the kind's immutable fields (pod spec, selectors, clusterIP,
+ * secret type, `immutable: true` data). -EINVAL if obj or causes is bad. */
+int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+	       json_t *causes);
+
+/* A pod spec (borrowed) at `path` ("spec", "spec.template.spec"):
+ * containers, init containers, ports, env, resources, restartPolicy (one of
+ * Always/OnFailure/Never; absent means Always). Workload kinds add their own
+ * restartPolicy rules on top. Returns causes added or -ENOMEM. */
+int val_pod_spec(const json_t *spec, const char *path, json_t *causes);
+
+/* ---- quantities ------------------------------------------------------------
+ * Kubernetes resource quantities: "100m", "1Gi", "2", "1e3", "500Mi", "0.5",
+ * "+1k". *out is the value in base units (e.g. 0.1 for "100m"). 0 or -EINVAL.
+ */
+int val_quantity_parse(const char *s, double *out);
+/* Compares two quantity strings; *out is -1, 0 or 1. 0 or -EINVAL. */
+int val_quantity_cmp(const char *a, const char *b, int *out);
+/* The same value in milli-units, saturated to INT64 bounds. 0 or -EINVAL. */
+int val_quantity_milli(const char *s, int64_t *out);
+
+/* Cron schedule check for CronJob: 5 fields or @yearly/@annually/@monthly/
+ * @weekly/@daily/@midnight/@hourly/@every <dur>. NULL when valid, else a
+ * message written into buf (returned). */
+const char *val_cron_schedule(const char *s, char *buf, size_t len);
+
+#endif
