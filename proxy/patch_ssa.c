@@ -262,20 +262,36 @@ static json_t *sn_from_v1(const json_t *v1)
 	return res;
 }
 
+static int sn_strcmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The wire form: leaves are {}, "." only beside children, keys sorted
+ * ("." first) as kube serializes FieldsV1. */
 static json_t *sn_to_v1(const json_t *node)
 {
+	size_t n = json_object_size(node), i = 0;
+	const char **keys = calloc(n + 1, sizeof(*keys));
 	json_t *res = json_object();
 	const char *k;
 	json_t *v;
 
-	if (!res)
+	if (!res || !keys) {
+		free(keys);
+		json_decref(res);
 		return NULL;
-	json_object_foreach((json_t *)node, k, v) {
-		if (strcmp(k, ".") != 0)
-			json_object_set_new(res, k, sn_to_v1(v));
 	}
-	if (sn_member(node) && json_object_size(res) > 0)
-		sn_mark(res);
+	json_object_foreach((json_t *)node, k, v)
+		keys[i++] = k;
+	qsort(keys, n, sizeof(*keys), sn_strcmp);
+	for (i = 0; i < n; i++) {
+		if (strcmp(keys[i], ".") != 0)
+			json_object_set_new(res, keys[i], sn_to_v1(json_object_get(node, keys[i])));
+		else if (n > 1)
+			sn_mark(res);
+	}
+	free(keys);
 	return res;
 }
 
