@@ -1,3 +1,1262 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* placeholder */
-typedef int kb_placeholder_proxy_printers_c;
+/*
+ * Table printers (see printers.h). Each built-in kind has a column list and
+ * a cell function mirroring kube's pkg/printers/internalversion logic (pod
+ * status reasons, "n/m" ready counts, "<none>" placeholders, port strings).
+ * Objects are read as JSON; a missing field prints like Go's zero value.
+ */
+#include "proxy/printers.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "proxy/selector.h"
+
+/* ---- columns ---------------------------------------------------------------- */
+
+struct col {
+	const char *name, *type, *format;
+	int priority;
+	const char *desc;
+};
+
+#define D_NAME \
+	"Name must be unique within a namespace. Is required when creating resources, " \
+	"although some resources may allow a client to request the generation of an " \
+	"appropriate name automatically. Name is primarily intended for creation " \
+	"idempotence and configuration definition. Cannot be updated. More info: " \
+	"https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+#define D_AGE \
+	"CreationTimestamp is a timestamp representing the server time when this object " \
+	"was created. It is not guaranteed to be set in happens-before order across " \
+	"separate operations. Clients may not set this value. It is represented in " \
+	"RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for " \
+	"lists. More info: https://git.k8s.io/community/contributors/devel/" \
+	"sig-architecture/api-conventions.md#metadata"
+
+#define C_NAME { "Name", "string", "name", 0, D_NAME }
+#define C_AGE { "Age", "string", "", 0, D_AGE }
+#define C_S(n, d) { n, "string", "", 0, d }
+#define C_I(n, d) { n, "integer", "", 0, d }
+#define C_W(n, d) { n, "string", "", 1, d }
+#define C_END { NULL, NULL, NULL, 0, NULL }
+
+static const struct col cols_default[] = {
+	C_NAME, { "Created At", "date", "", 0, D_AGE }, C_END,
+};
+static const struct col cols_name_age[] = { C_NAME, C_AGE, C_END };
+
+static const struct col cols_pod[] = {
+	C_NAME,
+	C_S("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+	C_S("Status", "The aggregate status of the containers in this pod."),
+	C_S("Restarts", "The number of times the containers in this pod have been restarted "
+		"and when the last container in this pod has restarted."),
+	C_AGE,
+	C_W("IP", "podIP address allocated to the pod. Routable at least within the cluster. "
+		"Empty if not yet allocated."),
+	C_W("Node", "NodeName indicates in which node this pod is scheduled."),
+	C_W("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods "
+		"on the node, but it cannot be scheduled right away as preemption victims "
+		"receive their graceful termination periods."),
+	C_W("Readiness Gates", "If specified, all readiness gates will be evaluated for pod "
+		"readiness."),
+	C_END,
+};
+
+static const struct col cols_namespace[] = {
+	C_NAME, C_S("Status", "The status of the namespace"), C_AGE, C_END,
+};
+
+static const struct col cols_service[] = {
+	C_NAME,
+	C_S("Type", "type determines how the Service is exposed."),
+	C_S("Cluster-IP", "clusterIP is the IP address of the service."),
+	C_S("External-IP", "externalIPs is a list of IP addresses for which nodes in the "
+		"cluster will also accept traffic for this service."),
+	C_S("Port(s)", "The list of ports that are exposed by this service."),
+	C_AGE,
+	C_W("Selector", "Route service traffic to pods with label keys and values matching "
+		"this selector."),
+	C_END,
+};
+
+static const struct col cols_configmap[] = {
+	C_NAME, C_I("Data", "Data contains the configuration data."), C_AGE, C_END,
+};
+
+static const struct col cols_secret[] = {
+	C_NAME, C_S("Type", "Used to facilitate programmatic handling of secret data."),
+	C_I("Data", "Data contains the secret data."), C_AGE, C_END,
+};
+
+static const struct col cols_serviceaccount[] = {
+	C_NAME, C_I("Secrets", "Secrets is a list of the secrets in the same namespace that "
+		    "pods running using this ServiceAccount are allowed to use."),
+	C_AGE, C_END,
+};
+
+static const struct col cols_event[] = {
+	C_S("Last Seen", "The time at which the most recent occurrence of this event was "
+		"recorded."),
+	C_S("Type", "Type of this event (Normal, Warning), new types could be added in the "
+		"future"),
+	C_S("Reason", "This should be a short, machine understandable string that gives the "
+		"reason for the transition into the object's current status."),
+	C_S("Object", "The object that this event is about."),
+	C_W("Subobject", "If referring to a piece of an object instead of an entire object, "
+		"this string should contain a valid JSON/Go field access statement."),
+	C_W("Source", "The component reporting this event. Should be a short machine "
+		"understandable string."),
+	C_S("Message", "A human-readable description of the status of this operation."),
+	C_W("First Seen", "The time at which the event was first recorded. (Time of server "
+		"receipt is in TypeMeta.)"),
+	{ "Count", "string", "", 1, "The number of times this event has occurred." },
+	{ "Name", "string", "name", 1, D_NAME },
+	C_END,
+};
+
+static const struct col cols_node[] = {
+	C_NAME,
+	C_S("Status", "The status of the node"),
+	C_S("Roles", "The roles of the node"),
+	C_AGE,
+	C_S("Version", "Kubelet Version reported by the node."),
+	C_W("Internal-IP", "List of addresses reachable to the node."),
+	C_W("External-IP", "List of addresses reachable to the node."),
+	C_W("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian "
+		"GNU/Linux 7 (wheezy))."),
+	C_W("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. "
+		"3.16.0-0.bpo.4-amd64)."),
+	C_W("Container-Runtime", "ContainerRuntime Version reported by the node through "
+		"runtime remote API (e.g. containerd://1.4.2)."),
+	C_END,
+};
+
+static const struct col cols_endpoints[] = {
+	C_NAME, C_S("Endpoints", "Endpoints is the list of references to objects exposing "
+		    "the service."), C_AGE, C_END,
+};
+
+static const struct col cols_pvc[] = {
+	C_NAME,
+	C_S("Status", "Phase represents the current phase of PersistentVolumeClaim."),
+	C_S("Volume", "VolumeName is the binding reference to the PersistentVolume backing "
+		"this claim."),
+	C_S("Capacity", "capacity represents the actual resources of the underlying volume."),
+	C_S("Access Modes", "accessModes contains the desired access modes the volume should "
+		"have."),
+	C_S("StorageClass", "StorageClass of the PVC"),
+	C_S("VolumeAttributesClass", "VolumeAttributesClass of the PVC"),
+	C_AGE,
+	C_W("VolumeMode", "volumeMode defines what type of volume is required by the claim."),
+	C_END,
+};
+
+static const struct col cols_quota[] = {
+	C_NAME, C_AGE,
+	C_S("Request", "Request represents a minimum amount of cpu/memory that a container "
+		"may consume."),
+	C_S("Limit", "Limits control the maximum amount of cpu/memory that a container may "
+		"use independent of contention on the node."),
+	C_END,
+};
+
+#define C_CONTAINERS C_W("Containers", "Names of each container in the template.")
+#define C_IMAGES C_W("Images", "Images referenced by each container in the template.")
+#define C_SELECTOR C_W("Selector", "Label selector for pods.")
+
+static const struct col cols_deployment[] = {
+	C_NAME,
+	C_S("Ready", "Number of the pod with ready state"),
+	C_I("Up-to-date", "Total number of non-terminated pods targeted by this deployment "
+		"that have the desired template spec."),
+	C_I("Available", "Total number of available pods (ready for at least minReadySeconds) "
+		"targeted by this deployment."),
+	C_AGE, C_CONTAINERS, C_IMAGES, C_SELECTOR, C_END,
+};
+
+static const struct col cols_replicaset[] = {
+	C_NAME,
+	C_I("Desired", "Replicas is the number of desired replicas."),
+	C_I("Current", "Replicas is the most recently observed number of replicas."),
+	C_I("Ready", "The number of ready replicas for this replica set."),
+	C_AGE, C_CONTAINERS, C_IMAGES, C_SELECTOR, C_END,
+};
+
+static const struct col cols_statefulset[] = {
+	C_NAME, C_S("Ready", "Number of the pod with ready state"), C_AGE,
+	C_CONTAINERS, C_IMAGES, C_END,
+};
+
+static const struct col cols_daemonset[] = {
+	C_NAME,
+	C_I("Desired", "The total number of nodes that should be running the daemon pod "
+		"(including nodes correctly running the daemon pod)."),
+	C_I("Current", "The number of nodes that are running at least 1 daemon pod and are "
+		"supposed to run the daemon pod."),
+	C_I("Ready", "numberReady is the number of nodes that should be running the daemon "
+		"pod and have one or more of the daemon pod running with a Ready Condition."),
+	C_I("Up-to-date", "The total number of nodes that are running updated daemon pod"),
+	C_I("Available", "The number of nodes that should be running the daemon pod and have "
+		"one or more of the daemon pod running and available (ready for at least "
+		"spec.minReadySeconds)"),
+	C_S("Node Selector", "NodeSelector is a selector which must be true for the pod to "
+		"fit on a node."),
+	C_AGE, C_CONTAINERS, C_IMAGES, C_SELECTOR, C_END,
+};
+
+static const struct col cols_controllerrevision[] = {
+	C_NAME,
+	C_S("Controller", "Controller of the object"),
+	C_I("Revision", "Revision indicates the revision of the state represented by Data."),
+	C_AGE, C_END,
+};
+
+static const struct col cols_job[] = {
+	C_NAME,
+	C_S("Status", "Status of the job."),
+	C_S("Completions", "The desired number of successfully finished pods the job should "
+		"be run with."),
+	C_S("Duration", "Time required to complete the job."),
+	C_AGE, C_CONTAINERS, C_IMAGES, C_SELECTOR, C_END,
+};
+
+static const struct col cols_cronjob[] = {
+	C_NAME,
+	C_S("Schedule", "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
+	C_S("Timezone", "The time zone name for the given schedule, see "
+		"https://en.wikipedia.org/wiki/List_of_tz_database_time_zones."),
+	{ "Suspend", "boolean", "", 0, "This flag tells the controller to suspend subsequent "
+	  "executions, it does not apply to already started executions." },
+	C_I("Active", "A list of pointers to currently running jobs."),
+	C_S("Last Schedule", "Information when was the last time the job was successfully "
+		"scheduled."),
+	C_AGE, C_CONTAINERS, C_IMAGES, C_SELECTOR, C_END,
+};
+
+static json_t *cols_json(const struct col *c)
+{
+	json_t *a = json_array();
+	for (; a && c->name; c++)
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", c->name,
+						   "type", c->type, "format", c->format,
+						   "description", c->desc, "priority", c->priority));
+	return a;
+}
+
+/* ---- JSON reading helpers ----------------------------------------------------- */
+
+/* Dotted path lookup ("status.phase"); NULL when missing. */
+static json_t *jp(const json_t *o, const char *path)
+{
+	char seg[128];
+	while (o && *path) {
+		size_t n = strcspn(path, ".");
+		snprintf(seg, sizeof(seg), "%.*s", (int)n, path);
+		o = json_is_object(o) ? json_object_get(o, seg) : NULL;
+		path += n + (path[n] == '.');
+	}
+	return (json_t *)o;
+}
+
+static const char *js(const json_t *o, const char *path)
+{
+	const char *s = json_string_value(jp(o, path));
+	return s ? s : "";
+}
+
+static json_int_t ji(const json_t *o, const char *path)
+{
+	return json_integer_value(jp(o, path));
+}
+
+static void add_s(json_t *cells, const char *s)
+{
+	json_array_append_new(cells, json_string(s ? s : ""));
+}
+
+static void add_i(json_t *cells, json_int_t v)
+{
+	json_array_append_new(cells, json_integer(v));
+}
+
+/* Age since an RFC3339 stamp at `path`; "<unknown>" when missing. */
+static void age_at(char *buf, size_t len, const json_t *o, const char *path, time_t now)
+{
+	time_t t;
+	const char *s = js(o, path);
+	if (!*s || kb_time_parse(s, &t) < 0)
+		snprintf(buf, len, "<unknown>");
+	else
+		kb_age(t, now, buf, len);
+}
+
+static void add_age(json_t *cells, const json_t *o, time_t now)
+{
+	char b[32];
+	age_at(b, sizeof(b), o, "metadata.creationTimestamp", now);
+	add_s(cells, b);
+}
+
+static void add_name(json_t *cells, const json_t *o)
+{
+	add_s(cells, js(o, "metadata.name"));
+}
+
+static const char *or_none(const char *s)
+{
+	return s && *s ? s : "<none>";
+}
+
+/* labels.FormatLabels: sorted "k=v,k2=v2", "<none>" when empty. */
+static char *format_labels(const json_t *m)
+{
+	size_t n = json_object_size(m), i = 0;
+	const char **keys = calloc(n ? n : 1, sizeof(*keys));
+	struct kb_buf b = { 0 };
+	const char *k;
+	json_t *v;
+	if (!keys)
+		return NULL;
+	json_object_foreach((json_t *)m, k, v)
+		keys[i++] = k;
+	for (size_t a = 1; a < n; a++)
+		for (size_t z = a; z > 0 && strcmp(keys[z - 1], keys[z]) > 0; z--) {
+			const char *t = keys[z];
+			keys[z] = keys[z - 1];
+			keys[z - 1] = t;
+		}
+	kb_buf_puts(&b, "");
+	for (i = 0; i < n; i++)
+		kb_buf_printf(&b, "%s%s=%s", i ? "," : "", keys[i], js(m, keys[i]));
+	free(keys);
+	if (n == 0)
+		kb_buf_puts(&b, "<none>");
+	return b.data;
+}
+
+static void add_labels(json_t *cells, const json_t *m)
+{
+	char *s = format_labels(m);
+	add_s(cells, s ? s : "<none>");
+	free(s);
+}
+
+/* metav1.FormatLabelSelector ("<none>" for empty) when none_if_empty,
+ * else labels.Selector.String() ("" for empty, "<invalid>" on error). */
+static void add_selector(json_t *cells, const json_t *sel, bool none_if_empty)
+{
+	struct sel_label *s = NULL;
+	char err[128];
+	if (sel_label_from_object(sel, &s, err, sizeof(err)) < 0) {
+		add_s(cells, none_if_empty ? "<error>" : "<invalid>");
+		return;
+	}
+	char *t = sel_label_string(s);
+	add_s(cells, t && *t ? t : (none_if_empty ? "<none>" : ""));
+	free(t);
+	sel_label_free(s);
+}
+
+/* layoutContainerCells: names and images joined with ','. */
+static void add_containers(json_t *cells, const json_t *ctrs)
+{
+	struct kb_buf names = { 0 }, images = { 0 };
+	size_t i;
+	json_t *c;
+	kb_buf_puts(&names, "");
+	kb_buf_puts(&images, "");
+	json_array_foreach(ctrs, i, c) {
+		kb_buf_printf(&names, "%s%s", i ? "," : "", js(c, "name"));
+		kb_buf_printf(&images, "%s%s", i ? "," : "", js(c, "image"));
+	}
+	add_s(cells, names.data);
+	add_s(cells, images.data);
+	kb_buf_free(&names);
+	kb_buf_free(&images);
+}
+
+static bool has_condition(const json_t *conds, const char *type, const char *status)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach(conds, i, c)
+		if (strcmp(js(c, "type"), type) == 0 && strcmp(js(c, "status"), status) == 0)
+			return true;
+	return false;
+}
+
+/* ---- pods ------------------------------------------------------------------------ */
+
+struct pod_acc {
+	char reason[128];
+	long long restarts;
+	int ready, total;
+	time_t last_restart;
+	/* restartable (sidecar) init containers */
+	long long side_restarts;
+	time_t side_last_restart;
+	bool initializing;
+};
+
+static bool restartable_init(const json_t *spec, const char *name)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(spec, "initContainers"), i, c)
+		if (strcmp(js(c, "name"), name) == 0)
+			return strcmp(js(c, "restartPolicy"), "Always") == 0;
+	return false;
+}
+
+static void last_termination(const json_t *cs, time_t *latest)
+{
+	time_t t;
+	const char *f = js(cs, "lastState.terminated.finishedAt");
+	if (*f && kb_time_parse(f, &t) == 0 && t > *latest)
+		*latest = t;
+}
+
+/* Reason of a terminated state without a reason: Signal:n or ExitCode:n. */
+static void terminated_reason(char *buf, size_t len, const json_t *term, const char *prefix)
+{
+	if (*js(term, "reason"))
+		snprintf(buf, len, "%s%s", prefix, js(term, "reason"));
+	else if (ji(term, "signal"))
+		snprintf(buf, len, "%sSignal:%lld", prefix, (long long)ji(term, "signal"));
+	else
+		snprintf(buf, len, "%sExitCode:%lld", prefix, (long long)ji(term, "exitCode"));
+}
+
+/* Returns true when this init container decides the pod's reason. */
+static bool pod_init_one(struct pod_acc *a, const json_t *spec, const json_t *cs, size_t i,
+			 size_t ninit)
+{
+	bool side = restartable_init(spec, js(cs, "name"));
+	const json_t *term = jp(cs, "state.terminated");
+	const char *wait = js(cs, "state.waiting.reason");
+	a->restarts += ji(cs, "restartCount");
+	last_termination(cs, &a->last_restart);
+	if (side) {
+		a->side_restarts += ji(cs, "restartCount");
+		last_termination(cs, &a->side_last_restart);
+	}
+	if (term && ji(term, "exitCode") == 0)
+		return false;
+	if (side && json_is_true(jp(cs, "started"))) {
+		a->ready += json_is_true(jp(cs, "ready"));
+		return false;
+	}
+	if (term)
+		terminated_reason(a->reason, sizeof(a->reason), term, "Init:");
+	else if (*wait && strcmp(wait, "PodInitializing") != 0)
+		snprintf(a->reason, sizeof(a->reason), "Init:%s", wait);
+	else
+		snprintf(a->reason, sizeof(a->reason), "Init:%zu/%zu", i, ninit);
+	a->initializing = true;
+	return true;
+}
+
+static void pod_containers(struct pod_acc *a, const json_t *status)
+{
+	const json_t *css = json_object_get(status, "containerStatuses");
+	bool running = false;
+	a->restarts = a->side_restarts;
+	a->last_restart = a->side_last_restart;
+	for (size_t i = json_array_size(css); i-- > 0;) {
+		const json_t *cs = json_array_get(css, i);
+		const json_t *term = jp(cs, "state.terminated");
+		const char *wait = js(cs, "state.waiting.reason");
+		a->restarts += ji(cs, "restartCount");
+		last_termination(cs, &a->last_restart);
+		if (*wait)
+			snprintf(a->reason, sizeof(a->reason), "%s", wait);
+		else if (term)
+			terminated_reason(a->reason, sizeof(a->reason), term, "");
+		else if (json_is_true(jp(cs, "ready")) && jp(cs, "state.running")) {
+			running = true;
+			a->ready++;
+		}
+	}
+	if (strcmp(a->reason, "Completed") == 0 && running)
+		snprintf(a->reason, sizeof(a->reason), "%s",
+			 has_condition(json_object_get(status, "conditions"), "Ready", "True")
+				 ? "Running" : "NotReady");
+}
+
+static void pod_status(struct pod_acc *a, const json_t *pod)
+{
+	const json_t *spec = json_object_get(pod, "spec"), *st = json_object_get(pod, "status");
+	const json_t *ics = json_object_get(st, "initContainerStatuses");
+	const char *phase = *js(st, "phase") ? js(st, "phase") : "Pending";
+	size_t i, ninit = json_array_size(json_object_get(spec, "initContainers"));
+	json_t *x;
+	snprintf(a->reason, sizeof(a->reason), "%s", *js(st, "reason") ? js(st, "reason") : phase);
+	json_array_foreach(json_object_get(st, "conditions"), i, x)
+		if (strcmp(js(x, "type"), "PodScheduled") == 0 &&
+		    strcmp(js(x, "reason"), "SchedulingGated") == 0)
+			snprintf(a->reason, sizeof(a->reason), "SchedulingGated");
+	a->total = (int)json_array_size(json_object_get(spec, "containers"));
+	json_array_foreach(json_object_get(spec, "initContainers"), i, x)
+		a->total += strcmp(js(x, "restartPolicy"), "Always") == 0;
+	json_array_foreach(ics, i, x)
+		if (pod_init_one(a, spec, x, i, ninit))
+			break;
+	if (!a->initializing || has_condition(json_object_get(st, "conditions"), "Initialized", "True"))
+		pod_containers(a, st);
+	bool deleting = jp(pod, "metadata.deletionTimestamp") != NULL &&
+			!json_is_null(jp(pod, "metadata.deletionTimestamp"));
+	if (deleting && strcmp(js(st, "reason"), "NodeLost") == 0)
+		snprintf(a->reason, sizeof(a->reason), "Unknown");
+	else if (deleting && strcmp(phase, "Succeeded") != 0 && strcmp(phase, "Failed") != 0)
+		snprintf(a->reason, sizeof(a->reason), "Terminating");
+}
+
+static void pod_readiness_gates(json_t *cells, const json_t *pod)
+{
+	const json_t *gates = jp(pod, "spec.readinessGates");
+	const json_t *conds = jp(pod, "status.conditions");
+	size_t i, j, ok = 0;
+	json_t *g, *c;
+	char buf[32];
+	if (json_array_size(gates) == 0) {
+		add_s(cells, "<none>");
+		return;
+	}
+	json_array_foreach(gates, i, g) {
+		json_array_foreach(conds, j, c) {
+			if (strcmp(js(c, "type"), js(g, "conditionType")) == 0) {
+				ok += strcmp(js(c, "status"), "True") == 0;
+				break;
+			}
+		}
+	}
+	snprintf(buf, sizeof(buf), "%zu/%zu", ok, json_array_size(gates));
+	add_s(cells, buf);
+}
+
+static void cells_pod(json_t *cells, const json_t *pod, time_t now)
+{
+	struct pod_acc a = { .restarts = 0 };
+	char buf[160], age[32];
+	pod_status(&a, pod);
+	add_name(cells, pod);
+	snprintf(buf, sizeof(buf), "%d/%d", a.ready, a.total);
+	add_s(cells, buf);
+	add_s(cells, a.reason);
+	if (a.restarts != 0 && a.last_restart != 0) {
+		kb_age(a.last_restart, now, age, sizeof(age));
+		snprintf(buf, sizeof(buf), "%lld (%s ago)", a.restarts, age);
+	} else {
+		snprintf(buf, sizeof(buf), "%lld", a.restarts);
+	}
+	add_s(cells, buf);
+	add_age(cells, pod, now);
+	const char *ip = js(json_array_get(jp(pod, "status.podIPs"), 0), "ip");
+	add_s(cells, or_none(*ip ? ip : js(pod, "status.podIP")));
+	add_s(cells, or_none(js(pod, "spec.nodeName")));
+	add_s(cells, or_none(js(pod, "status.nominatedNodeName")));
+	pod_readiness_gates(cells, pod);
+}
+
+/* ---- core kinds ------------------------------------------------------------------- */
+
+static void cells_namespace(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_s(cells, js(o, "status.phase"));
+	add_age(cells, o, now);
+}
+
+static void service_ports(struct kb_buf *b, const json_t *ports)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach(ports, i, p) {
+		const char *proto = *js(p, "protocol") ? js(p, "protocol") : "TCP";
+		if (ji(p, "nodePort") > 0)
+			kb_buf_printf(b, "%s%lld:%lld/%s", i ? "," : "", (long long)ji(p, "port"),
+				      (long long)ji(p, "nodePort"), proto);
+		else
+			kb_buf_printf(b, "%s%lld/%s", i ? "," : "", (long long)ji(p, "port"), proto);
+	}
+}
+
+static void join_strings(struct kb_buf *b, const json_t *arr)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(arr, i, v)
+		kb_buf_printf(b, "%s%s", b->len ? "," : "", json_string_value(v) ? json_string_value(v) : "");
+}
+
+static void service_external_ip(struct kb_buf *b, const json_t *svc)
+{
+	const char *type = *js(svc, "spec.type") ? js(svc, "spec.type") : "ClusterIP";
+	const json_t *ext = jp(svc, "spec.externalIPs");
+	kb_buf_puts(b, "");
+	if (strcmp(type, "ClusterIP") == 0 || strcmp(type, "NodePort") == 0) {
+		join_strings(b, ext);
+		if (!b->len)
+			kb_buf_puts(b, "<none>");
+	} else if (strcmp(type, "LoadBalancer") == 0) {
+		size_t i;
+		json_t *in;
+		json_array_foreach(jp(svc, "status.loadBalancer.ingress"), i, in) {
+			const char *v = *js(in, "ip") ? js(in, "ip") : js(in, "hostname");
+			if (*v)
+				kb_buf_printf(b, "%s%s", b->len ? "," : "", v);
+		}
+		join_strings(b, ext);
+		if (!b->len)
+			kb_buf_puts(b, "<pending>");
+	} else if (strcmp(type, "ExternalName") == 0) {
+		kb_buf_puts(b, js(svc, "spec.externalName"));
+	} else {
+		kb_buf_puts(b, "<unknown>");
+	}
+}
+
+static void cells_service(json_t *cells, const json_t *o, time_t now)
+{
+	struct kb_buf ports = { 0 }, ext = { 0 };
+	const char *cip = json_string_value(json_array_get(jp(o, "spec.clusterIPs"), 0));
+	add_name(cells, o);
+	add_s(cells, *js(o, "spec.type") ? js(o, "spec.type") : "ClusterIP");
+	add_s(cells, or_none(cip ? cip : js(o, "spec.clusterIP")));
+	service_external_ip(&ext, o);
+	add_s(cells, ext.data);
+	service_ports(&ports, jp(o, "spec.ports"));
+	add_s(cells, or_none(ports.data));
+	add_age(cells, o, now);
+	add_labels(cells, jp(o, "spec.selector"));
+	kb_buf_free(&ports);
+	kb_buf_free(&ext);
+}
+
+static void cells_configmap(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_i(cells, (json_int_t)(json_object_size(jp(o, "data")) +
+				  json_object_size(jp(o, "binaryData"))));
+	add_age(cells, o, now);
+}
+
+static void cells_secret(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_s(cells, js(o, "type"));
+	add_i(cells, (json_int_t)json_object_size(jp(o, "data")));
+	add_age(cells, o, now);
+}
+
+static void cells_serviceaccount(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_i(cells, (json_int_t)json_array_size(jp(o, "secrets")));
+	add_age(cells, o, now);
+}
+
+/* ---- events (core/v1 and events.k8s.io/v1 share one printer) ---------------- */
+
+struct event_view {
+	const char *first, *last, *micro, *series_last, *kind, *name, *fieldpath;
+	const char *component, *host, *message;
+	json_int_t count, series_count;
+	bool series;
+};
+
+static void event_view(struct event_view *v, const json_t *o, bool v1)
+{
+	const char *p = v1 ? "" : "deprecated";
+	char k[64];
+#define EVK(field) (snprintf(k, sizeof(k), "%s%s", p, field), k)
+	v->first = js(o, v1 ? "firstTimestamp" : EVK("FirstTimestamp"));
+	v->last = js(o, v1 ? "lastTimestamp" : EVK("LastTimestamp"));
+	v->count = ji(o, v1 ? "count" : EVK("Count"));
+	v->component = js(o, v1 ? "source.component" : "deprecatedSource.component");
+	v->host = js(o, v1 ? "source.host" : "deprecatedSource.host");
+#undef EVK
+	const char *ref = v1 ? "involvedObject" : "regarding";
+	const json_t *r = jp(o, ref);
+	v->kind = js(r, "kind");
+	v->name = js(r, "name");
+	v->fieldpath = js(r, "fieldPath");
+	v->micro = js(o, "eventTime");
+	v->message = js(o, v1 ? "message" : "note");
+	v->series = jp(o, "series") && !json_is_null(jp(o, "series"));
+	v->series_last = js(o, "series.lastObservedTime");
+	v->series_count = ji(o, "series.count");
+	if (!*v->component)
+		v->component = js(o, "reportingController");
+	if (!*v->host)
+		v->host = js(o, "reportingInstance");
+}
+
+static void since(char *buf, size_t len, const char *stamp, time_t now)
+{
+	time_t t;
+	if (!*stamp || kb_time_parse(stamp, &t) < 0)
+		snprintf(buf, len, "<unknown>");
+	else
+		kb_age(t, now, buf, len);
+}
+
+static void cells_event_common(json_t *cells, const json_t *o, time_t now, bool v1)
+{
+	struct event_view v;
+	char first[32], last[32], buf[512];
+	event_view(&v, o, v1);
+	since(first, sizeof(first), *v.first ? v.first : v.micro, now);
+	if (*v.last)
+		since(last, sizeof(last), v.last, now);
+	else
+		snprintf(last, sizeof(last), "%s", first);
+	json_int_t count = v.count;
+	if (v.series) {
+		since(last, sizeof(last), v.series_last, now);
+		count = v.series_count;
+	} else if (count == 0) {
+		count = 1;
+	}
+	add_s(cells, last);
+	add_s(cells, js(o, "type"));
+	add_s(cells, js(o, "reason"));
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "%s%s%s", v.kind, *v.name ? "/" : "", v.name);
+	for (size_t i = 0; i < n && i < sizeof(buf) && buf[i] != '/'; i++)
+		buf[i] = (char)tolower((unsigned char)buf[i]);
+	add_s(cells, buf);
+	add_s(cells, v.fieldpath);
+	snprintf(buf, sizeof(buf), "%s%s%s", v.component, *v.host ? ", " : "", v.host);
+	add_s(cells, buf);
+	const char *m = v.message;
+	size_t ml = strlen(m);
+	while (ml && isspace((unsigned char)m[ml - 1]))
+		ml--;
+	while (ml && isspace((unsigned char)*m)) {
+		m++;
+		ml--;
+	}
+	json_array_append_new(cells, json_stringn(m, ml));
+	add_s(cells, first);
+	add_i(cells, count);
+	add_name(cells, o);
+}
+
+static void cells_event(json_t *cells, const json_t *o, time_t now)
+{
+	cells_event_common(cells, o, now, true);
+}
+
+static void cells_event_v1(json_t *cells, const json_t *o, time_t now)
+{
+	cells_event_common(cells, o, now, false);
+}
+
+/* ---- nodes, endpoints, pvcs, quotas -------------------------------------------- */
+
+static void node_status(struct kb_buf *b, const json_t *o)
+{
+	size_t i;
+	json_t *c;
+	const char *ready = NULL;
+	json_array_foreach(jp(o, "status.conditions"), i, c)
+		if (strcmp(js(c, "type"), "Ready") == 0)
+			ready = js(c, "status");
+	kb_buf_puts(b, !ready ? "Unknown" : strcmp(ready, "True") == 0 ? "Ready" : "NotReady");
+	if (json_is_true(jp(o, "spec.unschedulable")))
+		kb_buf_puts(b, ",SchedulingDisabled");
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void node_roles(struct kb_buf *b, const json_t *labels)
+{
+	const char *roles[64], *k;
+	size_t n = 0;
+	json_t *v;
+	json_object_foreach((json_t *)labels, k, v) {
+		if (n >= KB_ARRAY_SIZE(roles))
+			break;
+		if (kb_str_has_prefix(k, "node-role.kubernetes.io/") &&
+		    k[strlen("node-role.kubernetes.io/")])
+			roles[n++] = k + strlen("node-role.kubernetes.io/");
+		else if (strcmp(k, "kubernetes.io/role") == 0 && json_string_value(v) &&
+			 *json_string_value(v))
+			roles[n++] = json_string_value(v);
+	}
+	qsort(roles, n, sizeof(*roles), cmp_cstr);
+	kb_buf_puts(b, "");
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || strcmp(roles[i], roles[i - 1]) != 0)
+			kb_buf_printf(b, "%s%s", b->len ? "," : "", roles[i]);
+	if (!b->len)
+		kb_buf_puts(b, "<none>");
+}
+
+static const char *node_address(const json_t *o, const char *type)
+{
+	size_t i;
+	json_t *a;
+	json_array_foreach(jp(o, "status.addresses"), i, a)
+		if (strcmp(js(a, "type"), type) == 0)
+			return js(a, "address");
+	return "<none>";
+}
+
+static const char *or_unknown(const char *s)
+{
+	return *s ? s : "<unknown>";
+}
+
+static void cells_node(json_t *cells, const json_t *o, time_t now)
+{
+	struct kb_buf st = { 0 }, roles = { 0 };
+	add_name(cells, o);
+	node_status(&st, o);
+	add_s(cells, st.data);
+	node_roles(&roles, jp(o, "metadata.labels"));
+	add_s(cells, roles.data);
+	add_age(cells, o, now);
+	add_s(cells, js(o, "status.nodeInfo.kubeletVersion"));
+	add_s(cells, node_address(o, "InternalIP"));
+	add_s(cells, node_address(o, "ExternalIP"));
+	add_s(cells, or_unknown(js(o, "status.nodeInfo.osImage")));
+	add_s(cells, or_unknown(js(o, "status.nodeInfo.kernelVersion")));
+	add_s(cells, or_unknown(js(o, "status.nodeInfo.containerRuntimeVersion")));
+	kb_buf_free(&st);
+	kb_buf_free(&roles);
+}
+
+/* formatEndpoints: up to 3 "ip:port", then " + N more...". */
+struct ep_acc {
+	struct kb_buf b;
+	int listed, count;
+	bool more;
+};
+
+static void ep_add(struct ep_acc *a, const char *ip, json_int_t port, bool has_port)
+{
+	if (a->listed == 3) {
+		a->more = true;
+		return;
+	}
+	bool v6 = strchr(ip, ':') != NULL;
+	if (!has_port)
+		kb_buf_printf(&a->b, "%s%s", a->listed ? "," : "", ip);
+	else
+		kb_buf_printf(&a->b, "%s%s%s%s:%lld", a->listed ? "," : "", v6 ? "[" : "", ip,
+			      v6 ? "]" : "", (long long)port);
+	a->listed++;
+}
+
+static void cells_endpoints(json_t *cells, const json_t *o, time_t now)
+{
+	struct ep_acc a = { .listed = 0 };
+	size_t i, j, k;
+	json_t *ss, *p, *ad;
+	kb_buf_puts(&a.b, "");
+	json_array_foreach(jp(o, "subsets"), i, ss) {
+		const json_t *addrs = json_object_get(ss, "addresses");
+		if (json_array_size(json_object_get(ss, "ports")) == 0) {
+			a.count += (int)json_array_size(addrs);
+			json_array_foreach(addrs, k, ad)
+				ep_add(&a, js(ad, "ip"), 0, false);
+			continue;
+		}
+		json_array_foreach(json_object_get(ss, "ports"), j, p) {
+			a.count += (int)json_array_size(addrs);
+			json_array_foreach(addrs, k, ad)
+				ep_add(&a, js(ad, "ip"), ji(p, "port"), true);
+		}
+	}
+	if (a.more)
+		kb_buf_printf(&a.b, " + %d more...", a.count - 3);
+	add_name(cells, o);
+	add_s(cells, json_array_size(jp(o, "subsets")) ? a.b.data : "<none>");
+	add_age(cells, o, now);
+	kb_buf_free(&a.b);
+}
+
+static void access_modes(struct kb_buf *b, const json_t *modes)
+{
+	static const struct { const char *mode, *abbr; } m[] = {
+		{ "ReadWriteOnce", "RWO" }, { "ReadOnlyMany", "ROX" },
+		{ "ReadWriteMany", "RWX" }, { "ReadWriteOncePod", "RWOP" },
+	};
+	kb_buf_puts(b, "");
+	for (size_t i = 0; i < KB_ARRAY_SIZE(m); i++) {
+		size_t j;
+		json_t *v;
+		json_array_foreach(modes, j, v)
+			if (json_string_value(v) && strcmp(json_string_value(v), m[i].mode) == 0) {
+				kb_buf_printf(b, "%s%s", b->len ? "," : "", m[i].abbr);
+				break;
+			}
+	}
+}
+
+static void cells_pvc(json_t *cells, const json_t *o, time_t now)
+{
+	struct kb_buf am = { 0 };
+	const char *phase = js(o, "status.phase");
+	const char *vol = js(o, "spec.volumeName");
+	const json_t *ann = jp(o, "metadata.annotations");
+	const char *beta = json_string_value(json_object_get(ann,
+				"volume.beta.kubernetes.io/storage-class"));
+	if (jp(o, "metadata.deletionTimestamp"))
+		phase = "Terminating";
+	kb_buf_puts(&am, "");
+	if (*vol)
+		access_modes(&am, jp(o, "status.accessModes"));
+	add_name(cells, o);
+	add_s(cells, phase);
+	add_s(cells, vol);
+	add_s(cells, *vol ? js(o, "status.capacity.storage") : "");
+	add_s(cells, am.data);
+	add_s(cells, beta ? beta : js(o, "spec.storageClassName"));
+	add_s(cells, *js(o, "spec.volumeAttributesClassName") ?
+			     js(o, "spec.volumeAttributesClassName") : "<unset>");
+	add_age(cells, o, now);
+	add_s(cells, *js(o, "spec.volumeMode") ? js(o, "spec.volumeMode") : "<unset>");
+	kb_buf_free(&am);
+}
+
+/* "requests.cpu: 0/1, requests.memory: 0/1Gi" / "limits.cpu: …" */
+static void cells_quota(json_t *cells, const json_t *o, time_t now)
+{
+	const json_t *hard = jp(o, "status.hard"), *used = jp(o, "status.used");
+	size_t n = json_object_size(hard), i = 0;
+	const char **keys = calloc(n ? n : 1, sizeof(*keys)), *k;
+	struct kb_buf req = { 0 }, lim = { 0 };
+	json_t *v;
+	json_object_foreach((json_t *)hard, k, v)
+		if (keys)
+			keys[i++] = k;
+	if (keys)
+		qsort(keys, i, sizeof(*keys), cmp_cstr);
+	kb_buf_puts(&req, "");
+	kb_buf_puts(&lim, "");
+	for (size_t j = 0; keys && j < i; j++) {
+		struct kb_buf *w = kb_str_has_prefix(keys[j], "limits.") ? &lim : &req;
+		const char *u = json_string_value(json_object_get(used, keys[j]));
+		kb_buf_printf(w, "%s%s: %s/%s", w->len ? ", " : "", keys[j], u ? u : "0",
+			      js(hard, keys[j]));
+	}
+	free(keys);
+	add_name(cells, o);
+	add_age(cells, o, now);
+	add_s(cells, req.data);
+	add_s(cells, lim.data);
+	kb_buf_free(&req);
+	kb_buf_free(&lim);
+}
+
+static void cells_default(json_t *cells, const json_t *o, time_t now)
+{
+	(void)now;
+	add_name(cells, o);
+	add_s(cells, js(o, "metadata.creationTimestamp"));
+}
+
+static void cells_name_age(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_age(cells, o, now);
+}
+
+/* ---- apps, batch ------------------------------------------------------------------ */
+
+static json_int_t replicas(const json_t *o)
+{
+	const json_t *r = jp(o, "spec.replicas");
+	return r ? json_integer_value(r) : 1;
+}
+
+static void cells_deployment(json_t *cells, const json_t *o, time_t now)
+{
+	char buf[64];
+	add_name(cells, o);
+	snprintf(buf, sizeof(buf), "%lld/%lld", (long long)ji(o, "status.readyReplicas"),
+		 (long long)replicas(o));
+	add_s(cells, buf);
+	add_i(cells, ji(o, "status.updatedReplicas"));
+	add_i(cells, ji(o, "status.availableReplicas"));
+	add_age(cells, o, now);
+	add_containers(cells, jp(o, "spec.template.spec.containers"));
+	add_selector(cells, jp(o, "spec.selector"), false);
+}
+
+static void cells_replicaset(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_i(cells, replicas(o));
+	add_i(cells, ji(o, "status.replicas"));
+	add_i(cells, ji(o, "status.readyReplicas"));
+	add_age(cells, o, now);
+	add_containers(cells, jp(o, "spec.template.spec.containers"));
+	add_selector(cells, jp(o, "spec.selector"), false);
+}
+
+static void cells_statefulset(json_t *cells, const json_t *o, time_t now)
+{
+	char buf[64];
+	add_name(cells, o);
+	snprintf(buf, sizeof(buf), "%lld/%lld", (long long)ji(o, "status.readyReplicas"),
+		 (long long)replicas(o));
+	add_s(cells, buf);
+	add_age(cells, o, now);
+	add_containers(cells, jp(o, "spec.template.spec.containers"));
+}
+
+static void cells_daemonset(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_i(cells, ji(o, "status.desiredNumberScheduled"));
+	add_i(cells, ji(o, "status.currentNumberScheduled"));
+	add_i(cells, ji(o, "status.numberReady"));
+	add_i(cells, ji(o, "status.updatedNumberScheduled"));
+	add_i(cells, ji(o, "status.numberAvailable"));
+	add_labels(cells, jp(o, "spec.template.spec.nodeSelector"));
+	add_age(cells, o, now);
+	add_containers(cells, jp(o, "spec.template.spec.containers"));
+	add_selector(cells, jp(o, "spec.selector"), true);
+}
+
+static void cells_controllerrevision(json_t *cells, const json_t *o, time_t now)
+{
+	char buf[512] = "<none>";
+	size_t i;
+	json_t *ref;
+	json_array_foreach(jp(o, "metadata.ownerReferences"), i, ref) {
+		if (!json_is_true(json_object_get(ref, "controller")))
+			continue;
+		const char *av = js(ref, "apiVersion"), *slash = strchr(av, '/');
+		int gl = slash ? (int)(slash - av) : 0;
+		int n = snprintf(buf, sizeof(buf), "%s%s%.*s/%s", js(ref, "kind"), gl ? "." : "",
+				 gl, av, js(ref, "name"));
+		for (int j = 0; j < n && j < (int)sizeof(buf) && buf[j] != '/'; j++)
+			buf[j] = (char)tolower((unsigned char)buf[j]);
+		break;
+	}
+	add_name(cells, o);
+	add_s(cells, buf);
+	add_i(cells, ji(o, "revision"));
+	add_age(cells, o, now);
+}
+
+static const char *job_status(const json_t *o)
+{
+	static const struct { const char *cond, *text; } order[] = {
+		{ "Complete", "Complete" }, { "Failed", "Failed" }, { NULL, "Terminating" },
+		{ "Suspended", "Suspended" }, { "FailureTarget", "FailureTarget" },
+		{ "SuccessCriteriaMet", "SuccessCriteriaMet" },
+	};
+	const json_t *conds = jp(o, "status.conditions");
+	for (size_t i = 0; i < KB_ARRAY_SIZE(order); i++) {
+		if (!order[i].cond ? jp(o, "metadata.deletionTimestamp") != NULL
+				   : has_condition(conds, order[i].cond, "True"))
+			return order[i].text;
+	}
+	return "Running";
+}
+
+static void cells_job(json_t *cells, const json_t *o, time_t now)
+{
+	char buf[64], dur[32] = "";
+	long long ok = (long long)ji(o, "status.succeeded");
+	const json_t *comp = jp(o, "spec.completions");
+	long long par = jp(o, "spec.parallelism") ? (long long)ji(o, "spec.parallelism") : 0;
+	if (comp)
+		snprintf(buf, sizeof(buf), "%lld/%lld", ok, (long long)json_integer_value(comp));
+	else if (par > 1)
+		snprintf(buf, sizeof(buf), "%lld/1 of %lld", ok, par);
+	else
+		snprintf(buf, sizeof(buf), "%lld/1", ok);
+	time_t start, end = now;
+	if (*js(o, "status.startTime") && kb_time_parse(js(o, "status.startTime"), &start) == 0) {
+		if (*js(o, "status.completionTime"))
+			kb_time_parse(js(o, "status.completionTime"), &end);
+		kb_age(start, end, dur, sizeof(dur));
+	}
+	add_name(cells, o);
+	add_s(cells, job_status(o));
+	add_s(cells, buf);
+	add_s(cells, dur);
+	add_age(cells, o, now);
+	add_containers(cells, jp(o, "spec.template.spec.containers"));
+	add_selector(cells, jp(o, "spec.selector"), true);
+}
+
+static void cells_cronjob(json_t *cells, const json_t *o, time_t now)
+{
+	char last[32] = "<none>";
+	const json_t *suspend = jp(o, "spec.suspend");
+	if (*js(o, "status.lastScheduleTime"))
+		age_at(last, sizeof(last), o, "status.lastScheduleTime", now);
+	add_name(cells, o);
+	add_s(cells, js(o, "spec.schedule"));
+	add_s(cells, or_none(json_string_value(jp(o, "spec.timeZone"))));
+	add_s(cells, !suspend ? "<unset>" : json_is_true(suspend) ? "True" : "False");
+	add_i(cells, (json_int_t)json_array_size(jp(o, "status.active")));
+	add_s(cells, last);
+	add_age(cells, o, now);
+	add_containers(cells, jp(o, "spec.jobTemplate.spec.template.spec.containers"));
+	add_selector(cells, jp(o, "spec.jobTemplate.spec.selector"), true);
+}
+
+/* ---- custom resources: additionalPrinterColumns ------------------------------- */
+
+/* The CRD version entry for r->version, or NULL. */
+static const json_t *crd_version(const struct proxy_resource *r)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(jp(r->crd, "spec.versions"), i, v)
+		if (strcmp(js(v, "name"), r->version ? r->version : "") == 0)
+			return v;
+	return NULL;
+}
+
+static json_t *crd_columns(const struct proxy_resource *r)
+{
+	static const struct col name = C_NAME;
+	const json_t *apc = json_object_get(crd_version(r), "additionalPrinterColumns");
+	json_t *a;
+	size_t i;
+	json_t *c;
+	if (json_array_size(apc) == 0)
+		return cols_json(cols_name_age);
+	a = json_array();
+	json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", name.name,
+					   "type", name.type, "format", name.format,
+					   "description", name.desc, "priority", 0));
+	json_array_foreach(apc, i, c)
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:I}", "name",
+						   js(c, "name"), "type", js(c, "type"), "format",
+						   js(c, "format"), "description",
+						   js(c, "description"), "priority",
+						   ji(c, "priority")));
+	return a;
+}
+
+/* A simple JSONPath: ".a.b", ".a[0].b", "a.b"; NULL when not found. */
+static const json_t *simple_jsonpath(const json_t *o, const char *path)
+{
+	char seg[128];
+	if (*path == '{') /* "{.a.b}" form */
+		path++;
+	while (o && *path && *path != '}') {
+		if (*path == '.') {
+			path++;
+			continue;
+		}
+		if (*path == '[') {
+			char *end;
+			long idx = strtol(path + 1, &end, 10);
+			o = json_is_array(o) ? json_array_get(o, (size_t)idx) : NULL;
+			path = *end == ']' ? end + 1 : end;
+			continue;
+		}
+		size_t n = strcspn(path, ".[}");
+		snprintf(seg, sizeof(seg), "%.*s", (int)n, path);
+		o = json_is_object(o) ? json_object_get(o, seg) : NULL;
+		path += n;
+	}
+	return o;
+}
+
+static void cells_crd(const struct proxy_resource *r, json_t *cells, const json_t *o,
+		      time_t now)
+{
+	const json_t *apc = json_object_get(crd_version(r), "additionalPrinterColumns");
+	size_t i;
+	json_t *c;
+	if (json_array_size(apc) == 0) {
+		cells_name_age(cells, o, now);
+		return;
+	}
+	add_name(cells, o);
+	json_array_foreach(apc, i, c) {
+		const json_t *v = simple_jsonpath(o, js(c, "jsonPath"));
+		if (v && (json_is_object(v) || json_is_array(v))) {
+			char *d = json_dumps(v, JSON_COMPACT);
+			add_s(cells, d ? d : "");
+			free(d);
+		} else {
+			json_array_append_new(cells, v ? json_deep_copy(v) : json_null());
+		}
+	}
+}
+
+/* ---- dispatch -------------------------------------------------------------------- */
+
+typedef void (*cells_fn)(json_t *cells, const json_t *obj, time_t now);
+
+static const struct printer {
+	const char *group, *kind;
+	const struct col *cols;
+	cells_fn cells;
+} printers[] = {
+	{ "", "Pod", cols_pod, cells_pod },
+	{ "", "Namespace", cols_namespace, cells_namespace },
+	{ "", "Service", cols_service, cells_service },
+	{ "", "ConfigMap", cols_configmap, cells_configmap },
+	{ "", "Secret", cols_secret, cells_secret },
+	{ "", "ServiceAccount", cols_serviceaccount, cells_serviceaccount },
+	{ "", "Event", cols_event, cells_event },
+	{ "events.k8s.io", "Event", cols_event, cells_event_v1 },
+	{ "", "Node", cols_node, cells_node },
+	{ "", "Endpoints", cols_endpoints, cells_endpoints },
+	{ "", "PersistentVolumeClaim", cols_pvc, cells_pvc },
+	{ "", "ResourceQuota", cols_quota, cells_quota },
+	{ "", "LimitRange", cols_default, cells_default },
+	{ "apps", "Deployment", cols_deployment, cells_deployment },
+	{ "apps", "ReplicaSet", cols_replicaset, cells_replicaset },
+	{ "apps", "StatefulSet", cols_statefulset, cells_statefulset },
+	{ "apps", "DaemonSet", cols_daemonset, cells_daemonset },
+	{ "apps", "ControllerRevision", cols_controllerrevision, cells_controllerrevision },
+	{ "batch", "Job", cols_job, cells_job },
+	{ "batch", "CronJob", cols_cronjob, cells_cronjob },
+};
+
+static const struct printer *find_printer(const struct proxy_resource *r)
+{
+	for (size_t i = 0; r && r->kind && i < KB_ARRAY_SIZE(printers); i++)
+		if (strcmp(printers[i].group, r->group ? r->group : "") == 0 &&
+		    strcmp(printers[i].kind, r->kind) == 0)
+			return &printers[i];
+	return NULL;
+}
+
+json_t *printers_columns(const struct proxy_resource *r)
+{
+	const struct printer *p = find_printer(r);
+	if (p)
+		return cols_json(p->cols);
+	if (r && r->crd)
+		return crd_columns(r);
+	return cols_json(cols_default);
+}
+
+json_t *printers_cells(const struct proxy_resource *r, const json_t *obj, time_t now)
+{
+	const struct printer *p = find_printer(r);
+	json_t *cells = json_array();
+	if (!cells)
+		return NULL;
+	if (p)
+		p->cells(cells, obj, now);
+	else if (r && r->crd)
+		cells_crd(r, cells, obj, now);
+	else
+		cells_default(cells, obj, now);
+	return cells;
+}
