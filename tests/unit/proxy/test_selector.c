@@ -97,7 +97,7 @@ START_TEST(label_errors)
 	lerr("a=b=c", "found '=', expected: ',' or 'end of string'");
 	lerr("!", "unable to parse requirement: found '', expected: identifier");
 	lerr("a=b!", "found '!', expected: ',' or 'end of string'");
-	lerr("Foo Bar", "found 'Bar', expected: ',' or 'end of string'");
+	lerr("Foo Bar", "unable to parse requirement: found 'Bar', expected: in, notin");
 	lerr("-bad=x", "unable to parse requirement: <nil>: Invalid value: \"-bad\": name part "
 	     "must consist of alphanumeric characters");
 	lerr("a=-x", "values[0]: Invalid value: \"-x\": a valid label must be an empty string");
