@@ -34,12 +34,16 @@
 #define STORE_JOURNAL_LIMIT (4 * 1024 * 1024)
 #define STORE_LOOKASIDE_SZ 256
 #define STORE_LOOKASIDE_CNT 64
+#define STORE_MMAP_SIZE (256LL * 1024 * 1024)
+/* The timer deletes at most this many events per run (a short pause of the
+ * loop); when more are due it runs again right away. */
+#define STORE_COMPACT_BATCH 1000
 
 static const char *const schema_sql =
 	"CREATE TABLE IF NOT EXISTS objects("
 	" res TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
 	" rev INTEGER NOT NULL, data TEXT NOT NULL,"
-	" PRIMARY KEY(res, ns, name)) WITHOUT ROWID;"
+	" PRIMARY KEY(res, ns, name));"
 	"CREATE TABLE IF NOT EXISTS events("
 	" rev INTEGER PRIMARY KEY, type INTEGER NOT NULL, res TEXT NOT NULL,"
 	" ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL);"
@@ -195,7 +199,14 @@ static int configure(store_t *st)
 	if (err)
 		return err;
 	snprintf(sql, sizeof(sql), "PRAGMA cache_size = -%d", st->opts.cache_kib);
-	return exec_sql(st, sql, "cache_size");
+	err = exec_sql(st, sql, "cache_size");
+	if (err)
+		return err;
+	/* Reads of the main file through the mapping skip a pread per page
+	 * missed in the (small) page cache; the mapping only costs resident
+	 * memory for pages actually read, and the kernel may drop those. */
+	snprintf(sql, sizeof(sql), "PRAGMA mmap_size = %lld", (long long)STORE_MMAP_SIZE);
+	return exec_sql(st, sql, "mmap_size");
 }
 
 static int init_schema(store_t *st)
@@ -257,8 +268,13 @@ static void compact_timer_cb(uv_timer_t *t)
 	if (st->txn_depth > 0)
 		return;
 	int64_t target = st->rev - st->opts.history_keep;
-	if (target > st->compacted_rev)
-		store_compact(st, target); /* logged inside on failure */
+	if (target <= st->compacted_rev)
+		return;
+	bool more = target - st->compacted_rev > STORE_COMPACT_BATCH;
+	if (more)
+		target = st->compacted_rev + STORE_COMPACT_BATCH;
+	if (store_compact(st, target) == 0 && more) /* failures are logged */
+		uv_timer_start(t, compact_timer_cb, 1, st->opts.compact_interval_ms);
 }
 
 static int start_timer(store_t *st)
