@@ -366,6 +366,25 @@ START_TEST(unknown_type_and_bad_input)
 }
 END_TEST
 
+START_TEST(set_list_two_managers)
+{
+	/* metadata.finalizers is a set: each manager owns its own values */
+	json_t *out = apply_ok(NULL, "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"finalizers\":[\"a.io/x\"]}}",
+			       "alice", false, T1);
+
+	out = apply_ok(out, "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"finalizers\":[\"b.io/y\"]}}",
+		       "bob", false, T2);
+	ck_assert_int_eq(json_array_size(at(out, "metadata.finalizers")), 2);
+	ck_assert(owns(out, "alice", "Apply", "f:metadata", "f:finalizers", "v:\"a.io/x\"", NULL));
+	ck_assert(owns(out, "bob", "Apply", "f:metadata", "f:finalizers", "v:\"b.io/y\"", NULL));
+	out = apply_ok(out, "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"labels\":{\"a\":\"1\"}}}",
+		       "alice", false, T2);
+	ck_assert_int_eq(json_array_size(at(out, "metadata.finalizers")), 1);
+	ck_assert_str_eq(json_string_value(at(out, "metadata.finalizers.0")), "b.io/y");
+	json_decref(out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("proxy/ssa");
@@ -378,6 +397,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, list_map_two_managers);
 	tcase_add_test(tc, apply_after_update_and_before_first_apply);
 	tcase_add_test(tc, unknown_type_and_bad_input);
+	tcase_add_test(tc, set_list_two_managers);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("update");
 	tcase_add_test(tc, track_update_moves_ownership);
