@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Watch benchmark: opens N TLS connections each watching pods in one
+ * namespace from the resourceVersion of a list, reads the server's PSS
+ * before and after, then creates pods one at a time and measures, for every
+ * (create, watcher) pair, the delay from the create's response to that
+ * watcher receiving the ADDED event. Prints one line of key=value pairs.
+ *
+ *   watchers -p PORT --cert F --key F --body TEMPLATE --pid SERVER_PID
+ *            [--ns default] [-n 1000] [--creates 50] [--label L]
+ *
+ * Both ends of each delay are kernel receive timestamps (SO_TIMESTAMPNS) of
+ * the bytes that completed the response or carried the event, so the order
+ * in which this single-threaded client gets round to each socket does not
+ * skew the figures. TEMPLATE is a pod whose first "@NAME@" is replaced.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bench/bn.h"
+
+#define MAX_EVENTS 512
+#define MAX_HANDSHAKING 64
+#define NAME_PREFIX "bwatch-"
+#define EVENT_TIMEOUT_NS (5LL * 1000000000)
+#define OPEN_TIMEOUT_NS (30LL * 1000000000)
+
+enum wstate { WS_HANDSHAKE, WS_SENT, WS_STREAMING, WS_DEAD };
+
+struct opts {
+	const char *cert, *key, *ns, *body_file, *label;
+	int port, n, creates, pid;
+};
+
+struct watcher {
+	struct bn_conn conn;
+	int id;
+	enum wstate state;
+	bool chunked;
+	struct bn_dechunk dc;
+	struct bn_buf lines; /* de-chunked stream, up to an incomplete line */
+};
+
+struct bench {
+	const struct opts *o;
+	SSL_CTX *ctx;
+	int epfd;
+	struct watcher *w;
+	struct bn_conn ctl;     /* the connection that lists and creates */
+	char *rv;               /* resourceVersion of the list */
+	struct bn_buf tmpl;     /* pod template */
+	int64_t *rx;            /* rx[create * n + watcher]: event receive time, 0 if not yet */
+	int64_t *resp;          /* resp[create]: create response receive time */
+	int opened, handshaking, streaming, dead, errors_seen;
+	long got;               /* events received for the current create */
+};
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: watchers -p PORT --cert F --key F --body TEMPLATE --pid PID "
+			"[--ns NS] [-n N] [--creates M] [--label L]\n");
+	exit(2);
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{"cert", required_argument, NULL, 'C'}, {"key", required_argument, NULL, 'K'},
+		{"ns", required_argument, NULL, 's'}, {"body", required_argument, NULL, 'b'},
+		{"creates", required_argument, NULL, 'm'}, {"pid", required_argument, NULL, 'P'},
+		{"label", required_argument, NULL, 'l'}, {NULL, 0, NULL, 0},
+	};
+	*o = (struct opts){.ns = "default", .n = 1000, .creates = 50, .label = "watch"};
+	int ch;
+	while ((ch = getopt_long(argc, argv, "p:n:", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'p': o->port = atoi(optarg); break;
+		case 'n': o->n = atoi(optarg); break;
+		case 'C': o->cert = optarg; break;
+		case 'K': o->key = optarg; break;
+		case 's': o->ns = optarg; break;
+		case 'b': o->body_file = optarg; break;
+		case 'm': o->creates = atoi(optarg); break;
+		case 'P': o->pid = atoi(optarg); break;
+		case 'l': o->label = optarg; break;
+		default: usage();
+		}
+	}
+	if (o->port <= 0 || o->n <= 0 || o->creates <= 0 || !o->body_file || !o->pid)
+		usage();
+}
+
+/* ---- the control connection: list and creates ---- */
+
+static int ctl_request(struct bench *b, const char *method, const char *path, const char *body,
+		       struct bn_resp *r)
+{
+	char head[512];
+	size_t blen = body ? strlen(body) : 0;
+	int n = snprintf(head, sizeof(head),
+			 "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: application/json\r\n"
+			 "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+			 method, path, b->o->port, blen);
+	struct bn_buf req = {0};
+	bn_buf_append(&req, head, (size_t)n);
+	if (body)
+		bn_buf_append(&req, body, blen);
+	int err = bn_http_roundtrip(&b->ctl, req.data, req.len, r, 10000);
+	bn_buf_free(&req);
+	return err;
+}
+
+static int list_rv(struct bench *b)
+{
+	char path[256];
+	struct bn_resp r;
+	struct bn_buf body = {0};
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", b->o->ns);
+	int err = ctl_request(b, "GET", path, NULL, &r);
+	if (err < 0 || r.status != 200) {
+		fprintf(stderr, "watchers: list: %s status %d\n", strerror(-err), r.status);
+		return -EPROTO;
+	}
+	bn_http_body(b->ctl.in.data, &r, &body);
+	bn_buf_consume(&b->ctl.in, r.total_len);
+	json_t *doc = json_loadb(body.data, body.len, 0, NULL);
+	const char *rv = json_string_value(json_object_get(json_object_get(doc, "metadata"),
+							   "resourceVersion"));
+	b->rv = rv ? strdup(rv) : NULL;
+	json_decref(doc);
+	bn_buf_free(&body);
+	return b->rv ? 0 : -EPROTO;
+}
+
+/* Creates pod number i; records the response's receive time. */
+static int create_pod(struct bench *b, int i)
+{
+	char path[256], name[64];
+	struct bn_resp r;
+	struct bn_buf body = {0};
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", b->o->ns);
+	snprintf(name, sizeof(name), NAME_PREFIX "%d", i);
+	char *tok = strstr(b->tmpl.data, "@NAME@");
+	bn_buf_append(&body, b->tmpl.data, (size_t)(tok - b->tmpl.data));
+	bn_buf_append(&body, name, strlen(name));
+	bn_buf_append(&body, tok + 6, strlen(tok + 6));
+	int err = ctl_request(b, "POST", path, body.data, &r);
+	bn_buf_free(&body);
+	if (err < 0 || r.status != 201) {
+		fprintf(stderr, "watchers: create %s: %s status %d\n%.*s\n", name, strerror(-err),
+			r.status, (int)(b->ctl.in.len < 600 ? b->ctl.in.len : 600),
+			b->ctl.in.data ? b->ctl.in.data : "");
+		return -EPROTO;
+	}
+	b->resp[i] = b->ctl.rx_ns;
+	bn_buf_consume(&b->ctl.in, r.total_len);
+	return 0;
+}
+
+/* ---- watchers ---- */
+
+static void mark_dead(struct bench *b, struct watcher *w, const char *why)
+{
+	if (w->state == WS_DEAD)
+		return;
+	if (b->dead < 5)
+		fprintf(stderr, "watchers: watcher %d closed (%s)\n", w->id, why);
+	if (w->state == WS_HANDSHAKE)
+		b->handshaking--;
+	if (w->state == WS_STREAMING)
+		b->streaming--;
+	w->state = WS_DEAD;
+	b->dead++;
+	epoll_ctl(b->epfd, EPOLL_CTL_DEL, w->conn.fd, NULL);
+	bn_conn_close(&w->conn);
+}
+
+static void on_line(struct bench *b, struct watcher *w, const char *line)
+{
+	if (strstr(line, "\"type\":\"ERROR\"") && b->errors_seen++ < 3)
+		fprintf(stderr, "watchers: ERROR event on watcher %d: %.300s\n", w->id, line);
+	if (!strstr(line, "\"type\":\"ADDED\""))
+		return;
+	const char *p = strstr(line, "\"name\":\"" NAME_PREFIX);
+	if (!p)
+		return;
+	int i = atoi(p + strlen("\"name\":\"" NAME_PREFIX));
+	if (i < 0 || i >= b->o->creates)
+		return;
+	int64_t *slot = &b->rx[(size_t)i * (size_t)b->o->n + (size_t)w->id];
+	if (!*slot) {
+		*slot = w->conn.rx_ns;
+		b->got++;
+	}
+}
+
+static void split_lines(struct bench *b, struct watcher *w)
+{
+	char *start = w->lines.data, *nl;
+	while ((nl = memchr(start, '\n', w->lines.len - (size_t)(start - w->lines.data)))) {
+		*nl = '\0';
+		on_line(b, w, start);
+		start = nl + 1;
+	}
+	bn_buf_consume(&w->lines, (size_t)(start - w->lines.data));
+}
+
+static int on_stream(struct bench *b, struct watcher *w)
+{
+	struct bn_buf *in = &w->conn.in;
+	if (!w->chunked) {
+		bn_buf_append(&w->lines, in->data, in->len);
+		bn_buf_consume(in, in->len);
+	} else if (in->len) {
+		long n = bn_dechunk(&w->dc, in->data, in->len, &w->lines);
+		if (n < 0)
+			return -EPROTO;
+		bn_buf_consume(in, (size_t)n);
+	}
+	if (w->lines.len)
+		split_lines(b, w);
+	return 0;
+}
+
+static int on_head(struct bench *b, struct watcher *w)
+{
+	struct bn_resp r;
+	int rc = bn_http_parse(w->conn.in.data ? w->conn.in.data : "", w->conn.in.len, true, &r);
+	if (rc <= 0)
+		return rc;
+	if (r.status != 200) {
+		fprintf(stderr, "watchers: watch answered %d:\n%.*s\n", r.status,
+			(int)(w->conn.in.len < 600 ? w->conn.in.len : 600), w->conn.in.data);
+		return -EPROTO;
+	}
+	w->chunked = r.chunked;
+	bn_buf_consume(&w->conn.in, r.head_len);
+	w->state = WS_STREAMING;
+	b->streaming++;
+	return on_stream(b, w);
+}
+
+static int send_watch(struct bench *b, struct watcher *w)
+{
+	char req[512];
+	int n = snprintf(req, sizeof(req),
+			 "GET /api/v1/namespaces/%s/pods?watch=true&resourceVersion=%s HTTP/1.1\r\n"
+			 "Host: 127.0.0.1:%d\r\nAccept: application/json\r\n\r\n",
+			 b->o->ns, b->rv, b->o->port);
+	b->handshaking--;
+	w->state = WS_SENT;
+	return bn_conn_send(&w->conn, req, (size_t)n);
+}
+
+static void on_event(struct bench *b, struct watcher *w, uint32_t events)
+{
+	int err = 0;
+	if (events & EPOLLOUT)
+		err = bn_conn_flush(&w->conn) < 0 ? -EIO : 0;
+	if (!err && (events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
+		err = bn_conn_read(&w->conn);
+	if (!err && w->state == WS_HANDSHAKE && w->conn.ready)
+		err = send_watch(b, w);
+	if (!err && w->state == WS_SENT)
+		err = on_head(b, w);
+	if (!err && w->state == WS_STREAMING)
+		err = on_stream(b, w);
+	if (!err && w->conn.eof)
+		err = -ECONNRESET;
+	if (err < 0) {
+		mark_dead(b, w, strerror(-err));
+		return;
+	}
+	struct epoll_event ev = {.events = EPOLLIN | (w->conn.out.len ? EPOLLOUT : 0u),
+				 .data.ptr = w};
+	epoll_ctl(b->epfd, EPOLL_CTL_MOD, w->conn.fd, &ev);
+}
+
+static int open_watcher(struct bench *b, struct watcher *w)
+{
+	int fd = bn_tcp_connect("127.0.0.1", b->o->port);
+	if (fd < 0)
+		return fd;
+	int err = bn_conn_init(&w->conn, b->ctx, fd);
+	if (err < 0)
+		return err;
+	w->state = WS_HANDSHAKE;
+	b->handshaking++;
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = w};
+	return epoll_ctl(b->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static void poll_once(struct bench *b, int timeout_ms)
+{
+	struct epoll_event evs[MAX_EVENTS];
+	int n = epoll_wait(b->epfd, evs, MAX_EVENTS, timeout_ms);
+	for (int i = 0; i < n; i++)
+		on_event(b, evs[i].data.ptr, evs[i].events);
+}
+
+/* Opens every watcher, MAX_HANDSHAKING at a time, until all stream (or die). */
+static int open_all(struct bench *b)
+{
+	int64_t deadline = bn_mono_ns() + OPEN_TIMEOUT_NS;
+	while (b->streaming + b->dead < b->o->n && bn_mono_ns() < deadline) {
+		while (b->opened < b->o->n && b->handshaking < MAX_HANDSHAKING) {
+			struct watcher *w = &b->w[b->opened];
+			w->id = b->opened++;
+			int err = open_watcher(b, w);
+			if (err < 0) {
+				fprintf(stderr, "watchers: connect: %s\n", strerror(-err));
+				return err;
+			}
+		}
+		poll_once(b, 10);
+	}
+	return 0;
+}
+
+/* Creates pod i and waits until every live watcher has its event. */
+static int create_and_wait(struct bench *b, int i)
+{
+	b->got = 0;
+	int err = create_pod(b, i);
+	if (err < 0)
+		return err;
+	int64_t deadline = bn_mono_ns() + EVENT_TIMEOUT_NS;
+	while (b->got < b->o->n - b->dead && bn_mono_ns() < deadline)
+		poll_once(b, 10);
+	return 0;
+}
+
+/* ---- report ---- */
+
+static void report(struct bench *b, long pss0, long pd0, long pss1, long pd1)
+{
+	size_t n = (size_t)b->o->n, total = n * (size_t)b->o->creates, k = 0;
+	double *d = calloc(total, sizeof(*d));
+	for (size_t i = 0; i < (size_t)b->o->creates; i++)
+		for (size_t j = 0; j < n; j++)
+			if (b->rx[i * n + j])
+				d[k++] = (double)(b->rx[i * n + j] - b->resp[i]) / 1e6;
+	double p50 = bn_quantile(d, k, 0.50), p99 = bn_quantile(d, k, 0.99);
+	printf("%s: watchers=%d streaming=%d pss_before_kib=%ld pss_after_kib=%ld "
+	       "per_watch_kib=%.2f private_dirty_before_kib=%ld private_dirty_after_kib=%ld "
+	       "creates=%d events=%zu missing=%zu p50_ms=%.3f p99_ms=%.3f min_ms=%.3f "
+	       "max_ms=%.3f\n",
+	       b->o->label, b->o->n, b->streaming, pss0, pss1,
+	       (double)(pss1 - pss0) / b->o->n, pd0, pd1, b->o->creates, k, total - k, p50,
+	       p99, k ? d[0] : 0, k ? d[k - 1] : 0);
+	free(d);
+}
+
+static int setup(struct bench *b)
+{
+	int err = bn_buf_read_file(&b->tmpl, b->o->body_file);
+	if (err < 0 || !b->tmpl.data || !strstr(b->tmpl.data, "@NAME@")) {
+		fprintf(stderr, "watchers: %s: no @NAME@ template\n", b->o->body_file);
+		return -EINVAL;
+	}
+	b->ctx = bn_ssl_ctx(b->o->cert, b->o->key);
+	b->epfd = epoll_create1(EPOLL_CLOEXEC);
+	b->w = calloc((size_t)b->o->n, sizeof(*b->w));
+	b->rx = calloc((size_t)b->o->n * (size_t)b->o->creates, sizeof(*b->rx));
+	b->resp = calloc((size_t)b->o->creates, sizeof(*b->resp));
+	if (!b->ctx || b->epfd < 0 || !b->w || !b->rx || !b->resp)
+		return -ENOMEM;
+	int fd = bn_tcp_connect("127.0.0.1", b->o->port);
+	if (fd < 0 || (err = bn_conn_init(&b->ctl, b->ctx, fd)) < 0 ||
+	    (err = bn_conn_handshake(&b->ctl, 5000)) < 0) {
+		fprintf(stderr, "watchers: control connection: %s\n", strerror(fd < 0 ? -fd : -err));
+		return -EIO;
+	}
+	return list_rv(b);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct bench b = {.o = &o};
+	long pss0, pd0, pss1, pd1;
+	parse_opts(argc, argv, &o);
+	signal(SIGPIPE, SIG_IGN);
+	if (setup(&b) < 0)
+		return 1;
+	bn_sleep_us(200000);
+	if (bn_smaps_rollup(o.pid, &pss0, &pd0) < 0 || open_all(&b) < 0)
+		return 1;
+	int64_t settle = bn_mono_ns() + 500000000LL;
+	while (bn_mono_ns() < settle)
+		poll_once(&b, 50);
+	if (bn_smaps_rollup(o.pid, &pss1, &pd1) < 0)
+		return 1;
+	for (int i = 0; i < o.creates; i++) {
+		if (create_and_wait(&b, i) < 0)
+			return 1;
+	}
+	report(&b, pss0, pd0, pss1, pd1);
+	return 0;
+}
