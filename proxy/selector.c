@@ -104,7 +104,8 @@ static int sel_push(struct sel_label *s, struct lreq *r)
 		s->reqs = n;
 		s->cap = cap;
 	}
-	qsort(r->values, r->nvalues, sizeof(char *), cmp_str);
+	if (r->nvalues > 1)
+		qsort(r->values, r->nvalues, sizeof(char *), cmp_str);
 	s->reqs[s->nreqs++] = *r;
 	memset(r, 0, sizeof(*r));
 	return 0;
@@ -531,7 +532,8 @@ int sel_label_parse(const char *s, struct sel_label **out, char *err, size_t err
 		goto fail;
 	if ((rc = parse_label(&l, sel, err, errlen)) < 0)
 		goto fail;
-	qsort(sel->reqs, sel->nreqs, sizeof(*sel->reqs), cmp_req);
+	if (sel->nreqs > 1)
+		qsort(sel->reqs, sel->nreqs, sizeof(*sel->reqs), cmp_req);
 	lex_free(&l);
 	*out = sel;
 	return 0;
@@ -642,7 +644,8 @@ int sel_label_from_object(const json_t *ls, struct sel_label **out, char *err, s
 		goto fail;
 	if ((rc = obj_match_exprs(sel, json_object_get(ls, "matchExpressions"), err, errlen)) < 0)
 		goto fail;
-	qsort(sel->reqs, sel->nreqs, sizeof(*sel->reqs), cmp_req);
+	if (sel->nreqs > 1)
+		qsort(sel->reqs, sel->nreqs, sizeof(*sel->reqs), cmp_req);
 	*out = sel;
 	return 0;
 fail:
