@@ -44,6 +44,7 @@
 #include <time.h>
 
 #include <llhttp.h>
+#include <openssl/buffer.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -63,6 +64,9 @@
 #define HEAD_INITIAL 2048
 #define HEAD_KEEP 8192
 #define POOL_MAX 64
+/* Memory BIOs keep the capacity of their largest use; past this they are
+ * replaced when the connection goes idle. */
+#define BIO_KEEP 1024
 /* Bodies above this are written with their own SSL_write instead of copied. */
 #define COPY_BODY_MAX 16384
 
@@ -389,6 +393,39 @@ static int tls_send(struct conn *c, const char *data, size_t len)
 	return rc < 0 ? rc : flush(c);
 }
 
+static BIO *new_mem_bio(void)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	if (b)
+		BIO_set_mem_eof_return(b, -1);
+	return b;
+}
+
+static size_t bio_capacity(BIO *b)
+{
+	BUF_MEM *bm = NULL;
+	BIO_get_mem_ptr(b, &bm);
+	return bm ? bm->max : 0;
+}
+
+/* Gives back the memory an empty BIO kept from a large handshake flight,
+ * request or response, so that idle connections stay small. */
+static void shrink_bios(struct conn *c)
+{
+	if (BIO_ctrl_pending(c->rbio) || BIO_ctrl_pending(c->wbio) ||
+	    (bio_capacity(c->rbio) <= BIO_KEEP && bio_capacity(c->wbio) <= BIO_KEEP))
+		return;
+	BIO *r = new_mem_bio(), *w = new_mem_bio();
+	if (!r || !w) {
+		BIO_free(r);
+		BIO_free(w);
+		return;
+	}
+	SSL_set_bio(c->ssl, r, w);
+	c->rbio = r;
+	c->wbio = w;
+}
+
 /* ---- closing ---- */
 
 static void conn_free(struct conn *c)
@@ -590,6 +627,7 @@ static void finish_request(struct conn *c)
 	c->state = CS_IDLE;
 	c->msg_ready = false;
 	llhttp_resume(&c->parser);
+	shrink_bios(c);
 	tl_set(c, TL_IDLE);
 	if (c->read_stopped)
 		start_reading(c);
@@ -1038,6 +1076,7 @@ static void handshake_done(struct conn *c)
 		c->peer_cert = cert;
 	c->state = CS_IDLE;
 	tl_set(c, TL_IDLE);
+	shrink_bios(c);
 	kb_debug("http", "conn %llu: TLS %s %s%s", (unsigned long long)c->id,
 		 SSL_get_version(c->ssl), SSL_session_reused(c->ssl) ? "resumed" : "new",
 		 c->peer_cert ? " with client certificate" : "");
@@ -1185,15 +1224,13 @@ static int conn_tls_init(struct conn *c)
 	c->ssl = SSL_new(c->srv->ctx);
 	if (!c->ssl)
 		return -ENOMEM;
-	c->rbio = BIO_new(BIO_s_mem());
-	c->wbio = BIO_new(BIO_s_mem());
+	c->rbio = new_mem_bio();
+	c->wbio = new_mem_bio();
 	if (!c->rbio || !c->wbio) {
 		BIO_free(c->rbio);
 		BIO_free(c->wbio);
 		return -ENOMEM;
 	}
-	BIO_set_mem_eof_return(c->rbio, -1);
-	BIO_set_mem_eof_return(c->wbio, -1);
 	SSL_set_bio(c->ssl, c->rbio, c->wbio);
 	SSL_set_accept_state(c->ssl);
 	return 0;
