@@ -39,6 +39,13 @@
  * loop); when more are due it runs again right away. */
 #define STORE_COMPACT_BATCH 1000
 
+/*
+ * objects is a rowid table on purpose: objects are ~1-4 KiB, which a rowid
+ * table keeps inside its leaf pages while a WITHOUT ROWID (index) b-tree
+ * spills everything past ~1 KiB to an overflow page: twice the pages read
+ * and cached per object. The primary key's index serves gets, lists and
+ * counts (the latter without touching the rows).
+ */
 static const char *const schema_sql =
 	"CREATE TABLE IF NOT EXISTS objects("
 	" res TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
