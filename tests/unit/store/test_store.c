@@ -710,9 +710,19 @@ START_TEST(compaction_gone)
 }
 END_TEST
 
-static void stop_loop(uv_timer_t *t)
+struct wait_compact {
+	uv_timer_t t;
+	store_t *st;
+	int64_t want;
+	int ticks;
+};
+
+/* Polls until the store's own timer has compacted up to `want` (or ~10 s). */
+static void wait_compact_cb(uv_timer_t *t)
 {
-	uv_close((uv_handle_t *)t, NULL);
+	struct wait_compact *wc = (struct wait_compact *)t;
+	if (store_compacted_rev(wc->st) >= wc->want || ++wc->ticks > 1000)
+		uv_close((uv_handle_t *)t, NULL);
 }
 
 START_TEST(compaction_timer)
@@ -730,9 +740,9 @@ START_TEST(compaction_timer)
 	/* The store's timer is unref'ed: alone, it does not keep the loop up. */
 	ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	ck_assert_int_eq(store_compacted_rev(st), 0);
-	uv_timer_t keep;
-	uv_timer_init(&loop, &keep);
-	uv_timer_start(&keep, stop_loop, 100, 0);
+	struct wait_compact wc = {.st = st, .want = 2502};
+	uv_timer_init(&loop, &wc.t);
+	uv_timer_start(&wc.t, wait_compact_cb, 10, 10);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	ck_assert_int_eq(store_compacted_rev(st), 2502);
 	struct rec r = {0};
