@@ -484,6 +484,37 @@ START_TEST(txn_commit_and_rollback)
 }
 END_TEST
 
+START_TEST(watch_started_inside_txn)
+{
+	store_t *st = open_store();
+	create(st, "/pods", "default", "before"); /* 1 */
+	struct rec r = {0};
+	store_watch_t *w;
+	ck_assert_int_eq(store_txn_begin(st), 0);
+	create(st, "/pods", "default", "in-txn"); /* 2, not committed yet */
+	ck_assert_int_eq(store_watch(st, "/pods", NULL, 0, rec_cb, &r, &w), 0);
+	ck_assert_int_eq(r.n, 1); /* only committed history */
+	create(st, "/pods", "default", "in-txn-2"); /* 3 */
+	ck_assert_int_eq(store_txn_commit(st), 0);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_int_eq(r.ev[1].rev, 2);
+	ck_assert_int_eq(r.ev[2].rev, 3);
+
+	ck_assert_int_eq(store_txn_begin(st), 0);
+	create(st, "/pods", "default", "dropped");
+	struct rec r2 = {0};
+	store_watch_t *w2;
+	ck_assert_int_eq(store_watch(st, "/pods", NULL, 3, rec_cb, &r2, &w2), 0);
+	store_txn_rollback(st);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_int_eq(r2.n, 0);
+	ck_assert_int_eq(create(st, "/pods", "default", "next"), 4);
+	ck_assert_int_eq(r2.n, 1);
+	ck_assert_str_eq(r2.ev[0].name, "next");
+	close_store(st);
+}
+END_TEST
+
 /* ---- watches ----------------------------------------------------------- */
 
 START_TEST(watch_replay_then_live)
@@ -896,6 +927,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, list_order_and_namespace);
 	tcase_add_test(tc, pagination_with_filter);
 	tcase_add_test(tc, txn_commit_and_rollback);
+	tcase_add_test(tc, watch_started_inside_txn);
 	tcase_add_test(tc, watch_replay_then_live);
 	tcase_add_test(tc, watch_live_with_prev);
 	tcase_add_test(tc, watch_namespace_and_all_resources);
