@@ -68,7 +68,8 @@ struct bn_conn {
 	int64_t rx_ns;        /* kernel receive time (CLOCK_REALTIME) of the last read */
 };
 
-/* Takes ownership of `fd`, starts the handshake. Returns 0 or -errno. */
+/* Takes ownership of `fd`, starts the handshake. Returns 0 or -errno; either way
+ * the caller ends with bn_conn_close. */
 int bn_conn_init(struct bn_conn *c, SSL_CTX *ctx, int fd);
 void bn_conn_close(struct bn_conn *c);
 /* Encrypts `len` bytes (handshake must be finished) and tries to write them.

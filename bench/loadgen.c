@@ -116,18 +116,17 @@ static int load_body(struct run *r)
 
 static void send_request(struct run *r, struct client *c)
 {
-	char head[1024], name[96] = "";
-	size_t blen = 0;
+	char head[512], name[96];
+	struct bn_buf req = {0};
 	int hl;
 	if (r->body_pre) {
 		snprintf(name, sizeof(name), "%s-%d-%lu", r->o->prefix, c->id, c->seq++);
-		blen = strlen(r->body_pre) + strlen(name) + strlen(r->body_post);
+		size_t blen = strlen(r->body_pre) + strlen(name) + strlen(r->body_post);
 		hl = snprintf(head, sizeof(head),
 			      "%s %s HTTP/1.1\r\nHost: %s:%d\r\nUser-Agent: kubicle-bench\r\n"
 			      "Accept: application/json\r\nContent-Type: application/json\r\n"
-			      "Content-Length: %zu\r\n\r\n%s%s%s",
-			      r->o->method, r->o->path, r->o->host, r->o->port, blen,
-			      r->body_pre, name, r->body_post);
+			      "Content-Length: %zu\r\n\r\n",
+			      r->o->method, r->o->path, r->o->host, r->o->port, blen);
 	} else {
 		hl = snprintf(head, sizeof(head),
 			      "%s %s HTTP/1.1\r\nHost: %s:%d\r\nUser-Agent: kubicle-bench\r\n"
@@ -135,13 +134,18 @@ static void send_request(struct run *r, struct client *c)
 			      r->o->method, r->o->path, r->o->host, r->o->port);
 	}
 	if (hl < 0 || (size_t)hl >= sizeof(head)) {
-		fprintf(stderr, "loadgen: request larger than %zu bytes\n", sizeof(head));
+		fprintf(stderr, "loadgen: request head larger than %zu bytes\n", sizeof(head));
 		exit(1);
 	}
+	bn_buf_append(&req, head, (size_t)hl);
+	if (r->body_pre) {
+		bn_buf_append(&req, r->body_pre, strlen(r->body_pre));
+		bn_buf_append(&req, name, strlen(name));
+		bn_buf_append(&req, r->body_post, strlen(r->body_post));
+	}
 	c->sent_ns = bn_mono_ns();
-	c->in_flight = true;
-	if (bn_conn_send(&c->conn, head, (size_t)hl) < 0)
-		c->in_flight = false;
+	c->in_flight = bn_conn_send(&c->conn, req.data, req.len) == 0;
+	bn_buf_free(&req);
 }
 
 static void watch_output(struct run *r, struct client *c)

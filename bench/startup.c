@@ -9,7 +9,7 @@
  *
  * "{}" in CMD's arguments and in PATTERN is replaced by the run number, so
  * each run can get an empty data directory. With --kubeconfig the port is
- * read from the file's `server:` line as soon as the file is complete.
+ * read from the file's `server:` line (quoted or not) once the file is complete.
  * Between probes the tool sleeps 100 us. Each server is stopped with SIGTERM
  * (SIGKILL after 3 s) before the next run.
  */
@@ -119,7 +119,8 @@ static int kubeconfig_port(const char *path)
 	int port = 0;
 	if (bn_buf_read_file(&b, path) < 0 || !b.data)
 		goto out;
-	const char *s = strstr(b.data, "server: https://");
+	const char *s = strstr(b.data, "server:");
+	s = s ? strstr(s, "https://") : NULL;
 	const char *eol = s ? strchr(s, '\n') : NULL;
 	if (!eol)
 		goto out;
@@ -142,9 +143,8 @@ static int probe(SSL_CTX *ctx, int port, const char *path)
 	if (fd < 0)
 		return fd;
 	int rc = bn_conn_init(&c, ctx, fd);
-	if (rc < 0)
-		return rc;
-	rc = bn_conn_handshake(&c, 2000);
+	if (rc == 0)
+		rc = bn_conn_handshake(&c, 2000);
 	int n = snprintf(req, sizeof(req),
 			 "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", path,
 			 port);

@@ -8,11 +8,17 @@
  *
  *   watchers -p PORT --cert F --key F --body TEMPLATE --pid SERVER_PID
  *            [--ns default] [-n 1000] [--creates 50] [--label L]
+ *   watchers -p PORT --cert F --key F --pid SERVER_PID --idle PATH [-n 1000]
+ *
+ * The second form is the memory reference: N connections that each GET PATH
+ * once and then stay open, idle (for a server without watches, e.g. nginx).
  *
  * Both ends of each delay are kernel receive timestamps (SO_TIMESTAMPNS) of
  * the bytes that completed the response or carried the event, so the order
  * in which this single-threaded client gets round to each socket does not
- * skew the figures. TEMPLATE is a pod whose first "@NAME@" is replaced.
+ * skew the figures; a negative delay means the event arrived before the
+ * response. The delay from sending the create request is printed too
+ * (sent_*). TEMPLATE is a pod whose first "@NAME@" is replaced.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,7 +42,7 @@
 enum wstate { WS_HANDSHAKE, WS_SENT, WS_STREAMING, WS_DEAD };
 
 struct opts {
-	const char *cert, *key, *ns, *body_file, *label;
+	const char *cert, *key, *ns, *body_file, *label, *idle_path;
 	int port, n, creates, pid;
 };
 
@@ -59,6 +65,7 @@ struct bench {
 	struct bn_buf tmpl;     /* pod template */
 	int64_t *rx;            /* rx[create * n + watcher]: event receive time, 0 if not yet */
 	int64_t *resp;          /* resp[create]: create response receive time */
+	int64_t *sent;          /* sent[create]: when the create request was sent */
 	int opened, handshaking, streaming, dead, errors_seen;
 	long got;               /* events received for the current create */
 };
@@ -66,7 +73,7 @@ struct bench {
 static void usage(void)
 {
 	fprintf(stderr, "usage: watchers -p PORT --cert F --key F --body TEMPLATE --pid PID "
-			"[--ns NS] [-n N] [--creates M] [--label L]\n");
+			"[--ns NS] [-n N] [--creates M] [--label L] [--idle PATH]\n");
 	exit(2);
 }
 
@@ -76,7 +83,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{"cert", required_argument, NULL, 'C'}, {"key", required_argument, NULL, 'K'},
 		{"ns", required_argument, NULL, 's'}, {"body", required_argument, NULL, 'b'},
 		{"creates", required_argument, NULL, 'm'}, {"pid", required_argument, NULL, 'P'},
-		{"label", required_argument, NULL, 'l'}, {NULL, 0, NULL, 0},
+		{"label", required_argument, NULL, 'l'}, {"idle", required_argument, NULL, 'i'},
+		{NULL, 0, NULL, 0},
 	};
 	*o = (struct opts){.ns = "default", .n = 1000, .creates = 50, .label = "watch"};
 	int ch;
@@ -91,10 +99,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'm': o->creates = atoi(optarg); break;
 		case 'P': o->pid = atoi(optarg); break;
 		case 'l': o->label = optarg; break;
+		case 'i': o->idle_path = optarg; break;
 		default: usage();
 		}
 	}
-	if (o->port <= 0 || o->n <= 0 || o->creates <= 0 || !o->body_file || !o->pid)
+	if (o->port <= 0 || o->n <= 0 || o->creates <= 0 || !o->pid ||
+	    (!o->body_file && !o->idle_path))
 		usage();
 }
 
@@ -152,6 +162,7 @@ static int create_pod(struct bench *b, int i)
 	bn_buf_append(&body, b->tmpl.data, (size_t)(tok - b->tmpl.data));
 	bn_buf_append(&body, name, strlen(name));
 	bn_buf_append(&body, tok + 6, strlen(tok + 6));
+	b->sent[i] = bn_real_ns();
 	int err = ctl_request(b, "POST", path, body.data, &r);
 	bn_buf_free(&body);
 	if (err < 0 || r.status != 201) {
@@ -216,6 +227,10 @@ static void split_lines(struct bench *b, struct watcher *w)
 static int on_stream(struct bench *b, struct watcher *w)
 {
 	struct bn_buf *in = &w->conn.in;
+	if (b->o->idle_path) {
+		bn_buf_consume(in, in->len);
+		return 0;
+	}
 	if (!w->chunked) {
 		bn_buf_append(&w->lines, in->data, in->len);
 		bn_buf_consume(in, in->len);
@@ -233,7 +248,8 @@ static int on_stream(struct bench *b, struct watcher *w)
 static int on_head(struct bench *b, struct watcher *w)
 {
 	struct bn_resp r;
-	int rc = bn_http_parse(w->conn.in.data ? w->conn.in.data : "", w->conn.in.len, true, &r);
+	bool idle = b->o->idle_path != NULL;
+	int rc = bn_http_parse(w->conn.in.data ? w->conn.in.data : "", w->conn.in.len, !idle, &r);
 	if (rc <= 0)
 		return rc;
 	if (r.status != 200) {
@@ -242,7 +258,7 @@ static int on_head(struct bench *b, struct watcher *w)
 		return -EPROTO;
 	}
 	w->chunked = r.chunked;
-	bn_buf_consume(&w->conn.in, r.head_len);
+	bn_buf_consume(&w->conn.in, idle ? r.total_len : r.head_len);
 	w->state = WS_STREAMING;
 	b->streaming++;
 	return on_stream(b, w);
@@ -251,10 +267,15 @@ static int on_head(struct bench *b, struct watcher *w)
 static int send_watch(struct bench *b, struct watcher *w)
 {
 	char req[512];
-	int n = snprintf(req, sizeof(req),
-			 "GET /api/v1/namespaces/%s/pods?watch=true&resourceVersion=%s HTTP/1.1\r\n"
-			 "Host: 127.0.0.1:%d\r\nAccept: application/json\r\n\r\n",
-			 b->o->ns, b->rv, b->o->port);
+	int n;
+	if (b->o->idle_path)
+		n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n",
+			     b->o->idle_path, b->o->port);
+	else
+		n = snprintf(req, sizeof(req),
+			     "GET /api/v1/namespaces/%s/pods?watch=true&resourceVersion=%s "
+			     "HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: application/json\r\n\r\n",
+			     b->o->ns, b->rv, b->o->port);
 	b->handshaking--;
 	w->state = WS_SENT;
 	return bn_conn_send(&w->conn, req, (size_t)n);
@@ -340,29 +361,49 @@ static int create_and_wait(struct bench *b, int i)
 
 /* ---- report ---- */
 
-static void report(struct bench *b, long pss0, long pd0, long pss1, long pd1)
+/* Delays in ms from base[create] to each received event; returns how many. */
+static size_t delays(const struct bench *b, const int64_t *base, double *d)
 {
-	size_t n = (size_t)b->o->n, total = n * (size_t)b->o->creates, k = 0;
-	double *d = calloc(total, sizeof(*d));
+	size_t n = (size_t)b->o->n, k = 0;
 	for (size_t i = 0; i < (size_t)b->o->creates; i++)
 		for (size_t j = 0; j < n; j++)
 			if (b->rx[i * n + j])
-				d[k++] = (double)(b->rx[i * n + j] - b->resp[i]) / 1e6;
+				d[k++] = (double)(b->rx[i * n + j] - base[i]) / 1e6;
+	return k;
+}
+
+static void report(struct bench *b, long pss0, long pd0, long pss1, long pd1)
+{
+	size_t total = (size_t)b->o->n * (size_t)b->o->creates;
+	double *d = calloc(total, sizeof(*d)), *e = calloc(total, sizeof(*e));
+	size_t k = delays(b, b->resp, d);
+	delays(b, b->sent, e);
 	double p50 = bn_quantile(d, k, 0.50), p99 = bn_quantile(d, k, 0.99);
+	double s50 = bn_quantile(e, k, 0.50), s99 = bn_quantile(e, k, 0.99);
+	double *rtt = calloc((size_t)b->o->creates, sizeof(*rtt));
+	for (int i = 0; i < b->o->creates; i++)
+		rtt[i] = (double)(b->resp[i] - b->sent[i]) / 1e6;
+	double r50 = bn_quantile(rtt, (size_t)b->o->creates, 0.5);
+	double r99 = bn_quantile(rtt, (size_t)b->o->creates, 0.99);
 	printf("%s: watchers=%d streaming=%d pss_before_kib=%ld pss_after_kib=%ld "
 	       "per_watch_kib=%.2f private_dirty_before_kib=%ld private_dirty_after_kib=%ld "
 	       "creates=%d events=%zu missing=%zu p50_ms=%.3f p99_ms=%.3f min_ms=%.3f "
-	       "max_ms=%.3f\n",
+	       "max_ms=%.3f sent_p50_ms=%.3f sent_p99_ms=%.3f sent_max_ms=%.3f "
+	       "create_rtt_p50_ms=%.3f create_rtt_p99_ms=%.3f\n",
 	       b->o->label, b->o->n, b->streaming, pss0, pss1,
 	       (double)(pss1 - pss0) / b->o->n, pd0, pd1, b->o->creates, k, total - k, p50,
-	       p99, k ? d[0] : 0, k ? d[k - 1] : 0);
+	       p99, k ? d[0] : 0, k ? d[k - 1] : 0, s50, s99, k ? e[k - 1] : 0, r50, r99);
+	free(rtt);
 	free(d);
+	free(e);
 }
 
 static int setup(struct bench *b)
 {
-	int err = bn_buf_read_file(&b->tmpl, b->o->body_file);
-	if (err < 0 || !b->tmpl.data || !strstr(b->tmpl.data, "@NAME@")) {
+	int err = 0;
+	if (!b->o->idle_path)
+		err = bn_buf_read_file(&b->tmpl, b->o->body_file);
+	if (!b->o->idle_path && (err < 0 || !b->tmpl.data || !strstr(b->tmpl.data, "@NAME@"))) {
 		fprintf(stderr, "watchers: %s: no @NAME@ template\n", b->o->body_file);
 		return -EINVAL;
 	}
@@ -371,8 +412,11 @@ static int setup(struct bench *b)
 	b->w = calloc((size_t)b->o->n, sizeof(*b->w));
 	b->rx = calloc((size_t)b->o->n * (size_t)b->o->creates, sizeof(*b->rx));
 	b->resp = calloc((size_t)b->o->creates, sizeof(*b->resp));
-	if (!b->ctx || b->epfd < 0 || !b->w || !b->rx || !b->resp)
+	b->sent = calloc((size_t)b->o->creates, sizeof(*b->sent));
+	if (!b->ctx || b->epfd < 0 || !b->w || !b->rx || !b->resp || !b->sent)
 		return -ENOMEM;
+	if (b->o->idle_path)
+		return 0;
 	int fd = bn_tcp_connect("127.0.0.1", b->o->port);
 	if (fd < 0 || (err = bn_conn_init(&b->ctl, b->ctx, fd)) < 0 ||
 	    (err = bn_conn_handshake(&b->ctl, 5000)) < 0) {
@@ -399,6 +443,12 @@ int main(int argc, char **argv)
 		poll_once(&b, 50);
 	if (bn_smaps_rollup(o.pid, &pss1, &pd1) < 0)
 		return 1;
+	if (o.idle_path) {
+		printf("%s: conns=%d established=%d pss_before_kib=%ld pss_after_kib=%ld "
+		       "per_conn_kib=%.2f\n", o.label, o.n, b.streaming, pss0, pss1,
+		       (double)(pss1 - pss0) / o.n);
+		return 0;
+	}
 	for (int i = 0; i < o.creates; i++) {
 		if (create_and_wait(&b, i) < 0)
 			return 1;
