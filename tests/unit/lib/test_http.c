@@ -49,6 +49,7 @@ static struct {
 	int loop_close_rc;
 	atomic_int aborted;
 	atomic_int requests;
+	kb_http_req_t *hung;
 } S;
 
 static void slow_timer_closed(uv_handle_t *h)
@@ -114,6 +115,8 @@ static void on_request(kb_http_req_t *req, void *arg)
 		kb_http_req_on_abort(req, on_abort, NULL);
 		kb_http_stream_start(req, 200, "application/json", NULL);
 		kb_http_stream_write(req, "{\"type\":\"ADDED\"}\n", 17);
+	} else if (strcmp(req->path, "/hang") == 0) {
+		S.hung = req; /* answered later, without an abort callback */
 	} else if (strcmp(req->path, "/cert") == 0) {
 		handle_cert(req);
 	} else if (strcmp(req->path, "/big") == 0) {
@@ -640,6 +643,27 @@ START_TEST(abort_on_disconnect)
 }
 END_TEST
 
+START_TEST(request_outlives_connection)
+{
+	start_server(NULL);
+	struct client *c = client_open();
+	client_puts(c, "GET /hang?x=1 HTTP/1.1\r\nX-Keep: me\r\n\r\n");
+	ck_assert(wait_for(&S.requests, 1));
+	client_close(c);
+	usleep(100000);
+	stop_server();
+	/* The handler set no abort callback, so the request is still valid
+	 * after its connection and server are gone, until it is answered. */
+	ck_assert_ptr_nonnull(S.hung);
+	ck_assert_str_eq(S.hung->path, "/hang");
+	ck_assert_str_eq(S.hung->query, "x=1");
+	ck_assert_str_eq(kb_http_req_header(S.hung, "x-keep"), "me");
+	ck_assert_uint_eq(kb_http_stream_pending(S.hung), 0);
+	ck_assert_int_eq(kb_http_respond(S.hung, 200, "text/plain", NULL, "late", 4),
+			 -ECONNRESET);
+}
+END_TEST
+
 START_TEST(idle_timeout)
 {
 	struct kb_http_server_opts o = {.idle_timeout_ms = 200, .head_timeout_ms = 300};
@@ -912,6 +936,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, garbage_is_400);
 	tcase_add_test(tc, chunked_stream);
 	tcase_add_test(tc, abort_on_disconnect);
+	tcase_add_test(tc, request_outlives_connection);
 	tcase_add_test(tc, idle_timeout);
 	tcase_add_test(tc, pipelined_in_order);
 	tcase_add_test(tc, expect_continue);
