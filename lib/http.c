@@ -37,6 +37,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,8 +523,9 @@ static void close_gracefully(struct conn *c)
 	if (c->closing)
 		return;
 	if (c->state != CS_DRAINING) {
+		/* A slow reader of a large final answer gets the idle timeout. */
 		c->state = CS_DRAINING;
-		tl_set(c, TL_LINGER);
+		tl_set(c, TL_IDLE);
 		SSL_shutdown(c->ssl);
 		ERR_clear_error();
 		if (flush(c) < 0)
@@ -1376,11 +1378,25 @@ static int srv_listen(kb_http_server_t *srv, const char *addr, int *port_out)
 	return rc;
 }
 
+/* libuv writes with write(2): a peer that reset the connection would raise
+ * SIGPIPE and kill the process. Ignored unless the program set a handler. */
+static void ignore_sigpipe(void)
+{
+	struct sigaction sa;
+	if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) {
+		sa.sa_handler = SIG_IGN;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = 0;
+		sigaction(SIGPIPE, &sa, NULL);
+	}
+}
+
 int kb_http_server_start(uv_loop_t *loop, const char *addr, SSL_CTX *ctx,
 			 const struct kb_http_server_opts *opts, kb_http_request_cb on_request,
 			 void *arg, kb_http_server_t **out, int *port_out)
 {
 	KB_CHECK(loop && addr && ctx && on_request && out, -EINVAL);
+	ignore_sigpipe();
 	kb_http_server_t *srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
