@@ -211,6 +211,8 @@ void kb_random_suffix(char *buf, size_t n)
 
 int kb_buf_append(struct kb_buf *b, const char *s, size_t n)
 {
+	if (n == 0 && b->data)
+		return 0;
 	if (b->len + n + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;
 		while (cap < b->len + n + 1)
@@ -221,7 +223,8 @@ int kb_buf_append(struct kb_buf *b, const char *s, size_t n)
 		b->data = d;
 		b->cap = cap;
 	}
-	memcpy(b->data + b->len, s, n);
+	if (n)
+		memcpy(b->data + b->len, s, n);
 	b->len += n;
 	b->data[b->len] = '\0';
 	return 0;

@@ -818,6 +818,7 @@ static void apply_create(struct req *r, json_t *patch)
 	json_t *obj = NULL;
 	if (check_type_meta(r, patch) < 0 || check_fields(r, patch) < 0)
 		return;
+	obj_default_keys(r->res, patch);
 	int rc = patch_apply(NULL, patch, r->res->proto, r->q.field_manager, r->q.force,
 			     now_str(r, ts, sizeof(ts)), &obj, NULL, err, sizeof(err));
 	if (rc < 0) {
@@ -878,6 +879,8 @@ static void handle_patch(struct req *r)
 	}
 	if (parse_patch_body(r, &patch) < 0)
 		return;
+	kb_debug("proxy", "req %llu: %s patch: %.*s", (unsigned long long)r->http->id, ct,
+		 (int)(r->http->body_len > 2000 ? 2000 : r->http->body_len), r->http->body);
 	rc = store_get(r->px->store, r->res->store_key, r->ns ? r->ns : "", r->name, &old);
 	if (rc == -ENOENT && is_apply && !r->sub) {
 		apply_create(r, patch);
@@ -890,6 +893,8 @@ static void handle_patch(struct req *r)
 	bool scale = r->sub && strcmp(r->sub, "scale") == 0;
 	json_t *target = scale ? scale_of(r, old) : json_incref(old);
 	const char *msg = scale ? "k8s.io.api.autoscaling.v1.Scale" : r->res->proto;
+	if (is_apply && !scale && json_is_object(patch))
+		obj_default_keys(r->res, patch);
 	if (is_merge)
 		rc = patch_merge(target, patch, &res);
 	else if (is_json)

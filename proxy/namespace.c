@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lib/log.h"
+#include "lib/util.h"
 #include "proxy/proxy_impl.h"
 
 static const char *const builtin_ns[] = {"default", "kube-system", "kube-public",

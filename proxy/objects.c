@@ -159,10 +159,10 @@ static void default_pod_spec(json_t *spec)
 	const char *sa = json_string_value(json_object_get(spec, "serviceAccountName"));
 	if (!sa)
 		sa = json_string_value(json_object_get(spec, "serviceAccount"));
-	if (!sa)
-		sa = "default";
-	json_object_set_new(spec, "serviceAccountName", json_string(sa));
-	json_object_set_new(spec, "serviceAccount", json_string(sa));
+	char name[256];
+	snprintf(name, sizeof(name), "%s", sa ? sa : "default");
+	json_object_set_new(spec, "serviceAccountName", json_string(name));
+	json_object_set_new(spec, "serviceAccount", json_string(name));
 	size_t i;
 	json_t *c;
 	json_array_foreach(json_object_get(spec, "containers"), i, c)
@@ -446,6 +446,42 @@ void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *ob
 		else if (strcmp(k, "CronJob") == 0)
 			default_cronjob(obj);
 	}
+}
+
+static void default_port_protocols(json_t *ports)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach(ports, i, p)
+		if (json_is_object(p) && !json_object_get(p, "protocol"))
+			json_object_set_new(p, "protocol", json_string("TCP"));
+}
+
+static void default_pod_spec_keys(json_t *spec)
+{
+	const char *lists[] = {"containers", "initContainers"};
+	for (int l = 0; l < 2; l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach(json_object_get(spec, lists[l]), i, c)
+			default_port_protocols(json_object_get(c, "ports"));
+	}
+}
+
+/* Defaults of list-map key fields (ports' protocol), which server-side
+ * apply needs before merging so that an applied item matches its live one. */
+void obj_default_keys(const struct proxy_resource *res, json_t *obj)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	if (!json_is_object(spec))
+		return;
+	if (!res->group[0] && strcmp(res->kind, "Service") == 0) {
+		default_port_protocols(json_object_get(spec, "ports"));
+		return;
+	}
+	default_pod_spec_keys(spec);
+	default_pod_spec_keys(obj_get(spec, "template.spec"));
+	default_pod_spec_keys(obj_get(spec, "jobTemplate.spec.template.spec"));
 }
 
 int obj_validate(struct req *r, const json_t *obj, const json_t *old)

@@ -1,4 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# End-to-end tests: placeholder until the server answers.
-exit 0
+# End-to-end tests: start the real kubicle binary on 127.0.0.1 and drive it
+# with the installed kubectl binaries and curl. Usage: run.sh PATH/TO/kubicle
+set -u
+KUBICLE=$(readlink -f "${1:?usage: run.sh PATH/TO/kubicle}")
+here=$(dirname "$(readlink -f "$0")")
+. "$here/lib.sh"
+. "$here/t_kubectl.sh"
+. "$here/t_server.sh"
+
+GSDK=/usr/lib/google-cloud-sdk/bin
+start_server main || exit 1
+server_suite_basic
+kubectl_suite "$(command -v kubectl)" e2e-path path
+for v in 1.33 1.30; do
+  if [ -x "$GSDK/kubectl.$v" ]; then kubectl_suite "$GSDK/kubectl.$v" "e2e-${v/./-}" "$v"
+  else fail "kubectl.$v is not installed in $GSDK"; fi
+done
+server_suite_bad_input
+server_suite_restart
+e2e_summary

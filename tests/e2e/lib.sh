@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: Apache-2.0
+# Helpers for the end-to-end tests: start the real kubicle binary on
+# 127.0.0.1 with a fresh data dir, drive it with real kubectl, count results.
+# Sourced by tests/e2e/run.sh; expects $KUBICLE (the binary) to be set.
+
+E2E_PASS=0
+E2E_FAIL=0
+E2E_TMP=$(mktemp -d /tmp/kubicle-e2e.XXXXXX)
+E2E_PIDS=()
+
+e2e_cleanup() {
+  for p in "${E2E_PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  [ "${E2E_KEEP:-0}" = 1 ] || rm -rf "$E2E_TMP"
+}
+trap e2e_cleanup EXIT
+
+pass() { E2E_PASS=$((E2E_PASS + 1)); echo "ok   $*"; }
+fail() { E2E_FAIL=$((E2E_FAIL + 1)); echo "FAIL $*"; }
+
+# start_server NAME [extra args...]: starts kubicle serve on a free port with
+# data dir $E2E_TMP/NAME; sets SERVER_PID, KCFG, SERVER_URL.
+start_server() {
+  local name=$1; shift
+  local dir=$E2E_TMP/$name
+  rm -f "$dir/kubeconfig"
+  "$KUBICLE" serve --data-dir "$dir" --listen 127.0.0.1:${E2E_PORT:-0} "$@" \
+    >>"$E2E_TMP/$name.log" 2>&1 &
+  SERVER_PID=$!
+  E2E_PIDS+=("$SERVER_PID")
+  local i
+  for i in $(seq 200); do
+    [ -s "$dir/kubeconfig" ] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  KCFG=$dir/kubeconfig
+  SERVER_URL=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$KCFG" 2>/dev/null)
+  DATA_DIR=$dir
+  [ -n "$SERVER_URL" ] || { echo "server $name did not start:"; cat "$E2E_TMP/$name.log"; return 1; }
+}
+
+stop_server() { # signal
+  kill -"${1:-TERM}" "$SERVER_PID" 2>/dev/null
+  wait "$SERVER_PID" 2>/dev/null
+  return 0
+}
+
+# curl with the admin client certificate
+kcurl() {
+  curl -sS --cacert "$DATA_DIR/ca.crt" --cert "$DATA_DIR/admin.crt" --key "$DATA_DIR/admin.key" "$@"
+}
+
+# expect DESC PATTERN CMD...: runs CMD, passes when its output (stdout+stderr)
+# matches the extended regex PATTERN and it exits 0.
+expect() {
+  local desc=$1 pat=$2; shift 2
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ $rc -eq 0 ] && grep -Eq -- "$pat" <<<"$out"; then pass "$desc"
+  else fail "$desc (rc=$rc): wanted /$pat/, got: $(head -c 600 <<<"$out")"; fi
+}
+
+# expect_fail DESC PATTERN CMD...: CMD must exit non-zero with PATTERN in its output.
+expect_fail() {
+  local desc=$1 pat=$2; shift 2
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ $rc -ne 0 ] && grep -Eq -- "$pat" <<<"$out"; then pass "$desc"
+  else fail "$desc (rc=$rc): wanted failure /$pat/, got: $(head -c 600 <<<"$out")"; fi
+}
+
+# expect_eq DESC WANT CMD...: the trimmed output equals WANT.
+expect_eq() {
+  local desc=$1 want=$2; shift 2
+  local out
+  out=$("$@" 2>&1)
+  if [ "$out" = "$want" ]; then pass "$desc"
+  else fail "$desc: wanted '$want', got '$(head -c 600 <<<"$out")'"; fi
+}
+
+# expect_rc DESC RC PATTERN CMD...: CMD exits with RC and prints PATTERN.
+expect_rc() {
+  local desc=$1 want=$2 pat=$3; shift 3
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ $rc -eq "$want" ] && grep -Eq -- "$pat" <<<"$out"; then pass "$desc"
+  else fail "$desc (rc=$rc, wanted $want): wanted /$pat/, got: $(head -c 600 <<<"$out")"; fi
+}
+
+e2e_summary() {
+  echo "$E2E_PASS passed, $E2E_FAIL failed"
+  [ "$E2E_FAIL" -eq 0 ]
+}

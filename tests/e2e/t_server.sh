@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: Apache-2.0
+# The server beyond kubectl: health, authentication, discovery media types,
+# bad input, restarts and kill -9 durability. Uses curl and python3.
+
+server_suite_basic() {
+  local c=(curl -sS --cacert "$DATA_DIR/ca.crt")
+  expect "healthz answers anonymously" '^ok$' "${c[@]}" "$SERVER_URL/healthz"
+  expect "livez answers" '^ok$' "${c[@]}" "$SERVER_URL/livez"
+  expect "readyz answers" '^ok$' "${c[@]}" "$SERVER_URL/readyz"
+  expect "version is 1.33" '"minor":"33"' "${c[@]}" "$SERVER_URL/version"
+  expect "API needs a credential (401)" '"code":401' "${c[@]}" "$SERVER_URL/api/v1/namespaces"
+  expect "aggregated discovery v2 media type" '[Cc]ontent-[Tt]ype: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' \
+    kcurl -i -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' "$SERVER_URL/apis"
+  expect "aggregated discovery v2beta1 media type" 'v=v2beta1;as=APIGroupDiscoveryList' \
+    kcurl -i -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json' "$SERVER_URL/api"
+  expect "legacy /apis is an APIGroupList" '"kind":"APIGroupList"' kcurl "$SERVER_URL/apis"
+  expect "/api/v1 resource list" '"groupVersion":"v1"' kcurl "$SERVER_URL/api/v1"
+  expect "/apis/apps/v1 lists deployments/scale" '"name":"deployments/scale"' kcurl "$SERVER_URL/apis/apps/v1"
+  expect "openapi v3 root lists apps/v1" '"apis/apps/v1"' kcurl "$SERVER_URL/openapi/v3"
+  expect "namespaces exist" 'kube-node-lease' kcurl "$SERVER_URL/api/v1/namespaces"
+  expect "kubernetes service in default" '"clusterIP":"10.96.0.1"' kcurl "$SERVER_URL/api/v1/namespaces/default/services/kubernetes"
+  # list paging with limit and continue
+  local i
+  for i in 1 2 3 4 5; do
+    kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps" \
+      -d "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"page-$i\",\"labels\":{\"page\":\"yes\"}}}" >/dev/null
+  done
+  local first cont second
+  first=$(kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps?labelSelector=page%3Dyes&limit=2")
+  cont=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"].get("continue",""))' <<<"$first")
+  second=$(kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps?labelSelector=page%3Dyes&limit=10&continue=$cont")
+  local names
+  names=$(python3 -c 'import json,sys; a=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); print(" ".join(i["metadata"]["name"] for i in a["items"]+b["items"]))' "$first" "$second")
+  if [ "$names" = "page-1 page-2 page-3 page-4 page-5" ]; then pass "limit+continue pages cover the list once"
+  else fail "limit+continue: got '$names'"; fi
+  # optimistic concurrency
+  expect "update with a stale resourceVersion is 409 Conflict" '"reason":"Conflict"' \
+    kcurl -X PUT -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps/page-1" \
+      -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"page-1","resourceVersion":"1"},"data":{"x":"y"}}'
+  expect "dryRun=All create answers but does not store" '"name":"dry"' \
+    kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps?dryRun=All" \
+      -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dry"}}'
+  expect "dry-run object is not stored" '"code":404' kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps/dry"
+  expect "deletecollection by label" '"kind":"ConfigMapList"' \
+    kcurl -X DELETE "$SERVER_URL/api/v1/namespaces/default/configmaps?labelSelector=page%3Dyes"
+  expect "deletecollection removed them" '"items":\[\]' kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps?labelSelector=page%3Dyes"
+  # finalizers keep an object until they are removed
+  kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps" \
+    -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fin","finalizers":["example.com/hold"]}}' >/dev/null
+  expect "delete with a finalizer sets deletionTimestamp" '"deletionTimestamp"' kcurl -X DELETE "$SERVER_URL/api/v1/namespaces/default/configmaps/fin"
+  expect "the object stays while finalized" '"name":"fin"' kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps/fin"
+  kcurl -X PATCH -H 'Content-Type: application/merge-patch+json' "$SERVER_URL/api/v1/namespaces/default/configmaps/fin" \
+    -d '{"metadata":{"finalizers":null}}' >/dev/null
+  expect "removing the last finalizer deletes it" '"code":404' kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps/fin"
+  # watch resume from a resourceVersion, and 410 for compacted history
+  local rv
+  rv=$(kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+  kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps" \
+    -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"after"}}' >/dev/null
+  expect "watch resumes after a resourceVersion" '"type":"ADDED","object":\{"apiVersion":"v1","kind":"ConfigMap".*"name":"after"' \
+    kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=$rv&timeoutSeconds=1"
+  expect "watch with bookmarks and timeoutSeconds ends" '' \
+    kcurl -m 5 "$SERVER_URL/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=$rv&timeoutSeconds=1&allowWatchBookmarks=true"
+}
+
+server_suite_bad_input() {
+  local u=$SERVER_URL/api/v1/namespaces/default/configmaps
+  local before
+  before=$(kcurl "$u" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
+  expect "malformed JSON is 400 BadRequest" '"reason":"BadRequest"' kcurl -X POST -H 'Content-Type: application/json' "$u" -d '{"apiVersion":'
+  expect "wrong kind is 400" '"code":400' kcurl -X POST -H 'Content-Type: application/json' "$u" -d '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"k"}}'
+  expect "wrong apiVersion is 400" 'does not match the expected API version' kcurl -X POST -H 'Content-Type: application/json' "$u" -d '{"apiVersion":"apps/v1","kind":"ConfigMap","metadata":{"name":"k"}}'
+  expect "a JSON array body is 400" '"code":400' kcurl -X POST -H 'Content-Type: application/json' "$u" -d '[1,2]'
+  expect "unknown media type is 415" '"code":415' kcurl -X POST -H 'Content-Type: text/csv' "$u" -d 'a,b'
+  head -c 3200000 /dev/zero | tr '\0' 'a' >"$E2E_TMP/big.json"
+  expect "a body over 3 MiB is 413" '413|RequestEntityTooLarge' kcurl -i -X POST -H 'Content-Type: application/json' "$u" --data-binary @"$E2E_TMP/big.json"
+  expect "headers too large are refused" '431' kcurl -i -H "X-Big: $(head -c 70000 /dev/zero | tr '\0' 'b')" "$SERVER_URL/version"
+  expect "unknown path is 404 Status" '"reason":"NotFound"' kcurl "$SERVER_URL/apis/nope.example.com/v1/things"
+  expect "hostile path is refused" '"code":40[04]' kcurl --path-as-is "$SERVER_URL/api/v1/namespaces/..%2f..%2fetc/configmaps"
+  expect "invalid name is 422 Invalid" '"reason":"Invalid"' kcurl -X POST -H 'Content-Type: application/json' "$u" -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"UPPER_case"}}'
+  expect "unknown namespace is 404" 'namespaces \\"nope\\" not found' kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/nope/configmaps" -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}'
+  expect "garbage protobuf is 400" '"code":400' kcurl -X POST -H 'Content-Type: application/vnd.kubernetes.protobuf' "$u" --data-binary 'k8s'
+  # a stalled client and 2000 idle connections must not stop others being served
+  python3 - "$SERVER_URL" >"$E2E_TMP/idle.out" 2>&1 <<'PY' &
+import socket, sys, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+socks = []
+for i in range(2000):
+    try:
+        s = socket.create_connection((u.hostname, u.port)); socks.append(s)
+    except OSError as e:
+        print("connect failed after", i, e); break
+stalled = socket.create_connection((u.hostname, u.port)); stalled.send(b"\x16\x03\x01")  # half a TLS hello
+print("opened", len(socks)); sys.stdout.flush()
+time.sleep(4)
+PY
+  local idle=$!
+  sleep 2
+  expect "served while 2000 connections idle" '^ok$' curl -sS -m 3 --cacert "$DATA_DIR/ca.crt" "$SERVER_URL/readyz"
+  expect "API served while connections idle" '"kind":"NamespaceList"' kcurl -m 3 "$SERVER_URL/api/v1/namespaces"
+  wait $idle
+  expect "idle connections were accepted" 'opened 2000' cat "$E2E_TMP/idle.out"
+  local after
+  after=$(kcurl "$u" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
+  if [ "$before" = "$after" ]; then pass "bad requests stored nothing"; else fail "bad requests stored something: $before -> $after"; fi
+  if kill -0 "$SERVER_PID" 2>/dev/null; then pass "server still up after bad input"; else fail "server died"; fi
+}
+
+server_suite_restart() {
+  local u=$SERVER_URL/api/v1/namespaces/default/configmaps
+  kcurl -X POST -H 'Content-Type: application/json' "$u" -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"keep"},"data":{"a":"b"}}' >/dev/null
+  local rv1
+  rv1=$(kcurl "$u/keep" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+  stop_server TERM
+  if grep -q 'stopped' "$E2E_TMP/main.log"; then pass "SIGTERM shuts down cleanly"; else fail "no clean shutdown: $(tail -3 "$E2E_TMP/main.log")"; fi
+  start_server main || { fail "restart"; return; }
+  u=$SERVER_URL/api/v1/namespaces/default/configmaps
+  expect_eq "restart keeps objects and resourceVersion" "$rv1 b" \
+    bash -c "curl -sS --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key $u/keep | python3 -c 'import json,sys; o=json.load(sys.stdin); print(o[\"metadata\"][\"resourceVersion\"], o[\"data\"][\"a\"])'"
+  expect "watch history survives restart" '"name":"keep"' kcurl "$u?watch=true&resourceVersion=$((rv1 - 1))&timeoutSeconds=1"
+  # kill -9: every acknowledged write survives
+  local acked=0 i code
+  for i in $(seq 1 40); do
+    code=$(kcurl -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' "$u" \
+      -d "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"durable-$i\"}}")
+    [ "$code" = 201 ] && acked=$i
+  done
+  stop_server KILL
+  start_server main || { fail "restart after kill -9"; return; }
+  u=$SERVER_URL/api/v1/namespaces/default/configmaps
+  local have
+  have=$(kcurl "$u" | python3 -c 'import json,sys; print(sum(1 for i in json.load(sys.stdin)["items"] if i["metadata"]["name"].startswith("durable-")))')
+  if [ "$acked" = 40 ] && [ "$have" = 40 ]; then pass "every acknowledged write survives kill -9"
+  else fail "kill -9: acked $acked, found $have"; fi
+}
