@@ -1187,8 +1187,14 @@ static bool sub_allowed(struct req *r)
 void handle_resource(struct req *r)
 {
 	const char *m = r->http->method;
+	if (r->sub && subres_handle(r))
+		return;
 	if (!sub_allowed(r))
 		return;
+	if (!r->res->stored) {
+		virtual_handle(r);
+		return;
+	}
 	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
 		if (r->name)
 			handle_get(r);

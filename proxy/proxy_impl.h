@@ -67,10 +67,31 @@ struct req {
 	struct query q;
 	bool want_table;
 	char user[256];               /* authenticated user name */
+	char groups[16][128];         /* authenticated groups */
+	int ngroups;
+	const char *verb;             /* "get", "list", "watch", "create", ... */
 	json_t *warnings;             /* array of strings, or NULL */
 	bool as_scale;                /* answer writes with the Scale view */
 	time_t now;
 };
+
+/* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the
+ * caller answers 401). */
+int auth_authenticate(struct req *r);
+/* authz.c: authorization of r->verb on r's resource or path. 0 when allowed;
+ * otherwise it has answered (403) and returns -EACCES. */
+int authz_authorize(struct req *r);
+
+/* virtual.c: resources that are not stored (reviews, ...): answers POST. */
+void virtual_handle(struct req *r);
+
+/* subres.c: subresources served by a module of their own (pods/log,
+ * serviceaccounts/token, ...). True when it answered the request. */
+bool subres_handle(struct req *r);
+
+/* crd.c: CustomResourceDefinitions turn into resource rows at start-up and
+ * whenever one changes. */
+int crd_start(struct proxy *px);
 
 /* server.c: frees a request once its response is complete. */
 void proxy_req_free(struct req *r);

@@ -125,17 +125,6 @@ static bool is_public(const struct req *r)
 	return is_health(r) || (r->nsegs == 1 && strcmp(r->segs[0], "version") == 0);
 }
 
-static int authenticate(struct req *r)
-{
-	X509 *cert = r->http->peer_cert;
-	if (!cert)
-		return -EACCES;
-	X509_NAME *subj = X509_get_subject_name(cert);
-	if (X509_NAME_get_text_by_NID(subj, NID_commonName, r->user, sizeof(r->user)) <= 0)
-		return -EACCES;
-	return 0;
-}
-
 static void serve_openapi(struct req *r)
 {
 	if (r->nsegs == 2 && strcmp(r->segs[1], "v3") == 0) {
@@ -205,6 +194,30 @@ static int route_resource(struct req *r)
 	return 0;
 }
 
+/* The Kubernetes verb of a request (RBAC's "get", "list", "watch", ...). */
+static const char *request_verb(const struct req *r, bool is_resource)
+{
+	const char *m = r->http->method;
+	if (!is_resource)
+		return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 ? "get"
+		       : strcmp(m, "POST") == 0			  ? "post"
+		       : strcmp(m, "PUT") == 0			  ? "put"
+		       : strcmp(m, "DELETE") == 0			  ? "delete"
+		       : strcmp(m, "PATCH") == 0			  ? "patch"
+									  : "options";
+	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
+		return r->name ? "get" : r->q.watch ? "watch" : "list";
+	if (strcmp(m, "POST") == 0)
+		return "create";
+	if (strcmp(m, "PUT") == 0)
+		return "update";
+	if (strcmp(m, "PATCH") == 0)
+		return "patch";
+	if (strcmp(m, "DELETE") == 0)
+		return r->name ? "delete" : "deletecollection";
+	return "unknown";
+}
+
 static void route(struct req *r)
 {
 	if (r->nsegs == 0) {
@@ -231,10 +244,17 @@ static void route(struct req *r)
 		reply_not_found(r);
 		return;
 	}
-	if (discovery_handle(r))
-		return;
-	if (route_resource(r) < 0) {
+	bool is_resource = !(r->nsegs <= 2 || (strcmp(r->segs[0], "apis") == 0 && r->nsegs == 3));
+	if (is_resource && route_resource(r) < 0) {
 		reply_not_found(r);
+		return;
+	}
+	r->verb = request_verb(r, is_resource);
+	if (authz_authorize(r) < 0)
+		return;
+	if (!is_resource) {
+		if (!discovery_handle(r))
+			reply_not_found(r);
 		return;
 	}
 	handle_resource(r);
@@ -255,7 +275,7 @@ static void on_request(kb_http_req_t *http, void *arg)
 	r->want_table = accept && strstr(accept, "as=Table");
 	if (split_path(r) < 0) {
 		reply_not_found(r);
-	} else if (!is_public(r) && authenticate(r) < 0) {
+	} else if (!is_public(r) && auth_authenticate(r) < 0) {
 		reply_status(r, 401, "Unauthorized", "Unauthorized", NULL);
 	} else {
 		route(r);
@@ -294,6 +314,9 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	snprintf(px->advertise, sizeof(px->advertise), "%s",
 		 opts->advertise_host ? opts->advertise_host : "127.0.0.1");
 	int rc = ns_bootstrap(px);
+	if (rc < 0)
+		goto fail_bootstrap;
+	rc = crd_start(px);
 	if (rc < 0)
 		goto fail_bootstrap;
 	rc = kb_http_server_start(loop, opts->listen, opts->tls, NULL, on_request, px, &px->http,

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Subresources served by modules of their own, by (group, resource,
+ * subresource). The generic ones (status, scale) live in handlers.c.
+ */
+#include <string.h>
+
+#include "proxy/proxy_impl.h"
+
+struct subres_route {
+	const char *group, *plural, *sub;
+	void (*handle)(struct req *r);
+};
+
+static const struct subres_route routes[] = {
+	{NULL, NULL, NULL, NULL},
+};
+
+bool subres_handle(struct req *r)
+{
+	for (const struct subres_route *e = routes; e->sub; e++) {
+		if (strcmp(e->group, r->res->group) == 0 && strcmp(e->plural, r->res->plural) == 0 &&
+		    strcmp(e->sub, r->sub) == 0) {
+			e->handle(r);
+			return true;
+		}
+	}
+	return false;
+}
