@@ -22,6 +22,7 @@
 #include "lib/tls.h"
 #include "proxy/proxy.h"
 #include "store/store.h"
+#include "syncer/syncer.h"
 
 #define KUBICLE_VERSION "0.1.0"
 #define MAX_SANS 32
@@ -33,9 +34,15 @@ static const char usage_text[] =
 	"  kubicle serve --data-dir DIR [--listen ADDR:PORT] [--tls-san NAME]...\n"
 	"                [--advertise-address IP] [--log-level error|warn|info|debug]\n"
 	"                [--sync full|normal]\n"
+	"                [--host-kubeconfig FILE] --host-namespace NS --tenant NAME\n"
+	"                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"
+	"                [--host-qps N] [--host-burst N]\n"
 	"      Serve the Kubernetes API for one tenant from DIR (created on first start:\n"
 	"      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n"
 	"      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"
+	"      With --host-namespace, the tenant's pods run on the host cluster\n"
+	"      (--host-kubeconfig, or the in-cluster service account) in namespace NS,\n"
+	"      tagged with QUEUE for the host's GPU scheduler. --host-qps -1: no limit.\n"
 	"  kubicle version\n"
 	"      Print the version.\n"
 	"  kubicle --help\n";
@@ -47,12 +54,14 @@ struct serve_args {
 	const char *sans[MAX_SANS];
 	size_t nsans;
 	bool sync_full;
+	struct syncer_opts host;   /* host_namespace NULL: no syncer */
 };
 
 struct server {
 	uv_loop_t *loop;
 	store_t *store;
 	proxy_t *proxy;
+	syncer_t *syncer;
 	SSL_CTX *tls;
 	uv_signal_t sigterm, sigint;
 };
@@ -72,6 +81,13 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 		{"advertise-address", required_argument, NULL, 'a'},
 		{"log-level", required_argument, NULL, 'v'},
 		{"sync", required_argument, NULL, 'y'},
+		{"host-kubeconfig", required_argument, NULL, 'K'},
+		{"host-namespace", required_argument, NULL, 'N'},
+		{"tenant", required_argument, NULL, 'T'},
+		{"queue", required_argument, NULL, 'Q'},
+		{"scheduler", required_argument, NULL, 'S'},
+		{"host-qps", required_argument, NULL, 'P'},
+		{"host-burst", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -98,6 +114,13 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 			}
 			break;
 		case 'y': a->sync_full = strcmp(optarg, "full") == 0; break;
+		case 'K': a->host.host_kubeconfig = optarg; break;
+		case 'N': a->host.host_namespace = optarg; break;
+		case 'T': a->host.tenant = optarg; break;
+		case 'Q': a->host.queue = optarg; break;
+		case 'S': a->host.scheduler = optarg; break;
+		case 'P': a->host.qps = strtod(optarg, NULL); break;
+		case 'B': a->host.burst = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
@@ -155,6 +178,10 @@ static void on_signal(uv_signal_t *sig, int signum)
 {
 	struct server *s = sig->data;
 	kb_info("main", "signal %d: shutting down", signum);
+	if (s->syncer) {
+		syncer_stop(s->syncer);
+		s->syncer = NULL;
+	}
 	if (s->proxy) {
 		proxy_stop(s->proxy);
 		s->proxy = NULL;
@@ -169,7 +196,7 @@ static int open_store(struct server *s, const struct serve_args *a)
 	int rc = path_join(path, sizeof(path), a->data_dir, "kubicle.db");
 	if (rc < 0)
 		return rc;
-	struct store_opts so = {.sync_full = a->sync_full};
+	struct store_opts so = {.sync_full = a->sync_full, .group_commit = true};
 	rc = store_open(s->loop, path, &so, &s->store);
 	if (rc < 0)
 		return rc;
@@ -194,6 +221,20 @@ static int make_tls(struct server *s, const char *dir)
 	    (rc = path_join(ca, sizeof(ca), dir, "ca.crt")) < 0)
 		return rc;
 	return kb_tls_server_ctx(cert, key, ca, &s->tls);
+}
+
+/* Starts the syncer to the host cluster; pods reach the tenant API at the
+ * advertised address (else the listen address) and `port`. */
+static int start_syncer(struct server *s, struct serve_args *a, int port)
+{
+	char host[256];
+	client_host(a->listen, host, sizeof(host));
+	a->host.advertise = a->advertise ? a->advertise : host;
+	a->host.api_port = port;
+	int rc = syncer_start(s->loop, s->store, &a->host, &s->syncer);
+	if (rc == 0)
+		proxy_set_host(s->proxy, syncer_pod_log, s->syncer);
+	return rc;
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -225,13 +266,17 @@ static int cmd_serve(int argc, char **argv)
 	}
 	int port = 0;
 	struct proxy_opts po = {.listen = a.listen, .tls = s.tls, .store = s.store,
-				.advertise_host = a.advertise};
+				.advertise_host = a.advertise, .data_dir = a.data_dir};
 	if ((rc = proxy_start(s.loop, &po, &s.proxy, &port)) < 0) {
 		fprintf(stderr, "kubicle: listen on %s: %s\n", a.listen, strerror(-rc));
 		goto fail_proxy;
 	}
 	if ((rc = write_kubeconfig(a.data_dir, a.listen, port)) < 0) {
 		fprintf(stderr, "kubicle: kubeconfig: %s\n", strerror(-rc));
+		goto fail_kubeconfig;
+	}
+	if (a.host.host_namespace && (rc = start_syncer(&s, &a, port)) < 0) {
+		fprintf(stderr, "kubicle: syncer: %s\n", strerror(-rc));
 		goto fail_kubeconfig;
 	}
 	uv_signal_init(s.loop, &s.sigterm);

@@ -36,7 +36,15 @@ struct proxy {
 	struct watch *watches;    /* every open watch stream */
 	size_t nwatches;
 	bool ns_pending;          /* a namespace is terminating: clean up on tick */
+	struct deferred_reply *deferred, **deferred_tail; /* waiting for a group commit */
 	bool stopping;
+	bool host_sync;            /* pods run on a host: refuse host-reaching pod fields */
+	proxy_pod_log_fn pod_log;  /* pods/log passthrough (subres.c), or NULL */
+	void *pod_log_arg;
+	char data_dir[1024];      /* the tenant's directory ("" in tests) */
+	struct authz *authz;      /* authz.c: RBAC index and watches */
+	struct audit *audit;      /* audit.c: DIR/audit.log, or NULL */
+	void *sa_key;             /* auth.c: EVP_PKEY signing service-account tokens */
 };
 
 enum field_validation { FV_WARN = 0, FV_STRICT, FV_IGNORE };
@@ -73,6 +81,9 @@ struct req {
 	json_t *warnings;             /* array of strings, or NULL */
 	bool as_scale;                /* answer writes with the Scale view */
 	time_t now;
+	int64_t recv_us;              /* when the request arrived (µs since the epoch) */
+	char *uid;                    /* authenticated user's uid (service accounts) or NULL */
+	bool audited;                 /* audit.c: its line is written */
 };
 
 /* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the
@@ -82,16 +93,65 @@ int auth_authenticate(struct req *r);
  * otherwise it has answered (403) and returns -EACCES. */
 int authz_authorize(struct req *r);
 
+/* auth.c: switches r's identity to the one named by Impersonate-User /
+ * Impersonate-Group headers when the real user may impersonate it. 0 (also
+ * without headers); otherwise it has answered (403) and returns -EACCES. */
+int auth_impersonate(struct req *r);
+/* auth.c: loads or creates the tenant's service-account signing key. */
+int auth_start(struct proxy *px);
+void auth_stop(struct proxy *px);
+/* auth.c: TokenReview of a bearer token: fills user, groups and uid of
+ * `who` (a scratch request) or returns -EACCES. */
+int auth_token(struct proxy *px, const char *token, const char *const *audiences,
+	       size_t naud, struct req *who);
+/* auth.c: the serviceaccounts/token subresource (TokenRequest). */
+void auth_token_request(struct req *r);
+
+/* authz.c: RBAC index kept from a store watch, bootstrap roles. */
+int authz_start(struct proxy *px);
+void authz_stop(struct proxy *px);
+/* authz.c: the decision for explicit attributes (reviews); borrowed. */
+struct rbac_attrs;
+bool authz_check(struct proxy *px, const struct rbac_attrs *a);
+/* authz.c: rules of a user in ns (new array reference), for rules reviews. */
+json_t *authz_rules(struct proxy *px, const char *user, const char *const *groups,
+		    size_t ngroups, const char *ns);
+/* authz.c: escalation prevention and RBAC object checks for a create or
+ * update of a Role/ClusterRole/(Cluster)RoleBinding; other kinds pass.
+ * 0, or it has answered (403/422) and returns -EACCES/-EINVAL. obj, old
+ * borrowed (old NULL on create). */
+int authz_admit(struct req *r, const json_t *obj, const json_t *old);
+
+/* audit.c: DIR/audit.log with rotation; one Event line per request. */
+int audit_open(struct proxy *px);
+void audit_close(struct proxy *px);
+/* Writes r's line once (later calls do nothing). code: the response's. */
+void audit_log(struct req *r, int code);
+
 /* virtual.c: resources that are not stored (reviews, ...): answers POST. */
 void virtual_handle(struct req *r);
 
 /* subres.c: subresources served by a module of their own (pods/log,
  * serviceaccounts/token, ...). True when it answered the request. */
 bool subres_handle(struct req *r);
+/* hostpod.c: GET pods/log (passthrough to the host when syncing; else the
+ * host stand-in's logs from the pod's kubicle.dev/log annotation). */
+void hostpod_log(struct req *r);
+/* hostpod.c: a pod spec field that would reach into the host, for 422
+ * causes when px->host_sync (json causes array borrowed). */
+void hostpod_refuse_fields(const json_t *pod, json_t *causes);
 
 /* crd.c: CustomResourceDefinitions turn into resource rows at start-up and
  * whenever one changes. */
 int crd_start(struct proxy *px);
+/* crd.c: field checks of a body for a row without a protobuf message: CRD
+ * objects (defaults, validation) and custom objects (unknown fields pruned
+ * or refused with Strict, schema defaults, schema validation). obj is
+ * borrowed and modified. 0, or answered (400/422) and -EINVAL. */
+int crd_check_fields(struct req *r, json_t *obj);
+/* crd.c: the scale subresource of custom objects (the CRD's replica paths).
+ * True when it answered. */
+bool crd_subres(struct req *r);
 
 /* server.c: frees a request once its response is complete. */
 void proxy_req_free(struct req *r);

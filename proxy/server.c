@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include <openssl/x509.h>
 
@@ -146,6 +147,7 @@ static void serve_openapi(struct req *r)
 		if (text) {
 			struct kb_buf hdr = {0};
 			kb_buf_puts(&hdr, "Cache-Control: public, immutable\r\n");
+			audit_log(r, 200);
 			kb_http_respond(r->http, 200, "application/json", hdr.data, text, len);
 			kb_buf_free(&hdr);
 			r->http = NULL;
@@ -220,6 +222,13 @@ static const char *request_verb(const struct req *r, bool is_resource)
 
 static void route(struct req *r)
 {
+	/* non-resource paths outside /api and /apis are authorized here */
+	if (!is_public(r) && (r->nsegs == 0 || (strcmp(r->segs[0], "api") != 0 &&
+						strcmp(r->segs[0], "apis") != 0))) {
+		r->verb = request_verb(r, false);
+		if (authz_authorize(r) < 0)
+			return;
+	}
 	if (r->nsegs == 0) {
 		json_t *paths = json_pack("{s:[s,s,s,s,s,s,s]}", "paths", "/api", "/apis",
 					  "/healthz", "/livez", "/openapi/v3", "/readyz",
@@ -270,6 +279,9 @@ static void on_request(kb_http_req_t *http, void *arg)
 	r->http = http;
 	r->px = arg;
 	r->now = time(NULL);
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	r->recv_us = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
 	parse_query(r);
 	const char *accept = kb_http_req_header(http, "accept");
 	r->want_table = accept && strstr(accept, "as=Table");
@@ -281,8 +293,10 @@ static void on_request(kb_http_req_t *http, void *arg)
 		route(r);
 	}
 	/* A watch keeps r->http and takes ownership of r (r->http stays set). */
-	if (r->http && r->q.watch)
+	if (r->http && r->q.watch) {
+		audit_log(r, 200);
 		return;
+	}
 	if (r->http)
 		reply_status(r, 500, "InternalError", "no response", NULL);
 	proxy_req_free(r);
@@ -292,6 +306,7 @@ void proxy_req_free(struct req *r)
 {
 	free(r->q.buf);
 	free(r->pathbuf);
+	free(r->uid);
 	json_decref(r->warnings);
 	free(r);
 }
@@ -313,16 +328,21 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	snprintf(px->listen, sizeof(px->listen), "%s", opts->listen);
 	snprintf(px->advertise, sizeof(px->advertise), "%s",
 		 opts->advertise_host ? opts->advertise_host : "127.0.0.1");
+	if (opts->data_dir)
+		snprintf(px->data_dir, sizeof(px->data_dir), "%s", opts->data_dir);
 	int rc = ns_bootstrap(px);
 	if (rc < 0)
 		goto fail_bootstrap;
+	if ((rc = auth_start(px)) < 0 || (rc = authz_start(px)) < 0 ||
+	    (rc = audit_open(px)) < 0)
+		goto fail_auth;
 	rc = crd_start(px);
 	if (rc < 0)
-		goto fail_bootstrap;
+		goto fail_auth;
 	rc = kb_http_server_start(loop, opts->listen, opts->tls, NULL, on_request, px, &px->http,
 				  &px->port);
 	if (rc < 0)
-		goto fail_bootstrap;
+		goto fail_auth;
 	uv_timer_init(loop, &px->tick);
 	uv_timer_start(&px->tick, on_tick, 1000, 1000);
 	uv_unref((uv_handle_t *)&px->tick);
@@ -330,6 +350,10 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		*port_out = px->port;
 	*out = px;
 	return 0;
+fail_auth:
+	audit_close(px);
+	authz_stop(px);
+	auth_stop(px);
 fail_bootstrap:
 	free(px);
 	return rc;
@@ -344,7 +368,11 @@ static void on_tick_closed(uv_handle_t *h)
 void proxy_stop(proxy_t *px)
 {
 	px->stopping = true;
+	store_flush(px->store);
 	watch_close_all(px);
+	authz_stop(px);
+	audit_close(px);
+	auth_stop(px);
 	kb_http_server_stop(px->http);
 	uv_close((uv_handle_t *)&px->tick, on_tick_closed);
 }

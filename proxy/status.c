@@ -31,12 +31,92 @@ static void warnings_header(struct req *r, struct kb_buf *hdr)
 	}
 }
 
+/*
+ * A response prepared while the store's group commit is pending waits for
+ * it: nothing is acknowledged, nor read, before it is durable.
+ */
+struct deferred_reply {
+	struct deferred_reply *next;
+	kb_http_req_t *http;
+	int code;
+	char *content_type, *headers, *body;
+	size_t len;
+};
+
+static void deferred_send(struct deferred_reply *d, int status)
+{
+	if (status == 0) {
+		kb_http_respond(d->http, d->code, d->content_type, d->headers, d->body, d->len);
+		return;
+	}
+	json_t *st = status_object(500, "InternalError",
+				   "Internal error occurred: the change could not be committed", NULL);
+	char *s = json_dumps(st, JSON_COMPACT);
+	kb_http_respond(d->http, 500, "application/json", NULL, s, s ? strlen(s) : 0);
+	free(s);
+	json_decref(st);
+}
+
+static void deferred_flush(int status, void *arg)
+{
+	struct proxy *px = arg;
+	struct deferred_reply *d = px->deferred;
+	px->deferred = NULL;
+	px->deferred_tail = &px->deferred;
+	while (d) {
+		struct deferred_reply *next = d->next;
+		deferred_send(d, status);
+		free(d->content_type);
+		free(d->headers);
+		free(d->body);
+		free(d);
+		d = next;
+	}
+}
+
+static int defer_reply(struct proxy *px, kb_http_req_t *http, int code, const char *ct,
+		       const char *headers, const char *body, size_t len)
+{
+	struct deferred_reply *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->http = http;
+	d->code = code;
+	d->content_type = strdup(ct);
+	d->headers = headers ? strdup(headers) : NULL;
+	d->body = malloc(len + 1);
+	if (!d->content_type || (headers && !d->headers) || !d->body) {
+		free(d->content_type);
+		free(d->headers);
+		free(d->body);
+		free(d);
+		return -ENOMEM;
+	}
+	memcpy(d->body, body, len);
+	d->len = len;
+	if (!px->deferred && store_on_commit(px->store, deferred_flush, px) < 0) {
+		free(d->content_type);
+		free(d->headers);
+		free(d->body);
+		free(d);
+		return -EALREADY;
+	}
+	if (!px->deferred_tail)
+		px->deferred_tail = &px->deferred;
+	*px->deferred_tail = d;
+	px->deferred_tail = &d->next;
+	return 0;
+}
+
 void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len)
 {
 	struct kb_buf hdr = {0};
+	audit_log(r, code);
 	warnings_header(r, &hdr);
 	kb_buf_puts(&hdr, "Cache-Control: no-cache, private\r\n");
-	kb_http_respond(r->http, code, content_type, hdr.data, body, len);
+	if (!store_pending(r->px->store) ||
+	    defer_reply(r->px, r->http, code, content_type, hdr.data, body, len) < 0)
+		kb_http_respond(r->http, code, content_type, hdr.data, body, len);
 	kb_buf_free(&hdr);
 	r->http = NULL;
 }

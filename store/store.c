@@ -103,6 +103,9 @@ int store__exec(store_t *st, enum store_stmt s, const char *what)
 	return 0;
 }
 
+static void group_fini(store_t *st);
+static int group_init(store_t *st);
+
 int64_t store__committed_rev(const store_t *st)
 {
 	return st->txn_depth > 0 ? st->txn[0].rev : st->rev;
@@ -352,6 +355,8 @@ int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
 		err = load_revs(st);
 	if (!err)
 		err = start_timer(st);
+	if (!err && st->opts.group_commit && loop)
+		err = group_init(st);
 	if (err) {
 		store_close(st);
 		return err;
@@ -369,6 +374,7 @@ void store_close(store_t *st)
 {
 	if (!st)
 		return;
+	group_fini(st);
 	if (st->txn_depth > 0) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		st->rev = st->txn[0].rev;
@@ -514,8 +520,12 @@ static int put_object(store_t *st, enum store_stmt s, const char *res, const cha
 	return err;
 }
 
+static int group_open(store_t *st);
+
 static int write_begin(store_t *st)
 {
+	if (st->txn_depth == 0 && st->gc_check)
+		return group_open(st);
 	return st->txn_depth > 0 ? 0 : store__exec(st, SQ_BEGIN, "begin");
 }
 
@@ -918,7 +928,12 @@ int store_count(store_t *st, const char *res, const char *ns, size_t *count)
 
 int store_txn_begin(store_t *st)
 {
-	KB_CHECK(st && st->txn_depth < STORE_TXN_MAX, -EINVAL);
+	KB_CHECK(st && st->txn_depth < STORE_TXN_MAX - 1, -EINVAL);
+	if (st->txn_depth == 0 && st->gc_check) {
+		int gerr = group_open(st);
+		if (gerr)
+			return gerr;
+	}
 	int err = store__exec(st, st->txn_depth ? SQ_SAVEPOINT : SQ_BEGIN, "begin");
 	if (err)
 		return err;
@@ -975,6 +990,126 @@ void store_txn_rollback(store_t *st)
 		return;
 	}
 	rollback_level(st);
+}
+
+/* ---- group commit -------------------------------------------------------- */
+
+static void on_gc_check(uv_check_t *h);
+static void on_gc_idle(uv_idle_t *h);
+
+/* Opens the iteration's transaction (depth 1) and arms the commit. */
+static int group_open(store_t *st)
+{
+	int err = store__exec(st, SQ_BEGIN, "begin");
+	if (err)
+		return err;
+	struct store_txn_level *l = &st->txn[0];
+	l->rev = st->rev;
+	l->compacted_rev = st->compacted_rev;
+	l->mark = st->txn_q.tail;
+	st->txn_failed = false;
+	st->txn_depth = 1;
+	st->group_open = true;
+	uv_check_start(st->gc_check, on_gc_check);
+	uv_idle_start(st->gc_idle, on_gc_idle);
+	return 0;
+}
+
+/* Commits the iteration's writes, then tells the waiters (in order). */
+static void group_commit(store_t *st)
+{
+	if (!st->group_open)
+		return;
+	uv_check_stop(st->gc_check);
+	uv_idle_stop(st->gc_idle);
+	int err = 0;
+	if (st->txn_depth != 1) {
+		kb_err("store", "group commit with %d open transactions", st->txn_depth);
+		while (st->txn_depth > 1)
+			rollback_level(st);
+	}
+	st->group_open = false;
+	err = store_txn_commit(st);
+	struct store_commit_waiter *w = st->waiters;
+	st->waiters = NULL;
+	while (w) {
+		struct store_commit_waiter *next = w->next;
+		w->cb(err, w->arg);
+		free(w);
+		w = next;
+	}
+}
+
+static void on_gc_check(uv_check_t *h)
+{
+	group_commit(h->data);
+}
+
+static void on_gc_idle(uv_idle_t *h)
+{
+	(void)h;
+}
+
+static void handle_freed(uv_handle_t *h)
+{
+	free(h);
+}
+
+/* Creates the group commit handles; they are active (and keep the loop
+ * running) only while a commit is pending. */
+static int group_init(store_t *st)
+{
+	st->gc_check = calloc(1, sizeof(*st->gc_check));
+	st->gc_idle = calloc(1, sizeof(*st->gc_idle));
+	if (!st->gc_check || !st->gc_idle) {
+		free(st->gc_check);
+		free(st->gc_idle);
+		st->gc_check = NULL;
+		st->gc_idle = NULL;
+		return -ENOMEM;
+	}
+	uv_check_init(st->loop, st->gc_check);
+	uv_idle_init(st->loop, st->gc_idle);
+	st->gc_check->data = st;
+	st->gc_idle->data = st;
+	return 0;
+}
+
+/* Commits what is pending and closes the handles. */
+static void group_fini(store_t *st)
+{
+	if (!st->gc_check)
+		return;
+	group_commit(st);
+	uv_close((uv_handle_t *)st->gc_check, handle_freed);
+	uv_close((uv_handle_t *)st->gc_idle, handle_freed);
+	st->gc_check = NULL;
+	st->gc_idle = NULL;
+}
+
+void store_flush(store_t *st)
+{
+	group_commit(st);
+}
+
+bool store_pending(const store_t *st)
+{
+	return st->group_open;
+}
+
+int store_on_commit(store_t *st, store_commit_cb cb, void *arg)
+{
+	if (!st->group_open)
+		return -EALREADY;
+	struct store_commit_waiter *w = calloc(1, sizeof(*w)), **tail = &st->waiters;
+	if (!w)
+		return -ENOMEM;
+	w->cb = cb;
+	w->arg = arg;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = w;
+	return 0;
 }
 
 /* ---- compaction and key/value ------------------------------------------ */

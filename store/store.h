@@ -13,7 +13,12 @@
  *
  * Durability: WAL mode. Each write (or each store_txn_begin/commit batch) is
  * one SQLite transaction, committed before the function returns, so an
- * acknowledged write survives kill -9 of the server. With synchronous=NORMAL
+ * acknowledged write survives kill -9 of the server. With opts.group_commit,
+ * the writes made during one loop iteration share one transaction instead,
+ * committed in a check handle after that iteration's I/O callbacks (an idle
+ * handle keeps the loop from blocking meanwhile); store_pending() tells that
+ * writes wait for that commit and store_on_commit() calls back once they are
+ * durable (or lost), so that a caller acknowledges a write only after it. With synchronous=NORMAL
  * (the default) a power loss may drop the last transactions but never
  * corrupts the database; opts.sync_full makes each commit fsync.
  *
@@ -55,6 +60,7 @@ struct store_opts {
 	int64_t history_keep;        /* revisions of watch history kept; 0: 10000 */
 	unsigned compact_interval_ms;/* 0: 60000 */
 	int cache_kib;               /* SQLite page cache; 0: 2048 */
+	bool group_commit;           /* batch the writes of one loop iteration */
 };
 
 /* Opens (creating if needed) the database at `path`. */
@@ -147,6 +153,17 @@ int store_watch(store_t *st, const char *res, const char *ns, int64_t since,
 void store_unwatch(store_watch_t *w);
 /* Number of live watches. */
 size_t store_watch_count(const store_t *st);
+
+/* True while writes wait for a group commit (opts.group_commit). */
+bool store_pending(const store_t *st);
+typedef void (*store_commit_cb)(int status, void *arg);
+/* Calls cb once the pending group commit is done: status 0, or -EIO when it
+ * failed and its writes were lost. -EALREADY when nothing is pending (cb is
+ * not called). */
+int store_on_commit(store_t *st, store_commit_cb cb, void *arg);
+
+/* Commits the pending group now (callbacks run before it returns). */
+void store_flush(store_t *st);
 
 /* Drops history up to `rev` (inclusive) right now. */
 int store_compact(store_t *st, int64_t rev);

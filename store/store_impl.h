@@ -75,6 +75,12 @@ struct store_txn_level {
 	struct store_evnode *mark; /* tail of the txn queue at begin */
 };
 
+struct store_commit_waiter {
+	struct store_commit_waiter *next;
+	store_commit_cb cb;
+	void *arg;
+};
+
 struct store {
 	uv_loop_t *loop;
 	sqlite3 *db;
@@ -83,6 +89,12 @@ struct store {
 	int64_t rev;              /* latest revision, including an open txn */
 	int64_t compacted_rev;
 	uv_timer_t *timer;        /* malloc'ed; freed by its close callback */
+
+	/* group commit: one transaction per loop iteration (depth 1) */
+	bool group_open;
+	uv_check_t *gc_check;     /* malloc'ed; commits after the I/O phase */
+	uv_idle_t *gc_idle;       /* keeps poll from blocking while open */
+	struct store_commit_waiter *waiters;
 
 	int txn_depth;
 	bool txn_failed;          /* an -EIO inside the txn: commit rolls back */

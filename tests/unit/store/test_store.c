@@ -915,6 +915,86 @@ START_TEST(sync_full_works)
 }
 END_TEST
 
+/* Group commit: writes of one loop iteration commit together, after it. */
+struct commit_seen {
+	int calls, status;
+	int64_t rev_then;
+	store_t *st;
+};
+
+static void on_commit(int status, void *arg)
+{
+	struct commit_seen *c = arg;
+	c->calls++;
+	c->status = status;
+	c->rev_then = store_rev(c->st);
+}
+
+static int events_seen;
+static void count_cb(const struct store_event *ev, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	events_seen++;
+}
+
+START_TEST(group_commit_batches_an_iteration)
+{
+	struct store_opts o = {.group_commit = true};
+	store_t *st = open_opts(&o);
+	struct commit_seen c = {.st = st};
+	store_watch_t *w = NULL;
+	events_seen = 0;
+	ck_assert_int_eq(store_watch(st, "/pods", NULL, 0, count_cb, NULL, &w), 0);
+	ck_assert(!store_pending(st));
+	ck_assert_int_eq(store_on_commit(st, on_commit, &c), -EALREADY);
+	create(st, "/pods", "default", "a");
+	create(st, "/pods", "default", "b");
+	ck_assert(store_pending(st));
+	ck_assert_int_eq(store_on_commit(st, on_commit, &c), 0);
+	/* nothing is delivered before the commit */
+	ck_assert_int_eq(events_seen, 0);
+	ck_assert_int_eq(c.calls, 0);
+	/* a nested transaction that rolls back undoes only its own write */
+	ck_assert_int_eq(store_txn_begin(st), 0);
+	create(st, "/pods", "default", "gone");
+	store_txn_rollback(st);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	ck_assert_int_eq(c.calls, 1);
+	ck_assert_int_eq(c.status, 0);
+	ck_assert_int_eq(c.rev_then, 2);
+	ck_assert_int_eq(events_seen, 2);
+	ck_assert(!store_pending(st));
+	json_t *got = NULL;
+	ck_assert_int_eq(store_get(st, "/pods", "default", "gone", &got), -ENOENT);
+	store_unwatch(w);
+	/* committed writes survive a reopen */
+	st = reopen(st);
+	ck_assert_int_eq(store_get(st, "/pods", "default", "b", &got), 0);
+	json_decref(got);
+	ck_assert_int_eq(store_rev(st), 2);
+	close_store(st);
+}
+END_TEST
+
+START_TEST(group_commit_flush_on_close)
+{
+	struct store_opts o = {.group_commit = true};
+	store_t *st = open_opts(&o);
+	struct commit_seen c = {.st = st};
+	create(st, "/pods", "default", "a");
+	ck_assert_int_eq(store_on_commit(st, on_commit, &c), 0);
+	store_flush(st);
+	ck_assert_int_eq(c.calls, 1);
+	create(st, "/pods", "default", "b");
+	st = reopen(st); /* store_close commits what is pending */
+	json_t *got = NULL;
+	ck_assert_int_eq(store_get(st, "/pods", "default", "b", &got), 0);
+	json_decref(got);
+	close_store(st);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("store/store");
@@ -922,6 +1002,8 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, create_get_update_delete);
+	tcase_add_test(tc, group_commit_batches_an_iteration);
+	tcase_add_test(tc, group_commit_flush_on_close);
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, revision_across_resources);
 	tcase_add_test(tc, list_order_and_namespace);
