@@ -104,7 +104,7 @@ static void prune_path(json_t *obj, const char *path)
 static int check_fields(struct req *r, json_t *obj)
 {
 	if (!r->res->proto)
-		return 0;
+		return crd_check_fields(r, obj);
 	char gv[128];
 	gv_string(r->res, gv, sizeof(gv));
 	json_t *errors = json_array();

@@ -1186,7 +1186,24 @@ static void cells_crd(const struct proxy_resource *r, json_t *cells, const json_
 	add_name(cells, o);
 	json_array_foreach(apc, i, c) {
 		const json_t *v = simple_jsonpath(o, js(c, "jsonPath"));
-		if (v && (json_is_object(v) || json_is_array(v))) {
+		const char *type = js(c, "type");
+		time_t t;
+		char b[32];
+		if (strcmp(type, "date") == 0 && json_is_string(v)) {
+			/* kube's cellForJSONValue: a date prints as an age */
+			if (kb_time_parse(json_string_value(v), &t) < 0)
+				snprintf(b, sizeof(b), "<invalid>");
+			else
+				kb_age(t, now, b, sizeof(b));
+			add_s(cells, b);
+		} else if (v && strcmp(type, "string") != 0 &&
+			   (strcmp(type, "integer") == 0 ? !json_is_number(v)
+			    : strcmp(type, "number") == 0 ? !json_is_number(v)
+			    : strcmp(type, "boolean") == 0 ? !json_is_boolean(v) : true)) {
+			json_array_append_new(cells, json_null()); /* type mismatch: empty cell */
+		} else if (v && strcmp(type, "integer") == 0 && json_is_real(v)) {
+			json_array_append_new(cells, json_integer((json_int_t)json_real_value(v)));
+		} else if (v && (json_is_object(v) || json_is_array(v))) {
 			char *d = json_dumps(v, JSON_COMPACT);
 			add_s(cells, d ? d : "");
 			free(d);

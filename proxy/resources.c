@@ -34,6 +34,8 @@ static const struct proxy_subresource ns_subs[] = {
 	{"finalize", "", "v1", "Namespace", VERB_UPDATE},
 	SUB_END,
 };
+static const struct proxy_subresource crd_subs[] = {
+	SUB_STATUS("apiextensions.k8s.io", "v1", "CustomResourceDefinition"), SUB_END};
 static const struct proxy_subresource pod_subs[] = {SUB_STATUS("", "v1", "Pod"), SUB_END};
 static const struct proxy_subresource svc_subs[] = {SUB_STATUS("", "v1", "Service"), SUB_END};
 static const struct proxy_subresource node_subs[] = {SUB_STATUS("", "v1", "Node"), SUB_END};
@@ -108,6 +110,12 @@ static struct proxy_resource builtins[] = {
 	{.group = "coordination.k8s.io", .version = "v1", .kind = "Lease", .list_kind = "LeaseList",
 	 .plural = "leases", .singular = "lease", .namespaced = true, .stored = true,
 	 .verbs = VERBS_ALL, .proto = "k8s.io.api.coordination.v1.Lease"},
+	/* CRDs (proxy/crd.c checks them: no apiextensions message in types_gen.c) */
+	{.group = "apiextensions.k8s.io", .version = "v1", .kind = "CustomResourceDefinition",
+	 .list_kind = "CustomResourceDefinitionList", .plural = "customresourcedefinitions",
+	 .singular = "customresourcedefinition", .namespaced = false, .stored = true,
+	 .verbs = VERBS_ALL, .short_names = S("crd", "crds"), .categories = S("api-extensions"),
+	 .subresources = crd_subs, .has_status = true},
 };
 
 #define MAX_ROWS 1024

@@ -18,6 +18,8 @@ static const struct subres_route routes[] = {
 
 bool subres_handle(struct req *r)
 {
+	if (r->res->crd && crd_subres(r))
+		return true;
 	for (const struct subres_route *e = routes; e->sub; e++) {
 		if (strcmp(e->group, r->res->group) == 0 && strcmp(e->plural, r->res->plural) == 0 &&
 		    strcmp(e->sub, r->sub) == 0) {

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * CustomResourceDefinitions (apiextensions.k8s.io/v1): the structural
+ * openAPIV3Schema checks applied to custom objects (crd_schema.c) and the
+ * CRD object checks (crd.c). Custom objects go through three steps on every
+ * write, in kube-apiserver's order: unknown fields are found and pruned
+ * (fieldValidation=Strict refuses them instead), defaults are applied, then
+ * the object is validated against the schema (422 Invalid with field paths
+ * and kube's texts: "spec.replicas in body must be of type integer:
+ * \"string\"", "Required value", "Unsupported value: ...").
+ *
+ * Schemas are the JSON of a version's schema.openAPIV3Schema, borrowed.
+ * Supported keywords: type, properties, additionalProperties, items,
+ * required, enum, minimum/maximum (+exclusive*), multipleOf, pattern,
+ * minLength/maxLength, minItems/maxItems, uniqueItems,
+ * minProperties/maxProperties, nullable, default, and the extensions
+ * x-kubernetes-preserve-unknown-fields, x-kubernetes-int-or-string and
+ * x-kubernetes-embedded-resource. `pattern` is an ECMA-262 regex in kube;
+ * here it runs as a POSIX extended regex after translating \d \w \s (and
+ * their negations); lookaround and backreferences are not supported (a
+ * pattern that does not compile is treated as matching).
+ *
+ * Threading: pure functions; any thread.
+ */
+#ifndef KB_PROXY_CRD_H
+#define KB_PROXY_CRD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/*
+ * Removes every field the schema does not declare (pruning). At the root
+ * and in embedded resources apiVersion, kind and metadata are kept. When
+ * `paths` (borrowed array) is not NULL each removed field's path is appended
+ * ("spec.foo", "spec.items[0].bar", "spec.labels[k].x"). schema and obj are
+ * borrowed; obj is modified. Returns the number of fields removed.
+ */
+int crd_schema_prune(const json_t *schema, json_t *obj, json_t *paths);
+
+/*
+ * Applies `default`s where a field is absent (or null and not nullable: such
+ * nulls are dropped first, as kube does), recursing into properties, items
+ * and additionalProperties. obj is borrowed and modified.
+ */
+void crd_schema_default(const json_t *schema, json_t *obj);
+
+/*
+ * Validates obj (borrowed) against schema (borrowed); appends kube causes
+ * {"reason","message","field"} to `causes` (borrowed array). The root's
+ * metadata, apiVersion and kind are left to the metadata checks. Returns the
+ * number of causes added.
+ */
+int crd_schema_validate(const json_t *schema, const json_t *obj, json_t *causes);
+
+/*
+ * Checks that a CRD version's openAPIV3Schema (borrowed) is structural:
+ * every node has a type (unless it preserves unknown fields or is
+ * int-or-string), the root is an object, arrays have items, properties and
+ * additionalProperties are not both set, no $ref, and root metadata only
+ * restricts name and generateName. Causes go to `causes` under `path`
+ * ("spec.versions[0].schema.openAPIV3Schema"). Returns causes added.
+ */
+int crd_schema_structural(const json_t *schema, const char *path, json_t *causes);
+
+/* True when s (an ECMA-262 pattern, translated as described above) matches
+ * str anywhere; true as well when the pattern cannot be compiled. */
+bool crd_schema_pattern_match(const char *pattern, const char *str);
+
+/* kube's version priority: "v2" > "v1" > "v1beta2" > "v1beta1" >
+ * "v1alpha1" > anything else (alphabetical). < 0 when a comes first. */
+int crd_version_cmp(const char *a, const char *b);
+
+#endif
