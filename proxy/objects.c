@@ -486,6 +486,8 @@ void obj_default_keys(const struct proxy_resource *res, json_t *obj)
 
 int obj_validate(struct req *r, const json_t *obj, const json_t *old)
 {
+	if (authz_admit(r, obj, old) < 0)
+		return -EACCES;
 	json_t *causes = json_array();
 	val_object_meta(r->res, obj, old, causes);
 	val_object(r->res, obj, old, causes);

@@ -21,12 +21,22 @@ struct proxy_opts {
 	SSL_CTX *tls;                /* borrowed, outlives the proxy */
 	store_t *store;              /* borrowed, outlives the proxy */
 	const char *advertise_host;  /* address written into the kubernetes Service endpoints */
+	const char *data_dir;        /* DIR: audit.log goes there; NULL: no audit log */
 };
 
 /* Bootstraps the tenant's built-in objects if missing, then listens.
  * *port_out gets the bound port. Returns 0 or a negative errno. */
 int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out,
 		int *port_out);
+/* Bearer tokens of a tenant (for the CLI, which may run beside a server on
+ * the same store: the server reads them per request). Only the token's
+ * SHA-256 is kept. ttl_seconds 0: no expiry. Returns 0 or a negative errno. */
+int proxy_token_add(store_t *st, const char *token, const char *user,
+		    const char *const *groups, size_t ngroups, long ttl_seconds);
+/* Revokes one token, or (token NULL) every token of `user`. Returns the
+ * number revoked (0 or 1 for one token), -ENOENT for an unknown token, or a
+ * negative errno. */
+int proxy_token_revoke(store_t *st, const char *token, const char *user);
 /* Ends every watch, stops listening; the loop can then finish. */
 void proxy_stop(proxy_t *px);
 

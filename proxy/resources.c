@@ -28,6 +28,14 @@
 	.plural = plural_, .singular = singular_, .namespaced = true, .stored = true, \
 	.verbs = VERBS_ALL, .proto = "k8s.io.api.batch.v1." kind_, .has_status = true, \
 	.categories = S("all")
+#define RBAC(kind_, plural_, singular_, ns_) \
+	.group = "rbac.authorization.k8s.io", .version = "v1", .kind = kind_, \
+	.list_kind = kind_ "List", .plural = plural_, .singular = singular_, .namespaced = ns_, \
+	.stored = true, .verbs = VERBS_ALL, .proto = "k8s.io.api.rbac.v1." kind_
+#define REVIEW(group_, version_, kind_, plural_, ns_, pkg_) \
+	.group = group_, .version = version_, .kind = kind_, .list_kind = kind_ "List", \
+	.plural = plural_, .singular = "", .namespaced = ns_, .stored = false, \
+	.verbs = VERB_CREATE, .proto = "k8s.io.api." pkg_ "." version_ "." kind_
 
 static const struct proxy_subresource ns_subs[] = {
 	SUB_STATUS("", "v1", "Namespace"),
@@ -36,6 +44,8 @@ static const struct proxy_subresource ns_subs[] = {
 };
 static const struct proxy_subresource crd_subs[] = {
 	SUB_STATUS("apiextensions.k8s.io", "v1", "CustomResourceDefinition"), SUB_END};
+static const struct proxy_subresource sa_subs[] = {
+	{"token", "authentication.k8s.io", "v1", "TokenRequest", VERB_CREATE}, SUB_END};
 static const struct proxy_subresource pod_subs[] = {SUB_STATUS("", "v1", "Pod"), SUB_END};
 static const struct proxy_subresource svc_subs[] = {SUB_STATUS("", "v1", "Service"), SUB_END};
 static const struct proxy_subresource node_subs[] = {SUB_STATUS("", "v1", "Node"), SUB_END};
@@ -70,7 +80,7 @@ static struct proxy_resource builtins[] = {
 	{CORE("ConfigMap", "configmaps", "configmap", true), .short_names = S("cm")},
 	{CORE("Secret", "secrets", "secret", true), .field_selectors = S("type")},
 	{CORE("ServiceAccount", "serviceaccounts", "serviceaccount", true),
-	 .short_names = S("sa")},
+	 .short_names = S("sa"), .subresources = sa_subs},
 	{CORE("Event", "events", "event", true), .short_names = S("ev"),
 	 .field_selectors = S("involvedObject.kind", "involvedObject.namespace",
 			      "involvedObject.name", "involvedObject.uid",
@@ -116,6 +126,26 @@ static struct proxy_resource builtins[] = {
 	 .singular = "customresourcedefinition", .namespaced = false, .stored = true,
 	 .verbs = VERBS_ALL, .short_names = S("crd", "crds"), .categories = S("api-extensions"),
 	 .subresources = crd_subs, .has_status = true},
+	/* RBAC (proxy/authz.c evaluates them) */
+	{RBAC("Role", "roles", "role", true)},
+	{RBAC("ClusterRole", "clusterroles", "clusterrole", false)},
+	{RBAC("RoleBinding", "rolebindings", "rolebinding", true)},
+	{RBAC("ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding", false)},
+	/* reviews: computed, never stored (proxy/virtual.c) */
+	{REVIEW("authorization.k8s.io", "v1", "SelfSubjectAccessReview",
+		"selfsubjectaccessreviews", false, "authorization")},
+	{REVIEW("authorization.k8s.io", "v1", "SelfSubjectRulesReview",
+		"selfsubjectrulesreviews", false, "authorization")},
+	{REVIEW("authorization.k8s.io", "v1", "SubjectAccessReview",
+		"subjectaccessreviews", false, "authorization")},
+	{REVIEW("authorization.k8s.io", "v1", "LocalSubjectAccessReview",
+		"localsubjectaccessreviews", true, "authorization")},
+	{REVIEW("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", false,
+		"authentication")},
+	{REVIEW("authentication.k8s.io", "v1beta1", "SelfSubjectReview", "selfsubjectreviews",
+		false, "authentication")},
+	{REVIEW("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", false,
+		"authentication")},
 };
 
 #define MAX_ROWS 1024
