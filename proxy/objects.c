@@ -491,6 +491,9 @@ int obj_validate(struct req *r, const json_t *obj, const json_t *old)
 	json_t *causes = json_array();
 	val_object_meta(r->res, obj, old, causes);
 	val_object(r->res, obj, old, causes);
+	if (r->px->host_sync && !old && strcmp(r->res->group, "") == 0 &&
+	    strcmp(r->res->kind, "Pod") == 0)
+		hostpod_refuse_fields(obj, causes);
 	if (json_array_size(causes) == 0) {
 		json_decref(causes);
 		return 0;

@@ -11,6 +11,7 @@
 
 #include <uv.h>
 
+#include "lib/http.h"
 #include "store/store.h"
 
 typedef struct proxy proxy_t;
@@ -39,5 +40,15 @@ int proxy_token_add(store_t *st, const char *token, const char *user,
 int proxy_token_revoke(store_t *st, const char *token, const char *user);
 /* Ends every watch, stops listening; the loop can then finish. */
 void proxy_stop(proxy_t *px);
+
+/* Pods of this tenant run on a host cluster (the syncer): pod specs that
+ * would reach into the host (nodeName, hostNetwork, hostPID, hostIPC, host
+ * ports, hostPath volumes, privileged containers) are refused with 422, and
+ * GET pods/log is answered by `pod_log(arg, req, ns, name, raw_query)`,
+ * which must answer `req` (borrowed until answered). `arg` is borrowed and
+ * must outlive the proxy (or be unset with pod_log NULL first). */
+typedef void (*proxy_pod_log_fn)(void *arg, kb_http_req_t *req, const char *ns,
+				 const char *name, const char *query);
+void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, void *arg);
 
 #endif

@@ -42,11 +42,14 @@ static const struct proxy_subresource ns_subs[] = {
 	{"finalize", "", "v1", "Namespace", VERB_UPDATE},
 	SUB_END,
 };
-static const struct proxy_subresource crd_subs[] = {
-	SUB_STATUS("apiextensions.k8s.io", "v1", "CustomResourceDefinition"), SUB_END};
 static const struct proxy_subresource sa_subs[] = {
 	{"token", "authentication.k8s.io", "v1", "TokenRequest", VERB_CREATE}, SUB_END};
-static const struct proxy_subresource pod_subs[] = {SUB_STATUS("", "v1", "Pod"), SUB_END};
+static const struct proxy_subresource crd_subs[] = {
+	SUB_STATUS("apiextensions.k8s.io", "v1", "CustomResourceDefinition"), SUB_END};
+static const struct proxy_subresource pod_subs[] = {
+	SUB_STATUS("", "v1", "Pod"), {"log", "", "v1", "Pod", VERB_GET}, SUB_END};
+static const struct proxy_subresource queue_subs[] = {
+	SUB_STATUS("scheduling.run.ai", "v2", "Queue"), SUB_END};
 static const struct proxy_subresource svc_subs[] = {SUB_STATUS("", "v1", "Service"), SUB_END};
 static const struct proxy_subresource node_subs[] = {SUB_STATUS("", "v1", "Node"), SUB_END};
 static const struct proxy_subresource pvc_subs[] = {
@@ -120,6 +123,12 @@ static struct proxy_resource builtins[] = {
 	{.group = "coordination.k8s.io", .version = "v1", .kind = "Lease", .list_kind = "LeaseList",
 	 .plural = "leases", .singular = "lease", .namespaced = true, .stored = true,
 	 .verbs = VERBS_ALL, .proto = "k8s.io.api.coordination.v1.Lease"},
+	/* KAI Scheduler's Queue, so that a plain kubicle serves as the host stand-in
+	 * (tests/host/scheduler.py reads spec.resources.gpu.quota/limit) */
+	{.group = "scheduling.run.ai", .version = "v2", .kind = "Queue", .list_kind = "QueueList",
+	 .plural = "queues", .singular = "queue", .namespaced = false, .stored = true,
+	 .verbs = VERBS_ALL, .subresources = queue_subs,
+	 .has_status = true},
 	/* CRDs (proxy/crd.c checks them: no apiextensions message in types_gen.c) */
 	{.group = "apiextensions.k8s.io", .version = "v1", .kind = "CustomResourceDefinition",
 	 .list_kind = "CustomResourceDefinitionList", .plural = "customresourcedefinitions",

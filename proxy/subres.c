@@ -13,6 +13,7 @@ struct subres_route {
 };
 
 static const struct subres_route routes[] = {
+	{"", "pods", "log", hostpod_log},
 	{"", "serviceaccounts", "token", auth_token_request},
 	{NULL, NULL, NULL, NULL},
 };

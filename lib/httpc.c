@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * HTTP client: libcurl multi driven by libuv (see httpc.h). curl tells us
+ * which sockets to watch (socket callback -> uv_poll_t per socket) and when
+ * to wake it (timer callback -> one uv_timer_t); we hand readiness back with
+ * curl_multi_socket_action and collect finished transfers with
+ * curl_multi_info_read. A second timer drives the token bucket.
+ */
+#include "lib/httpc.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "lib/log.h"
+#include "lib/util.h"
+
+#define MAX_HOST_CONNS 48
+
+struct sock_ctx {
+	uv_poll_t poll;
+	curl_socket_t fd;
+	kb_httpc_t *c;
+	struct sock_ctx *next, *prev;
+};
+
+struct kb_httpc_req {
+	kb_httpc_t *c;
+	CURL *easy;
+	struct curl_slist *headers;
+	char *method, *url, *body;
+	size_t body_len;
+	bool stream, in_cb, cancelled, started;
+	kb_httpc_data_cb on_data;
+	kb_httpc_done_cb on_done;
+	void *arg;
+	struct kb_buf resp;
+	struct kb_httpc_req *next, *prev; /* in c->queue or c->active */
+};
+
+struct kb_httpc {
+	uv_loop_t *loop;
+	CURLM *multi;
+	uv_timer_t timer;       /* curl's timeout */
+	uv_timer_t limit_timer; /* next token */
+	char *server, *token;
+	char *ca_pem, *ca_file, *cert_pem, *key_pem;
+	bool insecure;
+	unsigned timeout_ms;
+	double qps, tokens;
+	unsigned burst;
+	uint64_t last_fill_ms;
+	struct kb_httpc_req *queue, *queue_tail, *active;
+	struct sock_ctx *socks;
+	size_t nactive, nqueued;
+	int open_handles;
+	bool closing;
+};
+
+static void pump(kb_httpc_t *c);
+
+/* ---- lists ------------------------------------------------------------------ */
+
+static void list_unlink(struct kb_httpc_req **head, struct kb_httpc_req *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		*head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	r->next = r->prev = NULL;
+}
+
+static void list_push(struct kb_httpc_req **head, struct kb_httpc_req *r)
+{
+	r->prev = NULL;
+	r->next = *head;
+	if (*head)
+		(*head)->prev = r;
+	*head = r;
+}
+
+static void req_free(struct kb_httpc_req *r)
+{
+	if (r->easy)
+		curl_easy_cleanup(r->easy);
+	curl_slist_free_all(r->headers);
+	free(r->method);
+	free(r->url);
+	free(r->body);
+	kb_buf_free(&r->resp);
+	free(r);
+}
+
+/* ---- error mapping (the one place curl codes become errnos) ---------------- */
+
+static int map_curl(CURLcode cc)
+{
+	switch (cc) {
+	case CURLE_OK: return 0;
+	case CURLE_COULDNT_CONNECT: return -ECONNREFUSED;
+	case CURLE_OPERATION_TIMEDOUT: return -ETIMEDOUT;
+	case CURLE_COULDNT_RESOLVE_HOST: return -EHOSTUNREACH;
+	case CURLE_WRITE_ERROR:
+	case CURLE_ABORTED_BY_CALLBACK: return -ECANCELED;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CIPHER: return -EPROTO;
+	case CURLE_GOT_NOTHING:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_PARTIAL_FILE: return -ECONNRESET;
+	case CURLE_OUT_OF_MEMORY: return -ENOMEM;
+	default: return -EIO;
+	}
+}
+
+/* ---- completion ---------------------------------------------------------------- */
+
+static void finish(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc)
+{
+	long status = 0;
+	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+	curl_multi_remove_handle(c->multi, r->easy);
+	list_unlink(&c->active, r);
+	c->nactive--;
+	if (!r->cancelled) {
+		int err = map_curl(cc);
+		if (err && err != -ECANCELED)
+			kb_debug("httpc", "%s %s: %s", r->method, r->url, curl_easy_strerror(cc));
+		const char *body = r->on_data ? NULL : (r->resp.data ? r->resp.data : "");
+		r->on_done(r, err, err ? 0 : status, body, r->on_data ? 0 : r->resp.len, r->arg);
+	}
+	req_free(r);
+}
+
+static void check_multi_info(kb_httpc_t *c)
+{
+	CURLMsg *msg;
+	int left;
+	while ((msg = curl_multi_info_read(c->multi, &left))) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		struct kb_httpc_req *r = NULL;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+		CURLcode cc = msg->data.result;
+		if (r)
+			finish(c, r, cc);
+	}
+	pump(c);
+}
+
+/* ---- curl <-> libuv ------------------------------------------------------------ */
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+	struct sock_ctx *s = h->data;
+	kb_httpc_t *c = s->c;
+	int flags = 0, running;
+	if (status < 0)
+		flags = CURL_CSELECT_ERR;
+	if (events & UV_READABLE)
+		flags |= CURL_CSELECT_IN;
+	if (events & UV_WRITABLE)
+		flags |= CURL_CSELECT_OUT;
+	curl_multi_socket_action(c->multi, s->fd, flags, &running);
+	check_multi_info(c);
+}
+
+static void on_sock_closed(uv_handle_t *h)
+{
+	struct sock_ctx *s = h->data;
+	kb_httpc_t *c = s->c;
+	free(s);
+	if (--c->open_handles == 0 && c->closing)
+		free(c);
+}
+
+static void sock_close(kb_httpc_t *c, struct sock_ctx *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		c->socks = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	uv_poll_stop(&s->poll);
+	uv_close((uv_handle_t *)&s->poll, on_sock_closed);
+}
+
+static int on_socket(CURL *easy, curl_socket_t fd, int action, void *userp, void *socketp)
+{
+	kb_httpc_t *c = userp;
+	struct sock_ctx *s = socketp;
+	if (action == CURL_POLL_REMOVE) {
+		if (s) {
+			sock_close(c, s);
+			curl_multi_assign(c->multi, fd, NULL);
+		}
+		return 0;
+	}
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return -1;
+		s->fd = fd;
+		s->c = c;
+		if (uv_poll_init_socket(c->loop, &s->poll, fd) < 0) {
+			free(s);
+			return -1;
+		}
+		s->poll.data = s;
+		c->open_handles++;
+		s->next = c->socks;
+		if (c->socks)
+			c->socks->prev = s;
+		c->socks = s;
+		curl_multi_assign(c->multi, fd, s);
+	}
+	int ev = 0;
+	if (action == CURL_POLL_IN || action == CURL_POLL_INOUT)
+		ev |= UV_READABLE;
+	if (action == CURL_POLL_OUT || action == CURL_POLL_INOUT)
+		ev |= UV_WRITABLE;
+	uv_poll_start(&s->poll, ev, on_poll);
+	return 0;
+}
+
+static void on_timeout(uv_timer_t *t)
+{
+	kb_httpc_t *c = t->data;
+	int running;
+	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	check_multi_info(c);
+}
+
+static int on_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+	kb_httpc_t *c = userp;
+	if (timeout_ms < 0)
+		uv_timer_stop(&c->timer);
+	else
+		uv_timer_start(&c->timer, on_timeout, (uint64_t)timeout_ms, 0);
+	return 0;
+}
+
+/* ---- bodies -------------------------------------------------------------------- */
+
+static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct kb_httpc_req *r = userdata;
+	size_t n = size * nmemb;
+	if (r->cancelled)
+		return 0;
+	if (!r->on_data)
+		return kb_buf_append(&r->resp, ptr, n) < 0 ? 0 : n;
+	long status = 0;
+	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status >= 300) /* an error Status: keep it for on_done */
+		return kb_buf_append(&r->resp, ptr, n) < 0 ? 0 : n;
+	r->in_cb = true;
+	bool go = r->on_data(r, ptr, n, r->arg);
+	r->in_cb = false;
+	return go && !r->cancelled ? n : 0;
+}
+
+/* ---- starting requests ----------------------------------------------------------- */
+
+static int setup_tls(kb_httpc_t *c, CURL *e)
+{
+	if (c->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (c->ca_pem) {
+		struct curl_blob b = {c->ca_pem, strlen(c->ca_pem), CURL_BLOB_NOCOPY};
+		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &b);
+	} else if (c->ca_file) {
+		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
+	}
+	if (c->cert_pem && c->key_pem) {
+		struct curl_blob cb = {c->cert_pem, strlen(c->cert_pem), CURL_BLOB_NOCOPY};
+		struct curl_blob kb = {c->key_pem, strlen(c->key_pem), CURL_BLOB_NOCOPY};
+		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cb);
+		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &kb);
+		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	return 0;
+}
+
+static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r, const char *ctype)
+{
+	CURL *e = curl_easy_init();
+	if (!e)
+		return -ENOMEM;
+	r->easy = e;
+	char line[4200];
+	r->headers = curl_slist_append(r->headers, "Accept: application/json");
+	snprintf(line, sizeof(line), "Content-Type: %s", ctype ? ctype : "application/json");
+	if (r->body)
+		r->headers = curl_slist_append(r->headers, line);
+	if (c->token) {
+		snprintf(line, sizeof(line), "Authorization: Bearer %s", c->token);
+		r->headers = curl_slist_append(r->headers, line);
+	}
+	r->headers = curl_slist_append(r->headers, "Expect:");
+	curl_easy_setopt(e, CURLOPT_URL, r->url);
+	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "kubicle-syncer");
+	if (!r->stream)
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
+	if (strcmp(r->method, "GET") == 0)
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	if (r->body) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+	}
+	return setup_tls(c, e);
+}
+
+static void start(kb_httpc_t *c, struct kb_httpc_req *r)
+{
+	r->started = true;
+	list_push(&c->active, r);
+	c->nactive++;
+	if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK)
+		kb_err("httpc", "curl_multi_add_handle failed for %s", r->url);
+}
+
+static void refill(kb_httpc_t *c)
+{
+	uint64_t now = kb_now_ms();
+	double add = (double)(now - c->last_fill_ms) * c->qps / 1000.0;
+	c->last_fill_ms = now;
+	c->tokens = fmin((double)c->burst, c->tokens + add);
+}
+
+static void on_limit(uv_timer_t *t)
+{
+	pump(t->data);
+}
+
+static struct kb_httpc_req *queue_pop(kb_httpc_t *c)
+{
+	struct kb_httpc_req *r = c->queue;
+	if (!r)
+		return NULL;
+	c->queue = r->next;
+	if (c->queue)
+		c->queue->prev = NULL;
+	else
+		c->queue_tail = NULL;
+	r->next = r->prev = NULL;
+	c->nqueued--;
+	return r;
+}
+
+/* Starts queued requests while tokens last; arms the limit timer otherwise. */
+static void pump(kb_httpc_t *c)
+{
+	if (c->closing)
+		return;
+	if (c->qps > 0)
+		refill(c);
+	while (c->queue && (c->qps <= 0 || c->tokens >= 1.0)) {
+		if (c->qps > 0)
+			c->tokens -= 1.0;
+		start(c, queue_pop(c));
+	}
+	if (c->queue && !uv_is_active((uv_handle_t *)&c->limit_timer)) {
+		uint64_t wait = (uint64_t)ceil((1.0 - c->tokens) * 1000.0 / c->qps);
+		uv_timer_start(&c->limit_timer, on_limit, wait ? wait : 1, 0);
+	}
+}
+
+static void queue_push(kb_httpc_t *c, struct kb_httpc_req *r)
+{
+	r->next = NULL;
+	r->prev = c->queue_tail;
+	if (c->queue_tail)
+		c->queue_tail->next = r;
+	else
+		c->queue = r;
+	c->queue_tail = r;
+	c->nqueued++;
+}
+
+kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call)
+{
+	KB_CHECK(call->on_done && call->method && call->path && !c->closing, NULL);
+	struct kb_httpc_req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->c = c;
+	r->stream = call->stream;
+	r->on_data = call->on_data;
+	r->on_done = call->on_done;
+	r->arg = call->arg;
+	r->method = strdup(call->method);
+	size_t ul = strlen(c->server) + strlen(call->path) + 1;
+	r->url = malloc(ul);
+	if (r->url)
+		snprintf(r->url, ul, "%s%s", c->server, call->path);
+	if (call->body) {
+		r->body = malloc(call->body_len + 1);
+		if (r->body) {
+			memcpy(r->body, call->body, call->body_len);
+			r->body[call->body_len] = '\0';
+		}
+		r->body_len = call->body_len;
+	}
+	if (!r->method || !r->url || (call->body && !r->body) ||
+	    req_setup(c, r, call->content_type) < 0) {
+		req_free(r);
+		return NULL;
+	}
+	if (call->no_limit || (c->qps <= 0 && !c->queue)) {
+		start(c, r);
+		return r;
+	}
+	queue_push(c, r);
+	pump(c);
+	return r;
+}
+
+void kb_httpc_cancel(kb_httpc_req_t *r)
+{
+	kb_httpc_t *c = r->c;
+	if (r->cancelled)
+		return;
+	r->cancelled = true;
+	if (!r->started) {
+		if (r->prev)
+			r->prev->next = r->next;
+		else
+			c->queue = r->next;
+		if (r->next)
+			r->next->prev = r->prev;
+		else
+			c->queue_tail = r->prev;
+		c->nqueued--;
+		req_free(r);
+		return;
+	}
+	if (r->in_cb)
+		return; /* on_write returns 0; finish() frees it without a callback */
+	curl_multi_remove_handle(c->multi, r->easy);
+	list_unlink(&c->active, r);
+	c->nactive--;
+	req_free(r);
+}
+
+/* ---- client ---------------------------------------------------------------------- */
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+void kb_httpc_set_limit(kb_httpc_t *c, double qps, unsigned burst)
+{
+	c->qps = qps > 0 ? qps : 0;
+	c->burst = burst ? burst : (unsigned)fmax(1.0, qps);
+	c->tokens = c->burst;
+	c->last_fill_ms = kb_now_ms();
+}
+
+int kb_httpc_new(uv_loop_t *loop, const struct kb_httpc_opts *o, kb_httpc_t **out)
+{
+	static bool global_done;
+	if (!o->server || !kb_str_has_prefix(o->server, "http"))
+		return -EINVAL;
+	if (!global_done) {
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		global_done = true;
+	}
+	kb_httpc_t *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->loop = loop;
+	c->server = strdup(o->server);
+	size_t sl = strlen(c->server);
+	while (sl > 0 && c->server[sl - 1] == '/')
+		c->server[--sl] = '\0';
+	c->token = dup_or_null(o->token);
+	c->ca_pem = dup_or_null(o->ca_pem);
+	c->ca_file = dup_or_null(o->ca_file);
+	c->cert_pem = dup_or_null(o->cert_pem);
+	c->key_pem = dup_or_null(o->key_pem);
+	c->insecure = o->insecure;
+	c->timeout_ms = o->timeout_ms ? o->timeout_ms : 30000;
+	kb_httpc_set_limit(c, o->qps, o->burst);
+	c->multi = curl_multi_init();
+	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+	curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)MAX_HOST_CONNS);
+	curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)MAX_HOST_CONNS);
+	uv_timer_init(loop, &c->timer);
+	uv_timer_init(loop, &c->limit_timer);
+	c->timer.data = c->limit_timer.data = c;
+	c->open_handles = 2;
+	*out = c;
+	return 0;
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+	kb_httpc_t *c = h->data;
+	if (--c->open_handles == 0)
+		free(c);
+}
+
+void kb_httpc_close(kb_httpc_t *c)
+{
+	if (!c || c->closing)
+		return;
+	while (c->queue)
+		kb_httpc_cancel(c->queue);
+	while (c->active) {
+		struct kb_httpc_req *r = c->active;
+		curl_multi_remove_handle(c->multi, r->easy);
+		list_unlink(&c->active, r);
+		req_free(r);
+	}
+	c->closing = true;
+	curl_multi_cleanup(c->multi);
+	while (c->socks)
+		sock_close(c, c->socks);
+	free(c->server);
+	free(c->token);
+	free(c->ca_pem);
+	free(c->ca_file);
+	free(c->cert_pem);
+	free(c->key_pem);
+	uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+	uv_close((uv_handle_t *)&c->limit_timer, on_timer_closed);
+}
+
+size_t kb_httpc_active(const kb_httpc_t *c)
+{
+	return c->nactive;
+}
+
+size_t kb_httpc_queued(const kb_httpc_t *c)
+{
+	return c->nqueued;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * HTTP client on libuv: libcurl's multi interface driven by the loop
+ * (curl_multi_socket_action from uv_poll_t and one uv_timer_t), so many
+ * requests and long watches share one thread and reuse kept-alive TLS
+ * connections (curl's connection cache lives in the multi handle).
+ *
+ * TLS: the peer is verified by default (CA from PEM data or a file, else the
+ * system store); `insecure` turns verification off, as a kubeconfig's
+ * insecure-skip-tls-verify does. Client credentials: certificate + key PEM
+ * (data) or a bearer token.
+ *
+ * Rate limit: a token bucket (qps, burst) gates the START of requests; a
+ * request waits in a FIFO queue for a token. A watch costs one token when it
+ * starts, not per event. qps 0 disables the limit.
+ *
+ * DESIGN: a request lives from kb_httpc_request() until its done callback
+ * has returned, or until kb_httpc_cancel() (no callback then). The client
+ * lives until kb_httpc_close(), which cancels every request without calling
+ * back and frees itself once its libuv handles have closed.
+ *
+ * Threading: loop thread only.
+ */
+#ifndef KB_HTTPC_H
+#define KB_HTTPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <uv.h>
+
+typedef struct kb_httpc kb_httpc_t;
+typedef struct kb_httpc_req kb_httpc_req_t;
+
+struct kb_httpc_opts {
+	const char *server;     /* "https://10.0.0.1:6443"; copied */
+	const char *ca_pem;     /* CA bundle PEM data or NULL; copied */
+	const char *ca_file;    /* CA bundle path or NULL; copied */
+	const char *cert_pem;   /* client certificate PEM or NULL; copied */
+	const char *key_pem;    /* client key PEM or NULL; copied */
+	const char *token;      /* bearer token or NULL; copied */
+	bool insecure;          /* skip TLS verification (never the default) */
+	double qps;             /* requests started per second; 0: unlimited */
+	unsigned burst;         /* bucket size; 0: max(1, qps) */
+	unsigned timeout_ms;    /* whole-request timeout for non-streaming calls; 0: 30000 */
+};
+
+/* Streaming body bytes (watch events, followed logs), in arrival order. The
+ * data is borrowed for the call. Return false to abort the request (the
+ * done callback follows with -ECANCELED). */
+typedef bool (*kb_httpc_data_cb)(kb_httpc_req_t *req, const char *data, size_t len, void *arg);
+/*
+ * The end of a request. `err` is 0 when an HTTP answer was received (any
+ * status, in `status`), else a negative errno (-ECONNREFUSED, -ETIMEDOUT,
+ * -EPROTO for TLS failures, -ECANCELED). `body` is the whole body when no
+ * data callback was given (borrowed for the call, NUL-terminated), else NULL.
+ */
+typedef void (*kb_httpc_done_cb)(kb_httpc_req_t *req, int err, long status, const char *body,
+				 size_t len, void *arg);
+
+struct kb_httpc_call {
+	const char *method;       /* "GET", "POST", "PUT", "PATCH", "DELETE"; copied */
+	const char *path;         /* "/api/v1/namespaces/x/pods?watch=1"; copied */
+	const char *content_type; /* for the body; NULL: application/json; copied */
+	const char *body;         /* copied; NULL: none */
+	size_t body_len;
+	bool stream;              /* no overall timeout (watch, log follow) */
+	bool no_limit;            /* bypass the rate limit (log passthrough) */
+	kb_httpc_data_cb on_data; /* NULL: buffer the body for on_done */
+	kb_httpc_done_cb on_done; /* required */
+	void *arg;
+};
+
+/* Creates a client. 0 or -EINVAL (bad options) / -ENOMEM. */
+int kb_httpc_new(uv_loop_t *loop, const struct kb_httpc_opts *opts, kb_httpc_t **out);
+/* Cancels every request without calling back; frees the client later. */
+void kb_httpc_close(kb_httpc_t *c);
+/* Starts (or queues behind the rate limit) a request. Returns NULL on
+ * ENOMEM; the done callback is then never called. */
+kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call);
+/* Cancels a pending request; its done callback is not called. Safe from
+ * inside its own data callback (do not touch req afterwards). */
+void kb_httpc_cancel(kb_httpc_req_t *req);
+/* Sets the rate limit (qps 0: off). */
+void kb_httpc_set_limit(kb_httpc_t *c, double qps, unsigned burst);
+/* Requests in flight and waiting for a token. */
+size_t kb_httpc_active(const kb_httpc_t *c);
+size_t kb_httpc_queued(const kb_httpc_t *c);
+
+#endif

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pods that run on a host cluster: GET pods/log and the pod fields a
+ * syncing tenant refuses.
+ *
+ * pods/log: when the tenant syncs to a host (proxy_set_host), the request is
+ * handed to the syncer, which proxies it to the host pod (streaming with
+ * follow). Without a host, this server is itself the host stand-in for tests
+ * and the demo: it has no kubelet, so the log is whatever the test
+ * scheduler (tests/host/scheduler.py) wrote into the pod's annotation
+ * `kubicle.dev/log`, cut by tailLines and limitBytes. A real host serves
+ * real container logs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/http.h"
+#include "proxy/proxy_impl.h"
+#include "proxy/validate.h"
+
+#define LOG_ANNOTATION "kubicle.dev/log"
+
+void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, void *arg)
+{
+	px->host_sync = pod_log != NULL;
+	px->pod_log = pod_log;
+	px->pod_log_arg = arg;
+}
+
+/* The stand-in's log text, cut to the last `tail` lines (-1: all). */
+static const char *tail_lines(const char *text, long tail)
+{
+	if (tail < 0)
+		return text;
+	const char *p = text + strlen(text);
+	if (p > text && p[-1] == '\n')
+		p--;
+	long n = 0;
+	while (p > text) {
+		if (p[-1] == '\n' && ++n == tail)
+			return p;
+		p--;
+	}
+	return tail == 0 ? text + strlen(text) : text;
+}
+
+static void query_long(const char *query, const char *key, long *out)
+{
+	char *buf = strdup(query ? query : "");
+	char *cur = buf, *k, *v;
+	while (buf && kb_http_query_next(&cur, &k, &v))
+		if (strcmp(k, key) == 0)
+			*out = strtol(v, NULL, 10);
+	free(buf);
+}
+
+static void standin_log(struct req *r, const json_t *pod)
+{
+	const char *text = obj_str(pod, "metadata.annotations." LOG_ANNOTATION);
+	long tail = -1, limit = -1;
+	query_long(r->http->query, "tailLines", &tail);
+	query_long(r->http->query, "limitBytes", &limit);
+	const char *out = tail_lines(text ? text : "", tail);
+	size_t len = strlen(out);
+	if (limit >= 0 && (size_t)limit < len)
+		len = (size_t)limit;
+	reply_text(r, 200, "text/plain", out, len);
+}
+
+void hostpod_log(struct req *r)
+{
+	json_t *pod = NULL;
+	int rc = store_get(r->px->store, r->res->store_key, r->ns ? r->ns : "", r->name, &pod);
+	if (rc < 0) {
+		reply_errno(r, rc, r->name);
+		return;
+	}
+	if (!r->px->pod_log) {
+		standin_log(r, pod);
+		json_decref(pod);
+		return;
+	}
+	json_decref(pod);
+	kb_http_req_t *http = r->http;
+	r->http = NULL; /* the syncer answers it */
+	r->px->pod_log(r->px->pod_log_arg, http, r->ns, r->name, http->query);
+}
+
+/* ---- fields refused when pods run on a host ------------------------------------ */
+
+static void refuse(json_t *causes, const char *field, const char *what)
+{
+	val_add(causes, "FieldValueForbidden", field,
+		"%s is not allowed: this cluster's pods run on a shared host cluster", what);
+}
+
+static void refuse_containers(const json_t *spec, const char *list, json_t *causes)
+{
+	size_t i, j;
+	json_t *c, *p;
+	char f[128];
+	json_array_foreach(json_object_get(spec, list), i, c) {
+		if (json_is_true(obj_get(c, "securityContext.privileged"))) {
+			snprintf(f, sizeof(f), "spec.%s[%zu].securityContext.privileged", list, i);
+			refuse(causes, f, "privileged");
+		}
+		json_array_foreach(json_object_get(c, "ports"), j, p) {
+			if (json_integer_value(json_object_get(p, "hostPort")) != 0) {
+				snprintf(f, sizeof(f), "spec.%s[%zu].ports[%zu].hostPort", list, i, j);
+				refuse(causes, f, "hostPort");
+			}
+		}
+	}
+}
+
+void hostpod_refuse_fields(const json_t *pod, json_t *causes)
+{
+	const json_t *spec = json_object_get(pod, "spec");
+	const char *node = json_string_value(json_object_get(spec, "nodeName"));
+	if (node && *node)
+		refuse(causes, "spec.nodeName", "nodeName");
+	static const char *const flags[] = {"hostNetwork", "hostPID", "hostIPC"};
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		char f[64];
+		snprintf(f, sizeof(f), "spec.%s", flags[i]);
+		if (json_is_true(json_object_get(spec, flags[i])))
+			refuse(causes, f, flags[i]);
+	}
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(spec, "volumes"), i, v) {
+		if (json_object_get(v, "hostPath")) {
+			char f[64];
+			snprintf(f, sizeof(f), "spec.volumes[%zu].hostPath", i);
+			refuse(causes, f, "hostPath");
+		}
+	}
+	refuse_containers(spec, "initContainers", causes);
+	refuse_containers(spec, "containers", causes);
+	refuse_containers(spec, "ephemeralContainers", causes);
+}

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The syncer's view of the host API: JSON calls and informers (list, then
+ * watch from the list's resourceVersion; a watch that ends normally is
+ * resumed from the last resourceVersion seen; 410 Gone or any error leads,
+ * after a jittered exponential backoff, to a fresh list). Each informer
+ * keeps the last known copy of every object, so a relist can be compared
+ * with the tenant side in one pass.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/log.h"
+#include "lib/util.h"
+#include "syncer/syncer_impl.h"
+
+#define BACKOFF_MIN_MS 200
+#define BACKOFF_MAX_MS 10000
+#define WATCH_TIMEOUT_S 290
+#define MAX_LINE (16u << 20)
+
+/* ---- calls ---------------------------------------------------------------------- */
+
+struct call {
+	host_done_cb cb;
+	void *arg;
+};
+
+static void on_call_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
+			 void *arg)
+{
+	struct call *c = arg;
+	json_t *doc = NULL;
+	if (!err && body && len)
+		doc = json_loadb(body, len, 0, NULL);
+	if (c->cb)
+		c->cb(err, status, doc, c->arg);
+	json_decref(doc);
+	free(c);
+}
+
+int host_call(kb_httpc_t *c, const char *method, const char *path, const json_t *body,
+	      host_done_cb cb, void *arg)
+{
+	struct call *cl = calloc(1, sizeof(*cl));
+	if (!cl)
+		return -ENOMEM;
+	cl->cb = cb;
+	cl->arg = arg;
+	char *txt = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	struct kb_httpc_call call = {.method = method, .path = path, .body = txt,
+				     .body_len = txt ? strlen(txt) : 0, .on_done = on_call_done,
+				     .arg = cl};
+	kb_httpc_req_t *r = kb_httpc_request(c, &call);
+	free(txt);
+	if (!r) {
+		free(cl);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- informer ------------------------------------------------------------------- */
+
+struct host_informer {
+	uv_loop_t *loop;
+	kb_httpc_t *c;
+	struct host_informer_opts o;
+	char *path, *selector;
+	uv_timer_t retry;
+	kb_httpc_req_t *req;
+	json_t *cache;          /* name -> object */
+	char rv[64];
+	struct kb_buf line;
+	unsigned backoff_ms;
+	bool up, relist_wanted;
+};
+
+static void do_list(struct host_informer *in);
+static void do_watch(struct host_informer *in);
+
+static void set_state(struct host_informer *in, bool up)
+{
+	if (in->up == up)
+		return;
+	in->up = up;
+	if (in->o.on_state)
+		in->o.on_state(up, in->o.arg);
+}
+
+static void on_retry(uv_timer_t *t)
+{
+	struct host_informer *in = t->data;
+	if (in->relist_wanted || !in->rv[0])
+		do_list(in);
+	else
+		do_watch(in);
+}
+
+/* Full jitter around the current backoff: [0.5, 1.5) times it. */
+static void backoff(struct host_informer *in, bool relist)
+{
+	in->relist_wanted = in->relist_wanted || relist;
+	unsigned b = in->backoff_ms ? in->backoff_ms : BACKOFF_MIN_MS;
+	unsigned wait = b / 2 + (unsigned)(((uint64_t)rand() * b) / ((uint64_t)RAND_MAX + 1));
+	in->backoff_ms = b * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b * 2;
+	uv_timer_start(&in->retry, on_retry, wait, 0);
+}
+
+static void build_path(struct host_informer *in, char *buf, size_t len, bool watch)
+{
+	int n = snprintf(buf, len, "%s?", in->path);
+	if (in->selector)
+		n += snprintf(buf + n, len - (size_t)n, "labelSelector=%s&", in->selector);
+	if (watch)
+		snprintf(buf + n, len - (size_t)n,
+			 "watch=1&allowWatchBookmarks=true&timeoutSeconds=%d&resourceVersion=%s",
+			 WATCH_TIMEOUT_S, in->rv);
+}
+
+static void apply_event(struct host_informer *in, const char *type, json_t *obj)
+{
+	const char *rv = json_string_value(json_object_get(json_object_get(obj, "metadata"),
+							   "resourceVersion"));
+	if (rv)
+		snprintf(in->rv, sizeof(in->rv), "%s", rv);
+	if (strcmp(type, "BOOKMARK") == 0)
+		return;
+	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
+							     "name"));
+	if (!name)
+		return;
+	if (strcmp(type, "DELETED") == 0)
+		json_object_del(in->cache, name);
+	else
+		json_object_set(in->cache, name, obj);
+	in->o.on_event(type, obj, in->o.arg);
+}
+
+/* Returns false when the watch must end (410 or a broken stream). */
+static bool on_line(struct host_informer *in, const char *s, size_t n)
+{
+	json_t *ev = json_loadb(s, n, 0, NULL);
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	json_t *obj = json_object_get(ev, "object");
+	bool ok = true;
+	if (!type || !json_is_object(obj)) {
+		ok = false;
+	} else if (strcmp(type, "ERROR") == 0) {
+		long code = (long)json_integer_value(json_object_get(obj, "code"));
+		kb_info("syncer", "watch %s: error %ld, relisting", in->path, code);
+		in->relist_wanted = true;
+		ok = false;
+	} else {
+		apply_event(in, type, obj);
+	}
+	json_decref(ev);
+	return ok;
+}
+
+static bool on_watch_data(kb_httpc_req_t *req, const char *data, size_t len, void *arg)
+{
+	struct host_informer *in = arg;
+	if (in->line.len + len > MAX_LINE || kb_buf_append(&in->line, data, len) < 0)
+		return false;
+	size_t start = 0;
+	for (size_t i = 0; i < in->line.len; i++) {
+		if (in->line.data[i] != '\n')
+			continue;
+		if (i > start && !on_line(in, in->line.data + start, i - start)) {
+			in->line.len = 0;
+			return false;
+		}
+		start = i + 1;
+	}
+	memmove(in->line.data, in->line.data + start, in->line.len - start);
+	in->line.len -= start;
+	return true;
+}
+
+static void on_watch_done(kb_httpc_req_t *req, int err, long status, const char *body,
+			  size_t len, void *arg)
+{
+	struct host_informer *in = arg;
+	in->req = NULL;
+	in->line.len = 0;
+	if (in->relist_wanted || status == 410) {
+		backoff(in, true);
+		return;
+	}
+	if (!err && status == 200) { /* the server ended the watch: resume */
+		in->backoff_ms = 0;
+		do_watch(in);
+		return;
+	}
+	kb_info("syncer", "watch %s ended: %s (HTTP %ld); retrying", in->path,
+		err ? strerror(-err) : "error", status);
+	set_state(in, false);
+	backoff(in, true);
+}
+
+static void do_watch(struct host_informer *in)
+{
+	char path[1024];
+	build_path(in, path, sizeof(path), true);
+	struct kb_httpc_call call = {.method = "GET", .path = path, .stream = true,
+				     .on_data = on_watch_data, .on_done = on_watch_done, .arg = in};
+	in->req = kb_httpc_request(in->c, &call);
+	if (!in->req)
+		backoff(in, false);
+}
+
+static void on_list_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
+			 void *arg)
+{
+	struct host_informer *in = arg;
+	in->req = NULL;
+	json_t *doc = !err && status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+	json_t *items = json_object_get(doc, "items");
+	const char *rv = json_string_value(
+		json_object_get(json_object_get(doc, "metadata"), "resourceVersion"));
+	if (!json_is_array(items) || !rv) {
+		kb_info("syncer", "list %s failed: %s (HTTP %ld)", in->path,
+			err ? strerror(-err) : "bad answer", status);
+		json_decref(doc);
+		set_state(in, false);
+		backoff(in, true);
+		return;
+	}
+	snprintf(in->rv, sizeof(in->rv), "%s", rv);
+	json_object_clear(in->cache);
+	size_t i;
+	json_t *o;
+	json_array_foreach(items, i, o) {
+		const char *name = json_string_value(json_object_get(json_object_get(o, "metadata"),
+								     "name"));
+		if (name)
+			json_object_set(in->cache, name, o);
+	}
+	in->relist_wanted = false;
+	in->backoff_ms = 0;
+	set_state(in, true);
+	if (in->o.on_synced)
+		in->o.on_synced(items, in->o.arg);
+	json_decref(doc);
+	do_watch(in);
+}
+
+static void do_list(struct host_informer *in)
+{
+	char path[1024];
+	build_path(in, path, sizeof(path), false);
+	struct kb_httpc_call call = {.method = "GET", .path = path, .on_done = on_list_done,
+				     .arg = in};
+	in->req = kb_httpc_request(in->c, &call);
+	if (!in->req)
+		backoff(in, true);
+}
+
+int host_informer_start(uv_loop_t *loop, kb_httpc_t *c, const struct host_informer_opts *o,
+			struct host_informer **out)
+{
+	struct host_informer *in = calloc(1, sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	in->loop = loop;
+	in->c = c;
+	in->o = *o;
+	in->path = strdup(o->path);
+	in->selector = o->label_selector ? strdup(o->label_selector) : NULL;
+	in->cache = json_object();
+	uv_timer_init(loop, &in->retry);
+	in->retry.data = in;
+	*out = in;
+	do_list(in);
+	return 0;
+}
+
+void host_informer_relist(struct host_informer *in)
+{
+	if (in->req) {
+		kb_httpc_cancel(in->req);
+		in->req = NULL;
+	}
+	uv_timer_stop(&in->retry);
+	do_list(in);
+}
+
+static void on_informer_closed(uv_handle_t *h)
+{
+	struct host_informer *in = h->data;
+	json_decref(in->cache);
+	kb_buf_free(&in->line);
+	free(in->path);
+	free(in->selector);
+	free(in);
+}
+
+void host_informer_stop(struct host_informer *in)
+{
+	if (in->req)
+		kb_httpc_cancel(in->req);
+	in->req = NULL;
+	uv_close((uv_handle_t *)&in->retry, on_informer_closed);
+}
+
+json_t *host_informer_cache(struct host_informer *in)
+{
+	return in->cache;
+}

@@ -1,0 +1,860 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The syncer's control loop (see syncer.h for the glossary and DESIGN):
+ * tenant store watches -> host writes; host informers -> tenant status,
+ * events, nodes and deletions; resync compares both sides.
+ *
+ * State: `pods` maps a host name to what we know of its tenant pod
+ * ({ns, name, uid, refs, node, creating, deleting}); `refs` counts the
+ * tracked pods using each tenant ConfigMap/Secret ("ConfigMap/ns/name");
+ * `nodes` counts the tracked pods bound to each host node. All of it can be
+ * rebuilt from both sides, which is what a resync after restart does.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/kubeconfig.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "syncer/syncer_impl.h"
+
+#define RESYNC_MS 30000
+
+struct syncer {
+	uv_loop_t *loop;
+	store_t *store;
+	char tenant[64], host_ns[64], queue[128], advertise[128], sa_secret[8];
+	struct syncer_xlate x;
+	kb_httpc_t *http;
+	struct host_informer *pods_inf, *events_inf;
+	store_watch_t *w_pods, *w_cms, *w_secrets;
+	uv_timer_t resync;
+	json_t *pods, *refs, *nodes;
+	char pods_path[256], sel[160];
+	bool host_synced, stopping;
+	struct syncer_stats stats;
+};
+
+static void resync(struct syncer *s);
+
+/* ---- small helpers -------------------------------------------------------------- */
+
+static const char *jstr(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static const char *meta_str(const json_t *o, const char *key)
+{
+	return jstr(json_object_get(o, "metadata"), key);
+}
+
+static json_t *host_pod(struct syncer *s, const char *hn)
+{
+	return json_object_get(host_informer_cache(s->pods_inf), hn);
+}
+
+static void pod_hn(struct syncer *s, const json_t *pod, char *hn)
+{
+	if (syncer_host_name(meta_str(pod, "namespace"), meta_str(pod, "name"), s->tenant, hn,
+			     SYNCER_NAME_MAX + 1) < 0)
+		hn[0] = '\0';
+}
+
+static void set_meta_new(json_t *obj, time_t now)
+{
+	char uid[40], ts[40];
+	kb_uuid(uid);
+	kb_time_rfc3339(now, ts, sizeof(ts));
+	json_t *m = json_object_get(obj, "metadata");
+	json_object_set_new(m, "uid", json_string(uid));
+	json_object_set_new(m, "creationTimestamp", json_string(ts));
+}
+
+/* ---- ConfigMaps and Secrets ------------------------------------------------------ */
+
+static const char *cfg_res(const char *kind)
+{
+	return strcmp(kind, "ConfigMap") == 0 ? "/configmaps" : "/secrets";
+}
+
+static const char *cfg_plural(const char *kind)
+{
+	return strcmp(kind, "ConfigMap") == 0 ? "configmaps" : "secrets";
+}
+
+struct cfg_put {
+	struct syncer *s;
+	json_t *obj;
+	char path[512];
+};
+
+static void on_cfg_put(int err, long status, json_t *body, void *arg)
+{
+	struct cfg_put *p = arg;
+	if (err || status >= 300)
+		kb_info("syncer", "host PUT %s: %s (HTTP %ld)", p->path,
+			err ? strerror(-err) : "refused", status);
+	json_decref(p->obj);
+	free(p);
+}
+
+static void on_cfg_post(int err, long status, json_t *body, void *arg)
+{
+	struct cfg_put *p = arg;
+	if (!err && status == 409) { /* exists: replace it */
+		if (host_call(p->s->http, "PUT", p->path, p->obj, on_cfg_put, p) == 0)
+			return;
+	} else if (err || status >= 300) {
+		kb_info("syncer", "host POST %s: %s (HTTP %ld)", p->path,
+			err ? strerror(-err) : "refused", status);
+	}
+	json_decref(p->obj);
+	free(p);
+}
+
+/* Creates or replaces the host copy of tenant config kind/ns/name. */
+static void cfg_push(struct syncer *s, const char *kind, const char *ns, const char *name)
+{
+	json_t *obj = NULL;
+	if (store_get(s->store, cfg_res(kind), ns, name, &obj) < 0)
+		return;
+	json_t *h = syncer_translate_config(&s->x, obj, kind);
+	json_decref(obj);
+	struct cfg_put *p = h ? calloc(1, sizeof(*p)) : NULL;
+	if (!p) {
+		json_decref(h);
+		return;
+	}
+	p->s = s;
+	p->obj = h;
+	snprintf(p->path, sizeof(p->path), "/api/v1/namespaces/%s/%s/%s", s->host_ns,
+		 cfg_plural(kind), meta_str(h, "name"));
+	char post[512];
+	snprintf(post, sizeof(post), "/api/v1/namespaces/%s/%s", s->host_ns, cfg_plural(kind));
+	if (host_call(s->http, "POST", post, h, on_cfg_post, p) < 0) {
+		json_decref(h);
+		free(p);
+	}
+}
+
+static void host_delete_path(struct syncer *s, const char *path, long grace, const char *uid)
+{
+	json_t *opts = json_pack("{s:s,s:s}", "kind", "DeleteOptions", "apiVersion", "v1");
+	if (grace >= 0)
+		json_object_set_new(opts, "gracePeriodSeconds", json_integer(grace));
+	if (uid)
+		json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", uid));
+	host_call(s->http, "DELETE", path, opts, NULL, NULL);
+	s->stats.host_deletes++;
+	json_decref(opts);
+}
+
+static void cfg_ref(struct syncer *s, const json_t *refs, const char *ns, int delta)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach(refs, i, r) {
+		char key[600];
+		snprintf(key, sizeof(key), "%s/%s/%s", jstr(r, "kind"), ns, jstr(r, "name"));
+		json_int_t n = json_integer_value(json_object_get(s->refs, key)) + delta;
+		if (n > 0) {
+			json_object_set_new(s->refs, key, json_integer(n));
+			if (delta > 0 && n == 1)
+				cfg_push(s, jstr(r, "kind"), ns, jstr(r, "name"));
+			continue;
+		}
+		json_object_del(s->refs, key);
+		char hn[SYNCER_NAME_MAX + 1], path[512];
+		if (syncer_host_name(ns, jstr(r, "name"), s->tenant, hn, sizeof(hn)) < 0)
+			continue;
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/%s/%s", s->host_ns,
+			 cfg_plural(jstr(r, "kind")), hn);
+		host_delete_path(s, path, -1, NULL);
+	}
+}
+
+static void on_cfg_event(const struct store_event *ev, void *arg)
+{
+	struct syncer *s = arg;
+	const char *kind = strcmp(ev->res, "/configmaps") == 0 ? "ConfigMap" : "Secret";
+	char key[600];
+	snprintf(key, sizeof(key), "%s/%s/%s", kind, ev->ns, ev->name);
+	if (!json_object_get(s->refs, key) || ev->type == STORE_DELETED)
+		return; /* a deleted config stays on the host while pods use it */
+	cfg_push(s, kind, ev->ns, ev->name);
+}
+
+/* ---- tenant Nodes ---------------------------------------------------------------- */
+
+static void on_node_get(int err, long status, json_t *body, void *arg)
+{
+	struct syncer *s = arg;
+	if (err || status != 200 || s->stopping)
+		return;
+	const char *name = meta_str(body, "name");
+	if (!name || !json_object_get(s->nodes, name))
+		return;
+	json_t *n = syncer_translate_node(body, s->tenant);
+	json_t *old = NULL;
+	if (store_get(s->store, "/nodes", "", name, &old) == 0) {
+		json_object_set(json_object_get(n, "metadata"), "uid",
+				json_object_get(json_object_get(old, "metadata"), "uid"));
+		json_object_set(json_object_get(n, "metadata"), "creationTimestamp",
+				json_object_get(json_object_get(old, "metadata"),
+						"creationTimestamp"));
+		store_update(s->store, "/nodes", "", name, n, 0, NULL);
+	} else {
+		set_meta_new(n, time(NULL));
+		store_create(s->store, "/nodes", "", name, n, NULL);
+	}
+	json_decref(old);
+	json_decref(n);
+}
+
+static void node_ref(struct syncer *s, const char *node, int delta)
+{
+	if (!node || !*node)
+		return;
+	json_int_t n = json_integer_value(json_object_get(s->nodes, node)) + delta;
+	if (n > 0) {
+		json_object_set_new(s->nodes, node, json_integer(n));
+		if (delta > 0 && n == 1) {
+			char path[300];
+			snprintf(path, sizeof(path), "/api/v1/nodes/%s", node);
+			host_call(s->http, "GET", path, NULL, on_node_get, s);
+		}
+		return;
+	}
+	json_object_del(s->nodes, node);
+	json_t *old = NULL;
+	if (store_get(s->store, "/nodes", "", node, &old) == 0 &&
+	    jstr(json_object_get(json_object_get(old, "metadata"), "annotations"),
+		 "kubicle.dev/host-node"))
+		store_delete(s->store, "/nodes", "", node, 0, NULL, NULL);
+	json_decref(old);
+}
+
+/* ---- tracked pods ------------------------------------------------------------------ */
+
+static json_t *track(struct syncer *s, const json_t *pod, const char *hn, json_t **host_out)
+{
+	json_t *st = json_object_get(s->pods, hn);
+	if (st)
+		return st;
+	json_t *refs = json_array();
+	json_t *hp = syncer_translate_pod(&s->x, pod, refs);
+	if (!hp) {
+		json_decref(refs);
+		return NULL;
+	}
+	const char *ns = meta_str(pod, "namespace");
+	st = json_pack("{s:s,s:s,s:s,s:o,s:s}", "ns", ns, "name", meta_str(pod, "name"), "uid",
+		       meta_str(pod, "uid") ? meta_str(pod, "uid") : "", "refs", refs, "node", "");
+	json_object_set_new(s->pods, hn, st);
+	s->stats.pods = json_object_size(s->pods);
+	cfg_ref(s, refs, ns, +1);
+	if (host_out)
+		*host_out = hp;
+	else
+		json_decref(hp);
+	return st;
+}
+
+static void untrack(struct syncer *s, const char *hn)
+{
+	json_t *st = json_object_get(s->pods, hn);
+	if (!st)
+		return;
+	cfg_ref(s, json_object_get(st, "refs"), jstr(st, "ns"), -1);
+	node_ref(s, jstr(st, "node"), -1);
+	json_object_del(s->pods, hn);
+	s->stats.pods = json_object_size(s->pods);
+}
+
+/* ---- host pod create / delete ------------------------------------------------------ */
+
+struct pod_call {
+	struct syncer *s;
+	char hn[SYNCER_NAME_MAX + 1];
+};
+
+static void tenant_event(struct syncer *s, const char *ns, const char *pod, const char *uid,
+			 const char *type, const char *reason, const char *msg,
+			 const char *suffix);
+
+static void on_pod_created(int err, long status, json_t *body, void *arg)
+{
+	struct pod_call *pc = arg;
+	struct syncer *s = pc->s;
+	json_t *st = s->stopping ? NULL : json_object_get(s->pods, pc->hn);
+	if (st)
+		json_object_set_new(st, "creating", json_false());
+	if (!st || err || status == 201 || status == 200 || status == 409) {
+		free(pc);
+		return;
+	}
+	kb_info("syncer", "host refused pod %s: HTTP %ld %s", pc->hn, status,
+		jstr(body, "message") ? jstr(body, "message") : "");
+	if (status >= 400 && status < 500 && status != 429)
+		tenant_event(s, jstr(st, "ns"), jstr(st, "name"), jstr(st, "uid"), "Warning",
+			     "FailedCreate", jstr(body, "message") ? jstr(body, "message")
+								   : "the host refused the pod",
+			     "host");
+	free(pc);
+}
+
+static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
+{
+	json_t *hp = NULL;
+	json_t *st = json_object_get(s->pods, hn);
+	if (st && json_is_true(json_object_get(st, "creating")))
+		return;
+	if (st) { /* known (e.g. a retry): translate again */
+		hp = syncer_translate_pod(&s->x, pod, NULL);
+	} else if (!(st = track(s, pod, hn, &hp))) {
+		return;
+	}
+	if (!hp)
+		return;
+	struct pod_call *pc = calloc(1, sizeof(*pc));
+	if (!pc) {
+		json_decref(hp);
+		return;
+	}
+	pc->s = s;
+	snprintf(pc->hn, sizeof(pc->hn), "%s", hn);
+	json_object_set_new(st, "creating", json_true());
+	s->stats.host_creates++;
+	if (host_call(s->http, "POST", s->pods_path, hp, on_pod_created, pc) < 0) {
+		json_object_set_new(st, "creating", json_false());
+		free(pc);
+	}
+	json_decref(hp);
+}
+
+/* Deletes our host pod hn (only if the informer saw it with our label). */
+static void delete_host_pod(struct syncer *s, const char *hn, long grace)
+{
+	json_t *hp = host_pod(s, hn);
+	json_t *st = json_object_get(s->pods, hn);
+	if (!hp || (st && json_is_true(json_object_get(st, "deleting"))))
+		return;
+	if (st)
+		json_object_set_new(st, "deleting", json_true());
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", s->pods_path, hn);
+	host_delete_path(s, path, grace, meta_str(hp, "uid"));
+}
+
+/* ---- status back ------------------------------------------------------------------- */
+
+static void copy_status(struct syncer *s, const json_t *hp, const char *hn)
+{
+	const char *ns, *name, *uid;
+	if (!syncer_host_owner(hp, s->tenant, &ns, &name, &uid))
+		return;
+	json_t *tp = NULL;
+	if (store_get(s->store, "/pods", ns, name, &tp) < 0)
+		return;
+	json_t *st = json_object_get(s->pods, hn);
+	const char *node = jstr(json_object_get(hp, "spec"), "nodeName");
+	json_t *status = syncer_status_from_host(hp);
+	json_t *spec = json_object_get(tp, "spec");
+	bool same_node = (!node && !jstr(spec, "nodeName")) ||
+			 (node && jstr(spec, "nodeName") && strcmp(node, jstr(spec, "nodeName")) == 0);
+	if (strcmp(meta_str(tp, "uid") ? meta_str(tp, "uid") : "", uid) == 0 &&
+	    (!json_equal(status, json_object_get(tp, "status")) || !same_node)) {
+		json_object_set(tp, "status", status);
+		if (node)
+			json_object_set_new(spec, "nodeName", json_string(node));
+		if (store_update(s->store, "/pods", ns, name, tp, 0, NULL) == 0)
+			s->stats.status_updates++;
+	}
+	if (st && node && strcmp(jstr(st, "node"), node) != 0) {
+		node_ref(s, jstr(st, "node"), -1);
+		json_object_set_new(st, "node", json_string(node));
+		node_ref(s, node, +1);
+	}
+	json_decref(status);
+	json_decref(tp);
+}
+
+/* The tenant pod `tp` (new ref) of host pod hp, when it is still the same pod. */
+static json_t *tenant_of(struct syncer *s, const json_t *hp)
+{
+	const char *ns, *name, *uid;
+	json_t *tp = NULL;
+	if (!syncer_host_owner(hp, s->tenant, &ns, &name, &uid))
+		return NULL;
+	if (store_get(s->store, "/pods", ns, name, &tp) < 0)
+		return NULL;
+	if (!meta_str(tp, "uid") || strcmp(meta_str(tp, "uid"), uid) != 0) {
+		json_decref(tp);
+		return NULL;
+	}
+	return tp;
+}
+
+static void tenant_pod_remove(struct syncer *s, json_t *tp)
+{
+	store_delete(s->store, "/pods", meta_str(tp, "namespace"), meta_str(tp, "name"), 0, NULL,
+		     NULL);
+}
+
+static void on_host_pod(const char *type, json_t *hp, void *arg)
+{
+	struct syncer *s = arg;
+	const char *hn = meta_str(hp, "name");
+	json_t *tp = tenant_of(s, hp);
+	if (strcmp(type, "DELETED") == 0) {
+		/* the host removed it (or finished our delete): the tenant pod goes too */
+		if (tp)
+			tenant_pod_remove(s, tp);
+		untrack(s, hn);
+	} else if (!tp) {
+		if (s->host_synced)
+			delete_host_pod(s, hn, 0); /* orphan */
+	} else {
+		copy_status(s, hp, hn);
+		if (meta_str(tp, "deletionTimestamp") && !meta_str(hp, "deletionTimestamp"))
+			delete_host_pod(s, hn, (long)json_integer_value(json_object_get(
+						       json_object_get(tp, "metadata"),
+						       "deletionGracePeriodSeconds")));
+	}
+	json_decref(tp);
+}
+
+/* ---- tenant pod events -------------------------------------------------------------- */
+
+static void tenant_pod_changed(struct syncer *s, const json_t *pod)
+{
+	char hn[SYNCER_NAME_MAX + 1];
+	pod_hn(s, pod, hn);
+	if (!hn[0])
+		return;
+	json_t *hp = host_pod(s, hn);
+	if (meta_str(pod, "deletionTimestamp")) {
+		if (!hp && s->host_synced && !json_is_true(json_object_get(
+						      json_object_get(s->pods, hn), "creating"))) {
+			store_delete(s->store, "/pods", meta_str(pod, "namespace"),
+				     meta_str(pod, "name"), 0, NULL, NULL);
+			untrack(s, hn);
+			return;
+		}
+		delete_host_pod(s, hn, (long)json_integer_value(json_object_get(
+					       json_object_get(pod, "metadata"),
+					       "deletionGracePeriodSeconds")));
+		return;
+	}
+	if (!json_object_get(s->pods, hn) && !hp)
+		create_host_pod(s, pod, hn);
+}
+
+static void on_tenant_pod(const struct store_event *ev, void *arg)
+{
+	struct syncer *s = arg;
+	if (ev->type != STORE_DELETED) {
+		tenant_pod_changed(s, ev->obj);
+		return;
+	}
+	char hn[SYNCER_NAME_MAX + 1];
+	pod_hn(s, ev->obj, hn);
+	if (!hn[0])
+		return;
+	delete_host_pod(s, hn, 0);
+	if (!host_pod(s, hn))
+		untrack(s, hn);
+}
+
+/* ---- events: host -> tenant ----------------------------------------------------------- */
+
+static void tenant_event(struct syncer *s, const char *ns, const char *pod, const char *uid,
+			 const char *type, const char *reason, const char *msg, const char *suffix)
+{
+	char name[512], ts[40];
+	snprintf(name, sizeof(name), "%s.%s", pod, suffix);
+	kb_time_rfc3339(time(NULL), ts, sizeof(ts));
+	json_t *old = NULL;
+	json_int_t count = 1;
+	if (store_get(s->store, "/events", ns, name, &old) == 0)
+		count = json_integer_value(json_object_get(old, "count")) + 1;
+	json_t *ev = json_pack(
+		"{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:I,s:s,s:s,s:{s:s}}",
+		"apiVersion", "v1", "kind", "Event", "metadata", "name", name, "namespace", ns,
+		"involvedObject", "kind", "Pod", "namespace", ns, "name", pod, "uid", uid ? uid : "",
+		"type", type ? type : "Normal", "reason", reason ? reason : "", "message",
+		msg ? msg : "", "count", count, "firstTimestamp", ts, "lastTimestamp", ts, "source",
+		"component", "kubicle-syncer");
+	json_object_set_new(json_object_get(ev, "involvedObject"), "apiVersion",
+			    json_string("v1"));
+	if (old) {
+		json_object_set(json_object_get(ev, "metadata"), "uid",
+				json_object_get(json_object_get(old, "metadata"), "uid"));
+		json_object_set(json_object_get(ev, "metadata"), "creationTimestamp",
+				json_object_get(json_object_get(old, "metadata"),
+						"creationTimestamp"));
+		json_object_set(ev, "firstTimestamp", json_object_get(old, "firstTimestamp"));
+		store_update(s->store, "/events", ns, name, ev, 0, NULL);
+	} else {
+		set_meta_new(ev, time(NULL));
+		store_create(s->store, "/events", ns, name, ev, NULL);
+	}
+	json_decref(old);
+	json_decref(ev);
+}
+
+static void on_host_event(const char *type, json_t *ev, void *arg)
+{
+	struct syncer *s = arg;
+	if (strcmp(type, "DELETED") == 0)
+		return;
+	json_t *io = json_object_get(ev, "involvedObject");
+	const char *kind = jstr(io, "kind"), *hn = jstr(io, "name");
+	json_t *hp = hn ? host_pod(s, hn) : NULL;
+	const char *ns, *name, *uid;
+	if (!kind || strcmp(kind, "Pod") != 0 || !hp ||
+	    !syncer_host_owner(hp, s->tenant, &ns, &name, &uid))
+		return;
+	/* the suffix after the pod name keeps one tenant event per host event */
+	const char *hname = meta_str(ev, "name");
+	const char *dot = hname ? strrchr(hname, '.') : NULL;
+	json_t *old = NULL;
+	char nm[512];
+	snprintf(nm, sizeof(nm), "%s.%s", name, dot ? dot + 1 : "host");
+	if (store_get(s->store, "/events", ns, nm, &old) == 0 &&
+	    json_equal(json_object_get(old, "message"), json_object_get(ev, "message")) &&
+	    json_integer_value(json_object_get(old, "count")) >=
+		    json_integer_value(json_object_get(ev, "count"))) {
+		json_decref(old);
+		return;
+	}
+	json_decref(old);
+	tenant_event(s, ns, name, uid, jstr(ev, "type"), jstr(ev, "reason"), jstr(ev, "message"),
+		     dot ? dot + 1 : "host");
+}
+
+/* ---- resync --------------------------------------------------------------------------- */
+
+static void resync_tenant_pod(struct syncer *s, json_t *tp, json_t *seen)
+{
+	char hn[SYNCER_NAME_MAX + 1];
+	pod_hn(s, tp, hn);
+	if (!hn[0])
+		return;
+	json_object_set_new(seen, hn, json_string(meta_str(tp, "uid") ? meta_str(tp, "uid") : ""));
+	json_t *hp = host_pod(s, hn);
+	json_t *st = json_object_get(s->pods, hn);
+	if (st && json_is_true(json_object_get(st, "creating")))
+		return;
+	if (meta_str(tp, "deletionTimestamp")) {
+		tenant_pod_changed(s, tp);
+		return;
+	}
+	if (!hp) {
+		const char *node = jstr(json_object_get(tp, "spec"), "nodeName");
+		if (node && *node) { /* it ran on the host and is gone there */
+			tenant_pod_remove(s, tp);
+			untrack(s, hn);
+		} else {
+			create_host_pod(s, tp, hn);
+		}
+		return;
+	}
+	const char *hns, *hname, *huid;
+	if (!syncer_host_owner(hp, s->tenant, &hns, &hname, &huid) ||
+	    strcmp(huid, meta_str(tp, "uid") ? meta_str(tp, "uid") : "") != 0) {
+		delete_host_pod(s, hn, 0); /* a previous pod of that name */
+		return;
+	}
+	track(s, tp, hn, NULL);
+	copy_status(s, hp, hn);
+}
+
+static void resync(struct syncer *s)
+{
+	if (!s->host_synced || s->stopping)
+		return;
+	s->stats.resyncs++;
+	struct store_list_req lr = {.res = "/pods"};
+	struct store_list_result res;
+	if (store_list(s->store, &lr, &res) < 0)
+		return;
+	json_t *seen = json_object();
+	size_t i;
+	json_t *tp;
+	json_array_foreach(res.items, i, tp)
+		resync_tenant_pod(s, tp, seen);
+	json_decref(res.items);
+	free(res.next);
+	/* host pods with no tenant pod: orphans */
+	const char *hn;
+	json_t *hp;
+	void *tmp;
+	json_t *cache = json_deep_copy(host_informer_cache(s->pods_inf));
+	json_object_foreach_safe(cache, tmp, hn, hp) {
+		if (!json_object_get(seen, hn))
+			delete_host_pod(s, hn, 0);
+	}
+	json_decref(cache);
+	/* tracked pods that vanished on both sides */
+	json_t *pods = json_deep_copy(s->pods);
+	json_object_foreach_safe(pods, tmp, hn, hp) {
+		if (!json_object_get(seen, hn) && !host_pod(s, hn))
+			untrack(s, hn);
+	}
+	json_decref(pods);
+	json_decref(seen);
+}
+
+static void on_host_synced(json_t *items, void *arg)
+{
+	struct syncer *s = arg;
+	bool first = !s->host_synced;
+	s->host_synced = true;
+	resync(s);
+	if (first) {
+		char path[300];
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", s->host_ns);
+		struct host_informer_opts eo = {.path = path, .on_event = on_host_event, .arg = s};
+		if (host_informer_start(s->loop, s->http, &eo, &s->events_inf) < 0)
+			kb_warn("syncer", "cannot watch host events");
+	}
+}
+
+static void on_host_state(bool up, void *arg)
+{
+	kb_info("syncer", "host %s", up ? "reachable" : "unreachable");
+}
+
+static void on_resync_timer(uv_timer_t *t)
+{
+	resync(t->data);
+}
+
+/* ---- pods/log ------------------------------------------------------------------------- */
+
+struct log_pass {
+	kb_http_req_t *req;
+	kb_httpc_req_t *up;
+	bool started;
+};
+
+static bool on_log_data(kb_httpc_req_t *r, const char *data, size_t len, void *arg)
+{
+	struct log_pass *lp = arg;
+	if (!lp->started) {
+		lp->started = true;
+		kb_http_stream_start(lp->req, 200, "text/plain", NULL);
+	}
+	return kb_http_stream_write(lp->req, data, len) == 0;
+}
+
+static void on_log_done(kb_httpc_req_t *r, int err, long status, const char *body, size_t len,
+			void *arg)
+{
+	struct log_pass *lp = arg;
+	kb_http_req_on_abort(lp->req, NULL, NULL);
+	if (lp->started) {
+		kb_http_stream_end(lp->req);
+	} else if (err) {
+		static const char msg[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":"
+					  "\"Failure\",\"message\":\"the host cluster is not "
+					  "reachable\",\"reason\":\"ServiceUnavailable\",\"code\":503}";
+		kb_http_respond(lp->req, 503, "application/json", NULL, msg, sizeof(msg) - 1);
+	} else {
+		kb_http_respond(lp->req, (int)status, status == 200 ? "text/plain" : "application/json",
+				NULL, body ? body : "", body ? len : 0);
+	}
+	free(lp);
+}
+
+static void on_log_abort(kb_http_req_t *req, void *arg)
+{
+	struct log_pass *lp = arg;
+	kb_httpc_cancel(lp->up);
+	free(lp);
+}
+
+static void log_not_found(kb_http_req_t *req, const char *name)
+{
+	char msg[600];
+	int n = snprintf(msg, sizeof(msg),
+			 "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+			 "\"message\":\"pods \\\"%s\\\" not found\",\"reason\":\"NotFound\","
+			 "\"details\":{\"name\":\"%s\",\"kind\":\"pods\"},\"code\":404}",
+			 name, name);
+	kb_http_respond(req, 404, "application/json", NULL, msg, (size_t)n);
+}
+
+void syncer_pod_log(void *arg, kb_http_req_t *req, const char *ns, const char *name,
+		    const char *query)
+{
+	struct syncer *s = arg;
+	char hn[SYNCER_NAME_MAX + 1], path[2048];
+	if (syncer_host_name(ns, name, s->tenant, hn, sizeof(hn)) < 0 || !host_pod(s, hn)) {
+		log_not_found(req, name);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s/log%s%s", s->pods_path, hn, query && *query ? "?" : "",
+		 query ? query : "");
+	struct log_pass *lp = calloc(1, sizeof(*lp));
+	if (!lp) {
+		kb_http_respond(req, 500, "text/plain", NULL, "", 0);
+		return;
+	}
+	lp->req = req;
+	struct kb_httpc_call call = {.method = "GET", .path = path, .stream = true,
+				     .no_limit = true, .on_data = on_log_data,
+				     .on_done = on_log_done, .arg = lp};
+	lp->up = kb_httpc_request(s->http, &call);
+	if (!lp->up) {
+		free(lp);
+		kb_http_respond(req, 500, "text/plain", NULL, "", 0);
+		return;
+	}
+	kb_http_req_on_abort(req, on_log_abort, lp);
+}
+
+/* ---- start / stop --------------------------------------------------------------------- */
+
+static int load_creds(const struct syncer_opts *o, struct kb_kubeconfig_creds *c)
+{
+	int rc = o->host_kubeconfig ? kb_kubeconfig_load(o->host_kubeconfig, NULL, c)
+				    : kb_kubeconfig_in_cluster(NULL, c);
+	if (rc < 0)
+		kb_err("syncer", "host credentials (%s): %s",
+		       o->host_kubeconfig ? o->host_kubeconfig : "in-cluster", strerror(-rc));
+	return rc;
+}
+
+static int check_opts(const struct syncer_opts *o)
+{
+	if (!o->tenant || !*o->tenant || strlen(o->tenant) > 40 || strstr(o->tenant, "-x-") ||
+	    !o->host_namespace || !*o->host_namespace || !syncer_profile_find(o->scheduler)) {
+		kb_err("syncer", "need --tenant (a DNS label of at most 40 characters, without "
+				 "\"-x-\"), --host-namespace and a known --scheduler");
+		return -EINVAL;
+	}
+	const struct syncer_profile *p = syncer_profile_find(o->scheduler);
+	if ((p->queue_label || p->queue_annotation) && (!o->queue || !*o->queue)) {
+		kb_err("syncer", "the %s profile needs --queue", p->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int start_watches(struct syncer *s)
+{
+	int64_t rev = store_rev(s->store);
+	int rc = store_watch(s->store, "/pods", NULL, rev, on_tenant_pod, s, &s->w_pods);
+	if (rc == 0)
+		rc = store_watch(s->store, "/configmaps", NULL, rev, on_cfg_event, s, &s->w_cms);
+	if (rc == 0)
+		rc = store_watch(s->store, "/secrets", NULL, rev, on_cfg_event, s, &s->w_secrets);
+	if (rc < 0)
+		return rc;
+	struct host_informer_opts po = {.path = s->pods_path, .label_selector = s->sel,
+					.on_event = on_host_pod, .on_synced = on_host_synced,
+					.on_state = on_host_state, .arg = s};
+	return host_informer_start(s->loop, s->http, &po, &s->pods_inf);
+}
+
+static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
+		       const struct syncer_opts *o)
+{
+	s->loop = loop;
+	s->store = store;
+	snprintf(s->tenant, sizeof(s->tenant), "%s", o->tenant);
+	snprintf(s->host_ns, sizeof(s->host_ns), "%s", o->host_namespace);
+	snprintf(s->queue, sizeof(s->queue), "%s", o->queue ? o->queue : "");
+	snprintf(s->advertise, sizeof(s->advertise), "%s", o->advertise ? o->advertise : "");
+	s->x = (struct syncer_xlate){.tenant = s->tenant, .host_ns = s->host_ns,
+				     .queue = s->queue[0] ? s->queue : NULL,
+				     .profile = syncer_profile_find(o->scheduler),
+				     .api_host = s->advertise[0] ? s->advertise : NULL,
+				     .api_port = o->api_port};
+	snprintf(s->pods_path, sizeof(s->pods_path), "/api/v1/namespaces/%s/pods", s->host_ns);
+	snprintf(s->sel, sizeof(s->sel), "kubicle.dev%%2Ftenant%%3D%s", s->tenant);
+	s->pods = json_object();
+	s->refs = json_object();
+	s->nodes = json_object();
+}
+
+int syncer_start(uv_loop_t *loop, store_t *store, const struct syncer_opts *o, syncer_t **out)
+{
+	int rc = check_opts(o);
+	if (rc < 0)
+		return rc;
+	struct kb_kubeconfig_creds cr;
+	if ((rc = load_creds(o, &cr)) < 0)
+		return rc;
+	struct syncer *s = calloc(1, sizeof(*s));
+	if (!s) {
+		kb_kubeconfig_creds_free(&cr);
+		return -ENOMEM;
+	}
+	init_state(s, loop, store, o);
+	struct kb_httpc_opts ho = {.server = cr.server, .ca_pem = cr.ca_pem, .ca_file = cr.ca_file,
+				   .cert_pem = cr.cert_pem, .key_pem = cr.key_pem,
+				   .token = cr.token, .insecure = cr.insecure,
+				   .qps = o->qps < 0 ? 0 : (o->qps > 0 ? o->qps : 50),
+				   .burst = o->burst ? o->burst : 100};
+	rc = kb_httpc_new(loop, &ho, &s->http);
+	kb_kubeconfig_creds_free(&cr);
+	if (rc < 0)
+		goto fail;
+	uv_timer_init(loop, &s->resync);
+	s->resync.data = s;
+	if ((rc = start_watches(s)) < 0) {
+		syncer_stop(s);
+		return rc;
+	}
+	uv_timer_start(&s->resync, on_resync_timer, RESYNC_MS, RESYNC_MS);
+	kb_info("syncer", "tenant %s -> host namespace %s (%s profile, queue %s)", s->tenant,
+		s->host_ns, s->x.profile->name, s->queue[0] ? s->queue : "-");
+	*out = s;
+	return 0;
+fail:
+	json_decref(s->pods);
+	json_decref(s->refs);
+	json_decref(s->nodes);
+	free(s);
+	return rc;
+}
+
+static void on_resync_closed(uv_handle_t *h)
+{
+	struct syncer *s = h->data;
+	json_decref(s->pods);
+	json_decref(s->refs);
+	json_decref(s->nodes);
+	free(s);
+}
+
+void syncer_stop(syncer_t *s)
+{
+	if (!s || s->stopping)
+		return;
+	s->stopping = true;
+	if (s->w_pods)
+		store_unwatch(s->w_pods);
+	if (s->w_cms)
+		store_unwatch(s->w_cms);
+	if (s->w_secrets)
+		store_unwatch(s->w_secrets);
+	if (s->pods_inf)
+		host_informer_stop(s->pods_inf);
+	if (s->events_inf)
+		host_informer_stop(s->events_inf);
+	kb_httpc_close(s->http);
+	uv_close((uv_handle_t *)&s->resync, on_resync_closed);
+}
+
+void syncer_get_stats(const syncer_t *s, struct syncer_stats *out)
+{
+	*out = s->stats;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The syncer: runs a tenant's pods on the shared host cluster.
+ *
+ * Glossary
+ *   tenant object   an object in this tenant's store (a Pod, the ConfigMaps
+ *                   and Secrets it references).
+ *   host object     its translated copy in the host cluster's namespace,
+ *                   labelled kubicle.dev/tenant=<tenant> and annotated with
+ *                   the tenant object's namespace, name and uid.
+ *   translated name "<name>-x-<namespace>-x-<tenant>", or a prefix plus a
+ *                   hash when that is too long or ambiguous (syncer_impl.h).
+ *                   Deterministic, so a create is idempotent: 409
+ *                   AlreadyExists means "already there".
+ *   resync          a full comparison of both sides (tenant pods vs host pods
+ *                   with our label): create what is missing, delete orphans,
+ *                   refresh statuses. Runs at start and whenever the host
+ *                   watch had to relist (host outage, 410 Gone).
+ *
+ * DESIGN
+ * Tenant side: a store watch on pods (and ConfigMaps/Secrets) drives host
+ * writes; the host side is a list+watch of pods labelled with our tenant in
+ * the host namespace (plus a watch of the host namespace's events). Host
+ * pod status is written back into the tenant pod directly in the store
+ * (status and spec.nodeName only). The host decides: a host pod that
+ * disappears while its tenant pod is not being deleted means the host
+ * removed it (eviction, preemption, an admin), and the tenant pod is removed
+ * as kube-apiserver would after such a deletion.
+ * Writes to the host go through lib/httpc's token bucket (default 50 QPS,
+ * burst 100: see syncer_opts). Errors back off with jitter; a failed write
+ * is retried by the next resync (every 30 s and after each relist).
+ *
+ * Threading: loop thread only (the store's thread).
+ */
+#ifndef KB_SYNCER_H
+#define KB_SYNCER_H
+
+#include <stdbool.h>
+#include <uv.h>
+
+#include "lib/http.h"
+#include "store/store.h"
+
+typedef struct syncer syncer_t;
+
+struct syncer_opts {
+	const char *host_kubeconfig; /* path, or NULL: in-cluster service account */
+	const char *host_namespace;  /* required */
+	const char *tenant;          /* required: DNS label without "-x-" */
+	const char *queue;           /* required for profiles with a queue key */
+	const char *scheduler;       /* "kai" (default), "kueue", "volcano", "hami", "none" */
+	const char *advertise;       /* tenant API address for pods, or NULL */
+	int api_port;                /* tenant API port for pods */
+	/*
+	 * Rate limit of requests to the host. Default (0) 50 QPS, burst 100:
+	 * client-go's own default (5/10) would take 40 s to start 200 pods, but
+	 * a host API server shares its capacity between many tenants through
+	 * API Priority and Fairness; 50 QPS per tenant lets 20 tenants burst
+	 * together at ~1000 QPS, what one kube-apiserver serves comfortably.
+	 * A negative qps turns the limit off (benchmarks).
+	 */
+	double qps;
+	unsigned burst;
+};
+
+/* Starts syncing. `store` is borrowed and must outlive the syncer. Returns
+ * 0 or a negative errno (-EINVAL: bad options; -ENOENT: no kubeconfig and
+ * not in a cluster). Host connection problems are not errors here: the
+ * syncer keeps retrying. */
+int syncer_start(uv_loop_t *loop, store_t *store, const struct syncer_opts *opts,
+		 syncer_t **out);
+/* Stops every watch and request; frees the syncer once its handles closed.
+ * Call before store_close. */
+void syncer_stop(syncer_t *s);
+
+/*
+ * Serves GET pods/log of tenant pod ns/name by proxying to its host pod
+ * (follow streams chunked). `query` is the tenant request's raw query
+ * (container, follow, previous, sinceSeconds, sinceTime, timestamps,
+ * tailLines, limitBytes are passed on). Answers `req` in every case.
+ * Matches proxy_opts' pod_log hook signature.
+ */
+void syncer_pod_log(void *syncer, kb_http_req_t *req, const char *ns, const char *name,
+		    const char *query);
+
+/* Counters for benchmarks and tests. */
+struct syncer_stats {
+	size_t pods;            /* tenant pods tracked */
+	size_t host_creates;    /* create calls sent */
+	size_t host_deletes;
+	size_t status_updates;  /* tenant pod status writes */
+	size_t resyncs;
+};
+void syncer_get_stats(const syncer_t *s, struct syncer_stats *out);
+
+#endif

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Cross-file internals of the syncer: translation (translate.c, pure
+ * functions on JSON, unit-tested) and the host API client (host.c).
+ */
+#ifndef KB_SYNCER_IMPL_H
+#define KB_SYNCER_IMPL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/httpc.h"
+#include "syncer/syncer.h"
+
+#define SYNCER_NAME_MAX 63          /* longest host name we produce */
+#define SYNCER_HASH_HEX 16          /* hex digits of sha256 in shortened names */
+
+#define LBL_TENANT "kubicle.dev/tenant"
+#define LBL_NAMESPACE "kubicle.dev/namespace"
+#define ANN_NAMESPACE "kubicle.dev/namespace"
+#define ANN_NAME "kubicle.dev/name"
+#define ANN_UID "kubicle.dev/uid"
+#define ANN_KIND "kubicle.dev/kind"
+#define ANN_OWNERS "kubicle.dev/owner-references"
+
+/* ---- scheduler profiles (the table in DESIGN.md) --------------------------- */
+struct syncer_profile {
+	const char *name;            /* "kai", "kueue", "volcano", "hami", "none" */
+	const char *scheduler_name;  /* NULL: leave the host default */
+	const char *queue_label;     /* label carrying the queue, or NULL */
+	const char *queue_annotation;/* annotation carrying the queue, or NULL */
+	const char *group_annotation;/* pod-group key for pods of one owner, or NULL */
+};
+/* The profile by name; NULL when unknown. The result is static. */
+const struct syncer_profile *syncer_profile_find(const char *name);
+
+/* ---- names -------------------------------------------------------------------- */
+/*
+ * The translated name of tenant object (ns, name) of `tenant`:
+ * "<name>-x-<ns>-x-<tenant>" when that is at most 62 characters and neither
+ * name nor ns contains "-x-" (so the parts are unambiguous); otherwise a
+ * prefix of it and "-" + 16 hex digits of sha256("<ns>/<name>/<tenant>"),
+ * exactly 63 characters. Short and long forms differ in length, so they
+ * never collide with each other; long forms collide only if sha256's first
+ * 64 bits do. `buf` needs SYNCER_NAME_MAX + 1 bytes. ns may be "" (cluster
+ * scope). Returns 0 or -EINVAL (empty name).
+ */
+int syncer_host_name(const char *ns, const char *name, const char *tenant, char *buf,
+		     size_t len);
+
+/* ---- translation ------------------------------------------------------------- */
+struct syncer_xlate {
+	const char *tenant;          /* tenant name */
+	const char *host_ns;         /* host namespace */
+	const char *queue;           /* the tenant's queue */
+	const struct syncer_profile *profile;
+	const char *api_host;        /* KUBERNETES_SERVICE_HOST for pods, or NULL */
+	int api_port;                /* KUBERNETES_SERVICE_PORT */
+	const char *sa_secret;       /* host secret mounted as the SA token folder, or NULL */
+};
+
+/*
+ * The host pod for tenant pod `pod` (borrowed). Returns a new reference, or
+ * NULL on ENOMEM. References to ConfigMaps and Secrets are rewritten to
+ * translated names; `refs` (borrowed array, may be NULL) gets one
+ * {"kind": "ConfigMap"|"Secret", "name": tenant name} per distinct
+ * reference.
+ */
+json_t *syncer_translate_pod(const struct syncer_xlate *x, const json_t *pod, json_t *refs);
+/* The host copy of a tenant ConfigMap or Secret (data, binaryData,
+ * stringData, type, immutable). New reference or NULL. */
+json_t *syncer_translate_config(const struct syncer_xlate *x, const json_t *obj,
+				const char *kind);
+/* The status the tenant pod should have given host pod `host` (borrowed):
+ * a new reference to a copy of host's status. */
+json_t *syncer_status_from_host(const json_t *host);
+/* True when `host` carries tenant's label and annotations naming a tenant
+ * object; *ns, *name, *uid (borrowed from host) get them. */
+bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns,
+		       const char **name, const char **uid);
+/* The tenant Node for host node `node` (labels, capacity, allocatable,
+ * conditions, nodeInfo, addresses). New reference or NULL. */
+json_t *syncer_translate_node(const json_t *node, const char *tenant);
+
+/* ---- host client (host.c) --------------------------------------------------- */
+struct host;
+typedef void (*host_done_cb)(int err, long status, json_t *body /* borrowed, may be NULL */,
+			     void *arg);
+/* A JSON call on the host; body (borrowed, may be NULL) is sent as JSON. */
+int host_call(kb_httpc_t *c, const char *method, const char *path, const json_t *body,
+	      host_done_cb cb, void *arg);
+
+/* A list+watch loop on a host collection: lists, reports each item, then
+ * watches from the list's resourceVersion, resuming after errors from the
+ * last seen version and relisting on 410 Gone, with jittered backoff. */
+struct host_informer;
+typedef void (*host_event_cb)(const char *type /* ADDED MODIFIED DELETED */,
+			      json_t *obj /* borrowed */, void *arg);
+/* After each complete list: `items` (borrowed array) is the whole set. */
+typedef void (*host_synced_cb)(json_t *items, void *arg);
+/* Connection state changes: up true once a list succeeded, false on errors. */
+typedef void (*host_state_cb)(bool up, void *arg);
+struct host_informer_opts {
+	const char *path;            /* "/api/v1/namespaces/ns/pods" */
+	const char *label_selector;  /* or NULL */
+	host_event_cb on_event;
+	host_synced_cb on_synced;
+	host_state_cb on_state;
+	void *arg;
+};
+int host_informer_start(uv_loop_t *loop, kb_httpc_t *c, const struct host_informer_opts *o,
+			struct host_informer **out);
+/* The last known objects, name -> object (borrowed; valid until the next
+ * event or list). */
+json_t *host_informer_cache(struct host_informer *in);
+/* Forces a relist (e.g. after a tenant-side restart). */
+void host_informer_relist(struct host_informer *in);
+void host_informer_stop(struct host_informer *in);
+
+#endif

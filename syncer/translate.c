@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Translation between tenant objects and host objects: translated names,
+ * the host-object contract's labels and annotations, scheduler profiles,
+ * rewriting of ConfigMap/Secret references, status and nodes back. Pure
+ * functions on JSON (no I/O), so they are unit-tested on their own.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "lib/util.h"
+#include "syncer/syncer_impl.h"
+
+/* ---- profiles ---------------------------------------------------------------- */
+
+static const struct syncer_profile profiles[] = {
+	{"kai", "kai-scheduler", "kai.scheduler/queue", NULL, "pod-group-name"},
+	{"kueue", NULL, "kueue.x-k8s.io/queue-name", NULL, "kueue.x-k8s.io/pod-group-name"},
+	{"volcano", "volcano", NULL, "scheduling.volcano.sh/queue-name",
+	 "scheduling.k8s.io/group-name"},
+	{"hami", "hami-scheduler", NULL, NULL, NULL},
+	{"none", NULL, NULL, NULL, NULL},
+};
+
+/* Keys of every profile: a tenant may set none of them. */
+static const char *const sched_labels[] = {
+	"kai.scheduler/queue", "kueue.x-k8s.io/queue-name", "runai/queue", NULL,
+};
+static const char *const sched_annotations[] = {
+	"scheduling.volcano.sh/queue-name", "scheduling.k8s.io/group-name", "pod-group-name",
+	"kueue.x-k8s.io/pod-group-name", "kueue.x-k8s.io/queue-name", NULL,
+};
+
+const struct syncer_profile *syncer_profile_find(const char *name)
+{
+	if (!name || !*name)
+		name = "kai";
+	for (size_t i = 0; i < KB_ARRAY_SIZE(profiles); i++)
+		if (strcmp(profiles[i].name, name) == 0)
+			return &profiles[i];
+	return NULL;
+}
+
+/* ---- names -------------------------------------------------------------------- */
+
+static void hash_hex(const char *s, char *out, size_t nhex)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL);
+	for (size_t i = 0; i < nhex / 2 && i < mdlen; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+int syncer_host_name(const char *ns, const char *name, const char *tenant, char *buf,
+		     size_t len)
+{
+	if (!name || !*name || !tenant || len < SYNCER_NAME_MAX + 1)
+		return -EINVAL;
+	if (!ns)
+		ns = "";
+	char full[1024];
+	int n = *ns ? snprintf(full, sizeof(full), "%s-x-%s-x-%s", name, ns, tenant)
+		    : snprintf(full, sizeof(full), "%s-x-%s", name, tenant);
+	bool ambiguous = strstr(name, "-x-") || strstr(ns, "-x-");
+	if (n > 0 && n <= SYNCER_NAME_MAX - 1 && !ambiguous) {
+		snprintf(buf, len, "%s", full);
+		return 0;
+	}
+	char key[1024], hex[SYNCER_HASH_HEX + 1] = "";
+	snprintf(key, sizeof(key), "%s/%s/%s", ns, name, tenant);
+	hash_hex(key, hex, SYNCER_HASH_HEX);
+	size_t plen = SYNCER_NAME_MAX - 1 - SYNCER_HASH_HEX;
+	memcpy(buf, full, plen);
+	/* the prefix must end in an alphanumeric character: pad, never trim,
+	 * so every long form stays exactly 63 characters */
+	for (size_t i = 0; i < plen; i++)
+		if (buf[i] == '.')
+			buf[i] = '-';
+	if (buf[plen - 1] == '-')
+		buf[plen - 1] = 'x';
+	snprintf(buf + plen, len - plen, "-%s", hex);
+	return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static json_t *obj_at(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	if (!json_is_object(v)) {
+		v = json_object();
+		json_object_set_new(o, key, v);
+	}
+	return v;
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static void add_ref(json_t *refs, const char *kind, const char *name)
+{
+	size_t i;
+	json_t *e;
+	if (!refs || !name)
+		return;
+	json_array_foreach(refs, i, e) {
+		if (strcmp(jstr(e, "kind"), kind) == 0 && strcmp(jstr(e, "name"), name) == 0)
+			return;
+	}
+	json_array_append_new(refs, json_pack("{s:s,s:s}", "kind", kind, "name", name));
+}
+
+/* Rewrites o[key] (a tenant object name) to its translated name. */
+static void rename_ref(const struct syncer_xlate *x, json_t *o, const char *key, const char *kind,
+		       const char *ns, json_t *refs)
+{
+	const char *name = jstr(o, key);
+	char hn[SYNCER_NAME_MAX + 1];
+	if (!name || syncer_host_name(ns, name, x->tenant, hn, sizeof(hn)) < 0)
+		return;
+	add_ref(refs, kind, name);
+	json_object_set_new(o, key, json_string(hn));
+}
+
+/* ---- metadata ----------------------------------------------------------------- */
+
+static void strip_keys(json_t *map, const char *const *keys)
+{
+	for (size_t i = 0; keys[i]; i++)
+		json_object_del(map, keys[i]);
+}
+
+static void strip_prefix(json_t *map, const char *prefix)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+	json_object_foreach_safe(map, tmp, k, v) {
+		if (kb_str_has_prefix(k, prefix))
+			json_object_del(map, k);
+	}
+}
+
+static json_t *host_meta(const struct syncer_xlate *x, const json_t *tmeta, const char *kind)
+{
+	const char *ns = jstr(tmeta, "namespace"), *name = jstr(tmeta, "name");
+	char hn[SYNCER_NAME_MAX + 1];
+	if (syncer_host_name(ns, name, x->tenant, hn, sizeof(hn)) < 0)
+		return NULL;
+	json_t *m = json_object();
+	json_t *labels = json_deep_copy(json_object_get(tmeta, "labels"));
+	json_t *ann = json_deep_copy(json_object_get(tmeta, "annotations"));
+	labels = labels ? labels : json_object();
+	ann = ann ? ann : json_object();
+	strip_prefix(labels, "kubicle.dev/");
+	strip_prefix(ann, "kubicle.dev/");
+	json_object_del(ann, "kubectl.kubernetes.io/last-applied-configuration");
+	json_object_set_new(labels, LBL_TENANT, json_string(x->tenant));
+	if (ns)
+		json_object_set_new(labels, LBL_NAMESPACE, json_string(ns));
+	json_object_set_new(ann, ANN_NAMESPACE, json_string(ns ? ns : ""));
+	json_object_set_new(ann, ANN_NAME, json_string(name));
+	json_object_set_new(ann, ANN_UID, json_string(jstr(tmeta, "uid") ? jstr(tmeta, "uid") : ""));
+	json_object_set_new(ann, ANN_KIND, json_string(kind));
+	json_object_set_new(m, "name", json_string(hn));
+	json_object_set_new(m, "namespace", json_string(x->host_ns));
+	json_object_set_new(m, "labels", labels);
+	json_object_set_new(m, "annotations", ann);
+	return m;
+}
+
+/* ---- scheduler keys ------------------------------------------------------------ */
+
+static void owner_group(const struct syncer_xlate *x, const json_t *tmeta, json_t *ann)
+{
+	json_t *owners = json_object_get(tmeta, "ownerReferences");
+	if (json_array_size(owners) == 0)
+		return;
+	char *txt = json_dumps(owners, JSON_COMPACT);
+	if (txt)
+		json_object_set_new(ann, ANN_OWNERS, json_string(txt));
+	free(txt);
+	if (!x->profile->group_annotation)
+		return;
+	json_t *ctl = json_array_get(owners, 0);
+	size_t i;
+	json_t *o;
+	json_array_foreach(owners, i, o) {
+		if (json_is_true(json_object_get(o, "controller")))
+			ctl = o;
+	}
+	const char *kind = jstr(ctl, "kind"), *oname = jstr(ctl, "name");
+	char gname[512], hn[SYNCER_NAME_MAX + 1];
+	snprintf(gname, sizeof(gname), "pg-%s-%s", kind ? kind : "owner", oname ? oname : "");
+	for (char *p = gname; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	if (syncer_host_name(jstr(tmeta, "namespace"), gname, x->tenant, hn, sizeof(hn)) == 0)
+		json_object_set_new(ann, x->profile->group_annotation, json_string(hn));
+}
+
+static void set_scheduler(const struct syncer_xlate *x, json_t *hp, const json_t *tmeta)
+{
+	json_t *meta = obj_at(hp, "metadata");
+	json_t *labels = obj_at(meta, "labels"), *ann = obj_at(meta, "annotations");
+	json_t *spec = obj_at(hp, "spec");
+	strip_keys(labels, sched_labels);
+	strip_keys(ann, sched_annotations);
+	if (x->profile->scheduler_name)
+		json_object_set_new(spec, "schedulerName", json_string(x->profile->scheduler_name));
+	else
+		json_object_del(spec, "schedulerName");
+	if (x->profile->queue_label && x->queue)
+		json_object_set_new(labels, x->profile->queue_label, json_string(x->queue));
+	if (x->profile->queue_annotation && x->queue)
+		json_object_set_new(ann, x->profile->queue_annotation, json_string(x->queue));
+	owner_group(x, tmeta, ann);
+}
+
+/* ---- ConfigMap / Secret references -------------------------------------------- */
+
+static void rewrite_env(const struct syncer_xlate *x, json_t *c, const char *ns, json_t *refs)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(c, "env"), i, e) {
+		json_t *vf = json_object_get(e, "valueFrom");
+		json_t *cm = json_object_get(vf, "configMapKeyRef");
+		json_t *sk = json_object_get(vf, "secretKeyRef");
+		if (cm)
+			rename_ref(x, cm, "name", "ConfigMap", ns, refs);
+		if (sk)
+			rename_ref(x, sk, "name", "Secret", ns, refs);
+	}
+	json_array_foreach(json_object_get(c, "envFrom"), i, e) {
+		json_t *cm = json_object_get(e, "configMapRef");
+		json_t *sr = json_object_get(e, "secretRef");
+		if (cm)
+			rename_ref(x, cm, "name", "ConfigMap", ns, refs);
+		if (sr)
+			rename_ref(x, sr, "name", "Secret", ns, refs);
+	}
+}
+
+static void set_api_env(const struct syncer_xlate *x, json_t *c)
+{
+	if (!x->api_host)
+		return;
+	json_t *env = json_object_get(c, "env");
+	if (!json_is_array(env)) {
+		env = json_array();
+		json_object_set_new(c, "env", env);
+	}
+	for (size_t i = json_array_size(env); i-- > 0;) {
+		const char *n = jstr(json_array_get(env, i), "name");
+		if (n && (strcmp(n, "KUBERNETES_SERVICE_HOST") == 0 ||
+			  strcmp(n, "KUBERNETES_SERVICE_PORT") == 0))
+			json_array_remove(env, i);
+	}
+	char port[16];
+	snprintf(port, sizeof(port), "%d", x->api_port);
+	json_array_append_new(env, json_pack("{s:s,s:s}", "name", "KUBERNETES_SERVICE_HOST",
+					     "value", x->api_host));
+	json_array_append_new(env, json_pack("{s:s,s:s}", "name", "KUBERNETES_SERVICE_PORT",
+					     "value", port));
+}
+
+static void rewrite_containers(const struct syncer_xlate *x, json_t *spec, const char *ns,
+			       json_t *refs)
+{
+	static const char *const lists[] = {"initContainers", "containers", "ephemeralContainers"};
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach(json_object_get(spec, lists[l]), i, c) {
+			rewrite_env(x, c, ns, refs);
+			set_api_env(x, c);
+			json_t *sc = json_object_get(c, "securityContext");
+			json_object_del(sc, "privileged");
+			size_t j;
+			json_t *p;
+			json_array_foreach(json_object_get(c, "ports"), j, p)
+				json_object_del(p, "hostPort");
+		}
+	}
+}
+
+static void rewrite_volumes(const struct syncer_xlate *x, json_t *spec, const char *ns,
+			    json_t *refs)
+{
+	size_t i, j;
+	json_t *v, *src;
+	json_array_foreach(json_object_get(spec, "volumes"), i, v) {
+		json_t *cm = json_object_get(v, "configMap");
+		json_t *sec = json_object_get(v, "secret");
+		if (cm)
+			rename_ref(x, cm, "name", "ConfigMap", ns, refs);
+		if (sec)
+			rename_ref(x, sec, "secretName", "Secret", ns, refs);
+		json_array_foreach(json_object_get(json_object_get(v, "projected"), "sources"), j,
+				   src) {
+			json_t *pc = json_object_get(src, "configMap");
+			json_t *ps = json_object_get(src, "secret");
+			if (pc)
+				rename_ref(x, pc, "name", "ConfigMap", ns, refs);
+			if (ps)
+				rename_ref(x, ps, "name", "Secret", ns, refs);
+		}
+	}
+	json_array_foreach(json_object_get(spec, "imagePullSecrets"), i, v)
+		rename_ref(x, v, "name", "Secret", ns, refs);
+}
+
+/* The host pod runs as the host namespace's default service account with no
+ * host token; the tenant's service-account folder comes from x->sa_secret. */
+static void set_service_account(const struct syncer_xlate *x, json_t *spec)
+{
+	json_object_del(spec, "serviceAccountName");
+	json_object_del(spec, "serviceAccount");
+	json_object_set_new(spec, "automountServiceAccountToken", json_false());
+	if (!x->sa_secret)
+		return;
+	json_t *vols = json_object_get(spec, "volumes");
+	if (!json_is_array(vols)) {
+		vols = json_array();
+		json_object_set_new(spec, "volumes", vols);
+	}
+	json_array_append_new(vols, json_pack("{s:s,s:{s:s}}", "name", "kubicle-tenant-sa",
+					      "secret", "secretName", x->sa_secret));
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(spec, "containers"), i, c) {
+		json_t *vm = json_object_get(c, "volumeMounts");
+		if (!json_is_array(vm)) {
+			vm = json_array();
+			json_object_set_new(c, "volumeMounts", vm);
+		}
+		json_array_append_new(vm, json_pack("{s:s,s:s,s:b}", "name", "kubicle-tenant-sa",
+						    "mountPath",
+						    "/var/run/secrets/kubernetes.io/serviceaccount",
+						    "readOnly", 1));
+	}
+}
+
+/* Fields that would reach into the host: refused by the tenant API already,
+ * removed here as a second line of defence. */
+static void strip_host_fields(json_t *spec)
+{
+	static const char *const keys[] = {"nodeName", "hostNetwork", "hostPID", "hostIPC",
+					   NULL};
+	strip_keys(spec, keys);
+	json_t *vols = json_object_get(spec, "volumes");
+	for (size_t i = json_array_size(vols); i-- > 0;)
+		if (json_object_get(json_array_get(vols, i), "hostPath"))
+			json_array_remove(vols, i);
+}
+
+json_t *syncer_translate_pod(const struct syncer_xlate *x, const json_t *pod, json_t *refs)
+{
+	const json_t *tmeta = json_object_get(pod, "metadata");
+	const char *ns = jstr(tmeta, "namespace");
+	json_t *meta = host_meta(x, tmeta, "Pod");
+	if (!meta)
+		return NULL;
+	json_t *spec = json_deep_copy(json_object_get(pod, "spec"));
+	spec = spec ? spec : json_object();
+	json_t *hp = json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "Pod", "metadata",
+			       meta, "spec", spec);
+	strip_host_fields(spec);
+	rewrite_containers(x, spec, ns, refs);
+	rewrite_volumes(x, spec, ns, refs);
+	set_service_account(x, spec);
+	set_scheduler(x, hp, tmeta);
+	return hp;
+}
+
+json_t *syncer_translate_config(const struct syncer_xlate *x, const json_t *obj, const char *kind)
+{
+	json_t *meta = host_meta(x, json_object_get(obj, "metadata"), kind);
+	if (!meta)
+		return NULL;
+	json_t *out = json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", kind, "metadata", meta);
+	static const char *const keys[] = {"data", "binaryData", "stringData", "type", "immutable"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(obj, keys[i]);
+		if (v)
+			json_object_set_new(out, keys[i], json_deep_copy(v));
+	}
+	return out;
+}
+
+json_t *syncer_status_from_host(const json_t *host)
+{
+	json_t *st = json_deep_copy(json_object_get(host, "status"));
+	return st ? st : json_object();
+}
+
+bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns,
+		       const char **name, const char **uid)
+{
+	const json_t *meta = json_object_get(host, "metadata");
+	const char *t = jstr(json_object_get(meta, "labels"), LBL_TENANT);
+	const json_t *ann = json_object_get(meta, "annotations");
+	if (!t || strcmp(t, tenant) != 0)
+		return false;
+	*ns = jstr(ann, ANN_NAMESPACE);
+	*name = jstr(ann, ANN_NAME);
+	*uid = jstr(ann, ANN_UID);
+	return *ns && *name && *uid;
+}
+
+json_t *syncer_translate_node(const json_t *node, const char *tenant)
+{
+	const json_t *meta = json_object_get(node, "metadata");
+	const char *name = jstr(meta, "name");
+	if (!name)
+		return NULL;
+	json_t *labels = json_deep_copy(json_object_get(meta, "labels"));
+	labels = labels ? labels : json_object();
+	json_t *out = json_pack("{s:s,s:s,s:{s:s,s:o,s:{s:s}},s:{},s:{}}", "apiVersion", "v1",
+				"kind", "Node", "metadata", "name", name, "labels", labels,
+				"annotations", "kubicle.dev/host-node", "true", "spec", "status");
+	const json_t *hst = json_object_get(node, "status");
+	json_t *st = json_object_get(out, "status");
+	static const char *const keys[] = {"capacity", "allocatable", "conditions", "nodeInfo",
+					   "addresses"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(hst, keys[i]);
+		if (v)
+			json_object_set_new(st, keys[i], json_deep_copy(v));
+	}
+	(void)tenant;
+	return out;
+}
