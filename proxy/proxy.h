@@ -9,6 +9,8 @@
 #ifndef KB_PROXY_H
 #define KB_PROXY_H
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <uv.h>
 
 #include "lib/http.h"
@@ -50,5 +52,50 @@ void proxy_stop(proxy_t *px);
 typedef void (*proxy_pod_log_fn)(void *arg, kb_http_req_t *req, const char *ns,
 				 const char *name, const char *query);
 void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, void *arg);
+
+
+/* ---- Internal API (proxy/api_internal.c) -----------------------------------
+ * Writes made by in-process controllers. They go through the same server
+ * metadata, defaults, validation and managed-fields tracking as API requests
+ * (under field manager `manager`, e.g. "deployment-controller"), then the
+ * store, so watchers see them like any other change. Resources are named by
+ * group ("" for core), version and plural. Loop thread only.
+ * Errors: -ENOENT (unknown resource or object), -EEXIST, -ESTALE (the
+ * resourceVersion in obj differs from the stored one), -EINVAL (invalid:
+ * the causes are logged), -EPERM (namespace missing or terminating), -EIO.
+ * json_t *obj is borrowed (and modified in place); *out (may be NULL) gets a
+ * new reference to the object as stored.
+ */
+
+/* Creates obj; metadata.generateName gives a name with a 5-char suffix. */
+int proxy_object_create(proxy_t *px, const char *group, const char *version,
+			const char *plural, json_t *obj, const char *manager, json_t **out);
+/* Replaces the object named by obj's metadata (spec and metadata; status is
+ * kept from the stored object when the kind has a status subresource). An
+ * object being deleted whose finalizers become empty is removed. */
+int proxy_object_update(proxy_t *px, const char *group, const char *version,
+			const char *plural, json_t *obj, const char *manager, json_t **out);
+/* Replaces only the status of the object named by obj's metadata. */
+int proxy_object_update_status(proxy_t *px, const char *group, const char *version,
+			       const char *plural, json_t *obj, const char *manager,
+			       json_t **out);
+/* Deletes with a propagation policy ("Background", "Foreground", "Orphan"
+ * or NULL for Background): Foreground and Orphan, and objects with
+ * finalizers, are marked (deletionTimestamp + finalizer foregroundDeletion or
+ * orphan) and left to the garbage collector. uid (may be NULL) is a
+ * precondition. */
+int proxy_object_delete(proxy_t *px, const char *group, const char *version,
+			const char *plural, const char *ns, const char *name, const char *uid,
+			const char *propagation);
+/* Reads one object; *out is a new reference. */
+int proxy_object_get(proxy_t *px, const char *group, const char *version, const char *plural,
+		     const char *ns, const char *name, json_t **out);
+/* Lists objects (ns NULL: every namespace); *out is a new array reference. */
+int proxy_object_list(proxy_t *px, const char *group, const char *version,
+		      const char *plural, const char *ns, json_t **out);
+/* For DELETE requests: when `propagation` is Foreground or Orphan and obj
+ * (borrowed, modified) is not already being deleted, adds the finalizer
+ * foregroundDeletion or orphan to its metadata.finalizers. True when added. */
+bool proxy_propagation_finalizer(const char *propagation, json_t *obj);
 
 #endif

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Controllers of one tenant, with kube-controller-manager's semantics:
+ * ReplicaSet, Deployment, Job, CronJob, StatefulSet and the garbage
+ * collector (ownerReferences with Background, Foreground and Orphan
+ * propagation).
+ *
+ * DESIGN
+ * Threading: everything runs on the API's libuv loop thread. One store
+ * watch on every resource feeds a de-duplicated work queue of object keys
+ * ("deploy/ns/name"); the watch callback only enqueues (writes made by a
+ * sync re-enter it), an idle handle drains the queue a batch at a time, and
+ * a 1 s timer releases delayed keys (minReadySeconds, deadlines, backoff,
+ * cron schedules, TTLs). The store is read directly, so a sync always sees
+ * the writes of the previous one: no expectations are needed.
+ * Writes go through proxy/proxy.h's internal API (defaults, validation,
+ * managed fields as "<kind>-controller").
+ * Restart: ctrl_start lists every object, queues every workload and checks
+ * every ownerReference, so controllers continue where they stopped; pods
+ * are found by controller ownerReference (adopting orphans that match a
+ * selector), ReplicaSets by pod-template hash and Jobs by scheduled time,
+ * never duplicated.
+ */
+#ifndef KB_CONTROLLERS_H
+#define KB_CONTROLLERS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <uv.h>
+
+#include "proxy/proxy.h"
+#include "store/store.h"
+
+typedef struct ctrl ctrl_t;
+
+/* Starts every controller on `loop`; store and proxy are borrowed and must
+ * outlive ctrl_stop. Returns 0 or a negative errno. Loop thread only. */
+int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out);
+/* Stops watching and closes the handles; memory is freed once the loop has
+ * run the close callbacks. Call before store_close. NULL is fine. */
+void ctrl_stop(ctrl_t *c);
+
+/* ---- pure pieces (any thread) ---------------------------------------------- */
+
+/* The pod-template-hash of a Deployment's template (borrowed): FNV-32a over
+ * its canonical JSON plus collisionCount, written with kube's "safe"
+ * alphabet (no vowels) into buf. Stable across runs. */
+void ctrl_template_hash(const json_t *tmpl, int64_t collision_count, char *buf, size_t len);
+
+/* An IntOrString (borrowed: integer or "NN%") scaled against total as kube's
+ * GetScaledValueFromIntOrPercent: percentages round up or down. NULL gives
+ * 0. -EINVAL for a malformed value. */
+int ctrl_scaled_value(const json_t *v, int total, bool round_up, int *out);
+
+/* A Deployment's RollingUpdate fenceposts from its spec (borrowed): maxSurge
+ * rounds up, maxUnavailable down, and both 0 makes maxUnavailable 1. */
+int ctrl_rolling_fenceposts(const json_t *spec, int *max_surge, int *max_unavailable);
+
+/* The first time strictly after `after` that matches the cron `schedule`
+ * (5 fields, names, ranges, steps, @hourly/@daily/... and "@every <dur>"),
+ * evaluated in time zone `tz` (NULL: UTC; "Europe/Paris"...). -EINVAL for a
+ * bad schedule or zone, -ERANGE when nothing matches within 5 years. */
+int ctrl_cron_next(const char *schedule, const char *tz, time_t after, time_t *out);
+
+#endif

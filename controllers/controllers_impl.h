@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Cross-file internals of the controllers: the shared state (queue, delayed
+ * keys, the garbage collector's ownership index), a small string map, and
+ * helpers on owner references, pods and conditions.
+ * Threading: loop thread only.
+ */
+#ifndef KB_CONTROLLERS_IMPL_H
+#define KB_CONTROLLERS_IMPL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <uv.h>
+
+#include "controllers/controllers.h"
+
+/* ---- string map (keys copied, values owned through free_val) ---------- */
+struct kmap;
+struct kmap *kmap_new(void (*free_val)(void *));
+void kmap_free(struct kmap *m);
+void *kmap_get(const struct kmap *m, const char *key);
+bool kmap_has(const struct kmap *m, const char *key);
+/* Inserts or replaces (freeing the old value). 0 or -ENOMEM. */
+int kmap_put(struct kmap *m, const char *key, void *val);
+void kmap_del(struct kmap *m, const char *key);
+size_t kmap_size(const struct kmap *m);
+/* Calls fn for each entry; fn must not modify the map. */
+void kmap_each(const struct kmap *m, void (*fn)(const char *key, void *val, void *arg),
+	       void *arg);
+
+/* ---- shared state ------------------------------------------------------ */
+struct ctrl {
+	uv_loop_t *loop;
+	store_t *st;
+	proxy_t *px;
+	store_watch_t *watch;
+	uv_idle_t idle;
+	uv_timer_t timer;
+	char **q;                 /* FIFO of queued keys (owned) */
+	size_t qhead, qlen, qcap;
+	struct kmap *queued;      /* key -> NULL: in q */
+	struct kmap *delayed;     /* key -> uint64_t* due (ms, kb_now_ms) */
+	struct kmap *objs;        /* uid -> struct gc_obj* */
+	struct kmap *deps;        /* owner uid -> struct kmap* of dependent uids */
+	bool idle_on;
+	int open_handles;
+	bool stopping;
+};
+
+/* Queue kinds: "rs", "deploy", "job", "cj", "sts", "gc" (name = uid), "adopt". */
+void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
+void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
+			double seconds);
+
+/* Store reads: new references or NULL. res is a store key ("apps/replicasets"). */
+json_t *ctrl_list(struct ctrl *c, const char *res, const char *ns);
+json_t *ctrl_get(struct ctrl *c, const char *res, const char *ns, const char *name);
+
+const char *ctrl_name(const json_t *obj);      /* metadata.name, borrowed */
+const char *ctrl_ns(const json_t *obj);        /* metadata.namespace or "" */
+const char *ctrl_uid(const json_t *obj);
+json_t *ctrl_path(const json_t *obj, const char *dotted); /* borrowed or NULL */
+
+/* ---- owner references -------------------------------------------------- */
+/* The ownerReference with controller=true, borrowed, or NULL. */
+json_t *ctrl_controller_ref(const json_t *obj);
+/* A controller ownerReference to owner (borrowed): new reference. */
+json_t *ctrl_new_owner_ref(const json_t *owner, bool block);
+/* Lists the pods of namespace ns that owner controls, adopting orphans that
+ * match selector (borrowed LabelSelector) and releasing controlled pods
+ * that no longer match, as kube's ControllerRefManager. New array ref. */
+json_t *ctrl_claim(struct ctrl *c, const char *res, const char *group, const char *version,
+		   const char *plural, const json_t *owner, const json_t *selector,
+		   const char *manager);
+
+/* ---- pods ---------------------------------------------------------------- */
+bool ctrl_pod_active(const json_t *pod);       /* not terminal, not being deleted */
+bool ctrl_pod_ready(const json_t *pod);
+bool ctrl_pod_available(const json_t *pod, int64_t min_ready, time_t now, double *wait);
+const char *ctrl_pod_phase(const json_t *pod);
+/* A pod from a template (borrowed) with generateName or name, namespace,
+ * and the owner's controller reference. New reference. */
+json_t *ctrl_pod_from_template(const json_t *tmpl, const json_t *owner, const char *name,
+			       const char *generate_name);
+
+/* ---- conditions and time ------------------------------------------------- */
+/* Sets condition `type` in status.conditions (status borrowed), keeping
+ * lastTransitionTime when the status does not change; update_time adds
+ * lastUpdateTime (Deployments). Returns the condition (borrowed). */
+json_t *ctrl_set_condition(json_t *status, const char *type, const char *st,
+			   const char *reason, const char *message, bool update_time);
+json_t *ctrl_get_condition(const json_t *status, const char *type);
+void ctrl_remove_condition(json_t *status, const char *type);
+time_t ctrl_time(const char *rfc3339);         /* 0 when absent/bad */
+void ctrl_now_str(char *buf, size_t len);
+int64_t ctrl_int(const json_t *obj, const char *path, int64_t dflt);
+/* Writes status when it differs from the stored one. */
+int ctrl_write_status(struct ctrl *c, const char *group, const char *version,
+		      const char *plural, json_t *obj, json_t *status, const char *manager);
+
+/* ---- controllers ---------------------------------------------------------- */
+int rs_sync(struct ctrl *c, const char *ns, const char *name);
+int deploy_sync(struct ctrl *c, const char *ns, const char *name);
+int job_sync(struct ctrl *c, const char *ns, const char *name);
+int cj_sync(struct ctrl *c, const char *ns, const char *name);
+int sts_sync(struct ctrl *c, const char *ns, const char *name);
+
+/* gc.c: the ownership index fed by every store event, and its sync. */
+void gc_index(struct ctrl *c, const char *res, const struct store_event *ev);
+void gc_index_obj(struct ctrl *c, const char *res, const json_t *obj);
+void gc_resync(struct ctrl *c);
+int gc_sync(struct ctrl *c, const char *uid);
+int gc_init(struct ctrl *c);
+void gc_free(struct ctrl *c);
+
+#endif

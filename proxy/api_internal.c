@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The internal API: how in-process controllers (controllers/) create,
+ * update and delete objects. Each write takes the same path as an API
+ * request minus HTTP: server-owned metadata, per-kind defaults, metadata and
+ * kind validation, managed-fields tracking under the controller's manager
+ * name, then the store (which notifies watchers). Errors are returned as
+ * negative errnos; validation causes are logged, since there is no client.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/log.h"
+#include "lib/util.h"
+#include "proxy/patch.h"
+#include "proxy/proxy_impl.h"
+#include "proxy/validate.h"
+
+static const struct proxy_resource *find_res(const char *group, const char *version,
+					     const char *plural)
+{
+	const struct proxy_resource *res = resource_find(group ? group : "", version, plural);
+	if (!res || !res->stored)
+		return NULL;
+	return res;
+}
+
+static const char *key_ns(const struct proxy_resource *res, const json_t *obj)
+{
+	const char *ns = obj_str(obj, "metadata.namespace");
+	return res->namespaced && ns ? ns : "";
+}
+
+/* Metadata + kind validation; logs kube's message on failure. */
+static int validate(const struct proxy_resource *res, const json_t *obj, const json_t *old)
+{
+	json_t *causes = json_array();
+	if (!causes)
+		return -ENOMEM;
+	val_object_meta(res, obj, old, causes);
+	val_object(res, obj, old, causes);
+	int rc = 0;
+	if (json_array_size(causes) > 0) {
+		char *msg = val_status_message(res, obj_str(obj, "metadata.name"), causes);
+		kb_warn("api", "internal write refused: %s", msg ? msg : "invalid");
+		free(msg);
+		rc = -EINVAL;
+	}
+	json_decref(causes);
+	return rc;
+}
+
+static void track(const struct proxy_resource *res, const json_t *old, json_t *obj,
+		  const char *manager)
+{
+	char ts[40];
+	kb_time_rfc3339(time(NULL), ts, sizeof(ts));
+	patch_track_update(old, obj, res->proto, manager ? manager : "kubicle-controller",
+			   "Update", ts);
+}
+
+/* The namespace exists and is not terminating. */
+static int ns_writable(struct proxy *px, const char *ns)
+{
+	const struct proxy_resource *nsr = resource_find("", "v1", "namespaces");
+	json_t *obj = NULL;
+	int rc = store_get(px->store, nsr->store_key, "", ns, &obj);
+	if (rc < 0)
+		return rc == -ENOENT ? -EPERM : rc;
+	bool terminating = obj_str(obj, "metadata.deletionTimestamp") != NULL;
+	json_decref(obj);
+	return terminating ? -EPERM : 0;
+}
+
+static void assign_name(json_t *obj)
+{
+	json_t *m = obj_meta(obj);
+	const char *name = json_string_value(json_object_get(m, "name"));
+	const char *gen = json_string_value(json_object_get(m, "generateName"));
+	if ((name && *name) || !gen || !*gen)
+		return;
+	char buf[300], sfx[8];
+	kb_random_suffix(sfx, 5);
+	size_t glen = strlen(gen);
+	if (glen > 58)
+		glen = 58;
+	snprintf(buf, sizeof(buf), "%.*s%s", (int)glen, gen, sfx);
+	json_object_set_new(m, "name", json_string(buf));
+}
+
+int proxy_object_create(proxy_t *px, const char *group, const char *version,
+			const char *plural, json_t *obj, const char *manager, json_t **out)
+{
+	const struct proxy_resource *res = find_res(group, version, plural);
+	if (!res)
+		return -ENOENT;
+	int rc;
+	if (res->namespaced && (rc = ns_writable(px, key_ns(res, obj))) < 0)
+		return rc;
+	assign_name(obj);
+	obj_init_create(res, obj, time(NULL));
+	obj_defaults(px, res, obj);
+	if ((rc = validate(res, obj, NULL)) < 0)
+		return rc;
+	track(res, NULL, obj, manager);
+	rc = store_create(px->store, res->store_key, key_ns(res, obj),
+			  obj_str(obj, "metadata.name"), obj, NULL);
+	if (rc == 0 && out)
+		*out = json_incref(obj);
+	return rc;
+}
+
+/* Server metadata the writer cannot change. */
+static void keep_server_meta(const json_t *old, json_t *obj)
+{
+	json_t *om = json_object_get(old, "metadata");
+	json_t *m = obj_meta(obj);
+	const char *keys[] = {"uid", "creationTimestamp", "deletionTimestamp",
+			      "deletionGracePeriodSeconds", "generation", "namespace", "name"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(om, keys[i]);
+		if (v)
+			json_object_set(m, keys[i], v);
+		else
+			json_object_del(m, keys[i]);
+	}
+}
+
+static bool same_object(const json_t *a, const json_t *b)
+{
+	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
+	json_object_del(obj_meta(x), "managedFields");
+	json_object_del(obj_meta(y), "managedFields");
+	json_object_del(obj_meta(x), "resourceVersion");
+	json_object_del(obj_meta(y), "resourceVersion");
+	bool eq = json_equal(x, y);
+	json_decref(x);
+	json_decref(y);
+	return eq;
+}
+
+/* Stores obj over old (both borrowed) after defaults and validation. */
+static int write_over(struct proxy *px, const struct proxy_resource *res, const json_t *old,
+		      json_t *obj, const char *manager, json_t **out)
+{
+	int64_t old_rv = obj_rv(old);
+	int64_t want_rv = obj_rv(obj);
+	if (want_rv && want_rv != old_rv)
+		return -ESTALE;
+	keep_server_meta(old, obj);
+	json_object_set(obj_meta(obj), "resourceVersion",
+			json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
+	obj_defaults(px, res, obj);
+	if ((res->has_status || res->crd) && obj_spec_changed(old, obj)) {
+		json_int_t g = json_integer_value(obj_get(old, "metadata.generation"));
+		json_object_set_new(obj_meta(obj), "generation", json_integer(g + 1));
+	}
+	int rc = validate(res, obj, old);
+	if (rc < 0)
+		return rc;
+	track(res, old, obj, manager);
+	const char *ns = key_ns(res, old), *name = obj_str(old, "metadata.name");
+	if (same_object(old, obj)) {
+		if (out)
+			*out = json_incref((json_t *)old);
+		return 0;
+	}
+	if (obj_str(obj, "metadata.deletionTimestamp") &&
+	    json_array_size(obj_get(obj, "metadata.finalizers")) == 0 &&
+	    !(res->group[0] == '\0' && strcmp(res->kind, "Namespace") == 0)) {
+		rc = store_delete(px->store, res->store_key, ns, name, old_rv, out, NULL);
+		return rc;
+	}
+	rc = store_update(px->store, res->store_key, ns, name, obj, old_rv, NULL);
+	if (rc == 0 && out)
+		*out = json_incref(obj);
+	return rc;
+}
+
+static int load_old(struct proxy *px, const struct proxy_resource *res, const json_t *obj,
+		    json_t **old)
+{
+	const char *name = obj_str(obj, "metadata.name");
+	if (!name)
+		return -EINVAL;
+	return store_get(px->store, res->store_key, key_ns(res, obj), name, old);
+}
+
+int proxy_object_update(proxy_t *px, const char *group, const char *version,
+			const char *plural, json_t *obj, const char *manager, json_t **out)
+{
+	const struct proxy_resource *res = find_res(group, version, plural);
+	json_t *old = NULL;
+	if (!res)
+		return -ENOENT;
+	int rc = load_old(px, res, obj, &old);
+	if (rc < 0)
+		return rc;
+	if (res->has_status) {
+		json_t *st = json_object_get(old, "status");
+		if (st)
+			json_object_set(obj, "status", st);
+		else
+			json_object_del(obj, "status");
+	}
+	rc = write_over(px, res, old, obj, manager, out);
+	json_decref(old);
+	return rc;
+}
+
+int proxy_object_update_status(proxy_t *px, const char *group, const char *version,
+			       const char *plural, json_t *obj, const char *manager,
+			       json_t **out)
+{
+	const struct proxy_resource *res = find_res(group, version, plural);
+	json_t *old = NULL;
+	if (!res)
+		return -ENOENT;
+	int rc = load_old(px, res, obj, &old);
+	if (rc < 0)
+		return rc;
+	json_t *upd = json_deep_copy(old);
+	json_t *st = json_object_get(obj, "status");
+	if (st)
+		json_object_set(upd, "status", st);
+	json_t *rv = obj_get(obj, "metadata.resourceVersion");
+	if (rv)
+		json_object_set(obj_meta(upd), "resourceVersion", rv);
+	rc = write_over(px, res, old, upd, manager, out);
+	json_decref(upd);
+	json_decref(old);
+	return rc;
+}
+
+static bool has_finalizer(const json_t *obj, const char *fin)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(obj_get(obj, "metadata.finalizers"), i, f)
+		if (json_string_value(f) && strcmp(json_string_value(f), fin) == 0)
+			return true;
+	return false;
+}
+
+bool proxy_propagation_finalizer(const char *propagation, json_t *obj)
+{
+	const char *fin = NULL;
+	if (!propagation || obj_str(obj, "metadata.deletionTimestamp"))
+		return false;
+	if (strcmp(propagation, "Foreground") == 0)
+		fin = "foregroundDeletion";
+	else if (strcmp(propagation, "Orphan") == 0)
+		fin = "orphan";
+	if (!fin || has_finalizer(obj, fin))
+		return false;
+	json_t *m = obj_meta(obj);
+	json_t *fins = json_object_get(m, "finalizers");
+	if (!json_is_array(fins)) {
+		fins = json_array();
+		json_object_set_new(m, "finalizers", fins);
+	}
+	json_array_append_new(fins, json_string(fin));
+	return true;
+}
+
+/* A pod bound to a node terminates gracefully (the syncer removes it). */
+static long pod_grace(const struct proxy_resource *res, const json_t *obj)
+{
+	if (res->group[0] || strcmp(res->kind, "Pod") != 0)
+		return 0;
+	const char *node = obj_str(obj, "spec.nodeName");
+	const char *phase = obj_str(obj, "status.phase");
+	if (!node || !*node ||
+	    (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+		return 0;
+	json_t *g = obj_get(obj, "spec.terminationGracePeriodSeconds");
+	return json_is_integer(g) ? (long)json_integer_value(g) : 30;
+}
+
+/* Marks obj (borrowed copy) for deletion: deletionTimestamp after grace. */
+static int mark_deleted(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+			long grace)
+{
+	char ts[40];
+	kb_time_rfc3339(time(NULL) + grace, ts, sizeof(ts));
+	json_object_set_new(obj_meta(obj), "deletionTimestamp", json_string(ts));
+	json_object_set_new(obj_meta(obj), "deletionGracePeriodSeconds", json_integer(grace));
+	return store_update(px->store, res->store_key, key_ns(res, obj),
+			    obj_str(obj, "metadata.name"), obj, obj_rv(obj), NULL);
+}
+
+int proxy_object_delete(proxy_t *px, const char *group, const char *version,
+			const char *plural, const char *ns, const char *name, const char *uid,
+			const char *propagation)
+{
+	const struct proxy_resource *res = find_res(group, version, plural);
+	json_t *obj = NULL;
+	if (!res)
+		return -ENOENT;
+	const char *kns = res->namespaced && ns ? ns : "";
+	int rc = store_get(px->store, res->store_key, kns, name, &obj);
+	if (rc < 0)
+		return rc;
+	const char *have = obj_str(obj, "metadata.uid");
+	if (uid && have && strcmp(uid, have) != 0) {
+		rc = -ESTALE;
+		goto out;
+	}
+	bool added = proxy_propagation_finalizer(propagation, obj);
+	if (obj_str(obj, "metadata.deletionTimestamp")) {
+		if (added)
+			rc = store_update(px->store, res->store_key, kns, name, obj, obj_rv(obj),
+					  NULL);
+		goto out;
+	}
+	long grace = pod_grace(res, obj);
+	if (json_array_size(obj_get(obj, "metadata.finalizers")) > 0 || grace > 0) {
+		rc = mark_deleted(px, res, obj, grace);
+		goto out;
+	}
+	rc = store_delete(px->store, res->store_key, kns, name, obj_rv(obj), NULL, NULL);
+out:
+	json_decref(obj);
+	return rc;
+}
+
+int proxy_object_get(proxy_t *px, const char *group, const char *version, const char *plural,
+		     const char *ns, const char *name, json_t **out)
+{
+	const struct proxy_resource *res = find_res(group, version, plural);
+	if (!res)
+		return -ENOENT;
+	return store_get(px->store, res->store_key, res->namespaced && ns ? ns : "", name, out);
+}
+
+int proxy_object_list(proxy_t *px, const char *group, const char *version,
+		      const char *plural, const char *ns, json_t **out)
+{
+	const struct proxy_resource *res = find_res(group, version, plural);
+	if (!res)
+		return -ENOENT;
+	struct store_list_req lr = {.res = res->store_key, .ns = res->namespaced ? ns : NULL};
+	struct store_list_result lres = {0};
+	int rc = store_list(px->store, &lr, &lres);
+	if (rc < 0)
+		return rc;
+	free(lres.next);
+	*out = lres.items;
+	return 0;
+}
