@@ -1032,7 +1032,8 @@ static int delete_one(struct req *r, const struct delete_opts *o, json_t *obj, j
 		return -ESTALE;
 	bool is_ns = is_kind(r->res, "", "Namespace");
 	long grace = is_kind(r->res, "", "Pod") ? pod_grace(o, obj) : 0;
-	bool finalizers = json_array_size(obj_get(obj, "metadata.finalizers")) > 0;
+	bool finalizers = proxy_propagation_finalizer(o->propagation, obj) ||
+			  json_array_size(obj_get(obj, "metadata.finalizers")) > 0;
 	if (obj_str(obj, "metadata.deletionTimestamp")) {
 		*result = json_incref(obj);
 		return 0;
