@@ -36,22 +36,30 @@ struct watch {
 	bool closing;
 };
 
-/* The last object serialized, shared by every watch sending that event. */
+/* The last event line built, shared by every watch sending that event:
+ * {"type":T,"object":...}\n is serialized once per (event, type). */
 static struct {
 	int64_t rev;
 	const json_t *obj;
-	char *text;
+	const char *type;
+	struct kb_buf line;
 } enc_cache;
 
-static const char *object_text(const struct store_event *ev)
+static const struct kb_buf *event_line(const struct store_event *ev, const char *type)
 {
-	if (enc_cache.text && enc_cache.rev == ev->rev && enc_cache.obj == ev->obj)
-		return enc_cache.text;
-	free(enc_cache.text);
-	enc_cache.text = json_dumps(ev->obj, JSON_COMPACT);
+	if (enc_cache.line.data && enc_cache.rev == ev->rev && enc_cache.obj == ev->obj &&
+	    enc_cache.type == type)
+		return &enc_cache.line;
+	enc_cache.line.len = 0;
+	char *text = json_dumps(ev->obj, JSON_COMPACT);
+	kb_buf_printf(&enc_cache.line, "{\"type\":\"%s\",\"object\":", type);
+	kb_buf_puts(&enc_cache.line, text ? text : "{}");
+	kb_buf_puts(&enc_cache.line, "}\n");
+	free(text);
 	enc_cache.rev = ev->rev;
 	enc_cache.obj = ev->obj;
-	return enc_cache.text;
+	enc_cache.type = type;
+	return &enc_cache.line;
 }
 
 static void unlink_watch(struct watch *w)
@@ -94,14 +102,9 @@ static void on_abort(kb_http_req_t *http, void *arg)
 	watch_close(w);
 }
 
-static int send_line(struct watch *w, const char *type, const char *obj_text)
+static int send_raw(struct watch *w, const char *data, size_t len)
 {
-	struct kb_buf b = {0};
-	kb_buf_printf(&b, "{\"type\":\"%s\",\"object\":", type);
-	kb_buf_puts(&b, obj_text);
-	kb_buf_puts(&b, "}\n");
-	int rc = kb_http_stream_write(w->r->http, b.data, b.len);
-	kb_buf_free(&b);
+	int rc = kb_http_stream_write(w->r->http, data, len);
 	if (rc == 0 && kb_http_stream_pending(w->r->http) > WATCH_MAX_BACKLOG) {
 		kb_warn("watch", "req %llu: client too slow, closing watch",
 			(unsigned long long)w->r->http->id);
@@ -110,10 +113,23 @@ static int send_line(struct watch *w, const char *type, const char *obj_text)
 	return rc;
 }
 
+static int send_line(struct watch *w, const char *type, const char *obj_text)
+{
+	struct kb_buf b = {0};
+	kb_buf_printf(&b, "{\"type\":\"%s\",\"object\":", type);
+	kb_buf_puts(&b, obj_text);
+	kb_buf_puts(&b, "}\n");
+	int rc = send_raw(w, b.data, b.len);
+	kb_buf_free(&b);
+	return rc;
+}
+
 static int send_event(struct watch *w, const char *type, const struct store_event *ev)
 {
-	if (!w->r->want_table)
-		return send_line(w, type, object_text(ev));
+	if (!w->r->want_table) {
+		const struct kb_buf *line = event_line(ev, type);
+		return send_raw(w, line->data, line->len);
+	}
 	w->r->now = time(NULL);
 	json_t *items = json_pack("[O]", ev->obj);
 	char rv[32];
@@ -292,6 +308,6 @@ void watch_close_all(struct proxy *px)
 {
 	while (px->watches)
 		watch_close(px->watches);
-	free(enc_cache.text);
-	enc_cache.text = NULL;
+	kb_buf_free(&enc_cache.line);
+	enc_cache.obj = NULL;
 }

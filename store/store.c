@@ -978,7 +978,7 @@ int store_txn_commit(store_t *st)
 		}
 		return err;
 	}
-	if (--st->txn_depth == 0)
+	if (--st->txn_depth == 0 && !st->hold_publish)
 		store__txn_publish(st);
 	return 0;
 }
@@ -1029,7 +1029,11 @@ static void group_commit(store_t *st)
 			rollback_level(st);
 	}
 	st->group_open = false;
+	/* the writers hear first, then the watchers: acknowledgements do not
+	 * wait for the fan-out */
+	st->hold_publish = true;
 	err = store_txn_commit(st);
+	st->hold_publish = false;
 	struct store_commit_waiter *w = st->waiters;
 	st->waiters = NULL;
 	while (w) {
@@ -1038,6 +1042,8 @@ static void group_commit(store_t *st)
 		free(w);
 		w = next;
 	}
+	if (err == 0)
+		store__txn_publish(st);
 }
 
 static void on_gc_check(uv_check_t *h)

@@ -92,6 +92,7 @@ struct store {
 
 	/* group commit: one transaction per loop iteration (depth 1) */
 	bool group_open;
+	bool hold_publish;        /* group commit: publish after the waiters */
 	uv_check_t *gc_check;     /* malloc'ed; commits after the I/O phase */
 	uv_idle_t *gc_idle;       /* keeps poll from blocking while open */
 	struct store_commit_waiter *waiters;
