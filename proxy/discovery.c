@@ -148,7 +148,7 @@ static json_t *group_doc(const char *group)
 		json_decref(versions);
 		return NULL;
 	}
-	return json_pack("{s:s,s:s,s:o,s:O}", "name", group, "versions", versions,
+	return json_pack("{s:s,s:o,s:O}", "name", group, "versions", versions,
 			 "preferredVersion", json_array_get(versions, 0));
 }
 
