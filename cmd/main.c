@@ -16,6 +16,7 @@
 #include <openssl/ssl.h>
 #include <uv.h>
 
+#include "cmd/users.h"
 #include "lib/kubeconfig.h"
 #include "lib/log.h"
 #include "lib/pki.h"
@@ -43,6 +44,12 @@ static const char usage_text[] =
 	"      With --host-namespace, the tenant's pods run on the host cluster\n"
 	"      (--host-kubeconfig, or the in-cluster service account) in namespace NS,\n"
 	"      tagged with QUEUE for the host's GPU scheduler. --host-qps -1: no limit.\n"
+	"  kubicle token create --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
+	"      Print a new bearer token for NAME (only its SHA-256 is stored).\n"
+	"  kubicle token revoke --data-dir DIR (TOKEN | --user NAME)\n"
+	"  kubicle kubeconfig --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
+	"                     [--out FILE] [--token]\n"
+	"      Write a kubeconfig for NAME (ECDSA client certificate, or a token).\n"
 	"  kubicle version\n"
 	"      Print the version.\n"
 	"  kubicle --help\n";
@@ -314,6 +321,10 @@ int main(int argc, char **argv)
 		printf("kubicle %s (Kubernetes API v1.33)\n", KUBICLE_VERSION);
 		return 0;
 	}
+	if (strcmp(argv[1], "token") == 0)
+		return cmd_token(argc - 1, argv + 1);
+	if (strcmp(argv[1], "kubeconfig") == 0)
+		return cmd_kubeconfig(argc - 1, argv + 1);
 	if (strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
 	fprintf(stderr, "kubicle: unknown command \"%s\"\n\n%s", argv[1], usage_text);

@@ -287,7 +287,7 @@ static void on_request(kb_http_req_t *http, void *arg)
 	r->want_table = accept && strstr(accept, "as=Table");
 	if (split_path(r) < 0) {
 		reply_not_found(r);
-	} else if (!is_public(r) && auth_authenticate(r) < 0) {
+	} else if (auth_authenticate(r) < 0 && (r->user[0] = '\0', r->ngroups = 0, !is_public(r))) {
 		reply_status(r, 401, "Unauthorized", "Unauthorized", NULL);
 	} else {
 		route(r);

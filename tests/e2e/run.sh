@@ -8,6 +8,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/lib.sh"
 . "$here/t_kubectl.sh"
 . "$here/t_server.sh"
+. "$here/t_rbac.sh"
 . "$here/t_crd.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
@@ -23,6 +24,10 @@ for v in 1.33 1.30; do
   [ -x "$GSDK/kubectl.$v" ] && crd_suite_kubectl "$GSDK/kubectl.$v" "k${v/./-}"
 done
 crd_suite_tenants
+rbac_suite "$(command -v kubectl)"
+for v in 1.27 1.32; do
+  [ -x "$GSDK/kubectl.$v" ] && rbac_old_kubectl "$GSDK/kubectl.$v"
+done
 server_suite_bad_input
 server_suite_restart
 e2e_summary

@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: Apache-2.0
+# RBAC, authentication and audit end to end: a matrix of users x verbs x
+# resources checked with `kubectl auth can-i --as` and by issuing the
+# requests with each user's own credentials; escalation refused; expired
+# certificates and revoked tokens refused; the audit log. Sourced by run.sh.
+
+# rbac_kc USER [GROUP...]: writes $E2E_TMP/USER.kc (client certificate)
+rbac_kc() {
+  local u=$1; shift
+  local g=() x
+  for x in "$@"; do g+=(--group "$x"); done
+  "$KUBICLE" kubeconfig --data-dir "$DATA_DIR" --user "$u" "${g[@]}" --out "$E2E_TMP/$u.kc"
+}
+
+# rbac_cell KUBECTL USER WANT VERB RESOURCE NS: can-i --as and the real request agree
+rbac_cell() {
+  local kc=$1 u=$2 want=$3 verb=$4 res=$5 ns=$6
+  local got
+  local as=(--as "$u")
+  [ "$u" = root ] && as+=(--as-group system:masters)
+  got=$($kc --kubeconfig "$KCFG" auth can-i "$verb" "$res" -n "$ns" "${as[@]}" 2>/dev/null)
+  [ "$got" = "$want" ] && pass "can-i $u $verb $res -n $ns = $want" \
+    || fail "can-i $u $verb $res -n $ns: wanted $want, got '$got'"
+  local out rc
+  case $verb in
+    list) out=$($kc --kubeconfig "$E2E_TMP/$u.kc" get "$res" -n "$ns" 2>&1); rc=$? ;;
+    create) out=$($kc --kubeconfig "$E2E_TMP/$u.kc" create configmap "m-$RANDOM" -n "$ns" 2>&1); rc=$? ;;
+    delete) out=$($kc --kubeconfig "$E2E_TMP/$u.kc" delete "$res" --all -n "$ns" 2>&1); rc=$? ;;
+  esac
+  if [ "$want" = yes ] && [ $rc -eq 0 ]; then pass "$u $verb $res -n $ns allowed"
+  elif [ "$want" = no ] && grep -q "is forbidden: User \"$u\" cannot $verb resource \"$res\"" <<<"$out"; then
+    pass "$u $verb $res -n $ns forbidden"
+  else fail "$u $verb $res -n $ns (want $want, rc=$rc): $(head -c 300 <<<"$out")"; fi
+}
+
+rbac_suite() {
+  local kc=${1:-kubectl} K="${1:-kubectl} --kubeconfig $KCFG"
+  echo "== rbac ($kc)"
+  $K create ns team-a >/dev/null 2>&1; $K create ns team-b >/dev/null 2>&1
+  rbac_kc root system:masters; rbac_kc nsadmin; rbac_kc viewer; rbac_kc nobody
+  $K create rolebinding nsadmin --clusterrole=admin --user=nsadmin -n team-a >/dev/null
+  $K create clusterrolebinding viewer --clusterrole=view --user=viewer >/dev/null
+  $K create sa robot -n team-a >/dev/null
+  $K create rolebinding robot --clusterrole=edit --serviceaccount=team-a:robot -n team-a >/dev/null
+  local tok; tok=$($K create token robot -n team-a --duration 1h)
+  "$KUBICLE" kubeconfig --data-dir "$DATA_DIR" --user robot-tmp --out "$E2E_TMP/sa.kc"
+  sed -i '/client-certificate-data\|client-key-data/d' "$E2E_TMP/sa.kc"
+  printf '    token: %s\n' "$tok" >>"$E2E_TMP/sa.kc"
+  expect "service account token: whoami" "system:serviceaccount:team-a:robot" \
+    $kc --kubeconfig "$E2E_TMP/sa.kc" auth whoami
+  local u
+  for u in root nsadmin viewer nobody; do :; done
+  rbac_cell "$kc" root yes list pods team-b
+  rbac_cell "$kc" root yes create configmaps team-b
+  rbac_cell "$kc" nsadmin yes list secrets team-a
+  rbac_cell "$kc" nsadmin yes create configmaps team-a
+  rbac_cell "$kc" nsadmin no list pods team-b
+  rbac_cell "$kc" nsadmin no create configmaps team-b
+  rbac_cell "$kc" viewer yes list pods team-b
+  rbac_cell "$kc" viewer no list secrets team-b
+  rbac_cell "$kc" viewer no create configmaps team-a
+  rbac_cell "$kc" viewer no delete configmaps team-a
+  rbac_cell "$kc" nobody no list pods default
+  rbac_cell "$kc" nobody no create configmaps default
+  expect_eq "can-i sa create deployments" yes $K auth can-i create deployments -n team-a --as system:serviceaccount:team-a:robot
+  expect_eq "can-i sa list secrets in team-b" no $K auth can-i list secrets -n team-b --as system:serviceaccount:team-a:robot
+  expect "sa lists configmaps with its token" "kube-root-ca.crt" $kc --kubeconfig "$E2E_TMP/sa.kc" get cm -n team-a
+  expect_fail "sa cannot list nodes" 'nodes is forbidden: User "system:serviceaccount:team-a:robot" cannot list resource "nodes" in API group "" at the cluster scope' \
+    $kc --kubeconfig "$E2E_TMP/sa.kc" get nodes
+  expect "can-i --list as nsadmin" "configmaps" $K auth can-i --list -n team-a --as nsadmin
+  expect "whoami with --as-group" "devs" $K auth whoami --as carol --as-group devs
+  # escalation
+  expect_fail "nsadmin cannot bind cluster-admin" "forbidden" \
+    $kc --kubeconfig "$E2E_TMP/nsadmin.kc" create rolebinding esc --clusterrole=cluster-admin --user=nsadmin -n team-a
+  expect_fail "nsadmin cannot create a role with nodes" "attempting to grant RBAC permissions not currently held" \
+    $kc --kubeconfig "$E2E_TMP/nsadmin.kc" create role esc --verb=get --resource=nodes -n team-a
+  expect "nsadmin may create a role within its rights" "created" \
+    $kc --kubeconfig "$E2E_TMP/nsadmin.kc" create role ok --verb=get --resource=pods -n team-a
+  expect_fail "viewer cannot impersonate" 'cannot impersonate resource "users"' \
+    $kc --kubeconfig "$E2E_TMP/viewer.kc" get pods --as root
+  # aggregation: a new role labelled aggregate-to-view extends view at once
+  $K create clusterrole widgets --verb=get,list --resource=configmaps >/dev/null
+  $K label clusterrole widgets rbac.authorization.k8s.io/aggregate-to-view=true >/dev/null
+  expect "aggregated into view" "aggregate-to-view" $K get clusterrole widgets -o yaml
+  # deleting the service account invalidates its token
+  $K delete sa robot -n team-a >/dev/null
+  expect_fail "token of a deleted service account" "Unauthorized|must be logged in" \
+    $kc --kubeconfig "$E2E_TMP/sa.kc" get cm -n team-a
+  # bearer tokens: created, used, revoked
+  local t; t=$("$KUBICLE" token create --data-dir "$DATA_DIR" --user tok-user --group system:masters)
+  "$KUBICLE" kubeconfig --data-dir "$DATA_DIR" --user x --out "$E2E_TMP/tok.kc"
+  sed -i '/client-certificate-data\|client-key-data/d' "$E2E_TMP/tok.kc"
+  printf '    token: %s\n' "$t" >>"$E2E_TMP/tok.kc"
+  expect "bearer token works" "tok-user" $kc --kubeconfig "$E2E_TMP/tok.kc" auth whoami
+  "$KUBICLE" token revoke --data-dir "$DATA_DIR" "$t" >/dev/null
+  expect_fail "revoked token refused" "Unauthorized|must be logged in" $kc --kubeconfig "$E2E_TMP/tok.kc" get ns
+  # expired certificate
+  "$KUBICLE" kubeconfig --data-dir "$DATA_DIR" --user shortlived --group system:masters --ttl 1s --out "$E2E_TMP/short.kc"
+  sleep 2
+  expect_fail "expired certificate refused" "Unauthorized|must be logged in" $kc --kubeconfig "$E2E_TMP/short.kc" get ns
+  expect "no credential: 401" '"code":401' curl -sS --cacert "$DATA_DIR/ca.crt" "$SERVER_URL/api/v1/namespaces"
+  # watch by an unauthorized user
+  expect_fail "watch refused" "is forbidden" timeout 5 $kc --kubeconfig "$E2E_TMP/nobody.kc" get pods -w -n default
+  expect_fail "raw watch refused" "Forbidden|forbidden" timeout 5 $kc --kubeconfig "$E2E_TMP/nobody.kc" get --raw "/api/v1/namespaces/default/pods?watch=true"
+  sleep 0.3
+  expect "audit log has the forbidden watch" '"user":\{"username":"nobody".*"code":403' grep '"verb":"watch"' "$DATA_DIR/audit.log"
+  expect "audit log has the role creation" '"verb":"create".*"objectRef":\{"resource":"roles","namespace":"team-a"' \
+    grep '"username":"nsadmin"' "$DATA_DIR/audit.log"
+  $K delete ns team-a team-b --wait=false >/dev/null 2>&1
+  $K delete clusterrolebinding viewer >/dev/null 2>&1
+  $K delete clusterrole widgets >/dev/null 2>&1
+}
+
+# rbac_old_kubectl KUBECTL: the review APIs from an older kubectl (JSON bodies)
+rbac_old_kubectl() {
+  local kc=$1
+  expect "whoami ($kc)" "kubicle-admin" $kc --kubeconfig "$KCFG" auth whoami
+  expect_eq "can-i ($kc)" yes $kc --kubeconfig "$KCFG" auth can-i create pods
+  expect_eq "can-i --as ($kc)" no $kc --kubeconfig "$KCFG" auth can-i create pods --as nobody
+  expect "can-i --list ($kc)" "selfsubjectreviews" $kc --kubeconfig "$KCFG" auth can-i --list --as nobody
+  expect_eq "can-i subresource ($kc)" no $kc --kubeconfig "$KCFG" auth can-i get pods --subresource=log --as nobody
+}
