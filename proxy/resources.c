@@ -123,12 +123,6 @@ static struct proxy_resource builtins[] = {
 	{.group = "coordination.k8s.io", .version = "v1", .kind = "Lease", .list_kind = "LeaseList",
 	 .plural = "leases", .singular = "lease", .namespaced = true, .stored = true,
 	 .verbs = VERBS_ALL, .proto = "k8s.io.api.coordination.v1.Lease"},
-	/* CRDs (proxy/crd.c checks them: no apiextensions message in types_gen.c) */
-	{.group = "apiextensions.k8s.io", .version = "v1", .kind = "CustomResourceDefinition",
-	 .list_kind = "CustomResourceDefinitionList", .plural = "customresourcedefinitions",
-	 .singular = "customresourcedefinition", .namespaced = false, .stored = true,
-	 .verbs = VERBS_ALL, .short_names = S("crd", "crds"), .categories = S("api-extensions"),
-	 .subresources = crd_subs, .has_status = true},
 	/* KAI Scheduler's Queue, so that a plain kubicle serves as the host stand-in
 	 * (tests/host/scheduler.py reads spec.resources.gpu.quota/limit) */
 	{.group = "scheduling.run.ai", .version = "v2", .kind = "Queue", .list_kind = "QueueList",
