@@ -53,16 +53,30 @@ static int st_int(const json_t *rs, const char *key)
 	return (int)json_integer_value(json_object_get(json_object_get(rs, "status"), key));
 }
 
+/* A template as compared and hashed: without the hash label, and without
+ * the null creationTimestamp clients send back (kube's typed equality). */
+static json_t *normal_template(const json_t *tmpl)
+{
+	json_t *t = json_deep_copy(tmpl);
+	json_t *m = json_object_get(t, "metadata");
+	if (json_is_null(json_object_get(m, "creationTimestamp")))
+		json_object_del(m, "creationTimestamp");
+	json_t *labels = json_object_get(m, "labels");
+	json_object_del(labels, HASH_LABEL);
+	if (labels && json_object_size(labels) == 0)
+		json_object_del(m, "labels");
+	if (m && json_object_size(m) == 0)
+		json_object_del(t, "metadata");
+	return t;
+}
+
 static bool same_template(const json_t *rs, const json_t *tmpl)
 {
-	json_t *t = json_deep_copy(ctrl_path(rs, "spec.template"));
-	json_t *labels = ctrl_path(t, "metadata.labels");
-	json_object_del(labels, HASH_LABEL);
-	if (labels && json_object_size(labels) == 0 &&
-	    !json_object_get(ctrl_path(tmpl, "metadata"), "labels"))
-		json_object_del(json_object_get(t, "metadata"), "labels");
-	bool eq = json_equal(t, tmpl);
-	json_decref(t);
+	json_t *a = normal_template(ctrl_path(rs, "spec.template"));
+	json_t *b = normal_template(tmpl);
+	bool eq = json_equal(a, b);
+	json_decref(a);
+	json_decref(b);
 	return eq;
 }
 
@@ -275,8 +289,9 @@ static int ensure_new_rs(struct ctrl *c, struct dstate *s, bool create)
 	if (!create)
 		return 0;
 	char hash[32];
-	ctrl_template_hash(ctrl_path(s->d, "spec.template"),
-			   ctrl_int(s->d, "status.collisionCount", 0), hash, sizeof(hash));
+	json_t *norm = normal_template(ctrl_path(s->d, "spec.template"));
+	ctrl_template_hash(norm, ctrl_int(s->d, "status.collisionCount", 0), hash, sizeof(hash));
+	json_decref(norm);
 	json_t *rs = new_rs_object(s, hash, new_rs_replicas(s, 0), max_rev + 1);
 	int rc = proxy_object_create(c->px, "apps", "v1", "replicasets", rs, D_MANAGER, NULL);
 	json_decref(rs);
