@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: Apache-2.0
+# Controllers end to end with real kubectl: Deployment rollouts (create,
+# scale, set image, rollout status/history/undo/restart/pause/resume), Jobs
+# that complete and fail, a CronJob firing, deletion with each propagation
+# policy and a restart in the middle of a rollout. Pods' readiness and phase
+# stand in for the syncer: the test patches pods/status.
+
+# ready_pods NS SELECTOR: marks every active pod Running and Ready.
+ready_pods() {
+  local p
+  for p in $("${K[@]}" -n "$1" get pods -l "$2" -o jsonpath='{range .items[?(@.status.phase=="Pending")]}{.metadata.name} {end}'); do
+    "${K[@]}" -n "$1" patch pod "$p" --subresource=status --type=merge \
+      -p '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' >/dev/null 2>&1
+  done
+}
+
+# set_phase NS SELECTOR PHASE
+set_phase() {
+  local p
+  for p in $("${K[@]}" -n "$1" get pods -l "$2" -o name); do
+    "${K[@]}" -n "$1" patch "$p" --subresource=status --type=merge -p "{\"status\":{\"phase\":\"$3\"}}" >/dev/null 2>&1
+  done
+}
+
+# roll NS SELECTOR: keeps marking new pods ready until the rollout is done.
+roll() {
+  local i
+  for i in $(seq 30); do
+    ready_pods "$1" "$2"
+    "${K[@]}" -n "$1" rollout status deploy/web --timeout=1s >/dev/null 2>&1 && return 0
+  done
+  return 1
+}
+
+count_rs() { "${K[@]}" -n "$1" get rs --no-headers 2>/dev/null | wc -l | tr -d ' '; }
+# count_named NS KINDS PREFIX: objects of KINDS whose name starts with PREFIX
+count_named() { "${K[@]}" -n "$1" get "$2" -o name 2>/dev/null | grep -c "/$3" ; true; }
+progress_reason() {
+  sleep 0.5
+  "${K[@]}" -n "$1" get deploy web -o 'jsonpath={.status.conditions[?(@.type=="Progressing")].reason}'
+}
+
+count_pods() { "${K[@]}" -n "$1" get pods -l "$2" --no-headers 2>/dev/null | wc -l | tr -d ' '; }
+
+controllers_deployment() {
+  local ns=ctrl-d
+  "${K[@]}" create ns $ns >/dev/null
+  expect "[ctrl] create deployment" 'created' "${K[@]}" -n $ns create deployment web --image=nginx:1.25 --replicas=3
+  sleep 1
+  expect_eq "[ctrl] 3 pods exist" "3" count_pods $ns app=web
+  expect "[ctrl] pods are controlled by the ReplicaSet" 'ReplicaSet web-[a-z0-9]+ true true' \
+    "${K[@]}" -n $ns get pods -l app=web -o 'jsonpath={.items[0].metadata.ownerReferences[0].kind} {.items[0].metadata.ownerReferences[0].name} {.items[0].metadata.ownerReferences[0].controller} {.items[0].metadata.ownerReferences[0].blockOwnerDeletion}'
+  expect "[ctrl] ReplicaSet carries pod-template-hash" 'pod-template-hash=' "${K[@]}" -n $ns get rs -o wide
+  expect_eq "[ctrl] not Available before pods are ready" "False" "${K[@]}" -n $ns get deploy web -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}'
+  ready_pods $ns app=web
+  expect "[ctrl] rollout status succeeds once pods are ready" 'successfully rolled out' "${K[@]}" -n $ns rollout status deploy/web --timeout=20s
+  expect_eq "[ctrl] Available with kube's reason" "True MinimumReplicasAvailable" "${K[@]}" -n $ns get deploy web -o 'jsonpath={.status.conditions[?(@.type=="Available")].status} {.status.conditions[?(@.type=="Available")].reason}'
+  expect "[ctrl] set image" 'image updated' "${K[@]}" -n $ns set image deploy/web nginx=nginx:1.26
+  sleep 0.5
+  expect_eq "[ctrl] a second ReplicaSet" "2" count_rs $ns
+  # the rollout: half-way, kill the server and start it again
+  ready_pods $ns app=web
+  sleep 0.3
+  local before; before=$(count_pods $ns app=web)
+  stop_server TERM
+  start_server ctrl || return 1
+  sleep 1.5
+  expect_eq "[ctrl] restart mid-rollout: no duplicate pods" "$before" count_pods $ns app=web
+  if roll $ns app=web; then pass "[ctrl] rollout to nginx:1.26 completes"; else fail "[ctrl] rollout to nginx:1.26"; fi
+  expect_eq "[ctrl] old ReplicaSet scaled to 0" "0 3" "${K[@]}" -n $ns get rs -o 'jsonpath={.items[?(@.spec.template.spec.containers[0].image=="nginx:1.25")].spec.replicas} {.items[?(@.spec.template.spec.containers[0].image=="nginx:1.26")].spec.replicas}'
+  expect "[ctrl] rollout history lists revisions 1 and 2" '^2 ' "${K[@]}" -n $ns rollout history deploy/web
+  expect "[ctrl] rollout undo" 'rolled back' "${K[@]}" -n $ns rollout undo deploy/web
+  roll $ns app=web
+  expect_eq "[ctrl] undo brings back nginx:1.25 as revision 3" "nginx:1.25 3" "${K[@]}" -n $ns get deploy web -o 'jsonpath={.spec.template.spec.containers[0].image} {.metadata.annotations.deployment\.kubernetes\.io/revision}'
+  expect_eq "[ctrl] undo reuses the first ReplicaSet" "2" count_rs $ns
+  expect "[ctrl] scale" 'scaled' "${K[@]}" -n $ns scale deploy/web --replicas=5
+  sleep 0.5
+  ready_pods $ns app=web
+  expect "[ctrl] scaled deployment rolls out" 'successfully rolled out' "${K[@]}" -n $ns rollout status deploy/web --timeout=20s
+  expect_eq "[ctrl] 5 pods" "5" count_pods $ns app=web
+  expect "[ctrl] rollout pause" 'paused' "${K[@]}" -n $ns rollout pause deploy/web
+  expect_eq "[ctrl] paused condition" "DeploymentPaused" progress_reason $ns
+  expect "[ctrl] rollout resume" 'resumed' "${K[@]}" -n $ns rollout resume deploy/web
+  expect "[ctrl] rollout restart" 'restarted' "${K[@]}" -n $ns rollout restart deploy/web
+  if roll $ns app=web; then pass "[ctrl] restart rolls out new pods"; else fail "[ctrl] restart rollout"; fi
+  expect "[ctrl] restartedAt annotation in the new ReplicaSet" 'restartedAt' "${K[@]}" -n $ns get rs -o yaml
+}
+
+controllers_jobs() {
+  local ns=ctrl-j
+  "${K[@]}" create ns $ns >/dev/null
+  expect "[ctrl] create job" 'created' "${K[@]}" -n $ns create job ok --image=busybox -- true
+  sleep 0.5
+  expect_eq "[ctrl] job pod exists" "1" count_pods $ns job-name=ok
+  set_phase $ns job-name=ok Succeeded
+  expect "[ctrl] job completes" 'condition met' "${K[@]}" -n $ns wait --for=condition=complete job/ok --timeout=15s
+  expect_eq "[ctrl] job status" "1 CompletionsReached" "${K[@]}" -n $ns get job ok -o 'jsonpath={.status.succeeded} {.status.conditions[?(@.type=="Complete")].reason}'
+  "${K[@]}" -n $ns apply -f - >/dev/null <<'Y'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: bad}
+spec:
+  backoffLimit: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+Y
+  sleep 0.5
+  set_phase $ns job-name=bad Failed
+  local i
+  for i in $(seq 40); do
+    [ "$(count_pods $ns job-name=bad)" -ge 2 ] && break
+    sleep 0.5
+  done
+  expect_eq "[ctrl] a failed pod is replaced after backoff" "2" count_pods $ns job-name=bad
+  set_phase $ns job-name=bad Failed
+  expect "[ctrl] job fails past backoffLimit" 'condition met' "${K[@]}" -n $ns wait --for=condition=failed job/bad --timeout=15s
+  expect_eq "[ctrl] failure reason" "BackoffLimitExceeded" "${K[@]}" -n $ns get job bad -o 'jsonpath={.status.conditions[?(@.type=="Failed")].reason}'
+  "${K[@]}" -n $ns apply -f - >/dev/null <<'Y'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: idx}
+spec:
+  completions: 3
+  parallelism: 2
+  completionMode: Indexed
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+Y
+  sleep 0.5
+  expect "[ctrl] indexed pods named <job>-<index>-" 'idx-0-[a-z0-9]{5} idx-1-[a-z0-9]{5}' \
+    "${K[@]}" -n $ns get pods -l job-name=idx --sort-by=.metadata.name -o 'jsonpath={.items[*].metadata.name}'
+  expect "[ctrl] create cronjob" 'created' "${K[@]}" -n $ns create cronjob tick --image=busybox --schedule='* * * * *' -- true
+  local fired=""
+  for i in $(seq 70); do
+    fired=$("${K[@]}" -n $ns get jobs -o name 2>/dev/null | grep 'job.batch/tick-')
+    [ -n "$fired" ] && break
+    sleep 1
+  done
+  if [[ "$fired" =~ ^job.batch/tick-[0-9]+$ ]]; then pass "[ctrl] cronjob fired ($fired)"
+  else fail "[ctrl] cronjob did not fire within 70 s"; fi
+  expect "[ctrl] cronjob lastScheduleTime" '^20[0-9-]+T' "${K[@]}" -n $ns get cronjob tick -o 'jsonpath={.status.lastScheduleTime}'
+}
+
+controllers_gc() {
+  local ns=ctrl-g p
+  "${K[@]}" create ns $ns >/dev/null
+  for p in bg fg or; do "${K[@]}" -n $ns create deployment $p --image=busybox --replicas=2 >/dev/null; done
+  sleep 1
+  expect "[ctrl] delete (Background)" 'deleted' "${K[@]}" -n $ns delete deploy bg
+  sleep 1
+  expect_eq "[ctrl] Background removes ReplicaSet and pods" "0" count_named $ns rs,pods bg-
+  expect "[ctrl] delete --cascade=foreground" 'deleted' "${K[@]}" -n $ns delete deploy fg --cascade=foreground --timeout=20s
+  expect_eq "[ctrl] Foreground removed dependents first" "0" count_named $ns deploy,rs,pods fg
+  expect "[ctrl] delete --cascade=orphan" 'deleted' "${K[@]}" -n $ns delete deploy or --cascade=orphan
+  sleep 1
+  expect_eq "[ctrl] Orphan keeps the ReplicaSet" "1" count_named $ns rs or-
+  expect_eq "[ctrl] Orphan keeps the pods" "2" count_named $ns pods or-
+  expect_eq "[ctrl] orphaned ReplicaSet has no owner" "" "${K[@]}" -n $ns get rs -o 'jsonpath={.items[0].metadata.ownerReferences}'
+}
+
+controllers_suite() {
+  K=(kubectl --kubeconfig "$E2E_TMP/ctrl/kubeconfig")
+  start_server ctrl || { fail "[ctrl] server did not start"; return; }
+  controllers_deployment
+  controllers_gc
+  [ "${CTRL_SKIP_JOBS:-0}" = 1 ] || controllers_jobs
+  stop_server TERM
+}
