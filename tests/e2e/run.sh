@@ -9,6 +9,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_kubectl.sh"
 . "$here/t_server.sh"
 . "$here/t_rbac.sh"
+. "$here/t_crd.sh"
 . "$here/t_controllers.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
@@ -19,6 +20,11 @@ for v in 1.33 1.30; do
   if [ -x "$GSDK/kubectl.$v" ]; then kubectl_suite "$GSDK/kubectl.$v" "e2e-${v/./-}" "$v"
   else fail "kubectl.$v is not installed in $GSDK"; fi
 done
+crd_suite_kubectl "$(command -v kubectl)" path
+for v in 1.33 1.30; do
+  [ -x "$GSDK/kubectl.$v" ] && crd_suite_kubectl "$GSDK/kubectl.$v" "k${v/./-}"
+done
+crd_suite_tenants
 rbac_suite "$(command -v kubectl)"
 for v in 1.27 1.32; do
   [ -x "$GSDK/kubectl.$v" ] && rbac_old_kubectl "$GSDK/kubectl.$v"
