@@ -74,7 +74,7 @@ YAML
   expect "[$tag] get -l excludes" 'No resources found' "${K[@]}" -n "$ns" get pods -l app=nope
   expect "[$tag] field selector" '^web ' "${K[@]}" -n "$ns" get pods --field-selector status.phase=Pending,metadata.name=web
   expect_fail "[$tag] unsupported field selector" 'field label not supported' "${K[@]}" -n "$ns" get pods --field-selector spec.foo=x
-  expect "[$tag] get deploy table" '^api +0/2 +0 +0 ' "${K[@]}" -n "$ns" get deploy
+  expect "[$tag] get deploy table" '^api +0/2 +[0-2] +0 ' "${K[@]}" -n "$ns" get deploy
   expect "[$tag] get svc table" '^web +ClusterIP +10\.[0-9.]+ +<none> +80/TCP' "${K[@]}" -n "$ns" get svc
   expect "[$tag] label" 'pod/web labeled' "${K[@]}" -n "$ns" label pod web extra=yes
   expect "[$tag] annotate" 'pod/web annotated' "${K[@]}" -n "$ns" annotate pod web note=hello
