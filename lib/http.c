@@ -1581,3 +1581,72 @@ bool kb_http_query_next(char **cursor, char **key, char **val)
 	}
 	return false;
 }
+
+/* ---- fuzzing entry (see http.h) ---- */
+
+/* A server with the default options and no handles: never started, so its
+ * timer is not armed (stopping) and nothing is listened on. */
+static kb_http_server_t *fuzz_server(void)
+{
+	static uv_loop_t loop;
+	static kb_http_server_t *srv;
+	if (srv)
+		return srv;
+	if (uv_loop_init(&loop) < 0 || !(srv = calloc(1, sizeof(*srv))))
+		return NULL;
+	srv->loop = &loop;
+	srv->stopping = true;
+	apply_defaults(&srv->opts);
+	init_settings(&srv->settings);
+	srv_init_lists(srv);
+	return srv;
+}
+
+/* Checks what a handler would read of the parsed request, then releases it
+ * as finish_request does. */
+static void fuzz_finish(struct conn *c)
+{
+	kb_http_req_t *r = &c->req;
+	if (c->body != empty_string)
+		c->body[r->body_len] = '\0';
+	KB_REQUIRE(r->path && r->query && r->method);
+	for (size_t i = 0; i < r->nheaders; i++)
+		KB_REQUIRE(kb_http_req_header(r, r->headers[i].name));
+	release_request(c);
+	c->msg_ready = false;
+	llhttp_resume(&c->parser);
+}
+
+int kb_http_parse_head_for_fuzz(const char *data, size_t len)
+{
+	kb_http_server_t *srv = fuzz_server();
+	struct conn *c = srv ? calloc(1, sizeof(*c)) : NULL;
+	if (!c)
+		return -ENOMEM;
+	c->srv = srv;
+	c->tlist = TL_NONE;
+	dl_init(&c->tnode);
+	c->closing = true; /* no socket: writes fail */
+	c->req.query = c->req.body = empty_string;
+	llhttp_init(&c->parser, HTTP_REQUEST, &srv->settings);
+	int n = 0;
+	while (len > 0) {
+		llhttp_errno_t err = llhttp_execute(&c->parser, data, len);
+		if (err == HPE_OK)
+			break;
+		if ((err != HPE_PAUSED && err != HPE_PAUSED_UPGRADE) || !c->msg_ready) {
+			n = c->body_too_big || c->head_too_big ? -E2BIG : -EINVAL;
+			break;
+		}
+		size_t used = (size_t)(llhttp_get_error_pos(&c->parser) - data);
+		fuzz_finish(c);
+		n++;
+		if (err == HPE_PAUSED_UPGRADE)
+			break;
+		data += used;
+		len -= used;
+	}
+	tl_set(c, TL_NONE);
+	conn_free(c);
+	return n;
+}

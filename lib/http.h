@@ -132,4 +132,17 @@ int kb_http_unescape(char *s, bool plus_is_space);
  * the end. */
 bool kb_http_query_next(char **cursor, char **key, char **val);
 
+/*
+ * Testing entry for the libFuzzer target tests/fuzz/fuzz_http_head.c: runs
+ * `data` (borrowed) through llhttp with the server's own settings and
+ * callbacks (head and header-count limits, body collection with the default
+ * 3 MiB limit, pipelined requests one after the other), on a connection that
+ * has no socket: anything that would be written (an Expect: 100-continue
+ * answer) fails as if the peer had gone. Returns the number of complete
+ * requests parsed (>= 0), -EINVAL on a parse error (answered 400 by the
+ * server), -E2BIG on a head or body limit (431/413), -ENOMEM. Not for
+ * product code.
+ */
+int kb_http_parse_head_for_fuzz(const char *data, size_t len);
+
 #endif
