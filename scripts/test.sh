@@ -15,4 +15,7 @@ if [ "${KUBICLE_SKIP_ASAN:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes 2
 fi
+if command -v clang >/dev/null; then
+  tests/fuzz/run.sh --regression
+fi
 echo "all tests passed"
