@@ -21,6 +21,7 @@
 #include "lib/log.h"
 #include "lib/pki.h"
 #include "lib/tls.h"
+#include "controllers/controllers.h"
 #include "proxy/proxy.h"
 #include "store/store.h"
 #include "syncer/syncer.h"
@@ -34,7 +35,8 @@ static const char usage_text[] =
 	"Usage:\n"
 	"  kubicle serve --data-dir DIR [--listen ADDR:PORT] [--tls-san NAME]...\n"
 	"                [--advertise-address IP] [--log-level error|warn|info|debug]\n"
-	"                [--sync full|normal]\n"
+	"                [--sync full|normal] [--watch-history REVS]\n"
+	"                [--compact-interval-ms MS]\n"
 	"                [--host-kubeconfig FILE] --host-namespace NS --tenant NAME\n"
 	"                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"
 	"                [--host-qps N] [--host-burst N]\n"
@@ -61,6 +63,8 @@ struct serve_args {
 	const char *sans[MAX_SANS];
 	size_t nsans;
 	bool sync_full;
+	long history_keep;         /* revisions of watch history; 0: default */
+	unsigned compact_ms;       /* compaction period; 0: default */
 	struct syncer_opts host;   /* host_namespace NULL: no syncer */
 };
 
@@ -68,6 +72,7 @@ struct server {
 	uv_loop_t *loop;
 	store_t *store;
 	proxy_t *proxy;
+	ctrl_t *ctrl;
 	syncer_t *syncer;
 	SSL_CTX *tls;
 	uv_signal_t sigterm, sigint;
@@ -88,6 +93,8 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 		{"advertise-address", required_argument, NULL, 'a'},
 		{"log-level", required_argument, NULL, 'v'},
 		{"sync", required_argument, NULL, 'y'},
+		{"watch-history", required_argument, NULL, 'W'},
+		{"compact-interval-ms", required_argument, NULL, 'C'},
 		{"host-kubeconfig", required_argument, NULL, 'K'},
 		{"host-namespace", required_argument, NULL, 'N'},
 		{"tenant", required_argument, NULL, 'T'},
@@ -121,6 +128,8 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 			}
 			break;
 		case 'y': a->sync_full = strcmp(optarg, "full") == 0; break;
+		case 'W': a->history_keep = strtol(optarg, NULL, 10); break;
+		case 'C': a->compact_ms = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'K': a->host.host_kubeconfig = optarg; break;
 		case 'N': a->host.host_namespace = optarg; break;
 		case 'T': a->host.tenant = optarg; break;
@@ -185,6 +194,8 @@ static void on_signal(uv_signal_t *sig, int signum)
 {
 	struct server *s = sig->data;
 	kb_info("main", "signal %d: shutting down", signum);
+	ctrl_stop(s->ctrl);
+	s->ctrl = NULL;
 	if (s->syncer) {
 		syncer_stop(s->syncer);
 		s->syncer = NULL;
@@ -203,7 +214,9 @@ static int open_store(struct server *s, const struct serve_args *a)
 	int rc = path_join(path, sizeof(path), a->data_dir, "kubicle.db");
 	if (rc < 0)
 		return rc;
-	struct store_opts so = {.sync_full = a->sync_full, .group_commit = true};
+	struct store_opts so = {.sync_full = a->sync_full, .group_commit = true,
+				.history_keep = a->history_keep,
+				.compact_interval_ms = a->compact_ms};
 	rc = store_open(s->loop, path, &so, &s->store);
 	if (rc < 0)
 		return rc;
@@ -284,6 +297,10 @@ static int cmd_serve(int argc, char **argv)
 	}
 	if (a.host.host_namespace && (rc = start_syncer(&s, &a, port)) < 0) {
 		fprintf(stderr, "kubicle: syncer: %s\n", strerror(-rc));
+		goto fail_kubeconfig;
+	}
+	if ((rc = ctrl_start(s.loop, s.store, s.proxy, &s.ctrl)) < 0) {
+		fprintf(stderr, "kubicle: controllers: %s\n", strerror(-rc));
 		goto fail_kubeconfig;
 	}
 	uv_signal_init(s.loop, &s.sigterm);

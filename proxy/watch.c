@@ -34,6 +34,7 @@ struct watch {
 	uint64_t deadline_ms, next_bookmark_ms;
 	bool headers_sent;
 	bool closing;
+	bool starting;            /* inside watch_start: it finishes a close */
 };
 
 /* The last event line built, shared by every watch sending that event:
@@ -75,7 +76,8 @@ static void unlink_watch(struct watch *w)
 	px->nwatches--;
 }
 
-/* Ends the stream (when the connection is still there) and frees it. */
+/* Ends the stream (when the connection is still there) and frees the watch
+ * and, unless the request is still being started, its request. */
 static void watch_close(struct watch *w)
 {
 	if (w->closing)
@@ -83,6 +85,9 @@ static void watch_close(struct watch *w)
 	w->closing = true;
 	if (w->sw)
 		store_unwatch(w->sw);
+	w->sw = NULL;
+	if (w->starting)
+		return; /* watch_start sees `closing` and finishes */
 	unlink_watch(w);
 	if (w->r->http) {
 		kb_http_req_on_abort(w->r->http, NULL, NULL);
@@ -92,6 +97,22 @@ static void watch_close(struct watch *w)
 	filter_free(&w->f);
 	proxy_req_free(w->r);
 	free(w);
+}
+
+/* A watch closed while starting: the stream ends, the request goes back to
+ * on_request (which frees it, seeing r->http NULL). */
+static void finish_failed_start(struct watch *w)
+{
+	struct req *r = w->r;
+	unlink_watch(w);
+	if (r->http) {
+		kb_http_req_on_abort(r->http, NULL, NULL);
+		kb_http_stream_end(r->http);
+		r->http = NULL;
+	}
+	filter_free(&w->f);
+	free(w);
+	r->q.watch = false;
 }
 
 static void on_abort(kb_http_req_t *http, void *arg)
@@ -250,27 +271,29 @@ void watch_start(struct req *r)
 			     r->want_table ? "application/json;as=Table;v=v1;g=meta.k8s.io"
 					   : "application/json",
 			     NULL);
-	if (initial && send_initial(w, &since) < 0) {
+	w->starting = true;
+	if (initial && send_initial(w, &since) < 0)
 		watch_close(w);
-		return;
-	}
-	if (since < store_compacted_rev(px->store)) {
+	if (!w->closing && since < store_compacted_rev(px->store)) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "too old resource version: %lld (%lld)", (long long)since,
 			 (long long)store_compacted_rev(px->store));
 		send_error(w, 410, "Expired", msg);
 		watch_close(w);
-		return;
 	}
-	int rc = store_watch(px->store, r->res->store_key, r->res->namespaced ? r->ns : NULL, since,
-			     on_event, w, &w->sw);
-	if (rc < 0) {
-		if (!w->closing) {
-			send_error(w, rc == -ERANGE ? 410 : 500, rc == -ERANGE ? "Expired" : "InternalError",
+	if (!w->closing) {
+		int rc = store_watch(px->store, r->res->store_key, r->res->namespaced ? r->ns : NULL,
+				     since, on_event, w, &w->sw);
+		if (rc < 0 && !w->closing) {
+			send_error(w, rc == -ERANGE ? 410 : 500,
+				   rc == -ERANGE ? "Expired" : "InternalError",
 				   rc == -ERANGE ? "too old resource version" : "watch failed");
 			watch_close(w);
 		}
 	}
+	w->starting = false;
+	if (w->closing)
+		finish_failed_start(w);
 }
 
 static void send_bookmark(struct watch *w)

@@ -133,3 +133,23 @@ server_suite_restart() {
   if [ "$acked" = 40 ] && [ "$have" = 40 ]; then pass "every acknowledged write survives kill -9"
   else fail "kill -9: acked $acked, found $have"; fi
 }
+
+# Watch history is compacted on a schedule; a watch from before it gets 410.
+server_suite_compaction() {
+  local saved_pid=$SERVER_PID saved_kcfg=$KCFG saved_url=$SERVER_URL saved_dir=$DATA_DIR
+  start_server compact --watch-history 5 --compact-interval-ms 200 || { fail "compaction server"; return; }
+  local u=$SERVER_URL/api/v1/namespaces/default/configmaps i
+  for i in $(seq 1 20); do
+    kcurl -X POST -H 'Content-Type: application/json' "$u" \
+      -d "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c$i\"}}" >/dev/null
+  done
+  sleep 1
+  expect "watch from a compacted revision gets ERROR 410 Expired" '"type":"ERROR".*"reason":"Expired".*"code":410' \
+    kcurl -m 5 "$u?watch=true&resourceVersion=2"
+  local rv
+  rv=$(kcurl "$u" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+  expect "watch from a recent revision still works" '"type":"ADDED".*"name":"late"' \
+    bash -c "(sleep 0.5; curl -sS --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key -X POST -H 'Content-Type: application/json' $u -d '{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"late\"}}' >/dev/null) & curl -sS -m 5 --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key '$u?watch=true&resourceVersion=$rv&timeoutSeconds=2'"
+  stop_server TERM
+  SERVER_PID=$saved_pid KCFG=$saved_kcfg SERVER_URL=$saved_url DATA_DIR=$saved_dir
+}
