@@ -308,7 +308,7 @@ static void handle_get(struct req *r)
 {
 	store_t *st = r->px->store;
 	const char *ns = r->ns ? r->ns : "";
-	if (!r->sub && !r->want_table) {
+	if (!r->sub && !r->want_table && !r->res->from_storage) {
 		const char *text;
 		size_t len;
 		int rc = store_get_raw(st, r->res->store_key, ns, r->name, &text, &len, NULL);
@@ -319,7 +319,7 @@ static void handle_get(struct req *r)
 		return;
 	}
 	json_t *obj = NULL;
-	int rc = store_get(st, r->res->store_key, ns, r->name, &obj);
+	int rc = rs_get(r->px, r->res, ns, r->name, &obj);
 	if (rc < 0) {
 		reply_errno(r, rc, r->name);
 		return;
@@ -468,7 +468,7 @@ static void handle_list(struct req *r)
 		lr.after = after;
 	}
 	struct store_list_result res = {0};
-	int rc = store_list(r->px->store, &lr, &res);
+	int rc = rs_list(r->px, r->res, &lr, &res);
 	free(after);
 	filter_free(&f);
 	if (rc < 0) {
@@ -508,8 +508,7 @@ int object_create(struct proxy *px, const struct proxy_resource *res, json_t *ob
 	obj_init_create(res, obj, time(NULL));
 	obj_defaults(px, res, obj);
 	const char *ns = obj_str(obj, "metadata.namespace");
-	int rc = store_create(px->store, res->store_key, res->namespaced && ns ? ns : "",
-			      obj_str(obj, "metadata.name"), obj, NULL);
+	int rc = rs_create(px, res, res->namespaced ? ns : NULL, obj_str(obj, "metadata.name"), obj);
 	if (rc == 0 && out)
 		*out = json_incref(obj);
 	return rc;
@@ -570,7 +569,7 @@ static void handle_create(struct req *r)
 	}
 	const char *name = obj_str(obj, "metadata.name");
 	store_txn_begin(r->px->store);
-	int rc = store_create(r->px->store, r->res->store_key, r->ns ? r->ns : "", name, obj, NULL);
+	int rc = rs_create(r->px, r->res, r->ns, name, obj);
 	if (rc == 0 && !r->res->group[0] && strcmp(r->res->kind, "Namespace") == 0)
 		ns_created(r->px, name);
 	if (rc == 0)
@@ -663,16 +662,14 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 	if (being_deleted_and_finalized(obj) &&
 	    !(r->res->group[0] == '\0' && strcmp(r->res->kind, "Namespace") == 0)) {
 		json_t *last = NULL;
-		rc = store_delete(r->px->store, r->res->store_key, r->ns ? r->ns : "", r->name,
-				  old_rv, &last, NULL);
+		rc = rs_delete(r->px, r->res, r->ns, r->name, old_rv, &last);
 		if (rc == 0) {
 			reply_object(r, code, last);
 			json_decref(last);
 			return;
 		}
 	} else {
-		rc = store_update(r->px->store, r->res->store_key, r->ns ? r->ns : "", r->name, obj,
-				  old_rv, NULL);
+		rc = rs_update(r->px, r->res, r->ns, r->name, obj, old_rv);
 	}
 	if (rc < 0) {
 		reply_errno(r, rc, r->name);
@@ -723,7 +720,7 @@ static void merge_by_sub(struct req *r, const json_t *old, json_t *obj)
 
 static int load_old(struct req *r, json_t **old)
 {
-	int rc = store_get(r->px->store, r->res->store_key, r->ns ? r->ns : "", r->name, old);
+	int rc = rs_get(r->px, r->res, r->ns, r->name, old);
 	if (rc < 0)
 		reply_errno(r, rc, r->name);
 	return rc;
@@ -837,7 +834,7 @@ static void apply_create(struct req *r, json_t *patch)
 		reply_object(r, 201, obj);
 		goto out;
 	}
-	rc = store_create(r->px->store, r->res->store_key, r->ns ? r->ns : "", r->name, obj, NULL);
+	rc = rs_create(r->px, r->res, r->ns, r->name, obj);
 	if (rc < 0)
 		reply_errno(r, rc, r->name);
 	else
@@ -881,7 +878,7 @@ static void handle_patch(struct req *r)
 		return;
 	kb_debug("proxy", "req %llu: %s patch: %.*s", (unsigned long long)r->http->id, ct,
 		 (int)(r->http->body_len > 2000 ? 2000 : r->http->body_len), r->http->body);
-	rc = store_get(r->px->store, r->res->store_key, r->ns ? r->ns : "", r->name, &old);
+	rc = rs_get(r->px, r->res, r->ns, r->name, &old);
 	if (rc == -ENOENT && is_apply && !r->sub) {
 		apply_create(r, patch);
 		goto out;
@@ -1034,7 +1031,9 @@ static int delete_one(struct req *r, const struct delete_opts *o, json_t *obj, j
 	long grace = is_kind(r->res, "", "Pod") ? pod_grace(o, obj) : 0;
 	bool finalizers = proxy_propagation_finalizer(o->propagation, obj) ||
 			  json_array_size(obj_get(obj, "metadata.finalizers")) > 0;
-	if (obj_str(obj, "metadata.deletionTimestamp")) {
+	/* a second delete may shorten the grace period; 0 (a kubelet confirming
+	 * that the containers stopped) removes a pod being deleted */
+	if (obj_str(obj, "metadata.deletionTimestamp") && !(grace == 0 && o->grace == 0 && !finalizers)) {
 		*result = json_incref(obj);
 		return 0;
 	}
@@ -1048,8 +1047,7 @@ static int delete_one(struct req *r, const struct delete_opts *o, json_t *obj, j
 			obj_set_str(upd, "status.phase", "Terminating");
 		int rc = 0;
 		if (!o->dry_run)
-			rc = store_update(r->px->store, r->res->store_key, ns ? ns : "", name, upd,
-					  obj_rv(obj), NULL);
+			rc = rs_update(r->px, r->res, ns, name, upd, obj_rv(obj));
 		if (rc < 0) {
 			json_decref(upd);
 			reply_errno(r, rc, name);
@@ -1064,8 +1062,7 @@ static int delete_one(struct req *r, const struct delete_opts *o, json_t *obj, j
 		*result = json_incref(obj);
 		return 0;
 	}
-	int rc = store_delete(r->px->store, r->res->store_key, ns ? ns : "", name, obj_rv(obj),
-			      result, NULL);
+	int rc = rs_delete(r->px, r->res, ns, name, obj_rv(obj), result);
 	if (rc < 0)
 		reply_errno(r, rc, name);
 	return rc;
@@ -1122,7 +1119,7 @@ static void handle_deletecollection(struct req *r)
 				    .filter = filter_match,
 				    .filter_arg = &f};
 	struct store_list_result res = {0};
-	int rc = store_list(r->px->store, &lr, &res);
+	int rc = rs_list(r->px, r->res, &lr, &res);
 	filter_free(&f);
 	if (rc < 0) {
 		reply_errno(r, rc, NULL);

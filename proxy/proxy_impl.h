@@ -140,6 +140,8 @@ void hostpod_log(struct req *r);
 /* hostpod.c: a pod spec field that would reach into the host, for 422
  * causes when px->host_sync (json causes array borrowed). */
 void hostpod_refuse_fields(const json_t *pod, json_t *causes);
+/* hostpod.c: POST pods/binding (a scheduler places a pod on a node). */
+void hostpod_binding(struct req *r);
 
 /* crd.c: CustomResourceDefinitions turn into resource rows at start-up and
  * whenever one changes. */
@@ -171,6 +173,22 @@ void reply_json(struct req *r, int code, const json_t *obj);
 void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len);
 /* "pods" or "deployments.apps" as kube names a resource in messages. */
 void resource_qualified(const struct proxy_resource *res, char *buf, size_t len);
+
+/* rstore.c: the store through a resource row (storage conversions).
+ * Objects in and out are in the served shape. */
+int rs_get(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	   json_t **out);
+int rs_create(struct proxy *px, const struct proxy_resource *res, const char *ns,
+	      const char *name, json_t *obj);
+int rs_update(struct proxy *px, const struct proxy_resource *res, const char *ns,
+	      const char *name, json_t *obj, int64_t expected);
+int rs_delete(struct proxy *px, const struct proxy_resource *res, const char *ns,
+	      const char *name, int64_t expected, json_t **last);
+/* req->res is ignored (res->store_key is used); the filter sees served objects. */
+int rs_list(struct proxy *px, const struct proxy_resource *res, const struct store_list_req *req,
+	    struct store_list_result *out);
+void rs_event_to_core(json_t *obj);
+void rs_event_from_core(json_t *obj);
 
 /* handlers.c: label and field selectors of a list or watch. */
 struct filter {

@@ -182,11 +182,32 @@ static const char *event_type(const struct watch *w, const struct store_event *e
 	return NULL;
 }
 
+/* An event of a row stored in another shape, converted for this watch. */
+static void on_converted_event(struct watch *w, const struct store_event *ev)
+{
+	const struct proxy_resource *res = w->r->res;
+	struct store_event cev = *ev;
+	cev.obj = json_deep_copy(ev->obj);
+	cev.prev = ev->prev ? json_deep_copy(ev->prev) : NULL;
+	res->from_storage(cev.obj);
+	if (cev.prev)
+		res->from_storage(cev.prev);
+	const char *type = event_type(w, &cev);
+	if (type && send_event(w, type, &cev) < 0)
+		watch_close(w);
+	json_decref(cev.obj);
+	json_decref(cev.prev);
+}
+
 static void on_event(const struct store_event *ev, void *arg)
 {
 	struct watch *w = arg;
 	if (w->closing || !w->r->http)
 		return;
+	if (w->r->res->from_storage) {
+		on_converted_event(w, ev);
+		return;
+	}
 	const char *type = event_type(w, ev);
 	if (type && send_event(w, type, ev) < 0)
 		watch_close(w);
@@ -210,7 +231,7 @@ static int send_initial(struct watch *w, int64_t *rev)
 				    .filter = filter_match,
 				    .filter_arg = &w->f};
 	struct store_list_result res = {0};
-	int rc = store_list(r->px->store, &lr, &res);
+	int rc = rs_list(r->px, r->res, &lr, &res);
 	if (rc < 0)
 		return rc;
 	size_t i;

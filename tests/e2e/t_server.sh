@@ -52,6 +52,17 @@ server_suite_basic() {
   kcurl -X PATCH -H 'Content-Type: application/merge-patch+json' "$SERVER_URL/api/v1/namespaces/default/configmaps/fin" \
     -d '{"metadata":{"finalizers":null}}' >/dev/null
   expect "removing the last finalizer deletes it" '"code":404' kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps/fin"
+  # core/v1 and events.k8s.io/v1 Events are the same objects
+  kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/events" \
+    -d '{"apiVersion":"v1","kind":"Event","metadata":{"name":"ev1"},"involvedObject":{"kind":"Pod","name":"p","namespace":"default"},"reason":"Test","message":"hello core","type":"Normal"}' >/dev/null
+  expect "a core event is served by events.k8s.io/v1" '"regarding":\{[^}]*"name":"p".*"note":"hello core"' \
+    kcurl "$SERVER_URL/apis/events.k8s.io/v1/namespaces/default/events/ev1"
+  kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/apis/events.k8s.io/v1/namespaces/default/events" \
+    -d '{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"ev2"},"regarding":{"kind":"Pod","name":"q","namespace":"default"},"reason":"Test","note":"hello new","type":"Normal","eventTime":"2026-01-01T00:00:00.000000Z","reportingController":"e2e","reportingInstance":"e2e-1","action":"Testing"}' >/dev/null
+  expect "an events.k8s.io event is served by core/v1" '"involvedObject":\{[^}]*"name":"q".*"message":"hello new"' \
+    kcurl "$SERVER_URL/api/v1/namespaces/default/events/ev2"
+  expect "events.k8s.io field selector on regarding" '"name":"ev2"' \
+    kcurl "$SERVER_URL/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dq"
   # watch resume from a resourceVersion, and 410 for compacted history
   local rv
   rv=$(kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
