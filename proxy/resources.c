@@ -5,6 +5,7 @@
  * subresources and the extra field selectors each resource supports.
  */
 #include "proxy/resource.h"
+#include "proxy/proxy_impl.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -117,6 +118,7 @@ static struct proxy_resource builtins[] = {
 	{.group = "events.k8s.io", .version = "v1", .kind = "Event", .list_kind = "EventList",
 	 .plural = "events", .singular = "event", .namespaced = true, .stored = true,
 	 .verbs = VERBS_ALL, .proto = "k8s.io.api.events.v1.Event", .short_names = S("ev"),
+	 .storage = "/events", .to_storage = rs_event_to_core, .from_storage = rs_event_from_core,
 	 .field_selectors = S("regarding.kind", "regarding.namespace", "regarding.name",
 			      "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion",
 			      "regarding.fieldPath", "reason", "reportingController", "type")},
@@ -167,7 +169,10 @@ static void table_init(void)
 		return;
 	for (size_t i = 0; i < KB_ARRAY_SIZE(builtins); i++) {
 		struct proxy_resource *r = &builtins[i];
-		snprintf(r->store_key, sizeof(r->store_key), "%s/%s", r->group, r->plural);
+		if (r->storage)
+			snprintf(r->store_key, sizeof(r->store_key), "%s", r->storage);
+		else
+			snprintf(r->store_key, sizeof(r->store_key), "%s/%s", r->group, r->plural);
 		rows[nrows++] = r;
 	}
 }
