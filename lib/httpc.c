@@ -57,6 +57,7 @@ struct kb_httpc {
 	struct sock_ctx *socks;
 	size_t nactive, nqueued;
 	int open_handles;
+	bool in_action;         /* inside curl_multi_socket_action: no add/remove */
 	bool closing;
 };
 
@@ -140,6 +141,21 @@ static void finish(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc)
 	req_free(r);
 }
 
+/* Requests cancelled while curl was running: removed now that it is not. */
+static void sweep_cancelled(kb_httpc_t *c)
+{
+	struct kb_httpc_req *r = c->active, *next;
+	for (; r; r = next) {
+		next = r->next;
+		if (!r->cancelled)
+			continue;
+		curl_multi_remove_handle(c->multi, r->easy);
+		list_unlink(&c->active, r);
+		c->nactive--;
+		req_free(r);
+	}
+}
+
 static void check_multi_info(kb_httpc_t *c)
 {
 	CURLMsg *msg;
@@ -153,6 +169,7 @@ static void check_multi_info(kb_httpc_t *c)
 		if (r)
 			finish(c, r, cc);
 	}
+	sweep_cancelled(c);
 	pump(c);
 }
 
@@ -169,7 +186,9 @@ static void on_poll(uv_poll_t *h, int status, int events)
 		flags |= CURL_CSELECT_IN;
 	if (events & UV_WRITABLE)
 		flags |= CURL_CSELECT_OUT;
+	c->in_action = true;
 	curl_multi_socket_action(c->multi, s->fd, flags, &running);
+	c->in_action = false;
 	check_multi_info(c);
 }
 
@@ -236,7 +255,9 @@ static void on_timeout(uv_timer_t *t)
 {
 	kb_httpc_t *c = t->data;
 	int running;
+	c->in_action = true;
 	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	c->in_action = false;
 	check_multi_info(c);
 }
 
@@ -373,8 +394,8 @@ static struct kb_httpc_req *queue_pop(kb_httpc_t *c)
 /* Starts queued requests while tokens last; arms the limit timer otherwise. */
 static void pump(kb_httpc_t *c)
 {
-	if (c->closing)
-		return;
+	if (c->closing || c->in_action)
+		return; /* check_multi_info pumps once curl has returned */
 	if (c->qps > 0)
 		refill(c);
 	while (c->queue && (c->qps <= 0 || c->tokens >= 1.0)) {
@@ -429,7 +450,7 @@ kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call
 		req_free(r);
 		return NULL;
 	}
-	if (call->no_limit || (c->qps <= 0 && !c->queue)) {
+	if (!c->in_action && (call->no_limit || (c->qps <= 0 && !c->queue))) {
 		start(c, r);
 		return r;
 	}
@@ -457,8 +478,8 @@ void kb_httpc_cancel(kb_httpc_req_t *r)
 		req_free(r);
 		return;
 	}
-	if (r->in_cb)
-		return; /* on_write returns 0; finish() frees it without a callback */
+	if (r->in_cb || c->in_action)
+		return; /* on_write returns 0, or the sweep in check_multi_info frees it */
 	curl_multi_remove_handle(c->multi, r->easy);
 	list_unlink(&c->active, r);
 	c->nactive--;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "lib/http.h"
+#include "lib/util.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/validate.h"
 
@@ -57,7 +58,8 @@ static void query_long(const char *query, const char *key, long *out)
 
 static void standin_log(struct req *r, const json_t *pod)
 {
-	const char *text = obj_str(pod, "metadata.annotations." LOG_ANNOTATION);
+	const char *text = json_string_value(
+		json_object_get(obj_get(pod, "metadata.annotations"), LOG_ANNOTATION));
 	long tail = -1, limit = -1;
 	query_long(r->http->query, "tailLines", &tail);
 	query_long(r->http->query, "limitBytes", &limit);
@@ -139,4 +141,72 @@ void hostpod_refuse_fields(const json_t *pod, json_t *causes)
 	refuse_containers(spec, "initContainers", causes);
 	refuse_containers(spec, "containers", causes);
 	refuse_containers(spec, "ephemeralContainers", causes);
+}
+
+/* ---- pods/binding ---------------------------------------------------------------
+ * What a scheduler calls to place a pod (the host stand-in's test scheduler
+ * uses it as KAI does on a real host): sets spec.nodeName once and the
+ * PodScheduled condition; 409 when the pod is already bound.
+ */
+static void set_scheduled(json_t *pod, time_t now)
+{
+	json_t *st = json_object_get(pod, "status");
+	if (!json_is_object(st)) {
+		st = json_object();
+		json_object_set_new(pod, "status", st);
+	}
+	json_t *conds = json_object_get(st, "conditions");
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		json_object_set_new(st, "conditions", conds);
+	}
+	for (size_t i = json_array_size(conds); i-- > 0;) {
+		const char *t = json_string_value(json_object_get(json_array_get(conds, i), "type"));
+		if (t && strcmp(t, "PodScheduled") == 0)
+			json_array_remove(conds, i);
+	}
+	char ts[40];
+	kb_time_rfc3339(now, ts, sizeof(ts));
+	json_array_append_new(conds, json_pack("{s:s,s:s,s:n,s:s}", "type", "PodScheduled",
+					       "status", "True", "lastProbeTime",
+					       "lastTransitionTime", ts));
+}
+
+void hostpod_binding(struct req *r)
+{
+	json_t *b = json_loadb(r->http->body, r->http->body_len, 0, NULL);
+	const char *node = obj_str(b, "target.name");
+	json_t *pod = NULL;
+	int rc;
+	if (!node || !*node) {
+		reply_invalid(r, "Binding", r->name,
+			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueRequired", "message",
+					"Required value", "field", "target.name"));
+		goto out;
+	}
+	rc = store_get(r->px->store, r->res->store_key, r->ns, r->name, &pod);
+	if (rc < 0) {
+		reply_errno(r, rc, r->name);
+		goto out;
+	}
+	const char *have = obj_str(pod, "spec.nodeName");
+	if (have && *have) {
+		reply_statusf(r, 409, "Conflict",
+			      "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is "
+			      "already assigned to node \"%s\"", r->name, r->name, have);
+		goto out;
+	}
+	obj_set_str(pod, "spec.nodeName", node);
+	set_scheduled(pod, r->now);
+	rc = store_update(r->px->store, r->res->store_key, r->ns, r->name, pod, obj_rv(pod), NULL);
+	if (rc < 0) {
+		reply_errno(r, rc, r->name);
+		goto out;
+	}
+	json_t *ok = status_object(201, NULL, NULL, NULL);
+	reply_json(r, 201, ok);
+	json_decref(ok);
+out:
+	json_decref(pod);
+	json_decref(b);
 }

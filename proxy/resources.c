@@ -48,7 +48,8 @@ static const struct proxy_subresource sa_subs[] = {
 static const struct proxy_subresource crd_subs[] = {
 	SUB_STATUS("apiextensions.k8s.io", "v1", "CustomResourceDefinition"), SUB_END};
 static const struct proxy_subresource pod_subs[] = {
-	SUB_STATUS("", "v1", "Pod"), {"log", "", "v1", "Pod", VERB_GET}, SUB_END};
+	SUB_STATUS("", "v1", "Pod"), {"log", "", "v1", "Pod", VERB_GET},
+	{"binding", "", "v1", "Binding", VERB_CREATE}, SUB_END};
 static const struct proxy_subresource queue_subs[] = {
 	SUB_STATUS("scheduling.run.ai", "v2", "Queue"), SUB_END};
 static const struct proxy_subresource svc_subs[] = {SUB_STATUS("", "v1", "Service"), SUB_END};

@@ -14,6 +14,7 @@ struct subres_route {
 
 static const struct subres_route routes[] = {
 	{"", "pods", "log", hostpod_log},
+	{"", "pods", "binding", hostpod_binding},
 	{"", "serviceaccounts", "token", auth_token_request},
 	{NULL, NULL, NULL, NULL},
 };

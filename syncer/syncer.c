@@ -284,7 +284,7 @@ struct pod_call {
 
 static void tenant_event(struct syncer *s, const char *ns, const char *pod, const char *uid,
 			 const char *type, const char *reason, const char *msg,
-			 const char *suffix);
+			 const char *suffix, const char *component);
 
 static void on_pod_created(int err, long status, json_t *body, void *arg)
 {
@@ -303,7 +303,7 @@ static void on_pod_created(int err, long status, json_t *body, void *arg)
 		tenant_event(s, jstr(st, "ns"), jstr(st, "name"), jstr(st, "uid"), "Warning",
 			     "FailedCreate", jstr(body, "message") ? jstr(body, "message")
 								   : "the host refused the pod",
-			     "host");
+			     "host", NULL);
 	free(pc);
 }
 
@@ -473,7 +473,8 @@ static void on_tenant_pod(const struct store_event *ev, void *arg)
 /* ---- events: host -> tenant ----------------------------------------------------------- */
 
 static void tenant_event(struct syncer *s, const char *ns, const char *pod, const char *uid,
-			 const char *type, const char *reason, const char *msg, const char *suffix)
+			 const char *type, const char *reason, const char *msg, const char *suffix,
+			 const char *component)
 {
 	char name[512], ts[40];
 	snprintf(name, sizeof(name), "%s.%s", pod, suffix);
@@ -488,7 +489,7 @@ static void tenant_event(struct syncer *s, const char *ns, const char *pod, cons
 		"involvedObject", "kind", "Pod", "namespace", ns, "name", pod, "uid", uid ? uid : "",
 		"type", type ? type : "Normal", "reason", reason ? reason : "", "message",
 		msg ? msg : "", "count", count, "firstTimestamp", ts, "lastTimestamp", ts, "source",
-		"component", "kubicle-syncer");
+		"component", component ? component : "kubicle-syncer");
 	json_object_set_new(json_object_get(ev, "involvedObject"), "apiVersion",
 			    json_string("v1"));
 	if (old) {
@@ -534,7 +535,7 @@ static void on_host_event(const char *type, json_t *ev, void *arg)
 	}
 	json_decref(old);
 	tenant_event(s, ns, name, uid, jstr(ev, "type"), jstr(ev, "reason"), jstr(ev, "message"),
-		     dot ? dot + 1 : "host");
+		     dot ? dot + 1 : "host", jstr(json_object_get(ev, "source"), "component"));
 }
 
 /* ---- resync --------------------------------------------------------------------------- */

@@ -11,6 +11,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_rbac.sh"
 . "$here/t_crd.sh"
 . "$here/t_controllers.sh"
+. "$here/t_syncer.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -33,4 +34,5 @@ server_suite_bad_input
 server_suite_compaction
 server_suite_restart
 controllers_suite
+syncer_suite
 e2e_summary

@@ -1,0 +1,223 @@
+# SPDX-License-Identifier: Apache-2.0
+# Tenants whose pods run on a host: a host stand-in (plain kubicle serve),
+# the test scheduler (tests/host/scheduler.py, KAI-like) and two tenants
+# syncing to it, driven with real kubectl.
+
+SY_HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+
+# sy_start_tenant NAME QUEUE [PORT]: sets T_<NAME>_KCFG, T_<NAME>_PID, T_<NAME>_PORT
+sy_start_tenant() {
+  local name=$1 queue=$2 port=${3:-0}
+  E2E_PORT=$port start_server "$name" --host-kubeconfig "$SY_HOST_KCFG" \
+    --host-namespace tenants --tenant "$name" --queue "$queue" || return 1
+  printf -v "T_${name}_KCFG" %s "$KCFG"
+  printf -v "T_${name}_PID" %s "$SERVER_PID"
+  printf -v "T_${name}_PORT" %s "${SERVER_URL##*:}"
+}
+
+sy_start_host() { # [PORT]
+  E2E_PORT=${1:-0} start_server syhost || return 1
+  SY_HOST_KCFG=$KCFG SY_HOST_PID=$SERVER_PID SY_HOST_PORT=${SERVER_URL##*:}
+}
+
+# sy_until SECONDS CMD...: retries CMD every 0.2 s until it succeeds.
+sy_until() {
+  local t=$1; shift
+  local end=$((SECONDS + t))
+  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  "$@" >/dev/null 2>&1
+}
+
+sy_host_pods() { # [tenant]: "<host name> <tenant name> <queue> <scheduler>" lines
+  kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants get pods ${1:+-l kubicle.dev/tenant=$1} \
+    -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations.kubicle\.dev/name} {.metadata.labels.kai\.scheduler/queue} {.spec.schedulerName}{"\n"}{end}'
+}
+
+sy_host_has() { kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants get "$@" >/dev/null 2>&1; }
+sy_host_lacks() { ! sy_host_has "$@"; }
+
+# Tenant pod names and host pods' kubicle.dev/name of one tenant agree, one each.
+sy_one_to_one() { # tenant kubeconfig
+  local t h
+  t=$(kubectl --kubeconfig "$2" get pods -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | sort)
+  h=$(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants get pods -l kubicle.dev/tenant="$1" \
+    -o jsonpath='{range .items[*]}{.metadata.annotations.kubicle\.dev/name}{"\n"}{end}' | sort)
+  [ -n "$t" ] && [ "$t" = "$h" ]
+}
+
+syncer_suite_setup() {
+  sy_start_host || return 1
+  local H=(kubectl --kubeconfig "$SY_HOST_KCFG")
+  "${H[@]}" create ns tenants >/dev/null
+  "${H[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec: {resources: {gpu: {quota: 2, limit: 2}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-b}
+spec: {resources: {gpu: {quota: 8, limit: 8}}}
+EOF
+  python3 "$SY_HERE/../host/scheduler.py" --data-dir "$E2E_TMP/syhost" --interval 0.1 \
+    >>"$E2E_TMP/scheduler.log" 2>&1 &
+  SY_SCHED_PID=$!
+  E2E_PIDS+=("$SY_SCHED_PID")
+  sy_start_tenant t1 team-a && sy_start_tenant t2 team-b
+}
+
+syncer_suite_basic() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  "${T[@]}" run run1 --image=busybox --labels=kai.scheduler/queue=team-b -- sleep 3600 >/dev/null
+  sy_until 5 sy_host_has pod run1-x-default-x-t1
+  expect "host pod has the translated name, tenant's queue and kai-scheduler" \
+    '^run1-x-default-x-t1 run1 team-a kai-scheduler$' sy_host_pods t1
+  expect "host pod carries the contract's labels and annotations" \
+    'kubicle.dev/namespace:default kubicle.dev/tenant:t1 .*uid:[0-9a-f-]{36}' \
+    "${H[@]}" get pod run1-x-default-x-t1 -o \
+    'go-template={{range $k,$v := .metadata.labels}}{{$k}}:{{$v}} {{end}} uid:{{index .metadata.annotations "kubicle.dev/uid"}}'
+  expect_eq "host pod mounts no host token" "false" \
+    "${H[@]}" get pod run1-x-default-x-t1 -o jsonpath='{.spec.automountServiceAccountToken}'
+  expect "pod becomes Ready in the tenant" 'condition met' \
+    "${T[@]}" wait --for=condition=Ready pod/run1 --timeout=20s
+  expect "tenant pod has the host's node and podIP" '^gpu-node-[0-9] 10\.244\.' \
+    "${T[@]}" get pod run1 -o jsonpath='{.spec.nodeName} {.status.podIP}'
+  expect "tenant Node for the host node, with GPUs" '^8$' \
+    "${T[@]}" get node "$("${T[@]}" get pod run1 -o jsonpath='{.spec.nodeName}')" \
+    -o jsonpath='{.status.capacity.nvidia\.com/gpu}'
+  expect "kubectl logs is served by the host pod" 'training step 3/3' "${T[@]}" logs run1
+  expect_eq "kubectl logs --tail 1" "$("${T[@]}" logs run1 | tail -1)" "${T[@]}" logs run1 --tail 1
+  expect_fail "hostNetwork is refused in a syncing tenant" 'hostNetwork.*not allowed' \
+    "${T[@]}" run hn --image=busybox --overrides='{"spec":{"hostNetwork":true}}'
+  expect_fail "hostPath is refused" 'hostPath.*not allowed' "${T[@]}" apply -f - <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: hp}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes: [{name: h, hostPath: {path: /etc}}]
+EOF
+}
+
+syncer_suite_config() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  "${T[@]}" create configmap c1 --from-literal=a=one >/dev/null
+  "${T[@]}" create secret generic s1 --from-literal=x=y >/dev/null
+  "${T[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: withcfg}
+spec:
+  containers:
+  - name: c
+    image: busybox
+    envFrom: [{configMapRef: {name: c1}}]
+    env: [{name: X, valueFrom: {secretKeyRef: {name: s1, key: x}}}]
+EOF
+  sy_until 5 sy_host_has secret s1-x-default-x-t1
+  expect_eq "referenced ConfigMap synced under its translated name" "one" \
+    "${H[@]}" get cm c1-x-default-x-t1 -o jsonpath='{.data.a}'
+  expect "pod references rewritten" 'c1-x-default-x-t1 s1-x-default-x-t1' \
+    "${H[@]}" get pod withcfg-x-default-x-t1 -o \
+    jsonpath='{.spec.containers[0].envFrom[0].configMapRef.name} {.spec.containers[0].env[0].valueFrom.secretKeyRef.name}'
+  "${T[@]}" patch cm c1 -p '{"data":{"a":"two"}}' >/dev/null
+  sy_until 5 test "$("${H[@]}" get cm c1-x-default-x-t1 -o jsonpath='{.data.a}')" = two
+  expect_eq "ConfigMap change reaches the host" "two" \
+    "${H[@]}" get cm c1-x-default-x-t1 -o jsonpath='{.data.a}'
+  "${T[@]}" delete pod withcfg --wait=false >/dev/null
+  sy_until 10 sy_host_lacks cm c1-x-default-x-t1
+  expect_fail "unused ConfigMap removed from the host" 'NotFound|not found' \
+    "${H[@]}" get cm c1-x-default-x-t1
+}
+
+syncer_suite_quota() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG")
+  "${T[@]}" run big --image=busybox \
+    --overrides='{"spec":{"containers":[{"name":"big","image":"busybox","resources":{"limits":{"nvidia.com/gpu":"4"}}}]}}' >/dev/null
+  sy_until 5 sh -c "kubectl --kubeconfig $T_t1_KCFG describe pod big | grep -q 'queue over quota'"
+  expect "over-quota pod stays Pending" '^Status:[[:space:]]+Pending' "${T[@]}" describe pod big
+  expect "describe shows the scheduler's event" 'Unschedulable[[:space:]].*kai-scheduler.*queue over quota' \
+    "${T[@]}" describe pod big
+}
+
+syncer_suite_delete() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  expect "deleting a running tenant pod waits for its host pod" 'deleted' \
+    timeout 20 "${T[@]}" delete pod run1
+  expect_fail "host pod is gone" 'NotFound|not found' "${H[@]}" get pod run1-x-default-x-t1
+  "${T[@]}" run run2 --image=busybox -- sleep 3600 >/dev/null
+  "${T[@]}" wait --for=condition=Ready pod/run2 --timeout=20s >/dev/null
+  "${H[@]}" delete pod run2-x-default-x-t1 --wait=false >/dev/null
+  sy_until 10 sh -c "! kubectl --kubeconfig $T_t1_KCFG get pod run2"
+  expect_fail "a pod deleted on the host is deleted in the tenant" 'NotFound|not found' \
+    "${T[@]}" get pod run2
+}
+
+syncer_suite_two_tenants() {
+  local T1=(kubectl --kubeconfig "$T_t1_KCFG") T2=(kubectl --kubeconfig "$T_t2_KCFG")
+  "${T1[@]}" run same --image=busybox -- sleep 3600 >/dev/null
+  "${T2[@]}" run same --image=busybox -- sleep 3600 >/dev/null
+  sy_until 5 sy_host_has pod same-x-default-x-t2
+  expect "same pod name in two tenants: t1's host pod with its queue" \
+    '^same-x-default-x-t1 same team-a kai-scheduler$' sy_host_pods
+  expect "same pod name in two tenants: t2's host pod with its queue" \
+    '^same-x-default-x-t2 same team-b kai-scheduler$' sy_host_pods
+  expect "both become Ready" 'condition met' "${T2[@]}" wait --for=condition=Ready pod/same --timeout=20s
+  "${T2[@]}" delete pod same --wait=true --timeout=20s >/dev/null
+  sleep 1
+  expect "t2 deleting its pod leaves t1's host pod alone" 'same-x-default-x-t1' sy_host_pods t1
+  expect_eq "t2 does not see t1's pods" "" "${T2[@]}" get pods -o name
+}
+
+syncer_suite_kill9() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") i
+  local dir=$E2E_TMP/t1 port=$T_t1_PORT
+  local c=(curl -sS --cacert "$dir/ca.crt" --cert "$dir/admin.crt" --key "$dir/admin.key"
+           -H 'Content-Type: application/json')
+  for i in $(seq 1 200); do
+    "${c[@]}" -X POST "https://127.0.0.1:$port/api/v1/namespaces/default/pods" \
+      -d "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"burst-$i\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}" \
+      >/dev/null 2>&1 &
+    [ "$i" = 120 ] && kill -9 "$T_t1_PID"
+  done
+  wait "$T_t1_PID" 2>/dev/null
+  sleep 0.5
+  sy_start_tenant t1 team-a "$port"
+  sy_until 40 sy_one_to_one t1 "$T_t1_KCFG"
+  expect "kill -9 mid-burst + restart: exactly one host pod per tenant pod" '^ok$' \
+    sh -c "$(declare -f sy_one_to_one); SY_HOST_KCFG=$SY_HOST_KCFG; sy_one_to_one t1 $T_t1_KCFG && echo ok"
+  expect "burst pods were created" 'burst-1[0-9]' "${T[@]}" get pods -o name
+}
+
+syncer_suite_host_outage() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG")
+  kill -9 "$SY_SCHED_PID" 2>/dev/null
+  kill "$SY_HOST_PID"; wait "$SY_HOST_PID" 2>/dev/null
+  "${T[@]}" run during-outage --image=busybox -- sleep 3600 >/dev/null
+  "${T[@]}" delete pod same --wait=false >/dev/null
+  sleep 10
+  sy_start_host "$SY_HOST_PORT"
+  python3 "$SY_HERE/../host/scheduler.py" --data-dir "$E2E_TMP/syhost" --interval 0.1 \
+    >>"$E2E_TMP/scheduler.log" 2>&1 &
+  SY_SCHED_PID=$!
+  E2E_PIDS+=("$SY_SCHED_PID")
+  sy_until 40 sy_host_has pod during-outage-x-default-x-t1
+  expect "host back after 10 s: pod created meanwhile reaches the host" 'during-outage' sy_host_pods t1
+  sy_until 30 sy_one_to_one t1 "$T_t1_KCFG"
+  expect "host back: both sides converge (deleted pod gone, one each)" '^ok$' \
+    sh -c "$(declare -f sy_one_to_one); SY_HOST_KCFG=$SY_HOST_KCFG; sy_one_to_one t1 $T_t1_KCFG && echo ok"
+  expect "pod created during the outage becomes Ready" 'condition met' \
+    "${T[@]}" wait --for=condition=Ready pod/during-outage --timeout=30s
+}
+
+syncer_suite() {
+  syncer_suite_setup || { fail "syncer: setup"; return; }
+  syncer_suite_basic
+  syncer_suite_config
+  syncer_suite_quota
+  syncer_suite_delete
+  syncer_suite_two_tenants
+  syncer_suite_kill9
+  syncer_suite_host_outage
+}

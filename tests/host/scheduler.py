@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""A test scheduler for the host stand-in: behaves like KAI Scheduler (and
+kubelet) for what Kubicle's syncer relies on. Python 3 standard library only:
+it is test tooling, polls a small API server, and reads best as a script.
+
+  scheduler.py --data-dir HOSTDIR [--nodes 2] [--gpus 8] [--interval 0.2]
+
+Each pass:
+  - fake GPU nodes gpu-node-<i> exist (nvidia.com/gpu capacity, Ready);
+  - Queues (scheduling.run.ai/v2) give GPU quotas: spec.resources.gpu.limit
+    when >= 0, else .quota; -1 or absent means unlimited;
+  - pods with schedulerName kai-scheduler and no node are bound (pods/binding)
+    when their queue (label kai.scheduler/queue) exists and has room for
+    their nvidia.com/gpu requests, and marked Running (Ready condition,
+    podIP, hostIP, containerStatuses); others stay Pending with a
+    FailedScheduling event (Unschedulable "queue over quota" / "queue does
+    not exist");
+  - a running pod whose command or args contain "sleep N" finishes after N
+    seconds: Succeeded, or Failed when they also contain "exit M" (M != 0);
+  - logs: each running pod gets a few lines in its annotation kubicle.dev/log,
+    which the stand-in serves as pods/log;
+  - pods being deleted (deletionTimestamp) are removed, as a kubelet would
+    after stopping the containers.
+"""
+import argparse
+import http.client
+import json
+import re
+import ssl
+import sys
+import time
+import urllib.parse
+
+GPU = "nvidia.com/gpu"
+
+
+class Api:
+    def __init__(self, data_dir):
+        kc = open(f"{data_dir}/kubeconfig").read()
+        url = urllib.parse.urlparse(re.search(r"server:\s*\"?([^\s\"]+)", kc).group(1))
+        self.host, self.port = url.hostname, url.port
+        self.ctx = ssl.create_default_context(cafile=f"{data_dir}/ca.crt")
+        self.ctx.load_cert_chain(f"{data_dir}/admin.crt", f"{data_dir}/admin.key")
+        self.conn = None
+
+    def call(self, method, path, body=None, ctype="application/json"):
+        for attempt in range(2):
+            try:
+                if self.conn is None:
+                    self.conn = http.client.HTTPSConnection(self.host, self.port,
+                                                            context=self.ctx, timeout=10)
+                data = json.dumps(body) if body is not None else None
+                hdrs = {"Content-Type": ctype, "Accept": "application/json"}
+                self.conn.request(method, path, body=data, headers=hdrs)
+                r = self.conn.getresponse()
+                raw = r.read()
+                return r.status, (json.loads(raw) if raw else {})
+            except (OSError, http.client.HTTPException):
+                self.conn = None
+                if attempt:
+                    raise
+        return 0, {}
+
+
+def now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def gpus_of(pod):
+    n = 0
+    for c in pod["spec"].get("containers", []):
+        res = c.get("resources", {})
+        v = res.get("requests", {}).get(GPU, res.get("limits", {}).get(GPU, 0))
+        n += int(v)
+    return n
+
+
+def quota_of(q):
+    gpu = q.get("spec", {}).get("resources", {}).get("gpu", {})
+    lim = gpu.get("limit", -1)
+    quota = gpu.get("quota", -1)
+    v = lim if lim is not None and lim >= 0 else quota
+    return None if v is None or v < 0 else v
+
+
+class Scheduler:
+    def __init__(self, api, nodes, gpus):
+        self.api = api
+        self.nodes = [f"gpu-node-{i + 1}" for i in range(nodes)]
+        self.gpus = gpus
+        self.started = {}   # pod uid -> monotonic start
+        self.warned = {}    # pod uid -> last message
+
+    def ensure_nodes(self):
+        for i, name in enumerate(self.nodes):
+            node = {"apiVersion": "v1", "kind": "Node",
+                    "metadata": {"name": name, "labels": {
+                        "kubernetes.io/hostname": name,
+                        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                        "nvidia.com/gpu.count": str(self.gpus)}},
+                    "status": {"capacity": {GPU: str(self.gpus), "cpu": "64",
+                                            "memory": "512Gi", "pods": "110"},
+                               "allocatable": {GPU: str(self.gpus), "cpu": "63",
+                                               "memory": "500Gi", "pods": "110"},
+                               "conditions": [{"type": "Ready", "status": "True",
+                                               "reason": "KubeletReady",
+                                               "message": "kubelet is posting ready status",
+                                               "lastHeartbeatTime": now(),
+                                               "lastTransitionTime": now()}],
+                               "addresses": [{"type": "InternalIP",
+                                              "address": f"10.0.0.{i + 10}"}],
+                               "nodeInfo": {"kubeletVersion": "v1.33.0",
+                                            "architecture": "amd64",
+                                            "operatingSystem": "linux"}}}
+            st, _ = self.api.call("POST", "/api/v1/nodes", node)
+            if st == 201:
+                self.api.call("PUT", f"/api/v1/nodes/{name}/status", node)
+
+    def event(self, pod, reason, msg, typ="Warning"):
+        md = pod["metadata"]
+        ev = {"apiVersion": "v1", "kind": "Event",
+              "metadata": {"name": f"{md['name']}.{int(time.time() * 1e6):x}",
+                           "namespace": md["namespace"]},
+              "involvedObject": {"kind": "Pod", "apiVersion": "v1", "name": md["name"],
+                                 "namespace": md["namespace"], "uid": md["uid"]},
+              "reason": reason, "message": msg, "type": typ, "count": 1,
+              "firstTimestamp": now(), "lastTimestamp": now(),
+              "source": {"component": "kai-scheduler"},
+              "reportingComponent": "kai-scheduler"}
+        self.api.call("POST", f"/api/v1/namespaces/{md['namespace']}/events", ev)
+
+    def set_status(self, pod, phase, ready, node_ip, exit_code=None):
+        md = pod["metadata"]
+        t = now()
+        cs = []
+        for c in pod["spec"].get("containers", []):
+            if exit_code is None:
+                state = {"running": {"startedAt": t}}
+            else:
+                state = {"terminated": {"exitCode": exit_code, "startedAt": t, "finishedAt": t,
+                                        "reason": "Completed" if exit_code == 0 else "Error"}}
+            cs.append({"name": c["name"], "image": c.get("image", ""),
+                       "imageID": "docker.io/" + c.get("image", ""),
+                       "containerID": "containerd://" + md["uid"].replace("-", ""),
+                       "ready": ready, "started": exit_code is None, "restartCount": 0,
+                       "state": state})
+        status = dict(pod.get("status", {}))
+        conds = [c for c in status.get("conditions", []) if c["type"] == "PodScheduled"]
+        for typ in ("Initialized", "ContainersReady", "Ready"):
+            ok = "True" if (ready or typ == "Initialized") else "False"
+            conds.append({"type": typ, "status": ok, "lastProbeTime": None,
+                          "lastTransitionTime": t})
+        ip = "10.244.%d.%d" % (abs(hash(md["uid"])) % 200, abs(hash(md["name"])) % 250 + 2)
+        status.update({"phase": phase, "conditions": conds, "hostIP": node_ip,
+                       "hostIPs": [{"ip": node_ip}], "podIP": ip, "podIPs": [{"ip": ip}],
+                       "startTime": status.get("startTime", t), "containerStatuses": cs})
+        pod["status"] = status
+        self.api.call("PUT", f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}/status",
+                      pod)
+
+    def log(self, pod, lines):
+        md = pod["metadata"]
+        patch = {"metadata": {"annotations": {"kubicle.dev/log": "".join(
+            f"{l}\n" for l in lines)}}}
+        self.api.call("PATCH", f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}",
+                      patch, "application/merge-patch+json")
+
+    def bind(self, pod, node):
+        md = pod["metadata"]
+        b = {"apiVersion": "v1", "kind": "Binding",
+             "metadata": {"name": md["name"], "namespace": md["namespace"]},
+             "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+        st, _ = self.api.call("POST",
+                              f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}/binding", b)
+        return st == 201
+
+    def run_pod(self, pod, node):
+        pod["spec"]["nodeName"] = node
+        node_ip = "10.0.0.%d" % (self.nodes.index(node) + 10)
+        self.set_status(pod, "Running", True, node_ip)
+        name = pod["metadata"]["name"]
+        self.log(pod, [f"{now()} starting {name} on {node}",
+                       f"{now()} CUDA devices: {gpus_of(pod)}",
+                       f"{now()} training step 1/3", f"{now()} training step 2/3",
+                       f"{now()} training step 3/3"])
+        self.started[pod["metadata"]["uid"]] = time.monotonic()
+
+    def maybe_finish(self, pod):
+        words = " ".join(sum([c.get("command", []) + c.get("args", [])
+                              for c in pod["spec"].get("containers", [])], []))
+        m = re.search(r"sleep (\d+)", words)
+        start = self.started.get(pod["metadata"]["uid"])
+        if not m or start is None or time.monotonic() - start < int(m.group(1)):
+            return
+        e = re.search(r"exit (\d+)", words)
+        code = int(e.group(1)) if e else 0
+        node = pod["spec"]["nodeName"]
+        self.set_status(pod, "Succeeded" if code == 0 else "Failed", False,
+                        "10.0.0.%d" % (self.nodes.index(node) + 10)
+                        if node in self.nodes else "10.0.0.1", code)
+
+    def once(self):
+        self.ensure_nodes() if not getattr(self, "_nodes_done", False) else None
+        self._nodes_done = True
+        st, ql = self.api.call("GET", "/apis/scheduling.run.ai/v2/queues")
+        queues = {q["metadata"]["name"]: quota_of(q) for q in ql.get("items", [])} \
+            if st == 200 else {}
+        st, pl = self.api.call("GET", "/api/v1/pods")
+        if st != 200:
+            return
+        pods = pl.get("items", [])
+        used, node_used = {}, {n: 0 for n in self.nodes}
+        for p in pods:
+            node = p["spec"].get("nodeName")
+            if node and p.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
+                q = p["metadata"].get("labels", {}).get("kai.scheduler/queue")
+                used[q] = used.get(q, 0) + gpus_of(p)
+                if node in node_used:
+                    node_used[node] += gpus_of(p)
+        for p in pods:
+            md, spec = p["metadata"], p["spec"]
+            if md.get("deletionTimestamp"):
+                self.api.call("DELETE", f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}",
+                              {"kind": "DeleteOptions", "apiVersion": "v1",
+                               "gracePeriodSeconds": 0})
+                continue
+            if spec.get("nodeName"):
+                if p.get("status", {}).get("phase") == "Running":
+                    if md["uid"] not in self.started:
+                        self.started[md["uid"]] = time.monotonic()
+                    self.maybe_finish(p)
+                elif p.get("status", {}).get("phase") in (None, "Pending"):
+                    self.run_pod(p, spec["nodeName"])
+                continue
+            if spec.get("schedulerName") != "kai-scheduler":
+                continue
+            self.schedule(p, queues, used, node_used)
+
+    def schedule(self, p, queues, used, node_used):
+        q = p["metadata"].get("labels", {}).get("kai.scheduler/queue")
+        need = gpus_of(p)
+        msg = None
+        if q not in queues:
+            msg = f"queue {q} does not exist"
+        elif queues[q] is not None and used.get(q, 0) + need > queues[q]:
+            msg = (f"queue over quota: queue {q} uses {used.get(q, 0)} of {queues[q]} GPUs, "
+                   f"pod requests {need}")
+        node = next((n for n in self.nodes if node_used[n] + need <= self.gpus), None)
+        if msg is None and node is None:
+            msg = f"0/{len(self.nodes)} nodes are available: insufficient {GPU}"
+        if msg:
+            if self.warned.get(p["metadata"]["uid"]) != msg:
+                self.warned[p["metadata"]["uid"]] = msg
+                self.event(p, "Unschedulable", msg)
+            return
+        if self.bind(p, node):
+            used[q] = used.get(q, 0) + need
+            node_used[node] += need
+            self.event(p, "Scheduled", f"Successfully assigned {p['metadata']['namespace']}/"
+                       f"{p['metadata']['name']} to {node}", "Normal")
+            self.run_pod(p, node)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data-dir", required=True, help="the host stand-in's data dir")
+    ap.add_argument("--nodes", type=int, default=2)
+    ap.add_argument("--gpus", type=int, default=8)
+    ap.add_argument("--interval", type=float, default=0.2)
+    a = ap.parse_args()
+    s = Scheduler(Api(a.data_dir), a.nodes, a.gpus)
+    while True:
+        try:
+            s.once()
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            print(f"scheduler: {e}", file=sys.stderr)
+            time.sleep(1)
+        time.sleep(a.interval)
+
+
+if __name__ == "__main__":
+    main()
