@@ -48,8 +48,9 @@ static void add_group(struct req *r, const char *g)
 	for (int i = 0; i < r->ngroups; i++)
 		if (strcmp(r->groups[i], g) == 0)
 			return;
-	if (r->ngroups < (int)KB_ARRAY_SIZE(r->groups))
-		snprintf(r->groups[r->ngroups++], sizeof(r->groups[0]), "%s", g);
+	char *d = r->ngroups < (int)KB_ARRAY_SIZE(r->groups) ? strdup(g) : NULL;
+	if (d)
+		r->groups[r->ngroups++] = d;
 }
 
 static int from_cert(struct req *r, X509 *cert)
@@ -384,8 +385,10 @@ int auth_impersonate(struct req *r)
 			rc = check_impersonate(r, g, ng, "groups", NULL, r->http->headers[i].value);
 	if (rc < 0)
 		return rc;
-	snprintf(r->user, sizeof(r->user), "%s", user);
-	r->ngroups = 0;
+	char who[sizeof(r->user)];
+	snprintf(who, sizeof(who), "%s", user);
+	req_forget_user(r);
+	snprintf(r->user, sizeof(r->user), "%s", who);
 	for (size_t i = 0; i < r->http->nheaders; i++)
 		if (strcmp(r->http->headers[i].name, "impersonate-group") == 0)
 			add_group(r, r->http->headers[i].value);

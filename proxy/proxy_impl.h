@@ -75,7 +75,7 @@ struct req {
 	struct query q;
 	bool want_table;
 	char user[256];               /* authenticated user name */
-	char groups[16][128];         /* authenticated groups */
+	char *groups[16];             /* authenticated groups (malloc'ed) */
 	int ngroups;
 	const char *verb;             /* "get", "list", "watch", "create", ... */
 	json_t *warnings;             /* array of strings, or NULL */
@@ -155,6 +155,8 @@ int crd_check_fields(struct req *r, json_t *obj);
  * True when it answered. */
 bool crd_subres(struct req *r);
 
+/* server.c: clears user and groups (before re-authenticating). */
+void req_forget_user(struct req *r);
 /* server.c: frees a request once its response is complete. */
 void proxy_req_free(struct req *r);
 

@@ -287,7 +287,7 @@ static void on_request(kb_http_req_t *http, void *arg)
 	r->want_table = accept && strstr(accept, "as=Table");
 	if (split_path(r) < 0) {
 		reply_not_found(r);
-	} else if (auth_authenticate(r) < 0 && (r->user[0] = '\0', r->ngroups = 0, !is_public(r))) {
+	} else if (auth_authenticate(r) < 0 && (req_forget_user(r), !is_public(r))) {
 		reply_status(r, 401, "Unauthorized", "Unauthorized", NULL);
 	} else {
 		route(r);
@@ -302,8 +302,17 @@ static void on_request(kb_http_req_t *http, void *arg)
 	proxy_req_free(r);
 }
 
+void req_forget_user(struct req *r)
+{
+	r->user[0] = '\0';
+	for (int i = 0; i < r->ngroups; i++)
+		free(r->groups[i]);
+	r->ngroups = 0;
+}
+
 void proxy_req_free(struct req *r)
 {
+	req_forget_user(r);
 	free(r->q.buf);
 	free(r->pathbuf);
 	free(r->uid);

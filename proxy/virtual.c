@@ -221,6 +221,7 @@ static void token_review(struct req *r, json_t *obj)
 		st = json_pack("{s:{},s:s}", "user", "error", "[invalid bearer token]");
 	}
 	free(who->uid);
+	req_forget_user(who);
 	free(who);
 	reply_review(r, obj, st);
 }
