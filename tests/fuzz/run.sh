@@ -8,7 +8,8 @@
 #   tests/fuzz/run.sh --regression [NAME...] run each checked-in corpus once
 #                                           (-runs=0): what scripts/test.sh does
 #
-# Seeds live in tests/fuzz/corpus/<name>/ (read only here); crashes are
+# Seeds live in tests/fuzz/corpus/<name>/ (read only here), optional
+# libFuzzer dictionaries in tests/fuzz/dict/<name>.dict; crashes are
 # written to build-fuzz/crashes/<name>/. BUILD_DIR overrides build-fuzz.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -50,7 +51,9 @@ for n in "${names[@]}"; do
 	else
 		mkdir -p "$build/corpus/$n" "$build/crashes/$n"
 		args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 -max_len=8192
-		      -artifact_prefix="$build/crashes/$n/" "$build/corpus/$n" "$seeds")
+		      -artifact_prefix="$build/crashes/$n/")
+		[ -f "$here/dict/$n.dict" ] && args+=(-dict="$here/dict/$n.dict")
+		args+=("$build/corpus/$n" "$seeds")
 	fi
 	if "$bin" "${args[@]}" >"$log" 2>&1; then
 		echo "fuzz $n: ok ($(grep -Eo '(Done|INITED) [^#]*#?[0-9]+ [a-z ]*' "$log" | tail -1 || true))"
