@@ -40,10 +40,11 @@ const struct syncer_profile *syncer_profile_find(const char *name);
  * The translated name of tenant object (ns, name) of `tenant`:
  * "<name>-x-<ns>-x-<tenant>" when that is at most 62 characters and neither
  * name nor ns contains "-x-" (so the parts are unambiguous); otherwise a
- * prefix of it and "-" + 16 hex digits of sha256("<ns>/<name>/<tenant>"),
- * exactly 63 characters. Short and long forms differ in length, so they
- * never collide with each other; long forms collide only if sha256's first
- * 64 bits do. `buf` needs SYNCER_NAME_MAX + 1 bytes. ns may be "" (cluster
+ * prefix of it (at most 46 characters) and "-" + 16 hex digits of
+ * sha256("<ns>/<name>/<tenant>"); 63 characters for long names. Two
+ * different objects get the same hashed name only if sha256's first 64 bits
+ * collide; a short form equals a hashed one only if a tenant object's name
+ * itself ends like "-x-<ns>-x-<tenant>" shaped as a hash (not expected). `buf` needs SYNCER_NAME_MAX + 1 bytes. ns may be "" (cluster
  * scope). Returns 0 or -EINVAL (empty name).
  */
 int syncer_host_name(const char *ns, const char *name, const char *tenant, char *buf,

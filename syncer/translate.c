@@ -75,9 +75,10 @@ int syncer_host_name(const char *ns, const char *name, const char *tenant, char 
 	snprintf(key, sizeof(key), "%s/%s/%s", ns, name, tenant);
 	hash_hex(key, hex, SYNCER_HASH_HEX);
 	size_t plen = SYNCER_NAME_MAX - 1 - SYNCER_HASH_HEX;
+	if ((size_t)n < plen)
+		plen = (size_t)n;
 	memcpy(buf, full, plen);
-	/* the prefix must end in an alphanumeric character: pad, never trim,
-	 * so every long form stays exactly 63 characters */
+	/* the prefix must end in an alphanumeric character */
 	for (size_t i = 0; i < plen; i++)
 		if (buf[i] == '.')
 			buf[i] = '-';

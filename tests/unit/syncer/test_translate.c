@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tests for syncer/translate.c: translated names (short form, hashed long
+ * form, no collisions), the host-object contract's labels and annotations,
+ * scheduler profiles (queue set, tenant's own keys replaced), reference
+ * rewriting, service account handling and the kubeconfig reader.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/kubeconfig.h"
+#include "syncer/syncer_impl.h"
+
+static Suite *suite(void);
+#include "tests/unit/check_main.h"
+
+static const char *s_at(const json_t *o, const char *a, const char *b)
+{
+	return json_string_value(json_object_get(json_object_get(o, a), b));
+}
+
+START_TEST(name_short)
+{
+	char buf[64];
+	ck_assert_int_eq(syncer_host_name("default", "web", "t1", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "web-x-default-x-t1");
+	ck_assert_int_eq(syncer_host_name("", "n1", "t1", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "n1-x-t1");
+	ck_assert_int_eq(syncer_host_name("default", "", "t1", buf, sizeof(buf)), -EINVAL);
+}
+END_TEST
+
+START_TEST(name_long_hashed_stable)
+{
+	char a[64], b[64], c[64];
+	const char *longn = "a-very-long-pod-name-that-goes-on-and-on-and-on-for-ever-and-ever";
+	ck_assert_int_eq(syncer_host_name("default", longn, "t1", a, sizeof(a)), 0);
+	ck_assert_int_eq(strlen(a), 63);
+	ck_assert_int_eq(syncer_host_name("default", longn, "t1", b, sizeof(b)), 0);
+	ck_assert_str_eq(a, b); /* stable */
+	ck_assert_int_eq(syncer_host_name("default", longn, "t2", c, sizeof(c)), 0);
+	ck_assert_str_ne(a, c); /* the tenant is part of the hash */
+	/* a DNS label: lower-case alphanumerics and '-', alphanumeric at both ends */
+	for (const char *p = a; *p; p++)
+		ck_assert(( *p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-');
+	ck_assert(a[62] != '-' && a[0] != '-');
+}
+END_TEST
+
+START_TEST(name_ambiguous_parts_hashed)
+{
+	/* "a-x-b" in ns "c" and "a" in ns "b-x-c" would both read
+	 * "a-x-b-x-c-x-t": such names take the hashed form and differ */
+	char a[64], b[64];
+	ck_assert_int_eq(syncer_host_name("c", "a-x-b", "t", a, sizeof(a)), 0);
+	ck_assert_int_eq(syncer_host_name("b-x-c", "a", "t", b, sizeof(b)), 0);
+	ck_assert_str_ne(a, b);
+	ck_assert_str_ne(a, "a-x-b-x-c-x-t");
+	/* a 62-char short name is kept; 63 would be ambiguous with hashed ones */
+	char n[64];
+	memset(n, 'p', 52);
+	n[52] = '\0'; /* 52 + "-x-ns-x-t1" (10) = 62 */
+	ck_assert_int_eq(syncer_host_name("ns", n, "t1", a, sizeof(a)), 0);
+	ck_assert_int_eq(strlen(a), 62);
+	ck_assert(strstr(a, "-x-ns-x-t1") != NULL);
+	n[52] = 'p';
+	n[53] = '\0';
+	ck_assert_int_eq(syncer_host_name("ns", n, "t1", a, sizeof(a)), 0);
+	ck_assert_int_eq(strlen(a), 63);
+}
+END_TEST
+
+static json_t *tenant_pod(void)
+{
+	return json_loads(
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"train\","
+		"\"namespace\":\"ml\",\"uid\":\"u-1\",\"resourceVersion\":\"7\","
+		"\"labels\":{\"app\":\"x\",\"kai.scheduler/queue\":\"someone-else\","
+		"\"kubicle.dev/tenant\":\"evil\"},"
+		"\"annotations\":{\"gpu-fraction\":\"0.5\",\"scheduling.volcano.sh/queue-name\":\"q\"},"
+		"\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"j1\","
+		"\"uid\":\"o-1\",\"controller\":true}]},"
+		"\"spec\":{\"schedulerName\":\"default-scheduler\",\"serviceAccountName\":\"runner\","
+		"\"nodeName\":\"n\",\"imagePullSecrets\":[{\"name\":\"pull\"}],"
+		"\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+		"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\",\"nvidia.com/mig-1g.10gb\":\"1\"}},"
+		"\"env\":[{\"name\":\"KUBERNETES_SERVICE_HOST\",\"value\":\"evil\"},"
+		"{\"name\":\"A\",\"valueFrom\":{\"configMapKeyRef\":{\"name\":\"cm\",\"key\":\"k\"}}}],"
+		"\"envFrom\":[{\"secretRef\":{\"name\":\"sec\"}}]}],"
+		"\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"cm\"}},"
+		"{\"name\":\"p\",\"projected\":{\"sources\":[{\"secret\":{\"name\":\"sec2\"}}]}}]},"
+		"\"status\":{\"phase\":\"Pending\"}}",
+		0, NULL);
+}
+
+static struct syncer_xlate xl(const char *profile)
+{
+	return (struct syncer_xlate){.tenant = "t1", .host_ns = "tenants", .queue = "team-a",
+				     .profile = syncer_profile_find(profile),
+				     .api_host = "10.1.2.3", .api_port = 6443};
+}
+
+START_TEST(pod_contract)
+{
+	json_t *p = tenant_pod(), *refs = json_array();
+	struct syncer_xlate x = xl("kai");
+	json_t *h = syncer_translate_pod(&x, p, refs);
+	json_t *m = json_object_get(h, "metadata");
+	ck_assert_str_eq(s_at(h, "metadata", "name"), "train-x-ml-x-t1");
+	ck_assert_str_eq(s_at(h, "metadata", "namespace"), "tenants");
+	ck_assert_str_eq(s_at(m, "labels", "kubicle.dev/tenant"), "t1"); /* tenant's own replaced */
+	ck_assert_str_eq(s_at(m, "labels", "kubicle.dev/namespace"), "ml");
+	ck_assert_str_eq(s_at(m, "annotations", "kubicle.dev/name"), "train");
+	ck_assert_str_eq(s_at(m, "annotations", "kubicle.dev/namespace"), "ml");
+	ck_assert_str_eq(s_at(m, "annotations", "kubicle.dev/uid"), "u-1");
+	ck_assert_ptr_null(json_object_get(m, "uid"));
+	ck_assert_ptr_null(json_object_get(m, "resourceVersion"));
+	ck_assert_ptr_null(json_object_get(h, "status"));
+	const char *ns, *name, *uid;
+	ck_assert(syncer_host_owner(h, "t1", &ns, &name, &uid));
+	ck_assert_str_eq(name, "train");
+	ck_assert(!syncer_host_owner(h, "t2", &ns, &name, &uid));
+	json_decref(h);
+	json_decref(refs);
+	json_decref(p);
+}
+END_TEST
+
+START_TEST(pod_kai_profile)
+{
+	json_t *p = tenant_pod();
+	struct syncer_xlate x = xl("kai");
+	json_t *h = syncer_translate_pod(&x, p, NULL);
+	json_t *m = json_object_get(h, "metadata"), *spec = json_object_get(h, "spec");
+	ck_assert_str_eq(s_at(h, "spec", "schedulerName"), "kai-scheduler");
+	ck_assert_str_eq(s_at(m, "labels", "kai.scheduler/queue"), "team-a");
+	ck_assert_ptr_null(json_object_get(json_object_get(m, "annotations"),
+					   "scheduling.volcano.sh/queue-name"));
+	/* GPU sharing requests carried over */
+	ck_assert_str_eq(s_at(m, "annotations", "gpu-fraction"), "0.5");
+	json_t *c0 = json_array_get(json_object_get(spec, "containers"), 0);
+	json_t *limits = json_object_get(json_object_get(c0, "resources"), "limits");
+	ck_assert_str_eq(json_string_value(json_object_get(limits, "nvidia.com/mig-1g.10gb")), "1");
+	/* owners recorded, and a pod-group name shared by pods of one owner */
+	ck_assert_ptr_nonnull(s_at(m, "annotations", "kubicle.dev/owner-references"));
+	ck_assert_str_eq(s_at(m, "annotations", "pod-group-name"), "pg-job-j1-x-ml-x-t1");
+	ck_assert_ptr_null(json_object_get(m, "ownerReferences"));
+	json_decref(h);
+	json_decref(p);
+}
+END_TEST
+
+START_TEST(pod_other_profiles)
+{
+	json_t *p = tenant_pod();
+	struct syncer_xlate x = xl("volcano");
+	json_t *h = syncer_translate_pod(&x, p, NULL);
+	json_t *m = json_object_get(h, "metadata");
+	ck_assert_str_eq(s_at(h, "spec", "schedulerName"), "volcano");
+	ck_assert_str_eq(s_at(m, "annotations", "scheduling.volcano.sh/queue-name"), "team-a");
+	ck_assert_ptr_null(json_object_get(json_object_get(m, "labels"), "kai.scheduler/queue"));
+	json_decref(h);
+	x = xl("kueue");
+	h = syncer_translate_pod(&x, p, NULL);
+	ck_assert_ptr_null(json_object_get(json_object_get(h, "spec"), "schedulerName"));
+	ck_assert_str_eq(s_at(json_object_get(h, "metadata"), "labels", "kueue.x-k8s.io/queue-name"),
+			 "team-a");
+	json_decref(h);
+	x = xl("hami");
+	h = syncer_translate_pod(&x, p, NULL);
+	ck_assert_str_eq(s_at(h, "spec", "schedulerName"), "hami-scheduler");
+	json_decref(h);
+	ck_assert_ptr_null(syncer_profile_find("nope"));
+	ck_assert_str_eq(syncer_profile_find(NULL)->name, "kai");
+	json_decref(p);
+}
+END_TEST
+
+START_TEST(pod_refs_and_sa)
+{
+	json_t *p = tenant_pod(), *refs = json_array();
+	struct syncer_xlate x = xl("kai");
+	json_t *h = syncer_translate_pod(&x, p, refs);
+	json_t *spec = json_object_get(h, "spec");
+	json_t *c0 = json_array_get(json_object_get(spec, "containers"), 0);
+	ck_assert_uint_eq(json_array_size(refs), 4); /* cm, sec, sec2, pull (cm once) */
+	ck_assert_str_eq(s_at(json_object_get(json_array_get(json_object_get(c0, "env"), 0),
+					      "valueFrom"), "configMapKeyRef", "name"),
+			 "cm-x-ml-x-t1");
+	ck_assert_str_eq(s_at(json_array_get(json_object_get(c0, "envFrom"), 0), "secretRef",
+			      "name"), "sec-x-ml-x-t1");
+	ck_assert_str_eq(s_at(json_array_get(json_object_get(spec, "volumes"), 0), "configMap",
+			      "name"), "cm-x-ml-x-t1");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+				 json_object_get(spec, "imagePullSecrets"), 0), "name")),
+			 "pull-x-ml-x-t1");
+	/* no host token, no host node, the tenant API in the environment */
+	ck_assert(json_is_false(json_object_get(spec, "automountServiceAccountToken")));
+	ck_assert_ptr_null(json_object_get(spec, "serviceAccountName"));
+	ck_assert_ptr_null(json_object_get(spec, "nodeName"));
+	json_t *env = json_object_get(c0, "env");
+	int seen = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(env, i, e) {
+		const char *n = json_string_value(json_object_get(e, "name"));
+		if (strcmp(n, "KUBERNETES_SERVICE_HOST") == 0) {
+			ck_assert_str_eq(json_string_value(json_object_get(e, "value")), "10.1.2.3");
+			seen++;
+		}
+	}
+	ck_assert_int_eq(seen, 1);
+	json_decref(h);
+	json_decref(refs);
+	json_decref(p);
+}
+END_TEST
+
+START_TEST(status_and_node)
+{
+	json_t *hp = json_loads("{\"metadata\":{\"name\":\"x\"},\"spec\":{\"nodeName\":\"g1\"},"
+				"\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.5\","
+				"\"qosClass\":\"BestEffort\"}}", 0, NULL);
+	json_t *st = syncer_status_from_host(hp);
+	ck_assert_str_eq(json_string_value(json_object_get(st, "phase")), "Running");
+	ck_assert_str_eq(json_string_value(json_object_get(st, "podIP")), "10.0.0.5");
+	json_decref(st);
+	json_t *node = json_loads("{\"metadata\":{\"name\":\"g1\",\"uid\":\"h\",\"labels\":{\"a\":\"b\"}},"
+				  "\"spec\":{\"taints\":[{\"key\":\"k\"}]},\"status\":{\"capacity\":"
+				  "{\"nvidia.com/gpu\":\"8\"},\"allocatable\":{\"nvidia.com/gpu\":\"8\"},"
+				  "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+				  0, NULL);
+	json_t *tn = syncer_translate_node(node, "t1");
+	ck_assert_str_eq(s_at(tn, "metadata", "name"), "g1");
+	ck_assert_ptr_null(json_object_get(json_object_get(tn, "metadata"), "uid"));
+	ck_assert_str_eq(json_string_value(json_object_get(
+		json_object_get(json_object_get(tn, "status"), "capacity"), "nvidia.com/gpu")), "8");
+	json_decref(tn);
+	json_decref(node);
+	json_decref(hp);
+}
+END_TEST
+
+START_TEST(kubeconfig_read)
+{
+	static const char kc[] =
+		"apiVersion: v1\nkind: Config\ncurrent-context: b\n"
+		"clusters:\n- name: ca\n  cluster:\n    server: https://a:1\n"
+		"- name: cb\n  cluster:\n    server: \"https://b:2\"\n"
+		"    certificate-authority-data: aGVsbG8=\n    insecure-skip-tls-verify: true\n"
+		"users:\n- name: ub\n  user:\n    token: tok\n"
+		"contexts:\n- name: a\n  context: {cluster: ca, user: ub}\n"
+		"- name: b\n  context: {cluster: cb, user: ub}\n";
+	struct kb_kubeconfig_creds c;
+	ck_assert_int_eq(kb_kubeconfig_parse(kc, strlen(kc), "/tmp", NULL, &c), 0);
+	ck_assert_str_eq(c.server, "https://b:2");
+	ck_assert_str_eq(c.ca_pem, "hello");
+	ck_assert_str_eq(c.token, "tok");
+	ck_assert(c.insecure);
+	kb_kubeconfig_creds_free(&c);
+	ck_assert_int_eq(kb_kubeconfig_parse(kc, strlen(kc), "/tmp", "a", &c), 0);
+	ck_assert_str_eq(c.server, "https://a:1");
+	ck_assert(!c.insecure);
+	kb_kubeconfig_creds_free(&c);
+	ck_assert_int_eq(kb_kubeconfig_parse(kc, strlen(kc), "/tmp", "zz", &c), -ENOENT);
+	ck_assert_int_eq(kb_kubeconfig_parse("[1, 2]", 6, "/tmp", NULL, &c), -EINVAL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("syncer_translate");
+	TCase *tc = tcase_create("translate");
+	tcase_add_test(tc, name_short);
+	tcase_add_test(tc, name_long_hashed_stable);
+	tcase_add_test(tc, name_ambiguous_parts_hashed);
+	tcase_add_test(tc, pod_contract);
+	tcase_add_test(tc, pod_kai_profile);
+	tcase_add_test(tc, pod_other_profiles);
+	tcase_add_test(tc, pod_refs_and_sa);
+	tcase_add_test(tc, status_and_node);
+	tcase_add_test(tc, kubeconfig_read);
+	suite_add_tcase(s, tc);
+	return s;
+}
