@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Sets up, builds and starts Kubicle locally: a host stand-in (a plain
-# kubicle API server, as the host cluster would be) and one tenant control
-# plane, each with a kubeconfig ready. Stop them with scripts/down.sh.
+# kubicle API server, as the host cluster would be) with the KAI-like test
+# scheduler (tests/host/scheduler.py: 2 fake nodes with 8 GPUs each, Queue
+# "team-a" with 4 GPUs), and one tenant control plane whose pods run on it in
+# host namespace "tenants". Stop them with scripts/down.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,22 +12,41 @@ bash scripts/setup.sh
 ninja -C build >/dev/null
 home=${KUBICLE_HOME:-$PWD/.kubicle}
 mkdir -p "$home"
-start() { # name port
+start() { # name port [serve args...]
   local dir="$home/$1"
   if [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
     echo "$1 already running (pid $(cat "$dir/pid"))"; return
   fi
   mkdir -p "$dir"
   rm -f "$dir/kubeconfig"
-  nohup ./build/cmd/kubicle serve --data-dir "$dir" --listen "127.0.0.1:$2" \
+  local port=$2; shift 2
+  nohup ./build/cmd/kubicle serve --data-dir "$dir" --listen "127.0.0.1:$port" "$@" \
     >"$dir/server.log" 2>&1 &
   echo $! >"$dir/pid"
   for _ in $(seq 100); do [ -f "$dir/kubeconfig" ] && break; sleep 0.05; done
   [ -f "$dir/kubeconfig" ] || { echo "$1 failed to start; see $dir/server.log"; exit 1; }
 }
 start host "${KUBICLE_HOST_PORT:-7443}"
-start tenant "${KUBICLE_TENANT_PORT:-6443}"
+H=(kubectl --kubeconfig "$home/host/kubeconfig")
+"${H[@]}" get ns tenants >/dev/null 2>&1 || "${H[@]}" create ns tenants >/dev/null
+"${H[@]}" apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec: {resources: {gpu: {quota: 4, limit: 4}}}
+YAML
+sched="$home/scheduler"
+mkdir -p "$sched"
+if ! { [ -f "$sched/pid" ] && kill -0 "$(cat "$sched/pid")" 2>/dev/null; }; then
+  nohup python3 tests/host/scheduler.py --data-dir "$home/host" >"$sched/scheduler.log" 2>&1 &
+  echo $! >"$sched/pid"
+fi
+start tenant "${KUBICLE_TENANT_PORT:-6443}" --host-kubeconfig "$home/host/kubeconfig" \
+  --host-namespace tenants --tenant demo --queue team-a
 echo "host stand-in: KUBECONFIG=$home/host/kubeconfig"
 echo "tenant:        KUBECONFIG=$home/tenant/kubeconfig"
 echo
 echo "try:  kubectl --kubeconfig $home/tenant/kubeconfig get ns"
+echo "      kubectl --kubeconfig $home/tenant/kubeconfig apply -f examples/gpu-job.yaml"
+echo "      kubectl --kubeconfig $home/tenant/kubeconfig get pods -w   # Pending -> Running"
+echo "      kubectl --kubeconfig $home/host/kubeconfig -n tenants get pods --show-labels"
