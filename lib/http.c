@@ -843,8 +843,25 @@ static int on_url_complete(llhttp_t *p)
 	return end_token(parser_conn(p), &off);
 }
 
+/* RFC 9110 token characters: what a header name may hold. llhttp (8.1) lets
+ * a space through, which Go's server (and so kube-apiserver) refuses. */
+static bool is_token_char(unsigned char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return true;
+	if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z')
+		return true;
+	return ch && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
+}
+
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
+	for (size_t i = 0; i < len; i++) {
+		if (!is_token_char((unsigned char)at[i])) {
+			llhttp_set_error_reason(p, "invalid header name");
+			return HPE_USER;
+		}
+	}
 	return collect(p, at, len, true);
 }
 

@@ -588,6 +588,13 @@ START_TEST(garbage_is_400)
 	ck_assert_int_eq(r.status, 400);
 	resp_free(&r);
 	client_close(c);
+	/* A header name with a space (llhttp lets it through; Go refuses it). */
+	c = client_open();
+	client_puts(c, "GET / HTTP/1.1\r\nHost: x\r\nBad Header: x\r\n\r\n");
+	ck_assert(client_read(c, &r, false));
+	ck_assert_int_eq(r.status, 400);
+	resp_free(&r);
+	client_close(c);
 	ck_assert_int_eq(atomic_load(&S.requests), 0);
 	stop_server();
 }
