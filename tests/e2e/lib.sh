@@ -29,7 +29,7 @@ start_server() {
   SERVER_PID=$!
   E2E_PIDS+=("$SERVER_PID")
   local i
-  for i in $(seq 200); do
+  for i in $(seq 600); do
     [ -s "$dir/kubeconfig" ] && break
     kill -0 "$SERVER_PID" 2>/dev/null || break
     sleep 0.05
@@ -89,6 +89,20 @@ expect_rc() {
 }
 
 e2e_summary() {
+  # Stop every server cleanly, then look for sanitizer reports (ASan builds
+  # report leaks at exit) in all their logs.
+  local p
+  for p in "${E2E_PIDS[@]:-}"; do [ -n "$p" ] && kill -TERM "$p" 2>/dev/null; done
+  for p in "${E2E_PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null; done
+  E2E_PIDS=()
+  local bad
+  bad=$(grep -l -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$E2E_TMP"/*.log 2>/dev/null)
+  if [ -n "$bad" ]; then
+    fail "sanitizer reports in: $bad"
+    grep -h -A12 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' $bad | head -60
+  else
+    pass "no sanitizer report in any server log"
+  fi
   echo "$E2E_PASS passed, $E2E_FAIL failed"
   [ "$E2E_FAIL" -eq 0 ]
 }
