@@ -23,7 +23,7 @@ static double now_ns(void)
 }
 
 static void put(rbac_index_t *ix, enum rbac_kind k, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 #include <stdarg.h>
 static void put(rbac_index_t *ix, enum rbac_kind k, const char *fmt, ...)
 {
@@ -67,10 +67,12 @@ int main(int argc, char **argv)
 	json_t *d = rbac_defaults();
 	size_t i;
 	json_t *o;
-	json_array_foreach(d, i, o) {
+	json_array_foreach (d, i, o) {
 		const char *kind = json_string_value(json_object_get(o, "kind"));
-		rbac_index_put(ix, strcmp(kind, "ClusterRole") == 0 ? RBAC_CLUSTERROLE
-								   : RBAC_CLUSTERROLEBINDING, o);
+		rbac_index_put(ix,
+			       strcmp(kind, "ClusterRole") == 0 ? RBAC_CLUSTERROLE
+								: RBAC_CLUSTERROLEBINDING,
+			       o);
 	}
 	json_decref(d);
 	for (int k = 0; k < n; k++) {
@@ -81,23 +83,33 @@ int main(int argc, char **argv)
 			snprintf(ref, sizeof(ref), "view");
 		put(ix, RBAC_ROLE,
 		    "{\"metadata\":{\"name\":\"role-%d\",\"namespace\":\"ns-%d\"},\"rules\":["
-		    "{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\",\"secrets\"],\"verbs\":[\"get\",\"list\"]},"
-		    "{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments\",\"deployments/scale\"],\"verbs\":[\"get\",\"update\"]},"
-		    "{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"resourceNames\":[\"p-%d\"],\"verbs\":[\"delete\"]}]}",
+		    "{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\",\"secrets\"],\"verbs\":["
+		    "\"get\",\"list\"]},"
+		    "{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments\",\"deployments/"
+		    "scale\"],\"verbs\":[\"get\",\"update\"]},"
+		    "{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"resourceNames\":[\"p-%d\"],"
+		    "\"verbs\":[\"delete\"]}]}",
 		    k, k % 100, k);
 		put(ix, RBAC_ROLEBINDING,
 		    "{\"metadata\":{\"name\":\"rb-%d\",\"namespace\":\"ns-%d\"},\"subjects\":["
-		    "{\"kind\":\"User\",\"name\":\"user-%d\"},{\"kind\":\"User\",\"name\":\"user-%d\"},"
-		    "{\"kind\":\"ServiceAccount\",\"name\":\"sa-%d\"},{\"kind\":\"Group\",\"name\":\"team-%d\"}],"
+		    "{\"kind\":\"User\",\"name\":\"user-%d\"},{\"kind\":\"User\",\"name\":\"user-%"
+		    "d\"},"
+		    "{\"kind\":\"ServiceAccount\",\"name\":\"sa-%d\"},{\"kind\":\"Group\",\"name\":"
+		    "\"team-%d\"}],"
 		    "\"roleRef\":{\"kind\":\"%s\",\"name\":\"%s\"}}",
-		    k, k % 100, k, (k + 1) % n, k, k % 50, k % 10 ? "Role" : "ClusterRole",
-		    ref);
+		    k, k % 100, k, (k + 1) % n, k, k % 50, k % 10 ? "Role" : "ClusterRole", ref);
 	}
 	const char *groups[] = {"team-7", "system:authenticated"};
 	const char *mgroups[] = {"system:masters", "system:authenticated"};
-	struct rbac_attrs allow = {.user = "user-507", .groups = groups, .ngroups = 2,
-				   .verb = "get", .resource_request = true, .api_group = "",
-				   .resource = "secrets", .ns = "ns-7", .name = "s"};
+	struct rbac_attrs allow = {.user = "user-507",
+				   .groups = groups,
+				   .ngroups = 2,
+				   .verb = "get",
+				   .resource_request = true,
+				   .api_group = "",
+				   .resource = "secrets",
+				   .ns = "ns-7",
+				   .name = "s"};
 	struct rbac_attrs deny = allow;
 	deny.verb = "delete";
 	deny.resource = "nodes";
@@ -110,7 +122,8 @@ int main(int argc, char **argv)
 	double to = time_it(ix, &off, iters, true, &r3);
 	printf("roles=%zu bindings=%zu clusterroles=%zu clusterrolebindings=%zu\n",
 	       rbac_index_count(ix, RBAC_ROLE), rbac_index_count(ix, RBAC_ROLEBINDING),
-	       rbac_index_count(ix, RBAC_CLUSTERROLE), rbac_index_count(ix, RBAC_CLUSTERROLEBINDING));
+	       rbac_index_count(ix, RBAC_CLUSTERROLE),
+	       rbac_index_count(ix, RBAC_CLUSTERROLEBINDING));
 	printf("rbac off (masters shortcut): %8.1f ns/decision (%s)\n", to, r3 ? "allow" : "deny");
 	printf("rbac allowed:                %8.1f ns/decision (%s)\n", ta, r1 ? "allow" : "deny");
 	printf("rbac denied (worst case):    %8.1f ns/decision (%s)\n", td, r2 ? "allow" : "deny");

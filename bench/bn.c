@@ -259,8 +259,10 @@ static ssize_t recv_stamped(struct bn_conn *c, char *buf, size_t len)
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.b,
+			     .msg_controllen = sizeof(ctl.b)};
 	ssize_t n = recvmsg(c->fd, &msg, 0);
 	if (n <= 0)
 		return n;
@@ -499,8 +501,9 @@ static int dechunk_byte(struct bn_dechunk *d, char ch)
 	switch (d->state) {
 	case DC_SIZE:
 		if (isxdigit((unsigned char)ch)) {
-			unsigned v = isdigit((unsigned char)ch) ? (unsigned)(ch - '0')
-								: (unsigned)(tolower(ch) - 'a' + 10);
+			unsigned v = isdigit((unsigned char)ch)
+					 ? (unsigned)(ch - '0')
+					 : (unsigned)(tolower(ch) - 'a' + 10);
 			d->remain = d->remain * 16 + v;
 		} else if (ch == ';') {
 			d->state = DC_EXT;
@@ -519,15 +522,12 @@ static int dechunk_byte(struct bn_dechunk *d, char ch)
 			return -EPROTO;
 		d->state = d->remain ? DC_DATA : DC_DONE;
 		return 0;
-	case DC_DATA_CR:
-		d->state = DC_DATA_LF;
-		return ch == '\r' ? 0 : -EPROTO;
+	case DC_DATA_CR: d->state = DC_DATA_LF; return ch == '\r' ? 0 : -EPROTO;
 	case DC_DATA_LF:
 		d->state = DC_SIZE;
 		d->remain = 0;
 		return ch == '\n' ? 0 : -EPROTO;
-	default:
-		return -EPROTO;
+	default: return -EPROTO;
 	}
 }
 

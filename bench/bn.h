@@ -58,14 +58,14 @@ SSL_CTX *bn_ssl_ctx(const char *cert, const char *key);
 int bn_tcp_connect(const char *host, int port);
 
 struct bn_conn {
-	int fd;               /* owned; -1 when closed */
-	SSL *ssl;             /* owned */
-	BIO *rbio, *wbio;     /* memory BIOs, owned by ssl */
-	bool ready;           /* handshake finished */
-	bool eof;             /* peer closed */
-	struct bn_buf in;     /* decrypted bytes not yet consumed by the caller */
-	struct bn_buf out;    /* ciphertext not yet written to fd */
-	int64_t rx_ns;        /* kernel receive time (CLOCK_REALTIME) of the last read */
+	int fd;            /* owned; -1 when closed */
+	SSL *ssl;          /* owned */
+	BIO *rbio, *wbio;  /* memory BIOs, owned by ssl */
+	bool ready;        /* handshake finished */
+	bool eof;          /* peer closed */
+	struct bn_buf in;  /* decrypted bytes not yet consumed by the caller */
+	struct bn_buf out; /* ciphertext not yet written to fd */
+	int64_t rx_ns;     /* kernel receive time (CLOCK_REALTIME) of the last read */
 };
 
 /* Takes ownership of `fd`, starts the handshake. Returns 0 or -errno; either way
@@ -87,10 +87,10 @@ int bn_conn_handshake(struct bn_conn *c, int timeout_ms);
 
 struct bn_resp {
 	int status;
-	size_t head_len;       /* bytes up to and including the blank line */
+	size_t head_len; /* bytes up to and including the blank line */
 	bool chunked;
 	long long content_length; /* -1 when absent */
-	size_t total_len;      /* whole message, when complete */
+	size_t total_len;         /* whole message, when complete */
 };
 
 /*

@@ -66,13 +66,22 @@ static void usage(void)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{"cert", required_argument, NULL, 'C'}, {"key", required_argument, NULL, 'K'},
-		{"body", required_argument, NULL, 'b'}, {"expect", required_argument, NULL, 'e'},
-		{"name-prefix", required_argument, NULL, 'n'},
-		{"label", required_argument, NULL, 'l'}, {NULL, 0, NULL, 0},
+	    {"cert", required_argument, NULL, 'C'},
+	    {"key", required_argument, NULL, 'K'},
+	    {"body", required_argument, NULL, 'b'},
+	    {"expect", required_argument, NULL, 'e'},
+	    {"name-prefix", required_argument, NULL, 'n'},
+	    {"label", required_argument, NULL, 'l'},
+	    {NULL, 0, NULL, 0},
 	};
-	*o = (struct opts){.host = "127.0.0.1", .method = "GET", .path = "/", .prefix = "lg",
-			   .label = "loadgen", .conns = 16, .expect = 200, .secs = 8,
+	*o = (struct opts){.host = "127.0.0.1",
+			   .method = "GET",
+			   .path = "/",
+			   .prefix = "lg",
+			   .label = "loadgen",
+			   .conns = 16,
+			   .expect = 200,
+			   .secs = 8,
 			   .warmup = 1};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "H:p:c:d:w:m:u:", lo, NULL)) != -1) {

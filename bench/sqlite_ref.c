@@ -46,10 +46,13 @@ static void usage(void)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{"db", required_argument, NULL, 'D'}, {"secs", required_argument, NULL, 'd'},
-		{"size", required_argument, NULL, 's'}, {"sync", required_argument, NULL, 'y'},
-		{"with-event", no_argument, NULL, 'e'}, {"label", required_argument, NULL, 'l'},
-		{NULL, 0, NULL, 0},
+	    {"db", required_argument, NULL, 'D'},
+	    {"secs", required_argument, NULL, 'd'},
+	    {"size", required_argument, NULL, 's'},
+	    {"sync", required_argument, NULL, 'y'},
+	    {"with-event", no_argument, NULL, 'e'},
+	    {"label", required_argument, NULL, 'l'},
+	    {NULL, 0, NULL, 0},
 	};
 	*o = (struct opts){.secs = 5, .size = 2048, .label = "sqlite"};
 	int ch;
@@ -94,8 +97,8 @@ static int open_db(struct ref *r, const struct opts *o)
 	if (sqlite3_open(o->db, &r->db) != SQLITE_OK)
 		return -EIO;
 	if (exec(r->db, "PRAGMA journal_mode = WAL") < 0 ||
-	    exec(r->db, o->sync_full ? "PRAGMA synchronous = FULL"
-				     : "PRAGMA synchronous = NORMAL") < 0 ||
+	    exec(r->db,
+		 o->sync_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL") < 0 ||
 	    exec(r->db, "CREATE TABLE objects(name TEXT PRIMARY KEY, data TEXT NOT NULL);"
 			"CREATE TABLE events(rev INTEGER PRIMARY KEY, name TEXT NOT NULL,"
 			" data TEXT NOT NULL)") < 0)
@@ -103,7 +106,8 @@ static int open_db(struct ref *r, const struct opts *o)
 	if (prepare(r->db, "BEGIN IMMEDIATE", &r->begin) < 0 ||
 	    prepare(r->db, "COMMIT", &r->commit) < 0 ||
 	    prepare(r->db, "INSERT INTO objects(name, data) VALUES(?1, ?2)", &r->ins_obj) < 0 ||
-	    prepare(r->db, "INSERT INTO events(rev, name, data) VALUES(?3, ?1, ?2)", &r->ins_ev) < 0)
+	    prepare(r->db, "INSERT INTO events(rev, name, data) VALUES(?3, ?1, ?2)", &r->ins_ev) <
+		0)
 		return -EIO;
 	return 0;
 }

@@ -25,7 +25,7 @@
 
 #include "bench/bn.h"
 
-#define PROBE_SLEEP_US 100
+#define PROBE_SLEEP_US   100
 #define START_TIMEOUT_NS (10LL * 1000000000)
 
 struct opts {
@@ -44,11 +44,15 @@ static void usage(void)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{"runs", required_argument, NULL, 'r'}, {"port", required_argument, NULL, 'p'},
-		{"kubeconfig", required_argument, NULL, 'k'},
-		{"path", required_argument, NULL, 'u'}, {"cert", required_argument, NULL, 'C'},
-		{"key", required_argument, NULL, 'K'}, {"log", required_argument, NULL, 'L'},
-		{"label", required_argument, NULL, 'l'}, {NULL, 0, NULL, 0},
+	    {"runs", required_argument, NULL, 'r'},
+	    {"port", required_argument, NULL, 'p'},
+	    {"kubeconfig", required_argument, NULL, 'k'},
+	    {"path", required_argument, NULL, 'u'},
+	    {"cert", required_argument, NULL, 'C'},
+	    {"key", required_argument, NULL, 'K'},
+	    {"log", required_argument, NULL, 'L'},
+	    {"label", required_argument, NULL, 'l'},
+	    {NULL, 0, NULL, 0},
 	};
 	*o = (struct opts){.runs = 30, .path = "/", .label = "startup"};
 	int ch;
@@ -177,7 +181,8 @@ static double one_run(const struct opts *o, SSL_CTX *ctx, int run)
 	int port = o->port, status;
 	while (bn_mono_ns() - t0 < START_TIMEOUT_NS) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
-			fprintf(stderr, "startup: run %d: server exited (status %d)\n", run, status);
+			fprintf(stderr, "startup: run %d: server exited (status %d)\n", run,
+				status);
 			free(kc);
 			return -ECHILD;
 		}
@@ -212,8 +217,8 @@ int main(int argc, char **argv)
 	}
 	double p50 = bn_quantile(ms, (size_t)o.runs, 0.5);
 	double p90 = bn_quantile(ms, (size_t)o.runs, 0.9);
-	printf("%s: runs=%d median_ms=%.2f p90_ms=%.2f min_ms=%.2f max_ms=%.2f\n", o.label,
-	       o.runs, p50, p90, ms[0], ms[o.runs - 1]);
+	printf("%s: runs=%d median_ms=%.2f p90_ms=%.2f min_ms=%.2f max_ms=%.2f\n", o.label, o.runs,
+	       p50, p90, ms[0], ms[o.runs - 1]);
 	SSL_CTX_free(ctx);
 	free(ms);
 	return 0;

@@ -33,11 +33,11 @@
 
 #include "bench/bn.h"
 
-#define MAX_EVENTS 512
-#define MAX_HANDSHAKING 64
-#define NAME_PREFIX "bwatch-"
+#define MAX_EVENTS       512
+#define MAX_HANDSHAKING  64
+#define NAME_PREFIX      "bwatch-"
 #define EVENT_TIMEOUT_NS (5LL * 1000000000)
-#define OPEN_TIMEOUT_NS (30LL * 1000000000)
+#define OPEN_TIMEOUT_NS  (30LL * 1000000000)
 
 enum wstate { WS_HANDSHAKE, WS_SENT, WS_STREAMING, WS_DEAD };
 
@@ -60,14 +60,14 @@ struct bench {
 	SSL_CTX *ctx;
 	int epfd;
 	struct watcher *w;
-	struct bn_conn ctl;     /* the connection that lists and creates */
-	char *rv;               /* resourceVersion of the list */
-	struct bn_buf tmpl;     /* pod template */
-	int64_t *rx;            /* rx[create * n + watcher]: event receive time, 0 if not yet */
-	int64_t *resp;          /* resp[create]: create response receive time */
-	int64_t *sent;          /* sent[create]: when the create request was sent */
+	struct bn_conn ctl; /* the connection that lists and creates */
+	char *rv;           /* resourceVersion of the list */
+	struct bn_buf tmpl; /* pod template */
+	int64_t *rx;        /* rx[create * n + watcher]: event receive time, 0 if not yet */
+	int64_t *resp;      /* resp[create]: create response receive time */
+	int64_t *sent;      /* sent[create]: when the create request was sent */
 	int opened, handshaking, streaming, dead, errors_seen;
-	long got;               /* events received for the current create */
+	long got; /* events received for the current create */
 };
 
 static void usage(void)
@@ -80,11 +80,15 @@ static void usage(void)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{"cert", required_argument, NULL, 'C'}, {"key", required_argument, NULL, 'K'},
-		{"ns", required_argument, NULL, 's'}, {"body", required_argument, NULL, 'b'},
-		{"creates", required_argument, NULL, 'm'}, {"pid", required_argument, NULL, 'P'},
-		{"label", required_argument, NULL, 'l'}, {"idle", required_argument, NULL, 'i'},
-		{NULL, 0, NULL, 0},
+	    {"cert", required_argument, NULL, 'C'},
+	    {"key", required_argument, NULL, 'K'},
+	    {"ns", required_argument, NULL, 's'},
+	    {"body", required_argument, NULL, 'b'},
+	    {"creates", required_argument, NULL, 'm'},
+	    {"pid", required_argument, NULL, 'P'},
+	    {"label", required_argument, NULL, 'l'},
+	    {"idle", required_argument, NULL, 'i'},
+	    {NULL, 0, NULL, 0},
 	};
 	*o = (struct opts){.ns = "default", .n = 1000, .creates = 50, .label = "watch"};
 	int ch;
@@ -142,8 +146,8 @@ static int list_rv(struct bench *b)
 	bn_http_body(b->ctl.in.data, &r, &body);
 	bn_buf_consume(&b->ctl.in, r.total_len);
 	json_t *doc = json_loadb(body.data, body.len, 0, NULL);
-	const char *rv = json_string_value(json_object_get(json_object_get(doc, "metadata"),
-							   "resourceVersion"));
+	const char *rv =
+	    json_string_value(json_object_get(json_object_get(doc, "metadata"), "resourceVersion"));
 	b->rv = rv ? strdup(rv) : NULL;
 	json_decref(doc);
 	bn_buf_free(&body);
@@ -390,9 +394,9 @@ static void report(struct bench *b, long pss0, long pd0, long pss1, long pd1)
 	       "creates=%d events=%zu missing=%zu p50_ms=%.3f p99_ms=%.3f min_ms=%.3f "
 	       "max_ms=%.3f sent_p50_ms=%.3f sent_p99_ms=%.3f sent_max_ms=%.3f "
 	       "create_rtt_p50_ms=%.3f create_rtt_p99_ms=%.3f\n",
-	       b->o->label, b->o->n, b->streaming, pss0, pss1,
-	       (double)(pss1 - pss0) / b->o->n, pd0, pd1, b->o->creates, k, total - k, p50,
-	       p99, k ? d[0] : 0, k ? d[k - 1] : 0, s50, s99, k ? e[k - 1] : 0, r50, r99);
+	       b->o->label, b->o->n, b->streaming, pss0, pss1, (double)(pss1 - pss0) / b->o->n, pd0,
+	       pd1, b->o->creates, k, total - k, p50, p99, k ? d[0] : 0, k ? d[k - 1] : 0, s50, s99,
+	       k ? e[k - 1] : 0, r50, r99);
 	free(rtt);
 	free(d);
 	free(e);
@@ -420,7 +424,8 @@ static int setup(struct bench *b)
 	int fd = bn_tcp_connect("127.0.0.1", b->o->port);
 	if (fd < 0 || (err = bn_conn_init(&b->ctl, b->ctx, fd)) < 0 ||
 	    (err = bn_conn_handshake(&b->ctl, 5000)) < 0) {
-		fprintf(stderr, "watchers: control connection: %s\n", strerror(fd < 0 ? -fd : -err));
+		fprintf(stderr, "watchers: control connection: %s\n",
+			strerror(fd < 0 ? -fd : -err));
 		return -EIO;
 	}
 	return list_rv(b);
@@ -445,8 +450,8 @@ int main(int argc, char **argv)
 		return 1;
 	if (o.idle_path) {
 		printf("%s: conns=%d established=%d pss_before_kib=%ld pss_after_kib=%ld "
-		       "per_conn_kib=%.2f\n", o.label, o.n, b.streaming, pss0, pss1,
-		       (double)(pss1 - pss0) / o.n);
+		       "per_conn_kib=%.2f\n",
+		       o.label, o.n, b.streaming, pss0, pss1, (double)(pss1 - pss0) / o.n);
 		return 0;
 	}
 	for (int i = 0; i < o.creates; i++) {

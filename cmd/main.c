@@ -27,34 +27,34 @@
 #include "syncer/syncer.h"
 
 #define KUBICLE_VERSION "0.1.0"
-#define MAX_SANS 32
+#define MAX_SANS        32
 
 static const char usage_text[] =
-	"kubicle: a Kubernetes control plane per tenant, on one shared GPU pool.\n"
-	"\n"
-	"Usage:\n"
-	"  kubicle serve --data-dir DIR [--listen ADDR:PORT] [--tls-san NAME]...\n"
-	"                [--advertise-address IP] [--log-level error|warn|info|debug]\n"
-	"                [--sync full|normal] [--watch-history REVS]\n"
-	"                [--compact-interval-ms MS]\n"
-	"                [--host-kubeconfig FILE] --host-namespace NS --tenant NAME\n"
-	"                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"
-	"                [--host-qps N] [--host-burst N]\n"
-	"      Serve the Kubernetes API for one tenant from DIR (created on first start:\n"
-	"      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n"
-	"      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"
-	"      With --host-namespace, the tenant's pods run on the host cluster\n"
-	"      (--host-kubeconfig, or the in-cluster service account) in namespace NS,\n"
-	"      tagged with QUEUE for the host's GPU scheduler. --host-qps -1: no limit.\n"
-	"  kubicle token create --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
-	"      Print a new bearer token for NAME (only its SHA-256 is stored).\n"
-	"  kubicle token revoke --data-dir DIR (TOKEN | --user NAME)\n"
-	"  kubicle kubeconfig --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
-	"                     [--out FILE] [--token]\n"
-	"      Write a kubeconfig for NAME (ECDSA client certificate, or a token).\n"
-	"  kubicle version\n"
-	"      Print the version.\n"
-	"  kubicle --help\n";
+    "kubicle: a Kubernetes control plane per tenant, on one shared GPU pool.\n"
+    "\n"
+    "Usage:\n"
+    "  kubicle serve --data-dir DIR [--listen ADDR:PORT] [--tls-san NAME]...\n"
+    "                [--advertise-address IP] [--log-level error|warn|info|debug]\n"
+    "                [--sync full|normal] [--watch-history REVS]\n"
+    "                [--compact-interval-ms MS]\n"
+    "                [--host-kubeconfig FILE] --host-namespace NS --tenant NAME\n"
+    "                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"
+    "                [--host-qps N] [--host-burst N]\n"
+    "      Serve the Kubernetes API for one tenant from DIR (created on first start:\n"
+    "      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n"
+    "      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"
+    "      With --host-namespace, the tenant's pods run on the host cluster\n"
+    "      (--host-kubeconfig, or the in-cluster service account) in namespace NS,\n"
+    "      tagged with QUEUE for the host's GPU scheduler. --host-qps -1: no limit.\n"
+    "  kubicle token create --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
+    "      Print a new bearer token for NAME (only its SHA-256 is stored).\n"
+    "  kubicle token revoke --data-dir DIR (TOKEN | --user NAME)\n"
+    "  kubicle kubeconfig --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
+    "                     [--out FILE] [--token]\n"
+    "      Write a kubeconfig for NAME (ECDSA client certificate, or a token).\n"
+    "  kubicle version\n"
+    "      Print the version.\n"
+    "  kubicle --help\n";
 
 struct serve_args {
 	const char *data_dir;
@@ -63,9 +63,9 @@ struct serve_args {
 	const char *sans[MAX_SANS];
 	size_t nsans;
 	bool sync_full;
-	long history_keep;         /* revisions of watch history; 0: default */
-	unsigned compact_ms;       /* compaction period; 0: default */
-	struct syncer_opts host;   /* host_namespace NULL: no syncer */
+	long history_keep;       /* revisions of watch history; 0: default */
+	unsigned compact_ms;     /* compaction period; 0: default */
+	struct syncer_opts host; /* host_namespace NULL: no syncer */
 };
 
 struct server {
@@ -87,23 +87,23 @@ static int path_join(char *buf, size_t len, const char *dir, const char *file)
 static int parse_serve(int argc, char **argv, struct serve_args *a)
 {
 	static const struct option opts[] = {
-		{"data-dir", required_argument, NULL, 'd'},
-		{"listen", required_argument, NULL, 'l'},
-		{"tls-san", required_argument, NULL, 's'},
-		{"advertise-address", required_argument, NULL, 'a'},
-		{"log-level", required_argument, NULL, 'v'},
-		{"sync", required_argument, NULL, 'y'},
-		{"watch-history", required_argument, NULL, 'W'},
-		{"compact-interval-ms", required_argument, NULL, 'C'},
-		{"host-kubeconfig", required_argument, NULL, 'K'},
-		{"host-namespace", required_argument, NULL, 'N'},
-		{"tenant", required_argument, NULL, 'T'},
-		{"queue", required_argument, NULL, 'Q'},
-		{"scheduler", required_argument, NULL, 'S'},
-		{"host-qps", required_argument, NULL, 'P'},
-		{"host-burst", required_argument, NULL, 'B'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"data-dir", required_argument, NULL, 'd'},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"tls-san", required_argument, NULL, 's'},
+	    {"advertise-address", required_argument, NULL, 'a'},
+	    {"log-level", required_argument, NULL, 'v'},
+	    {"sync", required_argument, NULL, 'y'},
+	    {"watch-history", required_argument, NULL, 'W'},
+	    {"compact-interval-ms", required_argument, NULL, 'C'},
+	    {"host-kubeconfig", required_argument, NULL, 'K'},
+	    {"host-namespace", required_argument, NULL, 'N'},
+	    {"tenant", required_argument, NULL, 'T'},
+	    {"queue", required_argument, NULL, 'Q'},
+	    {"scheduler", required_argument, NULL, 'S'},
+	    {"host-qps", required_argument, NULL, 'P'},
+	    {"host-burst", required_argument, NULL, 'B'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	memset(a, 0, sizeof(*a));
 	a->listen = "127.0.0.1:6443";
@@ -179,8 +179,12 @@ static int write_kubeconfig(const char *dir, const char *listen, int port)
 	if ((rc = path_join(path, sizeof(path), dir, "admin.key")) < 0 ||
 	    (rc = kb_read_file(path, &key, NULL)) < 0)
 		goto out;
-	struct kb_kubeconfig kc = {.name = "kubicle", .server = server, .ca_pem = ca,
-				   .cert_pem = cert, .key_pem = key, .user = "kubicle-admin"};
+	struct kb_kubeconfig kc = {.name = "kubicle",
+				   .server = server,
+				   .ca_pem = ca,
+				   .cert_pem = cert,
+				   .key_pem = key,
+				   .user = "kubicle-admin"};
 	if ((rc = path_join(path, sizeof(path), dir, "kubeconfig")) == 0)
 		rc = kb_kubeconfig_write(path, &kc);
 out:
@@ -214,7 +218,8 @@ static int open_store(struct server *s, const struct serve_args *a)
 	int rc = path_join(path, sizeof(path), a->data_dir, "kubicle.db");
 	if (rc < 0)
 		return rc;
-	struct store_opts so = {.sync_full = a->sync_full, .group_commit = true,
+	struct store_opts so = {.sync_full = a->sync_full,
+				.group_commit = true,
 				.history_keep = a->history_keep,
 				.compact_interval_ms = a->compact_ms};
 	rc = store_open(s->loop, path, &so, &s->store);
@@ -285,8 +290,11 @@ static int cmd_serve(int argc, char **argv)
 		goto fail_tls;
 	}
 	int port = 0;
-	struct proxy_opts po = {.listen = a.listen, .tls = s.tls, .store = s.store,
-				.advertise_host = a.advertise, .data_dir = a.data_dir};
+	struct proxy_opts po = {.listen = a.listen,
+				.tls = s.tls,
+				.store = s.store,
+				.advertise_host = a.advertise,
+				.data_dir = a.data_dir};
 	if ((rc = proxy_start(s.loop, &po, &s.proxy, &port)) < 0) {
 		fprintf(stderr, "kubicle: listen on %s: %s\n", a.listen, strerror(-rc));
 		goto fail_proxy;

@@ -63,10 +63,13 @@ long users_parse_duration(const char *s)
 static int parse(int argc, char **argv, struct user_args *a)
 {
 	static const struct option opts[] = {
-		{"data-dir", required_argument, NULL, 'd'}, {"user", required_argument, NULL, 'u'},
-		{"group", required_argument, NULL, 'g'},    {"ttl", required_argument, NULL, 't'},
-		{"out", required_argument, NULL, 'o'},      {"token", no_argument, NULL, 'k'},
-		{NULL, 0, NULL, 0},
+	    {"data-dir", required_argument, NULL, 'd'},
+	    {"user", required_argument, NULL, 'u'},
+	    {"group", required_argument, NULL, 'g'},
+	    {"ttl", required_argument, NULL, 't'},
+	    {"out", required_argument, NULL, 'o'},
+	    {"token", no_argument, NULL, 'k'},
+	    {NULL, 0, NULL, 0},
 	};
 	memset(a, 0, sizeof(*a));
 	int c;
@@ -240,8 +243,9 @@ int cmd_kubeconfig(int argc, char **argv)
 	char *ca = NULL, *cert = NULL, *key = NULL, *tok = NULL, *text = NULL;
 	int rc;
 	if (parse(argc, argv, &a) < 0 || !a.user) {
-		fprintf(stderr, "usage: kubicle kubeconfig --data-dir DIR --user NAME [--group G]... "
-				"[--ttl D] [--out FILE] [--token]\n");
+		fprintf(stderr,
+			"usage: kubicle kubeconfig --data-dir DIR --user NAME [--group G]... "
+			"[--ttl D] [--out FILE] [--token]\n");
 		return 2;
 	}
 	snprintf(path, sizeof(path), "%s/ca.crt", a.data_dir);
@@ -251,11 +255,17 @@ int cmd_kubeconfig(int argc, char **argv)
 	if (a.token)
 		rc = token_create(&a, &tok);
 	else
-		rc = kb_pki_issue_client(a.data_dir, a.user, a.groups, a.ngroups, a.ttl, &cert, &key);
+		rc = kb_pki_issue_client(a.data_dir, a.user, a.groups, a.ngroups, a.ttl, &cert,
+					 &key);
 	if (rc < 0)
 		goto out;
-	struct kb_kubeconfig kc = {.name = "kubicle", .server = url, .ca_pem = ca,
-				   .cert_pem = cert, .key_pem = key, .token = tok, .user = a.user};
+	struct kb_kubeconfig kc = {.name = "kubicle",
+				   .server = url,
+				   .ca_pem = ca,
+				   .cert_pem = cert,
+				   .key_pem = key,
+				   .token = tok,
+				   .user = a.user};
 	rc = a.out ? kb_kubeconfig_write(a.out, &kc) : kb_kubeconfig_render(&kc, &text);
 	if (rc == 0 && text)
 		fputs(text, stdout);

@@ -27,8 +27,7 @@ int kmap_put(struct kmap *m, const char *key, void *val);
 void kmap_del(struct kmap *m, const char *key);
 size_t kmap_size(const struct kmap *m);
 /* Calls fn for each entry; fn must not modify the map. */
-void kmap_each(const struct kmap *m, void (*fn)(const char *key, void *val, void *arg),
-	       void *arg);
+void kmap_each(const struct kmap *m, void (*fn)(const char *key, void *val, void *arg), void *arg);
 
 /* ---- shared state ------------------------------------------------------ */
 struct ctrl {
@@ -38,12 +37,12 @@ struct ctrl {
 	store_watch_t *watch;
 	uv_idle_t idle;
 	uv_timer_t timer;
-	char **q;                 /* FIFO of queued keys (owned) */
+	char **q; /* FIFO of queued keys (owned) */
 	size_t qhead, qlen, qcap;
-	struct kmap *queued;      /* key -> NULL: in q */
-	struct kmap *delayed;     /* key -> uint64_t* due (ms, kb_now_ms) */
-	struct kmap *objs;        /* uid -> struct gc_obj* */
-	struct kmap *deps;        /* owner uid -> struct kmap* of dependent uids */
+	struct kmap *queued;  /* key -> NULL: in q */
+	struct kmap *delayed; /* key -> uint64_t* due (ms, kb_now_ms) */
+	struct kmap *objs;    /* uid -> struct gc_obj* */
+	struct kmap *deps;    /* owner uid -> struct kmap* of dependent uids */
 	bool idle_on;
 	int open_handles;
 	bool stopping;
@@ -58,8 +57,8 @@ void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const 
 json_t *ctrl_list(struct ctrl *c, const char *res, const char *ns);
 json_t *ctrl_get(struct ctrl *c, const char *res, const char *ns, const char *name);
 
-const char *ctrl_name(const json_t *obj);      /* metadata.name, borrowed */
-const char *ctrl_ns(const json_t *obj);        /* metadata.namespace or "" */
+const char *ctrl_name(const json_t *obj); /* metadata.name, borrowed */
+const char *ctrl_ns(const json_t *obj);   /* metadata.namespace or "" */
 const char *ctrl_uid(const json_t *obj);
 json_t *ctrl_path(const json_t *obj, const char *dotted); /* borrowed or NULL */
 
@@ -76,7 +75,7 @@ json_t *ctrl_claim(struct ctrl *c, const char *res, const char *group, const cha
 		   const char *manager);
 
 /* ---- pods ---------------------------------------------------------------- */
-bool ctrl_pod_active(const json_t *pod);       /* not terminal, not being deleted */
+bool ctrl_pod_active(const json_t *pod); /* not terminal, not being deleted */
 bool ctrl_pod_ready(const json_t *pod);
 bool ctrl_pod_available(const json_t *pod, int64_t min_ready, time_t now, double *wait);
 const char *ctrl_pod_phase(const json_t *pod);
@@ -89,16 +88,16 @@ json_t *ctrl_pod_from_template(const json_t *tmpl, const json_t *owner, const ch
 /* Sets condition `type` in status.conditions (status borrowed), keeping
  * lastTransitionTime when the status does not change; update_time adds
  * lastUpdateTime (Deployments). Returns the condition (borrowed). */
-json_t *ctrl_set_condition(json_t *status, const char *type, const char *st,
-			   const char *reason, const char *message, bool update_time);
+json_t *ctrl_set_condition(json_t *status, const char *type, const char *st, const char *reason,
+			   const char *message, bool update_time);
 json_t *ctrl_get_condition(const json_t *status, const char *type);
 void ctrl_remove_condition(json_t *status, const char *type);
-time_t ctrl_time(const char *rfc3339);         /* 0 when absent/bad */
+time_t ctrl_time(const char *rfc3339); /* 0 when absent/bad */
 void ctrl_now_str(char *buf, size_t len);
 int64_t ctrl_int(const json_t *obj, const char *path, int64_t dflt);
 /* Writes status when it differs from the stored one. */
-int ctrl_write_status(struct ctrl *c, const char *group, const char *version,
-		      const char *plural, json_t *obj, json_t *status, const char *manager);
+int ctrl_write_status(struct ctrl *c, const char *group, const char *version, const char *plural,
+		      json_t *obj, json_t *status, const char *manager);
 
 /* ---- controllers ---------------------------------------------------------- */
 int rs_sync(struct ctrl *c, const char *ns, const char *name);

@@ -21,7 +21,7 @@
 struct cron {
 	uint64_t min, hour, dom, mon, dow;
 	bool dom_star, dow_star;
-	long every;   /* seconds, for @every; 0 otherwise */
+	long every; /* seconds, for @every; 0 otherwise */
 };
 
 static const char *const months[] = {"jan", "feb", "mar", "apr", "may", "jun",
@@ -132,9 +132,9 @@ static long parse_duration(const char *s)
 static const char *descriptor(const char *s)
 {
 	static const char *const map[][2] = {
-		{"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
-		{"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
-		{"@hourly", "0 * * * *"},
+	    {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
+	    {"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
+	    {"@hourly", "0 * * * *"},
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(s, map[i][0]) == 0)

@@ -19,11 +19,11 @@
 
 #define CJ_MANAGER "cronjob-controller"
 
-static int job_state(const json_t *job)   /* 0 active, 1 complete, 2 failed */
+static int job_state(const json_t *job) /* 0 active, 1 complete, 2 failed */
 {
 	size_t i;
 	json_t *c;
-	json_array_foreach(ctrl_path(job, "status.conditions"), i, c) {
+	json_array_foreach (ctrl_path(job, "status.conditions"), i, c) {
 		const char *t = json_string_value(json_object_get(c, "type"));
 		const char *s = json_string_value(json_object_get(c, "status"));
 		if (!t || !s || strcmp(s, "True") != 0)
@@ -42,7 +42,7 @@ static json_t *children(struct ctrl *c, const json_t *cj)
 	json_t *mine = json_array();
 	size_t i;
 	json_t *j;
-	json_array_foreach(all, i, j) {
+	json_array_foreach (all, i, j) {
 		json_t *ref = ctrl_controller_ref(j);
 		const char *u = json_string_value(json_object_get(ref, "uid"));
 		if (u && strcmp(u, ctrl_uid(cj)) == 0)
@@ -64,7 +64,7 @@ static void trim_history(struct ctrl *c, json_t *jobs, int state, int64_t limit)
 	json_t *v = json_array();
 	size_t i;
 	json_t *j;
-	json_array_foreach(jobs, i, j)
+	json_array_foreach (jobs, i, j)
 		if (job_state(j) == state && !ctrl_path(j, "metadata.deletionTimestamp"))
 			json_array_append(v, j);
 	while ((int64_t)json_array_size(v) > limit) {
@@ -94,7 +94,7 @@ static void fill_status(json_t *st, json_t *jobs)
 	time_t last_ok = ctrl_time(json_string_value(json_object_get(st, "lastSuccessfulTime")));
 	size_t i;
 	json_t *j;
-	json_array_foreach(jobs, i, j) {
+	json_array_foreach (jobs, i, j) {
 		int s = job_state(j);
 		if (s == 0 && !ctrl_path(j, "metadata.deletionTimestamp"))
 			json_array_append_new(active, job_ref(j));
@@ -141,10 +141,10 @@ static int create_job(struct ctrl *c, const json_t *cj, time_t t)
 	kb_time_rfc3339(t, ts, sizeof(ts));
 	json_t *jt = ctrl_path(cj, "spec.jobTemplate");
 	json_t *tm = json_object_get(jt, "metadata");
-	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s,s:[o]},s:O}", "apiVersion", "batch/v1",
-				"kind", "Job", "metadata", "name", name, "namespace", ctrl_ns(cj),
-				"ownerReferences", ctrl_new_owner_ref(cj, true), "spec",
-				json_object_get(jt, "spec"));
+	json_t *job =
+	    json_pack("{s:s,s:s,s:{s:s,s:s,s:[o]},s:O}", "apiVersion", "batch/v1", "kind", "Job",
+		      "metadata", "name", name, "namespace", ctrl_ns(cj), "ownerReferences",
+		      ctrl_new_owner_ref(cj, true), "spec", json_object_get(jt, "spec"));
 	if (!job)
 		return -EINVAL;
 	json_t *m = json_object_get(job, "metadata");
@@ -172,7 +172,7 @@ static bool job_exists(const json_t *jobs, const json_t *cj, time_t t)
 	snprintf(name, sizeof(name), "%s-%lld", ctrl_name(cj), (long long)(t / 60));
 	size_t i;
 	json_t *j;
-	json_array_foreach(jobs, i, j)
+	json_array_foreach (jobs, i, j)
 		if (strcmp(ctrl_name(j), name) == 0)
 			return true;
 	return false;
@@ -184,19 +184,19 @@ static bool run(struct ctrl *c, const json_t *cj, json_t *jobs, time_t t, int *r
 	const char *policy = json_string_value(ctrl_path(cj, "spec.concurrencyPolicy"));
 	json_t *sds = ctrl_path(cj, "spec.startingDeadlineSeconds");
 	if (json_is_integer(sds) && t + json_integer_value(sds) < time(NULL))
-		return true;   /* missed its deadline: skipped */
+		return true; /* missed its deadline: skipped */
 	if (job_exists(jobs, cj, t))
 		return true;
 	bool busy = false;
 	size_t i;
 	json_t *j;
-	json_array_foreach(jobs, i, j)
+	json_array_foreach (jobs, i, j)
 		if (job_state(j) == 0 && !ctrl_path(j, "metadata.deletionTimestamp"))
 			busy = true;
 	if (busy && policy && strcmp(policy, "Forbid") == 0)
 		return false;
 	if (busy && policy && strcmp(policy, "Replace") == 0)
-		json_array_foreach(jobs, i, j)
+		json_array_foreach (jobs, i, j)
 			if (job_state(j) == 0)
 				proxy_object_delete(c->px, "batch", "v1", "jobs", ctrl_ns(j),
 						    ctrl_name(j), ctrl_uid(j), "Background");
@@ -222,9 +222,11 @@ int cj_sync(struct ctrl *c, const char *ns, const char *name)
 	const char *tz = json_string_value(ctrl_path(cj, "spec.timeZone"));
 	time_t now = time(NULL), next = 0;
 	if (!json_is_true(ctrl_path(cj, "spec.suspend")) && sched) {
-		time_t earliest = ctrl_time(json_string_value(json_object_get(st, "lastScheduleTime")));
+		time_t earliest =
+		    ctrl_time(json_string_value(json_object_get(st, "lastScheduleTime")));
 		if (!earliest)
-			earliest = ctrl_time(json_string_value(ctrl_path(cj, "metadata.creationTimestamp")));
+			earliest = ctrl_time(
+			    json_string_value(ctrl_path(cj, "metadata.creationTimestamp")));
 		json_t *sds = ctrl_path(cj, "spec.startingDeadlineSeconds");
 		if (json_is_integer(sds) && earliest < now - json_integer_value(sds))
 			earliest = now - json_integer_value(sds);

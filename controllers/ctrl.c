@@ -174,8 +174,8 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 /* ---- events ------------------------------------------------------------- */
 
 static const char *const workloads[][2] = {
-	{"apps/replicasets", "rs"}, {"apps/deployments", "deploy"}, {"batch/jobs", "job"},
-	{"batch/cronjobs", "cj"},   {"apps/statefulsets", "sts"},
+    {"apps/replicasets", "rs"}, {"apps/deployments", "deploy"}, {"batch/jobs", "job"},
+    {"batch/cronjobs", "cj"},   {"apps/statefulsets", "sts"},
 };
 
 static const char *kind_of_res(const char *res)
@@ -220,14 +220,14 @@ static void enqueue_owner(struct ctrl *c, const json_t *obj, const char *ns)
 /* An orphan pod: every pod controller of its namespace may adopt it. */
 static void enqueue_adopters(struct ctrl *c, const char *ns)
 {
-	const char *res[][2] = {{"apps/replicasets", "rs"}, {"batch/jobs", "job"},
-				{"apps/statefulsets", "sts"}};
+	const char *res[][2] = {
+	    {"apps/replicasets", "rs"}, {"batch/jobs", "job"}, {"apps/statefulsets", "sts"}};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(res); i++) {
 		json_t *items = ctrl_list(c, res[i][0], ns);
 		size_t j;
 		json_t *o;
-		json_array_foreach(items, j, o)
-			ctrl_enqueue(c, res[i][1],ns, ctrl_name(o));
+		json_array_foreach (items, j, o)
+			ctrl_enqueue(c, res[i][1], ns, ctrl_name(o));
 		json_decref(items);
 	}
 }
@@ -247,8 +247,8 @@ static void on_event(const struct store_event *ev, void *arg)
 			enqueue_owner(c, ev->prev, ev->ns);
 	}
 	if (strcmp(ev->res, "/pods") == 0 && ev->type != STORE_DELETED &&
-	    !ctrl_controller_ref(ev->obj) && json_object_size(json_object_get(
-		    json_object_get(ev->obj, "metadata"), "labels")) > 0)
+	    !ctrl_controller_ref(ev->obj) &&
+	    json_object_size(json_object_get(json_object_get(ev->obj, "metadata"), "labels")) > 0)
 		enqueue_adopters(c, ev->ns);
 }
 
@@ -273,11 +273,10 @@ static void resync(struct ctrl *c)
 		const char *k = kind_of_res(r->store_key);
 		size_t j;
 		json_t *o;
-		json_array_foreach(items, j, o) {
+		json_array_foreach (items, j, o) {
 			gc_index_obj(c, r->store_key, o);
 			if (k)
-				ctrl_enqueue(c, k, ctrl_ns(o),
-					     ctrl_name(o));
+				ctrl_enqueue(c, k, ctrl_ns(o), ctrl_name(o));
 		}
 		json_decref(items);
 	}

@@ -15,20 +15,20 @@
 #include "controllers/controllers_impl.h"
 #include "lib/log.h"
 
-#define D_MANAGER "deployment-controller"
-#define HASH_LABEL "pod-template-hash"
-#define REV_ANN "deployment.kubernetes.io/revision"
+#define D_MANAGER    "deployment-controller"
+#define HASH_LABEL   "pod-template-hash"
+#define REV_ANN      "deployment.kubernetes.io/revision"
 #define REV_HIST_ANN "deployment.kubernetes.io/revision-history"
-#define DESIRED_ANN "deployment.kubernetes.io/desired-replicas"
-#define MAX_ANN "deployment.kubernetes.io/max-replicas"
+#define DESIRED_ANN  "deployment.kubernetes.io/desired-replicas"
+#define MAX_ANN      "deployment.kubernetes.io/max-replicas"
 
 struct dstate {
-	json_t *d;        /* the Deployment (owned) */
-	json_t *rss;      /* every ReplicaSet it controls (owned array) */
-	json_t *new_rs;   /* borrowed from rss, or NULL */
-	json_t *olds;     /* owned array of borrowed-by-reference old RSs */
+	json_t *d;      /* the Deployment (owned) */
+	json_t *rss;    /* every ReplicaSet it controls (owned array) */
+	json_t *new_rs; /* borrowed from rss, or NULL */
+	json_t *olds;   /* owned array of borrowed-by-reference old RSs */
 	int replicas, surge, unavail;
-	bool created;     /* a new ReplicaSet was created in this sync */
+	bool created; /* a new ReplicaSet was created in this sync */
 };
 
 /* Dotted paths cannot name annotation keys with dots: read them directly. */
@@ -113,7 +113,7 @@ static void split(struct dstate *s)
 	s->olds = json_array();
 	size_t i;
 	json_t *rs;
-	json_array_foreach(s->rss, i, rs) {
+	json_array_foreach (s->rss, i, rs) {
 		if (!s->new_rs && same_template(rs, tmpl))
 			s->new_rs = rs;
 		else
@@ -126,7 +126,7 @@ static int64_t max_old_revision(const struct dstate *s)
 	int64_t max = 0;
 	size_t i;
 	json_t *rs;
-	json_array_foreach(s->olds, i, rs)
+	json_array_foreach (s->olds, i, rs)
 		if (rev_of(rs) > max)
 			max = rev_of(rs);
 	return max;
@@ -155,7 +155,7 @@ static void copy_annotations(const struct dstate *s, json_t *rs)
 {
 	const char *k;
 	json_t *v;
-	json_object_foreach(ctrl_path(s->d, "metadata.annotations"), k, v)
+	json_object_foreach (ctrl_path(s->d, "metadata.annotations"), k, v)
 		if (!skip_ann(k) && json_is_string(v))
 			set_ann(rs, k, json_string_value(v));
 	char buf[32];
@@ -175,8 +175,7 @@ static int scale_rs(struct dstate *s, struct ctrl *c, json_t *rs, int n)
 	return rc;
 }
 
-static json_t *new_rs_object(const struct dstate *s, const char *hash, int replicas,
-			     int64_t rev)
+static json_t *new_rs_object(const struct dstate *s, const char *hash, int replicas, int64_t rev)
 {
 	char name[300], rbuf[32];
 	snprintf(name, sizeof(name), "%s-%s", ctrl_name(s->d), hash);
@@ -202,9 +201,8 @@ static json_t *new_rs_object(const struct dstate *s, const char *hash, int repli
 	json_t *rs = json_pack("{s:s,s:s,s:{s:s,s:s,s:o,s:[o]},s:{s:i,s:o,s:o}}", "apiVersion",
 			       "apps/v1", "kind", "ReplicaSet", "metadata", "name", name,
 			       "namespace", ctrl_ns(s->d), "labels", json_deep_copy(labels),
-			       "ownerReferences",
-			       ctrl_new_owner_ref(s->d, true), "spec", "replicas", replicas,
-			       "selector", sel, "template", tmpl);
+			       "ownerReferences", ctrl_new_owner_ref(s->d, true), "spec",
+			       "replicas", replicas, "selector", sel, "template", tmpl);
 	json_t *mrs = ctrl_path(s->d, "spec.minReadySeconds");
 	if (json_is_integer(mrs))
 		json_object_set(json_object_get(rs, "spec"), "minReadySeconds", mrs);
@@ -223,7 +221,7 @@ static int new_rs_replicas(const struct dstate *s, int have)
 	int current = 0;
 	size_t i;
 	json_t *rs;
-	json_array_foreach(s->rss, i, rs)
+	json_array_foreach (s->rss, i, rs)
 		current += spec_replicas(rs);
 	int max_total = s->replicas + s->surge;
 	if (current >= max_total)
@@ -282,7 +280,8 @@ static int ensure_new_rs(struct ctrl *c, struct dstate *s, bool create)
 		snprintf(buf, sizeof(buf), "%lld", (long long)(max_rev + 1));
 		set_ann(upd, REV_ANN, buf);
 		copy_annotations(s, upd);
-		int rc = proxy_object_update(c->px, "apps", "v1", "replicasets", upd, D_MANAGER, NULL);
+		int rc =
+		    proxy_object_update(c->px, "apps", "v1", "replicasets", upd, D_MANAGER, NULL);
 		json_decref(upd);
 		return rc < 0 ? rc : -EAGAIN;
 	}
@@ -309,7 +308,7 @@ static int available_of(const json_t *arr)
 	int n = 0;
 	size_t i;
 	json_t *rs;
-	json_array_foreach(arr, i, rs)
+	json_array_foreach (arr, i, rs)
 		n += st_int(rs, "availableReplicas");
 	return n;
 }
@@ -319,20 +318,20 @@ static int scale_down_olds(struct ctrl *c, struct dstate *s)
 	int all = 0, olds = 0;
 	size_t i;
 	json_t *rs;
-	json_array_foreach(s->rss, i, rs)
+	json_array_foreach (s->rss, i, rs)
 		all += spec_replicas(rs);
-	json_array_foreach(s->olds, i, rs)
+	json_array_foreach (s->olds, i, rs)
 		olds += spec_replicas(rs);
 	if (olds == 0)
 		return 0;
 	int min_avail = s->replicas - s->unavail;
-	int new_unavail = s->new_rs ? spec_replicas(s->new_rs) -
-					      st_int(s->new_rs, "availableReplicas") : 0;
+	int new_unavail =
+	    s->new_rs ? spec_replicas(s->new_rs) - st_int(s->new_rs, "availableReplicas") : 0;
 	int max_down = all - min_avail - new_unavail;
 	if (max_down <= 0)
 		return 0;
 	/* unhealthy old replicas first */
-	json_array_foreach(s->olds, i, rs) {
+	json_array_foreach (s->olds, i, rs) {
 		int r = spec_replicas(rs), a = st_int(rs, "availableReplicas");
 		if (max_down <= 0 || r <= a)
 			continue;
@@ -341,13 +340,13 @@ static int scale_down_olds(struct ctrl *c, struct dstate *s)
 		if (rc < 0)
 			return rc;
 		max_down -= down;
-		return 0;   /* the next sync sees the new counts */
+		return 0; /* the next sync sees the new counts */
 	}
 	int avail = available_of(s->rss);
 	int total = avail - min_avail;
 	if (total > max_down)
 		total = max_down;
-	json_array_foreach(s->olds, i, rs) {
+	json_array_foreach (s->olds, i, rs) {
 		int r = spec_replicas(rs);
 		if (total <= 0)
 			break;
@@ -378,7 +377,7 @@ static bool old_pods_running(struct ctrl *c, const struct dstate *s)
 {
 	size_t i;
 	json_t *rs;
-	json_array_foreach(s->olds, i, rs)
+	json_array_foreach (s->olds, i, rs)
 		if (st_int(rs, "replicas") > 0)
 			return true;
 	(void)c;
@@ -390,7 +389,7 @@ static int recreate(struct ctrl *c, struct dstate *s)
 	size_t i;
 	json_t *rs;
 	bool scaled = false;
-	json_array_foreach(s->olds, i, rs) {
+	json_array_foreach (s->olds, i, rs) {
 		if (spec_replicas(rs) > 0) {
 			int rc = scale_rs(s, c, rs, 0);
 			if (rc < 0)
@@ -415,7 +414,7 @@ static int scale_only(struct ctrl *c, struct dstate *s)
 	if (!target) {
 		size_t i;
 		json_t *rs;
-		json_array_foreach(s->olds, i, rs)
+		json_array_foreach (s->olds, i, rs)
 			if (spec_replicas(rs) > 0)
 				target = rs;
 	}
@@ -424,7 +423,7 @@ static int scale_only(struct ctrl *c, struct dstate *s)
 	int others = 0;
 	size_t i;
 	json_t *rs;
-	json_array_foreach(s->rss, i, rs)
+	json_array_foreach (s->rss, i, rs)
 		if (rs != target)
 			others += spec_replicas(rs);
 	if (others > 0)
@@ -441,7 +440,7 @@ static int cleanup(struct ctrl *c, struct dstate *s)
 	json_t *dead = json_array();
 	size_t i;
 	json_t *rs;
-	json_array_foreach(s->olds, i, rs)
+	json_array_foreach (s->olds, i, rs)
 		if (spec_replicas(rs) == 0 && st_int(rs, "replicas") == 0 &&
 		    !ctrl_path(rs, "metadata.deletionTimestamp"))
 			json_array_append(dead, rs);
@@ -463,8 +462,7 @@ static int cleanup(struct ctrl *c, struct dstate *s)
 
 /* ---- status ------------------------------------------------------------------ */
 
-static void progressing(struct ctrl *c, struct dstate *s, json_t *st, bool complete,
-			bool progress)
+static void progressing(struct ctrl *c, struct dstate *s, json_t *st, bool complete, bool progress)
 {
 	char msg[400];
 	const char *rsname = s->new_rs ? ctrl_name(s->new_rs) : ctrl_name(s->d);
@@ -482,14 +480,15 @@ static void progressing(struct ctrl *c, struct dstate *s, json_t *st, bool compl
 		return;
 	}
 	if (complete) {
-		snprintf(msg, sizeof(msg), "ReplicaSet \"%s\" has successfully progressed.", rsname);
+		snprintf(msg, sizeof(msg), "ReplicaSet \"%s\" has successfully progressed.",
+			 rsname);
 		ctrl_set_condition(st, "Progressing", "True", "NewReplicaSetAvailable", msg, true);
 		return;
 	}
 	if (progress || !old) {
 		snprintf(msg, sizeof(msg), "ReplicaSet \"%s\" is progressing.", rsname);
-		json_t *cond = ctrl_set_condition(st, "Progressing", "True", "ReplicaSetUpdated",
-						  msg, true);
+		json_t *cond =
+		    ctrl_set_condition(st, "Progressing", "True", "ReplicaSetUpdated", msg, true);
 		char now[40];
 		ctrl_now_str(now, sizeof(now));
 		json_object_set_new(cond, "lastUpdateTime", json_string(now));
@@ -500,7 +499,8 @@ static void progressing(struct ctrl *c, struct dstate *s, json_t *st, bool compl
 	time_t now = time(NULL);
 	if (last && last + deadline <= now) {
 		snprintf(msg, sizeof(msg), "ReplicaSet \"%s\" has timed out progressing.", rsname);
-		ctrl_set_condition(st, "Progressing", "False", "ProgressDeadlineExceeded", msg, true);
+		ctrl_set_condition(st, "Progressing", "False", "ProgressDeadlineExceeded", msg,
+				   true);
 	} else if (last) {
 		ctrl_enqueue_after(c, "deploy", ctrl_ns(s->d), ctrl_name(s->d),
 				   (double)(last + deadline - now));
@@ -517,15 +517,14 @@ static int write_status(struct ctrl *c, struct dstate *s)
 	int total = 0, spec_total = 0, ready = 0, avail = 0;
 	size_t i;
 	json_t *rs;
-	json_array_foreach(s->rss, i, rs) {
+	json_array_foreach (s->rss, i, rs) {
 		total += st_int(rs, "replicas");
 		spec_total += spec_replicas(rs);
 		ready += st_int(rs, "readyReplicas");
 		avail += st_int(rs, "availableReplicas");
 	}
 	int updated = s->new_rs ? st_int(s->new_rs, "replicas") : 0;
-	bool progress = s->created ||
-			ctrl_int(s->d, "status.updatedReplicas", -1) != updated ||
+	bool progress = s->created || ctrl_int(s->d, "status.updatedReplicas", -1) != updated ||
 			ctrl_int(s->d, "status.availableReplicas", -1) != avail ||
 			ctrl_int(s->d, "status.replicas", -1) != total ||
 			ctrl_int(s->d, "status.readyReplicas", -1) != ready;
@@ -575,7 +574,7 @@ int deploy_sync(struct ctrl *c, const char *ns, const char *name)
 	else
 		rc = rolling(c, &s);
 	if (rc == -EAGAIN)
-		rc = 0;   /* the revision moved: the RS event requeues us */
+		rc = 0; /* the revision moved: the RS event requeues us */
 	if (rc == 0 && s.new_rs)
 		rc = set_deploy_revision(c, s.d, rev_of(s.new_rs));
 	if (rc == 0 && !s.created) {

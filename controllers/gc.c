@@ -75,7 +75,7 @@ static bool has_fin(const json_t *obj, const char *fin)
 {
 	size_t i;
 	json_t *f;
-	json_array_foreach(ctrl_path(obj, "metadata.finalizers"), i, f)
+	json_array_foreach (ctrl_path(obj, "metadata.finalizers"), i, f)
 		if (json_string_value(f) && strcmp(json_string_value(f), fin) == 0)
 			return true;
 	return false;
@@ -93,7 +93,7 @@ static void link_owner(struct ctrl *c, const char *owner, const char *uid)
 	}
 	kmap_put(d, uid, NULL);
 	if (!kmap_has(c->objs, owner))
-		ctrl_enqueue(c, "gc", "", owner);   /* dangling: the owner is gone */
+		ctrl_enqueue(c, "gc", "", owner); /* dangling: the owner is gone */
 }
 
 void gc_index_obj(struct ctrl *c, const char *res, const json_t *obj)
@@ -116,7 +116,7 @@ void gc_index_obj(struct ctrl *c, const char *res, const json_t *obj)
 	}
 	size_t i;
 	json_t *ref;
-	json_array_foreach(refs, i, ref) {
+	json_array_foreach (refs, i, ref) {
 		const char *ou = json_string_value(json_object_get(ref, "uid"));
 		if (!ou || !o->owners)
 			continue;
@@ -214,8 +214,7 @@ static int update(struct ctrl *c, const struct proxy_resource *r, json_t *obj)
 }
 
 /* Removes the ownerReferences to owner from dep (borrowed). */
-static int release(struct ctrl *c, const struct proxy_resource *r, json_t *dep,
-		   const char *owner)
+static int release(struct ctrl *c, const struct proxy_resource *r, json_t *dep, const char *owner)
 {
 	json_t *upd = json_deep_copy(dep);
 	json_t *refs = ctrl_path(upd, "metadata.ownerReferences");
@@ -250,7 +249,7 @@ static bool has_live_owner(struct ctrl *c, const json_t *dep, const char *except
 {
 	size_t i;
 	json_t *ref;
-	json_array_foreach(ctrl_path(dep, "metadata.ownerReferences"), i, ref) {
+	json_array_foreach (ctrl_path(dep, "metadata.ownerReferences"), i, ref) {
 		const char *u = json_string_value(json_object_get(ref, "uid"));
 		if (u && strcmp(u, except) != 0 && kmap_has(c->objs, u))
 			return true;
@@ -262,7 +261,7 @@ static bool blocks(const json_t *dep, const char *owner)
 {
 	size_t i;
 	json_t *ref;
-	json_array_foreach(ctrl_path(dep, "metadata.ownerReferences"), i, ref) {
+	json_array_foreach (ctrl_path(dep, "metadata.ownerReferences"), i, ref) {
 		const char *u = json_string_value(json_object_get(ref, "uid"));
 		if (u && strcmp(u, owner) == 0 &&
 		    json_is_true(json_object_get(ref, "blockOwnerDeletion")))
@@ -295,7 +294,7 @@ static int collect_orphans(struct ctrl *c, const char *uid)
 		if (!dep)
 			continue;
 		int err = has_live_owner(c, dep, uid) ? release(c, r, dep, uid)
-						     : delete_dep(c, r, dep, l.v[i], "Background");
+						      : delete_dep(c, r, dep, l.v[i], "Background");
 		if (err < 0 && err != -ENOENT)
 			rc = err;
 		json_decref(dep);

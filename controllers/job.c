@@ -19,17 +19,17 @@
 #include "lib/log.h"
 
 #define JOB_MANAGER "job-controller"
-#define INDEX_KEY "batch.kubernetes.io/job-completion-index"
+#define INDEX_KEY   "batch.kubernetes.io/job-completion-index"
 #define MAX_INDEXES 100000
 
 struct jstate {
 	json_t *job, *pods;
 	int active, ready, succeeded, failed;
 	bool indexed;
-	int completions;          /* -1: not set */
+	int completions; /* -1: not set */
 	int parallelism;
-	unsigned char *done;      /* Indexed: index succeeded */
-	unsigned char *running;   /* Indexed: index has an active pod */
+	unsigned char *done;    /* Indexed: index succeeded */
+	unsigned char *running; /* Indexed: index has an active pod */
 	time_t last_failure;
 	char fail_reason[64], fail_msg[512];
 };
@@ -43,10 +43,11 @@ static bool cond_true(const json_t *obj, const char *type)
 
 static int pod_index(const json_t *pod)
 {
-	const char *s = json_string_value(
-		json_object_get(ctrl_path(pod, "metadata.annotations"), INDEX_KEY));
+	const char *s =
+	    json_string_value(json_object_get(ctrl_path(pod, "metadata.annotations"), INDEX_KEY));
 	if (!s)
-		s = json_string_value(json_object_get(ctrl_path(pod, "metadata.labels"), INDEX_KEY));
+		s = json_string_value(
+		    json_object_get(ctrl_path(pod, "metadata.labels"), INDEX_KEY));
 	return s ? atoi(s) : -1;
 }
 
@@ -55,8 +56,9 @@ static time_t finished_at(const json_t *pod)
 	time_t best = 0;
 	size_t i;
 	json_t *cs;
-	json_array_foreach(ctrl_path(pod, "status.containerStatuses"), i, cs) {
-		time_t t = ctrl_time(json_string_value(ctrl_path(cs, "state.terminated.finishedAt")));
+	json_array_foreach (ctrl_path(pod, "status.containerStatuses"), i, cs) {
+		time_t t =
+		    ctrl_time(json_string_value(ctrl_path(cs, "state.terminated.finishedAt")));
 		if (t > best)
 			best = t;
 	}
@@ -74,7 +76,7 @@ static bool exit_codes_match(const json_t *rule, const json_t *pod)
 	json_t *values = json_object_get(rule, "values");
 	size_t i, j;
 	json_t *cs, *v;
-	json_array_foreach(ctrl_path(pod, "status.containerStatuses"), i, cs) {
+	json_array_foreach (ctrl_path(pod, "status.containerStatuses"), i, cs) {
 		const char *n = json_string_value(json_object_get(cs, "name"));
 		if (cname && (!n || strcmp(cname, n) != 0))
 			continue;
@@ -82,7 +84,7 @@ static bool exit_codes_match(const json_t *rule, const json_t *pod)
 		if (!json_is_integer(code) || json_integer_value(code) == 0)
 			continue;
 		bool in = false;
-		json_array_foreach(values, j, v)
+		json_array_foreach (values, j, v)
 			if (json_integer_value(v) == json_integer_value(code))
 				in = true;
 		if (op && strcmp(op, "NotIn") == 0 ? !in : in)
@@ -95,10 +97,11 @@ static bool conditions_match(const json_t *pats, const json_t *pod)
 {
 	size_t i;
 	json_t *p;
-	json_array_foreach(pats, i, p) {
+	json_array_foreach (pats, i, p) {
 		const char *type = json_string_value(json_object_get(p, "type"));
 		const char *want = json_string_value(json_object_get(p, "status"));
-		json_t *cond = type ? ctrl_get_condition(json_object_get(pod, "status"), type) : NULL;
+		json_t *cond =
+		    type ? ctrl_get_condition(json_object_get(pod, "status"), type) : NULL;
 		const char *have = json_string_value(json_object_get(cond, "status"));
 		if (have && strcmp(have, want ? want : "True") == 0)
 			return true;
@@ -111,10 +114,11 @@ static const char *failure_action(const json_t *job, const json_t *pod, size_t *
 {
 	size_t i;
 	json_t *rule;
-	json_array_foreach(ctrl_path(job, "spec.podFailurePolicy.rules"), i, rule) {
+	json_array_foreach (ctrl_path(job, "spec.podFailurePolicy.rules"), i, rule) {
 		json_t *codes = json_object_get(rule, "onExitCodes");
 		json_t *conds = json_object_get(rule, "onPodConditions");
-		if ((codes && exit_codes_match(codes, pod)) || (conds && conditions_match(conds, pod))) {
+		if ((codes && exit_codes_match(codes, pod)) ||
+		    (conds && conditions_match(conds, pod))) {
 			*rule_idx = i;
 			const char *a = json_string_value(json_object_get(rule, "action"));
 			return a ? a : "Count";
@@ -148,7 +152,7 @@ static void count(struct jstate *s)
 {
 	size_t i;
 	json_t *p;
-	json_array_foreach(s->pods, i, p) {
+	json_array_foreach (s->pods, i, p) {
 		const char *phase = ctrl_pod_phase(p);
 		int idx = s->indexed ? pod_index(p) : -1;
 		bool in_range = idx >= 0 && idx < s->completions;
@@ -195,7 +199,7 @@ static void delete_active(struct ctrl *c, struct jstate *s)
 {
 	size_t i;
 	json_t *p;
-	json_array_foreach(s->pods, i, p)
+	json_array_foreach (s->pods, i, p)
 		if (ctrl_pod_active(p))
 			proxy_object_delete(c->px, "", "v1", "pods", ctrl_ns(p), ctrl_name(p),
 					    ctrl_uid(p), NULL);
@@ -208,16 +212,15 @@ static void add_index_env(json_t *pod, int idx)
 	snprintf(v, sizeof(v), "%d", idx);
 	size_t i;
 	json_t *ctr;
-	json_array_foreach(ctrl_path(pod, "spec.containers"), i, ctr) {
+	json_array_foreach (ctrl_path(pod, "spec.containers"), i, ctr) {
 		json_t *env = json_object_get(ctr, "env");
 		if (!json_is_array(env)) {
 			env = json_array();
 			json_object_set_new(ctr, "env", env);
 		}
-		json_array_append_new(env, json_pack("{s:s,s:{s:{s:s}}}", "name",
-						     "JOB_COMPLETION_INDEX", "valueFrom", "fieldRef",
-						     "fieldPath",
-						     "metadata.labels['" INDEX_KEY "']"));
+		json_array_append_new(
+		    env, json_pack("{s:s,s:{s:{s:s}}}", "name", "JOB_COMPLETION_INDEX", "valueFrom",
+				   "fieldRef", "fieldPath", "metadata.labels['" INDEX_KEY "']"));
 	}
 }
 
@@ -241,7 +244,8 @@ static int create_pod(struct ctrl *c, struct jstate *s, int idx)
 		}
 		snprintf(gen, sizeof(gen), "%s-%d", ctrl_name(s->job), idx);
 		if (!ctrl_path(pod, "spec.hostname") && strlen(gen) <= 63)
-			json_object_set_new(json_object_get(pod, "spec"), "hostname", json_string(gen));
+			json_object_set_new(json_object_get(pod, "spec"), "hostname",
+					    json_string(gen));
 		add_index_env(pod, idx);
 	} else {
 		snprintf(gen, sizeof(gen), "%s-", ctrl_name(s->job));
@@ -307,7 +311,8 @@ static bool failed_now(struct jstate *s, const json_t *st)
 		return true;
 	if (s->failed > ctrl_int(s->job, "spec.backoffLimit", 6)) {
 		snprintf(s->fail_reason, sizeof(s->fail_reason), "BackoffLimitExceeded");
-		snprintf(s->fail_msg, sizeof(s->fail_msg), "Job has reached the specified backoff limit");
+		snprintf(s->fail_msg, sizeof(s->fail_msg),
+			 "Job has reached the specified backoff limit");
 		return true;
 	}
 	json_t *ads = ctrl_path(s->job, "spec.activeDeadlineSeconds");
@@ -378,7 +383,8 @@ static int ttl_check(struct ctrl *c, const json_t *job)
 		return 0;
 	time_t at = done + (time_t)json_integer_value(ttl);
 	if (time(NULL) < at) {
-		ctrl_enqueue_after(c, "job", ctrl_ns(job), ctrl_name(job), (double)(at - time(NULL)));
+		ctrl_enqueue_after(c, "job", ctrl_ns(job), ctrl_name(job),
+				   (double)(at - time(NULL)));
 		return 0;
 	}
 	int rc = proxy_object_delete(c->px, "batch", "v1", "jobs", ctrl_ns(job), ctrl_name(job),

@@ -142,8 +142,7 @@ size_t kmap_size(const struct kmap *m)
 	return m ? m->n : 0;
 }
 
-void kmap_each(const struct kmap *m, void (*fn)(const char *key, void *val, void *arg),
-	       void *arg)
+void kmap_each(const struct kmap *m, void (*fn)(const char *key, void *val, void *arg), void *arg)
 {
 	for (size_t i = 0; i < m->nb; i++)
 		for (struct kent *e = m->b[i]; e; e = e->next)

@@ -16,7 +16,7 @@
 #include "lib/log.h"
 
 #define RS_MANAGER "replicaset-controller"
-#define BURST 500
+#define BURST      500
 
 /* kube's ActivePods order: the pods to delete first sort first. */
 static int phase_rank(const json_t *p)
@@ -53,7 +53,7 @@ static bool fully_labeled(const json_t *pod, const json_t *want)
 	json_t *have = ctrl_path(pod, "metadata.labels");
 	const char *k;
 	json_t *v;
-	json_object_foreach((json_t *)want, k, v)
+	json_object_foreach ((json_t *)want, k, v)
 		if (!json_equal(json_object_get(have, k), v))
 			return false;
 	return true;
@@ -113,7 +113,7 @@ static json_t *rs_status(struct ctrl *c, const json_t *rs, const json_t *active,
 	int full = 0, ready = 0, avail = 0;
 	size_t i;
 	json_t *p;
-	json_array_foreach(active, i, p) {
+	json_array_foreach (active, i, p) {
 		full += fully_labeled(p, want);
 		ready += ctrl_pod_ready(p);
 		avail += ctrl_pod_available(p, min_ready, now, &wait);
@@ -144,7 +144,7 @@ int rs_sync(struct ctrl *c, const char *ns, const char *name)
 	json_t *active = json_array();
 	size_t i;
 	json_t *p;
-	json_array_foreach(pods, i, p)
+	json_array_foreach (pods, i, p)
 		if (ctrl_pod_active(p))
 			json_array_append(active, p);
 	int rc = 0;
@@ -163,6 +163,6 @@ int rs_sync(struct ctrl *c, const char *ns, const char *name)
 	json_decref(pods);
 	json_decref(rs);
 	if (rc == -EINVAL || rc == -EPERM)
-		rc = 0;   /* reported in status; retried on the next change */
+		rc = 0; /* reported in status; retried on the next change */
 	return rc < 0 ? rc : wrc;
 }

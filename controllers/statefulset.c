@@ -19,13 +19,13 @@
 #include "controllers/controllers_impl.h"
 #include "lib/log.h"
 
-#define STS_MANAGER "statefulset-controller"
-#define REV_LABEL "controller-revision-hash"
+#define STS_MANAGER  "statefulset-controller"
+#define REV_LABEL    "controller-revision-hash"
 #define MAX_ORDINALS 10000
 
 struct sstate {
 	json_t *sts, *pods;
-	json_t **by_ord;      /* borrowed from pods, index = ordinal */
+	json_t **by_ord; /* borrowed from pods, index = ordinal */
 	int replicas, nord;
 	bool parallel;
 	char rev[300];
@@ -52,7 +52,8 @@ static int create_ordinal(struct ctrl *c, struct sstate *s, int ord)
 	char name[300], idx[16];
 	snprintf(name, sizeof(name), "%s-%d", ctrl_name(s->sts), ord);
 	snprintf(idx, sizeof(idx), "%d", ord);
-	json_t *pod = ctrl_pod_from_template(ctrl_path(s->sts, "spec.template"), s->sts, name, NULL);
+	json_t *pod =
+	    ctrl_pod_from_template(ctrl_path(s->sts, "spec.template"), s->sts, name, NULL);
 	json_t *m = json_object_get(pod, "metadata");
 	json_t *labels = json_object_get(m, "labels");
 	if (!json_is_object(labels)) {
@@ -103,8 +104,9 @@ static int reconcile(struct ctrl *c, struct sstate *s)
 				return rc;
 			continue;
 		}
-		if (!s->parallel && (!running_ready(p) || ctrl_path(p, "metadata.deletionTimestamp")))
-			return 0;   /* wait for this ordinal */
+		if (!s->parallel &&
+		    (!running_ready(p) || ctrl_path(p, "metadata.deletionTimestamp")))
+			return 0; /* wait for this ordinal */
 	}
 	for (int i = s->nord - 1; i >= s->replicas; i--) {
 		json_t *p = s->by_ord[i];
@@ -148,7 +150,7 @@ static int write_status(struct ctrl *c, struct sstate *s)
 	int64_t min_ready = ctrl_int(s->sts, "spec.minReadySeconds", 0);
 	size_t i;
 	json_t *p;
-	json_array_foreach(s->pods, i, p) {
+	json_array_foreach (s->pods, i, p) {
 		if (!ctrl_pod_active(p))
 			continue;
 		n++;
@@ -168,7 +170,7 @@ static int write_status(struct ctrl *c, struct sstate *s)
 		json_object_set_new(st, "currentRevision", json_string(s->rev));
 	cur = json_string_value(json_object_get(st, "currentRevision"));
 	int current = 0;
-	json_array_foreach(s->pods, i, p) {
+	json_array_foreach (s->pods, i, p) {
 		const char *r = pod_rev(p);
 		current += ctrl_pod_active(p) && r && cur && strcmp(r, cur) == 0;
 	}
@@ -200,7 +202,7 @@ int sts_sync(struct ctrl *c, const char *ns, const char *name)
 			    STS_MANAGER);
 	size_t i;
 	json_t *p;
-	json_array_foreach(s.pods, i, p) {
+	json_array_foreach (s.pods, i, p) {
 		int o = ordinal_of(s.sts, p);
 		if (o + 1 > s.nord)
 			s.nord = o + 1;
@@ -210,7 +212,7 @@ int sts_sync(struct ctrl *c, const char *ns, const char *name)
 	s.by_ord = calloc((size_t)s.nord + 1, sizeof(*s.by_ord));
 	int rc = -ENOMEM;
 	if (s.by_ord) {
-		json_array_foreach(s.pods, i, p) {
+		json_array_foreach (s.pods, i, p) {
 			int o = ordinal_of(s.sts, p);
 			if (o >= 0)
 				s.by_ord[o] = p;

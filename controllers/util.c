@@ -77,7 +77,7 @@ json_t *ctrl_controller_ref(const json_t *obj)
 {
 	size_t i;
 	json_t *ref;
-	json_array_foreach(ctrl_path(obj, "metadata.ownerReferences"), i, ref)
+	json_array_foreach (ctrl_path(obj, "metadata.ownerReferences"), i, ref)
 		if (json_is_true(json_object_get(ref, "controller")))
 			return ref;
 	return NULL;
@@ -86,13 +86,13 @@ json_t *ctrl_controller_ref(const json_t *obj)
 json_t *ctrl_new_owner_ref(const json_t *owner, bool block)
 {
 	return json_pack("{s:O,s:O,s:s,s:s,s:b,s:b}", "apiVersion",
-			 json_object_get(owner, "apiVersion"), "kind", json_object_get(owner, "kind"),
-			 "name", ctrl_name(owner), "uid", ctrl_uid(owner), "controller", 1,
-			 "blockOwnerDeletion", block);
+			 json_object_get(owner, "apiVersion"), "kind",
+			 json_object_get(owner, "kind"), "name", ctrl_name(owner), "uid",
+			 ctrl_uid(owner), "controller", 1, "blockOwnerDeletion", block);
 }
 
-static int set_owner(struct ctrl *c, const char *group, const char *version,
-		     const char *plural, json_t *dep, const json_t *owner, const char *manager)
+static int set_owner(struct ctrl *c, const char *group, const char *version, const char *plural,
+		     json_t *dep, const json_t *owner, const char *manager)
 {
 	json_t *upd = json_deep_copy(dep);
 	json_t *m = json_object_get(upd, "metadata");
@@ -128,7 +128,7 @@ json_t *ctrl_claim(struct ctrl *c, const char *res, const char *group, const cha
 	bool owner_deleting = ctrl_path(owner, "metadata.deletionTimestamp") != NULL;
 	size_t i;
 	json_t *o;
-	json_array_foreach(all, i, o) {
+	json_array_foreach (all, i, o) {
 		json_t *ref = ctrl_controller_ref(o);
 		json_t *labels = ctrl_path(o, "metadata.labels");
 		bool match = sel && !sel_label_empty(sel) && sel_label_match(sel, labels);
@@ -208,7 +208,8 @@ json_t *ctrl_pod_from_template(const json_t *tmpl, const json_t *owner, const ch
 	else
 		json_object_set_new(m, "generateName", json_string(generate_name));
 	json_object_set_new(m, "namespace", json_string(ctrl_ns(owner)));
-	json_object_set_new(m, "ownerReferences", json_pack("[o]", ctrl_new_owner_ref(owner, true)));
+	json_object_set_new(m, "ownerReferences",
+			    json_pack("[o]", ctrl_new_owner_ref(owner, true)));
 	return pod;
 }
 
@@ -231,7 +232,7 @@ json_t *ctrl_get_condition(const json_t *status, const char *type)
 {
 	size_t i;
 	json_t *cond;
-	json_array_foreach(json_object_get(status, "conditions"), i, cond) {
+	json_array_foreach (json_object_get(status, "conditions"), i, cond) {
 		const char *t = json_string_value(json_object_get(cond, "type"));
 		if (t && strcmp(t, type) == 0)
 			return cond;
@@ -243,14 +244,15 @@ void ctrl_remove_condition(json_t *status, const char *type)
 {
 	json_t *conds = json_object_get(status, "conditions");
 	for (size_t i = json_array_size(conds); i-- > 0;) {
-		const char *t = json_string_value(json_object_get(json_array_get(conds, i), "type"));
+		const char *t =
+		    json_string_value(json_object_get(json_array_get(conds, i), "type"));
 		if (t && strcmp(t, type) == 0)
 			json_array_remove(conds, i);
 	}
 }
 
-json_t *ctrl_set_condition(json_t *status, const char *type, const char *st,
-			   const char *reason, const char *message, bool update_time)
+json_t *ctrl_set_condition(json_t *status, const char *type, const char *st, const char *reason,
+			   const char *message, bool update_time)
 {
 	char now[40];
 	ctrl_now_str(now, sizeof(now));
@@ -268,8 +270,8 @@ json_t *ctrl_set_condition(json_t *status, const char *type, const char *st,
 	const char *old_reason = json_string_value(json_object_get(cond, "reason"));
 	if (!old || strcmp(old, st) != 0)
 		json_object_set_new(cond, "lastTransitionTime", json_string(now));
-	if (update_time && (!old || strcmp(old, st) != 0 || !old_reason ||
-			    strcmp(old_reason, reason) != 0))
+	if (update_time &&
+	    (!old || strcmp(old, st) != 0 || !old_reason || strcmp(old_reason, reason) != 0))
 		json_object_set_new(cond, "lastUpdateTime", json_string(now));
 	json_object_set_new(cond, "type", json_string(type));
 	json_object_set_new(cond, "status", json_string(st));
@@ -278,8 +280,8 @@ json_t *ctrl_set_condition(json_t *status, const char *type, const char *st,
 	return cond;
 }
 
-int ctrl_write_status(struct ctrl *c, const char *group, const char *version,
-		      const char *plural, json_t *obj, json_t *status, const char *manager)
+int ctrl_write_status(struct ctrl *c, const char *group, const char *version, const char *plural,
+		      json_t *obj, json_t *status, const char *manager)
 {
 	if (json_equal(json_object_get(obj, "status"), status))
 		return 0;
@@ -313,7 +315,7 @@ int ctrl_scaled_value(const json_t *v, int total, bool round_up, int *out)
 	if (end == s)
 		return -EINVAL;
 	if (*end == '\0') {
-		*out = (int)n;   /* a numeric string is taken as an int, as kube does */
+		*out = (int)n; /* a numeric string is taken as an int, as kube does */
 		return 0;
 	}
 	if (strcmp(end, "%") != 0 || n < 0)

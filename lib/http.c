@@ -53,18 +53,18 @@
 #include "lib/tls.h"
 #include "lib/util.h"
 
-#define DEFAULT_MAX_BODY (3u * 1024 * 1024)
+#define DEFAULT_MAX_BODY        (3u * 1024 * 1024)
 #define DEFAULT_HEAD_TIMEOUT_MS 10000u
 #define DEFAULT_IDLE_TIMEOUT_MS 120000u
-#define DEFAULT_MAX_CONNS 20000u
-#define LINGER_MS 2000u
+#define DEFAULT_MAX_CONNS       20000u
+#define LINGER_MS               2000u
 /* Ciphertext buffered while a request is being answered before reading stops. */
-#define RBIO_HIGH (256 * 1024)
-#define READ_BUF_SIZE (64 * 1024)
+#define RBIO_HIGH      (256 * 1024)
+#define READ_BUF_SIZE  (64 * 1024)
 #define PLAIN_BUF_SIZE (16 * 1024)
-#define HEAD_INITIAL 2048
-#define HEAD_KEEP 8192
-#define POOL_MAX 64
+#define HEAD_INITIAL   2048
+#define HEAD_KEEP      8192
+#define POOL_MAX       64
 /* Memory BIOs keep the capacity of their largest use; past this they are
  * replaced when the connection goes idle. */
 #define BIO_KEEP 1024
@@ -72,9 +72,9 @@
 #define COPY_BODY_MAX 16384
 
 static const char status_413_body[] =
-	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
-	"\"message\":\"the request body is too large\",\"reason\":\"RequestEntityTooLarge\","
-	"\"code\":413}";
+    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+    "\"message\":\"the request body is too large\",\"reason\":\"RequestEntityTooLarge\","
+    "\"code\":413}";
 
 static char empty_string[1];
 
@@ -112,31 +112,31 @@ struct conn {
 	BIO *rbio, *wbio; /* owned by ssl */
 	llhttp_t parser;
 	enum conn_state state;
-	struct dlink all;     /* srv->conns or srv->zombies */
-	struct dlink tnode;   /* one of srv->tlists */
+	struct dlink all;   /* srv->conns or srv->zombies */
+	struct dlink tnode; /* one of srv->tlists */
 	uint64_t deadline;
 	int tlist;
-	struct dlink resume;  /* srv->resumes when queued */
-	bool closing;         /* uv_close called */
-	bool zombie;          /* handle closed, request still owned by handler */
+	struct dlink resume; /* srv->resumes when queued */
+	bool closing;        /* uv_close called */
+	bool zombie;         /* handle closed, request still owned by handler */
 	bool in_process;
 	bool in_abort;
 	bool read_stopped;
-	bool msg_ready;       /* llhttp paused after a complete message */
-	bool req_active;      /* between dispatch and response end */
+	bool msg_ready;  /* llhttp paused after a complete message */
+	bool req_active; /* between dispatch and response end */
 	bool keep_alive;
 	bool upgrade;
 	bool is_head;
 	bool head_too_big;
-	bool peer_eof;        /* EOF seen while draining */
+	bool peer_eof; /* EOF seen while draining */
 	bool body_too_big;
-	unsigned writes;      /* uv_write requests in flight */
-	uint32_t tok_off;     /* start of the token being collected */
-	X509 *peer_cert;      /* borrowed from ssl, verified */
+	unsigned writes;  /* uv_write requests in flight */
+	uint32_t tok_off; /* start of the token being collected */
+	X509 *peer_cert;  /* borrowed from ssl, verified */
 	struct reqbuf *rb;
 	char *body;
 	size_t body_cap;
-	char *pending;        /* decrypted, unparsed bytes */
+	char *pending; /* decrypted, unparsed bytes */
 	size_t pending_len, pending_off;
 	kb_http_abort_cb abort_cb;
 	void *abort_arg;
@@ -162,7 +162,7 @@ struct kb_http_server {
 	struct tlist tlists[TL_COUNT];
 	uint64_t timer_due; /* 0: not armed */
 	size_t nconns;
-	unsigned handles;   /* open handles, including connections */
+	unsigned handles; /* open handles, including connections */
 	bool stopping;
 	uint64_t conn_seq, req_seq;
 	struct reqbuf *pool;
@@ -568,14 +568,14 @@ static bool status_has_body(int status)
 }
 
 /* Appends the status line and common headers to srv->scratch. */
-static int build_head(struct conn *c, int status, const char *content_type,
-		      const char *extra, bool chunked, size_t len, bool closing)
+static int build_head(struct conn *c, int status, const char *content_type, const char *extra,
+		      bool chunked, size_t len, bool closing)
 {
 	kb_http_server_t *srv = c->srv;
 	struct kb_buf *b = &srv->scratch;
 	b->len = 0;
-	int rc = kb_buf_printf(b, "HTTP/1.1 %d %s\r\nDate: %s\r\n", status,
-			       kb_http_reason(status), date_header(srv));
+	int rc = kb_buf_printf(b, "HTTP/1.1 %d %s\r\nDate: %s\r\n", status, kb_http_reason(status),
+			       date_header(srv));
 	if (rc == 0 && content_type)
 		rc = kb_buf_printf(b, "Content-Type: %s\r\n", content_type);
 	if (rc == 0 && chunked)
@@ -667,8 +667,8 @@ static int response_gate(struct conn *c, bool ends)
 	return 1;
 }
 
-static int send_response(struct conn *c, int status, const char *content_type,
-			 const char *extra, const char *body, size_t len)
+static int send_response(struct conn *c, int status, const char *content_type, const char *extra,
+			 const char *body, size_t len)
 {
 	kb_http_server_t *srv = c->srv;
 	bool closing = !c->keep_alive || srv->stopping;
@@ -697,8 +697,8 @@ int kb_http_respond(kb_http_req_t *req, int status, const char *content_type,
 		return rc < 0 ? rc : -ECONNRESET;
 	kb_debug("http", "conn %llu: %s %s -> %d (%zu bytes)", (unsigned long long)c->id,
 		 req->method, req->path, status, len);
-	rc = send_response(c, status, content_type, extra_headers, body ? body : "",
-			   body ? len : 0);
+	rc =
+	    send_response(c, status, content_type, extra_headers, body ? body : "", body ? len : 0);
 	finish_request(c);
 	return rc;
 }
@@ -718,8 +718,8 @@ int kb_http_stream_start(kb_http_req_t *req, int status, const char *content_typ
 		return rc;
 	}
 	c->state = CS_STREAMING;
-	kb_debug("http", "conn %llu: %s %s -> %d streaming", (unsigned long long)c->id,
-		 req->method, req->path, status);
+	kb_debug("http", "conn %llu: %s %s -> %d streaming", (unsigned long long)c->id, req->method,
+		 req->path, status);
 	return tls_send(c, c->srv->scratch.data, c->srv->scratch.len);
 }
 
@@ -1150,8 +1150,7 @@ static void conn_process(struct conn *c)
 		goto out;
 	while (parsing(c)) {
 		if (c->pending_len > c->pending_off) {
-			feed(c, c->pending + c->pending_off, c->pending_len - c->pending_off,
-			     true);
+			feed(c, c->pending + c->pending_off, c->pending_len - c->pending_off, true);
 			continue;
 		}
 		if (!read_plain(c))
@@ -1364,7 +1363,7 @@ static void srv_init_lists(kb_http_server_t *srv)
 	srv->tlists[TL_HEAD].timeout_ms = srv->opts.head_timeout_ms;
 	srv->tlists[TL_IDLE].timeout_ms = srv->opts.idle_timeout_ms;
 	srv->tlists[TL_LINGER].timeout_ms =
-		srv->opts.head_timeout_ms < LINGER_MS ? srv->opts.head_timeout_ms : LINGER_MS;
+	    srv->opts.head_timeout_ms < LINGER_MS ? srv->opts.head_timeout_ms : LINGER_MS;
 }
 
 static void srv_handle_closed(uv_handle_t *h)
@@ -1388,9 +1387,9 @@ static int srv_listen(kb_http_server_t *srv, const char *addr, int *port_out)
 		int len = sizeof(ss);
 		rc = uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&ss, &len);
 		if (rc == 0)
-			*port_out = ntohs(ss.ss_family == AF_INET6
-						  ? ((struct sockaddr_in6 *)&ss)->sin6_port
-						  : ((struct sockaddr_in *)&ss)->sin_port);
+			*port_out =
+			    ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+							   : ((struct sockaddr_in *)&ss)->sin_port);
 	}
 	return rc;
 }

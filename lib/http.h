@@ -39,7 +39,7 @@
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct x509_st X509;
 
-#define KB_HTTP_MAX_HEAD (64 * 1024)
+#define KB_HTTP_MAX_HEAD    (64 * 1024)
 #define KB_HTTP_MAX_HEADERS 100
 
 typedef struct kb_http_server kb_http_server_t;
@@ -52,17 +52,17 @@ struct kb_http_header {
 
 /* A request. Fields are read-only for handlers; owned by the connection. */
 struct kb_http_req {
-	uint64_t id;                 /* unique per server, for logs */
-	const char *method;          /* "GET", "POST", ... */
-	char *path;                  /* raw path, without the query */
-	char *query;                 /* raw query after '?', "" when none */
-	char *body;                  /* NUL-terminated body, "" when none */
+	uint64_t id;        /* unique per server, for logs */
+	const char *method; /* "GET", "POST", ... */
+	char *path;         /* raw path, without the query */
+	char *query;        /* raw query after '?', "" when none */
+	char *body;         /* NUL-terminated body, "" when none */
 	size_t body_len;
 	struct kb_http_header *headers;
 	size_t nheaders;
-	char peer[64];               /* "ip:port" of the client */
-	X509 *peer_cert;             /* verified client certificate or NULL; borrowed */
-	void *data;                  /* free for the handler */
+	char peer[64];   /* "ip:port" of the client */
+	X509 *peer_cert; /* verified client certificate or NULL; borrowed */
+	void *data;      /* free for the handler */
 	/* private */
 	void *conn_;
 };
@@ -83,9 +83,8 @@ struct kb_http_server_opts {
  * the bound port (useful with port 0). Returns 0 or a negative errno.
  */
 int kb_http_server_start(uv_loop_t *loop, const char *addr, SSL_CTX *ctx,
-			 const struct kb_http_server_opts *opts,
-			 kb_http_request_cb on_request, void *arg,
-			 kb_http_server_t **out, int *port_out);
+			 const struct kb_http_server_opts *opts, kb_http_request_cb on_request,
+			 void *arg, kb_http_server_t **out, int *port_out);
 
 /* Stops listening and closes every connection (aborting their requests);
  * frees the server once all handles have closed. */

@@ -57,7 +57,7 @@ struct kb_httpc {
 	struct sock_ctx *socks;
 	size_t nactive, nqueued;
 	int open_handles;
-	bool in_action;         /* inside curl_multi_socket_action: no add/remove */
+	bool in_action; /* inside curl_multi_socket_action: no add/remove */
 	bool closing;
 };
 

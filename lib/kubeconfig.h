@@ -13,13 +13,13 @@
 #include <stddef.h>
 
 struct kb_kubeconfig {
-	const char *name;        /* cluster, user and context name */
-	const char *server;      /* "https://127.0.0.1:6443" */
-	const char *ca_pem;      /* PEM of the CA (embedded as data) */
-	const char *cert_pem;    /* client certificate PEM or NULL */
-	const char *key_pem;     /* client key PEM or NULL */
-	const char *token;       /* bearer token or NULL */
-	const char *user;        /* user entry name; NULL: same as name */
+	const char *name;     /* cluster, user and context name */
+	const char *server;   /* "https://127.0.0.1:6443" */
+	const char *ca_pem;   /* PEM of the CA (embedded as data) */
+	const char *cert_pem; /* client certificate PEM or NULL */
+	const char *key_pem;  /* client key PEM or NULL */
+	const char *token;    /* bearer token or NULL */
+	const char *user;     /* user entry name; NULL: same as name */
 };
 
 /* Renders the kubeconfig into a malloc'ed string. */
@@ -31,20 +31,19 @@ int kb_kubeconfig_write(const char *path, const struct kb_kubeconfig *kc);
 /* What a client needs to reach a cluster. Every string is malloc'ed (or
  * NULL) and owned by the struct; kb_kubeconfig_creds_free releases them. */
 struct kb_kubeconfig_creds {
-	char *server;      /* "https://host:port" */
-	char *ca_pem;      /* certificate-authority-data, decoded */
-	char *ca_file;     /* certificate-authority (path, made absolute) */
-	char *cert_pem;    /* client-certificate(-data), PEM */
-	char *key_pem;     /* client-key(-data), PEM */
-	char *token;       /* token or the content of tokenFile */
-	bool insecure;     /* insecure-skip-tls-verify: true */
+	char *server;   /* "https://host:port" */
+	char *ca_pem;   /* certificate-authority-data, decoded */
+	char *ca_file;  /* certificate-authority (path, made absolute) */
+	char *cert_pem; /* client-certificate(-data), PEM */
+	char *key_pem;  /* client-key(-data), PEM */
+	char *token;    /* token or the content of tokenFile */
+	bool insecure;  /* insecure-skip-tls-verify: true */
 };
 /* Reads the kubeconfig at `path` and resolves `context` (NULL: the file's
  * current-context) to its cluster and user. Relative file paths are taken
  * relative to the kubeconfig's folder. 0, -ENOENT (file, context, cluster or
  * user missing), -EINVAL (not a kubeconfig). */
-int kb_kubeconfig_load(const char *path, const char *context,
-		       struct kb_kubeconfig_creds *out);
+int kb_kubeconfig_load(const char *path, const char *context, struct kb_kubeconfig_creds *out);
 /* The same from text already in memory (`dir` resolves relative paths). */
 int kb_kubeconfig_parse(const char *text, size_t len, const char *dir, const char *context,
 			struct kb_kubeconfig_creds *out);

@@ -43,14 +43,14 @@ static json_t *node_to_json(yaml_document_t *doc, yaml_node_t *n, int depth)
 			yaml_node_t *k = yaml_document_get_node(doc, p->key);
 			if (!k || k->type != YAML_SCALAR_NODE)
 				continue;
-			json_t *v = node_to_json(doc, yaml_document_get_node(doc, p->value), depth + 1);
+			json_t *v =
+			    node_to_json(doc, yaml_document_get_node(doc, p->value), depth + 1);
 			if (v)
 				json_object_set_new(o, (const char *)k->data.scalar.value, v);
 		}
 		return o;
 	}
-	default:
-		return NULL;
+	default: return NULL;
 	}
 }
 
@@ -75,7 +75,7 @@ static json_t *named(json_t *root, const char *list, const char *name, const cha
 {
 	size_t i;
 	json_t *e;
-	json_array_foreach(json_object_get(root, list), i, e) {
+	json_array_foreach (json_object_get(root, list), i, e) {
 		const char *n = json_string_value(json_object_get(e, "name"));
 		if (n && name && strcmp(n, name) == 0)
 			return json_object_get(e, field);
@@ -151,7 +151,8 @@ static int read_cluster(json_t *cl, const char *dir, struct kb_kubeconfig_creds 
 
 static int read_user(json_t *u, const char *dir, struct kb_kubeconfig_creds *c)
 {
-	int rc = data_or_file(u, "client-certificate-data", "client-certificate", dir, &c->cert_pem);
+	int rc =
+	    data_or_file(u, "client-certificate-data", "client-certificate", dir, &c->cert_pem);
 	if (rc == 0)
 		rc = data_or_file(u, "client-key-data", "client-key", dir, &c->key_pem);
 	if (rc < 0)

@@ -34,8 +34,8 @@ void kb_log_write(int level, const char *subsys, const char *fmt, ...)
 	gettimeofday(&tv, NULL);
 	gmtime_r(&tv.tv_sec, &tm);
 	int n = (int)strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-	n += snprintf(line + n, sizeof(line) - (size_t)n, ".%03dZ %s %s: ",
-		      (int)(tv.tv_usec / 1000), level_names[level], subsys);
+	n += snprintf(line + n, sizeof(line) - (size_t)n,
+		      ".%03dZ %s %s: ", (int)(tv.tv_usec / 1000), level_names[level], subsys);
 	va_list ap;
 	va_start(ap, fmt);
 	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);

@@ -38,13 +38,13 @@
 #include "lib/tls.h"
 #include "lib/util.h"
 
-#define CA_DAYS (10 * 365)
-#define SERVER_DAYS 365
-#define CLIENT_SECONDS (365L * 86400L)
+#define CA_DAYS          (10 * 365)
+#define SERVER_DAYS      365
+#define CLIENT_SECONDS   (365L * 86400L)
 #define BACKDATE_SECONDS 300L
 /* Certificates closer than this to expiry are re-issued. */
 #define RENEW_MARGIN_SECONDS (7L * 86400L)
-#define MAX_FILE_SIZE (64L * 1024 * 1024)
+#define MAX_FILE_SIZE        (64L * 1024 * 1024)
 
 struct pair {
 	X509 *cert;
@@ -314,8 +314,8 @@ static int add_ext(X509 *cert, X509V3_CTX *ctx, int nid, const char *value)
 
 static int add_name_entry(X509_NAME *name, const char *field, const char *value)
 {
-	if (X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8,
-				       (const unsigned char *)value, -1, -1, 0) != 1)
+	if (X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8, (const unsigned char *)value, -1,
+				       -1, 0) != 1)
 		return -EINVAL;
 	return 0;
 }
@@ -426,8 +426,8 @@ static GENERAL_NAMES *wanted_sans(const char *const *sans, size_t nsans)
 		return NULL;
 	for (size_t i = 0; i < KB_ARRAY_SIZE(default_sans) + nsans; i++) {
 		const char *s = i < KB_ARRAY_SIZE(default_sans)
-					? default_sans[i]
-					: sans[i - KB_ARRAY_SIZE(default_sans)];
+				    ? default_sans[i]
+				    : sans[i - KB_ARRAY_SIZE(default_sans)];
 		if (!s || !*s)
 			continue;
 		GENERAL_NAME *gn = san_entry(s);
@@ -528,8 +528,8 @@ static bool leaf_usable(const struct pair *leaf, const struct pair *ca)
 static bool ca_usable(const struct pair *ca)
 {
 	time_t soon = time(NULL) + RENEW_MARGIN_SECONDS;
-	bool ok = X509_check_ca(ca->cert) == 1 &&
-		  X509_cmp_time(X509_get0_notAfter(ca->cert), &soon) > 0;
+	bool ok =
+	    X509_check_ca(ca->cert) == 1 && X509_cmp_time(X509_get0_notAfter(ca->cert), &soon) > 0;
 	ERR_clear_error();
 	return ok;
 }
@@ -543,8 +543,7 @@ static bool server_sans_match(X509 *cert, const GENERAL_NAMES *want)
 }
 
 /* Collects the entries of `nid` in the subject, in order. */
-static size_t subject_entries(X509 *cert, int nid, const char **out, size_t max,
-			      ASN1_STRING **raw)
+static size_t subject_entries(X509 *cert, int nid, const char **out, size_t max, ASN1_STRING **raw)
 {
 	X509_NAME *name = X509_get_subject_name(cert);
 	size_t n = 0;
@@ -632,8 +631,8 @@ out:
 	return rc;
 }
 
-int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans,
-		  const char *admin_user, const char *const *admin_groups, size_t ngroups)
+int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const char *admin_user,
+		  const char *const *admin_groups, size_t ngroups)
 {
 	KB_CHECK(dir && admin_user && (ngroups == 0 || admin_groups), -EINVAL);
 	KB_CHECK(nsans == 0 || sans, -EINVAL);
@@ -663,8 +662,8 @@ int kb_pki_issue_client(const char *dir, const char *user, const char *const *gr
 	int rc = load_pair(dir, "ca", &ca);
 	if (rc < 0)
 		return rc;
-	rc = make_client(&ca, user, groups, ngroups,
-			 ttl_seconds > 0 ? ttl_seconds : CLIENT_SECONDS, &made);
+	rc = make_client(&ca, user, groups, ngroups, ttl_seconds > 0 ? ttl_seconds : CLIENT_SECONDS,
+			 &made);
 	if (rc < 0)
 		goto out;
 	char *c = cert_pem(made.cert), *k = key_pem(made.key);

@@ -19,18 +19,16 @@
  * re-issued when its SANs differ from the requested ones. Keys are 0600.
  * Returns 0 or a negative errno.
  */
-int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans,
-		  const char *admin_user, const char *const *admin_groups,
-		  size_t ngroups);
+int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const char *admin_user,
+		  const char *const *admin_groups, size_t ngroups);
 
 /*
  * Issues a client certificate signed by the CA in `dir`: writes PEM
  * certificate and key into the malloc'ed *cert_pem and *key_pem (caller
  * frees). `ttl_seconds` 0 means one year.
  */
-int kb_pki_issue_client(const char *dir, const char *user,
-			const char *const *groups, size_t ngroups,
-			long ttl_seconds, char **cert_pem, char **key_pem);
+int kb_pki_issue_client(const char *dir, const char *user, const char *const *groups,
+			size_t ngroups, long ttl_seconds, char **cert_pem, char **key_pem);
 
 /* Reads a whole file into a malloc'ed NUL-terminated buffer. */
 int kb_read_file(const char *path, char **out, size_t *len_out);

@@ -57,8 +57,8 @@ static int setup_client_ca(SSL_CTX *ctx, const char *client_ca_file)
 	return 0;
 }
 
-int kb_tls_server_ctx(const char *cert_file, const char *key_file,
-		      const char *client_ca_file, SSL_CTX **out)
+int kb_tls_server_ctx(const char *cert_file, const char *key_file, const char *client_ca_file,
+		      SSL_CTX **out)
 {
 	int rc = -EINVAL;
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
@@ -69,7 +69,7 @@ int kb_tls_server_ctx(const char *cert_file, const char *key_file,
 	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1)
 		goto fail;
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
-					 SSL_OP_NO_COMPRESSION);
+				     SSL_OP_NO_COMPRESSION);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1 ||
 	    SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1 ||

@@ -15,8 +15,8 @@ typedef struct ssl_ctx_st SSL_CTX;
 /* Builds a server context from PEM files. `client_ca_file` may be NULL
  * (no client certificates asked). Returns 0 or a negative errno; *out is
  * owned by the caller (SSL_CTX_free). */
-int kb_tls_server_ctx(const char *cert_file, const char *key_file,
-		      const char *client_ca_file, SSL_CTX **out);
+int kb_tls_server_ctx(const char *cert_file, const char *key_file, const char *client_ca_file,
+		      SSL_CTX **out);
 
 /* Logs and clears the OpenSSL error queue under `subsys`. */
 void kb_tls_log_errors(const char *subsys, const char *what);

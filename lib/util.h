@@ -11,9 +11,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#define KB_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define kb_container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define KB_ARRAY_SIZE(a)                   (sizeof(a) / sizeof((a)[0]))
+#define kb_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 /* "2026-11-29T16:45:16Z" into buf (at least 32 bytes). */
 void kb_time_rfc3339(time_t t, char *buf, size_t len);

@@ -57,8 +57,8 @@ static void track(const struct proxy_resource *res, const json_t *old, json_t *o
 {
 	char ts[40];
 	kb_time_rfc3339(time(NULL), ts, sizeof(ts));
-	patch_track_update(old, obj, res->proto, manager ? manager : "kubicle-controller",
-			   "Update", ts);
+	patch_track_update(old, obj, res->proto, manager ? manager : "kubicle-controller", "Update",
+			   ts);
 }
 
 /* The namespace exists and is not terminating. */
@@ -90,8 +90,8 @@ static void assign_name(json_t *obj)
 	json_object_set_new(m, "name", json_string(buf));
 }
 
-int proxy_object_create(proxy_t *px, const char *group, const char *version,
-			const char *plural, json_t *obj, const char *manager, json_t **out)
+int proxy_object_create(proxy_t *px, const char *group, const char *version, const char *plural,
+			json_t *obj, const char *manager, json_t **out)
 {
 	const struct proxy_resource *res = find_res(group, version, plural);
 	if (!res)
@@ -117,8 +117,13 @@ static void keep_server_meta(const json_t *old, json_t *obj)
 {
 	json_t *om = json_object_get(old, "metadata");
 	json_t *m = obj_meta(obj);
-	const char *keys[] = {"uid", "creationTimestamp", "deletionTimestamp",
-			      "deletionGracePeriodSeconds", "generation", "namespace", "name"};
+	const char *keys[] = {"uid",
+			      "creationTimestamp",
+			      "deletionTimestamp",
+			      "deletionGracePeriodSeconds",
+			      "generation",
+			      "namespace",
+			      "name"};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(om, keys[i]);
 		if (v)
@@ -188,8 +193,8 @@ static int load_old(struct proxy *px, const struct proxy_resource *res, const js
 	return store_get(px->store, res->store_key, key_ns(res, obj), name, old);
 }
 
-int proxy_object_update(proxy_t *px, const char *group, const char *version,
-			const char *plural, json_t *obj, const char *manager, json_t **out)
+int proxy_object_update(proxy_t *px, const char *group, const char *version, const char *plural,
+			json_t *obj, const char *manager, json_t **out)
 {
 	const struct proxy_resource *res = find_res(group, version, plural);
 	json_t *old = NULL;
@@ -211,8 +216,7 @@ int proxy_object_update(proxy_t *px, const char *group, const char *version,
 }
 
 int proxy_object_update_status(proxy_t *px, const char *group, const char *version,
-			       const char *plural, json_t *obj, const char *manager,
-			       json_t **out)
+			       const char *plural, json_t *obj, const char *manager, json_t **out)
 {
 	const struct proxy_resource *res = find_res(group, version, plural);
 	json_t *old = NULL;
@@ -238,7 +242,7 @@ static bool has_finalizer(const json_t *obj, const char *fin)
 {
 	size_t i;
 	json_t *f;
-	json_array_foreach(obj_get(obj, "metadata.finalizers"), i, f)
+	json_array_foreach (obj_get(obj, "metadata.finalizers"), i, f)
 		if (json_string_value(f) && strcmp(json_string_value(f), fin) == 0)
 			return true;
 	return false;
@@ -280,8 +284,7 @@ static long pod_grace(const struct proxy_resource *res, const json_t *obj)
 }
 
 /* Marks obj (borrowed copy) for deletion: deletionTimestamp after grace. */
-static int mark_deleted(struct proxy *px, const struct proxy_resource *res, json_t *obj,
-			long grace)
+static int mark_deleted(struct proxy *px, const struct proxy_resource *res, json_t *obj, long grace)
 {
 	char ts[40];
 	kb_time_rfc3339(time(NULL) + grace, ts, sizeof(ts));
@@ -291,9 +294,8 @@ static int mark_deleted(struct proxy *px, const struct proxy_resource *res, json
 			    obj_str(obj, "metadata.name"), obj, obj_rv(obj), NULL);
 }
 
-int proxy_object_delete(proxy_t *px, const char *group, const char *version,
-			const char *plural, const char *ns, const char *name, const char *uid,
-			const char *propagation)
+int proxy_object_delete(proxy_t *px, const char *group, const char *version, const char *plural,
+			const char *ns, const char *name, const char *uid, const char *propagation)
 {
 	const struct proxy_resource *res = find_res(group, version, plural);
 	json_t *obj = NULL;
@@ -335,8 +337,8 @@ int proxy_object_get(proxy_t *px, const char *group, const char *version, const 
 	return store_get(px->store, res->store_key, res->namespaced && ns ? ns : "", name, out);
 }
 
-int proxy_object_list(proxy_t *px, const char *group, const char *version,
-		      const char *plural, const char *ns, json_t **out)
+int proxy_object_list(proxy_t *px, const char *group, const char *version, const char *plural,
+		      const char *ns, json_t **out)
 {
 	const struct proxy_resource *res = find_res(group, version, plural);
 	if (!res)

@@ -145,9 +145,8 @@ static void micro_time(int64_t us, char *buf, size_t len)
 	time_t s = (time_t)(us / 1000000);
 	struct tm tm;
 	gmtime_r(&s, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (long)(us % 1000000));
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(us % 1000000));
 }
 
 static int64_t now_us(void)
@@ -224,13 +223,12 @@ static json_t *event_of(const struct req *r, int code)
 	if (r->http->query && r->http->query[0])
 		kb_buf_printf(&uri, "?%s", r->http->query);
 	const char *ua = kb_http_req_header(r->http, "user-agent");
-	json_t *ev = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:[s]}", "kind", "Event",
-			       "apiVersion", "audit.k8s.io/v1", "level", "Metadata", "auditID",
-			       id, "stage", r->q.watch && code == 200 ? "ResponseStarted"
-								    : "ResponseComplete",
-			       "requestURI", uri.data ? uri.data : "/", "verb",
-			       audit_verb(r, vbuf, sizeof(vbuf)), "user", user_info(r),
-			       "sourceIPs", ip);
+	json_t *ev =
+	    json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:[s]}", "kind", "Event", "apiVersion",
+		      "audit.k8s.io/v1", "level", "Metadata", "auditID", id, "stage",
+		      r->q.watch && code == 200 ? "ResponseStarted" : "ResponseComplete",
+		      "requestURI", uri.data ? uri.data : "/", "verb",
+		      audit_verb(r, vbuf, sizeof(vbuf)), "user", user_info(r), "sourceIPs", ip);
 	kb_buf_free(&uri);
 	if (ua)
 		json_object_set_new(ev, "userAgent", json_string(ua));

@@ -37,11 +37,11 @@
 #include "proxy/proxy_impl.h"
 #include "proxy/rbac.h"
 
-#define SA_ISSUER "https://kubernetes.default.svc.cluster.local"
-#define SA_PREFIX "system:serviceaccount:"
-#define TOKEN_MIN_SECONDS 600
+#define SA_ISSUER             "https://kubernetes.default.svc.cluster.local"
+#define SA_PREFIX             "system:serviceaccount:"
+#define TOKEN_MIN_SECONDS     600
 #define TOKEN_DEFAULT_SECONDS 3600
-#define TOKEN_MAX_SECONDS (48L * 3600)
+#define TOKEN_MAX_SECONDS     (48L * 3600)
 
 static void add_group(struct req *r, const char *g)
 {
@@ -101,7 +101,7 @@ static int from_static_token(struct proxy *px, const char *token, struct req *wh
 	snprintf(who->user, sizeof(who->user), "%s", user);
 	size_t i;
 	json_t *g;
-	json_array_foreach(json_object_get(t, "groups"), i, g)
+	json_array_foreach (json_object_get(t, "groups"), i, g)
 		if (json_string_value(g))
 			add_group(who, json_string_value(g));
 	rc = 0;
@@ -265,7 +265,7 @@ static bool aud_ok(const json_t *claims, const char *const *audiences, size_t na
 	const json_t *aud = json_object_get(claims, "aud");
 	size_t i;
 	json_t *a;
-	json_array_foreach(aud, i, a)
+	json_array_foreach (aud, i, a)
 		for (size_t k = 0; k < naud; k++)
 			if (json_string_value(a) && strcmp(json_string_value(a), audiences[k]) == 0)
 				return true;
@@ -307,8 +307,8 @@ out:
 	return rc;
 }
 
-int auth_token(struct proxy *px, const char *token, const char *const *audiences,
-	       size_t naud, struct req *who)
+int auth_token(struct proxy *px, const char *token, const char *const *audiences, size_t naud,
+	       struct req *who)
 {
 	static const char *const api_aud[] = {SA_ISSUER};
 	if (!audiences || !naud) {
@@ -350,17 +350,23 @@ int auth_authenticate(struct req *r)
 static int check_impersonate(struct req *r, const char *const *groups, size_t ngroups,
 			     const char *resource, const char *ns, const char *name)
 {
-	struct rbac_attrs a = {.user = r->user, .groups = groups, .ngroups = ngroups,
-			       .verb = "impersonate", .resource_request = true, .api_group = "",
-			       .resource = resource, .ns = ns, .name = name};
+	struct rbac_attrs a = {.user = r->user,
+			       .groups = groups,
+			       .ngroups = ngroups,
+			       .verb = "impersonate",
+			       .resource_request = true,
+			       .api_group = "",
+			       .resource = resource,
+			       .ns = ns,
+			       .name = name};
 	if (authz_check(r->px, &a))
 		return 0;
 	char msg[1200];
 	snprintf(msg, sizeof(msg),
 		 "%s \"%s\" is forbidden: User \"%s\" cannot impersonate resource \"%s\" in API "
 		 "group \"\" %s%s%s",
-		 resource, name, r->user, resource, ns ? "in the namespace \"" : "at the cluster scope",
-		 ns ? ns : "", ns ? "\"" : "");
+		 resource, name, r->user, resource,
+		 ns ? "in the namespace \"" : "at the cluster scope", ns ? ns : "", ns ? "\"" : "");
 	reply_status(r, 403, "Forbidden", msg,
 		     json_pack("{s:s,s:s}", "name", name, "kind", resource));
 	return -EACCES;
@@ -412,8 +418,8 @@ static int decode(struct req *r, const char *proto, json_t **out)
 	const char *ct = kb_http_req_header(r->http, "content-type");
 	char err[256] = "";
 	if (ct && strstr(ct, "protobuf")) {
-		if (pb_decode_k8s(r->http->body, r->http->body_len, proto, out, err,
-				  sizeof(err)) == 0)
+		if (pb_decode_k8s(r->http->body, r->http->body_len, proto, out, err, sizeof(err)) ==
+		    0)
 			return 0;
 	} else {
 		*out = json_loadb(r->http->body, r->http->body_len, 0, NULL);
@@ -444,7 +450,8 @@ void auth_token_request(struct req *r)
 {
 	json_t *body = NULL, *sa = NULL, *claims = NULL;
 	if (strcmp(r->http->method, "POST") != 0) {
-		reply_statusf(r, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+		reply_statusf(r, 405, "MethodNotAllowed",
+			      "the server does not allow this method on the requested resource");
 		return;
 	}
 	if (decode(r, "k8s.io.api.authentication.v1.TokenRequest", &body) < 0)
@@ -478,12 +485,11 @@ void auth_token_request(struct req *r)
 	}
 	char exp[40];
 	kb_time_rfc3339(r->now + (time_t)secs, exp, sizeof(exp));
-	json_t *resp = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:O,s:I},s:{s:s,s:s}}", "kind",
-				 "TokenRequest", "apiVersion", "authentication.k8s.io/v1",
-				 "metadata", "name", r->name, "namespace", r->ns,
-				 "creationTimestamp", exp, "spec", "audiences", aud,
-				 "expirationSeconds", secs, "status", "token", jwt,
-				 "expirationTimestamp", exp);
+	json_t *resp = json_pack(
+	    "{s:s,s:s,s:{s:s,s:s,s:s},s:{s:O,s:I},s:{s:s,s:s}}", "kind", "TokenRequest",
+	    "apiVersion", "authentication.k8s.io/v1", "metadata", "name", r->name, "namespace",
+	    r->ns, "creationTimestamp", exp, "spec", "audiences", aud, "expirationSeconds", secs,
+	    "status", "token", jwt, "expirationTimestamp", exp);
 	json_object_del(json_object_get(resp, "metadata"), "creationTimestamp");
 	reply_json(r, 201, resp);
 	json_decref(resp);
@@ -518,8 +524,8 @@ static int kv_set_json(store_t *st, const char *key, const json_t *v)
 	return rc;
 }
 
-int proxy_token_add(store_t *st, const char *token, const char *user,
-		    const char *const *groups, size_t ngroups, long ttl_seconds)
+int proxy_token_add(store_t *st, const char *token, const char *user, const char *const *groups,
+		    size_t ngroups, long ttl_seconds)
 {
 	char hex[65], key[80];
 	token_hash(token, hex);
@@ -528,8 +534,8 @@ int proxy_token_add(store_t *st, const char *token, const char *user,
 	for (size_t i = 0; i < ngroups; i++)
 		json_array_append_new(g, json_string(groups[i]));
 	json_t *t = json_pack("{s:s,s:o,s:I,s:I}", "user", user, "groups", g, "exp",
-			      (json_int_t)(ttl_seconds > 0 ? time(NULL) + ttl_seconds : 0), "created",
-			      (json_int_t)time(NULL));
+			      (json_int_t)(ttl_seconds > 0 ? time(NULL) + ttl_seconds : 0),
+			      "created", (json_int_t)time(NULL));
 	int rc = kv_set_json(st, key, t);
 	if (rc == 0 && (rc = user_tokens(st, user, &list)) == 0) {
 		json_array_append_new(list, json_string(hex));
@@ -570,7 +576,7 @@ int proxy_token_revoke(store_t *st, const char *token, const char *user)
 	int rc = user_tokens(st, user, &list), n = 0;
 	size_t i;
 	json_t *h;
-	json_array_foreach(list, i, h) {
+	json_array_foreach (list, i, h) {
 		int one = revoke_hash(st, json_string_value(h));
 		if (one > 0)
 			n++;

@@ -45,7 +45,7 @@ struct authz {
 	struct proxy *px;
 	rbac_index_t *ix;
 	struct authz_watch w[4];
-	json_t *croles;       /* name -> ClusterRole (borrowed copies), for aggregation */
+	json_t *croles; /* name -> ClusterRole (borrowed copies), for aggregation */
 	bool agg_pending;
 };
 
@@ -105,8 +105,7 @@ static void attrs_of(const struct req *r, const struct req_groups *g, struct rba
 	if (!a->name && (strcmp(a->verb, "list") == 0 || strcmp(a->verb, "watch") == 0))
 		a->name = selector_name(r);
 	/* a namespace is in itself: /api/v1/namespaces/x has namespace x */
-	if (!r->group[0] && strcmp(r->plural, "namespaces") == 0 &&
-	    r->name)
+	if (!r->group[0] && strcmp(r->plural, "namespaces") == 0 && r->name)
 		a->ns = r->name;
 }
 
@@ -119,8 +118,8 @@ bool authz_check(struct proxy *px, const struct rbac_attrs *a)
 	return rbac_allowed(px->authz->ix, a);
 }
 
-json_t *authz_rules(struct proxy *px, const char *user, const char *const *groups,
-		    size_t ngroups, const char *ns)
+json_t *authz_rules(struct proxy *px, const char *user, const char *const *groups, size_t ngroups,
+		    const char *ns)
 {
 	if (!px->authz)
 		return json_array();
@@ -195,9 +194,11 @@ static void groups_quoted(const struct req_groups *g, struct kb_buf *b)
 static void rule_compact(const json_t *rule, struct kb_buf *b)
 {
 	static const char *const fields[][2] = {
-		{"apiGroups", "APIGroups"},		{"resources", "Resources"},
-		{"resourceNames", "ResourceNames"}, {"nonResourceURLs", "NonResourceURLs"},
-		{"verbs", "Verbs"},
+	    {"apiGroups", "APIGroups"},
+	    {"resources", "Resources"},
+	    {"resourceNames", "ResourceNames"},
+	    {"nonResourceURLs", "NonResourceURLs"},
+	    {"verbs", "Verbs"},
 	};
 	bool first = true;
 	kb_buf_puts(b, "{");
@@ -209,7 +210,7 @@ static void rule_compact(const json_t *rule, struct kb_buf *b)
 		first = false;
 		size_t i;
 		json_t *v;
-		json_array_foreach(arr, i, v)
+		json_array_foreach (arr, i, v)
 			kb_buf_printf(b, "%s\"%s\"", i ? " " : "", json_string_value(v));
 		kb_buf_puts(b, "]");
 	}
@@ -231,7 +232,7 @@ static void reply_escalation(struct req *r, const char *name, const struct req_g
 		kb_buf_puts(&b, ") is attempting to grant RBAC permissions not currently held:");
 		size_t i;
 		json_t *m;
-		json_array_foreach(missing, i, m) {
+		json_array_foreach (missing, i, m) {
 			kb_buf_puts(&b, "\n");
 			rule_compact(m, &b);
 		}
@@ -243,12 +244,18 @@ static void reply_escalation(struct req *r, const char *name, const struct req_g
 }
 
 /* May the requester use `verb` (escalate, bind) on an RBAC object? */
-static bool may(struct req *r, const struct req_groups *g, const char *verb,
-		const char *plural, const char *ns, const char *name)
+static bool may(struct req *r, const struct req_groups *g, const char *verb, const char *plural,
+		const char *ns, const char *name)
 {
-	struct rbac_attrs a = {.user = r->user, .groups = g->v, .ngroups = g->n, .verb = verb,
-			       .resource_request = true, .api_group = RBAC_GROUP,
-			       .resource = plural, .ns = ns, .name = name};
+	struct rbac_attrs a = {.user = r->user,
+			       .groups = g->v,
+			       .ngroups = g->n,
+			       .verb = verb,
+			       .resource_request = true,
+			       .api_group = RBAC_GROUP,
+			       .resource = plural,
+			       .ns = ns,
+			       .name = name};
 	return authz_check(r->px, &a);
 }
 
@@ -283,16 +290,17 @@ static int admit_role(struct req *r, const struct req_groups *g, const json_t *o
 	if (old && json_equal(json_object_get(obj, "aggregationRule"),
 			      json_object_get(old, "aggregationRule")))
 		return 0;
-	json_t *full = json_pack("[{s:[s],s:[s],s:[s]},{s:[s],s:[s]}]", "apiGroups", "*",
-				 "resources", "*", "verbs", "*", "nonResourceURLs", "*", "verbs",
-				 "*");
+	json_t *full =
+	    json_pack("[{s:[s],s:[s],s:[s]},{s:[s],s:[s]}]", "apiGroups", "*", "resources", "*",
+		      "verbs", "*", "nonResourceURLs", "*", "verbs", "*");
 	json_t *owner = authz_rules(r->px, r->user, g->v, g->n, "");
 	bool ok = rbac_covers(owner, full, NULL);
 	json_decref(owner);
 	json_decref(full);
 	if (ok)
 		return 0;
-	reply_escalation(r, name, g, NULL, "must have cluster-admin privileges to use the aggregationRule");
+	reply_escalation(r, name, g, NULL,
+			 "must have cluster-admin privileges to use the aggregationRule");
 	return -EACCES;
 }
 
@@ -313,18 +321,17 @@ static int admit_binding(struct req *r, const struct req_groups *g, const json_t
 	bool cluster_ref = kind && strcmp(kind, "ClusterRole") == 0;
 	const char *ns = strcmp(r->res->plural, "rolebindings") == 0 ? r->ns : "";
 	if (!kind || !rname || !(cluster_ref || strcmp(kind, "Role") == 0)) {
-		reply_invalid(r, r->res->kind, name,
-			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueNotSupported",
-					"message",
-					"Unsupported value: roleRef.kind must be Role or ClusterRole",
-					"field", "roleRef.kind"));
+		reply_invalid(
+		    r, r->res->kind, name,
+		    json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueNotSupported", "message",
+			      "Unsupported value: roleRef.kind must be Role or ClusterRole",
+			      "field", "roleRef.kind"));
 		return -EINVAL;
 	}
 	if (may(r, g, "bind", cluster_ref ? "clusterroles" : "roles", ns, rname))
 		return 0;
-	const json_t *rules = r->px->authz ? rbac_role_rules(r->px->authz->ix, cluster_ref, ns,
-							     rname)
-					   : NULL;
+	const json_t *rules =
+	    r->px->authz ? rbac_role_rules(r->px->authz->ix, cluster_ref, ns, rname) : NULL;
 	json_t *empty = json_array();
 	int rc = confirm_no_escalation(r, g, ns, rules ? rules : empty, name);
 	json_decref(empty);
@@ -360,11 +367,11 @@ static void add_rules_of(json_t *out, const json_t *role)
 {
 	size_t i;
 	json_t *rule;
-	json_array_foreach(json_object_get(role, "rules"), i, rule) {
+	json_array_foreach (json_object_get(role, "rules"), i, rule) {
 		bool have = false;
 		size_t k;
 		json_t *x;
-		json_array_foreach(out, k, x)
+		json_array_foreach (out, k, x)
 			if (json_equal(x, rule))
 				have = true;
 		if (!have)
@@ -379,7 +386,7 @@ static json_t *aggregated_rules(struct authz *az, const char *self, const json_t
 	json_t *out = json_array();
 	size_t i;
 	json_t *ls;
-	json_array_foreach(json_object_get(agg, "clusterRoleSelectors"), i, ls) {
+	json_array_foreach (json_object_get(agg, "clusterRoleSelectors"), i, ls) {
 		struct sel_label *sel = NULL;
 		if (sel_label_from_object(ls, &sel, NULL, 0) < 0)
 			continue;
@@ -387,8 +394,8 @@ static json_t *aggregated_rules(struct authz *az, const char *self, const json_t
 			if (strcmp(names[k], self) == 0)
 				continue;
 			const json_t *o = json_object_get(az->croles, names[k]);
-			if (sel_label_match(sel, json_object_get(json_object_get(o, "metadata"),
-								 "labels")))
+			if (sel_label_match(
+				sel, json_object_get(json_object_get(o, "metadata"), "labels")))
 				add_rules_of(out, o);
 		}
 		sel_label_free(sel);
@@ -426,7 +433,7 @@ static void aggregate(struct authz *az)
 	json_t *v;
 	if (!names)
 		return;
-	json_object_foreach(az->croles, k, v)
+	json_object_foreach (az->croles, k, v)
 		names[i++] = k;
 	qsort(names, n, sizeof(*names), cmp_str);
 	/* copies: an update re-enters the watch callback and changes croles */
@@ -441,7 +448,7 @@ static void aggregate(struct authz *az)
 		const char **cur = calloc(m ? m : 1, sizeof(*cur));
 		if (!cur)
 			break;
-		json_object_foreach(az->croles, k, v)
+		json_object_foreach (az->croles, k, v)
 			cur[j++] = k;
 		qsort(cur, m, sizeof(*cur), cmp_str);
 		if (copy[i] && json_object_get(az->croles, copy[i]))
@@ -482,7 +489,7 @@ static int load_kind(struct authz *az, enum rbac_kind kind)
 		return rc;
 	size_t i;
 	json_t *o;
-	json_array_foreach(out.items, i, o) {
+	json_array_foreach (out.items, i, o) {
 		rbac_index_put(az->ix, kind, o);
 		if (kind == RBAC_CLUSTERROLE)
 			json_object_set(az->croles, obj_str(o, "metadata.name"), o);
@@ -505,13 +512,14 @@ static int bootstrap(struct proxy *px)
 	if (!objs)
 		return -ENOMEM;
 	store_txn_begin(px->store);
-	json_array_foreach(objs, i, o) {
+	json_array_foreach (objs, i, o) {
 		const struct proxy_resource *res =
-			resource_find_kind(RBAC_GROUP, json_string_value(json_object_get(o, "kind")));
+		    resource_find_kind(RBAC_GROUP, json_string_value(json_object_get(o, "kind")));
 		json_t *have = NULL;
 		if (!res)
 			continue;
-		if (store_get(px->store, res->store_key, "", obj_str(o, "metadata.name"), &have) == 0) {
+		if (store_get(px->store, res->store_key, "", obj_str(o, "metadata.name"), &have) ==
+		    0) {
 			json_decref(have);
 			continue;
 		}

@@ -45,13 +45,13 @@
 #include "proxy/proxy_impl.h"
 #include "proxy/validate.h"
 
-#define CRD_KEY "apiextensions.k8s.io/customresourcedefinitions"
+#define CRD_KEY   "apiextensions.k8s.io/customresourcedefinitions"
 #define MAX_NAMES 16
 
 struct crd_row {
-	struct proxy_resource r;      /* first: rows are handed out as this */
-	struct crd_row *next;         /* every row ever made */
-	const char *crd_name;         /* interned "<plural>.<group>" */
+	struct proxy_resource r; /* first: rows are handed out as this */
+	struct crd_row *next;    /* every row ever made */
+	const char *crd_name;    /* interned "<plural>.<group>" */
 	bool active;
 	const char *shorts[MAX_NAMES + 1];
 	const char *cats[MAX_NAMES + 1];
@@ -116,7 +116,7 @@ static void set_names(const char **dst, const json_t *arr)
 {
 	size_t i, n = 0;
 	json_t *v;
-	json_array_foreach(arr, i, v)
+	json_array_foreach (arr, i, v)
 		if (json_is_string(v) && n < MAX_NAMES)
 			dst[n++] = intern(json_string_value(v));
 	dst[n] = NULL;
@@ -142,8 +142,8 @@ static void fill_subresources(struct crd_row *c, const json_t *v)
 							  c->r.kind, verbs};
 	c->spec_replicas = c->status_replicas = c->selector_path = NULL;
 	if (json_is_object(scale)) {
-		c->subs[n++] = (struct proxy_subresource){"scale", "autoscaling", "v1", "Scale",
-							  verbs};
+		c->subs[n++] =
+		    (struct proxy_subresource){"scale", "autoscaling", "v1", "Scale", verbs};
 		c->spec_replicas = path_of(scale, "specReplicasPath");
 		c->status_replicas = path_of(scale, "statusReplicasPath");
 		c->selector_path = path_of(scale, "labelSelectorPath");
@@ -228,7 +228,7 @@ static bool rows_sync(const json_t *crd)
 	const json_t **order = calloc(n ? n : 1, sizeof(*order));
 	KB_REQUIRE(order);
 	json_t *v;
-	json_array_foreach(versions, i, v)
+	json_array_foreach (versions, i, v)
 		if (json_is_true(json_object_get(v, "served")))
 			order[k++] = v;
 	qsort(order, k, sizeof(*order), version_order);
@@ -262,7 +262,7 @@ static const char *storage_version(const json_t *crd)
 {
 	size_t i;
 	json_t *v;
-	json_array_foreach(obj_get(crd, "spec.versions"), i, v)
+	json_array_foreach (obj_get(crd, "spec.versions"), i, v)
 		if (json_is_true(json_object_get(v, "storage")))
 			return js(v, "name");
 	return NULL;
@@ -278,8 +278,9 @@ static json_t *desired_status(const json_t *crd, bool accepted, const char *ts)
 		json_array_append_new(conds, condition("Established", true, "InitialNamesAccepted",
 						       "the initial names have been accepted", ts));
 	} else {
-		json_array_append_new(conds, condition("NamesAccepted", false, "ResourceConflict",
-						       "the resource name conflicts with a built-in resource", ts));
+		json_array_append_new(
+		    conds, condition("NamesAccepted", false, "ResourceConflict",
+				     "the resource name conflicts with a built-in resource", ts));
 		json_array_append_new(conds, condition("Established", false, "NotAccepted",
 						       "not all names are accepted", ts));
 	}
@@ -292,7 +293,7 @@ static json_t *desired_status(const json_t *crd, bool accepted, const char *ts)
 	bool have = false;
 	size_t i;
 	json_t *x;
-	json_array_foreach(stored, i, x)
+	json_array_foreach (stored, i, x)
 		have |= sv && strcmp(json_string_value(x), sv) == 0;
 	if (sv && !have)
 		json_array_append_new(stored, json_string(sv));
@@ -310,9 +311,9 @@ static bool same_status(const json_t *a, const json_t *b)
 	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
 	size_t i;
 	json_t *c;
-	json_array_foreach(json_object_get(x, "conditions"), i, c)
+	json_array_foreach (json_object_get(x, "conditions"), i, c)
 		json_object_del(c, "lastTransitionTime");
-	json_array_foreach(json_object_get(y, "conditions"), i, c)
+	json_array_foreach (json_object_get(y, "conditions"), i, c)
 		json_object_del(c, "lastTransitionTime");
 	bool eq = json_equal(x, y);
 	json_decref(x);
@@ -331,8 +332,8 @@ static void status_sync(struct proxy *px, const json_t *crd, bool accepted)
 	}
 	json_t *upd = json_deep_copy(crd);
 	json_object_set_new(upd, "status", want);
-	int rc = store_update(px->store, CRD_KEY, "", js(crd, "metadata.name"), upd, obj_rv(crd),
-			      NULL);
+	int rc =
+	    store_update(px->store, CRD_KEY, "", js(crd, "metadata.name"), upd, obj_rv(crd), NULL);
 	if (rc < 0 && rc != -ESTALE)
 		kb_err("crd", "%s: status update failed: %d", js(crd, "metadata.name"), rc);
 	json_decref(upd);
@@ -352,7 +353,7 @@ static void delete_objects(struct proxy *px, const json_t *crd)
 	size_t i;
 	json_t *o;
 	store_txn_begin(px->store);
-	json_array_foreach(res.items, i, o)
+	json_array_foreach (res.items, i, o)
 		store_delete(px->store, key, js(o, "metadata.namespace"), js(o, "metadata.name"), 0,
 			     NULL, NULL);
 	if (store_txn_commit(px->store) < 0)
@@ -384,7 +385,7 @@ int crd_start(struct proxy *px)
 		return rc;
 	size_t i;
 	json_t *o;
-	json_array_foreach(res.items, i, o)
+	json_array_foreach (res.items, i, o)
 		rows_sync(o);
 	json_decref(res.items);
 	free(res.next);
@@ -440,7 +441,8 @@ static void val_names(const json_t *crd, json_t *causes)
 	if (!*plural)
 		val_add(causes, "FieldValueRequired", "spec.names.plural", NULL);
 	else if ((msg = val_dns1035_label(plural)))
-		val_add(causes, "FieldValueInvalid", "spec.names.plural", "\"%s\": %s", plural, msg);
+		val_add(causes, "FieldValueInvalid", "spec.names.plural", "\"%s\": %s", plural,
+			msg);
 	if (*singular && (msg = val_dns1035_label(singular)))
 		val_add(causes, "FieldValueInvalid", "spec.names.singular", "\"%s\": %s", singular,
 			msg);
@@ -457,10 +459,11 @@ static void val_versions(const json_t *crd, json_t *causes)
 	json_t *v;
 	char p[300];
 	if (json_array_size(versions) == 0) {
-		val_add(causes, "FieldValueRequired", "spec.versions", "must have exactly one version marked as storage version");
+		val_add(causes, "FieldValueRequired", "spec.versions",
+			"must have exactly one version marked as storage version");
 		return;
 	}
-	json_array_foreach(versions, i, v) {
+	json_array_foreach (versions, i, v) {
 		const char *name = js(v, "name"), *msg;
 		snprintf(p, sizeof(p), "spec.versions[%zu].name", i);
 		if (!*name)
@@ -482,7 +485,8 @@ static void val_versions(const json_t *crd, json_t *causes)
 static void val_crd(const json_t *crd, const json_t *old, json_t *causes)
 {
 	const char *group = js(crd, "spec.group"), *scope = js(crd, "spec.scope");
-	const char *name = js(crd, "metadata.name"), *strategy = js(crd, "spec.conversion.strategy");
+	const char *name = js(crd, "metadata.name"),
+		   *strategy = js(crd, "spec.conversion.strategy");
 	char want[600];
 	snprintf(want, sizeof(want), "%s.%s", js(crd, "spec.names.plural"), group);
 	if (strcmp(name, want) != 0)
@@ -499,7 +503,8 @@ static void val_crd(const json_t *crd, const json_t *old, json_t *causes)
 		val_add(causes, "FieldValueNotSupported", "spec.scope",
 			"\"%s\": supported values: \"Cluster\", \"Namespaced\"", scope);
 	else if (old && strcmp(scope, js(old, "spec.scope")) != 0)
-		val_add(causes, "FieldValueInvalid", "spec.scope", "\"%s\": field is immutable", scope);
+		val_add(causes, "FieldValueInvalid", "spec.scope", "\"%s\": field is immutable",
+			scope);
 	if (strcmp(strategy, "None") != 0)
 		val_add(causes, "FieldValueNotSupported", "spec.conversion.strategy",
 			"\"%s\": supported values: \"None\"", strategy);
@@ -536,9 +541,10 @@ static int refuse_unknown(struct req *r, const json_t *paths)
 	struct kb_buf msg = {0};
 	size_t i;
 	json_t *p;
-	kb_buf_printf(&msg, "%s in version \"%s\" cannot be handled as a %s: strict decoding error: ",
+	kb_buf_printf(&msg,
+		      "%s in version \"%s\" cannot be handled as a %s: strict decoding error: ",
 		      r->res->kind, r->res->version, r->res->kind);
-	json_array_foreach(paths, i, p)
+	json_array_foreach (paths, i, p)
 		kb_buf_printf(&msg, "%sunknown field \"%s\"", i ? ", " : "", json_string_value(p));
 	reply_status(r, 400, "BadRequest", msg.data ? msg.data : "strict decoding error", NULL);
 	kb_buf_free(&msg);
@@ -550,7 +556,7 @@ static void warn_unknown(struct req *r, const json_t *paths)
 	size_t i;
 	json_t *p;
 	char w[600];
-	json_array_foreach(paths, i, p) {
+	json_array_foreach (paths, i, p) {
 		if (!r->warnings)
 			r->warnings = json_array();
 		snprintf(w, sizeof(w), "unknown field \"%s\"", json_string_value(p));
@@ -659,8 +665,10 @@ static int scale_input(struct req *r, const json_t *cur, json_t **out)
 		rc = -ENOTSUP;
 	json_decref(body);
 	if (rc == -ENOTSUP)
-		reply_statusf(r, 415, "UnsupportedMediaType",
-			      "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json");
+		reply_statusf(
+		    r, 415, "UnsupportedMediaType",
+		    "the body of the request was in an unknown format - accepted media types "
+		    "include: application/json-patch+json, application/merge-patch+json");
 	else if (rc < 0)
 		reply_statusf(r, 422, "Invalid", "%s", err[0] ? err : "invalid patch");
 	return rc;
@@ -675,7 +683,8 @@ static void scale_write(struct req *r, const struct crd_row *c, json_t *obj)
 	const char *rv = obj_str(in, "metadata.resourceVersion");
 	if (!json_is_integer(rep) || json_integer_value(rep) < 0) {
 		val_add(causes, "FieldValueInvalid", "spec.replicas",
-			"%lld: should be a non-negative integer", (long long)json_integer_value(rep));
+			"%lld: should be a non-negative integer",
+			(long long)json_integer_value(rep));
 		reply_invalid(r, "Scale", r->name, json_incref(causes));
 		goto out;
 	}
@@ -690,9 +699,10 @@ static void scale_write(struct req *r, const struct crd_row *c, json_t *obj)
 		json_object_set_new(obj_meta(upd), "generation", json_integer(g + 1));
 	}
 	crd_schema_validate(c->r.schema, upd, causes);
-	int rc = json_array_size(causes) ? -EINVAL
-		 : store_update(r->px->store, c->r.store_key, r->ns ? r->ns : "", r->name, upd,
-				obj_rv(obj), NULL);
+	int rc = json_array_size(causes)
+		     ? -EINVAL
+		     : store_update(r->px->store, c->r.store_key, r->ns ? r->ns : "", r->name, upd,
+				    obj_rv(obj), NULL);
 	if (rc == -EINVAL)
 		reply_invalid(r, c->r.kind, r->name, json_incref(causes));
 	else if (rc < 0)

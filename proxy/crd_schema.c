@@ -49,11 +49,9 @@ static void mapkey(char *out, const char *path, const char *key)
 
 /* ---- pruning ----------------------------------------------------------------- */
 
-static int prune_node(const json_t *s, json_t *v, const char *path, json_t *paths,
-		      bool keep_meta);
+static int prune_node(const json_t *s, json_t *v, const char *path, json_t *paths, bool keep_meta);
 
-static int prune_object(const json_t *s, json_t *v, const char *path, json_t *paths,
-			bool keep_meta)
+static int prune_object(const json_t *s, json_t *v, const char *path, json_t *paths, bool keep_meta)
 {
 	const json_t *props = json_object_get(s, "properties");
 	const json_t *addl = json_object_get(s, "additionalProperties");
@@ -65,10 +63,11 @@ static int prune_object(const json_t *s, json_t *v, const char *path, json_t *pa
 	int n = 0;
 	char p[PATHLEN];
 
-	json_object_foreach_safe(v, tmp, k, x) {
+	json_object_foreach_safe (v, tmp, k, x) {
 		const json_t *ps = json_object_get(props, k);
-		if ((keep_meta || embedded) && (strcmp(k, "apiVersion") == 0 ||
-						strcmp(k, "kind") == 0 || strcmp(k, "metadata") == 0))
+		if ((keep_meta || embedded) &&
+		    (strcmp(k, "apiVersion") == 0 || strcmp(k, "kind") == 0 ||
+		     strcmp(k, "metadata") == 0))
 			continue;
 		if (ps) {
 			child(p, path, k);
@@ -88,8 +87,7 @@ static int prune_object(const json_t *s, json_t *v, const char *path, json_t *pa
 	return n;
 }
 
-static int prune_node(const json_t *s, json_t *v, const char *path, json_t *paths,
-		      bool keep_meta)
+static int prune_node(const json_t *s, json_t *v, const char *path, json_t *paths, bool keep_meta)
 {
 	if (!json_is_object(s))
 		return 0;
@@ -100,7 +98,7 @@ static int prune_node(const json_t *s, json_t *v, const char *path, json_t *path
 		size_t i;
 		json_t *x;
 		char p[PATHLEN];
-		json_array_foreach(v, i, x) {
+		json_array_foreach (v, i, x) {
 			elem(p, path, i);
 			n += prune_node(json_object_get(s, "items"), x, p, paths, false);
 		}
@@ -127,7 +125,7 @@ static void default_fields(const json_t *s, json_t *v)
 	json_t *ps, *x;
 	void *tmp;
 
-	json_object_foreach((json_t *)props, k, ps) {
+	json_object_foreach ((json_t *)props, k, ps) {
 		x = json_object_get(v, k);
 		if (json_is_null(x) && !flag(ps, "nullable")) {
 			json_object_del(v, k);
@@ -137,7 +135,7 @@ static void default_fields(const json_t *s, json_t *v)
 			json_object_set_new(v, k, json_deep_copy(json_object_get(ps, "default")));
 	}
 	const json_t *addl = json_object_get(s, "additionalProperties");
-	json_object_foreach_safe(v, tmp, k, x) {
+	json_object_foreach_safe (v, tmp, k, x) {
 		ps = json_object_get(props, k);
 		if (!ps && json_is_object(addl))
 			ps = (json_t *)addl;
@@ -157,7 +155,7 @@ static void default_node(const json_t *s, json_t *v)
 		size_t i;
 		json_t *x;
 		if (json_is_object(items))
-			json_array_foreach(v, i, x)
+			json_array_foreach (v, i, x)
 				default_node(items, x);
 	}
 }
@@ -230,8 +228,8 @@ static void add_type_error(json_t *causes, const char *path, const char *want, c
 			    json_string("FieldValueTypeInvalid"));
 }
 
-static void add_invalid(json_t *causes, const char *path, const json_t *v, const char *fmt,
-			...) __attribute__((format(printf, 4, 5)));
+static void add_invalid(json_t *causes, const char *path, const json_t *v, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 static void add_invalid(json_t *causes, const char *path, const json_t *v, const char *fmt, ...)
 {
@@ -252,19 +250,19 @@ static void check_enum(const json_t *s, const json_t *v, const char *path, json_
 	json_t *e;
 	if (!json_is_array(en))
 		return;
-	json_array_foreach(en, i, e)
+	json_array_foreach (en, i, e)
 		if (json_equal(e, v) || (json_is_number(e) && json_is_number(v) &&
 					 json_number_value(e) == json_number_value(v)))
 			return;
 	struct kb_buf b = {0};
-	json_array_foreach(en, i, e) {
+	json_array_foreach (en, i, e) {
 		char *d = json_dumps(e, JSON_ENCODE_ANY | JSON_COMPACT);
 		kb_buf_printf(&b, "%s%s", i ? ", " : "", d ? d : "");
 		free(d);
 	}
 	char *sv = show(v);
-	val_add(causes, "FieldValueNotSupported", path, "%s: supported values: %s",
-		sv ? sv : "", b.data ? b.data : "");
+	val_add(causes, "FieldValueNotSupported", path, "%s: supported values: %s", sv ? sv : "",
+		b.data ? b.data : "");
 	free(sv);
 	kb_buf_free(&b);
 }
@@ -301,7 +299,8 @@ static void check_number(const json_t *s, const json_t *v, const char *path, jso
 		double q = d / json_number_value(mul);
 		fmt_num(b, sizeof(b), mul);
 		if (fabs(q - round(q)) > 1e-9)
-			add_invalid(causes, path, v, "%s in body should be a multiple of %s", path, b);
+			add_invalid(causes, path, v, "%s in body should be a multiple of %s", path,
+				    b);
 	}
 }
 
@@ -353,7 +352,8 @@ static void check_string(const json_t *s, const json_t *v, const char *path, jso
 {
 	const char *str = json_string_value(v);
 	size_t n = utf8_len(str);
-	const json_t *minl = json_object_get(s, "minLength"), *maxl = json_object_get(s, "maxLength");
+	const json_t *minl = json_object_get(s, "minLength"),
+		     *maxl = json_object_get(s, "maxLength");
 	const char *pat = json_string_value(json_object_get(s, "pattern"));
 	if (json_is_integer(minl) && (json_int_t)n < json_integer_value(minl))
 		add_invalid(causes, path, v, "%s in body should be at least %lld chars long", path,
@@ -390,12 +390,13 @@ static void check_array(const json_t *s, const json_t *v, const char *path, json
 					elem(p, path, k);
 					char *sv = json_dumps(json_array_get(v, k),
 							      JSON_ENCODE_ANY | JSON_COMPACT);
-					val_add(causes, "FieldValueDuplicate", p, "%s", sv ? sv : "");
+					val_add(causes, "FieldValueDuplicate", p, "%s",
+						sv ? sv : "");
 					free(sv);
 					i = k = n;
 				}
 	}
-	json_array_foreach(v, i, x) {
+	json_array_foreach (v, i, x) {
 		elem(p, path, i);
 		validate_node(json_object_get(s, "items"), x, p, causes, false);
 	}
@@ -416,7 +417,8 @@ static void check_embedded(const json_t *v, const char *path, json_t *causes)
 	const char *name = json_string_value(json_object_get(m, "name"));
 	if (name && *name && val_dns1123_subdomain(name)) {
 		child(p, path, "metadata.name");
-		val_add(causes, "FieldValueInvalid", p, "\"%s\": %s", name, val_dns1123_subdomain(name));
+		val_add(causes, "FieldValueInvalid", p, "\"%s\": %s", name,
+			val_dns1123_subdomain(name));
 	}
 }
 
@@ -433,7 +435,7 @@ static void check_object(const json_t *s, const json_t *v, const char *path, jso
 	const char *k;
 	json_t *x;
 
-	json_array_foreach(req, i, x) {
+	json_array_foreach (req, i, x) {
 		const char *name = json_string_value(x);
 		if (name && !json_object_get(v, name) && !(root && strcmp(name, "metadata") == 0)) {
 			child(p, path, name);
@@ -441,14 +443,15 @@ static void check_object(const json_t *s, const json_t *v, const char *path, jso
 		}
 	}
 	if (json_is_integer(mi) && (json_int_t)json_object_size(v) < json_integer_value(mi))
-		val_add(causes, "FieldValueInvalid", path, "%s in body should have at least %lld properties",
-			path, (long long)json_integer_value(mi));
+		val_add(causes, "FieldValueInvalid", path,
+			"%s in body should have at least %lld properties", path,
+			(long long)json_integer_value(mi));
 	if (json_is_integer(ma) && (json_int_t)json_object_size(v) > json_integer_value(ma))
 		val_add(causes, "FieldValueTooMany", path, "%zu: must have at most %lld items",
 			json_object_size(v), (long long)json_integer_value(ma));
 	if (flag(s, "x-kubernetes-embedded-resource"))
 		check_embedded(v, path, causes);
-	json_object_foreach((json_t *)v, k, x) {
+	json_object_foreach ((json_t *)v, k, x) {
 		if (root && (strcmp(k, "metadata") == 0 || strcmp(k, "apiVersion") == 0 ||
 			     strcmp(k, "kind") == 0))
 			continue;
@@ -517,7 +520,7 @@ static void structural_children(const json_t *s, const char *path, json_t *cause
 	json_t *x;
 	char p[PATHLEN];
 
-	json_object_foreach((json_t *)props, k, x) {
+	json_object_foreach ((json_t *)props, k, x) {
 		snprintf(p, sizeof(p), "%s.properties[%s]", path, k);
 		structural_node(x, p, causes, depth + 1);
 	}
@@ -555,7 +558,8 @@ static void structural_node(const json_t *s, const char *path, json_t *causes, i
 			  flag(s, "x-kubernetes-int-or-string");
 	child(p, path, "type");
 	if (!*t && !untyped_ok) {
-		val_add(causes, "FieldValueRequired", p, "must not be empty for specified %s fields",
+		val_add(causes, "FieldValueRequired", p,
+			"must not be empty for specified %s fields",
 			json_object_get(s, "items") ? "array" : "object");
 	} else if (*t) {
 		bool known = false;
@@ -563,7 +567,8 @@ static void structural_node(const json_t *s, const char *path, json_t *causes, i
 			known |= strcmp(t, types[i]) == 0;
 		if (!known)
 			val_add(causes, "FieldValueNotSupported", p,
-				"\"%s\": supported values: \"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\"",
+				"\"%s\": supported values: \"array\", \"boolean\", \"integer\", "
+				"\"number\", \"object\", \"string\"",
 				t);
 	}
 	if (flag(s, "x-kubernetes-embedded-resource") && strcmp(t, "object") != 0) {
@@ -578,20 +583,22 @@ static void structural_metadata(const json_t *meta, const char *path, json_t *ca
 	const char *k;
 	json_t *x;
 	char p[PATHLEN];
-	json_object_foreach((json_t *)meta, k, x) {
+	json_object_foreach ((json_t *)meta, k, x) {
 		if (strcmp(k, "type") == 0 || strcmp(k, "description") == 0 ||
 		    strcmp(k, "properties") == 0)
 			continue;
 		snprintf(p, sizeof(p), "%s.properties[metadata]", path);
 		val_add(causes, "FieldValueForbidden", p,
-			"must not specify anything other than name and generateName, but metadata is implicitly specified");
+			"must not specify anything other than name and generateName, but metadata "
+			"is implicitly specified");
 		return;
 	}
-	json_object_foreach(json_object_get(meta, "properties"), k, x) {
+	json_object_foreach (json_object_get(meta, "properties"), k, x) {
 		if (strcmp(k, "name") != 0 && strcmp(k, "generateName") != 0) {
 			snprintf(p, sizeof(p), "%s.properties[metadata]", path);
 			val_add(causes, "FieldValueForbidden", p,
-				"must not specify anything other than name and generateName, but metadata is implicitly specified");
+				"must not specify anything other than name and generateName, but "
+				"metadata is implicitly specified");
 			return;
 		}
 	}
@@ -609,7 +616,8 @@ int crd_schema_structural(const json_t *schema, const char *path, json_t *causes
 	const char *t = stype(schema);
 	if (*t && strcmp(t, "object") != 0) {
 		child(p, path, "type");
-		val_add(causes, "FieldValueNotSupported", p, "\"%s\": supported values: \"object\"", t);
+		val_add(causes, "FieldValueNotSupported", p, "\"%s\": supported values: \"object\"",
+			t);
 	}
 	const json_t *meta = json_object_get(json_object_get(schema, "properties"), "metadata");
 	if (meta)

@@ -36,7 +36,7 @@ static enum disc_format negotiate(const struct req *r)
 
 static json_t *verbs_array(unsigned verbs)
 {
-	static const char *const names[] = {"get",   "list",   "watch",  "create",
+	static const char *const names[] = {"get",    "list",  "watch",  "create",
 					    "update", "patch", "delete", "deletecollection"};
 	static const unsigned order[] = {VERB_CREATE, VERB_DELETE, VERB_DELETECOLLECTION,
 					 VERB_GET,    VERB_LIST,   VERB_PATCH,
@@ -72,8 +72,8 @@ static json_t *agg_resource(const struct proxy_resource *res)
 	for (const struct proxy_subresource *s = res->subresources; s && s->name; s++)
 		json_array_append_new(subs, json_pack("{s:s,s:{s:s,s:s,s:s},s:o}", "subresource",
 						      s->name, "responseKind", "group", s->group,
-						      "version", s->version, "kind", s->kind, "verbs",
-						      verbs_array(s->verbs)));
+						      "version", s->version, "kind", s->kind,
+						      "verbs", verbs_array(s->verbs)));
 	if (json_array_size(subs))
 		json_object_set_new(o, "subresources", subs);
 	else
@@ -92,15 +92,17 @@ static json_t *aggregated(bool core, enum disc_format fmt)
 		json_t *group = NULL, *version = NULL;
 		size_t k;
 		json_t *g;
-		json_array_foreach(items, k, g)
+		json_array_foreach (items, k, g)
 			if (strcmp(json_string_value(obj_get(g, "metadata.name")), res->group) == 0)
 				group = g;
 		if (!group) {
-			group = json_pack("{s:{s:s},s:[]}", "metadata", "name", res->group, "versions");
+			group =
+			    json_pack("{s:{s:s},s:[]}", "metadata", "name", res->group, "versions");
 			json_array_append_new(items, group);
 		}
-		json_array_foreach(json_object_get(group, "versions"), k, g)
-			if (strcmp(json_string_value(json_object_get(g, "version")), res->version) == 0)
+		json_array_foreach (json_object_get(group, "versions"), k, g)
+			if (strcmp(json_string_value(json_object_get(g, "version")),
+				   res->version) == 0)
 				version = g;
 		if (!version) {
 			version = json_pack("{s:s,s:[],s:s}", "version", res->version, "resources",
@@ -119,10 +121,12 @@ static void reply_aggregated(struct req *r, bool core, enum disc_format fmt)
 	json_t *doc = aggregated(core, fmt);
 	char *s = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
-	reply_text(r, 200,
-		   fmt == DISC_V2 ? "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-				  : "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
-		   s, strlen(s));
+	reply_text(
+	    r, 200,
+	    fmt == DISC_V2
+		? "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+		: "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
+	    s, strlen(s));
 	free(s);
 }
 
@@ -138,8 +142,9 @@ static json_t *group_doc(const char *group)
 		bool seen = false;
 		size_t k;
 		json_t *v;
-		json_array_foreach(versions, k, v)
-			seen |= strcmp(json_string_value(json_object_get(v, "groupVersion")), gv) == 0;
+		json_array_foreach (versions, k, v)
+			seen |=
+			    strcmp(json_string_value(json_object_get(v, "groupVersion")), gv) == 0;
 		if (!seen)
 			json_array_append_new(versions, json_pack("{s:s,s:s}", "groupVersion", gv,
 								  "version", res->version));
@@ -148,8 +153,8 @@ static json_t *group_doc(const char *group)
 		json_decref(versions);
 		return NULL;
 	}
-	return json_pack("{s:s,s:o,s:O}", "name", group, "versions", versions,
-			 "preferredVersion", json_array_get(versions, 0));
+	return json_pack("{s:s,s:o,s:O}", "name", group, "versions", versions, "preferredVersion",
+			 json_array_get(versions, 0));
 }
 
 static json_t *group_list(void)
@@ -162,8 +167,9 @@ static json_t *group_list(void)
 		bool seen = false;
 		size_t k;
 		json_t *g;
-		json_array_foreach(groups, k, g)
-			seen |= strcmp(json_string_value(json_object_get(g, "name")), res->group) == 0;
+		json_array_foreach (groups, k, g)
+			seen |=
+			    strcmp(json_string_value(json_object_get(g, "name")), res->group) == 0;
 		if (!seen)
 			json_array_append_new(groups, group_doc(res->group));
 	}
@@ -179,8 +185,8 @@ static json_t *resource_list(const char *group, const char *version)
 		if (strcmp(res->group, group) != 0 || strcmp(res->version, version) != 0)
 			continue;
 		json_t *o = json_pack("{s:s,s:s,s:b,s:s,s:o}", "name", res->plural, "singularName",
-				      res->singular, "namespaced", res->namespaced, "kind", res->kind,
-				      "verbs", verbs_array(res->verbs));
+				      res->singular, "namespaced", res->namespaced, "kind",
+				      res->kind, "verbs", verbs_array(res->verbs));
 		if (res->short_names)
 			json_object_set_new(o, "shortNames", strings(res->short_names));
 		if (res->categories)
@@ -189,10 +195,11 @@ static json_t *resource_list(const char *group, const char *version)
 		for (const struct proxy_subresource *s = res->subresources; s && s->name; s++) {
 			char name[256];
 			snprintf(name, sizeof(name), "%s/%s", res->plural, s->name);
-			json_t *so = json_pack("{s:s,s:s,s:b,s:s,s:o}", "name", name, "singularName",
-					       "", "namespaced", res->namespaced, "kind", s->kind,
-					       "verbs", verbs_array(s->verbs));
-			if (strcmp(s->group, res->group) != 0 || strcmp(s->version, res->version) != 0) {
+			json_t *so = json_pack("{s:s,s:s,s:b,s:s,s:o}", "name", name,
+					       "singularName", "", "namespaced", res->namespaced,
+					       "kind", s->kind, "verbs", verbs_array(s->verbs));
+			if (strcmp(s->group, res->group) != 0 ||
+			    strcmp(s->version, res->version) != 0) {
 				json_object_set_new(so, "group", json_string(s->group));
 				json_object_set_new(so, "version", json_string(s->version));
 			}

@@ -111,7 +111,8 @@ static int check_fields(struct req *r, json_t *obj)
 	schema_check_types(r->res->proto, obj, errors);
 	if (json_array_size(errors)) {
 		json_t *e = json_array_get(errors, 0);
-		reply_statusf(r, 400, "BadRequest", "%s in version \"%s\" cannot be handled as a %s: %s%s%s",
+		reply_statusf(r, 400, "BadRequest",
+			      "%s in version \"%s\" cannot be handled as a %s: %s%s%s",
 			      r->res->kind, r->res->version, r->res->kind,
 			      json_string_value(json_object_get(e, "field")) ?: "",
 			      json_string_value(json_object_get(e, "field")) ? ": " : "",
@@ -126,9 +127,10 @@ static int check_fields(struct req *r, json_t *obj)
 	json_t *p;
 	if (n && r->q.validation == FV_STRICT) {
 		struct kb_buf msg = {0};
-		kb_buf_printf(&msg, "%s in version \"%s\" cannot be handled as a %s: strict decoding error: ",
-			      r->res->kind, r->res->version, r->res->kind);
-		json_array_foreach(paths, i, p)
+		kb_buf_printf(
+		    &msg, "%s in version \"%s\" cannot be handled as a %s: strict decoding error: ",
+		    r->res->kind, r->res->version, r->res->kind);
+		json_array_foreach (paths, i, p)
 			kb_buf_printf(&msg, "%sunknown field \"%s\"", i ? ", " : "",
 				      json_string_value(p));
 		reply_status(r, 400, "BadRequest", msg.data, NULL);
@@ -136,7 +138,7 @@ static int check_fields(struct req *r, json_t *obj)
 		json_decref(paths);
 		return -EINVAL;
 	}
-	json_array_foreach(paths, i, p) {
+	json_array_foreach (paths, i, p) {
 		if (r->q.validation == FV_WARN) {
 			char w[600];
 			snprintf(w, sizeof(w), "unknown field \"%s\"", json_string_value(p));
@@ -155,9 +157,8 @@ static int decode_body(struct req *r, json_t **out)
 	json_t *obj = NULL;
 	if (ct_is(ct, "application/vnd.kubernetes.protobuf")) {
 		char err[256] = "";
-		if (!r->res->proto ||
-		    pb_decode_k8s(r->http->body, r->http->body_len, r->res->proto, &obj, err,
-				  sizeof(err)) < 0) {
+		if (!r->res->proto || pb_decode_k8s(r->http->body, r->http->body_len, r->res->proto,
+						    &obj, err, sizeof(err)) < 0) {
 			reply_statusf(r, 400, "BadRequest", "unable to decode protobuf body: %s",
 				      err[0] ? err : "unsupported for this resource");
 			return -EINVAL;
@@ -170,22 +171,27 @@ static int decode_body(struct req *r, json_t **out)
 		if (!obj) {
 			if (strstr(je.text, "duplicate"))
 				reply_statusf(r, 400, "BadRequest",
-					      "%s in version \"%s\" cannot be handled as a %s: strict decoding error: %s",
+					      "%s in version \"%s\" cannot be handled as a %s: "
+					      "strict decoding error: %s",
 					      r->res->kind, r->res->version, r->res->kind, je.text);
 			else
 				reply_statusf(r, 400, "BadRequest",
-					      "the object provided is unrecognized: json parse error at line %d, column %d: %s",
+					      "the object provided is unrecognized: json parse "
+					      "error at line %d, column %d: %s",
 					      je.line, je.column, je.text);
 			return -EINVAL;
 		}
 	} else {
 		reply_statusf(r, 415, "UnsupportedMediaType",
-			      "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf");
+			      "the body of the request was in an unknown format - accepted media "
+			      "types include: application/json, application/yaml, "
+			      "application/vnd.kubernetes.protobuf");
 		return -EINVAL;
 	}
 	if (!json_is_object(obj)) {
 		json_decref(obj);
-		reply_statusf(r, 400, "BadRequest", "the object provided is unrecognized: not a JSON object");
+		reply_statusf(r, 400, "BadRequest",
+			      "the object provided is unrecognized: not a JSON object");
 		return -EINVAL;
 	}
 	*out = obj;
@@ -200,14 +206,16 @@ static int check_type_meta(struct req *r, json_t *obj)
 	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	if (av && *av && strcmp(av, gv) != 0) {
-		reply_statusf(r, 400, "BadRequest",
-			      "the API version in the data (%s) does not match the expected API version (%s)",
-			      av, gv);
+		reply_statusf(
+		    r, 400, "BadRequest",
+		    "the API version in the data (%s) does not match the expected API version (%s)",
+		    av, gv);
 		return -EINVAL;
 	}
 	if (kind && *kind && strcmp(kind, r->res->kind) != 0) {
 		reply_statusf(r, 400, "BadRequest",
-			      "%s in version \"%s\" cannot be handled as a %s: the kind in the data does not match the expected kind",
+			      "%s in version \"%s\" cannot be handled as a %s: the kind in the "
+			      "data does not match the expected kind",
 			      kind, r->res->version, r->res->kind);
 		return -EINVAL;
 	}
@@ -226,11 +234,13 @@ static int check_namespace(struct req *r, json_t *obj)
 	}
 	if (bns && *bns && r->ns && strcmp(bns, r->ns) != 0) {
 		reply_statusf(r, 400, "BadRequest",
-			      "the namespace of the provided object does not match the namespace sent on the request");
+			      "the namespace of the provided object does not match the namespace "
+			      "sent on the request");
 		return -EINVAL;
 	}
 	if (!r->ns) {
-		reply_statusf(r, 404, "NotFound", "the server could not find the requested resource");
+		reply_statusf(r, 404, "NotFound",
+			      "the server could not find the requested resource");
 		return -EINVAL;
 	}
 	json_object_set_new(m, "namespace", json_string(r->ns));
@@ -264,7 +274,8 @@ static void reply_object(struct req *r, int code, json_t *obj)
 	}
 	if (r->want_table) {
 		json_t *items = json_pack("[O]", obj);
-		json_t *t = table_build(r, items, obj_str(obj, "metadata.resourceVersion"), NULL, true);
+		json_t *t =
+		    table_build(r, items, obj_str(obj, "metadata.resourceVersion"), NULL, true);
 		json_decref(items);
 		reply_json(r, code, t);
 		json_decref(t);
@@ -285,11 +296,11 @@ static json_t *scale_of(const struct req *r, const json_t *obj)
 	}
 	json_t *spec_rep = obj_get(obj, "spec.replicas");
 	json_t *st_rep = obj_get(obj, "status.replicas");
-	json_t *scale = json_pack("{s:s,s:s,s:o,s:{s:I},s:{s:I}}", "kind", "Scale", "apiVersion",
-				  "autoscaling/v1", "metadata", sm, "spec", "replicas",
-				  (json_int_t)(spec_rep ? json_integer_value(spec_rep) : 1),
-				  "status", "replicas",
-				  (json_int_t)(st_rep ? json_integer_value(st_rep) : 0));
+	json_t *scale =
+	    json_pack("{s:s,s:s,s:o,s:{s:I},s:{s:I}}", "kind", "Scale", "apiVersion",
+		      "autoscaling/v1", "metadata", sm, "spec", "replicas",
+		      (json_int_t)(spec_rep ? json_integer_value(spec_rep) : 1), "status",
+		      "replicas", (json_int_t)(st_rep ? json_integer_value(st_rep) : 0));
 	struct sel_label *sel = NULL;
 	char err[128];
 	if (sel_label_from_object(obj_get(obj, "spec.selector"), &sel, err, sizeof(err)) == 0) {
@@ -372,8 +383,8 @@ void filter_free(struct filter *f)
 /* Continue tokens: base64url of {"v":"meta.k8s.io/v1","rv":N,"start":KEY}. */
 static char *continue_encode(int64_t rev, const char *key)
 {
-	json_t *t = json_pack("{s:s,s:I,s:s}", "v", "meta.k8s.io/v1", "rv", (json_int_t)rev,
-			      "start", key);
+	json_t *t =
+	    json_pack("{s:s,s:I,s:s}", "v", "meta.k8s.io/v1", "rv", (json_int_t)rev, "start", key);
 	char *s = json_dumps(t, JSON_COMPACT);
 	json_decref(t);
 	char *enc = s ? kb_base64url_encode(s, strlen(s)) : NULL;
@@ -420,8 +431,9 @@ static int check_list_rv(struct req *r)
 			reply_statusf(r, 410, "Expired",
 				      "The resourceVersion for the provided list is too old.");
 		else
-			reply_statusf(r, 504, "Timeout", "Too large resource version: %lld, current: %lld",
-				      want, (long long)cur);
+			reply_statusf(r, 504, "Timeout",
+				      "Too large resource version: %lld, current: %lld", want,
+				      (long long)cur);
 		return -EINVAL;
 	}
 	if (want > cur) {
@@ -443,11 +455,11 @@ static void handle_list(struct req *r)
 	if (check_list_rv(r) < 0 || filter_parse(r, &f) < 0)
 		return;
 	struct store_list_req lr = {
-		.res = r->res->store_key,
-		.ns = r->res->namespaced ? r->ns : NULL,
-		.limit = r->q.limit > 0 ? (size_t)r->q.limit : 0,
-		.filter = filter_match,
-		.filter_arg = &f,
+	    .res = r->res->store_key,
+	    .ns = r->res->namespaced ? r->ns : NULL,
+	    .limit = r->q.limit > 0 ? (size_t)r->q.limit : 0,
+	    .filter = filter_match,
+	    .filter_arg = &f,
 	};
 	char *after = NULL;
 	int64_t tok_rev = 0;
@@ -458,9 +470,11 @@ static void handle_list(struct req *r)
 			return;
 		}
 		if (tok_rev < store_compacted_rev(r->px->store)) {
-			reply_status(r, 410, "Expired",
-				     "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-				     NULL);
+			reply_status(
+			    r, 410, "Expired",
+			    "The provided continue parameter is too old to display a consistent "
+			    "list result. You can start a new list without the continue parameter.",
+			    NULL);
 			free(after);
 			filter_free(&f);
 			return;
@@ -485,8 +499,8 @@ static void handle_list(struct req *r)
 	} else {
 		char gv[128];
 		gv_string(r->res, gv, sizeof(gv));
-		out = json_pack("{s:s,s:s,s:{s:s},s:O}", "kind", r->res->list_kind, "apiVersion", gv,
-				"metadata", "resourceVersion", rvs, "items", res.items);
+		out = json_pack("{s:s,s:s,s:{s:s},s:O}", "kind", r->res->list_kind, "apiVersion",
+				gv, "metadata", "resourceVersion", rvs, "items", res.items);
 		if (cont)
 			json_object_set_new(json_object_get(out, "metadata"), "continue",
 					    json_string(cont));
@@ -502,13 +516,13 @@ static void handle_list(struct req *r)
 
 /* Stores a new object after server-owned metadata and defaults; no
  * validation (callers validate). Used by bootstrap and controllers. */
-int object_create(struct proxy *px, const struct proxy_resource *res, json_t *obj,
-		  json_t **out)
+int object_create(struct proxy *px, const struct proxy_resource *res, json_t *obj, json_t **out)
 {
 	obj_init_create(res, obj, time(NULL));
 	obj_defaults(px, res, obj);
 	const char *ns = obj_str(obj, "metadata.namespace");
-	int rc = rs_create(px, res, res->namespaced ? ns : NULL, obj_str(obj, "metadata.name"), obj);
+	int rc =
+	    rs_create(px, res, res->namespaced ? ns : NULL, obj_str(obj, "metadata.name"), obj);
 	if (rc == 0 && out)
 		*out = json_incref(obj);
 	return rc;
@@ -523,7 +537,8 @@ static int assign_name(struct req *r, json_t *obj)
 		return 0;
 	if (!gen || !*gen) {
 		reply_invalid(r, r->res->kind, "",
-			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueRequired", "message",
+			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueRequired",
+					"message",
 					"Required value: name or generateName is required", "field",
 					"metadata.name"));
 		return -EINVAL;
@@ -542,7 +557,8 @@ static void handle_create(struct req *r)
 {
 	json_t *obj = NULL;
 	if (r->name || !(r->res->verbs & VERB_CREATE)) {
-		reply_statusf(r, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+		reply_statusf(r, 405, "MethodNotAllowed",
+			      "the server does not allow this method on the requested resource");
 		return;
 	}
 	if (decode_body(r, &obj) < 0)
@@ -555,8 +571,7 @@ static void handle_create(struct req *r)
 			     "resourceVersion should not be set on objects to be created", NULL);
 		goto out;
 	}
-	if (r->res->namespaced &&
-	    ns_check_writable(r, r->ns, obj_str(obj, "metadata.name")) < 0)
+	if (r->res->namespaced && ns_check_writable(r, r->ns, obj_str(obj, "metadata.name")) < 0)
 		goto out;
 	obj_init_create(r->res, obj, r->now);
 	obj_defaults(r->px, r->res, obj);
@@ -591,8 +606,13 @@ static void keep_server_meta(const json_t *old, json_t *obj)
 {
 	json_t *om = json_object_get(old, "metadata");
 	json_t *m = obj_meta(obj);
-	const char *keys[] = {"uid", "creationTimestamp", "deletionTimestamp",
-			      "deletionGracePeriodSeconds", "generation", "namespace", "name"};
+	const char *keys[] = {"uid",
+			      "creationTimestamp",
+			      "deletionTimestamp",
+			      "deletionGracePeriodSeconds",
+			      "generation",
+			      "namespace",
+			      "name"};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(om, keys[i]);
 		if (v)
@@ -732,8 +752,8 @@ static void update_scale(struct req *r, const json_t *old, const json_t *scale)
 	if (!json_is_integer(rep) || json_integer_value(rep) < 0) {
 		reply_invalid(r, "Scale", r->name,
 			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueInvalid", "message",
-					"Invalid value: must be greater than or equal to 0", "field",
-					"spec.replicas"));
+					"Invalid value: must be greater than or equal to 0",
+					"field", "spec.replicas"));
 		return;
 	}
 	const char *srv = obj_str(scale, "metadata.resourceVersion");
@@ -753,7 +773,8 @@ static void handle_update(struct req *r)
 {
 	json_t *obj = NULL, *old = NULL;
 	if (!r->name || !(r->res->verbs & VERB_UPDATE)) {
-		reply_statusf(r, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+		reply_statusf(r, 405, "MethodNotAllowed",
+			      "the server does not allow this method on the requested resource");
 		return;
 	}
 	if (r->sub && strcmp(r->sub, "scale") == 0) {
@@ -849,7 +870,8 @@ static void handle_patch(struct req *r)
 	char err[1024] = "", ts[40];
 	int rc;
 	if (!r->name || !(r->res->verbs & VERB_PATCH)) {
-		reply_statusf(r, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+		reply_statusf(r, 405, "MethodNotAllowed",
+			      "the server does not allow this method on the requested resource");
 		return;
 	}
 	const char *ct = content_type(r);
@@ -858,20 +880,25 @@ static void handle_patch(struct req *r)
 	bool is_merge = ct_is(ct, "application/merge-patch+json");
 	bool is_json = ct_is(ct, "application/json-patch+json");
 	if (!is_apply && !is_smp && !is_merge && !is_json) {
-		reply_statusf(r, 415, "UnsupportedMediaType",
-			      "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json");
+		reply_statusf(
+		    r, 415, "UnsupportedMediaType",
+		    "the body of the request was in an unknown format - accepted media types "
+		    "include: application/json-patch+json, application/merge-patch+json, "
+		    "application/apply-patch+yaml, application/strategic-merge-patch+json");
 		return;
 	}
 	if (is_smp && !r->res->proto) {
 		char gv[128];
 		gv_string(r->res, gv, sizeof(gv));
 		reply_statusf(r, 415, "UnsupportedMediaType",
-			      "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+			      "the body of the request was in an unknown format - accepted media "
+			      "types include: application/json-patch+json, "
+			      "application/merge-patch+json, application/apply-patch+yaml");
 		return;
 	}
 	if (is_apply && (!r->q.field_manager || !*r->q.field_manager)) {
-		reply_status(r, 400, "BadRequest",
-			     "PATCH /apply requires fieldManager to be set", NULL);
+		reply_status(r, 400, "BadRequest", "PATCH /apply requires fieldManager to be set",
+			     NULL);
 		return;
 	}
 	if (parse_patch_body(r, &patch) < 0)
@@ -927,7 +954,7 @@ out:
 /* ---- DELETE ----------------------------------------------------------- */
 
 struct delete_opts {
-	long grace;            /* -1: the object's default */
+	long grace; /* -1: the object's default */
 	const char *propagation;
 	const char *pre_uid, *pre_rv;
 	bool dry_run;
@@ -965,7 +992,9 @@ static int parse_delete_opts(struct req *r, struct delete_opts *o)
 	    strcmp(o->propagation, "Foreground") != 0 && strcmp(o->propagation, "Orphan") != 0) {
 		reply_invalid(r, "DeleteOptions", "",
 			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueNotSupported",
-					"message", "Unsupported value: supported values: \"Foreground\", \"Background\", \"Orphan\"",
+					"message",
+					"Unsupported value: supported values: \"Foreground\", "
+					"\"Background\", \"Orphan\"",
 					"field", "propagationPolicy"));
 		return -EINVAL;
 	}
@@ -982,14 +1011,17 @@ static int check_preconditions(struct req *r, const struct delete_opts *o, const
 	if (o->pre_uid && uid && strcmp(o->pre_uid, uid) != 0) {
 		if (reply)
 			reply_statusf(r, 409, "Conflict",
-				      "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in precondition: %s, UID in object meta: %s",
+				      "Operation cannot be fulfilled on %s \"%s\": Precondition "
+				      "failed: UID in precondition: %s, UID in object meta: %s",
 				      qn, obj_str(obj, "metadata.name"), o->pre_uid, uid);
 		return -ESTALE;
 	}
 	if (o->pre_rv && rv && strcmp(o->pre_rv, rv) != 0) {
 		if (reply)
 			reply_statusf(r, 409, "Conflict",
-				      "Operation cannot be fulfilled on %s \"%s\": Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s",
+				      "Operation cannot be fulfilled on %s \"%s\": Precondition "
+				      "failed: ResourceVersion in precondition: %s, "
+				      "ResourceVersion in object meta: %s",
 				      qn, obj_str(obj, "metadata.name"), o->pre_rv, rv);
 		return -ESTALE;
 	}
@@ -1033,7 +1065,8 @@ static int delete_one(struct req *r, const struct delete_opts *o, json_t *obj, j
 			  json_array_size(obj_get(obj, "metadata.finalizers")) > 0;
 	/* a second delete may shorten the grace period; 0 (a kubelet confirming
 	 * that the containers stopped) removes a pod being deleted */
-	if (obj_str(obj, "metadata.deletionTimestamp") && !(grace == 0 && o->grace == 0 && !finalizers)) {
+	if (obj_str(obj, "metadata.deletionTimestamp") &&
+	    !(grace == 0 && o->grace == 0 && !finalizers)) {
 		*result = json_incref(obj);
 		return 0;
 	}
@@ -1042,7 +1075,8 @@ static int delete_one(struct req *r, const struct delete_opts *o, json_t *obj, j
 		char ts[40];
 		kb_time_rfc3339(r->now + grace, ts, sizeof(ts));
 		json_object_set_new(obj_meta(upd), "deletionTimestamp", json_string(ts));
-		json_object_set_new(obj_meta(upd), "deletionGracePeriodSeconds", json_integer(grace));
+		json_object_set_new(obj_meta(upd), "deletionGracePeriodSeconds",
+				    json_integer(grace));
 		if (is_ns)
 			obj_set_str(upd, "status.phase", "Terminating");
 		int rc = 0;
@@ -1075,7 +1109,8 @@ static void handle_delete(struct req *r)
 	struct delete_opts o;
 	json_t *obj = NULL, *result = NULL;
 	if (!(r->res->verbs & VERB_DELETE) || r->sub) {
-		reply_statusf(r, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+		reply_statusf(r, 405, "MethodNotAllowed",
+			      "the server does not allow this method on the requested resource");
 		return;
 	}
 	if (parse_delete_opts(r, &o) < 0)
@@ -1086,7 +1121,8 @@ static void handle_delete(struct req *r)
 		for (int i = 0; protected_ns[i]; i++) {
 			if (strcmp(r->name, protected_ns[i]) == 0) {
 				reply_statusf(r, 403, "Forbidden",
-					      "namespaces \"%s\" is forbidden: this namespace may not be deleted",
+					      "namespaces \"%s\" is forbidden: this namespace may "
+					      "not be deleted",
 					      r->name);
 				goto out;
 			}
@@ -1105,7 +1141,8 @@ static void handle_deletecollection(struct req *r)
 	struct delete_opts o;
 	struct filter f;
 	if (!(r->res->verbs & VERB_DELETECOLLECTION)) {
-		reply_statusf(r, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+		reply_statusf(r, 405, "MethodNotAllowed",
+			      "the server does not allow this method on the requested resource");
 		return;
 	}
 	if (parse_delete_opts(r, &o) < 0)
@@ -1130,7 +1167,7 @@ static void handle_deletecollection(struct req *r)
 	size_t i;
 	json_t *item;
 	store_txn_begin(r->px->store);
-	json_array_foreach(res.items, i, item) {
+	json_array_foreach (res.items, i, item) {
 		json_t *out = NULL;
 		if (is_kind(r->res, "", "Namespace")) {
 			const char *n = obj_str(item, "metadata.name");
@@ -1212,6 +1249,7 @@ void handle_resource(struct req *r)
 		else
 			handle_deletecollection(r);
 	} else {
-		reply_statusf(r, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+		reply_statusf(r, 405, "MethodNotAllowed",
+			      "the server does not allow this method on the requested resource");
 	}
 }

@@ -59,7 +59,7 @@ static void query_long(const char *query, const char *key, long *out)
 static void standin_log(struct req *r, const json_t *pod)
 {
 	const char *text = json_string_value(
-		json_object_get(obj_get(pod, "metadata.annotations"), LOG_ANNOTATION));
+	    json_object_get(obj_get(pod, "metadata.annotations"), LOG_ANNOTATION));
 	long tail = -1, limit = -1;
 	query_long(r->http->query, "tailLines", &tail);
 	query_long(r->http->query, "limitBytes", &limit);
@@ -102,14 +102,15 @@ static void refuse_containers(const json_t *spec, const char *list, json_t *caus
 	size_t i, j;
 	json_t *c, *p;
 	char f[128];
-	json_array_foreach(json_object_get(spec, list), i, c) {
+	json_array_foreach (json_object_get(spec, list), i, c) {
 		if (json_is_true(obj_get(c, "securityContext.privileged"))) {
 			snprintf(f, sizeof(f), "spec.%s[%zu].securityContext.privileged", list, i);
 			refuse(causes, f, "privileged");
 		}
-		json_array_foreach(json_object_get(c, "ports"), j, p) {
+		json_array_foreach (json_object_get(c, "ports"), j, p) {
 			if (json_integer_value(json_object_get(p, "hostPort")) != 0) {
-				snprintf(f, sizeof(f), "spec.%s[%zu].ports[%zu].hostPort", list, i, j);
+				snprintf(f, sizeof(f), "spec.%s[%zu].ports[%zu].hostPort", list, i,
+					 j);
 				refuse(causes, f, "hostPort");
 			}
 		}
@@ -131,7 +132,7 @@ void hostpod_refuse_fields(const json_t *pod, json_t *causes)
 	}
 	size_t i;
 	json_t *v;
-	json_array_foreach(json_object_get(spec, "volumes"), i, v) {
+	json_array_foreach (json_object_get(spec, "volumes"), i, v) {
 		if (json_object_get(v, "hostPath")) {
 			char f[64];
 			snprintf(f, sizeof(f), "spec.volumes[%zu].hostPath", i);
@@ -161,15 +162,16 @@ static void set_scheduled(json_t *pod, time_t now)
 		json_object_set_new(st, "conditions", conds);
 	}
 	for (size_t i = json_array_size(conds); i-- > 0;) {
-		const char *t = json_string_value(json_object_get(json_array_get(conds, i), "type"));
+		const char *t =
+		    json_string_value(json_object_get(json_array_get(conds, i), "type"));
 		if (t && strcmp(t, "PodScheduled") == 0)
 			json_array_remove(conds, i);
 	}
 	char ts[40];
 	kb_time_rfc3339(now, ts, sizeof(ts));
-	json_array_append_new(conds, json_pack("{s:s,s:s,s:n,s:s}", "type", "PodScheduled",
-					       "status", "True", "lastProbeTime",
-					       "lastTransitionTime", ts));
+	json_array_append_new(conds,
+			      json_pack("{s:s,s:s,s:n,s:s}", "type", "PodScheduled", "status",
+					"True", "lastProbeTime", "lastTransitionTime", ts));
 }
 
 void hostpod_binding(struct req *r)
@@ -180,8 +182,8 @@ void hostpod_binding(struct req *r)
 	int rc;
 	if (!node || !*node) {
 		reply_invalid(r, "Binding", r->name,
-			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueRequired", "message",
-					"Required value", "field", "target.name"));
+			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueRequired",
+					"message", "Required value", "field", "target.name"));
 		goto out;
 	}
 	rc = store_get(r->px->store, r->res->store_key, r->ns, r->name, &pod);
@@ -193,7 +195,8 @@ void hostpod_binding(struct req *r)
 	if (have && *have) {
 		reply_statusf(r, 409, "Conflict",
 			      "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is "
-			      "already assigned to node \"%s\"", r->name, r->name, have);
+			      "already assigned to node \"%s\"",
+			      r->name, r->name, have);
 		goto out;
 	}
 	obj_set_str(pod, "spec.nodeName", node);

@@ -15,14 +15,14 @@
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
 
-static const char *const builtin_ns[] = {"default", "kube-system", "kube-public",
-					 "kube-node-lease", NULL};
+static const char *const builtin_ns[] = {"default", "kube-system", "kube-public", "kube-node-lease",
+					 NULL};
 
 void ns_created(struct proxy *px, const char *ns)
 {
 	const struct proxy_resource *sa = resource_find("", "v1", "serviceaccounts");
-	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind",
-			      "ServiceAccount", "metadata", "name", "default", "namespace", ns);
+	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind", "ServiceAccount",
+			      "metadata", "name", "default", "namespace", ns);
 	object_create(px, sa, o, NULL);
 	json_decref(o);
 	char *ca = NULL;
@@ -53,12 +53,12 @@ static int bootstrap_kubernetes_service(struct proxy *px)
 		return 0;
 	}
 	json_t *o = json_pack(
-		"{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:{s:s,s:[s],s:[{s:s,s:i,s:s,s:i}],s:s,s:s}}",
-		"apiVersion", "v1", "kind", "Service", "metadata", "name", "kubernetes", "namespace",
-		"default", "labels", "component", "apiserver", "provider", "kubernetes", "spec",
-		"clusterIP", "10.96.0.1", "clusterIPs", "10.96.0.1", "ports", "name", "https", "port",
-		443, "protocol", "TCP", "targetPort", 6443, "type", "ClusterIP", "sessionAffinity",
-		"None");
+	    "{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:{s:s,s:[s],s:[{s:s,s:i,s:s,s:i}],s:s,s:s}}",
+	    "apiVersion", "v1", "kind", "Service", "metadata", "name", "kubernetes", "namespace",
+	    "default", "labels", "component", "apiserver", "provider", "kubernetes", "spec",
+	    "clusterIP", "10.96.0.1", "clusterIPs", "10.96.0.1", "ports", "name", "https", "port",
+	    443, "protocol", "TCP", "targetPort", 6443, "type", "ClusterIP", "sessionAffinity",
+	    "None");
 	int rc = object_create(px, svc, o, NULL);
 	json_decref(o);
 	if (rc < 0 && rc != -EEXIST)
@@ -101,7 +101,7 @@ int ns_bootstrap(struct proxy *px)
 		if (store_list(px->store, &lr, &res) == 0) {
 			size_t k;
 			json_t *n;
-			json_array_foreach(res.items, k, n)
+			json_array_foreach (res.items, k, n)
 				if (obj_str(n, "metadata.deletionTimestamp"))
 					px->ns_pending = true;
 			items = res.items;
@@ -165,7 +165,7 @@ static bool ns_empty_out(struct proxy *px, const char *ns)
 		}
 		size_t k;
 		json_t *o;
-		json_array_foreach(out.items, k, o) {
+		json_array_foreach (out.items, k, o) {
 			const char *name = obj_str(o, "metadata.name");
 			if (json_array_size(obj_get(o, "metadata.finalizers")) > 0) {
 				empty = false;
@@ -175,7 +175,8 @@ static bool ns_empty_out(struct proxy *px, const char *ns)
 					json_t *upd = json_deep_copy(o);
 					json_object_set_new(obj_meta(upd), "deletionTimestamp",
 							    json_string(ts));
-					json_object_set_new(obj_meta(upd), "deletionGracePeriodSeconds",
+					json_object_set_new(obj_meta(upd),
+							    "deletionGracePeriodSeconds",
 							    json_integer(0));
 					store_update(px->store, res->store_key, ns, name, upd,
 						     obj_rv(o), NULL);
@@ -225,7 +226,7 @@ void ns_tick(struct proxy *px)
 	}
 	size_t i;
 	json_t *n;
-	json_array_foreach(res.items, i, n) {
+	json_array_foreach (res.items, i, n) {
 		if (!obj_str(n, "metadata.deletionTimestamp"))
 			continue;
 		const char *name = obj_str(n, "metadata.name");
@@ -236,7 +237,8 @@ void ns_tick(struct proxy *px)
 		else
 			px->ns_pending = true;
 		store_txn_commit(px->store);
-		kb_info("proxy", "namespace %s: %s", name, empty ? "removed" : "waiting for finalizers");
+		kb_info("proxy", "namespace %s: %s", name,
+			empty ? "removed" : "waiting for finalizers");
 	}
 	json_decref(res.items);
 	free(res.next);

@@ -141,7 +141,7 @@ static void default_container(json_t *c)
 	set_default(c, "resources", json_object());
 	size_t i;
 	json_t *p;
-	json_array_foreach(json_object_get(c, "ports"), i, p)
+	json_array_foreach (json_object_get(c, "ports"), i, p)
 		if (json_is_object(p))
 			set_default(p, "protocol", json_string("TCP"));
 }
@@ -165,10 +165,10 @@ static void default_pod_spec(json_t *spec)
 	json_object_set_new(spec, "serviceAccount", json_string(name));
 	size_t i;
 	json_t *c;
-	json_array_foreach(json_object_get(spec, "containers"), i, c)
+	json_array_foreach (json_object_get(spec, "containers"), i, c)
 		if (json_is_object(c))
 			default_container(c);
-	json_array_foreach(json_object_get(spec, "initContainers"), i, c)
+	json_array_foreach (json_object_get(spec, "initContainers"), i, c)
 		if (json_is_object(c))
 			default_container(c);
 }
@@ -179,7 +179,7 @@ static const char *pod_qos(const json_t *spec)
 	bool any = false, guaranteed = true;
 	size_t i;
 	json_t *c;
-	json_array_foreach(json_object_get(spec, "containers"), i, c) {
+	json_array_foreach (json_object_get(spec, "containers"), i, c) {
 		json_t *res = json_object_get(c, "resources");
 		json_t *req = json_object_get(res, "requests");
 		json_t *lim = json_object_get(res, "limits");
@@ -212,15 +212,15 @@ static void default_pod(json_t *obj)
 		bool have = false;
 		size_t i;
 		json_t *t;
-		json_array_foreach(tols, i, t)
-			if (json_is_object(t) &&
-			    json_string_value(json_object_get(t, "key")) &&
+		json_array_foreach (tols, i, t)
+			if (json_is_object(t) && json_string_value(json_object_get(t, "key")) &&
 			    strcmp(json_string_value(json_object_get(t, "key")), keys[k]) == 0)
 				have = true;
 		if (!have)
-			json_array_append_new(tols, json_pack("{s:s,s:s,s:s,s:i}", "key", keys[k],
-							      "operator", "Exists", "effect",
-							      "NoExecute", "tolerationSeconds", 300));
+			json_array_append_new(tols,
+					      json_pack("{s:s,s:s,s:s,s:i}", "key", keys[k],
+							"operator", "Exists", "effect", "NoExecute",
+							"tolerationSeconds", 300));
 	}
 	set_default(spec, "priority", json_integer(0));
 	json_t *status = ensure_obj(obj, "status");
@@ -353,8 +353,8 @@ static void default_service(struct proxy *px, json_t *obj)
 		if (!json_object_get(spec, "clusterIP")) {
 			char ip[32];
 			unsigned h = (unsigned)store_rev(px->store) * 2654435761u;
-			snprintf(ip, sizeof(ip), "10.%u.%u.%u", 96 + ((h >> 16) & 15), (h >> 8) & 255,
-				 2 + (h & 127));
+			snprintf(ip, sizeof(ip), "10.%u.%u.%u", 96 + ((h >> 16) & 15),
+				 (h >> 8) & 255, 2 + (h & 127));
 			json_object_set_new(spec, "clusterIP", json_string(ip));
 		}
 		const char *cip = json_string_value(json_object_get(spec, "clusterIP"));
@@ -365,7 +365,7 @@ static void default_service(struct proxy *px, json_t *obj)
 	}
 	size_t i;
 	json_t *p;
-	json_array_foreach(json_object_get(spec, "ports"), i, p) {
+	json_array_foreach (json_object_get(spec, "ports"), i, p) {
 		if (!json_is_object(p))
 			continue;
 		set_default(p, "protocol", json_string("TCP"));
@@ -385,7 +385,7 @@ static void default_secret(json_t *obj)
 		json_t *data = ensure_obj(obj, "data");
 		const char *k;
 		json_t *v;
-		json_object_foreach(sd, k, v) {
+		json_object_foreach (sd, k, v) {
 			const char *s = json_string_value(v);
 			if (!s)
 				continue;
@@ -452,7 +452,7 @@ static void default_port_protocols(json_t *ports)
 {
 	size_t i;
 	json_t *p;
-	json_array_foreach(ports, i, p)
+	json_array_foreach (ports, i, p)
 		if (json_is_object(p) && !json_object_get(p, "protocol"))
 			json_object_set_new(p, "protocol", json_string("TCP"));
 }
@@ -463,7 +463,7 @@ static void default_pod_spec_keys(json_t *spec)
 	for (int l = 0; l < 2; l++) {
 		size_t i;
 		json_t *c;
-		json_array_foreach(json_object_get(spec, lists[l]), i, c)
+		json_array_foreach (json_object_get(spec, lists[l]), i, c)
 			default_port_protocols(json_object_get(c, "ports"));
 	}
 }
@@ -507,13 +507,13 @@ bool obj_spec_changed(const json_t *a, const json_t *b)
 {
 	const char *k;
 	json_t *v;
-	json_object_foreach((json_t *)a, k, v) {
+	json_object_foreach ((json_t *)a, k, v) {
 		if (strcmp(k, "metadata") == 0 || strcmp(k, "status") == 0)
 			continue;
 		if (!json_equal(v, json_object_get(b, k)))
 			return true;
 	}
-	json_object_foreach((json_t *)b, k, v) {
+	json_object_foreach ((json_t *)b, k, v) {
 		if (strcmp(k, "metadata") == 0 || strcmp(k, "status") == 0)
 			continue;
 		if (!json_object_get(a, k))

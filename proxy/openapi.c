@@ -92,7 +92,7 @@ static void gv_hash(const char *group, const char *version, char *out, size_t le
 		if (!in_gv(r, group, version))
 			continue;
 		snprintf(num, sizeof(num), "%u/%d", r->verbs, r->namespaced);
-		const char *parts[] = { r->kind, r->list_kind, r->plural, r->proto, num };
+		const char *parts[] = {r->kind, r->list_kind, r->plural, r->proto, num};
 		for (size_t k = 0; k < KB_ARRAY_SIZE(parts); k++)
 			fnv(&h, parts[k]);
 		for (const struct proxy_subresource *s = r->subresources; s && s->name; s++)
@@ -147,22 +147,14 @@ static json_t *msg_ref(const struct kt_message *m)
 static json_t *scalar_schema(uint8_t kind)
 {
 	switch (kind) {
-	case KT_STRING:
-		return json_pack("{s:s}", "type", "string");
-	case KT_BYTES:
-		return json_pack("{s:s, s:s}", "type", "string", "format", "byte");
-	case KT_BOOL:
-		return json_pack("{s:s}", "type", "boolean");
-	case KT_INT32:
-		return json_pack("{s:s, s:s}", "type", "integer", "format", "int32");
-	case KT_INT64:
-		return json_pack("{s:s, s:s}", "type", "integer", "format", "int64");
-	case KT_DOUBLE:
-		return json_pack("{s:s, s:s}", "type", "number", "format", "double");
-	case KT_FLOAT:
-		return json_pack("{s:s, s:s}", "type", "number", "format", "float");
-	default:
-		return json_pack("{s:s}", "type", "integer");
+	case KT_STRING: return json_pack("{s:s}", "type", "string");
+	case KT_BYTES: return json_pack("{s:s, s:s}", "type", "string", "format", "byte");
+	case KT_BOOL: return json_pack("{s:s}", "type", "boolean");
+	case KT_INT32: return json_pack("{s:s, s:s}", "type", "integer", "format", "int32");
+	case KT_INT64: return json_pack("{s:s, s:s}", "type", "integer", "format", "int64");
+	case KT_DOUBLE: return json_pack("{s:s, s:s}", "type", "number", "format", "double");
+	case KT_FLOAT: return json_pack("{s:s, s:s}", "type", "number", "format", "float");
+	default: return json_pack("{s:s}", "type", "integer");
 	}
 }
 
@@ -219,18 +211,14 @@ static json_t *special_schema(uint8_t special)
 {
 	switch (special) {
 	case KT_TIME:
-	case KT_MICROTIME:
-		return json_pack("{s:s, s:s}", "type", "string", "format", "date-time");
+	case KT_MICROTIME: return json_pack("{s:s, s:s}", "type", "string", "format", "date-time");
 	case KT_DURATION:
-	case KT_QUANTITY:
-		return json_pack("{s:s}", "type", "string");
+	case KT_QUANTITY: return json_pack("{s:s}", "type", "string");
 	case KT_INTORSTRING:
 		return json_pack("{s:s, s:s, s:b}", "type", "string", "format", "int-or-string",
 				 "x-kubernetes-int-or-string", 1);
-	case KT_JSON:
-		return json_pack("{s:b}", "x-kubernetes-preserve-unknown-fields", 1);
-	default: /* RawExtension, FieldsV1 */
-		return json_pack("{s:s}", "type", "object");
+	case KT_JSON: return json_pack("{s:b}", "x-kubernetes-preserve-unknown-fields", 1);
+	default: /* RawExtension, FieldsV1 */ return json_pack("{s:s}", "type", "object");
 	}
 }
 
@@ -260,29 +248,29 @@ static void add_reachable(json_t *schemas, const struct kt_message *m, int depth
 static const struct {
 	const char *kind, *text;
 } kind_docs[] = {
-	{ "Pod", "Pod is a collection of containers that can run on a host. This resource is "
-		 "created by clients and scheduled onto hosts." },
-	{ "Namespace", "Namespace provides a scope for Names. Use of multiple namespaces is "
-		       "optional." },
-	{ "Service", "Service is a named abstraction of software service (for example, mysql) "
-		     "consisting of local port (for example 3306) that the proxy listens on, and "
-		     "the selector that determines which pods will answer requests sent through "
-		     "the proxy." },
-	{ "ConfigMap", "ConfigMap holds configuration data for pods to consume." },
-	{ "Secret", "Secret holds secret data of a certain type. The total bytes of the values "
-		    "in the Data field must be less than MaxSecretSize bytes." },
-	{ "Deployment", "Deployment enables declarative updates for Pods and ReplicaSets." },
-	{ "ReplicaSet", "ReplicaSet ensures that a specified number of pod replicas are running "
-			"at any given time." },
-	{ "StatefulSet", "StatefulSet represents a set of pods with consistent identities." },
-	{ "DaemonSet", "DaemonSet represents the configuration of a daemon set." },
-	{ "Job", "Job represents the configuration of a single job." },
-	{ "CronJob", "CronJob represents the configuration of a single cron job." },
-	{ "ServiceAccount", "ServiceAccount binds together: a name, understood by users, and "
-			    "perhaps by peripheral systems, for an identity; a principal that can "
-			    "be authenticated and authorized; a set of secrets." },
-	{ "Node", "Node is a worker node in Kubernetes." },
-	{ "Event", "Event is a report of an event somewhere in the cluster." },
+    {"Pod", "Pod is a collection of containers that can run on a host. This resource is "
+	    "created by clients and scheduled onto hosts."},
+    {"Namespace", "Namespace provides a scope for Names. Use of multiple namespaces is "
+		  "optional."},
+    {"Service", "Service is a named abstraction of software service (for example, mysql) "
+		"consisting of local port (for example 3306) that the proxy listens on, and "
+		"the selector that determines which pods will answer requests sent through "
+		"the proxy."},
+    {"ConfigMap", "ConfigMap holds configuration data for pods to consume."},
+    {"Secret", "Secret holds secret data of a certain type. The total bytes of the values "
+	       "in the Data field must be less than MaxSecretSize bytes."},
+    {"Deployment", "Deployment enables declarative updates for Pods and ReplicaSets."},
+    {"ReplicaSet", "ReplicaSet ensures that a specified number of pod replicas are running "
+		   "at any given time."},
+    {"StatefulSet", "StatefulSet represents a set of pods with consistent identities."},
+    {"DaemonSet", "DaemonSet represents the configuration of a daemon set."},
+    {"Job", "Job represents the configuration of a single job."},
+    {"CronJob", "CronJob represents the configuration of a single cron job."},
+    {"ServiceAccount", "ServiceAccount binds together: a name, understood by users, and "
+		       "perhaps by peripheral systems, for an identity; a principal that can "
+		       "be authenticated and authorized; a set of secrets."},
+    {"Node", "Node is a worker node in Kubernetes."},
+    {"Event", "Event is a report of an event somewhere in the cluster."},
 };
 
 static void kind_description(const char *kind, const char *gv, char *buf, size_t len)
@@ -324,10 +312,16 @@ static void mark_kind(json_t *schema, const struct proxy_resource *r, const char
 		props = json_object();
 		json_object_set_new(schema, "properties", props);
 	}
-	json_object_set_new(props, "apiVersion", json_pack("{s:s, s:s}", "description",
+	json_object_set_new(
+	    props, "apiVersion",
+	    json_pack(
+		"{s:s, s:s}", "description",
 		"APIVersion defines the versioned schema of this representation of an object.",
 		"type", "string"));
-	json_object_set_new(props, "kind", json_pack("{s:s, s:s}", "description",
+	json_object_set_new(
+	    props, "kind",
+	    json_pack(
+		"{s:s, s:s}", "description",
 		"Kind is a string value representing the REST resource this object represents.",
 		"type", "string"));
 }
@@ -343,15 +337,15 @@ static void crd_schema_name(const struct proxy_resource *r, char *buf, size_t le
 		const char *dot = end - 1;
 		while (dot > g && dot[-1] != '.')
 			dot--;
-		n += (size_t)snprintf(buf + n, len - n, "%s%.*s", n ? "." : "", (int)(end - dot), dot);
+		n += (size_t)snprintf(buf + n, len - n, "%s%.*s", n ? "." : "", (int)(end - dot),
+				      dot);
 		end = dot > g ? dot - 1 : g;
 	}
 	if (n < len)
 		snprintf(buf + n, len - n, ".%s.%s", r->version, r->kind);
 }
 
-static void add_crd_schema(json_t *schemas, const struct proxy_resource *r, char *name,
-			   size_t len)
+static void add_crd_schema(json_t *schemas, const struct proxy_resource *r, char *name, size_t len)
 {
 	const struct kt_message *om = kt_find("k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta");
 	json_t *s = r->schema ? json_deep_copy(r->schema)
@@ -395,14 +389,14 @@ static void add_kind_schemas(json_t *schemas, const struct proxy_resource *r, ch
 
 static json_t *query_param(const char *name, const char *type)
 {
-	return json_pack("{s:s, s:s, s:{s:s, s:b}}", "name", name, "in", "query", "schema",
-			 "type", type, "uniqueItems", 1);
+	return json_pack("{s:s, s:s, s:{s:s, s:b}}", "name", name, "in", "query", "schema", "type",
+			 type, "uniqueItems", 1);
 }
 
 static json_t *path_param(const char *name)
 {
-	return json_pack("{s:s, s:s, s:b, s:{s:s, s:b}}", "name", name, "in", "path",
-			 "required", 1, "schema", "type", "string", "uniqueItems", 1);
+	return json_pack("{s:s, s:s, s:b, s:{s:s, s:b}}", "name", name, "in", "path", "required", 1,
+			 "schema", "type", "string", "uniqueItems", 1);
 }
 
 static json_t *write_params(bool patch)
@@ -417,8 +411,8 @@ static json_t *write_params(bool patch)
 
 static json_t *list_params(void)
 {
-	static const char *const names[] = { "labelSelector", "fieldSelector", "continue",
-					     "resourceVersion", "resourceVersionMatch" };
+	static const char *const names[] = {"labelSelector", "fieldSelector", "continue",
+					    "resourceVersion", "resourceVersionMatch"};
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < KB_ARRAY_SIZE(names); i++)
@@ -439,10 +433,9 @@ static json_t *body_of(const char *schema_name, bool patch, bool builtin)
 		json_object_set_new(content, "application/json",
 				    json_pack("{s:{s:s}}", "schema", "$ref", ref));
 	} else {
-		const char *types[] = { "application/apply-patch+yaml",
-					"application/json-patch+json",
-					"application/merge-patch+json",
-					"application/strategic-merge-patch+json" };
+		const char *types[] = {
+		    "application/apply-patch+yaml", "application/json-patch+json",
+		    "application/merge-patch+json", "application/strategic-merge-patch+json"};
 		for (size_t i = 0; i < KB_ARRAY_SIZE(types) - !builtin; i++)
 			json_object_set_new(content, types[i],
 					    json_pack("{s:{s:s}}", "schema", "type", "object"));
@@ -463,11 +456,11 @@ static json_t *operation(const struct op_ctx *c, const char *action, const char 
 
 	snprintf(ref, sizeof(ref), "#/components/schemas/%s", c->schema);
 	snprintf(desc, sizeof(desc), "%s %s", verb_desc, c->kind);
-	json_t *op = json_pack("{s:s, s:{s:{s:s, s:{s:{s:{s:s}}}}}, s:s, s:o}",
-			       "description", desc, "responses", "200", "description", "OK",
-			       "content", "application/json", "schema", "$ref", ref,
-			       "x-kubernetes-action", action, "x-kubernetes-group-version-kind",
-			       gvk_object(c->group, c->version, c->kind));
+	json_t *op =
+	    json_pack("{s:s, s:{s:{s:s, s:{s:{s:{s:s}}}}}, s:s, s:o}", "description", desc,
+		      "responses", "200", "description", "OK", "content", "application/json",
+		      "schema", "$ref", ref, "x-kubernetes-action", action,
+		      "x-kubernetes-group-version-kind", gvk_object(c->group, c->version, c->kind));
 	bool write = strcmp(action, "put") == 0 || strcmp(action, "patch") == 0 ||
 		     strcmp(action, "post") == 0;
 	if (write) {
@@ -483,8 +476,7 @@ static json_t *operation(const struct op_ctx *c, const char *action, const char 
 	return op;
 }
 
-static void set_path(json_t *paths, const char *path, json_t *item, bool namespaced,
-		     bool named)
+static void set_path(json_t *paths, const char *path, json_t *item, bool namespaced, bool named)
 {
 	json_t *params = json_array();
 
@@ -509,11 +501,10 @@ static void add_item_ops(json_t *item, const struct op_ctx *c, unsigned verbs)
 		json_object_set_new(item, "delete", operation(c, "delete", "delete a"));
 }
 
-static void add_resource_paths(json_t *paths, const struct proxy_resource *r,
-			       const char *schema)
+static void add_resource_paths(json_t *paths, const struct proxy_resource *r, const char *schema)
 {
 	char base[400], path[600];
-	struct op_ctx c = { r, r->group, r->version, r->kind, schema, r->proto != NULL };
+	struct op_ctx c = {r, r->group, r->version, r->kind, schema, r->proto != NULL};
 	unsigned verbs = r->verbs;
 
 	if (r->group[0])
@@ -527,7 +518,8 @@ static void add_resource_paths(json_t *paths, const struct proxy_resource *r,
 		verbs |= VERB_PATCH;
 	json_t *coll = json_object();
 	if (verbs & VERB_LIST)
-		json_object_set_new(coll, "get", operation(&c, "list", "list or watch objects of kind"));
+		json_object_set_new(coll, "get",
+				    operation(&c, "list", "list or watch objects of kind"));
 	if (verbs & VERB_CREATE)
 		json_object_set_new(coll, "post", operation(&c, "post", "create a"));
 	if (verbs & VERB_DELETECOLLECTION)
@@ -577,9 +569,9 @@ json_t *openapi_v3_gv(const char *group, const char *version)
 		json_decref(schemas);
 		return NULL;
 	}
-	return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o}}", "openapi", "3.0.0", "info",
-			 "title", "Kubernetes", "version", OPENAPI_K8S_VERSION, "paths", paths,
-			 "components", "schemas", schemas);
+	return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o}}", "openapi", "3.0.0", "info", "title",
+			 "Kubernetes", "version", OPENAPI_K8S_VERSION, "paths", paths, "components",
+			 "schemas", schemas);
 }
 
 const char *openapi_v3_gv_text(const char *group, const char *version, size_t *len)

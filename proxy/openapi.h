@@ -45,7 +45,6 @@ void openapi_schema_name(const char *proto, char *buf, size_t len);
 
 /* Replaces the resource table source (tests); NULLs restore
  * resource_count/resource_at. Functions borrowed for the program's life. */
-void openapi_set_resources(size_t (*count)(void),
-			   const struct proxy_resource *(*at)(size_t));
+void openapi_set_resources(size_t (*count)(void), const struct proxy_resource *(*at)(size_t));
 
 #endif

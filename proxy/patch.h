@@ -45,8 +45,7 @@ int patch_merge(const json_t *doc, const json_t *patch, json_t **out);
  * run against a deep copy, so a failing op leaves nothing half applied.
  * Returns 0, -EINVAL (malformed ops), -EDOM (an op does not apply) or -ENOMEM.
  */
-int patch_json(const json_t *doc, const json_t *ops, json_t **out, char *err,
-	       size_t errlen);
+int patch_json(const json_t *doc, const json_t *ops, json_t **out, char *err, size_t errlen);
 
 /*
  * Kubernetes strategic merge patch of doc (an object) with patch (an object)
@@ -59,8 +58,8 @@ int patch_json(const json_t *doc, const json_t *ops, json_t **out, char *err,
  * when msg_name is NULL or unknown) merge like a JSON merge patch.
  * Returns 0, -EINVAL (bad patch) or -ENOMEM.
  */
-int patch_strategic(const json_t *doc, const json_t *patch, const char *msg_name,
-		    json_t **out, char *err, size_t errlen);
+int patch_strategic(const json_t *doc, const json_t *patch, const char *msg_name, json_t **out,
+		    char *err, size_t errlen);
 
 /*
  * Server-side apply of `applied` (the caller's full intent, with apiVersion,
@@ -78,8 +77,8 @@ int patch_strategic(const json_t *doc, const json_t *patch, const char *msg_name
  * conflicts may be NULL. Returns 0, -EINVAL, -EBUSY or -ENOMEM.
  */
 int patch_apply(const json_t *live, const json_t *applied, const char *msg_name,
-		const char *manager, bool force, const char *now_rfc3339,
-		json_t **out, json_t **conflicts, char *err, size_t errlen);
+		const char *manager, bool force, const char *now_rfc3339, json_t **out,
+		json_t **conflicts, char *err, size_t errlen);
 
 /*
  * Records a non-apply write (create, update, any non-apply patch) in obj's
@@ -89,8 +88,7 @@ int patch_apply(const json_t *live, const json_t *applied, const char *msg_name,
  * and modified in place (only metadata.managedFields). The managedFields obj
  * carries are ignored: ownership comes from old's. Returns 0 or -ENOMEM.
  */
-int patch_track_update(const json_t *old, json_t *obj, const char *msg_name,
-		       const char *manager, const char *operation,
-		       const char *now_rfc3339);
+int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
+		       const char *operation, const char *now_rfc3339);
 
 #endif

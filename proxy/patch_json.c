@@ -21,7 +21,7 @@ struct jp_loc {
 };
 
 static int jp_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int jp_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
 {
@@ -141,8 +141,7 @@ static int jp_add_at(json_t **root, struct jp_loc *loc, json_t *v)
 	if (json_is_array(loc->parent)) {
 		if (strcmp(loc->token, "-") == 0)
 			return json_array_append_new(loc->parent, v) ? -ENOMEM : 0;
-		if (jp_index(loc->token, &idx) == 0 &&
-		    idx <= json_array_size(loc->parent))
+		if (jp_index(loc->token, &idx) == 0 && idx <= json_array_size(loc->parent))
 			return json_array_insert_new(loc->parent, idx, v) ? -ENOMEM : 0;
 	}
 	json_decref(v);
@@ -185,7 +184,7 @@ static bool jp_equal(const json_t *a, const json_t *b)
 
 		if (json_object_size(a) != json_object_size(b))
 			return false;
-		json_object_foreach((json_t *)a, k, v) {
+		json_object_foreach ((json_t *)a, k, v) {
 			json_t *w = json_object_get(b, k);
 			if (!w || !jp_equal(v, w))
 				return false;
@@ -200,8 +199,7 @@ struct jp_op {
 	json_t *value; /* borrowed from the patch */
 };
 
-static int jp_parse_op(const json_t *o, size_t i, struct jp_op *op, char *err,
-		       size_t errlen)
+static int jp_parse_op(const json_t *o, size_t i, struct jp_op *op, char *err, size_t errlen)
 {
 	const json_t *p;
 
@@ -213,7 +211,8 @@ static int jp_parse_op(const json_t *o, size_t i, struct jp_op *op, char *err,
 	p = json_object_get(o, "path");
 	op->path = json_string_value(p);
 	if (!op->path)
-		return jp_fail(err, errlen, -EINVAL, "operation %zu: %s operation missing path", i, op->op);
+		return jp_fail(err, errlen, -EINVAL, "operation %zu: %s operation missing path", i,
+			       op->op);
 	op->from = json_string_value(json_object_get(o, "from"));
 	op->value = json_object_get(o, "value");
 	if (!strcmp(op->op, "add") || !strcmp(op->op, "replace") || !strcmp(op->op, "test")) {
@@ -228,22 +227,23 @@ static int jp_parse_op(const json_t *o, size_t i, struct jp_op *op, char *err,
 	return 0;
 }
 
-static int jp_locate_err(json_t *root, const char *path, struct jp_loc *loc,
-			 const char *what, char *err, size_t errlen)
+static int jp_locate_err(json_t *root, const char *path, struct jp_loc *loc, const char *what,
+			 char *err, size_t errlen)
 {
 	int r = jp_locate(root, path, loc);
 
 	if (r == -EINVAL)
 		return jp_fail(err, errlen, -EINVAL, "%s: invalid JSON pointer %s", what, path);
 	if (r == -EDOM)
-		return jp_fail(err, errlen, -EDOM,
-			       "%s operation does not apply: doc is missing path: \"%s\": missing value",
-			       what, path);
+		return jp_fail(
+		    err, errlen, -EDOM,
+		    "%s operation does not apply: doc is missing path: \"%s\": missing value", what,
+		    path);
 	return r;
 }
 
-static int jp_do_add(json_t **root, const char *path, json_t *v /* stolen */,
-		     const char *what, char *err, size_t errlen)
+static int jp_do_add(json_t **root, const char *path, json_t *v /* stolen */, const char *what,
+		     char *err, size_t errlen)
 {
 	struct jp_loc loc;
 	int r = jp_locate_err(*root, path, &loc, what, err, errlen);
@@ -253,7 +253,8 @@ static int jp_do_add(json_t **root, const char *path, json_t *v /* stolen */,
 		v = NULL;
 		if (r == -EDOM)
 			jp_fail(err, errlen, r,
-				"%s operation does not apply: doc is missing path: \"%s\": missing value",
+				"%s operation does not apply: doc is missing path: \"%s\": missing "
+				"value",
 				what, path);
 	}
 	json_decref(v);
@@ -267,9 +268,10 @@ static int jp_do_remove(json_t *root, const char *path, char *err, size_t errlen
 	int r = jp_locate_err(root, path, &loc, "remove", err, errlen);
 
 	if (r == 0 && (!loc.parent || !jp_get(root, &loc)))
-		r = jp_fail(err, errlen, -EDOM,
-			    "remove operation does not apply: doc is missing path: \"%s\": missing value",
-			    path);
+		r = jp_fail(
+		    err, errlen, -EDOM,
+		    "remove operation does not apply: doc is missing path: \"%s\": missing value",
+		    path);
 	if (r == 0)
 		r = jp_remove_at(&loc);
 	free(loc.token);
@@ -283,9 +285,10 @@ static int jp_do_replace(json_t **root, const struct jp_op *op, char *err, size_
 	json_t *v;
 
 	if (r == 0 && !jp_get(*root, &loc))
-		r = jp_fail(err, errlen, -EDOM,
-			    "replace operation does not apply: doc is missing key: %s: missing value",
-			    op->path);
+		r = jp_fail(
+		    err, errlen, -EDOM,
+		    "replace operation does not apply: doc is missing key: %s: missing value",
+		    op->path);
 	if (r == 0 && !(v = json_deep_copy(op->value)))
 		r = -ENOMEM;
 	if (r == 0) {
@@ -305,8 +308,8 @@ static int jp_do_replace(json_t **root, const struct jp_op *op, char *err, size_
 }
 
 /* The value at path (borrowed), or NULL with an error set. */
-static json_t *jp_value_at(json_t *root, const char *path, const char *what,
-			   int *ret, char *err, size_t errlen)
+static json_t *jp_value_at(json_t *root, const char *path, const char *what, int *ret, char *err,
+			   size_t errlen)
 {
 	struct jp_loc loc;
 	json_t *v = NULL;
@@ -333,8 +336,8 @@ static bool jp_is_proper_prefix(const char *from, const char *path)
 	return strncmp(from, path, n) == 0 && path[n] == '/';
 }
 
-static int jp_do_move_copy(json_t **root, const struct jp_op *op, bool move,
-			   char *err, size_t errlen)
+static int jp_do_move_copy(json_t **root, const struct jp_op *op, bool move, char *err,
+			   size_t errlen)
 {
 	const char *what = move ? "move" : "copy";
 	int r;
@@ -344,8 +347,8 @@ static int jp_do_move_copy(json_t **root, const struct jp_op *op, bool move,
 		return r;
 	if (move && jp_is_proper_prefix(op->from, op->path))
 		return jp_fail(err, errlen, -EDOM,
-			       "move operation does not apply: %s is a child of %s",
-			       op->path, op->from);
+			       "move operation does not apply: %s is a child of %s", op->path,
+			       op->from);
 	if (move && strcmp(op->from, op->path) == 0)
 		return 0;
 	v = move ? json_incref(v) : json_deep_copy(v);
@@ -390,8 +393,7 @@ static int jp_apply_one(json_t **root, const struct jp_op *op, char *err, size_t
 	return jp_do_test(*root, op, err, errlen);
 }
 
-int patch_json(const json_t *doc, const json_t *ops, json_t **out, char *err,
-	       size_t errlen)
+int patch_json(const json_t *doc, const json_t *ops, json_t **out, char *err, size_t errlen)
 {
 	json_t *root;
 	struct jp_op op;

@@ -20,7 +20,7 @@ static json_t *merge_object(const json_t *target, const json_t *patch)
 
 	if (!res)
 		return NULL;
-	json_object_foreach((json_t *)patch, key, pv) {
+	json_object_foreach ((json_t *)patch, key, pv) {
 		if (json_is_null(pv)) {
 			json_object_del(res, key);
 			continue;

@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SMP_DIRECTIVE "$patch"
-#define SMP_RETAIN "$retainKeys"
-#define SMP_ORDER_PREFIX "$setElementOrder/"
+#define SMP_DIRECTIVE     "$patch"
+#define SMP_RETAIN        "$retainKeys"
+#define SMP_ORDER_PREFIX  "$setElementOrder/"
 #define SMP_DELETE_PREFIX "$deleteFromPrimitiveList/"
 
 /* A position in the type tree: a message, or a map of a message (or of
@@ -56,11 +56,11 @@ struct smp_ctx {
 	size_t errlen;
 };
 
-static int smp_map(const json_t *orig, const json_t *patch, struct smp_type t,
-		   struct smp_ctx *c, json_t **out);
+static int smp_map(const json_t *orig, const json_t *patch, struct smp_type t, struct smp_ctx *c,
+		   json_t **out);
 
 static int smp_fail(struct smp_ctx *c, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int smp_fail(struct smp_ctx *c, int ret, const char *fmt, ...)
 {
@@ -91,7 +91,7 @@ static bool smp_scalar_message(const struct kt_message *m)
 
 static struct smp_field smp_lookup(struct smp_type t, const char *key)
 {
-	struct smp_field f = { 0 };
+	struct smp_field f = {0};
 	const struct kt_field *kf;
 
 	if (t.is_map) {
@@ -202,10 +202,9 @@ fail:
 }
 
 /* Checks that list elements share one JSON type and are not lists. */
-static int smp_check_elements(const json_t *a, const json_t *b, int *type,
-			      struct smp_ctx *c)
+static int smp_check_elements(const json_t *a, const json_t *b, int *type, struct smp_ctx *c)
 {
-	const json_t *lists[2] = { a, b };
+	const json_t *lists[2] = {a, b};
 
 	*type = -1;
 	for (int l = 0; l < 2; l++) {
@@ -258,8 +257,8 @@ static void smp_delete_matching(json_t *list, const char *key, const json_t *val
  * (a copy of the original), *replace is set for "$patch: replace", and the
  * other elements are collected into *plain (new array).
  */
-static int smp_list_specials(json_t *work, const json_t *patch, const char *key,
-			     bool *replace, json_t **plain, struct smp_ctx *c)
+static int smp_list_specials(json_t *work, const json_t *patch, const char *key, bool *replace,
+			     json_t **plain, struct smp_ctx *c)
 {
 	char buf[256];
 
@@ -276,13 +275,15 @@ static int smp_list_specials(json_t *work, const json_t *patch, const char *key,
 			json_array_append(*plain, e);
 		} else if (d && !strcmp(d, "delete")) {
 			if (!kv)
-				return smp_fail(c, -EINVAL, "map: %s does not contain declared merge key: %s",
+				return smp_fail(c, -EINVAL,
+						"map: %s does not contain declared merge key: %s",
 						smp_show(e, buf, sizeof(buf)), key);
 			smp_delete_matching(work, key, kv);
 		} else if (d && !strcmp(d, "replace")) {
 			*replace = true;
 		} else if (d && !strcmp(d, "merge")) {
-			return smp_fail(c, -EINVAL, "merging lists cannot yet be specified in the patch");
+			return smp_fail(c, -EINVAL,
+					"merging lists cannot yet be specified in the patch");
 		} else {
 			return smp_fail(c, -EINVAL, "unknown patch type: %s in map: %s",
 					d ? d : "?", smp_show(e, buf, sizeof(buf)));
@@ -304,13 +305,15 @@ static int smp_list_merge_maps(json_t *work, const json_t *plain, const char *ke
 		int r;
 
 		if (!json_object_get(e, key))
-			return smp_fail(c, -EINVAL, "map: %s does not contain declared merge key: %s",
+			return smp_fail(c, -EINVAL,
+					"map: %s does not contain declared merge key: %s",
 					smp_show(e, buf, sizeof(buf)), key);
 		at = smp_index(work, e, key);
 		r = smp_map(at >= 0 ? json_array_get(work, (size_t)at) : NULL, e, et, c, &m);
 		if (r)
 			return r;
-		r = at >= 0 ? json_array_set_new(work, (size_t)at, m) : json_array_append_new(work, m);
+		r = at >= 0 ? json_array_set_new(work, (size_t)at, m)
+			    : json_array_append_new(work, m);
 		if (r)
 			return -ENOMEM;
 	}
@@ -409,7 +412,7 @@ static int smp_retain_keys(json_t *res, const json_t *patch, struct smp_ctx *c)
 		return 0;
 	if (!json_is_array(keep))
 		return smp_fail(c, -EINVAL, "invalid patch format of retainKeys");
-	json_object_foreach((json_t *)patch, k, v) {
+	json_object_foreach ((json_t *)patch, k, v) {
 		json_t *ks = json_string(k);
 		bool listed = ks && smp_index(keep, ks, NULL) >= 0;
 
@@ -418,7 +421,7 @@ static int smp_retain_keys(json_t *res, const json_t *patch, struct smp_ctx *c)
 			continue;
 		return smp_fail(c, -EINVAL, "invalid patch format of retainKeys");
 	}
-	json_object_foreach_safe(res, tmp, k, v) {
+	json_object_foreach_safe (res, tmp, k, v) {
 		json_t *ks = json_string(k);
 		if (ks && smp_index(keep, ks, NULL) < 0)
 			json_object_del(res, k);
@@ -432,7 +435,7 @@ static int smp_delete_from_lists(json_t *res, const json_t *patch, struct smp_ct
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)patch, k, v) {
+	json_object_foreach ((json_t *)patch, k, v) {
 		json_t *list;
 
 		if (strncmp(k, SMP_DELETE_PREFIX, strlen(SMP_DELETE_PREFIX)) != 0)
@@ -448,8 +451,8 @@ static int smp_delete_from_lists(json_t *res, const json_t *patch, struct smp_ct
 }
 
 /* Merges list `name` and orders it by the $setElementOrder list `order`. */
-static int smp_ordered_list(json_t *res, const json_t *patch, const char *name,
-			    const json_t *order, struct smp_type t, struct smp_ctx *c)
+static int smp_ordered_list(json_t *res, const json_t *patch, const char *name, const json_t *order,
+			    struct smp_type t, struct smp_ctx *c)
 {
 	struct smp_field f = smp_lookup(t, name);
 	const json_t *ov = json_object_get(res, name), *pv = json_object_get(patch, name);
@@ -469,22 +472,21 @@ static int smp_ordered_list(json_t *res, const json_t *patch, const char *name,
 	if (r)
 		return r;
 	sorted = json_is_array(merged)
-		 ? smp_normalize(merged, order, json_is_array(ov) ? ov : merged,
-				 f.merge_list ? f.merge_key : NULL)
-		 : json_incref(merged);
+		     ? smp_normalize(merged, order, json_is_array(ov) ? ov : merged,
+				     f.merge_list ? f.merge_key : NULL)
+		     : json_incref(merged);
 	json_decref(merged);
 	if (!sorted || json_object_set_new(res, name, sorted))
 		return -ENOMEM;
 	return 0;
 }
 
-static int smp_ordered_lists(json_t *res, const json_t *patch, struct smp_type t,
-			     struct smp_ctx *c)
+static int smp_ordered_lists(json_t *res, const json_t *patch, struct smp_type t, struct smp_ctx *c)
 {
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)patch, k, v) {
+	json_object_foreach ((json_t *)patch, k, v) {
 		int r;
 
 		if (strncmp(k, SMP_ORDER_PREFIX, strlen(SMP_ORDER_PREFIX)) != 0)
@@ -511,8 +513,7 @@ static bool smp_key_ordered(const json_t *patch, const char *k)
 	if (strlen(k) + strlen(SMP_ORDER_PREFIX) >= sizeof(name))
 		return false;
 	snprintf(name, sizeof(name), "%s%s", SMP_ORDER_PREFIX, k);
-	return json_object_get(patch, name) != NULL &&
-	       json_is_array(json_object_get(patch, k));
+	return json_object_get(patch, name) != NULL && json_is_array(json_object_get(patch, k));
 }
 
 static int smp_keys(json_t *res, const json_t *patch, struct smp_type t, struct smp_ctx *c)
@@ -520,7 +521,7 @@ static int smp_keys(json_t *res, const json_t *patch, struct smp_type t, struct 
 	const char *k;
 	json_t *pv;
 
-	json_object_foreach((json_t *)patch, k, pv) {
+	json_object_foreach ((json_t *)patch, k, pv) {
 		struct smp_field f = smp_lookup(t, k);
 		json_t *nv;
 		int r;
@@ -571,8 +572,8 @@ static int smp_map_directive(const json_t *patch, struct smp_type t, struct smp_
 			smp_show(patch, buf, sizeof(buf)));
 }
 
-static int smp_map(const json_t *orig, const json_t *patch, struct smp_type t,
-		   struct smp_ctx *c, json_t **out)
+static int smp_map(const json_t *orig, const json_t *patch, struct smp_type t, struct smp_ctx *c,
+		   json_t **out)
 {
 	json_t *res;
 	int r = smp_map_directive(patch, t, c, out);
@@ -597,11 +598,11 @@ static int smp_map(const json_t *orig, const json_t *patch, struct smp_type t,
 	return 0;
 }
 
-int patch_strategic(const json_t *doc, const json_t *patch, const char *msg_name,
-		    json_t **out, char *err, size_t errlen)
+int patch_strategic(const json_t *doc, const json_t *patch, const char *msg_name, json_t **out,
+		    char *err, size_t errlen)
 {
-	struct smp_ctx c = { err, errlen };
-	struct smp_type t = { msg_name ? kt_find(msg_name) : NULL, false };
+	struct smp_ctx c = {err, errlen};
+	struct smp_type t = {msg_name ? kt_find(msg_name) : NULL, false};
 
 	if (!json_is_object(patch))
 		return smp_fail(&c, -EINVAL, "strategic merge patch must be a JSON object");

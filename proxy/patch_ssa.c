@@ -59,7 +59,7 @@ struct ssa_mgrs {
 };
 
 static int ssa_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int ssa_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
 {
@@ -102,7 +102,7 @@ static void ssa_list_kind(struct ssa_field *f, const struct kt_field *kf)
 /* The schema of key `key` inside an object described by parent. */
 static struct ssa_field ssa_child(const struct ssa_field *parent, const char *key)
 {
-	struct ssa_field f = { 0 };
+	struct ssa_field f = {0};
 	const struct kt_field *kf;
 
 	f.list = SK_ATOMIC;
@@ -124,7 +124,7 @@ static struct ssa_field ssa_child(const struct ssa_field *parent, const char *ke
 /* The schema of an element of list field f. */
 static struct ssa_field ssa_elem(const struct ssa_field *f)
 {
-	struct ssa_field e = { 0 };
+	struct ssa_field e = {0};
 
 	e.msg = f->msg;
 	e.list = SK_ATOMIC;
@@ -147,7 +147,7 @@ static enum ssa_kind ssa_kind(const struct ssa_field *f, const json_t *v)
 /* "k:{...}" / "v:..." for a list item; NULL when a map key is missing. */
 static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
 {
-	struct kb_buf b = { 0 };
+	struct kb_buf b = {0};
 	char *s;
 
 	if (f->list == SK_SET) {
@@ -183,7 +183,7 @@ static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
 
 static char *ssa_field_pe(const char *key)
 {
-	struct kb_buf b = { 0 };
+	struct kb_buf b = {0};
 
 	if (kb_buf_printf(&b, "f:%s", key)) {
 		kb_buf_free(&b);
@@ -236,7 +236,7 @@ static bool sn_prune(json_t *node)
 	const char *k;
 	json_t *v, *tmp;
 
-	json_object_foreach_safe(node, tmp, k, v) {
+	json_object_foreach_safe (node, tmp, k, v) {
 		if (strcmp(k, ".") != 0 && sn_prune(v))
 			json_object_del(node, k);
 	}
@@ -253,7 +253,7 @@ static json_t *sn_from_v1(const json_t *v1)
 		return NULL;
 	if (json_object_size(v1) == 0)
 		sn_mark(res);
-	json_object_foreach((json_t *)v1, k, v) {
+	json_object_foreach ((json_t *)v1, k, v) {
 		if (!strcmp(k, "."))
 			sn_mark(res);
 		else if (json_is_object(v))
@@ -282,7 +282,7 @@ static json_t *sn_to_v1(const json_t *node)
 		json_decref(res);
 		return NULL;
 	}
-	json_object_foreach((json_t *)node, k, v)
+	json_object_foreach ((json_t *)node, k, v)
 		keys[i++] = k;
 	qsort(keys, n, sizeof(*keys), sn_strcmp);
 	for (i = 0; i < n; i++) {
@@ -300,7 +300,7 @@ static void sn_union_into(json_t *dst, const json_t *src)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)src, k, v) {
+	json_object_foreach ((json_t *)src, k, v) {
 		if (!strcmp(k, "."))
 			sn_mark(dst);
 		else
@@ -330,7 +330,7 @@ static json_t *sn_diff(const json_t *a, const json_t *b)
 		return NULL;
 	if (sn_member(a) && !sn_member(b))
 		sn_mark(res);
-	json_object_foreach((json_t *)a, k, v) {
+	json_object_foreach ((json_t *)a, k, v) {
 		if (!strcmp(k, "."))
 			continue;
 		json_t *d = sn_diff(v, json_object_get(b, k));
@@ -352,7 +352,7 @@ static json_t *sn_inter(const json_t *a, const json_t *b)
 		return NULL;
 	if (sn_member(a) && sn_member(b))
 		sn_mark(res);
-	json_object_foreach((json_t *)a, k, v) {
+	json_object_foreach ((json_t *)a, k, v) {
 		json_t *w = json_object_get(b, k);
 		if (!strcmp(k, ".") || !w)
 			continue;
@@ -369,8 +369,8 @@ static json_t *sn_inter(const json_t *a, const json_t *b)
 static void sn_strip(json_t *set)
 {
 	static const char *const meta[] = {
-		"f:name", "f:namespace", "f:creationTimestamp", "f:selfLink", "f:uid",
-		"f:clusterName", "f:generation", "f:managedFields", "f:resourceVersion",
+	    "f:name",        "f:namespace",  "f:creationTimestamp", "f:selfLink",        "f:uid",
+	    "f:clusterName", "f:generation", "f:managedFields",     "f:resourceVersion",
 	};
 	json_t *m = json_object_get(set, "f:metadata");
 
@@ -397,7 +397,7 @@ static int sn_pe_text(struct kb_buf *b, const char *pe)
 	bool first = true;
 	int r = kb_buf_puts(b, "[");
 
-	json_object_foreach(o, k, v) {
+	json_object_foreach (o, k, v) {
 		char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 		r |= kb_buf_printf(b, "%s%s=%s", first ? "" : ",", k, s ? s : "?");
 		free(s);
@@ -415,8 +415,8 @@ static void sn_paths(const json_t *node, const char *prefix, json_t *out)
 
 	if (sn_member(node))
 		json_array_append_new(out, json_string(*prefix ? prefix : "."));
-	json_object_foreach((json_t *)node, k, v) {
-		struct kb_buf b = { 0 };
+	json_object_foreach ((json_t *)node, k, v) {
+		struct kb_buf b = {0};
 
 		if (!strcmp(k, "."))
 			continue;
@@ -429,16 +429,16 @@ static void sn_paths(const json_t *node, const char *prefix, json_t *out)
 /* --- walking objects ------------------------------------------------- */
 
 /* The field set of v (an applied configuration) into node. */
-static int ssa_to_set(const json_t *v, const struct ssa_field *f, json_t *node,
-		      char *err, size_t errlen);
+static int ssa_to_set(const json_t *v, const struct ssa_field *f, json_t *node, char *err,
+		      size_t errlen);
 
-static int ssa_object_to_set(const json_t *v, const struct ssa_field *f, json_t *node,
-			     char *err, size_t errlen)
+static int ssa_object_to_set(const json_t *v, const struct ssa_field *f, json_t *node, char *err,
+			     size_t errlen)
 {
 	const char *k;
 	json_t *cv;
 
-	json_object_foreach((json_t *)v, k, cv) {
+	json_object_foreach ((json_t *)v, k, cv) {
 		struct ssa_field cf = ssa_child(f, k);
 		char *pe = ssa_field_pe(k);
 		int r;
@@ -455,14 +455,14 @@ static int ssa_object_to_set(const json_t *v, const struct ssa_field *f, json_t 
 	return 0;
 }
 
-static int ssa_to_set(const json_t *v, const struct ssa_field *f, json_t *node,
-		      char *err, size_t errlen)
+static int ssa_to_set(const json_t *v, const struct ssa_field *f, json_t *node, char *err,
+		      size_t errlen)
 {
 	enum ssa_kind kind = ssa_kind(f, v);
 
 	if ((kind == SK_OBJECT && json_object_size(v) == 0) ||
-	    ((kind == SK_SET || kind == SK_MAP) && json_array_size(v) == 0) ||
-	    kind == SK_SCALAR || kind == SK_ATOMIC) {
+	    ((kind == SK_SET || kind == SK_MAP) && json_array_size(v) == 0) || kind == SK_SCALAR ||
+	    kind == SK_ATOMIC) {
 		sn_mark(node);
 		return 0;
 	}
@@ -476,9 +476,10 @@ static int ssa_to_set(const json_t *v, const struct ssa_field *f, json_t *node,
 		int r = 0;
 
 		if (!pe)
-			return ssa_fail(err, errlen, -EINVAL,
-					"associative list with keys has an element that omits key field \"%s\"",
-					f->keys ? f->keys[0] : "?");
+			return ssa_fail(
+			    err, errlen, -EINVAL,
+			    "associative list with keys has an element that omits key field \"%s\"",
+			    f->keys ? f->keys[0] : "?");
 		in = sn_child(node, pe);
 		free(pe);
 		sn_mark(in);
@@ -500,15 +501,15 @@ static void ssa_compare(const json_t *l, const json_t *r, const struct ssa_field
 
 static struct ssa_cmp ssa_cmp_child(struct ssa_cmp *c, const char *pe)
 {
-	struct ssa_cmp d = { sn_child(c->added, pe), sn_child(c->modified, pe),
-			     sn_child(c->removed, pe) };
+	struct ssa_cmp d = {sn_child(c->added, pe), sn_child(c->modified, pe),
+			    sn_child(c->removed, pe)};
 	return d;
 }
 
 static void ssa_compare_objects(const json_t *l, const json_t *r, const struct ssa_field *f,
 				struct ssa_cmp *c)
 {
-	const json_t *sides[2] = { r, l };
+	const json_t *sides[2] = {r, l};
 	const char *k;
 	json_t *v;
 
@@ -517,7 +518,7 @@ static void ssa_compare_objects(const json_t *l, const json_t *r, const struct s
 	if (f->is_map && !r)
 		sn_mark(c->removed);
 	for (int s = 0; s < 2; s++) {
-		json_object_foreach((json_t *)sides[s], k, v) {
+		json_object_foreach ((json_t *)sides[s], k, v) {
 			struct ssa_field cf;
 			struct ssa_cmp d;
 			char *pe;
@@ -607,14 +608,13 @@ static void ssa_compare(const json_t *l, const json_t *r, const struct ssa_field
 /* Merges an applied configuration into live (new value, NULL on ENOMEM). */
 static json_t *ssa_merge(const json_t *live, const json_t *cfg, const struct ssa_field *f);
 
-static json_t *ssa_merge_objects(const json_t *live, const json_t *cfg,
-				 const struct ssa_field *f)
+static json_t *ssa_merge_objects(const json_t *live, const json_t *cfg, const struct ssa_field *f)
 {
 	json_t *res = json_deep_copy(live);
 	const char *k;
 	json_t *cv;
 
-	json_object_foreach((json_t *)cfg, k, cv) {
+	json_object_foreach ((json_t *)cfg, k, cv) {
 		struct ssa_field cf = ssa_child(f, k);
 
 		if (!res)
@@ -628,8 +628,7 @@ static json_t *ssa_merge_objects(const json_t *live, const json_t *cfg,
 	return res;
 }
 
-static json_t *ssa_merge_items(const json_t *live, const json_t *cfg,
-			       const struct ssa_field *f)
+static json_t *ssa_merge_items(const json_t *live, const json_t *cfg, const struct ssa_field *f)
 {
 	json_t *res = json_deep_copy(live);
 	struct ssa_field ef = ssa_elem(f);
@@ -664,13 +663,12 @@ static json_t *ssa_merge(const json_t *live, const json_t *cfg, const struct ssa
  * Removes from val the members of rm that nobody keeps (keep: union of the
  * final sets of every manager). Containers emptied by the removal go too.
  */
-static void ssa_prune(json_t *val, const json_t *rm, const json_t *keep,
-		      const struct ssa_field *f)
+static void ssa_prune(json_t *val, const json_t *rm, const json_t *keep, const struct ssa_field *f)
 {
 	const char *pe;
 	json_t *rn;
 
-	json_object_foreach((json_t *)rm, pe, rn) {
+	json_object_foreach ((json_t *)rm, pe, rn) {
 		const json_t *kn = json_object_get(keep, pe);
 		struct ssa_field cf;
 		json_t *cv;
@@ -746,7 +744,7 @@ static int ssa_mgrs_load(const json_t *obj, struct ssa_mgrs *ms)
 	json_t *e;
 	size_t i;
 
-	json_array_foreach(mf, i, e) {
+	json_array_foreach (mf, i, e) {
 		json_t *copy, *set;
 
 		if (!json_is_object(e) || !json_string_value(json_object_get(e, "manager")))
@@ -774,8 +772,8 @@ static long ssa_mgrs_find(const struct ssa_mgrs *ms, const char *manager, const 
 {
 	for (size_t i = 0; i < ms->n; i++) {
 		const json_t *e = ms->v[i].entry;
-		if (!strcmp(ssa_str(e, "manager"), manager) && !strcmp(ssa_str(e, "operation"), op) &&
-		    !*ssa_str(e, "subresource"))
+		if (!strcmp(ssa_str(e, "manager"), manager) &&
+		    !strcmp(ssa_str(e, "operation"), op) && !*ssa_str(e, "subresource"))
 			return (long)i;
 	}
 	return -1;
@@ -800,8 +798,8 @@ static long ssa_mgrs_get(struct ssa_mgrs *ms, const char *manager, const char *o
 static int ssa_entry_cmp(const void *a, const void *b)
 {
 	const json_t *p = *(json_t *const *)a, *q = *(json_t *const *)b;
-	static const char *const keys[] = { "operation", "time", "manager", "apiVersion",
-					    "subresource" };
+	static const char *const keys[] = {"operation", "time", "manager", "apiVersion",
+					   "subresource"};
 
 	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
 		int c = strcmp(ssa_str(p, keys[i]), ssa_str(q, keys[i]));
@@ -859,8 +857,8 @@ static void ssa_touch(struct ssa_mgr *m, const char *now, const char *api_versio
 /* A copy of obj without the metadata the server manages. */
 static json_t *ssa_bare(const json_t *obj, bool all_server_fields)
 {
-	static const char *const drop[] = { "managedFields", "resourceVersion", "uid",
-					    "creationTimestamp", "generation", "selfLink" };
+	static const char *const drop[] = {"managedFields",     "resourceVersion", "uid",
+					   "creationTimestamp", "generation",      "selfLink"};
 	json_t *c = obj ? json_deep_copy(obj) : json_object();
 	json_t *meta = json_object_get(c, "metadata");
 
@@ -871,7 +869,7 @@ static json_t *ssa_bare(const json_t *obj, bool all_server_fields)
 
 static struct ssa_field ssa_root(const char *msg_name)
 {
-	struct ssa_field f = { 0 };
+	struct ssa_field f = {0};
 
 	f.msg = msg_name ? kt_find(msg_name) : NULL;
 	f.list = SK_ATOMIC;
@@ -881,7 +879,7 @@ static struct ssa_field ssa_root(const char *msg_name)
 /* "\"name\"" or "\"name\" using apps/v1" for an Update manager. */
 static char *ssa_mgr_text(const json_t *e)
 {
-	struct kb_buf b = { 0 };
+	struct kb_buf b = {0};
 
 	kb_buf_printf(&b, "\"%s\"", ssa_str(e, "manager"));
 	if (*ssa_str(e, "subresource"))
@@ -892,11 +890,11 @@ static char *ssa_mgr_text(const json_t *e)
 }
 
 /* Builds the conflict list and kube's message from per-manager sets. */
-static int ssa_conflicts(const struct ssa_mgrs *ms, json_t *const *sets, json_t **out,
-			 char *err, size_t errlen)
+static int ssa_conflicts(const struct ssa_mgrs *ms, json_t *const *sets, json_t **out, char *err,
+			 size_t errlen)
 {
 	json_t *list = json_array();
-	struct kb_buf msg = { 0 };
+	struct kb_buf msg = {0};
 	size_t total = 0;
 
 	for (size_t i = 0; i < ms->n; i++) {
@@ -908,14 +906,15 @@ static int ssa_conflicts(const struct ssa_mgrs *ms, json_t *const *sets, json_t 
 		if (sets[i])
 			sn_paths(sets[i], "", paths);
 		if (json_array_size(paths))
-			kb_buf_printf(&msg, "%sconflicts with %s:", msg.len ? "\n" : "", who ? who : "");
-		json_array_foreach(paths, j, p) {
+			kb_buf_printf(&msg, "%sconflicts with %s:", msg.len ? "\n" : "",
+				      who ? who : "");
+		json_array_foreach (paths, j, p) {
 			char m[512];
 
 			snprintf(m, sizeof(m), "conflict with %s", who ? who : "");
-			json_array_append_new(list, json_pack("{s:O, s:s, s:s}", "field", p, "manager",
-							      ssa_str(ms->v[i].entry, "manager"),
-							      "message", m));
+			json_array_append_new(
+			    list, json_pack("{s:O, s:s, s:s}", "field", p, "manager",
+					    ssa_str(ms->v[i].entry, "manager"), "message", m));
 			kb_buf_printf(&msg, "\n- %s", json_string_value(p));
 			total++;
 		}
@@ -1061,8 +1060,8 @@ static void ssa_apply_free(struct ssa_apply *a)
 }
 
 static int ssa_apply_prepare(struct ssa_apply *a, const json_t *live, const json_t *applied,
-			     const struct ssa_field *root, const char *api_version,
-			     char *err, size_t errlen)
+			     const struct ssa_field *root, const char *api_version, char *err,
+			     size_t errlen)
 {
 	int r;
 
@@ -1085,10 +1084,10 @@ static int ssa_apply_prepare(struct ssa_apply *a, const json_t *live, const json
 }
 
 int patch_apply(const json_t *live, const json_t *applied, const char *msg_name,
-		const char *manager, bool force, const char *now_rfc3339,
-		json_t **out, json_t **conflicts, char *err, size_t errlen)
+		const char *manager, bool force, const char *now_rfc3339, json_t **out,
+		json_t **conflicts, char *err, size_t errlen)
 {
-	struct ssa_apply a = { 0 };
+	struct ssa_apply a = {0};
 	struct ssa_field root = ssa_root(msg_name);
 	const char *api_version = json_string_value(json_object_get(applied, "apiVersion"));
 	long me;
@@ -1097,11 +1096,9 @@ int patch_apply(const json_t *live, const json_t *applied, const char *msg_name,
 	if (!json_is_object(applied))
 		return ssa_fail(err, errlen, -EINVAL, "apply patch must be a JSON or YAML object");
 	if (!api_version || !json_string_value(json_object_get(applied, "kind")))
-		return ssa_fail(err, errlen, -EINVAL,
-				"apply patch must set apiVersion and kind");
+		return ssa_fail(err, errlen, -EINVAL, "apply patch must set apiVersion and kind");
 	if (!manager || !*manager)
-		return ssa_fail(err, errlen, -EINVAL,
-				"PATCH with apply requires a fieldManager");
+		return ssa_fail(err, errlen, -EINVAL, "PATCH with apply requires a fieldManager");
 	r = ssa_apply_prepare(&a, live, applied, &root, api_version, err, errlen);
 	if (r)
 		goto out;
@@ -1143,7 +1140,8 @@ static int ssa_take(struct ssa_mgrs *ms, long me, const struct ssa_cmp *c)
 	for (size_t i = 0; i < ms->n; i++) {
 		json_t *a, *b;
 
-		a = (long)i == me ? sn_union(ms->v[i].set, changed) : sn_diff(ms->v[i].set, changed);
+		a = (long)i == me ? sn_union(ms->v[i].set, changed)
+				  : sn_diff(ms->v[i].set, changed);
 		b = a ? sn_diff(a, c->removed) : NULL;
 		json_decref(a);
 		if (!b) {
@@ -1157,13 +1155,12 @@ static int ssa_take(struct ssa_mgrs *ms, long me, const struct ssa_cmp *c)
 	return 0;
 }
 
-int patch_track_update(const json_t *old, json_t *obj, const char *msg_name,
-		       const char *manager, const char *operation,
-		       const char *now_rfc3339)
+int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
+		       const char *operation, const char *now_rfc3339)
 {
 	struct ssa_field root = ssa_root(msg_name);
-	struct ssa_mgrs ms = { 0 };
-	struct ssa_cmp c = { 0 };
+	struct ssa_mgrs ms = {0};
+	struct ssa_cmp c = {0};
 	const char *api_version = json_string_value(json_object_get(obj, "apiVersion"));
 	json_t *l = ssa_bare(old, false), *r = ssa_bare(obj, false);
 	long me;

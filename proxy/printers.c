@@ -23,228 +23,287 @@ struct col {
 	const char *desc;
 };
 
-#define D_NAME \
+#define D_NAME                                                                          \
 	"Name must be unique within a namespace. Is required when creating resources, " \
-	"although some resources may allow a client to request the generation of an " \
-	"appropriate name automatically. Name is primarily intended for creation " \
-	"idempotence and configuration definition. Cannot be updated. More info: " \
+	"although some resources may allow a client to request the generation of an "   \
+	"appropriate name automatically. Name is primarily intended for creation "      \
+	"idempotence and configuration definition. Cannot be updated. More info: "      \
 	"https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-#define D_AGE \
+#define D_AGE                                                                             \
 	"CreationTimestamp is a timestamp representing the server time when this object " \
-	"was created. It is not guaranteed to be set in happens-before order across " \
-	"separate operations. Clients may not set this value. It is represented in " \
-	"RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for " \
-	"lists. More info: https://git.k8s.io/community/contributors/devel/" \
+	"was created. It is not guaranteed to be set in happens-before order across "     \
+	"separate operations. Clients may not set this value. It is represented in "      \
+	"RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for "    \
+	"lists. More info: https://git.k8s.io/community/contributors/devel/"              \
 	"sig-architecture/api-conventions.md#metadata"
 
-#define C_NAME { "Name", "string", "name", 0, D_NAME }
-#define C_AGE { "Age", "string", "", 0, D_AGE }
-#define C_S(n, d) { n, "string", "", 0, d }
-#define C_I(n, d) { n, "integer", "", 0, d }
-#define C_W(n, d) { n, "string", "", 1, d }
-#define C_END { NULL, NULL, NULL, 0, NULL }
+#define C_NAME                                      \
+	{                                           \
+		"Name", "string", "name", 0, D_NAME \
+	}
+#define C_AGE                                 \
+	{                                     \
+		"Age", "string", "", 0, D_AGE \
+	}
+#define C_S(n, d)                     \
+	{                             \
+		n, "string", "", 0, d \
+	}
+#define C_I(n, d)                      \
+	{                              \
+		n, "integer", "", 0, d \
+	}
+#define C_W(n, d)                     \
+	{                             \
+		n, "string", "", 1, d \
+	}
+#define C_END                             \
+	{                                 \
+		NULL, NULL, NULL, 0, NULL \
+	}
 
 static const struct col cols_default[] = {
-	C_NAME, { "Created At", "date", "", 0, D_AGE }, C_END,
+    C_NAME,
+    {"Created At", "date", "", 0, D_AGE},
+    C_END,
 };
-static const struct col cols_name_age[] = { C_NAME, C_AGE, C_END };
+static const struct col cols_name_age[] = {C_NAME, C_AGE, C_END};
 
 static const struct col cols_pod[] = {
-	C_NAME,
-	C_S("Ready", "The aggregate readiness state of this pod for accepting traffic."),
-	C_S("Status", "The aggregate status of the containers in this pod."),
-	C_S("Restarts", "The number of times the containers in this pod have been restarted "
-		"and when the last container in this pod has restarted."),
-	C_AGE,
-	C_W("IP", "podIP address allocated to the pod. Routable at least within the cluster. "
-		"Empty if not yet allocated."),
-	C_W("Node", "NodeName indicates in which node this pod is scheduled."),
-	C_W("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods "
-		"on the node, but it cannot be scheduled right away as preemption victims "
-		"receive their graceful termination periods."),
-	C_W("Readiness Gates", "If specified, all readiness gates will be evaluated for pod "
-		"readiness."),
-	C_END,
+    C_NAME,
+    C_S("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+    C_S("Status", "The aggregate status of the containers in this pod."),
+    C_S("Restarts", "The number of times the containers in this pod have been restarted "
+		    "and when the last container in this pod has restarted."),
+    C_AGE,
+    C_W("IP", "podIP address allocated to the pod. Routable at least within the cluster. "
+	      "Empty if not yet allocated."),
+    C_W("Node", "NodeName indicates in which node this pod is scheduled."),
+    C_W("Nominated Node",
+	"nominatedNodeName is set only when this pod preempts other pods "
+	"on the node, but it cannot be scheduled right away as preemption victims "
+	"receive their graceful termination periods."),
+    C_W("Readiness Gates", "If specified, all readiness gates will be evaluated for pod "
+			   "readiness."),
+    C_END,
 };
 
 static const struct col cols_namespace[] = {
-	C_NAME, C_S("Status", "The status of the namespace"), C_AGE, C_END,
+    C_NAME,
+    C_S("Status", "The status of the namespace"),
+    C_AGE,
+    C_END,
 };
 
 static const struct col cols_service[] = {
-	C_NAME,
-	C_S("Type", "type determines how the Service is exposed."),
-	C_S("Cluster-IP", "clusterIP is the IP address of the service."),
-	C_S("External-IP", "externalIPs is a list of IP addresses for which nodes in the "
-		"cluster will also accept traffic for this service."),
-	C_S("Port(s)", "The list of ports that are exposed by this service."),
-	C_AGE,
-	C_W("Selector", "Route service traffic to pods with label keys and values matching "
-		"this selector."),
-	C_END,
+    C_NAME,
+    C_S("Type", "type determines how the Service is exposed."),
+    C_S("Cluster-IP", "clusterIP is the IP address of the service."),
+    C_S("External-IP", "externalIPs is a list of IP addresses for which nodes in the "
+		       "cluster will also accept traffic for this service."),
+    C_S("Port(s)", "The list of ports that are exposed by this service."),
+    C_AGE,
+    C_W("Selector", "Route service traffic to pods with label keys and values matching "
+		    "this selector."),
+    C_END,
 };
 
 static const struct col cols_configmap[] = {
-	C_NAME, C_I("Data", "Data contains the configuration data."), C_AGE, C_END,
+    C_NAME,
+    C_I("Data", "Data contains the configuration data."),
+    C_AGE,
+    C_END,
 };
 
 static const struct col cols_secret[] = {
-	C_NAME, C_S("Type", "Used to facilitate programmatic handling of secret data."),
-	C_I("Data", "Data contains the secret data."), C_AGE, C_END,
+    C_NAME,
+    C_S("Type", "Used to facilitate programmatic handling of secret data."),
+    C_I("Data", "Data contains the secret data."),
+    C_AGE,
+    C_END,
 };
 
 static const struct col cols_serviceaccount[] = {
-	C_NAME, C_I("Secrets", "Secrets is a list of the secrets in the same namespace that "
-		    "pods running using this ServiceAccount are allowed to use."),
-	C_AGE, C_END,
+    C_NAME,
+    C_I("Secrets", "Secrets is a list of the secrets in the same namespace that "
+		   "pods running using this ServiceAccount are allowed to use."),
+    C_AGE,
+    C_END,
 };
 
 static const struct col cols_event[] = {
-	C_S("Last Seen", "The time at which the most recent occurrence of this event was "
-		"recorded."),
-	C_S("Type", "Type of this event (Normal, Warning), new types could be added in the "
+    C_S("Last Seen", "The time at which the most recent occurrence of this event was "
+		     "recorded."),
+    C_S("Type", "Type of this event (Normal, Warning), new types could be added in the "
 		"future"),
-	C_S("Reason", "This should be a short, machine understandable string that gives the "
-		"reason for the transition into the object's current status."),
-	C_S("Object", "The object that this event is about."),
-	C_W("Subobject", "If referring to a piece of an object instead of an entire object, "
-		"this string should contain a valid JSON/Go field access statement."),
-	C_W("Source", "The component reporting this event. Should be a short machine "
-		"understandable string."),
-	C_S("Message", "A human-readable description of the status of this operation."),
-	C_W("First Seen", "The time at which the event was first recorded. (Time of server "
-		"receipt is in TypeMeta.)"),
-	{ "Count", "string", "", 1, "The number of times this event has occurred." },
-	{ "Name", "string", "name", 1, D_NAME },
-	C_END,
+    C_S("Reason", "This should be a short, machine understandable string that gives the "
+		  "reason for the transition into the object's current status."),
+    C_S("Object", "The object that this event is about."),
+    C_W("Subobject", "If referring to a piece of an object instead of an entire object, "
+		     "this string should contain a valid JSON/Go field access statement."),
+    C_W("Source", "The component reporting this event. Should be a short machine "
+		  "understandable string."),
+    C_S("Message", "A human-readable description of the status of this operation."),
+    C_W("First Seen", "The time at which the event was first recorded. (Time of server "
+		      "receipt is in TypeMeta.)"),
+    {"Count", "string", "", 1, "The number of times this event has occurred."},
+    {"Name", "string", "name", 1, D_NAME},
+    C_END,
 };
 
 static const struct col cols_node[] = {
-	C_NAME,
-	C_S("Status", "The status of the node"),
-	C_S("Roles", "The roles of the node"),
-	C_AGE,
-	C_S("Version", "Kubelet Version reported by the node."),
-	C_W("Internal-IP", "List of addresses reachable to the node."),
-	C_W("External-IP", "List of addresses reachable to the node."),
-	C_W("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian "
-		"GNU/Linux 7 (wheezy))."),
-	C_W("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. "
-		"3.16.0-0.bpo.4-amd64)."),
-	C_W("Container-Runtime", "ContainerRuntime Version reported by the node through "
-		"runtime remote API (e.g. containerd://1.4.2)."),
-	C_END,
+    C_NAME,
+    C_S("Status", "The status of the node"),
+    C_S("Roles", "The roles of the node"),
+    C_AGE,
+    C_S("Version", "Kubelet Version reported by the node."),
+    C_W("Internal-IP", "List of addresses reachable to the node."),
+    C_W("External-IP", "List of addresses reachable to the node."),
+    C_W("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian "
+		    "GNU/Linux 7 (wheezy))."),
+    C_W("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. "
+			  "3.16.0-0.bpo.4-amd64)."),
+    C_W("Container-Runtime", "ContainerRuntime Version reported by the node through "
+			     "runtime remote API (e.g. containerd://1.4.2)."),
+    C_END,
 };
 
 static const struct col cols_endpoints[] = {
-	C_NAME, C_S("Endpoints", "Endpoints is the list of references to objects exposing "
-		    "the service."), C_AGE, C_END,
+    C_NAME,
+    C_S("Endpoints", "Endpoints is the list of references to objects exposing "
+		     "the service."),
+    C_AGE,
+    C_END,
 };
 
 static const struct col cols_pvc[] = {
-	C_NAME,
-	C_S("Status", "Phase represents the current phase of PersistentVolumeClaim."),
-	C_S("Volume", "VolumeName is the binding reference to the PersistentVolume backing "
-		"this claim."),
-	C_S("Capacity", "capacity represents the actual resources of the underlying volume."),
-	C_S("Access Modes", "accessModes contains the desired access modes the volume should "
-		"have."),
-	C_S("StorageClass", "StorageClass of the PVC"),
-	C_S("VolumeAttributesClass", "VolumeAttributesClass of the PVC"),
-	C_AGE,
-	C_W("VolumeMode", "volumeMode defines what type of volume is required by the claim."),
-	C_END,
+    C_NAME,
+    C_S("Status", "Phase represents the current phase of PersistentVolumeClaim."),
+    C_S("Volume", "VolumeName is the binding reference to the PersistentVolume backing "
+		  "this claim."),
+    C_S("Capacity", "capacity represents the actual resources of the underlying volume."),
+    C_S("Access Modes", "accessModes contains the desired access modes the volume should "
+			"have."),
+    C_S("StorageClass", "StorageClass of the PVC"),
+    C_S("VolumeAttributesClass", "VolumeAttributesClass of the PVC"),
+    C_AGE,
+    C_W("VolumeMode", "volumeMode defines what type of volume is required by the claim."),
+    C_END,
 };
 
 static const struct col cols_quota[] = {
-	C_NAME, C_AGE,
-	C_S("Request", "Request represents a minimum amount of cpu/memory that a container "
-		"may consume."),
-	C_S("Limit", "Limits control the maximum amount of cpu/memory that a container may "
-		"use independent of contention on the node."),
-	C_END,
+    C_NAME,
+    C_AGE,
+    C_S("Request", "Request represents a minimum amount of cpu/memory that a container "
+		   "may consume."),
+    C_S("Limit", "Limits control the maximum amount of cpu/memory that a container may "
+		 "use independent of contention on the node."),
+    C_END,
 };
 
 #define C_CONTAINERS C_W("Containers", "Names of each container in the template.")
-#define C_IMAGES C_W("Images", "Images referenced by each container in the template.")
-#define C_SELECTOR C_W("Selector", "Label selector for pods.")
+#define C_IMAGES     C_W("Images", "Images referenced by each container in the template.")
+#define C_SELECTOR   C_W("Selector", "Label selector for pods.")
 
 static const struct col cols_deployment[] = {
-	C_NAME,
-	C_S("Ready", "Number of the pod with ready state"),
-	C_I("Up-to-date", "Total number of non-terminated pods targeted by this deployment "
-		"that have the desired template spec."),
-	C_I("Available", "Total number of available pods (ready for at least minReadySeconds) "
-		"targeted by this deployment."),
-	C_AGE, C_CONTAINERS, C_IMAGES, C_SELECTOR, C_END,
+    C_NAME,
+    C_S("Ready", "Number of the pod with ready state"),
+    C_I("Up-to-date", "Total number of non-terminated pods targeted by this deployment "
+		      "that have the desired template spec."),
+    C_I("Available", "Total number of available pods (ready for at least minReadySeconds) "
+		     "targeted by this deployment."),
+    C_AGE,
+    C_CONTAINERS,
+    C_IMAGES,
+    C_SELECTOR,
+    C_END,
 };
 
 static const struct col cols_replicaset[] = {
-	C_NAME,
-	C_I("Desired", "Replicas is the number of desired replicas."),
-	C_I("Current", "Replicas is the most recently observed number of replicas."),
-	C_I("Ready", "The number of ready replicas for this replica set."),
-	C_AGE, C_CONTAINERS, C_IMAGES, C_SELECTOR, C_END,
+    C_NAME,
+    C_I("Desired", "Replicas is the number of desired replicas."),
+    C_I("Current", "Replicas is the most recently observed number of replicas."),
+    C_I("Ready", "The number of ready replicas for this replica set."),
+    C_AGE,
+    C_CONTAINERS,
+    C_IMAGES,
+    C_SELECTOR,
+    C_END,
 };
 
 static const struct col cols_statefulset[] = {
-	C_NAME, C_S("Ready", "Number of the pod with ready state"), C_AGE,
-	C_CONTAINERS, C_IMAGES, C_END,
+    C_NAME, C_S("Ready", "Number of the pod with ready state"), C_AGE, C_CONTAINERS, C_IMAGES,
+    C_END,
 };
 
 static const struct col cols_daemonset[] = {
-	C_NAME,
-	C_I("Desired", "The total number of nodes that should be running the daemon pod "
-		"(including nodes correctly running the daemon pod)."),
-	C_I("Current", "The number of nodes that are running at least 1 daemon pod and are "
-		"supposed to run the daemon pod."),
-	C_I("Ready", "numberReady is the number of nodes that should be running the daemon "
-		"pod and have one or more of the daemon pod running with a Ready Condition."),
-	C_I("Up-to-date", "The total number of nodes that are running updated daemon pod"),
-	C_I("Available", "The number of nodes that should be running the daemon pod and have "
-		"one or more of the daemon pod running and available (ready for at least "
-		"spec.minReadySeconds)"),
-	C_S("Node Selector", "NodeSelector is a selector which must be true for the pod to "
-		"fit on a node."),
-	C_AGE, C_CONTAINERS, C_IMAGES, C_SELECTOR, C_END,
+    C_NAME,
+    C_I("Desired", "The total number of nodes that should be running the daemon pod "
+		   "(including nodes correctly running the daemon pod)."),
+    C_I("Current", "The number of nodes that are running at least 1 daemon pod and are "
+		   "supposed to run the daemon pod."),
+    C_I("Ready", "numberReady is the number of nodes that should be running the daemon "
+		 "pod and have one or more of the daemon pod running with a Ready Condition."),
+    C_I("Up-to-date", "The total number of nodes that are running updated daemon pod"),
+    C_I("Available", "The number of nodes that should be running the daemon pod and have "
+		     "one or more of the daemon pod running and available (ready for at least "
+		     "spec.minReadySeconds)"),
+    C_S("Node Selector", "NodeSelector is a selector which must be true for the pod to "
+			 "fit on a node."),
+    C_AGE,
+    C_CONTAINERS,
+    C_IMAGES,
+    C_SELECTOR,
+    C_END,
 };
 
 static const struct col cols_controllerrevision[] = {
-	C_NAME,
-	C_S("Controller", "Controller of the object"),
-	C_I("Revision", "Revision indicates the revision of the state represented by Data."),
-	C_AGE, C_END,
+    C_NAME,
+    C_S("Controller", "Controller of the object"),
+    C_I("Revision", "Revision indicates the revision of the state represented by Data."),
+    C_AGE,
+    C_END,
 };
 
 static const struct col cols_job[] = {
-	C_NAME,
-	C_S("Status", "Status of the job."),
-	C_S("Completions", "The desired number of successfully finished pods the job should "
-		"be run with."),
-	C_S("Duration", "Time required to complete the job."),
-	C_AGE, C_CONTAINERS, C_IMAGES, C_SELECTOR, C_END,
+    C_NAME,
+    C_S("Status", "Status of the job."),
+    C_S("Completions", "The desired number of successfully finished pods the job should "
+		       "be run with."),
+    C_S("Duration", "Time required to complete the job."),
+    C_AGE,
+    C_CONTAINERS,
+    C_IMAGES,
+    C_SELECTOR,
+    C_END,
 };
 
 static const struct col cols_cronjob[] = {
-	C_NAME,
-	C_S("Schedule", "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
-	C_S("Timezone", "The time zone name for the given schedule, see "
-		"https://en.wikipedia.org/wiki/List_of_tz_database_time_zones."),
-	{ "Suspend", "boolean", "", 0, "This flag tells the controller to suspend subsequent "
-	  "executions, it does not apply to already started executions." },
-	C_I("Active", "A list of pointers to currently running jobs."),
-	C_S("Last Schedule", "Information when was the last time the job was successfully "
-		"scheduled."),
-	C_AGE, C_CONTAINERS, C_IMAGES, C_SELECTOR, C_END,
+    C_NAME,
+    C_S("Schedule", "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
+    C_S("Timezone", "The time zone name for the given schedule, see "
+		    "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones."),
+    {"Suspend", "boolean", "", 0,
+     "This flag tells the controller to suspend subsequent "
+     "executions, it does not apply to already started executions."},
+    C_I("Active", "A list of pointers to currently running jobs."),
+    C_S("Last Schedule", "Information when was the last time the job was successfully "
+			 "scheduled."),
+    C_AGE,
+    C_CONTAINERS,
+    C_IMAGES,
+    C_SELECTOR,
+    C_END,
 };
 
 static json_t *cols_json(const struct col *c)
 {
 	json_t *a = json_array();
 	for (; a && c->name; c++)
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", c->name,
-						   "type", c->type, "format", c->format,
-						   "description", c->desc, "priority", c->priority));
+		json_array_append_new(a,
+				      json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", c->name,
+						"type", c->type, "format", c->format, "description",
+						c->desc, "priority", c->priority));
 	return a;
 }
 
@@ -317,12 +376,12 @@ static char *format_labels(const json_t *m)
 {
 	size_t n = json_object_size(m), i = 0;
 	const char **keys = calloc(n ? n : 1, sizeof(*keys));
-	struct kb_buf b = { 0 };
+	struct kb_buf b = {0};
 	const char *k;
 	json_t *v;
 	if (!keys)
 		return NULL;
-	json_object_foreach((json_t *)m, k, v)
+	json_object_foreach ((json_t *)m, k, v)
 		keys[i++] = k;
 	for (size_t a = 1; a < n; a++)
 		for (size_t z = a; z > 0 && strcmp(keys[z - 1], keys[z]) > 0; z--) {
@@ -365,12 +424,12 @@ static void add_selector(json_t *cells, const json_t *sel, bool none_if_empty)
 /* layoutContainerCells: names and images joined with ','. */
 static void add_containers(json_t *cells, const json_t *ctrs)
 {
-	struct kb_buf names = { 0 }, images = { 0 };
+	struct kb_buf names = {0}, images = {0};
 	size_t i;
 	json_t *c;
 	kb_buf_puts(&names, "");
 	kb_buf_puts(&images, "");
-	json_array_foreach(ctrs, i, c) {
+	json_array_foreach (ctrs, i, c) {
 		kb_buf_printf(&names, "%s%s", i ? "," : "", js(c, "name"));
 		kb_buf_printf(&images, "%s%s", i ? "," : "", js(c, "image"));
 	}
@@ -384,7 +443,7 @@ static bool has_condition(const json_t *conds, const char *type, const char *sta
 {
 	size_t i;
 	json_t *c;
-	json_array_foreach(conds, i, c)
+	json_array_foreach (conds, i, c)
 		if (strcmp(js(c, "type"), type) == 0 && strcmp(js(c, "status"), status) == 0)
 			return true;
 	return false;
@@ -407,7 +466,7 @@ static bool restartable_init(const json_t *spec, const char *name)
 {
 	size_t i;
 	json_t *c;
-	json_array_foreach(json_object_get(spec, "initContainers"), i, c)
+	json_array_foreach (json_object_get(spec, "initContainers"), i, c)
 		if (strcmp(js(c, "name"), name) == 0)
 			return strcmp(js(c, "restartPolicy"), "Always") == 0;
 	return false;
@@ -485,7 +544,8 @@ static void pod_containers(struct pod_acc *a, const json_t *status)
 	if (strcmp(a->reason, "Completed") == 0 && running)
 		snprintf(a->reason, sizeof(a->reason), "%s",
 			 has_condition(json_object_get(status, "conditions"), "Ready", "True")
-				 ? "Running" : "NotReady");
+			     ? "Running"
+			     : "NotReady");
 }
 
 static void pod_status(struct pod_acc *a, const json_t *pod)
@@ -496,17 +556,18 @@ static void pod_status(struct pod_acc *a, const json_t *pod)
 	size_t i, ninit = json_array_size(json_object_get(spec, "initContainers"));
 	json_t *x;
 	snprintf(a->reason, sizeof(a->reason), "%s", *js(st, "reason") ? js(st, "reason") : phase);
-	json_array_foreach(json_object_get(st, "conditions"), i, x)
+	json_array_foreach (json_object_get(st, "conditions"), i, x)
 		if (strcmp(js(x, "type"), "PodScheduled") == 0 &&
 		    strcmp(js(x, "reason"), "SchedulingGated") == 0)
 			snprintf(a->reason, sizeof(a->reason), "SchedulingGated");
 	a->total = (int)json_array_size(json_object_get(spec, "containers"));
-	json_array_foreach(json_object_get(spec, "initContainers"), i, x)
+	json_array_foreach (json_object_get(spec, "initContainers"), i, x)
 		a->total += strcmp(js(x, "restartPolicy"), "Always") == 0;
-	json_array_foreach(ics, i, x)
+	json_array_foreach (ics, i, x)
 		if (pod_init_one(a, spec, x, i, ninit))
 			break;
-	if (!a->initializing || has_condition(json_object_get(st, "conditions"), "Initialized", "True"))
+	if (!a->initializing ||
+	    has_condition(json_object_get(st, "conditions"), "Initialized", "True"))
 		pod_containers(a, st);
 	bool deleting = jp(pod, "metadata.deletionTimestamp") != NULL &&
 			!json_is_null(jp(pod, "metadata.deletionTimestamp"));
@@ -527,8 +588,8 @@ static void pod_readiness_gates(json_t *cells, const json_t *pod)
 		add_s(cells, "<none>");
 		return;
 	}
-	json_array_foreach(gates, i, g) {
-		json_array_foreach(conds, j, c) {
+	json_array_foreach (gates, i, g) {
+		json_array_foreach (conds, j, c) {
 			if (strcmp(js(c, "type"), js(g, "conditionType")) == 0) {
 				ok += strcmp(js(c, "status"), "True") == 0;
 				break;
@@ -541,7 +602,7 @@ static void pod_readiness_gates(json_t *cells, const json_t *pod)
 
 static void cells_pod(json_t *cells, const json_t *pod, time_t now)
 {
-	struct pod_acc a = { .restarts = 0 };
+	struct pod_acc a = {.restarts = 0};
 	char buf[160], age[32];
 	pod_status(&a, pod);
 	add_name(cells, pod);
@@ -576,13 +637,14 @@ static void service_ports(struct kb_buf *b, const json_t *ports)
 {
 	size_t i;
 	json_t *p;
-	json_array_foreach(ports, i, p) {
+	json_array_foreach (ports, i, p) {
 		const char *proto = *js(p, "protocol") ? js(p, "protocol") : "TCP";
 		if (ji(p, "nodePort") > 0)
 			kb_buf_printf(b, "%s%lld:%lld/%s", i ? "," : "", (long long)ji(p, "port"),
 				      (long long)ji(p, "nodePort"), proto);
 		else
-			kb_buf_printf(b, "%s%lld/%s", i ? "," : "", (long long)ji(p, "port"), proto);
+			kb_buf_printf(b, "%s%lld/%s", i ? "," : "", (long long)ji(p, "port"),
+				      proto);
 	}
 }
 
@@ -590,8 +652,9 @@ static void join_strings(struct kb_buf *b, const json_t *arr)
 {
 	size_t i;
 	json_t *v;
-	json_array_foreach(arr, i, v)
-		kb_buf_printf(b, "%s%s", b->len ? "," : "", json_string_value(v) ? json_string_value(v) : "");
+	json_array_foreach (arr, i, v)
+		kb_buf_printf(b, "%s%s", b->len ? "," : "",
+			      json_string_value(v) ? json_string_value(v) : "");
 }
 
 static void service_external_ip(struct kb_buf *b, const json_t *svc)
@@ -606,7 +669,7 @@ static void service_external_ip(struct kb_buf *b, const json_t *svc)
 	} else if (strcmp(type, "LoadBalancer") == 0) {
 		size_t i;
 		json_t *in;
-		json_array_foreach(jp(svc, "status.loadBalancer.ingress"), i, in) {
+		json_array_foreach (jp(svc, "status.loadBalancer.ingress"), i, in) {
 			const char *v = *js(in, "ip") ? js(in, "ip") : js(in, "hostname");
 			if (*v)
 				kb_buf_printf(b, "%s%s", b->len ? "," : "", v);
@@ -623,7 +686,7 @@ static void service_external_ip(struct kb_buf *b, const json_t *svc)
 
 static void cells_service(json_t *cells, const json_t *o, time_t now)
 {
-	struct kb_buf ports = { 0 }, ext = { 0 };
+	struct kb_buf ports = {0}, ext = {0};
 	const char *cip = json_string_value(json_array_get(jp(o, "spec.clusterIPs"), 0));
 	add_name(cells, o);
 	add_s(cells, *js(o, "spec.type") ? js(o, "spec.type") : "ClusterIP");
@@ -764,7 +827,7 @@ static void node_status(struct kb_buf *b, const json_t *o)
 	size_t i;
 	json_t *c;
 	const char *ready = NULL;
-	json_array_foreach(jp(o, "status.conditions"), i, c)
+	json_array_foreach (jp(o, "status.conditions"), i, c)
 		if (strcmp(js(c, "type"), "Ready") == 0)
 			ready = js(c, "status");
 	kb_buf_puts(b, !ready ? "Unknown" : strcmp(ready, "True") == 0 ? "Ready" : "NotReady");
@@ -782,7 +845,7 @@ static void node_roles(struct kb_buf *b, const json_t *labels)
 	const char *roles[64], *k;
 	size_t n = 0;
 	json_t *v;
-	json_object_foreach((json_t *)labels, k, v) {
+	json_object_foreach ((json_t *)labels, k, v) {
 		if (n >= KB_ARRAY_SIZE(roles))
 			break;
 		if (kb_str_has_prefix(k, "node-role.kubernetes.io/") &&
@@ -805,7 +868,7 @@ static const char *node_address(const json_t *o, const char *type)
 {
 	size_t i;
 	json_t *a;
-	json_array_foreach(jp(o, "status.addresses"), i, a)
+	json_array_foreach (jp(o, "status.addresses"), i, a)
 		if (strcmp(js(a, "type"), type) == 0)
 			return js(a, "address");
 	return "<none>";
@@ -818,7 +881,7 @@ static const char *or_unknown(const char *s)
 
 static void cells_node(json_t *cells, const json_t *o, time_t now)
 {
-	struct kb_buf st = { 0 }, roles = { 0 };
+	struct kb_buf st = {0}, roles = {0};
 	add_name(cells, o);
 	node_status(&st, o);
 	add_s(cells, st.data);
@@ -859,21 +922,21 @@ static void ep_add(struct ep_acc *a, const char *ip, json_int_t port, bool has_p
 
 static void cells_endpoints(json_t *cells, const json_t *o, time_t now)
 {
-	struct ep_acc a = { .listed = 0 };
+	struct ep_acc a = {.listed = 0};
 	size_t i, j, k;
 	json_t *ss, *p, *ad;
 	kb_buf_puts(&a.b, "");
-	json_array_foreach(jp(o, "subsets"), i, ss) {
+	json_array_foreach (jp(o, "subsets"), i, ss) {
 		const json_t *addrs = json_object_get(ss, "addresses");
 		if (json_array_size(json_object_get(ss, "ports")) == 0) {
 			a.count += (int)json_array_size(addrs);
-			json_array_foreach(addrs, k, ad)
+			json_array_foreach (addrs, k, ad)
 				ep_add(&a, js(ad, "ip"), 0, false);
 			continue;
 		}
-		json_array_foreach(json_object_get(ss, "ports"), j, p) {
+		json_array_foreach (json_object_get(ss, "ports"), j, p) {
 			a.count += (int)json_array_size(addrs);
-			json_array_foreach(addrs, k, ad)
+			json_array_foreach (addrs, k, ad)
 				ep_add(&a, js(ad, "ip"), ji(p, "port"), true);
 		}
 	}
@@ -887,15 +950,19 @@ static void cells_endpoints(json_t *cells, const json_t *o, time_t now)
 
 static void access_modes(struct kb_buf *b, const json_t *modes)
 {
-	static const struct { const char *mode, *abbr; } m[] = {
-		{ "ReadWriteOnce", "RWO" }, { "ReadOnlyMany", "ROX" },
-		{ "ReadWriteMany", "RWX" }, { "ReadWriteOncePod", "RWOP" },
+	static const struct {
+		const char *mode, *abbr;
+	} m[] = {
+	    {"ReadWriteOnce", "RWO"},
+	    {"ReadOnlyMany", "ROX"},
+	    {"ReadWriteMany", "RWX"},
+	    {"ReadWriteOncePod", "RWOP"},
 	};
 	kb_buf_puts(b, "");
 	for (size_t i = 0; i < KB_ARRAY_SIZE(m); i++) {
 		size_t j;
 		json_t *v;
-		json_array_foreach(modes, j, v)
+		json_array_foreach (modes, j, v)
 			if (json_string_value(v) && strcmp(json_string_value(v), m[i].mode) == 0) {
 				kb_buf_printf(b, "%s%s", b->len ? "," : "", m[i].abbr);
 				break;
@@ -905,12 +972,12 @@ static void access_modes(struct kb_buf *b, const json_t *modes)
 
 static void cells_pvc(json_t *cells, const json_t *o, time_t now)
 {
-	struct kb_buf am = { 0 };
+	struct kb_buf am = {0};
 	const char *phase = js(o, "status.phase");
 	const char *vol = js(o, "spec.volumeName");
 	const json_t *ann = jp(o, "metadata.annotations");
-	const char *beta = json_string_value(json_object_get(ann,
-				"volume.beta.kubernetes.io/storage-class"));
+	const char *beta =
+	    json_string_value(json_object_get(ann, "volume.beta.kubernetes.io/storage-class"));
 	if (jp(o, "metadata.deletionTimestamp"))
 		phase = "Terminating";
 	kb_buf_puts(&am, "");
@@ -922,8 +989,9 @@ static void cells_pvc(json_t *cells, const json_t *o, time_t now)
 	add_s(cells, *vol ? js(o, "status.capacity.storage") : "");
 	add_s(cells, am.data);
 	add_s(cells, beta ? beta : js(o, "spec.storageClassName"));
-	add_s(cells, *js(o, "spec.volumeAttributesClassName") ?
-			     js(o, "spec.volumeAttributesClassName") : "<unset>");
+	add_s(cells, *js(o, "spec.volumeAttributesClassName")
+			 ? js(o, "spec.volumeAttributesClassName")
+			 : "<unset>");
 	add_age(cells, o, now);
 	add_s(cells, *js(o, "spec.volumeMode") ? js(o, "spec.volumeMode") : "<unset>");
 	kb_buf_free(&am);
@@ -935,9 +1003,9 @@ static void cells_quota(json_t *cells, const json_t *o, time_t now)
 	const json_t *hard = jp(o, "status.hard"), *used = jp(o, "status.used");
 	size_t n = json_object_size(hard), i = 0;
 	const char **keys = calloc(n ? n : 1, sizeof(*keys)), *k;
-	struct kb_buf req = { 0 }, lim = { 0 };
+	struct kb_buf req = {0}, lim = {0};
 	json_t *v;
-	json_object_foreach((json_t *)hard, k, v)
+	json_object_foreach ((json_t *)hard, k, v)
 		if (keys)
 			keys[i++] = k;
 	if (keys)
@@ -1035,7 +1103,7 @@ static void cells_controllerrevision(json_t *cells, const json_t *o, time_t now)
 	char buf[512] = "<none>";
 	size_t i;
 	json_t *ref;
-	json_array_foreach(jp(o, "metadata.ownerReferences"), i, ref) {
+	json_array_foreach (jp(o, "metadata.ownerReferences"), i, ref) {
 		if (!json_is_true(json_object_get(ref, "controller")))
 			continue;
 		const char *av = js(ref, "apiVersion"), *slash = strchr(av, '/');
@@ -1054,10 +1122,15 @@ static void cells_controllerrevision(json_t *cells, const json_t *o, time_t now)
 
 static const char *job_status(const json_t *o)
 {
-	static const struct { const char *cond, *text; } order[] = {
-		{ "Complete", "Complete" }, { "Failed", "Failed" }, { NULL, "Terminating" },
-		{ "Suspended", "Suspended" }, { "FailureTarget", "FailureTarget" },
-		{ "SuccessCriteriaMet", "SuccessCriteriaMet" },
+	static const struct {
+		const char *cond, *text;
+	} order[] = {
+	    {"Complete", "Complete"},
+	    {"Failed", "Failed"},
+	    {NULL, "Terminating"},
+	    {"Suspended", "Suspended"},
+	    {"FailureTarget", "FailureTarget"},
+	    {"SuccessCriteriaMet", "SuccessCriteriaMet"},
 	};
 	const json_t *conds = jp(o, "status.conditions");
 	for (size_t i = 0; i < KB_ARRAY_SIZE(order); i++) {
@@ -1119,7 +1192,7 @@ static const json_t *crd_version(const struct proxy_resource *r)
 {
 	size_t i;
 	json_t *v;
-	json_array_foreach(jp(r->crd, "spec.versions"), i, v)
+	json_array_foreach (jp(r->crd, "spec.versions"), i, v)
 		if (strcmp(js(v, "name"), r->version ? r->version : "") == 0)
 			return v;
 	return NULL;
@@ -1135,15 +1208,14 @@ static json_t *crd_columns(const struct proxy_resource *r)
 	if (json_array_size(apc) == 0)
 		return cols_json(cols_name_age);
 	a = json_array();
-	json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", name.name,
-					   "type", name.type, "format", name.format,
-					   "description", name.desc, "priority", 0));
-	json_array_foreach(apc, i, c)
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:I}", "name",
-						   js(c, "name"), "type", js(c, "type"), "format",
-						   js(c, "format"), "description",
-						   js(c, "description"), "priority",
-						   ji(c, "priority")));
+	json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", name.name, "type",
+					   name.type, "format", name.format, "description",
+					   name.desc, "priority", 0));
+	json_array_foreach (apc, i, c)
+		json_array_append_new(
+		    a, json_pack("{s:s, s:s, s:s, s:s, s:I}", "name", js(c, "name"), "type",
+				 js(c, "type"), "format", js(c, "format"), "description",
+				 js(c, "description"), "priority", ji(c, "priority")));
 	return a;
 }
 
@@ -1173,8 +1245,7 @@ static const json_t *simple_jsonpath(const json_t *o, const char *path)
 	return o;
 }
 
-static void cells_crd(const struct proxy_resource *r, json_t *cells, const json_t *o,
-		      time_t now)
+static void cells_crd(const struct proxy_resource *r, json_t *cells, const json_t *o, time_t now)
 {
 	const json_t *apc = json_object_get(crd_version(r), "additionalPrinterColumns");
 	size_t i;
@@ -1184,7 +1255,7 @@ static void cells_crd(const struct proxy_resource *r, json_t *cells, const json_
 		return;
 	}
 	add_name(cells, o);
-	json_array_foreach(apc, i, c) {
+	json_array_foreach (apc, i, c) {
 		const json_t *v = simple_jsonpath(o, js(c, "jsonPath"));
 		const char *type = js(c, "type");
 		time_t t;
@@ -1197,9 +1268,10 @@ static void cells_crd(const struct proxy_resource *r, json_t *cells, const json_
 				kb_age(t, now, b, sizeof(b));
 			add_s(cells, b);
 		} else if (v && strcmp(type, "string") != 0 &&
-			   (strcmp(type, "integer") == 0 ? !json_is_number(v)
-			    : strcmp(type, "number") == 0 ? !json_is_number(v)
-			    : strcmp(type, "boolean") == 0 ? !json_is_boolean(v) : true)) {
+			   (strcmp(type, "integer") == 0   ? !json_is_number(v)
+			    : strcmp(type, "number") == 0  ? !json_is_number(v)
+			    : strcmp(type, "boolean") == 0 ? !json_is_boolean(v)
+							   : true)) {
 			json_array_append_new(cells, json_null()); /* type mismatch: empty cell */
 		} else if (v && strcmp(type, "integer") == 0 && json_is_real(v)) {
 			json_array_append_new(cells, json_integer((json_int_t)json_real_value(v)));
@@ -1222,26 +1294,26 @@ static const struct printer {
 	const struct col *cols;
 	cells_fn cells;
 } printers[] = {
-	{ "", "Pod", cols_pod, cells_pod },
-	{ "", "Namespace", cols_namespace, cells_namespace },
-	{ "", "Service", cols_service, cells_service },
-	{ "", "ConfigMap", cols_configmap, cells_configmap },
-	{ "", "Secret", cols_secret, cells_secret },
-	{ "", "ServiceAccount", cols_serviceaccount, cells_serviceaccount },
-	{ "", "Event", cols_event, cells_event },
-	{ "events.k8s.io", "Event", cols_event, cells_event_v1 },
-	{ "", "Node", cols_node, cells_node },
-	{ "", "Endpoints", cols_endpoints, cells_endpoints },
-	{ "", "PersistentVolumeClaim", cols_pvc, cells_pvc },
-	{ "", "ResourceQuota", cols_quota, cells_quota },
-	{ "", "LimitRange", cols_default, cells_default },
-	{ "apps", "Deployment", cols_deployment, cells_deployment },
-	{ "apps", "ReplicaSet", cols_replicaset, cells_replicaset },
-	{ "apps", "StatefulSet", cols_statefulset, cells_statefulset },
-	{ "apps", "DaemonSet", cols_daemonset, cells_daemonset },
-	{ "apps", "ControllerRevision", cols_controllerrevision, cells_controllerrevision },
-	{ "batch", "Job", cols_job, cells_job },
-	{ "batch", "CronJob", cols_cronjob, cells_cronjob },
+    {"", "Pod", cols_pod, cells_pod},
+    {"", "Namespace", cols_namespace, cells_namespace},
+    {"", "Service", cols_service, cells_service},
+    {"", "ConfigMap", cols_configmap, cells_configmap},
+    {"", "Secret", cols_secret, cells_secret},
+    {"", "ServiceAccount", cols_serviceaccount, cells_serviceaccount},
+    {"", "Event", cols_event, cells_event},
+    {"events.k8s.io", "Event", cols_event, cells_event_v1},
+    {"", "Node", cols_node, cells_node},
+    {"", "Endpoints", cols_endpoints, cells_endpoints},
+    {"", "PersistentVolumeClaim", cols_pvc, cells_pvc},
+    {"", "ResourceQuota", cols_quota, cells_quota},
+    {"", "LimitRange", cols_default, cells_default},
+    {"apps", "Deployment", cols_deployment, cells_deployment},
+    {"apps", "ReplicaSet", cols_replicaset, cells_replicaset},
+    {"apps", "StatefulSet", cols_statefulset, cells_statefulset},
+    {"apps", "DaemonSet", cols_daemonset, cells_daemonset},
+    {"apps", "ControllerRevision", cols_controllerrevision, cells_controllerrevision},
+    {"batch", "Job", cols_job, cells_job},
+    {"batch", "CronJob", cols_cronjob, cells_cronjob},
 };
 
 static const struct printer *find_printer(const struct proxy_resource *r)

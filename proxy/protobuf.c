@@ -37,30 +37,30 @@ struct dec {
 static const struct {
 	const char *msg, *field;
 } keep_zero[] = {
-	{ "k8s.io.api.apps.v1.DeploymentSpec", "replicas" },
-	{ "k8s.io.api.apps.v1.StatefulSetSpec", "replicas" },
-	{ "k8s.io.api.apps.v1.ReplicaSetSpec", "replicas" },
-	{ "k8s.io.api.core.v1.ReplicationControllerSpec", "replicas" },
-	{ "k8s.io.api.apps.v1.DeploymentSpec", "revisionHistoryLimit" },
-	{ "k8s.io.api.apps.v1.DeploymentSpec", "progressDeadlineSeconds" },
-	{ "k8s.io.api.batch.v1.JobSpec", "parallelism" },
-	{ "k8s.io.api.batch.v1.JobSpec", "completions" },
-	{ "k8s.io.api.batch.v1.JobSpec", "backoffLimit" },
-	{ "k8s.io.api.batch.v1.JobSpec", "ttlSecondsAfterFinished" },
-	{ "k8s.io.api.batch.v1.JobSpec", "suspend" },
-	{ "k8s.io.api.batch.v1.CronJobSpec", "suspend" },
-	{ "k8s.io.api.batch.v1.CronJobSpec", "successfulJobsHistoryLimit" },
-	{ "k8s.io.api.batch.v1.CronJobSpec", "failedJobsHistoryLimit" },
-	{ "k8s.io.api.core.v1.PodSpec", "terminationGracePeriodSeconds" },
-	{ "k8s.io.api.core.v1.PodSpec", "automountServiceAccountToken" },
-	{ "k8s.io.api.core.v1.ServiceAccount", "automountServiceAccountToken" },
-	{ "k8s.io.api.core.v1.ConfigMap", "immutable" },
-	{ "k8s.io.api.core.v1.Secret", "immutable" },
-	{ "k8s.io.api.authentication.v1.TokenRequestSpec", "expirationSeconds" },
+    {"k8s.io.api.apps.v1.DeploymentSpec", "replicas"},
+    {"k8s.io.api.apps.v1.StatefulSetSpec", "replicas"},
+    {"k8s.io.api.apps.v1.ReplicaSetSpec", "replicas"},
+    {"k8s.io.api.core.v1.ReplicationControllerSpec", "replicas"},
+    {"k8s.io.api.apps.v1.DeploymentSpec", "revisionHistoryLimit"},
+    {"k8s.io.api.apps.v1.DeploymentSpec", "progressDeadlineSeconds"},
+    {"k8s.io.api.batch.v1.JobSpec", "parallelism"},
+    {"k8s.io.api.batch.v1.JobSpec", "completions"},
+    {"k8s.io.api.batch.v1.JobSpec", "backoffLimit"},
+    {"k8s.io.api.batch.v1.JobSpec", "ttlSecondsAfterFinished"},
+    {"k8s.io.api.batch.v1.JobSpec", "suspend"},
+    {"k8s.io.api.batch.v1.CronJobSpec", "suspend"},
+    {"k8s.io.api.batch.v1.CronJobSpec", "successfulJobsHistoryLimit"},
+    {"k8s.io.api.batch.v1.CronJobSpec", "failedJobsHistoryLimit"},
+    {"k8s.io.api.core.v1.PodSpec", "terminationGracePeriodSeconds"},
+    {"k8s.io.api.core.v1.PodSpec", "automountServiceAccountToken"},
+    {"k8s.io.api.core.v1.ServiceAccount", "automountServiceAccountToken"},
+    {"k8s.io.api.core.v1.ConfigMap", "immutable"},
+    {"k8s.io.api.core.v1.Secret", "immutable"},
+    {"k8s.io.api.authentication.v1.TokenRequestSpec", "expirationSeconds"},
 };
 
-static int dec_message(struct dec *d, const struct kt_message *m, struct rd *r,
-		       json_t **out, bool *zero);
+static int dec_message(struct dec *d, const struct kt_message *m, struct rd *r, json_t **out,
+		       bool *zero);
 static int decode_k8s(struct dec *d, const void *body, size_t len, const char *msg_name,
 		      json_t **out);
 
@@ -138,16 +138,11 @@ static int rd_skip(struct rd *r, int wt)
 	struct rd sub;
 
 	switch (wt) {
-	case WT_VARINT:
-		return rd_varint(r, &v);
-	case WT_FIXED64:
-		return rd_fixed(r, 8, &v);
-	case WT_LEN:
-		return rd_bytes(r, &sub);
-	case WT_FIXED32:
-		return rd_fixed(r, 4, &v);
-	default:
-		return -EINVAL; /* groups and reserved wire types */
+	case WT_VARINT: return rd_varint(r, &v);
+	case WT_FIXED64: return rd_fixed(r, 8, &v);
+	case WT_LEN: return rd_bytes(r, &sub);
+	case WT_FIXED32: return rd_fixed(r, 4, &v);
+	default: return -EINVAL; /* groups and reserved wire types */
 	}
 }
 
@@ -158,32 +153,24 @@ static int wire_type_of(uint8_t kind)
 	switch (kind) {
 	case KT_STRING:
 	case KT_BYTES:
-	case KT_MESSAGE:
-		return WT_LEN;
-	case KT_DOUBLE:
-		return WT_FIXED64;
-	case KT_FLOAT:
-		return WT_FIXED32;
-	default:
-		return WT_VARINT;
+	case KT_MESSAGE: return WT_LEN;
+	case KT_DOUBLE: return WT_FIXED64;
+	case KT_FLOAT: return WT_FIXED32;
+	default: return WT_VARINT;
 	}
 }
 
 static json_t *int_json(uint8_t kind, uint64_t v)
 {
 	switch (kind) {
-	case KT_BOOL:
-		return json_boolean(v != 0);
-	case KT_INT32:
-		return json_integer((int32_t)(uint32_t)v);
-	case KT_UINT32:
-		return json_integer((uint32_t)v);
+	case KT_BOOL: return json_boolean(v != 0);
+	case KT_INT32: return json_integer((int32_t)(uint32_t)v);
+	case KT_UINT32: return json_integer((uint32_t)v);
 	case KT_UINT64:
 		if (v > (uint64_t)INT64_MAX)
 			return json_real((double)v);
 		return json_integer((json_int_t)v);
-	default: /* KT_INT64 */
-		return json_integer((json_int_t)(int64_t)v);
+	default: /* KT_INT64 */ return json_integer((json_int_t)(int64_t)v);
 	}
 }
 
@@ -225,8 +212,8 @@ static int float_json(const struct kt_field *f, uint64_t v, json_t **out, bool *
 }
 
 /* Decodes one value of field f (not a packed run) whose key had wire type wt. */
-static int dec_value(struct dec *d, const struct kt_field *f, struct rd *r, int wt,
-		     json_t **out, bool *zero)
+static int dec_value(struct dec *d, const struct kt_field *f, struct rd *r, int wt, json_t **out,
+		     bool *zero)
 {
 	struct rd sub;
 	uint64_t v;
@@ -262,25 +249,17 @@ static int dec_value(struct dec *d, const struct kt_field *f, struct rd *r, int 
 /* The value a map entry has when its value field is absent. */
 static int default_value(struct dec *d, const struct kt_field *f, json_t **out)
 {
-	struct rd empty = { NULL, NULL };
+	struct rd empty = {NULL, NULL};
 	bool zero;
 
 	switch (f->kind) {
-	case KT_MESSAGE:
-		return dec_message(d, f->msg, &empty, out, &zero);
+	case KT_MESSAGE: return dec_message(d, f->msg, &empty, out, &zero);
 	case KT_STRING:
-	case KT_BYTES:
-		*out = json_string("");
-		break;
-	case KT_BOOL:
-		*out = json_false();
-		break;
+	case KT_BYTES: *out = json_string(""); break;
+	case KT_BOOL: *out = json_false(); break;
 	case KT_DOUBLE:
-	case KT_FLOAT:
-		*out = json_real(0);
-		break;
-	default:
-		*out = json_integer(0);
+	case KT_FLOAT: *out = json_real(0); break;
+	default: *out = json_integer(0);
 	}
 	return *out ? 0 : -ENOMEM;
 }
@@ -355,8 +334,8 @@ static void go_duration(int64_t ns, char *buf, size_t len)
 
 /* The fields of a special message, read by number. */
 struct special_vals {
-	uint64_t v[4];     /* varints by field number 1..3 */
-	struct rd s[4];    /* length-delimited by field number 1..3 */
+	uint64_t v[4];  /* varints by field number 1..3 */
+	struct rd s[4]; /* length-delimited by field number 1..3 */
 	bool has_s[4];
 };
 
@@ -386,8 +365,8 @@ static int read_special(struct dec *d, const struct kt_message *m, struct rd *r,
 	return 0;
 }
 
-static int dec_raw_json(struct dec *d, const struct kt_message *m, struct rd *raw,
-			json_t **out, bool *zero)
+static int dec_raw_json(struct dec *d, const struct kt_message *m, struct rd *raw, json_t **out,
+			bool *zero)
 {
 	size_t n = (size_t)(raw->end - raw->p);
 	json_error_t jerr;
@@ -408,8 +387,8 @@ static int dec_raw_json(struct dec *d, const struct kt_message *m, struct rd *ra
 	return 0;
 }
 
-static int dec_special(struct dec *d, const struct kt_message *m, struct rd *r,
-		       json_t **out, bool *zero)
+static int dec_special(struct dec *d, const struct kt_message *m, struct rd *r, json_t **out,
+		       bool *zero)
 {
 	struct special_vals sv;
 	char buf[64];
@@ -467,8 +446,8 @@ static bool keeps_zero(const struct kt_message *m, const struct kt_field *f)
 	return false;
 }
 
-static int map_key(struct dec *d, const struct kt_field *f, struct rd *r, int wt,
-		   char *buf, size_t len, json_t **skey)
+static int map_key(struct dec *d, const struct kt_field *f, struct rd *r, int wt, char *buf,
+		   size_t len, json_t **skey)
 {
 	uint64_t v;
 
@@ -521,7 +500,9 @@ static int dec_map_entry(struct dec *d, const struct kt_field *f, struct rd *e, 
 		rc = default_value(d, f, &val);
 	if (rc == 0)
 		rc = json_object_setn_new(map, key ? json_string_value(key) : "",
-					  key ? json_string_length(key) : 0, val) < 0 ? -ENOMEM : 0;
+					  key ? json_string_length(key) : 0, val) < 0
+			 ? -ENOMEM
+			 : 0;
 	else
 		json_decref(val);
 	json_decref(key);
@@ -546,8 +527,7 @@ static bool packable(uint8_t kind)
 	return kind != KT_STRING && kind != KT_BYTES && kind != KT_MESSAGE;
 }
 
-static int dec_repeated(struct dec *d, const struct kt_field *f, struct rd *r, int wt,
-			json_t *arr)
+static int dec_repeated(struct dec *d, const struct kt_field *f, struct rd *r, int wt, json_t *arr)
 {
 	json_t *v;
 	bool zero;
@@ -607,8 +587,8 @@ static int dec_field(struct dec *d, const struct kt_message *m, const struct kt_
 	return json_object_set_new(obj, f->json, v) < 0 ? -ENOMEM : 0;
 }
 
-static int dec_message(struct dec *d, const struct kt_message *m, struct rd *r,
-		       json_t **out, bool *zero)
+static int dec_message(struct dec *d, const struct kt_message *m, struct rd *r, json_t **out,
+		       bool *zero)
 {
 	uint32_t num;
 	int wt, rc = 0;
@@ -688,10 +668,10 @@ static int read_envelope(struct dec *d, struct rd *r, struct envelope *env)
 			return fail(d, "envelope: bad key");
 		if (num >= 1 && num <= 3 && wt != WT_LEN)
 			return fail(d, "envelope: field %u has wire type %d", num, wt);
-		int rc = num == 1 ? rd_bytes(r, &tm)
+		int rc = num == 1   ? rd_bytes(r, &tm)
 			 : num == 2 ? rd_bytes(r, &env->raw)
 			 : num == 3 ? rd_bytes(r, &env->encoding)
-			 : rd_skip(r, wt);
+				    : rd_skip(r, wt);
 		if (rc < 0)
 			return fail(d, "envelope: truncated field %u", num);
 		if (num == 1 && (rc = read_type_meta(d, &tm, env)) < 0)
@@ -730,8 +710,8 @@ static const struct kt_message *message_for(const struct envelope *env)
 
 static int put_type_meta(json_t *obj, const struct envelope *env)
 {
-	const struct rd *v[2] = { &env->api_version, &env->kind };
-	const char *names[2] = { "apiVersion", "kind" };
+	const struct rd *v[2] = {&env->api_version, &env->kind};
+	const char *names[2] = {"apiVersion", "kind"};
 
 	for (int i = 0; i < 2; i++) {
 		if (v[i]->p == v[i]->end)
@@ -754,7 +734,7 @@ static int decode_k8s(struct dec *d, const void *body, size_t len, const char *m
 	*out = NULL;
 	if (!pb_is_k8s(body, len))
 		return fail(d, "missing protobuf envelope magic");
-	struct rd r = { (const uint8_t *)body + 4, (const uint8_t *)body + len };
+	struct rd r = {(const uint8_t *)body + 4, (const uint8_t *)body + len};
 	if ((rc = read_envelope(d, &r, &env)) < 0)
 		return rc;
 	if (env.encoding.p != env.encoding.end) {
@@ -783,20 +763,20 @@ out:
 	return rc;
 }
 
-int pb_decode_k8s(const void *body, size_t len, const char *msg_name, json_t **out,
-		  char *err, size_t errlen)
+int pb_decode_k8s(const void *body, size_t len, const char *msg_name, json_t **out, char *err,
+		  size_t errlen)
 {
-	struct dec d = { err, errlen, 0 };
+	struct dec d = {err, errlen, 0};
 
 	return decode_k8s(&d, body, len, msg_name, out);
 }
 
-int pb_decode_message(const char *msg_name, const void *data, size_t len, json_t **out,
-		      char *err, size_t errlen)
+int pb_decode_message(const char *msg_name, const void *data, size_t len, json_t **out, char *err,
+		      size_t errlen)
 {
-	struct dec d = { err, errlen, 0 };
+	struct dec d = {err, errlen, 0};
 	const struct kt_message *m = kt_find(msg_name);
-	struct rd r = { data, (const uint8_t *)data + len };
+	struct rd r = {data, (const uint8_t *)data + len};
 	bool zero;
 
 	*out = NULL;

@@ -37,14 +37,14 @@ bool pb_is_k8s(const void *body, size_t len);
  * JSON name}. Returns 0, -EINVAL (malformed; message in err), -ENOENT (unknown
  * message) or -ENOTSUP (a contentEncoding such as gzip); -ENOMEM.
  */
-int pb_decode_k8s(const void *body, size_t len, const char *msg_name, json_t **out,
-		  char *err, size_t errlen);
+int pb_decode_k8s(const void *body, size_t len, const char *msg_name, json_t **out, char *err,
+		  size_t errlen);
 
 /*
  * Decodes one bare message (no envelope) of type msg_name. Same ownership
  * and errors as pb_decode_k8s; *out has no apiVersion/kind.
  */
-int pb_decode_message(const char *msg_name, const void *data, size_t len, json_t **out,
-		      char *err, size_t errlen);
+int pb_decode_message(const char *msg_name, const void *data, size_t len, json_t **out, char *err,
+		      size_t errlen);
 
 #endif

@@ -20,22 +20,21 @@ typedef struct proxy proxy_t;
 typedef struct ssl_ctx_st SSL_CTX;
 
 struct proxy_opts {
-	const char *listen;          /* "127.0.0.1:6443" */
-	SSL_CTX *tls;                /* borrowed, outlives the proxy */
-	store_t *store;              /* borrowed, outlives the proxy */
-	const char *advertise_host;  /* address written into the kubernetes Service endpoints */
-	const char *data_dir;        /* DIR: audit.log goes there; NULL: no audit log */
+	const char *listen;         /* "127.0.0.1:6443" */
+	SSL_CTX *tls;               /* borrowed, outlives the proxy */
+	store_t *store;             /* borrowed, outlives the proxy */
+	const char *advertise_host; /* address written into the kubernetes Service endpoints */
+	const char *data_dir;       /* DIR: audit.log goes there; NULL: no audit log */
 };
 
 /* Bootstraps the tenant's built-in objects if missing, then listens.
  * *port_out gets the bound port. Returns 0 or a negative errno. */
-int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out,
-		int *port_out);
+int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, int *port_out);
 /* Bearer tokens of a tenant (for the CLI, which may run beside a server on
  * the same store: the server reads them per request). Only the token's
  * SHA-256 is kept. ttl_seconds 0: no expiry. Returns 0 or a negative errno. */
-int proxy_token_add(store_t *st, const char *token, const char *user,
-		    const char *const *groups, size_t ngroups, long ttl_seconds);
+int proxy_token_add(store_t *st, const char *token, const char *user, const char *const *groups,
+		    size_t ngroups, long ttl_seconds);
 /* Revokes one token, or (token NULL) every token of `user`. Returns the
  * number revoked (0 or 1 for one token), -ENOENT for an unknown token, or a
  * negative errno. */
@@ -49,10 +48,9 @@ void proxy_stop(proxy_t *px);
  * GET pods/log is answered by `pod_log(arg, req, ns, name, raw_query)`,
  * which must answer `req` (borrowed until answered). `arg` is borrowed and
  * must outlive the proxy (or be unset with pod_log NULL first). */
-typedef void (*proxy_pod_log_fn)(void *arg, kb_http_req_t *req, const char *ns,
-				 const char *name, const char *query);
+typedef void (*proxy_pod_log_fn)(void *arg, kb_http_req_t *req, const char *ns, const char *name,
+				 const char *query);
 void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, void *arg);
-
 
 /* ---- Internal API (proxy/api_internal.c) -----------------------------------
  * Writes made by in-process controllers. They go through the same server
@@ -68,31 +66,29 @@ void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, void *arg);
  */
 
 /* Creates obj; metadata.generateName gives a name with a 5-char suffix. */
-int proxy_object_create(proxy_t *px, const char *group, const char *version,
-			const char *plural, json_t *obj, const char *manager, json_t **out);
+int proxy_object_create(proxy_t *px, const char *group, const char *version, const char *plural,
+			json_t *obj, const char *manager, json_t **out);
 /* Replaces the object named by obj's metadata (spec and metadata; status is
  * kept from the stored object when the kind has a status subresource). An
  * object being deleted whose finalizers become empty is removed. */
-int proxy_object_update(proxy_t *px, const char *group, const char *version,
-			const char *plural, json_t *obj, const char *manager, json_t **out);
+int proxy_object_update(proxy_t *px, const char *group, const char *version, const char *plural,
+			json_t *obj, const char *manager, json_t **out);
 /* Replaces only the status of the object named by obj's metadata. */
 int proxy_object_update_status(proxy_t *px, const char *group, const char *version,
-			       const char *plural, json_t *obj, const char *manager,
-			       json_t **out);
+			       const char *plural, json_t *obj, const char *manager, json_t **out);
 /* Deletes with a propagation policy ("Background", "Foreground", "Orphan"
  * or NULL for Background): Foreground and Orphan, and objects with
  * finalizers, are marked (deletionTimestamp + finalizer foregroundDeletion or
  * orphan) and left to the garbage collector. uid (may be NULL) is a
  * precondition. */
-int proxy_object_delete(proxy_t *px, const char *group, const char *version,
-			const char *plural, const char *ns, const char *name, const char *uid,
-			const char *propagation);
+int proxy_object_delete(proxy_t *px, const char *group, const char *version, const char *plural,
+			const char *ns, const char *name, const char *uid, const char *propagation);
 /* Reads one object; *out is a new reference. */
 int proxy_object_get(proxy_t *px, const char *group, const char *version, const char *plural,
 		     const char *ns, const char *name, json_t **out);
 /* Lists objects (ns NULL: every namespace); *out is a new array reference. */
-int proxy_object_list(proxy_t *px, const char *group, const char *version,
-		      const char *plural, const char *ns, json_t **out);
+int proxy_object_list(proxy_t *px, const char *group, const char *version, const char *plural,
+		      const char *ns, json_t **out);
 /* For DELETE requests: when `propagation` is Foreground or Orphan and obj
  * (borrowed, modified) is not already being deleted, adds the finalizer
  * foregroundDeletion or orphan to its metadata.finalizers. True when added. */

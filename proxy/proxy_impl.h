@@ -19,8 +19,8 @@
 #include "proxy/resource.h"
 #include "store/store.h"
 
-#define KB_K8S_MAJOR "1"
-#define KB_K8S_MINOR "33"
+#define KB_K8S_MAJOR       "1"
+#define KB_K8S_MINOR       "33"
 #define KB_K8S_GIT_VERSION "v1.33.0"
 
 struct watch;
@@ -32,19 +32,19 @@ struct proxy {
 	char listen[128];
 	char advertise[128];
 	int port;
-	uv_timer_t tick;          /* 1 s: watch timeouts, bookmarks, namespace cleanup */
-	struct watch *watches;    /* every open watch stream */
+	uv_timer_t tick;       /* 1 s: watch timeouts, bookmarks, namespace cleanup */
+	struct watch *watches; /* every open watch stream */
 	size_t nwatches;
-	bool ns_pending;          /* a namespace is terminating: clean up on tick */
+	bool ns_pending; /* a namespace is terminating: clean up on tick */
 	struct deferred_reply *deferred, **deferred_tail; /* waiting for a group commit */
 	bool stopping;
-	bool host_sync;            /* pods run on a host: refuse host-reaching pod fields */
-	proxy_pod_log_fn pod_log;  /* pods/log passthrough (subres.c), or NULL */
+	bool host_sync;           /* pods run on a host: refuse host-reaching pod fields */
+	proxy_pod_log_fn pod_log; /* pods/log passthrough (subres.c), or NULL */
 	void *pod_log_arg;
-	char data_dir[1024];      /* the tenant's directory ("" in tests) */
-	struct authz *authz;      /* authz.c: RBAC index and watches */
-	struct audit *audit;      /* audit.c: DIR/audit.log, or NULL */
-	void *sa_key;             /* auth.c: EVP_PKEY signing service-account tokens */
+	char data_dir[1024]; /* the tenant's directory ("" in tests) */
+	struct authz *authz; /* authz.c: RBAC index and watches */
+	struct audit *audit; /* audit.c: DIR/audit.log, or NULL */
+	void *sa_key;        /* auth.c: EVP_PKEY signing service-account tokens */
 };
 
 enum field_validation { FV_WARN = 0, FV_STRICT, FV_IGNORE };
@@ -55,35 +55,35 @@ struct query {
 	char *resource_version, *resource_version_match, *cont;
 	char *field_manager, *propagation_policy;
 	long limit;
-	long timeout_seconds;         /* -1 when absent */
-	long grace_period;            /* -1 when absent */
+	long timeout_seconds; /* -1 when absent */
+	long grace_period;    /* -1 when absent */
 	bool watch, allow_bookmarks, dry_run, force, pretty;
 	enum field_validation validation;
 	enum include_object include;
-	char *buf;                    /* owned copy of the raw query */
+	char *buf; /* owned copy of the raw query */
 };
 
 /* One API request being served. */
 struct req {
 	kb_http_req_t *http;
 	struct proxy *px;
-	char *segs[12];               /* path segments (decoded, in pathbuf) */
+	char *segs[12]; /* path segments (decoded, in pathbuf) */
 	int nsegs;
 	char *pathbuf;
 	const char *group, *version, *ns, *name, *sub, *plural;
 	const struct proxy_resource *res;
 	struct query q;
 	bool want_table;
-	char user[256];               /* authenticated user name */
-	char *groups[16];             /* authenticated groups (malloc'ed) */
+	char user[256];   /* authenticated user name */
+	char *groups[16]; /* authenticated groups (malloc'ed) */
 	int ngroups;
-	const char *verb;             /* "get", "list", "watch", "create", ... */
-	json_t *warnings;             /* array of strings, or NULL */
-	bool as_scale;                /* answer writes with the Scale view */
+	const char *verb; /* "get", "list", "watch", "create", ... */
+	json_t *warnings; /* array of strings, or NULL */
+	bool as_scale;    /* answer writes with the Scale view */
 	time_t now;
-	int64_t recv_us;              /* when the request arrived (µs since the epoch) */
-	char *uid;                    /* authenticated user's uid (service accounts) or NULL */
-	bool audited;                 /* audit.c: its line is written */
+	int64_t recv_us; /* when the request arrived (µs since the epoch) */
+	char *uid;       /* authenticated user's uid (service accounts) or NULL */
+	bool audited;    /* audit.c: its line is written */
 };
 
 /* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the
@@ -102,8 +102,8 @@ int auth_start(struct proxy *px);
 void auth_stop(struct proxy *px);
 /* auth.c: TokenReview of a bearer token: fills user, groups and uid of
  * `who` (a scratch request) or returns -EACCES. */
-int auth_token(struct proxy *px, const char *token, const char *const *audiences,
-	       size_t naud, struct req *who);
+int auth_token(struct proxy *px, const char *token, const char *const *audiences, size_t naud,
+	       struct req *who);
 /* auth.c: the serviceaccounts/token subresource (TokenRequest). */
 void auth_token_request(struct req *r);
 
@@ -114,8 +114,8 @@ void authz_stop(struct proxy *px);
 struct rbac_attrs;
 bool authz_check(struct proxy *px, const struct rbac_attrs *a);
 /* authz.c: rules of a user in ns (new array reference), for rules reviews. */
-json_t *authz_rules(struct proxy *px, const char *user, const char *const *groups,
-		    size_t ngroups, const char *ns);
+json_t *authz_rules(struct proxy *px, const char *user, const char *const *groups, size_t ngroups,
+		    const char *ns);
 /* authz.c: escalation prevention and RBAC object checks for a create or
  * update of a Role/ClusterRole/(Cluster)RoleBinding; other kinds pass.
  * 0, or it has answered (403/422) and returns -EACCES/-EINVAL. obj, old
@@ -164,7 +164,7 @@ void proxy_req_free(struct req *r);
 void reply_status(struct req *r, int code, const char *reason, const char *message,
 		  json_t *details /* stolen, may be NULL */);
 void reply_statusf(struct req *r, int code, const char *reason, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 /* Maps a store errno for an object of r->res named `name` to its Status. */
 void reply_errno(struct req *r, int err, const char *name);
 /* 422 Invalid with causes (stolen). */
@@ -180,12 +180,12 @@ void resource_qualified(const struct proxy_resource *res, char *buf, size_t len)
  * Objects in and out are in the served shape. */
 int rs_get(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
 	   json_t **out);
-int rs_create(struct proxy *px, const struct proxy_resource *res, const char *ns,
-	      const char *name, json_t *obj);
-int rs_update(struct proxy *px, const struct proxy_resource *res, const char *ns,
-	      const char *name, json_t *obj, int64_t expected);
-int rs_delete(struct proxy *px, const struct proxy_resource *res, const char *ns,
-	      const char *name, int64_t expected, json_t **last);
+int rs_create(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	      json_t *obj);
+int rs_update(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	      json_t *obj, int64_t expected);
+int rs_delete(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	      int64_t expected, json_t **last);
 /* req->res is ignored (res->store_key is used); the filter sees served objects. */
 int rs_list(struct proxy *px, const struct proxy_resource *res, const struct store_list_req *req,
 	    struct store_list_result *out);
@@ -205,8 +205,7 @@ void filter_free(struct filter *f);
 /* handlers.c */
 void handle_resource(struct req *r);
 /* Shared write paths used by handlers, namespaces and bootstrap. */
-int object_create(struct proxy *px, const struct proxy_resource *res, json_t *obj,
-		  json_t **out);
+int object_create(struct proxy *px, const struct proxy_resource *res, json_t *obj, json_t **out);
 
 /* objects.c: metadata, defaults and validation. */
 void obj_set_str(json_t *obj, const char *path, const char *value);

@@ -134,9 +134,9 @@ static void ht_clear(struct htab *t, void (*free_val)(void *))
 /* ---- compiled rules ------------------------------------------------------ */
 
 struct strset {
-	const char **v;   /* borrowed from the role's JSON (kept alive by it) */
+	const char **v; /* borrowed from the role's JSON (kept alive by it) */
 	uint32_t n;
-	bool all;         /* holds "*" */
+	bool all; /* holds "*" */
 };
 
 struct crule {
@@ -144,15 +144,15 @@ struct crule {
 };
 
 struct role {
-	json_t *rules;    /* owned reference: the JSON rules the sets point into */
+	json_t *rules; /* owned reference: the JSON rules the sets point into */
 	struct crule *r;
 	size_t n;
 };
 
 struct binding {
-	char *ns;         /* "" for ClusterRoleBindings */
-	char *role_key;   /* "ns/name" or "/name" of the referenced role */
-	char **users;     /* user names (service accounts resolved) */
+	char *ns;       /* "" for ClusterRoleBindings */
+	char *role_key; /* "ns/name" or "/name" of the referenced role */
+	char **users;   /* user names (service accounts resolved) */
 	char **groups;
 	size_t nusers, ngroups;
 };
@@ -164,11 +164,11 @@ struct blist {
 };
 
 struct rbac_index {
-	struct htab roles;      /* "ns/name" ("/name" for cluster roles) -> role */
-	struct htab bindings;   /* "ns/name" ("/name" for CRBs) -> binding */
+	struct htab roles;    /* "ns/name" ("/name" for cluster roles) -> role */
+	struct htab bindings; /* "ns/name" ("/name" for CRBs) -> binding */
 	size_t counts[4];
 	bool subj_dirty;
-	struct htab by_user;    /* name -> blist */
+	struct htab by_user; /* name -> blist */
 	struct htab by_group;
 };
 
@@ -195,7 +195,7 @@ static int set_compile(struct strset *s, const json_t *arr)
 	if (n && !s->v)
 		return -ENOMEM;
 	s->n = 0;
-	json_array_foreach(arr, i, v) {
+	json_array_foreach (arr, i, v) {
 		const char *str = json_string_value(v);
 		if (!str)
 			continue;
@@ -234,7 +234,7 @@ static struct role *role_compile(const json_t *rules)
 	if (n && !ro->r)
 		goto fail;
 	json_t *rule;
-	json_array_foreach(ro->rules, i, rule) {
+	json_array_foreach (ro->rules, i, rule) {
 		struct crule *c = &ro->r[ro->n++];
 		if (set_compile(&c->verbs, json_object_get(rule, "verbs")) < 0 ||
 		    set_compile(&c->groups, json_object_get(rule, "apiGroups")) < 0 ||
@@ -370,7 +370,7 @@ static struct binding *binding_compile(const json_t *obj, const char *ns, bool c
 	if (!b->ns || !b->role_key || !b->users || !b->groups)
 		goto fail;
 	json_t *s;
-	json_array_foreach(subs, i, s) {
+	json_array_foreach (subs, i, s) {
 		bool grp = false;
 		char *nm = subject_name(s, cluster ? "" : ns, &grp);
 		if (!nm)
@@ -486,9 +486,9 @@ int rbac_index_put(rbac_index_t *ix, enum rbac_kind kind, const json_t *obj)
 	char key[600];
 	obj_key(key, sizeof(key), kind, ns, name);
 	bool is_role = kind == RBAC_ROLE || kind == RBAC_CLUSTERROLE;
-	void *val = is_role ? (void *)role_compile(json_object_get(obj, "rules"))
-			    : (void *)binding_compile(obj, ns ? ns : "",
-						      kind == RBAC_CLUSTERROLEBINDING);
+	void *val =
+	    is_role ? (void *)role_compile(json_object_get(obj, "rules"))
+		    : (void *)binding_compile(obj, ns ? ns : "", kind == RBAC_CLUSTERROLEBINDING);
 	if (!val)
 		return -ENOMEM;
 	void *old = NULL;
@@ -607,7 +607,7 @@ static bool arr_has(const json_t *arr, const char *x)
 {
 	size_t i;
 	json_t *v;
-	json_array_foreach(arr, i, v) {
+	json_array_foreach (arr, i, v) {
 		const char *s = json_string_value(v);
 		if (s && (strcmp(s, "*") == 0 || strcmp(s, x) == 0))
 			return true;
@@ -619,7 +619,7 @@ static bool arr_has_exact(const json_t *arr, const char *x)
 {
 	size_t i;
 	json_t *v;
-	json_array_foreach(arr, i, v)
+	json_array_foreach (arr, i, v)
 		if (str_eq(json_string_value(v), x))
 			return true;
 	return false;
@@ -634,7 +634,7 @@ static bool owner_covers_resource(const json_t *owner_res, const char *res)
 	const char *slash = strchr(res, '/');
 	size_t i;
 	json_t *v;
-	json_array_foreach(owner_res, i, v) {
+	json_array_foreach (owner_res, i, v) {
 		const char *o = json_string_value(v);
 		if (!o)
 			continue;
@@ -651,7 +651,7 @@ static bool owner_covers_url(const json_t *urls, const char *url)
 {
 	size_t i;
 	json_t *v;
-	json_array_foreach(urls, i, v) {
+	json_array_foreach (urls, i, v) {
 		const char *u = json_string_value(v);
 		if (!u)
 			continue;
@@ -689,7 +689,7 @@ static bool owner_covers_atom(const json_t *owner, const struct atom *a)
 {
 	size_t i;
 	json_t *o;
-	json_array_foreach(owner, i, o)
+	json_array_foreach (owner, i, o)
 		if (rule_covers_atom(o, a))
 			return true;
 	return false;
@@ -720,7 +720,8 @@ static const char *nth(const json_t *arr, size_t i)
 
 static bool covers_rule(const json_t *owner, const json_t *s, json_t **missing)
 {
-	const json_t *verbs = json_object_get(s, "verbs"), *groups = json_object_get(s, "apiGroups"),
+	const json_t *verbs = json_object_get(s, "verbs"),
+		     *groups = json_object_get(s, "apiGroups"),
 		     *res = json_object_get(s, "resources"),
 		     *names = json_object_get(s, "resourceNames"),
 		     *urls = json_object_get(s, "nonResourceURLs");
@@ -737,7 +738,8 @@ static bool covers_rule(const json_t *owner, const json_t *s, json_t **missing)
 			for (size_t r = 0; r < json_array_size(res); r++) {
 				size_t nn = json_array_size(names);
 				for (size_t n = 0; n < (nn ? nn : 1); n++) {
-					struct atom a = {.verb = nth(verbs, v), .group = nth(groups, g),
+					struct atom a = {.verb = nth(verbs, v),
+							 .group = nth(groups, g),
 							 .res = nth(res, r),
 							 .name = nn ? nth(names, n) : NULL};
 					if (!a.verb || !a.group || !a.res)
@@ -760,7 +762,7 @@ bool rbac_covers(const json_t *owner, const json_t *servant, json_t **missing)
 	json_t *s;
 	if (missing)
 		*missing = NULL;
-	json_array_foreach(servant, i, s)
+	json_array_foreach (servant, i, s)
 		if (!covers_rule(owner, s, missing))
 			ok = false;
 	return ok;

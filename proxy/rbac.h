@@ -34,12 +34,12 @@ struct rbac_attrs {
 	size_t ngroups;
 	const char *verb;
 	bool resource_request;
-	const char *api_group;    /* resource requests: "" for core */
-	const char *resource;     /* "pods" */
-	const char *subresource;  /* "log" or NULL/"" */
-	const char *ns;           /* NULL/"" for cluster scope */
-	const char *name;         /* NULL/"" when not named */
-	const char *path;         /* non-resource requests: "/healthz" */
+	const char *api_group;   /* resource requests: "" for core */
+	const char *resource;    /* "pods" */
+	const char *subresource; /* "log" or NULL/"" */
+	const char *ns;          /* NULL/"" for cluster scope */
+	const char *name;        /* NULL/"" when not named */
+	const char *path;        /* non-resource requests: "/healthz" */
 };
 
 enum rbac_kind { RBAC_ROLE = 0, RBAC_CLUSTERROLE, RBAC_ROLEBINDING, RBAC_CLUSTERROLEBINDING };

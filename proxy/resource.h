@@ -25,43 +25,43 @@ enum proxy_verb {
 	VERB_DELETECOLLECTION = 1 << 7,
 };
 #define VERBS_ALL 0xff
-#define VERBS_RO (VERB_GET | VERB_LIST | VERB_WATCH)
+#define VERBS_RO  (VERB_GET | VERB_LIST | VERB_WATCH)
 
 struct proxy_subresource {
-	const char *name;     /* "status", "scale", "log", "token" */
-	const char *group;    /* response kind's group, version and kind */
+	const char *name;  /* "status", "scale", "log", "token" */
+	const char *group; /* response kind's group, version and kind */
 	const char *version;
 	const char *kind;
 	unsigned verbs;
 };
 
 struct proxy_resource {
-	const char *group;        /* "" for core */
-	const char *version;      /* "v1" */
-	const char *kind;         /* "Pod" */
-	const char *list_kind;    /* "PodList" */
-	const char *plural;       /* "pods" */
-	const char *singular;     /* "pod" */
+	const char *group;     /* "" for core */
+	const char *version;   /* "v1" */
+	const char *kind;      /* "Pod" */
+	const char *list_kind; /* "PodList" */
+	const char *plural;    /* "pods" */
+	const char *singular;  /* "pod" */
 	bool namespaced;
-	unsigned verbs;           /* enum proxy_verb bits */
-	const char *const *short_names;   /* NULL-terminated or NULL */
-	const char *const *categories;    /* NULL-terminated or NULL */
+	unsigned verbs;                               /* enum proxy_verb bits */
+	const char *const *short_names;               /* NULL-terminated or NULL */
+	const char *const *categories;                /* NULL-terminated or NULL */
 	const struct proxy_subresource *subresources; /* terminated by name NULL */
-	const char *proto;        /* protobuf message, "k8s.io.api.core.v1.Pod"; NULL: none */
+	const char *proto; /* protobuf message, "k8s.io.api.core.v1.Pod"; NULL: none */
 	const char *const *field_selectors; /* extra field selector paths beyond
 					       metadata.name/metadata.namespace */
-	bool has_status;          /* spec/status split: generation bumps on
+	bool has_status;                    /* spec/status split: generation bumps on
 				     changes outside metadata and status */
-	bool stored;              /* false: virtual (reviews), never stored */
+	bool stored;                        /* false: virtual (reviews), never stored */
 	/* storage in another row's shape: store_key names that row's storage and
 	 * objects convert in place on the way in and out (NULL: as served) */
-	const char *storage;      /* e.g. "/events" */
+	const char *storage; /* e.g. "/events" */
 	void (*to_storage)(json_t *obj);
 	void (*from_storage)(json_t *obj);
 	/* run-time rows (CRDs) */
-	json_t *crd;              /* owned reference to the CRD object, or NULL */
-	json_t *schema;           /* owned: openAPIV3Schema of this version, or NULL */
-	char store_key[256];      /* "<group>/<plural>", filled by the table */
+	json_t *crd;         /* owned reference to the CRD object, or NULL */
+	json_t *schema;      /* owned: openAPIV3Schema of this version, or NULL */
+	char store_key[256]; /* "<group>/<plural>", filled by the table */
 };
 
 /* Finds by group, version and plural; NULL if not served. */
@@ -73,8 +73,7 @@ const struct proxy_resource *resource_find_kind(const char *group, const char *k
 size_t resource_count(void);
 const struct proxy_resource *resource_at(size_t i);
 /* The subresource row of `r`, or NULL. */
-const struct proxy_subresource *resource_sub(const struct proxy_resource *r,
-					     const char *name);
+const struct proxy_subresource *resource_sub(const struct proxy_resource *r, const char *name);
 
 /* Adds a run-time row (CRD); the row is borrowed until resource_remove.
  * Returns 0 or -ENOSPC. */

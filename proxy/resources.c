@@ -13,151 +13,192 @@
 #include "lib/util.h"
 
 #define S(...) ((const char *const[]){__VA_ARGS__, NULL})
-#define SUB_STATUS(g, v, k) {"status", g, v, k, VERB_GET | VERB_PATCH | VERB_UPDATE}
-#define SUB_SCALE {"scale", "autoscaling", "v1", "Scale", VERB_GET | VERB_PATCH | VERB_UPDATE}
-#define SUB_END {NULL, NULL, NULL, NULL, 0}
-#define CORE(kind_, plural_, singular_, ns_) \
-	.group = "", .version = "v1", .kind = kind_, .list_kind = kind_ "List", \
-	.plural = plural_, .singular = singular_, .namespaced = ns_, .stored = true, \
-	.verbs = VERBS_ALL, .proto = "k8s.io.api.core.v1." kind_
-#define APPS(kind_, plural_, singular_) \
-	.group = "apps", .version = "v1", .kind = kind_, .list_kind = kind_ "List", \
+#define SUB_STATUS(g, v, k)                                            \
+	{                                                              \
+		"status", g, v, k, VERB_GET | VERB_PATCH | VERB_UPDATE \
+	}
+#define SUB_SCALE                                                                          \
+	{                                                                                  \
+		"scale", "autoscaling", "v1", "Scale", VERB_GET | VERB_PATCH | VERB_UPDATE \
+	}
+#define SUB_END                           \
+	{                                 \
+		NULL, NULL, NULL, NULL, 0 \
+	}
+#define CORE(kind_, plural_, singular_, ns_)                                                       \
+	.group = "", .version = "v1", .kind = kind_, .list_kind = kind_ "List", .plural = plural_, \
+	.singular = singular_, .namespaced = ns_, .stored = true, .verbs = VERBS_ALL,              \
+	.proto = "k8s.io.api.core.v1." kind_
+#define APPS(kind_, plural_, singular_)                                               \
+	.group = "apps", .version = "v1", .kind = kind_, .list_kind = kind_ "List",   \
 	.plural = plural_, .singular = singular_, .namespaced = true, .stored = true, \
 	.verbs = VERBS_ALL, .proto = "k8s.io.api.apps.v1." kind_, .has_status = true
-#define BATCH(kind_, plural_, singular_) \
-	.group = "batch", .version = "v1", .kind = kind_, .list_kind = kind_ "List", \
-	.plural = plural_, .singular = singular_, .namespaced = true, .stored = true, \
+#define BATCH(kind_, plural_, singular_)                                               \
+	.group = "batch", .version = "v1", .kind = kind_, .list_kind = kind_ "List",   \
+	.plural = plural_, .singular = singular_, .namespaced = true, .stored = true,  \
 	.verbs = VERBS_ALL, .proto = "k8s.io.api.batch.v1." kind_, .has_status = true, \
 	.categories = S("all")
-#define RBAC(kind_, plural_, singular_, ns_) \
-	.group = "rbac.authorization.k8s.io", .version = "v1", .kind = kind_, \
+#define RBAC(kind_, plural_, singular_, ns_)                                                    \
+	.group = "rbac.authorization.k8s.io", .version = "v1", .kind = kind_,                   \
 	.list_kind = kind_ "List", .plural = plural_, .singular = singular_, .namespaced = ns_, \
 	.stored = true, .verbs = VERBS_ALL, .proto = "k8s.io.api.rbac.v1." kind_
-#define REVIEW(group_, version_, kind_, plural_, ns_, pkg_) \
+#define REVIEW(group_, version_, kind_, plural_, ns_, pkg_)                             \
 	.group = group_, .version = version_, .kind = kind_, .list_kind = kind_ "List", \
-	.plural = plural_, .singular = "", .namespaced = ns_, .stored = false, \
+	.plural = plural_, .singular = "", .namespaced = ns_, .stored = false,          \
 	.verbs = VERB_CREATE, .proto = "k8s.io.api." pkg_ "." version_ "." kind_
 
 static const struct proxy_subresource ns_subs[] = {
-	SUB_STATUS("", "v1", "Namespace"),
-	{"finalize", "", "v1", "Namespace", VERB_UPDATE},
-	SUB_END,
+    SUB_STATUS("", "v1", "Namespace"),
+    {"finalize", "", "v1", "Namespace", VERB_UPDATE},
+    SUB_END,
 };
 static const struct proxy_subresource sa_subs[] = {
-	{"token", "authentication.k8s.io", "v1", "TokenRequest", VERB_CREATE}, SUB_END};
+    {"token", "authentication.k8s.io", "v1", "TokenRequest", VERB_CREATE}, SUB_END};
 static const struct proxy_subresource crd_subs[] = {
-	SUB_STATUS("apiextensions.k8s.io", "v1", "CustomResourceDefinition"), SUB_END};
-static const struct proxy_subresource pod_subs[] = {
-	SUB_STATUS("", "v1", "Pod"), {"log", "", "v1", "Pod", VERB_GET},
-	{"binding", "", "v1", "Binding", VERB_CREATE}, SUB_END};
+    SUB_STATUS("apiextensions.k8s.io", "v1", "CustomResourceDefinition"), SUB_END};
+static const struct proxy_subresource pod_subs[] = {SUB_STATUS("", "v1", "Pod"),
+						    {"log", "", "v1", "Pod", VERB_GET},
+						    {"binding", "", "v1", "Binding", VERB_CREATE},
+						    SUB_END};
 static const struct proxy_subresource queue_subs[] = {
-	SUB_STATUS("scheduling.run.ai", "v2", "Queue"), SUB_END};
+    SUB_STATUS("scheduling.run.ai", "v2", "Queue"), SUB_END};
 static const struct proxy_subresource svc_subs[] = {SUB_STATUS("", "v1", "Service"), SUB_END};
 static const struct proxy_subresource node_subs[] = {SUB_STATUS("", "v1", "Node"), SUB_END};
-static const struct proxy_subresource pvc_subs[] = {
-	SUB_STATUS("", "v1", "PersistentVolumeClaim"), SUB_END};
-static const struct proxy_subresource rq_subs[] = {
-	SUB_STATUS("", "v1", "ResourceQuota"), SUB_END};
-static const struct proxy_subresource deploy_subs[] = {
-	SUB_STATUS("apps", "v1", "Deployment"), SUB_SCALE, SUB_END};
-static const struct proxy_subresource rs_subs[] = {
-	SUB_STATUS("apps", "v1", "ReplicaSet"), SUB_SCALE, SUB_END};
-static const struct proxy_subresource sts_subs[] = {
-	SUB_STATUS("apps", "v1", "StatefulSet"), SUB_SCALE, SUB_END};
-static const struct proxy_subresource ds_subs[] = {
-	SUB_STATUS("apps", "v1", "DaemonSet"), SUB_END};
-static const struct proxy_subresource job_subs[] = {
-	SUB_STATUS("batch", "v1", "Job"), SUB_END};
-static const struct proxy_subresource cj_subs[] = {
-	SUB_STATUS("batch", "v1", "CronJob"), SUB_END};
+static const struct proxy_subresource pvc_subs[] = {SUB_STATUS("", "v1", "PersistentVolumeClaim"),
+						    SUB_END};
+static const struct proxy_subresource rq_subs[] = {SUB_STATUS("", "v1", "ResourceQuota"), SUB_END};
+static const struct proxy_subresource deploy_subs[] = {SUB_STATUS("apps", "v1", "Deployment"),
+						       SUB_SCALE, SUB_END};
+static const struct proxy_subresource rs_subs[] = {SUB_STATUS("apps", "v1", "ReplicaSet"),
+						   SUB_SCALE, SUB_END};
+static const struct proxy_subresource sts_subs[] = {SUB_STATUS("apps", "v1", "StatefulSet"),
+						    SUB_SCALE, SUB_END};
+static const struct proxy_subresource ds_subs[] = {SUB_STATUS("apps", "v1", "DaemonSet"), SUB_END};
+static const struct proxy_subresource job_subs[] = {SUB_STATUS("batch", "v1", "Job"), SUB_END};
+static const struct proxy_subresource cj_subs[] = {SUB_STATUS("batch", "v1", "CronJob"), SUB_END};
 
 static struct proxy_resource builtins[] = {
-	{CORE("Namespace", "namespaces", "namespace", false), .short_names = S("ns"),
-	 .subresources = ns_subs, .field_selectors = S("status.phase"), .has_status = true},
-	{CORE("Pod", "pods", "pod", true), .short_names = S("po"), .categories = S("all"),
-	 .subresources = pod_subs, .has_status = true,
-	 .field_selectors = S("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
-			      "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
-			      "status.podIP", "status.podIPs", "status.nominatedNodeName")},
-	{CORE("Service", "services", "service", true), .short_names = S("svc"),
-	 .categories = S("all"), .subresources = svc_subs, .has_status = true,
-	 .field_selectors = S("spec.clusterIP", "spec.type")},
-	{CORE("ConfigMap", "configmaps", "configmap", true), .short_names = S("cm")},
-	{CORE("Secret", "secrets", "secret", true), .field_selectors = S("type")},
-	{CORE("ServiceAccount", "serviceaccounts", "serviceaccount", true),
-	 .short_names = S("sa"), .subresources = sa_subs},
-	{CORE("Event", "events", "event", true), .short_names = S("ev"),
-	 .field_selectors = S("involvedObject.kind", "involvedObject.namespace",
-			      "involvedObject.name", "involvedObject.uid",
-			      "involvedObject.apiVersion", "involvedObject.resourceVersion",
-			      "involvedObject.fieldPath", "reason", "reportingComponent",
-			      "source", "type")},
-	{CORE("Node", "nodes", "node", false), .short_names = S("no"),
-	 .subresources = node_subs, .has_status = true,
-	 .field_selectors = S("spec.unschedulable")},
-	{CORE("Endpoints", "endpoints", "endpoints", true), .short_names = S("ep")},
-	{CORE("PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", true),
-	 .short_names = S("pvc"), .subresources = pvc_subs, .has_status = true},
-	{CORE("ResourceQuota", "resourcequotas", "resourcequota", true),
-	 .short_names = S("quota"), .subresources = rq_subs, .has_status = true},
-	{CORE("LimitRange", "limitranges", "limitrange", true), .short_names = S("limits")},
-	{APPS("Deployment", "deployments", "deployment"), .short_names = S("deploy"),
-	 .categories = S("all"), .subresources = deploy_subs},
-	{APPS("ReplicaSet", "replicasets", "replicaset"), .short_names = S("rs"),
-	 .categories = S("all"), .subresources = rs_subs, .field_selectors = S("status.replicas")},
-	{APPS("StatefulSet", "statefulsets", "statefulset"), .short_names = S("sts"),
-	 .categories = S("all"), .subresources = sts_subs},
-	{APPS("DaemonSet", "daemonsets", "daemonset"), .short_names = S("ds"),
-	 .categories = S("all"), .subresources = ds_subs},
-	{.group = "apps", .version = "v1", .kind = "ControllerRevision",
-	 .list_kind = "ControllerRevisionList", .plural = "controllerrevisions",
-	 .singular = "controllerrevision", .namespaced = true, .stored = true,
-	 .verbs = VERBS_ALL, .proto = "k8s.io.api.apps.v1.ControllerRevision"},
-	{BATCH("Job", "jobs", "job"), .subresources = job_subs,
-	 .field_selectors = S("status.successful")},
-	{BATCH("CronJob", "cronjobs", "cronjob"), .short_names = S("cj"), .subresources = cj_subs},
-	{.group = "events.k8s.io", .version = "v1", .kind = "Event", .list_kind = "EventList",
-	 .plural = "events", .singular = "event", .namespaced = true, .stored = true,
-	 .verbs = VERBS_ALL, .proto = "k8s.io.api.events.v1.Event", .short_names = S("ev"),
-	 .storage = "/events", .to_storage = rs_event_to_core, .from_storage = rs_event_from_core,
-	 .field_selectors = S("regarding.kind", "regarding.namespace", "regarding.name",
-			      "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion",
-			      "regarding.fieldPath", "reason", "reportingController", "type")},
-	{.group = "coordination.k8s.io", .version = "v1", .kind = "Lease", .list_kind = "LeaseList",
-	 .plural = "leases", .singular = "lease", .namespaced = true, .stored = true,
-	 .verbs = VERBS_ALL, .proto = "k8s.io.api.coordination.v1.Lease"},
-	/* KAI Scheduler's Queue, so that a plain kubicle serves as the host stand-in
+    {CORE("Namespace", "namespaces", "namespace", false), .short_names = S("ns"),
+     .subresources = ns_subs, .field_selectors = S("status.phase"), .has_status = true},
+    {CORE("Pod", "pods", "pod", true), .short_names = S("po"), .categories = S("all"),
+     .subresources = pod_subs, .has_status = true,
+     .field_selectors = S("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+			  "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
+			  "status.podIP", "status.podIPs", "status.nominatedNodeName")},
+    {CORE("Service", "services", "service", true), .short_names = S("svc"), .categories = S("all"),
+     .subresources = svc_subs, .has_status = true,
+     .field_selectors = S("spec.clusterIP", "spec.type")},
+    {CORE("ConfigMap", "configmaps", "configmap", true), .short_names = S("cm")},
+    {CORE("Secret", "secrets", "secret", true), .field_selectors = S("type")},
+    {CORE("ServiceAccount", "serviceaccounts", "serviceaccount", true), .short_names = S("sa"),
+     .subresources = sa_subs},
+    {CORE("Event", "events", "event", true), .short_names = S("ev"),
+     .field_selectors =
+	 S("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+	   "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+	   "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")},
+    {CORE("Node", "nodes", "node", false), .short_names = S("no"), .subresources = node_subs,
+     .has_status = true, .field_selectors = S("spec.unschedulable")},
+    {CORE("Endpoints", "endpoints", "endpoints", true), .short_names = S("ep")},
+    {CORE("PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", true),
+     .short_names = S("pvc"), .subresources = pvc_subs, .has_status = true},
+    {CORE("ResourceQuota", "resourcequotas", "resourcequota", true), .short_names = S("quota"),
+     .subresources = rq_subs, .has_status = true},
+    {CORE("LimitRange", "limitranges", "limitrange", true), .short_names = S("limits")},
+    {APPS("Deployment", "deployments", "deployment"), .short_names = S("deploy"),
+     .categories = S("all"), .subresources = deploy_subs},
+    {APPS("ReplicaSet", "replicasets", "replicaset"), .short_names = S("rs"),
+     .categories = S("all"), .subresources = rs_subs, .field_selectors = S("status.replicas")},
+    {APPS("StatefulSet", "statefulsets", "statefulset"), .short_names = S("sts"),
+     .categories = S("all"), .subresources = sts_subs},
+    {APPS("DaemonSet", "daemonsets", "daemonset"), .short_names = S("ds"), .categories = S("all"),
+     .subresources = ds_subs},
+    {.group = "apps",
+     .version = "v1",
+     .kind = "ControllerRevision",
+     .list_kind = "ControllerRevisionList",
+     .plural = "controllerrevisions",
+     .singular = "controllerrevision",
+     .namespaced = true,
+     .stored = true,
+     .verbs = VERBS_ALL,
+     .proto = "k8s.io.api.apps.v1.ControllerRevision"},
+    {BATCH("Job", "jobs", "job"), .subresources = job_subs,
+     .field_selectors = S("status.successful")},
+    {BATCH("CronJob", "cronjobs", "cronjob"), .short_names = S("cj"), .subresources = cj_subs},
+    {.group = "events.k8s.io",
+     .version = "v1",
+     .kind = "Event",
+     .list_kind = "EventList",
+     .plural = "events",
+     .singular = "event",
+     .namespaced = true,
+     .stored = true,
+     .verbs = VERBS_ALL,
+     .proto = "k8s.io.api.events.v1.Event",
+     .short_names = S("ev"),
+     .storage = "/events",
+     .to_storage = rs_event_to_core,
+     .from_storage = rs_event_from_core,
+     .field_selectors = S("regarding.kind", "regarding.namespace", "regarding.name",
+			  "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion",
+			  "regarding.fieldPath", "reason", "reportingController", "type")},
+    {.group = "coordination.k8s.io",
+     .version = "v1",
+     .kind = "Lease",
+     .list_kind = "LeaseList",
+     .plural = "leases",
+     .singular = "lease",
+     .namespaced = true,
+     .stored = true,
+     .verbs = VERBS_ALL,
+     .proto = "k8s.io.api.coordination.v1.Lease"},
+    /* KAI Scheduler's Queue, so that a plain kubicle serves as the host stand-in
 	 * (tests/host/scheduler.py reads spec.resources.gpu.quota/limit) */
-	{.group = "scheduling.run.ai", .version = "v2", .kind = "Queue", .list_kind = "QueueList",
-	 .plural = "queues", .singular = "queue", .namespaced = false, .stored = true,
-	 .verbs = VERBS_ALL, .subresources = queue_subs,
-	 .has_status = true},
-	/* CRDs (proxy/crd.c checks them: no apiextensions message in types_gen.c) */
-	{.group = "apiextensions.k8s.io", .version = "v1", .kind = "CustomResourceDefinition",
-	 .list_kind = "CustomResourceDefinitionList", .plural = "customresourcedefinitions",
-	 .singular = "customresourcedefinition", .namespaced = false, .stored = true,
-	 .verbs = VERBS_ALL, .short_names = S("crd", "crds"), .categories = S("api-extensions"),
-	 .subresources = crd_subs, .has_status = true},
-	/* RBAC (proxy/authz.c evaluates them) */
-	{RBAC("Role", "roles", "role", true)},
-	{RBAC("ClusterRole", "clusterroles", "clusterrole", false)},
-	{RBAC("RoleBinding", "rolebindings", "rolebinding", true)},
-	{RBAC("ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding", false)},
-	/* reviews: computed, never stored (proxy/virtual.c) */
-	{REVIEW("authorization.k8s.io", "v1", "SelfSubjectAccessReview",
-		"selfsubjectaccessreviews", false, "authorization")},
-	{REVIEW("authorization.k8s.io", "v1", "SelfSubjectRulesReview",
-		"selfsubjectrulesreviews", false, "authorization")},
-	{REVIEW("authorization.k8s.io", "v1", "SubjectAccessReview",
-		"subjectaccessreviews", false, "authorization")},
-	{REVIEW("authorization.k8s.io", "v1", "LocalSubjectAccessReview",
-		"localsubjectaccessreviews", true, "authorization")},
-	{REVIEW("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", false,
-		"authentication")},
-	{REVIEW("authentication.k8s.io", "v1beta1", "SelfSubjectReview", "selfsubjectreviews",
-		false, "authentication")},
-	{REVIEW("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", false,
-		"authentication")},
+    {.group = "scheduling.run.ai",
+     .version = "v2",
+     .kind = "Queue",
+     .list_kind = "QueueList",
+     .plural = "queues",
+     .singular = "queue",
+     .namespaced = false,
+     .stored = true,
+     .verbs = VERBS_ALL,
+     .subresources = queue_subs,
+     .has_status = true},
+    /* CRDs (proxy/crd.c checks them: no apiextensions message in types_gen.c) */
+    {.group = "apiextensions.k8s.io",
+     .version = "v1",
+     .kind = "CustomResourceDefinition",
+     .list_kind = "CustomResourceDefinitionList",
+     .plural = "customresourcedefinitions",
+     .singular = "customresourcedefinition",
+     .namespaced = false,
+     .stored = true,
+     .verbs = VERBS_ALL,
+     .short_names = S("crd", "crds"),
+     .categories = S("api-extensions"),
+     .subresources = crd_subs,
+     .has_status = true},
+    /* RBAC (proxy/authz.c evaluates them) */
+    {RBAC("Role", "roles", "role", true)},
+    {RBAC("ClusterRole", "clusterroles", "clusterrole", false)},
+    {RBAC("RoleBinding", "rolebindings", "rolebinding", true)},
+    {RBAC("ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding", false)},
+    /* reviews: computed, never stored (proxy/virtual.c) */
+    {REVIEW("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
+	    false, "authorization")},
+    {REVIEW("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
+	    false, "authorization")},
+    {REVIEW("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", false,
+	    "authorization")},
+    {REVIEW("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews",
+	    true, "authorization")},
+    {REVIEW("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", false,
+	    "authentication")},
+    {REVIEW("authentication.k8s.io", "v1beta1", "SelfSubjectReview", "selfsubjectreviews", false,
+	    "authentication")},
+    {REVIEW("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", false, "authentication")},
 };
 
 #define MAX_ROWS 1024

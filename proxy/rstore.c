@@ -43,24 +43,24 @@ static int conv_write(struct proxy *px, const struct proxy_resource *res, const 
 	return rc;
 }
 
-int rs_create(struct proxy *px, const struct proxy_resource *res, const char *ns,
-	      const char *name, json_t *obj)
+int rs_create(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	      json_t *obj)
 {
 	if (res->to_storage)
 		return conv_write(px, res, ns ? ns : "", name, obj, 0, true);
 	return store_create(px->store, res->store_key, ns ? ns : "", name, obj, NULL);
 }
 
-int rs_update(struct proxy *px, const struct proxy_resource *res, const char *ns,
-	      const char *name, json_t *obj, int64_t expected)
+int rs_update(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	      json_t *obj, int64_t expected)
 {
 	if (res->to_storage)
 		return conv_write(px, res, ns ? ns : "", name, obj, expected, false);
 	return store_update(px->store, res->store_key, ns ? ns : "", name, obj, expected, NULL);
 }
 
-int rs_delete(struct proxy *px, const struct proxy_resource *res, const char *ns,
-	      const char *name, int64_t expected, json_t **last)
+int rs_delete(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	      int64_t expected, json_t **last)
 {
 	int rc = store_delete(px->store, res->store_key, ns ? ns : "", name, expected, last, NULL);
 	if (rc == 0 && last)
@@ -98,7 +98,7 @@ int rs_list(struct proxy *px, const struct proxy_resource *res, const struct sto
 	if (rc == 0 && res->from_storage) {
 		size_t i;
 		json_t *item;
-		json_array_foreach(out->items, i, item)
+		json_array_foreach (out->items, i, item)
 			res->from_storage(item);
 	}
 	return rc;
@@ -107,14 +107,14 @@ int rs_list(struct proxy *px, const struct proxy_resource *res, const struct sto
 /* ---- events.k8s.io/v1 Event <-> core/v1 Event ---------------------------- */
 
 static const char *const event_fields[][2] = {
-	/* core/v1, events.k8s.io/v1 */
-	{"involvedObject", "regarding"},
-	{"message", "note"},
-	{"source", "deprecatedSource"},
-	{"firstTimestamp", "deprecatedFirstTimestamp"},
-	{"lastTimestamp", "deprecatedLastTimestamp"},
-	{"count", "deprecatedCount"},
-	{"reportingComponent", "reportingController"},
+    /* core/v1, events.k8s.io/v1 */
+    {"involvedObject", "regarding"},
+    {"message", "note"},
+    {"source", "deprecatedSource"},
+    {"firstTimestamp", "deprecatedFirstTimestamp"},
+    {"lastTimestamp", "deprecatedLastTimestamp"},
+    {"count", "deprecatedCount"},
+    {"reportingComponent", "reportingController"},
 };
 
 static void rename_fields(json_t *obj, int from, int to)

@@ -27,14 +27,13 @@ struct path {
 };
 
 struct walk {
-	json_t *out;   /* borrowed array */
+	json_t *out; /* borrowed array */
 	int count;
-	bool types;    /* true: type errors; false: unknown fields */
+	bool types; /* true: type errors; false: unknown fields */
 };
 
 /* Appends pre + s + post (s NULL: the index) and returns the old length. */
-static size_t path_push(struct path *p, const char *pre, const char *s, long idx,
-			const char *post)
+static size_t path_push(struct path *p, const char *pre, const char *s, long idx, const char *post)
 {
 	size_t old = p->len;
 	size_t room = sizeof(p->buf) - p->len;
@@ -67,29 +66,23 @@ static void path_pop(struct path *p, size_t old)
 static const char *json_kind(const json_t *v)
 {
 	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
+	case JSON_OBJECT: return "object";
+	case JSON_ARRAY: return "array";
+	case JSON_STRING: return "string";
 	case JSON_INTEGER:
-	case JSON_REAL:
-		return "number";
+	case JSON_REAL: return "number";
 	case JSON_TRUE:
-	case JSON_FALSE:
-		return "bool";
-	default:
-		return "null";
+	case JSON_FALSE: return "bool";
+	default: return "null";
 	}
 }
 
 static const char *scalar_go_type(uint8_t kind)
 {
 	static const char *const names[] = {
-		[KT_STRING] = "string", [KT_BYTES] = "[]uint8", [KT_BOOL] = "bool",
-		[KT_INT32] = "int32",   [KT_INT64] = "int64",   [KT_UINT32] = "uint32",
-		[KT_UINT64] = "uint64", [KT_DOUBLE] = "float64", [KT_FLOAT] = "float32",
+	    [KT_STRING] = "string", [KT_BYTES] = "[]uint8",  [KT_BOOL] = "bool",
+	    [KT_INT32] = "int32",   [KT_INT64] = "int64",    [KT_UINT32] = "uint32",
+	    [KT_UINT64] = "uint64", [KT_DOUBLE] = "float64", [KT_FLOAT] = "float32",
 	};
 	return kind < KB_ARRAY_SIZE(names) && names[kind] ? names[kind] : "?";
 }
@@ -132,8 +125,9 @@ static void add_type_error(struct walk *w, const struct kt_message *parent,
 
 	snprintf(owner, sizeof(owner), "%s", dot ? dot + 1 : parent->name);
 	go_type(f, element, type, sizeof(type));
-	snprintf(msg, sizeof(msg), "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-		 json_kind(v), owner, p->buf, type);
+	snprintf(msg, sizeof(msg),
+		 "json: cannot unmarshal %s into Go struct field %s.%s of type %s", json_kind(v),
+		 owner, p->buf, type);
 	json_t *e = json_pack("{s:s, s:s}", "field", p->buf, "message", msg);
 	if (e && json_array_append_new(w->out, e) == 0)
 		w->count++;
@@ -147,14 +141,10 @@ static bool int_fits(uint8_t kind, const json_t *v)
 		return false;
 	json_int_t x = json_integer_value(v);
 	switch (kind) {
-	case KT_INT32:
-		return x >= INT32_MIN && x <= INT32_MAX;
-	case KT_UINT32:
-		return x >= 0 && x <= (json_int_t)UINT32_MAX;
-	case KT_UINT64:
-		return x >= 0;
-	default:
-		return true;
+	case KT_INT32: return x >= INT32_MIN && x <= INT32_MAX;
+	case KT_UINT32: return x >= 0 && x <= (json_int_t)UINT32_MAX;
+	case KT_UINT64: return x >= 0;
+	default: return true;
 	}
 }
 
@@ -182,33 +172,23 @@ static bool special_ok(const struct kt_message *m, const json_t *v)
 {
 	switch (m->special) {
 	case KT_TIME:
-	case KT_MICROTIME:
-		return time_ok(v);
-	case KT_DURATION:
-		return json_is_string(v);
-	case KT_QUANTITY:
-		return json_is_string(v) || json_is_number(v);
-	case KT_INTORSTRING:
-		return json_is_string(v) || int_fits(KT_INT32, v);
-	default: /* RawExtension, FieldsV1, JSON */
-		return true;
+	case KT_MICROTIME: return time_ok(v);
+	case KT_DURATION: return json_is_string(v);
+	case KT_QUANTITY: return json_is_string(v) || json_is_number(v);
+	case KT_INTORSTRING: return json_is_string(v) || int_fits(KT_INT32, v);
+	default: /* RawExtension, FieldsV1, JSON */ return true;
 	}
 }
 
 static bool scalar_ok(uint8_t kind, const json_t *v)
 {
 	switch (kind) {
-	case KT_STRING:
-		return json_is_string(v);
-	case KT_BYTES:
-		return base64_ok(v);
-	case KT_BOOL:
-		return json_is_boolean(v);
+	case KT_STRING: return json_is_string(v);
+	case KT_BYTES: return base64_ok(v);
+	case KT_BOOL: return json_is_boolean(v);
 	case KT_DOUBLE:
-	case KT_FLOAT:
-		return json_is_number(v);
-	default:
-		return int_fits(kind, v);
+	case KT_FLOAT: return json_is_number(v);
+	default: return int_fits(kind, v);
 	}
 }
 
@@ -218,9 +198,8 @@ static void walk_message(struct walk *w, const struct kt_message *m, const json_
 			 struct path *p, int depth, bool top);
 
 /* One value of field f (a list element, a map value or the field itself). */
-static void walk_value(struct walk *w, const struct kt_message *parent,
-		       const struct kt_field *f, const json_t *v, struct path *p, int depth,
-		       bool element)
+static void walk_value(struct walk *w, const struct kt_message *parent, const struct kt_field *f,
+		       const json_t *v, struct path *p, int depth, bool element)
 {
 	bool ok;
 
@@ -241,26 +220,26 @@ static void walk_value(struct walk *w, const struct kt_message *parent,
 		walk_message(w, f->msg, v, p, depth + 1, false);
 }
 
-static void walk_list(struct walk *w, const struct kt_message *parent,
-		      const struct kt_field *f, const json_t *v, struct path *p, int depth)
+static void walk_list(struct walk *w, const struct kt_message *parent, const struct kt_field *f,
+		      const json_t *v, struct path *p, int depth)
 {
 	size_t i;
 	json_t *e;
 
-	json_array_foreach(v, i, e) {
+	json_array_foreach (v, i, e) {
 		size_t old = path_push(p, "[", NULL, (long)i, "]");
 		walk_value(w, parent, f, e, p, depth, true);
 		path_pop(p, old);
 	}
 }
 
-static void walk_map(struct walk *w, const struct kt_message *parent,
-		     const struct kt_field *f, const json_t *v, struct path *p, int depth)
+static void walk_map(struct walk *w, const struct kt_message *parent, const struct kt_field *f,
+		     const json_t *v, struct path *p, int depth)
 {
 	const char *k;
 	json_t *e;
 
-	json_object_foreach((json_t *)v, k, e) {
+	json_object_foreach ((json_t *)v, k, e) {
 		size_t old = path_push(p, "[", k, 0, "]");
 		walk_value(w, parent, f, e, p, depth, true);
 		path_pop(p, old);
@@ -304,7 +283,7 @@ static void walk_message(struct walk *w, const struct kt_message *m, const json_
 
 	if (depth > SCHEMA_MAX_DEPTH)
 		return;
-	json_object_foreach((json_t *)obj, k, v) {
+	json_object_foreach ((json_t *)obj, k, v) {
 		const struct kt_field *f = kt_field(m, k);
 		size_t old = path_field(p, k);
 
@@ -312,7 +291,7 @@ static void walk_message(struct walk *w, const struct kt_message *m, const json_
 			walk_field(w, m, f, v, p, depth);
 		else if (top && (strcmp(k, "apiVersion") == 0 || strcmp(k, "kind") == 0)) {
 			if (w->types && !json_is_string(v) && !json_is_null(v)) {
-				static const struct kt_field tm = { "", "", 0, KT_STRING };
+				static const struct kt_field tm = {"", "", 0, KT_STRING};
 				add_type_error(w, m, &tm, false, v, p);
 			}
 		} else if (!w->types) {
@@ -325,8 +304,8 @@ static void walk_message(struct walk *w, const struct kt_message *m, const json_
 static int walk_root(const char *msg_name, const json_t *obj, json_t *out, bool types)
 {
 	const struct kt_message *m = kt_find(msg_name);
-	struct walk w = { out, 0, types };
-	struct path p = { .len = 0 };
+	struct walk w = {out, 0, types};
+	struct path p = {.len = 0};
 
 	if (!m)
 		return -ENOENT;

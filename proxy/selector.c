@@ -21,7 +21,7 @@
 /* ---- common ---------------------------------------------------------------- */
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -135,7 +135,8 @@ static int lreq_validate(const struct lreq *r, char *err, size_t errlen)
 	case LOP_IN:
 	case LOP_NOTIN:
 		if (r->nvalues == 0) {
-			set_err(err, errlen, "values: Invalid value: []: for 'in', 'notin' "
+			set_err(err, errlen,
+				"values: Invalid value: []: for 'in', 'notin' "
 				"operators, values set can't be empty");
 			return -EINVAL;
 		}
@@ -144,7 +145,8 @@ static int lreq_validate(const struct lreq *r, char *err, size_t errlen)
 	case LOP_DEQ:
 	case LOP_NE:
 		if (r->nvalues != 1) {
-			set_err(err, errlen, "values: Invalid value: []: exact-match "
+			set_err(err, errlen,
+				"values: Invalid value: []: exact-match "
 				"compatibility requires one single value");
 			return -EINVAL;
 		}
@@ -152,7 +154,8 @@ static int lreq_validate(const struct lreq *r, char *err, size_t errlen)
 	case LOP_EXISTS:
 	case LOP_NOTEXISTS:
 		if (r->nvalues != 0) {
-			set_err(err, errlen, "values: Invalid value: []: values set must be "
+			set_err(err, errlen,
+				"values: Invalid value: []: values set must be "
 				"empty for exists and does not exist");
 			return -EINVAL;
 		}
@@ -160,13 +163,16 @@ static int lreq_validate(const struct lreq *r, char *err, size_t errlen)
 	case LOP_GT:
 	case LOP_LT:
 		if (r->nvalues != 1) {
-			set_err(err, errlen, "values: Invalid value: []: for 'Gt', 'Lt' "
+			set_err(err, errlen,
+				"values: Invalid value: []: for 'Gt', 'Lt' "
 				"operators, exactly one value is required");
 			return -EINVAL;
 		}
 		if (!is_integer(r->values[0])) {
-			set_err(err, errlen, "values[0]: Invalid value: \"%s\": for 'Gt', 'Lt' "
-				"operators, the value must be an integer", r->values[0]);
+			set_err(err, errlen,
+				"values[0]: Invalid value: \"%s\": for 'Gt', 'Lt' "
+				"operators, the value must be an integer",
+				r->values[0]);
 			return -EINVAL;
 		}
 		return 0;
@@ -185,8 +191,20 @@ static int lreq_validate(const struct lreq *r, char *err, size_t errlen)
 /* ---- label lexer ---------------------------------------------------------- */
 
 enum tok {
-	T_ERROR, T_EOS, T_IDENT, T_NOTEXIST, T_NE, T_EQ, T_DEQ, T_GT, T_LT,
-	T_IN, T_NOTIN, T_OPEN, T_CLOSE, T_COMMA,
+	T_ERROR,
+	T_EOS,
+	T_IDENT,
+	T_NOTEXIST,
+	T_NE,
+	T_EQ,
+	T_DEQ,
+	T_GT,
+	T_LT,
+	T_IN,
+	T_NOTIN,
+	T_OPEN,
+	T_CLOSE,
+	T_COMMA,
 };
 
 struct token {
@@ -214,10 +232,12 @@ static bool is_special(char c)
 
 static enum tok special_tok(const char *s, size_t n)
 {
-	static const struct { const char *s; enum tok t; } map[] = {
-		{ "!", T_NOTEXIST }, { "!=", T_NE }, { "=", T_EQ }, { "==", T_DEQ },
-		{ ">", T_GT }, { "<", T_LT }, { "(", T_OPEN }, { ")", T_CLOSE },
-		{ ",", T_COMMA },
+	static const struct {
+		const char *s;
+		enum tok t;
+	} map[] = {
+	    {"!", T_NOTEXIST}, {"!=", T_NE},  {"=", T_EQ},    {"==", T_DEQ},  {">", T_GT},
+	    {"<", T_LT},       {"(", T_OPEN}, {")", T_CLOSE}, {",", T_COMMA},
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (strlen(map[i].s) == n && memcmp(map[i].s, s, n) == 0)
@@ -476,7 +496,7 @@ static int parse_requirement(struct lexer *l, struct lreq *r, char *err, size_t 
 static int parse_one(struct lexer *l, struct sel_label *s, char *err, size_t errlen)
 {
 	char inner[512] = "";
-	struct lreq r = { 0 };
+	struct lreq r = {0};
 	const char *lit;
 	int rc = parse_requirement(l, &r, inner, sizeof(inner));
 	if (rc < 0) {
@@ -510,8 +530,8 @@ static int parse_label(struct lexer *l, struct sel_label *s, char *err, size_t e
 		if (t == T_EOS)
 			return 0;
 		if (t != T_IDENT && t != T_NOTEXIST) {
-			set_err(err, errlen, "found '%s', expected: !, identifier, or 'end of string'",
-				lit);
+			set_err(err, errlen,
+				"found '%s', expected: !, identifier, or 'end of string'", lit);
 			return -EINVAL;
 		}
 		int rc = parse_one(l, s, err, errlen);
@@ -522,7 +542,7 @@ static int parse_label(struct lexer *l, struct sel_label *s, char *err, size_t e
 
 int sel_label_parse(const char *s, struct sel_label **out, char *err, size_t errlen)
 {
-	struct lexer l = { .s = s ? s : "" };
+	struct lexer l = {.s = s ? s : ""};
 	struct sel_label *sel = calloc(1, sizeof(*sel));
 	int rc = -ENOMEM;
 	*out = NULL;
@@ -548,7 +568,7 @@ fail:
 static int obj_req(struct sel_label *s, const char *key, enum lop op, const json_t *vals,
 		   const char *path, char *err, size_t errlen)
 {
-	struct lreq r = { .op = op };
+	struct lreq r = {.op = op};
 	const char *m = val_qualified_name(key);
 	int rc;
 	if (m) {
@@ -559,7 +579,7 @@ static int obj_req(struct sel_label *s, const char *key, enum lop op, const json
 		return -ENOMEM;
 	size_t i;
 	json_t *v;
-	json_array_foreach(vals, i, v) {
+	json_array_foreach (vals, i, v) {
 		const char *sv = json_is_string(v) ? json_string_value(v) : "";
 		if ((rc = lreq_add_value(&r, sv, strlen(sv))) < 0)
 			goto fail;
@@ -576,7 +596,7 @@ static int obj_match_labels(struct sel_label *s, const json_t *ml, char *err, si
 {
 	const char *k;
 	json_t *v;
-	json_object_foreach((json_t *)ml, k, v) {
+	json_object_foreach ((json_t *)ml, k, v) {
 		json_t *arr = json_pack("[s]", json_is_string(v) ? json_string_value(v) : "");
 		if (!arr)
 			return -ENOMEM;
@@ -590,9 +610,14 @@ static int obj_match_labels(struct sel_label *s, const json_t *ml, char *err, si
 
 static int obj_expr_op(const char *op, enum lop *out)
 {
-	static const struct { const char *s; enum lop op; } ops[] = {
-		{ "In", LOP_IN }, { "NotIn", LOP_NOTIN },
-		{ "Exists", LOP_EXISTS }, { "DoesNotExist", LOP_NOTEXISTS },
+	static const struct {
+		const char *s;
+		enum lop op;
+	} ops[] = {
+	    {"In", LOP_IN},
+	    {"NotIn", LOP_NOTIN},
+	    {"Exists", LOP_EXISTS},
+	    {"DoesNotExist", LOP_NOTEXISTS},
 	};
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		if (op && strcmp(op, ops[i].s) == 0) {
@@ -606,7 +631,7 @@ static int obj_match_exprs(struct sel_label *s, const json_t *me, char *err, siz
 {
 	size_t i;
 	json_t *e;
-	json_array_foreach(me, i, e) {
+	json_array_foreach (me, i, e) {
 		const char *key = json_string_value(json_object_get(e, "key"));
 		const char *op = json_string_value(json_object_get(e, "operator"));
 		enum lop lop;
@@ -615,8 +640,8 @@ static int obj_match_exprs(struct sel_label *s, const json_t *me, char *err, siz
 				op ? op : "");
 			return -EINVAL;
 		}
-		int rc = obj_req(s, key ? key : "", lop, json_object_get(e, "values"), "key",
-				 err, errlen);
+		int rc = obj_req(s, key ? key : "", lop, json_object_get(e, "values"), "key", err,
+				 errlen);
 		if (rc < 0)
 			return rc;
 	}
@@ -678,18 +703,13 @@ static bool lreq_match(const struct lreq *r, const json_t *labels)
 	switch (r->op) {
 	case LOP_EQ:
 	case LOP_DEQ:
-	case LOP_IN:
-		return sv && has_value(r, sv);
+	case LOP_IN: return sv && has_value(r, sv);
 	case LOP_NE:
-	case LOP_NOTIN:
-		return !sv || !has_value(r, sv);
-	case LOP_EXISTS:
-		return sv != NULL;
-	case LOP_NOTEXISTS:
-		return sv == NULL;
+	case LOP_NOTIN: return !sv || !has_value(r, sv);
+	case LOP_EXISTS: return sv != NULL;
+	case LOP_NOTEXISTS: return sv == NULL;
 	case LOP_GT:
-	case LOP_LT:
-		return sv && cmp_int(sv, r->values[0], r->op == LOP_GT);
+	case LOP_LT: return sv && cmp_int(sv, r->values[0], r->op == LOP_GT);
 	}
 	return false;
 }
@@ -718,8 +738,8 @@ bool sel_label_empty(const struct sel_label *s)
 static int req_string(struct kb_buf *b, const struct lreq *r)
 {
 	static const char *const opstr[] = {
-		[LOP_EQ] = "=", [LOP_DEQ] = "==", [LOP_NE] = "!=", [LOP_IN] = " in ",
-		[LOP_NOTIN] = " notin ", [LOP_GT] = ">", [LOP_LT] = "<",
+	    [LOP_EQ] = "=",          [LOP_DEQ] = "==", [LOP_NE] = "!=", [LOP_IN] = " in ",
+	    [LOP_NOTIN] = " notin ", [LOP_GT] = ">",   [LOP_LT] = "<",
 	};
 	int rc = 0;
 	if (r->op == LOP_NOTEXISTS)
@@ -743,7 +763,7 @@ static int req_string(struct kb_buf *b, const struct lreq *r)
 
 char *sel_label_string(const struct sel_label *s)
 {
-	struct kb_buf b = { 0 };
+	struct kb_buf b = {0};
 	if (kb_buf_puts(&b, "") < 0)
 		return NULL;
 	for (size_t i = 0; s && !s->nothing && i < s->nreqs; i++) {
@@ -760,11 +780,11 @@ char *sel_label_string(const struct sel_label *s)
 enum fop { FOP_EQ, FOP_NE };
 
 struct fterm {
-	char *label;   /* as written: "metadata.name", "source" */
-	char *path;    /* dotted path read from the object */
+	char *label;      /* as written: "metadata.name", "source" */
+	char *path;       /* dotted path read from the object */
 	const char *dflt; /* value when the path is missing */
 	enum fop op;
-	char *value;   /* unescaped */
+	char *value; /* unescaped */
 };
 
 struct sel_field {
@@ -776,16 +796,16 @@ struct sel_field {
 static const struct {
 	const char *group, *kind, *label, *path, *dflt;
 } field_alias[] = {
-	{ "", "Event", "source", "source.component", "" },
-	{ "batch", "Job", "status.successful", "status.succeeded", "0" },
-	{ "", "Node", "spec.unschedulable", "spec.unschedulable", "false" },
-	{ "", "Pod", "spec.hostNetwork", "spec.hostNetwork", "false" },
-	{ "", "ReplicationController", "status.replicas", "status.replicas", "0" },
-	{ "apps", "ReplicaSet", "status.replicas", "status.replicas", "0" },
+    {"", "Event", "source", "source.component", ""},
+    {"batch", "Job", "status.successful", "status.succeeded", "0"},
+    {"", "Node", "spec.unschedulable", "spec.unschedulable", "false"},
+    {"", "Pod", "spec.hostNetwork", "spec.hostNetwork", "false"},
+    {"", "ReplicationController", "status.replicas", "status.replicas", "0"},
+    {"apps", "ReplicaSet", "status.replicas", "status.replicas", "0"},
 };
 
-static void field_resolve(const struct proxy_resource *r, const char *label,
-			  const char **path, const char **dflt)
+static void field_resolve(const struct proxy_resource *r, const char *label, const char **path,
+			  const char **dflt)
 {
 	*path = label;
 	*dflt = "";
@@ -835,16 +855,21 @@ static int unescape_value(const char *s, size_t n, char **out, char *err, size_t
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
 		if (c == '\\') {
-			if (i + 1 >= n || (s[i + 1] != '\\' && s[i + 1] != ',' && s[i + 1] != '=')) {
-				set_err(err, errlen, "invalid field selector: invalid escape "
-					"sequence: %.*s", (int)(i + 1 < n ? 2 : 1), s + i);
+			if (i + 1 >= n ||
+			    (s[i + 1] != '\\' && s[i + 1] != ',' && s[i + 1] != '=')) {
+				set_err(err, errlen,
+					"invalid field selector: invalid escape "
+					"sequence: %.*s",
+					(int)(i + 1 < n ? 2 : 1), s + i);
 				free(o);
 				return -EINVAL;
 			}
 			*w++ = s[++i];
 		} else if (c == ',' || c == '=') {
-			set_err(err, errlen, "invalid field selector: unescaped character in "
-				"value: %c", c);
+			set_err(err, errlen,
+				"invalid field selector: unescaped character in "
+				"value: %c",
+				c);
 			free(o);
 			return -EINVAL;
 		} else {
@@ -859,8 +884,13 @@ static int unescape_value(const char *s, size_t n, char **out, char *err, size_t
 /* Finds the operator at the first position not preceded by an escape. */
 static bool split_term(const char *t, size_t n, size_t *lhs, size_t *rhs_at, enum fop *op)
 {
-	static const struct { const char *s; enum fop op; } ops[] = {
-		{ "!=", FOP_NE }, { "==", FOP_EQ }, { "=", FOP_EQ },
+	static const struct {
+		const char *s;
+		enum fop op;
+	} ops[] = {
+	    {"!=", FOP_NE},
+	    {"==", FOP_EQ},
+	    {"=", FOP_EQ},
 	};
 	for (size_t i = 0; i < n; i++) {
 		if (t[i] == '\\') {
@@ -886,8 +916,8 @@ static int add_term(struct sel_field *f, const char *sel, const char *t, size_t 
 	size_t lhs, rhs;
 	enum fop op;
 	if (!split_term(t, n, &lhs, &rhs, &op)) {
-		set_err(err, errlen, "invalid selector: '%s'; can't understand '%.*s'", sel,
-			(int)n, t);
+		set_err(err, errlen, "invalid selector: '%s'; can't understand '%.*s'", sel, (int)n,
+			t);
 		return -EINVAL;
 	}
 	struct fterm *nt = realloc(f->terms, (f->n + 1) * sizeof(*nt));

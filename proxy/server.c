@@ -115,9 +115,9 @@ static void serve_version(struct req *r)
 
 static bool is_health(const struct req *r)
 {
-	return r->nsegs >= 1 && (strcmp(r->segs[0], "healthz") == 0 ||
-				 strcmp(r->segs[0], "livez") == 0 ||
-				 strcmp(r->segs[0], "readyz") == 0);
+	return r->nsegs >= 1 &&
+	       (strcmp(r->segs[0], "healthz") == 0 || strcmp(r->segs[0], "livez") == 0 ||
+		strcmp(r->segs[0], "readyz") == 0);
 }
 
 /* Anonymous requests may reach only what system:public-info-viewer allows. */
@@ -202,11 +202,11 @@ static const char *request_verb(const struct req *r, bool is_resource)
 	const char *m = r->http->method;
 	if (!is_resource)
 		return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 ? "get"
-		       : strcmp(m, "POST") == 0			  ? "post"
-		       : strcmp(m, "PUT") == 0			  ? "put"
-		       : strcmp(m, "DELETE") == 0			  ? "delete"
-		       : strcmp(m, "PATCH") == 0			  ? "patch"
-									  : "options";
+		       : strcmp(m, "POST") == 0                        ? "post"
+		       : strcmp(m, "PUT") == 0                         ? "put"
+		       : strcmp(m, "DELETE") == 0                      ? "delete"
+		       : strcmp(m, "PATCH") == 0                       ? "patch"
+								       : "options";
 	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
 		return r->name ? "get" : r->q.watch ? "watch" : "list";
 	if (strcmp(m, "POST") == 0)
@@ -230,9 +230,9 @@ static void route(struct req *r)
 			return;
 	}
 	if (r->nsegs == 0) {
-		json_t *paths = json_pack("{s:[s,s,s,s,s,s,s]}", "paths", "/api", "/apis",
-					  "/healthz", "/livez", "/openapi/v3", "/readyz",
-					  "/version");
+		json_t *paths =
+		    json_pack("{s:[s,s,s,s,s,s,s]}", "paths", "/api", "/apis", "/healthz", "/livez",
+			      "/openapi/v3", "/readyz", "/version");
 		reply_json(r, 200, paths);
 		json_decref(paths);
 		return;
@@ -342,8 +342,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	int rc = ns_bootstrap(px);
 	if (rc < 0)
 		goto fail_bootstrap;
-	if ((rc = auth_start(px)) < 0 || (rc = authz_start(px)) < 0 ||
-	    (rc = audit_open(px)) < 0)
+	if ((rc = auth_start(px)) < 0 || (rc = authz_start(px)) < 0 || (rc = audit_open(px)) < 0)
 		goto fail_auth;
 	rc = crd_start(px);
 	if (rc < 0)

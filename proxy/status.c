@@ -19,7 +19,7 @@ static void warnings_header(struct req *r, struct kb_buf *hdr)
 		return;
 	size_t i;
 	json_t *w;
-	json_array_foreach(r->warnings, i, w) {
+	json_array_foreach (r->warnings, i, w) {
 		kb_buf_puts(hdr, "Warning: 299 - \"");
 		for (const char *p = json_string_value(w); p && *p; p++) {
 			if (*p == '"' || *p == '\\')
@@ -49,8 +49,9 @@ static void deferred_send(struct deferred_reply *d, int status)
 		kb_http_respond(d->http, d->code, d->content_type, d->headers, d->body, d->len);
 		return;
 	}
-	json_t *st = status_object(500, "InternalError",
-				   "Internal error occurred: the change could not be committed", NULL);
+	json_t *st =
+	    status_object(500, "InternalError",
+			  "Internal error occurred: the change could not be committed", NULL);
 	char *s = json_dumps(st, JSON_COMPACT);
 	kb_http_respond(d->http, 500, "application/json", NULL, s, s ? strlen(s) : 0);
 	free(s);
@@ -149,14 +150,14 @@ json_t *status_object(int code, const char *reason, const char *message, json_t 
 	return st;
 }
 
-void reply_status(struct req *r, int code, const char *reason, const char *message,
-		  json_t *details)
+void reply_status(struct req *r, int code, const char *reason, const char *message, json_t *details)
 {
 	json_t *st = status_object(code, reason, message, details);
 	if (code >= 500)
 		kb_warn("proxy", "req %llu: %d %s", (unsigned long long)r->http->id, code, message);
 	else
-		kb_debug("proxy", "req %llu: %d %s", (unsigned long long)r->http->id, code, message);
+		kb_debug("proxy", "req %llu: %d %s", (unsigned long long)r->http->id, code,
+			 message);
 	reply_json(r, code, st);
 	json_decref(st);
 }
@@ -214,12 +215,8 @@ void reply_errno(struct req *r, int err, const char *name)
 			 qn, name ? name : "");
 		reply_status(r, 409, "Conflict", msg, details_of(r, name));
 		return;
-	case -ERANGE:
-		reply_status(r, 410, "Expired", "too old resource version", NULL);
-		return;
-	case -ENOMEM:
-		reply_status(r, 500, "InternalError", "out of memory", NULL);
-		return;
+	case -ERANGE: reply_status(r, 410, "Expired", "too old resource version", NULL); return;
+	case -ENOMEM: reply_status(r, 500, "InternalError", "out of memory", NULL); return;
 	default:
 		snprintf(msg, sizeof(msg), "Internal error occurred: %s", strerror(-err));
 		reply_status(r, 500, "InternalError", msg, NULL);
@@ -234,7 +231,7 @@ void reply_invalid(struct req *r, const char *kind, const char *name, json_t *ca
 	json_t *c;
 	if (n > 1)
 		kb_buf_puts(&msg, "[");
-	json_array_foreach(causes, i, c) {
+	json_array_foreach (causes, i, c) {
 		const char *field = json_string_value(json_object_get(c, "field"));
 		const char *m = json_string_value(json_object_get(c, "message"));
 		if (i)

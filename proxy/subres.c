@@ -13,10 +13,10 @@ struct subres_route {
 };
 
 static const struct subres_route routes[] = {
-	{"", "pods", "log", hostpod_log},
-	{"", "pods", "binding", hostpod_binding},
-	{"", "serviceaccounts", "token", auth_token_request},
-	{NULL, NULL, NULL, NULL},
+    {"", "pods", "log", hostpod_log},
+    {"", "pods", "binding", hostpod_binding},
+    {"", "serviceaccounts", "token", auth_token_request},
+    {NULL, NULL, NULL, NULL},
 };
 
 bool subres_handle(struct req *r)
@@ -24,8 +24,8 @@ bool subres_handle(struct req *r)
 	if (r->res->crd && crd_subres(r))
 		return true;
 	for (const struct subres_route *e = routes; e->sub; e++) {
-		if (strcmp(e->group, r->res->group) == 0 && strcmp(e->plural, r->res->plural) == 0 &&
-		    strcmp(e->sub, r->sub) == 0) {
+		if (strcmp(e->group, r->res->group) == 0 &&
+		    strcmp(e->plural, r->res->plural) == 0 && strcmp(e->sub, r->sub) == 0) {
 			e->handle(r);
 			return true;
 		}

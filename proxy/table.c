@@ -35,7 +35,7 @@ json_t *table_build(struct req *r, json_t *items, const char *rv, const char *co
 	json_t *rows = json_array();
 	size_t i;
 	json_t *item;
-	json_array_foreach(items, i, item) {
+	json_array_foreach (items, i, item) {
 		json_t *row = json_pack("{s:o}", "cells", printers_cells(r->res, item, r->now));
 		json_t *o = row_object(r, item);
 		if (o)

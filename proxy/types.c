@@ -31,8 +31,7 @@ const struct kt_message *kt_find(const char *name)
 	return NULL;
 }
 
-static const struct kt_field *field_in(const struct kt_message *m, const char *json,
-				      int depth)
+static const struct kt_field *field_in(const struct kt_message *m, const char *json, int depth)
 {
 	for (uint16_t i = 0; i < m->nfields; i++)
 		if (strcmp(m->fields[i].json, json) == 0)

@@ -47,24 +47,25 @@ enum kt_special {
 struct kt_message;
 
 struct kt_field {
-	const char *name;            /* protobuf field name */
-	const char *json;            /* JSON name */
-	uint32_t num;                /* protobuf field number */
-	uint8_t kind;                /* enum kt_kind (map: of the value) */
-	uint8_t label;               /* enum kt_label */
-	uint8_t key_kind;            /* map key kind, 0 if not a map */
-	const struct kt_message *msg;/* message type (map: of the value), or NULL */
-	const char *patch_strategy;  /* "merge", "retainKeys", "merge,retainKeys", "replace" or NULL */
-	const char *merge_key;       /* strategic merge key or NULL */
-	const char *list_type;       /* "atomic", "set", "map" or NULL */
+	const char *name;             /* protobuf field name */
+	const char *json;             /* JSON name */
+	uint32_t num;                 /* protobuf field number */
+	uint8_t kind;                 /* enum kt_kind (map: of the value) */
+	uint8_t label;                /* enum kt_label */
+	uint8_t key_kind;             /* map key kind, 0 if not a map */
+	const struct kt_message *msg; /* message type (map: of the value), or NULL */
+	const char
+	    *patch_strategy;   /* "merge", "retainKeys", "merge,retainKeys", "replace" or NULL */
+	const char *merge_key; /* strategic merge key or NULL */
+	const char *list_type; /* "atomic", "set", "map" or NULL */
 	const char *const *map_keys; /* NULL-terminated list-map keys or NULL */
 };
 
 struct kt_message {
-	const char *name;            /* "k8s.io.api.core.v1.Pod" */
+	const char *name; /* "k8s.io.api.core.v1.Pod" */
 	const struct kt_field *fields;
 	uint16_t nfields;
-	uint8_t special;             /* enum kt_special */
+	uint8_t special; /* enum kt_special */
 };
 
 /* Finds a message by full name (no leading dot); NULL if unknown. */

@@ -25,30 +25,30 @@
 #define RX_LABEL "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 #define RX_QNAME "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 
-#define MSG_SUBDOMAIN \
-	"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric " \
+#define MSG_SUBDOMAIN                                                                    \
+	"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "        \
 	"characters, '-' or '.', and must start and end with an alphanumeric character " \
 	"(e.g. 'example.com', regex used for validation is '" RX_LABEL "(\\." RX_LABEL ")*')"
-#define MSG_LABEL \
-	"a lowercase RFC 1123 label must consist of lower case alphanumeric characters " \
+#define MSG_LABEL                                                                          \
+	"a lowercase RFC 1123 label must consist of lower case alphanumeric characters "   \
 	"or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  " \
 	"or '123-abc', regex used for validation is '" RX_LABEL "')"
-#define MSG_1035 \
+#define MSG_1035                                                                       \
 	"a DNS-1035 label must consist of lower case alphanumeric characters or '-', " \
-	"start with an alphabetic character, and end with an alphanumeric character " \
-	"(e.g. 'my-name',  or 'abc-123', regex used for validation is " \
+	"start with an alphabetic character, and end with an alphanumeric character "  \
+	"(e.g. 'my-name',  or 'abc-123', regex used for validation is "                \
 	"'[a-z]([-a-z0-9]*[a-z0-9])?')"
-#define MSG_QNAME_BODY \
-	"must consist of alphanumeric characters, '-', '_' or '.', and must start and " \
+#define MSG_QNAME_BODY                                                                      \
+	"must consist of alphanumeric characters, '-', '_' or '.', and must start and "     \
 	"end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', " \
 	"regex used for validation is '" RX_QNAME "')"
-#define MSG_LABEL_VALUE \
+#define MSG_LABEL_VALUE                                                                 \
 	"a valid label must be an empty string or consist of alphanumeric characters, " \
 	"'-', '_' or '.', and must start and end with an alphanumeric character (e.g. " \
-	"'MyValue',  or 'my_value',  or '12345', regex used for validation is " \
+	"'MyValue',  or 'my_value',  or '12345', regex used for validation is "         \
 	"'(" RX_QNAME ")?')"
-#define MSG_CONFIG_KEY \
-	"a valid config key must consist of alphanumeric characters, '-', '_' or '.' " \
+#define MSG_CONFIG_KEY                                                                    \
+	"a valid config key must consist of alphanumeric characters, '-', '_' or '.' "    \
 	"(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is " \
 	"'[-._a-zA-Z0-9]+')"
 
@@ -218,28 +218,49 @@ static const char *first(msgs_fn fn, const char *s)
 	return fn(s ? s : "", m) ? m[0] : NULL;
 }
 
-const char *val_dns1123_subdomain(const char *s) { return first(msgs_subdomain, s); }
-const char *val_dns1123_label(const char *s) { return first(msgs_label, s); }
-const char *val_dns1035_label(const char *s) { return first(msgs_1035, s); }
-const char *val_qualified_name(const char *s) { return first(msgs_qname, s); }
-const char *val_label_value(const char *s) { return first(msgs_label_value, s); }
-const char *val_path_segment_name(const char *s) { return first(msgs_path_segment, s); }
-const char *val_config_key(const char *s) { return first(msgs_config_key, s); }
+const char *val_dns1123_subdomain(const char *s)
+{
+	return first(msgs_subdomain, s);
+}
+const char *val_dns1123_label(const char *s)
+{
+	return first(msgs_label, s);
+}
+const char *val_dns1035_label(const char *s)
+{
+	return first(msgs_1035, s);
+}
+const char *val_qualified_name(const char *s)
+{
+	return first(msgs_qname, s);
+}
+const char *val_label_value(const char *s)
+{
+	return first(msgs_label_value, s);
+}
+const char *val_path_segment_name(const char *s)
+{
+	return first(msgs_path_segment, s);
+}
+const char *val_config_key(const char *s)
+{
+	return first(msgs_config_key, s);
+}
 
 /* ---- causes ------------------------------------------------------------------ */
 
 static const struct {
 	const char *reason, *text;
 } reason_text[] = {
-	{ "FieldValueInvalid", "Invalid value" },
-	{ "FieldValueRequired", "Required value" },
-	{ "FieldValueNotSupported", "Unsupported value" },
-	{ "FieldValueForbidden", "Forbidden" },
-	{ "FieldValueTooLong", "Too long" },
-	{ "FieldValueTooMany", "Too many" },
-	{ "FieldValueDuplicate", "Duplicate value" },
-	{ "FieldValueNotFound", "Not found" },
-	{ "InternalError", "Internal error" },
+    {"FieldValueInvalid", "Invalid value"},
+    {"FieldValueRequired", "Required value"},
+    {"FieldValueNotSupported", "Unsupported value"},
+    {"FieldValueForbidden", "Forbidden"},
+    {"FieldValueTooLong", "Too long"},
+    {"FieldValueTooMany", "Too many"},
+    {"FieldValueDuplicate", "Duplicate value"},
+    {"FieldValueNotFound", "Not found"},
+    {"InternalError", "Internal error"},
 };
 
 static const char *type_text(const char *reason)
@@ -250,10 +271,9 @@ static const char *type_text(const char *reason)
 	return reason;
 }
 
-void val_addv(json_t *causes, const char *reason, const char *field, const char *fmt,
-	      va_list ap)
+void val_addv(json_t *causes, const char *reason, const char *field, const char *fmt, va_list ap)
 {
-	struct kb_buf b = { 0 };
+	struct kb_buf b = {0};
 	json_t *c = NULL;
 	if (kb_buf_puts(&b, type_text(reason)) < 0)
 		goto out;
@@ -287,15 +307,14 @@ static int cause_line(struct kb_buf *b, const json_t *c)
 	return kb_buf_printf(b, "%s: %s", f ? f : "", m ? m : "");
 }
 
-char *val_status_message(const struct proxy_resource *r, const char *name,
-			 const json_t *causes)
+char *val_status_message(const struct proxy_resource *r, const char *name, const json_t *causes)
 {
-	struct kb_buf b = { 0 };
+	struct kb_buf b = {0};
 	size_t n = json_array_size(causes), i;
 	int rc;
 	const char *g = r && r->group ? r->group : "";
-	rc = kb_buf_printf(&b, "%s%s%s \"%s\" is invalid: ", r ? r->kind : "Object",
-			   *g ? "." : "", g, name ? name : "");
+	rc = kb_buf_printf(&b, "%s%s%s \"%s\" is invalid: ", r ? r->kind : "Object", *g ? "." : "",
+			   g, name ? name : "");
 	if (n != 1)
 		rc |= kb_buf_puts(&b, "[");
 	for (i = 0; i < n; i++) {
@@ -356,11 +375,10 @@ static void add_required(json_t *c, const char *field)
 }
 
 /* NotSupported with kube's list text: supported values: "a", "b". */
-static void add_not_supported(json_t *c, const char *field, const char *v,
-			      const char *const *vals)
+static void add_not_supported(json_t *c, const char *field, const char *v, const char *const *vals)
 {
 	char q[600];
-	struct kb_buf b = { 0 };
+	struct kb_buf b = {0};
 	for (size_t i = 0; vals[i]; i++)
 		kb_buf_printf(&b, "%s\"%s\"", i ? ", " : "", vals[i]);
 	val_add(c, "FieldValueNotSupported", field, "%s: supported values: %s",
@@ -405,14 +423,14 @@ static void immutable(json_t *c, const json_t *nv, const json_t *ov, const char 
 /* Go's %#v of map[string]string, keys sorted: map[string]string{"a":"b"} */
 static char *go_map(const json_t *m)
 {
-	struct kb_buf b = { 0 };
+	struct kb_buf b = {0};
 	size_t n = json_object_size(m), i = 0;
 	const char **keys = calloc(n ? n : 1, sizeof(*keys));
 	const char *k;
 	json_t *v;
 	if (!keys)
 		return NULL;
-	json_object_foreach((json_t *)m, k, v)
+	json_object_foreach ((json_t *)m, k, v)
 		keys[i++] = k;
 	for (size_t a = 1; a < n; a++)
 		for (size_t z = a; z > 0 && strcmp(keys[z - 1], keys[z]) > 0; z--) {
@@ -453,9 +471,10 @@ static void meta_labels(json_t *c, const json_t *labels, const char *field)
 {
 	const char *k;
 	json_t *v;
-	json_object_foreach((json_t *)labels, k, v) {
+	json_object_foreach ((json_t *)labels, k, v) {
 		check_name(c, msgs_qname, field, k);
-		check_name(c, msgs_label_value, field, json_is_string(v) ? json_string_value(v) : "");
+		check_name(c, msgs_label_value, field,
+			   json_is_string(v) ? json_string_value(v) : "");
 	}
 }
 
@@ -464,7 +483,7 @@ static void meta_annotations(json_t *c, const json_t *ann, const char *field)
 	const char *k;
 	json_t *v;
 	size_t total = 0;
-	json_object_foreach((json_t *)ann, k, v) {
+	json_object_foreach ((json_t *)ann, k, v) {
 		char lower[512];
 		size_t i;
 		for (i = 0; k[i] && i + 1 < sizeof(lower); i++)
@@ -485,7 +504,7 @@ static void meta_owner_refs(json_t *c, const json_t *refs)
 	static const char *const f = "metadata.ownerReferences";
 	size_t i, controllers = 0;
 	json_t *o;
-	json_array_foreach(refs, i, o) {
+	json_array_foreach (refs, i, o) {
 		const char *av = jstr(o, "apiVersion");
 		const char *ver = av ? strrchr(av, '/') : NULL;
 		ver = ver ? ver + 1 : av;
@@ -505,12 +524,13 @@ static void meta_owner_refs(json_t *c, const json_t *refs)
 			controllers++;
 	}
 	if (controllers > 1)
-		val_add(c, "FieldValueInvalid", f, "only one reference can have Controller set to true");
+		val_add(c, "FieldValueInvalid", f,
+			"only one reference can have Controller set to true");
 }
 
 static void meta_update(json_t *c, const json_t *m, const json_t *om)
 {
-	static const char *const keys[] = { "name", "namespace", "uid", "creationTimestamp" };
+	static const char *const keys[] = {"name", "namespace", "uid", "creationTimestamp"};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
 		char field[64];
 		const json_t *nv = json_object_get(m, keys[i]), *ov = json_object_get(om, keys[i]);
@@ -551,7 +571,7 @@ int val_object_meta(const struct proxy_resource *r, const json_t *obj, const jso
 	meta_labels(causes, json_object_get(m, "labels"), "metadata.labels");
 	meta_annotations(causes, json_object_get(m, "annotations"), "metadata.annotations");
 	meta_owner_refs(causes, json_object_get(m, "ownerReferences"));
-	json_array_foreach(json_object_get(m, "finalizers"), i, f)
+	json_array_foreach (json_object_get(m, "finalizers"), i, f)
 		check_name(causes, msgs_qname, "metadata.finalizers", json_string_value(f));
 	if (old)
 		meta_update(causes, m, json_object_get(old, "metadata"));
@@ -564,11 +584,22 @@ static const struct {
 	const char *sfx;
 	double mul;
 } qty_suffix[] = {
-	{ "Ki", 1024.0 }, { "Mi", 1048576.0 }, { "Gi", 1073741824.0 },
-	{ "Ti", 1099511627776.0 }, { "Pi", 1125899906842624.0 },
-	{ "Ei", 1152921504606846976.0 },
-	{ "n", 1e-9 }, { "u", 1e-6 }, { "m", 1e-3 }, { "", 1.0 }, { "k", 1e3 },
-	{ "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 }, { "P", 1e15 }, { "E", 1e18 },
+    {"Ki", 1024.0},
+    {"Mi", 1048576.0},
+    {"Gi", 1073741824.0},
+    {"Ti", 1099511627776.0},
+    {"Pi", 1125899906842624.0},
+    {"Ei", 1152921504606846976.0},
+    {"n", 1e-9},
+    {"u", 1e-6},
+    {"m", 1e-3},
+    {"", 1.0},
+    {"k", 1e3},
+    {"M", 1e6},
+    {"G", 1e9},
+    {"T", 1e12},
+    {"P", 1e15},
+    {"E", 1e18},
 };
 
 /* Decimal exponent suffix "e3" / "E-2"; returns true and the factor. */
@@ -645,14 +676,14 @@ int val_quantity_milli(const char *s, int64_t *out)
 	return 0;
 }
 
-#define QTY_REGEX_MSG \
+#define QTY_REGEX_MSG                                   \
 	"quantities must match the regular expression " \
 	"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 /* ---- pod spec -------------------------------------------------------------------- */
 
-static const char *const port_protocols[] = { "SCTP", "TCP", "UDP", NULL };
-static const char *const restart_policies[] = { "Always", "OnFailure", "Never", NULL };
+static const char *const port_protocols[] = {"SCTP", "TCP", "UDP", NULL};
+static const char *const restart_policies[] = {"Always", "OnFailure", "Never", NULL};
 
 static void check_port_num(json_t *c, const json_t *v, const char *field, bool required)
 {
@@ -663,8 +694,8 @@ static void check_port_num(json_t *c, const json_t *v, const char *field, bool r
 	}
 	long long n = json_integer_value(v);
 	if (!json_is_integer(v) || n < 1 || n > 65535)
-		val_add(c, "FieldValueInvalid", field, "%lld: must be between 1 and 65535, inclusive",
-			n);
+		val_add(c, "FieldValueInvalid", field,
+			"%lld: must be between 1 and 65535, inclusive", n);
 }
 
 /* IsValidPortName (IANA service name). */
@@ -703,7 +734,7 @@ static void container_ports(json_t *c, const json_t *ports, const char *base)
 	char f[PATHLEN];
 	size_t i, j;
 	json_t *p;
-	json_array_foreach(ports, i, p) {
+	json_array_foreach (ports, i, p) {
 		const char *name = jstr(p, "name");
 		if (name && *name) {
 			pf(f, "%s.ports[%zu].name", base, i);
@@ -731,7 +762,7 @@ static void container_env(json_t *c, const json_t *env, const char *base)
 	char f[PATHLEN];
 	size_t i;
 	json_t *e;
-	json_array_foreach(env, i, e) {
+	json_array_foreach (env, i, e) {
 		const char *name = jstr(e, "name");
 		pf(f, "%s.env[%zu].name", base, i);
 		if (!name || !*name) {
@@ -740,8 +771,10 @@ static void container_env(json_t *c, const json_t *env, const char *base)
 		}
 		for (const char *p = name; *p; p++)
 			if (*p < 32 || *p > 126 || *p == '=') {
-				add_invalid_str(c, f, name, "a valid environment variable name must "
-						"consist only of printable ASCII characters other than '='");
+				add_invalid_str(
+				    c, f, name,
+				    "a valid environment variable name must "
+				    "consist only of printable ASCII characters other than '='");
 				break;
 			}
 	}
@@ -752,7 +785,7 @@ static void resource_list(json_t *c, const json_t *list, const char *base)
 	char f[PATHLEN];
 	const char *k;
 	json_t *v;
-	json_object_foreach((json_t *)list, k, v) {
+	json_object_foreach ((json_t *)list, k, v) {
 		double q;
 		const char *s = json_is_string(v) ? json_string_value(v) : NULL;
 		pf(f, "%s[%s]", base, k);
@@ -773,7 +806,7 @@ static void container_resources(json_t *c, const json_t *res, const char *base)
 	resource_list(c, lim, f);
 	pf(f, "%s.resources.requests", base);
 	resource_list(c, req, f);
-	json_object_foreach((json_t *)req, k, v) {
+	json_object_foreach ((json_t *)req, k, v) {
 		const char *l = jstr(lim, k), *q = json_string_value(v);
 		int cmp;
 		if (!l || !q || val_quantity_cmp(q, l, &cmp) < 0 || cmp <= 0)
@@ -814,7 +847,8 @@ static void container_one(json_t *c, const json_t *ctr, const char *base, struct
 	pf(f, "%s.image", base);
 	if (!image || !*image)
 		add_required(c, f);
-	else if (isspace((unsigned char)image[0]) || isspace((unsigned char)image[strlen(image) - 1]))
+	else if (isspace((unsigned char)image[0]) ||
+		 isspace((unsigned char)image[strlen(image) - 1]))
 		add_invalid_str(c, f, image, "must not have leading or trailing whitespace");
 	container_ports(c, json_object_get(ctr, "ports"), base);
 	container_env(c, json_object_get(ctr, "env"), base);
@@ -826,7 +860,7 @@ static void containers(json_t *c, const json_t *arr, const char *base, struct na
 	char f[PATHLEN];
 	size_t i;
 	json_t *ctr;
-	json_array_foreach(arr, i, ctr) {
+	json_array_foreach (arr, i, ctr) {
 		pf(f, "%s[%zu]", base, i);
 		container_one(c, ctr, f, ns);
 	}
@@ -836,7 +870,7 @@ int val_pod_spec(const json_t *spec, const char *path, json_t *causes)
 {
 	size_t before = json_array_size(causes);
 	char f[PATHLEN];
-	struct names ns = { .n = 0 };
+	struct names ns = {.n = 0};
 	const json_t *ctrs = json_object_get(spec, "containers");
 	pf(f, "%s.initContainers", path);
 	containers(causes, json_object_get(spec, "initContainers"), f, &ns);
@@ -858,10 +892,10 @@ int val_pod_spec(const json_t *spec, const char *path, json_t *causes)
 
 /* ---- pod update ------------------------------------------------------------------ */
 
-#define POD_UPDATE_MSG \
-	"pod updates may not change fields other than `spec.containers[*].image`," \
+#define POD_UPDATE_MSG                                                                    \
+	"pod updates may not change fields other than `spec.containers[*].image`,"        \
 	"`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` " \
-	"(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` " \
+	"(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "  \
 	"(allow it to be set to 1 if it was previously negative)"
 
 static void copy_field(json_t *dst, const json_t *src, const char *key)
@@ -887,9 +921,9 @@ static bool subset(const json_t *sub, const json_t *sup)
 {
 	size_t i, j;
 	json_t *a, *b;
-	json_array_foreach(sub, i, a) {
+	json_array_foreach (sub, i, a) {
 		bool found = false;
-		json_array_foreach(sup, j, b)
+		json_array_foreach (sup, j, b)
 			found = found || json_equal(a, b);
 		if (!found)
 			return false;
@@ -923,8 +957,7 @@ out:
 	json_decref(empty);
 }
 
-static void v_pod(const struct proxy_resource *r, const json_t *obj, const json_t *old,
-		  json_t *c)
+static void v_pod(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *c)
 {
 	(void)r;
 	val_pod_spec(json_object_get(obj, "spec"), "spec", c);
@@ -935,7 +968,7 @@ static void v_pod(const struct proxy_resource *r, const json_t *obj, const json_
 /* ---- service ---------------------------------------------------------------------- */
 
 static const char *const service_types[] = {
-	"ClusterIP", "ExternalName", "LoadBalancer", "NodePort", NULL,
+    "ClusterIP", "ExternalName", "LoadBalancer", "NodePort", NULL,
 };
 
 static void service_target_port(json_t *c, const json_t *tp, const char *field)
@@ -959,7 +992,8 @@ static void service_port(json_t *c, const json_t *ports, size_t i, bool need_nam
 		for (size_t j = 0; j < i; j++) {
 			const char *o = jstr(json_array_get(ports, j), "name");
 			if (o && strcmp(o, name) == 0) {
-				val_add(c, "FieldValueDuplicate", f, "%s", quote(name, q, sizeof(q)));
+				val_add(c, "FieldValueDuplicate", f, "%s",
+					quote(name, q, sizeof(q)));
 				break;
 			}
 		}
@@ -968,7 +1002,8 @@ static void service_port(json_t *c, const json_t *ports, size_t i, bool need_nam
 	const json_t *port = json_object_get(p, "port");
 	long long pn = json_integer_value(port);
 	if (!json_is_integer(port) || pn < 1 || pn > 65535)
-		val_add(c, "FieldValueInvalid", f, "%lld: must be between 1 and 65535, inclusive", pn);
+		val_add(c, "FieldValueInvalid", f, "%lld: must be between 1 and 65535, inclusive",
+			pn);
 	pf(f, "spec.ports[%zu].protocol", i);
 	check_protocol(c, p, f);
 	pf(f, "spec.ports[%zu].targetPort", i);
@@ -1009,7 +1044,7 @@ static size_t data_keys(json_t *c, const json_t *data, const char *base)
 	const char *k;
 	json_t *v;
 	size_t total = 0;
-	json_object_foreach((json_t *)data, k, v) {
+	json_object_foreach ((json_t *)data, k, v) {
 		pf(f, "%s[%s]", base, k);
 		check_name(c, msgs_config_key, f, k);
 		total += json_is_string(v) ? strlen(json_string_value(v)) : 0;
@@ -1019,7 +1054,7 @@ static size_t data_keys(json_t *c, const json_t *data, const char *base)
 
 static void immutable_data(json_t *c, const json_t *obj, const json_t *old)
 {
-	static const char *const keys[] = { "data", "binaryData", "stringData" };
+	static const char *const keys[] = {"data", "binaryData", "stringData"};
 	if (!old || !json_is_true(json_object_get(old, "immutable")))
 		return;
 	if (!json_is_true(json_object_get(obj, "immutable")))
@@ -1027,8 +1062,8 @@ static void immutable_data(json_t *c, const json_t *obj, const json_t *old)
 			"field is immutable when `immutable` is set");
 	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
 		json_t *a = json_object_get(obj, keys[i]), *b = json_object_get(old, keys[i]);
-		bool same = (json_object_size(a) == 0 && json_object_size(b) == 0) ||
-			    json_equal(a, b);
+		bool same =
+		    (json_object_size(a) == 0 && json_object_size(b) == 0) || json_equal(a, b);
 		if (!same && i < 2)
 			val_add(c, "FieldValueForbidden", keys[i],
 				"field is immutable when `immutable` is set");
@@ -1039,11 +1074,12 @@ static void v_configmap(const struct proxy_resource *r, const json_t *obj, const
 			json_t *c)
 {
 	(void)r;
-	const json_t *data = json_object_get(obj, "data"), *bin = json_object_get(obj, "binaryData");
+	const json_t *data = json_object_get(obj, "data"),
+		     *bin = json_object_get(obj, "binaryData");
 	size_t total = data_keys(c, data, "data") + data_keys(c, bin, "binaryData");
 	const char *k;
 	json_t *v;
-	json_object_foreach((json_t *)bin, k, v) {
+	json_object_foreach ((json_t *)bin, k, v) {
 		if (json_object_get(data, k)) {
 			char f[PATHLEN];
 			pf(f, "binaryData[%s]", k);
@@ -1059,11 +1095,11 @@ static void v_configmap(const struct proxy_resource *r, const json_t *obj, const
 static const struct {
 	const char *type, *key;
 } secret_keys[] = {
-	{ "kubernetes.io/dockercfg", ".dockercfg" },
-	{ "kubernetes.io/dockerconfigjson", ".dockerconfigjson" },
-	{ "kubernetes.io/tls", "tls.crt" },
-	{ "kubernetes.io/tls", "tls.key" },
-	{ "kubernetes.io/ssh-auth", "ssh-privatekey" },
+    {"kubernetes.io/dockercfg", ".dockercfg"},
+    {"kubernetes.io/dockerconfigjson", ".dockerconfigjson"},
+    {"kubernetes.io/tls", "tls.crt"},
+    {"kubernetes.io/tls", "tls.key"},
+    {"kubernetes.io/ssh-auth", "ssh-privatekey"},
 };
 
 static size_t secret_values(json_t *c, const json_t *data)
@@ -1071,7 +1107,7 @@ static size_t secret_values(json_t *c, const json_t *data)
 	const char *k;
 	json_t *v;
 	size_t total = 0;
-	json_object_foreach((json_t *)data, k, v) {
+	json_object_foreach ((json_t *)data, k, v) {
 		const char *s = json_string_value(v);
 		unsigned char *dec = NULL;
 		size_t dlen = 0;
@@ -1132,18 +1168,17 @@ static void v_secret(const struct proxy_resource *r, const json_t *obj, const js
 /* The gogo-protobuf String() kube prints for a LabelSelector value. */
 static char *selector_text(const json_t *sel)
 {
-	struct kb_buf b = { 0 };
+	struct kb_buf b = {0};
 	const char *k;
 	json_t *v;
 	kb_buf_puts(&b, "&LabelSelector{MatchLabels:map[string]string{");
-	json_object_foreach(json_object_get(sel, "matchLabels"), k, v)
+	json_object_foreach (json_object_get(sel, "matchLabels"), k, v)
 		kb_buf_printf(&b, "%s: %s,", k, json_is_string(v) ? json_string_value(v) : "");
 	kb_buf_puts(&b, "},MatchExpressions:[]LabelSelectorRequirement{},}");
 	return b.data;
 }
 
-static void template_labels(json_t *c, const json_t *sel, const json_t *tmpl,
-			    const char *base)
+static void template_labels(json_t *c, const json_t *sel, const json_t *tmpl, const char *base)
 {
 	char err[512] = "", f[PATHLEN];
 	struct sel_label *s = NULL;
@@ -1186,7 +1221,7 @@ static void workload_template(json_t *c, const json_t *tmpl, const char *base,
 static void v_workload(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 		       json_t *c)
 {
-	static const char *const always[] = { "Always", NULL };
+	static const char *const always[] = {"Always", NULL};
 	const json_t *spec = json_object_get(obj, "spec");
 	const json_t *sel = json_object_get(spec, "selector");
 	char what[64];
@@ -1196,15 +1231,16 @@ static void v_workload(const struct proxy_resource *r, const json_t *obj, const 
 	if (!json_is_object(sel)) {
 		add_required(c, "spec.selector");
 	} else if (json_object_size(json_object_get(sel, "matchLabels")) +
-			   json_array_size(json_object_get(sel, "matchExpressions")) == 0) {
+		       json_array_size(json_object_get(sel, "matchExpressions")) ==
+		   0) {
 		char *t = selector_text(sel);
 		snprintf(what, sizeof(what), "%s", r->kind);
 		for (char *p = what; *p; p++)
 			*p = (char)tolower((unsigned char)*p);
 		if (strcmp(what, "replicaset") == 0)
 			snprintf(what, sizeof(what), "deployment");
-		val_add(c, "FieldValueInvalid", "spec.selector", "%s: empty selector is invalid for %s",
-			t ? t : "", what);
+		val_add(c, "FieldValueInvalid", "spec.selector",
+			"%s: empty selector is invalid for %s", t ? t : "", what);
 		free(t);
 	} else {
 		template_labels(c, sel, json_object_get(spec, "template"), "spec");
@@ -1225,8 +1261,8 @@ static void v_workload(const struct proxy_resource *r, const json_t *obj, const 
 
 static void job_spec(json_t *c, const json_t *spec, const char *base)
 {
-	static const char *const policies[] = { "OnFailure", "Never", NULL };
-	static const char *const nonneg[] = { "parallelism", "completions", "backoffLimit" };
+	static const char *const policies[] = {"OnFailure", "Never", NULL};
+	static const char *const nonneg[] = {"parallelism", "completions", "backoffLimit"};
 	char f[PATHLEN];
 	for (size_t i = 0; i < KB_ARRAY_SIZE(nonneg); i++) {
 		pf(f, "%s.%s", base, nonneg[i]);
@@ -1245,8 +1281,7 @@ static void job_spec(json_t *c, const json_t *spec, const char *base)
 		add_not_supported(c, f, rp, policies);
 }
 
-static void v_job(const struct proxy_resource *r, const json_t *obj, const json_t *old,
-		  json_t *c)
+static void v_job(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *c)
 {
 	(void)r;
 	const json_t *spec = json_object_get(obj, "spec");
@@ -1266,8 +1301,8 @@ struct cron_bounds {
 	const char *const *names;
 };
 
-static int cron_num(const char *s, size_t n, const struct cron_bounds *b, int *out,
-		    char *buf, size_t len)
+static int cron_num(const char *s, size_t n, const struct cron_bounds *b, int *out, char *buf,
+		    size_t len)
 {
 	for (int i = 0; b->names && b->names[i]; i++)
 		if (n == 3 && strncasecmp(s, b->names[i], 3) == 0) {
@@ -1279,8 +1314,10 @@ static int cron_num(const char *s, size_t n, const struct cron_bounds *b, int *o
 	char *end;
 	long v = strtol(tmp, &end, 10);
 	if (!n || *end || !isdigit((unsigned char)tmp[n - 1])) {
-		snprintf(buf, len, "failed to parse int from %s: strconv.Atoi: parsing \"%s\": "
-			 "invalid syntax", tmp, tmp);
+		snprintf(buf, len,
+			 "failed to parse int from %s: strconv.Atoi: parsing \"%s\": "
+			 "invalid syntax",
+			 tmp, tmp);
 		return -EINVAL;
 	}
 	if (v < 0) {
@@ -1291,8 +1328,7 @@ static int cron_num(const char *s, size_t n, const struct cron_bounds *b, int *o
 	return 0;
 }
 
-static int cron_range(const char *s, size_t n, const struct cron_bounds *b, char *buf,
-		      size_t len)
+static int cron_range(const char *s, size_t n, const struct cron_bounds *b, char *buf, size_t len)
 {
 	char expr[128];
 	snprintf(expr, sizeof(expr), "%.*s", (int)n, s);
@@ -1312,17 +1348,20 @@ static int cron_range(const char *s, size_t n, const struct cron_bounds *b, char
 		if (cron_num(expr, dash ? (size_t)(dash - expr) : rl, b, &lo, buf, len) < 0)
 			return -EINVAL;
 		hi = lo;
-		if (dash && cron_num(dash + 1, rl - (size_t)(dash + 1 - expr), b, &hi, buf, len) < 0)
+		if (dash &&
+		    cron_num(dash + 1, rl - (size_t)(dash + 1 - expr), b, &hi, buf, len) < 0)
 			return -EINVAL;
 		if (slash && !dash)
 			hi = b->max;
 	}
-	if (slash && (cron_num(slash + 1, strlen(slash + 1), b, &step, buf, len) < 0 || step <= 0)) {
+	if (slash &&
+	    (cron_num(slash + 1, strlen(slash + 1), b, &step, buf, len) < 0 || step <= 0)) {
 		snprintf(buf, len, "step of range should be a positive number: %s", expr);
 		return -EINVAL;
 	}
 	if (lo < b->min) {
-		snprintf(buf, len, "beginning of range (%d) below minimum (%d): %s", lo, b->min, expr);
+		snprintf(buf, len, "beginning of range (%d) below minimum (%d): %s", lo, b->min,
+			 expr);
 		return -EINVAL;
 	}
 	if (hi > b->max) {
@@ -1330,14 +1369,14 @@ static int cron_range(const char *s, size_t n, const struct cron_bounds *b, char
 		return -EINVAL;
 	}
 	if (lo > hi) {
-		snprintf(buf, len, "beginning of range (%d) beyond end of range (%d): %s", lo, hi, expr);
+		snprintf(buf, len, "beginning of range (%d) beyond end of range (%d): %s", lo, hi,
+			 expr);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int cron_field(const char *s, size_t n, const struct cron_bounds *b, char *buf,
-		      size_t len)
+static int cron_field(const char *s, size_t n, const struct cron_bounds *b, char *buf, size_t len)
 {
 	size_t start = 0;
 	for (size_t i = 0; i <= n; i++) {
@@ -1352,8 +1391,8 @@ static int cron_field(const char *s, size_t n, const struct cron_bounds *b, char
 
 static const char *cron_descriptor(const char *s, char *buf, size_t len)
 {
-	static const char *const ok[] = { "@yearly", "@annually", "@monthly", "@weekly",
-					  "@daily", "@midnight", "@hourly", NULL };
+	static const char *const ok[] = {"@yearly", "@annually", "@monthly", "@weekly",
+					 "@daily",  "@midnight", "@hourly",  NULL};
 	if (in_list(s, ok))
 		return NULL;
 	if (strncmp(s, "@every ", 7) == 0) {
@@ -1362,7 +1401,8 @@ static const char *cron_descriptor(const char *s, char *buf, size_t len)
 		double v = strtod(d, &end);
 		if (end != d && v >= 0 && *end && strspn(end, "nsuµmh0123456789.") == strlen(end))
 			return NULL;
-		snprintf(buf, len, "failed to parse duration %s: time: invalid duration \"%s\"", s, d);
+		snprintf(buf, len, "failed to parse duration %s: time: invalid duration \"%s\"", s,
+			 d);
 		return buf;
 	}
 	snprintf(buf, len, "unrecognized descriptor: %s", s);
@@ -1371,11 +1411,11 @@ static const char *cron_descriptor(const char *s, char *buf, size_t len)
 
 const char *val_cron_schedule(const char *s, char *buf, size_t len)
 {
-	static const char *const months[] = { "jan", "feb", "mar", "apr", "may", "jun", "jul",
-					      "aug", "sep", "oct", "nov", "dec", NULL };
-	static const char *const days[] = { "sun", "mon", "tue", "wed", "thu", "fri", "sat", NULL };
+	static const char *const months[] = {"jan", "feb", "mar", "apr", "may", "jun", "jul",
+					     "aug", "sep", "oct", "nov", "dec", NULL};
+	static const char *const days[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat", NULL};
 	static const struct cron_bounds bounds[5] = {
-		{ 0, 59, NULL }, { 0, 23, NULL }, { 1, 31, NULL }, { 1, 12, months }, { 0, 6, days },
+	    {0, 59, NULL}, {0, 23, NULL}, {1, 31, NULL}, {1, 12, months}, {0, 6, days},
 	};
 	const char *f[8];
 	size_t fl[8], n = 0;
@@ -1397,7 +1437,7 @@ const char *val_cron_schedule(const char *s, char *buf, size_t len)
 		p += strspn(p, " \t");
 	}
 	if (n != 5) {
-		struct kb_buf b = { 0 };
+		struct kb_buf b = {0};
 		for (size_t i = 0; i < n; i++)
 			kb_buf_printf(&b, "%s%.*s", i ? " " : "", (int)fl[i], f[i]);
 		snprintf(buf, len, "expected exactly 5 fields, found %zu: [%s]", n,
@@ -1414,7 +1454,7 @@ const char *val_cron_schedule(const char *s, char *buf, size_t len)
 static void v_cronjob(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 		      json_t *c)
 {
-	static const char *const conc[] = { "Allow", "Forbid", "Replace", NULL };
+	static const char *const conc[] = {"Allow", "Forbid", "Replace", NULL};
 	(void)r;
 	const json_t *spec = json_object_get(obj, "spec");
 	const char *name = jstr(json_object_get(obj, "metadata"), "name");
@@ -1430,11 +1470,13 @@ static void v_cronjob(const struct proxy_resource *r, const json_t *obj, const j
 		const char *osched = old ? jstr(json_object_get(old, "spec"), "schedule") : NULL;
 		bool allow_tz = osched && strstr(osched, "TZ");
 		if (strstr(sched, "TZ") && allow_tz && json_object_get(spec, "timeZone"))
-			add_invalid_str(c, "spec.schedule", sched,
-					"cannot use both timeZone field and TZ or CRON_TZ in schedule");
+			add_invalid_str(
+			    c, "spec.schedule", sched,
+			    "cannot use both timeZone field and TZ or CRON_TZ in schedule");
 		else if (strstr(sched, "TZ") && !allow_tz)
-			add_invalid_str(c, "spec.schedule", sched,
-					"cannot use TZ or CRON_TZ in schedule, use timeZone field instead");
+			add_invalid_str(
+			    c, "spec.schedule", sched,
+			    "cannot use TZ or CRON_TZ in schedule, use timeZone field instead");
 	}
 	const char *tz = jstr(spec, "timeZone");
 	if (tz && (!*tz || strpbrk(tz, " \t") || tz[0] == '/' || strstr(tz, "..")))
@@ -1453,8 +1495,7 @@ static void v_cronjob(const struct proxy_resource *r, const json_t *obj, const j
 
 /* ---- the rest of core ------------------------------------------------------------------ */
 
-static void v_event(const struct proxy_resource *r, const json_t *obj, const json_t *old,
-		    json_t *c)
+static void v_event(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *c)
 {
 	(void)r;
 	(void)old;
@@ -1471,23 +1512,23 @@ static void v_event(const struct proxy_resource *r, const json_t *obj, const jso
 				"does not match event.namespace");
 }
 
-static void v_pvc(const struct proxy_resource *r, const json_t *obj, const json_t *old,
-		  json_t *c)
+static void v_pvc(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *c)
 {
-	static const char *const modes[] = { "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce",
-					     "ReadWriteOncePod", NULL };
+	static const char *const modes[] = {"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce",
+					    "ReadWriteOncePod", NULL};
 	(void)r;
 	const json_t *spec = json_object_get(obj, "spec");
 	const json_t *am = json_object_get(spec, "accessModes");
 	size_t i;
 	json_t *m;
 	if (json_array_size(am) == 0)
-		val_add(c, "FieldValueRequired", "spec.accessModes", "at least 1 access mode is required");
-	json_array_foreach(am, i, m)
+		val_add(c, "FieldValueRequired", "spec.accessModes",
+			"at least 1 access mode is required");
+	json_array_foreach (am, i, m)
 		if (!in_list(json_string_value(m), modes))
 			add_not_supported(c, "spec.accessModes", json_string_value(m), modes);
-	const char *st = jstr(json_object_get(json_object_get(spec, "resources"), "requests"),
-			      "storage");
+	const char *st =
+	    jstr(json_object_get(json_object_get(spec, "resources"), "requests"), "storage");
 	double q;
 	if (!st)
 		add_required(c, "spec.resources[storage]");
@@ -1506,7 +1547,8 @@ static void v_pvc(const struct proxy_resource *r, const json_t *obj, const json_
 			if (!jstr(b, "volumeName"))
 				json_object_del(a, "volumeName");
 			if (!json_equal(a, b))
-				val_add(c, "FieldValueForbidden", "spec", "spec is immutable after "
+				val_add(c, "FieldValueForbidden", "spec",
+					"spec is immutable after "
 					"creation except resources.requests and "
 					"volumeAttributesClassName for bound claims");
 		}
@@ -1523,13 +1565,13 @@ static void v_endpoints(const struct proxy_resource *r, const json_t *obj, const
 	char f[PATHLEN];
 	size_t i, j;
 	json_t *s, *x;
-	json_array_foreach(json_object_get(obj, "subsets"), i, s) {
-		json_array_foreach(json_object_get(s, "addresses"), j, x) {
+	json_array_foreach (json_object_get(obj, "subsets"), i, s) {
+		json_array_foreach (json_object_get(s, "addresses"), j, x) {
 			pf(f, "subsets[%zu].addresses[%zu].ip", i, j);
 			if (!jstr(x, "ip") || !*jstr(x, "ip"))
 				add_required(c, f);
 		}
-		json_array_foreach(json_object_get(s, "ports"), j, x) {
+		json_array_foreach (json_object_get(s, "ports"), j, x) {
 			pf(f, "subsets[%zu].ports[%zu].port", i, j);
 			check_port_num(c, json_object_get(x, "port"), f, true);
 			pf(f, "subsets[%zu].ports[%zu].protocol", i, j);
@@ -1538,8 +1580,7 @@ static void v_endpoints(const struct proxy_resource *r, const json_t *obj, const
 	}
 }
 
-static void v_quota(const struct proxy_resource *r, const json_t *obj, const json_t *old,
-		    json_t *c)
+static void v_quota(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *c)
 {
 	(void)r;
 	(void)old;
@@ -1554,22 +1595,22 @@ static void v_limitrange(const struct proxy_resource *r, const json_t *obj, cons
 	char f[PATHLEN];
 	size_t i;
 	json_t *l;
-	json_array_foreach(json_object_get(json_object_get(obj, "spec"), "limits"), i, l) {
+	json_array_foreach (json_object_get(json_object_get(obj, "spec"), "limits"), i, l) {
 		pf(f, "spec.limits[%zu].type", i);
 		if (!jstr(l, "type") || !*jstr(l, "type"))
 			add_required(c, f);
 	}
 }
 
-static void v_serviceaccount(const struct proxy_resource *r, const json_t *obj,
-			     const json_t *old, json_t *c)
+static void v_serviceaccount(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			     json_t *c)
 {
 	(void)r;
 	(void)old;
 	char f[PATHLEN];
 	size_t i;
 	json_t *s;
-	json_array_foreach(json_object_get(obj, "imagePullSecrets"), i, s) {
+	json_array_foreach (json_object_get(obj, "imagePullSecrets"), i, s) {
 		pf(f, "imagePullSecrets[%zu].name", i);
 		if (!jstr(s, "name") || !*jstr(s, "name"))
 			add_required(c, f);
@@ -1585,26 +1626,25 @@ static const struct {
 	const char *group, *kind;
 	kind_fn fn;
 } kinds[] = {
-	{ "", "Pod", v_pod },
-	{ "", "Service", v_service },
-	{ "", "ConfigMap", v_configmap },
-	{ "", "Secret", v_secret },
-	{ "", "Event", v_event },
-	{ "", "PersistentVolumeClaim", v_pvc },
-	{ "", "Endpoints", v_endpoints },
-	{ "", "ResourceQuota", v_quota },
-	{ "", "LimitRange", v_limitrange },
-	{ "", "ServiceAccount", v_serviceaccount },
-	{ "apps", "Deployment", v_workload },
-	{ "apps", "ReplicaSet", v_workload },
-	{ "apps", "StatefulSet", v_workload },
-	{ "apps", "DaemonSet", v_workload },
-	{ "batch", "Job", v_job },
-	{ "batch", "CronJob", v_cronjob },
+    {"", "Pod", v_pod},
+    {"", "Service", v_service},
+    {"", "ConfigMap", v_configmap},
+    {"", "Secret", v_secret},
+    {"", "Event", v_event},
+    {"", "PersistentVolumeClaim", v_pvc},
+    {"", "Endpoints", v_endpoints},
+    {"", "ResourceQuota", v_quota},
+    {"", "LimitRange", v_limitrange},
+    {"", "ServiceAccount", v_serviceaccount},
+    {"apps", "Deployment", v_workload},
+    {"apps", "ReplicaSet", v_workload},
+    {"apps", "StatefulSet", v_workload},
+    {"apps", "DaemonSet", v_workload},
+    {"batch", "Job", v_job},
+    {"batch", "CronJob", v_cronjob},
 };
 
-int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *old,
-	       json_t *causes)
+int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *causes)
 {
 	if (!obj || !json_is_array(causes))
 		return -EINVAL;

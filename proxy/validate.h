@@ -30,13 +30,13 @@
  * message (the first problem found; e.g. "must be no more than 63 characters"
  * or the RFC 1123 regex text).
  */
-const char *val_dns1123_subdomain(const char *s);  /* ≤253, [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.…)* */
-const char *val_dns1123_label(const char *s);      /* ≤63 */
-const char *val_dns1035_label(const char *s);      /* ≤63, starts with a letter (Service names) */
-const char *val_qualified_name(const char *s);     /* [prefix/]name, label and annotation keys */
-const char *val_label_value(const char *s);        /* ≤63, may be empty */
-const char *val_path_segment_name(const char *s);  /* not "." or "..", no '/' or '%' (RBAC) */
-const char *val_config_key(const char *s);         /* ConfigMap/Secret data keys */
+const char *val_dns1123_subdomain(const char *s); /* ≤253, [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.…)* */
+const char *val_dns1123_label(const char *s);     /* ≤63 */
+const char *val_dns1035_label(const char *s);     /* ≤63, starts with a letter (Service names) */
+const char *val_qualified_name(const char *s);    /* [prefix/]name, label and annotation keys */
+const char *val_label_value(const char *s);       /* ≤63, may be empty */
+const char *val_path_segment_name(const char *s); /* not "." or "..", no '/' or '%' (RBAC) */
+const char *val_config_key(const char *s);        /* ConfigMap/Secret data keys */
 
 /* ---- causes ----------------------------------------------------------------
  * Appends {"reason","message","field"} to `causes` (borrowed array). The
@@ -49,9 +49,9 @@ const char *val_config_key(const char *s);         /* ConfigMap/Secret data keys
  * Unknown reasons use the reason itself as the type text.
  */
 void val_add(json_t *causes, const char *reason, const char *field, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-void val_addv(json_t *causes, const char *reason, const char *field, const char *fmt,
-	      va_list ap) __attribute__((format(printf, 4, 0)));
+    __attribute__((format(printf, 4, 5)));
+void val_addv(json_t *causes, const char *reason, const char *field, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
 /*
  * Kube's top-level message for a 422: `Pod "x" is invalid: <field>: <msg>`
@@ -59,8 +59,7 @@ void val_addv(json_t *causes, const char *reason, const char *field, const char 
  * kind is qualified with the group for non-core kinds ("Deployment.apps").
  * Returns a malloc'ed string owned by the caller (NULL on ENOMEM).
  */
-char *val_status_message(const struct proxy_resource *r, const char *name,
-			 const json_t *causes);
+char *val_status_message(const struct proxy_resource *r, const char *name, const json_t *causes);
 
 /* ---- objects ----------------------------------------------------------------
  * All take borrowed objects; `old` is NULL on create, the stored object on

@@ -100,8 +100,10 @@ static void self_access(struct req *r, json_t *obj)
 	json_t *spec = json_object_get(obj, "spec");
 	if (!spec_attrs(spec, &a)) {
 		reply_invalid(r, r->res->kind, "",
-			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueRequired", "message",
-					"Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified",
+			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueRequired",
+					"message",
+					"Required value: exactly one of nonResourceAttributes or "
+					"resourceAttributes must be specified",
 					"field", "spec.resourceAttributes"));
 		return;
 	}
@@ -115,24 +117,30 @@ static void subject_access(struct req *r, json_t *obj)
 	const char *g[64];
 	size_t ng = 0, i;
 	json_t *v;
-	json_array_foreach(groups, i, v)
+	json_array_foreach (groups, i, v)
 		if (json_string_value(v) && ng < KB_ARRAY_SIZE(g))
 			g[ng++] = json_string_value(v);
 	struct rbac_attrs a = {.user = str(spec, "user"), .groups = g, .ngroups = ng};
 	json_t *causes = json_array();
 	if (!*a.user && !ng)
-		json_array_append_new(causes, json_pack("{s:s,s:s,s:s}", "reason", "FieldValueInvalid",
-						       "message", "Invalid value: \"\": at least one of user or group must be specified",
-						       "field", "spec.user"));
+		json_array_append_new(
+		    causes,
+		    json_pack(
+			"{s:s,s:s,s:s}", "reason", "FieldValueInvalid", "message",
+			"Invalid value: \"\": at least one of user or group must be specified",
+			"field", "spec.user"));
 	if (!spec_attrs(spec, &a))
-		json_array_append_new(causes, json_pack("{s:s,s:s,s:s}", "reason", "FieldValueRequired",
-						       "message", "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified",
-						       "field", "spec.resourceAttributes"));
+		json_array_append_new(
+		    causes, json_pack("{s:s,s:s,s:s}", "reason", "FieldValueRequired", "message",
+				      "Required value: exactly one of nonResourceAttributes or "
+				      "resourceAttributes must be specified",
+				      "field", "spec.resourceAttributes"));
 	bool local = r->res->namespaced;
 	if (local && a.resource_request && strcmp(a.ns ? a.ns : "", r->ns ? r->ns : "") != 0)
-		json_array_append_new(causes, json_pack("{s:s,s:s,s:s}", "reason", "FieldValueInvalid",
-						       "message", "Invalid value: \"\": must match metadata.namespace",
-						       "field", "spec.resourceAttributes.namespace"));
+		json_array_append_new(
+		    causes, json_pack("{s:s,s:s,s:s}", "reason", "FieldValueInvalid", "message",
+				      "Invalid value: \"\": must match metadata.namespace", "field",
+				      "spec.resourceAttributes.namespace"));
 	if (json_array_size(causes)) {
 		reply_invalid(r, r->res->kind, "", causes);
 		return;
@@ -146,7 +154,7 @@ static void split_rules(const json_t *rules, json_t *res, json_t *nonres)
 {
 	size_t i;
 	json_t *rule;
-	json_array_foreach(rules, i, rule) {
+	json_array_foreach (rules, i, rule) {
 		json_t *urls = json_object_get(rule, "nonResourceURLs");
 		json_t *verbs = json_object_get(rule, "verbs");
 		if (json_array_size(urls)) {
@@ -174,8 +182,9 @@ static void self_rules(struct req *r, json_t *obj)
 	json_t *res = json_array(), *nonres = json_array();
 	split_rules(rules, res, nonres);
 	json_decref(rules);
-	reply_review(r, obj, json_pack("{s:o,s:o,s:b}", "resourceRules", res, "nonResourceRules",
-				       nonres, "incomplete", false));
+	reply_review(r, obj,
+		     json_pack("{s:o,s:o,s:b}", "resourceRules", res, "nonResourceRules", nonres,
+			       "incomplete", false));
 }
 
 static json_t *user_info(const struct req *who)
@@ -200,7 +209,7 @@ static void token_review(struct req *r, json_t *obj)
 	const char *aud[16];
 	size_t na = 0, i;
 	json_t *v;
-	json_array_foreach(json_object_get(spec, "audiences"), i, v)
+	json_array_foreach (json_object_get(spec, "audiences"), i, v)
 		if (json_string_value(v) && na < KB_ARRAY_SIZE(aud))
 			aud[na++] = json_string_value(v);
 	struct req *who = calloc(1, sizeof(*who));
@@ -215,7 +224,8 @@ static void token_review(struct req *r, json_t *obj)
 		for (size_t k = 0; k < na; k++)
 			json_array_append_new(a, json_string(aud[k]));
 		if (!na)
-			json_array_append_new(a, json_string("https://kubernetes.default.svc.cluster.local"));
+			json_array_append_new(
+			    a, json_string("https://kubernetes.default.svc.cluster.local"));
 		json_object_set_new(st, "audiences", a);
 	} else {
 		st = json_pack("{s:{},s:s}", "user", "error", "[invalid bearer token]");
@@ -230,7 +240,8 @@ void virtual_handle(struct req *r)
 {
 	json_t *obj = NULL;
 	if (strcmp(r->http->method, "POST") != 0 || r->name) {
-		reply_statusf(r, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+		reply_statusf(r, 405, "MethodNotAllowed",
+			      "the server does not allow this method on the requested resource");
 		return;
 	}
 	if (decode(r, &obj) < 0)

@@ -34,7 +34,7 @@ struct watch {
 	uint64_t deadline_ms, next_bookmark_ms;
 	bool headers_sent;
 	bool closing;
-	bool starting;            /* inside watch_start: it finishes a close */
+	bool starting; /* inside watch_start: it finishes a close */
 };
 
 /* The last event line built, shared by every watch sending that event:
@@ -236,7 +236,7 @@ static int send_initial(struct watch *w, int64_t *rev)
 		return rc;
 	size_t i;
 	json_t *item;
-	json_array_foreach(res.items, i, item) {
+	json_array_foreach (res.items, i, item) {
 		struct store_event ev = {.type = STORE_ADDED, .rev = obj_rv(item), .obj = item};
 		if ((rc = send_event(w, "ADDED", &ev)) < 0)
 			break;
@@ -297,14 +297,14 @@ void watch_start(struct req *r)
 		watch_close(w);
 	if (!w->closing && since < store_compacted_rev(px->store)) {
 		char msg[128];
-		snprintf(msg, sizeof(msg), "too old resource version: %lld (%lld)", (long long)since,
-			 (long long)store_compacted_rev(px->store));
+		snprintf(msg, sizeof(msg), "too old resource version: %lld (%lld)",
+			 (long long)since, (long long)store_compacted_rev(px->store));
 		send_error(w, 410, "Expired", msg);
 		watch_close(w);
 	}
 	if (!w->closing) {
-		int rc = store_watch(px->store, r->res->store_key, r->res->namespaced ? r->ns : NULL,
-				     since, on_event, w, &w->sw);
+		int rc = store_watch(px->store, r->res->store_key,
+				     r->res->namespaced ? r->ns : NULL, since, on_event, w, &w->sw);
 		if (rc < 0 && !w->closing) {
 			send_error(w, rc == -ERANGE ? 410 : 500,
 				   rc == -ERANGE ? "Expired" : "InternalError",
@@ -326,9 +326,10 @@ static void send_bookmark(struct watch *w)
 		snprintf(gv, sizeof(gv), "%s/%s", res->group, res->version);
 	else
 		snprintf(gv, sizeof(gv), "%s", res->version);
-	snprintf(text, sizeof(text),
-		 "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%lld\"}}",
-		 res->kind, gv, (long long)store_rev(w->r->px->store));
+	snprintf(
+	    text, sizeof(text),
+	    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%lld\"}}",
+	    res->kind, gv, (long long)store_rev(w->r->px->store));
 	if (send_line(w, "BOOKMARK", text) < 0)
 		watch_close(w);
 }

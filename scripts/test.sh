@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs every test: installs dependencies, builds with -Werror, runs the unit
-# and end-to-end suites, then builds again with ASan+UBSan and runs them again.
+# and end-to-end suites, then builds again with ASan+UBSan and runs them again,
+# then replays the fuzzers' corpora (clang/libFuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+scripts/check-format.sh
 meson setup build-test -Dwerror=true --reconfigure >/dev/null 2>&1 || meson setup build-test -Dwerror=true
 ninja -C build-test
 meson test -C build-test --print-errorlogs --num-processes 2

@@ -29,12 +29,12 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION  1
 #define STORE_BUSY_TIMEOUT_MS 5000
-#define STORE_JOURNAL_LIMIT (4 * 1024 * 1024)
-#define STORE_LOOKASIDE_SZ 256
-#define STORE_LOOKASIDE_CNT 64
-#define STORE_MMAP_SIZE (256LL * 1024 * 1024)
+#define STORE_JOURNAL_LIMIT   (4 * 1024 * 1024)
+#define STORE_LOOKASIDE_SZ    256
+#define STORE_LOOKASIDE_CNT   64
+#define STORE_MMAP_SIZE       (256LL * 1024 * 1024)
 /* The timer deletes at most this many events per run (a short pause of the
  * loop); when more are due it runs again right away. */
 #define STORE_COMPACT_BATCH 1000
@@ -47,42 +47,44 @@
  * counts (the latter without touching the rows).
  */
 static const char *const schema_sql =
-	"CREATE TABLE IF NOT EXISTS objects("
-	" res TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
-	" rev INTEGER NOT NULL, data TEXT NOT NULL,"
-	" PRIMARY KEY(res, ns, name));"
-	"CREATE TABLE IF NOT EXISTS events("
-	" rev INTEGER PRIMARY KEY, type INTEGER NOT NULL, res TEXT NOT NULL,"
-	" ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS meta("
-	" key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
-	"PRAGMA user_version = 1;";
+    "CREATE TABLE IF NOT EXISTS objects("
+    " res TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
+    " rev INTEGER NOT NULL, data TEXT NOT NULL,"
+    " PRIMARY KEY(res, ns, name));"
+    "CREATE TABLE IF NOT EXISTS events("
+    " rev INTEGER PRIMARY KEY, type INTEGER NOT NULL, res TEXT NOT NULL,"
+    " ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS meta("
+    " key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
+    "PRAGMA user_version = 1;";
 
 static const char *const stmt_sql[SQ__COUNT] = {
-	[SQ_GET] = "SELECT rev, data FROM objects WHERE res = ?1 AND ns = ?2 AND name = ?3",
-	[SQ_INS_OBJ] = "INSERT INTO objects(res, ns, name, rev, data) VALUES(?1, ?2, ?3, ?4, ?5)",
-	[SQ_UPD_OBJ] = "UPDATE objects SET rev = ?4, data = ?5 WHERE res = ?1 AND ns = ?2 AND name = ?3",
-	[SQ_DEL_OBJ] = "DELETE FROM objects WHERE res = ?1 AND ns = ?2 AND name = ?3",
-	[SQ_INS_EV] = "INSERT INTO events(rev, type, res, ns, name, data) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-	[SQ_LIST_ALL] = "SELECT ns, name, data FROM objects WHERE res = ?1 AND (ns, name) > (?2, ?3)"
-			" ORDER BY ns, name",
-	[SQ_LIST_NS] = "SELECT ns, name, data FROM objects WHERE res = ?1 AND ns = ?2 AND name > ?3"
-		       " ORDER BY name",
-	[SQ_COUNT_ALL] = "SELECT count(*) FROM objects WHERE res = ?1",
-	[SQ_COUNT_NS] = "SELECT count(*) FROM objects WHERE res = ?1 AND ns = ?2",
-	[SQ_REPLAY] = "SELECT rev, type, res, ns, name, data FROM events"
-		      " WHERE rev > ?1 AND rev <= ?2 AND (?3 IS NULL OR res = ?3)"
-		      " AND (?4 IS NULL OR ns = ?4) ORDER BY rev LIMIT ?5",
-	[SQ_COMPACT] = "DELETE FROM events WHERE rev <= ?1",
-	[SQ_META_GET] = "SELECT value FROM meta WHERE key = ?1",
-	[SQ_META_SET] = "INSERT INTO meta(key, value) VALUES(?1, ?2)"
-			" ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-	[SQ_BEGIN] = "BEGIN IMMEDIATE",
-	[SQ_COMMIT] = "COMMIT",
-	[SQ_ROLLBACK] = "ROLLBACK",
-	[SQ_SAVEPOINT] = "SAVEPOINT kb_txn",
-	[SQ_RELEASE] = "RELEASE kb_txn",
-	[SQ_ROLLBACK_TO] = "ROLLBACK TO kb_txn",
+    [SQ_GET] = "SELECT rev, data FROM objects WHERE res = ?1 AND ns = ?2 AND name = ?3",
+    [SQ_INS_OBJ] = "INSERT INTO objects(res, ns, name, rev, data) VALUES(?1, ?2, ?3, ?4, ?5)",
+    [SQ_UPD_OBJ] =
+	"UPDATE objects SET rev = ?4, data = ?5 WHERE res = ?1 AND ns = ?2 AND name = ?3",
+    [SQ_DEL_OBJ] = "DELETE FROM objects WHERE res = ?1 AND ns = ?2 AND name = ?3",
+    [SQ_INS_EV] =
+	"INSERT INTO events(rev, type, res, ns, name, data) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [SQ_LIST_ALL] = "SELECT ns, name, data FROM objects WHERE res = ?1 AND (ns, name) > (?2, ?3)"
+		    " ORDER BY ns, name",
+    [SQ_LIST_NS] = "SELECT ns, name, data FROM objects WHERE res = ?1 AND ns = ?2 AND name > ?3"
+		   " ORDER BY name",
+    [SQ_COUNT_ALL] = "SELECT count(*) FROM objects WHERE res = ?1",
+    [SQ_COUNT_NS] = "SELECT count(*) FROM objects WHERE res = ?1 AND ns = ?2",
+    [SQ_REPLAY] = "SELECT rev, type, res, ns, name, data FROM events"
+		  " WHERE rev > ?1 AND rev <= ?2 AND (?3 IS NULL OR res = ?3)"
+		  " AND (?4 IS NULL OR ns = ?4) ORDER BY rev LIMIT ?5",
+    [SQ_COMPACT] = "DELETE FROM events WHERE rev <= ?1",
+    [SQ_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+    [SQ_META_SET] = "INSERT INTO meta(key, value) VALUES(?1, ?2)"
+		    " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    [SQ_BEGIN] = "BEGIN IMMEDIATE",
+    [SQ_COMMIT] = "COMMIT",
+    [SQ_ROLLBACK] = "ROLLBACK",
+    [SQ_SAVEPOINT] = "SAVEPOINT kb_txn",
+    [SQ_RELEASE] = "RELEASE kb_txn",
+    [SQ_ROLLBACK_TO] = "ROLLBACK TO kb_txn",
 };
 
 /* ---- SQLite helpers ---------------------------------------------------- */
@@ -183,8 +185,7 @@ static int set_journal(store_t *st)
 	if (rc != SQLITE_OK)
 		return store__sql_err(st, rc, "journal_mode");
 	rc = sqlite3_step(q);
-	bool wal = rc == SQLITE_ROW &&
-		   strcmp((const char *)sqlite3_column_text(q, 0), "wal") == 0;
+	bool wal = rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(q, 0), "wal") == 0;
 	sqlite3_finalize(q);
 	if (!wal) {
 		kb_err("store", "cannot switch to WAL mode");
@@ -200,8 +201,9 @@ static int configure(store_t *st)
 	int err = set_journal(st);
 	if (err)
 		return err;
-	err = exec_sql(st, st->opts.sync_full ? "PRAGMA synchronous = FULL"
-					      : "PRAGMA synchronous = NORMAL", "synchronous");
+	err = exec_sql(
+	    st, st->opts.sync_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+	    "synchronous");
 	if (err)
 		return err;
 	snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit = %d", STORE_JOURNAL_LIMIT);
@@ -320,9 +322,8 @@ static void set_opts(store_t *st, const struct store_opts *opts)
 
 static int open_db(store_t *st, const char *path)
 {
-	int rc = sqlite3_open_v2(path, &st->db,
-				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-					 SQLITE_OPEN_NOMUTEX, NULL);
+	int rc = sqlite3_open_v2(
+	    path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		kb_err("store", "open %s: %s", path,
 		       st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
@@ -335,8 +336,7 @@ static int open_db(store_t *st, const char *path)
 	return 0;
 }
 
-int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
-	       store_t **out)
+int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts, store_t **out)
 {
 	KB_CHECK(path && out, -EINVAL);
 	store_t *st = calloc(1, sizeof(*st));
@@ -465,8 +465,8 @@ static char *dup_text(const char *s, size_t n)
  * Looks a key up: 0 with *rev (and *text, malloc'ed, when text != NULL),
  * -ENOENT, -ENOMEM or -EIO.
  */
-static int lookup(store_t *st, const char *res, const char *ns, const char *name,
-		  int64_t *rev, char **text, size_t *len)
+static int lookup(store_t *st, const char *res, const char *ns, const char *name, int64_t *rev,
+		  char **text, size_t *len)
 {
 	sqlite3_stmt *q = st->stmt[SQ_GET];
 	int err = 0;
@@ -489,8 +489,8 @@ static int lookup(store_t *st, const char *res, const char *ns, const char *name
 	return err;
 }
 
-static int put_event(store_t *st, enum store_event_type type, const char *res,
-		     const char *ns, const char *name, int64_t rev, size_t len)
+static int put_event(store_t *st, enum store_event_type type, const char *res, const char *ns,
+		     const char *name, int64_t rev, size_t len)
 {
 	sqlite3_stmt *q = st->stmt[SQ_INS_EV];
 	sqlite3_bind_int64(q, 1, rev);
@@ -570,10 +570,9 @@ static bool deliver_now(const store_t *st)
 /* Builds the event node; obj is the new object (borrowed), its text in
  * st->wbuf; prev_text and prev are taken. NULL on ENOMEM (event dropped,
  * logged): the write itself stands. */
-static struct store_evnode *make_event(store_t *st, enum store_event_type type,
-				       const char *res, const char *ns, const char *name,
-				       int64_t rev, json_t *obj, size_t len,
-				       char *prev_text, json_t *prev)
+static struct store_evnode *make_event(store_t *st, enum store_event_type type, const char *res,
+				       const char *ns, const char *name, int64_t rev, json_t *obj,
+				       size_t len, char *prev_text, json_t *prev)
 {
 	struct store_evnode *n = store__evnode_new(res, ns, name);
 	if (!n)
@@ -600,8 +599,8 @@ fail_logged:
 	return NULL;
 }
 
-int store_create(store_t *st, const char *res, const char *ns, const char *name,
-		 json_t *obj, int64_t *rev_out)
+int store_create(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
+		 int64_t *rev_out)
 {
 	KB_CHECK(st && key_ok(res, ns, name) && obj_ok(obj), -EINVAL);
 	int64_t rev0 = st->rev, rev = st->rev + 1, old;
@@ -635,8 +634,8 @@ static int check_rev(int64_t stored, int64_t expected)
 	return expected != 0 && expected != stored ? -ESTALE : 0;
 }
 
-int store_update(store_t *st, const char *res, const char *ns, const char *name,
-		 json_t *obj, int64_t expected_rev, int64_t *rev_out)
+int store_update(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
+		 int64_t expected_rev, int64_t *rev_out)
 {
 	KB_CHECK(st && key_ok(res, ns, name) && obj_ok(obj), -EINVAL);
 	int64_t rev0 = st->rev, rev = st->rev + 1, old = 0;
@@ -659,8 +658,8 @@ int store_update(store_t *st, const char *res, const char *ns, const char *name,
 	if (!err) {
 		st->rev = rev;
 		if (want)
-			n = make_event(st, STORE_MODIFIED, res, ns, name, rev, obj, len,
-				       prev_text, NULL);
+			n = make_event(st, STORE_MODIFIED, res, ns, name, rev, obj, len, prev_text,
+				       NULL);
 		prev_text = NULL;
 	}
 	free(prev_text);
@@ -727,8 +726,8 @@ int store_delete(store_t *st, const char *res, const char *ns, const char *name,
 	return err;
 }
 
-int store_get_raw(store_t *st, const char *res, const char *ns, const char *name,
-		  const char **text, size_t *len, int64_t *rev_out)
+int store_get_raw(store_t *st, const char *res, const char *ns, const char *name, const char **text,
+		  size_t *len, int64_t *rev_out)
 {
 	KB_CHECK(st && key_ok(res, ns, name) && text, -EINVAL);
 	sqlite3_stmt *q = st->stmt[SQ_GET];
@@ -762,8 +761,7 @@ int store_get_raw(store_t *st, const char *res, const char *ns, const char *name
 	return err;
 }
 
-int store_get(store_t *st, const char *res, const char *ns, const char *name,
-	      json_t **obj_out)
+int store_get(store_t *st, const char *res, const char *ns, const char *name, json_t **obj_out)
 {
 	KB_CHECK(obj_out, -EINVAL);
 	const char *text;
@@ -811,8 +809,8 @@ static int decode_key(const char *key, unsigned char **buf, const char **name)
 }
 
 /* Binds the list statement for req; false when nothing can follow `after`. */
-static bool bind_list(sqlite3_stmt *q, const struct store_list_req *req,
-		      const char *after_ns, const char *after_name)
+static bool bind_list(sqlite3_stmt *q, const struct store_list_req *req, const char *after_ns,
+		      const char *after_name)
 {
 	sqlite3_bind_text(q, 1, req->res, -1, SQLITE_STATIC);
 	if (!req->ns) {
@@ -836,8 +834,8 @@ struct list_state {
 static int list_row(store_t *st, sqlite3_stmt *q, const struct store_list_req *req,
 		    struct list_state *ls)
 {
-	json_t *obj = json_loadb(sqlite3_column_blob(q, 2),
-				 (size_t)sqlite3_column_bytes(q, 2), 0, NULL);
+	json_t *obj =
+	    json_loadb(sqlite3_column_blob(q, 2), (size_t)sqlite3_column_bytes(q, 2), 0, NULL);
 	if (!obj)
 		return store__sql_err(st, SQLITE_CORRUPT, "stored object is not JSON");
 	if (req->filter && !req->filter(obj, req->filter_arg)) {
@@ -876,8 +874,7 @@ static int list_scan(store_t *st, sqlite3_stmt *q, const struct store_list_req *
 	return err;
 }
 
-int store_list(store_t *st, const struct store_list_req *req,
-	       struct store_list_result *out)
+int store_list(store_t *st, const struct store_list_req *req, struct store_list_result *out)
 {
 	KB_CHECK(st && req && req->res && out, -EINVAL);
 	struct list_state ls = {.items = json_array()};

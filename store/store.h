@@ -56,16 +56,15 @@ typedef struct store store_t;
 typedef struct store_watch store_watch_t;
 
 struct store_opts {
-	bool sync_full;              /* PRAGMA synchronous=FULL instead of NORMAL */
-	int64_t history_keep;        /* revisions of watch history kept; 0: 10000 */
-	unsigned compact_interval_ms;/* 0: 60000 */
-	int cache_kib;               /* SQLite page cache; 0: 2048 */
-	bool group_commit;           /* batch the writes of one loop iteration */
+	bool sync_full;               /* PRAGMA synchronous=FULL instead of NORMAL */
+	int64_t history_keep;         /* revisions of watch history kept; 0: 10000 */
+	unsigned compact_interval_ms; /* 0: 60000 */
+	int cache_kib;                /* SQLite page cache; 0: 2048 */
+	bool group_commit;            /* batch the writes of one loop iteration */
 };
 
 /* Opens (creating if needed) the database at `path`. */
-int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
-	       store_t **out);
+int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts, store_t **out);
 /* Closes the database; cancels every watch without calling it back. */
 void store_close(store_t *st);
 
@@ -75,21 +74,20 @@ int64_t store_rev(const store_t *st);
 int64_t store_compacted_rev(const store_t *st);
 
 /* Reads one object. *obj_out gets a new reference. */
-int store_get(store_t *st, const char *res, const char *ns, const char *name,
-	      json_t **obj_out);
+int store_get(store_t *st, const char *res, const char *ns, const char *name, json_t **obj_out);
 /* Reads one object as its stored JSON text; *text is borrowed and valid
  * until the next store call. */
-int store_get_raw(store_t *st, const char *res, const char *ns, const char *name,
-		  const char **text, size_t *len, int64_t *rev_out);
+int store_get_raw(store_t *st, const char *res, const char *ns, const char *name, const char **text,
+		  size_t *len, int64_t *rev_out);
 
 /* Creates; -EEXIST if the key exists. Sets metadata.resourceVersion in obj.
  * *rev_out (may be NULL) gets the new revision. */
-int store_create(store_t *st, const char *res, const char *ns, const char *name,
-		 json_t *obj, int64_t *rev_out);
+int store_create(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
+		 int64_t *rev_out);
 /* Replaces; -ENOENT if absent; -ESTALE if expected_rev != 0 and differs from
  * the stored revision. Sets metadata.resourceVersion in obj. */
-int store_update(store_t *st, const char *res, const char *ns, const char *name,
-		 json_t *obj, int64_t expected_rev, int64_t *rev_out);
+int store_update(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
+		 int64_t expected_rev, int64_t *rev_out);
 /* Removes; -ENOENT, -ESTALE as above. *last_out (may be NULL) gets the object
  * as deleted, its metadata.resourceVersion set to the deletion revision. */
 int store_delete(store_t *st, const char *res, const char *ns, const char *name,
@@ -99,23 +97,22 @@ typedef bool (*store_filter_fn)(const json_t *obj, void *arg);
 
 struct store_list_req {
 	const char *res;
-	const char *ns;            /* NULL: every namespace */
-	const char *after;         /* continue key from a previous page or NULL */
-	size_t limit;              /* 0: no limit */
-	store_filter_fn filter;    /* NULL: all objects */
+	const char *ns;         /* NULL: every namespace */
+	const char *after;      /* continue key from a previous page or NULL */
+	size_t limit;           /* 0: no limit */
+	store_filter_fn filter; /* NULL: all objects */
 	void *filter_arg;
 };
 
 struct store_list_result {
-	json_t *items;             /* new reference: array of objects, in key order */
-	char *next;                /* malloc'ed continue key, NULL on the last page */
-	int64_t rev;               /* store revision at the time of the list */
+	json_t *items; /* new reference: array of objects, in key order */
+	char *next;    /* malloc'ed continue key, NULL on the last page */
+	int64_t rev;   /* store revision at the time of the list */
 };
 
 /* Lists objects ordered by (namespace, name). With `limit`, stops after that
  * many matching objects and sets `next` when more may follow. */
-int store_list(store_t *st, const struct store_list_req *req,
-	       struct store_list_result *out);
+int store_list(store_t *st, const struct store_list_req *req, struct store_list_result *out);
 /* Number of objects of a resource (in `ns`, or everywhere when NULL). */
 int store_count(store_t *st, const char *res, const char *ns, size_t *count);
 
@@ -132,8 +129,8 @@ struct store_event {
 	enum store_event_type type;
 	int64_t rev;
 	const char *res, *ns, *name;
-	json_t *obj;   /* borrowed for the callback: the new object (DELETED: last) */
-	json_t *prev;  /* borrowed: the object before the change, NULL for ADDED
+	json_t *obj;  /* borrowed for the callback: the new object (DELETED: last) */
+	json_t *prev; /* borrowed: the object before the change, NULL for ADDED
 			  and for events replayed from history */
 };
 
@@ -147,8 +144,8 @@ typedef void (*store_watch_cb)(const struct store_event *ev, void *arg);
  * transaction commits. The callback may call store_unwatch on its own watch.
  * -ERANGE if `since` is older than the compacted revision.
  */
-int store_watch(store_t *st, const char *res, const char *ns, int64_t since,
-		store_watch_cb cb, void *arg, store_watch_t **out);
+int store_watch(store_t *st, const char *res, const char *ns, int64_t since, store_watch_cb cb,
+		void *arg, store_watch_t **out);
 /* Stops a watch; no callback follows. Safe inside a callback. */
 void store_unwatch(store_watch_t *w);
 /* Number of live watches. */

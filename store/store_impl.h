@@ -55,7 +55,7 @@ struct store_evnode {
 	struct store_evnode *next;
 	enum store_event_type type;
 	int64_t rev;
-	json_t *obj, *prev;       /* owned references, or NULL until parsed */
+	json_t *obj, *prev;         /* owned references, or NULL until parsed */
 	char *obj_text, *prev_text; /* malloc'ed JSON text, or NULL */
 	const char *res, *ns, *name;
 	char keys[];
@@ -66,7 +66,7 @@ struct store_evqueue {
 };
 
 #define STORE_WBUCKETS 64
-#define STORE_TXN_MAX 32
+#define STORE_TXN_MAX  32
 
 struct store_wbucket;
 
@@ -86,26 +86,26 @@ struct store {
 	sqlite3 *db;
 	sqlite3_stmt *stmt[SQ__COUNT];
 	struct store_opts opts;
-	int64_t rev;              /* latest revision, including an open txn */
+	int64_t rev; /* latest revision, including an open txn */
 	int64_t compacted_rev;
-	uv_timer_t *timer;        /* malloc'ed; freed by its close callback */
+	uv_timer_t *timer; /* malloc'ed; freed by its close callback */
 
 	/* group commit: one transaction per loop iteration (depth 1) */
 	bool group_open;
-	bool hold_publish;        /* group commit: publish after the waiters */
-	uv_check_t *gc_check;     /* malloc'ed; commits after the I/O phase */
-	uv_idle_t *gc_idle;       /* keeps poll from blocking while open */
+	bool hold_publish;    /* group commit: publish after the waiters */
+	uv_check_t *gc_check; /* malloc'ed; commits after the I/O phase */
+	uv_idle_t *gc_idle;   /* keeps poll from blocking while open */
 	struct store_commit_waiter *waiters;
 
 	int txn_depth;
-	bool txn_failed;          /* an -EIO inside the txn: commit rolls back */
+	bool txn_failed; /* an -EIO inside the txn: commit rolls back */
 	struct store_txn_level txn[STORE_TXN_MAX];
-	struct store_evqueue txn_q;   /* events of the open transaction */
-	struct store_evqueue pend_q;  /* committed, not yet delivered */
+	struct store_evqueue txn_q;  /* events of the open transaction */
+	struct store_evqueue pend_q; /* committed, not yet delivered */
 
-	char *wbuf;               /* serialization buffer */
+	char *wbuf; /* serialization buffer */
 	size_t wbuf_cap;
-	char *rbuf;               /* store_get_raw's text */
+	char *rbuf; /* store_get_raw's text */
 	size_t rbuf_cap;
 
 	/* watches (store_watch.c) */
@@ -113,7 +113,7 @@ struct store {
 	struct store_watch *wall; /* watches on every resource */
 	struct store_watch *dead; /* unwatched during callbacks, to free */
 	size_t nwatch;
-	int busy;                 /* callbacks running (dispatch or replay) */
+	int busy; /* callbacks running (dispatch or replay) */
 };
 
 /* Logs a SQLite failure and returns -EIO (the one place errors map). */
@@ -127,8 +127,7 @@ int64_t store__committed_rev(const store_t *st);
 /* True when a watch might want events of `res`. */
 bool store__watched(const store_t *st, const char *res);
 /* A node for (res, ns, name), zeroed otherwise; NULL on ENOMEM. */
-struct store_evnode *store__evnode_new(const char *res, const char *ns,
-				       const char *name);
+struct store_evnode *store__evnode_new(const char *res, const char *ns, const char *name);
 void store__evnode_free(struct store_evnode *n);
 /* Queues an event (node owned by the queue) on the txn queue or, outside a
  * transaction, on the pending queue followed by store__dispatch(). */

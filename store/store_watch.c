@@ -22,14 +22,14 @@ struct store_watch {
 	store_t *st;
 	store_watch_cb cb;
 	void *arg;
-	int64_t last_rev;                  /* newest revision given to cb */
+	int64_t last_rev; /* newest revision given to cb */
 	bool dead;
 	bool has_ns;
-	char ns[];                         /* the namespace filter when has_ns */
+	char ns[]; /* the namespace filter when has_ns */
 };
 
 struct store_wbucket {
-	struct store_wbucket *next;        /* hash chain */
+	struct store_wbucket *next; /* hash chain */
 	struct store_watch *head;
 	char res[];
 };
@@ -315,14 +315,12 @@ static struct store_evnode *replay_row(sqlite3_stmt *q)
 	const char *res = (const char *)sqlite3_column_text(q, 2);
 	const char *ns = (const char *)sqlite3_column_text(q, 3);
 	const char *name = (const char *)sqlite3_column_text(q, 4);
-	struct store_evnode *n = store__evnode_new(res ? res : "", ns ? ns : "",
-						   name ? name : "");
+	struct store_evnode *n = store__evnode_new(res ? res : "", ns ? ns : "", name ? name : "");
 	if (!n)
 		return NULL;
 	n->rev = sqlite3_column_int64(q, 0);
 	n->type = (enum store_event_type)sqlite3_column_int(q, 1);
-	n->obj = json_loadb(sqlite3_column_blob(q, 5), (size_t)sqlite3_column_bytes(q, 5),
-			    0, NULL);
+	n->obj = json_loadb(sqlite3_column_blob(q, 5), (size_t)sqlite3_column_bytes(q, 5), 0, NULL);
 	if (!n->obj) {
 		store__evnode_free(n);
 		return NULL;
@@ -341,7 +339,7 @@ static int replay_fetch(store_t *st, const char *res, struct store_watch *w, int
 	int rc, err = 0;
 	sqlite3_bind_int64(q, 1, pos);
 	sqlite3_bind_int64(q, 2, upto);
-	sqlite3_bind_text(q, 3, res, -1, SQLITE_STATIC);       /* NULL binds NULL */
+	sqlite3_bind_text(q, 3, res, -1, SQLITE_STATIC); /* NULL binds NULL */
 	sqlite3_bind_text(q, 4, w->has_ns ? w->ns : NULL, -1, SQLITE_STATIC);
 	sqlite3_bind_int(q, 5, REPLAY_CHUNK);
 	*count = 0;
@@ -403,8 +401,8 @@ static int replay(store_t *st, const char *res, struct store_watch *w)
 	return err;
 }
 
-static struct store_watch *watch_new(store_t *st, const char *ns, int64_t since,
-				     store_watch_cb cb, void *arg)
+static struct store_watch *watch_new(store_t *st, const char *ns, int64_t since, store_watch_cb cb,
+				     void *arg)
 {
 	size_t ln = ns ? strlen(ns) + 1 : 0;
 	struct store_watch *w = calloc(1, sizeof(*w) + ln);
@@ -429,8 +427,8 @@ static void watch_link(struct store_watch **head, struct store_watch *w)
 	w->pprev = head;
 }
 
-int store_watch(store_t *st, const char *res, const char *ns, int64_t since,
-		store_watch_cb cb, void *arg, store_watch_t **out)
+int store_watch(store_t *st, const char *res, const char *ns, int64_t since, store_watch_cb cb,
+		void *arg, store_watch_t **out)
 {
 	KB_CHECK(st && cb && out && since >= 0, -EINVAL);
 	if (since < st->compacted_rev)

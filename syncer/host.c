@@ -16,10 +16,10 @@
 #include "lib/util.h"
 #include "syncer/syncer_impl.h"
 
-#define BACKOFF_MIN_MS 200
-#define BACKOFF_MAX_MS 10000
+#define BACKOFF_MIN_MS  200
+#define BACKOFF_MAX_MS  10000
 #define WATCH_TIMEOUT_S 290
-#define MAX_LINE (16u << 20)
+#define MAX_LINE        (16u << 20)
 
 /* ---- calls ---------------------------------------------------------------------- */
 
@@ -50,8 +50,11 @@ int host_call(kb_httpc_t *c, const char *method, const char *path, const json_t 
 	cl->cb = cb;
 	cl->arg = arg;
 	char *txt = body ? json_dumps(body, JSON_COMPACT) : NULL;
-	struct kb_httpc_call call = {.method = method, .path = path, .body = txt,
-				     .body_len = txt ? strlen(txt) : 0, .on_done = on_call_done,
+	struct kb_httpc_call call = {.method = method,
+				     .path = path,
+				     .body = txt,
+				     .body_len = txt ? strlen(txt) : 0,
+				     .on_done = on_call_done,
 				     .arg = cl};
 	kb_httpc_req_t *r = kb_httpc_request(c, &call);
 	free(txt);
@@ -71,7 +74,7 @@ struct host_informer {
 	char *path, *selector;
 	uv_timer_t retry;
 	kb_httpc_req_t *req;
-	json_t *cache;          /* name -> object */
+	json_t *cache; /* name -> object */
 	char rv[64];
 	struct kb_buf line;
 	unsigned backoff_ms;
@@ -122,14 +125,14 @@ static void build_path(struct host_informer *in, char *buf, size_t len, bool wat
 
 static void apply_event(struct host_informer *in, const char *type, json_t *obj)
 {
-	const char *rv = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-							   "resourceVersion"));
+	const char *rv =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 	if (rv)
 		snprintf(in->rv, sizeof(in->rv), "%s", rv);
 	if (strcmp(type, "BOOKMARK") == 0)
 		return;
-	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-							     "name"));
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	if (!name)
 		return;
 	if (strcmp(type, "DELETED") == 0)
@@ -180,8 +183,8 @@ static bool on_watch_data(kb_httpc_req_t *req, const char *data, size_t len, voi
 	return true;
 }
 
-static void on_watch_done(kb_httpc_req_t *req, int err, long status, const char *body,
-			  size_t len, void *arg)
+static void on_watch_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
+			  void *arg)
 {
 	struct host_informer *in = arg;
 	in->req = NULL;
@@ -205,8 +208,12 @@ static void do_watch(struct host_informer *in)
 {
 	char path[1024];
 	build_path(in, path, sizeof(path), true);
-	struct kb_httpc_call call = {.method = "GET", .path = path, .stream = true,
-				     .on_data = on_watch_data, .on_done = on_watch_done, .arg = in};
+	struct kb_httpc_call call = {.method = "GET",
+				     .path = path,
+				     .stream = true,
+				     .on_data = on_watch_data,
+				     .on_done = on_watch_done,
+				     .arg = in};
 	in->req = kb_httpc_request(in->c, &call);
 	if (!in->req)
 		backoff(in, false);
@@ -219,8 +226,8 @@ static void on_list_done(kb_httpc_req_t *req, int err, long status, const char *
 	in->req = NULL;
 	json_t *doc = !err && status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
 	json_t *items = json_object_get(doc, "items");
-	const char *rv = json_string_value(
-		json_object_get(json_object_get(doc, "metadata"), "resourceVersion"));
+	const char *rv =
+	    json_string_value(json_object_get(json_object_get(doc, "metadata"), "resourceVersion"));
 	if (!json_is_array(items) || !rv) {
 		kb_info("syncer", "list %s failed: %s (HTTP %ld)", in->path,
 			err ? strerror(-err) : "bad answer", status);
@@ -233,9 +240,9 @@ static void on_list_done(kb_httpc_req_t *req, int err, long status, const char *
 	json_object_clear(in->cache);
 	size_t i;
 	json_t *o;
-	json_array_foreach(items, i, o) {
-		const char *name = json_string_value(json_object_get(json_object_get(o, "metadata"),
-								     "name"));
+	json_array_foreach (items, i, o) {
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
 		if (name)
 			json_object_set(in->cache, name, o);
 	}
@@ -252,8 +259,8 @@ static void do_list(struct host_informer *in)
 {
 	char path[1024];
 	build_path(in, path, sizeof(path), false);
-	struct kb_httpc_call call = {.method = "GET", .path = path, .on_done = on_list_done,
-				     .arg = in};
+	struct kb_httpc_call call = {
+	    .method = "GET", .path = path, .on_done = on_list_done, .arg = in};
 	in->req = kb_httpc_request(in->c, &call);
 	if (!in->req)
 		backoff(in, true);

@@ -157,7 +157,7 @@ static void cfg_ref(struct syncer *s, const json_t *refs, const char *ns, int de
 {
 	size_t i;
 	json_t *r;
-	json_array_foreach(refs, i, r) {
+	json_array_foreach (refs, i, r) {
 		char key[600];
 		snprintf(key, sizeof(key), "%s/%s/%s", jstr(r, "kind"), ns, jstr(r, "name"));
 		json_int_t n = json_integer_value(json_object_get(s->refs, key)) + delta;
@@ -203,9 +203,9 @@ static void on_node_get(int err, long status, json_t *body, void *arg)
 	if (store_get(s->store, "/nodes", "", name, &old) == 0) {
 		json_object_set(json_object_get(n, "metadata"), "uid",
 				json_object_get(json_object_get(old, "metadata"), "uid"));
-		json_object_set(json_object_get(n, "metadata"), "creationTimestamp",
-				json_object_get(json_object_get(old, "metadata"),
-						"creationTimestamp"));
+		json_object_set(
+		    json_object_get(n, "metadata"), "creationTimestamp",
+		    json_object_get(json_object_get(old, "metadata"), "creationTimestamp"));
 		store_update(s->store, "/nodes", "", name, n, 0, NULL);
 	} else {
 		set_meta_new(n, time(NULL));
@@ -283,8 +283,8 @@ struct pod_call {
 };
 
 static void tenant_event(struct syncer *s, const char *ns, const char *pod, const char *uid,
-			 const char *type, const char *reason, const char *msg,
-			 const char *suffix, const char *component);
+			 const char *type, const char *reason, const char *msg, const char *suffix,
+			 const char *component);
 
 static void on_pod_created(int err, long status, json_t *body, void *arg)
 {
@@ -300,10 +300,10 @@ static void on_pod_created(int err, long status, json_t *body, void *arg)
 	kb_info("syncer", "host refused pod %s: HTTP %ld %s", pc->hn, status,
 		jstr(body, "message") ? jstr(body, "message") : "");
 	if (status >= 400 && status < 500 && status != 429)
-		tenant_event(s, jstr(st, "ns"), jstr(st, "name"), jstr(st, "uid"), "Warning",
-			     "FailedCreate", jstr(body, "message") ? jstr(body, "message")
-								   : "the host refused the pod",
-			     "host", NULL);
+		tenant_event(
+		    s, jstr(st, "ns"), jstr(st, "name"), jstr(st, "uid"), "Warning", "FailedCreate",
+		    jstr(body, "message") ? jstr(body, "message") : "the host refused the pod",
+		    "host", NULL);
 	free(pc);
 }
 
@@ -364,8 +364,9 @@ static void copy_status(struct syncer *s, const json_t *hp, const char *hn)
 	const char *node = jstr(json_object_get(hp, "spec"), "nodeName");
 	json_t *status = syncer_status_from_host(hp);
 	json_t *spec = json_object_get(tp, "spec");
-	bool same_node = (!node && !jstr(spec, "nodeName")) ||
-			 (node && jstr(spec, "nodeName") && strcmp(node, jstr(spec, "nodeName")) == 0);
+	bool same_node =
+	    (!node && !jstr(spec, "nodeName")) ||
+	    (node && jstr(spec, "nodeName") && strcmp(node, jstr(spec, "nodeName")) == 0);
 	if (strcmp(meta_str(tp, "uid") ? meta_str(tp, "uid") : "", uid) == 0 &&
 	    (!json_equal(status, json_object_get(tp, "status")) || !same_node)) {
 		json_object_set(tp, "status", status);
@@ -421,9 +422,10 @@ static void on_host_pod(const char *type, json_t *hp, void *arg)
 	} else {
 		copy_status(s, hp, hn);
 		if (meta_str(tp, "deletionTimestamp") && !meta_str(hp, "deletionTimestamp"))
-			delete_host_pod(s, hn, (long)json_integer_value(json_object_get(
-						       json_object_get(tp, "metadata"),
-						       "deletionGracePeriodSeconds")));
+			delete_host_pod(
+			    s, hn,
+			    (long)json_integer_value(json_object_get(
+				json_object_get(tp, "metadata"), "deletionGracePeriodSeconds")));
 	}
 	json_decref(tp);
 }
@@ -438,16 +440,17 @@ static void tenant_pod_changed(struct syncer *s, const json_t *pod)
 		return;
 	json_t *hp = host_pod(s, hn);
 	if (meta_str(pod, "deletionTimestamp")) {
-		if (!hp && s->host_synced && !json_is_true(json_object_get(
-						      json_object_get(s->pods, hn), "creating"))) {
+		if (!hp && s->host_synced &&
+		    !json_is_true(json_object_get(json_object_get(s->pods, hn), "creating"))) {
 			store_delete(s->store, "/pods", meta_str(pod, "namespace"),
 				     meta_str(pod, "name"), 0, NULL, NULL);
 			untrack(s, hn);
 			return;
 		}
-		delete_host_pod(s, hn, (long)json_integer_value(json_object_get(
-					       json_object_get(pod, "metadata"),
-					       "deletionGracePeriodSeconds")));
+		delete_host_pod(
+		    s, hn,
+		    (long)json_integer_value(json_object_get(json_object_get(pod, "metadata"),
+							     "deletionGracePeriodSeconds")));
 		return;
 	}
 	if (!json_object_get(s->pods, hn) && !hp)
@@ -484,20 +487,19 @@ static void tenant_event(struct syncer *s, const char *ns, const char *pod, cons
 	if (store_get(s->store, "/events", ns, name, &old) == 0)
 		count = json_integer_value(json_object_get(old, "count")) + 1;
 	json_t *ev = json_pack(
-		"{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:I,s:s,s:s,s:{s:s}}",
-		"apiVersion", "v1", "kind", "Event", "metadata", "name", name, "namespace", ns,
-		"involvedObject", "kind", "Pod", "namespace", ns, "name", pod, "uid", uid ? uid : "",
-		"type", type ? type : "Normal", "reason", reason ? reason : "", "message",
-		msg ? msg : "", "count", count, "firstTimestamp", ts, "lastTimestamp", ts, "source",
-		"component", component ? component : "kubicle-syncer");
-	json_object_set_new(json_object_get(ev, "involvedObject"), "apiVersion",
-			    json_string("v1"));
+	    "{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:I,s:s,s:s,s:{s:s}}",
+	    "apiVersion", "v1", "kind", "Event", "metadata", "name", name, "namespace", ns,
+	    "involvedObject", "kind", "Pod", "namespace", ns, "name", pod, "uid", uid ? uid : "",
+	    "type", type ? type : "Normal", "reason", reason ? reason : "", "message",
+	    msg ? msg : "", "count", count, "firstTimestamp", ts, "lastTimestamp", ts, "source",
+	    "component", component ? component : "kubicle-syncer");
+	json_object_set_new(json_object_get(ev, "involvedObject"), "apiVersion", json_string("v1"));
 	if (old) {
 		json_object_set(json_object_get(ev, "metadata"), "uid",
 				json_object_get(json_object_get(old, "metadata"), "uid"));
-		json_object_set(json_object_get(ev, "metadata"), "creationTimestamp",
-				json_object_get(json_object_get(old, "metadata"),
-						"creationTimestamp"));
+		json_object_set(
+		    json_object_get(ev, "metadata"), "creationTimestamp",
+		    json_object_get(json_object_get(old, "metadata"), "creationTimestamp"));
 		json_object_set(ev, "firstTimestamp", json_object_get(old, "firstTimestamp"));
 		store_update(s->store, "/events", ns, name, ev, 0, NULL);
 	} else {
@@ -529,7 +531,7 @@ static void on_host_event(const char *type, json_t *ev, void *arg)
 	if (store_get(s->store, "/events", ns, nm, &old) == 0 &&
 	    json_equal(json_object_get(old, "message"), json_object_get(ev, "message")) &&
 	    json_integer_value(json_object_get(old, "count")) >=
-		    json_integer_value(json_object_get(ev, "count"))) {
+		json_integer_value(json_object_get(ev, "count"))) {
 		json_decref(old);
 		return;
 	}
@@ -587,7 +589,7 @@ static void resync(struct syncer *s)
 	json_t *seen = json_object();
 	size_t i;
 	json_t *tp;
-	json_array_foreach(res.items, i, tp)
+	json_array_foreach (res.items, i, tp)
 		resync_tenant_pod(s, tp, seen);
 	json_decref(res.items);
 	free(res.next);
@@ -596,14 +598,14 @@ static void resync(struct syncer *s)
 	json_t *hp;
 	void *tmp;
 	json_t *cache = json_deep_copy(host_informer_cache(s->pods_inf));
-	json_object_foreach_safe(cache, tmp, hn, hp) {
+	json_object_foreach_safe (cache, tmp, hn, hp) {
 		if (!json_object_get(seen, hn))
 			delete_host_pod(s, hn, 0);
 	}
 	json_decref(cache);
 	/* tracked pods that vanished on both sides */
 	json_t *pods = json_deep_copy(s->pods);
-	json_object_foreach_safe(pods, tmp, hn, hp) {
+	json_object_foreach_safe (pods, tmp, hn, hp) {
 		if (!json_object_get(seen, hn) && !host_pod(s, hn))
 			untrack(s, hn);
 	}
@@ -662,13 +664,15 @@ static void on_log_done(kb_httpc_req_t *r, int err, long status, const char *bod
 	if (lp->started) {
 		kb_http_stream_end(lp->req);
 	} else if (err) {
-		static const char msg[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":"
-					  "\"Failure\",\"message\":\"the host cluster is not "
-					  "reachable\",\"reason\":\"ServiceUnavailable\",\"code\":503}";
+		static const char msg[] =
+		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":"
+		    "\"Failure\",\"message\":\"the host cluster is not "
+		    "reachable\",\"reason\":\"ServiceUnavailable\",\"code\":503}";
 		kb_http_respond(lp->req, 503, "application/json", NULL, msg, sizeof(msg) - 1);
 	} else {
-		kb_http_respond(lp->req, (int)status, status == 200 ? "text/plain" : "application/json",
-				NULL, body ? body : "", body ? len : 0);
+		kb_http_respond(lp->req, (int)status,
+				status == 200 ? "text/plain" : "application/json", NULL,
+				body ? body : "", body ? len : 0);
 	}
 	free(lp);
 }
@@ -708,9 +712,13 @@ void syncer_pod_log(void *arg, kb_http_req_t *req, const char *ns, const char *n
 		return;
 	}
 	lp->req = req;
-	struct kb_httpc_call call = {.method = "GET", .path = path, .stream = true,
-				     .no_limit = true, .on_data = on_log_data,
-				     .on_done = on_log_done, .arg = lp};
+	struct kb_httpc_call call = {.method = "GET",
+				     .path = path,
+				     .stream = true,
+				     .no_limit = true,
+				     .on_data = on_log_data,
+				     .on_done = on_log_done,
+				     .arg = lp};
 	lp->up = kb_httpc_request(s->http, &call);
 	if (!lp->up) {
 		free(lp);
@@ -758,9 +766,12 @@ static int start_watches(struct syncer *s)
 		rc = store_watch(s->store, "/secrets", NULL, rev, on_cfg_event, s, &s->w_secrets);
 	if (rc < 0)
 		return rc;
-	struct host_informer_opts po = {.path = s->pods_path, .label_selector = s->sel,
-					.on_event = on_host_pod, .on_synced = on_host_synced,
-					.on_state = on_host_state, .arg = s};
+	struct host_informer_opts po = {.path = s->pods_path,
+					.label_selector = s->sel,
+					.on_event = on_host_pod,
+					.on_synced = on_host_synced,
+					.on_state = on_host_state,
+					.arg = s};
 	return host_informer_start(s->loop, s->http, &po, &s->pods_inf);
 }
 
@@ -773,7 +784,8 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	snprintf(s->host_ns, sizeof(s->host_ns), "%s", o->host_namespace);
 	snprintf(s->queue, sizeof(s->queue), "%s", o->queue ? o->queue : "");
 	snprintf(s->advertise, sizeof(s->advertise), "%s", o->advertise ? o->advertise : "");
-	s->x = (struct syncer_xlate){.tenant = s->tenant, .host_ns = s->host_ns,
+	s->x = (struct syncer_xlate){.tenant = s->tenant,
+				     .host_ns = s->host_ns,
 				     .queue = s->queue[0] ? s->queue : NULL,
 				     .profile = syncer_profile_find(o->scheduler),
 				     .api_host = s->advertise[0] ? s->advertise : NULL,
@@ -799,9 +811,13 @@ int syncer_start(uv_loop_t *loop, store_t *store, const struct syncer_opts *o, s
 		return -ENOMEM;
 	}
 	init_state(s, loop, store, o);
-	struct kb_httpc_opts ho = {.server = cr.server, .ca_pem = cr.ca_pem, .ca_file = cr.ca_file,
-				   .cert_pem = cr.cert_pem, .key_pem = cr.key_pem,
-				   .token = cr.token, .insecure = cr.insecure,
+	struct kb_httpc_opts ho = {.server = cr.server,
+				   .ca_pem = cr.ca_pem,
+				   .ca_file = cr.ca_file,
+				   .cert_pem = cr.cert_pem,
+				   .key_pem = cr.key_pem,
+				   .token = cr.token,
+				   .insecure = cr.insecure,
 				   .qps = o->qps < 0 ? 0 : (o->qps > 0 ? o->qps : 50),
 				   .burst = o->burst ? o->burst : 100};
 	rc = kb_httpc_new(loop, &ho, &s->http);

@@ -67,8 +67,7 @@ struct syncer_opts {
  * 0 or a negative errno (-EINVAL: bad options; -ENOENT: no kubeconfig and
  * not in a cluster). Host connection problems are not errors here: the
  * syncer keeps retrying. */
-int syncer_start(uv_loop_t *loop, store_t *store, const struct syncer_opts *opts,
-		 syncer_t **out);
+int syncer_start(uv_loop_t *loop, store_t *store, const struct syncer_opts *opts, syncer_t **out);
 /* Stops every watch and request; frees the syncer once its handles closed.
  * Call before store_close. */
 void syncer_stop(syncer_t *s);
@@ -85,10 +84,10 @@ void syncer_pod_log(void *syncer, kb_http_req_t *req, const char *ns, const char
 
 /* Counters for benchmarks and tests. */
 struct syncer_stats {
-	size_t pods;            /* tenant pods tracked */
-	size_t host_creates;    /* create calls sent */
+	size_t pods;         /* tenant pods tracked */
+	size_t host_creates; /* create calls sent */
 	size_t host_deletes;
-	size_t status_updates;  /* tenant pod status writes */
+	size_t status_updates; /* tenant pod status writes */
 	size_t resyncs;
 };
 void syncer_get_stats(const syncer_t *s, struct syncer_stats *out);

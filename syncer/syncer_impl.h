@@ -13,24 +13,24 @@
 #include "lib/httpc.h"
 #include "syncer/syncer.h"
 
-#define SYNCER_NAME_MAX 63          /* longest host name we produce */
-#define SYNCER_HASH_HEX 16          /* hex digits of sha256 in shortened names */
+#define SYNCER_NAME_MAX 63 /* longest host name we produce */
+#define SYNCER_HASH_HEX 16 /* hex digits of sha256 in shortened names */
 
-#define LBL_TENANT "kubicle.dev/tenant"
+#define LBL_TENANT    "kubicle.dev/tenant"
 #define LBL_NAMESPACE "kubicle.dev/namespace"
 #define ANN_NAMESPACE "kubicle.dev/namespace"
-#define ANN_NAME "kubicle.dev/name"
-#define ANN_UID "kubicle.dev/uid"
-#define ANN_KIND "kubicle.dev/kind"
-#define ANN_OWNERS "kubicle.dev/owner-references"
+#define ANN_NAME      "kubicle.dev/name"
+#define ANN_UID       "kubicle.dev/uid"
+#define ANN_KIND      "kubicle.dev/kind"
+#define ANN_OWNERS    "kubicle.dev/owner-references"
 
 /* ---- scheduler profiles (the table in DESIGN.md) --------------------------- */
 struct syncer_profile {
-	const char *name;            /* "kai", "kueue", "volcano", "hami", "none" */
-	const char *scheduler_name;  /* NULL: leave the host default */
-	const char *queue_label;     /* label carrying the queue, or NULL */
-	const char *queue_annotation;/* annotation carrying the queue, or NULL */
-	const char *group_annotation;/* pod-group key for pods of one owner, or NULL */
+	const char *name;             /* "kai", "kueue", "volcano", "hami", "none" */
+	const char *scheduler_name;   /* NULL: leave the host default */
+	const char *queue_label;      /* label carrying the queue, or NULL */
+	const char *queue_annotation; /* annotation carrying the queue, or NULL */
+	const char *group_annotation; /* pod-group key for pods of one owner, or NULL */
 };
 /* The profile by name; NULL when unknown. The result is static. */
 const struct syncer_profile *syncer_profile_find(const char *name);
@@ -47,18 +47,17 @@ const struct syncer_profile *syncer_profile_find(const char *name);
  * itself ends like "-x-<ns>-x-<tenant>" shaped as a hash (not expected). `buf` needs SYNCER_NAME_MAX + 1 bytes. ns may be "" (cluster
  * scope). Returns 0 or -EINVAL (empty name).
  */
-int syncer_host_name(const char *ns, const char *name, const char *tenant, char *buf,
-		     size_t len);
+int syncer_host_name(const char *ns, const char *name, const char *tenant, char *buf, size_t len);
 
 /* ---- translation ------------------------------------------------------------- */
 struct syncer_xlate {
-	const char *tenant;          /* tenant name */
-	const char *host_ns;         /* host namespace */
-	const char *queue;           /* the tenant's queue */
+	const char *tenant;  /* tenant name */
+	const char *host_ns; /* host namespace */
+	const char *queue;   /* the tenant's queue */
 	const struct syncer_profile *profile;
-	const char *api_host;        /* KUBERNETES_SERVICE_HOST for pods, or NULL */
-	int api_port;                /* KUBERNETES_SERVICE_PORT */
-	const char *sa_secret;       /* host secret mounted as the SA token folder, or NULL */
+	const char *api_host;  /* KUBERNETES_SERVICE_HOST for pods, or NULL */
+	int api_port;          /* KUBERNETES_SERVICE_PORT */
+	const char *sa_secret; /* host secret mounted as the SA token folder, or NULL */
 };
 
 /*
@@ -71,15 +70,14 @@ struct syncer_xlate {
 json_t *syncer_translate_pod(const struct syncer_xlate *x, const json_t *pod, json_t *refs);
 /* The host copy of a tenant ConfigMap or Secret (data, binaryData,
  * stringData, type, immutable). New reference or NULL. */
-json_t *syncer_translate_config(const struct syncer_xlate *x, const json_t *obj,
-				const char *kind);
+json_t *syncer_translate_config(const struct syncer_xlate *x, const json_t *obj, const char *kind);
 /* The status the tenant pod should have given host pod `host` (borrowed):
  * a new reference to a copy of host's status. */
 json_t *syncer_status_from_host(const json_t *host);
 /* True when `host` carries tenant's label and annotations naming a tenant
  * object; *ns, *name, *uid (borrowed from host) get them. */
-bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns,
-		       const char **name, const char **uid);
+bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, const char **name,
+		       const char **uid);
 /* The tenant Node for host node `node` (labels, capacity, allocatable,
  * conditions, nodeInfo, addresses). New reference or NULL. */
 json_t *syncer_translate_node(const json_t *node, const char *tenant);
@@ -103,8 +101,8 @@ typedef void (*host_synced_cb)(json_t *items, void *arg);
 /* Connection state changes: up true once a list succeeded, false on errors. */
 typedef void (*host_state_cb)(bool up, void *arg);
 struct host_informer_opts {
-	const char *path;            /* "/api/v1/namespaces/ns/pods" */
-	const char *label_selector;  /* or NULL */
+	const char *path;           /* "/api/v1/namespaces/ns/pods" */
+	const char *label_selector; /* or NULL */
 	host_event_cb on_event;
 	host_synced_cb on_synced;
 	host_state_cb on_state;

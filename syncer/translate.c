@@ -18,21 +18,24 @@
 /* ---- profiles ---------------------------------------------------------------- */
 
 static const struct syncer_profile profiles[] = {
-	{"kai", "kai-scheduler", "kai.scheduler/queue", NULL, "pod-group-name"},
-	{"kueue", NULL, "kueue.x-k8s.io/queue-name", NULL, "kueue.x-k8s.io/pod-group-name"},
-	{"volcano", "volcano", NULL, "scheduling.volcano.sh/queue-name",
-	 "scheduling.k8s.io/group-name"},
-	{"hami", "hami-scheduler", NULL, NULL, NULL},
-	{"none", NULL, NULL, NULL, NULL},
+    {"kai", "kai-scheduler", "kai.scheduler/queue", NULL, "pod-group-name"},
+    {"kueue", NULL, "kueue.x-k8s.io/queue-name", NULL, "kueue.x-k8s.io/pod-group-name"},
+    {"volcano", "volcano", NULL, "scheduling.volcano.sh/queue-name",
+     "scheduling.k8s.io/group-name"},
+    {"hami", "hami-scheduler", NULL, NULL, NULL},
+    {"none", NULL, NULL, NULL, NULL},
 };
 
 /* Keys of every profile: a tenant may set none of them. */
 static const char *const sched_labels[] = {
-	"kai.scheduler/queue", "kueue.x-k8s.io/queue-name", "runai/queue", NULL,
+    "kai.scheduler/queue",
+    "kueue.x-k8s.io/queue-name",
+    "runai/queue",
+    NULL,
 };
 static const char *const sched_annotations[] = {
-	"scheduling.volcano.sh/queue-name", "scheduling.k8s.io/group-name", "pod-group-name",
-	"kueue.x-k8s.io/pod-group-name", "kueue.x-k8s.io/queue-name", NULL,
+    "scheduling.volcano.sh/queue-name", "scheduling.k8s.io/group-name", "pod-group-name",
+    "kueue.x-k8s.io/pod-group-name",    "kueue.x-k8s.io/queue-name",    NULL,
 };
 
 const struct syncer_profile *syncer_profile_find(const char *name)
@@ -56,8 +59,7 @@ static void hash_hex(const char *s, char *out, size_t nhex)
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
-int syncer_host_name(const char *ns, const char *name, const char *tenant, char *buf,
-		     size_t len)
+int syncer_host_name(const char *ns, const char *name, const char *tenant, char *buf, size_t len)
 {
 	if (!name || !*name || !tenant || len < SYNCER_NAME_MAX + 1)
 		return -EINVAL;
@@ -111,7 +113,7 @@ static void add_ref(json_t *refs, const char *kind, const char *name)
 	json_t *e;
 	if (!refs || !name)
 		return;
-	json_array_foreach(refs, i, e) {
+	json_array_foreach (refs, i, e) {
 		if (strcmp(jstr(e, "kind"), kind) == 0 && strcmp(jstr(e, "name"), name) == 0)
 			return;
 	}
@@ -143,7 +145,7 @@ static void strip_prefix(json_t *map, const char *prefix)
 	const char *k;
 	json_t *v;
 	void *tmp;
-	json_object_foreach_safe(map, tmp, k, v) {
+	json_object_foreach_safe (map, tmp, k, v) {
 		if (kb_str_has_prefix(k, prefix))
 			json_object_del(map, k);
 	}
@@ -168,7 +170,8 @@ static json_t *host_meta(const struct syncer_xlate *x, const json_t *tmeta, cons
 		json_object_set_new(labels, LBL_NAMESPACE, json_string(ns));
 	json_object_set_new(ann, ANN_NAMESPACE, json_string(ns ? ns : ""));
 	json_object_set_new(ann, ANN_NAME, json_string(name));
-	json_object_set_new(ann, ANN_UID, json_string(jstr(tmeta, "uid") ? jstr(tmeta, "uid") : ""));
+	json_object_set_new(ann, ANN_UID,
+			    json_string(jstr(tmeta, "uid") ? jstr(tmeta, "uid") : ""));
 	json_object_set_new(ann, ANN_KIND, json_string(kind));
 	json_object_set_new(m, "name", json_string(hn));
 	json_object_set_new(m, "namespace", json_string(x->host_ns));
@@ -193,7 +196,7 @@ static void owner_group(const struct syncer_xlate *x, const json_t *tmeta, json_
 	json_t *ctl = json_array_get(owners, 0);
 	size_t i;
 	json_t *o;
-	json_array_foreach(owners, i, o) {
+	json_array_foreach (owners, i, o) {
 		if (json_is_true(json_object_get(o, "controller")))
 			ctl = o;
 	}
@@ -231,7 +234,7 @@ static void rewrite_env(const struct syncer_xlate *x, json_t *c, const char *ns,
 {
 	size_t i;
 	json_t *e;
-	json_array_foreach(json_object_get(c, "env"), i, e) {
+	json_array_foreach (json_object_get(c, "env"), i, e) {
 		json_t *vf = json_object_get(e, "valueFrom");
 		json_t *cm = json_object_get(vf, "configMapKeyRef");
 		json_t *sk = json_object_get(vf, "secretKeyRef");
@@ -240,7 +243,7 @@ static void rewrite_env(const struct syncer_xlate *x, json_t *c, const char *ns,
 		if (sk)
 			rename_ref(x, sk, "name", "Secret", ns, refs);
 	}
-	json_array_foreach(json_object_get(c, "envFrom"), i, e) {
+	json_array_foreach (json_object_get(c, "envFrom"), i, e) {
 		json_t *cm = json_object_get(e, "configMapRef");
 		json_t *sr = json_object_get(e, "secretRef");
 		if (cm)
@@ -267,10 +270,10 @@ static void set_api_env(const struct syncer_xlate *x, json_t *c)
 	}
 	char port[16];
 	snprintf(port, sizeof(port), "%d", x->api_port);
-	json_array_append_new(env, json_pack("{s:s,s:s}", "name", "KUBERNETES_SERVICE_HOST",
-					     "value", x->api_host));
-	json_array_append_new(env, json_pack("{s:s,s:s}", "name", "KUBERNETES_SERVICE_PORT",
-					     "value", port));
+	json_array_append_new(
+	    env, json_pack("{s:s,s:s}", "name", "KUBERNETES_SERVICE_HOST", "value", x->api_host));
+	json_array_append_new(
+	    env, json_pack("{s:s,s:s}", "name", "KUBERNETES_SERVICE_PORT", "value", port));
 }
 
 static void rewrite_containers(const struct syncer_xlate *x, json_t *spec, const char *ns,
@@ -280,14 +283,14 @@ static void rewrite_containers(const struct syncer_xlate *x, json_t *spec, const
 	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
 		size_t i;
 		json_t *c;
-		json_array_foreach(json_object_get(spec, lists[l]), i, c) {
+		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
 			rewrite_env(x, c, ns, refs);
 			set_api_env(x, c);
 			json_t *sc = json_object_get(c, "securityContext");
 			json_object_del(sc, "privileged");
 			size_t j;
 			json_t *p;
-			json_array_foreach(json_object_get(c, "ports"), j, p)
+			json_array_foreach (json_object_get(c, "ports"), j, p)
 				json_object_del(p, "hostPort");
 		}
 	}
@@ -298,15 +301,15 @@ static void rewrite_volumes(const struct syncer_xlate *x, json_t *spec, const ch
 {
 	size_t i, j;
 	json_t *v, *src;
-	json_array_foreach(json_object_get(spec, "volumes"), i, v) {
+	json_array_foreach (json_object_get(spec, "volumes"), i, v) {
 		json_t *cm = json_object_get(v, "configMap");
 		json_t *sec = json_object_get(v, "secret");
 		if (cm)
 			rename_ref(x, cm, "name", "ConfigMap", ns, refs);
 		if (sec)
 			rename_ref(x, sec, "secretName", "Secret", ns, refs);
-		json_array_foreach(json_object_get(json_object_get(v, "projected"), "sources"), j,
-				   src) {
+		json_array_foreach (json_object_get(json_object_get(v, "projected"), "sources"), j,
+				    src) {
 			json_t *pc = json_object_get(src, "configMap");
 			json_t *ps = json_object_get(src, "secret");
 			if (pc)
@@ -315,7 +318,7 @@ static void rewrite_volumes(const struct syncer_xlate *x, json_t *spec, const ch
 				rename_ref(x, ps, "name", "Secret", ns, refs);
 		}
 	}
-	json_array_foreach(json_object_get(spec, "imagePullSecrets"), i, v)
+	json_array_foreach (json_object_get(spec, "imagePullSecrets"), i, v)
 		rename_ref(x, v, "name", "Secret", ns, refs);
 }
 
@@ -337,16 +340,15 @@ static void set_service_account(const struct syncer_xlate *x, json_t *spec)
 					      "secret", "secretName", x->sa_secret));
 	size_t i;
 	json_t *c;
-	json_array_foreach(json_object_get(spec, "containers"), i, c) {
+	json_array_foreach (json_object_get(spec, "containers"), i, c) {
 		json_t *vm = json_object_get(c, "volumeMounts");
 		if (!json_is_array(vm)) {
 			vm = json_array();
 			json_object_set_new(c, "volumeMounts", vm);
 		}
-		json_array_append_new(vm, json_pack("{s:s,s:s,s:b}", "name", "kubicle-tenant-sa",
-						    "mountPath",
-						    "/var/run/secrets/kubernetes.io/serviceaccount",
-						    "readOnly", 1));
+		json_array_append_new(
+		    vm, json_pack("{s:s,s:s,s:b}", "name", "kubicle-tenant-sa", "mountPath",
+				  "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly", 1));
 	}
 }
 
@@ -354,8 +356,7 @@ static void set_service_account(const struct syncer_xlate *x, json_t *spec)
  * removed here as a second line of defence. */
 static void strip_host_fields(json_t *spec)
 {
-	static const char *const keys[] = {"nodeName", "hostNetwork", "hostPID", "hostIPC",
-					   NULL};
+	static const char *const keys[] = {"nodeName", "hostNetwork", "hostPID", "hostIPC", NULL};
 	strip_keys(spec, keys);
 	json_t *vols = json_object_get(spec, "volumes");
 	for (size_t i = json_array_size(vols); i-- > 0;)
@@ -387,7 +388,8 @@ json_t *syncer_translate_config(const struct syncer_xlate *x, const json_t *obj,
 	json_t *meta = host_meta(x, json_object_get(obj, "metadata"), kind);
 	if (!meta)
 		return NULL;
-	json_t *out = json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", kind, "metadata", meta);
+	json_t *out =
+	    json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", kind, "metadata", meta);
 	static const char *const keys[] = {"data", "binaryData", "stringData", "type", "immutable"};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(obj, keys[i]);
@@ -403,8 +405,8 @@ json_t *syncer_status_from_host(const json_t *host)
 	return st ? st : json_object();
 }
 
-bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns,
-		       const char **name, const char **uid)
+bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, const char **name,
+		       const char **uid)
 {
 	const json_t *meta = json_object_get(host, "metadata");
 	const char *t = jstr(json_object_get(meta, "labels"), LBL_TENANT);

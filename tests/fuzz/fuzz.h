@@ -49,9 +49,8 @@ static inline int fuzz_two_docs(const uint8_t *data, size_t size, json_t **a, js
 	while (i < size && data[i] != '\0' && data[i] != '\n')
 		i++;
 	*a = json_loadb((const char *)data, i, JSON_DECODE_ANY, NULL);
-	*b = i < size ? json_loadb((const char *)data + i + 1, size - i - 1, JSON_DECODE_ANY,
-				   NULL)
-		       : NULL;
+	*b = i < size ? json_loadb((const char *)data + i + 1, size - i - 1, JSON_DECODE_ANY, NULL)
+		      : NULL;
 	if (*a && *b)
 		return 0;
 	json_decref(*a);

@@ -21,8 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[512];
 	if (fuzz_two_docs(data, size, &live, &applied) < 0)
 		return 0;
-	int rc = patch_apply(live, applied, POD, "fuzz", false, NOW, &out, &conflicts, err,
-			     sizeof(err));
+	int rc =
+	    patch_apply(live, applied, POD, "fuzz", false, NOW, &out, &conflicts, err, sizeof(err));
 	if (rc == -EBUSY) {
 		KB_REQUIRE(out == NULL);
 		json_decref(conflicts);
@@ -39,8 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_decref(out2);
 	out2 = NULL;
 	/* Create path (no live object) and an unknown type (CRD-like). */
-	if (patch_apply(NULL, applied, NULL, "fuzz", false, NOW, &out2, NULL, err,
-			sizeof(err)) == 0)
+	if (patch_apply(NULL, applied, NULL, "fuzz", false, NOW, &out2, NULL, err, sizeof(err)) ==
+	    0)
 		fuzz_check_json(out2);
 	json_decref(out2);
 	json_decref(conflicts);

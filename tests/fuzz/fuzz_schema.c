@@ -8,11 +8,8 @@
 #include "proxy/schema.h"
 
 static const char *const messages[] = {
-	"k8s.io.api.core.v1.Pod",
-	"k8s.io.api.apps.v1.Deployment",
-	"k8s.io.api.core.v1.Service",
-	"k8s.io.api.batch.v1.CronJob",
-	"k8s.io.api.core.v1.ConfigMap",
+    "k8s.io.api.core.v1.Pod",      "k8s.io.api.apps.v1.Deployment", "k8s.io.api.core.v1.Service",
+    "k8s.io.api.batch.v1.CronJob", "k8s.io.api.core.v1.ConfigMap",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -10,11 +10,8 @@
 #include "proxy/validate.h"
 
 static const char *const rows[][3] = {
-	{"", "v1", "pods"},
-	{"apps", "v1", "deployments"},
-	{"", "v1", "services"},
-	{"batch", "v1", "cronjobs"},
-	{"", "v1", "secrets"},
+    {"", "v1", "pods"},          {"apps", "v1", "deployments"}, {"", "v1", "services"},
+    {"batch", "v1", "cronjobs"}, {"", "v1", "secrets"},
 };
 
 static json_t *old_pod(void)

@@ -85,20 +85,26 @@ END_TEST
 
 START_TEST(template_hash)
 {
-	json_t *a = json_loads("{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":"
-			       "[{\"name\":\"c\",\"image\":\"nginx:1.25\"}]}}", 0, NULL);
-	json_t *b = json_loads("{\"spec\":{\"containers\":[{\"image\":\"nginx:1.25\",\"name\":\"c\"}]},"
-			       "\"metadata\":{\"labels\":{\"app\":\"web\"}}}", 0, NULL);
-	json_t *c = json_loads("{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":"
-			       "[{\"name\":\"c\",\"image\":\"nginx:1.26\"}]}}", 0, NULL);
+	json_t *a =
+	    json_loads("{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":"
+		       "[{\"name\":\"c\",\"image\":\"nginx:1.25\"}]}}",
+		       0, NULL);
+	json_t *b =
+	    json_loads("{\"spec\":{\"containers\":[{\"image\":\"nginx:1.25\",\"name\":\"c\"}]},"
+		       "\"metadata\":{\"labels\":{\"app\":\"web\"}}}",
+		       0, NULL);
+	json_t *c =
+	    json_loads("{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":"
+		       "[{\"name\":\"c\",\"image\":\"nginx:1.26\"}]}}",
+		       0, NULL);
 	char ha[32], hb[32], hc[32], hd[32];
 	ctrl_template_hash(a, 0, ha, sizeof(ha));
 	ctrl_template_hash(b, 0, hb, sizeof(hb));
 	ctrl_template_hash(c, 0, hc, sizeof(hc));
 	ctrl_template_hash(a, 1, hd, sizeof(hd));
-	ck_assert_str_eq(ha, hb);        /* key order does not matter */
-	ck_assert_str_ne(ha, hc);        /* the image does */
-	ck_assert_str_ne(ha, hd);        /* and the collision count */
+	ck_assert_str_eq(ha, hb); /* key order does not matter */
+	ck_assert_str_ne(ha, hc); /* the image does */
+	ck_assert_str_ne(ha, hd); /* and the collision count */
 	ck_assert(strlen(ha) >= 6 && strlen(ha) <= 10);
 	for (const char *p = ha; *p; p++)
 		ck_assert_msg(strchr("bcdfghjklmnpqrstvwxz2456789", *p), "unsafe char %c", *p);
@@ -113,9 +119,9 @@ START_TEST(scaled_values)
 	int v;
 	json_t *p25 = json_string("25%"), *i3 = json_integer(3), *bad = json_string("x%");
 	ck_assert_int_eq(ctrl_scaled_value(p25, 10, true, &v), 0);
-	ck_assert_int_eq(v, 3);   /* 2.5 rounds up */
+	ck_assert_int_eq(v, 3); /* 2.5 rounds up */
 	ck_assert_int_eq(ctrl_scaled_value(p25, 10, false, &v), 0);
-	ck_assert_int_eq(v, 2);   /* and down */
+	ck_assert_int_eq(v, 2); /* and down */
 	ck_assert_int_eq(ctrl_scaled_value(i3, 10, false, &v), 0);
 	ck_assert_int_eq(v, 3);
 	ck_assert_int_eq(ctrl_scaled_value(bad, 10, false, &v), -EINVAL);
@@ -130,20 +136,22 @@ START_TEST(fenceposts)
 	int s, u;
 	json_t *spec = json_loads("{\"replicas\":4}", 0, NULL);
 	ck_assert_int_eq(ctrl_rolling_fenceposts(spec, &s, &u), 0);
-	ck_assert_int_eq(s, 1);   /* 25% of 4 */
+	ck_assert_int_eq(s, 1); /* 25% of 4 */
 	ck_assert_int_eq(u, 1);
 	json_decref(spec);
 	spec = json_loads("{\"replicas\":1,\"strategy\":{\"rollingUpdate\":{\"maxSurge\":0,"
-			  "\"maxUnavailable\":\"10%\"}}}", 0, NULL);
+			  "\"maxUnavailable\":\"10%\"}}}",
+			  0, NULL);
 	ck_assert_int_eq(ctrl_rolling_fenceposts(spec, &s, &u), 0);
 	ck_assert_int_eq(s, 0);
-	ck_assert_int_eq(u, 1);   /* both zero: one may be unavailable */
+	ck_assert_int_eq(u, 1); /* both zero: one may be unavailable */
 	json_decref(spec);
 	spec = json_loads("{\"replicas\":10,\"strategy\":{\"rollingUpdate\":{\"maxSurge\":\"15%\","
-			  "\"maxUnavailable\":\"15%\"}}}", 0, NULL);
+			  "\"maxUnavailable\":\"15%\"}}}",
+			  0, NULL);
 	ck_assert_int_eq(ctrl_rolling_fenceposts(spec, &s, &u), 0);
-	ck_assert_int_eq(s, 2);   /* 1.5 up */
-	ck_assert_int_eq(u, 1);   /* 1.5 down */
+	ck_assert_int_eq(s, 2); /* 1.5 up */
+	ck_assert_int_eq(u, 1); /* 1.5 down */
 	json_decref(spec);
 }
 END_TEST

@@ -75,8 +75,8 @@ static void handle_cert(kb_http_req_t *req)
 {
 	char cn[128] = "none";
 	if (req->peer_cert)
-		X509_NAME_get_text_by_NID(X509_get_subject_name(req->peer_cert), NID_commonName,
-					  cn, sizeof(cn));
+		X509_NAME_get_text_by_NID(X509_get_subject_name(req->peer_cert), NID_commonName, cn,
+					  sizeof(cn));
 	kb_http_respond(req, req->peer_cert ? 200 : 401, "text/plain", NULL, cn, strlen(cn));
 }
 
@@ -165,8 +165,8 @@ static void start_server(const struct kb_http_server_opts *opts)
 			 0);
 	ck_assert_int_eq(uv_loop_init(&S.loop), 0);
 	ck_assert_int_eq(uv_async_init(&S.loop, &S.stop, stop_cb), 0);
-	ck_assert_int_eq(kb_http_server_start(&S.loop, "127.0.0.1:0", S.ctx, opts, on_request,
-					      NULL, &S.srv, &S.port),
+	ck_assert_int_eq(kb_http_server_start(&S.loop, "127.0.0.1:0", S.ctx, opts, on_request, NULL,
+					      &S.srv, &S.port),
 			 0);
 	ck_assert_int_gt(S.port, 0);
 	ck_assert_int_eq(pthread_create(&S.thread, NULL, loop_main, NULL), 0);
@@ -205,7 +205,8 @@ static int tcp_connect(void)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	ck_assert_int_ge(fd, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)S.port),
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)S.port),
 				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	struct timeval tv = {.tv_sec = 5};
@@ -481,9 +482,9 @@ START_TEST(post_bodies)
 END_TEST
 
 static const char status_413[] =
-	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
-	"\"message\":\"the request body is too large\",\"reason\":\"RequestEntityTooLarge\","
-	"\"code\":413}";
+    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+    "\"message\":\"the request body is too large\",\"reason\":\"RequestEntityTooLarge\","
+    "\"code\":413}";
 
 START_TEST(body_too_large)
 {
@@ -666,8 +667,7 @@ START_TEST(request_outlives_connection)
 	ck_assert_str_eq(S.hung->query, "x=1");
 	ck_assert_str_eq(kb_http_req_header(S.hung, "x-keep"), "me");
 	ck_assert_uint_eq(kb_http_stream_pending(S.hung), 0);
-	ck_assert_int_eq(kb_http_respond(S.hung, 200, "text/plain", NULL, "late", 4),
-			 -ECONNRESET);
+	ck_assert_int_eq(kb_http_respond(S.hung, 200, "text/plain", NULL, "late", 4), -ECONNRESET);
 }
 END_TEST
 
@@ -863,12 +863,11 @@ START_TEST(bad_listen_address)
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
 	kb_http_server_t *srv = NULL;
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	ck_assert_int_lt(kb_http_server_start(&loop, "nonsense", ctx, NULL, on_request, NULL,
-					      &srv, NULL),
-			 0);
-	ck_assert_int_lt(kb_http_server_start(&loop, "127.0.0.1:99999", ctx, NULL, on_request,
-					      NULL, &srv, NULL),
-			 0);
+	ck_assert_int_lt(
+	    kb_http_server_start(&loop, "nonsense", ctx, NULL, on_request, NULL, &srv, NULL), 0);
+	ck_assert_int_lt(
+	    kb_http_server_start(&loop, "127.0.0.1:99999", ctx, NULL, on_request, NULL, &srv, NULL),
+	    0);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	ck_assert_int_eq(uv_loop_close(&loop), 0);
 	SSL_CTX_free(ctx);
@@ -902,8 +901,11 @@ START_TEST(query_iteration)
 	char q[] = "labelSelector=app%3Dweb%2Ctier+in+(a)&watch=true&&limit=500&flag&"
 		   "bad=%zz&fieldSelector=&resourceVersion=0";
 	char *cur = q, *k, *v;
-	const char *want[][2] = {{"labelSelector", "app=web,tier in (a)"}, {"watch", "true"},
-				 {"limit", "500"}, {"flag", ""}, {"fieldSelector", ""},
+	const char *want[][2] = {{"labelSelector", "app=web,tier in (a)"},
+				 {"watch", "true"},
+				 {"limit", "500"},
+				 {"flag", ""},
+				 {"fieldSelector", ""},
 				 {"resourceVersion", "0"}};
 	size_t i = 0;
 	while (kb_http_query_next(&cur, &k, &v)) {

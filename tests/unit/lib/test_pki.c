@@ -175,11 +175,11 @@ START_TEST(ensure_creates_valid_pki)
 
 	/* CA: 10 years, leaf: about 1 year. */
 	int days, secs;
-	ck_assert_int_eq(ASN1_TIME_diff(&days, &secs, X509_get0_notBefore(ca),
-					X509_get0_notAfter(ca)), 1);
+	ck_assert_int_eq(
+	    ASN1_TIME_diff(&days, &secs, X509_get0_notBefore(ca), X509_get0_notAfter(ca)), 1);
 	ck_assert_int_ge(days, 3650);
-	ck_assert_int_eq(ASN1_TIME_diff(&days, &secs, X509_get0_notBefore(srv),
-					X509_get0_notAfter(srv)), 1);
+	ck_assert_int_eq(
+	    ASN1_TIME_diff(&days, &secs, X509_get0_notBefore(srv), X509_get0_notAfter(srv)), 1);
 	ck_assert_int_ge(days, 365);
 	ck_assert_int_lt(days, 367);
 	time_t now = time(NULL);
@@ -339,8 +339,8 @@ START_TEST(issue_client)
 	ck_assert_int_eq(verify_chain(ca, c, X509_PURPOSE_SSL_CLIENT), 0);
 	ck_assert(X509_get_extended_key_usage(c) & XKU_SSL_CLIENT);
 	int days, secs;
-	ck_assert_int_eq(ASN1_TIME_diff(&days, &secs, X509_get0_notBefore(c),
-					X509_get0_notAfter(c)), 1);
+	ck_assert_int_eq(
+	    ASN1_TIME_diff(&days, &secs, X509_get0_notBefore(c), X509_get0_notAfter(c)), 1);
 	ck_assert_int_eq(days, 0);
 	ck_assert_int_le(secs, 3600 + 600);
 	BIO *b = BIO_new_mem_buf(key, -1);
@@ -412,8 +412,11 @@ START_TEST(kubeconfig_render)
 {
 	ensure(NULL, 0);
 	char *ca = slurp("ca.crt"), *cert = slurp("admin.crt"), *key = slurp("admin.key");
-	struct kb_kubeconfig kc = {.name = "team-a", .server = "https://127.0.0.1:6443",
-				   .ca_pem = ca, .cert_pem = cert, .key_pem = key};
+	struct kb_kubeconfig kc = {.name = "team-a",
+				   .server = "https://127.0.0.1:6443",
+				   .ca_pem = ca,
+				   .cert_pem = cert,
+				   .key_pem = key};
 	char *out = NULL;
 	ck_assert_int_eq(kb_kubeconfig_render(&kc, &out), 0);
 	ck_assert(kb_str_has_prefix(out, "apiVersion: v1\nkind: Config\n"));
@@ -436,8 +439,11 @@ START_TEST(kubeconfig_render)
 	free(out);
 
 	/* Tokens and names that need quoting. */
-	struct kb_kubeconfig kt = {.name = "we\"ird\\name: x", .server = "https://[::1]:1",
-				   .ca_pem = ca, .token = "abc.def", .user = "bot"};
+	struct kb_kubeconfig kt = {.name = "we\"ird\\name: x",
+				   .server = "https://[::1]:1",
+				   .ca_pem = ca,
+				   .token = "abc.def",
+				   .user = "bot"};
 	ck_assert_int_eq(kb_kubeconfig_render(&kt, &out), 0);
 	ck_assert_ptr_nonnull(strstr(out, "  name: \"we\\\"ird\\\\name: x\"\n"));
 	ck_assert_ptr_nonnull(strstr(out, "- name: \"bot\"\n  user:\n    token: \"abc.def\"\n"));

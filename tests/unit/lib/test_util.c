@@ -85,8 +85,8 @@ START_TEST(base64_vectors)
 {
 	/* RFC 4648 section 10. */
 	static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
-	static const char *const out[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=",
-					  "Zm9vYmFy"};
+	static const char *const out[] = {"",         "Zg==",     "Zm8=",    "Zm9v",
+					  "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(in); i++) {
 		char *enc = kb_base64_encode(in[i], strlen(in[i]));
 		ck_assert_str_eq(enc, out[i]);

@@ -23,25 +23,25 @@ static json_t *J(const char *s)
 }
 
 static const char *SCHEMA =
-	"{\"type\":\"object\",\"properties\":{"
-	"\"spec\":{\"type\":\"object\",\"required\":[\"color\"],\"properties\":{"
-	"\"replicas\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":10,\"default\":1},"
-	"\"ratio\":{\"type\":\"number\",\"exclusiveMinimum\":true,\"minimum\":0},"
-	"\"color\":{\"type\":\"string\",\"enum\":[\"red\",\"blue\"]},"
-	"\"name\":{\"type\":\"string\",\"pattern\":\"^[a-z]\\\\d*$\",\"minLength\":1,\"maxLength\":4},"
-	"\"tags\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":2,\"uniqueItems\":true,"
-	"\"items\":{\"type\":\"string\"}},"
-	"\"port\":{\"x-kubernetes-int-or-string\":true},"
-	"\"note\":{\"type\":\"string\",\"nullable\":true},"
-	"\"mode\":{\"type\":\"string\",\"default\":\"fast\"},"
-	"\"extra\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true},"
-	"\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"object\","
-	"\"properties\":{\"v\":{\"type\":\"string\",\"default\":\"d\"}}}},"
-	"\"items\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
-	"\"n\":{\"type\":\"integer\"}}}},"
-	"\"template\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true,"
-	"\"x-kubernetes-preserve-unknown-fields\":true}"
-	"}}}}";
+    "{\"type\":\"object\",\"properties\":{"
+    "\"spec\":{\"type\":\"object\",\"required\":[\"color\"],\"properties\":{"
+    "\"replicas\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":10,\"default\":1},"
+    "\"ratio\":{\"type\":\"number\",\"exclusiveMinimum\":true,\"minimum\":0},"
+    "\"color\":{\"type\":\"string\",\"enum\":[\"red\",\"blue\"]},"
+    "\"name\":{\"type\":\"string\",\"pattern\":\"^[a-z]\\\\d*$\",\"minLength\":1,\"maxLength\":4},"
+    "\"tags\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":2,\"uniqueItems\":true,"
+    "\"items\":{\"type\":\"string\"}},"
+    "\"port\":{\"x-kubernetes-int-or-string\":true},"
+    "\"note\":{\"type\":\"string\",\"nullable\":true},"
+    "\"mode\":{\"type\":\"string\",\"default\":\"fast\"},"
+    "\"extra\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true},"
+    "\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"object\","
+    "\"properties\":{\"v\":{\"type\":\"string\",\"default\":\"d\"}}}},"
+    "\"items\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"n\":{\"type\":\"integer\"}}}},"
+    "\"template\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true,"
+    "\"x-kubernetes-preserve-unknown-fields\":true}"
+    "}}}}";
 
 /* The causes' "field: message" lines joined with " | ". */
 static char *validate(const char *obj_json)
@@ -52,7 +52,7 @@ static char *validate(const char *obj_json)
 	json_t *c;
 	size_t cap = 4096;
 	char *out = calloc(1, cap);
-	json_array_foreach(causes, i, c) {
+	json_array_foreach (causes, i, c) {
 		size_t n = strlen(out);
 		snprintf(out + n, cap - n, "%s%s: %s", i ? " | " : "",
 			 json_string_value(json_object_get(c, "field")),
@@ -64,10 +64,18 @@ static char *validate(const char *obj_json)
 	return out;
 }
 
-#define EXPECT_VALID(obj) do { char *m_ = validate(obj); \
-	ck_assert_msg(m_[0] == '\0', "unexpected: %s", m_); free(m_); } while (0)
-#define EXPECT_CAUSE(obj, want) do { char *m_ = validate(obj); \
-	ck_assert_msg(strstr(m_, want) != NULL, "wanted <%s> in <%s>", want, m_); free(m_); } while (0)
+#define EXPECT_VALID(obj)                                           \
+	do {                                                        \
+		char *m_ = validate(obj);                           \
+		ck_assert_msg(m_[0] == '\0', "unexpected: %s", m_); \
+		free(m_);                                           \
+	} while (0)
+#define EXPECT_CAUSE(obj, want)                                                           \
+	do {                                                                              \
+		char *m_ = validate(obj);                                                 \
+		ck_assert_msg(strstr(m_, want) != NULL, "wanted <%s> in <%s>", want, m_); \
+		free(m_);                                                                 \
+	} while (0)
 
 START_TEST(valid_object)
 {
@@ -82,7 +90,8 @@ END_TEST
 START_TEST(type_errors)
 {
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"replicas\":\"three\"}}",
-		     "spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\"");
+		     "spec.replicas: Invalid value: \"string\": spec.replicas in body must be of "
+		     "type integer: \"string\"");
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"replicas\":1.5}}",
 		     "spec.replicas in body must be of type integer: \"number\"");
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"port\":true}}",
@@ -96,15 +105,17 @@ END_TEST
 START_TEST(required_and_enum)
 {
 	EXPECT_CAUSE("{\"spec\":{}}", "spec.color: Required value");
-	EXPECT_CAUSE("{\"spec\":{\"color\":\"pink\"}}",
-		     "spec.color: Unsupported value: \"pink\": supported values: \"red\", \"blue\"");
+	EXPECT_CAUSE(
+	    "{\"spec\":{\"color\":\"pink\"}}",
+	    "spec.color: Unsupported value: \"pink\": supported values: \"red\", \"blue\"");
 }
 END_TEST
 
 START_TEST(numbers)
 {
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"replicas\":11}}",
-		     "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10");
+		     "spec.replicas: Invalid value: 11: spec.replicas in body should be less than "
+		     "or equal to 10");
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"replicas\":-1}}",
 		     "spec.replicas in body should be greater than or equal to 0");
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"ratio\":0}}",
@@ -116,8 +127,9 @@ END_TEST
 
 START_TEST(strings)
 {
-	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"name\":\"A1\"}}",
-		     "spec.name: Invalid value: \"A1\": spec.name in body should match '^[a-z]\\d*$'");
+	EXPECT_CAUSE(
+	    "{\"spec\":{\"color\":\"red\",\"name\":\"A1\"}}",
+	    "spec.name: Invalid value: \"A1\": spec.name in body should match '^[a-z]\\d*$'");
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"name\":\"\"}}",
 		     "spec.name in body should be at least 1 chars long");
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"name\":\"a1234\"}}",
@@ -135,7 +147,8 @@ START_TEST(arrays)
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"tags\":[\"a\",\"a\"]}}",
 		     "spec.tags[1]: Duplicate value: \"a\"");
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"tags\":[\"a\",3]}}",
-		     "spec.tags[1]: Invalid value: \"integer\": spec.tags[1] in body must be of type string");
+		     "spec.tags[1]: Invalid value: \"integer\": spec.tags[1] in body must be of "
+		     "type string");
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"items\":[{\"n\":1},{\"n\":\"x\"}]}}",
 		     "spec.items[1].n in body must be of type integer");
 }
@@ -153,10 +166,11 @@ END_TEST
 START_TEST(pruning)
 {
 	json_t *s = J(SCHEMA), *paths = json_array();
-	json_t *o = J("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\"},"
-		      "\"top\":1,\"spec\":{\"color\":\"red\",\"bogus\":true,\"extra\":{\"kept\":1},"
-		      "\"items\":[{\"n\":1,\"z\":2}],\"labels\":{\"k\":{\"v\":\"x\",\"w\":1}},"
-		      "\"template\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"anything\":1}}}");
+	json_t *o = J(
+	    "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\"},"
+	    "\"top\":1,\"spec\":{\"color\":\"red\",\"bogus\":true,\"extra\":{\"kept\":1},"
+	    "\"items\":[{\"n\":1,\"z\":2}],\"labels\":{\"k\":{\"v\":\"x\",\"w\":1}},"
+	    "\"template\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"anything\":1}}}");
 	ck_assert_int_eq(crd_schema_prune(s, o, paths), 4);
 	ck_assert_ptr_null(json_object_get(o, "top"));
 	ck_assert_ptr_null(json_object_get(json_object_get(o, "spec"), "bogus"));
@@ -167,7 +181,7 @@ START_TEST(pruning)
 	ck_assert_ptr_nonnull(json_object_get(json_object_get(spec, "template"), "anything"));
 	char *d = json_dumps(paths, JSON_COMPACT);
 	ck_assert_msg(strstr(d, "\"top\"") && strstr(d, "\"spec.bogus\"") &&
-		      strstr(d, "\"spec.items[0].z\"") && strstr(d, "\"spec.labels[k].w\""),
+			  strstr(d, "\"spec.items[0].z\"") && strstr(d, "\"spec.labels[k].w\""),
 		      "paths: %s", d);
 	free(d);
 	json_decref(s);
@@ -184,12 +198,14 @@ START_TEST(defaults)
 	json_t *spec = json_object_get(o, "spec");
 	ck_assert_int_eq(json_integer_value(json_object_get(spec, "replicas")), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(spec, "mode")), "fast");
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
-				 json_object_get(spec, "labels"), "a"), "v")), "d");
+	ck_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(json_object_get(spec, "labels"), "a"), "v")),
+			 "d");
 	/* present values are kept; absent spec gets no defaults inside */
 	json_t *o2 = J("{\"spec\":{\"color\":\"red\",\"replicas\":4}}");
 	crd_schema_default(s, o2);
-	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o2, "spec"), "replicas")), 4);
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(json_object_get(o2, "spec"), "replicas")), 4);
 	json_t *o3 = J("{}");
 	crd_schema_default(s, o3);
 	ck_assert_int_eq(json_object_size(o3), 0);
@@ -216,19 +232,30 @@ static int structural(const char *schema, const char *want)
 START_TEST(structural_schemas)
 {
 	ck_assert_int_eq(structural(SCHEMA, NULL), 0);
-	ck_assert_int_gt(structural("{\"type\":\"object\",\"properties\":{\"spec\":{\"properties\":{}}}}",
-				    "spec.versions[0].schema.openAPIV3Schema.properties[spec].type"), 0);
-	ck_assert_int_gt(structural("{\"type\":\"string\"}", "supported values: \\\"object\\\""), 0);
-	ck_assert_int_gt(structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"array\"}}}",
-				    "properties[a].items"), 0);
-	ck_assert_int_gt(structural("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":\"object\","
-				    "\"properties\":{\"labels\":{\"type\":\"object\"}}}}}",
-				    "properties[metadata]"), 0);
-	ck_assert_int_eq(structural("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":\"object\","
-				    "\"properties\":{\"name\":{\"type\":\"string\",\"maxLength\":10}}}}}",
-				    NULL), 0);
-	ck_assert_int_gt(structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"bogus\"}}}",
-				    "Unsupported value"), 0);
+	ck_assert_int_gt(
+	    structural("{\"type\":\"object\",\"properties\":{\"spec\":{\"properties\":{}}}}",
+		       "spec.versions[0].schema.openAPIV3Schema.properties[spec].type"),
+	    0);
+	ck_assert_int_gt(structural("{\"type\":\"string\"}", "supported values: \\\"object\\\""),
+			 0);
+	ck_assert_int_gt(
+	    structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"array\"}}}",
+		       "properties[a].items"),
+	    0);
+	ck_assert_int_gt(
+	    structural("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":\"object\","
+		       "\"properties\":{\"labels\":{\"type\":\"object\"}}}}}",
+		       "properties[metadata]"),
+	    0);
+	ck_assert_int_eq(
+	    structural("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":\"object\","
+		       "\"properties\":{\"name\":{\"type\":\"string\",\"maxLength\":10}}}}}",
+		       NULL),
+	    0);
+	ck_assert_int_gt(
+	    structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"bogus\"}}}",
+		       "Unsupported value"),
+	    0);
 }
 END_TEST
 
@@ -243,8 +270,8 @@ END_TEST
 
 START_TEST(version_priority)
 {
-	const char *order[] = {"v2", "v1", "v11alpha2", "v10beta3", "v2beta1", "v1beta1",
-			       "v1alpha1", "foo1", "zzz"};
+	const char *order[] = {"v2",      "v1",       "v11alpha2", "v10beta3", "v2beta1",
+			       "v1beta1", "v1alpha1", "foo1",      "zzz"};
 	/* kube's documented example order: v10, v2, v1, v11beta2, v10beta3, v3beta1,
 	 * v12alpha1, v11alpha2, foo1, foo10 */
 	ck_assert_int_lt(crd_version_cmp("v10", "v2"), 0);

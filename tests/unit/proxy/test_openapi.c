@@ -17,22 +17,46 @@ static Suite *suite(void);
 
 /* A small fake resource table. */
 static const struct proxy_subresource pod_subs[] = {
-	{ "status", "", "v1", "Pod", VERB_GET | VERB_PATCH | VERB_UPDATE },
-	{ NULL, NULL, NULL, NULL, 0 },
+    {"status", "", "v1", "Pod", VERB_GET | VERB_PATCH | VERB_UPDATE},
+    {NULL, NULL, NULL, NULL, 0},
 };
 static struct proxy_resource fake[] = {
-	{ .group = "", .version = "v1", .kind = "Namespace", .list_kind = "NamespaceList",
-	  .plural = "namespaces", .singular = "namespace", .namespaced = false,
-	  .verbs = VERB_GET | VERB_LIST | VERB_CREATE | VERB_DELETE,
-	  .proto = "k8s.io.api.core.v1.Namespace" },
-	{ .group = "", .version = "v1", .kind = "Pod", .list_kind = "PodList",
-	  .plural = "pods", .singular = "pod", .namespaced = true, .verbs = VERBS_ALL,
-	  .subresources = pod_subs, .proto = "k8s.io.api.core.v1.Pod" },
-	{ .group = "apps", .version = "v1", .kind = "Deployment", .list_kind = "DeploymentList",
-	  .plural = "deployments", .singular = "deployment", .namespaced = true,
-	  .verbs = VERBS_ALL, .proto = "k8s.io.api.apps.v1.Deployment" },
-	{ .group = "example.com", .version = "v1", .kind = "Widget", .list_kind = "WidgetList",
-	  .plural = "widgets", .singular = "widget", .namespaced = true, .verbs = VERBS_ALL },
+    {.group = "",
+     .version = "v1",
+     .kind = "Namespace",
+     .list_kind = "NamespaceList",
+     .plural = "namespaces",
+     .singular = "namespace",
+     .namespaced = false,
+     .verbs = VERB_GET | VERB_LIST | VERB_CREATE | VERB_DELETE,
+     .proto = "k8s.io.api.core.v1.Namespace"},
+    {.group = "",
+     .version = "v1",
+     .kind = "Pod",
+     .list_kind = "PodList",
+     .plural = "pods",
+     .singular = "pod",
+     .namespaced = true,
+     .verbs = VERBS_ALL,
+     .subresources = pod_subs,
+     .proto = "k8s.io.api.core.v1.Pod"},
+    {.group = "apps",
+     .version = "v1",
+     .kind = "Deployment",
+     .list_kind = "DeploymentList",
+     .plural = "deployments",
+     .singular = "deployment",
+     .namespaced = true,
+     .verbs = VERBS_ALL,
+     .proto = "k8s.io.api.apps.v1.Deployment"},
+    {.group = "example.com",
+     .version = "v1",
+     .kind = "Widget",
+     .list_kind = "WidgetList",
+     .plural = "widgets",
+     .singular = "widget",
+     .namespaced = true,
+     .verbs = VERBS_ALL},
 };
 static size_t nfake = 3;
 
@@ -70,12 +94,13 @@ START_TEST(root_lists_served_gvs)
 	json_t *root = openapi_v3_root();
 	json_t *paths = json_object_get(root, "paths");
 	ck_assert_uint_eq(json_object_size(paths), 2);
-	const char *u = str_at(root, (const char *[]){ "paths", "api/v1", "serverRelativeURL", NULL });
+	const char *u =
+	    str_at(root, (const char *[]){"paths", "api/v1", "serverRelativeURL", NULL});
 	ck_assert_ptr_nonnull(u);
 	ck_assert(strncmp(u, "/openapi/v3/api/v1?hash=", 24) == 0);
 	ck_assert_uint_gt(strlen(u), 24);
-	const char *a = str_at(root, (const char *[]){ "paths", "apis/apps/v1", "serverRelativeURL",
-						       NULL });
+	const char *a =
+	    str_at(root, (const char *[]){"paths", "apis/apps/v1", "serverRelativeURL", NULL});
 	ck_assert(strncmp(a, "/openapi/v3/apis/apps/v1?hash=", 30) == 0);
 	ck_assert_ptr_null(json_object_get(paths, "apis/batch/v1"));
 	char before[128];
@@ -86,10 +111,11 @@ START_TEST(root_lists_served_gvs)
 	openapi_invalidate();
 	json_t *root2 = openapi_v3_root();
 	ck_assert_uint_eq(json_object_size(json_object_get(root2, "paths")), 3);
-	ck_assert_str_eq(str_at(root2, (const char *[]){ "paths", "apis/apps/v1",
-							 "serverRelativeURL", NULL }), before);
-	ck_assert_ptr_nonnull(json_object_get(json_object_get(root2, "paths"),
-					      "apis/example.com/v1"));
+	ck_assert_str_eq(
+	    str_at(root2, (const char *[]){"paths", "apis/apps/v1", "serverRelativeURL", NULL}),
+	    before);
+	ck_assert_ptr_nonnull(
+	    json_object_get(json_object_get(root2, "paths"), "apis/example.com/v1"));
 	json_decref(root);
 	json_decref(root2);
 }
@@ -100,7 +126,7 @@ static json_t *patch_op_for(json_t *doc, const char *g, const char *v, const cha
 {
 	const char *path;
 	json_t *item;
-	json_object_foreach(json_object_get(doc, "paths"), path, item) {
+	json_object_foreach (json_object_get(doc, "paths"), path, item) {
 		json_t *op = json_object_get(item, "patch");
 		json_t *gvk = json_object_get(op, "x-kubernetes-group-version-kind");
 		if (json_is_object(gvk) &&
@@ -116,7 +142,7 @@ static bool has_param(json_t *op, const char *name)
 {
 	size_t i;
 	json_t *p;
-	json_array_foreach(json_object_get(op, "parameters"), i, p)
+	json_array_foreach (json_object_get(op, "parameters"), i, p)
 		if (strcmp(json_string_value(json_object_get(p, "name")), name) == 0)
 			return true;
 	return false;
@@ -145,7 +171,7 @@ START_TEST(core_paths)
 	/* fieldValidation's schema as kube-apiserver writes it */
 	size_t i;
 	json_t *p;
-	json_array_foreach(json_object_get(op, "parameters"), i, p) {
+	json_array_foreach (json_object_get(op, "parameters"), i, p) {
 		if (strcmp(json_string_value(json_object_get(p, "name")), "fieldValidation"))
 			continue;
 		ck_assert_str_eq(json_string_value(json_object_get(p, "in")), "query");
@@ -157,14 +183,15 @@ START_TEST(core_paths)
 	json_t *ns = patch_op_for(doc, "", "v1", "Namespace");
 	ck_assert_ptr_nonnull(ns);
 	ck_assert(has_param(ns, "fieldValidation"));
-	ck_assert_ptr_nonnull(json_object_get(json_object_get(paths, "/api/v1/namespaces/{name}"),
-					      "patch"));
+	ck_assert_ptr_nonnull(
+	    json_object_get(json_object_get(paths, "/api/v1/namespaces/{name}"), "patch"));
 	/* collections */
 	json_t *coll = json_object_get(paths, "/api/v1/namespaces/{namespace}/pods");
 	ck_assert_ptr_nonnull(json_object_get(coll, "get"));
 	ck_assert_ptr_nonnull(json_object_get(coll, "post"));
 	ck_assert(has_param(json_object_get(coll, "post"), "fieldValidation"));
-	ck_assert_ptr_nonnull(json_object_get(paths, "/api/v1/namespaces/{namespace}/pods/{name}/status"));
+	ck_assert_ptr_nonnull(
+	    json_object_get(paths, "/api/v1/namespaces/{namespace}/pods/{name}/status"));
 	/* apps/v1 deployments are not in the core document */
 	ck_assert_ptr_null(patch_op_for(doc, "apps", "v1", "Deployment"));
 	ck_assert_ptr_null(openapi_v3_gv("batch", "v1"));
@@ -185,8 +212,8 @@ static json_t *prop(json_t *schema, const char *name)
 
 static const char *ref_of(json_t *p)
 {
-	return json_string_value(json_object_get(json_array_get(json_object_get(p, "allOf"), 0),
-						 "$ref"));
+	return json_string_value(
+	    json_object_get(json_array_get(json_object_get(p, "allOf"), 0), "$ref"));
 }
 
 START_TEST(core_schemas)
@@ -203,7 +230,8 @@ START_TEST(core_schemas)
 	ck_assert_str_eq(json_string_value(json_object_get(prop(pod, "apiVersion"), "type")),
 			 "string");
 	ck_assert_str_eq(json_string_value(json_object_get(prop(pod, "kind"), "type")), "string");
-	ck_assert_str_eq(ref_of(prop(pod, "spec")), "#/components/schemas/io.k8s.api.core.v1.PodSpec");
+	ck_assert_str_eq(ref_of(prop(pod, "spec")),
+			 "#/components/schemas/io.k8s.api.core.v1.PodSpec");
 	ck_assert_str_eq(ref_of(prop(pod, "metadata")),
 			 "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
 
@@ -214,16 +242,18 @@ START_TEST(core_schemas)
 	ck_assert_str_eq(ref_of(json_object_get(cs, "items")),
 			 "#/components/schemas/io.k8s.api.core.v1.Container");
 	ck_assert_str_eq(json_string_value(json_object_get(cs, "x-kubernetes-list-type")), "map");
-	ck_assert_str_eq(json_string_value(json_array_get(
-		json_object_get(cs, "x-kubernetes-list-map-keys"), 0)), "name");
+	ck_assert_str_eq(
+	    json_string_value(json_array_get(json_object_get(cs, "x-kubernetes-list-map-keys"), 0)),
+	    "name");
 	ck_assert_str_eq(json_string_value(json_object_get(cs, "x-kubernetes-patch-strategy")),
 			 "merge");
 	ck_assert_str_eq(json_string_value(json_object_get(cs, "x-kubernetes-patch-merge-key")),
 			 "name");
 	json_t *ns = prop(spec, "nodeSelector");
 	ck_assert_str_eq(json_string_value(json_object_get(ns, "type")), "object");
-	ck_assert_str_eq(json_string_value(json_object_get(
-		json_object_get(ns, "additionalProperties"), "type")), "string");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(ns, "additionalProperties"), "type")),
+	    "string");
 	json_t *tgps = prop(spec, "terminationGracePeriodSeconds");
 	ck_assert_str_eq(json_string_value(json_object_get(tgps, "format")), "int64");
 
@@ -244,8 +274,10 @@ START_TEST(core_schemas)
 	ck_assert_ptr_nonnull(prop(schema_of(doc, "io.k8s.api.core.v1.Probe"), "httpGet"));
 	/* the list kind */
 	json_t *pl = schema_of(doc, "io.k8s.api.core.v1.PodList");
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
-		json_object_get(pl, "x-kubernetes-group-version-kind"), 0), "kind")), "PodList");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_array_get(json_object_get(pl, "x-kubernetes-group-version-kind"), 0), "kind")),
+	    "PodList");
 	/* no Deployment here */
 	ck_assert_ptr_null(schema_of(doc, "io.k8s.api.apps.v1.Deployment"));
 	json_decref(doc);
@@ -255,15 +287,17 @@ END_TEST
 START_TEST(crd_rows)
 {
 	nfake = 4;
-	fake[3].schema = json_pack("{s:s, s:{s:{s:s, s:{s:{s:s}}}}}", "type", "object",
-				   "properties", "spec", "type", "object", "properties", "size",
-				   "type", "integer");
+	fake[3].schema =
+	    json_pack("{s:s, s:{s:{s:s, s:{s:{s:s}}}}}", "type", "object", "properties", "spec",
+		      "type", "object", "properties", "size", "type", "integer");
 	json_t *doc = openapi_v3_gv("example.com", "v1");
 	ck_assert_ptr_nonnull(doc);
 	json_t *w = schema_of(doc, "com.example.v1.Widget");
 	ck_assert_ptr_nonnull(w);
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
-		json_object_get(w, "x-kubernetes-group-version-kind"), 0), "kind")), "Widget");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_array_get(json_object_get(w, "x-kubernetes-group-version-kind"), 0), "kind")),
+	    "Widget");
 	ck_assert_ptr_nonnull(prop(prop(w, "spec"), "size"));
 	ck_assert_ptr_nonnull(prop(w, "apiVersion"));
 	ck_assert_str_eq(ref_of(prop(w, "metadata")),
@@ -275,8 +309,9 @@ START_TEST(crd_rows)
 	/* no strategic merge patch for custom resources */
 	json_t *content = json_object_get(json_object_get(op, "requestBody"), "content");
 	ck_assert_ptr_null(json_object_get(content, "application/strategic-merge-patch+json"));
-	ck_assert_ptr_nonnull(json_object_get(json_object_get(doc, "paths"),
-					      "/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"));
+	ck_assert_ptr_nonnull(
+	    json_object_get(json_object_get(doc, "paths"),
+			    "/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"));
 	/* the row's schema itself is not modified */
 	ck_assert_ptr_null(json_object_get(fake[3].schema, "x-kubernetes-group-version-kind"));
 	json_decref(doc);
@@ -313,7 +348,7 @@ START_TEST(real_table)
 	const char *key;
 	json_t *v;
 	ck_assert_ptr_nonnull(json_object_get(json_object_get(root, "paths"), "api/v1"));
-	json_object_foreach(json_object_get(root, "paths"), key, v) {
+	json_object_foreach (json_object_get(root, "paths"), key, v) {
 		size_t len;
 		const char *g = "", *ver;
 		char buf[256];

@@ -33,7 +33,6 @@ static void assert_json(json_t *got, const char *want)
 	json_decref(w);
 }
 
-
 /* --- RFC 7386 ------------------------------------------------------- */
 
 static void merge_case(const char *doc, const char *patch, const char *want)
@@ -125,8 +124,8 @@ START_TEST(json_rfc6902_appendix_a)
 	json_case("{\"baz\":\"qux\",\"foo\":\"bar\"}", "[{\"op\":\"remove\",\"path\":\"/baz\"}]",
 		  "{\"foo\":\"bar\"}");
 	/* A.4 */
-	json_case("{\"foo\":[\"bar\",\"qux\",\"baz\"]}", "[{\"op\":\"remove\",\"path\":\"/foo/1\"}]",
-		  "{\"foo\":[\"bar\",\"baz\"]}");
+	json_case("{\"foo\":[\"bar\",\"qux\",\"baz\"]}",
+		  "[{\"op\":\"remove\",\"path\":\"/foo/1\"}]", "{\"foo\":[\"bar\",\"baz\"]}");
 	/* A.5 */
 	json_case("{\"baz\":\"qux\",\"foo\":\"bar\"}",
 		  "[{\"op\":\"replace\",\"path\":\"/baz\",\"value\":\"boo\"}]",
@@ -168,16 +167,16 @@ START_TEST(json_rfc6902_errors)
 	json_fail("{\"baz\":\"qux\"}", "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"bar\"}]",
 		  -EDOM, "test failed");
 	/* A.12: adding to a nonexistent target */
-	json_fail("{\"foo\":\"bar\"}",
-		  "[{\"op\":\"add\",\"path\":\"/baz/bat\",\"value\":\"qux\"}]", -EDOM,
-		  "doc is missing path");
+	json_fail("{\"foo\":\"bar\"}", "[{\"op\":\"add\",\"path\":\"/baz/bat\",\"value\":\"qux\"}]",
+		  -EDOM, "doc is missing path");
 	/* A.15: comparing strings and numbers */
 	json_fail("{\"/\":9,\"~1\":10}", "[{\"op\":\"test\",\"path\":\"/~01\",\"value\":\"10\"}]",
 		  -EDOM, "test failed");
 	/* no partial application: the first op succeeded, the second fails */
-	json_fail("{\"a\":1}",
-		  "[{\"op\":\"add\",\"path\":\"/b\",\"value\":2},{\"op\":\"remove\",\"path\":\"/zz\"}]",
-		  -EDOM, "remove operation does not apply");
+	json_fail(
+	    "{\"a\":1}",
+	    "[{\"op\":\"add\",\"path\":\"/b\",\"value\":2},{\"op\":\"remove\",\"path\":\"/zz\"}]",
+	    -EDOM, "remove operation does not apply");
 	json_fail("{\"a\":[1]}", "[{\"op\":\"add\",\"path\":\"/a/5\",\"value\":2}]", -EDOM, "add");
 	json_fail("{\"a\":[1]}", "[{\"op\":\"add\",\"path\":\"/a/01\",\"value\":2}]", -EDOM, "add");
 	json_fail("{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"/b\",\"value\":2}]", -EDOM,
@@ -206,22 +205,27 @@ START_TEST(json_kubectl_ops)
 	json_case("{\"metadata\":{\"annotations\":{\"example.com/a\":\"1\"}}}",
 		  "[{\"op\":\"remove\",\"path\":\"/metadata/annotations/example.com~1a\"}]",
 		  "{\"metadata\":{\"annotations\":{}}}");
-	json_case("{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"x\"}]}}",
-		  "[{\"op\":\"replace\",\"path\":\"/spec/containers/0/image\",\"value\":\"y\"},"
-		  "{\"op\":\"copy\",\"from\":\"/spec/containers/0\",\"path\":\"/spec/containers/-\"},"
-		  "{\"op\":\"test\",\"path\":\"/spec/containers/1/image\",\"value\":\"y\"}]",
-		  "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"y\"},{\"name\":\"a\",\"image\":\"y\"}]}}");
+	json_case(
+	    "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"x\"}]}}",
+	    "[{\"op\":\"replace\",\"path\":\"/spec/containers/0/image\",\"value\":\"y\"},"
+	    "{\"op\":\"copy\",\"from\":\"/spec/containers/0\",\"path\":\"/spec/containers/-\"},"
+	    "{\"op\":\"test\",\"path\":\"/spec/containers/1/image\",\"value\":\"y\"}]",
+	    "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"y\"},{\"name\":\"a\",\"image\":"
+	    "\"y\"}]}}");
 	/* numbers compare by value; whole-document replace */
 	json_case("{\"n\":1}", "[{\"op\":\"test\",\"path\":\"/n\",\"value\":1.0}]", "{\"n\":1}");
-	json_case("{\"n\":1}", "[{\"op\":\"replace\",\"path\":\"\",\"value\":{\"m\":2}}]", "{\"m\":2}");
-	json_case("{\"a\":[1,2,3]}", "[{\"op\":\"remove\",\"path\":\"/a/0\"},"
-		  "{\"op\":\"add\",\"path\":\"/a/2\",\"value\":9}]", "{\"a\":[2,3,9]}");
+	json_case("{\"n\":1}", "[{\"op\":\"replace\",\"path\":\"\",\"value\":{\"m\":2}}]",
+		  "{\"m\":2}");
+	json_case("{\"a\":[1,2,3]}",
+		  "[{\"op\":\"remove\",\"path\":\"/a/0\"},"
+		  "{\"op\":\"add\",\"path\":\"/a/2\",\"value\":9}]",
+		  "{\"a\":[2,3,9]}");
 }
 END_TEST
 
 /* --- strategic merge patch ----------------------------------------- */
 
-#define POD "k8s.io.api.core.v1.Pod"
+#define POD    "k8s.io.api.core.v1.Pod"
 #define DEPLOY "k8s.io.api.apps.v1.Deployment"
 
 static void smp_case(const char *type, const char *doc, const char *patch, const char *want)
@@ -229,8 +233,8 @@ static void smp_case(const char *type, const char *doc, const char *patch, const
 	json_t *d = J(doc), *p = J(patch), *out = NULL;
 	char err[512] = "";
 
-	ck_assert_msg(patch_strategic(d, p, type, &out, err, sizeof(err)) == 0, "%s: %s",
-		      patch, err);
+	ck_assert_msg(patch_strategic(d, p, type, &out, err, sizeof(err)) == 0, "%s: %s", patch,
+		      err);
 	assert_json(out, want);
 	json_decref(d);
 	json_decref(p);
@@ -250,16 +254,19 @@ static void smp_fail(const char *type, const char *doc, const char *patch, const
 }
 
 static const char *pod_one =
-	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":\"web\"}},"
-	"\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"nginx:1.25\","
-	"\"ports\":[{\"containerPort\":80}],\"env\":[{\"name\":\"A\",\"value\":\"1\"},"
-	"{\"name\":\"B\",\"value\":\"2\"}]}]}}";
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":"
+    "\"web\"}},"
+    "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"nginx:1.25\","
+    "\"ports\":[{\"containerPort\":80}],\"env\":[{\"name\":\"A\",\"value\":\"1\"},"
+    "{\"name\":\"B\",\"value\":\"2\"}]}]}}";
 
 START_TEST(smp_kubectl_apply_body)
 {
 	smp_case(POD, pod_one,
-		 "{\"metadata\":{\"annotations\":{\"kubectl.kubernetes.io/last-applied-configuration\":\"{}\"},"
-		 "\"labels\":{\"tier\":\"web\"}},\"spec\":{\"$setElementOrder/containers\":[{\"name\":\"main\"}],"
+		 "{\"metadata\":{\"annotations\":{\"kubectl.kubernetes.io/"
+		 "last-applied-configuration\":\"{}\"},"
+		 "\"labels\":{\"tier\":\"web\"}},\"spec\":{\"$setElementOrder/"
+		 "containers\":[{\"name\":\"main\"}],"
 		 "\"containers\":[{\"image\":\"nginx:1.27\",\"name\":\"main\"}]}}",
 		 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
 		 "\"labels\":{\"app\":\"web\",\"tier\":\"web\"},"
@@ -273,27 +280,34 @@ END_TEST
 START_TEST(smp_env_merge_by_name)
 {
 	smp_case(POD, pod_one,
-		 "{\"spec\":{\"containers\":[{\"name\":\"main\",\"env\":[{\"name\":\"B\",\"value\":\"3\"},"
+		 "{\"spec\":{\"containers\":[{\"name\":\"main\",\"env\":[{\"name\":\"B\",\"value\":"
+		 "\"3\"},"
 		 "{\"name\":\"C\",\"value\":\"4\"}]}]}}",
-		 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":\"web\"}},"
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{"
+		 "\"app\":\"web\"}},"
 		 "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"nginx:1.25\","
 		 "\"ports\":[{\"containerPort\":80}],\"env\":[{\"name\":\"A\",\"value\":\"1\"},"
 		 "{\"name\":\"B\",\"value\":\"3\"},{\"name\":\"C\",\"value\":\"4\"}]}]}}");
 	/* env entry deleted with $patch: delete, another value cleared with null */
-	smp_case(POD, pod_one,
-		 "{\"spec\":{\"containers\":[{\"name\":\"main\",\"env\":[{\"name\":\"A\",\"$patch\":\"delete\"},"
-		 "{\"name\":\"B\",\"value\":null,\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"metadata.name\"}}}]}]}}",
-		 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":\"web\"}},"
-		 "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"nginx:1.25\","
-		 "\"ports\":[{\"containerPort\":80}],\"env\":["
-		 "{\"name\":\"B\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"metadata.name\"}}}]}]}}");
+	smp_case(
+	    POD, pod_one,
+	    "{\"spec\":{\"containers\":[{\"name\":\"main\",\"env\":[{\"name\":\"A\",\"$patch\":"
+	    "\"delete\"},"
+	    "{\"name\":\"B\",\"value\":null,\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"metadata."
+	    "name\"}}}]}]}}",
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{"
+	    "\"app\":\"web\"}},"
+	    "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"nginx:1.25\","
+	    "\"ports\":[{\"containerPort\":80}],\"env\":["
+	    "{\"name\":\"B\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"metadata.name\"}}}]}]}}");
 }
 END_TEST
 
 static const char *pod_two =
-	"{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"a:1\"},{\"name\":\"b\",\"image\":\"b:1\"}],"
-	"\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],\"nodeSelector\":{\"x\":\"1\"},"
-	"\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}}";
+    "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"a:1\"},{\"name\":\"b\",\"image\":\"b:"
+    "1\"}],"
+    "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],\"nodeSelector\":{\"x\":\"1\"},"
+    "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}}";
 
 START_TEST(smp_containers_delete_add_order)
 {
@@ -307,17 +321,21 @@ START_TEST(smp_containers_delete_add_order)
 	 * the live list does not know goes before the server-only items */
 	smp_case(POD, pod_two, "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"c:1\"}]}}",
 		 "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"c:1\"},"
-		 "{\"name\":\"a\",\"image\":\"a:1\"},{\"name\":\"b\",\"image\":\"b:1\"}],\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],"
-		 "\"nodeSelector\":{\"x\":\"1\"},\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}}");
+		 "{\"name\":\"a\",\"image\":\"a:1\"},{\"name\":\"b\",\"image\":\"b:1\"}],"
+		 "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],"
+		 "\"nodeSelector\":{\"x\":\"1\"},\"tolerations\":[{\"key\":\"k\",\"operator\":"
+		 "\"Exists\"}]}}");
 	/* $setElementOrder reorders: b first, then a */
 	smp_case(POD, pod_two,
 		 "{\"spec\":{\"$setElementOrder/containers\":[{\"name\":\"b\"},{\"name\":\"a\"}]}}",
-		 "{\"spec\":{\"containers\":[{\"name\":\"b\",\"image\":\"b:1\"},{\"name\":\"a\",\"image\":\"a:1\"}],"
+		 "{\"spec\":{\"containers\":[{\"name\":\"b\",\"image\":\"b:1\"},{\"name\":\"a\","
+		 "\"image\":\"a:1\"}],"
 		 "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],\"nodeSelector\":{\"x\":\"1\"},"
 		 "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}}");
 	/* $patch: replace in the list replaces it whole */
 	smp_case(POD, pod_two,
-		 "{\"spec\":{\"containers\":[{\"name\":\"z\",\"image\":\"z:1\"},{\"$patch\":\"replace\"}]}}",
+		 "{\"spec\":{\"containers\":[{\"name\":\"z\",\"image\":\"z:1\"},{\"$patch\":"
+		 "\"replace\"}]}}",
 		 "{\"spec\":{\"containers\":[{\"name\":\"z\",\"image\":\"z:1\"}],"
 		 "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],\"nodeSelector\":{\"x\":\"1\"},"
 		 "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}}");
@@ -325,7 +343,8 @@ START_TEST(smp_containers_delete_add_order)
 	smp_case(POD, pod_two,
 		 "{\"spec\":{\"tolerations\":[{\"key\":\"q\",\"operator\":\"Exists\"}],"
 		 "\"nodeSelector\":{\"$patch\":\"replace\",\"y\":\"2\"}}}",
-		 "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"a:1\"},{\"name\":\"b\",\"image\":\"b:1\"}],"
+		 "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"a:1\"},{\"name\":\"b\","
+		 "\"image\":\"b:1\"}],"
 		 "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],\"nodeSelector\":{\"y\":\"2\"},"
 		 "\"tolerations\":[{\"key\":\"q\",\"operator\":\"Exists\"}]}}");
 }
@@ -337,37 +356,42 @@ START_TEST(smp_retain_keys_volume)
 	smp_case(POD, pod_two,
 		 "{\"spec\":{\"volumes\":[{\"$retainKeys\":[\"configMap\",\"name\"],\"name\":\"v\","
 		 "\"configMap\":{\"name\":\"cm\"}}]}}",
-		 "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"a:1\"},{\"name\":\"b\",\"image\":\"b:1\"}],"
-		 "\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"cm\"}}],\"nodeSelector\":{\"x\":\"1\"},"
+		 "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"a:1\"},{\"name\":\"b\","
+		 "\"image\":\"b:1\"}],"
+		 "\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"cm\"}}],\"nodeSelector\":{"
+		 "\"x\":\"1\"},"
 		 "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}}");
 	/* a patched key missing from $retainKeys is a bad patch */
 	smp_fail(POD, pod_two,
 		 "{\"spec\":{\"volumes\":[{\"$retainKeys\":[\"name\"],\"name\":\"v\","
-		 "\"configMap\":{\"name\":\"cm\"}}]}}", "retainKeys");
+		 "\"configMap\":{\"name\":\"cm\"}}]}}",
+		 "retainKeys");
 }
 END_TEST
 
 START_TEST(smp_rollout_restart_and_set_image)
 {
 	const char *dep =
-		"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
-		"\"spec\":{\"replicas\":2,\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},"
-		"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx:1\"}]}}}}";
+	    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+	    "\"spec\":{\"replicas\":2,\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},"
+	    "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx:1\"}]}}}}";
 
-	smp_case(DEPLOY, dep,
-		 "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{"
-		 "\"kubectl.kubernetes.io/restartedAt\":\"2025-01-01T00:00:00Z\"}}}}}",
-		 "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
-		 "\"spec\":{\"replicas\":2,\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"},"
-		 "\"annotations\":{\"kubectl.kubernetes.io/restartedAt\":\"2025-01-01T00:00:00Z\"}},"
-		 "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx:1\"}]}}}}");
+	smp_case(
+	    DEPLOY, dep,
+	    "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{"
+	    "\"kubectl.kubernetes.io/restartedAt\":\"2025-01-01T00:00:00Z\"}}}}}",
+	    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+	    "\"spec\":{\"replicas\":2,\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"},"
+	    "\"annotations\":{\"kubectl.kubernetes.io/restartedAt\":\"2025-01-01T00:00:00Z\"}},"
+	    "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx:1\"}]}}}}");
 	/* kubectl set image */
-	smp_case(DEPLOY, dep,
-		 "{\"spec\":{\"template\":{\"spec\":{\"$setElementOrder/containers\":[{\"name\":\"c\"}],"
-		 "\"containers\":[{\"image\":\"nginx:2\",\"name\":\"c\"}]}}}}",
-		 "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
-		 "\"spec\":{\"replicas\":2,\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},"
-		 "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx:2\"}]}}}}");
+	smp_case(
+	    DEPLOY, dep,
+	    "{\"spec\":{\"template\":{\"spec\":{\"$setElementOrder/containers\":[{\"name\":\"c\"}],"
+	    "\"containers\":[{\"image\":\"nginx:2\",\"name\":\"c\"}]}}}}",
+	    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+	    "\"spec\":{\"replicas\":2,\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},"
+	    "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx:2\"}]}}}}");
 }
 END_TEST
 
@@ -385,27 +409,37 @@ START_TEST(smp_primitive_lists_and_directives)
 		 "{\"spec\":{\"containers\":[{\"name\":\"m\",\"args\":[\"3\"]}]}}",
 		 "{\"spec\":{\"containers\":[{\"name\":\"m\",\"args\":[\"3\"]}]}}");
 	/* $patch: delete on a map empties it; unknown $ keys are dropped */
-	smp_case(POD, "{\"metadata\":{\"labels\":{\"a\":\"1\"}},\"spec\":{\"nodeSelector\":{\"x\":\"1\"}}}",
-		 "{\"$foo\":1,\"spec\":{\"nodeSelector\":{\"$patch\":\"delete\"}}}",
-		 "{\"metadata\":{\"labels\":{\"a\":\"1\"}},\"spec\":{\"nodeSelector\":{}}}");
+	smp_case(
+	    POD,
+	    "{\"metadata\":{\"labels\":{\"a\":\"1\"}},\"spec\":{\"nodeSelector\":{\"x\":\"1\"}}}",
+	    "{\"$foo\":1,\"spec\":{\"nodeSelector\":{\"$patch\":\"delete\"}}}",
+	    "{\"metadata\":{\"labels\":{\"a\":\"1\"}},\"spec\":{\"nodeSelector\":{}}}");
 	/* a new list with directives: directives do not leak into the object */
 	smp_case(POD, "{\"spec\":{}}",
 		 "{\"spec\":{\"$setElementOrder/containers\":[{\"name\":\"x\"}],"
 		 "\"containers\":[{\"name\":\"x\",\"env\":[{\"name\":\"E\",\"$patch\":\"delete\"},"
 		 "{\"name\":\"F\",\"value\":\"1\"}]}]}}",
-		 "{\"spec\":{\"containers\":[{\"name\":\"x\",\"env\":[{\"name\":\"F\",\"value\":\"1\"}]}]}}");
+		 "{\"spec\":{\"containers\":[{\"name\":\"x\",\"env\":[{\"name\":\"F\",\"value\":"
+		 "\"1\"}]}]}}");
 	/* ports merge by containerPort (new item first, as above) */
-	smp_case(POD, "{\"spec\":{\"containers\":[{\"name\":\"m\",\"ports\":[{\"containerPort\":80,\"name\":\"h\"}]}]}}",
-		 "{\"spec\":{\"containers\":[{\"name\":\"m\",\"ports\":[{\"containerPort\":443}]}]}}",
-		 "{\"spec\":{\"containers\":[{\"name\":\"m\",\"ports\":[{\"containerPort\":443},"
-		 "{\"containerPort\":80,\"name\":\"h\"}]}]}}");
+	smp_case(
+	    POD,
+	    "{\"spec\":{\"containers\":[{\"name\":\"m\",\"ports\":[{\"containerPort\":80,\"name\":"
+	    "\"h\"}]}]}}",
+	    "{\"spec\":{\"containers\":[{\"name\":\"m\",\"ports\":[{\"containerPort\":443}]}]}}",
+	    "{\"spec\":{\"containers\":[{\"name\":\"m\",\"ports\":[{\"containerPort\":443},"
+	    "{\"containerPort\":80,\"name\":\"h\"}]}]}}");
 	/* with $setElementOrder the new item goes where the order says */
-	smp_case(POD, pod_two,
-		 "{\"spec\":{\"$setElementOrder/containers\":[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}],"
-		 "\"containers\":[{\"name\":\"c\",\"image\":\"c:1\"}]}}",
-		 "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"a:1\"},{\"name\":\"b\",\"image\":\"b:1\"},"
-		 "{\"name\":\"c\",\"image\":\"c:1\"}],\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],"
-		 "\"nodeSelector\":{\"x\":\"1\"},\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}}");
+	smp_case(
+	    POD, pod_two,
+	    "{\"spec\":{\"$setElementOrder/"
+	    "containers\":[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}],"
+	    "\"containers\":[{\"name\":\"c\",\"image\":\"c:1\"}]}}",
+	    "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"a:1\"},{\"name\":\"b\","
+	    "\"image\":\"b:1\"},"
+	    "{\"name\":\"c\",\"image\":\"c:1\"}],\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],"
+	    "\"nodeSelector\":{\"x\":\"1\"},\"tolerations\":[{\"key\":\"k\",\"operator\":"
+	    "\"Exists\"}]}}");
 }
 END_TEST
 

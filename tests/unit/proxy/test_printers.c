@@ -14,14 +14,13 @@
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
 
-static const struct proxy_resource pod_res = { .group = "", .version = "v1", .kind = "Pod" };
-static const struct proxy_resource deploy_res = { .group = "apps", .version = "v1",
-						  .kind = "Deployment" };
-static const struct proxy_resource svc_res = { .group = "", .version = "v1", .kind = "Service" };
-static const struct proxy_resource ev_res = { .group = "", .version = "v1", .kind = "Event" };
-static const struct proxy_resource crd_res = { .group = "apiextensions.k8s.io",
-					       .version = "v1",
-					       .kind = "CustomResourceDefinition" };
+static const struct proxy_resource pod_res = {.group = "", .version = "v1", .kind = "Pod"};
+static const struct proxy_resource deploy_res = {
+    .group = "apps", .version = "v1", .kind = "Deployment"};
+static const struct proxy_resource svc_res = {.group = "", .version = "v1", .kind = "Service"};
+static const struct proxy_resource ev_res = {.group = "", .version = "v1", .kind = "Event"};
+static const struct proxy_resource crd_res = {
+    .group = "apiextensions.k8s.io", .version = "v1", .kind = "CustomResourceDefinition"};
 
 /* 2026-01-01T00:00:00Z */
 #define T0 "2026-01-01T00:00:00Z"
@@ -60,8 +59,9 @@ static const char *cell_s(const json_t *c, size_t i)
 START_TEST(pod_columns)
 {
 	json_t *c = printers_columns(&pod_res);
-	static const char *const names[] = { "Name", "Ready", "Status", "Restarts", "Age", "IP",
-					     "Node", "Nominated Node", "Readiness Gates" };
+	static const char *const names[] = {
+	    "Name", "Ready", "Status",         "Restarts",       "Age",
+	    "IP",   "Node",  "Nominated Node", "Readiness Gates"};
 	ck_assert_int_eq(json_array_size(c), 9);
 	for (size_t i = 0; i < 9; i++) {
 		json_t *col = json_array_get(c, i);
@@ -69,15 +69,18 @@ START_TEST(pod_columns)
 		ck_assert_int_eq(json_integer_value(json_object_get(col, "priority")), i >= 5);
 		ck_assert_ptr_nonnull(json_object_get(col, "description"));
 	}
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c, 0), "format")), "name");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c, 0), "format")),
+			 "name");
 	json_decref(c);
 }
 END_TEST
 
 START_TEST(pod_pending)
 {
-	json_t *c = cells(&pod_res, "{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"" T0 "\"},"
-			  "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}", t0());
+	json_t *c = cells(&pod_res,
+			  "{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"" T0 "\"},"
+			  "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+			  t0());
 	ck_assert_int_eq(json_array_size(c), 9);
 	ck_assert_str_eq(cell_s(c, 0), "p");
 	ck_assert_str_eq(cell_s(c, 1), "0/1");
@@ -94,15 +97,18 @@ END_TEST
 
 START_TEST(pod_running_restarts)
 {
-	json_t *c = cells(&pod_res,
-		"{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"" T0 "\"},"
-		"\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"a\"},{\"name\":\"b\"}]},"
-		"\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.5\",\"podIPs\":[{\"ip\":\"10.0.0.5\"}],"
-		"\"containerStatuses\":["
-		"{\"name\":\"a\",\"ready\":true,\"restartCount\":2,\"state\":{\"running\":{}},"
-		"\"lastState\":{\"terminated\":{\"exitCode\":1,\"finishedAt\":\"2026-01-01T00:55:00Z\"}}},"
-		"{\"name\":\"b\",\"ready\":true,\"restartCount\":1,\"state\":{\"running\":{}}}]}}",
-		t0() + 3600);
+	json_t *c = cells(
+	    &pod_res,
+	    "{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"" T0 "\"},"
+	    "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"a\"},{\"name\":\"b\"}]},"
+	    "\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.5\",\"podIPs\":[{\"ip\":\"10.0.0."
+	    "5\"}],"
+	    "\"containerStatuses\":["
+	    "{\"name\":\"a\",\"ready\":true,\"restartCount\":2,\"state\":{\"running\":{}},"
+	    "\"lastState\":{\"terminated\":{\"exitCode\":1,\"finishedAt\":\"2026-01-01T00:55:00Z\"}"
+	    "}},"
+	    "{\"name\":\"b\",\"ready\":true,\"restartCount\":1,\"state\":{\"running\":{}}}]}}",
+	    t0() + 3600);
 	ck_assert_str_eq(cell_s(c, 1), "2/2");
 	ck_assert_str_eq(cell_s(c, 2), "Running");
 	ck_assert_str_eq(cell_s(c, 3), "3 (5m ago)");
@@ -116,43 +122,47 @@ END_TEST
 START_TEST(pod_crashloop_and_terminating)
 {
 	json_t *c = cells(&pod_res,
-		"{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"" T0 "\"},"
-		"\"spec\":{\"containers\":[{\"name\":\"a\"}]},"
-		"\"status\":{\"phase\":\"Running\",\"containerStatuses\":["
-		"{\"name\":\"a\",\"ready\":false,\"restartCount\":4,"
-		"\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}}}]}}", t0() + 10);
+			  "{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"" T0 "\"},"
+			  "\"spec\":{\"containers\":[{\"name\":\"a\"}]},"
+			  "\"status\":{\"phase\":\"Running\",\"containerStatuses\":["
+			  "{\"name\":\"a\",\"ready\":false,\"restartCount\":4,"
+			  "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}}}]}}",
+			  t0() + 10);
 	ck_assert_str_eq(cell_s(c, 1), "0/1");
 	ck_assert_str_eq(cell_s(c, 2), "CrashLoopBackOff");
 	ck_assert_str_eq(cell_s(c, 3), "4");
 	json_decref(c);
 
 	c = cells(&pod_res,
-		"{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"" T0 "\","
-		"\"deletionTimestamp\":\"" T0 "\"},"
-		"\"spec\":{\"containers\":[{\"name\":\"a\"}]},"
-		"\"status\":{\"phase\":\"Running\",\"containerStatuses\":["
-		"{\"name\":\"a\",\"ready\":true,\"state\":{\"running\":{}}}]}}", t0() + 10);
+		  "{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"" T0 "\","
+		  "\"deletionTimestamp\":\"" T0 "\"},"
+		  "\"spec\":{\"containers\":[{\"name\":\"a\"}]},"
+		  "\"status\":{\"phase\":\"Running\",\"containerStatuses\":["
+		  "{\"name\":\"a\",\"ready\":true,\"state\":{\"running\":{}}}]}}",
+		  t0() + 10);
 	ck_assert_str_eq(cell_s(c, 1), "1/1");
 	ck_assert_str_eq(cell_s(c, 2), "Terminating");
 	json_decref(c);
 
 	/* init containers: waiting on the second of two */
 	c = cells(&pod_res,
-		"{\"metadata\":{\"name\":\"p\"},"
-		"\"spec\":{\"initContainers\":[{\"name\":\"i1\"},{\"name\":\"i2\"}],"
-		"\"containers\":[{\"name\":\"a\"}]},"
-		"\"status\":{\"phase\":\"Pending\",\"initContainerStatuses\":["
-		"{\"name\":\"i1\",\"state\":{\"terminated\":{\"exitCode\":0}}},"
-		"{\"name\":\"i2\",\"state\":{\"running\":{}}}]}}", t0());
+		  "{\"metadata\":{\"name\":\"p\"},"
+		  "\"spec\":{\"initContainers\":[{\"name\":\"i1\"},{\"name\":\"i2\"}],"
+		  "\"containers\":[{\"name\":\"a\"}]},"
+		  "\"status\":{\"phase\":\"Pending\",\"initContainerStatuses\":["
+		  "{\"name\":\"i1\",\"state\":{\"terminated\":{\"exitCode\":0}}},"
+		  "{\"name\":\"i2\",\"state\":{\"running\":{}}}]}}",
+		  t0());
 	ck_assert_str_eq(cell_s(c, 2), "Init:1/2");
 	ck_assert_str_eq(cell_s(c, 4), "<unknown>");
 	json_decref(c);
 
 	/* a terminated container without reason */
 	c = cells(&pod_res,
-		"{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\"}]},"
-		"\"status\":{\"phase\":\"Failed\",\"containerStatuses\":["
-		"{\"name\":\"a\",\"state\":{\"terminated\":{\"exitCode\":3}}}]}}", t0());
+		  "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"a\"}]},"
+		  "\"status\":{\"phase\":\"Failed\",\"containerStatuses\":["
+		  "{\"name\":\"a\",\"state\":{\"terminated\":{\"exitCode\":3}}}]}}",
+		  t0());
 	ck_assert_str_eq(cell_s(c, 2), "ExitCode:3");
 	json_decref(c);
 }
@@ -165,13 +175,14 @@ START_TEST(deployment_cells)
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cols, 2), "name")),
 			 "Up-to-date");
 	json_decref(cols);
-	json_t *c = cells(&deploy_res,
-		"{\"metadata\":{\"name\":\"web\",\"creationTimestamp\":\"" T0 "\"},"
-		"\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
-		"\"template\":{\"spec\":{\"containers\":[{\"name\":\"n\",\"image\":\"nginx\"},"
-		"{\"name\":\"s\",\"image\":\"busybox\"}]}}},"
-		"\"status\":{\"readyReplicas\":2,\"updatedReplicas\":3,\"availableReplicas\":2}}",
-		t0() + 3 * 86400);
+	json_t *c =
+	    cells(&deploy_res,
+		  "{\"metadata\":{\"name\":\"web\",\"creationTimestamp\":\"" T0 "\"},"
+		  "\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
+		  "\"template\":{\"spec\":{\"containers\":[{\"name\":\"n\",\"image\":\"nginx\"},"
+		  "{\"name\":\"s\",\"image\":\"busybox\"}]}}},"
+		  "\"status\":{\"readyReplicas\":2,\"updatedReplicas\":3,\"availableReplicas\":2}}",
+		  t0() + 3 * 86400);
 	ck_assert_str_eq(cell_s(c, 1), "2/3");
 	ck_assert_int_eq(json_integer_value(json_array_get(c, 2)), 3);
 	ck_assert_int_eq(json_integer_value(json_array_get(c, 3)), 2);
@@ -190,10 +201,11 @@ END_TEST
 START_TEST(service_cells)
 {
 	json_t *c = cells(&svc_res,
-		"{\"metadata\":{\"name\":\"s\",\"creationTimestamp\":\"" T0 "\"},"
-		"\"spec\":{\"type\":\"ClusterIP\",\"clusterIP\":\"10.96.0.10\","
-		"\"clusterIPs\":[\"10.96.0.10\"],\"selector\":{\"b\":\"2\",\"a\":\"1\"},"
-		"\"ports\":[{\"port\":80,\"protocol\":\"TCP\"},{\"port\":443}]}}", t0() + 5);
+			  "{\"metadata\":{\"name\":\"s\",\"creationTimestamp\":\"" T0 "\"},"
+			  "\"spec\":{\"type\":\"ClusterIP\",\"clusterIP\":\"10.96.0.10\","
+			  "\"clusterIPs\":[\"10.96.0.10\"],\"selector\":{\"b\":\"2\",\"a\":\"1\"},"
+			  "\"ports\":[{\"port\":80,\"protocol\":\"TCP\"},{\"port\":443}]}}",
+			  t0() + 5);
 	ck_assert_str_eq(cell_s(c, 0), "s");
 	ck_assert_str_eq(cell_s(c, 1), "ClusterIP");
 	ck_assert_str_eq(cell_s(c, 2), "10.96.0.10");
@@ -202,8 +214,10 @@ START_TEST(service_cells)
 	ck_assert_str_eq(cell_s(c, 5), "5s");
 	ck_assert_str_eq(cell_s(c, 6), "a=1,b=2");
 	json_decref(c);
-	c = cells(&svc_res, "{\"metadata\":{\"name\":\"lb\"},\"spec\":{\"type\":\"LoadBalancer\","
-		  "\"ports\":[{\"port\":80,\"nodePort\":30080,\"protocol\":\"TCP\"}]}}", t0());
+	c = cells(&svc_res,
+		  "{\"metadata\":{\"name\":\"lb\"},\"spec\":{\"type\":\"LoadBalancer\","
+		  "\"ports\":[{\"port\":80,\"nodePort\":30080,\"protocol\":\"TCP\"}]}}",
+		  t0());
 	ck_assert_str_eq(cell_s(c, 2), "<none>");
 	ck_assert_str_eq(cell_s(c, 3), "<pending>");
 	ck_assert_str_eq(cell_s(c, 4), "80:30080/TCP");
@@ -219,11 +233,13 @@ START_TEST(event_cells)
 			 "Last Seen");
 	ck_assert_int_eq(json_array_size(cols), 10);
 	json_decref(cols);
-	json_t *c = cells(&ev_res,
-		"{\"metadata\":{\"name\":\"p.1\"},\"type\":\"Normal\",\"reason\":\"Scheduled\","
-		"\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p\",\"fieldPath\":\"spec\"},"
-		"\"source\":{\"component\":\"scheduler\"},\"message\":\" hello \","
-		"\"firstTimestamp\":\"" T0 "\",\"lastTimestamp\":\"" T0 "\"}", t0() + 90);
+	json_t *c =
+	    cells(&ev_res,
+		  "{\"metadata\":{\"name\":\"p.1\"},\"type\":\"Normal\",\"reason\":\"Scheduled\","
+		  "\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p\",\"fieldPath\":\"spec\"},"
+		  "\"source\":{\"component\":\"scheduler\"},\"message\":\" hello \","
+		  "\"firstTimestamp\":\"" T0 "\",\"lastTimestamp\":\"" T0 "\"}",
+		  t0() + 90);
 	ck_assert_str_eq(cell_s(c, 0), "90s");
 	ck_assert_str_eq(cell_s(c, 1), "Normal");
 	ck_assert_str_eq(cell_s(c, 2), "Scheduled");
@@ -240,21 +256,23 @@ END_TEST
 
 START_TEST(default_columns)
 {
-	static const struct proxy_resource unknown = { .group = "example.com", .version = "v1",
-						       .kind = "Widget" };
-	const struct proxy_resource *rs[] = { &unknown, &crd_res, NULL };
+	static const struct proxy_resource unknown = {
+	    .group = "example.com", .version = "v1", .kind = "Widget"};
+	const struct proxy_resource *rs[] = {&unknown, &crd_res, NULL};
 	for (size_t i = 0; i < 3; i++) {
 		json_t *cols = printers_columns(rs[i]);
 		ck_assert_int_eq(json_array_size(cols), 2);
-		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cols, 0), "name")),
-				 "Name");
-		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cols, 1), "name")),
-				 "Created At");
-		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cols, 1), "type")),
-				 "date");
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(json_array_get(cols, 0), "name")), "Name");
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(json_array_get(cols, 1), "name")),
+		    "Created At");
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(json_array_get(cols, 1), "type")), "date");
 		json_decref(cols);
-		json_t *c = cells(rs[i], "{\"metadata\":{\"name\":\"w\",\"creationTimestamp\":\"" T0 "\"}}",
-				  t0());
+		json_t *c =
+		    cells(rs[i], "{\"metadata\":{\"name\":\"w\",\"creationTimestamp\":\"" T0 "\"}}",
+			  t0());
 		ck_assert_str_eq(cell_s(c, 0), "w");
 		ck_assert_str_eq(cell_s(c, 1), T0);
 		json_decref(c);
@@ -264,18 +282,22 @@ END_TEST
 
 START_TEST(crd_printer_columns)
 {
-	struct proxy_resource cr = { .group = "example.com", .version = "v1", .kind = "Widget" };
+	struct proxy_resource cr = {.group = "example.com", .version = "v1", .kind = "Widget"};
 	cr.crd = J("{\"spec\":{\"versions\":[{\"name\":\"v1\",\"additionalPrinterColumns\":["
 		   "{\"name\":\"Size\",\"type\":\"integer\",\"jsonPath\":\".spec.size\"},"
 		   "{\"name\":\"Color\",\"type\":\"string\",\"jsonPath\":\".spec.colors[1]\","
 		   "\"priority\":1}]}]}}");
 	json_t *cols = printers_columns(&cr);
 	ck_assert_int_eq(json_array_size(cols), 3);
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cols, 1), "name")), "Size");
-	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(cols, 2), "priority")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cols, 1), "name")),
+			 "Size");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(cols, 2), "priority")),
+			 1);
 	json_decref(cols);
-	json_t *c = cells(&cr, "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"size\":3,"
-			  "\"colors\":[\"red\",\"blue\"]}}", t0());
+	json_t *c = cells(&cr,
+			  "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"size\":3,"
+			  "\"colors\":[\"red\",\"blue\"]}}",
+			  t0());
 	ck_assert_int_eq(json_integer_value(json_array_get(c, 1)), 3);
 	ck_assert_str_eq(cell_s(c, 2), "blue");
 	json_decref(c);
@@ -283,7 +305,8 @@ START_TEST(crd_printer_columns)
 	/* a CRD version without columns: Name, Age */
 	cr.crd = J("{\"spec\":{\"versions\":[{\"name\":\"v1\"}]}}");
 	cols = printers_columns(&cr);
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cols, 1), "name")), "Age");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cols, 1), "name")),
+			 "Age");
 	json_decref(cols);
 	json_decref(cr.crd);
 }

@@ -30,45 +30,78 @@ struct rcase {
 };
 
 static const struct rcase cases[] = {
-	/* verbs and resources */
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"get\",\"list\"]}", "get", "", "pods", NULL, NULL, NULL, true},
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"get\",\"list\"]}", "delete", "", "pods", NULL, NULL, NULL, false},
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"get\"]}", "get", "", "services", NULL, NULL, NULL, false},
-	/* the API group must match: pods are core, deployments are apps */
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"deployments\"],\"verbs\":[\"get\"]}", "get", "apps", "deployments", NULL, NULL, NULL, false},
-	{"{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments\"],\"verbs\":[\"get\"]}", "get", "apps", "deployments", NULL, NULL, NULL, true},
-	/* wildcards */
-	{"{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]}", "deletecollection", "batch", "jobs", NULL, NULL, NULL, true},
-	{"{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]}", "get", "", "pods", "log", NULL, NULL, true},
-	/* subresources: "pods" does not grant "pods/log" */
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"get\"]}", "get", "", "pods", "log", NULL, NULL, false},
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"pods/log\"],\"verbs\":[\"get\"]}", "get", "", "pods", "log", NULL, NULL, true},
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"pods/log\"],\"verbs\":[\"get\"]}", "get", "", "pods", NULL, NULL, NULL, false},
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"*/log\"],\"verbs\":[\"get\"]}", "get", "", "pods", "log", NULL, NULL, true},
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"*/log\"],\"verbs\":[\"get\"]}", "get", "", "pods", "status", NULL, NULL, false},
-	{"{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments/scale\"],\"verbs\":[\"update\"]}", "update", "apps", "deployments", "scale", "web", NULL, true},
-	/* resourceNames restrict to named objects; a list has no name */
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],\"resourceNames\":[\"my-configmap\"],\"verbs\":[\"update\",\"get\"]}", "get", "", "configmaps", NULL, "my-configmap", NULL, true},
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],\"resourceNames\":[\"my-configmap\"],\"verbs\":[\"update\",\"get\"]}", "get", "", "configmaps", NULL, "other", NULL, false},
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],\"resourceNames\":[\"my-configmap\"],\"verbs\":[\"list\"]}", "list", "", "configmaps", NULL, NULL, NULL, false},
-	{"{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],\"resourceNames\":[\"my-configmap\"],\"verbs\":[\"create\"]}", "create", "", "configmaps", NULL, NULL, NULL, false},
-	/* non-resource URLs: exact, trailing-star prefix, and never for resource rules */
-	{"{\"nonResourceURLs\":[\"/healthz\",\"/healthz/*\"],\"verbs\":[\"get\",\"post\"]}", "get", NULL, NULL, NULL, NULL, "/healthz", true},
-	{"{\"nonResourceURLs\":[\"/healthz\",\"/healthz/*\"],\"verbs\":[\"get\",\"post\"]}", "post", NULL, NULL, NULL, NULL, "/healthz/etcd", true},
-	{"{\"nonResourceURLs\":[\"/healthz\",\"/healthz/*\"],\"verbs\":[\"get\",\"post\"]}", "get", NULL, NULL, NULL, NULL, "/healthzx", false},
-	{"{\"nonResourceURLs\":[\"/healthz\"],\"verbs\":[\"get\"]}", "put", NULL, NULL, NULL, NULL, "/healthz", false},
-	{"{\"nonResourceURLs\":[\"*\"],\"verbs\":[\"*\"]}", "get", NULL, NULL, NULL, NULL, "/metrics", true},
-	{"{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]}", "get", NULL, NULL, NULL, NULL, "/metrics", false},
-	{"{\"nonResourceURLs\":[\"*\"],\"verbs\":[\"*\"]}", "get", "", "pods", NULL, NULL, NULL, false},
+    /* verbs and resources */
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"get\",\"list\"]}", "get", "",
+     "pods", NULL, NULL, NULL, true},
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"get\",\"list\"]}", "delete", "",
+     "pods", NULL, NULL, NULL, false},
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"get\"]}", "get", "", "services",
+     NULL, NULL, NULL, false},
+    /* the API group must match: pods are core, deployments are apps */
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"deployments\"],\"verbs\":[\"get\"]}", "get", "apps",
+     "deployments", NULL, NULL, NULL, false},
+    {"{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments\"],\"verbs\":[\"get\"]}", "get",
+     "apps", "deployments", NULL, NULL, NULL, true},
+    /* wildcards */
+    {"{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]}", "deletecollection", "batch",
+     "jobs", NULL, NULL, NULL, true},
+    {"{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]}", "get", "", "pods", "log",
+     NULL, NULL, true},
+    /* subresources: "pods" does not grant "pods/log" */
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"get\"]}", "get", "", "pods",
+     "log", NULL, NULL, false},
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"pods/log\"],\"verbs\":[\"get\"]}", "get", "", "pods",
+     "log", NULL, NULL, true},
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"pods/log\"],\"verbs\":[\"get\"]}", "get", "", "pods",
+     NULL, NULL, NULL, false},
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"*/log\"],\"verbs\":[\"get\"]}", "get", "", "pods",
+     "log", NULL, NULL, true},
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"*/log\"],\"verbs\":[\"get\"]}", "get", "", "pods",
+     "status", NULL, NULL, false},
+    {"{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments/scale\"],\"verbs\":[\"update\"]}",
+     "update", "apps", "deployments", "scale", "web", NULL, true},
+    /* resourceNames restrict to named objects; a list has no name */
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],\"resourceNames\":[\"my-configmap\"],"
+     "\"verbs\":[\"update\",\"get\"]}",
+     "get", "", "configmaps", NULL, "my-configmap", NULL, true},
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],\"resourceNames\":[\"my-configmap\"],"
+     "\"verbs\":[\"update\",\"get\"]}",
+     "get", "", "configmaps", NULL, "other", NULL, false},
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],\"resourceNames\":[\"my-configmap\"],"
+     "\"verbs\":[\"list\"]}",
+     "list", "", "configmaps", NULL, NULL, NULL, false},
+    {"{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],\"resourceNames\":[\"my-configmap\"],"
+     "\"verbs\":[\"create\"]}",
+     "create", "", "configmaps", NULL, NULL, NULL, false},
+    /* non-resource URLs: exact, trailing-star prefix, and never for resource rules */
+    {"{\"nonResourceURLs\":[\"/healthz\",\"/healthz/*\"],\"verbs\":[\"get\",\"post\"]}", "get",
+     NULL, NULL, NULL, NULL, "/healthz", true},
+    {"{\"nonResourceURLs\":[\"/healthz\",\"/healthz/*\"],\"verbs\":[\"get\",\"post\"]}", "post",
+     NULL, NULL, NULL, NULL, "/healthz/etcd", true},
+    {"{\"nonResourceURLs\":[\"/healthz\",\"/healthz/*\"],\"verbs\":[\"get\",\"post\"]}", "get",
+     NULL, NULL, NULL, NULL, "/healthzx", false},
+    {"{\"nonResourceURLs\":[\"/healthz\"],\"verbs\":[\"get\"]}", "put", NULL, NULL, NULL, NULL,
+     "/healthz", false},
+    {"{\"nonResourceURLs\":[\"*\"],\"verbs\":[\"*\"]}", "get", NULL, NULL, NULL, NULL, "/metrics",
+     true},
+    {"{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]}", "get", NULL, NULL, NULL,
+     NULL, "/metrics", false},
+    {"{\"nonResourceURLs\":[\"*\"],\"verbs\":[\"*\"]}", "get", "", "pods", NULL, NULL, NULL, false},
 };
 
 START_TEST(test_rule_table)
 {
 	const struct rcase *c = &cases[_i];
 	json_t *rule = J(c->rule);
-	struct rbac_attrs a = {.user = "alice", .verb = c->verb, .resource_request = !c->path,
-			       .api_group = c->group, .resource = c->res, .subresource = c->sub,
-			       .ns = "team-a", .name = c->name, .path = c->path};
+	struct rbac_attrs a = {.user = "alice",
+			       .verb = c->verb,
+			       .resource_request = !c->path,
+			       .api_group = c->group,
+			       .resource = c->res,
+			       .subresource = c->sub,
+			       .ns = "team-a",
+			       .name = c->name,
+			       .path = c->path};
 	ck_assert_msg(rbac_rule_allows(rule, &a) == c->want, "case %d: %s %s/%s %s", _i, c->verb,
 		      c->res ? c->res : c->path, c->sub ? c->sub : "", c->rule);
 	json_decref(rule);
@@ -80,16 +113,20 @@ static rbac_index_t *fixture(void)
 	rbac_index_t *ix = rbac_index_new();
 	json_t *o;
 	o = J("{\"metadata\":{\"name\":\"pod-reader\",\"namespace\":\"team-a\"},"
-	      "\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"get\",\"list\",\"watch\"]}]}");
+	      "\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"get\","
+	      "\"list\",\"watch\"]}]}");
 	ck_assert_int_eq(rbac_index_put(ix, RBAC_ROLE, o), 0);
 	json_decref(o);
 	o = J("{\"metadata\":{\"name\":\"secret-reader\"},"
-	      "\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"secrets\"],\"verbs\":[\"get\",\"list\"]}]}");
+	      "\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"secrets\"],\"verbs\":[\"get\","
+	      "\"list\"]}]}");
 	ck_assert_int_eq(rbac_index_put(ix, RBAC_CLUSTERROLE, o), 0);
 	json_decref(o);
 	o = J("{\"metadata\":{\"name\":\"read-pods\",\"namespace\":\"team-a\"},"
-	      "\"subjects\":[{\"kind\":\"User\",\"name\":\"jane\"},{\"kind\":\"ServiceAccount\",\"name\":\"robot\"}],"
-	      "\"roleRef\":{\"kind\":\"Role\",\"name\":\"pod-reader\",\"apiGroup\":\"rbac.authorization.k8s.io\"}}");
+	      "\"subjects\":[{\"kind\":\"User\",\"name\":\"jane\"},{\"kind\":\"ServiceAccount\","
+	      "\"name\":\"robot\"}],"
+	      "\"roleRef\":{\"kind\":\"Role\",\"name\":\"pod-reader\",\"apiGroup\":\"rbac."
+	      "authorization.k8s.io\"}}");
 	ck_assert_int_eq(rbac_index_put(ix, RBAC_ROLEBINDING, o), 0);
 	json_decref(o);
 	/* a RoleBinding of a ClusterRole grants it only in its namespace */
@@ -110,8 +147,13 @@ static bool can(rbac_index_t *ix, const char *user, const char *group, const cha
 		const char *res, const char *ns)
 {
 	const char *groups[] = {group ? group : "system:authenticated"};
-	struct rbac_attrs a = {.user = user, .groups = groups, .ngroups = 1, .verb = verb,
-			       .resource_request = true, .api_group = "", .resource = res,
+	struct rbac_attrs a = {.user = user,
+			       .groups = groups,
+			       .ngroups = 1,
+			       .verb = verb,
+			       .resource_request = true,
+			       .api_group = "",
+			       .resource = res,
 			       .ns = ns};
 	return rbac_allowed(ix, &a);
 }
@@ -139,8 +181,9 @@ END_TEST
 START_TEST(test_changes_take_effect)
 {
 	rbac_index_t *ix = fixture();
-	json_t *o = J("{\"metadata\":{\"name\":\"pod-reader\",\"namespace\":\"team-a\"},"
-		      "\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"*\"]}]}");
+	json_t *o =
+	    J("{\"metadata\":{\"name\":\"pod-reader\",\"namespace\":\"team-a\"},"
+	      "\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"*\"]}]}");
 	ck_assert(!can(ix, "jane", NULL, "delete", "pods", "team-a"));
 	rbac_index_put(ix, RBAC_ROLE, o);
 	json_decref(o);
@@ -169,17 +212,22 @@ END_TEST
 
 START_TEST(test_covers)
 {
-	json_t *owner = J("[{\"apiGroups\":[\"\"],\"resources\":[\"pods\",\"configmaps\"],\"verbs\":[\"get\",\"list\"]},"
+	json_t *owner = J("[{\"apiGroups\":[\"\"],\"resources\":[\"pods\",\"configmaps\"],"
+			  "\"verbs\":[\"get\",\"list\"]},"
 			  "{\"apiGroups\":[\"apps\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]},"
-			  "{\"apiGroups\":[\"\"],\"resources\":[\"secrets\"],\"resourceNames\":[\"one\"],\"verbs\":[\"get\"]},"
+			  "{\"apiGroups\":[\"\"],\"resources\":[\"secrets\"],\"resourceNames\":["
+			  "\"one\"],\"verbs\":[\"get\"]},"
 			  "{\"nonResourceURLs\":[\"/logs/*\"],\"verbs\":[\"get\"]}]");
 	json_t *ok = J("[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],\"verbs\":[\"get\"]},"
-		       "{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments/scale\"],\"verbs\":[\"update\"]},"
-		       "{\"apiGroups\":[\"\"],\"resources\":[\"secrets\"],\"resourceNames\":[\"one\"],\"verbs\":[\"get\"]},"
+		       "{\"apiGroups\":[\"apps\"],\"resources\":[\"deployments/"
+		       "scale\"],\"verbs\":[\"update\"]},"
+		       "{\"apiGroups\":[\"\"],\"resources\":[\"secrets\"],\"resourceNames\":["
+		       "\"one\"],\"verbs\":[\"get\"]},"
 		       "{\"nonResourceURLs\":[\"/logs/kube\"],\"verbs\":[\"get\"]}]");
 	ck_assert(rbac_covers(owner, ok, NULL));
 	json_t *missing = NULL;
-	json_t *bad = J("[{\"apiGroups\":[\"\"],\"resources\":[\"pods\",\"nodes\"],\"verbs\":[\"get\",\"delete\"]}]");
+	json_t *bad = J("[{\"apiGroups\":[\"\"],\"resources\":[\"pods\",\"nodes\"],\"verbs\":["
+			"\"get\",\"delete\"]}]");
 	ck_assert(!rbac_covers(owner, bad, &missing));
 	ck_assert_uint_eq(json_array_size(missing), 3); /* pods delete, nodes get, nodes delete */
 	json_decref(missing);
@@ -200,12 +248,16 @@ START_TEST(test_defaults)
 	size_t i;
 	json_t *o;
 	bool masters = false;
-	json_array_foreach(d, i, o) {
-		const char *name = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+	json_array_foreach (d, i, o) {
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
 		if (strcmp(name, "cluster-admin") == 0 &&
-		    strcmp(json_string_value(json_object_get(o, "kind")), "ClusterRoleBinding") == 0)
-			masters = strcmp(json_string_value(json_object_get(
-				json_array_get(json_object_get(o, "subjects"), 0), "name")), "system:masters") == 0;
+		    strcmp(json_string_value(json_object_get(o, "kind")), "ClusterRoleBinding") ==
+			0)
+			masters =
+			    strcmp(json_string_value(json_object_get(
+				       json_array_get(json_object_get(o, "subjects"), 0), "name")),
+				   "system:masters") == 0;
 	}
 	ck_assert(masters);
 	json_decref(d);

@@ -30,7 +30,7 @@ static void unknown_eq(const char *msg, const char *obj_text, const char *want)
 
 	int n = schema_unknown_fields(msg, obj, paths);
 	ck_assert_int_eq(n, (int)json_array_size(paths));
-	json_array_foreach(paths, i, p) {
+	json_array_foreach (paths, i, p) {
 		if (i)
 			strcat(got, ",");
 		strcat(got, json_string_value(p));
@@ -43,31 +43,38 @@ static void unknown_eq(const char *msg, const char *obj_text, const char *want)
 START_TEST(unknown_pod)
 {
 	const char *pod = "k8s.io.api.core.v1.Pod";
-	unknown_eq(pod, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
-			"\"labels\":{\"any-key\":\"v\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
-			"\"image\":\"i\"}]}}", "");
+	unknown_eq(pod,
+		   "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+		   "\"labels\":{\"any-key\":\"v\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+		   "\"image\":\"i\"}]}}",
+		   "");
 	unknown_eq(pod, "{\"spec\":{\"foo\":1,\"containers\":[]}}", "spec.foo");
-	unknown_eq(pod, "{\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"bar\":true,"
-			"\"ports\":[{\"containerPort\":80,\"hostprt\":1}]}]}}",
+	unknown_eq(pod,
+		   "{\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"bar\":true,"
+		   "\"ports\":[{\"containerPort\":80,\"hostprt\":1}]}]}}",
 		   "spec.containers[1].bar,spec.containers[1].ports[0].hostprt");
 	unknown_eq(pod, "{\"metadata\":{\"nme\":\"x\"},\"extra\":{}}", "metadata.nme,extra");
 	/* apiVersion/kind are only allowed at the top */
 	unknown_eq(pod, "{\"spec\":{\"kind\":\"x\"}}", "spec.kind");
 	/* map of Quantity: keys are free, values are not descended */
-	unknown_eq(pod, "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
-			"{\"cpu\":\"1\",\"example.com/gpu\":2},\"requests\":{\"memory\":\"1Gi\"}}}]}}",
+	unknown_eq(pod,
+		   "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+		   "{\"cpu\":\"1\",\"example.com/gpu\":2},\"requests\":{\"memory\":\"1Gi\"}}}]}}",
 		   "");
 	/* IntOrString, Time, FieldsV1 are leaves */
-	unknown_eq(pod, "{\"metadata\":{\"creationTimestamp\":\"2025-01-01T00:00:00Z\","
-			"\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:spec\":{\"f:x\":{}}}}]},"
-			"\"spec\":{\"containers\":[{\"name\":\"c\",\"livenessProbe\":{\"httpGet\":"
-			"{\"port\":\"http\",\"pth\":\"/\"}}}]}}",
-		   "spec.containers[0].livenessProbe.httpGet.pth");
+	unknown_eq(
+	    pod,
+	    "{\"metadata\":{\"creationTimestamp\":\"2025-01-01T00:00:00Z\","
+	    "\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:spec\":{\"f:x\":{}}}}]},"
+	    "\"spec\":{\"containers\":[{\"name\":\"c\",\"livenessProbe\":{\"httpGet\":"
+	    "{\"port\":\"http\",\"pth\":\"/\"}}}]}}",
+	    "spec.containers[0].livenessProbe.httpGet.pth");
 	/* inline structs: VolumeSource in Volume, LocalObjectReference in
 	 * ConfigMapVolumeSource, ProbeHandler in Probe */
-	unknown_eq(pod, "{\"spec\":{\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"cm\","
-			"\"items\":[]}},{\"name\":\"w\",\"volumeSource\":{}}],\"containers\":[{"
-			"\"name\":\"c\",\"readinessProbe\":{\"exec\":{\"command\":[\"true\"]}}}]}}",
+	unknown_eq(pod,
+		   "{\"spec\":{\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"cm\","
+		   "\"items\":[]}},{\"name\":\"w\",\"volumeSource\":{}}],\"containers\":[{"
+		   "\"name\":\"c\",\"readinessProbe\":{\"exec\":{\"command\":[\"true\"]}}}]}}",
 		   "spec.volumes[1].volumeSource");
 	/* a wrong shape is a type error, not an unknown field */
 	unknown_eq(pod, "{\"spec\":{\"containers\":{\"name\":\"c\",\"zz\":1}}}", "");
@@ -97,8 +104,7 @@ END_TEST
 
 /* Checks that obj has exactly the type errors at `fields` (comma-joined),
  * and that the first message mentions `type`. */
-static void types_eq(const char *msg, const char *obj_text, const char *fields,
-		     const char *type)
+static void types_eq(const char *msg, const char *obj_text, const char *fields, const char *type)
 {
 	json_t *obj = J(obj_text), *errs = json_array();
 	char got[1024] = "";
@@ -107,14 +113,15 @@ static void types_eq(const char *msg, const char *obj_text, const char *fields,
 
 	int n = schema_check_types(msg, obj, errs);
 	ck_assert_int_eq(n, (int)json_array_size(errs));
-	json_array_foreach(errs, i, e) {
+	json_array_foreach (errs, i, e) {
 		if (i)
 			strcat(got, ",");
 		strcat(got, json_string_value(json_object_get(e, "field")));
 	}
 	ck_assert_str_eq(got, fields);
 	if (type) {
-		const char *m = json_string_value(json_object_get(json_array_get(errs, 0), "message"));
+		const char *m =
+		    json_string_value(json_object_get(json_array_get(errs, 0), "message"));
 		ck_assert_msg(strstr(m, type) != NULL, "'%s' lacks '%s'", m, type);
 		ck_assert_ptr_nonnull(strstr(m, "cannot unmarshal"));
 	}
@@ -125,10 +132,13 @@ static void types_eq(const char *msg, const char *obj_text, const char *fields,
 START_TEST(types_deployment)
 {
 	const char *d = "k8s.io.api.apps.v1.Deployment";
-	types_eq(d, "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\","
-		    "\"generation\":3,\"labels\":{\"a\":\"b\"}},\"spec\":{\"replicas\":2,\"paused\":false,"
-		    "\"selector\":null,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
-		    "\"resources\":{\"limits\":{\"cpu\":0.5,\"memory\":\"1Gi\"}}}]}}}}", "", NULL);
+	types_eq(
+	    d,
+	    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\","
+	    "\"generation\":3,\"labels\":{\"a\":\"b\"}},\"spec\":{\"replicas\":2,\"paused\":false,"
+	    "\"selector\":null,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+	    "\"resources\":{\"limits\":{\"cpu\":0.5,\"memory\":\"1Gi\"}}}]}}}}",
+	    "", NULL);
 	types_eq(d, "{\"spec\":{\"replicas\":\"3\"}}", "spec.replicas",
 		 "Go struct field DeploymentSpec.spec.replicas of type int32");
 	/* Go refuses non-integral numbers, 3.0 included, and out-of-range ones */
@@ -141,14 +151,14 @@ START_TEST(types_deployment)
 	types_eq(d, "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":7}]}}}}",
 		 "spec.template.spec.containers[0].name", "unmarshal number");
 	types_eq(d, "{\"metadata\":{\"labels\":{\"a\":1}}}", "metadata.labels[a]", "string");
-	types_eq(d, "{\"metadata\":{\"labels\":[\"a\"]}}", "metadata.labels",
-		 "map[string]string");
+	types_eq(d, "{\"metadata\":{\"labels\":[\"a\"]}}", "metadata.labels", "map[string]string");
 	types_eq(d, "{\"spec\":\"x\"}", "spec", "of type v1.DeploymentSpec");
 	types_eq(d, "{\"kind\":5}", "kind", "string");
 	types_eq(d, "{\"metadata\":{\"creationTimestamp\":\"yesterday\"}}",
 		 "metadata.creationTimestamp", "v1.Time");
-	types_eq(d, "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
-		    "\"resources\":{\"limits\":{\"cpu\":true}}}]}}}}",
+	types_eq(d,
+		 "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+		 "\"resources\":{\"limits\":{\"cpu\":true}}}]}}}}",
 		 "spec.template.spec.containers[0].resources.limits[cpu]", "resource.Quantity");
 }
 END_TEST
@@ -156,8 +166,10 @@ END_TEST
 START_TEST(types_other)
 {
 	const char *svc = "k8s.io.api.core.v1.Service";
-	types_eq(svc, "{\"spec\":{\"ports\":[{\"port\":80,\"targetPort\":\"http\"},"
-		      "{\"port\":81,\"targetPort\":8081}]}}", "", NULL);
+	types_eq(svc,
+		 "{\"spec\":{\"ports\":[{\"port\":80,\"targetPort\":\"http\"},"
+		 "{\"port\":81,\"targetPort\":8081}]}}",
+		 "", NULL);
 	types_eq(svc, "{\"spec\":{\"ports\":[{\"port\":80,\"targetPort\":true}]}}",
 		 "spec.ports[0].targetPort", "intstr.IntOrString");
 	const char *sec = "k8s.io.api.core.v1.Secret";

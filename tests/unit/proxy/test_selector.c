@@ -41,35 +41,36 @@ START_TEST(label_match_table)
 		const char *sel, *labels;
 		bool want;
 	} t[] = {
-		{ "", "{\"a\":\"b\"}", true },
-		{ "   ", NULL, true },
-		{ "a=b", "{\"a\":\"b\"}", true },
-		{ "a==b", "{\"a\":\"b\"}", true },
-		{ "a=b", "{\"a\":\"c\"}", false },
-		{ "a=b", NULL, false },
-		{ "a!=b", "{\"a\":\"c\"}", true },
-		{ "a!=b", "{}", true },
-		{ "a!=b", "{\"a\":\"b\"}", false },
-		{ "a in (x,y)", "{\"a\":\"y\"}", true },
-		{ "a in (x,y)", "{\"a\":\"z\"}", false },
-		{ "a in (x,y)", "{}", false },
-		{ "a notin (x)", "{}", true },
-		{ "a notin (x)", "{\"a\":\"x\"}", false },
-		{ "a", "{\"a\":\"\"}", true },
-		{ "a", "{\"b\":\"\"}", false },
-		{ "!a", "{\"b\":\"\"}", true },
-		{ "!a", "{\"a\":\"x\"}", false },
-		{ "a=", "{\"a\":\"\"}", true },
-		{ "a=", "{\"a\":\"x\"}", false },
-		{ " app = web , tier in ( fe , be ) ,!canary", "{\"app\":\"web\",\"tier\":\"be\"}", true },
-		{ "app=web,tier in (fe)", "{\"app\":\"web\",\"tier\":\"be\"}", false },
-		{ "example.com/role=db", "{\"example.com/role\":\"db\"}", true },
-		{ "x in (foo,,baz)", "{\"x\":\"\"}", true },
-		{ "n>5", "{\"n\":\"7\"}", true },
-		{ "n>5", "{\"n\":\"3\"}", false },
-		{ "n<5", "{\"n\":\"x\"}", false },
-		/* "in" as a value is an identifier */
-		{ "a=in", "{\"a\":\"in\"}", true },
+	    {"", "{\"a\":\"b\"}", true},
+	    {"   ", NULL, true},
+	    {"a=b", "{\"a\":\"b\"}", true},
+	    {"a==b", "{\"a\":\"b\"}", true},
+	    {"a=b", "{\"a\":\"c\"}", false},
+	    {"a=b", NULL, false},
+	    {"a!=b", "{\"a\":\"c\"}", true},
+	    {"a!=b", "{}", true},
+	    {"a!=b", "{\"a\":\"b\"}", false},
+	    {"a in (x,y)", "{\"a\":\"y\"}", true},
+	    {"a in (x,y)", "{\"a\":\"z\"}", false},
+	    {"a in (x,y)", "{}", false},
+	    {"a notin (x)", "{}", true},
+	    {"a notin (x)", "{\"a\":\"x\"}", false},
+	    {"a", "{\"a\":\"\"}", true},
+	    {"a", "{\"b\":\"\"}", false},
+	    {"!a", "{\"b\":\"\"}", true},
+	    {"!a", "{\"a\":\"x\"}", false},
+	    {"a=", "{\"a\":\"\"}", true},
+	    {"a=", "{\"a\":\"x\"}", false},
+	    {" app = web , tier in ( fe , be ) ,!canary", "{\"app\":\"web\",\"tier\":\"be\"}",
+	     true},
+	    {"app=web,tier in (fe)", "{\"app\":\"web\",\"tier\":\"be\"}", false},
+	    {"example.com/role=db", "{\"example.com/role\":\"db\"}", true},
+	    {"x in (foo,,baz)", "{\"x\":\"\"}", true},
+	    {"n>5", "{\"n\":\"7\"}", true},
+	    {"n>5", "{\"n\":\"3\"}", false},
+	    {"n<5", "{\"n\":\"x\"}", false},
+	    /* "in" as a value is an identifier */
+	    {"a=in", "{\"a\":\"in\"}", true},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		ck_assert_msg(lmatch(t[i].sel, t[i].labels) == t[i].want, "case %zu '%s'", i,
@@ -93,13 +94,14 @@ START_TEST(label_errors)
 	lerr(",a", "found ',', expected: !, identifier, or 'end of string'");
 	lerr("a in x", "unable to parse requirement: found 'x' expected: '('");
 	lerr("a in (x", "unable to parse requirement: found '', expected: ',' or ')'");
-	lerr("a (", "unable to parse requirement: found '(', expected: in, notin, =, ==, !=, gt, lt");
+	lerr("a (",
+	     "unable to parse requirement: found '(', expected: in, notin, =, ==, !=, gt, lt");
 	lerr("a=b=c", "found '=', expected: ',' or 'end of string'");
 	lerr("!", "unable to parse requirement: found '', expected: identifier");
 	lerr("a=b!", "found '!', expected: ',' or 'end of string'");
 	lerr("Foo Bar", "unable to parse requirement: found 'Bar', expected: in, notin");
 	lerr("-bad=x", "unable to parse requirement: <nil>: Invalid value: \"-bad\": name part "
-	     "must consist of alphanumeric characters");
+		       "must consist of alphanumeric characters");
 	lerr("a=-x", "values[0]: Invalid value: \"-x\": a valid label must be an empty string");
 	lerr("a>x", "for 'Gt', 'Lt' operators, the value must be an integer");
 }
@@ -159,20 +161,31 @@ END_TEST
 
 /* ---- field selectors ---- */
 
-static const char *const pod_fields[] = { "spec.nodeName", "status.phase", NULL };
+static const char *const pod_fields[] = {"spec.nodeName", "status.phase", NULL};
 static const struct proxy_resource pod_res = {
-	.group = "", .version = "v1", .kind = "Pod", .plural = "pods", .namespaced = true,
-	.field_selectors = pod_fields,
+    .group = "",
+    .version = "v1",
+    .kind = "Pod",
+    .plural = "pods",
+    .namespaced = true,
+    .field_selectors = pod_fields,
 };
-static const char *const ev_fields[] = { "source", "reason", "involvedObject.uid", NULL };
+static const char *const ev_fields[] = {"source", "reason", "involvedObject.uid", NULL};
 static const struct proxy_resource ev_res = {
-	.group = "", .version = "v1", .kind = "Event", .plural = "events", .namespaced = true,
-	.field_selectors = ev_fields,
+    .group = "",
+    .version = "v1",
+    .kind = "Event",
+    .plural = "events",
+    .namespaced = true,
+    .field_selectors = ev_fields,
 };
-static const char *const node_fields[] = { "spec.unschedulable", NULL };
+static const char *const node_fields[] = {"spec.unschedulable", NULL};
 static const struct proxy_resource node_res = {
-	.group = "", .version = "v1", .kind = "Node", .plural = "nodes",
-	.field_selectors = node_fields,
+    .group = "",
+    .version = "v1",
+    .kind = "Node",
+    .plural = "nodes",
+    .field_selectors = node_fields,
 };
 
 static bool fmatch(const struct proxy_resource *r, const char *sel, const char *obj)
@@ -209,8 +222,8 @@ START_TEST(field_match)
 	const char *ev = "{\"metadata\":{\"name\":\"e\"},\"source\":{\"component\":\"kubelet\"}}";
 	ck_assert(fmatch(&ev_res, "source=kubelet", ev));
 	ck_assert(fmatch(&node_res, "spec.unschedulable=false", "{\"spec\":{}}"));
-	ck_assert(fmatch(&node_res, "spec.unschedulable=true",
-			 "{\"spec\":{\"unschedulable\":true}}"));
+	ck_assert(
+	    fmatch(&node_res, "spec.unschedulable=true", "{\"spec\":{\"unschedulable\":true}}"));
 }
 END_TEST
 
@@ -228,19 +241,21 @@ START_TEST(field_errors)
 	ferr(&pod_res, "spec.foo=bar", "field label not supported: spec.foo");
 	ferr(&node_res, "status.phase=Running", "field label not supported: status.phase");
 	ferr(NULL, "spec.nodeName=x", "field label not supported: spec.nodeName");
-	ferr(&pod_res, "metadata.name", "invalid selector: 'metadata.name'; can't understand "
+	ferr(&pod_res, "metadata.name",
+	     "invalid selector: 'metadata.name'; can't understand "
 	     "'metadata.name'");
 	ferr(&pod_res, "metadata.name=a=b",
 	     "invalid field selector: unescaped character in value: =");
-	ferr(&pod_res, "metadata.name=a\\x", "invalid field selector: invalid escape sequence: \\x");
+	ferr(&pod_res, "metadata.name=a\\x",
+	     "invalid field selector: invalid escape sequence: \\x");
 }
 END_TEST
 
 START_TEST(field_exact)
 {
 	struct sel_field *f = NULL;
-	ck_assert_int_eq(sel_field_parse("metadata.name=foo,status.phase!=x", &pod_res, &f,
-					 NULL, 0), 0);
+	ck_assert_int_eq(
+	    sel_field_parse("metadata.name=foo,status.phase!=x", &pod_res, &f, NULL, 0), 0);
 	ck_assert_str_eq(sel_field_exact(f, "metadata.name"), "foo");
 	ck_assert_ptr_null(sel_field_exact(f, "status.phase"));
 	ck_assert_ptr_null(sel_field_exact(f, "metadata.namespace"));

@@ -18,8 +18,8 @@ static Suite *suite(void);
 #include "tests/unit/check_main.h"
 
 #define DEPLOY "k8s.io.api.apps.v1.Deployment"
-#define T1 "2025-01-01T00:00:00Z"
-#define T2 "2025-01-01T00:01:00Z"
+#define T1     "2025-01-01T00:00:00Z"
+#define T2     "2025-01-01T00:01:00Z"
 
 static json_t *J(const char *s)
 {
@@ -35,7 +35,7 @@ static json_t *entry(const json_t *obj, const char *manager, const char *op)
 	json_t *mf = json_object_get(json_object_get(obj, "metadata"), "managedFields"), *e;
 	size_t i;
 
-	json_array_foreach(mf, i, e) {
+	json_array_foreach (mf, i, e) {
 		if (!strcmp(json_string_value(json_object_get(e, "manager")), manager) &&
 		    !strcmp(json_string_value(json_object_get(e, "operation")), op))
 			return e;
@@ -74,8 +74,8 @@ static const json_t *at(const json_t *v, const char *path)
 	return v;
 }
 
-static json_t *apply_ok(json_t *live /* stolen */, const char *cfg, const char *manager,
-			bool force, const char *now)
+static json_t *apply_ok(json_t *live /* stolen */, const char *cfg, const char *manager, bool force,
+			const char *now)
 {
 	json_t *c = J(cfg), *out = NULL, *conf = NULL;
 	char err[512] = "";
@@ -91,11 +91,11 @@ static json_t *apply_ok(json_t *live /* stolen */, const char *cfg, const char *
 #define DEP_HEAD "\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\""
 
 static const char *cfg_full =
-	"{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"namespace\":\"default\","
-	"\"labels\":{\"app\":\"d\",\"extra\":\"x\"}},"
-	"\"spec\":{\"replicas\":2,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},"
-	"\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},"
-	"\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"nginx:1\"}]}}}}";
+    "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"namespace\":\"default\","
+    "\"labels\":{\"app\":\"d\",\"extra\":\"x\"}},"
+    "\"spec\":{\"replicas\":2,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},"
+    "\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},"
+    "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"nginx:1\"}]}}}}";
 
 START_TEST(first_apply_creates_entry)
 {
@@ -115,10 +115,16 @@ START_TEST(first_apply_creates_entry)
 	/* server-managed paths are never owned; leaves are {} */
 	ck_assert(!owns(out, "kubectl", "Apply", "f:metadata", "f:name", NULL));
 	ck_assert(!owns(out, "kubectl", "Apply", "f:apiVersion", NULL));
-	ck_assert_int_eq(json_object_size(json_object_get(json_object_get(json_object_get(
-				 json_object_get(e, "fieldsV1"), "f:spec"), "f:replicas"), ".")), 0);
-	ck_assert_int_eq(json_object_size(json_object_get(json_object_get(
-				 json_object_get(e, "fieldsV1"), "f:spec"), "f:replicas")), 0);
+	ck_assert_int_eq(
+	    json_object_size(json_object_get(
+		json_object_get(json_object_get(json_object_get(e, "fieldsV1"), "f:spec"),
+				"f:replicas"),
+		".")),
+	    0);
+	ck_assert_int_eq(
+	    json_object_size(json_object_get(
+		json_object_get(json_object_get(e, "fieldsV1"), "f:spec"), "f:replicas")),
+	    0);
 	ck_assert_int_eq(json_integer_value(at(out, "spec.replicas")), 2);
 	json_decref(out);
 }
@@ -137,9 +143,11 @@ START_TEST(reapply_removes_dropped_fields)
 	ck_assert_ptr_null(at(out, "metadata.labels.extra"));
 	ck_assert_str_eq(json_string_value(at(out, "metadata.labels.app")), "d");
 	ck_assert_ptr_null(at(out, "spec.replicas"));
-	ck_assert_str_eq(json_string_value(at(out, "spec.template.spec.containers.0.image")), "nginx:2");
+	ck_assert_str_eq(json_string_value(at(out, "spec.template.spec.containers.0.image")),
+			 "nginx:2");
 	ck_assert(!owns(out, "kubectl", "Apply", "f:spec", "f:replicas", NULL));
-	ck_assert_str_eq(json_string_value(json_object_get(entry(out, "kubectl", "Apply"), "time")), T2);
+	ck_assert_str_eq(json_string_value(json_object_get(entry(out, "kubectl", "Apply"), "time")),
+			 T2);
 	/* the namespace stays: it is not owned, so never pruned */
 	ck_assert_str_eq(json_string_value(at(out, "metadata.namespace")), "default");
 	json_decref(out);
@@ -152,25 +160,29 @@ START_TEST(two_managers_conflict_and_force)
 	char err[512] = "";
 
 	/* bob applies a different label only: no conflict, both own their fields */
-	out = apply_ok(out, "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"labels\":{\"team\":\"b\"}}}",
+	out = apply_ok(out,
+		       "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"labels\":{\"team\":\"b\"}}}",
 		       "bob", false, T2);
 	ck_assert(owns(out, "bob", "Apply", "f:metadata", "f:labels", "f:team", NULL));
 	ck_assert(!owns(out, "bob", "Apply", "f:spec", NULL));
 	ck_assert(owns(out, "alice", "Apply", "f:spec", "f:replicas", NULL));
 
 	/* bob sets replicas to the same value: shared, no conflict */
-	out = apply_ok(out, "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"labels\":{\"team\":\"b\"}},"
-		       "\"spec\":{\"replicas\":2}}", "bob", false, T2);
+	out = apply_ok(out,
+		       "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"labels\":{\"team\":\"b\"}},"
+		       "\"spec\":{\"replicas\":2}}",
+		       "bob", false, T2);
 	ck_assert(owns(out, "bob", "Apply", "f:spec", "f:replicas", NULL));
 	ck_assert(owns(out, "alice", "Apply", "f:spec", "f:replicas", NULL));
 
 	/* bob sets a different value: conflict with alice */
 	c = J("{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"labels\":{\"team\":\"b\"}},"
 	      "\"spec\":{\"replicas\":5}}");
-	ck_assert_int_eq(patch_apply(out, c, DEPLOY, "bob", false, T2, &o2, &conf, err, sizeof(err)),
-			 -EBUSY);
+	ck_assert_int_eq(
+	    patch_apply(out, c, DEPLOY, "bob", false, T2, &o2, &conf, err, sizeof(err)), -EBUSY);
 	ck_assert_ptr_null(o2);
-	ck_assert_str_eq(err, "Apply failed with 1 conflict: conflict with \"alice\": .spec.replicas");
+	ck_assert_str_eq(err,
+			 "Apply failed with 1 conflict: conflict with \"alice\": .spec.replicas");
 	ck_assert_int_eq(json_array_size(conf), 1);
 	ck_assert_str_eq(json_string_value(at(conf, "0.field")), ".spec.replicas");
 	ck_assert_str_eq(json_string_value(at(conf, "0.manager")), "alice");
@@ -178,7 +190,8 @@ START_TEST(two_managers_conflict_and_force)
 	conf = NULL;
 
 	/* with force bob takes replicas over */
-	ck_assert_int_eq(patch_apply(out, c, DEPLOY, "bob", true, T2, &o2, &conf, err, sizeof(err)), 0);
+	ck_assert_int_eq(patch_apply(out, c, DEPLOY, "bob", true, T2, &o2, &conf, err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(json_integer_value(at(o2, "spec.replicas")), 5);
 	ck_assert(owns(o2, "bob", "Apply", "f:spec", "f:replicas", NULL));
 	ck_assert(!owns(o2, "alice", "Apply", "f:spec", "f:replicas", NULL));
@@ -206,11 +219,15 @@ START_TEST(multiple_conflicts_message)
 
 	c = J("{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"labels\":{\"extra\":\"y\"}},"
 	      "\"spec\":{\"replicas\":5}}");
-	ck_assert_int_eq(patch_apply(out, c, DEPLOY, "bob", false, T2, &o2, &conf, err, sizeof(err)),
-			 -EBUSY);
+	ck_assert_int_eq(
+	    patch_apply(out, c, DEPLOY, "bob", false, T2, &o2, &conf, err, sizeof(err)), -EBUSY);
 	ck_assert_int_eq(json_array_size(conf), 2);
-	ck_assert_msg(strstr(err, "Apply failed with 2 conflicts: conflicts with \"alice\":") == err, "%s", err);
-	ck_assert_msg(strstr(err, "\n- .spec.replicas") && strstr(err, "\n- .metadata.labels.extra"), "%s", err);
+	ck_assert_msg(strstr(err, "Apply failed with 2 conflicts: conflicts with \"alice\":") ==
+			  err,
+		      "%s", err);
+	ck_assert_msg(strstr(err, "\n- .spec.replicas") &&
+			  strstr(err, "\n- .metadata.labels.extra"),
+		      "%s", err);
 	json_decref(conf);
 	json_decref(c);
 	json_decref(out);
@@ -219,15 +236,17 @@ END_TEST
 
 START_TEST(list_map_two_managers)
 {
-	json_t *out = apply_ok(NULL,
-			       "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\"},\"spec\":{\"template\":{\"spec\":"
-			       "{\"containers\":[{\"name\":\"a\",\"image\":\"a:1\"}]}}}}",
-			       "alice", false, T1);
+	json_t *out =
+	    apply_ok(NULL,
+		     "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\"},\"spec\":{\"template\":{\"spec\":"
+		     "{\"containers\":[{\"name\":\"a\",\"image\":\"a:1\"}]}}}}",
+		     "alice", false, T1);
 
-	out = apply_ok(out,
-		       "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\"},\"spec\":{\"template\":{\"spec\":"
-		       "{\"containers\":[{\"name\":\"b\",\"image\":\"b:1\"}]}}}}",
-		       "bob", false, T2);
+	out =
+	    apply_ok(out,
+		     "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\"},\"spec\":{\"template\":{\"spec\":"
+		     "{\"containers\":[{\"name\":\"b\",\"image\":\"b:1\"}]}}}}",
+		     "bob", false, T2);
 	ck_assert_str_eq(json_string_value(at(out, "spec.template.spec.containers.0.name")), "a");
 	ck_assert_str_eq(json_string_value(at(out, "spec.template.spec.containers.1.name")), "b");
 	ck_assert(owns(out, "alice", "Apply", "f:spec", "f:template", "f:spec", "f:containers",
@@ -237,12 +256,15 @@ START_TEST(list_map_two_managers)
 	ck_assert(owns(out, "bob", "Apply", "f:spec", "f:template", "f:spec", "f:containers",
 		       "k:{\"name\":\"b\"}", "f:image", NULL));
 	/* alice updates her container: bob's stays */
-	out = apply_ok(out,
-		       "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\"},\"spec\":{\"template\":{\"spec\":"
-		       "{\"containers\":[{\"name\":\"a\",\"image\":\"a:2\"}]}}}}",
-		       "alice", false, T2);
-	ck_assert_str_eq(json_string_value(at(out, "spec.template.spec.containers.0.image")), "a:2");
-	ck_assert_str_eq(json_string_value(at(out, "spec.template.spec.containers.1.image")), "b:1");
+	out =
+	    apply_ok(out,
+		     "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\"},\"spec\":{\"template\":{\"spec\":"
+		     "{\"containers\":[{\"name\":\"a\",\"image\":\"a:2\"}]}}}}",
+		     "alice", false, T2);
+	ck_assert_str_eq(json_string_value(at(out, "spec.template.spec.containers.0.image")),
+			 "a:2");
+	ck_assert_str_eq(json_string_value(at(out, "spec.template.spec.containers.1.image")),
+			 "b:1");
 	/* bob stops applying his container: it is removed, alice's stays */
 	out = apply_ok(out, "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"labels\":{\"b\":\"1\"}}}",
 		       "bob", false, T2);
@@ -258,17 +280,20 @@ START_TEST(track_update_moves_ownership)
 	char err[512] = "";
 
 	/* kubectl create (client-side apply): an Update entry owning everything */
-	ck_assert_int_eq(patch_track_update(NULL, obj, DEPLOY, "kubectl-client-side-apply", "Update", T1), 0);
+	ck_assert_int_eq(
+	    patch_track_update(NULL, obj, DEPLOY, "kubectl-client-side-apply", "Update", T1), 0);
 	ck_assert(owns(obj, "kubectl-client-side-apply", "Update", "f:spec", "f:replicas", NULL));
 	ck_assert(owns(obj, "kubectl-client-side-apply", "Update", "f:spec", "f:template", "f:spec",
 		       "f:containers", "k:{\"name\":\"main\"}", ".", NULL));
-	ck_assert(owns(obj, "kubectl-client-side-apply", "Update", "f:metadata", "f:labels", ".", NULL));
+	ck_assert(
+	    owns(obj, "kubectl-client-side-apply", "Update", "f:metadata", "f:labels", ".", NULL));
 	ck_assert(!owns(obj, "kubectl-client-side-apply", "Update", "f:metadata", "f:name", NULL));
 
 	/* a server-side apply changing replicas conflicts with it */
 	c = J("{" DEP_HEAD ",\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":3}}");
-	ck_assert_int_eq(patch_apply(obj, c, DEPLOY, "kubectl", false, T2, &o2, &conf, err, sizeof(err)),
-			 -EBUSY);
+	ck_assert_int_eq(
+	    patch_apply(obj, c, DEPLOY, "kubectl", false, T2, &o2, &conf, err, sizeof(err)),
+	    -EBUSY);
 	ck_assert_str_eq(err, "Apply failed with 1 conflict: conflict with "
 			      "\"kubectl-client-side-apply\" using apps/v1: .spec.replicas");
 	json_decref(conf);
@@ -282,14 +307,16 @@ START_TEST(track_update_moves_ownership)
 	ck_assert(!owns(obj, "kubectl-scale", "Update", "f:metadata", NULL));
 	ck_assert(!owns(obj, "kubectl-client-side-apply", "Update", "f:spec", "f:replicas", NULL));
 	ck_assert(owns(obj, "kubectl-client-side-apply", "Update", "f:spec", "f:selector", NULL));
-	ck_assert_str_eq(json_string_value(json_object_get(entry(obj, "kubectl-scale", "Update"), "time")), T2);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(entry(obj, "kubectl-scale", "Update"), "time")), T2);
 	json_decref(old);
 
 	/* an update removing the label: nobody owns it any more */
 	old = json_deep_copy(obj);
 	json_object_del(json_object_get(json_object_get(obj, "metadata"), "labels"), "extra");
 	ck_assert_int_eq(patch_track_update(old, obj, DEPLOY, "kubectl-label", "Update", T2), 0);
-	ck_assert(!owns(obj, "kubectl-client-side-apply", "Update", "f:metadata", "f:labels", "f:extra", NULL));
+	ck_assert(!owns(obj, "kubectl-client-side-apply", "Update", "f:metadata", "f:labels",
+			"f:extra", NULL));
 	/* nothing changed or added for kubectl-label: no entry */
 	ck_assert_ptr_null(entry(obj, "kubectl-label", "Update"));
 	json_decref(old);
@@ -311,15 +338,18 @@ START_TEST(apply_after_update_and_before_first_apply)
 
 	/* an object without managedFields: everything belongs to before-first-apply */
 	c = J("{" DEP_HEAD ",\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":4}}");
-	ck_assert_int_eq(patch_apply(live, c, DEPLOY, "kubectl", false, T2, &out, &conf, err, sizeof(err)),
-			 -EBUSY);
-	ck_assert_msg(strstr(err, "\"before-first-apply\" using apps/v1: .spec.replicas") != NULL, "%s", err);
+	ck_assert_int_eq(
+	    patch_apply(live, c, DEPLOY, "kubectl", false, T2, &out, &conf, err, sizeof(err)),
+	    -EBUSY);
+	ck_assert_msg(strstr(err, "\"before-first-apply\" using apps/v1: .spec.replicas") != NULL,
+		      "%s", err);
 	json_decref(conf);
 	conf = NULL;
 	/* same value: no conflict, and the labels are not pruned */
 	json_decref(c);
 	c = J("{" DEP_HEAD ",\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":2}}");
-	ck_assert_int_eq(patch_apply(live, c, DEPLOY, "kubectl", false, T2, &out, &conf, err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    patch_apply(live, c, DEPLOY, "kubectl", false, T2, &out, &conf, err, sizeof(err)), 0);
 	ck_assert(owns(out, "before-first-apply", "Update", "f:metadata", "f:labels", NULL));
 	ck_assert(owns(out, "kubectl", "Apply", "f:spec", "f:replicas", NULL));
 	ck_assert_str_eq(json_string_value(at(out, "metadata.labels.extra")), "x");
@@ -333,33 +363,39 @@ END_TEST
 
 START_TEST(unknown_type_and_bad_input)
 {
-	json_t *c = J("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\"},"
-		      "\"spec\":{\"items\":[1,2],\"size\":{\"a\":1}}}");
+	json_t *c = J(
+	    "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\"},"
+	    "\"spec\":{\"items\":[1,2],\"size\":{\"a\":1}}}");
 	json_t *out = NULL, *out2 = NULL, *conf = NULL;
 	char err[256] = "";
 
-	ck_assert_int_eq(patch_apply(NULL, c, NULL, "m", false, T1, &out, &conf, err, sizeof(err)), 0);
+	ck_assert_int_eq(patch_apply(NULL, c, NULL, "m", false, T1, &out, &conf, err, sizeof(err)),
+			 0);
 	/* lists are atomic, maps granular */
 	ck_assert(owns(out, "m", "Apply", "f:spec", "f:items", NULL));
 	ck_assert(!owns(out, "m", "Apply", "f:spec", "f:items", "v:1", NULL));
 	ck_assert(owns(out, "m", "Apply", "f:spec", "f:size", "f:a", NULL));
 	json_decref(c);
-	c = J("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\"},"
-	      "\"spec\":{\"items\":[3]}}");
+	c = J(
+	    "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\"},"
+	    "\"spec\":{\"items\":[3]}}");
 	ck_assert_int_eq(patch_apply(out, c, "example.com.v1.Widget", "m", false, T2, &out2, &conf,
-				     err, sizeof(err)), 0);
+				     err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(json_array_size(at(out2, "spec.items")), 1);
 	ck_assert_ptr_null(at(out2, "spec.size"));
 	json_decref(out2);
 	json_decref(c);
 
 	c = J("{\"metadata\":{\"name\":\"w\"}}");
-	ck_assert_int_eq(patch_apply(out, c, NULL, "m", false, T2, &out2, &conf, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(patch_apply(out, c, NULL, "m", false, T2, &out2, &conf, err, sizeof(err)),
+			 -EINVAL);
 	json_decref(c);
 	/* list-map element without its key */
 	c = J("{" DEP_HEAD ",\"metadata\":{\"name\":\"d\"},\"spec\":{\"template\":{\"spec\":"
 	      "{\"containers\":[{\"image\":\"x\"}]}}}}");
-	ck_assert_int_eq(patch_apply(NULL, c, DEPLOY, "m", false, T2, &out2, &conf, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(
+	    patch_apply(NULL, c, DEPLOY, "m", false, T2, &out2, &conf, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "omits key field \"name\"") != NULL, "%s", err);
 	json_decref(c);
 	json_decref(out);
@@ -369,10 +405,12 @@ END_TEST
 START_TEST(set_list_two_managers)
 {
 	/* metadata.finalizers is a set: each manager owns its own values */
-	json_t *out = apply_ok(NULL, "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"finalizers\":[\"a.io/x\"]}}",
-			       "alice", false, T1);
+	json_t *out = apply_ok(
+	    NULL, "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"finalizers\":[\"a.io/x\"]}}",
+	    "alice", false, T1);
 
-	out = apply_ok(out, "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"finalizers\":[\"b.io/y\"]}}",
+	out = apply_ok(out,
+		       "{" DEP_HEAD ",\"metadata\":{\"name\":\"d\",\"finalizers\":[\"b.io/y\"]}}",
 		       "bob", false, T2);
 	ck_assert_int_eq(json_array_size(at(out, "metadata.finalizers")), 2);
 	ck_assert(owns(out, "alice", "Apply", "f:metadata", "f:finalizers", "v:\"a.io/x\"", NULL));

@@ -96,14 +96,14 @@ START_TEST(specials)
 		const char *name;
 		int special;
 	} want[] = {
-		{ "k8s.io.apimachinery.pkg.apis.meta.v1.Time", KT_TIME },
-		{ "k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime", KT_MICROTIME },
-		{ "k8s.io.apimachinery.pkg.apis.meta.v1.Duration", KT_DURATION },
-		{ "k8s.io.apimachinery.pkg.api.resource.Quantity", KT_QUANTITY },
-		{ "k8s.io.apimachinery.pkg.util.intstr.IntOrString", KT_INTORSTRING },
-		{ "k8s.io.apimachinery.pkg.runtime.RawExtension", KT_RAWEXTENSION },
-		{ "k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1", KT_FIELDSV1 },
-		{ "k8s.io.api.apps.v1.Deployment", KT_PLAIN },
+	    {"k8s.io.apimachinery.pkg.apis.meta.v1.Time", KT_TIME},
+	    {"k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime", KT_MICROTIME},
+	    {"k8s.io.apimachinery.pkg.apis.meta.v1.Duration", KT_DURATION},
+	    {"k8s.io.apimachinery.pkg.api.resource.Quantity", KT_QUANTITY},
+	    {"k8s.io.apimachinery.pkg.util.intstr.IntOrString", KT_INTORSTRING},
+	    {"k8s.io.apimachinery.pkg.runtime.RawExtension", KT_RAWEXTENSION},
+	    {"k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1", KT_FIELDSV1},
+	    {"k8s.io.api.apps.v1.Deployment", KT_PLAIN},
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		const struct kt_message *m = kt_find(want[i].name);
@@ -115,13 +115,13 @@ START_TEST(specials)
 	ck_assert_int_eq(d->label, KT_MAP);
 	ck_assert_int_eq(d->kind, KT_BYTES);
 	/* resources.limits is a map of Quantity */
-	const struct kt_field *l = kt_field(kt_find("k8s.io.api.core.v1.ResourceRequirements"),
-					    "limits");
+	const struct kt_field *l =
+	    kt_field(kt_find("k8s.io.api.core.v1.ResourceRequirements"), "limits");
 	ck_assert_int_eq(l->label, KT_MAP);
 	ck_assert_int_eq(l->msg->special, KT_QUANTITY);
 	/* JSON names that differ from proto names */
-	const struct kt_message *wh = kt_find(
-		"k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration");
+	const struct kt_message *wh =
+	    kt_find("k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration");
 	ck_assert_ptr_nonnull(kt_field(wh, "webhooks"));
 	ck_assert_str_eq(kt_field(wh, "webhooks")->name, "Webhooks");
 	ck_assert_ptr_null(kt_field(wh, "Webhooks"));

@@ -15,35 +15,65 @@ static Suite *suite(void);
 #include "tests/unit/check_main.h"
 
 static const struct proxy_resource pod_res = {
-	.group = "", .version = "v1", .kind = "Pod", .plural = "pods", .namespaced = true,
+    .group = "",
+    .version = "v1",
+    .kind = "Pod",
+    .plural = "pods",
+    .namespaced = true,
 };
 static const struct proxy_resource ns_res = {
-	.group = "", .version = "v1", .kind = "Namespace", .plural = "namespaces",
+    .group = "",
+    .version = "v1",
+    .kind = "Namespace",
+    .plural = "namespaces",
 };
 static const struct proxy_resource svc_res = {
-	.group = "", .version = "v1", .kind = "Service", .plural = "services", .namespaced = true,
+    .group = "",
+    .version = "v1",
+    .kind = "Service",
+    .plural = "services",
+    .namespaced = true,
 };
 static const struct proxy_resource secret_res = {
-	.group = "", .version = "v1", .kind = "Secret", .plural = "secrets", .namespaced = true,
+    .group = "",
+    .version = "v1",
+    .kind = "Secret",
+    .plural = "secrets",
+    .namespaced = true,
 };
 static const struct proxy_resource cm_res = {
-	.group = "", .version = "v1", .kind = "ConfigMap", .plural = "configmaps",
-	.namespaced = true,
+    .group = "",
+    .version = "v1",
+    .kind = "ConfigMap",
+    .plural = "configmaps",
+    .namespaced = true,
 };
 static const struct proxy_resource deploy_res = {
-	.group = "apps", .version = "v1", .kind = "Deployment", .plural = "deployments",
-	.namespaced = true,
+    .group = "apps",
+    .version = "v1",
+    .kind = "Deployment",
+    .plural = "deployments",
+    .namespaced = true,
 };
 static const struct proxy_resource job_res = {
-	.group = "batch", .version = "v1", .kind = "Job", .plural = "jobs", .namespaced = true,
+    .group = "batch",
+    .version = "v1",
+    .kind = "Job",
+    .plural = "jobs",
+    .namespaced = true,
 };
 static const struct proxy_resource cj_res = {
-	.group = "batch", .version = "v1", .kind = "CronJob", .plural = "cronjobs",
-	.namespaced = true,
+    .group = "batch",
+    .version = "v1",
+    .kind = "CronJob",
+    .plural = "cronjobs",
+    .namespaced = true,
 };
 static const struct proxy_resource role_res = {
-	.group = "rbac.authorization.k8s.io", .version = "v1", .kind = "ClusterRole",
-	.plural = "clusterroles",
+    .group = "rbac.authorization.k8s.io",
+    .version = "v1",
+    .kind = "ClusterRole",
+    .plural = "clusterroles",
 };
 
 static json_t *J(const char *s)
@@ -59,7 +89,7 @@ static json_t *cause(const json_t *causes, const char *field)
 {
 	size_t i;
 	json_t *c;
-	json_array_foreach(causes, i, c) {
+	json_array_foreach (causes, i, c) {
 		const char *f = json_string_value(json_object_get(c, "field"));
 		if (f && strcmp(f, field) == 0)
 			return c;
@@ -153,7 +183,7 @@ START_TEST(causes_and_message)
 			 "Invalid value: \"Foo\": bad");
 	char *m = val_status_message(&deploy_res, "web", c);
 	ck_assert_str_eq(m, "Deployment.apps \"web\" is invalid: [spec.x: Required value, "
-			 "metadata.name: Invalid value: \"Foo\": bad]");
+			    "metadata.name: Invalid value: \"Foo\": bad]");
 	free(m);
 	json_array_remove(c, 1);
 	m = val_status_message(&pod_res, "p", c);
@@ -165,20 +195,26 @@ END_TEST
 
 START_TEST(meta_rules)
 {
-	json_t *c = run(&pod_res, "{\"metadata\":{\"name\":\"Foo\",\"namespace\":\"default\","
-			"\"labels\":{\"-bad\":\"ok\",\"good\":\"bad value\"},"
-			"\"finalizers\":[\"example.com/ok\",\"a/b/c\"],"
-			"\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"X\",\"name\":\"x\"}]},"
-			"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}", NULL);
-	want(c, "metadata.name", "FieldValueInvalid", "Invalid value: \"Foo\": a lowercase RFC 1123 subdomain");
+	json_t *c =
+	    run(&pod_res,
+		"{\"metadata\":{\"name\":\"Foo\",\"namespace\":\"default\","
+		"\"labels\":{\"-bad\":\"ok\",\"good\":\"bad value\"},"
+		"\"finalizers\":[\"example.com/ok\",\"a/b/c\"],"
+		"\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"X\",\"name\":\"x\"}]},"
+		"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+		NULL);
+	want(c, "metadata.name", "FieldValueInvalid",
+	     "Invalid value: \"Foo\": a lowercase RFC 1123 subdomain");
 	want(c, "metadata.labels", "FieldValueInvalid", NULL);
 	want(c, "metadata.finalizers", "FieldValueInvalid", "\"a/b/c\"");
 	want(c, "metadata.ownerReferences.uid", "FieldValueInvalid", "uid must not be empty");
 	json_decref(c);
 
-	c = run(&pod_res, "{\"metadata\":{},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+	c = run(&pod_res,
+		"{\"metadata\":{},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
 		NULL);
-	want(c, "metadata.name", "FieldValueRequired", "Required value: name or generateName is required");
+	want(c, "metadata.name", "FieldValueRequired",
+	     "Required value: name or generateName is required");
 	want(c, "metadata.namespace", "FieldValueRequired", NULL);
 	json_decref(c);
 
@@ -205,17 +241,21 @@ END_TEST
 
 START_TEST(pod_rules)
 {
-	json_t *c = run(&pod_res, "{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\"}]}}", NULL);
+	json_t *c =
+	    run(&pod_res, "{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\"}]}}", NULL);
 	want(c, "spec.containers[0].image", "FieldValueRequired", "Required value");
 	json_decref(c);
 
-	c = run(&pod_res, "{" POD_META ",\"spec\":{\"initContainers\":[{\"name\":\"c\",\"image\":\"i\"}],"
-		"\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"ports\":[{\"containerPort\":70000},"
-		"{\"containerPort\":80,\"protocol\":\"HTTP\"}],"
-		"\"env\":[{\"value\":\"x\"},{\"name\":\"A=B\"}],"
-		"\"resources\":{\"requests\":{\"cpu\":\"2\",\"memory\":\"1Gi\"},"
-		"\"limits\":{\"cpu\":\"1500m\",\"memory\":\"1024Mi\"}}}],"
-		"\"restartPolicy\":\"Sometimes\"}}", NULL);
+	c = run(
+	    &pod_res,
+	    "{" POD_META ",\"spec\":{\"initContainers\":[{\"name\":\"c\",\"image\":\"i\"}],"
+	    "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"ports\":[{\"containerPort\":70000},"
+	    "{\"containerPort\":80,\"protocol\":\"HTTP\"}],"
+	    "\"env\":[{\"value\":\"x\"},{\"name\":\"A=B\"}],"
+	    "\"resources\":{\"requests\":{\"cpu\":\"2\",\"memory\":\"1Gi\"},"
+	    "\"limits\":{\"cpu\":\"1500m\",\"memory\":\"1024Mi\"}}}],"
+	    "\"restartPolicy\":\"Sometimes\"}}",
+	    NULL);
 	want(c, "spec.containers[0].name", "FieldValueDuplicate", "Duplicate value: \"c\"");
 	want(c, "spec.containers[0].ports[0].containerPort", "FieldValueInvalid",
 	     "Invalid value: 70000: must be between 1 and 65535, inclusive");
@@ -238,23 +278,31 @@ END_TEST
 
 START_TEST(pod_update)
 {
-	const char *old = "{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i:1\","
-			  "\"command\":[\"sleep\"]}],\"tolerations\":[{\"key\":\"a\"}]}}";
+	const char *old =
+	    "{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i:1\","
+	    "\"command\":[\"sleep\"]}],\"tolerations\":[{\"key\":\"a\"}]}}";
 	/* image change and toleration addition are allowed */
-	json_t *c = run(&pod_res, "{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\","
+	json_t *c = run(&pod_res,
+			"{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\","
 			"\"image\":\"i:2\",\"command\":[\"sleep\"]}],"
-			"\"tolerations\":[{\"key\":\"a\"},{\"key\":\"b\"}]}}", old);
+			"\"tolerations\":[{\"key\":\"a\"},{\"key\":\"b\"}]}}",
+			old);
 	ck_assert_int_eq(json_array_size(c), 0);
 	json_decref(c);
 	/* command change is forbidden */
-	c = run(&pod_res, "{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\","
-		"\"image\":\"i:1\",\"command\":[\"true\"]}],\"tolerations\":[{\"key\":\"a\"}]}}", old);
-	want(c, "spec", "FieldValueForbidden", "Forbidden: pod updates may not change fields "
+	c = run(&pod_res,
+		"{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\","
+		"\"image\":\"i:1\",\"command\":[\"true\"]}],\"tolerations\":[{\"key\":\"a\"}]}}",
+		old);
+	want(c, "spec", "FieldValueForbidden",
+	     "Forbidden: pod updates may not change fields "
 	     "other than `spec.containers[*].image`");
 	json_decref(c);
 	/* removing a toleration is forbidden */
-	c = run(&pod_res, "{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\","
-		"\"image\":\"i:1\",\"command\":[\"sleep\"]}]}}", old);
+	c = run(&pod_res,
+		"{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\","
+		"\"image\":\"i:1\",\"command\":[\"sleep\"]}]}}",
+		old);
 	want(c, "spec", "FieldValueForbidden", NULL);
 	json_decref(c);
 }
@@ -264,12 +312,15 @@ END_TEST
 
 START_TEST(service_rules)
 {
-	json_t *c = run(&svc_res, "{" SVC_META ",\"spec\":{\"type\":\"Weird\",\"ports\":["
-			"{\"name\":\"a\",\"port\":0},{\"port\":70000},{\"name\":\"a\",\"port\":80}]}}",
-			NULL);
+	json_t *c =
+	    run(&svc_res,
+		"{" SVC_META ",\"spec\":{\"type\":\"Weird\",\"ports\":["
+		"{\"name\":\"a\",\"port\":0},{\"port\":70000},{\"name\":\"a\",\"port\":80}]}}",
+		NULL);
 	want(c, "spec.type", "FieldValueNotSupported",
 	     "supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"");
-	want(c, "spec.ports[0].port", "FieldValueInvalid", "Invalid value: 0: must be between 1 and 65535, inclusive");
+	want(c, "spec.ports[0].port", "FieldValueInvalid",
+	     "Invalid value: 0: must be between 1 and 65535, inclusive");
 	want(c, "spec.ports[1].port", "FieldValueInvalid", "70000");
 	want(c, "spec.ports[1].name", "FieldValueRequired", NULL);
 	want(c, "spec.ports[2].name", "FieldValueDuplicate", NULL);
@@ -278,11 +329,14 @@ START_TEST(service_rules)
 	ck_assert_int_eq(json_array_size(c), 0);
 	json_decref(c);
 	/* service names are DNS-1035 labels */
-	c = run(&svc_res, "{\"metadata\":{\"name\":\"1svc\",\"namespace\":\"d\"},"
-		"\"spec\":{\"ports\":[{\"port\":80}]}}", NULL);
+	c = run(&svc_res,
+		"{\"metadata\":{\"name\":\"1svc\",\"namespace\":\"d\"},"
+		"\"spec\":{\"ports\":[{\"port\":80}]}}",
+		NULL);
 	want(c, "metadata.name", "FieldValueInvalid", "DNS-1035");
 	json_decref(c);
-	c = run(&svc_res, "{" SVC_META ",\"spec\":{\"clusterIP\":\"10.0.0.2\",\"ports\":[{\"port\":80}]}}",
+	c = run(&svc_res,
+		"{" SVC_META ",\"spec\":{\"clusterIP\":\"10.0.0.2\",\"ports\":[{\"port\":80}]}}",
 		"{" SVC_META ",\"spec\":{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":80}]}}");
 	want(c, "spec.clusterIP", "FieldValueInvalid", "field is immutable");
 	json_decref(c);
@@ -291,22 +345,26 @@ END_TEST
 
 START_TEST(secret_configmap_rules)
 {
-	json_t *c = run(&secret_res, "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},"
+	json_t *c = run(&secret_res,
+			"{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},"
 			"\"data\":{\"ok\":\"aGVsbG8=\",\"bad\":\"!!!notbase64\",\"a/b\":\"eA==\"}}",
 			NULL);
 	want(c, "data[bad]", "FieldValueInvalid", NULL);
 	want(c, "data[a/b]", "FieldValueInvalid", "a valid config key");
 	ck_assert_ptr_null(cause(c, "data[ok]"));
 	json_decref(c);
-	c = run(&secret_res, "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},"
-		"\"type\":\"kubernetes.io/tls\",\"data\":{\"tls.crt\":\"eA==\"}}", NULL);
+	c = run(&secret_res,
+		"{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},"
+		"\"type\":\"kubernetes.io/tls\",\"data\":{\"tls.crt\":\"eA==\"}}",
+		NULL);
 	want(c, "data[tls.key]", "FieldValueRequired", NULL);
 	json_decref(c);
 	c = run(&secret_res, "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"type\":\"b\"}",
 		"{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"type\":\"a\"}");
 	want(c, "type", "FieldValueInvalid", "field is immutable");
 	json_decref(c);
-	c = run(&cm_res, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"immutable\":true,"
+	c = run(&cm_res,
+		"{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"immutable\":true,"
 		"\"data\":{\"k\":\"2\"}}",
 		"{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"immutable\":true,"
 		"\"data\":{\"k\":\"1\"}}");
@@ -316,13 +374,16 @@ START_TEST(secret_configmap_rules)
 END_TEST
 
 #define DEP_META "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"}"
-#define DEP_TMPL "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}}," \
+#define DEP_TMPL                                                     \
+	"\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}}," \
 	"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}"
 
 START_TEST(deployment_rules)
 {
-	json_t *c = run(&deploy_res, "{" DEP_META ",\"spec\":{\"replicas\":-1,"
-			"\"selector\":{\"matchLabels\":{\"app\":\"api\"}}," DEP_TMPL "}}", NULL);
+	json_t *c = run(&deploy_res,
+			"{" DEP_META ",\"spec\":{\"replicas\":-1,"
+			"\"selector\":{\"matchLabels\":{\"app\":\"api\"}}," DEP_TMPL "}}",
+			NULL);
 	want(c, "spec.template.metadata.labels", "FieldValueInvalid",
 	     "Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match "
 	     "template `labels`");
@@ -334,20 +395,27 @@ START_TEST(deployment_rules)
 	c = run(&deploy_res, "{" DEP_META ",\"spec\":{\"selector\":{}," DEP_TMPL "}}", NULL);
 	want(c, "spec.selector", "FieldValueInvalid", "empty selector is invalid for deployment");
 	json_decref(c);
-	const char *ok = "{" DEP_META ",\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
-			 DEP_TMPL "}}";
+	const char *ok =
+	    "{" DEP_META ",\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"web\"}}," DEP_TMPL
+	    "}}";
 	c = run(&deploy_res, ok, NULL);
 	ck_assert_int_eq(json_array_size(c), 0);
 	json_decref(c);
-	c = run(&deploy_res, "{" DEP_META ",\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"web\","
-		"\"x\":\"y\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\",\"x\":\"y\"}},"
-		"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}}}", ok);
+	c = run(
+	    &deploy_res,
+	    "{" DEP_META ",\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"web\","
+	    "\"x\":\"y\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\",\"x\":\"y\"}},"
+	    "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}}}",
+	    ok);
 	want(c, "spec.selector", "FieldValueInvalid", "field is immutable");
 	json_decref(c);
 	/* template restartPolicy must be Always */
-	c = run(&deploy_res, "{" DEP_META ",\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
-		"\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"restartPolicy\":"
-		"\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}}}", NULL);
+	c = run(
+	    &deploy_res,
+	    "{" DEP_META ",\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
+	    "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"restartPolicy\":"
+	    "\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}}}",
+	    NULL);
 	want(c, "spec.template.spec.restartPolicy", "FieldValueNotSupported",
 	     "Unsupported value: \"Never\": supported values: \"Always\"");
 	json_decref(c);
@@ -356,9 +424,12 @@ END_TEST
 
 START_TEST(job_cronjob_rules)
 {
-	json_t *c = run(&job_res, "{\"metadata\":{\"name\":\"j\",\"namespace\":\"d\"},\"spec\":{"
-			"\"parallelism\":-1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
-			"\"image\":\"i\"}]}}}}", NULL);
+	json_t *c =
+	    run(&job_res,
+		"{\"metadata\":{\"name\":\"j\",\"namespace\":\"d\"},\"spec\":{"
+		"\"parallelism\":-1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+		"\"image\":\"i\"}]}}}}",
+		NULL);
 	want(c, "spec.template.spec.restartPolicy", "FieldValueRequired",
 	     "Required value: valid values: \"OnFailure\", \"Never\"");
 	want(c, "spec.parallelism", "FieldValueInvalid", NULL);
@@ -366,23 +437,31 @@ START_TEST(job_cronjob_rules)
 	const char *jt = "\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":"
 			 "\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}}}";
 	char buf[1024];
-	snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"cj\",\"namespace\":\"d\"},"
-		 "\"spec\":{\"schedule\":\"*/5 * * * *\",%s}}", jt);
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"cj\",\"namespace\":\"d\"},"
+		 "\"spec\":{\"schedule\":\"*/5 * * * *\",%s}}",
+		 jt);
 	c = run(&cj_res, buf, NULL);
 	ck_assert_int_eq(json_array_size(c), 0);
 	json_decref(c);
-	snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"cj\",\"namespace\":\"d\"},"
-		 "\"spec\":{\"schedule\":\"61 * * * *\",%s}}", jt);
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"cj\",\"namespace\":\"d\"},"
+		 "\"spec\":{\"schedule\":\"61 * * * *\",%s}}",
+		 jt);
 	c = run(&cj_res, buf, NULL);
 	want(c, "spec.schedule", "FieldValueInvalid", "end of range (61) above maximum (59): 61");
 	json_decref(c);
-	snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"cj\",\"namespace\":\"d\"},"
-		 "\"spec\":{\"schedule\":\"TZ=UTC 0 * * * *\",%s}}", jt);
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"cj\",\"namespace\":\"d\"},"
+		 "\"spec\":{\"schedule\":\"TZ=UTC 0 * * * *\",%s}}",
+		 jt);
 	c = run(&cj_res, buf, NULL);
 	want(c, "spec.schedule", "FieldValueInvalid", "cannot use TZ or CRON_TZ in schedule");
 	json_decref(c);
-	snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"cj\",\"namespace\":\"d\"},"
-		 "\"spec\":{%s}}", jt);
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"cj\",\"namespace\":\"d\"},"
+		 "\"spec\":{%s}}",
+		 jt);
 	c = run(&cj_res, buf, NULL);
 	want(c, "spec.schedule", "FieldValueRequired", NULL);
 	json_decref(c);
@@ -398,7 +477,8 @@ START_TEST(cron)
 	ck_assert_ptr_null(val_cron_schedule("@every 1h30m", b, sizeof(b)));
 	ck_assert_str_eq(val_cron_schedule("* * *", b, sizeof(b)),
 			 "expected exactly 5 fields, found 3: [* * *]");
-	ck_assert_str_eq(val_cron_schedule("@often", b, sizeof(b)), "unrecognized descriptor: @often");
+	ck_assert_str_eq(val_cron_schedule("@often", b, sizeof(b)),
+			 "unrecognized descriptor: @often");
 	ck_assert_ptr_nonnull(val_cron_schedule("0 24 * * *", b, sizeof(b)));
 	ck_assert_ptr_nonnull(val_cron_schedule("0 0 0 * *", b, sizeof(b)));
 	ck_assert_ptr_nonnull(val_cron_schedule("x * * * *", b, sizeof(b)));

@@ -78,9 +78,9 @@ static store_t *reopen(store_t *st)
 
 static json_t *mkobj(const char *ns, const char *name, const char *label)
 {
-	json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "v1", "kind",
-			      "Pod", "metadata", "name", name, "namespace", ns, "spec",
-			      "nodeName", "n1");
+	json_t *o =
+	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "v1", "kind", "Pod",
+		      "metadata", "name", name, "namespace", ns, "spec", "nodeName", "n1");
 	if (label)
 		json_object_set_new(json_object_get(o, "metadata"), "labels",
 				    json_pack("{s:s}", "app", label));
@@ -90,7 +90,7 @@ static json_t *mkobj(const char *ns, const char *name, const char *label)
 static const char *rv_of(const json_t *o)
 {
 	return json_string_value(
-		json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
+	    json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
 }
 
 static int64_t create(store_t *st, const char *res, const char *ns, const char *name)
@@ -127,11 +127,11 @@ struct rec_ev {
 struct rec {
 	int n;
 	struct rec_ev ev[REC_MAX];
-	int unwatch_after;        /* unwatch self after this many events (0: never) */
+	int unwatch_after; /* unwatch self after this many events (0: never) */
 	store_watch_t *self;
-	store_watch_t *victim;    /* unwatched on the first event */
+	store_watch_t *victim; /* unwatched on the first event */
 	store_t *st;
-	bool write_on_added;      /* creates "<name>-child" on ADDED of a parent */
+	bool write_on_added; /* creates "<name>-child" on ADDED of a parent */
 };
 
 static void rec_cb(const struct store_event *ev, void *arg)
@@ -358,8 +358,7 @@ static void paginate(store_t *st, const char *ns, size_t limit, int total, int n
 			int idx = atoi(json_string_value(json_object_get(md, "name")) + 1);
 			ck_assert_int_eq(idx % 2, 1);
 			if (ns)
-				ck_assert_int_eq(idx % nns,
-						 ns[2] - '0');
+				ck_assert_int_eq(idx % nns, ns[2] - '0');
 			seen[idx]++;
 			got++;
 		}
@@ -493,7 +492,7 @@ START_TEST(watch_started_inside_txn)
 	ck_assert_int_eq(store_txn_begin(st), 0);
 	create(st, "/pods", "default", "in-txn"); /* 2, not committed yet */
 	ck_assert_int_eq(store_watch(st, "/pods", NULL, 0, rec_cb, &r, &w), 0);
-	ck_assert_int_eq(r.n, 1); /* only committed history */
+	ck_assert_int_eq(r.n, 1);                   /* only committed history */
 	create(st, "/pods", "default", "in-txn-2"); /* 3 */
 	ck_assert_int_eq(store_txn_commit(st), 0);
 	ck_assert_int_eq(r.n, 3);
@@ -520,10 +519,10 @@ END_TEST
 START_TEST(watch_replay_then_live)
 {
 	store_t *st = open_store();
-	create(st, "/pods", "default", "a");            /* 1 */
-	create(st, "/configmaps", "default", "cm");     /* 2 */
-	update(st, "/pods", "default", "a", "n2");      /* 3 */
-	create(st, "/pods", "default", "b");            /* 4 */
+	create(st, "/pods", "default", "a");                                           /* 1 */
+	create(st, "/configmaps", "default", "cm");                                    /* 2 */
+	update(st, "/pods", "default", "a", "n2");                                     /* 3 */
+	create(st, "/pods", "default", "b");                                           /* 4 */
 	ck_assert_int_eq(store_delete(st, "/pods", "default", "b", 0, NULL, NULL), 0); /* 5 */
 
 	struct rec r = {0};
@@ -545,7 +544,7 @@ START_TEST(watch_replay_then_live)
 	ck_assert_int_eq(store_watch(st, "/pods", NULL, store_rev(st), rec_cb, &now, &w2), 0);
 	ck_assert_int_eq(now.n, 0);
 
-	create(st, "/pods", "default", "c");            /* 6 */
+	create(st, "/pods", "default", "c"); /* 6 */
 	ck_assert_int_eq(r.n, 4);
 	ck_assert_int_eq(r.ev[3].rev, 6);
 	ck_assert_int_eq(now.n, 1);
@@ -800,8 +799,8 @@ START_TEST(reopen_keeps_everything)
 	json_t *got;
 	ck_assert_int_eq(store_get(st, "/pods", "default", "a", &got), 0);
 	ck_assert_str_eq(rv_of(got), "3");
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(got, "spec"), "nodeName")),
-			 "n9");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(got, "spec"), "nodeName")), "n9");
 	json_decref(got);
 	ck_assert_int_eq(store_get(st, "/pods", "default", "b", &got), -ENOENT);
 	struct rec r = {0};

@@ -44,7 +44,7 @@ START_TEST(name_long_hashed_stable)
 	ck_assert_str_ne(a, c); /* the tenant is part of the hash */
 	/* a DNS label: lower-case alphanumerics and '-', alphanumeric at both ends */
 	for (const char *p = a; *p; p++)
-		ck_assert(( *p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-');
+		ck_assert((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-');
 	ck_assert(a[62] != '-' && a[0] != '-');
 }
 END_TEST
@@ -75,31 +75,35 @@ END_TEST
 static json_t *tenant_pod(void)
 {
 	return json_loads(
-		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"train\","
-		"\"namespace\":\"ml\",\"uid\":\"u-1\",\"resourceVersion\":\"7\","
-		"\"labels\":{\"app\":\"x\",\"kai.scheduler/queue\":\"someone-else\","
-		"\"kubicle.dev/tenant\":\"evil\"},"
-		"\"annotations\":{\"gpu-fraction\":\"0.5\",\"scheduling.volcano.sh/queue-name\":\"q\"},"
-		"\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"j1\","
-		"\"uid\":\"o-1\",\"controller\":true}]},"
-		"\"spec\":{\"schedulerName\":\"default-scheduler\",\"serviceAccountName\":\"runner\","
-		"\"nodeName\":\"n\",\"imagePullSecrets\":[{\"name\":\"pull\"}],"
-		"\"containers\":[{\"name\":\"c\",\"image\":\"i\","
-		"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\",\"nvidia.com/mig-1g.10gb\":\"1\"}},"
-		"\"env\":[{\"name\":\"KUBERNETES_SERVICE_HOST\",\"value\":\"evil\"},"
-		"{\"name\":\"A\",\"valueFrom\":{\"configMapKeyRef\":{\"name\":\"cm\",\"key\":\"k\"}}}],"
-		"\"envFrom\":[{\"secretRef\":{\"name\":\"sec\"}}]}],"
-		"\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"cm\"}},"
-		"{\"name\":\"p\",\"projected\":{\"sources\":[{\"secret\":{\"name\":\"sec2\"}}]}}]},"
-		"\"status\":{\"phase\":\"Pending\"}}",
-		0, NULL);
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"train\","
+	    "\"namespace\":\"ml\",\"uid\":\"u-1\",\"resourceVersion\":\"7\","
+	    "\"labels\":{\"app\":\"x\",\"kai.scheduler/queue\":\"someone-else\","
+	    "\"kubicle.dev/tenant\":\"evil\"},"
+	    "\"annotations\":{\"gpu-fraction\":\"0.5\",\"scheduling.volcano.sh/queue-name\":\"q\"},"
+	    "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"j1\","
+	    "\"uid\":\"o-1\",\"controller\":true}]},"
+	    "\"spec\":{\"schedulerName\":\"default-scheduler\",\"serviceAccountName\":\"runner\","
+	    "\"nodeName\":\"n\",\"imagePullSecrets\":[{\"name\":\"pull\"}],"
+	    "\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+	    "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\",\"nvidia.com/"
+	    "mig-1g.10gb\":\"1\"}},"
+	    "\"env\":[{\"name\":\"KUBERNETES_SERVICE_HOST\",\"value\":\"evil\"},"
+	    "{\"name\":\"A\",\"valueFrom\":{\"configMapKeyRef\":{\"name\":\"cm\",\"key\":\"k\"}}}],"
+	    "\"envFrom\":[{\"secretRef\":{\"name\":\"sec\"}}]}],"
+	    "\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"cm\"}},"
+	    "{\"name\":\"p\",\"projected\":{\"sources\":[{\"secret\":{\"name\":\"sec2\"}}]}}]},"
+	    "\"status\":{\"phase\":\"Pending\"}}",
+	    0, NULL);
 }
 
 static struct syncer_xlate xl(const char *profile)
 {
-	return (struct syncer_xlate){.tenant = "t1", .host_ns = "tenants", .queue = "team-a",
+	return (struct syncer_xlate){.tenant = "t1",
+				     .host_ns = "tenants",
+				     .queue = "team-a",
 				     .profile = syncer_profile_find(profile),
-				     .api_host = "10.1.2.3", .api_port = 6443};
+				     .api_host = "10.1.2.3",
+				     .api_port = 6443};
 }
 
 START_TEST(pod_contract)
@@ -136,8 +140,8 @@ START_TEST(pod_kai_profile)
 	json_t *m = json_object_get(h, "metadata"), *spec = json_object_get(h, "spec");
 	ck_assert_str_eq(s_at(h, "spec", "schedulerName"), "kai-scheduler");
 	ck_assert_str_eq(s_at(m, "labels", "kai.scheduler/queue"), "team-a");
-	ck_assert_ptr_null(json_object_get(json_object_get(m, "annotations"),
-					   "scheduling.volcano.sh/queue-name"));
+	ck_assert_ptr_null(
+	    json_object_get(json_object_get(m, "annotations"), "scheduling.volcano.sh/queue-name"));
 	/* GPU sharing requests carried over */
 	ck_assert_str_eq(s_at(m, "annotations", "gpu-fraction"), "0.5");
 	json_t *c0 = json_array_get(json_object_get(spec, "containers"), 0);
@@ -165,8 +169,8 @@ START_TEST(pod_other_profiles)
 	x = xl("kueue");
 	h = syncer_translate_pod(&x, p, NULL);
 	ck_assert_ptr_null(json_object_get(json_object_get(h, "spec"), "schedulerName"));
-	ck_assert_str_eq(s_at(json_object_get(h, "metadata"), "labels", "kueue.x-k8s.io/queue-name"),
-			 "team-a");
+	ck_assert_str_eq(
+	    s_at(json_object_get(h, "metadata"), "labels", "kueue.x-k8s.io/queue-name"), "team-a");
 	json_decref(h);
 	x = xl("hami");
 	h = syncer_translate_pod(&x, p, NULL);
@@ -186,15 +190,18 @@ START_TEST(pod_refs_and_sa)
 	json_t *spec = json_object_get(h, "spec");
 	json_t *c0 = json_array_get(json_object_get(spec, "containers"), 0);
 	ck_assert_uint_eq(json_array_size(refs), 4); /* cm, sec, sec2, pull (cm once) */
-	ck_assert_str_eq(s_at(json_object_get(json_array_get(json_object_get(c0, "env"), 0),
-					      "valueFrom"), "configMapKeyRef", "name"),
-			 "cm-x-ml-x-t1");
-	ck_assert_str_eq(s_at(json_array_get(json_object_get(c0, "envFrom"), 0), "secretRef",
-			      "name"), "sec-x-ml-x-t1");
-	ck_assert_str_eq(s_at(json_array_get(json_object_get(spec, "volumes"), 0), "configMap",
-			      "name"), "cm-x-ml-x-t1");
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
-				 json_object_get(spec, "imagePullSecrets"), 0), "name")),
+	ck_assert_str_eq(
+	    s_at(json_object_get(json_array_get(json_object_get(c0, "env"), 0), "valueFrom"),
+		 "configMapKeyRef", "name"),
+	    "cm-x-ml-x-t1");
+	ck_assert_str_eq(
+	    s_at(json_array_get(json_object_get(c0, "envFrom"), 0), "secretRef", "name"),
+	    "sec-x-ml-x-t1");
+	ck_assert_str_eq(
+	    s_at(json_array_get(json_object_get(spec, "volumes"), 0), "configMap", "name"),
+	    "cm-x-ml-x-t1");
+	ck_assert_str_eq(json_string_value(json_object_get(
+			     json_array_get(json_object_get(spec, "imagePullSecrets"), 0), "name")),
 			 "pull-x-ml-x-t1");
 	/* no host token, no host node, the tenant API in the environment */
 	ck_assert(json_is_false(json_object_get(spec, "automountServiceAccountToken")));
@@ -204,10 +211,11 @@ START_TEST(pod_refs_and_sa)
 	int seen = 0;
 	size_t i;
 	json_t *e;
-	json_array_foreach(env, i, e) {
+	json_array_foreach (env, i, e) {
 		const char *n = json_string_value(json_object_get(e, "name"));
 		if (strcmp(n, "KUBERNETES_SERVICE_HOST") == 0) {
-			ck_assert_str_eq(json_string_value(json_object_get(e, "value")), "10.1.2.3");
+			ck_assert_str_eq(json_string_value(json_object_get(e, "value")),
+					 "10.1.2.3");
 			seen++;
 		}
 	}
@@ -222,21 +230,25 @@ START_TEST(status_and_node)
 {
 	json_t *hp = json_loads("{\"metadata\":{\"name\":\"x\"},\"spec\":{\"nodeName\":\"g1\"},"
 				"\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.5\","
-				"\"qosClass\":\"BestEffort\"}}", 0, NULL);
+				"\"qosClass\":\"BestEffort\"}}",
+				0, NULL);
 	json_t *st = syncer_status_from_host(hp);
 	ck_assert_str_eq(json_string_value(json_object_get(st, "phase")), "Running");
 	ck_assert_str_eq(json_string_value(json_object_get(st, "podIP")), "10.0.0.5");
 	json_decref(st);
-	json_t *node = json_loads("{\"metadata\":{\"name\":\"g1\",\"uid\":\"h\",\"labels\":{\"a\":\"b\"}},"
-				  "\"spec\":{\"taints\":[{\"key\":\"k\"}]},\"status\":{\"capacity\":"
-				  "{\"nvidia.com/gpu\":\"8\"},\"allocatable\":{\"nvidia.com/gpu\":\"8\"},"
-				  "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
-				  0, NULL);
+	json_t *node =
+	    json_loads("{\"metadata\":{\"name\":\"g1\",\"uid\":\"h\",\"labels\":{\"a\":\"b\"}},"
+		       "\"spec\":{\"taints\":[{\"key\":\"k\"}]},\"status\":{\"capacity\":"
+		       "{\"nvidia.com/gpu\":\"8\"},\"allocatable\":{\"nvidia.com/gpu\":\"8\"},"
+		       "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+		       0, NULL);
 	json_t *tn = syncer_translate_node(node, "t1");
 	ck_assert_str_eq(s_at(tn, "metadata", "name"), "g1");
 	ck_assert_ptr_null(json_object_get(json_object_get(tn, "metadata"), "uid"));
-	ck_assert_str_eq(json_string_value(json_object_get(
-		json_object_get(json_object_get(tn, "status"), "capacity"), "nvidia.com/gpu")), "8");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(tn, "status"), "capacity"), "nvidia.com/gpu")),
+	    "8");
 	json_decref(tn);
 	json_decref(node);
 	json_decref(hp);
@@ -246,13 +258,13 @@ END_TEST
 START_TEST(kubeconfig_read)
 {
 	static const char kc[] =
-		"apiVersion: v1\nkind: Config\ncurrent-context: b\n"
-		"clusters:\n- name: ca\n  cluster:\n    server: https://a:1\n"
-		"- name: cb\n  cluster:\n    server: \"https://b:2\"\n"
-		"    certificate-authority-data: aGVsbG8=\n    insecure-skip-tls-verify: true\n"
-		"users:\n- name: ub\n  user:\n    token: tok\n"
-		"contexts:\n- name: a\n  context: {cluster: ca, user: ub}\n"
-		"- name: b\n  context: {cluster: cb, user: ub}\n";
+	    "apiVersion: v1\nkind: Config\ncurrent-context: b\n"
+	    "clusters:\n- name: ca\n  cluster:\n    server: https://a:1\n"
+	    "- name: cb\n  cluster:\n    server: \"https://b:2\"\n"
+	    "    certificate-authority-data: aGVsbG8=\n    insecure-skip-tls-verify: true\n"
+	    "users:\n- name: ub\n  user:\n    token: tok\n"
+	    "contexts:\n- name: a\n  context: {cluster: ca, user: ub}\n"
+	    "- name: b\n  context: {cluster: cb, user: ub}\n";
 	struct kb_kubeconfig_creds c;
 	ck_assert_int_eq(kb_kubeconfig_parse(kc, strlen(kc), "/tmp", NULL, &c), 0);
 	ck_assert_str_eq(c.server, "https://b:2");
