@@ -11,24 +11,13 @@
 
 #include "controllers/controllers_impl.h"
 #include "lib/log.h"
+#include "lib/json.h"
 #include "lib/util.h"
 #include "proxy/selector.h"
 
 json_t *ctrl_path(const json_t *obj, const char *path)
 {
-	char key[128];
-	const json_t *cur = obj;
-	while (cur && *path) {
-		const char *dot = strchr(path, '.');
-		size_t n = dot ? (size_t)(dot - path) : strlen(path);
-		if (n >= sizeof(key))
-			return NULL;
-		memcpy(key, path, n);
-		key[n] = '\0';
-		cur = json_object_get(cur, key);
-		path += n + (dot ? 1 : 0);
-	}
-	return (json_t *)cur;
+	return kb_json_path(obj, path);
 }
 
 const char *ctrl_name(const json_t *obj)

@@ -112,27 +112,6 @@ int proxy_object_create(proxy_t *px, const char *group, const char *version, con
 	return rc;
 }
 
-/* Server metadata the writer cannot change. */
-static void keep_server_meta(const json_t *old, json_t *obj)
-{
-	json_t *om = json_object_get(old, "metadata");
-	json_t *m = obj_meta(obj);
-	const char *keys[] = {"uid",
-			      "creationTimestamp",
-			      "deletionTimestamp",
-			      "deletionGracePeriodSeconds",
-			      "generation",
-			      "namespace",
-			      "name"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
-		json_t *v = json_object_get(om, keys[i]);
-		if (v)
-			json_object_set(m, keys[i], v);
-		else
-			json_object_del(m, keys[i]);
-	}
-}
-
 static bool same_object(const json_t *a, const json_t *b)
 {
 	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
@@ -154,7 +133,7 @@ static int write_over(struct proxy *px, const struct proxy_resource *res, const 
 	int64_t want_rv = obj_rv(obj);
 	if (want_rv && want_rv != old_rv)
 		return -ESTALE;
-	keep_server_meta(old, obj);
+	obj_keep_server_meta(old, obj);
 	json_object_set(obj_meta(obj), "resourceVersion",
 			json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
 	obj_defaults(px, res, obj);

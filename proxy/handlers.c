@@ -601,28 +601,6 @@ out:
 
 /* ---- UPDATE ----------------------------------------------------------- */
 
-/* Metadata the client cannot change through an update. */
-static void keep_server_meta(const json_t *old, json_t *obj)
-{
-	json_t *om = json_object_get(old, "metadata");
-	json_t *m = obj_meta(obj);
-	const char *keys[] = {"uid",
-			      "creationTimestamp",
-			      "deletionTimestamp",
-			      "deletionGracePeriodSeconds",
-			      "generation",
-			      "namespace",
-			      "name"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
-		json_t *v = json_object_get(om, keys[i]);
-		if (v)
-			json_object_set(m, keys[i], v);
-		else
-			json_object_del(m, keys[i]);
-	}
-	json_object_del(m, "selfLink");
-}
-
 static bool same_object(const json_t *a, const json_t *b)
 {
 	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
@@ -658,7 +636,7 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 		reply_errno(r, -ESTALE, r->name);
 		return;
 	}
-	keep_server_meta(old, obj);
+	obj_keep_server_meta(old, obj);
 	json_object_set(obj_meta(obj), "resourceVersion",
 			json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
 	obj_defaults(r->px, r->res, obj);

@@ -9,25 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/validate.h"
 
 json_t *obj_get(const json_t *obj, const char *path)
 {
-	char key[128];
-	const json_t *cur = obj;
-	while (cur && *path) {
-		const char *dot = strchr(path, '.');
-		size_t n = dot ? (size_t)(dot - path) : strlen(path);
-		if (n >= sizeof(key))
-			return NULL;
-		memcpy(key, path, n);
-		key[n] = '\0';
-		cur = json_object_get(cur, key);
-		path += n + (dot ? 1 : 0);
-	}
-	return (json_t *)cur;
+	return kb_json_path(obj, path);
 }
 
 const char *obj_str(const json_t *obj, const char *path)
@@ -482,6 +471,28 @@ void obj_default_keys(const struct proxy_resource *res, json_t *obj)
 	default_pod_spec_keys(spec);
 	default_pod_spec_keys(obj_get(spec, "template.spec"));
 	default_pod_spec_keys(obj_get(spec, "jobTemplate.spec.template.spec"));
+}
+
+/* Metadata the client cannot change through an update: taken from `old`. */
+void obj_keep_server_meta(const json_t *old, json_t *obj)
+{
+	json_t *om = json_object_get(old, "metadata");
+	json_t *m = obj_meta(obj);
+	const char *keys[] = {"uid",
+			      "creationTimestamp",
+			      "deletionTimestamp",
+			      "deletionGracePeriodSeconds",
+			      "generation",
+			      "namespace",
+			      "name"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(om, keys[i]);
+		if (v)
+			json_object_set(m, keys[i], v);
+		else
+			json_object_del(m, keys[i]);
+	}
+	json_object_del(m, "selfLink");
 }
 
 int obj_validate(struct req *r, const json_t *obj, const json_t *old)

@@ -215,6 +215,9 @@ json_t *obj_meta(json_t *obj);
 void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now);
 void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj);
 void obj_default_keys(const struct proxy_resource *res, json_t *obj);
+/* Copies the server-owned metadata (uid, creationTimestamp, deletion
+ * stamps, generation, name, namespace) of `old` into `obj`. */
+void obj_keep_server_meta(const json_t *old, json_t *obj);
 /* Runs metadata + kind validation; on failure answers 422 and returns -EINVAL. */
 int obj_validate(struct req *r, const json_t *obj, const json_t *old);
 bool obj_spec_changed(const json_t *a, const json_t *b);
