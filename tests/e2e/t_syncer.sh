@@ -187,7 +187,7 @@ syncer_suite_kill9() {
   sy_until 40 sy_one_to_one t1 "$T_t1_KCFG"
   expect "kill -9 mid-burst + restart: exactly one host pod per tenant pod" '^ok$' \
     sh -c "$(declare -f sy_one_to_one); SY_HOST_KCFG=$SY_HOST_KCFG; sy_one_to_one t1 $T_t1_KCFG && echo ok"
-  expect "burst pods were created" 'burst-1[0-9]' "${T[@]}" get pods -o name
+  expect "burst pods were created" 'pod/burst-[0-9]+' "${T[@]}" get pods -o name
 }
 
 syncer_suite_host_outage() {
