@@ -22,6 +22,7 @@
 #include "lib/pki.h"
 #include "lib/tls.h"
 #include "controllers/controllers.h"
+#include "policies/policies.h"
 #include "proxy/proxy.h"
 #include "store/store.h"
 #include "syncer/syncer.h"
@@ -39,13 +40,15 @@ static const char usage_text[] =
     "                [--compact-interval-ms MS]\n"
     "                [--host-kubeconfig FILE] --host-namespace NS --tenant NAME\n"
     "                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"
-    "                [--host-qps N] [--host-burst N]\n"
+    "                [--host-qps N] [--host-burst N] [--policy untrusted|trusted|mig|FILE]\n"
     "      Serve the Kubernetes API for one tenant from DIR (created on first start:\n"
     "      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n"
     "      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"
     "      With --host-namespace, the tenant's pods run on the host cluster\n"
     "      (--host-kubeconfig, or the in-cluster service account) in namespace NS,\n"
     "      tagged with QUEUE for the host's GPU scheduler. --host-qps -1: no limit.\n"
+    "      --policy: admission of pods by a shipped policy or a YAML file\n"
+    "      (policies/README.md); without it everything is allowed.\n"
     "  kubicle token create --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
     "      Print a new bearer token for NAME (only its SHA-256 is stored).\n"
     "  kubicle token revoke --data-dir DIR (TOKEN | --user NAME)\n"
@@ -66,6 +69,7 @@ struct serve_args {
 	long history_keep;       /* revisions of watch history; 0: default */
 	unsigned compact_ms;     /* compaction period; 0: default */
 	struct syncer_opts host; /* host_namespace NULL: no syncer */
+	const char *policy;      /* --policy NAME|FILE, or NULL */
 };
 
 struct server {
@@ -75,6 +79,7 @@ struct server {
 	ctrl_t *ctrl;
 	syncer_t *syncer;
 	SSL_CTX *tls;
+	policy_t *policy;
 	uv_signal_t sigterm, sigint;
 };
 
@@ -102,6 +107,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 	    {"scheduler", required_argument, NULL, 'S'},
 	    {"host-qps", required_argument, NULL, 'P'},
 	    {"host-burst", required_argument, NULL, 'B'},
+	    {"policy", required_argument, NULL, 'p'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -137,6 +143,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 		case 'S': a->host.scheduler = optarg; break;
 		case 'P': a->host.qps = strtod(optarg, NULL); break;
 		case 'B': a->host.burst = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'p': a->policy = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
@@ -205,6 +212,7 @@ static void on_signal(uv_signal_t *sig, int signum)
 		s->syncer = NULL;
 	}
 	if (s->proxy) {
+		proxy_set_policy(s->proxy, NULL);
 		proxy_stop(s->proxy);
 		s->proxy = NULL;
 	}
@@ -299,6 +307,15 @@ static int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "kubicle: listen on %s: %s\n", a.listen, strerror(-rc));
 		goto fail_proxy;
 	}
+	if (a.policy) {
+		char err[512];
+		if ((rc = policy_load(a.policy, &s.policy, err, sizeof(err))) < 0) {
+			fprintf(stderr, "kubicle: %s\n", err);
+			goto fail_kubeconfig;
+		}
+		proxy_set_policy(s.proxy, s.policy);
+		kb_info("main", "policy %s", policy_name(s.policy));
+	}
 	if ((rc = write_kubeconfig(a.data_dir, a.listen, port)) < 0) {
 		fprintf(stderr, "kubicle: kubeconfig: %s\n", strerror(-rc));
 		goto fail_kubeconfig;
@@ -322,12 +339,15 @@ static int cmd_serve(int argc, char **argv)
 	store_close(s.store);
 	uv_run(s.loop, UV_RUN_DEFAULT);
 	SSL_CTX_free(s.tls);
+	policy_free(s.policy);
 	uv_loop_close(s.loop);
 	kb_info("main", "stopped");
 	return 0;
 fail_kubeconfig:
+	proxy_set_policy(s.proxy, NULL);
 	proxy_stop(s.proxy);
 	uv_run(s.loop, UV_RUN_DEFAULT);
+	policy_free(s.policy);
 fail_proxy:
 	SSL_CTX_free(s.tls);
 fail_tls:

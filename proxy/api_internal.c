@@ -34,7 +34,8 @@ static const char *key_ns(const struct proxy_resource *res, const json_t *obj)
 }
 
 /* Metadata + kind validation; logs kube's message on failure. */
-static int validate(const struct proxy_resource *res, const json_t *obj, const json_t *old)
+static int validate(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+		    const json_t *old)
 {
 	json_t *causes = json_array();
 	if (!causes)
@@ -49,7 +50,7 @@ static int validate(const struct proxy_resource *res, const json_t *obj, const j
 		rc = -EINVAL;
 	}
 	json_decref(causes);
-	return rc;
+	return rc < 0 ? rc : admission_internal(px, res, obj, old);
 }
 
 static void track(const struct proxy_resource *res, const json_t *old, json_t *obj,
@@ -102,7 +103,7 @@ int proxy_object_create(proxy_t *px, const char *group, const char *version, con
 	assign_name(obj);
 	obj_init_create(res, obj, time(NULL));
 	obj_defaults(px, res, obj);
-	if ((rc = validate(res, obj, NULL)) < 0)
+	if ((rc = validate(px, res, obj, NULL)) < 0)
 		return rc;
 	track(res, NULL, obj, manager);
 	rc = store_create(px->store, res->store_key, key_ns(res, obj),
@@ -141,7 +142,7 @@ static int write_over(struct proxy *px, const struct proxy_resource *res, const 
 		json_int_t g = json_integer_value(obj_get(old, "metadata.generation"));
 		json_object_set_new(obj_meta(obj), "generation", json_integer(g + 1));
 	}
-	int rc = validate(res, obj, old);
+	int rc = validate(px, res, obj, old);
 	if (rc < 0)
 		return rc;
 	track(res, old, obj, manager);

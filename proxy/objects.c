@@ -495,7 +495,7 @@ void obj_keep_server_meta(const json_t *old, json_t *obj)
 	json_object_del(m, "selfLink");
 }
 
-int obj_validate(struct req *r, const json_t *obj, const json_t *old)
+int obj_validate(struct req *r, json_t *obj, const json_t *old)
 {
 	if (authz_admit(r, obj, old) < 0)
 		return -EACCES;
@@ -507,7 +507,7 @@ int obj_validate(struct req *r, const json_t *obj, const json_t *old)
 		hostpod_refuse_fields(obj, causes);
 	if (json_array_size(causes) == 0) {
 		json_decref(causes);
-		return 0;
+		return admission_check(r, obj, old);
 	}
 	reply_invalid(r, r->res->kind, obj_str(obj, "metadata.name"), causes);
 	return -EINVAL;

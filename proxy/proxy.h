@@ -52,6 +52,14 @@ typedef void (*proxy_pod_log_fn)(void *arg, kb_http_req_t *req, const char *ns, 
 				 const char *query);
 void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, void *arg);
 
+/* Enforces a tenant policy (policies/policies.h; borrowed, must outlive the
+ * proxy or be unset) on pods and pod templates, and keeps the ResourceQuota
+ * kube-system/kubicle-policy showing its quota and usage. NULL: no policy
+ * (everything allowed). Call with NULL before proxy_stop to close its timer.
+ * Implemented in proxy/admission.c. */
+struct policy;
+void proxy_set_policy(proxy_t *px, const struct policy *policy);
+
 /* ---- Internal API (proxy/api_internal.c) -----------------------------------
  * Writes made by in-process controllers. They go through the same server
  * metadata, defaults, validation and managed-fields tracking as API requests

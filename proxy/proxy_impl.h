@@ -45,6 +45,10 @@ struct proxy {
 	struct authz *authz; /* authz.c: RBAC index and watches */
 	struct audit *audit; /* audit.c: DIR/audit.log, or NULL */
 	void *sa_key;        /* auth.c: EVP_PKEY signing service-account tokens */
+	/* admission.c: the tenant's policy (borrowed) or NULL, and the timer
+	 * keeping its quota object */
+	const struct policy *policy;
+	struct admission *admission;
 };
 
 enum field_validation { FV_WARN = 0, FV_STRICT, FV_IGNORE };
@@ -121,6 +125,16 @@ json_t *authz_rules(struct proxy *px, const char *user, const char *const *group
  * 0, or it has answered (403/422) and returns -EACCES/-EINVAL. obj, old
  * borrowed (old NULL on create). */
 int authz_admit(struct req *r, const json_t *obj, const json_t *old);
+
+/* admission.c: the tenant policy's admission of a create or update of obj
+ * (borrowed; a new pod gets the forced node selector and tolerations) over
+ * old (borrowed, NULL on create). 0, or it has answered (403) and returns
+ * -EACCES. */
+int admission_check(struct req *r, json_t *obj, const json_t *old);
+/* admission.c: the same for writes of in-process controllers: 0, or
+ * -EACCES (the reason is logged). */
+int admission_internal(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+		       const json_t *old);
 
 /* audit.c: DIR/audit.log with rotation; one Event line per request. */
 int audit_open(struct proxy *px);
@@ -218,8 +232,10 @@ void obj_default_keys(const struct proxy_resource *res, json_t *obj);
 /* Copies the server-owned metadata (uid, creationTimestamp, deletion
  * stamps, generation, name, namespace) of `old` into `obj`. */
 void obj_keep_server_meta(const json_t *old, json_t *obj);
-/* Runs metadata + kind validation; on failure answers 422 and returns -EINVAL. */
-int obj_validate(struct req *r, const json_t *obj, const json_t *old);
+/* Runs metadata + kind validation (on failure answers 422 and returns
+ * -EINVAL), then policy admission (admission.c: may add the policy's node
+ * selector and tolerations to a new pod; answers 403, returns -EACCES). */
+int obj_validate(struct req *r, json_t *obj, const json_t *old);
 bool obj_spec_changed(const json_t *a, const json_t *b);
 int64_t obj_rv(const json_t *obj);
 

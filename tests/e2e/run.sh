@@ -12,6 +12,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_crd.sh"
 . "$here/t_controllers.sh"
 . "$here/t_syncer.sh"
+. "$here/t_policies.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -35,4 +36,5 @@ server_suite_compaction
 server_suite_restart
 controllers_suite
 syncer_suite
+policies_suite
 e2e_summary

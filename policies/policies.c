@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Loading a policy (YAML through libyaml into JSON, then the fields of
+ * policies/README.md, unknown fields refused), admission of a pod or pod
+ * template against it, and the forced node selector and tolerations.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "lib/json.h"
+#include "lib/pki.h"
+#include "policies/policies_impl.h"
+
+#ifndef KB_POLICY_DIRS
+#define KB_POLICY_DIRS ""
+#endif
+
+void policy_msg_add(char *msg, size_t len, const char *fmt, ...)
+{
+	size_t off = strlen(msg);
+	if (off + 3 >= len)
+		return;
+	if (off) {
+		memcpy(msg + off, ", ", 3);
+		off += 2;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg + off, len - off, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- YAML to JSON (every scalar a string) ---- */
+
+static json_t *yaml_node_json(yaml_document_t *doc, yaml_node_t *n, int depth)
+{
+	if (!n || depth > 32)
+		return NULL;
+	if (n->type == YAML_SCALAR_NODE)
+		return json_stringn((const char *)n->data.scalar.value, n->data.scalar.length);
+	if (n->type == YAML_SEQUENCE_NODE) {
+		json_t *a = json_array();
+		for (yaml_node_item_t *it = n->data.sequence.items.start;
+		     a && it < n->data.sequence.items.top; it++) {
+			json_t *v =
+			    yaml_node_json(doc, yaml_document_get_node(doc, *it), depth + 1);
+			if (!v || json_array_append_new(a, v) < 0) {
+				json_decref(a);
+				return NULL;
+			}
+		}
+		return a;
+	}
+	json_t *o = json_object();
+	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
+	     o && pr < n->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(doc, pr->key);
+		json_t *v = yaml_node_json(doc, yaml_document_get_node(doc, pr->value), depth + 1);
+		if (!k || k->type != YAML_SCALAR_NODE || !v ||
+		    json_object_set_new(o, (const char *)k->data.scalar.value, v) < 0) {
+			json_decref(v);
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+static json_t *yaml_to_json(const char *text, size_t len, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	json_t *out = NULL;
+	if (!yaml_parser_initialize(&parser))
+		return NULL;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		snprintf(err, errlen, "yaml: %s at line %zu",
+			 parser.problem ? parser.problem : "syntax error",
+			 parser.problem_mark.line + 1);
+		goto out;
+	}
+	out = yaml_node_json(&doc, yaml_document_get_root_node(&doc), 0);
+	if (!json_is_object(out)) {
+		snprintf(err, errlen, "a policy is a YAML mapping");
+		json_decref(out);
+		out = NULL;
+	}
+	yaml_document_delete(&doc);
+out:
+	yaml_parser_delete(&parser);
+	return out;
+}
+
+/* ---- the fields ---- */
+
+static int bad(char *err, size_t errlen, const char *field, const char *why)
+{
+	snprintf(err, errlen, "%s: %s", field, why);
+	return -EINVAL;
+}
+
+static int parse_gpu(policy_t *p, json_t *g, char *err, size_t errlen)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach (g, k, v) {
+		const char *s = json_string_value(v);
+		if (strcmp(k, "mode") == 0 && s && strcmp(s, "whole") == 0)
+			p->gpu_mode = POLICY_GPU_WHOLE;
+		else if (strcmp(k, "mode") == 0 && s && strcmp(s, "fractional") == 0)
+			p->gpu_mode = POLICY_GPU_FRACTIONAL;
+		else if (strcmp(k, "mode") == 0 && s && strcmp(s, "mig") == 0)
+			p->gpu_mode = POLICY_GPU_MIG;
+		else if (strcmp(k, "mode") == 0)
+			return bad(err, errlen, "gpu.mode", "must be whole, fractional or mig");
+		else if (strcmp(k, "migProfiles") == 0 && json_is_array(v))
+			p->mig_profiles = json_incref(v);
+		else if (strcmp(k, "gpuMemoryMiB") == 0 && s && atoll(s) > 0)
+			p->gpu_memory_mib = atoll(s);
+		else
+			return bad(err, errlen, "gpu", "unknown or malformed field");
+	}
+	if (p->gpu_mode == POLICY_GPU_MIG && json_array_size(p->mig_profiles) == 0)
+		return bad(err, errlen, "gpu.migProfiles", "mode mig needs at least one profile");
+	return 0;
+}
+
+static int parse_quota(policy_t *p, json_t *q, char *err, size_t errlen)
+{
+	static const char *const names[] = {"gpu", "cpu", "memory", "pods"};
+	const char *k;
+	json_t *v;
+	json_object_foreach (q, k, v) {
+		int i = 0;
+		while (i < 4 && strcmp(k, names[i]) != 0)
+			i++;
+		int64_t m;
+		if (i == 4 || policy_quantity_milli(json_string_value(v), &m) < 0)
+			return bad(err, errlen, "quota", "unknown key or bad quantity");
+		p->has_quota[i] = true;
+		if (i == 0)
+			p->quota.gpu_milli = m;
+		else if (i == 1)
+			p->quota.cpu_milli = m;
+		else if (i == 2)
+			p->quota.memory = m / 1000;
+		else
+			p->quota.pods = m / 1000;
+	}
+	return 0;
+}
+
+/* tolerationSeconds is an integer in a pod. */
+static int parse_tolerations(policy_t *p, json_t *t, char *err, size_t errlen)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach (t, i, v) {
+		if (!json_is_object(v))
+			return bad(err, errlen, "tolerations", "each toleration is a mapping");
+		const char *secs = json_string_value(json_object_get(v, "tolerationSeconds"));
+		if (secs)
+			json_object_set_new(v, "tolerationSeconds", json_integer(atoll(secs)));
+	}
+	p->tolerations = json_incref(t);
+	return 0;
+}
+
+static int parse_pss(policy_t *p, const char *s, char *err, size_t errlen)
+{
+	if (s && strcmp(s, "privileged") == 0)
+		p->pss = POLICY_PSS_PRIVILEGED;
+	else if (s && strcmp(s, "baseline") == 0)
+		p->pss = POLICY_PSS_BASELINE;
+	else if (s && strcmp(s, "restricted") == 0)
+		p->pss = POLICY_PSS_RESTRICTED;
+	else
+		return bad(err, errlen, "podSecurity",
+			   "must be privileged, baseline or restricted");
+	return 0;
+}
+
+static int parse_field(policy_t *p, const char *k, json_t *v, char *err, size_t errlen)
+{
+	const char *s = json_string_value(v);
+	if (strcmp(k, "name") == 0 && s)
+		snprintf(p->name, sizeof(p->name), "%s", s);
+	else if (strcmp(k, "description") == 0)
+		return 0;
+	else if (strcmp(k, "gpu") == 0 && json_is_object(v))
+		return parse_gpu(p, v, err, errlen);
+	else if (strcmp(k, "podSecurity") == 0)
+		return parse_pss(p, s, err, errlen);
+	else if (strcmp(k, "hostFields") == 0 && s &&
+		 (strcmp(s, "allow") == 0 || strcmp(s, "deny") == 0))
+		p->host_fields = strcmp(s, "allow") == 0;
+	else if (strcmp(k, "quota") == 0 && json_is_object(v))
+		return parse_quota(p, v, err, errlen);
+	else if (strcmp(k, "nodeSelector") == 0 && json_is_object(v))
+		p->node_selector = json_incref(v);
+	else if (strcmp(k, "tolerations") == 0 && json_is_array(v))
+		return parse_tolerations(p, v, err, errlen);
+	else if (strcmp(k, "schedulers") == 0 && json_is_array(v))
+		p->schedulers = json_incref(v);
+	else
+		return bad(err, errlen, k, "unknown or malformed field");
+	return 0;
+}
+
+int policy_parse(const char *yaml, size_t len, const char *name, policy_t **out, char *err,
+		 size_t errlen)
+{
+	if (errlen)
+		err[0] = '\0';
+	json_t *doc = yaml_to_json(yaml, len, err, errlen);
+	if (!doc)
+		return err[0] ? -EINVAL : -ENOMEM;
+	policy_t *p = calloc(1, sizeof(*p));
+	int rc = -ENOMEM;
+	if (!p)
+		goto out;
+	snprintf(p->name, sizeof(p->name), "%s", name ? name : "custom");
+	const char *k;
+	json_t *v;
+	rc = 0;
+	json_object_foreach (doc, k, v)
+		if ((rc = parse_field(p, k, v, err, errlen)) < 0)
+			break;
+	if (rc < 0) {
+		policy_free(p);
+		p = NULL;
+	}
+out:
+	json_decref(doc);
+	*out = p;
+	return rc;
+}
+
+void policy_free(policy_t *p)
+{
+	if (!p)
+		return;
+	json_decref(p->mig_profiles);
+	json_decref(p->node_selector);
+	json_decref(p->tolerations);
+	json_decref(p->schedulers);
+	free(p);
+}
+
+const char *policy_name(const policy_t *p)
+{
+	return p->name;
+}
+
+static bool is_path(const char *ref)
+{
+	size_t n = strlen(ref);
+	return strchr(ref, '/') || (n > 5 && strcmp(ref + n - 5, ".yaml") == 0) ||
+	       (n > 4 && strcmp(ref + n - 4, ".yml") == 0);
+}
+
+/* Reads DIR/ref.yaml from the first folder of the search path that has it. */
+static int read_shipped(const char *ref, char **text, size_t *len)
+{
+	const char *env = getenv("KUBICLE_POLICY_DIR");
+	char dirs[4096], path[4096];
+	snprintf(dirs, sizeof(dirs), "%s:%s", env ? env : "", KB_POLICY_DIRS);
+	for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d;
+	     d = strtok_r(NULL, ":", &save)) {
+		snprintf(path, sizeof(path), "%s/%s.yaml", d, ref);
+		if (kb_read_file(path, text, len) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int policy_load(const char *ref, policy_t **out, char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc = is_path(ref) ? kb_read_file(ref, &text, &len) : read_shipped(ref, &text, &len);
+	if (rc < 0) {
+		snprintf(err, errlen, "policy %s: %s", ref, strerror(-rc));
+		return rc;
+	}
+	rc = policy_parse(text, len, is_path(ref) ? "custom" : ref, out, err, errlen);
+	free(text);
+	return rc;
+}
+
+/* ---- admission ---- */
+
+/* The pod metadata and spec of an object of `kind`; false for other kinds. */
+static bool pod_parts(const char *kind, const json_t *obj, const json_t **meta, const json_t **spec)
+{
+	static const char *const templated[] = {
+	    "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"};
+	const json_t *t = NULL;
+	if (strcmp(kind, "Pod") == 0)
+		t = obj;
+	else if (strcmp(kind, "PodTemplate") == 0)
+		t = json_object_get(obj, "template");
+	else if (strcmp(kind, "CronJob") == 0)
+		t = kb_json_path(obj, "spec.jobTemplate.spec.template");
+	for (size_t i = 0; !t && i < sizeof(templated) / sizeof(templated[0]); i++)
+		if (strcmp(kind, templated[i]) == 0)
+			t = kb_json_path(obj, "spec.template");
+	if (!t)
+		return false;
+	*meta = json_object_get(t, "metadata");
+	*spec = json_object_get(t, "spec");
+	return json_is_object(*spec);
+}
+
+static void scheduler_check(const policy_t *p, const json_t *spec, char *msg, size_t len)
+{
+	if (!p->schedulers)
+		return;
+	const char *s = json_string_value(json_object_get(spec, "schedulerName"));
+	if (!s || !*s)
+		s = "default-scheduler";
+	size_t i;
+	json_t *v;
+	json_array_foreach (p->schedulers, i, v)
+		if (json_string_value(v) && strcmp(json_string_value(v), s) == 0)
+			return;
+	char list[512] = "";
+	json_array_foreach (p->schedulers, i, v)
+		policy_msg_add(list, sizeof(list), "%s",
+			       json_string_value(v) ? json_string_value(v) : "");
+	policy_msg_add(msg, len, "schedulerName \"%s\" is not allowed; allowed: %s", s, list);
+}
+
+/* Joins a group of violations into msg with "; ". */
+static void join(char *msg, size_t len, const char *prefix, const char *part)
+{
+	if (!part[0])
+		return;
+	size_t off = strlen(msg);
+	snprintf(msg + off, len - off, "%s%s%s", off ? "; " : "", prefix, part);
+}
+
+static const char *const pss_names[] = {"privileged", "baseline", "restricted"};
+
+int policy_admit(const policy_t *p, const char *kind, const json_t *obj, const json_t *old,
+		 char *msg, size_t len)
+{
+	const json_t *meta, *spec, *ometa, *ospec;
+	if (!p || !pod_parts(kind, obj, &meta, &spec))
+		return 0;
+	if (old && pod_parts(kind, old, &ometa, &ospec) && json_equal(spec, ospec) &&
+	    json_equal(json_object_get(meta, "annotations"), json_object_get(ometa, "annotations")))
+		return 0;
+	char gpu[1024] = "", pss[2048] = "", host[1024] = "", sched[512] = "";
+	policy_gpu_check(p, meta, spec, gpu, sizeof(gpu));
+	policy_pss_check(p->pss, p->host_fields, meta, spec, pss, sizeof(pss));
+	if (p->pss == POLICY_PSS_PRIVILEGED && !p->host_fields)
+		policy_host_check(spec, host, sizeof(host));
+	scheduler_check(p, spec, sched, sizeof(sched));
+	if (!gpu[0] && !pss[0] && !host[0] && !sched[0])
+		return 0;
+	char pfx[64];
+	snprintf(pfx, sizeof(pfx), "violates PodSecurity \"%s:latest\": ", pss_names[p->pss]);
+	snprintf(msg, len, "policy %s: ", p->name);
+	char body[4096] = "";
+	join(body, sizeof(body), "", gpu);
+	join(body, sizeof(body), pfx, pss);
+	join(body, sizeof(body), "host-level fields are not allowed: ", host);
+	join(body, sizeof(body), "", sched);
+	size_t off = strlen(msg);
+	snprintf(msg + off, len - off, "%s", body);
+	return -EACCES;
+}
+
+/* ---- mutation ---- */
+
+static bool has_toleration(const json_t *list, const json_t *t)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach (list, i, v)
+		if (json_equal(v, t))
+			return true;
+	return false;
+}
+
+int policy_mutate_pod(const policy_t *p, json_t *pod)
+{
+	json_t *spec = json_object_get(pod, "spec");
+	if (!p || !json_is_object(spec))
+		return 0;
+	if (p->node_selector && json_object_size(p->node_selector)) {
+		json_t *ns = json_object_get(spec, "nodeSelector");
+		if (!json_is_object(ns)) {
+			ns = json_object();
+			if (!ns || json_object_set_new(spec, "nodeSelector", ns) < 0)
+				return -ENOMEM;
+		}
+		if (json_object_update(ns, p->node_selector) < 0)
+			return -ENOMEM;
+	}
+	size_t i;
+	json_t *t;
+	json_array_foreach (p->tolerations, i, t) {
+		json_t *list = json_object_get(spec, "tolerations");
+		if (!json_is_array(list)) {
+			list = json_array();
+			if (!list || json_object_set_new(spec, "tolerations", list) < 0)
+				return -ENOMEM;
+		}
+		if (!has_toleration(list, t) && json_array_append_new(list, json_deep_copy(t)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}

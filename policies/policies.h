@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tenant policies: how a tenant may use GPUs (whole GPUs, fractions, or a
+ * list of MIG profiles), the Pod Security Standard level its pods must meet
+ * (baseline or restricted), whether host-level pod fields may pass, quotas
+ * across the tenant (GPUs counting fractions, cpu, memory, pods), node
+ * selectors and tolerations forced onto every pod, and the scheduler
+ * profiles pods may name. A policy is a YAML file (policies/README.md);
+ * untrusted.yaml, trusted.yaml and mig.yaml ship with Kubicle.
+ *
+ * This module only decides: the API front (proxy/admission.c) finds the
+ * objects, the usage and turns a refusal into 403 Forbidden. Messages are
+ * "policy NAME: <rule and limit>", e.g. "policy untrusted: gpu-fraction is
+ * not allowed; request whole nvidia.com/gpu".
+ *
+ * Threading: a loaded policy is immutable; any thread may read it.
+ */
+#ifndef KB_POLICIES_H
+#define KB_POLICIES_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct policy policy_t;
+
+/* What pods take from a quota: GPUs and cpu in thousandths, memory in
+ * bytes, pods as a count. */
+struct policy_usage {
+	int64_t gpu_milli;
+	int64_t cpu_milli;
+	int64_t memory;
+	int64_t pods;
+};
+
+/* Loads a policy: `ref` is a shipped name ("untrusted", "trusted", "mig",
+ * looked up in $KUBICLE_POLICY_DIR, then the source and install folders) or
+ * a path to a YAML file (anything with a '/' or ending in .yaml/.yml).
+ * *out is owned by the caller (policy_free). 0, -ENOENT, -EINVAL (err gets
+ * why), -ENOMEM. */
+int policy_load(const char *ref, policy_t **out, char *err, size_t errlen);
+/* Parses YAML text (borrowed) into a policy named `name` when the text does
+ * not name itself. Same results as policy_load. */
+int policy_parse(const char *yaml, size_t len, const char *name, policy_t **out, char *err,
+		 size_t errlen);
+void policy_free(policy_t *p);
+/* The policy's name (borrowed, lives as long as p). */
+const char *policy_name(const policy_t *p);
+
+/* Admission of one object of `kind` (Pod, Deployment, ReplicaSet,
+ * StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate;
+ * other kinds pass): the pod or its pod template against the GPU mode, the
+ * Pod Security Standard, host fields and scheduler rules. old (may be NULL)
+ * is the stored object of an update: an unchanged pod spec passes. 0, or
+ * -EACCES with msg set to "policy NAME: ...". obj and old are borrowed. */
+int policy_admit(const policy_t *p, const char *kind, const json_t *obj, const json_t *old,
+		 char *msg, size_t len);
+
+/* Adds what one pod (borrowed) takes to *u; pods that have terminated
+ * (phase Succeeded or Failed) take nothing. */
+void policy_pod_usage(const policy_t *p, const json_t *pod, struct policy_usage *u);
+/* Whether `used` plus `req` stays within the policy's quotas. 0, or
+ * -EACCES with msg "policy NAME: exceeded quota: gpu, requested: 1, used:
+ * 4, limited: 4". */
+int policy_check_quota(const policy_t *p, const struct policy_usage *used,
+		       const struct policy_usage *req, char *msg, size_t len);
+/* True when the policy sets at least one quota. */
+bool policy_has_quota(const policy_t *p);
+/* ResourceQuota spec.hard / status.used maps (new references) for the
+ * quotas the policy sets, e.g. {"requests.nvidia.com/gpu": "4"}. */
+json_t *policy_quota_hard(const policy_t *p);
+json_t *policy_quota_used(const policy_t *p, const struct policy_usage *used);
+
+/* Merges the forced node selector and tolerations into a pod (borrowed,
+ * modified): the policy's nodeSelector keys win; tolerations are added
+ * unless an equal one is present. 0 or -ENOMEM. */
+int policy_mutate_pod(const policy_t *p, json_t *pod);
+
+/* Parses a Kubernetes quantity ("500m", "2", "1Gi", "1.5") into
+ * thousandths. 0 or -EINVAL. */
+int policy_quantity_milli(const char *s, int64_t *out);
+
+#endif
