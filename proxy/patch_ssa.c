@@ -208,8 +208,12 @@ static long ssa_find_item(const struct ssa_field *f, const json_t *list, const c
 
 /* --- field sets (internal form) -------------------------------------- */
 
+/* A child node, created when missing; NULL for a NULL node (a set that
+ * cannot gain members on this path, see ssa_cmp_child). */
 static json_t *sn_child(json_t *node, const char *pe)
 {
+	if (!node)
+		return NULL;
 	json_t *c = json_object_get(node, pe);
 
 	if (!c) {
@@ -219,10 +223,12 @@ static json_t *sn_child(json_t *node, const char *pe)
 	return c;
 }
 
+/* Internal member mark: the shared `true` (no allocation); the wire form
+ * writes {} (sn_to_v1). */
 static void sn_mark(json_t *node)
 {
 	if (node)
-		json_object_set_new(node, ".", json_object());
+		json_object_set_new(node, ".", json_true());
 }
 
 static bool sn_member(const json_t *node)
@@ -289,7 +295,7 @@ static json_t *sn_to_v1(const json_t *node)
 		if (strcmp(keys[i], ".") != 0)
 			json_object_set_new(res, keys[i], sn_to_v1(json_object_get(node, keys[i])));
 		else if (n > 1)
-			sn_mark(res);
+			json_object_set_new(res, ".", json_object());
 	}
 	free(keys);
 	return res;
@@ -499,10 +505,15 @@ struct ssa_cmp {
 static void ssa_compare(const json_t *l, const json_t *r, const struct ssa_field *f,
 			struct ssa_cmp *c);
 
-static struct ssa_cmp ssa_cmp_child(struct ssa_cmp *c, const char *pe)
+/* The child sets of path element pe. Where the left (old) value is absent
+ * nothing below can be modified or removed, and where the right (new) one
+ * is absent nothing can be added or modified: those sets stay NULL instead
+ * of growing empty trees that are pruned afterwards. */
+static struct ssa_cmp ssa_cmp_child(struct ssa_cmp *c, const char *pe, bool has_l, bool has_r)
 {
-	struct ssa_cmp d = {sn_child(c->added, pe), sn_child(c->modified, pe),
-			    sn_child(c->removed, pe)};
+	struct ssa_cmp d = {has_r ? sn_child(c->added, pe) : NULL,
+			    has_l && has_r ? sn_child(c->modified, pe) : NULL,
+			    has_l ? sn_child(c->removed, pe) : NULL};
 	return d;
 }
 
@@ -529,7 +540,8 @@ static void ssa_compare_objects(const json_t *l, const json_t *r, const struct s
 			pe = ssa_field_pe(k);
 			if (!pe)
 				continue;
-			d = ssa_cmp_child(c, pe);
+			d = ssa_cmp_child(c, pe, json_object_get(l, k) != NULL,
+					  json_object_get(r, k) != NULL);
 			free(pe);
 			ssa_compare(json_object_get(l, k), json_object_get(r, k), &cf, &d);
 		}
@@ -550,7 +562,7 @@ static void ssa_compare_items(const json_t *l, const json_t *r, const struct ssa
 
 		if (!pe)
 			continue;
-		d = ssa_cmp_child(c, pe);
+		d = ssa_cmp_child(c, pe, li != NULL, true);
 		free(pe);
 		if (!li)
 			sn_mark(d.added);
@@ -566,7 +578,7 @@ static void ssa_compare_items(const json_t *l, const json_t *r, const struct ssa
 			free(pe);
 			continue;
 		}
-		d = ssa_cmp_child(c, pe);
+		d = ssa_cmp_child(c, pe, true, false);
 		free(pe);
 		sn_mark(d.removed);
 		if (f->list == SK_MAP)
