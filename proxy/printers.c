@@ -1014,9 +1014,11 @@ static void cells_quota(json_t *cells, const json_t *o, time_t now)
 	kb_buf_puts(&lim, "");
 	for (size_t j = 0; keys && j < i; j++) {
 		struct kb_buf *w = kb_str_has_prefix(keys[j], "limits.") ? &lim : &req;
+		/* keys such as "requests.cpu" are map keys, not dotted paths */
 		const char *u = json_string_value(json_object_get(used, keys[j]));
+		const char *h = json_string_value(json_object_get(hard, keys[j]));
 		kb_buf_printf(w, "%s%s: %s/%s", w->len ? ", " : "", keys[j], u ? u : "0",
-			      js(hard, keys[j]));
+			      h ? h : "");
 	}
 	free(keys);
 	add_name(cells, o);

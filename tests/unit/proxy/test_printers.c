@@ -312,11 +312,29 @@ START_TEST(crd_printer_columns)
 }
 END_TEST
 
+/* ResourceQuota: "requests.cpu" is a map key, not a path. */
+START_TEST(quota_dotted_keys)
+{
+	static const struct proxy_resource rq = {
+	    .group = "", .version = "v1", .kind = "ResourceQuota"};
+	json_t *c = cells(&rq,
+			  "{\"metadata\":{\"name\":\"q\",\"creationTimestamp\":\"" T0 "\"},"
+			  "\"status\":{\"hard\":{\"requests.cpu\":\"2\",\"limits.memory\":\"1Gi\","
+			  "\"pods\":\"10\"},\"used\":{\"requests.cpu\":\"500m\",\"pods\":\"3\"}}}",
+			  t0() + 60);
+	ck_assert_str_eq(cell_s(c, 0), "q");
+	ck_assert_str_eq(cell_s(c, 2), "pods: 3/10, requests.cpu: 500m/2");
+	ck_assert_str_eq(cell_s(c, 3), "limits.memory: 0/1Gi");
+	json_decref(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("proxy/printers");
 	TCase *tc = tcase_create("printers");
 	tcase_add_test(tc, pod_columns);
+	tcase_add_test(tc, quota_dotted_keys);
 	tcase_add_test(tc, pod_pending);
 	tcase_add_test(tc, pod_running_restarts);
 	tcase_add_test(tc, pod_crashloop_and_terminating);
