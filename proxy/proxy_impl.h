@@ -203,8 +203,12 @@ int rs_delete(struct proxy *px, const struct proxy_resource *res, const char *ns
 /* req->res is ignored (res->store_key is used); the filter sees served objects. */
 int rs_list(struct proxy *px, const struct proxy_resource *res, const struct store_list_req *req,
 	    struct store_list_result *out);
-void rs_event_to_core(json_t *obj);
-void rs_event_from_core(json_t *obj);
+void rs_event_to_core(const struct proxy_resource *res, json_t *obj);
+void rs_event_from_core(const struct proxy_resource *res, json_t *obj);
+/* A custom resource read through another version than stored: apiVersion
+ * (conversion None) becomes the row's, and the storage version's on write. */
+void rs_version_out(const struct proxy_resource *res, json_t *obj);
+void rs_version_in(const struct proxy_resource *res, json_t *obj);
 
 /* handlers.c: label and field selectors of a list or watch. */
 struct filter {

@@ -56,8 +56,8 @@ struct proxy_resource {
 	/* storage in another row's shape: store_key names that row's storage and
 	 * objects convert in place on the way in and out (NULL: as served) */
 	const char *storage; /* e.g. "/events" */
-	void (*to_storage)(json_t *obj);
-	void (*from_storage)(json_t *obj);
+	void (*to_storage)(const struct proxy_resource *res, json_t *obj);
+	void (*from_storage)(const struct proxy_resource *res, json_t *obj);
 	/* run-time rows (CRDs) */
 	json_t *crd;         /* owned reference to the CRD object, or NULL */
 	json_t *schema;      /* owned: openAPIV3Schema of this version, or NULL */

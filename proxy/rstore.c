@@ -6,6 +6,7 @@
  * APIs show the same objects, and selectors see the served shape.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "proxy/proxy_impl.h"
@@ -13,7 +14,7 @@
 static void out_conv(const struct proxy_resource *res, json_t *obj)
 {
 	if (res->from_storage && obj)
-		res->from_storage(obj);
+		res->from_storage(res, obj);
 }
 
 int rs_get(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
@@ -33,7 +34,7 @@ static int conv_write(struct proxy *px, const struct proxy_resource *res, const 
 	json_t *st = json_deep_copy(obj);
 	if (!st)
 		return -ENOMEM;
-	res->to_storage(st);
+	res->to_storage(res, st);
 	int rc = create ? store_create(px->store, res->store_key, ns, name, st, NULL)
 			: store_update(px->store, res->store_key, ns, name, st, expected, NULL);
 	if (rc == 0)
@@ -78,7 +79,7 @@ static bool conv_filter_match(const json_t *obj, void *arg)
 {
 	struct conv_filter *cf = arg;
 	json_t *copy = json_deep_copy(obj);
-	cf->res->from_storage(copy);
+	cf->res->from_storage(cf->res, copy);
 	bool ok = cf->filter(copy, cf->arg);
 	json_decref(copy);
 	return ok;
@@ -99,7 +100,7 @@ int rs_list(struct proxy *px, const struct proxy_resource *res, const struct sto
 		size_t i;
 		json_t *item;
 		json_array_foreach (out->items, i, item)
-			res->from_storage(item);
+			res->from_storage(res, item);
 	}
 	return rc;
 }
@@ -128,16 +129,48 @@ static void rename_fields(json_t *obj, int from, int to)
 	}
 }
 
-void rs_event_to_core(json_t *obj)
+void rs_event_to_core(const struct proxy_resource *res, json_t *obj)
 {
+	(void)res;
 	rename_fields(obj, 1, 0);
 	json_object_set_new(obj, "apiVersion", json_string("v1"));
 	json_object_set_new(obj, "kind", json_string("Event"));
 }
 
-void rs_event_from_core(json_t *obj)
+void rs_event_from_core(const struct proxy_resource *res, json_t *obj)
 {
+	(void)res;
 	rename_fields(obj, 0, 1);
 	json_object_set_new(obj, "apiVersion", json_string("events.k8s.io/v1"));
 	json_object_set_new(obj, "kind", json_string("Event"));
+}
+
+/* ---- several versions of a custom resource (conversion None) ------------ */
+
+static void set_api_version(json_t *obj, const char *group, const char *version)
+{
+	char av[300];
+	if (group[0])
+		snprintf(av, sizeof(av), "%s/%s", group, version);
+	else
+		snprintf(av, sizeof(av), "%s", version);
+	json_object_set_new(obj, "apiVersion", json_string(av));
+}
+
+void rs_version_out(const struct proxy_resource *res, json_t *obj)
+{
+	set_api_version(obj, res->group, res->version);
+}
+
+void rs_version_in(const struct proxy_resource *res, json_t *obj)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach (obj_get(res->crd, "spec.versions"), i, v) {
+		const char *name = json_string_value(json_object_get(v, "name"));
+		if (name && json_is_true(json_object_get(v, "storage"))) {
+			set_api_version(obj, res->group, name);
+			return;
+		}
+	}
 }

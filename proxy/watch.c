@@ -189,9 +189,9 @@ static void on_converted_event(struct watch *w, const struct store_event *ev)
 	struct store_event cev = *ev;
 	cev.obj = json_deep_copy(ev->obj);
 	cev.prev = ev->prev ? json_deep_copy(ev->prev) : NULL;
-	res->from_storage(cev.obj);
+	res->from_storage(res, cev.obj);
 	if (cev.prev)
-		res->from_storage(cev.prev);
+		res->from_storage(res, cev.prev);
 	const char *type = event_type(w, &cev);
 	if (type && send_event(w, type, &cev) < 0)
 		watch_close(w);

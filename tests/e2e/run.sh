@@ -27,6 +27,7 @@ for v in 1.33 1.30; do
   [ -x "$GSDK/kubectl.$v" ] && crd_suite_kubectl "$GSDK/kubectl.$v" "k${v/./-}"
 done
 crd_suite_tenants
+crd_suite_versions
 rbac_suite "$(command -v kubectl)"
 for v in 1.27 1.32; do
   [ -x "$GSDK/kubectl.$v" ] && rbac_old_kubectl "$GSDK/kubectl.$v"

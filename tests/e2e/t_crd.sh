@@ -149,3 +149,36 @@ crd_suite_tenants() {
   stop_server
   SERVER_PID=${saved[0]}; KCFG=${saved[1]}; DATA_DIR=${saved[2]}; SERVER_URL=${saved[3]}
 }
+
+# A CRD with two served versions (conversion None): one stored object, seen
+# through either version with that version's apiVersion.
+crd_suite_versions() {
+  local d=$E2E_TMP/crd-versions
+  mkdir -p "$d"
+  crd_manifest ver.crd.test | sed 's/^  - name: v1$/  - name: v1/' >"$d/crd.yaml"
+  python3 - "$d/crd.yaml" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+i = s.index("  versions:\n") + len("  versions:\n")
+beta = """  - name: v1beta1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+"""
+open(p, "w").write(s[:i] + beta + s[i:])
+PY
+  kubectl --kubeconfig "$KCFG" --cache-dir "$d/c" apply -f "$d/crd.yaml" >/dev/null
+  kubectl --kubeconfig "$KCFG" --cache-dir "$d/c" wait --for=condition=Established crd/widgets.ver.crd.test --timeout=10s >/dev/null
+  kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/apis/ver.crd.test/v1beta1/namespaces/default/widgets" \
+    -d '{"apiVersion":"ver.crd.test/v1beta1","kind":"Widget","metadata":{"name":"vw"},"spec":{"color":"red"}}' >/dev/null
+  expect "multi-version CRD: read through v1 says v1" '"apiVersion":"ver.crd.test/v1"' \
+    kcurl "$SERVER_URL/apis/ver.crd.test/v1/namespaces/default/widgets/vw"
+  expect "multi-version CRD: read through v1beta1 says v1beta1" '"apiVersion":"ver.crd.test/v1beta1"' \
+    kcurl "$SERVER_URL/apis/ver.crd.test/v1beta1/namespaces/default/widgets/vw"
+  expect "multi-version CRD: list through v1 says v1 for its items" '"items":\[\{"apiVersion":"ver.crd.test/v1"' \
+    kcurl "$SERVER_URL/apis/ver.crd.test/v1/namespaces/default/widgets"
+}
