@@ -113,19 +113,6 @@ int proxy_object_create(proxy_t *px, const char *group, const char *version, con
 	return rc;
 }
 
-static bool same_object(const json_t *a, const json_t *b)
-{
-	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
-	json_object_del(obj_meta(x), "managedFields");
-	json_object_del(obj_meta(y), "managedFields");
-	json_object_del(obj_meta(x), "resourceVersion");
-	json_object_del(obj_meta(y), "resourceVersion");
-	bool eq = json_equal(x, y);
-	json_decref(x);
-	json_decref(y);
-	return eq;
-}
-
 /* Stores obj over old (both borrowed) after defaults and validation. */
 static int write_over(struct proxy *px, const struct proxy_resource *res, const json_t *old,
 		      json_t *obj, const char *manager, json_t **out)
@@ -147,7 +134,7 @@ static int write_over(struct proxy *px, const struct proxy_resource *res, const 
 		return rc;
 	track(res, old, obj, manager);
 	const char *ns = key_ns(res, old), *name = obj_str(old, "metadata.name");
-	if (same_object(old, obj)) {
+	if (obj_same(old, obj)) {
 		if (out)
 			*out = json_incref((json_t *)old);
 		return 0;

@@ -601,19 +601,6 @@ out:
 
 /* ---- UPDATE ----------------------------------------------------------- */
 
-static bool same_object(const json_t *a, const json_t *b)
-{
-	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
-	json_object_del(obj_meta(x), "managedFields");
-	json_object_del(obj_meta(y), "managedFields");
-	json_object_del(obj_meta(x), "resourceVersion");
-	json_object_del(obj_meta(y), "resourceVersion");
-	bool eq = json_equal(x, y);
-	json_decref(x);
-	json_decref(y);
-	return eq;
-}
-
 static bool being_deleted_and_finalized(const json_t *obj)
 {
 	return obj_str(obj, "metadata.deletionTimestamp") &&
@@ -648,7 +635,7 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 		return;
 	if (!tracked)
 		track_fields(r, old, obj, "unknown");
-	if (same_object(old, obj)) {
+	if (obj_same(old, obj)) {
 		reply_object(r, 200, (json_t *)old);
 		return;
 	}

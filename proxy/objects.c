@@ -495,6 +495,21 @@ void obj_keep_server_meta(const json_t *old, json_t *obj)
 	json_object_del(m, "selfLink");
 }
 
+/* True when a and b differ at most in resourceVersion and managedFields
+ * (an update that changes nothing is not written, as in kube-apiserver). */
+bool obj_same(const json_t *a, const json_t *b)
+{
+	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
+	json_object_del(obj_meta(x), "managedFields");
+	json_object_del(obj_meta(y), "managedFields");
+	json_object_del(obj_meta(x), "resourceVersion");
+	json_object_del(obj_meta(y), "resourceVersion");
+	bool eq = json_equal(x, y);
+	json_decref(x);
+	json_decref(y);
+	return eq;
+}
+
 int obj_validate(struct req *r, json_t *obj, const json_t *old)
 {
 	if (authz_admit(r, obj, old) < 0)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/util.h"
 #include "proxy/selector.h"
 
@@ -374,24 +375,17 @@ static const char *or_none(const char *s)
 /* labels.FormatLabels: sorted "k=v,k2=v2", "<none>" when empty. */
 static char *format_labels(const json_t *m)
 {
-	size_t n = json_object_size(m), i = 0;
-	const char **keys = calloc(n ? n : 1, sizeof(*keys));
+	size_t n = 0;
+	const char **keys = kb_json_sorted_keys(m, &n);
 	struct kb_buf b = {0};
-	const char *k;
-	json_t *v;
 	if (!keys)
 		return NULL;
-	json_object_foreach ((json_t *)m, k, v)
-		keys[i++] = k;
-	for (size_t a = 1; a < n; a++)
-		for (size_t z = a; z > 0 && strcmp(keys[z - 1], keys[z]) > 0; z--) {
-			const char *t = keys[z];
-			keys[z] = keys[z - 1];
-			keys[z - 1] = t;
-		}
 	kb_buf_puts(&b, "");
-	for (i = 0; i < n; i++)
-		kb_buf_printf(&b, "%s%s=%s", i ? "," : "", keys[i], js(m, keys[i]));
+	for (size_t i = 0; i < n; i++) {
+		/* label keys hold dots ("app.kubernetes.io/name"): not paths */
+		const char *v = json_string_value(json_object_get(m, keys[i]));
+		kb_buf_printf(&b, "%s%s=%s", i ? "," : "", keys[i], v ? v : "");
+	}
 	free(keys);
 	if (n == 0)
 		kb_buf_puts(&b, "<none>");

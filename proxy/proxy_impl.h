@@ -236,6 +236,8 @@ void obj_default_keys(const struct proxy_resource *res, json_t *obj);
 /* Copies the server-owned metadata (uid, creationTimestamp, deletion
  * stamps, generation, name, namespace) of `old` into `obj`. */
 void obj_keep_server_meta(const json_t *old, json_t *obj);
+/* Equal but for resourceVersion and managedFields. */
+bool obj_same(const json_t *a, const json_t *b);
 /* Runs metadata + kind validation (on failure answers 422 and returns
  * -EINVAL), then policy admission (admission.c: may add the policy's node
  * selector and tolerations to a new pod; answers 403, returns -EACCES). */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/json.h"
 #include "lib/util.h"
 #include "proxy/selector.h"
 
@@ -424,24 +425,15 @@ static void immutable(json_t *c, const json_t *nv, const json_t *ov, const char 
 static char *go_map(const json_t *m)
 {
 	struct kb_buf b = {0};
-	size_t n = json_object_size(m), i = 0;
-	const char **keys = calloc(n ? n : 1, sizeof(*keys));
-	const char *k;
-	json_t *v;
+	size_t n = 0;
+	const char **keys = kb_json_sorted_keys(m, &n);
 	if (!keys)
 		return NULL;
-	json_object_foreach ((json_t *)m, k, v)
-		keys[i++] = k;
-	for (size_t a = 1; a < n; a++)
-		for (size_t z = a; z > 0 && strcmp(keys[z - 1], keys[z]) > 0; z--) {
-			const char *t = keys[z];
-			keys[z] = keys[z - 1];
-			keys[z - 1] = t;
-		}
 	kb_buf_puts(&b, n ? "map[string]string{" : "map[string]string(nil)");
-	for (i = 0; i < n; i++)
-		kb_buf_printf(&b, "%s\"%s\":\"%s\"", i ? ", " : "", keys[i],
-			      jstr(m, keys[i]) ? jstr(m, keys[i]) : "");
+	for (size_t i = 0; i < n; i++) {
+		const char *v = json_string_value(json_object_get(m, keys[i]));
+		kb_buf_printf(&b, "%s\"%s\":\"%s\"", i ? ", " : "", keys[i], v ? v : "");
+	}
 	if (n)
 		kb_buf_puts(&b, "}");
 	free(keys);

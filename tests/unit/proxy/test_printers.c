@@ -223,6 +223,13 @@ START_TEST(service_cells)
 	ck_assert_str_eq(cell_s(c, 4), "80:30080/TCP");
 	ck_assert_str_eq(cell_s(c, 6), "<none>");
 	json_decref(c);
+	/* selector keys with dots are keys, not paths */
+	c = cells(&svc_res,
+		  "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"type\":\"ClusterIP\","
+		  "\"selector\":{\"app.kubernetes.io/name\":\"web\"}}}",
+		  t0());
+	ck_assert_str_eq(cell_s(c, 6), "app.kubernetes.io/name=web");
+	json_decref(c);
 }
 END_TEST
 
