@@ -256,14 +256,24 @@ static int make_tls(struct server *s, const char *dir)
 	return kb_tls_server_ctx(cert, key, ca, &s->tls);
 }
 
+/* The syncer's token issuer: tenant service-account tokens signed by the
+ * proxy (the syncer does not depend on proxy/). */
+static int issue_sa_token(void *px, const char *ns, const char *sa, long ttl, char **jwt)
+{
+	return proxy_issue_sa_token(px, ns, sa, ttl, jwt);
+}
+
 /* Starts the syncer to the host cluster; pods reach the tenant API at the
- * advertised address (else the listen address) and `port`. */
+ * advertised address (else the listen address) and `port`, with their
+ * tenant service-account token mounted. */
 static int start_syncer(struct server *s, struct serve_args *a, int port)
 {
 	char host[256];
 	client_host(a->listen, host, sizeof(host));
 	a->host.advertise = a->advertise ? a->advertise : host;
 	a->host.api_port = port;
+	a->host.issue_token = issue_sa_token;
+	a->host.token_arg = s->proxy;
 	int rc = syncer_start(s->loop, s->store, &a->host, &s->syncer);
 	if (rc == 0)
 		proxy_set_host(s->proxy, syncer_pod_log, s->syncer);

@@ -501,6 +501,32 @@ out:
 	json_decref(body);
 }
 
+/* For the syncer (through cmd/main.c): the same token a TokenRequest with no
+ * audiences would return, bound to the service account's uid. */
+int proxy_issue_sa_token(proxy_t *px, const char *ns, const char *sa, long ttl_seconds, char **jwt)
+{
+	json_t *obj = NULL;
+	const struct proxy_resource *res = resource_find("", "v1", "serviceaccounts");
+	*jwt = NULL;
+	if (!res || !ns || !sa || ttl_seconds < TOKEN_MIN_SECONDS ||
+	    ttl_seconds > TOKEN_MAX_SECONDS)
+		return -EINVAL;
+	int rc = store_get(px->store, res->store_key, ns, sa, &obj);
+	if (rc < 0)
+		return rc;
+	if (obj_str(obj, "metadata.deletionTimestamp") || !obj_str(obj, "metadata.uid")) {
+		json_decref(obj);
+		return -ENOENT;
+	}
+	json_t *aud = json_pack("[s]", SA_ISSUER);
+	json_t *claims = token_claims(obj, aud, ttl_seconds, time(NULL));
+	*jwt = jwt_sign(px->sa_key, claims);
+	json_decref(claims);
+	json_decref(aud);
+	json_decref(obj);
+	return *jwt ? 0 : -EIO;
+}
+
 /* ---- the CLI's side: tokens in a tenant's store -------------------------- */
 
 static int user_tokens(store_t *st, const char *user, json_t **out)

@@ -39,6 +39,12 @@ int proxy_token_add(store_t *st, const char *token, const char *user, const char
  * number revoked (0 or 1 for one token), -ENOENT for an unknown token, or a
  * negative errno. */
 int proxy_token_revoke(store_t *st, const char *token, const char *user);
+/* Signs a service-account token (JWT, audience the API server) for service
+ * account ns/sa, bound to its uid and valid ttl_seconds (600..172800), as
+ * the serviceaccounts/token subresource would. *jwt gets a malloc'ed string
+ * the caller frees. Returns 0, -ENOENT (no such account, or being deleted),
+ * -EINVAL or -EIO. Loop thread only. */
+int proxy_issue_sa_token(proxy_t *px, const char *ns, const char *sa, long ttl_seconds, char **jwt);
 /* Ends every watch, stops listening; the loop can then finish. */
 void proxy_stop(proxy_t *px);
 

@@ -7,8 +7,11 @@
  * State: `pods` maps a host name to what we know of its tenant pod
  * ({ns, name, uid, refs, node, creating, deleting}); `refs` counts the
  * tracked pods using each tenant ConfigMap/Secret ("ConfigMap/ns/name");
- * `nodes` counts the tracked pods bound to each host node. All of it can be
- * rebuilt from both sides, which is what a resync after restart does.
+ * `nodes` counts the tracked pods bound to each host node; `sas` maps
+ * "ns/serviceaccount" to {ns, sa, users, due}: the tracked pods mounting that
+ * account's token and when its host Secret is refreshed next (0: retry at
+ * the next resync). All of it can be rebuilt from both sides, which is what
+ * a resync after restart does.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +25,10 @@
 #include "syncer/syncer_impl.h"
 
 #define RESYNC_MS 30000
+/* Service-account tokens mounted in host pods live an hour, like the
+ * kubelet's projected tokens, and are replaced at 80 % of their life. */
+#define SA_TOKEN_TTL     3600
+#define SA_REFRESH_AFTER (SA_TOKEN_TTL * 8 / 10)
 
 struct syncer {
 	uv_loop_t *loop;
@@ -32,7 +39,9 @@ struct syncer {
 	struct host_informer *pods_inf, *events_inf;
 	store_watch_t *w_pods, *w_cms, *w_secrets;
 	uv_timer_t resync;
-	json_t *pods, *refs, *nodes;
+	json_t *pods, *refs, *nodes, *sas;
+	int (*issue_token)(void *, const char *, const char *, long, char **);
+	void *token_arg;
 	char pods_path[256], sel[160];
 	bool host_synced, stopping;
 	struct syncer_stats stats;
@@ -116,14 +125,9 @@ static void on_cfg_post(int err, long status, json_t *body, void *arg)
 	free(p);
 }
 
-/* Creates or replaces the host copy of tenant config kind/ns/name. */
-static void cfg_push(struct syncer *s, const char *kind, const char *ns, const char *name)
+/* Creates or replaces host object h (stolen) of kind ConfigMap or Secret. */
+static void host_upsert(struct syncer *s, const char *kind, json_t *h)
 {
-	json_t *obj = NULL;
-	if (store_get(s->store, cfg_res(kind), ns, name, &obj) < 0)
-		return;
-	json_t *h = syncer_translate_config(&s->x, obj, kind);
-	json_decref(obj);
 	struct cfg_put *p = h ? calloc(1, sizeof(*p)) : NULL;
 	if (!p) {
 		json_decref(h);
@@ -139,6 +143,17 @@ static void cfg_push(struct syncer *s, const char *kind, const char *ns, const c
 		json_decref(h);
 		free(p);
 	}
+}
+
+/* Creates or replaces the host copy of tenant config kind/ns/name. */
+static void cfg_push(struct syncer *s, const char *kind, const char *ns, const char *name)
+{
+	json_t *obj = NULL;
+	if (store_get(s->store, cfg_res(kind), ns, name, &obj) < 0)
+		return;
+	json_t *h = syncer_translate_config(&s->x, obj, kind);
+	json_decref(obj);
+	host_upsert(s, kind, h);
 }
 
 static void host_delete_path(struct syncer *s, const char *path, long grace, const char *uid)
@@ -186,6 +201,104 @@ static void on_cfg_event(const struct store_event *ev, void *arg)
 	if (!json_object_get(s->refs, key) || ev->type == STORE_DELETED)
 		return; /* a deleted config stays on the host while pods use it */
 	cfg_push(s, kind, ev->ns, ev->name);
+}
+
+/* ---- service-account tokens --------------------------------------------------------- */
+
+/* The service account whose token tenant pod `pod` mounts, or NULL (none,
+ * or no token issuer). Borrowed from pod. */
+static const char *pod_sa(struct syncer *s, const json_t *pod)
+{
+	if (!s->issue_token)
+		return NULL;
+	json_t *sa = NULL;
+	const json_t *spec = json_object_get(pod, "spec");
+	const char *name = jstr(spec, "serviceAccountName");
+	store_get(s->store, "/serviceaccounts", meta_str(pod, "namespace"),
+		  name && *name ? name : "default", &sa);
+	const char *r = syncer_pod_sa(pod, sa);
+	json_decref(sa);
+	return r;
+}
+
+/* Issues a fresh token for entry e of s->sas and creates or replaces its
+ * host Secret. On failure (e.g. the account does not exist yet) the next
+ * resync tries again. */
+static void sa_push(struct syncer *s, json_t *e)
+{
+	const char *ns = jstr(e, "ns"), *sa = jstr(e, "sa");
+	char *jwt = NULL, *ca = NULL;
+	json_t *obj = NULL;
+	int rc = s->issue_token(s->token_arg, ns, sa, SA_TOKEN_TTL, &jwt);
+	if (rc < 0) {
+		kb_info("syncer", "token for service account %s/%s: %s", ns, sa, strerror(-rc));
+		json_object_set_new(e, "due", json_integer(0));
+		return;
+	}
+	store_kv_get(s->store, "ca.crt", &ca); /* the tenant CA pods verify us with */
+	store_get(s->store, "/serviceaccounts", ns, sa, &obj);
+	host_upsert(s, "Secret", syncer_sa_secret(&s->x, ns, sa, meta_str(obj, "uid"), jwt, ca));
+	json_object_set_new(e, "due", json_integer((json_int_t)time(NULL) + SA_REFRESH_AFTER));
+	json_decref(obj);
+	free(ca);
+	free(jwt);
+}
+
+/* One more (delta +1) or one fewer tracked pod mounting ns/sa's token: the
+ * first pushes the host Secret, the last deletes it. */
+static void sa_ref(struct syncer *s, const char *ns, const char *sa, int delta)
+{
+	if (!sa)
+		return;
+	char key[600];
+	snprintf(key, sizeof(key), "%s/%s", ns, sa);
+	json_t *e = json_object_get(s->sas, key);
+	if (!e && delta > 0) {
+		e = json_pack("{s:s,s:s,s:i,s:i}", "ns", ns, "sa", sa, "users", 0, "due", 0);
+		json_object_set_new(s->sas, key, e);
+	}
+	if (!e)
+		return;
+	json_int_t n = json_integer_value(json_object_get(e, "users")) + delta;
+	json_object_set_new(e, "users", json_integer(n));
+	if (delta > 0 && n == 1) {
+		sa_push(s, e);
+		return;
+	}
+	if (n > 0)
+		return;
+	char hn[SYNCER_NAME_MAX + 1], path[512];
+	if (syncer_sa_secret_name(ns, sa, s->tenant, hn, sizeof(hn)) == 0) {
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", s->host_ns, hn);
+		host_delete_path(s, path, -1, NULL);
+	}
+	json_object_del(s->sas, key);
+}
+
+/* Resync: replaces tokens at 80 % of their life and retries failed ones. */
+static void sa_refresh(struct syncer *s)
+{
+	const char *k;
+	json_t *e;
+	json_int_t now = (json_int_t)time(NULL);
+	json_object_foreach (s->sas, k, e) {
+		if (json_integer_value(json_object_get(e, "due")) <= now)
+			sa_push(s, e);
+	}
+}
+
+/* The host pod for tenant pod `pod` mounting service account sa's token
+ * Secret (sa NULL: none). New reference or NULL. */
+static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, json_t *refs)
+{
+	char sn[SYNCER_NAME_MAX + 1];
+	s->x.sa_secret = NULL;
+	if (sa &&
+	    syncer_sa_secret_name(meta_str(pod, "namespace"), sa, s->tenant, sn, sizeof(sn)) == 0)
+		s->x.sa_secret = sn;
+	json_t *hp = syncer_translate_pod(&s->x, pod, refs);
+	s->x.sa_secret = NULL;
+	return hp;
 }
 
 /* ---- tenant Nodes ---------------------------------------------------------------- */
@@ -246,7 +359,8 @@ static json_t *track(struct syncer *s, const json_t *pod, const char *hn, json_t
 	if (st)
 		return st;
 	json_t *refs = json_array();
-	json_t *hp = syncer_translate_pod(&s->x, pod, refs);
+	const char *sa = pod_sa(s, pod);
+	json_t *hp = translate(s, pod, sa, refs);
 	if (!hp) {
 		json_decref(refs);
 		return NULL;
@@ -254,9 +368,12 @@ static json_t *track(struct syncer *s, const json_t *pod, const char *hn, json_t
 	const char *ns = meta_str(pod, "namespace");
 	st = json_pack("{s:s,s:s,s:s,s:o,s:s}", "ns", ns, "name", meta_str(pod, "name"), "uid",
 		       meta_str(pod, "uid") ? meta_str(pod, "uid") : "", "refs", refs, "node", "");
+	if (sa)
+		json_object_set_new(st, "sa", json_string(sa));
 	json_object_set_new(s->pods, hn, st);
 	s->stats.pods = json_object_size(s->pods);
 	cfg_ref(s, refs, ns, +1);
+	sa_ref(s, ns, sa, +1);
 	if (host_out)
 		*host_out = hp;
 	else
@@ -270,6 +387,7 @@ static void untrack(struct syncer *s, const char *hn)
 	if (!st)
 		return;
 	cfg_ref(s, json_object_get(st, "refs"), jstr(st, "ns"), -1);
+	sa_ref(s, jstr(st, "ns"), jstr(st, "sa"), -1);
 	node_ref(s, jstr(st, "node"), -1);
 	json_object_del(s->pods, hn);
 	s->stats.pods = json_object_size(s->pods);
@@ -314,7 +432,7 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 	if (st && json_is_true(json_object_get(st, "creating")))
 		return;
 	if (st) { /* known (e.g. a retry): translate again */
-		hp = syncer_translate_pod(&s->x, pod, NULL);
+		hp = translate(s, pod, jstr(st, "sa"), NULL);
 	} else if (!(st = track(s, pod, hn, &hp))) {
 		return;
 	}
@@ -611,6 +729,7 @@ static void resync(struct syncer *s)
 	}
 	json_decref(pods);
 	json_decref(seen);
+	sa_refresh(s);
 }
 
 static void on_host_synced(json_t *items, void *arg)
@@ -795,6 +914,9 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	s->pods = json_object();
 	s->refs = json_object();
 	s->nodes = json_object();
+	s->sas = json_object();
+	s->issue_token = o->issue_token;
+	s->token_arg = o->token_arg;
 }
 
 int syncer_start(uv_loop_t *loop, store_t *store, const struct syncer_opts *o, syncer_t **out)
@@ -839,6 +961,7 @@ fail:
 	json_decref(s->pods);
 	json_decref(s->refs);
 	json_decref(s->nodes);
+	json_decref(s->sas);
 	free(s);
 	return rc;
 }
@@ -849,6 +972,7 @@ static void on_resync_closed(uv_handle_t *h)
 	json_decref(s->pods);
 	json_decref(s->refs);
 	json_decref(s->nodes);
+	json_decref(s->sas);
 	free(s);
 }
 

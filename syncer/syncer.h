@@ -61,6 +61,17 @@ struct syncer_opts {
 	 */
 	double qps;
 	unsigned burst;
+	/*
+	 * Issues a tenant service-account token for ns/sa valid ttl_seconds;
+	 * *jwt gets a malloc'ed string (the caller frees). 0 or a negative errno
+	 * (-ENOENT: no such account yet; retried at the next resync). With it,
+	 * each synced pod gets its service account's token mounted (a host
+	 * Secret per account, refreshed at 80 % of the token's life); NULL: no
+	 * tenant token is mounted. `token_arg` is borrowed, outlives the syncer.
+	 */
+	int (*issue_token)(void *token_arg, const char *ns, const char *sa, long ttl_seconds,
+			   char **jwt);
+	void *token_arg;
 };
 
 /* Starts syncing. `store` is borrowed and must outlive the syncer. Returns

@@ -68,6 +68,25 @@ struct syncer_xlate {
  * reference.
  */
 json_t *syncer_translate_pod(const struct syncer_xlate *x, const json_t *pod, json_t *refs);
+/*
+ * Service-account tokens. The service account whose token pod `pod` gets
+ * (spec.serviceAccountName, else "default"; borrowed from pod), or NULL when
+ * none is mounted: the pod sets automountServiceAccountToken false, or
+ * leaves it unset and `sa` (the ServiceAccount, borrowed, may be NULL) does.
+ */
+const char *syncer_pod_sa(const json_t *pod, const json_t *sa);
+/* The host Secret name holding service account ns/sa's token:
+ * "<sa>-token-" + 16 hex digits of sha256("<ns>/sa:<sa>/<tenant>"); ':' is
+ * in no object name, so it never equals a translated ConfigMap/Secret name.
+ * `buf` needs SYNCER_NAME_MAX + 1 bytes. 0 or -EINVAL. */
+int syncer_sa_secret_name(const char *ns, const char *sa, const char *tenant, char *buf,
+			  size_t len);
+/* The host Secret (type Opaque) for service account ns/sa (its uid may be
+ * NULL) with data token, ca.crt and namespace (plain strings, encoded
+ * here), with the contract's labels and annotations (kind ServiceAccount).
+ * New reference or NULL. */
+json_t *syncer_sa_secret(const struct syncer_xlate *x, const char *ns, const char *sa,
+			 const char *uid, const char *token, const char *ca);
 /* The host copy of a tenant ConfigMap or Secret (data, binaryData,
  * stringData, type, immutable). New reference or NULL. */
 json_t *syncer_translate_config(const struct syncer_xlate *x, const json_t *obj, const char *kind);

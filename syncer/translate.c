@@ -322,8 +322,26 @@ static void rewrite_volumes(const struct syncer_xlate *x, json_t *spec, const ch
 		rename_ref(x, v, "name", "Secret", ns, refs);
 }
 
+#define SA_MOUNT  "/var/run/secrets/kubernetes.io/serviceaccount"
+#define SA_VOLUME "kubicle-tenant-sa"
+
+/* True when container c already mounts something at `path` (kube's
+ * service-account admission then leaves it alone). */
+static bool mounts_path(const json_t *c, const char *path)
+{
+	size_t i;
+	json_t *m;
+	json_array_foreach (json_object_get(c, "volumeMounts"), i, m) {
+		const char *p = jstr(m, "mountPath");
+		if (p && strcmp(p, path) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* The host pod runs as the host namespace's default service account with no
- * host token; the tenant's service-account folder comes from x->sa_secret. */
+ * host token; the tenant's service-account folder comes from x->sa_secret,
+ * mounted read-only in every container (init ones too, as kube does). */
 static void set_service_account(const struct syncer_xlate *x, json_t *spec)
 {
 	json_object_del(spec, "serviceAccountName");
@@ -336,20 +354,84 @@ static void set_service_account(const struct syncer_xlate *x, json_t *spec)
 		vols = json_array();
 		json_object_set_new(spec, "volumes", vols);
 	}
-	json_array_append_new(vols, json_pack("{s:s,s:{s:s}}", "name", "kubicle-tenant-sa",
-					      "secret", "secretName", x->sa_secret));
-	size_t i;
-	json_t *c;
-	json_array_foreach (json_object_get(spec, "containers"), i, c) {
-		json_t *vm = json_object_get(c, "volumeMounts");
-		if (!json_is_array(vm)) {
-			vm = json_array();
-			json_object_set_new(c, "volumeMounts", vm);
+	json_array_append_new(vols, json_pack("{s:s,s:{s:s}}", "name", SA_VOLUME, "secret",
+					      "secretName", x->sa_secret));
+	static const char *const lists[] = {"initContainers", "containers"};
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
+			if (!json_is_object(c) || mounts_path(c, SA_MOUNT))
+				continue;
+			json_t *vm = json_object_get(c, "volumeMounts");
+			if (!json_is_array(vm)) {
+				vm = json_array();
+				json_object_set_new(c, "volumeMounts", vm);
+			}
+			json_array_append_new(vm, json_pack("{s:s,s:s,s:b}", "name", SA_VOLUME,
+							    "mountPath", SA_MOUNT, "readOnly", 1));
 		}
-		json_array_append_new(
-		    vm, json_pack("{s:s,s:s,s:b}", "name", "kubicle-tenant-sa", "mountPath",
-				  "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly", 1));
 	}
+}
+
+const char *syncer_pod_sa(const json_t *pod, const json_t *sa)
+{
+	const json_t *spec = json_object_get(pod, "spec");
+	json_t *pod_auto = json_object_get(spec, "automountServiceAccountToken");
+	/* the pod's setting wins over the service account's */
+	if (json_is_false(pod_auto))
+		return NULL;
+	if (!json_is_true(pod_auto) &&
+	    json_is_false(json_object_get(sa, "automountServiceAccountToken")))
+		return NULL;
+	const char *name = jstr(spec, "serviceAccountName");
+	if (!name || !*name)
+		name = jstr(spec, "serviceAccount");
+	return name && *name ? name : "default";
+}
+
+int syncer_sa_secret_name(const char *ns, const char *sa, const char *tenant, char *buf, size_t len)
+{
+	if (!ns || !sa || !*sa || !tenant || len < SYNCER_NAME_MAX + 1)
+		return -EINVAL;
+	char key[1024], hex[SYNCER_HASH_HEX + 1] = "";
+	snprintf(key, sizeof(key), "%s/sa:%s/%s", ns, sa, tenant);
+	hash_hex(key, hex, SYNCER_HASH_HEX);
+	/* "<sa>-token-<hex>": the prefix keeps it readable on the host */
+	int plen = SYNCER_NAME_MAX - (int)strlen("-token-") - SYNCER_HASH_HEX;
+	snprintf(buf, len, "%.*s-token-%s", plen, sa, hex);
+	return 0;
+}
+
+/* data[key] = base64(value) */
+static void put_b64(json_t *data, const char *key, const char *value)
+{
+	char *b = kb_base64_encode(value, strlen(value));
+	if (b)
+		json_object_set_new(data, key, json_string(b));
+	free(b);
+}
+
+json_t *syncer_sa_secret(const struct syncer_xlate *x, const char *ns, const char *sa,
+			 const char *uid, const char *token, const char *ca)
+{
+	char hn[SYNCER_NAME_MAX + 1];
+	if (!token || syncer_sa_secret_name(ns, sa, x->tenant, hn, sizeof(hn)) < 0)
+		return NULL;
+	json_t *tmeta =
+	    json_pack("{s:s,s:s,s:s}", "namespace", ns, "name", sa, "uid", uid ? uid : "");
+	json_t *meta = host_meta(x, tmeta, "ServiceAccount");
+	json_decref(tmeta);
+	if (!meta)
+		return NULL;
+	json_object_set_new(meta, "name", json_string(hn));
+	json_t *data = json_object();
+	put_b64(data, "token", token);
+	put_b64(data, "namespace", ns);
+	if (ca)
+		put_b64(data, "ca.crt", ca);
+	return json_pack("{s:s,s:s,s:o,s:s,s:o}", "apiVersion", "v1", "kind", "Secret", "metadata",
+			 meta, "type", "Opaque", "data", data);
 }
 
 /* Fields that would reach into the host: refused by the tenant API already,

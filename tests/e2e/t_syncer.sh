@@ -100,6 +100,56 @@ spec:
 EOF
 }
 
+# The tenant's service-account token, mounted in the host pod from a host
+# Secret, authenticates the pod to the tenant API as its service account.
+sy_sa_secrets() { # tenant: "<kind>/<tenant name>" of its host secrets
+  kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants get secrets -l kubicle.dev/tenant="$1" \
+    -o jsonpath='{range .items[*]}{.metadata.annotations.kubicle\.dev/kind}/{.metadata.annotations.kubicle\.dev/name}{"\n"}{end}'
+}
+
+sy_sa_has() { sy_sa_secrets t1 | grep -qx "ServiceAccount/$1"; } # SA: t1 has its token secret
+sy_sa_lacks() { ! sy_sa_has "$1"; }
+
+syncer_suite_sa() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  local hp=run1-x-default-x-t1 sec tok host port
+  local sa_dir=/var/run/secrets/kubernetes.io/serviceaccount
+  sec=$("${H[@]}" get pod $hp -o jsonpath='{.spec.volumes[?(@.name=="kubicle-tenant-sa")].secret.secretName}')
+  expect "host pod mounts the tenant token secret read-only" "^kubicle-tenant-sa true$" \
+    "${H[@]}" get pod $hp -o jsonpath="{.spec.containers[0].volumeMounts[?(@.mountPath==\"$sa_dir\")].name} {.spec.containers[0].volumeMounts[?(@.mountPath==\"$sa_dir\")].readOnly}"
+  expect "the token secret carries the contract's labels and annotations" \
+    '^t1 default default ServiceAccount$' "${H[@]}" get secret "${sec:-none}" -o \
+    jsonpath='{.metadata.labels.kubicle\.dev/tenant} {.metadata.annotations.kubicle\.dev/namespace} {.metadata.annotations.kubicle\.dev/name} {.metadata.annotations.kubicle\.dev/kind}'
+  # what a process in the pod does: token, CA and address from the pod
+  tok=$("${H[@]}" get secret "${sec:-none}" -o jsonpath='{.data.token}' | base64 -d)
+  "${H[@]}" get secret "${sec:-none}" -o jsonpath='{.data.ca\.crt}' | base64 -d >"$E2E_TMP/sa-ca.crt"
+  host=$("${H[@]}" get pod $hp -o jsonpath='{.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value}')
+  port=$("${H[@]}" get pod $hp -o jsonpath='{.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_PORT")].value}')
+  expect_eq "the token secret's namespace" "default" \
+    sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get secret ${sec:-none} -o jsonpath='{.data.namespace}' | base64 -d"
+  expect "the mounted token authenticates to the tenant API as the pod's service account" \
+    '"username": ?"system:serviceaccount:default:default"' \
+    curl -sS --cacert "$E2E_TMP/sa-ca.crt" -H "Authorization: Bearer $tok" \
+    -H 'Content-Type: application/json' -X POST \
+    "https://$host:$port/apis/authentication.k8s.io/v1/selfsubjectreviews" \
+    -d '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}'
+  # a pod that opts out gets no token; one of another account gets that
+  # account's, removed from the host with the last pod using it
+  "${T[@]}" create serviceaccount robot >/dev/null
+  "${T[@]}" run notok --image=busybox --overrides='{"spec":{"automountServiceAccountToken":false}}' -- sleep 3600 >/dev/null
+  "${T[@]}" run robo --image=busybox --overrides='{"spec":{"serviceAccountName":"robot"}}' -- sleep 3600 >/dev/null
+  sy_until 5 sy_host_has pod notok-x-default-x-t1
+  expect_eq "automountServiceAccountToken: false: no token mounted" "" \
+    "${H[@]}" get pod notok-x-default-x-t1 -o jsonpath="{.spec.containers[0].volumeMounts[?(@.mountPath==\"$sa_dir\")].name}"
+  sy_until 5 sy_sa_has robot
+  expect "another service account's token secret" '^ServiceAccount/robot$' sy_sa_secrets t1
+  "${T[@]}" delete pod robo notok --wait=false >/dev/null
+  sy_until 10 sy_sa_lacks robot
+  expect_rc "the token secret goes with the last pod using it" 0 '' sy_sa_lacks robot
+  expect "the default account's secret stays while pods use it" '^ServiceAccount/default$' \
+    sy_sa_secrets t1
+}
+
 syncer_suite_config() {
   local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
   "${T[@]}" create configmap c1 --from-literal=a=one >/dev/null
@@ -214,6 +264,7 @@ syncer_suite_host_outage() {
 syncer_suite() {
   syncer_suite_setup || { fail "syncer: setup"; return; }
   syncer_suite_basic
+  syncer_suite_sa
   syncer_suite_config
   syncer_suite_quota
   syncer_suite_delete

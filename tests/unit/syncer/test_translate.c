@@ -226,6 +226,123 @@ START_TEST(pod_refs_and_sa)
 }
 END_TEST
 
+/* The mount of the tenant token folder in container c, or NULL. */
+static json_t *sa_mount(const json_t *c)
+{
+	size_t i;
+	json_t *m;
+	json_array_foreach (json_object_get(c, "volumeMounts"), i, m) {
+		const char *p = json_string_value(json_object_get(m, "mountPath"));
+		if (p && strcmp(p, "/var/run/secrets/kubernetes.io/serviceaccount") == 0)
+			return m;
+	}
+	return NULL;
+}
+
+START_TEST(pod_sa_token_mounted)
+{
+	json_t *p = tenant_pod();
+	json_t *spec0 = json_object_get(p, "spec");
+	json_object_set_new(spec0, "initContainers",
+			    json_pack("[{s:s,s:s}]", "name", "init", "image", "i"));
+	json_array_append_new(json_object_get(spec0, "containers"),
+			      json_pack("{s:s,s:s}", "name", "side", "image", "i"));
+	char sn[SYNCER_NAME_MAX + 1];
+	ck_assert_int_eq(syncer_sa_secret_name("ml", "runner", "t1", sn, sizeof(sn)), 0);
+	ck_assert_str_eq(syncer_pod_sa(p, NULL), "runner");
+	struct syncer_xlate x = xl("kai");
+	x.sa_secret = sn;
+	json_t *h = syncer_translate_pod(&x, p, NULL);
+	json_t *spec = json_object_get(h, "spec");
+	/* still no host token: only the tenant's, from our Secret */
+	ck_assert(json_is_false(json_object_get(spec, "automountServiceAccountToken")));
+	const char *vol = NULL;
+	size_t i;
+	json_t *v, *c;
+	json_array_foreach (json_object_get(spec, "volumes"), i, v) {
+		const char *sec = s_at(v, "secret", "secretName");
+		if (sec && strcmp(sec, sn) == 0)
+			vol = json_string_value(json_object_get(v, "name"));
+	}
+	ck_assert_ptr_nonnull(vol);
+	size_t mounted = 0;
+	static const char *const lists[] = {"containers", "initContainers"};
+	for (size_t l = 0; l < 2; l++) {
+		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
+			json_t *m = sa_mount(c);
+			ck_assert_msg(m != NULL, "%s[%zu] mounts the token", lists[l], i);
+			ck_assert_str_eq(json_string_value(json_object_get(m, "name")), vol);
+			ck_assert(json_is_true(json_object_get(m, "readOnly")));
+			mounted++;
+		}
+	}
+	ck_assert_uint_eq(mounted, 3);
+	json_decref(h);
+	json_decref(p);
+}
+END_TEST
+
+START_TEST(pod_sa_automount_false)
+{
+	json_t *p = tenant_pod(), *spec = json_object_get(p, "spec");
+	json_t *sa = json_pack("{s:b}", "automountServiceAccountToken", 0);
+	/* the account opts out: no token, unless the pod opts back in */
+	ck_assert_ptr_null(syncer_pod_sa(p, sa));
+	json_object_set_new(spec, "automountServiceAccountToken", json_true());
+	ck_assert_str_eq(syncer_pod_sa(p, sa), "runner");
+	/* the pod opts out: no token whatever the account says */
+	json_object_set_new(spec, "automountServiceAccountToken", json_false());
+	ck_assert_ptr_null(syncer_pod_sa(p, NULL));
+	struct syncer_xlate x = xl("kai");
+	x.sa_secret = syncer_pod_sa(p, NULL) ? "some-secret" : NULL;
+	json_t *h = syncer_translate_pod(&x, p, NULL);
+	json_t *c0 = json_array_get(json_object_get(json_object_get(h, "spec"), "containers"), 0);
+	ck_assert_ptr_null(sa_mount(c0));
+	ck_assert(json_is_false(
+	    json_object_get(json_object_get(h, "spec"), "automountServiceAccountToken")));
+	/* no serviceAccountName: the "default" account */
+	json_object_del(spec, "automountServiceAccountToken");
+	json_object_del(spec, "serviceAccountName");
+	ck_assert_str_eq(syncer_pod_sa(p, NULL), "default");
+	json_decref(h);
+	json_decref(sa);
+	json_decref(p);
+}
+END_TEST
+
+START_TEST(sa_secret_contract)
+{
+	char a[SYNCER_NAME_MAX + 1], b[SYNCER_NAME_MAX + 1], t[SYNCER_NAME_MAX + 1];
+	ck_assert_int_eq(syncer_sa_secret_name("ml", "runner", "t1", a, sizeof(a)), 0);
+	ck_assert_int_eq(syncer_sa_secret_name("ml", "runner", "t2", b, sizeof(b)), 0);
+	ck_assert_str_ne(a, b); /* two tenants never share one */
+	ck_assert_int_eq(syncer_sa_secret_name("ml", "runner", "t1", b, sizeof(b)), 0);
+	ck_assert_str_eq(a, b); /* stable */
+	/* never a translated tenant Secret name */
+	ck_assert_int_eq(syncer_host_name("ml", "runner-token", "t1", t, sizeof(t)), 0);
+	ck_assert_str_ne(a, t);
+	char longsa[200];
+	memset(longsa, 'a', 150);
+	longsa[150] = '\0';
+	ck_assert_int_eq(syncer_sa_secret_name("ml", longsa, "t1", b, sizeof(b)), 0);
+	ck_assert_uint_le(strlen(b), 63);
+	struct syncer_xlate x = xl("kai");
+	json_t *sec = syncer_sa_secret(&x, "ml", "runner", "sa-uid", "jwt.x.y", "PEM");
+	ck_assert_ptr_nonnull(sec);
+	ck_assert_str_eq(s_at(sec, "metadata", "name"), a);
+	ck_assert_str_eq(s_at(sec, "metadata", "namespace"), "tenants");
+	json_t *meta = json_object_get(sec, "metadata");
+	ck_assert_str_eq(s_at(meta, "labels", "kubicle.dev/tenant"), "t1");
+	ck_assert_str_eq(s_at(meta, "annotations", "kubicle.dev/namespace"), "ml");
+	ck_assert_str_eq(s_at(meta, "annotations", "kubicle.dev/name"), "runner");
+	ck_assert_str_eq(s_at(meta, "annotations", "kubicle.dev/uid"), "sa-uid");
+	ck_assert_str_eq(s_at(sec, "data", "token"), "and0LngueQ=="); /* base64("jwt.x.y") */
+	ck_assert_str_eq(s_at(sec, "data", "ca.crt"), "UEVN");
+	ck_assert_str_eq(s_at(sec, "data", "namespace"), "bWw=");
+	json_decref(sec);
+}
+END_TEST
+
 START_TEST(status_and_node)
 {
 	json_t *hp = json_loads("{\"metadata\":{\"name\":\"x\"},\"spec\":{\"nodeName\":\"g1\"},"
@@ -292,6 +409,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, pod_kai_profile);
 	tcase_add_test(tc, pod_other_profiles);
 	tcase_add_test(tc, pod_refs_and_sa);
+	tcase_add_test(tc, pod_sa_token_mounted);
+	tcase_add_test(tc, pod_sa_automount_false);
+	tcase_add_test(tc, sa_secret_contract);
 	tcase_add_test(tc, status_and_node);
 	tcase_add_test(tc, kubeconfig_read);
 	suite_add_tcase(s, tc);
