@@ -275,7 +275,34 @@ static void sa_ref(struct syncer *s, const char *ns, const char *sa, int delta)
 	json_object_del(s->sas, key);
 }
 
-/* Resync: replaces tokens at 80 % of their life and retries failed ones. */
+/* Our host token Secrets whose account no tracked pod uses (the last pod
+ * went while the syncer was down) are deleted. */
+static void on_sa_secrets(int err, long status, json_t *body, void *arg)
+{
+	struct syncer *s = arg;
+	size_t i;
+	json_t *sec;
+	if (err || status != 200 || s->stopping)
+		return;
+	json_array_foreach (json_object_get(body, "items"), i, sec) {
+		const char *ns, *name, *uid, *hn = meta_str(sec, "name");
+		const json_t *ann =
+		    json_object_get(json_object_get(sec, "metadata"), "annotations");
+		const char *kind = jstr(ann, ANN_KIND);
+		char key[600], path[512];
+		if (!hn || !kind || strcmp(kind, "ServiceAccount") != 0 ||
+		    !syncer_host_owner(sec, s->tenant, &ns, &name, &uid))
+			continue;
+		snprintf(key, sizeof(key), "%s/%s", ns, name);
+		if (json_object_get(s->sas, key))
+			continue;
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", s->host_ns, hn);
+		host_delete_path(s, path, -1, meta_str(sec, "uid"));
+	}
+}
+
+/* Resync: replaces tokens at 80 % of their life, retries failed ones and
+ * looks for orphaned token Secrets. */
 static void sa_refresh(struct syncer *s)
 {
 	const char *k;
@@ -285,6 +312,12 @@ static void sa_refresh(struct syncer *s)
 		if (json_integer_value(json_object_get(e, "due")) <= now)
 			sa_push(s, e);
 	}
+	if (!s->issue_token)
+		return;
+	char path[512];
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets?labelSelector=%s", s->host_ns,
+		 s->sel);
+	host_call(s->http, "GET", path, NULL, on_sa_secrets, s);
 }
 
 /* The host pod for tenant pod `pod` mounting service account sa's token

@@ -148,6 +148,17 @@ syncer_suite_sa() {
   expect_rc "the token secret goes with the last pod using it" 0 '' sy_sa_lacks robot
   expect "the default account's secret stays while pods use it" '^ServiceAccount/default$' \
     sy_sa_secrets t1
+  # as left by a pod deleted while the tenant was down: removed by a resync
+  # (checked after the restart in syncer_suite_kill9)
+  expect "an orphaned token secret on the host" 'created' "${H[@]}" apply -f - <<'EOF'
+apiVersion: v1
+kind: Secret
+metadata:
+  name: ghost-token-0000000000000000
+  labels: {kubicle.dev/tenant: t1, kubicle.dev/namespace: default}
+  annotations: {kubicle.dev/namespace: default, kubicle.dev/name: ghost, kubicle.dev/uid: "", kubicle.dev/kind: ServiceAccount}
+data: {token: eA==}
+EOF
 }
 
 syncer_suite_config() {
@@ -238,6 +249,8 @@ syncer_suite_kill9() {
   expect "kill -9 mid-burst + restart: exactly one host pod per tenant pod" '^ok$' \
     sh -c "$(declare -f sy_one_to_one); SY_HOST_KCFG=$SY_HOST_KCFG; sy_one_to_one t1 $T_t1_KCFG && echo ok"
   expect "burst pods were created" 'pod/burst-[0-9]+' "${T[@]}" get pods -o name
+  sy_until 10 sy_sa_lacks ghost
+  expect_rc "an orphaned token secret is removed by the resync" 0 '' sy_sa_lacks ghost
 }
 
 syncer_suite_host_outage() {
