@@ -209,6 +209,8 @@ void rs_event_from_core(const struct proxy_resource *res, json_t *obj);
  * (conversion None) becomes the row's, and the storage version's on write. */
 void rs_version_out(const struct proxy_resource *res, json_t *obj);
 void rs_version_in(const struct proxy_resource *res, json_t *obj);
+/* A custom object read from storage: schema defaults, then the version. */
+void rs_crd_out(const struct proxy_resource *res, json_t *obj);
 
 /* handlers.c: label and field selectors of a list or watch. */
 struct filter {

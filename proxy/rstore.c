@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "proxy/crd.h"
 #include "proxy/proxy_impl.h"
 
 static void out_conv(const struct proxy_resource *res, json_t *obj)
@@ -173,4 +174,15 @@ void rs_version_in(const struct proxy_resource *res, json_t *obj)
 			return;
 		}
 	}
+}
+
+/* A custom object on its way out: the version's schema defaults (kube
+ * defaults objects read from storage too, so a default added to a schema
+ * shows on old objects), and the version asked for when it has several. */
+void rs_crd_out(const struct proxy_resource *res, json_t *obj)
+{
+	if (res->schema)
+		crd_schema_default(res->schema, obj);
+	if (json_array_size(obj_get(res->crd, "spec.versions")) > 1)
+		rs_version_out(res, obj);
 }

@@ -162,11 +162,59 @@ controllers_gc() {
   expect_eq "[ctrl] orphaned ReplicaSet has no owner" "" "${K[@]}" -n $ns get rs -o 'jsonpath={.items[0].metadata.ownerReferences}'
 }
 
+# StatefulSet: ordinal names, OrderedReady waits for Ready, scale down from
+# the highest ordinal, Parallel creates all at once.
+controllers_statefulset() {
+  local ns=ctrl-s
+  "${K[@]}" create ns $ns >/dev/null
+  "${K[@]}" -n $ns apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 3
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: busybox}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: par}
+spec:
+  replicas: 3
+  podManagementPolicy: Parallel
+  serviceName: par
+  selector: {matchLabels: {app: par}}
+  template:
+    metadata: {labels: {app: par}}
+    spec: {containers: [{name: c, image: busybox}]}
+YAML
+  sleep 1
+  expect_eq "[ctrl] OrderedReady starts with db-0 only" "pod/db-0" "${K[@]}" -n $ns get pods -l app=db -o name
+  expect_eq "[ctrl] Parallel creates par-0..2 at once" "pod/par-0 pod/par-1 pod/par-2" \
+    bash -c "${K[*]} -n $ns get pods -l app=par -o name | sort | tr '\n' ' ' | sed 's/ $//'"
+  local i
+  for i in $(seq 20); do
+    ready_pods $ns app=db
+    [ "$(count_pods $ns app=db)" = 3 ] && break
+    sleep 0.5
+  done
+  ready_pods $ns app=db
+  expect_eq "[ctrl] each Ready pod lets the next ordinal start" "pod/db-0 pod/db-1 pod/db-2" \
+    bash -c "${K[*]} -n $ns get pods -l app=db -o name | sort | tr '\n' ' ' | sed 's/ $//'"
+  "${K[@]}" -n $ns scale sts db --replicas=1 >/dev/null
+  sleep 1.5
+  expect_eq "[ctrl] scale down removes the highest ordinals" "pod/db-0" "${K[@]}" -n $ns get pods -l app=db -o name
+}
+
 controllers_suite() {
   K=(kubectl --kubeconfig "$E2E_TMP/ctrl/kubeconfig")
   start_server ctrl || { fail "[ctrl] server did not start"; return; }
   controllers_deployment
   controllers_gc
+  controllers_statefulset
   [ "${CTRL_SKIP_JOBS:-0}" = 1 ] || controllers_jobs
   stop_server TERM
 }

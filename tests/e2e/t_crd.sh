@@ -177,6 +177,8 @@ PY
     -d '{"apiVersion":"ver.crd.test/v1beta1","kind":"Widget","metadata":{"name":"vw"},"spec":{"color":"red"}}' >/dev/null
   expect "multi-version CRD: read through v1 says v1" '"apiVersion":"ver.crd.test/v1"' \
     kcurl "$SERVER_URL/apis/ver.crd.test/v1/namespaces/default/widgets/vw"
+  expect "reading applies the version's schema defaults (written through v1beta1)" '"replicas":1.*"size":"1Gi"|"size":"1Gi".*"replicas":1' \
+    kcurl "$SERVER_URL/apis/ver.crd.test/v1/namespaces/default/widgets/vw"
   expect "multi-version CRD: read through v1beta1 says v1beta1" '"apiVersion":"ver.crd.test/v1beta1"' \
     kcurl "$SERVER_URL/apis/ver.crd.test/v1beta1/namespaces/default/widgets/vw"
   expect "multi-version CRD: list through v1 says v1 for its items" '"items":\[\{"apiVersion":"ver.crd.test/v1"' \
