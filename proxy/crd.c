@@ -251,8 +251,7 @@ static bool rows_sync(const json_t *crd)
 
 static void table_changed(void)
 {
-	discovery_invalidate();
-	openapi_invalidate();
+	openapi_invalidate(); /* discovery is built per request from the table */
 }
 
 /* ---- status, as the apiextensions controllers write it ------------------------- */

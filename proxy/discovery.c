@@ -267,7 +267,3 @@ bool discovery_handle(struct req *r)
 	}
 	return false;
 }
-
-void discovery_invalidate(void)
-{
-}

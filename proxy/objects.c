@@ -100,8 +100,6 @@ void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now)
 		json_object_set_new(m, "generation", json_integer(1));
 	else
 		json_object_del(m, "generation");
-	json_t *tmp = json_object_get(obj, "apiVersion");
-	(void)tmp;
 	char av[128];
 	if (res->group[0])
 		snprintf(av, sizeof(av), "%s/%s", res->group, res->version);
@@ -222,10 +220,8 @@ static void default_template(json_t *obj)
 	json_t *spec = json_object_get(obj, "spec");
 	json_t *tmpl = json_object_get(spec, "template");
 	if (json_is_object(tmpl)) {
-		json_t *tspec = json_object_get(tmpl, "spec");
-		default_pod_spec(tspec);
-		json_t *tm = ensure_obj(tmpl, "metadata");
-		(void)tm;
+		default_pod_spec(json_object_get(tmpl, "spec"));
+		ensure_obj(tmpl, "metadata");
 	}
 }
 

@@ -254,7 +254,6 @@ void watch_close_all(struct proxy *px);
 
 /* discovery.c */
 bool discovery_handle(struct req *r);
-void discovery_invalidate(void);
 
 /* table.c */
 json_t *table_build(struct req *r, json_t *items /* borrowed array */, const char *rv,

@@ -70,7 +70,7 @@ server_suite_basic() {
     -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"after"}}' >/dev/null
   expect "watch resumes after a resourceVersion" '"type":"ADDED","object":\{"apiVersion":"v1","kind":"ConfigMap".*"name":"after"' \
     kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=$rv&timeoutSeconds=1"
-  expect "watch with bookmarks and timeoutSeconds ends" '' \
+  expect "watch ends at timeoutSeconds (bookmarks asked for)" '' \
     kcurl -m 5 "$SERVER_URL/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=$rv&timeoutSeconds=1&allowWatchBookmarks=true"
 }
 
