@@ -5,8 +5,12 @@
  * to wake it (timer callback -> one uv_timer_t); we hand readiness back with
  * curl_multi_socket_action and collect finished transfers with
  * curl_multi_info_read. A second timer drives the token bucket.
+ * Headers (with the bearer token) are built when a request starts, so a
+ * token replaced while requests wait behind the rate limit reaches them.
  */
 #include "lib/httpc.h"
+
+#include "lib/kubeconfig.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,6 +23,8 @@
 #include "lib/util.h"
 
 #define MAX_HOST_CONNS 48
+/* client-go's cachingTokenSource re-reads a token file at most once a minute */
+#define TOKEN_REREAD_MS 60000
 
 struct sock_ctx {
 	uv_poll_t poll;
@@ -31,9 +37,10 @@ struct kb_httpc_req {
 	kb_httpc_t *c;
 	CURL *easy;
 	struct curl_slist *headers;
-	char *method, *url, *body;
+	char *method, *url, *body, *ctype;
 	size_t body_len;
-	bool stream, in_cb, cancelled, started;
+	unsigned token_gen; /* c->token_gen when the headers were built */
+	bool stream, in_cb, cancelled, started, retried;
 	kb_httpc_data_cb on_data;
 	kb_httpc_done_cb on_done;
 	void *arg;
@@ -46,7 +53,9 @@ struct kb_httpc {
 	CURLM *multi;
 	uv_timer_t timer;       /* curl's timeout */
 	uv_timer_t limit_timer; /* next token */
-	char *server, *token;
+	char *server, *token, *token_file;
+	unsigned token_gen;     /* bumped by each token change */
+	uint64_t token_read_ms; /* last read of token_file */
 	char *ca_pem, *ca_file, *cert_pem, *key_pem;
 	bool insecure;
 	unsigned timeout_ms;
@@ -93,6 +102,7 @@ static void req_free(struct kb_httpc_req *r)
 	free(r->method);
 	free(r->url);
 	free(r->body);
+	free(r->ctype);
 	kb_buf_free(&r->resp);
 	free(r);
 }
@@ -124,6 +134,23 @@ static int map_curl(CURLcode cc)
 
 /* ---- completion ---------------------------------------------------------------- */
 
+static void start(kb_httpc_t *c, struct kb_httpc_req *r);
+static bool token_reload(kb_httpc_t *c);
+
+/* A 401 with a token from a file: the token may have rotated. True when the
+ * request should go again with a newer token (once per request). */
+static bool retry_unauthorized(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc, long status)
+{
+	if (cc != CURLE_OK || status != 401 || r->retried || r->cancelled || !c->token_file)
+		return false;
+	if (r->token_gen == c->token_gen && !token_reload(c))
+		return false;
+	kb_info("httpc", "%s %s: 401, retrying with the re-read token", r->method, r->url);
+	r->retried = true;
+	r->resp.len = 0;
+	return true;
+}
+
 static void finish(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc)
 {
 	long status = 0;
@@ -131,6 +158,10 @@ static void finish(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc)
 	curl_multi_remove_handle(c->multi, r->easy);
 	list_unlink(&c->active, r);
 	c->nactive--;
+	if (retry_unauthorized(c, r, cc, status)) {
+		start(c, r);
+		return;
+	}
 	if (!r->cancelled) {
 		int err = map_curl(cc);
 		if (err && err != -ECANCELED)
@@ -322,19 +353,10 @@ static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r, const char *ctype)
 	if (!e)
 		return -ENOMEM;
 	r->easy = e;
-	char line[4200];
-	r->headers = curl_slist_append(r->headers, "Accept: application/json");
-	snprintf(line, sizeof(line), "Content-Type: %s", ctype ? ctype : "application/json");
-	if (r->body)
-		r->headers = curl_slist_append(r->headers, line);
-	if (c->token) {
-		snprintf(line, sizeof(line), "Authorization: Bearer %s", c->token);
-		r->headers = curl_slist_append(r->headers, line);
-	}
-	r->headers = curl_slist_append(r->headers, "Expect:");
+	if (ctype && !(r->ctype = strdup(ctype)))
+		return -ENOMEM;
 	curl_easy_setopt(e, CURLOPT_URL, r->url);
 	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
@@ -354,8 +376,82 @@ static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r, const char *ctype)
 	return setup_tls(c, e);
 }
 
+/* ---- bearer token ------------------------------------------------------------------ */
+
+int kb_httpc_set_token(kb_httpc_t *c, const char *token)
+{
+	char *t = NULL;
+	if (token && !(t = strdup(token)))
+		return -ENOMEM;
+	free(c->token);
+	c->token = t;
+	c->token_gen++;
+	return 0;
+}
+
+/* Re-reads the token file; true when the token changed. A file that cannot
+ * be read keeps the current token (the writer may be replacing it). */
+static bool token_reload(kb_httpc_t *c)
+{
+	char *t = NULL;
+	c->token_read_ms = kb_now_ms();
+	int rc = kb_kubeconfig_read_token(c->token_file, &t);
+	if (rc < 0) {
+		kb_warn("httpc", "re-reading token file %s: %s", c->token_file, strerror(-rc));
+		return false;
+	}
+	bool changed = !c->token || strcmp(t, c->token) != 0;
+	if (changed) {
+		kb_info("httpc", "token file %s: new token", c->token_file);
+		free(c->token);
+		c->token = t;
+		c->token_gen++;
+	} else {
+		free(t);
+	}
+	return changed;
+}
+
+static bool add_header(struct curl_slist **h, const char *line)
+{
+	struct curl_slist *n = curl_slist_append(*h, line);
+	if (n)
+		*h = n;
+	return n != NULL;
+}
+
+/* (Re)builds r's headers with the current token. 0 or -ENOMEM (r keeps
+ * its previous headers). */
+static int req_headers(kb_httpc_t *c, struct kb_httpc_req *r)
+{
+	char ct[300];
+	snprintf(ct, sizeof(ct), "Content-Type: %s", r->ctype ? r->ctype : "application/json");
+	size_t al = c->token ? strlen(c->token) + 32 : 0;
+	char *auth = al ? malloc(al) : NULL;
+	if (auth)
+		snprintf(auth, al, "Authorization: Bearer %s", c->token);
+	struct curl_slist *h = NULL;
+	bool ok = (!al || auth) && add_header(&h, "Accept: application/json") &&
+		  (!r->body || add_header(&h, ct)) && (!auth || add_header(&h, auth)) &&
+		  add_header(&h, "Expect:");
+	free(auth);
+	if (!ok) {
+		curl_slist_free_all(h);
+		return -ENOMEM;
+	}
+	curl_slist_free_all(r->headers);
+	r->headers = h;
+	r->token_gen = c->token_gen;
+	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, h);
+	return 0;
+}
+
 static void start(kb_httpc_t *c, struct kb_httpc_req *r)
 {
+	if (c->token_file && kb_now_ms() - c->token_read_ms >= TOKEN_REREAD_MS)
+		token_reload(c);
+	if (req_headers(c, r) < 0)
+		kb_err("httpc", "out of memory building headers for %s", r->url);
 	r->started = true;
 	list_push(&c->active, r);
 	c->nactive++;
@@ -519,6 +615,8 @@ int kb_httpc_new(uv_loop_t *loop, const struct kb_httpc_opts *o, kb_httpc_t **ou
 	while (sl > 0 && c->server[sl - 1] == '/')
 		c->server[--sl] = '\0';
 	c->token = dup_or_null(o->token);
+	c->token_file = dup_or_null(o->token_file);
+	c->token_read_ms = kb_now_ms();
 	c->ca_pem = dup_or_null(o->ca_pem);
 	c->ca_file = dup_or_null(o->ca_file);
 	c->cert_pem = dup_or_null(o->cert_pem);
@@ -566,6 +664,7 @@ void kb_httpc_close(kb_httpc_t *c)
 		sock_close(c, c->socks);
 	free(c->server);
 	free(c->token);
+	free(c->token_file);
 	free(c->ca_pem);
 	free(c->ca_file);
 	free(c->cert_pem);

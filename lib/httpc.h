@@ -8,7 +8,10 @@
  * TLS: the peer is verified by default (CA from PEM data or a file, else the
  * system store); `insecure` turns verification off, as a kubeconfig's
  * insecure-skip-tls-verify does. Client credentials: certificate + key PEM
- * (data) or a bearer token.
+ * (data) or a bearer token. A token that rotates (a kubeconfig's tokenFile, the
+ * in-cluster projected token) is re-read from its file, as client-go does:
+ * when a request starts and the last read is a minute old, and when the
+ * host answers 401 (the request is then retried once with the new token).
  *
  * Rate limit: a token bucket (qps, burst) gates the START of requests; a
  * request waits in a FIFO queue for a token. A watch costs one token when it
@@ -38,6 +41,7 @@ struct kb_httpc_opts {
 	const char *cert_pem; /* client certificate PEM or NULL; copied */
 	const char *key_pem;  /* client key PEM or NULL; copied */
 	const char *token;    /* bearer token or NULL; copied */
+	const char *token_file; /* file the token came from (re-read), or NULL; copied */
 	bool insecure;        /* skip TLS verification (never the default) */
 	double qps;           /* requests started per second; 0: unlimited */
 	unsigned burst;       /* bucket size; 0: max(1, qps) */
@@ -80,6 +84,9 @@ kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call
 /* Cancels a pending request; its done callback is not called. Safe from
  * inside its own data callback (do not touch req afterwards). */
 void kb_httpc_cancel(kb_httpc_req_t *req);
+/* Replaces the bearer token (copied; NULL: none). Requests started after
+ * the call, including queued ones, send the new token. 0 or -ENOMEM. */
+int kb_httpc_set_token(kb_httpc_t *c, const char *token);
 /* Sets the rate limit (qps 0: off). */
 void kb_httpc_set_limit(kb_httpc_t *c, double qps, unsigned burst);
 /* Requests in flight and waiting for a token. */

@@ -38,6 +38,10 @@ struct kb_kubeconfig_creds {
 	char *key_pem;  /* client-key(-data), PEM */
 	char *token;    /* token or the content of tokenFile */
 	bool insecure;  /* insecure-skip-tls-verify: true */
+	/* The file `token` was read from (tokenFile, made absolute, or the
+	 * in-cluster service-account token), or NULL for an inline token. Such
+	 * tokens rotate: clients re-read the file (kb_kubeconfig_read_token). */
+	char *token_file;
 };
 /* Reads the kubeconfig at `path` and resolves `context` (NULL: the file's
  * current-context) to its cluster and user. Relative file paths are taken
@@ -52,5 +56,9 @@ int kb_kubeconfig_parse(const char *text, size_t len, const char *dir, const cha
  * /var/run/secrets/kubernetes.io/serviceaccount). -ENOENT when not in a pod. */
 int kb_kubeconfig_in_cluster(const char *sa_dir, struct kb_kubeconfig_creds *out);
 void kb_kubeconfig_creds_free(struct kb_kubeconfig_creds *c);
+/* Reads a bearer token file as client-go does (surrounding white space
+ * trimmed). *out gets a malloc'ed string the caller frees. 0, a negative
+ * errno from reading, or -EINVAL when the file holds no token. */
+int kb_kubeconfig_read_token(const char *path, char **out);
 
 #endif

@@ -3,7 +3,8 @@
  * Reading kubeconfig files with libyaml: the document is loaded, turned into
  * a jansson tree (every scalar a string), and the current context is
  * resolved to its cluster and user entries. Also the in-cluster service
- * account credentials a pod has.
+ * account credentials a pod has, and the token file reader used both at load
+ * time and when a rotating token is re-read.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -157,16 +158,15 @@ static int read_user(json_t *u, const char *dir, struct kb_kubeconfig_creds *c)
 		rc = data_or_file(u, "client-key-data", "client-key", dir, &c->key_pem);
 	if (rc < 0)
 		return rc;
+	/* client-go: an inline token wins over tokenFile */
 	if (str(u, "token")) {
 		c->token = strdup(str(u, "token"));
-	} else if (str(u, "tokenFile")) {
-		char *p = abs_path(dir, str(u, "tokenFile"));
-		rc = p ? kb_read_file(p, &c->token, NULL) : -ENOMEM;
-		free(p);
+		return c->token ? 0 : -ENOMEM;
 	}
-	if (c->token)
-		c->token[strcspn(c->token, "\r\n")] = '\0';
-	return rc;
+	if (!str(u, "tokenFile"))
+		return 0;
+	c->token_file = abs_path(dir, str(u, "tokenFile"));
+	return c->token_file ? kb_kubeconfig_read_token(c->token_file, &c->token) : -ENOMEM;
 }
 
 int kb_kubeconfig_parse(const char *text, size_t len, const char *dir, const char *context,
@@ -226,12 +226,12 @@ int kb_kubeconfig_in_cluster(const char *sa_dir, struct kb_kubeconfig_creds *out
 	snprintf(buf, sizeof(buf), v6 ? "https://[%s]:%s" : "https://%s:%s", host, port);
 	out->server = strdup(buf);
 	snprintf(buf, sizeof(buf), "%s/token", sa_dir);
-	int rc = kb_read_file(buf, &out->token, NULL);
+	out->token_file = strdup(buf);
+	int rc = out->token_file ? kb_kubeconfig_read_token(buf, &out->token) : -ENOMEM;
 	if (rc < 0) {
 		kb_kubeconfig_creds_free(out);
 		return rc;
 	}
-	out->token[strcspn(out->token, "\r\n")] = '\0';
 	snprintf(buf, sizeof(buf), "%s/ca.crt", sa_dir);
 	out->ca_file = strdup(buf);
 	return 0;
@@ -245,5 +245,33 @@ void kb_kubeconfig_creds_free(struct kb_kubeconfig_creds *c)
 	free(c->cert_pem);
 	free(c->key_pem);
 	free(c->token);
+	free(c->token_file);
 	memset(c, 0, sizeof(*c));
+}
+
+static bool is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '\v' || ch == '\f';
+}
+
+int kb_kubeconfig_read_token(const char *path, char **out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc = kb_read_file(path, &text, &len);
+	if (rc < 0)
+		return rc;
+	size_t start = 0;
+	while (start < len && is_space(text[start]))
+		start++;
+	while (len > start && is_space(text[len - 1]))
+		len--;
+	if (len == start || memchr(text + start, '\0', len - start)) {
+		free(text);
+		return -EINVAL;
+	}
+	memmove(text, text + start, len - start);
+	text[len - start] = '\0';
+	*out = text;
+	return 0;
 }

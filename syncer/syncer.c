@@ -972,6 +972,7 @@ int syncer_start(uv_loop_t *loop, store_t *store, const struct syncer_opts *o, s
 				   .cert_pem = cr.cert_pem,
 				   .key_pem = cr.key_pem,
 				   .token = cr.token,
+				   .token_file = cr.token_file, /* rotates: re-read */
 				   .insecure = cr.insecure,
 				   .qps = o->qps < 0 ? 0 : (o->qps > 0 ? o->qps : 50),
 				   .burst = o->burst ? o->burst : 100};

@@ -29,6 +29,9 @@
  * Writes to the host go through lib/httpc's token bucket (default 50 QPS,
  * burst 100: see syncer_opts). Errors back off with jitter; a failed write
  * is retried by the next resync (every 30 s and after each relist).
+ * Host credentials may rotate (a kubeconfig's tokenFile written by a
+ * supervisor, the in-cluster projected token): lib/httpc re-reads the file
+ * once a minute and on a 401, then retries the request with the new token.
  *
  * Threading: loop thread only (the store's thread).
  */
