@@ -16,6 +16,9 @@
 #include <openssl/ssl.h>
 #include <uv.h>
 
+#include "cmd/manifest.h"
+#include "cmd/supervise.h"
+#include "cmd/tenant.h"
 #include "cmd/users.h"
 #include "lib/kubeconfig.h"
 #include "lib/log.h"
@@ -41,6 +44,7 @@ static const char usage_text[] =
     "                [--host-kubeconfig FILE] --host-namespace NS --tenant NAME\n"
     "                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"
     "                [--host-qps N] [--host-burst N] [--policy untrusted|trusted|mig|FILE]\n"
+    "                [--pki-dir DIR]\n"
     "      Serve the Kubernetes API for one tenant from DIR (created on first start:\n"
     "      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n"
     "      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"
@@ -49,12 +53,36 @@ static const char usage_text[] =
     "      tagged with QUEUE for the host's GPU scheduler. --host-qps -1: no limit.\n"
     "      --policy: admission of pods by a shipped policy or a YAML file\n"
     "      (policies/README.md); without it everything is allowed.\n"
+    "      --pki-dir: the certificates in DIR instead of the data dir (read-only is\n"
+    "      fine when it holds them all, e.g. a mounted Secret: docs/in-cluster.md).\n"
     "  kubicle token create --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
     "      Print a new bearer token for NAME (only its SHA-256 is stored).\n"
     "  kubicle token revoke --data-dir DIR (TOKEN | --user NAME)\n"
     "  kubicle kubeconfig --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
     "                     [--out FILE] [--token]\n"
     "      Write a kubeconfig for NAME (ECDSA client certificate, or a token).\n"
+    "  kubicle manifest NAME [--namespace NS] [--queue Q] [--scheduler S] [--policy P]\n"
+    "                   [--gpus N] [--image IMG] [--storage SIZE] [--storage-class C]\n"
+    "                   [-o yaml|json]\n"
+    "      Print the host objects that run tenant NAME inside the host cluster\n"
+    "      (docs/in-cluster.md), for `kubectl apply -f -`.\n"
+    "\n"
+    "Tenants (kept under $KUBICLE_HOME, default ~/.kubicle; all take -o json):\n"
+    "  kubicle create NAME [--host-kubeconfig F] [--host-namespace NS] [--queue Q]\n"
+    "                 [--gpus N] [--policy untrusted|trusted|mig|FILE]\n"
+    "                 [--scheduler kai|kueue|volcano|hami|none] [--ttl D] [--wait]\n"
+    "                 [--listen ADDR:PORT] [--advertise-address IP] [--timeout S]\n"
+    "      Set up the tenant's host objects, start its server (supervised: restarted\n"
+    "      when it dies; deleted when --ttl is up) and print its kubeconfig path.\n"
+    "  kubicle list [NAME]\n"
+    "  kubicle kubeconfig NAME [--user U [--group G]... [--ttl D] [--token]]\n"
+    "  kubicle stop NAME            remove its pods from the host, keep its store\n"
+    "  kubicle start NAME | --all   start it again (its pods are queued again)\n"
+    "  kubicle delete NAME [--ignore-not-found] [--no-wait] [--timeout S]\n"
+    "      Stop it, delete every host object of it, remove its data.\n"
+    "  kubicle snapshot NAME FILE   consistent copy of its store (online backup)\n"
+    "  kubicle restore NAME FILE [create flags]   a new tenant from a snapshot\n"
+    "\n"
     "  kubicle version\n"
     "      Print the version.\n"
     "  kubicle --help\n";
@@ -70,6 +98,7 @@ struct serve_args {
 	unsigned compact_ms;     /* compaction period; 0: default */
 	struct syncer_opts host; /* host_namespace NULL: no syncer */
 	const char *policy;      /* --policy NAME|FILE, or NULL */
+	const char *pki_dir;     /* certificates; default data_dir (may be read-only) */
 };
 
 struct server {
@@ -108,6 +137,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 	    {"host-qps", required_argument, NULL, 'P'},
 	    {"host-burst", required_argument, NULL, 'B'},
 	    {"policy", required_argument, NULL, 'p'},
+	    {"pki-dir", required_argument, NULL, 'k'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -144,6 +174,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 		case 'P': a->host.qps = strtod(optarg, NULL); break;
 		case 'B': a->host.burst = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'p': a->policy = optarg; break;
+		case 'k': a->pki_dir = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
@@ -152,6 +183,8 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 		fprintf(stderr, "kubicle serve: --data-dir is required\n");
 		return -EINVAL;
 	}
+	if (!a->pki_dir)
+		a->pki_dir = a->data_dir;
 	return 0;
 }
 
@@ -170,20 +203,21 @@ static void client_host(const char *listen, char *buf, size_t len)
 		snprintf(buf, len, "[::1]");
 }
 
-static int write_kubeconfig(const char *dir, const char *listen, int port)
+/* Writes dir/kubeconfig with the CA and admin credential from `pki`. */
+static int write_kubeconfig(const char *dir, const char *pki, const char *listen, int port)
 {
 	char path[4096], host[256], server[300];
 	char *ca = NULL, *cert = NULL, *key = NULL;
 	int rc;
 	client_host(listen, host, sizeof(host));
 	snprintf(server, sizeof(server), "https://%s:%d", host, port);
-	if ((rc = path_join(path, sizeof(path), dir, "ca.crt")) < 0 ||
+	if ((rc = path_join(path, sizeof(path), pki, "ca.crt")) < 0 ||
 	    (rc = kb_read_file(path, &ca, NULL)) < 0)
 		goto out;
-	if ((rc = path_join(path, sizeof(path), dir, "admin.crt")) < 0 ||
+	if ((rc = path_join(path, sizeof(path), pki, "admin.crt")) < 0 ||
 	    (rc = kb_read_file(path, &cert, NULL)) < 0)
 		goto out;
-	if ((rc = path_join(path, sizeof(path), dir, "admin.key")) < 0 ||
+	if ((rc = path_join(path, sizeof(path), pki, "admin.key")) < 0 ||
 	    (rc = kb_read_file(path, &key, NULL)) < 0)
 		goto out;
 	struct kb_kubeconfig kc = {.name = "kubicle",
@@ -234,7 +268,7 @@ static int open_store(struct server *s, const struct serve_args *a)
 	if (rc < 0)
 		return rc;
 	char *ca = NULL;
-	if ((rc = path_join(path, sizeof(path), a->data_dir, "ca.crt")) < 0 ||
+	if ((rc = path_join(path, sizeof(path), a->pki_dir, "ca.crt")) < 0 ||
 	    (rc = kb_read_file(path, &ca, NULL)) < 0)
 		return rc;
 	char *have = NULL;
@@ -293,9 +327,9 @@ static int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	static const char *const groups[] = {"system:masters"};
-	rc = kb_pki_ensure(a.data_dir, a.sans, a.nsans, "kubicle-admin", groups, 1);
+	rc = kb_pki_ensure(a.pki_dir, a.sans, a.nsans, "kubicle-admin", groups, 1);
 	if (rc < 0) {
-		fprintf(stderr, "kubicle: certificates in %s: %s\n", a.data_dir, strerror(-rc));
+		fprintf(stderr, "kubicle: certificates in %s: %s\n", a.pki_dir, strerror(-rc));
 		return 1;
 	}
 	s.loop = uv_default_loop();
@@ -303,7 +337,7 @@ static int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "kubicle: store: %s\n", strerror(-rc));
 		return 1;
 	}
-	if ((rc = make_tls(&s, a.data_dir)) < 0) {
+	if ((rc = make_tls(&s, a.pki_dir)) < 0) {
 		fprintf(stderr, "kubicle: tls: %s\n", strerror(-rc));
 		goto fail_tls;
 	}
@@ -326,7 +360,7 @@ static int cmd_serve(int argc, char **argv)
 		proxy_set_policy(s.proxy, s.policy);
 		kb_info("main", "policy %s", policy_name(s.policy));
 	}
-	if ((rc = write_kubeconfig(a.data_dir, a.listen, port)) < 0) {
+	if ((rc = write_kubeconfig(a.data_dir, a.pki_dir, a.listen, port)) < 0) {
 		fprintf(stderr, "kubicle: kubeconfig: %s\n", strerror(-rc));
 		goto fail_kubeconfig;
 	}
@@ -379,9 +413,23 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "token") == 0)
 		return cmd_token(argc - 1, argv + 1);
 	if (strcmp(argv[1], "kubeconfig") == 0)
-		return cmd_kubeconfig(argc - 1, argv + 1);
+		return argc > 2 && argv[2][0] != '-' ? cmd_tenant_kubeconfig(argc - 1, argv + 1)
+						     : cmd_kubeconfig(argc - 1, argv + 1);
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} tenant_cmds[] = {
+	    {"create", cmd_create}, {"list", cmd_list},         {"start", cmd_start},
+	    {"stop", cmd_stop},     {"delete", cmd_delete},     {"snapshot", cmd_snapshot},
+	    {"restore", cmd_restore}, {"supervise", cmd_supervise},
+	};
+	for (size_t i = 0; i < sizeof(tenant_cmds) / sizeof(*tenant_cmds); i++)
+		if (strcmp(argv[1], tenant_cmds[i].name) == 0)
+			return tenant_cmds[i].fn(argc - 1, argv + 1);
 	if (strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
+	if (strcmp(argv[1], "manifest") == 0)
+		return cmd_manifest(argc - 1, argv + 1);
 	fprintf(stderr, "kubicle: unknown command \"%s\"\n\n%s", argv[1], usage_text);
 	return 2;
 }
