@@ -274,6 +274,45 @@ syncer_suite_host_outage() {
     "${T[@]}" wait --for=condition=Ready pod/during-outage --timeout=30s
 }
 
+# Host credentials that rotate: the tenant's host kubeconfig names a
+# tokenFile (relative to the kubeconfig) that a supervisor rewrites; the old
+# token is then revoked. The syncer re-reads the file on the 401 and retries.
+syncer_suite_token_rotation() {
+  local d=$E2E_TMP/t3host tok1 tok2 url
+  mkdir -p "$d"
+  url=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$SY_HOST_KCFG")
+  cp "$E2E_TMP/syhost/ca.crt" "$d/ca.crt"
+  printf '%s\n' 'apiVersion: v1' 'kind: Config' 'current-context: host' \
+    'clusters:' '- name: host' "  cluster: {server: \"$url\", certificate-authority: ca.crt}" \
+    'users:' '- name: syncer' '  user: {tokenFile: host-token}' \
+    'contexts:' '- name: host' '  context: {cluster: host, user: syncer}' >"$d/kubeconfig"
+  tok1=$("$KUBICLE" token create --data-dir "$E2E_TMP/syhost" --user t3-syncer --group system:masters)
+  printf '%s\n' "$tok1" >"$d/host-token"
+  E2E_PORT=0 start_server t3 --host-kubeconfig "$d/kubeconfig" \
+    --host-namespace tenants --tenant t3 --queue team-b || { fail "t3: start"; return; }
+  local T=(kubectl --kubeconfig "$KCFG") t3_pid=$SERVER_PID
+  "${T[@]}" run rot1 --image=busybox -- sleep 3600 >/dev/null
+  sy_until 5 sy_host_has pod rot1-x-default-x-t3
+  expect "tokenFile kubeconfig: host pod created with the first token" \
+    '^rot1-x-default-x-t3 rot1 team-b' sy_host_pods t3
+  # the supervisor writes a new token (atomically), then the old one is revoked
+  tok2=$("$KUBICLE" token create --data-dir "$E2E_TMP/syhost" --user t3-syncer --group system:masters)
+  printf '%s\n' "$tok2" >"$d/host-token.new" && mv "$d/host-token.new" "$d/host-token"
+  "$KUBICLE" token revoke --data-dir "$E2E_TMP/syhost" "$tok1" >/dev/null
+  expect "the old host token is refused by the host" '"code": ?401' \
+    curl -sS --cacert "$d/ca.crt" -H "Authorization: Bearer $tok1" "$url/api/v1/namespaces/tenants/pods"
+  "${T[@]}" run rot2 --image=busybox -- sleep 3600 >/dev/null
+  sy_until 10 sy_host_has pod rot2-x-default-x-t3
+  expect "rotated token: the syncer re-reads the token file on 401 and still creates host pods" \
+    '^rot2-x-default-x-t3 rot2 team-b' sy_host_pods t3
+  expect "rotated token: status still flows back" 'condition met' \
+    "${T[@]}" wait --for=condition=Ready pod/rot2 --timeout=20s
+  expect "the syncer logged the token change" 'new token' cat "$E2E_TMP/t3.log"
+  "${T[@]}" delete pod rot1 rot2 --timeout=20s >/dev/null
+  expect_eq "rotated token: deletions reach the host" "" sy_host_pods t3
+  kill "$t3_pid"; wait "$t3_pid" 2>/dev/null
+}
+
 syncer_suite() {
   syncer_suite_setup || { fail "syncer: setup"; return; }
   syncer_suite_basic
@@ -282,6 +321,7 @@ syncer_suite() {
   syncer_suite_quota
   syncer_suite_delete
   syncer_suite_two_tenants
+  syncer_suite_token_rotation
   syncer_suite_kill9
   syncer_suite_host_outage
 }
