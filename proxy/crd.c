@@ -47,6 +47,7 @@
 
 #define CRD_KEY   "apiextensions.k8s.io/customresourcedefinitions"
 #define MAX_NAMES 16
+#define CLEANUP_FIN "customresourcecleanup.apiextensions.k8s.io"
 
 struct crd_row {
 	struct proxy_resource r; /* first: rows are handed out as this */
@@ -152,10 +153,11 @@ static void fill_subresources(struct crd_row *c, const json_t *v)
 	c->r.has_status = json_object_get(subs, "status") != NULL;
 }
 
-/* Fills (or refills) the row of one served version of crd (borrowed). */
-static struct crd_row *row_build(const json_t *crd, const json_t *v)
+/* Fills (or refills) the row of one served version of crd (borrowed),
+ * under the accepted names (borrowed). */
+static struct crd_row *row_build(const json_t *crd, const json_t *names, const json_t *v)
 {
-	const char *group = js(crd, "spec.group"), *plural = js(crd, "spec.names.plural");
+	const char *group = js(crd, "spec.group"), *plural = js(names, "plural");
 	const char *version = js(v, "name");
 	struct crd_row *c = row_find(group, version, plural);
 	if (!c) {
@@ -167,7 +169,6 @@ static struct crd_row *row_build(const json_t *crd, const json_t *v)
 		c->next = all_rows;
 		all_rows = c;
 	}
-	const json_t *names = obj_get(crd, "spec.names");
 	c->crd_name = intern(js(crd, "metadata.name"));
 	c->r.kind = intern(js(names, "kind"));
 	c->r.list_kind = intern(js(names, "listKind"));
@@ -223,14 +224,15 @@ static bool conflicts(const json_t *crd)
 	return false;
 }
 
-/* Rebuilds the rows of crd (borrowed). Returns false on a names conflict. */
-static bool rows_sync(const json_t *crd)
+/* Rebuilds the rows of crd (borrowed) under `names` (borrowed; NULL: the
+ * CRD is not established and serves nothing). */
+static void rows_sync(const json_t *crd, const json_t *names)
 {
 	const json_t *versions = obj_get(crd, "spec.versions");
 	size_t n = json_array_size(versions), k = 0, i;
 	rows_drop(js(crd, "metadata.name"));
-	if (conflicts(crd))
-		return false;
+	if (!names || !*js(names, "plural"))
+		return;
 	const json_t **order = calloc(n ? n : 1, sizeof(*order));
 	KB_REQUIRE(order);
 	json_t *v;
@@ -239,19 +241,160 @@ static bool rows_sync(const json_t *crd)
 			order[k++] = v;
 	qsort(order, k, sizeof(*order), version_order);
 	for (i = 0; i < k; i++) {
-		struct crd_row *c = row_build(crd, order[i]);
+		struct crd_row *c = row_build(crd, names, order[i]);
 		if (resource_add(&c->r) == 0)
 			c->active = true;
 		else
 			kb_err("crd", "%s: resource table full", js(crd, "metadata.name"));
 	}
 	free(order);
-	return true;
 }
 
 static void table_changed(void)
 {
 	openapi_invalidate(); /* discovery is built per request from the table */
+}
+
+/* ---- names, as the naming controller accepts them --------------------------------- */
+
+/*
+ * kube's NamingConditionController: a requested name is accepted when it is
+ * the one already accepted or no other CRD of the group has accepted it
+ * (plural, singular and short names share one set, kind and listKind
+ * another). A name that is refused keeps the previously accepted one; the
+ * last refusal gives NamesAccepted's reason and message.
+ */
+struct names_verdict {
+	json_t *accepted; /* new ref: status.acceptedNames */
+	bool ok;
+	const char *reason;
+	char msg[512];
+};
+
+static const json_t *cond_find(const json_t *crd, const char *type)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach (obj_get(crd, "status.conditions"), i, c)
+		if (strcmp(js(c, "type"), type) == 0)
+			return c;
+	return NULL;
+}
+
+static bool cond_true(const json_t *crd, const char *type)
+{
+	return strcmp(js(cond_find(crd, type), "status"), "True") == 0;
+}
+
+static void used_add(json_t *set, const char *s)
+{
+	if (s && *s)
+		json_object_set_new(set, s, json_true());
+}
+
+/* The names other CRDs of crd's group (borrowed) have accepted. */
+static void used_names(struct proxy *px, const json_t *crd, json_t *res, json_t *kinds)
+{
+	struct store_list_req lr = {.res = CRD_KEY};
+	struct store_list_result out = {0};
+	if (store_list(px->store, &lr, &out) < 0)
+		return;
+	size_t i, k;
+	json_t *o, *s;
+	json_array_foreach (out.items, i, o) {
+		if (strcmp(js(o, "metadata.name"), js(crd, "metadata.name")) == 0 ||
+		    strcmp(js(o, "spec.group"), js(crd, "spec.group")) != 0)
+			continue;
+		const json_t *an = obj_get(o, "status.acceptedNames");
+		used_add(res, obj_str(an, "plural"));
+		used_add(res, obj_str(an, "singular"));
+		json_array_foreach (json_object_get(an, "shortNames"), k, s)
+			used_add(res, json_string_value(s));
+		used_add(kinds, obj_str(an, "kind"));
+		used_add(kinds, obj_str(an, "listKind"));
+	}
+	json_decref(out.items);
+	free(out.next);
+}
+
+static void refuse_name(struct names_verdict *v, const char *reason, const char *msg)
+{
+	v->ok = false;
+	v->reason = reason;
+	snprintf(v->msg, sizeof(v->msg), "%s", msg);
+}
+
+/* One name: the requested one when accepted or fresh, else the old one. */
+static void take_name(struct names_verdict *v, const char *key, const json_t *want,
+		      const json_t *had, const json_t *used, const char *reason)
+{
+	const char *w = js(want, key), *h = js(had, key);
+	char msg[300];
+	if (strcmp(w, h) != 0 && json_object_get(used, w)) {
+		snprintf(msg, sizeof(msg), "\"%s\" is already in use", w);
+		refuse_name(v, reason, msg);
+		w = h;
+	}
+	if (*w)
+		json_object_set_new(v->accepted, key, json_string(w));
+}
+
+static bool in_array(const json_t *arr, const char *s)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach (arr, i, x)
+		if (json_is_string(x) && strcmp(json_string_value(x), s) == 0)
+			return true;
+	return false;
+}
+
+static void take_short_names(struct names_verdict *v, const json_t *want, const json_t *had,
+			     const json_t *used)
+{
+	const json_t *ws = json_object_get(want, "shortNames"), *hs = json_object_get(had, "shortNames");
+	struct kb_buf msg = {0};
+	size_t i, bad = 0;
+	json_t *s;
+	json_array_foreach (ws, i, s) {
+		const char *n = json_string_value(s);
+		if (!n || in_array(hs, n) || !json_object_get(used, n))
+			continue;
+		kb_buf_printf(&msg, "%s\"%s\" is already in use", bad++ ? ", " : "", n);
+	}
+	const json_t *keep = bad ? hs : ws;
+	if (json_array_size(keep))
+		json_object_set_new(v->accepted, "shortNames", json_deep_copy(keep));
+	if (bad) {
+		char m[sizeof(v->msg)];
+		snprintf(m, sizeof(m), bad > 1 ? "[%s]" : "%s", msg.data);
+		refuse_name(v, "ShortNamesConflict", m);
+	}
+	kb_buf_free(&msg);
+}
+
+static void names_accept(struct proxy *px, const json_t *crd, struct names_verdict *v)
+{
+	const json_t *want = obj_get(crd, "spec.names"), *had = obj_get(crd, "status.acceptedNames");
+	json_t *res = json_object(), *kinds = json_object();
+	used_names(px, crd, res, kinds);
+	v->accepted = json_object();
+	v->ok = true;
+	v->reason = "NoConflicts";
+	snprintf(v->msg, sizeof(v->msg), "no conflicts found");
+	take_name(v, "plural", want, had, res, "PluralConflict");
+	take_name(v, "singular", want, had, res, "SingularConflict");
+	take_short_names(v, want, had, res);
+	take_name(v, "kind", want, had, kinds, "KindConflict");
+	take_name(v, "listKind", want, had, kinds, "ListKindConflict");
+	json_t *cats = json_object_get(want, "categories");
+	if (json_array_size(cats))
+		json_object_set_new(v->accepted, "categories", json_deep_copy(cats));
+	if (v->ok && conflicts(crd))
+		refuse_name(v, "ResourceConflict",
+			    "the resource name conflicts with a built-in resource");
+	json_decref(res);
+	json_decref(kinds);
 }
 
 /* ---- status, as the apiextensions controllers write it ------------------------- */
@@ -273,65 +416,59 @@ static const char *storage_version(const json_t *crd)
 	return NULL;
 }
 
-static json_t *desired_status(const json_t *crd, bool accepted, const char *ts)
+static json_t *stored_versions(const json_t *crd)
 {
-	json_t *names = json_deep_copy(obj_get(crd, "spec.names"));
-	json_t *conds = json_array();
-	if (accepted) {
-		json_array_append_new(conds, condition("NamesAccepted", true, "NoConflicts",
-						       "no conflicts found", ts));
-		json_array_append_new(conds, condition("Established", true, "InitialNamesAccepted",
-						       "the initial names have been accepted", ts));
-	} else {
-		json_array_append_new(
-		    conds, condition("NamesAccepted", false, "ResourceConflict",
-				     "the resource name conflicts with a built-in resource", ts));
-		json_array_append_new(conds, condition("Established", false, "NotAccepted",
-						       "not all names are accepted", ts));
-	}
 	json_t *stored = json_deep_copy(obj_get(crd, "status.storedVersions"));
 	if (!json_is_array(stored)) {
 		json_decref(stored);
 		stored = json_array();
 	}
 	const char *sv = storage_version(crd);
-	bool have = false;
-	size_t i;
-	json_t *x;
-	json_array_foreach (stored, i, x)
-		have |= sv && strcmp(json_string_value(x), sv) == 0;
-	if (sv && !have)
+	if (sv && !in_array(stored, sv))
 		json_array_append_new(stored, json_string(sv));
-	if (!accepted) {
-		json_decref(names);
-		names = json_object();
-	}
-	return json_pack("{s:o,s:o,s:o}", "conditions", conds, "acceptedNames", names,
-			 "storedVersions", stored);
+	return stored;
 }
 
-/* Equal but for lastTransitionTime. */
-static bool same_status(const json_t *a, const json_t *b)
+/* Keeps a condition's lastTransitionTime while its status does not change. */
+static void keep_transition_times(json_t *conds, const json_t *crd)
 {
-	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
 	size_t i;
 	json_t *c;
-	json_array_foreach (json_object_get(x, "conditions"), i, c)
-		json_object_del(c, "lastTransitionTime");
-	json_array_foreach (json_object_get(y, "conditions"), i, c)
-		json_object_del(c, "lastTransitionTime");
-	bool eq = json_equal(x, y);
-	json_decref(x);
-	json_decref(y);
-	return eq;
+	json_array_foreach (conds, i, c) {
+		const json_t *old = cond_find(crd, js(c, "type"));
+		if (old && strcmp(js(old, "status"), js(c, "status")) == 0 &&
+		    json_object_get(old, "lastTransitionTime"))
+			json_object_set(c, "lastTransitionTime",
+					json_object_get(old, "lastTransitionTime"));
+	}
 }
 
-static void status_sync(struct proxy *px, const json_t *crd, bool accepted)
+static json_t *desired_status(const json_t *crd, const struct names_verdict *v, bool established,
+			      const char *ts)
+{
+	json_t *conds = json_array();
+	json_array_append_new(conds, condition("NamesAccepted", v->ok, v->reason, v->msg, ts));
+	if (established)
+		json_array_append_new(conds, condition("Established", true, "InitialNamesAccepted",
+						       "the initial names have been accepted", ts));
+	else
+		json_array_append_new(conds, condition("Established", false, "NotAccepted",
+						       "not all names are accepted", ts));
+	const json_t *term = cond_find(crd, "Terminating");
+	if (term)
+		json_array_append_new(conds, json_deep_copy(term));
+	keep_transition_times(conds, crd);
+	return json_pack("{s:o,s:O,s:o}", "conditions", conds, "acceptedNames", v->accepted,
+			 "storedVersions", stored_versions(crd));
+}
+
+static void status_sync(struct proxy *px, const json_t *crd, const struct names_verdict *v,
+			bool established)
 {
 	char ts[40];
 	kb_time_rfc3339(time(NULL), ts, sizeof(ts));
-	json_t *want = desired_status(crd, accepted, ts);
-	if (!want || same_status(want, json_object_get(crd, "status"))) {
+	json_t *want = desired_status(crd, v, established, ts);
+	if (!want || json_equal(want, json_object_get(crd, "status"))) {
 		json_decref(want);
 		return;
 	}
@@ -344,13 +481,217 @@ static void status_sync(struct proxy *px, const json_t *crd, bool accepted)
 	json_decref(upd);
 }
 
+/* ---- deletion: the customresourcecleanup finalizer ------------------------------- */
+
+/*
+ * A CRD carries CLEANUP_FIN, so deleting it only sets deletionTimestamp.
+ * While it is terminating it keeps serving reads, updates and deletes but
+ * refuses creates (405); every custom object is deleted (those with
+ * finalizers get a deletionTimestamp and are waited for, through a store
+ * watch on the resource); when none is left the finalizer is dropped and
+ * the CRD removed, which takes its rows out of discovery.
+ */
+struct fin_watch {
+	struct fin_watch *next;
+	store_watch_t *w;
+	struct proxy *px;
+	char name[];
+};
+static struct fin_watch *fin_watches;
+
+static bool has_finalizer(const json_t *obj, const char *fin)
+{
+	return in_array(obj_get(obj, "metadata.finalizers"), fin);
+}
+
+static void drop_finalizer(json_t *obj, const char *fin)
+{
+	json_t *fins = obj_get(obj, "metadata.finalizers");
+	for (size_t i = json_array_size(fins); i-- > 0;)
+		if (strcmp(json_string_value(json_array_get(fins, i)) ?: "", fin) == 0)
+			json_array_remove(fins, i);
+	if (fins && json_array_size(fins) == 0)
+		json_object_del(obj_meta(obj), "finalizers");
+}
+
+/* Sets the Terminating condition of crd (borrowed, modified); true when it
+ * changed. */
+static bool set_terminating(json_t *crd, bool on, const char *reason, const char *msg)
+{
+	const json_t *old = cond_find(crd, "Terminating");
+	if (old && strcmp(js(old, "status"), on ? "True" : "False") == 0 &&
+	    strcmp(js(old, "reason"), reason) == 0 && strcmp(js(old, "message"), msg) == 0)
+		return false;
+	char ts[40];
+	kb_time_rfc3339(time(NULL), ts, sizeof(ts));
+	json_t *st = json_object_get(crd, "status");
+	if (!json_is_object(st)) {
+		st = json_object();
+		json_object_set_new(crd, "status", st);
+	}
+	json_t *conds = json_object_get(st, "conditions");
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		json_object_set_new(st, "conditions", conds);
+	}
+	for (size_t i = json_array_size(conds); i-- > 0;)
+		if (strcmp(js(json_array_get(conds, i), "type"), "Terminating") == 0)
+			json_array_remove(conds, i);
+	json_array_append_new(conds, condition("Terminating", on, reason, msg, ts));
+	return true;
+}
+
+static void custom_key(const json_t *crd, char *key, size_t len)
+{
+	snprintf(key, len, "%s/%s", js(crd, "spec.group"), js(crd, "spec.names.plural"));
+}
+
+/* Deletes one custom object, or marks it when finalizers hold it. 1: it
+ * remains; 0: gone; < 0: error. */
+static int delete_instance(struct proxy *px, const char *key, const json_t *o, const char *ts)
+{
+	const char *ns = js(o, "metadata.namespace"), *name = js(o, "metadata.name");
+	if (obj_str(o, "metadata.deletionTimestamp"))
+		return 1;
+	if (json_array_size(obj_get(o, "metadata.finalizers")) == 0) {
+		int rc = store_delete(px->store, key, ns, name, obj_rv(o), NULL, NULL);
+		return rc == -ENOENT ? 0 : rc;
+	}
+	json_t *upd = json_deep_copy(o);
+	json_object_set_new(obj_meta(upd), "deletionTimestamp", json_string(ts));
+	json_object_set_new(obj_meta(upd), "deletionGracePeriodSeconds", json_integer(0));
+	int rc = store_update(px->store, key, ns, name, upd, obj_rv(o), NULL);
+	json_decref(upd);
+	return rc < 0 ? rc : 1;
+}
+
+/* Deletes every custom object of crd (borrowed). Returns how many remain
+ * (held by finalizers) or a negative errno; *rev gets the list revision. */
+static int delete_instances(struct proxy *px, const json_t *crd, int64_t *rev)
+{
+	char key[256], ts[40];
+	custom_key(crd, key, sizeof(key));
+	kb_time_rfc3339(time(NULL), ts, sizeof(ts));
+	struct store_list_req lr = {.res = key};
+	struct store_list_result res = {0};
+	int rc = store_list(px->store, &lr, &res);
+	if (rc < 0)
+		return rc;
+	*rev = res.rev;
+	size_t i;
+	json_t *o;
+	int left = 0;
+	store_txn_begin(px->store);
+	json_array_foreach (res.items, i, o) {
+		int r = delete_instance(px, key, o, ts);
+		if (r < 0 && r != -ESTALE)
+			rc = r;
+		left += r != 0;
+	}
+	if (store_txn_commit(px->store) < 0)
+		rc = -EIO;
+	json_decref(res.items);
+	free(res.next);
+	return rc < 0 ? rc : left;
+}
+
+static void finalize_step(struct proxy *px, const char *name);
+
+static void on_instance(const struct store_event *ev, void *arg)
+{
+	struct fin_watch *f = arg;
+	if (ev->type == STORE_DELETED)
+		finalize_step(f->px, f->name);
+}
+
+static void fin_watch_start(struct proxy *px, const json_t *crd, int64_t since)
+{
+	const char *name = js(crd, "metadata.name");
+	for (struct fin_watch *f = fin_watches; f; f = f->next)
+		if (strcmp(f->name, name) == 0)
+			return;
+	char key[256];
+	custom_key(crd, key, sizeof(key));
+	struct fin_watch *f = calloc(1, sizeof(*f) + strlen(name) + 1);
+	KB_REQUIRE(f);
+	f->px = px;
+	strcpy(f->name, name);
+	f->next = fin_watches;
+	fin_watches = f;
+	if (store_watch(px->store, key, NULL, since, on_instance, f, &f->w) < 0)
+		kb_err("crd", "%s: cannot watch its objects", name);
+}
+
+static void fin_watch_stop(const char *name)
+{
+	for (struct fin_watch **p = &fin_watches; *p; p = &(*p)->next) {
+		struct fin_watch *f = *p;
+		if (strcmp(f->name, name) == 0) {
+			*p = f->next;
+			if (f->w)
+				store_unwatch(f->w);
+			free(f);
+			return;
+		}
+	}
+}
+
+/* The last step: the finalizer goes, and with no other finalizer the CRD. */
+static void finalize_done(struct proxy *px, json_t *upd, int64_t rv)
+{
+	const char *name = js(upd, "metadata.name");
+	int rc;
+	drop_finalizer(upd, CLEANUP_FIN);
+	if (json_array_size(obj_get(upd, "metadata.finalizers")) == 0)
+		rc = store_delete(px->store, CRD_KEY, "", name, rv, NULL, NULL);
+	else
+		rc = store_update(px->store, CRD_KEY, "", name, upd, rv, NULL);
+	if (rc < 0 && rc != -ESTALE && rc != -ENOENT)
+		kb_err("crd", "%s: finalizing failed: %d", name, rc);
+}
+
+/* One pass of kube's CRD finalizer over the CRD called name. */
+static void finalize_step(struct proxy *px, const char *name)
+{
+	json_t *crd = NULL, *upd = NULL;
+	int64_t rev = 0;
+	if (store_get(px->store, CRD_KEY, "", name, &crd) < 0)
+		return;
+	if (!obj_str(crd, "metadata.deletionTimestamp") || !has_finalizer(crd, CLEANUP_FIN))
+		goto out;
+	upd = json_deep_copy(crd);
+	if (!cond_true(crd, "Established")) {
+		set_terminating(upd, false, "NeverEstablished", "resource was never established");
+		finalize_done(px, upd, obj_rv(crd));
+		goto out;
+	}
+	int left = delete_instances(px, crd, &rev);
+	if (left == 0) {
+		set_terminating(upd, false, "InstanceDeletionCompleted", "removed all instances");
+		finalize_done(px, upd, obj_rv(crd));
+		goto out;
+	}
+	if (left > 0)
+		fin_watch_start(px, crd, rev);
+	bool changed = left > 0 ? set_terminating(upd, true, "InstanceDeletionInProgress",
+						  "CustomResource deletion is in progress")
+				: set_terminating(upd, true, "InstanceDeletionFailed",
+						  "could not delete instances");
+	if (changed && store_update(px->store, CRD_KEY, "", name, upd, obj_rv(crd), NULL) < 0)
+		kb_debug("crd", "%s: terminating status not written", name);
+out:
+	json_decref(upd);
+	json_decref(crd);
+}
+
 /* ---- events ------------------------------------------------------------------- */
 
-/* Deletes every object of the CRD's resource, in every namespace. */
+/* Deletes every object of the CRD's resource, in every namespace (a CRD
+ * removed without its finalizer). */
 static void delete_objects(struct proxy *px, const json_t *crd)
 {
 	char key[256];
-	snprintf(key, sizeof(key), "%s/%s", js(crd, "spec.group"), js(crd, "spec.names.plural"));
+	custom_key(crd, key, sizeof(key));
 	struct store_list_req lr = {.res = key};
 	struct store_list_result res = {0};
 	if (store_list(px->store, &lr, &res) < 0)
@@ -367,18 +708,58 @@ static void delete_objects(struct proxy *px, const json_t *crd)
 	free(res.next);
 }
 
+/* Names, rows, status and finalization of one CRD (borrowed). */
+static void reconcile(struct proxy *px, const json_t *crd)
+{
+	struct names_verdict v;
+	names_accept(px, crd, &v);
+	bool established = v.ok || cond_true(crd, "Established");
+	rows_sync(crd, established ? v.accepted : NULL);
+	status_sync(px, crd, &v, established);
+	json_decref(v.accepted);
+	if (obj_str(crd, "metadata.deletionTimestamp"))
+		finalize_step(px, js(crd, "metadata.name"));
+}
+
+/* Names freed in a group: the CRDs of that group still waiting for theirs
+ * are looked at again. */
+static void retry_group(struct proxy *px, const char *group, const char *except)
+{
+	struct store_list_req lr = {.res = CRD_KEY};
+	struct store_list_result res = {0};
+	if (store_list(px->store, &lr, &res) < 0)
+		return;
+	size_t i;
+	json_t *o;
+	json_array_foreach (res.items, i, o)
+		if (strcmp(js(o, "spec.group"), group) == 0 &&
+		    strcmp(js(o, "metadata.name"), except) != 0 && !cond_true(o, "NamesAccepted"))
+			reconcile(px, o);
+	json_decref(res.items);
+	free(res.next);
+}
+
+static bool names_changed(const struct store_event *ev)
+{
+	return !ev->prev || !json_equal(obj_get(ev->prev, "status.acceptedNames"),
+					obj_get(ev->obj, "status.acceptedNames"));
+}
+
 static void on_crd(const struct store_event *ev, void *arg)
 {
 	struct proxy *px = arg;
 	if (ev->type == STORE_DELETED) {
 		rows_drop(ev->name);
+		fin_watch_stop(ev->name);
 		delete_objects(px, ev->obj);
 		table_changed();
+		retry_group(px, js(ev->obj, "spec.group"), ev->name);
 		return;
 	}
-	bool ok = rows_sync(ev->obj);
+	reconcile(px, ev->obj);
 	table_changed();
-	status_sync(px, ev->obj, ok);
+	if (ev->type == STORE_MODIFIED && names_changed(ev))
+		retry_group(px, js(ev->obj, "spec.group"), ev->name);
 }
 
 int crd_start(struct proxy *px)
@@ -390,13 +771,21 @@ int crd_start(struct proxy *px)
 		return rc;
 	size_t i;
 	json_t *o;
-	json_array_foreach (res.items, i, o)
-		rows_sync(o);
-	json_decref(res.items);
-	free(res.next);
+	json_array_foreach (res.items, i, o) {
+		bool served = cond_true(o, "Established");
+		rows_sync(o, served ? (obj_get(o, "status.acceptedNames") ?: obj_get(o, "spec.names"))
+				    : NULL);
+	}
 	table_changed();
 	crd_px = px;
-	return store_watch(px->store, CRD_KEY, NULL, res.rev, on_crd, px, &crd_watch);
+	rc = store_watch(px->store, CRD_KEY, NULL, res.rev, on_crd, px, &crd_watch);
+	/* finalization interrupted by a restart goes on */
+	json_array_foreach (res.items, i, o)
+		if (rc == 0 && obj_str(o, "metadata.deletionTimestamp"))
+			finalize_step(px, js(o, "metadata.name"));
+	json_decref(res.items);
+	free(res.next);
+	return rc;
 }
 
 /* ---- CRD objects: defaults and validation ---------------------------------------- */
@@ -517,6 +906,20 @@ static void val_crd(const json_t *crd, const json_t *old, json_t *causes)
 	val_versions(crd, causes);
 }
 
+/* kube lets the CRD finalizer clean up the custom objects: every CRD not
+ * being deleted carries it. */
+static void add_finalizer(json_t *obj, const char *fin)
+{
+	json_t *m = obj_meta(obj), *fins = json_object_get(m, "finalizers");
+	if (has_finalizer(obj, fin))
+		return;
+	if (!json_is_array(fins)) {
+		fins = json_array();
+		json_object_set_new(m, "finalizers", fins);
+	}
+	json_array_append_new(fins, json_string(fin));
+}
+
 static int check_crd(struct req *r, json_t *obj)
 {
 	json_t *old = NULL, *causes = json_array();
@@ -526,6 +929,8 @@ static int check_crd(struct req *r, json_t *obj)
 	crd_defaults(obj);
 	if (is_post(r))
 		json_object_del(obj, "status");
+	if (!obj_str(obj, "metadata.deletionTimestamp"))
+		add_finalizer(obj, CLEANUP_FIN);
 	else if (r->name)
 		store_get(r->px->store, CRD_KEY, "", r->name, &old);
 	val_crd(obj, old, causes);
@@ -598,6 +1003,12 @@ int crd_check_fields(struct req *r, json_t *obj)
 {
 	if (is_crd_row(r->res))
 		return check_crd(r, obj);
+	if (r->res->crd && is_post(r) && obj_str(r->res->crd, "metadata.deletionTimestamp")) {
+		reply_status(r, 405, "MethodNotAllowed",
+			     "create not allowed while custom resource definition is terminating",
+			     NULL);
+		return -EPERM;
+	}
 	if (r->res->crd && r->res->schema)
 		return check_custom(r, obj);
 	return 0;

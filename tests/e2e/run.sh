@@ -28,6 +28,8 @@ for v in 1.33 1.30; do
 done
 crd_suite_tenants
 crd_suite_versions
+crd_suite_finalize
+crd_suite_names
 rbac_suite "$(command -v kubectl)"
 for v in 1.27 1.32; do
   [ -x "$GSDK/kubectl.$v" ] && rbac_old_kubectl "$GSDK/kubectl.$v"

@@ -184,3 +184,83 @@ PY
   expect "multi-version CRD: list through v1 says v1 for its items" '"items":\[\{"apiVersion":"ver.crd.test/v1"' \
     kcurl "$SERVER_URL/apis/ver.crd.test/v1/namespaces/default/widgets"
 }
+
+# Deleting a CRD as kube-apiserver does: the customresourcecleanup finalizer
+# holds it (Terminating) while its objects go; creates are refused with 405
+# meanwhile; an object held by its own finalizer holds the CRD; kubectl
+# delete returns once the CRD is gone, and so is its discovery.
+crd_suite_finalize() {
+  local d=$E2E_TMP/crd-fin g=fin.crd.test
+  local K=(kubectl --kubeconfig "$KCFG" --cache-dir "$d/c")
+  mkdir -p "$d"
+  crd_manifest "$g" >"$d/crd.yaml"
+  "${K[@]}" apply -f "$d/crd.yaml" >/dev/null
+  "${K[@]}" wait --for=condition=Established "crd/widgets.$g" --timeout=10s >/dev/null
+  expect_eq "CRD carries the customresourcecleanup finalizer" \
+    '["customresourcecleanup.apiextensions.k8s.io"]' \
+    "${K[@]}" get crd "widgets.$g" -o 'jsonpath={.metadata.finalizers}'
+  local i
+  for i in 1 2 3; do
+    "${K[@]}" create -f - >/dev/null <<<"{\"apiVersion\":\"$g/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w$i\",\"namespace\":\"default\"},\"spec\":{\"color\":\"red\"}}"
+  done
+  "${K[@]}" create -f - >/dev/null <<<"{\"apiVersion\":\"$g/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"held\",\"namespace\":\"kube-public\",\"finalizers\":[\"e2e.test/hold\"]},\"spec\":{\"color\":\"blue\"}}"
+  expect "delete CRD without waiting" "deleted" "${K[@]}" delete crd "widgets.$g" --wait=false
+  expect_eq "CRD is Terminating while an object is held" \
+    'True InstanceDeletionInProgress CustomResource deletion is in progress' \
+    "${K[@]}" get crd "widgets.$g" -o 'jsonpath={.status.conditions[?(@.type=="Terminating")].status} {.status.conditions[?(@.type=="Terminating")].reason} {.status.conditions[?(@.type=="Terminating")].message}'
+  expect_eq "objects without finalizers are gone, the held one is terminating" "held true" \
+    "${K[@]}" get "widgets.$g" -A \
+    -o go-template='{{range .items}}{{.metadata.name}} {{if .metadata.deletionTimestamp}}true{{end}}{{end}}'
+  expect "terminating CRD still serves reads" '"name": ?"held"' \
+    kcurl "$SERVER_URL/apis/$g/v1/namespaces/kube-public/widgets/held"
+  expect_fail "create refused while terminating" \
+    'MethodNotAllowed.*create not allowed while custom resource definition is terminating' \
+    "${K[@]}" create -f - <<<"{\"apiVersion\":\"$g/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"late\",\"namespace\":\"default\"},\"spec\":{\"color\":\"red\"}}"
+  expect '405 for a create while terminating' '"code": ?405' \
+    kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/apis/$g/v1/namespaces/default/widgets" \
+    -d "{\"apiVersion\":\"$g/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"late\"},\"spec\":{\"color\":\"red\"}}"
+  expect "updates still allowed while terminating" "patched" \
+    "${K[@]}" patch "widgets.$g" held -n kube-public --type=merge -p '{"metadata":{"finalizers":null}}'
+  expect_fail "CRD gone once its last object is" 'NotFound' "${K[@]}" get crd "widgets.$g"
+  expect_fail "resource left discovery" "doesn't have a resource type" "${K[@]}" get "widgets.$g"
+  # the common case: kubectl delete blocks until the CRD is gone
+  "${K[@]}" apply -f "$d/crd.yaml" >/dev/null
+  "${K[@]}" create -f - >/dev/null <<<"{\"apiVersion\":\"$g/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w9\",\"namespace\":\"default\"},\"spec\":{\"color\":\"red\"}}"
+  expect "kubectl delete crd waits and succeeds" "deleted" "${K[@]}" delete crd "widgets.$g" --timeout=20s
+  expect '... and the CRD is gone when it returns' '"reason": ?"NotFound"' \
+    kcurl "$SERVER_URL/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.$g"
+}
+
+# Names: a CRD whose names clash with another CRD of its group is not
+# accepted (NamesAccepted=False, kube's reason and message) and not served
+# until the clash is gone.
+crd_suite_names() {
+  local d=$E2E_TMP/crd-names g=names.crd.test
+  local K=(kubectl --kubeconfig "$KCFG" --cache-dir "$d/c")
+  mkdir -p "$d"
+  crd_manifest "$g" >"$d/widgets.yaml"
+  sed 's/widgets\./gadgets./; s/names: {.*}/names: {plural: gadgets, singular: gadget, kind: Gadget, shortNames: [widgets]}/' \
+    "$d/widgets.yaml" >"$d/gadgets.yaml"
+  sed 's/widgets\./things./; s/names: {.*}/names: {plural: things, kind: Widget}/' \
+    "$d/widgets.yaml" >"$d/things.yaml"
+  "${K[@]}" apply -f "$d/widgets.yaml" >/dev/null
+  expect "CRD with a short name taken by another CRD is created" created "${K[@]}" apply -f "$d/gadgets.yaml"
+  expect_eq "NamesAccepted=False ShortNamesConflict" \
+    'False ShortNamesConflict "widgets" is already in use' \
+    "${K[@]}" get crd "gadgets.$g" -o 'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].status} {.status.conditions[?(@.type=="NamesAccepted")].reason} {.status.conditions[?(@.type=="NamesAccepted")].message}'
+  expect_eq "Established stays False" 'False NotAccepted' \
+    "${K[@]}" get crd "gadgets.$g" -o 'jsonpath={.status.conditions[?(@.type=="Established")].status} {.status.conditions[?(@.type=="Established")].reason}'
+  expect_fail "conflicting CRD is not served" "doesn't have a resource type|NotFound" \
+    "${K[@]}" get "gadgets.$g"
+  expect "kind clash: listKind is refused last" created "${K[@]}" apply -f "$d/things.yaml"
+  expect_eq "NamesAccepted=False ListKindConflict" \
+    'False ListKindConflict "WidgetList" is already in use' \
+    "${K[@]}" get crd "things.$g" -o 'jsonpath={.status.conditions[?(@.type=="NamesAccepted")].status} {.status.conditions[?(@.type=="NamesAccepted")].reason} {.status.conditions[?(@.type=="NamesAccepted")].message}'
+  expect "the first CRD is still served" "widgets +wdg +$g/v1 +true +Widget" \
+    "${K[@]}" api-resources --api-group="$g"
+  "${K[@]}" delete crd "widgets.$g" >/dev/null
+  expect "clash gone: the other CRD becomes Established" "condition met" \
+    "${K[@]}" wait --for=condition=Established "crd/gadgets.$g" --timeout=10s
+  expect "... and is served" "No resources found" "${K[@]}" get "gadgets.$g"
+  "${K[@]}" delete crd "gadgets.$g" "things.$g" >/dev/null
+}
