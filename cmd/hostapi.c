@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The command line's blocking API client: one libuv loop per client, run
+ * until the call in flight is answered (lib/httpc does TLS, credentials
+ * and keeps the connection alive between calls).
+ */
+#include "cmd/hostapi.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uv.h>
+
+#include "lib/httpc.h"
+#include "lib/kubeconfig.h"
+
+struct hostapi {
+	uv_loop_t loop;
+	kb_httpc_t *c;
+};
+
+struct call_state {
+	bool done;
+	int err;
+	long status;
+	json_t *body;
+};
+
+int hostapi_open(const char *kubeconfig, unsigned timeout_ms, hostapi_t **out)
+{
+	struct kb_kubeconfig_creds cr;
+	int rc = kb_kubeconfig_load(kubeconfig, NULL, &cr);
+	if (rc < 0)
+		return rc;
+	struct hostapi *h = calloc(1, sizeof(*h));
+	if (!h) {
+		kb_kubeconfig_creds_free(&cr);
+		return -ENOMEM;
+	}
+	uv_loop_init(&h->loop);
+	struct kb_httpc_opts o = {.server = cr.server,
+				  .ca_pem = cr.ca_pem,
+				  .ca_file = cr.ca_file,
+				  .cert_pem = cr.cert_pem,
+				  .key_pem = cr.key_pem,
+				  .token = cr.token,
+				  .insecure = cr.insecure,
+				  .timeout_ms = timeout_ms ? timeout_ms : 10000};
+	rc = kb_httpc_new(&h->loop, &o, &h->c);
+	kb_kubeconfig_creds_free(&cr);
+	if (rc < 0) {
+		uv_loop_close(&h->loop);
+		free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+void hostapi_close(hostapi_t *h)
+{
+	if (!h)
+		return;
+	kb_httpc_close(h->c);
+	uv_run(&h->loop, UV_RUN_DEFAULT);
+	uv_loop_close(&h->loop);
+	free(h);
+}
+
+static void on_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
+		    void *arg)
+{
+	(void)req;
+	struct call_state *cs = arg;
+	cs->done = true;
+	cs->err = err;
+	cs->status = status;
+	if (err == 0 && body && len)
+		cs->body = json_loadb(body, len, 0, NULL);
+}
+
+int hostapi_call(hostapi_t *h, const char *method, const char *path, const json_t *body,
+		 long *status, json_t **resp)
+{
+	struct call_state cs = {0};
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	if (body && !text)
+		return -ENOMEM;
+	struct kb_httpc_call call = {
+	    .method = method,
+	    .path = path,
+	    .content_type = strcmp(method, "PATCH") == 0 ? "application/merge-patch+json" : NULL,
+	    .body = text,
+	    .body_len = text ? strlen(text) : 0,
+	    .on_done = on_done,
+	    .arg = &cs};
+	kb_httpc_req_t *req = kb_httpc_request(h->c, &call);
+	free(text);
+	if (!req)
+		return -ENOMEM;
+	while (!cs.done)
+		uv_run(&h->loop, UV_RUN_ONCE);
+	if (cs.err < 0) {
+		json_decref(cs.body);
+		return cs.err;
+	}
+	*status = cs.status;
+	if (resp)
+		*resp = cs.body;
+	else
+		json_decref(cs.body);
+	return 0;
+}
+
+const char *hostapi_message(const json_t *resp, long status)
+{
+	const char *m = json_string_value(json_object_get(resp, "message"));
+	if (m && *m)
+		return m;
+	switch (status) {
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "NotFound";
+	case 409: return "Conflict";
+	default: return "unexpected answer";
+	}
+}

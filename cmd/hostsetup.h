@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A tenant's objects on the host cluster, as the platform team's
+ * credentials create and remove them (kubicle create / stop / delete).
+ *
+ * Every object carries the label kubicle.dev/tenant=NAME:
+ *   Namespace NS                      when kubicle created it (deleted with
+ *                                     the tenant; an existing one is kept)
+ *   Queue Q (scheduling.run.ai/v2)    scheduler profile kai: GPU quota and
+ *                                     limit --gpus; deleted when made here
+ *   ServiceAccount kubicle-NAME       the syncer's identity, in NS
+ *   Role/RoleBinding kubicle-NAME     what the syncer does, in NS only
+ *   ClusterRoleBinding kubicle-NAME-nodes   to the shared read-only
+ *                                     ClusterRole kubicle-syncer-nodes (get
+ *                                     nodes: the tenant sees the nodes its
+ *                                     pods run on)
+ * plus what the syncer itself writes in NS (pods, ConfigMaps, Secrets).
+ */
+#ifndef KB_CMD_HOSTSETUP_H
+#define KB_CMD_HOSTSETUP_H
+
+#include <stddef.h>
+
+#include "cmd/home.h"
+#include "cmd/hostapi.h"
+
+#define HOST_TOKEN_SECONDS (48 * 3600)
+
+/* Creates (or adopts, idempotently) the host objects above and records in
+ * t which of the namespace and queue it made. 0, or a negative errno with
+ * err set to a message naming the object and the host's answer. */
+int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len);
+
+/* Requests a token for the syncer's ServiceAccount and writes
+ * DIR/host-token and DIR/host.kubeconfig (the platform kubeconfig's server
+ * and CA, user tokenFile: host-token). */
+int host_issue_token(hostapi_t *h, const struct tenant *t, char *err, size_t len);
+
+/* Deletes the tenant's pods (and the syncer's ConfigMaps and Secrets) in
+ * its host namespace: what `kubicle stop` takes away. */
+int host_remove_pods(hostapi_t *h, const struct tenant *t, char *err, size_t len);
+
+/* Deletes every host object of the tenant; with `wait`, polls until none
+ * is left (at most timeout_s seconds: -ETIMEDOUT). */
+int host_teardown(hostapi_t *h, const struct tenant *t, bool wait, unsigned timeout_s, char *err,
+		  size_t len);
+
+/* Counts the host objects still labelled with the tenant (pods,
+ * ConfigMaps, Secrets, ServiceAccounts, Roles, RoleBindings in NS; the
+ * ClusterRoleBinding; the Queue and Namespace when made here). */
+int host_count_left(hostapi_t *h, const struct tenant *t, size_t *left, char *err, size_t len);
+
+#endif

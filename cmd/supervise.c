@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The per-tenant supervisor (`kubicle supervise NAME`, started by kubicle
+ * create/start). One process per tenant, holding DIR/supervisor.lock so
+ * there is never a second one:
+ *   - runs `kubicle serve` for the tenant with the settings of tenant.json,
+ *     on the port its first start chose (read back from DIR/kubeconfig), so
+ *     kubeconfigs handed out keep working across restarts;
+ *   - when the server exits without being told to, starts it again after a
+ *     back-off (0.1 s doubling to 30 s, reset after 60 s of uptime), as a
+ *     kubelet restarts a crashing container; a server that fails on its
+ *     very first start (bad settings) is not retried: DIR/failed says why;
+ *   - SIGTERM/SIGINT: stops the server (SIGTERM, SIGKILL after 10 s), exits;
+ *   - at the TTL (tenant.json expires), stops the server and deletes the
+ *     tenant, host objects included, whether or not anybody runs kubicle.
+ * Signals are taken synchronously with sigtimedwait: no handlers, no races.
+ */
+#include "cmd/supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/pki.h"
+
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 30000
+#define STABLE_MS      60000
+#define STOP_GRACE_MS  10000
+#define LOCK_TRIES     40
+
+static int self_exe(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int open_log(const struct tenant *t)
+{
+	char path[PATH_MAX];
+	home_path(t, "server.log", path, sizeof(path));
+	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+}
+
+int supervise_spawn(const struct tenant *t)
+{
+	char exe[PATH_MAX];
+	int rc = self_exe(exe, sizeof(exe));
+	if (rc < 0)
+		return rc;
+	int logfd = open_log(t);
+	if (logfd < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		close(logfd);
+		return rc;
+	}
+	if (pid == 0) {
+		/* first child: a new session, then the supervisor as its child so
+		 * that it is nobody's child but init's (or a subreaper's) */
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, 0);
+		dup2(logfd, 1);
+		dup2(logfd, 2);
+		execl(exe, "kubicle", "supervise", t->name, (char *)NULL);
+		_exit(127);
+	}
+	close(logfd);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+/* ---- the supervisor ----------------------------------------------------------------- */
+
+struct sup {
+	struct tenant t;
+	char exe[PATH_MAX];
+	pid_t child;
+	int64_t started_ms; /* when the current child started */
+	int64_t restart_ms; /* when to start the next one; 0: none due */
+	unsigned backoff_ms;
+	bool ever_ready; /* a server of ours wrote its kubeconfig */
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void say(const char *fmt, ...)
+{
+	char ts[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fprintf(stderr, "%s supervisor: ", ts);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+/* The listen address: the first start's choice of port is kept. */
+static void listen_addr(const struct tenant *t, char *buf, size_t len)
+{
+	const char *colon = strrchr(t->listen, ':');
+	int port = home_port(t);
+	if (colon && strcmp(colon, ":0") == 0 && port > 0)
+		snprintf(buf, len, "%.*s:%d", (int)(colon - t->listen), t->listen, port);
+	else
+		snprintf(buf, len, "%s", t->listen[0] ? t->listen : "127.0.0.1:0");
+}
+
+static void exec_server(struct sup *s)
+{
+	const struct tenant *t = &s->t;
+	char listen[160], hostkc[PATH_MAX];
+	const char *argv[32];
+	int n = 0;
+	listen_addr(t, listen, sizeof(listen));
+	home_path(t, "host.kubeconfig", hostkc, sizeof(hostkc));
+	argv[n++] = "kubicle";
+	argv[n++] = "serve";
+	argv[n++] = "--data-dir";
+	argv[n++] = t->dir;
+	argv[n++] = "--listen";
+	argv[n++] = listen;
+	if (t->advertise[0]) {
+		argv[n++] = "--advertise-address";
+		argv[n++] = t->advertise;
+	}
+	if (t->policy[0]) {
+		argv[n++] = "--policy";
+		argv[n++] = t->policy;
+	}
+	if (t->host_kubeconfig[0]) {
+		argv[n++] = "--host-kubeconfig";
+		argv[n++] = hostkc;
+		argv[n++] = "--host-namespace";
+		argv[n++] = t->host_namespace;
+		argv[n++] = "--tenant";
+		argv[n++] = t->name;
+		argv[n++] = "--scheduler";
+		argv[n++] = t->scheduler;
+		if (t->queue[0]) {
+			argv[n++] = "--queue";
+			argv[n++] = t->queue;
+		}
+	}
+	argv[n] = NULL;
+	execv(s->exe, (char *const *)argv);
+	fprintf(stderr, "supervisor: exec %s: %s\n", s->exe, strerror(errno));
+	_exit(127);
+}
+
+static int start_child(struct sup *s, const sigset_t *old)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, old, NULL);
+		exec_server(s);
+	}
+	s->child = pid;
+	s->started_ms = now_ms();
+	s->restart_ms = 0;
+	char path[PATH_MAX], text[32];
+	home_path(&s->t, "server.pid", path, sizeof(path));
+	snprintf(text, sizeof(text), "%d\n", (int)pid);
+	kb_write_file(path, text, strlen(text), 0600);
+	return 0;
+}
+
+static void write_failed(const struct sup *s, const char *why)
+{
+	char path[PATH_MAX];
+	home_path(&s->t, "failed", path, sizeof(path));
+	kb_write_file(path, why, strlen(why), 0600);
+}
+
+/* Stops the child: SIGTERM, then SIGKILL after the grace period. */
+static void stop_child(struct sup *s)
+{
+	if (s->child <= 0)
+		return;
+	kill(s->child, SIGTERM);
+	int64_t until = now_ms() + STOP_GRACE_MS;
+	for (;;) {
+		int st;
+		pid_t p = waitpid(s->child, &st, WNOHANG);
+		if (p == s->child || (p < 0 && errno == ECHILD))
+			break;
+		if (now_ms() > until) {
+			say("server %d did not stop in %d s: killing it", (int)s->child,
+			    STOP_GRACE_MS / 1000);
+			kill(s->child, SIGKILL);
+			waitpid(s->child, &st, 0);
+			break;
+		}
+		usleep(10000);
+	}
+	s->child = 0;
+}
+
+/* Reaps the child; false when the supervisor should give up. */
+static bool on_child_exit(struct sup *s, int st)
+{
+	int64_t up = now_ms() - s->started_ms;
+	char why[256];
+	if (WIFEXITED(st))
+		snprintf(why, sizeof(why), "exited with status %d", WEXITSTATUS(st));
+	else
+		snprintf(why, sizeof(why), "killed by signal %d", WTERMSIG(st));
+	s->child = 0;
+	if (home_port(&s->t) > 0)
+		s->ever_ready = true;
+	if (!s->ever_ready && WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+		char msg[400];
+		snprintf(msg, sizeof(msg), "the server %s on its first start; see server.log\n",
+			 why);
+		write_failed(s, msg);
+		say("server %s before it ever served: giving up", why);
+		return false;
+	}
+	if (up > STABLE_MS)
+		s->backoff_ms = BACKOFF_MIN_MS;
+	say("server %s after %lld ms; restarting in %u ms", why, (long long)up, s->backoff_ms);
+	s->restart_ms = now_ms() + s->backoff_ms;
+	s->backoff_ms = s->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : s->backoff_ms * 2;
+	return true;
+}
+
+static int take_lock(const struct tenant *t)
+{
+	char path[PATH_MAX];
+	home_path(t, "supervisor.lock", path, sizeof(path));
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	/* a reader (kubicle list) may hold a shared lock for an instant */
+	for (int i = 0; i < LOCK_TRIES; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		usleep(5000);
+	}
+	close(fd);
+	return -EBUSY;
+}
+
+static void expire(struct sup *s)
+{
+	say("time to live is up: deleting tenant %s", s->t.name);
+	stop_child(s);
+	int rc = tenant_destroy(&s->t, false, true, 120);
+	if (rc < 0)
+		say("deleting tenant %s: %s", s->t.name, strerror(-rc));
+}
+
+static int run(struct sup *s, const sigset_t *set, const sigset_t *old)
+{
+	if (start_child(s, old) < 0)
+		return 1;
+	for (;;) {
+		int64_t now = now_ms();
+		int64_t wait = 3600 * 1000;
+		if (s->restart_ms)
+			wait = s->restart_ms > now ? s->restart_ms - now : 0;
+		if (s->t.expires) {
+			int64_t left = ((int64_t)s->t.expires - time(NULL)) * 1000;
+			if (left <= 0) {
+				expire(s);
+				return 0;
+			}
+			if (left < wait)
+				wait = left;
+		}
+		struct timespec ts = {.tv_sec = wait / 1000, .tv_nsec = (wait % 1000) * 1000000};
+		siginfo_t info;
+		int sig = sigtimedwait(set, &info, &ts);
+		if (sig == SIGTERM || sig == SIGINT) {
+			say("stopping (signal %d)", sig);
+			stop_child(s);
+			return 0;
+		}
+		if (sig == SIGCHLD) {
+			int st;
+			pid_t p;
+			while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+				if (p == s->child && !on_child_exit(s, st))
+					return 1;
+			continue;
+		}
+		if (s->restart_ms && now_ms() >= s->restart_ms && start_child(s, old) < 0) {
+			say("cannot start the server: %s", strerror(errno));
+			s->restart_ms = now_ms() + s->backoff_ms;
+		}
+	}
+}
+
+int cmd_supervise(int argc, char **argv)
+{
+	struct sup s = {.backoff_ms = BACKOFF_MIN_MS};
+	if (argc != 2) {
+		fprintf(stderr,
+			"usage: kubicle supervise NAME (started by kubicle create/start)\n");
+		return 2;
+	}
+	if (home_load(argv[1], &s.t) < 0 || self_exe(s.exe, sizeof(s.exe)) < 0) {
+		say("no tenant %s", argv[1]);
+		return 1;
+	}
+	int lock = take_lock(&s.t);
+	if (lock < 0)
+		return 0; /* another supervisor runs it */
+	char path[PATH_MAX], text[32];
+	home_path(&s.t, "failed", path, sizeof(path));
+	unlink(path);
+	home_path(&s.t, "supervisor.pid", path, sizeof(path));
+	snprintf(text, sizeof(text), "%d\n", (int)getpid());
+	kb_write_file(path, text, strlen(text), 0600);
+	s.ever_ready = home_port(&s.t) > 0;
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	say("supervising tenant %s (pid %d)", s.t.name, (int)getpid());
+	int rc = run(&s, &set, &old);
+	home_path(&s.t, "server.pid", path, sizeof(path));
+	unlink(path);
+	close(lock);
+	return rc;
+}
