@@ -13,6 +13,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_controllers.sh"
 . "$here/t_syncer.sh"
 . "$here/t_policies.sh"
+. "$here/t_manifest.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -40,4 +41,5 @@ server_suite_restart
 controllers_suite
 syncer_suite
 policies_suite
+manifest_suite
 e2e_summary
