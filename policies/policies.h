@@ -77,6 +77,23 @@ json_t *policy_quota_used(const policy_t *p, const struct policy_usage *used);
  * unless an equal one is present. 0 or -ENOMEM. */
 int policy_mutate_pod(const policy_t *p, json_t *pod);
 
+/* Pod Security Standard levels by name, as the pod-security.kubernetes.io
+ * namespace labels and the policy's podSecurity spell them: "privileged" 0,
+ * "baseline" 1, "restricted" 2 (the stricter the higher); -EINVAL for
+ * anything else (name borrowed, may be NULL). */
+int policy_pss_parse(const char *name);
+/* The name of a level from policy_pss_parse ("restricted"); NULL if none. */
+const char *policy_pss_name(int level);
+/* The policy's podSecurity level (policy_pss_parse's values). */
+int policy_pss_level(const policy_t *p);
+/* Pod Security admission of one pod (meta and spec borrowed) at `level`
+ * (policy_pss_parse's values), every check included: the violations are
+ * appended to msg as kube's pod-security admission words them ("privileged
+ * (container "c" must not set securityContext.privileged=true)"), joined by
+ * ", ". Returns how many. */
+int policy_pss_violations(int level, const json_t *meta, const json_t *spec, char *msg,
+			  size_t len);
+
 /* Parses a Kubernetes quantity ("500m", "2", "1Gi", "1.5") into
  * thousandths. 0 or -EINVAL. */
 int policy_quantity_milli(const char *s, int64_t *out);

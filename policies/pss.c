@@ -9,6 +9,7 @@
  * admission words it: "privileged (container "c" must not set
  * securityContext.privileged=true)".
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -354,4 +355,38 @@ int policy_pss_check(enum policy_pss level, bool host_fields, const json_t *meta
 		n +=
 		    pod_restricted(spec, msg, len) + each_container(spec, ctr_restricted, msg, len);
 	return n;
+}
+
+/* ---- public: Pod Security admission by namespace labels ---- */
+
+static const char *const level_names[] = {"privileged", "baseline", "restricted"};
+
+int policy_pss_parse(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(level_names) / sizeof(level_names[0]); i++)
+		if (strcmp(name, level_names[i]) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+const char *policy_pss_name(int level)
+{
+	if (level < 0 || (size_t)level >= sizeof(level_names) / sizeof(level_names[0]))
+		return NULL;
+	return level_names[level];
+}
+
+int policy_pss_level(const policy_t *p)
+{
+	return p ? (int)p->pss : POLICY_PSS_PRIVILEGED;
+}
+
+int policy_pss_violations(int level, const json_t *meta, const json_t *spec, char *msg,
+			  size_t len)
+{
+	if (level <= POLICY_PSS_PRIVILEGED || !json_is_object(spec))
+		return 0;
+	return policy_pss_check(level >= POLICY_PSS_RESTRICTED ? POLICY_PSS_RESTRICTED
+							       : POLICY_PSS_BASELINE,
+				false, meta, spec, msg, len);
 }

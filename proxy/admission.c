@@ -1,18 +1,33 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Policy admission in the API front: the tenant's policy (policies/) is
- * asked about every pod and pod template that is created or updated, by
- * API requests (obj_validate) and by in-process controllers
- * (api_internal.c), after validation and before anything is stored. A new
- * pod is also counted against the policy's quotas (across the tenant, from
- * the stored pods that have not terminated) and gets the forced node
- * selector and tolerations. A refusal is 403 Forbidden naming the rule:
- * `pods "train" is forbidden: policy untrusted: gpu-fraction is not allowed;
- * request whole nvidia.com/gpu`.
+ * Admission in the API front, for writes by API requests (obj_validate) and
+ * by in-process controllers (api_internal.c), after validation and before
+ * anything is stored. In kube-apiserver's order:
  *
- * The quota and its usage are shown to the tenant as the ResourceQuota
- * kube-system/kubicle-policy, kept by a 1 s timer that recomputes the usage
- * when the store's revision moved; tenant writes to it are refused.
+ *   1. LimitRange (limitrange.c): container defaults on new pods, then
+ *      min/max/ratio for pods and PVCs;
+ *   2. Pod Security admission by the namespace's pod-security.kubernetes.io
+ *      labels: enforce refuses pods, warn (and enforce, for pod templates of
+ *      workloads) adds "Warning:" headers; invalid label values are refused
+ *      on namespaces (422);
+ *   3. the tenant's policy (policies/): pods and pod templates against its
+ *      GPU, Pod Security and host rules, its tenant-wide quota (from the
+ *      stored pods that have not terminated), then its node selector and
+ *      tolerations forced onto new pods. The policy is never weakened by a
+ *      namespace label: both are checked and the stricter refuses;
+ *   4. ResourceQuota (quota.c) last: every quota of the namespace.
+ *
+ * A refusal is 403 Forbidden as kube words it, e.g. `pods "train" is
+ * forbidden: policy untrusted: gpu-fraction is not allowed; request whole
+ * nvidia.com/gpu` or `pods "p" is forbidden: exceeded quota: q1, requested:
+ * pods=1, used: pods=2, limited: pods=2`.
+ *
+ * One 1 s timer runs when the store's revision moved: it keeps the policy
+ * quota, shown to the tenant as the read-only ResourceQuota
+ * kube-system/kubicle-policy, and recomputes status.used of the tenant's
+ * ResourceQuotas (the quota controller's part: deletes, terminated pods).
+ * It starts with the policy or at the first write; proxy_set_policy(NULL)
+ * closes it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,9 +38,11 @@
 #include "lib/util.h"
 #include "policies/policies.h"
 #include "proxy/proxy_impl.h"
+#include "proxy/quota.h"
 
 #define QUOTA_NS   "kube-system"
 #define QUOTA_NAME "kubicle-policy"
+#define PSA_PREFIX "pod-security.kubernetes.io/"
 
 struct admission {
 	uv_timer_t timer;
@@ -81,12 +98,14 @@ static int check_quota(struct proxy *px, const json_t *pod, char *msg, size_t le
 	return policy_check_quota(px->policy, &used, &req, msg, len);
 }
 
-/* The shared decision: 0 (obj possibly mutated) or -EACCES with msg. */
-static int admit(struct proxy *px, const struct proxy_resource *res, json_t *obj, const json_t *old,
-		 char *msg, size_t len)
+/* The policy's decision: 0 (obj possibly mutated) or -EACCES with msg. */
+static int admit_policy(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+			const json_t *old, char *msg, size_t len)
 {
 	static const char *const groups[] = {"", "apps", "batch"};
 	bool builtin = false;
+	if (!px->policy)
+		return 0;
 	for (size_t i = 0; i < KB_ARRAY_SIZE(groups); i++)
 		builtin |= strcmp(res->group, groups[i]) == 0 && !res->crd;
 	if (!builtin)
@@ -97,6 +116,157 @@ static int admit(struct proxy *px, const struct proxy_resource *res, json_t *obj
 	if ((rc = check_quota(px, obj, msg, len)) < 0)
 		return rc;
 	return policy_mutate_pod(px->policy, obj) < 0 ? -ENOMEM : 0;
+}
+
+/* ---- Pod Security admission by namespace labels ---- */
+
+/* A namespace's pod-security levels: -1 where unset or invalid. */
+struct psa {
+	int enforce, warn;
+	char enforce_v[32], warn_v[32];
+};
+
+static void psa_mode(const json_t *labels, const char *mode, int *level, char *ver, size_t vlen)
+{
+	char key[96];
+	snprintf(key, sizeof(key), PSA_PREFIX "%s", mode);
+	const char *l = json_string_value(json_object_get(labels, key));
+	*level = l ? policy_pss_parse(l) : -1;
+	*level = *level < 0 ? -1 : *level;
+	snprintf(key, sizeof(key), PSA_PREFIX "%s-version", mode);
+	const char *v = json_string_value(json_object_get(labels, key));
+	snprintf(ver, vlen, "%s", v && *v ? v : "latest");
+}
+
+static void psa_of(struct proxy *px, const char *ns, struct psa *p)
+{
+	json_t *nso = NULL;
+	p->enforce = p->warn = -1;
+	if (!ns || proxy_object_get(px, "", "v1", "namespaces", "", ns, &nso) < 0)
+		return;
+	const json_t *labels = obj_get(nso, "metadata.labels");
+	psa_mode(labels, "enforce", &p->enforce, p->enforce_v, sizeof(p->enforce_v));
+	psa_mode(labels, "warn", &p->warn, p->warn_v, sizeof(p->warn_v));
+	json_decref(nso);
+}
+
+/* The pod template of a workload kind, or the pod itself; NULL otherwise. */
+static const json_t *pod_template(const struct proxy_resource *res, const json_t *obj)
+{
+	static const char *const templated[] = {"Deployment", "ReplicaSet", "StatefulSet",
+						"DaemonSet",  "Job",        "ReplicationController"};
+	if (res->crd || (res->group[0] && strcmp(res->group, "apps") != 0 &&
+			 strcmp(res->group, "batch") != 0))
+		return NULL;
+	if (strcmp(res->kind, "Pod") == 0)
+		return obj;
+	if (strcmp(res->kind, "PodTemplate") == 0)
+		return json_object_get(obj, "template");
+	if (strcmp(res->kind, "CronJob") == 0)
+		return obj_get(obj, "spec.jobTemplate.spec.template");
+	for (size_t i = 0; i < KB_ARRAY_SIZE(templated); i++)
+		if (strcmp(res->kind, templated[i]) == 0)
+			return obj_get(obj, "spec.template");
+	return NULL;
+}
+
+/* "<verb> PodSecurity "baseline:latest": ..." into out when t breaks the
+ * level; true then. */
+static bool psa_violates(int level, const char *ver, const json_t *t, const char *pfx, char *out,
+			 size_t len)
+{
+	char why[3072] = "";
+	if (level <= 0 || policy_pss_violations(level, json_object_get(t, "metadata"),
+						json_object_get(t, "spec"), why, sizeof(why)) == 0)
+		return false;
+	snprintf(out, len, "%s PodSecurity \"%s:%s\": %s", pfx, policy_pss_name(level), ver,
+		 why);
+	return true;
+}
+
+static void add_warning(json_t **warnings, const char *w)
+{
+	if (!warnings)
+		return;
+	if (!*warnings)
+		*warnings = json_array();
+	json_array_append_new(*warnings, json_string(w));
+}
+
+/* Enforce (pods) and warn: 0, or -EACCES with msg. warnings may be NULL. */
+static int admit_psa(struct proxy *px, const struct proxy_resource *res, const json_t *obj,
+		     const json_t *old, json_t **warnings, char *msg, size_t len)
+{
+	const json_t *t = pod_template(res, obj), *ot = old ? pod_template(res, old) : NULL;
+	if (!t || (ot && json_equal(json_object_get(t, "spec"), json_object_get(ot, "spec"))))
+		return 0;
+	struct psa p;
+	psa_of(px, obj_str(obj, "metadata.namespace"), &p);
+	if (p.enforce <= 0 && p.warn <= 0)
+		return 0;
+	bool pod = t == obj;
+	char w[4096];
+	if (pod && psa_violates(p.enforce, p.enforce_v, t, "violates", msg, len))
+		return -EACCES;
+	if (!pod && psa_violates(p.enforce, p.enforce_v, t, "would violate", w, sizeof(w)))
+		add_warning(warnings, w);
+	bool same = p.warn == p.enforce && strcmp(p.warn_v, p.enforce_v) == 0;
+	if ((pod || !same) && psa_violates(p.warn, p.warn_v, t, "would violate", w, sizeof(w)))
+		add_warning(warnings, w);
+	return 0;
+}
+
+/* PSA's check of a namespace's own labels: causes (new array) or NULL. */
+static json_t *psa_label_causes(const json_t *ns)
+{
+	static const char *const modes[] = {"enforce", "audit", "warn"};
+	const json_t *labels = obj_get(ns, "metadata.labels");
+	json_t *causes = NULL;
+	char key[96], field[160], m[512];
+	for (size_t i = 0; i < KB_ARRAY_SIZE(modes); i++)
+		for (int ver = 0; ver < 2; ver++) {
+			snprintf(key, sizeof(key), PSA_PREFIX "%s%s", modes[i], ver ? "-version" : "");
+			const char *v = json_string_value(json_object_get(labels, key));
+			if (!v)
+				continue;
+			bool ok = ver ? strcmp(v, "latest") == 0 ||
+					    (strncmp(v, "v1.", 3) == 0 && v[3] &&
+					     strspn(v + 3, "0123456789") == strlen(v + 3) &&
+					     (v[3] != '0' || !v[4]))
+				      : policy_pss_parse(v) >= 0;
+			if (ok)
+				continue;
+			snprintf(field, sizeof(field), "metadata.labels[%s]", key);
+			snprintf(m, sizeof(m), "Invalid value: \"%s\": %s", v,
+				 ver ? "must be \"latest\" or \"v1.x\""
+				     : "must be one of privileged, baseline, restricted");
+			if (!causes)
+				causes = json_array();
+			json_array_append_new(causes,
+					      json_pack("{s:s,s:s,s:s}", "reason", "FieldValueInvalid",
+							"message", m, "field", field));
+		}
+	return causes;
+}
+
+/* ---- the whole chain ---- */
+
+/* kube's order: LimitRange, Pod Security, the policy, ResourceQuota last.
+ * 0 (obj possibly mutated), -EACCES with msg, or another -errno. */
+static int admit(struct proxy *px, const struct proxy_resource *res, json_t *obj, const json_t *old,
+		 bool dry_run, json_t **warnings, char *msg, size_t len)
+{
+	if (is_core(res, "ResourceQuota") && !is_policy_quota(res, obj) &&
+	    !json_object_get(obj_get(obj, "metadata.labels"), "kubicle.dev/policy"))
+		quota_prepare(px, obj, !old);
+	int rc = limitrange_admit(px, res, obj, old, msg, len);
+	if (rc == 0)
+		rc = admit_psa(px, res, obj, old, warnings, msg, len);
+	if (rc == 0)
+		rc = admit_policy(px, res, obj, old, msg, len);
+	if (rc == 0)
+		rc = quota_admit(px, res, obj, old, dry_run, msg, len);
+	return rc;
 }
 
 static void reply_forbidden(struct req *r, const char *name, const char *why)
@@ -113,19 +283,27 @@ static void reply_forbidden(struct req *r, const char *name, const char *why)
 	reply_status(r, 403, "Forbidden", msg, d);
 }
 
+static void start_timer(struct proxy *px);
+
 int admission_check(struct req *r, json_t *obj, const json_t *old)
 {
 	struct proxy *px = r->px;
 	char msg[4096] = "";
-	if (!px->policy)
-		return 0;
-	if (is_policy_quota(r->res, obj)) {
+	start_timer(px);
+	if (px->policy && is_policy_quota(r->res, obj)) {
 		snprintf(msg, sizeof(msg), "policy %s: the policy quota is read-only",
 			 policy_name(px->policy));
 		reply_forbidden(r, obj_str(obj, "metadata.name"), msg);
 		return -EACCES;
 	}
-	int rc = admit(px, r->res, obj, old, msg, sizeof(msg));
+	if (is_core(r->res, "Namespace")) {
+		json_t *causes = psa_label_causes(obj);
+		if (causes) {
+			reply_invalid(r, "Namespace", obj_str(obj, "metadata.name"), causes);
+			return -EINVAL;
+		}
+	}
+	int rc = admit(px, r->res, obj, old, r->q.dry_run, &r->warnings, msg, sizeof(msg));
 	if (rc == -EACCES)
 		reply_forbidden(r, obj_str(obj, "metadata.name"), msg);
 	else if (rc < 0)
@@ -137,9 +315,8 @@ int admission_internal(struct proxy *px, const struct proxy_resource *res, json_
 		       const json_t *old)
 {
 	char msg[4096] = "";
-	if (!px->policy)
-		return 0;
-	int rc = admit(px, res, obj, old, msg, sizeof(msg));
+	start_timer(px);
+	int rc = admit(px, res, obj, old, false, NULL, msg, sizeof(msg));
 	if (rc == -EACCES)
 		kb_warn("admission", "%s \"%s\" refused: %s", res->plural,
 			obj_str(obj, "metadata.name") ? obj_str(obj, "metadata.name") : "", msg);
@@ -201,13 +378,31 @@ static void on_timer(uv_timer_t *t)
 	int64_t rev = store_rev(a->px->store);
 	if (rev == a->seen_rev || a->px->stopping)
 		return;
-	refresh_quota(a->px);
+	if (a->px->policy && policy_has_quota(a->px->policy))
+		refresh_quota(a->px);
+	quota_refresh_all(a->px);
 	a->seen_rev = store_rev(a->px->store);
 }
 
 static void on_closed(uv_handle_t *h)
 {
 	free(kb_container_of((uv_timer_t *)h, struct admission, timer));
+}
+
+static void start_timer(struct proxy *px)
+{
+	if (px->admission || px->stopping)
+		return;
+	struct admission *a = calloc(1, sizeof(*a));
+	if (!a) {
+		kb_err("admission", "no memory for the quota timer");
+		return;
+	}
+	a->px = px;
+	a->seen_rev = -1;
+	uv_timer_init(px->loop, &a->timer);
+	uv_timer_start(&a->timer, on_timer, 0, 1000);
+	px->admission = a;
 }
 
 void proxy_set_policy(proxy_t *px, const policy_t *policy)
@@ -217,16 +412,6 @@ void proxy_set_policy(proxy_t *px, const policy_t *policy)
 		px->admission = NULL;
 	}
 	px->policy = policy;
-	if (!policy || !policy_has_quota(policy))
-		return;
-	struct admission *a = calloc(1, sizeof(*a));
-	if (!a) {
-		kb_err("admission", "no memory for the policy quota timer");
-		return;
-	}
-	a->px = px;
-	a->seen_rev = -1;
-	uv_timer_init(px->loop, &a->timer);
-	uv_timer_start(&a->timer, on_timer, 0, 1000);
-	px->admission = a;
+	if (policy)
+		start_timer(px);
 }
