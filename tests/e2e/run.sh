@@ -14,6 +14,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_syncer.sh"
 . "$here/t_policies.sh"
 . "$here/t_manifest.sh"
+. "$here/t_admission.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -42,4 +43,5 @@ controllers_suite
 syncer_suite
 policies_suite
 manifest_suite
+admission_suite
 e2e_summary
