@@ -35,17 +35,17 @@ typedef struct kb_httpc kb_httpc_t;
 typedef struct kb_httpc_req kb_httpc_req_t;
 
 struct kb_httpc_opts {
-	const char *server;   /* "https://10.0.0.1:6443"; copied */
-	const char *ca_pem;   /* CA bundle PEM data or NULL; copied */
-	const char *ca_file;  /* CA bundle path or NULL; copied */
-	const char *cert_pem; /* client certificate PEM or NULL; copied */
-	const char *key_pem;  /* client key PEM or NULL; copied */
-	const char *token;    /* bearer token or NULL; copied */
+	const char *server;     /* "https://10.0.0.1:6443"; copied */
+	const char *ca_pem;     /* CA bundle PEM data or NULL; copied */
+	const char *ca_file;    /* CA bundle path or NULL; copied */
+	const char *cert_pem;   /* client certificate PEM or NULL; copied */
+	const char *key_pem;    /* client key PEM or NULL; copied */
+	const char *token;      /* bearer token or NULL; copied */
 	const char *token_file; /* file the token came from (re-read), or NULL; copied */
-	bool insecure;        /* skip TLS verification (never the default) */
-	double qps;           /* requests started per second; 0: unlimited */
-	unsigned burst;       /* bucket size; 0: max(1, qps) */
-	unsigned timeout_ms;  /* whole-request timeout for non-streaming calls; 0: 30000 */
+	bool insecure;          /* skip TLS verification (never the default) */
+	double qps;             /* requests started per second; 0: unlimited */
+	unsigned burst;         /* bucket size; 0: max(1, qps) */
+	unsigned timeout_ms;    /* whole-request timeout for non-streaming calls; 0: 30000 */
 };
 
 /* Streaming body bytes (watch events, followed logs), in arrival order. The

@@ -44,6 +44,12 @@ static void on_call_done(kb_httpc_req_t *req, int err, long status, const char *
 int host_call(kb_httpc_t *c, const char *method, const char *path, const json_t *body,
 	      host_done_cb cb, void *arg)
 {
+	return host_call_ct(c, method, path, NULL, body, cb, arg);
+}
+
+int host_call_ct(kb_httpc_t *c, const char *method, const char *path, const char *ctype,
+		 const json_t *body, host_done_cb cb, void *arg)
+{
 	struct call *cl = calloc(1, sizeof(*cl));
 	if (!cl)
 		return -ENOMEM;
@@ -52,6 +58,7 @@ int host_call(kb_httpc_t *c, const char *method, const char *path, const json_t 
 	char *txt = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	struct kb_httpc_call call = {.method = method,
 				     .path = path,
+				     .content_type = ctype,
 				     .body = txt,
 				     .body_len = txt ? strlen(txt) : 0,
 				     .on_done = on_call_done,

@@ -583,6 +583,66 @@ static void on_host_pod(const char *type, json_t *hp, void *arg)
 
 /* ---- tenant pod events -------------------------------------------------------------- */
 
+/* What a pod update may change (kube's ValidatePodUpdate): equal in a and b? */
+static bool same_mutable(const json_t *a, const json_t *b)
+{
+	static const char *const meta[] = {"labels", "annotations"};
+	static const char *const spec[] = {"containers", "initContainers", "activeDeadlineSeconds",
+					   "tolerations"};
+	const json_t *am = json_object_get(a, "metadata"), *bm = json_object_get(b, "metadata");
+	const json_t *as = json_object_get(a, "spec"), *bs = json_object_get(b, "spec");
+	for (size_t i = 0; i < KB_ARRAY_SIZE(meta); i++)
+		if (!json_equal(json_object_get(am, meta[i]), json_object_get(bm, meta[i])))
+			return false;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(spec); i++)
+		if (!json_equal(json_object_get(as, spec[i]), json_object_get(bs, spec[i])))
+			return false;
+	return true;
+}
+
+static void on_pod_patched(int err, long status, json_t *body, void *arg)
+{
+	struct pod_call *pc = arg;
+	if (!err && status >= 300 && !pc->s->stopping)
+		kb_info("syncer", "host refused the update of pod %s: HTTP %ld %s", pc->hn, status,
+			jstr(body, "message") ? jstr(body, "message") : "");
+	free(pc);
+}
+
+/*
+ * Pushes what kube lets a pod change (labels, annotations, images,
+ * activeDeadlineSeconds, added tolerations) from tenant pod `pod` to its
+ * host pod hn, as a strategic merge patch. `prev` is the tenant pod before
+ * the change (NULL at a resync: labels and annotations are then added or
+ * changed, never removed, since the host may have its own).
+ */
+static void push_update(struct syncer *s, const json_t *prev, const json_t *pod, const char *hn)
+{
+	json_t *st = json_object_get(s->pods, hn), *hp = host_pod(s, hn);
+	if (!st || !hp || json_is_true(json_object_get(st, "creating")) ||
+	    json_is_true(json_object_get(st, "deleting")) || meta_str(hp, "deletionTimestamp"))
+		return; /* a pod being created gets the update at the next resync */
+	const char *sa = jstr(st, "sa");
+	json_t *want = translate(s, pod, sa, NULL);
+	json_t *was = prev ? translate(s, prev, sa, NULL) : NULL;
+	json_t *patch = want ? syncer_pod_update_patch(want, hp, was) : NULL;
+	struct pod_call *pc = patch ? calloc(1, sizeof(*pc)) : NULL;
+	if (pc) {
+		char path[512];
+		pc->s = s;
+		snprintf(pc->hn, sizeof(pc->hn), "%s", hn);
+		snprintf(path, sizeof(path), "%s/%s", s->pods_path, hn);
+		if (host_call_ct(s->http, "PATCH", path, "application/strategic-merge-patch+json",
+				 patch, on_pod_patched, pc) < 0)
+			free(pc);
+		else
+			s->stats.host_updates++;
+	}
+	json_decref(patch);
+	json_decref(was);
+	json_decref(want);
+}
+
 static void tenant_pod_changed(struct syncer *s, const json_t *pod)
 {
 	char hn[SYNCER_NAME_MAX + 1];
@@ -613,6 +673,13 @@ static void on_tenant_pod(const struct store_event *ev, void *arg)
 	struct syncer *s = arg;
 	if (ev->type != STORE_DELETED) {
 		tenant_pod_changed(s, ev->obj);
+		if (ev->type == STORE_MODIFIED && ev->prev &&
+		    !meta_str(ev->obj, "deletionTimestamp") && !same_mutable(ev->prev, ev->obj)) {
+			char hn[SYNCER_NAME_MAX + 1];
+			pod_hn(s, ev->obj, hn);
+			if (hn[0])
+				push_update(s, ev->prev, ev->obj, hn);
+		}
 		return;
 	}
 	char hn[SYNCER_NAME_MAX + 1];
@@ -726,6 +793,7 @@ static void resync_tenant_pod(struct syncer *s, json_t *tp, json_t *seen)
 	}
 	track(s, tp, hn, NULL);
 	copy_status(s, hp, hn);
+	push_update(s, NULL, tp, hn); /* updates lost while the pod was created or the host away */
 }
 
 static void resync(struct syncer *s)

@@ -20,7 +20,10 @@
  * DESIGN
  * Tenant side: a store watch on pods (and ConfigMaps/Secrets) drives host
  * writes; the host side is a list+watch of pods labelled with our tenant in
- * the host namespace (plus a watch of the host namespace's events). Host
+ * the host namespace (plus a watch of the host namespace's events). Tenant
+ * pod updates kube allows (labels, annotations, container and init container
+ * images, activeDeadlineSeconds, added tolerations) are patched onto the
+ * host pod (strategic merge) and re-checked at each resync. Host
  * pod status is written back into the tenant pod directly in the store
  * (status and spec.nodeName only). The host decides: a host pod that
  * disappears while its tenant pod is not being deleted means the host
@@ -101,6 +104,7 @@ struct syncer_stats {
 	size_t pods;         /* tenant pods tracked */
 	size_t host_creates; /* create calls sent */
 	size_t host_deletes;
+	size_t host_updates;   /* patches sent (pod updates kube allows) */
 	size_t status_updates; /* tenant pod status writes */
 	size_t resyncs;
 };

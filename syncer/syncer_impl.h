@@ -90,6 +90,18 @@ json_t *syncer_sa_secret(const struct syncer_xlate *x, const char *ns, const cha
 /* The host copy of a tenant ConfigMap or Secret (data, binaryData,
  * stringData, type, immutable). New reference or NULL. */
 json_t *syncer_translate_config(const struct syncer_xlate *x, const json_t *obj, const char *kind);
+/*
+ * Pod updates kube allows, tenant to host: the strategic merge patch that
+ * brings host pod `have` in line with `want` (the translation of the current
+ * tenant pod) for labels, annotations, spec.containers[*].image,
+ * spec.initContainers[*].image (entries keyed by name), activeDeadlineSeconds
+ * and tolerations (additions only: the host's own stay). `prev` (the
+ * translation of the tenant pod before the change, or NULL) says which
+ * labels and annotations the tenant removed: those are deleted on the host
+ * (null); keys the host added are kept. All borrowed. New reference, or NULL
+ * when nothing differs.
+ */
+json_t *syncer_pod_update_patch(const json_t *want, const json_t *have, const json_t *prev);
 /* The status the tenant pod should have given host pod `host` (borrowed):
  * a new reference to a copy of host's status. */
 json_t *syncer_status_from_host(const json_t *host);
@@ -108,6 +120,9 @@ typedef void (*host_done_cb)(int err, long status, json_t *body /* borrowed, may
 /* A JSON call on the host; body (borrowed, may be NULL) is sent as JSON. */
 int host_call(kb_httpc_t *c, const char *method, const char *path, const json_t *body,
 	      host_done_cb cb, void *arg);
+/* The same with the body's content type (e.g. a strategic merge patch). */
+int host_call_ct(kb_httpc_t *c, const char *method, const char *path, const char *ctype,
+		 const json_t *body, host_done_cb cb, void *arg);
 
 /* A list+watch loop on a host collection: lists, reports each item, then
  * watches from the list's resourceVersion, resuming after errors from the

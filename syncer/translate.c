@@ -524,3 +524,113 @@ json_t *syncer_translate_node(const json_t *node, const char *tenant)
 	(void)tenant;
 	return out;
 }
+
+/* ---- pod updates ------------------------------------------------------------------- */
+
+/* Label or annotation changes: keys of `want` the host lacks or has with
+ * another value; keys of `prev` gone from `want` are deleted (null). */
+static void map_diff(json_t *pmeta, const char *key, const json_t *want, const json_t *have,
+		     const json_t *prev)
+{
+	json_t *w = json_object_get(json_object_get(want, "metadata"), key);
+	json_t *h = json_object_get(json_object_get(have, "metadata"), key);
+	json_t *p = json_object_get(json_object_get(prev, "metadata"), key);
+	json_t *d = json_object();
+	const char *k;
+	json_t *v;
+	json_object_foreach (w, k, v) {
+		if (!json_equal(v, json_object_get(h, k)))
+			json_object_set(d, k, v);
+	}
+	json_object_foreach (p, k, v) {
+		if (!json_object_get(w, k) && json_object_get(h, k))
+			json_object_set_new(d, k, json_null());
+	}
+	if (json_object_size(d))
+		json_object_set(pmeta, key, d);
+	json_decref(d);
+}
+
+static json_t *by_name(const json_t *list, const char *name)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach (list, i, e) {
+		const char *n = jstr(e, "name");
+		if (n && name && strcmp(n, name) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Image changes of list `key`, as strategic-merge entries keyed by name. */
+static void image_diff(json_t *pspec, const char *key, const json_t *want, const json_t *have)
+{
+	json_t *hl = json_object_get(have, key), *out = json_array();
+	size_t i;
+	json_t *c;
+	json_array_foreach (json_object_get(want, key), i, c) {
+		json_t *h = by_name(hl, jstr(c, "name"));
+		json_t *img = json_object_get(c, "image");
+		if (h && img && !json_equal(img, json_object_get(h, "image")))
+			json_array_append_new(
+			    out, json_pack("{s:s,s:O}", "name", jstr(c, "name"), "image", img));
+	}
+	if (json_array_size(out))
+		json_object_set(pspec, key, out);
+	json_decref(out);
+}
+
+/* Tolerations may only be added: the host's list plus those it lacks (the
+ * host may have added its own defaults, which must stay). Tolerations are an
+ * atomic list, so the whole list is sent. */
+static void toleration_diff(json_t *pspec, const json_t *want, const json_t *have)
+{
+	json_t *hl = json_object_get(have, "tolerations");
+	json_t *out = json_is_array(hl) ? json_copy(hl) : json_array();
+	bool added = false;
+	size_t i, j;
+	json_t *t, *e;
+	json_array_foreach (json_object_get(want, "tolerations"), i, t) {
+		bool found = false;
+		json_array_foreach (hl, j, e)
+			found = found || json_equal(t, e);
+		if (!found) {
+			json_array_append(out, t);
+			added = true;
+		}
+	}
+	if (added)
+		json_object_set(pspec, "tolerations", out);
+	json_decref(out);
+}
+
+json_t *syncer_pod_update_patch(const json_t *want, const json_t *have, const json_t *prev)
+{
+	json_t *patch = json_object(), *pmeta = json_object(), *pspec = json_object();
+	const json_t *ws = json_object_get(want, "spec"), *hs = json_object_get(have, "spec");
+	if (!patch || !pmeta || !pspec)
+		goto none;
+	map_diff(pmeta, "labels", want, have, prev);
+	map_diff(pmeta, "annotations", want, have, prev);
+	image_diff(pspec, "containers", ws, hs);
+	image_diff(pspec, "initContainers", ws, hs);
+	json_t *ads = json_object_get(ws, "activeDeadlineSeconds");
+	if (json_is_integer(ads) && !json_equal(ads, json_object_get(hs, "activeDeadlineSeconds")))
+		json_object_set(pspec, "activeDeadlineSeconds", ads);
+	toleration_diff(pspec, ws, hs);
+	if (!json_object_size(pmeta) && !json_object_size(pspec))
+		goto none;
+	if (json_object_size(pmeta))
+		json_object_set(patch, "metadata", pmeta);
+	if (json_object_size(pspec))
+		json_object_set(patch, "spec", pspec);
+	json_decref(pmeta);
+	json_decref(pspec);
+	return patch;
+none:
+	json_decref(patch);
+	json_decref(pmeta);
+	json_decref(pspec);
+	return NULL;
+}

@@ -274,6 +274,44 @@ syncer_suite_host_outage() {
     "${T[@]}" wait --for=condition=Ready pod/during-outage --timeout=30s
 }
 
+# Pod updates kube allows (images, activeDeadlineSeconds, added tolerations,
+# labels and annotations) reach the host pod; the host's own keys stay.
+syncer_suite_update() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  local hp=upd-x-default-x-t1
+  "${T[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: upd, labels: {app: web, tier: bronze}, annotations: {owner: alice}}
+spec:
+  initContainers: [{name: init, image: "busybox:1.35", command: ["true"]}]
+  containers: [{name: main, image: "busybox:1.36", command: [sleep, "3600"]}]
+EOF
+  "${T[@]}" wait --for=condition=Ready pod/upd --timeout=20s >/dev/null
+  sy_until 5 sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod $hp -o yaml | grep -q kubicle.dev/log"
+  "${T[@]}" set image pod/upd main=busybox:1.37 init=busybox:1.36 >/dev/null
+  "${T[@]}" label --overwrite pod upd tier=gold app- >/dev/null
+  "${T[@]}" annotate pod upd note=hello owner- >/dev/null
+  "${T[@]}" patch pod upd --type=json -p '[{"op":"add","path":"/spec/activeDeadlineSeconds","value":600},
+    {"op":"add","path":"/spec/tolerations/-","value":{"key":"gpu","operator":"Exists","effect":"NoSchedule"}}]' >/dev/null
+  sy_until 5 sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod $hp -o jsonpath='{.spec.tolerations[*].key}' | grep -qw gpu"
+  expect_eq "container and init container images reach the host pod" "busybox:1.37 busybox:1.36" \
+    "${H[@]}" get pod $hp -o jsonpath='{.spec.containers[0].image} {.spec.initContainers[0].image}'
+  expect_eq "activeDeadlineSeconds reaches the host pod" "600" \
+    "${H[@]}" get pod $hp -o jsonpath='{.spec.activeDeadlineSeconds}'
+  expect "added toleration reaches the host pod, the host's defaults stay" \
+    'node.kubernetes.io/not-ready.*gpu|gpu.*node.kubernetes.io/not-ready' \
+    "${H[@]}" get pod $hp -o jsonpath='{.spec.tolerations[*].key}'
+  expect_eq "labels: changed, removed, contract kept" "gold  t1 team-a" \
+    "${H[@]}" get pod $hp -o jsonpath='{.metadata.labels.tier} {.metadata.labels.app} {.metadata.labels.kubicle\.dev/tenant} {.metadata.labels.kai\.scheduler/queue}'
+  expect_eq "annotations: added, removed, the host's own (kubicle.dev/log) kept" "hello  upd yes" \
+    sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod $hp -o jsonpath='{.metadata.annotations.note} {.metadata.annotations.owner} {.metadata.annotations.kubicle\.dev/name} ' && \
+      kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod $hp -o yaml | grep -q 'kubicle.dev/log' && echo yes"
+  expect_eq "the tenant pod keeps its new image" "busybox:1.37" \
+    "${T[@]}" get pod upd -o jsonpath='{.spec.containers[0].image}'
+  "${T[@]}" delete pod upd --wait=false >/dev/null
+}
+
 # Host credentials that rotate: the tenant's host kubeconfig names a
 # tokenFile (relative to the kubeconfig) that a supervisor rewrites; the old
 # token is then revoked. The syncer re-reads the file on the 401 and retries.
@@ -316,6 +354,7 @@ syncer_suite_token_rotation() {
 syncer_suite() {
   syncer_suite_setup || { fail "syncer: setup"; return; }
   syncer_suite_basic
+  syncer_suite_update
   syncer_suite_sa
   syncer_suite_config
   syncer_suite_quota

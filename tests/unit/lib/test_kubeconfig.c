@@ -86,10 +86,11 @@ END_TEST
 
 START_TEST(inline_token_wins)
 {
-	static const char kc[] = "current-context: x\n"
-				 "clusters:\n- name: c\n  cluster: {server: https://c:1}\n"
-				 "users:\n- name: u\n  user: {token: inline, tokenFile: /nonexistent}\n"
-				 "contexts:\n- name: x\n  context: {cluster: c, user: u}\n";
+	static const char kc[] =
+	    "current-context: x\n"
+	    "clusters:\n- name: c\n  cluster: {server: https://c:1}\n"
+	    "users:\n- name: u\n  user: {token: inline, tokenFile: /nonexistent}\n"
+	    "contexts:\n- name: x\n  context: {cluster: c, user: u}\n";
 	struct kb_kubeconfig_creds c;
 	ck_assert_int_eq(kb_kubeconfig_parse(kc, strlen(kc), "/tmp", NULL, &c), 0);
 	ck_assert_str_eq(c.token, "inline");

@@ -398,6 +398,63 @@ START_TEST(kubeconfig_read)
 }
 END_TEST
 
+/* Pod updates (kube's ValidatePodUpdate allows images, activeDeadlineSeconds,
+ * added tolerations, labels, annotations) become one strategic merge patch. */
+START_TEST(update_patch)
+{
+	json_t *have =
+	    json_loads("{\"metadata\":{\"labels\":{\"app\":\"web\",\"tier\":\"b\",\"host\":\"x\"},"
+		       "\"annotations\":{\"kubicle.dev/log\":\"l\",\"owner\":\"al\"}},"
+		       "\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"i:1\"},{\"name\":"
+		       "\"b\",\"image\":\"j:1\"}],"
+		       "\"initContainers\":[{\"name\":\"in\",\"image\":\"k:1\"}],"
+		       "\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\"}]}}",
+		       0, NULL);
+	json_t *prev = json_loads("{\"metadata\":{\"labels\":{\"app\":\"web\",\"tier\":\"b\"},"
+				  "\"annotations\":{\"owner\":\"al\"}},"
+				  "\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"i:1\"},{"
+				  "\"name\":\"b\",\"image\":\"j:1\"}],"
+				  "\"initContainers\":[{\"name\":\"in\",\"image\":\"k:1\"}]}}",
+				  0, NULL);
+	ck_assert_ptr_null(syncer_pod_update_patch(prev, have, prev)); /* nothing changed */
+	json_t *want = json_loads(
+	    "{\"metadata\":{\"labels\":{\"tier\":\"g\"},\"annotations\":{\"note\":\"n\"}},"
+	    "\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"i:1\"},{\"name\":\"b\","
+	    "\"image\":\"j:2\"}],"
+	    "\"initContainers\":[{\"name\":\"in\",\"image\":\"k:2\"}],\"activeDeadlineSeconds\":60,"
+	    "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Exists\"}]}}",
+	    0, NULL);
+	json_t *p = syncer_pod_update_patch(want, have, prev);
+	ck_assert_ptr_nonnull(p);
+	json_t *want_p = json_loads(
+	    "{\"metadata\":{\"labels\":{\"tier\":\"g\",\"app\":null},"
+	    "\"annotations\":{\"note\":\"n\",\"owner\":null}},"
+	    "\"spec\":{\"containers\":[{\"name\":\"b\",\"image\":\"j:2\"}],"
+	    "\"initContainers\":[{\"name\":\"in\",\"image\":\"k:2\"}],\"activeDeadlineSeconds\":60,"
+	    "\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\"},"
+	    "{\"key\":\"gpu\",\"operator\":\"Exists\"}]}}",
+	    0, NULL);
+	char *got = json_dumps(p, JSON_SORT_KEYS);
+	ck_assert_msg(json_equal(p, want_p), "patch %s", got);
+	free(got);
+	json_decref(p);
+	/* without prev (a resync): nothing is removed, the host's keys stay */
+	p = syncer_pod_update_patch(want, have, NULL);
+	ck_assert_ptr_null(
+	    json_object_get(json_object_get(json_object_get(p, "metadata"), "labels"), "app"));
+	ck_assert_ptr_null(json_object_get(
+	    json_object_get(json_object_get(p, "metadata"), "annotations"), "owner"));
+	ck_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(json_object_get(p, "metadata"), "labels"), "tier")),
+			 "g");
+	json_decref(p);
+	json_decref(want_p);
+	json_decref(want);
+	json_decref(prev);
+	json_decref(have);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("syncer_translate");
@@ -414,6 +471,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, sa_secret_contract);
 	tcase_add_test(tc, status_and_node);
 	tcase_add_test(tc, kubeconfig_read);
+	tcase_add_test(tc, update_patch);
 	suite_add_tcase(s, tc);
 	return s;
 }
