@@ -312,6 +312,28 @@ EOF
   "${T[@]}" delete pod upd --wait=false >/dev/null
 }
 
+# kubectl logs -f through the tenant: the syncer streams the host pod's log
+# (chunked) to kubectl. The stand-in has no kubelet: it answers a follow with
+# the log the test scheduler wrote and ends the stream, so kubectl returns.
+syncer_suite_logs_follow() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") out
+  "${T[@]}" run flw --image=busybox -- sleep 3600 >/dev/null
+  "${T[@]}" wait --for=condition=Ready pod/flw --timeout=20s >/dev/null
+  sy_until 5 sh -c "kubectl --kubeconfig $T_t1_KCFG logs flw | grep -q 'step 3/3'"
+  out=$(timeout 20 "${T[@]}" logs -f flw 2>&1)
+  expect_eq "kubectl logs -f follows the running host pod's log to its end" 0 \
+    sh -c "printf '%s\n' \"\$1\" | grep -q 'starting flw-x-default-x-t1 on gpu-node' && printf '%s\n' \"\$1\" | grep -q 'training step 3/3' && echo 0" _ "$out"
+  expect_eq "kubectl logs -f: the lines in order, as without -f" "$("${T[@]}" logs flw)" \
+    printf '%s' "$out"
+  expect_eq "kubectl logs -f --tail 2: the last two lines" \
+    "$("${T[@]}" logs flw | tail -2)" timeout 20 "${T[@]}" logs -f --tail 2 flw
+  expect "kubectl logs -f -c names the container" 'training step 3/3' \
+    timeout 20 "${T[@]}" logs -f -c flw flw
+  expect_fail "kubectl logs -f of a missing pod" 'NotFound|not found' \
+    timeout 20 "${T[@]}" logs -f nosuchpod
+  "${T[@]}" delete pod flw --wait=false >/dev/null
+}
+
 # Host credentials that rotate: the tenant's host kubeconfig names a
 # tokenFile (relative to the kubeconfig) that a supervisor rewrites; the old
 # token is then revoked. The syncer re-reads the file on the 401 and retries.
@@ -355,6 +377,7 @@ syncer_suite() {
   syncer_suite_setup || { fail "syncer: setup"; return; }
   syncer_suite_basic
   syncer_suite_update
+  syncer_suite_logs_follow
   syncer_suite_sa
   syncer_suite_config
   syncer_suite_quota
