@@ -11,7 +11,8 @@
  * defaults to $HOME/.kubicle) when it exists; flags override them. The
  * certificates come from the tenant's folder when it holds a CA (its CA and
  * admin credential, plus a new serving certificate for the Service names),
- * else from a fresh PKI made in a temporary folder that is removed again.
+ * else from a fresh PKI made in a temporary folder ($TMPDIR, default /tmp)
+ * that is removed again.
  *
  * DESIGN
  * The pod runs `kubicle serve --pki-dir` on the read-only Secret mount (the
@@ -342,7 +343,12 @@ static int make_pki(const struct man_args *a, struct man_pki *out)
 {
 	static const char *const groups[] = {"system:masters"};
 	const char *sans[MAN_NSANS];
-	char tmp[] = "/tmp/kubicle-manifest.XXXXXX";
+	const char *tmpdir = getenv("TMPDIR");
+	char tmp[4096];
+	int n = snprintf(tmp, sizeof(tmp), "%s/kubicle-manifest.XXXXXX",
+			 tmpdir && *tmpdir ? tmpdir : "/tmp");
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -ENAMETOOLONG;
 	if (!mkdtemp(tmp))
 		return -errno;
 	for (size_t i = 0; i < MAN_NSANS; i++)

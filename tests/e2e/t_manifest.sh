@@ -24,7 +24,8 @@ mf_secret_pem() { # KEY: the Secret's KEY, decoded
 
 manifest_suite_setup() {
   MF_HOME=$E2E_TMP/mf-home
-  mkdir -p "$MF_HOME"
+  mkdir -p "$MF_HOME" "$E2E_TMP/mf-tmp"
+  export TMPDIR=$E2E_TMP/mf-tmp # where manifest makes (and removes) its PKI folder
   E2E_PORT=0 start_server mfhost --policy untrusted || return 1
   MF_HOST_KCFG=$KCFG MF_HOST_DIR=$DATA_DIR MF_HOST_PORT=${SERVER_URL##*:}
   MF_JSON=$E2E_TMP/mf.json
@@ -83,6 +84,19 @@ manifest_suite_args() {
   expect_eq "Service: 443 and 6443 to the server's port" "443:https 6443:https" \
     mf_field Service '[.spec.ports[] | "\(.port):\(.targetPort)"] | join(" ")'
   expect_eq "GPU quota from --gpus" "2" mf_field ResourceQuota '.spec.hard["requests.nvidia.com/gpu"]'
+  # a policy FILE travels in a ConfigMap (a multi-line YAML string: the
+  # host's own parse of the stream must give the file back byte for byte)
+  printf 'name: mf-custom\npodSecurity: baseline\nhostFields: deny  # comment: "quoted"\n' >"$E2E_TMP/mf-policy.yaml"
+  local out
+  out=$(KUBICLE_HOME=$MF_HOME "$KUBICLE" manifest t1 --queue team-a --policy "$E2E_TMP/mf-policy.yaml" |
+    kubectl --kubeconfig "$MF_HOST_KCFG" apply --dry-run=server -o json -f - 2>/dev/null)
+  expect_eq "policy FILE: ConfigMap holds the file as the host parsed the YAML" \
+    "$(cat "$E2E_TMP/mf-policy.yaml")" \
+    jq -r '.items[] | select(.kind=="ConfigMap") | .data["policy.yaml"]' <<<"$out"
+  expect_eq "policy FILE: --policy names the mounted ConfigMap's file" \
+    "/etc/kubicle/policy/policy.yaml t1-policy /etc/kubicle/policy" \
+    jq -r '.items[] | select(.kind=="StatefulSet") | .spec.template.spec as $p | $p.containers[0].args as $a |
+      "\($a[($a | index("--policy")) + 1]) \($p.volumes[] | select(.name=="policy") | .configMap.name) \($p.containers[0].volumeMounts[] | select(.name=="policy") | .mountPath)"' <<<"$out"
 }
 
 manifest_suite_certs() {
@@ -101,7 +115,7 @@ manifest_suite_certs() {
   expect_eq "ca.key is the CA certificate's key" \
     "$(openssl x509 -in "$d/ca.crt" -noout -pubkey)" openssl pkey -in "$d/ca.key" -pubout
   expect_eq "the temporary PKI folder is gone" "" \
-    sh -c 'ls -d /tmp/kubicle-manifest.* 2>/dev/null'
+    sh -c "ls -d '$E2E_TMP'/mf-tmp/kubicle-manifest.* 2>/dev/null"
   # an existing tenant: its CA and admin credential, a new serving cert
   local td=$MF_HOME/tenants/t2
   mkdir -p "$MF_HOME/tenants"
@@ -233,10 +247,15 @@ EOF
 }
 
 manifest_suite() {
-  manifest_suite_setup || { fail "manifest: setup"; return; }
-  manifest_suite_objects
-  manifest_suite_args
-  manifest_suite_certs
-  manifest_suite_pss
-  manifest_suite_run
+  local saved_tmpdir=${TMPDIR-}
+  if manifest_suite_setup; then
+    manifest_suite_objects
+    manifest_suite_args
+    manifest_suite_certs
+    manifest_suite_pss
+    manifest_suite_run
+  else
+    fail "manifest: setup"
+  fi
+  if [ -n "$saved_tmpdir" ]; then export TMPDIR=$saved_tmpdir; else unset TMPDIR; fi
 }
