@@ -314,7 +314,7 @@ static int start_syncer(struct server *s, struct serve_args *a, int port)
 	return rc;
 }
 
-static int cmd_serve(int argc, char **argv)
+int cmd_serve(int argc, char **argv)
 {
 	struct serve_args a;
 	struct server s = {0};
@@ -419,8 +419,8 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} tenant_cmds[] = {
-	    {"create", cmd_create}, {"list", cmd_list},         {"start", cmd_start},
-	    {"stop", cmd_stop},     {"delete", cmd_delete},     {"snapshot", cmd_snapshot},
+	    {"create", cmd_create},   {"list", cmd_list},           {"start", cmd_start},
+	    {"stop", cmd_stop},       {"delete", cmd_delete},       {"snapshot", cmd_snapshot},
 	    {"restore", cmd_restore}, {"supervise", cmd_supervise},
 	};
 	for (size_t i = 0; i < sizeof(tenant_cmds) / sizeof(*tenant_cmds); i++)

@@ -94,7 +94,6 @@ int supervise_spawn(const struct tenant *t)
 
 struct sup {
 	struct tenant t;
-	char exe[PATH_MAX];
 	pid_t child;
 	int64_t started_ms; /* when the current child started */
 	int64_t restart_ms; /* when to start the next one; 0: none due */
@@ -173,9 +172,8 @@ static void exec_server(struct sup *s)
 		}
 	}
 	argv[n] = NULL;
-	execv(s->exe, (char *const *)argv);
-	fprintf(stderr, "supervisor: exec %s: %s\n", s->exe, strerror(errno));
-	_exit(127);
+	/* a fork of a process that has loaded nothing yet: serve in it */
+	exit(cmd_serve(n - 1, (char **)argv + 1));
 }
 
 static int start_child(struct sup *s, const sigset_t *old)
@@ -331,7 +329,7 @@ int cmd_supervise(int argc, char **argv)
 			"usage: kubicle supervise NAME (started by kubicle create/start)\n");
 		return 2;
 	}
-	if (home_load(argv[1], &s.t) < 0 || self_exe(s.exe, sizeof(s.exe)) < 0) {
+	if (home_load(argv[1], &s.t) < 0) {
 		say("no tenant %s", argv[1]);
 		return 1;
 	}

@@ -290,8 +290,6 @@ static void snapshot_defaults(struct create_args *a, json_t *rec, struct tenant 
 	const char *s;
 	if (!rec)
 		return;
-	if (!a->queue && (s = json_string_value(json_object_get(rec, "queue"))) && *s)
-		snprintf(t->queue, sizeof(t->queue), "%s", s);
 	if (!a->set_policy && (s = json_string_value(json_object_get(rec, "policy"))) && *s)
 		snprintf(t->policy, sizeof(t->policy), "%s", s);
 	if (!a->set_scheduler && (s = json_string_value(json_object_get(rec, "scheduler"))) && *s)
@@ -428,6 +426,8 @@ static int snapshot_record(const char *file, json_t **rec)
 	return rc;
 }
 
+static int park_pods(const struct tenant *t, size_t *parked);
+
 /* Undoes a create that failed half-way: host objects made, the folder. */
 static void undo_create(const struct tenant *t)
 {
@@ -505,6 +505,11 @@ static int do_create(const char *cmd, int argc, char **argv)
 		if (backup_db(a.snapshot, path, err, sizeof(err)) < 0) {
 			home_rmtree(t.dir);
 			return die(cmd, "restoring %s: %s", a.snapshot, err);
+		}
+		size_t parked;
+		if ((rc = park_pods(&t, &parked)) < 0) {
+			home_rmtree(t.dir);
+			return die(cmd, "restoring %s: %s", a.snapshot, strerror(-rc));
 		}
 	}
 	if (t.host_kubeconfig[0] && setup_host(cmd, &t)) {

@@ -118,8 +118,42 @@ static bool image_has_tag(const char *image)
 	return colon && strcmp(colon, ":latest") != 0;
 }
 
+/* 0.5 -> "500m", 2.0 -> "2", like Quantity's canonical form. */
+static void real_quantity(double d, char *buf, size_t len)
+{
+	long long m = (long long)(d * 1000.0 + (d >= 0 ? 0.5 : -0.5));
+	double diff = d * 1000.0 - (double)m;
+	if (diff > 1e-6 || diff < -1e-6)
+		snprintf(buf, len, "%.17g", d);
+	else if (m % 1000 == 0)
+		snprintf(buf, len, "%lld", m / 1000);
+	else
+		snprintf(buf, len, "%lldm", m);
+}
+
+/* A Quantity may arrive as a JSON number (kubectl sends YAML `gpu: 1` so);
+ * kube stores and returns it as a string. */
+static void quantities_as_strings(json_t *list)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach (list, k, v) {
+		char buf[64];
+		if (json_is_integer(v))
+			snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+		else if (json_is_real(v))
+			real_quantity(json_real_value(v), buf, sizeof(buf));
+		else
+			continue;
+		json_object_set_new(list, k, json_string(buf));
+	}
+}
+
 static void default_container(json_t *c)
 {
+	json_t *res = json_object_get(c, "resources");
+	quantities_as_strings(json_object_get(res, "limits"));
+	quantities_as_strings(json_object_get(res, "requests"));
 	const char *image = json_string_value(json_object_get(c, "image"));
 	set_default(c, "imagePullPolicy",
 		    json_string(image && image_has_tag(image) ? "IfNotPresent" : "Always"));
