@@ -7,7 +7,13 @@
  * ordinal one at a time; Parallel does both at once. The template's
  * revision ("<sts>-<hash>", label controller-revision-hash) drives
  * RollingUpdate from the highest ordinal down to spec.updateStrategy
- * .rollingUpdate.partition. Status: replicas, readyReplicas,
+ * .rollingUpdate.partition. Each revision is kept as a ControllerRevision
+ * (the history `kubectl rollout history|undo sts` reads). Pods get one
+ * PersistentVolumeClaim per spec.volumeClaimTemplates entry,
+ * "<claim>-<sts>-<ordinal>", created before the pod and kept on scale-down
+ * and deletion unless persistentVolumeClaimRetentionPolicy says Delete
+ * (then the pod, or the set, becomes the claim's owner and the garbage
+ * collector removes it). Status: replicas, readyReplicas,
  * availableReplicas, currentReplicas, updatedReplicas, currentRevision,
  * updateRevision, observedGeneration.
  */
@@ -47,6 +53,8 @@ static const char *pod_rev(const json_t *pod)
 	return json_string_value(json_object_get(ctrl_path(pod, "metadata.labels"), REV_LABEL));
 }
 
+static int ensure_claims(struct ctrl *c, const json_t *sts, json_t *pod, int ord);
+
 static int create_ordinal(struct ctrl *c, struct sstate *s, int ord)
 {
 	char name[300], idx[16];
@@ -69,7 +77,9 @@ static int create_ordinal(struct ctrl *c, struct sstate *s, int ord)
 	const char *svc = json_string_value(ctrl_path(s->sts, "spec.serviceName"));
 	if (svc && *svc)
 		json_object_set_new(spec, "subdomain", json_string(svc));
-	int rc = proxy_object_create(c->px, "", "v1", "pods", pod, STS_MANAGER, NULL);
+	int rc = ensure_claims(c, s->sts, pod, ord);
+	if (rc == 0)
+		rc = proxy_object_create(c->px, "", "v1", "pods", pod, STS_MANAGER, NULL);
 	json_decref(pod);
 	return rc == -EEXIST ? 0 : rc;
 }
@@ -84,6 +94,243 @@ static int del_pod(struct ctrl *c, const json_t *p)
 	int rc = proxy_object_delete(c->px, "", "v1", "pods", ctrl_ns(p), ctrl_name(p), ctrl_uid(p),
 				     NULL);
 	return rc == -ENOENT ? 0 : rc;
+}
+
+/* ---- ControllerRevisions -------------------------------------------------- */
+
+/*
+ * As kube's StatefulSet controller keeps its history: one ControllerRevision
+ * "<sts>-<hash>" per template, owned by the set, labelled with the template's
+ * labels and controller.kubernetes.io/hash, data = the patch that restores
+ * the template, revision = one more than the highest. Going back to an old
+ * template reuses its revision object with a new number; revisions no live
+ * pod uses beyond spec.revisionHistoryLimit (10) go, oldest first.
+ */
+static json_t *revision_data(const json_t *sts)
+{
+	json_t *tmpl = json_deep_copy(ctrl_path(sts, "spec.template"));
+	if (!json_is_object(tmpl)) {
+		json_decref(tmpl);
+		tmpl = json_object();
+	}
+	json_object_set_new(tmpl, "$patch", json_string("replace"));
+	return json_pack("{s:{s:o}}", "spec", "template", tmpl);
+}
+
+static json_t *new_revision(const struct sstate *s, const char *hash, int64_t number)
+{
+	json_t *labels = json_deep_copy(ctrl_path(s->sts, "spec.template.metadata.labels"));
+	if (!json_is_object(labels)) {
+		json_decref(labels);
+		labels = json_object();
+	}
+	json_object_set_new(labels, "controller.kubernetes.io/hash", json_string(hash));
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:o,s:[o]},s:o,s:I}", "apiVersion", "apps/v1", "kind",
+			 "ControllerRevision", "metadata", "name", s->rev, "namespace",
+			 ctrl_ns(s->sts), "labels", labels, "ownerReferences",
+			 ctrl_new_owner_ref(s->sts, true), "data", revision_data(s->sts),
+			 "revision", (json_int_t)number);
+}
+
+static int64_t rev_number(const json_t *cr)
+{
+	return ctrl_int(cr, "revision", 0);
+}
+
+/* True when a live pod, the current or the update revision uses cr. */
+static bool revision_live(const struct sstate *s, const json_t *cr)
+{
+	const char *name = ctrl_name(cr);
+	const char *cur = json_string_value(ctrl_path(s->sts, "status.currentRevision"));
+	if (strcmp(name, s->rev) == 0 || (cur && strcmp(name, cur) == 0))
+		return true;
+	size_t i;
+	json_t *p;
+	json_array_foreach (s->pods, i, p) {
+		const char *r = pod_rev(p);
+		if (r && strcmp(r, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int cmp_revision(const void *a, const void *b)
+{
+	int64_t x = rev_number(*(json_t *const *)a), y = rev_number(*(json_t *const *)b);
+	return x < y ? -1 : x > y;
+}
+
+static void truncate_history(struct ctrl *c, const struct sstate *s, json_t *revs)
+{
+	size_t n = json_array_size(revs), k = 0, i;
+	int64_t limit = ctrl_int(s->sts, "spec.revisionHistoryLimit", 10);
+	json_t **old = calloc(n ? n : 1, sizeof(*old)), *cr;
+	if (!old)
+		return;
+	json_array_foreach (revs, i, cr)
+		if (!revision_live(s, cr))
+			old[k++] = cr;
+	qsort(old, k, sizeof(*old), cmp_revision);
+	for (i = 0; limit >= 0 && k > (size_t)limit && i < k - (size_t)limit; i++)
+		proxy_object_delete(c->px, "apps", "v1", "controllerrevisions", ctrl_ns(old[i]),
+				    ctrl_name(old[i]), ctrl_uid(old[i]), NULL);
+	free(old);
+}
+
+/* Makes sure the update revision exists and is the newest one. */
+static int sync_revisions(struct ctrl *c, struct sstate *s, const char *hash)
+{
+	json_t *revs = ctrl_claim(c, "apps/controllerrevisions", "apps", "v1",
+				  "controllerrevisions", s->sts, ctrl_path(s->sts, "spec.selector"),
+				  STS_MANAGER);
+	int64_t max = 0;
+	json_t *mine = NULL, *cr;
+	size_t i;
+	int rc = 0;
+	json_array_foreach (revs, i, cr) {
+		if (rev_number(cr) > max)
+			max = rev_number(cr);
+		if (strcmp(ctrl_name(cr), s->rev) == 0)
+			mine = cr;
+	}
+	if (!mine) {
+		json_t *obj = new_revision(s, hash, max + 1);
+		rc = proxy_object_create(c->px, "apps", "v1", "controllerrevisions", obj,
+					 STS_MANAGER, NULL);
+		json_decref(obj);
+		rc = rc == -EEXIST ? 0 : rc;
+	} else if (rev_number(mine) < max) {
+		json_t *upd = json_deep_copy(mine);
+		json_object_set_new(upd, "revision", json_integer(max + 1));
+		rc = proxy_object_update(c->px, "apps", "v1", "controllerrevisions", upd,
+					 STS_MANAGER, NULL);
+		json_decref(upd);
+	}
+	truncate_history(c, s, revs);
+	json_decref(revs);
+	return rc;
+}
+
+/* ---- volumeClaimTemplates --------------------------------------------------- */
+
+/* "<claim>-<sts>-<ordinal>", as kube names a pod's claim. */
+static void claim_name(const json_t *sts, const json_t *tmpl, int ord, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s-%s-%d", ctrl_name(tmpl), ctrl_name(sts), ord);
+}
+
+static const char *retention(const json_t *sts, const char *when)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "spec.persistentVolumeClaimRetentionPolicy.%s", when);
+	const char *v = json_string_value(ctrl_path(sts, path));
+	return v ? v : "Retain";
+}
+
+/* The claim of template tmpl for ordinal ord: the template with the set's
+ * selector labels, and the set as an owner when whenDeleted is Delete. */
+static json_t *claim_from_template(const json_t *sts, const json_t *tmpl, int ord)
+{
+	char name[300];
+	claim_name(sts, tmpl, ord, name, sizeof(name));
+	json_t *pvc = json_deep_copy(tmpl);
+	json_object_del(pvc, "status");
+	json_object_set_new(pvc, "apiVersion", json_string("v1"));
+	json_object_set_new(pvc, "kind", json_string("PersistentVolumeClaim"));
+	json_t *m = json_object_get(pvc, "metadata");
+	if (!json_is_object(m)) {
+		m = json_object();
+		json_object_set_new(pvc, "metadata", m);
+	}
+	json_object_set_new(m, "name", json_string(name));
+	json_object_set_new(m, "namespace", json_string(ctrl_ns(sts)));
+	json_t *labels = json_object_get(m, "labels");
+	if (!json_is_object(labels)) {
+		labels = json_object();
+		json_object_set_new(m, "labels", labels);
+	}
+	json_object_update(labels, ctrl_path(sts, "spec.selector.matchLabels"));
+	if (strcmp(retention(sts, "whenDeleted"), "Delete") == 0) {
+		json_t *ref = ctrl_new_owner_ref(sts, true);
+		json_object_del(ref, "controller");
+		json_object_set_new(m, "ownerReferences", json_pack("[o]", ref));
+	}
+	return pvc;
+}
+
+/* Creates the claims of ordinal ord (kept when they exist) and points the
+ * pod's (borrowed, modified) volumes of the same names at them. */
+static int ensure_claims(struct ctrl *c, const json_t *sts, json_t *pod, int ord)
+{
+	json_t *spec = json_object_get(pod, "spec"), *vols = json_object_get(spec, "volumes");
+	size_t i, k;
+	json_t *t, *v;
+	json_array_foreach (ctrl_path(sts, "spec.volumeClaimTemplates"), i, t) {
+		json_t *pvc = claim_from_template(sts, t, ord);
+		int rc = proxy_object_create(c->px, "", "v1", "persistentvolumeclaims", pvc,
+					     STS_MANAGER, NULL);
+		const char *cname = ctrl_name(pvc), *tname = ctrl_name(t);
+		if (!json_is_array(vols)) {
+			vols = json_array();
+			json_object_set_new(spec, "volumes", vols);
+		}
+		for (k = json_array_size(vols); k-- > 0;) {
+			v = json_array_get(vols, k);
+			if (strcmp(json_string_value(json_object_get(v, "name")) ?: "", tname) == 0)
+				json_array_remove(vols, k);
+		}
+		json_array_append_new(vols, json_pack("{s:s,s:{s:s}}", "name", tname,
+						      "persistentVolumeClaim", "claimName", cname));
+		json_decref(pvc);
+		if (rc < 0 && rc != -EEXIST)
+			return rc;
+	}
+	return 0;
+}
+
+static bool has_owner(const json_t *refs, const char *uid)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach (refs, i, r)
+		if (strcmp(json_string_value(json_object_get(r, "uid")) ?: "", uid) == 0)
+			return true;
+	return false;
+}
+
+/* whenScaled Delete: a condemned pod's claims get the pod as an owner, so
+ * the garbage collector removes them after the pod. */
+static void release_claims(struct ctrl *c, const json_t *sts, const json_t *pod, int ord)
+{
+	if (strcmp(retention(sts, "whenScaled"), "Delete") != 0)
+		return;
+	size_t i;
+	json_t *t;
+	json_array_foreach (ctrl_path(sts, "spec.volumeClaimTemplates"), i, t) {
+		char name[300];
+		claim_name(sts, t, ord, name, sizeof(name));
+		json_t *pvc = ctrl_get(c, "/persistentvolumeclaims", ctrl_ns(sts), name);
+		if (!pvc)
+			continue;
+		json_t *m = json_object_get(pvc, "metadata"), *refs = json_object_get(m, "ownerReferences");
+		if (!json_is_array(refs)) {
+			refs = json_array();
+			json_object_set_new(m, "ownerReferences", refs);
+		}
+		if (has_owner(refs, ctrl_uid(pod))) {
+			json_decref(pvc);
+			continue;
+		}
+		json_t *ref = ctrl_new_owner_ref(pod, false);
+		json_object_del(ref, "controller");
+		json_object_set_new(ref, "apiVersion", json_string("v1"));
+		json_object_set_new(ref, "kind", json_string("Pod"));
+		json_array_append_new(refs, ref);
+		if (proxy_object_update(c->px, "", "v1", "persistentvolumeclaims", pvc, STS_MANAGER,
+					NULL) < 0)
+			kb_debug("sts", "%s: claim %s not released", ctrl_name(sts), name);
+		json_decref(pvc);
+	}
 }
 
 /* One step (OrderedReady) or every step (Parallel) towards the spec. */
@@ -115,6 +362,7 @@ static int reconcile(struct ctrl *c, struct sstate *s)
 				return 0;
 			continue;
 		}
+		release_claims(c, s->sts, p, i);
 		int rc = del_pod(c, p);
 		if (rc < 0 || !s->parallel)
 			return rc;
@@ -217,7 +465,9 @@ int sts_sync(struct ctrl *c, const char *ns, const char *name)
 			if (o >= 0)
 				s.by_ord[o] = p;
 		}
-		rc = reconcile(c, &s);
+		rc = sync_revisions(c, &s, hash);
+		if (rc == 0)
+			rc = reconcile(c, &s);
 		int wrc = write_status(c, &s);
 		if (rc == 0 || rc == -EINVAL || rc == -EPERM)
 			rc = wrc;

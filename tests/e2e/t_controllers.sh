@@ -215,6 +215,99 @@ controllers_suite() {
   controllers_deployment
   controllers_gc
   controllers_statefulset
+  controllers_sts_history
   [ "${CTRL_SKIP_JOBS:-0}" = 1 ] || controllers_jobs
   stop_server TERM
+}
+
+# StatefulSet history and storage: ControllerRevisions per template,
+# controller-revision-hash labels, RollingUpdate from the highest ordinal
+# down to the partition, rollout undo, volumeClaimTemplates with the
+# retention policy.
+controllers_sts_history() {
+  local ns=ctrl-sh i
+  "${K[@]}" create ns $ns >/dev/null
+  "${K[@]}" -n $ns apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: st}
+spec:
+  replicas: 3
+  podManagementPolicy: Parallel
+  serviceName: st
+  selector: {matchLabels: {app: st}}
+  persistentVolumeClaimRetentionPolicy: {whenScaled: Delete}
+  template:
+    metadata: {labels: {app: st}}
+    spec: {containers: [{name: c, image: busybox, volumeMounts: [{name: data, mountPath: /d}]}]}
+  volumeClaimTemplates:
+  - metadata: {name: data, labels: {tier: disk}}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: keep}
+spec:
+  replicas: 2
+  podManagementPolicy: Parallel
+  serviceName: keep
+  selector: {matchLabels: {app: keep}}
+  template:
+    metadata: {labels: {app: keep}}
+    spec: {containers: [{name: c, image: busybox}]}
+  volumeClaimTemplates:
+  - metadata: {name: www}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+YAML
+  sleep 1
+  ready_pods $ns app=st
+  local rev1
+  rev1=$("${K[@]}" -n $ns get sts st -o 'jsonpath={.status.updateRevision}')
+  expect_eq "[sts] one ControllerRevision named after the update revision, revision 1" "$rev1 1" \
+    "${K[@]}" -n $ns get controllerrevisions -l app=st -o 'jsonpath={.items[*].metadata.name} {.items[*].revision}'
+  expect_eq "[sts] the revision is owned by the set" "StatefulSet st true" \
+    "${K[@]}" -n $ns get controllerrevision "$rev1" -o 'jsonpath={.metadata.ownerReferences[0].kind} {.metadata.ownerReferences[0].name} {.metadata.ownerReferences[0].controller}'
+  expect_eq "[sts] pods labelled controller-revision-hash" "$rev1 $rev1 $rev1" \
+    "${K[@]}" -n $ns get pods -l app=st -o 'jsonpath={.items[*].metadata.labels.controller-revision-hash}'
+  expect_eq "[sts] claims <claim>-<sts>-<ordinal> with template and selector labels" \
+    "data-st-0 data-st-1 data-st-2 disk st" \
+    "${K[@]}" -n $ns get pvc -l tier=disk -o 'jsonpath={.items[*].metadata.name} {.items[0].metadata.labels.tier} {.items[0].metadata.labels.app}'
+  expect_eq "[sts] pods mount their own claim" "data data-st-1" \
+    "${K[@]}" -n $ns get pod st-1 -o 'jsonpath={.spec.volumes[0].name} {.spec.volumes[0].persistentVolumeClaim.claimName}'
+  "${K[@]}" -n $ns patch sts st --type=merge -p '{"spec":{"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":1}}}}' >/dev/null
+  "${K[@]}" -n $ns set image sts/st c=busybox:2 >/dev/null
+  for i in $(seq 20); do ready_pods $ns app=st; sleep 0.3; done
+  local rev2
+  rev2=$("${K[@]}" -n $ns get sts st -o 'jsonpath={.status.updateRevision}')
+  expect_eq "[sts] a template change makes revision 2" "2" \
+    "${K[@]}" -n $ns get controllerrevision "$rev2" -o 'jsonpath={.revision}'
+  expect_eq "[sts] partition 1: ordinals 1 and 2 updated, 0 kept" "$rev1 $rev2 $rev2" \
+    bash -c "for p in 0 1 2; do ${K[*]} -n $ns get pod st-\$p -o 'jsonpath={.metadata.labels.controller-revision-hash} '; done | sed 's/ \$//'"
+  local t1 t2
+  t1=$("${K[@]}" -n $ns get pod st-1 -o 'jsonpath={.metadata.creationTimestamp}')
+  t2=$("${K[@]}" -n $ns get pod st-2 -o 'jsonpath={.metadata.creationTimestamp}')
+  expect_eq "[sts] reverse ordinal order: st-2 was replaced no later than st-1" "yes" \
+    bash -c "[[ '$t2' < '$t1' || '$t2' == '$t1' ]] && echo yes || echo 'no: st-2 $t2, st-1 $t1'"
+  expect_eq "[sts] status: currentRevision stays, updateRevision moves" "$rev1 $rev2 1 2" \
+    "${K[@]}" -n $ns get sts st -o 'jsonpath={.status.currentRevision} {.status.updateRevision} {.status.currentReplicas} {.status.updatedReplicas}'
+  "${K[@]}" -n $ns patch sts st --type=merge -p '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}' >/dev/null
+  for i in $(seq 20); do ready_pods $ns app=st; sleep 0.3; done
+  expect_eq "[sts] partition 0: rollout completes, currentRevision moves" "$rev2 $rev2 3" \
+    "${K[@]}" -n $ns get sts st -o 'jsonpath={.status.currentRevision} {.status.updateRevision} {.status.updatedReplicas}'
+  expect "[sts] rollout history lists both revisions" '^2 ' "${K[@]}" -n $ns rollout history sts/st
+  expect "[sts] rollout undo" 'rolled back' "${K[@]}" -n $ns rollout undo sts/st
+  for i in $(seq 20); do ready_pods $ns app=st; sleep 0.3; done
+  expect_eq "[sts] undo reuses the old revision with number 3" "$rev1 3 busybox" \
+    bash -c "${K[*]} -n $ns get sts st -o 'jsonpath={.status.updateRevision} ' && ${K[*]} -n $ns get controllerrevision $rev1 -o 'jsonpath={.revision} ' && ${K[*]} -n $ns get sts st -o 'jsonpath={.spec.template.spec.containers[0].image}'"
+  "${K[@]}" -n $ns scale sts st --replicas=1 >/dev/null
+  "${K[@]}" -n $ns scale sts keep --replicas=1 >/dev/null
+  sleep 2
+  expect_eq "[sts] whenScaled Delete: claims of removed ordinals go" "data-st-0" \
+    "${K[@]}" -n $ns get pvc -l tier=disk -o 'jsonpath={.items[*].metadata.name}'
+  expect_eq "[sts] default Retain: claims stay after scale-down" "www-keep-0 www-keep-1" \
+    "${K[@]}" -n $ns get pvc -l app=keep -o 'jsonpath={.items[*].metadata.name}'
+  "${K[@]}" -n $ns scale sts keep --replicas=2 >/dev/null
+  sleep 1
+  expect_eq "[sts] a returning ordinal gets its old claim back" "www-keep-1" \
+    "${K[@]}" -n $ns get pod keep-1 -o 'jsonpath={.spec.volumes[0].persistentVolumeClaim.claimName}'
 }
