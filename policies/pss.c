@@ -268,30 +268,6 @@ static int ctr_restricted(const json_t *spec, const json_t *c, char *msg, size_t
 			       name);
 		n++;
 	}
-	if (!ctr_or_pod_true(spec, c, "securityContext.runAsNonRoot")) {
-		policy_msg_add(msg, len,
-			       "runAsNonRoot != true (container \"%s\" must set "
-			       "securityContext.runAsNonRoot=true)",
-			       name);
-		n++;
-	}
-	json_t *uid = kb_json_path(c, "securityContext.runAsUser");
-	if (uid && json_integer_value(uid) == 0) {
-		policy_msg_add(msg, len, "runAsUser=0 (container \"%s\" must not set runAsUser=0)",
-			       name);
-		n++;
-	}
-	const char *sc = str(c, "securityContext.seccompProfile.type");
-	if (!sc)
-		sc = str(spec, "securityContext.seccompProfile.type");
-	if (!sc || (strcmp(sc, "RuntimeDefault") != 0 && strcmp(sc, "Localhost") != 0)) {
-		policy_msg_add(
-		    msg, len,
-		    "seccompProfile (container \"%s\" must set securityContext.seccompProfile.type "
-		    "to \"RuntimeDefault\" or \"Localhost\")",
-		    name);
-		n++;
-	}
 	bool drop_all = false;
 	size_t i;
 	json_t *cap;
@@ -314,6 +290,30 @@ static int ctr_restricted(const json_t *spec, const json_t *c, char *msg, size_t
 				       name, json_string_value(cap) ? json_string_value(cap) : "");
 			n++;
 		}
+	if (!ctr_or_pod_true(spec, c, "securityContext.runAsNonRoot")) {
+		policy_msg_add(msg, len,
+			       "runAsNonRoot != true (pod or container \"%s\" must set "
+			       "securityContext.runAsNonRoot=true)",
+			       name);
+		n++;
+	}
+	json_t *uid = kb_json_path(c, "securityContext.runAsUser");
+	if (uid && json_integer_value(uid) == 0) {
+		policy_msg_add(msg, len, "runAsUser=0 (container \"%s\" must not set runAsUser=0)",
+			       name);
+		n++;
+	}
+	const char *sc = str(c, "securityContext.seccompProfile.type");
+	if (!sc)
+		sc = str(spec, "securityContext.seccompProfile.type");
+	if (!sc || (strcmp(sc, "RuntimeDefault") != 0 && strcmp(sc, "Localhost") != 0)) {
+		policy_msg_add(
+		    msg, len,
+		    "seccompProfile (pod or container \"%s\" must set securityContext.seccompProfile.type "
+		    "to \"RuntimeDefault\" or \"Localhost\")",
+		    name);
+		n++;
+	}
 	return n;
 }
 
