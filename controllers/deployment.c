@@ -3,7 +3,10 @@
  * The Deployment controller: one ReplicaSet per pod template, named
  * "<deployment>-<pod-template-hash>" and labelled with the hash, revisions
  * in deployment.kubernetes.io/revision (with revision-history when an old
- * ReplicaSet comes back), RollingUpdate within maxSurge/maxUnavailable and
+ * ReplicaSet comes back), RollingUpdate within maxSurge/maxUnavailable
+ * (a replica change in mid-rollout is spread over the active ReplicaSets
+ * by size: kube's proportional scaling, driven by the desired-replicas and
+ * max-replicas annotations) and
  * Recreate, paused deployments, revisionHistoryLimit, the progress deadline
  * and status with kube's Available and Progressing conditions and reasons.
  */
@@ -407,28 +410,160 @@ static int recreate(struct ctrl *c, struct dstate *s)
 	return 0;
 }
 
-/* Paused, or a pure scaling event: size the active ReplicaSet only. */
-static int scale_only(struct ctrl *c, struct dstate *s)
+/* ---- scaling (kube's DeploymentController.scale) ------------------------------ */
+
+static bool is_active(const json_t *rs)
 {
-	json_t *target = s->new_rs;
-	if (!target) {
-		size_t i;
-		json_t *rs;
-		json_array_foreach (s->olds, i, rs)
-			if (spec_replicas(rs) > 0)
-				target = rs;
+	return spec_replicas(rs) > 0;
+}
+
+/* The only active ReplicaSet; with none, the new one or the newest old one. */
+static json_t *active_or_latest(const struct dstate *s)
+{
+	json_t *only = NULL, *rs;
+	size_t i, n = 0;
+	json_array_foreach (s->rss, i, rs) {
+		if (is_active(rs)) {
+			only = rs;
+			n++;
+		}
 	}
-	if (!target || spec_replicas(target) == s->replicas)
-		return 0;
-	int others = 0;
+	if (n == 1)
+		return only;
+	if (n > 1)
+		return NULL;
+	if (s->new_rs)
+		return s->new_rs;
+	size_t k = json_array_size(s->olds);
+	return k ? json_array_get(s->olds, k - 1) : NULL; /* olds are oldest first */
+}
+
+static bool saturated(const struct dstate *s, const json_t *rs)
+{
+	const char *want = rs ? ann(rs, DESIRED_ANN) : NULL;
+	return want && strtol(want, NULL, 10) == s->replicas && spec_replicas(rs) == s->replicas &&
+	       st_int(rs, "availableReplicas") == s->replicas;
+}
+
+/* A Deployment whose active ReplicaSets were sized for another replica
+ * count (their desired-replicas annotation): kube's isScalingEvent. */
+static bool scaling_event(const struct dstate *s)
+{
 	size_t i;
 	json_t *rs;
-	json_array_foreach (s->rss, i, rs)
-		if (rs != target)
-			others += spec_replicas(rs);
-	if (others > 0)
+	json_array_foreach (s->rss, i, rs) {
+		const char *want = ann(rs, DESIRED_ANN);
+		if (is_active(rs) && want && strtol(want, NULL, 10) != s->replicas)
+			return true;
+	}
+	return false;
+}
+
+/* Larger first; between equal sizes the newer first when scaling up, the
+ * older first when scaling down. */
+static bool scale_up_order;
+static int by_size(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	int rx = spec_replicas(x), ry = spec_replicas(y);
+	if (rx != ry)
+		return rx > ry ? -1 : 1;
+	int older = by_created(a, b);
+	return scale_up_order ? -older : older;
+}
+
+/* kube's GetReplicaSetProportion: the RS's share of `to_add` by its size
+ * against the max-replicas it was sized for. */
+static int proportion(const struct dstate *s, const json_t *rs, int to_add, int added)
+{
+	int r = spec_replicas(rs);
+	if (r == 0 || to_add == 0 || to_add == added)
 		return 0;
-	return scale_rs(s, c, target, s->replicas);
+	int fraction;
+	if (s->replicas == 0) {
+		fraction = -r;
+	} else {
+		const char *m = ann(rs, MAX_ANN);
+		long before = m ? strtol(m, NULL, 10)
+				: json_integer_value(ctrl_path(s->d, "status.replicas"));
+		if (before <= 0)
+			before = r;
+		double size = (double)r * (s->replicas + s->surge) / (double)before;
+		fraction = (int)(size < 0 ? size - 0.5 : size + 0.5) - r;
+	}
+	int allowed = to_add - added;
+	if (to_add > 0)
+		return fraction < allowed ? fraction : allowed;
+	return fraction > allowed ? fraction : allowed;
+}
+
+/* Rolling update with old pods and a new RS not saturated: the change in
+ * replicas (allowed size replicas+maxSurge minus what the active RSs have)
+ * spread over the active RSs by size; leftovers go to the largest. */
+static int scale_proportionally(struct ctrl *c, struct dstate *s)
+{
+	size_t n = json_array_size(s->rss), k = 0, i;
+	json_t **act = calloc(n ? n : 1, sizeof(*act)), *rs;
+	int total = 0, added = 0, rc = 0;
+	if (!act)
+		return -ENOMEM;
+	json_array_foreach (s->rss, i, rs) {
+		if (is_active(rs)) {
+			act[k++] = rs;
+			total += spec_replicas(rs);
+		}
+	}
+	int allowed = s->replicas > 0 ? s->replicas + s->surge : 0;
+	int to_add = allowed - total;
+	int *size = calloc(k ? k : 1, sizeof(*size));
+	if (!size) {
+		free(act);
+		return -ENOMEM;
+	}
+	scale_up_order = to_add > 0;
+	qsort(act, k, sizeof(*act), by_size);
+	for (i = 0; i < k; i++) {
+		int p = proportion(s, act[i], to_add, added);
+		size[i] = spec_replicas(act[i]) + p;
+		added += p;
+	}
+	if (k && to_add != 0) {
+		size[0] += to_add - added;
+		if (size[0] < 0)
+			size[0] = 0;
+	}
+	for (i = 0; i < k && rc >= 0; i++)
+		rc = scale_rs(s, c, act[i], size[i]);
+	free(size);
+	free(act);
+	return rc;
+}
+
+/* Paused, or a scaling event: size the ReplicaSets without rolling. */
+static int scale_only(struct ctrl *c, struct dstate *s)
+{
+	json_t *target = active_or_latest(s);
+	if (target) {
+		const char *want = ann(target, DESIRED_ANN);
+		bool stale = is_active(target) && want && strtol(want, NULL, 10) != s->replicas;
+		if (spec_replicas(target) == s->replicas && !stale)
+			return 0;
+		return scale_rs(s, c, target, s->replicas);
+	}
+	if (saturated(s, s->new_rs)) {
+		size_t i;
+		json_t *rs;
+		json_array_foreach (s->olds, i, rs) {
+			int rc = is_active(rs) ? scale_rs(s, c, rs, 0) : 0;
+			if (rc < 0)
+				return rc;
+		}
+		return 0;
+	}
+	const char *type = json_string_value(ctrl_path(s->d, "spec.strategy.type"));
+	if (type && strcmp(type, "Recreate") == 0)
+		return 0;
+	return scale_proportionally(c, s);
 }
 
 static int cleanup(struct ctrl *c, struct dstate *s)
@@ -567,7 +702,7 @@ int deploy_sync(struct ctrl *c, const char *ns, const char *name)
 	split(&s);
 	int rc;
 	const char *type = json_string_value(ctrl_path(s.d, "spec.strategy.type"));
-	if (json_is_true(ctrl_path(s.d, "spec.paused")))
+	if (json_is_true(ctrl_path(s.d, "spec.paused")) || scaling_event(&s))
 		rc = scale_only(c, &s);
 	else if (type && strcmp(type, "Recreate") == 0)
 		rc = recreate(c, &s);

@@ -216,6 +216,7 @@ controllers_suite() {
   controllers_gc
   controllers_statefulset
   controllers_sts_history
+  controllers_proportional
   [ "${CTRL_SKIP_JOBS:-0}" = 1 ] || controllers_jobs
   stop_server TERM
 }
@@ -310,4 +311,49 @@ YAML
   sleep 1
   expect_eq "[sts] a returning ordinal gets its old claim back" "www-keep-1" \
     "${K[@]}" -n $ns get pod keep-1 -o 'jsonpath={.spec.volumes[0].persistentVolumeClaim.claimName}'
+}
+
+# Proportional scaling (the kube documentation's example): 10 replicas,
+# maxSurge 3, maxUnavailable 2, a rollout stuck on pods that never become
+# ready (old RS 8, new RS 5); scaling to 15 spreads the 5 extra replicas by
+# size: old 11, new 7.
+controllers_proportional() {
+  local ns=ctrl-p i
+  "${K[@]}" create ns $ns >/dev/null
+  "${K[@]}" -n $ns apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 10
+  selector: {matchLabels: {app: prop}}
+  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 3, maxUnavailable: 2}}
+  template:
+    metadata: {labels: {app: prop}}
+    spec: {containers: [{name: c, image: nginx:1}]}
+YAML
+  for i in $(seq 20); do
+    ready_pods $ns app=prop
+    [ "$("${K[@]}" -n $ns get deploy web -o 'jsonpath={.status.availableReplicas}')" = 10 ] && break
+    sleep 0.3
+  done
+  "${K[@]}" -n $ns set image deploy/web c=nginx:sometag >/dev/null
+  sleep 2
+  rs_sizes() {
+    "${K[@]}" -n $ns get rs -l app=prop -o go-template='{{range .items}}{{index .spec.template.spec.containers 0 "image"}}={{.spec.replicas}} {{end}}' |
+      tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//'
+  }
+  expect_eq "[deploy] stuck rollout: old RS 8, new RS 5" "nginx:1=8 nginx:sometag=5" rs_sizes
+  "${K[@]}" -n $ns scale deploy web --replicas=15 >/dev/null
+  sleep 2
+  expect_eq "[deploy] scaled to 15 in mid-rollout: 3 more to the old RS, 2 to the new" \
+    "nginx:1=11 nginx:sometag=7" rs_sizes
+  expect_eq "[deploy] ReplicaSets record the new desired and max replicas" "15 18 15 18" \
+    bash -c "${K[*]} -n $ns get rs -l app=prop -o go-template='{{range .items}}{{index .metadata.annotations \"deployment.kubernetes.io/desired-replicas\"}} {{index .metadata.annotations \"deployment.kubernetes.io/max-replicas\"}} {{end}}' | sed 's/ \$//'"
+  "${K[@]}" -n $ns scale deploy web --replicas=5 >/dev/null
+  sleep 2
+  # 18 -> 8: old 11 -> 5, new 7 -> 3 by size; the rollout then goes on
+  # within maxUnavailable 2 (old pods available: 5, at least 3 kept): 3 / 5
+  expect_eq "[deploy] scaled down to 5 in mid-rollout, then the rollout goes on" \
+    "nginx:1=3 nginx:sometag=5" rs_sizes
 }
