@@ -249,6 +249,74 @@ static json_t *psa_label_causes(const json_t *ns)
 	return causes;
 }
 
+/* "a (x), b (y (z))" -> "a, b": the check names of a violation list. */
+static void reasons_only(const char *in, char *out, size_t len)
+{
+	size_t o = 0;
+	int depth = 0;
+	for (const char *p = in; *p && o + 1 < len; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && depth > 0)
+			depth--;
+		else if (depth == 0 && !(*p == ' ' && p[1] == '('))
+			out[o++] = *p;
+	}
+	out[o] = '\0';
+	/* one container after another repeats a check: keep the first */
+	char *save = NULL, copy[1024];
+	snprintf(copy, sizeof(copy), "%s", out);
+	out[0] = '\0';
+	json_t *seen = json_object();
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		t += *t == ' ';
+		if (json_object_get(seen, t))
+			continue;
+		json_object_set_new(seen, t, json_true());
+		size_t off = strlen(out);
+		snprintf(out + off, len - off, "%s%s", off ? ", " : "", t);
+	}
+	json_decref(seen);
+}
+
+/* kube's warnings when a namespace's enforce level changes: the existing
+ * pods that break the new level, "NAME: check, check". */
+static void psa_existing_pods(struct proxy *px, const json_t *ns, const json_t *old,
+			      json_t **warnings)
+{
+	struct psa now, before;
+	const json_t *labels = obj_get(ns, "metadata.labels");
+	psa_mode(labels, "enforce", &now.enforce, now.enforce_v, sizeof(now.enforce_v));
+	psa_mode(obj_get(old, "metadata.labels"), "enforce", &before.enforce, before.enforce_v,
+		 sizeof(before.enforce_v));
+	json_t *pods = NULL, *pod;
+	if (now.enforce <= 0 ||
+	    (now.enforce == before.enforce && strcmp(now.enforce_v, before.enforce_v) == 0) ||
+	    proxy_object_list(px, "", "v1", "pods", obj_str(ns, "metadata.name"), &pods) < 0)
+		return;
+	size_t i;
+	bool first = true;
+	json_array_foreach (pods, i, pod) {
+		char why[3072] = "", names[1024], w[1400];
+		if (policy_pss_violations(now.enforce, obj_get(pod, "metadata"),
+					  obj_get(pod, "spec"), why, sizeof(why)) == 0)
+			continue;
+		if (first) {
+			snprintf(w, sizeof(w),
+				 "existing pods in namespace \"%s\" violate the new PodSecurity "
+				 "enforce level \"%s:%s\"",
+				 obj_str(ns, "metadata.name"), policy_pss_name(now.enforce),
+				 now.enforce_v);
+			add_warning(warnings, w);
+			first = false;
+		}
+		reasons_only(why, names, sizeof(names));
+		snprintf(w, sizeof(w), "%s: %s", obj_str(pod, "metadata.name"), names);
+		add_warning(warnings, w);
+	}
+	json_decref(pods);
+}
+
 /* ---- the whole chain ---- */
 
 /* kube's order: LimitRange, Pod Security, the policy, ResourceQuota last.
@@ -302,6 +370,8 @@ int admission_check(struct req *r, json_t *obj, const json_t *old)
 			reply_invalid(r, "Namespace", obj_str(obj, "metadata.name"), causes);
 			return -EINVAL;
 		}
+		if (old)
+			psa_existing_pods(px, obj, old, &r->warnings);
 	}
 	int rc = admit(px, r->res, obj, old, r->q.dry_run, &r->warnings, msg, sizeof(msg));
 	if (rc == -EACCES)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/json.h"
 #include "lib/log.h"
@@ -219,10 +220,18 @@ static void compute_usage(json_t *out, const json_t *req, const json_t *lim)
 	}
 }
 
+/* kube's QuotaV1Pod inverted: terminated, or deleted and past its grace. */
 static bool pod_terminal(const json_t *pod)
 {
 	const char *phase = obj_str(pod, "status.phase");
-	return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
+		return true;
+	const char *del = obj_str(pod, "metadata.deletionTimestamp");
+	json_t *grace = obj_get(pod, "metadata.deletionGracePeriodSeconds");
+	time_t at;
+	if (!del || !json_is_integer(grace) || kb_time_parse(del, &at) < 0)
+		return false;
+	return time(NULL) > at + (time_t)json_integer_value(grace);
 }
 
 static void pod_usage(const json_t *pod, json_t *out)

@@ -77,6 +77,9 @@ YAML
     $K get quota objects -n quota -o jsonpath='{.status.used.secrets}'
   expect "quotas of another namespace do not apply" 'pod/free created' \
     $K run free --image=busybox -n default
+  $K patch quota q1 -n quota --type=merge -p '{"spec":{"hard":{"pods":"5"}}}' >/dev/null
+  expect_eq "status.hard follows a spec change at once" '5 2' \
+    $K get quota q1 -n quota -o jsonpath='{.status.hard.pods} {.status.used.pods}'
 }
 
 admission_limitrange() {
@@ -151,6 +154,14 @@ YAML
   expect "warn=restricted admits a baseline pod with a warning" \
     'Warning: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation' \
     $K create -n warned -f <(adm_pod w)
+  $K create ns tight >/dev/null
+  $K create -n tight -f <(adm_pod old) >/dev/null
+  expect "tightening enforce warns about existing pods" \
+    'Warning: existing pods in namespace "tight" violate the new PodSecurity enforce level "restricted:latest"' \
+    $K label ns tight pod-security.kubernetes.io/enforce=restricted
+  expect "the warning names the pod and its checks" \
+    'Warning: old: allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile' \
+    $K label ns tight pod-security.kubernetes.io/enforce-version=v1.33
   expect_fail "enforce=baseline refuses a privileged pod with kube's message" \
     'pods "priv" is forbidden: violates PodSecurity "baseline:latest": privileged \(container "priv" must not set securityContext.privileged=true\)' \
     $K run priv -n warned --image=busybox --privileged

@@ -99,6 +99,18 @@ START_TEST(pod_usage)
 	ck_assert_int_eq(used_of(u, "pods"), -1);
 	ck_assert_int_eq(used_of(u, "requests.cpu"), -1);
 	json_decref(u);
+	/* a deleted pod counts until its grace period has passed */
+	json_object_set_new(json_object_get(pod, "status"), "phase", json_string("Running"));
+	json_t *m = json_object_get(pod, "metadata");
+	json_object_set_new(m, "deletionGracePeriodSeconds", json_integer(30));
+	json_object_set_new(m, "deletionTimestamp", json_string("2999-01-01T00:00:00Z"));
+	u = quota_object_usage(row("", "v1", "pods"), pod);
+	ck_assert_int_eq(used_of(u, "pods"), 1000);
+	json_decref(u);
+	json_object_set_new(m, "deletionTimestamp", json_string("2001-01-01T00:00:00Z"));
+	u = quota_object_usage(row("", "v1", "pods"), pod);
+	ck_assert_int_eq(used_of(u, "pods"), -1);
+	json_decref(u);
 	json_decref(pod);
 }
 END_TEST
