@@ -48,7 +48,8 @@ struct ctrl {
 	bool stopping;
 };
 
-/* Queue kinds: "rs", "deploy", "job", "cj", "sts", "gc" (name = uid), "adopt". */
+/* Queue kinds: "rs", "deploy", "job", "cj", "sts", "gc" (name = uid), "adopt",
+ * "jobpods" (name unused: the orphan pods of a namespace). */
 void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
 			double seconds);
@@ -105,6 +106,8 @@ int deploy_sync(struct ctrl *c, const char *ns, const char *name);
 int job_sync(struct ctrl *c, const char *ns, const char *name);
 int cj_sync(struct ctrl *c, const char *ns, const char *name);
 int sts_sync(struct ctrl *c, const char *ns, const char *name);
+/* Removes the Job tracking finalizer from the orphan pods of namespace ns. */
+int job_release_orphans(struct ctrl *c, const char *ns);
 
 /* gc.c: the ownership index fed by every store event, and its sync. */
 void gc_index(struct ctrl *c, const char *res, const struct store_event *ev);

@@ -168,6 +168,8 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 		return sts_sync(c, ns, name);
 	if (strcmp(kind, "gc") == 0)
 		return gc_sync(c, name);
+	if (strcmp(kind, "jobpods") == 0)
+		return job_release_orphans(c, ns);
 	return 0;
 }
 
@@ -232,6 +234,18 @@ static void enqueue_adopters(struct ctrl *c, const char *ns)
 	}
 }
 
+/* A pod holding the Job controller's tracking finalizer. */
+static bool tracked_by_job(const json_t *pod)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach (ctrl_path(pod, "metadata.finalizers"), i, f)
+		if (json_is_string(f) &&
+		    strcmp(json_string_value(f), "batch.kubernetes.io/job-tracking") == 0)
+			return true;
+	return false;
+}
+
 static void on_event(const struct store_event *ev, void *arg)
 {
 	struct ctrl *c = arg;
@@ -246,6 +260,9 @@ static void on_event(const struct store_event *ev, void *arg)
 		if (ev->prev)
 			enqueue_owner(c, ev->prev, ev->ns);
 	}
+	if (strcmp(ev->res, "/pods") == 0 && ev->type != STORE_DELETED &&
+	    !ctrl_controller_ref(ev->obj) && tracked_by_job(ev->obj))
+		ctrl_enqueue(c, "jobpods", ev->ns, "");
 	if (strcmp(ev->res, "/pods") == 0 && ev->type != STORE_DELETED &&
 	    !ctrl_controller_ref(ev->obj) &&
 	    json_object_size(json_object_get(json_object_get(ev->obj, "metadata"), "labels")) > 0)

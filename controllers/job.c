@@ -9,6 +9,14 @@
  * completionTime, completedIndexes, conditions SuccessCriteriaMet/Complete
  * and FailureTarget/Failed with kube's reasons), and deletes finished Jobs
  * after ttlSecondsAfterFinished. Pod phases come from the pods' status.
+ *
+ * Pod tracking (kube >= 1.26): every pod is created with the finalizer
+ * batch.kubernetes.io/job-tracking. A pod that finished (or is deleted
+ * before it finished: a failure) is first recorded by uid in
+ * status.uncountedTerminatedPods, then its finalizer is removed, then it
+ * moves into status.succeeded/failed; the counts are cumulative and
+ * survive the pods' deletion. Pods of a finished, suspended, deleted or
+ * missing Job, and orphans, lose the finalizer without being counted.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +29,7 @@
 #define JOB_MANAGER "job-controller"
 #define INDEX_KEY   "batch.kubernetes.io/job-completion-index"
 #define MAX_INDEXES 100000
+#define TRACK_FIN   "batch.kubernetes.io/job-tracking"
 
 struct jstate {
 	json_t *job, *pods;
@@ -32,6 +41,11 @@ struct jstate {
 	unsigned char *running; /* Indexed: index has an active pod */
 	time_t last_failure;
 	char fail_reason[64], fail_msg[512];
+	/* tracking: counts stored in status, uncounted uids (stored + new),
+	 * whether any uid is new, and the pods whose finalizer can go */
+	int base_succ, base_fail;
+	json_t *unc_succ, *unc_fail, *release;
+	bool unc_new;
 };
 
 static bool cond_true(const json_t *obj, const char *type)
@@ -127,13 +141,13 @@ static const char *failure_action(const json_t *job, const json_t *pod, size_t *
 	return "Count";
 }
 
-static void count_failed(struct jstate *s, const json_t *pod)
+/* A failed pod's effect under podFailurePolicy; false for Ignore. */
+static bool failure_counts(struct jstate *s, const json_t *pod)
 {
 	size_t rule = 0;
 	const char *action = failure_action(s->job, pod, &rule);
 	if (strcmp(action, "Ignore") == 0)
-		return;
-	s->failed++;
+		return false;
 	time_t t = finished_at(pod);
 	if (t > s->last_failure)
 		s->last_failure = t;
@@ -144,34 +158,232 @@ static void count_failed(struct jstate *s, const json_t *pod)
 			 "Pod %s/%s failed with a status matching %s rule at index %zu",
 			 ctrl_ns(pod), ctrl_name(pod), action, rule);
 	}
+	return true;
 }
 
 /* ---- counting ------------------------------------------------------------------ */
 
-static void count(struct jstate *s)
+static bool has_tracking(const json_t *pod)
 {
 	size_t i;
+	json_t *f;
+	json_array_foreach (ctrl_path(pod, "metadata.finalizers"), i, f)
+		if (json_is_string(f) && strcmp(json_string_value(f), TRACK_FIN) == 0)
+			return true;
+	return false;
+}
+
+static bool uid_in(const json_t *arr, const char *uid)
+{
+	size_t i;
+	json_t *u;
+	json_array_foreach (arr, i, u)
+		if (json_is_string(u) && strcmp(json_string_value(u), uid) == 0)
+			return true;
+	return false;
+}
+
+/* The uid of a tracked, terminated pod goes to the uncounted list `arr`. */
+static void track(struct jstate *s, json_t *arr, const json_t *pod)
+{
+	if (!uid_in(arr, ctrl_uid(pod))) {
+		json_array_append_new(arr, json_string(ctrl_uid(pod)));
+		s->unc_new = true;
+	}
+	json_array_append(s->release, (json_t *)pod);
+}
+
+/* Marks completedIndexes ("1,3-5") from the stored status in s->done. */
+static void parse_indexes(struct jstate *s, const char *str)
+{
+	while (str && *str) {
+		char *end;
+		long a = strtol(str, &end, 10), b = a;
+		if (end == str)
+			return;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long i = a; i <= b && i >= 0 && i < s->completions; i++)
+			s->done[i] = 1;
+		str = *end == ',' ? end + 1 : end;
+		if (*end != ',')
+			return;
+	}
+}
+
+static json_t *uid_list(const json_t *job, const char *which)
+{
+	json_t *a = json_deep_copy(ctrl_path(job, which));
+	if (json_is_array(a))
+		return a;
+	json_decref(a);
+	return json_array();
+}
+
+static void count_pod(struct jstate *s, json_t *p, bool quiet)
+{
+	const char *phase = ctrl_pod_phase(p);
+	bool tracked = has_tracking(p);
+	int idx = s->indexed ? pod_index(p) : -1;
+	bool in_range = idx >= 0 && idx < s->completions;
+	bool deleting = ctrl_path(p, "metadata.deletionTimestamp") != NULL;
+	if (strcmp(phase, "Succeeded") == 0) {
+		if (in_range)
+			s->done[idx] = 1;
+		if (tracked)
+			track(s, s->unc_succ, p);
+	} else if (strcmp(phase, "Failed") == 0 || (deleting && tracked)) {
+		bool counts = failure_counts(s, p);
+		if (tracked && (quiet || !counts))
+			json_array_append(s->release, p);
+		else if (tracked)
+			track(s, s->unc_fail, p);
+	} else if (ctrl_pod_active(p)) {
+		s->active++;
+		s->ready += ctrl_pod_ready(p);
+		if (in_range)
+			s->running[idx] = 1;
+	}
+}
+
+/* Counts: the stored counters plus the uncounted uids, stored or new. A
+ * suspended Job's deleted pods are not failures (quiet). */
+static void count(struct jstate *s)
+{
+	bool quiet = json_is_true(ctrl_path(s->job, "spec.suspend"));
+	s->base_succ = (int)ctrl_int(s->job, "status.succeeded", 0);
+	s->base_fail = (int)ctrl_int(s->job, "status.failed", 0);
+	s->unc_succ = uid_list(s->job, "status.uncountedTerminatedPods.succeeded");
+	s->unc_fail = uid_list(s->job, "status.uncountedTerminatedPods.failed");
+	s->release = json_array();
+	if (s->indexed)
+		parse_indexes(s, json_string_value(ctrl_path(s->job, "status.completedIndexes")));
+	size_t i;
 	json_t *p;
-	json_array_foreach (s->pods, i, p) {
-		const char *phase = ctrl_pod_phase(p);
-		int idx = s->indexed ? pod_index(p) : -1;
-		bool in_range = idx >= 0 && idx < s->completions;
-		if (strcmp(phase, "Succeeded") == 0) {
-			if (!s->indexed)
-				s->succeeded++;
-			else if (in_range && !s->done[idx]) {
-				s->done[idx] = 1;
-				s->succeeded++;
-			}
-		} else if (strcmp(phase, "Failed") == 0) {
-			count_failed(s, p);
-		} else if (ctrl_pod_active(p)) {
-			s->active++;
-			s->ready += ctrl_pod_ready(p);
-			if (in_range)
-				s->running[idx] = 1;
+	json_array_foreach (s->pods, i, p)
+		count_pod(s, p, quiet);
+	s->succeeded = s->base_succ + (int)json_array_size(s->unc_succ);
+	if (s->indexed) {
+		s->succeeded = 0;
+		for (int k = 0; k < s->completions; k++)
+			s->succeeded += s->done[k];
+	}
+	s->failed = s->base_fail + (int)json_array_size(s->unc_fail);
+}
+
+/* ---- finalizers ------------------------------------------------------------------ */
+
+/* Removes the tracking finalizer from pod (borrowed). 0 when it is gone. */
+static int release_pod(struct ctrl *c, const json_t *pod)
+{
+	if (!has_tracking(pod))
+		return 0;
+	json_t *upd = json_deep_copy(pod);
+	json_t *fins = ctrl_path(upd, "metadata.finalizers");
+	for (size_t i = json_array_size(fins); i-- > 0;)
+		if (strcmp(json_string_value(json_array_get(fins, i)) ?: "", TRACK_FIN) == 0)
+			json_array_remove(fins, i);
+	if (json_array_size(fins) == 0)
+		json_object_del(json_object_get(upd, "metadata"), "finalizers");
+	int rc = proxy_object_update(c->px, "", "v1", "pods", upd, JOB_MANAGER, NULL);
+	json_decref(upd);
+	return rc == -ENOENT ? 0 : rc;
+}
+
+/* Drops uid from arr when its pod was released. */
+static void uid_remove(json_t *arr, const char *uid)
+{
+	for (size_t i = json_array_size(arr); i-- > 0;)
+		if (strcmp(json_string_value(json_array_get(arr, i)) ?: "", uid) == 0)
+			json_array_remove(arr, i);
+}
+
+/*
+ * kube's order: the new uncounted uids are written first, then the pods'
+ * finalizers go, then (in the final status write) the released uids move
+ * into the counters. A pod whose finalizer could not be removed stays
+ * uncounted for the next sync.
+ */
+static int flush_tracking(struct ctrl *c, struct jstate *s)
+{
+	if (s->unc_new) {
+		json_t *st = json_deep_copy(json_object_get(s->job, "status"));
+		if (!json_is_object(st)) {
+			json_decref(st);
+			st = json_object();
+		}
+		json_object_set_new(st, "uncountedTerminatedPods",
+				    json_pack("{s:O,s:O}", "succeeded", s->unc_succ, "failed",
+					      s->unc_fail));
+		int rc = ctrl_write_status(c, "batch", "v1", "jobs", s->job, st, JOB_MANAGER);
+		json_decref(st);
+		if (rc < 0)
+			return rc;
+		json_t *fresh = ctrl_get(c, "batch/jobs", ctrl_ns(s->job), ctrl_name(s->job));
+		if (fresh) {
+			json_decref(s->job);
+			s->job = fresh;
 		}
 	}
+	size_t i;
+	json_t *p;
+	json_array_foreach (s->release, i, p) {
+		if (release_pod(c, p) < 0)
+			continue;
+		const char *uid = ctrl_uid(p);
+		if (uid_in(s->unc_succ, uid)) {
+			uid_remove(s->unc_succ, uid);
+			s->base_succ++;
+		} else if (uid_in(s->unc_fail, uid)) {
+			uid_remove(s->unc_fail, uid);
+			s->base_fail++;
+		}
+	}
+	/* uids whose pods are gone already (released before a restart) */
+	json_t *arrs[2] = {s->unc_succ, s->unc_fail};
+	int *base[2] = {&s->base_succ, &s->base_fail};
+	for (int k = 0; k < 2; k++) {
+		for (size_t j = json_array_size(arrs[k]); j-- > 0;) {
+			const char *uid = json_string_value(json_array_get(arrs[k], j));
+			bool present = false;
+			json_array_foreach (s->pods, i, p)
+				present |= uid && strcmp(ctrl_uid(p), uid) == 0 && has_tracking(p);
+			if (!present) {
+				json_array_remove(arrs[k], j);
+				(*base[k])++;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Pods that must lose the finalizer without being counted: those of a
+ * finished or deleted Job (uid), of a Job that is gone (name), orphans. */
+static void release_all(struct ctrl *c, const char *ns, const char *uid, const char *name)
+{
+	json_t *pods = ctrl_list(c, "/pods", ns);
+	size_t i;
+	json_t *p;
+	json_array_foreach (pods, i, p) {
+		if (!has_tracking(p))
+			continue;
+		json_t *ref = ctrl_controller_ref(p);
+		const char *ruid = json_string_value(json_object_get(ref, "uid"));
+		const char *rname = json_string_value(json_object_get(ref, "name"));
+		const char *rkind = json_string_value(json_object_get(ref, "kind"));
+		bool mine = ref && rkind && strcmp(rkind, "Job") == 0 &&
+			    ((uid && ruid && strcmp(uid, ruid) == 0) ||
+			     (!uid && name && rname && strcmp(name, rname) == 0));
+		if (mine || (!ref && !uid && !name))
+			release_pod(c, p);
+	}
+	json_decref(pods);
+}
+
+int job_release_orphans(struct ctrl *c, const char *ns)
+{
+	release_all(c, ns, NULL, NULL);
+	return 0;
 }
 
 static void completed_indexes(const struct jstate *s, char *buf, size_t len)
@@ -251,6 +463,12 @@ static int create_pod(struct ctrl *c, struct jstate *s, int idx)
 		snprintf(gen, sizeof(gen), "%s-", ctrl_name(s->job));
 		pod = ctrl_pod_from_template(ctrl_path(s->job, "spec.template"), s->job, NULL, gen);
 	}
+	json_t *m = json_object_get(pod, "metadata"), *fins = json_object_get(m, "finalizers");
+	if (!json_is_array(fins)) {
+		fins = json_array();
+		json_object_set_new(m, "finalizers", fins);
+	}
+	json_array_append_new(fins, json_string(TRACK_FIN));
 	int rc = proxy_object_create(c->px, "", "v1", "pods", pod, JOB_MANAGER, NULL);
 	json_decref(pod);
 	if (rc == 0)
@@ -350,8 +568,9 @@ static void set_counts(const struct jstate *s, json_t *st)
 {
 	json_object_set_new(st, "active", json_integer(s->active));
 	json_object_set_new(st, "ready", json_integer(s->ready));
-	json_object_set_new(st, "succeeded", json_integer(s->succeeded));
-	json_object_set_new(st, "failed", json_integer(s->failed));
+	json_object_set_new(st, "succeeded",
+			    json_integer(s->indexed ? s->succeeded : s->base_succ));
+	json_object_set_new(st, "failed", json_integer(s->base_fail));
 	json_object_set_new(st, "terminating", json_integer(0));
 	if (s->indexed) {
 		char buf[4096];
@@ -359,7 +578,12 @@ static void set_counts(const struct jstate *s, json_t *st)
 		if (buf[0])
 			json_object_set_new(st, "completedIndexes", json_string(buf));
 	}
-	json_object_set_new(st, "uncountedTerminatedPods", json_object());
+	json_t *unc = json_object();
+	if (json_array_size(s->unc_succ))
+		json_object_set(unc, "succeeded", s->unc_succ);
+	if (json_array_size(s->unc_fail))
+		json_object_set(unc, "failed", s->unc_fail);
+	json_object_set_new(st, "uncountedTerminatedPods", unc);
 	if (!json_object_get(st, "startTime")) {
 		char now[40];
 		ctrl_now_str(now, sizeof(now));
@@ -429,15 +653,20 @@ int job_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	struct jstate s = {0};
 	s.job = ctrl_get(c, "batch/jobs", ns, name);
-	if (!s.job)
+	if (!s.job) {
+		release_all(c, ns, NULL, name);
 		return 0;
+	}
 	int rc = 0;
 	if (cond_true(s.job, "Complete") || cond_true(s.job, "Failed")) {
+		release_all(c, ns, ctrl_uid(s.job), NULL);
 		rc = ttl_check(c, s.job);
 		goto out;
 	}
-	if (ctrl_path(s.job, "metadata.deletionTimestamp"))
+	if (ctrl_path(s.job, "metadata.deletionTimestamp")) {
+		release_all(c, ns, ctrl_uid(s.job), NULL);
 		goto out;
+	}
 	json_t *cm = ctrl_path(s.job, "spec.completionMode");
 	s.indexed = json_string_value(cm) && strcmp(json_string_value(cm), "Indexed") == 0;
 	json_t *comp = ctrl_path(s.job, "spec.completions");
@@ -456,8 +685,13 @@ int job_sync(struct ctrl *c, const char *ns, const char *name)
 	s.pods = ctrl_claim(c, "/pods", "", "v1", "pods", s.job, ctrl_path(s.job, "spec.selector"),
 			    JOB_MANAGER);
 	count(&s);
-	rc = sync_state(c, &s);
+	rc = flush_tracking(c, &s);
+	if (rc == 0)
+		rc = sync_state(c, &s);
 out:
+	json_decref(s.unc_succ);
+	json_decref(s.unc_fail);
+	json_decref(s.release);
 	free(s.done);
 	free(s.running);
 	json_decref(s.pods);

@@ -217,6 +217,7 @@ controllers_suite() {
   controllers_statefulset
   controllers_sts_history
   controllers_proportional
+  controllers_job_tracking
   [ "${CTRL_SKIP_JOBS:-0}" = 1 ] || controllers_jobs
   stop_server TERM
 }
@@ -356,4 +357,73 @@ YAML
   # within maxUnavailable 2 (old pods available: 5, at least 3 kept): 3 / 5
   expect_eq "[deploy] scaled down to 5 in mid-rollout, then the rollout goes on" \
     "nginx:1=3 nginx:sometag=5" rs_sizes
+}
+
+# Job pod tracking (kube >= 1.26): pods carry batch.kubernetes.io/job-tracking,
+# finished pods are counted through status.uncountedTerminatedPods and lose
+# the finalizer; counts survive the pods' deletion; a pod deleted while
+# running counts as a failure; deleting the Job releases its pods.
+controllers_job_tracking() {
+  local ns=ctrl-jt i
+  "${K[@]}" create ns $ns >/dev/null
+  "${K[@]}" -n $ns apply -f - >/dev/null <<'Y'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: tr}
+spec:
+  completions: 3
+  parallelism: 1
+  backoffLimit: 5
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+Y
+  sleep 0.5
+  expect_eq "[job] pods carry the job-tracking finalizer" '["batch.kubernetes.io/job-tracking"]' \
+    "${K[@]}" -n $ns get pods -l job-name=tr -o 'jsonpath={.items[0].metadata.finalizers}'
+  set_phase $ns job-name=tr Succeeded
+  sleep 1
+  expect_eq "[job] a finished pod is counted, nothing left uncounted" "1 {}" \
+    "${K[@]}" -n $ns get job tr -o 'jsonpath={.status.succeeded} {.status.uncountedTerminatedPods}'
+  expect_eq "[job] ... and the finished pod lost the finalizer" "" \
+    "${K[@]}" -n $ns get pods -l job-name=tr -o 'jsonpath={.items[?(@.status.phase=="Succeeded")].metadata.finalizers}' 
+  "${K[@]}" -n $ns delete pods -l job-name=tr --field-selector=status.phase=Succeeded --wait=false >/dev/null
+  sleep 1
+  expect_eq "[job] the count survives the pod's deletion" "1" \
+    "${K[@]}" -n $ns get job tr -o 'jsonpath={.status.succeeded}'
+  local running
+  running=$("${K[@]}" -n $ns get pods -l job-name=tr -o 'jsonpath={.items[?(@.status.phase!="Succeeded")].metadata.name}')
+  "${K[@]}" -n $ns delete pod "$running" --wait=false >/dev/null
+  for i in $(seq 20); do
+    [ "$("${K[@]}" -n $ns get job tr -o 'jsonpath={.status.failed}')" = 1 ] && break
+    sleep 0.3
+  done
+  expect_eq "[job] a pod deleted before it finished counts as failed" "1 1" \
+    "${K[@]}" -n $ns get job tr -o 'jsonpath={.status.succeeded} {.status.failed}'
+  expect_fail "[job] ... and is gone (finalizer removed)" "" \
+    "${K[@]}" -n $ns get pod "$running" -o name
+  for i in $(seq 60); do
+    set_phase $ns job-name=tr Succeeded
+    [ "$("${K[@]}" -n $ns get job tr -o 'jsonpath={.status.succeeded}')" = 3 ] && break
+    sleep 0.5
+  done
+  expect "[job] completes with 3 successes although pods were deleted" 'condition met' \
+    "${K[@]}" -n $ns wait --for=condition=complete job/tr --timeout=15s
+  expect_eq "[job] final counts" "3 1" "${K[@]}" -n $ns get job tr -o 'jsonpath={.status.succeeded} {.status.failed}'
+  "${K[@]}" -n $ns create job gone --image=busybox -- sleep 100 >/dev/null
+  sleep 0.5
+  expect "[job] deleting a Job with a running pod returns" 'deleted' \
+    "${K[@]}" -n $ns delete job gone --timeout=20s
+  for i in $(seq 20); do
+    [ "$(count_pods $ns job-name=gone)" = 0 ] && break
+    sleep 0.3
+  done
+  expect_eq "[job] its pods are released and removed" "0" count_pods $ns job-name=gone
+  "${K[@]}" -n $ns create job orph --image=busybox -- sleep 100 >/dev/null
+  sleep 0.5
+  "${K[@]}" -n $ns delete job orph --cascade=orphan >/dev/null
+  sleep 1
+  expect_eq "[job] orphaned pods lose the finalizer" "" \
+    "${K[@]}" -n $ns get pods -l job-name=orph -o 'jsonpath={.items[*].metadata.finalizers}'
 }
