@@ -2,9 +2,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """Syncer benchmark driver (python3 stdlib): creates N pods in a tenant with
 C concurrent keep-alive clients while watching the host namespace, and prints
-create -> host-pod-exists latency (p50, p99) and the sustained rate.
-  sync.py TENANT_DIR HOST_DIR N C"""
-import http.client, json, re, ssl, sys, threading, time, urllib.parse
+create -> host-pod-exists latency (p50, p99) and the sustained rate. Then the
+reference, side by side: the same N creates made directly on the host stand-in
+(namespace "direct"), create -> ADDED on the host's own watch: what the host
+alone costs, the floor under the syncer's figure.
+Clients are processes (not threads) so that the watcher's timestamps do not
+wait for the GIL; time.monotonic is CLOCK_MONOTONIC, shared by processes.
+With the servers' pids, also the CPU time (user+system) each spent per pod:
+on a busy machine latency and rate depend on the neighbours, CPU per pod
+does not.
+  sync.py TENANT_DIR HOST_DIR N C [TENANT_PID HOST_PID]"""
+import http.client, json, multiprocessing as mp, os, re, ssl, sys, threading, time, urllib.parse
 
 
 def conn(d):
@@ -12,63 +20,105 @@ def conn(d):
     u = urllib.parse.urlparse(re.search(r'server:\s*"?([^\s"]+)', kc).group(1))
     ctx = ssl.create_default_context(cafile=f"{d}/ca.crt")
     ctx.load_cert_chain(f"{d}/admin.crt", f"{d}/admin.key")
-    return lambda: http.client.HTTPSConnection(u.hostname, u.port, context=ctx, timeout=60)
+    return http.client.HTTPSConnection(u.hostname, u.port, context=ctx, timeout=60)
 
 
-def main():
-    tdir, hdir, n, c = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    tconn, hconn = conn(tdir), conn(hdir)
-    created, seen = {}, {}
-    done = threading.Event()
-    h = hconn()
-    h.request("GET", "/api/v1/namespaces/tenants/pods?limit=1")
+def create(d, ns, ids, start, out):
+    k = conn(d)
+    k.connect()
+    created = {}
+    start.wait()
+    for i in ids:
+        body = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"b-{i}"},
+                           "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+        k.request("POST", f"/api/v1/namespaces/{ns}/pods", body,
+                  {"Content-Type": "application/json"})
+        r = k.getresponse()
+        r.read()
+        if r.status != 201:
+            print(f"create b-{i}: HTTP {r.status}", file=sys.stderr)
+        created[f"b-{i}"] = time.monotonic()
+    out.put(created)
+
+
+def cpu_ms(pid):
+    """User + system CPU time of process pid, in ms (0 without a pid)."""
+    if not pid:
+        return 0.0
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+def run(cdir, cns, hdir, hns, key, n, c, pids):
+    """Creates n pods in cdir/cns; returns (latencies ms sorted, pods/s,
+    CPU ms per pod of each pid)."""
+    seen = {}
+    h = conn(hdir)
+    h.request("GET", f"/api/v1/namespaces/{hns}/pods?limit=1")
     rv = json.loads(h.getresponse().read())["metadata"]["resourceVersion"]
+    done = threading.Event()
 
     def watch():
-        w = hconn()
-        w.request("GET", f"/api/v1/namespaces/tenants/pods?watch=1&resourceVersion={rv}")
+        w = conn(hdir)
+        w.request("GET", f"/api/v1/namespaces/{hns}/pods?watch=1&resourceVersion={rv}")
         r = w.getresponse()
         while len(seen) < n:
             line = r.readline()
             if not line:
                 break
-            ev = json.loads(line)
-            if ev["type"] == "ADDED":
-                name = ev["object"]["metadata"]["annotations"].get("kubicle.dev/name", "")
-                seen.setdefault(name, time.monotonic())
+            t = time.monotonic()
+            if b'"ADDED"' not in line[:40]:
+                continue
+            md = json.loads(line)["object"]["metadata"]
+            name = md.get("annotations", {}).get(key, "") if key else md["name"]
+            seen.setdefault(name, t)
         done.set()
-
-    def create(ids):
-        k = tconn()
-        for i in ids:
-            body = json.dumps({"apiVersion": "v1", "kind": "Pod",
-                               "metadata": {"name": f"b-{i}"},
-                               "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
-            k.request("POST", "/api/v1/namespaces/default/pods", body,
-                      {"Content-Type": "application/json"})
-            r = k.getresponse()
-            r.read()
-            created[f"b-{i}"] = time.monotonic()
 
     wt = threading.Thread(target=watch, daemon=True)
     wt.start()
-    time.sleep(0.2)
+    start, out = mp.Event(), mp.Queue()
+    ps = [mp.Process(target=create, args=(cdir, cns, range(j, n, c), start, out))
+          for j in range(c)]
+    for p in ps:
+        p.start()
+    time.sleep(0.5)
+    cpu0 = [cpu_ms(p) for p in pids]
     t0 = time.monotonic()
-    ts = [threading.Thread(target=create, args=(range(j, n, c),)) for j in range(c)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    start.set()
+    created = {}
+    for _ in ps:
+        created.update(out.get())
+    for p in ps:
+        p.join()
     done.wait(120)
+    time.sleep(0.3)  # the tenant's status write-back of the last pods
+    cpu = [(cpu_ms(p) - c0) / n for p, c0 in zip(pids, cpu0)]
     t1 = max(seen.values()) if seen else time.monotonic()
     lat = sorted((seen[k] - created[k]) * 1000 for k in created if k in seen)
-    if not lat:
+    return lat, (len(lat) / (t1 - t0) if lat else 0), cpu
+
+
+def main():
+    tdir, hdir, n, c = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    pids = [int(x) for x in sys.argv[5:7]] or [0, 0]
+    h = conn(hdir)
+    h.request("POST", "/api/v1/namespaces", json.dumps(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "direct"}}),
+        {"Content-Type": "application/json"})
+    h.getresponse().read()
+    synced, rate, cpu = run(tdir, "default", hdir, "tenants", "kubicle.dev/name", n, c, pids)
+    ref, ref_rate, ref_cpu = run(hdir, "direct", hdir, "direct", None, n, c, pids)
+    if not synced or not ref:
         print("no host pods seen")
         return 1
-    p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
-    print(f"pods {n} synced {len(lat)} clients {c}")
-    print(f"create->host pod exists: p50 {p(0.5):.2f} ms  p99 {p(0.99):.2f} ms  max {lat[-1]:.2f} ms")
-    print(f"sustained: {len(lat) / (t1 - t0):.0f} pods/s (first create to last host pod)")
+    p = lambda lat, q: lat[min(len(lat) - 1, int(q * len(lat)))]
+    print(f"pods {n} synced {len(synced)} clients {c}")
+    print(f"{'':34}{'p50':>10}{'p99':>10}{'max':>10}{'pods/s':>9}"
+          f"{'tenant CPU':>12}{'host CPU':>10}")
+    print(f"{'tenant create -> host pod exists':34}{p(synced, .5):8.2f}ms{p(synced, .99):8.2f}ms"
+          f"{synced[-1]:8.2f}ms{rate:9.0f}{cpu[0]:7.3f}ms/pod{cpu[1]:6.3f}ms/pod")
+    print(f"{'reference: host create -> ADDED':34}{p(ref, .5):8.2f}ms{p(ref, .99):8.2f}ms"
+          f"{ref[-1]:8.2f}ms{ref_rate:9.0f}{'-':>12}{ref_cpu[1]:6.3f}ms/pod")
     return 0
 
 

@@ -25,7 +25,7 @@ kubectl --kubeconfig "$tmp/host/kubeconfig" create ns tenants >/dev/null
 serve tenant --host-kubeconfig "$tmp/host/kubeconfig" --host-namespace tenants --tenant bench \
   --queue q --host-qps -1
 serve plain
-python3 bench/sync.py "$tmp/tenant" "$tmp/host" "$N" "$C"
+python3 bench/sync.py "$tmp/tenant" "$tmp/host" "$N" "$C" "$tenant_pid" "$host_pid"
 # the same pods in a tenant without a host, for the memory comparison
 python3 - "$tmp/plain" "$N" <<'PY'
 import http.client, json, re, ssl, sys, urllib.parse

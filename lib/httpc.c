@@ -23,6 +23,13 @@
 #include "lib/util.h"
 
 #define MAX_HOST_CONNS 48
+/* Non-streaming requests on the wire at once; more wait in the queue. A
+ * single-threaded API server answers one at a time anyway, and each extra
+ * HTTP/1.1 connection costs a TLS handshake on both sides: under a burst,
+ * opening ~50 of them made the first creates wait 100-200 ms (bench/sync.sh).
+ * Streams (watches, followed logs) hold a connection for long and do not
+ * count. */
+#define MAX_INFLIGHT 32
 /* client-go's cachingTokenSource re-reads a token file at most once a minute */
 #define TOKEN_REREAD_MS 60000
 
@@ -65,6 +72,7 @@ struct kb_httpc {
 	struct kb_httpc_req *queue, *queue_tail, *active;
 	struct sock_ctx *socks;
 	size_t nactive, nqueued;
+	unsigned ninflight; /* active non-streaming requests */
 	int open_handles;
 	bool in_action; /* inside curl_multi_socket_action: no add/remove */
 	bool closing;
@@ -158,6 +166,7 @@ static void finish(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc)
 	curl_multi_remove_handle(c->multi, r->easy);
 	list_unlink(&c->active, r);
 	c->nactive--;
+	c->ninflight -= !r->stream;
 	if (retry_unauthorized(c, r, cc, status)) {
 		start(c, r);
 		return;
@@ -183,6 +192,7 @@ static void sweep_cancelled(kb_httpc_t *c)
 		curl_multi_remove_handle(c->multi, r->easy);
 		list_unlink(&c->active, r);
 		c->nactive--;
+		c->ninflight -= !r->stream;
 		req_free(r);
 	}
 }
@@ -455,6 +465,7 @@ static void start(kb_httpc_t *c, struct kb_httpc_req *r)
 	r->started = true;
 	list_push(&c->active, r);
 	c->nactive++;
+	c->ninflight += !r->stream;
 	if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK)
 		kb_err("httpc", "curl_multi_add_handle failed for %s", r->url);
 }
@@ -487,19 +498,27 @@ static struct kb_httpc_req *queue_pop(kb_httpc_t *c)
 	return r;
 }
 
-/* Starts queued requests while tokens last; arms the limit timer otherwise. */
+static bool may_start(const kb_httpc_t *c, bool stream)
+{
+	return stream || c->ninflight < MAX_INFLIGHT;
+}
+
+/* Starts queued requests while tokens last and fewer than MAX_INFLIGHT are
+ * on the wire; arms the limit timer when tokens are missing (a finishing
+ * request pumps again). */
 static void pump(kb_httpc_t *c)
 {
 	if (c->closing || c->in_action)
 		return; /* check_multi_info pumps once curl has returned */
 	if (c->qps > 0)
 		refill(c);
-	while (c->queue && (c->qps <= 0 || c->tokens >= 1.0)) {
+	while (c->queue && (c->qps <= 0 || c->tokens >= 1.0) && may_start(c, c->queue->stream)) {
 		if (c->qps > 0)
 			c->tokens -= 1.0;
 		start(c, queue_pop(c));
 	}
-	if (c->queue && !uv_is_active((uv_handle_t *)&c->limit_timer)) {
+	if (c->queue && c->qps > 0 && c->tokens < 1.0 &&
+	    !uv_is_active((uv_handle_t *)&c->limit_timer)) {
 		uint64_t wait = (uint64_t)ceil((1.0 - c->tokens) * 1000.0 / c->qps);
 		uv_timer_start(&c->limit_timer, on_limit, wait ? wait : 1, 0);
 	}
@@ -546,7 +565,8 @@ kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call
 		req_free(r);
 		return NULL;
 	}
-	if (!c->in_action && (call->no_limit || (c->qps <= 0 && !c->queue))) {
+	if (!c->in_action &&
+	    (call->no_limit || (c->qps <= 0 && !c->queue && may_start(c, call->stream)))) {
 		start(c, r);
 		return r;
 	}
@@ -579,6 +599,7 @@ void kb_httpc_cancel(kb_httpc_req_t *r)
 	curl_multi_remove_handle(c->multi, r->easy);
 	list_unlink(&c->active, r);
 	c->nactive--;
+	c->ninflight -= !r->stream;
 	req_free(r);
 }
 

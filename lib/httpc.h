@@ -15,7 +15,9 @@
  *
  * Rate limit: a token bucket (qps, burst) gates the START of requests; a
  * request waits in a FIFO queue for a token. A watch costs one token when it
- * starts, not per event. qps 0 disables the limit.
+ * starts, not per event. qps 0 disables the limit. Independently of it, at
+ * most 32 non-streaming requests are on the wire at once (the rest wait in
+ * the same queue), so a burst does not open dozens of TLS connections.
  *
  * DESIGN: a request lives from kb_httpc_request() until its done callback
  * has returned, or until kb_httpc_cancel() (no callback then). The client

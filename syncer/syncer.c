@@ -503,13 +503,15 @@ static void delete_host_pod(struct syncer *s, const char *hn, long grace)
 
 /* ---- status back ------------------------------------------------------------------- */
 
-static void copy_status(struct syncer *s, const json_t *hp, const char *hn)
+/* Copies host pod hp's status (and node) into its tenant pod: `tenant` (the
+ * tenant pod already read, borrowed and modified), or NULL to read it. */
+static void copy_status(struct syncer *s, const json_t *hp, const char *hn, json_t *tenant)
 {
 	const char *ns, *name, *uid;
 	if (!syncer_host_owner(hp, s->tenant, &ns, &name, &uid))
 		return;
-	json_t *tp = NULL;
-	if (store_get(s->store, "/pods", ns, name, &tp) < 0)
+	json_t *tp = tenant ? json_incref(tenant) : NULL;
+	if (!tp && store_get(s->store, "/pods", ns, name, &tp) < 0)
 		return;
 	json_t *st = json_object_get(s->pods, hn);
 	const char *node = jstr(json_object_get(hp, "spec"), "nodeName");
@@ -571,7 +573,7 @@ static void on_host_pod(const char *type, json_t *hp, void *arg)
 		if (s->host_synced)
 			delete_host_pod(s, hn, 0); /* orphan */
 	} else {
-		copy_status(s, hp, hn);
+		copy_status(s, hp, hn, tp);
 		if (meta_str(tp, "deletionTimestamp") && !meta_str(hp, "deletionTimestamp"))
 			delete_host_pod(
 			    s, hn,
@@ -792,7 +794,7 @@ static void resync_tenant_pod(struct syncer *s, json_t *tp, json_t *seen)
 		return;
 	}
 	track(s, tp, hn, NULL);
-	copy_status(s, hp, hn);
+	copy_status(s, hp, hn, NULL);
 	push_update(s, NULL, tp, hn); /* updates lost while the pod was created or the host away */
 }
 

@@ -117,7 +117,9 @@ json_t *syncer_translate_node(const json_t *node, const char *tenant);
 struct host;
 typedef void (*host_done_cb)(int err, long status, json_t *body /* borrowed, may be NULL */,
 			     void *arg);
-/* A JSON call on the host; body (borrowed, may be NULL) is sent as JSON. */
+/* A JSON call on the host; body (borrowed, may be NULL) is sent as JSON.
+ * The callback gets the parsed answer for GETs and for errors (status >=
+ * 300); a write's 2xx answer is not parsed (body NULL). */
 int host_call(kb_httpc_t *c, const char *method, const char *path, const json_t *body,
 	      host_done_cb cb, void *arg);
 /* The same with the body's content type (e.g. a strategic merge patch). */
