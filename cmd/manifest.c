@@ -57,7 +57,7 @@
 #define MAN_POLICY_FILE "policy.yaml"
 #define MAN_UID         65532 /* the "nonroot" user of distroless images */
 #define MAN_PORT        6443
-#define MAN_SA          "kubicle"
+#define MAN_NODES_ROLE  "kubicle-syncer-nodes" /* shared by every tenant */
 #define MAN_NSANS       4
 
 struct man_args {
@@ -68,6 +68,7 @@ struct man_args {
 	char dir[4096]; /* the tenant's folder */
 	bool have_pki;  /* dir holds ca.crt and ca.key */
 	char ns_buf[64], image_buf[256], policy_path[128];
+	char sa[64]; /* "kubicle-NAME": ServiceAccount, Role and RoleBinding */
 	char sans[MAN_NSANS][256];
 	char *policy_text; /* a policy FILE's content (shipped as a ConfigMap) */
 };
@@ -261,6 +262,7 @@ static int finish_args(struct man_args *a)
 		snprintf(a->policy_path, sizeof(a->policy_path), "%s/%s", MAN_POLICY_DIR,
 			 MAN_POLICY_FILE);
 	}
+	snprintf(a->sa, sizeof(a->sa), "kubicle-%s", a->name);
 	snprintf(a->sans[0], sizeof(a->sans[0]), "%s", a->name);
 	snprintf(a->sans[1], sizeof(a->sans[1]), "%s.%s", a->name, a->ns);
 	snprintf(a->sans[2], sizeof(a->sans[2]), "%s.%s.svc", a->name, a->ns);
@@ -366,11 +368,13 @@ static int make_pki(const struct man_args *a, struct man_pki *out)
 
 /* ---- objects ----------------------------------------------------------------------------- */
 
-/* Labels of every object but the pod template. New reference. */
+/* Labels of every object but the pod template and the shared ClusterRole.
+ * New reference. */
 static json_t *labels(const struct man_args *a)
 {
-	return json_pack("{s:s,s:s,s:s,s:s}", "kubicle.dev/tenant", a->name,
-			 "app.kubernetes.io/name", "kubicle", "app.kubernetes.io/instance", a->name,
+	return json_pack("{s:s,s:s,s:s,s:s,s:s}", "kubicle.dev/tenant", a->name,
+			 "app.kubernetes.io/managed-by", "kubicle", "app.kubernetes.io/name",
+			 "kubicle", "app.kubernetes.io/instance", a->name,
 			 "app.kubernetes.io/component", "control-plane");
 }
 
@@ -400,7 +404,7 @@ static json_t *obj_namespace(const struct man_args *a)
 
 static json_t *obj_service_account(const struct man_args *a)
 {
-	json_t *o = object(a, "v1", "ServiceAccount", MAN_SA, a->ns);
+	json_t *o = object(a, "v1", "ServiceAccount", a->sa, a->ns);
 	json_object_set_new(o, "automountServiceAccountToken", json_true());
 	return o;
 }
@@ -414,7 +418,7 @@ static json_t *rule(const char *group, json_t *resources, json_t *verbs)
 /* What the syncer calls in its host namespace. */
 static json_t *obj_role(const struct man_args *a)
 {
-	json_t *o = object(a, "rbac.authorization.k8s.io/v1", "Role", "kubicle-syncer", a->ns);
+	json_t *o = object(a, "rbac.authorization.k8s.io/v1", "Role", a->sa, a->ns);
 	json_t *rw = json_pack("[s,s,s,s,s,s,s]", "get", "list", "watch", "create", "update",
 			       "patch", "delete");
 	json_t *rules = json_pack(
@@ -427,41 +431,36 @@ static json_t *obj_role(const struct man_args *a)
 	return o;
 }
 
+/* Binds `role` to the server's ServiceAccount (ns NULL: cluster-wide). */
 static json_t *binding(const struct man_args *a, const char *kind, const char *name, const char *ns,
-		       const char *role_kind)
+		       const char *role_kind, const char *role)
 {
 	json_t *o = object(a, "rbac.authorization.k8s.io/v1", kind, name, ns);
 	json_object_set_new(o, "roleRef",
 			    json_pack("{s:s,s:s,s:s}", "apiGroup", "rbac.authorization.k8s.io",
-				      "kind", role_kind, "name", name));
+				      "kind", role_kind, "name", role));
 	json_object_set_new(o, "subjects",
-			    json_pack("[{s:s,s:s,s:s}]", "kind", "ServiceAccount", "name", MAN_SA,
+			    json_pack("[{s:s,s:s,s:s}]", "kind", "ServiceAccount", "name", a->sa,
 				      "namespace", a->ns));
 	return o;
 }
 
-static void nodes_role_name(const struct man_args *a, char *buf, size_t len)
+/* The syncer mirrors the host nodes its pods run on: cluster-scoped get.
+ * One ClusterRole for every tenant, as `kubicle create` makes it (same name
+ * and rules, no tenant label: deleting a tenant must not remove it). */
+static json_t *obj_cluster_role(void)
 {
-	snprintf(buf, len, "kubicle-%s-nodes", a->name);
-}
-
-/* The syncer mirrors the host nodes its pods run on: cluster-scoped get. */
-static json_t *obj_cluster_role(const struct man_args *a)
-{
-	char name[128];
-	nodes_role_name(a, name, sizeof(name));
-	json_t *o = object(a, "rbac.authorization.k8s.io/v1", "ClusterRole", name, NULL);
-	json_object_set_new(
-	    o, "rules",
-	    json_pack("[o]", rule("", json_pack("[s]", "nodes"), json_pack("[s]", "get"))));
-	return o;
+	return json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:[o]}", "apiVersion",
+			 "rbac.authorization.k8s.io/v1", "kind", "ClusterRole", "metadata", "name",
+			 MAN_NODES_ROLE, "labels", "app.kubernetes.io/managed-by", "kubicle",
+			 "rules", rule("", json_pack("[s]", "nodes"), json_pack("[s]", "get")));
 }
 
 static json_t *obj_cluster_role_binding(const struct man_args *a)
 {
 	char name[128];
-	nodes_role_name(a, name, sizeof(name));
-	return binding(a, "ClusterRoleBinding", name, NULL, "ClusterRole");
+	snprintf(name, sizeof(name), "kubicle-%s-nodes", a->name);
+	return binding(a, "ClusterRoleBinding", name, NULL, "ClusterRole", MAN_NODES_ROLE);
 }
 
 /* Hard limit on the GPUs the tenant's pods request in the host namespace. */
@@ -627,7 +626,7 @@ static json_t *pod_spec(const struct man_args *a)
 		    vols, json_pack("{s:s,s:{s:s}}", "name", "policy", "configMap", "name", name));
 	}
 	return json_pack("{s:s,s:b,s:b,s:i,s:{s:b,s:i,s:i,s:i,s:{s:s}},s:[o],s:o}",
-			 "serviceAccountName", MAN_SA, "automountServiceAccountToken", 1,
+			 "serviceAccountName", a->sa, "automountServiceAccountToken", 1,
 			 "enableServiceLinks", 0, "terminationGracePeriodSeconds", 30,
 			 "securityContext", "runAsNonRoot", 1, "runAsUser", MAN_UID, "runAsGroup",
 			 MAN_UID, "fsGroup", MAN_UID, "seccompProfile", "type", "RuntimeDefault",
@@ -669,8 +668,8 @@ static json_t *objects(const struct man_args *a, const struct man_pki *p)
 	json_array_append_new(items, obj_namespace(a));
 	json_array_append_new(items, obj_service_account(a));
 	json_array_append_new(items, obj_role(a));
-	json_array_append_new(items, binding(a, "RoleBinding", "kubicle-syncer", a->ns, "Role"));
-	json_array_append_new(items, obj_cluster_role(a));
+	json_array_append_new(items, binding(a, "RoleBinding", a->sa, a->ns, "Role", a->sa));
+	json_array_append_new(items, obj_cluster_role());
 	json_array_append_new(items, obj_cluster_role_binding(a));
 	if (a->gpus >= 0)
 		json_array_append_new(items, obj_quota(a));

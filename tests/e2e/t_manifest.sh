@@ -74,8 +74,13 @@ manifest_suite_args() {
     mf_field StatefulSet ".spec.volumeClaimTemplates[0].metadata.name as \$v | .spec.template.spec.containers[0].volumeMounts[] | select(.name == \$v) | .mountPath as \$m | select(\"$data\" | startswith(\$m)) | \"\(.name) \(\$m)\""
   expect_eq "--pki-dir is the Secret, mounted read-only" "t1-pki true" \
     mf_field StatefulSet "(.spec.template.spec.volumes[] | select(.name == \"pki\") | .secret.secretName) + \" \" + (.spec.template.spec.containers[0].volumeMounts[] | select(.mountPath == \"$pki\") | .readOnly | tostring)"
-  expect_eq "pod runs as the ServiceAccount bound to the syncer Role" "kubicle kubicle kubicle-syncer" \
+  expect_eq "pod runs as the ServiceAccount bound to the syncer Role" "kubicle-t1 kubicle-t1 kubicle-t1" \
     sh -c "jq -r '[(.items[] | select(.kind==\"StatefulSet\") | .spec.template.spec.serviceAccountName), (.items[] | select(.kind==\"RoleBinding\") | .subjects[0].name, .roleRef.name)] | join(\" \")' '$MF_JSON'"
+  # the names `kubicle create` uses on the host: applying both never changes a roleRef
+  expect_eq "nodes: shared ClusterRole (no tenant label), per-tenant binding" \
+    "kubicle-syncer-nodes null get nodes | kubicle-t1-nodes kubicle-syncer-nodes kubicle-t1" \
+    jq -r '[(.items[] | select(.kind=="ClusterRole") | "\(.metadata.name) \(.metadata.labels["kubicle.dev/tenant"]) \(.rules[0].verbs[0]) \(.rules[0].resources[0])"),
+      (.items[] | select(.kind=="ClusterRoleBinding") | "\(.metadata.name) \(.roleRef.name) \(.subjects[0].name)")] | join(" | ")' "$MF_JSON"
   expect_eq "probes: /readyz and /livez over HTTPS" "/readyz HTTPS /livez HTTPS" \
     mf_field StatefulSet '.spec.template.spec.containers[0] | "\(.readinessProbe.httpGet.path) \(.readinessProbe.httpGet.scheme) \(.livenessProbe.httpGet.path) \(.livenessProbe.httpGet.scheme)"'
   # the syncer deletes host pods labelled with its tenant that no tenant pod owns
@@ -173,7 +178,7 @@ manifest_suite_run() {
     "${H[@]}" -n kubicle-t1 get secret t1-pki -o json | jq -r --arg k "$key" '.data[$k]' | base64 -d >"$pki/$path"
   done < <(mf_field StatefulSet '.spec.template.spec.volumes[] | select(.name=="pki") | .secret.items[] | "\(.key) \(.path)"')
   chmod 0440 "$pki"/*
-  "${H[@]}" -n kubicle-t1 create token kubicle --duration 1h >"$sa/token"
+  "${H[@]}" -n kubicle-t1 create token kubicle-t1 --duration 1h >"$sa/token"
   cp "$MF_HOST_DIR/ca.crt" "$sa/ca.crt"
   local sums; sums=$(cd "$pki" && sha256sum ./*)
   # the pod's own args, with our folders and a free port
