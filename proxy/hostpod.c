@@ -117,12 +117,14 @@ static void refuse_containers(const json_t *spec, const char *list, json_t *caus
 	}
 }
 
-void hostpod_refuse_fields(const json_t *pod, json_t *causes)
+void hostpod_refuse_fields(const json_t *pod, bool policy, json_t *causes)
 {
 	const json_t *spec = json_object_get(pod, "spec");
 	const char *node = json_string_value(json_object_get(spec, "nodeName"));
 	if (node && *node)
 		refuse(causes, "spec.nodeName", "nodeName");
+	if (policy)
+		return; /* its hostFields rule decides (admission.c) */
 	static const char *const flags[] = {"hostNetwork", "hostPID", "hostIPC"};
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		char f[64];

@@ -549,7 +549,7 @@ int obj_validate(struct req *r, json_t *obj, const json_t *old)
 	val_object(r->res, obj, old, causes);
 	if (r->px->host_sync && !old && strcmp(r->res->group, "") == 0 &&
 	    strcmp(r->res->kind, "Pod") == 0)
-		hostpod_refuse_fields(obj, causes);
+		hostpod_refuse_fields(obj, r->px->policy != NULL, causes);
 	if (json_array_size(causes) == 0) {
 		json_decref(causes);
 		return admission_check(r, obj, old);

@@ -152,8 +152,9 @@ bool subres_handle(struct req *r);
  * host stand-in's logs from the pod's kubicle.dev/log annotation). */
 void hostpod_log(struct req *r);
 /* hostpod.c: a pod spec field that would reach into the host, for 422
- * causes when px->host_sync (json causes array borrowed). */
-void hostpod_refuse_fields(const json_t *pod, json_t *causes);
+ * causes when px->host_sync (json causes array borrowed). With a policy,
+ * only spec.nodeName: the policy's hostFields rule decides the rest. */
+void hostpod_refuse_fields(const json_t *pod, bool policy, json_t *causes);
 /* hostpod.c: POST pods/binding (a scheduler places a pod on a node). */
 void hostpod_binding(struct req *r);
 

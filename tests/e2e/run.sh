@@ -13,6 +13,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_controllers.sh"
 . "$here/t_syncer.sh"
 . "$here/t_policies.sh"
+. "$here/t_tenants.sh"
 . "$here/t_manifest.sh"
 . "$here/t_admission.sh"
 
@@ -44,4 +45,5 @@ syncer_suite
 policies_suite
 manifest_suite
 admission_suite
+tenants_suite
 e2e_summary

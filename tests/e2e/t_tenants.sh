@@ -1,0 +1,250 @@
+# SPDX-License-Identifier: Apache-2.0
+# Tenant lifecycle end to end (cmd/tenant.c, supervise.c, hostsetup.c):
+# kubicle create/list/kubeconfig/stop/start/delete/snapshot/restore against a
+# host stand-in (plain kubicle serve) with the KAI-like test scheduler, and
+# the tenants' policies and queues seen from kubectl. Sourced by run.sh.
+
+TN_HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+
+tn() { "$KUBICLE" "$@"; }
+tn_k() { local t=$1; shift; kubectl --kubeconfig "$KUBICLE_HOME/tenants/$t/kubeconfig" "$@"; }
+tn_h() { kubectl --kubeconfig "$TN_HOST_KCFG" "$@"; }
+
+# Host objects still labelled with tenant $1 (namespaced and cluster-wide).
+tn_host_left() {
+  { tn_h get pods,configmaps,secrets,serviceaccounts,roles,rolebindings -A \
+      -l kubicle.dev/tenant="$1" -o name
+    tn_h get clusterrolebindings,queues,namespaces -l kubicle.dev/tenant="$1" -o name
+  } 2>&1 | grep -v '^No resources found' | sort
+}
+
+# Keeps a tenant's server log for the sanitizer check before it is deleted,
+# and remembers its supervisor so a failed run does not leave it behind.
+tn_keep() {
+  local d=$KUBICLE_HOME/tenants/$1
+  [ -f "$d/server.log" ] && cp "$d/server.log" "$E2E_TMP/tenant-$1.log"
+  [ -f "$d/supervisor.pid" ] && E2E_PIDS+=("$(cat "$d/supervisor.pid")")
+  return 0
+}
+
+tn_host_line() { local t; for t; do tn_host_left "$t"; done | tr '\n' ' '; }
+tn_gone() { [ ! -d "$KUBICLE_HOME/tenants/$1" ]; }
+tn_yesno() { "$@" && echo yes || echo no; }
+tn_field() { # TENANT FIELD: one field of `kubicle list NAME -o json`
+  "$KUBICLE" list "$1" -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["items"][0][sys.argv[1]])' "$2"
+}
+
+tn_until() { # SECONDS CMD...
+  local end=$((SECONDS + $1)); shift
+  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  "$@" >/dev/null 2>&1
+}
+
+tn_pod() { # NAME ANNOTATIONS RESOURCES [PRIVILEGED]
+  cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  annotations: {$2}
+spec:
+  schedulerName: kai-scheduler
+  securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: c
+    image: busybox
+    command: [sleep, "3600"]
+    resources: {limits: {$3}}
+    securityContext: {allowPrivilegeEscalation: ${4:-false}, privileged: ${4:-false}, capabilities: {drop: [ALL]}}
+YAML
+}
+
+tn_phase() { tn_k "$1" get pod "$2" -o jsonpath='{.status.phase}'; }
+tn_running() { [ "$(tn_phase "$1" "$2")" = Running ]; }
+
+tenants_setup() {
+  export KUBICLE_HOME=$E2E_TMP/home
+  start_server tnhost || return 1
+  TN_HOST_KCFG=$KCFG
+  python3 "$TN_HERE/../host/scheduler.py" --data-dir "$E2E_TMP/tnhost" --interval 0.1 \
+    >>"$E2E_TMP/tn-scheduler.log" 2>&1 &
+  E2E_PIDS+=("$!")
+  cat >"$E2E_TMP/team-b.yaml" <<'YAML'
+name: team-b
+gpu: {mode: fractional}
+podSecurity: baseline
+quota: {gpu: 1, pods: 10}
+YAML
+}
+
+tenants_create() {
+  echo "== tenants: create, list, kubeconfig"
+  local out
+  out=$(tn create ta --host-kubeconfig "$TN_HOST_KCFG" --queue qa --gpus 2 --policy untrusted \
+    --wait -o json 2>&1)
+  tn_keep ta
+  if python3 -c 'import json,sys; o=json.loads(sys.argv[1]); assert o["name"]=="ta" and o["endpoint"].startswith("https://127.0.0.1:") and o["kubeconfig"].endswith("/tenants/ta/kubeconfig") and o["queue"]=="qa" and o["policy"]=="untrusted"' "$out"; then
+    pass "create -o json gives name, endpoint, kubeconfig, queue and policy"
+  else fail "create -o json: $out"; fi
+  expect "create: the tenant answers kubectl at once" 'default' tn_k ta get ns
+  expect "create: text output names the kubeconfig" "kubeconfig: $KUBICLE_HOME/tenants/tb/kubeconfig" \
+    tn create tb --host-kubeconfig "$TN_HOST_KCFG" --queue qb --policy "$E2E_TMP/team-b.yaml" --wait
+  tn_keep tb
+  expect "create of a running tenant is idempotent" 'tenant ta is running' tn create ta --wait
+  expect_rc "create with a bad name fails clearly" 2 'invalid name "Bad_Name"' tn create Bad_Name
+  expect_rc "create with an unknown policy fails clearly" 1 'policy' tn create tc --policy nosuch
+  [ -d "$KUBICLE_HOME/tenants/tc" ] && fail "a failed create left its folder" ||
+    pass "a failed create leaves nothing behind"
+  expect "host: namespace, ServiceAccount, Role, RoleBinding, ClusterRoleBinding, Queue of ta" \
+    'clusterrolebinding.*/kubicle-ta-nodes.*namespace/kubicle-ta.*queue.*/qa.*role.*/kubicle-ta.*rolebinding.*/kubicle-ta.*serviceaccount/kubicle-ta' \
+    tn_host_line ta
+  expect_eq "host: the Queue carries the GPU quota and limit" "2 2" \
+    tn_h get queue qa -o jsonpath='{.spec.resources.gpu.quota} {.spec.resources.gpu.limit}'
+  expect "host: the syncer's token is a ServiceAccount limited by its Role" \
+    'tokenFile' cat "$KUBICLE_HOME/tenants/ta/host.kubeconfig"
+  expect_eq "host: the syncer's account may create pods in its namespace" "yes" \
+    tn_h auth can-i create pods -n kubicle-ta --as system:serviceaccount:kubicle-ta:kubicle-ta
+  expect_eq "host: ... and not in another namespace" "no" \
+    tn_h auth can-i create pods -n default --as system:serviceaccount:kubicle-ta:kubicle-ta
+  expect "list shows both tenants with state, endpoint, queue and policy" \
+    'ta +Running +https://127.0.0.1:[0-9]+ +qa +untrusted' tn list
+  expect "list: tb with its policy file" 'tb +Running .* qb ' tn list
+  expect "list -o json is a TenantList" '"kind": "TenantList"' tn list -o json
+  expect "kubeconfig NAME prints the admin kubeconfig" 'client-certificate-data' tn kubeconfig ta
+  tn kubeconfig ta --user alice --group dev >"$E2E_TMP/alice.kcfg"
+  expect_eq "kubeconfig NAME --user: a named user, RBAC applies" "alice" \
+    kubectl --kubeconfig "$E2E_TMP/alice.kcfg" auth whoami -o jsonpath='{.status.userInfo.username}'
+  expect_fail "kubeconfig NAME --user: no rights until granted" 'forbidden' \
+    kubectl --kubeconfig "$E2E_TMP/alice.kcfg" get pods
+}
+
+tenants_policies() {
+  echo "== tenants: policies and queues"
+  expect_fail "untrusted: a fractional GPU pod is refused with the policy message" \
+    'pods "frac" is forbidden: policy untrusted: gpu-fraction is not allowed; request whole nvidia.com/gpu' \
+    tn_k ta apply -f <(tn_pod frac 'gpu-fraction: "0.5"' '')
+  expect "untrusted: a whole-GPU pod is admitted" 'pod/whole created' \
+    tn_k ta apply -f <(tn_pod whole '' 'nvidia.com/gpu: 1')
+  tn_until 15 tn_running ta whole
+  expect_eq "untrusted: the whole-GPU pod runs" "Running" tn_phase ta whole
+  expect_eq "untrusted: its host pod carries the tenant's queue" "qa kai-scheduler" \
+    tn_h -n kubicle-ta get pod whole-x-default-x-ta \
+    -o jsonpath='{.metadata.labels.kai\.scheduler/queue} {.spec.schedulerName}'
+  expect_fail "restricted: a privileged pod is refused" \
+    'forbidden: policy untrusted: violates PodSecurity "restricted:latest": privileged' \
+    tn_k ta apply -f <(tn_pod priv '' '' true)
+  expect "trusted tenant: a fractional GPU pod is admitted" 'pod/f1 created' \
+    tn_k tb apply -f <(tn_pod f1 'gpu-fraction: "0.5"' '')
+  tn_until 15 tn_running tb f1
+  expect_eq "trusted tenant: the fractional pod runs" "Running" tn_phase tb f1
+  expect_eq "trusted tenant: its host pod carries its own queue" "qb" \
+    tn_h -n kubicle-tb get pod f1-x-default-x-tb -o jsonpath='{.metadata.labels.kai\.scheduler/queue}'
+  tn_k tb apply -f <(tn_pod f2 'gpu-fraction: "0.5"' '') >/dev/null
+  expect_fail "quota exhausted: the next pod is refused, naming the quota" \
+    'pods "f3" is forbidden: policy team-b: exceeded quota: gpu, requested: 0.5, used: 1, limited: 1' \
+    tn_k tb apply -f <(tn_pod f3 'gpu-fraction: "0.5"' '')
+  tn_until 10 test "$(tn_field tb pods)" = 2
+  expect "list counts the tenant's pods and GPUs in use" 'tb +Running .* +2 +1 ' tn list
+}
+
+tenants_lifecycle() {
+  echo "== tenants: stop, start, kill -9, snapshot, restore"
+  expect "stop removes the tenant's pods from the host" 'tenant ta stopped \(1 pod' tn stop ta
+  expect_eq "stop: no pod of ta left on the host" "" \
+    tn_h -n kubicle-ta get pods -l kubicle.dev/tenant=ta -o name
+  expect "stop: list says Stopped" 'ta +Stopped' tn list ta
+  expect "stop of a stopped tenant is fine" 'stopped' tn stop ta
+  expect "start brings it back" 'tenant ta is running' tn start ta --wait
+  tn_keep ta
+  tn_until 15 tn_h -n kubicle-ta get pod whole-x-default-x-ta
+  expect "start: the pod is queued again on the host" 'whole-x-default-x-ta' \
+    tn_h -n kubicle-ta get pods -o name
+  tn_until 15 tn_running ta whole
+  expect_eq "start: the tenant's pod runs again" "Running" tn_phase ta whole
+
+  local old new
+  old=$(cat "$KUBICLE_HOME/tenants/ta/server.pid")
+  kill -9 "$old"
+  tn_until 10 bash -c "p=\$(cat $KUBICLE_HOME/tenants/ta/server.pid); [ \"\$p\" != $old ] && kubectl --kubeconfig $KUBICLE_HOME/tenants/ta/kubeconfig get ns default"
+  new=$(cat "$KUBICLE_HOME/tenants/ta/server.pid")
+  if [ "$new" != "$old" ] && tn_k ta get pod whole >/dev/null 2>&1; then
+    pass "kill -9 of the server: the supervisor restarts it on the same port, data intact"
+  else fail "kill -9: server $old -> $new, not back"; fi
+  expect "kill -9: the restart is in the log" 'killed by signal 9.*restarting' \
+    cat "$KUBICLE_HOME/tenants/ta/server.log"
+
+  tn_k ta create configmap snap1 --from-literal=k=v >/dev/null
+  tn_k ta create namespace team >/dev/null
+  tn_k ta -n team create secret generic s1 --from-literal=a=b >/dev/null
+  expect "snapshot of a running tenant" 'written to' tn snapshot ta "$E2E_TMP/ta.snap"
+  tn_k ta delete configmap snap1 >/dev/null
+  expect "restore makes a new tenant from the snapshot" 'tenant tr is running' \
+    tn restore tr "$E2E_TMP/ta.snap" --host-kubeconfig "$TN_HOST_KCFG" --queue qa --wait
+  tn_keep tr
+  local want got
+  want=$(sort <<<"$(kubectl --kubeconfig "$E2E_TMP/home/tenants/ta/kubeconfig" get cm,secret,pods,ns -A -o name)
+configmap/snap1")
+  got=$(tn_k tr get cm,secret,pods,ns -A -o name | sort)
+  if [ "$want" = "$got" ]; then pass "restore brings back every object of the snapshot"
+  else fail "restore: wanted [$want] got [$got]"; fi
+  expect_eq "restore: the policy comes with the snapshot" "untrusted" \
+    tn_field tr policy
+  tn_until 15 tn_running tr whole
+  expect_eq "restore: the restored pod runs on the host under the new tenant" "Running" tn_phase tr whole
+  expect_rc "restore onto an existing tenant fails" 1 'already exists' tn restore tr "$E2E_TMP/ta.snap"
+  expect_rc "restore of a file that is not a snapshot fails" 1 'not a Kubicle snapshot' \
+    tn restore tx "$E2E_TMP/team-b.yaml"
+}
+
+tenants_delete() {
+  echo "== tenants: delete, TTL, CI"
+  tn_keep ta; tn_keep tb; tn_keep tr
+  expect "delete removes the tenant" 'tenant tr deleted' tn delete tr
+  expect_eq "delete: no host object with the tenant's label is left" "" tn_host_left tr
+  expect_eq "delete: its folder is gone" "yes" tn_yesno tn_gone tr
+  expect "delete: the shared Queue it did not make stays" 'qa' tn_h get queue qa -o name
+  expect_rc "delete of a missing tenant fails" 1 'tenant nosuch not found' tn delete nosuch
+  expect_eq "delete --ignore-not-found of a missing tenant succeeds quietly" "" \
+    tn delete nosuch --ignore-not-found
+  tn delete ta >/dev/null && tn delete tb >/dev/null
+  expect_eq "delete: nothing of ta or tb stays on the host" "" \
+    tn_host_line ta tb
+
+  tn create tt --host-kubeconfig "$TN_HOST_KCFG" --ttl 3s --wait >/dev/null
+  tn_keep tt
+  tn_k tt run p --image=busybox >/dev/null
+  tn_until 5 tn_h -n kubicle-tt get pod p-x-default-x-tt
+  tn_until 20 tn_gone tt
+  expect_eq "TTL: the tenant deleted itself" "yes" tn_yesno tn_gone tt
+  expect_eq "TTL: its host objects are gone" "" tn_host_left tt
+
+  local i ok=0 jobs=()
+  for i in $(seq 20); do
+    (tn create "ci-$i" --ttl 30m --wait -o json >"$E2E_TMP/ci-$i.json" 2>&1) &
+    jobs+=("$!")
+  done
+  wait "${jobs[@]}"
+  for i in $(seq 20); do
+    tn_keep "ci-$i"
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))["endpoint"]' "$E2E_TMP/ci-$i.json" 2>/dev/null &&
+      tn_k "ci-$i" get ns default >/dev/null 2>&1 && ok=$((ok + 1))
+  done
+  expect_eq "CI: 20 tenants created in parallel all answer" "20" echo "$ok"
+  local rows
+  rows=$("$KUBICLE" list)
+  if [ "$(grep -cE '^ci-[0-9]+ +Running .* [0-9]+m$' <<<"$rows")" = 20 ]; then
+    pass "CI: list shows 20 running with their time left"
+  else fail "CI: list: $rows"; fi
+  jobs=()
+  for i in $(seq 20); do tn delete "ci-$i" >/dev/null & jobs+=("$!"); done
+  wait "${jobs[@]}"
+  expect_eq "CI: all 20 deleted" "0" bash -c "ls $KUBICLE_HOME/tenants | wc -l"
+}
+
+tenants_suite() {
+  tenants_setup || { fail "tenants: host stand-in did not start"; return; }
+  tenants_create
+  tenants_policies
+  tenants_lifecycle
+  tenants_delete
+}
