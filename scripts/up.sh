@@ -3,8 +3,9 @@
 # Sets up, builds and starts Kubicle locally: a host stand-in (a plain
 # kubicle API server, as the host cluster would be) with the KAI-like test
 # scheduler (tests/host/scheduler.py: 2 fake nodes with 8 GPUs each, Queue
-# "team-a" with 4 GPUs), and one tenant control plane whose pods run on it in
-# host namespace "tenants". Stop them with scripts/down.sh.
+# "team-a" with 4 GPUs), and one tenant "demo" (`kubicle create`, tenants kept
+# in .kubicle/tenants) whose pods run on it in host namespace "tenants".
+# Stop them with scripts/down.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -41,12 +42,20 @@ if ! { [ -f "$sched/pid" ] && kill -0 "$(cat "$sched/pid")" 2>/dev/null; }; then
   nohup python3 tests/host/scheduler.py --data-dir "$home/host" >"$sched/scheduler.log" 2>&1 &
   echo $! >"$sched/pid"
 fi
-start tenant "${KUBICLE_TENANT_PORT:-6443}" --host-kubeconfig "$home/host/kubeconfig" \
-  --host-namespace tenants --tenant demo --queue team-a
+# the tenant: `kubicle create` (its supervisor restarts it if it dies); it
+# adopts the namespace and Queue made above and keeps port 6443 across restarts
+export KUBICLE_HOME=$home
+K=./build/cmd/kubicle
+if [ -f "$home/tenants/demo/tenant.json" ]; then
+  $K start demo --wait >/dev/null
+else
+  $K create demo --host-kubeconfig "$home/host/kubeconfig" --host-namespace tenants \
+    --queue team-a --listen "127.0.0.1:${KUBICLE_TENANT_PORT:-6443}" --wait >/dev/null
+fi
 echo "host stand-in: KUBECONFIG=$home/host/kubeconfig"
-echo "tenant:        KUBECONFIG=$home/tenant/kubeconfig"
+echo "tenant:        KUBECONFIG=$home/tenants/demo/kubeconfig   (kubicle list, with KUBICLE_HOME=$home)"
 echo
-echo "try:  kubectl --kubeconfig $home/tenant/kubeconfig get ns"
-echo "      kubectl --kubeconfig $home/tenant/kubeconfig apply -f examples/gpu-job.yaml"
-echo "      kubectl --kubeconfig $home/tenant/kubeconfig get pods -w   # Pending -> Running"
+echo "try:  kubectl --kubeconfig $home/tenants/demo/kubeconfig get ns"
+echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig apply -f examples/gpu-job.yaml"
+echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig get pods -w   # Pending -> Running"
 echo "      kubectl --kubeconfig $home/host/kubeconfig -n tenants get pods --show-labels"
