@@ -26,10 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/hostsetup.h"
 #include "lib/pki.h"
 
 #define BACKOFF_MIN_MS 100
@@ -99,6 +101,7 @@ struct sup {
 	int64_t restart_ms; /* when to start the next one; 0: none due */
 	unsigned backoff_ms;
 	bool ever_ready; /* a server of ours wrote its kubeconfig */
+	time_t renew_at; /* when to renew the syncer's host token; 0: no host */
 };
 
 static int64_t now_ms(void)
@@ -254,6 +257,38 @@ static bool on_child_exit(struct sup *s, int st)
 	return true;
 }
 
+/* The syncer's host token is renewed at 80 % of its life (the syncer
+ * re-reads the file); a failure is retried a minute later. */
+static void plan_renewal(struct sup *s)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	s->renew_at = 0;
+	if (!s->t.host_kubeconfig[0])
+		return;
+	home_path(&s->t, "host-token", path, sizeof(path));
+	s->renew_at = stat(path, &sb) == 0 ? sb.st_mtime + HOST_TOKEN_SECONDS * 4 / 5 : 1;
+}
+
+static void renew_token(struct sup *s)
+{
+	hostapi_t *h = NULL;
+	char err[3072] = "";
+	int rc = hostapi_open(s->t.host_kubeconfig, 0, &h);
+	if (rc == 0)
+		rc = host_issue_token(h, &s->t, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s: %s", s->t.host_kubeconfig, strerror(-rc));
+	hostapi_close(h);
+	if (rc < 0) {
+		say("renewing the host token: %s; retrying in a minute", err);
+		s->renew_at = time(NULL) + 60;
+		return;
+	}
+	say("host token renewed");
+	plan_renewal(s);
+}
+
 static int take_lock(const struct tenant *t)
 {
 	char path[PATH_MAX];
@@ -289,6 +324,15 @@ static int run(struct sup *s, const sigset_t *set, const sigset_t *old)
 		int64_t wait = 3600 * 1000;
 		if (s->restart_ms)
 			wait = s->restart_ms > now ? s->restart_ms - now : 0;
+		if (s->renew_at) {
+			int64_t left = ((int64_t)s->renew_at - time(NULL)) * 1000;
+			if (left <= 0) {
+				renew_token(s);
+				continue;
+			}
+			if (left < wait)
+				wait = left;
+		}
 		if (s->t.expires) {
 			int64_t left = ((int64_t)s->t.expires - time(NULL)) * 1000;
 			if (left <= 0) {
@@ -343,6 +387,9 @@ int cmd_supervise(int argc, char **argv)
 	snprintf(text, sizeof(text), "%d\n", (int)getpid());
 	kb_write_file(path, text, strlen(text), 0600);
 	s.ever_ready = home_port(&s.t) > 0;
+	plan_renewal(&s);
+	if (s.renew_at && s.renew_at <= time(NULL))
+		renew_token(&s); /* before the server needs it */
 	sigset_t set, old;
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);

@@ -154,7 +154,14 @@ tenants_lifecycle() {
     tn_h -n kubicle-ta get pods -l kubicle.dev/tenant=ta -o name
   expect "stop: list says Stopped" 'ta +Stopped' tn list ta
   expect "stop of a stopped tenant is fine" 'stopped' tn stop ta
+  local tok
+  tok=$(cat "$KUBICLE_HOME/tenants/ta/host-token")
+  touch -d '2 days ago' "$KUBICLE_HOME/tenants/ta/host-token"
   expect "start brings it back" 'tenant ta is running' tn start ta --wait
+  if [ "$(cat "$KUBICLE_HOME/tenants/ta/host-token")" != "$tok" ] &&
+    grep -q 'host token renewed' "$KUBICLE_HOME/tenants/ta/server.log"; then
+    pass "start: a host token past 80 % of its life is renewed by the supervisor"
+  else fail "start: the old host token was not renewed"; fi
   tn_keep ta
   tn_until 15 tn_h -n kubicle-ta get pod whole-x-default-x-ta
   expect "start: the pod is queued again on the host" 'whole-x-default-x-ta' \
