@@ -324,8 +324,9 @@ static void psa_existing_pods(struct proxy *px, const json_t *ns, const json_t *
 static int admit(struct proxy *px, const struct proxy_resource *res, json_t *obj, const json_t *old,
 		 bool dry_run, json_t **warnings, char *msg, size_t len)
 {
-	if (is_core(res, "ResourceQuota") && !is_policy_quota(res, obj) &&
-	    !json_object_get(obj_get(obj, "metadata.labels"), "kubicle.dev/policy"))
+	if (is_core(res, "ResourceQuota") &&
+	    !(is_policy_quota(res, obj) &&
+	      json_object_get(obj_get(obj, "metadata.labels"), "kubicle.dev/policy")))
 		quota_prepare(px, obj, !old);
 	int rc = limitrange_admit(px, res, obj, old, msg, len);
 	if (rc == 0)

@@ -556,9 +556,12 @@ json_t *quota_used_strings(const json_t *hard, const json_t *used)
 
 /* ---- with the store ---- */
 
+/* kube-system/kubicle-policy, kept by admission.c from the tenant policy. */
 static bool is_policy_quota(const json_t *q)
 {
-	return json_object_get(obj_get(q, "metadata.labels"), "kubicle.dev/policy") != NULL;
+	const char *ns = obj_str(q, "metadata.namespace"), *name = obj_str(q, "metadata.name");
+	return json_object_get(obj_get(q, "metadata.labels"), "kubicle.dev/policy") && ns &&
+	       name && strcmp(ns, "kube-system") == 0 && strcmp(name, "kubicle-policy") == 0;
 }
 
 /* Objects of row res in ns (NULL: everywhere): a new array reference. */
