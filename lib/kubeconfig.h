@@ -40,7 +40,8 @@ struct kb_kubeconfig_creds {
 	bool insecure;  /* insecure-skip-tls-verify: true */
 	/* The file `token` was read from (tokenFile, made absolute, or the
 	 * in-cluster service-account token), or NULL for an inline token. Such
-	 * tokens rotate: clients re-read the file (kb_kubeconfig_read_token). */
+	 * tokens rotate: clients re-read the file (kb_kubeconfig_read_token).
+	 * A file that exists but is still empty leaves `token` NULL. */
 	char *token_file;
 };
 /* Reads the kubeconfig at `path` and resolves `context` (NULL: the file's

@@ -150,6 +150,15 @@ static int read_cluster(json_t *cl, const char *dir, struct kb_kubeconfig_creds 
 	return 0;
 }
 
+/* The token file's first read. An empty file is not an error: the writer
+ * (a supervisor, the kubelet) may not have filled it yet; the client starts
+ * without a token and re-reads the file later. */
+static int first_token(struct kb_kubeconfig_creds *c)
+{
+	int rc = kb_kubeconfig_read_token(c->token_file, &c->token);
+	return rc == -EINVAL ? 0 : rc;
+}
+
 static int read_user(json_t *u, const char *dir, struct kb_kubeconfig_creds *c)
 {
 	int rc =
@@ -166,7 +175,7 @@ static int read_user(json_t *u, const char *dir, struct kb_kubeconfig_creds *c)
 	if (!str(u, "tokenFile"))
 		return 0;
 	c->token_file = abs_path(dir, str(u, "tokenFile"));
-	return c->token_file ? kb_kubeconfig_read_token(c->token_file, &c->token) : -ENOMEM;
+	return c->token_file ? first_token(c) : -ENOMEM;
 }
 
 int kb_kubeconfig_parse(const char *text, size_t len, const char *dir, const char *context,
@@ -227,7 +236,7 @@ int kb_kubeconfig_in_cluster(const char *sa_dir, struct kb_kubeconfig_creds *out
 	out->server = strdup(buf);
 	snprintf(buf, sizeof(buf), "%s/token", sa_dir);
 	out->token_file = strdup(buf);
-	int rc = out->token_file ? kb_kubeconfig_read_token(buf, &out->token) : -ENOMEM;
+	int rc = out->token_file ? first_token(out) : -ENOMEM;
 	if (rc < 0) {
 		kb_kubeconfig_creds_free(out);
 		return rc;
