@@ -20,6 +20,7 @@
 #include "cmd/supervise.h"
 #include "cmd/tenant.h"
 #include "cmd/users.h"
+#include "cmd/version.h"
 #include "lib/kubeconfig.h"
 #include "lib/log.h"
 #include "lib/pki.h"
@@ -30,8 +31,7 @@
 #include "store/store.h"
 #include "syncer/syncer.h"
 
-#define KUBICLE_VERSION "0.1.0"
-#define MAX_SANS        32
+#define MAX_SANS 32
 
 static const char usage_text[] =
     "kubicle: a Kubernetes control plane per tenant, on one shared GPU pool.\n"

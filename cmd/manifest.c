@@ -44,11 +44,11 @@
 #include <jansson.h>
 #include <yaml.h>
 
+#include "cmd/version.h"
 #include "lib/log.h"
 #include "lib/pki.h"
 #include "lib/util.h"
 
-#define MAN_VERSION     "0.1.0" /* keep equal to KUBICLE_VERSION in cmd/main.c */
 #define MAN_IMAGE       "ghcr.io/kubicle/kubicle"
 #define MAN_PKI_DIR     "/etc/kubicle/pki"
 #define MAN_DATA_MOUNT  "/var/lib/kubicle"
@@ -227,7 +227,7 @@ static int finish_args(struct man_args *a)
 	if (!a->scheduler)
 		a->scheduler = "kai";
 	if (!a->image) {
-		snprintf(a->image_buf, sizeof(a->image_buf), "%s:%s", MAN_IMAGE, MAN_VERSION);
+		snprintf(a->image_buf, sizeof(a->image_buf), "%s:%s", MAN_IMAGE, KUBICLE_VERSION);
 		a->image = a->image_buf;
 	}
 	if (!a->storage)
