@@ -207,10 +207,28 @@ static int read_pid(const struct tenant *t, const char *file)
 	return pid > 1 && pid < INT_MAX ? (int)pid : 0;
 }
 
+/* Alive and not a zombie (an exited process whose parent, maybe an init
+ * that does not reap, has not collected it). */
+bool home_pid_alive(int pid)
+{
+	char path[64], buf[256];
+	if (kill(pid, 0) < 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *paren = strrchr(buf, ')');
+	return !(paren && paren[1] == ' ' && paren[2] == 'Z');
+}
+
 int home_pid(const struct tenant *t, const char *file)
 {
 	int pid = read_pid(t, file);
-	return pid > 0 && kill(pid, 0) == 0 ? pid : 0;
+	return pid > 0 && home_pid_alive(pid) ? pid : 0;
 }
 
 bool home_supervisor_alive(const struct tenant *t, int *pid)

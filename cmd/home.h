@@ -62,6 +62,9 @@ void home_free_names(char **names, size_t n);
 /* The process recorded in DIR/FILE when it is alive, else 0. For the
  * supervisor, alive means it holds DIR/supervisor.lock. */
 int home_pid(const struct tenant *t, const char *file);
+/* The process exists and is not a zombie (exited, not yet reaped: an init
+ * that does not reap leaves those). */
+bool home_pid_alive(int pid);
 bool home_supervisor_alive(const struct tenant *t, int *pid);
 
 /* Path of a file in the tenant's folder. */

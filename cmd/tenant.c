@@ -98,7 +98,7 @@ static void rfc3339_or_empty(time_t t, char *buf, size_t len)
 
 static void wait_gone(int pid, int ms)
 {
-	for (int i = 0; i < ms / 10 && kill(pid, 0) == 0; i++)
+	for (int i = 0; i < ms / 10 && home_pid_alive(pid); i++)
 		usleep(10000);
 }
 
@@ -108,15 +108,17 @@ static void stop_processes(const struct tenant *t)
 	int sup = 0;
 	if (home_supervisor_alive(t, &sup) && sup > 0) {
 		kill(sup, SIGTERM);
-		wait_gone(sup, 15000);
-		if (kill(sup, 0) == 0)
+		/* its lock goes when it exits, zombie or not */
+		for (int i = 0; i < 1500 && home_supervisor_alive(t, NULL); i++)
+			usleep(10000);
+		if (home_supervisor_alive(t, NULL))
 			kill(sup, SIGKILL);
 	}
 	int srv = home_pid(t, "server.pid");
-	if (srv > 0) {
+	if (srv > 0 && home_pid_alive(srv)) {
 		kill(srv, SIGTERM);
 		wait_gone(srv, 10000);
-		if (kill(srv, 0) == 0)
+		if (home_pid_alive(srv))
 			kill(srv, SIGKILL);
 	}
 }
