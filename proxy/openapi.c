@@ -47,12 +47,23 @@ void openapi_set_resources(size_t (*count)(void), const struct proxy_resource *(
 	openapi_invalidate();
 }
 
-void openapi_invalidate(void)
+static void drop_cached_text(void)
 {
 	free(cached.group);
 	free(cached.version);
 	free(cached.text);
 	memset(&cached, 0, sizeof(cached));
+}
+
+void openapi_invalidate(void)
+{
+	drop_cached_text();
+	openapi_v2_invalidate();
+}
+
+const char *openapi_k8s_version(void)
+{
+	return OPENAPI_K8S_VERSION;
 }
 
 void openapi_schema_name(const char *proto, char *buf, size_t len)
@@ -590,13 +601,13 @@ const char *openapi_v3_gv_text(const char *group, const char *version, size_t *l
 	json_decref(doc);
 	if (!text)
 		return NULL;
-	openapi_invalidate();
+	drop_cached_text();
 	cached.group = strdup(group);
 	cached.version = strdup(version);
 	cached.text = text;
 	cached.len = strlen(text);
 	if (!cached.group || !cached.version) {
-		openapi_invalidate();
+		drop_cached_text();
 		return NULL;
 	}
 	*len = cached.len;

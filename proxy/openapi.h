@@ -47,4 +47,34 @@ void openapi_schema_name(const char *proto, char *buf, size_t len);
  * resource_count/resource_at. Functions borrowed for the program's life. */
 void openapi_set_resources(size_t (*count)(void), const struct proxy_resource *(*at)(size_t));
 
+/* "v1.33.0": the Kubernetes version the documents describe. Static. */
+const char *openapi_k8s_version(void);
+
+/* ---- OpenAPI v2 (proxy/openapi_v2.c) ---- */
+
+struct req;
+struct kb_buf;
+
+/* The Swagger 2.0 document of every served group/version (the union of the
+ * v3 documents, converted; definitions named like kube's). New reference. */
+json_t *openapi_v2_doc(void);
+
+/* Encodes a Swagger 2.0 JSON document (borrowed) as a gnostic
+ * openapi.v2.Document protobuf into *out (initialized here; the caller frees
+ * it with kb_buf_free). Returns 0 or -ENOMEM. */
+int openapi_v2_encode(json_t *doc, struct kb_buf *out);
+
+/* The cached document as compact JSON / as protobuf, built on first use;
+ * NULL on failure. Borrowed: valid until openapi_invalidate(). */
+const char *openapi_v2_text(size_t *len);
+const void *openapi_v2_proto(size_t *len);
+
+/* Answers GET /openapi/v2: protobuf when Accept names
+ * application/com.github.proto-openapi.spec.v2@v1.0+protobuf (or the
+ * .v2.v1.0+protobuf spelling), else JSON; ETag / If-None-Match (304). */
+void openapi_v2_serve(struct req *r);
+
+/* Drops the v2 cache (openapi_invalidate() calls it). */
+void openapi_v2_invalidate(void);
+
 #endif

@@ -128,6 +128,10 @@ static bool is_public(const struct req *r)
 
 static void serve_openapi(struct req *r)
 {
+	if (r->nsegs == 2 && strcmp(r->segs[1], "v2") == 0) {
+		openapi_v2_serve(r);
+		return;
+	}
 	if (r->nsegs == 2 && strcmp(r->segs[1], "v3") == 0) {
 		json_t *root = openapi_v3_root();
 		reply_json(r, 200, root);
@@ -231,8 +235,8 @@ static void route(struct req *r)
 	}
 	if (r->nsegs == 0) {
 		json_t *paths =
-		    json_pack("{s:[s,s,s,s,s,s,s]}", "paths", "/api", "/apis", "/healthz", "/livez",
-			      "/openapi/v3", "/readyz", "/version");
+		    json_pack("{s:[s,s,s,s,s,s,s,s]}", "paths", "/api", "/apis", "/healthz", "/livez",
+			      "/openapi/v2", "/openapi/v3", "/readyz", "/version");
 		reply_json(r, 200, paths);
 		json_decref(paths);
 		return;
