@@ -16,6 +16,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_tenants.sh"
 . "$here/t_manifest.sh"
 . "$here/t_admission.sh"
+. "$here/t_openapi2.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -46,4 +47,5 @@ policies_suite
 manifest_suite
 admission_suite
 tenants_suite
+openapi2_suite
 e2e_summary
