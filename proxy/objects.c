@@ -219,10 +219,38 @@ static const char *pod_qos(const json_t *spec)
 	return guaranteed ? "Guaranteed" : "Burstable";
 }
 
+/* Pods only (not templates), as kube: a limit without a request sets the
+ * request. */
+static void requests_from_limits(json_t *spec)
+{
+	static const char *const lists[] = {"containers", "initContainers"};
+	for (size_t l = 0; l < 2; l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
+			json_t *res = json_object_get(c, "resources");
+			json_t *lim = json_object_get(res, "limits");
+			if (!json_is_object(lim) || !json_object_size(lim))
+				continue;
+			json_t *req = json_object_get(res, "requests");
+			if (!json_is_object(req)) {
+				req = json_object();
+				json_object_set_new(res, "requests", req);
+			}
+			const char *k;
+			json_t *v;
+			json_object_foreach (lim, k, v)
+				if (!json_object_get(req, k))
+					json_object_set(req, k, v);
+		}
+	}
+}
+
 static void default_pod(json_t *obj)
 {
 	json_t *spec = ensure_obj(obj, "spec");
 	default_pod_spec(spec);
+	requests_from_limits(spec);
 	json_t *tols = json_object_get(spec, "tolerations");
 	if (!json_is_array(tols)) {
 		tols = json_array();

@@ -61,7 +61,8 @@ void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, void *arg);
 /* Enforces a tenant policy (policies/policies.h; borrowed, must outlive the
  * proxy or be unset) on pods and pod templates, and keeps the ResourceQuota
  * kube-system/kubicle-policy showing its quota and usage. NULL: no policy
- * (everything allowed). Call with NULL before proxy_stop to close its timer.
+ * (everything allowed). Call with NULL before proxy_stop in every case (with
+ * or without a policy): admission's timer starts at the first write.
  * Implemented in proxy/admission.c. */
 struct policy;
 void proxy_set_policy(proxy_t *px, const struct policy *policy);

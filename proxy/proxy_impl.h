@@ -46,7 +46,7 @@ struct proxy {
 	struct audit *audit; /* audit.c: DIR/audit.log, or NULL */
 	void *sa_key;        /* auth.c: EVP_PKEY signing service-account tokens */
 	/* admission.c: the tenant's policy (borrowed) or NULL, and the timer
-	 * keeping its quota object */
+	 * keeping its quota object and the tenant's ResourceQuotas current */
 	const struct policy *policy;
 	struct admission *admission;
 };
@@ -126,12 +126,14 @@ json_t *authz_rules(struct proxy *px, const char *user, const char *const *group
  * borrowed (old NULL on create). */
 int authz_admit(struct req *r, const json_t *obj, const json_t *old);
 
-/* admission.c: the tenant policy's admission of a create or update of obj
- * (borrowed; a new pod gets the forced node selector and tolerations) over
- * old (borrowed, NULL on create). 0, or it has answered (403) and returns
- * -EACCES. */
+/* admission.c: the admission chain for a create or update of obj (borrowed,
+ * may be changed) over old (borrowed, NULL on create), in kube's order:
+ * LimitRange (defaults, then min/max), Pod Security (namespace labels), the
+ * tenant policy (a new pod gets its node selector and tolerations), then
+ * ResourceQuota (the tenant's quotas, charged when admitted). 0, or it has
+ * answered (403/422) and returns -EACCES/-EINVAL. */
 int admission_check(struct req *r, json_t *obj, const json_t *old);
-/* admission.c: the same for writes of in-process controllers: 0, or
+/* admission.c: the same chain for writes of in-process controllers: 0, or
  * -EACCES (the reason is logged). */
 int admission_internal(struct proxy *px, const struct proxy_resource *res, json_t *obj,
 		       const json_t *old);
@@ -241,9 +243,9 @@ void obj_default_keys(const struct proxy_resource *res, json_t *obj);
 void obj_keep_server_meta(const json_t *old, json_t *obj);
 /* Equal but for resourceVersion and managedFields. */
 bool obj_same(const json_t *a, const json_t *b);
-/* Runs metadata + kind validation (on failure answers 422 and returns
- * -EINVAL), then policy admission (admission.c: may add the policy's node
- * selector and tolerations to a new pod; answers 403, returns -EACCES). */
+/* Runs authorization of the write (authz_admit), metadata + kind validation
+ * (on failure answers 422 and returns -EINVAL), then the admission chain
+ * (admission_check: may change obj; answers 403, returns -EACCES). */
 int obj_validate(struct req *r, json_t *obj, const json_t *old);
 bool obj_spec_changed(const json_t *a, const json_t *b);
 int64_t obj_rv(const json_t *obj);
