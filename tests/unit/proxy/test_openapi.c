@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "proxy/openapi.h"
+#include "lib/util.h"
 #include "proxy/types.h"
 
 static Suite *suite(void);
@@ -374,6 +375,324 @@ START_TEST(real_table)
 }
 END_TEST
 
+/* ---- OpenAPI v2 ---- */
+
+static json_t *def_of(json_t *doc, const char *name)
+{
+	return json_object_get(json_object_get(doc, "definitions"), name);
+}
+
+/* Every $ref of v must name a definition and no v3 allOf wrapper may remain:
+ * kubectl's proto parser fails the whole document otherwise. */
+static void check_refs(json_t *doc, json_t *v, int *nrefs)
+{
+	const char *k;
+	json_t *c;
+	size_t i;
+
+	if (json_is_array(v)) {
+		json_array_foreach (v, i, c)
+			check_refs(doc, c, nrefs);
+		return;
+	}
+	if (!json_is_object(v))
+		return;
+	json_object_foreach (v, k, c) {
+		if (strcmp(k, "$ref") == 0) {
+			const char *ref = json_string_value(c);
+			ck_assert_msg(strncmp(ref, "#/definitions/", 14) == 0, "%s", ref);
+			ck_assert_msg(def_of(doc, ref + 14) != NULL, "dangling %s", ref);
+			ck_assert_msg(json_object_get(v, "type") == NULL, "typed ref %s", ref);
+			(*nrefs)++;
+		}
+		ck_assert_msg(strcmp(k, "allOf") != 0 && strcmp(k, "requestBody") != 0 &&
+				  strcmp(k, "components") != 0,
+			      "v3 key %s", k);
+		check_refs(doc, c, nrefs);
+	}
+}
+
+static json_t *param_named(json_t *op, const char *name)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach (json_object_get(op, "parameters"), i, p)
+		if (strcmp(json_string_value(json_object_get(p, "name")), name) == 0)
+			return p;
+	return NULL;
+}
+
+START_TEST(v2_document)
+{
+	json_t *doc = openapi_v2_doc();
+	int nrefs = 0;
+
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "swagger")), "2.0");
+	check_refs(doc, doc, &nrefs);
+	ck_assert_int_gt(nrefs, 50);
+	/* definitions are kube's names with the GVK list explain/validation look up */
+	json_t *pod = def_of(doc, "io.k8s.api.core.v1.Pod");
+	json_t *gvk = json_array_get(json_object_get(pod, "x-kubernetes-group-version-kind"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(gvk, "kind")), "Pod");
+	ck_assert_str_eq(json_string_value(json_object_get(gvk, "group")), "");
+	ck_assert_str_eq(json_string_value(json_object_get(prop(pod, "spec"), "$ref")),
+			 "#/definitions/io.k8s.api.core.v1.PodSpec");
+	ck_assert_ptr_nonnull(def_of(doc, "io.k8s.api.apps.v1.Deployment"));
+	json_t *cs = prop(def_of(doc, "io.k8s.api.core.v1.PodSpec"), "containers");
+	ck_assert_str_eq(json_string_value(json_object_get(cs, "x-kubernetes-patch-merge-key")),
+			 "name");
+	ck_assert_str_eq(json_string_value(json_object_get(cs, "x-kubernetes-patch-strategy")),
+			 "merge");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(cs, "items"), "$ref")),
+			 "#/definitions/io.k8s.api.core.v1.Container");
+
+	/* the PATCH op: GVK object, action, fieldValidation inline, body parameter */
+	json_t *item = json_object_get(json_object_get(doc, "paths"),
+				       "/apis/apps/v1/namespaces/{namespace}/deployments/{name}");
+	json_t *op = json_object_get(item, "patch");
+	ck_assert_ptr_nonnull(op);
+	ck_assert_str_eq(json_string_value(json_object_get(op, "x-kubernetes-action")), "patch");
+	ck_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(op, "x-kubernetes-group-version-kind"), "kind")),
+			 "Deployment");
+	json_t *fv = param_named(op, "fieldValidation");
+	ck_assert_str_eq(json_string_value(json_object_get(fv, "in")), "query");
+	ck_assert_str_eq(json_string_value(json_object_get(fv, "type")), "string");
+	ck_assert_ptr_null(json_object_get(fv, "schema"));
+	json_t *body = param_named(op, "body");
+	ck_assert_str_eq(json_string_value(json_object_get(body, "in")), "body");
+	ck_assert(json_is_true(json_object_get(body, "required")));
+	bool smp = false;
+	size_t i;
+	json_t *c;
+	json_array_foreach (json_object_get(op, "consumes"), i, c)
+		smp = smp || strcmp(json_string_value(c), "application/strategic-merge-patch+json") == 0;
+	ck_assert(smp);
+	/* PUT's body and the 200 response are the kind */
+	json_t *put = json_object_get(item, "put");
+	ck_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(param_named(put, "body"), "schema"), "$ref")),
+			 "#/definitions/io.k8s.api.apps.v1.Deployment");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(json_object_get(put, "responses"), "200"), "schema"),
+		"$ref")),
+	    "#/definitions/io.k8s.api.apps.v1.Deployment");
+	/* path parameters inline */
+	json_t *pp = json_array_get(json_object_get(item, "parameters"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(pp, "in")), "path");
+	ck_assert_str_eq(json_string_value(json_object_get(pp, "type")), "string");
+	ck_assert(json_is_true(json_object_get(pp, "required")));
+	json_decref(doc);
+}
+END_TEST
+
+/* CRD schemas get kube's v2 pruning; the CRD's GV appears after invalidation. */
+START_TEST(v2_crd)
+{
+	size_t len;
+	const char *t = openapi_v2_text(&len);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_null(strstr(t, "com.example.v1.Widget"));
+	nfake = 4;
+	fake[3].schema = json_loads(
+	    "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{"
+	    "\"size\":{\"type\":\"integer\",\"description\":\"How big.\"},"
+	    "\"color\":{\"type\":\"string\",\"nullable\":true},"
+	    "\"port\":{\"x-kubernetes-int-or-string\":true,\"anyOf\":[{\"type\":\"integer\"},"
+	    "{\"type\":\"string\"}]},"
+	    "\"extra\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true,"
+	    "\"properties\":{\"a\":{\"type\":\"string\"}}},"
+	    "\"bare\":{\"type\":\"array\"}}}}}",
+	    0, NULL);
+	ck_assert_ptr_nonnull(fake[3].schema);
+	/* still the cached text until the table change is announced */
+	ck_assert_ptr_eq(openapi_v2_text(&len), t);
+	openapi_invalidate();
+	json_t *doc = openapi_v2_doc();
+	json_t *w = def_of(doc, "com.example.v1.Widget");
+	ck_assert_ptr_nonnull(w);
+	json_t *spec = prop(w, "spec");
+	ck_assert_str_eq(json_string_value(json_object_get(prop(spec, "size"), "description")),
+			 "How big.");
+	ck_assert_ptr_null(json_object_get(prop(spec, "color"), "type"));
+	ck_assert_ptr_null(json_object_get(prop(spec, "color"), "nullable"));
+	ck_assert_ptr_null(json_object_get(prop(spec, "port"), "anyOf"));
+	ck_assert(json_is_true(json_object_get(prop(spec, "port"), "x-kubernetes-int-or-string")));
+	ck_assert_ptr_null(json_object_get(prop(spec, "extra"), "properties"));
+	ck_assert_ptr_null(json_object_get(prop(spec, "bare"), "type"));
+	ck_assert_str_eq(json_string_value(json_object_get(prop(w, "metadata"), "$ref")),
+			 "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+	int nrefs = 0;
+	check_refs(doc, doc, &nrefs);
+	json_decref(doc);
+	t = openapi_v2_text(&len);
+	ck_assert_ptr_nonnull(strstr(t, "\"com.example.v1.Widget\""));
+	json_decref(fake[3].schema);
+	fake[3].schema = NULL;
+	openapi_invalidate();
+}
+END_TEST
+
+/* A minimal protobuf reader for the test: the next field of [*p, end). */
+struct pbf {
+	uint32_t num;
+	unsigned wire;
+	uint64_t v;
+	const unsigned char *data;
+	size_t len;
+};
+
+static uint64_t rd_varint(const unsigned char **p, const unsigned char *end)
+{
+	uint64_t v = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	ck_abort_msg("truncated varint");
+	return 0;
+}
+
+static bool pb_next(const unsigned char **p, const unsigned char *end, struct pbf *f)
+{
+	if (*p >= end)
+		return false;
+	uint64_t tag = rd_varint(p, end);
+	f->num = (uint32_t)(tag >> 3);
+	f->wire = tag & 7;
+	ck_assert_uint_gt(f->num, 0);
+	switch (f->wire) {
+	case 0: f->v = rd_varint(p, end); break;
+	case 1: ck_assert((size_t)(end - *p) >= 8); *p += 8; break;
+	case 2:
+		f->len = rd_varint(p, end);
+		ck_assert(f->len <= (size_t)(end - *p));
+		f->data = *p;
+		*p += f->len;
+		break;
+	default: ck_abort_msg("wire type %u", f->wire);
+	}
+	return true;
+}
+
+/* The string/bytes field num of a message (first occurrence), or NULL. */
+static bool pb_field(const unsigned char *m, size_t len, uint32_t num, const unsigned char **out,
+		     size_t *olen)
+{
+	const unsigned char *p = m;
+	struct pbf f;
+	while (pb_next(&p, m + len, &f))
+		if (f.num == num && f.wire == 2) {
+			*out = f.data;
+			*olen = f.len;
+			return true;
+		}
+	return false;
+}
+
+static bool pb_str_is(const unsigned char *m, size_t len, uint32_t num, const char *want)
+{
+	const unsigned char *s;
+	size_t n;
+	return pb_field(m, len, num, &s, &n) && n == strlen(want) && memcmp(s, want, n) == 0;
+}
+
+/* Among the repeated Named* entries `num` of m ({1: name, 2: value}), the
+ * value of the one called name. */
+static bool pb_named(const unsigned char *m, size_t len, uint32_t num, const char *name,
+		     const unsigned char **out, size_t *olen)
+{
+	const unsigned char *p = m;
+	struct pbf f;
+	while (pb_next(&p, m + len, &f))
+		if (f.num == num && f.wire == 2 && pb_str_is(f.data, f.len, 1, name))
+			return pb_field(f.data, f.len, 2, out, olen);
+	return false;
+}
+
+START_TEST(v2_protobuf)
+{
+	json_t *doc = openapi_v2_doc();
+	struct kb_buf pb = {0};
+	ck_assert_int_eq(openapi_v2_encode(doc, &pb), 0);
+	json_decref(doc);
+	const unsigned char *d = (const unsigned char *)pb.data, *m, *s, *x;
+	size_t mn, sn, xn;
+
+	/* Document: swagger=1, info=2 {title=1, version=2}, paths=8, definitions=9 */
+	ck_assert(pb_str_is(d, pb.len, 1, "2.0"));
+	ck_assert(pb_field(d, pb.len, 2, &m, &mn));
+	ck_assert(pb_str_is(m, mn, 1, "Kubernetes"));
+	/* definitions: NamedSchema "io.k8s.api.core.v1.Pod" */
+	ck_assert(pb_field(d, pb.len, 9, &m, &mn));
+	ck_assert(pb_named(m, mn, 1, "io.k8s.api.core.v1.Pod", &s, &sn));
+	/* Schema.type=22 TypeItem{value=1}: "object" */
+	ck_assert(pb_field(s, sn, 22, &x, &xn));
+	ck_assert(pb_str_is(x, xn, 1, "object"));
+	/* Schema.vendor_extension=31: NamedAny{Any{yaml=2}} with the GVK list */
+	ck_assert(pb_named(s, sn, 31, "x-kubernetes-group-version-kind", &x, &xn));
+	ck_assert(pb_field(x, xn, 2, &x, &xn));
+	char yaml[256];
+	snprintf(yaml, sizeof(yaml), "%.*s", (int)xn, (const char *)x);
+	ck_assert_str_eq(yaml, "[{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"}]");
+	/* Schema.properties=25 {NamedSchema "spec" → Schema{_ref=1}} */
+	ck_assert(pb_field(s, sn, 25, &x, &xn));
+	ck_assert(pb_named(x, xn, 1, "spec", &x, &xn));
+	ck_assert(pb_str_is(x, xn, 1, "#/definitions/io.k8s.api.core.v1.PodSpec"));
+	/* PodSpec.containers: array (TypeItem), items=23 ItemsItem{schema=1 {_ref}} */
+	ck_assert(pb_named(m, mn, 1, "io.k8s.api.core.v1.PodSpec", &s, &sn));
+	ck_assert(pb_field(s, sn, 25, &x, &xn));
+	ck_assert(pb_named(x, xn, 1, "containers", &s, &sn));
+	ck_assert(pb_field(s, sn, 22, &x, &xn));
+	ck_assert(pb_str_is(x, xn, 1, "array"));
+	ck_assert(pb_field(s, sn, 23, &x, &xn));
+	ck_assert(pb_field(x, xn, 1, &x, &xn));
+	ck_assert(pb_str_is(x, xn, 1, "#/definitions/io.k8s.api.core.v1.Container"));
+	ck_assert(pb_named(s, sn, 31, "x-kubernetes-patch-merge-key", &x, &xn));
+	ck_assert(pb_str_is(x, xn, 2, "\"name\""));
+
+	/* paths=8 {path=2 NamedPathItem} → PathItem.patch=8 → Operation.parameters=8
+	 * → ParametersItem.parameter=1 → Parameter.non_body_parameter=2 →
+	 * query_parameter_sub_schema=3 {in=2, name=4, type=6} */
+	ck_assert(pb_field(d, pb.len, 8, &m, &mn));
+	ck_assert(pb_named(m, mn, 2, "/api/v1/namespaces/{namespace}/pods/{name}", &s, &sn));
+	ck_assert(pb_field(s, sn, 8, &s, &sn));
+	ck_assert(pb_named(s, sn, 13, "x-kubernetes-action", &x, &xn));
+	ck_assert(pb_str_is(x, xn, 2, "\"patch\""));
+	const unsigned char *p = s;
+	struct pbf f;
+	bool found = false, body = false;
+	while (pb_next(&p, s + sn, &f)) {
+		if (f.num != 8)
+			continue;
+		ck_assert(pb_field(f.data, f.len, 1, &x, &xn));
+		if (pb_field(x, xn, 1, &m, &mn)) { /* BodyParameter{name=2, in=3} */
+			body = body || pb_str_is(m, mn, 3, "body");
+			continue;
+		}
+		ck_assert(pb_field(x, xn, 2, &x, &xn));
+		if (!pb_field(x, xn, 3, &x, &xn))
+			continue;
+		if (pb_str_is(x, xn, 4, "fieldValidation")) {
+			found = true;
+			ck_assert(pb_str_is(x, xn, 2, "query"));
+			ck_assert(pb_str_is(x, xn, 6, "string"));
+		}
+	}
+	ck_assert(found);
+	ck_assert(body);
+	kb_buf_free(&pb);
+
+	/* the cached bytes are this encoding */
+	size_t len;
+	ck_assert_ptr_nonnull(openapi_v2_proto(&len));
+	ck_assert_uint_gt(len, 1000);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("proxy/openapi");
@@ -385,6 +704,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, crd_rows);
 	tcase_add_test(tc, text_cache);
 	tcase_add_test(tc, real_table);
+	tcase_add_test(tc, v2_document);
+	tcase_add_test(tc, v2_crd);
+	tcase_add_test(tc, v2_protobuf);
 	suite_add_tcase(s, tc);
 	return s;
 }
