@@ -312,9 +312,9 @@ static int flush_tracking(struct ctrl *c, struct jstate *s)
 			json_decref(st);
 			st = json_object();
 		}
-		json_object_set_new(st, "uncountedTerminatedPods",
-				    json_pack("{s:O,s:O}", "succeeded", s->unc_succ, "failed",
-					      s->unc_fail));
+		json_object_set_new(
+		    st, "uncountedTerminatedPods",
+		    json_pack("{s:O,s:O}", "succeeded", s->unc_succ, "failed", s->unc_fail));
 		int rc = ctrl_write_status(c, "batch", "v1", "jobs", s->job, st, JOB_MANAGER);
 		json_decref(st);
 		if (rc < 0)

@@ -180,9 +180,9 @@ static void truncate_history(struct ctrl *c, const struct sstate *s, json_t *rev
 /* Makes sure the update revision exists and is the newest one. */
 static int sync_revisions(struct ctrl *c, struct sstate *s, const char *hash)
 {
-	json_t *revs = ctrl_claim(c, "apps/controllerrevisions", "apps", "v1",
-				  "controllerrevisions", s->sts, ctrl_path(s->sts, "spec.selector"),
-				  STS_MANAGER);
+	json_t *revs =
+	    ctrl_claim(c, "apps/controllerrevisions", "apps", "v1", "controllerrevisions", s->sts,
+		       ctrl_path(s->sts, "spec.selector"), STS_MANAGER);
 	int64_t max = 0;
 	json_t *mine = NULL, *cr;
 	size_t i;
@@ -312,7 +312,8 @@ static void release_claims(struct ctrl *c, const json_t *sts, const json_t *pod,
 		json_t *pvc = ctrl_get(c, "/persistentvolumeclaims", ctrl_ns(sts), name);
 		if (!pvc)
 			continue;
-		json_t *m = json_object_get(pvc, "metadata"), *refs = json_object_get(m, "ownerReferences");
+		json_t *m = json_object_get(pvc, "metadata"),
+		       *refs = json_object_get(m, "ownerReferences");
 		if (!json_is_array(refs)) {
 			refs = json_array();
 			json_object_set_new(m, "ownerReferences", refs);

@@ -8,6 +8,7 @@
  * Headers (with the bearer token) are built when a request starts, so a
  * token replaced while requests wait behind the rate limit reaches them.
  */
+#include "lib/curl_dl.h"
 #include "lib/httpc.h"
 
 #include "lib/kubeconfig.h"
@@ -16,8 +17,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <curl/curl.h>
 
 #include "lib/log.h"
 #include "lib/util.h"
@@ -620,13 +619,11 @@ void kb_httpc_set_limit(kb_httpc_t *c, double qps, unsigned burst)
 
 int kb_httpc_new(uv_loop_t *loop, const struct kb_httpc_opts *o, kb_httpc_t **out)
 {
-	static bool global_done;
 	if (!o->server || !kb_str_has_prefix(o->server, "http"))
 		return -EINVAL;
-	if (!global_done) {
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		global_done = true;
-	}
+	int rc = kb_curl_load(); /* loaded on first use: lib/curl_dl.h */
+	if (rc < 0)
+		return rc;
 	kb_httpc_t *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;

@@ -91,8 +91,7 @@ int policy_pss_level(const policy_t *p);
  * appended to msg as kube's pod-security admission words them ("privileged
  * (container "c" must not set securityContext.privileged=true)"), joined by
  * ", ". Returns how many. */
-int policy_pss_violations(int level, const json_t *meta, const json_t *spec, char *msg,
-			  size_t len);
+int policy_pss_violations(int level, const json_t *meta, const json_t *spec, char *msg, size_t len);
 
 /* Parses a Kubernetes quantity ("500m", "2", "1Gi", "1.5") into
  * thousandths. 0 or -EINVAL. */

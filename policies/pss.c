@@ -307,11 +307,11 @@ static int ctr_restricted(const json_t *spec, const json_t *c, char *msg, size_t
 	if (!sc)
 		sc = str(spec, "securityContext.seccompProfile.type");
 	if (!sc || (strcmp(sc, "RuntimeDefault") != 0 && strcmp(sc, "Localhost") != 0)) {
-		policy_msg_add(
-		    msg, len,
-		    "seccompProfile (pod or container \"%s\" must set securityContext.seccompProfile.type "
-		    "to \"RuntimeDefault\" or \"Localhost\")",
-		    name);
+		policy_msg_add(msg, len,
+			       "seccompProfile (pod or container \"%s\" must set "
+			       "securityContext.seccompProfile.type "
+			       "to \"RuntimeDefault\" or \"Localhost\")",
+			       name);
 		n++;
 	}
 	return n;
@@ -381,8 +381,7 @@ int policy_pss_level(const policy_t *p)
 	return p ? (int)p->pss : POLICY_PSS_PRIVILEGED;
 }
 
-int policy_pss_violations(int level, const json_t *meta, const json_t *spec, char *msg,
-			  size_t len)
+int policy_pss_violations(int level, const json_t *meta, const json_t *spec, char *msg, size_t len)
 {
 	if (level <= POLICY_PSS_PRIVILEGED || !json_is_object(spec))
 		return 0;

@@ -153,10 +153,10 @@ static void psa_of(struct proxy *px, const char *ns, struct psa *p)
 /* The pod template of a workload kind, or the pod itself; NULL otherwise. */
 static const json_t *pod_template(const struct proxy_resource *res, const json_t *obj)
 {
-	static const char *const templated[] = {"Deployment", "ReplicaSet", "StatefulSet",
-						"DaemonSet",  "Job",        "ReplicationController"};
-	if (res->crd || (res->group[0] && strcmp(res->group, "apps") != 0 &&
-			 strcmp(res->group, "batch") != 0))
+	static const char *const templated[] = {
+	    "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"};
+	if (res->crd ||
+	    (res->group[0] && strcmp(res->group, "apps") != 0 && strcmp(res->group, "batch") != 0))
 		return NULL;
 	if (strcmp(res->kind, "Pod") == 0)
 		return obj;
@@ -179,8 +179,7 @@ static bool psa_violates(int level, const char *ver, const json_t *t, const char
 	if (level <= 0 || policy_pss_violations(level, json_object_get(t, "metadata"),
 						json_object_get(t, "spec"), why, sizeof(why)) == 0)
 		return false;
-	snprintf(out, len, "%s PodSecurity \"%s:%s\": %s", pfx, policy_pss_name(level), ver,
-		 why);
+	snprintf(out, len, "%s PodSecurity \"%s:%s\": %s", pfx, policy_pss_name(level), ver, why);
 	return true;
 }
 
@@ -225,7 +224,8 @@ static json_t *psa_label_causes(const json_t *ns)
 	char key[96], field[160], m[512];
 	for (size_t i = 0; i < KB_ARRAY_SIZE(modes); i++)
 		for (int ver = 0; ver < 2; ver++) {
-			snprintf(key, sizeof(key), PSA_PREFIX "%s%s", modes[i], ver ? "-version" : "");
+			snprintf(key, sizeof(key), PSA_PREFIX "%s%s", modes[i],
+				 ver ? "-version" : "");
 			const char *v = json_string_value(json_object_get(labels, key));
 			if (!v)
 				continue;
@@ -242,9 +242,9 @@ static json_t *psa_label_causes(const json_t *ns)
 				     : "must be one of privileged, baseline, restricted");
 			if (!causes)
 				causes = json_array();
-			json_array_append_new(causes,
-					      json_pack("{s:s,s:s,s:s}", "reason", "FieldValueInvalid",
-							"message", m, "field", field));
+			json_array_append_new(causes, json_pack("{s:s,s:s,s:s}", "reason",
+								"FieldValueInvalid", "message", m,
+								"field", field));
 		}
 	return causes;
 }

@@ -45,8 +45,8 @@
 #include "proxy/proxy_impl.h"
 #include "proxy/validate.h"
 
-#define CRD_KEY   "apiextensions.k8s.io/customresourcedefinitions"
-#define MAX_NAMES 16
+#define CRD_KEY     "apiextensions.k8s.io/customresourcedefinitions"
+#define MAX_NAMES   16
 #define CLEANUP_FIN "customresourcecleanup.apiextensions.k8s.io"
 
 struct crd_row {
@@ -352,7 +352,8 @@ static bool in_array(const json_t *arr, const char *s)
 static void take_short_names(struct names_verdict *v, const json_t *want, const json_t *had,
 			     const json_t *used)
 {
-	const json_t *ws = json_object_get(want, "shortNames"), *hs = json_object_get(had, "shortNames");
+	const json_t *ws = json_object_get(want, "shortNames"),
+		     *hs = json_object_get(had, "shortNames");
 	struct kb_buf msg = {0};
 	size_t i, bad = 0;
 	json_t *s;
@@ -375,7 +376,8 @@ static void take_short_names(struct names_verdict *v, const json_t *want, const 
 
 static void names_accept(struct proxy *px, const json_t *crd, struct names_verdict *v)
 {
-	const json_t *want = obj_get(crd, "spec.names"), *had = obj_get(crd, "status.acceptedNames");
+	const json_t *want = obj_get(crd, "spec.names"),
+		     *had = obj_get(crd, "status.acceptedNames");
 	json_t *res = json_object(), *kinds = json_object();
 	used_names(px, crd, res, kinds);
 	v->accepted = json_object();
@@ -773,8 +775,9 @@ int crd_start(struct proxy *px)
 	json_t *o;
 	json_array_foreach (res.items, i, o) {
 		bool served = cond_true(o, "Established");
-		rows_sync(o, served ? (obj_get(o, "status.acceptedNames") ?: obj_get(o, "spec.names"))
-				    : NULL);
+		rows_sync(o, served
+				 ? (obj_get(o, "status.acceptedNames") ?: obj_get(o, "spec.names"))
+				 : NULL);
 	}
 	table_changed();
 	crd_px = px;

@@ -76,7 +76,8 @@ static void merge(json_t *res, const char *which, const json_t *defaults, const 
 	for (size_t i = 0; keys && i < n; i++) {
 		if (json_object_get(json_object_get(res, which), keys[i]))
 			continue;
-		json_object_set(ensure_obj(res, which), keys[i], json_object_get(defaults, keys[i]));
+		json_object_set(ensure_obj(res, which), keys[i],
+				json_object_get(defaults, keys[i]));
 		kb_buf_printf(&set, "%s%s", set.len ? ", " : "", keys[i]);
 	}
 	free(keys);
@@ -210,10 +211,11 @@ static void constrain(struct errs *e, const char *kind, const char *type, const 
 			err_add(e, "maximum %s usage per %s is %s, but request is %s", k, type,
 				enf.s, req->s);
 	} else if (!req->has || req->v == 0) {
-		err_add(e,
-			"%s max limit to request ratio per %s is %s, but no request is specified or "
-			"request is 0",
-			k, type, enf.s);
+		err_add(
+		    e,
+		    "%s max limit to request ratio per %s is %s, but no request is specified or "
+		    "request is 0",
+		    k, type, enf.s);
 	} else if (!lim || !lim->has || lim->v == 0) {
 		err_add(e,
 			"%s max limit to request ratio per %s is %s, but no limit is specified or "
@@ -291,9 +293,8 @@ static void check_item(struct errs *e, const json_t *item, bool pod, const json_
 		for (size_t k = 0; k < KB_ARRAY_SIZE(ctr_kinds); k++) {
 			size_t i;
 			json_t *c;
-			json_array_foreach (json_object_get(json_object_get(obj, "spec"),
-							    ctr_kinds[k]),
-					    i, c)
+			json_array_foreach (
+			    json_object_get(json_object_get(obj, "spec"), ctr_kinds[k]), i, c)
 				check_container(e, item, c);
 		}
 	} else if (pod && type_is(item, "Pod")) {

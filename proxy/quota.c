@@ -281,12 +281,9 @@ static void pvc_usage(const json_t *pvc, json_t *out)
 	}
 }
 
-static const char *const legacy_counts[] = {"services",
-					    "secrets",
-					    "configmaps",
-					    "persistentvolumeclaims",
-					    "replicationcontrollers",
-					    "resourcequotas"};
+static const char *const legacy_counts[] = {
+    "services",      "secrets", "configmaps", "persistentvolumeclaims", "replicationcontrollers",
+    "resourcequotas"};
 
 static bool is_core(const struct proxy_resource *res, const char *plural)
 {
@@ -427,7 +424,8 @@ static bool scopes_match(const json_t *quota, const struct proxy_resource *res, 
 	size_t i;
 	json_t *s;
 	json_array_foreach (scopes, i, s)
-		if (!json_string_value(s) || !scope_match(json_string_value(s), "Exists", NULL, obj))
+		if (!json_string_value(s) ||
+		    !scope_match(json_string_value(s), "Exists", NULL, obj))
 			return false;
 	json_array_foreach (exprs, i, s) {
 		const char *scope = obj_str(s, "scopeName"), *op = obj_str(s, "operator");
@@ -446,8 +444,8 @@ bool quota_matches(const json_t *quota, const struct proxy_resource *res, const 
 
 static bool needs_explicit(const char *k)
 {
-	static const char *const set[] = {"cpu",         "memory",      "requests.cpu",
-					  "requests.memory", "limits.cpu", "limits.memory"};
+	static const char *const set[] = {
+	    "cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(set); i++)
 		if (strcmp(k, set[i]) == 0)
 			return true;
@@ -511,8 +509,8 @@ static void pretty(struct kb_buf *b, const char *k, int64_t v, const json_t *har
 	kb_buf_printf(b, "%s%s=%s", b->len ? "," : "", k, q);
 }
 
-int quota_check(const char *name, const json_t *hard, const json_t *used,
-		const json_t *requested, char *msg, size_t len)
+int quota_check(const char *name, const json_t *hard, const json_t *used, const json_t *requested,
+		char *msg, size_t len)
 {
 	size_t n = 0;
 	const char **keys = kb_json_sorted_keys(requested, &n);
@@ -560,8 +558,8 @@ json_t *quota_used_strings(const json_t *hard, const json_t *used)
 static bool is_policy_quota(const json_t *q)
 {
 	const char *ns = obj_str(q, "metadata.namespace"), *name = obj_str(q, "metadata.name");
-	return json_object_get(obj_get(q, "metadata.labels"), "kubicle.dev/policy") && ns &&
-	       name && strcmp(ns, "kube-system") == 0 && strcmp(name, "kubicle-policy") == 0;
+	return json_object_get(obj_get(q, "metadata.labels"), "kubicle.dev/policy") && ns && name &&
+	       strcmp(ns, "kube-system") == 0 && strcmp(name, "kubicle-policy") == 0;
 }
 
 /* Objects of row res in ns (NULL: everywhere): a new array reference. */

@@ -58,8 +58,8 @@ int quota_pod_constraints(const json_t *hard, const json_t *pod, char *msg, size
 /* Checks `requested` (resource list) on top of `used` against the quota's
  * hard (spec.hard strings). 0, or -EACCES with msg "exceeded quota: NAME,
  * requested: pods=1, used: pods=2, limited: pods=2". All borrowed. */
-int quota_check(const char *name, const json_t *hard, const json_t *used,
-		const json_t *requested, char *msg, size_t len);
+int quota_check(const char *name, const json_t *hard, const json_t *used, const json_t *requested,
+		char *msg, size_t len);
 /* status.used (new reference): `used` (resource list) as quantity strings for
  * every resource of hard, 0 where nothing is used. */
 json_t *quota_used_strings(const json_t *hard, const json_t *used);

@@ -29,8 +29,7 @@ static json_t *J(const char *json)
 	return j;
 }
 
-static const struct proxy_resource *row(const char *group, const char *version,
-					const char *plural)
+static const struct proxy_resource *row(const char *group, const char *version, const char *plural)
 {
 	const struct proxy_resource *r = resource_find(group, version, plural);
 	ck_assert_ptr_nonnull(r);
@@ -49,10 +48,14 @@ START_TEST(quantities)
 		const char *in;
 		int64_t milli;
 		const char *out;
-	} t[] = {{"500m", 500, "500m"},         {"1", 1000, "1"},
-		 {"1.5", 1500, "1500m"},        {"2000", 2000000, "2k"},
-		 {"1Gi", 1073741824000LL, "1Gi"}, {"1536Mi", 1610612736000LL, "1536Mi"},
-		 {"1024Mi", 1073741824000LL, "1Gi"}, {"0", 0, "0"}};
+	} t[] = {{"500m", 500, "500m"},
+		 {"1", 1000, "1"},
+		 {"1.5", 1500, "1500m"},
+		 {"2000", 2000000, "2k"},
+		 {"1Gi", 1073741824000LL, "1Gi"},
+		 {"1536Mi", 1610612736000LL, "1536Mi"},
+		 {"1024Mi", 1073741824000LL, "1Gi"},
+		 {"0", 0, "0"}};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		json_t *v = json_string(t[i].in);
 		int64_t m = -1;
@@ -187,8 +190,7 @@ START_TEST(matching_and_scopes)
 	q = J("{\"spec\":{\"hard\":{\"pods\":\"2\"},\"scopeSelector\":{\"matchExpressions\":[{"
 	      "\"scopeName\":\"PriorityClass\",\"operator\":\"In\",\"values\":[\"high\"]}]}}}");
 	ck_assert(!quota_matches(q, pods, pod));
-	json_object_set_new(json_object_get(pod, "spec"), "priorityClassName",
-			    json_string("high"));
+	json_object_set_new(json_object_get(pod, "spec"), "priorityClassName", json_string("high"));
 	ck_assert(quota_matches(q, pods, pod));
 	json_decref(q);
 	json_decref(burst);
@@ -226,15 +228,16 @@ END_TEST
 
 START_TEST(limitrange_defaulting)
 {
-	json_t *lr = J("{\"spec\":{\"limits\":[{\"type\":\"Container\",\"max\":{\"cpu\":\"2\"},"
-		       "\"min\":{\"memory\":\"32Mi\"}},{\"type\":\"Pod\",\"max\":{\"cpu\":\"4\"}}]}}");
+	json_t *lr =
+	    J("{\"spec\":{\"limits\":[{\"type\":\"Container\",\"max\":{\"cpu\":\"2\"},"
+	      "\"min\":{\"memory\":\"32Mi\"}},{\"type\":\"Pod\",\"max\":{\"cpu\":\"4\"}}]}}");
 	limitrange_defaults(lr);
 	json_t *c = json_array_get(obj_get(lr, "spec.limits"), 0);
 	ck_assert_str_eq(json_string_value(kb_json_path(c, "default.cpu")), "2");
 	ck_assert_str_eq(json_string_value(kb_json_path(c, "defaultRequest.cpu")), "2");
 	ck_assert_str_eq(json_string_value(kb_json_path(c, "defaultRequest.memory")), "32Mi");
-	ck_assert_ptr_null(json_object_get(json_array_get(obj_get(lr, "spec.limits"), 1),
-					   "default"));
+	ck_assert_ptr_null(
+	    json_object_get(json_array_get(obj_get(lr, "spec.limits"), 1), "default"));
 	json_decref(lr);
 }
 END_TEST
@@ -284,14 +287,15 @@ START_TEST(limitrange_refusals)
 				    "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{"
 				    "\"limits\":{\"cpu\":\"2\"},\"requests\":{\"cpu\":\"2\"}}}]}}"),
 			 "maximum cpu usage per Container is 1, but limit is 2");
-	ck_assert_str_eq(lr_refusal(ctr_max, "pods",
-				    "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{"
-				    "\"limits\":{\"cpu\":\"500m\"},\"requests\":{\"cpu\":\"50m\"}}}]}}"),
-			 "minimum cpu usage per Container is 100m, but request is 50m");
-	ck_assert_str_eq(lr_refusal(ctr_max, "pods",
-				    "{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"),
-			 "[minimum cpu usage per Container is 100m.  No request is specified, "
-			 "maximum cpu usage per Container is 1.  No limit is specified]");
+	ck_assert_str_eq(
+	    lr_refusal(ctr_max, "pods",
+		       "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{"
+		       "\"limits\":{\"cpu\":\"500m\"},\"requests\":{\"cpu\":\"50m\"}}}]}}"),
+	    "minimum cpu usage per Container is 100m, but request is 50m");
+	ck_assert_str_eq(
+	    lr_refusal(ctr_max, "pods", "{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"),
+	    "[minimum cpu usage per Container is 100m.  No request is specified, "
+	    "maximum cpu usage per Container is 1.  No limit is specified]");
 	ck_assert_str_eq(lr_refusal(ctr_max, "pods",
 				    "{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{"
 				    "\"limits\":{\"cpu\":\"1\"},\"requests\":{\"cpu\":\"1\"}}}]}}"),
@@ -313,18 +317,21 @@ START_TEST(limitrange_refusals)
 			 "maximum memory usage per Pod is 1Gi, but limit is 1280Mi");
 	const char *pvc = "{\"spec\":{\"limits\":[{\"type\":\"PersistentVolumeClaim\",\"max\":{"
 			  "\"storage\":\"2Gi\"},\"min\":{\"storage\":\"1Gi\"}}]}}";
-	ck_assert_str_eq(lr_refusal(pvc, "persistentvolumeclaims",
-				    "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"5Gi\"}}}}"),
-			 "maximum storage usage per PersistentVolumeClaim is 2Gi, but request is "
-			 "5Gi");
-	ck_assert_str_eq(lr_refusal(pvc, "persistentvolumeclaims",
-				    "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"500Mi\"}}}}"),
-			 "minimum storage usage per PersistentVolumeClaim is 1Gi, but request is "
-			 "500Mi");
+	ck_assert_str_eq(
+	    lr_refusal(pvc, "persistentvolumeclaims",
+		       "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"5Gi\"}}}}"),
+	    "maximum storage usage per PersistentVolumeClaim is 2Gi, but request is "
+	    "5Gi");
+	ck_assert_str_eq(
+	    lr_refusal(pvc, "persistentvolumeclaims",
+		       "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"500Mi\"}}}}"),
+	    "minimum storage usage per PersistentVolumeClaim is 1Gi, but request is "
+	    "500Mi");
 	/* a Container LimitRange says nothing about PVCs */
-	ck_assert_str_eq(lr_refusal(ctr_max, "persistentvolumeclaims",
-				    "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"5Gi\"}}}}"),
-			 "");
+	ck_assert_str_eq(
+	    lr_refusal(ctr_max, "persistentvolumeclaims",
+		       "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"5Gi\"}}}}"),
+	    "");
 }
 END_TEST
 
@@ -350,14 +357,15 @@ START_TEST(pss_levels)
 	ck_assert_int_eq(policy_pss_violations(1, NULL, spec, msg, sizeof(msg)), 0);
 	ck_assert_int_eq(policy_pss_violations(2, NULL, spec, msg, sizeof(msg)), 4);
 	/* kube's words and order for restricted */
-	ck_assert_str_eq(msg, "allowPrivilegeEscalation != false (container \"c\" must set "
-			      "securityContext.allowPrivilegeEscalation=false), unrestricted "
-			      "capabilities (container \"c\" must set "
-			      "securityContext.capabilities.drop=[\"ALL\"]), runAsNonRoot != true "
-			      "(pod or container \"c\" must set securityContext.runAsNonRoot=true), "
-			      "seccompProfile (pod or container \"c\" must set "
-			      "securityContext.seccompProfile.type to \"RuntimeDefault\" or "
-			      "\"Localhost\")");
+	ck_assert_str_eq(msg,
+			 "allowPrivilegeEscalation != false (container \"c\" must set "
+			 "securityContext.allowPrivilegeEscalation=false), unrestricted "
+			 "capabilities (container \"c\" must set "
+			 "securityContext.capabilities.drop=[\"ALL\"]), runAsNonRoot != true "
+			 "(pod or container \"c\" must set securityContext.runAsNonRoot=true), "
+			 "seccompProfile (pod or container \"c\" must set "
+			 "securityContext.seccompProfile.type to \"RuntimeDefault\" or "
+			 "\"Localhost\")");
 	json_decref(spec);
 }
 END_TEST

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libcurl, loaded when first needed (dlopen) rather than at every start.
+ *
+ * libcurl brings about 30 shared libraries with it (GnuTLS for librtmp,
+ * Kerberos, LDAP, SASL, ssh2, ...); relocating them is most of the CPU a
+ * `kubicle` process spends before main(): ~25 ms per exec measured with perf.
+ * Most processes never talk HTTP as a client (a tenant without a host, the
+ * supervisor, the CLI without a host), so lib/httpc.c includes this header
+ * instead of <curl/curl.h>: the curl_* names it calls become entries of a
+ * table that kb_curl_load() fills on first use.
+ *
+ * Threading: kb_curl_load() is called from kb_httpc_new (loop thread); the
+ * table is written once.
+ */
+#ifndef KB_CURL_DL_H
+#define KB_CURL_DL_H
+
+#define CURL_DISABLE_TYPECHECK 1
+#include <curl/curl.h>
+
+struct kb_curl_api {
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	void (*easy_cleanup)(CURL *h);
+	CURLcode (*easy_setopt)(CURL *h, CURLoption opt, ...);
+	CURLcode (*easy_getinfo)(CURL *h, CURLINFO info, ...);
+	const char *(*easy_strerror)(CURLcode code);
+	CURLM *(*multi_init)(void);
+	CURLMcode (*multi_cleanup)(CURLM *m);
+	CURLMcode (*multi_setopt)(CURLM *m, CURLMoption opt, ...);
+	CURLMcode (*multi_add_handle)(CURLM *m, CURL *h);
+	CURLMcode (*multi_remove_handle)(CURLM *m, CURL *h);
+	CURLMcode (*multi_assign)(CURLM *m, curl_socket_t s, void *p);
+	CURLMcode (*multi_socket_action)(CURLM *m, curl_socket_t s, int ev, int *running);
+	CURLMsg *(*multi_info_read)(CURLM *m, int *left);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+};
+
+extern struct kb_curl_api kb_curl;
+
+/* Loads libcurl.so.4 and calls curl_global_init once. 0, or -ENOENT with
+ * the reason logged. */
+int kb_curl_load(void);
+
+#ifndef KB_CURL_DL_IMPL
+#undef curl_easy_setopt
+#undef curl_easy_getinfo
+#undef curl_multi_setopt
+#define curl_global_init         kb_curl.global_init
+#define curl_easy_init           kb_curl.easy_init
+#define curl_easy_cleanup        kb_curl.easy_cleanup
+#define curl_easy_setopt         kb_curl.easy_setopt
+#define curl_easy_getinfo        kb_curl.easy_getinfo
+#define curl_easy_strerror       kb_curl.easy_strerror
+#define curl_multi_init          kb_curl.multi_init
+#define curl_multi_cleanup       kb_curl.multi_cleanup
+#define curl_multi_setopt        kb_curl.multi_setopt
+#define curl_multi_add_handle    kb_curl.multi_add_handle
+#define curl_multi_remove_handle kb_curl.multi_remove_handle
+#define curl_multi_assign        kb_curl.multi_assign
+#define curl_multi_socket_action kb_curl.multi_socket_action
+#define curl_multi_info_read     kb_curl.multi_info_read
+#define curl_slist_append        kb_curl.slist_append
+#define curl_slist_free_all      kb_curl.slist_free_all
+#endif
+
+#endif
