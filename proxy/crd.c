@@ -909,8 +909,6 @@ static void val_crd(const json_t *crd, const json_t *old, json_t *causes)
 	val_versions(crd, causes);
 }
 
-/* kube lets the CRD finalizer clean up the custom objects: every CRD not
- * being deleted carries it. */
 static void add_finalizer(json_t *obj, const char *fin)
 {
 	json_t *m = obj_meta(obj), *fins = json_object_get(m, "finalizers");
@@ -923,6 +921,14 @@ static void add_finalizer(json_t *obj, const char *fin)
 	json_array_append_new(fins, json_string(fin));
 }
 
+/* As kube's CRD REST Delete: the cleanup finalizer goes on when a CRD is
+ * deleted, so its custom objects are removed before it is. */
+void crd_before_delete(json_t *crd)
+{
+	if (!obj_str(crd, "metadata.deletionTimestamp"))
+		add_finalizer(crd, CLEANUP_FIN);
+}
+
 static int check_crd(struct req *r, json_t *obj)
 {
 	json_t *old = NULL, *causes = json_array();
@@ -932,9 +938,7 @@ static int check_crd(struct req *r, json_t *obj)
 	crd_defaults(obj);
 	if (is_post(r))
 		json_object_del(obj, "status");
-	if (!obj_str(obj, "metadata.deletionTimestamp"))
-		add_finalizer(obj, CLEANUP_FIN);
-	else if (r->name)
+	if (obj_str(obj, "metadata.deletionTimestamp") && r->name)
 		store_get(r->px->store, CRD_KEY, "", r->name, &old);
 	val_crd(obj, old, causes);
 	if (json_array_size(causes)) {

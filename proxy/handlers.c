@@ -1026,6 +1026,8 @@ static int delete_one(struct req *r, const struct delete_opts *o, json_t *obj, j
 		return -ESTALE;
 	bool is_ns = is_kind(r->res, "", "Namespace");
 	long grace = is_kind(r->res, "", "Pod") ? pod_grace(o, obj) : 0;
+	if (is_kind(r->res, "apiextensions.k8s.io", "CustomResourceDefinition"))
+		crd_before_delete(obj);
 	bool finalizers = proxy_propagation_finalizer(o->propagation, obj) ||
 			  json_array_size(obj_get(obj, "metadata.finalizers")) > 0;
 	/* a second delete may shorten the grace period; 0 (a kubelet confirming

@@ -163,6 +163,9 @@ void hostpod_binding(struct req *r);
 /* crd.c: CustomResourceDefinitions turn into resource rows at start-up and
  * whenever one changes. */
 int crd_start(struct proxy *px);
+/* crd.c: a CRD about to be deleted (borrowed, modified) gets the
+ * customresourcecleanup finalizer, as kube adds it at delete time. */
+void crd_before_delete(json_t *crd);
 /* crd.c: field checks of a body for a row without a protobuf message: CRD
  * objects (defaults, validation) and custom objects (unknown fields pruned
  * or refused with Strict, schema defaults, schema validation). obj is

@@ -196,8 +196,7 @@ crd_suite_finalize() {
   crd_manifest "$g" >"$d/crd.yaml"
   "${K[@]}" apply -f "$d/crd.yaml" >/dev/null
   "${K[@]}" wait --for=condition=Established "crd/widgets.$g" --timeout=10s >/dev/null
-  expect_eq "CRD carries the customresourcecleanup finalizer" \
-    '["customresourcecleanup.apiextensions.k8s.io"]' \
+  expect_eq "a live CRD carries no finalizer" "" \
     "${K[@]}" get crd "widgets.$g" -o 'jsonpath={.metadata.finalizers}'
   local i
   for i in 1 2 3; do
@@ -205,6 +204,9 @@ crd_suite_finalize() {
   done
   "${K[@]}" create -f - >/dev/null <<<"{\"apiVersion\":\"$g/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"held\",\"namespace\":\"kube-public\",\"finalizers\":[\"e2e.test/hold\"]},\"spec\":{\"color\":\"blue\"}}"
   expect "delete CRD without waiting" "deleted" "${K[@]}" delete crd "widgets.$g" --wait=false
+  expect_eq "a deleted CRD carries the customresourcecleanup finalizer" \
+    '["customresourcecleanup.apiextensions.k8s.io"]' \
+    "${K[@]}" get crd "widgets.$g" -o 'jsonpath={.metadata.finalizers}'
   expect_eq "CRD is Terminating while an object is held" \
     'True InstanceDeletionInProgress CustomResource deletion is in progress' \
     "${K[@]}" get crd "widgets.$g" -o 'jsonpath={.status.conditions[?(@.type=="Terminating")].status} {.status.conditions[?(@.type=="Terminating")].reason} {.status.conditions[?(@.type=="Terminating")].message}'
