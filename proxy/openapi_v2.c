@@ -66,12 +66,13 @@ static json_t *v2_ref(const char *ref)
 
 static bool copied_key(const char *k)
 {
-	static const char *const keys[] = {
-	    "format",   "description", "title",     "pattern",      "default",
-	    "example",  "enum",        "required",  "uniqueItems",  "readOnly",
-	    "maxLength", "minLength",  "maxItems",  "minItems",     "maximum",
-	    "minimum",  "exclusiveMaximum", "exclusiveMinimum", "multipleOf",
-	    "maxProperties", "minProperties"};
+	static const char *const keys[] = {"format",     "description",      "title",
+					   "pattern",    "default",          "example",
+					   "enum",       "required",         "uniqueItems",
+					   "readOnly",   "maxLength",        "minLength",
+					   "maxItems",   "minItems",         "maximum",
+					   "minimum",    "exclusiveMaximum", "exclusiveMinimum",
+					   "multipleOf", "maxProperties",    "minProperties"};
 
 	if (kb_str_has_prefix(k, "x-"))
 		return true;
@@ -83,8 +84,8 @@ static bool copied_key(const char *k)
 
 static bool v2_type_ok(const char *t)
 {
-	static const char *const types[] = {"string", "number", "integer", "boolean", "object",
-					    "array"};
+	static const char *const types[] = {"string",  "number", "integer",
+					    "boolean", "object", "array"};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(types); i++)
 		if (strcmp(types[i], t) == 0)
 			return true;
@@ -132,8 +133,8 @@ static void v2_prune(json_t *out, json_t *s)
 	const char *t = json_string_value(json_object_get(out, "type"));
 	if (t && strcmp(t, "array") == 0 && !json_object_get(out, "items"))
 		json_object_del(out, "type");
-	if (json_is_object(ap) && json_is_true(json_object_get(json_object_get(s,
-			"additionalProperties"), "nullable")))
+	if (json_is_object(ap) &&
+	    json_is_true(json_object_get(json_object_get(s, "additionalProperties"), "nullable")))
 		json_object_del(out, "additionalProperties");
 }
 
@@ -225,7 +226,8 @@ static json_t *v2_responses(json_t *responses)
 		json_t *desc = json_object_get(resp, "description");
 		json_object_set_new(r, "description", desc ? json_incref(desc) : json_string(""));
 		json_t *schema = json_object_get(
-		    json_object_get(json_object_get(resp, "content"), "application/json"), "schema");
+		    json_object_get(json_object_get(resp, "content"), "application/json"),
+		    "schema");
 		if (schema)
 			json_object_set_new(r, "schema", v2_schema(schema, 0));
 		json_object_set_new(out, code, r);

@@ -466,7 +466,8 @@ START_TEST(v2_document)
 	size_t i;
 	json_t *c;
 	json_array_foreach (json_object_get(op, "consumes"), i, c)
-		smp = smp || strcmp(json_string_value(c), "application/strategic-merge-patch+json") == 0;
+		smp = smp ||
+		      strcmp(json_string_value(c), "application/strategic-merge-patch+json") == 0;
 	ck_assert(smp);
 	/* PUT's body and the 200 response are the kind */
 	json_t *put = json_object_get(item, "put");
@@ -475,7 +476,8 @@ START_TEST(v2_document)
 			 "#/definitions/io.k8s.api.apps.v1.Deployment");
 	ck_assert_str_eq(
 	    json_string_value(json_object_get(
-		json_object_get(json_object_get(json_object_get(put, "responses"), "200"), "schema"),
+		json_object_get(json_object_get(json_object_get(put, "responses"), "200"),
+				"schema"),
 		"$ref")),
 	    "#/definitions/io.k8s.api.apps.v1.Deployment");
 	/* path parameters inline */
@@ -566,7 +568,10 @@ static bool pb_next(const unsigned char **p, const unsigned char *end, struct pb
 	ck_assert_uint_gt(f->num, 0);
 	switch (f->wire) {
 	case 0: f->v = rd_varint(p, end); break;
-	case 1: ck_assert((size_t)(end - *p) >= 8); *p += 8; break;
+	case 1:
+		ck_assert((size_t)(end - *p) >= 8);
+		*p += 8;
+		break;
 	case 2:
 		f->len = rd_varint(p, end);
 		ck_assert(f->len <= (size_t)(end - *p));
