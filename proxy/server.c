@@ -235,8 +235,8 @@ static void route(struct req *r)
 	}
 	if (r->nsegs == 0) {
 		json_t *paths =
-		    json_pack("{s:[s,s,s,s,s,s,s,s]}", "paths", "/api", "/apis", "/healthz", "/livez",
-			      "/openapi/v2", "/openapi/v3", "/readyz", "/version");
+		    json_pack("{s:[s,s,s,s,s,s,s,s]}", "paths", "/api", "/apis", "/healthz",
+			      "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version");
 		reply_json(r, 200, paths);
 		json_decref(paths);
 		return;
