@@ -31,6 +31,7 @@
 #include "cmd/hostsetup.h"
 #include "cmd/supervise.h"
 #include "cmd/users.h"
+#include "lib/json.h"
 #include "lib/pki.h"
 #include "lib/util.h"
 #include "policies/policies.h"
@@ -1076,6 +1077,19 @@ int cmd_list(int argc, char **argv)
 
 /* ---- kubeconfig NAME ------------------------------------------------------------------- */
 
+/* A kubeconfig as it is (YAML), or with -o json as JSON (kubectl reads
+ * both). */
+static void print_kubeconfig(const char *text)
+{
+	if (!json_out) {
+		fputs(text, stdout);
+		return;
+	}
+	json_t *o = kb_yaml_load(text, strlen(text), NULL, 0);
+	if (o)
+		print_json(o);
+}
+
 int cmd_tenant_kubeconfig(int argc, char **argv)
 {
 	struct tenant t;
@@ -1083,29 +1097,68 @@ int cmd_tenant_kubeconfig(int argc, char **argv)
 	if (home_load(name, &t) < 0)
 		return die("kubeconfig", "no tenant %s", name);
 	bool user = false;
-	for (int i = 2; i < argc; i++)
+	int n = 0;
+	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--user") == 0 || strncmp(argv[i], "--user=", 7) == 0)
 			user = true;
+		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
+		    i + 1 < argc) {
+			if (!set_output(argv[i + 1]))
+				return die("kubeconfig", "-o takes json or text") + 1;
+			i++;
+			continue;
+		}
+		argv[2 + n++] = argv[i];
+	}
+	argc = 2 + n;
 	if (!user) {
 		char path[PATH_MAX], *text = NULL;
 		home_path(&t, "kubeconfig", path, sizeof(path));
 		if (kb_read_file(path, &text, NULL) < 0)
 			return die("kubeconfig", "tenant %s has not started yet", name);
-		fputs(text, stdout);
+		print_kubeconfig(text);
 		free(text);
 		return 0;
+	}
+	if (json_out) {
+		char tmp[] = "/tmp/kubicle-kubeconfig.XXXXXX";
+		int fd = mkstemp(tmp);
+		if (fd < 0)
+			return die("kubeconfig", "%s", strerror(errno));
+		close(fd);
+		char **args = calloc((size_t)argc + 5, sizeof(*args));
+		if (!args) {
+			unlink(tmp);
+			return 1;
+		}
+		int k = 0;
+		args[k++] = argv[0];
+		args[k++] = "--data-dir";
+		args[k++] = t.dir;
+		args[k++] = "--out";
+		args[k++] = tmp;
+		for (int i = 2; i < argc; i++)
+			args[k++] = argv[i];
+		int rc = cmd_kubeconfig(k, args);
+		free(args);
+		char *text = NULL;
+		if (rc == 0 && kb_read_file(tmp, &text, NULL) == 0)
+			print_kubeconfig(text);
+		free(text);
+		unlink(tmp);
+		return rc;
 	}
 	/* a named user: the --data-dir form with the tenant's folder */
 	char **args = calloc((size_t)argc + 3, sizeof(*args));
 	if (!args)
 		return 1;
-	int n = 0;
-	args[n++] = argv[0];
-	args[n++] = "--data-dir";
-	args[n++] = t.dir;
+	int k = 0;
+	args[k++] = argv[0];
+	args[k++] = "--data-dir";
+	args[k++] = t.dir;
 	for (int i = 2; i < argc; i++)
-		args[n++] = argv[i];
-	int rc = cmd_kubeconfig(n, args);
+		args[k++] = argv[i];
+	int rc = cmd_kubeconfig(k, args);
 	free(args);
 	return rc;
 }

@@ -16,4 +16,9 @@ json_t *kb_json_path(const json_t *obj, const char *path);
  * pointers borrowed from obj (free the array only); NULL on ENOMEM. */
 const char **kb_json_sorted_keys(const json_t *obj, size_t *n);
 
+/* YAML text (one document) to JSON, every scalar a string. Returns a new
+ * reference, or NULL with err (may be NULL) saying why: a syntax error and
+ * its line, or nesting deeper than 32. */
+json_t *kb_yaml_load(const char *text, size_t len, char *err, size_t errlen);
+
 #endif

@@ -12,64 +12,11 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <yaml.h>
 
+#include "lib/json.h"
 #include "lib/kubeconfig.h"
 #include "lib/pki.h"
 #include "lib/util.h"
-
-#define MAX_DEPTH 32
-
-static json_t *node_to_json(yaml_document_t *doc, yaml_node_t *n, int depth)
-{
-	if (!n || depth > MAX_DEPTH)
-		return NULL;
-	switch (n->type) {
-	case YAML_SCALAR_NODE:
-		return json_stringn((const char *)n->data.scalar.value, n->data.scalar.length);
-	case YAML_SEQUENCE_NODE: {
-		json_t *a = json_array();
-		for (yaml_node_item_t *i = n->data.sequence.items.start;
-		     i < n->data.sequence.items.top; i++) {
-			json_t *v = node_to_json(doc, yaml_document_get_node(doc, *i), depth + 1);
-			if (v)
-				json_array_append_new(a, v);
-		}
-		return a;
-	}
-	case YAML_MAPPING_NODE: {
-		json_t *o = json_object();
-		for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-		     p < n->data.mapping.pairs.top; p++) {
-			yaml_node_t *k = yaml_document_get_node(doc, p->key);
-			if (!k || k->type != YAML_SCALAR_NODE)
-				continue;
-			json_t *v =
-			    node_to_json(doc, yaml_document_get_node(doc, p->value), depth + 1);
-			if (v)
-				json_object_set_new(o, (const char *)k->data.scalar.value, v);
-		}
-		return o;
-	}
-	default: return NULL;
-	}
-}
-
-static json_t *yaml_load(const char *text, size_t len)
-{
-	yaml_parser_t p;
-	yaml_document_t doc;
-	json_t *out = NULL;
-	if (!yaml_parser_initialize(&p))
-		return NULL;
-	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-	if (yaml_parser_load(&p, &doc)) {
-		out = node_to_json(&doc, yaml_document_get_root_node(&doc), 0);
-		yaml_document_delete(&doc);
-	}
-	yaml_parser_delete(&p);
-	return out;
-}
 
 /* The `field` object of the entry named `name` in the list `list`. */
 static json_t *named(json_t *root, const char *list, const char *name, const char *field)
@@ -182,7 +129,7 @@ int kb_kubeconfig_parse(const char *text, size_t len, const char *dir, const cha
 			struct kb_kubeconfig_creds *out)
 {
 	memset(out, 0, sizeof(*out));
-	json_t *root = yaml_load(text, len);
+	json_t *root = kb_yaml_load(text, len, NULL, 0);
 	if (!json_is_object(root)) {
 		json_decref(root);
 		return -EINVAL;

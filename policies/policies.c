@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "lib/json.h"
 #include "lib/pki.h"
@@ -34,65 +33,14 @@ void policy_msg_add(char *msg, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* ---- YAML to JSON (every scalar a string) ---- */
-
-static json_t *yaml_node_json(yaml_document_t *doc, yaml_node_t *n, int depth)
-{
-	if (!n || depth > 32)
-		return NULL;
-	if (n->type == YAML_SCALAR_NODE)
-		return json_stringn((const char *)n->data.scalar.value, n->data.scalar.length);
-	if (n->type == YAML_SEQUENCE_NODE) {
-		json_t *a = json_array();
-		for (yaml_node_item_t *it = n->data.sequence.items.start;
-		     a && it < n->data.sequence.items.top; it++) {
-			json_t *v =
-			    yaml_node_json(doc, yaml_document_get_node(doc, *it), depth + 1);
-			if (!v || json_array_append_new(a, v) < 0) {
-				json_decref(a);
-				return NULL;
-			}
-		}
-		return a;
-	}
-	json_t *o = json_object();
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     o && pr < n->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = yaml_document_get_node(doc, pr->key);
-		json_t *v = yaml_node_json(doc, yaml_document_get_node(doc, pr->value), depth + 1);
-		if (!k || k->type != YAML_SCALAR_NODE || !v ||
-		    json_object_set_new(o, (const char *)k->data.scalar.value, v) < 0) {
-			json_decref(v);
-			json_decref(o);
-			return NULL;
-		}
-	}
-	return o;
-}
-
 static json_t *yaml_to_json(const char *text, size_t len, char *err, size_t errlen)
 {
-	yaml_parser_t parser;
-	yaml_document_t doc;
-	json_t *out = NULL;
-	if (!yaml_parser_initialize(&parser))
-		return NULL;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, errlen, "yaml: %s at line %zu",
-			 parser.problem ? parser.problem : "syntax error",
-			 parser.problem_mark.line + 1);
-		goto out;
-	}
-	out = yaml_node_json(&doc, yaml_document_get_root_node(&doc), 0);
-	if (!json_is_object(out)) {
+	json_t *out = kb_yaml_load(text, len, err, errlen);
+	if (out && !json_is_object(out)) {
 		snprintf(err, errlen, "a policy is a YAML mapping");
 		json_decref(out);
 		out = NULL;
 	}
-	yaml_document_delete(&doc);
-out:
-	yaml_parser_delete(&parser);
 	return out;
 }
 

@@ -111,6 +111,9 @@ tenants_create() {
   expect "list: tb with its policy file" 'tb +Running .* qb ' tn list
   expect "list -o json is a TenantList" '"kind": "TenantList"' tn list -o json
   expect "kubeconfig NAME prints the admin kubeconfig" 'client-certificate-data' tn kubeconfig ta
+  tn kubeconfig ta -o json >"$E2E_TMP/ta.json"
+  expect_eq "kubeconfig NAME -o json is a kubeconfig kubectl reads" "namespace/default" \
+    kubectl --kubeconfig "$E2E_TMP/ta.json" get ns default -o name
   tn kubeconfig ta --user alice --group dev >"$E2E_TMP/alice.kcfg"
   expect_eq "kubeconfig NAME --user: a named user, RBAC applies" "alice" \
     kubectl --kubeconfig "$E2E_TMP/alice.kcfg" auth whoami -o jsonpath='{.status.userInfo.username}'
