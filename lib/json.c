@@ -45,6 +45,16 @@ const char **kb_json_sorted_keys(const json_t *obj, size_t *n)
 	return keys;
 }
 
+json_t *kb_json_object_at(json_t *parent, const char *key)
+{
+	json_t *o = json_object_get(parent, key);
+	if (!json_is_object(o)) {
+		o = json_object();
+		json_object_set_new(parent, key, o);
+	}
+	return o;
+}
+
 static json_t *yaml_node_json(yaml_document_t *doc, yaml_node_t *n, int depth)
 {
 	if (!n || depth > 32)

@@ -16,6 +16,10 @@ json_t *kb_json_path(const json_t *obj, const char *path);
  * pointers borrowed from obj (free the array only); NULL on ENOMEM. */
 const char **kb_json_sorted_keys(const json_t *obj, size_t *n);
 
+/* parent[key] as an object, made (replacing a non-object) when missing.
+ * Borrowed from parent. */
+json_t *kb_json_object_at(json_t *parent, const char *key);
+
 /* YAML text (one document) to JSON, every scalar a string. Returns a new
  * reference, or NULL with err (may be NULL) saying why: a syntax error and
  * its line, or nesting deeper than 32. */

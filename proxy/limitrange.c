@@ -30,16 +30,6 @@ static bool type_is(const json_t *item, const char *type)
 	return t && strcmp(t, type) == 0;
 }
 
-static json_t *ensure_obj(json_t *parent, const char *key)
-{
-	json_t *o = json_object_get(parent, key);
-	if (!json_is_object(o)) {
-		o = json_object();
-		json_object_set_new(parent, key, o);
-	}
-	return o;
-}
-
 /* Copies every key of src missing from parent[key] (created on demand). */
 static void fill_missing(json_t *parent, const char *key, const json_t *src)
 {
@@ -47,7 +37,7 @@ static void fill_missing(json_t *parent, const char *key, const json_t *src)
 	json_t *v;
 	json_object_foreach ((json_t *)src, k, v)
 		if (!json_object_get(json_object_get(parent, key), k))
-			json_object_set(ensure_obj(parent, key), k, v);
+			json_object_set(kb_json_object_at(parent, key), k, v);
 }
 
 void limitrange_defaults(json_t *lr)
@@ -76,7 +66,7 @@ static void merge(json_t *res, const char *which, const json_t *defaults, const 
 	for (size_t i = 0; keys && i < n; i++) {
 		if (json_object_get(json_object_get(res, which), keys[i]))
 			continue;
-		json_object_set(ensure_obj(res, which), keys[i],
+		json_object_set(kb_json_object_at(res, which), keys[i],
 				json_object_get(defaults, keys[i]));
 		kb_buf_printf(&set, "%s%s", set.len ? ", " : "", keys[i]);
 	}
@@ -102,7 +92,7 @@ void limitrange_mutate_pod(const json_t *lr, json_t *pod)
 		json_array_foreach (json_object_get(obj_get(pod, "spec"), ctr_kinds[k]), i, c) {
 			if (!json_is_object(c))
 				continue;
-			json_t *res = ensure_obj(c, "resources");
+			json_t *res = kb_json_object_at(c, "resources");
 			const char *cn = json_string_value(json_object_get(c, "name"));
 			const char *pfx = k == 0 ? "container" : "init container";
 			/* the API defaults a request to its limit before admission */
@@ -118,8 +108,8 @@ void limitrange_mutate_pod(const json_t *lr, json_t *pod)
 		struct kb_buf val = {0};
 		kb_buf_printf(&val, "LimitRanger plugin set: %s", note.data);
 		if (val.data)
-			json_object_set_new(ensure_obj(obj_meta(pod), "annotations"), ANNOTATION,
-					    json_string(val.data));
+			json_object_set_new(kb_json_object_at(obj_meta(pod), "annotations"),
+					    ANNOTATION, json_string(val.data));
 		kb_buf_free(&val);
 	}
 	kb_buf_free(&note);

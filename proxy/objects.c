@@ -73,16 +73,6 @@ static void set_default(json_t *obj, const char *key, json_t *value)
 	json_decref(value);
 }
 
-static json_t *ensure_obj(json_t *parent, const char *key)
-{
-	json_t *o = json_object_get(parent, key);
-	if (!json_is_object(o)) {
-		o = json_object();
-		json_object_set_new(parent, key, o);
-	}
-	return o;
-}
-
 /* Server-owned metadata of a new object. */
 void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now)
 {
@@ -248,7 +238,7 @@ static void requests_from_limits(json_t *spec)
 
 static void default_pod(json_t *obj)
 {
-	json_t *spec = ensure_obj(obj, "spec");
+	json_t *spec = kb_json_object_at(obj, "spec");
 	default_pod_spec(spec);
 	requests_from_limits(spec);
 	json_t *tols = json_object_get(spec, "tolerations");
@@ -272,7 +262,7 @@ static void default_pod(json_t *obj)
 							"tolerationSeconds", 300));
 	}
 	set_default(spec, "priority", json_integer(0));
-	json_t *status = ensure_obj(obj, "status");
+	json_t *status = kb_json_object_at(obj, "status");
 	set_default(status, "phase", json_string("Pending"));
 	set_default(status, "qosClass", json_string(pod_qos(spec)));
 }
@@ -283,13 +273,13 @@ static void default_template(json_t *obj)
 	json_t *tmpl = json_object_get(spec, "template");
 	if (json_is_object(tmpl)) {
 		default_pod_spec(json_object_get(tmpl, "spec"));
-		ensure_obj(tmpl, "metadata");
+		kb_json_object_at(tmpl, "metadata");
 	}
 }
 
 static void default_deployment(json_t *obj)
 {
-	json_t *spec = ensure_obj(obj, "spec");
+	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "replicas", json_integer(1));
 	set_default(spec, "revisionHistoryLimit", json_integer(10));
 	set_default(spec, "progressDeadlineSeconds", json_integer(600));
@@ -304,7 +294,7 @@ static void default_deployment(json_t *obj)
 
 static void default_statefulset(json_t *obj)
 {
-	json_t *spec = ensure_obj(obj, "spec");
+	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "replicas", json_integer(1));
 	set_default(spec, "revisionHistoryLimit", json_integer(10));
 	set_default(spec, "podManagementPolicy", json_string("OrderedReady"));
@@ -315,30 +305,30 @@ static void default_statefulset(json_t *obj)
 	set_default(spec, "persistentVolumeClaimRetentionPolicy",
 		    json_pack("{s:s,s:s}", "whenDeleted", "Retain", "whenScaled", "Retain"));
 	default_template(obj);
-	json_t *status = ensure_obj(obj, "status");
+	json_t *status = kb_json_object_at(obj, "status");
 	set_default(status, "replicas", json_integer(0));
 	set_default(status, "availableReplicas", json_integer(0));
 }
 
 static void default_replicaset(json_t *obj)
 {
-	json_t *spec = ensure_obj(obj, "spec");
+	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "replicas", json_integer(1));
 	default_template(obj);
-	json_t *status = ensure_obj(obj, "status");
+	json_t *status = kb_json_object_at(obj, "status");
 	set_default(status, "replicas", json_integer(0));
 }
 
 static void default_daemonset(json_t *obj)
 {
-	json_t *spec = ensure_obj(obj, "spec");
+	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "revisionHistoryLimit", json_integer(10));
 	if (!json_object_get(spec, "updateStrategy"))
 		json_object_set_new(spec, "updateStrategy",
 				    json_pack("{s:s,s:{s:i,s:i}}", "type", "RollingUpdate",
 					      "rollingUpdate", "maxUnavailable", 1, "maxSurge", 0));
 	default_template(obj);
-	json_t *status = ensure_obj(obj, "status");
+	json_t *status = kb_json_object_at(obj, "status");
 	const char *keys[] = {"currentNumberScheduled", "numberMisscheduled",
 			      "desiredNumberScheduled", "numberReady"};
 	for (int i = 0; i < 4; i++)
@@ -347,7 +337,7 @@ static void default_daemonset(json_t *obj)
 
 static void default_job(json_t *obj)
 {
-	json_t *spec = ensure_obj(obj, "spec");
+	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "parallelism", json_integer(1));
 	set_default(spec, "completions", json_integer(1));
 	set_default(spec, "backoffLimit", json_integer(6));
@@ -356,8 +346,8 @@ static void default_job(json_t *obj)
 	set_default(spec, "podReplacementPolicy", json_string("TerminatingOrFailed"));
 	const char *uid = obj_str(obj, "metadata.uid");
 	const char *name = obj_str(obj, "metadata.name");
-	json_t *tmpl = ensure_obj(spec, "template");
-	json_t *labels = ensure_obj(ensure_obj(tmpl, "metadata"), "labels");
+	json_t *tmpl = kb_json_object_at(spec, "template");
+	json_t *labels = kb_json_object_at(kb_json_object_at(tmpl, "metadata"), "labels");
 	if (uid && name && !json_object_get(spec, "selector") &&
 	    !json_is_true(json_object_get(spec, "manualSelector"))) {
 		json_object_set_new(spec, "selector",
@@ -374,7 +364,7 @@ static void default_job(json_t *obj)
 
 static void default_cronjob(json_t *obj)
 {
-	json_t *spec = ensure_obj(obj, "spec");
+	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "concurrencyPolicy", json_string("Allow"));
 	set_default(spec, "suspend", json_false());
 	set_default(spec, "successfulJobsHistoryLimit", json_integer(3));
@@ -392,7 +382,7 @@ static void default_cronjob(json_t *obj)
 /* A ClusterIP from 10.96.0.0/12, derived from the uid so it is stable. */
 static void default_service(struct proxy *px, json_t *obj)
 {
-	json_t *spec = ensure_obj(obj, "spec");
+	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "type", json_string("ClusterIP"));
 	set_default(spec, "sessionAffinity", json_string("None"));
 	const char *type = json_string_value(json_object_get(spec, "type"));
@@ -420,7 +410,7 @@ static void default_service(struct proxy *px, json_t *obj)
 		if (port && !json_object_get(p, "targetPort"))
 			json_object_set(p, "targetPort", port);
 	}
-	json_t *status = ensure_obj(obj, "status");
+	json_t *status = kb_json_object_at(obj, "status");
 	set_default(status, "loadBalancer", json_object());
 }
 
@@ -429,7 +419,7 @@ static void default_secret(json_t *obj)
 	set_default(obj, "type", json_string("Opaque"));
 	json_t *sd = json_object_get(obj, "stringData");
 	if (json_is_object(sd)) {
-		json_t *data = ensure_obj(obj, "data");
+		json_t *data = kb_json_object_at(obj, "data");
 		const char *k;
 		json_t *v;
 		json_object_foreach (sd, k, v) {
@@ -446,11 +436,11 @@ static void default_secret(json_t *obj)
 
 static void default_namespace(json_t *obj)
 {
-	json_t *spec = ensure_obj(obj, "spec");
+	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "finalizers", json_pack("[s]", "kubernetes"));
-	json_t *status = ensure_obj(obj, "status");
+	json_t *status = kb_json_object_at(obj, "status");
 	set_default(status, "phase", json_string("Active"));
-	json_t *labels = ensure_obj(obj_meta(obj), "labels");
+	json_t *labels = kb_json_object_at(obj_meta(obj), "labels");
 	const char *name = obj_str(obj, "metadata.name");
 	if (name)
 		json_object_set_new(labels, "kubernetes.io/metadata.name", json_string(name));
@@ -458,9 +448,9 @@ static void default_namespace(json_t *obj)
 
 static void default_pvc(json_t *obj)
 {
-	json_t *spec = ensure_obj(obj, "spec");
+	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "volumeMode", json_string("Filesystem"));
-	json_t *status = ensure_obj(obj, "status");
+	json_t *status = kb_json_object_at(obj, "status");
 	set_default(status, "phase", json_string("Pending"));
 }
 

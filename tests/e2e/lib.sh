@@ -88,6 +88,17 @@ expect_rc() {
   else fail "$desc (rc=$rc, wanted $want): wanted /$pat/, got: $(head -c 600 <<<"$out")"; fi
 }
 
+# expect_until DESC WANT CMD...: polls CMD (up to 10 s) until its output is WANT.
+expect_until() {
+  local desc=$1 want=$2 out i; shift 2
+  for i in $(seq 100); do
+    out=$("$@" 2>&1)
+    [ "$out" = "$want" ] && { pass "$desc"; return; }
+    sleep 0.1
+  done
+  fail "$desc: wanted '$want', got '$(head -c 300 <<<"$out")'"
+}
+
 e2e_summary() {
   # Stop every server cleanly, then look for sanitizer reports (ASan builds
   # report leaks at exit) in all their logs.

@@ -22,17 +22,6 @@ spec:
 YAML
 }
 
-# adm_wait DESC WANT CMD...: polls CMD (up to 10 s) until its output is WANT
-adm_wait() {
-  local desc=$1 want=$2 out i; shift 2
-  for i in $(seq 100); do
-    out=$("$@" 2>&1)
-    [ "$out" = "$want" ] && { pass "$desc"; return; }
-    sleep 0.1
-  done
-  fail "$desc: wanted '$want', got '$(head -c 300 <<<"$out")'"
-}
-
 admission_quota() {
   local K="kubectl --kubeconfig $KCFG" res='{limits: {cpu: 300m, memory: 128Mi}}'
   echo "== admission: ResourceQuota"
@@ -63,7 +52,7 @@ YAML
     $K create -n quota -f <(adm_pod p3 "$res")
   expect "describe quota shows used and hard" 'requests\.cpu +600m +1' $K describe quota q1 -n quota
   $K delete pod p2 -n quota --wait=false >/dev/null 2>&1
-  adm_wait "a deleted pod no longer counts" '1' \
+  expect_until "a deleted pod no longer counts" '1' \
     $K get quota q1 -n quota -o jsonpath='{.status.used.pods}'
   expect "the freed slot admits a pod" 'pod/p3 created' $K create -n quota -f <(adm_pod p3 "$res")
   # object counts: the namespace already holds kube-root-ca.crt

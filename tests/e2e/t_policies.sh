@@ -42,17 +42,6 @@ spec:
 YAML
 }
 
-# pol_wait DESC WANT CMD...: polls CMD (up to 10 s) until its output is WANT
-pol_wait() {
-  local desc=$1 want=$2 out i; shift 2
-  for i in $(seq 100); do
-    out=$("$@" 2>&1)
-    [ "$out" = "$want" ] && { pass "$desc"; return; }
-    sleep 0.1
-  done
-  fail "$desc: wanted '$want', got '$(head -c 300 <<<"$out")'"
-}
-
 policies_untrusted() {
   local K="kubectl --kubeconfig $KCFG"
   echo "== policies: untrusted"
@@ -85,14 +74,14 @@ policies_untrusted() {
     $K apply -f <(pol_pod three '' '"nvidia.com/gpu": "2"')
   expect "untrusted: get resourcequota -A shows the policy quota" 'kube-system +kubicle-policy' \
     $K get resourcequota -A
-  pol_wait "untrusted: policy quota shows GPUs used/hard" '3/4' \
+  expect_until "untrusted: policy quota shows GPUs used/hard" '3/4' \
     $K get resourcequota -n kube-system kubicle-policy \
     -o jsonpath='{.status.used.requests\.nvidia\.com/gpu}/{.status.hard.requests\.nvidia\.com/gpu}'
   expect_fail "untrusted: policy quota is read-only" \
     'resourcequotas "kubicle-policy" is forbidden: policy untrusted: the policy quota is read-only' \
     $K label resourcequota -n kube-system kubicle-policy a=b
   $K delete pod two --wait=false >/dev/null 2>&1
-  pol_wait "untrusted: usage drops when a pod goes" '1' \
+  expect_until "untrusted: usage drops when a pod goes" '1' \
     $K get resourcequota -n kube-system kubicle-policy -o jsonpath='{.status.used.requests\.nvidia\.com/gpu}'
 }
 
@@ -107,7 +96,7 @@ policies_trusted() {
     $K run priv --image=busybox --privileged
   expect_fail "trusted: hostNetwork refused" 'host namespaces \(hostNetwork=true\)' \
     $K run hn --image=busybox --overrides='{"spec":{"hostNetwork":true}}'
-  pol_wait "trusted: policy quota counts the fraction" '500m' \
+  expect_until "trusted: policy quota counts the fraction" '500m' \
     $K get resourcequota -n kube-system kubicle-policy -o jsonpath='{.status.used.requests\.nvidia\.com/gpu}'
 }
 
@@ -117,7 +106,7 @@ policies_file() {
   echo "== policies: file"
   expect "file: deployment with a fractional template accepted" 'deployment.apps/d created' \
     $K apply -f <(pol_deploy d 3 '"gpu-fraction": "0.25"')
-  pol_wait "file: controller-created pods stop at the pods quota" '2' \
+  expect_until "file: controller-created pods stop at the pods quota" '2' \
     bash -c "$K get pods -l app=d -o name | wc -l"
   expect_eq "file: forced node selector on controller pods" 'pool-a' \
     $K get pods -l app=d -o jsonpath='{.items[0].spec.nodeSelector.kubicle\.dev/pool}'
