@@ -39,14 +39,8 @@ int hostapi_open(const char *kubeconfig, unsigned timeout_ms, hostapi_t **out)
 		return -ENOMEM;
 	}
 	uv_loop_init(&h->loop);
-	struct kb_httpc_opts o = {.server = cr.server,
-				  .ca_pem = cr.ca_pem,
-				  .ca_file = cr.ca_file,
-				  .cert_pem = cr.cert_pem,
-				  .key_pem = cr.key_pem,
-				  .token = cr.token,
-				  .insecure = cr.insecure,
-				  .timeout_ms = timeout_ms ? timeout_ms : 10000};
+	struct kb_httpc_opts o = {.timeout_ms = timeout_ms ? timeout_ms : 10000};
+	kb_httpc_opts_from_creds(&o, &cr);
 	rc = kb_httpc_new(&h->loop, &o, &h->c);
 	kb_kubeconfig_creds_free(&cr);
 	if (rc < 0) {

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -185,6 +186,12 @@ static int start_child(struct sup *s, const sigset_t *old)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
+		/* the server goes with its supervisor (even a kill -9 of it): no
+		 * orphan keeps the port, and the tenant shows as Dead */
+		pid_t parent = getppid();
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(0);
 		sigprocmask(SIG_SETMASK, old, NULL);
 		exec_server(s);
 	}

@@ -36,6 +36,7 @@
 #include "lib/util.h"
 #include "policies/policies.h"
 #include "store/store.h"
+#include "syncer/syncer.h"
 
 #define SNAPSHOT_KEY "kubicle.tenant"
 
@@ -144,6 +145,8 @@ static void tail_log(const struct tenant *t)
 static int wait_ready(const char *cmd, const struct tenant *t, bool readyz, unsigned timeout_s)
 {
 	char kc[PATH_MAX], failed[PATH_MAX], *why = NULL;
+	hostapi_t *h = NULL; /* opened once the kubeconfig is there; kept */
+	int rc = 0;
 	home_path(t, "kubeconfig", kc, sizeof(kc));
 	home_path(t, "failed", failed, sizeof(failed));
 	struct timespec t0;
@@ -152,36 +155,37 @@ static int wait_ready(const char *cmd, const struct tenant *t, bool readyz, unsi
 		if (kb_read_file(failed, &why, NULL) == 0) {
 			die(cmd, "tenant %s: %s", t->name, why);
 			free(why);
-			tail_log(t);
-			return -EIO;
+			rc = -EIO;
+			break;
 		}
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		double el = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
 		if (el > 1.0 && i % 50 == 0 && !home_supervisor_alive(t, NULL)) {
 			die(cmd, "tenant %s: its supervisor is not running", t->name);
-			tail_log(t);
-			return -ESRCH;
+			rc = -ESRCH;
+			break;
 		}
 		if (el > timeout_s) {
 			die(cmd, "tenant %s did not answer within %u s", t->name, timeout_s);
-			tail_log(t);
-			return -ETIMEDOUT;
+			rc = -ETIMEDOUT;
+			break;
 		}
 		if (access(kc, F_OK) == 0 && home_pid(t, "server.pid") > 0) {
 			if (!readyz)
 				return 0;
-			hostapi_t *h = NULL;
 			long st = 0;
-			if (hostapi_open(kc, 2000, &h) == 0 &&
+			if ((h || hostapi_open(kc, 2000, &h) == 0) &&
 			    hostapi_call(h, "GET", "/readyz", NULL, &st, NULL) == 0 && st == 200) {
 				hostapi_close(h);
 				return 0;
 			}
-			hostapi_close(h);
 		}
 		usleep(2000);
 	}
+	hostapi_close(h);
+	tail_log(t);
+	return rc;
 }
 
 /* ---- create / restore ---------------------------------------------------------------- */
@@ -206,13 +210,6 @@ static int abs_path(const char *p, char *buf, size_t len)
 	int n = snprintf(buf, len, "%s", r);
 	free(r);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-static bool policy_is_file(const char *p)
-{
-	size_t n = strlen(p);
-	return strchr(p, '/') || (n > 5 && strcmp(p + n - 5, ".yaml") == 0) ||
-	       (n > 4 && strcmp(p + n - 4, ".yml") == 0);
 }
 
 static int parse_create(const char *cmd, int argc, char **argv, struct create_args *a)
@@ -273,7 +270,7 @@ static int parse_create(const char *cmd, int argc, char **argv, struct create_ar
 		default: return 2;
 		}
 	}
-	int need = a->snapshot || strcmp(cmd, "restore") == 0 ? 2 : 1;
+	int need = strcmp(cmd, "restore") == 0 ? 2 : 1;
 	if (argc - optind != need)
 		return die(cmd, strcmp(cmd, "restore") == 0 ? "usage: kubicle restore NAME FILE ..."
 							    : "usage: kubicle create NAME ...") +
@@ -322,15 +319,13 @@ static int fill_tenant(const char *cmd, struct create_args *a, json_t *rec, stru
 		snprintf(t->host_namespace, sizeof(t->host_namespace), "%s", a->host_namespace);
 	else
 		snprintf(t->host_namespace, sizeof(t->host_namespace), "kubicle-%s", a->name);
-	if (t->policy[0] && policy_is_file(t->policy)) {
+	if (t->policy[0] && policy_ref_is_file(t->policy)) {
 		char p[sizeof(t->policy)];
 		if ((rc = abs_path(t->policy, p, sizeof(p))) < 0)
 			return die(cmd, "--policy %s: %s", t->policy, strerror(-rc));
 		snprintf(t->policy, sizeof(t->policy), "%s", p);
 	}
-	if (strcmp(t->scheduler, "kai") && strcmp(t->scheduler, "kueue") &&
-	    strcmp(t->scheduler, "volcano") && strcmp(t->scheduler, "hami") &&
-	    strcmp(t->scheduler, "none"))
+	if (!syncer_scheduler_known(t->scheduler))
 		return die(cmd, "--scheduler takes kai, kueue, volcano, hami or none");
 	if (t->policy[0]) {
 		policy_t *p = NULL;
@@ -1015,6 +1010,7 @@ int cmd_list(int argc, char **argv)
 	int rc = parse_name("list", argc, argv, NULL, NULL, NULL, &name);
 	if (rc)
 		return rc;
+	size_t shown = 0;
 	char **names;
 	size_t n;
 	if ((rc = home_list(&names, &n)) < 0)
@@ -1029,10 +1025,9 @@ int cmd_list(int argc, char **argv)
 	time_t now = time(NULL);
 	for (size_t i = 0; i < n; i++) {
 		struct tenant t;
-		if (name && strcmp(name, names[i]) != 0)
+		if ((name && strcmp(name, names[i]) != 0) || home_load(names[i], &t) < 0)
 			continue;
-		if (home_load(names[i], &t) < 0)
-			continue;
+		shown++;
 		policy_t *pol = NULL;
 		if (t.policy[0] && policy_load(t.policy, &pol, err, sizeof(err)) < 0)
 			pol = NULL;
@@ -1070,7 +1065,7 @@ int cmd_list(int argc, char **argv)
 				     "TenantList", "items", items));
 	else
 		json_decref(items);
-	if (name && json_out == false && n == 0)
+	if (name && !shown)
 		return die("list", "no tenant %s", name);
 	return 0;
 }

@@ -617,6 +617,18 @@ void kb_httpc_set_limit(kb_httpc_t *c, double qps, unsigned burst)
 	c->last_fill_ms = kb_now_ms();
 }
 
+void kb_httpc_opts_from_creds(struct kb_httpc_opts *o, const struct kb_kubeconfig_creds *cr)
+{
+	o->server = cr->server;
+	o->ca_pem = cr->ca_pem;
+	o->ca_file = cr->ca_file;
+	o->cert_pem = cr->cert_pem;
+	o->key_pem = cr->key_pem;
+	o->token = cr->token;
+	o->token_file = cr->token_file; /* rotates: re-read */
+	o->insecure = cr->insecure;
+}
+
 int kb_httpc_new(uv_loop_t *loop, const struct kb_httpc_opts *o, kb_httpc_t **out)
 {
 	if (!o->server || !kb_str_has_prefix(o->server, "http"))

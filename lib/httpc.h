@@ -76,6 +76,11 @@ struct kb_httpc_call {
 	void *arg;
 };
 
+/* Fills the connection fields of *o (server, CA, client credentials, token
+ * and token file, insecure) from kubeconfig credentials; pointers are
+ * borrowed from cr (kb_httpc_new copies them). Other fields are left. */
+struct kb_kubeconfig_creds;
+void kb_httpc_opts_from_creds(struct kb_httpc_opts *o, const struct kb_kubeconfig_creds *cr);
 /* Creates a client. 0 or -EINVAL (bad options) / -ENOMEM. */
 int kb_httpc_new(uv_loop_t *loop, const struct kb_httpc_opts *opts, kb_httpc_t **out);
 /* Cancels every request without calling back; frees the client later. */

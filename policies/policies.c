@@ -205,7 +205,7 @@ const char *policy_name(const policy_t *p)
 	return p->name;
 }
 
-static bool is_path(const char *ref)
+bool policy_ref_is_file(const char *ref)
 {
 	size_t n = strlen(ref);
 	return strchr(ref, '/') || (n > 5 && strcmp(ref + n - 5, ".yaml") == 0) ||
@@ -231,12 +231,13 @@ int policy_load(const char *ref, policy_t **out, char *err, size_t errlen)
 {
 	char *text = NULL;
 	size_t len = 0;
-	int rc = is_path(ref) ? kb_read_file(ref, &text, &len) : read_shipped(ref, &text, &len);
+	int rc = policy_ref_is_file(ref) ? kb_read_file(ref, &text, &len)
+					 : read_shipped(ref, &text, &len);
 	if (rc < 0) {
 		snprintf(err, errlen, "policy %s: %s", ref, strerror(-rc));
 		return rc;
 	}
-	rc = policy_parse(text, len, is_path(ref) ? "custom" : ref, out, err, errlen);
+	rc = policy_parse(text, len, policy_ref_is_file(ref) ? "custom" : ref, out, err, errlen);
 	free(text);
 	return rc;
 }

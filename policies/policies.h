@@ -40,6 +40,9 @@ struct policy_usage {
  * *out is owned by the caller (policy_free). 0, -ENOENT, -EINVAL (err gets
  * why), -ENOMEM. */
 int policy_load(const char *ref, policy_t **out, char *err, size_t errlen);
+/* Whether policy_load takes `ref` as a file (it has a '/' or ends in .yaml
+ * or .yml) rather than a shipped name. */
+bool policy_ref_is_file(const char *ref);
 /* Parses YAML text (borrowed) into a policy named `name` when the text does
  * not name itself. Same results as policy_load. */
 int policy_parse(const char *yaml, size_t len, const char *name, policy_t **out, char *err,

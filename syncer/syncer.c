@@ -1036,16 +1036,9 @@ int syncer_start(uv_loop_t *loop, store_t *store, const struct syncer_opts *o, s
 		return -ENOMEM;
 	}
 	init_state(s, loop, store, o);
-	struct kb_httpc_opts ho = {.server = cr.server,
-				   .ca_pem = cr.ca_pem,
-				   .ca_file = cr.ca_file,
-				   .cert_pem = cr.cert_pem,
-				   .key_pem = cr.key_pem,
-				   .token = cr.token,
-				   .token_file = cr.token_file, /* rotates: re-read */
-				   .insecure = cr.insecure,
-				   .qps = o->qps < 0 ? 0 : (o->qps > 0 ? o->qps : 50),
+	struct kb_httpc_opts ho = {.qps = o->qps < 0 ? 0 : (o->qps > 0 ? o->qps : 50),
 				   .burst = o->burst ? o->burst : 100};
+	kb_httpc_opts_from_creds(&ho, &cr);
 	rc = kb_httpc_new(loop, &ho, &s->http);
 	kb_kubeconfig_creds_free(&cr);
 	if (rc < 0)

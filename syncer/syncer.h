@@ -99,6 +99,10 @@ void syncer_stop(syncer_t *s);
 void syncer_pod_log(void *syncer, kb_http_req_t *req, const char *ns, const char *name,
 		    const char *query);
 
+/* Whether `name` is a scheduler profile the syncer knows (kai, kueue,
+ * volcano, hami, none). */
+bool syncer_scheduler_known(const char *name);
+
 /* Counters for benchmarks and tests. */
 struct syncer_stats {
 	size_t pods;         /* tenant pods tracked */

@@ -48,6 +48,11 @@ const struct syncer_profile *syncer_profile_find(const char *name)
 	return NULL;
 }
 
+bool syncer_scheduler_known(const char *name)
+{
+	return name && *name && syncer_profile_find(name);
+}
+
 /* ---- names -------------------------------------------------------------------- */
 
 static void hash_hex(const char *s, char *out, size_t nhex)

@@ -100,8 +100,12 @@ tenants_create() {
     tn_host_line ta
   expect_eq "host: the Queue carries the GPU quota and limit" "2 2" \
     tn_h get queue qa -o jsonpath='{.spec.resources.gpu.quota} {.spec.resources.gpu.limit}'
-  expect "host: the syncer's token is a ServiceAccount limited by its Role" \
-    'tokenFile' cat "$KUBICLE_HOME/tenants/ta/host.kubeconfig"
+  expect_eq "host: the syncer's kubeconfig names the ServiceAccount's token file" \
+    "kubicle-ta host-token" python3 -c 'import json,sys; u=json.load(open(sys.argv[1]))["users"][0]; print(u["name"], u["user"]["tokenFile"])' \
+    "$KUBICLE_HOME/tenants/ta/host.kubeconfig"
+  expect_eq "host: that token is the ServiceAccount's" "system:serviceaccount:kubicle-ta:kubicle-ta" \
+    kubectl --kubeconfig "$KUBICLE_HOME/tenants/ta/host.kubeconfig" auth whoami \
+    -o jsonpath='{.status.userInfo.username}'
   expect_eq "host: the syncer's account may create pods in its namespace" "yes" \
     tn_h auth can-i create pods -n kubicle-ta --as system:serviceaccount:kubicle-ta:kubicle-ta
   expect_eq "host: ... and not in another namespace" "no" \
@@ -109,6 +113,7 @@ tenants_create() {
   expect "list shows both tenants with state, endpoint, queue and policy" \
     'ta +Running +https://127.0.0.1:[0-9]+ +qa +untrusted' tn list
   expect "list: tb with its policy file" 'tb +Running .* qb ' tn list
+  expect_rc "list of a missing tenant fails" 1 'no tenant nosuch' tn list nosuch
   expect "list -o json is a TenantList" '"kind": "TenantList"' tn list -o json
   expect "kubeconfig NAME prints the admin kubeconfig" 'client-certificate-data' tn kubeconfig ta
   tn kubeconfig ta -o json >"$E2E_TMP/ta.json"
@@ -182,6 +187,16 @@ tenants_lifecycle() {
   else fail "kill -9: server $old -> $new, not back"; fi
   expect "kill -9: the restart is in the log" 'killed by signal 9.*restarting' \
     cat "$KUBICLE_HOME/tenants/ta/server.log"
+
+  local sup
+  sup=$(cat "$KUBICLE_HOME/tenants/ta/supervisor.pid")
+  kill -9 "$sup"
+  tn_until 10 bash -c "! kill -0 $new 2>/dev/null"
+  expect "kill -9 of the supervisor takes its server down; list says Dead" 'ta +Dead' tn list ta
+  expect "start --all brings back every tenant that should run" '1 tenant\(s\) started' \
+    tn start --all --wait
+  tn_keep ta
+  expect "start --all: the tenant answers again" 'pod/whole' tn_k ta get pod whole -o name
 
   tn_k ta create configmap snap1 --from-literal=k=v >/dev/null
   tn_k ta create namespace team >/dev/null
