@@ -44,13 +44,17 @@
 #include <strings.h>
 #include <time.h>
 
+#include <malloc.h>
+
 #include <llhttp.h>
 #include <openssl/buffer.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "lib/log.h"
 #include "lib/tls.h"
+#include "lib/tls13.h"
 #include "lib/util.h"
 
 #define DEFAULT_MAX_BODY        (3u * 1024 * 1024)
@@ -70,6 +74,8 @@
 #define BIO_KEEP 1024
 /* Bodies above this are written with their own SSL_write instead of copied. */
 #define COPY_BODY_MAX 16384
+/* After streams were handed to the record writer, give freed pages back. */
+#define TRIM_DELAY_MS 200
 
 static const char status_413_body[] =
     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
@@ -133,6 +139,14 @@ struct conn {
 	unsigned writes;  /* uv_write requests in flight */
 	uint32_t tok_off; /* start of the token being collected */
 	X509 *peer_cert;  /* borrowed from ssl, verified */
+	bool long_stream; /* kb_http_stream_long: hand the stream to `tx` */
+	bool tx_unknown;  /* record count lost: never hand over */
+	uint8_t tx_secret_len;
+	uint8_t tx_secret[48];      /* server application traffic secret */
+	uint64_t tx_records;        /* protected records sent since the handshake */
+	uint32_t tx_skip;           /* bytes of a record body still to skip */
+	struct kb_tls13_writer *tx; /* set: ssl is freed, we seal records */
+	char *head_copy;            /* handed-over stream: method, path, query */
 	struct reqbuf *rb;
 	char *body;
 	size_t body_cap;
@@ -168,6 +182,8 @@ struct kb_http_server {
 	struct reqbuf *pool;
 	size_t npool;
 	struct kb_buf scratch;
+	struct kb_buf wscratch; /* ciphertext on its way to the socket */
+	uv_timer_t trim;
 	time_t date_sec;
 	char date[40];
 	char readbuf[READ_BUF_SIZE];
@@ -348,21 +364,61 @@ static void write_cb(uv_write_t *req, int status)
 		close_gracefully(c);
 }
 
-/* Sends whatever TLS produced. 0 or a negative errno (connection closed). */
-static int flush(struct conn *c)
+/* Counts the protected records in ciphertext TLS produced after the
+ * handshake: their number is the sequence number the record writer takes
+ * over with. OpenSSL writes whole records into the memory BIO; should a
+ * header ever straddle two flushes, the count is given up. */
+static void count_records(struct conn *c, const uint8_t *p, size_t n)
 {
-	size_t n = BIO_ctrl_pending(c->wbio);
-	if (n == 0 || c->closing)
-		return c->closing ? -ECONNRESET : 0;
+	if (c->state == CS_HANDSHAKE || c->tx_unknown)
+		return;
+	size_t i = 0;
+	if (c->tx_skip) {
+		size_t k = c->tx_skip < n ? c->tx_skip : n;
+		c->tx_skip -= (uint32_t)k;
+		i = k;
+	}
+	while (i < n) {
+		if (n - i < 5) {
+			c->tx_unknown = true;
+			return;
+		}
+		uint32_t len = ((uint32_t)p[i + 3] << 8) | p[i + 4];
+		if (p[i] == KB_TLS13_APPLICATION_DATA)
+			c->tx_records++;
+		i += 5;
+		size_t k = len < n - i ? len : n - i;
+		c->tx_skip = len - (uint32_t)k;
+		i += k;
+	}
+}
+
+/* Writes ciphertext to the socket: what the socket takes now is written
+ * at once, the rest is copied into a write request. 0 or a negative errno
+ * (the connection is closing). */
+static int write_out(struct conn *c, const char *data, size_t n)
+{
+	uv_buf_t buf = uv_buf_init((char *)data, (unsigned)n);
+	int done = uv_try_write((uv_stream_t *)&c->tcp, &buf, 1);
+	if (done < 0 && done != UV_EAGAIN) {
+		kb_debug("http", "conn %llu: write: %s", (unsigned long long)c->id,
+			 uv_strerror(done));
+		conn_close(c, "write error");
+		return done;
+	}
+	if (done < 0)
+		done = 0;
+	if ((size_t)done == n)
+		return 0;
+	n -= (size_t)done;
 	struct wreq *w = malloc(sizeof(*w) + n);
 	if (!w) {
 		conn_close(c, "out of memory");
 		return -ENOMEM;
 	}
-	int got = BIO_read(c->wbio, w->data, (int)n);
-	KB_REQUIRE(got == (int)n);
+	memcpy(w->data, data + done, n);
 	w->conn = c;
-	uv_buf_t buf = uv_buf_init(w->data, (unsigned)n);
+	buf = uv_buf_init(w->data, (unsigned)n);
 	int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, write_cb);
 	if (rc < 0) {
 		free(w);
@@ -373,13 +429,85 @@ static int flush(struct conn *c)
 	return 0;
 }
 
-/* Encrypts into the write BIO without sending. */
+/* Room for n bytes of ciphertext in the server's write scratch. */
+static char *wscratch(kb_http_server_t *srv, size_t n)
+{
+	struct kb_buf *b = &srv->wscratch;
+	b->len = 0;
+	if (n > b->cap) {
+		size_t cap = b->cap ? b->cap : 16384;
+		while (cap < n)
+			cap *= 2;
+		char *d = realloc(b->data, cap);
+		if (!d)
+			return NULL;
+		b->data = d;
+		b->cap = cap;
+	}
+	return b->data;
+}
+
+static void shrink_wscratch(kb_http_server_t *srv)
+{
+	if (srv->wscratch.cap > 256 * 1024)
+		kb_buf_free(&srv->wscratch);
+}
+
+/* Sends whatever TLS produced. 0 or a negative errno (connection closed). */
+static int flush(struct conn *c)
+{
+	if (c->closing)
+		return -ECONNRESET;
+	if (c->tx)
+		return 0; /* the record writer sends as it seals */
+	size_t n = BIO_ctrl_pending(c->wbio);
+	if (n == 0)
+		return 0;
+	char *data = wscratch(c->srv, n);
+	if (!data) {
+		conn_close(c, "out of memory");
+		return -ENOMEM;
+	}
+	int got = BIO_read(c->wbio, data, (int)n);
+	KB_REQUIRE(got == (int)n);
+	count_records(c, (const uint8_t *)data, n);
+	int rc = write_out(c, data, n);
+	shrink_wscratch(c->srv);
+	return rc;
+}
+
+/* Seals iov as records of `type` with the record writer and sends them. */
+static int tx_send(struct conn *c, uint8_t type, const struct iovec *iov, int n)
+{
+	if (c->closing)
+		return -ECONNRESET;
+	size_t total = 0;
+	for (int i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	char *out = wscratch(c->srv, kb_tls13_sealed_size(total));
+	size_t len = 0;
+	int rc = out ? kb_tls13_seal(c->tx, type, iov, n, (uint8_t *)out, &len) : -ENOMEM;
+	if (rc < 0) {
+		conn_close(c, rc == -EOVERFLOW ? "record limit" : "seal failed");
+		return rc;
+	}
+	rc = write_out(c, out, len);
+	shrink_wscratch(c->srv);
+	return rc;
+}
+
+/* Encrypts into the write BIO without sending (with the record writer:
+ * seals and sends). */
 static int tls_put(struct conn *c, const char *data, size_t len)
 {
 	if (c->closing)
 		return -ECONNRESET;
 	if (len == 0)
 		return 0;
+	if (c->tx) {
+		struct iovec v = {.iov_base = (void *)data, .iov_len = len};
+		return tx_send(c, KB_TLS13_APPLICATION_DATA, &v, 1);
+	}
 	if (SSL_write(c->ssl, data, (int)len) <= 0) {
 		kb_tls_log_errors("http", "SSL_write");
 		conn_close(c, "SSL_write failed");
@@ -413,7 +541,7 @@ static size_t bio_capacity(BIO *b)
  * request or response, so that idle connections stay small. */
 static void shrink_bios(struct conn *c)
 {
-	if (BIO_ctrl_pending(c->rbio) || BIO_ctrl_pending(c->wbio) ||
+	if (!c->ssl || BIO_ctrl_pending(c->rbio) || BIO_ctrl_pending(c->wbio) ||
 	    (bio_capacity(c->rbio) <= BIO_KEEP && bio_capacity(c->wbio) <= BIO_KEEP))
 		return;
 	BIO *r = new_mem_bio(), *w = new_mem_bio();
@@ -432,7 +560,13 @@ static void shrink_bios(struct conn *c)
 static void conn_free(struct conn *c)
 {
 	SSL_free(c->ssl);
+	if (c->tx) {
+		kb_tls13_writer_wipe(c->tx);
+		free(c->tx);
+	}
+	OPENSSL_cleanse(c->tx_secret, sizeof(c->tx_secret));
 	reqbuf_put(c->srv, c->rb);
+	free(c->head_copy);
 	if (c->body != empty_string)
 		free(c->body);
 	free(c->pending);
@@ -443,10 +577,13 @@ static void release_request(struct conn *c)
 {
 	reqbuf_put(c->srv, c->rb);
 	c->rb = NULL;
+	free(c->head_copy);
+	c->head_copy = NULL;
 	if (c->body != empty_string)
 		free(c->body);
 	c->body = NULL;
 	c->body_cap = 0;
+	c->long_stream = false;
 	c->abort_cb = NULL;
 	c->abort_arg = NULL;
 	c->req_active = false;
@@ -526,10 +663,17 @@ static void close_gracefully(struct conn *c)
 		/* A slow reader of a large final answer gets the idle timeout. */
 		c->state = CS_DRAINING;
 		tl_set(c, TL_IDLE);
-		SSL_shutdown(c->ssl);
-		ERR_clear_error();
-		if (flush(c) < 0)
-			return;
+		if (c->tx) {
+			static const char close_notify[2] = {1, 0}; /* warning, close_notify */
+			struct iovec v = {.iov_base = (void *)close_notify, .iov_len = 2};
+			if (tx_send(c, KB_TLS13_ALERT, &v, 1) < 0)
+				return;
+		} else {
+			SSL_shutdown(c->ssl);
+			ERR_clear_error();
+			if (flush(c) < 0)
+				return;
+		}
 	}
 	if (c->writes > 0)
 		return;
@@ -609,6 +753,8 @@ static void queue_resume(struct conn *c)
 
 static bool input_buffered(struct conn *c)
 {
+	if (!c->ssl)
+		return c->pending_len > c->pending_off;
 	return c->pending_len > c->pending_off || BIO_ctrl_pending(c->rbio) > 0 ||
 	       SSL_pending(c->ssl) > 0;
 }
@@ -703,6 +849,130 @@ int kb_http_respond(kb_http_req_t *req, int status, const char *content_type,
 	return rc;
 }
 
+/* ---- long streams: handing the connection to the record writer ---- */
+
+static int hexval(char ch);
+
+/* Key-log callback: keeps each connection's server application traffic
+ * secret, the one a record writer needs to take over the stream. */
+static void keylog_cb(const SSL *ssl, const char *line)
+{
+	static const char label[] = "SERVER_TRAFFIC_SECRET_0 ";
+	struct conn *c = SSL_get_app_data(ssl);
+	if (!c || strncmp(line, label, sizeof(label) - 1) != 0)
+		return;
+	const char *hex = strchr(line + sizeof(label) - 1, ' '); /* after client_random */
+	if (!hex)
+		return;
+	hex++;
+	size_t n = strlen(hex) / 2;
+	if (n > sizeof(c->tx_secret))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return;
+		c->tx_secret[i] = (uint8_t)(hi << 4 | lo);
+	}
+	c->tx_secret_len = (uint8_t)n;
+}
+
+/* The suite id when the connection can be handed to the record writer:
+ * TLS 1.3, a supported AEAD, the secret known, the record count exact,
+ * nothing buffered in either direction, no key update pending. */
+static unsigned handover_suite(struct conn *c)
+{
+	if (!c->ssl || c->tx_unknown || c->tx_skip || c->tx_secret_len == 0 ||
+	    SSL_version(c->ssl) != TLS1_3_VERSION || input_buffered(c) ||
+	    BIO_ctrl_pending(c->wbio) > 0 || SSL_get_key_update_type(c->ssl) != SSL_KEY_UPDATE_NONE)
+		return 0;
+	const SSL_CIPHER *ci = SSL_get_current_cipher(c->ssl);
+	unsigned suite = ci ? (unsigned)(SSL_CIPHER_get_id(ci) & 0xffff) : 0;
+	return kb_tls13_supported(suite) ? suite : 0;
+}
+
+static void trim_cb(uv_timer_t *t)
+{
+	(void)t;
+	malloc_trim(0);
+}
+
+/* Keeps only method, path and query of the request (one small copy) and
+ * gives its head buffer back to the pool. */
+static int compact_request(struct conn *c)
+{
+	struct reqbuf *rb = c->rb;
+	kb_http_req_t *r = &c->req;
+	if (!rb)
+		return 0;
+	size_t plen = strlen(r->path) + 1, qlen = strlen(r->query) + 1;
+	char *copy = malloc(plen + qlen);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, r->path, plen);
+	memcpy(copy + plen, r->query, qlen);
+	r->path = copy;
+	r->query = copy + plen;
+	r->headers = NULL;
+	r->nheaders = 0;
+	r->peer_cert = NULL;
+	c->head_copy = copy;
+	reqbuf_put(c->srv, rb);
+	c->rb = NULL;
+	return 0;
+}
+
+/* Frees the connection's OpenSSL state; from now on its records are sealed
+ * by a kb_tls13_writer taking over at the record count seen so far. */
+static void hand_over(struct conn *c, unsigned suite)
+{
+	struct kb_tls13_writer *tx = malloc(sizeof(*tx));
+	if (!tx)
+		return;
+	int rc = kb_tls13_writer_init(tx, suite, c->tx_secret, c->tx_secret_len, c->tx_records);
+	OPENSSL_cleanse(c->tx_secret, sizeof(c->tx_secret));
+	c->tx_secret_len = 0;
+	if (rc < 0 || compact_request(c) < 0) {
+		kb_tls13_writer_wipe(tx);
+		free(tx);
+		c->tx_unknown = true;
+		return;
+	}
+	SSL_free(c->ssl);
+	c->ssl = NULL;
+	c->rbio = c->wbio = NULL;
+	c->peer_cert = NULL;
+	c->tx = tx;
+	kb_http_server_t *srv = c->srv;
+	if (!uv_is_active((uv_handle_t *)&srv->trim))
+		uv_timer_start(&srv->trim, trim_cb, TRIM_DELAY_MS, 0);
+	kb_debug("http", "conn %llu: stream handed to the record writer at record %llu",
+		 (unsigned long long)c->id, (unsigned long long)tx->seq);
+}
+
+/* "<hex length>\r\n" into buf (at least 20 bytes); returns its length. */
+static size_t chunk_head(char *buf, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[16];
+	size_t n = 0;
+	do {
+		tmp[n++] = digits[len & 15];
+		len >>= 4;
+	} while (len);
+	for (size_t i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\r';
+	buf[n + 1] = '\n';
+	return n + 2;
+}
+
+void kb_http_stream_long(kb_http_req_t *req)
+{
+	struct conn *c = req->conn_;
+	c->long_stream = true;
+}
+
 int kb_http_stream_start(kb_http_req_t *req, int status, const char *content_type,
 			 const char *extra_headers)
 {
@@ -711,6 +981,13 @@ int kb_http_stream_start(kb_http_req_t *req, int status, const char *content_typ
 	if (rc <= 0)
 		return rc < 0 ? rc : -ECONNRESET;
 	KB_CHECK(c->state == CS_HANDLER, -EINVAL);
+	/* What TLS still holds (a session ticket written with the handshake's
+	 * end) goes out first, so that its records are counted. */
+	if (c->long_stream && flush(c) < 0)
+		return -ECONNRESET;
+	unsigned suite = c->long_stream ? handover_suite(c) : 0;
+	if (suite)
+		c->keep_alive = false; /* the writer cannot read a next request */
 	bool closing = !c->keep_alive || c->srv->stopping;
 	rc = build_head(c, status, content_type, extra_headers, true, 0, closing);
 	if (rc < 0) {
@@ -720,7 +997,10 @@ int kb_http_stream_start(kb_http_req_t *req, int status, const char *content_typ
 	c->state = CS_STREAMING;
 	kb_debug("http", "conn %llu: %s %s -> %d streaming", (unsigned long long)c->id, req->method,
 		 req->path, status);
-	return tls_send(c, c->srv->scratch.data, c->srv->scratch.len);
+	rc = tls_send(c, c->srv->scratch.data, c->srv->scratch.len);
+	if (rc == 0 && suite && handover_suite(c) == suite)
+		hand_over(c, suite);
+	return rc;
 }
 
 int kb_http_stream_write(kb_http_req_t *req, const char *data, size_t len)
@@ -732,6 +1012,14 @@ int kb_http_stream_write(kb_http_req_t *req, const char *data, size_t len)
 	KB_CHECK(c->state == CS_STREAMING, -EINVAL);
 	if (len == 0)
 		return 0;
+	if (c->tx) {
+		char head[24];
+		size_t hl = chunk_head(head, len);
+		struct iovec v[3] = {{.iov_base = head, .iov_len = hl},
+				     {.iov_base = (void *)data, .iov_len = len},
+				     {.iov_base = (void *)"\r\n", .iov_len = 2}};
+		return tx_send(c, KB_TLS13_APPLICATION_DATA, v, 3);
+	}
 	struct kb_buf *b = &c->srv->scratch;
 	b->len = 0;
 	rc = kb_buf_printf(b, "%zx\r\n", len);
@@ -771,7 +1059,7 @@ size_t kb_http_stream_pending(const kb_http_req_t *req)
 	if (c->zombie || c->closing)
 		return 0;
 	return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp) +
-	       BIO_ctrl_pending(c->wbio);
+	       (c->wbio ? BIO_ctrl_pending(c->wbio) : 0);
 }
 
 void kb_http_req_on_abort(kb_http_req_t *req, kb_http_abort_cb cb, void *arg)
@@ -1187,6 +1475,13 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	}
 	if (c->state == CS_DRAINING || c->state == CS_LINGER)
 		return; /* discarded */
+	if (c->tx) {
+		/* A handed-over stream cannot decrypt: the client's only business
+		 * now is its close_notify (or a key update, which we cannot
+		 * follow). Either way the stream is over. */
+		conn_close(c, "client spoke during a handed-over stream");
+		return;
+	}
 	if (BIO_write(c->rbio, buf->base, (int)nread) != (int)nread) {
 		conn_close(c, "out of memory");
 		return;
@@ -1250,6 +1545,7 @@ static int conn_tls_init(struct conn *c)
 		return -ENOMEM;
 	}
 	SSL_set_bio(c->ssl, c->rbio, c->wbio);
+	SSL_set_app_data(c->ssl, c);
 	SSL_set_accept_state(c->ssl);
 	return 0;
 }
@@ -1427,9 +1723,11 @@ int kb_http_server_start(uv_loop_t *loop, const char *addr, SSL_CTX *ctx,
 	srv_init_lists(srv);
 	uv_tcp_init(loop, &srv->listener);
 	uv_timer_init(loop, &srv->timer);
+	uv_timer_init(loop, &srv->trim);
 	uv_idle_init(loop, &srv->idle);
-	srv->listener.data = srv->timer.data = srv->idle.data = srv;
-	srv->handles = 3;
+	srv->listener.data = srv->timer.data = srv->idle.data = srv->trim.data = srv;
+	srv->handles = 4;
+	SSL_CTX_set_keylog_callback(ctx, keylog_cb);
 	int rc = srv_listen(srv, addr, port_out);
 	if (rc < 0) {
 		kb_err("http", "listen on %s: %s", addr, uv_strerror(rc));
@@ -1457,6 +1755,7 @@ static void srv_maybe_free(kb_http_server_t *srv)
 		reqbuf_free(rb);
 	}
 	kb_buf_free(&srv->scratch);
+	kb_buf_free(&srv->wscratch);
 	free(srv);
 }
 
@@ -1472,9 +1771,11 @@ void kb_http_server_stop(kb_http_server_t *srv)
 		l = next;
 	}
 	uv_timer_stop(&srv->timer);
+	uv_timer_stop(&srv->trim);
 	uv_idle_stop(&srv->idle);
 	uv_close((uv_handle_t *)&srv->listener, srv_handle_closed);
 	uv_close((uv_handle_t *)&srv->timer, srv_handle_closed);
+	uv_close((uv_handle_t *)&srv->trim, srv_handle_closed);
 	uv_close((uv_handle_t *)&srv->idle, srv_handle_closed);
 }
 

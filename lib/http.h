@@ -105,6 +105,18 @@ const char *kb_http_req_header(const kb_http_req_t *req, const char *name);
 int kb_http_respond(kb_http_req_t *req, int status, const char *content_type,
 		    const char *extra_headers, const char *body, size_t len);
 
+/*
+ * Marks the response about to start as a long stream (a watch). On a TLS 1.3
+ * connection with an AEAD suite, kb_http_stream_start() then answers with
+ * "Connection: close" and hands the connection to a record writer
+ * (lib/tls13.h): the OpenSSL state (~17 KiB) and the request's headers are
+ * freed; method, path and query stay readable. Bytes from the client after
+ * that end the stream (abort callback); the connection closes when the
+ * stream ends. Elsewhere the stream works as any other. Call before
+ * kb_http_stream_start().
+ */
+void kb_http_stream_long(kb_http_req_t *req);
+
 /* Starts a chunked response (watch, log follow). */
 int kb_http_stream_start(kb_http_req_t *req, int status, const char *content_type,
 			 const char *extra_headers);

@@ -288,6 +288,7 @@ void watch_start(struct req *r)
 	w->deadline_ms = now + (uint64_t)timeout * 1000u;
 	w->next_bookmark_ms = r->q.allow_bookmarks ? now + BOOKMARK_EVERY_MS : UINT64_MAX;
 	kb_http_req_on_abort(r->http, on_abort, w);
+	kb_http_stream_long(r->http);
 	kb_http_stream_start(r->http, 200,
 			     r->want_table ? "application/json;as=Table;v=v1;g=meta.k8s.io"
 					   : "application/json",

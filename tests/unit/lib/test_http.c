@@ -90,6 +90,27 @@ static void handle_stream(kb_http_req_t *req)
 	kb_http_stream_end(req);
 }
 
+/* A long stream handed to the record writer: path and query stay, headers
+ * go; ?end=1 ends it after a chunk larger than one TLS record. */
+static void handle_long(kb_http_req_t *req)
+{
+	kb_http_req_on_abort(req, on_abort, NULL);
+	kb_http_stream_long(req);
+	kb_http_stream_start(req, 200, "application/json", NULL);
+	char line[128];
+	int n = snprintf(line, sizeof(line), "path=%s q=%s hdr=%s", req->path, req->query,
+			 kb_http_req_header(req, "x-h") ? "kept" : "gone");
+	kb_http_stream_write(req, line, (size_t)n);
+	if (strcmp(req->query, "end=1") != 0)
+		return;
+	size_t big = 40000;
+	char *b = malloc(big);
+	memset(b, 'L', big);
+	kb_http_stream_write(req, b, big);
+	free(b);
+	kb_http_stream_end(req);
+}
+
 static void handle_echo(kb_http_req_t *req)
 {
 	struct kb_buf b = {0};
@@ -115,6 +136,8 @@ static void on_request(kb_http_req_t *req, void *arg)
 		kb_http_req_on_abort(req, on_abort, NULL);
 		kb_http_stream_start(req, 200, "application/json", NULL);
 		kb_http_stream_write(req, "{\"type\":\"ADDED\"}\n", 17);
+	} else if (strcmp(req->path, "/long") == 0) {
+		handle_long(req);
 	} else if (strcmp(req->path, "/hang") == 0) {
 		S.hung = req; /* answered later, without an abort callback */
 	} else if (strcmp(req->path, "/cert") == 0) {
@@ -624,6 +647,51 @@ START_TEST(chunked_stream)
 }
 END_TEST
 
+/* kb_http_stream_long on TLS 1.3: the stream goes on through the record
+ * writer (decrypted fine by OpenSSL, records over 16 KiB split), says
+ * Connection: close and ends with a close_notify. */
+START_TEST(long_stream_handover)
+{
+	start_server(NULL);
+	struct client *c = client_open();
+	ck_assert_int_eq(SSL_version(c->ssl), TLS1_3_VERSION);
+	struct resp r;
+	client_puts(c, "GET /long?end=1 HTTP/1.1\r\nX-H: 1\r\n\r\n");
+	ck_assert(client_read(c, &r, false));
+	ck_assert_int_eq(r.status, 200);
+	ck_assert(r.chunked);
+	ck_assert_str_eq(resp_header(&r, "Connection"), "close");
+	const char *want = "path=/long q=end=1 hdr=gone";
+	ck_assert_int_eq(strncmp(r.body, want, strlen(want)), 0);
+	size_t ls = strspn(r.body + strlen(want), "L");
+	ck_assert_uint_eq(ls, 40000);
+	ck_assert_uint_eq(strlen(r.body), strlen(want) + 40000);
+	resp_free(&r);
+	char b;
+	int n = SSL_read(c->ssl, &b, 1);
+	ck_assert_int_le(n, 0);
+	ck_assert_int_eq(SSL_get_error(c->ssl, n), SSL_ERROR_ZERO_RETURN);
+	client_close(c);
+	ck_assert_int_eq(atomic_load(&S.aborted), 0);
+
+	/* Anything the client sends on a handed-over stream ends it. */
+	c = client_open();
+	client_puts(c, "GET /long HTTP/1.1\r\n\r\n");
+	ck_assert(client_read(c, &r, true));
+	ck_assert_int_eq(r.status, 200);
+	size_t l = client_line(c);
+	ck_assert_uint_gt(l, 0);
+	want = "path=/long q= hdr=gone";
+	ck_assert(client_need(c, l + strlen(want)));
+	ck_assert(memcmp(c->buf + l, want, strlen(want)) == 0);
+	client_puts(c, "GET /next HTTP/1.1\r\n\r\n");
+	ck_assert(wait_for(&S.aborted, 1));
+	ck_assert(client_sees_close(c));
+	client_close(c);
+	stop_server();
+}
+END_TEST
+
 START_TEST(abort_on_disconnect)
 {
 	start_server(NULL);
@@ -944,6 +1012,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, head_too_large);
 	tcase_add_test(tc, garbage_is_400);
 	tcase_add_test(tc, chunked_stream);
+	tcase_add_test(tc, long_stream_handover);
 	tcase_add_test(tc, abort_on_disconnect);
 	tcase_add_test(tc, request_outlives_connection);
 	tcase_add_test(tc, idle_timeout);
