@@ -16,32 +16,36 @@
 
 struct kb_curl_api kb_curl;
 
+/* one entry per line */
+/* clang-format off */
 static const struct {
 	const char *name;
 	size_t offset;
 } entries[] = {
-#define E(sym, field)                                     \
-	{                                                 \
-#sym, offsetof(struct kb_curl_api, field) \
-	}
-    E(curl_global_init, global_init),
-    E(curl_easy_init, easy_init),
-    E(curl_easy_cleanup, easy_cleanup),
-    E(curl_easy_setopt, easy_setopt),
-    E(curl_easy_getinfo, easy_getinfo),
-    E(curl_easy_strerror, easy_strerror),
-    E(curl_multi_init, multi_init),
-    E(curl_multi_cleanup, multi_cleanup),
-    E(curl_multi_setopt, multi_setopt),
-    E(curl_multi_add_handle, multi_add_handle),
-    E(curl_multi_remove_handle, multi_remove_handle),
-    E(curl_multi_assign, multi_assign),
-    E(curl_multi_socket_action, multi_socket_action),
-    E(curl_multi_info_read, multi_info_read),
-    E(curl_slist_append, slist_append),
-    E(curl_slist_free_all, slist_free_all),
+#define E(sym, field) {#sym, offsetof(struct kb_curl_api, field)}
+	E(curl_global_init, global_init),
+	E(curl_easy_init, easy_init),
+	E(curl_easy_cleanup, easy_cleanup),
+	E(curl_easy_reset, easy_reset),
+	E(curl_easy_setopt, easy_setopt),
+	E(curl_easy_getinfo, easy_getinfo),
+	E(curl_easy_strerror, easy_strerror),
+	E(curl_multi_init, multi_init),
+	E(curl_multi_cleanup, multi_cleanup),
+	E(curl_multi_setopt, multi_setopt),
+	E(curl_multi_add_handle, multi_add_handle),
+	E(curl_multi_remove_handle, multi_remove_handle),
+	E(curl_multi_assign, multi_assign),
+	E(curl_multi_socket_action, multi_socket_action),
+	E(curl_multi_info_read, multi_info_read),
+	E(curl_slist_append, slist_append),
+	E(curl_slist_free_all, slist_free_all),
+	E(curl_share_init, share_init),
+	E(curl_share_setopt, share_setopt),
+	E(curl_share_cleanup, share_cleanup),
 #undef E
 };
+/* clang-format on */
 
 int kb_curl_load(void)
 {

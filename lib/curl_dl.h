@@ -23,6 +23,7 @@ struct kb_curl_api {
 	CURLcode (*global_init)(long flags);
 	CURL *(*easy_init)(void);
 	void (*easy_cleanup)(CURL *h);
+	void (*easy_reset)(CURL *h);
 	CURLcode (*easy_setopt)(CURL *h, CURLoption opt, ...);
 	CURLcode (*easy_getinfo)(CURL *h, CURLINFO info, ...);
 	const char *(*easy_strerror)(CURLcode code);
@@ -36,6 +37,9 @@ struct kb_curl_api {
 	CURLMsg *(*multi_info_read)(CURLM *m, int *left);
 	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
 	void (*slist_free_all)(struct curl_slist *l);
+	CURLSH *(*share_init)(void);
+	CURLSHcode (*share_setopt)(CURLSH *sh, CURLSHoption opt, ...);
+	CURLSHcode (*share_cleanup)(CURLSH *sh);
 };
 
 extern struct kb_curl_api kb_curl;
@@ -48,9 +52,11 @@ int kb_curl_load(void);
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
 #undef curl_multi_setopt
+#undef curl_share_setopt
 #define curl_global_init         kb_curl.global_init
 #define curl_easy_init           kb_curl.easy_init
 #define curl_easy_cleanup        kb_curl.easy_cleanup
+#define curl_easy_reset          kb_curl.easy_reset
 #define curl_easy_setopt         kb_curl.easy_setopt
 #define curl_easy_getinfo        kb_curl.easy_getinfo
 #define curl_easy_strerror       kb_curl.easy_strerror
@@ -64,6 +70,9 @@ int kb_curl_load(void);
 #define curl_multi_info_read     kb_curl.multi_info_read
 #define curl_slist_append        kb_curl.slist_append
 #define curl_slist_free_all      kb_curl.slist_free_all
+#define curl_share_init          kb_curl.share_init
+#define curl_share_setopt        kb_curl.share_setopt
+#define curl_share_cleanup       kb_curl.share_cleanup
 #endif
 
 #endif

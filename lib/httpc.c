@@ -29,6 +29,10 @@
  * Streams (watches, followed logs) hold a connection for long and do not
  * count. */
 #define MAX_INFLIGHT 32
+/* Finished easy handles kept for the next requests: curl_easy_init and
+ * curl_easy_cleanup cost a few allocations of 16-64 KiB buffers each, and
+ * freeing those made glibc consolidate its heap once per request. */
+#define EASY_POOL 16
 /* client-go's cachingTokenSource re-reads a token file at most once a minute */
 #define TOKEN_REREAD_MS 60000
 
@@ -57,6 +61,9 @@ struct kb_httpc_req {
 struct kb_httpc {
 	uv_loop_t *loop;
 	CURLM *multi;
+	CURLSH *share; /* TLS sessions: a new connection resumes, no full handshake */
+	CURL *idle[EASY_POOL];
+	unsigned nidle;
 	uv_timer_t timer;       /* curl's timeout */
 	uv_timer_t limit_timer; /* next token */
 	char *server, *token, *token_file;
@@ -101,10 +108,23 @@ static void list_push(struct kb_httpc_req **head, struct kb_httpc_req *r)
 	*head = r;
 }
 
+/* Keeps easy handle e for a later request (reset: no option, no state of
+ * this one survives), or cleans it up when the pool is full. */
+static void easy_release(kb_httpc_t *c, CURL *e)
+{
+	if (!e)
+		return;
+	if (c->closing || c->nidle == EASY_POOL) {
+		curl_easy_cleanup(e);
+		return;
+	}
+	curl_easy_reset(e);
+	c->idle[c->nidle++] = e;
+}
+
 static void req_free(struct kb_httpc_req *r)
 {
-	if (r->easy)
-		curl_easy_cleanup(r->easy);
+	easy_release(r->c, r->easy);
 	curl_slist_free_all(r->headers);
 	free(r->method);
 	free(r->url);
@@ -358,10 +378,12 @@ static int setup_tls(kb_httpc_t *c, CURL *e)
 
 static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r, const char *ctype)
 {
-	CURL *e = curl_easy_init();
+	CURL *e = c->nidle ? c->idle[--c->nidle] : curl_easy_init();
 	if (!e)
 		return -ENOMEM;
 	r->easy = e;
+	if (c->share) /* after a reset too: it resizes the handle's session cache */
+		curl_easy_setopt(e, CURLOPT_SHARE, c->share);
 	if (ctype && !(r->ctype = strdup(ctype)))
 		return -ENOMEM;
 	curl_easy_setopt(e, CURLOPT_URL, r->url);
@@ -661,6 +683,9 @@ int kb_httpc_new(uv_loop_t *loop, const struct kb_httpc_opts *o, kb_httpc_t **ou
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
 	curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)MAX_HOST_CONNS);
 	curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)MAX_HOST_CONNS);
+	c->share = curl_share_init();
+	if (c->share)
+		curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
 	uv_timer_init(loop, &c->timer);
 	uv_timer_init(loop, &c->limit_timer);
 	c->timer.data = c->limit_timer.data = c;
@@ -690,6 +715,10 @@ void kb_httpc_close(kb_httpc_t *c)
 	}
 	c->closing = true;
 	curl_multi_cleanup(c->multi);
+	while (c->nidle)
+		curl_easy_cleanup(c->idle[--c->nidle]);
+	if (c->share)
+		curl_share_cleanup(c->share);
 	while (c->socks)
 		sock_close(c, c->socks);
 	free(c->server);

@@ -134,6 +134,14 @@ static void build_path(struct host_informer *in, char *buf, size_t len, bool wat
 			 WATCH_TIMEOUT_S, in->rv);
 }
 
+static void cache_put(struct host_informer *in, const char *name, json_t *obj)
+{
+	if (in->o.no_cache)
+		return;
+	json_object_set_new(in->cache, name,
+			    in->o.cache_view ? in->o.cache_view(obj) : json_incref(obj));
+}
+
 static void apply_event(struct host_informer *in, const char *type, json_t *obj)
 {
 	const char *rv =
@@ -149,7 +157,7 @@ static void apply_event(struct host_informer *in, const char *type, json_t *obj)
 	if (strcmp(type, "DELETED") == 0)
 		json_object_del(in->cache, name);
 	else
-		json_object_set(in->cache, name, obj);
+		cache_put(in, name, obj);
 	in->o.on_event(type, obj, in->o.arg);
 }
 
@@ -255,7 +263,7 @@ static void on_list_done(kb_httpc_req_t *req, int err, long status, const char *
 		const char *name =
 		    json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
 		if (name)
-			json_object_set(in->cache, name, o);
+			cache_put(in, name, o);
 	}
 	in->relist_wanted = false;
 	in->backoff_ms = 0;

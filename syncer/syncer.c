@@ -10,8 +10,16 @@
  * `nodes` counts the tracked pods bound to each host node; `sas` maps
  * "ns/serviceaccount" to {ns, sa, users, due}: the tracked pods mounting that
  * account's token and when its host Secret is refreshed next (0: retry at
- * the next resync). All of it can be rebuilt from both sides, which is what
- * a resync after restart does.
+ * the next resync); `sa_auto` caches the ServiceAccounts pods name
+ * ("ns/sa" -> {automountServiceAccountToken}; existing accounts only, dropped
+ * at each change of the account). All of it can be rebuilt from both sides,
+ * which is what a resync after restart does.
+ *
+ * A pod entry also remembers the tenant pod as its last watch event showed
+ * it (tuid, tstatus, tnode; gone while the pod is being deleted), so a host
+ * pod event that changes nothing the tenant pod shows (most of them: the
+ * ADDED after our create, host-side metadata changes) costs no read of the
+ * tenant store.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,9 +45,9 @@ struct syncer {
 	struct syncer_xlate x;
 	kb_httpc_t *http;
 	struct host_informer *pods_inf, *events_inf;
-	store_watch_t *w_pods, *w_cms, *w_secrets;
+	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
-	json_t *pods, *refs, *nodes, *sas;
+	json_t *pods, *refs, *nodes, *sas, *sa_auto;
 	int (*issue_token)(void *, const char *, const char *, long, char **);
 	void *token_arg;
 	char pods_path[256], sel[160];
@@ -211,14 +219,33 @@ static const char *pod_sa(struct syncer *s, const json_t *pod)
 {
 	if (!s->issue_token)
 		return NULL;
-	json_t *sa = NULL;
 	const json_t *spec = json_object_get(pod, "spec");
-	const char *name = jstr(spec, "serviceAccountName");
-	store_get(s->store, "/serviceaccounts", meta_str(pod, "namespace"),
-		  name && *name ? name : "default", &sa);
+	const char *ns = meta_str(pod, "namespace"), *name = jstr(spec, "serviceAccountName");
+	char key[600];
+	name = name && *name ? name : "default";
+	snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
+	json_t *sa = json_object_get(s->sa_auto, key);
+	if (sa)
+		return syncer_pod_sa(pod, sa);
+	if (store_get(s->store, "/serviceaccounts", ns, name, &sa) == 0) {
+		json_t *keep = json_object(); /* what syncer_pod_sa reads of it */
+		json_t *a = json_object_get(sa, "automountServiceAccountToken");
+		if (a)
+			json_object_set(keep, "automountServiceAccountToken", a);
+		json_object_set_new(s->sa_auto, key, keep);
+	}
 	const char *r = syncer_pod_sa(pod, sa);
 	json_decref(sa);
 	return r;
+}
+
+/* A ServiceAccount changed: its cached automount setting goes. */
+static void on_sa_event(const struct store_event *ev, void *arg)
+{
+	struct syncer *s = arg;
+	char key[600];
+	snprintf(key, sizeof(key), "%s/%s", ev->ns ? ev->ns : "", ev->name);
+	json_object_del(s->sa_auto, key);
 }
 
 /* Issues a fresh token for entry e of s->sas and creates or replaces its
@@ -559,10 +586,36 @@ static void tenant_pod_remove(struct syncer *s, json_t *tp)
 		     NULL);
 }
 
+/*
+ * True when host pod event hp would change nothing in its tenant pod as the
+ * tenant watch last showed it (pod entry: tuid, tstatus, tnode): same pod,
+ * not being deleted on either side, same status and node, node counted.
+ * copy_status would then read the tenant pod only to find it equal.
+ */
+static bool host_pod_known(struct syncer *s, const json_t *hp, const char *hn)
+{
+	json_t *st = hn ? json_object_get(s->pods, hn) : NULL;
+	json_t *ts = json_object_get(st, "tstatus");
+	const char *ns, *name, *uid, *tuid = jstr(st, "tuid");
+	if (!ts || !tuid || meta_str(hp, "deletionTimestamp") ||
+	    !syncer_host_owner(hp, s->tenant, &ns, &name, &uid) || strcmp(uid, tuid) != 0)
+		return false;
+	const json_t *hs = json_object_get(hp, "status");
+	if (hs ? !json_equal(hs, ts) : !(json_is_object(ts) && json_object_size(ts) == 0))
+		return false;
+	const char *node = jstr(json_object_get(hp, "spec"), "nodeName");
+	const char *tnode = jstr(st, "tnode");
+	if (!node || !*node)
+		return !tnode;
+	return tnode && strcmp(node, tnode) == 0 && strcmp(jstr(st, "node"), node) == 0;
+}
+
 static void on_host_pod(const char *type, json_t *hp, void *arg)
 {
 	struct syncer *s = arg;
 	const char *hn = meta_str(hp, "name");
+	if (strcmp(type, "DELETED") != 0 && host_pod_known(s, hp, hn))
+		return;
 	json_t *tp = tenant_of(s, hp);
 	if (strcmp(type, "DELETED") == 0) {
 		/* the host removed it (or finished our delete): the tenant pod goes too */
@@ -670,11 +723,35 @@ static void tenant_pod_changed(struct syncer *s, const json_t *pod)
 		create_host_pod(s, pod, hn);
 }
 
+/* Pod entry hn remembers tenant pod `pod` as this watch event shows it
+ * (NULL, or a pod being deleted: forgets it). See host_pod_known. */
+static void remember_tenant(struct syncer *s, const json_t *pod, const char *hn)
+{
+	json_t *st = json_object_get(s->pods, hn);
+	if (!st)
+		return;
+	json_object_del(st, "tnode");
+	if (!pod || meta_str(pod, "deletionTimestamp") || !meta_str(pod, "uid")) {
+		json_object_del(st, "tstatus");
+		return;
+	}
+	json_t *status = json_deep_copy(json_object_get(pod, "status"));
+	const char *node = jstr(json_object_get(pod, "spec"), "nodeName");
+	json_object_set_new(st, "tuid", json_string(meta_str(pod, "uid")));
+	json_object_set_new(st, "tstatus", status ? status : json_null());
+	if (node && *node)
+		json_object_set_new(st, "tnode", json_string(node));
+}
+
 static void on_tenant_pod(const struct store_event *ev, void *arg)
 {
 	struct syncer *s = arg;
 	if (ev->type != STORE_DELETED) {
 		tenant_pod_changed(s, ev->obj);
+		char thn[SYNCER_NAME_MAX + 1];
+		pod_hn(s, ev->obj, thn);
+		if (thn[0])
+			remember_tenant(s, ev->obj, thn);
 		if (ev->type == STORE_MODIFIED && ev->prev &&
 		    !meta_str(ev->obj, "deletionTimestamp") && !same_mutable(ev->prev, ev->obj)) {
 			char hn[SYNCER_NAME_MAX + 1];
@@ -688,6 +765,7 @@ static void on_tenant_pod(const struct store_event *ev, void *arg)
 	pod_hn(s, ev->obj, hn);
 	if (!hn[0])
 		return;
+	remember_tenant(s, NULL, hn);
 	delete_host_pod(s, hn, 0);
 	if (!host_pod(s, hn))
 		untrack(s, hn);
@@ -844,7 +922,8 @@ static void on_host_synced(json_t *items, void *arg)
 	if (first) {
 		char path[300];
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", s->host_ns);
-		struct host_informer_opts eo = {.path = path, .on_event = on_host_event, .arg = s};
+		struct host_informer_opts eo = {
+		    .path = path, .on_event = on_host_event, .no_cache = true, .arg = s};
 		if (host_informer_start(s->loop, s->http, &eo, &s->events_inf) < 0)
 			kb_warn("syncer", "cannot watch host events");
 	}
@@ -986,10 +1065,14 @@ static int start_watches(struct syncer *s)
 		rc = store_watch(s->store, "/configmaps", NULL, rev, on_cfg_event, s, &s->w_cms);
 	if (rc == 0)
 		rc = store_watch(s->store, "/secrets", NULL, rev, on_cfg_event, s, &s->w_secrets);
+	if (rc == 0)
+		rc =
+		    store_watch(s->store, "/serviceaccounts", NULL, rev, on_sa_event, s, &s->w_sas);
 	if (rc < 0)
 		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
 					.label_selector = s->sel,
+					.cache_view = syncer_host_pod_view,
 					.on_event = on_host_pod,
 					.on_synced = on_host_synced,
 					.on_state = on_host_state,
@@ -1018,6 +1101,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	s->refs = json_object();
 	s->nodes = json_object();
 	s->sas = json_object();
+	s->sa_auto = json_object();
 	s->issue_token = o->issue_token;
 	s->token_arg = o->token_arg;
 }
@@ -1059,6 +1143,7 @@ fail:
 	json_decref(s->refs);
 	json_decref(s->nodes);
 	json_decref(s->sas);
+	json_decref(s->sa_auto);
 	free(s);
 	return rc;
 }
@@ -1070,6 +1155,7 @@ static void on_resync_closed(uv_handle_t *h)
 	json_decref(s->refs);
 	json_decref(s->nodes);
 	json_decref(s->sas);
+	json_decref(s->sa_auto);
 	free(s);
 }
 
@@ -1084,6 +1170,8 @@ void syncer_stop(syncer_t *s)
 		store_unwatch(s->w_cms);
 	if (s->w_secrets)
 		store_unwatch(s->w_secrets);
+	if (s->w_sas)
+		store_unwatch(s->w_sas);
 	if (s->pods_inf)
 		host_informer_stop(s->pods_inf);
 	if (s->events_inf)

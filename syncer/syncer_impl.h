@@ -105,6 +105,17 @@ json_t *syncer_pod_update_patch(const json_t *want, const json_t *have, const js
 /* The status the tenant pod should have given host pod `host` (borrowed):
  * a new reference to a copy of host's status. */
 json_t *syncer_status_from_host(const json_t *host);
+/*
+ * What the syncer keeps of host pod `hp` (borrowed) in its informer cache:
+ * metadata name, namespace, uid, resourceVersion, labels, annotations and
+ * deletion fields; spec nodeName, activeDeadlineSeconds, tolerations and
+ * the containers' and init containers' names and images; status. Everything
+ * the syncer reads of a host pod (ownership, status back, the update patch,
+ * delete preconditions), without managedFields and the rest of the spec,
+ * which were most of the syncer's memory per pod. The result shares values
+ * with hp (never modify either): a new reference, NULL on ENOMEM.
+ */
+json_t *syncer_host_pod_view(const json_t *hp);
 /* True when `host` carries tenant's label and annotations naming a tenant
  * object; *ns, *name, *uid (borrowed from host) get them. */
 bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, const char **name,
@@ -139,6 +150,10 @@ typedef void (*host_state_cb)(bool up, void *arg);
 struct host_informer_opts {
 	const char *path;           /* "/api/v1/namespaces/ns/pods" */
 	const char *label_selector; /* or NULL */
+	/* What the cache keeps of each object (a new reference), NULL: the
+	 * whole object. */
+	json_t *(*cache_view)(const json_t *obj);
+	bool no_cache; /* keep no cache (host_informer_cache stays empty) */
 	host_event_cb on_event;
 	host_synced_cb on_synced;
 	host_state_cb on_state;

@@ -492,6 +492,64 @@ json_t *syncer_status_from_host(const json_t *host)
 	return st ? st : json_object();
 }
 
+/* Copies the members `keys` (NULL-terminated) of `from` into `to`, sharing
+ * the values (no deep copy). */
+static void keep_keys(json_t *to, const json_t *from, const char *const *keys)
+{
+	for (; *keys; keys++) {
+		json_t *v = json_object_get(from, *keys);
+		if (v)
+			json_object_set(to, *keys, v);
+	}
+}
+
+/* [{name, image}] of container list `list`, or NULL when absent. */
+static json_t *name_image_list(const json_t *list)
+{
+	if (!json_is_array(list))
+		return NULL;
+	static const char *const keys[] = {"name", "image", NULL};
+	json_t *out = json_array();
+	size_t i;
+	json_t *c;
+	json_array_foreach (list, i, c) {
+		json_t *e = json_object();
+		keep_keys(e, c, keys);
+		json_array_append_new(out, e);
+	}
+	return out;
+}
+
+json_t *syncer_host_pod_view(const json_t *hp)
+{
+	static const char *const meta_keys[] = {"name",
+						"namespace",
+						"uid",
+						"resourceVersion",
+						"labels",
+						"annotations",
+						"deletionTimestamp",
+						"deletionGracePeriodSeconds",
+						NULL};
+	static const char *const spec_keys[] = {"nodeName", "activeDeadlineSeconds", "tolerations",
+						NULL};
+	const json_t *hs = json_object_get(hp, "spec");
+	json_t *meta = json_object(), *spec = json_object();
+	keep_keys(meta, json_object_get(hp, "metadata"), meta_keys);
+	keep_keys(spec, hs, spec_keys);
+	json_t *cl = name_image_list(json_object_get(hs, "containers"));
+	if (cl)
+		json_object_set_new(spec, "containers", cl);
+	cl = name_image_list(json_object_get(hs, "initContainers"));
+	if (cl)
+		json_object_set_new(spec, "initContainers", cl);
+	json_t *v = json_pack("{s:o,s:o}", "metadata", meta, "spec", spec);
+	json_t *st = json_object_get(hp, "status");
+	if (v && st)
+		json_object_set(v, "status", st);
+	return v;
+}
+
 bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, const char **name,
 		       const char **uid)
 {

@@ -455,6 +455,65 @@ START_TEST(update_patch)
 }
 END_TEST
 
+/* The informer keeps a view of each host pod: everything the syncer reads
+ * (ownership, status, node, deletion, what the update patch compares), not
+ * managedFields nor the rest of the spec. */
+START_TEST(host_pod_view)
+{
+	struct syncer_xlate x = xl("kai");
+	json_t *tp = tenant_pod();
+	json_t *hp = syncer_translate_pod(&x, tp, NULL);
+	json_t *m = json_object_get(hp, "metadata");
+	json_object_set_new(m, "uid", json_string("h-1"));
+	json_object_set_new(m, "resourceVersion", json_string("42"));
+	json_object_set_new(m, "deletionTimestamp", json_string("2026-01-01T00:00:00Z"));
+	json_object_set_new(m, "managedFields", json_pack("[{s:s}]", "manager", "kubicle"));
+	json_object_set_new(json_object_get(hp, "spec"), "nodeName", json_string("g1"));
+	json_object_set_new(hp, "status", json_pack("{s:s,s:s}", "phase", "Running", "podIP", "1"));
+	json_t *v = syncer_host_pod_view(hp);
+	ck_assert_ptr_nonnull(v);
+	json_t *vm = json_object_get(v, "metadata"), *vs = json_object_get(v, "spec");
+	ck_assert_str_eq(s_at(v, "metadata", "uid"), "h-1");
+	ck_assert_str_eq(s_at(v, "metadata", "resourceVersion"), "42");
+	ck_assert_str_eq(s_at(v, "metadata", "name"), s_at(hp, "metadata", "name"));
+	ck_assert_str_eq(s_at(v, "metadata", "deletionTimestamp"), "2026-01-01T00:00:00Z");
+	ck_assert_ptr_null(json_object_get(vm, "managedFields"));
+	ck_assert(json_equal(json_object_get(vm, "labels"), json_object_get(m, "labels")));
+	ck_assert_str_eq(s_at(v, "spec", "nodeName"), "g1");
+	ck_assert(json_equal(json_object_get(v, "status"), json_object_get(hp, "status")));
+	/* containers: name and image only */
+	json_t *c = json_array_get(json_object_get(vs, "containers"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "name")), "c");
+	ck_assert_str_eq(json_string_value(json_object_get(c, "image")), "i");
+	ck_assert_ptr_null(json_object_get(c, "env"));
+	ck_assert_ptr_null(json_object_get(vs, "volumes"));
+	/* ownership reads the same from the view */
+	const char *ns, *name, *uid;
+	ck_assert(syncer_host_owner(v, "t1", &ns, &name, &uid));
+	ck_assert_str_eq(ns, "ml");
+	ck_assert_str_eq(name, "train");
+	ck_assert_str_eq(uid, "u-1");
+	/* the update patch against the view equals the one against the pod */
+	json_t *tp2 = json_deep_copy(tp);
+	json_t *c0 = json_array_get(json_object_get(json_object_get(tp2, "spec"), "containers"), 0);
+	json_object_set_new(c0, "image", json_string("i:2"));
+	json_object_set_new(json_object_get(json_object_get(tp2, "metadata"), "labels"), "new",
+			    json_string("l"));
+	json_t *want = syncer_translate_pod(&x, tp2, NULL);
+	json_t *p1 = syncer_pod_update_patch(want, hp, hp),
+	       *p2 = syncer_pod_update_patch(want, v, hp);
+	ck_assert_ptr_nonnull(p1);
+	ck_assert(json_equal(p1, p2));
+	json_decref(p1);
+	json_decref(p2);
+	json_decref(want);
+	json_decref(tp2);
+	json_decref(v);
+	json_decref(hp);
+	json_decref(tp);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("syncer_translate");
@@ -472,6 +531,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, status_and_node);
 	tcase_add_test(tc, kubeconfig_read);
 	tcase_add_test(tc, update_patch);
+	tcase_add_test(tc, host_pod_view);
 	suite_add_tcase(s, tc);
 	return s;
 }
