@@ -62,6 +62,7 @@ struct query {
 	long timeout_seconds; /* -1 when absent */
 	long grace_period;    /* -1 when absent */
 	bool watch, allow_bookmarks, dry_run, force, pretty;
+	int send_initial_events; /* sendInitialEvents: -1 absent, 0, 1 */
 	enum field_validation validation;
 	enum include_object include;
 	char *buf; /* owned copy of the raw query */

@@ -22,6 +22,7 @@ static void parse_query(struct req *r)
 	memset(q, 0, sizeof(*q));
 	q->timeout_seconds = -1;
 	q->grace_period = -1;
+	q->send_initial_events = -1;
 	q->buf = strdup(r->http->query ? r->http->query : "");
 	char *cur = q->buf, *k, *v;
 	while (cur && kb_http_query_next(&cur, &k, &v)) {
@@ -47,6 +48,8 @@ static void parse_query(struct req *r)
 			q->grace_period = strtol(v, NULL, 10);
 		else if (strcmp(k, "watch") == 0)
 			q->watch = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
+		else if (strcmp(k, "sendInitialEvents") == 0)
+			q->send_initial_events = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
 		else if (strcmp(k, "allowWatchBookmarks") == 0)
 			q->allow_bookmarks = strcmp(v, "true") == 0;
 		else if (strcmp(k, "dryRun") == 0)

@@ -22,6 +22,7 @@
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/selector.h"
+#include "proxy/validate.h"
 
 #define WATCH_MAX_BACKLOG (16u << 20)
 #define BOOKMARK_EVERY_MS 60000u
@@ -35,6 +36,7 @@ struct watch {
 	bool headers_sent;
 	bool closing;
 	bool starting; /* inside watch_start: it finishes a close */
+	int64_t bookmark_rev;
 };
 
 /* The last event line built, shared by every watch sending that event:
@@ -247,6 +249,86 @@ static int send_initial(struct watch *w, int64_t *rev)
 	return rc;
 }
 
+/* What a watch request asks for, after kube's defaulting and validation
+ * of watch options (SetListOptionsDefaults, validateWatchOptions; the
+ * WatchList feature is on, as in 1.33). */
+struct watch_opts {
+	bool initial;      /* start with ADDED events for the current objects */
+	bool end_bookmark; /* then a BOOKMARK marked k8s.io/initial-events-end */
+	int64_t since;     /* else: the revision to start after; -1: now */
+};
+
+static bool is_legacy_rv(const char *rv)
+{
+	return !rv || !*rv || strcmp(rv, "0") == 0;
+}
+
+/* 0, or it has answered (400/422/504) and returns -EINVAL. */
+static int watch_options(struct req *r, struct watch_opts *o)
+{
+	const char *rv = r->q.resource_version;
+	const char *match = r->q.resource_version_match;
+	int sie = r->q.send_initial_events;
+	if (match && !*match)
+		match = NULL;
+	if (sie < 0 && !match && is_legacy_rv(rv)) {
+		sie = 1; /* a legacy watch from "now" is a WatchList request */
+		match = "NotOlderThan";
+	}
+	json_t *causes = json_array();
+	if (sie >= 0 && (!match || strcmp(match, "NotOlderThan") != 0))
+		val_add(causes, "FieldValueForbidden", "resourceVersionMatch",
+			"sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
+	if (match) {
+		if (sie < 0)
+			val_add(
+			    causes, "FieldValueForbidden", "resourceVersionMatch",
+			    "resourceVersionMatch is forbidden for watch unless sendInitialEvents "
+			    "is provided");
+		if (strcmp(match, "NotOlderThan") != 0)
+			val_add(causes, "FieldValueNotSupported", "resourceVersionMatch",
+				"\"%s\": supported values: \"NotOlderThan\"", match);
+		if (r->q.cont && *r->q.cont)
+			val_add(causes, "FieldValueForbidden", "resourceVersionMatch",
+				"resourceVersionMatch is forbidden when continue is provided");
+	}
+	if (json_array_size(causes) > 0) {
+		char *msg = val_status_message(NULL, "", causes);
+		struct kb_buf b = {0};
+		kb_buf_printf(&b, "ListOptions.meta.k8s.io%s",
+			      msg ? strchr(msg, ' ') : " is invalid");
+		reply_status(r, 422, "Invalid", b.data,
+			     json_pack("{s:s,s:s,s:o}", "group", "meta.k8s.io", "kind",
+				       "ListOptions", "causes", causes));
+		kb_buf_free(&b);
+		free(msg);
+		return -EINVAL;
+	}
+	json_decref(causes);
+	int64_t want = -1;
+	if (!is_legacy_rv(rv)) {
+		char *end;
+		want = strtoll(rv, &end, 10);
+		if (*end || want < 0) {
+			reply_statusf(r, 400, "BadRequest", "invalid resource version \"%s\"", rv);
+			return -EINVAL;
+		}
+	}
+	int64_t cur = store_rev(r->px->store);
+	if (sie >= 0 && want > cur) {
+		/* NotOlderThan a revision this store has not reached */
+		reply_statusf(r, 504, "Timeout", "Too large resource version: %lld, current: %lld",
+			      (long long)want, (long long)cur);
+		return -EINVAL;
+	}
+	o->initial = sie == 1;
+	o->end_bookmark = sie == 1 && r->q.allow_bookmarks;
+	o->since = sie == 0 && want < 0 ? cur : want < 0 ? 0 : want;
+	return 0;
+}
+
+static void send_bookmark(struct watch *w, bool initial_end);
+
 void watch_start(struct req *r)
 {
 	struct watch *w = calloc(1, sizeof(*w));
@@ -256,25 +338,18 @@ void watch_start(struct req *r)
 		return;
 	}
 	w->r = r;
+	struct watch_opts o;
+	if (watch_options(r, &o) < 0) {
+		free(w);
+		r->q.watch = false;
+		return;
+	}
 	if (filter_parse(r, &w->f) < 0) {
 		free(w);
 		r->q.watch = false;
 		return;
 	}
-	const char *rvs = r->q.resource_version;
-	int64_t since = 0;
-	bool initial = !rvs || !*rvs || strcmp(rvs, "0") == 0;
-	if (!initial) {
-		char *end;
-		since = strtoll(rvs, &end, 10);
-		if (*end || since < 0) {
-			filter_free(&w->f);
-			free(w);
-			r->q.watch = false;
-			reply_statusf(r, 400, "BadRequest", "invalid resource version \"%s\"", rvs);
-			return;
-		}
-	}
+	int64_t since = o.since;
 	struct proxy *px = r->px;
 	w->next = px->watches;
 	if (w->next)
@@ -294,8 +369,12 @@ void watch_start(struct req *r)
 					   : "application/json",
 			     NULL);
 	w->starting = true;
-	if (initial && send_initial(w, &since) < 0)
+	if (o.initial && send_initial(w, &since) < 0)
 		watch_close(w);
+	if (!w->closing && o.end_bookmark) {
+		w->bookmark_rev = since;
+		send_bookmark(w, true);
+	}
 	if (!w->closing && since < store_compacted_rev(px->store)) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "too old resource version: %lld (%lld)",
@@ -318,9 +397,11 @@ void watch_start(struct req *r)
 		finish_failed_start(w);
 }
 
-static void send_bookmark(struct watch *w)
+/* A BOOKMARK at the store's revision, or after the initial events at the
+ * revision they were listed at, annotated k8s.io/initial-events-end. */
+static void send_bookmark(struct watch *w, bool initial_end)
 {
-	char text[512];
+	char text[640];
 	char gv[128];
 	const struct proxy_resource *res = w->r->res;
 	if (res->group[0])
@@ -329,8 +410,9 @@ static void send_bookmark(struct watch *w)
 		snprintf(gv, sizeof(gv), "%s", res->version);
 	snprintf(
 	    text, sizeof(text),
-	    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%lld\"}}",
-	    res->kind, gv, (long long)store_rev(w->r->px->store));
+	    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%lld\"%s}}",
+	    res->kind, gv, (long long)(initial_end ? w->bookmark_rev : store_rev(w->r->px->store)),
+	    initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "");
 	if (send_line(w, "BOOKMARK", text) < 0)
 		watch_close(w);
 }
@@ -345,7 +427,7 @@ void watch_tick(struct proxy *px)
 			watch_close(w);
 		} else if (now >= w->next_bookmark_ms) {
 			w->next_bookmark_ms = now + BOOKMARK_EVERY_MS;
-			send_bookmark(w);
+			send_bookmark(w, false);
 		}
 	}
 }

@@ -72,6 +72,24 @@ server_suite_basic() {
     kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=$rv&timeoutSeconds=1"
   expect "watch ends at timeoutSeconds (bookmarks asked for)" '' \
     kcurl -m 5 "$SERVER_URL/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=$rv&timeoutSeconds=1&allowWatchBookmarks=true"
+  # WatchList (sendInitialEvents): the current objects, then a bookmark marked
+  # k8s.io/initial-events-end at the revision they were listed at; kube's
+  # option validation for watches.
+  local cm=$SERVER_URL/api/v1/namespaces/default/configmaps wl
+  wl=$(kcurl -m 5 "$cm?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1")
+  expect "sendInitialEvents: ADDED for existing objects, then the initial-events-end bookmark" \
+    '"type":"ADDED".*"name":"after".*"type":"BOOKMARK".*"k8s.io/initial-events-end":"true"' echo "${wl//$'\n'/ }"
+  expect_eq "the initial-events-end bookmark is the last line, at the list's revision" \
+    "BOOKMARK $(kcurl "$cm" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')" \
+    python3 -c 'import json,sys; e=json.loads(sys.argv[1].splitlines()[-1]); print(e["type"], e["object"]["metadata"]["resourceVersion"])' "$wl"
+  expect "sendInitialEvents=false starts after now: nothing old is sent" '^$' \
+    kcurl -m 5 "$cm?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"
+  expect "sendInitialEvents without resourceVersionMatch=NotOlderThan is 422" \
+    'ListOptions.meta.k8s.io .* is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan.*"reason":"Invalid".*"kind":"ListOptions".*"code":422' \
+    kcurl "$cm?watch=1&sendInitialEvents=true"
+  expect "resourceVersionMatch on a watch needs sendInitialEvents" \
+    'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' \
+    kcurl "$cm?watch=1&resourceVersion=$rv&resourceVersionMatch=NotOlderThan"
 }
 
 server_suite_bad_input() {
