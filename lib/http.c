@@ -74,8 +74,10 @@
 #define BIO_KEEP 1024
 /* Bodies above this are written with their own SSL_write instead of copied. */
 #define COPY_BODY_MAX 16384
-/* After streams were handed to the record writer, give freed pages back. */
+/* After streams were handed to the record writer, give freed pages back
+ * (malloc_trim walks the heap: at most once per TRIM_EVERY_MS). */
 #define TRIM_DELAY_MS 200
+#define TRIM_EVERY_MS 2000
 
 static const char status_413_body[] =
     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
@@ -184,6 +186,7 @@ struct kb_http_server {
 	struct kb_buf scratch;
 	struct kb_buf wscratch; /* ciphertext on its way to the socket */
 	uv_timer_t trim;
+	uint64_t trimmed_at; /* uv_now of the last malloc_trim */
 	time_t date_sec;
 	char date[40];
 	char readbuf[READ_BUF_SIZE];
@@ -893,8 +896,9 @@ static unsigned handover_suite(struct conn *c)
 
 static void trim_cb(uv_timer_t *t)
 {
-	(void)t;
+	kb_http_server_t *srv = t->data;
 	malloc_trim(0);
+	srv->trimmed_at = uv_now(srv->loop);
 }
 
 /* Keeps only method, path and query of the request (one small copy) and
@@ -944,8 +948,12 @@ static void hand_over(struct conn *c, unsigned suite)
 	c->peer_cert = NULL;
 	c->tx = tx;
 	kb_http_server_t *srv = c->srv;
-	if (!uv_is_active((uv_handle_t *)&srv->trim))
-		uv_timer_start(&srv->trim, trim_cb, TRIM_DELAY_MS, 0);
+	if (!uv_is_active((uv_handle_t *)&srv->trim)) {
+		uint64_t now = uv_now(srv->loop), due = now + TRIM_DELAY_MS;
+		if (srv->trimmed_at && due < srv->trimmed_at + TRIM_EVERY_MS)
+			due = srv->trimmed_at + TRIM_EVERY_MS;
+		uv_timer_start(&srv->trim, trim_cb, due - now, 0);
+	}
 	kb_debug("http", "conn %llu: stream handed to the record writer at record %llu",
 		 (unsigned long long)c->id, (unsigned long long)tx->seq);
 }
