@@ -8,7 +8,6 @@
 #include "lib/tls13.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -35,57 +34,6 @@ static const struct suite_info suites[3] = {
     {"AES-256-GCM", "SHA384", 32, 48},
     {"ChaCha20-Poly1305", "SHA256", 32, 32},
 };
-
-/* Cipher contexts of one thread, one per suite, keyed per record. */
-struct thread_ctx {
-	EVP_CIPHER *cipher[3];
-	EVP_CIPHER_CTX *ctx[3];
-};
-
-static pthread_key_t tkey;
-static pthread_once_t tkey_once = PTHREAD_ONCE_INIT;
-
-static void thread_ctx_free(void *p)
-{
-	struct thread_ctx *t = p;
-	for (int i = 0; i < 3; i++) {
-		EVP_CIPHER_CTX_free(t->ctx[i]);
-		EVP_CIPHER_free(t->cipher[i]);
-	}
-	OPENSSL_free(t);
-}
-
-static void tkey_init(void)
-{
-	KB_REQUIRE(pthread_key_create(&tkey, thread_ctx_free) == 0);
-}
-
-/* The thread's context for suite index i, set up with its cipher. */
-static EVP_CIPHER_CTX *suite_ctx(int i)
-{
-	pthread_once(&tkey_once, tkey_init);
-	struct thread_ctx *t = pthread_getspecific(tkey);
-	if (!t) {
-		t = OPENSSL_zalloc(sizeof(*t));
-		if (!t || pthread_setspecific(tkey, t) != 0) {
-			OPENSSL_free(t);
-			return NULL;
-		}
-	}
-	if (!t->ctx[i]) {
-		EVP_CIPHER *c = EVP_CIPHER_fetch(NULL, suites[i].cipher, NULL);
-		EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
-		if (!c || !x || EVP_EncryptInit_ex(x, c, NULL, NULL, NULL) != 1 ||
-		    EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_SET_IVLEN, IV_LEN, NULL) != 1) {
-			EVP_CIPHER_CTX_free(x);
-			EVP_CIPHER_free(c);
-			return NULL;
-		}
-		t->cipher[i] = c;
-		t->ctx[i] = x;
-	}
-	return t->ctx[i];
-}
 
 int kb_tls13_supported(unsigned suite)
 {
@@ -135,14 +83,27 @@ int kb_tls13_writer_init(struct kb_tls13_writer *w, unsigned suite, const uint8_
 	const struct suite_info *si = &suites[(suite & 0xff) - 1];
 	if (secret_len != si->secret_len)
 		return -EINVAL;
-	if (expand_label(si->digest, secret, secret_len, "key", w->key, si->key_len) < 0 ||
-	    expand_label(si->digest, secret, secret_len, "iv", w->iv, IV_LEN) < 0) {
-		kb_tls13_writer_wipe(w);
-		return -EIO;
-	}
+	uint8_t key[32];
+	int rc = -EIO;
+	EVP_CIPHER *c = NULL;
+	if (expand_label(si->digest, secret, secret_len, "key", key, si->key_len) < 0 ||
+	    expand_label(si->digest, secret, secret_len, "iv", w->iv, IV_LEN) < 0)
+		goto out;
+	c = EVP_CIPHER_fetch(NULL, si->cipher, NULL);
+	w->ctx = EVP_CIPHER_CTX_new();
+	if (!c || !w->ctx || EVP_EncryptInit_ex(w->ctx, c, NULL, NULL, NULL) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(w->ctx, EVP_CTRL_AEAD_SET_IVLEN, IV_LEN, NULL) != 1 ||
+	    EVP_EncryptInit_ex(w->ctx, NULL, NULL, key, w->iv) != 1)
+		goto out;
 	w->suite = (uint8_t)(suite & 0xff);
 	w->seq = seq;
-	return 0;
+	rc = 0;
+out:
+	OPENSSL_cleanse(key, sizeof(key));
+	EVP_CIPHER_free(c);
+	if (rc < 0)
+		kb_tls13_writer_wipe(w);
+	return rc;
 }
 
 size_t kb_tls13_sealed_size(size_t len)
@@ -202,7 +163,7 @@ static int seal_record(struct kb_tls13_writer *w, EVP_CIPHER_CTX *x, uint8_t typ
 	for (int i = 0; i < 8; i++)
 		nonce[IV_LEN - 1 - i] ^= (uint8_t)(w->seq >> (8 * i));
 	int outl = 0;
-	if (EVP_EncryptInit_ex(x, NULL, NULL, w->key, nonce) != 1 ||
+	if (EVP_EncryptInit_ex(x, NULL, NULL, NULL, nonce) != 1 ||
 	    EVP_EncryptUpdate(x, NULL, &outl, hdr, 5) != 1)
 		return -EIO;
 	int rc = encrypt_from(x, cur, len, out + 5);
@@ -219,10 +180,8 @@ static int seal_record(struct kb_tls13_writer *w, EVP_CIPHER_CTX *x, uint8_t typ
 int kb_tls13_seal(struct kb_tls13_writer *w, uint8_t type, const struct iovec *iov, int n,
 		  uint8_t *out, size_t *out_len)
 {
-	KB_CHECK(w->suite >= 1 && w->suite <= 3, -EINVAL);
-	EVP_CIPHER_CTX *x = suite_ctx(w->suite - 1);
-	if (!x)
-		return -EIO;
+	KB_CHECK(w->ctx && w->suite >= 1 && w->suite <= 3, -EINVAL);
+	EVP_CIPHER_CTX *x = w->ctx;
 	size_t total = 0;
 	for (int i = 0; i < n; i++)
 		total += iov[i].iov_len;
@@ -244,5 +203,6 @@ int kb_tls13_seal(struct kb_tls13_writer *w, uint8_t type, const struct iovec *i
 
 void kb_tls13_writer_wipe(struct kb_tls13_writer *w)
 {
+	EVP_CIPHER_CTX_free(w->ctx); /* cleanses the key schedule */
 	OPENSSL_cleanse(w, sizeof(*w));
 }

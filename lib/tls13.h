@@ -4,20 +4,18 @@
  * (RFC 8446 section 5.2): the AEAD sealing of records with the keys of one
  * traffic secret, nothing else. lib/http hands a long response stream (a
  * watch) to it so that the connection can free its whole OpenSSL state
- * (~17 KiB) and keep ~64 bytes instead; the handshake, key schedule and
+ * (~17 KiB) and keep ~1 KiB instead; the handshake, key schedule and
  * reading stay OpenSSL's.
  *
  * DESIGN: the caller gives the traffic secret of the direction (from the
  * key-log callback, SERVER_TRAFFIC_SECRET_0) and the number of records
  * already sent under it; the writer derives key and IV with
  * HKDF-Expand-Label and seals records whose nonce is the IV xor the
- * sequence number. The cipher contexts are shared by every writer of a
- * thread (re-keyed per record), so a writer holds no OpenSSL object.
- * Only the three AEAD suites of TLS 1.3 that OpenSSL enables by default are
+ * sequence number. A writer keeps one keyed cipher context (~0.9 KiB), so
+ * that a record costs an IV change, not a key schedule. Only the three AEAD suites of TLS 1.3 that OpenSSL enables by default are
  * supported (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305).
  *
- * Threading: a writer is used by one thread; the shared contexts are
- * per-thread.
+ * Threading: a writer is used by one thread at a time.
  */
 #ifndef KB_TLS13_H
 #define KB_TLS13_H
@@ -40,8 +38,10 @@
 /* Bytes one record adds: header, inner content type, tag. */
 #define KB_TLS13_OVERHEAD (5u + 1u + 16u)
 
+typedef struct evp_cipher_ctx_st EVP_CIPHER_CTX;
+
 struct kb_tls13_writer {
-	uint8_t key[32];
+	EVP_CIPHER_CTX *ctx; /* keyed; owned */
 	uint8_t iv[12];
 	uint8_t suite; /* 1, 2, 3: the suite's low byte */
 	uint64_t seq;  /* records sealed under this key */
@@ -71,7 +71,7 @@ size_t kb_tls13_sealed_size(size_t len);
 int kb_tls13_seal(struct kb_tls13_writer *w, uint8_t type, const struct iovec *iov, int n,
 		  uint8_t *out, size_t *out_len);
 
-/* Forgets the keys (cleansed). */
+/* Frees the cipher context and forgets the keys (cleansed). */
 void kb_tls13_writer_wipe(struct kb_tls13_writer *w);
 
 #endif

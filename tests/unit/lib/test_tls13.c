@@ -242,6 +242,7 @@ START_TEST(wrong_sequence_is_rejected)
 	ck_assert_int_le(r, 0);
 	ck_assert_int_eq(SSL_get_error(p.c, r), SSL_ERROR_SSL);
 	ERR_clear_error();
+	kb_tls13_writer_wipe(&w);
 	free_pair(&p);
 }
 END_TEST
@@ -266,6 +267,7 @@ START_TEST(arguments)
 	size_t len;
 	ck_assert_int_eq(kb_tls13_seal(&w, KB_TLS13_APPLICATION_DATA, &v, 1, out, &len),
 			 -EOVERFLOW);
+	kb_tls13_writer_wipe(&w);
 }
 END_TEST
 
