@@ -2,11 +2,16 @@
 /* JSON helpers: see json.h. */
 #include "lib/json.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <yaml.h>
+
+#include "lib/util.h"
 
 json_t *kb_json_path(const json_t *obj, const char *path)
 {
@@ -53,6 +58,580 @@ json_t *kb_json_object_at(json_t *parent, const char *key)
 		json_object_set_new(parent, key, o);
 	}
 	return o;
+}
+
+/* ---- compact serialization ------------------------------------------ */
+
+/* Room for n more bytes and the terminating NUL. */
+static int dump_reserve(struct kb_buf *b, size_t n)
+{
+	if (b->len + n + 1 <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 1024;
+	while (cap < b->len + n + 1)
+		cap *= 2;
+	char *d = realloc(b->data, cap);
+	if (!d)
+		return -ENOMEM;
+	b->data = d;
+	b->cap = cap;
+	return 0;
+}
+
+static int dump_bytes(struct kb_buf *b, const char *s, size_t n)
+{
+	if (dump_reserve(b, n))
+		return -ENOMEM;
+	memcpy(b->data + b->len, s, n);
+	b->len += n;
+	return 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (lead byte >= 0x80), 0 when it is
+ * not one: overlong forms, surrogates and code points past U+10FFFF are
+ * refused, as jansson's checks do. */
+static size_t utf8_seq(const unsigned char *s, size_t avail)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+		n = 2;
+		cp = s[0] & 0x1F;
+	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+		n = 3;
+		cp = s[0] & 0x0F;
+	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n > avail)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3F);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+	    (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+/* A JSON string: '"', '\\' and control characters escaped (\uXXXX with
+ * upper-case hex for those without a short form), everything else as is. */
+static int dump_string(struct kb_buf *b, const char *str, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *s = (const unsigned char *)str;
+	size_t start = b->len, i = 0;
+
+	/* at most 6 output bytes per input byte */
+	if (dump_reserve(b, len * 6 + 2))
+		return -ENOMEM;
+	char *o = b->data + b->len;
+	*o++ = '"';
+	while (i < len) {
+		unsigned char c = s[i];
+		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+			*o++ = (char)c;
+			i++;
+			continue;
+		}
+		if (c >= 0x80) {
+			size_t n = utf8_seq(s + i, len - i);
+			if (!n) {
+				b->len = start;
+				return -EINVAL;
+			}
+			memcpy(o, s + i, n);
+			o += n;
+			i += n;
+			continue;
+		}
+		*o++ = '\\';
+		switch (c) {
+		case '"':
+		case '\\': *o++ = (char)c; break;
+		case '\b': *o++ = 'b'; break;
+		case '\f': *o++ = 'f'; break;
+		case '\n': *o++ = 'n'; break;
+		case '\r': *o++ = 'r'; break;
+		case '\t': *o++ = 't'; break;
+		default:
+			memcpy(o, "u00", 3);
+			o[3] = hex[c >> 4];
+			o[4] = hex[c & 15];
+			o += 5;
+		}
+		i++;
+	}
+	*o++ = '"';
+	b->len = (size_t)(o - b->data);
+	return 0;
+}
+
+static int dump_integer(struct kb_buf *b, json_int_t v)
+{
+	char tmp[24], *p = tmp + sizeof(tmp);
+	/* magnitude as unsigned: INT64_MIN has no positive counterpart */
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	return dump_bytes(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+/* Reals are rare in API objects: jansson writes them (its precision and
+ * exponent rules). */
+static int dump_real(struct kb_buf *b, const json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	int r = s ? dump_bytes(b, s, strlen(s)) : -ENOMEM;
+	free(s);
+	return r;
+}
+
+static int dump_value(struct kb_buf *b, const json_t *v);
+
+static int dump_object(struct kb_buf *b, const json_t *v)
+{
+	bool first = true;
+	int r = dump_bytes(b, "{", 1);
+
+	for (void *it = json_object_iter((json_t *)v); it && !r;
+	     it = json_object_iter_next((json_t *)v, it)) {
+		if (!first)
+			r = dump_bytes(b, ",", 1);
+		first = false;
+		if (!r)
+			r = dump_string(b, json_object_iter_key(it), json_object_iter_key_len(it));
+		if (!r)
+			r = dump_bytes(b, ":", 1);
+		if (!r)
+			r = dump_value(b, json_object_iter_value(it));
+	}
+	return r ? r : dump_bytes(b, "}", 1);
+}
+
+static int dump_array(struct kb_buf *b, const json_t *v)
+{
+	size_t n = json_array_size(v);
+	int r = dump_bytes(b, "[", 1);
+
+	for (size_t i = 0; i < n && !r; i++) {
+		if (i)
+			r = dump_bytes(b, ",", 1);
+		if (!r)
+			r = dump_value(b, json_array_get(v, i));
+	}
+	return r ? r : dump_bytes(b, "]", 1);
+}
+
+static int dump_value(struct kb_buf *b, const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return dump_object(b, v);
+	case JSON_ARRAY: return dump_array(b, v);
+	case JSON_STRING: return dump_string(b, json_string_value(v), json_string_length(v));
+	case JSON_INTEGER: return dump_integer(b, json_integer_value(v));
+	case JSON_REAL: return dump_real(b, v);
+	case JSON_TRUE: return dump_bytes(b, "true", 4);
+	case JSON_FALSE: return dump_bytes(b, "false", 5);
+	case JSON_NULL: return dump_bytes(b, "null", 4);
+	}
+	return -EINVAL;
+}
+
+int kb_json_dump(const json_t *v, struct kb_buf *buf)
+{
+	size_t start = buf->len;
+	int r = v ? dump_value(buf, v) : -EINVAL;
+
+	if (r)
+		buf->len = start;
+	if (buf->data)
+		buf->data[buf->len] = '\0';
+	return r;
+}
+
+/* ---- deep copy -------------------------------------------------------- */
+
+static json_t *copy_object(const json_t *v)
+{
+	json_t *c = json_object();
+
+	for (void *it = json_object_iter((json_t *)v); c && it;
+	     it = json_object_iter_next((json_t *)v, it)) {
+		json_t *e = kb_json_copy(json_object_iter_value(it));
+		if (!e || json_object_setn_new_nocheck(c, json_object_iter_key(it),
+						       json_object_iter_key_len(it), e)) {
+			json_decref(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+static json_t *copy_array(const json_t *v)
+{
+	size_t n = json_array_size(v);
+	json_t *c = json_array();
+
+	for (size_t i = 0; c && i < n; i++) {
+		if (json_array_append_new(c, kb_json_copy(json_array_get(v, i)))) {
+			json_decref(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+json_t *kb_json_copy(const json_t *v)
+{
+	if (!v)
+		return NULL;
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return copy_object(v);
+	case JSON_ARRAY: return copy_array(v);
+	case JSON_STRING: return json_stringn_nocheck(json_string_value(v), json_string_length(v));
+	case JSON_INTEGER: return json_integer(json_integer_value(v));
+	case JSON_REAL: return json_real(json_real_value(v));
+	default: return json_incref((json_t *)v);
+	}
+}
+
+/* ---- parsing ---------------------------------------------------------- */
+
+#define LOAD_MAX_DEPTH 512
+
+struct loader {
+	const unsigned char *p, *end;
+	size_t flags;
+	struct kb_buf sbuf; /* unescaped string scratch */
+};
+
+static void load_ws(struct loader *l)
+{
+	while (l->p < l->end && (*l->p == ' ' || *l->p == '\n' || *l->p == '\r' || *l->p == '\t'))
+		l->p++;
+}
+
+static int hex4(const unsigned char *s, uint32_t *out)
+{
+	uint32_t v = 0;
+	for (int i = 0; i < 4; i++) {
+		unsigned char c = s[i];
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= (uint32_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v |= (uint32_t)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			v |= (uint32_t)(c - 'A' + 10);
+		else
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* One \uXXXX escape (with its low surrogate) at l->p (after the 'u') as
+ * UTF-8 into o; bytes written, 0 to give up. */
+static size_t load_uescape(struct loader *l, char *o)
+{
+	uint32_t cp, lo;
+
+	if (l->end - l->p < 4 || hex4(l->p, &cp))
+		return 0;
+	l->p += 4;
+	if (cp >= 0xDC00 && cp <= 0xDFFF)
+		return 0;
+	if (cp >= 0xD800 && cp <= 0xDBFF) {
+		if (l->end - l->p < 6 || l->p[0] != '\\' || l->p[1] != 'u' || hex4(l->p + 2, &lo) ||
+		    lo < 0xDC00 || lo > 0xDFFF)
+			return 0;
+		l->p += 6;
+		cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+	}
+	if (cp == 0)
+		return 0;
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xC0 | (cp >> 6));
+		o[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xE0 | (cp >> 12));
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		o[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	o[0] = (char)(0xF0 | (cp >> 18));
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	o[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/* A string at l->p (after the opening quote): its text in *s and *n (in the
+ * input when it has no escapes, else into l->sbuf). -1 to give up. */
+static int load_string(struct loader *l, const char **s, size_t *n)
+{
+	const unsigned char *start = l->p;
+
+	while (l->p < l->end) {
+		unsigned char c = *l->p;
+		if (c == '"') {
+			*s = (const char *)start;
+			*n = (size_t)(l->p - start);
+			l->p++;
+			return 0;
+		}
+		if (c == '\\')
+			break;
+		if (c < 0x20)
+			return -1;
+		if (c < 0x80) {
+			l->p++;
+			continue;
+		}
+		size_t k = utf8_seq(l->p, (size_t)(l->end - l->p));
+		if (!k)
+			return -1;
+		l->p += k;
+	}
+	if (l->p >= l->end)
+		return -1;
+	/* escapes: copy what was scanned, then decode into the scratch */
+	l->sbuf.len = 0;
+	if (dump_bytes(&l->sbuf, (const char *)start, (size_t)(l->p - start)))
+		return -1;
+	while (l->p < l->end) {
+		unsigned char c = *l->p;
+		if (c == '"') {
+			l->p++;
+			*s = l->sbuf.data;
+			*n = l->sbuf.len;
+			return 0;
+		}
+		if (c < 0x20)
+			return -1;
+		if (c >= 0x80) {
+			size_t k = utf8_seq(l->p, (size_t)(l->end - l->p));
+			if (!k || dump_bytes(&l->sbuf, (const char *)l->p, k))
+				return -1;
+			l->p += k;
+			continue;
+		}
+		if (c != '\\') {
+			if (dump_bytes(&l->sbuf, (const char *)l->p, 1))
+				return -1;
+			l->p++;
+			continue;
+		}
+		if (++l->p >= l->end)
+			return -1;
+		char e = (char)*l->p++, o[4];
+		size_t k = 1;
+		switch (e) {
+		case '"':
+		case '\\':
+		case '/': o[0] = e; break;
+		case 'b': o[0] = '\b'; break;
+		case 'f': o[0] = '\f'; break;
+		case 'n': o[0] = '\n'; break;
+		case 'r': o[0] = '\r'; break;
+		case 't': o[0] = '\t'; break;
+		case 'u': k = load_uescape(l, o); break;
+		default: return -1;
+		}
+		if (!k || dump_bytes(&l->sbuf, o, k))
+			return -1;
+	}
+	return -1;
+}
+
+static bool load_delim(const struct loader *l)
+{
+	if (l->p >= l->end)
+		return true;
+	unsigned char c = *l->p;
+	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* An integer of at most 18 digits (no fraction, no exponent); NULL to give
+ * up (reals and longer numbers are jansson's). */
+static json_t *load_number(struct loader *l)
+{
+	bool neg = false;
+	json_int_t v = 0;
+	const unsigned char *d;
+
+	if (*l->p == '-') {
+		neg = true;
+		l->p++;
+	}
+	d = l->p;
+	while (l->p < l->end && *l->p >= '0' && *l->p <= '9')
+		v = v * 10 + (*l->p++ - '0');
+	size_t nd = (size_t)(l->p - d);
+	if (nd == 0 || nd > 18 || (nd > 1 && *d == '0') || !load_delim(l))
+		return NULL;
+	return json_integer(neg ? -v : v);
+}
+
+static json_t *load_value(struct loader *l, int depth);
+
+static json_t *load_object(struct loader *l, int depth)
+{
+	json_t *o = json_object();
+
+	load_ws(l);
+	if (l->p < l->end && *l->p == '}') {
+		l->p++;
+		return o;
+	}
+	while (o && l->p < l->end && *l->p == '"') {
+		const char *k;
+		size_t kn;
+		l->p++;
+		if (load_string(l, &k, &kn) || memchr(k, '\0', kn))
+			break;
+		/* the key may sit in the scratch the value reuses */
+		char kbuf[256], *key = kn < sizeof(kbuf) ? kbuf : malloc(kn + 1);
+		if (!key)
+			break;
+		memcpy(key, k, kn);
+		key[kn] = '\0';
+		load_ws(l);
+		json_t *v = NULL;
+		if (l->p < l->end && *l->p == ':') {
+			l->p++;
+			load_ws(l);
+			v = load_value(l, depth + 1);
+		}
+		int r = -1;
+		if (v && (l->flags & JSON_REJECT_DUPLICATES) && json_object_getn(o, key, kn))
+			json_decref(v); /* jansson's error */
+		else if (v)
+			r = json_object_setn_new_nocheck(o, key, kn, v); /* takes v */
+		if (key != kbuf)
+			free(key);
+		if (r)
+			break;
+		load_ws(l);
+		if (l->p < l->end && *l->p == '}') {
+			l->p++;
+			return o;
+		}
+		if (l->p >= l->end || *l->p != ',')
+			break;
+		l->p++;
+		load_ws(l);
+	}
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *load_array(struct loader *l, int depth)
+{
+	json_t *a = json_array();
+
+	load_ws(l);
+	if (l->p < l->end && *l->p == ']') {
+		l->p++;
+		return a;
+	}
+	while (a) {
+		json_t *v = load_value(l, depth + 1);
+		if (!v || json_array_append_new(a, v))
+			break;
+		load_ws(l);
+		if (l->p < l->end && *l->p == ']') {
+			l->p++;
+			return a;
+		}
+		if (l->p >= l->end || *l->p != ',')
+			break;
+		l->p++;
+		load_ws(l);
+	}
+	json_decref(a);
+	return NULL;
+}
+
+static json_t *load_literal(struct loader *l, const char *word, json_t *v)
+{
+	size_t n = strlen(word);
+	if ((size_t)(l->end - l->p) < n || memcmp(l->p, word, n) != 0)
+		return NULL;
+	l->p += n;
+	return load_delim(l) ? v : NULL;
+}
+
+static json_t *load_value(struct loader *l, int depth)
+{
+	if (l->p >= l->end || depth > LOAD_MAX_DEPTH)
+		return NULL;
+	switch (*l->p) {
+	case '{': l->p++; return load_object(l, depth);
+	case '[': l->p++; return load_array(l, depth);
+	case '"': {
+		const char *s;
+		size_t n;
+		l->p++;
+		if (load_string(l, &s, &n) || memchr(s, '\0', n))
+			return NULL;
+		return json_stringn_nocheck(s, n);
+	}
+	case 't': return load_literal(l, "true", json_true());
+	case 'f': return load_literal(l, "false", json_false());
+	case 'n': return load_literal(l, "null", json_null());
+	default:
+		if (*l->p == '-' || (*l->p >= '0' && *l->p <= '9'))
+			return load_number(l);
+		return NULL;
+	}
+}
+
+json_t *kb_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err)
+{
+	struct loader l = {.p = (const unsigned char *)buf,
+			   .end = (const unsigned char *)buf + len,
+			   .flags = flags};
+	json_t *v = NULL;
+
+	if (buf && !(flags & ~(size_t)JSON_REJECT_DUPLICATES)) {
+		load_ws(&l);
+		if (l.p < l.end && (*l.p == '{' || *l.p == '['))
+			v = load_value(&l, 0);
+		load_ws(&l);
+		if (v && l.p != l.end) {
+			json_decref(v);
+			v = NULL;
+		}
+	}
+	kb_buf_free(&l.sbuf);
+	if (v) {
+		if (err) {
+			memset(err, 0, sizeof(*err));
+			err->line = err->column = -1;
+			snprintf(err->source, sizeof(err->source), "<buffer>");
+		}
+		return v;
+	}
+	return json_loadb(buf, len, flags, err);
 }
 
 static json_t *yaml_node_json(yaml_document_t *doc, yaml_node_t *n, int depth)

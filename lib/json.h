@@ -20,6 +20,34 @@ const char **kb_json_sorted_keys(const json_t *obj, size_t *n);
  * Borrowed from parent. */
 json_t *kb_json_object_at(json_t *parent, const char *key);
 
+struct kb_buf;
+
+/*
+ * Appends the compact JSON text of v to buf (lib/util.h; grown as needed,
+ * kept NUL-terminated): byte for byte what json_dumps(v, JSON_COMPACT |
+ * JSON_ENCODE_ANY) writes (keys in insertion order, the same escapes), at a
+ * fraction of its cost (no per-container loop detection, no callbacks).
+ * v is borrowed. 0, -ENOMEM, or -EINVAL for a string that is not UTF-8 (on
+ * error buf->len is back where it was).
+ */
+int kb_json_dump(const json_t *v, struct kb_buf *buf);
+
+/* A deep copy of v (new reference; the true/false/null singletons are
+ * shared), as json_deep_copy without its loop detection. NULL on ENOMEM.
+ * v is borrowed and must not contain a cycle. */
+json_t *kb_json_copy(const json_t *v);
+
+/*
+ * Parses JSON text exactly as json_loadb(buf, len, flags, err) does (same
+ * tree, key order, duplicate-key rule), faster for the usual API object: a
+ * direct recursive-descent pass. Anything it does not take as is (any
+ * error, reals, integers of 19+ digits, \u0000, nesting deeper than 512,
+ * flags other than JSON_REJECT_DUPLICATES) goes to json_loadb itself, so
+ * errors and their messages are jansson's. Returns a new reference or NULL
+ * with *err (may be NULL) set. buf is borrowed.
+ */
+json_t *kb_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err);
+
 /* YAML text (one document) to JSON, every scalar a string. Returns a new
  * reference, or NULL with err (may be NULL) saying why: a syntax error and
  * its line, or nesting deeper than 32. */

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "policies/policies.h"
@@ -44,10 +45,25 @@
 #define QUOTA_NAME "kubicle-policy"
 #define PSA_PREFIX "pod-security.kubernetes.io/"
 
+/* A namespace's pod-security levels: -1 where unset or invalid. */
+struct psa {
+	int enforce, warn;
+	char enforce_v[32], warn_v[32];
+};
+
+/* The levels of the namespace last asked about, valid while its stored
+ * revision is `rev` (any write to the namespace changes it). */
+struct psa_cache {
+	char ns[256];
+	int64_t rev; /* 0: empty */
+	struct psa p;
+};
+
 struct admission {
 	uv_timer_t timer;
 	struct proxy *px;
 	int64_t seen_rev; /* store revision of the last refresh */
+	struct psa_cache psa;
 };
 
 static bool is_core(const struct proxy_resource *res, const char *kind)
@@ -120,12 +136,6 @@ static int admit_policy(struct proxy *px, const struct proxy_resource *res, json
 
 /* ---- Pod Security admission by namespace labels ---- */
 
-/* A namespace's pod-security levels: -1 where unset or invalid. */
-struct psa {
-	int enforce, warn;
-	char enforce_v[32], warn_v[32];
-};
-
 static void psa_mode(const json_t *labels, const char *mode, int *level, char *ver, size_t vlen)
 {
 	char key[96];
@@ -138,16 +148,39 @@ static void psa_mode(const json_t *labels, const char *mode, int *level, char *v
 	snprintf(ver, vlen, "%s", v && *v ? v : "latest");
 }
 
-static void psa_of(struct proxy *px, const char *ns, struct psa *p)
+static void psa_parse(const char *text, size_t len, struct psa *p)
 {
-	json_t *nso = NULL;
-	p->enforce = p->warn = -1;
-	if (!ns || proxy_object_get(px, "", "v1", "namespaces", "", ns, &nso) < 0)
-		return;
+	json_t *nso = kb_json_loadb(text, len, 0, NULL);
 	const json_t *labels = obj_get(nso, "metadata.labels");
 	psa_mode(labels, "enforce", &p->enforce, p->enforce_v, sizeof(p->enforce_v));
 	psa_mode(labels, "warn", &p->warn, p->warn_v, sizeof(p->warn_v));
 	json_decref(nso);
+}
+
+/* The namespace's levels. Every pod write asks, mostly about the same
+ * namespace: its stored revision is read (no parse) and the labels parsed
+ * again only when the namespace changed since the last time. */
+static void psa_of(struct proxy *px, const char *ns, struct psa *p)
+{
+	const struct proxy_resource *nsr = resource_find("", "v1", "namespaces");
+	struct psa_cache *c = px->admission ? &px->admission->psa : NULL;
+	const char *text;
+	size_t len;
+	int64_t rev;
+
+	p->enforce = p->warn = -1;
+	if (!ns || !nsr || store_get_raw(px->store, nsr->store_key, "", ns, &text, &len, &rev) < 0)
+		return;
+	if (c && c->rev == rev && strcmp(c->ns, ns) == 0) {
+		*p = c->p;
+		return;
+	}
+	psa_parse(text, len, p);
+	if (c && strlen(ns) < sizeof(c->ns)) {
+		snprintf(c->ns, sizeof(c->ns), "%s", ns);
+		c->rev = rev;
+		c->p = *p;
+	}
 }
 
 /* The pod template of a workload kind, or the pod itself; NULL otherwise. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "proxy/patch.h"
@@ -167,7 +168,7 @@ static int decode_body(struct req *r, json_t **out)
 		   ct_is(ct, "*/*")) {
 		json_error_t je;
 		size_t flags = r->q.validation == FV_STRICT ? JSON_REJECT_DUPLICATES : 0;
-		obj = json_loadb(r->http->body, r->http->body_len, flags, &je);
+		obj = kb_json_loadb(r->http->body, r->http->body_len, flags, &je);
 		if (!obj) {
 			if (strstr(je.text, "duplicate"))
 				reply_statusf(r, 400, "BadRequest",
@@ -553,6 +554,24 @@ static int assign_name(struct req *r, json_t *obj)
 	return 0;
 }
 
+/*
+ * Answers 201 with the object just stored. A plain JSON answer is the text
+ * the store wrote (the same compact serialization of the same object), read
+ * back instead of serializing the object a second time.
+ */
+static void reply_created(struct req *r, json_t *obj)
+{
+	const char *text;
+	size_t len;
+	if (!r->as_scale && !r->want_table && !r->res->to_storage && !r->res->from_storage &&
+	    store_get_raw(r->px->store, r->res->store_key, r->ns ? r->ns : "",
+			  obj_str(obj, "metadata.name"), &text, &len, NULL) == 0) {
+		reply_text(r, 201, CT_JSON, text, len);
+		return;
+	}
+	reply_object(r, 201, obj);
+}
+
 static void handle_create(struct req *r)
 {
 	json_t *obj = NULL;
@@ -594,7 +613,7 @@ static void handle_create(struct req *r)
 	if (rc < 0)
 		reply_errno(r, rc, name);
 	else
-		reply_object(r, 201, obj);
+		reply_created(r, obj);
 out:
 	json_decref(obj);
 }
@@ -773,7 +792,7 @@ out:
 static int parse_patch_body(struct req *r, json_t **out)
 {
 	json_error_t je;
-	json_t *p = json_loadb(r->http->body, r->http->body_len, 0, &je);
+	json_t *p = kb_json_loadb(r->http->body, r->http->body_len, 0, &je);
 	if (!p) {
 		reply_statusf(r, 400, "BadRequest", "error decoding patch: %s", je.text);
 		return -EINVAL;
@@ -935,7 +954,7 @@ static int parse_delete_opts(struct req *r, struct delete_opts *o)
 	if (r->http->body_len == 0)
 		return 0;
 	json_error_t je;
-	o->doc = json_loadb(r->http->body, r->http->body_len, 0, &je);
+	o->doc = kb_json_loadb(r->http->body, r->http->body_len, 0, &je);
 	if (!json_is_object(o->doc)) {
 		reply_statusf(r, 400, "BadRequest", "invalid DeleteOptions: %s", je.text);
 		return -EINVAL;

@@ -1141,6 +1141,237 @@ out:
 	return r;
 }
 
+/* --- create: one walk ------------------------------------------------ */
+
+/*
+ * A create's field set is every field of the new object (its comparison
+ * with nothing): it is built here in one walk of the object into plain
+ * nodes and written once in the FieldsV1 wire form, instead of copying the
+ * object, comparing it with {} and combining intermediate JSON trees. The
+ * walk mirrors ssa_compare(NULL, obj) for the added side, then sn_strip.
+ */
+struct fs_node {
+	char kind;        /* path element type: 'f', 'k', 'v' or 'i' */
+	const char *name; /* after "<kind>:": an object key (borrowed) or own + 2 */
+	char *own;        /* malloc'ed path element of a list item, or NULL */
+	bool member;
+	struct fs_node *kids;
+	size_t n, cap;
+};
+
+static void fs_free(struct fs_node *node)
+{
+	for (size_t i = 0; i < node->n; i++)
+		fs_free(&node->kids[i]);
+	free(node->kids);
+	free(node->own);
+}
+
+/* The child (kind, name); list items (own != NULL, taken) may repeat and
+ * then share their node. NULL on ENOMEM. */
+static struct fs_node *fs_kid(struct fs_node *node, char kind, const char *name, char *own)
+{
+	for (size_t i = 0; own && i < node->n; i++) {
+		if (node->kids[i].kind == kind && !strcmp(node->kids[i].name, name)) {
+			free(own);
+			return &node->kids[i];
+		}
+	}
+	if (node->n == node->cap) {
+		size_t cap = node->cap ? 2 * node->cap : 4;
+		struct fs_node *k = realloc(node->kids, cap * sizeof(*k));
+		if (!k) {
+			free(own);
+			return NULL;
+		}
+		node->kids = k;
+		node->cap = cap;
+	}
+	struct fs_node *c = &node->kids[node->n++];
+	*c = (struct fs_node){.kind = kind, .name = name, .own = own};
+	return c;
+}
+
+static struct fs_node *fs_find(struct fs_node *node, const char *field)
+{
+	for (size_t i = 0; node && i < node->n; i++)
+		if (node->kids[i].kind == 'f' && !strcmp(node->kids[i].name, field))
+			return &node->kids[i];
+	return NULL;
+}
+
+static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node);
+
+/* ssa_compare_objects(NULL, v): every key is added. `skip` is a key the
+ * walk leaves out (metadata.managedFields at the root). */
+static int fs_object(const json_t *v, const struct ssa_field *f, struct fs_node *node,
+		     const char *skip)
+{
+	const char *k;
+	json_t *cv;
+
+	if (f->is_map)
+		node->member = true;
+	json_object_foreach ((json_t *)v, k, cv) {
+		if (skip && !strcmp(k, skip))
+			continue;
+		struct ssa_field cf = ssa_child(f, k);
+		struct fs_node *c = fs_kid(node, 'f', k, NULL);
+		if (!c || fs_value(cv, &cf, c))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ssa_compare_items(NULL, v): every item is added. */
+static int fs_items(const json_t *v, const struct ssa_field *f, struct fs_node *node)
+{
+	struct ssa_field ef = ssa_elem(f);
+
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		const json_t *item = json_array_get(v, i);
+		char *pe = ssa_item_pe(f, item);
+		struct fs_node *c;
+
+		if (!pe)
+			continue;
+		c = fs_kid(node, pe[0], pe + 2, pe);
+		if (!c)
+			return -ENOMEM;
+		c->member = true;
+		if (f->list == SK_MAP && fs_object(item, &ef, c, NULL))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ssa_compare(NULL, v): containers with content are walked, anything else
+ * is a member. */
+static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node)
+{
+	enum ssa_kind k = ssa_kind(f, v);
+
+	if ((k == SK_OBJECT || k == SK_SET || k == SK_MAP) && !ssa_empty_container(v))
+		return k == SK_OBJECT ? fs_object(v, f, node, NULL) : fs_items(v, f, node);
+	node->member = true;
+	return 0;
+}
+
+/* sn_strip: the paths the server manages are nobody's. */
+static void fs_strip(struct fs_node *root)
+{
+	static const char *const meta[] = {
+	    "name",        "namespace",  "creationTimestamp", "selfLink",        "uid",
+	    "clusterName", "generation", "managedFields",     "resourceVersion",
+	};
+	static const char *const top[] = {"apiVersion", "kind", "metadata"};
+	struct fs_node *n, *m = fs_find(root, "metadata");
+
+	for (size_t i = 0; i < KB_ARRAY_SIZE(top); i++)
+		if ((n = fs_find(root, top[i])))
+			n->member = false;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(meta); i++)
+		if ((n = fs_find(m, meta[i])))
+			n->member = false;
+}
+
+/* Drops children without members; true when node has none left. */
+static bool fs_prune(struct fs_node *node)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < node->n; i++) {
+		if (fs_prune(&node->kids[i]))
+			fs_free(&node->kids[i]);
+		else
+			node->kids[keep++] = node->kids[i];
+	}
+	node->n = keep;
+	return !node->member && keep == 0;
+}
+
+static int fs_cmp(const void *a, const void *b)
+{
+	const struct fs_node *p = a, *q = b;
+
+	if (p->kind != q->kind)
+		return (unsigned char)p->kind - (unsigned char)q->kind;
+	return strcmp(p->name, q->name);
+}
+
+/* The wire form of a pruned node, as sn_to_v1 writes it. */
+static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key)
+{
+	json_t *res = json_object();
+
+	if (!res)
+		return NULL;
+	if (node->member && node->n)
+		json_object_set_new(res, ".", json_object());
+	qsort(node->kids, node->n, sizeof(*node->kids), fs_cmp);
+	for (size_t i = 0; i < node->n; i++) {
+		json_t *c = fs_to_v1(&node->kids[i], key);
+
+		char pfx[2] = {node->kids[i].kind, ':'};
+
+		key->len = 0;
+		if (!c || kb_buf_append(key, pfx, 2) || kb_buf_puts(key, node->kids[i].name) ||
+		    json_object_set_new(res, key->data, c)) {
+			json_decref(res);
+			return NULL;
+		}
+	}
+	return res;
+}
+
+/* patch_track_update(NULL, obj, ...) when obj has a metadata object. */
+static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *root,
+			    const char *manager, const char *operation, const char *now,
+			    const char *api_version)
+{
+	struct fs_node top = {0};
+	struct kb_buf key = {0};
+	const char *k;
+	json_t *v, *e = NULL, *arr = NULL, *v1;
+	int ret = -ENOMEM;
+
+	json_object_foreach (obj, k, v) {
+		struct ssa_field cf = ssa_child(root, k);
+		struct fs_node *c = fs_kid(&top, 'f', k, NULL);
+
+		if (!c)
+			goto out;
+		if (v == meta ? fs_object(v, &cf, c, "managedFields") : fs_value(v, &cf, c))
+			goto out;
+	}
+	fs_strip(&top);
+	if (fs_prune(&top)) {
+		json_object_del(meta, "managedFields");
+		ret = 0;
+		goto out;
+	}
+	e = json_pack("{s:s, s:s, s:s}", "manager", manager, "operation", operation, "apiVersion",
+		      api_version ? api_version : "");
+	arr = json_array();
+	v1 = fs_to_v1(&top, &key);
+	if (!e || !arr || !v1) {
+		json_decref(v1);
+		goto out;
+	}
+	if (now)
+		json_object_set_new(e, "time", json_string(now));
+	json_object_set_new(e, "fieldsType", json_string("FieldsV1"));
+	json_object_set_new(e, "fieldsV1", v1);
+	if (json_array_append(arr, e) == 0 && json_object_set(meta, "managedFields", arr) == 0)
+		ret = 0;
+out:
+	json_decref(e);
+	json_decref(arr);
+	kb_buf_free(&key);
+	fs_free(&top);
+	return ret;
+}
+
 /* --- update --------------------------------------------------------- */
 
 static int ssa_take(struct ssa_mgrs *ms, long me, const struct ssa_cmp *c)
@@ -1174,6 +1405,13 @@ int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, con
 	struct ssa_mgrs ms = {0};
 	struct ssa_cmp c = {0};
 	const char *api_version = json_string_value(json_object_get(obj, "apiVersion"));
+	json_t *meta = json_object_get(obj, "metadata");
+
+	if (!old && json_is_object(obj) && json_is_object(meta))
+		return ssa_track_create(obj, meta, &root, manager && *manager ? manager : "unknown",
+					operation && *operation ? operation : "Update", now_rfc3339,
+					api_version);
+
 	json_t *l = ssa_bare(old, false), *r = ssa_bare(obj, false);
 	long me;
 	int ret = -ENOMEM;

@@ -32,21 +32,32 @@ struct walk {
 	bool types; /* true: type errors; false: unknown fields */
 };
 
-/* Appends pre + s + post (s NULL: the index) and returns the old length. */
+/* Appends s (truncated to what fits; the buffer stays terminated). */
+static void path_put(struct path *p, const char *s, size_t n)
+{
+	size_t room = sizeof(p->buf) - 1 - p->len;
+
+	if (n > room)
+		n = room;
+	memcpy(p->buf + p->len, s, n);
+	p->len += n;
+	p->buf[p->len] = '\0';
+}
+
+/* Appends pre + s + post (s NULL: the index) and returns the old length.
+ * Runs for every field of every written object: no printf. */
 static size_t path_push(struct path *p, const char *pre, const char *s, long idx, const char *post)
 {
 	size_t old = p->len;
-	size_t room = sizeof(p->buf) - p->len;
-	int n;
+	char num[24];
 
-	if (s)
-		n = snprintf(p->buf + p->len, room, "%s%s%s", pre, s, post);
-	else
-		n = snprintf(p->buf + p->len, room, "%s%ld%s", pre, idx, post);
-	if (n > 0)
-		p->len += (size_t)n;
-	if (p->len >= sizeof(p->buf))
-		p->len = sizeof(p->buf) - 1;
+	if (!s) {
+		snprintf(num, sizeof(num), "%ld", idx);
+		s = num;
+	}
+	path_put(p, pre, strlen(pre));
+	path_put(p, s, strlen(s));
+	path_put(p, post, strlen(post));
 	return old;
 }
 

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -429,26 +430,18 @@ static int set_rv(json_t *obj, int64_t rev)
 	return json_object_set_new(md, "resourceVersion", json_string(buf)) ? -ENOMEM : 0;
 }
 
-/* Sets resourceVersion and serializes obj into st->wbuf (not terminated). */
+/* Sets resourceVersion and serializes obj (compact) into st->wbuf. */
 static int serialize(store_t *st, json_t *obj, int64_t rev, size_t *len)
 {
 	int err = set_rv(obj, rev);
 	if (err)
 		return err;
-	for (;;) {
-		size_t n = json_dumpb(obj, st->wbuf, st->wbuf_cap, JSON_COMPACT);
-		if (n == 0)
-			return -ENOMEM;
-		if (n <= st->wbuf_cap) {
-			*len = n;
-			return 0;
-		}
-		char *nb = realloc(st->wbuf, n + 1024);
-		if (!nb)
-			return -ENOMEM;
-		st->wbuf = nb;
-		st->wbuf_cap = n + 1024;
-	}
+	struct kb_buf b = {.data = st->wbuf, .len = 0, .cap = st->wbuf_cap};
+	err = kb_json_dump(obj, &b);
+	st->wbuf = b.data;
+	st->wbuf_cap = b.cap;
+	*len = b.len;
+	return err == -EINVAL ? -ENOMEM : err;
 }
 
 static char *dup_text(const char *s, size_t n)
@@ -568,8 +561,10 @@ static bool deliver_now(const store_t *st)
 }
 
 /* Builds the event node; obj is the new object (borrowed), its text in
- * st->wbuf; prev_text and prev are taken. NULL on ENOMEM (event dropped,
- * logged): the write itself stands. */
+ * st->wbuf; prev_text and prev are taken. The node holds obj itself when
+ * callbacks run before the write returns, a copy of it when a watcher may
+ * want it later, else only the text (parsed if a watch appears meanwhile).
+ * NULL on ENOMEM (event dropped, logged): the write itself stands. */
 static struct store_evnode *make_event(store_t *st, enum store_event_type type, const char *res,
 				       const char *ns, const char *name, int64_t rev, json_t *obj,
 				       size_t len, char *prev_text, json_t *prev)
@@ -583,6 +578,14 @@ static struct store_evnode *make_event(store_t *st, enum store_event_type type, 
 	n->prev_text = prev_text;
 	if (deliver_now(st)) {
 		n->obj = json_incref(obj);
+	} else if (store__watched(st, res)) {
+		/* A watcher will want the tree: copying it costs about a third
+		 * of parsing the text again at fan-out time. */
+		n->obj = kb_json_copy(obj);
+		if (!n->obj) {
+			store__evnode_free(n);
+			goto fail_logged;
+		}
 	} else {
 		n->obj_text = dup_text(st->wbuf, len);
 		if (!n->obj_text) {
@@ -680,7 +683,7 @@ static int load_for_delete(store_t *st, const char *res, const char *ns, const c
 	if (!err)
 		err = check_rev(old, expected_rev);
 	if (!err) {
-		*prev = json_loadb(text, len, 0, NULL);
+		*prev = kb_json_loadb(text, len, 0, NULL);
 		*last = *prev ? json_deep_copy(*prev) : NULL;
 		if (!*prev)
 			err = store__sql_err(st, SQLITE_CORRUPT, "stored object is not JSON");
@@ -769,7 +772,7 @@ int store_get(store_t *st, const char *res, const char *ns, const char *name, js
 	int err = store_get_raw(st, res, ns, name, &text, &len, NULL);
 	if (err)
 		return err;
-	*obj_out = json_loadb(text, len, 0, NULL);
+	*obj_out = kb_json_loadb(text, len, 0, NULL);
 	if (!*obj_out)
 		return store__sql_err(st, SQLITE_CORRUPT, "stored object is not JSON");
 	return 0;
@@ -835,7 +838,7 @@ static int list_row(store_t *st, sqlite3_stmt *q, const struct store_list_req *r
 		    struct list_state *ls)
 {
 	json_t *obj =
-	    json_loadb(sqlite3_column_blob(q, 2), (size_t)sqlite3_column_bytes(q, 2), 0, NULL);
+	    kb_json_loadb(sqlite3_column_blob(q, 2), (size_t)sqlite3_column_bytes(q, 2), 0, NULL);
 	if (!obj)
 		return store__sql_err(st, SQLITE_CORRUPT, "stored object is not JSON");
 	if (req->filter && !req->filter(obj, req->filter_arg)) {

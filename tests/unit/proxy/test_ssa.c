@@ -423,6 +423,115 @@ START_TEST(set_list_two_managers)
 }
 END_TEST
 
+#define POD "k8s.io.api.core.v1.Pod"
+
+/* Objects whose create-time field sets are compared in track_create_*. */
+static const struct {
+	const char *msg;
+	const char *obj;
+} create_cases[] = {
+    {POD, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+	  "\"namespace\":\"default\",\"uid\":\"u\",\"resourceVersion\":\"\","
+	  "\"creationTimestamp\":\"2025-01-01T00:00:00Z\",\"labels\":{\"app\":\"a\","
+	  "\"kai.scheduler/queue\":\"q\"},\"annotations\":{\"x\":\"y\"},"
+	  "\"finalizers\":[\"b.io/y\",\"a.io/x\",\"b.io/y\"]},"
+	  "\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"app\","
+	  "\"image\":\"i\",\"command\":[\"/bin/app\",\"--port=8080\"],"
+	  "\"ports\":[{\"name\":\"http\",\"containerPort\":8080,\"protocol\":\"TCP\"},"
+	  "{\"containerPort\":53,\"protocol\":\"UDP\"}],"
+	  "\"env\":[{\"name\":\"MODE\",\"value\":\"b\"},{\"name\":\"Q\\\"\\\\\\u00e9\\n\"},"
+	  "{\"value\":\"no name\"},{\"name\":\"MODE\",\"valueFrom\":{}}],"
+	  "\"resources\":{\"requests\":{\"cpu\":\"1\"},\"limits\":{}}},"
+	  "{\"name\":\"app\",\"image\":\"j\"}],\"tolerations\":[{\"key\":\"k\"}],"
+	  "\"nodeSelector\":{},\"volumes\":[],\"hostname\":null},"
+	  "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"Ready\"}]}}"},
+    {DEPLOY, "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\","
+	     "\"managedFields\":[{\"manager\":\"evil\",\"operation\":\"Update\","
+	     "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{}}}]},"
+	     "\"spec\":{\"replicas\":2,\"selector\":{\"matchLabels\":{\"a\":\"b\"}},"
+	     "\"template\":{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"spec\":{\"containers\":"
+	     "[{\"name\":\"main\",\"image\":\"x\",\"args\":[]}]}}}}"},
+    /* unknown type: maps granular, lists atomic */
+    {NULL, "{\"apiVersion\":\"x.io/v1\",\"kind\":\"W\",\"metadata\":{\"name\":\"w\"},"
+	   "\"spec\":{\"a\":{\"b\":[1,2],\"c\":{}},\"d\":1.5,\"e\":true}}"},
+    /* nothing but server-managed fields: no entry, the client's is dropped */
+    {POD, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+	  "\"managedFields\":[{\"manager\":\"m\",\"operation\":\"Update\"}]}}"},
+    {POD, "{\"metadata\":{}}"},
+};
+
+/*
+ * A create (old NULL) is tracked in one walk of the object; it must record
+ * exactly what the general path records when it compares the object with an
+ * empty one ({} as old has no fields and no managers), byte for byte.
+ */
+START_TEST(track_create_matches_compare)
+{
+	for (size_t i = 0; i < sizeof(create_cases) / sizeof(*create_cases); i++) {
+		json_t *a = J(create_cases[i].obj), *b = J(create_cases[i].obj);
+		json_t *empty = json_object();
+
+		ck_assert_int_eq(
+		    patch_track_update(NULL, a, create_cases[i].msg, "m", "Update", T1), 0);
+		ck_assert_int_eq(
+		    patch_track_update(empty, b, create_cases[i].msg, "m", "Update", T1), 0);
+		char *sa = json_dumps(a, JSON_COMPACT), *sb = json_dumps(b, JSON_COMPACT);
+		ck_assert_msg(strcmp(sa, sb) == 0, "case %zu:\n one walk: %s\n compare:  %s", i, sa,
+			      sb);
+		free(sa);
+		free(sb);
+		json_decref(a);
+		json_decref(b);
+		json_decref(empty);
+	}
+}
+END_TEST
+
+/* What kube-apiserver records for a pod created with kubectl create: the
+ * set-valued and list-map paths, "." beside children, leaves as {}, keys
+ * sorted, no server-managed metadata, the client's managedFields ignored. */
+START_TEST(track_create_pod_fields)
+{
+	json_t *pod = J(create_cases[0].obj);
+
+	ck_assert_int_eq(patch_track_update(NULL, pod, POD, "kubectl-create", "Update", T1), 0);
+	json_t *e = entry(pod, "kubectl-create", "Update");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "apiVersion")), "v1");
+	ck_assert_str_eq(json_string_value(json_object_get(e, "time")), T1);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "fieldsType")), "FieldsV1");
+	ck_assert(owns(pod, "kubectl-create", "Update", "f:metadata", "f:finalizers",
+		       "v:\"a.io/x\"", NULL));
+	ck_assert(owns(pod, "kubectl-create", "Update", "f:metadata", "f:labels", ".", NULL));
+	ck_assert(!owns(pod, "kubectl-create", "Update", "f:metadata", "f:name", NULL));
+	ck_assert(!owns(pod, "kubectl-create", "Update", "f:metadata", "f:uid", NULL));
+	ck_assert(!owns(pod, "kubectl-create", "Update", "f:apiVersion", NULL));
+	ck_assert(owns(pod, "kubectl-create", "Update", "f:spec", "f:containers",
+		       "k:{\"name\":\"app\"}", "f:env", "k:{\"name\":\"Q\\\"\\\\\u00e9\\n\"}", ".",
+		       NULL));
+	ck_assert(owns(pod, "kubectl-create", "Update", "f:spec", "f:containers",
+		       "k:{\"name\":\"app\"}", "f:ports",
+		       "k:{\"containerPort\":53,\"protocol\":\"UDP\"}", "f:protocol", NULL));
+	ck_assert(owns(pod, "kubectl-create", "Update", "f:spec", "f:tolerations", NULL));
+	ck_assert(!owns(pod, "kubectl-create", "Update", "f:spec", "f:tolerations",
+			"k:{\"key\":\"k\"}", NULL));
+	char *v1 = json_dumps(json_object_get(e, "fieldsV1"), JSON_COMPACT);
+	ck_assert_msg(strstr(v1, "{\"f:metadata\":{\"f:annotations\":{\".\":{},\"f:x\":{}},") == v1,
+		      "%s", v1);
+	ck_assert_msg(
+	    strstr(v1, "\"f:labels\":{\".\":{},\"f:app\":{},\"f:kai.scheduler/queue\":{}}"), "%s",
+	    v1);
+	free(v1);
+	json_decref(pod);
+
+	/* only server-managed fields: no entry at all */
+	pod = J(create_cases[3].obj);
+	ck_assert_int_eq(patch_track_update(NULL, pod, POD, "kubectl-create", "Update", T1), 0);
+	ck_assert_ptr_null(json_object_get(json_object_get(pod, "metadata"), "managedFields"));
+	json_decref(pod);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("proxy/ssa");
@@ -439,6 +548,8 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("update");
 	tcase_add_test(tc, track_update_moves_ownership);
+	tcase_add_test(tc, track_create_matches_compare);
+	tcase_add_test(tc, track_create_pod_fields);
 	suite_add_tcase(s, tc);
 	return s;
 }

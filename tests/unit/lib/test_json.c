@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tests of lib/json: the compact serializer must write exactly what
+ * jansson's json_dumps(JSON_COMPACT) writes (the store keeps that text and
+ * answers GETs with it), escapes per RFC 8259, refuses strings that are not
+ * UTF-8 as jansson does; the deep copy must be equal and independent; the
+ * parser must give jansson's tree for what it takes and jansson's error for
+ * the rest (RFC 8259 grammar, UTF-8, surrogate pairs, duplicates).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "lib/util.h"
+
+static Suite *suite(void);
+#include "tests/unit/check_main.h"
+
+static void same_as_jansson(const json_t *v)
+{
+	struct kb_buf b = {0};
+	char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	ck_assert_ptr_nonnull(want);
+	ck_assert_int_eq(kb_json_dump(v, &b), 0);
+	ck_assert_msg(b.len == strlen(want) && memcmp(b.data, want, b.len) == 0,
+		      "\n got:  %s\n want: %s", b.data, want);
+	ck_assert_int_eq(b.data[b.len], '\0');
+	free(want);
+	kb_buf_free(&b);
+}
+
+static const char *const docs[] = {
+    "{}",
+    "[]",
+    "{\"a\":{},\"b\":[],\"c\":[{}],\"d\":[[]]}",
+    "{\"z\":1,\"a\":2,\"m\":{\"y\":true,\"b\":false,\"n\":null}}",
+    "[0,-1,1,9223372036854775807,-9223372036854775808,123456789]",
+    "[1.5,0.1,-2.0,1e300,1e-7,123456789.125,3.0e10]",
+    "[\"\",\"plain\",\"q\\\"uote\",\"back\\\\slash\",\"/slash\",\"\\b\\f\\n\\r\\t\"]",
+    "[\"\\u0001\\u001f\\u007f\",\"\\u00e9t\\u00e9\",\"\\u2028\\u2029\",\"\\ud83d\\ude00\"]",
+    "{\"key\":\"v\\u0000al\",\"\\u00fc\":\"\\t\"}",
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"},"
+    "\"managedFields\":[{\"fieldsV1\":{\"f:spec\":{\"k:{\\\"name\\\":\\\"x\\\"}\":{}}}}]},"
+    "\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80}]}]}}",
+};
+
+START_TEST(dump_matches_jansson)
+{
+	for (size_t i = 0; i < sizeof(docs) / sizeof(*docs); i++) {
+		json_error_t e;
+		json_t *v = json_loads(docs[i], JSON_ALLOW_NUL, &e);
+		ck_assert_msg(v != NULL, "doc %zu: %s", i, e.text);
+		same_as_jansson(v);
+		json_decref(v);
+	}
+	json_t *scalars[] = {json_string("x"), json_integer(-42), json_real(0.25),
+			     json_true(),      json_false(),      json_null()};
+	for (size_t i = 0; i < sizeof(scalars) / sizeof(*scalars); i++) {
+		same_as_jansson(scalars[i]);
+		json_decref(scalars[i]);
+	}
+}
+END_TEST
+
+/* Every control character, and insertion order kept after deletes. */
+START_TEST(dump_controls_and_order)
+{
+	char s[40];
+	json_t *o = json_object();
+
+	for (int c = 1; c < 0x20; c++)
+		s[c - 1] = (char)c;
+	s[0x1f] = '\0';
+	json_object_set_new(o, "ctl", json_string(s));
+	for (int i = 0; i < 40; i++) {
+		char k[8];
+		snprintf(k, sizeof(k), "k%d", (i * 7) % 40);
+		json_object_set_new(o, k, json_integer(i));
+	}
+	json_object_del(o, "k7");
+	json_object_set_new(o, "k7", json_string("last"));
+	same_as_jansson(o);
+	json_decref(o);
+}
+END_TEST
+
+/* Text appended after what the buffer holds; invalid UTF-8 is refused
+ * (jansson's dump fails too) and leaves the buffer as it was. */
+START_TEST(dump_appends_and_refuses_bad_utf8)
+{
+	struct kb_buf b = {0};
+	const char *bad[] = {"\xc3",         "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+			     "\xe0\x80\xaf", "a\xff"};
+
+	ck_assert_int_eq(kb_buf_puts(&b, "x="), 0);
+	json_t *v = json_pack("{s:[i,s]}", "a", 1, "b");
+	ck_assert_int_eq(kb_json_dump(v, &b), 0);
+	ck_assert_str_eq(b.data, "x={\"a\":[1,\"b\"]}");
+	json_decref(v);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		json_t *s = json_stringn_nocheck(bad[i], strlen(bad[i]));
+		json_t *a = json_pack("[s,O]", "ok", s);
+		ck_assert_ptr_null(json_dumps(a, JSON_COMPACT));
+		ck_assert_int_eq(kb_json_dump(a, &b), -EINVAL);
+		ck_assert_str_eq(b.data, "x={\"a\":[1,\"b\"]}");
+		json_decref(a);
+		json_decref(s);
+	}
+	ck_assert_int_eq(kb_json_dump(NULL, &b), -EINVAL);
+	kb_buf_free(&b);
+}
+END_TEST
+
+START_TEST(copy_is_deep_and_equal)
+{
+	for (size_t i = 0; i < sizeof(docs) / sizeof(*docs); i++) {
+		json_t *v = json_loads(docs[i], JSON_ALLOW_NUL, NULL);
+		json_t *c = kb_json_copy(v);
+		ck_assert(json_equal(v, c));
+		char *a = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		char *d = json_dumps(c, JSON_COMPACT | JSON_ENCODE_ANY);
+		ck_assert_str_eq(a, d); /* same key order */
+		free(a);
+		free(d);
+		if (json_is_object(c)) {
+			json_object_set_new(c, "added", json_true());
+			ck_assert_ptr_null(json_object_get(v, "added"));
+		}
+		json_decref(v);
+		json_decref(c);
+	}
+	json_t *v = json_pack("{s:{s:[s]}}", "a", "b", "c");
+	json_t *c = kb_json_copy(v);
+	json_array_append_new(json_object_get(json_object_get(c, "a"), "b"), json_integer(1));
+	ck_assert_int_eq(json_array_size(json_object_get(json_object_get(v, "a"), "b")), 1);
+	json_decref(v);
+	json_decref(c);
+	ck_assert_ptr_null(kb_json_copy(NULL));
+}
+END_TEST
+
+/* Parses with both and wants the same tree (same text, same key order) or
+ * the same error. */
+static void loads_like_jansson(const char *text, size_t len, size_t flags)
+{
+	json_error_t ej, ek;
+	json_t *j = json_loadb(text, len, flags, &ej);
+	json_t *k = kb_json_loadb(text, len, flags, &ek);
+
+	if (!j) {
+		ck_assert_msg(k == NULL, "accepted what jansson refuses: %.*s", (int)len, text);
+		ck_assert_str_eq(ek.text, ej.text);
+		ck_assert_int_eq(ek.line, ej.line);
+		ck_assert_int_eq(ek.column, ej.column);
+		return;
+	}
+	ck_assert_msg(k != NULL, "refused what jansson takes: %.*s (%s)", (int)len, text, ek.text);
+	char *a = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+	char *b = json_dumps(k, JSON_COMPACT | JSON_ENCODE_ANY);
+	ck_assert_str_eq(b, a);
+	ck_assert(json_equal(j, k));
+	free(a);
+	free(b);
+	json_decref(j);
+	json_decref(k);
+}
+
+static const char *const parse_cases[] = {
+    "{}",
+    " [ ] ",
+    "\t\r\n{\"a\" : 1 , \"b\":[true,false,null,\"x\"]}\n",
+    "{\"b\":1,\"a\":2,\"b\":3}", /* duplicate: last value, first position */
+    "[0,-0,-1,123456789012345678,1234567890123456789,-9223372036854775808,"
+    "9223372036854775808,1.5,-2.0e3,1E2,0.1]",
+    "[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\",\"\\u00e9\\u20ac\\ud83d\\ude00\",\"h\\u0041llo\"]",
+    "[\"\\u0000\"]",
+    "[\"\\ud800\"]",
+    "[\"\\udc00x\"]",
+    "[\"\\ud800\\u0041\"]",
+    "{\"\\u00fc\\n\":\"\\u00e9t\\u00e9\"}",
+    "[\"\xc3\xa9t\xc3\xa9\",\"\xe2\x82\xac\"]",
+    "[\"\xc3\"]",
+    "[\"\xed\xa0\x80\"]",
+    "[\"a\tb\"]",
+    "[01]",
+    "[1.]",
+    "[.5]",
+    "[-]",
+    "[1,]",
+    "{\"a\":1,}",
+    "{\"a\"}",
+    "{\"a\":}",
+    "{a:1}",
+    "[1 2]",
+    "[1]x",
+    "[1] [2]",
+    "\"top\"",
+    "1",
+    "true",
+    "",
+    "   ",
+    "[tru]",
+    "[nul]",
+    "[truex]",
+    "[1x]",
+    "\xef\xbb\xbf{}",
+    "{\"a\":{\"b\":{\"c\":[[[{}]]]}}}",
+    "[\"\\x\"]",
+    "[\"\\u12\"]",
+    "[\"unterminated]",
+    "{\"k\":\"v\"",
+    "[1e400]",
+    "[-1e400]",
+    "[1e-400]",
+};
+
+START_TEST(load_matches_jansson)
+{
+	for (size_t i = 0; i < sizeof(parse_cases) / sizeof(*parse_cases); i++) {
+		loads_like_jansson(parse_cases[i], strlen(parse_cases[i]), 0);
+		loads_like_jansson(parse_cases[i], strlen(parse_cases[i]), JSON_REJECT_DUPLICATES);
+	}
+	/* a NUL byte inside the buffer, a length shorter than the text */
+	loads_like_jansson("{\"a\":1}\0{}", 10, 0);
+	loads_like_jansson("[\"a\0b\"]", 7, 0);
+	loads_like_jansson("{\"a\":1}", 5, 0);
+	/* flags the fast path does not handle go to jansson */
+	loads_like_jansson("\"any\"", 5, JSON_DECODE_ANY);
+	/* every document the serializer tests use */
+	for (size_t i = 0; i < sizeof(docs) / sizeof(*docs); i++)
+		loads_like_jansson(docs[i], strlen(docs[i]), 0);
+}
+END_TEST
+
+/* Nesting: deep documents parse as jansson parses them (its own limit). */
+START_TEST(load_deep_nesting)
+{
+	size_t depths[] = {10, 511, 513, 600, 2100};
+	for (size_t i = 0; i < sizeof(depths) / sizeof(*depths); i++) {
+		size_t d = depths[i];
+		char *s = malloc(2 * d + 1);
+		memset(s, '[', d);
+		memset(s + d, ']', d);
+		s[2 * d] = '\0';
+		loads_like_jansson(s, 2 * d, 0);
+		free(s);
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("lib/json");
+	TCase *tc = tcase_create("json");
+	tcase_add_test(tc, dump_matches_jansson);
+	tcase_add_test(tc, dump_controls_and_order);
+	tcase_add_test(tc, dump_appends_and_refuses_bad_utf8);
+	tcase_add_test(tc, copy_is_deep_and_equal);
+	tcase_add_test(tc, load_matches_jansson);
+	tcase_add_test(tc, load_deep_nesting);
+	suite_add_tcase(s, tc);
+	return s;
+}
