@@ -5,13 +5,16 @@ C concurrent keep-alive clients while watching the host namespace, and prints
 create -> host-pod-exists latency (p50, p99) and the sustained rate. Then the
 reference, side by side: the same N creates made directly on the host stand-in
 (namespace "direct"), create -> ADDED on the host's own watch: what the host
-alone costs, the floor under the syncer's figure.
+alone costs, the floor under the syncer's figure; and, with PLAIN_DIR, the
+same N creates on a tenant without a host (namespace "default"), create ->
+ADDED on its own watch: what the tenant's API alone does with this very
+client, i.e. whether the client (not the syncer) is the limit.
 Clients are processes (not threads) so that the watcher's timestamps do not
 wait for the GIL; time.monotonic is CLOCK_MONOTONIC, shared by processes.
 With the servers' pids, also the CPU time (user+system) each spent per pod:
 on a busy machine latency and rate depend on the neighbours, CPU per pod
 does not.
-  sync.py TENANT_DIR HOST_DIR N C [TENANT_PID HOST_PID]"""
+  sync.py TENANT_DIR HOST_DIR N C [TENANT_PID HOST_PID [PLAIN_DIR PLAIN_PID]]"""
 import http.client, json, multiprocessing as mp, os, re, ssl, sys, threading, time, urllib.parse
 
 
@@ -101,6 +104,7 @@ def run(cdir, cns, hdir, hns, key, n, c, pids):
 def main():
     tdir, hdir, n, c = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     pids = [int(x) for x in sys.argv[5:7]] or [0, 0]
+    plain = sys.argv[7] if len(sys.argv) > 8 else None
     h = conn(hdir)
     h.request("POST", "/api/v1/namespaces", json.dumps(
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "direct"}}),
@@ -108,6 +112,9 @@ def main():
     h.getresponse().read()
     synced, rate, cpu = run(tdir, "default", hdir, "tenants", "kubicle.dev/name", n, c, pids)
     ref, ref_rate, ref_cpu = run(hdir, "direct", hdir, "direct", None, n, c, pids)
+    if plain:
+        alone, alone_rate, alone_cpu = run(plain, "default", plain, "default", None, n, c,
+                                           [int(sys.argv[8]), 0])
     if not synced or not ref:
         print("no host pods seen")
         return 1
@@ -119,6 +126,10 @@ def main():
           f"{synced[-1]:8.2f}ms{rate:9.0f}{cpu[0]:7.3f}ms/pod{cpu[1]:6.3f}ms/pod")
     print(f"{'reference: host create -> ADDED':34}{p(ref, .5):8.2f}ms{p(ref, .99):8.2f}ms"
           f"{ref[-1]:8.2f}ms{ref_rate:9.0f}{'-':>12}{ref_cpu[1]:6.3f}ms/pod")
+    if plain and alone:
+        print(f"{'reference: tenant alone, -> ADDED':34}{p(alone, .5):8.2f}ms"
+              f"{p(alone, .99):8.2f}ms{alone[-1]:8.2f}ms{alone_rate:9.0f}"
+              f"{alone_cpu[0]:7.3f}ms/pod{'-':>10}")
     return 0
 
 

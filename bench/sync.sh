@@ -4,7 +4,8 @@
 # rate limit off (--host-qps -1); 1,000 pods created in the tenant.
 # Reports create -> host pod exists p50/p99, sustained pods/s, and the
 # syncer's added memory per synced pod (tenant RSS with the syncer minus a
-# plain tenant holding the same pods, divided by the pod count).
+# plain tenant holding the same pods, divided by the pod count). References
+# with the same client: the host stand-in alone and a tenant without a host.
 #   bench/sync.sh [BUILD_DIR] [PODS] [CLIENTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,20 +26,10 @@ kubectl --kubeconfig "$tmp/host/kubeconfig" create ns tenants >/dev/null
 serve tenant --host-kubeconfig "$tmp/host/kubeconfig" --host-namespace tenants --tenant bench \
   --queue q --host-qps -1
 serve plain
-python3 bench/sync.py "$tmp/tenant" "$tmp/host" "$N" "$C" "$tenant_pid" "$host_pid"
-# the same pods in a tenant without a host, for the memory comparison
-python3 - "$tmp/plain" "$N" <<'PY'
-import http.client, json, re, ssl, sys, urllib.parse
-d, n = sys.argv[1], int(sys.argv[2])
-kc = open(f"{d}/kubeconfig").read()
-u = urllib.parse.urlparse(re.search(r'server:\s*"?([^\s"]+)', kc).group(1))
-ctx = ssl.create_default_context(cafile=f"{d}/ca.crt"); ctx.load_cert_chain(f"{d}/admin.crt", f"{d}/admin.key")
-k = http.client.HTTPSConnection(u.hostname, u.port, context=ctx)
-for i in range(n):
-    k.request("POST", "/api/v1/namespaces/default/pods", json.dumps({"apiVersion": "v1", "kind": "Pod",
-              "metadata": {"name": f"b-{i}"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}),
-              {"Content-Type": "application/json"}); k.getresponse().read()
-PY
+# the plain tenant gets the same N pods (the tenant-alone reference run), for
+# the memory comparison
+python3 bench/sync.py "$tmp/tenant" "$tmp/host" "$N" "$C" "$tenant_pid" "$host_pid" \
+  "$tmp/plain" "$plain_pid"
 sleep 1
 a=$(rss_kib "$tenant_pid"); b=$(rss_kib "$plain_pid")
 echo "tenant RSS with syncer ${a} KiB, plain tenant ${b} KiB: syncer adds $(( (a - b) * 1024 / N )) bytes per synced pod"

@@ -25,10 +25,15 @@
 /* Non-streaming requests on the wire at once; more wait in the queue. A
  * single-threaded API server answers one at a time anyway, and each extra
  * HTTP/1.1 connection costs a TLS handshake on both sides: under a burst,
- * opening ~50 of them made the first creates wait 100-200 ms (bench/sync.sh).
- * Streams (watches, followed logs) hold a connection for long and do not
- * count. */
-#define MAX_INFLIGHT 32
+ * opening ~50 of them made the first creates wait 100-200 ms (bench/sync.sh);
+ * with 32, a 1,000-pod burst still opened ~35 connections, and their
+ * setup (a TLS context and the client key per connection, even when the
+ * session resumes) was ~5 % of the tenant's and the host's CPU. 8 keep a
+ * single-threaded host busy and let it batch (group commit); against a
+ * kube-apiserver at ~10 ms per create they carry ~800 creates/s, far above
+ * the default rate limit. Streams (watches, followed logs) hold a
+ * connection for long and do not count. */
+#define MAX_INFLIGHT 8
 /* Finished easy handles kept for the next requests: curl_easy_init and
  * curl_easy_cleanup cost a few allocations of 16-64 KiB buffers each, and
  * freeing those made glibc consolidate its heap once per request. */

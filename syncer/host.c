@@ -161,10 +161,131 @@ static void apply_event(struct host_informer *in, const char *type, json_t *obj)
 	in->o.on_event(type, obj, in->o.arg);
 }
 
-/* Returns false when the watch must end (410 or a broken stream). */
-static bool on_line(struct host_informer *in, const char *s, size_t n)
+/* ---- watch lines without managedFields ---------------------------------------- */
+
+struct scan {
+	const char *s;
+	size_t n, i;
+};
+
+static void skip_ws(struct scan *c)
 {
-	json_t *ev = json_loadb(s, n, 0, NULL);
+	while (c->i < c->n && strchr(" \t\r\n", c->s[c->i]))
+		c->i++;
+}
+
+/* At a '"': moves past the string. False when it does not end. */
+static bool skip_string(struct scan *c)
+{
+	for (c->i++; c->i < c->n; c->i++) {
+		if (c->s[c->i] == '\\')
+			c->i++;
+		else if (c->s[c->i] == '"')
+			return ++c->i <= c->n;
+	}
+	return false;
+}
+
+/* Moves past one value (string, object, array or scalar). */
+static bool skip_value(struct scan *c)
+{
+	skip_ws(c);
+	if (c->i >= c->n)
+		return false;
+	if (c->s[c->i] == '"')
+		return skip_string(c);
+	int depth = 0;
+	for (; c->i < c->n; c->i++) {
+		char ch = c->s[c->i];
+		if (ch == '"') {
+			if (!skip_string(c))
+				return false;
+			c->i--;
+		} else if (ch == '{' || ch == '[') {
+			depth++;
+		} else if (ch == '}' || ch == ']') {
+			if (depth == 0)
+				return true; /* end of the enclosing container: a scalar ended */
+			if (--depth == 0) {
+				c->i++;
+				return true;
+			}
+		} else if (depth == 0 && ch == ',') {
+			return true;
+		}
+	}
+	return depth == 0;
+}
+
+/* At a '{': finds member `key` of this object; c->i is then at the key's
+ * opening quote and *vstart at its value. False when absent or malformed. */
+static bool find_member(struct scan *c, const char *key, size_t *vstart)
+{
+	size_t kl = strlen(key);
+	c->i++;
+	for (;;) {
+		skip_ws(c);
+		if (c->i >= c->n || c->s[c->i] != '"')
+			return false;
+		size_t k = c->i;
+		if (!skip_string(c))
+			return false;
+		bool match = c->i - k == kl + 2 && memcmp(c->s + k + 1, key, kl) == 0;
+		skip_ws(c);
+		if (c->i >= c->n || c->s[c->i] != ':')
+			return false;
+		c->i++;
+		skip_ws(c);
+		if (match) {
+			*vstart = c->i;
+			c->i = k;
+			return true;
+		}
+		if (!skip_value(c))
+			return false;
+		skip_ws(c);
+		if (c->i >= c->n || c->s[c->i] != ',')
+			return false;
+		c->i++;
+	}
+}
+
+size_t syncer_strip_managed_fields(char *s, size_t n)
+{
+	struct scan c = {s, n, 0};
+	size_t v;
+	skip_ws(&c);
+	if (c.i >= n || s[c.i] != '{' || !find_member(&c, "object", &v))
+		return n;
+	c.i = v;
+	if (s[c.i] != '{' || !find_member(&c, "metadata", &v))
+		return n;
+	c.i = v;
+	if (s[c.i] != '{' || !find_member(&c, "managedFields", &v))
+		return n;
+	size_t from = c.i; /* the key's quote */
+	c.i = v;
+	if (!skip_value(&c))
+		return n;
+	skip_ws(&c);
+	size_t to = c.i;
+	if (to < n && s[to] == ',') { /* a member follows: drop our comma */
+		to++;
+	} else { /* the last member: drop the comma before it, if any */
+		size_t j = from;
+		while (j > 0 && strchr(" \t\r\n", s[j - 1]))
+			j--;
+		if (j > 0 && s[j - 1] == ',')
+			from = j - 1;
+	}
+	memmove(s + from, s + to, n - to);
+	return n - (to - from);
+}
+
+/* Returns false when the watch must end (410 or a broken stream). */
+static bool on_line(struct host_informer *in, char *s, size_t n)
+{
+	json_t *ev = json_loadb(s, syncer_strip_managed_fields(s, n), 0, NULL);
 	const char *type = json_string_value(json_object_get(ev, "type"));
 	json_t *obj = json_object_get(ev, "object");
 	bool ok = true;

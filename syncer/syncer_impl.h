@@ -125,6 +125,15 @@ bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, 
 json_t *syncer_translate_node(const json_t *node, const char *tenant);
 
 /* ---- host client (host.c) --------------------------------------------------- */
+/*
+ * Watch event line s (n bytes, modified in place) without its object's
+ * metadata.managedFields: nearly half of a host pod event, never read by the
+ * syncer, and the most expensive part to decode (one JSON object per field).
+ * Returns the new length; n (nothing changed) when there is none or the line
+ * is not the JSON object it expects (the decoder then reports it).
+ */
+size_t syncer_strip_managed_fields(char *s, size_t n);
+
 struct host;
 typedef void (*host_done_cb)(int err, long status, json_t *body /* borrowed, may be NULL */,
 			     void *arg);

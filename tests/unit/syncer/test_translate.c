@@ -514,6 +514,53 @@ START_TEST(host_pod_view)
 }
 END_TEST
 
+/* Watch event lines lose object.metadata.managedFields before decoding, and
+ * nothing else: the result is the same JSON as the event without it. */
+static void strip_case(const char *in, const char *want)
+{
+	char buf[1024];
+	size_t n = strlen(in);
+	memcpy(buf, in, n);
+	size_t m = syncer_strip_managed_fields(buf, n);
+	json_t *got = json_loadb(buf, m, 0, NULL), *exp = json_loads(want, 0, NULL);
+	ck_assert_msg(got && json_equal(got, exp), "%s -> %.*s", in, (int)m, buf);
+	json_decref(got);
+	json_decref(exp);
+}
+
+START_TEST(strip_managed_fields)
+{
+	/* in the middle, with brackets and quotes inside its strings */
+	strip_case("{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\","
+		   "\"managedFields\":[{\"manager\":\"x]}\\\"{\",\"fieldsV1\":{\"f:metadata\":"
+		   "{\"f:labels\":{\".\":{}}}}}],\"uid\":\"u\"},\"spec\":{\"x\":[1,2]}}}",
+		   "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\","
+		   "\"uid\":\"u\"},\"spec\":{\"x\":[1,2]}}}");
+	/* the last member, after other members that are objects */
+	strip_case("{\"type\":\"MODIFIED\",\"object\":{\"spec\":{\"a\":{\"b\":[{}]}},\"metadata\":"
+		   "{\"labels\":{\"l\":\"v\"},\"managedFields\":[{\"a\":1}]}}}",
+		   "{\"type\":\"MODIFIED\",\"object\":{\"spec\":{\"a\":{\"b\":[{}]}},\"metadata\":"
+		   "{\"labels\":{\"l\":\"v\"}}}}");
+	/* the only member; whitespace between tokens */
+	strip_case("{ \"object\" : { \"metadata\" : { \"managedFields\" : [ 1 ] } } , \"type\" : "
+		   "\"DELETED\" }",
+		   "{\"object\":{\"metadata\":{}},\"type\":\"DELETED\"}");
+	strip_case("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"managedFields\":[], \"name\":"
+		   "\"b\"}}}",
+		   "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\"}}}");
+	/* a managedFields key anywhere else stays */
+	static const char keep[] =
+	    "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"annotations\":{\"managedFields\":"
+	    "\"x\"}},\"managedFields\":[1]},\"managedFields\":2}";
+	strip_case(keep, keep);
+	/* not what it expects: untouched */
+	char bad[] = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"managedFields\":[1,";
+	ck_assert_uint_eq(syncer_strip_managed_fields(bad, strlen(bad)), strlen(bad));
+	char arr[] = "[{\"object\":{\"metadata\":{\"managedFields\":[]}}}]";
+	ck_assert_uint_eq(syncer_strip_managed_fields(arr, strlen(arr)), strlen(arr));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("syncer_translate");
@@ -532,6 +579,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, kubeconfig_read);
 	tcase_add_test(tc, update_patch);
 	tcase_add_test(tc, host_pod_view);
+	tcase_add_test(tc, strip_managed_fields);
 	suite_add_tcase(s, tc);
 	return s;
 }
