@@ -470,22 +470,23 @@ static void handle_list(struct req *r)
 			filter_free(&f);
 			return;
 		}
-		if (tok_rev < store_compacted_rev(r->px->store)) {
-			reply_status(
-			    r, 410, "Expired",
-			    "The provided continue parameter is too old to display a consistent "
-			    "list result. You can start a new list without the continue parameter.",
-			    NULL);
-			free(after);
-			filter_free(&f);
-			return;
-		}
 		lr.after = after;
+		lr.at = tok_rev; /* the pages after the first are as of its revision */
 	}
 	struct store_list_result res = {0};
-	int rc = rs_list(r->px, r->res, &lr, &res);
+	int rc = tok_rev && tok_rev < store_compacted_rev(r->px->store)
+		     ? -ERANGE
+		     : rs_list(r->px, r->res, &lr, &res);
 	free(after);
 	filter_free(&f);
+	if (rc == -ERANGE && tok_rev) {
+		reply_status(
+		    r, 410, "Expired",
+		    "The provided continue parameter is too old to display a consistent "
+		    "list result. You can start a new list without the continue parameter.",
+		    NULL);
+		return;
+	}
 	if (rc < 0) {
 		reply_errno(r, rc, NULL);
 		return;

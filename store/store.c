@@ -390,6 +390,8 @@ void store_close(store_t *st)
 		meta_set_int(st, "rev", st->rev);
 	for (int i = 0; i < SQ__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
+	sqlite3_finalize(st->snap_stmt[0]);
+	sqlite3_finalize(st->snap_stmt[1]);
 	if (st->db && sqlite3_close(st->db) != SQLITE_OK)
 		store__sql_err(st, SQLITE_BUSY, "close");
 	free(st->wbuf);
@@ -880,6 +882,8 @@ static int list_scan(store_t *st, sqlite3_stmt *q, const struct store_list_req *
 int store_list(store_t *st, const struct store_list_req *req, struct store_list_result *out)
 {
 	KB_CHECK(st && req && req->res && out, -EINVAL);
+	if (req->at > 0 && req->at < st->rev)
+		return store__list_at(st, req, out);
 	struct list_state ls = {.items = json_array()};
 	unsigned char *kbuf = NULL;
 	const char *after_ns = "", *after_name = "";

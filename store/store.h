@@ -102,6 +102,8 @@ struct store_list_req {
 	size_t limit;           /* 0: no limit */
 	store_filter_fn filter; /* NULL: all objects */
 	void *filter_arg;
+	int64_t at; /* 0: now; else as of this earlier revision (a continue
+		       token's): -ERANGE when what it needs was compacted */
 };
 
 struct store_list_result {
@@ -111,7 +113,8 @@ struct store_list_result {
 };
 
 /* Lists objects ordered by (namespace, name). With `limit`, stops after that
- * many matching objects and sets `next` when more may follow. */
+ * many matching objects and sets `next` when more may follow. With `at`, the
+ * objects are those of revision `at` (store_snap.c). */
 int store_list(store_t *st, const struct store_list_req *req, struct store_list_result *out);
 /* Number of objects of a resource (in `ns`, or everywhere when NULL). */
 int store_count(store_t *st, const char *res, const char *ns, size_t *count);

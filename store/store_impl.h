@@ -114,6 +114,8 @@ struct store {
 	struct store_watch *dead; /* unwatched during callbacks, to free */
 	size_t nwatch;
 	int busy; /* callbacks running (dispatch or replay) */
+
+	sqlite3_stmt *snap_stmt[2]; /* store_snap.c, prepared on first use */
 };
 
 /* Logs a SQLite failure and returns -EIO (the one place errors map). */
@@ -122,6 +124,9 @@ int store__sql_err(store_t *st, int rc, const char *what);
 int store__exec(store_t *st, enum store_stmt s, const char *what);
 /* The newest committed revision (excludes an open transaction's writes). */
 int64_t store__committed_rev(const store_t *st);
+
+/* store_snap.c: store_list for req->at < the current revision. */
+int store__list_at(store_t *st, const struct store_list_req *req, struct store_list_result *out);
 
 /* store_watch.c */
 /* True when a watch might want events of `res`. */

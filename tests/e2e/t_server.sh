@@ -72,6 +72,24 @@ server_suite_basic() {
     kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=$rv&timeoutSeconds=1"
   expect "watch ends at timeoutSeconds (bookmarks asked for)" '' \
     kcurl -m 5 "$SERVER_URL/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=$rv&timeoutSeconds=1&allowWatchBookmarks=true"
+  # A continue token lists the collection as of the first page's revision.
+  local ns=snap-e2e tok
+  kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces" \
+    -d "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"$ns\"}}" >/dev/null
+  for n in s1 s2 s3 s4; do
+    kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/$ns/configmaps" \
+      -d "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$n\"},\"data\":{\"v\":\"old\"}}" >/dev/null
+  done
+  tok=$(kcurl "$SERVER_URL/api/v1/namespaces/$ns/configmaps?limit=3" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["continue"])')
+  kcurl -X PATCH -H 'Content-Type: application/merge-patch+json' "$SERVER_URL/api/v1/namespaces/$ns/configmaps/s3" -d '{"data":{"v":"new"}}' >/dev/null
+  kcurl -X DELETE "$SERVER_URL/api/v1/namespaces/$ns/configmaps/s4" >/dev/null
+  kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/$ns/configmaps" \
+    -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s2a"}}' >/dev/null
+  # (the first page: kube-root-ca.crt, s1, s2)
+  expect_eq "continue: the next page as of the first page (old s3, deleted s4 still there, new s2a not)" \
+    "s3=old s4=old" \
+    python3 -c 'import json,sys; print(" ".join(i["metadata"]["name"]+"="+i["data"]["v"] for i in json.loads(sys.argv[1])["items"]))' \
+    "$(kcurl "$SERVER_URL/api/v1/namespaces/$ns/configmaps?limit=2&continue=$tok")"
   # WatchList (sendInitialEvents): the current objects, then a bookmark marked
   # k8s.io/initial-events-end at the revision they were listed at; kube's
   # option validation for watches.
