@@ -483,8 +483,11 @@ static json_t *load_number(struct loader *l)
 		l->p++;
 	}
 	d = l->p;
-	while (l->p < l->end && *l->p >= '0' && *l->p <= '9')
-		v = v * 10 + (*l->p++ - '0');
+	while (l->p < l->end && *l->p >= '0' && *l->p <= '9') {
+		if (l->p - d < 18) /* longer ones are jansson's: no overflow here */
+			v = v * 10 + (*l->p - '0');
+		l->p++;
+	}
 	size_t nd = (size_t)(l->p - d);
 	if (nd == 0 || nd > 18 || (nd > 1 && *d == '0') || !load_delim(l))
 		return NULL;
