@@ -20,6 +20,7 @@
 #include "proxy/proxy_impl.h"
 #include "proxy/schema.h"
 #include "proxy/selector.h"
+#include "proxy/validate.h"
 
 #define CT_JSON "application/json"
 
@@ -453,6 +454,13 @@ static int check_list_rv(struct req *r)
 static void handle_list(struct req *r)
 {
 	struct filter f;
+	if (r->q.send_initial_events >= 0) {
+		json_t *causes = json_array();
+		val_add(causes, "FieldValueForbidden", "sendInitialEvents",
+			"sendInitialEvents is forbidden for list");
+		reply_list_options_invalid(r, causes);
+		return;
+	}
 	if (check_list_rv(r) < 0 || filter_parse(r, &f) < 0)
 		return;
 	struct store_list_req lr = {

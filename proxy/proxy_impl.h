@@ -190,6 +190,9 @@ void reply_statusf(struct req *r, int code, const char *reason, const char *fmt,
 void reply_errno(struct req *r, int err, const char *name);
 /* 422 Invalid with causes (stolen). */
 void reply_invalid(struct req *r, const char *kind, const char *name, json_t *causes);
+/* 422 Invalid for bad list or watch options (ListOptions.meta.k8s.io), as
+ * kube words it; causes stolen. */
+void reply_list_options_invalid(struct req *r, json_t *causes);
 /* Builds a Status object (new reference). */
 json_t *status_object(int code, const char *reason, const char *message, json_t *details);
 void reply_json(struct req *r, int code, const json_t *obj);

@@ -12,6 +12,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
+#include "proxy/validate.h"
 
 static void warnings_header(struct req *r, struct kb_buf *hdr)
 {
@@ -250,4 +251,16 @@ void reply_invalid(struct req *r, const char *kind, const char *name, json_t *ca
 	json_object_set_new(d, "causes", causes);
 	reply_status(r, 422, "Invalid", msg.data, d);
 	kb_buf_free(&msg);
+}
+
+void reply_list_options_invalid(struct req *r, json_t *causes)
+{
+	char *msg = val_status_message(NULL, "", causes);
+	struct kb_buf b = {0};
+	kb_buf_printf(&b, "ListOptions.meta.k8s.io%s", msg ? strchr(msg, ' ') : " is invalid");
+	reply_status(r, 422, "Invalid", b.data,
+		     json_pack("{s:s,s:s,s:o}", "group", "meta.k8s.io", "kind", "ListOptions",
+			       "causes", causes));
+	kb_buf_free(&b);
+	free(msg);
 }

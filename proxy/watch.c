@@ -293,15 +293,7 @@ static int watch_options(struct req *r, struct watch_opts *o)
 				"resourceVersionMatch is forbidden when continue is provided");
 	}
 	if (json_array_size(causes) > 0) {
-		char *msg = val_status_message(NULL, "", causes);
-		struct kb_buf b = {0};
-		kb_buf_printf(&b, "ListOptions.meta.k8s.io%s",
-			      msg ? strchr(msg, ' ') : " is invalid");
-		reply_status(r, 422, "Invalid", b.data,
-			     json_pack("{s:s,s:s,s:o}", "group", "meta.k8s.io", "kind",
-				       "ListOptions", "causes", causes));
-		kb_buf_free(&b);
-		free(msg);
+		reply_list_options_invalid(r, causes);
 		return -EINVAL;
 	}
 	json_decref(causes);

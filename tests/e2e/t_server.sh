@@ -105,6 +105,9 @@ server_suite_basic() {
   expect "sendInitialEvents without resourceVersionMatch=NotOlderThan is 422" \
     'ListOptions.meta.k8s.io .* is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan.*"reason":"Invalid".*"kind":"ListOptions".*"code":422' \
     kcurl "$cm?watch=1&sendInitialEvents=true"
+  expect "sendInitialEvents on a list is 422" \
+    'ListOptions.meta.k8s.io .* is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list.*"code":422' \
+    kcurl "$cm?sendInitialEvents=false"
   expect "resourceVersionMatch on a watch needs sendInitialEvents" \
     'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' \
     kcurl "$cm?watch=1&resourceVersion=$rv&resourceVersionMatch=NotOlderThan"
