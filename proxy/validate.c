@@ -19,6 +19,7 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
+#include "proxy/quota.h"
 #include "proxy/selector.h"
 
 /* ---- name syntax ------------------------------------------------------------ */
@@ -1579,19 +1580,145 @@ static void v_quota(const struct proxy_resource *r, const json_t *obj, const jso
 	resource_list(c, json_object_get(json_object_get(obj, "spec"), "hard"), "spec.hard");
 }
 
+/* One resource of a LimitRange item: the quantities found in each of its
+ * lists (NULL when absent). */
+struct lr_values {
+	const char *s[5]; /* max, min, default, defaultRequest, maxLimitRequestRatio */
+	double q[5];
+};
+
+enum { LR_MAX, LR_MIN, LR_DEFAULT, LR_DEFREQ, LR_RATIO };
+static const char *const lr_lists[5] = {"max", "min", "default", "defaultRequest",
+					"maxLimitRequestRatio"};
+
+/* "a value X is greater than b value Y" on the field of list `at`. */
+static void lr_order(json_t *c, const char *item, const char *k, const struct lr_values *v, int lo,
+		     int hi, int at, const char *lo_name, const char *hi_name)
+{
+	if (!v->s[lo] || !v->s[hi] || v->q[lo] <= v->q[hi])
+		return;
+	char f[PATHLEN], msg[256];
+	pf(f, "%s.%s[%s]", item, lr_lists[at], k);
+	snprintf(msg, sizeof(msg), "%s value %s is greater than %s value %s", lo_name, v->s[lo],
+		 hi_name, v->s[hi]);
+	add_invalid_str(c, f, v->s[at], msg);
+}
+
+/* kube's consistency rules between the lists of one resource. */
+static void lr_resource(json_t *c, const char *item, const char *k, const struct lr_values *v)
+{
+	char f[PATHLEN], msg[256];
+	lr_order(c, item, k, v, LR_MIN, LR_MAX, LR_MIN, "min", "max");
+	lr_order(c, item, k, v, LR_MIN, LR_DEFREQ, LR_DEFREQ, "min", "default request");
+	lr_order(c, item, k, v, LR_DEFREQ, LR_MAX, LR_DEFREQ, "default request", "max");
+	lr_order(c, item, k, v, LR_DEFREQ, LR_DEFAULT, LR_DEFREQ, "default request",
+		 "default limit");
+	lr_order(c, item, k, v, LR_MIN, LR_DEFAULT, LR_DEFAULT, "min", "default");
+	lr_order(c, item, k, v, LR_DEFAULT, LR_MAX, LR_DEFAULT, "default", "max");
+	if (v->s[LR_RATIO] && v->q[LR_RATIO] < 1) {
+		pf(f, "%s.maxLimitRequestRatio[%s]", item, k);
+		snprintf(msg, sizeof(msg), "ratio %s is less than 1", v->s[LR_RATIO]);
+		add_invalid_str(c, f, v->s[LR_RATIO], msg);
+	}
+	if (v->s[LR_RATIO] && v->s[LR_MIN] && v->s[LR_MAX] && v->q[LR_MIN] > 0 &&
+	    v->q[LR_RATIO] > v->q[LR_MAX] / v->q[LR_MIN]) {
+		pf(f, "%s.maxLimitRequestRatio[%s]", item, k);
+		snprintf(msg, sizeof(msg), "ratio %s is greater than max/min = %f", v->s[LR_RATIO],
+			 v->q[LR_MAX] / v->q[LR_MIN]);
+		add_invalid_str(c, f, v->s[LR_RATIO], msg);
+	}
+	/* resources that cannot be overcommitted (GPUs, hugepages...): the
+	 * default limit and request must be equal */
+	bool overcommit = strcmp(k, "cpu") == 0 || strcmp(k, "memory") == 0 ||
+			  strcmp(k, "ephemeral-storage") == 0 || strcmp(k, "storage") == 0;
+	if (!overcommit && v->s[LR_DEFAULT] && v->s[LR_DEFREQ] &&
+	    v->q[LR_DEFAULT] != v->q[LR_DEFREQ]) {
+		pf(f, "%s.defaultRequest[%s]", item, k);
+		snprintf(msg, sizeof(msg),
+			 "default value %s must equal to defaultRequest value %s in %s",
+			 v->s[LR_DEFAULT], v->s[LR_DEFREQ], k);
+		add_invalid_str(c, f, v->s[LR_DEFREQ], msg);
+	}
+}
+
+/* One item of spec.limits (kube's ValidateLimitRange). */
+static void lr_item(json_t *c, const json_t *l, size_t i)
+{
+	static const char *const types[] = {"Pod", "Container", "PersistentVolumeClaim", NULL};
+	char item[PATHLEN], f[PATHLEN];
+	pf(item, "spec.limits[%zu]", i);
+	const char *type = jstr(l, "type");
+	pf(f, "%s.type", item);
+	if (!type || !*type) {
+		add_required(c, f);
+	} else if (!strchr(type, '/')) {
+		bool known = false;
+		for (size_t t = 0; types[t]; t++)
+			known = known || strcmp(type, types[t]) == 0;
+		if (!known)
+			add_invalid_str(c, f, type,
+					"must be a standard limit type or fully qualified");
+	}
+	bool pod = type && strcmp(type, "Pod") == 0;
+	for (int li = LR_DEFAULT; pod && li <= LR_DEFREQ; li++) {
+		const json_t *list = json_object_get(l, lr_lists[li]);
+		if (json_object_size(list) > 0) {
+			pf(f, "%s.%s", item, lr_lists[li]);
+			val_add(c, "FieldValueForbidden", f,
+				"may not be specified when `type` is 'Pod'");
+		}
+	}
+	/* every resource named in any list, checked once */
+	const char *k;
+	const json_t *v;
+	for (int li = 0; li < 5; li++) {
+		json_object_foreach ((json_t *)json_object_get(l, lr_lists[li]), k, v) {
+			bool seen = false;
+			for (int lj = 0; lj < li && !seen; lj++)
+				seen = json_object_get(json_object_get(l, lr_lists[lj]), k) != NULL;
+			if (seen)
+				continue;
+			struct lr_values vals = {0};
+			bool ok = true;
+			for (int lk = 0; lk < 5; lk++) {
+				const json_t *q =
+				    json_object_get(json_object_get(l, lr_lists[lk]), k);
+				if (!q || (pod && (lk == LR_DEFAULT || lk == LR_DEFREQ)))
+					continue;
+				vals.s[lk] = json_string_value(q);
+				pf(f, "%s.%s[%s]", item, lr_lists[lk], k);
+				if (!vals.s[lk] ||
+				    val_quantity_parse(vals.s[lk], &vals.q[lk]) < 0) {
+					add_invalid_str(c, f, vals.s[lk], QTY_REGEX_MSG);
+					ok = false;
+				} else if (vals.q[lk] < 0) {
+					add_invalid_str(c, f, vals.s[lk],
+							"must be greater than or equal to 0");
+					ok = false;
+				}
+			}
+			if (ok)
+				lr_resource(c, item, k, &vals);
+		}
+	}
+}
+
 static void v_limitrange(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 			 json_t *c)
 {
 	(void)r;
 	(void)old;
-	char f[PATHLEN];
+	/* kube validates the defaulted object (default from max, requests
+	 * from defaults and min) */
+	json_t *d = json_deep_copy(obj);
+	if (!d)
+		return;
+	limitrange_defaults(d);
 	size_t i;
 	json_t *l;
-	json_array_foreach (json_object_get(json_object_get(obj, "spec"), "limits"), i, l) {
-		pf(f, "spec.limits[%zu].type", i);
-		if (!jstr(l, "type") || !*jstr(l, "type"))
-			add_required(c, f);
-	}
+	json_array_foreach (json_object_get(json_object_get(d, "spec"), "limits"), i, l)
+		lr_item(c, l, i);
+	json_decref(d);
 }
 
 static void v_serviceaccount(const struct proxy_resource *r, const json_t *obj, const json_t *old,

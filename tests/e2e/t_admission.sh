@@ -109,6 +109,32 @@ spec:
   accessModes: [ReadWriteOnce]
   resources: {requests: {storage: 5Gi}}
 YAML
+  expect_fail "a LimitRange whose min is above its max (and defaults) is invalid" \
+    'spec.limits\[0\].min\[cpu\]: Invalid value: "2": min value 2 is greater than max value 1.*spec.limits\[0\].default\[cpu\]: Invalid value: "1": min value 2 is greater than default value 1' \
+    bash -c "$K apply -n limits -f - 2>&1 <<'YAML' | tr '\n' ' '; exit \${PIPESTATUS[0]}
+apiVersion: v1
+kind: LimitRange
+metadata: {name: bad}
+spec:
+  limits:
+  - type: Container
+    max: {cpu: '1'}
+    min: {cpu: '2'}
+YAML"
+  expect_fail "a Pod LimitRange item may not set default; GPU default and request must match" \
+    "spec.limits\[0\].default: Forbidden: may not be specified when .type. is 'Pod'.*default value 1 must equal to defaultRequest value 2 in nvidia.com/gpu" \
+    bash -c "$K apply -n limits -f - 2>&1 <<'YAML' | tr '\n' ' '; exit \${PIPESTATUS[0]}
+apiVersion: v1
+kind: LimitRange
+metadata: {name: bad2}
+spec:
+  limits:
+  - type: Pod
+    default: {cpu: '1'}
+  - type: Container
+    default: {nvidia.com/gpu: '1'}
+    defaultRequest: {nvidia.com/gpu: '2'}
+YAML"
 }
 
 admission_psa() {
