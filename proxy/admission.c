@@ -51,11 +51,12 @@ struct psa {
 	char enforce_v[32], warn_v[32];
 };
 
-/* The levels of the namespace last asked about, valid while its stored
- * revision is `rev` (any write to the namespace changes it). */
+/* The levels of the namespace last asked about, with the stored text they
+ * were read from: valid while the namespace's text is the same (revisions
+ * alone could repeat after a rolled-back transaction). */
 struct psa_cache {
-	char ns[256];
-	int64_t rev; /* 0: empty */
+	char *text; /* malloc'ed, or NULL */
+	size_t len;
 	struct psa p;
 };
 
@@ -158,27 +159,31 @@ static void psa_parse(const char *text, size_t len, struct psa *p)
 }
 
 /* The namespace's levels. Every pod write asks, mostly about the same
- * namespace: its stored revision is read (no parse) and the labels parsed
- * again only when the namespace changed since the last time. */
+ * namespace: its stored text is read (no parse) and the labels parsed again
+ * only when that text differs from the last one. */
 static void psa_of(struct proxy *px, const char *ns, struct psa *p)
 {
 	const struct proxy_resource *nsr = resource_find("", "v1", "namespaces");
 	struct psa_cache *c = px->admission ? &px->admission->psa : NULL;
 	const char *text;
 	size_t len;
-	int64_t rev;
 
 	p->enforce = p->warn = -1;
-	if (!ns || !nsr || store_get_raw(px->store, nsr->store_key, "", ns, &text, &len, &rev) < 0)
+	if (!ns || !nsr || store_get_raw(px->store, nsr->store_key, "", ns, &text, &len, NULL) < 0)
 		return;
-	if (c && c->rev == rev && strcmp(c->ns, ns) == 0) {
+	if (c && c->text && c->len == len && memcmp(c->text, text, len) == 0) {
 		*p = c->p;
 		return;
 	}
 	psa_parse(text, len, p);
-	if (c && strlen(ns) < sizeof(c->ns)) {
-		snprintf(c->ns, sizeof(c->ns), "%s", ns);
-		c->rev = rev;
+	if (!c)
+		return;
+	char *copy = malloc(len);
+	if (copy) {
+		memcpy(copy, text, len);
+		free(c->text);
+		c->text = copy;
+		c->len = len;
 		c->p = *p;
 	}
 }
@@ -490,7 +495,9 @@ static void on_timer(uv_timer_t *t)
 
 static void on_closed(uv_handle_t *h)
 {
-	free(kb_container_of((uv_timer_t *)h, struct admission, timer));
+	struct admission *a = kb_container_of((uv_timer_t *)h, struct admission, timer);
+	free(a->psa.text);
+	free(a);
 }
 
 static void start_timer(struct proxy *px)

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/util.h"
 
 enum ssa_kind { SK_NONE = 0, SK_SCALAR, SK_OBJECT, SK_ATOMIC, SK_SET, SK_MAP };
@@ -144,24 +145,14 @@ static enum ssa_kind ssa_kind(const struct ssa_field *f, const json_t *v)
 
 /* --- path elements -------------------------------------------------- */
 
-/* "k:{...}" / "v:..." for a list item; NULL when a map key is missing. */
-static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
+/* "k:{...}" with the present keys' values as json_dumps(JSON_SORT_KEYS)
+ * writes them (nested objects sorted too); NULL when every key is missing. */
+static char *ssa_item_pe_sorted(const struct ssa_field *f, const json_t *item)
 {
 	struct kb_buf b = {0};
-	char *s;
-
-	if (f->list == SK_SET) {
-		s = json_dumps(item, JSON_COMPACT | JSON_ENCODE_ANY);
-		if (s && kb_buf_printf(&b, "v:%s", s) == 0) {
-			free(s);
-			return b.data;
-		}
-		free(s);
-		kb_buf_free(&b);
-		return NULL;
-	}
 	json_t *k = json_object();
 	bool any = false;
+	char *s;
 
 	for (size_t i = 0; k && f->keys[i]; i++) {
 		json_t *v = json_object_get(item, f->keys[i]);
@@ -177,6 +168,47 @@ static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
 		return b.data;
 	}
 	free(s);
+	kb_buf_free(&b);
+	return NULL;
+}
+
+static int sn_strcmp(const void *a, const void *b);
+
+/* "k:{...}" / "v:..." for a list item; NULL when a map key is missing.
+ * Runs for every list item of every tracked write: the usual scalar keys
+ * are written in sorted order with kb_json_dump, without json_dumps. */
+static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
+{
+	struct kb_buf b = {0};
+	const char *names[8];
+	size_t n = 0;
+	json_t *k;
+
+	if (f->list == SK_SET) {
+		if (kb_buf_puts(&b, "v:") == 0 && kb_json_dump(item, &b) == 0)
+			return b.data;
+		kb_buf_free(&b);
+		return NULL;
+	}
+	for (size_t i = 0; f->keys[i]; i++) {
+		const json_t *v = json_object_get(item, f->keys[i]);
+		if (!v)
+			continue;
+		if (n == KB_ARRAY_SIZE(names) || json_is_object(v) || json_is_array(v))
+			return ssa_item_pe_sorted(f, item);
+		names[n++] = f->keys[i];
+	}
+	if (!n)
+		return NULL;
+	qsort(names, n, sizeof(*names), sn_strcmp);
+	k = json_object();
+	for (size_t i = 0; k && i < n; i++)
+		json_object_set(k, names[i], json_object_get(item, names[i]));
+	if (k && kb_buf_puts(&b, "k:") == 0 && kb_json_dump(k, &b) == 0) {
+		json_decref(k);
+		return b.data;
+	}
+	json_decref(k);
 	kb_buf_free(&b);
 	return NULL;
 }
@@ -1308,7 +1340,8 @@ static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key)
 		return NULL;
 	if (node->member && node->n)
 		json_object_set_new(res, ".", json_object());
-	qsort(node->kids, node->n, sizeof(*node->kids), fs_cmp);
+	if (node->n > 1) /* kids is NULL for a leaf */
+		qsort(node->kids, node->n, sizeof(*node->kids), fs_cmp);
 	for (size_t i = 0; i < node->n; i++) {
 		json_t *c = fs_to_v1(&node->kids[i], key);
 
@@ -1316,7 +1349,7 @@ static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key)
 
 		key->len = 0;
 		if (!c || kb_buf_append(key, pfx, 2) || kb_buf_puts(key, node->kids[i].name) ||
-		    json_object_set_new(res, key->data, c)) {
+		    json_object_setn_new_nocheck(res, key->data, key->len, c)) {
 			json_decref(res);
 			return NULL;
 		}
