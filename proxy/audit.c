@@ -21,6 +21,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
@@ -249,13 +250,14 @@ void audit_log(struct req *r, int code)
 		return;
 	r->audited = true;
 	json_t *ev = event_of(r, code);
-	char *line = json_dumps(ev, JSON_COMPACT);
+	size_t mark = a->buf.len;
+	/* written straight into the buffer; a line that fails is taken back */
+	if (kb_json_dump(ev, &a->buf) < 0 || kb_buf_puts(&a->buf, "\n") < 0) {
+		a->buf.len = mark;
+		if (a->buf.data)
+			a->buf.data[mark] = '\0';
+	}
 	json_decref(ev);
-	if (!line)
-		return;
-	kb_buf_puts(&a->buf, line);
-	kb_buf_puts(&a->buf, "\n");
-	free(line);
 	if (a->buf.len >= AUDIT_FLUSH_AT)
 		flush(a);
 	else if (!a->check_active) {

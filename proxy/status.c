@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
@@ -125,8 +126,9 @@ void reply_text(struct req *r, int code, const char *content_type, const char *b
 
 void reply_json(struct req *r, int code, const json_t *obj)
 {
-	char *s = json_dumps(obj, JSON_COMPACT);
-	if (!s) {
+	struct kb_buf b = {0};
+	if (kb_json_dump(obj, &b) < 0) {
+		kb_buf_free(&b);
 		reply_text(r, 500, "application/json", "{}", 2);
 		return;
 	}
@@ -134,8 +136,8 @@ void reply_json(struct req *r, int code, const json_t *obj)
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	if (kind && strcmp(kind, "Table") == 0)
 		ct = "application/json;as=Table;v=v1;g=meta.k8s.io";
-	reply_text(r, code, ct, s, strlen(s));
-	free(s);
+	reply_text(r, code, ct, b.data, b.len);
+	kb_buf_free(&b);
 }
 
 json_t *status_object(int code, const char *reason, const char *message, json_t *details)
