@@ -11,6 +11,8 @@ ADDED on its own watch: what the tenant's API alone does with this very
 client, i.e. whether the client (not the syncer) is the limit.
 Clients are processes (not threads) so that the watcher's timestamps do not
 wait for the GIL; time.monotonic is CLOCK_MONOTONIC, shared by processes.
+They are spawned, not forked: a fork while the watcher thread runs can copy
+a lock it holds, and the child then hangs forever (seen once in ~20 runs).
 With the servers' pids, also the CPU time (user+system) each spent per pod:
 on a busy machine latency and rate depend on the neighbours, CPU per pod
 does not.
@@ -26,10 +28,11 @@ def conn(d):
     return http.client.HTTPSConnection(u.hostname, u.port, context=ctx, timeout=60)
 
 
-def create(d, ns, ids, start, out):
+def create(d, ns, ids, ready, start, out):
     k = conn(d)
     k.connect()
     created = {}
+    ready.put(1)
     start.wait()
     for i in ids:
         body = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"b-{i}"},
@@ -79,18 +82,21 @@ def run(cdir, cns, hdir, hns, key, n, c, pids):
 
     wt = threading.Thread(target=watch, daemon=True)
     wt.start()
-    start, out = mp.Event(), mp.Queue()
-    ps = [mp.Process(target=create, args=(cdir, cns, range(j, n, c), start, out))
+    ctx = mp.get_context("spawn")
+    ready, start, out = ctx.Queue(), ctx.Event(), ctx.Queue()
+    ps = [ctx.Process(target=create, args=(cdir, cns, range(j, n, c), ready, start, out))
           for j in range(c)]
     for p in ps:
         p.start()
-    time.sleep(0.5)
+    for _ in ps:
+        ready.get(timeout=120)  # every client connected
+    time.sleep(0.2)
     cpu0 = [cpu_ms(p) for p in pids]
     t0 = time.monotonic()
     start.set()
     created = {}
     for _ in ps:
-        created.update(out.get())
+        created.update(out.get(timeout=600))
     for p in ps:
         p.join()
     done.wait(120)
@@ -133,4 +139,5 @@ def main():
     return 0
 
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -28,12 +28,14 @@
  * opening ~50 of them made the first creates wait 100-200 ms (bench/sync.sh);
  * with 32, a 1,000-pod burst still opened ~35 connections, and their
  * setup (a TLS context and the client key per connection, even when the
- * session resumes) was ~5 % of the tenant's and the host's CPU. 8 keep a
- * single-threaded host busy and let it batch (group commit); against a
- * kube-apiserver at ~10 ms per create they carry ~800 creates/s, far above
+ * session resumes) was ~5 % of the tenant's and the host's CPU. Too few
+ * starve the host of batches (its group commit takes what one loop
+ * iteration read): 8 looked slower than 16 and 32 under an 8-client burst
+ * (bench/sync.sh; too noisy on a shared VM to rank 16 and 32). Against a
+ * kube-apiserver at ~10 ms per create 16 carry ~1,600 creates/s, far above
  * the default rate limit. Streams (watches, followed logs) hold a
  * connection for long and do not count. */
-#define MAX_INFLIGHT 8
+#define MAX_INFLIGHT 16
 /* Finished easy handles kept for the next requests: curl_easy_init and
  * curl_easy_cleanup cost a few allocations of 16-64 KiB buffers each, and
  * freeing those made glibc consolidate its heap once per request. */
@@ -166,7 +168,7 @@ static int map_curl(CURLcode cc)
 
 /* ---- completion ---------------------------------------------------------------- */
 
-static void start(kb_httpc_t *c, struct kb_httpc_req *r);
+static int start(kb_httpc_t *c, struct kb_httpc_req *r);
 static bool token_reload(kb_httpc_t *c);
 
 /* A 401 with a token from a file: the token may have rotated. True when the
@@ -192,7 +194,7 @@ static void finish(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc)
 	c->nactive--;
 	c->ninflight -= !r->stream;
 	if (retry_unauthorized(c, r, cc, status)) {
-		start(c, r);
+		start(c, r); /* r keeps its handle: cannot fail */
 		return;
 	}
 	if (!r->cancelled) {
@@ -381,7 +383,10 @@ static int setup_tls(kb_httpc_t *c, CURL *e)
 	return 0;
 }
 
-static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r, const char *ctype)
+/* Gives r its curl handle when it starts, not when it is queued: a queue of
+ * a thousand creates (a burst the host cannot follow) then holds bodies, not
+ * curl handles. 0 or -ENOMEM. */
+static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r)
 {
 	CURL *e = c->nidle ? c->idle[--c->nidle] : curl_easy_init();
 	if (!e)
@@ -389,8 +394,6 @@ static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r, const char *ctype)
 	r->easy = e;
 	if (c->share) /* after a reset too: it resizes the handle's session cache */
 		curl_easy_setopt(e, CURLOPT_SHARE, c->share);
-	if (ctype && !(r->ctype = strdup(ctype)))
-		return -ENOMEM;
 	curl_easy_setopt(e, CURLOPT_URL, r->url);
 	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
@@ -482,8 +485,14 @@ static int req_headers(kb_httpc_t *c, struct kb_httpc_req *r)
 	return 0;
 }
 
-static void start(kb_httpc_t *c, struct kb_httpc_req *r)
+/* Puts r on the wire. 0, or -ENOMEM with r untouched (not started). */
+static int start(kb_httpc_t *c, struct kb_httpc_req *r)
 {
+	if (!r->easy && req_setup(c, r) < 0) {
+		easy_release(c, r->easy);
+		r->easy = NULL;
+		return -ENOMEM;
+	}
 	if (c->token_file && kb_now_ms() - c->token_read_ms >= TOKEN_REREAD_MS)
 		token_reload(c);
 	if (req_headers(c, r) < 0)
@@ -494,6 +503,7 @@ static void start(kb_httpc_t *c, struct kb_httpc_req *r)
 	c->ninflight += !r->stream;
 	if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK)
 		kb_err("httpc", "curl_multi_add_handle failed for %s", r->url);
+	return 0;
 }
 
 static void refill(kb_httpc_t *c)
@@ -539,9 +549,20 @@ static void pump(kb_httpc_t *c)
 	if (c->qps > 0)
 		refill(c);
 	while (c->queue && (c->qps <= 0 || c->tokens >= 1.0) && may_start(c, c->queue->stream)) {
+		struct kb_httpc_req *r = queue_pop(c);
+		if (start(c, r) < 0) { /* out of memory: back to the head, retried soon */
+			r->next = c->queue;
+			if (c->queue)
+				c->queue->prev = r;
+			else
+				c->queue_tail = r;
+			c->queue = r;
+			c->nqueued++;
+			uv_timer_start(&c->limit_timer, on_limit, 100, 0);
+			return;
+		}
 		if (c->qps > 0)
 			c->tokens -= 1.0;
-		start(c, queue_pop(c));
 	}
 	if (c->queue && c->qps > 0 && c->tokens < 1.0 &&
 	    !uv_is_active((uv_handle_t *)&c->limit_timer)) {
@@ -586,14 +607,19 @@ kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call
 		}
 		r->body_len = call->body_len;
 	}
+	if (call->content_type)
+		r->ctype = strdup(call->content_type);
 	if (!r->method || !r->url || (call->body && !r->body) ||
-	    req_setup(c, r, call->content_type) < 0) {
+	    (call->content_type && !r->ctype)) {
 		req_free(r);
 		return NULL;
 	}
 	if (!c->in_action &&
 	    (call->no_limit || (c->qps <= 0 && !c->queue && may_start(c, call->stream)))) {
-		start(c, r);
+		if (start(c, r) < 0) {
+			req_free(r);
+			return NULL;
+		}
 		return r;
 	}
 	queue_push(c, r);

@@ -16,7 +16,7 @@
  * Rate limit: a token bucket (qps, burst) gates the START of requests; a
  * request waits in a FIFO queue for a token. A watch costs one token when it
  * starts, not per event. qps 0 disables the limit. Independently of it, at
- * most 8 non-streaming requests are on the wire at once (the rest wait in
+ * most 16 non-streaming requests are on the wire at once (the rest wait in
  * the same queue), so a burst does not open dozens of TLS connections.
  * Finished curl handles are reset and reused, and TLS sessions are shared by
  * all connections (a curl share handle): a connection opened under a burst
