@@ -437,17 +437,7 @@ static char *wscratch(kb_http_server_t *srv, size_t n)
 {
 	struct kb_buf *b = &srv->wscratch;
 	b->len = 0;
-	if (n > b->cap) {
-		size_t cap = b->cap ? b->cap : 16384;
-		while (cap < n)
-			cap *= 2;
-		char *d = realloc(b->data, cap);
-		if (!d)
-			return NULL;
-		b->data = d;
-		b->cap = cap;
-	}
-	return b->data;
+	return kb_buf_reserve(b, n) < 0 ? NULL : b->data;
 }
 
 static void shrink_wscratch(kb_http_server_t *srv)

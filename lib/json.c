@@ -62,25 +62,9 @@ json_t *kb_json_object_at(json_t *parent, const char *key)
 
 /* ---- compact serialization ------------------------------------------ */
 
-/* Room for n more bytes and the terminating NUL. */
-static int dump_reserve(struct kb_buf *b, size_t n)
-{
-	if (b->len + n + 1 <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 1024;
-	while (cap < b->len + n + 1)
-		cap *= 2;
-	char *d = realloc(b->data, cap);
-	if (!d)
-		return -ENOMEM;
-	b->data = d;
-	b->cap = cap;
-	return 0;
-}
-
 static int dump_bytes(struct kb_buf *b, const char *s, size_t n)
 {
-	if (dump_reserve(b, n))
+	if (kb_buf_reserve(b, n))
 		return -ENOMEM;
 	memcpy(b->data + b->len, s, n);
 	b->len += n;
@@ -129,7 +113,7 @@ static int dump_string(struct kb_buf *b, const char *str, size_t len)
 	size_t start = b->len, i = 0;
 
 	/* at most 6 output bytes per input byte */
-	if (dump_reserve(b, len * 6 + 2))
+	if (kb_buf_reserve(b, len * 6 + 2))
 		return -ENOMEM;
 	char *o = b->data + b->len;
 	*o++ = '"';

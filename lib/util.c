@@ -209,20 +209,27 @@ void kb_random_suffix(char *buf, size_t n)
 	buf[n] = '\0';
 }
 
+int kb_buf_reserve(struct kb_buf *b, size_t n)
+{
+	if (b->data && b->len + n + 1 <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + n + 1)
+		cap *= 2;
+	char *d = realloc(b->data, cap);
+	if (!d)
+		return -ENOMEM;
+	b->data = d;
+	b->cap = cap;
+	return 0;
+}
+
 int kb_buf_append(struct kb_buf *b, const char *s, size_t n)
 {
 	if (n == 0 && b->data)
 		return 0;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *d = realloc(b->data, cap);
-		if (!d)
-			return -ENOMEM;
-		b->data = d;
-		b->cap = cap;
-	}
+	if (kb_buf_reserve(b, n) < 0)
+		return -ENOMEM;
 	if (n)
 		memcpy(b->data + b->len, s, n);
 	b->len += n;

@@ -43,6 +43,9 @@ struct kb_buf {
 	char *data;
 	size_t len, cap;
 };
+/* Room for n more bytes and a terminating NUL (capacity doubles from 256).
+ * 0 or -ENOMEM (b unchanged). */
+int kb_buf_reserve(struct kb_buf *b, size_t n);
 int kb_buf_append(struct kb_buf *b, const char *s, size_t n);
 int kb_buf_puts(struct kb_buf *b, const char *s);
 int kb_buf_printf(struct kb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -355,6 +355,8 @@ int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
 	if (!err)
 		err = load_revs(st);
 	if (!err)
+		err = store__ckpt_start(st, path);
+	if (!err)
 		err = start_timer(st);
 	if (!err && st->opts.group_commit && loop)
 		err = group_init(st);
@@ -386,6 +388,7 @@ void store_close(store_t *st)
 		uv_timer_stop(st->timer);
 		uv_close((uv_handle_t *)st->timer, timer_closed);
 	}
+	store__ckpt_stop(st);
 	if (st->stmt[SQ__COUNT - 1])
 		meta_set_int(st, "rev", st->rev);
 	for (int i = 0; i < SQ__COUNT; i++)
@@ -783,7 +786,7 @@ int store_get(store_t *st, const char *res, const char *ns, const char *name, js
 /* ---- list and count ---------------------------------------------------- */
 
 /* The continue key: base64url of "ns\0name". */
-static char *encode_key(const char *ns, size_t ns_len, const char *name, size_t name_len)
+char *store__encode_key(const char *ns, size_t ns_len, const char *name, size_t name_len)
 {
 	char *raw = malloc(ns_len + name_len + 1);
 	if (!raw)
@@ -899,8 +902,8 @@ int store_list(store_t *st, const struct store_list_req *req, struct store_list_
 	free(kbuf);
 	out->next = NULL;
 	if (!err && ls.more) {
-		out->next = encode_key(ls.last_ns.data, ls.last_ns.len, ls.last_name.data,
-				       ls.last_name.len);
+		out->next = store__encode_key(ls.last_ns.data, ls.last_ns.len, ls.last_name.data,
+					      ls.last_name.len);
 		err = out->next ? 0 : -ENOMEM;
 	}
 	kb_buf_free(&ls.last_ns);

@@ -9,7 +9,9 @@
  * database that fits in the page cache, so a write costs tens of
  * microseconds (a WAL append), less than handing it to another thread and
  * back. Every function here must be called from the loop thread that opened
- * the store. Nothing here waits on the network.
+ * the store. Nothing here waits on the network. The one exception is the
+ * WAL checkpoint (two fdatasyncs): with a loop it runs on a libuv worker
+ * thread with a connection of its own (store_ckpt.c).
  *
  * Durability: WAL mode. Each write (or each store_txn_begin/commit batch) is
  * one SQLite transaction, committed before the function returns, so an
@@ -164,6 +166,9 @@ int store_on_commit(store_t *st, store_commit_cb cb, void *arg);
 
 /* Commits the pending group now (callbacks run before it returns). */
 void store_flush(store_t *st);
+
+/* Background WAL checkpoints completed so far (0 without a loop). */
+size_t store_checkpoints(const store_t *st);
 
 /* Drops history up to `rev` (inclusive) right now. */
 int store_compact(store_t *st, int64_t rev);

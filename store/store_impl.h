@@ -116,6 +116,7 @@ struct store {
 	int busy; /* callbacks running (dispatch or replay) */
 
 	sqlite3_stmt *snap_stmt[2]; /* store_snap.c, prepared on first use */
+	struct store_ckpt *ckpt;    /* store_ckpt.c; NULL without a loop */
 };
 
 /* Logs a SQLite failure and returns -EIO (the one place errors map). */
@@ -125,8 +126,15 @@ int store__exec(store_t *st, enum store_stmt s, const char *what);
 /* The newest committed revision (excludes an open transaction's writes). */
 int64_t store__committed_rev(const store_t *st);
 
+/* A continue key for (ns, name): malloc'ed base64url of "ns\0name". */
+char *store__encode_key(const char *ns, size_t ns_len, const char *name, size_t name_len);
+
 /* store_snap.c: store_list for req->at < the current revision. */
 int store__list_at(store_t *st, const struct store_list_req *req, struct store_list_result *out);
+
+/* store_ckpt.c: background WAL checkpoints (a no-op without a loop). */
+int store__ckpt_start(store_t *st, const char *path);
+void store__ckpt_stop(store_t *st);
 
 /* store_watch.c */
 /* True when a watch might want events of `res`. */

@@ -289,16 +289,7 @@ static char *key_after(const json_t *obj)
 {
 	const char *ns, *name;
 	obj_key(obj, &ns, &name);
-	size_t nl = strlen(ns), ml = strlen(name);
-	char *raw = malloc(nl + ml + 1);
-	if (!raw)
-		return NULL;
-	memcpy(raw, ns, nl);
-	raw[nl] = '\0';
-	memcpy(raw + nl + 1, name, ml);
-	char *out = kb_base64url_encode(raw, nl + ml + 1);
-	free(raw);
-	return out;
+	return store__encode_key(ns, strlen(ns), name, strlen(name));
 }
 
 int store__list_at(store_t *st, const struct store_list_req *req, struct store_list_result *out)

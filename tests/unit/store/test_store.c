@@ -994,6 +994,36 @@ START_TEST(group_commit_flush_on_close)
 }
 END_TEST
 
+/* WAL checkpoints run on a worker thread (store_ckpt.c): after enough
+ * commits one completes while the loop keeps running, and nothing is lost
+ * across a reopen. */
+START_TEST(checkpoint_in_the_background)
+{
+	store_t *st = open_store();
+	char name[32], pad[2048];
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	for (int i = 0; i < 1500; i++) {
+		snprintf(name, sizeof(name), "p%04d", i);
+		json_t *o = mkobj("ns", name, NULL);
+		json_object_set_new(o, "pad", json_string(pad));
+		ck_assert_int_eq(store_create(st, "/pods", "ns", name, o, NULL), 0);
+		json_decref(o);
+		uv_run(&loop, UV_RUN_NOWAIT);
+	}
+	for (int i = 0; i < 1000 && store_checkpoints(st) == 0; i++) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		usleep(10000);
+	}
+	ck_assert_uint_ge(store_checkpoints(st), 1);
+	st = reopen(st);
+	size_t n = 0;
+	ck_assert_int_eq(store_count(st, "/pods", "ns", &n), 0);
+	ck_assert_uint_eq(n, 1500);
+	close_store(st);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("store/store");
@@ -1021,6 +1051,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, kv_get_set);
 	tcase_add_test(tc, durability_kill9);
 	tcase_add_test(tc, sync_full_works);
+	tcase_add_test(tc, checkpoint_in_the_background);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * WAL checkpoints off the loop thread. SQLite's automatic checkpoint runs
+ * inside the commit that crosses 1,000 WAL pages, on the thread that
+ * commits: here the loop thread, which then waits for two fdatasyncs (WAL,
+ * then database file; 10-20 ms on our disks) while every request waits.
+ *
+ * DESIGN: the loop's connection has no automatic checkpoint; its WAL hook
+ * (called after each commit with the WAL's size) queues a PASSIVE checkpoint
+ * on the libuv thread pool once the WAL holds STORE_CKPT_PAGES pages. The
+ * checkpoint runs on a second connection that only the worker uses (one
+ * checkpoint at a time), opened by the first checkpoint: an idle tenant
+ * never pays for it. PASSIVE never blocks the loop's reads and writes:
+ * it copies what no reader still needs and the writer starts the WAL over
+ * when it is all copied. Durability is SQLite's: committed frames stay in
+ * the WAL until the database file is synced. store_close waits for a
+ * running checkpoint (or cancels a queued one) before closing.
+ * Without a loop (tools, some tests) SQLite's automatic checkpoint stays.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/log.h"
+#include "store/store_impl.h"
+
+#define STORE_CKPT_PAGES 1000
+/* Under a steady stream of writes a checkpoint beside them never lets the
+ * WAL start over; past this size one runs on the loop, between two
+ * transactions, as SQLite's own would (rare: once per this many frames). */
+#define STORE_CKPT_LIMIT (8 * STORE_CKPT_PAGES)
+
+struct store_ckpt {
+	uv_work_t req;
+	sqlite3 *db; /* the checkpointer's connection, opened by the worker */
+	char *path;
+	bool sync_full;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool queued;    /* req is with the thread pool */
+	bool running;   /* the worker is inside the checkpoint */
+	bool closed;    /* store_close detached it: after_work frees it */
+	int next_at;    /* WAL size (frames) that queues the next checkpoint */
+	int last_pages; /* WAL size at the last commit */
+	int rc;
+	int log_pages, ckpt_pages;
+	size_t done;
+};
+
+/* The checkpoint connection, with the loop connection's durability. */
+static int open_checkpointer(struct store_ckpt *c)
+{
+	int rc =
+	    sqlite3_open_v2(c->path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_busy_timeout(c->db, 5000);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(c->db,
+				  c->sync_full ? "PRAGMA synchronous = FULL"
+					       : "PRAGMA synchronous = NORMAL",
+				  NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite3_close(c->db);
+		c->db = NULL;
+	}
+	return rc;
+}
+
+static void ckpt_work(uv_work_t *req)
+{
+	struct store_ckpt *c = req->data;
+	pthread_mutex_lock(&c->mu);
+	if (c->closed) {
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
+	c->running = true;
+	pthread_mutex_unlock(&c->mu);
+	int nlog = 0, nckpt = 0;
+	int rc = c->db ? SQLITE_OK : open_checkpointer(c);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog,
+					       &nckpt);
+	pthread_mutex_lock(&c->mu);
+	c->rc = rc;
+	c->log_pages = nlog;
+	c->ckpt_pages = nckpt;
+	c->running = false;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void ckpt_free(struct store_ckpt *c)
+{
+	sqlite3_close(c->db);
+	free(c->path);
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cv);
+	free(c);
+}
+
+static void ckpt_after(uv_work_t *req, int status)
+{
+	struct store_ckpt *c = req->data;
+	c->queued = false;
+	if (c->closed) {
+		ckpt_free(c);
+		return;
+	}
+	if (status == 0 && c->rc != SQLITE_OK && c->rc != SQLITE_BUSY)
+		kb_warn("store", "background checkpoint: %s", sqlite3_errstr(c->rc));
+	else if (status == 0)
+		c->done++;
+}
+
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	store_t *st = arg;
+	struct store_ckpt *c = st->ckpt;
+	if (pages < c->last_pages)
+		c->next_at = STORE_CKPT_PAGES; /* the WAL started over */
+	c->last_pages = pages;
+	if (pages >= STORE_CKPT_LIMIT) {
+		/* SQLITE_BUSY while the worker checkpoints: tried again at the
+		 * next commit */
+		int rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+		if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+			kb_warn("store", "checkpoint: %s", sqlite3_errstr(rc));
+		return SQLITE_OK;
+	}
+	/* A checkpoint that could not let the WAL start over (a transaction
+	 * was open) is not repeated on every commit: the next one waits for
+	 * STORE_CKPT_PAGES more frames. */
+	if (pages < c->next_at || c->queued)
+		return SQLITE_OK;
+	c->req.data = c;
+	if (uv_queue_work(st->loop, &c->req, ckpt_work, ckpt_after) == 0) {
+		c->queued = true;
+		c->next_at = pages + STORE_CKPT_PAGES;
+	}
+	return SQLITE_OK;
+}
+
+int store__ckpt_start(store_t *st, const char *path)
+{
+	if (!st->loop)
+		return 0;
+	struct store_ckpt *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	c->path = strdup(path);
+	c->sync_full = st->opts.sync_full;
+	c->next_at = STORE_CKPT_PAGES;
+	if (!c->path) {
+		ckpt_free(c);
+		return -ENOMEM;
+	}
+	st->ckpt = c;
+	sqlite3_wal_hook(st->db, wal_hook, st); /* replaces the automatic checkpoint */
+	return 0;
+}
+
+void store__ckpt_stop(store_t *st)
+{
+	struct store_ckpt *c = st->ckpt;
+	if (!c)
+		return;
+	st->ckpt = NULL;
+	sqlite3_wal_hook(st->db, NULL, NULL);
+	if (c->queued && uv_cancel((uv_req_t *)&c->req) == 0) {
+		c->closed = true; /* after_work comes with UV_ECANCELED and frees it */
+		return;
+	}
+	pthread_mutex_lock(&c->mu);
+	c->closed = true;
+	while (c->running)
+		pthread_cond_wait(&c->cv, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+	if (!c->queued)
+		ckpt_free(c); /* else after_work frees it */
+}
+
+size_t store_checkpoints(const store_t *st)
+{
+	return st->ckpt ? st->ckpt->done : 0;
+}
