@@ -1010,9 +1010,9 @@ int kb_http_stream_write(kb_http_req_t *req, const char *data, size_t len)
 	KB_CHECK(c->state == CS_STREAMING, -EINVAL);
 	if (len == 0)
 		return 0;
-	if (c->tx) {
-		char head[24];
-		size_t hl = chunk_head(head, len);
+	char head[24];
+	size_t hl = chunk_head(head, len);
+	if (c->tx) { /* sealed straight from the pieces, no copy */
 		struct iovec v[3] = {{.iov_base = head, .iov_len = hl},
 				     {.iov_base = (void *)data, .iov_len = len},
 				     {.iov_base = (void *)"\r\n", .iov_len = 2}};
@@ -1020,7 +1020,7 @@ int kb_http_stream_write(kb_http_req_t *req, const char *data, size_t len)
 	}
 	struct kb_buf *b = &c->srv->scratch;
 	b->len = 0;
-	rc = kb_buf_printf(b, "%zx\r\n", len);
+	rc = kb_buf_append(b, head, hl);
 	if (rc == 0 && len <= COPY_BODY_MAX)
 		rc = kb_buf_append(b, data, len);
 	if (rc == 0 && len <= COPY_BODY_MAX)

@@ -95,7 +95,6 @@ int kb_tls13_writer_init(struct kb_tls13_writer *w, unsigned suite, const uint8_
 	    EVP_CIPHER_CTX_ctrl(w->ctx, EVP_CTRL_AEAD_SET_IVLEN, IV_LEN, NULL) != 1 ||
 	    EVP_EncryptInit_ex(w->ctx, NULL, NULL, key, w->iv) != 1)
 		goto out;
-	w->suite = (uint8_t)(suite & 0xff);
 	w->seq = seq;
 	rc = 0;
 out:
@@ -180,7 +179,7 @@ static int seal_record(struct kb_tls13_writer *w, EVP_CIPHER_CTX *x, uint8_t typ
 int kb_tls13_seal(struct kb_tls13_writer *w, uint8_t type, const struct iovec *iov, int n,
 		  uint8_t *out, size_t *out_len)
 {
-	KB_CHECK(w->ctx && w->suite >= 1 && w->suite <= 3, -EINVAL);
+	KB_CHECK(w->ctx, -EINVAL);
 	EVP_CIPHER_CTX *x = w->ctx;
 	size_t total = 0;
 	for (int i = 0; i < n; i++)

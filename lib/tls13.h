@@ -12,8 +12,9 @@
  * already sent under it; the writer derives key and IV with
  * HKDF-Expand-Label and seals records whose nonce is the IV xor the
  * sequence number. A writer keeps one keyed cipher context (~0.9 KiB), so
- * that a record costs an IV change, not a key schedule. Only the three AEAD suites of TLS 1.3 that OpenSSL enables by default are
- * supported (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305).
+ * that a record costs an IV change, not a key schedule. Only the three
+ * AEAD suites of TLS 1.3 that OpenSSL enables by default are supported
+ * (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305).
  *
  * Threading: a writer is used by one thread at a time.
  */
@@ -43,8 +44,7 @@ typedef struct evp_cipher_ctx_st EVP_CIPHER_CTX;
 struct kb_tls13_writer {
 	EVP_CIPHER_CTX *ctx; /* keyed; owned */
 	uint8_t iv[12];
-	uint8_t suite; /* 1, 2, 3: the suite's low byte */
-	uint64_t seq;  /* records sealed under this key */
+	uint64_t seq; /* records sealed under this key */
 };
 
 /* True when `suite` (a KB_TLS13_* id) is one this writer supports. */

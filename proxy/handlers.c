@@ -482,9 +482,7 @@ static void handle_list(struct req *r)
 		lr.at = tok_rev; /* the pages after the first are as of its revision */
 	}
 	struct store_list_result res = {0};
-	int rc = tok_rev && tok_rev < store_compacted_rev(r->px->store)
-		     ? -ERANGE
-		     : rs_list(r->px, r->res, &lr, &res);
+	int rc = rs_list(r->px, r->res, &lr, &res); /* -ERANGE: lr.at compacted */
 	free(after);
 	filter_free(&f);
 	if (rc == -ERANGE && tok_rev) {

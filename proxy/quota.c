@@ -190,6 +190,11 @@ static bool is_extended(const char *name)
 	       strncmp(name, "requests.", 9) != 0;
 }
 
+bool quota_overcommit_allowed(const char *name)
+{
+	return !is_extended(name) && strncmp(name, "hugepages-", 10) != 0;
+}
+
 /* kube's podComputeUsageHelper: quota names of requests and limits. */
 static void compute_usage(json_t *out, const json_t *req, const json_t *lim)
 {

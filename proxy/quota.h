@@ -85,6 +85,11 @@ void quota_prepare(struct proxy *px, json_t *quota, bool create);
  * the policy's) and writes the ones that changed. */
 void quota_refresh_all(struct proxy *px);
 
+/* kube's IsOvercommitAllowed: a native resource (no domain, or a
+ * kubernetes.io one) that is not hugepages; GPUs and other extended
+ * resources may not be overcommitted. */
+bool quota_overcommit_allowed(const char *name);
+
 /* ---- LimitRange (limitrange.c) ---- */
 
 /* kube's LimitRange defaulting (borrowed, modified): for type Container,

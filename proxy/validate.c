@@ -1629,9 +1629,7 @@ static void lr_resource(json_t *c, const char *item, const char *k, const struct
 	}
 	/* resources that cannot be overcommitted (GPUs, hugepages...): the
 	 * default limit and request must be equal */
-	bool overcommit = strcmp(k, "cpu") == 0 || strcmp(k, "memory") == 0 ||
-			  strcmp(k, "ephemeral-storage") == 0 || strcmp(k, "storage") == 0;
-	if (!overcommit && v->s[LR_DEFAULT] && v->s[LR_DEFREQ] &&
+	if (!quota_overcommit_allowed(k) && v->s[LR_DEFAULT] && v->s[LR_DEFREQ] &&
 	    v->q[LR_DEFAULT] != v->q[LR_DEFREQ]) {
 		pf(f, "%s.defaultRequest[%s]", item, k);
 		snprintf(msg, sizeof(msg),

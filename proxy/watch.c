@@ -36,7 +36,6 @@ struct watch {
 	bool headers_sent;
 	bool closing;
 	bool starting; /* inside watch_start: it finishes a close */
-	int64_t bookmark_rev;
 };
 
 /* The last event line built, shared by every watch sending that event:
@@ -255,7 +254,7 @@ static int send_initial(struct watch *w, int64_t *rev)
 struct watch_opts {
 	bool initial;      /* start with ADDED events for the current objects */
 	bool end_bookmark; /* then a BOOKMARK marked k8s.io/initial-events-end */
-	int64_t since;     /* else: the revision to start after; -1: now */
+	int64_t since;     /* else: the revision to start after */
 };
 
 static bool is_legacy_rv(const char *rv)
@@ -319,7 +318,7 @@ static int watch_options(struct req *r, struct watch_opts *o)
 	return 0;
 }
 
-static void send_bookmark(struct watch *w, bool initial_end);
+static void send_bookmark(struct watch *w, int64_t rev, bool initial_end);
 
 void watch_start(struct req *r)
 {
@@ -363,10 +362,8 @@ void watch_start(struct req *r)
 	w->starting = true;
 	if (o.initial && send_initial(w, &since) < 0)
 		watch_close(w);
-	if (!w->closing && o.end_bookmark) {
-		w->bookmark_rev = since;
-		send_bookmark(w, true);
-	}
+	if (!w->closing && o.end_bookmark)
+		send_bookmark(w, since, true);
 	if (!w->closing && since < store_compacted_rev(px->store)) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "too old resource version: %lld (%lld)",
@@ -389,9 +386,9 @@ void watch_start(struct req *r)
 		finish_failed_start(w);
 }
 
-/* A BOOKMARK at the store's revision, or after the initial events at the
- * revision they were listed at, annotated k8s.io/initial-events-end. */
-static void send_bookmark(struct watch *w, bool initial_end)
+/* A BOOKMARK at revision rev; after the initial events (at the revision
+ * they were listed at) it is annotated k8s.io/initial-events-end. */
+static void send_bookmark(struct watch *w, int64_t rev, bool initial_end)
 {
 	char text[640];
 	char gv[128];
@@ -403,7 +400,7 @@ static void send_bookmark(struct watch *w, bool initial_end)
 	snprintf(
 	    text, sizeof(text),
 	    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%lld\"%s}}",
-	    res->kind, gv, (long long)(initial_end ? w->bookmark_rev : store_rev(w->r->px->store)),
+	    res->kind, gv, (long long)rev,
 	    initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "");
 	if (send_line(w, "BOOKMARK", text) < 0)
 		watch_close(w);
@@ -419,7 +416,7 @@ void watch_tick(struct proxy *px)
 			watch_close(w);
 		} else if (now >= w->next_bookmark_ms) {
 			w->next_bookmark_ms = now + BOOKMARK_EVERY_MS;
-			send_bookmark(w, false);
+			send_bookmark(w, store_rev(px->store), false);
 		}
 	}
 }

@@ -800,7 +800,7 @@ char *store__encode_key(const char *ns, size_t ns_len, const char *name, size_t 
 }
 
 /* Decodes a continue key into *buf ("ns\0name\0"); *name points inside. */
-static int decode_key(const char *key, unsigned char **buf, const char **name)
+int store__decode_key(const char *key, unsigned char **buf, const char **name)
 {
 	size_t len = 0;
 	int err = kb_base64url_decode(key, buf, &len);
@@ -893,7 +893,7 @@ int store_list(store_t *st, const struct store_list_req *req, struct store_list_
 	sqlite3_stmt *q = st->stmt[req->ns ? SQ_LIST_NS : SQ_LIST_ALL];
 	int err = ls.items ? 0 : -ENOMEM;
 	if (!err && req->after) {
-		err = decode_key(req->after, &kbuf, &after_name);
+		err = store__decode_key(req->after, &kbuf, &after_name);
 		after_ns = (const char *)kbuf;
 	}
 	if (!err && bind_list(q, req, after_ns, after_name))

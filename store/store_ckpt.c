@@ -44,7 +44,6 @@ struct store_ckpt {
 	int next_at;    /* WAL size (frames) that queues the next checkpoint */
 	int last_pages; /* WAL size at the last commit */
 	int rc;
-	int log_pages, ckpt_pages;
 	size_t done;
 };
 
@@ -77,15 +76,11 @@ static void ckpt_work(uv_work_t *req)
 	}
 	c->running = true;
 	pthread_mutex_unlock(&c->mu);
-	int nlog = 0, nckpt = 0;
 	int rc = c->db ? SQLITE_OK : open_checkpointer(c);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog,
-					       &nckpt);
+		rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	pthread_mutex_lock(&c->mu);
 	c->rc = rc;
-	c->log_pages = nlog;
-	c->ckpt_pages = nckpt;
 	c->running = false;
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);

@@ -128,6 +128,9 @@ int64_t store__committed_rev(const store_t *st);
 
 /* A continue key for (ns, name): malloc'ed base64url of "ns\0name". */
 char *store__encode_key(const char *ns, size_t ns_len, const char *name, size_t name_len);
+/* Decodes one into *buf ("ns\0name\0", malloc'ed; the namespace is *buf)
+ * and *name (inside it). 0 or -EINVAL. */
+int store__decode_key(const char *key, unsigned char **buf, const char **name);
 
 /* store_snap.c: store_list for req->at < the current revision. */
 int store__list_at(store_t *st, const struct store_list_req *req, struct store_list_result *out);

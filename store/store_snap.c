@@ -302,13 +302,8 @@ int store__list_at(store_t *st, const struct store_list_req *req, struct store_l
 	unsigned char *kbuf = NULL;
 	int err = 0;
 	if (req->after) {
-		size_t len = 0;
-		if (kb_base64url_decode(req->after, &kbuf, &len) < 0 || !memchr(kbuf, '\0', len))
-			err = -EINVAL;
-		else {
-			after_ns = (const char *)kbuf;
-			after_name = after_ns + strlen(after_ns) + 1;
-		}
+		err = store__decode_key(req->after, &kbuf, &after_name);
+		after_ns = kbuf ? (const char *)kbuf : "";
 	}
 	if (!err)
 		err = collect_changed(st, req, at, &s);

@@ -746,23 +746,18 @@ static void remember_tenant(struct syncer *s, const json_t *pod, const char *hn)
 static void on_tenant_pod(const struct store_event *ev, void *arg)
 {
 	struct syncer *s = arg;
-	if (ev->type != STORE_DELETED) {
-		tenant_pod_changed(s, ev->obj);
-		char thn[SYNCER_NAME_MAX + 1];
-		pod_hn(s, ev->obj, thn);
-		if (thn[0])
-			remember_tenant(s, ev->obj, thn);
-		if (ev->type == STORE_MODIFIED && ev->prev &&
-		    !meta_str(ev->obj, "deletionTimestamp") && !same_mutable(ev->prev, ev->obj)) {
-			char hn[SYNCER_NAME_MAX + 1];
-			pod_hn(s, ev->obj, hn);
-			if (hn[0])
-				push_update(s, ev->prev, ev->obj, hn);
-		}
-		return;
-	}
 	char hn[SYNCER_NAME_MAX + 1];
 	pod_hn(s, ev->obj, hn);
+	if (ev->type != STORE_DELETED) {
+		tenant_pod_changed(s, ev->obj);
+		if (!hn[0])
+			return;
+		remember_tenant(s, ev->obj, hn);
+		if (ev->type == STORE_MODIFIED && ev->prev &&
+		    !meta_str(ev->obj, "deletionTimestamp") && !same_mutable(ev->prev, ev->obj))
+			push_update(s, ev->prev, ev->obj, hn);
+		return;
+	}
 	if (!hn[0])
 		return;
 	remember_tenant(s, NULL, hn);

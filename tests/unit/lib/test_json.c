@@ -215,6 +215,13 @@ static const char *const parse_cases[] = {
     "[1e400]",
     "[-1e400]",
     "[1e-400]",
+    /* integers around the 18 digits the fast path takes (longer: jansson's;
+     * the fuzzer found an overflow here, seen under UBSan) */
+    "[999999999999999999]",
+    "[-999999999999999999]",
+    "[12345678901234567890]",
+    "[-9223372036854775808]",
+    "[99999999999999999999999]",
 };
 
 START_TEST(load_matches_jansson)

@@ -370,6 +370,18 @@ START_TEST(pss_levels)
 }
 END_TEST
 
+/* kube's IsOvercommitAllowed: native resources only, hugepages excluded. */
+START_TEST(overcommit_allowed)
+{
+	ck_assert(quota_overcommit_allowed("cpu"));
+	ck_assert(quota_overcommit_allowed("memory"));
+	ck_assert(quota_overcommit_allowed("ephemeral-storage"));
+	ck_assert(quota_overcommit_allowed("example.kubernetes.io/thing"));
+	ck_assert(!quota_overcommit_allowed("nvidia.com/gpu"));
+	ck_assert(!quota_overcommit_allowed("hugepages-2Mi"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("quota");
@@ -384,6 +396,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, limitrange_mutation);
 	tcase_add_test(tc, limitrange_refusals);
 	tcase_add_test(tc, pss_levels);
+	tcase_add_test(tc, overcommit_allowed);
 	suite_add_tcase(s, tc);
 	return s;
 }
