@@ -32,6 +32,15 @@
  * - Buffers: reads land in one per-server buffer; per-request head storage
  *   comes from a small per-server free list; idle connections hold only the
  *   SSL object (with SSL_MODE_RELEASE_BUFFERS) and the conn struct.
+ * - Handed-over streams (kb_http_stream_long) seal their records into the
+ *   server's send batch (sendbatch.h) when nothing of theirs is queued, so
+ *   that one event fanned out to many watches is one io_uring_enter, not
+ *   one write(2) per watch. The batch goes out in a uv_check callback
+ *   (after the I/O callbacks that filled it) or, at the latest, in a
+ *   uv_prepare callback (before the loop polls), so nothing waits in it
+ *   while the loop sleeps. What a socket did not take is queued as after a
+ *   short write; a connection flushes the batch before anything else it
+ *   sends or its shutdown, so bytes keep their order.
  */
 #include "lib/http.h"
 
@@ -53,6 +62,7 @@
 #include <openssl/ssl.h>
 
 #include "lib/log.h"
+#include "lib/sendbatch.h"
 #include "lib/tls.h"
 #include "lib/tls13.h"
 #include "lib/util.h"
@@ -148,6 +158,7 @@ struct conn {
 	uint64_t tx_records;        /* protected records sent since the handshake */
 	uint32_t tx_skip;           /* bytes of a record body still to skip */
 	struct kb_tls13_writer *tx; /* set: ssl is freed, we seal records */
+	int batched;                /* its send's slot in srv->batch + 1, or 0 */
 	char *head_copy;            /* handed-over stream: method, path, query */
 	struct reqbuf *rb;
 	char *body;
@@ -184,7 +195,11 @@ struct kb_http_server {
 	struct reqbuf *pool;
 	size_t npool;
 	struct kb_buf scratch;
-	struct kb_buf wscratch; /* ciphertext on its way to the socket */
+	struct kb_buf wscratch;     /* ciphertext on its way to the socket */
+	kb_sendbatch_t *batch;      /* records of handed-over streams (sendbatch.h) */
+	bool batch_off;             /* io_uring unavailable: one write per record */
+	uv_prepare_t flush_prepare; /* send the batch before the loop polls */
+	uv_check_t flush_check;     /* and after the I/O callbacks that filled it */
 	uv_timer_t trim;
 	uint64_t trimmed_at; /* uv_now of the last malloc_trim */
 	time_t date_sec;
@@ -396,13 +411,40 @@ static void count_records(struct conn *c, const uint8_t *p, size_t n)
 	}
 }
 
+/* Queues a copy of what the socket did not take. 0 or a negative errno. */
+static int write_rest(struct conn *c, const char *data, size_t n)
+{
+	struct wreq *w = malloc(sizeof(*w) + n);
+	if (!w) {
+		conn_close(c, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(w->data, data, n);
+	w->conn = c;
+	uv_buf_t buf = uv_buf_init(w->data, (unsigned)n);
+	int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, write_cb);
+	if (rc < 0) {
+		free(w);
+		conn_close(c, "uv_write failed");
+		return rc;
+	}
+	c->writes++;
+	return 0;
+}
+
+static void batch_flush(kb_http_server_t *srv);
+
 /* Writes ciphertext to the socket: what the socket takes now is written
  * at once, the rest is copied into a write request. 0 or a negative errno
  * (the connection is closing). */
 static int write_out(struct conn *c, const char *data, size_t n)
 {
+	if (c->batched) /* its batched record goes first */
+		batch_flush(c->srv);
+	if (c->closing)
+		return -ECONNRESET;
 	uv_buf_t buf = uv_buf_init((char *)data, (unsigned)n);
-	int done = uv_try_write((uv_stream_t *)&c->tcp, &buf, 1);
+	int done = c->writes > 0 ? UV_EAGAIN : uv_try_write((uv_stream_t *)&c->tcp, &buf, 1);
 	if (done < 0 && done != UV_EAGAIN) {
 		kb_debug("http", "conn %llu: write: %s", (unsigned long long)c->id,
 			 uv_strerror(done));
@@ -413,23 +455,81 @@ static int write_out(struct conn *c, const char *data, size_t n)
 		done = 0;
 	if ((size_t)done == n)
 		return 0;
-	n -= (size_t)done;
-	struct wreq *w = malloc(sizeof(*w) + n);
-	if (!w) {
-		conn_close(c, "out of memory");
-		return -ENOMEM;
+	return write_rest(c, data + done, n - (size_t)done);
+}
+
+/* ---- batched records of handed-over streams (sendbatch.h) ---- */
+
+#define BATCH_SENDS 256
+#define BATCH_ARENA (256u * 1024)
+
+static void batch_done(void *owner, size_t sent, const uint8_t *rest, size_t rest_len, int err,
+		       void *arg)
+{
+	(void)sent;
+	(void)arg;
+	struct conn *c = owner;
+	c->batched = 0;
+	if (err) {
+		kb_debug("http", "conn %llu: send: %s", (unsigned long long)c->id, strerror(-err));
+		conn_close(c, "write error");
+	} else if (rest_len > 0) {
+		write_rest(c, (const char *)rest, rest_len);
 	}
-	memcpy(w->data, data + done, n);
-	w->conn = c;
-	buf = uv_buf_init(w->data, (unsigned)n);
-	int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, write_cb);
-	if (rc < 0) {
-		free(w);
-		conn_close(c, "uv_write failed");
-		return rc;
+}
+
+static void batch_flush(kb_http_server_t *srv)
+{
+	if (!srv->batch || kb_sendbatch_empty(srv->batch))
+		return;
+	uv_prepare_stop(&srv->flush_prepare);
+	uv_check_stop(&srv->flush_check);
+	kb_sendbatch_flush(srv->batch, batch_done, srv);
+}
+
+static void flush_prepare_cb(uv_prepare_t *h)
+{
+	batch_flush(h->data);
+}
+
+static void flush_check_cb(uv_check_t *h)
+{
+	batch_flush(h->data);
+}
+
+/* Room in the batch for a record of n bytes of c, or NULL: write it now. */
+static uint8_t *batch_room(struct conn *c, size_t n)
+{
+	kb_http_server_t *srv = c->srv;
+	if (c->state != CS_STREAMING || srv->stopping || srv->batch_off)
+		return NULL;
+	if (c->batched) /* one send per socket and batch */
+		batch_flush(srv);
+	if (c->closing || c->writes > 0)
+		return NULL;
+	if (!srv->batch && !(srv->batch = kb_sendbatch_new(BATCH_SENDS, BATCH_ARENA))) {
+		srv->batch_off = true;
+		return NULL;
 	}
-	c->writes++;
-	return 0;
+	uint8_t *room = kb_sendbatch_room(srv->batch, n);
+	if (!room && !kb_sendbatch_empty(srv->batch)) {
+		batch_flush(srv);
+		room = c->closing || c->writes > 0 ? NULL : kb_sendbatch_room(srv->batch, n);
+	}
+	return room;
+}
+
+/* Adds the record of len bytes sealed at the batch's room. */
+static void batch_add(struct conn *c, size_t len)
+{
+	kb_http_server_t *srv = c->srv;
+	uv_os_fd_t fd;
+	KB_REQUIRE(uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0);
+	if (kb_sendbatch_empty(srv->batch)) {
+		uv_prepare_start(&srv->flush_prepare, flush_prepare_cb);
+		uv_check_start(&srv->flush_check, flush_check_cb);
+	}
+	c->batched = kb_sendbatch_add(srv->batch, fd, len, c) + 1;
 }
 
 /* Room for n bytes of ciphertext in the server's write scratch. */
@@ -477,12 +577,20 @@ static int tx_send(struct conn *c, uint8_t type, const struct iovec *iov, int n)
 	size_t total = 0;
 	for (int i = 0; i < n; i++)
 		total += iov[i].iov_len;
-	char *out = wscratch(c->srv, kb_tls13_sealed_size(total));
+	size_t need = kb_tls13_sealed_size(total);
+	uint8_t *room = batch_room(c, need);
+	if (c->closing)
+		return -ECONNRESET;
+	char *out = room ? (char *)room : wscratch(c->srv, need);
 	size_t len = 0;
 	int rc = out ? kb_tls13_seal(c->tx, type, iov, n, (uint8_t *)out, &len) : -ENOMEM;
 	if (rc < 0) {
 		conn_close(c, rc == -EOVERFLOW ? "record limit" : "seal failed");
 		return rc;
+	}
+	if (room) {
+		batch_add(c, len);
+		return 0;
 	}
 	rc = write_out(c, out, len);
 	shrink_wscratch(c->srv);
@@ -611,6 +719,10 @@ static void conn_close(struct conn *c, const char *why)
 		return;
 	kb_debug("http", "conn %llu: close (%s)", (unsigned long long)c->id, why);
 	c->closing = true;
+	if (c->batched) {
+		kb_sendbatch_forget(c->srv->batch, c->batched - 1);
+		c->batched = 0;
+	}
 	tl_set(c, TL_NONE);
 	if (c->resume.next != &c->resume)
 		dl_remove(&c->resume);
@@ -1723,8 +1835,11 @@ int kb_http_server_start(uv_loop_t *loop, const char *addr, SSL_CTX *ctx,
 	uv_timer_init(loop, &srv->timer);
 	uv_timer_init(loop, &srv->trim);
 	uv_idle_init(loop, &srv->idle);
+	uv_prepare_init(loop, &srv->flush_prepare);
+	uv_check_init(loop, &srv->flush_check);
 	srv->listener.data = srv->timer.data = srv->idle.data = srv->trim.data = srv;
-	srv->handles = 4;
+	srv->flush_prepare.data = srv->flush_check.data = srv;
+	srv->handles = 6;
 	SSL_CTX_set_keylog_callback(ctx, keylog_cb);
 	int rc = srv_listen(srv, addr, port_out);
 	if (rc < 0) {
@@ -1754,6 +1869,7 @@ static void srv_maybe_free(kb_http_server_t *srv)
 	}
 	kb_buf_free(&srv->scratch);
 	kb_buf_free(&srv->wscratch);
+	kb_sendbatch_free(srv->batch);
 	free(srv);
 }
 
@@ -1775,6 +1891,8 @@ void kb_http_server_stop(kb_http_server_t *srv)
 	uv_close((uv_handle_t *)&srv->timer, srv_handle_closed);
 	uv_close((uv_handle_t *)&srv->trim, srv_handle_closed);
 	uv_close((uv_handle_t *)&srv->idle, srv_handle_closed);
+	uv_close((uv_handle_t *)&srv->flush_prepare, srv_handle_closed);
+	uv_close((uv_handle_t *)&srv->flush_check, srv_handle_closed);
 }
 
 size_t kb_http_server_conns(const kb_http_server_t *srv)

@@ -3,7 +3,7 @@
 # Installs Kubicle's build and test dependencies from Debian's packages.
 set -euo pipefail
 pkgs=(build-essential meson ninja-build pkg-config libuv1-dev libssl-dev libjansson-dev
-      libsqlite3-dev check libyaml-dev node-llhttp uuid-dev openssl sqlite3 python3 curl
+      libsqlite3-dev check libyaml-dev node-llhttp uuid-dev liburing-dev openssl sqlite3 python3 curl
       nginx-light wrk libcurl4-openssl-dev clang clang-format libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -39,6 +39,7 @@ for v in 1.27 1.32; do
   [ -x "$GSDK/kubectl.$v" ] && rbac_old_kubectl "$GSDK/kubectl.$v"
 done
 server_suite_bad_input
+server_suite_stalled_watch
 server_suite_compaction
 server_suite_restart
 controllers_suite
