@@ -54,7 +54,7 @@ static double time_it(rbac_index_t *ix, const struct rbac_attrs *a, long iters, 
 	volatile bool r = false;
 	double t0 = now_ns();
 	for (long i = 0; i < iters; i++)
-		r = off ? masters(a) : rbac_allowed(ix, a);
+		r = off ? masters(a) : rbac_allowed(ix, a, NULL, 0);
 	*result = r;
 	return (now_ns() - t0) / (double)iters;
 }
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 	struct rbac_attrs off = allow;
 	off.groups = mgroups;
 	bool r1, r2, r3;
-	rbac_allowed(ix, &allow); /* builds the subject index */
+	rbac_allowed(ix, &allow, NULL, 0); /* builds the subject index */
 	double ta = time_it(ix, &allow, iters, false, &r1);
 	double td = time_it(ix, &deny, iters, false, &r2);
 	double to = time_it(ix, &off, iters, true, &r3);

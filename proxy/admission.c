@@ -47,8 +47,8 @@
 
 /* A namespace's pod-security levels: -1 where unset or invalid. */
 struct psa {
-	int enforce, warn;
-	char enforce_v[32], warn_v[32];
+	int enforce, audit, warn;
+	char enforce_v[32], audit_v[32], warn_v[32];
 };
 
 /* The levels of the namespace last asked about, with the stored text they
@@ -154,6 +154,7 @@ static void psa_parse(const char *text, size_t len, struct psa *p)
 	json_t *nso = kb_json_loadb(text, len, 0, NULL);
 	const json_t *labels = obj_get(nso, "metadata.labels");
 	psa_mode(labels, "enforce", &p->enforce, p->enforce_v, sizeof(p->enforce_v));
+	psa_mode(labels, "audit", &p->audit, p->audit_v, sizeof(p->audit_v));
 	psa_mode(labels, "warn", &p->warn, p->warn_v, sizeof(p->warn_v));
 	json_decref(nso);
 }
@@ -168,7 +169,8 @@ static void psa_of(struct proxy *px, const char *ns, struct psa *p)
 	const char *text;
 	size_t len;
 
-	p->enforce = p->warn = -1;
+	p->enforce = p->audit = p->warn = -1;
+	p->enforce_v[0] = p->audit_v[0] = p->warn_v[0] = '\0';
 	if (!ns || !nsr || store_get_raw(px->store, nsr->store_key, "", ns, &text, &len, NULL) < 0)
 		return;
 	if (c && c->text && c->len == len && memcmp(c->text, text, len) == 0) {
@@ -230,18 +232,38 @@ static void add_warning(json_t **warnings, const char *w)
 	json_array_append_new(*warnings, json_string(w));
 }
 
-/* Enforce (pods) and warn: 0, or -EACCES with msg. warnings may be NULL. */
-static int admit_psa(struct proxy *px, const struct proxy_resource *res, const json_t *obj,
-		     const json_t *old, json_t **warnings, char *msg, size_t len)
+/* Pod Security's notes in r's audit event, as kube's EvaluatePod leaves
+ * them: the enforce policy a pod was checked against, and what the audit
+ * level would refuse (pods and pod templates). */
+static void psa_audit(struct req *r, const struct psa *p, const json_t *t, bool pod)
+{
+	char v[4096];
+	if (!r)
+		return;
+	if (pod) {
+		bool privileged = p->enforce <= 0 && p->audit <= 0 && p->warn <= 0;
+		snprintf(v, sizeof(v), "%s:%s", policy_pss_name(p->enforce > 0 ? p->enforce : 0),
+			 privileged || !p->enforce_v[0] ? "latest" : p->enforce_v);
+		audit_annotate(r, PSA_PREFIX "enforce-policy", v);
+	}
+	if (psa_violates(p->audit, p->audit_v, t, "would violate", v, sizeof(v)))
+		audit_annotate(r, PSA_PREFIX "audit-violations", v);
+}
+
+/* Enforce (pods), audit and warn: 0, or -EACCES with msg. r (for the
+ * audit event) and warnings may be NULL. */
+static int admit_psa(struct proxy *px, struct req *r, const struct proxy_resource *res,
+		     const json_t *obj, const json_t *old, json_t **warnings, char *msg, size_t len)
 {
 	const json_t *t = pod_template(res, obj), *ot = old ? pod_template(res, old) : NULL;
 	if (!t || (ot && json_equal(json_object_get(t, "spec"), json_object_get(ot, "spec"))))
 		return 0;
 	struct psa p;
 	psa_of(px, obj_str(obj, "metadata.namespace"), &p);
+	bool pod = t == obj;
+	psa_audit(r, &p, t, pod);
 	if (p.enforce <= 0 && p.warn <= 0)
 		return 0;
-	bool pod = t == obj;
 	char w[4096];
 	if (pod && psa_violates(p.enforce, p.enforce_v, t, "violates", msg, len))
 		return -EACCES;
@@ -359,8 +381,8 @@ static void psa_existing_pods(struct proxy *px, const json_t *ns, const json_t *
 
 /* kube's order: LimitRange, Pod Security, the policy, ResourceQuota last.
  * 0 (obj possibly mutated), -EACCES with msg, or another -errno. */
-static int admit(struct proxy *px, const struct proxy_resource *res, json_t *obj, const json_t *old,
-		 bool dry_run, json_t **warnings, char *msg, size_t len)
+static int admit(struct proxy *px, struct req *r, const struct proxy_resource *res, json_t *obj,
+		 const json_t *old, bool dry_run, json_t **warnings, char *msg, size_t len)
 {
 	if (is_core(res, "ResourceQuota") &&
 	    !(is_policy_quota(res, obj) &&
@@ -368,7 +390,7 @@ static int admit(struct proxy *px, const struct proxy_resource *res, json_t *obj
 		quota_prepare(px, obj, !old);
 	int rc = limitrange_admit(px, res, obj, old, msg, len);
 	if (rc == 0)
-		rc = admit_psa(px, res, obj, old, warnings, msg, len);
+		rc = admit_psa(px, r, res, obj, old, warnings, msg, len);
 	if (rc == 0)
 		rc = admit_policy(px, res, obj, old, msg, len);
 	if (rc == 0)
@@ -412,7 +434,7 @@ int admission_check(struct req *r, json_t *obj, const json_t *old)
 		if (old)
 			psa_existing_pods(px, obj, old, &r->warnings);
 	}
-	int rc = admit(px, r->res, obj, old, r->q.dry_run, &r->warnings, msg, sizeof(msg));
+	int rc = admit(px, r, r->res, obj, old, r->q.dry_run, &r->warnings, msg, sizeof(msg));
 	if (rc == -EACCES)
 		reply_forbidden(r, obj_str(obj, "metadata.name"), msg);
 	else if (rc < 0)
@@ -425,7 +447,7 @@ int admission_internal(struct proxy *px, const struct proxy_resource *res, json_
 {
 	char msg[4096] = "";
 	start_timer(px);
-	int rc = admit(px, res, obj, old, false, NULL, msg, sizeof(msg));
+	int rc = admit(px, NULL, res, obj, old, false, NULL, msg, sizeof(msg));
 	if (rc == -EACCES)
 		kb_warn("admission", "%s \"%s\" refused: %s", res->plural,
 			obj_str(obj, "metadata.name") ? obj_str(obj, "metadata.name") : "", msg);

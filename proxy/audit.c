@@ -187,8 +187,8 @@ static json_t *object_ref(const struct req *r)
 	json_t *o = json_pack("{s:s}", "resource", r->res->plural);
 	if (r->ns)
 		json_object_set_new(o, "namespace", json_string(r->ns));
-	if (r->name)
-		json_object_set_new(o, "name", json_string(r->name));
+	if (r->name || (r->audit_name && *r->audit_name))
+		json_object_set_new(o, "name", json_string(r->name ? r->name : r->audit_name));
 	json_object_set_new(o, "apiGroup", json_string(r->res->group));
 	json_object_set_new(o, "apiVersion", json_string(r->res->version));
 	if (r->sub)
@@ -240,7 +240,25 @@ static json_t *event_of(const struct req *r, int code)
 			    json_pack("{s:{},s:i}", "metadata", "code", code));
 	json_object_set_new(ev, "requestReceivedTimestamp", json_string(recv));
 	json_object_set_new(ev, "stageTimestamp", json_string(stage));
+	if (r->audit_annotations)
+		json_object_set(ev, "annotations", r->audit_annotations);
 	return ev;
+}
+
+void audit_annotate(struct req *r, const char *key, const char *value)
+{
+	if (!r->px || !r->px->audit)
+		return;
+	if (!r->audit_annotations)
+		r->audit_annotations = json_object();
+	json_object_set_new(r->audit_annotations, key, json_string(value));
+}
+
+void audit_object_name(struct req *r, const char *name)
+{
+	if (!r->px || !r->px->audit || !name || r->audit_name)
+		return;
+	r->audit_name = strdup(name);
 }
 
 void audit_log(struct req *r, int code)

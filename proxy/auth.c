@@ -359,7 +359,7 @@ static int check_impersonate(struct req *r, const char *const *groups, size_t ng
 			       .resource = resource,
 			       .ns = ns,
 			       .name = name};
-	if (authz_check(r->px, &a))
+	if (authz_check(r->px, &a, NULL, 0))
 		return 0;
 	char msg[1200];
 	snprintf(msg, sizeof(msg),

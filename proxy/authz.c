@@ -109,13 +109,15 @@ static void attrs_of(const struct req *r, const struct req_groups *g, struct rba
 		a->ns = r->name;
 }
 
-bool authz_check(struct proxy *px, const struct rbac_attrs *a)
+bool authz_check(struct proxy *px, const struct rbac_attrs *a, char *why, size_t len)
 {
+	if (why && len)
+		why[0] = '\0';
 	if (is_master(a->groups, a->ngroups))
 		return true;
 	if (!px->authz)
 		return false;
-	return rbac_allowed(px->authz->ix, a);
+	return rbac_allowed(px->authz->ix, a, why, len);
 }
 
 json_t *authz_rules(struct proxy *px, const char *user, const char *const *groups, size_t ngroups,
@@ -168,12 +170,22 @@ int authz_authorize(struct req *r)
 	struct req_groups g;
 	struct rbac_attrs a;
 	groups_of(r, &g);
-	if (is_master(g.v, g.n))
+	/* kube's authorization filter notes its decision in the audit event;
+	 * system:masters is allowed by the privileged-group authorizer, which
+	 * gives no reason */
+	if (is_master(g.v, g.n)) {
+		audit_annotate(r, "authorization.k8s.io/decision", "allow");
+		audit_annotate(r, "authorization.k8s.io/reason", "");
 		return 0;
+	}
 	if (r->px->authz && r->px->authz->agg_pending)
 		aggregate(r->px->authz);
 	attrs_of(r, &g, &a);
-	if (authz_check(r->px, &a))
+	char why[1024];
+	bool ok = authz_check(r->px, &a, r->px->audit ? why : NULL, sizeof(why));
+	audit_annotate(r, "authorization.k8s.io/decision", ok ? "allow" : "forbid");
+	audit_annotate(r, "authorization.k8s.io/reason", ok && r->px->audit ? why : "");
+	if (ok)
 		return 0;
 	reply_forbidden(r, &a);
 	return -EACCES;
@@ -256,7 +268,7 @@ static bool may(struct req *r, const struct req_groups *g, const char *verb, con
 			       .resource = plural,
 			       .ns = ns,
 			       .name = name};
-	return authz_check(r->px, &a);
+	return authz_check(r->px, &a, NULL, 0);
 }
 
 /* Checks the servant rules against what the requester holds in ns. */

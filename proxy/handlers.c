@@ -529,8 +529,8 @@ int object_create(struct proxy *px, const struct proxy_resource *res, json_t *ob
 	obj_init_create(res, obj, time(NULL));
 	obj_defaults(px, res, obj);
 	const char *ns = obj_str(obj, "metadata.namespace");
-	int rc =
-	    rs_create(px, res, res->namespaced ? ns : NULL, obj_str(obj, "metadata.name"), obj);
+	int rc = rs_create(px, res, res->namespaced ? ns : NULL, obj_str(obj, "metadata.name"), obj,
+			   false);
 	if (rc == 0 && out)
 		*out = json_incref(obj);
 	return rc;
@@ -589,6 +589,7 @@ static void handle_create(struct req *r)
 	}
 	if (decode_body(r, &obj) < 0)
 		return;
+	audit_object_name(r, obj_str(obj, "metadata.name"));
 	if (check_type_meta(r, obj) < 0 || check_fields(r, obj) < 0 ||
 	    check_namespace(r, obj) < 0 || assign_name(r, obj) < 0)
 		goto out;
@@ -610,7 +611,8 @@ static void handle_create(struct req *r)
 	}
 	const char *name = obj_str(obj, "metadata.name");
 	store_txn_begin(r->px->store);
-	int rc = rs_create(r->px, r->res, r->ns, name, obj);
+	/* obj is only read from here on when the answer is the stored text */
+	int rc = rs_create(r->px, r->res, r->ns, name, obj, !r->as_scale && !r->want_table);
 	if (rc == 0 && !r->res->group[0] && strcmp(r->res->kind, "Namespace") == 0)
 		ns_created(r->px, name);
 	if (rc == 0)
@@ -846,7 +848,7 @@ static void apply_create(struct req *r, json_t *patch)
 		reply_object(r, 201, obj);
 		goto out;
 	}
-	rc = rs_create(r->px, r->res, r->ns, r->name, obj);
+	rc = rs_create(r->px, r->res, r->ns, r->name, obj, false);
 	if (rc < 0)
 		reply_errno(r, rc, r->name);
 	else

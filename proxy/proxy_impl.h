@@ -82,13 +82,15 @@ struct req {
 	char user[256];   /* authenticated user name */
 	char *groups[16]; /* authenticated groups (malloc'ed) */
 	int ngroups;
-	const char *verb; /* "get", "list", "watch", "create", ... */
-	json_t *warnings; /* array of strings, or NULL */
-	bool as_scale;    /* answer writes with the Scale view */
+	const char *verb;          /* "get", "list", "watch", "create", ... */
+	json_t *warnings;          /* array of strings, or NULL */
+	json_t *audit_annotations; /* object: the audit event's annotations, or NULL */
+	bool as_scale;             /* answer writes with the Scale view */
 	time_t now;
-	int64_t recv_us; /* when the request arrived (µs since the epoch) */
-	char *uid;       /* authenticated user's uid (service accounts) or NULL */
-	bool audited;    /* audit.c: its line is written */
+	int64_t recv_us;  /* when the request arrived (µs since the epoch) */
+	char *uid;        /* authenticated user's uid (service accounts) or NULL */
+	bool audited;     /* audit.c: its line is written */
+	char *audit_name; /* audit.c: a create's object name, as the body gave it */
 };
 
 /* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the
@@ -115,9 +117,10 @@ void auth_token_request(struct req *r);
 /* authz.c: RBAC index kept from a store watch, bootstrap roles. */
 int authz_start(struct proxy *px);
 void authz_stop(struct proxy *px);
-/* authz.c: the decision for explicit attributes (reviews); borrowed. */
+/* authz.c: the decision for explicit attributes (reviews); borrowed. why
+ * (optional) gets kube's reason when allowed ("" for system:masters). */
 struct rbac_attrs;
-bool authz_check(struct proxy *px, const struct rbac_attrs *a);
+bool authz_check(struct proxy *px, const struct rbac_attrs *a, char *why, size_t len);
 /* authz.c: rules of a user in ns (new array reference), for rules reviews. */
 json_t *authz_rules(struct proxy *px, const char *user, const char *const *groups, size_t ngroups,
 		    const char *ns);
@@ -144,6 +147,12 @@ int audit_open(struct proxy *px);
 void audit_close(struct proxy *px);
 /* Writes r's line once (later calls do nothing). code: the response's. */
 void audit_log(struct req *r, int code);
+/* Adds an annotation to r's audit event (kube's audit.AddAuditAnnotation:
+ * authorization decision and reason, Pod Security's verdicts). */
+void audit_annotate(struct req *r, const char *key, const char *value);
+/* The name of the object a create's body names, for the event's objectRef
+ * (kube's LogRequestObject; a generateName create has none). */
+void audit_object_name(struct req *r, const char *name);
 
 /* virtual.c: resources that are not stored (reviews, ...): answers POST. */
 void virtual_handle(struct req *r);
@@ -204,8 +213,9 @@ void resource_qualified(const struct proxy_resource *res, char *buf, size_t len)
  * Objects in and out are in the served shape. */
 int rs_get(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
 	   json_t **out);
+/* final: the caller will not change obj again (store_create_final). */
 int rs_create(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
-	      json_t *obj);
+	      json_t *obj, bool final);
 int rs_update(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
 	      json_t *obj, int64_t expected);
 int rs_delete(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,

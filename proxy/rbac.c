@@ -10,6 +10,7 @@
 #include "proxy/rbac.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +156,8 @@ struct binding {
 	char **users;   /* user names (service accounts resolved) */
 	char **groups;
 	size_t nusers, ngroups;
+	char *desc;        /* kube's describer: `RoleBinding "n/ns" of Role "r"` */
+	char **user_descs; /* per user: `User "u"` or `ServiceAccount "sa/ns"` */
 };
 
 /* A growable list of bindings for one subject. */
@@ -321,15 +324,32 @@ static void binding_free(void *p)
 		free(b->users[i]);
 	for (size_t i = 0; i < b->ngroups; i++)
 		free(b->groups[i]);
+	for (size_t i = 0; b->user_descs && i < b->nusers; i++)
+		free(b->user_descs[i]);
 	free(b->users);
+	free(b->user_descs);
 	free(b->groups);
+	free(b->desc);
 	free(b->ns);
 	free(b->role_key);
 	free(b);
 }
 
-/* The user name a subject stands for, or the group name; NULL to skip. */
-static char *subject_name(const json_t *s, const char *ns, bool *is_group)
+/* A formatted copy (free it), or NULL. */
+static char *str_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *str_fmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *out = NULL;
+	va_start(ap, fmt);
+	int n = vasprintf(&out, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : out;
+}
+
+/* The user name a subject stands for, or the group name; NULL to skip.
+ * desc (optional) gets kube's describeSubject of it. */
+static char *subject_name(const json_t *s, const char *ns, bool *is_group, char **desc)
 {
 	const char *kind = json_string_value(json_object_get(s, "kind"));
 	const char *name = json_string_value(json_object_get(s, "name"));
@@ -337,8 +357,11 @@ static char *subject_name(const json_t *s, const char *ns, bool *is_group)
 	if (!kind || !name)
 		return NULL;
 	*is_group = strcmp(kind, "Group") == 0;
-	if (strcmp(kind, "User") == 0 || *is_group)
+	if (strcmp(kind, "User") == 0 || *is_group) {
+		if (desc)
+			*desc = str_fmt("%s \"%s\"", kind, name);
 		return strdup(name);
+	}
 	if (strcmp(kind, "ServiceAccount") != 0)
 		return NULL;
 	const char *sns = json_string_value(json_object_get(s, "namespace"));
@@ -346,6 +369,8 @@ static char *subject_name(const json_t *s, const char *ns, bool *is_group)
 		sns = ns;
 	if (!sns || !*sns)
 		return NULL;
+	if (desc)
+		*desc = str_fmt("ServiceAccount \"%s/%s\"", name, sns);
 	snprintf(buf, sizeof(buf), "system:serviceaccount:%s:%s", sns, name);
 	return strdup(buf);
 }
@@ -363,22 +388,38 @@ static struct binding *binding_compile(const json_t *obj, const char *ns, bool c
 	snprintf(key, sizeof(key), "%s/%s", role_is_cluster ? "" : ns, rn ? rn : "");
 	b->ns = strdup(cluster ? "" : ns);
 	b->role_key = strdup(key);
+	const char *bn =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	if (cluster)
+		b->desc = str_fmt("ClusterRoleBinding \"%s\" of %s \"%s\"", bn ? bn : "",
+				  rk ? rk : "", rn ? rn : "");
+	else
+		b->desc = str_fmt("RoleBinding \"%s/%s\" of %s \"%s\"", bn ? bn : "", ns,
+				  rk ? rk : "", rn ? rn : "");
 	const json_t *subs = json_object_get(obj, "subjects");
 	size_t n = json_array_size(subs), i;
 	b->users = calloc(n + 1, sizeof(char *));
+	b->user_descs = calloc(n + 1, sizeof(char *));
 	b->groups = calloc(n + 1, sizeof(char *));
-	if (!b->ns || !b->role_key || !b->users || !b->groups)
+	if (!b->ns || !b->role_key || !b->desc || !b->users || !b->user_descs || !b->groups)
 		goto fail;
 	json_t *s;
 	json_array_foreach (subs, i, s) {
 		bool grp = false;
-		char *nm = subject_name(s, cluster ? "" : ns, &grp);
+		char *desc = NULL;
+		char *nm = subject_name(s, cluster ? "" : ns, &grp, &desc);
 		if (!nm)
 			continue;
-		if (grp)
+		if (grp) {
+			free(desc);
 			b->groups[b->ngroups++] = nm;
-		else
+		} else if (!desc) {
+			free(nm);
+			goto fail;
+		} else {
+			b->user_descs[b->nusers] = desc;
 			b->users[b->nusers++] = nm;
+		}
 	}
 	return b;
 fail:
@@ -390,7 +431,7 @@ bool rbac_subject_matches(const json_t *subject, const char *ns, const char *use
 			  const char *const *groups, size_t ngroups)
 {
 	bool grp = false;
-	char *nm = subject_name(subject, ns, &grp);
+	char *nm = subject_name(subject, ns, &grp, NULL);
 	bool ok = false;
 	if (!nm)
 		return false;
@@ -542,7 +583,9 @@ static bool binding_in_scope(const struct binding *b, const char *ns)
 	return !b->ns[0] || (ns && strcmp(b->ns, ns) == 0);
 }
 
-static bool list_allows(rbac_index_t *ix, const struct blist *l, const struct rbac_attrs *a)
+/* The first binding of l whose role allows a, or NULL. */
+static const struct binding *list_allows(rbac_index_t *ix, const struct blist *l,
+					 const struct rbac_attrs *a)
 {
 	for (size_t i = 0; l && i < l->n; i++) {
 		const struct binding *b = l->v[i];
@@ -551,20 +594,33 @@ static bool list_allows(rbac_index_t *ix, const struct blist *l, const struct rb
 		const struct role *ro = ht_get(&ix->roles, b->role_key);
 		for (size_t k = 0; ro && k < ro->n; k++)
 			if (crule_allows(&ro->r[k], a))
-				return true;
+				return b;
 	}
-	return false;
+	return NULL;
 }
 
-bool rbac_allowed(rbac_index_t *ix, const struct rbac_attrs *a)
+bool rbac_allowed(rbac_index_t *ix, const struct rbac_attrs *a, char *why, size_t len)
 {
 	if (ix->subj_dirty && subjects_rebuild(ix) < 0)
 		return false;
-	if (list_allows(ix, ht_get(&ix->by_user, a->user ? a->user : ""), a))
+	const char *user = a->user ? a->user : "";
+	const struct binding *b = list_allows(ix, ht_get(&ix->by_user, user), a);
+	if (b) {
+		for (size_t k = 0; why && k < b->nusers; k++)
+			if (strcmp(b->users[k], user) == 0) {
+				snprintf(why, len, "RBAC: allowed by %s to %s", b->desc,
+					 b->user_descs[k]);
+				break;
+			}
 		return true;
+	}
 	for (size_t i = 0; i < a->ngroups; i++)
-		if (list_allows(ix, ht_get(&ix->by_group, a->groups[i]), a))
+		if ((b = list_allows(ix, ht_get(&ix->by_group, a->groups[i]), a))) {
+			if (why)
+				snprintf(why, len, "RBAC: allowed by %s to Group \"%s\"", b->desc,
+					 a->groups[i]);
 			return true;
+		}
 	return false;
 }
 

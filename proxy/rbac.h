@@ -62,8 +62,10 @@ size_t rbac_index_count(const rbac_index_t *ix, enum rbac_kind kind);
 
 /* The decision: true when a rule of a role bound to the user (directly,
  * through a group, or as a service account) allows the request. Non-mutating
- * apart from the lazy subject index. */
-bool rbac_allowed(rbac_index_t *ix, const struct rbac_attrs *a);
+ * apart from the lazy subject index. When allowed and why is non-NULL, it
+ * gets kube's reason: `RBAC: allowed by ClusterRoleBinding "b" of
+ * ClusterRole "r" to Group "g"`. */
+bool rbac_allowed(rbac_index_t *ix, const struct rbac_attrs *a, char *why, size_t len);
 
 /* Every rule (JSON PolicyRule objects) that applies to the user in `ns`
  * (cluster-wide bindings plus, when ns is non-empty, bindings of ns), as a

@@ -46,11 +46,12 @@ static int conv_write(struct proxy *px, const struct proxy_resource *res, const 
 }
 
 int rs_create(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
-	      json_t *obj)
+	      json_t *obj, bool final)
 {
 	if (res->to_storage)
 		return conv_write(px, res, ns ? ns : "", name, obj, 0, true);
-	return store_create(px->store, res->store_key, ns ? ns : "", name, obj, NULL);
+	return (final ? store_create_final : store_create)(px->store, res->store_key, ns ? ns : "",
+							   name, obj, NULL);
 }
 
 int rs_update(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,

@@ -324,6 +324,8 @@ void proxy_req_free(struct req *r)
 	free(r->pathbuf);
 	free(r->uid);
 	json_decref(r->warnings);
+	json_decref(r->audit_annotations);
+	free(r->audit_name);
 	free(r);
 }
 

@@ -83,10 +83,11 @@ static void reply_review(struct req *r, json_t *obj, json_t *status)
 
 static json_t *access_status(struct proxy *px, const struct rbac_attrs *a)
 {
-	bool ok = authz_check(px, a);
+	char why[1024];
+	bool ok = authz_check(px, a, why, sizeof(why));
 	json_t *st = json_pack("{s:b}", "allowed", ok);
-	if (ok)
-		json_object_set_new(st, "reason", json_string("RBAC: allowed"));
+	if (ok && why[0])
+		json_object_set_new(st, "reason", json_string(why));
 	return st;
 }
 

@@ -567,12 +567,13 @@ static bool deliver_now(const store_t *st)
 
 /* Builds the event node; obj is the new object (borrowed), its text in
  * st->wbuf; prev_text and prev are taken. The node holds obj itself when
- * callbacks run before the write returns, a copy of it when a watcher may
- * want it later, else only the text (parsed if a watch appears meanwhile).
- * NULL on ENOMEM (event dropped, logged): the write itself stands. */
+ * callbacks run before the write returns or the caller will not change it
+ * (final), a copy of it when a watcher may want it later, else only the
+ * text (parsed if a watch appears meanwhile). NULL on ENOMEM (event
+ * dropped, logged): the write itself stands. */
 static struct store_evnode *make_event(store_t *st, enum store_event_type type, const char *res,
 				       const char *ns, const char *name, int64_t rev, json_t *obj,
-				       size_t len, char *prev_text, json_t *prev)
+				       bool final, size_t len, char *prev_text, json_t *prev)
 {
 	struct store_evnode *n = store__evnode_new(res, ns, name);
 	if (!n)
@@ -581,7 +582,7 @@ static struct store_evnode *make_event(store_t *st, enum store_event_type type, 
 	n->rev = rev;
 	n->prev = prev;
 	n->prev_text = prev_text;
-	if (deliver_now(st)) {
+	if (deliver_now(st) || (final && store__watched(st, res))) {
 		n->obj = json_incref(obj);
 	} else if (store__watched(st, res)) {
 		/* A watcher will want the tree: copying it costs about a third
@@ -607,8 +608,8 @@ fail_logged:
 	return NULL;
 }
 
-int store_create(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
-		 int64_t *rev_out)
+static int create(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
+		  bool final, int64_t *rev_out)
 {
 	KB_CHECK(st && key_ok(res, ns, name) && obj_ok(obj), -EINVAL);
 	int64_t rev0 = st->rev, rev = st->rev + 1, old;
@@ -629,12 +630,25 @@ int store_create(store_t *st, const char *res, const char *ns, const char *name,
 	if (!err) {
 		st->rev = rev;
 		if (want_event(st, res))
-			n = make_event(st, STORE_ADDED, res, ns, name, rev, obj, len, NULL, NULL);
+			n = make_event(st, STORE_ADDED, res, ns, name, rev, obj, final, len, NULL,
+				       NULL);
 	}
 	err = write_end(st, err, rev0, n);
 	if (!err && rev_out)
 		*rev_out = rev;
 	return err;
+}
+
+int store_create(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
+		 int64_t *rev_out)
+{
+	return create(st, res, ns, name, obj, false, rev_out);
+}
+
+int store_create_final(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
+		       int64_t *rev_out)
+{
+	return create(st, res, ns, name, obj, true, rev_out);
 }
 
 static int check_rev(int64_t stored, int64_t expected)
@@ -666,8 +680,8 @@ int store_update(store_t *st, const char *res, const char *ns, const char *name,
 	if (!err) {
 		st->rev = rev;
 		if (want)
-			n = make_event(st, STORE_MODIFIED, res, ns, name, rev, obj, len, prev_text,
-				       NULL);
+			n = make_event(st, STORE_MODIFIED, res, ns, name, rev, obj, false, len,
+				       prev_text, NULL);
 		prev_text = NULL;
 	}
 	free(prev_text);
@@ -720,8 +734,8 @@ int store_delete(store_t *st, const char *res, const char *ns, const char *name,
 	if (!err) {
 		st->rev = rev;
 		if (want_event(st, res))
-			n = make_event(st, STORE_DELETED, res, ns, name, rev, last, len, NULL,
-				       json_incref(prev));
+			n = make_event(st, STORE_DELETED, res, ns, name, rev, last, false, len,
+				       NULL, json_incref(prev));
 	}
 	json_decref(prev);
 	err = write_end(st, err, rev0, n);

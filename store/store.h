@@ -86,6 +86,11 @@ int store_get_raw(store_t *st, const char *res, const char *ns, const char *name
  * *rev_out (may be NULL) gets the new revision. */
 int store_create(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
 		 int64_t *rev_out);
+/* store_create for a caller that will not change obj again (it may still
+ * read it and drop its reference): watchers are given obj itself rather
+ * than a copy made for them. */
+int store_create_final(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
+		       int64_t *rev_out);
 /* Replaces; -ENOENT if absent; -ESTALE if expected_rev != 0 and differs from
  * the stored revision. Sets metadata.resourceVersion in obj. */
 int store_update(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,

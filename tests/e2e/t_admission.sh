@@ -180,6 +180,23 @@ YAML
   expect_fail "enforce=baseline refuses a privileged pod with kube's message" \
     'pods "priv" is forbidden: violates PodSecurity "baseline:latest": privileged \(container "priv" must not set securityContext.privileged=true\)' \
     $K run priv -n warned --image=busybox --privileged
+  # audit: admitted, the verdict goes to the audit event
+  $K create ns audited >/dev/null
+  $K label ns audited pod-security.kubernetes.io/audit=restricted >/dev/null
+  expect "audit=restricted admits a baseline pod without a warning" '^pod/a created$' \
+    $K create -n audited -f <(adm_pod a)
+  sleep 0.3
+  expect "the audit event has the audit level's verdict and the enforce policy" \
+    '"pod-security.kubernetes.io/enforce-policy":"privileged:latest","pod-security.kubernetes.io/audit-violations":"would violate PodSecurity \\"restricted:latest\\": allowPrivilegeEscalation != false' \
+    grep '"resource":"pods","namespace":"audited"' "$DATA_DIR/audit.log"
+  expect "a pod checked against enforce=restricted names it" \
+    '"pod-security.kubernetes.io/enforce-policy":"restricted:latest"' \
+    grep '"resource":"pods","namespace":"strict","name":"ok"' "$DATA_DIR/audit.log"
+  $K create deployment web -n audited --image=nginx >/dev/null
+  sleep 0.3
+  expect "a workload's template is audited, without an enforce policy" \
+    '"authorization.k8s.io/reason":"","pod-security.kubernetes.io/audit-violations":"would violate PodSecurity \\"restricted:latest\\"' \
+    grep '"resource":"deployments","namespace":"audited"' "$DATA_DIR/audit.log"
 }
 
 admission_policy_floor() {

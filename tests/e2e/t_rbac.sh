@@ -106,6 +106,18 @@ rbac_suite() {
   expect "audit log has the forbidden watch" '"user":\{"username":"nobody".*"code":403' grep '"verb":"watch"' "$DATA_DIR/audit.log"
   expect "audit log has the role creation" '"verb":"create".*"objectRef":\{"resource":"roles","namespace":"team-a"' \
     grep '"username":"nsadmin"' "$DATA_DIR/audit.log"
+  expect "audit event: the binding that allowed it (kube's reason)" \
+    '"authorization.k8s.io/decision":"allow","authorization.k8s.io/reason":"RBAC: allowed by RoleBinding \\"nsadmin/team-a\\" of ClusterRole \\"admin\\" to User \\"nsadmin\\""' \
+    grep '"username":"nsadmin".*"resource":"roles"' "$DATA_DIR/audit.log"
+  expect "audit event: a service account's binding" \
+    'RBAC: allowed by RoleBinding \\"robot/team-a\\" of ClusterRole \\"edit\\" to ServiceAccount \\"robot/team-a\\"' \
+    grep '"username":"system:serviceaccount:team-a:robot"' "$DATA_DIR/audit.log"
+  expect "audit event: a forbidden request" '"authorization.k8s.io/decision":"forbid","authorization.k8s.io/reason":""' \
+    grep '"username":"nobody"' "$DATA_DIR/audit.log"
+  local sar='{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"viewer","resourceAttributes":{"verb":"list","resource":"pods","namespace":"team-a"}}}'
+  expect "access review: kube's reason" \
+    '"reason": "RBAC: allowed by ClusterRoleBinding \\"viewer\\" of ClusterRole \\"view\\" to User \\"viewer\\""' \
+    $K create -f <(printf '%s' "$sar") -o json
   $K delete ns team-a team-b --wait=false >/dev/null 2>&1
   $K delete clusterrolebinding viewer >/dev/null 2>&1
   $K delete clusterrole widgets >/dev/null 2>&1

@@ -155,7 +155,7 @@ static bool can(rbac_index_t *ix, const char *user, const char *group, const cha
 			       .api_group = "",
 			       .resource = res,
 			       .ns = ns};
-	return rbac_allowed(ix, &a);
+	return rbac_allowed(ix, &a, NULL, 0);
 }
 
 START_TEST(test_bindings)

@@ -976,6 +976,41 @@ START_TEST(group_commit_batches_an_iteration)
 }
 END_TEST
 
+/* Records the tree each event carries. */
+static void tree_cb(const struct store_event *ev, void *arg)
+{
+	const json_t **trees = arg;
+	trees[ev->rev - 1] = ev->obj;
+}
+
+START_TEST(final_create_shares_the_tree)
+{
+	store_t *st = open_store();
+	const json_t *trees[2] = {NULL, NULL};
+	store_watch_t *w = NULL;
+	ck_assert_int_eq(store_watch(st, "/pods", NULL, 0, tree_cb, trees, &w), 0);
+	json_t *a = mkobj("default", "a", NULL), *b = mkobj("default", "b", NULL);
+	/* inside a transaction events wait for the commit: the store keeps
+	 * the final writer's tree, and a copy of the other's */
+	ck_assert_int_eq(store_txn_begin(st), 0);
+	ck_assert_int_eq(store_create_final(st, "/pods", "default", "a", a, NULL), 0);
+	ck_assert_int_eq(store_create(st, "/pods", "default", "b", b, NULL), 0);
+	json_t *keep_a = json_incref(a), *keep_b = json_incref(b);
+	json_decref(a);
+	json_decref(b);
+	ck_assert_int_eq(store_txn_commit(st), 0);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	ck_assert_ptr_eq(trees[0], keep_a);
+	ck_assert_ptr_nonnull(trees[1]);
+	ck_assert_ptr_ne(trees[1], keep_b);
+	ck_assert_str_eq(rv_of(keep_a), "1");
+	json_decref(keep_a);
+	json_decref(keep_b);
+	store_unwatch(w);
+	close_store(st);
+}
+END_TEST
+
 START_TEST(group_commit_flush_on_close)
 {
 	struct store_opts o = {.group_commit = true};
@@ -1033,6 +1068,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, create_get_update_delete);
 	tcase_add_test(tc, group_commit_batches_an_iteration);
 	tcase_add_test(tc, group_commit_flush_on_close);
+	tcase_add_test(tc, final_create_shares_the_tree);
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, revision_across_resources);
 	tcase_add_test(tc, list_order_and_namespace);
