@@ -258,10 +258,10 @@ size_t syncer_strip_managed_fields(char *s, size_t n)
 	if (c.i >= n || s[c.i] != '{' || !find_member(&c, "object", &v))
 		return n;
 	c.i = v;
-	if (s[c.i] != '{' || !find_member(&c, "metadata", &v))
+	if (c.i >= n || s[c.i] != '{' || !find_member(&c, "metadata", &v))
 		return n;
 	c.i = v;
-	if (s[c.i] != '{' || !find_member(&c, "managedFields", &v))
+	if (c.i >= n || s[c.i] != '{' || !find_member(&c, "managedFields", &v))
 		return n;
 	size_t from = c.i; /* the key's quote */
 	c.i = v;

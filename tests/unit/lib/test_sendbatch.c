@@ -74,6 +74,12 @@ static void pair(int sv[2])
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
 }
 
+static void unpair(int sv[2])
+{
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static int add(kb_sendbatch_t *b, int fd, const char *text, void *owner)
 {
 	size_t n = strlen(text);
@@ -118,10 +124,8 @@ START_TEST(sends_arrive_whole)
 	rs.n = 0;
 	ck_assert_int_eq(kb_sendbatch_flush(b, on_report, &rs), 1);
 	expect_read(s[1][1], "again");
-	for (int i = 0; i < 3; i++) {
-		close(s[i][0]);
-		close(s[i][1]);
-	}
+	for (int i = 0; i < 3; i++)
+		unpair(s[i]);
 	kb_sendbatch_free(b);
 }
 END_TEST
@@ -172,8 +176,7 @@ START_TEST(full_socket_hands_the_rest_back)
 	ck_assert_uint_lt(r->sent, 16000);
 	for (size_t i = 0; i < r->rest_len && i < sizeof(r->rest); i++)
 		ck_assert_uint_eq(r->rest[i], (uint8_t)((r->sent + i) * 13));
-	close(s[0]);
-	close(s[1]);
+	unpair(s);
 	kb_sendbatch_free(b);
 }
 END_TEST
@@ -203,10 +206,8 @@ START_TEST(forgotten_sends_stay_unsent)
 	ck_assert_int_eq(kb_sendbatch_flush(b, on_report, &rs), 0);
 	ck_assert_int_eq(rs.n, 0);
 	ck_assert(kb_sendbatch_empty(b));
-	close(a[0]);
-	close(a[1]);
-	close(c[0]);
-	close(c[1]);
+	unpair(a);
+	unpair(c);
 	kb_sendbatch_free(b);
 }
 END_TEST
@@ -246,8 +247,7 @@ START_TEST(limits)
 	ck_assert_int_eq(kb_sendbatch_flush(b, on_report, &rs), 2);
 	ck_assert_ptr_nonnull(kb_sendbatch_room(b, 100));
 	kb_sendbatch_free(NULL);
-	close(s[0]);
-	close(s[1]);
+	unpair(s);
 	kb_sendbatch_free(b);
 }
 END_TEST
