@@ -214,8 +214,7 @@ static json_t *user_info(const struct req *r)
 /* The Event of one request (new reference). */
 static json_t *event_of(const struct req *r, int code)
 {
-	char id[40], recv[64], stage[64], ip[80], vbuf[16];
-	kb_uuid(id);
+	char recv[64], stage[64], ip[80], vbuf[16];
 	micro_time(r->recv_us ? r->recv_us : now_us(), recv, sizeof(recv));
 	micro_time(now_us(), stage, sizeof(stage));
 	source_ip(r->http->peer, ip, sizeof(ip));
@@ -226,7 +225,7 @@ static json_t *event_of(const struct req *r, int code)
 	const char *ua = kb_http_req_header(r->http, "user-agent");
 	json_t *ev =
 	    json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:[s]}", "kind", "Event", "apiVersion",
-		      "audit.k8s.io/v1", "level", "Metadata", "auditID", id, "stage",
+		      "audit.k8s.io/v1", "level", "Metadata", "auditID", r->audit_id, "stage",
 		      r->q.watch && code == 200 ? "ResponseStarted" : "ResponseComplete",
 		      "requestURI", uri.data ? uri.data : "/", "verb",
 		      audit_verb(r, vbuf, sizeof(vbuf)), "user", user_info(r), "sourceIPs", ip);
@@ -252,6 +251,25 @@ void audit_annotate(struct req *r, const char *key, const char *value)
 	if (!r->audit_annotations)
 		r->audit_annotations = json_object();
 	json_object_set_new(r->audit_annotations, key, json_string(value));
+}
+
+void audit_init(struct req *r)
+{
+	const char *id = kb_http_req_header(r->http, "audit-id");
+	size_t n = id ? strlen(id) : 0;
+	bool ok = n > 0 && n < sizeof(r->audit_id);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = id[i] > 0x20 && id[i] < 0x7f;
+	if (ok)
+		memcpy(r->audit_id, id, n + 1);
+	else
+		kb_uuid(r->audit_id);
+}
+
+void audit_id_header(const struct req *r, struct kb_buf *hdr)
+{
+	if (r->audit_id[0])
+		kb_buf_printf(hdr, "Audit-Id: %s\r\n", r->audit_id);
 }
 
 void audit_object_name(struct req *r, const char *name)

@@ -24,6 +24,7 @@
 #define KB_K8S_GIT_VERSION "v1.33.0"
 
 struct watch;
+struct kb_buf;
 
 struct proxy {
 	uv_loop_t *loop;
@@ -87,10 +88,11 @@ struct req {
 	json_t *audit_annotations; /* object: the audit event's annotations, or NULL */
 	bool as_scale;             /* answer writes with the Scale view */
 	time_t now;
-	int64_t recv_us;  /* when the request arrived (µs since the epoch) */
-	char *uid;        /* authenticated user's uid (service accounts) or NULL */
-	bool audited;     /* audit.c: its line is written */
-	char *audit_name; /* audit.c: a create's object name, as the body gave it */
+	int64_t recv_us;   /* when the request arrived (µs since the epoch) */
+	char *uid;         /* authenticated user's uid (service accounts) or NULL */
+	bool audited;      /* audit.c: its line is written */
+	char *audit_name;  /* audit.c: a create's object name, as the body gave it */
+	char audit_id[65]; /* the Audit-Id of its answer and audit event */
 };
 
 /* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the
@@ -153,6 +155,11 @@ void audit_annotate(struct req *r, const char *key, const char *value);
 /* The name of the object a create's body names, for the event's objectRef
  * (kube's LogRequestObject; a generateName create has none). */
 void audit_object_name(struct req *r, const char *name);
+/* The request's audit ID, as kube's WithAuditInit: the client's Audit-ID
+ * header when it sent a usable one, else a new UUID. */
+void audit_init(struct req *r);
+/* "Audit-Id: ..." for the answer's headers. */
+void audit_id_header(const struct req *r, struct kb_buf *hdr);
 
 /* virtual.c: resources that are not stored (reviews, ...): answers POST. */
 void virtual_handle(struct req *r);

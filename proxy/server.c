@@ -154,6 +154,7 @@ static void serve_openapi(struct req *r)
 		if (text) {
 			struct kb_buf hdr = {0};
 			kb_buf_puts(&hdr, "Cache-Control: public, immutable\r\n");
+			audit_id_header(r, &hdr);
 			audit_log(r, 200);
 			kb_http_respond(r->http, 200, "application/json", hdr.data, text, len);
 			kb_buf_free(&hdr);
@@ -289,6 +290,7 @@ static void on_request(kb_http_req_t *http, void *arg)
 	struct timeval tv;
 	gettimeofday(&tv, NULL);
 	r->recv_us = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+	audit_init(r);
 	parse_query(r);
 	const char *accept = kb_http_req_header(http, "accept");
 	r->want_table = accept && strstr(accept, "as=Table");

@@ -115,6 +115,7 @@ void reply_text(struct req *r, int code, const char *content_type, const char *b
 {
 	struct kb_buf hdr = {0};
 	audit_log(r, code);
+	audit_id_header(r, &hdr);
 	warnings_header(r, &hdr);
 	kb_buf_puts(&hdr, "Cache-Control: no-cache, private\r\n");
 	if (!store_pending(r->px->store) ||

@@ -355,10 +355,13 @@ void watch_start(struct req *r)
 	w->next_bookmark_ms = r->q.allow_bookmarks ? now + BOOKMARK_EVERY_MS : UINT64_MAX;
 	kb_http_req_on_abort(r->http, on_abort, w);
 	kb_http_stream_long(r->http);
+	struct kb_buf hdr = {0};
+	audit_id_header(r, &hdr);
 	kb_http_stream_start(r->http, 200,
 			     r->want_table ? "application/json;as=Table;v=v1;g=meta.k8s.io"
 					   : "application/json",
-			     NULL);
+			     hdr.data);
+	kb_buf_free(&hdr);
 	w->starting = true;
 	if (o.initial && send_initial(w, &since) < 0)
 		watch_close(w);

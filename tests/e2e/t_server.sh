@@ -18,6 +18,17 @@ server_suite_basic() {
   expect "/apis/apps/v1 lists deployments/scale" '"name":"deployments/scale"' kcurl "$SERVER_URL/apis/apps/v1"
   expect "openapi v3 root lists apps/v1" '"apis/apps/v1"' kcurl "$SERVER_URL/openapi/v3"
   expect "namespaces exist" 'kube-node-lease' kcurl "$SERVER_URL/api/v1/namespaces"
+  # every answer names its audit event (kube's Audit-Id), a client's own ID is kept
+  local aid
+  aid=$(kcurl -sS -i "$SERVER_URL/api/v1/namespaces/default" | tr -d '\r' | sed -n 's/^[Aa]udit-[Ii]d: //p')
+  sleep 0.3
+  expect "an answer's Audit-Id names its audit event" '"verb":"get"' \
+    grep -F "\"auditID\":\"${aid:-none}\"" "$DATA_DIR/audit.log"
+  expect "a client's Audit-ID is answered back" '^[Aa]udit-[Ii]d: e2e-audit-42' \
+    kcurl -sS -i -H 'Audit-ID: e2e-audit-42' "$SERVER_URL/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1"
+  sleep 0.3
+  expect "and used for its audit event" '"stage":"ResponseStarted"' \
+    grep -F '"auditID":"e2e-audit-42"' "$DATA_DIR/audit.log"
   expect "kubernetes service in default" '"clusterIP":"10.96.0.1"' kcurl "$SERVER_URL/api/v1/namespaces/default/services/kubernetes"
   # list paging with limit and continue
   local i
