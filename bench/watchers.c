@@ -10,6 +10,9 @@
  *            [--ns default] [-n 1000] [--creates 50] [--label L]
  *   watchers -p PORT --cert F --key F --pid SERVER_PID --idle PATH [-n 1000]
  *
+ * --per-create also prints, to stderr, each create's round trip and the
+ * delays of its first, middle and last event (to find a disturbed one).
+ *
  * The second form is the memory reference: N connections that each GET PATH
  * once and then stay open, idle (for a server without watches, e.g. nginx).
  *
@@ -44,6 +47,7 @@ enum wstate { WS_HANDSHAKE, WS_SENT, WS_STREAMING, WS_DEAD };
 struct opts {
 	const char *cert, *key, *ns, *body_file, *label, *idle_path;
 	int port, n, creates, pid;
+	bool per_create;
 };
 
 struct watcher {
@@ -72,23 +76,20 @@ struct bench {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: watchers -p PORT --cert F --key F --body TEMPLATE --pid PID "
-			"[--ns NS] [-n N] [--creates M] [--label L] [--idle PATH]\n");
+	fprintf(stderr,
+		"usage: watchers -p PORT --cert F --key F --body TEMPLATE --pid PID "
+		"[--ns NS] [-n N] [--creates M] [--label L] [--idle PATH] [--per-create]\n");
 	exit(2);
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"cert", required_argument, NULL, 'C'},
-	    {"key", required_argument, NULL, 'K'},
-	    {"ns", required_argument, NULL, 's'},
-	    {"body", required_argument, NULL, 'b'},
-	    {"creates", required_argument, NULL, 'm'},
-	    {"pid", required_argument, NULL, 'P'},
-	    {"label", required_argument, NULL, 'l'},
-	    {"idle", required_argument, NULL, 'i'},
-	    {NULL, 0, NULL, 0},
+	    {"cert", required_argument, NULL, 'C'},    {"key", required_argument, NULL, 'K'},
+	    {"ns", required_argument, NULL, 's'},      {"body", required_argument, NULL, 'b'},
+	    {"creates", required_argument, NULL, 'm'}, {"pid", required_argument, NULL, 'P'},
+	    {"label", required_argument, NULL, 'l'},   {"idle", required_argument, NULL, 'i'},
+	    {"per-create", no_argument, NULL, 'v'},    {NULL, 0, NULL, 0},
 	};
 	*o = (struct opts){.ns = "default", .n = 1000, .creates = 50, .label = "watch"};
 	int ch;
@@ -104,6 +105,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'P': o->pid = atoi(optarg); break;
 		case 'l': o->label = optarg; break;
 		case 'i': o->idle_path = optarg; break;
+		case 'v': o->per_create = true; break;
 		default: usage();
 		}
 	}
@@ -376,8 +378,38 @@ static size_t delays(const struct bench *b, const int64_t *base, double *d)
 	return k;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Per create: round trip, then the first, middle and last event's delay
+ * from the response, in ms. */
+static void report_per_create(const struct bench *b)
+{
+	size_t n = (size_t)b->o->n;
+	int64_t *t = calloc(n, sizeof(*t));
+	for (size_t i = 0; t && i < (size_t)b->o->creates; i++) {
+		size_t k = 0;
+		for (size_t j = 0; j < n; j++)
+			if (b->rx[i * n + j])
+				t[k++] = b->rx[i * n + j];
+		if (!k)
+			continue;
+		qsort(t, k, sizeof(*t), cmp_i64);
+		fprintf(stderr, "create %zu: rtt %.3f first %.3f mid %.3f last %.3f ms\n", i,
+			(double)(b->resp[i] - b->sent[i]) / 1e6, (double)(t[0] - b->resp[i]) / 1e6,
+			(double)(t[k / 2] - b->resp[i]) / 1e6,
+			(double)(t[k - 1] - b->resp[i]) / 1e6);
+	}
+	free(t);
+}
+
 static void report(struct bench *b, long pss0, long pd0, long pss1, long pd1)
 {
+	if (b->o->per_create)
+		report_per_create(b);
 	size_t total = (size_t)b->o->n * (size_t)b->o->creates;
 	double *d = calloc(total, sizeof(*d)), *e = calloc(total, sizeof(*e));
 	size_t k = delays(b, b->resp, d);
