@@ -40,6 +40,7 @@ for v in 1.27 1.32; do
 done
 server_suite_bad_input
 server_suite_stalled_watch
+server_suite_watch_churn
 server_suite_compaction
 server_suite_restart
 controllers_suite

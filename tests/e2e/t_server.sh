@@ -212,6 +212,60 @@ api.request("DELETE", path + "?labelSelector=stall%3Dyes"); api.getresponse().re
 PY
 }
 
+# Watch streams that vanish while events are being fanned out to them (reset,
+# closed, or never read until the server gives up on them) while others keep
+# reading: the server stays up and keeps answering.
+server_suite_watch_churn() {
+  expect "watchers vanishing mid-fan-out do not hurt the server" '^readyz 200 after [0-9]+ creates$' \
+    python3 - "$SERVER_URL" "$DATA_DIR" <<'PY'
+import http.client, json, random, socket, ssl, struct, sys, threading, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1]); d = sys.argv[2]
+ctx = ssl.create_default_context(cafile=d + "/ca.crt")
+ctx.load_cert_chain(d + "/admin.crt", d + "/admin.key")
+path = "/api/v1/namespaces/default/configmaps"
+lc = http.client.HTTPSConnection(u.hostname, u.port, context=ctx)
+def open_watch():
+    lc.request("GET", path + "?limit=1"); rv = json.loads(lc.getresponse().read())["metadata"]["resourceVersion"]
+    t = ctx.wrap_socket(socket.create_connection((u.hostname, u.port)), server_hostname=u.hostname)
+    t.sendall(("GET %s?watch=1&labelSelector=churn%%3Dyes&resourceVersion=%s HTTP/1.1\r\nHost: x\r\n\r\n" % (path, rv)).encode())
+    t.settimeout(10); t.recv(4096); t.setblocking(False)
+    return t
+random.seed(7)
+ws = [open_watch() for _ in range(100)]
+stop, made = False, [0]
+def creator():
+    c = http.client.HTTPSConnection(u.hostname, u.port, context=ctx)
+    while not stop:
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "churn-%d" % made[0], "labels": {"churn": "yes"}},
+                "data": {"v": "x" * random.randint(10, 20000)}}
+        c.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+        r = c.getresponse(); r.read()
+        assert r.status == 201, r.status
+        made[0] += 1
+th = threading.Thread(target=creator); th.start()
+for rnd in range(12):
+    time.sleep(0.1)
+    for k in random.sample(range(len(ws)), 25):
+        w, how = ws[k], random.random()
+        try:
+            if how < 0.4:
+                w.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # reset
+                w.close()
+            elif how < 0.7:
+                w.close()
+            else:
+                try: w.recv(1 << 20)
+                except (ssl.SSLWantReadError, BlockingIOError): pass
+                continue
+        except OSError: pass
+        ws[k] = open_watch()
+stop = True; th.join()
+lc.request("GET", "/readyz"); r = lc.getresponse(); r.read()
+print("readyz %d after %d creates" % (r.status, made[0]))
+lc.request("DELETE", path + "?labelSelector=churn%3Dyes"); lc.getresponse().read()
+PY
+}
+
 server_suite_restart() {
   local u=$SERVER_URL/api/v1/namespaces/default/configmaps
   kcurl -X POST -H 'Content-Type: application/json' "$u" -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"keep"},"data":{"a":"b"}}' >/dev/null
