@@ -18,19 +18,17 @@
 
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
+#include "tests/unit/store/tmpdb.h"
 
-static char tmpdir[64];
-static char dbpath[128];
+static struct tmpdb db;
 static uv_loop_t loop;
 static store_t *st;
 
 static void setup(void)
 {
-	strcpy(tmpdir, "/tmp/kb-snap-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-	snprintf(dbpath, sizeof(dbpath), "%s/tenant.db", tmpdir);
+	tmpdb_make(&db, "kb-snap");
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	ck_assert_int_eq(store_open(&loop, dbpath, NULL, &st), 0);
+	ck_assert_int_eq(store_open(&loop, db.path, NULL, &st), 0);
 }
 
 static void teardown(void)
@@ -38,13 +36,7 @@ static void teardown(void)
 	store_close(st);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	ck_assert_int_eq(uv_loop_close(&loop), 0);
-	char p[160];
-	const char *sfx[] = {"", "-wal", "-shm"};
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(p, sizeof(p), "%s%s", dbpath, sfx[i]);
-		unlink(p);
-	}
-	rmdir(tmpdir);
+	tmpdb_remove(&db);
 }
 
 static json_t *mkobj(const char *ns, const char *name, const char *color)

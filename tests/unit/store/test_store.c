@@ -21,36 +21,28 @@
 
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
+#include "tests/unit/store/tmpdb.h"
 
 /* ---- fixture ----------------------------------------------------------- */
 
-static char tmpdir[64];
-static char dbpath[128];
+static struct tmpdb db;
 static uv_loop_t loop;
 
 static void setup(void)
 {
-	strcpy(tmpdir, "/tmp/kb-store-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-	snprintf(dbpath, sizeof(dbpath), "%s/tenant.db", tmpdir);
+	tmpdb_make(&db, "kb-store");
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
 }
 
 static void teardown(void)
 {
-	char p[160];
-	const char *sfx[] = {"", "-wal", "-shm"};
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(p, sizeof(p), "%s%s", dbpath, sfx[i]);
-		unlink(p);
-	}
-	rmdir(tmpdir);
+	tmpdb_remove(&db);
 }
 
 static store_t *open_opts(const struct store_opts *o)
 {
 	store_t *st = NULL;
-	ck_assert_int_eq(store_open(&loop, dbpath, o, &st), 0);
+	ck_assert_int_eq(store_open(&loop, db.path, o, &st), 0);
 	ck_assert_ptr_nonnull(st);
 	return st;
 }
@@ -850,7 +842,7 @@ static void durability_child(int fd)
 	uv_loop_t l;
 	store_t *st;
 	uv_loop_init(&l);
-	if (store_open(&l, dbpath, NULL, &st))
+	if (store_open(&l, db.path, NULL, &st))
 		_exit(2);
 	char pad[2048];
 	memset(pad, 'x', sizeof(pad) - 1);
