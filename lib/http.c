@@ -116,8 +116,7 @@ struct dlink {
 /* Head storage of one request: bytes of url and headers, NUL-separated. */
 struct reqbuf {
 	struct reqbuf *next_free;
-	char *head;
-	size_t len, cap;
+	struct kb_buf head;
 	uint32_t off[KB_HTTP_MAX_HEADERS][2];
 	struct kb_http_header hdrs[KB_HTTP_MAX_HEADERS];
 };
@@ -305,25 +304,25 @@ static struct reqbuf *reqbuf_get(kb_http_server_t *srv)
 	if (rb) {
 		srv->pool = rb->next_free;
 		srv->npool--;
-		rb->len = 0;
+		rb->head.len = 0;
 		return rb;
 	}
 	rb = calloc(1, sizeof(*rb));
 	if (!rb)
 		return NULL;
-	rb->head = malloc(HEAD_INITIAL);
-	if (!rb->head) {
+	rb->head.data = malloc(HEAD_INITIAL);
+	if (!rb->head.data) {
 		free(rb);
 		return NULL;
 	}
-	rb->cap = HEAD_INITIAL;
+	rb->head.cap = HEAD_INITIAL;
 	return rb;
 }
 
 static void reqbuf_free(struct reqbuf *rb)
 {
 	if (rb) {
-		free(rb->head);
+		kb_buf_free(&rb->head);
 		free(rb);
 	}
 }
@@ -332,7 +331,7 @@ static void reqbuf_put(kb_http_server_t *srv, struct reqbuf *rb)
 {
 	if (!rb)
 		return;
-	if (!srv || srv->npool >= POOL_MAX || rb->cap > HEAD_KEEP) {
+	if (!srv || srv->npool >= POOL_MAX || rb->head.cap > HEAD_KEEP) {
 		reqbuf_free(rb);
 		return;
 	}
@@ -343,24 +342,16 @@ static void reqbuf_put(kb_http_server_t *srv, struct reqbuf *rb)
 
 static int reqbuf_append(struct reqbuf *rb, const char *s, size_t n, bool lower)
 {
-	if (rb->len + n + 1 > rb->cap) {
-		size_t cap = rb->cap;
-		while (cap < rb->len + n + 1)
-			cap *= 2;
-		char *h = realloc(rb->head, cap);
-		if (!h)
-			return -ENOMEM;
-		rb->head = h;
-		rb->cap = cap;
-	}
-	char *d = rb->head + rb->len;
+	if (kb_buf_reserve(&rb->head, n) < 0)
+		return -ENOMEM;
+	char *d = rb->head.data + rb->head.len;
 	if (lower) {
 		for (size_t i = 0; i < n; i++)
 			d[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] + 32) : s[i];
 	} else {
 		memcpy(d, s, n);
 	}
-	rb->len += n;
+	rb->head.len += n;
 	return 0;
 }
 
@@ -444,7 +435,7 @@ static int write_out(struct conn *c, const char *data, size_t n)
 	if (c->closing)
 		return -ECONNRESET;
 	uv_buf_t buf = uv_buf_init((char *)data, (unsigned)n);
-	int done = c->writes > 0 ? UV_EAGAIN : uv_try_write((uv_stream_t *)&c->tcp, &buf, 1);
+	int done = uv_try_write((uv_stream_t *)&c->tcp, &buf, 1); /* EAGAIN behind queued writes */
 	if (done < 0 && done != UV_EAGAIN) {
 		kb_debug("http", "conn %llu: write: %s", (unsigned long long)c->id,
 			 uv_strerror(done));
@@ -1201,7 +1192,7 @@ static struct conn *parser_conn(llhttp_t *p)
 static int collect(llhttp_t *p, const char *at, size_t len, bool lower)
 {
 	struct conn *c = parser_conn(p);
-	if (c->rb->len + len > KB_HTTP_MAX_HEAD) {
+	if (c->rb->head.len + len > KB_HTTP_MAX_HEAD) {
 		c->head_too_big = true;
 		return -1;
 	}
@@ -1214,7 +1205,7 @@ static int end_token(struct conn *c, uint32_t *off)
 	*off = c->tok_off;
 	if (reqbuf_append(c->rb, "", 1, false) < 0)
 		return -1;
-	c->tok_off = (uint32_t)c->rb->len;
+	c->tok_off = (uint32_t)c->rb->head.len;
 	return 0;
 }
 
@@ -1223,7 +1214,7 @@ static int on_message_begin(llhttp_t *p)
 	struct conn *c = parser_conn(p);
 	if (!c->rb && !(c->rb = reqbuf_get(c->srv)))
 		return -1;
-	c->rb->len = 0;
+	c->rb->head.len = 0;
 	c->tok_off = 0;
 	c->req.nheaders = 0;
 	c->head_too_big = c->body_too_big = false;
@@ -1293,12 +1284,12 @@ static void finalize_head(struct conn *c)
 	struct reqbuf *rb = c->rb;
 	kb_http_req_t *r = &c->req;
 	for (size_t i = 0; i < r->nheaders; i++) {
-		rb->hdrs[i].name = rb->head + rb->off[i][0];
-		rb->hdrs[i].value = rb->head + rb->off[i][1];
+		rb->hdrs[i].name = rb->head.data + rb->off[i][0];
+		rb->hdrs[i].value = rb->head.data + rb->off[i][1];
 	}
 	r->headers = rb->hdrs;
-	r->path = rb->head;
-	char *q = strchr(rb->head, '?');
+	r->path = rb->head.data;
+	char *q = strchr(rb->head.data, '?');
 	if (q) {
 		*q = '\0';
 		r->query = q + 1;

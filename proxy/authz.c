@@ -182,9 +182,9 @@ int authz_authorize(struct req *r)
 		aggregate(r->px->authz);
 	attrs_of(r, &g, &a);
 	char why[1024];
-	bool ok = authz_check(r->px, &a, r->px->audit ? why : NULL, sizeof(why));
+	bool ok = authz_check(r->px, &a, why, sizeof(why));
 	audit_annotate(r, "authorization.k8s.io/decision", ok ? "allow" : "forbid");
-	audit_annotate(r, "authorization.k8s.io/reason", ok && r->px->audit ? why : "");
+	audit_annotate(r, "authorization.k8s.io/reason", why);
 	if (ok)
 		return 0;
 	reply_forbidden(r, &a);
