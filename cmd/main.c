@@ -44,7 +44,7 @@ static const char usage_text[] =
     "                [--host-kubeconfig FILE] --host-namespace NS --tenant NAME\n"
     "                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"
     "                [--host-qps N] [--host-burst N] [--policy untrusted|trusted|mig|FILE]\n"
-    "                [--pki-dir DIR]\n"
+    "                [--pki-dir DIR] [--standin-exec]\n"
     "      Serve the Kubernetes API for one tenant from DIR (created on first start:\n"
     "      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n"
     "      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"
@@ -55,6 +55,10 @@ static const char usage_text[] =
     "      (policies/README.md); without it everything is allowed.\n"
     "      --pki-dir: the certificates in DIR instead of the data dir (read-only is\n"
     "      fine when it holds them all, e.g. a mounted Secret: docs/in-cluster.md).\n"
+    "      --standin-exec: this server is a host stand-in (tests, the local demo)\n"
+    "      whose pods/exec runs the command as a local process of this server, as\n"
+    "      this user. Never on a tenant: it runs whatever a user with\n"
+    "      create on pods/exec asks.\n"
     "  kubicle token create --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
     "      Print a new bearer token for NAME (only its SHA-256 is stored).\n"
     "  kubicle token revoke --data-dir DIR (TOKEN | --user NAME)\n"
@@ -99,6 +103,7 @@ struct serve_args {
 	struct syncer_opts host; /* host_namespace NULL: no syncer */
 	const char *policy;      /* --policy NAME|FILE, or NULL */
 	const char *pki_dir;     /* certificates; default data_dir (may be read-only) */
+	bool standin_exec;       /* --standin-exec */
 };
 
 struct server {
@@ -138,6 +143,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 	    {"host-burst", required_argument, NULL, 'B'},
 	    {"policy", required_argument, NULL, 'p'},
 	    {"pki-dir", required_argument, NULL, 'k'},
+	    {"standin-exec", no_argument, NULL, 'X'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -175,6 +181,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 		case 'B': a->host.burst = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'p': a->policy = optarg; break;
 		case 'k': a->pki_dir = optarg; break;
+		case 'X': a->standin_exec = true; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
@@ -310,7 +317,7 @@ static int start_syncer(struct server *s, struct serve_args *a, int port)
 	a->host.token_arg = s->proxy;
 	int rc = syncer_start(s->loop, s->store, &a->host, &s->syncer);
 	if (rc == 0)
-		proxy_set_host(s->proxy, syncer_pod_log, s->syncer);
+		proxy_set_host(s->proxy, syncer_pod_log, syncer_pod_connect, s->syncer);
 	return rc;
 }
 
@@ -350,6 +357,16 @@ int cmd_serve(int argc, char **argv)
 	if ((rc = proxy_start(s.loop, &po, &s.proxy, &port)) < 0) {
 		fprintf(stderr, "kubicle: listen on %s: %s\n", a.listen, strerror(-rc));
 		goto fail_proxy;
+	}
+	if (a.standin_exec) {
+		if (a.host.host_namespace) {
+			fprintf(stderr, "kubicle: --standin-exec is for a host stand-in, not a "
+					"tenant with --host-namespace\n");
+			rc = -EINVAL;
+			goto fail_kubeconfig;
+		}
+		proxy_set_standin_exec(s.proxy, true);
+		kb_warn("main", "host stand-in: pods/exec runs commands as local processes");
 	}
 	if (a.policy) {
 		char err[512];

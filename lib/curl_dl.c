@@ -30,6 +30,8 @@ static const struct {
 	E(curl_easy_setopt, easy_setopt),
 	E(curl_easy_getinfo, easy_getinfo),
 	E(curl_easy_strerror, easy_strerror),
+	E(curl_easy_send, easy_send),
+	E(curl_easy_recv, easy_recv),
 	E(curl_multi_init, multi_init),
 	E(curl_multi_cleanup, multi_cleanup),
 	E(curl_multi_setopt, multi_setopt),

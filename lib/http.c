@@ -103,6 +103,7 @@ enum conn_state {
 	CS_BODY,      /* reading a request body */
 	CS_HANDLER,   /* dispatched, no response yet */
 	CS_STREAMING, /* chunked response in progress */
+	CS_UPGRADED,  /* 101 sent: a byte pipe (kb_http_upgrade) */
 	CS_DRAINING,  /* final bytes queued; shutdown when written */
 	CS_LINGER,    /* shut down; discarding input until EOF or timeout */
 };
@@ -166,6 +167,9 @@ struct conn {
 	size_t pending_len, pending_off;
 	kb_http_abort_cb abort_cb;
 	void *abort_arg;
+	kb_http_raw_cb raw_cb; /* CS_UPGRADED: the client's bytes */
+	void *raw_arg;
+	bool raw_paused;
 	kb_http_req_t req;
 };
 
@@ -1170,6 +1174,66 @@ void kb_http_req_on_abort(kb_http_req_t *req, kb_http_abort_cb cb, void *arg)
 	c->abort_arg = arg;
 }
 
+/* ---- upgraded connections ---- */
+
+int kb_http_upgrade(kb_http_req_t *req, const char *extra_headers, kb_http_raw_cb on_data,
+		    void *arg)
+{
+	struct conn *c = req->conn_;
+	KB_CHECK(on_data, -EINVAL);
+	int rc = response_gate(c, false);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ECONNRESET;
+	KB_CHECK(c->state == CS_HANDLER && c->upgrade && c->ssl, -EINVAL);
+	c->keep_alive = false;
+	rc = build_head(c, 101, NULL, extra_headers, false, 0, false);
+	if (rc < 0) {
+		conn_close(c, "out of memory");
+		return rc;
+	}
+	c->state = CS_UPGRADED;
+	c->raw_cb = on_data;
+	c->raw_arg = arg;
+	kb_debug("http", "conn %llu: %s %s -> 101", (unsigned long long)c->id, req->method,
+		 req->path);
+	rc = tls_send(c, c->srv->scratch.data, c->srv->scratch.len);
+	if (rc == 0)
+		queue_resume(c); /* what the client already sent, from the loop */
+	return rc;
+}
+
+int kb_http_raw_write(kb_http_req_t *req, const char *data, size_t len)
+{
+	struct conn *c = req->conn_;
+	int rc = response_gate(c, false);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ECONNRESET;
+	KB_CHECK(c->state == CS_UPGRADED, -EINVAL);
+	return tls_send(c, data, len);
+}
+
+void kb_http_raw_pause(kb_http_req_t *req, bool pause)
+{
+	struct conn *c = req->conn_;
+	if (c->zombie || c->closing || c->state != CS_UPGRADED || c->raw_paused == pause)
+		return;
+	c->raw_paused = pause;
+	if (!pause)
+		queue_resume(c);
+}
+
+int kb_http_raw_end(kb_http_req_t *req)
+{
+	struct conn *c = req->conn_;
+	int rc = response_gate(c, true);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ECONNRESET;
+	KB_CHECK(c->state == CS_UPGRADED, -EINVAL);
+	c->raw_cb = NULL;
+	finish_request(c);
+	return 0;
+}
+
 /* Answers a protocol error (400, 413, 431) and closes. */
 static void send_error(struct conn *c, int status)
 {
@@ -1530,6 +1594,41 @@ static bool read_plain(struct conn *c)
 	return false;
 }
 
+/* An upgraded connection: hands what the client sent to the handler. */
+static void raw_deliver(struct conn *c)
+{
+	kb_http_server_t *srv = c->srv;
+	while (!c->closing && !c->raw_paused && c->state == CS_UPGRADED) {
+		if (c->pending_len > c->pending_off) {
+			/* bytes that came with the request head */
+			char *p = c->pending;
+			size_t off = c->pending_off, len = c->pending_len - off;
+			c->pending = NULL;
+			c->pending_len = c->pending_off = 0;
+			c->raw_cb(&c->req, p + off, len, c->raw_arg);
+			free(p);
+			continue;
+		}
+		int n = SSL_read(c->ssl, srv->plain, sizeof(srv->plain));
+		if (n > 0) {
+			c->raw_cb(&c->req, srv->plain, (size_t)n, c->raw_arg);
+			continue;
+		}
+		int e = SSL_get_error(c->ssl, n);
+		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+			break;
+		if (e == SSL_ERROR_ZERO_RETURN) {
+			conn_close(c, "client closed the upgraded connection");
+		} else {
+			kb_tls_log_errors("http", "SSL_read");
+			conn_close(c, "TLS error");
+		}
+		return;
+	}
+	if (!c->closing && c->read_stopped && !c->raw_paused)
+		start_reading(c);
+}
+
 static void conn_process(struct conn *c)
 {
 	if (c->in_process || c->closing)
@@ -1537,6 +1636,10 @@ static void conn_process(struct conn *c)
 	c->in_process = true;
 	if (c->state == CS_HANDSHAKE && handshake_step(c) <= 0)
 		goto out;
+	if (c->state == CS_UPGRADED) {
+		raw_deliver(c);
+		goto out;
+	}
 	while (parsing(c)) {
 		if (c->pending_len > c->pending_off) {
 			feed(c, c->pending + c->pending_off, c->pending_len - c->pending_off, true);
@@ -1589,7 +1692,8 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	}
 	if (c->state == CS_BODY)
 		tl_set(c, TL_IDLE);
-	if (c->state == CS_HANDLER || c->state == CS_STREAMING) {
+	if (c->state == CS_HANDLER || c->state == CS_STREAMING ||
+	    (c->state == CS_UPGRADED && c->raw_paused)) {
 		if (BIO_ctrl_pending(c->rbio) > RBIO_HIGH) {
 			uv_read_stop(s);
 			c->read_stopped = true;
@@ -1892,6 +1996,12 @@ size_t kb_http_server_conns(const kb_http_server_t *srv)
 }
 
 /* ---- helpers ---- */
+
+bool kb_http_req_upgrade(const kb_http_req_t *req)
+{
+	const struct conn *c = req->conn_;
+	return c->upgrade;
+}
 
 const char *kb_http_req_header(const kb_http_req_t *req, const char *name)
 {

@@ -131,6 +131,30 @@ size_t kb_http_stream_pending(const kb_http_req_t *req);
  * callback returns the request is freed. */
 void kb_http_req_on_abort(kb_http_req_t *req, kb_http_abort_cb cb, void *arg);
 
+/*
+ * Upgraded connections (101 Switching Protocols: WebSocket, SPDY), for a
+ * request that asked for one (Connection: Upgrade). kb_http_upgrade()
+ * answers 101 with `extra_headers` ("Name: value\r\n" lines: Upgrade,
+ * Connection, Sec-WebSocket-Accept, ...) and turns the connection into a
+ * byte pipe: what the client sends, decrypted, goes to on_data (from the
+ * loop, never inside a call made here; bytes that came right after the
+ * request head first), kb_http_raw_write() sends bytes, and
+ * kb_http_raw_end() closes the connection once its writes are out, after
+ * which the request must not be used. A client that goes away (or closes
+ * its TLS session) ends it through the abort callback, as for any request.
+ * No timeout applies to a pipe; kb_http_stream_pending() tells what is
+ * queued, kb_http_raw_pause() stops and resumes on_data (flow control).
+ * Any other answer to an upgrade request closes the connection after it.
+ */
+typedef void (*kb_http_raw_cb)(kb_http_req_t *req, const char *data, size_t len, void *arg);
+int kb_http_upgrade(kb_http_req_t *req, const char *extra_headers, kb_http_raw_cb on_data,
+		    void *arg);
+int kb_http_raw_write(kb_http_req_t *req, const char *data, size_t len);
+void kb_http_raw_pause(kb_http_req_t *req, bool pause);
+int kb_http_raw_end(kb_http_req_t *req);
+/* True when the request asked to switch protocols (Connection: Upgrade). */
+bool kb_http_req_upgrade(const kb_http_req_t *req);
+
 /* Status line text ("Not Found") for a code. */
 const char *kb_http_reason(int status);
 

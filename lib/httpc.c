@@ -7,9 +7,10 @@
  * curl_multi_info_read. A second timer drives the token bucket.
  * Headers (with the bearer token) are built when a request starts, so a
  * token replaced while requests wait behind the rate limit reaches them.
+ * Tunnels (upgraded connections) are in httpc_tunnel.c.
  */
-#include "lib/curl_dl.h"
 #include "lib/httpc.h"
+#include "lib/httpc_impl.h"
 
 #include "lib/kubeconfig.h"
 
@@ -36,10 +37,6 @@
  * the default rate limit. Streams (watches, followed logs) hold a
  * connection for long and do not count. */
 #define MAX_INFLIGHT 16
-/* Finished easy handles kept for the next requests: curl_easy_init and
- * curl_easy_cleanup cost a few allocations of 16-64 KiB buffers each, and
- * freeing those made glibc consolidate its heap once per request. */
-#define EASY_POOL 16
 /* client-go's cachingTokenSource re-reads a token file at most once a minute */
 #define TOKEN_REREAD_MS 60000
 
@@ -63,32 +60,6 @@ struct kb_httpc_req {
 	void *arg;
 	struct kb_buf resp;
 	struct kb_httpc_req *next, *prev; /* in c->queue or c->active */
-};
-
-struct kb_httpc {
-	uv_loop_t *loop;
-	CURLM *multi;
-	CURLSH *share; /* TLS sessions: a new connection resumes, no full handshake */
-	CURL *idle[EASY_POOL];
-	unsigned nidle;
-	uv_timer_t timer;       /* curl's timeout */
-	uv_timer_t limit_timer; /* next token */
-	char *server, *token, *token_file;
-	unsigned token_gen;     /* bumped by each token change */
-	uint64_t token_read_ms; /* last read of token_file */
-	char *ca_pem, *ca_file, *cert_pem, *key_pem;
-	bool insecure;
-	unsigned timeout_ms;
-	double qps, tokens;
-	unsigned burst;
-	uint64_t last_fill_ms;
-	struct kb_httpc_req *queue, *queue_tail, *active;
-	struct sock_ctx *socks;
-	size_t nactive, nqueued;
-	unsigned ninflight; /* active non-streaming requests */
-	int open_handles;
-	bool in_action; /* inside curl_multi_socket_action: no add/remove */
-	bool closing;
 };
 
 static void pump(kb_httpc_t *c);
@@ -143,7 +114,7 @@ static void req_free(struct kb_httpc_req *r)
 
 /* ---- error mapping (the one place curl codes become errnos) ---------------- */
 
-static int map_curl(CURLcode cc)
+int kb_httpc_map_curl(CURLcode cc)
 {
 	switch (cc) {
 	case CURLE_OK: return 0;
@@ -198,7 +169,7 @@ static void finish(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc)
 		return;
 	}
 	if (!r->cancelled) {
-		int err = map_curl(cc);
+		int err = kb_httpc_map_curl(cc);
 		if (err && err != -ECANCELED)
 			kb_debug("httpc", "%s %s: %s", r->method, r->url, curl_easy_strerror(cc));
 		const char *body = r->on_data ? NULL : (r->resp.data ? r->resp.data : "");
@@ -360,7 +331,7 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 
 /* ---- starting requests ----------------------------------------------------------- */
 
-static int setup_tls(kb_httpc_t *c, CURL *e)
+void kb_httpc_setup_tls(kb_httpc_t *c, CURL *e)
 {
 	if (c->insecure) {
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
@@ -380,7 +351,6 @@ static int setup_tls(kb_httpc_t *c, CURL *e)
 		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &kb);
 		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
 	}
-	return 0;
 }
 
 /* Gives r its curl handle when it starts, not when it is queued: a queue of
@@ -412,7 +382,8 @@ static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r)
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
 		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
 	}
-	return setup_tls(c, e);
+	kb_httpc_setup_tls(c, e);
+	return 0;
 }
 
 /* ---- bearer token ------------------------------------------------------------------ */
@@ -449,6 +420,13 @@ static bool token_reload(kb_httpc_t *c)
 		free(t);
 	}
 	return changed;
+}
+
+const char *kb_httpc_token(kb_httpc_t *c)
+{
+	if (c->token_file && kb_now_ms() - c->token_read_ms >= TOKEN_REREAD_MS)
+		token_reload(c);
+	return c->token;
 }
 
 static bool add_header(struct curl_slist **h, const char *line)
@@ -493,8 +471,7 @@ static int start(kb_httpc_t *c, struct kb_httpc_req *r)
 		r->easy = NULL;
 		return -ENOMEM;
 	}
-	if (c->token_file && kb_now_ms() - c->token_read_ms >= TOKEN_REREAD_MS)
-		token_reload(c);
+	kb_httpc_token(c); /* re-read when stale */
 	if (req_headers(c, r) < 0)
 		kb_err("httpc", "out of memory building headers for %s", r->url);
 	r->started = true;
@@ -736,6 +713,7 @@ void kb_httpc_close(kb_httpc_t *c)
 {
 	if (!c || c->closing)
 		return;
+	kb_httpc_tunnels_close(c); /* their easy handles use c's share and PEM blobs */
 	while (c->queue)
 		kb_httpc_cancel(c->queue);
 	while (c->active) {

@@ -103,4 +103,62 @@ void kb_httpc_set_limit(kb_httpc_t *c, double qps, unsigned burst);
 size_t kb_httpc_active(const kb_httpc_t *c);
 size_t kb_httpc_queued(const kb_httpc_t *c);
 
+/*
+ * ---- tunnels: upgraded connections (pods/exec, attach, portforward) ----
+ *
+ * A tunnel opens a connection of its own to the client's server (the
+ * client's TLS settings and credentials; never one of the kept-alive
+ * connections of requests, and not subject to the rate limit), sends one
+ * request head without a body, and reads the answer's head. When the
+ * answer is 101 Switching Protocols the connection becomes a byte pipe in
+ * both directions, as kube-apiserver's upgrade-aware proxy makes it; any
+ * other answer is reported with its body and the tunnel ends.
+ */
+typedef struct kb_httpc_tunnel kb_httpc_tunnel_t;
+
+struct kb_httpc_tunnel_cbs {
+	/*
+	 * The answer's head: its status and its header lines exactly as
+	 * received ("Name: value\r\n" each, without the status line and the
+	 * blank line; borrowed for the call). With 101 the pipe is open when
+	 * the call returns and on_data brings the peer's bytes. With any other
+	 * status on_data brings the body (at most 64 KiB of it, delimited by
+	 * Content-Length, chunked encoding or the end of the connection) and
+	 * on_close follows with err 0.
+	 */
+	void (*on_head)(kb_httpc_tunnel_t *t, int status, const char *headers, size_t len,
+			void *arg);
+	/* Bytes from the peer, in order; borrowed for the call. */
+	void (*on_data)(kb_httpc_tunnel_t *t, const char *data, size_t len, void *arg);
+	/*
+	 * The end, called once unless kb_httpc_tunnel_close came first: err 0
+	 * when the peer closed (after a head), else a negative errno
+	 * (-ECONNREFUSED, -ETIMEDOUT: no head within 30 s, -EPROTO: TLS or a
+	 * malformed answer, -ECONNRESET). t is freed when it returns.
+	 */
+	void (*on_close)(kb_httpc_tunnel_t *t, int err, void *arg);
+	void *arg;
+};
+
+/*
+ * Starts a tunnel: `method` and `path` (with its query) and `headers`
+ * ("Name: value\r\n" lines, e.g. Connection, Upgrade, Sec-WebSocket-*; NULL:
+ * none). Host, User-Agent and the bearer token, if the client has one, are
+ * added. Returns NULL on ENOMEM (no callback then). The callbacks run on
+ * the loop thread, never from inside this call.
+ */
+kb_httpc_tunnel_t *kb_httpc_tunnel(kb_httpc_t *c, const char *method, const char *path,
+				   const char *headers, const struct kb_httpc_tunnel_cbs *cbs);
+/* Sends bytes to the peer once the pipe is open (copied; bytes written
+ * before on_head wait for it). 0, -ENOMEM, or -EPIPE when the tunnel is
+ * ending. */
+int kb_httpc_tunnel_write(kb_httpc_tunnel_t *t, const char *data, size_t len);
+/* Bytes written but not yet taken by the socket. */
+size_t kb_httpc_tunnel_pending(const kb_httpc_tunnel_t *t);
+/* Stops (true) or resumes reading from the peer, for flow control. */
+void kb_httpc_tunnel_pause(kb_httpc_tunnel_t *t, bool pause);
+/* Ends the tunnel: what is pending is still sent (for at most 5 s), then
+ * the connection closes. No callback follows; t must not be used. */
+void kb_httpc_tunnel_close(kb_httpc_tunnel_t *t);
+
 #endif

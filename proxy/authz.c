@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/http.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
@@ -183,6 +184,15 @@ int authz_authorize(struct req *r)
 	attrs_of(r, &g, &a);
 	char why[1024];
 	bool ok = authz_check(r->px, &a, why, sizeof(why));
+	if (ok && a.resource_request && hostpod_is_connect(r) && strcmp(a.verb, "get") == 0 &&
+	    kb_http_req_upgrade(r->http)) {
+		/* A WebSocket upgrade is a GET, yet it starts a process as SPDY's
+		 * POST does: it also needs create, as kube's
+		 * AuthorizePodWebsocketUpgradeCreatePermission has it (on by
+		 * default from 1.35). */
+		a.verb = "create";
+		ok = authz_check(r->px, &a, why, sizeof(why));
+	}
 	audit_annotate(r, "authorization.k8s.io/decision", ok ? "allow" : "forbid");
 	audit_annotate(r, "authorization.k8s.io/reason", why);
 	if (ok)

@@ -22,11 +22,18 @@
 
 #define LOG_ANNOTATION "kubicle.dev/log"
 
-void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, void *arg)
+void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
+		    void *arg)
 {
 	px->host_sync = pod_log != NULL;
 	px->pod_log = pod_log;
+	px->pod_connect = pod_connect;
 	px->pod_log_arg = arg;
+}
+
+void proxy_set_standin_exec(proxy_t *px, bool on)
+{
+	px->standin_exec = on;
 }
 
 /* The stand-in's log text, cut to the last `tail` lines (-1: all). */
@@ -87,6 +94,129 @@ void hostpod_log(struct req *r)
 	kb_http_req_t *http = r->http;
 	r->http = NULL; /* the syncer answers it */
 	r->px->pod_log(r->px->pod_log_arg, http, r->ns, r->name, http->query);
+}
+
+/* ---- pods/exec, pods/attach, pods/portforward ----------------------------------
+ * Checked here as kube's streamLocation checks them (the pod, its container,
+ * its node), then passed to the host's kubelet through the host API (the
+ * syncer), or run by the stand-in.
+ */
+
+bool hostpod_is_connect(const struct req *r)
+{
+	return r->res && !r->res->group[0] && strcmp(r->res->plural, "pods") == 0 && r->sub &&
+	       (strcmp(r->sub, "exec") == 0 || strcmp(r->sub, "attach") == 0 ||
+		strcmp(r->sub, "portforward") == 0);
+}
+
+/* Container names of a list joined by spaces, as Go's %s of a []string. */
+static void container_names(const json_t *list, struct kb_buf *b)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach (list, i, c)
+		kb_buf_printf(b, "%s%s", i ? " " : "", obj_str(c, "name") ? obj_str(c, "name") : "");
+}
+
+static bool has_container(const json_t *spec, const char *name)
+{
+	static const char *const lists[] = {"containers", "initContainers", "ephemeralContainers"};
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
+			const char *n = obj_str(c, "name");
+			if (n && strcmp(n, name) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* The container the request names, or the pod's only one; NULL when it has
+ * answered 400. Returns a pointer into pod or into r's query copy. */
+static const char *connect_container(struct req *r, const json_t *pod, char *buf, size_t len)
+{
+	char *q = strdup(r->http->query), *cur = q, *k, *v;
+	buf[0] = '\0';
+	while (q && kb_http_query_next(&cur, &k, &v))
+		if (strcmp(k, "container") == 0)
+			snprintf(buf, len, "%s", v);
+	free(q);
+	const json_t *spec = json_object_get(pod, "spec");
+	if (buf[0]) {
+		if (has_container(spec, buf))
+			return buf;
+		reply_statusf(r, 400, "BadRequest", "container %s is not valid for pod %s", buf,
+			      r->name);
+		return NULL;
+	}
+	const json_t *cs = json_object_get(spec, "containers");
+	if (json_array_size(cs) == 1) {
+		snprintf(buf, len, "%s", obj_str(json_array_get(cs, 0), "name"));
+		return buf;
+	}
+	if (json_array_size(cs) == 0) {
+		reply_statusf(r, 400, "BadRequest", "a container name must be specified for pod %s",
+			      r->name);
+		return NULL;
+	}
+	struct kb_buf b = {0};
+	kb_buf_printf(&b, "a container name must be specified for pod %s, choose one of: [", r->name);
+	container_names(cs, &b);
+	kb_buf_puts(&b, "]");
+	const json_t *init = json_object_get(spec, "initContainers");
+	if (json_array_size(init)) {
+		kb_buf_puts(&b, " or one of the init containers: [");
+		container_names(init, &b);
+		kb_buf_puts(&b, "]");
+	}
+	reply_statusf(r, 400, "BadRequest", "%s", b.data ? b.data : "");
+	kb_buf_free(&b);
+	return NULL;
+}
+
+void hostpod_connect(struct req *r)
+{
+	const char *m = r->http->method;
+	if (strcmp(m, "GET") != 0 && strcmp(m, "POST") != 0) {
+		reply_statusf(r, 405, "MethodNotAllowed",
+			      "the server does not allow this method on the requested resource");
+		return;
+	}
+	json_t *pod = NULL;
+	int rc = store_get(r->px->store, r->res->store_key, r->ns ? r->ns : "", r->name, &pod);
+	if (rc < 0) {
+		reply_errno(r, rc, r->name);
+		return;
+	}
+	char container[256];
+	bool ports = strcmp(r->sub, "portforward") == 0;
+	const char *node = obj_str(pod, "spec.nodeName");
+	if (!ports && !connect_container(r, pod, container, sizeof(container)))
+		goto out;
+	if (!node || !*node) {
+		reply_statusf(r, 400, "BadRequest", "pod %s does not have a host assigned", r->name);
+		goto out;
+	}
+	if (!kb_http_req_upgrade(r->http)) {
+		reply_statusf(r, 400, "BadRequest", "Upgrade request required");
+		goto out;
+	}
+	if (r->px->pod_connect) {
+		kb_http_req_t *http = r->http;
+		r->http = NULL; /* the syncer answers it */
+		r->px->pod_connect(r->px->pod_log_arg, http, r->ns, r->name, r->sub, http->query);
+	} else if (r->px->standin_exec && strcmp(r->sub, "exec") == 0) {
+		standin_exec(r, container);
+	} else {
+		reply_statusf(r, 400, "BadRequest",
+			      "pods/%s is not served here: this server is a host stand-in "
+			      "without a kubelet%s",
+			      r->sub, strcmp(r->sub, "exec") == 0 ? " (start it with --standin-exec)" : "");
+	}
+out:
+	json_decref(pod);
 }
 
 /* ---- fields refused when pods run on a host ------------------------------------ */

@@ -51,12 +51,23 @@ void proxy_stop(proxy_t *px);
 /* Pods of this tenant run on a host cluster (the syncer): pod specs that
  * would reach into the host (nodeName, hostNetwork, hostPID, hostIPC, host
  * ports, hostPath volumes, privileged containers) are refused with 422, and
- * GET pods/log is answered by `pod_log(arg, req, ns, name, raw_query)`,
- * which must answer `req` (borrowed until answered). `arg` is borrowed and
- * must outlive the proxy (or be unset with pod_log NULL first). */
+ * GET pods/log is answered by `pod_log(arg, req, ns, name, raw_query)` and
+ * the upgrade requests of pods/exec, pods/attach and pods/portforward, once
+ * authorized and checked against the pod (its container, its node), by
+ * `pod_connect(arg, req, ns, name, sub, raw_query)`; both must answer `req`
+ * (borrowed until answered). `arg` is borrowed and must outlive the proxy
+ * (or be unset with pod_log NULL first). */
 typedef void (*proxy_pod_log_fn)(void *arg, kb_http_req_t *req, const char *ns, const char *name,
 				 const char *query);
-void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, void *arg);
+typedef void (*proxy_pod_connect_fn)(void *arg, kb_http_req_t *req, const char *ns,
+				     const char *name, const char *sub, const char *query);
+void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
+		    void *arg);
+
+/* Makes this server a host stand-in whose pods/exec runs the command as a
+ * local process of this server (tests and the local demo, where no kubelet
+ * exists). Off by default: it runs what a tenant asks on this machine. */
+void proxy_set_standin_exec(proxy_t *px, bool on);
 
 /* Enforces a tenant policy (policies/policies.h; borrowed, must outlive the
  * proxy or be unset) on pods and pod templates, and keeps the ResourceQuota

@@ -41,7 +41,9 @@ struct proxy {
 	bool stopping;
 	bool host_sync;           /* pods run on a host: refuse host-reaching pod fields */
 	proxy_pod_log_fn pod_log; /* pods/log passthrough (subres.c), or NULL */
+	proxy_pod_connect_fn pod_connect; /* pods/exec, attach, portforward, or NULL */
 	void *pod_log_arg;
+	bool standin_exec; /* proxy_set_standin_exec */
 	char data_dir[1024]; /* the tenant's directory ("" in tests) */
 	struct authz *authz; /* authz.c: RBAC index and watches */
 	struct audit *audit; /* audit.c: DIR/audit.log, or NULL */
@@ -170,6 +172,14 @@ bool subres_handle(struct req *r);
 /* hostpod.c: GET pods/log (passthrough to the host when syncing; else the
  * host stand-in's logs from the pod's kubicle.dev/log annotation). */
 void hostpod_log(struct req *r);
+/* hostpod.c: pods/exec, pods/attach, pods/portforward (upgrade requests):
+ * passed to the host when syncing, else the stand-in's exec (when on). */
+void hostpod_connect(struct req *r);
+/* Whether r names one of those subresources of pods. */
+bool hostpod_is_connect(const struct req *r);
+/* standin_exec.c: runs the command of an exec request on the host stand-in
+ * and speaks v5.channel.k8s.io over WebSocket; answers r->http (takes it). */
+void standin_exec(struct req *r, const char *container);
 /* hostpod.c: a pod spec field that would reach into the host, for 422
  * causes when px->host_sync (json causes array borrowed). With a policy,
  * only spec.nodeName: the policy's hostFields rule decides the rest. */

@@ -14,6 +14,9 @@ struct subres_route {
 
 static const struct subres_route routes[] = {
     {"", "pods", "log", hostpod_log},
+    {"", "pods", "exec", hostpod_connect},
+    {"", "pods", "attach", hostpod_connect},
+    {"", "pods", "portforward", hostpod_connect},
     {"", "pods", "binding", hostpod_binding},
     {"", "serviceaccounts", "token", auth_token_request},
     {NULL, NULL, NULL, NULL},

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "lib/kubeconfig.h"
@@ -1022,6 +1023,215 @@ void syncer_pod_log(void *arg, kb_http_req_t *req, const char *ns, const char *n
 		return;
 	}
 	kb_http_req_on_abort(req, on_log_abort, lp);
+}
+
+/* ---- pods/exec, attach, portforward: an upgraded pipe to the host pod ---------------- */
+
+/* Request headers passed on to the host: those of the upgrade itself and of
+ * the stream protocols' negotiation. Authorization, cookies and the rest
+ * stay here (the host sees the syncer's own credentials). */
+static const char *const pipe_req_headers[] = {
+    "connection",	     "upgrade",		      "sec-websocket-key",
+    "sec-websocket-version", "sec-websocket-protocol", "x-stream-protocol-version",
+};
+/* Answer headers passed back to the tenant's client with a 101. */
+static const char *const pipe_resp_headers[] = {
+    "upgrade:", "connection:", "sec-websocket-accept:", "sec-websocket-protocol:",
+    "x-stream-protocol-version:",
+};
+
+#define PIPE_HIGH   (1024 * 1024) /* bytes queued towards one side before the other pauses */
+#define PIPE_RECHECK_MS 20
+
+struct pipe {
+	struct syncer *s;
+	kb_http_req_t *req;	/* the tenant's request; NULL once ended */
+	kb_httpc_tunnel_t *t;	/* the host side; NULL once ended */
+	bool open;		/* 101 passed on */
+	int status;		/* the host's refusal, else 0 */
+	struct kb_buf body;	/* its body */
+	bool req_paused, t_paused;
+	uv_timer_t timer;	/* resumes a paused side once the other drained */
+	bool timer_on;
+};
+
+static void pipe_timer_closed(uv_handle_t *h)
+{
+	struct pipe *p = h->data;
+	kb_buf_free(&p->body);
+	free(p);
+}
+
+static void pipe_free(struct pipe *p)
+{
+	uv_close((uv_handle_t *)&p->timer, pipe_timer_closed);
+}
+
+static void pipe_check(uv_timer_t *h)
+{
+	struct pipe *p = h->data;
+	if (p->t_paused && p->req && kb_http_stream_pending(p->req) < PIPE_HIGH / 2) {
+		p->t_paused = false;
+		kb_httpc_tunnel_pause(p->t, false);
+	}
+	if (p->req_paused && p->t && kb_httpc_tunnel_pending(p->t) < PIPE_HIGH / 2) {
+		p->req_paused = false;
+		kb_http_raw_pause(p->req, false);
+	}
+	if (!p->t_paused && !p->req_paused) {
+		uv_timer_stop(&p->timer);
+		p->timer_on = false;
+	}
+}
+
+static void pipe_watch(struct pipe *p)
+{
+	if (!p->timer_on) {
+		p->timer_on = true;
+		uv_timer_start(&p->timer, pipe_check, PIPE_RECHECK_MS, PIPE_RECHECK_MS);
+	}
+}
+
+/* From the tenant's client to the host. */
+static void pipe_from_client(kb_http_req_t *req, const char *data, size_t len, void *arg)
+{
+	struct pipe *p = arg;
+	if (!p->t || kb_httpc_tunnel_write(p->t, data, len) < 0)
+		return;
+	if (kb_httpc_tunnel_pending(p->t) > PIPE_HIGH) {
+		p->req_paused = true;
+		kb_http_raw_pause(req, true);
+		pipe_watch(p);
+	}
+}
+
+/* The tenant's client went away. */
+static void pipe_client_gone(kb_http_req_t *req, void *arg)
+{
+	struct pipe *p = arg;
+	p->req = NULL;
+	if (p->t) {
+		kb_httpc_tunnel_close(p->t);
+		p->t = NULL;
+	}
+	pipe_free(p);
+}
+
+static void pipe_head(kb_httpc_tunnel_t *t, int status, const char *headers, size_t len,
+		      void *arg)
+{
+	struct pipe *p = arg;
+	if (status != 101) {
+		p->status = status;
+		return;
+	}
+	struct kb_buf h = {0};
+	const char *line = headers, *end = headers + len;
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
+		for (size_t i = 0; i < KB_ARRAY_SIZE(pipe_resp_headers); i++) {
+			size_t k = strlen(pipe_resp_headers[i]);
+			if (n > k && strncasecmp(line, pipe_resp_headers[i], k) == 0)
+				kb_buf_append(&h, line, n);
+		}
+		line += n;
+	}
+	if (h.len && h.data[h.len - 1] != '\n')
+		kb_buf_puts(&h, "\r\n");
+	int rc = kb_http_upgrade(p->req, h.data ? h.data : "", pipe_from_client, p);
+	kb_buf_free(&h);
+	if (rc < 0) { /* the client is gone: its abort callback ends the pipe */
+		kb_debug("syncer", "pods connect: upgrade: %s", strerror(-rc));
+		return;
+	}
+	p->open = true;
+}
+
+/* From the host to the tenant's client (or the host's refusal's body). */
+static void pipe_data(kb_httpc_tunnel_t *t, const char *data, size_t len, void *arg)
+{
+	struct pipe *p = arg;
+	if (!p->open) {
+		if (p->body.len + len <= 64 * 1024)
+			kb_buf_append(&p->body, data, len);
+		return;
+	}
+	if (!p->req || kb_http_raw_write(p->req, data, len) < 0)
+		return;
+	if (kb_http_stream_pending(p->req) > PIPE_HIGH) {
+		p->t_paused = true;
+		kb_httpc_tunnel_pause(t, true);
+		pipe_watch(p);
+	}
+}
+
+static void pipe_closed(kb_httpc_tunnel_t *t, int err, void *arg)
+{
+	struct pipe *p = arg;
+	p->t = NULL;
+	if (p->req) {
+		kb_http_req_on_abort(p->req, NULL, NULL);
+		if (p->open) {
+			kb_http_raw_end(p->req);
+		} else if (p->status) {
+			bool json = p->body.len && p->body.data[0] == '{';
+			kb_http_respond(p->req, p->status,
+					json ? "application/json" : "text/plain; charset=utf-8",
+					NULL, p->body.data ? p->body.data : "", p->body.len);
+		} else {
+			kb_warn("syncer", "pods connect: host: %s", strerror(-err));
+			static const char msg[] =
+			    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+			    "\"status\":\"Failure\",\"message\":\"the host cluster is not "
+			    "reachable\",\"reason\":\"ServiceUnavailable\",\"code\":503}";
+			kb_http_respond(p->req, 503, "application/json", NULL, msg,
+					sizeof(msg) - 1);
+		}
+		p->req = NULL;
+	}
+	pipe_free(p);
+}
+
+void syncer_pod_connect(void *arg, kb_http_req_t *req, const char *ns, const char *name,
+			const char *sub, const char *query)
+{
+	struct syncer *s = arg;
+	char hn[SYNCER_NAME_MAX + 1], path[4096];
+	if (syncer_host_name(ns, name, s->tenant, hn, sizeof(hn)) < 0 || !host_pod(s, hn)) {
+		log_not_found(req, name);
+		return;
+	}
+	int n = snprintf(path, sizeof(path), "%s/%s/%s%s%s", s->pods_path, hn, sub,
+			 query && *query ? "?" : "", query ? query : "");
+	struct kb_buf h = {0};
+	for (size_t i = 0; i < req->nheaders; i++)
+		for (size_t j = 0; j < KB_ARRAY_SIZE(pipe_req_headers); j++)
+			if (strcmp(req->headers[i].name, pipe_req_headers[j]) == 0)
+				kb_buf_printf(&h, "%s: %s\r\n", req->headers[i].name,
+					      req->headers[i].value);
+	struct pipe *p = calloc(1, sizeof(*p));
+	if (n < 0 || (size_t)n >= sizeof(path) || !p) {
+		free(p);
+		kb_buf_free(&h);
+		kb_http_respond(req, n < 0 || (size_t)n >= sizeof(path) ? 414 : 500, "text/plain",
+				NULL, "", 0);
+		return;
+	}
+	p->s = s;
+	p->req = req;
+	uv_timer_init(s->loop, &p->timer);
+	p->timer.data = p;
+	struct kb_httpc_tunnel_cbs cbs = {
+	    .on_head = pipe_head, .on_data = pipe_data, .on_close = pipe_closed, .arg = p};
+	p->t = kb_httpc_tunnel(s->http, req->method, path, h.data, &cbs);
+	kb_buf_free(&h);
+	if (!p->t) {
+		pipe_free(p);
+		kb_http_respond(req, 500, "text/plain", NULL, "", 0);
+		return;
+	}
+	kb_http_req_on_abort(req, pipe_client_gone, p);
 }
 
 /* ---- start / stop --------------------------------------------------------------------- */

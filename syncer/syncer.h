@@ -99,6 +99,19 @@ void syncer_stop(syncer_t *s);
 void syncer_pod_log(void *syncer, kb_http_req_t *req, const char *ns, const char *name,
 		    const char *query);
 
+/*
+ * Serves pods/exec, pods/attach and pods/portforward (`sub`) of tenant pod
+ * ns/name, an upgrade request (WebSocket or SPDY), by opening the same
+ * upgrade to its host pod and, once the host answers 101, piping bytes both
+ * ways unchanged, as kube-apiserver's upgrade-aware proxy does towards the
+ * kubelet: the stream protocol (channels, pings, the exit Status) is the
+ * host's. The host's refusal (any other status) is passed on with its
+ * body. `query` (command, container, stdin/stdout/stderr, tty, ports) is
+ * passed on. Answers `req` in every case. Matches proxy_pod_connect_fn.
+ */
+void syncer_pod_connect(void *syncer, kb_http_req_t *req, const char *ns, const char *name,
+			const char *sub, const char *query);
+
 /* Whether `name` is a scheduler profile the syncer knows (kai, kueue,
  * volcano, hami, none). */
 bool syncer_scheduler_known(const char *name);

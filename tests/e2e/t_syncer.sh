@@ -16,7 +16,7 @@ sy_start_tenant() {
 }
 
 sy_start_host() { # [PORT]
-  E2E_PORT=${1:-0} start_server syhost || return 1
+  E2E_PORT=${1:-0} start_server syhost --standin-exec || return 1
   SY_HOST_KCFG=$KCFG SY_HOST_PID=$SERVER_PID SY_HOST_PORT=${SERVER_URL##*:}
 }
 
@@ -334,6 +334,74 @@ syncer_suite_logs_follow() {
   "${T[@]}" delete pod flw --wait=false >/dev/null
 }
 
+# kubectl exec through the tenant: the tenant checks the pod and RBAC, the
+# syncer opens the same WebSocket upgrade to the host pod and pipes bytes;
+# the host stand-in (--standin-exec) runs the command as a local process
+# and speaks v5.channel.k8s.io, as a kubelet would.
+syncer_suite_exec() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  local k out f=$E2E_TMP/exec.out
+  "${T[@]}" apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: ex}
+spec:
+  containers:
+  - {name: main, image: busybox, command: [sleep, "3600"], env: [{name: GREETING, value: bonjour}]}
+  - {name: side, image: busybox, command: [sleep, "3600"]}
+YAML
+  "${T[@]}" wait --for=condition=Ready pod/ex --timeout=20s >/dev/null
+  for k in kubectl "$GSDK/kubectl.1.33" "$GSDK/kubectl.1.30"; do
+    [ -x "$k" ] || command -v "$k" >/dev/null || continue
+    expect_eq "exec ($(basename "$k")): stdout of the command" "hello world" \
+      "$k" --kubeconfig "$T_t1_KCFG" exec ex -c main -- echo hello world
+  done
+  expect_rc "exec: the command's exit code is kubectl's" 3 'command terminated with exit code 3' \
+    "${T[@]}" exec ex -c main -- sh -c 'exit 3'
+  expect_eq "exec -i: stdin reaches the command, its end too" "hello-stdin" \
+    sh -c "printf 'hello-stdin\n' | kubectl --kubeconfig $T_t1_KCFG exec -i ex -c main -- cat"
+  "${T[@]}" exec ex -c main -- sh -c 'echo to-out; echo to-err >&2' >"$f" 2>"$f.err"
+  expect_eq "exec: stdout and stderr on their own channels" "to-out|to-err" \
+    sh -c "printf '%s|%s' \"\$(cat $f)\" \"\$(cat $f.err)\""
+  expect_eq "exec: the container's env" "bonjour" \
+    "${T[@]}" exec ex -c main -- sh -c 'echo $GREETING'
+  expect_eq "exec: 3 MB of output, whole" "3000000" \
+    sh -c "kubectl --kubeconfig $T_t1_KCFG exec ex -c main -- head -c 3000000 /dev/zero | wc -c"
+  head -c 2000000 /dev/urandom >"$f.in"
+  expect_eq "exec -i: 2 MB of stdin, byte for byte" "$(sha256sum <"$f.in" | cut -c1-64)" \
+    sh -c "kubectl --kubeconfig $T_t1_KCFG exec -i ex -c main -- sha256sum <$f.in | cut -c1-64"
+  expect_fail "exec: a container the pod lacks" 'container nosuch is not valid for pod ex' \
+    "${T[@]}" exec ex -c nosuch -- true
+  expect_fail "exec: a command not found" 'executable file not found' \
+    "${T[@]}" exec ex -c main -- /no/such/cmd
+  expect_rc "exec: the stand-in answers kubectl on the host itself" 0 '^direct$' \
+    "${H[@]}" exec ex-x-default-x-t1 -c main -- echo direct
+  # without a container, the server asks for one (kubectl picks the first
+  # itself, so ask with curl as a client library would)
+  expect "exec: no container named in a pod of two" \
+    'a container name must be specified for pod ex, choose one of: \[main side\]' \
+    curl -sS --cacert "$E2E_TMP/t1/ca.crt" --cert "$E2E_TMP/t1/admin.crt" --key "$E2E_TMP/t1/admin.key" \
+      -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
+      -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: v5.channel.k8s.io' \
+      "https://127.0.0.1:$T_t1_PORT/api/v1/namespaces/default/pods/ex/exec?command=true&stdout=true"
+  expect "exec: a plain GET, without an upgrade, is refused" 'Upgrade request required' \
+    curl -sS --cacert "$E2E_TMP/t1/ca.crt" --cert "$E2E_TMP/t1/admin.crt" --key "$E2E_TMP/t1/admin.key" \
+      "https://127.0.0.1:$T_t1_PORT/api/v1/namespaces/default/pods/ex/exec?command=true&stdout=true&container=main"
+  # RBAC: get on pods/exec is not enough for a WebSocket exec; create is
+  "$KUBICLE" kubeconfig --data-dir "$E2E_TMP/t1" --user viewer --out "$E2E_TMP/viewer.kcfg" >/dev/null
+  "${T[@]}" create role exec-get --verb=get,list --resource=pods,pods/exec >/dev/null
+  "${T[@]}" create rolebinding viewer-exec-get --role=exec-get --user=viewer >/dev/null
+  expect_fail "exec: get on pods/exec alone is refused" \
+    'cannot create resource "pods/exec" in API group "" in the namespace "default"' \
+    kubectl --kubeconfig "$E2E_TMP/viewer.kcfg" exec ex -c main -- true
+  "${T[@]}" create role exec-create --verb=create --resource=pods/exec >/dev/null
+  "${T[@]}" create rolebinding viewer-exec-create --role=exec-create --user=viewer >/dev/null
+  expect_until "exec: with create on pods/exec it runs" "ok" \
+    kubectl --kubeconfig "$E2E_TMP/viewer.kcfg" exec ex -c main -- echo ok
+  expect "the stand-in's server stays up" '^ok$' "${H[@]}" get --raw /readyz
+  "${T[@]}" delete pod ex --wait=false >/dev/null
+}
+
 # Host credentials that rotate: the tenant's host kubeconfig names a
 # tokenFile (relative to the kubeconfig) that a supervisor rewrites; the old
 # token is then revoked. The syncer re-reads the file on the 401 and retries.
@@ -378,6 +446,7 @@ syncer_suite() {
   syncer_suite_basic
   syncer_suite_update
   syncer_suite_logs_follow
+  syncer_suite_exec
   syncer_suite_sa
   syncer_suite_config
   syncer_suite_quota

@@ -122,6 +122,25 @@ static void handle_echo(kb_http_req_t *req)
 	kb_buf_free(&b);
 }
 
+/* An upgraded pipe that echoes what the client sends; "bye" at the end of
+ * a read ends it from the server's side. */
+static void raw_echo(kb_http_req_t *req, const char *data, size_t len, void *arg)
+{
+	kb_http_raw_write(req, data, len);
+	if (len >= 3 && memcmp(data + len - 3, "bye", 3) == 0)
+		kb_http_raw_end(req);
+}
+
+static void handle_upgrade(kb_http_req_t *req)
+{
+	kb_http_req_on_abort(req, on_abort, NULL);
+	if (!kb_http_req_upgrade(req)) {
+		kb_http_respond(req, 426, "text/plain", "Upgrade: echo\r\n", "", 0);
+		return;
+	}
+	kb_http_upgrade(req, "Upgrade: echo\r\nConnection: Upgrade\r\n", raw_echo, NULL);
+}
+
 static void on_request(kb_http_req_t *req, void *arg)
 {
 	atomic_fetch_add(&S.requests, 1);
@@ -142,6 +161,8 @@ static void on_request(kb_http_req_t *req, void *arg)
 		S.hung = req; /* answered later, without an abort callback */
 	} else if (strcmp(req->path, "/cert") == 0) {
 		handle_cert(req);
+	} else if (strcmp(req->path, "/upgrade") == 0) {
+		handle_upgrade(req);
 	} else if (strcmp(req->path, "/big") == 0) {
 		size_t n = 100000;
 		char *big = malloc(n);
@@ -719,6 +740,62 @@ START_TEST(abort_on_disconnect)
 }
 END_TEST
 
+/* 101 Switching Protocols, then a byte pipe: bytes sent with the request
+ * head come first, a large exchange comes back whole, the server ends it
+ * (close_notify), or the client does (abort callback). */
+START_TEST(upgrade_pipe)
+{
+	start_server(NULL);
+	struct client *c = client_open();
+	struct resp r;
+	client_puts(c, "GET /upgrade HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\nearly");
+	ck_assert(client_read(c, &r, true));
+	ck_assert_int_eq(r.status, 101);
+	ck_assert_str_eq(resp_header(&r, "Upgrade"), "echo");
+	ck_assert_ptr_null(resp_header(&r, "Content-Length"));
+	ck_assert_ptr_null(resp_header(&r, "Transfer-Encoding"));
+	resp_free(&r);
+	ck_assert(client_need(c, 5));
+	ck_assert(memcmp(c->buf, "early", 5) == 0);
+	client_consume(c, 5);
+	size_t big = 200000;
+	char *b = malloc(big);
+	for (size_t i = 0; i < big; i++)
+		b[i] = (char)('a' + i % 23);
+	client_send(c, b, big);
+	ck_assert(client_need(c, big));
+	ck_assert(memcmp(c->buf, b, big) == 0);
+	client_consume(c, big);
+	free(b);
+	client_puts(c, "bye");
+	ck_assert(client_need(c, 3));
+	ck_assert(memcmp(c->buf, "bye", 3) == 0);
+	ck_assert(client_sees_close(c));
+	client_close(c);
+	ck_assert_int_eq(atomic_load(&S.aborted), 0);
+
+	/* The client leaves: the handler hears of it. */
+	c = client_open();
+	client_puts(c, "GET /upgrade HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n");
+	ck_assert(client_read(c, &r, true));
+	ck_assert_int_eq(r.status, 101);
+	resp_free(&r);
+	client_puts(c, "ping");
+	ck_assert(client_need(c, 4));
+	client_close(c);
+	ck_assert(wait_for(&S.aborted, 1));
+
+	/* Without Connection: Upgrade it is a plain request. */
+	c = client_open();
+	client_puts(c, "GET /upgrade HTTP/1.1\r\nUpgrade: echo\r\n\r\n");
+	ck_assert(client_read(c, &r, false));
+	ck_assert_int_eq(r.status, 426);
+	resp_free(&r);
+	client_close(c);
+	stop_server();
+}
+END_TEST
+
 START_TEST(request_outlives_connection)
 {
 	start_server(NULL);
@@ -1015,6 +1092,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, long_stream_handover);
 	tcase_add_test(tc, abort_on_disconnect);
 	tcase_add_test(tc, request_outlives_connection);
+	tcase_add_test(tc, upgrade_pipe);
 	tcase_add_test(tc, idle_timeout);
 	tcase_add_test(tc, pipelined_in_order);
 	tcase_add_test(tc, expect_continue);

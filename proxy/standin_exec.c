@@ -1,0 +1,582 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pods/exec on the host stand-in (kubicle serve --standin-exec): what a
+ * kubelet does for `kubectl exec`, with the command run as a local process
+ * of this server, since the stand-in has no containers. Tests and the local
+ * demo use it to drive exec end to end through a tenant (tenant -> syncer
+ * -> this server); a real host's kubelet runs the command in the container.
+ *
+ * The stream protocol is v5.channel.k8s.io (or v4) over WebSocket, as
+ * kubectl 1.30 and later speak it: binary messages whose first byte is the
+ * channel: 0 stdin (from the client), 1 stdout, 2 stderr, 3 the final
+ * Status, 4 terminal resizes (ignored: no terminal here), 255 the v5 signal
+ * that the client closed a stream ([255, 0]: stdin is done). With tty the
+ * process's stderr goes to stdout, as a terminal would merge them. Pings are
+ * answered. The session ends with the Status on channel 3 (Success, or
+ * NonZeroExitCode with the exit code as kube's kubelet writes it), a close
+ * frame and the end of the connection.
+ *
+ * Bounds: what the client sends for stdin is queued up to 4 MiB (the
+ * client's reading pauses above it); output is read while less than 1 MiB
+ * waits for the client.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <uv.h>
+
+#include "lib/http.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "lib/ws.h"
+#include "proxy/proxy_impl.h"
+
+#define MAX_ARGS       256
+#define MAX_MESSAGE    (1024 * 1024)
+#define OUT_HIGH       (1024 * 1024)
+#define IN_HIGH        (4 * 1024 * 1024)
+#define RECHECK_MS     20
+#define PROTO_V5       "v5.channel.k8s.io"
+#define PROTO_V4       "v4.channel.k8s.io"
+
+enum { CH_STDIN = 0, CH_STDOUT = 1, CH_STDERR = 2, CH_ERROR = 3, CH_RESIZE = 4, CH_CLOSE = 255 };
+
+struct sx {
+	kb_http_req_t *http; /* NULL once ended or gone */
+	struct kb_ws_parser ws;
+	uv_process_t proc;
+	uv_pipe_t in, out, err;
+	uv_timer_t timer;
+	bool has_in, has_out, has_err;
+	bool tty;
+	bool spawned, exited;
+	int64_t exit_status;
+	int term_signal;
+	int reading;	     /* output pipes not at EOF yet */
+	int handles;	     /* libuv handles not closed yet */
+	size_t in_queued;    /* stdin bytes written, not yet taken */
+	bool in_closing;     /* stdin shut (client's close signal) */
+	bool out_paused, client_paused;
+	char cmdline[512];   /* the command, for the exit message */
+	char *spawn_error;   /* the spawn failed: its message */
+};
+
+struct in_write {
+	uv_write_t w;
+	struct sx *sx;
+	size_t len;
+	char data[];
+};
+
+static void sx_handle_closed(uv_handle_t *h)
+{
+	struct sx *sx = h->data;
+	if (--sx->handles > 0)
+		return;
+	kb_ws_parser_free(&sx->ws);
+	free(sx->spawn_error);
+	free(sx);
+}
+
+static void sx_close_handle(struct sx *sx, uv_handle_t *h)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, sx_handle_closed);
+}
+
+/* Frees the session once every handle has closed. */
+static void sx_release(struct sx *sx)
+{
+	if (sx->spawned && !sx->exited)
+		uv_process_kill(&sx->proc, SIGKILL);
+	if (sx->spawned)
+		sx_close_handle(sx, (uv_handle_t *)&sx->proc);
+	if (sx->has_in)
+		sx_close_handle(sx, (uv_handle_t *)&sx->in);
+	if (sx->has_out)
+		sx_close_handle(sx, (uv_handle_t *)&sx->out);
+	if (sx->has_err)
+		sx_close_handle(sx, (uv_handle_t *)&sx->err);
+	sx_close_handle(sx, (uv_handle_t *)&sx->timer);
+}
+
+static int sx_send(struct sx *sx, enum kb_ws_op op, const void *data, size_t len)
+{
+	if (!sx->http)
+		return -ECONNRESET;
+	struct kb_buf b = {0};
+	int rc = kb_ws_frame(&b, op, data, len, false);
+	if (rc == 0)
+		rc = kb_http_raw_write(sx->http, b.data, b.len);
+	kb_buf_free(&b);
+	return rc;
+}
+
+/* Sends data on a channel: one binary message, the channel byte first. */
+static int sx_channel(struct sx *sx, uint8_t ch, const char *data, size_t len)
+{
+	if (!sx->http)
+		return -ECONNRESET;
+	struct kb_buf b = {0};
+	int rc = kb_buf_reserve(&b, len + 1);
+	if (rc == 0) {
+		b.data[0] = (char)ch;
+		memcpy(b.data + 1, data, len);
+		rc = sx_send(sx, KB_WS_BINARY, b.data, len + 1);
+	}
+	kb_buf_free(&b);
+	return rc;
+}
+
+/* Ends the WebSocket (close frame with `code`) and the connection. */
+static void sx_end(struct sx *sx, uint16_t code)
+{
+	if (!sx->http)
+		return;
+	struct kb_buf b = {0};
+	if (kb_ws_close_frame(&b, code, NULL, false) == 0)
+		kb_http_raw_write(sx->http, b.data, b.len);
+	kb_buf_free(&b);
+	kb_http_req_on_abort(sx->http, NULL, NULL);
+	kb_http_raw_end(sx->http);
+	sx->http = NULL;
+	sx_release(sx);
+}
+
+/* The final Status on channel 3, once the process has exited and its output
+ * has been read to the end. */
+static void sx_maybe_finish(struct sx *sx)
+{
+	if (!sx->http || (!sx->exited && !sx->spawn_error) || sx->reading > 0)
+		return;
+	struct kb_buf b = {0};
+	if (sx->spawn_error) {
+		json_t *st = json_pack("{s:{},s:s,s:s,s:s,s:{s:[{s:s}]},s:i}", "metadata", "status",
+				       "Failure", "message", sx->spawn_error, "reason",
+				       "InternalError", "details", "causes", "message",
+				       sx->spawn_error, "code", 500);
+		char *text = json_dumps(st, JSON_COMPACT);
+		kb_buf_puts(&b, text ? text : "{}");
+		free(text);
+		json_decref(st);
+	} else {
+		int64_t code = sx->term_signal ? 128 + sx->term_signal : sx->exit_status;
+		if (code == 0) {
+			kb_buf_puts(&b, "{\"metadata\":{},\"status\":\"Success\"}");
+		} else {
+			char msg[700], num[24];
+			snprintf(msg, sizeof(msg),
+				 "command terminated with non-zero exit code: error executing "
+				 "command [%s], exit code %lld",
+				 sx->cmdline, (long long)code);
+			snprintf(num, sizeof(num), "%lld", (long long)code);
+			json_t *st = json_pack("{s:{},s:s,s:s,s:s,s:{s:[{s:s,s:s}]}}", "metadata",
+					       "status", "Failure", "message", msg, "reason",
+					       "NonZeroExitCode", "details", "causes", "reason",
+					       "ExitCode", "message", num);
+			char *text = json_dumps(st, JSON_COMPACT);
+			kb_buf_puts(&b, text ? text : "{}");
+			free(text);
+			json_decref(st);
+		}
+	}
+	sx_channel(sx, CH_ERROR, b.data ? b.data : "", b.len);
+	kb_buf_free(&b);
+	sx_end(sx, KB_WS_CLOSE_NORMAL);
+}
+
+/* ---- output: the process's stdout and stderr ---- */
+
+static void out_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	(void)h;
+	(void)suggested;
+	static char chunk[32 * 1024]; /* loop thread only; consumed in out_read */
+	*buf = uv_buf_init(chunk, sizeof(chunk));
+}
+
+static void recheck(uv_timer_t *t);
+
+static void out_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct sx *sx = s->data;
+	if (n == 0)
+		return;
+	if (n < 0) {
+		uv_read_stop(s);
+		sx->reading--;
+		sx_maybe_finish(sx);
+		return;
+	}
+	/* with a terminal, stderr is shown as stdout */
+	uint8_t ch = s == (uv_stream_t *)&sx->err && !sx->tty ? CH_STDERR : CH_STDOUT;
+	if (sx_channel(sx, ch, buf->base, (size_t)n) < 0)
+		return;
+	if (sx->http && kb_http_stream_pending(sx->http) > OUT_HIGH && !sx->out_paused) {
+		sx->out_paused = true;
+		if (sx->has_out)
+			uv_read_stop((uv_stream_t *)&sx->out);
+		if (sx->has_err)
+			uv_read_stop((uv_stream_t *)&sx->err);
+		uv_timer_start(&sx->timer, recheck, RECHECK_MS, RECHECK_MS);
+	}
+}
+
+static void start_output(struct sx *sx)
+{
+	if (sx->has_out)
+		uv_read_start((uv_stream_t *)&sx->out, out_alloc, out_read);
+	if (sx->has_err)
+		uv_read_start((uv_stream_t *)&sx->err, out_alloc, out_read);
+}
+
+static void recheck(uv_timer_t *t)
+{
+	struct sx *sx = t->data;
+	if (!sx->http)
+		return;
+	if (sx->out_paused && kb_http_stream_pending(sx->http) < OUT_HIGH / 2) {
+		sx->out_paused = false;
+		start_output(sx);
+	}
+	if (sx->client_paused && sx->in_queued < IN_HIGH / 2) {
+		sx->client_paused = false;
+		kb_http_raw_pause(sx->http, false);
+	}
+	if (!sx->out_paused && !sx->client_paused)
+		uv_timer_stop(t);
+}
+
+/* ---- input: the client's messages ---- */
+
+static void in_written(uv_write_t *w, int status)
+{
+	struct in_write *iw = kb_container_of(w, struct in_write, w);
+	iw->sx->in_queued -= iw->len;
+	(void)status; /* a process that stopped reading: its exit ends the session */
+	free(iw);
+}
+
+static void in_shut(uv_shutdown_t *req, int status)
+{
+	(void)status;
+	free(req);
+}
+
+static void stdin_data(struct sx *sx, const uint8_t *data, size_t len)
+{
+	if (!sx->has_in || sx->in_closing || len == 0 || uv_is_closing((uv_handle_t *)&sx->in))
+		return;
+	struct in_write *iw = malloc(sizeof(*iw) + len);
+	if (!iw)
+		return;
+	iw->sx = sx;
+	iw->len = len;
+	memcpy(iw->data, data, len);
+	uv_buf_t b = uv_buf_init(iw->data, (unsigned)len);
+	if (uv_write(&iw->w, (uv_stream_t *)&sx->in, &b, 1, in_written) < 0) {
+		free(iw);
+		return;
+	}
+	sx->in_queued += len;
+	if (sx->in_queued > IN_HIGH && sx->http && !sx->client_paused) {
+		sx->client_paused = true;
+		kb_http_raw_pause(sx->http, true);
+		uv_timer_start(&sx->timer, recheck, RECHECK_MS, RECHECK_MS);
+	}
+}
+
+static void stdin_close(struct sx *sx)
+{
+	if (!sx->has_in || sx->in_closing)
+		return;
+	sx->in_closing = true;
+	uv_shutdown_t *req = malloc(sizeof(*req));
+	if (req && uv_shutdown(req, (uv_stream_t *)&sx->in, in_shut) < 0)
+		free(req);
+}
+
+static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t len)
+{
+	struct sx *sx = arg;
+	switch (op) {
+	case KB_WS_PING:
+		sx_send(sx, KB_WS_PONG, data, len);
+		break;
+	case KB_WS_CLOSE:
+		/* the client is done: so is the command */
+		sx_end(sx, KB_WS_CLOSE_NORMAL);
+		return -ECONNRESET;
+	case KB_WS_BINARY:
+		if (len == 0)
+			break;
+		if (data[0] == CH_STDIN)
+			stdin_data(sx, data + 1, len - 1);
+		else if (data[0] == CH_CLOSE && len >= 2 && data[1] == CH_STDIN)
+			stdin_close(sx);
+		/* CH_RESIZE: no terminal to resize */
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void from_client(kb_http_req_t *req, const char *data, size_t len, void *arg)
+{
+	(void)req;
+	struct sx *sx = arg;
+	int rc = kb_ws_feed(&sx->ws, (const uint8_t *)data, len, on_message, sx);
+	if (rc != 0) /* a broken protocol, or out of memory (ended already after a close) */
+		sx_end(sx, rc > 0 ? (uint16_t)rc : KB_WS_CLOSE_INTERNAL);
+}
+
+static void client_gone(kb_http_req_t *req, void *arg)
+{
+	(void)req;
+	struct sx *sx = arg;
+	sx->http = NULL;
+	sx_release(sx);
+}
+
+/* ---- the process ---- */
+
+static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
+{
+	struct sx *sx = p->data;
+	sx->exited = true;
+	sx->exit_status = status;
+	sx->term_signal = sig;
+	sx_maybe_finish(sx);
+}
+
+struct exec_query {
+	char *buf; /* the query copy the strings point into */
+	char *argv[MAX_ARGS + 1];
+	int argc;
+	bool in, out, err, tty;
+};
+
+static bool truthy(const char *v)
+{
+	return strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "True") == 0;
+}
+
+static int parse_exec_query(const char *query, struct exec_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->buf = strdup(query ? query : "");
+	if (!q->buf)
+		return -ENOMEM;
+	char *cur = q->buf, *k, *v;
+	while (kb_http_query_next(&cur, &k, &v)) {
+		if (strcmp(k, "command") == 0) {
+			if (q->argc == MAX_ARGS)
+				return -E2BIG;
+			q->argv[q->argc++] = v;
+		} else if (strcmp(k, "stdin") == 0) {
+			q->in = truthy(v);
+		} else if (strcmp(k, "stdout") == 0) {
+			q->out = truthy(v);
+		} else if (strcmp(k, "stderr") == 0) {
+			q->err = truthy(v);
+		} else if (strcmp(k, "tty") == 0) {
+			q->tty = truthy(v);
+		}
+	}
+	q->argv[q->argc] = NULL;
+	return 0;
+}
+
+/* The subprotocol to answer, from the client's offers; NULL: none we speak. */
+static const char *pick_protocol(const char *offer)
+{
+	if (!offer)
+		return NULL;
+	const char *pick = NULL;
+	char *copy = strdup(offer), *save = NULL;
+	for (char *t = copy ? strtok_r(copy, ", ", &save) : NULL; t; t = strtok_r(NULL, ", ", &save)) {
+		if (strcmp(t, PROTO_V5) == 0)
+			pick = PROTO_V5;
+		else if (strcmp(t, PROTO_V4) == 0 && !pick)
+			pick = PROTO_V4;
+	}
+	free(copy);
+	return pick;
+}
+
+/* The environment: a usual PATH, the pod's name as HOSTNAME, and the
+ * container's literal env values (valueFrom needs a kubelet). */
+static char **make_env(const json_t *pod, const char *container)
+{
+	const json_t *cs = obj_get(pod, "spec.containers"), *env = NULL;
+	size_t i;
+	json_t *c;
+	json_array_foreach (cs, i, c)
+		if (obj_str(c, "name") && strcmp(obj_str(c, "name"), container) == 0)
+			env = json_object_get(c, "env");
+	size_t n = json_array_size(env);
+	char **out = calloc(n + 3, sizeof(*out));
+	if (!out)
+		return NULL;
+	size_t k = 0;
+	out[k++] = strdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	struct kb_buf b = {0};
+	kb_buf_printf(&b, "HOSTNAME=%s", obj_str(pod, "metadata.name"));
+	out[k++] = b.data;
+	json_t *e;
+	json_array_foreach (env, i, e) {
+		const char *name = obj_str(e, "name"), *value = obj_str(e, "value");
+		if (!name || !value || strchr(name, '='))
+			continue;
+		struct kb_buf v = {0};
+		kb_buf_printf(&v, "%s=%s", name, value);
+		out[k++] = v.data;
+	}
+	return out;
+}
+
+static void free_env(char **env)
+{
+	for (size_t i = 0; env && env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
+static int sx_spawn(struct sx *sx, uv_loop_t *loop, const struct exec_query *q, char **env)
+{
+	uv_stdio_container_t stdio[3] = {{.flags = UV_IGNORE}, {.flags = UV_IGNORE},
+					  {.flags = UV_IGNORE}};
+	if (sx->has_in) {
+		stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
+		stdio[0].data.stream = (uv_stream_t *)&sx->in;
+	}
+	if (sx->has_out) {
+		stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+		stdio[1].data.stream = (uv_stream_t *)&sx->out;
+	}
+	if (sx->has_err) {
+		stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+		stdio[2].data.stream = (uv_stream_t *)&sx->err;
+	}
+	uv_process_options_t o = {.exit_cb = on_exit_cb,
+				  .file = q->argv[0],
+				  .args = (char **)q->argv,
+				  .env = env,
+				  .stdio_count = 3,
+				  .stdio = stdio,
+				  .flags = UV_PROCESS_WINDOWS_HIDE};
+	sx->proc.data = sx;
+	return uv_spawn(loop, &sx->proc, &o);
+}
+
+static void init_pipe(struct sx *sx, uv_loop_t *loop, uv_pipe_t *p, bool on)
+{
+	if (!on)
+		return;
+	uv_pipe_init(loop, p, 0);
+	p->data = sx;
+	sx->handles++;
+}
+
+void standin_exec(struct req *r, const char *container)
+{
+	kb_http_req_t *http = r->http;
+	const char *up = kb_http_req_header(http, "upgrade");
+	if (!up || strcasecmp(up, "websocket") != 0) {
+		reply_statusf(r, 400, "BadRequest",
+			      "the host stand-in speaks exec over WebSocket (%s, kubectl 1.30 and "
+			      "later), not %s",
+			      PROTO_V5, up ? up : "this protocol");
+		return;
+	}
+	const char *proto = pick_protocol(kb_http_req_header(http, "sec-websocket-protocol"));
+	const char *version = kb_http_req_header(http, "sec-websocket-version");
+	char accept[KB_WS_ACCEPT_LEN + 1];
+	if (!version || strcmp(version, "13") != 0 ||
+	    !kb_http_req_header(http, "sec-websocket-key") ||
+	    kb_ws_accept(kb_http_req_header(http, "sec-websocket-key"), accept) < 0) {
+		reply_statusf(r, 400, "BadRequest", "a WebSocket version 13 handshake is required");
+		return;
+	}
+	if (!proto) {
+		reply_statusf(r, 400, "BadRequest",
+			      "none of the offered subprotocols is supported: use %s or %s",
+			      PROTO_V5, PROTO_V4);
+		return;
+	}
+	struct exec_query q;
+	int rc = parse_exec_query(http->query, &q);
+	if (rc < 0 || q.argc == 0 || (!q.in && !q.out && !q.err)) {
+		reply_statusf(r, 400, "BadRequest", "%s",
+			      rc == -E2BIG ? "too many command arguments"
+			      : rc < 0	   ? "out of memory"
+			      : q.argc == 0
+				  ? "you must specify at least one command for the container"
+				  : "you must specify at least 1 of stdin, stdout, stderr");
+		free(q.buf);
+		return;
+	}
+	json_t *pod = NULL;
+	if (store_get(r->px->store, r->res->store_key, r->ns, r->name, &pod) < 0) {
+		reply_errno(r, -ENOENT, r->name);
+		free(q.buf);
+		return;
+	}
+	struct sx *sx = calloc(1, sizeof(*sx));
+	char **env = make_env(pod, container);
+	json_decref(pod);
+	if (!sx || !env) {
+		free(sx);
+		free_env(env);
+		free(q.buf);
+		reply_errno(r, -ENOMEM, NULL);
+		return;
+	}
+	uv_loop_t *loop = r->px->loop;
+	kb_ws_parser_init(&sx->ws, true, MAX_MESSAGE);
+	sx->has_in = q.in;
+	sx->has_out = q.out;
+	sx->tty = q.tty;
+	sx->has_err = q.err || (q.tty && q.out);
+	init_pipe(sx, loop, &sx->in, sx->has_in);
+	init_pipe(sx, loop, &sx->out, sx->has_out);
+	init_pipe(sx, loop, &sx->err, sx->has_err);
+	uv_timer_init(loop, &sx->timer);
+	sx->timer.data = sx;
+	sx->handles++;
+	for (int i = 0, off = 0; i < q.argc && off < (int)sizeof(sx->cmdline) - 1; i++)
+		off += snprintf(sx->cmdline + off, sizeof(sx->cmdline) - (size_t)off, "%s%s",
+				i ? " " : "", q.argv[i]);
+	rc = sx_spawn(sx, loop, &q, env);
+	free_env(env);
+	if (rc == 0) {
+		sx->spawned = true;
+		sx->handles++;
+		sx->reading = sx->has_out + sx->has_err;
+		start_output(sx);
+	} else {
+		struct kb_buf m = {0};
+		kb_buf_printf(&m, "exec: \"%s\": %s", q.argv[0],
+			      rc == UV_ENOENT ? "executable file not found in $PATH" : uv_strerror(rc));
+		sx->spawn_error = m.data;
+		kb_info("standin", "exec %s/%s: %s", r->ns, r->name, sx->spawn_error);
+	}
+	free(q.buf);
+	char head[256];
+	snprintf(head, sizeof(head),
+		 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n"
+		 "Sec-WebSocket-Protocol: %s\r\n",
+		 accept, proto);
+	r->http = NULL; /* the session answers it from now on */
+	sx->http = http;
+	kb_http_req_on_abort(http, client_gone, sx);
+	if (kb_http_upgrade(http, head, from_client, sx) < 0) {
+		/* the client is gone: its abort callback releases the session */
+		return;
+	}
+	sx_maybe_finish(sx); /* a spawn that failed: its Status at once */
+}
