@@ -21,13 +21,16 @@
  *
  * States: CONNECTING (curl) -> HEAD (request head out, answer head in) ->
  * OPEN (101: the pipe) or BODY (another status: its body, then the end).
- * FLUSH: closed by the caller with bytes pending, sent for at most 5 s, and
- * until the peer has acknowledged them all, while what the peer sends is
- * read and dropped: a peer blocked writing to us may not read, and a socket
- * closed with unread bytes is reset, which drops what the kernel has not
- * delivered yet. DEAD: curl's handles are gone and the tunnel's are closing. Outgoing bytes wait
- * in a chain of blocks that never move, since OpenSSL wants a write that it
- * could not finish retried from the same address with no fewer bytes.
+ * FLUSH: closed by the caller with bytes pending; they are sent, and the
+ * tunnel waits until the peer has acknowledged them all (at most 5 s in all)
+ * while it reads and drops what the peer sends: a peer blocked writing to us
+ * may not read, and a socket closed with unread bytes is reset, which drops
+ * what the kernel had not delivered yet. DEAD: curl's handles are gone and
+ * the tunnel's are closing.
+ *
+ * Outgoing bytes wait in a chain of blocks that never move: OpenSSL wants a
+ * write that it could not finish retried from the same address with no
+ * fewer bytes.
  *
  * Lifetime: a tunnel is freed when its last libuv handle has closed (two
  * timers, its poll, curl's polls while connecting). When it ends, its polls
@@ -129,13 +132,20 @@ static void update_poll(kb_httpc_tunnel_t *t);
 
 /* ---- the end ------------------------------------------------------------------------ */
 
-static void tunnel_free(kb_httpc_tunnel_t *t)
+static void drop_out(kb_httpc_tunnel_t *t)
 {
 	struct out_blk *b, *next;
 	for (b = t->out; b; b = next) {
 		next = b->next;
 		free(b);
 	}
+	t->out = t->out_tail = NULL;
+	t->pending = 0;
+}
+
+static void tunnel_free(kb_httpc_tunnel_t *t)
+{
+	drop_out(t);
 	kb_buf_free(&t->req);
 	kb_buf_free(&t->head);
 	kb_buf_free(&t->held);
@@ -272,7 +282,8 @@ static int flush(kb_httpc_tunnel_t *t)
 static void do_read(kb_httpc_tunnel_t *t);
 
 /* FLUSH with every byte handed to the socket: ends t once the peer has
- * acknowledged them (SIOCOUTQ: bytes sent and not acknowledged). */
+ * acknowledged them (SIOCOUTQ: bytes sent and not acknowledged), so that
+ * its own bytes still coming cannot make the close a reset that drops ours. */
 static void on_linger(uv_timer_t *h)
 {
 	kb_httpc_tunnel_t *t = h->data;
@@ -321,17 +332,6 @@ static int out_append(kb_httpc_tunnel_t *t, const char *p, size_t n)
 	}
 	t->pending += n;
 	return 0;
-}
-
-static void drop_out(kb_httpc_tunnel_t *t)
-{
-	struct out_blk *b, *next;
-	for (b = t->out; b; b = next) {
-		next = b->next;
-		free(b);
-	}
-	t->out = t->out_tail = NULL;
-	t->pending = 0;
 }
 
 /* ---- a refusal's body ------------------------------------------------------------------- */
@@ -1015,16 +1015,19 @@ void kb_httpc_tunnel_close(kb_httpc_tunnel_t *t)
 	if (!t || gone(t))
 		return;
 	t->user_closed = true;
-	if (t->state != T_OPEN || !t->out) {
+	if (t->state != T_OPEN) {
 		teardown(t);
 		return;
 	}
+	/* the pipe: what is pending is sent, and acknowledged, before the close */
 	t->state = T_FLUSH;
 	t->paused = false;
 	kb_buf_free(&t->held);
-	uv_timer_stop(&t->ctimer);  /* a resume's read: the poll reads now */
 	uv_update_time(t->c->loop); /* the caller may have worked long since the loop's "now" */
 	uv_timer_start(&t->timer, on_deadline, FLUSH_MS, 0);
+	uv_timer_stop(&t->ctimer); /* a resume's read: the poll reads now */
+	if (!t->out)
+		uv_timer_start(&t->ctimer, on_linger, 0, LINGER_CHECK_MS);
 	update_poll(t);
 }
 

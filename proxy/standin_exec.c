@@ -92,8 +92,7 @@ static void sx_release(struct sx *sx)
 {
 	if (sx->spawned && !sx->exited)
 		uv_process_kill(&sx->proc, SIGKILL);
-	if (sx->spawned)
-		sx_close_handle(sx, (uv_handle_t *)&sx->proc);
+	sx_close_handle(sx, (uv_handle_t *)&sx->proc); /* initialised even when the spawn failed */
 	if (sx->has_in)
 		sx_close_handle(sx, (uv_handle_t *)&sx->in);
 	if (sx->has_out)
@@ -553,9 +552,9 @@ void standin_exec(struct req *r, const char *container)
 				i ? " " : "", q.argv[i]);
 	rc = sx_spawn(sx, loop, &q, env);
 	free_env(env);
+	sx->handles++; /* the process handle, to be closed whatever the spawn gave */
 	if (rc == 0) {
 		sx->spawned = true;
-		sx->handles++;
 		sx->reading = sx->has_out + sx->has_err;
 		start_output(sx);
 	} else {

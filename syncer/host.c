@@ -27,12 +27,38 @@ struct call {
 	host_done_cb cb;
 	void *arg;
 	bool want_body; /* GET: the caller reads the answer */
+	kb_httpc_t *client;
+	struct call *prev, *next; /* calls in flight (host_calls_drop) */
 };
+
+static struct call *in_flight; /* loop thread only */
+
+static void call_unlink(struct call *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		in_flight = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+}
+
+void host_calls_drop(kb_httpc_t *client)
+{
+	for (struct call *c = in_flight, *next; c; c = next) {
+		next = c->next;
+		if (c->client == client) {
+			call_unlink(c);
+			free(c);
+		}
+	}
+}
 
 static void on_call_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
 			 void *arg)
 {
 	struct call *c = arg;
+	call_unlink(c);
 	json_t *doc = NULL;
 	/* a write's 2xx answer (the whole object) is not read by any caller:
 	 * not parsing it saves a JSON parse per synced pod */
@@ -59,6 +85,11 @@ int host_call_ct(kb_httpc_t *c, const char *method, const char *path, const char
 	cl->cb = cb;
 	cl->arg = arg;
 	cl->want_body = strcmp(method, "GET") == 0;
+	cl->client = c;
+	cl->next = in_flight; /* linked first: a request may end at once */
+	if (in_flight)
+		in_flight->prev = cl;
+	in_flight = cl;
 	char *txt = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	struct kb_httpc_call call = {.method = method,
 				     .path = path,
@@ -70,6 +101,7 @@ int host_call_ct(kb_httpc_t *c, const char *method, const char *path, const char
 	kb_httpc_req_t *r = kb_httpc_request(c, &call);
 	free(txt);
 	if (!r) {
+		call_unlink(cl);
 		free(cl);
 		return -ENOMEM;
 	}

@@ -1381,6 +1381,7 @@ void syncer_stop(syncer_t *s)
 		host_informer_stop(s->pods_inf);
 	if (s->events_inf)
 		host_informer_stop(s->events_inf);
+	host_calls_drop(s->http);
 	kb_httpc_close(s->http);
 	uv_close((uv_handle_t *)&s->resync, on_resync_closed);
 }

@@ -142,6 +142,9 @@ typedef void (*host_done_cb)(int err, long status, json_t *body /* borrowed, may
  * 300); a write's 2xx answer is not parsed (body NULL). */
 int host_call(kb_httpc_t *c, const char *method, const char *path, const json_t *body,
 	      host_done_cb cb, void *arg);
+/* Frees the calls in flight on `client` without calling back, before
+ * kb_httpc_close (which cancels them silently). */
+void host_calls_drop(kb_httpc_t *client);
 /* The same with the body's content type (e.g. a strategic merge patch). */
 int host_call_ct(kb_httpc_t *c, const char *method, const char *path, const char *ctype,
 		 const json_t *body, host_done_cb cb, void *arg);

@@ -398,8 +398,44 @@ YAML
   "${T[@]}" create rolebinding viewer-exec-create --role=exec-create --user=viewer >/dev/null
   expect_until "exec: with create on pods/exec it runs" "ok" \
     kubectl --kubeconfig "$E2E_TMP/viewer.kcfg" exec ex -c main -- echo ok
+  syncer_suite_exec_protocol
   expect "the stand-in's server stays up" '^ok$' "${H[@]}" get --raw /readyz
   "${T[@]}" delete pod ex --wait=false >/dev/null
+}
+
+# The channel protocol byte by byte (tests/e2e/wsexec.py), through the
+# tenant's pipe and on the stand-in itself; the end of a session.
+syncer_suite_exec_protocol() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") ws=(python3 "$SY_HERE/wsexec.py")
+  local tp=/api/v1/namespaces/default/pods/ex/exec hp=/api/v1/namespaces/tenants/pods/ex-x-default-x-t1/exec
+  expect_eq "exec: a ping through the tenant's pipe is answered (kubectl needs it after 61 s)" \
+    "pong are-you-there" "${ws[@]}" "$E2E_TMP/t1" "$tp?command=sleep&command=5&container=main&stdout=true" ping
+  expect_eq "exec: stdout on channel 1, stderr on 2, the Status on 3, then close 1000" \
+    "$(printf '%s\n' "ch1=b'out\\n'" "ch2=b'err\\n'" "ch3=b'{\"metadata\":{},\"status\":\"Success\"}'" 'close 1000')" \
+    "${ws[@]}" "$E2E_TMP/t1" "$tp?command=sh&command=-c&command=echo+out%3Becho+err+%3E%262&container=main&stdout=true&stderr=true" channels
+  expect "exec: a non-zero exit is NonZeroExitCode with the code as its cause" \
+    'ch3=.*"reason":"NonZeroExitCode".*"causes":\[\{"reason":"ExitCode","message":"7"\}\]' \
+    "${ws[@]}" "$E2E_TMP/syhost" "$hp?command=sh&command=-c&command=exit+7&container=main&stdout=true" channels
+  expect_eq "exec with a terminal: stderr shows on stdout" "ch1=b'out\\nerr\\n'" \
+    sh -c "python3 $SY_HERE/wsexec.py $E2E_TMP/syhost '$hp?command=sh&command=-c&command=echo+out%3Bsleep+0.2%3Becho+err+%3E%262&container=main&stdout=true&tty=true' channels | sed -n 1p"
+  expect_eq "exec: stdin, then the v5 close signal ends it" "ch1=b'abc'" \
+    sh -c "python3 $SY_HERE/wsexec.py $E2E_TMP/t1 '$tp?command=cat&container=main&stdin=true&stdout=true' stdin | sed -n 1p"
+  expect_eq "exec: an unmasked client frame is a protocol error (1002)" "close 1002" \
+    "${ws[@]}" "$E2E_TMP/syhost" "$hp?command=cat&container=main&stdin=true&stdout=true" unmasked
+  # a client that goes away: the command is killed on the host
+  timeout -s KILL 3 "${T[@]}" exec ex -c main -- sleep 4242 >/dev/null 2>&1
+  expect_until "exec: the command dies with its client" "gone" \
+    sh -c 'pgrep -f "^sleep 4242$" >/dev/null && echo running || echo gone'
+  printf 'copied %s\n' "$RANDOM" >"$E2E_TMP/cp.src"
+  "${T[@]}" cp -c main "ex:$E2E_TMP/cp.src" "$E2E_TMP/cp.dst" >/dev/null 2>&1
+  expect_eq "kubectl cp (tar over exec) from the pod" "$(cat "$E2E_TMP/cp.src")" cat "$E2E_TMP/cp.dst"
+  expect_fail "kubectl attach: the host's refusal is passed on" 'pods/attach is not served here' \
+    timeout 20 "${T[@]}" attach ex -c main
+  expect "port-forward: the host's refusal is passed on" 'pods/portforward is not served here' \
+    curl -sS --cacert "$E2E_TMP/t1/ca.crt" --cert "$E2E_TMP/t1/admin.crt" --key "$E2E_TMP/t1/admin.key" \
+      -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
+      -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: v4.channel.k8s.io' \
+      "https://127.0.0.1:$T_t1_PORT/api/v1/namespaces/default/pods/ex/portforward?ports=80"
 }
 
 # Host credentials that rotate: the tenant's host kubeconfig names a
