@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Sets up, builds and starts Kubicle locally: a host stand-in (a plain
-# kubicle API server, as the host cluster would be) with the KAI-like test
+# kubicle API server, as the host cluster would be, whose pods/exec runs
+# commands as local processes: --standin-exec) with the KAI-like test
 # scheduler (tests/host/scheduler.py: 2 fake nodes with 8 GPUs each, Queue
 # "team-a" with 4 GPUs), and one tenant "demo" (`kubicle create`, tenants kept
 # in .kubicle/tenants) whose pods run on it in host namespace "tenants".
@@ -27,7 +28,7 @@ start() { # name port [serve args...]
   for _ in $(seq 100); do [ -f "$dir/kubeconfig" ] && break; sleep 0.05; done
   [ -f "$dir/kubeconfig" ] || { echo "$1 failed to start; see $dir/server.log"; exit 1; }
 }
-start host "${KUBICLE_HOST_PORT:-7443}"
+start host "${KUBICLE_HOST_PORT:-7443}" --standin-exec
 H=(kubectl --kubeconfig "$home/host/kubeconfig")
 "${H[@]}" get ns tenants >/dev/null 2>&1 || "${H[@]}" create ns tenants >/dev/null
 "${H[@]}" apply -f - >/dev/null <<'YAML'
@@ -58,4 +59,5 @@ echo
 echo "try:  kubectl --kubeconfig $home/tenants/demo/kubeconfig get ns"
 echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig apply -f examples/gpu-job.yaml"
 echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig get pods -w   # Pending -> Running"
+echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig exec POD -- sh -c 'echo hi'"
 echo "      kubectl --kubeconfig $home/host/kubeconfig -n tenants get pods --show-labels"

@@ -255,8 +255,12 @@ syncer_suite_kill9() {
 
 syncer_suite_host_outage() {
   local T=(kubectl --kubeconfig "$T_t1_KCFG")
+  "${T[@]}" run outage-ex --image=busybox -- sleep 3600 >/dev/null
+  "${T[@]}" wait --for=condition=Ready pod/outage-ex --timeout=20s >/dev/null
   kill -9 "$SY_SCHED_PID" 2>/dev/null
   kill "$SY_HOST_PID"; wait "$SY_HOST_PID" 2>/dev/null
+  expect_fail "exec while the host is down: a clear 503" 'the host cluster is not reachable' \
+    timeout 30 "${T[@]}" exec outage-ex -- true
   "${T[@]}" run during-outage --image=busybox -- sleep 3600 >/dev/null
   "${T[@]}" delete pod same --wait=false >/dev/null
   sleep 10
