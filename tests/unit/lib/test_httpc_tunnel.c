@@ -4,11 +4,13 @@
  * thread with blocking OpenSSL sockets on 127.0.0.1, its certificates made
  * by lib/pki. Covered: a 101 and bytes both ways; 4 MiB each way, in order;
  * a head cut across reads, after an interim answer, with bytes in its last
- * read; refusals with their bodies (Content-Length, chunked, cut at 64 KiB)
- * and no early bytes sent; malformed and oversized heads; a refused
- * connection; the server closing; the bearer token and client certificate;
- * pausing; closing with bytes pending; kb_httpc_close with a tunnel open
- * or in its TLS handshake; a server the CA does not vouch for.
+ * read; refusals with their bodies (Content-Length, chunked, until the end,
+ * cut at 64 KiB) and no early bytes sent; malformed and oversized heads, no
+ * head at all; a refused connection; the server closing; the bearer token
+ * and client certificate; no rate-limit token taken; pausing; closing with
+ * bytes pending, also to a peer that writes meanwhile; kb_httpc_close with
+ * tunnels open, connecting or in their TLS handshake; a server the CA does
+ * not vouch for; arguments refused.
  */
 #include <check.h>
 #include <errno.h>
@@ -588,6 +590,12 @@ static void close_tunnel(struct rec *r)
 
 /* ---- tests ----------------------------------------------------------------------------- */
 
+static void never_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
+		       void *arg)
+{
+	ck_abort_msg("a cancelled request called back");
+}
+
 static void echo_head(struct rec *r)
 {
 	write_text(r, "hello, ");
@@ -611,6 +619,13 @@ START_TEST(echo_both_ways)
 	write_text(&r, "early "); /* waits for the 101 */
 	ck_assert_uint_eq(kb_httpc_tunnel_pending(r.t), 6);
 	ck_assert_uint_eq(kb_httpc_active(r.c), 0);
+	/* the bucket's one token is still there: a request starts at once */
+	struct kb_httpc_call call = {.method = "GET", .path = "/api", .on_done = never_done};
+	kb_httpc_req_t *req = kb_httpc_request(r.c, &call);
+	ck_assert_ptr_nonnull(req);
+	ck_assert_uint_eq(kb_httpc_active(r.c), 1);
+	ck_assert_uint_eq(kb_httpc_queued(r.c), 0);
+	kb_httpc_cancel(req);
 	run(&r);
 	srv_join(&s);
 	ck_assert(s.peer_cert);
