@@ -9,10 +9,12 @@
  * The stream protocol is v5.channel.k8s.io (or v4) over WebSocket, as
  * kubectl 1.30 and later speak it: binary messages whose first byte is the
  * channel: 0 stdin (from the client), 1 stdout, 2 stderr, 3 the final
- * Status, 4 terminal resizes (ignored: no terminal here), 255 the v5 signal
- * that the client closed a stream ([255, 0]: stdin is done). With tty the
- * process's stderr goes to stdout, as a terminal would merge them. Pings are
- * answered. The session ends with the Status on channel 3 (Success, or
+ * Status, 4 terminal resizes, 255 the v5 signal that the client closed a
+ * stream ([255, 0]: stdin is done). With tty the process gets a
+ * pseudo-terminal (stdin, stdout and stderr, made its controlling terminal by
+ * setsid --ctty when util-linux is there, so ^C is a SIGINT): what it writes
+ * comes back on channel 1, resizes reach it, and the client's close of stdin
+ * is an end-of-file character. Pings are answered. The session ends with the Status on channel 3 (Success, or
  * NonZeroExitCode with the exit code as kube's kubelet writes it), a close
  * frame and the end of the connection.
  *
@@ -21,11 +23,15 @@
  * waits for the client.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "lib/http.h"
@@ -41,6 +47,7 @@
 #define RECHECK_MS     20
 #define PROTO_V5       "v5.channel.k8s.io"
 #define PROTO_V4       "v4.channel.k8s.io"
+#define SETSID         "/usr/bin/setsid"
 
 enum { CH_STDIN = 0, CH_STDOUT = 1, CH_STDERR = 2, CH_ERROR = 3, CH_RESIZE = 4, CH_CLOSE = 255 };
 
@@ -51,7 +58,7 @@ struct sx {
 	uv_pipe_t in, out, err;
 	uv_timer_t timer;
 	bool has_in, has_out, has_err;
-	bool tty;
+	bool tty;	     /* out is the terminal's master side, for input too */
 	bool spawned, exited;
 	int64_t exit_status;
 	int term_signal;
@@ -210,8 +217,7 @@ static void out_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 		sx_maybe_finish(sx);
 		return;
 	}
-	/* with a terminal, stderr is shown as stdout */
-	uint8_t ch = s == (uv_stream_t *)&sx->err && !sx->tty ? CH_STDERR : CH_STDOUT;
+	uint8_t ch = s == (uv_stream_t *)&sx->err ? CH_STDERR : CH_STDOUT;
 	if (sx_channel(sx, ch, buf->base, (size_t)n) < 0)
 		return;
 	if (sx->http && kb_http_stream_pending(sx->http) > OUT_HIGH && !sx->out_paused) {
@@ -267,7 +273,9 @@ static void in_shut(uv_shutdown_t *req, int status)
 
 static void stdin_data(struct sx *sx, const uint8_t *data, size_t len)
 {
-	if (!sx->has_in || sx->in_closing || len == 0 || uv_is_closing((uv_handle_t *)&sx->in))
+	uv_pipe_t *to = sx->tty ? &sx->out : &sx->in;
+	if (!(sx->tty ? sx->has_out : sx->has_in) || sx->in_closing || len == 0 ||
+	    uv_is_closing((uv_handle_t *)to))
 		return;
 	struct in_write *iw = malloc(sizeof(*iw) + len);
 	if (!iw)
@@ -276,7 +284,7 @@ static void stdin_data(struct sx *sx, const uint8_t *data, size_t len)
 	iw->len = len;
 	memcpy(iw->data, data, len);
 	uv_buf_t b = uv_buf_init(iw->data, (unsigned)len);
-	if (uv_write(&iw->w, (uv_stream_t *)&sx->in, &b, 1, in_written) < 0) {
+	if (uv_write(&iw->w, (uv_stream_t *)to, &b, 1, in_written) < 0) {
 		free(iw);
 		return;
 	}
@@ -290,12 +298,32 @@ static void stdin_data(struct sx *sx, const uint8_t *data, size_t len)
 
 static void stdin_close(struct sx *sx)
 {
+	if (sx->tty) { /* a terminal's end of input */
+		stdin_data(sx, (const uint8_t *)"\x04", 1);
+		return;
+	}
 	if (!sx->has_in || sx->in_closing)
 		return;
 	sx->in_closing = true;
 	uv_shutdown_t *req = malloc(sizeof(*req));
 	if (req && uv_shutdown(req, (uv_stream_t *)&sx->in, in_shut) < 0)
 		free(req);
+}
+
+/* {"Width":80,"Height":24} on the resize channel: the terminal's size. */
+static void resize(struct sx *sx, const uint8_t *data, size_t len)
+{
+	uv_os_fd_t fd;
+	if (!sx->tty || uv_fileno((uv_handle_t *)&sx->out, &fd) != 0)
+		return;
+	json_t *j = json_loadb((const char *)data, len, 0, NULL);
+	json_int_t w = json_integer_value(json_object_get(j, "Width"));
+	json_int_t h = json_integer_value(json_object_get(j, "Height"));
+	json_decref(j);
+	if (w > 0 && h > 0 && w <= 10000 && h <= 10000) {
+		struct winsize ws = {.ws_col = (unsigned short)w, .ws_row = (unsigned short)h};
+		ioctl(fd, TIOCSWINSZ, &ws);
+	}
 }
 
 static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t len)
@@ -316,7 +344,8 @@ static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t l
 			stdin_data(sx, data + 1, len - 1);
 		else if (data[0] == CH_CLOSE && len >= 2 && data[1] == CH_STDIN)
 			stdin_close(sx);
-		/* CH_RESIZE: no terminal to resize */
+		else if (data[0] == CH_RESIZE)
+			resize(sx, data + 1, len - 1);
 		break;
 	default:
 		break;
@@ -449,6 +478,42 @@ static int sx_spawn(struct sx *sx, uv_loop_t *loop, const struct exec_query *q, 
 {
 	uv_stdio_container_t stdio[3] = {{.flags = UV_IGNORE}, {.flags = UV_IGNORE},
 					  {.flags = UV_IGNORE}};
+	char *argv[MAX_ARGS + 3];
+	int n = 0;
+	if (sx->tty) {
+		int master, slave;
+		if (openpty(&master, &slave, NULL, NULL, NULL) < 0)
+			return uv_translate_sys_error(errno);
+		fcntl(master, F_SETFD, FD_CLOEXEC);
+		fcntl(slave, F_SETFD, FD_CLOEXEC);
+		int rc = uv_pipe_open(&sx->out, master);
+		if (rc < 0) {
+			close(master);
+			close(slave);
+			return rc;
+		}
+		for (int i = 0; i < 3; i++) {
+			stdio[i].flags = UV_INHERIT_FD;
+			stdio[i].data.fd = slave;
+		}
+		if (access(SETSID, X_OK) == 0) { /* the terminal becomes its controlling one */
+			argv[n++] = SETSID;
+			argv[n++] = "--ctty";
+		}
+		for (int i = 0; i < q->argc; i++)
+			argv[n++] = q->argv[i];
+		argv[n] = NULL;
+		uv_process_options_t o = {.exit_cb = on_exit_cb,
+					  .file = argv[0],
+					  .args = argv,
+					  .env = env,
+					  .stdio_count = 3,
+					  .stdio = stdio};
+		sx->proc.data = sx;
+		rc = uv_spawn(loop, &sx->proc, &o);
+		close(slave); /* the child has it; EOF on the master when it is gone */
+		return rc;
+	}
 	if (sx->has_in) {
 		stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
 		stdio[0].data.stream = (uv_stream_t *)&sx->in;
@@ -537,10 +602,10 @@ void standin_exec(struct req *r, const char *container)
 	}
 	uv_loop_t *loop = r->px->loop;
 	kb_ws_parser_init(&sx->ws, true, MAX_MESSAGE);
-	sx->has_in = q.in;
-	sx->has_out = q.out;
 	sx->tty = q.tty;
-	sx->has_err = q.err || (q.tty && q.out);
+	sx->has_in = q.in && !q.tty;
+	sx->has_out = q.out || q.tty;
+	sx->has_err = q.err && !q.tty;
 	init_pipe(sx, loop, &sx->in, sx->has_in);
 	init_pipe(sx, loop, &sx->out, sx->has_out);
 	init_pipe(sx, loop, &sx->err, sx->has_err);

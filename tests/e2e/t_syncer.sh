@@ -420,8 +420,16 @@ syncer_suite_exec_protocol() {
   expect "exec: a non-zero exit is NonZeroExitCode with the code as its cause" \
     'ch3=.*"reason":"NonZeroExitCode".*"causes":\[\{"reason":"ExitCode","message":"7"\}\]' \
     "${ws[@]}" "$E2E_TMP/syhost" "$hp?command=sh&command=-c&command=exit+7&container=main&stdout=true" channels
-  expect_eq "exec with a terminal: stderr shows on stdout" "ch1=b'out\\nerr\\n'" \
+  expect_eq "exec with a terminal: stdout and stderr on the terminal (channel 1)" "ch1=b'out\\r\\nerr\\r\\n'" \
     sh -c "python3 $SY_HERE/wsexec.py $E2E_TMP/syhost '$hp?command=sh&command=-c&command=echo+out%3Bsleep+0.2%3Becho+err+%3E%262&container=main&stdout=true&tty=true' channels | sed -n 1p"
+  # kubectl exec -it in a terminal (script(1)): an interactive shell, its
+  # size, its exit code; ^C reaches the command as SIGINT
+  expect "exec -it: an interactive shell in a terminal of the client's size" \
+    '/dev/pts/[0-9]+.*30 100.*42.*command terminated with exit code 4' \
+    sh -c "(sleep 2; printf 'tty; stty size; echo \$((6*7))\n'; sleep 2; printf 'exit 4\n') |
+      timeout 30 script -qc 'stty cols 100 rows 30; kubectl --kubeconfig $T_t1_KCFG exec -it ex -c main -- sh' /dev/null | tr -d '\r' | tr '\n' ' '"
+  expect "exec -it: ^C interrupts the command" 'command terminated with exit code 130' \
+    sh -c "(sleep 3; printf '\003') | timeout 30 script -qc 'kubectl --kubeconfig $T_t1_KCFG exec -it ex -c main -- sleep 30' /dev/null"
   expect_eq "exec: stdin, then the v5 close signal ends it" "ch1=b'abc'" \
     sh -c "python3 $SY_HERE/wsexec.py $E2E_TMP/t1 '$tp?command=cat&container=main&stdin=true&stdout=true' stdin | sed -n 1p"
   expect_eq "exec: an unmasked client frame is a protocol error (1002)" "close 1002" \
