@@ -21,6 +21,8 @@
  *
  * States: CONNECTING (curl) -> HEAD (request head out, answer head in) ->
  * OPEN (101: the pipe) or BODY (another status: its body, then the end).
+ * llhttp parses the answer: it stops at the final head's end (the head is
+ * kept as received, for on_head) and, for a refusal, at its body's end.
  * FLUSH: closed by the caller with bytes pending; they are sent, and the
  * tunnel waits until the peer has acknowledged them all (at most 5 s in all)
  * while it reads and drops what the peer sends: a peer blocked writing to us
@@ -53,10 +55,12 @@
 
 #include <linux/sockios.h>
 
+#include <llhttp.h>
+
 #include "lib/log.h"
 #include "lib/util.h"
 
-#define HEAD_MAX           (64 * 1024) /* the answer's head */
+#define HEAD_MAX           (64 * 1024) /* the answer's heads, interim ones included */
 #define BODY_MAX           (64 * 1024) /* a refusal's body passed on */
 #define HEAD_TIMEOUT_MS    30000       /* connect and head; then a refusal's body */
 #define FLUSH_MS           5000        /* pending bytes after kb_httpc_tunnel_close */
@@ -67,23 +71,6 @@
 #define LINGER_CHECK_MS    10          /* FLUSH: how often the peer's acks are checked */
 
 enum tun_state { T_CONNECTING, T_HEAD, T_BODY, T_OPEN, T_FLUSH, T_DEAD };
-
-/* How a refusal's body ends (RFC 9112 section 6.3). */
-enum framing { BODY_NONE, BODY_LENGTH, BODY_CHUNKED, BODY_EOF };
-
-/* Chunked coding, byte by byte around the data. */
-enum chunk_state {
-	CH_SIZE,
-	CH_EXT,
-	CH_SIZE_LF,
-	CH_DATA,
-	CH_DATA_CR,
-	CH_DATA_LF,
-	CH_TRAILER,
-	CH_TRAILER_LINE,
-	CH_END_LF,
-	CH_DONE,
-};
 
 /* One of curl's sockets while it connects. */
 struct tsock {
@@ -119,12 +106,10 @@ struct kb_httpc_tunnel {
 	size_t req_off, req_line;
 	struct out_blk *out, *out_tail;
 	size_t pending;     /* the caller's bytes in out */
-	struct kb_buf head; /* the answer's head as it arrives */
+	struct kb_buf head; /* the answer's heads as they arrive */
 	struct kb_buf held; /* peer bytes read while paused */
-	enum framing framing;
-	uint64_t body_left; /* BODY_LENGTH: bytes to come; chunked: of the chunk */
-	enum chunk_state ch;
-	unsigned ch_digits;
+	llhttp_t parser;    /* the answer */
+	size_t hs;          /* where the header lines start in head; 0: none yet */
 	struct kb_buf body; /* a refusal's body */
 };
 
@@ -334,16 +319,86 @@ static int out_append(kb_httpc_tunnel_t *t, const char *p, size_t n)
 	return 0;
 }
 
-/* ---- a refusal's body ------------------------------------------------------------------- */
+/* ---- the answer ----------------------------------------------------------------------- */
 
-static void body_keep(kb_httpc_tunnel_t *t, const char *p, size_t n)
+static bool is_tchar(char ch)
 {
+	return isalnum((unsigned char)ch) || (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+static kb_httpc_tunnel_t *parser_tunnel(llhttp_t *p)
+{
+	return kb_container_of(p, kb_httpc_tunnel_t, parser);
+}
+
+static int on_message_begin(llhttp_t *p)
+{
+	parser_tunnel(p)->hs = 0; /* an interim answer's header lines are not passed on */
+	return 0;
+}
+
+/* Notes where the header lines start, and refuses a name that is not a
+ * token (llhttp 8.1 lets a space through). */
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+	kb_httpc_tunnel_t *t = parser_tunnel(p);
+	for (size_t i = 0; i < len; i++)
+		if (!is_tchar(at[i]))
+			return -1;
+	if (!t->hs && t->state == T_HEAD)
+		t->hs = (size_t)(at - t->head.data);
+	return 0;
+}
+
+/* Stops at a final answer's head (it is passed on before its body);
+ * interim answers (1xx but 101) have no body and are skipped. */
+static int on_headers_complete(llhttp_t *p)
+{
+	if (p->status_code < 100 || p->http_major != 1)
+		return -1; /* llhttp takes any three digits, HTTP/0.9 and HTTP/2.0 */
+	if (p->status_code < 200 && p->status_code != 101)
+		return 1;
+	return HPE_PAUSED;
+}
+
+/* A refusal's body, the first BODY_MAX bytes of it kept. */
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+	kb_httpc_tunnel_t *t = parser_tunnel(p);
 	size_t room = BODY_MAX - t->body.len;
-	if (n > room)
-		n = room;
-	if (n && kb_buf_append(&t->body, p, n) < 0)
+	if (len > room)
+		len = room;
+	if (len && kb_buf_append(&t->body, at, len) < 0)
 		kb_warn("httpc", "tunnel %.*s: out of memory for the body", (int)t->req_line,
 			t->req.data);
+	return 0;
+}
+
+/* Stops at the end of a refusal's body: what may follow is not read. */
+static int on_message_complete(llhttp_t *p)
+{
+	return parser_tunnel(p)->state == T_BODY ? HPE_PAUSED : 0;
+}
+
+static const llhttp_settings_t answer_settings = {
+    .on_message_begin = on_message_begin,
+    .on_header_field = on_header_field,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+/* Feeds the answer to llhttp: 1 when it stopped (at the final head's end,
+ * or the body's), 0 when it wants more, -EPROTO. The errors of llhttp are
+ * mapped here. */
+static int parse(kb_httpc_tunnel_t *t, const char *p, size_t n)
+{
+	llhttp_errno_t err = llhttp_execute(&t->parser, p, n);
+	if (err == HPE_OK || err == HPE_PAUSED)
+		return err == HPE_PAUSED;
+	kb_debug("httpc", "tunnel %.*s: answer: %s", (int)t->req_line, t->req.data,
+		 llhttp_get_error_reason(&t->parser));
+	return -EPROTO;
 }
 
 /* The body has ended: its bytes, then on_close with err. */
@@ -357,243 +412,29 @@ static void end_body(kb_httpc_tunnel_t *t, int err)
 	finish(t, err);
 }
 
-static int hex_value(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	ch = (char)tolower((unsigned char)ch);
-	return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-}
-
-/* A byte of a chunk-size line ("1a;ext\r\n"): 0 or -EPROTO. */
-static int chunk_size_byte(kb_httpc_tunnel_t *t, char ch)
-{
-	int v = hex_value(ch);
-	if (v >= 0 && t->ch == CH_SIZE) {
-		if (++t->ch_digits > 15)
-			return -EPROTO;
-		t->body_left = t->body_left * 16 + (uint64_t)v;
-		return 0;
-	}
-	if (!t->ch_digits || ch == '\n')
-		return -EPROTO;
-	if (ch == '\r')
-		t->ch = CH_SIZE_LF;
-	else if (t->ch == CH_SIZE && ch != ';' && ch != ' ' && ch != '\t')
-		return -EPROTO;
-	else
-		t->ch = CH_EXT;
-	return 0;
-}
-
-/* The byte after a chunk's data, a size line or a trailer line: 0 or
- * -EPROTO. Trailer fields are skipped. */
-static int chunk_frame_byte(kb_httpc_tunnel_t *t, char ch)
-{
-	switch (t->ch) {
-	case CH_SIZE_LF:
-		if (ch != '\n')
-			return -EPROTO;
-		t->ch = t->body_left ? CH_DATA : CH_TRAILER;
-		t->ch_digits = 0;
-		return 0;
-	case CH_DATA_CR: t->ch = CH_DATA_LF; return ch == '\r' ? 0 : -EPROTO;
-	case CH_DATA_LF: t->ch = CH_SIZE; return ch == '\n' ? 0 : -EPROTO;
-	case CH_TRAILER: t->ch = ch == '\r' ? CH_END_LF : CH_TRAILER_LINE; return 0;
-	case CH_TRAILER_LINE:
-		if (ch == '\n')
-			t->ch = CH_TRAILER;
-		return 0;
-	case CH_END_LF: t->ch = CH_DONE; return ch == '\n' ? 0 : -EPROTO;
-	default: return chunk_size_byte(t, ch);
-	}
-}
-
-/* Chunked transfer coding (RFC 9112 section 7.1): 1 at its end, 0 while
- * more is to come, -EPROTO. */
-static int chunked_feed(kb_httpc_tunnel_t *t, const char *p, size_t n)
-{
-	size_t i = 0;
-	while (i < n && t->ch != CH_DONE) {
-		if (t->ch == CH_DATA) {
-			size_t k = n - i;
-			if (k > t->body_left)
-				k = (size_t)t->body_left;
-			body_keep(t, p + i, k);
-			i += k;
-			t->body_left -= k;
-			if (!t->body_left)
-				t->ch = CH_DATA_CR;
-			continue;
-		}
-		if (chunk_frame_byte(t, p[i++]) < 0)
-			return -EPROTO;
-	}
-	return t->ch == CH_DONE;
-}
-
 static void feed_body(kb_httpc_tunnel_t *t, const char *p, size_t n)
 {
-	int done = 0;
-	switch (t->framing) {
-	case BODY_NONE: done = 1; break;
-	case BODY_LENGTH: {
-		size_t k = n < t->body_left ? n : (size_t)t->body_left;
-		body_keep(t, p, k);
-		t->body_left -= k;
-		done = t->body_left == 0;
-		break;
-	}
-	case BODY_CHUNKED: done = chunked_feed(t, p, n); break;
-	case BODY_EOF: body_keep(t, p, n); break;
-	}
-	if (done < 0)
-		finish(t, -EPROTO);
-	else if (done || t->body.len >= BODY_MAX) /* whole, or all that is passed on */
+	int rc = parse(t, p, n);
+	if (rc < 0)
+		finish(t, rc);
+	else if (rc || t->body.len >= BODY_MAX) /* whole, or all that is passed on */
 		end_body(t, 0);
-}
-
-/* ---- the answer's head ------------------------------------------------------------------ */
-
-static bool is_tchar(char ch)
-{
-	return isalnum((unsigned char)ch) || (ch && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
-static bool is_ctl(char ch)
-{
-	return (unsigned char)ch < 0x20 || ch == 0x7f;
-}
-
-/* "HTTP/1.x NNN[ reason]": the status, or -EPROTO. */
-static int parse_status(const char *h, size_t len)
-{
-	if (len < 12 || memcmp(h, "HTTP/1.", 7) != 0 || !isdigit((unsigned char)h[7]) ||
-	    h[8] != ' ' || (len > 12 && h[12] != ' '))
-		return -EPROTO;
-	int status = 0;
-	for (int i = 9; i < 12; i++) {
-		if (!isdigit((unsigned char)h[i]))
-			return -EPROTO;
-		status = status * 10 + (h[i] - '0');
-	}
-	return status >= 100 ? status : -EPROTO;
-}
-
-static bool name_is(const char *name, size_t len, const char *want)
-{
-	return strlen(want) == len && strncasecmp(name, want, len) == 0;
-}
-
-/* What the headers say about a body's length. */
-struct length_info {
-	bool te, chunked, have_len;
-	uint64_t len;
-};
-
-/* Whether a Transfer-Encoding value ends with the chunked coding. */
-static bool ends_chunked(const char *v, size_t n)
-{
-	if (n < 7 || strncasecmp(v + n - 7, "chunked", 7) != 0)
-		return false;
-	return n == 7 || v[n - 8] == ',' || v[n - 8] == ' ' || v[n - 8] == '\t';
-}
-
-/* Notes one header that frames a body. 0 or -EPROTO. */
-static int note_length(struct length_info *f, const char *name, size_t nlen, const char *v,
-		       size_t vlen)
-{
-	if (name_is(name, nlen, "transfer-encoding")) {
-		f->te = true;
-		f->chunked = ends_chunked(v, vlen); /* the last coding counts */
-		return 0;
-	}
-	if (!name_is(name, nlen, "content-length"))
-		return 0;
-	uint64_t len = 0;
-	if (!vlen || vlen > 18)
-		return -EPROTO;
-	for (size_t i = 0; i < vlen; i++) {
-		if (!isdigit((unsigned char)v[i]))
-			return -EPROTO;
-		len = len * 10 + (uint64_t)(v[i] - '0');
-	}
-	if (f->have_len && len != f->len)
-		return -EPROTO; /* two different lengths */
-	f->have_len = true;
-	f->len = len;
-	return 0;
-}
-
-/* "Name: value": a token name, no control character in the value but HTAB. */
-static bool valid_line(const char *p, const char *colon, const char *eol)
-{
-	if (colon == p)
-		return false;
-	for (const char *q = p; q < colon; q++)
-		if (!is_tchar(*q))
-			return false;
-	for (const char *q = colon + 1; q < eol; q++)
-		if (is_ctl(*q) && *q != '\t')
-			return false;
-	return true;
-}
-
-/* Header lines ("Name: value\r\n" each): checks them and notes the body's
- * framing (RFC 9112 section 6.3: Transfer-Encoding over Content-Length).
- * 0 or -EPROTO. */
-static int scan_headers(kb_httpc_tunnel_t *t, const char *p, size_t len)
-{
-	const char *end = p + len;
-	struct length_info f = {0};
-	while (p < end) {
-		const char *eol = memmem(p, (size_t)(end - p), "\r\n", 2);
-		const char *colon = eol ? memchr(p, ':', (size_t)(eol - p)) : NULL;
-		if (!colon || !valid_line(p, colon, eol))
-			return -EPROTO;
-		const char *v = colon + 1, *ve = eol;
-		while (v < ve && (*v == ' ' || *v == '\t'))
-			v++;
-		while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
-			ve--;
-		if (note_length(&f, p, (size_t)(colon - p), v, (size_t)(ve - v)) < 0)
-			return -EPROTO;
-		p = eol + 2;
-	}
-	t->framing = f.te         ? (f.chunked ? BODY_CHUNKED : BODY_EOF)
-		     : f.have_len ? BODY_LENGTH
-				  : BODY_EOF;
-	t->body_left = f.te ? 0 : f.len;
-	return 0;
-}
-
-/* The head in t->head.data[0, hl): its status, or -EPROTO. *hs: where its
- * header lines start. */
-static int parse_head(kb_httpc_tunnel_t *t, size_t hl, size_t *hs)
-{
-	const char *h = t->head.data;
-	const char *eol = memmem(h, hl, "\r\n", 2); /* there: the head ends with two */
-	*hs = (size_t)(eol - h) + 2;
-	int status = parse_status(h, (size_t)(eol - h));
-	if (status < 0 || scan_headers(t, h + *hs, hl - 2 - *hs) < 0)
-		return -EPROTO;
-	return status;
 }
 
 static void feed(kb_httpc_tunnel_t *t, const char *p, size_t n);
 
-/* The head (hl bytes, header lines from hs) is whole: on_head, then the
- * bytes that came with it. */
-static void head_done(kb_httpc_tunnel_t *t, int status, size_t hl, size_t hs)
+/* The final head is whole, hl bytes into t->head: on_head, then the bytes
+ * that came with it. */
+static void head_done(kb_httpc_tunnel_t *t, size_t hl)
 {
+	int status = t->parser.status_code;
+	size_t hs = t->hs ? t->hs : hl - 2; /* no header lines: empty */
 	uv_timer_stop(&t->timer);
 	if (status == 101) {
 		t->state = T_OPEN;
 	} else {
 		t->state = T_BODY;
 		drop_out(t); /* the caller's bytes were for a pipe */
-		if (t->no_body || status == 204 || status == 304)
-			t->framing = BODY_NONE;
 		uv_timer_start(&t->timer, on_deadline, HEAD_TIMEOUT_MS, 0);
 	}
 	t->cbs.on_head(t, status, t->head.data + hs, hl - 2 - hs, t->cbs.arg);
@@ -601,40 +442,34 @@ static void head_done(kb_httpc_tunnel_t *t, int status, size_t hl, size_t hs)
 		return;
 	const char *rest = t->head.data + hl;
 	size_t n = t->head.len - hl;
-	if (t->state == T_BODY)
-		feed_body(t, rest, n); /* ends at once when there is no body */
-	else if (n)
-		feed(t, rest, n);
+	if (t->state == T_OPEN) {
+		if (n)
+			feed(t, rest, n);
+	} else if (t->no_body || status == 204 || status == 304) {
+		end_body(t, 0); /* RFC 9112 section 6.3: no body, whatever the headers say */
+	} else {
+		llhttp_resume(&t->parser);
+		feed_body(t, rest, n); /* ends at once when the body is empty */
+	}
 	kb_buf_free(&t->head);
 }
 
-/* Bytes of the answer's head; interim answers (1xx but 101) are skipped. */
+/* Bytes of the answer's heads, kept whole for on_head: the final head
+ * must end within HEAD_MAX bytes. */
 static void feed_head(kb_httpc_tunnel_t *t, const char *p, size_t n)
 {
-	size_t from = t->head.len > 3 ? t->head.len - 3 : 0;
+	size_t from = t->head.len;
 	if (kb_buf_append(&t->head, p, n) < 0) {
 		finish(t, -ENOMEM);
 		return;
 	}
-	for (;;) {
-		const char *h = t->head.data;
-		const char *end = memmem(h + from, t->head.len - from, "\r\n\r\n", 4);
-		size_t hl = end ? (size_t)(end - h) + 4 : 0, hs = 0;
-		if (!end && t->head.len <= HEAD_MAX)
-			return; /* more to come */
-		int status = end && hl <= HEAD_MAX ? parse_head(t, hl, &hs) : -EPROTO;
-		if (status < 0) {
-			finish(t, -EPROTO);
-			return;
-		}
-		if (status == 101 || status >= 200) {
-			head_done(t, status, hl, hs);
-			return;
-		}
-		memmove(t->head.data, h + hl, t->head.len - hl);
-		t->head.len -= hl;
-		from = 0;
-	}
+	int rc = parse(t, t->head.data + from, n);
+	size_t hl =
+	    rc > 0 ? (size_t)(llhttp_get_error_pos(&t->parser) - t->head.data) : t->head.len;
+	if (rc < 0 || hl > HEAD_MAX)
+		finish(t, -EPROTO);
+	else if (rc > 0)
+		head_done(t, hl);
 }
 
 /* ---- reading ------------------------------------------------------------------------- */
@@ -673,8 +508,8 @@ static void peer_closed(kb_httpc_tunnel_t *t)
 {
 	if (t->state == T_HEAD)
 		finish(t, -ECONNRESET);
-	else if (t->state == T_BODY)
-		end_body(t, t->framing == BODY_EOF ? 0 : -ECONNRESET);
+	else if (t->state == T_BODY) /* llhttp: does the end of the connection end the body? */
+		end_body(t, llhttp_finish(&t->parser) == HPE_INVALID_EOF_STATE ? -ECONNRESET : 0);
 	else
 		finish(t, 0);
 }
@@ -864,6 +699,11 @@ static bool valid_method(const char *m)
 	return true;
 }
 
+static bool is_ctl(char ch)
+{
+	return (unsigned char)ch < 0x20 || ch == 0x7f;
+}
+
 static bool valid_path(const char *p)
 {
 	if (!p || *p != '/')
@@ -949,6 +789,7 @@ kb_httpc_tunnel_t *kb_httpc_tunnel(kb_httpc_t *c, const char *method, const char
 	t->c = c;
 	t->cbs = *cbs;
 	t->no_body = strcmp(method, "HEAD") == 0;
+	llhttp_init(&t->parser, HTTP_RESPONSE, &answer_settings);
 	if (build_head(t, method, path, headers) < 0)
 		goto fail_head;
 	if (!(t->multi = curl_multi_init()))
