@@ -115,7 +115,8 @@ static void container_names(const json_t *list, struct kb_buf *b)
 	size_t i;
 	json_t *c;
 	json_array_foreach (list, i, c)
-		kb_buf_printf(b, "%s%s", i ? " " : "", obj_str(c, "name") ? obj_str(c, "name") : "");
+		kb_buf_printf(b, "%s%s", i ? " " : "",
+			      obj_str(c, "name") ? obj_str(c, "name") : "");
 }
 
 static bool has_container(const json_t *spec, const char *name)
@@ -162,7 +163,8 @@ static const char *connect_container(struct req *r, const json_t *pod, char *buf
 		return NULL;
 	}
 	struct kb_buf b = {0};
-	kb_buf_printf(&b, "a container name must be specified for pod %s, choose one of: [", r->name);
+	kb_buf_printf(&b, "a container name must be specified for pod %s, choose one of: [",
+		      r->name);
 	container_names(cs, &b);
 	kb_buf_puts(&b, "]");
 	const json_t *init = json_object_get(spec, "initContainers");
@@ -196,7 +198,8 @@ void hostpod_connect(struct req *r)
 	if (!ports && !connect_container(r, pod, container, sizeof(container)))
 		goto out;
 	if (!node || !*node) {
-		reply_statusf(r, 400, "BadRequest", "pod %s does not have a host assigned", r->name);
+		reply_statusf(r, 400, "BadRequest", "pod %s does not have a host assigned",
+			      r->name);
 		goto out;
 	}
 	if (!kb_http_req_upgrade(r->http)) {
@@ -213,7 +216,8 @@ void hostpod_connect(struct req *r)
 		reply_statusf(r, 400, "BadRequest",
 			      "pods/%s is not served here: this server is a host stand-in "
 			      "without a kubelet%s",
-			      r->sub, strcmp(r->sub, "exec") == 0 ? " (start it with --standin-exec)" : "");
+			      r->sub,
+			      strcmp(r->sub, "exec") == 0 ? " (start it with --standin-exec)" : "");
 	}
 out:
 	json_decref(pod);

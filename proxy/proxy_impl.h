@@ -39,11 +39,11 @@ struct proxy {
 	bool ns_pending; /* a namespace is terminating: clean up on tick */
 	struct deferred_reply *deferred, **deferred_tail; /* waiting for a group commit */
 	bool stopping;
-	bool host_sync;           /* pods run on a host: refuse host-reaching pod fields */
-	proxy_pod_log_fn pod_log; /* pods/log passthrough (subres.c), or NULL */
+	bool host_sync;                   /* pods run on a host: refuse host-reaching pod fields */
+	proxy_pod_log_fn pod_log;         /* pods/log passthrough (subres.c), or NULL */
 	proxy_pod_connect_fn pod_connect; /* pods/exec, attach, portforward, or NULL */
 	void *pod_log_arg;
-	bool standin_exec; /* proxy_set_standin_exec */
+	bool standin_exec;   /* proxy_set_standin_exec */
 	char data_dir[1024]; /* the tenant's directory ("" in tests) */
 	struct authz *authz; /* authz.c: RBAC index and watches */
 	struct audit *audit; /* audit.c: DIR/audit.log, or NULL */

@@ -40,14 +40,14 @@
 #include "lib/ws.h"
 #include "proxy/proxy_impl.h"
 
-#define MAX_ARGS       256
-#define MAX_MESSAGE    (1024 * 1024)
-#define OUT_HIGH       (1024 * 1024)
-#define IN_HIGH        (4 * 1024 * 1024)
-#define RECHECK_MS     20
-#define PROTO_V5       "v5.channel.k8s.io"
-#define PROTO_V4       "v4.channel.k8s.io"
-#define SETSID         "/usr/bin/setsid"
+#define MAX_ARGS    256
+#define MAX_MESSAGE (1024 * 1024)
+#define OUT_HIGH    (1024 * 1024)
+#define IN_HIGH     (4 * 1024 * 1024)
+#define RECHECK_MS  20
+#define PROTO_V5    "v5.channel.k8s.io"
+#define PROTO_V4    "v4.channel.k8s.io"
+#define SETSID      "/usr/bin/setsid"
 
 enum { CH_STDIN = 0, CH_STDOUT = 1, CH_STDERR = 2, CH_ERROR = 3, CH_RESIZE = 4, CH_CLOSE = 255 };
 
@@ -58,17 +58,17 @@ struct sx {
 	uv_pipe_t in, out, err;
 	uv_timer_t timer;
 	bool has_in, has_out, has_err;
-	bool tty;	     /* out is the terminal's master side, for input too */
+	bool tty; /* out is the terminal's master side, for input too */
 	bool spawned, exited;
 	int64_t exit_status;
 	int term_signal;
-	int reading;	     /* output pipes not at EOF yet */
-	int handles;	     /* libuv handles not closed yet */
-	size_t in_queued;    /* stdin bytes written, not yet taken */
-	bool in_closing;     /* stdin shut (client's close signal) */
+	int reading;      /* output pipes not at EOF yet */
+	int handles;      /* libuv handles not closed yet */
+	size_t in_queued; /* stdin bytes written, not yet taken */
+	bool in_closing;  /* stdin shut (client's close signal) */
 	bool out_paused, client_paused;
-	char cmdline[512];   /* the command, for the exit message */
-	char *spawn_error;   /* the spawn failed: its message */
+	char cmdline[512]; /* the command, for the exit message */
+	char *spawn_error; /* the spawn failed: its message */
 };
 
 struct in_write {
@@ -160,10 +160,10 @@ static void sx_maybe_finish(struct sx *sx)
 		return;
 	struct kb_buf b = {0};
 	if (sx->spawn_error) {
-		json_t *st = json_pack("{s:{},s:s,s:s,s:s,s:{s:[{s:s}]},s:i}", "metadata", "status",
-				       "Failure", "message", sx->spawn_error, "reason",
-				       "InternalError", "details", "causes", "message",
-				       sx->spawn_error, "code", 500);
+		json_t *st =
+		    json_pack("{s:{},s:s,s:s,s:s,s:{s:[{s:s}]},s:i}", "metadata", "status",
+			      "Failure", "message", sx->spawn_error, "reason", "InternalError",
+			      "details", "causes", "message", sx->spawn_error, "code", 500);
 		char *text = json_dumps(st, JSON_COMPACT);
 		kb_buf_puts(&b, text ? text : "{}");
 		free(text);
@@ -179,10 +179,10 @@ static void sx_maybe_finish(struct sx *sx)
 				 "command [%s], exit code %lld",
 				 sx->cmdline, (long long)code);
 			snprintf(num, sizeof(num), "%lld", (long long)code);
-			json_t *st = json_pack("{s:{},s:s,s:s,s:s,s:{s:[{s:s,s:s}]}}", "metadata",
-					       "status", "Failure", "message", msg, "reason",
-					       "NonZeroExitCode", "details", "causes", "reason",
-					       "ExitCode", "message", num);
+			json_t *st =
+			    json_pack("{s:{},s:s,s:s,s:s,s:{s:[{s:s,s:s}]}}", "metadata", "status",
+				      "Failure", "message", msg, "reason", "NonZeroExitCode",
+				      "details", "causes", "reason", "ExitCode", "message", num);
 			char *text = json_dumps(st, JSON_COMPACT);
 			kb_buf_puts(&b, text ? text : "{}");
 			free(text);
@@ -330,9 +330,7 @@ static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t l
 {
 	struct sx *sx = arg;
 	switch (op) {
-	case KB_WS_PING:
-		sx_send(sx, KB_WS_PONG, data, len);
-		break;
+	case KB_WS_PING: sx_send(sx, KB_WS_PONG, data, len); break;
 	case KB_WS_CLOSE:
 		/* the client is done: so is the command */
 		sx_end(sx, KB_WS_CLOSE_NORMAL);
@@ -347,8 +345,7 @@ static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t l
 		else if (data[0] == CH_RESIZE)
 			resize(sx, data + 1, len - 1);
 		break;
-	default:
-		break;
+	default: break;
 	}
 	return 0;
 }
@@ -426,7 +423,8 @@ static const char *pick_protocol(const char *offer)
 		return NULL;
 	const char *pick = NULL;
 	char *copy = strdup(offer), *save = NULL;
-	for (char *t = copy ? strtok_r(copy, ", ", &save) : NULL; t; t = strtok_r(NULL, ", ", &save)) {
+	for (char *t = copy ? strtok_r(copy, ", ", &save) : NULL; t;
+	     t = strtok_r(NULL, ", ", &save)) {
 		if (strcmp(t, PROTO_V5) == 0)
 			pick = PROTO_V5;
 		else if (strcmp(t, PROTO_V4) == 0 && !pick)
@@ -476,8 +474,8 @@ static void free_env(char **env)
 
 static int sx_spawn(struct sx *sx, uv_loop_t *loop, const struct exec_query *q, char **env)
 {
-	uv_stdio_container_t stdio[3] = {{.flags = UV_IGNORE}, {.flags = UV_IGNORE},
-					  {.flags = UV_IGNORE}};
+	uv_stdio_container_t stdio[3] = {
+	    {.flags = UV_IGNORE}, {.flags = UV_IGNORE}, {.flags = UV_IGNORE}};
 	char *argv[MAX_ARGS + 3];
 	int n = 0;
 	if (sx->tty) {
@@ -577,7 +575,7 @@ void standin_exec(struct req *r, const char *container)
 	if (rc < 0 || q.argc == 0 || (!q.in && !q.out && !q.err)) {
 		reply_statusf(r, 400, "BadRequest", "%s",
 			      rc == -E2BIG ? "too many command arguments"
-			      : rc < 0	   ? "out of memory"
+			      : rc < 0     ? "out of memory"
 			      : q.argc == 0
 				  ? "you must specify at least one command for the container"
 				  : "you must specify at least 1 of stdin, stdout, stderr");
@@ -625,7 +623,8 @@ void standin_exec(struct req *r, const char *container)
 	} else {
 		struct kb_buf m = {0};
 		kb_buf_printf(&m, "exec: \"%s\": %s", q.argv[0],
-			      rc == UV_ENOENT ? "executable file not found in $PATH" : uv_strerror(rc));
+			      rc == UV_ENOENT ? "executable file not found in $PATH"
+					      : uv_strerror(rc));
 		sx->spawn_error = m.data;
 		kb_info("standin", "exec %s/%s: %s", r->ns, r->name, sx->spawn_error);
 	}

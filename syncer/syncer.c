@@ -1031,27 +1031,34 @@ void syncer_pod_log(void *arg, kb_http_req_t *req, const char *ns, const char *n
  * the stream protocols' negotiation. Authorization, cookies and the rest
  * stay here (the host sees the syncer's own credentials). */
 static const char *const pipe_req_headers[] = {
-    "connection",	     "upgrade",		      "sec-websocket-key",
-    "sec-websocket-version", "sec-websocket-protocol", "x-stream-protocol-version",
+    "connection",
+    "upgrade",
+    "sec-websocket-key",
+    "sec-websocket-version",
+    "sec-websocket-protocol",
+    "x-stream-protocol-version",
 };
 /* Answer headers passed back to the tenant's client with a 101. */
 static const char *const pipe_resp_headers[] = {
-    "upgrade:", "connection:", "sec-websocket-accept:", "sec-websocket-protocol:",
+    "upgrade:",
+    "connection:",
+    "sec-websocket-accept:",
+    "sec-websocket-protocol:",
     "x-stream-protocol-version:",
 };
 
-#define PIPE_HIGH   (1024 * 1024) /* bytes queued towards one side before the other pauses */
+#define PIPE_HIGH       (1024 * 1024) /* bytes queued towards one side before the other pauses */
 #define PIPE_RECHECK_MS 20
 
 struct pipe {
 	struct syncer *s;
-	kb_http_req_t *req;	/* the tenant's request; NULL once ended */
-	kb_httpc_tunnel_t *t;	/* the host side; NULL once ended */
-	bool open;		/* 101 passed on */
-	int status;		/* the host's refusal, else 0 */
-	struct kb_buf body;	/* its body */
+	kb_http_req_t *req;   /* the tenant's request; NULL once ended */
+	kb_httpc_tunnel_t *t; /* the host side; NULL once ended */
+	bool open;            /* 101 passed on */
+	int status;           /* the host's refusal, else 0 */
+	struct kb_buf body;   /* its body */
 	bool req_paused, t_paused;
-	uv_timer_t timer;	/* resumes a paused side once the other drained */
+	uv_timer_t timer; /* resumes a paused side once the other drained */
 	bool timer_on;
 };
 
@@ -1117,8 +1124,7 @@ static void pipe_client_gone(kb_http_req_t *req, void *arg)
 	pipe_free(p);
 }
 
-static void pipe_head(kb_httpc_tunnel_t *t, int status, const char *headers, size_t len,
-		      void *arg)
+static void pipe_head(kb_httpc_tunnel_t *t, int status, const char *headers, size_t len, void *arg)
 {
 	struct pipe *p = arg;
 	if (status != 101) {

@@ -748,7 +748,8 @@ START_TEST(upgrade_pipe)
 	start_server(NULL);
 	struct client *c = client_open();
 	struct resp r;
-	client_puts(c, "GET /upgrade HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\nearly");
+	client_puts(c,
+		    "GET /upgrade HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\nearly");
 	ck_assert(client_read(c, &r, true));
 	ck_assert_int_eq(r.status, 101);
 	ck_assert_str_eq(resp_header(&r, "Upgrade"), "echo");

@@ -608,6 +608,21 @@ static void echo_data(struct rec *r)
 		close_tunnel(r);
 }
 
+/* The usual start: a scripted server, a client trusting it, one tunnel. */
+static void start_tunnel(struct srv *s, struct rec *r, script_fn script)
+{
+	srv_start(s, script);
+	new_client(r, s->port, ca_a, NULL, false);
+	open_tunnel(r, NULL);
+}
+
+/* Runs the loop until the tunnel ends, then waits for the server. */
+static void run_to_end(struct rec *r, struct srv *s)
+{
+	run(r);
+	srv_join(s);
+}
+
 START_TEST(echo_both_ways)
 {
 	struct srv s = {.want_cert = true};
@@ -626,8 +641,7 @@ START_TEST(echo_both_ways)
 	ck_assert_uint_eq(kb_httpc_active(r.c), 1);
 	ck_assert_uint_eq(kb_httpc_queued(r.c), 0);
 	kb_httpc_cancel(req);
-	run(&r);
-	srv_join(&s);
+	run_to_end(&r, &s);
 	ck_assert(s.peer_cert);
 	ck_assert_int_eq(r.status, 101);
 	ck_assert_int_eq(r.heads, 1);
@@ -653,9 +667,7 @@ START_TEST(four_mib_each_way)
 {
 	struct srv s = {0};
 	struct rec r = {.check_b = true, .b_ok = true};
-	srv_start(&s, script_big);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
+	start_tunnel(&s, &r, script_big);
 	unsigned char *a = malloc(BIG);
 	for (size_t i = 0; i < BIG; i++)
 		a[i] = pattern_a(i);
@@ -665,8 +677,7 @@ START_TEST(four_mib_each_way)
 	ck_assert_int_eq(kb_httpc_tunnel_write(r.t, (char *)a + 20001, BIG - 20001), 0);
 	free(a);
 	ck_assert_uint_eq(kb_httpc_tunnel_pending(r.t), BIG);
-	run(&r);
-	srv_join(&s);
+	run_to_end(&r, &s);
 	ck_assert_int_eq(r.status, 101);
 	ck_assert_uint_eq(r.data.len, BIG);
 	ck_assert(r.b_ok);
@@ -689,11 +700,8 @@ START_TEST(head_split_across_reads)
 {
 	struct srv s = {0};
 	struct rec r = {.on_data = split_data};
-	srv_start(&s, script_split);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
-	run(&r);
-	srv_join(&s);
+	start_tunnel(&s, &r, script_split);
+	run_to_end(&r, &s);
 	ck_assert_int_eq(r.heads, 1); /* the 100 is skipped */
 	ck_assert_int_eq(r.status, 101);
 	ck_assert_str_eq(r.headers, "Upgrade: websocket\r\n");
@@ -728,12 +736,9 @@ START_TEST(refusal_with_length)
 {
 	struct srv s = {0};
 	struct rec r = {.on_head = refused_head};
-	srv_start(&s, script_refuse_length);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
+	start_tunnel(&s, &r, script_refuse_length);
 	write_text(&r, "EARLY");
-	run(&r);
-	srv_join(&s);
+	run_to_end(&r, &s);
 	check_refusal(&r, &s, 400);
 	ck_assert_int_eq(r.datas, 1);
 	ck_assert_uint_eq(r.data.len, strlen(json_body));
@@ -747,12 +752,9 @@ START_TEST(refusal_chunked)
 {
 	struct srv s = {0};
 	struct rec r = {.on_head = refused_head};
-	srv_start(&s, script_refuse_chunked);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
+	start_tunnel(&s, &r, script_refuse_chunked);
 	write_text(&r, "EARLY");
-	run(&r);
-	srv_join(&s);
+	run_to_end(&r, &s);
 	check_refusal(&r, &s, 400);
 	ck_assert_uint_eq(r.data.len, strlen(json_body));
 	ck_assert(memcmp(r.data.data, json_body, r.data.len) == 0);
@@ -764,11 +766,8 @@ START_TEST(refusal_body_cut_at_64k)
 {
 	struct srv s = {0};
 	struct rec r = {.on_head = refused_head};
-	srv_start(&s, script_refuse_big);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
-	run(&r);
-	srv_join(&s);
+	start_tunnel(&s, &r, script_refuse_big);
+	run_to_end(&r, &s);
 	check_refusal(&r, &s, 500);
 	ck_assert_uint_eq(r.data.len, 65536);
 	for (size_t i = 0; i < r.data.len; i++)
@@ -781,11 +780,8 @@ START_TEST(refusal_until_eof)
 {
 	struct srv s = {0};
 	struct rec r = {.on_head = refused_head};
-	srv_start(&s, script_refuse_eof);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
-	run(&r);
-	srv_join(&s);
+	start_tunnel(&s, &r, script_refuse_eof);
+	run_to_end(&r, &s);
 	ck_assert_int_eq(r.status, 403);
 	ck_assert_int_eq(r.norder, 3);
 	ck_assert(memcmp(r.order, "hdc", 3) == 0);
@@ -800,11 +796,8 @@ START_TEST(closed_without_answer)
 {
 	struct srv s = {0};
 	struct rec r = {0};
-	srv_start(&s, script_no_answer);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
-	run(&r);
-	srv_join(&s);
+	start_tunnel(&s, &r, script_no_answer);
+	run_to_end(&r, &s);
 	ck_assert(s.head_len > 0);
 	ck_assert_int_eq(r.heads, 0);
 	ck_assert_int_eq(r.closes, 1);
@@ -835,11 +828,8 @@ START_TEST(malformed_answer)
 		kb_buf_puts(&big, "\r\n");
 		bad_answer = big.data;
 	}
-	srv_start(&s, script_bad);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
-	run(&r);
-	srv_join(&s);
+	start_tunnel(&s, &r, script_bad);
+	run_to_end(&r, &s);
 	kb_buf_free(&big);
 	ck_assert_int_eq(r.heads, 0);
 	ck_assert_int_eq(r.closes, 1);
@@ -869,8 +859,7 @@ START_TEST(server_closes)
 	srv_start(&s, script_bye);
 	new_client(&r, s.port, ca_a, NULL, false);
 	open_tunnel(&r, "Upgrade: websocket\r\n");
-	run(&r);
-	srv_join(&s);
+	run_to_end(&r, &s);
 	ck_assert_int_eq(r.status, 101);
 	ck_assert_int_eq(r.norder, 3);
 	ck_assert(memcmp(r.order, "hdc", 3) == 0);
@@ -901,11 +890,8 @@ START_TEST(close_sends_pending)
 {
 	struct srv s = {0};
 	struct rec r = {.on_head = pending_head};
-	srv_start(&s, script_sink);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
-	run(&r);
-	srv_join(&s);
+	start_tunnel(&s, &r, script_sink);
+	run_to_end(&r, &s);
 	ck_assert_int_eq(r.heads, 1);
 	ck_assert_int_eq(r.closes, 0);
 	ck_assert_uint_eq(s.got, PENDING);
@@ -918,11 +904,8 @@ START_TEST(close_sends_pending_to_a_talker)
 {
 	struct srv s = {0};
 	struct rec r = {.on_head = pending_head};
-	srv_start(&s, script_talker);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
-	run(&r);
-	srv_join(&s);
+	start_tunnel(&s, &r, script_talker);
+	run_to_end(&r, &s);
 	ck_assert_int_eq(r.closes + r.datas, 0); /* its bytes were dropped, not passed on */
 	ck_assert_uint_eq(s.got, PENDING);
 	ck_assert(s.got_ok);
@@ -940,11 +923,8 @@ START_TEST(client_close_with_open_tunnel)
 {
 	struct srv s = {0};
 	struct rec r = {.on_head = client_close_head};
-	srv_start(&s, script_sink);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
-	run(&r);
-	srv_join(&s);
+	start_tunnel(&s, &r, script_sink);
+	run_to_end(&r, &s);
 	ck_assert_int_eq(r.heads, 1);
 	ck_assert_int_eq(r.datas, 0);
 	ck_assert_int_eq(r.closes, 0);
@@ -972,8 +952,7 @@ START_TEST(client_close_in_handshake)
 	uv_timer_init(&r.loop, &r.timer);
 	r.timer.data = &r;
 	uv_timer_start(&r.timer, wait_accepted, 5, 5);
-	run(&r);
-	srv_join(&s);
+	run_to_end(&r, &s);
 	ck_assert(atomic_load(&s.accepted));
 	ck_assert_int_lt(r.ticks, 2000);
 	ck_assert_int_eq(s.eof_seen, 1); /* the connection was closed */
@@ -1004,8 +983,7 @@ START_TEST(client_close_with_two_tunnels)
 	uv_timer_init(&r.loop, &r.timer);
 	r.timer.data = &r;
 	uv_timer_start(&r.timer, wait_two, 5, 5);
-	run(&r);
-	srv_join(&s);
+	run_to_end(&r, &s);
 	ck_assert_int_eq(s.eof_seen, 2); /* both connections were closed */
 	ck_assert_int_eq(r.heads + r.datas + r.closes, 0);
 	ck_assert_int_eq(r2.heads + r2.datas + r2.closes, 0);
@@ -1053,11 +1031,8 @@ START_TEST(pause_holds_bytes)
 {
 	struct srv s = {0};
 	struct rec r = {.on_head = pause_head, .on_data = pause_data};
-	srv_start(&s, script_pause);
-	new_client(&r, s.port, ca_a, NULL, false);
-	open_tunnel(&r, NULL);
-	run(&r);
-	srv_join(&s);
+	start_tunnel(&s, &r, script_pause);
+	run_to_end(&r, &s);
 	ck_assert_int_eq(r.ticks, 1);
 	ck_assert_uint_eq(r.data.len, 6);
 	ck_assert(memcmp(r.data.data, "onetwo", 6) == 0);
@@ -1073,8 +1048,7 @@ START_TEST(wrong_ca)
 	srv_start(&s, script_echo);
 	new_client(&r, s.port, ca_b, NULL, false);
 	open_tunnel(&r, NULL);
-	run(&r);
-	srv_join(&s);
+	run_to_end(&r, &s);
 	ck_assert_int_eq(r.heads, 0);
 	ck_assert_int_eq(r.closes, 1);
 	ck_assert_int_eq(r.close_err, -EPROTO);
