@@ -43,7 +43,8 @@ static const char usage_text[] =
     "                [--compact-interval-ms MS]\n"
     "                [--host-kubeconfig FILE] --host-namespace NS --tenant NAME\n"
     "                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"
-    "                [--host-qps N] [--host-burst N] [--policy untrusted|trusted|mig|FILE]\n"
+    "                [--host-qps N] [--host-burst N] [--host-max-streams N]\n"
+    "                [--policy untrusted|trusted|mig|FILE]\n"
     "                [--pki-dir DIR] [--standin-exec]\n"
     "      Serve the Kubernetes API for one tenant from DIR (created on first start:\n"
     "      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n"
@@ -51,6 +52,8 @@ static const char usage_text[] =
     "      With --host-namespace, the tenant's pods run on the host cluster\n"
     "      (--host-kubeconfig, or the in-cluster service account) in namespace NS,\n"
     "      tagged with QUEUE for the host's GPU scheduler. --host-qps -1: no limit.\n"
+    "      --host-max-streams: exec, attach and port-forward sessions piped to the\n"
+    "      host at once (default 256; more are answered 429).\n"
     "      --policy: admission of pods by a shipped policy or a YAML file\n"
     "      (policies/README.md); without it everything is allowed.\n"
     "      --pki-dir: the certificates in DIR instead of the data dir (read-only is\n"
@@ -141,6 +144,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 	    {"scheduler", required_argument, NULL, 'S'},
 	    {"host-qps", required_argument, NULL, 'P'},
 	    {"host-burst", required_argument, NULL, 'B'},
+	    {"host-max-streams", required_argument, NULL, 'M'},
 	    {"policy", required_argument, NULL, 'p'},
 	    {"pki-dir", required_argument, NULL, 'k'},
 	    {"standin-exec", no_argument, NULL, 'X'},
@@ -179,6 +183,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 		case 'S': a->host.scheduler = optarg; break;
 		case 'P': a->host.qps = strtod(optarg, NULL); break;
 		case 'B': a->host.burst = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'M': a->host.max_streams = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'p': a->policy = optarg; break;
 		case 'k': a->pki_dir = optarg; break;
 		case 'X': a->standin_exec = true; break;

@@ -45,6 +45,7 @@ struct syncer {
 	char tenant[64], host_ns[64], queue[128], advertise[128], sa_secret[8];
 	struct syncer_xlate x;
 	kb_httpc_t *http;
+	unsigned pipes, max_pipes; /* exec/attach/port-forward sessions piped to the host */
 	struct host_informer *pods_inf, *events_inf;
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
@@ -1065,6 +1066,7 @@ struct pipe {
 static void pipe_timer_closed(uv_handle_t *h)
 {
 	struct pipe *p = h->data;
+	p->s->pipes--;
 	kb_buf_free(&p->body);
 	free(p);
 }
@@ -1208,6 +1210,17 @@ void syncer_pod_connect(void *arg, kb_http_req_t *req, const char *ns, const cha
 		log_not_found(req, name);
 		return;
 	}
+	if (s->pipes >= s->max_pipes) {
+		char msg[300];
+		int n = snprintf(msg, sizeof(msg),
+				 "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+				 "\"status\":\"Failure\",\"message\":\"too many exec, attach and "
+				 "port-forward sessions at once (%u)\",\"reason\":\"TooManyRequests\","
+				 "\"details\":{\"retryAfterSeconds\":1},\"code\":429}",
+				 s->max_pipes);
+		kb_http_respond(req, 429, "application/json", "Retry-After: 1\r\n", msg, (size_t)n);
+		return;
+	}
 	int n = snprintf(path, sizeof(path), "%s/%s/%s%s%s", s->pods_path, hn, sub,
 			 query && *query ? "?" : "", query ? query : "");
 	struct kb_buf h = {0};
@@ -1226,6 +1239,7 @@ void syncer_pod_connect(void *arg, kb_http_req_t *req, const char *ns, const cha
 	}
 	p->s = s;
 	p->req = req;
+	s->pipes++;
 	uv_timer_init(s->loop, &p->timer);
 	p->timer.data = p;
 	struct kb_httpc_tunnel_cbs cbs = {
@@ -1315,6 +1329,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	s->sa_auto = json_object();
 	s->issue_token = o->issue_token;
 	s->token_arg = o->token_arg;
+	s->max_pipes = o->max_streams ? o->max_streams : 256;
 }
 
 int syncer_start(uv_loop_t *loop, store_t *store, const struct syncer_opts *o, syncer_t **out)

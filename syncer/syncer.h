@@ -67,6 +67,9 @@ struct syncer_opts {
 	 */
 	double qps;
 	unsigned burst;
+	/* exec, attach and port-forward sessions piped to the host at once
+	 * (each is a connection of its own); more are answered 429. 0: 256. */
+	unsigned max_streams;
 	/*
 	 * Issues a tenant service-account token for ns/sa valid ttl_seconds;
 	 * *jwt gets a malloc'ed string (the caller frees). 0 or a negative errno

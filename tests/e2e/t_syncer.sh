@@ -6,10 +6,11 @@
 SY_HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 
 # sy_start_tenant NAME QUEUE [PORT]: sets T_<NAME>_KCFG, T_<NAME>_PID, T_<NAME>_PORT
-sy_start_tenant() {
+sy_start_tenant() { # name queue [port [serve args...]]
   local name=$1 queue=$2 port=${3:-0}
+  shift $(($# < 3 ? $# : 3))
   E2E_PORT=$port start_server "$name" --host-kubeconfig "$SY_HOST_KCFG" \
-    --host-namespace tenants --tenant "$name" --queue "$queue" || return 1
+    --host-namespace tenants --tenant "$name" --queue "$queue" "$@" || return 1
   printf -v "T_${name}_KCFG" %s "$KCFG"
   printf -v "T_${name}_PID" %s "$SERVER_PID"
   printf -v "T_${name}_PORT" %s "${SERVER_URL##*:}"
@@ -64,7 +65,7 @@ EOF
     >>"$E2E_TMP/scheduler.log" 2>&1 &
   SY_SCHED_PID=$!
   E2E_PIDS+=("$SY_SCHED_PID")
-  sy_start_tenant t1 team-a && sy_start_tenant t2 team-b
+  sy_start_tenant t1 team-a && sy_start_tenant t2 team-b 0 --host-max-streams 2
 }
 
 syncer_suite_basic() {
@@ -407,6 +408,24 @@ YAML
   "${T[@]}" delete pod ex --wait=false >/dev/null
 }
 
+# A tenant's exec sessions to the host are capped (--host-max-streams 2 for
+# t2): one more is answered 429, and a session that ends frees its place.
+syncer_suite_exec_cap() {
+  local T=(kubectl --kubeconfig "$T_t2_KCFG") p1 p2
+  "${T[@]}" run capx --image=busybox -- sleep 3600 >/dev/null
+  "${T[@]}" wait --for=condition=Ready pod/capx --timeout=20s >/dev/null
+  "${T[@]}" exec capx -- sleep 4243 >/dev/null 2>&1 & p1=$!
+  "${T[@]}" exec capx -- sleep 4243 >/dev/null 2>&1 & p2=$!
+  expect_until "exec cap: two sessions run" "2" \
+    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " <"$f" 2>/dev/null; echo; done | grep -cx "sleep 4243 "'
+  expect_fail "exec cap: a third is refused with 429" 'too many exec, attach and port-forward sessions at once \(2\)' \
+    timeout 20 "${T[@]}" exec capx -- true
+  kill -9 "$p1" "$p2"; wait "$p1" "$p2" 2>/dev/null
+  expect_until "exec cap: sessions that end free their places" "free" \
+    sh -c "kubectl --kubeconfig $T_t2_KCFG exec capx -- echo free 2>/dev/null"
+  "${T[@]}" delete pod capx --wait=false >/dev/null
+}
+
 # Whether a process `sleep 4242` runs on this machine (no procps needed).
 sy_sleep_4242() {
   local f
@@ -504,6 +523,7 @@ syncer_suite() {
   syncer_suite_update
   syncer_suite_logs_follow
   syncer_suite_exec
+  syncer_suite_exec_cap
   syncer_suite_sa
   syncer_suite_config
   syncer_suite_quota
