@@ -1212,12 +1212,13 @@ void syncer_pod_connect(void *arg, kb_http_req_t *req, const char *ns, const cha
 	}
 	if (s->pipes >= s->max_pipes) {
 		char msg[300];
-		int n = snprintf(msg, sizeof(msg),
-				 "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
-				 "\"status\":\"Failure\",\"message\":\"too many exec, attach and "
-				 "port-forward sessions at once (%u)\",\"reason\":\"TooManyRequests\","
-				 "\"details\":{\"retryAfterSeconds\":1},\"code\":429}",
-				 s->max_pipes);
+		int n =
+		    snprintf(msg, sizeof(msg),
+			     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+			     "\"status\":\"Failure\",\"message\":\"too many exec, attach and "
+			     "port-forward sessions at once (%u)\",\"reason\":\"TooManyRequests\","
+			     "\"details\":{\"retryAfterSeconds\":1},\"code\":429}",
+			     s->max_pipes);
 		kb_http_respond(req, 429, "application/json", "Retry-After: 1\r\n", msg, (size_t)n);
 		return;
 	}
