@@ -111,14 +111,17 @@ static json_t *queue_obj(const struct tenant *t)
 static json_t *role_obj(const struct tenant *t, const char *sa)
 {
 	return json_pack("{s:s,s:s,s:o,s:[{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s]},"
+			 "{s:[s],s:[s,s,s],s:[s,s]},"
 			 "{s:[s],s:[s,s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s,s]}]}",
 			 "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata",
 			 meta(t, sa, t->host_namespace), "rules", "apiGroups", "", "resources",
 			 "pods", "verbs", "get", "list", "watch", "create", "update", "patch",
 			 "delete", "apiGroups", "", "resources", "pods/log", "verbs", "get",
-			 "apiGroups", "", "resources", "configmaps", "secrets", "verbs", "get",
-			 "list", "watch", "create", "update", "patch", "delete", "apiGroups", "",
-			 "resources", "events", "verbs", "get", "list", "watch");
+			 "apiGroups", "", "resources", "pods/exec", "pods/attach",
+			 "pods/portforward", "verbs", "get", "create", "apiGroups", "", "resources",
+			 "configmaps", "secrets", "verbs", "get", "list", "watch", "create",
+			 "update", "patch", "delete", "apiGroups", "", "resources", "events",
+			 "verbs", "get", "list", "watch");
 }
 
 static json_t *binding_obj(const struct tenant *t, const char *kind, const char *name,
