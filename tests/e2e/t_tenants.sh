@@ -64,7 +64,7 @@ tn_running() { [ "$(tn_phase "$1" "$2")" = Running ]; }
 
 tenants_setup() {
   export KUBICLE_HOME=$E2E_TMP/home
-  start_server tnhost || return 1
+  start_server tnhost --standin-exec || return 1
   TN_HOST_KCFG=$KCFG
   python3 "$TN_HERE/../host/scheduler.py" --data-dir "$E2E_TMP/tnhost" --interval 0.1 \
     >>"$E2E_TMP/tn-scheduler.log" 2>&1 &
@@ -135,6 +135,8 @@ tenants_policies() {
     tn_k ta apply -f <(tn_pod whole '' 'nvidia.com/gpu: 1')
   tn_until 15 tn_running ta whole
   expect_eq "untrusted: the whole-GPU pod runs" "Running" tn_phase ta whole
+  expect_eq "kubectl exec reaches the host pod with the tenant's own host RBAC" "in whole" \
+    tn_k ta exec whole -- echo in whole
   expect_eq "untrusted: its host pod carries the tenant's queue" "qa kai-scheduler" \
     tn_h -n kubicle-ta get pod whole-x-default-x-ta \
     -o jsonpath='{.metadata.labels.kai\.scheduler/queue} {.spec.schedulerName}'
