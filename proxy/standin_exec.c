@@ -59,6 +59,7 @@ struct sx {
 	uv_timer_t timer;
 	bool has_in, has_out, has_err;
 	bool tty; /* out is the terminal's master side, for input too */
+	bool proc_init; /* uv_spawn was called: the handle is to be closed */
 	bool spawned, exited;
 	int64_t exit_status;
 	int term_signal;
@@ -97,9 +98,12 @@ static void sx_close_handle(struct sx *sx, uv_handle_t *h)
 /* Frees the session once every handle has closed. */
 static void sx_release(struct sx *sx)
 {
-	if (sx->spawned && !sx->exited)
+	if (sx->spawned && !sx->exited) {
+		kill(-sx->proc.pid, SIGKILL); /* its process group: what it started too */
 		uv_process_kill(&sx->proc, SIGKILL);
-	sx_close_handle(sx, (uv_handle_t *)&sx->proc); /* initialised even when the spawn failed */
+	}
+	if (sx->proc_init) /* initialised even when the spawn failed */
+		sx_close_handle(sx, (uv_handle_t *)&sx->proc);
 	if (sx->has_in)
 		sx_close_handle(sx, (uv_handle_t *)&sx->in);
 	if (sx->has_out)
@@ -508,6 +512,7 @@ static int sx_spawn(struct sx *sx, uv_loop_t *loop, const struct exec_query *q, 
 					  .stdio_count = 3,
 					  .stdio = stdio};
 		sx->proc.data = sx;
+		sx->proc_init = true;
 		rc = uv_spawn(loop, &sx->proc, &o);
 		close(slave); /* the child has it; EOF on the master when it is gone */
 		return rc;
@@ -530,8 +535,9 @@ static int sx_spawn(struct sx *sx, uv_loop_t *loop, const struct exec_query *q, 
 				  .env = env,
 				  .stdio_count = 3,
 				  .stdio = stdio,
-				  .flags = UV_PROCESS_WINDOWS_HIDE};
+				  .flags = UV_PROCESS_DETACHED}; /* a group of its own */
 	sx->proc.data = sx;
+	sx->proc_init = true;
 	return uv_spawn(loop, &sx->proc, &o);
 }
 
@@ -615,7 +621,7 @@ void standin_exec(struct req *r, const char *container)
 				i ? " " : "", q.argv[i]);
 	rc = sx_spawn(sx, loop, &q, env);
 	free_env(env);
-	sx->handles++; /* the process handle, to be closed whatever the spawn gave */
+	sx->handles += sx->proc_init; /* the process handle, closed whatever the spawn gave */
 	if (rc == 0) {
 		sx->spawned = true;
 		sx->reading = sx->has_out + sx->has_err;

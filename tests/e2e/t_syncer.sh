@@ -460,12 +460,13 @@ syncer_suite_exec_protocol() {
     sh -c "python3 $SY_HERE/wsexec.py $E2E_TMP/t1 '$tp?command=cat&container=main&stdin=true&stdout=true' stdin | sed -n 1p"
   expect_eq "exec: an unmasked client frame is a protocol error (1002)" "close 1002" \
     "${ws[@]}" "$E2E_TMP/syhost" "$hp?command=cat&container=main&stdin=true&stdout=true" unmasked
-  # a client that goes away: the command is killed on the host
-  "${T[@]}" exec ex -c main -- sleep 4242 >/dev/null 2>&1 &
+  # a client that goes away: the command is killed on the host, with what
+  # it started (its process group)
+  "${T[@]}" exec ex -c main -- sh -c 'sleep 4242; true' >/dev/null 2>&1 &
   local kpid=$!
   expect_until "exec: the command runs on the host" "running" sy_sleep_4242
   kill -9 "$kpid"; wait "$kpid" 2>/dev/null
-  expect_until "exec: the command dies with its client" "gone" sy_sleep_4242
+  expect_until "exec: the command and its children die with their client" "gone" sy_sleep_4242
   printf 'copied %s\n' "$RANDOM" >"$E2E_TMP/cp.src"
   "${T[@]}" cp -c main "ex:$E2E_TMP/cp.src" "$E2E_TMP/cp.dst" >/dev/null 2>&1
   expect_eq "kubectl cp (tar over exec) from the pod" "$(cat "$E2E_TMP/cp.src")" cat "$E2E_TMP/cp.dst"
