@@ -58,7 +58,7 @@ struct sx {
 	uv_pipe_t in, out, err;
 	uv_timer_t timer;
 	bool has_in, has_out, has_err;
-	bool tty; /* out is the terminal's master side, for input too */
+	bool tty;       /* out is the terminal's master side, for input too */
 	bool proc_init; /* uv_spawn was called: the handle is to be closed */
 	bool spawned, exited;
 	int64_t exit_status;
