@@ -45,9 +45,13 @@
 #define OUT_HIGH    (1024 * 1024)
 #define IN_HIGH     (4 * 1024 * 1024)
 #define RECHECK_MS  20
-#define PROTO_V5    "v5.channel.k8s.io"
-#define PROTO_V4    "v4.channel.k8s.io"
-#define SETSID      "/usr/bin/setsid"
+/* Output and the final Status wait this long after the 101: client-go
+ * drops what arrives before it has set up its streams (its read loop
+ * starts first), and a kubelet's exec through the runtime takes longer. */
+#define READY_MS 100
+#define PROTO_V5 "v5.channel.k8s.io"
+#define PROTO_V4 "v4.channel.k8s.io"
+#define SETSID   "/usr/bin/setsid"
 
 enum { CH_STDIN = 0, CH_STDOUT = 1, CH_STDERR = 2, CH_ERROR = 3, CH_RESIZE = 4, CH_CLOSE = 255 };
 
@@ -57,6 +61,8 @@ struct sx {
 	uv_process_t proc;
 	uv_pipe_t in, out, err;
 	uv_timer_t timer;
+	uv_timer_t ready; /* READY_MS after the 101: output may flow */
+	bool is_ready;
 	bool has_in, has_out, has_err;
 	bool tty;       /* out is the terminal's master side, for input too */
 	bool proc_init; /* uv_spawn was called: the handle is to be closed */
@@ -111,6 +117,7 @@ static void sx_release(struct sx *sx)
 	if (sx->has_err)
 		sx_close_handle(sx, (uv_handle_t *)&sx->err);
 	sx_close_handle(sx, (uv_handle_t *)&sx->timer);
+	sx_close_handle(sx, (uv_handle_t *)&sx->ready);
 }
 
 static int sx_send(struct sx *sx, enum kb_ws_op op, const void *data, size_t len)
@@ -160,7 +167,7 @@ static void sx_end(struct sx *sx, uint16_t code)
  * has been read to the end. */
 static void sx_maybe_finish(struct sx *sx)
 {
-	if (!sx->http || (!sx->exited && !sx->spawn_error) || sx->reading > 0)
+	if (!sx->http || !sx->is_ready || (!sx->exited && !sx->spawn_error) || sx->reading > 0)
 		return;
 	struct kb_buf b = {0};
 	if (sx->spawn_error) {
@@ -361,6 +368,15 @@ static void from_client(kb_http_req_t *req, const char *data, size_t len, void *
 	int rc = kb_ws_feed(&sx->ws, (const uint8_t *)data, len, on_message, sx);
 	if (rc != 0) /* a broken protocol, or out of memory (ended already after a close) */
 		sx_end(sx, rc > 0 ? (uint16_t)rc : KB_WS_CLOSE_INTERNAL);
+}
+
+static void on_ready(uv_timer_t *t)
+{
+	struct sx *sx = t->data;
+	sx->is_ready = true;
+	if (sx->spawned)
+		start_output(sx);
+	sx_maybe_finish(sx); /* a spawn that failed: its Status now */
 }
 
 static void client_gone(kb_http_req_t *req, void *arg)
@@ -615,7 +631,9 @@ void standin_exec(struct req *r, const char *container)
 	init_pipe(sx, loop, &sx->err, sx->has_err);
 	uv_timer_init(loop, &sx->timer);
 	sx->timer.data = sx;
-	sx->handles++;
+	uv_timer_init(loop, &sx->ready);
+	sx->ready.data = sx;
+	sx->handles += 2;
 	for (int i = 0, off = 0; i < q.argc && off < (int)sizeof(sx->cmdline) - 1; i++)
 		off += snprintf(sx->cmdline + off, sizeof(sx->cmdline) - (size_t)off, "%s%s",
 				i ? " " : "", q.argv[i]);
@@ -625,7 +643,6 @@ void standin_exec(struct req *r, const char *container)
 	if (rc == 0) {
 		sx->spawned = true;
 		sx->reading = sx->has_out + sx->has_err;
-		start_output(sx);
 	} else {
 		struct kb_buf m = {0};
 		kb_buf_printf(&m, "exec: \"%s\": %s", q.argv[0],
@@ -647,5 +664,5 @@ void standin_exec(struct req *r, const char *container)
 		/* the client is gone: its abort callback releases the session */
 		return;
 	}
-	sx_maybe_finish(sx); /* a spawn that failed: its Status at once */
+	uv_timer_start(&sx->ready, on_ready, READY_MS, 0);
 }
