@@ -53,14 +53,27 @@ static const char *tail_lines(const char *text, long tail)
 	return tail == 0 ? text + strlen(text) : text;
 }
 
-static void query_long(const char *query, const char *key, long *out)
+/* The last value of `key` in a raw query, decoded into out (len bytes);
+ * false when the key is absent. */
+static bool query_value(const char *query, const char *key, char *out, size_t len)
 {
 	char *buf = strdup(query ? query : "");
 	char *cur = buf, *k, *v;
+	bool found = false;
 	while (buf && kb_http_query_next(&cur, &k, &v))
-		if (strcmp(k, key) == 0)
-			*out = strtol(v, NULL, 10);
+		if (strcmp(k, key) == 0) {
+			snprintf(out, len, "%s", v);
+			found = true;
+		}
 	free(buf);
+	return found;
+}
+
+static void query_long(const char *query, const char *key, long *out)
+{
+	char v[32];
+	if (query_value(query, key, v, sizeof(v)))
+		*out = strtol(v, NULL, 10);
 }
 
 static void standin_log(struct req *r, const json_t *pod)
@@ -134,16 +147,12 @@ static bool has_container(const json_t *spec, const char *name)
 	return false;
 }
 
-/* The container the request names, or the pod's only one; NULL when it has
- * answered 400. Returns a pointer into pod or into r's query copy. */
+/* The container the request names, or the pod's only one, in buf; NULL when
+ * it has answered 400. */
 static const char *connect_container(struct req *r, const json_t *pod, char *buf, size_t len)
 {
-	char *q = strdup(r->http->query), *cur = q, *k, *v;
-	buf[0] = '\0';
-	while (q && kb_http_query_next(&cur, &k, &v))
-		if (strcmp(k, "container") == 0)
-			snprintf(buf, len, "%s", v);
-	free(q);
+	if (!query_value(r->http->query, "container", buf, len))
+		buf[0] = '\0';
 	const json_t *spec = json_object_get(pod, "spec");
 	if (buf[0]) {
 		if (has_container(spec, buf))
@@ -211,7 +220,7 @@ void hostpod_connect(struct req *r)
 		r->http = NULL; /* the syncer answers it */
 		r->px->pod_connect(r->px->pod_log_arg, http, r->ns, r->name, r->sub, http->query);
 	} else if (r->px->standin_exec && strcmp(r->sub, "exec") == 0) {
-		standin_exec(r, container);
+		standin_exec(r, pod, container);
 	} else {
 		reply_statusf(r, 400, "BadRequest",
 			      "pods/%s is not served here: this server is a host stand-in "

@@ -178,8 +178,9 @@ void hostpod_connect(struct req *r);
 /* Whether r names one of those subresources of pods. */
 bool hostpod_is_connect(const struct req *r);
 /* standin_exec.c: runs the command of an exec request on the host stand-in
- * and speaks v5.channel.k8s.io over WebSocket; answers r->http (takes it). */
-void standin_exec(struct req *r, const char *container);
+ * in `container` of `pod` (borrowed: hostpod_connect has read it) and speaks
+ * v5.channel.k8s.io over WebSocket; answers r->http (takes it). */
+void standin_exec(struct req *r, const json_t *pod, const char *container);
 /* hostpod.c: a pod spec field that would reach into the host, for 422
  * causes when px->host_sync (json causes array borrowed). With a policy,
  * only spec.nodeName: the policy's hostFields rule decides the rest. */

@@ -492,69 +492,71 @@ static void free_env(char **env)
 	free(env);
 }
 
+/* A pseudo-terminal for stdin, stdout and stderr: the master side becomes
+ * sx->out (read and written), *slave goes to the child. */
+static int open_terminal(struct sx *sx, uv_stdio_container_t stdio[3], int *slave)
+{
+	int master;
+	if (openpty(&master, slave, NULL, NULL, NULL) < 0)
+		return uv_translate_sys_error(errno);
+	fcntl(master, F_SETFD, FD_CLOEXEC);
+	fcntl(*slave, F_SETFD, FD_CLOEXEC);
+	int rc = uv_pipe_open(&sx->out, master);
+	if (rc < 0) {
+		close(master);
+		close(*slave);
+		return rc;
+	}
+	for (int i = 0; i < 3; i++) {
+		stdio[i].flags = UV_INHERIT_FD;
+		stdio[i].data.fd = *slave;
+	}
+	return 0;
+}
+
+static void pipe_stdio(uv_stdio_container_t *c, bool on, uv_pipe_t *p, int dir)
+{
+	if (on) {
+		c->flags = UV_CREATE_PIPE | dir;
+		c->data.stream = (uv_stream_t *)p;
+	}
+}
+
 static int sx_spawn(struct sx *sx, uv_loop_t *loop, const struct exec_query *q, char **env)
 {
 	uv_stdio_container_t stdio[3] = {
 	    {.flags = UV_IGNORE}, {.flags = UV_IGNORE}, {.flags = UV_IGNORE}};
 	char *argv[MAX_ARGS + 3];
-	int n = 0;
+	int n = 0, slave = -1, rc;
 	if (sx->tty) {
-		int master, slave;
-		if (openpty(&master, &slave, NULL, NULL, NULL) < 0)
-			return uv_translate_sys_error(errno);
-		fcntl(master, F_SETFD, FD_CLOEXEC);
-		fcntl(slave, F_SETFD, FD_CLOEXEC);
-		int rc = uv_pipe_open(&sx->out, master);
-		if (rc < 0) {
-			close(master);
-			close(slave);
+		if ((rc = open_terminal(sx, stdio, &slave)) < 0)
 			return rc;
-		}
-		for (int i = 0; i < 3; i++) {
-			stdio[i].flags = UV_INHERIT_FD;
-			stdio[i].data.fd = slave;
-		}
 		if (access(SETSID, X_OK) == 0) { /* the terminal becomes its controlling one */
 			argv[n++] = SETSID;
 			argv[n++] = "--ctty";
 		}
-		for (int i = 0; i < q->argc; i++)
-			argv[n++] = q->argv[i];
-		argv[n] = NULL;
-		uv_process_options_t o = {.exit_cb = on_exit_cb,
-					  .file = argv[0],
-					  .args = argv,
-					  .env = env,
-					  .stdio_count = 3,
-					  .stdio = stdio};
-		sx->proc.data = sx;
-		sx->proc_init = true;
-		rc = uv_spawn(loop, &sx->proc, &o);
-		close(slave); /* the child has it; EOF on the master when it is gone */
-		return rc;
+	} else {
+		pipe_stdio(&stdio[0], sx->has_in, &sx->in, UV_READABLE_PIPE);
+		pipe_stdio(&stdio[1], sx->has_out, &sx->out, UV_WRITABLE_PIPE);
+		pipe_stdio(&stdio[2], sx->has_err, &sx->err, UV_WRITABLE_PIPE);
 	}
-	if (sx->has_in) {
-		stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
-		stdio[0].data.stream = (uv_stream_t *)&sx->in;
-	}
-	if (sx->has_out) {
-		stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-		stdio[1].data.stream = (uv_stream_t *)&sx->out;
-	}
-	if (sx->has_err) {
-		stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-		stdio[2].data.stream = (uv_stream_t *)&sx->err;
-	}
+	for (int i = 0; i < q->argc; i++)
+		argv[n++] = q->argv[i];
+	argv[n] = NULL;
+	/* A process group of its own, killed whole (setsid --ctty makes one too) */
 	uv_process_options_t o = {.exit_cb = on_exit_cb,
-				  .file = q->argv[0],
-				  .args = (char **)q->argv,
+				  .file = argv[0],
+				  .args = argv,
 				  .env = env,
 				  .stdio_count = 3,
 				  .stdio = stdio,
-				  .flags = UV_PROCESS_DETACHED}; /* a group of its own */
+				  .flags = sx->tty ? 0 : UV_PROCESS_DETACHED};
 	sx->proc.data = sx;
 	sx->proc_init = true;
-	return uv_spawn(loop, &sx->proc, &o);
+	rc = uv_spawn(loop, &sx->proc, &o);
+	if (slave >= 0)
+		close(slave); /* the child has it; EOF on the master when it is gone */
+	return rc;
 }
 
 static void init_pipe(struct sx *sx, uv_loop_t *loop, uv_pipe_t *p, bool on)
@@ -566,7 +568,7 @@ static void init_pipe(struct sx *sx, uv_loop_t *loop, uv_pipe_t *p, bool on)
 	sx->handles++;
 }
 
-void standin_exec(struct req *r, const char *container)
+void standin_exec(struct req *r, const json_t *pod, const char *container)
 {
 	kb_http_req_t *http = r->http;
 	const char *up = kb_http_req_header(http, "upgrade");
@@ -604,15 +606,8 @@ void standin_exec(struct req *r, const char *container)
 		free(q.buf);
 		return;
 	}
-	json_t *pod = NULL;
-	if (store_get(r->px->store, r->res->store_key, r->ns, r->name, &pod) < 0) {
-		reply_errno(r, -ENOENT, r->name);
-		free(q.buf);
-		return;
-	}
 	struct sx *sx = calloc(1, sizeof(*sx));
 	char **env = make_env(pod, container);
-	json_decref(pod);
 	if (!sx || !env) {
 		free(sx);
 		free_env(env);

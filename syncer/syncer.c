@@ -954,6 +954,15 @@ static bool on_log_data(kb_httpc_req_t *r, const char *data, size_t len, void *a
 	return kb_http_stream_write(lp->req, data, len) == 0;
 }
 
+/* Answers a passthrough (log, exec) that could not reach the host. */
+static void host_unreachable(kb_http_req_t *req)
+{
+	static const char msg[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+				  "\"status\":\"Failure\",\"message\":\"the host cluster is not "
+				  "reachable\",\"reason\":\"ServiceUnavailable\",\"code\":503}";
+	kb_http_respond(req, 503, "application/json", NULL, msg, sizeof(msg) - 1);
+}
+
 static void on_log_done(kb_httpc_req_t *r, int err, long status, const char *body, size_t len,
 			void *arg)
 {
@@ -962,11 +971,7 @@ static void on_log_done(kb_httpc_req_t *r, int err, long status, const char *bod
 	if (lp->started) {
 		kb_http_stream_end(lp->req);
 	} else if (err) {
-		static const char msg[] =
-		    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":"
-		    "\"Failure\",\"message\":\"the host cluster is not "
-		    "reachable\",\"reason\":\"ServiceUnavailable\",\"code\":503}";
-		kb_http_respond(lp->req, 503, "application/json", NULL, msg, sizeof(msg) - 1);
+		host_unreachable(lp->req);
 	} else {
 		kb_http_respond(lp->req, (int)status,
 				status == 200 ? "text/plain" : "application/json", NULL,
@@ -1160,9 +1165,8 @@ static void pipe_head(kb_httpc_tunnel_t *t, int status, const char *headers, siz
 static void pipe_data(kb_httpc_tunnel_t *t, const char *data, size_t len, void *arg)
 {
 	struct pipe *p = arg;
-	if (!p->open) {
-		if (p->body.len + len <= 64 * 1024)
-			kb_buf_append(&p->body, data, len);
+	if (!p->open) { /* a refusal's body: the tunnel passes 64 KiB at most */
+		kb_buf_append(&p->body, data, len);
 		return;
 	}
 	if (!p->req || kb_http_raw_write(p->req, data, len) < 0)
@@ -1189,12 +1193,7 @@ static void pipe_closed(kb_httpc_tunnel_t *t, int err, void *arg)
 					NULL, p->body.data ? p->body.data : "", p->body.len);
 		} else {
 			kb_warn("syncer", "pods connect: host: %s", strerror(-err));
-			static const char msg[] =
-			    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
-			    "\"status\":\"Failure\",\"message\":\"the host cluster is not "
-			    "reachable\",\"reason\":\"ServiceUnavailable\",\"code\":503}";
-			kb_http_respond(p->req, 503, "application/json", NULL, msg,
-					sizeof(msg) - 1);
+			host_unreachable(p->req);
 		}
 		p->req = NULL;
 	}
