@@ -47,43 +47,57 @@ static bool ours(const json_t *obj, const struct tenant *t)
 /*
  * POSTs obj (stolen) to `collection`. *made: true when created now or found
  * carrying our label (so it is ours to delete), false when it existed
- * without (someone else's; kept). 0 or -EIO with err set.
+ * without (someone else's; kept). `keep` (may be NULL) names a field that an
+ * existing object of ours is brought back to (a Role's rules written by an
+ * older Kubicle). 0 or -EIO with err set.
  */
 static int ensure(hostapi_t *h, const struct tenant *t, const char *collection, const char *name,
-		  json_t *obj, bool *made, char *err, size_t len)
+		  json_t *obj, const char *keep, bool *made, char *err, size_t len)
 {
 	long st = 0;
 	json_t *resp = NULL;
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	char what[300];
 	snprintf(what, sizeof(what), "%s %s", kind ? kind : "object", name);
+	json_t *want = keep ? json_incref(json_object_get(obj, keep)) : NULL;
 	int rc = hostapi_call(h, "POST", collection, obj, &st, &resp);
 	json_decref(obj);
-	if (rc < 0)
-		return fail(err, len, rc, "host: creating %s: %s", what, strerror(-rc));
+	if (rc < 0) {
+		rc = fail(err, len, rc, "host: creating %s: %s", what, strerror(-rc));
+		goto out;
+	}
 	if (st == 201 || st == 200) {
 		*made = true;
-		json_decref(resp);
-		return 0;
+		goto out;
 	}
 	if (st != 409) {
 		rc = fail(err, len, -EIO, "host: creating %s: %ld %s", what, st,
 			  hostapi_message(resp, st));
-		json_decref(resp);
-		return rc;
+		goto out;
 	}
 	json_decref(resp);
 	char path[1024];
 	snprintf(path, sizeof(path), "%s/%s", collection, name);
 	resp = NULL;
 	rc = hostapi_call(h, "GET", path, NULL, &st, &resp);
-	if (rc == 0 && st == 200) {
-		*made = ours(resp, t);
-		rc = 0;
-	} else {
+	if (rc < 0 || st != 200) {
 		rc = fail(err, len, rc < 0 ? rc : -EIO, "host: reading %s: %s", what,
 			  rc < 0 ? strerror(-rc) : hostapi_message(resp, st));
+		goto out;
 	}
+	*made = ours(resp, t);
+	if (*made && want && !json_equal(json_object_get(resp, keep), want)) {
+		json_t *patch = json_pack("{s:O}", keep, want);
+		json_decref(resp);
+		resp = NULL;
+		rc = hostapi_call(h, "PATCH", path, patch, &st, &resp);
+		json_decref(patch);
+		if (rc < 0 || st != 200)
+			rc = fail(err, len, rc < 0 ? rc : -EIO, "host: updating %s: %s", what,
+				  rc < 0 ? strerror(-rc) : hostapi_message(resp, st));
+	}
+out:
+	json_decref(want);
 	json_decref(resp);
 	return rc;
 }
@@ -148,11 +162,12 @@ int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len)
 	sa_name(t, sa, sizeof(sa));
 	json_t *ns = json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "Namespace", "metadata",
 			       meta(t, t->host_namespace, NULL));
-	if ((rc = ensure(h, t, "/api/v1/namespaces", t->host_namespace, ns, &made, err, len)) < 0)
+	if ((rc = ensure(h, t, "/api/v1/namespaces", t->host_namespace, ns, NULL, &made, err,
+			 len)) < 0)
 		return rc;
 	t->made_namespace = made;
 	if (strcmp(t->scheduler, "kai") == 0 && t->queue[0]) {
-		rc = ensure(h, t, "/apis/scheduling.run.ai/v2/queues", t->queue, queue_obj(t),
+		rc = ensure(h, t, "/apis/scheduling.run.ai/v2/queues", t->queue, queue_obj(t), NULL,
 			    &made, err, len);
 		if (rc < 0)
 			return rc;
@@ -161,28 +176,28 @@ int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len)
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts", t->host_namespace);
 	json_t *o = json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "ServiceAccount",
 			      "metadata", meta(t, sa, t->host_namespace));
-	if ((rc = ensure(h, t, path, sa, o, &made, err, len)) < 0)
+	if ((rc = ensure(h, t, path, sa, o, NULL, &made, err, len)) < 0)
 		return rc;
 	snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles",
 		 t->host_namespace);
-	if ((rc = ensure(h, t, path, sa, role_obj(t, sa), &made, err, len)) < 0)
+	if ((rc = ensure(h, t, path, sa, role_obj(t, sa), "rules", &made, err, len)) < 0)
 		return rc;
 	snprintf(path, sizeof(path),
 		 "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings",
 		 t->host_namespace);
 	o = binding_obj(t, "RoleBinding", sa, "Role", sa, sa);
-	if ((rc = ensure(h, t, path, sa, o, &made, err, len)) < 0)
+	if ((rc = ensure(h, t, path, sa, o, NULL, &made, err, len)) < 0)
 		return rc;
 	o = json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:[{s:[s],s:[s],s:[s]}]}", "apiVersion",
 		      "rbac.authorization.k8s.io/v1", "kind", "ClusterRole", "metadata", "name",
 		      NODES_ROLE, "labels", MANAGED, "kubicle", "rules", "apiGroups", "",
 		      "resources", "nodes", "verbs", "get");
 	if ((rc = ensure(h, t, "/apis/rbac.authorization.k8s.io/v1/clusterroles", NODES_ROLE, o,
-			 &made, err, len)) < 0)
+			 NULL, &made, err, len)) < 0)
 		return rc;
 	snprintf(name, sizeof(name), "kubicle-%s-nodes", t->name);
 	o = binding_obj(t, "ClusterRoleBinding", name, "ClusterRole", NODES_ROLE, sa);
-	return ensure(h, t, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", name, o,
+	return ensure(h, t, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", name, o, NULL,
 		      &made, err, len);
 }
 

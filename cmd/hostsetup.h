@@ -27,8 +27,10 @@
 #define HOST_TOKEN_SECONDS (48 * 3600)
 
 /* Creates (or adopts, idempotently) the host objects above and records in
- * t which of the namespace and queue it made. 0, or a negative errno with
- * err set to a message naming the object and the host's answer. */
+ * t which of the namespace and queue it made. Objects of an existing
+ * tenant are re-created when missing, and its Role gets this version's
+ * rules. 0, or a negative errno with err set to a message naming the object
+ * and the host's answer. */
 int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len);
 
 /* Requests a token for the syncer's ServiceAccount and writes

@@ -454,6 +454,31 @@ static int setup_host(const char *cmd, struct tenant *t)
 	return rc < 0 ? die(cmd, "%s", err) : 0;
 }
 
+/* Brings an existing tenant's host objects up to this version (a Role made
+ * by an older Kubicle lacks newer rules, e.g. pods/exec) and re-creates any
+ * deleted. A host that does not answer only warns: the server starts anyway
+ * and its syncer retries the host. */
+static void refresh_host(const char *cmd, struct tenant *t)
+{
+	if (!t->host_kubeconfig[0])
+		return;
+	hostapi_t *h = NULL;
+	char err[3072];
+	bool ns = t->made_namespace, queue = t->made_queue;
+	int rc = hostapi_open(t->host_kubeconfig, 5000, &h);
+	if (rc < 0)
+		snprintf(err, sizeof(err), "host kubeconfig %s: %s", t->host_kubeconfig,
+			 strerror(-rc));
+	else
+		rc = host_setup(h, t, err, sizeof(err));
+	hostapi_close(h);
+	if (rc < 0)
+		fprintf(stderr, "kubicle %s: %s: host objects not refreshed: %s\n", cmd, t->name,
+			err);
+	else if ((ns != t->made_namespace || queue != t->made_queue) && home_save(t) < 0)
+		fprintf(stderr, "kubicle %s: %s: cannot write tenant.json\n", cmd, t->name);
+}
+
 /* An existing tenant asked for again: fine when it runs (idempotent). */
 static int create_existing(const char *cmd, const char *name, bool wait, unsigned timeout_s)
 {
@@ -462,6 +487,7 @@ static int create_existing(const char *cmd, const char *name, bool wait, unsigne
 		return die(cmd, "tenant %s is being created by another command", name);
 	if (t.stopped)
 		return die(cmd, "tenant %s exists and is stopped: kubicle start %s", name, name);
+	refresh_host(cmd, &t);
 	if (!home_supervisor_alive(&t, NULL) && supervise_spawn(&t) < 0)
 		return die(cmd, "tenant %s: cannot start its supervisor", name);
 	if (wait_ready(cmd, &t, wait, timeout_s) < 0)
@@ -783,6 +809,7 @@ static int start_one(struct tenant *t, const struct start_opts *o, bool quiet)
 			fprintf(stderr, "kubicle start: tenant %s expired: deleting it\n", t->name);
 		return tenant_destroy(t, true, true, 120) < 0 ? 1 : 0;
 	}
+	refresh_host("start", t);
 	if (t->stopped) {
 		t->stopped = false;
 		if (home_save(t) < 0)

@@ -164,6 +164,12 @@ tenants_lifecycle() {
     tn_h -n kubicle-ta get pods -l kubicle.dev/tenant=ta -o name
   expect "stop: list says Stopped" 'ta +Stopped' tn list ta
   expect "stop of a stopped tenant is fine" 'stopped' tn stop ta
+  # as if ta had been made by a Kubicle without exec: its host Role lacks the rule
+  tn_h -n kubicle-ta patch role kubicle-ta --type json \
+    -p '[{"op":"test","path":"/rules/2/resources/0","value":"pods/exec"},{"op":"remove","path":"/rules/2"}]' >/dev/null
+  tn_h -n kubicle-ta delete rolebinding kubicle-ta >/dev/null
+  expect_eq "(an old tenant's host Role: no pods/exec)" "no" \
+    tn_h auth can-i create pods/exec -n kubicle-ta --as system:serviceaccount:kubicle-ta:kubicle-ta
   local tok
   tok=$(cat "$KUBICLE_HOME/tenants/ta/host-token")
   touch -d '2 days ago' "$KUBICLE_HOME/tenants/ta/host-token"
@@ -178,6 +184,23 @@ tenants_lifecycle() {
     tn_h -n kubicle-ta get pods -o name
   tn_until 15 tn_running ta whole
   expect_eq "start: the tenant's pod runs again" "Running" tn_phase ta whole
+  expect_eq "start: the host Role has this version's rules again (pods/exec)" "yes" \
+    tn_h auth can-i create pods/exec -n kubicle-ta --as system:serviceaccount:kubicle-ta:kubicle-ta
+  expect_eq "start: a deleted host RoleBinding is made again" "rolebinding.rbac.authorization.k8s.io/kubicle-ta" \
+    tn_h -n kubicle-ta get rolebinding kubicle-ta -o name
+  expect_eq "start: kubectl exec through the refreshed tenant" "again" tn_k ta exec whole -- echo again
+  tn_h -n kubicle-tb patch role kubicle-tb --type json -p '[{"op":"remove","path":"/rules/2"}]' >/dev/null
+  expect "create of an existing tenant also refreshes its host objects" 'tenant tb is running' \
+    tn create tb --wait
+  expect_eq "... its Role has pods/exec again" "yes" \
+    tn_h auth can-i create pods/exec -n kubicle-tb --as system:serviceaccount:kubicle-tb:kubicle-tb
+  local rec=$KUBICLE_HOME/tenants/tb/tenant.json
+  cp "$rec" "$E2E_TMP/tb-tenant.json"
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["hostKubeconfig"]="/nonexistent/kubeconfig"; json.dump(r,open(sys.argv[1],"w"))' "$rec"
+  expect "a host that cannot be reached: a warning, and the tenant still runs" \
+    'tb: host objects not refreshed: host kubeconfig /nonexistent/kubeconfig' \
+    tn create tb --wait
+  cp "$E2E_TMP/tb-tenant.json" "$rec"
 
   local old new
   old=$(cat "$KUBICLE_HOME/tenants/ta/server.pid")
