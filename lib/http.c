@@ -1146,6 +1146,19 @@ int kb_http_stream_write(kb_http_req_t *req, const char *data, size_t len)
 	return rc < 0 ? rc : flush(c);
 }
 
+size_t kb_http_stream_hot(const kb_http_req_t *req, struct kb_http_hot *out, size_t max)
+{
+	const struct conn *c = req->conn_;
+	size_t n = 0;
+	if (n < max)
+		out[n++] = (struct kb_http_hot){c, sizeof(*c)};
+	if (c->tx && n < max)
+		out[n++] = (struct kb_http_hot){c->tx, sizeof(*c->tx)};
+	if (c->tx && c->tx->ctx && n < max) /* opaque: its first lines */
+		out[n++] = (struct kb_http_hot){c->tx->ctx, 128};
+	return n;
+}
+
 int kb_http_stream_end(kb_http_req_t *req)
 {
 	struct conn *c = req->conn_;

@@ -127,6 +127,19 @@ int kb_http_stream_end(kb_http_req_t *req);
 /* Bytes written by the stream but not yet taken by the socket. */
 size_t kb_http_stream_pending(const kb_http_req_t *req);
 
+/* A piece of memory that kb_http_stream_write() on a request touches. */
+struct kb_http_hot {
+	const void *p;
+	size_t len;
+};
+/*
+ * Fills `out` (room for `max`) with the memory a stream write on req
+ * touches first, for prefetching ahead of a fan-out to many streams; valid
+ * until the next call on req that changes its connection (stream start,
+ * end). Returns how many it filled.
+ */
+size_t kb_http_stream_hot(const kb_http_req_t *req, struct kb_http_hot *out, size_t max);
+
 /* Called if the connection dies before the response is complete. After the
  * callback returns the request is freed. */
 void kb_http_req_on_abort(kb_http_req_t *req, kb_http_abort_cb cb, void *arg);

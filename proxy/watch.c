@@ -36,6 +36,8 @@ struct watch {
 	bool headers_sent;
 	bool closing;
 	bool starting; /* inside watch_start: it finishes a close */
+	unsigned nhot;
+	struct kb_http_hot hot[6]; /* what sending an event touches (warm) */
 };
 
 /* The last event line built, shared by every watch sending that event:
@@ -200,6 +202,15 @@ static void on_converted_event(struct watch *w, const struct store_event *ev)
 	json_decref(cev.prev);
 }
 
+/* Store warm-up (store_watch_set_warm): loads what on_event will touch. */
+static void warm(void *arg)
+{
+	const struct watch *w = arg;
+	for (unsigned i = 0; i < w->nhot; i++)
+		for (size_t off = 0; off < w->hot[i].len; off += 64)
+			__builtin_prefetch((const char *)w->hot[i].p + off);
+}
+
 static void on_event(const struct store_event *ev, void *arg)
 {
 	struct watch *w = arg;
@@ -362,6 +373,10 @@ void watch_start(struct req *r)
 					   : "application/json",
 			     hdr.data);
 	kb_buf_free(&hdr);
+	w->hot[0] = (struct kb_http_hot){r, 64}; /* http, px, ... */
+	w->hot[1] = (struct kb_http_hot){&r->res, 1};
+	w->hot[2] = (struct kb_http_hot){&r->want_table, 1};
+	w->nhot = 3 + (unsigned)kb_http_stream_hot(r->http, w->hot + 3, 3);
 	w->starting = true;
 	if (o.initial && send_initial(w, &since) < 0)
 		watch_close(w);
@@ -377,6 +392,8 @@ void watch_start(struct req *r)
 	if (!w->closing) {
 		int rc = store_watch(px->store, r->res->store_key,
 				     r->res->namespaced ? r->ns : NULL, since, on_event, w, &w->sw);
+		if (rc == 0 && w->sw)
+			store_watch_set_warm(w->sw, warm);
 		if (rc < 0 && !w->closing) {
 			send_error(w, rc == -ERANGE ? 410 : 500,
 				   rc == -ERANGE ? "Expired" : "InternalError",

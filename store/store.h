@@ -156,6 +156,13 @@ typedef void (*store_watch_cb)(const struct store_event *ev, void *arg);
  */
 int store_watch(store_t *st, const char *res, const char *ns, int64_t since, store_watch_cb cb,
 		void *arg, store_watch_t **out);
+/*
+ * Gives the watch a warm-up: during a fan-out, `warm(arg)` is called a step
+ * before the callback of this watch, so that it can prefetch the memory the
+ * callback will touch (a fan-out to many watches waits on cache misses). It
+ * must do nothing else: the watch may still be dropped before its callback.
+ */
+void store_watch_set_warm(store_watch_t *w, void (*warm)(void *arg));
 /* Stops a watch; no callback follows. Safe inside a callback. */
 void store_unwatch(store_watch_t *w);
 /* Number of live watches. */

@@ -21,6 +21,7 @@ struct store_watch {
 	struct store_watch *dead_next;     /* store->dead, while deferred */
 	store_t *st;
 	store_watch_cb cb;
+	void (*warm)(void *arg); /* store_watch_set_warm, or NULL */
 	void *arg;
 	int64_t last_rev; /* newest revision given to cb */
 	bool dead;
@@ -180,6 +181,11 @@ static void sweep(store_t *st)
 	}
 }
 
+void store_watch_set_warm(store_watch_t *w, void (*warm)(void *arg))
+{
+	w->warm = warm;
+}
+
 void store_unwatch(store_watch_t *w)
 {
 	if (!w || w->dead)
@@ -263,12 +269,31 @@ static void event_of(const struct store_evnode *n, struct store_event *ev)
 	ev->prev = n->prev;
 }
 
+/* A fan-out to many watches waits on cache misses: each watch's node, its
+ * callback's state, the connection behind it. While one watch is served,
+ * the ones after it are loaded in stages: the node three ahead, the state
+ * two ahead, and what the state points to (the warm-up) one ahead, each
+ * from memory the stage before brought in. */
+static void prefetch_ahead(const struct store_watch *w)
+{
+	const struct store_watch *a = w->next, *b = a ? a->next : NULL;
+	if (!a)
+		return;
+	if (b) {
+		__builtin_prefetch(b->next);
+		__builtin_prefetch(b->arg);
+	}
+	if (a->warm && !a->dead)
+		a->warm(a->arg);
+}
+
 /* Gives n to every wanting watch of one list. w->next is read after the
  * callback: watches are never freed while busy, new ones go to the head. */
 static void fan_out(store_t *st, struct store_watch *w, struct store_evnode *n, bool *ready)
 {
 	struct store_event ev;
 	for (; w; w = w->next) {
+		prefetch_ahead(w);
 		if (!watch_wants(w, n))
 			continue;
 		if (!*ready) {
