@@ -7,11 +7,16 @@
  * watcher receiving the ADDED event. Prints one line of key=value pairs.
  *
  *   watchers -p PORT --cert F --key F --body TEMPLATE --pid SERVER_PID
- *            [--ns default] [-n 1000] [--creates 50] [--label L]
+ *            [--ns default] [-n 1000] [--creates 50] [--warmup 1] [--label L]
  *   watchers -p PORT --cert F --key F --pid SERVER_PID --idle PATH [-n 1000]
  *
- * --per-create also prints, to stderr, each create's round trip and the
- * delays of its first, middle and last event (to find a disturbed one).
+ * The first --warmup creates are made and waited for but not counted (the
+ * server's first event after the watches opened also pays for setting up
+ * its send batch). fanout_* is, per counted create, the delay of its last
+ * event: how long one event takes to reach every watcher (median and
+ * worst over the creates). --per-create also prints, to stderr, each
+ * create's round trip and the delays of its first, middle and last event,
+ * with the time it was sent (to match a disturbed one with a trace).
  *
  * The second form is the memory reference: N connections that each GET PATH
  * once and then stay open, idle (for a server without watches, e.g. nginx).
@@ -46,7 +51,7 @@ enum wstate { WS_HANDSHAKE, WS_SENT, WS_STREAMING, WS_DEAD };
 
 struct opts {
 	const char *cert, *key, *ns, *body_file, *label, *idle_path;
-	int port, n, creates, pid;
+	int port, n, creates, warmup, pid;
 	bool per_create;
 };
 
@@ -85,13 +90,20 @@ static void usage(void)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"cert", required_argument, NULL, 'C'},    {"key", required_argument, NULL, 'K'},
-	    {"ns", required_argument, NULL, 's'},      {"body", required_argument, NULL, 'b'},
-	    {"creates", required_argument, NULL, 'm'}, {"pid", required_argument, NULL, 'P'},
-	    {"label", required_argument, NULL, 'l'},   {"idle", required_argument, NULL, 'i'},
-	    {"per-create", no_argument, NULL, 'v'},    {NULL, 0, NULL, 0},
+	    {"cert", required_argument, NULL, 'C'},
+	    {"key", required_argument, NULL, 'K'},
+	    {"ns", required_argument, NULL, 's'},
+	    {"body", required_argument, NULL, 'b'},
+	    {"creates", required_argument, NULL, 'm'},
+	    {"pid", required_argument, NULL, 'P'},
+	    {"label", required_argument, NULL, 'l'},
+	    {"idle", required_argument, NULL, 'i'},
+	    {"per-create", no_argument, NULL, 'v'},
+	    {"warmup", required_argument, NULL, 'w'},
+	    {NULL, 0, NULL, 0},
 	};
-	*o = (struct opts){.ns = "default", .n = 1000, .creates = 50, .label = "watch"};
+	*o =
+	    (struct opts){.ns = "default", .n = 1000, .creates = 50, .warmup = 1, .label = "watch"};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "p:n:", lo, NULL)) != -1) {
 		switch (ch) {
@@ -106,10 +118,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'l': o->label = optarg; break;
 		case 'i': o->idle_path = optarg; break;
 		case 'v': o->per_create = true; break;
+		case 'w': o->warmup = atoi(optarg); break;
 		default: usage();
 		}
 	}
-	if (o->port <= 0 || o->n <= 0 || o->creates <= 0 || !o->pid ||
+	if (o->port <= 0 || o->n <= 0 || o->creates <= 0 || o->warmup < 0 || !o->pid ||
 	    (!o->body_file && !o->idle_path))
 		usage();
 }
@@ -210,7 +223,7 @@ static void on_line(struct bench *b, struct watcher *w, const char *line)
 	if (!p)
 		return;
 	int i = atoi(p + strlen("\"name\":\"" NAME_PREFIX));
-	if (i < 0 || i >= b->o->creates)
+	if (i < 0 || i >= b->o->warmup + b->o->creates)
 		return;
 	int64_t *slot = &b->rx[(size_t)i * (size_t)b->o->n + (size_t)w->id];
 	if (!*slot) {
@@ -371,7 +384,7 @@ static int create_and_wait(struct bench *b, int i)
 static size_t delays(const struct bench *b, const int64_t *base, double *d)
 {
 	size_t n = (size_t)b->o->n, k = 0;
-	for (size_t i = 0; i < (size_t)b->o->creates; i++)
+	for (size_t i = (size_t)b->o->warmup; i < (size_t)(b->o->warmup + b->o->creates); i++)
 		for (size_t j = 0; j < n; j++)
 			if (b->rx[i * n + j])
 				d[k++] = (double)(b->rx[i * n + j] - base[i]) / 1e6;
@@ -390,7 +403,7 @@ static void report_per_create(const struct bench *b)
 {
 	size_t n = (size_t)b->o->n;
 	int64_t *t = calloc(n, sizeof(*t));
-	for (size_t i = 0; t && i < (size_t)b->o->creates; i++) {
+	for (size_t i = 0; t && i < (size_t)(b->o->warmup + b->o->creates); i++) {
 		size_t k = 0;
 		for (size_t j = 0; j < n; j++)
 			if (b->rx[i * n + j])
@@ -398,10 +411,12 @@ static void report_per_create(const struct bench *b)
 		if (!k)
 			continue;
 		qsort(t, k, sizeof(*t), cmp_i64);
-		fprintf(stderr, "create %zu: rtt %.3f first %.3f mid %.3f last %.3f ms\n", i,
+		fprintf(stderr,
+			"create %zu%s: rtt %.3f first %.3f mid %.3f last %.3f ms (sent at %.6f)\n",
+			i, i < (size_t)b->o->warmup ? " (warm-up)" : "",
 			(double)(b->resp[i] - b->sent[i]) / 1e6, (double)(t[0] - b->resp[i]) / 1e6,
 			(double)(t[k / 2] - b->resp[i]) / 1e6,
-			(double)(t[k - 1] - b->resp[i]) / 1e6);
+			(double)(t[k - 1] - b->resp[i]) / 1e6, (double)b->sent[i] / 1e9);
 	}
 	free(t);
 }
@@ -417,18 +432,33 @@ static void report(struct bench *b, long pss0, long pd0, long pss1, long pd1)
 	double p50 = bn_quantile(d, k, 0.50), p99 = bn_quantile(d, k, 0.99);
 	double s50 = bn_quantile(e, k, 0.50), s99 = bn_quantile(e, k, 0.99);
 	double *rtt = calloc((size_t)b->o->creates, sizeof(*rtt));
-	for (int i = 0; i < b->o->creates; i++)
-		rtt[i] = (double)(b->resp[i] - b->sent[i]) / 1e6;
+	for (int i = 0; i < b->o->creates; i++) {
+		int c = b->o->warmup + i;
+		rtt[i] = (double)(b->resp[c] - b->sent[c]) / 1e6;
+	}
 	double r50 = bn_quantile(rtt, (size_t)b->o->creates, 0.5);
 	double r99 = bn_quantile(rtt, (size_t)b->o->creates, 0.99);
+	double *fan = calloc((size_t)b->o->creates, sizeof(*fan));
+	for (int i = 0; fan && i < b->o->creates; i++) {
+		size_t c = (size_t)(b->o->warmup + i), n = (size_t)b->o->n;
+		int64_t last = 0;
+		for (size_t j = 0; j < n; j++)
+			if (b->rx[c * n + j] > last)
+				last = b->rx[c * n + j];
+		fan[i] = last ? (double)(last - b->resp[c]) / 1e6 : 0;
+	}
+	double f50 = fan ? bn_quantile(fan, (size_t)b->o->creates, 0.5) : 0;
+	double fmax = fan ? bn_quantile(fan, (size_t)b->o->creates, 1.0) : 0;
+	free(fan);
 	printf("%s: watchers=%d streaming=%d pss_before_kib=%ld pss_after_kib=%ld "
 	       "per_watch_kib=%.2f private_dirty_before_kib=%ld private_dirty_after_kib=%ld "
 	       "creates=%d events=%zu missing=%zu p50_ms=%.3f p99_ms=%.3f min_ms=%.3f "
 	       "max_ms=%.3f sent_p50_ms=%.3f sent_p99_ms=%.3f sent_max_ms=%.3f "
-	       "create_rtt_p50_ms=%.3f create_rtt_p99_ms=%.3f\n",
+	       "create_rtt_p50_ms=%.3f create_rtt_p99_ms=%.3f fanout_p50_ms=%.3f "
+	       "fanout_max_ms=%.3f warmup=%d\n",
 	       b->o->label, b->o->n, b->streaming, pss0, pss1, (double)(pss1 - pss0) / b->o->n, pd0,
 	       pd1, b->o->creates, k, total - k, p50, p99, k ? d[0] : 0, k ? d[k - 1] : 0, s50, s99,
-	       k ? e[k - 1] : 0, r50, r99);
+	       k ? e[k - 1] : 0, r50, r99, f50, fmax, b->o->warmup);
 	free(rtt);
 	free(d);
 	free(e);
@@ -446,9 +476,10 @@ static int setup(struct bench *b)
 	b->ctx = bn_ssl_ctx(b->o->cert, b->o->key);
 	b->epfd = epoll_create1(EPOLL_CLOEXEC);
 	b->w = calloc((size_t)b->o->n, sizeof(*b->w));
-	b->rx = calloc((size_t)b->o->n * (size_t)b->o->creates, sizeof(*b->rx));
-	b->resp = calloc((size_t)b->o->creates, sizeof(*b->resp));
-	b->sent = calloc((size_t)b->o->creates, sizeof(*b->sent));
+	size_t all = (size_t)(b->o->warmup + b->o->creates);
+	b->rx = calloc((size_t)b->o->n * all, sizeof(*b->rx));
+	b->resp = calloc(all, sizeof(*b->resp));
+	b->sent = calloc(all, sizeof(*b->sent));
 	if (!b->ctx || b->epfd < 0 || !b->w || !b->rx || !b->resp || !b->sent)
 		return -ENOMEM;
 	if (b->o->idle_path)
@@ -486,7 +517,7 @@ int main(int argc, char **argv)
 		       o.label, o.n, b.streaming, pss0, pss1, (double)(pss1 - pss0) / o.n);
 		return 0;
 	}
-	for (int i = 0; i < o.creates; i++) {
+	for (int i = 0; i < o.warmup + o.creates; i++) {
 		if (create_and_wait(&b, i) < 0)
 			return 1;
 	}
