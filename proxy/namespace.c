@@ -73,6 +73,36 @@ static int bootstrap_kubernetes_service(struct proxy *px)
 	return rc == -EEXIST ? 0 : rc;
 }
 
+/* The two system PriorityClasses kube-apiserver makes at start. */
+static int bootstrap_priority_classes(struct proxy *px)
+{
+	static const struct {
+		const char *name, *desc;
+		json_int_t value;
+	} pcs[] = {
+	    {"system-node-critical",
+	     "Used for system critical pods that must not be moved from their current node.",
+	     2000001000},
+	    {"system-cluster-critical",
+	     "Used for system critical pods that must run in the cluster, but can be moved to "
+	     "another node if necessary.",
+	     2000000000},
+	};
+	const struct proxy_resource *pc =
+	    resource_find("scheduling.k8s.io", "v1", "priorityclasses");
+	for (size_t i = 0; pc && i < sizeof(pcs) / sizeof(pcs[0]); i++) {
+		json_t *o =
+		    json_pack("{s:s,s:s,s:{s:s},s:I,s:s}", "apiVersion", "scheduling.k8s.io/v1",
+			      "kind", "PriorityClass", "metadata", "name", pcs[i].name, "value",
+			      pcs[i].value, "description", pcs[i].desc);
+		int rc = object_create(px, pc, o, NULL);
+		json_decref(o);
+		if (rc < 0 && rc != -EEXIST)
+			return rc;
+	}
+	return 0;
+}
+
 int ns_bootstrap(struct proxy *px)
 {
 	const struct proxy_resource *nsr = resource_find("", "v1", "namespaces");
@@ -90,6 +120,8 @@ int ns_bootstrap(struct proxy *px)
 			goto fail;
 	}
 	rc = bootstrap_kubernetes_service(px);
+	if (rc == 0)
+		rc = bootstrap_priority_classes(px);
 	if (rc < 0)
 		goto fail;
 	rc = store_txn_commit(px->store);

@@ -454,6 +454,95 @@ static void default_pvc(json_t *obj)
 	set_default(status, "phase", json_string("Pending"));
 }
 
+static void default_port_protocols(json_t *ports);
+
+/* autoscaling/v2 SetDefaults_HorizontalPodAutoscaler: one replica at least,
+ * CPU at 80 % when no metric is given, and a behavior's unset scaling rules
+ * from the autoscaler's historical ones. */
+static void hpa_rules(json_t *behavior, const char *key, json_t *defaults)
+{
+	json_t *rules = kb_json_object_at(behavior, key);
+	const char *fields[] = {"selectPolicy", "stabilizationWindowSeconds", "policies"};
+	for (size_t i = 0; rules && i < KB_ARRAY_SIZE(fields); i++) {
+		json_t *d = json_object_get(defaults, fields[i]);
+		if (d && !json_object_get(rules, fields[i]))
+			json_object_set(rules, fields[i], d);
+	}
+	json_decref(defaults);
+}
+
+static void default_hpa(json_t *obj)
+{
+	set_default(kb_json_object_at(obj, "status"), "desiredReplicas", json_integer(0));
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "minReplicas", json_integer(1));
+	if (json_array_size(json_object_get(spec, "metrics")) == 0)
+		json_object_set_new(spec, "metrics",
+				    json_pack("[{s:s,s:{s:s,s:{s:s,s:i}}}]", "type", "Resource",
+					      "resource", "name", "cpu", "target", "type",
+					      "Utilization", "averageUtilization", 80));
+	json_t *behavior = json_object_get(spec, "behavior");
+	if (!json_is_object(behavior))
+		return;
+	hpa_rules(behavior, "scaleUp",
+		  json_pack("{s:s,s:i,s:[{s:s,s:i,s:i},{s:s,s:i,s:i}]}", "selectPolicy", "Max",
+			    "stabilizationWindowSeconds", 0, "policies", "type", "Pods", "value", 4,
+			    "periodSeconds", 15, "type", "Percent", "value", 100, "periodSeconds",
+			    15));
+	hpa_rules(behavior, "scaleDown",
+		  json_pack("{s:s,s:[{s:s,s:i,s:i}]}", "selectPolicy", "Max", "policies", "type",
+			    "Percent", "value", 100, "periodSeconds", 15));
+}
+
+/* networking/v1: policyTypes from the rules given, ports' protocol TCP. */
+static void default_networkpolicy(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	if (json_array_size(json_object_get(spec, "policyTypes")) == 0) {
+		json_t *types = json_pack("[s]", "Ingress");
+		if (json_array_size(json_object_get(spec, "egress")) > 0)
+			json_array_append_new(types, json_string("Egress"));
+		json_object_set_new(spec, "policyTypes", types);
+	}
+	const char *dirs[] = {"ingress", "egress"};
+	for (size_t d = 0; d < 2; d++) {
+		size_t i;
+		json_t *rule;
+		json_array_foreach (json_object_get(spec, dirs[d]), i, rule)
+			default_port_protocols(json_object_get(rule, "ports"));
+	}
+}
+
+/* policy/v1: a new budget's status starts at zero (PrepareForCreate). */
+static void default_pdb(json_t *obj)
+{
+	json_t *status = kb_json_object_at(obj, "status");
+	const char *counts[] = {"disruptionsAllowed", "currentHealthy", "desiredHealthy",
+				"expectedPods"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(counts); i++)
+		set_default(status, counts[i], json_integer(0));
+}
+
+static void default_other_groups(const struct proxy_resource *res, json_t *obj)
+{
+	const char *g = res->group, *k = res->kind;
+	if (strcmp(g, "autoscaling") == 0 && strcmp(k, "HorizontalPodAutoscaler") == 0) {
+		if (strcmp(res->version, "v1") == 0) /* v1 defaults only this */
+			set_default(kb_json_object_at(obj, "spec"), "minReplicas", json_integer(1));
+		else
+			default_hpa(obj);
+	} else if (strcmp(g, "policy") == 0 && strcmp(k, "PodDisruptionBudget") == 0)
+		default_pdb(obj);
+	else if (strcmp(g, "networking.k8s.io") == 0 && strcmp(k, "NetworkPolicy") == 0)
+		default_networkpolicy(obj);
+	else if (strcmp(g, "scheduling.k8s.io") == 0 && strcmp(k, "PriorityClass") == 0)
+		set_default(obj, "preemptionPolicy", json_string("PreemptLowerPriority"));
+	else if (strcmp(g, "storage.k8s.io") == 0 && strcmp(k, "StorageClass") == 0) {
+		set_default(obj, "reclaimPolicy", json_string("Delete"));
+		set_default(obj, "volumeBindingMode", json_string("Immediate"));
+	}
+}
+
 void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj)
 {
 	const char *g = res->group, *k = res->kind;
@@ -482,6 +571,8 @@ void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *ob
 			default_job(obj);
 		else if (strcmp(k, "CronJob") == 0)
 			default_cronjob(obj);
+	} else {
+		default_other_groups(res, obj);
 	}
 }
 

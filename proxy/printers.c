@@ -1181,6 +1181,324 @@ static void cells_cronjob(json_t *cells, const json_t *o, time_t now)
 	add_selector(cells, jp(o, "spec.jobTemplate.spec.selector"), true);
 }
 
+/* ---- autoscaling, policy, networking, scheduling, storage, node ---------------- */
+
+static const struct col cols_hpa[] = {
+    C_NAME,
+    C_S("Reference", "scaleTargetRef points to the target resource to scale, and is used "
+		     "to the pods for which metrics should be collected, as well as to "
+		     "actually change the replica count."),
+    C_S("Targets", "metrics contains the specifications for which to use to calculate the "
+		   "desired replica count."),
+    C_S("MinPods", "minReplicas is the lower limit for the number of replicas to which the "
+		   "autoscaler can scale down."),
+    C_S("MaxPods", "maxReplicas is the upper limit for the number of replicas to which the "
+		   "autoscaler can scale up."),
+    C_S("Replicas", "currentReplicas is current number of replicas of pods managed by this "
+		    "autoscaler, as last seen by the autoscaler."),
+    C_AGE,
+    C_END,
+};
+
+static void add_bool(json_t *cells, bool v)
+{
+	json_array_append_new(cells, json_boolean(v));
+}
+
+/* A quantity or an int-or-string as kube prints it. */
+static const char *scalar(const json_t *v, char *buf, size_t len)
+{
+	if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else
+		snprintf(buf, len, "%s", json_string_value(v) ? json_string_value(v) : "0");
+	return buf;
+}
+
+/* One metric of formatHPAMetrics: "<current>/<target>" with kube's prefixes
+ * and "(avg)" marks; `st` is the status entry at the same index or NULL. */
+static void hpa_metric(struct kb_buf *b, const json_t *spec, const json_t *st)
+{
+	static const struct {
+		const char *type, *key;
+		bool named, avg_mark;
+	} kinds[] = {
+	    {"External", "external", false, true},
+	    {"Pods", "pods", false, false},
+	    {"Object", "object", false, true},
+	    {"Resource", "resource", true, false},
+	    {"ContainerResource", "containerResource", true, false},
+	};
+	const char *type = js(spec, "type");
+	char cur[64], tgt[64];
+	for (size_t i = 0; i < KB_ARRAY_SIZE(kinds); i++) {
+		if (strcmp(type, kinds[i].type) != 0)
+			continue;
+		const json_t *m = jp(spec, kinds[i].key), *c = jp(st, kinds[i].key);
+		const json_t *target = jp(m, "target"), *current = jp(c, "current");
+		char name[80] = "";
+		if (kinds[i].named)
+			snprintf(name, sizeof(name), "%s: ", js(m, "name"));
+		const json_t *avg = jp(target, "averageValue");
+		if (strcmp(type, "Pods") == 0 || avg) {
+			/* an average value */
+			snprintf(cur, sizeof(cur), "<unknown>");
+			if (jp(current, "averageValue"))
+				scalar(jp(current, "averageValue"), cur, sizeof(cur));
+			kb_buf_printf(b, "%s%s/%s%s", name, cur, scalar(avg, tgt, sizeof(tgt)),
+				      kinds[i].avg_mark ? " (avg)" : "");
+		} else if (kinds[i].named) {
+			/* a utilization */
+			snprintf(cur, sizeof(cur), "<unknown>");
+			if (json_is_integer(jp(current, "averageUtilization")))
+				snprintf(cur, sizeof(cur), "%lld%%",
+					 (long long)ji(current, "averageUtilization"));
+			snprintf(tgt, sizeof(tgt), "<auto>");
+			if (json_is_integer(jp(target, "averageUtilization")))
+				snprintf(tgt, sizeof(tgt), "%lld%%",
+					 (long long)ji(target, "averageUtilization"));
+			kb_buf_printf(b, "%s%s/%s", name, cur, tgt);
+		} else {
+			/* a value */
+			snprintf(cur, sizeof(cur), "<unknown>");
+			if (c)
+				scalar(jp(current, "value"), cur, sizeof(cur));
+			kb_buf_printf(b, "%s/%s", cur,
+				      scalar(jp(target, "value"), tgt, sizeof(tgt)));
+		}
+		return;
+	}
+	kb_buf_puts(b, "<unknown type>");
+}
+
+static void cells_hpa(json_t *cells, const json_t *o, time_t now)
+{
+	const json_t *specs = jp(o, "spec.metrics"), *sts = jp(o, "status.currentMetrics");
+	size_t n = json_array_size(specs);
+	struct kb_buf t = {0}, ref = {0};
+	kb_buf_puts(&t, n ? "" : "<none>");
+	for (size_t i = 0; i < n && i < 2; i++) {
+		if (i)
+			kb_buf_puts(&t, ", ");
+		hpa_metric(&t, json_array_get(specs, i), json_array_get(sts, i));
+	}
+	if (n > 2)
+		kb_buf_printf(&t, " + %zu more...", n - 2);
+	kb_buf_printf(&ref, "%s/%s", js(o, "spec.scaleTargetRef.kind"),
+		      js(o, "spec.scaleTargetRef.name"));
+	char min[32] = "<unset>";
+	if (json_is_integer(jp(o, "spec.minReplicas")))
+		snprintf(min, sizeof(min), "%lld", (long long)ji(o, "spec.minReplicas"));
+	add_name(cells, o);
+	add_s(cells, ref.data);
+	add_s(cells, t.data);
+	add_s(cells, min);
+	add_i(cells, ji(o, "spec.maxReplicas"));
+	add_i(cells, ji(o, "status.currentReplicas"));
+	add_age(cells, o, now);
+	kb_buf_free(&t);
+	kb_buf_free(&ref);
+}
+
+static const struct col cols_pdb[] = {
+    C_NAME,
+    C_S("Min Available", "An eviction is allowed if at least \"minAvailable\" pods selected "
+			 "by \"selector\" will still be available after the eviction."),
+    C_S("Max Unavailable", "An eviction is allowed if at most \"maxUnavailable\" pods "
+			   "selected by \"selector\" are unavailable after the eviction."),
+    C_I("Allowed Disruptions", "Number of pod disruptions that are currently allowed."),
+    C_AGE,
+    C_END,
+};
+
+static void cells_pdb(json_t *cells, const json_t *o, time_t now)
+{
+	char buf[64];
+	add_name(cells, o);
+	add_s(cells,
+	      jp(o, "spec.minAvailable") ? scalar(jp(o, "spec.minAvailable"), buf, 64) : "N/A");
+	add_s(cells,
+	      jp(o, "spec.maxUnavailable") ? scalar(jp(o, "spec.maxUnavailable"), buf, 64) : "N/A");
+	add_i(cells, ji(o, "status.disruptionsAllowed"));
+	add_age(cells, o, now);
+}
+
+static const struct col cols_ingress[] = {
+    C_NAME,
+    C_S("Class", "The name of the IngressClass resource that should be used for additional "
+		 "configuration"),
+    C_S("Hosts", "Hosts that incoming requests are matched against before the ingress rule"),
+    C_S("Address", "Address is a list containing ingress points for the load-balancer"),
+    C_S("Ports", "Ports of TLS configurations that open"),
+    C_AGE,
+    C_END,
+};
+
+/* Whether `item` is one of the comma-separated entries of `list`. */
+static bool in_csv(const char *list, const char *item)
+{
+	size_t n = strlen(item);
+	for (const char *p = list; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && strncmp(p, item, n) == 0)
+			return true;
+		p = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+static void cells_ingress(json_t *cells, const json_t *o, time_t now)
+{
+	const json_t *rules = jp(o, "spec.rules"), *r;
+	struct kb_buf hosts = {0}, addr = {0};
+	size_t i, listed = 0;
+	bool more = false;
+	kb_buf_puts(&hosts, "");
+	json_array_foreach (rules, i, r) {
+		if (listed == 3)
+			more = true;
+		if (!more && *js(r, "host")) {
+			kb_buf_printf(&hosts, "%s%s", listed ? "," : "", js(r, "host"));
+			listed++;
+		}
+	}
+	if (!listed)
+		kb_buf_puts(&hosts, "*");
+	else if (more)
+		kb_buf_printf(&hosts, " + %zu more...", json_array_size(rules) - 3);
+	/* load-balancer points, each once */
+	kb_buf_puts(&addr, "");
+	json_array_foreach (jp(o, "status.loadBalancer.ingress"), i, r) {
+		const char *a = *js(r, "ip") ? js(r, "ip") : js(r, "hostname");
+		if (*a && !in_csv(addr.data, a))
+			kb_buf_printf(&addr, "%s%s", addr.len ? "," : "", a);
+	}
+	add_name(cells, o);
+	add_s(cells, or_none(json_string_value(jp(o, "spec.ingressClassName"))));
+	add_s(cells, hosts.data);
+	add_s(cells, addr.data);
+	add_s(cells, json_array_size(jp(o, "spec.tls")) ? "80, 443" : "80");
+	add_age(cells, o, now);
+	kb_buf_free(&hosts);
+	kb_buf_free(&addr);
+}
+
+static const struct col cols_ingressclass[] = {
+    C_NAME,
+    C_S("Controller", "Controller that is responsible for handling this class"),
+    C_S("Parameters", "A reference to a resource with additional parameters"),
+    C_AGE,
+    C_END,
+};
+
+static void cells_ingressclass(json_t *cells, const json_t *o, time_t now)
+{
+	const json_t *p = jp(o, "spec.parameters");
+	struct kb_buf b = {0};
+	if (!p)
+		kb_buf_puts(&b, "<none>");
+	else if (json_string_value(jp(p, "apiGroup")))
+		kb_buf_printf(&b, "%s.%s/%s", js(p, "kind"), js(p, "apiGroup"), js(p, "name"));
+	else
+		kb_buf_printf(&b, "%s/%s", js(p, "kind"), js(p, "name"));
+	add_name(cells, o);
+	add_s(cells, js(o, "spec.controller"));
+	add_s(cells, b.data);
+	add_age(cells, o, now);
+	kb_buf_free(&b);
+}
+
+static const struct col cols_netpol[] = {
+    C_NAME,
+    C_S("Pod-Selector", "podSelector selects the pods to which this NetworkPolicy object "
+			"applies."),
+    C_AGE,
+    C_END,
+};
+
+static void cells_netpol(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_selector(cells, jp(o, "spec.podSelector"), true);
+	add_age(cells, o, now);
+}
+
+static const struct col cols_priorityclass[] = {
+    C_NAME,
+    C_I("Value", "value represents the integer value of this priority class. This is the "
+		 "actual priority that pods receive when they have the name of this class in "
+		 "their pod spec."),
+    {"Global-Default", "boolean", "", 0,
+     "globalDefault specifies whether this PriorityClass should be considered as the default "
+     "priority for pods that do not have any priority class."},
+    C_AGE,
+    C_S("PreemptionPolicy", "preemptionPolicy is the Policy for preempting pods with lower "
+			    "priority. One of Never, PreemptLowerPriority."),
+    C_END,
+};
+
+static void cells_priorityclass(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_i(cells, ji(o, "value"));
+	add_bool(cells, json_is_true(jp(o, "globalDefault")));
+	add_age(cells, o, now);
+	add_s(cells, js(o, "preemptionPolicy"));
+}
+
+static const struct col cols_storageclass[] = {
+    C_NAME,
+    C_S("Provisioner", "provisioner indicates the type of the provisioner."),
+    C_S("ReclaimPolicy", "reclaimPolicy controls the reclaimPolicy for dynamically "
+			 "provisioned PersistentVolumes of this storage class."),
+    C_S("VolumeBindingMode", "volumeBindingMode indicates how PersistentVolumeClaims should "
+			     "be provisioned and bound."),
+    C_S("AllowVolumeExpansion", "allowVolumeExpansion shows whether the storage class allow "
+				"volume expand."),
+    C_AGE,
+    C_END,
+};
+
+/* storageutil.IsDefaultAnnotation: the GA or the beta annotation says "true". */
+static bool default_class(const json_t *o)
+{
+	const json_t *a = jp(o, "metadata.annotations");
+	const char *ga = json_string_value(json_object_get(a, "storageclass.kubernetes.io/"
+							      "is-default-class"));
+	const char *beta = json_string_value(
+	    json_object_get(a, "storageclass.beta.kubernetes.io/is-default-class"));
+	return (ga && strcmp(ga, "true") == 0) || (beta && strcmp(beta, "true") == 0);
+}
+
+static void cells_storageclass(json_t *cells, const json_t *o, time_t now)
+{
+	char name[300];
+	snprintf(name, sizeof(name), "%s%s", js(o, "metadata.name"),
+		 default_class(o) ? " (default)" : "");
+	add_s(cells, name);
+	add_s(cells, js(o, "provisioner"));
+	add_s(cells, *js(o, "reclaimPolicy") ? js(o, "reclaimPolicy") : "Delete");
+	add_s(cells, *js(o, "volumeBindingMode") ? js(o, "volumeBindingMode") : "Immediate");
+	add_bool(cells, json_is_true(jp(o, "allowVolumeExpansion")));
+	add_age(cells, o, now);
+}
+
+static const struct col cols_runtimeclass[] = {
+    C_NAME,
+    C_S("Handler", "handler specifies the underlying runtime and configuration that the CRI "
+		   "implementation will use to handle pods of this class."),
+    C_AGE,
+    C_END,
+};
+
+static void cells_runtimeclass(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_s(cells, js(o, "handler"));
+	add_age(cells, o, now);
+}
+
 /* ---- custom resources: additionalPrinterColumns ------------------------------- */
 
 /* The CRD version entry for r->version, or NULL. */
@@ -1310,6 +1628,14 @@ static const struct printer {
     {"apps", "ControllerRevision", cols_controllerrevision, cells_controllerrevision},
     {"batch", "Job", cols_job, cells_job},
     {"batch", "CronJob", cols_cronjob, cells_cronjob},
+    {"autoscaling", "HorizontalPodAutoscaler", cols_hpa, cells_hpa},
+    {"policy", "PodDisruptionBudget", cols_pdb, cells_pdb},
+    {"networking.k8s.io", "Ingress", cols_ingress, cells_ingress},
+    {"networking.k8s.io", "IngressClass", cols_ingressclass, cells_ingressclass},
+    {"networking.k8s.io", "NetworkPolicy", cols_netpol, cells_netpol},
+    {"scheduling.k8s.io", "PriorityClass", cols_priorityclass, cells_priorityclass},
+    {"storage.k8s.io", "StorageClass", cols_storageclass, cells_storageclass},
+    {"node.k8s.io", "RuntimeClass", cols_runtimeclass, cells_runtimeclass},
 };
 
 static const struct printer *find_printer(const struct proxy_resource *r)

@@ -243,6 +243,9 @@ int rs_list(struct proxy *px, const struct proxy_resource *res, const struct sto
 	    struct store_list_result *out);
 void rs_event_to_core(const struct proxy_resource *res, json_t *obj);
 void rs_event_from_core(const struct proxy_resource *res, json_t *obj);
+/* hpa_v1.c: autoscaling/v1 HorizontalPodAutoscalers, stored as v2. */
+void rs_hpa_v1_to_v2(const struct proxy_resource *res, json_t *obj);
+void rs_hpa_v2_to_v1(const struct proxy_resource *res, json_t *obj);
 /* A custom resource read through another version than stored: apiVersion
  * (conversion None) becomes the row's, and the storage version's on write. */
 void rs_version_out(const struct proxy_resource *res, json_t *obj);

@@ -80,6 +80,20 @@ static const struct proxy_subresource sts_subs[] = {SUB_STATUS("apps", "v1", "St
 static const struct proxy_subresource ds_subs[] = {SUB_STATUS("apps", "v1", "DaemonSet"), SUB_END};
 static const struct proxy_subresource job_subs[] = {SUB_STATUS("batch", "v1", "Job"), SUB_END};
 static const struct proxy_subresource cj_subs[] = {SUB_STATUS("batch", "v1", "CronJob"), SUB_END};
+static const struct proxy_subresource hpa_subs[] = {
+    SUB_STATUS("autoscaling", "v2", "HorizontalPodAutoscaler"), SUB_END};
+static const struct proxy_subresource hpa_v1_subs[] = {
+    SUB_STATUS("autoscaling", "v1", "HorizontalPodAutoscaler"), SUB_END};
+static const struct proxy_subresource pdb_subs[] = {
+    SUB_STATUS("policy", "v1", "PodDisruptionBudget"), SUB_END};
+static const struct proxy_subresource ing_subs[] = {
+    SUB_STATUS("networking.k8s.io", "v1", "Ingress"), SUB_END};
+
+/* A kind stored as an object, of group g at version v (proto package pkg). */
+#define STORED(g, v, pkg, kind_, plural_, singular_, ns_)                                      \
+	.group = g, .version = v, .kind = kind_, .list_kind = kind_ "List", .plural = plural_, \
+	.singular = singular_, .namespaced = ns_, .stored = true, .verbs = VERBS_ALL,          \
+	.proto = "k8s.io.api." pkg "." v "." kind_
 
 static struct proxy_resource builtins[] = {
     {CORE("Namespace", "namespaces", "namespace", false), .short_names = S("ns"),
@@ -130,6 +144,34 @@ static struct proxy_resource builtins[] = {
     {BATCH("Job", "jobs", "job"), .subresources = job_subs,
      .field_selectors = S("status.successful")},
     {BATCH("CronJob", "cronjobs", "cronjob"), .short_names = S("cj"), .subresources = cj_subs},
+    /* stored as objects, as kube-apiserver serves them; what acts on them
+     * (autoscaler, disruption and ingress controllers, network plugins,
+     * provisioners) belongs to the host cluster */
+    {STORED("autoscaling", "v2", "autoscaling", "HorizontalPodAutoscaler",
+	    "horizontalpodautoscalers", "horizontalpodautoscaler", true),
+     .short_names = S("hpa"), .categories = S("all"), .subresources = hpa_subs, .has_status = true},
+    {STORED("autoscaling", "v1", "autoscaling", "HorizontalPodAutoscaler",
+	    "horizontalpodautoscalers", "horizontalpodautoscaler", true),
+     .short_names = S("hpa"), .categories = S("all"), .subresources = hpa_v1_subs,
+     .has_status = true, .storage = "autoscaling/horizontalpodautoscalers",
+     .to_storage = rs_hpa_v1_to_v2, .from_storage = rs_hpa_v2_to_v1},
+    {STORED("policy", "v1", "policy", "PodDisruptionBudget", "poddisruptionbudgets",
+	    "poddisruptionbudget", true),
+     .short_names = S("pdb"), .subresources = pdb_subs, .has_status = true},
+    {STORED("networking.k8s.io", "v1", "networking", "Ingress", "ingresses", "ingress", true),
+     .short_names = S("ing"), .subresources = ing_subs, .has_status = true},
+    {STORED("networking.k8s.io", "v1", "networking", "IngressClass", "ingressclasses",
+	    "ingressclass", false)},
+    {STORED("networking.k8s.io", "v1", "networking", "NetworkPolicy", "networkpolicies",
+	    "networkpolicy", true),
+     .short_names = S("netpol")},
+    {STORED("scheduling.k8s.io", "v1", "scheduling", "PriorityClass", "priorityclasses",
+	    "priorityclass", false),
+     .short_names = S("pc")},
+    {STORED("storage.k8s.io", "v1", "storage", "StorageClass", "storageclasses", "storageclass",
+	    false),
+     .short_names = S("sc")},
+    {STORED("node.k8s.io", "v1", "node", "RuntimeClass", "runtimeclasses", "runtimeclass", false)},
     {.group = "events.k8s.io",
      .version = "v1",
      .kind = "Event",

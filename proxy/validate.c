@@ -1734,6 +1734,303 @@ static void v_serviceaccount(const struct proxy_resource *r, const json_t *obj, 
 	}
 }
 
+/* ---- autoscaling, policy, networking, scheduling, storage, node -------------------- */
+
+/* A label selector that must parse (PodDisruptionBudget, NetworkPolicy). */
+static void label_selector(json_t *c, const json_t *sel, const char *field)
+{
+	char err[512] = "";
+	struct sel_label *s = NULL;
+	if (sel && sel_label_from_object(sel, &s, err, sizeof(err)) < 0) {
+		char *t = selector_text(sel);
+		val_add(c, "FieldValueInvalid", field, "%s: %s", t ? t : "", err);
+		free(t);
+	}
+	sel_label_free(s);
+}
+
+/* ValidateNonnegativeIntOrPercent and IsNotMoreThan100Percent. */
+static void int_or_percent(json_t *c, const json_t *v, const char *field)
+{
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 0)
+			val_add(c, "FieldValueInvalid", field,
+				"%lld: must be greater than or equal to 0",
+				(long long)json_integer_value(v));
+		return;
+	}
+	const char *s = json_string_value(v);
+	if (!s)
+		return;
+	char *end;
+	size_t n = strlen(s);
+	long pct = n > 1 && s[n - 1] == '%' ? strtol(s, &end, 10) : -1;
+	if (n < 2 || s[n - 1] != '%' || end != s + n - 1 || pct < 0)
+		add_invalid_str(c, field, s,
+				"a valid percent string must be a numeric string followed by an "
+				"ending '%' (e.g. '1%',  or '93%', regex used for validation is "
+				"'[0-9]+%')");
+	else if (pct > 100)
+		add_invalid_str(c, field, s, "must not be greater than 100%");
+}
+
+static void v_pdb(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *c)
+{
+	(void)r;
+	(void)old;
+	static const char *const policies[] = {"AlwaysAllow", "IfHealthyBudget", NULL};
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *min = json_object_get(spec, "minAvailable");
+	const json_t *max = json_object_get(spec, "maxUnavailable");
+	if (min && max && !json_is_null(min) && !json_is_null(max)) {
+		char *d = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+		val_add(c, "FieldValueInvalid", "spec",
+			"%s: minAvailable and maxUnavailable "
+			"cannot be both set",
+			d ? d : "");
+		free(d);
+	}
+	int_or_percent(c, min, "spec.minAvailable");
+	int_or_percent(c, max, "spec.maxUnavailable");
+	label_selector(c, json_object_get(spec, "selector"), "spec.selector");
+	const char *up = jstr(spec, "unhealthyPodEvictionPolicy");
+	if (up && !in_list(up, policies))
+		add_not_supported(c, "spec.unhealthyPodEvictionPolicy", up, policies);
+}
+
+static void ingress_backend(json_t *c, const json_t *b, const char *base)
+{
+	char f[PATHLEN];
+	const json_t *svc = json_object_get(b, "service"), *res = json_object_get(b, "resource");
+	if (svc && res) {
+		val_add(c, "FieldValueInvalid", base,
+			"cannot set both resource and service backends");
+		return;
+	}
+	if (!svc && !res) {
+		val_add(c, "FieldValueInvalid", base, "resource or service backend is required");
+		return;
+	}
+	if (res)
+		return;
+	pf(f, "%s.service.name", base);
+	if (!jstr(svc, "name") || !*jstr(svc, "name"))
+		add_required(c, f);
+	else
+		check_name(c, msgs_1035, f, jstr(svc, "name"));
+	const json_t *port = json_object_get(svc, "port");
+	bool named = jstr(port, "name") && *jstr(port, "name");
+	bool num = json_is_integer(json_object_get(port, "number"));
+	pf(f, "%s.service.port", base);
+	if (named && num)
+		val_add(c, "FieldValueInvalid", f, "cannot set both port name & port number");
+	else if (!named && !num)
+		val_add(c, "FieldValueInvalid", f, "port name or number is required");
+	else if (num) {
+		pf(f, "%s.service.port.number", base);
+		check_port_num(c, json_object_get(port, "number"), f, true);
+	}
+}
+
+static void v_ingress(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		      json_t *c)
+{
+	(void)r;
+	(void)old;
+	static const char *const types[] = {"Exact", "ImplementationSpecific", "Prefix", NULL};
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *rules = json_object_get(spec, "rules"),
+		     *def = json_object_get(spec, "defaultBackend");
+	char f[PATHLEN];
+	if (json_array_size(rules) == 0 && !def)
+		val_add(c, "FieldValueInvalid", "spec.rules",
+			"[]networking.IngressRule(nil): either `defaultBackend` or `rules` must be "
+			"specified");
+	if (def)
+		ingress_backend(c, def, "spec.defaultBackend");
+	const char *cls = jstr(spec, "ingressClassName");
+	if (cls)
+		check_name(c, msgs_subdomain, "spec.ingressClassName", cls);
+	size_t i, j;
+	json_t *rule, *path;
+	json_array_foreach (rules, i, rule) {
+		const char *host = jstr(rule, "host");
+		pf(f, "spec.rules[%zu].host", i);
+		if (host && *host)
+			check_name(c, msgs_subdomain, f,
+				   kb_str_has_prefix(host, "*.") ? host + 2 : host);
+		const json_t *paths = json_object_get(json_object_get(rule, "http"), "paths");
+		pf(f, "spec.rules[%zu].http.paths", i);
+		if (json_object_get(rule, "http") && json_array_size(paths) == 0)
+			add_required(c, f);
+		json_array_foreach (paths, j, path) {
+			const char *pt = jstr(path, "pathType"), *ps = jstr(path, "path");
+			pf(f, "spec.rules[%zu].http.paths[%zu].pathType", i, j);
+			if (!pt)
+				val_add(c, "FieldValueRequired", f, "pathType must be specified");
+			else if (!in_list(pt, types))
+				add_not_supported(c, f, pt, types);
+			pf(f, "spec.rules[%zu].http.paths[%zu].path", i, j);
+			if (pt && strcmp(pt, "ImplementationSpecific") != 0 &&
+			    (!ps || ps[0] != '/'))
+				add_invalid_str(c, f, ps, "must be an absolute path");
+			pf(f, "spec.rules[%zu].http.paths[%zu].backend", i, j);
+			ingress_backend(c, json_object_get(path, "backend"), f);
+		}
+	}
+}
+
+static void v_ingressclass(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			   json_t *c)
+{
+	(void)r;
+	const char *ctl = jstr(json_object_get(obj, "spec"), "controller");
+	if (!ctl || !*ctl)
+		add_required(c, "spec.controller");
+	else if (strlen(ctl) > 250)
+		val_add(c, "FieldValueTooLong", "spec.controller",
+			"may not be more than 250 bytes");
+	if (old)
+		immutable(c, json_object_get(json_object_get(obj, "spec"), "controller"),
+			  json_object_get(json_object_get(old, "spec"), "controller"),
+			  "spec.controller");
+}
+
+static void v_networkpolicy(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			    json_t *c)
+{
+	(void)r;
+	(void)old;
+	static const char *const types[] = {"Egress", "Ingress", NULL};
+	const json_t *spec = json_object_get(obj, "spec");
+	char f[PATHLEN];
+	label_selector(c, json_object_get(spec, "podSelector"), "spec.podSelector");
+	size_t i, j;
+	json_t *v, *rule;
+	json_array_foreach (json_object_get(spec, "policyTypes"), i, v) {
+		pf(f, "spec.policyTypes[%zu]", i);
+		if (!json_string_value(v) || !in_list(json_string_value(v), types))
+			add_not_supported(c, f, json_string_value(v), types);
+	}
+	const char *dirs[] = {"ingress", "egress"};
+	for (size_t d = 0; d < 2; d++)
+		json_array_foreach (json_object_get(spec, dirs[d]), i, rule)
+			json_array_foreach (json_object_get(rule, "ports"), j, v) {
+				pf(f, "spec.%s[%zu].ports[%zu].protocol", dirs[d], i, j);
+				check_protocol(c, v, f);
+			}
+}
+
+static void v_hpa(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *c)
+{
+	(void)r;
+	(void)old;
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *ref = json_object_get(spec, "scaleTargetRef");
+	if (!jstr(ref, "kind") || !*jstr(ref, "kind"))
+		add_required(c, "spec.scaleTargetRef.kind");
+	if (!jstr(ref, "name") || !*jstr(ref, "name"))
+		add_required(c, "spec.scaleTargetRef.name");
+	else
+		check_name(c, msgs_path_segment, "spec.scaleTargetRef.name", jstr(ref, "name"));
+	json_int_t min = json_integer_value(json_object_get(spec, "minReplicas"));
+	json_int_t max = json_integer_value(json_object_get(spec, "maxReplicas"));
+	if (json_is_integer(json_object_get(spec, "minReplicas")) && min < 1)
+		val_add(c, "FieldValueInvalid", "spec.minReplicas",
+			"%lld: must be greater than or equal to 1", (long long)min);
+	if (max < 1)
+		val_add(c, "FieldValueInvalid", "spec.maxReplicas", "%lld: must be greater than 0",
+			(long long)max);
+	else if (max < min)
+		val_add(c, "FieldValueInvalid", "spec.maxReplicas",
+			"%lld: must be greater than or equal to `minReplicas`", (long long)max);
+}
+
+/* kube's system classes: the only names with the reserved prefix. */
+static bool system_priority_class(const char *name, const json_t *obj)
+{
+	json_int_t v = json_integer_value(json_object_get(obj, "value"));
+	return (strcmp(name, "system-node-critical") == 0 && v == 2000001000) ||
+	       (strcmp(name, "system-cluster-critical") == 0 && v == 2000000000);
+}
+
+static void v_priorityclass(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			    json_t *c)
+{
+	(void)r;
+	static const char *const policies[] = {"Never", "PreemptLowerPriority", NULL};
+	const char *name = jstr(json_object_get(obj, "metadata"), "name");
+	json_int_t v = json_integer_value(json_object_get(obj, "value"));
+	if (name && kb_str_has_prefix(name, "system-")) {
+		if (!system_priority_class(name, obj))
+			val_add(c, "FieldValueForbidden", "metadata.name",
+				"priority class names with 'system-' prefix are reserved for "
+				"system use only. error: %s is not a known system priority class",
+				name);
+	} else if (v > 1000000000) {
+		val_add(c, "FieldValueForbidden", "value",
+			"maximum allowed value of a user defined priority is 1000000000");
+	}
+	const char *pp = jstr(obj, "preemptionPolicy");
+	if (pp && !in_list(pp, policies))
+		add_not_supported(c, "preemptionPolicy", pp, policies);
+	if (old) {
+		if (!json_equal(json_object_get(obj, "value"), json_object_get(old, "value")))
+			val_add(c, "FieldValueForbidden", "value",
+				"may not be changed in an update.");
+		immutable(c, json_object_get(obj, "preemptionPolicy"),
+			  json_object_get(old, "preemptionPolicy"), "preemptionPolicy");
+	}
+}
+
+static void v_storageclass(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			   json_t *c)
+{
+	(void)r;
+	static const char *const reclaim[] = {"Delete", "Retain", NULL};
+	static const char *const binding[] = {"Immediate", "WaitForFirstConsumer", NULL};
+	const char *prov = jstr(obj, "provisioner");
+	if (!prov || !*prov)
+		add_required(c, "provisioner");
+	else
+		check_name(c, msgs_qname, "provisioner", prov);
+	const char *rp = jstr(obj, "reclaimPolicy"), *bm = jstr(obj, "volumeBindingMode");
+	if (rp && !in_list(rp, reclaim))
+		add_not_supported(c, "reclaimPolicy", rp, reclaim);
+	if (bm && !in_list(bm, binding))
+		add_not_supported(c, "volumeBindingMode", bm, binding);
+	if (!old)
+		return;
+	if (!json_equal(json_object_get(obj, "parameters"), json_object_get(old, "parameters")) &&
+	    (json_object_size(json_object_get(obj, "parameters")) ||
+	     json_object_size(json_object_get(old, "parameters"))))
+		val_add(c, "FieldValueForbidden", "parameters",
+			"updates to parameters are forbidden.");
+	if (prov && jstr(old, "provisioner") && strcmp(prov, jstr(old, "provisioner")) != 0)
+		val_add(c, "FieldValueForbidden", "provisioner",
+			"updates to provisioner are forbidden.");
+	if (!json_equal(json_object_get(obj, "reclaimPolicy"),
+			json_object_get(old, "reclaimPolicy")))
+		val_add(c, "FieldValueForbidden", "reclaimPolicy",
+			"updates to reclaimPolicy are forbidden.");
+	immutable(c, json_object_get(obj, "volumeBindingMode"),
+		  json_object_get(old, "volumeBindingMode"), "volumeBindingMode");
+}
+
+static void v_runtimeclass(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			   json_t *c)
+{
+	(void)r;
+	const char *h = jstr(obj, "handler");
+	if (!h || !*h)
+		add_required(c, "handler");
+	else
+		check_name(c, msgs_label, "handler", h);
+	if (old)
+		immutable(c, json_object_get(obj, "handler"), json_object_get(old, "handler"),
+			  "handler");
+}
+
 /* ---- dispatch ------------------------------------------------------------------------- */
 
 typedef void (*kind_fn)(const struct proxy_resource *r, const json_t *obj, const json_t *old,
@@ -1759,6 +2056,14 @@ static const struct {
     {"apps", "DaemonSet", v_workload},
     {"batch", "Job", v_job},
     {"batch", "CronJob", v_cronjob},
+    {"autoscaling", "HorizontalPodAutoscaler", v_hpa},
+    {"policy", "PodDisruptionBudget", v_pdb},
+    {"networking.k8s.io", "Ingress", v_ingress},
+    {"networking.k8s.io", "IngressClass", v_ingressclass},
+    {"networking.k8s.io", "NetworkPolicy", v_networkpolicy},
+    {"scheduling.k8s.io", "PriorityClass", v_priorityclass},
+    {"storage.k8s.io", "StorageClass", v_storageclass},
+    {"node.k8s.io", "RuntimeClass", v_runtimeclass},
 };
 
 int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *causes)

@@ -17,6 +17,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_manifest.sh"
 . "$here/t_admission.sh"
 . "$here/t_openapi2.sh"
+. "$here/t_kinds.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -50,4 +51,5 @@ manifest_suite
 admission_suite
 tenants_suite
 openapi2_suite
+kinds_suite
 e2e_summary

@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: Apache-2.0
+# The kinds a chart brings besides workloads, stored as objects as
+# kube-apiserver stores them: HorizontalPodAutoscaler (autoscaling/v2, and
+# v1 for kubectl up to 1.30), PodDisruptionBudget, Ingress, IngressClass,
+# NetworkPolicy, PriorityClass, StorageClass, RuntimeClass. Their columns,
+# defaults, validation and the v1 <-> v2 autoscaler conversion, with real
+# kubectl. Sourced by run.sh.
+
+kinds_manifest() {
+  cat <<'YAML'
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: kinds}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
+---
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: nginx}
+spec:
+  controller: k8s.io/ingress-nginx
+  parameters: {apiGroup: k8s.example.com, kind: IngressParameters, name: external-lb}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: kinds}
+spec:
+  ingressClassName: nginx
+  tls: [{hosts: [a.example.com], secretName: tls}]
+  rules:
+  - host: a.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+  - host: b.example.com
+    http:
+      paths:
+      - {path: /api, pathType: Exact, backend: {service: {name: api, port: {name: http}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: dns-only, namespace: kinds}
+spec:
+  podSelector: {matchLabels: {app: web}}
+  egress: [{ports: [{port: 53}]}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: multi, namespace: kinds}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 7
+  metrics:
+  - type: Resource
+    resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi}}
+  - type: Pods
+    pods: {metric: {name: qps}, target: {type: AverageValue, averageValue: "10"}}
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}
+  behavior:
+    scaleDown: {stabilizationWindowSeconds: 60}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: training}
+value: 1000
+description: long training jobs
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: fast
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+allowVolumeExpansion: true
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: nvidia}
+handler: nvidia
+YAML
+}
+
+kinds_suite() {
+  echo "== kinds: autoscalers, disruption budgets, ingresses, network policies, classes"
+  start_server kinds || { fail "kinds: server did not start"; return; }
+  local K=(kubectl --kubeconfig "$KCFG") old=$GSDK/kubectl.1.27
+  expect "api-resources: the new kinds with their short names and versions" \
+    'horizontalpodautoscalers +hpa +autoscaling/v2 +true +HorizontalPodAutoscaler' \
+    "${K[@]}" api-resources
+  expect_eq "api-resources: pdb, ing, netpol, pc, sc, runtimeclasses, ingressclasses" \
+    "ingressclasses ingresses networkpolicies poddisruptionbudgets priorityclasses runtimeclasses storageclasses" \
+    bash -c "kubectl --kubeconfig $KCFG api-resources -o name | grep -E '^(poddisruptionbudgets|ingress|networkpolicies|priorityclasses|storageclasses|runtimeclasses)' | sed 's/\\..*//' | sort | tr '\n' ' ' | sed 's/ \$//'"
+  expect_eq "discovery: autoscaling serves v2 (preferred) and v1" "autoscaling/v2 autoscaling/v1" \
+    bash -c "kubectl --kubeconfig $KCFG api-versions | grep '^autoscaling/' | sort -r | tr '\n' ' ' | sed 's/ \$//'"
+  expect "the system PriorityClasses exist from the start" \
+    'system-node-critical +2000001000 +false' "${K[@]}" get priorityclasses
+  "${K[@]}" create namespace kinds >/dev/null
+  expect "apply of a manifest with all of them (default validation)" \
+    'horizontalpodautoscaler.autoscaling/multi created' "${K[@]}" apply -f <(kinds_manifest)
+
+  echo "-- columns"
+  expect "get pdb: MIN AVAILABLE, MAX UNAVAILABLE, ALLOWED DISRUPTIONS" \
+    'web +1 +N/A +0 ' "${K[@]}" -n kinds get pdb
+  expect "get ingress: CLASS, HOSTS, PORTS with TLS" \
+    'web +nginx +a\.example\.com,b\.example\.com +80, 443 ' "${K[@]}" -n kinds get ingress
+  expect "get ingressclass: CONTROLLER, PARAMETERS as Kind.group/name" \
+    'nginx +k8s\.io/ingress-nginx +IngressParameters\.k8s\.example\.com/external-lb ' \
+    "${K[@]}" get ingressclass
+  expect "get netpol: POD-SELECTOR" 'dns-only +app=web ' "${K[@]}" -n kinds get netpol
+  expect "get hpa: REFERENCE, TARGETS (two shown, + 1 more), MINPODS defaulted" \
+    'multi +Deployment/web +memory: <unknown>/500Mi, <unknown>/10 \+ 1 more\.\.\. +1 +7 +0 ' \
+    "${K[@]}" -n kinds get hpa
+  expect "get sc: (default), reclaim policy defaulted to Delete" \
+    'fast \(default\) +ebs\.csi\.aws\.com +Delete +WaitForFirstConsumer +true ' "${K[@]}" get sc
+  expect "get pc: VALUE, GLOBAL-DEFAULT, PREEMPTIONPOLICY defaulted" \
+    'training +1000 +false .* PreemptLowerPriority' "${K[@]}" get pc training
+  expect "get runtimeclass: HANDLER" 'nvidia +nvidia ' "${K[@]}" get runtimeclass
+
+  echo "-- defaults"
+  expect_eq "netpol: policyTypes from the rules, ports' protocol TCP" \
+    '["Ingress","Egress"] TCP' "${K[@]}" -n kinds get netpol dns-only \
+    -o jsonpath='{.spec.policyTypes} {.spec.egress[0].ports[0].protocol}'
+  expect_eq "hpa: behavior's unset rules filled in as kube does" \
+    '60 Max 4 0' "${K[@]}" -n kinds get hpa multi \
+    -o jsonpath='{.spec.behavior.scaleDown.stabilizationWindowSeconds} {.spec.behavior.scaleDown.selectPolicy} {.spec.behavior.scaleUp.policies[0].value} {.spec.behavior.scaleUp.stabilizationWindowSeconds}'
+  expect_eq "sc: volumeBindingMode defaults to Immediate" "Immediate Delete" \
+    bash -c "kubectl --kubeconfig $KCFG create -o jsonpath='{.volumeBindingMode} {.reclaimPolicy}' -f - <<'EOF'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: plain}
+provisioner: example.com/nfs
+EOF"
+
+  echo "-- kubectl's generators"
+  expect "kubectl create pdb" 'poddisruptionbudget.policy/p2 created' \
+    "${K[@]}" -n kinds create pdb p2 --selector=app=x --max-unavailable=30%
+  expect "kubectl create priorityclass" 'priorityclass.scheduling.k8s.io/batch created' \
+    "${K[@]}" create priorityclass batch --value=10 --preemption-policy=Never
+  expect "kubectl create ingress" 'ingress.networking.k8s.io/i2 created' \
+    "${K[@]}" -n kinds create ingress i2 --class=nginx --rule="c.example.com/*=svc:8080"
+  "${K[@]}" -n kinds create deployment web --image=nginx >/dev/null
+  expect "kubectl autoscale (autoscaling/v2)" 'horizontalpodautoscaler.autoscaling/web autoscaled' \
+    "${K[@]}" -n kinds autoscale deployment web --min=2 --max=5 --cpu-percent=60
+  expect "get hpa: the CPU target" 'web +Deployment/web +cpu: <unknown>/60% +2 +5 ' \
+    "${K[@]}" -n kinds get hpa web
+  if [ -x "$old" ]; then
+    expect "kubectl 1.27 autoscale goes through autoscaling/v1" \
+      'horizontalpodautoscaler.autoscaling/old autoscaled' \
+      "$old" --kubeconfig "$KCFG" -n kinds autoscale deployment web --max=3 --cpu-percent=45 --name=old
+    expect_eq "... stored as v2: the CPU metric from targetCPUUtilizationPercentage" \
+      'autoscaling/v2 cpu Utilization 45 1' "${K[@]}" -n kinds get hpa old \
+      -o jsonpath='{.apiVersion} {.spec.metrics[0].resource.name} {.spec.metrics[0].resource.target.type} {.spec.metrics[0].resource.target.averageUtilization} {.spec.minReplicas}'
+  else fail "kubectl.1.27 is not installed in $GSDK"; fi
+
+  echo "-- autoscaling/v1 <-> v2"
+  local v1=/apis/autoscaling/v1/namespaces/kinds/horizontalpodautoscalers/multi
+  "${K[@]}" get --raw "$v1" >"$E2E_TMP/hpa-v1.json"
+  expect_eq "v1 read: the CPU target in its own field, the rest in kube's annotations" \
+    'autoscaling/v1 70 [{"type":"Resource","resource":{"name":"memory","targetAverageValue":"500Mi"}},{"type":"Pods","pods":{"metricName":"qps","targetAverageValue":"10"}}] 60' \
+    python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); a=o["metadata"]["annotations"]; print(o["apiVersion"], o["spec"]["targetCPUUtilizationPercentage"], a["autoscaling.alpha.kubernetes.io/metrics"], json.loads(a["autoscaling.alpha.kubernetes.io/behavior"])["ScaleDown"]["StabilizationWindowSeconds"])' "$E2E_TMP/hpa-v1.json"
+  python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); o["spec"]["maxReplicas"]=11; o["spec"]["targetCPUUtilizationPercentage"]=55; json.dump(o,open(sys.argv[1],"w"))' "$E2E_TMP/hpa-v1.json"
+  expect "v1 update (PUT)" '"maxReplicas":11' \
+    curl -sS --cacert "$DATA_DIR/ca.crt" --cert "$DATA_DIR/admin.crt" --key "$DATA_DIR/admin.key" \
+    -X PUT -H 'Content-Type: application/json' --data-binary @"$E2E_TMP/hpa-v1.json" "$SERVER_URL$v1"
+  expect_eq "... v2 keeps the other metrics and the behavior, with the new CPU target last" \
+    '11 memory qps 55 60 none' python3 -c 'import json,sys; o=json.loads(sys.stdin.read()); m=o["spec"]["metrics"]; a=[k for k in o["metadata"].get("annotations",{}) if k.startswith("autoscaling.alpha")]; print(o["spec"]["maxReplicas"], m[0]["resource"]["name"], m[1]["pods"]["metric"]["name"], m[2]["resource"]["target"]["averageUtilization"], o["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"], a and a or "none")' \
+    < <("${K[@]}" -n kinds get hpa multi -o json)
+
+  echo "-- validation"
+  expect_fail "pdb: minAvailable and maxUnavailable both set" \
+    'spec: Invalid value: .*minAvailable and maxUnavailable cannot be both set' \
+    "${K[@]}" -n kinds patch pdb web --type merge -p '{"spec":{"maxUnavailable":1}}'
+  expect_fail "pdb: more than 100%" 'spec.minAvailable: Invalid value: "150%": must not be greater than 100%' \
+    "${K[@]}" -n kinds create pdb p3 --selector=app=x --min-available=150%
+  expect_fail "pc: the system- prefix is reserved" \
+    "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only" \
+    "${K[@]}" create priorityclass system-mine --value=5
+  expect_fail "pc: a user value above one billion" \
+    'value: Forbidden: maximum allowed value of a user defined priority is 1000000000' \
+    "${K[@]}" create priorityclass huge --value=2000000000
+  expect_fail "pc: value cannot change" 'value: Forbidden: may not be changed in an update' \
+    "${K[@]}" patch pc training --type merge -p '{"value":5}'
+  expect_fail "ingress: pathType is required" \
+    'spec.rules\[0\].http.paths\[0\].pathType: Required value: pathType must be specified' \
+    "${K[@]}" -n kinds patch ingress web --type json \
+    -p '[{"op":"remove","path":"/spec/rules/0/http/paths/0/pathType"}]'
+  expect_fail "ingress: a backend port by name or number, not both" \
+    'spec.rules\[1\].http.paths\[0\].backend.service.port: Invalid value: .*cannot set both port name & port number' \
+    "${K[@]}" -n kinds patch ingress web --type json \
+    -p '[{"op":"add","path":"/spec/rules/1/http/paths/0/backend/service/port/number","value":80}]'
+  expect_fail "sc: the provisioner cannot change" 'provisioner: Forbidden: updates to provisioner are forbidden' \
+    "${K[@]}" patch sc fast --type merge -p '{"provisioner":"other.io/x"}'
+  expect_fail "runtimeclass: handler must be a DNS label" 'handler: Invalid value: "Bad_Handler"' \
+    "${K[@]}" patch runtimeclass nvidia --type merge -p '{"handler":"Bad_Handler"}'
+  expect_fail "hpa: maxReplicas below minReplicas" \
+    'spec.maxReplicas: Invalid value: 1: must be greater than or equal to `minReplicas`' \
+    "${K[@]}" -n kinds patch hpa web --type merge -p '{"spec":{"maxReplicas":1}}'
+  expect_fail "netpol: an unknown policy type" 'spec.policyTypes\[0\]: Unsupported value: "Sideways"' \
+    "${K[@]}" -n kinds patch netpol dns-only --type merge -p '{"spec":{"policyTypes":["Sideways"]}}'
+
+  echo "-- explain, namespaces"
+  expect "explain ingress.spec.rules.http.paths shows pathType" 'pathType' \
+    "${K[@]}" explain ingress.spec.rules.http.paths
+  expect "delete ns takes its budgets, ingresses and autoscalers" 'namespace "kinds" deleted' \
+    "${K[@]}" delete ns kinds --timeout=30s
+  expect_eq "... none left" "" "${K[@]}" get pdb,ing,hpa,netpol -n kinds -o name
+  stop_server
+}
