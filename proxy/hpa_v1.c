@@ -101,6 +101,16 @@ static json_t *metric_to_v1(const json_t *m, bool spec)
 	return out;
 }
 
+/* A v2 target's type: AverageValue when it has one, else `otherwise`
+ * (a status's `current` has no type). */
+static void target_type(json_t *t, bool spec, const char *otherwise)
+{
+	if (spec)
+		json_object_set_new(
+		    t, "type",
+		    json_string(json_object_get(t, "averageValue") ? "AverageValue" : otherwise));
+}
+
 /* One v1 MetricSpec (spec) or MetricStatus (!spec) as v2's. */
 static json_t *metric_to_v2(const json_t *m, bool spec)
 {
@@ -120,18 +130,13 @@ static json_t *metric_to_v2(const json_t *m, bool spec)
 			snprintf(key, sizeof(key), "%sValue", pre);
 			put(t, "value", json_object_get(s, key));
 			put(t, "averageValue", json_object_get(s, "averageValue"));
-			if (spec)
-				json_object_set_new(t, "type",
-						    json_string(json_object_get(s, "averageValue")
-								    ? "AverageValue"
-								    : "Value"));
+			target_type(t, spec, "Value");
 			break;
 		case 'p':
 			json_object_set_new(v, "metric", metric_id_to_v2(s, "selector"));
 			snprintf(key, sizeof(key), "%sAverageValue", pre);
 			put(t, "averageValue", json_object_get(s, key));
-			if (spec)
-				json_object_set_new(t, "type", json_string("AverageValue"));
+			target_type(t, spec, "AverageValue");
 			break;
 		case 'e':
 			json_object_set_new(v, "metric", metric_id_to_v2(s, "metricSelector"));
@@ -139,11 +144,7 @@ static json_t *metric_to_v2(const json_t *m, bool spec)
 			put(t, "value", json_object_get(s, key));
 			snprintf(key, sizeof(key), "%sAverageValue", pre);
 			put(t, "averageValue", json_object_get(s, key));
-			if (spec)
-				json_object_set_new(t, "type",
-						    json_string(json_object_get(t, "averageValue")
-								    ? "AverageValue"
-								    : "Value"));
+			target_type(t, spec, "Value");
 			break;
 		default:
 			put(v, "name", json_object_get(s, "name"));
@@ -152,11 +153,7 @@ static json_t *metric_to_v2(const json_t *m, bool spec)
 			put(t, "averageUtilization", json_object_get(s, key));
 			snprintf(key, sizeof(key), "%sAverageValue", pre);
 			put(t, "averageValue", json_object_get(s, key));
-			if (spec)
-				json_object_set_new(t, "type",
-						    json_string(json_object_get(t, "averageValue")
-								    ? "AverageValue"
-								    : "Utilization"));
+			target_type(t, spec, "Utilization");
 		}
 		json_object_set_new(v, spec ? "target" : "current", t);
 		json_object_set_new(out, sources[i], v);
