@@ -40,7 +40,7 @@ static const char usage_text[] =
     "  kubicle serve --data-dir DIR [--listen ADDR:PORT] [--tls-san NAME]...\n"
     "                [--advertise-address IP] [--log-level error|warn|info|debug]\n"
     "                [--sync full|normal] [--watch-history REVS]\n"
-    "                [--compact-interval-ms MS]\n"
+    "                [--compact-interval-ms MS] [--event-ttl D]\n"
     "                [--host-kubeconfig FILE] --host-namespace NS --tenant NAME\n"
     "                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"
     "                [--host-qps N] [--host-burst N] [--host-max-streams N]\n"
@@ -52,6 +52,8 @@ static const char usage_text[] =
     "      With --host-namespace, the tenant's pods run on the host cluster\n"
     "      (--host-kubeconfig, or the in-cluster service account) in namespace NS,\n"
     "      tagged with QUEUE for the host's GPU scheduler. --host-qps -1: no limit.\n"
+    "      --event-ttl: events are deleted this long after their last write\n"
+    "      (default 1h, as kube-apiserver's).\n"
     "      --host-max-streams: exec, attach and port-forward sessions piped to the\n"
     "      host at once (default 256; more are answered 429).\n"
     "      --policy: admission of pods by a shipped policy or a YAML file\n"
@@ -103,6 +105,7 @@ struct serve_args {
 	bool sync_full;
 	long history_keep;       /* revisions of watch history; 0: default */
 	unsigned compact_ms;     /* compaction period; 0: default */
+	long event_ttl;          /* seconds an event lives after its last write; 0: 1 h */
 	struct syncer_opts host; /* host_namespace NULL: no syncer */
 	const char *policy;      /* --policy NAME|FILE, or NULL */
 	const char *pki_dir;     /* certificates; default data_dir (may be read-only) */
@@ -137,6 +140,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 	    {"sync", required_argument, NULL, 'y'},
 	    {"watch-history", required_argument, NULL, 'W'},
 	    {"compact-interval-ms", required_argument, NULL, 'C'},
+	    {"event-ttl", required_argument, NULL, 'E'},
 	    {"host-kubeconfig", required_argument, NULL, 'K'},
 	    {"host-namespace", required_argument, NULL, 'N'},
 	    {"tenant", required_argument, NULL, 'T'},
@@ -176,6 +180,12 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 		case 'y': a->sync_full = strcmp(optarg, "full") == 0; break;
 		case 'W': a->history_keep = strtol(optarg, NULL, 10); break;
 		case 'C': a->compact_ms = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'E':
+			if ((a->event_ttl = users_parse_duration(optarg)) <= 0) {
+				fprintf(stderr, "kubicle: bad --event-ttl %s\n", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'K': a->host.host_kubeconfig = optarg; break;
 		case 'N': a->host.host_namespace = optarg; break;
 		case 'T': a->host.tenant = optarg; break;
@@ -394,6 +404,8 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "kubicle: controllers: %s\n", strerror(-rc));
 		goto fail_kubeconfig;
 	}
+	if (a.event_ttl > 0)
+		ctrl_set_event_ttl(s.ctrl, a.event_ttl);
 	uv_signal_init(s.loop, &s.sigterm);
 	uv_signal_init(s.loop, &s.sigint);
 	s.sigterm.data = s.sigint.data = &s;

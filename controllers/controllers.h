@@ -42,6 +42,9 @@ int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out);
 /* Stops watching and closes the handles; memory is freed once the loop has
  * run the close callbacks. Call before store_close. NULL is fine. */
 void ctrl_stop(ctrl_t *c);
+/* kube-apiserver's --event-ttl: events are deleted this many seconds after
+ * their last write (default 3600). */
+void ctrl_set_event_ttl(ctrl_t *c, long seconds);
 
 /* ---- pure pieces (any thread) ---------------------------------------------- */
 

@@ -46,6 +46,11 @@ struct ctrl {
 	bool idle_on;
 	int open_handles;
 	bool stopping;
+	/* events.c */
+	struct kmap *events;    /* uid|type|reason|message -> event name */
+	uint64_t last_event_ns; /* the last event name's time */
+	long event_ttl;         /* seconds; 0: one hour */
+	uint64_t last_sweep_ms;
 };
 
 /* Queue kinds: "rs", "deploy", "job", "cj", "sts", "gc" (name = uid), "adopt",
@@ -99,6 +104,17 @@ int64_t ctrl_int(const json_t *obj, const char *path, int64_t dflt);
 /* Writes status when it differs from the stored one. */
 int ctrl_write_status(struct ctrl *c, const char *group, const char *version, const char *plural,
 		      json_t *obj, json_t *status, const char *manager);
+
+/* ---- events (events.c) ---------------------------------------------------- */
+/* Records an event about obj (borrowed; its kind and apiVersion given, as
+ * stored objects lack them), as kube's recorder: type "Normal"/"Warning",
+ * component the controller. Failures are logged, never returned. */
+void ctrl_event(struct ctrl *c, const json_t *obj, const char *api_version, const char *kind,
+		const char *type, const char *reason, const char *component, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
+/* Deletes the events last written more than the event TTL ago; does its
+ * work once a minute, or twice a TTL when shorter (called every second). */
+void ctrl_events_expire(struct ctrl *c);
 
 /* ---- controllers ---------------------------------------------------------- */
 int rs_sync(struct ctrl *c, const char *ns, const char *name);

@@ -163,6 +163,12 @@ static int create_job(struct ctrl *c, const json_t *cj, time_t t)
 	json_decref(job);
 	int rc = proxy_object_create(c->px, "batch", "v1", "jobs", copy, CJ_MANAGER, NULL);
 	json_decref(copy);
+	if (rc == 0)
+		ctrl_event(c, cj, "batch/v1", "CronJob", "Normal", "SuccessfulCreate", CJ_MANAGER,
+			   "Created job %s", name);
+	else if (rc != -EEXIST)
+		ctrl_event(c, cj, "batch/v1", "CronJob", "Warning", "FailedCreate", CJ_MANAGER,
+			   "Error creating job: %s", strerror(-rc));
 	return rc == -EEXIST ? 0 : rc;
 }
 

@@ -152,6 +152,7 @@ static void on_timer(uv_timer_t *t)
 		free(s.keys[i]);
 	}
 	free(s.keys);
+	ctrl_events_expire(c);
 }
 
 static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char *name)
@@ -310,10 +311,12 @@ int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out)
 	c->px = px;
 	c->queued = kmap_new(NULL);
 	c->delayed = kmap_new(free);
-	if (gc_init(c) < 0 || !c->queued || !c->delayed) {
+	c->events = kmap_new(free);
+	if (gc_init(c) < 0 || !c->queued || !c->delayed || !c->events) {
 		gc_free(c);
 		kmap_free(c->queued);
 		kmap_free(c->delayed);
+		kmap_free(c->events);
 		free(c);
 		return -ENOMEM;
 	}
@@ -344,6 +347,7 @@ static void on_close(uv_handle_t *h)
 	free(c->q);
 	kmap_free(c->queued);
 	kmap_free(c->delayed);
+	kmap_free(c->events);
 	gc_free(c);
 	free(c);
 }

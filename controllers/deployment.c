@@ -170,11 +170,16 @@ static void copy_annotations(const struct dstate *s, json_t *rs)
 
 static int scale_rs(struct dstate *s, struct ctrl *c, json_t *rs, int n)
 {
+	int was = (int)ctrl_int(rs, "spec.replicas", 1);
 	json_t *upd = json_deep_copy(rs);
 	json_object_set_new(json_object_get(upd, "spec"), "replicas", json_integer(n));
 	copy_annotations(s, upd);
 	int rc = proxy_object_update(c->px, "apps", "v1", "replicasets", upd, D_MANAGER, NULL);
 	json_decref(upd);
+	if (rc == 0 && was != n)
+		ctrl_event(c, s->d, "apps/v1", "Deployment", "Normal", "ScalingReplicaSet",
+			   D_MANAGER, "Scaled %s replica set %s from %d to %d",
+			   was < n ? "up" : "down", ctrl_name(rs), was, n);
 	return rc;
 }
 
@@ -294,8 +299,13 @@ static int ensure_new_rs(struct ctrl *c, struct dstate *s, bool create)
 	json_t *norm = normal_template(ctrl_path(s->d, "spec.template"));
 	ctrl_template_hash(norm, ctrl_int(s->d, "status.collisionCount", 0), hash, sizeof(hash));
 	json_decref(norm);
-	json_t *rs = new_rs_object(s, hash, new_rs_replicas(s, 0), max_rev + 1);
+	int replicas = new_rs_replicas(s, 0);
+	json_t *rs = new_rs_object(s, hash, replicas, max_rev + 1);
 	int rc = proxy_object_create(c->px, "apps", "v1", "replicasets", rs, D_MANAGER, NULL);
+	if (rc == 0 && replicas > 0)
+		ctrl_event(c, s->d, "apps/v1", "Deployment", "Normal", "ScalingReplicaSet",
+			   D_MANAGER, "Scaled up replica set %s from 0 to %d", ctrl_name(rs),
+			   replicas);
 	json_decref(rs);
 	if (rc == -EEXIST)
 		return bump_collision(c, s->d);

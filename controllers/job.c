@@ -469,10 +469,18 @@ static int create_pod(struct ctrl *c, struct jstate *s, int idx)
 		json_object_set_new(m, "finalizers", fins);
 	}
 	json_array_append_new(fins, json_string(TRACK_FIN));
-	int rc = proxy_object_create(c->px, "", "v1", "pods", pod, JOB_MANAGER, NULL);
+	json_t *made = NULL;
+	int rc = proxy_object_create(c->px, "", "v1", "pods", pod, JOB_MANAGER, &made);
 	json_decref(pod);
-	if (rc == 0)
+	if (rc == 0) {
 		s->active++;
+		ctrl_event(c, s->job, "batch/v1", "Job", "Normal", "SuccessfulCreate", JOB_MANAGER,
+			   "Created pod: %s", ctrl_name(made));
+	} else {
+		ctrl_event(c, s->job, "batch/v1", "Job", "Warning", "FailedCreate", JOB_MANAGER,
+			   "Error creating: %s", strerror(-rc));
+	}
+	json_decref(made);
 	return rc;
 }
 
@@ -626,12 +634,16 @@ static int sync_state(struct ctrl *c, struct jstate *s)
 	} else if (set_counts(s, st), failed_now(s, st)) {
 		delete_active(c, s);
 		finish(st, "FailureTarget", "Failed", s->fail_reason, s->fail_msg);
+		ctrl_event(c, s->job, "batch/v1", "Job", "Warning", s->fail_reason, JOB_MANAGER,
+			   "%s", s->fail_msg);
 	} else if (complete_now(s)) {
 		delete_active(c, s);
 		char now[40];
 		ctrl_now_str(now, sizeof(now));
 		finish(st, "SuccessCriteriaMet", "Complete", "CompletionsReached",
 		       "Reached expected number of succeeded pods");
+		ctrl_event(c, s->job, "batch/v1", "Job", "Normal", "Completed", JOB_MANAGER,
+			   "Job completed");
 		json_object_set_new(st, "completionTime", json_string(now));
 	} else {
 		if (json_object_get(st, "conditions"))

@@ -65,20 +65,25 @@ static int create_pods(struct ctrl *c, const json_t *rs, int n, char *err, size_
 	snprintf(gen, sizeof(gen), "%s-", ctrl_name(rs));
 	json_t *tmpl = ctrl_path(rs, "spec.template");
 	for (int i = 0; i < n && i < BURST; i++) {
-		json_t *pod = ctrl_pod_from_template(tmpl, rs, NULL, gen);
-		int rc = proxy_object_create(c->px, "", "v1", "pods", pod, RS_MANAGER, NULL);
+		json_t *pod = ctrl_pod_from_template(tmpl, rs, NULL, gen), *made = NULL;
+		int rc = proxy_object_create(c->px, "", "v1", "pods", pod, RS_MANAGER, &made);
 		json_decref(pod);
 		if (rc < 0) {
 			snprintf(err, errlen, "pods \"%s\" is forbidden: %s", gen, strerror(-rc));
+			ctrl_event(c, rs, "apps/v1", "ReplicaSet", "Warning", "FailedCreate",
+				   RS_MANAGER, "Error creating: %s", err);
 			return rc;
 		}
+		ctrl_event(c, rs, "apps/v1", "ReplicaSet", "Normal", "SuccessfulCreate", RS_MANAGER,
+			   "Created pod: %s", ctrl_name(made));
+		json_decref(made);
 	}
 	if (n > BURST)
 		ctrl_enqueue(c, "rs", ctrl_ns(rs), ctrl_name(rs));
 	return 0;
 }
 
-static int delete_pods(struct ctrl *c, json_t *active, int n)
+static int delete_pods(struct ctrl *c, const json_t *rs, json_t *active, int n)
 {
 	size_t len = json_array_size(active);
 	json_t **v = calloc(len + 1, sizeof(*v));
@@ -93,6 +98,9 @@ static int delete_pods(struct ctrl *c, json_t *active, int n)
 					      ctrl_name(v[i]), ctrl_uid(v[i]), NULL);
 		if (err < 0 && err != -ENOENT)
 			rc = err;
+		if (err == 0)
+			ctrl_event(c, rs, "apps/v1", "ReplicaSet", "Normal", "SuccessfulDelete",
+				   RS_MANAGER, "Deleted pod: %s", ctrl_name(v[i]));
 	}
 	free(v);
 	return rc;
@@ -154,7 +162,7 @@ int rs_sync(struct ctrl *c, const char *ns, const char *name)
 		if (diff < 0)
 			rc = create_pods(c, rs, -diff, err, sizeof(err));
 		else if (diff > 0)
-			rc = delete_pods(c, active, diff);
+			rc = delete_pods(c, rs, active, diff);
 	}
 	json_t *st = rs_status(c, rs, active, err[0] ? err : NULL);
 	int wrc = ctrl_write_status(c, "apps", "v1", "replicasets", rs, st, RS_MANAGER);

@@ -81,6 +81,14 @@ static int create_ordinal(struct ctrl *c, struct sstate *s, int ord)
 	if (rc == 0)
 		rc = proxy_object_create(c->px, "", "v1", "pods", pod, STS_MANAGER, NULL);
 	json_decref(pod);
+	if (rc == 0)
+		ctrl_event(c, s->sts, "apps/v1", "StatefulSet", "Normal", "SuccessfulCreate",
+			   STS_MANAGER, "create Pod %s in StatefulSet %s successful", name,
+			   ctrl_name(s->sts));
+	else if (rc != -EEXIST)
+		ctrl_event(c, s->sts, "apps/v1", "StatefulSet", "Warning", "FailedCreate",
+			   STS_MANAGER, "create Pod %s in StatefulSet %s failed error: %s", name,
+			   ctrl_name(s->sts), strerror(-rc));
 	return rc == -EEXIST ? 0 : rc;
 }
 
@@ -89,10 +97,14 @@ static bool running_ready(const json_t *pod)
 	return pod && strcmp(ctrl_pod_phase(pod), "Running") == 0 && ctrl_pod_ready(pod);
 }
 
-static int del_pod(struct ctrl *c, const json_t *p)
+static int del_pod(struct ctrl *c, const struct sstate *s, const json_t *p)
 {
 	int rc = proxy_object_delete(c->px, "", "v1", "pods", ctrl_ns(p), ctrl_name(p), ctrl_uid(p),
 				     NULL);
+	if (rc == 0)
+		ctrl_event(c, s->sts, "apps/v1", "StatefulSet", "Normal", "SuccessfulDelete",
+			   STS_MANAGER, "delete Pod %s in StatefulSet %s successful", ctrl_name(p),
+			   ctrl_name(s->sts));
 	return rc == -ENOENT ? 0 : rc;
 }
 
@@ -342,7 +354,7 @@ static int reconcile(struct ctrl *c, struct sstate *s)
 		json_t *p = s->by_ord[i];
 		if (p && strcmp(ctrl_pod_phase(p), "Failed") == 0 &&
 		    !ctrl_path(p, "metadata.deletionTimestamp"))
-			return del_pod(c, p);
+			return del_pod(c, s, p);
 	}
 	for (int i = 0; i < s->replicas; i++) {
 		json_t *p = i < s->nord ? s->by_ord[i] : NULL;
@@ -364,7 +376,7 @@ static int reconcile(struct ctrl *c, struct sstate *s)
 			continue;
 		}
 		release_claims(c, s->sts, p, i);
-		int rc = del_pod(c, p);
+		int rc = del_pod(c, s, p);
 		if (rc < 0 || !s->parallel)
 			return rc;
 	}
@@ -383,7 +395,7 @@ static int reconcile(struct ctrl *c, struct sstate *s)
 				return 0;
 			continue;
 		}
-		return ctrl_path(p, "metadata.deletionTimestamp") ? 0 : del_pod(c, p);
+		return ctrl_path(p, "metadata.deletionTimestamp") ? 0 : del_pod(c, s, p);
 	}
 	return 0;
 }

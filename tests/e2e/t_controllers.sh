@@ -209,6 +209,61 @@ YAML
   expect_eq "[ctrl] scale down removes the highest ordinals" "pod/db-0" "${K[@]}" -n $ns get pods -l app=db -o name
 }
 
+# Events the controllers record (kubectl describe's Events), and the event
+# TTL, on a server of their own with --event-ttl 6s.
+controllers_events() {
+  echo "== controllers: events and the event TTL"
+  local K=(kubectl --kubeconfig "$E2E_TMP/ctrlev/kubeconfig") d rs
+  start_server ctrlev --event-ttl 6s || { fail "[ctrl] events server did not start"; return; }
+  "${K[@]}" create deployment web --image=nginx --replicas=2 >/dev/null
+  sleep 1
+  rs=$("${K[@]}" get rs -o jsonpath='{.items[0].metadata.name}')
+  expect "describe deployment: ScalingReplicaSet from the deployment controller" \
+    "Normal +ScalingReplicaSet +[0-9]+s +deployment-controller +Scaled up replica set $rs from 0 to 2" \
+    "${K[@]}" describe deployment web
+  expect "describe rs: SuccessfulCreate for each pod" \
+    "Normal +SuccessfulCreate +[0-9]+s +replicaset-controller +Created pod: $rs-" \
+    "${K[@]}" describe rs "$rs"
+  expect_eq "... two of them" "2" bash -c "kubectl --kubeconfig $E2E_TMP/ctrlev/kubeconfig get events \
+    --field-selector involvedObject.kind=ReplicaSet,reason=SuccessfulCreate -o name | wc -l | tr -d ' '"
+  "${K[@]}" scale deployment web --replicas=1 >/dev/null
+  sleep 1
+  expect "scale down: the deployment's event says from 2 to 1" \
+    "Scaled down replica set $rs from 2 to 1" "${K[@]}" events --for deployment/web
+  expect "... and the replica set's says which pod it deleted" \
+    "SuccessfulDelete +ReplicaSet/$rs +Deleted pod: $rs-" "${K[@]}" events --for "replicaset/$rs"
+  expect_eq "events carry kube's involvedObject, source and reporting component" \
+    "Deployment apps/v1 web deployment-controller deployment-controller 1" \
+    "${K[@]}" get events --field-selector involvedObject.kind=Deployment \
+    -o jsonpath='{.items[0].involvedObject.kind} {.items[0].involvedObject.apiVersion} {.items[0].involvedObject.name} {.items[0].source.component} {.items[0].reportingComponent} {.items[0].count}'
+  "${K[@]}" create job once --image=busybox >/dev/null
+  "${K[@]}" create -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 1
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: busybox}]}
+YAML
+  sleep 1
+  expect "job: SuccessfulCreate from the job controller" \
+    "SuccessfulCreate +Job/once +Created pod: once-" "${K[@]}" events --for job/once
+  expect "statefulset: kube's own wording" \
+    "SuccessfulCreate +StatefulSet/db +create Pod db-0 in StatefulSet db successful" \
+    "${K[@]}" events --for statefulset/db
+  d=$((SECONDS + 25))
+  while [ $SECONDS -lt $d ] && [ -n "$("${K[@]}" get events -o name 2>/dev/null)" ]; do sleep 1; done
+  expect_eq "the event TTL: every event is gone 6 s after its last write" "" \
+    "${K[@]}" get events -A -o name
+  expect "... and the server said so" 'event\(s\) older than the event TTL \(6s\) deleted' \
+    cat "$E2E_TMP/ctrlev.log"
+  stop_server TERM
+}
+
 controllers_suite() {
   K=(kubectl --kubeconfig "$E2E_TMP/ctrl/kubeconfig")
   start_server ctrl || { fail "[ctrl] server did not start"; return; }
@@ -220,6 +275,7 @@ controllers_suite() {
   controllers_job_tracking
   [ "${CTRL_SKIP_JOBS:-0}" = 1 ] || controllers_jobs
   stop_server TERM
+  controllers_events
 }
 
 # StatefulSet history and storage: ControllerRevisions per template,
