@@ -223,7 +223,7 @@ static void reply_doc(struct req *r, json_t *doc)
 {
 	if (!doc) {
 		reply_status(r, 404, "NotFound", "the server could not find the requested resource",
-			     NULL);
+			     json_object());
 		return;
 	}
 	reply_json(r, 200, doc);

@@ -241,8 +241,8 @@ static int check_namespace(struct req *r, json_t *obj)
 		return -EINVAL;
 	}
 	if (!r->ns) {
-		reply_statusf(r, 404, "NotFound",
-			      "the server could not find the requested resource");
+		reply_status(r, 404, "NotFound", "the server could not find the requested resource",
+			     json_object());
 		return -EINVAL;
 	}
 	json_object_set_new(m, "namespace", json_string(r->ns));
@@ -1210,7 +1210,9 @@ static bool sub_allowed(struct req *r)
 	const struct proxy_subresource *s = resource_sub(r->res, r->sub);
 	if (s)
 		return true;
-	reply_status(r, 404, "NotFound", "the server could not find the requested resource", NULL);
+	/* kube's generic 404 carries empty details (kubectl debug reads them) */
+	reply_status(r, 404, "NotFound", "the server could not find the requested resource",
+		     json_object());
 	return false;
 }
 

@@ -261,6 +261,6 @@ void virtual_handle(struct req *r)
 		token_review(r, obj);
 	else
 		reply_status(r, 404, "NotFound", "the server could not find the requested resource",
-			     NULL);
+			     json_object());
 	json_decref(obj);
 }

@@ -201,6 +201,12 @@ EOF"
   expect_fail "netpol: an unknown policy type" 'spec.policyTypes\[0\]: Unsupported value: "Sideways"' \
     "${K[@]}" -n kinds patch netpol dns-only --type merge -p '{"spec":{"policyTypes":["Sideways"]}}'
 
+  echo "-- kubectl debug"
+  "${K[@]}" -n kinds run dbg --image=busybox >/dev/null
+  expect_fail "kubectl debug: a clear refusal (kube's 404 details), not a kubectl crash" \
+    'ephemeral containers are disabled for this cluster' \
+    "${K[@]}" -n kinds debug dbg --image=busybox -it=false
+
   echo "-- explain, namespaces"
   expect "explain ingress.spec.rules.http.paths shows pathType" 'pathType' \
     "${K[@]}" explain ingress.spec.rules.http.paths
