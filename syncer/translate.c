@@ -463,6 +463,12 @@ json_t *syncer_translate_pod(const struct syncer_xlate *x, const json_t *pod, js
 	json_t *hp = json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "Pod", "metadata",
 			       meta, "spec", spec);
 	strip_host_fields(spec);
+	/* the host's Priority admission computes these from priorityClassName
+	 * (which stays: the host's classes, KAI's train or inference among
+	 * them) and refuses a pod that brings another value, as the tenant's
+	 * default of priority 0 is for any class but a zero one */
+	json_object_del(spec, "priority");
+	json_object_del(spec, "preemptionPolicy");
 	rewrite_containers(x, spec, ns, refs);
 	rewrite_volumes(x, spec, ns, refs);
 	set_service_account(x, spec);

@@ -109,8 +109,16 @@ static struct syncer_xlate xl(const char *profile)
 START_TEST(pod_contract)
 {
 	json_t *p = tenant_pod(), *refs = json_array();
+	json_t *ps = json_object_get(p, "spec");
+	json_object_set_new(ps, "priorityClassName", json_string("train"));
+	json_object_set_new(ps, "priority", json_integer(0));
+	json_object_set_new(ps, "preemptionPolicy", json_string("PreemptLowerPriority"));
 	struct syncer_xlate x = xl("kai");
 	json_t *h = syncer_translate_pod(&x, p, refs);
+	/* priority is the host's to compute from the class, which stays */
+	ck_assert_str_eq(s_at(h, "spec", "priorityClassName"), "train");
+	ck_assert_ptr_null(json_object_get(json_object_get(h, "spec"), "priority"));
+	ck_assert_ptr_null(json_object_get(json_object_get(h, "spec"), "preemptionPolicy"));
 	json_t *m = json_object_get(h, "metadata");
 	ck_assert_str_eq(s_at(h, "metadata", "name"), "train-x-ml-x-t1");
 	ck_assert_str_eq(s_at(h, "metadata", "namespace"), "tenants");
