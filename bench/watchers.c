@@ -397,20 +397,27 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The receive times of create c's events into t (room for n), sorted;
+ * returns how many arrived. */
+static size_t arrivals(const struct bench *b, size_t c, int64_t *t)
+{
+	size_t n = (size_t)b->o->n, k = 0;
+	for (size_t j = 0; j < n; j++)
+		if (b->rx[c * n + j])
+			t[k++] = b->rx[c * n + j];
+	qsort(t, k, sizeof(*t), cmp_i64);
+	return k;
+}
+
 /* Per create: round trip, then the first, middle and last event's delay
  * from the response, in ms. */
 static void report_per_create(const struct bench *b)
 {
-	size_t n = (size_t)b->o->n;
-	int64_t *t = calloc(n, sizeof(*t));
+	int64_t *t = calloc((size_t)b->o->n, sizeof(*t));
 	for (size_t i = 0; t && i < (size_t)(b->o->warmup + b->o->creates); i++) {
-		size_t k = 0;
-		for (size_t j = 0; j < n; j++)
-			if (b->rx[i * n + j])
-				t[k++] = b->rx[i * n + j];
+		size_t k = arrivals(b, i, t);
 		if (!k)
 			continue;
-		qsort(t, k, sizeof(*t), cmp_i64);
 		fprintf(stderr,
 			"create %zu%s: rtt %.3f first %.3f mid %.3f last %.3f ms (sent at %.6f)\n",
 			i, i < (size_t)b->o->warmup ? " (warm-up)" : "",
@@ -438,17 +445,16 @@ static void report(struct bench *b, long pss0, long pd0, long pss1, long pd1)
 	}
 	double r50 = bn_quantile(rtt, (size_t)b->o->creates, 0.5);
 	double r99 = bn_quantile(rtt, (size_t)b->o->creates, 0.99);
+	/* per create, the delay of its last event: one fan-out's length */
 	double *fan = calloc((size_t)b->o->creates, sizeof(*fan));
-	for (int i = 0; fan && i < b->o->creates; i++) {
-		size_t c = (size_t)(b->o->warmup + i), n = (size_t)b->o->n;
-		int64_t last = 0;
-		for (size_t j = 0; j < n; j++)
-			if (b->rx[c * n + j] > last)
-				last = b->rx[c * n + j];
-		fan[i] = last ? (double)(last - b->resp[c]) / 1e6 : 0;
+	int64_t *t = calloc((size_t)b->o->n, sizeof(*t));
+	for (int i = 0; fan && t && i < b->o->creates; i++) {
+		size_t c = (size_t)(b->o->warmup + i), got = arrivals(b, c, t);
+		fan[i] = got ? (double)(t[got - 1] - b->resp[c]) / 1e6 : 0;
 	}
-	double f50 = fan ? bn_quantile(fan, (size_t)b->o->creates, 0.5) : 0;
-	double fmax = fan ? bn_quantile(fan, (size_t)b->o->creates, 1.0) : 0;
+	double f50 = fan && t ? bn_quantile(fan, (size_t)b->o->creates, 0.5) : 0;
+	double fmax = fan && t ? bn_quantile(fan, (size_t)b->o->creates, 1.0) : 0;
+	free(t);
 	free(fan);
 	printf("%s: watchers=%d streaming=%d pss_before_kib=%ld pss_after_kib=%ld "
 	       "per_watch_kib=%.2f private_dirty_before_kib=%ld private_dirty_after_kib=%ld "

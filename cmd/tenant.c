@@ -440,18 +440,27 @@ static void undo_create(const struct tenant *t)
 	home_rmtree(t->dir);
 }
 
-static int setup_host(const char *cmd, struct tenant *t)
+/* host_setup (and, with `token`, host_issue_token) with the platform's
+ * kubeconfig; 0 or a negative errno with err set. timeout_ms 0: 10 s. */
+static int host_objects(struct tenant *t, unsigned timeout_ms, bool token, char *err, size_t len)
 {
 	hostapi_t *h = NULL;
-	char err[1024];
-	int rc = hostapi_open(t->host_kubeconfig, 0, &h);
-	if (rc < 0)
-		return die(cmd, "host kubeconfig %s: %s", t->host_kubeconfig, strerror(-rc));
-	rc = host_setup(h, t, err, sizeof(err));
-	if (rc == 0)
-		rc = host_issue_token(h, t, err, sizeof(err));
+	int rc = hostapi_open(t->host_kubeconfig, timeout_ms, &h);
+	if (rc < 0) {
+		snprintf(err, len, "host kubeconfig %s: %s", t->host_kubeconfig, strerror(-rc));
+		return rc;
+	}
+	rc = host_setup(h, t, err, len);
+	if (rc == 0 && token)
+		rc = host_issue_token(h, t, err, len);
 	hostapi_close(h);
-	return rc < 0 ? die(cmd, "%s", err) : 0;
+	return rc;
+}
+
+static int setup_host(const char *cmd, struct tenant *t)
+{
+	char err[3072];
+	return host_objects(t, 0, true, err, sizeof(err)) < 0 ? die(cmd, "%s", err) : 0;
 }
 
 /* Brings an existing tenant's host objects up to this version (a Role made
@@ -462,16 +471,9 @@ static void refresh_host(const char *cmd, struct tenant *t)
 {
 	if (!t->host_kubeconfig[0])
 		return;
-	hostapi_t *h = NULL;
 	char err[3072];
 	bool ns = t->made_namespace, queue = t->made_queue;
-	int rc = hostapi_open(t->host_kubeconfig, 5000, &h);
-	if (rc < 0)
-		snprintf(err, sizeof(err), "host kubeconfig %s: %s", t->host_kubeconfig,
-			 strerror(-rc));
-	else
-		rc = host_setup(h, t, err, sizeof(err));
-	hostapi_close(h);
+	int rc = host_objects(t, 5000, false, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "kubicle %s: %s: host objects not refreshed: %s\n", cmd, t->name,
 			err);

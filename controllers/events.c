@@ -92,7 +92,7 @@ static time_t last_write(const json_t *ev)
 	const char *paths[] = {"series.lastObservedTime", "lastTimestamp", "eventTime",
 			       "metadata.creationTimestamp"};
 	time_t best = 0;
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+	for (size_t i = 0; i < KB_ARRAY_SIZE(paths); i++) {
 		const char *s = json_string_value(ctrl_path(ev, paths[i]));
 		time_t t = s ? ctrl_time(s) : 0;
 		if (t > best)

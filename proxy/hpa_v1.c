@@ -22,6 +22,7 @@
 #include <strings.h>
 
 #include "lib/json.h"
+#include "lib/util.h"
 #include "proxy/proxy_impl.h"
 
 #define A_METRICS    "autoscaling.alpha.kubernetes.io/metrics"
@@ -60,7 +61,7 @@ static json_t *metric_to_v1(const json_t *m, bool spec)
 {
 	json_t *out = json_object();
 	put(out, "type", json_object_get(m, "type"));
-	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
+	for (size_t i = 0; i < KB_ARRAY_SIZE(sources); i++) {
 		const json_t *s = json_object_get(m, sources[i]);
 		if (!s)
 			continue;
@@ -118,7 +119,7 @@ static json_t *metric_to_v2(const json_t *m, bool spec)
 	put(out, "type", json_object_get(m, "type"));
 	const char *pre = spec ? "target" : "current";
 	char key[64];
-	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
+	for (size_t i = 0; i < KB_ARRAY_SIZE(sources); i++) {
 		const json_t *s = json_object_get(m, sources[i]);
 		if (!s)
 			continue;
@@ -267,16 +268,12 @@ void rs_hpa_v2_to_v1(const struct proxy_resource *res, json_t *obj)
 	json_t *metrics = json_object_get(spec, "metrics"), *others = json_array();
 	size_t i;
 	json_t *m;
-	bool cpu_set = false;
 	json_array_foreach (metrics, i, m) {
-		if (cpu_utilization(m, "target")) {
-			if (!cpu_set)
-				json_object_set(spec, "targetCPUUtilizationPercentage",
-						obj_get(m, "resource.target.averageUtilization"));
-			cpu_set = true;
-			continue;
-		}
-		json_array_append_new(others, metric_to_v1(m, true));
+		if (!cpu_utilization(m, "target"))
+			json_array_append_new(others, metric_to_v1(m, true));
+		else if (!json_object_get(spec, "targetCPUUtilizationPercentage")) /* the first */
+			json_object_set(spec, "targetCPUUtilizationPercentage",
+					obj_get(m, "resource.target.averageUtilization"));
 	}
 	if (json_array_size(others))
 		annotate(obj, A_METRICS, others);
@@ -290,7 +287,7 @@ void rs_hpa_v2_to_v1(const struct proxy_resource *res, json_t *obj)
 		return;
 	/* v1 always shows both counts */
 	const char *counts[] = {"currentReplicas", "desiredReplicas"};
-	for (size_t k = 0; k < 2; k++)
+	for (size_t k = 0; k < KB_ARRAY_SIZE(counts); k++)
 		if (!json_object_get(status, counts[k]))
 			json_object_set_new(status, counts[k], json_integer(0));
 	json_t *cur = json_object_get(status, "currentMetrics");
@@ -323,21 +320,17 @@ void rs_hpa_v1_to_v2(const struct proxy_resource *res, json_t *obj)
 		if (json_is_object(m))
 			json_array_append_new(metrics, metric_to_v2(m, true));
 	json_decref(others);
-	/* v1's own target, last (kube appends it after the others); none
-	 * means the v2 default, 80 % CPU */
+	/* v1's own target, last (kube appends it after the others) */
 	json_t *cpu = json_object_get(spec, "targetCPUUtilizationPercentage");
-	if (cpu || json_array_size(metrics) == 0)
-		json_array_append_new(metrics,
-				      json_pack("{s:s,s:{s:s,s:{s:s,s:o}}}", "type", "Resource",
-						"resource", "name", "cpu", "target", "type",
-						"Utilization", "averageUtilization",
-						cpu ? json_incref(cpu) : json_integer(80)));
+	if (cpu)
+		json_array_append_new(metrics, obj_hpa_cpu_metric(json_incref(cpu)));
 	json_object_set_new(spec, "metrics", metrics);
 	json_object_del(spec, "targetCPUUtilizationPercentage");
 	json_t *b = take_annotation(obj, A_BEHAVIOR);
 	if (json_is_object(b))
 		json_object_set_new(spec, "behavior", behavior_convert(b, 0));
 	json_decref(b);
+	obj_hpa_defaults(obj); /* no metric at all: 80 % CPU, as v2 reads it */
 	json_t *cur = take_annotation(obj, A_STATUSES), *conds = take_annotation(obj, A_CONDITIONS);
 	if (!json_is_object(status)) {
 		json_decref(cur);

@@ -90,7 +90,7 @@ static int bootstrap_priority_classes(struct proxy *px)
 	};
 	const struct proxy_resource *pc =
 	    resource_find("scheduling.k8s.io", "v1", "priorityclasses");
-	for (size_t i = 0; pc && i < sizeof(pcs) / sizeof(pcs[0]); i++) {
+	for (size_t i = 0; pc && i < KB_ARRAY_SIZE(pcs); i++) {
 		json_t *o =
 		    json_pack("{s:s,s:s,s:{s:s},s:I,s:s}", "apiVersion", "scheduling.k8s.io/v1",
 			      "kind", "PriorityClass", "metadata", "name", pcs[i].name, "value",

@@ -456,9 +456,7 @@ static void default_pvc(json_t *obj)
 
 static void default_port_protocols(json_t *ports);
 
-/* autoscaling/v2 SetDefaults_HorizontalPodAutoscaler: one replica at least,
- * CPU at 80 % when no metric is given, and a behavior's unset scaling rules
- * from the autoscaler's historical ones. */
+/* A behavior's unset scaling rules from `defaults` (stolen). */
 static void hpa_rules(json_t *behavior, const char *key, json_t *defaults)
 {
 	json_t *rules = kb_json_object_at(behavior, key);
@@ -471,16 +469,23 @@ static void hpa_rules(json_t *behavior, const char *key, json_t *defaults)
 	json_decref(defaults);
 }
 
-static void default_hpa(json_t *obj)
+json_t *obj_hpa_cpu_metric(json_t *pct)
+{
+	return json_pack("{s:s,s:{s:s,s:{s:s,s:o}}}", "type", "Resource", "resource", "name", "cpu",
+			 "target", "type", "Utilization", "averageUtilization", pct);
+}
+
+/* autoscaling/v2 SetDefaults_HorizontalPodAutoscaler: one replica at least,
+ * CPU at 80 % when no metric is given, and a behavior's unset scaling rules
+ * from the autoscaler's historical ones. */
+void obj_hpa_defaults(json_t *obj)
 {
 	set_default(kb_json_object_at(obj, "status"), "desiredReplicas", json_integer(0));
 	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "minReplicas", json_integer(1));
 	if (json_array_size(json_object_get(spec, "metrics")) == 0)
 		json_object_set_new(spec, "metrics",
-				    json_pack("[{s:s,s:{s:s,s:{s:s,s:i}}}]", "type", "Resource",
-					      "resource", "name", "cpu", "target", "type",
-					      "Utilization", "averageUtilization", 80));
+				    json_pack("[o]", obj_hpa_cpu_metric(json_integer(80))));
 	json_t *behavior = json_object_get(spec, "behavior");
 	if (!json_is_object(behavior))
 		return;
@@ -530,7 +535,7 @@ static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 		if (strcmp(res->version, "v1") == 0) /* v1 defaults only this */
 			set_default(kb_json_object_at(obj, "spec"), "minReplicas", json_integer(1));
 		else
-			default_hpa(obj);
+			obj_hpa_defaults(obj);
 	} else if (strcmp(g, "policy") == 0 && strcmp(k, "PodDisruptionBudget") == 0)
 		default_pdb(obj);
 	else if (strcmp(g, "networking.k8s.io") == 0 && strcmp(k, "NetworkPolicy") == 0)

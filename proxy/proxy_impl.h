@@ -275,6 +275,11 @@ json_t *obj_get(const json_t *obj, const char *path);
 json_t *obj_meta(json_t *obj);
 void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now);
 void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj);
+/* autoscaling/v2's defaults of a HorizontalPodAutoscaler (hpa_v1.c applies
+ * them to what it converts, as kube's decoding of the stored v2 does), and
+ * its metric of a CPU utilization target (new reference; pct stolen). */
+void obj_hpa_defaults(json_t *obj);
+json_t *obj_hpa_cpu_metric(json_t *pct);
 void obj_default_keys(const struct proxy_resource *res, json_t *obj);
 /* Copies the server-owned metadata (uid, creationTimestamp, deletion
  * stamps, generation, name, namespace) of `old` into `obj`. */

@@ -413,9 +413,16 @@ static void check_nonneg(json_t *c, const json_t *o, const char *key, const char
 			(long long)json_integer_value(v));
 }
 
+/* Whether a field differs between two versions of an object (jansson's
+ * json_equal is false when both are missing). */
+static bool changed(const json_t *nv, const json_t *ov)
+{
+	return (nv || ov) && !json_equal((json_t *)nv, (json_t *)ov);
+}
+
 static void immutable(json_t *c, const json_t *nv, const json_t *ov, const char *field)
 {
-	if (json_equal((json_t *)nv, (json_t *)ov) || (!nv && !ov))
+	if (!changed(nv, ov))
 		return;
 	char *d = nv ? json_dumps(nv, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
 	val_add(c, "FieldValueInvalid", field, "%s: field is immutable", d ? d : "null");
@@ -1171,18 +1178,30 @@ static char *selector_text(const json_t *sel)
 	return b.data;
 }
 
+/* Parses a LabelSelector into *out (sel_label_free it); false, with an
+ * Invalid cause at `field`, when it does not parse. */
+static bool parse_selector(json_t *c, const json_t *sel, const char *field, struct sel_label **out)
+{
+	char err[512] = "";
+	*out = NULL;
+	if (sel_label_from_object(sel, out, err, sizeof(err)) == 0)
+		return true;
+	char *t = selector_text(sel);
+	val_add(c, "FieldValueInvalid", field, "%s: %s", t ? t : "", err);
+	free(t);
+	sel_label_free(*out);
+	*out = NULL;
+	return false;
+}
+
 static void template_labels(json_t *c, const json_t *sel, const json_t *tmpl, const char *base)
 {
-	char err[512] = "", f[PATHLEN];
+	char f[PATHLEN];
 	struct sel_label *s = NULL;
 	const json_t *labels = json_object_get(json_object_get(tmpl, "metadata"), "labels");
 	pf(f, "%s.selector", base);
-	if (sel_label_from_object(sel, &s, err, sizeof(err)) < 0) {
-		char *t = selector_text(sel);
-		val_add(c, "FieldValueInvalid", f, "%s: %s", t ? t : "", err);
-		free(t);
+	if (!parse_selector(c, sel, f, &s))
 		return;
-	}
 	if (!sel_label_empty(s) && !sel_label_match(s, labels)) {
 		char *m = go_map(labels);
 		pf(f, "%s.template.metadata.labels", base);
@@ -1739,14 +1758,9 @@ static void v_serviceaccount(const struct proxy_resource *r, const json_t *obj, 
 /* A label selector that must parse (PodDisruptionBudget, NetworkPolicy). */
 static void label_selector(json_t *c, const json_t *sel, const char *field)
 {
-	char err[512] = "";
 	struct sel_label *s = NULL;
-	if (sel && sel_label_from_object(sel, &s, err, sizeof(err)) < 0) {
-		char *t = selector_text(sel);
-		val_add(c, "FieldValueInvalid", field, "%s: %s", t ? t : "", err);
-		free(t);
-	}
-	sel_label_free(s);
+	if (sel && parse_selector(c, sel, field, &s))
+		sel_label_free(s);
 }
 
 /* ValidateNonnegativeIntOrPercent and IsNotMoreThan100Percent. */
@@ -1762,15 +1776,13 @@ static void int_or_percent(json_t *c, const json_t *v, const char *field)
 	const char *s = json_string_value(v);
 	if (!s)
 		return;
-	char *end;
-	size_t n = strlen(s);
-	long pct = n > 1 && s[n - 1] == '%' ? strtol(s, &end, 10) : -1;
-	if (n < 2 || s[n - 1] != '%' || end != s + n - 1 || pct < 0)
+	size_t digits = strspn(s, "0123456789"); /* kube's [0-9]+% */
+	if (digits == 0 || strcmp(s + digits, "%") != 0)
 		add_invalid_str(c, field, s,
 				"a valid percent string must be a numeric string followed by an "
 				"ending '%' (e.g. '1%',  or '93%', regex used for validation is "
 				"'[0-9]+%')");
-	else if (pct > 100)
+	else if (strtol(s, NULL, 10) > 100)
 		add_invalid_str(c, field, s, "must not be greater than 100%");
 }
 
@@ -1975,7 +1987,7 @@ static void v_priorityclass(const struct proxy_resource *r, const json_t *obj, c
 	if (pp && !in_list(pp, policies))
 		add_not_supported(c, "preemptionPolicy", pp, policies);
 	if (old) {
-		if (!json_equal(json_object_get(obj, "value"), json_object_get(old, "value")))
+		if (changed(json_object_get(obj, "value"), json_object_get(old, "value")))
 			val_add(c, "FieldValueForbidden", "value",
 				"may not be changed in an update.");
 		immutable(c, json_object_get(obj, "preemptionPolicy"),
@@ -2001,16 +2013,16 @@ static void v_storageclass(const struct proxy_resource *r, const json_t *obj, co
 		add_not_supported(c, "volumeBindingMode", bm, binding);
 	if (!old)
 		return;
-	if (!json_equal(json_object_get(obj, "parameters"), json_object_get(old, "parameters")) &&
-	    (json_object_size(json_object_get(obj, "parameters")) ||
-	     json_object_size(json_object_get(old, "parameters"))))
+	/* kube compares parameters as maps: none and {} are the same */
+	const json_t *np = json_object_get(obj, "parameters"),
+		     *op = json_object_get(old, "parameters");
+	if (changed(json_object_size(np) ? np : NULL, json_object_size(op) ? op : NULL))
 		val_add(c, "FieldValueForbidden", "parameters",
 			"updates to parameters are forbidden.");
-	if (prov && jstr(old, "provisioner") && strcmp(prov, jstr(old, "provisioner")) != 0)
+	if (changed(json_object_get(obj, "provisioner"), json_object_get(old, "provisioner")))
 		val_add(c, "FieldValueForbidden", "provisioner",
 			"updates to provisioner are forbidden.");
-	if (!json_equal(json_object_get(obj, "reclaimPolicy"),
-			json_object_get(old, "reclaimPolicy")))
+	if (changed(json_object_get(obj, "reclaimPolicy"), json_object_get(old, "reclaimPolicy")))
 		val_add(c, "FieldValueForbidden", "reclaimPolicy",
 			"updates to reclaimPolicy are forbidden.");
 	immutable(c, json_object_get(obj, "volumeBindingMode"),

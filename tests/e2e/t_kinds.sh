@@ -93,8 +93,10 @@ kinds_suite() {
   expect_eq "api-resources: pdb, ing, netpol, pc, sc, runtimeclasses, ingressclasses" \
     "ingressclasses ingresses networkpolicies poddisruptionbudgets priorityclasses runtimeclasses storageclasses" \
     bash -c "kubectl --kubeconfig $KCFG api-resources -o name | grep -E '^(poddisruptionbudgets|ingress|networkpolicies|priorityclasses|storageclasses|runtimeclasses)' | sed 's/\\..*//' | sort | tr '\n' ' ' | sed 's/ \$//'"
-  expect_eq "discovery: autoscaling serves v2 (preferred) and v1" "autoscaling/v2 autoscaling/v1" \
-    bash -c "kubectl --kubeconfig $KCFG api-versions | grep '^autoscaling/' | sort -r | tr '\n' ' ' | sed 's/ \$//'"
+  "${K[@]}" get --raw /apis/autoscaling >"$E2E_TMP/autoscaling.json"
+  expect_eq "discovery: autoscaling serves v2 (preferred) and v1" "v2: v2 v1" \
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["preferredVersion"]["version"] + ":", *[v["version"] for v in d["versions"]])' \
+    "$E2E_TMP/autoscaling.json"
   expect "the system PriorityClasses exist from the start" \
     'system-node-critical +2000001000 +false' "${K[@]}" get priorityclasses
   "${K[@]}" create namespace kinds >/dev/null
@@ -183,6 +185,16 @@ EOF"
     "${K[@]}" create priorityclass huge --value=2000000000
   expect_fail "pc: value cannot change" 'value: Forbidden: may not be changed in an update' \
     "${K[@]}" patch pc training --type merge -p '{"value":5}'
+  "${K[@]}" create --validate=false -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: zero}
+YAML
+  expect "pc: a class without a value (0) can still be updated (its value did not change)" \
+    'priorityclass.scheduling.k8s.io/zero labeled' "${K[@]}" label pc zero team=a
+  expect_fail "pdb: a percent is digits and %, no sign" \
+    'spec.maxUnavailable: Invalid value: "\+5%": a valid percent string must be' \
+    "${K[@]}" -n kinds patch pdb p2 --type merge -p '{"spec":{"maxUnavailable":"+5%"}}'
   expect_fail "ingress: pathType is required" \
     'spec.rules\[0\].http.paths\[0\].pathType: Required value: pathType must be specified' \
     "${K[@]}" -n kinds patch ingress web --type json \
