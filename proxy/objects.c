@@ -139,8 +139,20 @@ static void quantities_as_strings(json_t *list)
 	}
 }
 
+/* ObjectFieldSelector: kube's apiVersion "v1". */
+static void default_field_ref(json_t *holder)
+{
+	json_t *fr = json_object_get(holder, "fieldRef");
+	if (json_is_object(fr))
+		set_default(fr, "apiVersion", json_string("v1"));
+}
+
 static void default_container(json_t *c)
 {
+	size_t j;
+	json_t *e;
+	json_array_foreach (json_object_get(c, "env"), j, e)
+		default_field_ref(json_object_get(e, "valueFrom"));
 	json_t *res = json_object_get(c, "resources");
 	quantities_as_strings(json_object_get(res, "limits"));
 	quantities_as_strings(json_object_get(res, "requests"));
@@ -155,6 +167,42 @@ static void default_container(json_t *c)
 	json_array_foreach (json_object_get(c, "ports"), i, p)
 		if (json_is_object(p))
 			set_default(p, "protocol", json_string("TCP"));
+}
+
+static void default_downward_items(json_t *src)
+{
+	size_t i;
+	json_t *it;
+	json_array_foreach (json_object_get(src, "items"), i, it)
+		if (json_is_object(it))
+			default_field_ref(it);
+}
+
+/* The volume sources' defaults: file modes 0644, downward API field paths
+ * in v1, a projected token's hour, hostPath's unset type. */
+static void default_volumes(json_t *spec)
+{
+	static const char *const moded[] = {"secret", "configMap", "downwardAPI", "projected"};
+	size_t i, j;
+	json_t *v, *src;
+	json_array_foreach (json_object_get(spec, "volumes"), i, v) {
+		for (size_t k = 0; k < KB_ARRAY_SIZE(moded); k++) {
+			json_t *o = json_object_get(v, moded[k]);
+			if (json_is_object(o))
+				set_default(o, "defaultMode", json_integer(0644));
+		}
+		json_t *hp = json_object_get(v, "hostPath");
+		if (json_is_object(hp))
+			set_default(hp, "type", json_string(""));
+		default_downward_items(json_object_get(v, "downwardAPI"));
+		json_array_foreach (json_object_get(json_object_get(v, "projected"), "sources"), j,
+				    src) {
+			default_downward_items(json_object_get(src, "downwardAPI"));
+			json_t *tok = json_object_get(src, "serviceAccountToken");
+			if (json_is_object(tok))
+				set_default(tok, "expirationSeconds", json_integer(3600));
+		}
+	}
 }
 
 static void default_pod_spec(json_t *spec)
@@ -182,6 +230,7 @@ static void default_pod_spec(json_t *spec)
 	json_array_foreach (json_object_get(spec, "initContainers"), i, c)
 		if (json_is_object(c))
 			default_container(c);
+	default_volumes(spec);
 }
 
 /* QoS class as kubelet computes it (requests/limits of all containers). */

@@ -454,8 +454,48 @@ static const char *pick_protocol(const char *offer)
 	return pick;
 }
 
-/* The environment: a usual PATH, the pod's name as HOSTNAME, and the
- * container's literal env values (valueFrom needs a kubelet). */
+/* What a fieldRef of `pod` reads, as the kubelet resolves it (IP lists
+ * joined by commas); NULL for a path it does not resolve. */
+static char *field_value(const json_t *pod, const char *path)
+{
+	static const char *const plain[] = {
+	    "metadata.name",           "metadata.namespace", "metadata.uid", "spec.nodeName",
+	    "spec.serviceAccountName", "status.hostIP",      "status.podIP"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(plain); i++)
+		if (strcmp(path, plain[i]) == 0)
+			return strdup(obj_str(pod, path) ? obj_str(pod, path) : "");
+	const char *maps[] = {"metadata.labels['", "metadata.annotations['"};
+	size_t n = strlen(path);
+	for (size_t i = 0; i < KB_ARRAY_SIZE(maps); i++) {
+		size_t m = strlen(maps[i]);
+		if (n > m + 2 && strncmp(path, maps[i], m) == 0 &&
+		    strcmp(path + n - 2, "']") == 0) {
+			char *key = strndup(path + m, n - m - 2);
+			const json_t *map =
+			    obj_get(pod, i ? "metadata.annotations" : "metadata.labels");
+			const char *v = key ? json_string_value(json_object_get(map, key)) : NULL;
+			free(key);
+			return strdup(v ? v : "");
+		}
+	}
+	if (strcmp(path, "status.hostIPs") == 0 || strcmp(path, "status.podIPs") == 0) {
+		struct kb_buf b = {0};
+		size_t i;
+		json_t *ip;
+		kb_buf_puts(&b, "");
+		json_array_foreach (obj_get(pod, path), i, ip)
+			kb_buf_printf(&b, "%s%s", i ? "," : "",
+				      obj_str(ip, "ip") ? obj_str(ip, "ip") : "");
+		return b.data;
+	}
+	return NULL;
+}
+
+/* The environment, as a kubelet would make it for what the stand-in can
+ * know: a usual PATH, HOSTNAME (the pod's hostname, else its name cut to
+ * 63 characters), the container's literal env values and those its
+ * fieldRefs read (ConfigMap, Secret and resource references are left
+ * out). */
 static char **make_env(const json_t *pod, const char *container)
 {
 	const json_t *cs = obj_get(pod, "spec.containers"), *env = NULL;
@@ -471,16 +511,22 @@ static char **make_env(const json_t *pod, const char *container)
 	size_t k = 0;
 	out[k++] = strdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	struct kb_buf b = {0};
-	kb_buf_printf(&b, "HOSTNAME=%s", obj_str(pod, "metadata.name"));
+	const char *host = obj_str(pod, "spec.hostname");
+	kb_buf_printf(&b, "HOSTNAME=%.63s", host ? host : obj_str(pod, "metadata.name"));
 	out[k++] = b.data;
 	json_t *e;
 	json_array_foreach (env, i, e) {
 		const char *name = obj_str(e, "name"), *value = obj_str(e, "value");
-		if (!name || !value || strchr(name, '='))
-			continue;
-		struct kb_buf v = {0};
-		kb_buf_printf(&v, "%s=%s", name, value);
-		out[k++] = v.data;
+		const char *fp = obj_str(e, "valueFrom.fieldRef.fieldPath");
+		char *got = !value && fp ? field_value(pod, fp) : NULL;
+		if (got)
+			value = got;
+		if (name && value && !strchr(name, '=')) {
+			struct kb_buf v = {0};
+			kb_buf_printf(&v, "%s=%s", name, value);
+			out[k++] = v.data;
+		}
+		free(got);
 	}
 	return out;
 }

@@ -757,6 +757,163 @@ static void container_ports(json_t *c, const json_t *ports, const char *base)
 	}
 }
 
+/* ---- downward API field selectors ------------------------------------------------ */
+
+/* What a pod's fieldRef may name (kube's ConvertDownwardAPIFieldLabel),
+ * and of those what an env var and a downward API file may. */
+static const char *const field_labels[] = {
+    "metadata.annotations",
+    "metadata.labels",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.serviceAccountName",
+    "spec.schedulerName",
+    "status.phase",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+    NULL,
+};
+static const char *const env_field_paths[] = {
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+    NULL,
+};
+static const char *const volume_field_paths[] = {
+    "metadata.annotations", "metadata.labels", "metadata.name",
+    "metadata.namespace",   "metadata.uid",    NULL,
+};
+
+/* kube's SplitMaybeSubscriptedPath: "path['key']" gives path and key. */
+static bool split_subscript(const char *fp, char *path, size_t plen, char *key, size_t klen)
+{
+	size_t n = strlen(fp);
+	if (n < 2 || strcmp(fp + n - 2, "']") != 0)
+		return false;
+	const char *open = strstr(fp, "['");
+	if (!open || open == fp || open + 2 > fp + n - 2)
+		return false;
+	snprintf(path, plen, "%.*s", (int)(open - fp), fp);
+	snprintf(key, klen, "%.*s", (int)(fp + n - 2 - (open + 2)), open + 2);
+	return true;
+}
+
+static void field_ref(json_t *c, const json_t *fr, const char *base, const char *const *allowed)
+{
+	char f[PATHLEN], path[PATHLEN], key[PATHLEN], msg[PATHLEN + 80];
+	const char *av = jstr(fr, "apiVersion"), *fp = jstr(fr, "fieldPath");
+	if (!av || !*av) {
+		add_required(c, pf(f, "%s.apiVersion", base));
+		return;
+	}
+	if (!fp || !*fp) {
+		add_required(c, pf(f, "%s.fieldPath", base));
+		return;
+	}
+	pf(f, "%s.fieldPath", base);
+	if (strcmp(av, "v1") != 0) {
+		snprintf(msg, sizeof(msg),
+			 "error converting fieldPath: unsupported pod version: %s", av);
+		add_invalid_str(c, f, fp, msg);
+		return;
+	}
+	if (split_subscript(fp, path, sizeof(path), key, sizeof(key))) {
+		if (strcmp(path, "metadata.labels") != 0 &&
+		    strcmp(path, "metadata.annotations") != 0) {
+			snprintf(msg, sizeof(msg),
+				 "error converting fieldPath: field label does not support "
+				 "subscript: %s",
+				 fp);
+			add_invalid_str(c, f, fp, msg);
+			return;
+		}
+		if (strcmp(path, "metadata.annotations") == 0)
+			for (char *p = key; *p; p++)
+				*p = (char)tolower((unsigned char)*p);
+		check_name(c, msgs_qname, base, key);
+		return;
+	}
+	const char *internal = strcmp(fp, "spec.host") == 0 ? "spec.nodeName" : fp;
+	if (!in_list(internal, field_labels)) {
+		snprintf(msg, sizeof(msg),
+			 "error converting fieldPath: field label not supported: %s", fp);
+		add_invalid_str(c, f, fp, msg);
+		return;
+	}
+	if (!in_list(internal, allowed))
+		add_not_supported(c, f, internal, allowed);
+}
+
+static void env_value_from(json_t *c, const json_t *e, const char *base)
+{
+	static const char *const sources[] = {"fieldRef", "resourceFieldRef", "configMapKeyRef",
+					      "secretKeyRef"};
+	const json_t *vf = json_object_get(e, "valueFrom");
+	if (!vf)
+		return;
+	char f[PATHLEN];
+	int n = 0;
+	for (size_t k = 0; k < KB_ARRAY_SIZE(sources); k++)
+		n += json_object_get(vf, sources[k]) != NULL;
+	const json_t *fr = json_object_get(vf, "fieldRef");
+	if (fr)
+		field_ref(c, fr, pf(f, "%s.valueFrom.fieldRef", base), env_field_paths);
+	const char *value = jstr(e, "value");
+	pf(f, "%s.valueFrom", base);
+	if (n == 0)
+		add_invalid_str(c, f, "",
+				"must specify one of: `fieldRef`, `resourceFieldRef`, "
+				"`configMapKeyRef` or `secretKeyRef`");
+	else if (value && *value)
+		add_invalid_str(c, f, "", "may not be specified when `value` is not empty");
+	else if (n > 1)
+		add_invalid_str(c, f, "", "may not have more than one field specified at a time");
+}
+
+static void downward_items(json_t *c, const json_t *src, const char *base)
+{
+	char f[PATHLEN];
+	size_t i;
+	json_t *it;
+	json_array_foreach (json_object_get(src, "items"), i, it) {
+		const json_t *fr = json_object_get(it, "fieldRef");
+		if (fr)
+			field_ref(c, fr, pf(f, "%s.items[%zu].fieldRef", base, i),
+				  volume_field_paths);
+	}
+}
+
+static void pod_volumes(json_t *c, const json_t *vols, const char *base)
+{
+	char f[PATHLEN];
+	size_t i, j;
+	json_t *v, *src;
+	json_array_foreach (vols, i, v) {
+		const json_t *da = json_object_get(v, "downwardAPI");
+		if (da)
+			downward_items(c, da, pf(f, "%s[%zu].downwardAPI", base, i));
+		json_array_foreach (json_object_get(json_object_get(v, "projected"), "sources"), j,
+				    src) {
+			da = json_object_get(src, "downwardAPI");
+			if (da)
+				downward_items(c, da,
+					       pf(f, "%s[%zu].projected.sources[%zu].downwardAPI",
+						  base, i, j));
+		}
+	}
+}
+
 static void container_env(json_t *c, const json_t *env, const char *base)
 {
 	char f[PATHLEN];
@@ -777,6 +934,7 @@ static void container_env(json_t *c, const json_t *env, const char *base)
 				    "consist only of printable ASCII characters other than '='");
 				break;
 			}
+		env_value_from(c, e, pf(f, "%s.env[%zu]", base, i));
 	}
 }
 
@@ -878,6 +1036,7 @@ int val_pod_spec(const json_t *spec, const char *path, json_t *causes)
 	if (json_array_size(ctrs) == 0)
 		add_required(causes, f);
 	containers(causes, ctrs, f, &ns);
+	pod_volumes(causes, json_object_get(spec, "volumes"), pf(f, "%s.volumes", path));
 	const char *rp = jstr(spec, "restartPolicy");
 	pf(f, "%s.restartPolicy", path);
 	if (rp && !in_list(rp, restart_policies))

@@ -23,6 +23,10 @@
 #define ANN_UID       "kubicle.dev/uid"
 #define ANN_KIND      "kubicle.dev/kind"
 #define ANN_OWNERS    "kubicle.dev/owner-references"
+/* what the pod's downward API reads, set when it does (translate.c) */
+#define ANN_SERVICE_ACCOUNT "kubicle.dev/service-account"
+#define ANN_LABELS          "kubicle.dev/labels"
+#define ANN_ANNOTATIONS     "kubicle.dev/annotations"
 
 /* ---- scheduler profiles (the table in DESIGN.md) --------------------------- */
 struct syncer_profile {

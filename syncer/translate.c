@@ -233,14 +233,140 @@ static void set_scheduler(const struct syncer_xlate *x, json_t *hp, const json_t
 	owner_group(x, tmeta, ann);
 }
 
+/* ---- the downward API ------------------------------------------------------------ */
+
+/*
+ * A container reads its pod's fields through fieldRefs; on the host those
+ * would give the host pod's name, namespace, uid, service account (the host
+ * namespace's default), labels and annotations. The host pod carries the
+ * tenant's values as annotations, and its fieldRefs name those instead
+ * (vCluster does the same). The whole label and annotation maps, which
+ * only downward API files may read, get an annotation each, in the
+ * kubelet's file format, when the pod asks for them.
+ */
+struct downward {
+	const json_t *tmeta, *tspec; /* the tenant pod's */
+	json_t *ann;                 /* the host pod's annotations */
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Go's %q of s, for the ASCII range (other bytes are UTF-8 text kept as
+ * it is, which is what Go does with printable characters). */
+static void go_quote(struct kb_buf *b, const char *s)
+{
+	kb_buf_puts(b, "\"");
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			kb_buf_printf(b, "\\%c", *p);
+		else if (*p >= '\a' && *p <= '\r')
+			kb_buf_printf(b, "\\%c", "abtnvfr"[*p - '\a']);
+		else if (*p < 0x20 || *p == 0x7f)
+			kb_buf_printf(b, "\\x%02x", *p);
+		else
+			kb_buf_printf(b, "%c", *p);
+	}
+	kb_buf_puts(b, "\"");
+}
+
+/* The kubelet's file for a whole map: key="value" lines, keys sorted. */
+static char *format_map(const json_t *map)
+{
+	size_t n = json_object_size(map), i = 0;
+	const char **keys = calloc(n ? n : 1, sizeof(*keys));
+	struct kb_buf b = {0};
+	const char *k;
+	json_t *v;
+	if (!keys)
+		return NULL;
+	json_object_foreach ((json_t *)map, k, v)
+		keys[i++] = k;
+	qsort(keys, n, sizeof(*keys), cmp_str);
+	kb_buf_puts(&b, "");
+	for (i = 0; i < n; i++) {
+		const char *val = json_string_value(json_object_get(map, keys[i]));
+		kb_buf_printf(&b, "%s%s=", i ? "\n" : "", keys[i]);
+		go_quote(&b, val ? val : "");
+	}
+	free(keys);
+	return b.data;
+}
+
+/* The annotation that holds what fieldPath `path` reads, set on the host
+ * pod when it is one made for it; NULL when the host's value is right. */
+static const char *downward_annotation(struct downward *d, const char *path)
+{
+	if (strcmp(path, "metadata.name") == 0)
+		return ANN_NAME;
+	if (strcmp(path, "metadata.namespace") == 0)
+		return ANN_NAMESPACE;
+	if (strcmp(path, "metadata.uid") == 0)
+		return ANN_UID;
+	if (strcmp(path, "spec.serviceAccountName") == 0) {
+		const char *sa = jstr(d->tspec, "serviceAccountName");
+		json_object_set_new(d->ann, ANN_SERVICE_ACCOUNT, json_string(sa ? sa : "default"));
+		return ANN_SERVICE_ACCOUNT;
+	}
+	bool labels = strcmp(path, "metadata.labels") == 0;
+	if (!labels && strcmp(path, "metadata.annotations") != 0)
+		return NULL;
+	const char *ann = labels ? ANN_LABELS : ANN_ANNOTATIONS;
+	char *text = format_map(json_object_get(d->tmeta, labels ? "labels" : "annotations"));
+	if (text)
+		json_object_set_new(d->ann, ann, json_string(text));
+	free(text);
+	return ann;
+}
+
+static void rewrite_field_ref(struct downward *d, json_t *holder)
+{
+	json_t *fr = json_object_get(holder, "fieldRef");
+	const char *fp = jstr(fr, "fieldPath");
+	const char *ann = fp ? downward_annotation(d, fp) : NULL;
+	if (!ann)
+		return;
+	char path[128];
+	snprintf(path, sizeof(path), "metadata.annotations['%s']", ann);
+	json_object_set_new(fr, "fieldPath", json_string(path));
+}
+
+static void rewrite_downward_items(struct downward *d, json_t *src)
+{
+	size_t i;
+	json_t *it;
+	json_array_foreach (json_object_get(src, "items"), i, it)
+		rewrite_field_ref(d, it);
+}
+
+/* The container's hostname is its pod's name, cut to 63 characters as the
+ * kubelet does, unless the pod names one. A name with dots cannot be a
+ * host pod's spec.hostname; such a pod keeps the host's. */
+static void set_hostname(json_t *spec, const json_t *tmeta)
+{
+	const char *name = jstr(tmeta, "name");
+	if (!name || jstr(spec, "hostname") || strchr(name, '.'))
+		return;
+	char h[64];
+	snprintf(h, sizeof(h), "%s", name);
+	for (size_t n = strlen(h); n > 0 && h[n - 1] == '-'; n--)
+		h[n - 1] = '\0';
+	if (*h)
+		json_object_set_new(spec, "hostname", json_string(h));
+}
+
 /* ---- ConfigMap / Secret references -------------------------------------------- */
 
-static void rewrite_env(const struct syncer_xlate *x, json_t *c, const char *ns, json_t *refs)
+static void rewrite_env(const struct syncer_xlate *x, struct downward *d, json_t *c, const char *ns,
+			json_t *refs)
 {
 	size_t i;
 	json_t *e;
 	json_array_foreach (json_object_get(c, "env"), i, e) {
 		json_t *vf = json_object_get(e, "valueFrom");
+		rewrite_field_ref(d, vf);
 		json_t *cm = json_object_get(vf, "configMapKeyRef");
 		json_t *sk = json_object_get(vf, "secretKeyRef");
 		if (cm)
@@ -281,15 +407,15 @@ static void set_api_env(const struct syncer_xlate *x, json_t *c)
 	    env, json_pack("{s:s,s:s}", "name", "KUBERNETES_SERVICE_PORT", "value", port));
 }
 
-static void rewrite_containers(const struct syncer_xlate *x, json_t *spec, const char *ns,
-			       json_t *refs)
+static void rewrite_containers(const struct syncer_xlate *x, struct downward *d, json_t *spec,
+			       const char *ns, json_t *refs)
 {
 	static const char *const lists[] = {"initContainers", "containers", "ephemeralContainers"};
 	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
 		size_t i;
 		json_t *c;
 		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
-			rewrite_env(x, c, ns, refs);
+			rewrite_env(x, d, c, ns, refs);
 			set_api_env(x, c);
 			json_t *sc = json_object_get(c, "securityContext");
 			json_object_del(sc, "privileged");
@@ -301,12 +427,13 @@ static void rewrite_containers(const struct syncer_xlate *x, json_t *spec, const
 	}
 }
 
-static void rewrite_volumes(const struct syncer_xlate *x, json_t *spec, const char *ns,
-			    json_t *refs)
+static void rewrite_volumes(const struct syncer_xlate *x, struct downward *d, json_t *spec,
+			    const char *ns, json_t *refs)
 {
 	size_t i, j;
 	json_t *v, *src;
 	json_array_foreach (json_object_get(spec, "volumes"), i, v) {
+		rewrite_downward_items(d, json_object_get(v, "downwardAPI"));
 		json_t *cm = json_object_get(v, "configMap");
 		json_t *sec = json_object_get(v, "secret");
 		if (cm)
@@ -317,6 +444,7 @@ static void rewrite_volumes(const struct syncer_xlate *x, json_t *spec, const ch
 				    src) {
 			json_t *pc = json_object_get(src, "configMap");
 			json_t *ps = json_object_get(src, "secret");
+			rewrite_downward_items(d, json_object_get(src, "downwardAPI"));
 			if (pc)
 				rename_ref(x, pc, "name", "ConfigMap", ns, refs);
 			if (ps)
@@ -469,8 +597,11 @@ json_t *syncer_translate_pod(const struct syncer_xlate *x, const json_t *pod, js
 	 * default of priority 0 is for any class but a zero one */
 	json_object_del(spec, "priority");
 	json_object_del(spec, "preemptionPolicy");
-	rewrite_containers(x, spec, ns, refs);
-	rewrite_volumes(x, spec, ns, refs);
+	struct downward d = {tmeta, json_object_get(pod, "spec"),
+			     json_object_get(meta, "annotations")};
+	rewrite_containers(x, &d, spec, ns, refs);
+	rewrite_volumes(x, &d, spec, ns, refs);
+	set_hostname(spec, tmeta);
 	set_service_account(x, spec);
 	set_scheduler(x, hp, tmeta);
 	return hp;

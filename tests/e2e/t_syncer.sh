@@ -408,6 +408,68 @@ YAML
   "${T[@]}" delete pod ex --wait=false >/dev/null
 }
 
+# A container reads its own pod through the downward API as the tenant has
+# it, not as the host does: name, namespace, uid, service account, labels,
+# and its hostname (the stand-in resolves fieldRefs as a kubelet would).
+syncer_suite_downward() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  local uid out
+  "${T[@]}" create ns dw >/dev/null
+  "${T[@]}" -n dw create sa runner >/dev/null
+  "${T[@]}" -n dw apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: me, labels: {app: dw}}
+spec:
+  serviceAccountName: runner
+  containers:
+  - name: main
+    image: busybox
+    command: [sleep, "3600"]
+    env:
+    - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+    - {name: POD_NS, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}
+    - {name: POD_UID, valueFrom: {fieldRef: {fieldPath: metadata.uid}}}
+    - {name: POD_SA, valueFrom: {fieldRef: {fieldPath: spec.serviceAccountName}}}
+    - {name: APP, valueFrom: {fieldRef: {fieldPath: "metadata.labels['app']"}}}
+    - {name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
+  volumes:
+  - name: info
+    downwardAPI: {items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}]}
+YAML
+  "${T[@]}" -n dw wait --for=condition=Ready pod/me --timeout=20s >/dev/null
+  uid=$("${T[@]}" -n dw get pod me -o jsonpath='{.metadata.uid}')
+  expect_eq "downward API: fieldRef apiVersion defaults to v1, a file mode to 0644" "v1 420" \
+    "${T[@]}" -n dw get pod me -o jsonpath='{.spec.containers[0].env[0].valueFrom.fieldRef.apiVersion} {.spec.volumes[0].downwardAPI.defaultMode}'
+  out=$("${T[@]}" -n dw exec me -- sh -c 'echo "$POD_NAME $POD_NS $POD_UID $POD_SA $APP $HOSTNAME"')
+  expect_eq "downward API: the pod's name, namespace, uid, service account, labels and hostname are the tenant's" \
+    "me dw $uid runner dw me" echo "$out"
+  expect_eq "downward API: the node is the host's, as the tenant sees it" \
+    "$("${T[@]}" -n dw get pod me -o jsonpath='{.spec.nodeName}')" \
+    "${T[@]}" -n dw exec me -- sh -c 'echo $NODE'
+  expect_eq "downward API: the host pod reads them from the contract's annotations" \
+    "metadata.annotations['kubicle.dev/name'] runner me" \
+    "${H[@]}" get pod me-x-dw-x-t1 -o jsonpath="{.spec.containers[0].env[0].valueFrom.fieldRef.fieldPath} {.metadata.annotations.kubicle\.dev/service-account} {.spec.hostname}"
+  expect_eq "downward API: a labels file has the tenant's labels in the kubelet's format" 'app="dw"' \
+    "${H[@]}" get pod me-x-dw-x-t1 -o jsonpath="{.metadata.annotations.kubicle\.dev/labels}"
+  "${T[@]}" -n dw label pod me tier=web >/dev/null
+  expect_until "downward API: a new label reaches the labels file" $'app="dw"\ntier="web"' \
+    "${H[@]}" get pod me-x-dw-x-t1 -o jsonpath="{.metadata.annotations.kubicle\.dev/labels}"
+  expect_fail "downward API: an env var may not read status.phase" \
+    'spec.containers\[0\].env\[0\].valueFrom.fieldRef.fieldPath: Unsupported value: "status.phase": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"' \
+    "${T[@]}" -n dw run bad1 --image=busybox --overrides='{"spec":{"containers":[{"name":"bad1","image":"busybox","env":[{"name":"P","valueFrom":{"fieldRef":{"fieldPath":"status.phase"}}}]}]}}'
+  expect_fail "downward API: an unknown field path" \
+    'fieldPath: Invalid value: "metadata.nope": error converting fieldPath: field label not supported: metadata.nope' \
+    "${T[@]}" -n dw run bad2 --image=busybox --overrides='{"spec":{"containers":[{"name":"bad2","image":"busybox","env":[{"name":"P","valueFrom":{"fieldRef":{"fieldPath":"metadata.nope"}}}]}]}}'
+  expect_fail "downward API: value and valueFrom together" \
+    'spec.containers\[0\].env\[0\].valueFrom: Invalid value: "": may not be specified when `value` is not empty' \
+    "${T[@]}" -n dw run bad3 --image=busybox --overrides='{"spec":{"containers":[{"name":"bad3","image":"busybox","env":[{"name":"P","value":"x","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}]}]}}'
+  expect_fail "downward API: a label key that is not a qualified name" \
+    "Invalid value: \"a b\": name part must consist of alphanumeric characters" \
+    "${T[@]}" -n dw run bad4 --image=busybox --overrides="{\"spec\":{\"containers\":[{\"name\":\"bad4\",\"image\":\"busybox\",\"env\":[{\"name\":\"P\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"metadata.labels['a b']\"}}}]}]}}"
+  "${T[@]}" delete ns dw --wait=false >/dev/null
+}
+
 # A tenant's exec sessions to the host are capped (--host-max-streams 2 for
 # t2): one more is answered 429, and a session that ends frees its place.
 syncer_suite_exec_cap() {
@@ -524,6 +586,7 @@ syncer_suite() {
   syncer_suite_update
   syncer_suite_logs_follow
   syncer_suite_exec
+  syncer_suite_downward
   syncer_suite_exec_cap
   syncer_suite_sa
   syncer_suite_config

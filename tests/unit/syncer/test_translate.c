@@ -579,6 +579,143 @@ START_TEST(strip_managed_fields)
 }
 END_TEST
 
+/* The host pod's fieldPath for a tenant pod whose env var E reads `path`. */
+static json_t *downward_pod(const char *name, const char *path)
+{
+	json_t *p = tenant_pod();
+	json_object_set_new(json_object_get(p, "metadata"), "name", json_string(name));
+	json_t *c = json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0);
+	json_array_append_new(json_object_get(c, "env"),
+			      json_pack("{s:s,s:{s:{s:s,s:s}}}", "name", "E", "valueFrom",
+					"fieldRef", "apiVersion", "v1", "fieldPath", path));
+	return p;
+}
+
+static const char *env_path(const json_t *h)
+{
+	json_t *c = json_array_get(json_object_get(json_object_get(h, "spec"), "containers"), 0);
+	size_t i;
+	json_t *e;
+	json_array_foreach (json_object_get(c, "env"), i, e)
+		if (strcmp(json_string_value(json_object_get(e, "name")), "E") == 0)
+			return json_string_value(json_object_get(
+			    json_object_get(json_object_get(e, "valueFrom"), "fieldRef"),
+			    "fieldPath"));
+	return NULL;
+}
+
+START_TEST(pod_downward_env)
+{
+	static const struct {
+		const char *path, *want;
+	} cases[] = {
+	    {"metadata.name", "metadata.annotations['kubicle.dev/name']"},
+	    {"metadata.namespace", "metadata.annotations['kubicle.dev/namespace']"},
+	    {"metadata.uid", "metadata.annotations['kubicle.dev/uid']"},
+	    {"spec.serviceAccountName", "metadata.annotations['kubicle.dev/service-account']"},
+	    /* the host's own values are the right ones */
+	    {"spec.nodeName", "spec.nodeName"},
+	    {"status.podIP", "status.podIP"},
+	    {"metadata.labels['app']", "metadata.labels['app']"},
+	};
+	struct syncer_xlate x = xl("kai");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *p = downward_pod("train", cases[i].path);
+		json_t *h = syncer_translate_pod(&x, p, NULL);
+		ck_assert_str_eq(env_path(h), cases[i].want);
+		json_t *ann = json_object_get(json_object_get(h, "metadata"), "annotations");
+		const char *sa =
+		    json_string_value(json_object_get(ann, "kubicle.dev/service-account"));
+		if (strcmp(cases[i].path, "spec.serviceAccountName") == 0)
+			ck_assert_str_eq(sa, "runner");
+		else
+			ck_assert_ptr_null(sa); /* only when asked for */
+		/* the tenant pod is left as it was */
+		ck_assert_str_eq(env_path(p), cases[i].path);
+		json_decref(h);
+		json_decref(p);
+	}
+}
+END_TEST
+
+START_TEST(pod_downward_files)
+{
+	json_t *p = tenant_pod();
+	json_t *m = json_object_get(p, "metadata");
+	json_object_set_new(json_object_get(m, "labels"), "b", json_string("say \"hi\"\n\\"));
+	json_t *items = json_pack("[{s:s,s:{s:s}},{s:s,s:{s:s}},{s:s,s:{s:s}}]", "path", "labels",
+				  "fieldRef", "fieldPath", "metadata.labels", "path", "ann",
+				  "fieldRef", "fieldPath", "metadata.annotations", "path", "name",
+				  "fieldRef", "fieldPath", "metadata.name");
+	json_t *vols = json_object_get(json_object_get(p, "spec"), "volumes");
+	json_array_append_new(
+	    vols, json_pack("{s:s,s:{s:O}}", "name", "d", "downwardAPI", "items", items));
+	json_array_append_new(vols, json_pack("{s:s,s:{s:[{s:{s:o}}]}}", "name", "pd", "projected",
+					      "sources", "downwardAPI", "items", items));
+	struct syncer_xlate x = xl("kai");
+	json_t *h = syncer_translate_pod(&x, p, NULL);
+	json_t *hv = json_object_get(json_object_get(h, "spec"), "volumes");
+	json_t *d = json_object_get(json_array_get(hv, 2), "downwardAPI");
+	json_t *pd = json_object_get(
+	    json_array_get(
+		json_object_get(json_object_get(json_array_get(hv, 3), "projected"), "sources"), 0),
+	    "downwardAPI");
+	const json_t *both[] = {d, pd};
+	for (int k = 0; k < 2; k++) {
+		json_t *hi = json_object_get(both[k], "items");
+		ck_assert_str_eq(s_at(json_array_get(hi, 0), "fieldRef", "fieldPath"),
+				 "metadata.annotations['kubicle.dev/labels']");
+		ck_assert_str_eq(s_at(json_array_get(hi, 1), "fieldRef", "fieldPath"),
+				 "metadata.annotations['kubicle.dev/annotations']");
+		ck_assert_str_eq(s_at(json_array_get(hi, 2), "fieldRef", "fieldPath"),
+				 "metadata.annotations['kubicle.dev/name']");
+	}
+	/* the kubelet's format: sorted key="value" lines, Go quoting, no
+	 * final newline; the tenant's own labels, not the host's */
+	json_t *hm = json_object_get(h, "metadata");
+	ck_assert_str_eq(s_at(hm, "annotations", "kubicle.dev/labels"),
+			 "app=\"x\"\nb=\"say \\\"hi\\\"\\n\\\\\"\n"
+			 "kai.scheduler/queue=\"someone-else\"\nkubicle.dev/tenant=\"evil\"");
+	ck_assert_str_eq(s_at(hm, "annotations", "kubicle.dev/annotations"),
+			 "gpu-fraction=\"0.5\"\nscheduling.volcano.sh/queue-name=\"q\"");
+	json_decref(h);
+	json_decref(p);
+}
+END_TEST
+
+START_TEST(pod_hostname)
+{
+	struct syncer_xlate x = xl("kai");
+	static const struct {
+		const char *name, *want; /* want NULL: no hostname set */
+	} cases[] = {
+	    {"train", "train"},
+	    {"web.v1", NULL}, /* not a DNS label */
+	    /* cut to 63, then no trailing '-' */
+	    {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-tail",
+	     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *p = tenant_pod();
+		json_object_set_new(json_object_get(p, "metadata"), "name",
+				    json_string(cases[i].name));
+		json_t *h = syncer_translate_pod(&x, p, NULL);
+		const char *got = s_at(h, "spec", "hostname");
+		if (cases[i].want)
+			ck_assert_str_eq(got, cases[i].want);
+		else
+			ck_assert_ptr_null(got);
+		json_decref(h);
+		/* the pod's own hostname wins */
+		json_object_set_new(json_object_get(p, "spec"), "hostname", json_string("mine"));
+		h = syncer_translate_pod(&x, p, NULL);
+		ck_assert_str_eq(s_at(h, "spec", "hostname"), "mine");
+		json_decref(h);
+		json_decref(p);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("syncer_translate");
@@ -598,6 +735,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, update_patch);
 	tcase_add_test(tc, host_pod_view);
 	tcase_add_test(tc, strip_managed_fields);
+	tcase_add_test(tc, pod_downward_env);
+	tcase_add_test(tc, pod_downward_files);
+	tcase_add_test(tc, pod_hostname);
 	suite_add_tcase(s, tc);
 	return s;
 }
