@@ -188,12 +188,16 @@ int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len)
 	o = binding_obj(t, "RoleBinding", sa, "Role", sa, sa);
 	if ((rc = ensure(h, t, path, sa, o, NULL, &made, err, len)) < 0)
 		return rc;
-	o = json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:[{s:[s],s:[s],s:[s]}]}", "apiVersion",
-		      "rbac.authorization.k8s.io/v1", "kind", "ClusterRole", "metadata", "name",
-		      NODES_ROLE, "labels", MANAGED, "kubicle", "rules", "apiGroups", "",
-		      "resources", "nodes", "verbs", "get");
+	/* cluster-scoped reads: the nodes its pods run on, the priority
+	 * classes the tenant gets copies of */
+	o = json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:[{s:[s],s:[s],s:[s]},{s:[s],s:[s],s:[s,s,s]}]}",
+		      "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "ClusterRole",
+		      "metadata", "name", NODES_ROLE, "labels", MANAGED, "kubicle", "rules",
+		      "apiGroups", "", "resources", "nodes", "verbs", "get", "apiGroups",
+		      "scheduling.k8s.io", "resources", "priorityclasses", "verbs", "get", "list",
+		      "watch");
 	if ((rc = ensure(h, t, "/apis/rbac.authorization.k8s.io/v1/clusterroles", NODES_ROLE, o,
-			 NULL, &made, err, len)) < 0)
+			 "rules", &made, err, len)) < 0)
 		return rc;
 	snprintf(name, sizeof(name), "kubicle-%s-nodes", t->name);
 	o = binding_obj(t, "ClusterRoleBinding", name, "ClusterRole", NODES_ROLE, sa);

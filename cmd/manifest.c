@@ -447,15 +447,18 @@ static json_t *binding(const struct man_args *a, const char *kind, const char *n
 	return o;
 }
 
-/* The syncer mirrors the host nodes its pods run on: cluster-scoped get.
+/* The syncer mirrors the host nodes its pods run on (get) and the host's
+ * priority classes (list and watch): cluster-scoped reads.
  * One ClusterRole for every tenant, as `kubicle create` makes it (same name
  * and rules, no tenant label: deleting a tenant must not remove it). */
 static json_t *obj_cluster_role(void)
 {
-	return json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:[o]}", "apiVersion",
+	return json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:[o,o]}", "apiVersion",
 			 "rbac.authorization.k8s.io/v1", "kind", "ClusterRole", "metadata", "name",
 			 MAN_NODES_ROLE, "labels", "app.kubernetes.io/managed-by", "kubicle",
-			 "rules", rule("", json_pack("[s]", "nodes"), json_pack("[s]", "get")));
+			 "rules", rule("", json_pack("[s]", "nodes"), json_pack("[s]", "get")),
+			 rule("scheduling.k8s.io", json_pack("[s]", "priorityclasses"),
+			      json_pack("[s,s,s]", "get", "list", "watch")));
 }
 
 static json_t *obj_cluster_role_binding(const struct man_args *a)

@@ -10,12 +10,15 @@
  *      labels: enforce refuses pods, warn (and enforce, for pod templates of
  *      workloads) adds "Warning:" headers; invalid label values are refused
  *      on namespaces (422);
- *   3. the tenant's policy (policies/): pods and pod templates against its
+ *   3. Priority: a new pod's priority and preemption policy from its
+ *      PriorityClass (or the global default one), an unknown class refused;
+ *      one global default class;
+ *   4. the tenant's policy (policies/): pods and pod templates against its
  *      GPU, Pod Security and host rules, its tenant-wide quota (from the
  *      stored pods that have not terminated), then its node selector and
  *      tolerations forced onto new pods. The policy is never weakened by a
  *      namespace label: both are checked and the stricter refuses;
- *   4. ResourceQuota (quota.c) last: every quota of the namespace.
+ *   5. ResourceQuota (quota.c) last: every quota of the namespace.
  *
  * A refusal is 403 Forbidden as kube words it, e.g. `pods "train" is
  * forbidden: policy untrusted: gpu-fraction is not allowed; request whole
@@ -377,6 +380,126 @@ static void psa_existing_pods(struct proxy *px, const json_t *ns, const json_t *
 	json_decref(pods);
 }
 
+/* ---- Priority: a pod's priority from its PriorityClass ---- */
+
+static bool is_priority_class(const struct proxy_resource *res)
+{
+	return strcmp(res->group, "scheduling.k8s.io") == 0 &&
+	       strcmp(res->plural, "priorityclasses") == 0;
+}
+
+static json_t *priority_classes(struct proxy *px)
+{
+	const struct proxy_resource *pcr =
+	    resource_find("scheduling.k8s.io", "v1", "priorityclasses");
+	struct store_list_req req = {.ns = NULL};
+	struct store_list_result out = {0};
+	if (!pcr || rs_list(px, pcr, &req, &out) < 0)
+		return json_array();
+	free(out.next);
+	return out.items;
+}
+
+/* The global default class (the lowest value when several are), or NULL;
+ * borrowed from pcs. */
+static const json_t *default_class(const json_t *pcs)
+{
+	const json_t *best = NULL;
+	size_t i;
+	json_t *pc;
+	json_array_foreach (pcs, i, pc)
+		if (json_is_true(json_object_get(pc, "globalDefault")) &&
+		    (!best || json_integer_value(json_object_get(pc, "value")) <
+				  json_integer_value(json_object_get(best, "value"))))
+			best = pc;
+	return best;
+}
+
+/*
+ * kube's Priority plugin. A new pod gets spec.priority and
+ * spec.preemptionPolicy from its priorityClassName, or from the global
+ * default class when it names none (which then becomes its class), or 0 and
+ * PreemptLowerPriority without one; an unknown class, or a value the pod
+ * brings that differs from the class's, is refused. An update keeps them.
+ * A PriorityClass may be the global default only when no other one is.
+ */
+static int admit_priority(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+			  const json_t *old, char *msg, size_t len)
+{
+	bool pod = is_core(res, "Pod");
+	if (!pod && !is_priority_class(res))
+		return 0;
+	if (pod && old) {
+		json_t *spec = json_object_get(obj, "spec"), *os = json_object_get(old, "spec");
+		static const char *const keep[] = {"priority", "preemptionPolicy"};
+		for (size_t i = 0; i < KB_ARRAY_SIZE(keep); i++)
+			if (json_is_object(spec) && !json_object_get(spec, keep[i]) &&
+			    json_object_get(os, keep[i]))
+				json_object_set(spec, keep[i], json_object_get(os, keep[i]));
+		return 0;
+	}
+	if (!pod && !json_is_true(json_object_get(obj, "globalDefault")))
+		return 0;
+	json_t *pcs = priority_classes(px);
+	const json_t *dflt = default_class(pcs);
+	int rc = 0;
+	if (!pod) {
+		const char *dn = obj_str(dflt, "metadata.name");
+		if (dn && (!old || strcmp(dn, obj_str(obj, "metadata.name")) != 0)) {
+			snprintf(msg, len,
+				 "PriorityClass %s is already marked as default. Only one default "
+				 "can exist",
+				 dn);
+			rc = -EACCES;
+		}
+		json_decref(pcs);
+		return rc;
+	}
+	json_t *spec = kb_json_object_at(obj, "spec");
+	const char *cn = json_string_value(json_object_get(spec, "priorityClassName"));
+	const json_t *pc = NULL;
+	if (cn && *cn) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (pcs, i, c)
+			if (strcmp(obj_str(c, "metadata.name"), cn) == 0)
+				pc = c;
+		if (!pc) {
+			snprintf(msg, len, "no PriorityClass with name %s was found", cn);
+			json_decref(pcs);
+			return -EACCES;
+		}
+	} else if ((pc = dflt)) {
+		json_object_set_new(spec, "priorityClassName",
+				    json_string(obj_str(pc, "metadata.name")));
+	}
+	json_int_t value = pc ? json_integer_value(json_object_get(pc, "value")) : 0;
+	const char *pp = pc ? obj_str(pc, "preemptionPolicy") : NULL;
+	pp = pp ? pp : "PreemptLowerPriority";
+	json_t *have = json_object_get(spec, "priority");
+	const char *have_pp = json_string_value(json_object_get(spec, "preemptionPolicy"));
+	if (have && (!json_is_integer(have) || json_integer_value(have) != value)) {
+		snprintf(msg, len,
+			 "the integer value of priority (%lld) must not be provided in pod spec; "
+			 "priority admission controller computed %lld from the given PriorityClass "
+			 "name",
+			 (long long)json_integer_value(have), (long long)value);
+		rc = -EACCES;
+	} else if (have_pp && strcmp(have_pp, pp) != 0) {
+		snprintf(msg, len,
+			 "the string value of PreemptionPolicy (%s) must not be provided in pod "
+			 "spec; priority admission controller computed %s from the given "
+			 "PriorityClass name",
+			 have_pp, pp);
+		rc = -EACCES;
+	} else {
+		json_object_set_new(spec, "priority", json_integer(value));
+		json_object_set_new(spec, "preemptionPolicy", json_string(pp));
+	}
+	json_decref(pcs);
+	return rc;
+}
+
 /* ---- the whole chain ---- */
 
 /* kube's order: LimitRange, Pod Security, the policy, ResourceQuota last.
@@ -391,6 +514,8 @@ static int admit(struct proxy *px, struct req *r, const struct proxy_resource *r
 	int rc = limitrange_admit(px, res, obj, old, msg, len);
 	if (rc == 0)
 		rc = admit_psa(px, r, res, obj, old, warnings, msg, len);
+	if (rc == 0)
+		rc = admit_priority(px, res, obj, old, msg, len);
 	if (rc == 0)
 		rc = admit_policy(px, res, obj, old, msg, len);
 	if (rc == 0)

@@ -310,7 +310,6 @@ static void default_pod(json_t *obj)
 							"operator", "Exists", "effect", "NoExecute",
 							"tolerationSeconds", 300));
 	}
-	set_default(spec, "priority", json_integer(0));
 	json_t *status = kb_json_object_at(obj, "status");
 	set_default(status, "phase", json_string("Pending"));
 	set_default(status, "qosClass", json_string(pod_qos(spec)));

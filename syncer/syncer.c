@@ -47,6 +47,7 @@ struct syncer {
 	kb_httpc_t *http;
 	unsigned pipes, max_pipes; /* exec/attach/port-forward sessions piped to the host */
 	struct host_informer *pods_inf, *events_inf;
+	struct host_classes *classes;
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
@@ -360,6 +361,10 @@ static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, js
 		s->x.sa_secret = sn;
 	json_t *hp = syncer_translate_pod(&s->x, pod, refs);
 	s->x.sa_secret = NULL;
+	/* a class only the tenant has: the host pod gets the host's default */
+	json_t *spec = json_object_get(hp, "spec");
+	if (!syncer_class_on_host(s->store, jstr(spec, "priorityClassName")))
+		json_object_del(spec, "priorityClassName");
 	return hp;
 }
 
@@ -1302,7 +1307,9 @@ static int start_watches(struct syncer *s)
 					.on_synced = on_host_synced,
 					.on_state = on_host_state,
 					.arg = s};
-	return host_informer_start(s->loop, s->http, &po, &s->pods_inf);
+	if ((rc = host_informer_start(s->loop, s->http, &po, &s->pods_inf)) < 0)
+		return rc;
+	return syncer_classes_start(s->loop, s->http, s->store, &s->classes);
 }
 
 static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
@@ -1402,6 +1409,7 @@ void syncer_stop(syncer_t *s)
 		host_informer_stop(s->pods_inf);
 	if (s->events_inf)
 		host_informer_stop(s->events_inf);
+	syncer_classes_stop(s->classes);
 	host_calls_drop(s->http);
 	kb_httpc_close(s->http);
 	uv_close((uv_handle_t *)&s->resync, on_resync_closed);

@@ -128,6 +128,21 @@ bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, 
  * conditions, nodeInfo, addresses). New reference or NULL. */
 json_t *syncer_translate_node(const json_t *node, const char *tenant);
 
+/* ---- the host's PriorityClasses (classes.c) ---------------------------------- */
+struct host_classes;
+/* Keeps read-only copies of the host's PriorityClasses (but the system-
+ * ones) in the tenant store, labelled kubicle.dev/host-class=true. */
+int syncer_classes_start(uv_loop_t *loop, kb_httpc_t *http, store_t *store,
+			 struct host_classes **out);
+void syncer_classes_stop(struct host_classes *hc);
+/* The tenant copy of host PriorityClass `host` (value, globalDefault,
+ * preemptionPolicy, description), or NULL for a system- class. New
+ * reference. */
+json_t *syncer_tenant_class(const json_t *host);
+/* Whether a host pod may name PriorityClass `name`: a host class or a
+ * system- one (true for NULL or ""), not one only the tenant has. */
+bool syncer_class_on_host(store_t *st, const char *name);
+
 /* ---- host client (host.c) --------------------------------------------------- */
 /*
  * Watch event line s (n bytes, modified in place) without its object's

@@ -83,6 +83,40 @@ handler: nvidia
 YAML
 }
 
+# kube's Priority admission: a pod's priority comes from its class.
+kinds_priority() {
+  local K=("$@")
+  "${K[@]}" run pr1 --image=busybox --overrides='{"spec":{"priorityClassName":"training"}}' >/dev/null
+  expect_eq "priority: a pod gets its class's value and preemption policy" "1000 PreemptLowerPriority" \
+    "${K[@]}" get pod pr1 -o jsonpath='{.spec.priority} {.spec.preemptionPolicy}'
+  "${K[@]}" run pr0 --image=busybox >/dev/null
+  expect_eq "priority: without a class and no global default, 0" "0 PreemptLowerPriority " \
+    "${K[@]}" get pod pr0 -o jsonpath='{.spec.priority} {.spec.preemptionPolicy} {.spec.priorityClassName}'
+  expect_fail "priority: an unknown class is refused" \
+    'pods "pr2" is forbidden: no PriorityClass with name nosuch was found' \
+    "${K[@]}" run pr2 --image=busybox --overrides='{"spec":{"priorityClassName":"nosuch"}}'
+  expect_fail "priority: a value of its own that differs from the class's is refused" \
+    'pods "pr3" is forbidden: the integer value of priority \(5\) must not be provided in pod spec; priority admission controller computed 1000 from the given PriorityClass name' \
+    "${K[@]}" run pr3 --image=busybox --overrides='{"spec":{"priorityClassName":"training","priority":5}}'
+  expect_fail "priority: a preemption policy that differs from the class's is refused" \
+    'the string value of PreemptionPolicy \(Never\) must not be provided in pod spec; priority admission controller computed PreemptLowerPriority' \
+    "${K[@]}" run pr4 --image=busybox --overrides='{"spec":{"priorityClassName":"training","preemptionPolicy":"Never"}}'
+  "${K[@]}" create priorityclass dflt --value=7 --global-default --preemption-policy=Never >/dev/null
+  "${K[@]}" run pr5 --image=busybox >/dev/null
+  expect_eq "priority: a pod without a class gets the global default one" "dflt 7 Never" \
+    "${K[@]}" get pod pr5 -o jsonpath='{.spec.priorityClassName} {.spec.priority} {.spec.preemptionPolicy}'
+  expect_fail "priority: only one global default" \
+    'priorityclasses.scheduling.k8s.io "dflt2" is forbidden: PriorityClass dflt is already marked as default. Only one default can exist' \
+    "${K[@]}" create priorityclass dflt2 --value=8 --global-default
+  "${K[@]}" get pod pr1 -o json | python3 -c 'import json,sys; p=json.load(sys.stdin); [p["spec"].pop(k) for k in ("priority","preemptionPolicy")]; p["metadata"]["labels"]={"x":"y"}; print(json.dumps(p))' >"$E2E_TMP/pr1.json"
+  expect "priority: an update that leaves them out keeps them" 'pod/pr1 replaced' \
+    "${K[@]}" replace -f "$E2E_TMP/pr1.json"
+  expect_eq "priority: ... and the pod still has them" "1000 PreemptLowerPriority y" \
+    "${K[@]}" get pod pr1 -o jsonpath='{.spec.priority} {.spec.preemptionPolicy} {.metadata.labels.x}'
+  "${K[@]}" delete pc dflt >/dev/null
+  "${K[@]}" delete pod pr0 pr1 pr5 --wait=false >/dev/null
+}
+
 kinds_suite() {
   echo "== kinds: autoscalers, disruption budgets, ingresses, network policies, classes"
   start_server kinds || { fail "kinds: server did not start"; return; }
@@ -192,6 +226,7 @@ metadata: {name: zero}
 YAML
   expect "pc: a class without a value (0) can still be updated (its value did not change)" \
     'priorityclass.scheduling.k8s.io/zero labeled' "${K[@]}" label pc zero team=a
+  kinds_priority "${K[@]}"
   expect_fail "pdb: a percent is digits and %, no sign" \
     'spec.maxUnavailable: Invalid value: "\+5%": a valid percent string must be' \
     "${K[@]}" -n kinds patch pdb p2 --type merge -p '{"spec":{"maxUnavailable":"+5%"}}'

@@ -470,6 +470,45 @@ YAML
   "${T[@]}" delete ns dw --wait=false >/dev/null
 }
 
+# The host's PriorityClasses (KAI's train and inference) are in the tenant,
+# read-only copies its pods name; a class only the tenant has stays off the
+# host pod.
+syncer_suite_classes() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG")
+  "${H[@]}" create priorityclass train --value=50 --preemption-policy=Never \
+    --description="KAI train" >/dev/null
+  expect_until "classes: a host class reaches the tenant" "50 Never true" \
+    "${T[@]}" get pc train -o jsonpath='{.value} {.preemptionPolicy} {.metadata.labels.kubicle\.dev/host-class}'
+  "${T[@]}" create priorityclass mine --value=3 >/dev/null
+  "${T[@]}" apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer}
+spec:
+  priorityClassName: train
+  containers: [{name: main, image: busybox, command: [sleep, "3600"]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: own-class}
+spec:
+  priorityClassName: mine
+  containers: [{name: main, image: busybox, command: [sleep, "3600"]}]
+YAML
+  expect_eq "classes: the tenant pod has the host class's priority" "50 Never" \
+    "${T[@]}" get pod trainer -o jsonpath='{.spec.priority} {.spec.preemptionPolicy}'
+  expect_until "classes: the host pod names the host class" "train" \
+    "${H[@]}" -n tenants get pod trainer-x-default-x-t1 -o jsonpath='{.spec.priorityClassName}'
+  expect_until "classes: a tenant-only class stays off the host pod" "exists:" \
+    "${H[@]}" -n tenants get pod own-class-x-default-x-t1 -o jsonpath='exists:{.spec.priorityClassName}'
+  "${H[@]}" delete priorityclass train >/dev/null
+  expect_until "classes: a host class deleted on the host leaves the tenant" "gone" \
+    sh -c "kubectl --kubeconfig $T_t1_KCFG get pc train >/dev/null 2>&1 || echo gone"
+  expect_eq "classes: the tenant's own class stays" "mine" "${T[@]}" get pc mine -o name --no-headers -o jsonpath='{.metadata.name}'
+  "${T[@]}" delete pod trainer own-class --wait=false >/dev/null
+  "${T[@]}" delete pc mine >/dev/null
+}
+
 # A tenant's exec sessions to the host are capped (--host-max-streams 2 for
 # t2): one more is answered 429, and a session that ends frees its place.
 syncer_suite_exec_cap() {
@@ -587,6 +626,7 @@ syncer_suite() {
   syncer_suite_logs_follow
   syncer_suite_exec
   syncer_suite_downward
+  syncer_suite_classes
   syncer_suite_exec_cap
   syncer_suite_sa
   syncer_suite_config

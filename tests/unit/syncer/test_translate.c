@@ -716,6 +716,34 @@ START_TEST(pod_hostname)
 }
 END_TEST
 
+START_TEST(tenant_class)
+{
+	json_t *h =
+	    json_loads("{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\","
+		       "\"metadata\":{\"name\":\"train\",\"uid\":\"h-1\",\"resourceVersion\":\"9\","
+		       "\"labels\":{\"x\":\"y\"}},\"value\":50,\"preemptionPolicy\":\"Never\","
+		       "\"description\":\"KAI train\"}",
+		       0, NULL);
+	json_t *t = syncer_tenant_class(h);
+	ck_assert_str_eq(s_at(t, "metadata", "name"), "train");
+	ck_assert_str_eq(s_at(json_object_get(t, "metadata"), "labels", "kubicle.dev/host-class"),
+			 "true");
+	ck_assert_ptr_null(
+	    json_object_get(json_object_get(json_object_get(t, "metadata"), "labels"), "x"));
+	ck_assert_ptr_null(json_object_get(json_object_get(t, "metadata"), "uid"));
+	ck_assert_int_eq(json_integer_value(json_object_get(t, "value")), 50);
+	ck_assert_str_eq(json_string_value(json_object_get(t, "preemptionPolicy")), "Never");
+	ck_assert_str_eq(json_string_value(json_object_get(t, "description")), "KAI train");
+	ck_assert_ptr_null(json_object_get(t, "globalDefault"));
+	json_decref(t);
+	/* the system- classes are the tenant's own */
+	json_object_set_new(json_object_get(h, "metadata"), "name",
+			    json_string("system-node-critical"));
+	ck_assert_ptr_null(syncer_tenant_class(h));
+	json_decref(h);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("syncer_translate");
@@ -738,6 +766,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pod_downward_env);
 	tcase_add_test(tc, pod_downward_files);
 	tcase_add_test(tc, pod_hostname);
+	tcase_add_test(tc, tenant_class);
 	suite_add_tcase(s, tc);
 	return s;
 }
