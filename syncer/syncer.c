@@ -47,6 +47,7 @@ struct syncer {
 	kb_httpc_t *http;
 	unsigned pipes, max_pipes; /* exec/attach/port-forward sessions piped to the host */
 	struct host_informer *pods_inf, *events_inf;
+	struct syncer_pvcs *pvcs;
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
@@ -933,7 +934,9 @@ static void on_host_state(bool up, void *arg)
 
 static void on_resync_timer(uv_timer_t *t)
 {
-	resync(t->data);
+	struct syncer *s = t->data;
+	resync(s);
+	syncer_pvcs_resync(s->pvcs);
 }
 
 /* ---- pods/log ------------------------------------------------------------------------- */
@@ -1295,6 +1298,14 @@ static int start_watches(struct syncer *s)
 		    store_watch(s->store, "/serviceaccounts", NULL, rev, on_sa_event, s, &s->w_sas);
 	if (rc < 0)
 		return rc;
+	struct syncer_pvcs_opts vo = {.loop = s->loop,
+				      .store = s->store,
+				      .http = s->http,
+				      .x = &s->x,
+				      .label_selector = s->sel,
+				      .stats = &s->stats};
+	if ((rc = syncer_pvcs_start(&vo, &s->pvcs)) < 0)
+		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
 					.label_selector = s->sel,
 					.cache_view = syncer_host_pod_view,
@@ -1402,6 +1413,7 @@ void syncer_stop(syncer_t *s)
 		host_informer_stop(s->pods_inf);
 	if (s->events_inf)
 		host_informer_stop(s->events_inf);
+	syncer_pvcs_stop(s->pvcs); /* its calls in flight are dropped next */
 	host_calls_drop(s->http);
 	kb_httpc_close(s->http);
 	uv_close((uv_handle_t *)&s->resync, on_resync_closed);
