@@ -114,7 +114,9 @@ static json_t *host_claim(struct syncer_pvcs *p, const char *hn)
 }
 
 /* True when host claim hp is one of ours: the tenant's label, annotations
- * naming a tenant claim (*ns, *name, *uid borrowed from hp). */
+ * naming a tenant claim and kind PersistentVolumeClaim (*ns, *name, *uid
+ * borrowed from hp). The label alone is not enough: in-cluster (kubicle
+ * manifest) the tenant server's own store claim carries it too. */
 static bool owned(struct syncer_pvcs *p, const json_t *hp, const char **ns, const char **name,
 		  const char **uid)
 {
