@@ -213,9 +213,10 @@ static void on_created(int err, long status, json_t *body, void *arg)
 		json_object_set_new(e, "creating", json_false());
 	/* 409: there already (ours, or the old claim of that name still being
 	 * deleted: its DELETED event creates this one) */
-	if (err || (status >= 300 && status != 409))
-		kb_info("syncer", "host refused claim %s: %s %s", c->hn,
-			err ? strerror(-err) : "HTTP",
+	if (err)
+		kb_info("syncer", "host claim %s: %s", c->hn, strerror(-err));
+	else if (status >= 300 && status != 409)
+		kb_info("syncer", "host refused claim %s: HTTP %ld %s", c->hn, status,
 			jstr(body, "message") ? jstr(body, "message") : "");
 	call_free(c);
 }
@@ -540,6 +541,12 @@ static void on_host_synced(json_t *items, void *arg)
 }
 
 /* ---- start / stop ------------------------------------------------------------------- */
+
+json_t *syncer_pvcs_host(struct syncer_pvcs *p, const char *hn)
+{
+	json_t *hp = p ? host_claim(p, hn) : NULL;
+	return owner_uid(p, hp) ? hp : NULL;
+}
 
 int syncer_pvcs_start(const struct syncer_pvcs_opts *o, struct syncer_pvcs **out)
 {

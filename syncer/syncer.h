@@ -24,7 +24,7 @@
  * the host namespace (plus a watch of the host namespace's events).
  * PersistentVolumeClaims, every one of them, get host claims the same way
  * (a store watch and a host informer of their own, syncer/pvc.c), their
- * status and bound volume's name coming back. Tenant
+ * status, bound volume's name and host events coming back. Tenant
  * pod updates kube allows (labels, annotations, container and init container
  * images, activeDeadlineSeconds, added tolerations) are patched onto the
  * host pod (strategic merge) and re-checked at each resync. Host

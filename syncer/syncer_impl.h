@@ -170,6 +170,9 @@ int syncer_pvcs_start(const struct syncer_pvcs_opts *o, struct syncer_pvcs **out
 /* A full comparison of both sides (the syncer's periodic resync); nothing
  * until the host's claims were listed once. */
 void syncer_pvcs_resync(struct syncer_pvcs *p);
+/* Host claim hn as last seen (borrowed, valid until the next host event),
+ * or NULL when the host has no such claim of ours. */
+json_t *syncer_pvcs_host(struct syncer_pvcs *p, const char *hn);
 /* Stops the watches and frees p; its host calls in flight must be dropped
  * (host_calls_drop) before the loop runs again. */
 void syncer_pvcs_stop(struct syncer_pvcs *p);

@@ -256,6 +256,22 @@ EOF
   sy_until 5 test "$(sy_pvc_phase data)" = Bound
   expect "bound on the host: kubectl get pvc shows Bound, the host volume, capacity, modes" \
     '^data +Bound +pvc-0a1b2c +1Gi +RWO +fast' "${T[@]}" get pvc data --no-headers
+  # what the host's provisioner reports about the claim
+  "${H[@]}" create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Event
+metadata: {name: $hc.17a0b1c2d3e4f5a6}
+involvedObject: {apiVersion: v1, kind: PersistentVolumeClaim, namespace: tenants, name: $hc}
+type: Normal
+reason: ProvisioningSucceeded
+message: Successfully provisioned volume pvc-0a1b2c
+source: {component: csi-provisioner}
+count: 1
+EOF
+  sy_until 5 sh -c "kubectl --kubeconfig $T_t1_KCFG describe pvc data | grep -q ProvisioningSucceeded"
+  expect "kubectl describe pvc shows the host's events about the claim" \
+    'ProvisioningSucceeded +[0-9a-z]+ +csi-provisioner +Successfully provisioned volume pvc-0a1b2c' \
+    "${T[@]}" describe pvc data
   "${T[@]}" patch pvc data -p '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}' >/dev/null
   "${T[@]}" label pvc data tier=gold >/dev/null
   sy_until 5 test "$("${H[@]}" get pvc $hc -o jsonpath='{.spec.resources.requests.storage}')" = 2Gi
