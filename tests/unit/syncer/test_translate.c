@@ -784,14 +784,15 @@ END_TEST
 START_TEST(pod_claim_names)
 {
 	json_t *p = tenant_pod(), *refs = json_array();
-	json_array_extend(
-	    json_object_get(json_object_get(p, "spec"), "volumes"),
+	json_t *more =
 	    J("[{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":\"data\",\"readOnly\":"
 	      "true}},"
 	      "{\"name\":\"e\",\"ephemeral\":{\"volumeClaimTemplate\":{\"metadata\":{\"labels\":{"
 	      "\"app\":\"x\",\"kubicle.dev/tenant\":\"t2\"},\"annotations\":{\"kubicle.dev/kind\":"
 	      "\"PersistentVolumeClaim\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
-	      "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}}}]"));
+	      "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}}}]");
+	json_array_extend(json_object_get(json_object_get(p, "spec"), "volumes"), more);
+	json_decref(more);
 	struct syncer_xlate x = xl("kai");
 	json_t *h = syncer_translate_pod(&x, p, refs);
 	json_t *vols = json_object_get(json_object_get(h, "spec"), "volumes");
