@@ -812,6 +812,66 @@ none:
 
 /* ---- claim updates ---------------------------------------------------------------------- */
 
+/* The value of quantity s ("1Gi", "2048Mi", "1e9", "500m"). False when it
+ * does not parse. */
+static bool qty_value(const char *s, long double *out)
+{
+	static const struct {
+		const char *suffix;
+		long double mul;
+	} suffixes[] = {
+	    {"", 1.0L},
+	    {"Ki", 1024.0L},
+	    {"Mi", 1048576.0L},
+	    {"Gi", 1073741824.0L},
+	    {"Ti", 1099511627776.0L},
+	    {"Pi", 1125899906842624.0L},
+	    {"Ei", 1152921504606846976.0L},
+	    {"n", 1e-9L},
+	    {"u", 1e-6L},
+	    {"m", 1e-3L},
+	    {"k", 1e3L},
+	    {"M", 1e6L},
+	    {"G", 1e9L},
+	    {"T", 1e12L},
+	    {"P", 1e15L},
+	    {"E", 1e18L},
+	};
+	char *end;
+	if (!s || !*s)
+		return false;
+	long double v = strtold(s, &end);
+	if (end == s)
+		return false;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(suffixes); i++) {
+		if (strcmp(end, suffixes[i].suffix) == 0) {
+			*out = v * suffixes[i].mul;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Resource maps `a` and `b` ask for the same amounts: a host writes its
+ * quantities in canonical form ("2048Mi" comes back as "2Gi"). */
+static bool requests_equal(const json_t *a, const json_t *b)
+{
+	const char *k;
+	json_t *v;
+	if (!json_is_object(a) || !json_is_object(b) || json_object_size(a) != json_object_size(b))
+		return false;
+	json_object_foreach ((json_t *)a, k, v) {
+		const char *x = json_string_value(v);
+		const char *y = json_string_value(json_object_get(b, k));
+		long double qx, qy;
+		if (!x || !y)
+			return false;
+		if (strcmp(x, y) != 0 && !(qty_value(x, &qx) && qty_value(y, &qy) && qx == qy))
+			return false;
+	}
+	return true;
+}
+
 json_t *syncer_pvc_update_patch(const json_t *want, const json_t *have, const json_t *prev)
 {
 	json_t *patch = json_object(), *pmeta = json_object(), *pspec = json_object();
@@ -824,7 +884,7 @@ json_t *syncer_pvc_update_patch(const json_t *want, const json_t *have, const js
 	 * class does not allow, and any change to a claim not bound yet) */
 	json_t *wr = json_object_get(json_object_get(ws, "resources"), "requests");
 	if (json_is_object(wr) &&
-	    !json_equal(wr, json_object_get(json_object_get(hs, "resources"), "requests")))
+	    !requests_equal(wr, json_object_get(json_object_get(hs, "resources"), "requests")))
 		json_object_set_new(pspec, "resources", json_pack("{s:O}", "requests", wr));
 	json_t *wv = json_object_get(ws, "volumeAttributesClassName");
 	json_t *hv = json_object_get(hs, "volumeAttributesClassName");

@@ -748,6 +748,20 @@ START_TEST(pvc_update_patch)
 			    "pv.kubernetes.io/bind-completed", json_string("yes"));
 	json_t *prev = syncer_translate_pvc(&x, t);
 	ck_assert_ptr_null(syncer_pvc_update_patch(prev, have, prev)); /* nothing differs */
+	/* the host's canonical form of the same amount is no change */
+	json_t *hreq = json_object_get(json_object_get(json_object_get(have, "spec"), "resources"),
+				       "requests");
+	json_object_set_new(hreq, "storage", json_string("1024Mi"));
+	ck_assert_ptr_null(syncer_pvc_update_patch(prev, have, prev));
+	json_object_set_new(hreq, "storage", json_string("1073741824"));
+	ck_assert_ptr_null(syncer_pvc_update_patch(prev, have, prev));
+	json_object_set_new(hreq, "storage", json_string("1G")); /* 10^9: less */
+	json_t *p0 = syncer_pvc_update_patch(prev, have, prev);
+	ck_assert_str_eq(
+	    s_at(json_object_get(json_object_get(p0, "spec"), "resources"), "requests", "storage"),
+	    "1Gi");
+	json_decref(p0);
+	json_object_set_new(hreq, "storage", json_string("1Gi"));
 	/* expansion, another attributes class, a label changed, the note removed */
 	json_t *ts = json_object_get(t, "spec");
 	json_object_set_new(json_object_get(json_object_get(ts, "resources"), "requests"),
