@@ -124,18 +124,20 @@ static json_t *queue_obj(const struct tenant *t)
 /* The syncer's rules: everything it calls, in its namespace only. */
 static json_t *role_obj(const struct tenant *t, const char *sa)
 {
-	return json_pack("{s:s,s:s,s:o,s:[{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s]},"
-			 "{s:[s],s:[s,s,s],s:[s,s]},"
-			 "{s:[s],s:[s,s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s,s]}]}",
-			 "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata",
-			 meta(t, sa, t->host_namespace), "rules", "apiGroups", "", "resources",
-			 "pods", "verbs", "get", "list", "watch", "create", "update", "patch",
-			 "delete", "apiGroups", "", "resources", "pods/log", "verbs", "get",
-			 "apiGroups", "", "resources", "pods/exec", "pods/attach",
-			 "pods/portforward", "verbs", "get", "create", "apiGroups", "", "resources",
-			 "configmaps", "secrets", "verbs", "get", "list", "watch", "create",
-			 "update", "patch", "delete", "apiGroups", "", "resources", "events",
-			 "verbs", "get", "list", "watch");
+	return json_pack(
+	    "{s:s,s:s,s:o,s:[{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s]},"
+	    "{s:[s],s:[s,s,s],s:[s,s]},"
+	    "{s:[s],s:[s,s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s,s]},"
+	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]}]}",
+	    "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata",
+	    meta(t, sa, t->host_namespace), "rules", "apiGroups", "", "resources", "pods", "verbs",
+	    "get", "list", "watch", "create", "update", "patch", "delete", "apiGroups", "",
+	    "resources", "pods/log", "verbs", "get", "apiGroups", "", "resources", "pods/exec",
+	    "pods/attach", "pods/portforward", "verbs", "get", "create", "apiGroups", "",
+	    "resources", "configmaps", "secrets", "verbs", "get", "list", "watch", "create",
+	    "update", "patch", "delete", "apiGroups", "", "resources", "events", "verbs", "get",
+	    "list", "watch", "apiGroups", "", "resources", "persistentvolumeclaims", "verbs", "get",
+	    "list", "watch", "create", "update", "patch", "delete");
 }
 
 static json_t *binding_obj(const struct tenant *t, const char *kind, const char *name,
@@ -292,16 +294,20 @@ static int delete_labelled(hostapi_t *h, const struct tenant *t, const char *col
 }
 
 /* The namespaced collections holding the tenant's objects, in deletion
- * order: what runs first, its credentials last. */
+ * order: what runs first, its credentials last. `stop`: removed by `kubicle
+ * stop` too (what runs and what it mounts; never claims: their volumes hold
+ * the tenant's data, and pods queued again by start mount them again). */
 static const struct {
 	const char *api, *plural;
+	bool stop;
 } ns_collections[] = {
-    {"/api/v1", "pods"},
-    {"/api/v1", "configmaps"},
-    {"/api/v1", "secrets"},
-    {"/apis/rbac.authorization.k8s.io/v1", "rolebindings"},
-    {"/apis/rbac.authorization.k8s.io/v1", "roles"},
-    {"/api/v1", "serviceaccounts"},
+    {"/api/v1", "pods", true},
+    {"/api/v1", "persistentvolumeclaims", false},
+    {"/api/v1", "configmaps", true},
+    {"/api/v1", "secrets", true},
+    {"/apis/rbac.authorization.k8s.io/v1", "rolebindings", false},
+    {"/apis/rbac.authorization.k8s.io/v1", "roles", false},
+    {"/api/v1", "serviceaccounts", false},
 };
 
 static void ns_path(const struct tenant *t, size_t i, char *buf, size_t len)
@@ -313,7 +319,9 @@ static void ns_path(const struct tenant *t, size_t i, char *buf, size_t len)
 int host_remove_pods(hostapi_t *h, const struct tenant *t, char *err, size_t len)
 {
 	char path[512];
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(ns_collections) / sizeof(*ns_collections); i++) {
+		if (!ns_collections[i].stop)
+			continue;
 		ns_path(t, i, path, sizeof(path));
 		int rc = delete_labelled(h, t, path, err, len);
 		if (rc < 0)

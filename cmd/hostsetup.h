@@ -14,7 +14,8 @@
  *                                     ClusterRole kubicle-syncer-nodes (get
  *                                     nodes: the tenant sees the nodes its
  *                                     pods run on)
- * plus what the syncer itself writes in NS (pods, ConfigMaps, Secrets).
+ * plus what the syncer itself writes in NS (pods, PersistentVolumeClaims,
+ * ConfigMaps, Secrets).
  */
 #ifndef KB_CMD_HOSTSETUP_H
 #define KB_CMD_HOSTSETUP_H
@@ -39,7 +40,8 @@ int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len);
 int host_issue_token(hostapi_t *h, const struct tenant *t, char *err, size_t len);
 
 /* Deletes the tenant's pods (and the syncer's ConfigMaps and Secrets) in
- * its host namespace: what `kubicle stop` takes away. */
+ * its host namespace: what `kubicle stop` takes away. Its claims stay (the
+ * volumes hold its data). */
 int host_remove_pods(hostapi_t *h, const struct tenant *t, char *err, size_t len);
 
 /* Deletes every host object of the tenant; with `wait`, polls until none
@@ -47,7 +49,7 @@ int host_remove_pods(hostapi_t *h, const struct tenant *t, char *err, size_t len
 int host_teardown(hostapi_t *h, const struct tenant *t, bool wait, unsigned timeout_s, char *err,
 		  size_t len);
 
-/* Counts the host objects still labelled with the tenant (pods,
+/* Counts the host objects still labelled with the tenant (pods, claims,
  * ConfigMaps, Secrets, ServiceAccounts, Roles, RoleBindings in NS; the
  * ClusterRoleBinding; the Queue and Namespace when made here). */
 int host_count_left(hostapi_t *h, const struct tenant *t, size_t *left, char *err, size_t len);

@@ -48,6 +48,7 @@ struct syncer {
 	unsigned pipes, max_pipes; /* exec/attach/port-forward sessions piped to the host */
 	struct host_informer *pods_inf, *events_inf;
 	struct host_classes *classes;
+	struct syncer_pvcs *pvcs;
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
@@ -467,9 +468,9 @@ struct pod_call {
 	char hn[SYNCER_NAME_MAX + 1];
 };
 
-static void tenant_event(struct syncer *s, const char *ns, const char *pod, const char *uid,
-			 const char *type, const char *reason, const char *msg, const char *suffix,
-			 const char *component);
+static void tenant_event(struct syncer *s, const char *ns, const char *kind, const char *obj,
+			 const char *uid, const char *type, const char *reason, const char *msg,
+			 const char *suffix, const char *component);
 
 static void on_pod_created(int err, long status, json_t *body, void *arg)
 {
@@ -485,10 +486,11 @@ static void on_pod_created(int err, long status, json_t *body, void *arg)
 	kb_info("syncer", "host refused pod %s: HTTP %ld %s", pc->hn, status,
 		jstr(body, "message") ? jstr(body, "message") : "");
 	if (status >= 400 && status < 500 && status != 429)
-		tenant_event(
-		    s, jstr(st, "ns"), jstr(st, "name"), jstr(st, "uid"), "Warning", "FailedCreate",
-		    jstr(body, "message") ? jstr(body, "message") : "the host refused the pod",
-		    "host", NULL);
+		tenant_event(s, jstr(st, "ns"), "Pod", jstr(st, "name"), jstr(st, "uid"), "Warning",
+			     "FailedCreate",
+			     jstr(body, "message") ? jstr(body, "message")
+						   : "the host refused the pod",
+			     "host", NULL);
 	free(pc);
 }
 
@@ -775,12 +777,14 @@ static void on_tenant_pod(const struct store_event *ev, void *arg)
 
 /* ---- events: host -> tenant ----------------------------------------------------------- */
 
-static void tenant_event(struct syncer *s, const char *ns, const char *pod, const char *uid,
-			 const char *type, const char *reason, const char *msg, const char *suffix,
-			 const char *component)
+/* Records (or counts up) event "<obj>.<suffix>" about tenant object
+ * kind ns/obj. */
+static void tenant_event(struct syncer *s, const char *ns, const char *kind, const char *obj,
+			 const char *uid, const char *type, const char *reason, const char *msg,
+			 const char *suffix, const char *component)
 {
 	char name[512], ts[40];
-	snprintf(name, sizeof(name), "%s.%s", pod, suffix);
+	snprintf(name, sizeof(name), "%s.%s", obj, suffix);
 	kb_time_rfc3339(time(NULL), ts, sizeof(ts));
 	json_t *old = NULL;
 	json_int_t count = 1;
@@ -789,7 +793,7 @@ static void tenant_event(struct syncer *s, const char *ns, const char *pod, cons
 	json_t *ev = json_pack(
 	    "{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:I,s:s,s:s,s:{s:s}}",
 	    "apiVersion", "v1", "kind", "Event", "metadata", "name", name, "namespace", ns,
-	    "involvedObject", "kind", "Pod", "namespace", ns, "name", pod, "uid", uid ? uid : "",
+	    "involvedObject", "kind", kind, "namespace", ns, "name", obj, "uid", uid ? uid : "",
 	    "type", type ? type : "Normal", "reason", reason ? reason : "", "message",
 	    msg ? msg : "", "count", count, "firstTimestamp", ts, "lastTimestamp", ts, "source",
 	    "component", component ? component : "kubicle-syncer");
@@ -817,12 +821,15 @@ static void on_host_event(const char *type, json_t *ev, void *arg)
 		return;
 	json_t *io = json_object_get(ev, "involvedObject");
 	const char *kind = jstr(io, "kind"), *hn = jstr(io, "name");
-	json_t *hp = hn ? host_pod(s, hn) : NULL;
+	json_t *hp = NULL;
+	if (hn && kind && strcmp(kind, "Pod") == 0)
+		hp = host_pod(s, hn);
+	else if (hn && kind && strcmp(kind, "PersistentVolumeClaim") == 0)
+		hp = syncer_pvcs_host(s->pvcs, hn); /* provisioning, binding, resizing */
 	const char *ns, *name, *uid;
-	if (!kind || strcmp(kind, "Pod") != 0 || !hp ||
-	    !syncer_host_owner(hp, s->tenant, &ns, &name, &uid))
+	if (!hp || !syncer_host_owner(hp, s->tenant, &ns, &name, &uid))
 		return;
-	/* the suffix after the pod name keeps one tenant event per host event */
+	/* the suffix after the object's name keeps one tenant event per host event */
 	const char *hname = meta_str(ev, "name");
 	const char *dot = hname ? strrchr(hname, '.') : NULL;
 	json_t *old = NULL;
@@ -836,8 +843,9 @@ static void on_host_event(const char *type, json_t *ev, void *arg)
 		return;
 	}
 	json_decref(old);
-	tenant_event(s, ns, name, uid, jstr(ev, "type"), jstr(ev, "reason"), jstr(ev, "message"),
-		     dot ? dot + 1 : "host", jstr(json_object_get(ev, "source"), "component"));
+	tenant_event(s, ns, kind, name, uid, jstr(ev, "type"), jstr(ev, "reason"),
+		     jstr(ev, "message"), dot ? dot + 1 : "host",
+		     jstr(json_object_get(ev, "source"), "component"));
 }
 
 /* ---- resync --------------------------------------------------------------------------- */
@@ -938,7 +946,9 @@ static void on_host_state(bool up, void *arg)
 
 static void on_resync_timer(uv_timer_t *t)
 {
-	resync(t->data);
+	struct syncer *s = t->data;
+	resync(s);
+	syncer_pvcs_resync(s->pvcs);
 }
 
 /* ---- pods/log ------------------------------------------------------------------------- */
@@ -1300,6 +1310,14 @@ static int start_watches(struct syncer *s)
 		    store_watch(s->store, "/serviceaccounts", NULL, rev, on_sa_event, s, &s->w_sas);
 	if (rc < 0)
 		return rc;
+	struct syncer_pvcs_opts vo = {.loop = s->loop,
+				      .store = s->store,
+				      .http = s->http,
+				      .x = &s->x,
+				      .label_selector = s->sel,
+				      .stats = &s->stats};
+	if ((rc = syncer_pvcs_start(&vo, &s->pvcs)) < 0)
+		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
 					.label_selector = s->sel,
 					.cache_view = syncer_host_pod_view,
@@ -1410,6 +1428,7 @@ void syncer_stop(syncer_t *s)
 	if (s->events_inf)
 		host_informer_stop(s->events_inf);
 	syncer_classes_stop(s->classes);
+	syncer_pvcs_stop(s->pvcs); /* its calls in flight are dropped next */
 	host_calls_drop(s->http);
 	kb_httpc_close(s->http);
 	uv_close((uv_handle_t *)&s->resync, on_resync_closed);

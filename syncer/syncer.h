@@ -4,7 +4,7 @@
  *
  * Glossary
  *   tenant object   an object in this tenant's store (a Pod, the ConfigMaps
- *                   and Secrets it references).
+ *                   and Secrets it references, a PersistentVolumeClaim).
  *   host object     its translated copy in the host cluster's namespace,
  *                   labelled kubicle.dev/tenant=<tenant> and annotated with
  *                   the tenant object's namespace, name and uid.
@@ -13,14 +13,18 @@
  *                   Deterministic, so a create is idempotent: 409
  *                   AlreadyExists means "already there".
  *   resync          a full comparison of both sides (tenant pods vs host pods
- *                   with our label): create what is missing, delete orphans,
+ *                   with our label, and the same for claims): create what is
+ *                   missing, delete orphans,
  *                   refresh statuses. Runs at start and whenever the host
  *                   watch had to relist (host outage, 410 Gone).
  *
  * DESIGN
  * Tenant side: a store watch on pods (and ConfigMaps/Secrets) drives host
  * writes; the host side is a list+watch of pods labelled with our tenant in
- * the host namespace (plus a watch of the host namespace's events). Tenant
+ * the host namespace (plus a watch of the host namespace's events).
+ * PersistentVolumeClaims, every one of them, get host claims the same way
+ * (a store watch and a host informer of their own, syncer/pvc.c), their
+ * status, bound volume's name and host events coming back. Tenant
  * pod updates kube allows (labels, annotations, container and init container
  * images, activeDeadlineSeconds, added tolerations) are patched onto the
  * host pod (strategic merge) and re-checked at each resync. Host
@@ -122,6 +126,7 @@ bool syncer_scheduler_known(const char *name);
 /* Counters for benchmarks and tests. */
 struct syncer_stats {
 	size_t pods;         /* tenant pods tracked */
+	size_t pvcs;         /* tenant PersistentVolumeClaims tracked */
 	size_t host_creates; /* create calls sent */
 	size_t host_deletes;
 	size_t host_updates;   /* patches sent (pod updates kube allows) */

@@ -106,6 +106,30 @@ json_t *syncer_translate_config(const struct syncer_xlate *x, const json_t *obj,
  * when nothing differs.
  */
 json_t *syncer_pod_update_patch(const json_t *want, const json_t *have, const json_t *prev);
+/*
+ * The host claim for tenant PersistentVolumeClaim `pvc` (borrowed): the
+ * contract's metadata (kind PersistentVolumeClaim; annotations the host's
+ * volume controllers own are dropped) and spec accessModes, resources,
+ * storageClassName, volumeMode, volumeAttributesClassName, selector; a
+ * dataSource or dataSourceRef naming another claim of the same namespace
+ * gets its translated name, any other is dropped; volumeName is not passed.
+ * New reference or NULL.
+ */
+json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc);
+/* The status the tenant claim should have given host claim `host`
+ * (borrowed): phase, accessModes, capacity, conditions, allocatedResources,
+ * allocatedResourceStatuses, currentVolumeAttributesClassName and
+ * modifyVolumeStatus of host's status. New reference. */
+json_t *syncer_pvc_status_from_host(const json_t *host);
+/*
+ * Claim updates the host allows, tenant to host: the merge patch that brings
+ * host claim `have` in line with `want` (the translation of the current
+ * tenant claim) for labels and annotations (as syncer_pod_update_patch,
+ * `prev` saying which the tenant removed), spec.resources.requests (an
+ * expansion) and spec.volumeAttributesClassName. All borrowed. New
+ * reference, or NULL when nothing differs.
+ */
+json_t *syncer_pvc_update_patch(const json_t *want, const json_t *have, const json_t *prev);
 /* The status the tenant pod should have given host pod `host` (borrowed):
  * a new reference to a copy of host's status. */
 json_t *syncer_status_from_host(const json_t *host);
@@ -142,6 +166,34 @@ json_t *syncer_tenant_class(const json_t *host);
 /* Whether a host pod may name PriorityClass `name`: a host class or a
  * system- one (true for NULL or ""), not one only the tenant has. */
 bool syncer_class_on_host(store_t *st, const char *name);
+/* ---- PersistentVolumeClaims (pvc.c) ------------------------------------------ */
+/*
+ * Keeps one host claim per tenant claim (every namespace): a store watch on
+ * tenant claims drives creates, updates and deletes; an informer on the
+ * host's claims with the tenant's label brings status (and the bound
+ * volume's name) back and finds orphans. Started and stopped by the syncer,
+ * on its loop thread.
+ */
+struct syncer_pvcs;
+struct syncer_pvcs_opts {
+	uv_loop_t *loop;
+	store_t *store;               /* borrowed, outlives the syncer_pvcs */
+	kb_httpc_t *http;             /* borrowed, likewise */
+	const struct syncer_xlate *x; /* borrowed, likewise */
+	const char *label_selector;   /* the tenant's label, URL-encoded; copied */
+	struct syncer_stats *stats;   /* borrowed: counters updated */
+};
+/* 0 or a negative errno (the store watch or the informer could not start). */
+int syncer_pvcs_start(const struct syncer_pvcs_opts *o, struct syncer_pvcs **out);
+/* A full comparison of both sides (the syncer's periodic resync); nothing
+ * until the host's claims were listed once. */
+void syncer_pvcs_resync(struct syncer_pvcs *p);
+/* Host claim hn as last seen (borrowed, valid until the next host event),
+ * or NULL when the host has no such claim of ours. */
+json_t *syncer_pvcs_host(struct syncer_pvcs *p, const char *hn);
+/* Stops the watches and frees p; its host calls in flight must be dropped
+ * (host_calls_drop) before the loop runs again. */
+void syncer_pvcs_stop(struct syncer_pvcs *p);
 
 /* ---- host client (host.c) --------------------------------------------------- */
 /*

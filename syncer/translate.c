@@ -116,7 +116,7 @@ static void add_ref(json_t *refs, const char *kind, const char *name)
 {
 	size_t i;
 	json_t *e;
-	if (!refs || !name)
+	if (!refs || !kind || !name)
 		return;
 	json_array_foreach (refs, i, e) {
 		if (strcmp(jstr(e, "kind"), kind) == 0 && strcmp(jstr(e, "name"), name) == 0)
@@ -125,7 +125,8 @@ static void add_ref(json_t *refs, const char *kind, const char *name)
 	json_array_append_new(refs, json_pack("{s:s,s:s}", "kind", kind, "name", name));
 }
 
-/* Rewrites o[key] (a tenant object name) to its translated name. */
+/* Rewrites o[key] (a tenant object name; o may be NULL) to its translated
+ * name, and counts it in `refs` as `kind` (both may be NULL: not counted). */
 static void rename_ref(const struct syncer_xlate *x, json_t *o, const char *key, const char *kind,
 		       const char *ns, json_t *refs)
 {
@@ -440,6 +441,19 @@ static void rewrite_volumes(const struct syncer_xlate *x, struct downward *d, js
 			rename_ref(x, cm, "name", "ConfigMap", ns, refs);
 		if (sec)
 			rename_ref(x, sec, "secretName", "Secret", ns, refs);
+		/* the claim is synced on its own (every claim, not only those
+		 * pods use): no reference to count */
+		rename_ref(x, json_object_get(v, "persistentVolumeClaim"), "claimName", NULL, ns,
+			   NULL);
+		/* a generic ephemeral volume's template passes unchanged: the
+		 * host's ephemeral controller makes the claim for the host pod,
+		 * and deletes it with it. Only the contract's keys go, so that
+		 * the claim cannot pass for a synced one. */
+		json_t *tm = json_object_get(
+		    json_object_get(json_object_get(v, "ephemeral"), "volumeClaimTemplate"),
+		    "metadata");
+		strip_prefix(json_object_get(tm, "labels"), "kubicle.dev/");
+		strip_prefix(json_object_get(tm, "annotations"), "kubicle.dev/");
 		json_array_foreach (json_object_get(json_object_get(v, "projected"), "sources"), j,
 				    src) {
 			json_t *pc = json_object_get(src, "configMap");
@@ -621,6 +635,98 @@ json_t *syncer_translate_config(const struct syncer_xlate *x, const json_t *obj,
 			json_object_set_new(out, keys[i], json_deep_copy(v));
 	}
 	return out;
+}
+
+/* ---- PersistentVolumeClaims ----------------------------------------------------------- */
+
+/* Annotations the host's volume controllers and scheduler write on a claim:
+ * a tenant's copy must not steer them (a claim marked bound, a provisioner
+ * or a node chosen for it). */
+static const char *const pvc_host_annotations[] = {
+    "pv.kubernetes.io/bind-completed",
+    "pv.kubernetes.io/bound-by-controller",
+    "volume.beta.kubernetes.io/storage-provisioner",
+    "volume.kubernetes.io/storage-provisioner",
+    "volume.kubernetes.io/selected-node",
+    NULL,
+};
+
+/*
+ * A claim's dataSource or dataSourceRef (src, a copy, modified): another
+ * claim of the tenant (kind PersistentVolumeClaim of the core group, in the
+ * claim's own namespace) gets its translated name. Anything else is dropped
+ * (false): a VolumeSnapshot or a populator's object names a tenant object
+ * the host does not have, or worse another host object of that name, so the
+ * host claim starts empty instead; a claim in another namespace needs a
+ * ReferenceGrant, which the host cannot check for a tenant's namespaces.
+ */
+static bool pvc_source(const struct syncer_xlate *x, json_t *src, const char *ns)
+{
+	const char *group = jstr(src, "apiGroup"), *kind = jstr(src, "kind");
+	const char *sns = jstr(src, "namespace"), *name = jstr(src, "name");
+	char hn[SYNCER_NAME_MAX + 1];
+	if (!json_is_object(src) || (group && *group) || !kind ||
+	    strcmp(kind, "PersistentVolumeClaim") != 0 || (sns && *sns && strcmp(sns, ns) != 0) ||
+	    syncer_host_name(ns, name, x->tenant, hn, sizeof(hn)) < 0)
+		return false;
+	json_object_set_new(src, "name", json_string(hn));
+	json_object_del(src, "namespace");
+	return true;
+}
+
+json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
+{
+	static const char *const keys[] = {"accessModes",
+					   "resources",
+					   "storageClassName",
+					   "volumeMode",
+					   "volumeAttributesClassName",
+					   "selector"};
+	static const char *const sources[] = {"dataSource", "dataSourceRef"};
+	const json_t *tmeta = json_object_get(pvc, "metadata");
+	const json_t *ts = json_object_get(pvc, "spec");
+	const char *ns = jstr(tmeta, "namespace");
+	json_t *meta = host_meta(x, tmeta, "PersistentVolumeClaim");
+	if (!meta)
+		return NULL;
+	strip_keys(json_object_get(meta, "annotations"), pvc_host_annotations);
+	json_t *spec = json_object();
+	/* spec.volumeName is not passed down: it names a host PersistentVolume,
+	 * and a tenant may not bind to a host volume by name */
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(ts, keys[i]);
+		if (v)
+			json_object_set_new(spec, keys[i], json_deep_copy(v));
+	}
+	for (size_t i = 0; i < KB_ARRAY_SIZE(sources); i++) {
+		json_t *src = json_deep_copy(json_object_get(ts, sources[i]));
+		if (src && pvc_source(x, src, ns ? ns : ""))
+			json_object_set_new(spec, sources[i], src);
+		else
+			json_decref(src);
+	}
+	return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "PersistentVolumeClaim",
+			 "metadata", meta, "spec", spec);
+}
+
+json_t *syncer_pvc_status_from_host(const json_t *host)
+{
+	static const char *const keys[] = {"phase",
+					   "accessModes",
+					   "capacity",
+					   "conditions",
+					   "allocatedResources",
+					   "allocatedResourceStatuses",
+					   "currentVolumeAttributesClassName",
+					   "modifyVolumeStatus"};
+	const json_t *hs = json_object_get(host, "status");
+	json_t *st = json_object();
+	for (size_t i = 0; st && i < KB_ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(hs, keys[i]);
+		if (v)
+			json_object_set_new(st, keys[i], json_deep_copy(v));
+	}
+	return st;
 }
 
 json_t *syncer_status_from_host(const json_t *host)
@@ -819,6 +925,103 @@ json_t *syncer_pod_update_patch(const json_t *want, const json_t *have, const js
 	if (json_is_integer(ads) && !json_equal(ads, json_object_get(hs, "activeDeadlineSeconds")))
 		json_object_set(pspec, "activeDeadlineSeconds", ads);
 	toleration_diff(pspec, ws, hs);
+	if (!json_object_size(pmeta) && !json_object_size(pspec))
+		goto none;
+	if (json_object_size(pmeta))
+		json_object_set(patch, "metadata", pmeta);
+	if (json_object_size(pspec))
+		json_object_set(patch, "spec", pspec);
+	json_decref(pmeta);
+	json_decref(pspec);
+	return patch;
+none:
+	json_decref(patch);
+	json_decref(pmeta);
+	json_decref(pspec);
+	return NULL;
+}
+
+/* ---- claim updates ---------------------------------------------------------------------- */
+
+/* The value of quantity s ("1Gi", "2048Mi", "1e9", "500m"). False when it
+ * does not parse. */
+static bool qty_value(const char *s, long double *out)
+{
+	static const struct {
+		const char *suffix;
+		long double mul;
+	} suffixes[] = {
+	    {"", 1.0L},
+	    {"Ki", 1024.0L},
+	    {"Mi", 1048576.0L},
+	    {"Gi", 1073741824.0L},
+	    {"Ti", 1099511627776.0L},
+	    {"Pi", 1125899906842624.0L},
+	    {"Ei", 1152921504606846976.0L},
+	    {"n", 1e-9L},
+	    {"u", 1e-6L},
+	    {"m", 1e-3L},
+	    {"k", 1e3L},
+	    {"M", 1e6L},
+	    {"G", 1e9L},
+	    {"T", 1e12L},
+	    {"P", 1e15L},
+	    {"E", 1e18L},
+	};
+	char *end;
+	if (!s || !*s)
+		return false;
+	long double v = strtold(s, &end);
+	if (end == s)
+		return false;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(suffixes); i++) {
+		if (strcmp(end, suffixes[i].suffix) == 0) {
+			*out = v * suffixes[i].mul;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Resource maps `a` and `b` ask for the same amounts: a host writes its
+ * quantities in canonical form ("2048Mi" comes back as "2Gi"). */
+static bool requests_equal(const json_t *a, const json_t *b)
+{
+	const char *k;
+	json_t *v;
+	if (!json_is_object(a) || !json_is_object(b) || json_object_size(a) != json_object_size(b))
+		return false;
+	json_object_foreach ((json_t *)a, k, v) {
+		const char *x = json_string_value(v);
+		const char *y = json_string_value(json_object_get(b, k));
+		long double qx, qy;
+		if (!x || !y)
+			return false;
+		if (strcmp(x, y) != 0 && !(qty_value(x, &qx) && qty_value(y, &qy) && qx == qy))
+			return false;
+	}
+	return true;
+}
+
+json_t *syncer_pvc_update_patch(const json_t *want, const json_t *have, const json_t *prev)
+{
+	json_t *patch = json_object(), *pmeta = json_object(), *pspec = json_object();
+	const json_t *ws = json_object_get(want, "spec"), *hs = json_object_get(have, "spec");
+	if (!patch || !pmeta || !pspec)
+		goto none;
+	map_diff(pmeta, "labels", want, have, prev);
+	map_diff(pmeta, "annotations", want, have, prev);
+	/* a larger request is a volume expansion (the host refuses what its
+	 * class does not allow, and any change to a claim not bound yet) */
+	json_t *wr = json_object_get(json_object_get(ws, "resources"), "requests");
+	if (json_is_object(wr) &&
+	    !requests_equal(wr, json_object_get(json_object_get(hs, "resources"), "requests")))
+		json_object_set_new(pspec, "resources", json_pack("{s:O}", "requests", wr));
+	json_t *wv = json_object_get(ws, "volumeAttributesClassName");
+	json_t *hv = json_object_get(hs, "volumeAttributesClassName");
+	if (wv && !json_is_null(wv) ? !json_equal(wv, hv) : hv && !json_is_null(hv))
+		json_object_set_new(pspec, "volumeAttributesClassName",
+				    wv ? json_incref(wv) : json_null());
 	if (!json_object_size(pmeta) && !json_object_size(pspec))
 		goto none;
 	if (json_object_size(pmeta))

@@ -193,6 +193,144 @@ EOF
     "${H[@]}" get cm c1-x-default-x-t1
 }
 
+# PersistentVolumeClaims: every tenant claim gets a host claim of its
+# translated name; pods name it; the host's binding (no PV controller on the
+# stand-in: a status patch plays it) comes back; deletions go both ways; a
+# restart converges (orphans deleted, missing claims made again).
+sy_pvc_phase() { kubectl --kubeconfig "$T_t1_KCFG" get pvc "$1" -o jsonpath='{.status.phase}'; }
+
+syncer_suite_pvc() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  local hc=data-x-default-x-t1
+  "${T[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, labels: {app: db}}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+  storageClassName: fast
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: clone}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+  volumeName: a-host-volume
+  dataSource: {kind: PersistentVolumeClaim, name: data}
+EOF
+  sy_until 5 sy_host_has pvc clone-x-default-x-t1
+  expect_eq "a tenant claim reaches the host with the contract's labels and annotations" \
+    "t1 default PersistentVolumeClaim data db" "${H[@]}" get pvc $hc -o \
+    jsonpath='{.metadata.labels.kubicle\.dev/tenant} {.metadata.annotations.kubicle\.dev/namespace} {.metadata.annotations.kubicle\.dev/kind} {.metadata.annotations.kubicle\.dev/name} {.metadata.labels.app}'
+  expect_eq "host claim: the tenant's spec" "ReadWriteOnce 1Gi fast Filesystem" \
+    "${H[@]}" get pvc $hc -o \
+    jsonpath='{.spec.accessModes[0]} {.spec.resources.requests.storage} {.spec.storageClassName} {.spec.volumeMode}'
+  expect_eq "host claim: a claim data source renamed, the tenant's volumeName not passed" \
+    "data-x-default-x-t1|" "${H[@]}" get pvc clone-x-default-x-t1 -o \
+    jsonpath='{.spec.dataSource.name}|{.spec.volumeName}'
+  expect "an unbound claim is Pending in the tenant" '^data +Pending' \
+    "${T[@]}" get pvc data --no-headers
+  "${T[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: usepvc}
+spec:
+  containers: [{name: c, image: busybox, command: [sleep, "3600"], volumeMounts: [{name: d, mountPath: /data}]}]
+  volumes:
+  - {name: d, persistentVolumeClaim: {claimName: data}}
+  - name: scratch
+    ephemeral:
+      volumeClaimTemplate:
+        spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 2Gi}}}
+EOF
+  sy_until 5 sy_host_has pod usepvc-x-default-x-t1
+  expect_eq "host pod mounts the host claim by its translated name; an ephemeral volume passes" \
+    "data-x-default-x-t1 2Gi" "${H[@]}" get pod usepvc-x-default-x-t1 -o \
+    jsonpath='{.spec.volumes[?(@.name=="d")].persistentVolumeClaim.claimName} {.spec.volumes[?(@.name=="scratch")].ephemeral.volumeClaimTemplate.spec.resources.requests.storage}'
+  # what the host's PV controller does when it binds the claim
+  "${H[@]}" patch pvc $hc --type=merge -p '{"spec":{"volumeName":"pvc-0a1b2c"}}' >/dev/null
+  "${H[@]}" patch pvc $hc --subresource=status --type=merge \
+    -p '{"status":{"phase":"Bound","accessModes":["ReadWriteOnce"],"capacity":{"storage":"1Gi"}}}' >/dev/null
+  sy_until 5 test "$(sy_pvc_phase data)" = Bound
+  expect "bound on the host: kubectl get pvc shows Bound, the host volume, capacity, modes" \
+    '^data +Bound +pvc-0a1b2c +1Gi +RWO +fast' "${T[@]}" get pvc data --no-headers
+  # what the host's provisioner reports about the claim
+  "${H[@]}" create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Event
+metadata: {name: $hc.17a0b1c2d3e4f5a6}
+involvedObject: {apiVersion: v1, kind: PersistentVolumeClaim, namespace: tenants, name: $hc}
+type: Normal
+reason: ProvisioningSucceeded
+message: Successfully provisioned volume pvc-0a1b2c
+source: {component: csi-provisioner}
+count: 1
+EOF
+  sy_until 5 sh -c "kubectl --kubeconfig $T_t1_KCFG describe pvc data | grep -q ProvisioningSucceeded"
+  expect "kubectl describe pvc shows the host's events about the claim" \
+    'ProvisioningSucceeded +[0-9a-z]+ +csi-provisioner +Successfully provisioned volume pvc-0a1b2c' \
+    "${T[@]}" describe pvc data
+  "${T[@]}" patch pvc data -p '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}' >/dev/null
+  "${T[@]}" label pvc data tier=gold >/dev/null
+  sy_until 5 test "$("${H[@]}" get pvc $hc -o jsonpath='{.spec.resources.requests.storage}')" = 2Gi
+  expect_eq "an expansion and a new label reach the host claim, its volume stays" \
+    "2Gi gold pvc-0a1b2c" "${H[@]}" get pvc $hc -o \
+    jsonpath='{.spec.resources.requests.storage} {.metadata.labels.tier} {.spec.volumeName}'
+  expect_eq "the tenant claim keeps what it asked and what the host says" "2Gi Bound 1Gi" \
+    "${T[@]}" get pvc data -o jsonpath='{.spec.resources.requests.storage} {.status.phase} {.status.capacity.storage}'
+  "${H[@]}" delete pvc clone-x-default-x-t1 --wait=false >/dev/null
+  sy_until 5 sh -c "! kubectl --kubeconfig $T_t1_KCFG get pvc clone"
+  expect_fail "a claim deleted on the host is deleted in the tenant" 'NotFound|not found' \
+    "${T[@]}" get pvc clone
+  "${T[@]}" delete pod usepvc --wait=false >/dev/null
+  "${T[@]}" delete pvc data --wait=false >/dev/null
+  sy_until 10 sy_host_lacks pvc $hc
+  expect_fail "deleting the tenant claim deletes the host claim" 'NotFound|not found' \
+    "${H[@]}" get pvc $hc
+  # while the tenant is down: a claim of it appears on the host (as left by
+  # a tenant claim deleted meanwhile), its claim `keep` loses its host claim;
+  # a claim with the tenant's label but no tenant claim's annotations (the
+  # in-cluster server's own store) is not the syncer's
+  "${T[@]}" create -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: keep}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+EOF
+  sy_until 5 sy_host_has pvc keep-x-default-x-t1
+  kill "$T_t1_PID"; wait "$T_t1_PID" 2>/dev/null
+  "${H[@]}" delete pvc keep-x-default-x-t1 >/dev/null
+  "${H[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: ghost-x-default-x-t1
+  labels: {kubicle.dev/tenant: t1, kubicle.dev/namespace: default}
+  annotations: {kubicle.dev/namespace: default, kubicle.dev/name: ghost, kubicle.dev/uid: 0f0e, kubicle.dev/kind: PersistentVolumeClaim}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data-t1-0
+  labels: {kubicle.dev/tenant: t1}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+EOF
+  sy_start_tenant t1 team-a "$T_t1_PORT"
+  sy_until 15 sy_host_lacks pvc ghost-x-default-x-t1
+  expect_fail "restart: a host claim whose tenant claim is gone is deleted" 'NotFound|not found' \
+    "${H[@]}" get pvc ghost-x-default-x-t1
+  sy_until 10 sy_host_has pvc keep-x-default-x-t1
+  expect_eq "restart: a tenant claim missing on the host is made again" "keep" \
+    "${H[@]}" get pvc keep-x-default-x-t1 -o jsonpath='{.metadata.annotations.kubicle\.dev/name}'
+  expect_eq "restart: a claim with the tenant's label alone is left alone" "data-t1-0" \
+    "${H[@]}" get pvc data-t1-0 -o jsonpath='{.metadata.name}'
+  "${H[@]}" delete pvc data-t1-0 >/dev/null
+  "${T[@]}" delete pvc keep --wait=false >/dev/null
+}
+
 syncer_suite_quota() {
   local T=(kubectl --kubeconfig "$T_t1_KCFG")
   "${T[@]}" run big --image=busybox \
@@ -630,6 +768,7 @@ syncer_suite() {
   syncer_suite_exec_cap
   syncer_suite_sa
   syncer_suite_config
+  syncer_suite_pvc
   syncer_suite_quota
   syncer_suite_delete
   syncer_suite_two_tenants

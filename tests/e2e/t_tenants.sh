@@ -12,7 +12,7 @@ tn_h() { kubectl --kubeconfig "$TN_HOST_KCFG" "$@"; }
 
 # Host objects still labelled with tenant $1 (namespaced and cluster-wide).
 tn_host_left() {
-  { tn_h get pods,configmaps,secrets,serviceaccounts,roles,rolebindings -A \
+  { tn_h get pods,persistentvolumeclaims,configmaps,secrets,serviceaccounts,roles,rolebindings -A \
       -l kubicle.dev/tenant="$1" -o name
     tn_h get clusterrolebindings,queues,namespaces -l kubicle.dev/tenant="$1" -o name
   } 2>&1 | grep -v '^No resources found' | sort
@@ -25,6 +25,11 @@ tn_keep() {
   [ -f "$d/server.log" ] && cp "$d/server.log" "$E2E_TMP/tenant-$1.log"
   [ -f "$d/supervisor.pid" ] && E2E_PIDS+=("$(cat "$d/supervisor.pid")")
   return 0
+}
+
+# Host claims of tenant $1.
+tn_host_claims() {
+  tn_h get pvc -A -l kubicle.dev/tenant="$1" -o name 2>&1 | grep -v '^No resources found'
 }
 
 tn_host_line() { local t; for t; do tn_host_left "$t"; done | tr '\n' ' '; }
@@ -159,7 +164,16 @@ tenants_policies() {
 
 tenants_lifecycle() {
   echo "== tenants: stop, start, kill -9, snapshot, restore"
+  tn_k ta apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: store}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+YAML
+  tn_until 10 tn_h -n kubicle-ta get pvc store-x-default-x-ta
   expect "stop removes the tenant's pods from the host" 'tenant ta stopped \(1 pod' tn stop ta
+  expect_eq "stop: the tenant's claims stay on the host (their volumes hold its data)" \
+    "persistentvolumeclaim/store-x-default-x-ta" tn_host_claims ta
   expect_eq "stop: no pod of ta left on the host" "" \
     tn_h -n kubicle-ta get pods -l kubicle.dev/tenant=ta -o name
   expect "stop: list says Stopped" 'ta +Stopped' tn list ta
@@ -184,6 +198,9 @@ tenants_lifecycle() {
     tn_h -n kubicle-ta get pods -o name
   tn_until 15 tn_running ta whole
   expect_eq "start: the tenant's pod runs again" "Running" tn_phase ta whole
+  expect_eq "start: the tenant's claim and its host claim are still there" \
+    "persistentvolumeclaim/store persistentvolumeclaim/store-x-default-x-ta" \
+    bash -c "echo \$(kubectl --kubeconfig $KUBICLE_HOME/tenants/ta/kubeconfig get pvc store -o name) \$(kubectl --kubeconfig $TN_HOST_KCFG -n kubicle-ta get pvc -o name)"
   expect_eq "start: the host Role has this version's rules again (pods/exec)" "yes" \
     tn_h auth can-i create pods/exec -n kubicle-ta --as system:serviceaccount:kubicle-ta:kubicle-ta
   expect_eq "start: a deleted host RoleBinding is made again" "rolebinding.rbac.authorization.k8s.io/kubicle-ta" \
@@ -256,7 +273,10 @@ tenants_delete() {
   expect_rc "delete of a missing tenant fails" 1 'tenant nosuch not found' tn delete nosuch
   expect_eq "delete --ignore-not-found of a missing tenant succeeds quietly" "" \
     tn delete nosuch --ignore-not-found
+  expect_eq "(ta's claim is on the host before its delete)" \
+    "persistentvolumeclaim/store-x-default-x-ta" tn_host_claims ta
   tn delete ta >/dev/null && tn delete tb >/dev/null
+  expect_eq "delete: the tenant's host claims are removed" "" tn_host_claims ta
   expect_eq "delete: nothing of ta or tb stays on the host" "" \
     tn_host_line ta tb
 

@@ -3,7 +3,8 @@
  * Tests for syncer/translate.c: translated names (short form, hashed long
  * form, no collisions), the host-object contract's labels and annotations,
  * scheduler profiles (queue set, tenant's own keys replaced), reference
- * rewriting, service account handling and the kubeconfig reader.
+ * rewriting, service account handling, PersistentVolumeClaims (translation,
+ * status back, updates, claim names in pods) and the kubeconfig reader.
  */
 #include <check.h>
 #include <errno.h>
@@ -744,6 +745,268 @@ START_TEST(tenant_class)
 }
 END_TEST
 
+/* ---- PersistentVolumeClaims -------------------------------------------------------------- */
+
+static json_t *J(const char *text)
+{
+	json_t *o = json_loads(text, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	return o;
+}
+
+static json_t *tenant_pvc(void)
+{
+	return J("{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{"
+		 "\"name\":\"data\",\"namespace\":\"ml\",\"uid\":\"u-9\",\"resourceVersion\":\"4\","
+		 "\"labels\":{\"app\":\"db\",\"kubicle.dev/tenant\":\"evil\"},"
+		 "\"annotations\":{\"note\":\"x\",\"pv.kubernetes.io/bind-completed\":\"yes\","
+		 "\"volume.kubernetes.io/selected-node\":\"gpu-node-1\"},"
+		 "\"finalizers\":[\"kubernetes.io/pvc-protection\"],"
+		 "\"ownerReferences\":[{\"kind\":\"StatefulSet\",\"name\":\"s\",\"uid\":\"o\"}]},"
+		 "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+		 "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}},"
+		 "\"storageClassName\":\"fast\",\"volumeMode\":\"Filesystem\","
+		 "\"volumeAttributesClassName\":\"gold\","
+		 "\"selector\":{\"matchLabels\":{\"tier\":\"a\"}},"
+		 "\"volumeName\":\"pv-of-another-tenant\","
+		 "\"dataSource\":{\"kind\":\"PersistentVolumeClaim\",\"name\":\"seed\"},"
+		 "\"dataSourceRef\":{\"kind\":\"PersistentVolumeClaim\",\"name\":\"seed\"}},"
+		 "\"status\":{\"phase\":\"Pending\"}}");
+}
+
+START_TEST(pvc_contract)
+{
+	json_t *t = tenant_pvc();
+	struct syncer_xlate x = xl("kai");
+	json_t *h = syncer_translate_pvc(&x, t);
+	ck_assert_ptr_nonnull(h);
+	json_t *m = json_object_get(h, "metadata"), *spec = json_object_get(h, "spec");
+	ck_assert_str_eq(json_string_value(json_object_get(h, "kind")), "PersistentVolumeClaim");
+	ck_assert_str_eq(s_at(h, "metadata", "name"), "data-x-ml-x-t1");
+	ck_assert_str_eq(s_at(h, "metadata", "namespace"), "tenants");
+	ck_assert_str_eq(s_at(m, "labels", "kubicle.dev/tenant"), "t1");
+	ck_assert_str_eq(s_at(m, "labels", "kubicle.dev/namespace"), "ml");
+	ck_assert_str_eq(s_at(m, "labels", "app"), "db");
+	ck_assert_str_eq(s_at(m, "annotations", "kubicle.dev/namespace"), "ml");
+	ck_assert_str_eq(s_at(m, "annotations", "kubicle.dev/name"), "data");
+	ck_assert_str_eq(s_at(m, "annotations", "kubicle.dev/uid"), "u-9");
+	ck_assert_str_eq(s_at(m, "annotations", "kubicle.dev/kind"), "PersistentVolumeClaim");
+	ck_assert_str_eq(s_at(m, "annotations", "note"), "x");
+	/* what the host's volume controllers own is not the tenant's to say */
+	ck_assert_ptr_null(
+	    json_object_get(json_object_get(m, "annotations"), "pv.kubernetes.io/bind-completed"));
+	ck_assert_ptr_null(json_object_get(json_object_get(m, "annotations"),
+					   "volume.kubernetes.io/selected-node"));
+	ck_assert_ptr_null(json_object_get(m, "uid"));
+	ck_assert_ptr_null(json_object_get(m, "resourceVersion"));
+	ck_assert_ptr_null(json_object_get(m, "finalizers"));
+	ck_assert_ptr_null(json_object_get(m, "ownerReferences"));
+	ck_assert_ptr_null(json_object_get(h, "status"));
+	/* the spec, without a host volume named by the tenant */
+	ck_assert_ptr_null(json_object_get(spec, "volumeName"));
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(spec, "accessModes"), 0)),
+			 "ReadWriteOnce");
+	ck_assert_str_eq(s_at(json_object_get(spec, "resources"), "requests", "storage"), "1Gi");
+	ck_assert_str_eq(s_at(h, "spec", "storageClassName"), "fast");
+	ck_assert_str_eq(s_at(h, "spec", "volumeMode"), "Filesystem");
+	ck_assert_str_eq(s_at(h, "spec", "volumeAttributesClassName"), "gold");
+	ck_assert_str_eq(s_at(json_object_get(spec, "selector"), "matchLabels", "tier"), "a");
+	/* a clone of another claim: that claim's host name */
+	ck_assert_str_eq(s_at(spec, "dataSource", "name"), "seed-x-ml-x-t1");
+	ck_assert_str_eq(s_at(spec, "dataSource", "kind"), "PersistentVolumeClaim");
+	ck_assert_str_eq(s_at(spec, "dataSourceRef", "name"), "seed-x-ml-x-t1");
+	const char *ns, *name, *uid;
+	ck_assert(syncer_host_owner(h, "t1", &ns, &name, &uid));
+	ck_assert_str_eq(ns, "ml");
+	ck_assert_str_eq(name, "data");
+	ck_assert_str_eq(uid, "u-9");
+	/* the tenant claim is left as it was */
+	ck_assert_str_eq(s_at(t, "spec", "volumeName"), "pv-of-another-tenant");
+	ck_assert_str_eq(s_at(json_object_get(t, "spec"), "dataSource", "name"), "seed");
+	json_decref(h);
+	json_decref(t);
+}
+END_TEST
+
+START_TEST(pvc_data_sources_dropped)
+{
+	struct syncer_xlate x = xl("kai");
+	static const char *const dropped[] = {
+	    /* a snapshot of the tenant's: the host has no such object */
+	    "{\"apiGroup\":\"snapshot.storage.k8s.io\",\"kind\":\"VolumeSnapshot\",\"name\":\"s\"}",
+	    /* a populator's object */
+	    "{\"apiGroup\":\"example.com\",\"kind\":\"Seed\",\"name\":\"s\"}",
+	    /* a claim of another namespace (needs a ReferenceGrant) */
+	    "{\"kind\":\"PersistentVolumeClaim\",\"name\":\"s\",\"namespace\":\"other\"}",
+	    /* a claim, but not of the core group */
+	    "{\"apiGroup\":\"example.com\",\"kind\":\"PersistentVolumeClaim\",\"name\":\"s\"}",
+	};
+	for (size_t i = 0; i < sizeof(dropped) / sizeof(*dropped); i++) {
+		json_t *t = tenant_pvc(), *ts = json_object_get(t, "spec");
+		json_object_set_new(ts, "dataSource", J(dropped[i]));
+		json_object_set_new(ts, "dataSourceRef", J(dropped[i]));
+		json_t *h = syncer_translate_pvc(&x, t);
+		ck_assert_ptr_nonnull(h);
+		ck_assert_ptr_null(json_object_get(json_object_get(h, "spec"), "dataSource"));
+		ck_assert_ptr_null(json_object_get(json_object_get(h, "spec"), "dataSourceRef"));
+		json_decref(h);
+		json_decref(t);
+	}
+	/* the claim's own namespace named explicitly: translated, namespace gone */
+	json_t *t = tenant_pvc();
+	json_object_set_new(json_object_get(t, "spec"), "dataSourceRef",
+			    J("{\"kind\":\"PersistentVolumeClaim\",\"name\":\"s\",\"namespace\":"
+			      "\"ml\"}"));
+	json_t *h = syncer_translate_pvc(&x, t);
+	json_t *ref = json_object_get(json_object_get(h, "spec"), "dataSourceRef");
+	ck_assert_str_eq(json_string_value(json_object_get(ref, "name")), "s-x-ml-x-t1");
+	ck_assert_ptr_null(json_object_get(ref, "namespace"));
+	json_decref(h);
+	json_decref(t);
+	/* a bare claim: no spec field invented */
+	t = J("{\"metadata\":{\"name\":\"b\",\"namespace\":\"default\",\"uid\":\"u\"},"
+	      "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+	      "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}");
+	h = syncer_translate_pvc(&x, t);
+	ck_assert_uint_eq(json_object_size(json_object_get(h, "spec")), 2);
+	json_decref(h);
+	json_decref(t);
+}
+END_TEST
+
+START_TEST(pvc_status_back)
+{
+	json_t *h = J("{\"spec\":{\"volumeName\":\"pvc-123\"},\"status\":{\"phase\":\"Bound\","
+		      "\"accessModes\":[\"ReadWriteOnce\"],\"capacity\":{\"storage\":\"2Gi\"},"
+		      "\"conditions\":[{\"type\":\"Resizing\",\"status\":\"True\"}],"
+		      "\"allocatedResources\":{\"storage\":\"2Gi\"},"
+		      "\"allocatedResourceStatuses\":{\"storage\":"
+		      "\"ControllerResizeInProgress\"},"
+		      "\"currentVolumeAttributesClassName\":\"gold\","
+		      "\"modifyVolumeStatus\":{\"status\":\"InProgress\"},\"hostOnly\":1}}");
+	json_t *st = syncer_pvc_status_from_host(h);
+	ck_assert_uint_eq(json_object_size(st), 8);
+	ck_assert_str_eq(json_string_value(json_object_get(st, "phase")), "Bound");
+	ck_assert_str_eq(s_at(st, "capacity", "storage"), "2Gi");
+	ck_assert_str_eq(json_string_value(json_object_get(st, "currentVolumeAttributesClassName")),
+			 "gold");
+	ck_assert_ptr_null(json_object_get(st, "hostOnly"));
+	json_decref(st);
+	json_decref(h);
+	/* a host claim without status: an empty one */
+	h = J("{\"spec\":{}}");
+	st = syncer_pvc_status_from_host(h);
+	ck_assert(json_is_object(st) && json_object_size(st) == 0);
+	json_decref(st);
+	json_decref(h);
+}
+END_TEST
+
+START_TEST(pvc_update_patch)
+{
+	struct syncer_xlate x = xl("kai");
+	json_t *t = tenant_pvc();
+	json_t *have = syncer_translate_pvc(&x, t);
+	/* the host's own: a bound volume, its annotations */
+	json_object_set_new(json_object_get(have, "spec"), "volumeName", json_string("pvc-1"));
+	json_object_set_new(json_object_get(json_object_get(have, "metadata"), "annotations"),
+			    "pv.kubernetes.io/bind-completed", json_string("yes"));
+	json_t *prev = syncer_translate_pvc(&x, t);
+	ck_assert_ptr_null(syncer_pvc_update_patch(prev, have, prev)); /* nothing differs */
+	/* the host's canonical form of the same amount is no change */
+	json_t *hreq = json_object_get(json_object_get(json_object_get(have, "spec"), "resources"),
+				       "requests");
+	json_object_set_new(hreq, "storage", json_string("1024Mi"));
+	ck_assert_ptr_null(syncer_pvc_update_patch(prev, have, prev));
+	json_object_set_new(hreq, "storage", json_string("1073741824"));
+	ck_assert_ptr_null(syncer_pvc_update_patch(prev, have, prev));
+	json_object_set_new(hreq, "storage", json_string("1G")); /* 10^9: less */
+	json_t *p0 = syncer_pvc_update_patch(prev, have, prev);
+	ck_assert_str_eq(
+	    s_at(json_object_get(json_object_get(p0, "spec"), "resources"), "requests", "storage"),
+	    "1Gi");
+	json_decref(p0);
+	json_object_set_new(hreq, "storage", json_string("1Gi"));
+	/* expansion, another attributes class, a label changed, the note removed */
+	json_t *ts = json_object_get(t, "spec");
+	json_object_set_new(json_object_get(json_object_get(ts, "resources"), "requests"),
+			    "storage", json_string("5Gi"));
+	json_object_del(ts, "volumeAttributesClassName");
+	json_object_set_new(json_object_get(json_object_get(t, "metadata"), "labels"), "app",
+			    json_string("db2"));
+	json_object_del(json_object_get(json_object_get(t, "metadata"), "annotations"), "note");
+	json_t *want = syncer_translate_pvc(&x, t);
+	json_t *p = syncer_pvc_update_patch(want, have, prev);
+	ck_assert_ptr_nonnull(p);
+	json_t *ps = json_object_get(p, "spec"), *pm = json_object_get(p, "metadata");
+	ck_assert_str_eq(s_at(json_object_get(ps, "resources"), "requests", "storage"), "5Gi");
+	ck_assert(json_is_null(json_object_get(ps, "volumeAttributesClassName")));
+	ck_assert_uint_eq(json_object_size(ps), 2); /* nothing else of the spec */
+	ck_assert_str_eq(s_at(pm, "labels", "app"), "db2");
+	ck_assert(json_is_null(json_object_get(json_object_get(pm, "annotations"), "note")));
+	/* the host's annotation stays */
+	ck_assert_ptr_null(
+	    json_object_get(json_object_get(pm, "annotations"), "pv.kubernetes.io/bind-completed"));
+	json_decref(p);
+	/* at a resync (no prev): nothing is removed */
+	p = syncer_pvc_update_patch(want, have, NULL);
+	ck_assert_ptr_null(json_object_get(
+	    json_object_get(json_object_get(p, "metadata"), "annotations"), "note"));
+	json_decref(p);
+	json_decref(want);
+	json_decref(prev);
+	json_decref(have);
+	json_decref(t);
+}
+END_TEST
+
+START_TEST(pod_claim_names)
+{
+	json_t *p = tenant_pod(), *refs = json_array();
+	json_t *more =
+	    J("[{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":\"data\",\"readOnly\":"
+	      "true}},"
+	      "{\"name\":\"e\",\"ephemeral\":{\"volumeClaimTemplate\":{\"metadata\":{\"labels\":{"
+	      "\"app\":\"x\",\"kubicle.dev/tenant\":\"t2\"},\"annotations\":{\"kubicle.dev/kind\":"
+	      "\"PersistentVolumeClaim\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+	      "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}}}]");
+	json_array_extend(json_object_get(json_object_get(p, "spec"), "volumes"), more);
+	json_decref(more);
+	struct syncer_xlate x = xl("kai");
+	json_t *h = syncer_translate_pod(&x, p, refs);
+	json_t *vols = json_object_get(json_object_get(h, "spec"), "volumes");
+	json_t *d = NULL, *e = NULL, *v;
+	size_t i;
+	json_array_foreach (vols, i, v) {
+		const char *n = json_string_value(json_object_get(v, "name"));
+		if (strcmp(n, "d") == 0)
+			d = v;
+		if (strcmp(n, "e") == 0)
+			e = v;
+	}
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(s_at(d, "persistentVolumeClaim", "claimName"), "data-x-ml-x-t1");
+	ck_assert(
+	    json_is_true(json_object_get(json_object_get(d, "persistentVolumeClaim"), "readOnly")));
+	/* claims are not counted as ConfigMap/Secret references */
+	ck_assert_uint_eq(json_array_size(refs), 4);
+	/* an ephemeral volume's template passes, the contract's keys excepted */
+	ck_assert_ptr_nonnull(e);
+	json_t *tmpl = json_object_get(json_object_get(e, "ephemeral"), "volumeClaimTemplate");
+	ck_assert_str_eq(s_at(json_object_get(tmpl, "metadata"), "labels", "app"), "x");
+	ck_assert_ptr_null(json_object_get(
+	    json_object_get(json_object_get(tmpl, "metadata"), "labels"), "kubicle.dev/tenant"));
+	ck_assert_uint_eq(
+	    json_object_size(json_object_get(json_object_get(tmpl, "metadata"), "annotations")), 0);
+	ck_assert_str_eq(s_at(json_object_get(json_object_get(tmpl, "spec"), "resources"),
+			      "requests", "storage"),
+			 "1Gi");
+	json_decref(h);
+	json_decref(refs);
+	json_decref(p);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("syncer_translate");
@@ -767,6 +1030,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, pod_downward_files);
 	tcase_add_test(tc, pod_hostname);
 	tcase_add_test(tc, tenant_class);
+	tcase_add_test(tc, pvc_contract);
+	tcase_add_test(tc, pvc_data_sources_dropped);
+	tcase_add_test(tc, pvc_status_back);
+	tcase_add_test(tc, pvc_update_patch);
+	tcase_add_test(tc, pod_claim_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
