@@ -128,7 +128,7 @@ static json_t *role_obj(const struct tenant *t, const char *sa)
 	    "{s:s,s:s,s:o,s:[{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s]},"
 	    "{s:[s],s:[s,s,s],s:[s,s]},"
 	    "{s:[s],s:[s,s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s,s]},"
-	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]}]}",
+	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s]}]}",
 	    "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata",
 	    meta(t, sa, t->host_namespace), "rules", "apiGroups", "", "resources", "pods", "verbs",
 	    "get", "list", "watch", "create", "update", "patch", "delete", "apiGroups", "",
@@ -137,7 +137,8 @@ static json_t *role_obj(const struct tenant *t, const char *sa)
 	    "resources", "configmaps", "secrets", "verbs", "get", "list", "watch", "create",
 	    "update", "patch", "delete", "apiGroups", "", "resources", "events", "verbs", "get",
 	    "list", "watch", "apiGroups", "", "resources", "persistentvolumeclaims", "verbs", "get",
-	    "list", "watch", "create", "update", "patch", "delete");
+	    "list", "watch", "create", "update", "patch", "delete", "apiGroups", "", "resources",
+	    "pods/ephemeralcontainers", "verbs", "get", "patch");
 }
 
 static json_t *binding_obj(const struct tenant *t, const char *kind, const char *name,

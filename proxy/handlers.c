@@ -699,10 +699,43 @@ static void finish_namespace_if_done(struct req *r, json_t *obj)
 		r->px->ns_pending = true;
 }
 
+/* A pod's spec.ephemeralContainers in obj: those of `from`. */
+static void ephemeral_from(json_t *obj, const json_t *from)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	json_t *v = json_object_get(json_object_get(from, "spec"), "ephemeralContainers");
+	if (!json_is_object(spec))
+		return;
+	if (v)
+		json_object_set(spec, "ephemeralContainers", v);
+	else
+		json_object_del(spec, "ephemeralContainers");
+}
+
 /* Subresource semantics: /status changes only status; the main resource
- * ignores status when the kind has a status subresource. */
+ * ignores status when the kind has a status subresource. A pod's
+ * /ephemeralcontainers changes only its ephemeral containers, which the pod
+ * itself keeps (kube refuses the change there; it is ignored here). */
 static void merge_by_sub(struct req *r, const json_t *old, json_t *obj)
 {
+	bool pod = r->res->group[0] == '\0' && strcmp(r->res->plural, "pods") == 0;
+	if (pod && r->sub && strcmp(r->sub, "ephemeralcontainers") == 0) {
+		json_t *keep = json_deep_copy(obj);
+		json_object_clear(obj);
+		json_object_update(obj, (json_t *)old);
+		json_object_set_new(obj, "metadata",
+				    json_deep_copy(json_object_get(old, "metadata")));
+		json_object_set_new(obj, "spec", json_deep_copy(json_object_get(old, "spec")));
+		ephemeral_from(obj, keep);
+		json_object_del(obj_meta(obj), "resourceVersion");
+		json_t *rv = obj_get(keep, "metadata.resourceVersion");
+		if (rv)
+			json_object_set(obj_meta(obj), "resourceVersion", rv);
+		json_decref(keep);
+		return;
+	}
+	if (pod && !r->sub)
+		ephemeral_from(obj, old);
 	if (r->sub && strcmp(r->sub, "status") == 0) {
 		const char *keys[] = {"spec", "data", "stringData", "type", "immutable"};
 		for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {

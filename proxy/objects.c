@@ -230,6 +230,9 @@ static void default_pod_spec(json_t *spec)
 	json_array_foreach (json_object_get(spec, "initContainers"), i, c)
 		if (json_is_object(c))
 			default_container(c);
+	json_array_foreach (json_object_get(spec, "ephemeralContainers"), i, c)
+		if (json_is_object(c))
+			default_container(c);
 	default_volumes(spec);
 }
 

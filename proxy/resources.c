@@ -63,6 +63,7 @@ static const struct proxy_subresource pod_subs[] = {
     {"attach", "", "v1", "PodAttachOptions", VERB_CREATE | VERB_GET},
     {"portforward", "", "v1", "PodPortForwardOptions", VERB_CREATE | VERB_GET},
     {"binding", "", "v1", "Binding", VERB_CREATE},
+    {"ephemeralcontainers", "", "v1", "Pod", VERB_GET | VERB_PATCH | VERB_UPDATE},
     SUB_END};
 static const struct proxy_subresource queue_subs[] = {
     SUB_STATUS("scheduling.run.ai", "v2", "Queue"), SUB_END};

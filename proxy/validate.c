@@ -1024,6 +1024,113 @@ static void containers(json_t *c, const json_t *arr, const char *base, struct na
 	}
 }
 
+/* A Go zero value: absent, null, false, 0, "", or an empty array, or an
+ * object of zero values (kube's "field is set" for the allow-lists). */
+static bool zero_value(const json_t *v)
+{
+	if (!v || json_is_null(v) || json_is_false(v))
+		return true;
+	if (json_is_string(v))
+		return json_string_length(v) == 0;
+	if (json_is_integer(v))
+		return json_integer_value(v) == 0;
+	if (json_is_array(v))
+		return json_array_size(v) == 0;
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *x;
+		json_object_foreach ((json_t *)v, k, x)
+			if (!zero_value(x))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+static bool has_container(const json_t *spec, const char *name)
+{
+	static const char *const lists[] = {"containers", "initContainers"};
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (json_object_get(spec, lists[l]), i, c)
+			if (jstr(c, "name") && strcmp(jstr(c, "name"), name) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* kube's validateEphemeralContainers: names unique among all containers, a
+ * target that is one of the pod's others, none of what a pod relies on. */
+static void ephemeral_containers(json_t *c, const json_t *spec, const char *path, struct names *ns)
+{
+	static const char *const forbidden[] = {"ports",         "resources",     "resizePolicy",
+						"restartPolicy", "livenessProbe", "readinessProbe",
+						"startupProbe",  "lifecycle"};
+	static const char *const sub[] = {"subPath", "subPathExpr"};
+	char f[PATHLEN], q[300];
+	size_t i, j;
+	json_t *ec, *vm;
+	json_array_foreach (json_object_get(spec, "ephemeralContainers"), i, ec) {
+		const char *name = jstr(ec, "name"), *image = jstr(ec, "image");
+		const char *target = jstr(ec, "targetContainerName");
+		pf(f, "%s.ephemeralContainers[%zu].name", path, i);
+		if (!name || !*name)
+			add_required(c, f);
+		else if (val_dns1123_label(name))
+			check_name(c, msgs_label, f, name);
+		else if (names_seen(ns, name))
+			val_add(c, "FieldValueDuplicate", f, "%s", quote(name, q, sizeof(q)));
+		if (!image || !*image)
+			add_required(c, pf(f, "%s.ephemeralContainers[%zu].image", path, i));
+		if (target && *target && !has_container(spec, target))
+			val_add(c, "FieldValueNotFound",
+				pf(f, "%s.ephemeralContainers[%zu].targetContainerName", path, i),
+				"%s", quote(target, q, sizeof(q)));
+		for (size_t k = 0; k < KB_ARRAY_SIZE(forbidden); k++)
+			if (!zero_value(json_object_get(ec, forbidden[k])))
+				val_add(
+				    c, "FieldValueForbidden",
+				    pf(f, "%s.ephemeralContainers[%zu].%s", path, i, forbidden[k]),
+				    "cannot be set for an Ephemeral Container");
+		json_array_foreach (json_object_get(ec, "volumeMounts"), j, vm)
+			for (size_t k = 0; k < KB_ARRAY_SIZE(sub); k++)
+				if (!zero_value(json_object_get(vm, sub[k])))
+					val_add(
+					    c, "FieldValueForbidden",
+					    pf(f,
+					       "%s.ephemeralContainers[%zu].volumeMounts[%zu].%s",
+					       path, i, j, sub[k]),
+					    "cannot be set for an Ephemeral Container");
+		container_env(c, json_object_get(ec, "env"),
+			      pf(f, "%s.ephemeralContainers[%zu]", path, i));
+	}
+}
+
+/* Existing ephemeral containers may be neither removed nor changed. */
+static void ephemeral_update(json_t *c, const json_t *obj, const json_t *old)
+{
+	const json_t *na = json_object_get(json_object_get(obj, "spec"), "ephemeralContainers");
+	size_t i, j;
+	json_t *o, *n;
+	json_array_foreach (json_object_get(json_object_get(old, "spec"), "ephemeralContainers"), i,
+			    o) {
+		const json_t *found = NULL;
+		json_array_foreach (na, j, n)
+			if (jstr(n, "name") && jstr(o, "name") &&
+			    strcmp(jstr(n, "name"), jstr(o, "name")) == 0)
+				found = n;
+		if (!found)
+			val_add(c, "FieldValueForbidden", "spec.ephemeralContainers",
+				"existing ephemeral containers \"%s\" may not be removed\n",
+				jstr(o, "name"));
+		else if (!json_equal((json_t *)found, o))
+			val_add(c, "FieldValueForbidden", "spec.ephemeralContainers",
+				"existing ephemeral containers \"%s\" may not be changed\n",
+				jstr(o, "name"));
+	}
+}
+
 int val_pod_spec(const json_t *spec, const char *path, json_t *causes)
 {
 	size_t before = json_array_size(causes);
@@ -1036,6 +1143,7 @@ int val_pod_spec(const json_t *spec, const char *path, json_t *causes)
 	if (json_array_size(ctrs) == 0)
 		add_required(causes, f);
 	containers(causes, ctrs, f, &ns);
+	ephemeral_containers(causes, spec, path, &ns);
 	pod_volumes(causes, json_object_get(spec, "volumes"), pf(f, "%s.volumes", path));
 	const char *rp = jstr(spec, "restartPolicy");
 	pf(f, "%s.restartPolicy", path);
@@ -1101,6 +1209,7 @@ static void pod_update(json_t *c, const json_t *obj, const json_t *old)
 	munge_images(n, os, "containers");
 	munge_images(n, os, "initContainers");
 	copy_field(n, os, "activeDeadlineSeconds");
+	copy_field(n, os, "ephemeralContainers"); /* their own subresource's */
 	/* Priority admission (which runs after this, unlike in kube) keeps
 	 * these when an update leaves them out */
 	if (!json_object_get(n, "priority"))
@@ -1126,8 +1235,14 @@ static void v_pod(const struct proxy_resource *r, const json_t *obj, const json_
 {
 	(void)r;
 	val_pod_spec(json_object_get(obj, "spec"), "spec", c);
-	if (old)
+	if (old) {
 		pod_update(c, obj, old);
+		ephemeral_update(c, obj, old);
+	} else if (json_array_size(
+		       json_object_get(json_object_get(obj, "spec"), "ephemeralContainers"))) {
+		val_add(c, "FieldValueForbidden", "spec.ephemeralContainers",
+			"cannot be set on create");
+	}
 }
 
 /* ---- service ---------------------------------------------------------------------- */

@@ -647,12 +647,13 @@ static void on_host_pod(const char *type, json_t *hp, void *arg)
 
 /* ---- tenant pod events -------------------------------------------------------------- */
 
-/* What a pod update may change (kube's ValidatePodUpdate): equal in a and b? */
+/* What a pod update may change (kube's ValidatePodUpdate, and the
+ * ephemeralcontainers subresource): equal in a and b? */
 static bool same_mutable(const json_t *a, const json_t *b)
 {
 	static const char *const meta[] = {"labels", "annotations"};
 	static const char *const spec[] = {"containers", "initContainers", "activeDeadlineSeconds",
-					   "tolerations"};
+					   "tolerations", "ephemeralContainers"};
 	const json_t *am = json_object_get(a, "metadata"), *bm = json_object_get(b, "metadata");
 	const json_t *as = json_object_get(a, "spec"), *bs = json_object_get(b, "spec");
 	for (size_t i = 0; i < KB_ARRAY_SIZE(meta); i++)
@@ -673,6 +674,26 @@ static void on_pod_patched(int err, long status, json_t *body, void *arg)
 	free(pc);
 }
 
+/* Ephemeral containers the tenant pod gained (kubectl debug) go to its
+ * host pod through the subresource that alone may add them. */
+static void push_ephemeral(struct syncer *s, const json_t *want, const json_t *hp, const char *hn)
+{
+	json_t *patch = syncer_ephemeral_patch(want, hp);
+	struct pod_call *pc = patch ? calloc(1, sizeof(*pc)) : NULL;
+	if (pc) {
+		char path[512];
+		pc->s = s;
+		snprintf(pc->hn, sizeof(pc->hn), "%s", hn);
+		snprintf(path, sizeof(path), "%s/%s/ephemeralcontainers", s->pods_path, hn);
+		if (host_call_ct(s->http, "PATCH", path, "application/strategic-merge-patch+json",
+				 patch, on_pod_patched, pc) < 0)
+			free(pc);
+		else
+			s->stats.host_updates++;
+	}
+	json_decref(patch);
+}
+
 /*
  * Pushes what kube lets a pod change (labels, annotations, images,
  * activeDeadlineSeconds, added tolerations) from tenant pod `pod` to its
@@ -690,6 +711,8 @@ static void push_update(struct syncer *s, const json_t *prev, const json_t *pod,
 	json_t *want = translate(s, pod, sa, NULL);
 	json_t *was = prev ? translate(s, prev, sa, NULL) : NULL;
 	json_t *patch = want ? syncer_pod_update_patch(want, hp, was) : NULL;
+	if (want)
+		push_ephemeral(s, want, hp, hn);
 	struct pod_call *pc = patch ? calloc(1, sizeof(*pc)) : NULL;
 	if (pc) {
 		char path[512];

@@ -130,6 +130,11 @@ json_t *syncer_pvc_status_from_host(const json_t *host);
  * reference, or NULL when nothing differs.
  */
 json_t *syncer_pvc_update_patch(const json_t *want, const json_t *have, const json_t *prev);
+/* The strategic merge patch of a host pod's ephemeralcontainers
+ * subresource that adds the ephemeral containers of `want` (the tenant
+ * pod's translation) that `have` (the host pod) lacks, by name; NULL when
+ * none is missing (existing ones cannot change). New reference. */
+json_t *syncer_ephemeral_patch(const json_t *want, const json_t *have);
 /* The status the tenant pod should have given host pod `host` (borrowed):
  * a new reference to a copy of host's status. */
 json_t *syncer_status_from_host(const json_t *host);

@@ -786,11 +786,36 @@ json_t *syncer_host_pod_view(const json_t *hp)
 	cl = name_image_list(json_object_get(hs, "initContainers"));
 	if (cl)
 		json_object_set_new(spec, "initContainers", cl);
+	cl = name_image_list(json_object_get(hs, "ephemeralContainers"));
+	if (cl)
+		json_object_set_new(spec, "ephemeralContainers", cl);
 	json_t *v = json_pack("{s:o,s:o}", "metadata", meta, "spec", spec);
 	json_t *st = json_object_get(hp, "status");
 	if (v && st)
 		json_object_set(v, "status", st);
 	return v;
+}
+
+json_t *syncer_ephemeral_patch(const json_t *want, const json_t *have)
+{
+	const json_t *hl = json_object_get(json_object_get(have, "spec"), "ephemeralContainers");
+	json_t *add = json_array();
+	size_t i, j;
+	json_t *w, *h;
+	json_array_foreach (json_object_get(json_object_get(want, "spec"), "ephemeralContainers"),
+			    i, w) {
+		bool there = false;
+		json_array_foreach (hl, j, h)
+			there = there || (jstr(w, "name") && jstr(h, "name") &&
+					  strcmp(jstr(w, "name"), jstr(h, "name")) == 0);
+		if (!there)
+			json_array_append(add, w);
+	}
+	if (!json_array_size(add)) {
+		json_decref(add);
+		return NULL;
+	}
+	return json_pack("{s:{s:o}}", "spec", "ephemeralContainers", add);
 }
 
 bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, const char **name,

@@ -248,11 +248,35 @@ YAML
   expect_fail "netpol: an unknown policy type" 'spec.policyTypes\[0\]: Unsupported value: "Sideways"' \
     "${K[@]}" -n kinds patch netpol dns-only --type merge -p '{"spec":{"policyTypes":["Sideways"]}}'
 
-  echo "-- kubectl debug"
+  echo "-- kubectl debug: ephemeral containers"
   "${K[@]}" -n kinds run dbg --image=busybox >/dev/null
-  expect_fail "kubectl debug: a clear refusal (kube's 404 details), not a kubectl crash" \
-    'ephemeral containers are disabled for this cluster' \
-    "${K[@]}" -n kinds debug dbg --image=busybox -it=false
+  expect "kubectl debug adds an ephemeral container (pods/ephemeralcontainers)" \
+    'Defaulting debug container name to debugger-' \
+    "${K[@]}" -n kinds debug dbg --image=busybox --target=dbg
+  expect_eq "... kept with kube's defaults, its target named" "busybox dbg File" \
+    "${K[@]}" -n kinds get pod dbg -o jsonpath='{.spec.ephemeralContainers[0].image} {.spec.ephemeralContainers[0].targetContainerName} {.spec.ephemeralContainers[0].terminationMessagePolicy}'
+  for k in "$GSDK/kubectl.1.27" "$GSDK/kubectl.1.30"; do
+    [ -x "$k" ] || continue
+    expect "kubectl debug ($(basename "$k"))" 'Defaulting debug container name' \
+      "$k" --kubeconfig "$KCFG" -n kinds debug dbg --image=busybox
+  done
+  expect_eq "... each debug adds one" "3" \
+    sh -c "kubectl --kubeconfig $KCFG -n kinds get pod dbg -o jsonpath='{range .spec.ephemeralContainers[*]}{.name}{\"\\n\"}{end}' | sort -u | wc -l"
+  expect_fail "ephemeral containers cannot be removed" \
+    'spec.ephemeralContainers: Forbidden: existing ephemeral containers "debugger-[a-z0-9]+" may not be removed' \
+    "${K[@]}" -n kinds patch pod dbg --subresource=ephemeralcontainers --type=json -p '[{"op":"remove","path":"/spec/ephemeralContainers/0"}]'
+  # (a strategic merge puts a new item ahead of the live ones, as kube's does)
+  "${K[@]}" -n kinds patch pod dbg --subresource=ephemeralcontainers --type=strategic -p '{"spec":{"ephemeralContainers":[{"name":"bad","image":"busybox","targetContainerName":"nosuch","ports":[{"containerPort":80}]}]}}' >"$E2E_TMP/ec.out" 2>&1
+  expect_eq "an ephemeral container may not have ports, and its target must exist" \
+    '* spec.ephemeralContainers[0].targetContainerName: Not found: "nosuch"|* spec.ephemeralContainers[0].ports: Forbidden: cannot be set for an Ephemeral Container' \
+    sh -c "grep '^\* ' $E2E_TMP/ec.out | paste -sd'|'"
+  expect_fail "a pod may not be created with ephemeral containers" \
+    'spec.ephemeralContainers: Forbidden: cannot be set on create' \
+    "${K[@]}" -n kinds run dbg2 --image=busybox --overrides='{"spec":{"ephemeralContainers":[{"name":"e","image":"busybox"}]}}'
+  "${K[@]}" -n kinds get pod dbg -o json | python3 -c 'import json,sys; p=json.load(sys.stdin); p["spec"].pop("ephemeralContainers"); p["metadata"]["labels"]["edited"]="yes"; print(json.dumps(p))' >"$E2E_TMP/dbg.json"
+  "${K[@]}" replace -f "$E2E_TMP/dbg.json" >/dev/null
+  expect_eq "an update of the pod itself keeps its ephemeral containers" "3 yes" \
+    sh -c "kubectl --kubeconfig $KCFG -n kinds get pod dbg -o jsonpath='{.spec.ephemeralContainers[*].name} {.metadata.labels.edited}' | awk '{print NF-1, \$NF}'"
 
   echo "-- explain, namespaces"
   expect "explain ingress.spec.rules.http.paths shows pathType" 'pathType' \

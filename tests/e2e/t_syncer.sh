@@ -608,6 +608,27 @@ YAML
   "${T[@]}" delete ns dw --wait=false >/dev/null
 }
 
+# kubectl debug: a tenant pod's new ephemeral container reaches its host pod
+# through the host's pods/ephemeralcontainers.
+syncer_suite_debug() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  "${T[@]}" run dbgme --image=busybox --env=TOKEN=x -- sleep 3600 >/dev/null
+  "${T[@]}" wait --for=condition=Ready pod/dbgme --timeout=20s >/dev/null
+  expect "debug: kubectl debug adds an ephemeral container in the tenant" \
+    'Defaulting debug container name to debugger-' \
+    "${T[@]}" debug dbgme --image=busybox --target=dbgme
+  local ec
+  ec=$("${T[@]}" get pod dbgme -o jsonpath='{.spec.ephemeralContainers[0].name}')
+  expect_until "debug: ... and on the host pod, by the same name and target" "$ec busybox dbgme" \
+    "${H[@]}" get pod dbgme-x-default-x-t1 -o jsonpath='{.spec.ephemeralContainers[0].name} {.spec.ephemeralContainers[0].image} {.spec.ephemeralContainers[0].targetContainerName}'
+  expect_eq "debug: the host's ephemeral container gets the tenant API's address too" "1" \
+    sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod dbgme-x-default-x-t1 -o jsonpath='{.spec.ephemeralContainers[0].env[*].name}' | tr ' ' '\n' | grep -c '^KUBERNETES_SERVICE_HOST\$'"
+  "${T[@]}" debug dbgme --image=busybox:1.36 >/dev/null 2>&1
+  expect_until "debug: a second one is added, the first kept" "2" \
+    sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod dbgme-x-default-x-t1 -o jsonpath='{.spec.ephemeralContainers[*].name}' | wc -w | tr -d ' '"
+  "${T[@]}" delete pod dbgme --wait=false >/dev/null
+}
+
 # The host's PriorityClasses (KAI's train and inference) are in the tenant,
 # read-only copies its pods name; a class only the tenant has stays off the
 # host pod.
@@ -765,6 +786,7 @@ syncer_suite() {
   syncer_suite_exec
   syncer_suite_downward
   syncer_suite_classes
+  syncer_suite_debug
   syncer_suite_exec_cap
   syncer_suite_sa
   syncer_suite_config

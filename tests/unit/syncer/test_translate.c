@@ -1007,6 +1007,32 @@ START_TEST(pod_claim_names)
 }
 END_TEST
 
+START_TEST(ephemeral_patch)
+{
+	json_t *want =
+	    json_loads("{\"spec\":{\"ephemeralContainers\":[{\"name\":\"d1\",\"image\":\"a\"},"
+		       "{\"name\":\"d2\",\"image\":\"b\",\"stdin\":true}]}}",
+		       0, NULL);
+	json_t *have = json_loads(
+	    "{\"spec\":{\"ephemeralContainers\":[{\"name\":\"d1\",\"image\":\"a\"}]}}", 0, NULL);
+	json_t *p = syncer_ephemeral_patch(want, have);
+	/* only the one the host lacks, whole */
+	json_t *l = json_object_get(json_object_get(p, "spec"), "ephemeralContainers");
+	ck_assert_int_eq(json_array_size(l), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 0), "name")), "d2");
+	ck_assert(json_is_true(json_object_get(json_array_get(l, 0), "stdin")));
+	json_decref(p);
+	/* nothing missing: no patch */
+	ck_assert_ptr_null(syncer_ephemeral_patch(have, want));
+	/* the host pod view keeps their names, to compare */
+	json_t *view = syncer_host_pod_view(want);
+	ck_assert_ptr_null(syncer_ephemeral_patch(want, view));
+	json_decref(view);
+	json_decref(want);
+	json_decref(have);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("syncer_translate");
@@ -1030,6 +1056,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pod_downward_files);
 	tcase_add_test(tc, pod_hostname);
 	tcase_add_test(tc, tenant_class);
+	tcase_add_test(tc, ephemeral_patch);
 	tcase_add_test(tc, pvc_contract);
 	tcase_add_test(tc, pvc_data_sources_dropped);
 	tcase_add_test(tc, pvc_status_back);
