@@ -991,7 +991,8 @@ static bool names_seen(struct names *ns, const char *name)
 	return false;
 }
 
-static void container_one(json_t *c, const json_t *ctr, const char *base, struct names *ns)
+/* Any container's name (unique among all the pod's), image and env. */
+static void container_common(json_t *c, const json_t *ctr, const char *base, struct names *ns)
 {
 	char f[PATHLEN], q[300];
 	const char *name = jstr(ctr, "name"), *image = jstr(ctr, "image");
@@ -1008,8 +1009,13 @@ static void container_one(json_t *c, const json_t *ctr, const char *base, struct
 	else if (isspace((unsigned char)image[0]) ||
 		 isspace((unsigned char)image[strlen(image) - 1]))
 		add_invalid_str(c, f, image, "must not have leading or trailing whitespace");
-	container_ports(c, json_object_get(ctr, "ports"), base);
 	container_env(c, json_object_get(ctr, "env"), base);
+}
+
+static void container_one(json_t *c, const json_t *ctr, const char *base, struct names *ns)
+{
+	container_common(c, ctr, base, ns);
+	container_ports(c, json_object_get(ctr, "ports"), base);
 	container_resources(c, json_object_get(ctr, "resources"), base);
 }
 
@@ -1072,17 +1078,8 @@ static void ephemeral_containers(json_t *c, const json_t *spec, const char *path
 	size_t i, j;
 	json_t *ec, *vm;
 	json_array_foreach (json_object_get(spec, "ephemeralContainers"), i, ec) {
-		const char *name = jstr(ec, "name"), *image = jstr(ec, "image");
 		const char *target = jstr(ec, "targetContainerName");
-		pf(f, "%s.ephemeralContainers[%zu].name", path, i);
-		if (!name || !*name)
-			add_required(c, f);
-		else if (val_dns1123_label(name))
-			check_name(c, msgs_label, f, name);
-		else if (names_seen(ns, name))
-			val_add(c, "FieldValueDuplicate", f, "%s", quote(name, q, sizeof(q)));
-		if (!image || !*image)
-			add_required(c, pf(f, "%s.ephemeralContainers[%zu].image", path, i));
+		container_common(c, ec, pf(f, "%s.ephemeralContainers[%zu]", path, i), ns);
 		if (target && *target && !has_container(spec, target))
 			val_add(c, "FieldValueNotFound",
 				pf(f, "%s.ephemeralContainers[%zu].targetContainerName", path, i),
@@ -1102,8 +1099,6 @@ static void ephemeral_containers(json_t *c, const json_t *spec, const char *path
 					       "%s.ephemeralContainers[%zu].volumeMounts[%zu].%s",
 					       path, i, j, sub[k]),
 					    "cannot be set for an Ephemeral Container");
-		container_env(c, json_object_get(ec, "env"),
-			      pf(f, "%s.ephemeralContainers[%zu]", path, i));
 	}
 }
 

@@ -674,24 +674,22 @@ static void on_pod_patched(int err, long status, json_t *body, void *arg)
 	free(pc);
 }
 
-/* Ephemeral containers the tenant pod gained (kubectl debug) go to its
- * host pod through the subresource that alone may add them. */
-static void push_ephemeral(struct syncer *s, const json_t *want, const json_t *hp, const char *hn)
+/* A strategic merge patch of host pod hn, or of its subresource `sub`
+ * (NULL: the pod itself). */
+static void patch_host_pod(struct syncer *s, const char *hn, const char *sub, const json_t *patch)
 {
-	json_t *patch = syncer_ephemeral_patch(want, hp);
 	struct pod_call *pc = patch ? calloc(1, sizeof(*pc)) : NULL;
-	if (pc) {
-		char path[512];
-		pc->s = s;
-		snprintf(pc->hn, sizeof(pc->hn), "%s", hn);
-		snprintf(path, sizeof(path), "%s/%s/ephemeralcontainers", s->pods_path, hn);
-		if (host_call_ct(s->http, "PATCH", path, "application/strategic-merge-patch+json",
-				 patch, on_pod_patched, pc) < 0)
-			free(pc);
-		else
-			s->stats.host_updates++;
-	}
-	json_decref(patch);
+	if (!pc)
+		return;
+	char path[512];
+	pc->s = s;
+	snprintf(pc->hn, sizeof(pc->hn), "%s", hn);
+	snprintf(path, sizeof(path), "%s/%s%s%s", s->pods_path, hn, sub ? "/" : "", sub ? sub : "");
+	if (host_call_ct(s->http, "PATCH", path, "application/strategic-merge-patch+json", patch,
+			 on_pod_patched, pc) < 0)
+		free(pc);
+	else
+		s->stats.host_updates++;
 }
 
 /*
@@ -711,20 +709,12 @@ static void push_update(struct syncer *s, const json_t *prev, const json_t *pod,
 	json_t *want = translate(s, pod, sa, NULL);
 	json_t *was = prev ? translate(s, prev, sa, NULL) : NULL;
 	json_t *patch = want ? syncer_pod_update_patch(want, hp, was) : NULL;
-	if (want)
-		push_ephemeral(s, want, hp, hn);
-	struct pod_call *pc = patch ? calloc(1, sizeof(*pc)) : NULL;
-	if (pc) {
-		char path[512];
-		pc->s = s;
-		snprintf(pc->hn, sizeof(pc->hn), "%s", hn);
-		snprintf(path, sizeof(path), "%s/%s", s->pods_path, hn);
-		if (host_call_ct(s->http, "PATCH", path, "application/strategic-merge-patch+json",
-				 patch, on_pod_patched, pc) < 0)
-			free(pc);
-		else
-			s->stats.host_updates++;
-	}
+	patch_host_pod(s, hn, NULL, patch);
+	json_decref(patch);
+	/* ephemeral containers the tenant pod gained (kubectl debug): only
+	 * the host's subresource may add them */
+	patch = want ? syncer_ephemeral_patch(want, hp) : NULL;
+	patch_host_pod(s, hn, "ephemeralcontainers", patch);
 	json_decref(patch);
 	json_decref(was);
 	json_decref(want);

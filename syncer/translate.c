@@ -936,12 +936,31 @@ static void toleration_diff(json_t *pspec, const json_t *want, const json_t *hav
 	json_decref(out);
 }
 
+/* {"metadata": pmeta, "spec": pspec} without the empty ones, or NULL when
+ * both are; takes the three references. */
+static json_t *patch_of(json_t *patch, json_t *pmeta, json_t *pspec)
+{
+	if (patch && json_object_size(pmeta))
+		json_object_set(patch, "metadata", pmeta);
+	if (patch && json_object_size(pspec))
+		json_object_set(patch, "spec", pspec);
+	json_decref(pmeta);
+	json_decref(pspec);
+	if (!json_object_size(patch)) {
+		json_decref(patch);
+		return NULL;
+	}
+	return patch;
+}
+
 json_t *syncer_pod_update_patch(const json_t *want, const json_t *have, const json_t *prev)
 {
 	json_t *patch = json_object(), *pmeta = json_object(), *pspec = json_object();
 	const json_t *ws = json_object_get(want, "spec"), *hs = json_object_get(have, "spec");
-	if (!patch || !pmeta || !pspec)
-		goto none;
+	if (!patch || !pmeta || !pspec) {
+		json_decref(patch);
+		return patch_of(NULL, pmeta, pspec);
+	}
 	map_diff(pmeta, "labels", want, have, prev);
 	map_diff(pmeta, "annotations", want, have, prev);
 	image_diff(pspec, "containers", ws, hs);
@@ -950,20 +969,7 @@ json_t *syncer_pod_update_patch(const json_t *want, const json_t *have, const js
 	if (json_is_integer(ads) && !json_equal(ads, json_object_get(hs, "activeDeadlineSeconds")))
 		json_object_set(pspec, "activeDeadlineSeconds", ads);
 	toleration_diff(pspec, ws, hs);
-	if (!json_object_size(pmeta) && !json_object_size(pspec))
-		goto none;
-	if (json_object_size(pmeta))
-		json_object_set(patch, "metadata", pmeta);
-	if (json_object_size(pspec))
-		json_object_set(patch, "spec", pspec);
-	json_decref(pmeta);
-	json_decref(pspec);
-	return patch;
-none:
-	json_decref(patch);
-	json_decref(pmeta);
-	json_decref(pspec);
-	return NULL;
+	return patch_of(patch, pmeta, pspec);
 }
 
 /* ---- claim updates ---------------------------------------------------------------------- */
@@ -1032,8 +1038,10 @@ json_t *syncer_pvc_update_patch(const json_t *want, const json_t *have, const js
 {
 	json_t *patch = json_object(), *pmeta = json_object(), *pspec = json_object();
 	const json_t *ws = json_object_get(want, "spec"), *hs = json_object_get(have, "spec");
-	if (!patch || !pmeta || !pspec)
-		goto none;
+	if (!patch || !pmeta || !pspec) {
+		json_decref(patch);
+		return patch_of(NULL, pmeta, pspec);
+	}
 	map_diff(pmeta, "labels", want, have, prev);
 	map_diff(pmeta, "annotations", want, have, prev);
 	/* a larger request is a volume expansion (the host refuses what its
@@ -1047,18 +1055,5 @@ json_t *syncer_pvc_update_patch(const json_t *want, const json_t *have, const js
 	if (wv && !json_is_null(wv) ? !json_equal(wv, hv) : hv && !json_is_null(hv))
 		json_object_set_new(pspec, "volumeAttributesClassName",
 				    wv ? json_incref(wv) : json_null());
-	if (!json_object_size(pmeta) && !json_object_size(pspec))
-		goto none;
-	if (json_object_size(pmeta))
-		json_object_set(patch, "metadata", pmeta);
-	if (json_object_size(pspec))
-		json_object_set(patch, "spec", pspec);
-	json_decref(pmeta);
-	json_decref(pspec);
-	return patch;
-none:
-	json_decref(patch);
-	json_decref(pmeta);
-	json_decref(pspec);
-	return NULL;
+	return patch_of(patch, pmeta, pspec);
 }
