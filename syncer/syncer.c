@@ -692,6 +692,27 @@ static void patch_host_pod(struct syncer *s, const char *hn, const char *sub, co
 		s->stats.host_updates++;
 }
 
+/* ConfigMaps and Secrets the pod references now that tracked pod st did not
+ * (only ephemeral containers can add any): synced from now on. */
+static void add_refs(struct syncer *s, json_t *st, const json_t *refs)
+{
+	json_t *have = json_object_get(st, "refs"), *added = json_array();
+	size_t i, j;
+	json_t *r, *h;
+	json_array_foreach (refs, i, r) {
+		bool known = false;
+		json_array_foreach (have, j, h)
+			known = known || json_equal(r, h);
+		if (!known)
+			json_array_append(added, r);
+	}
+	if (json_array_size(added) && json_is_array(have)) {
+		json_array_extend(have, added);
+		cfg_ref(s, added, jstr(st, "ns"), +1);
+	}
+	json_decref(added);
+}
+
 /*
  * Pushes what kube lets a pod change (labels, annotations, images,
  * activeDeadlineSeconds, added tolerations) from tenant pod `pod` to its
@@ -706,8 +727,11 @@ static void push_update(struct syncer *s, const json_t *prev, const json_t *pod,
 	    json_is_true(json_object_get(st, "deleting")) || meta_str(hp, "deletionTimestamp"))
 		return; /* a pod being created gets the update at the next resync */
 	const char *sa = jstr(st, "sa");
-	json_t *want = translate(s, pod, sa, NULL);
+	json_t *refs = json_array();
+	json_t *want = translate(s, pod, sa, refs);
 	json_t *was = prev ? translate(s, prev, sa, NULL) : NULL;
+	add_refs(s, st, refs);
+	json_decref(refs);
 	json_t *patch = want ? syncer_pod_update_patch(want, hp, was) : NULL;
 	patch_host_pod(s, hn, NULL, patch);
 	json_decref(patch);

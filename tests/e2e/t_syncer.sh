@@ -626,7 +626,16 @@ syncer_suite_debug() {
   "${T[@]}" debug dbgme --image=busybox:1.36 >/dev/null 2>&1
   expect_until "debug: a second one is added, the first kept" "2" \
     sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod dbgme-x-default-x-t1 -o jsonpath='{.spec.ephemeralContainers[*].name}' | wc -w | tr -d ' '"
+  "${T[@]}" create configmap dbgcm --from-literal=MODE=debug >/dev/null
+  "${T[@]}" patch pod dbgme --subresource=ephemeralcontainers --type=strategic \
+    -p '{"spec":{"ephemeralContainers":[{"name":"withcfg","image":"busybox","envFrom":[{"configMapRef":{"name":"dbgcm"}}]}]}}' >/dev/null
+  expect_until "debug: a ConfigMap only an ephemeral container uses is synced, and named so" \
+    "dbgcm-x-default-x-t1 debug" \
+    sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod dbgme-x-default-x-t1 -o jsonpath='{.spec.ephemeralContainers[?(@.name==\"withcfg\")].envFrom[0].configMapRef.name}' && printf ' ' && kubectl --kubeconfig $SY_HOST_KCFG -n tenants get cm dbgcm-x-default-x-t1 -o jsonpath='{.data.MODE}'"
   "${T[@]}" delete pod dbgme --wait=false >/dev/null
+  expect_until "debug: ... and removed from the host with the pod" "gone" \
+    sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get cm dbgcm-x-default-x-t1 >/dev/null 2>&1 || echo gone"
+  "${T[@]}" delete cm dbgcm >/dev/null
 }
 
 # The host's PriorityClasses (KAI's train and inference) are in the tenant,
