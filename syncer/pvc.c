@@ -218,6 +218,13 @@ static void on_created(int err, long status, json_t *body, void *arg)
 	else if (status >= 300 && status != 409)
 		kb_info("syncer", "host refused claim %s: HTTP %ld %s", c->hn, status,
 			jstr(body, "message") ? jstr(body, "message") : "");
+	/* what the tenant can act on (a class, a size, a quota), as for pods */
+	if (e && !err && status >= 400 && status < 500 && status != 409 && status != 429)
+		syncer_record_event(c->p->store, jstr(e, "ns"), PVC_KIND, jstr(e, "name"),
+				    jstr(e, "uid"), "Warning", "FailedCreate",
+				    jstr(body, "message") ? jstr(body, "message")
+							  : "the host refused the claim",
+				    "host", NULL);
 	call_free(c);
 }
 

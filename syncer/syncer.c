@@ -820,12 +820,19 @@ static void tenant_event(struct syncer *s, const char *ns, const char *kind, con
 			 const char *uid, const char *type, const char *reason, const char *msg,
 			 const char *suffix, const char *component)
 {
+	syncer_record_event(s->store, ns, kind, obj, uid, type, reason, msg, suffix, component);
+}
+
+void syncer_record_event(store_t *st, const char *ns, const char *kind, const char *obj,
+			 const char *uid, const char *type, const char *reason, const char *msg,
+			 const char *suffix, const char *component)
+{
 	char name[512], ts[40];
 	snprintf(name, sizeof(name), "%s.%s", obj, suffix);
 	kb_time_rfc3339(time(NULL), ts, sizeof(ts));
 	json_t *old = NULL;
 	json_int_t count = 1;
-	if (store_get(s->store, "/events", ns, name, &old) == 0)
+	if (store_get(st, "/events", ns, name, &old) == 0)
 		count = json_integer_value(json_object_get(old, "count")) + 1;
 	json_t *ev = json_pack(
 	    "{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:I,s:s,s:s,s:{s:s}}",
@@ -842,10 +849,10 @@ static void tenant_event(struct syncer *s, const char *ns, const char *kind, con
 		    json_object_get(ev, "metadata"), "creationTimestamp",
 		    json_object_get(json_object_get(old, "metadata"), "creationTimestamp"));
 		json_object_set(ev, "firstTimestamp", json_object_get(old, "firstTimestamp"));
-		store_update(s->store, "/events", ns, name, ev, 0, NULL);
+		store_update(st, "/events", ns, name, ev, 0, NULL);
 	} else {
 		set_meta_new(ev, time(NULL));
-		store_create(s->store, "/events", ns, name, ev, NULL);
+		store_create(st, "/events", ns, name, ev, NULL);
 	}
 	json_decref(old);
 	json_decref(ev);

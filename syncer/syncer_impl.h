@@ -157,6 +157,13 @@ bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, 
  * conditions, nodeInfo, addresses). New reference or NULL. */
 json_t *syncer_translate_node(const json_t *node, const char *tenant);
 
+/* An event on tenant object kind ns/obj (uid may be NULL), named
+ * "<obj>.<suffix>": a repeat counts up the earlier one. component NULL:
+ * kubicle-syncer. Written to the tenant store directly (syncer.c). */
+void syncer_record_event(store_t *st, const char *ns, const char *kind, const char *obj,
+			 const char *uid, const char *type, const char *reason, const char *msg,
+			 const char *suffix, const char *component);
+
 /* ---- the host's PriorityClasses (classes.c) ---------------------------------- */
 struct host_classes;
 /* Keeps read-only copies of the host's PriorityClasses (but the system-

@@ -638,6 +638,24 @@ syncer_suite_debug() {
   "${T[@]}" delete cm dbgcm >/dev/null
 }
 
+# A claim the host refuses (its quota) is a Warning event on the tenant claim.
+syncer_suite_pvc_refused() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  "${H[@]}" create quota storage-cap --hard=requests.storage=1Gi >/dev/null
+  "${T[@]}" apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: toobig}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 5Gi}}}
+YAML
+  expect_until "claims: the host's refusal is an event on the tenant claim" "FailedCreate Warning" \
+    sh -c "kubectl --kubeconfig $T_t1_KCFG get events --field-selector involvedObject.name=toobig,involvedObject.kind=PersistentVolumeClaim -o jsonpath='{.items[0].reason} {.items[0].type}'"
+  expect "claims: ... with the host's words" 'exceeded quota: storage-cap' \
+    "${T[@]}" describe pvc toobig
+  "${T[@]}" delete pvc toobig --wait=false >/dev/null
+  "${H[@]}" delete quota storage-cap >/dev/null
+}
+
 # The host's PriorityClasses (KAI's train and inference) are in the tenant,
 # read-only copies its pods name; a class only the tenant has stays off the
 # host pod.
@@ -800,6 +818,7 @@ syncer_suite() {
   syncer_suite_sa
   syncer_suite_config
   syncer_suite_pvc
+  syncer_suite_pvc_refused
   syncer_suite_quota
   syncer_suite_delete
   syncer_suite_two_tenants
