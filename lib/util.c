@@ -2,7 +2,9 @@
 /* Small foundations: see util.h. */
 #include "lib/util.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,4 +282,87 @@ bool kb_str_has_suffix(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);
 	return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+/* ---- quantities ---------------------------------------------------------------- */
+
+static const struct {
+	const char *sfx;
+	double mul;
+} qty_suffix[] = {
+    {"Ki", 1024.0},
+    {"Mi", 1048576.0},
+    {"Gi", 1073741824.0},
+    {"Ti", 1099511627776.0},
+    {"Pi", 1125899906842624.0},
+    {"Ei", 1152921504606846976.0},
+    {"n", 1e-9},
+    {"u", 1e-6},
+    {"m", 1e-3},
+    {"", 1.0},
+    {"k", 1e3},
+    {"M", 1e6},
+    {"G", 1e9},
+    {"T", 1e12},
+    {"P", 1e15},
+    {"E", 1e18},
+};
+
+/* Decimal exponent suffix "e3" / "E-2"; returns true and the factor. */
+static bool qty_exponent(const char *s, double *mul)
+{
+	if (*s != 'e' && *s != 'E')
+		return false;
+	s++;
+	const char *d = s + ((*s == '+' || *s == '-') ? 1 : 0);
+	if (!*d)
+		return false;
+	for (const char *p = d; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return false;
+	*mul = pow(10.0, (double)strtol(s, NULL, 10));
+	return true;
+}
+
+int kb_quantity_parse(const char *s, double *out)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	const char *p = s;
+	if (*p == '+' || *p == '-')
+		p++;
+	size_t digits = 0, dots = 0;
+	const char *num_end = p;
+	while (isdigit((unsigned char)*num_end) || *num_end == '.') {
+		digits += *num_end != '.';
+		dots += *num_end == '.';
+		num_end++;
+	}
+	if (digits == 0 || dots > 1)
+		return -EINVAL;
+	char num[64];
+	if ((size_t)(num_end - s) >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, (size_t)(num_end - s));
+	num[num_end - s] = '\0';
+	double v = strtod(num, NULL), mul = 0;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(qty_suffix) && mul == 0; i++)
+		if (strcmp(num_end, qty_suffix[i].sfx) == 0)
+			mul = qty_suffix[i].mul;
+	if (mul == 0 && !qty_exponent(num_end, &mul))
+		return -EINVAL;
+	*out = v * mul;
+	return 0;
+}
+
+int kb_quantity_cmp(const char *a, const char *b, int *out)
+{
+	double x, y;
+	if (kb_quantity_parse(a, &x) < 0 || kb_quantity_parse(b, &y) < 0)
+		return -EINVAL;
+	/* compare with a relative tolerance so "1Gi" == "1073741824" exactly
+	 * and "0.1" == "100m" despite binary floating point */
+	double tol = fmax(fabs(x), fabs(y)) * 1e-12;
+	*out = fabs(x - y) <= tol ? 0 : (x < y ? -1 : 1);
+	return 0;
 }

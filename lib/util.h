@@ -52,6 +52,13 @@ int kb_buf_printf(struct kb_buf *b, const char *fmt, ...) __attribute__((format(
 void kb_buf_free(struct kb_buf *b);
 
 bool kb_str_has_prefix(const char *s, const char *prefix);
+
+/* Kubernetes resource quantities: "100m", "1Gi", "2", "1e3", "500Mi", "0.5",
+ * "+1k". *out is the value in base units (e.g. 0.1 for "100m"). 0 or -EINVAL. */
+int kb_quantity_parse(const char *s, double *out);
+/* Compares two quantity strings ("1Gi" equals "1024Mi"); *out is -1, 0 or 1.
+ * 0 or -EINVAL. */
+int kb_quantity_cmp(const char *a, const char *b, int *out);
 bool kb_str_has_suffix(const char *s, const char *suffix);
 
 #endif

@@ -580,91 +580,10 @@ int val_object_meta(const struct proxy_resource *r, const json_t *obj, const jso
 
 /* ---- quantities ---------------------------------------------------------------- */
 
-static const struct {
-	const char *sfx;
-	double mul;
-} qty_suffix[] = {
-    {"Ki", 1024.0},
-    {"Mi", 1048576.0},
-    {"Gi", 1073741824.0},
-    {"Ti", 1099511627776.0},
-    {"Pi", 1125899906842624.0},
-    {"Ei", 1152921504606846976.0},
-    {"n", 1e-9},
-    {"u", 1e-6},
-    {"m", 1e-3},
-    {"", 1.0},
-    {"k", 1e3},
-    {"M", 1e6},
-    {"G", 1e9},
-    {"T", 1e12},
-    {"P", 1e15},
-    {"E", 1e18},
-};
-
-/* Decimal exponent suffix "e3" / "E-2"; returns true and the factor. */
-static bool qty_exponent(const char *s, double *mul)
-{
-	if (*s != 'e' && *s != 'E')
-		return false;
-	s++;
-	const char *d = s + ((*s == '+' || *s == '-') ? 1 : 0);
-	if (!*d)
-		return false;
-	for (const char *p = d; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			return false;
-	*mul = pow(10.0, (double)strtol(s, NULL, 10));
-	return true;
-}
-
-int val_quantity_parse(const char *s, double *out)
-{
-	if (!s || !*s)
-		return -EINVAL;
-	const char *p = s;
-	if (*p == '+' || *p == '-')
-		p++;
-	size_t digits = 0, dots = 0;
-	const char *num_end = p;
-	while (isdigit((unsigned char)*num_end) || *num_end == '.') {
-		digits += *num_end != '.';
-		dots += *num_end == '.';
-		num_end++;
-	}
-	if (digits == 0 || dots > 1)
-		return -EINVAL;
-	char num[64];
-	if ((size_t)(num_end - s) >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, (size_t)(num_end - s));
-	num[num_end - s] = '\0';
-	double v = strtod(num, NULL), mul = 0;
-	for (size_t i = 0; i < KB_ARRAY_SIZE(qty_suffix) && mul == 0; i++)
-		if (strcmp(num_end, qty_suffix[i].sfx) == 0)
-			mul = qty_suffix[i].mul;
-	if (mul == 0 && !qty_exponent(num_end, &mul))
-		return -EINVAL;
-	*out = v * mul;
-	return 0;
-}
-
-int val_quantity_cmp(const char *a, const char *b, int *out)
-{
-	double x, y;
-	if (val_quantity_parse(a, &x) < 0 || val_quantity_parse(b, &y) < 0)
-		return -EINVAL;
-	/* compare with a relative tolerance so "1Gi" == "1073741824" exactly
-	 * and "0.1" == "100m" despite binary floating point */
-	double tol = fmax(fabs(x), fabs(y)) * 1e-12;
-	*out = fabs(x - y) <= tol ? 0 : (x < y ? -1 : 1);
-	return 0;
-}
-
 int val_quantity_milli(const char *s, int64_t *out)
 {
 	double v;
-	if (val_quantity_parse(s, &v) < 0)
+	if (kb_quantity_parse(s, &v) < 0)
 		return -EINVAL;
 	double m = ceil(v * 1000.0 - 1e-6);
 	if (m >= 9.2e18)
@@ -947,7 +866,7 @@ static void resource_list(json_t *c, const json_t *list, const char *base)
 		double q;
 		const char *s = json_is_string(v) ? json_string_value(v) : NULL;
 		pf(f, "%s[%s]", base, k);
-		if (!s || val_quantity_parse(s, &q) < 0)
+		if (!s || kb_quantity_parse(s, &q) < 0)
 			add_invalid_str(c, f, s, QTY_REGEX_MSG);
 		else if (q < 0)
 			add_invalid_str(c, f, s, "must be greater than or equal to 0");
@@ -967,7 +886,7 @@ static void container_resources(json_t *c, const json_t *res, const char *base)
 	json_object_foreach ((json_t *)req, k, v) {
 		const char *l = jstr(lim, k), *q = json_string_value(v);
 		int cmp;
-		if (!l || !q || val_quantity_cmp(q, l, &cmp) < 0 || cmp <= 0)
+		if (!l || !q || kb_quantity_cmp(q, l, &cmp) < 0 || cmp <= 0)
 			continue;
 		char msg[256];
 		pf(f, "%s.resources.requests[%s]", base, k);
@@ -1819,7 +1738,7 @@ static void v_pvc(const struct proxy_resource *r, const json_t *obj, const json_
 	double q;
 	if (!st)
 		add_required(c, "spec.resources[storage]");
-	else if (val_quantity_parse(st, &q) < 0)
+	else if (kb_quantity_parse(st, &q) < 0)
 		add_invalid_str(c, "spec.resources[storage]", st, QTY_REGEX_MSG);
 	else if (q <= 0)
 		add_invalid_str(c, "spec.resources[storage]", st, "must be greater than zero");
@@ -1979,8 +1898,7 @@ static void lr_item(json_t *c, const json_t *l, size_t i)
 					continue;
 				vals.s[lk] = json_string_value(q);
 				pf(f, "%s.%s[%s]", item, lr_lists[lk], k);
-				if (!vals.s[lk] ||
-				    val_quantity_parse(vals.s[lk], &vals.q[lk]) < 0) {
+				if (!vals.s[lk] || kb_quantity_parse(vals.s[lk], &vals.q[lk]) < 0) {
 					add_invalid_str(c, f, vals.s[lk], QTY_REGEX_MSG);
 					ok = false;
 				} else if (vals.q[lk] < 0) {

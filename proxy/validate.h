@@ -86,14 +86,8 @@ int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *
  * restartPolicy rules on top. Returns causes added or -ENOMEM. */
 int val_pod_spec(const json_t *spec, const char *path, json_t *causes);
 
-/* ---- quantities ------------------------------------------------------------
- * Kubernetes resource quantities: "100m", "1Gi", "2", "1e3", "500Mi", "0.5",
- * "+1k". *out is the value in base units (e.g. 0.1 for "100m"). 0 or -EINVAL.
- */
-int val_quantity_parse(const char *s, double *out);
-/* Compares two quantity strings; *out is -1, 0 or 1. 0 or -EINVAL. */
-int val_quantity_cmp(const char *a, const char *b, int *out);
-/* The same value in milli-units, saturated to INT64 bounds. 0 or -EINVAL. */
+/* A quantity (kb_quantity_parse) in milli-units, saturated to INT64 bounds.
+ * 0 or -EINVAL. */
 int val_quantity_milli(const char *s, int64_t *out);
 
 /* Cron schedule check for CronJob: 5 fields or @yearly/@annually/@monthly/

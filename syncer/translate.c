@@ -974,46 +974,6 @@ json_t *syncer_pod_update_patch(const json_t *want, const json_t *have, const js
 
 /* ---- claim updates ---------------------------------------------------------------------- */
 
-/* The value of quantity s ("1Gi", "2048Mi", "1e9", "500m"). False when it
- * does not parse. */
-static bool qty_value(const char *s, long double *out)
-{
-	static const struct {
-		const char *suffix;
-		long double mul;
-	} suffixes[] = {
-	    {"", 1.0L},
-	    {"Ki", 1024.0L},
-	    {"Mi", 1048576.0L},
-	    {"Gi", 1073741824.0L},
-	    {"Ti", 1099511627776.0L},
-	    {"Pi", 1125899906842624.0L},
-	    {"Ei", 1152921504606846976.0L},
-	    {"n", 1e-9L},
-	    {"u", 1e-6L},
-	    {"m", 1e-3L},
-	    {"k", 1e3L},
-	    {"M", 1e6L},
-	    {"G", 1e9L},
-	    {"T", 1e12L},
-	    {"P", 1e15L},
-	    {"E", 1e18L},
-	};
-	char *end;
-	if (!s || !*s)
-		return false;
-	long double v = strtold(s, &end);
-	if (end == s)
-		return false;
-	for (size_t i = 0; i < KB_ARRAY_SIZE(suffixes); i++) {
-		if (strcmp(end, suffixes[i].suffix) == 0) {
-			*out = v * suffixes[i].mul;
-			return true;
-		}
-	}
-	return false;
-}
-
 /* Resource maps `a` and `b` ask for the same amounts: a host writes its
  * quantities in canonical form ("2048Mi" comes back as "2Gi"). */
 static bool requests_equal(const json_t *a, const json_t *b)
@@ -1025,10 +985,10 @@ static bool requests_equal(const json_t *a, const json_t *b)
 	json_object_foreach ((json_t *)a, k, v) {
 		const char *x = json_string_value(v);
 		const char *y = json_string_value(json_object_get(b, k));
-		long double qx, qy;
+		int cmp;
 		if (!x || !y)
 			return false;
-		if (strcmp(x, y) != 0 && !(qty_value(x, &qx) && qty_value(y, &qy) && qx == qy))
+		if (strcmp(x, y) != 0 && (kb_quantity_cmp(x, y, &cmp) < 0 || cmp != 0))
 			return false;
 	}
 	return true;

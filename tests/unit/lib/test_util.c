@@ -2,7 +2,7 @@
 /*
  * Tests of lib/util: ages as kubectl prints them (apimachinery's
  * duration.HumanDuration), base64 (standard and URL-safe), RFC 3339 parsing,
- * generateName suffixes and the growable buffer.
+ * generateName suffixes, the growable buffer and resource quantities.
  */
 #include <check.h>
 #include <errno.h>
@@ -239,6 +239,37 @@ START_TEST(str_affixes)
 }
 END_TEST
 
+START_TEST(quantities)
+{
+	double v;
+	int cmp;
+	ck_assert_int_eq(kb_quantity_parse("100m", &v), 0);
+	ck_assert(v > 0.0999 && v < 0.1001);
+	ck_assert_int_eq(kb_quantity_parse("1Gi", &v), 0);
+	ck_assert(v == 1073741824.0);
+	ck_assert_int_eq(kb_quantity_parse("1e3", &v), 0);
+	ck_assert(v == 1000.0);
+	ck_assert_int_eq(kb_quantity_parse("500Mi", &v), 0);
+	ck_assert(v == 500.0 * 1048576.0);
+	ck_assert_int_eq(kb_quantity_parse("+1.5k", &v), 0);
+	ck_assert(v == 1500.0);
+	ck_assert_int_eq(kb_quantity_parse("-2", &v), 0);
+	ck_assert(v == -2.0);
+	ck_assert_int_eq(kb_quantity_parse("", &v), -EINVAL);
+	ck_assert_int_eq(kb_quantity_parse("1Gb", &v), -EINVAL);
+	ck_assert_int_eq(kb_quantity_parse("abc", &v), -EINVAL);
+	ck_assert_int_eq(kb_quantity_parse("1..2", &v), -EINVAL);
+	ck_assert_int_eq(kb_quantity_cmp("1Gi", "1024Mi", &cmp), 0);
+	ck_assert_int_eq(cmp, 0);
+	ck_assert_int_eq(kb_quantity_cmp("0.1", "100m", &cmp), 0);
+	ck_assert_int_eq(cmp, 0);
+	ck_assert_int_eq(kb_quantity_cmp("1G", "1Gi", &cmp), 0);
+	ck_assert_int_eq(cmp, -1);
+	ck_assert_int_eq(kb_quantity_cmp("2", "1500m", &cmp), 0);
+	ck_assert_int_eq(cmp, 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lib/util");
@@ -255,6 +286,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, uuid_format);
 	tcase_add_test(tc, buf_grows);
 	tcase_add_test(tc, str_affixes);
+	tcase_add_test(tc, quantities);
 	suite_add_tcase(s, tc);
 	return s;
 }
