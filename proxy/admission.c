@@ -420,8 +420,8 @@ static const json_t *default_class(const json_t *pcs)
  * spec.preemptionPolicy from its priorityClassName, or from the global
  * default class when it names none (which then becomes its class), or 0 and
  * PreemptLowerPriority without one; an unknown class, or a value the pod
- * brings that differs from the class's, is refused. An update keeps them.
- * A PriorityClass may be the global default only when no other one is.
+ * brings that differs from the class's, is refused. A PriorityClass may be
+ * the global default only when no other one is.
  */
 static int admit_priority(struct proxy *px, const struct proxy_resource *res, json_t *obj,
 			  const json_t *old, char *msg, size_t len)
@@ -429,16 +429,8 @@ static int admit_priority(struct proxy *px, const struct proxy_resource *res, js
 	bool pod = is_core(res, "Pod");
 	if (!pod && !is_priority_class(res))
 		return 0;
-	if (pod && old) {
-		json_t *spec = json_object_get(obj, "spec"), *os = json_object_get(old, "spec");
-		static const char *const keep[] = {"priority", "preemptionPolicy"};
-		for (size_t i = 0; i < KB_ARRAY_SIZE(keep); i++)
-			if (json_is_object(spec) && !json_object_get(spec, keep[i]) &&
-			    json_object_get(os, keep[i]))
-				json_object_set(spec, keep[i], json_object_get(os, keep[i]));
-		return 0;
-	}
-	if (!pod && !json_is_true(json_object_get(obj, "globalDefault")))
+	/* an update keeps them (handlers.c merge_by_sub, before validation) */
+	if ((pod && old) || (!pod && !json_is_true(json_object_get(obj, "globalDefault"))))
 		return 0;
 	json_t *pcs = priority_classes(px);
 	const json_t *dflt = default_class(pcs);

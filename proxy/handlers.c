@@ -699,43 +699,46 @@ static void finish_namespace_if_done(struct req *r, json_t *obj)
 		r->px->ns_pending = true;
 }
 
-/* A pod's spec.ephemeralContainers in obj: those of `from`. */
-static void ephemeral_from(json_t *obj, const json_t *from)
+/* spec[key] of obj: that of `from` (when obj lacks it only, if `missing`). */
+static void spec_from(json_t *obj, const json_t *from, const char *key, bool missing)
 {
 	json_t *spec = json_object_get(obj, "spec");
-	json_t *v = json_object_get(json_object_get(from, "spec"), "ephemeralContainers");
-	if (!json_is_object(spec))
+	json_t *v = json_object_get(json_object_get(from, "spec"), key);
+	if (!json_is_object(spec) || (missing && json_object_get(spec, key)))
 		return;
 	if (v)
-		json_object_set(spec, "ephemeralContainers", v);
+		json_object_set(spec, key, v);
 	else
-		json_object_del(spec, "ephemeralContainers");
+		json_object_del(spec, key);
 }
 
 /* Subresource semantics: /status changes only status; the main resource
  * ignores status when the kind has a status subresource. A pod's
  * /ephemeralcontainers changes only its ephemeral containers, which the pod
- * itself keeps (kube refuses the change there; it is ignored here). */
+ * itself keeps (kube refuses the change there; it is ignored here), and a
+ * pod keeps the priority its admission gave it when an update leaves it
+ * out (kube's Priority plugin on update). */
 static void merge_by_sub(struct req *r, const json_t *old, json_t *obj)
 {
 	bool pod = r->res->group[0] == '\0' && strcmp(r->res->plural, "pods") == 0;
 	if (pod && r->sub && strcmp(r->sub, "ephemeralcontainers") == 0) {
-		json_t *keep = json_deep_copy(obj);
+		json_t *n = json_deep_copy(old);
+		json_t *rv = obj_get(obj, "metadata.resourceVersion");
+		spec_from(n, obj, "ephemeralContainers", false);
+		if (rv) /* the caller's, for the conflict check */
+			json_object_set(obj_meta(n), "resourceVersion", rv);
+		else
+			json_object_del(obj_meta(n), "resourceVersion");
 		json_object_clear(obj);
-		json_object_update(obj, (json_t *)old);
-		json_object_set_new(obj, "metadata",
-				    json_deep_copy(json_object_get(old, "metadata")));
-		json_object_set_new(obj, "spec", json_deep_copy(json_object_get(old, "spec")));
-		ephemeral_from(obj, keep);
-		json_object_del(obj_meta(obj), "resourceVersion");
-		json_t *rv = obj_get(keep, "metadata.resourceVersion");
-		if (rv)
-			json_object_set(obj_meta(obj), "resourceVersion", rv);
-		json_decref(keep);
+		json_object_update(obj, n);
+		json_decref(n);
 		return;
 	}
-	if (pod && !r->sub)
-		ephemeral_from(obj, old);
+	if (pod && !r->sub) {
+		spec_from(obj, old, "ephemeralContainers", false);
+		spec_from(obj, old, "priority", true);
+		spec_from(obj, old, "preemptionPolicy", true);
+	}
 	if (r->sub && strcmp(r->sub, "status") == 0) {
 		const char *keys[] = {"spec", "data", "stringData", "type", "immutable"};
 		for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {

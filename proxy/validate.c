@@ -1124,12 +1124,6 @@ static void pod_update(json_t *c, const json_t *obj, const json_t *old)
 	munge_images(n, os, "initContainers");
 	copy_field(n, os, "activeDeadlineSeconds");
 	copy_field(n, os, "ephemeralContainers"); /* their own subresource's */
-	/* Priority admission (which runs after this, unlike in kube) keeps
-	 * these when an update leaves them out */
-	if (!json_object_get(n, "priority"))
-		copy_field(n, os, "priority");
-	if (!json_object_get(n, "preemptionPolicy"))
-		copy_field(n, os, "preemptionPolicy");
 	if (subset(json_object_get(os, "tolerations"), json_object_get(n, "tolerations")))
 		copy_field(n, os, "tolerations");
 	if (subset(json_object_get(n, "schedulingGates"), json_object_get(os, "schedulingGates")))
