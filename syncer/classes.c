@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lib/log.h"
 #include "lib/util.h"
@@ -47,10 +46,12 @@ bool syncer_class_on_host(store_t *st, const char *name)
 	return host;
 }
 
+/* What a tenant copy keeps of a host class. */
+static const char *const class_fields[] = {"value", "globalDefault", "preemptionPolicy",
+					   "description"};
+
 json_t *syncer_tenant_class(const json_t *host)
 {
-	static const char *const keep[] = {"value", "globalDefault", "preemptionPolicy",
-					   "description"};
 	const char *name =
 	    json_string_value(json_object_get(json_object_get(host, "metadata"), "name"));
 	if (!name || kb_str_has_prefix(name, "system-"))
@@ -58,10 +59,10 @@ json_t *syncer_tenant_class(const json_t *host)
 	json_t *pc =
 	    json_pack("{s:s,s:s,s:{s:s,s:{s:s}}}", "apiVersion", "scheduling.k8s.io/v1", "kind",
 		      "PriorityClass", "metadata", "name", name, "labels", LBL_HOSTCLASS, "true");
-	for (size_t i = 0; pc && i < KB_ARRAY_SIZE(keep); i++) {
-		json_t *v = json_object_get(host, keep[i]);
+	for (size_t i = 0; pc && i < KB_ARRAY_SIZE(class_fields); i++) {
+		json_t *v = json_object_get(host, class_fields[i]);
 		if (v)
-			json_object_set(pc, keep[i], v);
+			json_object_set(pc, class_fields[i], v);
 	}
 	return pc;
 }
@@ -74,33 +75,13 @@ static void put_class(struct host_classes *hc, const json_t *host)
 		return;
 	const char *name =
 	    json_string_value(json_object_get(json_object_get(want, "metadata"), "name"));
-	json_t *m = json_object_get(want, "metadata");
-	int rc;
-	if (store_get(hc->store, CLASSES_KEY, "", name, &old) == 0) {
-		json_t *om = json_object_get(old, "metadata");
-		bool same = from_host(old);
-		static const char *const keep[] = {"value", "globalDefault", "preemptionPolicy",
-						   "description"};
-		for (size_t i = 0; same && i < KB_ARRAY_SIZE(keep); i++)
-			same = json_equal(json_object_get(old, keep[i]),
-					  json_object_get(want, keep[i])) ||
-			       (!json_object_get(old, keep[i]) && !json_object_get(want, keep[i]));
-		if (same) {
-			json_decref(old);
-			json_decref(want);
-			return;
-		}
-		json_object_set(m, "uid", json_object_get(om, "uid"));
-		json_object_set(m, "creationTimestamp", json_object_get(om, "creationTimestamp"));
-		rc = store_update(hc->store, CLASSES_KEY, "", name, want, 0, NULL);
-	} else {
-		char uid[40], ts[40];
-		kb_uuid(uid);
-		kb_time_rfc3339(time(NULL), ts, sizeof(ts));
-		json_object_set_new(m, "uid", json_string(uid));
-		json_object_set_new(m, "creationTimestamp", json_string(ts));
-		rc = store_create(hc->store, CLASSES_KEY, "", name, want, NULL);
+	bool same = store_get(hc->store, CLASSES_KEY, "", name, &old) == 0 && from_host(old);
+	for (size_t i = 0; same && i < KB_ARRAY_SIZE(class_fields); i++) {
+		json_t *a = json_object_get(old, class_fields[i]);
+		json_t *b = json_object_get(want, class_fields[i]);
+		same = (!a && !b) || json_equal(a, b);
 	}
+	int rc = same ? 0 : syncer_store_put(hc->store, CLASSES_KEY, "", name, want, old);
 	if (rc < 0)
 		kb_warn("syncer", "priority class %s from the host: %s", name, strerror(-rc));
 	json_decref(old);

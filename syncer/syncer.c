@@ -95,6 +95,20 @@ static void set_meta_new(json_t *obj, time_t now)
 	json_object_set_new(m, "creationTimestamp", json_string(ts));
 }
 
+int syncer_store_put(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
+		     const json_t *old)
+{
+	json_t *m = json_object_get(obj, "metadata");
+	if (!old) {
+		set_meta_new(obj, time(NULL));
+		return store_create(st, res, ns, name, obj, NULL);
+	}
+	json_t *om = json_object_get(old, "metadata");
+	json_object_set(m, "uid", json_object_get(om, "uid"));
+	json_object_set(m, "creationTimestamp", json_object_get(om, "creationTimestamp"));
+	return store_update(st, res, ns, name, obj, 0, NULL);
+}
+
 /* ---- ConfigMaps and Secrets ------------------------------------------------------ */
 
 static const char *cfg_res(const char *kind)
@@ -381,17 +395,8 @@ static void on_node_get(int err, long status, json_t *body, void *arg)
 		return;
 	json_t *n = syncer_translate_node(body, s->tenant);
 	json_t *old = NULL;
-	if (store_get(s->store, "/nodes", "", name, &old) == 0) {
-		json_object_set(json_object_get(n, "metadata"), "uid",
-				json_object_get(json_object_get(old, "metadata"), "uid"));
-		json_object_set(
-		    json_object_get(n, "metadata"), "creationTimestamp",
-		    json_object_get(json_object_get(old, "metadata"), "creationTimestamp"));
-		store_update(s->store, "/nodes", "", name, n, 0, NULL);
-	} else {
-		set_meta_new(n, time(NULL));
-		store_create(s->store, "/nodes", "", name, n, NULL);
-	}
+	store_get(s->store, "/nodes", "", name, &old);
+	syncer_store_put(s->store, "/nodes", "", name, n, old);
 	json_decref(old);
 	json_decref(n);
 }
@@ -468,10 +473,6 @@ struct pod_call {
 	char hn[SYNCER_NAME_MAX + 1];
 };
 
-static void tenant_event(struct syncer *s, const char *ns, const char *kind, const char *obj,
-			 const char *uid, const char *type, const char *reason, const char *msg,
-			 const char *suffix, const char *component);
-
 static void on_pod_created(int err, long status, json_t *body, void *arg)
 {
 	struct pod_call *pc = arg;
@@ -486,11 +487,11 @@ static void on_pod_created(int err, long status, json_t *body, void *arg)
 	kb_info("syncer", "host refused pod %s: HTTP %ld %s", pc->hn, status,
 		jstr(body, "message") ? jstr(body, "message") : "");
 	if (status >= 400 && status < 500 && status != 429)
-		tenant_event(s, jstr(st, "ns"), "Pod", jstr(st, "name"), jstr(st, "uid"), "Warning",
-			     "FailedCreate",
-			     jstr(body, "message") ? jstr(body, "message")
-						   : "the host refused the pod",
-			     "host", NULL);
+		syncer_record_event(s->store, jstr(st, "ns"), "Pod", jstr(st, "name"),
+				    jstr(st, "uid"), "Warning", "FailedCreate",
+				    jstr(body, "message") ? jstr(body, "message")
+							  : "the host refused the pod",
+				    "host", NULL);
 	free(pc);
 }
 
@@ -814,15 +815,6 @@ static void on_tenant_pod(const struct store_event *ev, void *arg)
 
 /* ---- events: host -> tenant ----------------------------------------------------------- */
 
-/* Records (or counts up) event "<obj>.<suffix>" about tenant object
- * kind ns/obj. */
-static void tenant_event(struct syncer *s, const char *ns, const char *kind, const char *obj,
-			 const char *uid, const char *type, const char *reason, const char *msg,
-			 const char *suffix, const char *component)
-{
-	syncer_record_event(s->store, ns, kind, obj, uid, type, reason, msg, suffix, component);
-}
-
 void syncer_record_event(store_t *st, const char *ns, const char *kind, const char *obj,
 			 const char *uid, const char *type, const char *reason, const char *msg,
 			 const char *suffix, const char *component)
@@ -842,18 +834,9 @@ void syncer_record_event(store_t *st, const char *ns, const char *kind, const ch
 	    msg ? msg : "", "count", count, "firstTimestamp", ts, "lastTimestamp", ts, "source",
 	    "component", component ? component : "kubicle-syncer");
 	json_object_set_new(json_object_get(ev, "involvedObject"), "apiVersion", json_string("v1"));
-	if (old) {
-		json_object_set(json_object_get(ev, "metadata"), "uid",
-				json_object_get(json_object_get(old, "metadata"), "uid"));
-		json_object_set(
-		    json_object_get(ev, "metadata"), "creationTimestamp",
-		    json_object_get(json_object_get(old, "metadata"), "creationTimestamp"));
+	if (old)
 		json_object_set(ev, "firstTimestamp", json_object_get(old, "firstTimestamp"));
-		store_update(st, "/events", ns, name, ev, 0, NULL);
-	} else {
-		set_meta_new(ev, time(NULL));
-		store_create(st, "/events", ns, name, ev, NULL);
-	}
+	syncer_store_put(st, "/events", ns, name, ev, old);
 	json_decref(old);
 	json_decref(ev);
 }
@@ -887,9 +870,9 @@ static void on_host_event(const char *type, json_t *ev, void *arg)
 		return;
 	}
 	json_decref(old);
-	tenant_event(s, ns, kind, name, uid, jstr(ev, "type"), jstr(ev, "reason"),
-		     jstr(ev, "message"), dot ? dot + 1 : "host",
-		     jstr(json_object_get(ev, "source"), "component"));
+	syncer_record_event(s->store, ns, kind, name, uid, jstr(ev, "type"), jstr(ev, "reason"),
+			    jstr(ev, "message"), dot ? dot + 1 : "host",
+			    jstr(json_object_get(ev, "source"), "component"));
 }
 
 /* ---- resync --------------------------------------------------------------------------- */

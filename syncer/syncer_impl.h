@@ -157,6 +157,11 @@ bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, 
  * conditions, nodeInfo, addresses). New reference or NULL. */
 json_t *syncer_translate_node(const json_t *node, const char *tenant);
 
+/* Writes obj as tenant object res ns/name: `old` (what the store had, or
+ * NULL) gives it its uid and creationTimestamp, else they are new. Returns
+ * store_update's or store_create's result (syncer.c). */
+int syncer_store_put(store_t *st, const char *res, const char *ns, const char *name, json_t *obj,
+		     const json_t *old);
 /* An event on tenant object kind ns/obj (uid may be NULL), named
  * "<obj>.<suffix>": a repeat counts up the earlier one. component NULL:
  * kubicle-syncer. Written to the tenant store directly (syncer.c). */
