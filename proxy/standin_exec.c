@@ -39,6 +39,7 @@
 #include "lib/util.h"
 #include "lib/ws.h"
 #include "proxy/proxy_impl.h"
+#include "proxy/validate.h"
 
 #define MAX_ARGS    256
 #define MAX_MESSAGE (1024 * 1024)
@@ -464,19 +465,12 @@ static char *field_value(const json_t *pod, const char *path)
 	for (size_t i = 0; i < KB_ARRAY_SIZE(plain); i++)
 		if (strcmp(path, plain[i]) == 0)
 			return strdup(obj_str(pod, path) ? obj_str(pod, path) : "");
-	const char *maps[] = {"metadata.labels['", "metadata.annotations['"};
-	size_t n = strlen(path);
-	for (size_t i = 0; i < KB_ARRAY_SIZE(maps); i++) {
-		size_t m = strlen(maps[i]);
-		if (n > m + 2 && strncmp(path, maps[i], m) == 0 &&
-		    strcmp(path + n - 2, "']") == 0) {
-			char *key = strndup(path + m, n - m - 2);
-			const json_t *map =
-			    obj_get(pod, i ? "metadata.annotations" : "metadata.labels");
-			const char *v = key ? json_string_value(json_object_get(map, key)) : NULL;
-			free(key);
-			return strdup(v ? v : "");
-		}
+	char map[64], key[512];
+	if (val_split_subscript(path, map, sizeof(map), key, sizeof(key))) {
+		if (strcmp(map, "metadata.labels") != 0 && strcmp(map, "metadata.annotations") != 0)
+			return NULL;
+		const char *v = json_string_value(json_object_get(obj_get(pod, map), key));
+		return strdup(v ? v : "");
 	}
 	if (strcmp(path, "status.hostIPs") == 0 || strcmp(path, "status.podIPs") == 0) {
 		struct kb_buf b = {0};

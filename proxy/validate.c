@@ -714,8 +714,7 @@ static const char *const volume_field_paths[] = {
     "metadata.namespace",   "metadata.uid",    NULL,
 };
 
-/* kube's SplitMaybeSubscriptedPath: "path['key']" gives path and key. */
-static bool split_subscript(const char *fp, char *path, size_t plen, char *key, size_t klen)
+bool val_split_subscript(const char *fp, char *path, size_t plen, char *key, size_t klen)
 {
 	size_t n = strlen(fp);
 	if (n < 2 || strcmp(fp + n - 2, "']") != 0)
@@ -747,7 +746,7 @@ static void field_ref(json_t *c, const json_t *fr, const char *base, const char 
 		add_invalid_str(c, f, fp, msg);
 		return;
 	}
-	if (split_subscript(fp, path, sizeof(path), key, sizeof(key))) {
+	if (val_split_subscript(fp, path, sizeof(path), key, sizeof(key))) {
 		if (strcmp(path, "metadata.labels") != 0 &&
 		    strcmp(path, "metadata.annotations") != 0) {
 			snprintf(msg, sizeof(msg),

@@ -86,6 +86,11 @@ int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *
  * restartPolicy rules on top. Returns causes added or -ENOMEM. */
 int val_pod_spec(const json_t *spec, const char *path, json_t *causes);
 
+/* kube's SplitMaybeSubscriptedPath for a downward API field path:
+ * "metadata.labels['app']" gives path "metadata.labels" and key "app" (cut
+ * to their buffers); false when fp has no subscript. */
+bool val_split_subscript(const char *fp, char *path, size_t plen, char *key, size_t klen);
+
 /* A quantity (kb_quantity_parse) in milli-units, saturated to INT64 bounds.
  * 0 or -EINVAL. */
 int val_quantity_milli(const char *s, int64_t *out);

@@ -690,7 +690,7 @@ YAML
   "${H[@]}" delete priorityclass train >/dev/null
   expect_until "classes: a host class deleted on the host leaves the tenant" "gone" \
     sh -c "kubectl --kubeconfig $T_t1_KCFG get pc train >/dev/null 2>&1 || echo gone"
-  expect_eq "classes: the tenant's own class stays" "mine" "${T[@]}" get pc mine -o name --no-headers -o jsonpath='{.metadata.name}'
+  expect_eq "classes: the tenant's own class stays" "mine" "${T[@]}" get pc mine -o jsonpath='{.metadata.name}'
   "${T[@]}" delete pod trainer own-class --wait=false >/dev/null
   "${T[@]}" delete pc mine >/dev/null
 }
