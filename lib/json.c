@@ -13,6 +13,11 @@
 
 #include "lib/util.h"
 
+bool kb_json_same(const json_t *a, const json_t *b)
+{
+	return (!a && !b) || json_equal((json_t *)a, (json_t *)b);
+}
+
 json_t *kb_json_path(const json_t *obj, const char *path)
 {
 	char key[128];

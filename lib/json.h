@@ -6,6 +6,8 @@
 #ifndef KB_JSON_H
 #define KB_JSON_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 /* The value at a dotted path of object keys ("metadata.name"), or NULL.
@@ -19,6 +21,10 @@ const char **kb_json_sorted_keys(const json_t *obj, size_t *n);
 /* parent[key] as an object, made (replacing a non-object) when missing.
  * Borrowed from parent. */
 json_t *kb_json_object_at(json_t *parent, const char *key);
+
+/* Whether a and b (borrowed, either may be NULL) are equal JSON values, two
+ * missing ones included (jansson's json_equal is false for two NULLs). */
+bool kb_json_same(const json_t *a, const json_t *b);
 
 struct kb_buf;
 

@@ -413,11 +413,10 @@ static void check_nonneg(json_t *c, const json_t *o, const char *key, const char
 			(long long)json_integer_value(v));
 }
 
-/* Whether a field differs between two versions of an object (jansson's
- * json_equal is false when both are missing). */
+/* Whether a field differs between two versions of an object. */
 static bool changed(const json_t *nv, const json_t *ov)
 {
-	return (nv || ov) && !json_equal((json_t *)nv, (json_t *)ov);
+	return !kb_json_same(nv, ov);
 }
 
 static void immutable(json_t *c, const json_t *nv, const json_t *ov, const char *field)

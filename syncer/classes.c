@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "syncer/syncer_impl.h"
@@ -76,11 +77,9 @@ static void put_class(struct host_classes *hc, const json_t *host)
 	const char *name =
 	    json_string_value(json_object_get(json_object_get(want, "metadata"), "name"));
 	bool same = store_get(hc->store, CLASSES_KEY, "", name, &old) == 0 && from_host(old);
-	for (size_t i = 0; same && i < KB_ARRAY_SIZE(class_fields); i++) {
-		json_t *a = json_object_get(old, class_fields[i]);
-		json_t *b = json_object_get(want, class_fields[i]);
-		same = (!a && !b) || json_equal(a, b);
-	}
+	for (size_t i = 0; same && i < KB_ARRAY_SIZE(class_fields); i++)
+		same = kb_json_same(json_object_get(old, class_fields[i]),
+				    json_object_get(want, class_fields[i]));
 	int rc = same ? 0 : syncer_store_put(hc->store, CLASSES_KEY, "", name, want, old);
 	if (rc < 0)
 		kb_warn("syncer", "priority class %s from the host: %s", name, strerror(-rc));

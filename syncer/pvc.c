@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "syncer/syncer_impl.h"
@@ -93,12 +94,6 @@ static bool deleting(const json_t *o)
 static bool str_eq(const char *a, const char *b)
 {
 	return a && b ? strcmp(a, b) == 0 : a == b;
-}
-
-/* jansson's json_equal is false for two missing values. */
-static bool same(const json_t *a, const json_t *b)
-{
-	return (!a && !b) || json_equal(a, b);
 }
 
 static void claim_hn(struct syncer_pvcs *p, const json_t *pvc, char *hn)
@@ -303,11 +298,12 @@ static bool same_pushable(const json_t *a, const json_t *b)
 {
 	const json_t *am = json_object_get(a, "metadata"), *bm = json_object_get(b, "metadata");
 	const json_t *as = json_object_get(a, "spec"), *bs = json_object_get(b, "spec");
-	return same(json_object_get(am, "labels"), json_object_get(bm, "labels")) &&
-	       same(json_object_get(am, "annotations"), json_object_get(bm, "annotations")) &&
-	       same(json_object_get(as, "resources"), json_object_get(bs, "resources")) &&
-	       same(json_object_get(as, "volumeAttributesClassName"),
-		    json_object_get(bs, "volumeAttributesClassName"));
+	return kb_json_same(json_object_get(am, "labels"), json_object_get(bm, "labels")) &&
+	       kb_json_same(json_object_get(am, "annotations"),
+			    json_object_get(bm, "annotations")) &&
+	       kb_json_same(json_object_get(as, "resources"), json_object_get(bs, "resources")) &&
+	       kb_json_same(json_object_get(as, "volumeAttributesClassName"),
+			    json_object_get(bs, "volumeAttributesClassName"));
 }
 
 /* ---- back to the tenant ------------------------------------------------------------ */
@@ -348,7 +344,7 @@ static void copy_back(struct syncer_pvcs *p, const json_t *hp, json_t *tp)
 	json_t *tspec = json_object_get(tp, "spec");
 	const char *vol = spec_str(hp, "volumeName"), *cls = class_back(hp, tspec);
 	bool new_vol = vol && *vol && !str_eq(vol, jstr(tspec, "volumeName"));
-	if (!status || (same(status, json_object_get(tp, "status")) && !new_vol && !cls))
+	if (!status || (kb_json_same(status, json_object_get(tp, "status")) && !new_vol && !cls))
 		goto out;
 	if (!json_is_object(tspec)) {
 		tspec = json_object();
@@ -379,7 +375,7 @@ static bool host_known(struct syncer_pvcs *p, const json_t *hp, const char *hn)
 	if ((vol && *vol && !str_eq(vol, jstr(e, "tvol"))) || (hc && *hc && !jstr(e, "tclass")))
 		return false;
 	json_t *status = syncer_pvc_status_from_host(hp);
-	bool eq = same(status, ts);
+	bool eq = kb_json_same(status, ts);
 	json_decref(status);
 	return eq;
 }

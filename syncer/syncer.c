@@ -28,6 +28,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "lib/json.h"
 #include "lib/kubeconfig.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -658,10 +659,10 @@ static bool same_mutable(const json_t *a, const json_t *b)
 	const json_t *am = json_object_get(a, "metadata"), *bm = json_object_get(b, "metadata");
 	const json_t *as = json_object_get(a, "spec"), *bs = json_object_get(b, "spec");
 	for (size_t i = 0; i < KB_ARRAY_SIZE(meta); i++)
-		if (!json_equal(json_object_get(am, meta[i]), json_object_get(bm, meta[i])))
+		if (!kb_json_same(json_object_get(am, meta[i]), json_object_get(bm, meta[i])))
 			return false;
 	for (size_t i = 0; i < KB_ARRAY_SIZE(spec); i++)
-		if (!json_equal(json_object_get(as, spec[i]), json_object_get(bs, spec[i])))
+		if (!kb_json_same(json_object_get(as, spec[i]), json_object_get(bs, spec[i])))
 			return false;
 	return true;
 }

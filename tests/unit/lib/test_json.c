@@ -47,6 +47,21 @@ static const char *const docs[] = {
     "\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80}]}]}}",
 };
 
+START_TEST(same_counts_two_missing_values_equal)
+{
+	json_t *a = json_pack("{s:i}", "x", 1), *b = json_pack("{s:i}", "x", 1);
+	json_t *c = json_pack("{s:i}", "x", 2);
+	ck_assert(kb_json_same(NULL, NULL));
+	ck_assert(kb_json_same(a, b));
+	ck_assert(!kb_json_same(a, c));
+	ck_assert(!kb_json_same(a, NULL));
+	ck_assert(!kb_json_same(NULL, a));
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+END_TEST
+
 START_TEST(dump_matches_jansson)
 {
 	for (size_t i = 0; i < sizeof(docs) / sizeof(*docs); i++) {
@@ -268,6 +283,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, copy_is_deep_and_equal);
 	tcase_add_test(tc, load_matches_jansson);
 	tcase_add_test(tc, load_deep_nesting);
+	tcase_add_test(tc, same_counts_two_missing_values_equal);
 	suite_add_tcase(s, tc);
 	return s;
 }
