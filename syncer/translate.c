@@ -936,10 +936,23 @@ static void toleration_diff(json_t *pspec, const json_t *want, const json_t *hav
 	json_decref(out);
 }
 
-/* {"metadata": pmeta, "spec": pspec} without the empty ones, or NULL when
- * both are; takes the three references. */
-static json_t *patch_of(json_t *patch, json_t *pmeta, json_t *pspec)
+/* The metadata part of an update patch: labels and annotations (NULL on
+ * ENOMEM). */
+static json_t *meta_patch(const json_t *want, const json_t *have, const json_t *prev)
 {
+	json_t *pmeta = json_object();
+	if (pmeta) {
+		map_diff(pmeta, "labels", want, have, prev);
+		map_diff(pmeta, "annotations", want, have, prev);
+	}
+	return pmeta;
+}
+
+/* {"metadata": pmeta, "spec": pspec} without the empty parts (either may be
+ * NULL), or NULL when both are empty; takes both references. */
+static json_t *patch_of(json_t *pmeta, json_t *pspec)
+{
+	json_t *patch = json_object();
 	if (patch && json_object_size(pmeta))
 		json_object_set(patch, "metadata", pmeta);
 	if (patch && json_object_size(pspec))
@@ -955,21 +968,17 @@ static json_t *patch_of(json_t *patch, json_t *pmeta, json_t *pspec)
 
 json_t *syncer_pod_update_patch(const json_t *want, const json_t *have, const json_t *prev)
 {
-	json_t *patch = json_object(), *pmeta = json_object(), *pspec = json_object();
+	json_t *pspec = json_object();
 	const json_t *ws = json_object_get(want, "spec"), *hs = json_object_get(have, "spec");
-	if (!patch || !pmeta || !pspec) {
-		json_decref(patch);
-		return patch_of(NULL, pmeta, pspec);
-	}
-	map_diff(pmeta, "labels", want, have, prev);
-	map_diff(pmeta, "annotations", want, have, prev);
+	if (!pspec)
+		return NULL;
 	image_diff(pspec, "containers", ws, hs);
 	image_diff(pspec, "initContainers", ws, hs);
 	json_t *ads = json_object_get(ws, "activeDeadlineSeconds");
 	if (json_is_integer(ads) && !json_equal(ads, json_object_get(hs, "activeDeadlineSeconds")))
 		json_object_set(pspec, "activeDeadlineSeconds", ads);
 	toleration_diff(pspec, ws, hs);
-	return patch_of(patch, pmeta, pspec);
+	return patch_of(meta_patch(want, have, prev), pspec);
 }
 
 /* ---- claim updates ---------------------------------------------------------------------- */
@@ -996,14 +1005,10 @@ static bool requests_equal(const json_t *a, const json_t *b)
 
 json_t *syncer_pvc_update_patch(const json_t *want, const json_t *have, const json_t *prev)
 {
-	json_t *patch = json_object(), *pmeta = json_object(), *pspec = json_object();
+	json_t *pspec = json_object();
 	const json_t *ws = json_object_get(want, "spec"), *hs = json_object_get(have, "spec");
-	if (!patch || !pmeta || !pspec) {
-		json_decref(patch);
-		return patch_of(NULL, pmeta, pspec);
-	}
-	map_diff(pmeta, "labels", want, have, prev);
-	map_diff(pmeta, "annotations", want, have, prev);
+	if (!pspec)
+		return NULL;
 	/* a larger request is a volume expansion (the host refuses what its
 	 * class does not allow, and any change to a claim not bound yet) */
 	json_t *wr = json_object_get(json_object_get(ws, "resources"), "requests");
@@ -1015,5 +1020,5 @@ json_t *syncer_pvc_update_patch(const json_t *want, const json_t *have, const js
 	if (wv && !json_is_null(wv) ? !json_equal(wv, hv) : hv && !json_is_null(hv))
 		json_object_set_new(pspec, "volumeAttributesClassName",
 				    wv ? json_incref(wv) : json_null());
-	return patch_of(patch, pmeta, pspec);
+	return patch_of(meta_patch(want, have, prev), pspec);
 }
