@@ -27,6 +27,7 @@
 #include "lib/tls.h"
 #include "controllers/controllers.h"
 #include "policies/policies.h"
+#include "proxy/dns.h"
 #include "proxy/proxy.h"
 #include "store/store.h"
 #include "syncer/syncer.h"
@@ -46,6 +47,8 @@ static const char usage_text[] =
     "                [--host-qps N] [--host-burst N] [--host-max-streams N]\n"
     "                [--policy untrusted|trusted|mig|FILE]\n"
     "                [--pki-dir DIR] [--standin-exec]\n"
+    "                [--dns-listen ADDR:PORT] [--cluster-domain D] [--dns-upstream IP[:PORT]]\n"
+    "                [--pod-dns IP]\n"
     "      Serve the Kubernetes API for one tenant from DIR (created on first start:\n"
     "      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n"
     "      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"
@@ -64,6 +67,12 @@ static const char usage_text[] =
     "      whose pods/exec runs the command as a local process of this server, as\n"
     "      this user. Never on a tenant: it runs whatever a user with\n"
     "      create on pods/exec asks.\n"
+    "      --dns-listen: serve the tenant's cluster DNS (Services, headless\n"
+    "      endpoints, pods of --cluster-domain, default cluster.local) on UDP and\n"
+    "      TCP; other names go to --dns-upstream (default: /etc/resolv.conf's\n"
+    "      first nameserver; \"none\": refused). --pod-dns IP: host pods of\n"
+    "      dnsPolicy ClusterFirst resolve through IP (this server's DNS as the\n"
+    "      host pods reach it: docs/dns.md).\n"
     "  kubicle token create --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
     "      Print a new bearer token for NAME (only its SHA-256 is stored).\n"
     "  kubicle token revoke --data-dir DIR (TOKEN | --user NAME)\n"
@@ -110,6 +119,7 @@ struct serve_args {
 	const char *policy;      /* --policy NAME|FILE, or NULL */
 	const char *pki_dir;     /* certificates; default data_dir (may be read-only) */
 	bool standin_exec;       /* --standin-exec */
+	struct dns_opts dns;     /* listen NULL: no cluster DNS */
 };
 
 struct server {
@@ -118,6 +128,7 @@ struct server {
 	proxy_t *proxy;
 	ctrl_t *ctrl;
 	syncer_t *syncer;
+	dns_t *dns;
 	SSL_CTX *tls;
 	policy_t *policy;
 	uv_signal_t sigterm, sigint;
@@ -152,6 +163,10 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 	    {"policy", required_argument, NULL, 'p'},
 	    {"pki-dir", required_argument, NULL, 'k'},
 	    {"standin-exec", no_argument, NULL, 'X'},
+	    {"dns-listen", required_argument, NULL, 'D'},
+	    {"cluster-domain", required_argument, NULL, 'Z'},
+	    {"dns-upstream", required_argument, NULL, 'U'},
+	    {"pod-dns", required_argument, NULL, 'O'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -197,6 +212,10 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 		case 'p': a->policy = optarg; break;
 		case 'k': a->pki_dir = optarg; break;
 		case 'X': a->standin_exec = true; break;
+		case 'D': a->dns.listen = optarg; break;
+		case 'Z': a->dns.domain = a->host.cluster_domain = optarg; break;
+		case 'U': a->dns.upstream = optarg; break;
+		case 'O': a->host.pod_dns = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
@@ -263,6 +282,8 @@ static void on_signal(uv_signal_t *sig, int signum)
 	kb_info("main", "signal %d: shutting down", signum);
 	ctrl_stop(s->ctrl);
 	s->ctrl = NULL;
+	dns_stop(s->dns);
+	s->dns = NULL;
 	if (s->syncer) {
 		syncer_stop(s->syncer);
 		s->syncer = NULL;
@@ -396,6 +417,10 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "kubicle: kubeconfig: %s\n", strerror(-rc));
 		goto fail_kubeconfig;
 	}
+	if (a.dns.listen && (rc = dns_start(s.loop, s.store, &a.dns, &s.dns, NULL)) < 0) {
+		fprintf(stderr, "kubicle: dns on %s: %s\n", a.dns.listen, strerror(-rc));
+		goto fail_kubeconfig;
+	}
 	if (a.host.host_namespace && (rc = start_syncer(&s, &a, port)) < 0) {
 		fprintf(stderr, "kubicle: syncer: %s\n", strerror(-rc));
 		goto fail_kubeconfig;
@@ -422,6 +447,7 @@ int cmd_serve(int argc, char **argv)
 	kb_info("main", "stopped");
 	return 0;
 fail_kubeconfig:
+	dns_stop(s.dns);
 	proxy_set_policy(s.proxy, NULL);
 	proxy_stop(s.proxy);
 	uv_run(s.loop, UV_RUN_DEFAULT);

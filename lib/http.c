@@ -1826,35 +1826,6 @@ static void on_connection(uv_stream_t *server, int status)
 
 /* ---- server ---- */
 
-static int parse_addr(const char *addr, struct sockaddr_storage *ss)
-{
-	char host[128];
-	const char *colon;
-	if (addr[0] == '[') {
-		const char *end = strchr(addr, ']');
-		if (!end || end[1] != ':' || (size_t)(end - addr - 1) >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, addr + 1, (size_t)(end - addr - 1));
-		host[end - addr - 1] = '\0';
-		colon = end + 1;
-	} else {
-		colon = strrchr(addr, ':');
-		if (!colon || (size_t)(colon - addr) >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, addr, (size_t)(colon - addr));
-		host[colon - addr] = '\0';
-	}
-	char *endp;
-	long port = strtol(colon + 1, &endp, 10);
-	if (*endp || port < 0 || port > 65535 || colon[1] == '\0')
-		return -EINVAL;
-	if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)ss) == 0)
-		return 0;
-	if (uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)ss) == 0)
-		return 0;
-	return -EINVAL;
-}
-
 static void apply_defaults(struct kb_http_server_opts *o)
 {
 	if (!o->max_body)
@@ -1891,7 +1862,7 @@ static int srv_listen(kb_http_server_t *srv, const char *addr, int *port_out)
 {
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof(ss));
-	int rc = parse_addr(addr, &ss);
+	int rc = kb_parse_hostport(addr, -1, &ss);
 	if (rc < 0)
 		return rc;
 	rc = uv_tcp_bind(&srv->listener, (const struct sockaddr *)&ss, 0);

@@ -2,6 +2,8 @@
 /* Small foundations: see util.h. */
 #include "lib/util.h"
 
+#include <uv.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -365,4 +367,36 @@ int kb_quantity_cmp(const char *a, const char *b, int *out)
 	double tol = fmax(fabs(x), fabs(y)) * 1e-12;
 	*out = fabs(x - y) <= tol ? 0 : (x < y ? -1 : 1);
 	return 0;
+}
+
+int kb_parse_hostport(const char *addr, int default_port, struct sockaddr_storage *ss)
+{
+	if (default_port >= 0 && (uv_ip4_addr(addr, default_port, (struct sockaddr_in *)ss) == 0 ||
+				  uv_ip6_addr(addr, default_port, (struct sockaddr_in6 *)ss) == 0))
+		return 0;
+	char host[128];
+	const char *colon;
+	if (addr[0] == '[') {
+		const char *end = strchr(addr, ']');
+		if (!end || end[1] != ':' || (size_t)(end - addr - 1) >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, addr + 1, (size_t)(end - addr - 1));
+		host[end - addr - 1] = '\0';
+		colon = end + 1;
+	} else {
+		colon = strrchr(addr, ':');
+		if (!colon || (size_t)(colon - addr) >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, addr, (size_t)(colon - addr));
+		host[colon - addr] = '\0';
+	}
+	char *endp;
+	long port = strtol(colon + 1, &endp, 10);
+	if (*endp || port < 0 || port > 65535 || colon[1] == '\0')
+		return -EINVAL;
+	if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)ss) == 0)
+		return 0;
+	if (uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)ss) == 0)
+		return 0;
+	return -EINVAL;
 }

@@ -61,4 +61,10 @@ int kb_quantity_parse(const char *s, double *out);
 int kb_quantity_cmp(const char *a, const char *b, int *out);
 bool kb_str_has_suffix(const char *s, const char *suffix);
 
+struct sockaddr_storage;
+/* "HOST:PORT" or "[IPv6]:PORT", HOST an IPv4 or IPv6 address, into *ss.
+ * With default_port >= 0 a bare address ("10.0.0.10", "fd00::a") is
+ * accepted too and gets that port. 0 or -EINVAL. */
+int kb_parse_hostport(const char *addr, int default_port, struct sockaddr_storage *ss);
+
 #endif

@@ -44,6 +44,7 @@ struct syncer {
 	uv_loop_t *loop;
 	store_t *store;
 	char tenant[64], host_ns[64], queue[128], advertise[128], sa_secret[8];
+	char pod_dns[64], domain[254];
 	struct syncer_xlate x;
 	kb_httpc_t *http;
 	unsigned pipes, max_pipes; /* exec/attach/port-forward sessions piped to the host */
@@ -1317,6 +1318,12 @@ static int check_opts(const struct syncer_opts *o)
 				 "\"-x-\"), --host-namespace and a known --scheduler");
 		return -EINVAL;
 	}
+	unsigned char ip[16];
+	if (o->pod_dns && uv_inet_pton(AF_INET, o->pod_dns, ip) < 0 &&
+	    uv_inet_pton(AF_INET6, o->pod_dns, ip) < 0) {
+		kb_err("syncer", "--pod-dns wants an IP address, not %s", o->pod_dns);
+		return -EINVAL;
+	}
 	const struct syncer_profile *p = syncer_profile_find(o->scheduler);
 	if ((p->queue_label || p->queue_annotation) && (!o->queue || !*o->queue)) {
 		kb_err("syncer", "the %s profile needs --queue", p->name);
@@ -1367,12 +1374,17 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	snprintf(s->host_ns, sizeof(s->host_ns), "%s", o->host_namespace);
 	snprintf(s->queue, sizeof(s->queue), "%s", o->queue ? o->queue : "");
 	snprintf(s->advertise, sizeof(s->advertise), "%s", o->advertise ? o->advertise : "");
+	snprintf(s->pod_dns, sizeof(s->pod_dns), "%s", o->pod_dns ? o->pod_dns : "");
+	snprintf(s->domain, sizeof(s->domain), "%s",
+		 o->cluster_domain ? o->cluster_domain : "cluster.local");
 	s->x = (struct syncer_xlate){.tenant = s->tenant,
 				     .host_ns = s->host_ns,
 				     .queue = s->queue[0] ? s->queue : NULL,
 				     .profile = syncer_profile_find(o->scheduler),
 				     .api_host = s->advertise[0] ? s->advertise : NULL,
-				     .api_port = o->api_port};
+				     .api_port = o->api_port,
+				     .pod_dns = s->pod_dns[0] ? s->pod_dns : NULL,
+				     .cluster_domain = s->domain};
 	snprintf(s->pods_path, sizeof(s->pods_path), "/api/v1/namespaces/%s/pods", s->host_ns);
 	snprintf(s->sel, sizeof(s->sel), "kubicle.dev%%2Ftenant%%3D%s", s->tenant);
 	s->pods = json_object();

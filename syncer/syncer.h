@@ -61,6 +61,13 @@ struct syncer_opts {
 	const char *scheduler;       /* "kai" (default), "kueue", "volcano", "hami", "none" */
 	const char *advertise;       /* tenant API address for pods, or NULL */
 	int api_port;                /* tenant API port for pods */
+	/* The tenant's cluster DNS (proxy/dns.h) as host pods reach it: an IP.
+	 * Host pods of dnsPolicy ClusterFirst get dnsPolicy None and a
+	 * dnsConfig naming it, with the tenant's search path in
+	 * cluster_domain (NULL: "cluster.local"). NULL: pods keep the host's
+	 * DNS, which knows none of the tenant's names. */
+	const char *pod_dns;
+	const char *cluster_domain;
 	/*
 	 * Rate limit of requests to the host. Default (0) 50 QPS, burst 100:
 	 * client-go's own default (5/10) would take 40 s to start 200 pods, but

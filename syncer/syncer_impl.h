@@ -59,9 +59,11 @@ struct syncer_xlate {
 	const char *host_ns; /* host namespace */
 	const char *queue;   /* the tenant's queue */
 	const struct syncer_profile *profile;
-	const char *api_host;  /* KUBERNETES_SERVICE_HOST for pods, or NULL */
-	int api_port;          /* KUBERNETES_SERVICE_PORT */
-	const char *sa_secret; /* host secret mounted as the SA token folder, or NULL */
+	const char *api_host;       /* KUBERNETES_SERVICE_HOST for pods, or NULL */
+	int api_port;               /* KUBERNETES_SERVICE_PORT */
+	const char *sa_secret;      /* host secret mounted as the SA token folder, or NULL */
+	const char *pod_dns;        /* the tenant's cluster DNS as host pods reach it, or NULL */
+	const char *cluster_domain; /* its zone ("cluster.local"); NULL: that */
 };
 
 /*

@@ -583,6 +583,62 @@ json_t *syncer_sa_secret(const struct syncer_xlate *x, const char *ns, const cha
 
 /* Fields that would reach into the host: refused by the tenant API already,
  * removed here as a second line of defence. */
+/* ---- DNS ---------------------------------------------------------------------------- */
+
+/* Appends the strings of `from` not yet in `to` (both arrays), up to max. */
+static void append_unique(json_t *to, const json_t *from, size_t max)
+{
+	size_t i, j;
+	json_t *v, *w;
+	json_array_foreach (from, i, v) {
+		bool dup = false;
+		json_array_foreach (to, j, w)
+			dup = dup || json_equal(v, w);
+		if (!dup && json_array_size(to) < max)
+			json_array_append(to, v);
+	}
+}
+
+/*
+ * A pod of dnsPolicy ClusterFirst resolves through the tenant's cluster DNS
+ * (proxy/dns.h), with the search path the kubelet would give it in the
+ * tenant: the host pod gets dnsPolicy None and the dnsConfig the kubelet
+ * would have written, the pod's own dnsConfig appended (nameservers and
+ * searches after the cluster's, its options overriding ndots), as the
+ * kubelet merges them. Default and None pods are left as they are.
+ */
+static void set_dns(const struct syncer_xlate *x, json_t *spec, const char *ns)
+{
+	const char *policy = jstr(spec, "dnsPolicy");
+	if (!x->pod_dns || (policy && strcmp(policy, "ClusterFirst") != 0 &&
+			    strcmp(policy, "ClusterFirstWithHostNet") != 0))
+		return;
+	const char *d = x->cluster_domain ? x->cluster_domain : "cluster.local";
+	const json_t *own = json_object_get(spec, "dnsConfig");
+	char svc[320], all[300];
+	snprintf(svc, sizeof(svc), "%s.svc.%s", ns ? ns : "default", d);
+	snprintf(all, sizeof(all), "svc.%s", d);
+	json_t *servers = json_pack("[s]", x->pod_dns);
+	json_t *search = json_pack("[s,s,s]", svc, all, d);
+	json_t *opts = json_pack("[{s:s,s:s}]", "name", "ndots", "value", "5");
+	append_unique(servers, json_object_get(own, "nameservers"), 3); /* the resolver's limit */
+	append_unique(search, json_object_get(own, "searches"), 32);
+	size_t i;
+	json_t *o;
+	bool ndots = true; /* ours is still opts[0] */
+	json_array_foreach (json_object_get(own, "options"), i, o) {
+		if (ndots && jstr(o, "name") && strcmp(jstr(o, "name"), "ndots") == 0) {
+			json_array_remove(opts, 0);
+			ndots = false;
+		}
+		json_array_append(opts, o);
+	}
+	json_object_set_new(spec, "dnsPolicy", json_string("None"));
+	json_object_set_new(spec, "dnsConfig",
+			    json_pack("{s:o,s:o,s:o}", "nameservers", servers, "searches", search,
+				      "options", opts));
+}
+
 static void strip_host_fields(json_t *spec)
 {
 	static const char *const keys[] = {"nodeName", "hostNetwork", "hostPID", "hostIPC", NULL};
@@ -616,6 +672,7 @@ json_t *syncer_translate_pod(const struct syncer_xlate *x, const json_t *pod, js
 	rewrite_containers(x, &d, spec, ns, refs);
 	rewrite_volumes(x, &d, spec, ns, refs);
 	set_hostname(spec, tmeta);
+	set_dns(x, spec, ns);
 	set_service_account(x, spec);
 	set_scheduler(x, hp, tmeta);
 	return hp;
