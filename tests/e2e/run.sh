@@ -18,6 +18,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_admission.sh"
 . "$here/t_openapi2.sh"
 . "$here/t_kinds.sh"
+. "$here/t_dns.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -52,4 +53,5 @@ admission_suite
 tenants_suite
 openapi2_suite
 kinds_suite
+dns_suite
 e2e_summary

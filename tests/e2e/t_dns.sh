@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: Apache-2.0
+# The tenant's cluster DNS (proxy/dns.h), asked with dig (bind9-dnsutils)
+# over UDP and TCP while kubectl changes the tenant's Services; forwarding
+# to an upstream (a second server with another zone) and to a dead one;
+# bad packets; and the host pods' DNS settings written by the syncer.
+
+dns_port() { # LOG: the port a server's DNS reported
+  local i p
+  for i in $(seq 100); do
+    p=$(awk '/dns: serving/ {print $NF; exit}' "$1" 2>/dev/null)
+    [ -n "$p" ] && { echo "$p"; return 0; }
+    sleep 0.05
+  done
+  return 1
+}
+
+# dq PORT DIG-ARGS...: dig against 127.0.0.1:PORT, one try
+dq() { local p=$1; shift; dig +tries=1 +timeout=3 @127.0.0.1 -p "$p" "$@"; }
+dq_status() { dq "$@" | awk '/->>HEADER<<-/ {gsub(",", "", $6); print $6}'; }
+
+dns_suite() {
+  command -v dig >/dev/null || { fail "dns: dig is not installed (bind9-dnsutils)"; return; }
+  start_server dnsup --dns-listen 127.0.0.1:0 --cluster-domain example.test \
+    --dns-upstream none || { fail "dns: upstream server"; return; }
+  local UP; UP=$(dns_port "$E2E_TMP/dnsup.log") || { fail "dns: upstream port"; return; }
+  start_server dns --dns-listen 127.0.0.1:0 --dns-upstream "127.0.0.1:$UP" ||
+    { fail "dns: server"; return; }
+  local P; P=$(dns_port "$E2E_TMP/dns.log") || { fail "dns: port"; return; }
+  local K=(kubectl --kubeconfig "$KCFG") pid=$SERVER_PID
+  "${K[@]}" create ns ml >/dev/null
+  "${K[@]}" -n ml create service clusterip web --tcp=80:8080 >/dev/null
+  "${K[@]}" -n ml apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: train}
+spec:
+  clusterIP: None
+  ports: [{name: c10d, port: 29500}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: train}
+subsets:
+- addresses: [{ip: 10.1.0.5, hostname: train-0}, {ip: 10.1.0.6}]
+  notReadyAddresses: [{ip: 10.1.0.7, hostname: train-2}]
+  ports: [{name: c10d, port: 29500, protocol: TCP}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec: {type: ExternalName, externalName: db.example.com}
+EOF
+  local ip; ip=$("${K[@]}" -n ml get svc web -o jsonpath='{.spec.clusterIP}')
+  expect_eq "dns: a Service's A record is its cluster IP (UDP)" "$ip" \
+    dq "$P" +short web.ml.svc.cluster.local
+  expect_eq "dns: the same over TCP, the name in any case" "$ip" \
+    dq "$P" +short +tcp WEB.Ml.svc.cluster.local
+  expect_eq "dns: kubernetes.default is the API's Service" "10.96.0.1" \
+    dq "$P" +short kubernetes.default.svc.cluster.local
+  expect "dns: answers are authoritative" "flags: qr aa rd ra;" dq "$P" web.ml.svc.cluster.local
+  expect "dns: ... with a TTL of 5 s" "^web\.ml\.svc\.cluster\.local\.[[:space:]]+5[[:space:]]+IN[[:space:]]+A" \
+    dq "$P" web.ml.svc.cluster.local
+  expect_eq "dns: an unknown Service is NXDOMAIN" "NXDOMAIN" \
+    dq_status "$P" nope.ml.svc.cluster.local
+  expect "dns: ... with the zone's SOA" "^cluster\.local\.[[:space:]]+5[[:space:]]+IN[[:space:]]+SOA[[:space:]]+ns\.dns\.cluster\.local\. hostmaster" \
+    dq "$P" nope.ml.svc.cluster.local
+  expect_eq "dns: a namespace is a name without records (NOERROR)" "NOERROR" \
+    dq_status "$P" ml.svc.cluster.local
+  expect_eq "dns: a headless Service gives its ready endpoints" "10.1.0.5 10.1.0.6" \
+    bash -c "dig +short +tries=1 @127.0.0.1 -p $P train.ml.svc.cluster.local | sort | xargs"
+  expect_eq "dns: an endpoint by its hostname" "10.1.0.5" \
+    dq "$P" +short train-0.train.ml.svc.cluster.local
+  expect_eq "dns: ... not one that is not ready" "NXDOMAIN" \
+    dq_status "$P" train-2.train.ml.svc.cluster.local
+  expect_eq "dns: SRV of a named port, one per endpoint" \
+    "0 100 29500 10-1-0-6.train.ml.svc.cluster.local. 0 100 29500 train-0.train.ml.svc.cluster.local." \
+    bash -c "dig +short +tries=1 @127.0.0.1 -p $P SRV _c10d._tcp.train.ml.svc.cluster.local | sort | xargs"
+  expect_eq "dns: ExternalName is a CNAME" "db.example.com." \
+    dq "$P" +short CNAME db.ml.svc.cluster.local
+  expect_eq "dns: a pod's dashed address" "10.1.0.9" dq "$P" +short 10-1-0-9.ml.pod.cluster.local
+  expect_eq "dns: PTR of a cluster IP" "web.ml.svc.cluster.local." dq "$P" +short -x "$ip"
+  "${K[@]}" -n ml delete svc web >/dev/null
+  expect_eq "dns: a deleted Service is gone at once" "NXDOMAIN" \
+    dq_status "$P" web.ml.svc.cluster.local
+  expect_eq "dns: other names go upstream (UDP)" "10.96.0.1" \
+    dq "$P" +short kubernetes.default.svc.example.test
+  expect_eq "dns: ... and over TCP" "10.96.0.1" \
+    dq "$P" +short +tcp kubernetes.default.svc.example.test
+  expect_eq "dns: the upstream's NXDOMAIN is passed on" "NXDOMAIN" \
+    dq_status "$P" nope.example.test
+
+  # a big answer: truncated over UDP without EDNS, whole over TCP
+  local addrs="" i
+  for i in $(seq 1 80); do addrs+="{ip: 10.3.0.$i},"; done
+  "${K[@]}" -n ml apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Service
+metadata: {name: big}
+spec: {clusterIP: None, ports: [{port: 1}]}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: big}
+subsets: [{addresses: [${addrs%,}], ports: [{port: 1}]}]
+EOF
+  expect "dns: an answer over 512 bytes is truncated for a plain UDP client" "flags: qr aa tc rd ra" \
+    dq "$P" +noedns +ignore big.ml.svc.cluster.local
+  expect_eq "dns: ... and whole when dig retries over TCP" "80" \
+    bash -c "dig +noedns +tries=1 @127.0.0.1 -p $P +short big.ml.svc.cluster.local | wc -l"
+
+  # bad input: junk datagrams, a junk TCP frame, a stalled TCP client
+  python3 - "$P" <<'EOF' &
+import os, socket, sys, time
+p = int(sys.argv[1])
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for n in (0, 1, 11, 12, 13, 100, 512, 4000):
+    u.sendto(os.urandom(n), ("127.0.0.1", p))
+u.sendto(b"\x12\x34\x81\x80" + bytes(8), ("127.0.0.1", p))  # a response
+t = socket.create_connection(("127.0.0.1", p)); t.sendall(b"\x00\x05abcde")
+s = socket.create_connection(("127.0.0.1", p)); s.sendall(b"\x00\x40ab")  # stalls mid-frame
+time.sleep(4)
+EOF
+  local junk=$!
+  sleep 0.5
+  expect_eq "dns: still answering after junk packets and a stalled TCP client" "10.96.0.1" \
+    dq "$P" +short +tcp kubernetes.default.svc.cluster.local
+  expect "dns: the server is alive" "^$pid$" pgrep -f "data-dir $E2E_TMP/dns "
+  wait "$junk"
+
+  start_server dnsdead --dns-listen 127.0.0.1:0 --dns-upstream 127.0.0.1:9 ||
+    { fail "dns: server with a dead upstream"; return; }
+  local PD; PD=$(dns_port "$E2E_TMP/dnsdead.log")
+  expect_eq "dns: an upstream that never answers gives SERVFAIL" "SERVFAIL" \
+    dq_status "$PD" www.example.com
+  expect_fail "dns: a bad --dns-listen is refused at start" "dns on nope" \
+    "$KUBICLE" serve --data-dir "$E2E_TMP/dnsbad" --listen 127.0.0.1:0 --dns-listen nope
+  dns_suite_pods
+}
+
+# The syncer gives ClusterFirst host pods the tenant's DNS (--pod-dns).
+dns_suite_pods() {
+  start_server dnshost || { fail "dns: host"; return; }
+  local HK=$KCFG
+  kubectl --kubeconfig "$HK" create ns tenants >/dev/null
+  start_server dnsten --host-kubeconfig "$HK" --host-namespace tenants --tenant dn \
+    --scheduler none --pod-dns 10.0.0.10 --cluster-domain corp.local ||
+    { fail "dns: tenant"; return; }
+  local K=(kubectl --kubeconfig "$KCFG") H=(kubectl --kubeconfig "$HK" -n tenants)
+  "${K[@]}" create ns ml >/dev/null
+  "${K[@]}" -n ml apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec: {containers: [{name: c, image: busybox}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b}
+spec:
+  containers: [{name: c, image: busybox}]
+  dnsConfig:
+    nameservers: [10.0.0.53]
+    searches: [corp.example]
+    options: [{name: ndots, value: "2"}, {name: edns0}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: c}
+spec: {dnsPolicy: Default, containers: [{name: c, image: busybox}]}
+EOF
+  local pa=a-x-ml-x-dn pb=b-x-ml-x-dn pc=c-x-ml-x-dn
+  sy_until 10 "${H[@]}" get pod "$pc"
+  expect_eq "dns: a ClusterFirst host pod resolves through the tenant's DNS" \
+    "None [\"10.0.0.10\"] [\"ml.svc.corp.local\",\"svc.corp.local\",\"corp.local\"] [{\"name\":\"ndots\",\"value\":\"5\"}]" \
+    "${H[@]}" get pod "$pa" -o jsonpath='{.spec.dnsPolicy} {.spec.dnsConfig.nameservers} {.spec.dnsConfig.searches} {.spec.dnsConfig.options}'
+  expect_eq "dns: the pod's own dnsConfig is merged as the kubelet does" \
+    "[\"10.0.0.10\",\"10.0.0.53\"] [\"ml.svc.corp.local\",\"svc.corp.local\",\"corp.local\",\"corp.example\"] [{\"name\":\"ndots\",\"value\":\"2\"},{\"name\":\"edns0\"}]" \
+    "${H[@]}" get pod "$pb" -o jsonpath='{.spec.dnsConfig.nameservers} {.spec.dnsConfig.searches} {.spec.dnsConfig.options}'
+  expect_eq "dns: a Default pod keeps the node's DNS" "Default " \
+    "${H[@]}" get pod "$pc" -o jsonpath='{.spec.dnsPolicy} {.spec.dnsConfig}'
+  expect_eq "dns: the tenant still sees its own pod's settings" "ClusterFirst" \
+    "${K[@]}" -n ml get pod a -o jsonpath='{.spec.dnsPolicy}'
+  expect_fail "dns: --pod-dns must be an address" "--pod-dns wants an IP address" \
+    "$KUBICLE" serve --data-dir "$E2E_TMP/dnsbad2" --listen 127.0.0.1:0 --host-kubeconfig "$HK" \
+    --host-namespace tenants --tenant dx --scheduler none --pod-dns dns.example
+}
