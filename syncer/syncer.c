@@ -45,6 +45,8 @@ struct syncer {
 	store_t *store;
 	char tenant[64], host_ns[64], queue[128], advertise[128], sa_secret[8];
 	char pod_dns[64], domain[254];
+	char dns_svc[64]; /* --pod-dns names a host Service: its cluster IP, once read */
+	bool dns_asking;
 	struct syncer_xlate x;
 	kb_httpc_t *http;
 	unsigned pipes, max_pipes; /* exec/attach/port-forward sessions piped to the host */
@@ -497,9 +499,64 @@ static void on_pod_created(int err, long status, json_t *body, void *arg)
 	free(pc);
 }
 
+static bool is_ip(const char *v)
+{
+	unsigned char ip[16];
+	return v && (uv_inet_pton(AF_INET, v, ip) == 0 || uv_inet_pton(AF_INET6, v, ip) == 0);
+}
+
+/* A DNS-1123 label (a Service's name). */
+static bool dns_label(const char *v)
+{
+	size_t n = strlen(v);
+	if (n == 0 || n > 63 || v[0] == '-' || v[n - 1] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') || v[i] == '-'))
+			return false;
+	return true;
+}
+
+static void on_dns_service(int err, long status, json_t *body, void *arg)
+{
+	struct syncer *s = arg;
+	s->dns_asking = false;
+	if (s->stopping)
+		return;
+	const char *ip = jstr(json_object_get(body, "spec"), "clusterIP");
+	if (err || status != 200 || !is_ip(ip)) {
+		kb_warn("syncer",
+			"host Service %s (--pod-dns) has no cluster IP yet (HTTP %ld); pods wait",
+			s->dns_svc, status);
+		return;
+	}
+	snprintf(s->pod_dns, sizeof(s->pod_dns), "%s", ip);
+	s->x.pod_dns = s->pod_dns;
+	kb_info("syncer", "pods resolve through %s (host Service %s)", ip, s->dns_svc);
+	resync(s);
+}
+
+/* Whether host pods can be written: with --pod-dns naming a host Service,
+ * not before its cluster IP is known (a pod's dnsConfig cannot change
+ * later); the first call asks the host. */
+static bool pod_dns_ready(struct syncer *s)
+{
+	if (!s->dns_svc[0] || s->x.pod_dns)
+		return true;
+	if (!s->dns_asking) {
+		char path[300];
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/services/%s", s->host_ns,
+			 s->dns_svc);
+		s->dns_asking = host_call(s->http, "GET", path, NULL, on_dns_service, s) == 0;
+	}
+	return false;
+}
+
 static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 {
 	json_t *hp = NULL;
+	if (!pod_dns_ready(s))
+		return;
 	json_t *st = json_object_get(s->pods, hn);
 	if (st && json_is_true(json_object_get(st, "creating")))
 		return;
@@ -1318,10 +1375,9 @@ static int check_opts(const struct syncer_opts *o)
 				 "\"-x-\"), --host-namespace and a known --scheduler");
 		return -EINVAL;
 	}
-	unsigned char ip[16];
-	if (o->pod_dns && uv_inet_pton(AF_INET, o->pod_dns, ip) < 0 &&
-	    uv_inet_pton(AF_INET6, o->pod_dns, ip) < 0) {
-		kb_err("syncer", "--pod-dns wants an IP address, not %s", o->pod_dns);
+	if (o->pod_dns && !is_ip(o->pod_dns) && !dns_label(o->pod_dns)) {
+		kb_err("syncer", "--pod-dns wants an IP address or a host Service's name, not %s",
+		       o->pod_dns);
 		return -EINVAL;
 	}
 	const struct syncer_profile *p = syncer_profile_find(o->scheduler);
@@ -1374,7 +1430,10 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	snprintf(s->host_ns, sizeof(s->host_ns), "%s", o->host_namespace);
 	snprintf(s->queue, sizeof(s->queue), "%s", o->queue ? o->queue : "");
 	snprintf(s->advertise, sizeof(s->advertise), "%s", o->advertise ? o->advertise : "");
-	snprintf(s->pod_dns, sizeof(s->pod_dns), "%s", o->pod_dns ? o->pod_dns : "");
+	if (is_ip(o->pod_dns))
+		snprintf(s->pod_dns, sizeof(s->pod_dns), "%s", o->pod_dns);
+	else
+		snprintf(s->dns_svc, sizeof(s->dns_svc), "%s", o->pod_dns ? o->pod_dns : "");
 	snprintf(s->domain, sizeof(s->domain), "%s",
 		 o->cluster_domain ? o->cluster_domain : "cluster.local");
 	s->x = (struct syncer_xlate){.tenant = s->tenant,

@@ -180,7 +180,21 @@ EOF
     "${H[@]}" get pod "$pc" -o jsonpath='{.spec.dnsPolicy} {.spec.dnsConfig}'
   expect_eq "dns: the tenant still sees its own pod's settings" "ClusterFirst" \
     "${K[@]}" -n ml get pod a -o jsonpath='{.spec.dnsPolicy}'
-  expect_fail "dns: --pod-dns must be an address" "--pod-dns wants an IP address" \
+  expect_fail "dns: --pod-dns must be an address or a Service name" "--pod-dns wants an IP address or a host Service" \
     "$KUBICLE" serve --data-dir "$E2E_TMP/dnsbad2" --listen 127.0.0.1:0 --host-kubeconfig "$HK" \
     --host-namespace tenants --tenant dx --scheduler none --pod-dns dns.example
+  # --pod-dns SERVICE: the host Service's cluster IP, read before any pod is written
+  start_server dnsten2 --host-kubeconfig "$HK" --host-namespace tenants --tenant dm \
+    --scheduler none --pod-dns tdns || { fail "dns: tenant with a DNS Service"; return; }
+  local K2=(kubectl --kubeconfig "$KCFG")
+  "${K2[@]}" run p1 --image=busybox >/dev/null
+  sleep 2
+  expect_fail "dns: no host pod before the DNS Service's address is known" "NotFound" \
+    "${H[@]}" get pod p1-x-default-x-dm
+  "${H[@]}" create service clusterip tdns --tcp=53:5353 >/dev/null
+  local dip; dip=$("${H[@]}" get svc tdns -o jsonpath='{.spec.clusterIP}')
+  "${K2[@]}" run p2 --image=busybox >/dev/null
+  sy_until 10 "${H[@]}" get pod p1-x-default-x-dm && sy_until 10 "${H[@]}" get pod p2-x-default-x-dm
+  expect_eq "dns: then the pods resolve through that Service's cluster IP" "[\"$dip\"] [\"$dip\"]" \
+    bash -c "$(printf '%q ' "${H[@]}") get pod p1-x-default-x-dm -o jsonpath='{.spec.dnsConfig.nameservers}'; echo -n ' '; $(printf '%q ' "${H[@]}") get pod p2-x-default-x-dm -o jsonpath='{.spec.dnsConfig.nameservers}'"
 }

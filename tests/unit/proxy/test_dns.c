@@ -374,8 +374,8 @@ START_TEST(malformed)
 	ck_assert_int_eq(raw(update, sizeof(update), &rcode), 1);
 	ck_assert_int_eq(rcode, LDNS_RCODE_NOTIMPL);
 	/* another class under the zone */
-	ldns_pkt *p = ask_full("web.ml.svc.cluster.local.", LDNS_RR_TYPE_A, LDNS_RR_CLASS_CH, 0,
-			       false);
+	ldns_pkt *p =
+	    ask_full("web.ml.svc.cluster.local.", LDNS_RR_TYPE_A, LDNS_RR_CLASS_CH, 0, false);
 	expect(p, LDNS_RCODE_REFUSED, "");
 	ldns_pkt_free(p);
 	/* more labels than any name of the zone */
@@ -387,8 +387,8 @@ END_TEST
 
 START_TEST(fail_keeps_question)
 {
-	ldns_pkt *q = ldns_pkt_query_new(ldns_dname_new_frm_str("www.example.com."),
-					 LDNS_RR_TYPE_A, LDNS_RR_CLASS_IN, LDNS_RD);
+	ldns_pkt *q = ldns_pkt_query_new(ldns_dname_new_frm_str("www.example.com."), LDNS_RR_TYPE_A,
+					 LDNS_RR_CLASS_IN, LDNS_RD);
 	uint8_t *wire = NULL, *resp = NULL;
 	size_t wlen = 0, rlen = 0;
 	ck_assert_int_eq(ldns_pkt2wire(&wire, q, &wlen), LDNS_STATUS_OK);
