@@ -26,7 +26,10 @@
  * would delete its own server. It is labelled kubicle.dev/control-plane=NAME.
  * Tenant pods reach the API at NAME.NS.svc:6443 (serve's listen port, which
  * the syncer puts into KUBERNETES_SERVICE_PORT), so the Service exposes 6443
- * as well as 443.
+ * as well as 443. The same Service carries the tenant's cluster DNS (port
+ * 53, UDP and TCP, to serve's --dns-listen 5353: no privileged port for a
+ * non-root server), and serve's --pod-dns names the Service, so that the
+ * syncer points tenant pods at its cluster IP.
  *
  * Threading: blocking; CLI only.
  */
@@ -57,6 +60,8 @@
 #define MAN_POLICY_FILE "policy.yaml"
 #define MAN_UID         65532 /* the "nonroot" user of distroless images */
 #define MAN_PORT        6443
+#define MAN_DNS_PORT    5353 /* the cluster DNS, behind the Service's 53 */
+#define MAN_DNS_PORT_S  "5353"
 #define MAN_NODES_ROLE  "kubicle-syncer-nodes" /* shared by every tenant */
 #define MAN_NSANS       4
 
@@ -532,12 +537,16 @@ static json_t *obj_policy(const struct man_args *a)
 static json_t *obj_service(const struct man_args *a)
 {
 	json_t *o = object(a, "v1", "Service", a->name, a->ns);
+	json_t *ports =
+	    json_pack("[{s:s,s:i,s:s,s:s},{s:s,s:i,s:s,s:s},{s:s,s:i,s:s,s:s},"
+		      "{s:s,s:i,s:s,s:s}]",
+		      "name", "https", "port", 443, "targetPort", "https", "protocol", "TCP",
+		      "name", "api", "port", MAN_PORT, "targetPort", "https", "protocol", "TCP",
+		      "name", "dns", "port", 53, "targetPort", "dns", "protocol", "UDP", "name",
+		      "dns-tcp", "port", 53, "targetPort", "dns-tcp", "protocol", "TCP");
 	json_object_set_new(o, "spec",
-			    json_pack("{s:s,s:o,s:[{s:s,s:i,s:s,s:s},{s:s,s:i,s:s,s:s}]}", "type",
-				      "ClusterIP", "selector", pod_labels(a), "ports", "name",
-				      "https", "port", 443, "targetPort", "https", "protocol",
-				      "TCP", "name", "api", "port", MAN_PORT, "targetPort", "https",
-				      "protocol", "TCP"));
+			    json_pack("{s:s,s:o,s:o}", "type", "ClusterIP", "selector",
+				      pod_labels(a), "ports", ports));
 	return o;
 }
 
@@ -564,6 +573,8 @@ static json_t *serve_args(const struct man_args *a)
 	if (a->queue && *a->queue)
 		add_args(args, "--queue", a->queue);
 	add_args(args, "--scheduler", a->scheduler);
+	add_args(args, "--dns-listen", "0.0.0.0:" MAN_DNS_PORT_S);
+	add_args(args, "--pod-dns", a->name);
 	if (a->policy)
 		add_args(args, "--policy", a->policy_text ? a->policy_path : a->policy);
 	return args;
@@ -595,10 +606,13 @@ static json_t *container(const struct man_args *a)
 		json_array_append_new(mounts,
 				      json_pack("{s:s,s:s,s:b}", "name", "policy", "mountPath",
 						MAN_POLICY_DIR, "readOnly", 1));
-	return json_pack("{s:s,s:s,s:s,s:[s],s:o,s:[{s:s,s:i,s:s}],s:o,s:o,s:o,s:o,s:o}", "name",
-			 "kubicle", "image", a->image, "imagePullPolicy", "IfNotPresent", "command",
-			 "kubicle", "args", serve_args(a), "ports", "name", "https",
-			 "containerPort", MAN_PORT, "protocol", "TCP", "readinessProbe",
+	json_t *ports = json_pack("[{s:s,s:i,s:s},{s:s,s:i,s:s},{s:s,s:i,s:s}]", "name", "https",
+				  "containerPort", MAN_PORT, "protocol", "TCP", "name", "dns",
+				  "containerPort", MAN_DNS_PORT, "protocol", "UDP", "name",
+				  "dns-tcp", "containerPort", MAN_DNS_PORT, "protocol", "TCP");
+	return json_pack("{s:s,s:s,s:s,s:[s],s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "name", "kubicle",
+			 "image", a->image, "imagePullPolicy", "IfNotPresent", "command", "kubicle",
+			 "args", serve_args(a), "ports", ports, "readinessProbe",
 			 probe("/readyz", 0, 5, 3), "livenessProbe", probe("/livez", 10, 10, 6),
 			 "resources",
 			 json_pack("{s:{s:s,s:s},s:{s:s}}", "requests", "cpu", "100m", "memory",

@@ -86,8 +86,12 @@ manifest_suite_args() {
   # the syncer deletes host pods labelled with its tenant that no tenant pod owns
   expect_eq "server pod does not carry kubicle.dev/tenant" "null t1" \
     mf_field StatefulSet '.spec.template.metadata.labels | "\(.["kubicle.dev/tenant"]) \(.["kubicle.dev/control-plane"])"'
-  expect_eq "Service: 443 and 6443 to the server's port" "443:https 6443:https" \
-    mf_field Service '[.spec.ports[] | "\(.port):\(.targetPort)"] | join(" ")'
+  expect_eq "Service: 443 and 6443 to the server's port, 53 (UDP, TCP) to its DNS" \
+    "443:https/TCP 6443:https/TCP 53:dns/UDP 53:dns-tcp/TCP" \
+    mf_field Service '[.spec.ports[] | "\(.port):\(.targetPort)/\(.protocol)"] | join(" ")'
+  expect_eq "the server's DNS on 5353 (UDP and TCP), pods pointed at the Service" \
+    "0.0.0.0:5353 t1 dns:5353/UDP dns-tcp:5353/TCP" \
+    mf_field StatefulSet '.spec.template.spec.containers[0] | (.args | index("--dns-listen")) as $d | (.args | index("--pod-dns")) as $p | "\(.args[$d+1]) \(.args[$p+1]) " + ([.ports[] | select(.name | startswith("dns")) | "\(.name):\(.containerPort)/\(.protocol)"] | join(" "))'
   expect_eq "GPU quota from --gpus" "2" mf_field ResourceQuota '.spec.hard["requests.nvidia.com/gpu"]'
   # a policy FILE travels in a ConfigMap (a multi-line YAML string: the
   # host's own parse of the stream must give the file back byte for byte)
@@ -187,7 +191,7 @@ manifest_suite_run() {
     case $prev in
       --data-dir) a=$data ;;
       --pki-dir) a=$pki ;;
-      --listen) a=127.0.0.1:0 ;;
+      --listen|--dns-listen) a=127.0.0.1:0 ;;
     esac
     args+=("$a"); prev=$a
   done < <(mf_args)
@@ -243,6 +247,9 @@ EOF
     "t1 t1.kubicle-t1.svc" \
     "${H[@]}" -n kubicle-t1 get pod mfpod-x-default-x-t1 -o \
     'jsonpath={.metadata.labels.kubicle\.dev/tenant} {.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value}'
+  expect_eq "host pod resolves through the server's Service (the tenant's DNS)" \
+    "$("${H[@]}" -n kubicle-t1 get svc t1 -o jsonpath='{.spec.clusterIP}') None" \
+    "${H[@]}" -n kubicle-t1 get pod mfpod-x-default-x-t1 -o 'jsonpath={.spec.dnsConfig.nameservers[0]} {.spec.dnsPolicy}'
   if "${H[@]}" -n kubicle-t1 get pod t1-0 >/dev/null 2>&1; then
     expect "the host's server pod t1-0 survives the syncer's resync" 't1-0' \
       sh -c "sleep 1; kubectl --kubeconfig '$MF_HOST_KCFG' -n kubicle-t1 get pod t1-0 -o name"
