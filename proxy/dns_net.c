@@ -25,6 +25,7 @@
 #define UP_BUF         65536
 
 struct tconn;
+struct upconn;
 
 /* One query forwarded upstream. */
 struct fwd {
@@ -35,6 +36,22 @@ struct fwd {
 	struct tconn *conn;           /* or TCP client (NULL: UDP; gone: cleared) */
 	uint8_t *q;                   /* the query, for a SERVFAIL */
 	size_t qlen;
+	struct upconn *uc; /* a TCP client's query goes upstream over TCP */
+};
+
+/* A TCP connection to the upstream for one forwarded query: a TCP client
+ * may get an answer UDP would truncate. */
+struct upconn {
+	uv_tcp_t h;
+	uv_connect_t conn;
+	uv_write_t wr;
+	struct dns *d;
+	struct fwd *f; /* NULL once the query is answered or given up */
+	uint8_t *wbuf; /* the framed query */
+	size_t wlen;
+	uint8_t *buf; /* the answer */
+	size_t len, cap;
+	bool closing;
 };
 
 struct tconn {
@@ -57,6 +74,7 @@ struct dns {
 	uv_tcp_t tcp;
 	uv_udp_t up; /* connected to the upstream */
 	bool have_up;
+	struct sockaddr_storage up_addr;
 	uv_timer_t tick;
 	int open; /* handles of the server not yet closed */
 	bool stopping;
@@ -192,8 +210,14 @@ static void reply(struct dns *d, struct tconn *c, const struct sockaddr *peer, c
 
 /* ---- forwarding --------------------------------------------------------------------- */
 
+static void upconn_close(struct upconn *u);
+
 static void fwd_free(struct dns *d, struct fwd *f)
 {
+	if (f->uc) {
+		f->uc->f = NULL;
+		upconn_close(f->uc);
+	}
 	free(f->q);
 	memset(f, 0, sizeof(*f));
 	d->nfwd--;
@@ -247,6 +271,139 @@ static struct fwd *fwd_slot(struct dns *d, uint16_t *id)
 	return NULL;
 }
 
+static void up_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	(void)hint;
+	struct dns *d = h->data;
+	if (!d->upbuf)
+		d->upbuf = malloc(UP_BUF);
+	*buf = uv_buf_init((char *)d->upbuf, d->upbuf ? UP_BUF : 0);
+}
+
+/* The upstream's answer m (its ID ours) to the client that asked. */
+static void deliver(struct dns *d, uint8_t *m, size_t len, bool tcp)
+{
+	uint16_t id = (uint16_t)(m[0] << 8 | m[1]);
+	for (size_t i = 0; i < MAX_FWD; i++) {
+		struct fwd *f = &d->fwd[i];
+		if (!f->used || f->id != id || (f->uc != NULL) != tcp)
+			continue;
+		m[0] = (uint8_t)(f->orig >> 8);
+		m[1] = (uint8_t)f->orig;
+		if (f->conn || f->peer.ss_family)
+			reply(d, f->conn, (struct sockaddr *)&f->peer, m, len);
+		fwd_free(d, f);
+		return;
+	}
+}
+
+static void on_up(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struct sockaddr *addr,
+		  unsigned flags)
+{
+	(void)addr;
+	if (nread >= 12 && !(flags & UV_UDP_PARTIAL))
+		deliver(h->data, (uint8_t *)buf->base, (size_t)nread, false);
+}
+
+/* ---- forwarding over TCP --------------------------------------------------------------- */
+
+static void upconn_closed(uv_handle_t *h)
+{
+	struct upconn *u = h->data;
+	free(u->wbuf);
+	free(u->buf);
+	free(u);
+}
+
+static void upconn_close(struct upconn *u)
+{
+	if (u->closing)
+		return;
+	u->closing = true;
+	if (u->f)
+		u->f->uc = NULL;
+	u->f = NULL;
+	uv_close((uv_handle_t *)&u->h, upconn_closed);
+}
+
+static void upconn_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	(void)hint;
+	struct upconn *u = h->data;
+	if (u->cap - u->len < 4096) {
+		size_t ncap = u->cap + 16384 > 2 + 65535 ? 2 + 65535 : u->cap + 16384;
+		uint8_t *nb = ncap > u->cap ? realloc(u->buf, ncap) : NULL;
+		if (nb) {
+			u->buf = nb;
+			u->cap = ncap;
+		}
+	}
+	*buf = uv_buf_init((char *)u->buf + u->len, (unsigned)(u->cap - u->len));
+}
+
+static void upconn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	(void)buf;
+	struct upconn *u = s->data;
+	if (nread < 0 || u->closing || !u->f) {
+		upconn_close(u); /* the query times out into a SERVFAIL */
+		return;
+	}
+	u->len += (size_t)nread;
+	if (u->len < 2)
+		return;
+	size_t flen = (size_t)(u->buf[0] << 8 | u->buf[1]);
+	if (u->len < 2 + flen) {
+		if (u->len == u->cap)
+			upconn_close(u);
+		return;
+	}
+	struct dns *d = u->d;
+	if (flen >= 12)
+		deliver(d, u->buf + 2, flen, true); /* closes u through fwd_free */
+	upconn_close(u);
+}
+
+static void upconn_connected(uv_connect_t *req, int status)
+{
+	struct upconn *u = req->data;
+	uv_buf_t b = uv_buf_init((char *)u->wbuf, (unsigned)u->wlen);
+	if (status < 0 || u->closing || !u->f ||
+	    uv_read_start((uv_stream_t *)&u->h, upconn_alloc, upconn_read) < 0 ||
+	    uv_write(&u->wr, (uv_stream_t *)&u->h, &b, 1, NULL) < 0)
+		upconn_close(u); /* idempotent; the query times out into a SERVFAIL */
+}
+
+/* Sends f's query (its ID ours) upstream over TCP. 0 or a negative errno. */
+static int forward_tcp(struct dns *d, struct fwd *f)
+{
+	struct upconn *u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->cap = 4096;
+	u->buf = malloc(u->cap);
+	u->wlen = f->qlen + 2;
+	u->wbuf = malloc(u->wlen);
+	if (!u->buf || !u->wbuf) {
+		free(u->buf);
+		free(u->wbuf);
+		free(u);
+		return -ENOMEM;
+	}
+	u->wbuf[0] = (uint8_t)(f->qlen >> 8);
+	u->wbuf[1] = (uint8_t)f->qlen;
+	memcpy(u->wbuf + 2, f->q, f->qlen);
+	u->d = d;
+	u->f = f;
+	f->uc = u;
+	uv_tcp_init(d->loop, &u->h);
+	u->h.data = u->conn.data = u;
+	int rc = uv_tcp_connect(&u->conn, &u->h, (struct sockaddr *)&d->up_addr, upconn_connected);
+	if (rc < 0)
+		upconn_close(u);
+	return rc;
+}
+
 static void forward(struct dns *d, struct tconn *c, const struct sockaddr *peer, const uint8_t *q,
 		    size_t qlen)
 {
@@ -274,40 +431,14 @@ static void forward(struct dns *d, struct tconn *c, const struct sockaddr *peer,
 		uv_timer_start(&d->tick, on_tick, FWD_TIMEOUT_MS / 4, FWD_TIMEOUT_MS / 4);
 	copy[0] = (uint8_t)(id >> 8);
 	copy[1] = (uint8_t)id;
+	if (c) {
+		if (forward_tcp(d, f) < 0)
+			kb_debug("dns", "upstream connect failed; the query will time out");
+		return;
+	}
 	uv_buf_t b = uv_buf_init((char *)copy, (unsigned)qlen);
 	if (uv_udp_try_send(&d->up, &b, 1, NULL) < 0)
 		kb_debug("dns", "upstream send failed; the query will time out");
-}
-
-static void up_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-	(void)hint;
-	struct dns *d = h->data;
-	if (!d->upbuf)
-		d->upbuf = malloc(UP_BUF);
-	*buf = uv_buf_init((char *)d->upbuf, d->upbuf ? UP_BUF : 0);
-}
-
-static void on_up(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struct sockaddr *addr,
-		  unsigned flags)
-{
-	struct dns *d = h->data;
-	(void)addr;
-	if (nread < 12 || (flags & UV_UDP_PARTIAL))
-		return;
-	uint8_t *m = (uint8_t *)buf->base;
-	uint16_t id = (uint16_t)(m[0] << 8 | m[1]);
-	for (size_t i = 0; i < MAX_FWD; i++) {
-		struct fwd *f = &d->fwd[i];
-		if (!f->used || f->id != id)
-			continue;
-		m[0] = (uint8_t)(f->orig >> 8);
-		m[1] = (uint8_t)f->orig;
-		if (f->conn || f->peer.ss_family)
-			reply(d, f->conn, (struct sockaddr *)&f->peer, m, (size_t)nread);
-		fwd_free(d, f);
-		return;
-	}
 }
 
 /* ---- one query, from either transport ----------------------------------------------- */
@@ -486,6 +617,7 @@ static int open_upstream(struct dns *d, const char *spec)
 			d->domain);
 		return 0;
 	}
+	d->up_addr = ss;
 	uv_udp_init(d->loop, &d->up);
 	d->up.data = d;
 	d->open++;
@@ -569,9 +701,13 @@ void dns_stop(dns_t *d)
 	if (!d || d->stopping)
 		return;
 	d->stopping = true;
-	for (size_t i = 0; i < MAX_FWD; i++)
-		if (d->fwd[i].used)
-			free(d->fwd[i].q);
+	for (size_t i = 0; i < MAX_FWD; i++) {
+		if (!d->fwd[i].used)
+			continue;
+		if (d->fwd[i].uc)
+			upconn_close(d->fwd[i].uc);
+		free(d->fwd[i].q);
+	}
 	while (d->conns) {
 		struct tconn *c = d->conns;
 		tconn_close(c);

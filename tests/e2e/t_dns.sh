@@ -107,6 +107,22 @@ EOF
     dq "$P" +noedns +ignore big.ml.svc.cluster.local
   expect_eq "dns: ... and whole when dig retries over TCP" "80" \
     bash -c "dig +noedns +tries=1 @127.0.0.1 -p $P +short big.ml.svc.cluster.local | wc -l"
+  # the same from the upstream: a TCP client's query goes upstream over TCP
+  kubectl --kubeconfig "$E2E_TMP/dnsup/kubeconfig" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Service
+metadata: {name: big, namespace: default}
+spec: {clusterIP: None, ports: [{port: 1}]}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: big, namespace: default}
+subsets: [{addresses: [${addrs%,}], ports: [{port: 1}]}]
+EOF
+  expect "dns: a forwarded answer over 512 bytes is truncated over UDP" "flags: qr aa tc rd ra" \
+    dq "$P" +noedns +ignore big.default.svc.example.test
+  expect_eq "dns: ... and whole over TCP, upstream over TCP too" "80" \
+    bash -c "dig +tcp +noedns +tries=1 @127.0.0.1 -p $P +short big.default.svc.example.test | wc -l"
 
   # bad input: junk datagrams, a junk TCP frame, a stalled TCP client
   python3 - "$P" <<'EOF' &
@@ -132,6 +148,7 @@ EOF
   local PD; PD=$(dns_port "$E2E_TMP/dnsdead.log")
   expect_eq "dns: an upstream that never answers gives SERVFAIL" "SERVFAIL" \
     dq_status "$PD" www.example.com
+  expect_eq "dns: ... over TCP too" "SERVFAIL" dq_status "$PD" +tcp www.example.com
   expect_fail "dns: a bad --dns-listen is refused at start" "dns on nope" \
     "$KUBICLE" serve --data-dir "$E2E_TMP/dnsbad" --listen 127.0.0.1:0 --dns-listen nope
   dns_suite_pods
