@@ -128,7 +128,8 @@ static json_t *role_obj(const struct tenant *t, const char *sa)
 	    "{s:s,s:s,s:o,s:[{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s]},"
 	    "{s:[s],s:[s,s,s],s:[s,s]},"
 	    "{s:[s],s:[s,s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s,s]},"
-	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s]}]}",
+	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s]},"
+	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]}]}",
 	    "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata",
 	    meta(t, sa, t->host_namespace), "rules", "apiGroups", "", "resources", "pods", "verbs",
 	    "get", "list", "watch", "create", "update", "patch", "delete", "apiGroups", "",
@@ -138,7 +139,8 @@ static json_t *role_obj(const struct tenant *t, const char *sa)
 	    "update", "patch", "delete", "apiGroups", "", "resources", "events", "verbs", "get",
 	    "list", "watch", "apiGroups", "", "resources", "persistentvolumeclaims", "verbs", "get",
 	    "list", "watch", "create", "update", "patch", "delete", "apiGroups", "", "resources",
-	    "pods/ephemeralcontainers", "verbs", "get", "patch");
+	    "pods/ephemeralcontainers", "verbs", "get", "patch", "apiGroups", "", "resources",
+	    "services", "verbs", "get", "list", "watch", "create", "update", "patch", "delete");
 }
 
 static json_t *binding_obj(const struct tenant *t, const char *kind, const char *name,
@@ -296,39 +298,29 @@ static int delete_labelled(hostapi_t *h, const struct tenant *t, const char *col
 
 /* The namespaced collections holding the tenant's objects, in deletion
  * order: what runs first, its credentials last. `stop`: removed by `kubicle
- * stop` too (what runs and what it mounts; never claims: their volumes hold
- * the tenant's data, and pods queued again by start mount them again). */
+ * stop` too (what runs and what it mounts, and Services: they hold no data,
+ * select no pod while the tenant is stopped, and its syncer makes them again
+ * at start; never claims: their volumes hold the tenant's data, and pods
+ * queued again by start mount them again). `each`: deleted one by one, as
+ * kube-apiserver serves no deletecollection of Services. */
 static const struct {
 	const char *api, *plural;
-	bool stop;
+	bool stop, each;
 } ns_collections[] = {
-    {"/api/v1", "pods", true},
-    {"/api/v1", "persistentvolumeclaims", false},
-    {"/api/v1", "configmaps", true},
-    {"/api/v1", "secrets", true},
-    {"/apis/rbac.authorization.k8s.io/v1", "rolebindings", false},
-    {"/apis/rbac.authorization.k8s.io/v1", "roles", false},
-    {"/api/v1", "serviceaccounts", false},
+    {"/api/v1", "pods", true, false},
+    {"/api/v1", "services", true, true},
+    {"/api/v1", "persistentvolumeclaims", false, false},
+    {"/api/v1", "configmaps", true, false},
+    {"/api/v1", "secrets", true, false},
+    {"/apis/rbac.authorization.k8s.io/v1", "rolebindings", false, false},
+    {"/apis/rbac.authorization.k8s.io/v1", "roles", false, false},
+    {"/api/v1", "serviceaccounts", false, false},
 };
 
 static void ns_path(const struct tenant *t, size_t i, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/namespaces/%s/%s", ns_collections[i].api, t->host_namespace,
 		 ns_collections[i].plural);
-}
-
-int host_remove_pods(hostapi_t *h, const struct tenant *t, char *err, size_t len)
-{
-	char path[512];
-	for (size_t i = 0; i < sizeof(ns_collections) / sizeof(*ns_collections); i++) {
-		if (!ns_collections[i].stop)
-			continue;
-		ns_path(t, i, path, sizeof(path));
-		int rc = delete_labelled(h, t, path, err, len);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
 }
 
 /* DELETE of one named object; 404 is fine. */
@@ -346,13 +338,59 @@ static int delete_one(hostapi_t *h, const char *path, char *err, size_t len)
 	return rc;
 }
 
+/* The same as delete_labelled, one DELETE per object of the labelled list
+ * (404: gone meanwhile). */
+static int delete_each(hostapi_t *h, const struct tenant *t, const char *collection, char *err,
+		       size_t len)
+{
+	char path[1024];
+	long st = 0;
+	json_t *resp = NULL, *item;
+	size_t i;
+	snprintf(path, sizeof(path), "%s?labelSelector=" LABEL "%%3D%s", collection, t->name);
+	int rc = hostapi_call(h, "GET", path, NULL, &st, &resp);
+	if (rc == 0 && st != 200 && st != 404)
+		rc = fail(err, len, -EIO, "host: listing %s: %ld %s", collection, st,
+			  hostapi_message(resp, st));
+	else if (rc < 0)
+		fail(err, len, rc, "host: listing %s: %s", collection, strerror(-rc));
+	json_array_foreach (rc == 0 && st == 200 ? json_object_get(resp, "items") : NULL, i, item) {
+		const char *name =
+		    json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+		snprintf(path, sizeof(path), "%s/%s", collection, name ? name : "");
+		if (name && (rc = delete_one(h, path, err, len)) < 0)
+			break;
+	}
+	json_decref(resp);
+	return rc;
+}
+
+static int delete_collection(hostapi_t *h, const struct tenant *t, size_t i, char *err, size_t len)
+{
+	char path[512];
+	ns_path(t, i, path, sizeof(path));
+	return ns_collections[i].each ? delete_each(h, t, path, err, len)
+				      : delete_labelled(h, t, path, err, len);
+}
+
+int host_remove_pods(hostapi_t *h, const struct tenant *t, char *err, size_t len)
+{
+	for (size_t i = 0; i < sizeof(ns_collections) / sizeof(*ns_collections); i++) {
+		if (!ns_collections[i].stop)
+			continue;
+		int rc = delete_collection(h, t, i, err, len);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int teardown_once(hostapi_t *h, const struct tenant *t, char *err, size_t len)
 {
 	char path[512];
 	int rc;
 	for (size_t i = 0; i < sizeof(ns_collections) / sizeof(*ns_collections); i++) {
-		ns_path(t, i, path, sizeof(path));
-		if ((rc = delete_labelled(h, t, path, err, len)) < 0)
+		if ((rc = delete_collection(h, t, i, err, len)) < 0)
 			return rc;
 	}
 	if ((rc = delete_labelled(h, t, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",

@@ -15,7 +15,7 @@
  *                                     nodes: the tenant sees the nodes its
  *                                     pods run on)
  * plus what the syncer itself writes in NS (pods, PersistentVolumeClaims,
- * ConfigMaps, Secrets).
+ * ConfigMaps, Secrets, Services).
  */
 #ifndef KB_CMD_HOSTSETUP_H
 #define KB_CMD_HOSTSETUP_H
@@ -39,9 +39,9 @@ int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len);
  * and CA, user tokenFile: host-token). */
 int host_issue_token(hostapi_t *h, const struct tenant *t, char *err, size_t len);
 
-/* Deletes the tenant's pods (and the syncer's ConfigMaps and Secrets) in
- * its host namespace: what `kubicle stop` takes away. Its claims stay (the
- * volumes hold its data). */
+/* Deletes the tenant's pods (and the syncer's ConfigMaps, Secrets and
+ * Services) in its host namespace: what `kubicle stop` takes away. Its
+ * claims stay (the volumes hold its data). */
 int host_remove_pods(hostapi_t *h, const struct tenant *t, char *err, size_t len);
 
 /* Deletes every host object of the tenant; with `wait`, polls until none
@@ -49,8 +49,8 @@ int host_remove_pods(hostapi_t *h, const struct tenant *t, char *err, size_t len
 int host_teardown(hostapi_t *h, const struct tenant *t, bool wait, unsigned timeout_s, char *err,
 		  size_t len);
 
-/* Counts the host objects still labelled with the tenant (pods, claims,
- * ConfigMaps, Secrets, ServiceAccounts, Roles, RoleBindings in NS; the
+/* Counts the host objects still labelled with the tenant (pods, Services,
+ * claims, ConfigMaps, Secrets, ServiceAccounts, Roles, RoleBindings in NS; the
  * ClusterRoleBinding; the Queue and Namespace when made here). */
 int host_count_left(hostapi_t *h, const struct tenant *t, size_t *left, char *err, size_t len);
 

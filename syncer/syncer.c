@@ -53,6 +53,7 @@ struct syncer {
 	struct host_informer *pods_inf, *events_inf;
 	struct host_classes *classes;
 	struct syncer_pvcs *pvcs;
+	struct syncer_svcs *svcs;
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
@@ -1035,6 +1036,7 @@ static void on_resync_timer(uv_timer_t *t)
 	struct syncer *s = t->data;
 	resync(s);
 	syncer_pvcs_resync(s->pvcs);
+	syncer_svcs_resync(s->svcs);
 }
 
 /* ---- pods/log ------------------------------------------------------------------------- */
@@ -1409,6 +1411,8 @@ static int start_watches(struct syncer *s)
 				      .stats = &s->stats};
 	if ((rc = syncer_pvcs_start(&vo, &s->pvcs)) < 0)
 		return rc;
+	if ((rc = syncer_svcs_start(&vo, &s->svcs)) < 0)
+		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
 					.label_selector = s->sel,
 					.cache_view = syncer_host_pod_view,
@@ -1528,6 +1532,7 @@ void syncer_stop(syncer_t *s)
 		host_informer_stop(s->events_inf);
 	syncer_classes_stop(s->classes);
 	syncer_pvcs_stop(s->pvcs); /* its calls in flight are dropped next */
+	syncer_svcs_stop(s->svcs);
 	host_calls_drop(s->http);
 	kb_httpc_close(s->http);
 	uv_close((uv_handle_t *)&s->resync, on_resync_closed);

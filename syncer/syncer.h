@@ -4,7 +4,8 @@
  *
  * Glossary
  *   tenant object   an object in this tenant's store (a Pod, the ConfigMaps
- *                   and Secrets it references, a PersistentVolumeClaim).
+ *                   and Secrets it references, a PersistentVolumeClaim, a
+ *                   Service).
  *   host object     its translated copy in the host cluster's namespace,
  *                   labelled kubicle.dev/tenant=<tenant> and annotated with
  *                   the tenant object's namespace, name and uid.
@@ -24,7 +25,10 @@
  * the host namespace (plus a watch of the host namespace's events).
  * PersistentVolumeClaims, every one of them, get host claims the same way
  * (a store watch and a host informer of their own, syncer/pvc.c), their
- * status, bound volume's name and host events coming back. Tenant
+ * status, bound volume's name and host events coming back. Services (but
+ * default/kubernetes) get host Services selecting the host pods of their
+ * namespace (syncer/service.c), the host's cluster IPs, node ports and load
+ * balancer status coming back. Tenant
  * pod updates kube allows (labels, annotations, container and init container
  * images, activeDeadlineSeconds, added tolerations) are patched onto the
  * host pod (strategic merge) and re-checked at each resync. Host
@@ -134,6 +138,7 @@ bool syncer_scheduler_known(const char *name);
 struct syncer_stats {
 	size_t pods;         /* tenant pods tracked */
 	size_t pvcs;         /* tenant PersistentVolumeClaims tracked */
+	size_t services;     /* tenant Services tracked */
 	size_t host_creates; /* create calls sent */
 	size_t host_deletes;
 	size_t host_updates;   /* patches sent (pod updates kube allows) */

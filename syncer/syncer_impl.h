@@ -214,6 +214,57 @@ json_t *syncer_pvcs_host(struct syncer_pvcs *p, const char *hn);
  * (host_calls_drop) before the loop runs again. */
 void syncer_pvcs_stop(struct syncer_pvcs *p);
 
+/* ---- Services (service.c) --------------------------------------------------- */
+/*
+ * The host Service for tenant Service `svc` (borrowed): the contract's
+ * metadata (kind Service) and spec type, ports (name, protocol, port,
+ * targetPort, appProtocol; nodePort when the type has node ports and the
+ * tenant Service has one), sessionAffinity(+Config), publishNotReadyAddresses,
+ * ipFamilyPolicy, ipFamilies, internalTrafficPolicy, externalTrafficPolicy,
+ * loadBalancerClass, loadBalancerSourceRanges, allocateLoadBalancerNodePorts,
+ * externalName, trafficDistribution, healthCheckNodePort (LoadBalancer).
+ * clusterIP only when "None" (headless; any other is the host's to
+ * allocate); externalIPs never (a tenant may not claim host traffic). The
+ * selector, when the tenant Service has a non-empty one, is the tenant's
+ * plus kubicle.dev/tenant and kubicle.dev/namespace, so it selects the host
+ * pods of that tenant namespace only. New reference or NULL.
+ */
+json_t *syncer_translate_service(const struct syncer_xlate *x, const json_t *svc);
+/* Tenant Service `tsvc` with what the host allocated for host Service `hsvc`
+ * (both borrowed): spec.clusterIP and clusterIPs, the ports' nodePort (by
+ * port and protocol), healthCheckNodePort, status.loadBalancer. A new
+ * reference, or NULL when that changes nothing (or ENOMEM). */
+json_t *syncer_service_back(const json_t *tsvc, const json_t *hsvc);
+/*
+ * Service updates, tenant to host: the merge patch that brings host Service
+ * `have` in line with `want` (the translation of the current tenant
+ * Service): labels and annotations (as syncer_pod_update_patch, `prev`
+ * saying which the tenant removed), the copied spec fields (one the tenant
+ * leaves unset keeps the host's default, but loadBalancerSourceRanges and
+ * externalName, which are removed), ports (a port without nodePort keeps
+ * the host's), selector. All borrowed. New reference, or NULL when nothing
+ * differs.
+ */
+json_t *syncer_service_update_patch(const json_t *want, const json_t *have, const json_t *prev);
+
+/*
+ * Keeps one host Service per tenant Service (every namespace, but
+ * default/kubernetes): a store watch on tenant Services drives creates,
+ * patches and deletes; an informer on the host's Services with the tenant's
+ * label writes the host's cluster IPs, node ports and load balancer status
+ * back and finds orphans. Started and stopped by the syncer, on its loop
+ * thread.
+ */
+struct syncer_svcs;
+/* 0 or a negative errno; the options are syncer_pvcs_start's. */
+int syncer_svcs_start(const struct syncer_pvcs_opts *o, struct syncer_svcs **out);
+/* A full comparison of both sides; nothing until the host's Services were
+ * listed once. */
+void syncer_svcs_resync(struct syncer_svcs *v);
+/* Stops the watches and frees v; its host calls in flight must be dropped
+ * (host_calls_drop) before the loop runs again. */
+void syncer_svcs_stop(struct syncer_svcs *v);
+
 /* ---- host client (host.c) --------------------------------------------------- */
 /*
  * Watch event line s (n bytes, modified in place) without its object's

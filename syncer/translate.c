@@ -12,6 +12,7 @@
 
 #include <openssl/evp.h>
 
+#include "lib/json.h"
 #include "lib/util.h"
 #include "syncer/syncer_impl.h"
 
@@ -1077,5 +1078,228 @@ json_t *syncer_pvc_update_patch(const json_t *want, const json_t *have, const js
 	if (wv && !json_is_null(wv) ? !json_equal(wv, hv) : hv && !json_is_null(hv))
 		json_object_set_new(pspec, "volumeAttributesClassName",
 				    wv ? json_incref(wv) : json_null());
+	return patch_of(meta_patch(want, have, prev), pspec);
+}
+
+/* ---- Services ----------------------------------------------------------------------------- */
+
+/* Spec fields copied as they are. externalIPs is not among them: an
+ * external IP makes every host node take traffic for that address, which a
+ * tenant may not claim on a shared cluster (kube's DenyServiceExternalIPs
+ * admission refuses it for the same reason). clusterIP is the host's to
+ * allocate (only "None", headless, is passed). */
+static const char *const svc_spec_keys[] = {"type",
+					    "sessionAffinity",
+					    "sessionAffinityConfig",
+					    "publishNotReadyAddresses",
+					    "ipFamilyPolicy",
+					    "ipFamilies",
+					    "internalTrafficPolicy",
+					    "externalTrafficPolicy",
+					    "loadBalancerClass",
+					    "loadBalancerSourceRanges",
+					    "allocateLoadBalancerNodePorts",
+					    "externalName",
+					    "trafficDistribution",
+					    NULL};
+/* Of those, the ones whose absence means "none" rather than "the host's
+ * default": an update that removes them removes them on the host. */
+static const char *const svc_clearable_keys[] = {"loadBalancerSourceRanges", "externalName", NULL};
+
+static bool svc_type_is(const json_t *spec, const char *type)
+{
+	const char *t = jstr(spec, "type");
+	return t && strcmp(t, type) == 0;
+}
+
+/* Whether the ports of a Service of this spec carry node ports. */
+static bool svc_node_ports(const json_t *spec)
+{
+	return svc_type_is(spec, "NodePort") || svc_type_is(spec, "LoadBalancer");
+}
+
+/* The host's ports for tenant spec ts: name, protocol, port, targetPort,
+ * appProtocol, and nodePort when the type has node ports and the tenant
+ * Service has one (set by the tenant, or written back from the host). */
+static json_t *svc_ports(const json_t *ts)
+{
+	static const char *const keys[] = {"name", "protocol", "port", "targetPort", "appProtocol"};
+	json_t *out = json_array();
+	bool node = svc_node_ports(ts);
+	size_t i;
+	json_t *p;
+	json_array_foreach (json_object_get(ts, "ports"), i, p) {
+		json_t *hp = json_object();
+		for (size_t k = 0; k < KB_ARRAY_SIZE(keys); k++)
+			if (json_object_get(p, keys[k]))
+				json_object_set(hp, keys[k], json_object_get(p, keys[k]));
+		if (node && json_integer_value(json_object_get(p, "nodePort")) > 0)
+			json_object_set(hp, "nodePort", json_object_get(p, "nodePort"));
+		json_array_append_new(out, hp);
+	}
+	return out;
+}
+
+/* The host selector: the tenant's plus the tenant and namespace labels every
+ * host pod of that namespace carries, so that it selects those host pods
+ * only. NULL when the tenant Service selects nothing (none or empty: kube
+ * manages no endpoints for it). */
+static json_t *svc_selector(const struct syncer_xlate *x, const json_t *ts, const char *ns)
+{
+	const json_t *sel = json_object_get(ts, "selector");
+	if (!json_is_object(sel) || json_object_size(sel) == 0)
+		return NULL;
+	json_t *out = json_deep_copy(sel);
+	json_object_set_new(out, LBL_TENANT, json_string(x->tenant));
+	json_object_set_new(out, LBL_NAMESPACE, json_string(ns ? ns : ""));
+	return out;
+}
+
+json_t *syncer_translate_service(const struct syncer_xlate *x, const json_t *svc)
+{
+	const json_t *tmeta = json_object_get(svc, "metadata");
+	const json_t *ts = json_object_get(svc, "spec");
+	json_t *meta = host_meta(x, tmeta, "Service");
+	if (!meta)
+		return NULL;
+	json_t *spec = json_object();
+	for (size_t i = 0; svc_spec_keys[i]; i++) {
+		json_t *v = json_object_get(ts, svc_spec_keys[i]);
+		if (v)
+			json_object_set_new(spec, svc_spec_keys[i], json_deep_copy(v));
+	}
+	const char *cip = jstr(ts, "clusterIP");
+	if (cip && strcmp(cip, "None") == 0)
+		json_object_set_new(spec, "clusterIP", json_string("None"));
+	json_t *hc = json_object_get(ts, "healthCheckNodePort");
+	if (svc_type_is(ts, "LoadBalancer") && json_integer_value(hc) > 0)
+		json_object_set(spec, "healthCheckNodePort", hc);
+	if (json_object_get(ts, "ports"))
+		json_object_set_new(spec, "ports", svc_ports(ts));
+	json_t *sel = svc_selector(x, ts, jstr(tmeta, "namespace"));
+	if (sel)
+		json_object_set_new(spec, "selector", sel);
+	return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "Service", "metadata",
+			 meta, "spec", spec);
+}
+
+/* The port of `list` with this port number and protocol (TCP when unset). */
+static json_t *svc_port_match(const json_t *list, const json_t *p)
+{
+	const char *proto = jstr(p, "protocol") ? jstr(p, "protocol") : "TCP";
+	size_t i;
+	json_t *e;
+	json_array_foreach (list, i, e) {
+		const char *ep = jstr(e, "protocol") ? jstr(e, "protocol") : "TCP";
+		if (json_equal(json_object_get(e, "port"), json_object_get(p, "port")) &&
+		    strcmp(ep, proto) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+json_t *syncer_service_back(const json_t *tsvc, const json_t *hsvc)
+{
+	const json_t *hs = json_object_get(hsvc, "spec");
+	json_t *out = json_deep_copy(tsvc);
+	if (!out)
+		return NULL;
+	json_t *ts = obj_at(out, "spec");
+	static const char *const ips[] = {"clusterIP", "clusterIPs"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(ips); i++) {
+		json_t *v = json_object_get(hs, ips[i]);
+		if (v && !json_is_null(v))
+			json_object_set_new(ts, ips[i], json_deep_copy(v));
+	}
+	size_t i;
+	json_t *p;
+	json_array_foreach (json_object_get(ts, "ports"), i, p) {
+		json_t *np =
+		    json_object_get(svc_port_match(json_object_get(hs, "ports"), p), "nodePort");
+		if (json_is_object(p) && json_integer_value(np) > 0)
+			json_object_set(p, "nodePort", np);
+	}
+	json_t *hc = json_object_get(hs, "healthCheckNodePort");
+	if (json_integer_value(hc) > 0)
+		json_object_set(ts, "healthCheckNodePort", hc);
+	json_t *lb = json_object_get(json_object_get(hsvc, "status"), "loadBalancer");
+	json_object_set_new(obj_at(out, "status"), "loadBalancer",
+			    lb ? json_deep_copy(lb) : json_object());
+	if (kb_json_same(out, tsvc)) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The ports of want's spec, a port without a node port taking the host's
+ * (have's) for the same port and protocol: an update never gives up a node
+ * port the host allocated. New reference. */
+static json_t *svc_ports_keep(const json_t *ws, const json_t *hs)
+{
+	json_t *out = json_deep_copy(json_object_get(ws, "ports"));
+	size_t i;
+	json_t *p;
+	if (!svc_node_ports(ws))
+		return out;
+	json_array_foreach (out, i, p) {
+		json_t *np =
+		    json_object_get(svc_port_match(json_object_get(hs, "ports"), p), "nodePort");
+		if (!json_object_get(p, "nodePort") && json_integer_value(np) > 0)
+			json_object_set(p, "nodePort", np);
+	}
+	return out;
+}
+
+/* Selector changes as a merge patch: want's keys the host lacks or has with
+ * another value, null for the host's keys want lacks; NULL when equal. */
+static json_t *svc_selector_diff(const json_t *w, const json_t *h)
+{
+	if (kb_json_same(w, h))
+		return NULL;
+	if (!json_is_object(w))
+		return json_null();
+	json_t *d = json_deep_copy(w);
+	const char *k;
+	json_t *v;
+	json_object_foreach ((json_t *)h, k, v) {
+		if (!json_object_get(w, k))
+			json_object_set_new(d, k, json_null());
+	}
+	return d;
+}
+
+static bool svc_clearable(const char *key)
+{
+	for (size_t i = 0; svc_clearable_keys[i]; i++)
+		if (strcmp(svc_clearable_keys[i], key) == 0)
+			return true;
+	return false;
+}
+
+json_t *syncer_service_update_patch(const json_t *want, const json_t *have, const json_t *prev)
+{
+	json_t *pspec = json_object();
+	const json_t *ws = json_object_get(want, "spec"), *hs = json_object_get(have, "spec");
+	if (!pspec)
+		return NULL;
+	for (size_t i = 0; svc_spec_keys[i]; i++) {
+		const char *k = svc_spec_keys[i];
+		json_t *w = json_object_get(ws, k), *h = json_object_get(hs, k);
+		if (kb_json_same(w, h) || (!w && !svc_clearable(k)))
+			continue; /* unset: the host's default stays */
+		json_object_set_new(pspec, k, w ? json_incref(w) : json_null());
+	}
+	json_t *hc = json_object_get(ws, "healthCheckNodePort");
+	if (hc && !kb_json_same(hc, json_object_get(hs, "healthCheckNodePort")))
+		json_object_set(pspec, "healthCheckNodePort", hc);
+	json_t *ports = svc_ports_keep(ws, hs);
+	if (ports && !kb_json_same(ports, json_object_get(hs, "ports")))
+		json_object_set(pspec, "ports", ports);
+	json_decref(ports);
+	json_t *sel =
+	    svc_selector_diff(json_object_get(ws, "selector"), json_object_get(hs, "selector"));
+	if (sel)
+		json_object_set_new(pspec, "selector", sel);
 	return patch_of(meta_patch(want, have, prev), pspec);
 }

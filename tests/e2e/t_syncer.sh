@@ -656,6 +656,143 @@ YAML
   "${H[@]}" delete quota storage-cap >/dev/null
 }
 
+# Services: a host Service per tenant Service selecting that namespace's
+# host pods, the host's cluster IP back in the tenant, updates, deletions
+# both ways, orphans and refusals.
+sy_svc_sel() { # host Service: its selector as sorted k=v,...
+  kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants get svc "$1" -o json |
+    jq -r '.spec.selector // {} | to_entries | map("\(.key)=\(.value)") | sort | join(",")'
+}
+sy_svc_ip() { # kubeconfig svc [ns]
+  kubectl --kubeconfig "$1" ${3:+-n $3} get svc "$2" -o jsonpath='{.spec.clusterIP}'
+}
+sy_svc_ip_same() { # tenant svc, host svc: the same clusterIP
+  local t h
+  t=$(sy_svc_ip "$T_t1_KCFG" "$1") h=$(sy_svc_ip "$SY_HOST_KCFG" "$2" tenants)
+  [ -n "$h" ] && [ "$t" = "$h" ]
+}
+sy_svc_uid() { kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants get svc "$1" -o jsonpath='{.metadata.uid}'; }
+sy_svc_renewed() { local u; u=$(sy_svc_uid "$1") && [ -n "$u" ] && [ "$u" != "$2" ]; }
+
+syncer_suite_services() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  local hs=web-x-default-x-t1 tip uid
+  # the clusterIP the tenant allocated, as its create answered
+  tip=$("${T[@]}" create -o jsonpath='{.spec.clusterIP}' -f - <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: web, labels: {app: web}, annotations: {team: a}}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: 8080}]
+  externalIPs: [203.0.113.7]
+  sessionAffinity: ClientIP
+EOF
+)
+  "${T[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  clusterIP: None
+  selector: {app: db}
+  ports: [{port: 5432}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ext}
+spec: {type: ExternalName, externalName: example.org}
+EOF
+  sy_until 5 sy_host_has svc $hs
+  expect_eq "services: a tenant Service reaches the host with the contract's labels and annotations" \
+    "t1 default default Service web $("${T[@]}" get svc web -o jsonpath='{.metadata.uid}') web a" \
+    "${H[@]}" get svc $hs -o jsonpath='{.metadata.labels.kubicle\.dev/tenant} {.metadata.labels.kubicle\.dev/namespace} {.metadata.annotations.kubicle\.dev/namespace} {.metadata.annotations.kubicle\.dev/kind} {.metadata.annotations.kubicle\.dev/name} {.metadata.annotations.kubicle\.dev/uid} {.metadata.labels.app} {.metadata.annotations.team}'
+  expect_eq "services: the selector is the tenant's plus its tenant and namespace labels" \
+    "app=web,kubicle.dev/namespace=default,kubicle.dev/tenant=t1" sy_svc_sel $hs
+  expect_eq "services: ports and session affinity copied, externalIPs dropped" \
+    "http 80 8080 TCP ClientIP |" "${H[@]}" get svc $hs -o \
+    jsonpath='{.spec.ports[0].name} {.spec.ports[0].port} {.spec.ports[0].targetPort} {.spec.ports[0].protocol} {.spec.sessionAffinity} |{.spec.externalIPs}'
+  sy_until 5 sy_svc_ip_same web $hs
+  expect_eq "services: the tenant Service's clusterIP and clusterIPs are the host's" \
+    "$(sy_svc_ip "$SY_HOST_KCFG" $hs tenants) $(sy_svc_ip "$SY_HOST_KCFG" $hs tenants)" \
+    "${T[@]}" get svc web -o jsonpath='{.spec.clusterIP} {.spec.clusterIPs[0]}'
+  if [ -n "$tip" ] && [ "$tip" != "$(sy_svc_ip "$T_t1_KCFG" web)" ]; then
+    pass "services: (the tenant's own allocation $tip was replaced)"
+  else fail "services: the tenant Service kept its own clusterIP $tip"; fi
+  sy_until 5 sy_host_has svc db-x-default-x-t1
+  expect_eq "services: a headless Service stays headless on the host and in the tenant" "None None" \
+    sh -c "echo \$(kubectl --kubeconfig $SY_HOST_KCFG -n tenants get svc db-x-default-x-t1 -o jsonpath='{.spec.clusterIP}') \$(kubectl --kubeconfig $T_t1_KCFG get svc db -o jsonpath='{.spec.clusterIP}')"
+  sy_until 5 sy_host_has svc ext-x-default-x-t1
+  expect_eq "services: an ExternalName Service keeps its name, gets no selector" \
+    "ExternalName example.org|" sh -c "echo \"\$(kubectl --kubeconfig $SY_HOST_KCFG -n tenants get svc ext-x-default-x-t1 -o jsonpath='{.spec.type} {.spec.externalName}|{.spec.selector}')\""
+  expect_fail "services: default/kubernetes stays in the tenant" 'NotFound|not found' \
+    "${H[@]}" get svc kubernetes-x-default-x-t1
+  "${T[@]}" patch svc web --type=json -p '[{"op":"replace","path":"/spec/ports/0/port","value":81},{"op":"add","path":"/spec/ports/-","value":{"name":"metrics","port":9090,"protocol":"TCP"}},{"op":"replace","path":"/spec/selector","value":{"app":"web2","tier":"front"}}]' >/dev/null
+  "${T[@]}" label svc web app- stage=beta >/dev/null
+  sy_until 5 test "$(sy_svc_sel $hs)" = "app=web2,kubicle.dev/namespace=default,kubicle.dev/tenant=t1,tier=front"
+  expect_eq "services: a selector update reaches the host (the tenant's keys replaced, ours kept)" \
+    "app=web2,kubicle.dev/namespace=default,kubicle.dev/tenant=t1,tier=front" sy_svc_sel $hs
+  expect_eq "services: a ports update and label changes reach the host" "http:81 metrics:9090 | beta" \
+    "${H[@]}" get svc $hs -o jsonpath='{range .spec.ports[*]}{.name}:{.port} {end}|{.metadata.labels.app} {.metadata.labels.stage}'
+  uid=$(sy_svc_uid $hs)
+  "${H[@]}" delete svc $hs >/dev/null
+  sy_until 5 sy_svc_renewed $hs "$uid"
+  if sy_svc_renewed $hs "$uid"; then
+    pass "services: a host Service deleted by someone else is made again (the tenant owns it)"
+  else fail "services: the deleted host Service was not made again"; fi
+  expect_eq "services: ... with the tenant's spec" "http:81 metrics:9090 " \
+    "${H[@]}" get svc $hs -o jsonpath='{range .spec.ports[*]}{.name}:{.port} {end}'
+  sy_until 5 sy_svc_ip_same web $hs
+  expect_eq "services: ... and its new clusterIP is written back" \
+    "$(sy_svc_ip "$SY_HOST_KCFG" $hs tenants)" sy_svc_ip "$T_t1_KCFG" web
+  "${T[@]}" delete svc db >/dev/null
+  sy_until 5 sy_host_lacks svc db-x-default-x-t1
+  expect_fail "services: deleting the tenant Service deletes the host Service" 'NotFound|not found' \
+    "${H[@]}" get svc db-x-default-x-t1
+  # while the tenant is down: a host Service of it whose tenant Service is
+  # gone (an orphan), and one with the tenant's label alone (the in-cluster
+  # server's own Service) that is not the syncer's
+  kill "$T_t1_PID"; wait "$T_t1_PID" 2>/dev/null
+  "${H[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Service
+metadata:
+  name: ghost-x-default-x-t1
+  labels: {kubicle.dev/tenant: t1, kubicle.dev/namespace: default}
+  annotations: {kubicle.dev/namespace: default, kubicle.dev/name: ghost, kubicle.dev/uid: 0f0e, kubicle.dev/kind: Service}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: t1-server
+  labels: {kubicle.dev/tenant: t1}
+spec: {ports: [{port: 443}]}
+EOF
+  sy_start_tenant t1 team-a "$T_t1_PORT"
+  T=(kubectl --kubeconfig "$T_t1_KCFG")
+  sy_until 15 sy_host_lacks svc ghost-x-default-x-t1
+  expect_fail "services: restart: a host Service whose tenant Service is gone is deleted" \
+    'NotFound|not found' "${H[@]}" get svc ghost-x-default-x-t1
+  expect_eq "services: restart: a Service with the tenant's label alone is left alone" "t1-server" \
+    "${H[@]}" get svc t1-server -o jsonpath='{.metadata.name}'
+  "${H[@]}" delete svc t1-server >/dev/null
+  # a host refusal: its quota allows no load balancer
+  "${H[@]}" create quota no-lb --hard=services.loadbalancers=0 >/dev/null
+  "${T[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: lb}
+spec: {type: LoadBalancer, selector: {app: web}, ports: [{port: 443}]}
+EOF
+  expect_until "services: the host's refusal is an event on the tenant Service" "FailedCreate Warning" \
+    sh -c "kubectl --kubeconfig $T_t1_KCFG get events --field-selector involvedObject.name=lb,involvedObject.kind=Service -o jsonpath='{.items[0].reason} {.items[0].type}'"
+  expect "services: ... with the host's words" 'exceeded quota: no-lb' "${T[@]}" describe svc lb
+  "${T[@]}" delete svc lb web ext >/dev/null
+  "${H[@]}" delete quota no-lb >/dev/null
+  sy_until 5 sy_host_lacks svc $hs
+}
+
 # The host's PriorityClasses (KAI's train and inference) are in the tenant,
 # read-only copies its pods name; a class only the tenant has stays off the
 # host pod.
@@ -819,6 +956,7 @@ syncer_suite() {
   syncer_suite_config
   syncer_suite_pvc
   syncer_suite_pvc_refused
+  syncer_suite_services
   syncer_suite_quota
   syncer_suite_delete
   syncer_suite_two_tenants

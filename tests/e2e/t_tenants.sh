@@ -12,7 +12,7 @@ tn_h() { kubectl --kubeconfig "$TN_HOST_KCFG" "$@"; }
 
 # Host objects still labelled with tenant $1 (namespaced and cluster-wide).
 tn_host_left() {
-  { tn_h get pods,persistentvolumeclaims,configmaps,secrets,serviceaccounts,roles,rolebindings -A \
+  { tn_h get pods,services,persistentvolumeclaims,configmaps,secrets,serviceaccounts,roles,rolebindings -A \
       -l kubicle.dev/tenant="$1" -o name
     tn_h get clusterrolebindings,queues,namespaces -l kubicle.dev/tenant="$1" -o name
   } 2>&1 | grep -v '^No resources found' | sort
@@ -113,6 +113,8 @@ tenants_create() {
     -o jsonpath='{.status.userInfo.username}'
   expect_eq "host: the syncer's account may create pods in its namespace" "yes" \
     tn_h auth can-i create pods -n kubicle-ta --as system:serviceaccount:kubicle-ta:kubicle-ta
+  expect_eq "host: ... and manage Services there" "yes yes" \
+    sh -c "echo \$(kubectl --kubeconfig $TN_HOST_KCFG auth can-i create services -n kubicle-ta --as system:serviceaccount:kubicle-ta:kubicle-ta) \$(kubectl --kubeconfig $TN_HOST_KCFG auth can-i patch services -n kubicle-ta --as system:serviceaccount:kubicle-ta:kubicle-ta)"
   expect_eq "host: ... and not in another namespace" "no" \
     tn_h auth can-i create pods -n default --as system:serviceaccount:kubicle-ta:kubicle-ta
   expect "list shows both tenants with state, endpoint, queue and policy" \
@@ -169,9 +171,19 @@ apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: {name: store}
 spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {selector: {app: web}, ports: [{port: 80}]}
 YAML
   tn_until 10 tn_h -n kubicle-ta get pvc store-x-default-x-ta
+  tn_until 10 tn_h -n kubicle-ta get svc web-x-default-x-ta
+  expect_eq "the syncer's host Role lets it make the tenant's Services" "service/web-x-default-x-ta" \
+    tn_h -n kubicle-ta get svc web-x-default-x-ta -o name
   expect "stop removes the tenant's pods from the host" 'tenant ta stopped \(1 pod' tn stop ta
+  expect_eq "stop: the tenant's host Services are removed too (they hold no data)" "" \
+    tn_h -n kubicle-ta get svc -l kubicle.dev/tenant=ta -o name
   expect_eq "stop: the tenant's claims stay on the host (their volumes hold its data)" \
     "persistentvolumeclaim/store-x-default-x-ta" tn_host_claims ta
   expect_eq "stop: no pod of ta left on the host" "" \
@@ -203,6 +215,9 @@ YAML
     bash -c "echo \$(kubectl --kubeconfig $KUBICLE_HOME/tenants/ta/kubeconfig get pvc store -o name) \$(kubectl --kubeconfig $TN_HOST_KCFG -n kubicle-ta get pvc -o name)"
   expect_eq "start: the host Role has this version's rules again (pods/exec)" "yes" \
     tn_h auth can-i create pods/exec -n kubicle-ta --as system:serviceaccount:kubicle-ta:kubicle-ta
+  tn_until 15 tn_h -n kubicle-ta get svc web-x-default-x-ta
+  expect_eq "start: the tenant's Service is on the host again" "service/web-x-default-x-ta" \
+    tn_h -n kubicle-ta get svc web-x-default-x-ta -o name
   expect_eq "start: a deleted host RoleBinding is made again" "rolebinding.rbac.authorization.k8s.io/kubicle-ta" \
     tn_h -n kubicle-ta get rolebinding kubicle-ta -o name
   expect_eq "start: kubectl exec through the refreshed tenant" "again" tn_k ta exec whole -- echo again
