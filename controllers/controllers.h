@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Controllers of one tenant, with kube-controller-manager's semantics:
- * ReplicaSet, Deployment, Job, CronJob, StatefulSet and the garbage
- * collector (ownerReferences with Background, Foreground and Orphan
- * propagation).
+ * ReplicaSet, Deployment, Job, CronJob, StatefulSet, Endpoints,
+ * EndpointSlice and the garbage collector (ownerReferences with Background,
+ * Foreground and Orphan propagation).
  *
  * DESIGN
  * Threading: everything runs on the API's libuv loop thread. One store
@@ -67,5 +67,33 @@ int ctrl_rolling_fenceposts(const json_t *spec, int *max_surge, int *max_unavail
  * evaluated in time zone `tz` (NULL: UTC; "Europe/Paris"...). -EINVAL for a
  * bad schedule or zone, -ERANGE when nothing matches within 5 years. */
 int ctrl_cron_next(const char *schedule, const char *tz, time_t after, time_t *out);
+
+/* ---- Endpoints and EndpointSlices (endpoints.c, endpointslice.c) ----------
+ * Pure pieces of kube's endpoints and endpointslice controllers. Objects
+ * are borrowed; returned json_t* are new references. */
+
+/* ShouldSetHostname: pod.spec.hostname (borrowed from pod) when the pod's
+ * spec.subdomain is the service's name in the same namespace, else NULL. */
+const char *ctrl_ep_hostname(const json_t *pod, const json_t *svc);
+/* FindPort: the pod port a service port targets: a numeric targetPort as
+ * is, a named one looked up by name and protocol in the containers' ports
+ * (and sidecar init containers'). 0, or -ENOENT when the name is unknown. */
+int ctrl_ep_find_port(const json_t *pod, const json_t *svc_port, int *out);
+/* The Endpoints subsets of service svc over pods (an array of pods already
+ * matching its selector): pods with an IP of the service's family, Ready
+ * ones in addresses, others in notReadyAddresses (all ready, terminating
+ * ones kept, with publishNotReadyAddresses), one subset entry per resolved
+ * port, repacked (ctrl_ep_repack). */
+json_t *ctrl_ep_subsets(const json_t *svc, const json_t *pods);
+/* RepackSubsets: addresses (by IP and target uid) grouped by the set of
+ * ports they offer, not-ready winning over ready, everything sorted. */
+json_t *ctrl_ep_repack(const json_t *subsets);
+/* The EndpointSlice endpoint of pod for svc in the IPv6 or IPv4 family
+ * (NULL when the pod has no such IP): addresses, conditions {ready,
+ * serving, terminating}, hostname, nodeName, targetRef. */
+json_t *ctrl_eps_endpoint(const json_t *pod, const json_t *svc, bool v6);
+/* The EndpointSlice ports of svc for pod (name, port, protocol,
+ * appProtocol); service ports that do not resolve on the pod are left out. */
+json_t *ctrl_eps_ports(const json_t *svc, const json_t *pod);
 
 #endif

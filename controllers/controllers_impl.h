@@ -53,7 +53,8 @@ struct ctrl {
 	uint64_t last_sweep_ms;
 };
 
-/* Queue kinds: "rs", "deploy", "job", "cj", "sts", "gc" (name = uid), "adopt",
+/* Queue kinds: "rs", "deploy", "job", "cj", "sts", "ep", "eps" (name = the
+ * service's), "gc" (name = uid), "adopt",
  * "jobpods" (name unused: the orphan pods of a namespace). */
 void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
@@ -122,6 +123,24 @@ int deploy_sync(struct ctrl *c, const char *ns, const char *name);
 int job_sync(struct ctrl *c, const char *ns, const char *name);
 int cj_sync(struct ctrl *c, const char *ns, const char *name);
 int sts_sync(struct ctrl *c, const char *ns, const char *name);
+/* Endpoints ("ep") and EndpointSlices ("eps") of service ns/name. */
+int ep_sync(struct ctrl *c, const char *ns, const char *name);
+int eps_sync(struct ctrl *c, const char *ns, const char *name);
+/* endpoints.c helpers shared with endpointslice.c (objects borrowed). */
+bool ctrl_ep_pod_ready(const json_t *pod); /* condition Ready=True */
+/* ShouldPodBeInEndpoints: not terminal, has an IP, not being deleted
+ * unless include_terminating. */
+bool ctrl_ep_pod_included(const json_t *pod, bool include_terminating);
+bool ctrl_ep_is_v6(const char *ip);
+const char *ctrl_ep_pod_ip(const json_t *pod, bool v6); /* borrowed or NULL */
+json_t *ctrl_ep_target_ref(const json_t *pod);          /* new reference */
+bool ctrl_ep_selects(const json_t *svc, const json_t *pod);
+/* A service with a selector, not ExternalName: its endpoints are ours. */
+bool ctrl_ep_managed(const json_t *svc);
+json_t *ctrl_ep_selected_pods(struct ctrl *c, const json_t *svc); /* new array */
+/* endpoints.kubernetes.io/last-change-trigger-time: the latest of the
+ * service's creation and its pods' Ready transitions (RFC 3339). */
+void ctrl_ep_trigger_time(const json_t *svc, const json_t *pods, char *buf, size_t len);
 /* Removes the Job tracking finalizer from the orphan pods of namespace ns. */
 int job_release_orphans(struct ctrl *c, const char *ns);
 

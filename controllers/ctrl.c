@@ -167,6 +167,10 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 		return cj_sync(c, ns, name);
 	if (strcmp(kind, "sts") == 0)
 		return sts_sync(c, ns, name);
+	if (strcmp(kind, "ep") == 0)
+		return ep_sync(c, ns, name);
+	if (strcmp(kind, "eps") == 0)
+		return eps_sync(c, ns, name);
 	if (strcmp(kind, "gc") == 0)
 		return gc_sync(c, name);
 	if (strcmp(kind, "jobpods") == 0)
@@ -247,12 +251,49 @@ static bool tracked_by_job(const json_t *pod)
 	return false;
 }
 
+/* The Endpoints and EndpointSlices of a service. */
+static void enqueue_service(struct ctrl *c, const char *ns, const char *name)
+{
+	ctrl_enqueue(c, "ep", ns, name);
+	ctrl_enqueue(c, "eps", ns, name);
+}
+
+/* A pod changed: the services selecting it before or after. */
+static void enqueue_selecting(struct ctrl *c, const struct store_event *ev)
+{
+	json_t *svcs = ctrl_list(c, "/services", ev->ns);
+	size_t i;
+	json_t *s;
+	json_array_foreach (svcs, i, s)
+		if (ctrl_ep_selects(s, ev->obj) || (ev->prev && ctrl_ep_selects(s, ev->prev)))
+			enqueue_service(c, ev->ns, ctrl_name(s));
+	json_decref(svcs);
+}
+
+/* Service, pod, Endpoints and EndpointSlice events for both controllers:
+ * a deleted Endpoints is remade, a changed slice is checked. */
+static void endpoints_event(struct ctrl *c, const struct store_event *ev)
+{
+	if (strcmp(ev->res, "/services") == 0)
+		enqueue_service(c, ev->ns, ev->name);
+	else if (strcmp(ev->res, "/pods") == 0)
+		enqueue_selecting(c, ev);
+	else if (strcmp(ev->res, "/endpoints") == 0 && ev->type == STORE_DELETED)
+		ctrl_enqueue(c, "ep", ev->ns, ev->name);
+	else if (strcmp(ev->res, "discovery.k8s.io/endpointslices") == 0)
+		ctrl_enqueue(
+		    c, "eps", ev->ns,
+		    json_string_value(json_object_get(ctrl_path(ev->obj, "metadata.labels"),
+						      "kubernetes.io/service-name")));
+}
+
 static void on_event(const struct store_event *ev, void *arg)
 {
 	struct ctrl *c = arg;
 	if (c->stopping)
 		return;
 	gc_index(c, ev->res, ev);
+	endpoints_event(c, ev);
 	const char *k = kind_of_res(ev->res);
 	if (k)
 		ctrl_enqueue(c, k, ev->ns, ev->name);
@@ -280,6 +321,19 @@ static bool seen_key(const char *key, size_t upto)
 	return false;
 }
 
+/* Services are synced; Endpoints too, so that those left without a
+ * Service are deleted (kube's checkLeftoverEndpoints, leader-election
+ * records excepted). */
+static void resync_endpoints(struct ctrl *c, const char *res, const json_t *o)
+{
+	if (strcmp(res, "/services") == 0)
+		enqueue_service(c, ctrl_ns(o), ctrl_name(o));
+	else if (strcmp(res, "/endpoints") == 0 &&
+		 !json_object_get(ctrl_path(o, "metadata.annotations"),
+				  "control-plane.alpha.kubernetes.io/leader"))
+		ctrl_enqueue(c, "ep", ctrl_ns(o), ctrl_name(o));
+}
+
 /* Lists every stored resource once: the ownership index and the workloads. */
 static void resync(struct ctrl *c)
 {
@@ -295,6 +349,7 @@ static void resync(struct ctrl *c)
 			gc_index_obj(c, r->store_key, o);
 			if (k)
 				ctrl_enqueue(c, k, ctrl_ns(o), ctrl_name(o));
+			resync_endpoints(c, r->store_key, o);
 		}
 		json_decref(items);
 	}

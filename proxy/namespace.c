@@ -42,11 +42,10 @@ void ns_created(struct proxy *px, const char *ns)
 	free(ca);
 }
 
-/* The `kubernetes` Service and its Endpoints in `default`. */
-static int bootstrap_kubernetes_service(struct proxy *px)
+/* The `kubernetes` Service in `default`, made once (a user may change it). */
+static int bootstrap_kubernetes_svc(struct proxy *px)
 {
 	const struct proxy_resource *svc = resource_find("", "v1", "services");
-	const struct proxy_resource *ep = resource_find("", "v1", "endpoints");
 	json_t *have = NULL;
 	if (store_get(px->store, svc->store_key, "default", "kubernetes", &have) == 0) {
 		json_decref(have);
@@ -61,16 +60,44 @@ static int bootstrap_kubernetes_service(struct proxy *px)
 	    "None");
 	int rc = object_create(px, svc, o, NULL);
 	json_decref(o);
+	return rc == -EEXIST ? 0 : rc;
+}
+
+/* Its Endpoints and EndpointSlice, as kube-apiserver's endpoint reconciler
+ * keeps them (the advertise address, port https): remade at start when
+ * missing. The controllers leave them alone (the Service has no selector;
+ * the skip-mirror label keeps mirroring off). */
+static int bootstrap_kubernetes_endpoints(struct proxy *px)
+{
+	const struct proxy_resource *ep = resource_find("", "v1", "endpoints");
+	const struct proxy_resource *eps =
+	    resource_find("discovery.k8s.io", "v1", "endpointslices");
+	int port = px->port ? px->port : 6443;
+	json_t *o = json_pack(
+	    "{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:[{s:[{s:s}],s:[{s:s,s:i,s:s}]}]}", "apiVersion", "v1",
+	    "kind", "Endpoints", "metadata", "name", "kubernetes", "namespace", "default", "labels",
+	    "endpointslice.kubernetes.io/skip-mirror", "true", "subsets", "addresses", "ip",
+	    px->advertise, "ports", "name", "https", "port", port, "protocol", "TCP");
+	int rc = object_create(px, ep, o, NULL);
+	json_decref(o);
 	if (rc < 0 && rc != -EEXIST)
 		return rc;
-	o = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:[{s:[{s:s}],s:[{s:s,s:i,s:s}]}]}",
-		      "apiVersion", "v1", "kind", "Endpoints", "metadata", "name", "kubernetes",
-		      "namespace", "default", "labels", "endpointslice.kubernetes.io/skip-mirror",
-		      "true", "subsets", "addresses", "ip", px->advertise, "ports", "name", "https",
-		      "port", px->port ? px->port : 6443, "protocol", "TCP");
-	rc = object_create(px, ep, o, NULL);
+	o = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:s,s:[{s:[s],s:{s:b}}],s:[{s:s,s:i,s:s}]}",
+		      "apiVersion", "discovery.k8s.io/v1", "kind", "EndpointSlice", "metadata",
+		      "name", "kubernetes", "namespace", "default", "labels",
+		      "kubernetes.io/service-name", "kubernetes", "addressType",
+		      strchr(px->advertise, ':') ? "IPv6" : "IPv4", "endpoints", "addresses",
+		      px->advertise, "conditions", "ready", 1, "ports", "name", "https", "port",
+		      port, "protocol", "TCP");
+	rc = object_create(px, eps, o, NULL);
 	json_decref(o);
 	return rc == -EEXIST ? 0 : rc;
+}
+
+static int bootstrap_kubernetes_service(struct proxy *px)
+{
+	int rc = bootstrap_kubernetes_svc(px);
+	return rc < 0 ? rc : bootstrap_kubernetes_endpoints(px);
 }
 
 /* The two system PriorityClasses kube-apiserver makes at start. */

@@ -569,6 +569,28 @@ static void default_networkpolicy(json_t *obj)
 	}
 }
 
+/* discovery/v1: ports' name "" and protocol TCP (SetDefaults_EndpointPort). */
+static void default_endpointslice(json_t *obj)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach (json_object_get(obj, "ports"), i, p) {
+		if (!json_is_object(p))
+			continue;
+		set_default(p, "name", json_string(""));
+		set_default(p, "protocol", json_string("TCP"));
+	}
+}
+
+/* core/v1 Endpoints: subsets' ports protocol TCP. */
+static void default_endpoints(json_t *obj)
+{
+	size_t i;
+	json_t *ss;
+	json_array_foreach (json_object_get(obj, "subsets"), i, ss)
+		default_port_protocols(json_object_get(ss, "ports"));
+}
+
 /* policy/v1: a new budget's status starts at zero (PrepareForCreate). */
 static void default_pdb(json_t *obj)
 {
@@ -591,6 +613,8 @@ static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 		default_pdb(obj);
 	else if (strcmp(g, "networking.k8s.io") == 0 && strcmp(k, "NetworkPolicy") == 0)
 		default_networkpolicy(obj);
+	else if (strcmp(g, "discovery.k8s.io") == 0 && strcmp(k, "EndpointSlice") == 0)
+		default_endpointslice(obj);
 	else if (strcmp(g, "scheduling.k8s.io") == 0 && strcmp(k, "PriorityClass") == 0)
 		set_default(obj, "preemptionPolicy", json_string("PreemptLowerPriority"));
 	else if (strcmp(g, "storage.k8s.io") == 0 && strcmp(k, "StorageClass") == 0) {
@@ -613,6 +637,8 @@ void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *ob
 			default_namespace(obj);
 		else if (strcmp(k, "PersistentVolumeClaim") == 0)
 			default_pvc(obj);
+		else if (strcmp(k, "Endpoints") == 0)
+			default_endpoints(obj);
 	} else if (strcmp(g, "apps") == 0) {
 		if (strcmp(k, "Deployment") == 0)
 			default_deployment(obj);

@@ -177,6 +177,24 @@ static const struct col cols_endpoints[] = {
     C_END,
 };
 
+static const struct col cols_endpointslice[] = {
+    C_NAME,
+    C_S("AddressType", "addressType specifies the type of address carried by this "
+		       "EndpointSlice. All addresses in this slice must be the same type. This "
+		       "field is immutable after creation. The following address types are "
+		       "currently supported:\n* IPv4: Represents an IPv4 Address.\n* IPv6: "
+		       "Represents an IPv6 Address.\n* FQDN: Represents a Fully Qualified Domain "
+		       "Name."),
+    C_S("Ports", "ports specifies the list of network ports exposed by each endpoint in this "
+		 "slice. Each port must have a unique name. When ports is empty, it indicates "
+		 "that there are no defined ports. When a port is defined with a nil port value, "
+		 "it indicates \"all ports\". Each slice may include a maximum of 100 ports."),
+    C_S("Endpoints", "endpoints is a list of unique endpoints in this slice. Each slice may "
+		     "include a maximum of 1000 endpoints."),
+    C_AGE,
+    C_END,
+};
+
 static const struct col cols_pvc[] = {
     C_NAME,
     C_S("Status", "Phase represents the current phase of PersistentVolumeClaim."),
@@ -890,6 +908,54 @@ static void cells_node(json_t *cells, const json_t *o, time_t now)
 	add_s(cells, or_unknown(js(o, "status.nodeInfo.containerRuntimeVersion")));
 	kb_buf_free(&st);
 	kb_buf_free(&roles);
+}
+
+/* listWithMoreString: the first 3 items joined by ",", then " + N more...";
+ * "<unset>" for none. */
+static void list_with_more(json_t *cells, const char *const *items, int count)
+{
+	struct kb_buf b = {0};
+	kb_buf_puts(&b, "");
+	for (int i = 0; i < count && i < 3; i++)
+		kb_buf_printf(&b, "%s%s", i ? "," : "", items[i]);
+	if (count > 3)
+		kb_buf_printf(&b, " + %d more...", count - 3);
+	add_s(cells, count ? b.data : "<unset>");
+	kb_buf_free(&b);
+}
+
+/* printEndpointSlice: formatDiscoveryPorts (port, else name, else "*") and
+ * formatDiscoveryEndpoints (every address of every endpoint). */
+static void cells_endpointslice(json_t *cells, const json_t *o, time_t now)
+{
+	const char *items[3];
+	char nums[3][24];
+	int n = 0;
+	size_t i, j;
+	json_t *p, *ep, *ad;
+	add_name(cells, o);
+	add_s(cells, js(o, "addressType"));
+	json_array_foreach (jp(o, "ports"), i, p) {
+		if (n < 3) {
+			json_t *port = json_object_get(p, "port");
+			snprintf(nums[n], sizeof(nums[n]), "%lld",
+				 (long long)json_integer_value(port));
+			items[n] = json_is_integer(port) ? nums[n]
+				   : js(p, "name")       ? js(p, "name")
+							 : "*";
+		}
+		n++;
+	}
+	list_with_more(cells, items, n);
+	n = 0;
+	json_array_foreach (jp(o, "endpoints"), i, ep)
+		json_array_foreach (json_object_get(ep, "addresses"), j, ad) {
+			if (n < 3)
+				items[n] = json_string_value(ad) ? json_string_value(ad) : "";
+			n++;
+		}
+	list_with_more(cells, items, n);
+	add_age(cells, o, now);
 }
 
 /* formatEndpoints: up to 3 "ip:port", then " + N more...". */
@@ -1633,6 +1699,7 @@ static const struct printer {
     {"networking.k8s.io", "Ingress", cols_ingress, cells_ingress},
     {"networking.k8s.io", "IngressClass", cols_ingressclass, cells_ingressclass},
     {"networking.k8s.io", "NetworkPolicy", cols_netpol, cells_netpol},
+    {"discovery.k8s.io", "EndpointSlice", cols_endpointslice, cells_endpointslice},
     {"scheduling.k8s.io", "PriorityClass", cols_priorityclass, cells_priorityclass},
     {"storage.k8s.io", "StorageClass", cols_storageclass, cells_storageclass},
     {"node.k8s.io", "RuntimeClass", cols_runtimeclass, cells_runtimeclass},

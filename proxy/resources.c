@@ -147,7 +147,8 @@ static struct proxy_resource builtins[] = {
     {BATCH("CronJob", "cronjobs", "cronjob"), .short_names = S("cj"), .subresources = cj_subs},
     /* stored as objects, as kube-apiserver serves them; what acts on them
      * (autoscaler, disruption and ingress controllers, network plugins,
-     * provisioners) belongs to the host cluster */
+     * provisioners) belongs to the host cluster; EndpointSlices are
+     * maintained by controllers/endpointslice.c */
     {STORED("autoscaling", "v2", "autoscaling", "HorizontalPodAutoscaler",
 	    "horizontalpodautoscalers", "horizontalpodautoscaler", true),
      .short_names = S("hpa"), .categories = S("all"), .subresources = hpa_subs, .has_status = true},
@@ -166,6 +167,8 @@ static struct proxy_resource builtins[] = {
     {STORED("networking.k8s.io", "v1", "networking", "NetworkPolicy", "networkpolicies",
 	    "networkpolicy", true),
      .short_names = S("netpol")},
+    {STORED("discovery.k8s.io", "v1", "discovery", "EndpointSlice", "endpointslices",
+	    "endpointslice", true)},
     {STORED("scheduling.k8s.io", "v1", "scheduling", "PriorityClass", "priorityclasses",
 	    "priorityclass", false),
      .short_names = S("pc")},

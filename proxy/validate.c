@@ -9,6 +9,7 @@
  */
 #include "proxy/validate.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -1778,6 +1779,142 @@ static void v_endpoints(const struct proxy_resource *r, const json_t *obj, const
 	}
 }
 
+/* ---- discovery/v1 EndpointSlice --------------------------------------------------- */
+
+static const char *const address_types[] = {"FQDN", "IPv4", "IPv6", NULL};
+
+/* ValidateNonSpecialIP on a parsed address (4 or 16 bytes). */
+static void non_special_ip(json_t *c, const char *f, const char *a, const unsigned char *b, bool v6)
+{
+	static const unsigned char zero[16];
+	char m[64];
+	if (memcmp(b, zero, v6 ? 16 : 4) == 0) {
+		snprintf(m, sizeof(m), "may not be unspecified (%s)", a);
+		add_invalid_str(c, f, a, m);
+	}
+	if (v6 ? (memcmp(b, zero, 15) == 0 && b[15] == 1) : b[0] == 127)
+		add_invalid_str(c, f, a, "may not be in the loopback range (127.0.0.0/8, ::1/128)");
+	if (v6 ? (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) : (b[0] == 169 && b[1] == 254))
+		add_invalid_str(c, f, a,
+				"may not be in the link-local range (169.254.0.0/16, fe80::/10)");
+	if (v6 ? (b[0] == 0xff && (b[1] & 0x0f) == 2) : (b[0] == 224 && b[1] == 0 && b[2] == 0))
+		add_invalid_str(c, f, a,
+				"may not be in the link-local multicast range (224.0.0.0/24, "
+				"ff02::/10)");
+}
+
+/* One address of an endpoint, checked against the slice's addressType. */
+static void slice_address(json_t *c, const char *f, const char *type, const char *a)
+{
+	unsigned char b[16];
+	if (strcmp(type, "IPv4") == 0 || strcmp(type, "IPv6") == 0) {
+		bool v6 = type[3] == '6';
+		if (inet_pton(v6 ? AF_INET6 : AF_INET, a, b) != 1)
+			add_invalid_str(c, f, a,
+					v6 ? "must be a valid IPv6 address"
+					   : "must be a valid IPv4 address");
+		else
+			non_special_ip(c, f, a, b, v6);
+	} else if (strcmp(type, "FQDN") == 0) {
+		char name[300];
+		snprintf(name, sizeof(name), "%s", a);
+		size_t n = strlen(name);
+		if (n && name[n - 1] == '.')
+			name[n - 1] = '\0';
+		if (!*a)
+			add_required(c, f);
+		else if (val_dns1123_subdomain(name))
+			check_name(c, msgs_subdomain, f, name);
+		else if (!strchr(name, '.'))
+			add_invalid_str(
+			    c, f, name,
+			    "should be a domain with at least two segments separated by dots");
+	}
+}
+
+static void slice_endpoints(json_t *c, const json_t *eps, const char *type)
+{
+	char f[PATHLEN];
+	size_t i, j;
+	json_t *ep, *a;
+	if (json_array_size(eps) > 1000) {
+		val_add(c, "FieldValueTooMany", "endpoints", "%zu: must have at most 1000 items",
+			json_array_size(eps));
+		return;
+	}
+	json_array_foreach (eps, i, ep) {
+		const json_t *addrs = json_object_get(ep, "addresses");
+		pf(f, "endpoints[%zu].addresses", i);
+		if (json_array_size(addrs) == 0)
+			val_add(c, "FieldValueRequired", f, "must contain at least 1 address");
+		else if (json_array_size(addrs) > 100)
+			val_add(c, "FieldValueTooMany", f, "%zu: must have at most 100 items",
+				json_array_size(addrs));
+		json_array_foreach (addrs, j, a) {
+			pf(f, "endpoints[%zu].addresses[%zu]", i, j);
+			slice_address(c, f, type ? type : "",
+				      json_string_value(a) ? json_string_value(a) : "");
+		}
+		const char *h = jstr(ep, "hostname");
+		if (h) {
+			pf(f, "endpoints[%zu].hostname", i);
+			check_name(c, msgs_label, f, h);
+		}
+	}
+}
+
+static void slice_ports(json_t *c, const json_t *ports)
+{
+	char f[PATHLEN], q[300];
+	size_t i, j;
+	json_t *p;
+	if (json_array_size(ports) > 100) {
+		val_add(c, "FieldValueTooMany", "ports", "%zu: must have at most 100 items",
+			json_array_size(ports));
+		return;
+	}
+	json_array_foreach (ports, i, p) {
+		const char *name = jstr(p, "name") ? jstr(p, "name") : "";
+		pf(f, "ports[%zu].name", i);
+		if (*name)
+			check_name(c, msgs_label, f, name);
+		for (j = 0; j < i; j++) {
+			const char *other = jstr(json_array_get(ports, j), "name");
+			if (strcmp(other ? other : "", name) == 0) {
+				val_add(c, "FieldValueDuplicate", f, "%s",
+					quote(name, q, sizeof(q)));
+				break;
+			}
+		}
+		pf(f, "ports[%zu].protocol", i);
+		if (!jstr(p, "protocol"))
+			add_required(c, f);
+		else
+			check_protocol(c, p, f);
+		const char *ap = jstr(p, "appProtocol");
+		if (ap) {
+			pf(f, "ports[%zu].appProtocol", i);
+			check_name(c, msgs_qname, f, ap);
+		}
+	}
+}
+
+static void v_endpointslice(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			    json_t *c)
+{
+	(void)r;
+	const char *type = jstr(obj, "addressType");
+	if (!type || !*type)
+		add_required(c, "addressType");
+	else if (!in_list(type, address_types))
+		add_not_supported(c, "addressType", type, address_types);
+	slice_endpoints(c, json_object_get(obj, "endpoints"), type);
+	slice_ports(c, json_object_get(obj, "ports"));
+	if (old)
+		immutable(c, json_object_get(obj, "addressType"),
+			  json_object_get(old, "addressType"), "addressType");
+}
+
 static void v_quota(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *c)
 {
 	(void)r;
@@ -2258,6 +2395,7 @@ static const struct {
     {"networking.k8s.io", "Ingress", v_ingress},
     {"networking.k8s.io", "IngressClass", v_ingressclass},
     {"networking.k8s.io", "NetworkPolicy", v_networkpolicy},
+    {"discovery.k8s.io", "EndpointSlice", v_endpointslice},
     {"scheduling.k8s.io", "PriorityClass", v_priorityclass},
     {"storage.k8s.io", "StorageClass", v_storageclass},
     {"node.k8s.io", "RuntimeClass", v_runtimeclass},

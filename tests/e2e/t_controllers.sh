@@ -264,6 +264,135 @@ YAML
   stop_server TERM
 }
 
+# pod_status NS POD IP READY: gives a pod the IP and Ready condition the
+# syncer would copy from the host.
+pod_status() {
+  "${K[@]}" -n "$1" patch pod "$2" --subresource=status --type=merge \
+    -p "{\"status\":{\"phase\":\"Running\",\"podIP\":\"$3\",\"podIPs\":[{\"ip\":\"$3\"}],\"conditions\":[{\"type\":\"Ready\",\"status\":\"$4\"}]}}" >/dev/null
+}
+
+# Endpoints and EndpointSlices made from Services and pods as
+# kube-controller-manager makes them, and what kubectl shows of them.
+controllers_suite_endpoints() {
+  local ns=ctrl-ep
+  "${K[@]}" create ns $ns >/dev/null
+  "${K[@]}" -n $ns apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: a, labels: {app: web}}
+spec: {containers: [{name: c, image: nginx, ports: [{name: http, containerPort: 8080}]}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b, labels: {app: web}}
+spec: {containers: [{name: c, image: nginx, ports: [{name: http, containerPort: 8080}]}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, labels: {tier: fe}}
+spec:
+  selector: {app: web}
+  ports: [{name: web, port: 80, targetPort: http, appProtocol: http}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: h, labels: {app: db}}
+spec: {hostname: h0, subdomain: db, containers: [{name: c, image: postgres}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec: {clusterIP: None, selector: {app: db}, ports: [{port: 5432}]}
+YAML
+  expect_until "[ep] a service without ready pods: Endpoints without subsets" "web " \
+    "${K[@]}" -n $ns get endpoints web -o 'jsonpath={.metadata.name} {.subsets}'
+  expect_until "[eps] ... and one placeholder EndpointSlice" "IPv4 [] 1" \
+    bash -c "${K[*]} -n $ns get endpointslices -l kubernetes.io/service-name=web -o 'jsonpath={.items[0].addressType} {.items[0].endpoints} ' && ${K[*]} -n $ns get endpointslices -l kubernetes.io/service-name=web --no-headers | wc -l"
+  pod_status $ns a 10.1.0.5 True
+  pod_status $ns b 10.1.0.6 False
+  expect_until "[ep] the ready pod's IP with the named port resolved" "10.1.0.5 8080 web TCP http" \
+    "${K[@]}" -n $ns get endpoints web -o 'jsonpath={.subsets[0].addresses[*].ip} {.subsets[0].ports[0].port} {.subsets[0].ports[0].name} {.subsets[0].ports[0].protocol} {.subsets[0].ports[0].appProtocol}'
+  expect_eq "[ep] the not-ready pod in notReadyAddresses, with its targetRef" "10.1.0.6 Pod b" \
+    "${K[@]}" -n $ns get endpoints web -o 'jsonpath={.subsets[0].notReadyAddresses[*].ip} {.subsets[0].notReadyAddresses[0].targetRef.kind} {.subsets[0].notReadyAddresses[0].targetRef.name}'
+  expect_eq "[ep] Endpoints carry the service's labels and the trigger-time annotation" "fe true" \
+    bash -c "${K[*]} -n $ns get endpoints web -o 'jsonpath={.metadata.labels.tier} {.metadata.annotations}' | sed -E 's/\{.*last-change-trigger-time\":\"[0-9TZ:-]+\"\}/true/'"
+  expect "[ep] kubectl get endpoints shows ready addresses" 'web +10\.1\.0\.5:8080 ' \
+    "${K[@]}" -n $ns get endpoints
+  local sel=kubernetes.io/service-name=web
+  expect_until "[eps] one slice, both pods, kube's conditions" "10.1.0.5:true/true/false 10.1.0.6:false/false/false " \
+    "${K[@]}" -n $ns get endpointslices -l $sel -o 'jsonpath={range .items[*].endpoints[*]}{.addresses[0]}:{.conditions.ready}/{.conditions.serving}/{.conditions.terminating} {end}'
+  expect_eq "[eps] ports, address type, labels" "web 8080 TCP http IPv4 endpointslice-controller.k8s.io fe" \
+    "${K[@]}" -n $ns get endpointslices -l $sel -o 'jsonpath={.items[0].ports[0].name} {.items[0].ports[0].port} {.items[0].ports[0].protocol} {.items[0].ports[0].appProtocol} {.items[0].addressType} {.items[0].metadata.labels.endpointslice\.kubernetes\.io/managed-by} {.items[0].metadata.labels.tier}'
+  expect "[eps] generateName <svc>- and a controller ownerReference to the Service" \
+    '^web-[a-z0-9]{5} Service web true true$' \
+    "${K[@]}" -n $ns get endpointslices -l $sel -o 'jsonpath={.items[0].metadata.name} {.items[0].metadata.ownerReferences[0].kind} {.items[0].metadata.ownerReferences[0].name} {.items[0].metadata.ownerReferences[0].controller} {.items[0].metadata.ownerReferences[0].blockOwnerDeletion}'
+  expect "[eps] kubectl get endpointslices: kube's columns" \
+    'NAME +ADDRESSTYPE +PORTS +ENDPOINTS +AGE.*web-[a-z0-9]{5} +IPv4 +8080 +10\.1\.0\.5,10\.1\.0\.6 ' \
+    bash -c "${K[*]} -n $ns get endpointslices | tr '\n' ' '"
+  expect "[ep] kubectl describe service shows the Endpoints line" 'Endpoints: +10\.1\.0\.5:8080' \
+    "${K[@]}" -n $ns describe service web
+  pod_status $ns b 10.1.0.6 True
+  expect_until "[ep] a pod turning ready moves to addresses" "10.1.0.5 10.1.0.6|" \
+    "${K[@]}" -n $ns get endpoints web -o 'jsonpath={.subsets[0].addresses[*].ip}|{.subsets[0].notReadyAddresses}'
+  local slice
+  slice=$("${K[@]}" -n $ns get endpointslices -l $sel -o 'jsonpath={.items[0].metadata.name}')
+  "${K[@]}" -n $ns label pod a app=gone --overwrite >/dev/null
+  expect_until "[ep] a pod leaving the selector drops out" "10.1.0.6" \
+    "${K[@]}" -n $ns get endpoints web -o 'jsonpath={.subsets[*].addresses[*].ip}{.subsets[*].notReadyAddresses[*].ip}'
+  expect_until "[eps] ... of the slice too, updated in place" "$slice 10.1.0.6" \
+    "${K[@]}" -n $ns get endpointslices -l $sel -o 'jsonpath={.items[*].metadata.name} {.items[*].endpoints[*].addresses[0]}'
+  expect_until "[ep] headless service whose pod has no IP yet: no subsets" "" \
+    "${K[@]}" -n $ns get endpoints db -o 'jsonpath={.subsets}'
+  pod_status $ns h 10.1.0.9 False
+  expect_until "[ep] headless service: hostname from hostname+subdomain, headless label" "h0 10.1.0.9 5432 " \
+    "${K[@]}" -n $ns get endpoints db -o 'jsonpath={.subsets[0].notReadyAddresses[0].hostname} {.subsets[0].notReadyAddresses[0].ip} {.subsets[0].ports[0].port} {.metadata.labels.service\.kubernetes\.io/headless}'
+  expect_eq "[eps] headless slice: hostname, headless label" "h0 true" \
+    bash -c "${K[*]} -n $ns get endpointslices -l kubernetes.io/service-name=db -o 'jsonpath={.items[0].endpoints[0].hostname} {.items[0].metadata.labels}' | sed 's/ {.*\"service.kubernetes.io\/headless\":\"\".*}/ true/'"
+  "${K[@]}" -n $ns patch svc db --type=merge -p '{"spec":{"publishNotReadyAddresses":true}}' >/dev/null
+  expect_until "[ep] publishNotReadyAddresses: the not-ready pod in addresses" "10.1.0.9|" \
+    "${K[@]}" -n $ns get endpoints db -o 'jsonpath={.subsets[0].addresses[*].ip}|{.subsets[0].notReadyAddresses}'
+  expect_until "[eps] publishNotReadyAddresses: ready, not serving" "true/false" \
+    "${K[@]}" -n $ns get endpointslices -l kubernetes.io/service-name=db -o 'jsonpath={.items[0].endpoints[0].conditions.ready}/{.items[0].endpoints[0].conditions.serving}'
+  # a selectorless service's Endpoints are the user's
+  "${K[@]}" -n $ns apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Service
+metadata: {name: ext}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: ext}
+subsets: [{addresses: [{ip: 192.0.2.10}], ports: [{port: 80}]}]
+YAML
+  sleep 0.5
+  expect_eq "[ep] Endpoints of a service without selector are left alone" "192.0.2.10" \
+    "${K[@]}" -n $ns get endpoints ext -o 'jsonpath={.subsets[0].addresses[*].ip}'
+  expect_eq "[ep] the kubernetes Service's Endpoints: the API's address on https" "https TCP" \
+    "${K[@]}" get endpoints kubernetes -o 'jsonpath={.subsets[0].ports[0].name} {.subsets[0].ports[0].protocol}'
+  expect_eq "[eps] ... and its EndpointSlice" "kubernetes IPv4 https true" \
+    "${K[@]}" get endpointslices kubernetes -o 'jsonpath={.metadata.labels.kubernetes\.io/service-name} {.addressType} {.ports[0].name} {.endpoints[0].conditions.ready}'
+  expect "[eps] api-resources lists endpointslices" '^endpointslices +discovery\.k8s\.io/v1 +true +EndpointSlice' \
+    bash -c "kubectl --kubeconfig $KCFG api-resources | grep -E '^endpointslices'"
+  expect_fail "[eps] validation: addressType is required" 'addressType: Required value' \
+    bash -c "echo '{\"apiVersion\":\"discovery.k8s.io/v1\",\"kind\":\"EndpointSlice\",\"metadata\":{\"name\":\"bad\"},\"endpoints\":[]}' | ${K[*]} -n $ns create -f -"
+  expect_fail "[eps] validation: addresses match the addressType" \
+    'endpoints\[0\]\.addresses\[0\]: Invalid value: "300\.1\.1\.1": must be a valid IPv4 address' \
+    bash -c "echo '{\"apiVersion\":\"discovery.k8s.io/v1\",\"kind\":\"EndpointSlice\",\"metadata\":{\"name\":\"bad\"},\"addressType\":\"IPv4\",\"endpoints\":[{\"addresses\":[\"300.1.1.1\"]}]}' | ${K[*]} -n $ns create -f -"
+  expect_fail "[eps] validation: addressType is immutable" 'addressType: Invalid value: "IPv6": field is immutable' \
+    "${K[@]}" -n $ns patch endpointslice "$slice" --type=merge -p '{"addressType":"IPv6"}'
+  # restart: the controllers pick up what changed while they were down
+  stop_server TERM
+  start_server ctrl || { fail "[ep] server did not restart"; return; }
+  expect_until "[ep] after a restart the Endpoints are rebuilt" "10.1.0.6" \
+    "${K[@]}" -n $ns get endpoints web -o 'jsonpath={.subsets[*].addresses[*].ip}'
+  "${K[@]}" -n $ns delete svc web >/dev/null
+  expect_until "[ep] deleting the service deletes its Endpoints" "" \
+    "${K[@]}" -n $ns get endpoints web -o name --ignore-not-found
+  expect_until "[eps] ... and its EndpointSlices" "" \
+    "${K[@]}" -n $ns get endpointslices -l $sel -o name
+}
+
 controllers_suite() {
   K=(kubectl --kubeconfig "$E2E_TMP/ctrl/kubeconfig")
   start_server ctrl || { fail "[ctrl] server did not start"; return; }
@@ -273,6 +402,7 @@ controllers_suite() {
   controllers_sts_history
   controllers_proportional
   controllers_job_tracking
+  controllers_suite_endpoints
   [ "${CTRL_SKIP_JOBS:-0}" = 1 ] || controllers_jobs
   stop_server TERM
   controllers_events
