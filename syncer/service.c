@@ -128,6 +128,18 @@ static const char *owner_uid(struct syncer_svcs *v, const json_t *hs)
 	return hs && owned(v, hs, &ns, &name, &uid) ? uid : NULL;
 }
 
+bool syncer_svcs_on_host(struct syncer_svcs *v, const json_t *svc)
+{
+	char hn[SYNCER_NAME_MAX + 1];
+	if (!v)
+		return false;
+	svc_hn(v, svc, hn);
+	const json_t *hs = hn[0] ? host_svc(v, hn) : NULL;
+	const char *ip = jstr(json_object_get(svc, "spec"), "clusterIP");
+	return hs && owner_uid(v, hs) && str_eq(owner_uid(v, hs), meta_str(svc, "uid")) &&
+	       str_eq(jstr(json_object_get(hs, "spec"), "clusterIP"), ip);
+}
+
 /* ---- tracked Services ------------------------------------------------------------ */
 
 /* The entry of tenant Service svc (host name hn), made or, when svc is

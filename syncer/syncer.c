@@ -379,8 +379,27 @@ static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, js
 	if (sa &&
 	    syncer_sa_secret_name(meta_str(pod, "namespace"), sa, s->tenant, sn, sizeof(sn)) == 0)
 		s->x.sa_secret = sn;
+	/* the Services of its namespace as they are now, as the kubelet reads
+	 * them when it starts the pod's containers */
+	struct store_list_req lr = {.res = "/services", .ns = meta_str(pod, "namespace")};
+	struct store_list_result res = {0};
+	json_t *env = NULL;
+	if (meta_str(pod, "namespace") && store_list(s->store, &lr, &res) == 0) {
+		/* only those the host has: a Service made with the pod may not be
+		 * there yet, and its address would not work (as in kube, a Service
+		 * that comes after the pod is not in its environment) */
+		for (size_t i = json_array_size(res.items); i-- > 0;)
+			if (!syncer_svcs_on_host(s->svcs, json_array_get(res.items, i)))
+				json_array_remove(res.items, i);
+		env = syncer_service_env(res.items);
+		json_decref(res.items);
+		free(res.next);
+	}
+	s->x.service_env = env;
 	json_t *hp = syncer_translate_pod(&s->x, pod, refs);
 	s->x.sa_secret = NULL;
+	s->x.service_env = NULL;
+	json_decref(env);
 	/* a class only the tenant has: the host pod gets the host's default */
 	json_t *spec = json_object_get(hp, "spec");
 	if (!syncer_class_on_host(s->store, jstr(spec, "priorityClassName")))

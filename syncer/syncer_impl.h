@@ -64,6 +64,7 @@ struct syncer_xlate {
 	const char *sa_secret;      /* host secret mounted as the SA token folder, or NULL */
 	const char *pod_dns;        /* the tenant's cluster DNS as host pods reach it, or NULL */
 	const char *cluster_domain; /* its zone ("cluster.local"); NULL: that */
+	const json_t *service_env;  /* syncer_service_env of the pod's namespace, or NULL */
 };
 
 /*
@@ -74,6 +75,11 @@ struct syncer_xlate {
  * reference.
  */
 json_t *syncer_translate_pod(const struct syncer_xlate *x, const json_t *pod, json_t *refs);
+/* The environment variables the kubelet gives a pod for `services` (a
+ * borrowed array of one namespace's Services: those with a cluster IP get
+ * <NAME>_SERVICE_HOST, _SERVICE_PORT[_<PORT>], _PORT and the Docker-link
+ * _PORT_<n>_<PROTO>* ones). A new array of {name, value}. */
+json_t *syncer_service_env(const json_t *services);
 /*
  * Service-account tokens. The service account whose token pod `pod` gets
  * (spec.serviceAccountName, else "default"; borrowed from pod), or NULL when
@@ -261,6 +267,9 @@ int syncer_svcs_start(const struct syncer_pvcs_opts *o, struct syncer_svcs **out
 /* A full comparison of both sides; nothing until the host's Services were
  * listed once. */
 void syncer_svcs_resync(struct syncer_svcs *v);
+/* Whether tenant Service svc (borrowed) has its host Service, with the same
+ * cluster IP (written back): an address that works on the host. */
+bool syncer_svcs_on_host(struct syncer_svcs *v, const json_t *svc);
 /* Stops the watches and frees v; its host calls in flight must be dropped
  * (host_calls_drop) before the loop runs again. */
 void syncer_svcs_stop(struct syncer_svcs *v);

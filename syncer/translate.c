@@ -386,6 +386,101 @@ static void rewrite_env(const struct syncer_xlate *x, struct downward *d, json_t
 	}
 }
 
+/* ---- Service environment variables ---------------------------------------------------- */
+
+/* kubelet's makeEnvVariableName: upper case, dashes to underscores. */
+static void env_name(char *buf, size_t len, const char *svc, const char *suffix)
+{
+	int n = snprintf(buf, len, "%s%s", svc, suffix);
+	for (int i = 0; i < n && (size_t)i < len; i++) {
+		char ch = buf[i];
+		buf[i] = ch == '-' ? '_' : ch >= 'a' && ch <= 'z' ? (char)(ch - 'a' + 'A') : ch;
+	}
+}
+
+static void put_env(json_t *env, const char *name, const char *value)
+{
+	json_array_append_new(env, json_pack("{s:s,s:s}", "name", name, "value", value));
+}
+
+/* The Docker-link variables of one port: <P>_PORT_<port>_<PROTO>[_PROTO|_PORT|_ADDR]. */
+static void link_env(json_t *env, const char *svc, const char *ip, const json_t *port)
+{
+	const char *proto = jstr(port, "protocol") ? jstr(port, "protocol") : "TCP";
+	char lower[16], name[400], val[128], num[16], suffix[64];
+	snprintf(lower, sizeof(lower), "%s", proto);
+	for (char *q = lower; *q; q++)
+		*q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+	long pn = (long)json_integer_value(json_object_get(port, "port"));
+	snprintf(num, sizeof(num), "%ld", pn);
+	snprintf(val, sizeof(val), strchr(ip, ':') ? "%s://[%s]:%ld" : "%s://%s:%ld", lower, ip,
+		 pn);
+	snprintf(suffix, sizeof(suffix), "_PORT_%ld_%s", pn, proto);
+	env_name(name, sizeof(name), svc, suffix);
+	put_env(env, name, val);
+	size_t base = strlen(name);
+	snprintf(name + base, sizeof(name) - base, "_PROTO");
+	put_env(env, name, lower);
+	snprintf(name + base, sizeof(name) - base, "_PORT");
+	put_env(env, name, num);
+	snprintf(name + base, sizeof(name) - base, "_ADDR");
+	put_env(env, name, ip);
+}
+
+/* The variables the kubelet gives a pod for one Service of its namespace
+ * (only those with a cluster IP). */
+static void one_service_env(json_t *env, const json_t *svc)
+{
+	const json_t *spec = json_object_get(svc, "spec");
+	const char *name = jstr(json_object_get(svc, "metadata"), "name");
+	const char *ip = jstr(spec, "clusterIP");
+	json_t *ports = json_object_get(spec, "ports");
+	const char *ns = jstr(json_object_get(svc, "metadata"), "namespace");
+	if (!name || !ip || !*ip || strcmp(ip, "None") == 0 || json_array_size(ports) == 0)
+		return;
+	if (ns && strcmp(ns, "default") == 0 && strcmp(name, "kubernetes") == 0)
+		return; /* the API's: set_api_env */
+	char n[400], num[16];
+	env_name(n, sizeof(n), name, "_SERVICE_HOST");
+	put_env(env, n, ip);
+	json_t *first = json_array_get(ports, 0);
+	snprintf(num, sizeof(num), "%ld", (long)json_integer_value(json_object_get(first, "port")));
+	env_name(n, sizeof(n), name, "_SERVICE_PORT");
+	put_env(env, n, num);
+	size_t i;
+	json_t *p;
+	json_array_foreach (ports, i, p) {
+		const char *pname = jstr(p, "name");
+		if (!pname || !*pname)
+			continue;
+		char suffix[80];
+		snprintf(suffix, sizeof(suffix), "_SERVICE_PORT_%s", pname);
+		env_name(n, sizeof(n), name, suffix);
+		snprintf(num, sizeof(num), "%ld",
+			 (long)json_integer_value(json_object_get(p, "port")));
+		put_env(env, n, num);
+	}
+	/* <P>_PORT: the first port's URL */
+	char url[160];
+	const char *proto = jstr(first, "protocol") ? jstr(first, "protocol") : "TCP";
+	char lower[16];
+	snprintf(lower, sizeof(lower), "%s", proto);
+	for (char *q = lower; *q; q++)
+		*q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+	snprintf(url, sizeof(url), strchr(ip, ':') ? "%s://[%s]:%ld" : "%s://%s:%ld", lower, ip,
+		 (long)json_integer_value(json_object_get(first, "port")));
+	env_name(n, sizeof(n), name, "_PORT");
+	put_env(env, n, url);
+	json_array_foreach (ports, i, p)
+		link_env(env, name, ip, p);
+}
+
+/*
+ * The API's Service variables name the tenant API, not the host's (the host
+ * kubelet gives every container the host API's KUBERNETES_*, which the
+ * container's own env overrides): KUBERNETES_SERVICE_HOST/PORT and the
+ * Docker-link KUBERNETES_PORT[_443_TCP[_PROTO|_PORT|_ADDR]].
+ */
 static void set_api_env(const struct syncer_xlate *x, json_t *c)
 {
 	if (!x->api_host)
@@ -398,15 +493,49 @@ static void set_api_env(const struct syncer_xlate *x, json_t *c)
 	for (size_t i = json_array_size(env); i-- > 0;) {
 		const char *n = jstr(json_array_get(env, i), "name");
 		if (n && (strcmp(n, "KUBERNETES_SERVICE_HOST") == 0 ||
-			  strcmp(n, "KUBERNETES_SERVICE_PORT") == 0))
+			  strcmp(n, "KUBERNETES_SERVICE_PORT") == 0 ||
+			  kb_str_has_prefix(n, "KUBERNETES_PORT")))
 			json_array_remove(env, i);
 	}
-	char port[16];
+	char port[16], url[300];
 	snprintf(port, sizeof(port), "%d", x->api_port);
-	json_array_append_new(
-	    env, json_pack("{s:s,s:s}", "name", "KUBERNETES_SERVICE_HOST", "value", x->api_host));
-	json_array_append_new(
-	    env, json_pack("{s:s,s:s}", "name", "KUBERNETES_SERVICE_PORT", "value", port));
+	snprintf(url, sizeof(url), "tcp://%s:%d", x->api_host, x->api_port);
+	put_env(env, "KUBERNETES_SERVICE_HOST", x->api_host);
+	put_env(env, "KUBERNETES_SERVICE_PORT", port);
+	put_env(env, "KUBERNETES_PORT", url);
+	put_env(env, "KUBERNETES_PORT_443_TCP", url);
+	put_env(env, "KUBERNETES_PORT_443_TCP_PROTO", "tcp");
+	put_env(env, "KUBERNETES_PORT_443_TCP_PORT", port);
+	put_env(env, "KUBERNETES_PORT_443_TCP_ADDR", x->api_host);
+}
+
+json_t *syncer_service_env(const json_t *services)
+{
+	json_t *env = json_array();
+	size_t i;
+	json_t *svc;
+	json_array_foreach (services, i, svc)
+		one_service_env(env, svc);
+	return env;
+}
+
+/*
+ * On the host the kubelet would give the container the variables of the
+ * host namespace's Services (translated names, the server's own Service
+ * among them): the host pod turns that off, and the container gets the
+ * tenant's, for the Services of its namespace as the syncer read them
+ * (with the host's cluster IPs), ahead of its own env so that its own
+ * definitions win and $(VAR) references to them expand, as the kubelet
+ * orders them.
+ */
+static void set_service_env(const struct syncer_xlate *x, const json_t *tspec, json_t *c)
+{
+	if (!x->service_env || json_array_size(x->service_env) == 0 ||
+	    json_is_false(json_object_get(tspec, "enableServiceLinks")))
+		return;
+	json_t *env = json_deep_copy(x->service_env);
+	json_array_extend(env, json_object_get(c, "env"));
+	json_object_set_new(c, "env", env);
 }
 
 static void rewrite_containers(const struct syncer_xlate *x, struct downward *d, json_t *spec,
@@ -418,6 +547,7 @@ static void rewrite_containers(const struct syncer_xlate *x, struct downward *d,
 		json_t *c;
 		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
 			rewrite_env(x, d, c, ns, refs);
+			set_service_env(x, d->tspec, c);
 			set_api_env(x, c);
 			json_t *sc = json_object_get(c, "securityContext");
 			json_object_del(sc, "privileged");
@@ -674,6 +804,7 @@ json_t *syncer_translate_pod(const struct syncer_xlate *x, const json_t *pod, js
 	rewrite_volumes(x, &d, spec, ns, refs);
 	set_hostname(spec, tmeta);
 	set_dns(x, spec, ns);
+	json_object_set_new(spec, "enableServiceLinks", json_false());
 	set_service_account(x, spec);
 	set_scheduler(x, hp, tmeta);
 	return hp;

@@ -200,6 +200,30 @@ EOF
   expect_fail "dns: --pod-dns must be an address or a Service name" "--pod-dns wants an IP address or a host Service" \
     "$KUBICLE" serve --data-dir "$E2E_TMP/dnsbad2" --listen 127.0.0.1:0 --host-kubeconfig "$HK" \
     --host-namespace tenants --tenant dx --scheduler none --pod-dns dns.example
+  # the kubelet's Service variables: the tenant's Services, with the host's addresses
+  "${K[@]}" -n ml create service clusterip web --tcp=80:8080 >/dev/null
+  sy_until 10 "${H[@]}" get svc web-x-ml-x-dn
+  local hip; hip=$("${H[@]}" get svc web-x-ml-x-dn -o jsonpath='{.spec.clusterIP}')
+  sy_until 10 test "$("${K[@]}" -n ml get svc web -o jsonpath='{.spec.clusterIP}')" = "$hip"
+  "${K[@]}" -n ml apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: e1}
+spec: {containers: [{name: c, image: busybox, env: [{name: URL, value: "http://$(WEB_SERVICE_HOST)"}]}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: e2}
+spec: {enableServiceLinks: false, containers: [{name: c, image: busybox}]}
+EOF
+  sy_until 10 "${H[@]}" get pod e2-x-ml-x-dn && sy_until 10 "${H[@]}" get pod e1-x-ml-x-dn
+  expect_eq "dns: a host pod gets the tenant's Service variables, with the host's address" \
+    "$hip 80 tcp://$hip:80 false" \
+    "${H[@]}" get pod e1-x-ml-x-dn -o jsonpath='{.spec.containers[0].env[?(@.name=="WEB_SERVICE_HOST")].value} {.spec.containers[0].env[?(@.name=="WEB_SERVICE_PORT")].value} {.spec.containers[0].env[?(@.name=="WEB_PORT_80_TCP")].value} {.spec.enableServiceLinks}'
+  expect_eq "dns: ... ahead of the pod's own, which may refer to them" "WEB_SERVICE_HOST URL" \
+    bash -c "$(printf '%q ' "${H[@]}") get pod e1-x-ml-x-dn -o json | jq -r '[.spec.containers[0].env[].name | select(. == \"WEB_SERVICE_HOST\" or . == \"URL\")] | join(\" \")'"
+  expect_eq "dns: ... and none with enableServiceLinks: false (nor the host's)" " false" \
+    "${H[@]}" get pod e2-x-ml-x-dn -o jsonpath='{.spec.containers[0].env[?(@.name=="WEB_SERVICE_HOST")].value} {.spec.enableServiceLinks}'
   # --pod-dns SERVICE: the host Service's cluster IP, read before any pod is written
   start_server dnsten2 --host-kubeconfig "$HK" --host-namespace tenants --tenant dm \
     --scheduler none --pod-dns tdns || { fail "dns: tenant with a DNS Service"; return; }

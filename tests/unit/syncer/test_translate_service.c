@@ -291,6 +291,96 @@ START_TEST(service_update_patch)
 }
 END_TEST
 
+/* "NAME=value" lines of a syncer_service_env array. */
+static char *env_text(const json_t *env)
+{
+	char *out = NULL;
+	size_t len = 0, i;
+	json_t *e;
+	FILE *f = open_memstream(&out, &len);
+	json_array_foreach (env, i, e)
+		fprintf(f, "%s=%s\n", json_string_value(json_object_get(e, "name")),
+			json_string_value(json_object_get(e, "value")));
+	fclose(f);
+	return out;
+}
+
+START_TEST(service_env_as_kubelet)
+{
+	json_t *svcs =
+	    J("[{\"metadata\": {\"name\": \"my-db\", \"namespace\": \"ml\"},"
+	      "  \"spec\": {\"clusterIP\": \"10.0.0.7\", \"ports\": ["
+	      "    {\"name\": \"sql\", \"port\": 5432, \"protocol\": \"TCP\"},"
+	      "    {\"port\": 53, \"protocol\": \"UDP\"}]}},"
+	      " {\"metadata\": {\"name\": \"v6\", \"namespace\": \"ml\"},"
+	      "  \"spec\": {\"clusterIP\": \"fd00::7\", \"ports\": [{\"port\": 80}]}},"
+	      " {\"metadata\": {\"name\": \"headless\", \"namespace\": \"ml\"},"
+	      "  \"spec\": {\"clusterIP\": \"None\", \"ports\": [{\"port\": 80}]}},"
+	      " {\"metadata\": {\"name\": \"ext\", \"namespace\": \"ml\"},"
+	      "  \"spec\": {\"type\": \"ExternalName\", \"externalName\": \"a.b\"}},"
+	      " {\"metadata\": {\"name\": \"kubernetes\", \"namespace\": \"default\"},"
+	      "  \"spec\": {\"clusterIP\": \"10.96.0.1\", \"ports\": [{\"port\": 443}]}}]");
+	json_t *env = syncer_service_env(svcs);
+	char *txt = env_text(env);
+	ck_assert_str_eq(txt, "MY_DB_SERVICE_HOST=10.0.0.7\n"
+			      "MY_DB_SERVICE_PORT=5432\n"
+			      "MY_DB_SERVICE_PORT_SQL=5432\n"
+			      "MY_DB_PORT=tcp://10.0.0.7:5432\n"
+			      "MY_DB_PORT_5432_TCP=tcp://10.0.0.7:5432\n"
+			      "MY_DB_PORT_5432_TCP_PROTO=tcp\n"
+			      "MY_DB_PORT_5432_TCP_PORT=5432\n"
+			      "MY_DB_PORT_5432_TCP_ADDR=10.0.0.7\n"
+			      "MY_DB_PORT_53_UDP=udp://10.0.0.7:53\n"
+			      "MY_DB_PORT_53_UDP_PROTO=udp\n"
+			      "MY_DB_PORT_53_UDP_PORT=53\n"
+			      "MY_DB_PORT_53_UDP_ADDR=10.0.0.7\n"
+			      "V6_SERVICE_HOST=fd00::7\n"
+			      "V6_SERVICE_PORT=80\n"
+			      "V6_PORT=tcp://[fd00::7]:80\n"
+			      "V6_PORT_80_TCP=tcp://[fd00::7]:80\n"
+			      "V6_PORT_80_TCP_PROTO=tcp\n"
+			      "V6_PORT_80_TCP_PORT=80\n"
+			      "V6_PORT_80_TCP_ADDR=fd00::7\n");
+	free(txt);
+	json_decref(env);
+	json_decref(svcs);
+}
+END_TEST
+
+START_TEST(pod_service_env)
+{
+	struct syncer_xlate x = xl();
+	json_t *senv = J("[{\"name\": \"WEB_SERVICE_HOST\", \"value\": \"10.0.0.9\"}]");
+	x.service_env = senv;
+	x.api_host = "t1.kubicle-t1.svc";
+	x.api_port = 6443;
+	json_t *pod = J("{\"metadata\": {\"name\": \"p\", \"namespace\": \"ml\", \"uid\": \"u\"},"
+			"\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i\","
+			"  \"env\": [{\"name\": \"URL\", \"value\": \"$(WEB_SERVICE_HOST)\"}]}]}}");
+	json_t *hp = syncer_translate_pod(&x, pod, NULL);
+	ck_assert(json_is_false(at(hp, "spec.enableServiceLinks")));
+	/* the Service's first (its own may refer to it), then the pod's, then the API's */
+	json_t *env = at(hp, "spec.containers.0.env");
+	ck_assert_str_eq(json_string_value(at(env, "0.name")), "WEB_SERVICE_HOST");
+	ck_assert_str_eq(json_string_value(at(env, "1.name")), "URL");
+	char *txt = env_text(env);
+	ck_assert_ptr_nonnull(strstr(txt,
+				     "KUBERNETES_SERVICE_HOST=t1.kubicle-t1.svc\n"
+				     "KUBERNETES_SERVICE_PORT=6443\n"
+				     "KUBERNETES_PORT=tcp://t1.kubicle-t1.svc:6443\n"
+				     "KUBERNETES_PORT_443_TCP=tcp://t1.kubicle-t1.svc:6443\n"));
+	free(txt);
+	json_decref(hp);
+	/* enableServiceLinks: false: none of them */
+	json_object_set_new(json_object_get(pod, "spec"), "enableServiceLinks", json_false());
+	hp = syncer_translate_pod(&x, pod, NULL);
+	ck_assert_str_eq(json_string_value(at(hp, "spec.containers.0.env.0.name")), "URL");
+	json_decref(hp);
+	json_decref(pod);
+	json_decref(senv);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("syncer_translate_service");
@@ -300,6 +390,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, service_node_ports);
 	tcase_add_test(tc, service_back);
 	tcase_add_test(tc, service_update_patch);
+	tcase_add_test(tc, service_env_as_kubelet);
+	tcase_add_test(tc, pod_service_env);
 	suite_add_tcase(s, tc);
 	return s;
 }
