@@ -152,6 +152,7 @@ EOF
   expect_fail "dns: a bad --dns-listen is refused at start" "dns on nope" \
     "$KUBICLE" serve --data-dir "$E2E_TMP/dnsbad" --listen 127.0.0.1:0 --dns-listen nope
   dns_suite_pods
+  dns_suite_training
 }
 
 # The syncer gives ClusterFirst host pods the tenant's DNS (--pod-dns).
@@ -238,4 +239,77 @@ EOF
   sy_until 10 "${H[@]}" get pod p1-x-default-x-dm && sy_until 10 "${H[@]}" get pod p2-x-default-x-dm
   expect_eq "dns: then the pods resolve through that Service's cluster IP" "[\"$dip\"] [\"$dip\"]" \
     bash -c "$(printf '%q ' "${H[@]}") get pod p1-x-default-x-dm -o jsonpath='{.spec.dnsConfig.nameservers}'; echo -n ' '; $(printf '%q ' "${H[@]}") get pod p2-x-default-x-dm -o jsonpath='{.spec.dnsConfig.nameservers}'"
+}
+
+# The whole chain a distributed training job relies on: a StatefulSet's pods
+# run on the host (the test scheduler binds them and gives them addresses),
+# their status comes back, the tenant's endpoints controller publishes their
+# hostnames, and the tenant's DNS answers train-0.train.ml.svc.cluster.local
+# with the host pod's address.
+dns_suite_training() {
+  start_server dnstrhost || { fail "dns: training host"; return; }
+  local HK=$KCFG HD=$DATA_DIR
+  local H=(kubectl --kubeconfig "$HK")
+  "${H[@]}" create ns tenants >/dev/null
+  "${H[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec: {resources: {gpu: {quota: 4, limit: 4}}}
+EOF
+  python3 "$SY_HERE/../host/scheduler.py" --data-dir "$HD" --interval 0.1 \
+    >>"$E2E_TMP/dnstr-scheduler.log" 2>&1 &
+  E2E_PIDS+=("$!")
+  start_server dnstr --host-kubeconfig "$HK" --host-namespace tenants --tenant tr \
+    --queue team-a --dns-listen 127.0.0.1:0 --pod-dns 10.0.0.10 ||
+    { fail "dns: training tenant"; return; }
+  local P; P=$(dns_port "$E2E_TMP/dnstr.log")
+  local K=(kubectl --kubeconfig "$KCFG" -n ml)
+  kubectl --kubeconfig "$KCFG" create ns ml >/dev/null
+  "${K[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: train}
+spec:
+  clusterIP: None
+  selector: {app: train}
+  ports: [{name: c10d, port: 29500}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: train}
+spec:
+  serviceName: train
+  replicas: 2
+  selector: {matchLabels: {app: train}}
+  template:
+    metadata: {labels: {app: train}}
+    spec:
+      containers:
+      - name: c
+        image: busybox
+        command: [sleep, "3600"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+EOF
+  local ip0="" i
+  for i in $(seq 150); do
+    ip0=$("${K[@]}" get pod train-0 -o jsonpath='{.status.podIP}' 2>/dev/null)
+    [ -n "$ip0" ] && break
+    sleep 0.1
+  done
+  local hip0; hip0=$("${H[@]}" -n tenants get pod train-0-x-ml-x-tr -o jsonpath='{.status.podIP}')
+  expect "dns: train-0 runs on the host and its address comes back" "^[0-9.]+ = [0-9.]+$" \
+    echo "$ip0 = $hip0"
+  expect_eq "dns: ... the host pod's" "$hip0" echo "$ip0"
+  expect_until "dns: train-0.train.ml.svc.cluster.local is the host pod's address" "$ip0" \
+    dq "$P" +short train-0.train.ml.svc.cluster.local
+  expect_until "dns: SRV _c10d._tcp.train names both ranks" \
+    "0 100 29500 train-0.train.ml.svc.cluster.local. 0 100 29500 train-1.train.ml.svc.cluster.local." \
+    bash -c "dig +short +tries=1 @127.0.0.1 -p $P SRV _c10d._tcp.train.ml.svc.cluster.local | sort | xargs"
+  expect_eq "dns: the host pods of the StatefulSet resolve through the tenant's DNS" \
+    "None 10.0.0.10 ml.svc.cluster.local" \
+    "${H[@]}" -n tenants get pod train-1-x-ml-x-tr -o jsonpath='{.spec.dnsPolicy} {.spec.dnsConfig.nameservers[0]} {.spec.dnsConfig.searches[0]}'
+  "${K[@]}" scale statefulset train --replicas=1 >/dev/null
+  expect_until "dns: a rank scaled away leaves DNS" "NXDOMAIN" \
+    dq_status "$P" train-1.train.ml.svc.cluster.local
 }
