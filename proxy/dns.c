@@ -608,9 +608,27 @@ static size_t answer_max(const ldns_pkt *q, bool tcp)
 	return m < 512 ? 512 : m;
 }
 
+/* p as a DNS message (malloc'ed into *out). ldns_pkt2wire takes a buffer
+ * of the largest message (64 KiB) for every answer; one that grows from
+ * 512 bytes holds almost all of them. 1 or -ENOMEM. */
+static int pkt_wire(const ldns_pkt *p, uint8_t **out, size_t *len)
+{
+	ldns_buffer *b = ldns_buffer_new(512);
+	if (!b)
+		return -ENOMEM;
+	int rc = -ENOMEM;
+	if (ldns_pkt2buffer_wire(b, p) == LDNS_STATUS_OK) {
+		*len = ldns_buffer_position(b);
+		*out = ldns_buffer_export(b);
+		rc = 1;
+	}
+	ldns_buffer_free(b);
+	return rc;
+}
+
 static int to_wire(ldns_pkt *r, const ldns_pkt *q, bool tcp, uint8_t **resp, size_t *rlen)
 {
-	if (ldns_pkt2wire(resp, r, rlen) != LDNS_STATUS_OK)
+	if (pkt_wire(r, resp, rlen) < 0)
 		return -ENOMEM;
 	if (*rlen <= answer_max(q, tcp))
 		return 1;
@@ -621,7 +639,7 @@ static int to_wire(ldns_pkt *r, const ldns_pkt *q, bool tcp, uint8_t **resp, siz
 		return -ENOMEM;
 	ldns_pkt_set_aa(t, ldns_pkt_aa(r));
 	ldns_pkt_set_tc(t, true);
-	int rc = ldns_pkt2wire(resp, t, rlen) == LDNS_STATUS_OK ? 1 : -ENOMEM;
+	int rc = pkt_wire(t, resp, rlen);
 	ldns_pkt_free(t);
 	return rc;
 }
@@ -739,7 +757,7 @@ int dns_fail(const uint8_t *q, size_t qlen, int rcode, uint8_t **resp, size_t *r
 	int rc = -ENOMEM;
 	if (r) {
 		ldns_pkt_set_rcode(r, (uint8_t)rcode);
-		rc = ldns_pkt2wire(resp, r, rlen) == LDNS_STATUS_OK ? 1 : -ENOMEM;
+		rc = pkt_wire(r, resp, rlen);
 		ldns_pkt_free(r);
 	}
 	ldns_pkt_free(qp);
