@@ -417,6 +417,7 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "kubicle: kubeconfig: %s\n", strerror(-rc));
 		goto fail_kubeconfig;
 	}
+	a.dns.host_ns = a.host.host_namespace;
 	if (a.dns.listen && (rc = dns_start(s.loop, s.store, &a.dns, &s.dns, NULL)) < 0) {
 		fprintf(stderr, "kubicle: dns on %s: %s\n", a.dns.listen, strerror(-rc));
 		goto fail_kubeconfig;

@@ -652,7 +652,8 @@ static bool ends_with(const char *s, const char *suffix)
 
 /* Fills a->name (lower case, no trailing dot) and, under the zone, the
  * labels. Returns 1 for a name of the zone, 2 for a reverse name, 0 for
- * another one, -1 for one this zone cannot hold (too many labels). */
+ * another one (the host namespace's included), -1 for one this zone cannot
+ * hold (too many labels). */
 static int classify(struct ask *a)
 {
 	char *s = ldns_rdf2str(a->qown);
@@ -678,6 +679,10 @@ static int classify(struct ask *a)
 			return -1;
 		a->lab[a->nlab++] = tok;
 	}
+	size_t nl = a->nlab;
+	if (a->z->host_ns && nl >= 2 && strcmp(a->lab[nl - 1], "svc") == 0 &&
+	    strcmp(a->lab[nl - 2], a->z->host_ns) == 0)
+		return 0; /* the host namespace's: the host answers */
 	return 1;
 }
 

@@ -29,6 +29,10 @@
  *   d.c.b.a.in-addr.arpa (and ip6.arpa)  PTR of a Service's cluster IP or of
  *                               a headless endpoint with a hostname; other
  *                               addresses are forwarded.
+ *   *.<host namespace>.svc.<zone>  forwarded: the host's names of the host
+ *                               namespace (the tenant API's Service, which
+ *                               pods reach it by); nothing there is another
+ *                               tenant's.
  * A name of the zone that does not exist is NXDOMAIN, one that exists
  * without the asked type NOERROR without answers, both with the zone's SOA
  * (TTL 5 s, the SOA serial is the store's revision).
@@ -70,6 +74,10 @@ struct dns_view {
 struct dns_zone {
 	const char *domain; /* "cluster.local", lower case, no trailing dot */
 	uint32_t ttl;       /* of every answer; 0: 5 */
+	/* The host namespace, or NULL: names under <host_ns>.svc.<zone> are
+	 * the host's (the tenant API's own Service, NAME.NS.svc, which tenant
+	 * pods reach it by: its certificate names it) and are forwarded. */
+	const char *host_ns;
 };
 
 /*
@@ -94,6 +102,7 @@ struct dns_opts {
 	const char *upstream; /* "IP", "IP:PORT" or "[IPv6]:PORT"; NULL: the first
 				 nameserver of /etc/resolv.conf; "none": no
 				 forwarding (REFUSED) */
+	const char *host_ns;  /* dns_zone's */
 };
 
 /* Starts the responder on loop with store st (borrowed, outlives it).

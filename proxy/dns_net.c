@@ -68,7 +68,7 @@ struct tconn {
 struct dns {
 	uv_loop_t *loop;
 	store_t *st;
-	char domain[256];
+	char domain[256], host_ns[64];
 	struct dns_zone zone;
 	uv_udp_t udp;
 	uv_tcp_t tcp;
@@ -673,6 +673,9 @@ int dns_start(uv_loop_t *loop, store_t *st, const struct dns_opts *o, dns_t **ou
 	if (n && d->domain[n - 1] == '.')
 		d->domain[n - 1] = 0;
 	d->zone.domain = d->domain;
+	if (o->host_ns)
+		snprintf(d->host_ns, sizeof(d->host_ns), "%s", o->host_ns);
+	d->zone.host_ns = d->host_ns[0] ? d->host_ns : NULL;
 	uv_timer_init(loop, &d->tick);
 	d->tick.data = d;
 	d->open = 1;

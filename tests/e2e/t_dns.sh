@@ -157,12 +157,15 @@ EOF
 
 # The syncer gives ClusterFirst host pods the tenant's DNS (--pod-dns).
 dns_suite_pods() {
-  start_server dnshost || { fail "dns: host"; return; }
-  local HK=$KCFG
+  # the host stand-in's own cluster DNS plays the host's
+  start_server dnshost --dns-listen 127.0.0.1:0 --cluster-domain corp.local \
+    --dns-upstream none || { fail "dns: host"; return; }
+  local HK=$KCFG HP; HP=$(dns_port "$E2E_TMP/dnshost.log")
   kubectl --kubeconfig "$HK" create ns tenants >/dev/null
   start_server dnsten --host-kubeconfig "$HK" --host-namespace tenants --tenant dn \
-    --scheduler none --pod-dns 10.0.0.10 --cluster-domain corp.local ||
-    { fail "dns: tenant"; return; }
+    --scheduler none --pod-dns 10.0.0.10 --cluster-domain corp.local \
+    --dns-listen 127.0.0.1:0 --dns-upstream "127.0.0.1:$HP" || { fail "dns: tenant"; return; }
+  local TP; TP=$(dns_port "$E2E_TMP/dnsten.log")
   local K=(kubectl --kubeconfig "$KCFG") H=(kubectl --kubeconfig "$HK" -n tenants)
   "${K[@]}" create ns ml >/dev/null
   "${K[@]}" -n ml apply -f - >/dev/null <<'EOF'
@@ -223,6 +226,16 @@ EOF
     "${H[@]}" get pod e1-x-ml-x-dn -o jsonpath='{.spec.containers[0].env[?(@.name=="WEB_SERVICE_HOST")].value} {.spec.containers[0].env[?(@.name=="WEB_SERVICE_PORT")].value} {.spec.containers[0].env[?(@.name=="WEB_PORT_80_TCP")].value} {.spec.enableServiceLinks}'
   expect_eq "dns: ... ahead of the pod's own, which may refer to them" "WEB_SERVICE_HOST URL" \
     bash -c "$(printf '%q ' "${H[@]}") get pod e1-x-ml-x-dn -o json | jq -r '[.spec.containers[0].env[].name | select(. == \"WEB_SERVICE_HOST\" or . == \"URL\")] | join(\" \")'"
+  expect_eq "dns: the tenant's Service name gives the host's address" "$hip" \
+    dq "$TP" +short web.ml.svc.corp.local
+  expect_eq "dns: names of the host namespace are the host's (the API's Service)" "$hip" \
+    dq "$TP" +short web-x-ml-x-dn.tenants.svc.corp.local
+  expect_eq "dns: ... over TCP too" "$hip" dq "$TP" +short +tcp web-x-ml-x-dn.tenants.svc.corp.local
+  kubectl --kubeconfig "$HK" create ns other >/dev/null
+  kubectl --kubeconfig "$HK" -n other create service clusterip secret --tcp=80 >/dev/null
+  expect_eq "dns: ... but no other host namespace's" "NXDOMAIN" \
+    dq_status "$TP" secret.other.svc.corp.local
+  expect "dns: (which the host's DNS has)" "^[0-9.]+$" dq "$HP" +short secret.other.svc.corp.local
   expect_eq "dns: ... and none with enableServiceLinks: false (nor the host's)" " false" \
     "${H[@]}" get pod e2-x-ml-x-dn -o jsonpath='{.spec.containers[0].env[?(@.name=="WEB_SERVICE_HOST")].value} {.spec.enableServiceLinks}'
   # --pod-dns SERVICE: the host Service's cluster IP, read before any pod is written

@@ -58,7 +58,7 @@ static void load_world(void)
 
 static void check(const uint8_t *data, size_t size, bool tcp)
 {
-	static const struct dns_zone zone = {"cluster.local", 0};
+	static const struct dns_zone zone = {"cluster.local", 0, NULL};
 	const struct dns_view view = {NULL, get, each, 7};
 	uint8_t *resp = NULL;
 	size_t rlen = 0;

@@ -38,7 +38,9 @@ static void fake_each(void *arg, const char *kind, bool (*fn)(const json_t *, vo
 }
 
 static const struct dns_view view = {NULL, fake_get, fake_each, 42};
-static const struct dns_zone zone = {"cluster.local", 0};
+static const struct dns_zone zone = {"cluster.local", 0, NULL};
+static const struct dns_zone zone_in_host = {"cluster.local", 0, "kubicle-t1"};
+static const struct dns_zone *zp = &zone;
 
 static void setup(void)
 {
@@ -86,7 +88,7 @@ static ldns_pkt *ask_full(const char *name, ldns_rr_type t, ldns_rr_class cls, u
 	size_t wlen = 0, rlen = 0;
 	ck_assert_int_eq(ldns_pkt2wire(&wire, q, &wlen), LDNS_STATUS_OK);
 	ldns_pkt_free(q);
-	int rc = dns_answer(&view, &zone, wire, wlen, tcp, &resp, &rlen);
+	int rc = dns_answer(&view, zp, wire, wlen, tcp, &resp, &rlen);
 	free(wire);
 	ck_assert_int_ge(rc, 0);
 	if (rc == 0)
@@ -300,6 +302,17 @@ START_TEST(forwarded_and_reverse)
 	/* anything else is the upstream's */
 	ck_assert_ptr_null(ask("6.0.1.10.in-addr.arpa.", LDNS_RR_TYPE_PTR));
 	ck_assert_ptr_null(ask("1.1.168.192.in-addr.arpa.", LDNS_RR_TYPE_PTR));
+	/* the host namespace's names (the tenant API's Service) are the host's */
+	p = ask("t1.kubicle-t1.svc.cluster.local.", LDNS_RR_TYPE_A);
+	expect(p, LDNS_RCODE_NXDOMAIN, "");
+	ldns_pkt_free(p);
+	zp = &zone_in_host;
+	ck_assert_ptr_null(ask("t1.kubicle-t1.svc.cluster.local.", LDNS_RR_TYPE_A));
+	ck_assert_ptr_null(ask("T1.Kubicle-T1.svc.cluster.local.", LDNS_RR_TYPE_A));
+	p = ask("web.ml.svc.cluster.local.", LDNS_RR_TYPE_A);
+	ck_assert_int_eq(ldns_pkt_ancount(p), 1);
+	ldns_pkt_free(p);
+	zp = &zone;
 }
 END_TEST
 
