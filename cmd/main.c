@@ -48,7 +48,7 @@ static const char usage_text[] =
     "                [--policy untrusted|trusted|mig|FILE]\n"
     "                [--pki-dir DIR] [--standin-exec]\n"
     "                [--dns-listen ADDR:PORT] [--cluster-domain D] [--dns-upstream IP[:PORT]]\n"
-    "                [--pod-dns IP]\n"
+    "                [--pod-dns IP|SERVICE] [--api-service SERVICE]\n"
     "      Serve the Kubernetes API for one tenant from DIR (created on first start:\n"
     "      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n"
     "      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"
@@ -72,7 +72,9 @@ static const char usage_text[] =
     "      TCP; other names go to --dns-upstream (default: /etc/resolv.conf's\n"
     "      first nameserver; \"none\": refused). --pod-dns IP: host pods of\n"
     "      dnsPolicy ClusterFirst resolve through IP (this server's DNS as the\n"
-    "      host pods reach it: docs/dns.md).\n"
+    "      host pods reach it, or a host Service's address: docs/dns.md).\n"
+    "      --api-service: the host Service that serves this API on 443; the\n"
+    "      tenant's kubernetes Service gets its address.\n"
     "  kubicle token create --data-dir DIR --user NAME [--group G]... [--ttl D]\n"
     "      Print a new bearer token for NAME (only its SHA-256 is stored).\n"
     "  kubicle token revoke --data-dir DIR (TOKEN | --user NAME)\n"
@@ -167,6 +169,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 	    {"cluster-domain", required_argument, NULL, 'Z'},
 	    {"dns-upstream", required_argument, NULL, 'U'},
 	    {"pod-dns", required_argument, NULL, 'O'},
+	    {"api-service", required_argument, NULL, 'I'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -216,6 +219,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 		case 'Z': a->dns.domain = a->host.cluster_domain = optarg; break;
 		case 'U': a->dns.upstream = optarg; break;
 		case 'O': a->host.pod_dns = optarg; break;
+		case 'I': a->host.api_service = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}

@@ -63,7 +63,7 @@
 #define MAN_DNS_PORT    5353 /* the cluster DNS, behind the Service's 53 */
 #define MAN_DNS_PORT_S  "5353"
 #define MAN_NODES_ROLE  "kubicle-syncer-nodes" /* shared by every tenant */
-#define MAN_NSANS       4
+#define MAN_NSANS       8                      /* the Service's names, then kubernetes.default's */
 
 struct man_args {
 	const char *name, *ns, *queue, *scheduler, *policy, *image, *storage, *storage_class;
@@ -272,6 +272,13 @@ static int finish_args(struct man_args *a)
 	snprintf(a->sans[1], sizeof(a->sans[1]), "%s.%s", a->name, a->ns);
 	snprintf(a->sans[2], sizeof(a->sans[2]), "%s.%s.svc", a->name, a->ns);
 	snprintf(a->sans[3], sizeof(a->sans[3]), "%s.%s.svc.cluster.local", a->name, a->ns);
+	/* the tenant's kubernetes Service has this Service's address
+	 * (--api-service): pods may name the API as kube-apiserver's
+	 * certificate lets them */
+	snprintf(a->sans[4], sizeof(a->sans[4]), "kubernetes");
+	snprintf(a->sans[5], sizeof(a->sans[5]), "kubernetes.default");
+	snprintf(a->sans[6], sizeof(a->sans[6]), "kubernetes.default.svc");
+	snprintf(a->sans[7], sizeof(a->sans[7]), "kubernetes.default.svc.cluster.local");
 	return 0;
 }
 
@@ -576,6 +583,7 @@ static json_t *serve_args(const struct man_args *a)
 	add_args(args, "--scheduler", a->scheduler);
 	add_args(args, "--dns-listen", "0.0.0.0:" MAN_DNS_PORT_S);
 	add_args(args, "--pod-dns", a->name);
+	add_args(args, "--api-service", a->name);
 	if (a->policy)
 		add_args(args, "--policy", a->policy_text ? a->policy_path : a->policy);
 	return args;

@@ -46,7 +46,8 @@ struct syncer {
 	char tenant[64], host_ns[64], queue[128], advertise[128], sa_secret[8];
 	char pod_dns[64], domain[254];
 	char dns_svc[64]; /* --pod-dns names a host Service: its cluster IP, once read */
-	bool dns_asking;
+	char api_svc[64]; /* --api-service: the host Service of the tenant API */
+	bool svc_asking, api_known;
 	struct syncer_xlate x;
 	kb_httpc_t *http;
 	unsigned pipes, max_pipes; /* exec/attach/port-forward sessions piped to the host */
@@ -537,23 +538,69 @@ static bool dns_label(const char *v)
 	return true;
 }
 
-static void on_dns_service(int err, long status, json_t *body, void *arg)
+static void lookup_host_services(struct syncer *s);
+
+/* The tenant's default/kubernetes Service gets the cluster IP of the host
+ * Service that serves the tenant API (--api-service), as vCluster's does:
+ * kubernetes.default.svc, in the tenant's DNS, is then the tenant API for
+ * host pods, not the host's. */
+static void set_api_address(struct syncer *s, const char *ip)
+{
+	json_t *svc = NULL;
+	if (store_get(s->store, "/services", "default", "kubernetes", &svc) < 0)
+		return;
+	json_t *spec = json_object_get(svc, "spec");
+	const char *have = jstr(spec, "clusterIP");
+	if (json_is_object(spec) && !(have && strcmp(have, ip) == 0)) {
+		json_object_set_new(spec, "clusterIP", json_string(ip));
+		json_object_set_new(spec, "clusterIPs", json_pack("[s]", ip));
+		if (store_update(s->store, "/services", "default", "kubernetes", svc, 0, NULL) == 0)
+			kb_info("syncer", "kubernetes.default is %s (host Service %s)", ip,
+				s->api_svc);
+	}
+	json_decref(svc);
+}
+
+/* A host Service of --pod-dns or --api-service, with its cluster IP. */
+static void on_host_service(int err, long status, json_t *body, void *arg)
 {
 	struct syncer *s = arg;
-	s->dns_asking = false;
+	s->svc_asking = false;
 	if (s->stopping)
 		return;
 	const char *ip = jstr(json_object_get(body, "spec"), "clusterIP");
-	if (err || status != 200 || !is_ip(ip)) {
-		kb_warn("syncer",
-			"host Service %s (--pod-dns) has no cluster IP yet (HTTP %ld); pods wait",
-			s->dns_svc, status);
+	const char *name = meta_str(body, "name");
+	if (err || status != 200 || !is_ip(ip) || !name) {
+		kb_warn("syncer", "host Service %s has no cluster IP yet (HTTP %ld)%s",
+			s->dns_svc[0] && !s->x.pod_dns ? s->dns_svc : s->api_svc, status,
+			s->dns_svc[0] && !s->x.pod_dns ? "; pods wait" : "");
 		return;
 	}
-	snprintf(s->pod_dns, sizeof(s->pod_dns), "%s", ip);
-	s->x.pod_dns = s->pod_dns;
-	kb_info("syncer", "pods resolve through %s (host Service %s)", ip, s->dns_svc);
-	resync(s);
+	if (strcmp(name, s->api_svc) == 0) {
+		s->api_known = true;
+		set_api_address(s, ip);
+	}
+	if (strcmp(name, s->dns_svc) == 0 && !s->x.pod_dns) {
+		snprintf(s->pod_dns, sizeof(s->pod_dns), "%s", ip);
+		s->x.pod_dns = s->pod_dns;
+		kb_info("syncer", "pods resolve through %s (host Service %s)", ip, s->dns_svc);
+		resync(s);
+	}
+	lookup_host_services(s); /* the other one, if it is another */
+}
+
+/* Asks the host for the Services of --pod-dns and --api-service whose
+ * addresses are not known yet, one at a time. */
+static void lookup_host_services(struct syncer *s)
+{
+	const char *want = s->dns_svc[0] && !s->x.pod_dns   ? s->dns_svc
+			   : s->api_svc[0] && !s->api_known ? s->api_svc
+							    : NULL;
+	if (!want || s->svc_asking || s->stopping)
+		return;
+	char path[300];
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/services/%s", s->host_ns, want);
+	s->svc_asking = host_call(s->http, "GET", path, NULL, on_host_service, s) == 0;
 }
 
 /* Whether host pods can be written: with --pod-dns naming a host Service,
@@ -563,12 +610,7 @@ static bool pod_dns_ready(struct syncer *s)
 {
 	if (!s->dns_svc[0] || s->x.pod_dns)
 		return true;
-	if (!s->dns_asking) {
-		char path[300];
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/services/%s", s->host_ns,
-			 s->dns_svc);
-		s->dns_asking = host_call(s->http, "GET", path, NULL, on_dns_service, s) == 0;
-	}
+	lookup_host_services(s);
 	return false;
 }
 
@@ -1027,6 +1069,7 @@ static void resync(struct syncer *s)
 	json_decref(pods);
 	json_decref(seen);
 	sa_refresh(s);
+	lookup_host_services(s); /* retried here until the host has them */
 }
 
 static void on_host_synced(json_t *items, void *arg)
@@ -1396,6 +1439,11 @@ static int check_opts(const struct syncer_opts *o)
 				 "\"-x-\"), --host-namespace and a known --scheduler");
 		return -EINVAL;
 	}
+	if (o->api_service && !dns_label(o->api_service)) {
+		kb_err("syncer", "--api-service wants a host Service's name, not %s",
+		       o->api_service);
+		return -EINVAL;
+	}
 	if (o->pod_dns && !is_ip(o->pod_dns) && !dns_label(o->pod_dns)) {
 		kb_err("syncer", "--pod-dns wants an IP address or a host Service's name, not %s",
 		       o->pod_dns);
@@ -1457,6 +1505,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 		snprintf(s->pod_dns, sizeof(s->pod_dns), "%s", o->pod_dns);
 	else
 		snprintf(s->dns_svc, sizeof(s->dns_svc), "%s", o->pod_dns ? o->pod_dns : "");
+	snprintf(s->api_svc, sizeof(s->api_svc), "%s", o->api_service ? o->api_service : "");
 	snprintf(s->domain, sizeof(s->domain), "%s",
 		 o->cluster_domain ? o->cluster_domain : "cluster.local");
 	s->x = (struct syncer_xlate){.tenant = s->tenant,

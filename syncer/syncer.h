@@ -72,6 +72,11 @@ struct syncer_opts {
 	 * DNS, which knows none of the tenant's names. */
 	const char *pod_dns;
 	const char *cluster_domain;
+	/* A host Service in host_namespace that serves the tenant API on 443
+	 * (kubicle manifest's): the tenant's default/kubernetes Service gets
+	 * its cluster IP, so kubernetes.default.svc is the tenant API for host
+	 * pods. NULL: left as it is. */
+	const char *api_service;
 	/*
 	 * Rate limit of requests to the host. Default (0) 50 QPS, burst 100:
 	 * client-go's own default (5/10) would take 40 s to start 200 pods, but

@@ -59,8 +59,9 @@ manifest_suite_objects() {
 manifest_suite_args() {
   expect_eq "container runs kubicle serve" "kubicle serve" \
     sh -c "jq -r '.items[] | select(.kind==\"StatefulSet\") | .spec.template.spec.containers[0] | (.command + .args[0:1]) | join(\" \")' '$MF_JSON'"
-  expect_eq "--tls-san carries the Service DNS names" \
-    "t1 t1.kubicle-t1 t1.kubicle-t1.svc t1.kubicle-t1.svc.cluster.local" mf_arg --tls-san
+  expect_eq "--tls-san carries the Service DNS names and kubernetes.default's" \
+    "t1 t1.kubicle-t1 t1.kubicle-t1.svc t1.kubicle-t1.svc.cluster.local kubernetes kubernetes.default kubernetes.default.svc kubernetes.default.svc.cluster.local" \
+    mf_arg --tls-san
   expect_eq "--host-namespace" "kubicle-t1" mf_arg --host-namespace
   expect_eq "--tenant" "t1" mf_arg --tenant
   expect_eq "--queue" "team-a" mf_arg --queue
@@ -249,6 +250,12 @@ EOF
     "t1 t1.kubicle-t1.svc" \
     "${H[@]}" -n kubicle-t1 get pod mfpod-x-default-x-t1 -o \
     'jsonpath={.metadata.labels.kubicle\.dev/tenant} {.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value}'
+  expect_until "the tenant's kubernetes Service has the server's host Service's address (--api-service)" \
+    "$("${H[@]}" -n kubicle-t1 get svc t1 -o jsonpath='{.spec.clusterIP}')" \
+    "${T[@]}" get svc kubernetes -o jsonpath='{.spec.clusterIP}'
+  expect_eq "the serving certificate names kubernetes.default.svc, as kube-apiserver's" "ok" \
+    curl -sS --cacert "$pki/ca.crt" --resolve "kubernetes.default.svc:$port:127.0.0.1" \
+    "https://kubernetes.default.svc:$port/readyz"
   expect_eq "host pod resolves through the server's Service (the tenant's DNS)" \
     "$("${H[@]}" -n kubicle-t1 get svc t1 -o jsonpath='{.spec.clusterIP}') None" \
     "${H[@]}" -n kubicle-t1 get pod mfpod-x-default-x-t1 -o 'jsonpath={.spec.dnsConfig.nameservers[0]} {.spec.dnsPolicy}'
