@@ -45,9 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/json.h"
 #include "lib/log.h"
-#include "lib/util.h"
 #include "syncer/syncer_impl.h"
 
 /* A host write in flight, with the host name it concerns. */
