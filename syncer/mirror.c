@@ -196,7 +196,8 @@ static void call_free(struct mirror_call *c)
 
 /* What the tenant can act on (a quota, a class, a node port, a field the
  * host does not take) becomes a Warning event on the tenant object of the
- * call's entry; 409 and 429 are the host's business and retried. */
+ * call's entry; not 409 (there already) or 429 (throttled), which are not
+ * the tenant's to mend. */
 static void refusal_event(struct mirror_call *c, long status, const json_t *body,
 			  const char *reason, const char *suffix)
 {
