@@ -53,8 +53,7 @@ struct syncer {
 	unsigned pipes, max_pipes; /* exec/attach/port-forward sessions piped to the host */
 	struct host_informer *pods_inf, *events_inf;
 	struct host_classes *classes;
-	struct syncer_pvcs *pvcs;
-	struct syncer_svcs *svcs;
+	struct syncer_mirror *pvcs, *svcs; /* syncer_pvc_kind, syncer_service_kind */
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
@@ -973,7 +972,7 @@ static void on_host_event(const char *type, json_t *ev, void *arg)
 	if (hn && kind && strcmp(kind, "Pod") == 0)
 		hp = host_pod(s, hn);
 	else if (hn && kind && strcmp(kind, "PersistentVolumeClaim") == 0)
-		hp = syncer_pvcs_host(s->pvcs, hn); /* provisioning, binding, resizing */
+		hp = syncer_mirror_host(s->pvcs, hn); /* provisioning, binding, resizing */
 	const char *ns, *name, *uid;
 	if (!hp || !syncer_host_owner(hp, s->tenant, &ns, &name, &uid))
 		return;
@@ -1097,8 +1096,8 @@ static void on_resync_timer(uv_timer_t *t)
 {
 	struct syncer *s = t->data;
 	resync(s);
-	syncer_pvcs_resync(s->pvcs);
-	syncer_svcs_resync(s->svcs);
+	syncer_mirror_resync(s->pvcs);
+	syncer_mirror_resync(s->svcs);
 }
 
 /* ---- pods/log ------------------------------------------------------------------------- */
@@ -1470,15 +1469,15 @@ static int start_watches(struct syncer *s)
 		    store_watch(s->store, "/serviceaccounts", NULL, rev, on_sa_event, s, &s->w_sas);
 	if (rc < 0)
 		return rc;
-	struct syncer_pvcs_opts vo = {.loop = s->loop,
-				      .store = s->store,
-				      .http = s->http,
-				      .x = &s->x,
-				      .label_selector = s->sel,
-				      .stats = &s->stats};
-	if ((rc = syncer_pvcs_start(&vo, &s->pvcs)) < 0)
+	struct syncer_mirror_opts vo = {.loop = s->loop,
+					.store = s->store,
+					.http = s->http,
+					.x = &s->x,
+					.label_selector = s->sel,
+					.stats = &s->stats};
+	if ((rc = syncer_mirror_start(&syncer_pvc_kind, &vo, &s->pvcs)) < 0)
 		return rc;
-	if ((rc = syncer_svcs_start(&vo, &s->svcs)) < 0)
+	if ((rc = syncer_mirror_start(&syncer_service_kind, &vo, &s->svcs)) < 0)
 		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
 					.label_selector = s->sel,
@@ -1599,8 +1598,8 @@ void syncer_stop(syncer_t *s)
 	if (s->events_inf)
 		host_informer_stop(s->events_inf);
 	syncer_classes_stop(s->classes);
-	syncer_pvcs_stop(s->pvcs); /* its calls in flight are dropped next */
-	syncer_svcs_stop(s->svcs);
+	syncer_mirror_stop(s->pvcs); /* its calls in flight are dropped next */
+	syncer_mirror_stop(s->svcs);
 	host_calls_drop(s->http);
 	kb_httpc_close(s->http);
 	uv_close((uv_handle_t *)&s->resync, on_resync_closed);

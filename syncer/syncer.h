@@ -28,7 +28,8 @@
  * status, bound volume's name and host events coming back. Services (but
  * default/kubernetes) get host Services selecting the host pods of their
  * namespace (syncer/service.c), the host's cluster IPs, node ports and load
- * balancer status coming back. Tenant
+ * balancer status coming back. Both are rows of one engine of mirrored
+ * kinds (syncer/mirror.c). Tenant
  * pod updates kube allows (labels, annotations, container and init container
  * images, activeDeadlineSeconds, added tolerations) are patched onto the
  * host pod (strategic merge) and re-checked at each resync. Host

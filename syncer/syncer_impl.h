@@ -191,34 +191,84 @@ json_t *syncer_tenant_class(const json_t *host);
 /* Whether a host pod may name PriorityClass `name`: a host class or a
  * system- one (true for NULL or ""), not one only the tenant has. */
 bool syncer_class_on_host(store_t *st, const char *name);
-/* ---- PersistentVolumeClaims (pvc.c) ------------------------------------------ */
+/* ---- mirrored kinds (mirror.c) ----------------------------------------------- */
 /*
- * Keeps one host claim per tenant claim (every namespace): a store watch on
- * tenant claims drives creates, updates and deletes; an informer on the
- * host's claims with the tenant's label brings status (and the bound
- * volume's name) back and finds orphans. Started and stopped by the syncer,
- * on its loop thread.
+ * One host object per tenant object of a kind (every namespace): a store
+ * watch on the tenant's objects drives creates, merge-patch updates and
+ * deletes; an informer on the host's objects with the tenant's label brings
+ * back what the host sets and finds orphans. A kind is a row of hooks; the
+ * engine keeps the rest (mirror.c's DESIGN).
  */
-struct syncer_pvcs;
-struct syncer_pvcs_opts {
+/* What happens when the host deletes an object of ours. */
+enum syncer_mirror_host_deleted {
+	/* the host decided: the tenant object goes too when the host was seen
+	 * to have it; one never seen is created (a restart, a refusal) */
+	SYNCER_MIRROR_TENANT_FOLLOWS,
+	/* the tenant owns it: the host object is made again */
+	SYNCER_MIRROR_HOST_RECREATED,
+};
+struct syncer_mirror_kind {
+	const char *res;            /* tenant store key: "/services" */
+	const char *kind;           /* "Service": ANN_KIND of its host objects, and events */
+	const char *plural;         /* host collection /api/v1/namespaces/<ns>/<plural> */
+	const char *noun;           /* in logs and event texts: "service" */
+	const char *create_refused; /* log "host refused <create_refused> <host name>" */
+	enum syncer_mirror_host_deleted host_deleted;
+	bool update_refusal_event; /* a refused update also gets a FailedUpdate event */
+	/* Which tenant objects have a host object; NULL: all. */
+	bool (*synced)(const json_t *obj);
+	/* The host object for tenant object obj; new reference or NULL. */
+	json_t *(*translate)(const struct syncer_xlate *x, const json_t *obj);
+	/* The merge patch from host object have to want (translations; prev that
+	 * of the tenant object before the change, or NULL), or NULL when nothing
+	 * differs. All borrowed; new reference. */
+	json_t *(*update_patch)(const json_t *want, const json_t *have, const json_t *prev);
+	/* Optional: true when tenant objects a and b push the same to the host
+	 * (an update then sends nothing); NULL: every update is compared. */
+	bool (*same_pushable)(const json_t *a, const json_t *b);
+	/* What to write into the tenant store for host object host: a new
+	 * reference (tenant, borrowed, may be modified and returned), or NULL
+	 * when nothing differs. */
+	json_t *(*copy_back)(const json_t *host, json_t *tenant);
+	/* Optional: keeps in `entry` (borrowed) what tenant watch event obj
+	 * shows, for host_known; called for every event but DELETED. */
+	void (*remember)(json_t *entry, const json_t *obj);
+	/* Optional: true when host event host (of entry's uid, not being
+	 * deleted) changes nothing in the tenant object as remembered. */
+	bool (*host_known)(const json_t *host, const json_t *entry);
+	/* The stats counter of tracked tenant objects. */
+	size_t *(*tracked)(struct syncer_stats *st);
+};
+struct syncer_mirror;
+struct syncer_mirror_opts {
 	uv_loop_t *loop;
-	store_t *store;               /* borrowed, outlives the syncer_pvcs */
+	store_t *store;               /* borrowed, outlives the syncer_mirror */
 	kb_httpc_t *http;             /* borrowed, likewise */
 	const struct syncer_xlate *x; /* borrowed, likewise */
 	const char *label_selector;   /* the tenant's label, URL-encoded; copied */
 	struct syncer_stats *stats;   /* borrowed: counters updated */
 };
-/* 0 or a negative errno (the store watch or the informer could not start). */
-int syncer_pvcs_start(const struct syncer_pvcs_opts *o, struct syncer_pvcs **out);
+/* Starts mirroring kind k (static, borrowed for m's life). 0 or a negative
+ * errno (the store watch or the informer could not start). Loop thread. */
+int syncer_mirror_start(const struct syncer_mirror_kind *k, const struct syncer_mirror_opts *o,
+			struct syncer_mirror **out);
 /* A full comparison of both sides (the syncer's periodic resync); nothing
- * until the host's claims were listed once. */
-void syncer_pvcs_resync(struct syncer_pvcs *p);
-/* Host claim hn as last seen (borrowed, valid until the next host event),
- * or NULL when the host has no such claim of ours. */
-json_t *syncer_pvcs_host(struct syncer_pvcs *p, const char *hn);
-/* Stops the watches and frees p; its host calls in flight must be dropped
- * (host_calls_drop) before the loop runs again. */
-void syncer_pvcs_stop(struct syncer_pvcs *p);
+ * until the host's objects were listed once. m may be NULL. */
+void syncer_mirror_resync(struct syncer_mirror *m);
+/* Host object hn as last seen (borrowed, valid until the next host event),
+ * or NULL when the host has no such object of ours (or m is NULL). */
+json_t *syncer_mirror_host(struct syncer_mirror *m, const char *hn);
+/* The host object of tenant object obj (borrowed) when it is of obj's uid,
+ * as syncer_mirror_host, else NULL. */
+json_t *syncer_mirror_host_of(struct syncer_mirror *m, const json_t *obj);
+/* Stops the watches and frees m (NULL: nothing); its host calls in flight
+ * must be dropped (host_calls_drop) before the loop runs again. */
+void syncer_mirror_stop(struct syncer_mirror *m);
+
+/* ---- PersistentVolumeClaims (pvc.c) ------------------------------------------ */
+/* Every tenant claim; the host's status, bound volume and default class come
+ * back; a claim the host deletes is deleted in the tenant. */
+extern const struct syncer_mirror_kind syncer_pvc_kind;
 
 /* ---- Services (service.c) --------------------------------------------------- */
 /*
@@ -253,26 +303,14 @@ json_t *syncer_service_back(const json_t *tsvc, const json_t *hsvc);
  */
 json_t *syncer_service_update_patch(const json_t *want, const json_t *have, const json_t *prev);
 
-/*
- * Keeps one host Service per tenant Service (every namespace, but
- * default/kubernetes): a store watch on tenant Services drives creates,
- * patches and deletes; an informer on the host's Services with the tenant's
- * label writes the host's cluster IPs, node ports and load balancer status
- * back and finds orphans. Started and stopped by the syncer, on its loop
- * thread.
- */
-struct syncer_svcs;
-/* 0 or a negative errno; the options are syncer_pvcs_start's. */
-int syncer_svcs_start(const struct syncer_pvcs_opts *o, struct syncer_svcs **out);
-/* A full comparison of both sides; nothing until the host's Services were
- * listed once. */
-void syncer_svcs_resync(struct syncer_svcs *v);
-/* Whether tenant Service svc (borrowed) has its host Service, with the same
- * cluster IP (written back): an address that works on the host. */
-bool syncer_svcs_on_host(struct syncer_svcs *v, const json_t *svc);
-/* Stops the watches and frees v; its host calls in flight must be dropped
- * (host_calls_drop) before the loop runs again. */
-void syncer_svcs_stop(struct syncer_svcs *v);
+/* Every tenant Service but default/kubernetes; the host's cluster IPs, node
+ * ports and load balancer status come back; a host Service deleted is made
+ * again. */
+extern const struct syncer_mirror_kind syncer_service_kind;
+/* Whether tenant Service svc (borrowed) has its host Service (svcs: the
+ * mirror of syncer_service_kind, may be NULL), with the same cluster IP
+ * (written back): an address that works on the host. */
+bool syncer_svcs_on_host(struct syncer_mirror *svcs, const json_t *svc);
 
 /* ---- host client (host.c) --------------------------------------------------- */
 /*
