@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
@@ -63,41 +64,79 @@ static int bootstrap_kubernetes_svc(struct proxy *px)
 	return rc == -EEXIST ? 0 : rc;
 }
 
-/* Its Endpoints and EndpointSlice, as kube-apiserver's endpoint reconciler
- * keeps them (the advertise address, port https): remade at start when
- * missing. The controllers leave them alone (the Service has no selector;
- * the skip-mirror label keeps mirroring off). */
-static int bootstrap_kubernetes_endpoints(struct proxy *px)
+/* The address of the API in its Endpoints: the advertise address when it is
+ * an IP (in-cluster it is the Service's name, which Endpoints cannot hold:
+ * the EndpointSlice then says FQDN and Endpoints lists no address). */
+static bool advertise_is_ip(const struct proxy *px)
 {
-	const struct proxy_resource *ep = resource_find("", "v1", "endpoints");
-	const struct proxy_resource *eps =
-	    resource_find("discovery.k8s.io", "v1", "endpointslices");
-	int port = px->port ? px->port : 6443;
-	json_t *o = json_pack(
-	    "{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:[{s:[{s:s}],s:[{s:s,s:i,s:s}]}]}", "apiVersion", "v1",
-	    "kind", "Endpoints", "metadata", "name", "kubernetes", "namespace", "default", "labels",
-	    "endpointslice.kubernetes.io/skip-mirror", "true", "subsets", "addresses", "ip",
-	    px->advertise, "ports", "name", "https", "port", port, "protocol", "TCP");
-	int rc = object_create(px, ep, o, NULL);
-	json_decref(o);
-	if (rc < 0 && rc != -EEXIST)
-		return rc;
-	o = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:s,s:[{s:[s],s:{s:b}}],s:[{s:s,s:i,s:s}]}",
-		      "apiVersion", "discovery.k8s.io/v1", "kind", "EndpointSlice", "metadata",
-		      "name", "kubernetes", "namespace", "default", "labels",
-		      "kubernetes.io/service-name", "kubernetes", "addressType",
-		      strchr(px->advertise, ':') ? "IPv6" : "IPv4", "endpoints", "addresses",
-		      px->advertise, "conditions", "ready", 1, "ports", "name", "https", "port",
-		      port, "protocol", "TCP");
-	rc = object_create(px, eps, o, NULL);
-	json_decref(o);
+	unsigned char buf[16];
+	return uv_inet_pton(AF_INET, px->advertise, buf) == 0 ||
+	       uv_inet_pton(AF_INET6, px->advertise, buf) == 0;
+}
+
+static json_t *api_endpoints(const struct proxy *px)
+{
+	json_t *subsets = json_array();
+	if (advertise_is_ip(px))
+		json_array_append_new(subsets,
+				      json_pack("{s:[{s:s}],s:[{s:s,s:i,s:s}]}", "addresses", "ip",
+						px->advertise, "ports", "name", "https", "port",
+						px->port, "protocol", "TCP"));
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:o}", "apiVersion", "v1", "kind",
+			 "Endpoints", "metadata", "name", "kubernetes", "namespace", "default",
+			 "labels", "endpointslice.kubernetes.io/skip-mirror", "true", "subsets",
+			 subsets);
+}
+
+static json_t *api_endpoint_slice(const struct proxy *px)
+{
+	const char *type = !advertise_is_ip(px)         ? "FQDN"
+			   : strchr(px->advertise, ':') ? "IPv6"
+							: "IPv4";
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:s,s:[{s:[s],s:{s:b}}],s:[{s:s,s:i,s:s}]}",
+			 "apiVersion", "discovery.k8s.io/v1", "kind", "EndpointSlice", "metadata",
+			 "name", "kubernetes", "namespace", "default", "labels",
+			 "kubernetes.io/service-name", "kubernetes", "addressType", type,
+			 "endpoints", "addresses", px->advertise, "conditions", "ready", 1, "ports",
+			 "name", "https", "port", px->port, "protocol", "TCP");
+}
+
+/* Makes stored object `want` (stolen) of res exist with want's `keys`: made
+ * again when they differ (an EndpointSlice's addressType cannot change, and
+ * a local server's loopback address is no endpoint validation accepts). */
+static int reconcile(struct proxy *px, const struct proxy_resource *res, json_t *want,
+		     const char *const *keys)
+{
+	json_t *have = NULL;
+	bool same = store_get(px->store, res->store_key, "default", "kubernetes", &have) == 0;
+	for (size_t i = 0; same && keys[i]; i++)
+		same = kb_json_same(json_object_get(have, keys[i]), json_object_get(want, keys[i]));
+	int rc = 0;
+	if (!same) {
+		if (have)
+			store_delete(px->store, res->store_key, "default", "kubernetes", 0, NULL,
+				     NULL);
+		rc = object_create(px, res, want, NULL);
+	}
+	json_decref(have);
+	json_decref(want);
 	return rc == -EEXIST ? 0 : rc;
+}
+
+int ns_reconcile_api_endpoints(struct proxy *px)
+{
+	static const char *const ep_keys[] = {"subsets", NULL};
+	static const char *const eps_keys[] = {"addressType", "endpoints", "ports", NULL};
+	int rc = reconcile(px, resource_find("", "v1", "endpoints"), api_endpoints(px), ep_keys);
+	if (rc == 0)
+		rc = reconcile(px, resource_find("discovery.k8s.io", "v1", "endpointslices"),
+			       api_endpoint_slice(px), eps_keys);
+	return rc;
 }
 
 static int bootstrap_kubernetes_service(struct proxy *px)
 {
-	int rc = bootstrap_kubernetes_svc(px);
-	return rc < 0 ? rc : bootstrap_kubernetes_endpoints(px);
+	return bootstrap_kubernetes_svc(px);
 }
 
 /* The two system PriorityClasses kube-apiserver makes at start. */

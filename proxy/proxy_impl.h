@@ -307,6 +307,11 @@ json_t *table_build(struct req *r, json_t *items /* borrowed array */, const cha
 
 /* namespace.c */
 int ns_bootstrap(struct proxy *px);
+/* The `kubernetes` Service's Endpoints and EndpointSlice, as kube-apiserver's
+ * endpoint reconciler keeps them at every start: the advertise address and
+ * the port the server listens on (px->port, so after listening). The
+ * controllers leave them alone (no selector; skip-mirror). */
+int ns_reconcile_api_endpoints(struct proxy *px);
 /* 0 when the namespace exists and accepts new content, else answers and
  * returns -errno. */
 int ns_check_writable(struct req *r, const char *ns, const char *name);

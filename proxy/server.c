@@ -362,6 +362,8 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 				  &px->port);
 	if (rc < 0)
 		goto fail_auth;
+	if ((rc = ns_reconcile_api_endpoints(px)) < 0)
+		kb_warn("proxy", "the kubernetes Endpoints: %s", strerror(-rc));
 	uv_timer_init(loop, &px->tick);
 	uv_timer_start(&px->tick, on_tick, 1000, 1000);
 	uv_unref((uv_handle_t *)&px->tick);

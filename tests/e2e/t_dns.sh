@@ -27,6 +27,9 @@ dns_suite() {
     { fail "dns: server"; return; }
   local P; P=$(dns_port "$E2E_TMP/dns.log") || { fail "dns: port"; return; }
   local K=(kubectl --kubeconfig "$KCFG") pid=$SERVER_PID
+  expect_eq "the kubernetes Endpoints name the port the server listens on" \
+    "${SERVER_URL##*:} ${SERVER_URL##*:}" "${K[@]}" get endpoints,endpointslices kubernetes \
+    -o jsonpath='{.items[0].subsets[0].ports[0].port} {.items[1].ports[0].port}'
   "${K[@]}" create ns ml >/dev/null
   "${K[@]}" -n ml create service clusterip web --tcp=80:8080 >/dev/null
   "${K[@]}" -n ml apply -f - >/dev/null <<'EOF'
@@ -161,6 +164,11 @@ dns_suite_pods() {
   start_server dnshost --dns-listen 127.0.0.1:0 --cluster-domain corp.local \
     --dns-upstream none || { fail "dns: host"; return; }
   local HK=$KCFG HP; HP=$(dns_port "$E2E_TMP/dnshost.log")
+  # in-cluster the advertise address is the Service's name: an FQDN slice, no Endpoints address
+  start_server dnsadv --advertise-address t1.kubicle-t1.svc || { fail "dns: advertise"; return; }
+  expect_eq "the kubernetes EndpointSlice of a named API is FQDN; Endpoints list no address" \
+    "FQDN t1.kubicle-t1.svc ${SERVER_URL##*:} 0" \
+    bash -c "kubectl --kubeconfig '$KCFG' get endpointslices kubernetes -o jsonpath='{.addressType} {.endpoints[0].addresses[0]} {.ports[0].port} '; kubectl --kubeconfig '$KCFG' get endpoints kubernetes -o json | jq '.subsets | length'"
   kubectl --kubeconfig "$HK" create ns tenants >/dev/null
   start_server dnsten --host-kubeconfig "$HK" --host-namespace tenants --tenant dn \
     --scheduler none --pod-dns 10.0.0.10 --cluster-domain corp.local \
