@@ -92,17 +92,6 @@ static const char usage[] =
 
 /* ---- arguments and tenant.json --------------------------------------------------------- */
 
-static bool dns_label(const char *s, size_t max)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > max || s[0] == '-' || s[n - 1] == '-')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-			return false;
-	return true;
-}
-
 static int parse(int argc, char **argv, struct man_args *a)
 {
 	static const struct option opts[] = {
@@ -220,7 +209,7 @@ static bool policy_is_file(const char *p)
 
 static int finish_args(struct man_args *a)
 {
-	if (!dns_label(a->name, 40) || strstr(a->name, "-x-")) {
+	if (!kb_dns_label(a->name, 40) || strstr(a->name, "-x-")) {
 		fprintf(stderr, "kubicle manifest: NAME must be a DNS label of at most 40 "
 				"characters without \"-x-\"\n");
 		return -EINVAL;
@@ -239,7 +228,7 @@ static int finish_args(struct man_args *a)
 		a->storage = "1Gi";
 	if (!a->output)
 		a->output = "yaml";
-	if (!dns_label(a->ns, 63)) {
+	if (!kb_dns_label(a->ns, 63)) {
 		fprintf(stderr, "kubicle manifest: bad namespace %s\n", a->ns);
 		return -EINVAL;
 	}

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "controllers/controllers_impl.h"
+#include "lib/json.h"
 #include "lib/log.h"
 
 #define D_MANAGER    "deployment-controller"
@@ -93,26 +94,10 @@ static int by_created(const void *a, const void *b)
 	return strcmp(ctrl_name(x), ctrl_name(y));
 }
 
-/* Sorts a JSON array in place by creation time (oldest first). */
-static void sort_rs(json_t *arr)
-{
-	size_t n = json_array_size(arr);
-	json_t **v = calloc(n + 1, sizeof(*v));
-	if (!v)
-		return;
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(arr, i));
-	qsort(v, n, sizeof(*v), by_created);
-	json_array_clear(arr);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, v[i]);
-	free(v);
-}
-
 static void split(struct dstate *s)
 {
 	json_t *tmpl = ctrl_path(s->d, "spec.template");
-	sort_rs(s->rss);
+	kb_json_array_sort(s->rss, by_created); /* oldest first */
 	s->olds = json_array();
 	size_t i;
 	json_t *rs;

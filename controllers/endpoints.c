@@ -279,22 +279,6 @@ static int canon_cmp(const void *x, const void *y)
 	return c;
 }
 
-/* Sorts a JSON array in place with cmp over its elements. */
-static void sort_array(json_t *arr, int (*cmp)(const void *, const void *))
-{
-	size_t n = json_array_size(arr);
-	json_t **v = n ? malloc(n * sizeof(*v)) : NULL;
-	if (!v)
-		return;
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(arr, i));
-	qsort(v, n, sizeof(*v), cmp);
-	json_array_clear(arr);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, v[i]);
-	free(v);
-}
-
 /* One repacked subset from a group {"ports": [...], "set": {key: ready}}. */
 static json_t *group_subset(const json_t *group, const json_t *all)
 {
@@ -303,15 +287,15 @@ static json_t *group_subset(const json_t *group, const json_t *all)
 	json_t *v;
 	json_object_foreach ((json_t *)json_object_get(group, "set"), k, v)
 		json_array_append(json_is_true(v) ? ready : not_ready, json_object_get(all, k));
-	sort_array(ready, addr_cmp);
-	sort_array(not_ready, addr_cmp);
+	kb_json_array_sort(ready, addr_cmp);
+	kb_json_array_sort(not_ready, addr_cmp);
 	if (json_array_size(ready))
 		json_object_set(ss, "addresses", ready);
 	if (json_array_size(not_ready))
 		json_object_set(ss, "notReadyAddresses", not_ready);
 	json_t *ports = json_object_get(group, "ports");
 	if (json_array_size(ports)) {
-		sort_array(ports, canon_cmp);
+		kb_json_array_sort(ports, canon_cmp);
 		json_object_set(ss, "ports", ports);
 	}
 	json_decref(ready);
@@ -372,7 +356,7 @@ json_t *ctrl_ep_repack(const json_t *subsets)
 		else
 			json_decref(s);
 	}
-	sort_array(out, canon_cmp);
+	kb_json_array_sort(out, canon_cmp);
 	json_decref(groups);
 	json_decref(all);
 	json_decref(by_port);

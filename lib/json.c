@@ -683,3 +683,18 @@ json_t *kb_yaml_load(const char *text, size_t len, char *err, size_t errlen)
 	yaml_parser_delete(&parser);
 	return out;
 }
+
+void kb_json_array_sort(json_t *arr, int (*cmp)(const void *, const void *))
+{
+	size_t n = json_array_size(arr);
+	json_t **v = n ? malloc(n * sizeof(*v)) : NULL;
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(arr, i));
+	qsort(v, n, sizeof(*v), cmp);
+	json_array_clear(arr);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, v[i]);
+	free(v);
+}

@@ -17,6 +17,9 @@ json_t *kb_json_path(const json_t *obj, const char *path);
 /* The keys of object `obj` in strcmp order: a malloc'ed array of *n
  * pointers borrowed from obj (free the array only); NULL on ENOMEM. */
 const char **kb_json_sorted_keys(const json_t *obj, size_t *n);
+/* Sorts array arr in place; cmp is qsort's over `json_t *const *`
+ * elements. Left as it is on ENOMEM. */
+void kb_json_array_sort(json_t *arr, int (*cmp)(const void *, const void *));
 
 /* parent[key] as an object, made (replacing a non-object) when missing.
  * Borrowed from parent. */

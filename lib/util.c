@@ -286,6 +286,23 @@ bool kb_str_has_suffix(const char *s, const char *suffix)
 	return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
+bool kb_dns_label(const char *s, size_t max)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || n > max || s[0] == '-' || s[n - 1] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return false;
+	return true;
+}
+
+bool kb_is_ip(const char *s)
+{
+	unsigned char buf[16];
+	return s && (uv_inet_pton(AF_INET, s, buf) == 0 || uv_inet_pton(AF_INET6, s, buf) == 0);
+}
+
 /* ---- quantities ---------------------------------------------------------------- */
 
 static const struct {

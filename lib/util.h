@@ -60,6 +60,11 @@ int kb_quantity_parse(const char *s, double *out);
  * 0 or -EINVAL. */
 int kb_quantity_cmp(const char *a, const char *b, int *out);
 bool kb_str_has_suffix(const char *s, const char *suffix);
+/* A DNS-1123 label of at most max characters: lower case letters, digits
+ * and '-', neither first nor last. */
+bool kb_dns_label(const char *s, size_t max);
+/* Whether s is an IPv4 or IPv6 address (text form). */
+bool kb_is_ip(const char *s);
 
 struct sockaddr_storage;
 /* "HOST:PORT" or "[IPv6]:PORT", HOST an IPv4 or IPv6 address, into *ss.

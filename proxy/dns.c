@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util.h"
+
 #define MAX_LABELS   8
 #define NAME_MAX_LEN 256
 
@@ -156,20 +158,9 @@ static void drop_answers(struct ask *a)
 
 /* ---- the zone's names ----------------------------------------------------------- */
 
-static bool dns_label(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-'))
-			return false;
-	return true;
-}
-
 static json_t *get(const struct ask *a, const char *kind, const char *ns, const char *name)
 {
-	if (!dns_label(name) || (ns[0] && !dns_label(ns)))
+	if (!kb_dns_label(name, 63) || (ns[0] && !kb_dns_label(ns, 63)))
 		return NULL;
 	return a->v->get(a->v->arg, kind, ns, name);
 }
@@ -277,7 +268,7 @@ static void endpoint_srv(struct ask *a, const json_t *addr, const json_t *port, 
 		return;
 	char host[NAME_MAX_LEN];
 	endpoint_name(addr, host, sizeof(host));
-	if (!dns_label(host))
+	if (!kb_dns_label(host, 63))
 		return;
 	json_int_t p = json_integer_value(json_object_get(port, "port"));
 	add_srv(a, qowner(a), (int)p, host, w->svc, w->ns);

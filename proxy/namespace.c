@@ -64,20 +64,13 @@ static int bootstrap_kubernetes_svc(struct proxy *px)
 	return rc == -EEXIST ? 0 : rc;
 }
 
-/* The address of the API in its Endpoints: the advertise address when it is
- * an IP (in-cluster it is the Service's name, which Endpoints cannot hold:
- * the EndpointSlice then says FQDN and Endpoints lists no address). */
-static bool advertise_is_ip(const struct proxy *px)
-{
-	unsigned char buf[16];
-	return uv_inet_pton(AF_INET, px->advertise, buf) == 0 ||
-	       uv_inet_pton(AF_INET6, px->advertise, buf) == 0;
-}
-
+/* The API's address in its Endpoints is the advertise address when that is
+ * an IP; in-cluster it is the Service's name, which Endpoints cannot hold:
+ * the EndpointSlice then says FQDN and Endpoints list no address. */
 static json_t *api_endpoints(const struct proxy *px)
 {
 	json_t *subsets = json_array();
-	if (advertise_is_ip(px))
+	if (kb_is_ip(px->advertise))
 		json_array_append_new(subsets,
 				      json_pack("{s:[{s:s}],s:[{s:s,s:i,s:s}]}", "addresses", "ip",
 						px->advertise, "ports", "name", "https", "port",
@@ -90,7 +83,7 @@ static json_t *api_endpoints(const struct proxy *px)
 
 static json_t *api_endpoint_slice(const struct proxy *px)
 {
-	const char *type = !advertise_is_ip(px)         ? "FQDN"
+	const char *type = !kb_is_ip(px->advertise)     ? "FQDN"
 			   : strchr(px->advertise, ':') ? "IPv6"
 							: "IPv4";
 	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:s,s:[{s:[s],s:{s:b}}],s:[{s:s,s:i,s:s}]}",

@@ -519,24 +519,6 @@ static void on_pod_created(int err, long status, json_t *body, void *arg)
 	free(pc);
 }
 
-static bool is_ip(const char *v)
-{
-	unsigned char ip[16];
-	return v && (uv_inet_pton(AF_INET, v, ip) == 0 || uv_inet_pton(AF_INET6, v, ip) == 0);
-}
-
-/* A DNS-1123 label (a Service's name). */
-static bool dns_label(const char *v)
-{
-	size_t n = strlen(v);
-	if (n == 0 || n > 63 || v[0] == '-' || v[n - 1] == '-')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') || v[i] == '-'))
-			return false;
-	return true;
-}
-
 static void lookup_host_services(struct syncer *s);
 
 /* The tenant's default/kubernetes Service gets the cluster IP of the host
@@ -569,7 +551,7 @@ static void on_host_service(int err, long status, json_t *body, void *arg)
 		return;
 	const char *ip = jstr(json_object_get(body, "spec"), "clusterIP");
 	const char *name = meta_str(body, "name");
-	if (err || status != 200 || !is_ip(ip) || !name) {
+	if (err || status != 200 || !kb_is_ip(ip) || !name) {
 		kb_warn("syncer", "host Service %s has no cluster IP yet (HTTP %ld)%s",
 			s->dns_svc[0] && !s->x.pod_dns ? s->dns_svc : s->api_svc, status,
 			s->dns_svc[0] && !s->x.pod_dns ? "; pods wait" : "");
@@ -1438,12 +1420,12 @@ static int check_opts(const struct syncer_opts *o)
 				 "\"-x-\"), --host-namespace and a known --scheduler");
 		return -EINVAL;
 	}
-	if (o->api_service && !dns_label(o->api_service)) {
+	if (o->api_service && !kb_dns_label(o->api_service, 63)) {
 		kb_err("syncer", "--api-service wants a host Service's name, not %s",
 		       o->api_service);
 		return -EINVAL;
 	}
-	if (o->pod_dns && !is_ip(o->pod_dns) && !dns_label(o->pod_dns)) {
+	if (o->pod_dns && !kb_is_ip(o->pod_dns) && !kb_dns_label(o->pod_dns, 63)) {
 		kb_err("syncer", "--pod-dns wants an IP address or a host Service's name, not %s",
 		       o->pod_dns);
 		return -EINVAL;
@@ -1500,7 +1482,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	snprintf(s->host_ns, sizeof(s->host_ns), "%s", o->host_namespace);
 	snprintf(s->queue, sizeof(s->queue), "%s", o->queue ? o->queue : "");
 	snprintf(s->advertise, sizeof(s->advertise), "%s", o->advertise ? o->advertise : "");
-	if (is_ip(o->pod_dns))
+	if (kb_is_ip(o->pod_dns))
 		snprintf(s->pod_dns, sizeof(s->pod_dns), "%s", o->pod_dns);
 	else
 		snprintf(s->dns_svc, sizeof(s->dns_svc), "%s", o->pod_dns ? o->pod_dns : "");

@@ -15,6 +15,28 @@
 #include "lib/json.h"
 #include "lib/util.h"
 
+static int by_int_desc(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(*(json_t *const *)a);
+	json_int_t y = json_integer_value(*(json_t *const *)b);
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+START_TEST(array_sort)
+{
+	json_t *a = json_pack("[i,i,i,i]", 2, 9, 4, 9);
+	kb_json_array_sort(a, by_int_desc);
+	char *s = json_dumps(a, JSON_COMPACT);
+	ck_assert_str_eq(s, "[9,9,4,2]");
+	free(s);
+	json_decref(a);
+	json_t *e = json_array();
+	kb_json_array_sort(e, by_int_desc); /* nothing to do */
+	ck_assert_int_eq(json_array_size(e), 0);
+	json_decref(e);
+}
+END_TEST
+
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
 
@@ -284,6 +306,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, load_matches_jansson);
 	tcase_add_test(tc, load_deep_nesting);
 	tcase_add_test(tc, same_counts_two_missing_values_equal);
+	tcase_add_test(tc, array_sort);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,26 @@
 
 #include "lib/util.h"
 
+START_TEST(dns_labels_and_addresses)
+{
+	ck_assert(kb_dns_label("web-0", 63));
+	ck_assert(kb_dns_label("a", 1));
+	ck_assert(!kb_dns_label("ab", 1));
+	ck_assert(!kb_dns_label("", 63));
+	ck_assert(!kb_dns_label(NULL, 63));
+	ck_assert(!kb_dns_label("-web", 63));
+	ck_assert(!kb_dns_label("web-", 63));
+	ck_assert(!kb_dns_label("Web", 63));
+	ck_assert(!kb_dns_label("a.b", 63));
+	ck_assert(kb_is_ip("10.0.0.10"));
+	ck_assert(kb_is_ip("fd00::a"));
+	ck_assert(!kb_is_ip("10.0.0.256"));
+	ck_assert(!kb_is_ip("dns.example"));
+	ck_assert(!kb_is_ip(""));
+	ck_assert(!kb_is_ip(NULL));
+}
+END_TEST
+
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
 
@@ -287,6 +307,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, buf_grows);
 	tcase_add_test(tc, str_affixes);
 	tcase_add_test(tc, quantities);
+	tcase_add_test(tc, dns_labels_and_addresses);
 	suite_add_tcase(s, tc);
 	return s;
 }
