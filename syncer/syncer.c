@@ -370,31 +370,41 @@ static void sa_refresh(struct syncer *s)
 	host_call(s->http, "GET", path, NULL, on_sa_secrets, s);
 }
 
+/* The kubelet's Service variables for a pod of namespace ns: the Services
+ * of its namespace as they are now, as the kubelet reads them when it
+ * starts a container, and only those the host has (a Service made with the
+ * pod may not be there yet, and its address would not work: as in kube, a
+ * Service that comes after the pod is not in its environment). New
+ * reference or NULL. */
+static json_t *service_env(struct syncer *s, const char *ns)
+{
+	struct store_list_req lr = {.res = "/services", .ns = ns};
+	struct store_list_result res = {0};
+	if (!ns || store_list(s->store, &lr, &res) < 0)
+		return NULL;
+	for (size_t i = json_array_size(res.items); i-- > 0;)
+		if (!syncer_svcs_on_host(s->svcs, json_array_get(res.items, i)))
+			json_array_remove(res.items, i);
+	json_t *env = syncer_service_env(res.items);
+	json_decref(res.items);
+	free(res.next);
+	return env;
+}
+
 /* The host pod for tenant pod `pod` mounting service account sa's token
- * Secret (sa NULL: none). New reference or NULL. */
-static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, json_t *refs)
+ * Secret (sa NULL: none). `starts`: containers will start from this
+ * translation (a create, or ephemeral containers added), so they get the
+ * Service variables, which cost a list of the namespace's Services; the
+ * comparisons of updates and resyncs do without. New reference or NULL. */
+static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, json_t *refs,
+			 bool starts)
 {
 	char sn[SYNCER_NAME_MAX + 1];
 	s->x.sa_secret = NULL;
 	if (sa &&
 	    syncer_sa_secret_name(meta_str(pod, "namespace"), sa, s->tenant, sn, sizeof(sn)) == 0)
 		s->x.sa_secret = sn;
-	/* the Services of its namespace as they are now, as the kubelet reads
-	 * them when it starts the pod's containers */
-	struct store_list_req lr = {.res = "/services", .ns = meta_str(pod, "namespace")};
-	struct store_list_result res = {0};
-	json_t *env = NULL;
-	if (meta_str(pod, "namespace") && store_list(s->store, &lr, &res) == 0) {
-		/* only those the host has: a Service made with the pod may not be
-		 * there yet, and its address would not work (as in kube, a Service
-		 * that comes after the pod is not in its environment) */
-		for (size_t i = json_array_size(res.items); i-- > 0;)
-			if (!syncer_svcs_on_host(s->svcs, json_array_get(res.items, i)))
-				json_array_remove(res.items, i);
-		env = syncer_service_env(res.items);
-		json_decref(res.items);
-		free(res.next);
-	}
+	json_t *env = starts ? service_env(s, meta_str(pod, "namespace")) : NULL;
 	s->x.service_env = env;
 	json_t *hp = syncer_translate_pod(&s->x, pod, refs);
 	s->x.sa_secret = NULL;
@@ -457,7 +467,7 @@ static json_t *track(struct syncer *s, const json_t *pod, const char *hn, json_t
 		return st;
 	json_t *refs = json_array();
 	const char *sa = pod_sa(s, pod);
-	json_t *hp = translate(s, pod, sa, refs);
+	json_t *hp = translate(s, pod, sa, refs, host_out != NULL);
 	if (!hp) {
 		json_decref(refs);
 		return NULL;
@@ -604,7 +614,7 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 	if (st && json_is_true(json_object_get(st, "creating")))
 		return;
 	if (st) { /* known (e.g. a retry): translate again */
-		hp = translate(s, pod, jstr(st, "sa"), NULL);
+		hp = translate(s, pod, jstr(st, "sa"), NULL, true);
 	} else if (!(st = track(s, pod, hn, &hp))) {
 		return;
 	}
@@ -831,8 +841,11 @@ static void push_update(struct syncer *s, const json_t *prev, const json_t *pod,
 		return; /* a pod being created gets the update at the next resync */
 	const char *sa = jstr(st, "sa");
 	json_t *refs = json_array();
-	json_t *want = translate(s, pod, sa, refs);
-	json_t *was = prev ? translate(s, prev, sa, NULL) : NULL;
+	/* ephemeral containers may start from it (kubectl debug) */
+	bool debug = json_array_size(
+			 json_object_get(json_object_get(pod, "spec"), "ephemeralContainers")) > 0;
+	json_t *want = translate(s, pod, sa, refs, debug);
+	json_t *was = prev ? translate(s, prev, sa, NULL, false) : NULL;
 	add_refs(s, st, refs);
 	json_decref(refs);
 	json_t *patch = want ? syncer_pod_update_patch(want, hp, was) : NULL;
