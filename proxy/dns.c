@@ -58,8 +58,8 @@ static ldns_rr *rr_new(ldns_rdf *owner, ldns_rr_type t, uint32_t ttl)
 	return rr;
 }
 
-/* Pushes rdfs (NULL-terminated; any NULL before the end means a failed
- * conversion: nothing is added) onto rr and rr into section. */
+/* Pushes the n rdfs onto rr and rr into section; when rr or any rdf is NULL
+ * (a failed conversion), nothing is added and all are freed. */
 static void add_rr(struct ask *a, ldns_pkt_section sec, ldns_rr *rr, ldns_rdf **rdfs, size_t n)
 {
 	bool ok = rr != NULL;
@@ -113,15 +113,17 @@ static ldns_rdf *qowner(const struct ask *a)
 	return ldns_rdf_clone(a->qown);
 }
 
-static void add_srv(struct ask *a, ldns_rdf *owner, int port, const char *target_fmt_host,
-		    const char *svc, const char *ns)
+/* An SRV of port to <host>.<svc>.<ns>.svc (an endpoint), or to the
+ * Service's own name when host is NULL. */
+static void add_srv(struct ask *a, ldns_rdf *owner, int port, const char *host, const char *svc,
+		    const char *ns)
 {
 	ldns_rdf *rd[4] = {
 	    ldns_native2rdf_int16(LDNS_RDF_TYPE_INT16, 0),
 	    ldns_native2rdf_int16(LDNS_RDF_TYPE_INT16, 100),
 	    ldns_native2rdf_int16(LDNS_RDF_TYPE_INT16, (uint16_t)port),
-	    target_fmt_host ? dname("%s.%s.%s.svc.%s.", target_fmt_host, svc, ns, a->z->domain)
-			    : dname("%s.%s.svc.%s.", svc, ns, a->z->domain),
+	    host ? dname("%s.%s.%s.svc.%s.", host, svc, ns, a->z->domain)
+		 : dname("%s.%s.svc.%s.", svc, ns, a->z->domain),
 	};
 	add_rr(a, LDNS_SECTION_ANSWER, rr_new(owner, LDNS_RR_TYPE_SRV, ttl_of(a)), rd, 4);
 }
@@ -185,18 +187,12 @@ static const char *svc_type(const json_t *svc)
 }
 
 /* The cluster IPs of a Service that has them (not headless, not
- * ExternalName), borrowed; an empty array otherwise. */
+ * ExternalName), borrowed; NULL (which iterates as empty) otherwise. */
 static json_t *cluster_ips(const json_t *svc)
 {
-	static json_t *none;
-	const json_t *spec = json_object_get(svc, "spec");
-	json_t *ips = json_object_get(spec, "clusterIPs");
-	if (headless(svc) || strcmp(svc_type(svc), "ExternalName") == 0 || !json_array_size(ips)) {
-		if (!none)
-			none = json_array();
-		return none;
-	}
-	return ips;
+	if (headless(svc) || strcmp(svc_type(svc), "ExternalName") == 0)
+		return NULL;
+	return json_object_get(json_object_get(svc, "spec"), "clusterIPs");
 }
 
 /* The endpoint's name within its Service: its hostname, or its address

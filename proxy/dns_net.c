@@ -151,7 +151,7 @@ static void send_udp(struct dns *d, const struct sockaddr *peer, const uint8_t *
 {
 	uv_buf_t b = uv_buf_init((char *)m, (unsigned)len);
 	int rc = uv_udp_try_send(&d->udp, &b, 1, peer);
-	if (rc >= 0 || rc != UV_EAGAIN)
+	if (rc != UV_EAGAIN)
 		return; /* sent, or lost as UDP may be */
 	struct udp_send *s = malloc(sizeof(*s) + len);
 	if (!s)

@@ -403,24 +403,34 @@ static void put_env(json_t *env, const char *name, const char *value)
 	json_array_append_new(env, json_pack("{s:s,s:s}", "name", name, "value", value));
 }
 
+/* A Service port's protocol in lower case ("tcp" when unset) and its URL
+ * ("tcp://10.0.0.7:5432", an IPv6 address in brackets), as the kubelet
+ * writes them. */
+static void port_url(const char *ip, const json_t *port, char *proto, size_t plen, char *url,
+		     size_t ulen)
+{
+	const char *p = jstr(port, "protocol") ? jstr(port, "protocol") : "TCP";
+	size_t i = 0;
+	for (; p[i] && i + 1 < plen; i++)
+		proto[i] = (char)(p[i] >= 'A' && p[i] <= 'Z' ? p[i] - 'A' + 'a' : p[i]);
+	proto[i] = '\0';
+	snprintf(url, ulen, strchr(ip, ':') ? "%s://[%s]:%ld" : "%s://%s:%ld", proto, ip,
+		 (long)json_integer_value(json_object_get(port, "port")));
+}
+
 /* The Docker-link variables of one port: <P>_PORT_<port>_<PROTO>[_PROTO|_PORT|_ADDR]. */
 static void link_env(json_t *env, const char *svc, const char *ip, const json_t *port)
 {
-	const char *proto = jstr(port, "protocol") ? jstr(port, "protocol") : "TCP";
-	char lower[16], name[400], val[128], num[16], suffix[64];
-	snprintf(lower, sizeof(lower), "%s", proto);
-	for (char *q = lower; *q; q++)
-		*q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+	char proto[16], url[128], name[400], suffix[64], num[16];
+	port_url(ip, port, proto, sizeof(proto), url, sizeof(url));
 	long pn = (long)json_integer_value(json_object_get(port, "port"));
 	snprintf(num, sizeof(num), "%ld", pn);
-	snprintf(val, sizeof(val), strchr(ip, ':') ? "%s://[%s]:%ld" : "%s://%s:%ld", lower, ip,
-		 pn);
 	snprintf(suffix, sizeof(suffix), "_PORT_%ld_%s", pn, proto);
 	env_name(name, sizeof(name), svc, suffix);
-	put_env(env, name, val);
+	put_env(env, name, url);
 	size_t base = strlen(name);
 	snprintf(name + base, sizeof(name) - base, "_PROTO");
-	put_env(env, name, lower);
+	put_env(env, name, proto);
 	snprintf(name + base, sizeof(name) - base, "_PORT");
 	put_env(env, name, num);
 	snprintf(name + base, sizeof(name) - base, "_ADDR");
@@ -440,7 +450,7 @@ static void one_service_env(json_t *env, const json_t *svc)
 		return;
 	if (ns && strcmp(ns, "default") == 0 && strcmp(name, "kubernetes") == 0)
 		return; /* the API's: set_api_env */
-	char n[400], num[16];
+	char n[400], num[16], proto[16], url[128];
 	env_name(n, sizeof(n), name, "_SERVICE_HOST");
 	put_env(env, n, ip);
 	json_t *first = json_array_get(ports, 0);
@@ -460,15 +470,7 @@ static void one_service_env(json_t *env, const json_t *svc)
 			 (long)json_integer_value(json_object_get(p, "port")));
 		put_env(env, n, num);
 	}
-	/* <P>_PORT: the first port's URL */
-	char url[160];
-	const char *proto = jstr(first, "protocol") ? jstr(first, "protocol") : "TCP";
-	char lower[16];
-	snprintf(lower, sizeof(lower), "%s", proto);
-	for (char *q = lower; *q; q++)
-		*q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
-	snprintf(url, sizeof(url), strchr(ip, ':') ? "%s://[%s]:%ld" : "%s://%s:%ld", lower, ip,
-		 (long)json_integer_value(json_object_get(first, "port")));
+	port_url(ip, first, proto, sizeof(proto), url, sizeof(url)); /* <P>_PORT: the first's */
 	env_name(n, sizeof(n), name, "_PORT");
 	put_env(env, n, url);
 	json_array_foreach (ports, i, p)
@@ -712,8 +714,6 @@ json_t *syncer_sa_secret(const struct syncer_xlate *x, const char *ns, const cha
 			 meta, "type", "Opaque", "data", data);
 }
 
-/* Fields that would reach into the host: refused by the tenant API already,
- * removed here as a second line of defence. */
 /* ---- DNS ---------------------------------------------------------------------------- */
 
 /* Appends the strings of `from` not yet in `to` (both arrays), up to max. */
@@ -770,6 +770,8 @@ static void set_dns(const struct syncer_xlate *x, json_t *spec, const char *ns)
 				      "options", opts));
 }
 
+/* Fields that would reach into the host: refused by the tenant API already,
+ * removed here as a second line of defence. */
 static void strip_host_fields(json_t *spec)
 {
 	static const char *const keys[] = {"nodeName", "hostNetwork", "hostPID", "hostIPC", NULL};
