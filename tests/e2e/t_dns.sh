@@ -145,6 +145,29 @@ EOF
     dq "$P" +short +tcp kubernetes.default.svc.cluster.local
   expect "dns: the server is alive" "^$pid$" pgrep -f "data-dir $E2E_TMP/dns "
   wait "$junk"
+  # a TCP client that asks and never reads: its answers pile up, and it is dropped
+  expect "dns: a TCP client that does not read its answers is dropped" "^closed$" \
+    python3 - "$P" <<'EOF'
+import socket, struct, sys, time
+p = int(sys.argv[1])
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", p))
+name = b"".join(bytes([len(l)]) + l for l in b"big.ml.svc.cluster.local".split(b".")) + b"\0"
+q = struct.pack(">HHHHHH", 1, 0x100, 1, 0, 0, 0) + name + struct.pack(">HH", 1, 1)
+try:
+    s.sendall((struct.pack(">H", len(q)) + q) * 4000)  # about 5 MB of answers
+    time.sleep(1)
+    s.settimeout(5)
+    while s.recv(65536):
+        pass
+    print("closed")
+except (ConnectionResetError, BrokenPipeError):
+    print("closed")
+except socket.timeout:
+    print("still open")
+EOF
+  expect "dns: ... and logged" "a TCP client does not read its answers" cat "$E2E_TMP/dns.log"
 
   start_server dnsdead --dns-listen 127.0.0.1:0 --dns-upstream 127.0.0.1:9 ||
     { fail "dns: server with a dead upstream"; return; }
@@ -269,7 +292,7 @@ EOF
 # with the host pod's address.
 dns_suite_training() {
   start_server dnstrhost || { fail "dns: training host"; return; }
-  local HK=$KCFG HD=$DATA_DIR
+  local HK=$KCFG
   local H=(kubectl --kubeconfig "$HK")
   "${H[@]}" create ns tenants >/dev/null
   "${H[@]}" apply -f - >/dev/null <<'EOF'
@@ -278,9 +301,7 @@ kind: Queue
 metadata: {name: team-a}
 spec: {resources: {gpu: {quota: 4, limit: 4}}}
 EOF
-  python3 "$SY_HERE/../host/scheduler.py" --data-dir "$HD" --interval 0.1 \
-    >>"$E2E_TMP/dnstr-scheduler.log" 2>&1 &
-  E2E_PIDS+=("$!")
+  start_scheduler dnstrhost
   start_server dnstr --host-kubeconfig "$HK" --host-namespace tenants --tenant tr \
     --queue team-a --dns-listen 127.0.0.1:0 --pod-dns 10.0.0.10 ||
     { fail "dns: training tenant"; return; }

@@ -61,10 +61,8 @@ kind: Queue
 metadata: {name: team-b}
 spec: {resources: {gpu: {quota: 8, limit: 8}}}
 EOF
-  python3 "$SY_HERE/../host/scheduler.py" --data-dir "$E2E_TMP/syhost" --interval 0.1 \
-    >>"$E2E_TMP/scheduler.log" 2>&1 &
-  SY_SCHED_PID=$!
-  E2E_PIDS+=("$SY_SCHED_PID")
+  start_scheduler syhost
+  SY_SCHED_PID=$SCHED_PID
   sy_start_tenant t1 team-a && sy_start_tenant t2 team-b 0 --host-max-streams 2
 }
 
@@ -404,10 +402,8 @@ syncer_suite_host_outage() {
   "${T[@]}" delete pod same --wait=false >/dev/null
   sleep 10
   sy_start_host "$SY_HOST_PORT"
-  python3 "$SY_HERE/../host/scheduler.py" --data-dir "$E2E_TMP/syhost" --interval 0.1 \
-    >>"$E2E_TMP/scheduler.log" 2>&1 &
-  SY_SCHED_PID=$!
-  E2E_PIDS+=("$SY_SCHED_PID")
+  start_scheduler syhost
+  SY_SCHED_PID=$SCHED_PID
   sy_until 40 sy_host_has pod during-outage-x-default-x-t1
   expect "host back after 10 s: pod created meanwhile reaches the host" 'during-outage' sy_host_pods t1
   sy_until 30 sy_one_to_one t1 "$T_t1_KCFG"

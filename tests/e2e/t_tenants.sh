@@ -4,8 +4,6 @@
 # host stand-in (plain kubicle serve) with the KAI-like test scheduler, and
 # the tenants' policies and queues seen from kubectl. Sourced by run.sh.
 
-TN_HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-
 tn() { "$KUBICLE" "$@"; }
 tn_k() { local t=$1; shift; kubectl --kubeconfig "$KUBICLE_HOME/tenants/$t/kubeconfig" "$@"; }
 tn_h() { kubectl --kubeconfig "$TN_HOST_KCFG" "$@"; }
@@ -71,9 +69,7 @@ tenants_setup() {
   export KUBICLE_HOME=$E2E_TMP/home
   start_server tnhost --standin-exec || return 1
   TN_HOST_KCFG=$KCFG
-  python3 "$TN_HERE/../host/scheduler.py" --data-dir "$E2E_TMP/tnhost" --interval 0.1 \
-    >>"$E2E_TMP/tn-scheduler.log" 2>&1 &
-  E2E_PIDS+=("$!")
+  start_scheduler tnhost
   cat >"$E2E_TMP/team-b.yaml" <<'YAML'
 name: team-b
 gpu: {mode: fractional}
