@@ -147,18 +147,22 @@ EOF
   wait "$junk"
   # a TCP client that asks and never reads: its answers pile up, and it is dropped
   expect "dns: a TCP client that does not read its answers is dropped" "^closed$" \
-    python3 - "$P" <<'EOF'
+    python3 - "$P" "$E2E_TMP/dns.log" <<'EOF'
 import socket, struct, sys, time
-p = int(sys.argv[1])
+p, log = int(sys.argv[1]), sys.argv[2]
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 s.connect(("127.0.0.1", p))
 name = b"".join(bytes([len(l)]) + l for l in b"big.ml.svc.cluster.local".split(b".")) + b"\0"
 q = struct.pack(">HHHHHH", 1, 0x100, 1, 0, 0, 0) + name + struct.pack(">HH", 1, 1)
 try:
-    s.sendall((struct.pack(">H", len(q)) + q) * 4000)  # about 5 MB of answers
-    time.sleep(1)
-    s.settimeout(5)
+    s.sendall((struct.pack(">H", len(q)) + q) * 8000)  # about 10 MB of answers
+    # read nothing until the server says it gave up on us (however slow it is)
+    for _ in range(600):
+        if "does not read its answers" in open(log).read():
+            break
+        time.sleep(0.1)
+    s.settimeout(10)
     while s.recv(65536):
         pass
     print("closed")
