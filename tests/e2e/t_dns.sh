@@ -162,6 +162,9 @@ try:
         if "does not read its answers" in open(log).read():
             break
         time.sleep(0.1)
+    else:
+        print("never given up")  # (an idle close would not count)
+        sys.exit(0)
     s.settimeout(10)
     while s.recv(65536):
         pass
