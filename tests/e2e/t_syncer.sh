@@ -944,6 +944,7 @@ syncer_suite() {
   syncer_suite_update
   syncer_suite_logs_follow
   syncer_suite_exec
+  syncer_suite_portforward
   syncer_suite_downward
   syncer_suite_classes
   syncer_suite_debug

@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pods/portforward on the host stand-in (kubicle serve --standin-exec): what
+ * a kubelet does for `kubectl port-forward`, with the pod's ports taken to
+ * be this machine's loopback ports, since the stand-in's pods have no
+ * network of their own. Tests and the local demo use it to drive
+ * port-forward end to end through a tenant (tenant -> syncer -> this
+ * server); a real host's kubelet connects inside the pod's network.
+ *
+ * The protocol is portforward.k8s.io over SPDY/3.1 (lib/spdy.h), either on
+ * the upgraded connection itself (Upgrade: SPDY/3.1, kubectl up to 1.30) or
+ * tunnelled in WebSocket binary messages (subprotocol
+ * SPDY/3.1+portforward.k8s.io, kubectl 1.31 and later). For each local
+ * connection the client opens two streams with the same `requestid` header:
+ * `streamtype: error` and `streamtype: data`, both with the `port`. Once
+ * both are there the stand-in connects to 127.0.0.1:port and copies bytes
+ * between the data stream and the socket; a half-close either way is passed
+ * on (FIN <-> shutdown). A failed connect is written on the error stream in
+ * the kubelet's words, then both streams are closed. Streams are answered
+ * as the kubelet answers them (SYN_REPLY without headers), a stream without
+ * a valid port or type is reset, and a pair not completed within 30 s is
+ * given up with an error.
+ *
+ * Bounds: 64 pairs per session; bytes for a socket are queued up to 4 MiB
+ * (the client's reading pauses above it); a socket is read while less than
+ * 1 MiB waits for the client.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <uv.h>
+
+#include "lib/http.h"
+#include "lib/log.h"
+#include "lib/spdy.h"
+#include "lib/util.h"
+#include "lib/ws.h"
+#include "proxy/proxy_impl.h"
+
+#define PROTO        "portforward.k8s.io"
+#define WS_PROTO     "SPDY/3.1+portforward.k8s.io"
+#define MAX_PAIRS    64
+#define MAX_MESSAGE  (1024 * 1024)
+#define IN_HIGH      (4 * 1024 * 1024)
+#define OUT_HIGH     (1024 * 1024)
+#define RECHECK_MS   20
+#define PAIR_WAIT_MS 30000
+
+struct pf;
+
+struct pair {
+	struct pf *pf; /* NULL once the session is gone */
+	struct pair *next;
+	char id[64]; /* requestid */
+	uint16_t port;
+	uint32_t err_id, data_id;
+	uint64_t born; /* uv_now when its first stream came */
+	uv_tcp_t tcp;
+	uv_connect_t connect;
+	bool started;        /* tcp initialised: closing frees the pair */
+	bool connected;      /* the connect succeeded */
+	bool client_fin;     /* the client closed its side of the data stream */
+	bool sock_eof;       /* the socket's peer closed its side */
+	bool shut;           /* shutdown(2) asked */
+	bool done;           /* our side of both streams closed */
+	bool reading;        /* uv_read_start active */
+	bool closing;        /* uv_close called */
+	size_t queued;       /* bytes written to the socket, not yet taken */
+	struct kb_buf early; /* data before the connect completed */
+};
+
+struct pf {
+	kb_http_req_t *http; /* NULL once the client is gone */
+	kb_spdy_t *spdy;
+	bool ws; /* tunnelled in WebSocket messages */
+	struct kb_ws_parser wsp;
+	struct pair *pairs;
+	unsigned npairs;
+	uv_loop_t *loop;
+	uv_timer_t timer;
+	char pod[256]; /* ns/name, for messages */
+	char uid[64];
+	bool paused;
+	bool ending;
+};
+
+struct sock_write {
+	uv_write_t w;
+	struct pair *p;
+	size_t len;
+	char data[];
+};
+
+static void pf_check(struct pf *pf);
+static void on_timer(uv_timer_t *t);
+
+/* ---- the transport to the client ---- */
+
+static int client_write(void *arg, const uint8_t *d, size_t len)
+{
+	struct pf *pf = arg;
+	if (!pf->http)
+		return -ECONNRESET;
+	if (!pf->ws)
+		return kb_http_raw_write(pf->http, (const char *)d, len);
+	struct kb_buf b = {0};
+	int rc = kb_ws_frame(&b, KB_WS_BINARY, d, len, false);
+	if (rc == 0)
+		rc = kb_http_raw_write(pf->http, b.data, b.len);
+	kb_buf_free(&b);
+	return rc;
+}
+
+/* ---- pairs ---- */
+
+static void pair_freed(uv_handle_t *h)
+{
+	struct pair *p = h->data;
+	kb_buf_free(&p->early);
+	free(p);
+}
+
+/* Unlinks and releases a pair: its socket is closed (freeing it after). */
+static void pair_drop(struct pf *pf, struct pair *p)
+{
+	for (struct pair **pp = &pf->pairs; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			pf->npairs--;
+			break;
+		}
+	p->pf = NULL;
+	if (p->started) {
+		if (!p->closing) {
+			p->closing = true;
+			uv_close((uv_handle_t *)&p->tcp, pair_freed);
+		}
+	} else {
+		kb_buf_free(&p->early);
+		free(p);
+	}
+}
+
+static struct pair *pair_by_stream(struct pf *pf, uint32_t id)
+{
+	for (struct pair *p = pf->pairs; p; p = p->next)
+		if (p->err_id == id || p->data_id == id)
+			return p;
+	return NULL;
+}
+
+/* Closes our side of both streams (once). */
+static void pair_finish(struct pf *pf, struct pair *p)
+{
+	if (p->done)
+		return;
+	p->done = true;
+	if (p->err_id)
+		kb_spdy_data(pf->spdy, p->err_id, NULL, 0, true);
+	if (p->data_id)
+		kb_spdy_data(pf->spdy, p->data_id, NULL, 0, true);
+}
+
+/* The kubelet's message on the error stream, then both streams closed. */
+static void pair_fail(struct pf *pf, struct pair *p, const char *why)
+{
+	if (!p->done && p->err_id) {
+		char msg[512];
+		int n = snprintf(msg, sizeof(msg), "error forwarding port %u to pod %s, uid %s: %s",
+				 p->port, pf->pod, pf->uid, why);
+		kb_spdy_data(pf->spdy, p->err_id, msg,
+			     (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1, false);
+	}
+	pair_finish(pf, p);
+	pair_drop(pf, p);
+}
+
+/* Done with a pair once both directions have ended. */
+static void pair_maybe_end(struct pf *pf, struct pair *p)
+{
+	if (p->sock_eof && p->client_fin && p->queued == 0) {
+		pair_finish(pf, p);
+		pair_drop(pf, p);
+	}
+}
+
+static void sock_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	(void)h;
+	(void)suggested;
+	static char slab[64 * 1024]; /* one loop thread; the data is sent before the next read */
+	*buf = uv_buf_init(slab, sizeof(slab));
+}
+
+static void sock_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct pair *p = s->data;
+	struct pf *pf = p->pf;
+	if (!pf || n == 0)
+		return;
+	if (n < 0) {
+		uv_read_stop(s);
+		p->reading = false;
+		p->sock_eof = true;
+		/* our half of the data stream ends; the client may still send */
+		if (!p->done && p->data_id)
+			kb_spdy_data(pf->spdy, p->data_id, NULL, 0, true);
+		if (n != UV_EOF) {
+			pair_finish(pf, p);
+			pair_drop(pf, p);
+			return;
+		}
+		p->done = true;
+		if (p->err_id)
+			kb_spdy_data(pf->spdy, p->err_id, NULL, 0, true);
+		pair_maybe_end(pf, p);
+		return;
+	}
+	if (kb_spdy_data(pf->spdy, p->data_id, buf->base, (size_t)n, false) < 0)
+		return; /* the client is gone: the abort callback ends everything */
+	if (pf->http && kb_http_stream_pending(pf->http) > OUT_HIGH) {
+		uv_read_stop(s);
+		p->reading = false;
+		pf_check(pf); /* reads again once the client has taken it */
+	}
+}
+
+static void sock_written(uv_write_t *w, int status)
+{
+	struct sock_write *sw = (struct sock_write *)w;
+	struct pair *p = sw->p;
+	p->queued -= sw->len;
+	free(sw);
+	struct pf *pf = p->pf;
+	if (!pf)
+		return;
+	if (status < 0) {
+		pair_finish(pf, p);
+		pair_drop(pf, p);
+		return;
+	}
+	pf_check(pf);
+	pair_maybe_end(pf, p);
+}
+
+static void sock_shut(uv_shutdown_t *req, int status)
+{
+	(void)status;
+	free(req);
+}
+
+static int sock_send(struct pair *p, const uint8_t *d, size_t len)
+{
+	struct sock_write *sw = malloc(sizeof(*sw) + len);
+	if (!sw)
+		return -ENOMEM;
+	sw->p = p;
+	sw->len = len;
+	memcpy(sw->data, d, len);
+	uv_buf_t b = uv_buf_init(sw->data, (unsigned)len);
+	int rc = uv_write(&sw->w, (uv_stream_t *)&p->tcp, &b, 1, sock_written);
+	if (rc < 0) {
+		free(sw);
+		return rc;
+	}
+	p->queued += len;
+	return 0;
+}
+
+static void sock_shutdown(struct pair *p)
+{
+	if (p->shut || !p->connected)
+		return;
+	uv_shutdown_t *req = malloc(sizeof(*req));
+	if (req && uv_shutdown(req, (uv_stream_t *)&p->tcp, sock_shut) == 0)
+		p->shut = true;
+	else
+		free(req);
+}
+
+static void connected(uv_connect_t *c, int status)
+{
+	struct pair *p = c->data;
+	struct pf *pf = p->pf;
+	if (!pf)
+		return;
+	if (status < 0) {
+		char why[160];
+		snprintf(why, sizeof(why), "failed to connect to 127.0.0.1:%u: %s", p->port,
+			 uv_strerror(status));
+		kb_info("standin", "port-forward %s: %s", pf->pod, why);
+		pair_fail(pf, p, why);
+		return;
+	}
+	p->connected = true;
+	if (p->early.len && sock_send(p, (const uint8_t *)p->early.data, p->early.len) < 0) {
+		pair_fail(pf, p, "write failed");
+		return;
+	}
+	kb_buf_free(&p->early);
+	if (p->client_fin)
+		sock_shutdown(p);
+	if (uv_read_start((uv_stream_t *)&p->tcp, sock_alloc, sock_read) == 0)
+		p->reading = true;
+	pf_check(pf);
+}
+
+static void pair_start(struct pf *pf, struct pair *p)
+{
+	struct sockaddr_in sa;
+	uv_ip4_addr("127.0.0.1", p->port, &sa);
+	uv_tcp_init(pf->loop, &p->tcp);
+	p->tcp.data = p;
+	p->started = true;
+	p->connect.data = p;
+	int rc = uv_tcp_connect(&p->connect, &p->tcp, (const struct sockaddr *)&sa, connected);
+	if (rc < 0)
+		pair_fail(pf, p, uv_strerror(rc));
+}
+
+/* ---- SPDY events ---- */
+
+static int on_syn(void *arg, uint32_t id, const struct kb_spdy_header *h, size_t n, bool fin)
+{
+	(void)fin;
+	struct pf *pf = arg;
+	const char *type = kb_spdy_header_get(h, n, "streamtype");
+	const char *port = kb_spdy_header_get(h, n, "port");
+	const char *req = kb_spdy_header_get(h, n, "requestid");
+	char *end = NULL;
+	unsigned long pn = port ? strtoul(port, &end, 10) : 0;
+	bool is_err = type && strcmp(type, "error") == 0;
+	bool is_data = type && strcmp(type, "data") == 0;
+	if (!port || !*port || *end || pn < 1 || pn > 65535 || (!is_err && !is_data)) {
+		kb_info("standin", "port-forward %s: stream %u refused (port %s, streamtype %s)",
+			pf->pod, id, port ? port : "-", type ? type : "-");
+		return kb_spdy_rst(pf->spdy, id, KB_SPDY_REFUSED_STREAM);
+	}
+	/* clients before request ids: the error stream's id, the data stream's minus 2 */
+	char rid[64];
+	if (req && *req)
+		snprintf(rid, sizeof(rid), "%s", req);
+	else
+		snprintf(rid, sizeof(rid), "%u", is_err ? id : id - 2);
+	struct pair *p = pf->pairs;
+	while (p && strcmp(p->id, rid) != 0)
+		p = p->next;
+	if (!p) {
+		if (pf->npairs >= MAX_PAIRS)
+			return kb_spdy_rst(pf->spdy, id, KB_SPDY_REFUSED_STREAM);
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		p->pf = pf;
+		snprintf(p->id, sizeof(p->id), "%s", rid);
+		p->port = (uint16_t)pn;
+		p->born = uv_now(pf->loop);
+		p->next = pf->pairs;
+		pf->pairs = p;
+		pf->npairs++;
+	}
+	if ((is_err && p->err_id) || (is_data && p->data_id)) {
+		int rc = kb_spdy_rst(pf->spdy, id, KB_SPDY_PROTOCOL_ERROR);
+		pair_fail(pf, p,
+			  is_err ? "error stream already assigned"
+				 : "data stream already assigned");
+		return rc;
+	}
+	*(is_err ? &p->err_id : &p->data_id) = id;
+	int rc = kb_spdy_reply(pf->spdy, id, NULL, 0, false);
+	if (rc == 0 && p->err_id && p->data_id)
+		pair_start(pf, p);
+	return rc;
+}
+
+static int on_data(void *arg, uint32_t id, const uint8_t *d, size_t len, bool fin)
+{
+	struct pf *pf = arg;
+	struct pair *p = pair_by_stream(pf, id);
+	if (!p || id != p->data_id || p->client_fin)
+		return 0; /* the error stream carries nothing from the client */
+	if (len) {
+		if (p->connected) {
+			if (sock_send(p, d, len) < 0) {
+				pair_fail(pf, p, "write failed");
+				return 0;
+			}
+		} else if (kb_buf_append(&p->early, (const char *)d, len) < 0) {
+			return -ENOMEM;
+		}
+	}
+	if (fin) {
+		p->client_fin = true;
+		sock_shutdown(p);
+		pair_maybe_end(pf, p);
+		return 0;
+	}
+	pf_check(pf);
+	return 0;
+}
+
+static int on_rst(void *arg, uint32_t id, uint32_t status)
+{
+	(void)status;
+	struct pf *pf = arg;
+	struct pair *p = pair_by_stream(pf, id);
+	if (p) {
+		p->done = true; /* nothing more is sent on a reset pair */
+		pair_drop(pf, p);
+	}
+	return 0;
+}
+
+static int on_goaway(void *arg)
+{
+	(void)arg;
+	return -ECONNRESET;
+}
+
+static const struct kb_spdy_cbs spdy_cbs = {on_syn, on_data, on_rst, on_goaway, client_write};
+
+/* ---- the session ---- */
+
+static void pf_timer_closed(uv_handle_t *h)
+{
+	struct pf *pf = h->data;
+	if (pf->ws)
+		kb_ws_parser_free(&pf->wsp);
+	kb_spdy_free(pf->spdy);
+	free(pf);
+}
+
+static void pf_release(struct pf *pf)
+{
+	while (pf->pairs) {
+		pf->pairs->done = true;
+		pair_drop(pf, pf->pairs);
+	}
+	uv_close((uv_handle_t *)&pf->timer, pf_timer_closed);
+}
+
+static void pf_end(struct pf *pf)
+{
+	if (pf->ending)
+		return;
+	pf->ending = true;
+	if (pf->http) {
+		if (pf->ws) {
+			struct kb_buf b = {0};
+			if (kb_ws_close_frame(&b, KB_WS_CLOSE_NORMAL, NULL, false) == 0)
+				kb_http_raw_write(pf->http, b.data, b.len);
+			kb_buf_free(&b);
+		}
+		kb_http_req_on_abort(pf->http, NULL, NULL);
+		kb_http_raw_end(pf->http);
+		pf->http = NULL;
+	}
+	pf_release(pf);
+}
+
+/* Flow control both ways, and pairs that never completed. */
+static void pf_check(struct pf *pf)
+{
+	if (!pf->http)
+		return;
+	size_t queued = 0;
+	bool waiting = false;
+	uint64_t now = uv_now(pf->loop);
+	for (struct pair *p = pf->pairs, *next; p; p = next) {
+		next = p->next;
+		queued += p->queued + p->early.len;
+		if (!p->started && now - p->born >= PAIR_WAIT_MS) {
+			pair_fail(pf, p, "timed out waiting for the other stream");
+			continue;
+		}
+		if (!p->started)
+			waiting = true;
+		if (p->connected && !p->reading && !p->sock_eof) {
+			if (kb_http_stream_pending(pf->http) <= OUT_HIGH) {
+				if (uv_read_start((uv_stream_t *)&p->tcp, sock_alloc, sock_read) ==
+				    0)
+					p->reading = true;
+			} else {
+				waiting = true;
+			}
+		}
+	}
+	bool pause = queued > IN_HIGH;
+	if (pause != pf->paused) {
+		pf->paused = pause;
+		kb_http_raw_pause(pf->http, pause);
+	}
+	waiting = waiting || pause;
+	if (waiting && !uv_is_active((uv_handle_t *)&pf->timer))
+		uv_timer_start(&pf->timer, on_timer, RECHECK_MS, 0);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+	pf_check(t->data);
+}
+
+static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t len)
+{
+	struct pf *pf = arg;
+	switch (op) {
+	case KB_WS_PING: {
+		struct kb_buf b = {0};
+		if (kb_ws_frame(&b, KB_WS_PONG, data, len, false) == 0 && pf->http)
+			kb_http_raw_write(pf->http, b.data, b.len);
+		kb_buf_free(&b);
+		return 0;
+	}
+	case KB_WS_CLOSE: return -ECONNRESET;
+	case KB_WS_BINARY: return kb_spdy_feed(pf->spdy, data, len);
+	default: return 0;
+	}
+}
+
+static void from_client(kb_http_req_t *req, const char *data, size_t len, void *arg)
+{
+	(void)req;
+	struct pf *pf = arg;
+	int rc = pf->ws ? kb_ws_feed(&pf->wsp, (const uint8_t *)data, len, on_message, pf)
+			: kb_spdy_feed(pf->spdy, (const uint8_t *)data, len);
+	if (rc != 0)
+		pf_end(pf);
+}
+
+static void client_gone(kb_http_req_t *req, void *arg)
+{
+	(void)req;
+	struct pf *pf = arg;
+	pf->http = NULL;
+	pf_release(pf);
+}
+
+/* True when the comma-separated list `offer` has `want`. */
+static bool offers(const char *offer, const char *want)
+{
+	size_t n = strlen(want);
+	for (const char *p = offer; p && *p;) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		const char *e = p;
+		while (*e && *e != ',')
+			e++;
+		const char *t = e;
+		while (t > p && t[-1] == ' ')
+			t--;
+		if ((size_t)(t - p) == n && strncasecmp(p, want, n) == 0)
+			return true;
+		p = e;
+	}
+	return false;
+}
+
+void standin_portforward(struct req *r, const json_t *pod)
+{
+	kb_http_req_t *http = r->http;
+	const char *up = kb_http_req_header(http, "upgrade");
+	char head[256];
+	bool ws = up && strcasecmp(up, "websocket") == 0;
+	if (ws) {
+		const char *version = kb_http_req_header(http, "sec-websocket-version");
+		const char *key = kb_http_req_header(http, "sec-websocket-key");
+		char accept[KB_WS_ACCEPT_LEN + 1];
+		if (!version || strcmp(version, "13") != 0 || !key ||
+		    kb_ws_accept(key, accept) < 0) {
+			reply_statusf(r, 400, "BadRequest",
+				      "a WebSocket version 13 handshake is required");
+			return;
+		}
+		if (!offers(kb_http_req_header(http, "sec-websocket-protocol"), WS_PROTO)) {
+			reply_statusf(r, 400, "BadRequest",
+				      "port-forward over WebSocket needs the subprotocol %s",
+				      WS_PROTO);
+			return;
+		}
+		snprintf(head, sizeof(head),
+			 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n"
+			 "Sec-WebSocket-Protocol: %s\r\n",
+			 accept, WS_PROTO);
+	} else if (up && strcasecmp(up, "SPDY/3.1") == 0) {
+		/* as the kubelet's handshake: a client that names protocols must
+		 * name ours; one that names none is an old client and gets it */
+		const char *want = kb_http_req_header(http, "x-stream-protocol-version");
+		if (want && *want && !offers(want, PROTO)) {
+			reply_statusf(
+			    r, 403, "Forbidden",
+			    "unable to upgrade: unable to negotiate protocol: client supports "
+			    "%s, server supports %s",
+			    want, PROTO);
+			return;
+		}
+		snprintf(head, sizeof(head),
+			 "Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+			 "X-Stream-Protocol-Version: %s\r\n",
+			 PROTO);
+	} else {
+		reply_statusf(r, 400, "BadRequest", "unable to upgrade: %s is not supported",
+			      up ? up : "this protocol");
+		return;
+	}
+	struct pf *pf = calloc(1, sizeof(*pf));
+	if (!pf || !(pf->spdy = kb_spdy_new(&spdy_cbs, pf))) {
+		free(pf);
+		reply_errno(r, -ENOMEM, NULL);
+		return;
+	}
+	pf->ws = ws;
+	if (ws)
+		kb_ws_parser_init(&pf->wsp, true, MAX_MESSAGE);
+	pf->loop = r->px->loop;
+	snprintf(pf->pod, sizeof(pf->pod), "%s/%s", r->ns ? r->ns : "", r->name);
+	const char *uid = obj_str(pod, "metadata.uid");
+	snprintf(pf->uid, sizeof(pf->uid), "%s", uid ? uid : "");
+	uv_timer_init(pf->loop, &pf->timer);
+	pf->timer.data = pf;
+	r->http = NULL; /* the session answers it from now on */
+	pf->http = http;
+	kb_http_req_on_abort(http, client_gone, pf);
+	if (kb_http_upgrade(http, head, from_client, pf) < 0)
+		return; /* the client is gone: its abort callback releases the session */
+	kb_info("standin", "port-forward %s: session open (%s)", pf->pod,
+		ws ? "SPDY in WebSocket" : "SPDY");
+}

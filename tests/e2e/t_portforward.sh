@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: Apache-2.0
+# kubectl port-forward through a tenant: the tenant checks the pod and RBAC,
+# the syncer opens the same upgrade to the host pod, and the host stand-in
+# (--standin-exec) answers as a kubelet would, connecting to this machine's
+# loopback port (proxy/standin_portforward.c). kubectl 1.31 and later tunnel
+# SPDY in WebSocket; 1.30 and earlier upgrade to SPDY itself: both pass.
+# Needs the syncer suite's host stand-in and tenant t1.
+
+PF_HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+
+# pf_start KUBECONFIG KUBECTL POD LOCAL:REMOTE [ARGS...]: starts kubectl port-forward
+# in the background (PF_PID, output in PF_OUT) and waits until it listens.
+pf_start() {
+  local kcfg=$1 k=$2 pod=$3; shift 3
+  PF_OUT=$E2E_TMP/pf.$RANDOM.out
+  "$k" --kubeconfig "$kcfg" port-forward "$pod" "$@" >"$PF_OUT" 2>&1 &
+  PF_PID=$!
+  local i
+  for i in $(seq 100); do
+    grep -q "Forwarding from 127.0.0.1:${1%%:*}" "$PF_OUT" && return 0
+    kill -0 "$PF_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  return 1
+}
+
+pf_stop() { kill "$PF_PID" 2>/dev/null; wait "$PF_PID" 2>/dev/null; }
+
+pf_free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+syncer_suite_portforward() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  local echo_pid port lp k ws spdy dead hostlog=$E2E_TMP/syhost.log
+  python3 "$PF_HERE/pfecho.py" serve "$E2E_TMP/pfecho.port" & echo_pid=$!
+  for _ in $(seq 50); do [ -s "$E2E_TMP/pfecho.port" ] && break; sleep 0.1; done
+  port=$(cat "$E2E_TMP/pfecho.port")
+  "${T[@]}" run pf --image=busybox -- sleep 3600 >/dev/null
+  "${T[@]}" wait --for=condition=Ready pod/pf --timeout=20s >/dev/null
+  ws=$(grep -c 'port-forward tenants/pf-x-default-x-t1: session open (SPDY in WebSocket)' "$hostlog")
+  spdy=$(grep -c 'port-forward tenants/pf-x-default-x-t1: session open (SPDY)' "$hostlog")
+  for k in "$(command -v kubectl)" "$GSDK/kubectl.1.33" "$GSDK/kubectl.1.30" "$GSDK/kubectl.1.27"; do
+    [ -x "$k" ] || continue
+    lp=$(pf_free_port)
+    if pf_start "$T_t1_KCFG" "$k" pod/pf "$lp:$port"; then
+      expect_eq "port-forward ($(basename "$k")): 1 MB there and back, byte for byte" "1 of 1" \
+        python3 "$PF_HERE/pfecho.py" roundtrip "$lp" 1000000 1
+    else
+      fail "port-forward ($(basename "$k")) did not listen: $(head -c 400 "$PF_OUT")"
+    fi
+    pf_stop
+  done
+  expect "port-forward: kubectl 1.31+ tunnelled SPDY in WebSocket through the tenant" '^[1-9]' \
+    sh -c "echo \$((\$(grep -c 'pf-x-default-x-t1: session open (SPDY in WebSocket)' $hostlog) - $ws))"
+  expect "port-forward: kubectl 1.30 and 1.27 upgraded to SPDY through the tenant" '^[2-9]' \
+    sh -c "echo \$((\$(grep -c 'pf-x-default-x-t1: session open (SPDY)' $hostlog) - $spdy))"
+  # several connections at once over one session, and a big one through
+  # SPDY itself (the client's reading pauses while the socket is behind)
+  lp=$(pf_free_port)
+  pf_start "$T_t1_KCFG" kubectl pod/pf "$lp:$port"
+  expect_eq "port-forward: 8 connections at once, 2 MB each, none mixed up" "8 of 8" \
+    python3 "$PF_HERE/pfecho.py" roundtrip "$lp" 2000000 8
+  pf_stop
+  if [ -x "$GSDK/kubectl.1.27" ]; then
+    lp=$(pf_free_port)
+    pf_start "$T_t1_KCFG" "$GSDK/kubectl.1.27" pod/pf "$lp:$port"
+    expect_eq "port-forward (1.27, SPDY): 40 MB there and back" "1 of 1" \
+      python3 "$PF_HERE/pfecho.py" roundtrip "$lp" 40000000 1
+    pf_stop
+  fi
+  # nothing listens on the pod's port: the kubelet's message on the error stream
+  dead=$(pf_free_port); lp=$(pf_free_port)
+  pf_start "$T_t1_KCFG" kubectl pod/pf "$lp:$dead"
+  python3 "$PF_HERE/pfecho.py" roundtrip "$lp" 10 1 >/dev/null 2>&1
+  sleep 0.5
+  expect "port-forward: a port nothing listens on is an error in the kubelet's words" \
+    "an error occurred forwarding $lp -> $dead: error forwarding port $dead to pod tenants/pf-x-default-x-t1, uid [0-9a-f-]+: failed to connect to 127.0.0.1:$dead: connection refused" \
+    cat "$PF_OUT"
+  pf_stop
+  # the stand-in answers kubectl on the host itself
+  lp=$(pf_free_port)
+  pf_start "$SY_HOST_KCFG" kubectl pod/pf-x-default-x-t1 "$lp:$port" -n tenants
+  expect_eq "port-forward: the stand-in answers on the host itself" "1 of 1" \
+    python3 "$PF_HERE/pfecho.py" roundtrip "$lp" 100000 1
+  pf_stop
+  # RBAC: port-forward is create on pods/portforward
+  "$KUBICLE" kubeconfig --data-dir "$E2E_TMP/t1" --user pfuser --out "$E2E_TMP/pfuser.kcfg" >/dev/null
+  "${T[@]}" create role pf-get --verb=get,list --resource=pods,pods/portforward >/dev/null
+  "${T[@]}" create rolebinding pfuser-get --role=pf-get --user=pfuser >/dev/null
+  lp=$(pf_free_port)
+  expect_fail "port-forward: get on pods/portforward alone is refused" \
+    'cannot create resource "pods/portforward" in API group "" in the namespace "default"' \
+    timeout 20 kubectl --kubeconfig "$E2E_TMP/pfuser.kcfg" port-forward pod/pf "$lp:$port"
+  # protocol errors on the stand-in
+  local hp=/api/v1/namespaces/tenants/pods/pf-x-default-x-t1/portforward
+  local hc=(curl -sS --cacert "$E2E_TMP/syhost/ca.crt" --cert "$E2E_TMP/syhost/admin.crt" --key "$E2E_TMP/syhost/admin.key")
+  expect "port-forward: a SPDY client of another protocol is refused as the kubelet does" \
+    'unable to negotiate protocol: client supports v4.channel.k8s.io, server supports portforward.k8s.io' \
+    "${hc[@]}" -X POST -H 'Connection: Upgrade' -H 'Upgrade: SPDY/3.1' -H 'X-Stream-Protocol-Version: v4.channel.k8s.io' \
+      "https://127.0.0.1:$SY_HOST_PORT$hp"
+  expect "port-forward: a WebSocket without the tunnelling subprotocol is refused" \
+    'port-forward over WebSocket needs the subprotocol SPDY/3.1\+portforward.k8s.io' \
+    "${hc[@]}" -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
+      -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: v5.channel.k8s.io' \
+      "https://127.0.0.1:$SY_HOST_PORT$hp"
+  # junk after the upgrade ends that session only
+  python3 - "$SY_HOST_PORT" "$E2E_TMP/syhost" "$hp" >"$E2E_TMP/pfjunk.out" 2>&1 <<'PY'
+import socket, ssl, sys
+port, d, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+ctx = ssl.create_default_context(cafile=d + "/ca.crt")
+ctx.load_cert_chain(d + "/admin.crt", d + "/admin.key")
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
+s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+           "X-Stream-Protocol-Version: portforward.k8s.io\r\nContent-Length: 0\r\n\r\n" % path).encode())
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(1)
+s.sendall(b"\x80\x02\x00\x01" + b"\x00" * 60)
+rest = b""
+while True:
+    d = s.recv(100)
+    if not d:
+        break
+    rest += d
+print(head.split(b"\r\n")[0].decode(), "goaway" if rest[:4] == b"\x80\x03\x00\x07" else rest[:8].hex())
+PY
+  expect "port-forward: junk after the upgrade gets GOAWAY and the end of that connection" \
+    '^HTTP/1.1 101 Switching Protocols goaway$' cat "$E2E_TMP/pfjunk.out"
+  expect "port-forward: the stand-in's server stays up" '^ok$' "${H[@]}" get --raw /readyz
+  expect "port-forward: the tenant stays up" '^ok$' "${T[@]}" get --raw /readyz
+  kill "$echo_pid" 2>/dev/null; wait "$echo_pid" 2>/dev/null
+  "${T[@]}" delete pod pf --wait=false >/dev/null
+}
