@@ -95,6 +95,9 @@ size_t kb_http_server_conns(const kb_http_server_t *srv);
 
 /* Case-insensitive header lookup; returns a borrowed value or NULL. */
 const char *kb_http_req_header(const kb_http_req_t *req, const char *name);
+/* True when a header `name` (any of its lines) lists `token` in its
+ * comma-separated values, case-insensitively. */
+bool kb_http_req_offers(const kb_http_req_t *req, const char *name, const char *token);
 
 /*
  * Sends a complete response with Content-Length. `extra_headers` is NULL or

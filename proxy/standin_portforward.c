@@ -537,26 +537,6 @@ static void client_gone(kb_http_req_t *req, void *arg)
 	pf_release(pf);
 }
 
-/* True when the comma-separated list `offer` has `want`. */
-static bool offers(const char *offer, const char *want)
-{
-	size_t n = strlen(want);
-	for (const char *p = offer; p && *p;) {
-		while (*p == ' ' || *p == ',')
-			p++;
-		const char *e = p;
-		while (*e && *e != ',')
-			e++;
-		const char *t = e;
-		while (t > p && t[-1] == ' ')
-			t--;
-		if ((size_t)(t - p) == n && strncasecmp(p, want, n) == 0)
-			return true;
-		p = e;
-	}
-	return false;
-}
-
 void standin_portforward(struct req *r, const json_t *pod)
 {
 	kb_http_req_t *http = r->http;
@@ -573,7 +553,7 @@ void standin_portforward(struct req *r, const json_t *pod)
 				      "a WebSocket version 13 handshake is required");
 			return;
 		}
-		if (!offers(kb_http_req_header(http, "sec-websocket-protocol"), WS_PROTO)) {
+		if (!kb_http_req_offers(http, "sec-websocket-protocol", WS_PROTO)) {
 			reply_statusf(r, 400, "BadRequest",
 				      "port-forward over WebSocket needs the subprotocol %s",
 				      WS_PROTO);
@@ -587,7 +567,8 @@ void standin_portforward(struct req *r, const json_t *pod)
 		/* as the kubelet's handshake: a client that names protocols must
 		 * name ours; one that names none is an old client and gets it */
 		const char *want = kb_http_req_header(http, "x-stream-protocol-version");
-		if (want && *want && !offers(want, PROTO)) {
+		if (want && *want &&
+		    !kb_http_req_offers(http, "x-stream-protocol-version", PROTO)) {
 			reply_statusf(
 			    r, 403, "Forbidden",
 			    "unable to upgrade: unable to negotiate protocol: client supports "

@@ -19,7 +19,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_openapi2.sh"
 . "$here/t_kinds.sh"
 . "$here/t_dns.sh"
-. "$here/t_portforward.sh"
+. "$here/t_spdy.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
+# SPDY through a tenant, as older kubectl speaks it and as port-forward
+# always does (tunnelled in WebSocket from kubectl 1.31). Needs the syncer
+# suite's host stand-in and tenant t1.
+#
 # kubectl port-forward through a tenant: the tenant checks the pod and RBAC,
 # the syncer opens the same upgrade to the host pod, and the host stand-in
 # (--standin-exec) answers as a kubelet would, connecting to this machine's
 # loopback port (proxy/standin_portforward.c). kubectl 1.31 and later tunnel
 # SPDY in WebSocket; 1.30 and earlier upgrade to SPDY itself: both pass.
-# Needs the syncer suite's host stand-in and tenant t1.
 
 PF_HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 
@@ -131,4 +134,42 @@ PY
   expect "port-forward: the tenant stays up" '^ok$' "${T[@]}" get --raw /readyz
   kill "$echo_pid" 2>/dev/null; wait "$echo_pid" 2>/dev/null
   "${T[@]}" delete pod pf --wait=false >/dev/null
+}
+
+# kubectl exec up to 1.29 speaks v4.channel.k8s.io over SPDY: through the
+# tenant's pipe to the stand-in, which answers it as a kubelet does.
+syncer_suite_exec_spdy() {
+  local k27=$GSDK/kubectl.1.27 k29=$GSDK/kubectl.1.29 f=$E2E_TMP/spdyexec T=(kubectl --kubeconfig "$T_t1_KCFG")
+  [ -x "$k27" ] || { fail "exec over SPDY: kubectl.1.27 is not installed in $GSDK"; return; }
+  "${T[@]}" run sx --image=busybox -- sleep 3600 >/dev/null
+  "${T[@]}" wait --for=condition=Ready pod/sx --timeout=20s >/dev/null
+  expect_eq "exec over SPDY (1.27): stdout of the command" "hello spdy" \
+    "$k27" --kubeconfig "$T_t1_KCFG" exec sx -- echo hello spdy
+  [ -x "$k29" ] && expect_eq "exec over SPDY (1.29): stdout of the command" "hello 1.29" \
+    "$k29" --kubeconfig "$T_t1_KCFG" exec sx -- echo hello 1.29
+  expect_rc "exec over SPDY: the exit code comes back in the Status" 3 'command terminated with exit code 3' \
+    "$k27" --kubeconfig "$T_t1_KCFG" exec sx -- sh -c 'exit 3'
+  "$k27" --kubeconfig "$T_t1_KCFG" exec sx -- sh -c 'echo to-out; echo to-err >&2' >"$f" 2>"$f.err"
+  expect_eq "exec over SPDY: stdout and stderr on their own streams" "to-out|to-err" \
+    sh -c "printf '%s|%s' \"\$(cat $f)\" \"\$(cat $f.err)\""
+  head -c 2000000 /dev/urandom >"$f.in"
+  expect_eq "exec -i over SPDY: 2 MB of stdin, byte for byte, and its end" \
+    "$(sha256sum <"$f.in" | cut -c1-64)" \
+    sh -c "$k27 --kubeconfig $T_t1_KCFG exec -i sx -- sha256sum <$f.in | cut -c1-64"
+  expect_eq "exec over SPDY: 3 MB of output, whole" "3000000" \
+    sh -c "$k27 --kubeconfig $T_t1_KCFG exec sx -- head -c 3000000 /dev/zero | wc -c"
+  expect_fail "exec over SPDY: a command not found" 'executable file not found' \
+    "$k27" --kubeconfig "$T_t1_KCFG" exec sx -- /no/such/cmd
+  expect "exec -t over SPDY: a terminal, its size from the resize stream" '^(\^@)?7 91' \
+    script -qec "stty rows 7 cols 91; $k27 --kubeconfig $T_t1_KCFG exec -it sx -- sh -c 'sleep 0.5; stty size'" /dev/null
+  # protocol errors on the stand-in
+  local hp=/api/v1/namespaces/tenants/pods/sx-x-default-x-t1/exec
+  local hc=(curl -sS --cacert "$E2E_TMP/syhost/ca.crt" --cert "$E2E_TMP/syhost/admin.crt" --key "$E2E_TMP/syhost/admin.key")
+  expect "exec over SPDY: a client without v4.channel.k8s.io is refused as the kubelet does" \
+    'unable to negotiate protocol: client supports channel.k8s.io, server supports v4.channel.k8s.io' \
+    "${hc[@]}" -X POST -H 'Connection: Upgrade' -H 'Upgrade: SPDY/3.1' -H 'X-Stream-Protocol-Version: channel.k8s.io' \
+      "https://127.0.0.1:$SY_HOST_PORT$hp?command=true&stdout=true&container=sx"
+  expect "exec over SPDY: the stand-in's server stays up" '^ok$' \
+    kubectl --kubeconfig "$SY_HOST_KCFG" get --raw /readyz
+  "${T[@]}" delete pod sx --wait=false >/dev/null
 }
