@@ -372,6 +372,7 @@ static int on_syn(void *arg, uint32_t id, const struct kb_spdy_header *h, size_t
 	int rc = kb_spdy_reply(pf->spdy, id, NULL, 0, false);
 	if (rc == 0 && p->err_id && p->data_id)
 		pair_start(pf, p);
+	pf_check(pf); /* a pair still waiting for its other stream is timed */
 	return rc;
 }
 
@@ -466,7 +467,8 @@ static void pf_check(struct pf *pf)
 	if (!pf->http)
 		return;
 	size_t queued = 0;
-	bool waiting = false;
+	bool busy = false; /* flow control: look again soon */
+	uint64_t due = 0;  /* the first pair that waits for its other stream gives up then */
 	uint64_t now = uv_now(pf->loop);
 	for (struct pair *p = pf->pairs, *next; p; p = next) {
 		next = p->next;
@@ -475,15 +477,15 @@ static void pf_check(struct pf *pf)
 			pair_fail(pf, p, "timed out waiting for the other stream");
 			continue;
 		}
-		if (!p->started)
-			waiting = true;
+		if (!p->started && (!due || p->born + PAIR_WAIT_MS < due))
+			due = p->born + PAIR_WAIT_MS;
 		if (p->connected && !p->reading && !p->sock_eof) {
 			if (kb_http_stream_pending(pf->http) <= OUT_HIGH) {
 				if (uv_read_start((uv_stream_t *)&p->tcp, sock_alloc, sock_read) ==
 				    0)
 					p->reading = true;
 			} else {
-				waiting = true;
+				busy = true;
 			}
 		}
 	}
@@ -492,9 +494,11 @@ static void pf_check(struct pf *pf)
 		pf->paused = pause;
 		kb_http_raw_pause(pf->http, pause);
 	}
-	waiting = waiting || pause;
-	if (waiting && !uv_is_active((uv_handle_t *)&pf->timer))
-		uv_timer_start(&pf->timer, on_timer, RECHECK_MS, 0);
+	uint64_t wait = busy || pause ? RECHECK_MS : due ? due - now : 0;
+	if (wait)
+		uv_timer_start(&pf->timer, on_timer, wait, 0);
+	else
+		uv_timer_stop(&pf->timer);
 }
 
 static void on_timer(uv_timer_t *t)
