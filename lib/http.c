@@ -1995,6 +1995,11 @@ const char *kb_http_req_header(const kb_http_req_t *req, const char *name)
 	return NULL;
 }
 
+bool kb_http_query_bool(const char *v)
+{
+	return strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
+}
+
 bool kb_http_req_offers(const kb_http_req_t *req, const char *name, const char *token)
 {
 	size_t n = strlen(token);

@@ -178,6 +178,10 @@ const char *kb_http_reason(int status);
  * Returns 0 or -EINVAL on a bad escape or an encoded NUL. */
 int kb_http_unescape(char *s, bool plus_is_space);
 
+/* A boolean query parameter as kube-apiserver reads one: false only for
+ * "0" or "false" (any case), anything else true, an empty value too. */
+bool kb_http_query_bool(const char *v);
+
 /* Iterates "a=1&b=2" query strings: fills *key and *val (decoded, pointing
  * into `*cursor`'s buffer, which is modified) and advances; returns false at
  * the end. */

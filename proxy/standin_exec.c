@@ -550,11 +550,6 @@ struct exec_query {
 	bool in, out, err, tty;
 };
 
-static bool truthy(const char *v)
-{
-	return strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "True") == 0;
-}
-
 static int parse_exec_query(const char *query, struct exec_query *q)
 {
 	memset(q, 0, sizeof(*q));
@@ -568,13 +563,13 @@ static int parse_exec_query(const char *query, struct exec_query *q)
 				return -E2BIG;
 			q->argv[q->argc++] = v;
 		} else if (strcmp(k, "stdin") == 0) {
-			q->in = truthy(v);
+			q->in = kb_http_query_bool(v);
 		} else if (strcmp(k, "stdout") == 0) {
-			q->out = truthy(v);
+			q->out = kb_http_query_bool(v);
 		} else if (strcmp(k, "stderr") == 0) {
-			q->err = truthy(v);
+			q->err = kb_http_query_bool(v);
 		} else if (strcmp(k, "tty") == 0) {
-			q->tty = truthy(v);
+			q->tty = kb_http_query_bool(v);
 		}
 	}
 	q->argv[q->argc] = NULL;

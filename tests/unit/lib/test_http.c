@@ -1102,6 +1102,22 @@ START_TEST(req_offers)
 }
 END_TEST
 
+/* kube-apiserver's booleans in queries: only "0" and "false" are false
+ * (client libraries send "True"; an empty value is true). */
+START_TEST(query_bool)
+{
+	ck_assert(kb_http_query_bool("true"));
+	ck_assert(kb_http_query_bool("True"));
+	ck_assert(kb_http_query_bool("1"));
+	ck_assert(kb_http_query_bool(""));
+	ck_assert(kb_http_query_bool("yes"));
+	ck_assert(!kb_http_query_bool("0"));
+	ck_assert(!kb_http_query_bool("false"));
+	ck_assert(!kb_http_query_bool("FALSE"));
+	ck_assert(kb_http_query_bool("00"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lib/http");
@@ -1109,6 +1125,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, get_keep_alive);
 	tcase_add_test(tc, req_offers);
+	tcase_add_test(tc, query_bool);
 	tcase_add_test(tc, post_bodies);
 	tcase_add_test(tc, body_too_large);
 	tcase_add_test(tc, head_too_large);
