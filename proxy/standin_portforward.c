@@ -21,7 +21,14 @@
  * a valid port or type is reset, and a pair not completed within 30 s is
  * given up with an error.
  *
- * Bounds: 64 pairs per session; bytes for a socket are queued up to 4 MiB
+ * Client libraries other than client-go (Python's, JavaScript's) speak the
+ * kubelet's older WebSocket protocol instead (subprotocol v4.channel.k8s.io,
+ * v4.base64.channel.k8s.io, or none): the ports come in the query, each gets
+ * a data channel (2i) and an error channel (2i+1) whose first message is the
+ * port as two little-endian bytes, and the session ends once every port's
+ * connection has.
+ *
+ * Bounds: 64 pairs per session (16 ports over the channel protocol); bytes for a socket are queued up to 4 MiB
  * (the client's reading pauses above it); a socket is read while less than
  * 1 MiB waits for the client.
  */
@@ -31,6 +38,8 @@
 #include <string.h>
 #include <strings.h>
 #include <uv.h>
+
+#include <openssl/evp.h>
 
 #include "lib/http.h"
 #include "lib/log.h"
@@ -47,6 +56,9 @@
 #define OUT_HIGH     (1024 * 1024)
 #define RECHECK_MS   20
 #define PAIR_WAIT_MS 30000
+#define MAX_PORTS    16
+#define CH_PROTO     "v4.channel.k8s.io"
+#define CH_PROTO_B64 "v4.base64.channel.k8s.io"
 
 struct pf;
 
@@ -55,8 +67,9 @@ struct pair {
 	struct pair *next;
 	char id[64]; /* requestid */
 	uint16_t port;
-	uint32_t err_id, data_id;
-	uint64_t born; /* uv_now when its first stream came */
+	uint32_t err_id, data_id; /* SPDY streams */
+	int chan;                 /* channel protocol: the data channel (error: +1) */
+	uint64_t born;            /* uv_now when its first stream came */
 	uv_tcp_t tcp;
 	uv_connect_t connect;
 	bool started;        /* tcp initialised: closing frees the pair */
@@ -73,8 +86,9 @@ struct pair {
 
 struct pf {
 	kb_http_req_t *http; /* NULL once the client is gone */
-	kb_spdy_t *spdy;
-	bool ws; /* tunnelled in WebSocket messages */
+	kb_spdy_t *spdy;     /* SPDY, raw or tunnelled; NULL: the channel protocol */
+	bool ws;             /* in WebSocket messages */
+	bool b64;            /* channel protocol: base64 text messages */
 	struct kb_ws_parser wsp;
 	struct pair *pairs;
 	unsigned npairs;
@@ -112,6 +126,51 @@ static int client_write(void *arg, const uint8_t *d, size_t len)
 	kb_buf_free(&b);
 	return rc;
 }
+
+/* One message of the channel protocol: the channel, then the bytes (as a
+ * digit and base64 in a text message when b64). */
+static int chan_write(struct pf *pf, int ch, const void *d, size_t len)
+{
+	if (!pf->http)
+		return -ECONNRESET;
+	struct kb_buf msg = {0}, b = {0};
+	int rc;
+	if (pf->b64) {
+		rc = kb_buf_reserve(&msg, 2 + 4 * ((len + 2) / 3));
+		if (rc == 0) {
+			msg.data[0] = (char)('0' + ch);
+			msg.len =
+			    1 + (size_t)EVP_EncodeBlock((unsigned char *)msg.data + 1, d, (int)len);
+		}
+	} else {
+		rc = kb_buf_reserve(&msg, len + 1);
+		if (rc == 0) {
+			msg.data[0] = (char)ch;
+			if (len)
+				memcpy(msg.data + 1, d, len);
+			msg.len = len + 1;
+		}
+	}
+	if (rc == 0)
+		rc = kb_ws_frame(&b, pf->b64 ? KB_WS_TEXT : KB_WS_BINARY, msg.data, msg.len, false);
+	if (rc == 0)
+		rc = kb_http_raw_write(pf->http, b.data, b.len);
+	kb_buf_free(&msg);
+	kb_buf_free(&b);
+	return rc;
+}
+
+/* Bytes on a pair's data or error stream, with the stream's end (SPDY's FIN;
+ * the channel protocol has no end of a channel). */
+static int pair_out(struct pf *pf, struct pair *p, bool err, const void *d, size_t len, bool fin)
+{
+	if (!pf->spdy)
+		return len ? chan_write(pf, p->chan + err, d, len) : 0;
+	uint32_t id = err ? p->err_id : p->data_id;
+	return id ? kb_spdy_data(pf->spdy, id, d, len, fin) : 0;
+}
+
+static void pf_end(struct pf *pf);
 
 /* ---- pairs ---- */
 
@@ -157,24 +216,30 @@ static void pair_finish(struct pf *pf, struct pair *p)
 	if (p->done)
 		return;
 	p->done = true;
-	if (p->err_id)
-		kb_spdy_data(pf->spdy, p->err_id, NULL, 0, true);
-	if (p->data_id)
-		kb_spdy_data(pf->spdy, p->data_id, NULL, 0, true);
+	pair_out(pf, p, true, NULL, 0, true);
+	pair_out(pf, p, false, NULL, 0, true);
+}
+
+/* The channel protocol's session ends with its last connection. */
+static void pf_maybe_done(struct pf *pf)
+{
+	if (!pf->spdy && !pf->pairs)
+		pf_end(pf);
 }
 
 /* The kubelet's message on the error stream, then both streams closed. */
 static void pair_fail(struct pf *pf, struct pair *p, const char *why)
 {
-	if (!p->done && p->err_id) {
+	if (!p->done) {
 		char msg[512];
 		int n = snprintf(msg, sizeof(msg), "error forwarding port %u to pod %s, uid %s: %s",
 				 p->port, pf->pod, pf->uid, why);
-		kb_spdy_data(pf->spdy, p->err_id, msg,
-			     (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1, false);
+		pair_out(pf, p, true, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1,
+			 false);
 	}
 	pair_finish(pf, p);
 	pair_drop(pf, p);
+	pf_maybe_done(pf);
 }
 
 /* Done with a pair once both directions have ended. */
@@ -183,6 +248,7 @@ static void pair_maybe_end(struct pf *pf, struct pair *p)
 	if (p->sock_eof && p->client_fin && p->queued == 0) {
 		pair_finish(pf, p);
 		pair_drop(pf, p);
+		pf_maybe_done(pf);
 	}
 }
 
@@ -204,21 +270,24 @@ static void sock_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 		uv_read_stop(s);
 		p->reading = false;
 		p->sock_eof = true;
-		/* our half of the data stream ends; the client may still send */
-		if (!p->done && p->data_id)
-			kb_spdy_data(pf->spdy, p->data_id, NULL, 0, true);
+		/* our half of the data stream ends; the client may still send
+		 * (the channel protocol cannot say so: the connection ends) */
+		if (!p->done)
+			pair_out(pf, p, false, NULL, 0, true);
 		if (n != UV_EOF) {
 			pair_finish(pf, p);
 			pair_drop(pf, p);
+			pf_maybe_done(pf);
 			return;
 		}
 		p->done = true;
-		if (p->err_id)
-			kb_spdy_data(pf->spdy, p->err_id, NULL, 0, true);
+		pair_out(pf, p, true, NULL, 0, true);
+		if (!pf->spdy)
+			p->client_fin = true;
 		pair_maybe_end(pf, p);
 		return;
 	}
-	if (kb_spdy_data(pf->spdy, p->data_id, buf->base, (size_t)n, false) < 0)
+	if (pair_out(pf, p, false, buf->base, (size_t)n, false) < 0)
 		return; /* the client is gone: the abort callback ends everything */
 	if (pf->http && kb_http_stream_pending(pf->http) > OUT_HIGH) {
 		uv_read_stop(s);
@@ -239,6 +308,7 @@ static void sock_written(uv_write_t *w, int status)
 	if (status < 0) {
 		pair_finish(pf, p);
 		pair_drop(pf, p);
+		pf_maybe_done(pf);
 		return;
 	}
 	pf_check(pf);
@@ -489,6 +559,8 @@ static void pf_check(struct pf *pf)
 			}
 		}
 	}
+	if (!pf->http)
+		return; /* a pair that failed ended the session */
 	bool pause = queued > IN_HIGH;
 	if (pause != pf->paused) {
 		pf->paused = pause;
@@ -506,6 +578,51 @@ static void on_timer(uv_timer_t *t)
 	pf_check(t->data);
 }
 
+/* A client message of the channel protocol: bytes for a port's socket
+ * (its data channel; the error channel carries nothing from the client). */
+static int chan_in(struct pf *pf, const uint8_t *data, size_t len)
+{
+	if (len == 0)
+		return 0;
+	int ch = pf->b64 ? data[0] - '0' : data[0];
+	struct pair *p = pf->pairs;
+	while (p && p->chan != ch)
+		p = p->next;
+	if (!p || len == 1)
+		return 0;
+	uint8_t *dec = NULL;
+	const uint8_t *d = data + 1;
+	size_t n = len - 1;
+	if (pf->b64) {
+		dec = malloc(n / 4 * 3 + 3);
+		if (!dec)
+			return -ENOMEM;
+		int m = EVP_DecodeBlock(dec, d, (int)n);
+		if (m < 0) {
+			free(dec);
+			return 0; /* not base64: dropped */
+		}
+		/* EVP_DecodeBlock counts the padding's bytes */
+		while (n > 0 && d[n - 1] == '=' && m > 0) {
+			n--;
+			m--;
+		}
+		d = dec;
+		n = (size_t)m;
+	}
+	int rc = 0;
+	if (p->connected) {
+		if (sock_send(p, d, n) < 0)
+			pair_fail(pf, p, "write failed");
+	} else if (kb_buf_append(&p->early, (const char *)d, n) < 0) {
+		rc = -ENOMEM;
+	}
+	free(dec);
+	if (rc == 0 && pf->http)
+		pf_check(pf);
+	return rc;
+}
+
 static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t len)
 {
 	struct pf *pf = arg;
@@ -518,7 +635,11 @@ static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t l
 		return 0;
 	}
 	case KB_WS_CLOSE: return -ECONNRESET;
-	case KB_WS_BINARY: return kb_spdy_feed(pf->spdy, data, len);
+	case KB_WS_BINARY:
+		if (pf->spdy)
+			return kb_spdy_feed(pf->spdy, data, len);
+		return pf->b64 ? 0 : chan_in(pf, data, len);
+	case KB_WS_TEXT: return pf->b64 ? chan_in(pf, data, len) : 0;
 	default: return 0;
 	}
 }
@@ -541,12 +662,60 @@ static void client_gone(kb_http_req_t *req, void *arg)
 	pf_release(pf);
 }
 
+/* The ports of a channel-protocol request (`ports`, repeated or
+ * comma-separated), as the kubelet reads them; 0 or -1 (answered). */
+static int chan_ports(struct req *r, uint16_t *ports, int *n)
+{
+	char *buf = strdup(r->http->query ? r->http->query : ""), *cur = buf, *k, *v;
+	int rc = buf ? 0 : -1;
+	*n = 0;
+	while (rc == 0 && kb_http_query_next(&cur, &k, &v)) {
+		if (strcmp(k, "ports") != 0)
+			continue;
+		if (!*v) {
+			reply_statusf(r, 400, "BadRequest",
+				      "query parameter \"ports\" cannot be empty");
+			rc = -1;
+			break;
+		}
+		char *save = NULL;
+		for (char *t = strtok_r(v, ",", &save); t && rc == 0;
+		     t = strtok_r(NULL, ",", &save)) {
+			char *end;
+			unsigned long port = strtoul(t, &end, 10);
+			if (*end || !*t || port > 65535 || *t == '-') {
+				reply_statusf(r, 400, "BadRequest",
+					      "unable to parse \"%s\" as a port", t);
+				rc = -1;
+			} else if (port < 1) {
+				reply_statusf(r, 400, "BadRequest", "port \"%s\" must be > 0", t);
+				rc = -1;
+			} else if (*n == MAX_PORTS) {
+				reply_statusf(r, 400, "BadRequest", "at most %d ports at once",
+					      MAX_PORTS);
+				rc = -1;
+			} else {
+				ports[(*n)++] = (uint16_t)port;
+			}
+		}
+	}
+	if (rc == 0 && *n == 0) {
+		reply_statusf(r, 400, "BadRequest", "query parameter \"ports\" is required");
+		rc = -1;
+	}
+	free(buf);
+	return rc;
+}
+
 void standin_portforward(struct req *r, const json_t *pod)
 {
 	kb_http_req_t *http = r->http;
 	const char *up = kb_http_req_header(http, "upgrade");
 	char head[256];
 	bool ws = up && strcasecmp(up, "websocket") == 0;
+	bool tunnel = !ws, b64 = false;
+	uint16_t ports[MAX_PORTS];
+	int nports = 0;
 	if (ws) {
 		const char *version = kb_http_req_header(http, "sec-websocket-version");
 		const char *key = kb_http_req_header(http, "sec-websocket-key");
@@ -557,16 +726,30 @@ void standin_portforward(struct req *r, const json_t *pod)
 				      "a WebSocket version 13 handshake is required");
 			return;
 		}
-		if (!kb_http_req_offers(http, "sec-websocket-protocol", WS_PROTO)) {
+		/* SPDY tunnelled (client-go), else the kubelet's channels */
+		const char *proto = NULL;
+		if (kb_http_req_offers(http, "sec-websocket-protocol", WS_PROTO))
+			proto = WS_PROTO, tunnel = true;
+		else if (kb_http_req_offers(http, "sec-websocket-protocol", CH_PROTO))
+			proto = CH_PROTO;
+		else if (kb_http_req_offers(http, "sec-websocket-protocol", CH_PROTO_B64))
+			proto = CH_PROTO_B64, b64 = true;
+		if (!proto && kb_http_req_header(http, "sec-websocket-protocol")) {
 			reply_statusf(r, 400, "BadRequest",
-				      "port-forward over WebSocket needs the subprotocol %s",
-				      WS_PROTO);
+				      "port-forward over WebSocket needs the subprotocol %s, %s or "
+				      "%s",
+				      WS_PROTO, CH_PROTO, CH_PROTO_B64);
 			return;
 		}
-		snprintf(head, sizeof(head),
-			 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n"
-			 "Sec-WebSocket-Protocol: %s\r\n",
-			 accept, WS_PROTO);
+		if (!tunnel && chan_ports(r, ports, &nports) < 0)
+			return;
+		int n = snprintf(head, sizeof(head),
+				 "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+				 "Sec-WebSocket-Accept: %s\r\n",
+				 accept);
+		if (proto)
+			snprintf(head + n, sizeof(head) - (size_t)n,
+				 "Sec-WebSocket-Protocol: %s\r\n", proto);
 	} else if (up && strcasecmp(up, "SPDY/3.1") == 0) {
 		/* as the kubelet's handshake: a client that names protocols must
 		 * name ours; one that names none is an old client and gets it */
@@ -590,12 +773,13 @@ void standin_portforward(struct req *r, const json_t *pod)
 		return;
 	}
 	struct pf *pf = calloc(1, sizeof(*pf));
-	if (!pf || !(pf->spdy = kb_spdy_new(&spdy_cbs, pf))) {
+	if (!pf || (tunnel && !(pf->spdy = kb_spdy_new(&spdy_cbs, pf)))) {
 		free(pf);
 		reply_errno(r, -ENOMEM, NULL);
 		return;
 	}
 	pf->ws = ws;
+	pf->b64 = b64;
 	if (ws)
 		kb_ws_parser_init(&pf->wsp, true, MAX_MESSAGE);
 	pf->loop = r->px->loop;
@@ -607,8 +791,38 @@ void standin_portforward(struct req *r, const json_t *pod)
 	r->http = NULL; /* the session answers it from now on */
 	pf->http = http;
 	kb_http_req_on_abort(http, client_gone, pf);
+	for (int i = nports - 1; i >= 0; i--) { /* the channel protocol's pairs */
+		struct pair *p = calloc(1, sizeof(*p));
+		if (!p)
+			break; /* its connections fail below */
+		p->pf = pf;
+		p->port = ports[i];
+		p->chan = 2 * i;
+		p->born = uv_now(pf->loop);
+		p->next = pf->pairs;
+		pf->pairs = p;
+		pf->npairs++;
+	}
 	if (kb_http_upgrade(http, head, from_client, pf) < 0)
 		return; /* the client is gone: its abort callback releases the session */
 	kb_info("standin", "port-forward %s: session open (%s)", pf->pod,
-		ws ? "SPDY in WebSocket" : "SPDY");
+		!ws      ? "SPDY"
+		: tunnel ? "SPDY in WebSocket"
+			 : "WebSocket channels");
+	if (tunnel)
+		return;
+	if ((int)pf->npairs < nports) {
+		pf_end(pf);
+		return;
+	}
+	/* each channel first says its port, as two little-endian bytes */
+	for (struct pair *p = pf->pairs; p; p = p->next) {
+		uint8_t le[2] = {(uint8_t)p->port, (uint8_t)(p->port >> 8)};
+		chan_write(pf, p->chan, le, 2);
+		chan_write(pf, p->chan + 1, le, 2);
+	}
+	for (struct pair *p = pf->pairs, *next; p && !pf->ending; p = next) {
+		next = p->next;
+		pair_start(pf, p);
+	}
 }

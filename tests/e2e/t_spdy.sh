@@ -87,6 +87,28 @@ syncer_suite_portforward() {
   expect_eq "port-forward: the stand-in answers on the host itself" "1 of 1" \
     python3 "$PF_HERE/pfecho.py" roundtrip "$lp" 100000 1
   pf_stop
+  # client libraries other than client-go: the kubelet's WebSocket channels
+  if /usr/bin/python3 -c 'import kubernetes' 2>/dev/null; then
+    dead=$(pf_free_port)
+    /usr/bin/python3 "$PF_HERE/pyportforward.py" client "$T_t1_KCFG" default pf "$port" "$dead" \
+      >"$E2E_TMP/pypf.out" 2>&1
+    expect "port-forward (Python client, WebSocket channels): 200 kB there and back" '^echo ok$' \
+      cat "$E2E_TMP/pypf.out"
+    expect "port-forward (Python client): a dead port's error on its error channel" \
+      "^error error forwarding port $dead to pod tenants/pf-x-default-x-t1, uid [0-9a-f-]+: failed to connect" \
+      cat "$E2E_TMP/pypf.out"
+    /usr/bin/python3 "$PF_HERE/pyportforward.py" b64 "$E2E_TMP/syhost" "$SY_HOST_PORT" \
+      /api/v1/namespaces/tenants/pods/pf-x-default-x-t1/portforward "$port" >"$E2E_TMP/b64pf.out" 2>&1
+    expect_eq "port-forward (v4.base64.channel.k8s.io): each channel starts with the port, then the echo" \
+      "$(printf 'first True v4.base64.channel.k8s.io\necho base64 ping')" cat "$E2E_TMP/b64pf.out"
+  else
+    fail "port-forward (Python client): python3-kubernetes is not installed (scripts/setup.sh installs it)"
+  fi
+  expect "port-forward: the channel protocol wants its ports" 'query parameter \\"ports\\" is required' \
+    curl -sS --cacert "$E2E_TMP/syhost/ca.crt" --cert "$E2E_TMP/syhost/admin.crt" --key "$E2E_TMP/syhost/admin.key" \
+      -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
+      -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: v4.channel.k8s.io' \
+      "https://127.0.0.1:$SY_HOST_PORT/api/v1/namespaces/tenants/pods/pf-x-default-x-t1/portforward"
   # RBAC: port-forward is create on pods/portforward
   "$KUBICLE" kubeconfig --data-dir "$E2E_TMP/t1" --user pfuser --out "$E2E_TMP/pfuser.kcfg" >/dev/null
   "${T[@]}" create role pf-get --verb=get,list --resource=pods,pods/portforward >/dev/null
@@ -102,11 +124,11 @@ syncer_suite_portforward() {
     'unable to negotiate protocol: client supports v4.channel.k8s.io, server supports portforward.k8s.io' \
     "${hc[@]}" -X POST -H 'Connection: Upgrade' -H 'Upgrade: SPDY/3.1' -H 'X-Stream-Protocol-Version: v4.channel.k8s.io' \
       "https://127.0.0.1:$SY_HOST_PORT$hp"
-  expect "port-forward: a WebSocket without the tunnelling subprotocol is refused" \
-    'port-forward over WebSocket needs the subprotocol SPDY/3.1\+portforward.k8s.io' \
+  expect "port-forward: a WebSocket of another subprotocol is refused" \
+    'port-forward over WebSocket needs the subprotocol SPDY/3.1\+portforward.k8s.io, v4.channel.k8s.io or v4.base64.channel.k8s.io' \
     "${hc[@]}" -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
       -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: v5.channel.k8s.io' \
-      "https://127.0.0.1:$SY_HOST_PORT$hp"
+      "https://127.0.0.1:$SY_HOST_PORT$hp?ports=80"
   # junk after the upgrade ends that session only
   python3 - "$SY_HOST_PORT" "$E2E_TMP/syhost" "$hp" >"$E2E_TMP/pfjunk.out" 2>&1 <<'PY'
 import socket, ssl, sys

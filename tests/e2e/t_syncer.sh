@@ -895,7 +895,7 @@ syncer_suite_exec_protocol() {
   expect "port-forward: the host's refusal is passed on" 'port-forward over WebSocket needs the subprotocol SPDY/3.1\+portforward.k8s.io' \
     curl -sS --cacert "$E2E_TMP/t1/ca.crt" --cert "$E2E_TMP/t1/admin.crt" --key "$E2E_TMP/t1/admin.key" \
       -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
-      -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: v4.channel.k8s.io' \
+      -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: v5.channel.k8s.io' \
       "https://127.0.0.1:$T_t1_PORT/api/v1/namespaces/default/pods/ex/portforward?ports=80"
 }
 
