@@ -375,6 +375,7 @@ static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t l
 		/* the client is done: so is the command */
 		sx_end(sx, KB_WS_CLOSE_NORMAL);
 		return -ECONNRESET;
+	case KB_WS_TEXT: /* as the kubelet reads them: the Python client writes stdin so */
 	case KB_WS_BINARY:
 		if (len == 0)
 			break;

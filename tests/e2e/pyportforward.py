@@ -9,6 +9,9 @@ starting with the port as two little-endian bytes).
       through PORT's socket and back; the error of DEADPORT
   pyportforward.py b64 DATADIR HOSTPORT PATH PORT
       v4.base64.channel.k8s.io by hand: the first messages, then an echo
+  pyportforward.py exec KUBECONFIG NS POD
+      exec with the Python client (WebSocket, v4.channel.k8s.io): output,
+      then stdin written to the command and read back
 """
 import base64
 import os
@@ -65,8 +68,32 @@ def b64(datadir, hostport, path, port):
     ws.close()
 
 
+def pyexec(kcfg, ns, pod):
+    from kubernetes import client as kc, config
+    from kubernetes.stream import stream
+    api = config.new_client_from_config(config_file=kcfg)
+    core = kc.CoreV1Api(api)
+    out = stream(core.connect_get_namespaced_pod_exec, pod, ns,
+                 command=["sh", "-c", "echo from-python"], stdout=True, stderr=True,
+                 stdin=False, tty=False)
+    print("exec", out.strip())
+    r = stream(core.connect_get_namespaced_pod_exec, pod, ns, command=["cat"],
+               stdout=True, stderr=True, stdin=True, tty=False, _preload_content=False)
+    r.write_stdin("through stdin\n")
+    got = ""
+    for _ in range(50):
+        r.update(timeout=100)  # poll(2) milliseconds, in this client
+        got += r.read_stdout() if r.peek_stdout() else ""
+        if got.endswith("\n"):
+            break
+    r.close()
+    print("stdin", got.strip())
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "client":
+    if sys.argv[1] == "exec":
+        pyexec(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif sys.argv[1] == "client":
         client(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
     else:
         b64(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])

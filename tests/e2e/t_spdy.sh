@@ -97,6 +97,9 @@ syncer_suite_portforward() {
     expect "port-forward (Python client): a dead port's error on its error channel" \
       "^error error forwarding port $dead to pod tenants/pf-x-default-x-t1, uid [0-9a-f-]+: failed to connect" \
       cat "$E2E_TMP/pypf.out"
+    /usr/bin/python3 "$PF_HERE/pyportforward.py" exec "$T_t1_KCFG" default pf >"$E2E_TMP/pyexec.out" 2>&1
+    expect_eq "exec (Python client, WebSocket v4.channel.k8s.io): output, and stdin read back" \
+      "$(printf 'exec from-python\nstdin through stdin')" cat "$E2E_TMP/pyexec.out"
     /usr/bin/python3 "$PF_HERE/pyportforward.py" b64 "$E2E_TMP/syhost" "$SY_HOST_PORT" \
       /api/v1/namespaces/tenants/pods/pf-x-default-x-t1/portforward "$port" >"$E2E_TMP/b64pf.out" 2>&1
     expect_eq "port-forward (v4.base64.channel.k8s.io): each channel starts with the port, then the echo" \
