@@ -139,16 +139,31 @@ static void sx_release(struct sx *sx)
 	sx_close_handle(sx, (uv_handle_t *)&sx->ready);
 }
 
-static int sx_send(struct sx *sx, enum kb_ws_op op, const void *data, size_t len)
+int standin_ws_send(kb_http_req_t *http, enum kb_ws_op op, const void *data, size_t len)
 {
-	if (!sx->http)
+	if (!http)
 		return -ECONNRESET;
 	struct kb_buf b = {0};
 	int rc = kb_ws_frame(&b, op, data, len, false);
 	if (rc == 0)
-		rc = kb_http_raw_write(sx->http, b.data, b.len);
+		rc = kb_http_raw_write(http, b.data, b.len);
 	kb_buf_free(&b);
 	return rc;
+}
+
+void standin_ws_end(kb_http_req_t *http, uint16_t code)
+{
+	struct kb_buf b = {0};
+	if (kb_ws_close_frame(&b, code, NULL, false) == 0)
+		kb_http_raw_write(http, b.data, b.len);
+	kb_buf_free(&b);
+	kb_http_req_on_abort(http, NULL, NULL);
+	kb_http_raw_end(http);
+}
+
+static int sx_send(struct sx *sx, enum kb_ws_op op, const void *data, size_t len)
+{
+	return standin_ws_send(sx->http, op, data, len);
 }
 
 /* Sends data on a channel: one binary message, the channel byte first
@@ -180,14 +195,11 @@ static void sx_end(struct sx *sx, uint16_t code)
 		for (int ch = CH_STDOUT; ch <= CH_ERROR; ch++)
 			if (sx->sid[ch])
 				kb_spdy_data(sx->spdy, sx->sid[ch], NULL, 0, true);
+		kb_http_req_on_abort(sx->http, NULL, NULL);
+		kb_http_raw_end(sx->http);
 	} else {
-		struct kb_buf b = {0};
-		if (kb_ws_close_frame(&b, code, NULL, false) == 0)
-			kb_http_raw_write(sx->http, b.data, b.len);
-		kb_buf_free(&b);
+		standin_ws_end(sx->http, code);
 	}
-	kb_http_req_on_abort(sx->http, NULL, NULL);
-	kb_http_raw_end(sx->http);
 	sx->http = NULL;
 	sx_release(sx);
 }

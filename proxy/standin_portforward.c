@@ -119,12 +119,7 @@ static int client_write(void *arg, const uint8_t *d, size_t len)
 		return -ECONNRESET;
 	if (!pf->ws)
 		return kb_http_raw_write(pf->http, (const char *)d, len);
-	struct kb_buf b = {0};
-	int rc = kb_ws_frame(&b, KB_WS_BINARY, d, len, false);
-	if (rc == 0)
-		rc = kb_http_raw_write(pf->http, b.data, b.len);
-	kb_buf_free(&b);
-	return rc;
+	return standin_ws_send(pf->http, KB_WS_BINARY, d, len);
 }
 
 /* One message of the channel protocol: the channel, then the bytes (as a
@@ -133,7 +128,7 @@ static int chan_write(struct pf *pf, int ch, const void *d, size_t len)
 {
 	if (!pf->http)
 		return -ECONNRESET;
-	struct kb_buf msg = {0}, b = {0};
+	struct kb_buf msg = {0};
 	int rc;
 	if (pf->b64) {
 		rc = kb_buf_reserve(&msg, 2 + 4 * ((len + 2) / 3));
@@ -152,11 +147,9 @@ static int chan_write(struct pf *pf, int ch, const void *d, size_t len)
 		}
 	}
 	if (rc == 0)
-		rc = kb_ws_frame(&b, pf->b64 ? KB_WS_TEXT : KB_WS_BINARY, msg.data, msg.len, false);
-	if (rc == 0)
-		rc = kb_http_raw_write(pf->http, b.data, b.len);
+		rc = standin_ws_send(pf->http, pf->b64 ? KB_WS_TEXT : KB_WS_BINARY, msg.data,
+				     msg.len);
 	kb_buf_free(&msg);
-	kb_buf_free(&b);
 	return rc;
 }
 
@@ -517,17 +510,13 @@ static void pf_end(struct pf *pf)
 	if (pf->ending)
 		return;
 	pf->ending = true;
-	if (pf->http) {
-		if (pf->ws) {
-			struct kb_buf b = {0};
-			if (kb_ws_close_frame(&b, KB_WS_CLOSE_NORMAL, NULL, false) == 0)
-				kb_http_raw_write(pf->http, b.data, b.len);
-			kb_buf_free(&b);
-		}
+	if (pf->http && pf->ws) {
+		standin_ws_end(pf->http, KB_WS_CLOSE_NORMAL);
+	} else if (pf->http) {
 		kb_http_req_on_abort(pf->http, NULL, NULL);
 		kb_http_raw_end(pf->http);
-		pf->http = NULL;
 	}
+	pf->http = NULL;
 	pf_release(pf);
 }
 
@@ -627,13 +616,7 @@ static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t l
 {
 	struct pf *pf = arg;
 	switch (op) {
-	case KB_WS_PING: {
-		struct kb_buf b = {0};
-		if (kb_ws_frame(&b, KB_WS_PONG, data, len, false) == 0 && pf->http)
-			kb_http_raw_write(pf->http, b.data, b.len);
-		kb_buf_free(&b);
-		return 0;
-	}
+	case KB_WS_PING: standin_ws_send(pf->http, KB_WS_PONG, data, len); return 0;
 	case KB_WS_CLOSE: return -ECONNRESET;
 	case KB_WS_BINARY:
 		if (pf->spdy)

@@ -29,6 +29,11 @@ pf_start() {
 
 pf_stop() { kill "$PF_PID" 2>/dev/null; wait "$PF_PID" 2>/dev/null; }
 
+# curl as the host stand-in's admin
+pf_hcurl() {
+  curl -sS --cacert "$E2E_TMP/syhost/ca.crt" --cert "$E2E_TMP/syhost/admin.crt" --key "$E2E_TMP/syhost/admin.key" "$@"
+}
+
 pf_free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
@@ -108,8 +113,7 @@ syncer_suite_portforward() {
     fail "port-forward (Python client): python3-kubernetes is not installed (scripts/setup.sh installs it)"
   fi
   expect "port-forward: the channel protocol wants its ports" 'query parameter \\"ports\\" is required' \
-    curl -sS --cacert "$E2E_TMP/syhost/ca.crt" --cert "$E2E_TMP/syhost/admin.crt" --key "$E2E_TMP/syhost/admin.key" \
-      -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
+    pf_hcurl -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
       -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: v4.channel.k8s.io' \
       "https://127.0.0.1:$SY_HOST_PORT/api/v1/namespaces/tenants/pods/pf-x-default-x-t1/portforward"
   # RBAC: port-forward is create on pods/portforward
@@ -122,14 +126,13 @@ syncer_suite_portforward() {
     timeout 20 kubectl --kubeconfig "$E2E_TMP/pfuser.kcfg" port-forward pod/pf "$lp:$port"
   # protocol errors on the stand-in
   local hp=/api/v1/namespaces/tenants/pods/pf-x-default-x-t1/portforward
-  local hc=(curl -sS --cacert "$E2E_TMP/syhost/ca.crt" --cert "$E2E_TMP/syhost/admin.crt" --key "$E2E_TMP/syhost/admin.key")
   expect "port-forward: a SPDY client of another protocol is refused as the kubelet does" \
     'unable to negotiate protocol: client supports v4.channel.k8s.io, server supports portforward.k8s.io' \
-    "${hc[@]}" -X POST -H 'Connection: Upgrade' -H 'Upgrade: SPDY/3.1' -H 'X-Stream-Protocol-Version: v4.channel.k8s.io' \
+    pf_hcurl -X POST -H 'Connection: Upgrade' -H 'Upgrade: SPDY/3.1' -H 'X-Stream-Protocol-Version: v4.channel.k8s.io' \
       "https://127.0.0.1:$SY_HOST_PORT$hp"
   expect "port-forward: a WebSocket of another subprotocol is refused" \
     'port-forward over WebSocket needs the subprotocol SPDY/3.1\+portforward.k8s.io, v4.channel.k8s.io or v4.base64.channel.k8s.io' \
-    "${hc[@]}" -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
+    pf_hcurl -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
       -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: v5.channel.k8s.io' \
       "https://127.0.0.1:$SY_HOST_PORT$hp?ports=80"
   # junk after the upgrade ends that session only
@@ -189,10 +192,9 @@ syncer_suite_exec_spdy() {
     script -qec "stty rows 7 cols 91; $k27 --kubeconfig $T_t1_KCFG exec -it sx -- sh -c 'sleep 0.5; stty size'" /dev/null
   # protocol errors on the stand-in
   local hp=/api/v1/namespaces/tenants/pods/sx-x-default-x-t1/exec
-  local hc=(curl -sS --cacert "$E2E_TMP/syhost/ca.crt" --cert "$E2E_TMP/syhost/admin.crt" --key "$E2E_TMP/syhost/admin.key")
   expect "exec over SPDY: a client without v4.channel.k8s.io is refused as the kubelet does" \
     'unable to negotiate protocol: client supports channel.k8s.io, server supports v4.channel.k8s.io' \
-    "${hc[@]}" -X POST -H 'Connection: Upgrade' -H 'Upgrade: SPDY/3.1' -H 'X-Stream-Protocol-Version: channel.k8s.io' \
+    pf_hcurl -X POST -H 'Connection: Upgrade' -H 'Upgrade: SPDY/3.1' -H 'X-Stream-Protocol-Version: channel.k8s.io' \
       "https://127.0.0.1:$SY_HOST_PORT$hp?command=true&stdout=true&container=sx"
   expect "exec over SPDY: the stand-in's server stays up" '^ok$' \
     kubectl --kubeconfig "$SY_HOST_KCFG" get --raw /readyz
