@@ -692,6 +692,7 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 		 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n"
 		 "Sec-WebSocket-Protocol: %s\r\n",
 		 accept, proto);
+	prom_handoff(r);
 	r->http = NULL; /* the session answers it from now on */
 	sx->http = http;
 	kb_http_req_on_abort(http, client_gone, sx);
