@@ -146,7 +146,7 @@ metrics_prom_exec() {
     $K apply -f - >/dev/null
   local lr='apiserver_longrunning_requests{verb="CONNECT",resource="pods",subresource="exec"}'
   local total='apiserver_request_total{verb="CONNECT",resource="pods",subresource="exec",code="101"}'
-  $K exec x -- sh -c 'sleep 1.5; echo hi' >"$E2E_TMP/promexec.out" 2>&1 &
+  $K exec x -- sh -c 'sleep 3; echo hi' >"$E2E_TMP/promexec.out" 2>&1 &
   local epid=$!
   expect_until "a running exec is in apiserver_longrunning_requests" 1 prom_get "$lr"
   expect_eq "a running exec is not counted yet" 0 prom_get "$total"
