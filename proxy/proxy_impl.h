@@ -190,6 +190,10 @@ bool hostpod_is_connect(const struct req *r);
  * in `container` of `pod` (borrowed: hostpod_connect has read it) and speaks
  * v5.channel.k8s.io over WebSocket; answers r->http (takes it). */
 void standin_exec(struct req *r, const json_t *pod, const char *container);
+/* standin_portforward.c: answers a port-forward request on the host stand-in
+ * by connecting to this machine's loopback ports (SPDY, or SPDY tunnelled in
+ * WebSocket). */
+void standin_portforward(struct req *r, const json_t *pod);
 /* hostpod.c: a pod spec field that would reach into the host, for 422
  * causes when px->host_sync (json causes array borrowed). With a policy,
  * only spec.nodeName: the policy's hostFields rule decides the rest. */
