@@ -137,7 +137,8 @@ metrics_prom_suite() {
 
 # An exec handed to the stand-in's session (a connection of its own): in the
 # long-running gauge while it runs, then CONNECT 101 once. On a server of
-# its own (--standin-exec); the main server's variables are put back.
+# its own (--standin-exec), which then hosts a tenant whose kubicle_syncer_
+# metrics follow its pod; the main server's variables are put back.
 metrics_prom_exec() {
   local saved=("$KCFG" "$SERVER_URL" "$DATA_DIR" "$SERVER_PID")
   start_server promexec --standin-exec || { fail "promexec server did not start"; return; }
@@ -154,6 +155,25 @@ metrics_prom_exec() {
   expect_eq "the exec's output came back" hi cat "$E2E_TMP/promexec.out"
   expect_until "an exec that ended leaves the gauge" 0 prom_get "$lr"
   expect_eq "an exec counts once as CONNECT 101" 1 prom_get "$total"
+  # a tenant syncing to this server as its host: the kubicle_syncer_ metrics
+  local host_kc=$KCFG host_pid=$SERVER_PID
+  $K create ns tenants >/dev/null
+  start_server promtenant --host-kubeconfig "$host_kc" --host-namespace tenants \
+    --tenant pt --scheduler none || { fail "promtenant did not start"; return; }
+  K="kubectl --kubeconfig $KCFG"
+  expect_until "tenant: kubicle_syncer_host_up is 1" 1 prom_get kubicle_syncer_host_up
+  $K run p1 --image=busybox --restart=Never >/dev/null
+  expect_until "tenant: kubicle_syncer_host_pods follows its pod (1)" 1 \
+    prom_get kubicle_syncer_host_pods
+  expect_eq "tenant: one host create sent" 1 \
+    prom_get 'kubicle_syncer_host_writes_total{operation="create"}'
+  $K delete pod p1 --wait=false >/dev/null
+  expect_until "tenant: a deleted pod leaves kubicle_syncer_host_pods" 0 \
+    prom_get kubicle_syncer_host_pods
+  expect "tenant: the exposition with the syncer's metrics parses" '^ok: ' \
+    sh -c "$K get --raw /metrics | python3 '$PROMTEXT' check"
+  stop_server
+  SERVER_PID=$host_pid
   stop_server
   KCFG=${saved[0]} SERVER_URL=${saved[1]} DATA_DIR=${saved[2]} SERVER_PID=${saved[3]}
 }
