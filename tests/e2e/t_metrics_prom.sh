@@ -147,13 +147,13 @@ metrics_prom_exec() {
     $K apply -f - >/dev/null
   local lr='apiserver_longrunning_requests{verb="CONNECT",resource="pods",subresource="exec"}'
   local total='apiserver_request_total{verb="CONNECT",resource="pods",subresource="exec",code="101"}'
-  $K exec x -- sh -c 'sleep 3; echo hi' >"$E2E_TMP/promexec.out" 2>&1 &
+  $K exec x -- sh -c 'echo started; sleep 20' >"$E2E_TMP/promexec.out" 2>&1 &
   local epid=$!
   expect_until "a running exec is in apiserver_longrunning_requests" 1 prom_get "$lr"
   expect_eq "a running exec is not counted yet" 0 prom_get "$total"
-  wait "$epid"
-  expect_eq "the exec's output came back" hi cat "$E2E_TMP/promexec.out"
-  expect_until "an exec that ended leaves the gauge" 0 prom_get "$lr"
+  expect_until "the exec's output came back" started cat "$E2E_TMP/promexec.out"
+  kill "$epid"; wait "$epid" 2>/dev/null
+  expect_until "an exec whose client left leaves the gauge" 0 prom_get "$lr"
   expect_eq "an exec counts once as CONNECT 101" 1 prom_get "$total"
   # a tenant syncing to this server as its host: the kubicle_syncer_ metrics
   local host_kc=$KCFG host_pid=$SERVER_PID
