@@ -167,6 +167,9 @@ struct conn {
 	size_t pending_len, pending_off;
 	kb_http_abort_cb abort_cb;
 	void *abort_arg;
+	kb_http_done_cb done_cb; /* kb_http_req_on_done */
+	void *done_arg;
+	int status;            /* of the response started, 0 before */
 	kb_http_raw_cb raw_cb; /* CS_UPGRADED: the client's bytes */
 	void *raw_arg;
 	bool raw_paused;
@@ -669,8 +672,18 @@ static void conn_free(struct conn *c)
 	free(c);
 }
 
+/* The request ends: its done callback, once. */
+static void req_ended(struct conn *c)
+{
+	kb_http_done_cb cb = c->done_cb;
+	c->done_cb = NULL;
+	if (cb)
+		cb(c->status, c->done_arg);
+}
+
 static void release_request(struct conn *c)
 {
+	req_ended(c);
 	reqbuf_put(c->srv, c->rb);
 	c->rb = NULL;
 	free(c->head_copy);
@@ -698,6 +711,7 @@ static void close_cb(uv_handle_t *h)
 		c->in_abort = true;
 		c->abort_cb(&c->req, c->abort_arg);
 		c->in_abort = false;
+		req_ended(c);
 		conn_free(c);
 	} else if (c->req_active) {
 		c->zombie = true;
@@ -818,6 +832,7 @@ static int build_head(struct conn *c, int status, const char *content_type, cons
 	kb_http_server_t *srv = c->srv;
 	struct kb_buf *b = &srv->scratch;
 	b->len = 0;
+	c->status = status;
 	int rc = kb_buf_printf(b, "HTTP/1.1 %d %s\r\nDate: %s\r\n", status, kb_http_reason(status),
 			       date_header(srv));
 	if (rc == 0 && content_type)
@@ -888,6 +903,7 @@ static void zombie_done(struct conn *c)
 {
 	dl_remove(&c->all);
 	c->req_active = false;
+	req_ended(c);
 	kb_http_server_t *srv = c->srv;
 	conn_free(c);
 	srv_maybe_free(srv);
@@ -906,8 +922,10 @@ static int response_gate(struct conn *c, bool ends)
 		return 0;
 	}
 	if (c->closing) {
-		if (ends && !c->in_abort)
+		if (ends && !c->in_abort) {
 			c->req_active = false;
+			req_ended(c);
+		}
 		return 0;
 	}
 	return 1;
@@ -1185,6 +1203,13 @@ void kb_http_req_on_abort(kb_http_req_t *req, kb_http_abort_cb cb, void *arg)
 	struct conn *c = req->conn_;
 	c->abort_cb = cb;
 	c->abort_arg = arg;
+}
+
+void kb_http_req_on_done(kb_http_req_t *req, kb_http_done_cb cb, void *arg)
+{
+	struct conn *c = req->conn_;
+	c->done_cb = cb;
+	c->done_arg = arg;
 }
 
 /* ---- upgraded connections ---- */
@@ -1481,6 +1506,7 @@ static void dispatch(struct conn *c)
 	r->conn_ = c;
 	c->state = CS_HANDLER;
 	c->req_active = true;
+	c->status = 0;
 	tl_set(c, TL_NONE);
 	kb_debug("http", "conn %llu: request %llu %s %s", (unsigned long long)c->id,
 		 (unsigned long long)r->id, r->method, r->path);

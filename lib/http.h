@@ -147,6 +147,14 @@ size_t kb_http_stream_hot(const kb_http_req_t *req, struct kb_http_hot *out, siz
  * callback returns the request is freed. */
 void kb_http_req_on_abort(kb_http_req_t *req, kb_http_abort_cb cb, void *arg);
 
+/* Called once when the request ends, however it ends (its response
+ * complete, or the connection gone: after the abort callback), with the
+ * status code of the response it got (0 when none was started). For
+ * bookkeeping such as metrics: the request must not be used in it. cb
+ * NULL unsets it. */
+typedef void (*kb_http_done_cb)(int status, void *arg);
+void kb_http_req_on_done(kb_http_req_t *req, kb_http_done_cb cb, void *arg);
+
 /*
  * Upgraded connections (101 Switching Protocols: WebSocket, SPDY), for a
  * request that asked for one (Connection: Upgrade). kb_http_upgrade()

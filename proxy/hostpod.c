@@ -104,6 +104,7 @@ void hostpod_log(struct req *r)
 		return;
 	}
 	json_decref(pod);
+	prom_handoff(r);
 	kb_http_req_t *http = r->http;
 	r->http = NULL; /* the syncer answers it */
 	r->px->pod_log(r->px->pod_log_arg, http, r->ns, r->name, http->query);
@@ -216,6 +217,7 @@ void hostpod_connect(struct req *r)
 		goto out;
 	}
 	if (r->px->pod_connect) {
+		prom_handoff(r);
 		kb_http_req_t *http = r->http;
 		r->http = NULL; /* the syncer answers it */
 		r->px->pod_connect(r->px->pod_log_arg, http, r->ns, r->name, r->sub, http->query);

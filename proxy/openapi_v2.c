@@ -834,6 +834,7 @@ void openapi_v2_serve(struct req *r)
 		      v2.etag);
 	audit_id_header(r, &hdr);
 	int code = inm && strstr(inm, v2.etag) ? 304 : 200;
+	prom_end(r, code, len);
 	audit_log(r, code);
 	kb_http_respond(r->http, code, type ? type : "application/json", hdr.data,
 			code == 304 ? "" : body, code == 304 ? 0 : len);

@@ -64,6 +64,14 @@ typedef void (*proxy_pod_connect_fn)(void *arg, kb_http_req_t *req, const char *
 void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
 		    void *arg);
 
+/* GET /metrics (proxy/prom.c) appends what fn writes (Prometheus text,
+ * lib/prom.h) to kube-apiserver's metrics: the syncer's, for instance.
+ * `arg` is borrowed and must outlive the proxy (or be unset with fn NULL
+ * first). Loop thread only. */
+struct kb_buf;
+typedef void (*proxy_metrics_fn)(void *arg, struct kb_buf *out);
+void proxy_set_metrics(proxy_t *px, proxy_metrics_fn fn, void *arg);
+
 /* Makes this server a host stand-in whose pods/exec runs the command as a
  * local process of this server (tests and the local demo, where no kubelet
  * exists). Off by default: it runs what a tenant asks on this machine. */

@@ -53,7 +53,14 @@ struct proxy {
 	 * keeping its quota object and the tenant's ResourceQuotas current */
 	const struct policy *policy;
 	struct admission *admission;
+	struct prom *prom; /* prom.c: request metrics for GET /metrics */
+	proxy_metrics_fn metrics_fn;
+	void *metrics_arg;
 };
+
+/* prom.c: where a request is in its metrics (kube counts long-running
+ * requests when they end, and never as in flight). */
+enum prom_state { PROM_NONE = 0, PROM_READONLY, PROM_MUTATING, PROM_LONGRUNNING, PROM_DONE };
 
 enum field_validation { FV_WARN = 0, FV_STRICT, FV_IGNORE };
 enum include_object { INC_METADATA = 0, INC_OBJECT, INC_NONE };
@@ -91,11 +98,13 @@ struct req {
 	json_t *audit_annotations; /* object: the audit event's annotations, or NULL */
 	bool as_scale;             /* answer writes with the Scale view */
 	time_t now;
-	int64_t recv_us;   /* when the request arrived (µs since the epoch) */
-	char *uid;         /* authenticated user's uid (service accounts) or NULL */
-	bool audited;      /* audit.c: its line is written */
-	char *audit_name;  /* audit.c: a create's object name, as the body gave it */
-	char audit_id[65]; /* the Audit-Id of its answer and audit event */
+	int64_t recv_us;                 /* when the request arrived (µs since the epoch) */
+	char *uid;                       /* authenticated user's uid (service accounts) or NULL */
+	bool audited;                    /* audit.c: its line is written */
+	char *audit_name;                /* audit.c: a create's object name, as the body gave it */
+	char audit_id[65];               /* the Audit-Id of its answer and audit event */
+	uint8_t prom_state;              /* enum prom_state */
+	struct prom_series *prom_series; /* prom.c: its series while long-running */
 };
 
 /* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the
@@ -302,6 +311,30 @@ bool obj_same(const json_t *a, const json_t *b);
 int obj_validate(struct req *r, json_t *obj, const json_t *old);
 bool obj_spec_changed(const json_t *a, const json_t *b);
 int64_t obj_rv(const json_t *obj);
+
+/* prom.c: the request metrics of GET /metrics. prom_begin counts r in
+ * flight (at arrival); prom_end records its answer (code, body bytes) once;
+ * prom_longrun_begin turns it into a long-running request (a watch, a
+ * stream or connection handed over) and prom_longrun_end records it when
+ * it ends; prom_req_free settles whatever is left when r is freed. */
+int prom_start(struct proxy *px);
+void prom_stop(struct proxy *px);
+void prom_begin(struct req *r);
+void prom_end(struct req *r, int code, size_t bytes);
+void prom_longrun_begin(struct req *r);
+void prom_longrun_end(struct req *r, int code);
+void prom_req_free(struct req *r);
+/* r->http is handed to a stream or connection of its own (pods/log,
+ * exec, attach, portforward): long-running until that request ends. Call
+ * before r->http is handed over. */
+void prom_handoff(struct req *r);
+/* The apiserver_watch_events_total counter of res's kind (lives as long as
+ * the proxy), or NULL. */
+uint64_t *prom_watch_counter(struct proxy *px, const struct proxy_resource *res);
+/* Once a second: the in-flight peaks roll over. */
+void prom_tick(struct proxy *px);
+/* Answers GET /metrics. */
+void prom_serve(struct req *r);
 
 /* watch.c */
 void watch_start(struct req *r);

@@ -4,8 +4,9 @@
  * plugin/pkg/auth/authorizer/rbac/bootstrappolicy): cluster-admin, the
  * aggregated admin/edit/view roles and the aggregate-to-* roles holding their
  * rules, system:discovery, system:basic-user, system:public-info-viewer,
- * system:auth-delegator, and the ClusterRoleBindings giving them to
- * system:masters, system:authenticated and system:unauthenticated.
+ * system:auth-delegator, system:monitoring (get on /metrics and the health
+ * checks), and the ClusterRoleBindings giving them to system:masters,
+ * system:authenticated, system:unauthenticated and system:monitoring.
  */
 #include "proxy/rbac.h"
 
@@ -230,7 +231,19 @@ static const char defaults_json[] =
     "\"Group\",\"name"
     "\":\"system:authenticated\"},{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Group\","
     "\"name\":\"s"
-    "ystem:unauthenticated\"}]}]";
+    "ystem:unauthenticated\"}]},"
+    /* system:monitoring: who may read /metrics and the health checks */
+    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{"
+    "\"name\":\"system:monitoring\",\"labels\":{\"kubernetes.io/bootstrapping\":\"rbac-"
+    "defaults\"},\"annotations\":{\"rbac.authorization.kubernetes.io/autoupdate\":\"true\"}},"
+    "\"rules\":[{\"nonResourceURLs\":[\"/metrics\",\"/metrics/slis\",\"/livez\",\"/readyz\","
+    "\"/healthz\",\"/livez/*\",\"/readyz/*\",\"/healthz/*\"],\"verbs\":[\"get\"]}]},"
+    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
+    "\"metadata\":{\"name\":\"system:monitoring\",\"labels\":{\"kubernetes.io/"
+    "bootstrapping\":\"rbac-defaults\"},\"annotations\":{\"rbac.authorization.kubernetes.io/"
+    "autoupdate\":\"true\"}},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\","
+    "\"kind\":\"ClusterRole\",\"name\":\"system:monitoring\"},\"subjects\":[{\"apiGroup\":"
+    "\"rbac.authorization.k8s.io\",\"kind\":\"Group\",\"name\":\"system:monitoring\"}]}]";
 
 json_t *rbac_defaults(void)
 {

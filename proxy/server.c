@@ -155,6 +155,7 @@ static void serve_openapi(struct req *r)
 			struct kb_buf hdr = {0};
 			kb_buf_puts(&hdr, "Cache-Control: public, immutable\r\n");
 			audit_id_header(r, &hdr);
+			prom_end(r, 200, len);
 			audit_log(r, 200);
 			kb_http_respond(r->http, 200, "application/json", hdr.data, text, len);
 			kb_buf_free(&hdr);
@@ -238,9 +239,9 @@ static void route(struct req *r)
 			return;
 	}
 	if (r->nsegs == 0) {
-		json_t *paths =
-		    json_pack("{s:[s,s,s,s,s,s,s,s]}", "paths", "/api", "/apis", "/healthz",
-			      "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version");
+		json_t *paths = json_pack("{s:[s,s,s,s,s,s,s,s,s]}", "paths", "/api", "/apis",
+					  "/healthz", "/livez", "/metrics", "/openapi/v2",
+					  "/openapi/v3", "/readyz", "/version");
 		reply_json(r, 200, paths);
 		json_decref(paths);
 		return;
@@ -251,6 +252,11 @@ static void route(struct req *r)
 	}
 	if (r->nsegs == 1 && strcmp(r->segs[0], "version") == 0) {
 		serve_version(r);
+		return;
+	}
+	if (r->nsegs == 1 && strcmp(r->segs[0], "metrics") == 0 &&
+	    (strcmp(r->http->method, "GET") == 0 || strcmp(r->http->method, "HEAD") == 0)) {
+		prom_serve(r);
 		return;
 	}
 	if (strcmp(r->segs[0], "openapi") == 0) {
@@ -292,6 +298,7 @@ static void on_request(kb_http_req_t *http, void *arg)
 	r->recv_us = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
 	audit_init(r);
 	parse_query(r);
+	prom_begin(r);
 	const char *accept = kb_http_req_header(http, "accept");
 	r->want_table = accept && strstr(accept, "as=Table");
 	if (split_path(r) < 0) {
@@ -321,6 +328,7 @@ void req_forget_user(struct req *r)
 
 void proxy_req_free(struct req *r)
 {
+	prom_req_free(r);
 	req_forget_user(r);
 	free(r->q.buf);
 	free(r->pathbuf);
@@ -336,6 +344,7 @@ static void on_tick(uv_timer_t *t)
 	struct proxy *px = kb_container_of(t, struct proxy, tick);
 	watch_tick(px);
 	ns_tick(px);
+	prom_tick(px);
 }
 
 int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, int *port_out)
@@ -350,7 +359,12 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		 opts->advertise_host ? opts->advertise_host : "127.0.0.1");
 	if (opts->data_dir)
 		snprintf(px->data_dir, sizeof(px->data_dir), "%s", opts->data_dir);
-	int rc = ns_bootstrap(px);
+	int rc = prom_start(px);
+	if (rc < 0) {
+		free(px);
+		return rc;
+	}
+	rc = ns_bootstrap(px);
 	if (rc < 0)
 		goto fail_bootstrap;
 	if ((rc = auth_start(px)) < 0 || (rc = authz_start(px)) < 0 || (rc = audit_open(px)) < 0)
@@ -376,6 +390,7 @@ fail_auth:
 	authz_stop(px);
 	auth_stop(px);
 fail_bootstrap:
+	prom_stop(px);
 	free(px);
 	return rc;
 }
@@ -383,6 +398,7 @@ fail_bootstrap:
 static void on_tick_closed(uv_handle_t *h)
 {
 	struct proxy *px = kb_container_of((uv_timer_t *)h, struct proxy, tick);
+	prom_stop(px);
 	free(px);
 }
 

@@ -876,6 +876,7 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 		kb_info("standin", "exec %s/%s: %s", r->ns, r->name, sx->spawn_error);
 	}
 	free(q.buf);
+	prom_handoff(r);
 	r->http = NULL; /* the session answers it from now on */
 	sx->http = http;
 	kb_http_req_on_abort(http, client_gone, sx);

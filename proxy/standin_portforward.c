@@ -771,6 +771,7 @@ void standin_portforward(struct req *r, const json_t *pod)
 	snprintf(pf->uid, sizeof(pf->uid), "%s", uid ? uid : "");
 	uv_timer_init(pf->loop, &pf->timer);
 	pf->timer.data = pf;
+	prom_handoff(r);
 	r->http = NULL; /* the session answers it from now on */
 	pf->http = http;
 	kb_http_req_on_abort(http, client_gone, pf);

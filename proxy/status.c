@@ -114,6 +114,7 @@ static int defer_reply(struct proxy *px, kb_http_req_t *http, int code, const ch
 void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len)
 {
 	struct kb_buf hdr = {0};
+	prom_end(r, code, len);
 	audit_log(r, code);
 	audit_id_header(r, &hdr);
 	warnings_header(r, &hdr);

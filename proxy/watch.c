@@ -38,6 +38,7 @@ struct watch {
 	bool starting; /* inside watch_start: it finishes a close */
 	unsigned nhot;
 	struct kb_http_hot hot[6]; /* what sending an event touches (warm) */
+	uint64_t *events;          /* apiserver_watch_events_total of its kind, or NULL */
 };
 
 /* The last event line built, shared by every watch sending that event:
@@ -92,6 +93,7 @@ static void watch_close(struct watch *w)
 	if (w->starting)
 		return; /* watch_start sees `closing` and finishes */
 	unlink_watch(w);
+	prom_longrun_end(w->r, 200);
 	if (w->r->http) {
 		kb_http_req_on_abort(w->r->http, NULL, NULL);
 		kb_http_stream_end(w->r->http);
@@ -108,6 +110,7 @@ static void finish_failed_start(struct watch *w)
 {
 	struct req *r = w->r;
 	unlink_watch(w);
+	prom_longrun_end(r, 200);
 	if (r->http) {
 		kb_http_req_on_abort(r->http, NULL, NULL);
 		kb_http_stream_end(r->http);
@@ -129,6 +132,8 @@ static void on_abort(kb_http_req_t *http, void *arg)
 static int send_raw(struct watch *w, const char *data, size_t len)
 {
 	int rc = kb_http_stream_write(w->r->http, data, len);
+	if (rc == 0 && w->events)
+		(*w->events)++;
 	if (rc == 0 && kb_http_stream_pending(w->r->http) > WATCH_MAX_BACKLOG) {
 		kb_warn("watch", "req %llu: client too slow, closing watch",
 			(unsigned long long)w->r->http->id);
@@ -373,6 +378,8 @@ void watch_start(struct req *r)
 					   : "application/json",
 			     hdr.data);
 	kb_buf_free(&hdr);
+	prom_longrun_begin(r);
+	w->events = prom_watch_counter(px, r->res);
 	w->hot[0] = (struct kb_http_hot){r, 64}; /* http, px, ... */
 	w->hot[1] = (struct kb_http_hot){&r->res, 1};
 	w->hot[2] = (struct kb_http_hot){&r->want_table, 1};

@@ -527,6 +527,8 @@ static int write_begin(store_t *st)
 	return st->txn_depth > 0 ? 0 : store__exec(st, SQ_BEGIN, "begin");
 }
 
+static int commit_timed(store_t *st);
+
 /*
  * Ends one write: commits it (outside a transaction) and queues its event.
  * On failure restores the revision and frees the node. Takes `n`.
@@ -538,7 +540,7 @@ static int write_end(store_t *st, int err, int64_t rev0, struct store_evnode *n)
 			st->txn_failed = true;
 	} else {
 		if (!err)
-			err = store__exec(st, SQ_COMMIT, "commit");
+			err = commit_timed(st);
 		if (err && !sqlite3_get_autocommit(st->db))
 			store__exec(st, SQ_ROLLBACK, "rollback");
 	}
@@ -550,6 +552,28 @@ static int write_end(store_t *st, int err, int64_t rev0, struct store_evnode *n)
 	if (n)
 		store__emit(st, n);
 	return 0;
+}
+
+const double STORE_COMMIT_BOUNDS[STORE_COMMIT_NBOUNDS] = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1};
+
+/* COMMIT, timed for store_stats. */
+static int commit_timed(store_t *st)
+{
+	uint64_t t0 = uv_hrtime();
+	int err = store__exec(st, SQ_COMMIT, "commit");
+	double secs = (double)(uv_hrtime() - t0) / 1e9;
+	size_t i = 0;
+	while (i < STORE_COMMIT_NBOUNDS && secs > STORE_COMMIT_BOUNDS[i])
+		i++;
+	st->stats.commits[i]++;
+	st->stats.commit_seconds += secs;
+	return err;
+}
+
+void store_stats(const store_t *st, struct store_stats *out)
+{
+	*out = st->stats;
 }
 
 /* Whether this write must build an event node for watchers. */
@@ -945,6 +969,20 @@ int store_count(store_t *st, const char *res, const char *ns, size_t *count)
 	return rc == SQLITE_ROW ? 0 : store__sql_err(st, rc, "count");
 }
 
+int store_count_each(store_t *st, void (*cb)(const char *res, int64_t count, void *arg), void *arg)
+{
+	KB_CHECK(st && cb, -EINVAL);
+	sqlite3_stmt *q = NULL;
+	int rc = sqlite3_prepare_v2(st->db, "SELECT res, count(*) FROM objects GROUP BY res", -1,
+				    &q, NULL);
+	if (rc != SQLITE_OK)
+		return store__sql_err(st, rc, "count each");
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		cb((const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 1), arg);
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? 0 : store__sql_err(st, rc, "count each");
+}
+
 /* ---- transactions ------------------------------------------------------ */
 
 int store_txn_begin(store_t *st)
@@ -989,7 +1027,7 @@ int store_txn_commit(store_t *st)
 	KB_CHECK(st && st->txn_depth > 0, -EINVAL);
 	int err = st->txn_failed ? -EIO : 0;
 	if (!err)
-		err = store__exec(st, st->txn_depth > 1 ? SQ_RELEASE : SQ_COMMIT, "commit");
+		err = st->txn_depth > 1 ? store__exec(st, SQ_RELEASE, "commit") : commit_timed(st);
 	if (err) {
 		if (st->txn_depth == 1) {
 			rollback_level(st);

@@ -125,6 +125,22 @@ struct store_list_result {
 int store_list(store_t *st, const struct store_list_req *req, struct store_list_result *out);
 /* Number of objects of a resource (in `ns`, or everywhere when NULL). */
 int store_count(store_t *st, const char *res, const char *ns, size_t *count);
+/* Number of objects of every resource that has some, in one query over the
+ * primary key's index: cb(res, count, arg) once per resource key (res
+ * borrowed for the call). 0 or -EIO. */
+int store_count_each(store_t *st, void (*cb)(const char *res, int64_t count, void *arg), void *arg);
+
+/* Commit latency (each SQLite COMMIT of a write, a transaction or a group
+ * commit), as histogram buckets: commits[i] counts those of at most
+ * STORE_COMMIT_BOUNDS[i] seconds (above the previous bound), commits[N]
+ * the slower ones. */
+#define STORE_COMMIT_NBOUNDS 12
+extern const double STORE_COMMIT_BOUNDS[STORE_COMMIT_NBOUNDS];
+struct store_stats {
+	uint64_t commits[STORE_COMMIT_NBOUNDS + 1];
+	double commit_seconds; /* sum */
+};
+void store_stats(const store_t *st, struct store_stats *out);
 
 /* Batches several writes into one transaction. Nested calls count; events
  * reach watchers after the outermost commit. On rollback, nothing written

@@ -117,6 +117,7 @@ struct store {
 
 	sqlite3_stmt *snap_stmt[2]; /* store_snap.c, prepared on first use */
 	struct store_ckpt *ckpt;    /* store_ckpt.c; NULL without a loop */
+	struct store_stats stats;   /* commit latency (store_stats) */
 };
 
 /* Logs a SQLite failure and returns -EIO (the one place errors map). */

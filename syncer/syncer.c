@@ -1603,4 +1603,7 @@ void syncer_stop(syncer_t *s)
 void syncer_get_stats(const syncer_t *s, struct syncer_stats *out)
 {
 	*out = s->stats;
+	out->host_pods = s->pods_inf ? json_object_size(host_informer_cache(s->pods_inf)) : 0;
+	out->host_up = host_informer_up(s->pods_inf);
+	host_counters(&out->host_errors, &out->host_restarts);
 }

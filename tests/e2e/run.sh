@@ -21,6 +21,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_dns.sh"
 . "$here/t_spdy.sh"
 . "$here/t_clients.sh"
+. "$here/t_metrics_prom.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -57,4 +58,5 @@ tenants_suite
 openapi2_suite
 kinds_suite
 dns_suite
+metrics_prom_suite
 e2e_summary
