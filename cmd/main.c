@@ -344,6 +344,12 @@ static int issue_sa_token(void *px, const char *ns, const char *sa, long ttl, ch
 	return proxy_issue_sa_token(px, ns, sa, ttl, jwt);
 }
 
+/* The host's metrics API came or went: the tenant serves it or not. */
+static void metrics_changed(void *px, bool available)
+{
+	proxy_metrics_available(px, available);
+}
+
 /* Starts the syncer to the host cluster; pods reach the tenant API at the
  * advertised address (else the listen address) and `port`, with their
  * tenant service-account token mounted. */
@@ -355,9 +361,13 @@ static int start_syncer(struct server *s, struct serve_args *a, int port)
 	a->host.api_port = port;
 	a->host.issue_token = issue_sa_token;
 	a->host.token_arg = s->proxy;
+	a->host.metrics_changed = metrics_changed;
+	a->host.metrics_arg = s->proxy;
 	int rc = syncer_start(s->loop, s->store, &a->host, &s->syncer);
-	if (rc == 0)
+	if (rc == 0) {
 		proxy_set_host(s->proxy, syncer_pod_log, syncer_pod_connect, s->syncer);
+		proxy_set_metrics(s->proxy, syncer_metrics_get, syncer_metrics_cancel, s->syncer);
+	}
 	return rc;
 }
 

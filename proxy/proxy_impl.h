@@ -43,7 +43,10 @@ struct proxy {
 	proxy_pod_log_fn pod_log;         /* pods/log passthrough (subres.c), or NULL */
 	proxy_pod_connect_fn pod_connect; /* pods/exec, attach, portforward, or NULL */
 	void *pod_log_arg;
-	bool standin_exec;   /* proxy_set_standin_exec */
+	bool standin_exec;                    /* proxy_set_standin_exec */
+	proxy_metrics_fetch_fn metrics_fetch; /* proxy_set_metrics, or NULL */
+	proxy_metrics_cancel_fn metrics_cancel;
+	void *metrics_arg;
 	char data_dir[1024]; /* the tenant's directory ("" in tests) */
 	struct authz *authz; /* authz.c: RBAC index and watches */
 	struct audit *audit; /* audit.c: DIR/audit.log, or NULL */
@@ -95,6 +98,7 @@ struct req {
 	bool audited;      /* audit.c: its line is written */
 	char *audit_name;  /* audit.c: a create's object name, as the body gave it */
 	char audit_id[65]; /* the Audit-Id of its answer and audit event */
+	bool async;        /* a module answers later and frees r (metrics.c) */
 };
 
 /* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the
@@ -187,6 +191,11 @@ void standin_exec(struct req *r, const json_t *pod, const char *container);
 void hostpod_refuse_fields(const json_t *pod, bool policy, json_t *causes);
 /* hostpod.c: POST pods/binding (a scheduler places a pod on a node). */
 void hostpod_binding(struct req *r);
+
+/* metrics.c: whether res is a row of the metrics API; its GET and LIST
+ * (asks the host: sets r->async and answers later). */
+bool metrics_row(const struct proxy_resource *res);
+void metrics_handle(struct req *r);
 
 /* crd.c: CustomResourceDefinitions turn into resource rows at start-up and
  * whenever one changes. */

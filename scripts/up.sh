@@ -3,7 +3,8 @@
 # Sets up, builds and starts Kubicle locally: a host stand-in (a plain
 # kubicle API server, as the host cluster would be, whose pods/exec runs
 # commands as local processes: --standin-exec) with the KAI-like test
-# scheduler (tests/host/scheduler.py: 2 fake nodes with 8 GPUs each, Queue
+# scheduler (tests/host/scheduler.py: 2 fake nodes with 8 GPUs each, made-up
+# PodMetrics/NodeMetrics standing in for metrics-server (kubectl top), Queue
 # "team-a" with 4 GPUs), and one tenant "demo" (`kubicle create`, tenants kept
 # in .kubicle/tenants) whose pods run on it in host namespace "tenants".
 # Stop them with scripts/down.sh.
@@ -40,7 +41,7 @@ YAML
 sched="$home/scheduler"
 mkdir -p "$sched"
 if ! { [ -f "$sched/pid" ] && kill -0 "$(cat "$sched/pid")" 2>/dev/null; }; then
-  nohup python3 tests/host/scheduler.py --data-dir "$home/host" >"$sched/scheduler.log" 2>&1 &
+  nohup python3 tests/host/scheduler.py --data-dir "$home/host" --metrics >"$sched/scheduler.log" 2>&1 &
   echo $! >"$sched/pid"
 fi
 # the tenant: `kubicle create` (its supervisor restarts it if it dies); it
