@@ -19,6 +19,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_openapi2.sh"
 . "$here/t_kinds.sh"
 . "$here/t_dns.sh"
+. "$here/t_metrics.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -54,4 +55,5 @@ tenants_suite
 openapi2_suite
 kinds_suite
 dns_suite
+metrics_suite
 e2e_summary
