@@ -97,6 +97,12 @@ void proxy_metrics_available(proxy_t *px, bool on)
 	if (on == served)
 		return;
 	if (on) {
+		if (resource_find(METRICS_GROUP, "v1beta1", "pods") ||
+		    resource_find(METRICS_GROUP, "v1beta1", "nodes")) {
+			kb_warn("proxy", "metrics API not served: a CustomResourceDefinition of "
+					 "the tenant serves its names");
+			return;
+		}
 		if (resource_add(&pod_row) < 0 || resource_add(&node_row) < 0) {
 			resource_remove(&pod_row);
 			kb_err("proxy", "metrics API: resource table full");

@@ -154,6 +154,11 @@ metrics_checks() {
   expect_eq "fieldSelector metadata.name" 'b' \
     bash -c "kubectl --kubeconfig '$MT_m1' get --raw '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods?fieldSelector=metadata.name%3Db' |
       jq -r '[.items[].metadata.name] | join(\",\")'"
+  expect_eq "kubectl get podmetrics (JSON list, default columns)" \
+    "$(printf 'podmetrics.metrics.k8s.io/a\npodmetrics.metrics.k8s.io/b')" \
+    "${T[@]}" get podmetrics.metrics.k8s.io -o name
+  expect "OpenAPI v3 names the group while it is served" '"apis/metrics.k8s.io/v1beta1"' \
+    "${T[@]}" get --raw /openapi/v3
   expect_fail "watch is not served" 'MethodNotAllowed|not allow' \
     "${T[@]}" get --raw '/apis/metrics.k8s.io/v1beta1/pods?watch=true'
 
@@ -191,7 +196,11 @@ metrics_checks() {
   expect_fail "host without metrics API: the group is not served" 'NotFound|not found' \
     kubectl --kubeconfig "$MT_m3" get --raw /apis/metrics.k8s.io/v1beta1
 
-  # the host goes away: 503 with a clear Status, the tenant stays up
+  # the host goes away: 503 with a clear Status, the tenant stays up. Its
+  # metrics API is removed first: the tenant learns it when the host is back.
+  kubectl --kubeconfig "$MT_HOST" delete crd pods.metrics.k8s.io nodes.metrics.k8s.io >/dev/null
+  local port
+  port=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$MT_HOST"); port=${port##*:}
   kill -TERM "$MT_HOST_PID"; wait "$MT_HOST_PID" 2>/dev/null
   expect_fail "host down: top pod is ServiceUnavailable" \
     'ServiceUnavailable.*host cluster.s metrics API is not reachable' "${T[@]}" top pod
@@ -200,4 +209,12 @@ metrics_checks() {
   expect "host down: the tenant still answers" '^default ' "${T[@]}" get ns default --no-headers
   kill -0 "$MT_m1_PID" 2>/dev/null && pass "host down: the tenant server is running" \
     || fail "host down: the tenant server died"
+
+  # the host is back without its metrics API: the tenant stops serving it
+  E2E_PORT=$port start_server mthost || { fail "metrics: host restart"; return; }
+  sy_until 15 bash -c "! kubectl --kubeconfig '$MT_m1' get --raw /apis/metrics.k8s.io/v1beta1"
+  expect_fail "host back without metrics API: the group is gone" 'NotFound|not found' \
+    "${T[@]}" get --raw /apis/metrics.k8s.io/v1beta1
+  expect_fail "host back without metrics API: Metrics API not available" \
+    'Metrics API not available' "${T[@]}" --cache-dir "$E2E_TMP/mt-cache" top pod
 }
