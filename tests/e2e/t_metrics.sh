@@ -196,6 +196,18 @@ metrics_checks() {
   expect_fail "host without metrics API: the group is not served" 'NotFound|not found' \
     kubectl --kubeconfig "$MT_m3" get --raw /apis/metrics.k8s.io/v1beta1
 
+  # a client that gives up while the host is slow: the host read is dropped
+  local url rc
+  url=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$MT_m1")
+  kill -STOP "$MT_HOST_PID"
+  curl -sS -o /dev/null --max-time 1 --cacert "$E2E_TMP/m1/ca.crt" --cert "$E2E_TMP/m1/admin.crt" \
+    --key "$E2E_TMP/m1/admin.key" "$url/apis/metrics.k8s.io/v1beta1/namespaces/default/pods" 2>/dev/null
+  rc=$?
+  kill -CONT "$MT_HOST_PID"
+  [ $rc -eq 28 ] && pass "a slow host keeps the request waiting (client timed out)" \
+    || fail "a slow host: curl rc=$rc, wanted a timeout (28)"
+  expect "after a client gave up: top pod answers" '^b +50m' "${T[@]}" top pod b
+
   # the host goes away: 503 with a clear Status, the tenant stays up. Its
   # metrics API is removed first: the tenant learns it when the host is back.
   kubectl --kubeconfig "$MT_HOST" delete crd pods.metrics.k8s.io nodes.metrics.k8s.io >/dev/null
