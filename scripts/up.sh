@@ -44,6 +44,12 @@ if ! { [ -f "$sched/pid" ] && kill -0 "$(cat "$sched/pid")" 2>/dev/null; }; then
   nohup python3 tests/host/scheduler.py --data-dir "$home/host" --metrics >"$sched/scheduler.log" 2>&1 &
   echo $! >"$sched/pid"
 fi
+# its first pass installs the stand-in's metrics API (kubectl top): the tenant
+# reads the host's discovery at start (then every 30 s)
+for _ in $(seq 50); do
+  "${H[@]}" get --raw /apis/metrics.k8s.io/v1beta1 >/dev/null 2>&1 && break
+  sleep 0.1
+done
 # the tenant: `kubicle create` (its supervisor restarts it if it dies); it
 # adopts the namespace and Queue made above and keeps port 6443 across restarts
 export KUBICLE_HOME=$home
@@ -61,4 +67,5 @@ echo "try:  kubectl --kubeconfig $home/tenants/demo/kubeconfig get ns"
 echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig apply -f examples/gpu-job.yaml"
 echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig get pods -w   # Pending -> Running"
 echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig exec POD -- sh -c 'echo hi'"
+echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig top pod   # the stand-in's made-up usage"
 echo "      kubectl --kubeconfig $home/host/kubeconfig -n tenants get pods --show-labels"
