@@ -4,7 +4,8 @@
 # metrics-server (--metrics: PodMetrics and NodeMetrics objects of two
 # metrics.k8s.io CRDs, usage equal to the containers' requests). Two tenants
 # share the host namespace; a third syncs to a host without a metrics API.
-# Driven with real kubectl (the current one and 1.27). Sourced by run.sh.
+# Driven with real kubectl (1.33 and 1.27 for kubectl top; the one on PATH
+# for the rest). Sourced by run.sh.
 
 # mt_setup: the host with metrics (mthost), tenants m1, m2 on it, m3 on a
 # host without (mtbare).
@@ -97,7 +98,7 @@ metrics_suite() {
 
 metrics_checks() {
   mt_setup || { fail "metrics: setup"; return; }
-  local kc k127=$GSDK/kubectl.1.27
+  local kc k133=$GSDK/kubectl.1.33 k127=$GSDK/kubectl.1.27
   local T=(kubectl --kubeconfig "$MT_m1")
   mt_pods "$MT_m1" 100m
   mt_pods "$MT_m2" 700m
@@ -111,6 +112,8 @@ metrics_checks() {
     'nodes:NodeMetrics:false:get,list pods:PodMetrics:true:get,list' \
     bash -c "kubectl --kubeconfig '$MT_m1' get --raw /apis/metrics.k8s.io/v1beta1 |
       jq -r '[.resources[] | \"\(.name):\(.kind):\(.namespaced):\(.verbs | join(\",\"))\"] | sort | join(\" \")'"
+  expect "legacy /apis group list names metrics.k8s.io/v1beta1" '^metrics.k8s.io/v1beta1$' \
+    bash -c "kubectl --kubeconfig '$MT_m1' get --raw /apis | jq -r '.groups[] | .preferredVersion.groupVersion'"
   local v
   for v in v2 v2beta1; do
     expect_eq "aggregated discovery $v has metrics.k8s.io" 'nodes,pods' \
@@ -122,7 +125,7 @@ metrics_checks() {
 
   # kubectl top pod, with both kubectl versions: the host's numbers under
   # tenant names, only m1's pods of the namespace asked
-  for kc in kubectl "$k127"; do
+  for kc in "$k133" "$k127"; do
     [ -x "$(command -v "$kc")" ] || { fail "$kc missing"; continue; }
     local K=("$kc" --kubeconfig "$MT_m1")
     expect_eq "$kc top pod: m1's pods of default, the host's values" \
@@ -163,7 +166,7 @@ metrics_checks() {
     "${T[@]}" get --raw '/apis/metrics.k8s.io/v1beta1/pods?watch=true'
 
   # kubectl top node: the tenant's node (its pods run there), the host's values
-  for kc in kubectl "$k127"; do
+  for kc in "$k133" "$k127"; do
     expect_eq "$kc top node: the tenant's node only, as the host reports it" \
       "$("$kc" --kubeconfig "$MT_HOST" top node gpu-node-1 2>&1 | tr -s ' ')" \
       mt_squeeze "$kc" --kubeconfig "$MT_m1" top node
@@ -189,7 +192,7 @@ metrics_checks() {
 
   # a host without a metrics API: as a cluster without metrics-server
   kubectl --kubeconfig "$MT_m3" run x --image=busybox >/dev/null
-  for kc in kubectl "$k127"; do
+  for kc in "$k133" "$k127"; do
     expect_fail "$kc: host without metrics API: Metrics API not available" \
       'Metrics API not available' "$kc" --kubeconfig "$MT_m3" top pod
   done
@@ -211,6 +214,7 @@ metrics_checks() {
   # the host goes away: 503 with a clear Status, the tenant stays up. Its
   # metrics API is removed first: the tenant learns it when the host is back.
   kubectl --kubeconfig "$MT_HOST" delete crd pods.metrics.k8s.io nodes.metrics.k8s.io >/dev/null
+  sy_until 10 bash -c "! kubectl --kubeconfig '$MT_HOST' get --raw /apis/metrics.k8s.io/v1beta1"
   local port
   port=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$MT_HOST"); port=${port##*:}
   kill -TERM "$MT_HOST_PID"; wait "$MT_HOST_PID" 2>/dev/null
@@ -224,7 +228,9 @@ metrics_checks() {
 
   # the host is back without its metrics API: the tenant stops serving it
   E2E_PORT=$port start_server mthost || { fail "metrics: host restart"; return; }
-  sy_until 15 bash -c "! kubectl --kubeconfig '$MT_m1' get --raw /apis/metrics.k8s.io/v1beta1"
+  # read again when the syncer relists the host's pods (it came back), else
+  # at the next resync (30 s)
+  sy_until 32 bash -c "! kubectl --kubeconfig '$MT_m1' get --raw /apis/metrics.k8s.io/v1beta1"
   expect_fail "host back without metrics API: the group is gone" 'NotFound|not found' \
     "${T[@]}" get --raw /apis/metrics.k8s.io/v1beta1
   expect_fail "host back without metrics API: Metrics API not available" \
