@@ -1995,6 +1995,34 @@ const char *kb_http_req_header(const kb_http_req_t *req, const char *name)
 	return NULL;
 }
 
+bool kb_http_query_bool(const char *v)
+{
+	return strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
+}
+
+bool kb_http_req_offers(const kb_http_req_t *req, const char *name, const char *token)
+{
+	size_t n = strlen(token);
+	for (size_t i = 0; i < req->nheaders; i++) {
+		if (strcasecmp(req->headers[i].name, name) != 0)
+			continue;
+		for (const char *p = req->headers[i].value; *p;) {
+			while (*p == ' ' || *p == '\t' || *p == ',')
+				p++;
+			const char *e = p;
+			while (*e && *e != ',')
+				e++;
+			const char *t = e;
+			while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
+				t--;
+			if ((size_t)(t - p) == n && strncasecmp(p, token, n) == 0)
+				return true;
+			p = e;
+		}
+	}
+	return false;
+}
+
 const char *kb_http_reason(int status)
 {
 	switch (status) {

@@ -95,6 +95,9 @@ size_t kb_http_server_conns(const kb_http_server_t *srv);
 
 /* Case-insensitive header lookup; returns a borrowed value or NULL. */
 const char *kb_http_req_header(const kb_http_req_t *req, const char *name);
+/* True when a header `name` (any of its lines) lists `token` in its
+ * comma-separated values, case-insensitively. */
+bool kb_http_req_offers(const kb_http_req_t *req, const char *name, const char *token);
 
 /*
  * Sends a complete response with Content-Length. `extra_headers` is NULL or
@@ -174,6 +177,10 @@ const char *kb_http_reason(int status);
 /* Percent-decodes `s` in place ('+' stays '+' unless plus_is_space).
  * Returns 0 or -EINVAL on a bad escape or an encoded NUL. */
 int kb_http_unescape(char *s, bool plus_is_space);
+
+/* A boolean query parameter as kube-apiserver reads one: false only for
+ * "0" or "false" (any case), anything else true, an empty value too. */
+bool kb_http_query_bool(const char *v);
 
 /* Iterates "a=1&b=2" query strings: fills *key and *val (decoded, pointing
  * into `*cursor`'s buffer, which is modified) and advances; returns false at

@@ -221,12 +221,14 @@ void hostpod_connect(struct req *r)
 		r->px->pod_connect(r->px->pod_log_arg, http, r->ns, r->name, r->sub, http->query);
 	} else if (r->px->standin_exec && strcmp(r->sub, "exec") == 0) {
 		standin_exec(r, pod, container);
+	} else if (r->px->standin_exec && ports) {
+		standin_portforward(r, pod);
 	} else {
-		reply_statusf(r, 400, "BadRequest",
-			      "pods/%s is not served here: this server is a host stand-in "
-			      "without a kubelet%s",
-			      r->sub,
-			      strcmp(r->sub, "exec") == 0 ? " (start it with --standin-exec)" : "");
+		reply_statusf(
+		    r, 400, "BadRequest",
+		    "pods/%s is not served here: this server is a host stand-in "
+		    "without a kubelet%s",
+		    r->sub, strcmp(r->sub, "attach") != 0 ? " (start it with --standin-exec)" : "");
 	}
 out:
 	json_decref(pod);

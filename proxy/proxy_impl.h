@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "lib/http.h"
+#include "lib/ws.h"
 #include "proxy/proxy.h"
 #include "proxy/resource.h"
 #include "store/store.h"
@@ -185,6 +186,15 @@ bool hostpod_is_connect(const struct req *r);
  * in `container` of `pod` (borrowed: hostpod_connect has read it) and speaks
  * v5.channel.k8s.io over WebSocket; answers r->http (takes it). */
 void standin_exec(struct req *r, const json_t *pod, const char *container);
+/* standin_portforward.c: answers a port-forward request on the host stand-in
+ * by connecting to this machine's loopback ports (SPDY, or SPDY tunnelled in
+ * WebSocket). */
+void standin_portforward(struct req *r, const json_t *pod);
+/* standin_exec.c, for both: one unmasked WebSocket message on an upgraded
+ * connection (-ECONNRESET when http is NULL); a close frame with `code`,
+ * then the end of the connection (its abort callback unset first). */
+int standin_ws_send(kb_http_req_t *http, enum kb_ws_op op, const void *data, size_t len);
+void standin_ws_end(kb_http_req_t *http, uint16_t code);
 /* hostpod.c: a pod spec field that would reach into the host, for 422
  * causes when px->host_sync (json causes array borrowed). With a policy,
  * only spec.nodeName: the policy's hostFields rule decides the rest. */

@@ -47,15 +47,15 @@ static void parse_query(struct req *r)
 		else if (strcmp(k, "gracePeriodSeconds") == 0)
 			q->grace_period = strtol(v, NULL, 10);
 		else if (strcmp(k, "watch") == 0)
-			q->watch = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
+			q->watch = kb_http_query_bool(v);
 		else if (strcmp(k, "sendInitialEvents") == 0)
-			q->send_initial_events = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
+			q->send_initial_events = kb_http_query_bool(v);
 		else if (strcmp(k, "allowWatchBookmarks") == 0)
-			q->allow_bookmarks = strcmp(v, "true") == 0;
+			q->allow_bookmarks = kb_http_query_bool(v);
 		else if (strcmp(k, "dryRun") == 0)
 			q->dry_run = strcmp(v, "All") == 0;
 		else if (strcmp(k, "force") == 0)
-			q->force = strcmp(v, "true") == 0;
+			q->force = kb_http_query_bool(v);
 		else if (strcmp(k, "fieldValidation") == 0)
 			q->validation = strcmp(v, "Strict") == 0   ? FV_STRICT
 					: strcmp(v, "Ignore") == 0 ? FV_IGNORE

@@ -18,6 +18,15 @@
  * NonZeroExitCode with the exit code as kube's kubelet writes it), a close
  * frame and the end of the connection.
  *
+ * kubectl up to 1.29 speaks v4.channel.k8s.io over SPDY/3.1 instead
+ * (lib/spdy.h; negotiated by X-Stream-Protocol-Version): the client opens
+ * one stream per channel, named by its `streamtype` header (error, stdin,
+ * stdout, stderr, resize), each answered as the kubelet answers it; output
+ * flows once every stream the request asked for is open (30 s at most), the
+ * end of stdin is the FIN of its stream, resizes are a stream of JSON
+ * objects, and the same Status ends the session on the error stream before
+ * every stream is closed.
+ *
  * Bounds: what the client sends for stdin is queued up to 4 MiB (the
  * client's reading pauses above it); output is read while less than 1 MiB
  * waits for the client.
@@ -36,6 +45,7 @@
 
 #include "lib/http.h"
 #include "lib/log.h"
+#include "lib/spdy.h"
 #include "lib/util.h"
 #include "lib/ws.h"
 #include "proxy/proxy_impl.h"
@@ -52,13 +62,19 @@
 #define READY_MS 100
 #define PROTO_V5 "v5.channel.k8s.io"
 #define PROTO_V4 "v4.channel.k8s.io"
-#define SETSID   "/usr/bin/setsid"
+/* SPDY: every stream the request asks for must be open within this time */
+#define STREAMS_MS (30 * 1000)
+#define SETSID     "/usr/bin/setsid"
 
 enum { CH_STDIN = 0, CH_STDOUT = 1, CH_STDERR = 2, CH_ERROR = 3, CH_RESIZE = 4, CH_CLOSE = 255 };
 
 struct sx {
 	kb_http_req_t *http; /* NULL once ended or gone */
 	struct kb_ws_parser ws;
+	kb_spdy_t *spdy;  /* SPDY instead of WebSocket */
+	uint32_t sid[5];  /* SPDY: the stream of each channel (CH_STDIN..CH_RESIZE) */
+	bool want[5];     /* SPDY: the channels the request asks for */
+	struct kb_buf rz; /* SPDY: resize bytes not yet a whole JSON object */
 	uv_process_t proc;
 	uv_pipe_t in, out, err;
 	uv_timer_t timer;
@@ -92,6 +108,8 @@ static void sx_handle_closed(uv_handle_t *h)
 	if (--sx->handles > 0)
 		return;
 	kb_ws_parser_free(&sx->ws);
+	kb_spdy_free(sx->spdy);
+	kb_buf_free(&sx->rz);
 	free(sx->spawn_error);
 	free(sx);
 }
@@ -121,23 +139,41 @@ static void sx_release(struct sx *sx)
 	sx_close_handle(sx, (uv_handle_t *)&sx->ready);
 }
 
-static int sx_send(struct sx *sx, enum kb_ws_op op, const void *data, size_t len)
+int standin_ws_send(kb_http_req_t *http, enum kb_ws_op op, const void *data, size_t len)
 {
-	if (!sx->http)
+	if (!http)
 		return -ECONNRESET;
 	struct kb_buf b = {0};
 	int rc = kb_ws_frame(&b, op, data, len, false);
 	if (rc == 0)
-		rc = kb_http_raw_write(sx->http, b.data, b.len);
+		rc = kb_http_raw_write(http, b.data, b.len);
 	kb_buf_free(&b);
 	return rc;
 }
 
-/* Sends data on a channel: one binary message, the channel byte first. */
+void standin_ws_end(kb_http_req_t *http, uint16_t code)
+{
+	struct kb_buf b = {0};
+	if (kb_ws_close_frame(&b, code, NULL, false) == 0)
+		kb_http_raw_write(http, b.data, b.len);
+	kb_buf_free(&b);
+	kb_http_req_on_abort(http, NULL, NULL);
+	kb_http_raw_end(http);
+}
+
+static int sx_send(struct sx *sx, enum kb_ws_op op, const void *data, size_t len)
+{
+	return standin_ws_send(sx->http, op, data, len);
+}
+
+/* Sends data on a channel: one binary message, the channel byte first
+ * (SPDY: data on the channel's stream). */
 static int sx_channel(struct sx *sx, uint8_t ch, const char *data, size_t len)
 {
 	if (!sx->http)
 		return -ECONNRESET;
+	if (sx->spdy)
+		return sx->sid[ch] ? kb_spdy_data(sx->spdy, sx->sid[ch], data, len, false) : 0;
 	struct kb_buf b = {0};
 	int rc = kb_buf_reserve(&b, len + 1);
 	if (rc == 0) {
@@ -149,17 +185,21 @@ static int sx_channel(struct sx *sx, uint8_t ch, const char *data, size_t len)
 	return rc;
 }
 
-/* Ends the WebSocket (close frame with `code`) and the connection. */
+/* Ends the WebSocket (close frame with `code`; SPDY: our side of every
+ * stream closed) and the connection. */
 static void sx_end(struct sx *sx, uint16_t code)
 {
 	if (!sx->http)
 		return;
-	struct kb_buf b = {0};
-	if (kb_ws_close_frame(&b, code, NULL, false) == 0)
-		kb_http_raw_write(sx->http, b.data, b.len);
-	kb_buf_free(&b);
-	kb_http_req_on_abort(sx->http, NULL, NULL);
-	kb_http_raw_end(sx->http);
+	if (sx->spdy) {
+		for (int ch = CH_STDOUT; ch <= CH_ERROR; ch++)
+			if (sx->sid[ch])
+				kb_spdy_data(sx->spdy, sx->sid[ch], NULL, 0, true);
+		kb_http_req_on_abort(sx->http, NULL, NULL);
+		kb_http_raw_end(sx->http);
+	} else {
+		standin_ws_end(sx->http, code);
+	}
 	sx->http = NULL;
 	sx_release(sx);
 }
@@ -347,6 +387,7 @@ static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t l
 		/* the client is done: so is the command */
 		sx_end(sx, KB_WS_CLOSE_NORMAL);
 		return -ECONNRESET;
+	case KB_WS_TEXT: /* as the kubelet reads them: the Python client writes stdin so */
 	case KB_WS_BINARY:
 		if (len == 0)
 			break;
@@ -362,10 +403,121 @@ static int on_message(void *arg, enum kb_ws_op op, const uint8_t *data, size_t l
 	return 0;
 }
 
+/* ---- SPDY: one stream per channel ---- */
+
+static void start_output(struct sx *sx);
+
+/* Output may flow once every stream the request asked for is open. */
+static void spdy_maybe_ready(struct sx *sx)
+{
+	for (int ch = CH_STDIN; ch <= CH_RESIZE; ch++)
+		if (sx->want[ch] && !sx->sid[ch])
+			return;
+	uv_timer_stop(&sx->ready);
+	sx->is_ready = true;
+	if (sx->spawned)
+		start_output(sx);
+	sx_maybe_finish(sx);
+}
+
+static int spdy_syn(void *arg, uint32_t id, const struct kb_spdy_header *h, size_t n, bool fin)
+{
+	(void)fin;
+	struct sx *sx = arg;
+	static const char *const types[] = {"stdin", "stdout", "stderr", "error", "resize"};
+	const char *type = kb_spdy_header_get(h, n, "streamtype");
+	int ch = -1;
+	for (int i = 0; type && i < (int)KB_ARRAY_SIZE(types); i++)
+		if (strcmp(type, types[i]) == 0)
+			ch = i;
+	if (ch < 0 || sx->sid[ch] || sx->is_ready) {
+		kb_info("standin", "exec: stream %u refused (streamtype %s)", id,
+			type ? type : "-");
+		return kb_spdy_rst(sx->spdy, id, KB_SPDY_REFUSED_STREAM);
+	}
+	sx->sid[ch] = id;
+	int rc = kb_spdy_reply(sx->spdy, id, NULL, 0, false);
+	if (rc == 0)
+		spdy_maybe_ready(sx);
+	return rc;
+}
+
+/* Whole JSON objects from the resize stream, each a terminal size. */
+static void spdy_resize(struct sx *sx, const uint8_t *d, size_t len)
+{
+	if (kb_buf_append(&sx->rz, (const char *)d, len) < 0 || sx->rz.len > 64 * 1024) {
+		sx->rz.len = 0;
+		return;
+	}
+	for (;;) {
+		size_t skip = 0;
+		while (skip < sx->rz.len && strchr(" \t\r\n", sx->rz.data[skip]) &&
+		       sx->rz.data[skip])
+			skip++;
+		memmove(sx->rz.data, sx->rz.data + skip, sx->rz.len - skip);
+		sx->rz.len -= skip;
+		if (sx->rz.len == 0)
+			return;
+		json_error_t e;
+		json_t *j = json_loadb(sx->rz.data, sx->rz.len, JSON_DISABLE_EOF_CHECK, &e);
+		if (!j) {
+			if (json_error_code(&e) != json_error_premature_end_of_input)
+				sx->rz.len = 0; /* not JSON: dropped */
+			return;
+		}
+		json_decref(j);
+		size_t used = (size_t)e.position;
+		resize(sx, (const uint8_t *)sx->rz.data, used);
+		memmove(sx->rz.data, sx->rz.data + used, sx->rz.len - used);
+		sx->rz.len -= used;
+	}
+}
+
+static int spdy_data(void *arg, uint32_t id, const uint8_t *d, size_t len, bool fin)
+{
+	struct sx *sx = arg;
+	if (id == sx->sid[CH_STDIN]) {
+		stdin_data(sx, d, len);
+		if (fin)
+			stdin_close(sx);
+	} else if (id == sx->sid[CH_RESIZE] && len) {
+		spdy_resize(sx, d, len);
+	}
+	return 0;
+}
+
+static int spdy_rst(void *arg, uint32_t id, uint32_t status)
+{
+	(void)status;
+	struct sx *sx = arg;
+	if (id == sx->sid[CH_STDIN])
+		stdin_close(sx);
+	return 0;
+}
+
+static int spdy_goaway(void *arg)
+{
+	(void)arg;
+	return -ECONNRESET;
+}
+
+static int spdy_write(void *arg, const uint8_t *d, size_t len)
+{
+	struct sx *sx = arg;
+	return sx->http ? kb_http_raw_write(sx->http, (const char *)d, len) : -ECONNRESET;
+}
+
+static const struct kb_spdy_cbs spdy_cbs = {spdy_syn, spdy_data, spdy_rst, spdy_goaway, spdy_write};
+
 static void from_client(kb_http_req_t *req, const char *data, size_t len, void *arg)
 {
 	(void)req;
 	struct sx *sx = arg;
+	if (sx->spdy) {
+		if (kb_spdy_feed(sx->spdy, (const uint8_t *)data, len) != 0)
+			sx_end(sx, 0);
+		return;
+	}
 	int rc = kb_ws_feed(&sx->ws, (const uint8_t *)data, len, on_message, sx);
 	if (rc != 0) /* a broken protocol, or out of memory (ended already after a close) */
 		sx_end(sx, rc > 0 ? (uint16_t)rc : KB_WS_CLOSE_INTERNAL);
@@ -374,6 +526,11 @@ static void from_client(kb_http_req_t *req, const char *data, size_t len, void *
 static void on_ready(uv_timer_t *t)
 {
 	struct sx *sx = t->data;
+	if (sx->spdy) { /* the streams did not all come */
+		kb_info("standin", "exec: timed out waiting for the client to create streams");
+		sx_end(sx, 0);
+		return;
+	}
 	sx->is_ready = true;
 	if (sx->spawned)
 		start_output(sx);
@@ -406,11 +563,6 @@ struct exec_query {
 	bool in, out, err, tty;
 };
 
-static bool truthy(const char *v)
-{
-	return strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "True") == 0;
-}
-
 static int parse_exec_query(const char *query, struct exec_query *q)
 {
 	memset(q, 0, sizeof(*q));
@@ -424,13 +576,13 @@ static int parse_exec_query(const char *query, struct exec_query *q)
 				return -E2BIG;
 			q->argv[q->argc++] = v;
 		} else if (strcmp(k, "stdin") == 0) {
-			q->in = truthy(v);
+			q->in = kb_http_query_bool(v);
 		} else if (strcmp(k, "stdout") == 0) {
-			q->out = truthy(v);
+			q->out = kb_http_query_bool(v);
 		} else if (strcmp(k, "stderr") == 0) {
-			q->err = truthy(v);
+			q->err = kb_http_query_bool(v);
 		} else if (strcmp(k, "tty") == 0) {
-			q->tty = truthy(v);
+			q->tty = kb_http_query_bool(v);
 		}
 	}
 	q->argv[q->argc] = NULL;
@@ -612,27 +764,51 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 {
 	kb_http_req_t *http = r->http;
 	const char *up = kb_http_req_header(http, "upgrade");
-	if (!up || strcasecmp(up, "websocket") != 0) {
+	bool spdy = up && strcasecmp(up, "SPDY/3.1") == 0;
+	char head[256];
+	if (spdy) {
+		/* as the kubelet's handshake: v4 is the SPDY protocol we speak */
+		const char *want = kb_http_req_header(http, "x-stream-protocol-version");
+		if (!kb_http_req_offers(http, "x-stream-protocol-version", PROTO_V4)) {
+			reply_statusf(
+			    r, 403, "Forbidden",
+			    "unable to upgrade: unable to negotiate protocol: client supports "
+			    "%s, server supports %s",
+			    want ? want : "none", PROTO_V4);
+			return;
+		}
+		snprintf(head, sizeof(head),
+			 "Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+			 "X-Stream-Protocol-Version: %s\r\n",
+			 PROTO_V4);
+	} else if (!up || strcasecmp(up, "websocket") != 0) {
 		reply_statusf(r, 400, "BadRequest",
-			      "the host stand-in speaks exec over WebSocket (%s, kubectl 1.30 and "
-			      "later), not %s",
-			      PROTO_V5, up ? up : "this protocol");
+			      "the host stand-in speaks exec over WebSocket (%s) or SPDY/3.1 (%s), "
+			      "not %s",
+			      PROTO_V5, PROTO_V4, up ? up : "this protocol");
 		return;
-	}
-	const char *proto = pick_protocol(kb_http_req_header(http, "sec-websocket-protocol"));
-	const char *version = kb_http_req_header(http, "sec-websocket-version");
-	char accept[KB_WS_ACCEPT_LEN + 1];
-	if (!version || strcmp(version, "13") != 0 ||
-	    !kb_http_req_header(http, "sec-websocket-key") ||
-	    kb_ws_accept(kb_http_req_header(http, "sec-websocket-key"), accept) < 0) {
-		reply_statusf(r, 400, "BadRequest", "a WebSocket version 13 handshake is required");
-		return;
-	}
-	if (!proto) {
-		reply_statusf(r, 400, "BadRequest",
-			      "none of the offered subprotocols is supported: use %s or %s",
-			      PROTO_V5, PROTO_V4);
-		return;
+	} else {
+		const char *proto =
+		    pick_protocol(kb_http_req_header(http, "sec-websocket-protocol"));
+		const char *version = kb_http_req_header(http, "sec-websocket-version");
+		char accept[KB_WS_ACCEPT_LEN + 1];
+		if (!version || strcmp(version, "13") != 0 ||
+		    !kb_http_req_header(http, "sec-websocket-key") ||
+		    kb_ws_accept(kb_http_req_header(http, "sec-websocket-key"), accept) < 0) {
+			reply_statusf(r, 400, "BadRequest",
+				      "a WebSocket version 13 handshake is required");
+			return;
+		}
+		if (!proto) {
+			reply_statusf(r, 400, "BadRequest",
+				      "none of the offered subprotocols is supported: use %s or %s",
+				      PROTO_V5, PROTO_V4);
+			return;
+		}
+		snprintf(head, sizeof(head),
+			 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n"
+			 "Sec-WebSocket-Protocol: %s\r\n",
+			 accept, proto);
 	}
 	struct exec_query q;
 	int rc = parse_exec_query(http->query, &q);
@@ -655,6 +831,19 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 		reply_errno(r, -ENOMEM, NULL);
 		return;
 	}
+	if (spdy && !(sx->spdy = kb_spdy_new(&spdy_cbs, sx))) {
+		free(sx);
+		free_env(env);
+		free(q.buf);
+		reply_errno(r, -ENOMEM, NULL);
+		return;
+	}
+	/* the streams a kubelet waits for */
+	sx->want[CH_ERROR] = true;
+	sx->want[CH_STDIN] = q.in;
+	sx->want[CH_STDOUT] = q.out;
+	sx->want[CH_STDERR] = q.err && !q.tty;
+	sx->want[CH_RESIZE] = q.tty;
 	uv_loop_t *loop = r->px->loop;
 	kb_ws_parser_init(&sx->ws, true, MAX_MESSAGE);
 	sx->tty = q.tty;
@@ -687,11 +876,6 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 		kb_info("standin", "exec %s/%s: %s", r->ns, r->name, sx->spawn_error);
 	}
 	free(q.buf);
-	char head[256];
-	snprintf(head, sizeof(head),
-		 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n"
-		 "Sec-WebSocket-Protocol: %s\r\n",
-		 accept, proto);
 	r->http = NULL; /* the session answers it from now on */
 	sx->http = http;
 	kb_http_req_on_abort(http, client_gone, sx);
@@ -699,5 +883,6 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 		/* the client is gone: its abort callback releases the session */
 		return;
 	}
-	uv_timer_start(&sx->ready, on_ready, READY_MS, 0);
+	/* SPDY: output waits for the streams, for STREAMS_MS at most */
+	uv_timer_start(&sx->ready, on_ready, spdy ? STREAMS_MS : READY_MS, 0);
 }

@@ -19,11 +19,14 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_openapi2.sh"
 . "$here/t_kinds.sh"
 . "$here/t_dns.sh"
+. "$here/t_spdy.sh"
+. "$here/t_clients.sh"
 . "$here/t_metrics.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
 server_suite_basic
+clients_suite_python
 kubectl_suite "$(command -v kubectl)" e2e-path path
 for v in 1.33 1.30; do
   if [ -x "$GSDK/kubectl.$v" ]; then kubectl_suite "$GSDK/kubectl.$v" "e2e-${v/./-}" "$v"

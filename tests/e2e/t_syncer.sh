@@ -892,10 +892,10 @@ syncer_suite_exec_protocol() {
   expect_eq "kubectl cp (tar over exec) from the pod" "$(cat "$E2E_TMP/cp.src")" cat "$E2E_TMP/cp.dst"
   expect_fail "kubectl attach: the host's refusal is passed on" 'pods/attach is not served here' \
     timeout 20 "${T[@]}" attach ex -c main
-  expect "port-forward: the host's refusal is passed on" 'pods/portforward is not served here' \
+  expect "port-forward: the host's refusal is passed on" 'port-forward over WebSocket needs the subprotocol SPDY/3.1\+portforward.k8s.io' \
     curl -sS --cacert "$E2E_TMP/t1/ca.crt" --cert "$E2E_TMP/t1/admin.crt" --key "$E2E_TMP/t1/admin.key" \
       -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
-      -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: v4.channel.k8s.io' \
+      -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Protocol: v5.channel.k8s.io' \
       "https://127.0.0.1:$T_t1_PORT/api/v1/namespaces/default/pods/ex/portforward?ports=80"
 }
 
@@ -944,6 +944,8 @@ syncer_suite() {
   syncer_suite_update
   syncer_suite_logs_follow
   syncer_suite_exec
+  syncer_suite_portforward
+  syncer_suite_exec_spdy
   syncer_suite_downward
   syncer_suite_classes
   syncer_suite_debug

@@ -1079,12 +1079,53 @@ START_TEST(reasons)
 }
 END_TEST
 
+/* Protocol offers in repeated and comma-separated header lines, as kubectl
+ * sends X-Stream-Protocol-Version once per protocol. */
+START_TEST(req_offers)
+{
+	struct kb_http_header h[] = {
+	    {"x-stream-protocol-version", "v4.channel.k8s.io"},
+	    {"x-stream-protocol-version", "v3.channel.k8s.io"},
+	    {"sec-websocket-protocol", " base64.binary.k8s.io ,\tSPDY/3.1+portforward.k8s.io "},
+	    {"upgrade", ""},
+	};
+	kb_http_req_t r = {.headers = h, .nheaders = 4};
+	ck_assert(kb_http_req_offers(&r, "X-Stream-Protocol-Version", "v3.channel.k8s.io"));
+	ck_assert(kb_http_req_offers(&r, "x-stream-protocol-version", "V4.CHANNEL.K8S.IO"));
+	ck_assert(!kb_http_req_offers(&r, "x-stream-protocol-version", "channel.k8s.io"));
+	ck_assert(!kb_http_req_offers(&r, "x-stream-protocol-version", "v4.channel.k8s"));
+	ck_assert(kb_http_req_offers(&r, "sec-websocket-protocol", "spdy/3.1+portforward.k8s.io"));
+	ck_assert(kb_http_req_offers(&r, "sec-websocket-protocol", "base64.binary.k8s.io"));
+	ck_assert(!kb_http_req_offers(&r, "sec-websocket-protocol", "portforward.k8s.io"));
+	ck_assert(!kb_http_req_offers(&r, "upgrade", ""));
+	ck_assert(!kb_http_req_offers(&r, "connection", "upgrade"));
+}
+END_TEST
+
+/* kube-apiserver's booleans in queries: only "0" and "false" are false
+ * (client libraries send "True"; an empty value is true). */
+START_TEST(query_bool)
+{
+	ck_assert(kb_http_query_bool("true"));
+	ck_assert(kb_http_query_bool("True"));
+	ck_assert(kb_http_query_bool("1"));
+	ck_assert(kb_http_query_bool(""));
+	ck_assert(kb_http_query_bool("yes"));
+	ck_assert(!kb_http_query_bool("0"));
+	ck_assert(!kb_http_query_bool("false"));
+	ck_assert(!kb_http_query_bool("FALSE"));
+	ck_assert(kb_http_query_bool("00"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lib/http");
 	TCase *tc = tcase_create("server");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, get_keep_alive);
+	tcase_add_test(tc, req_offers);
+	tcase_add_test(tc, query_bool);
 	tcase_add_test(tc, post_bodies);
 	tcase_add_test(tc, body_too_large);
 	tcase_add_test(tc, head_too_large);
