@@ -129,7 +129,7 @@ static json_t *role_obj(const struct tenant *t, const char *sa)
 	    "{s:[s],s:[s,s,s],s:[s,s]},"
 	    "{s:[s],s:[s,s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s,s]},"
 	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s]},"
-	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]}]}",
+	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s]}]}",
 	    "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata",
 	    meta(t, sa, t->host_namespace), "rules", "apiGroups", "", "resources", "pods", "verbs",
 	    "get", "list", "watch", "create", "update", "patch", "delete", "apiGroups", "",
@@ -140,7 +140,8 @@ static json_t *role_obj(const struct tenant *t, const char *sa)
 	    "list", "watch", "apiGroups", "", "resources", "persistentvolumeclaims", "verbs", "get",
 	    "list", "watch", "create", "update", "patch", "delete", "apiGroups", "", "resources",
 	    "pods/ephemeralcontainers", "verbs", "get", "patch", "apiGroups", "", "resources",
-	    "services", "verbs", "get", "list", "watch", "create", "update", "patch", "delete");
+	    "services", "verbs", "get", "list", "watch", "create", "update", "patch", "delete",
+	    "apiGroups", "metrics.k8s.io", "resources", "pods", "verbs", "get", "list");
 }
 
 static json_t *binding_obj(const struct tenant *t, const char *kind, const char *name,
@@ -194,13 +195,15 @@ int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len)
 	if ((rc = ensure(h, t, path, sa, o, NULL, &made, err, len)) < 0)
 		return rc;
 	/* cluster-scoped reads: the nodes its pods run on, the priority
-	 * classes the tenant gets copies of */
-	o = json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:[{s:[s],s:[s],s:[s]},{s:[s],s:[s],s:[s,s,s]}]}",
+	 * classes the tenant gets copies of, node metrics (kubectl top node) */
+	o = json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:[{s:[s],s:[s],s:[s]},{s:[s],s:[s],s:[s,s,s]},"
+		      "{s:[s],s:[s],s:[s,s]}]}",
 		      "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "ClusterRole",
 		      "metadata", "name", NODES_ROLE, "labels", MANAGED, "kubicle", "rules",
 		      "apiGroups", "", "resources", "nodes", "verbs", "get", "apiGroups",
 		      "scheduling.k8s.io", "resources", "priorityclasses", "verbs", "get", "list",
-		      "watch");
+		      "watch", "apiGroups", "metrics.k8s.io", "resources", "nodes", "verbs", "get",
+		      "list");
 	if ((rc = ensure(h, t, "/apis/rbac.authorization.k8s.io/v1/clusterroles", NODES_ROLE, o,
 			 "rules", &made, err, len)) < 0)
 		return rc;

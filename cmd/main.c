@@ -290,8 +290,10 @@ static void on_signal(uv_signal_t *sig, int signum)
 	dns_stop(s->dns);
 	s->dns = NULL;
 	if (s->syncer) {
-		if (s->proxy)
-			proxy_set_metrics(s->proxy, NULL, NULL);
+		if (s->proxy) {
+			proxy_set_prom(s->proxy, NULL, NULL);
+			proxy_set_metrics(s->proxy, NULL, NULL, NULL);
+		}
 		syncer_stop(s->syncer);
 		s->syncer = NULL;
 	}
@@ -347,6 +349,12 @@ static int issue_sa_token(void *px, const char *ns, const char *sa, long ttl, ch
 	return proxy_issue_sa_token(px, ns, sa, ttl, jwt);
 }
 
+/* The host's metrics API came or went: the tenant serves it or not. */
+static void metrics_changed(void *px, bool available)
+{
+	proxy_metrics_available(px, available);
+}
+
 /* Starts the syncer to the host cluster; pods reach the tenant API at the
  * advertised address (else the listen address) and `port`, with their
  * tenant service-account token mounted. */
@@ -356,8 +364,8 @@ static void metric(struct kb_buf *b, const char *name, const char *type, const c
 	kb_prom_sample(b, name, NULL, NULL, 0, v);
 }
 
-/* The syncer's part of GET /metrics (proxy_set_metrics). */
-static void syncer_metrics(void *arg, struct kb_buf *b)
+/* The syncer's part of GET /metrics (proxy_set_prom). */
+static void syncer_prom(void *arg, struct kb_buf *b)
 {
 	struct syncer_stats st;
 	syncer_get_stats(arg, &st);
@@ -397,10 +405,13 @@ static int start_syncer(struct server *s, struct serve_args *a, int port)
 	a->host.api_port = port;
 	a->host.issue_token = issue_sa_token;
 	a->host.token_arg = s->proxy;
+	a->host.metrics_changed = metrics_changed;
+	a->host.metrics_arg = s->proxy;
 	int rc = syncer_start(s->loop, s->store, &a->host, &s->syncer);
 	if (rc == 0) {
 		proxy_set_host(s->proxy, syncer_pod_log, syncer_pod_connect, s->syncer);
-		proxy_set_metrics(s->proxy, syncer_metrics, s->syncer);
+		proxy_set_prom(s->proxy, syncer_prom, s->syncer);
+		proxy_set_metrics(s->proxy, syncer_metrics_get, syncer_metrics_cancel, s->syncer);
 	}
 	return rc;
 }

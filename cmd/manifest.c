@@ -423,7 +423,7 @@ static json_t *obj_role(const struct man_args *a)
 	json_t *rw = json_pack("[s,s,s,s,s,s,s]", "get", "list", "watch", "create", "update",
 			       "patch", "delete");
 	json_t *rules = json_pack(
-	    "[o,o,o,o,o,o,o,o]", rule("", json_pack("[s]", "pods"), json_deep_copy(rw)),
+	    "[o,o,o,o,o,o,o,o,o]", rule("", json_pack("[s]", "pods"), json_deep_copy(rw)),
 	    rule("", json_pack("[s]", "pods/log"), json_pack("[s]", "get")),
 	    rule("", json_pack("[s,s,s]", "pods/exec", "pods/attach", "pods/portforward"),
 		 json_pack("[s,s]", "get", "create")),
@@ -432,7 +432,8 @@ static json_t *obj_role(const struct man_args *a)
 	    rule("", json_pack("[s]", "persistentvolumeclaims"), json_deep_copy(rw)),
 	    rule("", json_pack("[s]", "pods/ephemeralcontainers"),
 		 json_pack("[s,s]", "get", "patch")),
-	    rule("", json_pack("[s]", "services"), json_incref(rw)));
+	    rule("", json_pack("[s]", "services"), json_incref(rw)),
+	    rule("metrics.k8s.io", json_pack("[s]", "pods"), json_pack("[s,s]", "get", "list")));
 	json_decref(rw);
 	json_object_set_new(o, "rules", rules);
 	return o;
@@ -453,17 +454,20 @@ static json_t *binding(const struct man_args *a, const char *kind, const char *n
 }
 
 /* The syncer mirrors the host nodes its pods run on (get) and the host's
- * priority classes (list and watch): cluster-scoped reads.
+ * priority classes (list and watch), and reads node metrics (kubectl top
+ * node): cluster-scoped reads.
  * One ClusterRole for every tenant, as `kubicle create` makes it (same name
  * and rules, no tenant label: deleting a tenant must not remove it). */
 static json_t *obj_cluster_role(void)
 {
-	return json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:[o,o]}", "apiVersion",
-			 "rbac.authorization.k8s.io/v1", "kind", "ClusterRole", "metadata", "name",
-			 MAN_NODES_ROLE, "labels", "app.kubernetes.io/managed-by", "kubicle",
-			 "rules", rule("", json_pack("[s]", "nodes"), json_pack("[s]", "get")),
-			 rule("scheduling.k8s.io", json_pack("[s]", "priorityclasses"),
-			      json_pack("[s,s,s]", "get", "list", "watch")));
+	return json_pack(
+	    "{s:s,s:s,s:{s:s,s:{s:s}},s:[o,o,o]}", "apiVersion", "rbac.authorization.k8s.io/v1",
+	    "kind", "ClusterRole", "metadata", "name", MAN_NODES_ROLE, "labels",
+	    "app.kubernetes.io/managed-by", "kubicle", "rules",
+	    rule("", json_pack("[s]", "nodes"), json_pack("[s]", "get")),
+	    rule("scheduling.k8s.io", json_pack("[s]", "priorityclasses"),
+		 json_pack("[s,s,s]", "get", "list", "watch")),
+	    rule("metrics.k8s.io", json_pack("[s]", "nodes"), json_pack("[s,s]", "get", "list")));
 }
 
 static json_t *obj_cluster_role_binding(const struct man_args *a)

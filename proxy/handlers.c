@@ -1259,6 +1259,10 @@ void handle_resource(struct req *r)
 		return;
 	if (!sub_allowed(r))
 		return;
+	if (metrics_row(r->res)) {
+		metrics_handle(r);
+		return;
+	}
 	if (!r->res->stored) {
 		virtual_handle(r);
 		return;

@@ -760,8 +760,8 @@ void prom_serve(struct req *r)
 		write_storage(r->px, &b);
 		write_process(pm, &b);
 	}
-	if (r->px->metrics_fn)
-		r->px->metrics_fn(r->px->metrics_arg, &b);
+	if (r->px->prom_fn)
+		r->px->prom_fn(r->px->prom_arg, &b);
 	reply_text(r, 200, KB_PROM_CONTENT_TYPE, b.data ? b.data : "", b.len);
 	kb_buf_free(&b);
 }
@@ -800,8 +800,8 @@ void prom_stop(struct proxy *px)
 	px->prom = NULL;
 }
 
-void proxy_set_metrics(proxy_t *px, proxy_metrics_fn fn, void *arg)
+void proxy_set_prom(proxy_t *px, proxy_prom_fn fn, void *arg)
 {
-	px->metrics_fn = fn;
-	px->metrics_arg = arg;
+	px->prom_fn = fn;
+	px->prom_arg = arg;
 }

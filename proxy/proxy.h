@@ -69,8 +69,34 @@ void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn 
  * `arg` is borrowed and must outlive the proxy (or be unset with fn NULL
  * first). Loop thread only. */
 struct kb_buf;
-typedef void (*proxy_metrics_fn)(void *arg, struct kb_buf *out);
-void proxy_set_metrics(proxy_t *px, proxy_metrics_fn fn, void *arg);
+typedef void (*proxy_prom_fn)(void *arg, struct kb_buf *out);
+void proxy_set_prom(proxy_t *px, proxy_prom_fn fn, void *arg);
+
+/*
+ * The resource metrics API (metrics.k8s.io/v1beta1: PodMetrics `pods`,
+ * NodeMetrics `nodes`, get and list; proxy/metrics.c) answered from a host's
+ * metrics API. Once authorized, a read lists the tenant's pods (or nodes)
+ * it may show and calls `fetch(arg, plural, ns, name, objs, done,
+ * done_arg)`, which returns a handle and answers later through `done` (never
+ * from inside fetch), or returns NULL (503); `cancel(handle)` drops it when
+ * the client goes away. `arg` is borrowed and must outlive the proxy.
+ * The API is served (discovery, routing) only while proxy_metrics_available
+ * says so: kubectl top then works as against a cluster with metrics-server,
+ * and says "Metrics API not available" otherwise.
+ */
+typedef void (*proxy_metrics_done_fn)(void *done_arg, int err, long status, json_t *items,
+				      const char *message);
+typedef void *(*proxy_metrics_fetch_fn)(void *arg, const char *plural, const char *ns,
+					const char *name, const json_t *objs,
+					proxy_metrics_done_fn done, void *done_arg);
+typedef void (*proxy_metrics_cancel_fn)(void *handle);
+void proxy_set_metrics(proxy_t *px, proxy_metrics_fetch_fn fetch, proxy_metrics_cancel_fn cancel,
+		       void *arg);
+/* Serves the metrics API (true) or not (false). The first time it is served,
+ * the ClusterRole system:aggregated-metrics-reader that metrics-server's
+ * manifest installs is created (get, list, watch on metrics.k8s.io pods and
+ * nodes, aggregated into view, edit and admin) unless it exists. */
+void proxy_metrics_available(proxy_t *px, bool on);
 
 /* Makes this server a host stand-in whose pods/exec runs the command as a
  * local process of this server (tests and the local demo, where no kubelet

@@ -44,7 +44,10 @@ struct proxy {
 	proxy_pod_log_fn pod_log;         /* pods/log passthrough (subres.c), or NULL */
 	proxy_pod_connect_fn pod_connect; /* pods/exec, attach, portforward, or NULL */
 	void *pod_log_arg;
-	bool standin_exec;   /* proxy_set_standin_exec */
+	bool standin_exec;                    /* proxy_set_standin_exec */
+	proxy_metrics_fetch_fn metrics_fetch; /* proxy_set_metrics, or NULL */
+	proxy_metrics_cancel_fn metrics_cancel;
+	void *metrics_arg;
 	char data_dir[1024]; /* the tenant's directory ("" in tests) */
 	struct authz *authz; /* authz.c: RBAC index and watches */
 	struct audit *audit; /* audit.c: DIR/audit.log, or NULL */
@@ -54,8 +57,8 @@ struct proxy {
 	const struct policy *policy;
 	struct admission *admission;
 	struct prom *prom; /* prom.c: request metrics for GET /metrics */
-	proxy_metrics_fn metrics_fn;
-	void *metrics_arg;
+	proxy_prom_fn prom_fn;
+	void *prom_arg;
 };
 
 /* prom.c: where a request is in its metrics (kube counts long-running
@@ -105,6 +108,7 @@ struct req {
 	char audit_id[65];               /* the Audit-Id of its answer and audit event */
 	uint8_t prom_state;              /* enum prom_state */
 	struct prom_series *prom_series; /* prom.c: its series while long-running */
+	bool async;                      /* a module answers later and frees r (metrics.c) */
 };
 
 /* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the
@@ -206,6 +210,11 @@ void standin_ws_end(kb_http_req_t *http, uint16_t code);
 void hostpod_refuse_fields(const json_t *pod, bool policy, json_t *causes);
 /* hostpod.c: POST pods/binding (a scheduler places a pod on a node). */
 void hostpod_binding(struct req *r);
+
+/* metrics.c: whether res is a row of the metrics API; its GET and LIST
+ * (asks the host: sets r->async and answers later). */
+bool metrics_row(const struct proxy_resource *res);
+void metrics_handle(struct req *r);
 
 /* crd.c: CustomResourceDefinitions turn into resource rows at start-up and
  * whenever one changes. */

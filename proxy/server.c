@@ -308,6 +308,8 @@ static void on_request(kb_http_req_t *http, void *arg)
 	} else {
 		route(r);
 	}
+	if (r->async)
+		return; /* answered and freed later (metrics.c) */
 	/* A watch keeps r->http and takes ownership of r (r->http stays set). */
 	if (r->http && r->q.watch) {
 		audit_log(r, 200);

@@ -3,7 +3,8 @@
 # Sets up, builds and starts Kubicle locally: a host stand-in (a plain
 # kubicle API server, as the host cluster would be, whose pods/exec runs
 # commands as local processes: --standin-exec) with the KAI-like test
-# scheduler (tests/host/scheduler.py: 2 fake nodes with 8 GPUs each, Queue
+# scheduler (tests/host/scheduler.py: 2 fake nodes with 8 GPUs each, made-up
+# PodMetrics/NodeMetrics standing in for metrics-server (kubectl top), Queue
 # "team-a" with 4 GPUs), and one tenant "demo" (`kubicle create`, tenants kept
 # in .kubicle/tenants) whose pods run on it in host namespace "tenants".
 # Stop them with scripts/down.sh.
@@ -40,9 +41,15 @@ YAML
 sched="$home/scheduler"
 mkdir -p "$sched"
 if ! { [ -f "$sched/pid" ] && kill -0 "$(cat "$sched/pid")" 2>/dev/null; }; then
-  nohup python3 tests/host/scheduler.py --data-dir "$home/host" >"$sched/scheduler.log" 2>&1 &
+  nohup python3 tests/host/scheduler.py --data-dir "$home/host" --metrics >"$sched/scheduler.log" 2>&1 &
   echo $! >"$sched/pid"
 fi
+# its first pass installs the stand-in's metrics API (kubectl top): the tenant
+# reads the host's discovery at start (then every 30 s)
+for _ in $(seq 50); do
+  "${H[@]}" get --raw /apis/metrics.k8s.io/v1beta1 >/dev/null 2>&1 && break
+  sleep 0.1
+done
 # the tenant: `kubicle create` (its supervisor restarts it if it dies); it
 # adopts the namespace and Queue made above and keeps port 6443 across restarts
 export KUBICLE_HOME=$home
@@ -60,4 +67,5 @@ echo "try:  kubectl --kubeconfig $home/tenants/demo/kubeconfig get ns"
 echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig apply -f examples/gpu-job.yaml"
 echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig get pods -w   # Pending -> Running"
 echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig exec POD -- sh -c 'echo hi'"
+echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig top pod   # the stand-in's made-up usage"
 echo "      kubectl --kubeconfig $home/host/kubeconfig -n tenants get pods --show-labels"

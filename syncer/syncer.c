@@ -54,11 +54,14 @@ struct syncer {
 	struct host_informer *pods_inf, *events_inf;
 	struct host_classes *classes;
 	struct syncer_mirror *pvcs, *svcs; /* syncer_pvc_kind, syncer_service_kind */
+	struct host_metrics *metrics;      /* the host's metrics API (metrics.c) */
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
 	int (*issue_token)(void *, const char *, const char *, long, char **);
 	void *token_arg;
+	void (*metrics_changed)(void *, bool);
+	void *metrics_arg;
 	char pods_path[256], sel[160];
 	bool host_synced, stopping;
 	struct syncer_stats stats;
@@ -1072,6 +1075,7 @@ static void on_host_synced(json_t *items, void *arg)
 	bool first = !s->host_synced;
 	s->host_synced = true;
 	resync(s);
+	host_metrics_check(s->metrics); /* the host may be back */
 	if (first) {
 		char path[300];
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", s->host_ns);
@@ -1091,6 +1095,7 @@ static void on_resync_timer(uv_timer_t *t)
 {
 	struct syncer *s = t->data;
 	resync(s);
+	host_metrics_check(s->metrics);
 	syncer_mirror_resync(s->pvcs);
 	syncer_mirror_resync(s->svcs);
 }
@@ -1413,6 +1418,23 @@ void syncer_pod_connect(void *arg, kb_http_req_t *req, const char *ns, const cha
 	kb_http_req_on_abort(req, pipe_client_gone, p);
 }
 
+/* ---- the host's metrics API (metrics.c) --------------------------------------------- */
+
+void *syncer_metrics_get(void *arg, const char *plural, const char *ns, const char *name,
+			 const json_t *objs, syncer_metrics_done_fn done, void *done_arg)
+{
+	struct syncer *s = arg;
+	if (s->stopping || !s->metrics)
+		return NULL;
+	return host_metrics_get(s->metrics, strcmp(plural, "pods") == 0, ns, name, objs, done,
+				done_arg);
+}
+
+void syncer_metrics_cancel(void *call)
+{
+	host_metrics_cancel(call);
+}
+
 /* ---- start / stop --------------------------------------------------------------------- */
 
 static int load_creds(const struct syncer_opts *o, struct kb_kubeconfig_creds *c)
@@ -1483,6 +1505,9 @@ static int start_watches(struct syncer *s)
 					.arg = s};
 	if ((rc = host_informer_start(s->loop, s->http, &po, &s->pods_inf)) < 0)
 		return rc;
+	if ((rc = host_metrics_start(s->http, s->tenant, s->host_ns, s->metrics_changed,
+				     s->metrics_arg, &s->metrics)) < 0)
+		return rc;
 	return syncer_classes_start(s->loop, s->http, s->store, &s->classes);
 }
 
@@ -1519,6 +1544,8 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	s->sa_auto = json_object();
 	s->issue_token = o->issue_token;
 	s->token_arg = o->token_arg;
+	s->metrics_changed = o->metrics_changed;
+	s->metrics_arg = o->metrics_arg;
 	s->max_pipes = o->max_streams ? o->max_streams : 256;
 }
 
@@ -1595,6 +1622,8 @@ void syncer_stop(syncer_t *s)
 	syncer_classes_stop(s->classes);
 	syncer_mirror_stop(s->pvcs); /* its calls in flight are dropped next */
 	syncer_mirror_stop(s->svcs);
+	host_metrics_stop(s->metrics);
+	s->metrics = NULL;
 	host_calls_drop(s->http);
 	kb_httpc_close(s->http);
 	uv_close((uv_handle_t *)&s->resync, on_resync_closed);

@@ -102,6 +102,14 @@ struct syncer_opts {
 	int (*issue_token)(void *token_arg, const char *ns, const char *sa, long ttl_seconds,
 			   char **jwt);
 	void *token_arg;
+	/*
+	 * The host's resource metrics API (metrics.k8s.io/v1beta1) came or went:
+	 * called with true once the host's discovery names its pods and nodes,
+	 * with false once it answers 404 (an unreachable host changes nothing).
+	 * NULL: not reported. `metrics_arg` is borrowed, outlives the syncer.
+	 */
+	void (*metrics_changed)(void *metrics_arg, bool available);
+	void *metrics_arg;
 };
 
 /* Starts syncing. `store` is borrowed and must outlive the syncer. Returns
@@ -135,6 +143,27 @@ void syncer_pod_log(void *syncer, kb_http_req_t *req, const char *ns, const char
  */
 void syncer_pod_connect(void *syncer, kb_http_req_t *req, const char *ns, const char *name,
 			const char *sub, const char *query);
+
+/*
+ * PodMetrics or NodeMetrics of the tenant, read from the host's metrics API
+ * (syncer/metrics.c). `plural` "pods" (ns: the tenant namespace, or NULL for
+ * every one) or "nodes" (ns NULL); `name` one object, or NULL for a list.
+ * `objs` (borrowed array of tenant Pods or Nodes; a reference is kept) are
+ * those the answer may show: host items of other objects are dropped. The
+ * host is asked once; `done(arg, err, status, items, message)` follows on a
+ * later loop turn: err a negative errno when the host was not reached
+ * (-ESHUTDOWN when the syncer stops); else the host's status, and with 200
+ * `items`, the tenant's metrics objects (borrowed array, in the order of
+ * objs, without kind), otherwise the host's Status message. Returns a handle
+ * for syncer_metrics_cancel, or NULL (ENOMEM, bad name; no callback then).
+ * Matches proxy_metrics_fetch_fn.
+ */
+typedef void (*syncer_metrics_done_fn)(void *arg, int err, long status, json_t *items,
+				       const char *message);
+void *syncer_metrics_get(void *syncer, const char *plural, const char *ns, const char *name,
+			 const json_t *objs, syncer_metrics_done_fn done, void *arg);
+/* Cancels a read of syncer_metrics_get; its callback is not called. */
+void syncer_metrics_cancel(void *call);
 
 /* Whether `name` is a scheduler profile the syncer knows (kai, kueue,
  * volcano, hami, none). */

@@ -177,6 +177,44 @@ void syncer_record_event(store_t *st, const char *ns, const char *kind, const ch
 			 const char *uid, const char *type, const char *reason, const char *msg,
 			 const char *suffix, const char *component);
 
+/* ---- the host's metrics API (metrics.c) ------------------------------------- */
+/*
+ * PodMetrics of tenant pods `pods` (borrowed array of Pods) from host
+ * PodMetrics items `host` (borrowed array): for each tenant pod, in its
+ * order, the host item named by its translated name and carrying the
+ * tenant's label becomes {metadata: the tenant pod's name, namespace and
+ * labels, the host's creationTimestamp; timestamp, window, containers as
+ * the host has them}. Pods without a host item are left out. New array.
+ */
+json_t *syncer_pod_metrics(const json_t *host, const json_t *pods, const char *tenant);
+/* NodeMetrics of tenant nodes `nodes` (borrowed array of Nodes; a tenant
+ * node has its host node's name) from host NodeMetrics `host` (borrowed):
+ * metadata name, the tenant node's labels, the host's creationTimestamp,
+ * timestamp, window and usage. New array. */
+json_t *syncer_node_metrics(const json_t *host, const json_t *nodes);
+/* Whether an APIResourceList (borrowed) of metrics.k8s.io/v1beta1 names
+ * both pods and nodes. */
+bool syncer_metrics_discovered(const json_t *doc);
+struct host_metrics;
+struct metrics_call;
+/* Starts watching the host's metrics discovery (read now, then at each
+ * host_metrics_check); `changed(arg, available)` is called when the answer
+ * changes. `http` is borrowed and outlives it. 0 or -ENOMEM. */
+int host_metrics_start(kb_httpc_t *http, const char *tenant, const char *host_ns,
+		       void (*changed)(void *arg, bool available), void *arg,
+		       struct host_metrics **out);
+/* Reads the host's discovery again (unless a read is in flight). */
+void host_metrics_check(struct host_metrics *m);
+/* A read for syncer_metrics_get; NULL on ENOMEM (no callback then). */
+struct metrics_call *host_metrics_get(struct host_metrics *m, bool pods, const char *ns,
+				      const char *name, const json_t *objs,
+				      syncer_metrics_done_fn done, void *arg);
+/* Cancels a read in flight: no callback. */
+void host_metrics_cancel(struct metrics_call *c);
+/* Answers the reads in flight -ESHUTDOWN, then frees m (NULL: nothing).
+ * Before kb_httpc_close of its client. */
+void host_metrics_stop(struct host_metrics *m);
+
 /* ---- the host's PriorityClasses (classes.c) ---------------------------------- */
 struct host_classes;
 /* Keeps read-only copies of the host's PriorityClasses (but the system-

@@ -40,13 +40,14 @@ start_server() {
   [ -n "$SERVER_URL" ] || { echo "server $name did not start:"; cat "$E2E_TMP/$name.log"; return 1; }
 }
 
-# start_scheduler NAME: the test scheduler (tests/host/scheduler.py, KAI-like)
-# against the host stand-in started as NAME; logs to NAME-scheduler.log, sets
-# SCHED_PID.
+# start_scheduler NAME [ARGS...]: the test scheduler (tests/host/scheduler.py,
+# KAI-like; ARGS e.g. --metrics) against the host stand-in started as NAME;
+# logs to NAME-scheduler.log, sets SCHED_PID.
 E2E_LIB_DIR=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 start_scheduler() {
-  python3 "$E2E_LIB_DIR/../host/scheduler.py" --data-dir "$E2E_TMP/$1" --interval 0.1 \
-    >>"$E2E_TMP/$1-scheduler.log" 2>&1 &
+  local name=$1; shift
+  python3 "$E2E_LIB_DIR/../host/scheduler.py" --data-dir "$E2E_TMP/$name" --interval 0.1 "$@" \
+    >>"$E2E_TMP/$name-scheduler.log" 2>&1 &
   SCHED_PID=$!
   E2E_PIDS+=("$SCHED_PID")
 }

@@ -4,7 +4,7 @@
 kubelet) for what Kubicle's syncer relies on. Python 3 standard library only:
 it is test tooling, polls a small API server, and reads best as a script.
 
-  scheduler.py --data-dir HOSTDIR [--nodes 2] [--gpus 8] [--interval 0.2]
+  scheduler.py --data-dir HOSTDIR [--nodes 2] [--gpus 8] [--interval 0.2] [--metrics]
 
 Each pass:
   - fake GPU nodes gpu-node-<i> exist (nvidia.com/gpu capacity, Ready);
@@ -21,7 +21,15 @@ Each pass:
   - logs: each running pod gets a few lines in its annotation kubicle.dev/log,
     which the stand-in serves as pods/log;
   - pods being deleted (deletionTimestamp) are removed, as a kubelet would
-    after stopping the containers.
+    after stopping the containers;
+  - with --metrics, a stand-in for metrics-server: the two CustomResource-
+    Definitions of group metrics.k8s.io/v1beta1 (PodMetrics `pods`,
+    NodeMetrics `nodes`) are installed, so the stand-in serves that API's
+    paths, and each running pod gets a PodMetrics of its name (its labels;
+    per container cpu and memory usage equal to the container's requests, or
+    1m and 8Mi without), each node a NodeMetrics (the sum of its pods' usage
+    plus 250m and 1Gi); they go when the pod stops. A real host runs
+    metrics-server, which measures.
 """
 import argparse
 import http.client
@@ -84,13 +92,112 @@ def quota_of(q):
     return None if v is None or v < 0 else v
 
 
+def cpu_milli(q):
+    q = str(q)
+    return int(float(q[:-1])) if q.endswith("m") else int(float(q) * 1000)
+
+
+MEM_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40,
+             "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+
+
+def mem_bytes(q):
+    q = str(q)
+    for u, f in MEM_UNITS.items():
+        if q.endswith(u):
+            return int(float(q[:-len(u)]) * f)
+    return int(float(q))
+
+
+def metrics_crd(plural, kind, scope, body):
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.metrics.k8s.io", "annotations": {
+                # kube wants this for a *.k8s.io group
+                "api-approved.kubernetes.io": "unapproved, the host stand-in's metrics-server"}},
+            "spec": {"group": "metrics.k8s.io", "scope": scope,
+                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind,
+                               "listKind": kind + "List"},
+                     "versions": [{"name": "v1beta1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {
+                                       "type": "object", "properties": dict(
+                                           timestamp={"type": "string"},
+                                           window={"type": "string"}, **body)}}}]}}
+
+
+USAGE = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+METRICS_CRDS = [
+    metrics_crd("pods", "PodMetrics", "Namespaced", {"containers": {
+        "type": "array", "items": {"type": "object", "properties": {
+            "name": {"type": "string"}, "usage": USAGE}}}}),
+    metrics_crd("nodes", "NodeMetrics", "Cluster", {"usage": USAGE}),
+]
+METRICS = "/apis/metrics.k8s.io/v1beta1"
+
+
 class Scheduler:
-    def __init__(self, api, nodes, gpus):
+    def __init__(self, api, nodes, gpus, metrics=False):
         self.api = api
         self.nodes = [f"gpu-node-{i + 1}" for i in range(nodes)]
         self.gpus = gpus
         self.started = {}   # pod uid -> monotonic start
         self.warned = {}    # pod uid -> last message
+        self.metrics = metrics
+        self.written = {}   # metrics path -> the object written there
+
+    def ensure_metrics_api(self):
+        for crd in METRICS_CRDS:
+            self.api.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+
+    def pod_metrics(self, p):
+        md = p["metadata"]
+        cs = []
+        for c in p["spec"].get("containers", []):
+            req = c.get("resources", {}).get("requests", {})
+            cs.append({"name": c["name"], "usage": {
+                "cpu": "%dm" % cpu_milli(req.get("cpu", "1m")),
+                "memory": "%dKi" % (mem_bytes(req.get("memory", "8Mi")) // 1024)}})
+        return {"apiVersion": "metrics.k8s.io/v1beta1", "kind": "PodMetrics",
+                "metadata": {"name": md["name"], "namespace": md["namespace"],
+                             "labels": md.get("labels", {})},
+                "timestamp": now(), "window": "15s", "containers": cs}
+
+    def node_metrics(self, name, pods):
+        cpu, mem = 250, 2**30
+        for pm in pods:
+            for c in pm["containers"]:
+                cpu += cpu_milli(c["usage"]["cpu"])
+                mem += mem_bytes(c["usage"]["memory"])
+        return {"apiVersion": "metrics.k8s.io/v1beta1", "kind": "NodeMetrics",
+                "metadata": {"name": name}, "timestamp": now(), "window": "15s",
+                "usage": {"cpu": "%dm" % cpu, "memory": "%dKi" % (mem // 1024)}}
+
+    def write_metrics(self, pods):
+        want, per_node = {}, {n: [] for n in self.nodes}
+        for p in pods:
+            md = p["metadata"]
+            if p.get("status", {}).get("phase") != "Running" or md.get("deletionTimestamp"):
+                continue
+            pm = self.pod_metrics(p)
+            want[f"{METRICS}/namespaces/{md['namespace']}/pods/{md['name']}"] = pm
+            per_node.setdefault(p["spec"].get("nodeName"), []).append(pm)
+        for n in self.nodes:
+            want[f"{METRICS}/nodes/{n}"] = self.node_metrics(n, per_node[n])
+        for path in [k for k in self.written if k not in want]:
+            self.api.call("DELETE", path)
+            del self.written[path]
+        for path, obj in want.items():
+            old = self.written.get(path)
+            if old is not None and old.get("containers") == obj.get("containers") and \
+                    old.get("usage") == obj.get("usage") and \
+                    old["metadata"].get("labels") == obj["metadata"].get("labels"):
+                continue
+            coll = path.rsplit("/", 1)[0]
+            st, _ = self.api.call("POST", coll, obj)
+            if st == 409:
+                self.api.call("DELETE", path)
+                st, _ = self.api.call("POST", coll, obj)
+            if st == 201:
+                self.written[path] = obj
 
     def ensure_nodes(self):
         for i, name in enumerate(self.nodes):
@@ -201,7 +308,10 @@ class Scheduler:
                         if node in self.nodes else "10.0.0.1", code)
 
     def once(self):
-        self.ensure_nodes() if not getattr(self, "_nodes_done", False) else None
+        if not getattr(self, "_nodes_done", False):
+            self.ensure_nodes()
+            if self.metrics:
+                self.ensure_metrics_api()
         self._nodes_done = True
         st, ql = self.api.call("GET", "/apis/scheduling.run.ai/v2/queues")
         queues = {q["metadata"]["name"]: quota_of(q) for q in ql.get("items", [])} \
@@ -236,6 +346,10 @@ class Scheduler:
             if spec.get("schedulerName") != "kai-scheduler":
                 continue
             self.schedule(p, queues, used, node_used)
+        if self.metrics:
+            st, pl = self.api.call("GET", "/api/v1/pods")
+            if st == 200:
+                self.write_metrics(pl.get("items", []))
 
     def schedule(self, p, queues, used, node_used):
         q = p["metadata"].get("labels", {}).get("kai.scheduler/queue")
@@ -268,8 +382,10 @@ def main():
     ap.add_argument("--nodes", type=int, default=2)
     ap.add_argument("--gpus", type=int, default=8)
     ap.add_argument("--interval", type=float, default=0.2)
+    ap.add_argument("--metrics", action="store_true",
+                    help="stand in for metrics-server (PodMetrics, NodeMetrics)")
     a = ap.parse_args()
-    s = Scheduler(Api(a.data_dir), a.nodes, a.gpus)
+    s = Scheduler(Api(a.data_dir), a.nodes, a.gpus, a.metrics)
     while True:
         try:
             s.once()
