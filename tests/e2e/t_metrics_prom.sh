@@ -28,6 +28,10 @@ prom_delta() {
 }
 
 metrics_prom_suite() {
+  # the "main" server, whatever suite started a server last (dynamic scope:
+  # the prom_* helpers read these too)
+  local KCFG=$E2E_TMP/main/kubeconfig DATA_DIR=$E2E_TMP/main SERVER_URL
+  SERVER_URL=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$KCFG")
   local K="kubectl --kubeconfig $KCFG" ns=prom-e2e
   echo "== metrics (GET /metrics)"
   $K create ns $ns >/dev/null
