@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "lib/log.h"
 #include "lib/util.h"
@@ -628,26 +631,74 @@ static int open_upstream(struct dns *d, const char *spec)
 	return 0;
 }
 
+/*
+ * Port 0: a port free for both UDP and TCP, as two bound sockets (listening,
+ * for TCP). The port UDP is given may be taken for TCP (by another server, or
+ * as the local port of a connection), so a taken one is given back and
+ * another tried.
+ */
+static int bind_free_pair(const struct sockaddr_storage *ss, int *ufd, int *tfd)
+{
+	socklen_t len =
+	    ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	int err = EADDRINUSE;
+	for (int i = 0; i < 64 && err == EADDRINUSE; i++) {
+		struct sockaddr_storage a = *ss;
+		socklen_t alen = sizeof(a);
+		int on = 1;
+		int u = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		int t = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (u >= 0 && t >= 0 && bind(u, (struct sockaddr *)ss, len) == 0 &&
+		    getsockname(u, (struct sockaddr *)&a, &alen) == 0 &&
+		    setsockopt(t, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == 0 &&
+		    bind(t, (struct sockaddr *)&a, len) == 0 && listen(t, 128) == 0) {
+			*ufd = u;
+			*tfd = t;
+			return 0;
+		}
+		err = errno;
+		if (u >= 0)
+			close(u);
+		if (t >= 0)
+			close(t);
+	}
+	return -err;
+}
+
 static int open_listeners(struct dns *d, const char *listen, int *port_out)
 {
 	struct sockaddr_storage ss;
 	int rc = kb_parse_hostport(listen, -1, &ss);
 	if (rc < 0)
 		return rc;
+	bool any = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						  : ((struct sockaddr_in *)&ss)->sin_port) == 0;
+	int ufd = -1, tfd = -1;
+	if (any && (rc = bind_free_pair(&ss, &ufd, &tfd)) < 0)
+		return rc;
 	uv_udp_init(d->loop, &d->udp);
 	d->udp.data = d;
 	d->open++;
-	if ((rc = uv_udp_bind(&d->udp, (struct sockaddr *)&ss, 0)) < 0)
-		return rc;
-	/* port 0: TCP takes the port UDP was given */
-	struct sockaddr_storage bound;
-	int blen = sizeof(bound);
-	if ((rc = uv_udp_getsockname(&d->udp, (struct sockaddr *)&bound, &blen)) < 0)
-		return rc;
 	uv_tcp_init(d->loop, &d->tcp);
 	d->tcp.data = d;
 	d->open++;
-	if ((rc = uv_tcp_bind(&d->tcp, (struct sockaddr *)&bound, 0)) < 0 ||
+	if (any) {
+		if ((rc = uv_udp_open(&d->udp, ufd)) < 0) {
+			close(ufd);
+			close(tfd);
+			return rc;
+		}
+		if ((rc = uv_tcp_open(&d->tcp, tfd)) < 0) {
+			close(tfd);
+			return rc;
+		}
+	} else if ((rc = uv_udp_bind(&d->udp, (struct sockaddr *)&ss, 0)) < 0 ||
+		   (rc = uv_tcp_bind(&d->tcp, (struct sockaddr *)&ss, 0)) < 0) {
+		return rc;
+	}
+	struct sockaddr_storage bound;
+	int blen = sizeof(bound);
+	if ((rc = uv_udp_getsockname(&d->udp, (struct sockaddr *)&bound, &blen)) < 0 ||
 	    (rc = uv_listen((uv_stream_t *)&d->tcp, 128, on_connection)) < 0 ||
 	    (rc = uv_udp_recv_start(&d->udp, udp_alloc, on_udp)) < 0)
 		return rc;
