@@ -255,7 +255,7 @@ static int fail_request(struct ctrl *c, json_t *csr, const char *why)
 		json_decref(status);
 		status = json_object();
 	}
-	json_t *conds = kb_json_object_at(status, "conditions");
+	json_t *conds = json_object_get(status, "conditions");
 	if (!json_is_array(conds)) {
 		conds = json_array();
 		json_object_set_new(status, "conditions", conds);

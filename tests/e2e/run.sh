@@ -22,6 +22,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_spdy.sh"
 . "$here/t_clients.sh"
 . "$here/t_metrics_prom.sh"
+. "$here/t_csr.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -59,4 +60,5 @@ openapi2_suite
 kinds_suite
 dns_suite
 metrics_prom_suite
+csr_suite
 e2e_summary
