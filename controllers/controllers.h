@@ -2,8 +2,9 @@
 /*
  * Controllers of one tenant, with kube-controller-manager's semantics:
  * ReplicaSet, Deployment, Job, CronJob, StatefulSet, Endpoints,
- * EndpointSlice and the garbage collector (ownerReferences with Background,
- * Foreground and Orphan propagation).
+ * EndpointSlice, the kube-apiserver-client CSR signer and the CSR cleaner,
+ * and the garbage collector (ownerReferences with Background, Foreground and
+ * Orphan propagation).
  *
  * DESIGN
  * Threading: everything runs on the API's libuv loop thread. One store

@@ -260,9 +260,11 @@ static int fail_request(struct ctrl *c, json_t *csr, const char *why)
 		conds = json_array();
 		json_object_set_new(status, "conditions", conds);
 	}
-	json_array_append_new(conds, json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "Failed", "status",
-					       "True", "reason", "SignerValidationFailure",
-					       "message", why, "lastUpdateTime", now));
+	/* lastTransitionTime as kube's status strategy defaults it */
+	json_array_append_new(conds,
+			      json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "type", "Failed", "status",
+					"True", "reason", "SignerValidationFailure", "message", why,
+					"lastUpdateTime", now, "lastTransitionTime", now));
 	int rc = write_status(c, csr, status);
 	json_decref(status);
 	return rc;
