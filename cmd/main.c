@@ -491,6 +491,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (a.event_ttl > 0)
 		ctrl_set_event_ttl(s.ctrl, a.event_ttl);
+	ctrl_set_ca(s.ctrl, a.pki_dir); /* without a CA, CSRs are left unsigned */
 	uv_signal_init(s.loop, &s.sigterm);
 	uv_signal_init(s.loop, &s.sigint);
 	s.sigterm.data = s.sigint.data = &s;

@@ -2,8 +2,9 @@
 /*
  * Controllers of one tenant, with kube-controller-manager's semantics:
  * ReplicaSet, Deployment, Job, CronJob, StatefulSet, Endpoints,
- * EndpointSlice and the garbage collector (ownerReferences with Background,
- * Foreground and Orphan propagation).
+ * EndpointSlice, the kube-apiserver-client CSR signer and the CSR cleaner,
+ * and the garbage collector (ownerReferences with Background, Foreground and
+ * Orphan propagation).
  *
  * DESIGN
  * Threading: everything runs on the API's libuv loop thread. One store
@@ -45,6 +46,11 @@ void ctrl_stop(ctrl_t *c);
 /* kube-apiserver's --event-ttl: events are deleted this many seconds after
  * their last write (default 3600). */
 void ctrl_set_event_ttl(ctrl_t *c, long seconds);
+
+/* Signs CertificateSigningRequests of signerName
+ * kubernetes.io/kube-apiserver-client with the CA in pki_dir (ca.crt,
+ * ca.key; read now, blocking). 0, or -errno (logged; nothing is signed). */
+int ctrl_set_ca(ctrl_t *c, const char *pki_dir);
 
 /* ---- pure pieces (any thread) ---------------------------------------------- */
 
@@ -95,5 +101,27 @@ json_t *ctrl_eps_endpoint(const json_t *pod, const json_t *svc, bool v6);
 /* The EndpointSlice ports of svc for pod (name, port, protocol,
  * appProtocol); service ports that do not resolve on the pod are left out. */
 json_t *ctrl_eps_ports(const json_t *svc, const json_t *pod);
+
+/* ---- CertificateSigningRequests (csr.c) ------------------------------------
+ * Pure pieces of kube's kube-apiserver-client signer and csrcleaner. */
+
+/* validAPIServerClientUsages: NULL when the usages (borrowed array) are
+ * "client auth" with optional "digital signature" and "key encipherment";
+ * else kube's message, written into buf. */
+const char *ctrl_csr_client_usages(const json_t *usages, char *buf, size_t len);
+/* The certificate's lifetime in seconds for spec.expirationSeconds
+ * (borrowed, may be NULL): one year without it or above, at least 600. */
+long ctrl_csr_duration(const json_t *expiration_seconds);
+/* PermissiveSigningPolicy's window: notBefore now - 5 min, notAfter now +
+ * ttl (minus 5 min when ttl >= 8 h), cut at the CA's end. 0, or
+ * -EKEYEXPIRED when the CA has expired. */
+int ctrl_csr_validity(time_t now, long ttl, time_t ca_not_after, time_t *not_before,
+		      time_t *not_after);
+/* The usages as OpenSSL keyUsage and extendedKeyUsage values
+ * ("digitalSignature,keyEncipherment", "clientAuth"); "" when none. */
+void ctrl_csr_usages(const json_t *usages, char *ku, size_t kulen, char *eku, size_t ekulen);
+/* csrcleaner's decision for a request (borrowed) at `now`: true to delete
+ * it now; else *next is when it becomes due (0: never). */
+bool ctrl_csr_gc_due(const json_t *csr, time_t now, time_t *next);
 
 #endif

@@ -15,6 +15,7 @@
 #include <uv.h>
 
 #include "controllers/controllers.h"
+#include "lib/pki.h"
 
 /* ---- string map (keys copied, values owned through free_val) ---------- */
 struct kmap;
@@ -51,11 +52,13 @@ struct ctrl {
 	uint64_t last_event_ns; /* the last event name's time */
 	long event_ttl;         /* seconds; 0: one hour */
 	uint64_t last_sweep_ms;
+	/* csr.c: the tenant's CA signing CertificateSigningRequests, or NULL */
+	kb_pki_ca_t *ca;
 };
 
 /* Queue kinds: "rs", "deploy", "job", "cj", "sts", "ep", "eps" (name = the
  * service's), "gc" (name = uid), "adopt",
- * "jobpods" (name unused: the orphan pods of a namespace). */
+ * "jobpods" (name unused: the orphan pods of a namespace), "csr" (ns ""). */
 void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
 			double seconds);
@@ -143,6 +146,9 @@ json_t *ctrl_ep_selected_pods(struct ctrl *c, const json_t *svc); /* new array *
 void ctrl_ep_trigger_time(const json_t *svc, const json_t *pods, char *buf, size_t len);
 /* Removes the Job tracking finalizer from the orphan pods of namespace ns. */
 int job_release_orphans(struct ctrl *c, const char *ns);
+
+/* csr.c: the signer and cleaner of CertificateSigningRequest `name`. */
+int csr_sync(struct ctrl *c, const char *ns, const char *name);
 
 /* gc.c: the ownership index fed by every store event, and its sync. */
 void gc_index(struct ctrl *c, const char *res, const struct store_event *ev);

@@ -175,6 +175,8 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 		return gc_sync(c, name);
 	if (strcmp(kind, "jobpods") == 0)
 		return job_release_orphans(c, ns);
+	if (strcmp(kind, "csr") == 0)
+		return csr_sync(c, ns, name);
 	return 0;
 }
 
@@ -294,6 +296,9 @@ static void on_event(const struct store_event *ev, void *arg)
 		return;
 	gc_index(c, ev->res, ev);
 	endpoints_event(c, ev);
+	if (strcmp(ev->res, "certificates.k8s.io/certificatesigningrequests") == 0 &&
+	    ev->type != STORE_DELETED)
+		ctrl_enqueue(c, "csr", "", ev->name);
 	const char *k = kind_of_res(ev->res);
 	if (k)
 		ctrl_enqueue(c, k, ev->ns, ev->name);
@@ -350,6 +355,9 @@ static void resync(struct ctrl *c)
 			if (k)
 				ctrl_enqueue(c, k, ctrl_ns(o), ctrl_name(o));
 			resync_endpoints(c, r->store_key, o);
+			if (strcmp(r->store_key,
+				   "certificates.k8s.io/certificatesigningrequests") == 0)
+				ctrl_enqueue(c, "csr", "", ctrl_name(o));
 		}
 		json_decref(items);
 	}
@@ -404,6 +412,7 @@ static void on_close(uv_handle_t *h)
 	kmap_free(c->delayed);
 	kmap_free(c->events);
 	gc_free(c);
+	kb_pki_ca_free(c->ca);
 	free(c);
 }
 

@@ -9,7 +9,9 @@
 #ifndef KB_PKI_H
 #define KB_PKI_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 /*
  * Makes sure `dir` holds ca.crt/ca.key, server.crt/server.key (SANs:
@@ -34,5 +36,63 @@ int kb_pki_issue_client(const char *dir, const char *user, const char *const *gr
 int kb_read_file(const char *path, char **out, size_t *len_out);
 /* Writes atomically (temp file + fsync + rename) with `mode`. */
 int kb_write_file(const char *path, const char *data, size_t len, int mode);
+
+/* ---- certificate requests and an in-memory CA (pki_csr.c) -----------------
+ * CPU only, no file I/O except kb_pki_ca_load. */
+
+/* What a PKCS#10 request asks for. */
+struct kb_csr_info {
+	char cn[256];       /* subject CN ("" when none) */
+	char orgs[16][128]; /* subject O values, in order */
+	size_t norgs;
+	bool has_dns, has_ip, has_email, has_uri; /* subjectAltName kinds requested */
+};
+
+/*
+ * Checks PEM text as Go's pem.Decode + x509.ParseCertificateRequest +
+ * CheckSignature do: the first PEM block must be a "CERTIFICATE REQUEST"
+ * whose DER parses and whose self-signature verifies. 0 (info filled when
+ * non-NULL), or -EINVAL with Go's message in err ("PEM block type must be
+ * CERTIFICATE REQUEST", "x509: ECDSA verification failure", ...).
+ */
+int kb_pki_csr_check(const void *pem, size_t len, struct kb_csr_info *info, char *err,
+		     size_t errlen);
+
+/*
+ * Checks PEM text holding certificates: one or more "CERTIFICATE" blocks
+ * without headers, each parsing as X.509; 0 or -EINVAL with the reason in
+ * err. Empty input is fine (0).
+ */
+int kb_pki_certs_check(const void *pem, size_t len, char *err, size_t errlen);
+
+/* notAfter of the first certificate in PEM text: 0 or -EINVAL. */
+int kb_pki_cert_not_after(const void *pem, size_t len, time_t *out);
+
+typedef struct kb_pki_ca kb_pki_ca_t;
+
+/* Loads dir/ca.crt and dir/ca.key (blocking file I/O: at start-up). 0 or
+ * -errno; *out freed with kb_pki_ca_free. */
+int kb_pki_ca_load(const char *dir, kb_pki_ca_t **out);
+void kb_pki_ca_free(kb_pki_ca_t *ca);
+/* The CA certificate's notAfter. */
+time_t kb_pki_ca_not_after(const kb_pki_ca_t *ca);
+
+/* How to sign a request. Strings are OpenSSL extension values. */
+struct kb_pki_sign_opts {
+	const char *key_usage; /* "digitalSignature,keyEncipherment" (critical), or NULL/"" */
+	const char *ext_usage; /* "clientAuth,serverAuth", or NULL/"" */
+	time_t not_before, not_after;
+};
+
+/*
+ * Signs the PEM request csr (checked as kb_pki_csr_check) with `ca`: a
+ * random 128-bit serial, the request's subject (C, ST, L, street,
+ * postalCode, O, OU, CN, serialNumber, in that order, as Go marshals a
+ * parsed name) and DNS/IP/email/URI subjectAltNames, the request's public
+ * key, basicConstraints CA:FALSE, the given usages, authorityKeyIdentifier,
+ * SHA-256. *cert_pem is malloc'ed PEM (caller frees). 0, -EINVAL, -ENOMEM.
+ */
+int kb_pki_ca_sign(const kb_pki_ca_t *ca, const void *csr, size_t len,
+		   const struct kb_pki_sign_opts *opts, char **cert_pem);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
+#include "proxy/csr.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/validate.h"
 
@@ -735,6 +736,10 @@ int obj_validate(struct req *r, json_t *obj, const json_t *old)
 {
 	if (authz_admit(r, obj, old) < 0)
 		return -EACCES;
+	if (csr_is(r->res)) {
+		int rc = csr_write_check(r, obj, old);
+		return rc < 0 ? rc : admission_check(r, obj, old);
+	}
 	json_t *causes = json_array();
 	val_object_meta(r->res, obj, old, causes);
 	val_object(r->res, obj, old, causes);

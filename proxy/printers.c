@@ -1565,6 +1565,49 @@ static void cells_runtimeclass(json_t *cells, const json_t *o, time_t now)
 	add_age(cells, o, now);
 }
 
+static const struct col cols_csr[] = {
+    C_NAME,
+    C_AGE,
+    C_S("SignerName", "signerName indicates the requested signer, and is a qualified name."),
+    C_S("Requestor", "request contains an x509 certificate signing request encoded in a "
+		     "\"CERTIFICATE REQUEST\" PEM block. When serialized as JSON or YAML, the "
+		     "data is additionally base64-encoded."),
+    C_S("RequestedDuration", "expirationSeconds is the requested duration of validity of the "
+			     "issued certificate."),
+    C_S("Condition", "conditions applied to the request. Known conditions are "
+		     "\"Approved\", \"Denied\", and \"Failed\"."),
+    C_END,
+};
+
+/* extractCSRStatus: Denied over Approved over Pending, then Failed, Issued. */
+static void cells_csr(json_t *cells, const json_t *o, time_t now)
+{
+	bool approved = false, denied = false, failed = false;
+	size_t i;
+	json_t *c;
+	json_array_foreach (jp(o, "status.conditions"), i, c) {
+		const char *t = js(c, "type");
+		approved |= strcmp(t, "Approved") == 0;
+		denied |= strcmp(t, "Denied") == 0;
+		failed |= strcmp(t, "Failed") == 0;
+	}
+	char cond[64], dur[32] = "<none>";
+	snprintf(cond, sizeof(cond), "%s%s%s",
+		 denied     ? "Denied"
+		 : approved ? "Approved"
+			    : "Pending",
+		 failed ? ",Failed" : "", *js(o, "status.certificate") ? ",Issued" : "");
+	const json_t *exp = jp(o, "spec.expirationSeconds");
+	if (json_is_integer(exp))
+		kb_age(now - (time_t)json_integer_value(exp), now, dur, sizeof(dur));
+	add_name(cells, o);
+	add_age(cells, o, now);
+	add_s(cells, *js(o, "spec.signerName") ? js(o, "spec.signerName") : "<none>");
+	add_s(cells, js(o, "spec.username"));
+	add_s(cells, dur);
+	add_s(cells, cond);
+}
+
 /* ---- custom resources: additionalPrinterColumns ------------------------------- */
 
 /* The CRD version entry for r->version, or NULL. */
@@ -1703,6 +1746,7 @@ static const struct printer {
     {"scheduling.k8s.io", "PriorityClass", cols_priorityclass, cells_priorityclass},
     {"storage.k8s.io", "StorageClass", cols_storageclass, cells_storageclass},
     {"node.k8s.io", "RuntimeClass", cols_runtimeclass, cells_runtimeclass},
+    {"certificates.k8s.io", "CertificateSigningRequest", cols_csr, cells_csr},
 };
 
 static const struct printer *find_printer(const struct proxy_resource *r)

@@ -281,6 +281,11 @@ void rs_version_in(const struct proxy_resource *res, json_t *obj);
 /* A custom object read from storage: schema defaults, then the version. */
 void rs_crd_out(const struct proxy_resource *res, json_t *obj);
 
+/* csr.c: a write of a CertificateSigningRequest (main resource, /status or
+ * /approval): kube's strategy, validation and certificate admission plugins.
+ * 0, or answered (422/403) and -EINVAL/-EACCES. obj borrowed, modified. */
+int csr_write_check(struct req *r, json_t *obj, const json_t *old);
+
 /* handlers.c: label and field selectors of a list or watch. */
 struct filter {
 	struct sel_label *labels;

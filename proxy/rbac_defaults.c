@@ -6,9 +6,13 @@
  * rules, system:discovery, system:basic-user, system:public-info-viewer,
  * system:auth-delegator, system:monitoring (get on /metrics and the health
  * checks), and the ClusterRoleBindings giving them to system:masters,
- * system:authenticated, system:unauthenticated and system:monitoring.
+ * system:authenticated, system:unauthenticated and system:monitoring; the
+ * certificates.k8s.io roles (system:node-bootstrapper, the CSR approvers).
  */
 #include "proxy/rbac.h"
+
+#include <stdio.h>
+#include <string.h>
 
 static const char defaults_json[] =
     "[{\"apiVersion\":\"rbac.authorization.k8s.io/"
@@ -245,8 +249,59 @@ static const char defaults_json[] =
     "\"kind\":\"ClusterRole\",\"name\":\"system:monitoring\"},\"subjects\":[{\"apiGroup\":"
     "\"rbac.authorization.k8s.io\",\"kind\":\"Group\",\"name\":\"system:monitoring\"}]}]";
 
+/* A bootstrap ClusterRole of one rule (new reference). */
+static json_t *one_rule_role(const char *name, const char *verbs, const char *resource,
+			     const char *resource_name)
+{
+	json_t *rule = json_pack("{s:[s],s:[s],s:[]}", "apiGroups", "certificates.k8s.io",
+				 "resources", resource, "verbs");
+	char buf[64], *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", verbs);
+	for (char *v = strtok_r(buf, ",", &save); v; v = strtok_r(NULL, ",", &save))
+		json_array_append_new(json_object_get(rule, "verbs"), json_string(v));
+	if (resource_name)
+		json_object_set_new(rule, "resourceNames", json_pack("[s]", resource_name));
+	return json_pack("{s:s,s:s,s:{s:s,s:{s:s},s:{s:s}},s:[o]}", "apiVersion",
+			 "rbac.authorization.k8s.io/v1", "kind", "ClusterRole", "metadata", "name",
+			 name, "labels", "kubernetes.io/bootstrapping", "rbac-defaults",
+			 "annotations", "rbac.authorization.kubernetes.io/autoupdate", "true",
+			 "rules", rule);
+}
+
+/* The certificates.k8s.io roles of kube's bootstrap policy (no bindings:
+ * kube-apiserver binds none of them). */
+static void certificate_roles(json_t *out)
+{
+	static const char *const approvers[][2] = {
+	    {"legacy-unknown", "kubernetes.io/legacy-unknown"},
+	    {"kubelet-serving", "kubernetes.io/kubelet-serving"},
+	    {"kube-apiserver-client", "kubernetes.io/kube-apiserver-client"},
+	    {"kube-apiserver-client-kubelet", "kubernetes.io/kube-apiserver-client-kubelet"},
+	};
+	char name[128];
+	json_array_append_new(out,
+			      one_rule_role("system:node-bootstrapper", "create,get,list,watch",
+					    "certificatesigningrequests", NULL));
+	json_array_append_new(
+	    out, one_rule_role("system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+			       "create", "certificatesigningrequests/nodeclient", NULL));
+	json_array_append_new(
+	    out,
+	    one_rule_role("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+			  "create", "certificatesigningrequests/selfnodeclient", NULL));
+	for (size_t i = 0; i < sizeof(approvers) / sizeof(approvers[0]); i++) {
+		snprintf(name, sizeof(name), "system:certificates.k8s.io:%s-approver",
+			 approvers[i][0]);
+		json_array_append_new(out,
+				      one_rule_role(name, "approve", "signers", approvers[i][1]));
+	}
+}
+
 json_t *rbac_defaults(void)
 {
 	json_error_t e;
-	return json_loads(defaults_json, 0, &e);
+	json_t *all = json_loads(defaults_json, 0, &e);
+	if (all)
+		certificate_roles(all);
+	return all;
 }

@@ -89,6 +89,11 @@ static const struct proxy_subresource pdb_subs[] = {
     SUB_STATUS("policy", "v1", "PodDisruptionBudget"), SUB_END};
 static const struct proxy_subresource ing_subs[] = {
     SUB_STATUS("networking.k8s.io", "v1", "Ingress"), SUB_END};
+static const struct proxy_subresource csr_subs[] = {
+    SUB_STATUS("certificates.k8s.io", "v1", "CertificateSigningRequest"),
+    {"approval", "certificates.k8s.io", "v1", "CertificateSigningRequest",
+     VERB_GET | VERB_PATCH | VERB_UPDATE},
+    SUB_END};
 
 /* A kind stored as an object, of group g at version v (proto package pkg). */
 #define STORED(g, v, pkg, kind_, plural_, singular_, ns_)                                      \
@@ -176,6 +181,11 @@ static struct proxy_resource builtins[] = {
 	    false),
      .short_names = S("sc")},
     {STORED("node.k8s.io", "v1", "node", "RuntimeClass", "runtimeclasses", "runtimeclass", false)},
+    /* CSRs: proxy/csr.c (strategy, validation, admission), controllers/csr.c
+     * (signer, cleaner); no spec/status split (the strategy keeps both) */
+    {STORED("certificates.k8s.io", "v1", "certificates", "CertificateSigningRequest",
+	    "certificatesigningrequests", "certificatesigningrequest", false),
+     .short_names = S("csr"), .subresources = csr_subs, .field_selectors = S("spec.signerName")},
     {.group = "events.k8s.io",
      .version = "v1",
      .kind = "Event",

@@ -462,7 +462,9 @@ static msgs_fn name_fn(const struct proxy_resource *r)
 		return msgs_label;
 	if (kind_is(r, "", "Service"))
 		return msgs_1035;
-	if (r && r->group && strcmp(r->group, "rbac.authorization.k8s.io") == 0)
+	if (r && r->group &&
+	    (strcmp(r->group, "rbac.authorization.k8s.io") == 0 ||
+	     strcmp(r->group, "certificates.k8s.io") == 0)) /* CSRs: any path segment */
 		return msgs_path_segment;
 	return msgs_subdomain;
 }

@@ -23,6 +23,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_clients.sh"
 . "$here/t_metrics_prom.sh"
 . "$here/t_metrics.sh"
+. "$here/t_csr.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -61,4 +62,5 @@ kinds_suite
 dns_suite
 metrics_prom_suite
 metrics_suite
+csr_suite
 e2e_summary

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Certificate requests and an in-memory CA (see pki.h): checking a PKCS#10
+ * request and its self-signature with Go's messages, checking PEM
+ * certificates, and signing a request with the tenant's CA.
+ *
+ * DESIGN: the CA's certificate and key are read once (kb_pki_ca_load, at
+ * start-up) and kept; signing is CPU only (one P-256 signature, well under
+ * a millisecond), so callers may sign on the loop thread.
+ */
+#include "lib/pki.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "lib/tls.h"
+
+struct kb_pki_ca {
+	X509 *cert;
+	EVP_PKEY *key;
+};
+
+static void set_err(char *err, size_t len, const char *msg)
+{
+	if (err && len)
+		snprintf(err, len, "%s", msg);
+}
+
+/* The first PEM block of (pem, len): its type and DER bytes (malloc'ed by
+ * OpenSSL, caller frees both). 0, or -ENOENT when there is none. */
+static int first_block(const void *pem, size_t len, char **type, unsigned char **der, long *derlen,
+		       char **header)
+{
+	if (len > INT32_MAX)
+		return -ENOENT;
+	BIO *b = BIO_new_mem_buf(pem, (int)len);
+	if (!b)
+		return -ENOMEM;
+	int ok = PEM_read_bio(b, type, header, der, derlen);
+	BIO_free(b);
+	ERR_clear_error();
+	return ok == 1 ? 0 : -ENOENT;
+}
+
+/* Go's CheckSignature messages, by key type. */
+static const char *sig_failure(const EVP_PKEY *k)
+{
+	switch (EVP_PKEY_get_base_id(k)) {
+	case EVP_PKEY_RSA: return "crypto/rsa: verification error";
+	case EVP_PKEY_ED25519: return "x509: Ed25519 verification failure";
+	default: return "x509: ECDSA verification failure";
+	}
+}
+
+static void name_values(X509_NAME *n, int nid, char (*out)[128], size_t max, size_t *count)
+{
+	int idx = -1;
+	*count = 0;
+	while ((idx = X509_NAME_get_index_by_NID(n, nid, idx)) >= 0 && *count < max) {
+		ASN1_STRING *d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(n, idx));
+		int l = ASN1_STRING_length(d);
+		if (l < 0 || l >= 128)
+			continue;
+		memcpy(out[*count], ASN1_STRING_get0_data(d), (size_t)l);
+		out[*count][l] = '\0';
+		(*count)++;
+	}
+}
+
+static void fill_info(X509_REQ *req, struct kb_csr_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	X509_NAME *n = X509_REQ_get_subject_name(req);
+	char cn[1][128];
+	size_t ncn = 0;
+	name_values(n, NID_commonName, cn, 1, &ncn);
+	if (ncn)
+		snprintf(info->cn, sizeof(info->cn), "%s", cn[0]);
+	name_values(n, NID_organizationName, info->orgs, 16, &info->norgs);
+	STACK_OF(X509_EXTENSION) *exts = X509_REQ_get_extensions(req);
+	GENERAL_NAMES *gens = exts ? X509V3_get_d2i(exts, NID_subject_alt_name, NULL, NULL) : NULL;
+	for (int i = 0; gens && i < sk_GENERAL_NAME_num(gens); i++) {
+		const GENERAL_NAME *g = sk_GENERAL_NAME_value(gens, i);
+		info->has_dns |= g->type == GEN_DNS;
+		info->has_ip |= g->type == GEN_IPADD;
+		info->has_email |= g->type == GEN_EMAIL;
+		info->has_uri |= g->type == GEN_URI;
+	}
+	GENERAL_NAMES_free(gens);
+	sk_X509_EXTENSION_pop_free(exts, X509_EXTENSION_free);
+}
+
+/* Parses and verifies; *out owned by the caller. */
+static int parse_request(const void *pem, size_t len, X509_REQ **out, char *err, size_t errlen)
+{
+	char *type = NULL, *header = NULL;
+	unsigned char *der = NULL;
+	long derlen = 0;
+	int rc = -EINVAL;
+	*out = NULL;
+	if (first_block(pem, len, &type, &der, &derlen, &header) < 0 ||
+	    strcmp(type, "CERTIFICATE REQUEST") != 0) {
+		set_err(err, errlen, "PEM block type must be CERTIFICATE REQUEST");
+		goto out;
+	}
+	const unsigned char *p = der;
+	X509_REQ *req = d2i_X509_REQ(NULL, &p, derlen);
+	EVP_PKEY *k = req ? X509_REQ_get0_pubkey(req) : NULL;
+	if (!req || !k || p != der + derlen) {
+		set_err(err, errlen, "x509: malformed certificate request");
+		X509_REQ_free(req);
+		goto out;
+	}
+	if (X509_REQ_verify(req, k) != 1) {
+		set_err(err, errlen, sig_failure(k));
+		X509_REQ_free(req);
+		goto out;
+	}
+	*out = req;
+	rc = 0;
+out:
+	OPENSSL_free(type);
+	OPENSSL_free(header);
+	OPENSSL_free(der);
+	ERR_clear_error();
+	return rc;
+}
+
+int kb_pki_csr_check(const void *pem, size_t len, struct kb_csr_info *info, char *err,
+		     size_t errlen)
+{
+	X509_REQ *req = NULL;
+	int rc = parse_request(pem, len, &req, err, errlen);
+	if (rc == 0 && info)
+		fill_info(req, info);
+	X509_REQ_free(req);
+	return rc;
+}
+
+int kb_pki_certs_check(const void *pem, size_t len, char *err, size_t errlen)
+{
+	if (len == 0)
+		return 0;
+	if (len > INT32_MAX)
+		return -EINVAL;
+	BIO *b = BIO_new_mem_buf(pem, (int)len);
+	int blocks = 0, rc = 0;
+	char *type = NULL, *header = NULL;
+	unsigned char *der = NULL;
+	long derlen = 0;
+	while (rc == 0 && b && PEM_read_bio(b, &type, &header, &der, &derlen) == 1) {
+		const unsigned char *p = der;
+		X509 *c = NULL;
+		if (strcmp(type, "CERTIFICATE") != 0) {
+			if (err && errlen)
+				snprintf(err, errlen,
+					 "only CERTIFICATE PEM blocks are allowed, found \"%s\"",
+					 type);
+			rc = -EINVAL;
+		} else if (header && *header) {
+			set_err(err, errlen, "no PEM block headers are permitted");
+			rc = -EINVAL;
+		} else if (!(c = d2i_X509(NULL, &p, derlen))) {
+			set_err(err, errlen, "x509: malformed certificate");
+			rc = -EINVAL;
+		}
+		X509_free(c);
+		blocks++;
+		OPENSSL_free(type);
+		OPENSSL_free(header);
+		OPENSSL_free(der);
+		type = header = NULL;
+		der = NULL;
+	}
+	BIO_free(b);
+	ERR_clear_error();
+	if (rc == 0 && blocks == 0) {
+		set_err(err, errlen, "must contain at least one CERTIFICATE PEM block");
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
+int kb_pki_cert_not_after(const void *pem, size_t len, time_t *out)
+{
+	if (len > INT32_MAX)
+		return -EINVAL;
+	BIO *b = BIO_new_mem_buf(pem, (int)len);
+	X509 *c = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+	struct tm tm;
+	int rc = -EINVAL;
+	if (c && ASN1_TIME_to_tm(X509_get0_notAfter(c), &tm) == 1) {
+		*out = timegm(&tm);
+		rc = 0;
+	}
+	X509_free(c);
+	BIO_free(b);
+	ERR_clear_error();
+	return rc;
+}
+
+/* ---- the CA ---- */
+
+int kb_pki_ca_load(const char *dir, kb_pki_ca_t **out)
+{
+	char path[4096];
+	struct kb_pki_ca *ca = calloc(1, sizeof(*ca));
+	if (!ca)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/ca.crt", dir);
+	BIO *b = BIO_new_file(path, "r");
+	ca->cert = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+	BIO_free(b);
+	snprintf(path, sizeof(path), "%s/ca.key", dir);
+	b = BIO_new_file(path, "r");
+	ca->key = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
+	BIO_free(b);
+	if (!ca->cert || !ca->key || X509_check_private_key(ca->cert, ca->key) != 1) {
+		ERR_clear_error();
+		kb_pki_ca_free(ca);
+		return -ENOENT;
+	}
+	*out = ca;
+	return 0;
+}
+
+void kb_pki_ca_free(kb_pki_ca_t *ca)
+{
+	if (!ca)
+		return;
+	X509_free(ca->cert);
+	EVP_PKEY_free(ca->key);
+	free(ca);
+}
+
+time_t kb_pki_ca_not_after(const kb_pki_ca_t *ca)
+{
+	struct tm tm;
+	if (ASN1_TIME_to_tm(X509_get0_notAfter(ca->cert), &tm) != 1)
+		return 0;
+	return timegm(&tm);
+}
+
+/* The request's subject in Go's marshalling order (pkix.Name.ToRDNSequence
+ * of a parsed name): known attributes only, one RDN each. */
+static int copy_subject(X509 *cert, X509_NAME *from)
+{
+	static const int order[] = {
+	    NID_countryName, NID_stateOrProvinceName, NID_localityName,           NID_streetAddress,
+	    NID_postalCode,  NID_organizationName,    NID_organizationalUnitName, NID_commonName,
+	    NID_serialNumber};
+	X509_NAME *to = X509_get_subject_name(cert);
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		int idx = -1;
+		/* Go keeps one common name and serial number, the last one */
+		bool single = order[k] == NID_commonName || order[k] == NID_serialNumber;
+		int last = -1;
+		while ((idx = X509_NAME_get_index_by_NID(from, order[k], idx)) >= 0) {
+			if (single) {
+				last = idx;
+				continue;
+			}
+			ASN1_STRING *d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(from, idx));
+			if (!X509_NAME_add_entry_by_NID(to, order[k], MBSTRING_UTF8,
+							ASN1_STRING_get0_data(d),
+							ASN1_STRING_length(d), -1, 0))
+				return -EINVAL;
+		}
+		if (last >= 0) {
+			ASN1_STRING *d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(from, last));
+			if (!X509_NAME_add_entry_by_NID(to, order[k], MBSTRING_UTF8,
+							ASN1_STRING_get0_data(d),
+							ASN1_STRING_length(d), -1, 0))
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The request's DNS, IP, email and URI names as the certificate's SAN. */
+static int copy_sans(X509 *cert, X509_REQ *req)
+{
+	STACK_OF(X509_EXTENSION) *exts = X509_REQ_get_extensions(req);
+	GENERAL_NAMES *gens = exts ? X509V3_get_d2i(exts, NID_subject_alt_name, NULL, NULL) : NULL;
+	GENERAL_NAMES *keep = sk_GENERAL_NAME_new_null();
+	int rc = keep ? 0 : -ENOMEM;
+	for (int i = 0; rc == 0 && gens && i < sk_GENERAL_NAME_num(gens); i++) {
+		GENERAL_NAME *g = sk_GENERAL_NAME_value(gens, i);
+		if (g->type != GEN_DNS && g->type != GEN_IPADD && g->type != GEN_EMAIL &&
+		    g->type != GEN_URI)
+			continue;
+		GENERAL_NAME *d = GENERAL_NAME_dup(g);
+		if (!d || !sk_GENERAL_NAME_push(keep, d)) {
+			GENERAL_NAME_free(d);
+			rc = -ENOMEM;
+		}
+	}
+	if (rc == 0 && sk_GENERAL_NAME_num(keep) > 0 &&
+	    X509_add1_ext_i2d(cert, NID_subject_alt_name, keep, 0, X509V3_ADD_DEFAULT) != 1)
+		rc = -EINVAL;
+	GENERAL_NAMES_free(keep);
+	GENERAL_NAMES_free(gens);
+	sk_X509_EXTENSION_pop_free(exts, X509_EXTENSION_free);
+	return rc;
+}
+
+static int add_ext(X509 *cert, X509V3_CTX *ctx, int nid, const char *value)
+{
+	X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, ctx, nid, value);
+	if (!ext)
+		return -EINVAL;
+	int ok = X509_add_ext(cert, ext, -1);
+	X509_EXTENSION_free(ext);
+	return ok == 1 ? 0 : -ENOMEM;
+}
+
+static int random_serial(X509 *cert)
+{
+	BIGNUM *bn = BN_new();
+	int rc = -ENOMEM;
+	if (bn && BN_rand(bn, 128, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) == 1 &&
+	    BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert)))
+		rc = 0;
+	BN_free(bn);
+	return rc;
+}
+
+static int build(const kb_pki_ca_t *ca, X509_REQ *req, const struct kb_pki_sign_opts *o, X509 *cert)
+{
+	char ku[256];
+	X509V3_CTX ctx;
+	if (X509_set_version(cert, 2) != 1 || random_serial(cert) < 0 ||
+	    !ASN1_TIME_set(X509_getm_notBefore(cert), o->not_before) ||
+	    !ASN1_TIME_set(X509_getm_notAfter(cert), o->not_after) ||
+	    X509_set_pubkey(cert, X509_REQ_get0_pubkey(req)) != 1 ||
+	    X509_set_issuer_name(cert, X509_get_subject_name(ca->cert)) != 1)
+		return -ENOMEM;
+	if (copy_subject(cert, X509_REQ_get_subject_name(req)) < 0 || copy_sans(cert, req) < 0)
+		return -EINVAL;
+	X509V3_set_ctx(&ctx, ca->cert, cert, NULL, NULL, 0);
+	if (o->key_usage && *o->key_usage) {
+		snprintf(ku, sizeof(ku), "critical,%s", o->key_usage);
+		if (add_ext(cert, &ctx, NID_key_usage, ku) < 0)
+			return -EINVAL;
+	}
+	if ((o->ext_usage && *o->ext_usage &&
+	     add_ext(cert, &ctx, NID_ext_key_usage, o->ext_usage) < 0) ||
+	    add_ext(cert, &ctx, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+	    add_ext(cert, &ctx, NID_authority_key_identifier, "keyid") < 0)
+		return -EINVAL;
+	return X509_sign(cert, ca->key, EVP_sha256()) > 0 ? 0 : -EINVAL;
+}
+
+int kb_pki_ca_sign(const kb_pki_ca_t *ca, const void *csr, size_t len,
+		   const struct kb_pki_sign_opts *opts, char **cert_pem)
+{
+	X509_REQ *req = NULL;
+	int rc = parse_request(csr, len, &req, NULL, 0);
+	if (rc < 0)
+		return rc;
+	X509 *cert = X509_new();
+	BIO *b = BIO_new(BIO_s_mem());
+	rc = cert && b ? build(ca, req, opts, cert) : -ENOMEM;
+	if (rc == 0 && PEM_write_bio_X509(b, cert) != 1)
+		rc = -ENOMEM;
+	if (rc == 0) {
+		char *data = NULL;
+		long n = BIO_get_mem_data(b, &data);
+		*cert_pem = strndup(data, (size_t)n);
+		rc = *cert_pem ? 0 : -ENOMEM;
+	} else {
+		kb_tls_log_errors("pki", "signing a request");
+	}
+	X509_free(cert);
+	X509_REQ_free(req);
+	BIO_free(b);
+	ERR_clear_error();
+	return rc;
+}
