@@ -51,6 +51,10 @@ struct syncer {
 	struct syncer_xlate x;
 	kb_httpc_t *http;
 	unsigned pipes, max_pipes; /* exec/attach/port-forward sessions piped to the host */
+	/* passthroughs in flight, ended by syncer_stop before the host client
+	 * goes (their tenant requests' abort callbacks would reach freed memory) */
+	struct log_pass *logs;
+	struct pipe *pipe_list;
 	struct host_informer *pods_inf, *events_inf;
 	struct host_classes *classes;
 	struct syncer_mirror *pvcs, *svcs; /* syncer_pvc_kind, syncer_service_kind */
@@ -1103,10 +1107,23 @@ static void on_resync_timer(uv_timer_t *t)
 /* ---- pods/log ------------------------------------------------------------------------- */
 
 struct log_pass {
+	struct syncer *s;
+	struct log_pass *prev, *next; /* s->logs */
 	kb_http_req_t *req;
 	kb_httpc_req_t *up;
 	bool started;
 };
+
+static void log_pass_free(struct log_pass *lp)
+{
+	if (lp->prev)
+		lp->prev->next = lp->next;
+	else
+		lp->s->logs = lp->next;
+	if (lp->next)
+		lp->next->prev = lp->prev;
+	free(lp);
+}
 
 static bool on_log_data(kb_httpc_req_t *r, const char *data, size_t len, void *arg)
 {
@@ -1141,14 +1158,14 @@ static void on_log_done(kb_httpc_req_t *r, int err, long status, const char *bod
 				status == 200 ? "text/plain" : "application/json", NULL,
 				body ? body : "", body ? len : 0);
 	}
-	free(lp);
+	log_pass_free(lp);
 }
 
 static void on_log_abort(kb_http_req_t *req, void *arg)
 {
 	struct log_pass *lp = arg;
 	kb_httpc_cancel(lp->up);
-	free(lp);
+	log_pass_free(lp);
 }
 
 static void log_not_found(kb_http_req_t *req, const char *name)
@@ -1179,6 +1196,7 @@ void syncer_pod_log(void *arg, kb_http_req_t *req, const char *ns, const char *n
 		return;
 	}
 	lp->req = req;
+	lp->s = s;
 	struct kb_httpc_call call = {.method = "GET",
 				     .path = path,
 				     .stream = true,
@@ -1193,6 +1211,10 @@ void syncer_pod_log(void *arg, kb_http_req_t *req, const char *ns, const char *n
 		return;
 	}
 	kb_http_req_on_abort(req, on_log_abort, lp);
+	lp->next = s->logs;
+	if (s->logs)
+		s->logs->prev = lp;
+	s->logs = lp;
 }
 
 /* ---- pods/exec, attach, portforward: an upgraded pipe to the host pod ---------------- */
@@ -1222,11 +1244,12 @@ static const char *const pipe_resp_headers[] = {
 
 struct pipe {
 	struct syncer *s;
-	kb_http_req_t *req;   /* the tenant's request; NULL once ended */
-	kb_httpc_tunnel_t *t; /* the host side; NULL once ended */
-	bool open;            /* 101 passed on */
-	int status;           /* the host's refusal, else 0 */
-	struct kb_buf body;   /* its body */
+	struct pipe *prev, *next; /* s->pipe_list */
+	kb_http_req_t *req;       /* the tenant's request; NULL once ended */
+	kb_httpc_tunnel_t *t;     /* the host side; NULL once ended */
+	bool open;                /* 101 passed on */
+	int status;               /* the host's refusal, else 0 */
+	struct kb_buf body;       /* its body */
 	bool req_paused, t_paused;
 	uv_timer_t timer; /* resumes a paused side once the other drained */
 	bool timer_on;
@@ -1235,13 +1258,21 @@ struct pipe {
 static void pipe_timer_closed(uv_handle_t *h)
 {
 	struct pipe *p = h->data;
-	p->s->pipes--;
 	kb_buf_free(&p->body);
 	free(p);
 }
 
+/* Unlinks now (the syncer may be gone when the timer has closed). */
 static void pipe_free(struct pipe *p)
 {
+	struct syncer *s = p->s;
+	s->pipes--;
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		s->pipe_list = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
 	uv_close((uv_handle_t *)&p->timer, pipe_timer_closed);
 }
 
@@ -1404,6 +1435,10 @@ void syncer_pod_connect(void *arg, kb_http_req_t *req, const char *ns, const cha
 	p->s = s;
 	p->req = req;
 	s->pipes++;
+	p->next = s->pipe_list;
+	if (s->pipe_list)
+		s->pipe_list->prev = p;
+	s->pipe_list = p;
 	uv_timer_init(s->loop, &p->timer);
 	p->timer.data = p;
 	struct kb_httpc_tunnel_cbs cbs = {
@@ -1624,6 +1659,23 @@ void syncer_stop(syncer_t *s)
 	syncer_mirror_stop(s->svcs);
 	host_metrics_stop(s->metrics);
 	s->metrics = NULL;
+	/* logs and pipes in flight end now, their tenant requests answered, so
+	 * that no abort callback reaches a host client or syncer that is gone */
+	while (s->logs) {
+		struct log_pass *lp = s->logs;
+		kb_httpc_cancel(lp->up);
+		kb_http_req_on_abort(lp->req, NULL, NULL);
+		if (lp->started)
+			kb_http_stream_end(lp->req);
+		else
+			host_unreachable(lp->req);
+		log_pass_free(lp);
+	}
+	while (s->pipe_list) {
+		struct pipe *p = s->pipe_list;
+		kb_httpc_tunnel_close(p->t); /* no callback after a close */
+		pipe_closed(NULL, -ESHUTDOWN, p);
+	}
 	host_calls_drop(s->http);
 	kb_httpc_close(s->http);
 	uv_close((uv_handle_t *)&s->resync, on_resync_closed);

@@ -200,3 +200,42 @@ syncer_suite_exec_spdy() {
     kubectl --kubeconfig "$SY_HOST_KCFG" get --raw /readyz
   "${T[@]}" delete pod sx --wait=false >/dev/null
 }
+
+# A tenant stopped while sessions pass through it: an exec (WebSocket), an
+# exec over SPDY and a port-forward connection are open; SIGTERM ends them,
+# the server exits cleanly (its log, under ASan, is checked at the end) and
+# the clients return.
+syncer_suite_stop_with_sessions() {
+  sy_start_tenant t9 team-a || { fail "stop with sessions: tenant t9"; return; }
+  local T=(kubectl --kubeconfig "$T_t9_KCFG") pid=$T_t9_PID e1 e2 pf port lp rc echo_pid
+  "${T[@]}" run held --image=busybox -- sleep 3600 >/dev/null
+  "${T[@]}" wait --for=condition=Ready pod/held --timeout=20s >/dev/null
+  timeout 30 "${T[@]}" exec -i held -- cat < <(sleep 60) >/dev/null 2>&1 & e1=$!
+  if [ -x "$GSDK/kubectl.1.27" ]; then
+    timeout 30 "$GSDK/kubectl.1.27" --kubeconfig "$T_t9_KCFG" exec -i held -- cat < <(sleep 60) \
+      >/dev/null 2>&1 & e2=$!
+  fi
+  python3 "$PF_HERE/pfecho.py" serve "$E2E_TMP/pfecho9.port" & echo_pid=$!
+  for _ in $(seq 50); do [ -s "$E2E_TMP/pfecho9.port" ] && break; sleep 0.1; done
+  port=$(cat "$E2E_TMP/pfecho9.port" 2>/dev/null)
+  lp=$(pf_free_port)
+  if [ -n "$port" ] && pf_start "$T_t9_KCFG" kubectl pod/held "$lp:$port"; then
+    python3 -c 'import socket,sys,time; s=socket.create_connection(("127.0.0.1",int(sys.argv[1]))); s.sendall(b"x"); s.recv(1); time.sleep(30)' "$lp" >/dev/null 2>&1 &
+    pf=$!
+  fi
+  expect_until "stop with sessions: two exec sessions are open on the host" "2" \
+    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " <"$f" 2>/dev/null; echo; done | grep -cx "cat "'
+  kill -TERM "$pid"
+  rc=0
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then rc=1; fi
+  expect_eq "stop with sessions: the tenant exits within 10 s of SIGTERM" 0 echo "$rc"
+  wait "$pid" 2>/dev/null; rc=$?
+  expect_eq "stop with sessions: cleanly (exit code 0)" 0 echo "$rc"
+  local start=$SECONDS
+  wait "$e1" ${e2:+"$e2"} 2>/dev/null
+  expect "stop with sessions: the exec clients return at once" '^[0-5]$' echo $((SECONDS - start))
+  [ -n "${pf:-}" ] && kill "$pf" 2>/dev/null
+  pf_stop
+  kill "$echo_pid" 2>/dev/null; wait "$echo_pid" 2>/dev/null
+}

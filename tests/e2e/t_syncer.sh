@@ -946,6 +946,7 @@ syncer_suite() {
   syncer_suite_exec
   syncer_suite_portforward
   syncer_suite_exec_spdy
+  syncer_suite_stop_with_sessions
   syncer_suite_downward
   syncer_suite_classes
   syncer_suite_debug
