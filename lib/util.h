@@ -11,7 +11,28 @@
 #include <stdint.h>
 #include <time.h>
 
-#define KB_ARRAY_SIZE(a)                   (sizeof(a) / sizeof((a)[0]))
+#define KB_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Intrusive doubly linked lists: elements with `prev` and `next` fields,
+ * the first one in `head` (an lvalue). PUSH links e at the front (e's links
+ * are overwritten); UNLINK takes e out (its own links are left as they were). */
+#define KB_LIST_PUSH(head, e)               \
+	do {                                \
+		(e)->prev = NULL;           \
+		(e)->next = (head);         \
+		if (head)                   \
+			(head)->prev = (e); \
+		(head) = (e);               \
+	} while (0)
+#define KB_LIST_UNLINK(head, e)                      \
+	do {                                         \
+		if ((e)->prev)                       \
+			(e)->prev->next = (e)->next; \
+		else                                 \
+			(head) = (e)->next;          \
+		if ((e)->next)                       \
+			(e)->next->prev = (e)->prev; \
+	} while (0)
 #define kb_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 /* "2026-11-29T16:45:16Z" into buf (at least 32 bytes). */

@@ -490,12 +490,7 @@ static void tconn_closed(uv_handle_t *h)
 	for (size_t i = 0; i < MAX_FWD; i++)
 		if (d->fwd[i].used && d->fwd[i].conn == c)
 			d->fwd[i].conn = NULL; /* its answer has nowhere to go */
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		d->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	KB_LIST_UNLINK(d->conns, c);
 	d->nconns--;
 	free(c->buf);
 	free(c);
@@ -577,10 +572,7 @@ static void on_connection(uv_stream_t *server, int status)
 	uv_timer_init(d->loop, &c->idle);
 	c->h.data = c->idle.data = c;
 	c->open = 2;
-	c->next = d->conns;
-	if (d->conns)
-		d->conns->prev = c;
-	d->conns = c;
+	KB_LIST_PUSH(d->conns, c);
 	d->nconns++;
 	if (uv_accept(server, (uv_stream_t *)&c->h) < 0 || d->nconns > MAX_TCP ||
 	    uv_read_start((uv_stream_t *)&c->h, tcp_alloc, on_tcp_read) < 0) {

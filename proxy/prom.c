@@ -417,12 +417,7 @@ void prom_longrun_end(struct req *r, int code)
 
 static void handoff_unlink(struct handoff *h)
 {
-	if (h->prev)
-		h->prev->next = h->next;
-	else
-		h->pm->handoffs = h->next;
-	if (h->next)
-		h->next->prev = h->prev;
+	KB_LIST_UNLINK(h->pm->handoffs, h);
 }
 
 static void on_handoff_done(int status, void *arg)
@@ -446,10 +441,7 @@ void prom_handoff(struct req *r)
 	h->http = r->http;
 	h->s = r->prom_series;
 	h->recv_us = r->recv_us;
-	h->next = pm->handoffs;
-	if (h->next)
-		h->next->prev = h;
-	pm->handoffs = h;
+	KB_LIST_PUSH(pm->handoffs, h);
 	r->prom_series = NULL; /* the gauge is the handoff's now */
 	r->prom_state = PROM_DONE;
 	kb_http_req_on_done(r->http, on_handoff_done, h);

@@ -42,12 +42,7 @@ void host_counters(size_t *errors, size_t *restarts)
 
 static void call_unlink(struct call *c)
 {
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		in_flight = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	KB_LIST_UNLINK(in_flight, c);
 }
 
 void host_calls_drop(kb_httpc_t *client)
@@ -95,10 +90,7 @@ int host_call_ct(kb_httpc_t *c, const char *method, const char *path, const char
 	cl->arg = arg;
 	cl->want_body = strcmp(method, "GET") == 0;
 	cl->client = c;
-	cl->next = in_flight; /* linked first: a request may end at once */
-	if (in_flight)
-		in_flight->prev = cl;
-	in_flight = cl;
+	KB_LIST_PUSH(in_flight, cl); /* linked first: a request may end at once */
 	char *txt = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	struct kb_httpc_call call = {.method = method,
 				     .path = path,

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "lib/log.h"
+#include "lib/util.h"
 #include "syncer/syncer_impl.h"
 
 #define METRICS_GV "/apis/metrics.k8s.io/v1beta1"
@@ -207,12 +208,7 @@ int host_metrics_start(kb_httpc_t *http, const char *tenant, const char *host_ns
 
 static void call_unlink(struct metrics_call *c)
 {
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		c->m->calls = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	KB_LIST_UNLINK(c->m->calls, c);
 	json_decref(c->objs);
 	free(c);
 }
@@ -288,10 +284,7 @@ struct metrics_call *host_metrics_get(struct host_metrics *m, bool pods, const c
 		free(c);
 		return NULL;
 	}
-	c->next = m->calls;
-	if (m->calls)
-		m->calls->prev = c;
-	m->calls = c;
+	KB_LIST_PUSH(m->calls, c);
 	return c;
 }
 

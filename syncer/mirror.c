@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "lib/log.h"
+#include "lib/util.h"
 #include "syncer/syncer_impl.h"
 
 /* A host write in flight, with the host name it concerns. */
@@ -176,21 +177,13 @@ static struct mirror_call *call_new(struct syncer_mirror *m, const char *hn)
 		return NULL;
 	c->m = m;
 	snprintf(c->hn, sizeof(c->hn), "%s", hn);
-	c->next = m->calls;
-	if (m->calls)
-		m->calls->prev = c;
-	m->calls = c;
+	KB_LIST_PUSH(m->calls, c);
 	return c;
 }
 
 static void call_free(struct mirror_call *c)
 {
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		c->m->calls = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	KB_LIST_UNLINK(c->m->calls, c);
 	free(c);
 }
 

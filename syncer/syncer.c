@@ -1116,12 +1116,7 @@ struct log_pass {
 
 static void log_pass_free(struct log_pass *lp)
 {
-	if (lp->prev)
-		lp->prev->next = lp->next;
-	else
-		lp->s->logs = lp->next;
-	if (lp->next)
-		lp->next->prev = lp->prev;
+	KB_LIST_UNLINK(lp->s->logs, lp);
 	free(lp);
 }
 
@@ -1211,10 +1206,7 @@ void syncer_pod_log(void *arg, kb_http_req_t *req, const char *ns, const char *n
 		return;
 	}
 	kb_http_req_on_abort(req, on_log_abort, lp);
-	lp->next = s->logs;
-	if (s->logs)
-		s->logs->prev = lp;
-	s->logs = lp;
+	KB_LIST_PUSH(s->logs, lp);
 }
 
 /* ---- pods/exec, attach, portforward: an upgraded pipe to the host pod ---------------- */
@@ -1267,12 +1259,7 @@ static void pipe_free(struct pipe *p)
 {
 	struct syncer *s = p->s;
 	s->pipes--;
-	if (p->prev)
-		p->prev->next = p->next;
-	else
-		s->pipe_list = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
+	KB_LIST_UNLINK(s->pipe_list, p);
 	uv_close((uv_handle_t *)&p->timer, pipe_timer_closed);
 }
 
@@ -1435,10 +1422,7 @@ void syncer_pod_connect(void *arg, kb_http_req_t *req, const char *ns, const cha
 	p->s = s;
 	p->req = req;
 	s->pipes++;
-	p->next = s->pipe_list;
-	if (s->pipe_list)
-		s->pipe_list->prev = p;
-	s->pipe_list = p;
+	KB_LIST_PUSH(s->pipe_list, p);
 	uv_timer_init(s->loop, &p->timer);
 	p->timer.data = p;
 	struct kb_httpc_tunnel_cbs cbs = {

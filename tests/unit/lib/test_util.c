@@ -290,11 +290,54 @@ START_TEST(quantities)
 }
 END_TEST
 
+struct node {
+	struct node *prev, *next;
+	char name;
+};
+
+/* The list from head forwards and, checking each prev link, as a string. */
+static const char *walk(struct node *head, char *buf)
+{
+	int n = 0;
+	for (struct node *e = head, *before = NULL; e; before = e, e = e->next) {
+		ck_assert_ptr_eq(e->prev, before);
+		buf[n++] = e->name;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* KB_LIST_PUSH links at the front; KB_LIST_UNLINK takes out the head, a
+ * middle element or the tail, and the last one empties the list. */
+START_TEST(intrusive_list)
+{
+	struct node a = {.name = 'a'}, b = {.name = 'b'}, c = {.name = 'c'}, d = {.name = 'd'};
+	struct node *head = NULL;
+	char buf[8];
+	KB_LIST_PUSH(head, &a);
+	KB_LIST_PUSH(head, &b);
+	KB_LIST_PUSH(head, &c);
+	KB_LIST_PUSH(head, &d);
+	ck_assert_str_eq(walk(head, buf), "dcba");
+	KB_LIST_UNLINK(head, &c);
+	ck_assert_str_eq(walk(head, buf), "dba");
+	KB_LIST_UNLINK(head, &d);
+	ck_assert_str_eq(walk(head, buf), "ba");
+	KB_LIST_UNLINK(head, &a);
+	ck_assert_str_eq(walk(head, buf), "b");
+	KB_LIST_UNLINK(head, &b);
+	ck_assert_ptr_null(head);
+	KB_LIST_PUSH(head, &c); /* c's old links are overwritten */
+	ck_assert_str_eq(walk(head, buf), "c");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lib/util");
 	TCase *tc = tcase_create("util");
 	tcase_add_test(tc, age_kubectl);
+	tcase_add_test(tc, intrusive_list);
 	tcase_add_test(tc, age_clock_skew);
 	tcase_add_test(tc, base64_vectors);
 	tcase_add_test(tc, base64_round_trips);
