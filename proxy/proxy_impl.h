@@ -204,6 +204,13 @@ void standin_portforward(struct req *r, const json_t *pod);
  * then the end of the connection (its abort callback unset first). */
 int standin_ws_send(kb_http_req_t *http, enum kb_ws_op op, const void *data, size_t len);
 void standin_ws_end(kb_http_req_t *http, uint16_t code);
+/* The handshakes of both: a version 13 WebSocket request's accept value; the
+ * 101 head of a SPDY/3.1 upgrade to `proto`, negotiated by
+ * X-Stream-Protocol-Version as the kubelet does (a client naming other
+ * protocols only is refused, 403; one naming none gets proto unless `named`).
+ * 0, or -1 with the refusal answered. */
+int standin_ws_accept(struct req *r, char accept[KB_WS_ACCEPT_LEN + 1]);
+int standin_spdy_head(struct req *r, const char *proto, bool named, char *head, size_t len);
 /* hostpod.c: a pod spec field that would reach into the host, for 422
  * causes when px->host_sync (json causes array borrowed). With a policy,
  * only spec.nodeName: the policy's hostFields rule decides the rest. */

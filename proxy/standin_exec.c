@@ -161,6 +161,35 @@ void standin_ws_end(kb_http_req_t *http, uint16_t code)
 	kb_http_raw_end(http);
 }
 
+int standin_ws_accept(struct req *r, char accept[KB_WS_ACCEPT_LEN + 1])
+{
+	const char *version = kb_http_req_header(r->http, "sec-websocket-version");
+	const char *key = kb_http_req_header(r->http, "sec-websocket-key");
+	if (!version || strcmp(version, "13") != 0 || !key || kb_ws_accept(key, accept) < 0) {
+		reply_statusf(r, 400, "BadRequest", "a WebSocket version 13 handshake is required");
+		return -1;
+	}
+	return 0;
+}
+
+int standin_spdy_head(struct req *r, const char *proto, bool named, char *head, size_t len)
+{
+	const char *want = kb_http_req_header(r->http, "x-stream-protocol-version");
+	if ((named || (want && *want)) &&
+	    !kb_http_req_offers(r->http, "x-stream-protocol-version", proto)) {
+		reply_statusf(
+		    r, 403, "Forbidden",
+		    "unable to upgrade: unable to negotiate protocol: client supports %s, "
+		    "server supports %s",
+		    want && *want ? want : "none", proto);
+		return -1;
+	}
+	snprintf(head, len,
+		 "Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: %s\r\n",
+		 proto);
+	return 0;
+}
+
 static int sx_send(struct sx *sx, enum kb_ws_op op, const void *data, size_t len)
 {
 	return standin_ws_send(sx->http, op, data, len);
@@ -589,24 +618,6 @@ static int parse_exec_query(const char *query, struct exec_query *q)
 	return 0;
 }
 
-/* The subprotocol to answer, from the client's offers; NULL: none we speak. */
-static const char *pick_protocol(const char *offer)
-{
-	if (!offer)
-		return NULL;
-	const char *pick = NULL;
-	char *copy = strdup(offer), *save = NULL;
-	for (char *t = copy ? strtok_r(copy, ", ", &save) : NULL; t;
-	     t = strtok_r(NULL, ", ", &save)) {
-		if (strcmp(t, PROTO_V5) == 0)
-			pick = PROTO_V5;
-		else if (strcmp(t, PROTO_V4) == 0 && !pick)
-			pick = PROTO_V4;
-	}
-	free(copy);
-	return pick;
-}
-
 /* What a fieldRef of `pod` reads, as the kubelet resolves it (IP lists
  * joined by commas); NULL for a path it does not resolve. */
 static char *field_value(const json_t *pod, const char *path)
@@ -767,20 +778,9 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 	bool spdy = up && strcasecmp(up, "SPDY/3.1") == 0;
 	char head[256];
 	if (spdy) {
-		/* as the kubelet's handshake: v4 is the SPDY protocol we speak */
-		const char *want = kb_http_req_header(http, "x-stream-protocol-version");
-		if (!kb_http_req_offers(http, "x-stream-protocol-version", PROTO_V4)) {
-			reply_statusf(
-			    r, 403, "Forbidden",
-			    "unable to upgrade: unable to negotiate protocol: client supports "
-			    "%s, server supports %s",
-			    want ? want : "none", PROTO_V4);
+		/* v4 is the one SPDY protocol spoken here: it must be named */
+		if (standin_spdy_head(r, PROTO_V4, true, head, sizeof(head)) < 0)
 			return;
-		}
-		snprintf(head, sizeof(head),
-			 "Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
-			 "X-Stream-Protocol-Version: %s\r\n",
-			 PROTO_V4);
 	} else if (!up || strcasecmp(up, "websocket") != 0) {
 		reply_statusf(r, 400, "BadRequest",
 			      "the host stand-in speaks exec over WebSocket (%s) or SPDY/3.1 (%s), "
@@ -788,17 +788,14 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 			      PROTO_V5, PROTO_V4, up ? up : "this protocol");
 		return;
 	} else {
+		/* v5 preferred, as the kubelet picks it */
 		const char *proto =
-		    pick_protocol(kb_http_req_header(http, "sec-websocket-protocol"));
-		const char *version = kb_http_req_header(http, "sec-websocket-version");
+		    kb_http_req_offers(http, "sec-websocket-protocol", PROTO_V5)   ? PROTO_V5
+		    : kb_http_req_offers(http, "sec-websocket-protocol", PROTO_V4) ? PROTO_V4
+										   : NULL;
 		char accept[KB_WS_ACCEPT_LEN + 1];
-		if (!version || strcmp(version, "13") != 0 ||
-		    !kb_http_req_header(http, "sec-websocket-key") ||
-		    kb_ws_accept(kb_http_req_header(http, "sec-websocket-key"), accept) < 0) {
-			reply_statusf(r, 400, "BadRequest",
-				      "a WebSocket version 13 handshake is required");
+		if (standin_ws_accept(r, accept) < 0)
 			return;
-		}
 		if (!proto) {
 			reply_statusf(r, 400, "BadRequest",
 				      "none of the offered subprotocols is supported: use %s or %s",

@@ -195,6 +195,22 @@ static void pair_drop(struct pf *pf, struct pair *p)
 	}
 }
 
+/* A pair for `port`, linked first in the session (its streams or channel
+ * set by the caller); NULL without memory. */
+static struct pair *pair_new(struct pf *pf, uint16_t port)
+{
+	struct pair *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pf = pf;
+	p->port = port;
+	p->born = uv_now(pf->loop);
+	p->next = pf->pairs;
+	pf->pairs = p;
+	pf->npairs++;
+	return p;
+}
+
 static struct pair *pair_by_stream(struct pf *pf, uint32_t id)
 {
 	for (struct pair *p = pf->pairs; p; p = p->next)
@@ -263,18 +279,14 @@ static void sock_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 		uv_read_stop(s);
 		p->reading = false;
 		p->sock_eof = true;
-		/* our half of the data stream ends; the client may still send
-		 * (the channel protocol cannot say so: the connection ends) */
-		if (!p->done)
-			pair_out(pf, p, false, NULL, 0, true);
+		pair_finish(pf, p); /* our side of both streams ends */
 		if (n != UV_EOF) {
-			pair_finish(pf, p);
 			pair_drop(pf, p);
 			pf_maybe_done(pf);
 			return;
 		}
-		p->done = true;
-		pair_out(pf, p, true, NULL, 0, true);
+		/* the client may still send (the channel protocol cannot say
+		 * that it is done: the pair ends now) */
 		if (!pf->spdy)
 			p->client_fin = true;
 		pair_maybe_end(pf, p);
@@ -341,6 +353,17 @@ static void sock_shutdown(struct pair *p)
 		p->shut = true;
 	else
 		free(req);
+}
+
+/* Bytes from the client for a pair's socket: written, or kept until the
+ * connect completes. 0, or -ENOMEM (a failed write ends the pair). */
+static int pair_take(struct pf *pf, struct pair *p, const uint8_t *d, size_t n)
+{
+	if (!p->connected)
+		return kb_buf_append(&p->early, (const char *)d, n);
+	if (sock_send(p, d, n) < 0)
+		pair_fail(pf, p, "write failed");
+	return 0;
 }
 
 static void connected(uv_connect_t *c, int status)
@@ -413,16 +436,9 @@ static int on_syn(void *arg, uint32_t id, const struct kb_spdy_header *h, size_t
 	if (!p) {
 		if (pf->npairs >= MAX_PAIRS)
 			return kb_spdy_rst(pf->spdy, id, KB_SPDY_REFUSED_STREAM);
-		p = calloc(1, sizeof(*p));
-		if (!p)
+		if (!(p = pair_new(pf, (uint16_t)pn)))
 			return -ENOMEM;
-		p->pf = pf;
 		snprintf(p->id, sizeof(p->id), "%s", rid);
-		p->port = (uint16_t)pn;
-		p->born = uv_now(pf->loop);
-		p->next = pf->pairs;
-		pf->pairs = p;
-		pf->npairs++;
 	}
 	if ((is_err && p->err_id) || (is_data && p->data_id)) {
 		int rc = kb_spdy_rst(pf->spdy, id, KB_SPDY_PROTOCOL_ERROR);
@@ -445,16 +461,10 @@ static int on_data(void *arg, uint32_t id, const uint8_t *d, size_t len, bool fi
 	struct pair *p = pair_by_stream(pf, id);
 	if (!p || id != p->data_id || p->client_fin)
 		return 0; /* the error stream carries nothing from the client */
-	if (len) {
-		if (p->connected) {
-			if (sock_send(p, d, len) < 0) {
-				pair_fail(pf, p, "write failed");
-				return 0;
-			}
-		} else if (kb_buf_append(&p->early, (const char *)d, len) < 0) {
-			return -ENOMEM;
-		}
-	}
+	if (len && pair_take(pf, p, d, len) < 0)
+		return -ENOMEM;
+	if (len && !p->pf)
+		return 0; /* the write failed: the pair is gone */
 	if (fin) {
 		p->client_fin = true;
 		sock_shutdown(p);
@@ -599,13 +609,7 @@ static int chan_in(struct pf *pf, const uint8_t *data, size_t len)
 		d = dec;
 		n = (size_t)m;
 	}
-	int rc = 0;
-	if (p->connected) {
-		if (sock_send(p, d, n) < 0)
-			pair_fail(pf, p, "write failed");
-	} else if (kb_buf_append(&p->early, (const char *)d, n) < 0) {
-		rc = -ENOMEM;
-	}
+	int rc = pair_take(pf, p, d, n);
 	free(dec);
 	if (rc == 0 && pf->http)
 		pf_check(pf);
@@ -700,15 +704,9 @@ void standin_portforward(struct req *r, const json_t *pod)
 	uint16_t ports[MAX_PORTS];
 	int nports = 0;
 	if (ws) {
-		const char *version = kb_http_req_header(http, "sec-websocket-version");
-		const char *key = kb_http_req_header(http, "sec-websocket-key");
 		char accept[KB_WS_ACCEPT_LEN + 1];
-		if (!version || strcmp(version, "13") != 0 || !key ||
-		    kb_ws_accept(key, accept) < 0) {
-			reply_statusf(r, 400, "BadRequest",
-				      "a WebSocket version 13 handshake is required");
+		if (standin_ws_accept(r, accept) < 0)
 			return;
-		}
 		/* SPDY tunnelled (client-go), else the kubelet's channels */
 		const char *proto = NULL;
 		if (kb_http_req_offers(http, "sec-websocket-protocol", WS_PROTO))
@@ -734,22 +732,9 @@ void standin_portforward(struct req *r, const json_t *pod)
 			snprintf(head + n, sizeof(head) - (size_t)n,
 				 "Sec-WebSocket-Protocol: %s\r\n", proto);
 	} else if (up && strcasecmp(up, "SPDY/3.1") == 0) {
-		/* as the kubelet's handshake: a client that names protocols must
-		 * name ours; one that names none is an old client and gets it */
-		const char *want = kb_http_req_header(http, "x-stream-protocol-version");
-		if (want && *want &&
-		    !kb_http_req_offers(http, "x-stream-protocol-version", PROTO)) {
-			reply_statusf(
-			    r, 403, "Forbidden",
-			    "unable to upgrade: unable to negotiate protocol: client supports "
-			    "%s, server supports %s",
-			    want, PROTO);
+		/* a client that names no protocol is an old one and gets ours */
+		if (standin_spdy_head(r, PROTO, false, head, sizeof(head)) < 0)
 			return;
-		}
-		snprintf(head, sizeof(head),
-			 "Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
-			 "X-Stream-Protocol-Version: %s\r\n",
-			 PROTO);
 	} else {
 		reply_statusf(r, 400, "BadRequest", "unable to upgrade: %s is not supported",
 			      up ? up : "this protocol");
@@ -776,16 +761,10 @@ void standin_portforward(struct req *r, const json_t *pod)
 	pf->http = http;
 	kb_http_req_on_abort(http, client_gone, pf);
 	for (int i = nports - 1; i >= 0; i--) { /* the channel protocol's pairs */
-		struct pair *p = calloc(1, sizeof(*p));
+		struct pair *p = pair_new(pf, ports[i]);
 		if (!p)
-			break; /* its connections fail below */
-		p->pf = pf;
-		p->port = ports[i];
+			break; /* the session ends below */
 		p->chan = 2 * i;
-		p->born = uv_now(pf->loop);
-		p->next = pf->pairs;
-		pf->pairs = p;
-		pf->npairs++;
 	}
 	if (kb_http_upgrade(http, head, from_client, pf) < 0)
 		return; /* the client is gone: its abort callback releases the session */
