@@ -318,11 +318,6 @@ static double since_s(int64_t recv_us)
 	return now > recv_us ? (double)(now - recv_us) / 1e6 : 0;
 }
 
-static double elapsed_s(const struct req *r)
-{
-	return since_s(r->recv_us);
-}
-
 /* ---- recording -------------------------------------------------------------- */
 
 static void inflight_add(struct prom *pm, int kind, int d)
@@ -357,8 +352,9 @@ static void observe(const double *bounds, size_t n, uint64_t *counts, double *su
 	*sum += v;
 }
 
-void prom_end(struct req *r, int code, size_t bytes)
+void prom_take(struct req *r, size_t bytes, struct prom_rec *out)
 {
+	*out = (struct prom_rec){.recv_us = r->recv_us, .bytes = bytes};
 	struct prom *pm = r->px ? r->px->prom : NULL;
 	if (!pm || r->prom_state == PROM_DONE || r->prom_state == PROM_LONGRUNNING)
 		return;
@@ -366,23 +362,44 @@ void prom_end(struct req *r, int code, size_t bytes)
 	r->prom_state = PROM_DONE;
 	struct key k;
 	key_of(r, &k);
-	struct prom_series *s = series_get(pm, &k);
-	if (!s)
-		return;
-	double secs = elapsed_s(r);
-	count_code(s, code);
-	observe(DURATION_BOUNDS, NDUR, s->dur, &s->dur_sum, secs);
+	out->s = series_get(pm, &k);
 	/* the SLI histogram has no dry_run label: a dry run's goes to its
 	 * sibling without */
-	struct prom_series *sli = s;
-	if (k.dry_run) {
+	out->sli = out->s;
+	if (out->s && k.dry_run) {
 		k.dry_run = false;
-		sli = series_get(pm, &k);
+		out->sli = series_get(pm, &k);
 	}
-	if (sli)
-		observe(SLI_BOUNDS, NSLI, sli->sli, &sli->sli_sum, secs);
+}
+
+void prom_record(const struct prom_rec *rec, int code)
+{
+	struct prom_series *s = rec->s;
+	if (!s)
+		return;
+	double secs = since_s(rec->recv_us);
+	count_code(s, code);
+	observe(DURATION_BOUNDS, NDUR, s->dur, &s->dur_sum, secs);
+	if (rec->sli)
+		observe(SLI_BOUNDS, NSLI, rec->sli->sli, &rec->sli->sli_sum, secs);
 	if (s->verb == PV_GET || s->verb == PV_LIST)
-		observe(SIZE_BOUNDS, NSIZE, s->size, &s->size_sum, (double)bytes);
+		observe(SIZE_BOUNDS, NSIZE, s->size, &s->size_sum, (double)rec->bytes);
+}
+
+void prom_end(struct req *r, int code, size_t bytes)
+{
+	struct prom_rec rec;
+	prom_take(r, bytes, &rec);
+	prom_record(&rec, code);
+}
+
+/* A long-running request ended: out of the gauge, counted with its code and
+ * its whole duration (never in the SLI histogram, as kube). */
+static void longrun_finish(struct prom_series *s, int code, int64_t recv_us)
+{
+	s->longrunning--;
+	count_code(s, code);
+	observe(DURATION_BOUNDS, NDUR, s->dur, &s->dur_sum, since_s(recv_us));
 }
 
 void prom_longrun_begin(struct req *r)
@@ -408,11 +425,8 @@ void prom_longrun_end(struct req *r, int code)
 	r->prom_state = PROM_DONE;
 	struct prom_series *s = r->prom_series;
 	r->prom_series = NULL;
-	if (!s)
-		return;
-	s->longrunning--;
-	count_code(s, code);
-	observe(DURATION_BOUNDS, NDUR, s->dur, &s->dur_sum, elapsed_s(r));
+	if (s)
+		longrun_finish(s, code, r->recv_us);
 }
 
 static void handoff_unlink(struct handoff *h)
@@ -424,9 +438,7 @@ static void on_handoff_done(int status, void *arg)
 {
 	struct handoff *h = arg;
 	handoff_unlink(h);
-	h->s->longrunning--;
-	count_code(h->s, status);
-	observe(DURATION_BOUNDS, NDUR, h->s->dur, &h->s->dur_sum, since_s(h->recv_us));
+	longrun_finish(h->s, status, h->recv_us);
 	free(h);
 }
 

@@ -342,6 +342,17 @@ int prom_start(struct proxy *px);
 void prom_stop(struct proxy *px);
 void prom_begin(struct req *r);
 void prom_end(struct req *r, int code, size_t bytes);
+/* prom_end in two steps, for an answer that waits for the group commit:
+ * prom_take leaves the request's in-flight count and finds its series at
+ * once; prom_record counts the answer when it is sent, with the code sent
+ * (a failed commit's 500) and the time it took (the commit's included). */
+struct prom_rec {
+	struct prom_series *s, *sli; /* NULL: not counted */
+	int64_t recv_us;
+	size_t bytes;
+};
+void prom_take(struct req *r, size_t bytes, struct prom_rec *out);
+void prom_record(const struct prom_rec *rec, int code);
 void prom_longrun_begin(struct req *r);
 void prom_longrun_end(struct req *r, int code);
 void prom_req_free(struct req *r);

@@ -40,6 +40,7 @@ static void warnings_header(struct req *r, struct kb_buf *hdr)
 struct deferred_reply {
 	struct deferred_reply *next;
 	kb_http_req_t *http;
+	struct prom_rec prom; /* counted when sent */
 	int code;
 	char *content_type, *headers, *body;
 	size_t len;
@@ -47,6 +48,7 @@ struct deferred_reply {
 
 static void deferred_send(struct deferred_reply *d, int status)
 {
+	prom_record(&d->prom, status == 0 ? d->code : 500);
 	if (status == 0) {
 		kb_http_respond(d->http, d->code, d->content_type, d->headers, d->body, d->len);
 		return;
@@ -77,13 +79,14 @@ static void deferred_flush(int status, void *arg)
 	}
 }
 
-static int defer_reply(struct proxy *px, kb_http_req_t *http, int code, const char *ct,
-		       const char *headers, const char *body, size_t len)
+static int defer_reply(struct proxy *px, kb_http_req_t *http, const struct prom_rec *prom, int code,
+		       const char *ct, const char *headers, const char *body, size_t len)
 {
 	struct deferred_reply *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->http = http;
+	d->prom = *prom;
 	d->code = code;
 	d->content_type = strdup(ct);
 	d->headers = headers ? strdup(headers) : NULL;
@@ -114,14 +117,17 @@ static int defer_reply(struct proxy *px, kb_http_req_t *http, int code, const ch
 void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len)
 {
 	struct kb_buf hdr = {0};
-	prom_end(r, code, len);
+	struct prom_rec prom;
+	prom_take(r, len, &prom);
 	audit_log(r, code);
 	audit_id_header(r, &hdr);
 	warnings_header(r, &hdr);
 	kb_buf_puts(&hdr, "Cache-Control: no-cache, private\r\n");
 	if (!store_pending(r->px->store) ||
-	    defer_reply(r->px, r->http, code, content_type, hdr.data, body, len) < 0)
+	    defer_reply(r->px, r->http, &prom, code, content_type, hdr.data, body, len) < 0) {
+		prom_record(&prom, code);
 		kb_http_respond(r->http, code, content_type, hdr.data, body, len);
+	}
 	kb_buf_free(&hdr);
 	r->http = NULL;
 }
