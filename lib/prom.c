@@ -65,6 +65,8 @@ int kb_prom_float(struct kb_buf *b, double v)
 		return kb_buf_puts(b, v > 0 ? "+Inf" : "-Inf");
 	if (v == 0)
 		return kb_buf_puts(b, "0");
+	if (v == floor(v) && fabs(v) < 1e6) /* counts, mostly: no search for the digits */
+		return kb_buf_printf(b, "%.0f", v);
 	char e[40];
 	int prec = 1;
 	for (; prec < 17; prec++) {

@@ -28,6 +28,7 @@
 
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/prom.h"
 #include "lib/util.h"
 
 #define STORE_SCHEMA_VERSION  1
@@ -73,6 +74,7 @@ static const char *const stmt_sql[SQ__COUNT] = {
 		   " ORDER BY name",
     [SQ_COUNT_ALL] = "SELECT count(*) FROM objects WHERE res = ?1",
     [SQ_COUNT_NS] = "SELECT count(*) FROM objects WHERE res = ?1 AND ns = ?2",
+    [SQ_COUNT_EACH] = "SELECT res, count(*) FROM objects GROUP BY res",
     [SQ_REPLAY] = "SELECT rev, type, res, ns, name, data FROM events"
 		  " WHERE rev > ?1 AND rev <= ?2 AND (?3 IS NULL OR res = ?3)"
 		  " AND (?4 IS NULL OR ns = ?4) ORDER BY rev LIMIT ?5",
@@ -563,10 +565,7 @@ static int commit_timed(store_t *st)
 	uint64_t t0 = uv_hrtime();
 	int err = store__exec(st, SQ_COMMIT, "commit");
 	double secs = (double)(uv_hrtime() - t0) / 1e9;
-	size_t i = 0;
-	while (i < STORE_COMMIT_NBOUNDS && secs > STORE_COMMIT_BOUNDS[i])
-		i++;
-	st->stats.commits[i]++;
+	st->stats.commits[kb_prom_bucket(STORE_COMMIT_BOUNDS, STORE_COMMIT_NBOUNDS, secs)]++;
 	st->stats.commit_seconds += secs;
 	return err;
 }
@@ -972,14 +971,11 @@ int store_count(store_t *st, const char *res, const char *ns, size_t *count)
 int store_count_each(store_t *st, void (*cb)(const char *res, int64_t count, void *arg), void *arg)
 {
 	KB_CHECK(st && cb, -EINVAL);
-	sqlite3_stmt *q = NULL;
-	int rc = sqlite3_prepare_v2(st->db, "SELECT res, count(*) FROM objects GROUP BY res", -1,
-				    &q, NULL);
-	if (rc != SQLITE_OK)
-		return store__sql_err(st, rc, "count each");
+	sqlite3_stmt *q = st->stmt[SQ_COUNT_EACH];
+	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
 		cb((const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 1), arg);
-	sqlite3_finalize(q);
+	sqlite3_reset(q);
 	return rc == SQLITE_DONE ? 0 : store__sql_err(st, rc, "count each");
 }
 

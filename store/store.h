@@ -126,7 +126,8 @@ int store_list(store_t *st, const struct store_list_req *req, struct store_list_
 /* Number of objects of a resource (in `ns`, or everywhere when NULL). */
 int store_count(store_t *st, const char *res, const char *ns, size_t *count);
 /* Number of objects of every resource that has some, in one query over the
- * primary key's index: cb(res, count, arg) once per resource key (res
+ * primary key's index (a scan of it: GET /metrics reads it once a scrape):
+ * cb(res, count, arg) once per resource key (res
  * borrowed for the call). 0 or -EIO. */
 int store_count_each(store_t *st, void (*cb)(const char *res, int64_t count, void *arg), void *arg);
 

@@ -37,6 +37,7 @@ enum store_stmt {
 	SQ_LIST_NS,
 	SQ_COUNT_ALL,
 	SQ_COUNT_NS,
+	SQ_COUNT_EACH,
 	SQ_REPLAY,
 	SQ_COMPACT,
 	SQ_META_GET,

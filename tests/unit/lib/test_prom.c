@@ -32,6 +32,8 @@ START_TEST(numbers_as_go_writes_them)
 	float_is(60, "60");
 	float_is(1000, "1000");
 	float_is(100000, "100000");
+	float_is(999999, "999999"); /* the last integer written plainly */
+	float_is(-7, "-7");
 	float_is(1e6, "1e+06");
 	float_is(1e9, "1e+09");
 	float_is(1234567, "1.234567e+06");
