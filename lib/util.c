@@ -22,6 +22,13 @@ void kb_time_rfc3339(time_t t, char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+int64_t kb_now_us(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
 void kb_time_rfc3339_micro(char *buf, size_t len)
 {
 	struct timeval tv;

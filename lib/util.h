@@ -35,6 +35,8 @@
 	} while (0)
 #define kb_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
+/* The wall clock in microseconds since the epoch. */
+int64_t kb_now_us(void);
 /* "2026-11-29T16:45:16Z" into buf (at least 32 bytes). */
 void kb_time_rfc3339(time_t t, char *buf, size_t len);
 /* With microseconds: "2026-11-29T16:45:16.123456Z" (MicroTime). */

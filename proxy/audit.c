@@ -150,13 +150,6 @@ static void micro_time(int64_t us, char *buf, size_t len)
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(us % 1000000));
 }
 
-static int64_t now_us(void)
-{
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-}
-
 /* "ip" out of "ip:port" or "[ip]:port". */
 static void source_ip(const char *peer, char *buf, size_t len)
 {
@@ -215,8 +208,8 @@ static json_t *user_info(const struct req *r)
 static json_t *event_of(const struct req *r, int code)
 {
 	char recv[64], stage[64], ip[80], vbuf[16];
-	micro_time(r->recv_us ? r->recv_us : now_us(), recv, sizeof(recv));
-	micro_time(now_us(), stage, sizeof(stage));
+	micro_time(r->recv_us ? r->recv_us : kb_now_us(), recv, sizeof(recv));
+	micro_time(kb_now_us(), stage, sizeof(stage));
 	source_ip(r->http->peer, ip, sizeof(ip));
 	struct kb_buf uri = {0};
 	kb_buf_puts(&uri, r->http->path);

@@ -312,9 +312,7 @@ static void key_of(const struct req *r, struct key *k)
 
 static double since_s(int64_t recv_us)
 {
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	int64_t now = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+	int64_t now = kb_now_us();
 	return now > recv_us ? (double)(now - recv_us) / 1e6 : 0;
 }
 

@@ -293,9 +293,7 @@ static void on_request(kb_http_req_t *http, void *arg)
 	r->http = http;
 	r->px = arg;
 	r->now = time(NULL);
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	r->recv_us = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+	r->recv_us = kb_now_us();
 	audit_init(r);
 	parse_query(r);
 	prom_begin(r);
