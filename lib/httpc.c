@@ -170,6 +170,8 @@ static void finish(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc)
 	}
 	if (!r->cancelled) {
 		int err = kb_httpc_map_curl(cc);
+		if ((err && err != -ECANCELED) || (!err && (status == 429 || status >= 500)))
+			c->nfailed++;
 		if (err && err != -ECANCELED)
 			kb_debug("httpc", "%s %s: %s", r->method, r->url, curl_easy_strerror(cc));
 		const char *body = r->on_data ? NULL : (r->resp.data ? r->resp.data : "");
@@ -749,4 +751,9 @@ size_t kb_httpc_active(const kb_httpc_t *c)
 size_t kb_httpc_queued(const kb_httpc_t *c)
 {
 	return c->nqueued;
+}
+
+uint64_t kb_httpc_failed(const kb_httpc_t *c)
+{
+	return c->nfailed;
 }

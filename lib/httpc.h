@@ -102,6 +102,8 @@ void kb_httpc_set_limit(kb_httpc_t *c, double qps, unsigned burst);
 /* Requests in flight and waiting for a token. */
 size_t kb_httpc_active(const kb_httpc_t *c);
 size_t kb_httpc_queued(const kb_httpc_t *c);
+/* Requests that failed so far: no answer (cancels aside), 429 or 5xx. */
+uint64_t kb_httpc_failed(const kb_httpc_t *c);
 
 /*
  * ---- tunnels: upgraded connections (pods/exec, attach, portforward) ----

@@ -42,6 +42,7 @@ struct kb_httpc {
 	struct sock_ctx *socks;
 	size_t nactive, nqueued;
 	unsigned ninflight; /* active non-streaming requests */
+	uint64_t nfailed;   /* kb_httpc_failed */
 	int open_handles;
 	bool in_action; /* inside curl_multi_socket_action: no add/remove */
 	bool closing;

@@ -31,14 +31,7 @@ struct call {
 	struct call *prev, *next; /* calls in flight (host_calls_drop) */
 };
 
-static struct call *in_flight;                /* loop thread only */
-static size_t call_errors, informer_restarts; /* host_counters; loop thread only */
-
-void host_counters(size_t *errors, size_t *restarts)
-{
-	*errors = call_errors;
-	*restarts = informer_restarts;
-}
+static struct call *in_flight; /* loop thread only */
 
 static void call_unlink(struct call *c)
 {
@@ -61,8 +54,6 @@ static void on_call_done(kb_httpc_req_t *req, int err, long status, const char *
 {
 	struct call *c = arg;
 	call_unlink(c);
-	if (err || status == 429 || status >= 500)
-		call_errors++;
 	json_t *doc = NULL;
 	/* a write's 2xx answer (the whole object) is not read by any caller:
 	 * not parsing it saves a JSON parse per synced pod */
@@ -122,6 +113,7 @@ struct host_informer {
 	char rv[64];
 	struct kb_buf line;
 	unsigned backoff_ms;
+	size_t restarts; /* host_informer_restarts */
 	bool up, relist_wanted;
 };
 
@@ -142,6 +134,11 @@ bool host_informer_up(const struct host_informer *in)
 	return in && in->up;
 }
 
+size_t host_informer_restarts(const struct host_informer *in)
+{
+	return in ? in->restarts : 0;
+}
+
 static void on_retry(uv_timer_t *t)
 {
 	struct host_informer *in = t->data;
@@ -155,7 +152,7 @@ static void on_retry(uv_timer_t *t)
 static void backoff(struct host_informer *in, bool relist)
 {
 	in->relist_wanted = in->relist_wanted || relist;
-	informer_restarts++;
+	in->restarts++;
 	unsigned b = in->backoff_ms ? in->backoff_ms : BACKOFF_MIN_MS;
 	unsigned wait = b / 2 + (unsigned)(((uint64_t)rand() * b) / ((uint64_t)RAND_MAX + 1));
 	in->backoff_ms = b * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b * 2;

@@ -1670,5 +1670,7 @@ void syncer_get_stats(const syncer_t *s, struct syncer_stats *out)
 	*out = s->stats;
 	out->host_pods = s->pods_inf ? json_object_size(host_informer_cache(s->pods_inf)) : 0;
 	out->host_up = host_informer_up(s->pods_inf);
-	host_counters(&out->host_errors, &out->host_restarts);
+	out->host_errors = s->http ? (size_t)kb_httpc_failed(s->http) : 0;
+	out->host_restarts =
+	    host_informer_restarts(s->pods_inf) + host_informer_restarts(s->events_inf);
 }

@@ -407,8 +407,7 @@ void host_informer_relist(struct host_informer *in);
 void host_informer_stop(struct host_informer *in);
 /* Whether the informer is listed and watching. */
 bool host_informer_up(const struct host_informer *in);
-/* Counters of every host call and informer of this process (metrics):
- * calls that failed (no answer, 429 or >= 500) and informer restarts. */
-void host_counters(size_t *errors, size_t *restarts);
+/* How often it listed or watched again after a failure or a 410 (metrics). */
+size_t host_informer_restarts(const struct host_informer *in);
 
 #endif

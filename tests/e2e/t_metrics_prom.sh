@@ -176,6 +176,18 @@ metrics_prom_exec() {
     prom_get kubicle_syncer_host_pods
   expect "tenant: the exposition with the syncer's metrics parses" '^ok: ' \
     sh -c "$K get --raw /metrics | python3 '$PROMTEXT' check"
+  # the host goes away: its informers restart, its requests fail, both counted
+  local errs='kubicle_syncer_host_request_errors_total' rest='kubicle_syncer_host_watch_restarts_total'
+  local e0 r0
+  e0=$(prom_get "$errs"); r0=$(prom_get "$rest")
+  prom_above() { [ "$(prom_get "$1")" -gt "$2" ] && echo above; }
+  kill -TERM "$host_pid"; wait "$host_pid" 2>/dev/null
+  expect_until "tenant: a host gone: kubicle_syncer_host_up is 0" 0 prom_get kubicle_syncer_host_up
+  expect_until "tenant: a host gone: its failed requests are counted (from $e0)" above \
+    prom_above "$errs" "$e0"
+  expect_until "tenant: a host gone: its watch restarts are counted (from $r0)" above \
+    prom_above "$rest" "$r0"
+  unset -f prom_above
   stop_server
   SERVER_PID=$host_pid
   stop_server
