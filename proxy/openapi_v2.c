@@ -832,12 +832,8 @@ void openapi_v2_serve(struct req *r)
 	}
 	kb_buf_printf(&hdr, "ETag: %s\r\nVary: Accept\r\nCache-Control: no-cache, private\r\n",
 		      v2.etag);
-	audit_id_header(r, &hdr);
 	int code = inm && strstr(inm, v2.etag) ? 304 : 200;
-	prom_end(r, code, len);
-	audit_log(r, code);
-	kb_http_respond(r->http, code, type ? type : "application/json", hdr.data,
-			code == 304 ? "" : body, code == 304 ? 0 : len);
+	reply_raw(r, code, type ? type : "application/json", hdr.data, code == 304 ? "" : body,
+		  code == 304 ? 0 : len);
 	kb_buf_free(&hdr);
-	r->http = NULL;
 }

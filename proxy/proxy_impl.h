@@ -259,6 +259,11 @@ void reply_list_options_invalid(struct req *r, json_t *causes);
 json_t *status_object(int code, const char *reason, const char *message, json_t *details);
 void reply_json(struct req *r, int code, const json_t *obj);
 void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len);
+/* Every answer's last step: counted in the metrics, audited, given its
+ * Audit-Id, held back while a group commit is pending, then sent with
+ * `headers` ("Name: value\r\n" lines, or NULL); r->http is NULL after. */
+void reply_raw(struct req *r, int code, const char *content_type, const char *headers,
+	       const char *body, size_t len);
 /* "pods" or "deployments.apps" as kube names a resource in messages. */
 void resource_qualified(const struct proxy_resource *res, char *buf, size_t len);
 

@@ -152,14 +152,8 @@ static void serve_openapi(struct req *r)
 		size_t len = 0;
 		const char *text = version ? openapi_v3_gv_text(group, version, &len) : NULL;
 		if (text) {
-			struct kb_buf hdr = {0};
-			kb_buf_puts(&hdr, "Cache-Control: public, immutable\r\n");
-			audit_id_header(r, &hdr);
-			prom_end(r, 200, len);
-			audit_log(r, 200);
-			kb_http_respond(r->http, 200, "application/json", hdr.data, text, len);
-			kb_buf_free(&hdr);
-			r->http = NULL;
+			reply_raw(r, 200, "application/json",
+				  "Cache-Control: public, immutable\r\n", text, len);
 			return;
 		}
 	}

@@ -117,12 +117,22 @@ static int defer_reply(struct proxy *px, kb_http_req_t *http, const struct prom_
 void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len)
 {
 	struct kb_buf hdr = {0};
+	warnings_header(r, &hdr);
+	kb_buf_puts(&hdr, "Cache-Control: no-cache, private\r\n");
+	reply_raw(r, code, content_type, hdr.data, body, len);
+	kb_buf_free(&hdr);
+}
+
+void reply_raw(struct req *r, int code, const char *content_type, const char *headers,
+	       const char *body, size_t len)
+{
+	struct kb_buf hdr = {0};
 	struct prom_rec prom;
 	prom_take(r, len, &prom);
 	audit_log(r, code);
 	audit_id_header(r, &hdr);
-	warnings_header(r, &hdr);
-	kb_buf_puts(&hdr, "Cache-Control: no-cache, private\r\n");
+	if (headers)
+		kb_buf_puts(&hdr, headers);
 	if (!store_pending(r->px->store) ||
 	    defer_reply(r->px, r->http, &prom, code, content_type, hdr.data, body, len) < 0) {
 		prom_record(&prom, code);
