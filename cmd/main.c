@@ -24,7 +24,6 @@
 #include "lib/kubeconfig.h"
 #include "lib/log.h"
 #include "lib/pki.h"
-#include "lib/prom.h"
 #include "lib/tls.h"
 #include "controllers/controllers.h"
 #include "policies/policies.h"
@@ -358,45 +357,6 @@ static void metrics_changed(void *px, bool available)
 /* Starts the syncer to the host cluster; pods reach the tenant API at the
  * advertised address (else the listen address) and `port`, with their
  * tenant service-account token mounted. */
-static void metric(struct kb_buf *b, const char *name, const char *type, const char *help, double v)
-{
-	kb_prom_family(b, name, type, help);
-	kb_prom_sample(b, name, NULL, NULL, 0, v);
-}
-
-/* The syncer's part of GET /metrics (proxy_set_prom). */
-static void syncer_prom(void *arg, struct kb_buf *b)
-{
-	struct syncer_stats st;
-	syncer_get_stats(arg, &st);
-	metric(b, "kubicle_syncer_host_up", "gauge",
-	       "1 when the syncer's host pod informer is listed and watching the host, else 0.",
-	       st.host_up);
-	metric(b, "kubicle_syncer_host_pods", "gauge",
-	       "Host pods of this tenant that the syncer's host informer holds.",
-	       (double)st.host_pods);
-	metric(b, "kubicle_syncer_tenant_pods", "gauge", "Tenant pods the syncer tracks.",
-	       (double)st.pods);
-	kb_prom_family(b, "kubicle_syncer_host_writes_total", "counter",
-		       "Writes the syncer sent to the host API, by operation.");
-	static const char *const ops[] = {"create", "update", "delete"};
-	size_t n[] = {st.host_creates, st.host_updates, st.host_deletes};
-	for (size_t i = 0; i < 3; i++) {
-		const char *l[] = {"operation", ops[i]};
-		kb_prom_sample(b, "kubicle_syncer_host_writes_total", NULL, l, 1, (double)n[i]);
-	}
-	metric(b, "kubicle_syncer_host_request_errors_total", "counter",
-	       "Requests to the host API that failed: no answer, 429 or 5xx.",
-	       (double)st.host_errors);
-	metric(b, "kubicle_syncer_host_watch_restarts_total", "counter",
-	       "Host lists and watches started again after a failure or a 410 Gone.",
-	       (double)st.host_restarts);
-	metric(b, "kubicle_syncer_resyncs_total", "counter",
-	       "Full comparisons of tenant and host pods.", (double)st.resyncs);
-	metric(b, "kubicle_syncer_status_updates_total", "counter",
-	       "Tenant pod status writes from host pod status.", (double)st.status_updates);
-}
-
 static int start_syncer(struct server *s, struct serve_args *a, int port)
 {
 	char host[256];

@@ -144,6 +144,12 @@ int kb_prom_histogram(struct kb_buf *b, const char *name, const char *const *lab
 	return rc;
 }
 
+int kb_prom_scalar(struct kb_buf *b, const char *name, const char *type, const char *help, double v)
+{
+	int rc = kb_prom_family(b, name, type, help);
+	return rc ? rc : kb_prom_sample(b, name, NULL, NULL, 0, v);
+}
+
 size_t kb_prom_bucket(const double *bounds, size_t nbounds, double v)
 {
 	size_t i = 0;

@@ -41,6 +41,9 @@ int kb_prom_histogram(struct kb_buf *b, const char *name, const char *const *lab
 		      const double *bounds, size_t nbounds, const uint64_t *counts, double sum);
 /* The bucket index of v for kb_prom_histogram's counts (0..nbounds). */
 size_t kb_prom_bucket(const double *bounds, size_t nbounds, double v);
+/* A family of one sample without labels: HELP, TYPE and the value. */
+int kb_prom_scalar(struct kb_buf *b, const char *name, const char *type, const char *help,
+		   double v);
 /* A number as client_golang writes it. */
 int kb_prom_float(struct kb_buf *b, double v);
 /* A label value with its escapes (no quotes). */

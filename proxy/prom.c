@@ -663,13 +663,25 @@ static void write_storage(struct proxy *px, struct kb_buf *b)
 		       "commit of one loop iteration's writes) in seconds.");
 	kb_prom_histogram(b, "kubicle_store_commit_duration_seconds", NULL, 0, STORE_COMMIT_BOUNDS,
 			  STORE_COMMIT_NBOUNDS, st.commits, st.commit_seconds);
-	kb_prom_family(b, "kubicle_store_watches", "gauge",
-		       "Watches open on the store (API watches and in-process watchers).");
-	kb_prom_sample(b, "kubicle_store_watches", NULL, NULL, 0,
+	kb_prom_scalar(b, "kubicle_store_watches", "gauge",
+		       "Watches open on the store (API watches and in-process watchers).",
 		       (double)store_watch_count(px->store));
 }
 
 /* ---- process collector (client_golang's names and help) ------------------- */
+
+/* The fields of /proc/self/stat after the command name (state first), in
+ * buf; NULL when unreadable. */
+static const char *self_stat(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* the name may hold anything but its end */
+	return p && p[1] ? p + 2 : NULL;
+}
 
 static void write_process(struct prom *pm, struct kb_buf *b)
 {
@@ -677,21 +689,15 @@ static void write_process(struct prom *pm, struct kb_buf *b)
 	unsigned long utime = 0, stime = 0, vsize = 0;
 	long rss = 0;
 	char buf[1024];
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[len] = '\0';
-	const char *p = strrchr(buf, ')'); /* after the command name */
+	const char *p = self_stat(buf, sizeof(buf));
 	if (p)
 		sscanf(
-		    p + 2,
+		    p,
 		    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d %*d "
 		    "%*u %lu %ld",
 		    &utime, &stime, &vsize, &rss);
-	kb_prom_family(b, "process_cpu_seconds_total", "counter",
-		       "Total user and system CPU time spent in seconds.");
-	kb_prom_sample(b, "process_cpu_seconds_total", NULL, NULL, 0,
+	kb_prom_scalar(b, "process_cpu_seconds_total", "counter",
+		       "Total user and system CPU time spent in seconds.",
 		       (double)(utime + stime) / (double)tick);
 	int fds = 0;
 	DIR *d = opendir("/proc/self/fd");
@@ -703,22 +709,18 @@ static void write_process(struct prom *pm, struct kb_buf *b)
 	}
 	struct rlimit rl = {0};
 	getrlimit(RLIMIT_NOFILE, &rl);
-	kb_prom_family(b, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
-	kb_prom_sample(b, "process_max_fds", NULL, NULL, 0, (double)rl.rlim_cur);
-	kb_prom_family(b, "process_open_fds", "gauge", "Number of open file descriptors.");
-	kb_prom_sample(b, "process_open_fds", NULL, NULL, 0, fds);
-	kb_prom_family(b, "process_resident_memory_bytes", "gauge",
-		       "Resident memory size in bytes.");
-	kb_prom_sample(b, "process_resident_memory_bytes", NULL, NULL, 0, (double)rss * page);
-	kb_prom_family(b, "process_start_time_seconds", "gauge",
-		       "Start time of the process since unix epoch in seconds.");
-	kb_prom_sample(b, "process_start_time_seconds", NULL, NULL, 0, pm->start_time);
-	kb_prom_family(b, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
-	kb_prom_sample(b, "process_virtual_memory_bytes", NULL, NULL, 0, (double)vsize);
+	kb_prom_scalar(b, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+		       (double)rl.rlim_cur);
+	kb_prom_scalar(b, "process_open_fds", "gauge", "Number of open file descriptors.", fds);
+	kb_prom_scalar(b, "process_resident_memory_bytes", "gauge",
+		       "Resident memory size in bytes.", (double)rss * page);
+	kb_prom_scalar(b, "process_start_time_seconds", "gauge",
+		       "Start time of the process since unix epoch in seconds.", pm->start_time);
+	kb_prom_scalar(b, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+		       (double)vsize);
 	getrlimit(RLIMIT_AS, &rl);
-	kb_prom_family(b, "process_virtual_memory_max_bytes", "gauge",
-		       "Maximum amount of virtual memory available in bytes.");
-	kb_prom_sample(b, "process_virtual_memory_max_bytes", NULL, NULL, 0,
+	kb_prom_scalar(b, "process_virtual_memory_max_bytes", "gauge",
+		       "Maximum amount of virtual memory available in bytes.",
 		       rl.rlim_cur == RLIM_INFINITY ? 18446744073709551615.0 : (double)rl.rlim_cur);
 }
 
@@ -728,19 +730,14 @@ static double process_start_time(void)
 	char buf[1024];
 	unsigned long long start = 0;
 	double btime = 0;
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[len] = '\0';
-	const char *p = strrchr(buf, ')');
+	const char *p = self_stat(buf, sizeof(buf));
 	if (p)
 		sscanf(
-		    p + 2,
+		    p,
 		    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d "
 		    "%llu",
 		    &start);
-	f = fopen("/proc/stat", "r");
+	FILE *f = fopen("/proc/stat", "r");
 	while (f && fgets(buf, sizeof(buf), f))
 		if (sscanf(buf, "btime %lf", &btime) == 1)
 			break;

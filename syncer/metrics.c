@@ -56,11 +56,6 @@ struct host_metrics {
 
 /* ---- translation (pure) ---------------------------------------------------------- */
 
-static const char *meta_s(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(o, "metadata"), key));
-}
-
 /* Items of `host` (borrowed array) by metadata.name, in a new object. */
 static json_t *by_name(const json_t *host)
 {
@@ -68,7 +63,7 @@ static json_t *by_name(const json_t *host)
 	size_t i;
 	json_t *h;
 	json_array_foreach (host, i, h) {
-		const char *n = meta_s(h, "name");
+		const char *n = meta_str(h, "name");
 		if (n)
 			json_object_set(idx, n, h);
 	}
@@ -91,7 +86,7 @@ static json_t *metrics_item(const json_t *host, const json_t *tenant, const char
 		json_object_set_new(meta, "labels", json_deep_copy(labels));
 	json_t *out = json_pack("{s:o}", "metadata", meta);
 	static const char *const keys[] = {"timestamp", "window"};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(host, keys[i]);
 		if (v)
 			json_object_set_new(out, keys[i], json_deep_copy(v));
@@ -108,7 +103,7 @@ json_t *syncer_pod_metrics(const json_t *host, const json_t *pods, const char *t
 	json_t *p;
 	json_array_foreach (pods, i, p) {
 		char hn[SYNCER_NAME_MAX + 1];
-		const char *ns = meta_s(p, "namespace"), *name = meta_s(p, "name");
+		const char *ns = meta_str(p, "namespace"), *name = meta_str(p, "name");
 		if (!ns || !name || syncer_host_name(ns, name, tenant, hn, sizeof(hn)) < 0)
 			continue;
 		const json_t *h = json_object_get(idx, hn);
@@ -128,7 +123,7 @@ json_t *syncer_node_metrics(const json_t *host, const json_t *nodes)
 	size_t i;
 	json_t *n;
 	json_array_foreach (nodes, i, n) {
-		const char *name = meta_s(n, "name");
+		const char *name = meta_str(n, "name");
 		const json_t *h = name ? json_object_get(idx, name) : NULL;
 		if (h && json_object_get(h, "usage"))
 			json_array_append_new(out, metrics_item(h, n, "usage"));
@@ -206,7 +201,7 @@ int host_metrics_start(kb_httpc_t *http, const char *tenant, const char *host_ns
 
 /* ---- reads ----------------------------------------------------------------------- */
 
-static void call_unlink(struct metrics_call *c)
+static void call_free(struct metrics_call *c)
 {
 	KB_LIST_UNLINK(c->m->calls, c);
 	json_decref(c->objs);
@@ -246,7 +241,7 @@ static void on_read(kb_httpc_req_t *req, int err, long status, const char *body,
 	}
 	c->done(c->arg, err, status, status == 200 ? items : NULL, msg);
 	json_decref(items);
-	call_unlink(c);
+	call_free(c);
 }
 
 struct metrics_call *host_metrics_get(struct host_metrics *m, bool pods, const char *ns,
@@ -278,20 +273,19 @@ struct metrics_call *host_metrics_get(struct host_metrics *m, bool pods, const c
 	c->done = done;
 	c->arg = arg;
 	struct kb_httpc_call call = {.method = "GET", .path = path, .on_done = on_read, .arg = c};
+	KB_LIST_PUSH(m->calls, c); /* linked first: a request may end at once */
 	c->up = kb_httpc_request(m->http, &call);
 	if (!c->up) {
-		json_decref(c->objs);
-		free(c);
+		call_free(c);
 		return NULL;
 	}
-	KB_LIST_PUSH(m->calls, c);
 	return c;
 }
 
 void host_metrics_cancel(struct metrics_call *c)
 {
 	kb_httpc_cancel(c->up);
-	call_unlink(c);
+	call_free(c);
 }
 
 void host_metrics_stop(struct host_metrics *m)
@@ -304,7 +298,7 @@ void host_metrics_stop(struct host_metrics *m)
 		struct metrics_call *c = m->calls;
 		kb_httpc_cancel(c->up);
 		c->done(c->arg, -ESHUTDOWN, 0, NULL, "");
-		call_unlink(c);
+		call_free(c);
 	}
 	free(m);
 }

@@ -72,16 +72,6 @@ struct syncer_mirror {
 
 /* ---- small helpers -------------------------------------------------------------- */
 
-static const char *jstr(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
-static const char *meta_str(const json_t *o, const char *key)
-{
-	return jstr(json_object_get(o, "metadata"), key);
-}
-
 static bool deleting(const json_t *o)
 {
 	return meta_str(o, "deletionTimestamp") != NULL;

@@ -39,11 +39,6 @@
 #include "lib/util.h"
 #include "syncer/syncer_impl.h"
 
-static const char *jstr(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
 static const char *spec_str(const json_t *o, const char *key)
 {
 	return jstr(json_object_get(o, "spec"), key);

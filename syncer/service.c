@@ -41,16 +41,6 @@
 
 #include "syncer/syncer_impl.h"
 
-static const char *jstr(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
-static const char *meta_str(const json_t *o, const char *key)
-{
-	return jstr(json_object_get(o, "metadata"), key);
-}
-
 static bool str_eq(const char *a, const char *b)
 {
 	return a && b ? strcmp(a, b) == 0 : a == b;

@@ -31,6 +31,7 @@
 #include "lib/json.h"
 #include "lib/kubeconfig.h"
 #include "lib/log.h"
+#include "lib/prom.h"
 #include "lib/util.h"
 #include "syncer/syncer_impl.h"
 
@@ -74,16 +75,6 @@ struct syncer {
 static void resync(struct syncer *s);
 
 /* ---- small helpers -------------------------------------------------------------- */
-
-static const char *jstr(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
-static const char *meta_str(const json_t *o, const char *key)
-{
-	return jstr(json_object_get(o, "metadata"), key);
-}
 
 static json_t *host_pod(struct syncer *s, const char *hn)
 {
@@ -1673,4 +1664,38 @@ void syncer_get_stats(const syncer_t *s, struct syncer_stats *out)
 	out->host_errors = s->http ? (size_t)kb_httpc_failed(s->http) : 0;
 	out->host_restarts =
 	    host_informer_restarts(s->pods_inf) + host_informer_restarts(s->events_inf);
+}
+
+/* The syncer's part of GET /metrics (proxy_set_prom). */
+void syncer_prom(void *arg, struct kb_buf *b)
+{
+	struct syncer_stats st;
+	syncer_get_stats(arg, &st);
+	kb_prom_scalar(
+	    b, "kubicle_syncer_host_up", "gauge",
+	    "1 when the syncer's host pod informer is listed and watching the host, else 0.",
+	    st.host_up);
+	kb_prom_scalar(b, "kubicle_syncer_host_pods", "gauge",
+		       "Host pods of this tenant that the syncer's host informer holds.",
+		       (double)st.host_pods);
+	kb_prom_scalar(b, "kubicle_syncer_tenant_pods", "gauge", "Tenant pods the syncer tracks.",
+		       (double)st.pods);
+	kb_prom_family(b, "kubicle_syncer_host_writes_total", "counter",
+		       "Writes the syncer sent to the host API, by operation.");
+	static const char *const ops[] = {"create", "update", "delete"};
+	size_t n[] = {st.host_creates, st.host_updates, st.host_deletes};
+	for (size_t i = 0; i < 3; i++) {
+		const char *l[] = {"operation", ops[i]};
+		kb_prom_sample(b, "kubicle_syncer_host_writes_total", NULL, l, 1, (double)n[i]);
+	}
+	kb_prom_scalar(b, "kubicle_syncer_host_request_errors_total", "counter",
+		       "Requests to the host API that failed: no answer, 429 or 5xx.",
+		       (double)st.host_errors);
+	kb_prom_scalar(b, "kubicle_syncer_host_watch_restarts_total", "counter",
+		       "Host lists and watches started again after a failure or a 410 Gone.",
+		       (double)st.host_restarts);
+	kb_prom_scalar(b, "kubicle_syncer_resyncs_total", "counter",
+		       "Full comparisons of tenant and host pods.", (double)st.resyncs);
+	kb_prom_scalar(b, "kubicle_syncer_status_updates_total", "counter",
+		       "Tenant pod status writes from host pod status.", (double)st.status_updates);
 }

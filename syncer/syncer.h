@@ -179,13 +179,16 @@ struct syncer_stats {
 	size_t host_updates;   /* patches sent (pod updates kube allows) */
 	size_t status_updates; /* tenant pod status writes */
 	size_t resyncs;
-	size_t host_pods;   /* host pods of this tenant the host informer holds */
-	size_t host_errors; /* host requests of any kind that failed: no answer, 429, 5xx */
-	size_t
-	    host_restarts; /* pod and event lists and watches started again after a failure or 410 */
-	bool host_up;      /* the host pods' informer is listed and watching */
+	size_t host_pods;     /* host pods of this tenant the host informer holds */
+	size_t host_errors;   /* host requests of any kind that failed: no answer, 429, 5xx */
+	size_t host_restarts; /* pod and event informers restarted: failure or 410 */
+	bool host_up;         /* the host pods' informer is listed and watching */
 };
 /* Loop thread only. */
 void syncer_get_stats(const syncer_t *s, struct syncer_stats *out);
+/* Writes the kubicle_syncer_ metrics of `syncer` (a syncer_t *) to b, in
+ * Prometheus' text format: GET /metrics's hook (proxy_set_prom). */
+struct kb_buf;
+void syncer_prom(void *syncer, struct kb_buf *b);
 
 #endif

@@ -13,6 +13,18 @@
 #include "lib/httpc.h"
 #include "syncer/syncer.h"
 
+/* A string member of o (NULL when missing or not a string), and of its
+ * metadata. */
+static inline const char *jstr(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static inline const char *meta_str(const json_t *o, const char *key)
+{
+	return jstr(json_object_get(o, "metadata"), key);
+}
+
 #define SYNCER_NAME_MAX 63 /* longest host name we produce */
 #define SYNCER_HASH_HEX 16 /* hex digits of sha256 in shortened names */
 

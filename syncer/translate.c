@@ -108,11 +108,6 @@ static json_t *obj_at(json_t *o, const char *key)
 	return v;
 }
 
-static const char *jstr(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
 static void add_ref(json_t *refs, const char *kind, const char *name)
 {
 	size_t i;

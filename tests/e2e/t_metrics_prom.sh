@@ -52,13 +52,14 @@ metrics_prom_suite() {
     apiserver_current_inflight_requests apiserver_longrunning_requests \
     apiserver_storage_objects apiserver_watch_events_total process_cpu_seconds_total \
     process_resident_memory_bytes process_virtual_memory_bytes process_open_fds \
-    process_max_fds process_start_time_seconds kubicle_store_commit_duration_seconds; do
+    process_max_fds process_start_time_seconds process_virtual_memory_max_bytes \
+    kubicle_store_commit_duration_seconds kubicle_store_watches; do
     if grep -q "^# TYPE $fam " "$E2E_TMP/metrics.txt"; then pass "family $fam"
     else fail "family $fam missing"; fi
   done
-  expect "duration histogram has kube's buckets" \
-    'apiserver_request_duration_seconds_bucket\{verb="LIST",dry_run="",group="",version="v1",resource="namespaces",subresource="",scope="cluster",component="apiserver",le="0.005"\}' \
-    sh -c "$K get ns >/dev/null; $K get --raw /metrics"
+  expect_eq "duration histogram has kube's buckets, in order" \
+    "0.005 0.025 0.05 0.1 0.2 0.4 0.6 0.8 1 1.25 1.5 2 3 4 5 6 8 10 15 20 30 45 60 +Inf" \
+    sh -c "$K get ns >/dev/null; $K get --raw /metrics | grep '^apiserver_request_duration_seconds_bucket{verb=\"LIST\",dry_run=\"\",group=\"\",version=\"v1\",resource=\"namespaces\",subresource=\"\",scope=\"cluster\",component=\"apiserver\",le=' | sed 's/.*le=\"\([^\"]*\)\".*/\1/' | tr '\n' ' ' | sed 's/ \$//'"
 
   local pod='apiserver_request_total{verb="GET",group="",version="v1",resource="pods",subresource="",scope="resource",component="apiserver"'
   prom_delta "3 GETs of a pod: GET pods code 200 +3" 3 "$pod,code=\"200\"}" \
