@@ -71,6 +71,26 @@ metrics_prom_suite() {
   prom_delta "a create: POST configmaps scope resource code 201 +1" 1 \
     "apiserver_request_total{verb=\"POST\",dry_run=\"\",resource=\"configmaps\",scope=\"resource\",code=\"201\"}" \
     $K -n $ns create configmap c0
+  prom_delta "a merge patch: PATCH configmaps +1" 1 \
+    "apiserver_request_total{verb=\"PATCH\",resource=\"configmaps\",scope=\"resource\",code=\"200\"}" \
+    $K -n $ns patch configmap c0 --type=merge -p '{"data":{"a":"1"}}'
+  prom_delta "a server-side apply: APPLY configmaps +1" 1 \
+    "apiserver_request_total{verb=\"APPLY\",resource=\"configmaps\",scope=\"resource\",code=\"201\"}" \
+    sh -c "printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c5, namespace: $ns}\n' | $K apply --server-side -f -"
+  prom_delta "a replace: PUT configmaps +1" 1 \
+    "apiserver_request_total{verb=\"PUT\",resource=\"configmaps\",scope=\"resource\",code=\"200\"}" \
+    sh -c "$K -n $ns get configmap c0 -o json | $K replace -f -"
+  prom_delta "a delete: DELETE configmaps +1" 1 \
+    "apiserver_request_total{verb=\"DELETE\",resource=\"configmaps\",scope=\"resource\",code=\"200\"}" \
+    $K -n $ns delete configmap c5
+  prom_delta "response sizes: a LIST is observed" 1 \
+    "apiserver_response_sizes_count{verb=\"LIST\",resource=\"configmaps\",scope=\"namespace\"}" \
+    $K -n $ns get configmaps
+  expect_eq "response sizes: never a write (no POST series)" "" \
+    sh -c "$K get --raw /metrics | grep '^apiserver_response_sizes_count{verb=\"POST\"'"
+  expect_eq "in-flight requests by kind: mutating and readOnly" \
+    'request_kind="mutating" request_kind="readOnly"' \
+    sh -c "$K get --raw /metrics | grep -o '^apiserver_current_inflight_requests{request_kind=\"[a-zA-Z]*\"' | cut -d{ -f2 | sort | tr '\n' ' ' | sed 's/ \$//'"
   prom_delta "a server dry run: dry_run=All +1" 1 \
     "apiserver_request_total{verb=\"POST\",dry_run=\"All\",resource=\"configmaps\",code=\"201\"}" \
     $K -n $ns create configmap c9 --dry-run=server
