@@ -42,11 +42,18 @@ int kb_write_file(const char *path, const char *data, size_t len, int mode);
 
 /* What a PKCS#10 request asks for. */
 struct kb_csr_info {
-	char cn[256];       /* subject CN ("" when none) */
-	char orgs[16][128]; /* subject O values, in order */
-	size_t norgs;
-	bool has_dns, has_ip, has_email, has_uri; /* subjectAltName kinds requested */
+	bool masters; /* a subject O value gives the group system:masters (kb_pki_name_groups) */
 };
+
+/*
+ * The groups a client certificate's subject gives at login: each of its O
+ * values, in order, read one way for the authenticator and for whatever
+ * must know what a certificate will give (a value of 128 bytes or more
+ * gives none; one with a NUL ends there). cb(group, arg) for each.
+ */
+struct X509_name_st;
+void kb_pki_name_groups(const struct X509_name_st *name, void (*cb)(const char *group, void *arg),
+			void *arg);
 
 /*
  * Checks PEM text as Go's pem.Decode + x509.ParseCertificateRequest +

@@ -62,42 +62,34 @@ static const char *sig_failure(const EVP_PKEY *k)
 	}
 }
 
-static void name_values(X509_NAME *n, int nid, char (*out)[128], size_t max, size_t *count)
+void kb_pki_name_groups(const struct X509_name_st *name, void (*cb)(const char *group, void *arg),
+			void *arg)
 {
 	int idx = -1;
-	*count = 0;
-	while ((idx = X509_NAME_get_index_by_NID(n, nid, idx)) >= 0 && *count < max) {
-		ASN1_STRING *d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(n, idx));
-		int l = ASN1_STRING_length(d);
-		if (l < 0 || l >= 128)
+	while ((idx = X509_NAME_get_index_by_NID(name, NID_organizationName, idx)) >= 0) {
+		const ASN1_STRING *d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, idx));
+		char g[128];
+		int n = ASN1_STRING_length(d);
+		if (n <= 0 || n >= (int)sizeof(g))
 			continue;
-		memcpy(out[*count], ASN1_STRING_get0_data(d), (size_t)l);
-		out[*count][l] = '\0';
-		(*count)++;
+		memcpy(g, ASN1_STRING_get0_data(d), (size_t)n);
+		g[n] = '\0';
+		cb(g, arg);
 	}
 }
 
+static void note_masters(const char *group, void *arg)
+{
+	struct kb_csr_info *info = arg;
+	info->masters |= strcmp(group, "system:masters") == 0;
+}
+
+/* What the request's subject would give the certificate: every O value,
+ * as the signer copies them all and login reads them all. */
 static void fill_info(X509_REQ *req, struct kb_csr_info *info)
 {
 	memset(info, 0, sizeof(*info));
-	X509_NAME *n = X509_REQ_get_subject_name(req);
-	char cn[1][128];
-	size_t ncn = 0;
-	name_values(n, NID_commonName, cn, 1, &ncn);
-	if (ncn)
-		snprintf(info->cn, sizeof(info->cn), "%s", cn[0]);
-	name_values(n, NID_organizationName, info->orgs, 16, &info->norgs);
-	STACK_OF(X509_EXTENSION) *exts = X509_REQ_get_extensions(req);
-	GENERAL_NAMES *gens = exts ? X509V3_get_d2i(exts, NID_subject_alt_name, NULL, NULL) : NULL;
-	for (int i = 0; gens && i < sk_GENERAL_NAME_num(gens); i++) {
-		const GENERAL_NAME *g = sk_GENERAL_NAME_value(gens, i);
-		info->has_dns |= g->type == GEN_DNS;
-		info->has_ip |= g->type == GEN_IPADD;
-		info->has_email |= g->type == GEN_EMAIL;
-		info->has_uri |= g->type == GEN_URI;
-	}
-	GENERAL_NAMES_free(gens);
-	sk_X509_EXTENSION_pop_free(exts, X509_EXTENSION_free);
+	kb_pki_name_groups(X509_REQ_get_subject_name(req), note_masters, info);
 }
 
 /* Parses and verifies; *out owned by the caller. */

@@ -32,6 +32,7 @@
 #include <openssl/x509.h>
 
 #include "lib/log.h"
+#include "lib/pki.h"
 #include "lib/util.h"
 #include "proxy/protobuf.h"
 #include "proxy/proxy_impl.h"
@@ -53,22 +54,17 @@ static void add_group(struct req *r, const char *g)
 		r->groups[r->ngroups++] = d;
 }
 
+static void add_group_cb(const char *g, void *r)
+{
+	add_group(r, g);
+}
+
 static int from_cert(struct req *r, X509 *cert)
 {
 	X509_NAME *subj = X509_get_subject_name(cert);
 	if (X509_NAME_get_text_by_NID(subj, NID_commonName, r->user, sizeof(r->user)) <= 0)
 		return -EACCES;
-	int idx = -1;
-	while ((idx = X509_NAME_get_index_by_NID(subj, NID_organizationName, idx)) >= 0) {
-		ASN1_STRING *d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subj, idx));
-		char g[128];
-		int n = ASN1_STRING_length(d);
-		if (n <= 0 || n >= (int)sizeof(g))
-			continue;
-		memcpy(g, ASN1_STRING_get0_data(d), (size_t)n);
-		g[n] = '\0';
-		add_group(r, g);
-	}
+	kb_pki_name_groups(subj, add_group_cb, r);
 	return 0;
 }
 

@@ -609,13 +609,12 @@ static int subject_restriction(struct req *r, const json_t *obj)
 		reply_forbidden(r, obj_str(obj, "metadata.name"), why);
 		return -EACCES;
 	}
-	for (size_t i = 0; i < info.norgs; i++)
-		if (strcmp(info.orgs[i], "system:masters") == 0) {
-			reply_forbidden(r, obj_str(obj, "metadata.name"),
-					"use of " CSR_SIGNER_APISERVER
-					" signer with system:masters group is not allowed");
-			return -EACCES;
-		}
+	if (info.masters) {
+		reply_forbidden(r, obj_str(obj, "metadata.name"),
+				"use of " CSR_SIGNER_APISERVER
+				" signer with system:masters group is not allowed");
+		return -EACCES;
+	}
 	return 0;
 }
 

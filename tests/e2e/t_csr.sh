@@ -185,6 +185,13 @@ csr_suite() {
   expect_fail "system:masters from kube-apiserver-client is refused" \
     'certificatesigningrequests.certificates.k8s.io "masters" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed' \
     $K apply -f "$d/masters.yaml"
+  # behind sixteen other O values (the check once read only the first sixteen,
+  # while the signer copies and login reads them all)
+  csr_key masters17 "/CN=evil$(printf '/O=g%d' $(seq 16))/O=system:masters"
+  csr_yaml masters17 "$d/masters17.csr" kubernetes.io/kube-apiserver-client >"$d/masters17.yaml"
+  expect_fail "system:masters as the 17th O value is refused too" \
+    'certificatesigningrequests.certificates.k8s.io "masters17" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed' \
+    $K apply -f "$d/masters17.yaml"
 
   # discovery, explain, RBAC defaults
   expect "api-resources: certificatesigningrequests, csr, cluster-scoped" \
