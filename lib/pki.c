@@ -12,6 +12,7 @@
  * next start detects (key mismatch) and re-issues.
  */
 #include "lib/pki.h"
+#include "lib/pki_impl.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,12 +47,7 @@
 #define RENEW_MARGIN_SECONDS (7L * 86400L)
 #define MAX_FILE_SIZE        (64L * 1024 * 1024)
 
-struct pair {
-	X509 *cert;
-	EVP_PKEY *key;
-};
-
-static void pair_free(struct pair *p)
+void pki_pair_free(struct pki_pair *p)
 {
 	X509_free(p->cert);
 	EVP_PKEY_free(p->key);
@@ -211,7 +207,7 @@ static char *bio_to_string(BIO *b)
 	return s;
 }
 
-static char *cert_pem(X509 *cert)
+char *pki_cert_pem(X509 *cert)
 {
 	BIO *b = BIO_new(BIO_s_mem());
 	char *s = NULL;
@@ -232,10 +228,10 @@ static char *key_pem(EVP_PKEY *key)
 }
 
 /* Writes key (0600) then certificate (0644) under dir/<base>.key|.crt. */
-static int save_pair(const char *dir, const char *base, const struct pair *p)
+static int save_pair(const char *dir, const char *base, const struct pki_pair *p)
 {
 	char path[PATH_MAX], name[64];
-	char *kp = key_pem(p->key), *cp = cert_pem(p->cert);
+	char *kp = key_pem(p->key), *cp = pki_cert_pem(p->cert);
 	int rc = (kp && cp) ? 0 : -ENOMEM;
 	if (rc == 0) {
 		snprintf(name, sizeof(name), "%s.key", base);
@@ -257,7 +253,7 @@ static int save_pair(const char *dir, const char *base, const struct pair *p)
 }
 
 /* Loads dir/<base>.crt and .key; -ENOENT when either is missing or broken. */
-static int load_pair(const char *dir, const char *base, struct pair *p)
+int pki_load_pair(const char *dir, const char *base, struct pki_pair *p)
 {
 	char path[PATH_MAX], name[64];
 	int rc = -ENOENT;
@@ -280,14 +276,14 @@ static int load_pair(const char *dir, const char *base, struct pair *p)
 	if (p->cert && p->key && X509_check_private_key(p->cert, p->key) == 1)
 		rc = 0;
 	else
-		pair_free(p);
+		pki_pair_free(p);
 	ERR_clear_error();
 	return rc;
 }
 
 /* ---- building certificates ---- */
 
-static int set_random_serial(X509 *cert)
+int pki_random_serial(X509 *cert)
 {
 	int rc = -ENOMEM;
 	BIGNUM *bn = BN_new();
@@ -302,7 +298,7 @@ static int set_random_serial(X509 *cert)
 	return rc;
 }
 
-static int add_ext(X509 *cert, X509V3_CTX *ctx, int nid, const char *value)
+int pki_add_ext(X509 *cert, X509V3_CTX *ctx, int nid, const char *value)
 {
 	X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, ctx, nid, value);
 	if (!ext)
@@ -327,7 +323,7 @@ static X509 *new_cert(EVP_PKEY *key, long seconds)
 	X509 *cert = X509_new();
 	if (!cert)
 		return NULL;
-	if (X509_set_version(cert, 2) != 1 || set_random_serial(cert) < 0 ||
+	if (X509_set_version(cert, 2) != 1 || pki_random_serial(cert) < 0 ||
 	    !X509_gmtime_adj(X509_getm_notBefore(cert), -BACKDATE_SECONDS) ||
 	    !X509_gmtime_adj(X509_getm_notAfter(cert), seconds) ||
 	    X509_set_pubkey(cert, key) != 1) {
@@ -347,7 +343,7 @@ static int gen_key(EVP_PKEY **out)
 	return 0;
 }
 
-static int make_ca(struct pair *ca)
+static int make_ca(struct pki_pair *ca)
 {
 	int rc = gen_key(&ca->key);
 	if (rc < 0)
@@ -362,31 +358,31 @@ static int make_ca(struct pair *ca)
 		goto fail;
 	X509V3_CTX ctx;
 	X509V3_set_ctx(&ctx, ca->cert, ca->cert, NULL, NULL, 0);
-	if (add_ext(ca->cert, &ctx, NID_basic_constraints, "critical,CA:TRUE") < 0 ||
-	    add_ext(ca->cert, &ctx, NID_key_usage,
-		    "critical,keyCertSign,cRLSign,digitalSignature") < 0 ||
-	    add_ext(ca->cert, &ctx, NID_subject_key_identifier, "hash") < 0)
+	if (pki_add_ext(ca->cert, &ctx, NID_basic_constraints, "critical,CA:TRUE") < 0 ||
+	    pki_add_ext(ca->cert, &ctx, NID_key_usage,
+			"critical,keyCertSign,cRLSign,digitalSignature") < 0 ||
+	    pki_add_ext(ca->cert, &ctx, NID_subject_key_identifier, "hash") < 0)
 		goto fail;
 	if (X509_sign(ca->cert, ca->key, EVP_sha256()) <= 0)
 		goto fail;
 	return 0;
 fail:
 	kb_tls_log_errors("pki", "CA");
-	pair_free(ca);
+	pki_pair_free(ca);
 	return rc;
 }
 
 /* Common leaf extensions and signature. */
-static int finish_leaf(X509 *cert, const struct pair *ca, const char *eku)
+static int finish_leaf(X509 *cert, const struct pki_pair *ca, const char *eku)
 {
 	X509V3_CTX ctx;
 	if (X509_set_issuer_name(cert, X509_get_subject_name(ca->cert)) != 1)
 		return -ENOMEM;
 	X509V3_set_ctx(&ctx, ca->cert, cert, NULL, NULL, 0);
-	if (add_ext(cert, &ctx, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
-	    add_ext(cert, &ctx, NID_key_usage, "critical,digitalSignature") < 0 ||
-	    add_ext(cert, &ctx, NID_ext_key_usage, eku) < 0 ||
-	    add_ext(cert, &ctx, NID_authority_key_identifier, "keyid:always") < 0)
+	if (pki_add_ext(cert, &ctx, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+	    pki_add_ext(cert, &ctx, NID_key_usage, "critical,digitalSignature") < 0 ||
+	    pki_add_ext(cert, &ctx, NID_ext_key_usage, eku) < 0 ||
+	    pki_add_ext(cert, &ctx, NID_authority_key_identifier, "keyid:always") < 0)
 		return -EINVAL;
 	if (X509_sign(cert, ca->key, EVP_sha256()) <= 0)
 		return -EINVAL;
@@ -460,7 +456,7 @@ static bool gens_same_set(const GENERAL_NAMES *a, const GENERAL_NAMES *b)
 	return true;
 }
 
-static int make_server(const struct pair *ca, const GENERAL_NAMES *gens, struct pair *out)
+static int make_server(const struct pki_pair *ca, const GENERAL_NAMES *gens, struct pki_pair *out)
 {
 	int rc = gen_key(&out->key);
 	if (rc < 0)
@@ -480,12 +476,12 @@ static int make_server(const struct pair *ca, const GENERAL_NAMES *gens, struct 
 	return 0;
 fail:
 	kb_tls_log_errors("pki", "serving certificate");
-	pair_free(out);
+	pki_pair_free(out);
 	return rc;
 }
 
-static int make_client(const struct pair *ca, const char *user, const char *const *groups,
-		       size_t ngroups, long seconds, struct pair *out)
+static int make_client(const struct pki_pair *ca, const char *user, const char *const *groups,
+		       size_t ngroups, long seconds, struct pki_pair *out)
 {
 	int rc = gen_key(&out->key);
 	if (rc < 0)
@@ -507,14 +503,14 @@ static int make_client(const struct pair *ca, const char *user, const char *cons
 	return 0;
 fail:
 	kb_tls_log_errors("pki", "client certificate");
-	pair_free(out);
+	pki_pair_free(out);
 	return rc;
 }
 
 /* ---- checking existing files ---- */
 
 /* Signed by the CA and valid for a while longer. */
-static bool leaf_usable(const struct pair *leaf, const struct pair *ca)
+static bool leaf_usable(const struct pki_pair *leaf, const struct pki_pair *ca)
 {
 	bool ok = X509_verify(leaf->cert, ca->key) == 1 &&
 		  X509_check_issued(ca->cert, leaf->cert) == X509_V_OK;
@@ -525,7 +521,7 @@ static bool leaf_usable(const struct pair *leaf, const struct pair *ca)
 	return ok;
 }
 
-static bool ca_usable(const struct pair *ca)
+static bool ca_usable(const struct pki_pair *ca)
 {
 	time_t soon = time(NULL) + RENEW_MARGIN_SECONDS;
 	bool ok =
@@ -575,12 +571,12 @@ static bool client_subject_matches(X509 *cert, const char *user, const char *con
 
 /* ---- public ---- */
 
-static int ensure_ca(const char *dir, struct pair *ca, bool *fresh)
+static int ensure_ca(const char *dir, struct pki_pair *ca, bool *fresh)
 {
 	*fresh = false;
-	if (load_pair(dir, "ca", ca) == 0 && ca_usable(ca))
+	if (pki_load_pair(dir, "ca", ca) == 0 && ca_usable(ca))
 		return 0;
-	pair_free(ca);
+	pki_pair_free(ca);
 	int rc = make_ca(ca);
 	if (rc == 0)
 		rc = save_pair(dir, "ca", ca);
@@ -591,15 +587,15 @@ static int ensure_ca(const char *dir, struct pair *ca, bool *fresh)
 	return rc;
 }
 
-static int ensure_server(const char *dir, const struct pair *ca, bool fresh_ca,
+static int ensure_server(const char *dir, const struct pki_pair *ca, bool fresh_ca,
 			 const char *const *sans, size_t nsans)
 {
-	struct pair cur = {0}, made = {0};
+	struct pki_pair cur = {0}, made = {0};
 	GENERAL_NAMES *want = wanted_sans(sans, nsans);
 	if (!want)
 		return -ENOMEM;
 	int rc = 0;
-	if (!fresh_ca && load_pair(dir, "server", &cur) == 0 && leaf_usable(&cur, ca) &&
+	if (!fresh_ca && pki_load_pair(dir, "server", &cur) == 0 && leaf_usable(&cur, ca) &&
 	    server_sans_match(cur.cert, want))
 		goto out;
 	rc = make_server(ca, want, &made);
@@ -608,26 +604,26 @@ static int ensure_server(const char *dir, const struct pair *ca, bool fresh_ca,
 	if (rc == 0)
 		kb_info("pki", "issued serving certificate in %s", dir);
 out:
-	pair_free(&cur);
-	pair_free(&made);
+	pki_pair_free(&cur);
+	pki_pair_free(&made);
 	GENERAL_NAMES_free(want);
 	return rc;
 }
 
-static int ensure_admin(const char *dir, const struct pair *ca, bool fresh_ca, const char *user,
+static int ensure_admin(const char *dir, const struct pki_pair *ca, bool fresh_ca, const char *user,
 			const char *const *groups, size_t ngroups)
 {
-	struct pair cur = {0}, made = {0};
+	struct pki_pair cur = {0}, made = {0};
 	int rc = 0;
-	if (!fresh_ca && load_pair(dir, "admin", &cur) == 0 && leaf_usable(&cur, ca) &&
+	if (!fresh_ca && pki_load_pair(dir, "admin", &cur) == 0 && leaf_usable(&cur, ca) &&
 	    client_subject_matches(cur.cert, user, groups, ngroups))
 		goto out;
 	rc = make_client(ca, user, groups, ngroups, CLIENT_SECONDS, &made);
 	if (rc == 0)
 		rc = save_pair(dir, "admin", &made);
 out:
-	pair_free(&cur);
-	pair_free(&made);
+	pki_pair_free(&cur);
+	pki_pair_free(&made);
 	return rc;
 }
 
@@ -638,7 +634,7 @@ int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const 
 	KB_CHECK(nsans == 0 || sans, -EINVAL);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	struct pair ca = {0};
+	struct pki_pair ca = {0};
 	bool fresh = false;
 	int rc = ensure_ca(dir, &ca, &fresh);
 	if (rc == 0)
@@ -647,7 +643,7 @@ int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const 
 		rc = ensure_admin(dir, &ca, fresh, admin_user, admin_groups, ngroups);
 	if (rc == 0)
 		rc = fsync_dir(dir);
-	pair_free(&ca);
+	pki_pair_free(&ca);
 	if (rc < 0)
 		kb_err("pki", "ensure %s: %s", dir, strerror(-rc));
 	return rc;
@@ -658,15 +654,15 @@ int kb_pki_issue_client(const char *dir, const char *user, const char *const *gr
 {
 	KB_CHECK(dir && user && cert_pem_out && key_pem_out, -EINVAL);
 	KB_CHECK(ngroups == 0 || groups, -EINVAL);
-	struct pair ca = {0}, made = {0};
-	int rc = load_pair(dir, "ca", &ca);
+	struct pki_pair ca = {0}, made = {0};
+	int rc = pki_load_pair(dir, "ca", &ca);
 	if (rc < 0)
 		return rc;
 	rc = make_client(&ca, user, groups, ngroups, ttl_seconds > 0 ? ttl_seconds : CLIENT_SECONDS,
 			 &made);
 	if (rc < 0)
 		goto out;
-	char *c = cert_pem(made.cert), *k = key_pem(made.key);
+	char *c = pki_cert_pem(made.cert), *k = key_pem(made.key);
 	if (!c || !k) {
 		free(c);
 		free(k);
@@ -676,7 +672,7 @@ int kb_pki_issue_client(const char *dir, const char *user, const char *const *gr
 	*cert_pem_out = c;
 	*key_pem_out = k;
 out:
-	pair_free(&ca);
-	pair_free(&made);
+	pki_pair_free(&ca);
+	pki_pair_free(&made);
 	return rc;
 }

@@ -23,11 +23,11 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "lib/pki_impl.h"
 #include "lib/tls.h"
 
 struct kb_pki_ca {
-	X509 *cert;
-	EVP_PKEY *key;
+	struct pki_pair p;
 };
 
 static void set_err(char *err, size_t len, const char *msg)
@@ -183,18 +183,23 @@ int kb_pki_certs_check(const void *pem, size_t len, char *err, size_t errlen)
 	return rc;
 }
 
+/* A certificate's notAfter as a time_t; 0 when it cannot be read. */
+static time_t not_after(const X509 *c)
+{
+	struct tm tm;
+	return ASN1_TIME_to_tm(X509_get0_notAfter(c), &tm) == 1 ? timegm(&tm) : 0;
+}
+
 int kb_pki_cert_not_after(const void *pem, size_t len, time_t *out)
 {
 	if (len > INT32_MAX)
 		return -EINVAL;
 	BIO *b = BIO_new_mem_buf(pem, (int)len);
 	X509 *c = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
-	struct tm tm;
-	int rc = -EINVAL;
-	if (c && ASN1_TIME_to_tm(X509_get0_notAfter(c), &tm) == 1) {
-		*out = timegm(&tm);
-		rc = 0;
-	}
+	time_t t = c ? not_after(c) : 0;
+	int rc = t ? 0 : -EINVAL;
+	if (t)
+		*out = t;
 	X509_free(c);
 	BIO_free(b);
 	ERR_clear_error();
@@ -205,22 +210,13 @@ int kb_pki_cert_not_after(const void *pem, size_t len, time_t *out)
 
 int kb_pki_ca_load(const char *dir, kb_pki_ca_t **out)
 {
-	char path[4096];
 	struct kb_pki_ca *ca = calloc(1, sizeof(*ca));
 	if (!ca)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "%s/ca.crt", dir);
-	BIO *b = BIO_new_file(path, "r");
-	ca->cert = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
-	BIO_free(b);
-	snprintf(path, sizeof(path), "%s/ca.key", dir);
-	b = BIO_new_file(path, "r");
-	ca->key = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
-	BIO_free(b);
-	if (!ca->cert || !ca->key || X509_check_private_key(ca->cert, ca->key) != 1) {
-		ERR_clear_error();
-		kb_pki_ca_free(ca);
-		return -ENOENT;
+	int rc = pki_load_pair(dir, "ca", &ca->p);
+	if (rc < 0) {
+		free(ca);
+		return rc;
 	}
 	*out = ca;
 	return 0;
@@ -230,17 +226,13 @@ void kb_pki_ca_free(kb_pki_ca_t *ca)
 {
 	if (!ca)
 		return;
-	X509_free(ca->cert);
-	EVP_PKEY_free(ca->key);
+	pki_pair_free(&ca->p);
 	free(ca);
 }
 
 time_t kb_pki_ca_not_after(const kb_pki_ca_t *ca)
 {
-	struct tm tm;
-	if (ASN1_TIME_to_tm(X509_get0_notAfter(ca->cert), &tm) != 1)
-		return 0;
-	return timegm(&tm);
+	return not_after(ca->p.cert);
 }
 
 /* The request's subject in Go's marshalling order (pkix.Name.ToRDNSequence
@@ -306,51 +298,30 @@ static int copy_sans(X509 *cert, X509_REQ *req)
 	return rc;
 }
 
-static int add_ext(X509 *cert, X509V3_CTX *ctx, int nid, const char *value)
-{
-	X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, ctx, nid, value);
-	if (!ext)
-		return -EINVAL;
-	int ok = X509_add_ext(cert, ext, -1);
-	X509_EXTENSION_free(ext);
-	return ok == 1 ? 0 : -ENOMEM;
-}
-
-static int random_serial(X509 *cert)
-{
-	BIGNUM *bn = BN_new();
-	int rc = -ENOMEM;
-	if (bn && BN_rand(bn, 128, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) == 1 &&
-	    BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert)))
-		rc = 0;
-	BN_free(bn);
-	return rc;
-}
-
 static int build(const kb_pki_ca_t *ca, X509_REQ *req, const struct kb_pki_sign_opts *o, X509 *cert)
 {
 	char ku[256];
 	X509V3_CTX ctx;
-	if (X509_set_version(cert, 2) != 1 || random_serial(cert) < 0 ||
+	if (X509_set_version(cert, 2) != 1 || pki_random_serial(cert) < 0 ||
 	    !ASN1_TIME_set(X509_getm_notBefore(cert), o->not_before) ||
 	    !ASN1_TIME_set(X509_getm_notAfter(cert), o->not_after) ||
 	    X509_set_pubkey(cert, X509_REQ_get0_pubkey(req)) != 1 ||
-	    X509_set_issuer_name(cert, X509_get_subject_name(ca->cert)) != 1)
+	    X509_set_issuer_name(cert, X509_get_subject_name(ca->p.cert)) != 1)
 		return -ENOMEM;
 	if (copy_subject(cert, X509_REQ_get_subject_name(req)) < 0 || copy_sans(cert, req) < 0)
 		return -EINVAL;
-	X509V3_set_ctx(&ctx, ca->cert, cert, NULL, NULL, 0);
+	X509V3_set_ctx(&ctx, ca->p.cert, cert, NULL, NULL, 0);
 	if (o->key_usage && *o->key_usage) {
 		snprintf(ku, sizeof(ku), "critical,%s", o->key_usage);
-		if (add_ext(cert, &ctx, NID_key_usage, ku) < 0)
+		if (pki_add_ext(cert, &ctx, NID_key_usage, ku) < 0)
 			return -EINVAL;
 	}
 	if ((o->ext_usage && *o->ext_usage &&
-	     add_ext(cert, &ctx, NID_ext_key_usage, o->ext_usage) < 0) ||
-	    add_ext(cert, &ctx, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
-	    add_ext(cert, &ctx, NID_authority_key_identifier, "keyid") < 0)
+	     pki_add_ext(cert, &ctx, NID_ext_key_usage, o->ext_usage) < 0) ||
+	    pki_add_ext(cert, &ctx, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+	    pki_add_ext(cert, &ctx, NID_authority_key_identifier, "keyid") < 0)
 		return -EINVAL;
-	return X509_sign(cert, ca->key, EVP_sha256()) > 0 ? 0 : -EINVAL;
+	return X509_sign(cert, ca->p.key, EVP_sha256()) > 0 ? 0 : -EINVAL;
 }
 
 int kb_pki_ca_sign(const kb_pki_ca_t *ca, const void *csr, size_t len,
@@ -361,21 +332,13 @@ int kb_pki_ca_sign(const kb_pki_ca_t *ca, const void *csr, size_t len,
 	if (rc < 0)
 		return rc;
 	X509 *cert = X509_new();
-	BIO *b = BIO_new(BIO_s_mem());
-	rc = cert && b ? build(ca, req, opts, cert) : -ENOMEM;
-	if (rc == 0 && PEM_write_bio_X509(b, cert) != 1)
+	rc = cert ? build(ca, req, opts, cert) : -ENOMEM;
+	if (rc == 0 && !(*cert_pem = pki_cert_pem(cert)))
 		rc = -ENOMEM;
-	if (rc == 0) {
-		char *data = NULL;
-		long n = BIO_get_mem_data(b, &data);
-		*cert_pem = strndup(data, (size_t)n);
-		rc = *cert_pem ? 0 : -ENOMEM;
-	} else {
+	if (rc < 0)
 		kb_tls_log_errors("pki", "signing a request");
-	}
 	X509_free(cert);
 	X509_REQ_free(req);
-	BIO_free(b);
 	ERR_clear_error();
 	return rc;
 }

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What lib/pki.c (the tenant's own certificates) and lib/pki_csr.c
+ * (certificates signed for CertificateSigningRequests) share: a certificate
+ * and its key, loaded from dir/<base>.crt and .key, and the pieces every
+ * certificate is built from. Not for use outside lib/pki*.c.
+ */
+#ifndef KB_PKI_IMPL_H
+#define KB_PKI_IMPL_H
+
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+struct pki_pair {
+	X509 *cert;
+	EVP_PKEY *key;
+};
+
+void pki_pair_free(struct pki_pair *p);
+/* Loads dir/<base>.crt and .key; -ENOENT when either is missing, broken or
+ * not the other's, -ENAMETOOLONG. */
+int pki_load_pair(const char *dir, const char *base, struct pki_pair *p);
+/* 128 random bits, positive and of constant length (RFC 5280). */
+int pki_random_serial(X509 *cert);
+/* Adds extension `nid` from its OpenSSL config text. 0, -EINVAL, -ENOMEM. */
+int pki_add_ext(X509 *cert, X509V3_CTX *ctx, int nid, const char *value);
+/* The certificate as malloc'ed PEM text, or NULL. */
+char *pki_cert_pem(X509 *cert);
+
+#endif
