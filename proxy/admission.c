@@ -515,7 +515,7 @@ static int admit(struct proxy *px, struct req *r, const struct proxy_resource *r
 	return rc;
 }
 
-static void reply_forbidden(struct req *r, const char *name, const char *why)
+void reply_denied(struct req *r, const char *name, const char *why)
 {
 	char qn[300], msg[4096];
 	resource_qualified(r->res, qn, sizeof(qn));
@@ -539,7 +539,7 @@ int admission_check(struct req *r, json_t *obj, const json_t *old)
 	if (px->policy && is_policy_quota(r->res, obj)) {
 		snprintf(msg, sizeof(msg), "policy %s: the policy quota is read-only",
 			 policy_name(px->policy));
-		reply_forbidden(r, obj_str(obj, "metadata.name"), msg);
+		reply_denied(r, obj_str(obj, "metadata.name"), msg);
 		return -EACCES;
 	}
 	if (is_core(r->res, "Namespace")) {
@@ -553,7 +553,7 @@ int admission_check(struct req *r, json_t *obj, const json_t *old)
 	}
 	int rc = admit(px, r, r->res, obj, old, r->q.dry_run, &r->warnings, msg, sizeof(msg));
 	if (rc == -EACCES)
-		reply_forbidden(r, obj_str(obj, "metadata.name"), msg);
+		reply_denied(r, obj_str(obj, "metadata.name"), msg);
 	else if (rc < 0)
 		reply_errno(r, rc, obj_str(obj, "metadata.name"));
 	return rc;

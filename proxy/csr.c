@@ -26,7 +26,7 @@ bool csr_is(const struct proxy_resource *r)
 	       strcmp(r->kind, "CertificateSigningRequest") == 0;
 }
 
-int csr_bytes(const json_t *csr, const char *path, unsigned char **out, size_t *len)
+static int csr_bytes(const json_t *csr, const char *path, unsigned char **out, size_t *len)
 {
 	const json_t *v = obj_get(csr, path);
 	*out = NULL;
@@ -51,7 +51,7 @@ static const char *cond_type(const json_t *c)
 	return t ? t : "";
 }
 
-bool csr_has_condition(const json_t *csr, const char *type)
+static bool csr_has_condition(const json_t *csr, const char *type)
 {
 	size_t i;
 	json_t *c;
@@ -206,36 +206,6 @@ static const char *const all_usages[] = {
     NULL,
 };
 
-static bool in_list(const char *v, const char *const *list)
-{
-	for (; v && *list; list++)
-		if (strcmp(v, *list) == 0)
-			return true;
-	return false;
-}
-
-/* Go's %q, close enough: JSON string quoting. */
-static const char *quote(const char *s, char *buf, size_t len)
-{
-	json_t *j = json_string(s ? s : "");
-	char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-	snprintf(buf, len, "%s", d ? d : "\"\"");
-	free(d);
-	json_decref(j);
-	return buf;
-}
-
-static void supported(json_t *c, const char *field, const char *v, const char *const *list)
-{
-	struct kb_buf b = {0};
-	char q[300];
-	for (size_t i = 0; list[i]; i++)
-		kb_buf_printf(&b, "%s%s", i ? ", " : "", quote(list[i], q, sizeof(q)));
-	val_add(c, "FieldValueNotSupported", field, "%s: supported values: %s", quote(v, q, 256),
-		b.data ? b.data : "");
-	kb_buf_free(&b);
-}
-
 /* Go's %#v of a []byte: []byte{0x2d, 0x2d} (the whole value, as kube). */
 static void add_invalid_bytes(json_t *c, const char *field, const unsigned char *v, size_t n,
 			      bool present, const char *detail)
@@ -274,7 +244,7 @@ static bool has_unknown_or_dup(const json_t *usages, bool dup)
 	size_t i, j;
 	json_t *u, *v;
 	json_array_foreach (usages, i, u) {
-		if (!dup && !in_list(json_string_value(u), all_usages))
+		if (!dup && !val_in_list(json_string_value(u), all_usages))
 			return true;
 		json_array_foreach (usages, j, v)
 			if (dup && j < i && json_equal(u, v))
@@ -296,8 +266,8 @@ static void validate_usages(const json_t *obj, const json_t *old, json_t *c)
 		val_add(c, "FieldValueRequired", "spec.usages", NULL);
 	json_array_foreach (usages, i, u) {
 		snprintf(f, sizeof(f), "spec.usages[%zu]", i);
-		if (!allow_unknown && !in_list(json_string_value(u), all_usages))
-			supported(c, f, json_string_value(u), all_usages);
+		if (!allow_unknown && !val_in_list(json_string_value(u), all_usages))
+			val_not_supported(c, f, json_string_value(u), all_usages);
 	}
 	json_array_foreach (usages, i, u) {
 		bool seen = false;
@@ -308,7 +278,7 @@ static void validate_usages(const json_t *obj, const json_t *old, json_t *c)
 		char q[300];
 		if (!allow_dup && seen)
 			val_add(c, "FieldValueDuplicate", f, "%s",
-				quote(json_string_value(u), q, sizeof(q)));
+				val_quote(json_string_value(u), q, sizeof(q)));
 	}
 }
 
@@ -329,7 +299,7 @@ static size_t split(const char *s, char sep, char *buf, size_t blen, char **out,
 	return n;
 }
 
-void csr_validate_signer_name(const char *name, const char *field, json_t *c)
+static void csr_validate_signer_name(const char *name, const char *field, json_t *c)
 {
 	char q[700], buf[1024], lbl[300];
 	char *seg[3], *parts[64];
@@ -341,22 +311,22 @@ void csr_validate_signer_name(const char *name, const char *field, json_t *c)
 		val_add(c, "FieldValueInvalid", field,
 			"%s: must be a fully qualified domain and path of the form "
 			"'example.com/signer-name'",
-			quote(name, q, sizeof(q)));
+			val_quote(name, q, sizeof(q)));
 		return;
 	}
 	char *domain = seg[0], *path = seg[1];
 	char dom_q[700], path_q[700];
-	quote(domain, dom_q, sizeof(dom_q));
-	quote(path, path_q, sizeof(path_q));
+	val_quote(domain, dom_q, sizeof(dom_q));
+	val_quote(path, path_q, sizeof(path_q));
 	if (strlen(domain) > 253)
-		val_add(c, "FieldValueTooLong", field, "must have at most 253 bytes");
+		val_add(c, "FieldValueTooLong", field, "may not be more than 253 bytes");
 	char dbuf[1024];
 	size_t nd = split(domain, '.', dbuf, sizeof(dbuf), parts, 64);
 	for (size_t i = 0; i < nd; i++) {
 		const char *e = val_dns1123_label(parts[i]);
 		if (e) {
 			val_add(c, "FieldValueInvalid", field, "%s: validating label %s: %s", dom_q,
-				quote(parts[i], lbl, sizeof(lbl)), e);
+				val_quote(parts[i], lbl, sizeof(lbl)), e);
 			break;
 		}
 	}
@@ -370,12 +340,12 @@ void csr_validate_signer_name(const char *name, const char *field, json_t *c)
 		const char *e = val_dns1123_subdomain(parts[i]);
 		if (e) {
 			val_add(c, "FieldValueInvalid", field, "%s: validating label %s: %s",
-				path_q, quote(parts[i], lbl, sizeof(lbl)), e);
+				path_q, val_quote(parts[i], lbl, sizeof(lbl)), e);
 			break;
 		}
 	}
 	if (strlen(name) > 253 + 253 + 63 + 1 + 1)
-		val_add(c, "FieldValueTooLong", field, "must have at most 571 bytes");
+		val_add(c, "FieldValueTooLong", field, "may not be more than 571 bytes");
 }
 
 static bool has_both(const json_t *csr)
@@ -419,8 +389,8 @@ static void validate_condition(json_t *c, const json_t *cond, size_t i, bool all
 	snprintf(f, sizeof(f), "status.conditions[%zu].status", i);
 	if (!st || !*st)
 		val_add(c, "FieldValueRequired", f, NULL);
-	else if (!in_list(st, fixed ? true_only : all_status))
-		supported(c, f, st, fixed ? true_only : all_status);
+	else if (!val_in_list(st, fixed ? true_only : all_status))
+		val_not_supported(c, f, st, fixed ? true_only : all_status);
 }
 
 static void validate_conditions(const json_t *obj, const json_t *old, json_t *c)
@@ -441,20 +411,20 @@ static void validate_conditions(const json_t *obj, const json_t *old, json_t *c)
 			if (denied)
 				val_add(c, "FieldValueInvalid", f,
 					"%s: Approved and Denied conditions are mutually exclusive",
-					quote(t, q, sizeof(q)));
+					val_quote(t, q, sizeof(q)));
 		} else if (!allow_both && strcmp(t, "Denied") == 0) {
 			denied = true;
 			if (approved)
 				val_add(c, "FieldValueInvalid", f,
 					"%s: Approved and Denied conditions are mutually exclusive",
-					quote(t, q, sizeof(q)));
+					val_quote(t, q, sizeof(q)));
 		}
 		bool seen = false;
 		json_array_foreach (conditions(obj), j, o)
 			if (j < i && strcmp(cond_type(o), t) == 0)
 				seen = true;
 		if (!allow_dup && seen)
-			val_add(c, "FieldValueDuplicate", f, "%s", quote(t, q, sizeof(q)));
+			val_add(c, "FieldValueDuplicate", f, "%s", val_quote(t, q, sizeof(q)));
 	}
 }
 
@@ -560,17 +530,6 @@ int csr_validate(const json_t *obj, const json_t *old, const char *sub, json_t *
 
 /* ---- admission ---- */
 
-/* admission.NewForbidden: `<resource> "<name>" is forbidden: <why>`. */
-static void reply_forbidden(struct req *r, const char *name, const char *why)
-{
-	char qn[300], msg[2048];
-	resource_qualified(r->res, qn, sizeof(qn));
-	snprintf(msg, sizeof(msg), "%s \"%s\" is forbidden: %s", qn, name ? name : "", why);
-	reply_status(r, 403, "Forbidden", msg,
-		     json_pack("{s:s,s:s,s:s}", "name", name ? name : "", "group", CSR_GROUP,
-			       "kind", r->res->plural));
-}
-
 /* IsAuthorizedForSignerName: `verb` on signers/<name>, or on <domain>/\*. */
 static bool signer_allowed(struct req *r, const char *verb, const char *signer)
 {
@@ -606,13 +565,13 @@ static int subject_restriction(struct req *r, const json_t *obj)
 	free(req);
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "failed to parse CSR: %s", err);
-		reply_forbidden(r, obj_str(obj, "metadata.name"), why);
+		reply_denied(r, obj_str(obj, "metadata.name"), why);
 		return -EACCES;
 	}
 	if (info.masters) {
-		reply_forbidden(r, obj_str(obj, "metadata.name"),
-				"use of " CSR_SIGNER_APISERVER
-				" signer with system:masters group is not allowed");
+		reply_denied(r, obj_str(obj, "metadata.name"),
+			     "use of " CSR_SIGNER_APISERVER
+			     " signer with system:masters group is not allowed");
 		return -EACCES;
 	}
 	return 0;
@@ -636,7 +595,7 @@ static int signer_admission(struct req *r, const json_t *obj, const json_t *old)
 	char why[1024];
 	snprintf(why, sizeof(why), "user not permitted to %s requests with signerName \"%s\"", what,
 		 signer ? signer : "");
-	reply_forbidden(r, obj_str(old, "metadata.name"), why);
+	reply_denied(r, obj_str(old, "metadata.name"), why);
 	return -EACCES;
 }
 

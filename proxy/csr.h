@@ -20,11 +20,9 @@
 
 #include "proxy/resource.h"
 
-#define CSR_GROUP                    "certificates.k8s.io"
-#define CSR_SIGNER_APISERVER         "kubernetes.io/kube-apiserver-client"
-#define CSR_SIGNER_APISERVER_KUBELET "kubernetes.io/kube-apiserver-client-kubelet"
-#define CSR_SIGNER_KUBELET_SERVING   "kubernetes.io/kubelet-serving"
-#define CSR_SIGNER_LEGACY            "kubernetes.io/legacy-unknown"
+#define CSR_GROUP            "certificates.k8s.io"
+#define CSR_SIGNER_APISERVER "kubernetes.io/kube-apiserver-client"
+#define CSR_SIGNER_LEGACY    "kubernetes.io/legacy-unknown"
 
 /* The row of certificatesigningrequests. */
 bool csr_is(const struct proxy_resource *r);
@@ -51,15 +49,5 @@ void csr_prepare(json_t *obj, const json_t *old, const char *sub, const struct c
  * (borrowed array) with kube's fields and messages. Returns the number added.
  */
 int csr_validate(const json_t *obj, const json_t *old, const char *sub, json_t *causes);
-
-/* The signerName check of kube's ValidateSignerName (core validation). */
-void csr_validate_signer_name(const char *name, const char *field, json_t *causes);
-
-/* True when status.conditions has a condition of `type`. */
-bool csr_has_condition(const json_t *csr, const char *type);
-
-/* spec.request (or status.certificate) decoded from base64: malloc'ed bytes
- * into *out (NULL and 0 when absent). 0 or -EINVAL (not base64). */
-int csr_bytes(const json_t *csr, const char *path, unsigned char **out, size_t *len);
 
 #endif

@@ -258,6 +258,9 @@ void reply_list_options_invalid(struct req *r, json_t *causes);
 /* Builds a Status object (new reference). */
 json_t *status_object(int code, const char *reason, const char *message, json_t *details);
 void reply_json(struct req *r, int code, const json_t *obj);
+/* admission.NewForbidden's 403: `<resource> "<name>" is forbidden: <why>`,
+ * details name, group and kind (admission.c). */
+void reply_denied(struct req *r, const char *name, const char *why);
 void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len);
 /* Every answer's last step: counted in the metrics, audited, given its
  * Audit-Id, held back while a group commit is pending, then sent with

@@ -356,7 +356,7 @@ static const char *jstr(const json_t *o, const char *k)
 }
 
 /* Go's %q, close enough: JSON string quoting. Writes into buf. */
-static const char *quote(const char *s, char *buf, size_t len)
+const char *val_quote(const char *s, char *buf, size_t len)
 {
 	json_t *j = json_string(s ? s : "");
 	char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
@@ -369,7 +369,7 @@ static const char *quote(const char *s, char *buf, size_t len)
 static void add_invalid_str(json_t *c, const char *field, const char *v, const char *msg)
 {
 	char q[600];
-	val_add(c, "FieldValueInvalid", field, "%s: %s", quote(v, q, sizeof(q)), msg);
+	val_add(c, "FieldValueInvalid", field, "%s: %s", val_quote(v, q, sizeof(q)), msg);
 }
 
 static void add_required(json_t *c, const char *field)
@@ -378,18 +378,18 @@ static void add_required(json_t *c, const char *field)
 }
 
 /* NotSupported with kube's list text: supported values: "a", "b". */
-static void add_not_supported(json_t *c, const char *field, const char *v, const char *const *vals)
+void val_not_supported(json_t *c, const char *field, const char *v, const char *const *vals)
 {
 	char q[600];
 	struct kb_buf b = {0};
 	for (size_t i = 0; vals[i]; i++)
 		kb_buf_printf(&b, "%s\"%s\"", i ? ", " : "", vals[i]);
 	val_add(c, "FieldValueNotSupported", field, "%s: supported values: %s",
-		quote(v, q, sizeof(q)), b.data ? b.data : "");
+		val_quote(v, q, sizeof(q)), b.data ? b.data : "");
 	kb_buf_free(&b);
 }
 
-static bool in_list(const char *v, const char *const *vals)
+bool val_in_list(const char *v, const char *const *vals)
 {
 	for (size_t i = 0; v && vals[i]; i++)
 		if (strcmp(v, vals[i]) == 0)
@@ -646,8 +646,8 @@ static size_t msgs_port_name(const char *s, const char **m)
 static void check_protocol(json_t *c, const json_t *o, const char *field)
 {
 	const char *p = jstr(o, "protocol");
-	if (p && !in_list(p, port_protocols))
-		add_not_supported(c, field, p, port_protocols);
+	if (p && !val_in_list(p, port_protocols))
+		val_not_supported(c, field, p, port_protocols);
 }
 
 static void container_ports(json_t *c, const json_t *ports, const char *base)
@@ -665,7 +665,7 @@ static void container_ports(json_t *c, const json_t *ports, const char *base)
 				    strcmp(jstr(json_array_get(ports, j), "name"), name) == 0) {
 					char q[300];
 					val_add(c, "FieldValueDuplicate", f, "%s",
-						quote(name, q, sizeof(q)));
+						val_quote(name, q, sizeof(q)));
 					break;
 				}
 		}
@@ -765,14 +765,14 @@ static void field_ref(json_t *c, const json_t *fr, const char *base, const char 
 		return;
 	}
 	const char *internal = strcmp(fp, "spec.host") == 0 ? "spec.nodeName" : fp;
-	if (!in_list(internal, field_labels)) {
+	if (!val_in_list(internal, field_labels)) {
 		snprintf(msg, sizeof(msg),
 			 "error converting fieldPath: field label not supported: %s", fp);
 		add_invalid_str(c, f, fp, msg);
 		return;
 	}
-	if (!in_list(internal, allowed))
-		add_not_supported(c, f, internal, allowed);
+	if (!val_in_list(internal, allowed))
+		val_not_supported(c, f, internal, allowed);
 }
 
 static void env_value_from(json_t *c, const json_t *e, const char *base)
@@ -922,7 +922,7 @@ static void container_common(json_t *c, const json_t *ctr, const char *base, str
 	else if (val_dns1123_label(name))
 		check_name(c, msgs_label, f, name);
 	else if (names_seen(ns, name))
-		val_add(c, "FieldValueDuplicate", f, "%s", quote(name, q, sizeof(q)));
+		val_add(c, "FieldValueDuplicate", f, "%s", val_quote(name, q, sizeof(q)));
 	pf(f, "%s.image", base);
 	if (!image || !*image)
 		add_required(c, f);
@@ -1003,7 +1003,7 @@ static void ephemeral_containers(json_t *c, const json_t *spec, const char *path
 		if (target && *target && !has_container(spec, target))
 			val_add(c, "FieldValueNotFound",
 				pf(f, "%s.ephemeralContainers[%zu].targetContainerName", path, i),
-				"%s", quote(target, q, sizeof(q)));
+				"%s", val_quote(target, q, sizeof(q)));
 		for (size_t k = 0; k < KB_ARRAY_SIZE(forbidden); k++)
 			if (!zero_value(json_object_get(ec, forbidden[k])))
 				val_add(
@@ -1062,8 +1062,8 @@ int val_pod_spec(const json_t *spec, const char *path, json_t *causes)
 	pod_volumes(causes, json_object_get(spec, "volumes"), pf(f, "%s.volumes", path));
 	const char *rp = jstr(spec, "restartPolicy");
 	pf(f, "%s.restartPolicy", path);
-	if (rp && !in_list(rp, restart_policies))
-		add_not_supported(causes, f, rp, restart_policies);
+	if (rp && !val_in_list(rp, restart_policies))
+		val_not_supported(causes, f, rp, restart_policies);
 	pf(f, "%s.activeDeadlineSeconds", path);
 	json_t *ads = json_object_get(spec, "activeDeadlineSeconds");
 	if (json_is_integer(ads) && json_integer_value(ads) <= 0)
@@ -1182,7 +1182,7 @@ static void service_port(json_t *c, const json_t *ports, size_t i, bool need_nam
 			const char *o = jstr(json_array_get(ports, j), "name");
 			if (o && strcmp(o, name) == 0) {
 				val_add(c, "FieldValueDuplicate", f, "%s",
-					quote(name, q, sizeof(q)));
+					val_quote(name, q, sizeof(q)));
 				break;
 			}
 		}
@@ -1208,8 +1208,8 @@ static void v_service(const struct proxy_resource *r, const json_t *obj, const j
 	const json_t *spec = json_object_get(obj, "spec");
 	const json_t *ports = json_object_get(spec, "ports");
 	const char *type = jstr(spec, "type"), *cip = jstr(spec, "clusterIP");
-	if (type && !in_list(type, service_types))
-		add_not_supported(c, "spec.type", type, service_types);
+	if (type && !val_in_list(type, service_types))
+		val_not_supported(c, "spec.type", type, service_types);
 	bool external = type && strcmp(type, "ExternalName") == 0;
 	if (!external && json_array_size(ports) == 0 && !(cip && strcmp(cip, "None") == 0))
 		add_required(c, "spec.ports");
@@ -1414,8 +1414,8 @@ static void workload_template(json_t *c, const json_t *tmpl, const char *base,
 	val_pod_spec(spec, f, c);
 	const char *rp = jstr(spec, "restartPolicy");
 	pf(f, "%s.template.spec.restartPolicy", base);
-	if (!policies[1] && rp && in_list(rp, restart_policies) && !in_list(rp, policies))
-		add_not_supported(c, f, rp, policies);
+	if (!policies[1] && rp && val_in_list(rp, restart_policies) && !val_in_list(rp, policies))
+		val_not_supported(c, f, rp, policies);
 }
 
 /* Deployment, ReplicaSet, StatefulSet, DaemonSet. */
@@ -1478,8 +1478,8 @@ static void job_spec(json_t *c, const json_t *spec, const char *base)
 	pf(f, "%s.template.spec.restartPolicy", base);
 	if (!rp || !*rp)
 		val_add(c, "FieldValueRequired", f, "valid values: \"OnFailure\", \"Never\"");
-	else if (!in_list(rp, policies))
-		add_not_supported(c, f, rp, policies);
+	else if (!val_in_list(rp, policies))
+		val_not_supported(c, f, rp, policies);
 }
 
 static void v_job(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *c)
@@ -1594,7 +1594,7 @@ static const char *cron_descriptor(const char *s, char *buf, size_t len)
 {
 	static const char *const ok[] = {"@yearly", "@annually", "@monthly", "@weekly",
 					 "@daily",  "@midnight", "@hourly",  NULL};
-	if (in_list(s, ok))
+	if (val_in_list(s, ok))
 		return NULL;
 	if (strncmp(s, "@every ", 7) == 0) {
 		const char *d = s + 7;
@@ -1682,8 +1682,8 @@ static void v_cronjob(const struct proxy_resource *r, const json_t *obj, const j
 	const char *tz = jstr(spec, "timeZone");
 	if (tz && (!*tz || strpbrk(tz, " \t") || tz[0] == '/' || strstr(tz, "..")))
 		add_invalid_str(c, "spec.timeZone", tz, "unknown time zone");
-	if (cp && !in_list(cp, conc))
-		add_not_supported(c, "spec.concurrencyPolicy", cp, conc);
+	if (cp && !val_in_list(cp, conc))
+		val_not_supported(c, "spec.concurrencyPolicy", cp, conc);
 	check_nonneg(c, spec, "startingDeadlineSeconds", "spec.startingDeadlineSeconds");
 	check_nonneg(c, spec, "successfulJobsHistoryLimit", "spec.successfulJobsHistoryLimit");
 	check_nonneg(c, spec, "failedJobsHistoryLimit", "spec.failedJobsHistoryLimit");
@@ -1726,8 +1726,8 @@ static void v_pvc(const struct proxy_resource *r, const json_t *obj, const json_
 		val_add(c, "FieldValueRequired", "spec.accessModes",
 			"at least 1 access mode is required");
 	json_array_foreach (am, i, m)
-		if (!in_list(json_string_value(m), modes))
-			add_not_supported(c, "spec.accessModes", json_string_value(m), modes);
+		if (!val_in_list(json_string_value(m), modes))
+			val_not_supported(c, "spec.accessModes", json_string_value(m), modes);
 	const char *st =
 	    jstr(json_object_get(json_object_get(spec, "resources"), "requests"), "storage");
 	double q;
@@ -1884,7 +1884,7 @@ static void slice_ports(json_t *c, const json_t *ports)
 			const char *other = jstr(json_array_get(ports, j), "name");
 			if (strcmp(other ? other : "", name) == 0) {
 				val_add(c, "FieldValueDuplicate", f, "%s",
-					quote(name, q, sizeof(q)));
+					val_quote(name, q, sizeof(q)));
 				break;
 			}
 		}
@@ -1908,8 +1908,8 @@ static void v_endpointslice(const struct proxy_resource *r, const json_t *obj, c
 	const char *type = jstr(obj, "addressType");
 	if (!type || !*type)
 		add_required(c, "addressType");
-	else if (!in_list(type, address_types))
-		add_not_supported(c, "addressType", type, address_types);
+	else if (!val_in_list(type, address_types))
+		val_not_supported(c, "addressType", type, address_types);
 	slice_endpoints(c, json_object_get(obj, "endpoints"), type);
 	slice_ports(c, json_object_get(obj, "ports"));
 	if (old)
@@ -2130,8 +2130,8 @@ static void v_pdb(const struct proxy_resource *r, const json_t *obj, const json_
 	int_or_percent(c, max, "spec.maxUnavailable");
 	label_selector(c, json_object_get(spec, "selector"), "spec.selector");
 	const char *up = jstr(spec, "unhealthyPodEvictionPolicy");
-	if (up && !in_list(up, policies))
-		add_not_supported(c, "spec.unhealthyPodEvictionPolicy", up, policies);
+	if (up && !val_in_list(up, policies))
+		val_not_supported(c, "spec.unhealthyPodEvictionPolicy", up, policies);
 }
 
 static void ingress_backend(json_t *c, const json_t *b, const char *base)
@@ -2204,8 +2204,8 @@ static void v_ingress(const struct proxy_resource *r, const json_t *obj, const j
 			pf(f, "spec.rules[%zu].http.paths[%zu].pathType", i, j);
 			if (!pt)
 				val_add(c, "FieldValueRequired", f, "pathType must be specified");
-			else if (!in_list(pt, types))
-				add_not_supported(c, f, pt, types);
+			else if (!val_in_list(pt, types))
+				val_not_supported(c, f, pt, types);
 			pf(f, "spec.rules[%zu].http.paths[%zu].path", i, j);
 			if (pt && strcmp(pt, "ImplementationSpecific") != 0 &&
 			    (!ps || ps[0] != '/'))
@@ -2245,8 +2245,8 @@ static void v_networkpolicy(const struct proxy_resource *r, const json_t *obj, c
 	json_t *v, *rule;
 	json_array_foreach (json_object_get(spec, "policyTypes"), i, v) {
 		pf(f, "spec.policyTypes[%zu]", i);
-		if (!json_string_value(v) || !in_list(json_string_value(v), types))
-			add_not_supported(c, f, json_string_value(v), types);
+		if (!json_string_value(v) || !val_in_list(json_string_value(v), types))
+			val_not_supported(c, f, json_string_value(v), types);
 	}
 	const char *dirs[] = {"ingress", "egress"};
 	for (size_t d = 0; d < 2; d++)
@@ -2308,8 +2308,8 @@ static void v_priorityclass(const struct proxy_resource *r, const json_t *obj, c
 			"maximum allowed value of a user defined priority is 1000000000");
 	}
 	const char *pp = jstr(obj, "preemptionPolicy");
-	if (pp && !in_list(pp, policies))
-		add_not_supported(c, "preemptionPolicy", pp, policies);
+	if (pp && !val_in_list(pp, policies))
+		val_not_supported(c, "preemptionPolicy", pp, policies);
 	if (old) {
 		if (changed(json_object_get(obj, "value"), json_object_get(old, "value")))
 			val_add(c, "FieldValueForbidden", "value",
@@ -2331,10 +2331,10 @@ static void v_storageclass(const struct proxy_resource *r, const json_t *obj, co
 	else
 		check_name(c, msgs_qname, "provisioner", prov);
 	const char *rp = jstr(obj, "reclaimPolicy"), *bm = jstr(obj, "volumeBindingMode");
-	if (rp && !in_list(rp, reclaim))
-		add_not_supported(c, "reclaimPolicy", rp, reclaim);
-	if (bm && !in_list(bm, binding))
-		add_not_supported(c, "volumeBindingMode", bm, binding);
+	if (rp && !val_in_list(rp, reclaim))
+		val_not_supported(c, "reclaimPolicy", rp, reclaim);
+	if (bm && !val_in_list(bm, binding))
+		val_not_supported(c, "volumeBindingMode", bm, binding);
 	if (!old)
 		return;
 	/* kube compares parameters as maps: none and {} are the same */

@@ -52,6 +52,12 @@ void val_add(json_t *causes, const char *reason, const char *field, const char *
     __attribute__((format(printf, 4, 5)));
 void val_addv(json_t *causes, const char *reason, const char *field, const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
+/* Go's %q of s, close enough (JSON quoting), into buf; returns buf. */
+const char *val_quote(const char *s, char *buf, size_t len);
+/* NotSupported with kube's list text: `"v": supported values: "a", "b"`. */
+void val_not_supported(json_t *c, const char *field, const char *v, const char *const *vals);
+/* Whether v (may be NULL: no) is in the NULL-ended list. */
+bool val_in_list(const char *v, const char *const *vals);
 
 /*
  * Kube's top-level message for a 422: `Pod "x" is invalid: <field>: <msg>`
