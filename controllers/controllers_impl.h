@@ -148,6 +148,8 @@ void ctrl_ep_trigger_time(const json_t *svc, const json_t *pods, char *buf, size
 int job_release_orphans(struct ctrl *c, const char *ns);
 
 /* csr.c: the signer and cleaner of CertificateSigningRequest `name`. */
+/* The store key of CertificateSigningRequests (queue kind "csr"). */
+#define CSR_RES "certificates.k8s.io/certificatesigningrequests"
 int csr_sync(struct ctrl *c, const char *ns, const char *name);
 
 /* gc.c: the ownership index fed by every store event, and its sync. */

@@ -31,7 +31,6 @@
 #include "lib/pki.h"
 #include "lib/util.h"
 
-#define CSR_RES       "certificates.k8s.io/certificatesigningrequests"
 #define SIGNER        "kubernetes.io/kube-apiserver-client"
 #define CERT_TTL      (365L * 86400L) /* --cluster-signing-duration 8760h */
 #define MIN_TTL       600L

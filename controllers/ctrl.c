@@ -184,7 +184,7 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 
 static const char *const workloads[][2] = {
     {"apps/replicasets", "rs"}, {"apps/deployments", "deploy"}, {"batch/jobs", "job"},
-    {"batch/cronjobs", "cj"},   {"apps/statefulsets", "sts"},
+    {"batch/cronjobs", "cj"},   {"apps/statefulsets", "sts"},   {CSR_RES, "csr"},
 };
 
 static const char *kind_of_res(const char *res)
@@ -296,9 +296,6 @@ static void on_event(const struct store_event *ev, void *arg)
 		return;
 	gc_index(c, ev->res, ev);
 	endpoints_event(c, ev);
-	if (strcmp(ev->res, "certificates.k8s.io/certificatesigningrequests") == 0 &&
-	    ev->type != STORE_DELETED)
-		ctrl_enqueue(c, "csr", "", ev->name);
 	const char *k = kind_of_res(ev->res);
 	if (k)
 		ctrl_enqueue(c, k, ev->ns, ev->name);
@@ -355,9 +352,6 @@ static void resync(struct ctrl *c)
 			if (k)
 				ctrl_enqueue(c, k, ctrl_ns(o), ctrl_name(o));
 			resync_endpoints(c, r->store_key, o);
-			if (strcmp(r->store_key,
-				   "certificates.k8s.io/certificatesigningrequests") == 0)
-				ctrl_enqueue(c, "csr", "", ctrl_name(o));
 		}
 		json_decref(items);
 	}
