@@ -20,12 +20,6 @@
 #include "proxy/rbac.h"
 #include "proxy/validate.h"
 
-bool csr_is(const struct proxy_resource *r)
-{
-	return r && r->group && strcmp(r->group, CSR_GROUP) == 0 && r->kind &&
-	       strcmp(r->kind, "CertificateSigningRequest") == 0;
-}
-
 static int csr_bytes(const json_t *csr, const char *path, unsigned char **out, size_t *len)
 {
 	const json_t *v = obj_get(csr, path);

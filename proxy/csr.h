@@ -24,9 +24,6 @@
 #define CSR_SIGNER_APISERVER "kubernetes.io/kube-apiserver-client"
 #define CSR_SIGNER_LEGACY    "kubernetes.io/legacy-unknown"
 
-/* The row of certificatesigningrequests. */
-bool csr_is(const struct proxy_resource *r);
-
 /* Who is asking (borrowed strings). */
 struct csr_user {
 	const char *name, *uid;

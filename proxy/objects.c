@@ -11,7 +11,6 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
-#include "proxy/csr.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/validate.h"
 
@@ -736,8 +735,8 @@ int obj_validate(struct req *r, json_t *obj, const json_t *old)
 {
 	if (authz_admit(r, obj, old) < 0)
 		return -EACCES;
-	if (csr_is(r->res)) {
-		int rc = csr_write_check(r, obj, old);
+	if (r->res->write_check) {
+		int rc = r->res->write_check(r, obj, old);
 		return rc < 0 ? rc : admission_check(r, obj, old);
 	}
 	json_t *causes = json_array();

@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct req;
+
 enum proxy_verb {
 	VERB_GET = 1 << 0,
 	VERB_LIST = 1 << 1,
@@ -58,6 +60,10 @@ struct proxy_resource {
 	const char *storage; /* e.g. "/events" */
 	void (*to_storage)(const struct proxy_resource *res, json_t *obj);
 	void (*from_storage)(const struct proxy_resource *res, json_t *obj);
+	/* a kind's own strategy, validation and admission of a write by an API
+	 * request (struct req, proxy_impl.h), in place of the generic
+	 * validation; < 0 when it answered (NULL: the generic one) */
+	int (*write_check)(struct req *r, json_t *obj, const json_t *old);
 	/* run-time rows (CRDs) */
 	json_t *crd;         /* owned reference to the CRD object, or NULL */
 	json_t *schema;      /* owned: openAPIV3Schema of this version, or NULL */

@@ -185,7 +185,8 @@ static struct proxy_resource builtins[] = {
      * (signer, cleaner); no spec/status split (the strategy keeps both) */
     {STORED("certificates.k8s.io", "v1", "certificates", "CertificateSigningRequest",
 	    "certificatesigningrequests", "certificatesigningrequest", false),
-     .short_names = S("csr"), .subresources = csr_subs, .field_selectors = S("spec.signerName")},
+     .short_names = S("csr"), .subresources = csr_subs, .field_selectors = S("spec.signerName"),
+     .write_check = csr_write_check},
     {.group = "events.k8s.io",
      .version = "v1",
      .kind = "Event",
