@@ -323,7 +323,7 @@ static bool wants_signing(const struct ctrl *c, const json_t *csr)
 {
 	const char *signer = json_string_value(ctrl_path(csr, "spec.signerName"));
 	return c->ca && signer && strcmp(signer, SIGNER) == 0 && has_cond(csr, "Approved") &&
-	       !has_cond(csr, "Failed") && !issued(csr);
+	       !has_cond(csr, "Denied") && !has_cond(csr, "Failed") && !issued(csr);
 }
 
 int csr_sync(struct ctrl *c, const char *ns, const char *name)

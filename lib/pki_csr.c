@@ -236,7 +236,8 @@ time_t kb_pki_ca_not_after(const kb_pki_ca_t *ca)
 }
 
 /* The request's subject in Go's marshalling order (pkix.Name.ToRDNSequence
- * of a parsed name): known attributes only, one RDN each. */
+ * of a parsed name): known attributes only, the values of one attribute in
+ * one RDN (O=dev+O=qa), as Go writes them. */
 static int copy_subject(X509 *cert, X509_NAME *from)
 {
 	static const int order[] = {
@@ -248,7 +249,7 @@ static int copy_subject(X509 *cert, X509_NAME *from)
 		int idx = -1;
 		/* Go keeps one common name and serial number, the last one */
 		bool single = order[k] == NID_commonName || order[k] == NID_serialNumber;
-		int last = -1;
+		int last = -1, set = 0; /* the first value opens the RDN, the others join it */
 		while ((idx = X509_NAME_get_index_by_NID(from, order[k], idx)) >= 0) {
 			if (single) {
 				last = idx;
@@ -257,8 +258,9 @@ static int copy_subject(X509 *cert, X509_NAME *from)
 			ASN1_STRING *d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(from, idx));
 			if (!X509_NAME_add_entry_by_NID(to, order[k], MBSTRING_UTF8,
 							ASN1_STRING_get0_data(d),
-							ASN1_STRING_length(d), -1, 0))
+							ASN1_STRING_length(d), -1, set))
 				return -EINVAL;
+			set = -1;
 		}
 		if (last >= 0) {
 			ASN1_STRING *d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(from, last));
