@@ -601,6 +601,44 @@ static void default_pdb(json_t *obj)
 		set_default(status, counts[i], json_integer(0));
 }
 
+/* A default where the field is absent or null (kube's nil pointer). */
+static void set_default_nil(json_t *obj, const char *key, json_t *value)
+{
+	if (json_is_null(json_object_get(obj, key)))
+		json_object_del(obj, key);
+	set_default(obj, key, value);
+}
+
+/* admissionregistration/v1 SetDefaults_ValidatingWebhook, _MutatingWebhook
+ * (reinvocationPolicy), _Rule (scope) and _ServiceReference (port). */
+static void default_webhook(json_t *hook, bool mutating)
+{
+	size_t i;
+	json_t *rule;
+	set_default_nil(hook, "failurePolicy", json_string("Fail"));
+	set_default_nil(hook, "matchPolicy", json_string("Equivalent"));
+	set_default_nil(hook, "namespaceSelector", json_object());
+	set_default_nil(hook, "objectSelector", json_object());
+	set_default_nil(hook, "timeoutSeconds", json_integer(10));
+	if (mutating)
+		set_default_nil(hook, "reinvocationPolicy", json_string("Never"));
+	json_array_foreach (json_object_get(hook, "rules"), i, rule)
+		if (json_is_object(rule))
+			set_default_nil(rule, "scope", json_string("*"));
+	json_t *svc = obj_get(hook, "clientConfig.service");
+	if (json_is_object(svc))
+		set_default_nil(svc, "port", json_integer(443));
+}
+
+static void default_webhook_configuration(json_t *obj, bool mutating)
+{
+	size_t i;
+	json_t *hook;
+	json_array_foreach (json_object_get(obj, "webhooks"), i, hook)
+		if (json_is_object(hook))
+			default_webhook(hook, mutating);
+}
+
 static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 {
 	const char *g = res->group, *k = res->kind;
@@ -620,7 +658,10 @@ static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 	else if (strcmp(g, "storage.k8s.io") == 0 && strcmp(k, "StorageClass") == 0) {
 		set_default(obj, "reclaimPolicy", json_string("Delete"));
 		set_default(obj, "volumeBindingMode", json_string("Immediate"));
-	}
+	} else if (strcmp(g, "admissionregistration.k8s.io") == 0 &&
+		   (strcmp(k, "ValidatingWebhookConfiguration") == 0 ||
+		    strcmp(k, "MutatingWebhookConfiguration") == 0))
+		default_webhook_configuration(obj, k[0] == 'M');
 }
 
 void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj)

@@ -1550,6 +1550,21 @@ static void cells_storageclass(json_t *cells, const json_t *o, time_t now)
 	add_age(cells, o, now);
 }
 
+/* both admission webhook configuration kinds: the number of webhooks */
+static const struct col cols_webhookcfg[] = {
+    C_NAME,
+    C_I("Webhooks", "Webhooks indicates the number of webhooks registered in this configuration"),
+    C_AGE,
+    C_END,
+};
+
+static void cells_webhookcfg(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_i(cells, (json_int_t)json_array_size(jp(o, "webhooks")));
+	add_age(cells, o, now);
+}
+
 static const struct col cols_runtimeclass[] = {
     C_NAME,
     C_S("Handler", "handler specifies the underlying runtime and configuration that the CRI "
@@ -1747,6 +1762,10 @@ static const struct printer {
     {"storage.k8s.io", "StorageClass", cols_storageclass, cells_storageclass},
     {"node.k8s.io", "RuntimeClass", cols_runtimeclass, cells_runtimeclass},
     {"certificates.k8s.io", "CertificateSigningRequest", cols_csr, cells_csr},
+    {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", cols_webhookcfg,
+     cells_webhookcfg},
+    {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", cols_webhookcfg,
+     cells_webhookcfg},
 };
 
 static const struct printer *find_printer(const struct proxy_resource *r)

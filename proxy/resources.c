@@ -187,6 +187,17 @@ static struct proxy_resource builtins[] = {
 	    "certificatesigningrequests", "certificatesigningrequest", false),
      .short_names = S("csr"), .subresources = csr_subs, .field_selectors = S("spec.signerName"),
      .write_check = csr_write_check},
+    /* admission webhook configurations: stored, defaulted and validated as
+     * kube-apiserver does; has_status only for kube's generation (1 on
+     * create, +1 when webhooks change); no status subresource */
+    {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
+	    "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
+	    "validatingwebhookconfiguration", false),
+     .categories = S("api-extensions"), .has_status = true},
+    {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
+	    "MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
+	    "mutatingwebhookconfiguration", false),
+     .categories = S("api-extensions"), .has_status = true},
     {.group = "events.k8s.io",
      .version = "v1",
      .kind = "Event",
