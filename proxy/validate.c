@@ -100,7 +100,7 @@ static bool rx_qname(const char *s, size_t n)
 }
 
 /* Every check below fills up to 3 messages, like kube's []string results. */
-#define MAXMSG 3
+#define MAXMSG VAL_MAXMSG
 
 static size_t msgs_subdomain(const char *s, const char **m)
 {
@@ -219,6 +219,18 @@ static const char *first(msgs_fn fn, const char *s)
 {
 	const char *m[MAXMSG];
 	return fn(s ? s : "", m) ? m[0] : NULL;
+}
+
+size_t val_syntax_msgs(enum val_syntax syn, const char *s, const char *m[VAL_MAXMSG])
+{
+	static const msgs_fn fns[] = {
+	    [VAL_DNS1123_SUBDOMAIN] = msgs_subdomain, [VAL_DNS1123_LABEL] = msgs_label,
+	    [VAL_DNS1035_LABEL] = msgs_1035,          [VAL_QUALIFIED_NAME] = msgs_qname,
+	    [VAL_LABEL_VALUE] = msgs_label_value,
+	};
+	if ((size_t)syn >= KB_ARRAY_SIZE(fns))
+		return 0;
+	return fns[syn](s ? s : "", m);
 }
 
 const char *val_dns1123_subdomain(const char *s)
@@ -2401,6 +2413,8 @@ static const struct {
     {"scheduling.k8s.io", "PriorityClass", v_priorityclass},
     {"storage.k8s.io", "StorageClass", v_storageclass},
     {"node.k8s.io", "RuntimeClass", v_runtimeclass},
+    {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", val_webhook_configuration},
+    {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", val_webhook_configuration},
 };
 
 int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *causes)

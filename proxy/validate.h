@@ -38,6 +38,18 @@ const char *val_label_value(const char *s);       /* ≤63, may be empty */
 const char *val_path_segment_name(const char *s); /* not "." or "..", no '/' or '%' (RBAC) */
 const char *val_config_key(const char *s);        /* ConfigMap/Secret data keys */
 
+/* Every message (up to VAL_MAXMSG, in kube's order) for s as one of the
+ * syntaxes above, into m[]; returns how many (0: valid). */
+#define VAL_MAXMSG 3
+enum val_syntax {
+	VAL_DNS1123_SUBDOMAIN,
+	VAL_DNS1123_LABEL,
+	VAL_DNS1035_LABEL,
+	VAL_QUALIFIED_NAME,
+	VAL_LABEL_VALUE,
+};
+size_t val_syntax_msgs(enum val_syntax syn, const char *s, const char *m[VAL_MAXMSG]);
+
 /* ---- causes ----------------------------------------------------------------
  * Appends {"reason","message","field"} to `causes` (borrowed array). The
  * message is the kube type text for `reason` ("Invalid value", "Required
@@ -85,6 +97,15 @@ int val_object_meta(const struct proxy_resource *r, const json_t *obj, const jso
  * secret type, `immutable: true` data). -EINVAL if obj or causes is bad. */
 int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 	       json_t *causes);
+
+/* ValidatingWebhookConfiguration and MutatingWebhookConfiguration
+ * (admissionregistration.k8s.io/v1, proxy/validate_webhook.c): kube's
+ * ValidateValidatingWebhookConfiguration / ValidateMutatingWebhookConfiguration
+ * and, with `old`, their Update forms (checks the old object already failed
+ * are relaxed as kube relaxes them). CEL matchConditions are refused
+ * (Forbidden): this server cannot evaluate them. */
+void val_webhook_configuration(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			       json_t *causes);
 
 /* A pod spec (borrowed) at `path` ("spec", "spec.template.spec"):
  * containers, init containers, ports, env, resources, restartPolicy (one of
