@@ -287,6 +287,44 @@ START_TEST(default_columns)
 }
 END_TEST
 
+/* both webhook configuration kinds: Name, Webhooks (a count), Age */
+START_TEST(webhookcfg_cells)
+{
+	static const struct proxy_resource kinds[] = {
+	    {.group = "admissionregistration.k8s.io",
+	     .version = "v1",
+	     .kind = "ValidatingWebhookConfiguration"},
+	    {.group = "admissionregistration.k8s.io",
+	     .version = "v1",
+	     .kind = "MutatingWebhookConfiguration"},
+	};
+	for (size_t k = 0; k < 2; k++) {
+		json_t *cols = printers_columns(&kinds[k]);
+		ck_assert_int_eq(json_array_size(cols), 3);
+		json_t *w = json_array_get(cols, 1);
+		ck_assert_str_eq(json_string_value(json_object_get(w, "name")), "Webhooks");
+		ck_assert_str_eq(json_string_value(json_object_get(w, "type")), "integer");
+		ck_assert_str_eq(json_string_value(json_object_get(w, "description")),
+				 "Webhooks indicates the number of webhooks registered in this "
+				 "configuration");
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(json_array_get(cols, 2), "name")), "Age");
+		json_decref(cols);
+		json_t *c = cells(&kinds[k],
+				  "{\"metadata\":{\"name\":\"w\",\"creationTimestamp\":\"" T0 "\"},"
+				  "\"webhooks\":[{\"name\":\"a.b.c\"},{\"name\":\"d.e.f\"}]}",
+				  t0() + 300);
+		ck_assert_str_eq(cell_s(c, 0), "w");
+		ck_assert_int_eq(json_integer_value(json_array_get(c, 1)), 2);
+		ck_assert_str_eq(cell_s(c, 2), "5m");
+		json_decref(c);
+		c = cells(&kinds[k], "{\"metadata\":{\"name\":\"e\"}}", t0());
+		ck_assert_int_eq(json_integer_value(json_array_get(c, 1)), 0);
+		json_decref(c);
+	}
+}
+END_TEST
+
 START_TEST(crd_printer_columns)
 {
 	struct proxy_resource cr = {.group = "example.com", .version = "v1", .kind = "Widget"};
@@ -350,6 +388,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, event_cells);
 	tcase_add_test(tc, default_columns);
 	tcase_add_test(tc, crd_printer_columns);
+	tcase_add_test(tc, webhookcfg_cells);
 	suite_add_tcase(s, tc);
 	return s;
 }
