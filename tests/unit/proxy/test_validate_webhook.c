@@ -4,7 +4,8 @@
  * of proxy/objects.c: kube's admissionregistration/v1 defaults, and kube's
  * causes (field paths, reasons, messages) for names, rules, policies, side
  * effects, timeouts, selectors, URL and service client configs, review
- * versions and duplicates; the update relaxations; matchConditions refused.
+ * versions and duplicates; the update relaxations; matchConditions refused;
+ * and the two rows of proxy/resources.c.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 
 #include "lib/json.h"
 #include "proxy/proxy_impl.h"
+#include "proxy/resource.h"
+#include "proxy/types.h"
 #include "proxy/validate.h"
 
 static Suite *suite(void);
@@ -97,6 +100,37 @@ static void expect_reason(const char *obj, size_t i, const char *reason)
 			 reason);
 	json_decref(c);
 }
+
+/* the rows of proxy/resources.c: cluster-scoped, api-extensions, every verb,
+ * no short names, a protobuf message the type tables know, the store key */
+START_TEST(resource_rows)
+{
+	static const char *const plurals[] = {"validatingwebhookconfigurations",
+					      "mutatingwebhookconfigurations"};
+	static const char *const kinds[] = {"ValidatingWebhookConfiguration",
+					    "MutatingWebhookConfiguration"};
+	for (size_t i = 0; i < 2; i++) {
+		const struct proxy_resource *r =
+		    resource_find("admissionregistration.k8s.io", "v1", plurals[i]);
+		char want[128];
+		ck_assert_ptr_nonnull(r);
+		ck_assert_str_eq(r->kind, kinds[i]);
+		ck_assert(!r->namespaced);
+		ck_assert(r->stored);
+		ck_assert_uint_eq(r->verbs, VERBS_ALL);
+		ck_assert_ptr_null(r->short_names);
+		ck_assert_str_eq(r->categories[0], "api-extensions");
+		ck_assert_ptr_null(r->categories[1]);
+		ck_assert_ptr_null(r->subresources);
+		snprintf(want, sizeof(want), "k8s.io.api.admissionregistration.v1.%s", kinds[i]);
+		ck_assert_str_eq(r->proto, want);
+		ck_assert_ptr_nonnull(kt_find(r->proto));
+		snprintf(want, sizeof(want), "admissionregistration.k8s.io/%s", plurals[i]);
+		ck_assert_str_eq(r->store_key, want);
+		ck_assert_ptr_eq(resource_find_kind("admissionregistration.k8s.io", kinds[i]), r);
+	}
+}
+END_TEST
 
 START_TEST(defaults_validating)
 {
@@ -474,6 +508,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("validate_webhook");
 	TCase *t = tcase_create("core");
+	tcase_add_test(t, resource_rows);
 	tcase_add_test(t, defaults_validating);
 	tcase_add_test(t, defaults_mutating_keep_given);
 	tcase_add_test(t, valid_objects);
