@@ -2,7 +2,8 @@
 /*
  * libFuzzer target: object validation (proxy/validate.h) of a JSON object as
  * a create and as an update of a fixed valid object, for pods and a few other
- * built-in kinds; the 422 message is built whenever causes were found.
+ * built-in kinds (webhook configurations also as an update of themselves, for
+ * the update relaxations); the 422 message is built whenever causes were found.
  */
 #include "tests/fuzz/fuzz.h"
 
@@ -10,8 +11,13 @@
 #include "proxy/validate.h"
 
 static const char *const rows[][3] = {
-    {"", "v1", "pods"},          {"apps", "v1", "deployments"}, {"", "v1", "services"},
-    {"batch", "v1", "cronjobs"}, {"", "v1", "secrets"},
+    {"", "v1", "pods"},
+    {"apps", "v1", "deployments"},
+    {"", "v1", "services"},
+    {"batch", "v1", "cronjobs"},
+    {"", "v1", "secrets"},
+    {"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations"},
+    {"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"},
 };
 
 static json_t *old_pod(void)
@@ -53,6 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(r, obj, NULL);
 		if (i == 0)
 			check(r, obj, old_pod());
+		else if (strstr(r->plural, "webhookconfigurations"))
+			check(r, obj, obj);
 	}
 	json_decref(obj);
 	return 0;
