@@ -5,7 +5,8 @@
 # category api-extensions), apply with a url and with a service client
 # config, kube's defaults, the NAME WEBHOOKS AGE columns, explain, kube's
 # validation causes, matchConditions refused (no CEL here), apply of a
-# change (generation), server-side apply, delete. Every webhook here only
+# change (generation), server-side apply, delete; only cluster-admin may
+# write them (not the aggregated admin, edit and view roles). Every webhook here only
 # matches example.com widgets, which no suite writes, and the suite deletes
 # its configurations at the end. Sourced by run.sh.
 
@@ -101,6 +102,21 @@ webhookcfg_suite() {
   expect_eq "api-resources: both in the api-extensions category, with the CRDs" \
     "customresourcedefinitions.apiextensions.k8s.io mutatingwebhookconfigurations.admissionregistration.k8s.io validatingwebhookconfigurations.admissionregistration.k8s.io" \
     bash -c "kubectl --kubeconfig $KCFG api-resources --categories=api-extensions -o name | sort | tr '\n' ' ' | sed 's/ \$//'"
+
+  echo "-- RBAC: cluster-admin only, as kube's bootstrap roles"
+  "${K[@]}" create clusterrolebinding whcfg-admin --clusterrole=admin --user=whcfg-admin >/dev/null
+  "${K[@]}" create clusterrolebinding whcfg-edit --clusterrole=edit --user=whcfg-edit >/dev/null
+  "${K[@]}" create clusterrolebinding whcfg-view --clusterrole=view --user=whcfg-view >/dev/null
+  local u v
+  for u in admin edit view; do
+    for v in "create validatingwebhookconfigurations" "list mutatingwebhookconfigurations"; do
+      expect_eq "aggregated $u role: no $v" "no" \
+        bash -c "kubectl --kubeconfig $KCFG auth can-i $v --as=whcfg-$u 2>/dev/null"
+    done
+  done
+  expect_eq "cluster-admin (system:masters) may create them" "yes" \
+    bash -c "kubectl --kubeconfig $KCFG auth can-i create mutatingwebhookconfigurations --as=whcfg-x --as-group=system:masters 2>/dev/null"
+  "${K[@]}" delete clusterrolebinding whcfg-admin whcfg-edit whcfg-view >/dev/null
 
   echo "-- apply, columns, defaults"
   whcfg_validating whcfg-check '["CREATE"]' >"$d/v.yaml"
