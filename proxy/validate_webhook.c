@@ -331,12 +331,22 @@ struct wh_url {
 	bool has_user;
 	char query[1024];
 	char fragment[1024];
-	char err[600]; /* Go's error text when it does not parse */
+	char err[1024]; /* Go's error text, `parse "<url>": <why>`, when it does not parse */
 };
 
 static bool is_letter(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+static bool is_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static bool is_hex(char ch)
+{
+	return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
 }
 
 /* Go's getScheme over s (fragment already cut): the length of "scheme:"
@@ -347,7 +357,7 @@ static int url_scheme(const char *s, struct wh_url *u)
 		char ch = s[i];
 		if (is_letter(ch))
 			continue;
-		if ((ch >= '0' && ch <= '9') || ch == '+' || ch == '-' || ch == '.') {
+		if (is_digit(ch) || ch == '+' || ch == '-' || ch == '.') {
 			if (i == 0)
 				return 0;
 			continue;
@@ -373,70 +383,107 @@ static bool valid_optional_port(const char *p)
 	if (*p != ':')
 		return false;
 	for (p++; *p; p++)
-		if (*p < '0' || *p > '9')
+		if (!is_digit(*p))
 			return false;
 	return true;
 }
 
-/* Go's parseHost port checks; false with u->err set. */
-static bool url_host(struct wh_url *u)
+/* Go's shouldEscape for an ASCII host byte, negated: what may stand in a host. */
+static bool host_byte_ok(char ch)
+{
+	return is_letter(ch) || is_digit(ch) || (ch && strchr("-_.~!$&'()*+,;=:[]<>\"", ch));
+}
+
+/* Go's unescape of s[0..n) (host: with its host checks): NULL when it is
+ * fine, else why, written into why. */
+static const char *url_unescape(const char *s, size_t n, bool host, char *why, size_t len)
+{
+	char q[16];
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '%') {
+			if (i + 2 >= n || !is_hex(s[i + 1]) || !is_hex(s[i + 2]) ||
+			    (host && s[i + 1] < '8' && strncmp(s + i, "%25", 3) != 0)) {
+				char esc[4];
+				snprintf(esc, sizeof(esc), "%.*s", (int)(n - i < 3 ? n - i : 3),
+					 s + i);
+				snprintf(why, len, "invalid URL escape %s",
+					 val_quote(esc, q, sizeof(q)));
+				return why;
+			}
+			i += 2;
+		} else if (host && (unsigned char)s[i] < 0x80 && !host_byte_ok(s[i])) {
+			char bad[2] = {s[i], 0};
+			snprintf(why, len, "invalid character %s in host name",
+				 val_quote(bad, q, sizeof(q)));
+			return why;
+		}
+	}
+	return NULL;
+}
+
+/* Go's parseHost: the port after the host (or after "]"), then unescaping. */
+static const char *url_host(struct wh_url *u, char *why, size_t len)
 {
 	const char *h = u->host, *port = NULL;
 	char q[600];
 	if (h[0] == '[') {
 		port = strrchr(h, ']');
-		if (!port) {
-			snprintf(u->err, sizeof(u->err), "missing ']' in host");
-			return false;
-		}
+		if (!port)
+			return "missing ']' in host";
 		port++;
 	} else {
 		port = strrchr(h, ':');
 	}
 	if (port && !valid_optional_port(port)) {
-		snprintf(u->err, sizeof(u->err), "invalid port %s after host",
-			 val_quote(port, q, sizeof(q)));
-		return false;
+		snprintf(why, len, "invalid port %s after host", val_quote(port, q, sizeof(q)));
+		return why;
 	}
+	return url_unescape(h, strlen(h), true, why, len);
+}
+
+/* Go's validUserinfo */
+static bool valid_userinfo(const char *s)
+{
+	for (; *s; s++)
+		if (!is_letter(*s) && !is_digit(*s) && !strchr("-._:~!$&'()*+,;=%@", *s))
+			return false;
 	return true;
 }
 
 /* Go's parseAuthority over auth[0..n): userinfo before the last '@'. */
-static bool url_authority(struct wh_url *u, const char *auth, size_t n)
+static const char *url_authority(struct wh_url *u, const char *auth, size_t n, char *why,
+				 size_t len)
 {
+	size_t at = n;
 	for (size_t i = n; i-- > 0;)
 		if (auth[i] == '@') {
-			u->has_user = true;
-			snprintf(u->user, sizeof(u->user), "%.*s", (int)i, auth);
-			auth += i + 1;
-			n -= i + 1;
+			at = i;
 			break;
 		}
-	snprintf(u->host, sizeof(u->host), "%.*s", (int)n, auth);
-	return url_host(u);
+	size_t h = at < n ? at + 1 : 0;
+	snprintf(u->host, sizeof(u->host), "%.*s", (int)(n - h), auth + h);
+	const char *err = url_host(u, why, len);
+	if (err || at == n)
+		return err;
+	u->has_user = true;
+	snprintf(u->user, sizeof(u->user), "%.*s", (int)at, auth);
+	if (!valid_userinfo(u->user))
+		return "net/url: invalid userinfo";
+	return strchr(u->user, ':') ? NULL
+				    : url_unescape(u->user, strlen(u->user), false, why, len);
 }
 
-/* net/url.Parse, as far as kube's checks go; false with u->err set. */
-static bool url_parse(const char *s, struct wh_url *u)
+/* Go's parse of the part before '#': NULL or why it fails. `rest` is
+ * modified (the query is cut off). */
+static const char *url_parse_main(struct wh_url *u, char *rest, char *why, size_t len)
 {
-	char rest[2048];
-	memset(u, 0, sizeof(*u));
-	for (const char *p = s; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			snprintf(u->err, sizeof(u->err),
-				 "net/url: invalid control character in URL");
-			return false;
-		}
-	size_t n = strcspn(s, "#");
-	if (s[n] == '#')
-		snprintf(u->fragment, sizeof(u->fragment), "%s", s + n + 1);
-	snprintf(rest, sizeof(rest), "%.*s", (int)n, s);
+	for (const char *p = rest; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return "net/url: invalid control character in URL";
 	int sl = url_scheme(rest, u);
-	if (sl < 0) {
-		snprintf(u->err, sizeof(u->err), "missing protocol scheme");
-		return false;
-	}
-	memmove(rest, rest + sl, strlen(rest + sl) + 1);
+	if (sl < 0)
+		return "missing protocol scheme";
+	rest += sl;
 	char *qm = strchr(rest, '?');
 	if (qm) {
 		snprintf(u->query, sizeof(u->query), "%s", qm + 1);
@@ -444,28 +491,53 @@ static bool url_parse(const char *s, struct wh_url *u)
 	}
 	if (rest[0] != '/') {
 		if (u->scheme[0])
-			return true; /* opaque: no host */
-		size_t seg = strcspn(rest, "/");
-		if (memchr(rest, ':', seg)) {
-			snprintf(u->err, sizeof(u->err),
-				 "first path segment in URL cannot contain colon");
-			return false;
-		}
+			return NULL; /* opaque: no host */
+		if (memchr(rest, ':', strcspn(rest, "/")))
+			return "first path segment in URL cannot contain colon";
 	}
-	if (strncmp(rest, "//", 2) != 0 || (!u->scheme[0] && strncmp(rest, "///", 3) == 0))
+	if (strncmp(rest, "//", 2) == 0 && (u->scheme[0] || strncmp(rest, "///", 3) != 0)) {
+		size_t an = strcspn(rest + 2, "/");
+		const char *err = url_authority(u, rest + 2, an, why, len);
+		if (err)
+			return err;
+		rest += 2 + an;
+	}
+	return url_unescape(rest, strlen(rest), false, why, len); /* setPath */
+}
+
+/* net/url.Parse, as far as kube's checks go; false with u->err set. */
+static bool url_parse(const char *s, struct wh_url *u)
+{
+	char why[600], q[600];
+	memset(u, 0, sizeof(*u));
+	size_t n = strcspn(s, "#");
+	char *head = strndup(s, n);
+	if (!head) {
+		snprintf(u->err, sizeof(u->err), "out of memory");
+		return false;
+	}
+	const char *err = url_parse_main(u, head, why, sizeof(why));
+	if (err) /* Go names the URL without its fragment here */
+		snprintf(u->err, sizeof(u->err), "parse %s: %s", val_quote(head, q, sizeof(q)),
+			 err);
+	free(head);
+	if (err)
+		return false;
+	if (s[n] != '#')
 		return true;
-	return url_authority(u, rest + 2, strcspn(rest + 2, "/"));
+	snprintf(u->fragment, sizeof(u->fragment), "%s", s + n + 1);
+	err = url_unescape(s + n + 1, strlen(s + n + 1), false, why, sizeof(why));
+	if (err)
+		snprintf(u->err, sizeof(u->err), "parse %s: %s", val_quote(s, q, sizeof(q)), err);
+	return err == NULL;
 }
 
 /* webhook.ValidateWebhookURL with forceHttps */
 static void client_url(json_t *c, const char *url, const char *f)
 {
 	struct wh_url u;
-	char q[600];
 	if (!url_parse(url, &u)) {
-		val_add(c, "FieldValueRequired", f,
-			"url must be a valid URL: parse %s: %s" URL_FORM,
-			val_quote(url, q, sizeof(q)), u.err);
+		val_add(c, "FieldValueRequired", f, "url must be a valid URL: %s" URL_FORM, u.err);
 		return;
 	}
 	if (strcmp(u.scheme, "https") != 0)

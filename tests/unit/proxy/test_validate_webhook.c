@@ -388,6 +388,34 @@ START_TEST(client_url)
 	       "webhooks[0].clientConfig.url: Required value: url must be a valid URL: parse "
 	       "\"https://h:x/\": invalid port \":x\" after host; desired format: "
 	       "https://host[/path]");
+	/* Go's parse errors name the URL without its fragment, but all of it for
+	 * a bad escape in the fragment */
+	expect(&vwc_res, HOOK("\"clientConfig\":{\"url\":\"https://a b/x#f\"}"), NULL,
+	       "webhooks[0].clientConfig.url: Required value: url must be a valid URL: parse "
+	       "\"https://a b/x\": invalid character \" \" in host name; desired format: "
+	       "https://host[/path]");
+	expect(&vwc_res, HOOK("\"clientConfig\":{\"url\":\"https://h/a%zz\"}"), NULL,
+	       "webhooks[0].clientConfig.url: Required value: url must be a valid URL: parse "
+	       "\"https://h/a%zz\": invalid URL escape \"%zz\"; desired format: "
+	       "https://host[/path]");
+	expect(&vwc_res, HOOK("\"clientConfig\":{\"url\":\"https://h/#x%4\"}"), NULL,
+	       "webhooks[0].clientConfig.url: Required value: url must be a valid URL: parse "
+	       "\"https://h/#x%4\": invalid URL escape \"%4\"; desired format: "
+	       "https://host[/path]");
+	expect(&vwc_res, HOOK("\"clientConfig\":{\"url\":\"https://a^b@h/\"}"), NULL,
+	       "webhooks[0].clientConfig.url: Required value: url must be a valid URL: parse "
+	       "\"https://a^b@h/\": net/url: invalid userinfo; desired format: "
+	       "https://host[/path]");
+	expect(&vwc_res, HOOK("\"clientConfig\":{\"url\":\"https://[::1/\"}"), NULL,
+	       "webhooks[0].clientConfig.url: Required value: url must be a valid URL: parse "
+	       "\"https://[::1/\": missing ']' in host; desired format: https://host[/path]");
+	expect(&vwc_res, HOOK("\"clientConfig\":{\"url\":\"1a:b\"}"), NULL,
+	       "webhooks[0].clientConfig.url: Required value: url must be a valid URL: parse "
+	       "\"1a:b\": first path segment in URL cannot contain colon; desired format: "
+	       "https://host[/path]");
+	expect(&vwc_res, HOOK("\"clientConfig\":{\"url\":\"https://@h/\"}"), NULL,
+	       "webhooks[0].clientConfig.url: Invalid value: \"\": user information is not "
+	       "permitted in the URL");
 	expect(&vwc_res, HOOK("\"clientConfig\":{\"url\":\"hook.example.com/x\"}"), NULL,
 	       "webhooks[0].clientConfig.url: Invalid value: \"\": 'https' is the only allowed URL "
 	       "scheme; desired format: https://host[/path] | "
