@@ -79,6 +79,16 @@ static bool has_item(const json_t *arr, const char *v)
 	return false;
 }
 
+/* A set of strings as a JSON object's keys (client lists can be long: no
+ * quadratic scans). Adds s; true when it was already there. */
+static bool set_seen(json_t *set, const char *s)
+{
+	if (json_object_get(set, s))
+		return true;
+	json_object_set_new(set, s, json_true());
+	return false;
+}
+
 static void add_invalid(json_t *c, const char *field, const char *v, const char *msg)
 {
 	char q[600];
@@ -155,19 +165,18 @@ static void admission_review_versions(json_t *c, const json_t *vs, const char *b
 		return;
 	}
 	bool known = false;
+	json_t *seen = json_object();
 	for (size_t i = 0; i < n; i++) {
 		const char *v = item(vs, i);
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(item(vs, j), v) == 0;
 		pf(f, "%s[%zu]", base, i);
-		if (seen) {
+		if (set_seen(seen, v)) {
 			add_invalid(c, f, v, "duplicate version");
 			continue;
 		}
 		check_syntax(c, VAL_DNS1035_LABEL, f, v);
 		known |= val_in_list(v, review_versions);
 	}
+	json_decref(seen);
 	if (need_known && !known)
 		add_invalid_list(c, base, "[]string", vs,
 				 "must include at least one of v1, v1beta1");
@@ -175,75 +184,70 @@ static void admission_review_versions(json_t *c, const json_t *vs, const char *b
 
 /* ---- rules -------------------------------------------------------------------- */
 
-/* Whether an item before `upto` is "<res>/<sub>" where the NULL side is "*":
- * with res given it looks for "res/" + "*", with sub given for "*" + "/sub". */
-static bool seen_wildcard(const json_t *arr, size_t upto, const char *res, const char *sub)
+/* What validateResources remembers while it walks the list. */
+struct res_walk {
+	json_t *wild_sub; /* resources met as "x/<star>" */
+	json_t *wild_res; /* subresources met as "<star>/y" */
+	bool double_wild, single_wild, plain;
+};
+
+/* One "res/sub" item at f: refused when an earlier item covers it. */
+static void resource_with_sub(json_t *c, struct res_walk *w, const char *s, const char *f)
 {
-	for (size_t j = 0; j < upto; j++) {
-		const char *s = item(arr, j), *slash = strchr(s, '/');
-		if (!slash)
-			continue;
-		size_t rlen = (size_t)(slash - s);
-		bool wild_res = rlen == 1 && s[0] == '*', wild_sub = strcmp(slash + 1, "*") == 0;
-		if (res && wild_sub && strlen(res) == rlen && strncmp(s, res, rlen) == 0)
-			return true;
-		if (sub && wild_res && strcmp(slash + 1, sub) == 0)
-			return true;
+	char res[256], msg[600];
+	const char *slash = strchr(s, '/'), *sub = slash + 1;
+	snprintf(res, sizeof(res), "%.*s", (int)(slash - s), s);
+	if (json_object_get(w->wild_sub, res)) {
+		snprintf(msg, sizeof(msg), "if '%s/*' is present, must not specify %s", res, s);
+		add_invalid(c, f, s, msg);
 	}
-	return false;
+	if (json_object_get(w->wild_res, sub)) {
+		snprintf(msg, sizeof(msg), "if '*/%s' is present, must not specify %s", sub, s);
+		add_invalid(c, f, s, msg);
+	}
+	if (strcmp(sub, "*") == 0)
+		set_seen(w->wild_sub, res);
+	if (strcmp(res, "*") == 0)
+		set_seen(w->wild_res, sub);
 }
 
 /* validateResources (subresources allowed) */
 static void rule_resources(json_t *c, const json_t *rs, const char *base)
 {
-	char f[WH_PATHLEN], msg[600];
+	char f[WH_PATHLEN];
 	size_t n = json_array_size(rs);
-	bool double_wild = false, single_wild = false, plain = false;
+	struct res_walk w = {.wild_sub = json_object(), .wild_res = json_object()};
 	if (n == 0)
 		val_add(c, "FieldValueRequired", base, NULL);
 	for (size_t i = 0; i < n; i++) {
-		const char *s = item(rs, i), *slash = strchr(s, '/');
+		const char *s = item(rs, i);
 		pf(f, "%s[%zu]", base, i);
 		if (!*s) {
 			val_add(c, "FieldValueRequired", f, NULL);
 			continue;
 		}
-		double_wild |= strcmp(s, "*/*") == 0;
-		single_wild |= strcmp(s, "*") == 0;
-		if (!slash) {
-			plain = strcmp(s, "*") != 0; /* kube keeps the last item's answer */
-			continue;
-		}
-		char res[256];
-		snprintf(res, sizeof(res), "%.*s", (int)(slash - s), s);
-		const char *sub = slash + 1;
-		if (seen_wildcard(rs, i, res, NULL)) {
-			snprintf(msg, sizeof(msg), "if '%s/*' is present, must not specify %s", res,
-				 s);
-			add_invalid(c, f, s, msg);
-		}
-		if (seen_wildcard(rs, i, NULL, sub)) {
-			snprintf(msg, sizeof(msg), "if '*/%s' is present, must not specify %s", sub,
-				 s);
-			add_invalid(c, f, s, msg);
-		}
+		w.double_wild |= strcmp(s, "*/*") == 0;
+		w.single_wild |= strcmp(s, "*") == 0;
+		if (strchr(s, '/'))
+			resource_with_sub(c, &w, s, f);
+		else
+			w.plain = strcmp(s, "*") != 0; /* kube keeps the last item's answer */
 	}
-	if (n > 1 && double_wild)
+	json_decref(w.wild_sub);
+	json_decref(w.wild_res);
+	if (n > 1 && w.double_wild)
 		add_invalid_list(c, base, "[]string", rs,
 				 "if '*/*' is present, must not specify other resources");
-	if (single_wild && plain)
+	if (w.single_wild && w.plain)
 		add_invalid_list(c, base, "[]string", rs,
 				 "if '*' is present, must not specify other resources without "
 				 "subresources");
 }
 
-/* validateRuleWithOperations and validateRule */
-static void rule(json_t *c, const json_t *r, const char *base)
+/* validateRuleWithOperations: the operations */
+static void rule_operations(json_t *c, const json_t *ops, const char *base)
 {
 	char f[WH_PATHLEN];
-	const json_t *ops = json_object_get(r, "operations");
-	const json_t *groups = json_object_get(r, "apiGroups");
-	const json_t *versions = json_object_get(r, "apiVersions");
 	if (json_array_size(ops) == 0)
 		val_add(c, "FieldValueRequired", pf(f, "%s.operations", base), NULL);
 	if (json_array_size(ops) > 1 && has_item(ops, "*"))
@@ -254,6 +258,15 @@ static void rule(json_t *c, const json_t *r, const char *base)
 		if (!val_in_list(item(ops, i), operations))
 			val_not_supported(c, pf(f, "%s.operations[%zu]", base, i), item(ops, i),
 					  operations);
+}
+
+/* validateRuleWithOperations and validateRule */
+static void rule(json_t *c, const json_t *r, const char *base)
+{
+	char f[WH_PATHLEN];
+	const json_t *groups = json_object_get(r, "apiGroups");
+	const json_t *versions = json_object_get(r, "apiVersions");
+	rule_operations(c, json_object_get(r, "operations"), base);
 	if (json_array_size(groups) == 0)
 		val_add(c, "FieldValueRequired", pf(f, "%s.apiGroups", base), NULL);
 	if (json_array_size(groups) > 1 && has_item(groups, "*"))
@@ -705,15 +718,14 @@ static bool old_all_known_versions(const json_t *hooks)
 
 static bool old_unique_names(const json_t *hooks)
 {
-	for (size_t i = 0; i < json_array_size(hooks); i++) {
-		const char *a = jstr(json_array_get(hooks, i), "name");
-		for (size_t j = 0; j < i; j++) {
-			const char *b = jstr(json_array_get(hooks, j), "name");
-			if (strcmp(a ? a : "", b ? b : "") == 0)
-				return false;
-		}
+	json_t *names = json_object();
+	bool unique = true;
+	for (size_t i = 0; unique && i < json_array_size(hooks); i++) {
+		const char *n = jstr(json_array_get(hooks, i), "name");
+		unique = !set_seen(names, n ? n : "");
 	}
-	return true;
+	json_decref(names);
+	return unique;
 }
 
 static bool old_bad_label_values(const json_t *hooks)
@@ -744,9 +756,10 @@ static void options(struct wh_opts *o, const struct proxy_resource *r, const jso
 void val_webhook_configuration(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 			       json_t *c)
 {
-	char f[WH_PATHLEN];
+	char f[WH_PATHLEN], q[600];
 	struct wh_opts o;
 	options(&o, r, old);
+	json_t *names = json_object();
 	const json_t *hooks = json_object_get(obj, "webhooks");
 	for (size_t i = 0; i < json_array_size(hooks); i++) {
 		const json_t *hook = json_array_get(hooks, i);
@@ -755,16 +768,9 @@ void val_webhook_configuration(const struct proxy_resource *r, const json_t *obj
 					  pf(f, "webhooks[%zu].admissionReviewVersions", i),
 					  o.need_known_versions);
 		const char *name = jstr(hook, "name");
-		if (!o.need_unique_names || !name || !*name)
-			continue;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(name, jstr(json_array_get(hooks, j), "name")
-					     ? jstr(json_array_get(hooks, j), "name")
-					     : "") == 0) {
-				char q[600];
-				val_add(c, "FieldValueDuplicate", pf(f, "webhooks[%zu].name", i),
-					"%s", val_quote(name, q, sizeof(q)));
-				break;
-			}
+		if (o.need_unique_names && name && *name && set_seen(names, name))
+			val_add(c, "FieldValueDuplicate", pf(f, "webhooks[%zu].name", i), "%s",
+				val_quote(name, q, sizeof(q)));
 	}
+	json_decref(names);
 }
