@@ -369,6 +369,51 @@ START_TEST(secret_bytes_map)
 }
 END_TEST
 
+/* a ValidatingWebhookConfiguration as kubectl would encode it: the rule's
+ * embedded Rule is inline, caBundle is bytes (base64 in JSON), timeout int32 */
+START_TEST(webhook_configuration_hand_encoded)
+{
+	struct enc meta = {.n = 0}, hook = {.n = 0}, cc = {.n = 0}, svc = {.n = 0};
+	struct enc rule = {.n = 0}, inner = {.n = 0}, cfg = {.n = 0}, body = {.n = 0};
+	e_str(&meta, 1, "check");
+	e_str(&svc, 1, "default");
+	e_str(&svc, 2, "hook");
+	e_str(&svc, 3, "/v");
+	e_int(&svc, 4, 8443);
+	e_msg(&cc, 1, &svc);
+	e_bytes(&cc, 2, "CA\x00", 3);
+	e_str(&inner, 1, "example.com");
+	e_str(&inner, 2, "v1");
+	e_str(&inner, 3, "widgets");
+	e_str(&inner, 4, "Cluster");
+	e_str(&rule, 1, "CREATE");
+	e_msg(&rule, 2, &inner);
+	e_str(&hook, 1, "check.widgets.example.com");
+	e_msg(&hook, 2, &cc);
+	e_msg(&hook, 3, &rule);
+	e_str(&hook, 4, "Ignore");
+	e_str(&hook, 6, "None");
+	e_int(&hook, 7, 5);
+	e_str(&hook, 8, "v1");
+	e_msg(&cfg, 1, &meta);
+	e_msg(&cfg, 2, &hook);
+	e_envelope(&body, "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration",
+		   &cfg);
+	assert_json(
+	    decode_ok(body.b, body.n,
+		      "k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration"),
+	    "{\"apiVersion\":\"admissionregistration.k8s.io/v1\","
+	    "\"kind\":\"ValidatingWebhookConfiguration\",\"metadata\":{\"name\":\"check\"},"
+	    "\"webhooks\":[{\"name\":\"check.widgets.example.com\",\"clientConfig\":{"
+	    "\"service\":{\"namespace\":\"default\",\"name\":\"hook\",\"path\":\"/v\","
+	    "\"port\":8443},\"caBundle\":\"Q0EA\"},\"rules\":[{\"operations\":[\"CREATE\"],"
+	    "\"apiGroups\":[\"example.com\"],\"apiVersions\":[\"v1\"],"
+	    "\"resources\":[\"widgets\"],\"scope\":\"Cluster\"}],\"failurePolicy\":\"Ignore\","
+	    "\"sideEffects\":\"None\",\"timeoutSeconds\":5,"
+	    "\"admissionReviewVersions\":[\"v1\"]}]}");
+}
+END_TEST
+
 START_TEST(service_int_or_string)
 {
 	struct enc p1 = {.n = 0}, p2 = {.n = 0}, t1 = {.n = 0}, t2 = {.n = 0};
@@ -588,6 +633,7 @@ static Suite *suite(void)
 			    (int)(sizeof(captured) / sizeof(captured[0])));
 	tcase_add_test(tc, deployment_hand_encoded);
 	tcase_add_test(tc, secret_bytes_map);
+	tcase_add_test(tc, webhook_configuration_hand_encoded);
 	tcase_add_test(tc, service_int_or_string);
 	tcase_add_test(tc, ssar_hand_encoded);
 	tcase_add_test(tc, specials);
