@@ -103,7 +103,8 @@ int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *
  * ValidateValidatingWebhookConfiguration / ValidateMutatingWebhookConfiguration
  * and, with `old`, their Update forms (checks the old object already failed
  * are relaxed as kube relaxes them). CEL matchConditions are refused
- * (Forbidden): this server cannot evaluate them. */
+ * (Forbidden): this server cannot evaluate them. val_object dispatches here
+ * (its kinds table, hence no count returned: use val_object for one). */
 void val_webhook_configuration(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 			       json_t *causes);
 
