@@ -181,6 +181,14 @@ static struct proxy_resource builtins[] = {
 	    false),
      .short_names = S("sc")},
     {STORED("node.k8s.io", "v1", "node", "RuntimeClass", "runtimeclasses", "runtimeclass", false)},
+    {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
+	    "MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
+	    "mutatingwebhookconfiguration", false),
+     .categories = S("api-extensions")},
+    {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
+	    "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
+	    "validatingwebhookconfiguration", false),
+     .categories = S("api-extensions")},
     /* CSRs: proxy/csr.c (strategy, validation, admission), controllers/csr.c
      * (signer, cleaner); no spec/status split (the strategy keeps both) */
     {STORED("certificates.k8s.io", "v1", "certificates", "CertificateSigningRequest",

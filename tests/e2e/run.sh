@@ -24,6 +24,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_metrics_prom.sh"
 . "$here/t_metrics.sh"
 . "$here/t_csr.sh"
+. "$here/t_webhook.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -63,4 +64,5 @@ dns_suite
 metrics_prom_suite
 metrics_suite
 csr_suite
+webhook_suite
 e2e_summary
