@@ -73,8 +73,8 @@ struct kb_httpc_call {
 	const char *content_type; /* for the body; NULL: application/json; copied */
 	const char *body;         /* copied; NULL: none */
 	size_t body_len;
-	bool stream;              /* no overall timeout (watch, log follow) */
-	bool no_limit;            /* bypass the rate limit (log passthrough) */
+	bool stream;   /* no overall timeout (watch, log follow) */
+	bool no_limit; /* bypass the rate limit (log passthrough) */
 	/* connect elsewhere than the URL's host, which still names the peer
 	 * for TLS: "HOST:PORT:ADDR:PORT" (curl's CONNECT_TO); NULL: none; copied */
 	const char *connect_to;

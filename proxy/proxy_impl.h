@@ -58,7 +58,7 @@ struct proxy {
 	 * keeping its quota object and the tenant's ResourceQuotas current */
 	const struct policy *policy;
 	struct admission *admission;
-	struct prom *prom; /* prom.c: request metrics for GET /metrics */
+	struct prom *prom;         /* prom.c: request metrics for GET /metrics */
 	struct webhooks *webhooks; /* webhook.c: the configured admission webhooks */
 	proxy_prom_fn prom_fn;
 	void *prom_arg;

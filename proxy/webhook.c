@@ -261,7 +261,8 @@ static int add_hooks(struct wh_set *s, const json_t *configs, bool mutating)
 			h->config = dup_str(cname);
 			const char *fp = json_string_value(json_object_get(def, "failurePolicy"));
 			h->fail = !fp || strcmp(fp, "Ignore") != 0;
-			const char *rp = json_string_value(json_object_get(def, "reinvocationPolicy"));
+			const char *rp =
+			    json_string_value(json_object_get(def, "reinvocationPolicy"));
 			h->reinvoke = mutating && rp && strcmp(rp, "IfNeeded") == 0;
 			json_t *t = json_object_get(def, "timeoutSeconds");
 			h->timeout_s = json_is_integer(t) ? (unsigned)json_integer_value(t) : 10;
@@ -551,8 +552,8 @@ static json_t *review_of(const struct wh_req *wr, const struct wh_hook *h, const
 	const struct proxy_resource *res = r->res;
 	json_t *kind = json_pack("{s:s,s:s,s:s}", "group", res->group, "version", res->version,
 				 "kind", res->kind);
-	json_t *resource = json_pack("{s:s,s:s,s:s}", "group", res->group, "version",
-				     res->version, "resource", res->plural);
+	json_t *resource = json_pack("{s:s,s:s,s:s}", "group", res->group, "version", res->version,
+				     "resource", res->plural);
 	const json_t *named = obj ? obj : wr->old;
 	const char *name = r->name ? r->name : named ? obj_str(named, "metadata.name") : NULL;
 	json_t *rq = json_pack("{s:s,s:O,s:O,s:O,s:O,s:s,s:o,s:O,s:O,s:b,s:O}", "uid", uid, "kind",
@@ -597,9 +598,9 @@ static void call_failed(struct wh_req *wr, const struct wh_hook *h, const char *
 	kb_warn("webhook", "%s", cause);
 	if (!h->fail) {
 		char key[160], val[1024];
-		snprintf(key, sizeof(key), "failed-open.%s.webhook.admission.k8s.io/round_%d_index_%zu",
-			 h->mutating ? "mutating" : "validating", wr->round,
-			 h->mutating ? wr->mi : 0);
+		snprintf(
+		    key, sizeof(key), "failed-open.%s.webhook.admission.k8s.io/round_%d_index_%zu",
+		    h->mutating ? "mutating" : "validating", wr->round, h->mutating ? wr->mi : 0);
 		json_t *v = json_pack("{s:s,s:s}", "configuration", h->config, "webhook", h->name);
 		char *d = json_dumps(v, JSON_COMPACT);
 		snprintf(val, sizeof(val), "%s", d ? d : "");
@@ -630,7 +631,8 @@ static void denied(struct wh_req *wr, const struct wh_hook *h, const json_t *res
 		snprintf(m, sizeof(m), "admission webhook \"%s\" denied the request: %s", h->name,
 			 reason);
 	else
-		snprintf(m, sizeof(m), "admission webhook \"%s\" denied the request without explanation",
+		snprintf(m, sizeof(m),
+			 "admission webhook \"%s\" denied the request without explanation",
 			 h->name);
 	json_object_set_new(st, "kind", json_string("Status"));
 	json_object_set_new(st, "apiVersion", json_string("v1"));
@@ -914,8 +916,8 @@ static bool mutate_next(struct wh_req *wr)
 			wr->mi = 0;
 		}
 		size_t i = wr->mi;
-		if (wr->round > 0 && (!wr->set->hooks[wr->mut[i]].reinvoke ||
-				      wr->seen[i] == wr->mutations)) {
+		if (wr->round > 0 &&
+		    (!wr->set->hooks[wr->mut[i]].reinvoke || wr->seen[i] == wr->mutations)) {
 			wr->mi++;
 			continue;
 		}
@@ -1112,7 +1114,7 @@ static json_t *fixed_of(const json_t *obj)
 	json_t *f = json_object();
 	const char *k[] = {"name", "uid", "creationTimestamp"};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(k); i++) {
-		json_t *v = obj_get(obj, k[i][0] == 'n'	  ? "metadata.name"
+		json_t *v = obj_get(obj, k[i][0] == 'n'   ? "metadata.name"
 					 : k[i][0] == 'u' ? "metadata.uid"
 							  : "metadata.creationTimestamp");
 		if (v)
