@@ -440,18 +440,32 @@ static bool scope_ok(const char *scope, const struct wh_attrs *a)
 	return false;
 }
 
+bool webhook_rule_matches(const json_t *rule, const char *op, const char *group,
+			  const char *version, const char *plural, const char *sub, const char *ns,
+			  bool is_namespace)
+{
+	struct wh_attrs a = {.op = op,
+			     .group = group,
+			     .version = version,
+			     .plural = plural,
+			     .sub = sub ? sub : "",
+			     .ns = ns ? ns : "",
+			     .is_namespace = is_namespace};
+	return in_list(json_object_get(rule, "operations"), a.op) &&
+	       in_list(json_object_get(rule, "apiGroups"), a.group) &&
+	       in_list(json_object_get(rule, "apiVersions"), a.version) &&
+	       resource_in(json_object_get(rule, "resources"), a.plural, a.sub) &&
+	       scope_ok(json_string_value(json_object_get(rule, "scope")), &a);
+}
+
 static bool rules_match(const json_t *def, const struct wh_attrs *a)
 {
 	size_t i;
 	json_t *rule;
-	json_array_foreach (json_object_get(def, "rules"), i, rule) {
-		if (in_list(json_object_get(rule, "operations"), a->op) &&
-		    in_list(json_object_get(rule, "apiGroups"), a->group) &&
-		    in_list(json_object_get(rule, "apiVersions"), a->version) &&
-		    resource_in(json_object_get(rule, "resources"), a->plural, a->sub) &&
-		    scope_ok(json_string_value(json_object_get(rule, "scope")), a))
+	json_array_foreach (json_object_get(def, "rules"), i, rule)
+		if (webhook_rule_matches(rule, a->op, a->group, a->version, a->plural, a->sub,
+					 a->ns, a->is_namespace))
 			return true;
-	}
 	return false;
 }
 

@@ -38,6 +38,13 @@ int webhook_validate(struct req *r, const json_t *obj);
 /* DELETE of one object (obj borrowed; delete_doc: the request's
  * DeleteOptions body or NULL): 0 to go on, 1 suspended, < 0 answered. */
 int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc);
+/* Whether one rule of a webhook (RuleWithOperations) matches a request: op
+ * CREATE/UPDATE/DELETE, the resource and subresource (NULL or "": none),
+ * the namespace (NULL or "": cluster-scoped; a Namespace's own name for a
+ * request on it, with is_namespace). */
+bool webhook_rule_matches(const json_t *rule, const char *op, const char *group,
+			  const char *version, const char *plural, const char *sub, const char *ns,
+			  bool is_namespace);
 /* Frees r's webhook state (cancels its calls). */
 void webhook_req_free(struct req *r);
 
