@@ -43,7 +43,7 @@ START_TEST(rule_table)
 	    {"{\"operations\":[\"*\"],\"apiGroups\":[\"\"],\"apiVersions\":[\"v2\"],"
 	     "\"resources\":[\"pods\"]}",
 	     "CREATE", "", "v1", "pods", NULL, "a", false, false},
-	    /* resources: "*" is the main resources only; "*" "/*" everything */
+	    /* resources: a star alone is the main resources only; star-slash-star everything */
 	    {"{\"operations\":[\"*\"],\"apiGroups\":[\"*\"],\"apiVersions\":[\"*\"],"
 	     "\"resources\":[\"*\"]}",
 	     "UPDATE", "", "v1", "pods", "status", "a", false, false},
