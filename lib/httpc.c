@@ -50,7 +50,7 @@ struct sock_ctx {
 struct kb_httpc_req {
 	kb_httpc_t *c;
 	CURL *easy;
-	struct curl_slist *headers;
+	struct curl_slist *headers, *connect_to;
 	char *method, *url, *body, *ctype;
 	size_t body_len;
 	unsigned token_gen; /* c->token_gen when the headers were built */
@@ -104,6 +104,7 @@ static void req_free(struct kb_httpc_req *r)
 {
 	easy_release(r->c, r->easy);
 	curl_slist_free_all(r->headers);
+	curl_slist_free_all(r->connect_to);
 	free(r->method);
 	free(r->url);
 	free(r->body);
@@ -375,7 +376,9 @@ static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r)
 	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "kubicle-syncer");
+	curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent ? c->user_agent : "kubicle-syncer");
+	if (r->connect_to)
+		curl_easy_setopt(e, CURLOPT_CONNECT_TO, r->connect_to);
 	if (!r->stream)
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
 	if (strcmp(r->method, "GET") == 0)
@@ -588,8 +591,10 @@ kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call
 	}
 	if (call->content_type)
 		r->ctype = strdup(call->content_type);
+	if (call->connect_to)
+		r->connect_to = curl_slist_append(NULL, call->connect_to);
 	if (!r->method || !r->url || (call->body && !r->body) ||
-	    (call->content_type && !r->ctype)) {
+	    (call->content_type && !r->ctype) || (call->connect_to && !r->connect_to)) {
 		req_free(r);
 		return NULL;
 	}
@@ -685,6 +690,7 @@ int kb_httpc_new(uv_loop_t *loop, const struct kb_httpc_opts *o, kb_httpc_t **ou
 	c->key_pem = dup_or_null(o->key_pem);
 	c->insecure = o->insecure;
 	c->timeout_ms = o->timeout_ms ? o->timeout_ms : 30000;
+	c->user_agent = dup_or_null(o->user_agent);
 	kb_httpc_set_limit(c, o->qps, o->burst);
 	c->multi = curl_multi_init();
 	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
@@ -733,6 +739,7 @@ void kb_httpc_close(kb_httpc_t *c)
 	while (c->socks)
 		sock_close(c, c->socks);
 	free(c->server);
+	free(c->user_agent);
 	free(c->token);
 	free(c->token_file);
 	free(c->ca_pem);

@@ -51,6 +51,7 @@ struct kb_httpc_opts {
 	double qps;             /* requests started per second; 0: unlimited */
 	unsigned burst;         /* bucket size; 0: max(1, qps) */
 	unsigned timeout_ms;    /* whole-request timeout for non-streaming calls; 0: 30000 */
+	const char *user_agent; /* NULL: "kubicle-syncer"; copied */
 };
 
 /* Streaming body bytes (watch events, followed logs), in arrival order. The
@@ -72,8 +73,11 @@ struct kb_httpc_call {
 	const char *content_type; /* for the body; NULL: application/json; copied */
 	const char *body;         /* copied; NULL: none */
 	size_t body_len;
-	bool stream;              /* no overall timeout (watch, log follow) */
-	bool no_limit;            /* bypass the rate limit (log passthrough) */
+	bool stream;   /* no overall timeout (watch, log follow) */
+	bool no_limit; /* bypass the rate limit (log passthrough) */
+	/* connect elsewhere than the URL's host, which still names the peer
+	 * for TLS: "HOST:PORT:ADDR:PORT" (curl's CONNECT_TO); NULL: none; copied */
+	const char *connect_to;
 	kb_httpc_data_cb on_data; /* NULL: buffer the body for on_done */
 	kb_httpc_done_cb on_done; /* required */
 	void *arg;

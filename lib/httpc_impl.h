@@ -30,6 +30,7 @@ struct kb_httpc {
 	uv_timer_t timer;       /* curl's timeout */
 	uv_timer_t limit_timer; /* next token */
 	char *server, *token, *token_file;
+	char *user_agent;       /* NULL: "kubicle-syncer" */
 	unsigned token_gen;     /* bumped by each token change */
 	uint64_t token_read_ms; /* last read of token_file */
 	char *ca_pem, *ca_file, *cert_pem, *key_pem;

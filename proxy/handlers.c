@@ -21,6 +21,7 @@
 #include "proxy/schema.h"
 #include "proxy/selector.h"
 #include "proxy/validate.h"
+#include "proxy/webhook.h"
 
 #define CT_JSON "application/json"
 
@@ -558,6 +559,7 @@ static int assign_name(struct req *r, json_t *obj)
 		glen = 58;
 	snprintf(buf, sizeof(buf), "%.*s%s", (int)glen, gen, sfx);
 	json_object_set_new(m, "name", json_string(buf));
+	r->generated_name = true;
 	return 0;
 }
 
@@ -1088,6 +1090,9 @@ static int delete_one(struct req *r, const struct delete_opts *o, json_t *obj, j
 	const char *ns = obj_str(obj, "metadata.namespace");
 	if (check_preconditions(r, o, obj, true) < 0)
 		return -ESTALE;
+	int wrc = webhook_delete(r, obj, o->doc);
+	if (wrc)
+		return wrc > 0 ? -EINPROGRESS : wrc;
 	bool is_ns = is_kind(r->res, "", "Namespace");
 	long grace = is_kind(r->res, "", "Pod") ? pod_grace(o, obj) : 0;
 	if (is_kind(r->res, "apiextensions.k8s.io", "CustomResourceDefinition"))

@@ -13,6 +13,7 @@
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/validate.h"
+#include "proxy/webhook.h"
 
 json_t *obj_get(const json_t *obj, const char *path)
 {
@@ -772,7 +773,8 @@ bool obj_same(const json_t *a, const json_t *b)
 	return eq;
 }
 
-int obj_validate(struct req *r, json_t *obj, const json_t *old)
+/* Validation and the built-in admission chain. */
+static int validate_admit(struct req *r, json_t *obj, const json_t *old)
 {
 	if (authz_admit(r, obj, old) < 0)
 		return -EACCES;
@@ -792,6 +794,29 @@ int obj_validate(struct req *r, json_t *obj, const json_t *old)
 	}
 	reply_invalid(r, r->res->kind, obj_str(obj, "metadata.name"), causes);
 	return -EINVAL;
+}
+
+/*
+ * kube's order: mutating webhooks, validation, the built-in admission
+ * chain, validating webhooks, quota. The chain charges quota as it admits,
+ * so while validating webhooks are still to come it runs as a dry run, and
+ * for real on the pass after they allowed the write (webhook.h).
+ */
+int obj_validate(struct req *r, json_t *obj, const json_t *old)
+{
+	int rc = webhook_mutate(r, obj, old);
+	if (rc)
+		return rc > 0 ? -EINPROGRESS : rc;
+	bool ahead = webhook_validation_ahead(r, obj, old), dry = r->q.dry_run;
+	r->q.dry_run = dry || ahead;
+	rc = validate_admit(r, obj, old);
+	r->q.dry_run = dry;
+	if (rc < 0 || !ahead)
+		return rc;
+	rc = webhook_validate(r, obj);
+	if (rc)
+		return rc > 0 ? -EINPROGRESS : rc;
+	return 0;
 }
 
 /* True when anything outside metadata and status differs. */

@@ -26,6 +26,8 @@
 
 struct watch;
 struct kb_buf;
+struct wh_req;
+struct webhooks;
 
 struct proxy {
 	uv_loop_t *loop;
@@ -56,7 +58,8 @@ struct proxy {
 	 * keeping its quota object and the tenant's ResourceQuotas current */
 	const struct policy *policy;
 	struct admission *admission;
-	struct prom *prom; /* prom.c: request metrics for GET /metrics */
+	struct prom *prom;         /* prom.c: request metrics for GET /metrics */
+	struct webhooks *webhooks; /* webhook.c: the configured admission webhooks */
 	proxy_prom_fn prom_fn;
 	void *prom_arg;
 };
@@ -109,6 +112,8 @@ struct req {
 	uint8_t prom_state;              /* enum prom_state */
 	struct prom_series *prom_series; /* prom.c: its series while long-running */
 	bool async;                      /* a module answers later and frees r (metrics.c) */
+	bool generated_name;             /* a create's name came from generateName */
+	struct wh_req *wh;               /* webhook.c: where it is in the webhooks, or NULL */
 };
 
 /* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the

@@ -181,23 +181,24 @@ static struct proxy_resource builtins[] = {
 	    false),
      .short_names = S("sc")},
     {STORED("node.k8s.io", "v1", "node", "RuntimeClass", "runtimeclasses", "runtimeclass", false)},
+    /* admission webhook configurations (proxy/webhook.c calls them):
+     * defaulted and validated as kube-apiserver does (objects.c,
+     * validate_webhook.c); has_status only for kube's generation (1 on
+     * create, +1 when webhooks change), no status subresource */
+    {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
+	    "MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
+	    "mutatingwebhookconfiguration", false),
+     .categories = S("api-extensions"), .has_status = true},
+    {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
+	    "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
+	    "validatingwebhookconfiguration", false),
+     .categories = S("api-extensions"), .has_status = true},
     /* CSRs: proxy/csr.c (strategy, validation, admission), controllers/csr.c
      * (signer, cleaner); no spec/status split (the strategy keeps both) */
     {STORED("certificates.k8s.io", "v1", "certificates", "CertificateSigningRequest",
 	    "certificatesigningrequests", "certificatesigningrequest", false),
      .short_names = S("csr"), .subresources = csr_subs, .field_selectors = S("spec.signerName"),
      .write_check = csr_write_check},
-    /* admission webhook configurations: stored, defaulted and validated as
-     * kube-apiserver does; has_status only for kube's generation (1 on
-     * create, +1 when webhooks change); no status subresource */
-    {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
-	    "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
-	    "validatingwebhookconfiguration", false),
-     .categories = S("api-extensions"), .has_status = true},
-    {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
-	    "MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
-	    "mutatingwebhookconfiguration", false),
-     .categories = S("api-extensions"), .has_status = true},
     {.group = "events.k8s.io",
      .version = "v1",
      .kind = "Event",

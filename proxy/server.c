@@ -15,6 +15,7 @@
 #include "lib/util.h"
 #include "proxy/openapi.h"
 #include "proxy/proxy_impl.h"
+#include "proxy/webhook.h"
 
 static void parse_query(struct req *r)
 {
@@ -301,7 +302,7 @@ static void on_request(kb_http_req_t *http, void *arg)
 		route(r);
 	}
 	if (r->async)
-		return; /* answered and freed later (metrics.c) */
+		return; /* answered and freed later (metrics.c, webhook.c) */
 	/* A watch keeps r->http and takes ownership of r (r->http stays set). */
 	if (r->http && r->q.watch) {
 		audit_log(r, 200);
@@ -322,6 +323,7 @@ void req_forget_user(struct req *r)
 
 void proxy_req_free(struct req *r)
 {
+	webhook_req_free(r);
 	prom_req_free(r);
 	req_forget_user(r);
 	free(r->q.buf);
@@ -364,6 +366,8 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	if ((rc = auth_start(px)) < 0 || (rc = authz_start(px)) < 0 || (rc = audit_open(px)) < 0)
 		goto fail_auth;
 	rc = crd_start(px);
+	if (rc == 0)
+		rc = webhook_start(px);
 	if (rc < 0)
 		goto fail_auth;
 	rc = kb_http_server_start(loop, opts->listen, opts->tls, NULL, on_request, px, &px->http,
@@ -380,6 +384,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	*out = px;
 	return 0;
 fail_auth:
+	webhook_stop(px);
 	audit_close(px);
 	authz_stop(px);
 	auth_stop(px);
@@ -401,6 +406,7 @@ void proxy_stop(proxy_t *px)
 	px->stopping = true;
 	store_flush(px->store);
 	watch_close_all(px);
+	webhook_stop(px);
 	authz_stop(px);
 	audit_close(px);
 	auth_stop(px);

@@ -25,6 +25,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_metrics.sh"
 . "$here/t_csr.sh"
 . "$here/t_webhookcfg.sh"
+. "$here/t_webhook.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -65,4 +66,5 @@ metrics_prom_suite
 metrics_suite
 csr_suite
 webhookcfg_suite
+webhook_suite
 e2e_summary

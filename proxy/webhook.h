@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Admission webhooks (webhook.c): the tenant's Mutating- and
+ * ValidatingWebhookConfigurations called on writes, as kube-apiserver's
+ * MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins call
+ * them. A request that needs calls is suspended (r->async) and served again
+ * from its start once they are done; the functions below return 1 then,
+ * and the caller returns -EINPROGRESS without answering.
+ *
+ * Threading: loop thread only.
+ */
+#ifndef KB_PROXY_WEBHOOK_H
+#define KB_PROXY_WEBHOOK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+struct proxy;
+struct req;
+
+/* Reads the configurations and watches them. 0 or a negative errno. */
+int webhook_start(struct proxy *px);
+void webhook_stop(struct proxy *px);
+
+/*
+ * CREATE (old NULL) or UPDATE of obj (borrowed, modified) before its
+ * validation: the mutating webhooks. 0 to go on (obj is what they shaped),
+ * 1 suspended, or a negative errno when it has answered.
+ */
+int webhook_mutate(struct req *r, json_t *obj, const json_t *old);
+/* After webhook_mutate returned 0: whether validating webhooks will be
+ * called after the built-in admission chain (which should then not charge
+ * quota: the request is served again once they allowed it). */
+bool webhook_validation_ahead(struct req *r, const json_t *obj, const json_t *old);
+/* After the built-in chain passed: the validating webhooks on obj. 0 to
+ * go on, 1 suspended, or a negative errno when it has answered. */
+int webhook_validate(struct req *r, const json_t *obj);
+/* DELETE of one object (obj borrowed; delete_doc: the request's
+ * DeleteOptions body or NULL): 0 to go on, 1 suspended, < 0 answered. */
+int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc);
+/* Whether one rule of a webhook (RuleWithOperations) matches a request: op
+ * CREATE/UPDATE/DELETE, the resource and subresource (NULL or "": none),
+ * the namespace (NULL or "": cluster-scoped; a Namespace's own name for a
+ * request on it, with is_namespace). */
+bool webhook_rule_matches(const json_t *rule, const char *op, const char *group,
+			  const char *version, const char *plural, const char *sub, const char *ns,
+			  bool is_namespace);
+/* Frees r's webhook state (cancels its calls). */
+void webhook_req_free(struct req *r);
+
+#endif

@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: Apache-2.0
+# Admission webhooks end to end: a Python HTTPS webhook server
+# (webhook_server.py) with its own CA, Mutating- and
+# ValidatingWebhookConfigurations applied with kubectl, and kubectl writes
+# that meet them: patches and their order, reinvocation, warnings, denials
+# in kube's words, generated names, updates, deletes, dry runs, selectors,
+# failure policies, timeouts, bad answers, and a client that leaves while a
+# webhook thinks. Sourced by run.sh.
+
+# wh_review N FIELD: FIELD (a python expression on `r`, the request) of the
+# Nth-from-last review the webhook server received at PATH ($3, optional)
+wh_review() {
+  python3 - "$E2E_TMP/wh/reviews.log" "$1" "$2" "${3:-}" <<'EOF'
+import json, sys
+log, n, expr, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+rows = [json.loads(l) for l in open(log)]
+if path:
+    rows = [x for x in rows if x["path"] == path]
+x = rows[-n]
+r = x["review"]["request"]
+print(eval(expr))
+EOF
+}
+
+# wh_config KIND NAME HOOKS...: a configuration; each HOOK is
+# "name|path|operations|failurePolicy|timeout|extra" (extra: YAML lines
+# appended to the webhook, with \n)
+wh_config() {
+  local kind=$1 name=$2 h n p ops fp to extra; shift 2
+  printf 'apiVersion: admissionregistration.k8s.io/v1\nkind: %s\nmetadata: {name: %s}\nwebhooks:\n' "$kind" "$name"
+  for h in "$@"; do
+    IFS='|' read -r n p ops fp to extra <<<"$h"
+    printf -- '- name: %s\n  admissionReviewVersions: ["v1"]\n  sideEffects: None\n' "$n"
+    printf '  failurePolicy: %s\n  timeoutSeconds: %s\n' "$fp" "$to"
+    printf '  clientConfig:\n    url: "%s%s"\n    caBundle: %s\n' "$WH_URL" "$p" "$WH_CA"
+    printf '  rules:\n  - operations: [%s]\n    apiGroups: [""]\n    apiVersions: ["v1"]\n    resources: ["configmaps"]\n' "$ops"
+    printf '  namespaceSelector: {matchLabels: {webhook-test: "true"}}\n'
+    [ -n "$extra" ] && printf '%b\n' "$extra"
+  done
+}
+
+webhook_suite() {
+  local K="kubectl --kubeconfig $KCFG" d=$E2E_TMP/wh out i
+  mkdir -p "$d"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1" \
+    -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
+  python3 "$E2E_LIB_DIR/webhook_server.py" "$d/cert.pem" "$d/key.pem" "$d/port" "$d/reviews.log" \
+    >>"$d/server.log" 2>&1 &
+  E2E_PIDS+=("$!")
+  for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
+  WH_URL="https://127.0.0.1:$(cat "$d/port")"
+  WH_CA=$(base64 -w0 "$d/cert.pem")
+  : >"$d/reviews.log"
+
+  $K create ns wh >/dev/null
+  $K label ns wh webhook-test=true >/dev/null
+  $K create ns wh-off >/dev/null
+
+  # two mutating configurations: "a-..." before "b-..." by name, and within
+  # one the webhooks in order; b's annotator reinvoked when a later one
+  # changes the object
+  wh_config MutatingWebhookConfiguration b-mutate \
+    "annotate.kubicle.test|/annotate|CREATE,UPDATE|Fail|5|  reinvocationPolicy: IfNeeded" \
+    "label2.kubicle.test|/label/second|CREATE|Fail|5|" >"$d/m.yaml"
+  { echo "---"; wh_config MutatingWebhookConfiguration a-mutate \
+      "label1.kubicle.test|/label/first|CREATE|Fail|5|"; } >>"$d/m.yaml"
+  expect "apply two MutatingWebhookConfigurations" "a-mutate (created|configured)" $K apply -f "$d/m.yaml"
+  wh_config ValidatingWebhookConfiguration deny \
+    "deny.kubicle.test|/deny|CREATE,UPDATE,DELETE|Fail|5|" >"$d/v.yaml"
+  expect "apply a ValidatingWebhookConfiguration" "deny (created|configured)" $K apply -f "$d/v.yaml"
+  sleep 0.2 # the configurations reach the index through a store watch
+
+  # create: the mutating webhooks in order, then the validating one
+  expect "a create meets the webhooks; their warnings reach kubectl" \
+    "Warning: mutated by first" $K create cm one -n wh --from-literal=k=v
+  expect_eq "... the last mutating webhook's label is stored" "second" \
+    $K get cm one -n wh -o 'jsonpath={.metadata.labels.mutated-by}'
+  expect_eq "... configurations by name: a's webhook ran before b's" "first" \
+    wh_review 2 "r['object']['metadata']['labels']['mutated-by']" /annotate
+  expect_eq "... the annotator (IfNeeded) was called again after label2 changed the object" \
+    '{"mutated-by": "second"}' $K get cm one -n wh -o 'jsonpath={.metadata.annotations.seen-labels}'
+  expect_eq "... twice in all" "2" grep -c '"path": "/annotate"' "$d/reviews.log"
+  expect_eq "... the validating webhook saw the final object" "second" \
+    wh_review 1 "r['object']['metadata']['labels']['mutated-by']" /deny
+  expect_eq "... AdmissionReview v1, CREATE, the configmaps resource" \
+    "admission.k8s.io/v1 CREATE configmaps v1 ConfigMap wh one" \
+    wh_review 1 "' '.join([__import__('json').loads(open('$d/reviews.log').readlines()[-1])['review']['apiVersion'], r['operation'], r['resource']['resource'], r['kind']['version'], r['kind']['kind'], r['namespace'], r['name']])" /deny
+  expect_eq "... the user and its groups" "kubicle-admin True" \
+    wh_review 1 "r['userInfo']['username'] + ' ' + str('system:masters' in r['userInfo']['groups'])" /deny
+  expect_eq "... the stored uid is the one the validating webhook saw" \
+    "$(wh_review 1 "r['object']['metadata']['uid']" /deny)" \
+    $K get cm one -n wh -o 'jsonpath={.metadata.uid}'
+  expect_eq "... mutating webhooks of a create see no uid nor creationTimestamp" "None None" \
+    wh_review 1 "str(r['object']['metadata'].get('uid')) + ' ' + str(r['object']['metadata'].get('creationTimestamp'))" /label
+  expect_eq "... the timeout is in the query; kube's user agent" "timeout=5s kube-apiserver-admission" \
+    python3 -c "import json; x = [json.loads(l) for l in open('$d/reviews.log')][-1]; print(x['query'], x['ua'])"
+
+  # denial in kube's words, with the webhook's code and reason
+  printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: wh, labels: {deny: "true"}}\n' >"$d/bad1.yaml"
+  expect_fail "a denial reads as kube's" \
+    'admission webhook "deny.kubicle.test" denied the request: no thanks' $K apply -f "$d/bad1.yaml"
+  expect_fail "... with the webhook's warning" 'Warning: denied by the test webhook' \
+    $K apply -f "$d/bad1.yaml"
+  printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad2","namespace":"wh","labels":{"deny":"true"}}}' >"$d/bad.json"
+  kcurl -H 'Content-Type: application/json' --data-binary @"$d/bad.json" \
+    "$SERVER_URL/api/v1/namespaces/wh/configmaps" >"$d/bad.out" 2>&1
+  expect_eq "... 403 Forbidden, as the webhook's status said" "403 Forbidden" \
+    python3 -c "import json; s = json.load(open('$d/bad.out')); print(s['code'], s['reason'])"
+  expect_fail "... and nothing is stored" "NotFound" $K get cm bad2 -n wh
+
+  # generateName: mutating webhooks see no name, validating ones the generated one
+  printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: gen-, namespace: wh}\n' >"$d/gen.yaml"
+  out=$($K create -f "$d/gen.yaml" -o name 2>/dev/null)
+  expect_eq "generateName: the mutating webhook saw no name" "None" \
+    wh_review 1 "r['object']['metadata'].get('name')" /label
+  expect_eq "... the validating one saw the name that is stored" "configmap/$(wh_review 1 "r['name']" /deny)" echo "$out"
+
+  # update: oldObject, UPDATE, and the annotator's patch on the new object
+  expect "an update (label) meets the webhooks" "configmap/one labeled" $K label cm one -n wh extra=yes
+  expect_eq "... UPDATE with the old object" "UPDATE None yes" \
+    wh_review 1 "r['operation'] + ' ' + str(r['oldObject']['metadata']['labels'].get('extra')) + ' ' + r['object']['metadata']['labels']['extra']" /deny
+  expect_eq "... the annotator saw the new labels" '{"extra": "yes", "mutated-by": "second"}' \
+    $K get cm one -n wh -o 'jsonpath={.metadata.annotations.seen-labels}'
+  expect_fail "an update a validating webhook denies" "denied the request: no thanks" \
+    $K label cm one -n wh deny=true
+  expect_eq "... leaves the object as it was" "" $K get cm one -n wh -o 'jsonpath={.metadata.labels.deny}'
+  expect "a merge patch meets them too" "patched" $K patch cm one -n wh --type=merge -p '{"data":{"k":"w"}}'
+  expect_eq "... UPDATE" "UPDATE w" wh_review 1 "r['operation'] + ' ' + r['object']['data']['k']" /deny
+
+  # dry run: the webhooks are told, nothing is stored
+  expect "a server dry run" "created \(server dry run\)" $K create cm dry -n wh --dry-run=server
+  expect_eq "... the review says dryRun" "True" wh_review 1 "r['dryRun']" /deny
+  expect_fail "... nothing stored" "NotFound" $K get cm dry -n wh
+
+  # delete: validating webhooks see the old object; a denial keeps it
+  $K create cm keep -n wh >/dev/null
+  $K label cm keep -n wh deny=true >/dev/null 2>&1 # denied: still not labelled
+  printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep, namespace: wh}\ndata: {a: b}\n' | $K apply -f - >/dev/null
+  expect "delete meets the validating webhook" 'configmap "one" deleted' $K delete cm one -n wh
+  expect_eq "... DELETE, no object, the old one" "DELETE None one" \
+    wh_review 1 "r['operation'] + ' ' + str(r['object']) + ' ' + r['oldObject']['metadata']['name']" /deny
+  expect_eq "... DeleteOptions" "DeleteOptions" wh_review 1 "r['options']['kind']" /deny
+
+  # selectors: another namespace is not selected; objectSelector
+  : >"$d/reviews.log"
+  expect "a namespace outside namespaceSelector" "configmap/free created" $K create cm free -n wh-off
+  expect_eq "... no webhook was called" "0" sh -c "wc -l <$d/reviews.log"
+  expect_eq "... nothing mutated" "" $K get cm free -n wh-off -o 'jsonpath={.metadata.labels}'
+
+  # failure policies: Ignore goes on, Fail fails in kube's words
+  $K delete mutatingwebhookconfiguration a-mutate b-mutate >/dev/null
+  $K delete validatingwebhookconfiguration deny >/dev/null
+  wh_config ValidatingWebhookConfiguration fail-open \
+    "down.kubicle.test|/allow|CREATE|Ignore|2|" | sed "s#$WH_URL#https://127.0.0.1:1#" | $K apply -f - >/dev/null
+  sleep 0.2
+  expect "failurePolicy Ignore: a webhook that cannot be reached is skipped" "configmap/open created" \
+    $K create cm open -n wh
+  $K delete validatingwebhookconfiguration fail-open >/dev/null
+  wh_config ValidatingWebhookConfiguration fail-closed \
+    "down.kubicle.test|/allow|CREATE|Fail|2|" | sed "s#$WH_URL#https://127.0.0.1:1#" | $K apply -f - >/dev/null
+  sleep 0.2
+  expect_fail "failurePolicy Fail: the request fails as kube's does" \
+    'Internal error occurred: failed calling webhook "down.kubicle.test": failed to call webhook: Post "https://127.0.0.1:1/allow\?timeout=2s"' \
+    $K create cm closed -n wh
+  $K delete validatingwebhookconfiguration fail-closed >/dev/null
+  wh_config ValidatingWebhookConfiguration odd \
+    "slow.kubicle.test|/slow|CREATE|Fail|1|" >"$d/odd.yaml"
+  $K apply -f "$d/odd.yaml" >/dev/null
+  sleep 0.2
+  expect_fail "a webhook slower than timeoutSeconds fails the request" \
+    'failed calling webhook "slow.kubicle.test".*context deadline exceeded' $K create cm slow -n wh
+  $K delete validatingwebhookconfiguration odd >/dev/null
+  for bad in "bad-uid|expected response.uid" "status500|status code 500" "deny-bare|denied the request without explanation"; do
+    wh_config ValidatingWebhookConfiguration odd "odd.kubicle.test|/${bad%%|*}|CREATE|Fail|5|" | $K apply -f - >/dev/null
+    sleep 0.2
+    expect_fail "an answer of /${bad%%|*} fails the request" "${bad#*|}" $K create cm odd -n wh
+    $K delete validatingwebhookconfiguration odd >/dev/null
+  done
+  wh_config MutatingWebhookConfiguration odd "odd.kubicle.test|/bad-patch|CREATE|Fail|5|" | $K apply -f - >/dev/null
+  sleep 0.2
+  expect_fail "a patch that does not apply fails the request" 'failed calling webhook "odd.kubicle.test"' \
+    $K create cm odd -n wh
+  $K delete mutatingwebhookconfiguration odd >/dev/null
+
+  # a client that leaves while the webhook thinks: the server serves on
+  wh_config ValidatingWebhookConfiguration odd "slow.kubicle.test|/slow|CREATE|Fail|5|" | $K apply -f - >/dev/null
+  sleep 0.2
+  printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"gone","namespace":"wh"}}' >"$d/gone.json"
+  for i in 1 2 3; do
+    kcurl -m 0.5 -H 'Content-Type: application/json' --data-binary @"$d/gone.json" \
+      "$SERVER_URL/api/v1/namespaces/wh/configmaps" >/dev/null 2>&1
+  done
+  expect "clients gone while their webhook was called: the server serves on" "ok" kcurl "$SERVER_URL/readyz"
+  sleep 3
+  expect_fail "... and did not store their writes" "NotFound" $K get cm gone -n wh
+  $K delete validatingwebhookconfiguration odd >/dev/null
+
+  # webhook configurations are not sent to webhooks; other namespaces
+  # are never blocked by them
+  expect "a write with no configuration left" "configmap/after created" $K create cm after -n wh
+  $K delete ns wh wh-off --wait=false >/dev/null
+}
