@@ -34,6 +34,7 @@
 struct jstate {
 	json_t *job, *pods;
 	int active, ready, succeeded, failed;
+	int pending; /* pods still in their admission webhooks */
 	bool indexed;
 	int completions; /* -1: not set */
 	int parallelism;
@@ -470,9 +471,13 @@ static int create_pod(struct ctrl *c, struct jstate *s, int idx)
 	}
 	json_array_append_new(fins, json_string(TRACK_FIN));
 	json_t *made = NULL;
-	int rc = proxy_object_create(c->px, "", "v1", "pods", pod, JOB_MANAGER, &made);
+	int rc = proxy_object_create_admitted(c->px, "", "v1", "pods", pod, JOB_MANAGER,
+					      ctrl_pod_admitted, c, &made);
 	json_decref(pod);
-	if (rc == 0) {
+	if (rc == -EINPROGRESS) { /* its webhooks answer later: ctrl_pod_admitted */
+		s->pending++;
+		rc = 0;
+	} else if (rc == 0) {
 		s->active++;
 		ctrl_event(c, s->job, "batch/v1", "Job", "Normal", "SuccessfulCreate", JOB_MANAGER,
 			   "Created pod: %s", ctrl_name(made));
@@ -506,8 +511,11 @@ static int create_missing(struct ctrl *c, struct jstate *s)
 		return 0;
 	}
 	int rc = 0;
+	/* pods still in their admission webhooks count as active */
+	s->pending = (int)proxy_creates_pending(c->px, ctrl_ns(s->job), ctrl_uid(s->job));
 	if (s->indexed) {
-		for (int i = 0; i < s->completions && s->active < s->parallelism && rc == 0; i++)
+		for (int i = 0;
+		     i < s->completions && s->active + s->pending < s->parallelism && rc == 0; i++)
 			if (!s->done[i] && !s->running[i])
 				rc = create_pod(c, s, i);
 		return rc;
@@ -517,7 +525,7 @@ static int create_missing(struct ctrl *c, struct jstate *s)
 		want = s->completions - s->succeeded;
 	if (s->completions < 0 && s->succeeded > 0)
 		want = 0;
-	while (s->active < want && rc == 0)
+	while (s->active + s->pending < want && rc == 0)
 		rc = create_pod(c, s, -1);
 	return rc;
 }

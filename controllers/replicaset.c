@@ -66,8 +66,11 @@ static int create_pods(struct ctrl *c, const json_t *rs, int n, char *err, size_
 	json_t *tmpl = ctrl_path(rs, "spec.template");
 	for (int i = 0; i < n && i < BURST; i++) {
 		json_t *pod = ctrl_pod_from_template(tmpl, rs, NULL, gen), *made = NULL;
-		int rc = proxy_object_create(c->px, "", "v1", "pods", pod, RS_MANAGER, &made);
+		int rc = proxy_object_create_admitted(c->px, "", "v1", "pods", pod, RS_MANAGER,
+						      ctrl_pod_admitted, c, &made);
 		json_decref(pod);
+		if (rc == -EINPROGRESS)
+			continue; /* its webhooks answer later: ctrl_pod_admitted */
 		if (rc < 0) {
 			snprintf(err, errlen, "pods \"%s\" is forbidden: %s", gen, strerror(-rc));
 			ctrl_event(c, rs, "apps/v1", "ReplicaSet", "Warning", "FailedCreate",
@@ -158,7 +161,10 @@ int rs_sync(struct ctrl *c, const char *ns, const char *name)
 	int rc = 0;
 	char err[512] = "";
 	if (!ctrl_path(rs, "metadata.deletionTimestamp")) {
-		int diff = (int)json_array_size(active) - (int)ctrl_int(rs, "spec.replicas", 1);
+		/* pods still in their admission webhooks count as made */
+		int diff = (int)json_array_size(active) +
+			   (int)proxy_creates_pending(c->px, ctrl_ns(rs), ctrl_uid(rs)) -
+			   (int)ctrl_int(rs, "spec.replicas", 1);
 		if (diff < 0)
 			rc = create_pods(c, rs, -diff, err, sizeof(err));
 		else if (diff > 0)

@@ -79,8 +79,11 @@ static int create_ordinal(struct ctrl *c, struct sstate *s, int ord)
 		json_object_set_new(spec, "subdomain", json_string(svc));
 	int rc = ensure_claims(c, s->sts, pod, ord);
 	if (rc == 0)
-		rc = proxy_object_create(c->px, "", "v1", "pods", pod, STS_MANAGER, NULL);
+		rc = proxy_object_create_admitted(c->px, "", "v1", "pods", pod, STS_MANAGER,
+						  ctrl_pod_admitted, c, NULL);
 	json_decref(pod);
+	if (rc == -EINPROGRESS) /* its webhooks answer later: ctrl_pod_admitted */
+		return 0;
 	if (rc == 0)
 		ctrl_event(c, s->sts, "apps/v1", "StatefulSet", "Normal", "SuccessfulCreate",
 			   STS_MANAGER, "create Pod %s in StatefulSet %s successful", name,

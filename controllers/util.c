@@ -355,3 +355,51 @@ void ctrl_template_hash(const json_t *tmpl, int64_t collision_count, char *buf, 
 	if (len)
 		buf[i] = '\0';
 }
+
+void ctrl_pod_admitted(void *arg, int rc, const json_t *pod, const char *message)
+{
+	struct ctrl *c = arg;
+	json_t *ref = pod ? ctrl_controller_ref(pod) : NULL;
+	const char *kind = json_string_value(json_object_get(ref, "kind"));
+	const char *owner = json_string_value(json_object_get(ref, "name"));
+	const char *ns = ctrl_ns(pod), *name = ctrl_name(pod);
+	static const struct {
+		const char *kind, *key, *group, *plural, *api, *manager;
+	} kinds[] = {
+	    {"ReplicaSet", "rs", "apps", "replicasets", "apps/v1", "replicaset-controller"},
+	    {"Job", "job", "batch", "jobs", "batch/v1", "job-controller"},
+	    {"StatefulSet", "sts", "apps", "statefulsets", "apps/v1", "statefulset-controller"},
+	};
+	for (size_t i = 0; kind && owner && i < KB_ARRAY_SIZE(kinds); i++) {
+		if (strcmp(kind, kinds[i].kind) != 0)
+			continue;
+		json_t *o = NULL;
+		if (proxy_object_get(c->px, kinds[i].group, "v1", kinds[i].plural, ns, owner, &o) ==
+		    0) {
+			bool sts = strcmp(kind, "StatefulSet") == 0;
+			if (rc == 0 && sts)
+				ctrl_event(c, o, kinds[i].api, kind, "Normal", "SuccessfulCreate",
+					   kinds[i].manager,
+					   "create Pod %s in StatefulSet %s successful", name,
+					   owner);
+			else if (rc == 0)
+				ctrl_event(c, o, kinds[i].api, kind, "Normal", "SuccessfulCreate",
+					   kinds[i].manager, "Created pod: %s", name);
+			else if (sts)
+				ctrl_event(c, o, kinds[i].api, kind, "Warning", "FailedCreate",
+					   kinds[i].manager,
+					   "create Pod %s in StatefulSet %s failed error: %s", name,
+					   owner, message ? message : "");
+			else
+				ctrl_event(c, o, kinds[i].api, kind, "Warning", "FailedCreate",
+					   kinds[i].manager, "Error creating: %s",
+					   message ? message : "");
+			json_decref(o);
+		}
+		/* a refusal is tried again later, as kube's rate-limited requeue */
+		if (rc == 0)
+			ctrl_enqueue(c, kinds[i].key, ns, owner);
+		else
+			ctrl_enqueue_after(c, kinds[i].key, ns, owner, 10);
+	}
+}

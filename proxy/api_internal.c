@@ -17,6 +17,7 @@
 #include "proxy/patch.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/validate.h"
+#include "proxy/webhook.h"
 
 static const struct proxy_resource *find_res(const char *group, const char *version,
 					     const char *plural)
@@ -108,6 +109,153 @@ int proxy_object_create(proxy_t *px, const char *group, const char *version, con
 	track(res, NULL, obj, manager);
 	rc = store_create(px->store, res->store_key, key_ns(res, obj),
 			  obj_str(obj, "metadata.name"), obj, NULL);
+	if (rc == 0 && out)
+		*out = json_incref(obj);
+	return rc;
+}
+
+/* ---- creates that wait for admission webhooks ---------------------------- */
+
+/* One create of a controller in its webhooks (px->pending_creates). */
+struct pending_create {
+	struct proxy *px;
+	const struct proxy_resource *res;
+	char *ns, *name, *owner_uid, *manager;
+	proxy_create_done_fn done;
+	void *arg;
+	bool finished; /* done() was called (maybe before the create returned) */
+	struct pending_create *next, *prev;
+};
+
+static void pending_free(struct pending_create *p)
+{
+	free(p->ns);
+	free(p->name);
+	free(p->owner_uid);
+	free(p->manager);
+	free(p);
+}
+
+static const char *controller_uid(const json_t *obj)
+{
+	size_t i;
+	json_t *ref;
+	json_array_foreach (obj_get(obj, "metadata.ownerReferences"), i, ref)
+		if (json_is_true(json_object_get(ref, "controller")))
+			return json_string_value(json_object_get(ref, "uid"));
+	return NULL;
+}
+
+static bool pending_named(struct proxy *px, const struct proxy_resource *res, const char *ns,
+			  const char *name)
+{
+	for (struct pending_create *p = px->pending_creates; p; p = p->next)
+		if (p->res == res && strcmp(p->ns, ns) == 0 && strcmp(p->name, name) == 0)
+			return true;
+	return false;
+}
+
+void proxy_pending_creates_free(struct proxy *px)
+{
+	while (px->pending_creates) {
+		struct pending_create *p = px->pending_creates;
+		KB_LIST_UNLINK(px->pending_creates, p);
+		kb_warn("api", "%s %s/%s of %s not created: the server is stopping", p->res->plural,
+			p->ns, p->name, p->manager);
+		pending_free(p);
+	}
+}
+
+size_t proxy_creates_pending(proxy_t *px, const char *ns, const char *owner_uid)
+{
+	size_t n = 0;
+	for (struct pending_create *p = px->pending_creates; p && owner_uid; p = p->next)
+		n += p->owner_uid && strcmp(p->ns, ns ? ns : "") == 0 &&
+		     strcmp(p->owner_uid, owner_uid) == 0;
+	return n;
+}
+
+/* The webhooks are done with it: validation, then the store. */
+static void on_admitted(void *arg, int rc, json_t *obj, const char *message)
+{
+	struct pending_create *p = arg;
+	struct proxy *px = p->px;
+	KB_LIST_UNLINK(px->pending_creates, p);
+	json_t *made = NULL;
+	char why[1200];
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "%s",
+			 message ? message : "refused by an admission webhook");
+	} else if (px->stopping) {
+		rc = -ECANCELED;
+		snprintf(why, sizeof(why), "the server is stopping");
+	} else if (p->res->namespaced && (rc = ns_writable(px, p->ns)) < 0) {
+		snprintf(why, sizeof(why), "namespace %s is gone or terminating", p->ns);
+	} else if ((rc = validate(px, p->res, obj, NULL)) < 0) {
+		snprintf(why, sizeof(why), "refused after its admission webhooks: %s",
+			 strerror(-rc));
+	} else {
+		track(p->res, NULL, obj, p->manager);
+		rc = store_create(px->store, p->res->store_key, p->ns,
+				  obj_str(obj, "metadata.name"), obj, NULL);
+		if (rc == 0)
+			made = json_incref(obj);
+		else
+			snprintf(why, sizeof(why), "%s", strerror(-rc));
+	}
+	if (rc < 0)
+		kb_warn("api", "%s %s/%s of %s not created: %s", p->res->plural, p->ns, p->name,
+			p->manager, why);
+	if (p->done)
+		p->done(p->arg, rc, made ? made : obj, rc < 0 ? why : NULL);
+	json_decref(made);
+	pending_free(p);
+}
+
+int proxy_object_create_admitted(proxy_t *px, const char *group, const char *version,
+				 const char *plural, json_t *obj, const char *manager,
+				 proxy_create_done_fn done, void *arg, json_t **out)
+{
+	const struct proxy_resource *res = find_res(group, version, plural);
+	if (!res)
+		return -ENOENT;
+	int rc;
+	const char *ns = key_ns(res, obj);
+	if (res->namespaced && (rc = ns_writable(px, ns)) < 0)
+		return rc;
+	assign_name(obj);
+	const char *name = obj_str(obj, "metadata.name");
+	if (name && pending_named(px, res, ns, name))
+		return -EINPROGRESS; /* already on its way */
+	obj_init_create(res, obj, time(NULL));
+	obj_defaults(px, res, obj);
+	struct pending_create *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->px = px;
+	p->res = res;
+	p->ns = strdup(ns);
+	p->name = strdup(name ? name : "");
+	p->owner_uid = controller_uid(obj) ? strdup(controller_uid(obj)) : NULL;
+	p->manager = strdup(manager ? manager : "kubicle-controller");
+	p->done = done;
+	p->arg = arg;
+	if (!p->ns || !p->name || !p->manager) {
+		pending_free(p);
+		return -ENOMEM;
+	}
+	KB_LIST_PUSH(px->pending_creates, p);
+	rc = webhook_internal_create(px, res, obj, p->manager, on_admitted, p);
+	if (rc == 1)
+		return -EINPROGRESS; /* p is the webhooks' now (maybe freed already) */
+	KB_LIST_UNLINK(px->pending_creates, p);
+	pending_free(p);
+	if (rc < 0)
+		return rc;
+	if ((rc = validate(px, res, obj, NULL)) < 0)
+		return rc;
+	track(res, NULL, obj, manager);
+	rc = store_create(px->store, res->store_key, ns, name, obj, NULL);
 	if (rc == 0 && out)
 		*out = json_incref(obj);
 	return rc;

@@ -128,6 +128,23 @@ void proxy_set_policy(proxy_t *px, const struct policy *policy);
 /* Creates obj; metadata.generateName gives a name with a 5-char suffix. */
 int proxy_object_create(proxy_t *px, const char *group, const char *version, const char *plural,
 			json_t *obj, const char *manager, json_t **out);
+/*
+ * The same for a controller's object that the tenant's admission webhooks
+ * must see, as kube's controllers' writes do (pods of ReplicaSets, Jobs and
+ * StatefulSets): when a webhook matches, returns -EINPROGRESS and the create
+ * completes later (or fails); `done` (may be NULL) is then called with rc, the
+ * object (as stored; on failure as the webhooks left it; borrowed) and, on
+ * failure, kube's message. A create of a
+ * name that is already waiting returns -EINPROGRESS at once. Without
+ * matching webhooks it is proxy_object_create (done is not called).
+ */
+typedef void (*proxy_create_done_fn)(void *arg, int rc, const json_t *obj, const char *message);
+int proxy_object_create_admitted(proxy_t *px, const char *group, const char *version,
+				 const char *plural, json_t *obj, const char *manager,
+				 proxy_create_done_fn done, void *arg, json_t **out);
+/* Creates of that kind still in their webhooks, of objects in ns whose
+ * controller ownerReference has owner_uid (controllers count them as made). */
+size_t proxy_creates_pending(proxy_t *px, const char *ns, const char *owner_uid);
 /* Replaces the object named by obj's metadata (spec and metadata; status is
  * kept from the stored object when the kind has a status subresource). An
  * object being deleted whose finalizers become empty is removed. */

@@ -28,6 +28,7 @@ struct watch;
 struct kb_buf;
 struct wh_req;
 struct webhooks;
+struct pending_create;
 
 struct proxy {
 	uv_loop_t *loop;
@@ -60,6 +61,8 @@ struct proxy {
 	struct admission *admission;
 	struct prom *prom;         /* prom.c: request metrics for GET /metrics */
 	struct webhooks *webhooks; /* webhook.c: the configured admission webhooks */
+	struct pending_create
+	    *pending_creates; /* api_internal.c: controllers' creates in webhooks */
 	proxy_prom_fn prom_fn;
 	void *prom_arg;
 };
@@ -318,6 +321,9 @@ void filter_free(struct filter *f);
 
 /* handlers.c */
 void handle_resource(struct req *r);
+/* api_internal.c: forgets the controllers' creates still in their webhooks
+ * (after webhook_stop dropped the calls), at shutdown. */
+void proxy_pending_creates_free(struct proxy *px);
 /* Shared write paths used by handlers, namespaces and bootstrap. */
 int object_create(struct proxy *px, const struct proxy_resource *res, json_t *obj, json_t **out);
 

@@ -407,6 +407,7 @@ void proxy_stop(proxy_t *px)
 	store_flush(px->store);
 	watch_close_all(px);
 	webhook_stop(px);
+	proxy_pending_creates_free(px);
 	authz_stop(px);
 	audit_close(px);
 	auth_stop(px);

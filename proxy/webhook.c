@@ -66,6 +66,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/httpc.h"
 #include "lib/json.h"
@@ -106,6 +107,7 @@ struct webhooks {
 	store_watch_t *w[2];
 	bool dirty;
 	struct wh_set *set;
+	struct wh_req *internal; /* controllers' creates in their webhooks */
 };
 
 enum wh_stage { WH_MUTATING = 1, WH_MUTATED, WH_VALIDATING, WH_VALIDATED };
@@ -139,9 +141,13 @@ struct wh_req {
 	size_t nval;
 	struct wh_call *calls; /* in flight: one (mutating) or nval (validating) */
 	size_t ncalls, pending;
-	json_t *warnings; /* array of strings */
-	json_t *error;    /* the Status to answer with, or NULL */
-	bool given;       /* the warnings are in r->warnings (this pass) */
+	json_t *warnings;     /* array of strings */
+	json_t *error;        /* the Status to answer with, or NULL */
+	webhook_done_fn done; /* a controller's create (r is made up), or NULL */
+	void *done_arg;
+	char *ns;                   /* the namespace r->ns points to (a controller's create) */
+	struct wh_req *next, *prev; /* in webhooks.internal (a controller's create) */
+	bool given;                 /* the warnings are in r->warnings (this pass) */
 	int restarts;
 };
 
@@ -374,6 +380,8 @@ void webhook_stop(struct proxy *px)
 	struct webhooks *wh = px->webhooks;
 	if (!wh)
 		return;
+	while (wh->internal) /* their callers are told by proxy_stop's pending list */
+		proxy_req_free(wh->internal->r);
 	for (int i = 0; i < 2; i++)
 		if (wh->w[i])
 			store_unwatch(wh->w[i]);
@@ -957,12 +965,13 @@ static void on_call_done(kb_httpc_req_t *hc, int err, long status, const char *b
 		wr->mi++;
 		if (mutate_next(wr))
 			return;
-		if (!wr->error && !wr->obj) { /* DELETE: straight on to validating */
-			validate_start(wr, NULL);
+		/* DELETE and a controller's create: straight on to validating */
+		if (!wr->error && (!wr->obj || wr->done)) {
+			validate_start(wr, wr->obj);
 			if (wr->pending)
 				return;
 		}
-		wr->stage = wr->obj ? WH_MUTATED : WH_VALIDATED;
+		wr->stage = wr->obj && !wr->done ? WH_MUTATED : WH_VALIDATED;
 		resume(wr);
 		return;
 	}
@@ -1001,6 +1010,8 @@ static void wr_free(struct wh_req *wr)
 {
 	if (!wr)
 		return;
+	if (wr->done && wr->r->px->webhooks)
+		KB_LIST_UNLINK(wr->r->px->webhooks->internal, wr);
 	cancel_calls(wr);
 	set_unref(wr->set);
 	json_decref(wr->obj);
@@ -1013,6 +1024,7 @@ static void wr_free(struct wh_req *wr)
 	free(wr->seen);
 	free(wr->val);
 	free(wr->calls);
+	free(wr->ns);
 	free(wr);
 }
 
@@ -1034,7 +1046,8 @@ static void on_abort(kb_http_req_t *http, void *arg)
 static void suspend(struct wh_req *wr)
 {
 	wr->r->async = true;
-	kb_http_req_on_abort(wr->r->http, on_abort, wr->r);
+	if (wr->r->http)
+		kb_http_req_on_abort(wr->r->http, on_abort, wr->r);
 }
 
 static void give_warnings(struct wh_req *wr)
@@ -1060,6 +1073,12 @@ static void answer_error(struct wh_req *wr)
 static void resume(struct wh_req *wr)
 {
 	struct req *r = wr->r;
+	if (wr->done) {
+		const char *msg = json_string_value(json_object_get(wr->error, "message"));
+		wr->done(wr->done_arg, wr->error ? -EACCES : 0, wr->obj, msg);
+		proxy_req_free(r);
+		return;
+	}
 	kb_http_req_on_abort(r->http, NULL, NULL);
 	r->async = false;
 	json_decref(r->warnings);
@@ -1343,4 +1362,80 @@ int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc)
 	wr->stage = WH_VALIDATED;
 	give_warnings(wr);
 	return 0;
+}
+
+/* ---- creates of the tenant's controllers ----------------------------------- */
+
+int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+			    const char *manager, webhook_done_fn done, void *arg)
+{
+	struct wh_set *s = current_set(px);
+	if (!s || !s->n || exempt(res))
+		return 0;
+	struct req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->px = px;
+	r->res = res;
+	r->now = time(NULL);
+	const char *ns = res->namespaced ? obj_str(obj, "metadata.namespace") : NULL;
+	/* kube's controllers call the API as service accounts of kube-system */
+	snprintf(r->user, sizeof(r->user), "system:serviceaccount:kube-system:%s",
+		 manager ? manager : "kubicle-controller");
+	const char *groups[] = {"system:serviceaccounts", "system:serviceaccounts:kube-system",
+				"system:authenticated"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(groups); i++)
+		if ((r->groups[r->ngroups] = strdup(groups[i])))
+			r->ngroups++;
+	struct wh_attrs a;
+	struct wh_req *wr = NULL;
+	size_t nm = 0, nv = 0, *m = NULL, *v = NULL;
+	char *nsc = ns ? strdup(ns) : NULL;
+	r->ns = nsc;
+	attrs_of(r, "CREATE", obj, NULL, &a);
+	m = match(px, s, 0, s->nmut, &a, &nm);
+	v = match(px, s, s->nmut, s->n, &a, &nv);
+	if ((!nm && !nv) || (ns && !nsc) || !(wr = wr_new(r, s, "CREATE"))) {
+		int rc = (!nm && !nv) ? 0 : -ENOMEM;
+		free(m);
+		free(v);
+		free(nsc);
+		proxy_req_free(r);
+		return rc;
+	}
+	r->wh = wr;
+	wr->ns = nsc;
+	wr->done = done;
+	KB_LIST_PUSH(px->webhooks->internal, wr);
+	wr->done_arg = arg;
+	wr->mut = m;
+	wr->nmut = nm;
+	wr->val = v;
+	wr->nval = nv;
+	wr->gen_name = false; /* a controller's pods are named before (generateName here) */
+	wr->options = options_of(r, "CREATE", NULL);
+	wr->obj = create_view(obj, false);
+	wr->seen = calloc(nm ? nm : 1, sizeof(*wr->seen));
+	wr->calls = calloc(1, sizeof(*wr->calls));
+	wr->ncalls = 1;
+	if (!wr->options || !wr->obj || !wr->seen || !wr->calls) {
+		proxy_req_free(r);
+		return -ENOMEM;
+	}
+	wr->stage = WH_MUTATING;
+	if (mutate_next(wr)) {
+		suspend(wr);
+		return 1;
+	}
+	if (!wr->error) {
+		validate_start(wr, wr->obj);
+		if (wr->pending) {
+			suspend(wr);
+			return 1;
+		}
+	}
+	/* every call ended at once: answer on a later turn, as a call would */
+	wr->stage = WH_VALIDATED;
+	resume(wr);
+	return 1;
 }

@@ -45,6 +45,19 @@ int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc);
 bool webhook_rule_matches(const json_t *rule, const char *op, const char *group,
 			  const char *version, const char *plural, const char *sub, const char *ns,
 			  bool is_namespace);
+/*
+ * A create by one of the tenant's controllers (manager: its name, the user
+ * the webhooks see as system:serviceaccount:kube-system:<manager>): obj
+ * (borrowed; named, with server metadata and defaults) through the mutating
+ * webhooks, then the validating ones. 0 when none matches (go on at once),
+ * 1 when done() will be called with rc 0 or < 0 and kube's message of the
+ * refusal or failure, and the object they shaped (borrowed for the call), or
+ * a negative errno.
+ */
+typedef void (*webhook_done_fn)(void *arg, int rc, json_t *obj, const char *message);
+struct proxy_resource;
+int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+			    const char *manager, webhook_done_fn done, void *arg);
 /* Frees r's webhook state (cancels its calls). */
 void webhook_req_free(struct req *r);
 

@@ -142,6 +142,37 @@ webhook_suite() {
     wh_review 1 "r['operation'] + ' ' + str(r['object']) + ' ' + r['oldObject']['metadata']['name']" /deny
   expect_eq "... DeleteOptions" "DeleteOptions" wh_review 1 "r['options']['kind']" /deny
 
+  # the pods a controller creates meet the webhooks too, as the controller's
+  # service account; a refused pod is the owner's FailedCreate event
+  { wh_config MutatingWebhookConfiguration pods \
+      "pods.kubicle.test|/label/ctrl|CREATE|Fail|5|" ; } | sed 's/resources: \["configmaps"\]/resources: ["pods"]/' >"$d/pods.yaml"
+  { echo "---"; wh_config ValidatingWebhookConfiguration pods-deny \
+      "pods-deny.kubicle.test|/deny|CREATE|Fail|5|" | sed 's/resources: \["configmaps"\]/resources: ["pods"]/'; } >>"$d/pods.yaml"
+  expect "webhooks on pods" "pods-deny (created|configured)" $K apply -f "$d/pods.yaml"
+  sleep 0.2
+  $K create deployment web -n wh --image=registry.k8s.io/pause:3.9 --replicas=3 >/dev/null
+  expect_until "a Deployment's pods are created through the webhooks" "3" \
+    sh -c "$K get pods -n wh -l app=web,mutated-by=ctrl -o name | wc -l"
+  expect_eq "... the mutating webhook saw the ReplicaSet controller's service account" \
+    "system:serviceaccount:kube-system:replicaset-controller CREATE pods" \
+    wh_review 1 "r['userInfo']['username'] + ' ' + r['operation'] + ' ' + r['resource']['resource']" /label
+  expect_until "... the ReplicaSet says so in its events" "3" \
+    sh -c "$K get events -n wh --field-selector reason=SuccessfulCreate -o name | wc -l"
+  $K scale deployment web -n wh --replicas=5 >/dev/null
+  expect_until "... scaling up creates exactly the missing ones" "5" \
+    sh -c "$K get pods -n wh -l app=web -o name | wc -l"
+  sleep 0.5
+  expect_eq "... and no more" "5" sh -c "$K get pods -n wh -l app=web -o name | wc -l"
+  printf 'apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: refused, namespace: wh}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: refused}}\n  template:\n    metadata: {labels: {app: refused, deny: "true"}}\n    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}\n' | $K apply -f - >/dev/null
+  expect_until "a ReplicaSet whose pods a webhook refuses: its FailedCreate event in kube's words" \
+    "Error creating: admission webhook \"pods-deny.kubicle.test\" denied the request: no thanks" \
+    sh -c "$K get events -n wh --field-selector involvedObject.name=refused,reason=FailedCreate -o jsonpath='{.items[0].message}'"
+  expect_eq "... no pod of it exists" "0" sh -c "$K get pods -n wh -l app=refused -o name | wc -l"
+  $K delete rs refused -n wh >/dev/null
+  $K delete deployment web -n wh >/dev/null
+  $K delete mutatingwebhookconfiguration pods >/dev/null
+  $K delete validatingwebhookconfiguration pods-deny >/dev/null
+
   # selectors: another namespace is not selected; objectSelector
   : >"$d/reviews.log"
   expect "a namespace outside namespaceSelector" "configmap/free created" $K create cm free -n wh-off
