@@ -798,7 +798,11 @@ static int service_address(struct proxy *px, const struct wh_hook *h, char *ct, 
 	int rc = -1;
 	char host[300];
 	if (type && strcmp(type, "ExternalName") == 0 && obj_str(svc, "spec.externalName")) {
-		snprintf(host, sizeof(host), "%s", obj_str(svc, "spec.externalName"));
+		/* kube's resolver: the external name at the webhook's port */
+		snprintf(ct, len, "%s.%s.svc:%d:%s:%d", h->svc_name, h->svc_ns, h->svc_port,
+			 obj_str(svc, "spec.externalName"), h->svc_port);
+		rc = 0;
+		goto out;
 	} else if (!ip || !*ip || strcmp(ip, "None") == 0) {
 		snprintf(why, wl, "failed to call webhook: service \"%s/%s\" has no cluster IP",
 			 h->svc_ns, h->svc_name);

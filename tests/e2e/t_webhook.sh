@@ -43,7 +43,7 @@ webhook_suite() {
   local K="kubectl --kubeconfig $KCFG" d=$E2E_TMP/wh out i
   mkdir -p "$d"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1" \
+    -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1,DNS:whs.wh.svc" \
     -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
   python3 "$E2E_LIB_DIR/webhook_server.py" "$d/cert.pem" "$d/key.pem" "$d/port" "$d/reviews.log" \
     >>"$d/server.log" 2>&1 &
@@ -172,6 +172,32 @@ webhook_suite() {
   $K delete deployment web -n wh >/dev/null
   $K delete mutatingwebhookconfiguration pods >/dev/null
   $K delete validatingwebhookconfiguration pods-deny >/dev/null
+
+  # a service reference: kube's resolver, the TLS name <svc>.<ns>.svc
+  printf 'apiVersion: v1\nkind: Service\nmetadata: {name: whs, namespace: wh}\nspec: {type: ExternalName, externalName: localhost}\n' | $K apply -f - >/dev/null
+  {
+    printf 'apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n'
+    printf 'metadata: {name: by-service}\nwebhooks:\n- name: svc.kubicle.test\n'
+    printf '  admissionReviewVersions: ["v1"]\n  sideEffects: None\n  clientConfig:\n'
+    printf '    service: {namespace: wh, name: whs, port: %s, path: /label/svc}\n' "${WH_URL##*:}"
+    printf '    caBundle: %s\n' "$WH_CA"
+    printf '  rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [configmaps]}]\n'
+    printf '  namespaceSelector: {matchLabels: {webhook-test: "true"}}\n'
+  } >"$d/svc.yaml"
+  $K delete mutatingwebhookconfiguration a-mutate b-mutate >/dev/null
+  $K apply -f "$d/svc.yaml" >/dev/null
+  sleep 0.2
+  expect "a webhook named by its Service is called" "configmap/by-svc created" $K create cm by-svc -n wh
+  expect_eq "... its patch applied" "svc" $K get cm by-svc -n wh -o 'jsonpath={.metadata.labels.mutated-by}'
+  printf 'apiVersion: v1\nkind: Service\nmetadata: {name: whs2, namespace: wh}\nspec: {ports: [{port: 8443}]}\n' | $K apply -f - >/dev/null
+  sed 's/name: whs,/name: whs2,/' "$d/svc.yaml" | $K apply -f - >/dev/null
+  sleep 0.2
+  expect_fail "... a Service without the webhook's port fails as kube's resolver does" \
+    "failed calling webhook \"svc.kubicle.test\": failed to call webhook: no service port ${WH_URL##*:} found for service \"whs2\"" \
+    $K create cm by-svc2 -n wh
+  $K delete mutatingwebhookconfiguration by-service >/dev/null
+  $K apply -f "$d/m.yaml" >/dev/null
+  sleep 0.2
 
   # selectors: another namespace is not selected; objectSelector
   : >"$d/reviews.log"
