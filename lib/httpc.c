@@ -53,8 +53,9 @@ struct kb_httpc_req {
 	struct curl_slist *headers, *connect_to;
 	char *method, *url, *body, *ctype;
 	size_t body_len;
+	size_t max_body;    /* kb_httpc_call.max_body */
 	unsigned token_gen; /* c->token_gen when the headers were built */
-	bool stream, in_cb, cancelled, started, retried;
+	bool stream, in_cb, cancelled, started, retried, too_big;
 	kb_httpc_data_cb on_data;
 	kb_httpc_done_cb on_done;
 	void *arg;
@@ -170,7 +171,7 @@ static void finish(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc)
 		return;
 	}
 	if (!r->cancelled) {
-		int err = kb_httpc_map_curl(cc);
+		int err = r->too_big ? -EMSGSIZE : kb_httpc_map_curl(cc);
 		if ((err && err != -ECANCELED) || (!err && (status == 429 || status >= 500)))
 			c->nfailed++;
 		if (err && err != -ECANCELED)
@@ -320,6 +321,10 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 	size_t n = size * nmemb;
 	if (r->cancelled)
 		return 0;
+	if (r->max_body && r->resp.len + n > r->max_body) {
+		r->too_big = true;
+		return 0; /* curl ends the transfer */
+	}
 	if (!r->on_data)
 		return kb_buf_append(&r->resp, ptr, n) < 0 ? 0 : n;
 	long status = 0;
@@ -576,6 +581,7 @@ kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call
 	r->on_data = call->on_data;
 	r->on_done = call->on_done;
 	r->arg = call->arg;
+	r->max_body = call->max_body;
 	r->method = strdup(call->method);
 	size_t ul = strlen(c->server) + strlen(call->path) + 1;
 	r->url = malloc(ul);

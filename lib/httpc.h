@@ -61,8 +61,9 @@ typedef bool (*kb_httpc_data_cb)(kb_httpc_req_t *req, const char *data, size_t l
 /*
  * The end of a request. `err` is 0 when an HTTP answer was received (any
  * status, in `status`), else a negative errno (-ECONNREFUSED, -ETIMEDOUT,
- * -EPROTO for TLS failures, -ECANCELED). `body` is the whole body when no
- * data callback was given (borrowed for the call, NUL-terminated), else NULL.
+ * -EPROTO for TLS failures, -ECANCELED, -EMSGSIZE past max_body). `body`
+ * is the whole body when no data callback was given (borrowed for the
+ * call, NUL-terminated), else NULL.
  */
 typedef void (*kb_httpc_done_cb)(kb_httpc_req_t *req, int err, long status, const char *body,
 				 size_t len, void *arg);
@@ -78,6 +79,7 @@ struct kb_httpc_call {
 	/* connect elsewhere than the URL's host, which still names the peer
 	 * for TLS: "HOST:PORT:ADDR:PORT" (curl's CONNECT_TO); NULL: none; copied */
 	const char *connect_to;
+	size_t max_body;          /* a longer answer ends the request with -EMSGSIZE; 0: no limit */
 	kb_httpc_data_cb on_data; /* NULL: buffer the body for on_done */
 	kb_httpc_done_cb on_done; /* required */
 	void *arg;

@@ -81,6 +81,7 @@
 #define MWC_KEY      AR_GROUP "/mutatingwebhookconfigurations"
 #define VWC_KEY      AR_GROUP "/validatingwebhookconfigurations"
 #define MAX_RESTARTS 8
+#define MAX_ANSWER   (8u << 20) /* a webhook's answer, patch included */
 
 struct wh_hook {
 	bool mutating, fail, reinvoke;
@@ -855,6 +856,7 @@ static bool call_start(struct wh_req *wr, struct wh_call *c, size_t hook, const 
 				     .body = body,
 				     .body_len = body ? strlen(body) : 0,
 				     .connect_to = ct[0] ? ct : NULL,
+				     .max_body = MAX_ANSWER,
 				     .on_done = on_call_done,
 				     .arg = c};
 	c->hc = body ? kb_httpc_request(client, &call) : NULL;
@@ -875,7 +877,9 @@ static int verdict(struct wh_req *wr, struct wh_call *c, int err, long status, c
 	char why[3000];
 	if (err) {
 		snprintf(why, sizeof(why), "failed to call webhook: Post \"%s\": %s", h->where,
-			 err == -ETIMEDOUT ? "context deadline exceeded" : strerror(-err));
+			 err == -ETIMEDOUT  ? "context deadline exceeded"
+			 : err == -EMSGSIZE ? "the answer is larger than 8 MiB"
+					    : strerror(-err));
 		call_failed(wr, h, why);
 		return 0;
 	}

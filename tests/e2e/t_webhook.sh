@@ -228,7 +228,7 @@ webhook_suite() {
   expect_fail "a webhook slower than timeoutSeconds fails the request" \
     'failed calling webhook "slow.kubicle.test".*context deadline exceeded' $K create cm slow -n wh
   $K delete validatingwebhookconfiguration odd >/dev/null
-  for bad in "bad-uid|expected response.uid" "status500|status code 500" "deny-bare|denied the request without explanation"; do
+  for bad in "bad-uid|expected response.uid" "status500|status code 500" "deny-bare|denied the request without explanation" "huge|larger than 8 MiB"; do
     wh_config ValidatingWebhookConfiguration odd "odd.kubicle.test|/${bad%%|*}|CREATE|Fail|5|" | $K apply -f - >/dev/null
     sleep 0.2
     expect_fail "an answer of /${bad%%|*} fails the request" "${bad#*|}" $K create cm odd -n wh

@@ -22,6 +22,7 @@ came to, to LOG. What it answers depends on the path:
   /bad-uid        a response with another uid
   /bad-patch      a patch that does not apply
   /status500      answers HTTP 500
+  /huge           an answer of 9 MiB
 """
 import base64
 import json
@@ -91,6 +92,8 @@ class Handler(BaseHTTPRequestHandler):
         elif p == "/bad-patch":
             resp.update(patchType="JSONPatch",
                         patch=patch_of([{"op": "remove", "path": "/no/such/field"}]))
+        elif p == "/huge":
+            resp["warnings"] = ["x" * 1024] * 9000
         elif p == "/status500":
             self.send_response(500)
             self.send_header("Content-Length", "0")
