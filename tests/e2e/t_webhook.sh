@@ -128,6 +128,17 @@ webhook_suite() {
   expect "a merge patch meets them too" "patched" $K patch cm one -n wh --type=merge -p '{"data":{"k":"w"}}'
   expect_eq "... UPDATE" "UPDATE w" wh_review 1 "r['operation'] + ' ' + r['object']['data']['k']" /deny
 
+  # server-side apply: a create, then an update, both through the webhooks
+  printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa, namespace: wh}\ndata: {a: "1"}\n' >"$d/ssa.yaml"
+  expect "server-side apply creates through the webhooks" "serverside-applied" \
+    $K apply --server-side -f "$d/ssa.yaml"
+  expect_eq "... CREATE, mutated" "CREATE second" \
+    wh_review 1 "r['operation'] + ' ' + r['object']['metadata']['labels']['mutated-by']" /deny
+  sed -i 's/"1"/"2"/' "$d/ssa.yaml"
+  expect "... and updates through them" "serverside-applied" $K apply --server-side -f "$d/ssa.yaml"
+  expect_eq "... UPDATE, the new data, the webhook's label kept" "UPDATE 2 second" \
+    wh_review 1 "r['operation'] + ' ' + r['object']['data']['a'] + ' ' + r['object']['metadata']['labels']['mutated-by']" /deny
+
   # dry run: the webhooks are told, nothing is stored
   expect "a server dry run" "created \(server dry run\)" $K create cm dry -n wh --dry-run=server
   expect_eq "... the review says dryRun" "True" wh_review 1 "r['dryRun']" /deny
