@@ -19,6 +19,7 @@
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/validate.h"
+#include "proxy/webhook.h"
 
 #define LOG_ANNOTATION "kubicle.dev/log"
 
@@ -188,6 +189,36 @@ static const char *connect_container(struct req *r, const json_t *pod, char *buf
 	return NULL;
 }
 
+/* The options object of a connect request, as kube decodes its query
+ * (PodExecOptions, PodAttachOptions, PodPortForwardOptions), for the
+ * webhooks' CONNECT review; container: the one chosen (exec, attach). */
+static json_t *connect_options(const struct req *r, const char *container)
+{
+	const char *kind = strcmp(r->sub, "exec") == 0     ? "PodExecOptions"
+			   : strcmp(r->sub, "attach") == 0 ? "PodAttachOptions"
+							   : "PodPortForwardOptions";
+	json_t *o = json_pack("{s:s,s:s}", "kind", kind, "apiVersion", "v1");
+	bool pf = strcmp(r->sub, "portforward") == 0, exec = strcmp(r->sub, "exec") == 0;
+	json_t *list = json_array();
+	char *buf = r->http->query ? strdup(r->http->query) : NULL, *cur = buf, *k, *v;
+	while (buf && kb_http_query_next(&cur, &k, &v)) {
+		if (!pf && (strcmp(k, "stdin") == 0 || strcmp(k, "stdout") == 0 ||
+			    strcmp(k, "stderr") == 0 || strcmp(k, "tty") == 0))
+			json_object_set_new(o, k, json_boolean(kb_http_query_bool(v)));
+		else if ((exec && strcmp(k, "command") == 0) || (pf && strcmp(k, "ports") == 0))
+			json_array_append_new(list, pf ? json_integer(strtol(v, NULL, 10))
+						       : json_string(v));
+	}
+	free(buf);
+	if (!pf && container && *container)
+		json_object_set_new(o, "container", json_string(container));
+	if (exec || json_array_size(list)) /* ports: omitted when none, as kube's */
+		json_object_set_new(o, exec ? "command" : "ports", list);
+	else
+		json_decref(list);
+	return o;
+}
+
 void hostpod_connect(struct req *r)
 {
 	const char *m = r->http->method;
@@ -216,6 +247,11 @@ void hostpod_connect(struct req *r)
 		reply_statusf(r, 400, "BadRequest", "Upgrade request required");
 		goto out;
 	}
+	json_t *opts = connect_options(r, ports ? NULL : container);
+	rc = webhook_connect(r, opts);
+	json_decref(opts);
+	if (rc != 0)
+		goto out; /* answered, or in its webhooks (served again after) */
 	if (r->px->pod_connect) {
 		prom_handoff(r);
 		kb_http_req_t *http = r->http;

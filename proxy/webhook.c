@@ -145,6 +145,8 @@ struct wh_req {
 	json_t *warnings;     /* array of strings */
 	json_t *error;        /* the Status to answer with, or NULL */
 	webhook_done_fn done; /* a controller's create (r is made up), or NULL */
+	const char *kind;     /* the review's kind when not the resource's (CONNECT) */
+	bool keep;            /* the object is sent but not shaped (DELETE, CONNECT) */
 	void *done_arg;
 	char *ns;                   /* the namespace r->ns points to (a controller's create) */
 	struct wh_req *next, *prev; /* in webhooks.internal (a controller's create) */
@@ -574,7 +576,7 @@ static json_t *review_of(const struct wh_req *wr, const struct wh_hook *h, const
 	const struct req *r = wr->r;
 	const struct proxy_resource *res = r->res;
 	json_t *kind = json_pack("{s:s,s:s,s:s}", "group", res->group, "version", res->version,
-				 "kind", res->kind);
+				 "kind", wr->kind ? wr->kind : res->kind);
 	json_t *resource = json_pack("{s:s,s:s,s:s}", "group", res->group, "version", res->version,
 				     "resource", res->plural);
 	const json_t *named = obj ? obj : wr->old;
@@ -688,7 +690,7 @@ static void take_extras(struct wh_req *wr, const struct wh_hook *h, const json_t
 static int apply_patch(struct wh_req *wr, const struct wh_hook *h, const json_t *resp)
 {
 	const char *p = json_string_value(json_object_get(resp, "patch"));
-	if (!p || !wr->obj)
+	if (!p || !wr->obj || wr->keep)
 		return 0;
 	const char *pt = json_string_value(json_object_get(resp, "patchType"));
 	char why[1200];
@@ -934,7 +936,7 @@ static bool mutate_next(struct wh_req *wr)
 		if (wr->mi == wr->nmut) {
 			/* a round is over: once more for IfNeeded hooks that a
 			 * later one changed the object after */
-			if (wr->round > 0 || !wr->obj)
+			if (wr->round > 0 || !wr->obj || wr->keep)
 				return false;
 			bool again = false;
 			for (size_t i = 0; i < wr->nmut; i++)
@@ -973,13 +975,13 @@ static void on_call_done(kb_httpc_req_t *hc, int err, long status, const char *b
 		wr->mi++;
 		if (mutate_next(wr))
 			return;
-		/* DELETE and a controller's create: straight on to validating */
-		if (!wr->error && (!wr->obj || wr->done)) {
+		/* DELETE, CONNECT and a controller's create: straight on to validating */
+		if (!wr->error && (wr->keep || wr->done)) {
 			validate_start(wr, wr->obj);
 			if (wr->pending)
 				return;
 		}
-		wr->stage = wr->obj && !wr->done ? WH_MUTATED : WH_VALIDATED;
+		wr->stage = wr->keep || wr->done ? WH_VALIDATED : WH_MUTATED;
 		resume(wr);
 		return;
 	}
@@ -1303,47 +1305,44 @@ int webhook_validate(struct req *r, const json_t *obj)
 	return 0;
 }
 
-int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc)
+/* DELETE and CONNECT: webhooks that see the object but do not shape it
+ * (obj: CONNECT's options; old: DELETE's object; both borrowed; options
+ * stolen). 0 to go on, 1 suspended, < 0 answered. */
+static int unshaped(struct req *r, const char *op, const char *kind, const json_t *obj,
+		    const json_t *old, json_t *options, int restarts)
 {
-	struct wh_req *wr = r->wh;
-	if (wr && wr->old_rv == obj_rv(obj) && wr->stage == WH_VALIDATED) {
-		give_warnings(wr);
+	struct wh_set *s = set_for(r);
+	if (!s) {
+		json_decref(options);
 		return 0;
 	}
-	int restarts = wr ? wr->restarts + 1 : 0;
-	webhook_req_free(r);
-	if (restarts > MAX_RESTARTS) {
-		reply_errno(r, -ESTALE, r->name);
-		return -ESTALE;
-	}
-	struct wh_set *s = r->name ? set_for(r) : NULL;
-	if (!s)
-		return 0;
 	struct wh_attrs a;
-	attrs_of(r, "DELETE", NULL, obj, &a);
+	attrs_of(r, op, obj, old, &a);
 	size_t nm = 0, nv = 0;
 	size_t *m = match(r->px, s, 0, s->nmut, &a, &nm);
 	size_t *v = match(r->px, s, s->nmut, s->n, &a, &nv);
-	if (!nm && !nv) {
+	struct wh_req *wr = (nm || nv) ? wr_new(r, s, op) : NULL;
+	if (!wr) {
 		free(m);
 		free(v);
-		return 0;
-	}
-	if (!(wr = wr_new(r, s, "DELETE"))) {
-		free(m);
-		free(v);
+		json_decref(options);
+		if (!nm && !nv)
+			return 0;
 		reply_status(r, 500, "InternalError", "out of memory", NULL);
 		return -ENOMEM;
 	}
 	r->wh = wr;
 	wr->restarts = restarts;
+	wr->kind = kind;
+	wr->keep = true;
 	wr->mut = m;
 	wr->nmut = nm;
 	wr->val = v;
 	wr->nval = nv;
-	wr->old = json_deep_copy(obj);
-	wr->old_rv = obj_rv(obj);
-	wr->options = options_of(r, "DELETE", delete_doc);
+	wr->obj = obj ? json_deep_copy(obj) : NULL;
+	wr->old = old ? json_deep_copy(old) : NULL;
+	wr->old_rv = old ? obj_rv(old) : 0;
+	wr->options = options;
 	wr->seen = calloc(nm ? nm : 1, sizeof(*wr->seen));
 	wr->calls = calloc(1, sizeof(*wr->calls));
 	wr->ncalls = 1;
@@ -1357,7 +1356,7 @@ int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc)
 		return 1;
 	}
 	if (!wr->error) {
-		validate_start(wr, NULL);
+		validate_start(wr, wr->obj);
 		if (wr->pending) {
 			suspend(wr);
 			return 1;
@@ -1370,6 +1369,37 @@ int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc)
 	wr->stage = WH_VALIDATED;
 	give_warnings(wr);
 	return 0;
+}
+
+int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc)
+{
+	struct wh_req *wr = r->wh;
+	if (wr && wr->old_rv == obj_rv(obj) && wr->stage == WH_VALIDATED) {
+		give_warnings(wr);
+		return 0;
+	}
+	int restarts = wr ? wr->restarts + 1 : 0;
+	webhook_req_free(r);
+	if (restarts > MAX_RESTARTS) {
+		reply_errno(r, -ESTALE, r->name);
+		return -ESTALE;
+	}
+	if (!r->name)
+		return 0; /* deletecollection: not sent to webhooks */
+	return unshaped(r, "DELETE", NULL, NULL, obj, options_of(r, "DELETE", delete_doc),
+			restarts);
+}
+
+int webhook_connect(struct req *r, const json_t *opts)
+{
+	struct wh_req *wr = r->wh;
+	if (wr && wr->stage == WH_VALIDATED) {
+		give_warnings(wr);
+		return 0;
+	}
+	webhook_req_free(r);
+	return unshaped(r, "CONNECT", json_string_value(json_object_get(opts, "kind")), opts, NULL,
+			NULL, 0);
 }
 
 /* ---- creates of the tenant's controllers ----------------------------------- */

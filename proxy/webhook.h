@@ -58,6 +58,9 @@ typedef void (*webhook_done_fn)(void *arg, int rc, json_t *obj, const char *mess
 struct proxy_resource;
 int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, json_t *obj,
 			    const char *manager, webhook_done_fn done, void *arg);
+/* CONNECT (pods/exec, attach, portforward) with its options object (kind
+ * PodExecOptions, ...; borrowed): 0 to go on, 1 suspended, < 0 answered. */
+int webhook_connect(struct req *r, const json_t *opts);
 /* Frees r's webhook state (cancels its calls). */
 void webhook_req_free(struct req *r);
 

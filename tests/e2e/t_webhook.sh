@@ -184,6 +184,27 @@ webhook_suite() {
   $K delete mutatingwebhookconfiguration pods >/dev/null
   $K delete validatingwebhookconfiguration pods-deny >/dev/null
 
+  # CONNECT: kubectl exec meets webhooks on pods/exec with its PodExecOptions
+  printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell, namespace: wh}\nspec: {nodeName: node-1, containers: [{name: c, image: registry.k8s.io/pause:3.9}]}\n' | $K apply -f - >/dev/null
+  wh_config ValidatingWebhookConfiguration connect \
+    "connect-log.kubicle.test|/allow|CONNECT|Fail|5|" \
+    "connect-deny.kubicle.test|/deny-bare|CONNECT|Fail|5|" |
+    sed 's#resources: \["configmaps"\]#resources: ["pods/exec", "pods/portforward"]#' | $K apply -f - >/dev/null
+  $K patch pod shell -n wh --subresource=status --type=merge -p '{"status":{"phase":"Running"}}' >/dev/null
+  sleep 0.2
+  expect_fail "kubectl exec refused by a CONNECT webhook, in kube's words" \
+    'admission webhook "connect-deny.kubicle.test" denied the request without explanation' \
+    $K exec -n wh shell -c c -- ls -l /
+  expect_eq "... the review: CONNECT, PodExecOptions, the command and container" \
+    "CONNECT PodExecOptions exec ['ls', '-l', '/'] c shell" \
+    wh_review 1 "' '.join([r['operation'], r['kind']['kind'], r['subResource'], str(r['object']['command']), r['object']['container'], r['name']])" /allow
+  expect_fail "kubectl port-forward too" 'admission webhook "connect-deny.kubicle.test" denied' \
+    timeout 10 $K port-forward -n wh pod/shell 18080:80
+  expect_eq "... PodPortForwardOptions (kubectl names its ports in the streams)" "PodPortForwardOptions None" \
+    wh_review 1 "r['kind']['kind'] + ' ' + str(r['object'].get('ports'))" /allow
+  $K delete validatingwebhookconfiguration connect >/dev/null
+  $K delete pod shell -n wh --force --grace-period=0 >/dev/null 2>&1
+
   # a service reference: kube's resolver, the TLS name <svc>.<ns>.svc
   printf 'apiVersion: v1\nkind: Service\nmetadata: {name: whs, namespace: wh}\nspec: {type: ExternalName, externalName: localhost}\n' | $K apply -f - >/dev/null
   {
