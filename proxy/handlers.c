@@ -265,12 +265,10 @@ static void track_fields(struct req *r, const json_t *old, json_t *obj, const ch
 
 /* ---- GET / LIST ------------------------------------------------------- */
 
-static json_t *scale_of(const struct req *r, const json_t *obj);
-
 static void reply_object(struct req *r, int code, json_t *obj)
 {
 	if (r->as_scale) {
-		json_t *scale = scale_of(r, obj);
+		json_t *scale = obj_scale_view(obj);
 		reply_json(r, code, scale);
 		json_decref(scale);
 		return;
@@ -287,7 +285,7 @@ static void reply_object(struct req *r, int code, json_t *obj)
 	reply_json(r, code, obj);
 }
 
-static json_t *scale_of(const struct req *r, const json_t *obj)
+json_t *obj_scale_view(const json_t *obj)
 {
 	json_t *m = json_object_get(obj, "metadata");
 	json_t *sm = json_object();
@@ -314,7 +312,6 @@ static json_t *scale_of(const struct req *r, const json_t *obj)
 		free(s);
 		sel_label_free(sel);
 	}
-	(void)r;
 	return scale;
 }
 
@@ -339,7 +336,7 @@ static void handle_get(struct req *r)
 		return;
 	}
 	if (r->sub && strcmp(r->sub, "scale") == 0) {
-		json_t *scale = scale_of(r, obj);
+		json_t *scale = obj_scale_view(obj);
 		reply_json(r, 200, scale);
 		json_decref(scale);
 	} else {
@@ -946,7 +943,7 @@ static void handle_patch(struct req *r)
 		goto out;
 	}
 	bool scale = r->sub && strcmp(r->sub, "scale") == 0;
-	json_t *target = scale ? scale_of(r, old) : json_incref(old);
+	json_t *target = scale ? obj_scale_view(old) : json_incref(old);
 	const char *msg = scale ? "k8s.io.api.autoscaling.v1.Scale" : r->res->proto;
 	if (is_apply && !scale && json_is_object(patch))
 		obj_default_keys(r->res, patch);

@@ -321,6 +321,8 @@ void filter_free(struct filter *f);
 
 /* handlers.c */
 void handle_resource(struct req *r);
+/* The autoscaling/v1 Scale of a workload (new reference). */
+json_t *obj_scale_view(const json_t *obj);
 /* api_internal.c: forgets the controllers' creates still in their webhooks
  * (after webhook_stop dropped the calls), at shutdown. */
 void proxy_pending_creates_free(struct proxy *px);

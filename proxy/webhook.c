@@ -54,11 +54,16 @@
  * webhook has its own HTTP client (kept-alive connections), made at its
  * first call.
  *
+ * Also: the scale subresource (autoscaling/v1 Scale objects; a webhook's
+ * patch of spec.replicas is applied), CONNECT (pods/exec, attach and
+ * portforward, with kube's options objects, before the upgrade), and the
+ * pods the tenant's controllers create (webhook_internal_create).
+ *
  * Not done: CEL matchConditions (refused by validation, validate_webhook.c),
  * matchPolicy Equivalent across versions (each resource is served in one
  * version here, so Exact and Equivalent agree; custom resources with several
- * versions match only the version requested), the scale subresource and
- * CONNECT, deletecollection.
+ * versions match only the version requested), deletecollection, the scale
+ * subresource of custom resources.
  *
  * Threading: loop thread only.
  */
@@ -146,6 +151,7 @@ struct wh_req {
 	json_t *error;        /* the Status to answer with, or NULL */
 	webhook_done_fn done; /* a controller's create (r is made up), or NULL */
 	const char *kind;     /* the review's kind when not the resource's (CONNECT) */
+	bool scale;           /* the scale subresource: Scale objects are sent */
 	bool keep;            /* the object is sent but not shaped (DELETE, CONNECT) */
 	void *done_arg;
 	char *ns;                   /* the namespace r->ns points to (a controller's create) */
@@ -575,8 +581,10 @@ static json_t *review_of(const struct wh_req *wr, const struct wh_hook *h, const
 {
 	const struct req *r = wr->r;
 	const struct proxy_resource *res = r->res;
-	json_t *kind = json_pack("{s:s,s:s,s:s}", "group", res->group, "version", res->version,
-				 "kind", wr->kind ? wr->kind : res->kind);
+	json_t *kind = wr->scale ? json_pack("{s:s,s:s,s:s}", "group", "autoscaling", "version",
+					     "v1", "kind", "Scale")
+				 : json_pack("{s:s,s:s,s:s}", "group", res->group, "version",
+					     res->version, "kind", wr->kind ? wr->kind : res->kind);
 	json_t *resource = json_pack("{s:s,s:s,s:s}", "group", res->group, "version", res->version,
 				     "resource", res->plural);
 	const json_t *named = obj ? obj : wr->old;
@@ -1145,7 +1153,7 @@ static struct wh_req *wr_new(struct req *r, struct wh_set *s, const char *op)
 /* Whether r may meet webhooks at all: the set, or NULL. */
 static struct wh_set *set_for(struct req *r)
 {
-	if (exempt(r->res) || (r->sub && strcmp(r->sub, "scale") == 0))
+	if (exempt(r->res))
 		return NULL;
 	struct wh_set *s = current_set(r->px);
 	return s && s->n ? s : NULL;
@@ -1169,6 +1177,13 @@ static json_t *fixed_of(const json_t *obj)
 /* Replaces obj's members with wr->obj's, then the server-set fields. */
 static void take_shaped(struct wh_req *wr, json_t *obj, const json_t *old)
 {
+	if (wr->scale) { /* what a Scale can change: the replicas */
+		json_t *rep = obj_get(wr->obj, "spec.replicas");
+		json_t *spec = json_object_get(obj, "spec");
+		if (rep && json_is_object(spec))
+			json_object_set(spec, "replicas", rep);
+		return;
+	}
 	json_t *shaped = json_deep_copy(wr->obj);
 	json_object_clear(obj);
 	json_object_update(obj, shaped);
@@ -1204,9 +1219,11 @@ static int mutate_begin(struct req *r, struct wh_req *wr, json_t *obj, const jso
 	wr->old_rv = old ? obj_rv(old) : 0;
 	wr->gen_name = !old && r->generated_name;
 	wr->fixed = old ? NULL : fixed_of(obj);
-	wr->old = old ? json_deep_copy(old) : NULL;
+	wr->old = !old ? NULL : wr->scale ? obj_scale_view(old) : json_deep_copy(old);
 	wr->options = options_of(r, wr->op, NULL);
-	wr->obj = old ? json_deep_copy(obj) : create_view(obj, wr->gen_name);
+	wr->obj = !old        ? create_view(obj, wr->gen_name)
+		  : wr->scale ? obj_scale_view(obj)
+			      : json_deep_copy(obj);
 	wr->seen = calloc(wr->nmut ? wr->nmut : 1, sizeof(*wr->seen));
 	wr->calls = calloc(1, sizeof(*wr->calls));
 	wr->ncalls = 1;
@@ -1250,12 +1267,16 @@ int webhook_mutate(struct req *r, json_t *obj, const json_t *old)
 	if (!s)
 		return 0;
 	const char *op = old ? "UPDATE" : "CREATE";
+	bool scale = old && r->as_scale;
+	json_t *sv = scale ? obj_scale_view(obj) : NULL, *so = scale ? obj_scale_view(old) : NULL;
 	struct wh_attrs a;
-	attrs_of(r, op, obj, old, &a);
+	attrs_of(r, op, scale ? sv : obj, scale ? so : old, &a);
 	size_t nm = 0, nv = 0;
 	size_t *m = match(r->px, s, 0, s->nmut, &a, &nm);
 	if (!nm)
 		free(match(r->px, s, s->nmut, s->n, &a, &nv));
+	json_decref(sv);
+	json_decref(so);
 	if (!nm && !nv) {
 		free(m);
 		return 0;
@@ -1267,6 +1288,7 @@ int webhook_mutate(struct req *r, json_t *obj, const json_t *old)
 	}
 	r->wh = wr;
 	wr->restarts = restarts;
+	wr->scale = scale;
 	wr->mut = m;
 	wr->nmut = nm;
 	return mutate_begin(r, wr, obj, old);
@@ -1279,7 +1301,7 @@ bool webhook_validation_ahead(struct req *r, const json_t *obj, const json_t *ol
 		return false;
 	if (!wr->val) {
 		struct wh_attrs a;
-		attrs_of(r, wr->op, obj, old, &a);
+		attrs_of(r, wr->op, wr->scale ? wr->obj : obj, wr->scale ? wr->old : old, &a);
 		wr->val = match(r->px, wr->set, wr->set->nmut, wr->set->n, &a, &wr->nval);
 		if (!wr->nval)
 			wr->stage = WH_VALIDATED;
@@ -1292,7 +1314,9 @@ int webhook_validate(struct req *r, const json_t *obj)
 	struct wh_req *wr = r->wh;
 	if (!wr || wr->stage != WH_MUTATED)
 		return 0;
-	validate_start(wr, obj);
+	json_t *sv = wr->scale ? obj_scale_view(obj) : NULL;
+	validate_start(wr, sv ? sv : obj); /* the reviews are written by now */
+	json_decref(sv);
 	if (wr->pending) {
 		suspend(wr);
 		return 1;

@@ -174,6 +174,18 @@ webhook_suite() {
     sh -c "$K get pods -n wh -l app=web -o name | wc -l"
   sleep 0.5
   expect_eq "... and no more" "5" sh -c "$K get pods -n wh -l app=web -o name | wc -l"
+  # the scale subresource: Scale objects, and a patch of its replicas
+  { wh_config MutatingWebhookConfiguration scale "scale.kubicle.test|/replicas/2|UPDATE|Fail|5|"; } |
+    sed 's#apiGroups: \[""\]#apiGroups: ["apps"]#; s#resources: \["configmaps"\]#resources: ["deployments/scale"]#' |
+    $K apply -f - >/dev/null
+  sleep 0.2
+  expect "kubectl scale meets webhooks on deployments/scale" "deployment.apps/web scaled" \
+    $K scale deployment web -n wh --replicas=4
+  expect_eq "... the review: autoscaling/v1 Scale, subresource scale, 4 over 5" "autoscaling/v1 Scale scale 4 5" \
+    wh_review 1 "r['kind']['group'] + '/' + r['kind']['version'] + ' ' + r['kind']['kind'] + ' ' + r['subResource'] + ' ' + str(r['object']['spec']['replicas']) + ' ' + str(r['oldObject']['spec']['replicas'])" /replicas/2
+  expect_eq "... the webhook's replicas are stored" "2" \
+    $K get deployment web -n wh -o 'jsonpath={.spec.replicas}'
+  $K delete mutatingwebhookconfiguration scale >/dev/null
   printf 'apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: refused, namespace: wh}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: refused}}\n  template:\n    metadata: {labels: {app: refused, deny: "true"}}\n    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}\n' | $K apply -f - >/dev/null
   expect_until "a ReplicaSet whose pods a webhook refuses: its FailedCreate event in kube's words" \
     "Error creating: admission webhook \"pods-deny.kubicle.test\" denied the request: no thanks" \

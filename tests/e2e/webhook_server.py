@@ -23,6 +23,7 @@ came to, to LOG. What it answers depends on the path:
   /bad-patch      a patch that does not apply
   /status500      answers HTTP 500
   /huge           an answer of 9 MiB
+  /replicas/N     allowed, with a JSONPatch setting spec.replicas to N
 """
 import base64
 import json
@@ -92,6 +93,11 @@ class Handler(BaseHTTPRequestHandler):
         elif p == "/bad-patch":
             resp.update(patchType="JSONPatch",
                         patch=patch_of([{"op": "remove", "path": "/no/such/field"}]))
+        elif p.startswith("/replicas/"):
+            n = int(p.split("/")[2])
+            p = "/replicas"
+            resp.update(patchType="JSONPatch",
+                        patch=patch_of([{"op": "replace", "path": "/spec/replicas", "value": n}]))
         elif p == "/huge":
             resp["warnings"] = ["x" * 1024] * 9000
         elif p == "/status500":
