@@ -119,11 +119,12 @@ void ctrl_event(struct ctrl *c, const json_t *obj, const char *api_version, cons
 /* Deletes the events last written more than the event TTL ago; does its
  * work once a minute, or twice a TTL when shorter (called every second). */
 void ctrl_events_expire(struct ctrl *c);
-/* The end of a pod create that waited for admission webhooks
- * (proxy_object_create_admitted, arg: the struct ctrl): its owner (ReplicaSet,
- * Job or StatefulSet) gets kube's SuccessfulCreate or FailedCreate event and
- * syncs again (after a refusal, 10 s later). */
-void ctrl_pod_admitted(void *arg, int rc, const json_t *pod, const char *message);
+/* The end of a controller's create that waited for admission webhooks
+ * (proxy_object_create_admitted, arg: the struct ctrl): the owner (the
+ * ReplicaSet, Job or StatefulSet of a pod, the Deployment of a ReplicaSet,
+ * the CronJob of a Job) gets kube's event and syncs again (after a refusal,
+ * 10 s later). */
+void ctrl_admitted(void *arg, int rc, const json_t *obj, const char *message);
 
 /* ---- controllers ---------------------------------------------------------- */
 int rs_sync(struct ctrl *c, const char *ns, const char *name);

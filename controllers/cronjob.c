@@ -161,8 +161,11 @@ static int create_job(struct ctrl *c, const json_t *cj, time_t t)
 	json_object_set_new(m, "annotations", anns);
 	json_t *copy = json_deep_copy(job);
 	json_decref(job);
-	int rc = proxy_object_create(c->px, "batch", "v1", "jobs", copy, CJ_MANAGER, NULL);
+	int rc = proxy_object_create_admitted(c->px, "batch", "v1", "jobs", copy, CJ_MANAGER,
+					      ctrl_admitted, c, NULL);
 	json_decref(copy);
+	if (rc == -EINPROGRESS) /* in its webhooks: ctrl_admitted */
+		return rc;
 	if (rc == 0)
 		ctrl_event(c, cj, "batch/v1", "CronJob", "Normal", "SuccessfulCreate", CJ_MANAGER,
 			   "Created job %s", name);
@@ -207,6 +210,10 @@ static bool run(struct ctrl *c, const json_t *cj, json_t *jobs, time_t t, int *r
 				proxy_object_delete(c->px, "batch", "v1", "jobs", ctrl_ns(j),
 						    ctrl_name(j), ctrl_uid(j), "Background");
 	*rc = create_job(c, cj, t);
+	if (*rc == -EINPROGRESS) { /* the schedule moves once the Job exists */
+		*rc = 0;
+		return false;
+	}
 	return *rc == 0;
 }
 

@@ -286,7 +286,13 @@ static int ensure_new_rs(struct ctrl *c, struct dstate *s, bool create)
 	json_decref(norm);
 	int replicas = new_rs_replicas(s, 0);
 	json_t *rs = new_rs_object(s, hash, replicas, max_rev + 1);
-	int rc = proxy_object_create(c->px, "apps", "v1", "replicasets", rs, D_MANAGER, NULL);
+	int rc = proxy_object_create_admitted(c->px, "apps", "v1", "replicasets", rs, D_MANAGER,
+					      ctrl_admitted, c, NULL);
+	if (rc == -EINPROGRESS) { /* in its webhooks: the sync goes on when it exists */
+		json_decref(rs);
+		s->created = true;
+		return 0;
+	}
 	if (rc == 0 && replicas > 0)
 		ctrl_event(c, s->d, "apps/v1", "Deployment", "Normal", "ScalingReplicaSet",
 			   D_MANAGER, "Scaled up replica set %s from 0 to %d", ctrl_name(rs),

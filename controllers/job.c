@@ -472,9 +472,9 @@ static int create_pod(struct ctrl *c, struct jstate *s, int idx)
 	json_array_append_new(fins, json_string(TRACK_FIN));
 	json_t *made = NULL;
 	int rc = proxy_object_create_admitted(c->px, "", "v1", "pods", pod, JOB_MANAGER,
-					      ctrl_pod_admitted, c, &made);
+					      ctrl_admitted, c, &made);
 	json_decref(pod);
-	if (rc == -EINPROGRESS) { /* its webhooks answer later: ctrl_pod_admitted */
+	if (rc == -EINPROGRESS) { /* its webhooks answer later: ctrl_admitted */
 		s->pending++;
 		rc = 0;
 	} else if (rc == 0) {

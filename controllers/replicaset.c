@@ -67,10 +67,10 @@ static int create_pods(struct ctrl *c, const json_t *rs, int n, char *err, size_
 	for (int i = 0; i < n && i < BURST; i++) {
 		json_t *pod = ctrl_pod_from_template(tmpl, rs, NULL, gen), *made = NULL;
 		int rc = proxy_object_create_admitted(c->px, "", "v1", "pods", pod, RS_MANAGER,
-						      ctrl_pod_admitted, c, &made);
+						      ctrl_admitted, c, &made);
 		json_decref(pod);
 		if (rc == -EINPROGRESS)
-			continue; /* its webhooks answer later: ctrl_pod_admitted */
+			continue; /* its webhooks answer later: ctrl_admitted */
 		if (rc < 0) {
 			snprintf(err, errlen, "pods \"%s\" is forbidden: %s", gen, strerror(-rc));
 			ctrl_event(c, rs, "apps/v1", "ReplicaSet", "Warning", "FailedCreate",

@@ -80,9 +80,9 @@ static int create_ordinal(struct ctrl *c, struct sstate *s, int ord)
 	int rc = ensure_claims(c, s->sts, pod, ord);
 	if (rc == 0)
 		rc = proxy_object_create_admitted(c->px, "", "v1", "pods", pod, STS_MANAGER,
-						  ctrl_pod_admitted, c, NULL);
+						  ctrl_admitted, c, NULL);
 	json_decref(pod);
-	if (rc == -EINPROGRESS) /* its webhooks answer later: ctrl_pod_admitted */
+	if (rc == -EINPROGRESS) /* its webhooks answer later: ctrl_admitted */
 		return 0;
 	if (rc == 0)
 		ctrl_event(c, s->sts, "apps/v1", "StatefulSet", "Normal", "SuccessfulCreate",

@@ -356,44 +356,60 @@ void ctrl_template_hash(const json_t *tmpl, int64_t collision_count, char *buf, 
 		buf[i] = '\0';
 }
 
-void ctrl_pod_admitted(void *arg, int rc, const json_t *pod, const char *message)
+void ctrl_admitted(void *arg, int rc, const json_t *obj, const char *message)
 {
 	struct ctrl *c = arg;
-	json_t *ref = pod ? ctrl_controller_ref(pod) : NULL;
+	json_t *ref = obj ? ctrl_controller_ref(obj) : NULL;
 	const char *kind = json_string_value(json_object_get(ref, "kind"));
 	const char *owner = json_string_value(json_object_get(ref, "name"));
-	const char *ns = ctrl_ns(pod), *name = ctrl_name(pod);
+	const char *ns = ctrl_ns(obj), *name = ctrl_name(obj);
 	static const struct {
 		const char *kind, *key, *group, *plural, *api, *manager;
 	} kinds[] = {
 	    {"ReplicaSet", "rs", "apps", "replicasets", "apps/v1", "replicaset-controller"},
 	    {"Job", "job", "batch", "jobs", "batch/v1", "job-controller"},
 	    {"StatefulSet", "sts", "apps", "statefulsets", "apps/v1", "statefulset-controller"},
+	    {"Deployment", "deploy", "apps", "deployments", "apps/v1", "deployment-controller"},
+	    {"CronJob", "cj", "batch", "cronjobs", "batch/v1", "cronjob-controller"},
 	};
 	for (size_t i = 0; kind && owner && i < KB_ARRAY_SIZE(kinds); i++) {
 		if (strcmp(kind, kinds[i].kind) != 0)
 			continue;
 		json_t *o = NULL;
+		const char *m = message ? message : "", *api = kinds[i].api,
+			   *mgr = kinds[i].manager;
 		if (proxy_object_get(c->px, kinds[i].group, "v1", kinds[i].plural, ns, owner, &o) ==
 		    0) {
-			bool sts = strcmp(kind, "StatefulSet") == 0;
-			if (rc == 0 && sts)
-				ctrl_event(c, o, kinds[i].api, kind, "Normal", "SuccessfulCreate",
-					   kinds[i].manager,
+			/* kube's words of each controller */
+			if (strcmp(kind, "StatefulSet") == 0 && rc == 0)
+				ctrl_event(c, o, api, kind, "Normal", "SuccessfulCreate", mgr,
 					   "create Pod %s in StatefulSet %s successful", name,
 					   owner);
-			else if (rc == 0)
-				ctrl_event(c, o, kinds[i].api, kind, "Normal", "SuccessfulCreate",
-					   kinds[i].manager, "Created pod: %s", name);
-			else if (sts)
-				ctrl_event(c, o, kinds[i].api, kind, "Warning", "FailedCreate",
-					   kinds[i].manager,
+			else if (strcmp(kind, "StatefulSet") == 0)
+				ctrl_event(c, o, api, kind, "Warning", "FailedCreate", mgr,
 					   "create Pod %s in StatefulSet %s failed error: %s", name,
-					   owner, message ? message : "");
-			else
-				ctrl_event(c, o, kinds[i].api, kind, "Warning", "FailedCreate",
-					   kinds[i].manager, "Error creating: %s",
-					   message ? message : "");
+					   owner, m);
+			else if (strcmp(kind, "Deployment") == 0 && rc == 0 &&
+				 json_integer_value(ctrl_path(obj, "spec.replicas")) > 0)
+				ctrl_event(
+				    c, o, api, kind, "Normal", "ScalingReplicaSet", mgr,
+				    "Scaled up replica set %s from 0 to %lld", name,
+				    (long long)json_integer_value(ctrl_path(obj, "spec.replicas")));
+			else if (strcmp(kind, "Deployment") == 0 && rc < 0)
+				ctrl_event(c, o, api, kind, "Warning", "FailedCreate", mgr,
+					   "Failed to create new replica set \"%s\": %s", name, m);
+			else if (strcmp(kind, "CronJob") == 0 && rc == 0)
+				ctrl_event(c, o, api, kind, "Normal", "SuccessfulCreate", mgr,
+					   "Created job %s", name);
+			else if (strcmp(kind, "CronJob") == 0)
+				ctrl_event(c, o, api, kind, "Warning", "FailedCreate", mgr,
+					   "Error creating job: %s", m);
+			else if (rc == 0 && strcmp(kind, "Deployment") != 0)
+				ctrl_event(c, o, api, kind, "Normal", "SuccessfulCreate", mgr,
+					   "Created pod: %s", name);
+			else if (rc < 0)
+				ctrl_event(c, o, api, kind, "Warning", "FailedCreate", mgr,
+					   "Error creating: %s", m);
 			json_decref(o);
 		}
 		/* a refusal is tried again later, as kube's rate-limited requeue */

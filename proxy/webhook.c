@@ -929,6 +929,7 @@ static int verdict(struct wh_req *wr, struct wh_call *c, int err, long status, c
 }
 
 static void resume(struct wh_req *wr);
+static void restore_fixed(json_t *obj, const json_t *fixed);
 static void validate_start(struct wh_req *wr, const json_t *obj);
 
 /*
@@ -1093,6 +1094,8 @@ static void resume(struct wh_req *wr)
 	struct req *r = wr->r;
 	if (wr->done) {
 		const char *msg = json_string_value(json_object_get(wr->error, "message"));
+		if (wr->obj)
+			restore_fixed(wr->obj, wr->fixed);
 		wr->done(wr->done_arg, wr->error ? -EACCES : 0, wr->obj, msg);
 		proxy_req_free(r);
 		return;
@@ -1174,6 +1177,21 @@ static json_t *fixed_of(const json_t *obj)
 	return f;
 }
 
+/* A create's server-set fields of the first pass back into obj (a
+ * webhook's name stays when it gave one). */
+static void restore_fixed(json_t *obj, const json_t *fixed)
+{
+	json_t *m = obj_meta(obj);
+	const char *name = json_string_value(json_object_get(m, "name"));
+	json_t *v;
+	if ((!name || !*name) && (v = json_object_get(fixed, "name")))
+		json_object_set(m, "name", v);
+	if ((v = json_object_get(fixed, "uid")))
+		json_object_set(m, "uid", v);
+	if ((v = json_object_get(fixed, "creationTimestamp")))
+		json_object_set(m, "creationTimestamp", v);
+}
+
 /* Replaces obj's members with wr->obj's, then the server-set fields. */
 static void take_shaped(struct wh_req *wr, json_t *obj, const json_t *old)
 {
@@ -1192,12 +1210,7 @@ static void take_shaped(struct wh_req *wr, json_t *obj, const json_t *old)
 		obj_keep_server_meta(old, obj);
 		return;
 	}
-	json_t *m = obj_meta(obj);
-	const char *name = json_string_value(json_object_get(m, "name"));
-	if (!name || !*name)
-		json_object_set(m, "name", json_object_get(wr->fixed, "name"));
-	json_object_set(m, "uid", json_object_get(wr->fixed, "uid"));
-	json_object_set(m, "creationTimestamp", json_object_get(wr->fixed, "creationTimestamp"));
+	restore_fixed(obj, wr->fixed);
 }
 
 /* The object a create's mutating webhooks see: no uid, no creation time,
@@ -1476,11 +1489,12 @@ int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, 
 	wr->nval = nv;
 	wr->gen_name = false; /* a controller's pods are named before (generateName here) */
 	wr->options = options_of(r, "CREATE", NULL);
+	wr->fixed = fixed_of(obj);
 	wr->obj = create_view(obj, false);
 	wr->seen = calloc(nm ? nm : 1, sizeof(*wr->seen));
 	wr->calls = calloc(1, sizeof(*wr->calls));
 	wr->ncalls = 1;
-	if (!wr->options || !wr->obj || !wr->seen || !wr->calls) {
+	if (!wr->options || !wr->fixed || !wr->obj || !wr->seen || !wr->calls) {
 		proxy_req_free(r);
 		return -ENOMEM;
 	}

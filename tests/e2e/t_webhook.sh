@@ -164,6 +164,8 @@ webhook_suite() {
   $K create deployment web -n wh --image=registry.k8s.io/pause:3.9 --replicas=3 >/dev/null
   expect_until "a Deployment's pods are created through the webhooks" "3" \
     sh -c "$K get pods -n wh -l app=web,mutated-by=ctrl -o name | wc -l"
+  expect_eq "... each with its uid and creation time, as the server set them" "3" \
+    sh -c "$K get pods -n wh -l app=web -o jsonpath='{range .items[*]}{.metadata.uid}/{.metadata.creationTimestamp}{\"\\n\"}{end}' | grep -Ec '^[0-9a-f-]{36}/20'"
   expect_eq "... the mutating webhook saw the ReplicaSet controller's service account" \
     "system:serviceaccount:kube-system:replicaset-controller CREATE pods" \
     wh_review 1 "r['userInfo']['username'] + ' ' + r['operation'] + ' ' + r['resource']['resource']" /label
@@ -191,6 +193,28 @@ webhook_suite() {
     "Error creating: admission webhook \"pods-deny.kubicle.test\" denied the request: no thanks" \
     sh -c "$K get events -n wh --field-selector involvedObject.name=refused,reason=FailedCreate -o jsonpath='{.items[0].message}'"
   expect_eq "... no pod of it exists" "0" sh -c "$K get pods -n wh -l app=refused -o name | wc -l"
+  # a Deployment's ReplicaSets meet them too
+  { wh_config MutatingWebhookConfiguration rs "rs.kubicle.test|/label/rs|CREATE|Fail|5|"
+    echo "---"
+    wh_config ValidatingWebhookConfiguration rs-deny "rs-deny.kubicle.test|/deny|CREATE|Fail|5|"; } |
+    sed 's#apiGroups: \[""\]#apiGroups: ["apps"]#; s#resources: \["configmaps"\]#resources: ["replicasets"]#' |
+    $K apply -f - >/dev/null
+  sleep 0.2
+  $K create deployment web2 -n wh --image=registry.k8s.io/pause:3.9 >/dev/null
+  expect_until "a Deployment's ReplicaSet is created through the webhooks" "rs" \
+    sh -c "$K get rs -n wh -l app=web2 -o jsonpath='{.items[0].metadata.labels.mutated-by}'"
+  expect_eq "... as the Deployment controller" "system:serviceaccount:kube-system:deployment-controller" \
+    python3 -c "import json; rs = [json.loads(l)['review']['request'] for l in open('$d/reviews.log') if '\"replicasets\"' in l]; print(rs[-1]['userInfo']['username'])"
+  expect_until "... whose pods follow" "1" sh -c "$K get pods -n wh -l app=web2 -o name | wc -l"
+  printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web3, namespace: wh}\nspec:\n  selector: {matchLabels: {app: web3}}\n  template:\n    metadata: {labels: {app: web3, deny: "true"}}\n    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}\n' | $K apply -f - >/dev/null
+  expect_until "a ReplicaSet refused: the Deployment's FailedCreate event" "1" \
+    sh -c "$K get events -n wh --field-selector involvedObject.name=web3,reason=FailedCreate -o name | wc -l"
+  expect "... in kube's words" 'Failed to create new replica set "web3-[a-z0-9]+": admission webhook "rs-deny.kubicle.test" denied the request: no thanks' \
+    $K get events -n wh --field-selector involvedObject.name=web3,reason=FailedCreate -o "jsonpath={.items[0].message}"
+  expect_eq "... no ReplicaSet of it" "0" sh -c "$K get rs -n wh -l app=web3 -o name | wc -l"
+  $K delete deployment web2 web3 -n wh >/dev/null
+  $K delete mutatingwebhookconfiguration rs >/dev/null
+  $K delete validatingwebhookconfiguration rs-deny >/dev/null
   $K delete rs refused -n wh >/dev/null
   $K delete deployment web -n wh >/dev/null
   $K delete mutatingwebhookconfiguration pods >/dev/null
