@@ -57,6 +57,13 @@ webhook_suite() {
   $K label ns wh webhook-test=true >/dev/null
   $K create ns wh-off >/dev/null
 
+  # a CronJob's Jobs meet webhooks too: set up now, checked at the end (the
+  # schedule fires within a minute)
+  wh_config MutatingWebhookConfiguration jobs "jobs.kubicle.test|/label/cj|CREATE|Fail|5|" |
+    sed 's#apiGroups: \[""\]#apiGroups: ["batch"]#; s#resources: \["configmaps"\]#resources: ["jobs"]#' |
+    $K apply -f - >/dev/null
+  $K create cronjob tick -n wh --image=registry.k8s.io/pause:3.9 --schedule='* * * * *' >/dev/null
+
   # two mutating configurations: "a-..." before "b-..." by name, and within
   # one the webhooks in order; b's annotator reinvoked when a later one
   # changes the object
@@ -324,5 +331,17 @@ webhook_suite() {
   # webhook configurations are not sent to webhooks; other namespaces
   # are never blocked by them
   expect "a write with no configuration left" "configmap/after created" $K create cm after -n wh
+  local fired=""
+  for i in $(seq 700); do
+    fired=$($K get jobs -n wh -l mutated-by=cj -o name 2>/dev/null | head -1)
+    [ -n "$fired" ] && break
+    sleep 0.1
+  done
+  if [[ "$fired" =~ ^job.batch/tick-[0-9]+$ ]]; then pass "a CronJob's Job is created through the webhooks ($fired)"
+  else fail "a CronJob's Job was not created through the webhooks within 70 s"; fi
+  expect_until "... and the CronJob's lastScheduleTime moves" "yes" \
+    sh -c "$K get cronjob tick -n wh -o jsonpath='{.status.lastScheduleTime}' | grep -q '^20' && echo yes"
+  $K delete cronjob tick -n wh >/dev/null
+  $K delete mutatingwebhookconfiguration jobs >/dev/null
   $K delete ns wh wh-off --wait=false >/dev/null
 }
