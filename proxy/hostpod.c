@@ -191,8 +191,8 @@ static const char *connect_container(struct req *r, const json_t *pod, char *buf
 
 /* The options object of a connect request, as kube decodes its query
  * (PodExecOptions, PodAttachOptions, PodPortForwardOptions), for the
- * webhooks' CONNECT review; container: the one chosen (exec, attach). */
-static json_t *connect_options(const struct req *r, const char *container)
+ * webhooks' CONNECT review. */
+static json_t *connect_options(const struct req *r)
 {
 	const char *kind = strcmp(r->sub, "exec") == 0     ? "PodExecOptions"
 			   : strcmp(r->sub, "attach") == 0 ? "PodAttachOptions"
@@ -205,13 +205,13 @@ static json_t *connect_options(const struct req *r, const char *container)
 		if (!pf && (strcmp(k, "stdin") == 0 || strcmp(k, "stdout") == 0 ||
 			    strcmp(k, "stderr") == 0 || strcmp(k, "tty") == 0))
 			json_object_set_new(o, k, json_boolean(kb_http_query_bool(v)));
+		else if (!pf && strcmp(k, "container") == 0)
+			json_object_set_new(o, k, json_string(v));
 		else if ((exec && strcmp(k, "command") == 0) || (pf && strcmp(k, "ports") == 0))
 			json_array_append_new(list, pf ? json_integer(strtol(v, NULL, 10))
 						       : json_string(v));
 	}
 	free(buf);
-	if (!pf && container && *container)
-		json_object_set_new(o, "container", json_string(container));
 	if (exec || json_array_size(list)) /* ports: omitted when none, as kube's */
 		json_object_set_new(o, exec ? "command" : "ports", list);
 	else
@@ -227,8 +227,14 @@ void hostpod_connect(struct req *r)
 			      "the server does not allow this method on the requested resource");
 		return;
 	}
+	/* kube calls the webhooks first, with the options of the query */
+	json_t *opts = connect_options(r);
+	int rc = webhook_connect(r, opts);
+	json_decref(opts);
+	if (rc != 0)
+		return; /* answered, or in its webhooks (served again after) */
 	json_t *pod = NULL;
-	int rc = store_get(r->px->store, r->res->store_key, r->ns ? r->ns : "", r->name, &pod);
+	rc = store_get(r->px->store, r->res->store_key, r->ns ? r->ns : "", r->name, &pod);
 	if (rc < 0) {
 		reply_errno(r, rc, r->name);
 		return;
@@ -247,11 +253,6 @@ void hostpod_connect(struct req *r)
 		reply_statusf(r, 400, "BadRequest", "Upgrade request required");
 		goto out;
 	}
-	json_t *opts = connect_options(r, ports ? NULL : container);
-	rc = webhook_connect(r, opts);
-	json_decref(opts);
-	if (rc != 0)
-		goto out; /* answered, or in its webhooks (served again after) */
 	if (r->px->pod_connect) {
 		prom_handoff(r);
 		kb_http_req_t *http = r->http;

@@ -348,23 +348,13 @@ char *val_status_message(const struct proxy_resource *r, const char *name, const
 
 /* ---- small helpers ------------------------------------------------------------ */
 
-#define PATHLEN 512
-
-/* snprintf into a PATHLEN buffer (paths are truncated, never overflow). */
-static char *pf(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static char *pf(char *buf, const char *fmt, ...)
+char *val_path(char *buf, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, PATHLEN, fmt, ap);
+	vsnprintf(buf, VAL_PATHLEN, fmt, ap);
 	va_end(ap);
 	return buf;
-}
-
-static const char *jstr(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
 }
 
 /* Go's %q, close enough: JSON string quoting. Writes into buf. */
@@ -519,20 +509,20 @@ static void meta_owner_refs(json_t *c, const json_t *refs)
 	size_t i, controllers = 0;
 	json_t *o;
 	json_array_foreach (refs, i, o) {
-		const char *av = jstr(o, "apiVersion");
+		const char *av = val_jstr(o, "apiVersion");
 		const char *ver = av ? strrchr(av, '/') : NULL;
 		ver = ver ? ver + 1 : av;
 		if (!ver || !*ver)
 			add_invalid_str(c, "metadata.ownerReferences.apiVersion", av,
 					"version must not be empty");
-		if (!jstr(o, "kind") || !*jstr(o, "kind"))
-			add_invalid_str(c, "metadata.ownerReferences.kind", jstr(o, "kind"),
+		if (!val_jstr(o, "kind") || !*val_jstr(o, "kind"))
+			add_invalid_str(c, "metadata.ownerReferences.kind", val_jstr(o, "kind"),
 					"kind must not be empty");
-		if (!jstr(o, "name") || !*jstr(o, "name"))
-			add_invalid_str(c, "metadata.ownerReferences.name", jstr(o, "name"),
+		if (!val_jstr(o, "name") || !*val_jstr(o, "name"))
+			add_invalid_str(c, "metadata.ownerReferences.name", val_jstr(o, "name"),
 					"name must not be empty");
-		if (!jstr(o, "uid") || !*jstr(o, "uid"))
-			add_invalid_str(c, "metadata.ownerReferences.uid", jstr(o, "uid"),
+		if (!val_jstr(o, "uid") || !*val_jstr(o, "uid"))
+			add_invalid_str(c, "metadata.ownerReferences.uid", val_jstr(o, "uid"),
 					"uid must not be empty");
 		if (json_is_true(json_object_get(o, "controller")))
 			controllers++;
@@ -572,7 +562,7 @@ int val_object_meta(const struct proxy_resource *r, const json_t *obj, const jso
 {
 	size_t before = json_array_size(causes);
 	const json_t *m = json_object_get(obj, "metadata");
-	const char *name = jstr(m, "name");
+	const char *name = val_jstr(m, "name");
 	size_t i;
 	json_t *f;
 	if (!name || !*name)
@@ -580,7 +570,7 @@ int val_object_meta(const struct proxy_resource *r, const json_t *obj, const jso
 			"name or generateName is required");
 	else
 		check_name(causes, name_fn(r), "metadata.name", name);
-	meta_namespace(r, causes, jstr(m, "namespace"));
+	meta_namespace(r, causes, val_jstr(m, "namespace"));
 	check_nonneg(causes, m, "generation", "metadata.generation");
 	meta_labels(causes, json_object_get(m, "labels"), "metadata.labels");
 	meta_annotations(causes, json_object_get(m, "annotations"), "metadata.annotations");
@@ -657,35 +647,35 @@ static size_t msgs_port_name(const char *s, const char **m)
 
 static void check_protocol(json_t *c, const json_t *o, const char *field)
 {
-	const char *p = jstr(o, "protocol");
+	const char *p = val_jstr(o, "protocol");
 	if (p && !val_in_list(p, port_protocols))
 		val_not_supported(c, field, p, port_protocols);
 }
 
 static void container_ports(json_t *c, const json_t *ports, const char *base)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	size_t i, j;
 	json_t *p;
 	json_array_foreach (ports, i, p) {
-		const char *name = jstr(p, "name");
+		const char *name = val_jstr(p, "name");
 		if (name && *name) {
-			pf(f, "%s.ports[%zu].name", base, i);
+			val_path(f, "%s.ports[%zu].name", base, i);
 			check_name(c, msgs_port_name, f, name);
 			for (j = 0; j < i; j++)
-				if (jstr(json_array_get(ports, j), "name") &&
-				    strcmp(jstr(json_array_get(ports, j), "name"), name) == 0) {
+				if (val_jstr(json_array_get(ports, j), "name") &&
+				    strcmp(val_jstr(json_array_get(ports, j), "name"), name) == 0) {
 					char q[300];
 					val_add(c, "FieldValueDuplicate", f, "%s",
 						val_quote(name, q, sizeof(q)));
 					break;
 				}
 		}
-		pf(f, "%s.ports[%zu].containerPort", base, i);
+		val_path(f, "%s.ports[%zu].containerPort", base, i);
 		check_port_num(c, json_object_get(p, "containerPort"), f, true);
-		pf(f, "%s.ports[%zu].hostPort", base, i);
+		val_path(f, "%s.ports[%zu].hostPort", base, i);
 		check_port_num(c, json_object_get(p, "hostPort"), f, false);
-		pf(f, "%s.ports[%zu].protocol", base, i);
+		val_path(f, "%s.ports[%zu].protocol", base, i);
 		check_protocol(c, p, f);
 	}
 }
@@ -743,17 +733,17 @@ bool val_split_subscript(const char *fp, char *path, size_t plen, char *key, siz
 
 static void field_ref(json_t *c, const json_t *fr, const char *base, const char *const *allowed)
 {
-	char f[PATHLEN], path[PATHLEN], key[PATHLEN], msg[PATHLEN + 80];
-	const char *av = jstr(fr, "apiVersion"), *fp = jstr(fr, "fieldPath");
+	char f[VAL_PATHLEN], path[VAL_PATHLEN], key[VAL_PATHLEN], msg[VAL_PATHLEN + 80];
+	const char *av = val_jstr(fr, "apiVersion"), *fp = val_jstr(fr, "fieldPath");
 	if (!av || !*av) {
-		add_required(c, pf(f, "%s.apiVersion", base));
+		add_required(c, val_path(f, "%s.apiVersion", base));
 		return;
 	}
 	if (!fp || !*fp) {
-		add_required(c, pf(f, "%s.fieldPath", base));
+		add_required(c, val_path(f, "%s.fieldPath", base));
 		return;
 	}
-	pf(f, "%s.fieldPath", base);
+	val_path(f, "%s.fieldPath", base);
 	if (strcmp(av, "v1") != 0) {
 		snprintf(msg, sizeof(msg),
 			 "error converting fieldPath: unsupported pod version: %s", av);
@@ -794,15 +784,15 @@ static void env_value_from(json_t *c, const json_t *e, const char *base)
 	const json_t *vf = json_object_get(e, "valueFrom");
 	if (!vf)
 		return;
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	int n = 0;
 	for (size_t k = 0; k < KB_ARRAY_SIZE(sources); k++)
 		n += json_object_get(vf, sources[k]) != NULL;
 	const json_t *fr = json_object_get(vf, "fieldRef");
 	if (fr)
-		field_ref(c, fr, pf(f, "%s.valueFrom.fieldRef", base), env_field_paths);
-	const char *value = jstr(e, "value");
-	pf(f, "%s.valueFrom", base);
+		field_ref(c, fr, val_path(f, "%s.valueFrom.fieldRef", base), env_field_paths);
+	const char *value = val_jstr(e, "value");
+	val_path(f, "%s.valueFrom", base);
 	if (n == 0)
 		add_invalid_str(c, f, "",
 				"must specify one of: `fieldRef`, `resourceFieldRef`, "
@@ -815,45 +805,46 @@ static void env_value_from(json_t *c, const json_t *e, const char *base)
 
 static void downward_items(json_t *c, const json_t *src, const char *base)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	size_t i;
 	json_t *it;
 	json_array_foreach (json_object_get(src, "items"), i, it) {
 		const json_t *fr = json_object_get(it, "fieldRef");
 		if (fr)
-			field_ref(c, fr, pf(f, "%s.items[%zu].fieldRef", base, i),
+			field_ref(c, fr, val_path(f, "%s.items[%zu].fieldRef", base, i),
 				  volume_field_paths);
 	}
 }
 
 static void pod_volumes(json_t *c, const json_t *vols, const char *base)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	size_t i, j;
 	json_t *v, *src;
 	json_array_foreach (vols, i, v) {
 		const json_t *da = json_object_get(v, "downwardAPI");
 		if (da)
-			downward_items(c, da, pf(f, "%s[%zu].downwardAPI", base, i));
+			downward_items(c, da, val_path(f, "%s[%zu].downwardAPI", base, i));
 		json_array_foreach (json_object_get(json_object_get(v, "projected"), "sources"), j,
 				    src) {
 			da = json_object_get(src, "downwardAPI");
 			if (da)
-				downward_items(c, da,
-					       pf(f, "%s[%zu].projected.sources[%zu].downwardAPI",
-						  base, i, j));
+				downward_items(
+				    c, da,
+				    val_path(f, "%s[%zu].projected.sources[%zu].downwardAPI", base,
+					     i, j));
 		}
 	}
 }
 
 static void container_env(json_t *c, const json_t *env, const char *base)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	size_t i;
 	json_t *e;
 	json_array_foreach (env, i, e) {
-		const char *name = jstr(e, "name");
-		pf(f, "%s.env[%zu].name", base, i);
+		const char *name = val_jstr(e, "name");
+		val_path(f, "%s.env[%zu].name", base, i);
 		if (!name || !*name) {
 			add_required(c, f);
 			continue;
@@ -866,19 +857,19 @@ static void container_env(json_t *c, const json_t *env, const char *base)
 				    "consist only of printable ASCII characters other than '='");
 				break;
 			}
-		env_value_from(c, e, pf(f, "%s.env[%zu]", base, i));
+		env_value_from(c, e, val_path(f, "%s.env[%zu]", base, i));
 	}
 }
 
 static void resource_list(json_t *c, const json_t *list, const char *base)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	const char *k;
 	json_t *v;
 	json_object_foreach ((json_t *)list, k, v) {
 		double q;
 		const char *s = json_is_string(v) ? json_string_value(v) : NULL;
-		pf(f, "%s[%s]", base, k);
+		val_path(f, "%s[%s]", base, k);
 		if (!s || kb_quantity_parse(s, &q) < 0)
 			add_invalid_str(c, f, s, QTY_REGEX_MSG);
 		else if (q < 0)
@@ -888,21 +879,21 @@ static void resource_list(json_t *c, const json_t *list, const char *base)
 
 static void container_resources(json_t *c, const json_t *res, const char *base)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	const json_t *lim = json_object_get(res, "limits"), *req = json_object_get(res, "requests");
 	const char *k;
 	json_t *v;
-	pf(f, "%s.resources.limits", base);
+	val_path(f, "%s.resources.limits", base);
 	resource_list(c, lim, f);
-	pf(f, "%s.resources.requests", base);
+	val_path(f, "%s.resources.requests", base);
 	resource_list(c, req, f);
 	json_object_foreach ((json_t *)req, k, v) {
-		const char *l = jstr(lim, k), *q = json_string_value(v);
+		const char *l = val_jstr(lim, k), *q = json_string_value(v);
 		int cmp;
 		if (!l || !q || kb_quantity_cmp(q, l, &cmp) < 0 || cmp <= 0)
 			continue;
 		char msg[256];
-		pf(f, "%s.resources.requests[%s]", base, k);
+		val_path(f, "%s.resources.requests[%s]", base, k);
 		snprintf(msg, sizeof(msg), "must be less than or equal to %s limit of %s", k, l);
 		add_invalid_str(c, f, q, msg);
 	}
@@ -926,16 +917,16 @@ static bool names_seen(struct names *ns, const char *name)
 /* Any container's name (unique among all the pod's), image and env. */
 static void container_common(json_t *c, const json_t *ctr, const char *base, struct names *ns)
 {
-	char f[PATHLEN], q[300];
-	const char *name = jstr(ctr, "name"), *image = jstr(ctr, "image");
-	pf(f, "%s.name", base);
+	char f[VAL_PATHLEN], q[300];
+	const char *name = val_jstr(ctr, "name"), *image = val_jstr(ctr, "image");
+	val_path(f, "%s.name", base);
 	if (!name || !*name)
 		add_required(c, f);
 	else if (val_dns1123_label(name))
 		check_name(c, msgs_label, f, name);
 	else if (names_seen(ns, name))
 		val_add(c, "FieldValueDuplicate", f, "%s", val_quote(name, q, sizeof(q)));
-	pf(f, "%s.image", base);
+	val_path(f, "%s.image", base);
 	if (!image || !*image)
 		add_required(c, f);
 	else if (isspace((unsigned char)image[0]) ||
@@ -953,11 +944,11 @@ static void container_one(json_t *c, const json_t *ctr, const char *base, struct
 
 static void containers(json_t *c, const json_t *arr, const char *base, struct names *ns)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	size_t i;
 	json_t *ctr;
 	json_array_foreach (arr, i, ctr) {
-		pf(f, "%s[%zu]", base, i);
+		val_path(f, "%s[%zu]", base, i);
 		container_one(c, ctr, f, ns);
 	}
 }
@@ -992,7 +983,7 @@ static bool has_container(const json_t *spec, const char *name)
 		size_t i;
 		json_t *c;
 		json_array_foreach (json_object_get(spec, lists[l]), i, c)
-			if (jstr(c, "name") && strcmp(jstr(c, "name"), name) == 0)
+			if (val_jstr(c, "name") && strcmp(val_jstr(c, "name"), name) == 0)
 				return true;
 	}
 	return false;
@@ -1006,30 +997,32 @@ static void ephemeral_containers(json_t *c, const json_t *spec, const char *path
 						"restartPolicy", "livenessProbe", "readinessProbe",
 						"startupProbe",  "lifecycle"};
 	static const char *const sub[] = {"subPath", "subPathExpr"};
-	char f[PATHLEN], q[300];
+	char f[VAL_PATHLEN], q[300];
 	size_t i, j;
 	json_t *ec, *vm;
 	json_array_foreach (json_object_get(spec, "ephemeralContainers"), i, ec) {
-		const char *target = jstr(ec, "targetContainerName");
-		container_common(c, ec, pf(f, "%s.ephemeralContainers[%zu]", path, i), ns);
+		const char *target = val_jstr(ec, "targetContainerName");
+		container_common(c, ec, val_path(f, "%s.ephemeralContainers[%zu]", path, i), ns);
 		if (target && *target && !has_container(spec, target))
-			val_add(c, "FieldValueNotFound",
-				pf(f, "%s.ephemeralContainers[%zu].targetContainerName", path, i),
-				"%s", val_quote(target, q, sizeof(q)));
+			val_add(
+			    c, "FieldValueNotFound",
+			    val_path(f, "%s.ephemeralContainers[%zu].targetContainerName", path, i),
+			    "%s", val_quote(target, q, sizeof(q)));
 		for (size_t k = 0; k < KB_ARRAY_SIZE(forbidden); k++)
 			if (!zero_value(json_object_get(ec, forbidden[k])))
-				val_add(
-				    c, "FieldValueForbidden",
-				    pf(f, "%s.ephemeralContainers[%zu].%s", path, i, forbidden[k]),
-				    "cannot be set for an Ephemeral Container");
+				val_add(c, "FieldValueForbidden",
+					val_path(f, "%s.ephemeralContainers[%zu].%s", path, i,
+						 forbidden[k]),
+					"cannot be set for an Ephemeral Container");
 		json_array_foreach (json_object_get(ec, "volumeMounts"), j, vm)
 			for (size_t k = 0; k < KB_ARRAY_SIZE(sub); k++)
 				if (!zero_value(json_object_get(vm, sub[k])))
 					val_add(
 					    c, "FieldValueForbidden",
-					    pf(f,
-					       "%s.ephemeralContainers[%zu].volumeMounts[%zu].%s",
-					       path, i, j, sub[k]),
+					    val_path(
+						f,
+						"%s.ephemeralContainers[%zu].volumeMounts[%zu].%s",
+						path, i, j, sub[k]),
 					    "cannot be set for an Ephemeral Container");
 	}
 }
@@ -1044,39 +1037,39 @@ static void ephemeral_update(json_t *c, const json_t *obj, const json_t *old)
 			    o) {
 		const json_t *found = NULL;
 		json_array_foreach (na, j, n)
-			if (jstr(n, "name") && jstr(o, "name") &&
-			    strcmp(jstr(n, "name"), jstr(o, "name")) == 0)
+			if (val_jstr(n, "name") && val_jstr(o, "name") &&
+			    strcmp(val_jstr(n, "name"), val_jstr(o, "name")) == 0)
 				found = n;
 		if (!found)
 			val_add(c, "FieldValueForbidden", "spec.ephemeralContainers",
 				"existing ephemeral containers \"%s\" may not be removed\n",
-				jstr(o, "name"));
+				val_jstr(o, "name"));
 		else if (!json_equal((json_t *)found, o))
 			val_add(c, "FieldValueForbidden", "spec.ephemeralContainers",
 				"existing ephemeral containers \"%s\" may not be changed\n",
-				jstr(o, "name"));
+				val_jstr(o, "name"));
 	}
 }
 
 int val_pod_spec(const json_t *spec, const char *path, json_t *causes)
 {
 	size_t before = json_array_size(causes);
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	struct names ns = {.n = 0};
 	const json_t *ctrs = json_object_get(spec, "containers");
-	pf(f, "%s.initContainers", path);
+	val_path(f, "%s.initContainers", path);
 	containers(causes, json_object_get(spec, "initContainers"), f, &ns);
-	pf(f, "%s.containers", path);
+	val_path(f, "%s.containers", path);
 	if (json_array_size(ctrs) == 0)
 		add_required(causes, f);
 	containers(causes, ctrs, f, &ns);
 	ephemeral_containers(causes, spec, path, &ns);
-	pod_volumes(causes, json_object_get(spec, "volumes"), pf(f, "%s.volumes", path));
-	const char *rp = jstr(spec, "restartPolicy");
-	pf(f, "%s.restartPolicy", path);
+	pod_volumes(causes, json_object_get(spec, "volumes"), val_path(f, "%s.volumes", path));
+	const char *rp = val_jstr(spec, "restartPolicy");
+	val_path(f, "%s.restartPolicy", path);
 	if (rp && !val_in_list(rp, restart_policies))
 		val_not_supported(causes, f, rp, restart_policies);
-	pf(f, "%s.activeDeadlineSeconds", path);
+	val_path(f, "%s.activeDeadlineSeconds", path);
 	json_t *ads = json_object_get(spec, "activeDeadlineSeconds");
 	if (json_is_integer(ads) && json_integer_value(ads) <= 0)
 		val_add(causes, "FieldValueInvalid", f, "%lld: must be greater than 0",
@@ -1182,16 +1175,16 @@ static void service_target_port(json_t *c, const json_t *tp, const char *field)
 
 static void service_port(json_t *c, const json_t *ports, size_t i, bool need_name)
 {
-	char f[PATHLEN], q[300];
+	char f[VAL_PATHLEN], q[300];
 	const json_t *p = json_array_get(ports, i);
-	const char *name = jstr(p, "name");
-	pf(f, "spec.ports[%zu].name", i);
+	const char *name = val_jstr(p, "name");
+	val_path(f, "spec.ports[%zu].name", i);
 	if (need_name && (!name || !*name)) {
 		add_required(c, f);
 	} else if (name && *name) {
 		check_name(c, msgs_label, f, name);
 		for (size_t j = 0; j < i; j++) {
-			const char *o = jstr(json_array_get(ports, j), "name");
+			const char *o = val_jstr(json_array_get(ports, j), "name");
 			if (o && strcmp(o, name) == 0) {
 				val_add(c, "FieldValueDuplicate", f, "%s",
 					val_quote(name, q, sizeof(q)));
@@ -1199,17 +1192,17 @@ static void service_port(json_t *c, const json_t *ports, size_t i, bool need_nam
 			}
 		}
 	}
-	pf(f, "spec.ports[%zu].port", i);
+	val_path(f, "spec.ports[%zu].port", i);
 	const json_t *port = json_object_get(p, "port");
 	long long pn = json_integer_value(port);
 	if (!json_is_integer(port) || pn < 1 || pn > 65535)
 		val_add(c, "FieldValueInvalid", f, "%lld: must be between 1 and 65535, inclusive",
 			pn);
-	pf(f, "spec.ports[%zu].protocol", i);
+	val_path(f, "spec.ports[%zu].protocol", i);
 	check_protocol(c, p, f);
-	pf(f, "spec.ports[%zu].targetPort", i);
+	val_path(f, "spec.ports[%zu].targetPort", i);
 	service_target_port(c, json_object_get(p, "targetPort"), f);
-	pf(f, "spec.ports[%zu].nodePort", i);
+	val_path(f, "spec.ports[%zu].nodePort", i);
 	check_port_num(c, json_object_get(p, "nodePort"), f, false);
 }
 
@@ -1219,7 +1212,7 @@ static void v_service(const struct proxy_resource *r, const json_t *obj, const j
 	(void)r;
 	const json_t *spec = json_object_get(obj, "spec");
 	const json_t *ports = json_object_get(spec, "ports");
-	const char *type = jstr(spec, "type"), *cip = jstr(spec, "clusterIP");
+	const char *type = val_jstr(spec, "type"), *cip = val_jstr(spec, "clusterIP");
 	if (type && !val_in_list(type, service_types))
 		val_not_supported(c, "spec.type", type, service_types);
 	bool external = type && strcmp(type, "ExternalName") == 0;
@@ -1227,10 +1220,10 @@ static void v_service(const struct proxy_resource *r, const json_t *obj, const j
 		add_required(c, "spec.ports");
 	for (size_t i = 0; i < json_array_size(ports); i++)
 		service_port(c, ports, i, json_array_size(ports) > 1);
-	if (external && (!jstr(spec, "externalName") || !*jstr(spec, "externalName")))
+	if (external && (!val_jstr(spec, "externalName") || !*val_jstr(spec, "externalName")))
 		add_required(c, "spec.externalName");
 	meta_labels(c, json_object_get(spec, "selector"), "spec.selector");
-	const char *ocip = old ? jstr(json_object_get(old, "spec"), "clusterIP") : NULL;
+	const char *ocip = old ? val_jstr(json_object_get(old, "spec"), "clusterIP") : NULL;
 	if (old && cip && *cip && ocip && *ocip && strcmp(cip, ocip) != 0)
 		add_invalid_str(c, "spec.clusterIP", cip, "field is immutable");
 }
@@ -1241,12 +1234,12 @@ static void v_service(const struct proxy_resource *r, const json_t *obj, const j
 
 static size_t data_keys(json_t *c, const json_t *data, const char *base)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	const char *k;
 	json_t *v;
 	size_t total = 0;
 	json_object_foreach ((json_t *)data, k, v) {
-		pf(f, "%s[%s]", base, k);
+		val_path(f, "%s[%s]", base, k);
 		check_name(c, msgs_config_key, f, k);
 		total += json_is_string(v) ? strlen(json_string_value(v)) : 0;
 	}
@@ -1282,8 +1275,8 @@ static void v_configmap(const struct proxy_resource *r, const json_t *obj, const
 	json_t *v;
 	json_object_foreach ((json_t *)bin, k, v) {
 		if (json_object_get(data, k)) {
-			char f[PATHLEN];
-			pf(f, "binaryData[%s]", k);
+			char f[VAL_PATHLEN];
+			val_path(f, "binaryData[%s]", k);
 			add_invalid_str(c, f, k, "duplicate of key present in data");
 		}
 	}
@@ -1313,8 +1306,8 @@ static size_t secret_values(json_t *c, const json_t *data)
 		unsigned char *dec = NULL;
 		size_t dlen = 0;
 		if (!s || kb_base64_decode(s, strlen(s), &dec, &dlen) < 0) {
-			char f[PATHLEN];
-			pf(f, "data[%s]", k);
+			char f[VAL_PATHLEN];
+			val_path(f, "data[%s]", k);
 			add_invalid_str(c, f, s, "illegal base64 data");
 			continue;
 		}
@@ -1326,21 +1319,21 @@ static size_t secret_values(json_t *c, const json_t *data)
 
 static void secret_type(json_t *c, const json_t *obj)
 {
-	const char *type = jstr(obj, "type");
+	const char *type = val_jstr(obj, "type");
 	const json_t *data = json_object_get(obj, "data");
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	if (!type)
 		return;
 	for (size_t i = 0; i < KB_ARRAY_SIZE(secret_keys); i++) {
 		if (strcmp(type, secret_keys[i].type) != 0 ||
 		    json_object_get(data, secret_keys[i].key))
 			continue;
-		pf(f, "data[%s]", secret_keys[i].key);
+		val_path(f, "data[%s]", secret_keys[i].key);
 		add_required(c, f);
 	}
 	if (strcmp(type, "kubernetes.io/service-account-token") == 0 &&
-	    !jstr(json_object_get(json_object_get(obj, "metadata"), "annotations"),
-		  "kubernetes.io/service-account.name"))
+	    !val_jstr(json_object_get(json_object_get(obj, "metadata"), "annotations"),
+		      "kubernetes.io/service-account.name"))
 		add_required(c, "metadata.annotations[kubernetes.io/service-account.name]");
 }
 
@@ -1357,7 +1350,7 @@ static void v_secret(const struct proxy_resource *r, const json_t *obj, const js
 			MAX_DATA_SIZE);
 	secret_type(c, obj);
 	if (old) {
-		const char *nt = jstr(obj, "type"), *ot = jstr(old, "type");
+		const char *nt = val_jstr(obj, "type"), *ot = val_jstr(old, "type");
 		if (nt && ot && strcmp(nt, ot) != 0)
 			add_invalid_str(c, "type", nt, "field is immutable");
 	}
@@ -1397,15 +1390,15 @@ static bool parse_selector(json_t *c, const json_t *sel, const char *field, stru
 
 static void template_labels(json_t *c, const json_t *sel, const json_t *tmpl, const char *base)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	struct sel_label *s = NULL;
 	const json_t *labels = json_object_get(json_object_get(tmpl, "metadata"), "labels");
-	pf(f, "%s.selector", base);
+	val_path(f, "%s.selector", base);
 	if (!parse_selector(c, sel, f, &s))
 		return;
 	if (!sel_label_empty(s) && !sel_label_match(s, labels)) {
 		char *m = go_map(labels);
-		pf(f, "%s.template.metadata.labels", base);
+		val_path(f, "%s.template.metadata.labels", base);
 		val_add(c, "FieldValueInvalid", f,
 			"%s: `selector` does not match template `labels`", m ? m : "");
 		free(m);
@@ -1416,16 +1409,16 @@ static void template_labels(json_t *c, const json_t *sel, const json_t *tmpl, co
 static void workload_template(json_t *c, const json_t *tmpl, const char *base,
 			      const char *const *policies)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	const json_t *m = json_object_get(tmpl, "metadata"), *spec = json_object_get(tmpl, "spec");
-	pf(f, "%s.template.metadata.labels", base);
+	val_path(f, "%s.template.metadata.labels", base);
 	meta_labels(c, json_object_get(m, "labels"), f);
-	pf(f, "%s.template.metadata.annotations", base);
+	val_path(f, "%s.template.metadata.annotations", base);
 	meta_annotations(c, json_object_get(m, "annotations"), f);
-	pf(f, "%s.template.spec", base);
+	val_path(f, "%s.template.spec", base);
 	val_pod_spec(spec, f, c);
-	const char *rp = jstr(spec, "restartPolicy");
-	pf(f, "%s.template.spec.restartPolicy", base);
+	const char *rp = val_jstr(spec, "restartPolicy");
+	val_path(f, "%s.template.spec.restartPolicy", base);
 	if (!policies[1] && rp && val_in_list(rp, restart_policies) && !val_in_list(rp, policies))
 		val_not_supported(c, f, rp, policies);
 }
@@ -1476,9 +1469,9 @@ static void job_spec(json_t *c, const json_t *spec, const char *base)
 {
 	static const char *const policies[] = {"OnFailure", "Never", NULL};
 	static const char *const nonneg[] = {"parallelism", "completions", "backoffLimit"};
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	for (size_t i = 0; i < KB_ARRAY_SIZE(nonneg); i++) {
-		pf(f, "%s.%s", base, nonneg[i]);
+		val_path(f, "%s.%s", base, nonneg[i]);
 		check_nonneg(c, spec, nonneg[i], f);
 	}
 	const json_t *tmpl = json_object_get(spec, "template");
@@ -1486,8 +1479,8 @@ static void job_spec(json_t *c, const json_t *spec, const char *base)
 	if (json_is_object(sel))
 		template_labels(c, sel, tmpl, base);
 	workload_template(c, tmpl, base, policies);
-	const char *rp = jstr(json_object_get(tmpl, "spec"), "restartPolicy");
-	pf(f, "%s.template.spec.restartPolicy", base);
+	const char *rp = val_jstr(json_object_get(tmpl, "spec"), "restartPolicy");
+	val_path(f, "%s.template.spec.restartPolicy", base);
 	if (!rp || !*rp)
 		val_add(c, "FieldValueRequired", f, "valid values: \"OnFailure\", \"Never\"");
 	else if (!val_in_list(rp, policies))
@@ -1670,8 +1663,8 @@ static void v_cronjob(const struct proxy_resource *r, const json_t *obj, const j
 	static const char *const conc[] = {"Allow", "Forbid", "Replace", NULL};
 	(void)r;
 	const json_t *spec = json_object_get(obj, "spec");
-	const char *name = jstr(json_object_get(obj, "metadata"), "name");
-	const char *sched = jstr(spec, "schedule"), *cp = jstr(spec, "concurrencyPolicy");
+	const char *name = val_jstr(json_object_get(obj, "metadata"), "name");
+	const char *sched = val_jstr(spec, "schedule"), *cp = val_jstr(spec, "concurrencyPolicy");
 	char buf[512];
 	if (name && strlen(name) > 52)
 		add_invalid_str(c, "metadata.name", name, "must be no more than 52 characters");
@@ -1680,7 +1673,8 @@ static void v_cronjob(const struct proxy_resource *r, const json_t *obj, const j
 	} else {
 		if (val_cron_schedule(sched, buf, sizeof(buf)))
 			add_invalid_str(c, "spec.schedule", sched, buf);
-		const char *osched = old ? jstr(json_object_get(old, "spec"), "schedule") : NULL;
+		const char *osched =
+		    old ? val_jstr(json_object_get(old, "spec"), "schedule") : NULL;
 		bool allow_tz = osched && strstr(osched, "TZ");
 		if (strstr(sched, "TZ") && allow_tz && json_object_get(spec, "timeZone"))
 			add_invalid_str(
@@ -1691,7 +1685,7 @@ static void v_cronjob(const struct proxy_resource *r, const json_t *obj, const j
 			    c, "spec.schedule", sched,
 			    "cannot use TZ or CRON_TZ in schedule, use timeZone field instead");
 	}
-	const char *tz = jstr(spec, "timeZone");
+	const char *tz = val_jstr(spec, "timeZone");
 	if (tz && (!*tz || strpbrk(tz, " \t") || tz[0] == '/' || strstr(tz, "..")))
 		add_invalid_str(c, "spec.timeZone", tz, "unknown time zone");
 	if (cp && !val_in_list(cp, conc))
@@ -1713,8 +1707,8 @@ static void v_event(const struct proxy_resource *r, const json_t *obj, const jso
 	(void)r;
 	(void)old;
 	const json_t *io = json_object_get(obj, "involvedObject");
-	const char *ns = jstr(json_object_get(obj, "metadata"), "namespace");
-	const char *ions = jstr(io, "namespace");
+	const char *ns = val_jstr(json_object_get(obj, "metadata"), "namespace");
+	const char *ions = val_jstr(io, "namespace");
 	if (!json_is_object(io)) {
 		add_required(c, "involvedObject");
 		return;
@@ -1741,7 +1735,7 @@ static void v_pvc(const struct proxy_resource *r, const json_t *obj, const json_
 		if (!val_in_list(json_string_value(m), modes))
 			val_not_supported(c, "spec.accessModes", json_string_value(m), modes);
 	const char *st =
-	    jstr(json_object_get(json_object_get(spec, "resources"), "requests"), "storage");
+	    val_jstr(json_object_get(json_object_get(spec, "resources"), "requests"), "storage");
 	double q;
 	if (!st)
 		add_required(c, "spec.resources[storage]");
@@ -1757,7 +1751,7 @@ static void v_pvc(const struct proxy_resource *r, const json_t *obj, const json_
 			json_object_del(a, "volumeAttributesClassName");
 			json_object_del(b, "volumeAttributesClassName");
 			/* volumeName may be filled in once by binding */
-			if (!jstr(b, "volumeName"))
+			if (!val_jstr(b, "volumeName"))
 				json_object_del(a, "volumeName");
 			if (!json_equal(a, b))
 				val_add(c, "FieldValueForbidden", "spec",
@@ -1775,19 +1769,19 @@ static void v_endpoints(const struct proxy_resource *r, const json_t *obj, const
 {
 	(void)r;
 	(void)old;
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	size_t i, j;
 	json_t *s, *x;
 	json_array_foreach (json_object_get(obj, "subsets"), i, s) {
 		json_array_foreach (json_object_get(s, "addresses"), j, x) {
-			pf(f, "subsets[%zu].addresses[%zu].ip", i, j);
-			if (!jstr(x, "ip") || !*jstr(x, "ip"))
+			val_path(f, "subsets[%zu].addresses[%zu].ip", i, j);
+			if (!val_jstr(x, "ip") || !*val_jstr(x, "ip"))
 				add_required(c, f);
 		}
 		json_array_foreach (json_object_get(s, "ports"), j, x) {
-			pf(f, "subsets[%zu].ports[%zu].port", i, j);
+			val_path(f, "subsets[%zu].ports[%zu].port", i, j);
 			check_port_num(c, json_object_get(x, "port"), f, true);
-			pf(f, "subsets[%zu].ports[%zu].protocol", i, j);
+			val_path(f, "subsets[%zu].ports[%zu].protocol", i, j);
 			check_protocol(c, x, f);
 		}
 	}
@@ -1848,7 +1842,7 @@ static void slice_address(json_t *c, const char *f, const char *type, const char
 
 static void slice_endpoints(json_t *c, const json_t *eps, const char *type)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	size_t i, j;
 	json_t *ep, *a;
 	if (json_array_size(eps) > 1000) {
@@ -1858,20 +1852,20 @@ static void slice_endpoints(json_t *c, const json_t *eps, const char *type)
 	}
 	json_array_foreach (eps, i, ep) {
 		const json_t *addrs = json_object_get(ep, "addresses");
-		pf(f, "endpoints[%zu].addresses", i);
+		val_path(f, "endpoints[%zu].addresses", i);
 		if (json_array_size(addrs) == 0)
 			val_add(c, "FieldValueRequired", f, "must contain at least 1 address");
 		else if (json_array_size(addrs) > 100)
 			val_add(c, "FieldValueTooMany", f, "%zu: must have at most 100 items",
 				json_array_size(addrs));
 		json_array_foreach (addrs, j, a) {
-			pf(f, "endpoints[%zu].addresses[%zu]", i, j);
+			val_path(f, "endpoints[%zu].addresses[%zu]", i, j);
 			slice_address(c, f, type ? type : "",
 				      json_string_value(a) ? json_string_value(a) : "");
 		}
-		const char *h = jstr(ep, "hostname");
+		const char *h = val_jstr(ep, "hostname");
 		if (h) {
-			pf(f, "endpoints[%zu].hostname", i);
+			val_path(f, "endpoints[%zu].hostname", i);
 			check_name(c, msgs_label, f, h);
 		}
 	}
@@ -1879,7 +1873,7 @@ static void slice_endpoints(json_t *c, const json_t *eps, const char *type)
 
 static void slice_ports(json_t *c, const json_t *ports)
 {
-	char f[PATHLEN], q[300];
+	char f[VAL_PATHLEN], q[300];
 	size_t i, j;
 	json_t *p;
 	if (json_array_size(ports) > 100) {
@@ -1888,26 +1882,26 @@ static void slice_ports(json_t *c, const json_t *ports)
 		return;
 	}
 	json_array_foreach (ports, i, p) {
-		const char *name = jstr(p, "name") ? jstr(p, "name") : "";
-		pf(f, "ports[%zu].name", i);
+		const char *name = val_jstr(p, "name") ? val_jstr(p, "name") : "";
+		val_path(f, "ports[%zu].name", i);
 		if (*name)
 			check_name(c, msgs_label, f, name);
 		for (j = 0; j < i; j++) {
-			const char *other = jstr(json_array_get(ports, j), "name");
+			const char *other = val_jstr(json_array_get(ports, j), "name");
 			if (strcmp(other ? other : "", name) == 0) {
 				val_add(c, "FieldValueDuplicate", f, "%s",
 					val_quote(name, q, sizeof(q)));
 				break;
 			}
 		}
-		pf(f, "ports[%zu].protocol", i);
-		if (!jstr(p, "protocol"))
+		val_path(f, "ports[%zu].protocol", i);
+		if (!val_jstr(p, "protocol"))
 			add_required(c, f);
 		else
 			check_protocol(c, p, f);
-		const char *ap = jstr(p, "appProtocol");
+		const char *ap = val_jstr(p, "appProtocol");
 		if (ap) {
-			pf(f, "ports[%zu].appProtocol", i);
+			val_path(f, "ports[%zu].appProtocol", i);
 			check_name(c, msgs_qname, f, ap);
 		}
 	}
@@ -1917,7 +1911,7 @@ static void v_endpointslice(const struct proxy_resource *r, const json_t *obj, c
 			    json_t *c)
 {
 	(void)r;
-	const char *type = jstr(obj, "addressType");
+	const char *type = val_jstr(obj, "addressType");
 	if (!type || !*type)
 		add_required(c, "addressType");
 	else if (!val_in_list(type, address_types))
@@ -1953,8 +1947,8 @@ static void lr_order(json_t *c, const char *item, const char *k, const struct lr
 {
 	if (!v->s[lo] || !v->s[hi] || v->q[lo] <= v->q[hi])
 		return;
-	char f[PATHLEN], msg[256];
-	pf(f, "%s.%s[%s]", item, lr_lists[at], k);
+	char f[VAL_PATHLEN], msg[256];
+	val_path(f, "%s.%s[%s]", item, lr_lists[at], k);
 	snprintf(msg, sizeof(msg), "%s value %s is greater than %s value %s", lo_name, v->s[lo],
 		 hi_name, v->s[hi]);
 	add_invalid_str(c, f, v->s[at], msg);
@@ -1963,7 +1957,7 @@ static void lr_order(json_t *c, const char *item, const char *k, const struct lr
 /* kube's consistency rules between the lists of one resource. */
 static void lr_resource(json_t *c, const char *item, const char *k, const struct lr_values *v)
 {
-	char f[PATHLEN], msg[256];
+	char f[VAL_PATHLEN], msg[256];
 	lr_order(c, item, k, v, LR_MIN, LR_MAX, LR_MIN, "min", "max");
 	lr_order(c, item, k, v, LR_MIN, LR_DEFREQ, LR_DEFREQ, "min", "default request");
 	lr_order(c, item, k, v, LR_DEFREQ, LR_MAX, LR_DEFREQ, "default request", "max");
@@ -1972,13 +1966,13 @@ static void lr_resource(json_t *c, const char *item, const char *k, const struct
 	lr_order(c, item, k, v, LR_MIN, LR_DEFAULT, LR_DEFAULT, "min", "default");
 	lr_order(c, item, k, v, LR_DEFAULT, LR_MAX, LR_DEFAULT, "default", "max");
 	if (v->s[LR_RATIO] && v->q[LR_RATIO] < 1) {
-		pf(f, "%s.maxLimitRequestRatio[%s]", item, k);
+		val_path(f, "%s.maxLimitRequestRatio[%s]", item, k);
 		snprintf(msg, sizeof(msg), "ratio %s is less than 1", v->s[LR_RATIO]);
 		add_invalid_str(c, f, v->s[LR_RATIO], msg);
 	}
 	if (v->s[LR_RATIO] && v->s[LR_MIN] && v->s[LR_MAX] && v->q[LR_MIN] > 0 &&
 	    v->q[LR_RATIO] > v->q[LR_MAX] / v->q[LR_MIN]) {
-		pf(f, "%s.maxLimitRequestRatio[%s]", item, k);
+		val_path(f, "%s.maxLimitRequestRatio[%s]", item, k);
 		snprintf(msg, sizeof(msg), "ratio %s is greater than max/min = %f", v->s[LR_RATIO],
 			 v->q[LR_MAX] / v->q[LR_MIN]);
 		add_invalid_str(c, f, v->s[LR_RATIO], msg);
@@ -1987,7 +1981,7 @@ static void lr_resource(json_t *c, const char *item, const char *k, const struct
 	 * default limit and request must be equal */
 	if (!quota_overcommit_allowed(k) && v->s[LR_DEFAULT] && v->s[LR_DEFREQ] &&
 	    v->q[LR_DEFAULT] != v->q[LR_DEFREQ]) {
-		pf(f, "%s.defaultRequest[%s]", item, k);
+		val_path(f, "%s.defaultRequest[%s]", item, k);
 		snprintf(msg, sizeof(msg),
 			 "default value %s must equal to defaultRequest value %s in %s",
 			 v->s[LR_DEFAULT], v->s[LR_DEFREQ], k);
@@ -1999,10 +1993,10 @@ static void lr_resource(json_t *c, const char *item, const char *k, const struct
 static void lr_item(json_t *c, const json_t *l, size_t i)
 {
 	static const char *const types[] = {"Pod", "Container", "PersistentVolumeClaim", NULL};
-	char item[PATHLEN], f[PATHLEN];
-	pf(item, "spec.limits[%zu]", i);
-	const char *type = jstr(l, "type");
-	pf(f, "%s.type", item);
+	char item[VAL_PATHLEN], f[VAL_PATHLEN];
+	val_path(item, "spec.limits[%zu]", i);
+	const char *type = val_jstr(l, "type");
+	val_path(f, "%s.type", item);
 	if (!type || !*type) {
 		add_required(c, f);
 	} else if (!strchr(type, '/')) {
@@ -2017,7 +2011,7 @@ static void lr_item(json_t *c, const json_t *l, size_t i)
 	for (int li = LR_DEFAULT; pod && li <= LR_DEFREQ; li++) {
 		const json_t *list = json_object_get(l, lr_lists[li]);
 		if (json_object_size(list) > 0) {
-			pf(f, "%s.%s", item, lr_lists[li]);
+			val_path(f, "%s.%s", item, lr_lists[li]);
 			val_add(c, "FieldValueForbidden", f,
 				"may not be specified when `type` is 'Pod'");
 		}
@@ -2040,7 +2034,7 @@ static void lr_item(json_t *c, const json_t *l, size_t i)
 				if (!q || (pod && (lk == LR_DEFAULT || lk == LR_DEFREQ)))
 					continue;
 				vals.s[lk] = json_string_value(q);
-				pf(f, "%s.%s[%s]", item, lr_lists[lk], k);
+				val_path(f, "%s.%s[%s]", item, lr_lists[lk], k);
 				if (!vals.s[lk] || kb_quantity_parse(vals.s[lk], &vals.q[lk]) < 0) {
 					add_invalid_str(c, f, vals.s[lk], QTY_REGEX_MSG);
 					ok = false;
@@ -2079,12 +2073,12 @@ static void v_serviceaccount(const struct proxy_resource *r, const json_t *obj, 
 {
 	(void)r;
 	(void)old;
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	size_t i;
 	json_t *s;
 	json_array_foreach (json_object_get(obj, "imagePullSecrets"), i, s) {
-		pf(f, "imagePullSecrets[%zu].name", i);
-		if (!jstr(s, "name") || !*jstr(s, "name"))
+		val_path(f, "imagePullSecrets[%zu].name", i);
+		if (!val_jstr(s, "name") || !*val_jstr(s, "name"))
 			add_required(c, f);
 	}
 }
@@ -2141,14 +2135,14 @@ static void v_pdb(const struct proxy_resource *r, const json_t *obj, const json_
 	int_or_percent(c, min, "spec.minAvailable");
 	int_or_percent(c, max, "spec.maxUnavailable");
 	label_selector(c, json_object_get(spec, "selector"), "spec.selector");
-	const char *up = jstr(spec, "unhealthyPodEvictionPolicy");
+	const char *up = val_jstr(spec, "unhealthyPodEvictionPolicy");
 	if (up && !val_in_list(up, policies))
 		val_not_supported(c, "spec.unhealthyPodEvictionPolicy", up, policies);
 }
 
 static void ingress_backend(json_t *c, const json_t *b, const char *base)
 {
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	const json_t *svc = json_object_get(b, "service"), *res = json_object_get(b, "resource");
 	if (svc && res) {
 		val_add(c, "FieldValueInvalid", base,
@@ -2161,21 +2155,21 @@ static void ingress_backend(json_t *c, const json_t *b, const char *base)
 	}
 	if (res)
 		return;
-	pf(f, "%s.service.name", base);
-	if (!jstr(svc, "name") || !*jstr(svc, "name"))
+	val_path(f, "%s.service.name", base);
+	if (!val_jstr(svc, "name") || !*val_jstr(svc, "name"))
 		add_required(c, f);
 	else
-		check_name(c, msgs_1035, f, jstr(svc, "name"));
+		check_name(c, msgs_1035, f, val_jstr(svc, "name"));
 	const json_t *port = json_object_get(svc, "port");
-	bool named = jstr(port, "name") && *jstr(port, "name");
+	bool named = val_jstr(port, "name") && *val_jstr(port, "name");
 	bool num = json_is_integer(json_object_get(port, "number"));
-	pf(f, "%s.service.port", base);
+	val_path(f, "%s.service.port", base);
 	if (named && num)
 		val_add(c, "FieldValueInvalid", f, "cannot set both port name & port number");
 	else if (!named && !num)
 		val_add(c, "FieldValueInvalid", f, "port name or number is required");
 	else if (num) {
-		pf(f, "%s.service.port.number", base);
+		val_path(f, "%s.service.port.number", base);
 		check_port_num(c, json_object_get(port, "number"), f, true);
 	}
 }
@@ -2189,40 +2183,40 @@ static void v_ingress(const struct proxy_resource *r, const json_t *obj, const j
 	const json_t *spec = json_object_get(obj, "spec");
 	const json_t *rules = json_object_get(spec, "rules"),
 		     *def = json_object_get(spec, "defaultBackend");
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	if (json_array_size(rules) == 0 && !def)
 		val_add(c, "FieldValueInvalid", "spec.rules",
 			"[]networking.IngressRule(nil): either `defaultBackend` or `rules` must be "
 			"specified");
 	if (def)
 		ingress_backend(c, def, "spec.defaultBackend");
-	const char *cls = jstr(spec, "ingressClassName");
+	const char *cls = val_jstr(spec, "ingressClassName");
 	if (cls)
 		check_name(c, msgs_subdomain, "spec.ingressClassName", cls);
 	size_t i, j;
 	json_t *rule, *path;
 	json_array_foreach (rules, i, rule) {
-		const char *host = jstr(rule, "host");
-		pf(f, "spec.rules[%zu].host", i);
+		const char *host = val_jstr(rule, "host");
+		val_path(f, "spec.rules[%zu].host", i);
 		if (host && *host)
 			check_name(c, msgs_subdomain, f,
 				   kb_str_has_prefix(host, "*.") ? host + 2 : host);
 		const json_t *paths = json_object_get(json_object_get(rule, "http"), "paths");
-		pf(f, "spec.rules[%zu].http.paths", i);
+		val_path(f, "spec.rules[%zu].http.paths", i);
 		if (json_object_get(rule, "http") && json_array_size(paths) == 0)
 			add_required(c, f);
 		json_array_foreach (paths, j, path) {
-			const char *pt = jstr(path, "pathType"), *ps = jstr(path, "path");
-			pf(f, "spec.rules[%zu].http.paths[%zu].pathType", i, j);
+			const char *pt = val_jstr(path, "pathType"), *ps = val_jstr(path, "path");
+			val_path(f, "spec.rules[%zu].http.paths[%zu].pathType", i, j);
 			if (!pt)
 				val_add(c, "FieldValueRequired", f, "pathType must be specified");
 			else if (!val_in_list(pt, types))
 				val_not_supported(c, f, pt, types);
-			pf(f, "spec.rules[%zu].http.paths[%zu].path", i, j);
+			val_path(f, "spec.rules[%zu].http.paths[%zu].path", i, j);
 			if (pt && strcmp(pt, "ImplementationSpecific") != 0 &&
 			    (!ps || ps[0] != '/'))
 				add_invalid_str(c, f, ps, "must be an absolute path");
-			pf(f, "spec.rules[%zu].http.paths[%zu].backend", i, j);
+			val_path(f, "spec.rules[%zu].http.paths[%zu].backend", i, j);
 			ingress_backend(c, json_object_get(path, "backend"), f);
 		}
 	}
@@ -2232,7 +2226,7 @@ static void v_ingressclass(const struct proxy_resource *r, const json_t *obj, co
 			   json_t *c)
 {
 	(void)r;
-	const char *ctl = jstr(json_object_get(obj, "spec"), "controller");
+	const char *ctl = val_jstr(json_object_get(obj, "spec"), "controller");
 	if (!ctl || !*ctl)
 		add_required(c, "spec.controller");
 	else if (strlen(ctl) > 250)
@@ -2251,12 +2245,12 @@ static void v_networkpolicy(const struct proxy_resource *r, const json_t *obj, c
 	(void)old;
 	static const char *const types[] = {"Egress", "Ingress", NULL};
 	const json_t *spec = json_object_get(obj, "spec");
-	char f[PATHLEN];
+	char f[VAL_PATHLEN];
 	label_selector(c, json_object_get(spec, "podSelector"), "spec.podSelector");
 	size_t i, j;
 	json_t *v, *rule;
 	json_array_foreach (json_object_get(spec, "policyTypes"), i, v) {
-		pf(f, "spec.policyTypes[%zu]", i);
+		val_path(f, "spec.policyTypes[%zu]", i);
 		if (!json_string_value(v) || !val_in_list(json_string_value(v), types))
 			val_not_supported(c, f, json_string_value(v), types);
 	}
@@ -2264,7 +2258,7 @@ static void v_networkpolicy(const struct proxy_resource *r, const json_t *obj, c
 	for (size_t d = 0; d < 2; d++)
 		json_array_foreach (json_object_get(spec, dirs[d]), i, rule)
 			json_array_foreach (json_object_get(rule, "ports"), j, v) {
-				pf(f, "spec.%s[%zu].ports[%zu].protocol", dirs[d], i, j);
+				val_path(f, "spec.%s[%zu].ports[%zu].protocol", dirs[d], i, j);
 				check_protocol(c, v, f);
 			}
 }
@@ -2275,12 +2269,12 @@ static void v_hpa(const struct proxy_resource *r, const json_t *obj, const json_
 	(void)old;
 	const json_t *spec = json_object_get(obj, "spec");
 	const json_t *ref = json_object_get(spec, "scaleTargetRef");
-	if (!jstr(ref, "kind") || !*jstr(ref, "kind"))
+	if (!val_jstr(ref, "kind") || !*val_jstr(ref, "kind"))
 		add_required(c, "spec.scaleTargetRef.kind");
-	if (!jstr(ref, "name") || !*jstr(ref, "name"))
+	if (!val_jstr(ref, "name") || !*val_jstr(ref, "name"))
 		add_required(c, "spec.scaleTargetRef.name");
 	else
-		check_name(c, msgs_path_segment, "spec.scaleTargetRef.name", jstr(ref, "name"));
+		check_name(c, msgs_path_segment, "spec.scaleTargetRef.name", val_jstr(ref, "name"));
 	json_int_t min = json_integer_value(json_object_get(spec, "minReplicas"));
 	json_int_t max = json_integer_value(json_object_get(spec, "maxReplicas"));
 	if (json_is_integer(json_object_get(spec, "minReplicas")) && min < 1)
@@ -2307,7 +2301,7 @@ static void v_priorityclass(const struct proxy_resource *r, const json_t *obj, c
 {
 	(void)r;
 	static const char *const policies[] = {"Never", "PreemptLowerPriority", NULL};
-	const char *name = jstr(json_object_get(obj, "metadata"), "name");
+	const char *name = val_jstr(json_object_get(obj, "metadata"), "name");
 	json_int_t v = json_integer_value(json_object_get(obj, "value"));
 	if (name && kb_str_has_prefix(name, "system-")) {
 		if (!system_priority_class(name, obj))
@@ -2319,7 +2313,7 @@ static void v_priorityclass(const struct proxy_resource *r, const json_t *obj, c
 		val_add(c, "FieldValueForbidden", "value",
 			"maximum allowed value of a user defined priority is 1000000000");
 	}
-	const char *pp = jstr(obj, "preemptionPolicy");
+	const char *pp = val_jstr(obj, "preemptionPolicy");
 	if (pp && !val_in_list(pp, policies))
 		val_not_supported(c, "preemptionPolicy", pp, policies);
 	if (old) {
@@ -2337,12 +2331,12 @@ static void v_storageclass(const struct proxy_resource *r, const json_t *obj, co
 	(void)r;
 	static const char *const reclaim[] = {"Delete", "Retain", NULL};
 	static const char *const binding[] = {"Immediate", "WaitForFirstConsumer", NULL};
-	const char *prov = jstr(obj, "provisioner");
+	const char *prov = val_jstr(obj, "provisioner");
 	if (!prov || !*prov)
 		add_required(c, "provisioner");
 	else
 		check_name(c, msgs_qname, "provisioner", prov);
-	const char *rp = jstr(obj, "reclaimPolicy"), *bm = jstr(obj, "volumeBindingMode");
+	const char *rp = val_jstr(obj, "reclaimPolicy"), *bm = val_jstr(obj, "volumeBindingMode");
 	if (rp && !val_in_list(rp, reclaim))
 		val_not_supported(c, "reclaimPolicy", rp, reclaim);
 	if (bm && !val_in_list(bm, binding))
@@ -2369,7 +2363,7 @@ static void v_runtimeclass(const struct proxy_resource *r, const json_t *obj, co
 			   json_t *c)
 {
 	(void)r;
-	const char *h = jstr(obj, "handler");
+	const char *h = val_jstr(obj, "handler");
 	if (!h || !*h)
 		add_required(c, "handler");
 	else

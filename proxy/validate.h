@@ -128,4 +128,14 @@ int val_quantity_milli(const char *s, int64_t *out);
  * message written into buf (returned). */
 const char *val_cron_schedule(const char *s, char *buf, size_t len);
 
+/* Field paths of causes: snprintf into a VAL_PATHLEN buffer (truncated,
+ * never overflowing); returns buf. */
+#define VAL_PATHLEN 512
+char *val_path(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A string member of o, or NULL. */
+static inline const char *val_jstr(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
 #endif

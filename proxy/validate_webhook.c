@@ -26,8 +26,6 @@
 #include "lib/json.h"
 #include "lib/util.h"
 
-#define WH_PATHLEN 512
-
 /* What kube's validationOptions relax on update (strict on create). */
 struct wh_opts {
 	bool mutating;
@@ -47,22 +45,6 @@ static const char *const scopes[] = {"*", "Cluster", "Namespaced", NULL};
 static const char *const review_versions[] = {"v1", "v1beta1", NULL};
 
 /* ---- helpers ------------------------------------------------------------------ */
-
-static char *pf(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static char *pf(char *buf, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, WH_PATHLEN, fmt, ap);
-	va_end(ap);
-	return buf;
-}
-
-static const char *jstr(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
 
 /* The i-th item of a string list, "" when it is not a string. */
 static const char *item(const json_t *arr, size_t i)
@@ -122,7 +104,7 @@ static void check_syntax(json_t *c, enum val_syntax syn, const char *field, cons
 static void check_enum(json_t *c, const json_t *o, const char *key, const char *field,
 		       const char *const *vals)
 {
-	const char *v = jstr(o, key);
+	const char *v = val_jstr(o, key);
 	if (v && !val_in_list(v, vals))
 		val_not_supported(c, field, v, vals);
 }
@@ -158,7 +140,7 @@ static void fully_qualified(json_t *c, const char *field, const char *name)
 static void admission_review_versions(json_t *c, const json_t *vs, const char *base,
 				      bool need_known)
 {
-	char f[WH_PATHLEN];
+	char f[VAL_PATHLEN];
 	size_t n = json_array_size(vs);
 	if (n == 0) {
 		val_add(c, "FieldValueRequired", base, "must specify one of v1, v1beta1");
@@ -168,7 +150,7 @@ static void admission_review_versions(json_t *c, const json_t *vs, const char *b
 	json_t *seen = json_object();
 	for (size_t i = 0; i < n; i++) {
 		const char *v = item(vs, i);
-		pf(f, "%s[%zu]", base, i);
+		val_path(f, "%s[%zu]", base, i);
 		if (set_seen(seen, v)) {
 			add_invalid(c, f, v, "duplicate version");
 			continue;
@@ -214,14 +196,14 @@ static void resource_with_sub(json_t *c, struct res_walk *w, const char *s, cons
 /* validateResources (subresources allowed) */
 static void rule_resources(json_t *c, const json_t *rs, const char *base)
 {
-	char f[WH_PATHLEN];
+	char f[VAL_PATHLEN];
 	size_t n = json_array_size(rs);
 	struct res_walk w = {.wild_sub = json_object(), .wild_res = json_object()};
 	if (n == 0)
 		val_add(c, "FieldValueRequired", base, NULL);
 	for (size_t i = 0; i < n; i++) {
 		const char *s = item(rs, i);
-		pf(f, "%s[%zu]", base, i);
+		val_path(f, "%s[%zu]", base, i);
 		if (!*s) {
 			val_add(c, "FieldValueRequired", f, NULL);
 			continue;
@@ -247,42 +229,42 @@ static void rule_resources(json_t *c, const json_t *rs, const char *base)
 /* validateRuleWithOperations: the operations */
 static void rule_operations(json_t *c, const json_t *ops, const char *base)
 {
-	char f[WH_PATHLEN];
+	char f[VAL_PATHLEN];
 	if (json_array_size(ops) == 0)
-		val_add(c, "FieldValueRequired", pf(f, "%s.operations", base), NULL);
+		val_add(c, "FieldValueRequired", val_path(f, "%s.operations", base), NULL);
 	if (json_array_size(ops) > 1 && has_item(ops, "*"))
-		add_invalid_list(c, pf(f, "%s.operations", base),
+		add_invalid_list(c, val_path(f, "%s.operations", base),
 				 "[]admissionregistration.OperationType", ops,
 				 "if '*' is present, must not specify other operations");
 	for (size_t i = 0; i < json_array_size(ops); i++)
 		if (!val_in_list(item(ops, i), operations))
-			val_not_supported(c, pf(f, "%s.operations[%zu]", base, i), item(ops, i),
-					  operations);
+			val_not_supported(c, val_path(f, "%s.operations[%zu]", base, i),
+					  item(ops, i), operations);
 }
 
 /* validateRuleWithOperations and validateRule */
 static void rule(json_t *c, const json_t *r, const char *base)
 {
-	char f[WH_PATHLEN];
+	char f[VAL_PATHLEN];
 	const json_t *groups = json_object_get(r, "apiGroups");
 	const json_t *versions = json_object_get(r, "apiVersions");
 	rule_operations(c, json_object_get(r, "operations"), base);
 	if (json_array_size(groups) == 0)
-		val_add(c, "FieldValueRequired", pf(f, "%s.apiGroups", base), NULL);
+		val_add(c, "FieldValueRequired", val_path(f, "%s.apiGroups", base), NULL);
 	if (json_array_size(groups) > 1 && has_item(groups, "*"))
-		add_invalid_list(c, pf(f, "%s.apiGroups", base), "[]string", groups,
+		add_invalid_list(c, val_path(f, "%s.apiGroups", base), "[]string", groups,
 				 "if '*' is present, must not specify other API groups");
 	if (json_array_size(versions) == 0)
-		val_add(c, "FieldValueRequired", pf(f, "%s.apiVersions", base), NULL);
+		val_add(c, "FieldValueRequired", val_path(f, "%s.apiVersions", base), NULL);
 	if (json_array_size(versions) > 1 && has_item(versions, "*"))
-		add_invalid_list(c, pf(f, "%s.apiVersions", base), "[]string", versions,
+		add_invalid_list(c, val_path(f, "%s.apiVersions", base), "[]string", versions,
 				 "if '*' is present, must not specify other API versions");
 	for (size_t i = 0; i < json_array_size(versions); i++)
 		if (!*item(versions, i))
-			val_add(c, "FieldValueRequired", pf(f, "%s.apiVersions[%zu]", base, i),
-				NULL);
-	rule_resources(c, json_object_get(r, "resources"), pf(f, "%s.resources", base));
-	check_enum(c, r, "scope", pf(f, "%s.scope", base), scopes);
+			val_add(c, "FieldValueRequired",
+				val_path(f, "%s.apiVersions[%zu]", base, i), NULL);
+	rule_resources(c, json_object_get(r, "resources"), val_path(f, "%s.resources", base));
+	check_enum(c, r, "scope", val_path(f, "%s.scope", base), scopes);
 }
 
 /* ---- label selectors ------------------------------------------------------------ */
@@ -290,36 +272,38 @@ static void rule(json_t *c, const json_t *r, const char *base)
 /* metav1validation.ValidateLabelSelectorRequirement */
 static void selector_requirement(json_t *c, const json_t *e, const char *base, bool lax)
 {
-	char f[WH_PATHLEN];
-	const char *op = jstr(e, "operator");
+	char f[VAL_PATHLEN];
+	const char *op = val_jstr(e, "operator");
 	const json_t *vals = json_object_get(e, "values");
 	op = op ? op : "";
 	if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) {
 		if (json_array_size(vals) == 0)
-			val_add(c, "FieldValueRequired", pf(f, "%s.values", base),
+			val_add(c, "FieldValueRequired", val_path(f, "%s.values", base),
 				"must be specified when `operator` is 'In' or 'NotIn'");
 	} else if (strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0) {
 		if (json_array_size(vals) > 0)
-			val_add(c, "FieldValueForbidden", pf(f, "%s.values", base),
+			val_add(c, "FieldValueForbidden", val_path(f, "%s.values", base),
 				"may not be specified when `operator` is 'Exists' or "
 				"'DoesNotExist'");
 	} else {
-		add_invalid(c, pf(f, "%s.operator", base), op, "not a valid selector operator");
+		add_invalid(c, val_path(f, "%s.operator", base), op,
+			    "not a valid selector operator");
 	}
-	const char *key = jstr(e, "key");
-	check_syntax(c, VAL_QUALIFIED_NAME, pf(f, "%s.key", base), key ? key : "");
+	const char *key = val_jstr(e, "key");
+	check_syntax(c, VAL_QUALIFIED_NAME, val_path(f, "%s.key", base), key ? key : "");
 	for (size_t i = 0; !lax && i < json_array_size(vals); i++)
-		check_syntax(c, VAL_LABEL_VALUE, pf(f, "%s.values[%zu]", base, i), item(vals, i));
+		check_syntax(c, VAL_LABEL_VALUE, val_path(f, "%s.values[%zu]", base, i),
+			     item(vals, i));
 }
 
 /* metav1validation.ValidateLabelSelector (matchLabels keys in sorted order) */
 static void label_selector(json_t *c, const json_t *sel, const char *base, bool lax)
 {
-	char f[WH_PATHLEN];
+	char f[VAL_PATHLEN];
 	size_t n = 0;
 	const json_t *ml = json_object_get(sel, "matchLabels");
 	const char **keys = kb_json_sorted_keys(ml, &n);
-	pf(f, "%s.matchLabels", base);
+	val_path(f, "%s.matchLabels", base);
 	for (size_t i = 0; keys && i < n; i++) {
 		const char *v = json_string_value(json_object_get(ml, keys[i]));
 		check_syntax(c, VAL_QUALIFIED_NAME, f, keys[i]);
@@ -329,7 +313,7 @@ static void label_selector(json_t *c, const json_t *sel, const char *base, bool 
 	const json_t *exprs = json_object_get(sel, "matchExpressions");
 	for (size_t i = 0; i < json_array_size(exprs); i++)
 		selector_requirement(c, json_array_get(exprs, i),
-				     pf(f, "%s.matchExpressions[%zu]", base, i), lax);
+				     val_path(f, "%s.matchExpressions[%zu]", base, i), lax);
 }
 
 /* ---- client config -------------------------------------------------------------- */
@@ -604,28 +588,28 @@ static void service_path(json_t *c, const char *path, const char *f)
 /* webhook.ValidateWebhookService */
 static void client_service(json_t *c, const json_t *svc, const char *base)
 {
-	char f[WH_PATHLEN];
-	const char *name = jstr(svc, "name"), *ns = jstr(svc, "namespace");
+	char f[VAL_PATHLEN];
+	const char *name = val_jstr(svc, "name"), *ns = val_jstr(svc, "namespace");
 	const json_t *port = json_object_get(svc, "port");
 	if (!name || !*name)
-		val_add(c, "FieldValueRequired", pf(f, "%s.name", base),
+		val_add(c, "FieldValueRequired", val_path(f, "%s.name", base),
 			"service name is required");
 	if (!ns || !*ns)
-		val_add(c, "FieldValueRequired", pf(f, "%s.namespace", base),
+		val_add(c, "FieldValueRequired", val_path(f, "%s.namespace", base),
 			"service namespace is required");
 	json_int_t p = json_is_integer(port) ? json_integer_value(port) : 443;
 	if (p < 1 || p > 65535)
-		val_add(c, "FieldValueInvalid", pf(f, "%s.port", base),
+		val_add(c, "FieldValueInvalid", val_path(f, "%s.port", base),
 			"%lld: port is not valid: must be between 1 and 65535, inclusive",
 			(long long)p);
-	const char *path = jstr(svc, "path");
+	const char *path = val_jstr(svc, "path");
 	if (path)
-		service_path(c, path, pf(f, "%s.path", base));
+		service_path(c, path, val_path(f, "%s.path", base));
 }
 
 static void client_config(json_t *c, const json_t *cc, const char *base)
 {
-	char f[WH_PATHLEN];
+	char f[VAL_PATHLEN];
 	const json_t *url = json_object_get(cc, "url"), *svc = json_object_get(cc, "service");
 	if (json_is_null(url))
 		url = NULL;
@@ -635,9 +619,9 @@ static void client_config(json_t *c, const json_t *cc, const char *base)
 		val_add(c, "FieldValueRequired", base, "exactly one of url or service is required");
 	else if (url)
 		client_url(c, json_string_value(url) ? json_string_value(url) : "",
-			   pf(f, "%s.url", base));
+			   val_path(f, "%s.url", base));
 	else
-		client_service(c, svc, pf(f, "%s.service", base));
+		client_service(c, svc, val_path(f, "%s.service", base));
 }
 
 /* ---- webhooks ------------------------------------------------------------------- */
@@ -645,7 +629,7 @@ static void client_config(json_t *c, const json_t *cc, const char *base)
 static void side_effect_class(json_t *c, const json_t *hook, const char *f, const struct wh_opts *o)
 {
 	const char *const *allowed = o->need_no_side_effects ? no_side_effects : side_effects;
-	const char *se = jstr(hook, "sideEffects");
+	const char *se = val_jstr(hook, "sideEffects");
 	if (!se)
 		val_add(c, "FieldValueRequired", f, "must specify one of %s",
 			o->need_no_side_effects ? "None, NoneOnDryRun"
@@ -657,38 +641,41 @@ static void side_effect_class(json_t *c, const json_t *hook, const char *f, cons
 static void selectors_and_timeout(json_t *c, const json_t *hook, const char *base,
 				  const struct wh_opts *o)
 {
-	char f[WH_PATHLEN];
+	char f[VAL_PATHLEN];
 	const json_t *t = json_object_get(hook, "timeoutSeconds");
 	if (json_is_integer(t) && (json_integer_value(t) < 1 || json_integer_value(t) > 30))
-		val_add(c, "FieldValueInvalid", pf(f, "%s.timeoutSeconds", base),
+		val_add(c, "FieldValueInvalid", val_path(f, "%s.timeoutSeconds", base),
 			"%lld: the timeout value must be between 1 and 30 seconds",
 			(long long)json_integer_value(t));
 	const char *sels[] = {"namespaceSelector", "objectSelector"};
 	for (size_t i = 0; i < 2; i++) {
 		const json_t *sel = json_object_get(hook, sels[i]);
 		if (json_is_object(sel))
-			label_selector(c, sel, pf(f, "%s.%s", base, sels[i]), o->lax_label_values);
+			label_selector(c, sel, val_path(f, "%s.%s", base, sels[i]),
+				       o->lax_label_values);
 	}
 }
 
 /* validateValidatingWebhook / validateMutatingWebhook */
 static void webhook(json_t *c, const json_t *hook, const char *base, const struct wh_opts *o)
 {
-	char f[WH_PATHLEN];
-	fully_qualified(c, pf(f, "%s.name", base), jstr(hook, "name"));
+	char f[VAL_PATHLEN];
+	fully_qualified(c, val_path(f, "%s.name", base), val_jstr(hook, "name"));
 	const json_t *rules = json_object_get(hook, "rules");
 	for (size_t i = 0; i < json_array_size(rules); i++)
-		rule(c, json_array_get(rules, i), pf(f, "%s.rules[%zu]", base, i));
-	check_enum(c, hook, "failurePolicy", pf(f, "%s.failurePolicy", base), failure_policies);
-	check_enum(c, hook, "matchPolicy", pf(f, "%s.matchPolicy", base), match_policies);
-	side_effect_class(c, hook, pf(f, "%s.sideEffects", base), o);
+		rule(c, json_array_get(rules, i), val_path(f, "%s.rules[%zu]", base, i));
+	check_enum(c, hook, "failurePolicy", val_path(f, "%s.failurePolicy", base),
+		   failure_policies);
+	check_enum(c, hook, "matchPolicy", val_path(f, "%s.matchPolicy", base), match_policies);
+	side_effect_class(c, hook, val_path(f, "%s.sideEffects", base), o);
 	selectors_and_timeout(c, hook, base, o);
 	if (o->mutating)
-		check_enum(c, hook, "reinvocationPolicy", pf(f, "%s.reinvocationPolicy", base),
-			   reinvocation_policies);
-	client_config(c, json_object_get(hook, "clientConfig"), pf(f, "%s.clientConfig", base));
+		check_enum(c, hook, "reinvocationPolicy",
+			   val_path(f, "%s.reinvocationPolicy", base), reinvocation_policies);
+	client_config(c, json_object_get(hook, "clientConfig"),
+		      val_path(f, "%s.clientConfig", base));
 	if (json_array_size(json_object_get(hook, "matchConditions")) > 0)
-		val_add(c, "FieldValueForbidden", pf(f, "%s.matchConditions", base),
+		val_add(c, "FieldValueForbidden", val_path(f, "%s.matchConditions", base),
 			"CEL match conditions are not supported by this server");
 }
 
@@ -697,7 +684,8 @@ static void webhook(json_t *c, const json_t *hook, const char *base, const struc
 static bool old_all_no_side_effects(const json_t *hooks)
 {
 	for (size_t i = 0; i < json_array_size(hooks); i++)
-		if (!val_in_list(jstr(json_array_get(hooks, i), "sideEffects"), no_side_effects))
+		if (!val_in_list(val_jstr(json_array_get(hooks, i), "sideEffects"),
+				 no_side_effects))
 			return false;
 	return true;
 }
@@ -721,7 +709,7 @@ static bool old_unique_names(const json_t *hooks)
 	json_t *names = json_object();
 	bool unique = true;
 	for (size_t i = 0; unique && i < json_array_size(hooks); i++) {
-		const char *n = jstr(json_array_get(hooks, i), "name");
+		const char *n = val_jstr(json_array_get(hooks, i), "name");
 		unique = !set_seen(names, n ? n : "");
 	}
 	json_decref(names);
@@ -756,21 +744,21 @@ static void options(struct wh_opts *o, const struct proxy_resource *r, const jso
 void val_webhook_configuration(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 			       json_t *c)
 {
-	char f[WH_PATHLEN], q[600];
+	char f[VAL_PATHLEN], q[600];
 	struct wh_opts o;
 	options(&o, r, old);
 	json_t *names = json_object();
 	const json_t *hooks = json_object_get(obj, "webhooks");
 	for (size_t i = 0; i < json_array_size(hooks); i++) {
 		const json_t *hook = json_array_get(hooks, i);
-		webhook(c, hook, pf(f, "webhooks[%zu]", i), &o);
+		webhook(c, hook, val_path(f, "webhooks[%zu]", i), &o);
 		admission_review_versions(c, json_object_get(hook, "admissionReviewVersions"),
-					  pf(f, "webhooks[%zu].admissionReviewVersions", i),
+					  val_path(f, "webhooks[%zu].admissionReviewVersions", i),
 					  o.need_known_versions);
-		const char *name = jstr(hook, "name");
+		const char *name = val_jstr(hook, "name");
 		if (o.need_unique_names && name && *name && set_seen(names, name))
-			val_add(c, "FieldValueDuplicate", pf(f, "webhooks[%zu].name", i), "%s",
-				val_quote(name, q, sizeof(q)));
+			val_add(c, "FieldValueDuplicate", val_path(f, "webhooks[%zu].name", i),
+				"%s", val_quote(name, q, sizeof(q)));
 	}
 	json_decref(names);
 }

@@ -1226,6 +1226,35 @@ static json_t *create_view(const json_t *obj, bool gen_name)
 	return o;
 }
 
+/*
+ * Starts the stages of a new wr whose matches are set: the mutating
+ * webhooks, then, for objects not shaped here (straight: DELETE, CONNECT,
+ * a controller's create), the validating ones. 1 when calls are in flight
+ * (r suspended), 0 when every webhook ended at once (wr->error may be set),
+ * or -ENOMEM.
+ */
+static int stages_start(struct wh_req *wr, bool straight)
+{
+	wr->seen = calloc(wr->nmut ? wr->nmut : 1, sizeof(*wr->seen));
+	wr->calls = calloc(1, sizeof(*wr->calls));
+	wr->ncalls = 1;
+	if (!wr->seen || !wr->calls)
+		return -ENOMEM;
+	wr->stage = WH_MUTATING;
+	if (mutate_next(wr)) {
+		suspend(wr);
+		return 1;
+	}
+	if (straight && !wr->error) {
+		validate_start(wr, wr->obj);
+		if (wr->pending) {
+			suspend(wr);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Starts the mutating stage of a new wr whose matches are set. */
 static int mutate_begin(struct req *r, struct wh_req *wr, json_t *obj, const json_t *old)
 {
@@ -1237,18 +1266,13 @@ static int mutate_begin(struct req *r, struct wh_req *wr, json_t *obj, const jso
 	wr->obj = !old        ? create_view(obj, wr->gen_name)
 		  : wr->scale ? obj_scale_view(obj)
 			      : json_deep_copy(obj);
-	wr->seen = calloc(wr->nmut ? wr->nmut : 1, sizeof(*wr->seen));
-	wr->calls = calloc(1, sizeof(*wr->calls));
-	wr->ncalls = 1;
-	if (!wr->seen || !wr->calls || !wr->obj || !wr->options) {
+	int rc = wr->obj && wr->options ? stages_start(wr, false) : -ENOMEM;
+	if (rc < 0) {
 		reply_status(r, 500, "InternalError", "out of memory", NULL);
-		return -ENOMEM;
+		return rc;
 	}
-	wr->stage = WH_MUTATING;
-	if (mutate_next(wr)) {
-		suspend(wr);
+	if (rc)
 		return 1;
-	}
 	if (wr->error) {
 		answer_error(wr);
 		return -EACCES;
@@ -1380,25 +1404,13 @@ static int unshaped(struct req *r, const char *op, const char *kind, const json_
 	wr->old = old ? json_deep_copy(old) : NULL;
 	wr->old_rv = old ? obj_rv(old) : 0;
 	wr->options = options;
-	wr->seen = calloc(nm ? nm : 1, sizeof(*wr->seen));
-	wr->calls = calloc(1, sizeof(*wr->calls));
-	wr->ncalls = 1;
-	if (!wr->seen || !wr->calls) {
+	int rc = stages_start(wr, true);
+	if (rc < 0) {
 		reply_status(r, 500, "InternalError", "out of memory", NULL);
-		return -ENOMEM;
+		return rc;
 	}
-	wr->stage = WH_MUTATING;
-	if (mutate_next(wr)) {
-		suspend(wr);
+	if (rc)
 		return 1;
-	}
-	if (!wr->error) {
-		validate_start(wr, wr->obj);
-		if (wr->pending) {
-			suspend(wr);
-			return 1;
-		}
-	}
 	if (wr->error) {
 		answer_error(wr);
 		return -EACCES;
@@ -1491,26 +1503,13 @@ int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, 
 	wr->options = options_of(r, "CREATE", NULL);
 	wr->fixed = fixed_of(obj);
 	wr->obj = create_view(obj, false);
-	wr->seen = calloc(nm ? nm : 1, sizeof(*wr->seen));
-	wr->calls = calloc(1, sizeof(*wr->calls));
-	wr->ncalls = 1;
-	if (!wr->options || !wr->fixed || !wr->obj || !wr->seen || !wr->calls) {
-		proxy_req_free(r);
-		return -ENOMEM;
+	int rc = wr->options && wr->fixed && wr->obj ? stages_start(wr, true) : -ENOMEM;
+	if (rc) {
+		if (rc < 0)
+			proxy_req_free(r);
+		return rc;
 	}
-	wr->stage = WH_MUTATING;
-	if (mutate_next(wr)) {
-		suspend(wr);
-		return 1;
-	}
-	if (!wr->error) {
-		validate_start(wr, wr->obj);
-		if (wr->pending) {
-			suspend(wr);
-			return 1;
-		}
-	}
-	/* every call ended at once: answer on a later turn, as a call would */
+	/* every call ended at once: done() is called now */
 	wr->stage = WH_VALIDATED;
 	resume(wr);
 	return 1;

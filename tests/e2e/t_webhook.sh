@@ -40,6 +40,10 @@ wh_config() {
 }
 
 webhook_suite() {
+  # the "main" server, whatever suite started a server last (dynamic scope:
+  # kcurl and the helpers read these too)
+  local KCFG=$E2E_TMP/main/kubeconfig DATA_DIR=$E2E_TMP/main SERVER_URL
+  SERVER_URL=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$KCFG")
   local K="kubectl --kubeconfig $KCFG" d=$E2E_TMP/wh out i
   mkdir -p "$d"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
@@ -228,7 +232,8 @@ webhook_suite() {
   $K delete validatingwebhookconfiguration pods-deny >/dev/null
 
   # CONNECT: kubectl exec meets webhooks on pods/exec with its PodExecOptions
-  printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell, namespace: wh}\nspec: {nodeName: node-1, containers: [{name: c, image: registry.k8s.io/pause:3.9}]}\n' | $K apply -f - >/dev/null
+  # (before anything else: the pod is not even on a node)
+  printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell, namespace: wh}\nspec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}\n' | $K apply -f - >/dev/null
   wh_config ValidatingWebhookConfiguration connect \
     "connect-log.kubicle.test|/allow|CONNECT|Fail|5|" \
     "connect-deny.kubicle.test|/deny-bare|CONNECT|Fail|5|" |

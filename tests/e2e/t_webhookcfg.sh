@@ -90,6 +90,10 @@ YAML
 }
 
 webhookcfg_suite() {
+  # the "main" server, whatever suite started a server last (dynamic scope:
+  # kcurl and the helpers read these too)
+  local KCFG=$E2E_TMP/main/kubeconfig DATA_DIR=$E2E_TMP/main SERVER_URL
+  SERVER_URL=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$KCFG")
   echo "== webhook configurations"
   local K=(kubectl --kubeconfig "$KCFG") d="$E2E_TMP/whcfg"
   mkdir -p "$d"
