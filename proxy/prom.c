@@ -45,6 +45,7 @@
 #include "lib/prom.h"
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
+#include "proxy/webhook.h"
 
 static const double DURATION_BOUNDS[] = {0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8,
 					 1.0,   1.25,  1.5,  2,   3,   4,   5,   6,
@@ -757,6 +758,7 @@ void prom_serve(struct req *r)
 		write_sizes_and_longrunning(pm, &b);
 		write_inflight_and_watch(pm, &b);
 		write_storage(r->px, &b);
+		webhook_prom_write(r->px, &b);
 		write_process(pm, &b);
 	}
 	if (r->px->prom_fn)

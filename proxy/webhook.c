@@ -76,6 +76,7 @@
 #include "lib/httpc.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/prom.h"
 #include "lib/util.h"
 #include "proxy/patch.h"
 #include "proxy/proxy_impl.h"
@@ -109,11 +110,14 @@ struct wh_set {
 	size_t n, nmut;
 };
 
+struct wh_metric;
+
 struct webhooks {
 	store_watch_t *w[2];
 	bool dirty;
 	struct wh_set *set;
-	struct wh_req *internal; /* controllers' creates in their webhooks */
+	struct wh_metric *metrics; /* GET /metrics: kube's admission webhook families */
+	struct wh_req *internal;   /* controllers' creates in their webhooks */
 };
 
 enum wh_stage { WH_MUTATING = 1, WH_MUTATED, WH_VALIDATING, WH_VALIDATED };
@@ -125,6 +129,11 @@ struct wh_call {
 	size_t hook;
 	kb_httpc_req_t *hc;
 	char uid[40];
+	int64_t start_us;
+	/* its outcome, for the metrics */
+	bool rejected;
+	int rejection_code;
+	const char *error_type; /* kube's: calling_webhook_error, no_error, ... */
 };
 
 struct wh_req {
@@ -149,6 +158,7 @@ struct wh_req {
 	size_t ncalls, pending;
 	json_t *warnings;     /* array of strings */
 	json_t *error;        /* the Status to answer with, or NULL */
+	struct wh_call *cur;  /* the call whose answer is being read, or NULL */
 	webhook_done_fn done; /* a controller's create (r is made up), or NULL */
 	const char *kind;     /* the review's kind when not the resource's (CONNECT) */
 	bool scale;           /* the scale subresource: Scale objects are sent */
@@ -181,6 +191,8 @@ static void hook_free(struct wh_hook *h)
 	free(h->where);
 	free(h->path);
 }
+
+static void metrics_free(struct webhooks *wh);
 
 static void set_unref(struct wh_set *s)
 {
@@ -395,6 +407,7 @@ void webhook_stop(struct proxy *px)
 		if (wh->w[i])
 			store_unwatch(wh->w[i]);
 	set_unref(wh->set);
+	metrics_free(wh);
 	free(wh);
 	px->webhooks = NULL;
 }
@@ -613,6 +626,164 @@ static json_t *review_of(const struct wh_req *wr, const struct wh_hook *h, const
 			 rq);
 }
 
+/* ---- metrics ------------------------------------------------------------- */
+
+/* kube's apiserver_admission_webhook_* families, one row per label set. */
+enum wh_family { WHM_DURATION, WHM_REQUESTS, WHM_REJECTIONS, WHM_FAIL_OPEN, WHM_FAMILIES };
+
+static const double duration_bounds[] = {0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 25};
+#define NBOUNDS KB_ARRAY_SIZE(duration_bounds)
+
+struct wh_metric {
+	struct wh_metric *next;
+	enum wh_family family;
+	char *values[5];
+	uint64_t count;
+	uint64_t buckets[NBOUNDS + 1];
+	double sum;
+};
+
+static const struct {
+	const char *name, *type, *help;
+	const char *labels[5];
+} families[WHM_FAMILIES] = {
+    {"apiserver_admission_webhook_admission_duration_seconds",
+     "histogram",
+     "[STABLE] Admission webhook latency histogram in seconds, identified by name and broken "
+     "out for each operation and API resource and type (validate or admit).",
+     {"name", "type", "operation", "rejected"}},
+    {"apiserver_admission_webhook_request_total",
+     "counter",
+     "[ALPHA] Admission webhook request total, identified by name and broken out for each "
+     "admission type (validating or mutating) and operation. Additional labels specify whether "
+     "the request was rejected or not and an HTTP status code. Codes greater than 600 are "
+     "truncated to 600, to keep the metrics cardinality bounded.",
+     {"name", "type", "operation", "code", "rejected"}},
+    {"apiserver_admission_webhook_rejection_count",
+     "counter",
+     "[ALPHA] Admission webhook rejection count, identified by name and broken out for each "
+     "admission type (validating or admit) and operation. Additional labels specify an error "
+     "type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error "
+     "otherwise) and optionally a non-zero rejection code if the webhook rejects the request "
+     "with an HTTP status code (honored by the apiserver when the code is greater or equal to "
+     "400). Codes greater than 600 are truncated to 600, to keep the metrics cardinality "
+     "bounded.",
+     {"name", "type", "operation", "error_type", "rejection_code"}},
+    {"apiserver_admission_webhook_fail_open_count",
+     "counter",
+     "[ALPHA] Admission webhook fail open count, identified by name and broken out for each "
+     "admission type (validating or admit).",
+     {"name", "type"}},
+};
+
+static size_t nlabels(enum wh_family f)
+{
+	size_t n = 0;
+	while (n < 5 && families[f].labels[n])
+		n++;
+	return n;
+}
+
+static struct wh_metric *metric_row(struct webhooks *wh, enum wh_family f, const char *const *v)
+{
+	size_t n = nlabels(f);
+	struct wh_metric *m;
+	for (m = wh->metrics; m; m = m->next) {
+		size_t i = 0;
+		while (m->family == f && i < n && strcmp(m->values[i], v[i]) == 0)
+			i++;
+		if (m->family == f && i == n)
+			return m;
+	}
+	if (!(m = calloc(1, sizeof(*m))))
+		return NULL;
+	m->family = f;
+	for (size_t i = 0; i < n; i++)
+		if (!(m->values[i] = strdup(v[i]))) {
+			for (size_t j = 0; j < i; j++)
+				free(m->values[j]);
+			free(m);
+			return NULL;
+		}
+	m->next = wh->metrics;
+	wh->metrics = m;
+	return m;
+}
+
+static void metric_inc(struct webhooks *wh, enum wh_family f, const char *const *v)
+{
+	struct wh_metric *m = metric_row(wh, f, v);
+	if (m)
+		m->count++;
+}
+
+/* One call's end in the metrics (kube records each call to a webhook). */
+static void record_call(struct wh_req *wr, const struct wh_call *c, long code)
+{
+	struct webhooks *wh = wr->r->px->webhooks;
+	const struct wh_hook *h = &wr->set->hooks[c->hook];
+	if (!wh || !h->name)
+		return;
+	const char *type = h->mutating ? "admit" : "validating";
+	const char *rej = c->rejected ? "true" : "false";
+	char codes[24], rcode[16];
+	snprintf(codes, sizeof(codes), "%ld", code > 600 ? 600 : code);
+	snprintf(rcode, sizeof(rcode), "%d", c->rejection_code > 600 ? 600 : c->rejection_code);
+	const char *dv[] = {h->name, type, wr->op, rej};
+	struct wh_metric *m = metric_row(wh, WHM_DURATION, dv);
+	if (m) {
+		double secs = c->start_us ? (double)(kb_now_us() - c->start_us) / 1e6 : 0;
+		m->buckets[kb_prom_bucket(duration_bounds, NBOUNDS, secs)]++;
+		m->sum += secs;
+		m->count++;
+	}
+	const char *qv[] = {h->name, type, wr->op, codes, rej};
+	metric_inc(wh, WHM_REQUESTS, qv);
+	if (c->rejected) {
+		const char *xv[] = {h->name, type, wr->op,
+				    c->error_type ? c->error_type : "no_error", rcode};
+		metric_inc(wh, WHM_REJECTIONS, xv);
+	}
+}
+
+void webhook_prom_write(struct proxy *px, struct kb_buf *b)
+{
+	struct webhooks *wh = px->webhooks;
+	for (int f = 0; wh && f < WHM_FAMILIES; f++) {
+		bool any = false;
+		for (struct wh_metric *m = wh->metrics; m; m = m->next) {
+			if (m->family != (enum wh_family)f)
+				continue;
+			if (!any)
+				kb_prom_family(b, families[f].name, families[f].type,
+					       families[f].help);
+			any = true;
+			const char *l[12];
+			size_t n = nlabels(f);
+			for (size_t i = 0; i < n; i++) {
+				l[2 * i] = families[f].labels[i];
+				l[2 * i + 1] = m->values[i];
+			}
+			if (f == WHM_DURATION)
+				kb_prom_histogram(b, families[f].name, l, n, duration_bounds,
+						  NBOUNDS, m->buckets, m->sum);
+			else
+				kb_prom_sample(b, families[f].name, NULL, l, n, (double)m->count);
+		}
+	}
+}
+
+static void metrics_free(struct webhooks *wh)
+{
+	while (wh->metrics) {
+		struct wh_metric *m = wh->metrics;
+		wh->metrics = m->next;
+		for (size_t i = 0; i < 5; i++)
+			free(m->values[i]);
+		free(m);
+	}
+}
+
 /* ---- errors, warnings, audit --------------------------------------------- */
 
 static void set_error(struct wh_req *wr, json_t *status)
@@ -629,6 +800,14 @@ static void call_failed(struct wh_req *wr, const struct wh_hook *h, const char *
 	char msg[3072], cause[3000];
 	snprintf(cause, sizeof(cause), "failed calling webhook \"%s\": %s", h->name, why);
 	kb_warn("webhook", "%s", cause);
+	if (wr->cur) {
+		wr->cur->rejected = h->fail;
+		wr->cur->error_type = "calling_webhook_error";
+	}
+	if (!h->fail && wr->r->px->webhooks) {
+		const char *fv[] = {h->name, h->mutating ? "admit" : "validating"};
+		metric_inc(wr->r->px->webhooks, WHM_FAIL_OPEN, fv);
+	}
 	if (!h->fail) {
 		char key[160], val[1024];
 		snprintf(
@@ -654,6 +833,11 @@ static void denied(struct wh_req *wr, const struct wh_hook *h, const json_t *res
 	json_int_t code = json_integer_value(json_object_get(st, "code"));
 	if (code < 400)
 		code = 400;
+	if (wr->cur) {
+		wr->cur->rejected = true;
+		wr->cur->rejection_code = (int)code;
+		wr->cur->error_type = "no_error";
+	}
 	const char *msg = json_string_value(json_object_get(st, "message"));
 	const char *reason = json_string_value(json_object_get(st, "reason"));
 	char m[4096];
@@ -722,6 +906,8 @@ static int apply_patch(struct wh_req *wr, const struct wh_hook *h, const json_t 
 		json_decref(ops);
 		json_decref(out);
 		call_failed(wr, h, why);
+		if (wr->cur)
+			wr->cur->error_type = "apiserver_internal_error";
 		return h->fail ? -1 : 0;
 	}
 	json_decref(ops);
@@ -848,14 +1034,23 @@ static bool call_start(struct wh_req *wr, struct wh_call *c, size_t hook, const 
 	c->wr = wr;
 	c->hook = hook;
 	c->hc = NULL;
+	c->rejected = false;
+	c->rejection_code = 0;
+	c->error_type = NULL;
+	c->start_us = kb_now_us();
 	kb_uuid(c->uid);
+	wr->cur = c; /* until it is on the wire: a failure now is this call's */
 	if (h->bad) {
 		call_failed(wr, h, "the webhook's configuration cannot be used");
+		record_call(wr, c, 0);
+		wr->cur = NULL;
 		return false;
 	}
 	kb_httpc_t *client = client_of(px, h, why, sizeof(why));
 	if (!client || (h->svc_name && service_address(px, h, ct, sizeof(ct), why, sizeof(why)))) {
 		call_failed(wr, h, why);
+		record_call(wr, c, 0);
+		wr->cur = NULL;
 		return false;
 	}
 	json_t *review = review_of(wr, h, c->uid, obj);
@@ -873,8 +1068,11 @@ static bool call_start(struct wh_req *wr, struct wh_call *c, size_t hook, const 
 	free(body);
 	if (!c->hc) {
 		call_failed(wr, h, "out of memory");
+		record_call(wr, c, 0);
+		wr->cur = NULL;
 		return false;
 	}
+	wr->cur = NULL;
 	wr->pending++;
 	return true;
 }
@@ -978,7 +1176,10 @@ static void on_call_done(kb_httpc_req_t *hc, int err, long status, const char *b
 	struct wh_req *wr = c->wr;
 	c->hc = NULL;
 	wr->pending--;
+	wr->cur = c;
 	verdict(wr, c, err, status, body, len);
+	wr->cur = NULL;
+	record_call(wr, c, err ? 0 : status);
 	if (wr->stage == WH_MUTATING) {
 		wr->seen[wr->mi] = wr->mutations;
 		wr->mi++;

@@ -61,6 +61,10 @@ int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, 
 /* CONNECT (pods/exec, attach, portforward) with its options object (kind
  * PodExecOptions, ...; borrowed): 0 to go on, 1 suspended, < 0 answered. */
 int webhook_connect(struct req *r, const json_t *opts);
+/* GET /metrics: kube's apiserver_admission_webhook_* families (admission
+ * duration, requests, rejections, fail-open), for the calls made so far. */
+struct kb_buf;
+void webhook_prom_write(struct proxy *px, struct kb_buf *b);
 /* Frees r's webhook state (cancels its calls). */
 void webhook_req_free(struct req *r);
 

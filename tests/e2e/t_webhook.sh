@@ -336,6 +336,29 @@ webhook_suite() {
   # webhook configurations are not sent to webhooks; other namespaces
   # are never blocked by them
   expect "a write with no configuration left" "configmap/after created" $K create cm after -n wh
+  # GET /metrics: kube's admission webhook families
+  $K get --raw /metrics >"$d/metrics.txt"
+  expect "metrics: a denial by its webhook, with the code" \
+    '^apiserver_admission_webhook_rejection_count\{name="deny.kubicle.test",type="validating",operation="CREATE",error_type="no_error",rejection_code="403"\} [1-9]' \
+    cat "$d/metrics.txt"
+  expect "... a webhook that could not be called, under Fail" \
+    '^apiserver_admission_webhook_rejection_count\{name="down.kubicle.test",type="validating",operation="CREATE",error_type="calling_webhook_error",rejection_code="0"\} 1$' \
+    cat "$d/metrics.txt"
+  expect "... and under Ignore: fail open" \
+    '^apiserver_admission_webhook_fail_open_count\{name="down.kubicle.test",type="validating"\} 1$' \
+    cat "$d/metrics.txt"
+  expect "... requests by code" \
+    '^apiserver_admission_webhook_request_total\{name="label1.kubicle.test",type="admit",operation="CREATE",code="200",rejected="false"\} [1-9]' \
+    cat "$d/metrics.txt"
+  expect "... an HTTP 500 answer counted with its code" \
+    '^apiserver_admission_webhook_request_total\{name="odd.kubicle.test",type="validating",operation="CREATE",code="500",rejected="true"\} 1$' \
+    cat "$d/metrics.txt"
+  expect "... the latency histogram, with kube's buckets" \
+    '^apiserver_admission_webhook_admission_duration_seconds_bucket\{name="slow.kubicle.test",type="validating",operation="CREATE",rejected="true",le="25"\} [1-9]' \
+    cat "$d/metrics.txt"
+  expect_eq "... whose bounds are kube's" "0.005 0.025 0.1 0.5 1 2.5 10 25 +Inf" \
+    sh -c "grep '^apiserver_admission_webhook_admission_duration_seconds_bucket{name=\"deny.kubicle.test\",type=\"validating\",operation=\"DELETE\",rejected=\"false\"' $d/metrics.txt | sed 's/.*le=\"\([^\"]*\)\".*/\1/' | tr '\n' ' ' | sed 's/ \$//'"
+
   local fired=""
   for i in $(seq 700); do
     fired=$($K get jobs -n wh -l mutated-by=cj -o name 2>/dev/null | head -1)
