@@ -1196,12 +1196,25 @@ static void handle_deletecollection(struct req *r)
 		json_decref(o.doc);
 		return;
 	}
-	json_t *deleted = json_array();
+	/* each object's DELETE webhooks first (served again after them) */
+	if (webhook_delete_collection(r, res.items, o.doc) != 0) {
+		json_decref(res.items);
+		free(res.next);
+		json_decref(o.doc);
+		return;
+	}
+	json_t *deleted = json_array(), *refusal = NULL;
 	size_t i;
 	json_t *item;
 	store_txn_begin(r->px->store);
 	json_array_foreach (res.items, i, item) {
 		json_t *out = NULL;
+		const json_t *no = webhook_collection_refusal(r, item);
+		if (no) { /* kube's deletecollection ends with the first error */
+			if (!refusal)
+				refusal = json_deep_copy(no);
+			continue;
+		}
 		if (is_kind(r->res, "", "Namespace")) {
 			const char *n = obj_str(item, "metadata.name");
 			bool prot = false;
@@ -1225,6 +1238,11 @@ static void handle_deletecollection(struct req *r)
 		reply_errno(r, rc, NULL);
 		goto out;
 	}
+	if (refusal) {
+		json_int_t code = json_integer_value(json_object_get(refusal, "code"));
+		reply_json(r, code >= 400 ? (int)code : 400, refusal);
+		goto out;
+	}
 	char gv[128], rvs[32];
 	gv_string(r->res, gv, sizeof(gv));
 	snprintf(rvs, sizeof(rvs), "%lld", (long long)store_rev(r->px->store));
@@ -1233,6 +1251,7 @@ static void handle_deletecollection(struct req *r)
 	reply_json(r, 200, list);
 	json_decref(list);
 out:
+	json_decref(refusal);
 	json_decref(deleted);
 	json_decref(res.items);
 	free(res.next);

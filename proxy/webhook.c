@@ -54,16 +54,17 @@
  * webhook has its own HTTP client (kept-alive connections), made at its
  * first call.
  *
- * Also: the scale subresource (autoscaling/v1 Scale objects; a webhook's
- * patch of spec.replicas is applied), CONNECT (pods/exec, attach and
+ * Also: deletecollection (each object's DELETE webhooks at once; a refused
+ * object stays), the scale subresource (autoscaling/v1 Scale objects; a
+ * webhook's patch of spec.replicas is applied), CONNECT (pods/exec, attach and
  * portforward, with kube's options objects, before the upgrade), and the
  * pods the tenant's controllers create (webhook_internal_create).
  *
  * Not done: CEL matchConditions (refused by validation, validate_webhook.c),
  * matchPolicy Equivalent across versions (each resource is served in one
  * version here, so Exact and Equivalent agree; custom resources with several
- * versions match only the version requested), deletecollection, the scale
- * subresource of custom resources.
+ * versions match only the version requested), the scale subresource of
+ * custom resources.
  *
  * Threading: loop thread only.
  */
@@ -130,6 +131,7 @@ struct wh_call {
 	kb_httpc_req_t *hc;
 	char uid[40];
 	int64_t start_us;
+	int item; /* deletecollection: the object's index in wr->items */
 	/* its outcome, for the metrics */
 	bool rejected;
 	int rejection_code;
@@ -159,6 +161,8 @@ struct wh_req {
 	json_t *warnings;     /* array of strings */
 	json_t *error;        /* the Status to answer with, or NULL */
 	struct wh_call *cur;  /* the call whose answer is being read, or NULL */
+	json_t *items;        /* deletecollection: the objects sent (owned), or NULL */
+	json_t *refusals;     /* deletecollection: per item, its refusal Status or null */
 	webhook_done_fn done; /* a controller's create (r is made up), or NULL */
 	const char *kind;     /* the review's kind when not the resource's (CONNECT) */
 	bool scale;           /* the scale subresource: Scale objects are sent */
@@ -590,7 +594,7 @@ static json_t *user_info(const struct req *r)
 }
 
 static json_t *review_of(const struct wh_req *wr, const struct wh_hook *h, const char *uid,
-			 const json_t *obj)
+			 const json_t *obj, const json_t *old)
 {
 	const struct req *r = wr->r;
 	const struct proxy_resource *res = r->res;
@@ -600,13 +604,13 @@ static json_t *review_of(const struct wh_req *wr, const struct wh_hook *h, const
 					     res->version, "kind", wr->kind ? wr->kind : res->kind);
 	json_t *resource = json_pack("{s:s,s:s,s:s}", "group", res->group, "version", res->version,
 				     "resource", res->plural);
-	const json_t *named = obj ? obj : wr->old;
+	const json_t *named = obj ? obj : old;
 	const char *name = r->name ? r->name : named ? obj_str(named, "metadata.name") : NULL;
 	json_t *rq = json_pack("{s:s,s:O,s:O,s:O,s:O,s:s,s:o,s:O,s:O,s:b,s:O}", "uid", uid, "kind",
 			       kind, "resource", resource, "requestKind", kind, "requestResource",
 			       resource, "operation", wr->op, "userInfo", user_info(r), "object",
 			       obj ? (json_t *)obj : json_null(), "oldObject",
-			       wr->old ? wr->old : json_null(), "dryRun", r->q.dry_run, "options",
+			       old ? (json_t *)old : json_null(), "dryRun", r->q.dry_run, "options",
 			       wr->options ? wr->options : json_null());
 	if (r->sub) {
 		json_object_set_new(rq, "subResource", json_string(r->sub));
@@ -1053,7 +1057,8 @@ static bool call_start(struct wh_req *wr, struct wh_call *c, size_t hook, const 
 		wr->cur = NULL;
 		return false;
 	}
-	json_t *review = review_of(wr, h, c->uid, obj);
+	const json_t *old = wr->items ? json_array_get(wr->items, (size_t)c->item) : wr->old;
+	json_t *review = review_of(wr, h, c->uid, obj, old);
 	char *body = json_dumps(review, JSON_COMPACT);
 	json_decref(review);
 	struct kb_httpc_call call = {.method = "POST",
@@ -1180,6 +1185,17 @@ static void on_call_done(kb_httpc_req_t *hc, int err, long status, const char *b
 	verdict(wr, c, err, status, body, len);
 	wr->cur = NULL;
 	record_call(wr, c, err ? 0 : status);
+	if (wr->items) { /* deletecollection: a refusal is its object's */
+		if (wr->error && json_is_null(json_array_get(wr->refusals, (size_t)c->item)))
+			json_array_set(wr->refusals, (size_t)c->item, wr->error);
+		json_decref(wr->error);
+		wr->error = NULL;
+		if (wr->pending == 0) {
+			wr->stage = WH_VALIDATED;
+			resume(wr);
+		}
+		return;
+	}
 	if (wr->stage == WH_MUTATING) {
 		wr->seen[wr->mi] = wr->mutations;
 		wr->mi++;
@@ -1240,6 +1256,8 @@ static void wr_free(struct wh_req *wr)
 	json_decref(wr->options);
 	json_decref(wr->warnings);
 	json_decref(wr->error);
+	json_decref(wr->items);
+	json_decref(wr->refusals);
 	free(wr->mut);
 	free(wr->seen);
 	free(wr->val);
@@ -1623,6 +1641,8 @@ static int unshaped(struct req *r, const char *op, const char *kind, const json_
 
 int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc)
 {
+	if (!r->name)
+		return 0; /* deletecollection: webhook_delete_collection called them */
 	struct wh_req *wr = r->wh;
 	if (wr && wr->old_rv == obj_rv(obj) && wr->stage == WH_VALIDATED) {
 		give_warnings(wr);
@@ -1634,8 +1654,6 @@ int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc)
 		reply_errno(r, -ESTALE, r->name);
 		return -ESTALE;
 	}
-	if (!r->name)
-		return 0; /* deletecollection: not sent to webhooks */
 	return unshaped(r, "DELETE", NULL, NULL, obj, options_of(r, "DELETE", delete_doc),
 			restarts);
 }
@@ -1714,4 +1732,122 @@ int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, 
 	wr->stage = WH_VALIDATED;
 	resume(wr);
 	return 1;
+}
+
+/* ---- deletecollection --------------------------------------------------- */
+
+/* Whether item (uid and resourceVersion) was sent in wr's round. */
+static ssize_t checked_index(const struct wh_req *wr, const json_t *item)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach (wr->items, i, x)
+		if (obj_str(x, "metadata.uid") && obj_str(item, "metadata.uid") &&
+		    strcmp(obj_str(x, "metadata.uid"), obj_str(item, "metadata.uid")) == 0 &&
+		    obj_rv(x) == obj_rv(item))
+			return (ssize_t)i;
+	return -1;
+}
+
+int webhook_delete_collection(struct req *r, const json_t *items, const json_t *delete_doc)
+{
+	struct wh_req *wr = r->wh;
+	struct wh_set *s = set_for(r);
+	size_t i;
+	json_t *item;
+	if (!s) {
+		webhook_req_free(r);
+		return 0;
+	}
+	/* the objects webhooks want to see: every one of them, this round */
+	json_t *want = json_array(), *wmatch = json_array();
+	json_array_foreach (items, i, item) {
+		struct wh_attrs a;
+		attrs_of(r, "DELETE", NULL, item, &a);
+		size_t n = 0;
+		free(match(r->px, s, 0, s->n, &a, &n));
+		if (n &&
+		    !(wr && wr->items && wr->stage == WH_VALIDATED && checked_index(wr, item) >= 0))
+			json_array_append(want, item);
+		if (n)
+			json_array_append(wmatch, item);
+	}
+	if (json_array_size(want) == 0) {
+		json_decref(want);
+		json_decref(wmatch);
+		if (wr)
+			give_warnings(wr);
+		return 0; /* none, or every one already through them */
+	}
+	json_decref(want);
+	int restarts = wr ? wr->restarts + 1 : 0;
+	webhook_req_free(r);
+	if (restarts > MAX_RESTARTS) {
+		json_decref(wmatch);
+		reply_errno(r, -ESTALE, NULL);
+		return -ESTALE;
+	}
+	if (!(wr = wr_new(r, s, "DELETE"))) {
+		json_decref(wmatch);
+		reply_status(r, 500, "InternalError", "out of memory", NULL);
+		return -ENOMEM;
+	}
+	r->wh = wr;
+	wr->restarts = restarts;
+	wr->keep = true;
+	wr->items = wmatch;
+	wr->refusals = json_array();
+	wr->options = options_of(r, "DELETE", delete_doc);
+	/* each object's webhooks, all at once (their patches are not applied) */
+	size_t ncalls = 0;
+	struct wh_call *calls = NULL;
+	json_array_foreach (wmatch, i, item) {
+		json_array_append_new(wr->refusals, json_null());
+		struct wh_attrs a;
+		attrs_of(r, "DELETE", NULL, item, &a);
+		size_t n = 0, *m = match(r->px, s, 0, s->n, &a, &n);
+		struct wh_call *more = n ? realloc(calls, (ncalls + n) * sizeof(*calls)) : calls;
+		if (n && !more) {
+			free(m);
+			break;
+		}
+		calls = more;
+		for (size_t k = 0; k < n; k++) {
+			memset(&calls[ncalls], 0, sizeof(*calls));
+			calls[ncalls].item = (int)i;
+			calls[ncalls++].hook = m[k];
+		}
+		free(m);
+	}
+	wr->calls = calls;
+	wr->ncalls = ncalls;
+	wr->stage = WH_VALIDATING;
+	for (i = 0; i < ncalls; i++) {
+		struct wh_call *c = &calls[i];
+		size_t hook = c->hook;
+		if (!call_start(wr, c, hook, NULL)) {
+			if (wr->error &&
+			    json_is_null(json_array_get(wr->refusals, (size_t)c->item)))
+				json_array_set(wr->refusals, (size_t)c->item, wr->error);
+			json_decref(wr->error);
+			wr->error = NULL;
+		}
+	}
+	if (wr->pending) {
+		suspend(wr);
+		return 1;
+	}
+	wr->stage = WH_VALIDATED;
+	give_warnings(wr);
+	return 0;
+}
+
+const json_t *webhook_collection_refusal(struct req *r, const json_t *item)
+{
+	struct wh_req *wr = r->wh;
+	if (!wr || !wr->items)
+		return NULL;
+	ssize_t i = checked_index(wr, item);
+	const json_t *st = i >= 0 ? json_array_get(wr->refusals, (size_t)i) : NULL;
+	return json_is_object(st) ? st : NULL;
 }

@@ -58,6 +58,16 @@ typedef void (*webhook_done_fn)(void *arg, int rc, json_t *obj, const char *mess
 struct proxy_resource;
 int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, json_t *obj,
 			    const char *manager, webhook_done_fn done, void *arg);
+/*
+ * deletecollection of `items` (the objects it would delete, borrowed): each
+ * one's DELETE webhooks, all at once. 0 to go on (then
+ * webhook_collection_refusal tells which were refused), 1 suspended, < 0
+ * answered. Objects that changed or appeared since the webhooks saw them
+ * go through them again.
+ */
+int webhook_delete_collection(struct req *r, const json_t *items, const json_t *delete_doc);
+/* A webhook's refusal of item (a Status, borrowed), or NULL. */
+const json_t *webhook_collection_refusal(struct req *r, const json_t *item);
 /* CONNECT (pods/exec, attach, portforward) with its options object (kind
  * PodExecOptions, ...; borrowed): 0 to go on, 1 suspended, < 0 answered. */
 int webhook_connect(struct req *r, const json_t *opts);
