@@ -100,9 +100,10 @@ struct wh_hook {
 	kb_httpc_t *client;         /* made at the first call */
 	char *svc_ns, *svc_name;    /* service reference, or NULL (url) */
 	int svc_port;
-	char *where; /* the URL as kube's messages show it, with ?timeout= */
-	char *path;  /* path and query sent */
-	bool bad;    /* the configuration cannot be called (logged once) */
+	char *server; /* scheme://host[:port] its client is made for */
+	char *where;  /* the URL as kube's messages show it, with ?timeout= */
+	char *path;   /* path and query sent */
+	bool bad;     /* the configuration cannot be called (logged once) */
 };
 
 struct wh_set {
@@ -146,7 +147,6 @@ struct wh_req {
 	json_t *obj;    /* what the webhooks shaped (owned); NULL for DELETE */
 	json_t *old;    /* DELETE: the object (owned) */
 	json_t *fixed;  /* CREATE: name, uid and creationTimestamp of the first pass */
-	bool gen_name;  /* CREATE: the name was generated */
 	int64_t old_rv;
 	json_t *options;
 	size_t *mut; /* matched mutating hooks; mi: the next to call */
@@ -192,6 +192,7 @@ static void hook_free(struct wh_hook *h)
 	free(h->config);
 	free(h->svc_ns);
 	free(h->svc_name);
+	free(h->server);
 	free(h->where);
 	free(h->path);
 }
@@ -236,7 +237,7 @@ static const char *review_version(const json_t *def)
 }
 
 /* Where the webhook is called: url, or service (namespace, name, port,
- * path). Sets h->where and h->path; false when it is unusable. */
+ * path). Sets h->server, h->where and h->path; false when it is unusable. */
 static bool hook_target(struct wh_hook *h)
 {
 	const json_t *cc = json_object_get(h->def, "clientConfig");
@@ -251,6 +252,7 @@ static bool hook_target(struct wh_hook *h)
 		p = strchr(host + 3, '/');
 		snprintf(path, sizeof(path), "%s", p ? p : "/");
 		snprintf(where, sizeof(where), "%s", url);
+		h->server = strndup(url, p ? (size_t)(p - url) : strlen(url));
 	} else if (json_is_object(svc)) {
 		h->svc_ns = dup_str(json_string_value(json_object_get(svc, "namespace")));
 		h->svc_name = dup_str(json_string_value(json_object_get(svc, "name")));
@@ -260,8 +262,10 @@ static bool hook_target(struct wh_hook *h)
 		if (!h->svc_ns || !h->svc_name)
 			return false;
 		snprintf(path, sizeof(path), "%s", p && *p ? p : "/");
-		snprintf(where, sizeof(where), "https://%s.%s.svc:%d%s", h->svc_name, h->svc_ns,
-			 h->svc_port, path);
+		snprintf(where, sizeof(where), "https://%s.%s.svc:%d", h->svc_name, h->svc_ns,
+			 h->svc_port);
+		h->server = strdup(where);
+		snprintf(where + strlen(where), sizeof(where) - strlen(where), "%s", path);
 	} else {
 		return false;
 	}
@@ -270,14 +274,14 @@ static bool hook_target(struct wh_hook *h)
 	size_t wl = strlen(where) + strlen(q) + 1, pl = strlen(path) + strlen(q) + 1;
 	h->where = malloc(wl);
 	h->path = malloc(pl);
-	if (!h->where || !h->path)
+	if (!h->server || !h->where || !h->path)
 		return false;
 	snprintf(h->where, wl, "%s%s", where, q);
 	snprintf(h->path, pl, "%s%s", path, q);
 	return true;
 }
 
-static int add_hooks(struct wh_set *s, const json_t *configs, bool mutating)
+static void add_hooks(struct wh_set *s, const json_t *configs, bool mutating)
 {
 	size_t i, j;
 	json_t *cfg, *def;
@@ -314,7 +318,6 @@ static int add_hooks(struct wh_set *s, const json_t *configs, bool mutating)
 			}
 		}
 	}
-	return 0;
 }
 
 static size_t count_hooks(const json_t *configs)
@@ -326,21 +329,19 @@ static size_t count_hooks(const json_t *configs)
 	return n;
 }
 
-static json_t *list_key(struct proxy *px, const char *key, int64_t *rev)
+static json_t *list_key(struct proxy *px, const char *key)
 {
 	struct store_list_req lr = {.res = key};
 	struct store_list_result out = {0};
 	if (store_list(px->store, &lr, &out) < 0)
 		return NULL;
 	free(out.next);
-	if (rev)
-		*rev = out.rev;
 	return out.items;
 }
 
 static struct wh_set *load_set(struct proxy *px)
 {
-	json_t *m = list_key(px, MWC_KEY, NULL), *v = list_key(px, VWC_KEY, NULL);
+	json_t *m = list_key(px, MWC_KEY), *v = list_key(px, VWC_KEY);
 	struct wh_set *s = calloc(1, sizeof(*s));
 	size_t n = count_hooks(m) + count_hooks(v);
 	if (!s || !m || !v || (n && !(s->hooks = calloc(n, sizeof(*s->hooks))))) {
@@ -423,6 +424,9 @@ struct wh_attrs {
 	const char *ns;                                  /* "" for none */
 	bool is_namespace;                               /* the object is a Namespace */
 	const json_t *obj, *old;
+	/* match(): the namespace, read once for every hook that selects on it */
+	json_t *ns_obj;
+	bool ns_read;
 };
 
 static bool in_list(const json_t *list, const char *s)
@@ -508,7 +512,7 @@ static const json_t *labels_of(const json_t *obj)
 	return obj ? obj_get(obj, "metadata.labels") : NULL;
 }
 
-static bool namespace_match(struct proxy *px, const struct wh_hook *h, const struct wh_attrs *a)
+static bool namespace_match(struct proxy *px, const struct wh_hook *h, struct wh_attrs *a)
 {
 	if (sel_label_empty(h->ns_sel))
 		return true;
@@ -516,14 +520,10 @@ static bool namespace_match(struct proxy *px, const struct wh_hook *h, const str
 		return sel_label_match(h->ns_sel, labels_of(a->obj ? a->obj : a->old));
 	if (!*a->ns)
 		return true; /* other cluster-scoped objects: not selected by namespace */
-	json_t *ns = NULL;
-	bool m = false;
-	if (store_get(px->store, "/namespaces", "", a->ns, &ns) == 0)
-		m = sel_label_match(h->ns_sel, labels_of(ns));
-	else
-		m = sel_label_match(h->ns_sel, NULL);
-	json_decref(ns);
-	return m;
+	if (!a->ns_read && store_get(px->store, "/namespaces", "", a->ns, &a->ns_obj) < 0)
+		a->ns_obj = NULL;
+	a->ns_read = true;
+	return sel_label_match(h->ns_sel, labels_of(a->ns_obj));
 }
 
 static bool object_match(const struct wh_hook *h, const struct wh_attrs *a)
@@ -534,7 +534,7 @@ static bool object_match(const struct wh_hook *h, const struct wh_attrs *a)
 	       (a->old && sel_label_match(h->obj_sel, labels_of(a->old)));
 }
 
-static bool hook_matches(struct proxy *px, const struct wh_hook *h, const struct wh_attrs *a)
+static bool hook_matches(struct proxy *px, const struct wh_hook *h, struct wh_attrs *a)
 {
 	return rules_match(h->def, a) && namespace_match(px, h, a) && object_match(h, a);
 }
@@ -563,12 +563,15 @@ static void attrs_of(const struct req *r, const char *op, const json_t *obj, con
 
 /* Indexes of the hooks in [from, to) of the set that match a; count in *n. */
 static size_t *match(struct proxy *px, const struct wh_set *s, size_t from, size_t to,
-		     const struct wh_attrs *a, size_t *n)
+		     const struct wh_attrs *attrs, size_t *n)
 {
+	struct wh_attrs a = *attrs;
 	size_t *out = NULL;
 	*n = 0;
+	a.ns_obj = NULL;
+	a.ns_read = false;
 	for (size_t i = from; i < to; i++) {
-		if (!hook_matches(px, &s->hooks[i], a))
+		if (!hook_matches(px, &s->hooks[i], &a))
 			continue;
 		size_t *o = realloc(out, (*n + 1) * sizeof(*o));
 		if (!o)
@@ -576,6 +579,7 @@ static size_t *match(struct proxy *px, const struct wh_set *s, size_t from, size
 		out = o;
 		out[(*n)++] = i;
 	}
+	json_decref(a.ns_obj);
 	return out;
 }
 
@@ -830,11 +834,11 @@ static void call_failed(struct wh_req *wr, const struct wh_hook *h, const char *
 				    json_pack("{s:[{s:s}]}", "causes", "message", cause)));
 }
 
-/* kube's webhookerrors.ToStatusErr. */
+/* kube's webhookerrors.ToStatusErr: the webhook's Status with a code of
+ * at least 400, its message (or reason) after kube's words. */
 static void denied(struct wh_req *wr, const struct wh_hook *h, const json_t *result)
 {
-	json_t *st = json_is_object(result) ? json_deep_copy(result) : json_object();
-	json_int_t code = json_integer_value(json_object_get(st, "code"));
+	json_int_t code = json_integer_value(json_object_get(result, "code"));
 	if (code < 400)
 		code = 400;
 	if (wr->cur) {
@@ -842,27 +846,15 @@ static void denied(struct wh_req *wr, const struct wh_hook *h, const json_t *res
 		wr->cur->rejection_code = (int)code;
 		wr->cur->error_type = "no_error";
 	}
-	const char *msg = json_string_value(json_object_get(st, "message"));
-	const char *reason = json_string_value(json_object_get(st, "reason"));
+	const char *msg = json_string_value(json_object_get(result, "message"));
+	const char *reason = json_string_value(json_object_get(result, "reason"));
+	const char *why = msg && *msg ? msg : reason && *reason ? reason : NULL;
 	char m[4096];
-	if (msg && *msg)
-		snprintf(m, sizeof(m), "admission webhook \"%s\" denied the request: %s", h->name,
-			 msg);
-	else if (reason && *reason)
-		snprintf(m, sizeof(m), "admission webhook \"%s\" denied the request: %s", h->name,
-			 reason);
-	else
-		snprintf(m, sizeof(m),
-			 "admission webhook \"%s\" denied the request without explanation",
-			 h->name);
-	json_object_set_new(st, "kind", json_string("Status"));
-	json_object_set_new(st, "apiVersion", json_string("v1"));
-	if (!json_is_object(json_object_get(st, "metadata")))
-		json_object_set_new(st, "metadata", json_object());
-	json_object_set_new(st, "status", json_string("Failure"));
-	json_object_set_new(st, "message", json_string(m));
-	json_object_set_new(st, "code", json_integer(code));
-	set_error(wr, st);
+	snprintf(m, sizeof(m), "admission webhook \"%s\" denied the request%s%s", h->name,
+		 why ? ": " : " without explanation", why ? why : "");
+	json_t *details = json_object_get(result, "details");
+	set_error(wr, status_object((int)code, reason, m,
+				    json_is_object(details) ? json_deep_copy(details) : NULL));
 }
 
 static void take_extras(struct wh_req *wr, const struct wh_hook *h, const json_t *resp)
@@ -882,18 +874,18 @@ static void take_extras(struct wh_req *wr, const struct wh_hook *h, const json_t
 	}
 }
 
-/* Applies a mutating webhook's JSONPatch to wr->obj. 0 or -1 (error set). */
-static int apply_patch(struct wh_req *wr, const struct wh_hook *h, const json_t *resp)
+/* Applies a mutating webhook's JSONPatch to wr->obj (a failure is recorded). */
+static void apply_patch(struct wh_req *wr, const struct wh_hook *h, const json_t *resp)
 {
 	const char *p = json_string_value(json_object_get(resp, "patch"));
 	if (!p || !wr->obj || wr->keep)
-		return 0;
+		return;
 	const char *pt = json_string_value(json_object_get(resp, "patchType"));
 	char why[1200];
 	if (!pt || strcmp(pt, "JSONPatch") != 0) {
 		snprintf(why, sizeof(why), "unsupported patch type \"%s\"", pt ? pt : "");
 		call_failed(wr, h, why);
-		return h->fail ? -1 : 0;
+		return;
 	}
 	unsigned char *raw = NULL;
 	size_t rl = 0;
@@ -912,7 +904,7 @@ static int apply_patch(struct wh_req *wr, const struct wh_hook *h, const json_t 
 		call_failed(wr, h, why);
 		if (wr->cur)
 			wr->cur->error_type = "apiserver_internal_error";
-		return h->fail ? -1 : 0;
+		return;
 	}
 	json_decref(ops);
 	bool changed = !json_equal(out, wr->obj);
@@ -929,7 +921,6 @@ static int apply_patch(struct wh_req *wr, const struct wh_hook *h, const json_t 
 	} else {
 		json_decref(out);
 	}
-	return 0;
 }
 
 /* ---- calls ---------------------------------------------------------------- */
@@ -943,7 +934,7 @@ static kb_httpc_t *client_of(struct proxy *px, struct wh_hook *h, char *why, siz
 		return h->client;
 	const json_t *cc = json_object_get(h->def, "clientConfig");
 	const char *ca64 = json_string_value(json_object_get(cc, "caBundle"));
-	char *ca = NULL, server[1024];
+	char *ca = NULL;
 	if (ca64 && *ca64) {
 		unsigned char *raw = NULL;
 		size_t rl = 0;
@@ -956,28 +947,14 @@ static kb_httpc_t *client_of(struct proxy *px, struct wh_hook *h, char *why, siz
 			memcpy(ca, raw, rl);
 		free(raw);
 	}
-	const char *url = json_string_value(json_object_get(cc, "url"));
-	if (url) {
-		const char *host = strstr(url, "://");
-		const char *end = host ? strchr(host + 3, '/') : NULL;
-		size_t n = end ? (size_t)(end - url) : strlen(url);
-		snprintf(server, sizeof(server), "%.*s", (int)n, url);
-		char *q = strchr(server, '?');
-		if (q)
-			*q = '\0';
-	} else {
-		snprintf(server, sizeof(server), "https://%s.%s.svc:%d", h->svc_name, h->svc_ns,
-			 h->svc_port);
-	}
-	(void)px;
-	struct kb_httpc_opts o = {.server = server,
+	struct kb_httpc_opts o = {.server = h->server,
 				  .ca_pem = ca,
 				  .timeout_ms = h->timeout_s * 1000,
 				  .user_agent = "kube-apiserver-admission"};
 	int rc = kb_httpc_new(px->loop, &o, &h->client);
 	free(ca);
 	if (rc < 0) {
-		snprintf(why, wl, "cannot make a client for %s: %s", server, strerror(-rc));
+		snprintf(why, wl, "cannot make a client for %s: %s", h->server, strerror(-rc));
 		h->client = NULL;
 	}
 	return h->client;
@@ -1082,9 +1059,9 @@ static bool call_start(struct wh_req *wr, struct wh_call *c, size_t hook, const 
 	return true;
 }
 
-/* The verdict of one answer: 1 allowed, 0 denied or failed (recorded). */
-static int verdict(struct wh_req *wr, struct wh_call *c, int err, long status, const char *body,
-		   size_t len)
+/* The verdict of one answer: a refusal or failure is recorded in wr. */
+static void verdict(struct wh_req *wr, struct wh_call *c, int err, long status, const char *body,
+		    size_t len)
 {
 	struct wh_hook *h = &wr->set->hooks[c->hook];
 	char why[3000];
@@ -1094,7 +1071,7 @@ static int verdict(struct wh_req *wr, struct wh_call *c, int err, long status, c
 			 : err == -EMSGSIZE ? "the answer is larger than 8 MiB"
 					    : strerror(-err));
 		call_failed(wr, h, why);
-		return 0;
+		return;
 	}
 	if (status < 200 || status > 299) {
 		snprintf(why, sizeof(why),
@@ -1102,13 +1079,12 @@ static int verdict(struct wh_req *wr, struct wh_call *c, int err, long status, c
 			 "but did not return more information",
 			 status);
 		call_failed(wr, h, why);
-		return 0;
+		return;
 	}
 	json_error_t je;
 	json_t *doc = kb_json_loadb(body, len, 0, &je);
 	json_t *resp = json_object_get(doc, "response");
 	const char *uid = json_string_value(json_object_get(resp, "uid"));
-	int rc = 0;
 	if (!json_is_object(doc)) {
 		snprintf(why, sizeof(why), "received invalid webhook response: %s", je.text);
 		call_failed(wr, h, why);
@@ -1125,10 +1101,10 @@ static int verdict(struct wh_req *wr, struct wh_call *c, int err, long status, c
 		denied(wr, h, json_object_get(resp, "status"));
 	} else {
 		take_extras(wr, h, resp);
-		rc = !h->mutating || apply_patch(wr, h, resp) == 0;
+		if (h->mutating)
+			apply_patch(wr, h, resp);
 	}
 	json_decref(doc);
-	return rc;
 }
 
 static void resume(struct wh_req *wr);
@@ -1474,20 +1450,14 @@ static int stages_start(struct wh_req *wr, bool straight)
 	return 0;
 }
 
-/* Starts the mutating stage of a new wr whose matches are set. */
-static int mutate_begin(struct req *r, struct wh_req *wr, json_t *obj, const json_t *old)
+/* stages_start for a request being served: 1 suspended; 0 when every
+ * webhook ended at once and allowed it; or it has answered (500, or the
+ * refusal) and returns < 0. */
+static int stages_run(struct wh_req *wr, bool straight, bool ready)
 {
-	wr->old_rv = old ? obj_rv(old) : 0;
-	wr->gen_name = !old && r->generated_name;
-	wr->fixed = old ? NULL : fixed_of(obj);
-	wr->old = !old ? NULL : wr->scale ? obj_scale_view(old) : json_deep_copy(old);
-	wr->options = options_of(r, wr->op, NULL);
-	wr->obj = !old        ? create_view(obj, wr->gen_name)
-		  : wr->scale ? obj_scale_view(obj)
-			      : json_deep_copy(obj);
-	int rc = wr->obj && wr->options ? stages_start(wr, false) : -ENOMEM;
+	int rc = ready ? stages_start(wr, straight) : -ENOMEM;
 	if (rc < 0) {
-		reply_status(r, 500, "InternalError", "out of memory", NULL);
+		reply_status(wr->r, 500, "InternalError", "out of memory", NULL);
 		return rc;
 	}
 	if (rc)
@@ -1496,6 +1466,22 @@ static int mutate_begin(struct req *r, struct wh_req *wr, json_t *obj, const jso
 		answer_error(wr);
 		return -EACCES;
 	}
+	return 0;
+}
+
+/* Starts the mutating stage of a new wr whose matches are set. */
+static int mutate_begin(struct req *r, struct wh_req *wr, json_t *obj, const json_t *old)
+{
+	wr->old_rv = old ? obj_rv(old) : 0;
+	wr->fixed = old ? NULL : fixed_of(obj);
+	wr->old = !old ? NULL : wr->scale ? obj_scale_view(old) : json_deep_copy(old);
+	wr->options = options_of(r, wr->op, NULL);
+	wr->obj = !old        ? create_view(obj, !old && r->generated_name)
+		  : wr->scale ? obj_scale_view(obj)
+			      : json_deep_copy(obj);
+	int rc = stages_run(wr, false, wr->obj && wr->options);
+	if (rc)
+		return rc;
 	wr->stage = WH_MUTATED;
 	take_shaped(wr, obj, old);
 	give_warnings(wr);
@@ -1529,16 +1515,19 @@ int webhook_mutate(struct req *r, json_t *obj, const json_t *old)
 	attrs_of(r, op, scale ? sv : obj, scale ? so : old, &a);
 	size_t nm = 0, nv = 0;
 	size_t *m = match(r->px, s, 0, s->nmut, &a, &nm);
-	if (!nm)
-		free(match(r->px, s, s->nmut, s->n, &a, &nv));
+	/* without mutating webhooks the object stays as it is: its validating
+	 * matches now are those after them (webhook_validation_ahead) */
+	size_t *v = nm ? NULL : match(r->px, s, s->nmut, s->n, &a, &nv);
 	json_decref(sv);
 	json_decref(so);
 	if (!nm && !nv) {
 		free(m);
+		free(v);
 		return 0;
 	}
 	if (!(wr = wr_new(r, s, op))) {
 		free(m);
+		free(v);
 		reply_status(r, 500, "InternalError", "out of memory", NULL);
 		return -ENOMEM;
 	}
@@ -1547,6 +1536,8 @@ int webhook_mutate(struct req *r, json_t *obj, const json_t *old)
 	wr->scale = scale;
 	wr->mut = m;
 	wr->nmut = nm;
+	wr->val = v;
+	wr->nval = nv;
 	return mutate_begin(r, wr, obj, old);
 }
 
@@ -1623,17 +1614,9 @@ static int unshaped(struct req *r, const char *op, const char *kind, const json_
 	wr->old = old ? json_deep_copy(old) : NULL;
 	wr->old_rv = old ? obj_rv(old) : 0;
 	wr->options = options;
-	int rc = stages_start(wr, true);
-	if (rc < 0) {
-		reply_status(r, 500, "InternalError", "out of memory", NULL);
-		return rc;
-	}
+	int rc = stages_run(wr, true, true);
 	if (rc)
-		return 1;
-	if (wr->error) {
-		answer_error(wr);
-		return -EACCES;
-	}
+		return rc;
 	wr->stage = WH_VALIDATED;
 	give_warnings(wr);
 	return 0;
@@ -1718,7 +1701,6 @@ int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, 
 	wr->nmut = nm;
 	wr->val = v;
 	wr->nval = nv;
-	wr->gen_name = false; /* a controller's pods are named before (generateName here) */
 	wr->options = options_of(r, "CREATE", NULL);
 	wr->fixed = fixed_of(obj);
 	wr->obj = create_view(obj, false);
