@@ -92,19 +92,25 @@ static void assign_name(json_t *obj)
 	json_object_set_new(m, "name", json_string(buf));
 }
 
-int proxy_object_create(proxy_t *px, const char *group, const char *version, const char *plural,
-			json_t *obj, const char *manager, json_t **out)
+/* A create's first half: the namespace may take it, its name, server
+ * metadata and defaults. 0 or a negative errno. */
+static int create_prepare(struct proxy *px, const struct proxy_resource *res, json_t *obj)
 {
-	const struct proxy_resource *res = find_res(group, version, plural);
-	if (!res)
-		return -ENOENT;
 	int rc;
 	if (res->namespaced && (rc = ns_writable(px, key_ns(res, obj))) < 0)
 		return rc;
 	assign_name(obj);
 	obj_init_create(res, obj, time(NULL));
 	obj_defaults(px, res, obj);
-	if ((rc = validate(px, res, obj, NULL)) < 0)
+	return 0;
+}
+
+/* Its second half: validation and admission, managed fields, the store. */
+static int create_store(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+			const char *manager, json_t **out)
+{
+	int rc = validate(px, res, obj, NULL);
+	if (rc < 0)
 		return rc;
 	track(res, NULL, obj, manager);
 	rc = store_create(px->store, res->store_key, key_ns(res, obj),
@@ -112,6 +118,16 @@ int proxy_object_create(proxy_t *px, const char *group, const char *version, con
 	if (rc == 0 && out)
 		*out = json_incref(obj);
 	return rc;
+}
+
+int proxy_object_create(proxy_t *px, const char *group, const char *version, const char *plural,
+			json_t *obj, const char *manager, json_t **out)
+{
+	const struct proxy_resource *res = find_res(group, version, plural);
+	if (!res)
+		return -ENOENT;
+	int rc = create_prepare(px, res, obj);
+	return rc < 0 ? rc : create_store(px, res, obj, manager, out);
 }
 
 /* ---- creates that wait for admission webhooks ---------------------------- */
@@ -123,7 +139,6 @@ struct pending_create {
 	char *ns, *name, *owner_uid, *manager;
 	proxy_create_done_fn done;
 	void *arg;
-	bool finished; /* done() was called (maybe before the create returned) */
 	struct pending_create *next, *prev;
 };
 
@@ -191,17 +206,8 @@ static void on_admitted(void *arg, int rc, json_t *obj, const char *message)
 		snprintf(why, sizeof(why), "the server is stopping");
 	} else if (p->res->namespaced && (rc = ns_writable(px, p->ns)) < 0) {
 		snprintf(why, sizeof(why), "namespace %s is gone or terminating", p->ns);
-	} else if ((rc = validate(px, p->res, obj, NULL)) < 0) {
-		snprintf(why, sizeof(why), "refused after its admission webhooks: %s",
-			 strerror(-rc));
-	} else {
-		track(p->res, NULL, obj, p->manager);
-		rc = store_create(px->store, p->res->store_key, p->ns,
-				  obj_str(obj, "metadata.name"), obj, NULL);
-		if (rc == 0)
-			made = json_incref(obj);
-		else
-			snprintf(why, sizeof(why), "%s", strerror(-rc));
+	} else if ((rc = create_store(px, p->res, obj, p->manager, &made)) < 0) {
+		snprintf(why, sizeof(why), "%s", strerror(-rc));
 	}
 	if (rc < 0)
 		kb_warn("api", "%s %s/%s of %s not created: %s", p->res->plural, p->ns, p->name,
@@ -219,16 +225,12 @@ int proxy_object_create_admitted(proxy_t *px, const char *group, const char *ver
 	const struct proxy_resource *res = find_res(group, version, plural);
 	if (!res)
 		return -ENOENT;
-	int rc;
-	const char *ns = key_ns(res, obj);
-	if (res->namespaced && (rc = ns_writable(px, ns)) < 0)
+	int rc = create_prepare(px, res, obj);
+	if (rc < 0)
 		return rc;
-	assign_name(obj);
-	const char *name = obj_str(obj, "metadata.name");
+	const char *ns = key_ns(res, obj), *name = obj_str(obj, "metadata.name");
 	if (name && pending_named(px, res, ns, name))
 		return -EINPROGRESS; /* already on its way */
-	obj_init_create(res, obj, time(NULL));
-	obj_defaults(px, res, obj);
 	struct pending_create *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -250,15 +252,7 @@ int proxy_object_create_admitted(proxy_t *px, const char *group, const char *ver
 		return -EINPROGRESS; /* p is the webhooks' now (maybe freed already) */
 	KB_LIST_UNLINK(px->pending_creates, p);
 	pending_free(p);
-	if (rc < 0)
-		return rc;
-	if ((rc = validate(px, res, obj, NULL)) < 0)
-		return rc;
-	track(res, NULL, obj, manager);
-	rc = store_create(px->store, res->store_key, ns, name, obj, NULL);
-	if (rc == 0 && out)
-		*out = json_incref(obj);
-	return rc;
+	return rc < 0 ? rc : create_store(px, res, obj, manager, out);
 }
 
 /* Stores obj over old (both borrowed) after defaults and validation. */
