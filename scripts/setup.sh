@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(build-essential meson ninja-build pkg-config libuv1-dev libssl-dev libjansson-dev
       libsqlite3-dev check libyaml-dev node-llhttp uuid-dev liburing-dev openssl sqlite3 python3 curl
       nginx-light wrk libcurl4-openssl-dev clang clang-format libclang-rt-14-dev
-      libldns-dev bind9-dnsutils dnsperf dnsmasq-base zlib1g-dev
+      libldns-dev libpcre2-dev bind9-dnsutils dnsperf dnsmasq-base zlib1g-dev
       python3-kubernetes)
 missing=()
 for p in "${pkgs[@]}"; do

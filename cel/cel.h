@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * CEL, the Common Expression Language, as Kubernetes uses it: CRD validation
+ * rules (x-kubernetes-validations), ValidatingAdmissionPolicy expressions
+ * and webhook matchConditions.
+ *
+ * An expression is compiled once (cel_compile: parse, macro expansion,
+ * resolution of variables and functions against an environment) into an
+ * immutable program that any number of evaluations share. An evaluation
+ * (cel_eval) runs in its own arena: every value it makes lives there and is
+ * freed in one call (cel_ctx_free), as a request's pool is.
+ *
+ * DESIGN. Values are small structs passed by value (cel_impl.h); lists and
+ * maps read from JSON (cel_json) are wrapped, not copied: a rule on a 3 MiB
+ * object that reads one field converts one field. Types follow the OpenAPI
+ * schema when one is given (integer -> int, number -> double, format
+ * date-time -> timestamp, ...), as kube's structural-schema conversion does;
+ * without one a JSON value maps to its natural CEL type (dyn). A runtime
+ * cost counter stops runaway expressions ("operation cancelled: actual cost
+ * limit exceeded"), as kube's per-call limit does.
+ *
+ * Threads: compiled programs are read-only and may be shared; a cel_ctx
+ * belongs to one thread. Nothing here blocks or does I/O.
+ */
+#ifndef KUBICLE_CEL_H
+#define KUBICLE_CEL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cel_program cel_program_t;
+typedef struct cel_ctx cel_ctx_t;
+typedef struct cel_value cel_value_t; /* defined in cel_impl.h */
+
+/* Libraries an environment offers, beyond the CEL standard definitions. */
+enum {
+	CEL_LIB_STRINGS = 1u << 0,  /* cel-go ext strings (charAt, split, format, ...) */
+	CEL_LIB_LISTS = 1u << 1,    /* kube lists: isSorted, sum, min, max, indexOf */
+	CEL_LIB_REGEX = 1u << 2,    /* kube regex: find, findAll */
+	CEL_LIB_URLS = 1u << 3,     /* kube url(), isURL, getScheme, ... */
+	CEL_LIB_QUANTITY = 1u << 4, /* kube quantity(), isQuantity, ... */
+	CEL_LIB_IP = 1u << 5,       /* kube ip(), cidr(), isIP, isCIDR, ... */
+	CEL_LIB_SEMVER = 1u << 6,   /* kube semver(), isSemver, ... */
+	CEL_LIB_FORMAT = 1u << 7,   /* kube format.dns1123Label() etc. */
+	CEL_LIB_SETS = 1u << 8,     /* cel-go ext sets.contains/equivalent/intersects */
+	CEL_LIB_ENCODERS = 1u << 9, /* cel-go ext base64.encode/decode */
+	CEL_LIB_OPTIONAL = 1u << 10, /* optional types: ?. [?] optional.of ... */
+	CEL_LIB_AUTHZ = 1u << 11,   /* kube authorizer (ValidatingAdmissionPolicy) */
+	CEL_LIB_K8S = 0x7ffu,       /* everything kube 1.33 offers but the authorizer */
+};
+
+/* A variable an environment declares. schema (borrowed, must outlive every
+ * program compiled against the environment) is the OpenAPI v3 schema of
+ * its value, or NULL for dyn; it is used to check field selections at
+ * compile time ("undefined field 'x'") when not NULL. */
+struct cel_var {
+	const char *name;
+	const json_t *schema;
+};
+
+struct cel_env {
+	const struct cel_var *vars;
+	size_t nvars;
+	unsigned libs; /* CEL_LIB_* */
+};
+
+/* Compiles expr against env. On success returns a program (free with
+ * cel_program_free) and NULL *err. On failure returns NULL and sets *err to
+ * a malloc'd message in cel-go's form, e.g.
+ *   ERROR: <input>:1:6: Syntax error: mismatched input ...
+ *    | self.x ==
+ *    | .....^
+ * Expressions over max_len (0: no limit) bytes are refused. */
+cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t max_len, char **err);
+void cel_program_free(cel_program_t *p);
+/* The source text (borrowed, lives as long as p). */
+const char *cel_program_source(const cel_program_t *p);
+
+/* An evaluation context: arena, cost limit, variable bindings. cost_limit
+ * 0 means no limit. */
+cel_ctx_t *cel_ctx_new(uint64_t cost_limit);
+void cel_ctx_free(cel_ctx_t *c);
+/* Binds name to JSON v (borrowed; must outlive c) typed by schema (borrowed;
+ * NULL for dyn). v NULL binds null. name is copied. */
+int cel_bind_json(cel_ctx_t *c, const char *name, const json_t *v, const json_t *schema);
+/* Binds name to a value made in c (cel_impl.h constructors). */
+int cel_bind(cel_ctx_t *c, const char *name, cel_value_t v);
+/* Binds name lazily: fn is called the first time the name is read, and its
+ * result is kept for the rest of c's life (ValidatingAdmissionPolicy's
+ * variables). ud is borrowed. */
+typedef cel_value_t (*cel_lazy_fn)(cel_ctx_t *c, void *ud);
+int cel_bind_lazy(cel_ctx_t *c, const char *name, cel_lazy_fn fn, void *ud);
+
+/* The outcome of one evaluation. */
+enum cel_outcome {
+	CEL_OK = 0,     /* a value */
+	CEL_EVAL_ERROR, /* an error value ("no such key: x", "division by zero") */
+	CEL_COST,       /* the cost limit was passed */
+};
+/* Evaluates p in c. *out is the value (valid until c is freed). On
+ * CEL_EVAL_ERROR/CEL_COST *msg is the message (borrowed from c). cost, if
+ * not NULL, receives the cost spent. */
+enum cel_outcome cel_eval(const cel_program_t *p, cel_ctx_t *c, cel_value_t *out, const char **msg,
+			  uint64_t *cost);
+
+/* Shorthands for a result of a known type: 0, -EINVAL when the value is of
+ * another type (*msg names it: "expected bool, got int"), or -EIO on an
+ * evaluation error / cost (*msg the message). */
+int cel_eval_bool(const cel_program_t *p, cel_ctx_t *c, bool *out, const char **msg);
+/* *out borrowed from c. */
+int cel_eval_string(const cel_program_t *p, cel_ctx_t *c, const char **out, const char **msg);
+
+/* The value as JSON (new reference), NULL for values JSON cannot hold
+ * (types, opaque values; bytes become base64 strings, durations and
+ * timestamps their string forms, as cel-go's JSON conversion does). */
+json_t *cel_to_json(cel_value_t v);
+/* The value as CEL's string() conversion would write it, for messages
+ * (borrowed from c). */
+const char *cel_debug_string(cel_ctx_t *c, cel_value_t v);
+
+#endif

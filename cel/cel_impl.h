@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internals shared by the CEL module's files: the value representation, the
+ * evaluation context's arena and cost counter, and the function table that
+ * each library file contributes to.
+ *
+ * Values are plain structs; anything they point to lives in the
+ * evaluation's arena (cel_alloc) or in JSON borrowed for the context's life.
+ * Errors are values too (CEL_ERROR), propagated as CEL's semantics say
+ * (&& and || absorb them when the other side decides).
+ */
+#ifndef KUBICLE_CEL_IMPL_H
+#define KUBICLE_CEL_IMPL_H
+
+#include "cel/cel.h"
+
+#include <string.h>
+
+enum cel_kind {
+	CEL_NULL,
+	CEL_BOOL,
+	CEL_INT,
+	CEL_UINT,
+	CEL_DOUBLE,
+	CEL_STRING, /* UTF-8, not NUL-terminated necessarily: use s.len */
+	CEL_BYTES,
+	CEL_LIST,
+	CEL_MAP,
+	CEL_DURATION,  /* nanoseconds in i */
+	CEL_TIMESTAMP, /* nanoseconds since the Unix epoch in i (UTC) */
+	CEL_TYPE,      /* a type value: type name in s ("int", "list", ...) */
+	CEL_OPTIONAL,  /* opt: NULL for optional.none() */
+	CEL_OPAQUE,    /* a library's own type (quantity, URL, IP, ...) */
+	CEL_ERROR,     /* s: the message */
+};
+
+struct cel_list;
+struct cel_map;
+struct cel_opaque_type;
+
+struct cel_str {
+	const char *p;
+	size_t len;
+};
+
+struct cel_value {
+	enum cel_kind kind;
+	union {
+		bool b;
+		int64_t i;
+		uint64_t u;
+		double d;
+		struct cel_str s;          /* STRING, BYTES, TYPE, ERROR */
+		const struct cel_list *l;  /* LIST */
+		const struct cel_map *m;   /* MAP */
+		const struct cel_value *opt; /* OPTIONAL (NULL: none) */
+		struct {
+			const struct cel_opaque_type *type;
+			const void *data;
+		} o;                       /* OPAQUE */
+	};
+};
+
+/* A library's own type: its name as type() shows it ("kubernetes.URL",
+ * "net.IP", ...), and its equality (NULL: never equal but to itself). */
+struct cel_opaque_type {
+	const char *name;
+	bool (*equal)(const void *a, const void *b);
+};
+
+/* ---- the context ---- */
+
+/* Arena memory for the evaluation's life (zeroed). Never NULL: exhaustion
+ * aborts through REQUIRE, as the cost limit bounds what an expression makes. */
+void *cel_alloc(cel_ctx_t *c, size_t n);
+char *cel_strndup(cel_ctx_t *c, const char *s, size_t n);
+/* Adds n to the evaluation's cost; false once the limit is passed (the
+ * evaluation then ends with CEL_COST). */
+bool cel_cost(cel_ctx_t *c, uint64_t n);
+
+/* ---- constructors ---- */
+
+static inline cel_value_t cel_null(void)
+{
+	return (cel_value_t){.kind = CEL_NULL};
+}
+static inline cel_value_t cel_bool(bool b)
+{
+	return (cel_value_t){.kind = CEL_BOOL, .b = b};
+}
+static inline cel_value_t cel_int(int64_t i)
+{
+	return (cel_value_t){.kind = CEL_INT, .i = i};
+}
+static inline cel_value_t cel_uint(uint64_t u)
+{
+	return (cel_value_t){.kind = CEL_UINT, .u = u};
+}
+static inline cel_value_t cel_double(double d)
+{
+	return (cel_value_t){.kind = CEL_DOUBLE, .d = d};
+}
+/* s borrowed: must live as long as the value (arena, static, bound JSON). */
+static inline cel_value_t cel_string_n(const char *s, size_t n)
+{
+	return (cel_value_t){.kind = CEL_STRING, .s = {s, n}};
+}
+static inline cel_value_t cel_string(const char *s)
+{
+	return cel_string_n(s, strlen(s));
+}
+static inline cel_value_t cel_bytes(const char *s, size_t n)
+{
+	return (cel_value_t){.kind = CEL_BYTES, .s = {s, n}};
+}
+static inline cel_value_t cel_opaque(const struct cel_opaque_type *t, const void *data)
+{
+	return (cel_value_t){.kind = CEL_OPAQUE, .o = {t, data}};
+}
+static inline bool cel_is_error(cel_value_t v)
+{
+	return v.kind == CEL_ERROR;
+}
+/* An error value with a printf-formatted message (arena). */
+cel_value_t cel_errorf(cel_ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cel-go's "no such overload" error for a call that matched no signature. */
+cel_value_t cel_no_overload(cel_ctx_t *c, const char *fn);
+/* Copies s into the arena. */
+cel_value_t cel_string_copy(cel_ctx_t *c, const char *s, size_t n);
+cel_value_t cel_optional(cel_ctx_t *c, const cel_value_t *v /* NULL: none */);
+
+/* ---- lists and maps (materialized or backed by JSON) ---- */
+
+/* A new list of n items (copied into the arena). */
+cel_value_t cel_list_new(cel_ctx_t *c, const cel_value_t *items, size_t n);
+size_t cel_list_size(const struct cel_list *l);
+/* Item i (< size); a JSON-backed list converts it on the way. */
+cel_value_t cel_list_at(cel_ctx_t *c, const struct cel_list *l, size_t i);
+
+/* A new map from n keys and values (copied). Keys must be bool, int, uint
+ * or string; duplicate keys make an error value. */
+cel_value_t cel_map_new(cel_ctx_t *c, const cel_value_t *keys, const cel_value_t *vals, size_t n);
+size_t cel_map_size(const struct cel_map *m);
+/* The value at key: true and *out, or false when absent. */
+bool cel_map_get(cel_ctx_t *c, const struct cel_map *m, cel_value_t key, cel_value_t *out);
+/* The i-th key in iteration order (i < size). */
+cel_value_t cel_map_key_at(cel_ctx_t *c, const struct cel_map *m, size_t i);
+
+/* JSON v (borrowed for c's life) as a value typed by schema (NULL: dyn). */
+cel_value_t cel_json(cel_ctx_t *c, const json_t *v, const json_t *schema);
+
+/* CEL equality (heterogeneous numeric equality as cel-go does: 1 == 1u ==
+ * 1.0); an error value when either side is an error. */
+cel_value_t cel_equal(cel_ctx_t *c, cel_value_t a, cel_value_t b);
+/* The type name type() gives ("int", "list", "map", "google.protobuf.Duration", ...). */
+const char *cel_type_name(cel_value_t v);
+
+/* ---- functions ---- */
+
+/* One overload set of one function as a library contributes it. name is
+ * the call's name as written: "size", "startsWith", "quantity",
+ * "optional.of", "sets.contains", "format.dns1123Label". A receiver call
+ * (x.f(a)) has the receiver as args[0] and nargs counting it. nargs < 0:
+ * any number (fn checks). fn checks the argument kinds and returns
+ * cel_no_overload for a combination it does not take; args are never error
+ * values (errors propagate before the call). */
+struct cel_func {
+	const char *name;
+	bool receiver; /* called as x.name(...) rather than name(...) */
+	int nargs;
+	unsigned lib; /* CEL_LIB_* it belongs to, 0 for the standard definitions */
+	cel_value_t (*fn)(cel_ctx_t *c, const cel_value_t *args, size_t nargs);
+};
+
+/* The tables, one per library file (NULL-name terminated). */
+extern const struct cel_func cel_std_funcs[];
+extern const struct cel_func cel_k8s_funcs[];
+
+#endif
