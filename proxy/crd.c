@@ -58,6 +58,7 @@ struct crd_row {
 	const char *cats[MAX_NAMES + 1];
 	struct proxy_subresource subs[3];
 	const char *spec_replicas, *status_replicas, *selector_path; /* scale; NULL: none */
+	struct crd_rules *rules; /* compiled x-kubernetes-validations, or NULL */
 };
 
 static struct crd_row *all_rows;
@@ -191,6 +192,10 @@ static struct crd_row *row_build(const json_t *crd, const json_t *names, const j
 	json_t *old_crd = c->r.crd, *old_schema = c->r.schema;
 	c->r.crd = json_incref((json_t *)crd);
 	c->r.schema = json_incref(obj_get(v, "schema.openAPIV3Schema"));
+	if (c->r.schema != old_schema || !c->rules) {
+		crd_rules_free(c->rules);
+		c->rules = crd_rules_compile(c->r.schema);
+	}
 	json_decref(old_crd);
 	json_decref(old_schema);
 	return c;
@@ -872,7 +877,10 @@ static void val_versions(const json_t *crd, json_t *causes)
 				val_add(causes, "FieldValueDuplicate", p, "\"%s\"", name);
 		storage += json_is_true(json_object_get(v, "storage"));
 		snprintf(p, sizeof(p), "spec.versions[%zu].schema.openAPIV3Schema", i);
+		size_t before = json_array_size(causes);
 		crd_schema_structural(obj_get(v, "schema.openAPIV3Schema"), p, causes);
+		if (json_array_size(causes) == before)
+			crd_rules_check(obj_get(v, "schema.openAPIV3Schema"), p, causes);
 	}
 	if (storage != 1)
 		val_add(causes, "FieldValueInvalid", "spec.versions",
@@ -1006,6 +1014,14 @@ out:
 	return rc;
 }
 
+int crd_check_rules(struct req *r, const json_t *obj, const json_t *old, json_t *causes)
+{
+	struct crd_row *c = r->res->crd ? row_of(r->res) : NULL;
+	if (!c || !c->rules)
+		return 0;
+	return crd_rules_eval(c->rules, obj, old, causes, &r->warnings);
+}
+
 int crd_check_fields(struct req *r, json_t *obj)
 {
 	if (is_crd_row(r->res))
@@ -1122,6 +1138,8 @@ static void scale_write(struct req *r, const struct crd_row *c, json_t *obj)
 		json_object_set_new(obj_meta(upd), "generation", json_integer(g + 1));
 	}
 	crd_schema_validate(c->r.schema, upd, causes);
+	if (!json_array_size(causes))
+		crd_rules_eval(c->rules, upd, obj, causes, &r->warnings);
 	int rc = json_array_size(causes)
 		     ? -EINVAL
 		     : store_update(r->px->store, c->r.store_key, r->ns ? r->ns : "", r->name, upd,

@@ -66,6 +66,24 @@ int crd_schema_structural(const json_t *schema, const char *path, json_t *causes
  * str anywhere; true as well when the pattern cannot be compiled. */
 bool crd_schema_pattern_match(const char *pattern, const char *str);
 
+/*
+ * CRD validation rules (x-kubernetes-validations, proxy/crd_rules.c).
+ * crd_rules_check: the rule lists of a version's schema (borrowed) as kube
+ * checks them when a CRD is written (fields, compile errors), causes under
+ * `path`; returns causes added.
+ * crd_rules_compile: the schema's rules compiled, or NULL when it has none;
+ * the schema (borrowed) gets a reference held until crd_rules_free.
+ * crd_rules_eval: evaluates them on obj against old (NULL on create), both
+ * borrowed; failures go to `causes`, ratcheted failures to *warnings (an
+ * array made when needed). Returns causes added.
+ */
+struct crd_rules;
+int crd_rules_check(const json_t *schema, const char *path, json_t *causes);
+struct crd_rules *crd_rules_compile(const json_t *schema);
+void crd_rules_free(struct crd_rules *cr);
+int crd_rules_eval(const struct crd_rules *cr, const json_t *obj, const json_t *old, json_t *causes,
+		   json_t **warnings);
+
 /* kube's version priority: "v2" > "v1" > "v1beta2" > "v1beta1" >
  * "v1alpha1" > anything else (alphabetical). < 0 when a comes first. */
 int crd_version_cmp(const char *a, const char *b);

@@ -242,6 +242,10 @@ void crd_before_delete(json_t *crd);
  * or refused with Strict, schema defaults, schema validation). obj is
  * borrowed and modified. 0, or answered (400/422) and -EINVAL. */
 int crd_check_fields(struct req *r, json_t *obj);
+/* A custom object's x-kubernetes-validations rules on obj against old (NULL
+ * on create); failures appended to causes, ratcheted ones to r->warnings.
+ * Returns causes added. */
+int crd_check_rules(struct req *r, const json_t *obj, const json_t *old, json_t *causes);
 /* crd.c: the scale subresource of custom objects (the CRD's replica paths).
  * True when it answered. */
 bool crd_subres(struct req *r);

@@ -26,6 +26,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_csr.sh"
 . "$here/t_webhookcfg.sh"
 . "$here/t_webhook.sh"
+. "$here/t_crdrules.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -67,4 +68,5 @@ metrics_suite
 csr_suite
 webhookcfg_suite
 webhook_suite
+crdrules_suite
 e2e_summary
