@@ -175,5 +175,8 @@ struct cel_func {
 /* The tables, one per library file (NULL-name terminated). */
 extern const struct cel_func cel_std_funcs[];
 extern const struct cel_func cel_k8s_funcs[];
+/* A table a user of the module adds (kube's authorizer library, which
+ * needs the server's RBAC: proxy/vap.c), or NULL. Set before compiling. */
+extern const struct cel_func *cel_extra_funcs;
 
 #endif

@@ -15,6 +15,8 @@
 
 #define CHUNK 16384
 
+const struct cel_func *cel_extra_funcs;
+
 struct chunk {
 	struct chunk *next;
 	size_t used, cap;

@@ -43,6 +43,7 @@
 #include "policies/policies.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/quota.h"
+#include "proxy/vap.h"
 
 #define QUOTA_NS   "kube-system"
 #define QUOTA_NAME "kubicle-policy"
@@ -510,6 +511,8 @@ static int admit(struct proxy *px, struct req *r, const struct proxy_resource *r
 		rc = admit_priority(px, res, obj, old, msg, len);
 	if (rc == 0)
 		rc = admit_policy(px, res, obj, old, msg, len);
+	if (rc == 0 && r)
+		rc = vap_admit(r, old ? "UPDATE" : "CREATE", obj, old);
 	if (rc == 0)
 		rc = quota_admit(px, res, obj, old, dry_run, msg, len);
 	return rc;
@@ -554,6 +557,8 @@ int admission_check(struct req *r, json_t *obj, const json_t *old)
 	int rc = admit(px, r, r->res, obj, old, r->q.dry_run, &r->warnings, msg, sizeof(msg));
 	if (rc == -EACCES)
 		reply_denied(r, obj_str(obj, "metadata.name"), msg);
+	else if (rc == -ECANCELED)
+		rc = -EACCES; /* a ValidatingAdmissionPolicy denied it and answered */
 	else if (rc < 0)
 		reply_errno(r, rc, obj_str(obj, "metadata.name"));
 	return rc;

@@ -21,6 +21,7 @@
 #include "proxy/schema.h"
 #include "proxy/selector.h"
 #include "proxy/validate.h"
+#include "proxy/vap.h"
 #include "proxy/webhook.h"
 
 #define CT_JSON "application/json"
@@ -1087,7 +1088,10 @@ static int delete_one(struct req *r, const struct delete_opts *o, json_t *obj, j
 	const char *ns = obj_str(obj, "metadata.namespace");
 	if (check_preconditions(r, o, obj, true) < 0)
 		return -ESTALE;
-	int wrc = webhook_delete(r, obj, o->doc);
+	int wrc = vap_admit(r, "DELETE", NULL, obj);
+	if (wrc < 0)
+		return wrc;
+	wrc = webhook_delete(r, obj, o->doc);
 	if (wrc)
 		return wrc > 0 ? -EINPROGRESS : wrc;
 	bool is_ns = is_kind(r->res, "", "Namespace");

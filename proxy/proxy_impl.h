@@ -61,6 +61,7 @@ struct proxy {
 	struct admission *admission;
 	struct prom *prom;         /* prom.c: request metrics for GET /metrics */
 	struct webhooks *webhooks; /* webhook.c: the configured admission webhooks */
+	struct vap *vap;           /* vap.c: ValidatingAdmissionPolicies and bindings */
 	struct pending_create
 	    *pending_creates; /* api_internal.c: controllers' creates in webhooks */
 	proxy_prom_fn prom_fn;

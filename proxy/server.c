@@ -15,6 +15,7 @@
 #include "lib/util.h"
 #include "proxy/openapi.h"
 #include "proxy/proxy_impl.h"
+#include "proxy/vap.h"
 #include "proxy/webhook.h"
 
 static void parse_query(struct req *r)
@@ -368,6 +369,8 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	rc = crd_start(px);
 	if (rc == 0)
 		rc = webhook_start(px);
+	if (rc == 0)
+		rc = vap_start(px);
 	if (rc < 0)
 		goto fail_auth;
 	rc = kb_http_server_start(loop, opts->listen, opts->tls, NULL, on_request, px, &px->http,
@@ -384,6 +387,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	*out = px;
 	return 0;
 fail_auth:
+	vap_stop(px);
 	webhook_stop(px);
 	audit_close(px);
 	authz_stop(px);
@@ -406,6 +410,7 @@ void proxy_stop(proxy_t *px)
 	px->stopping = true;
 	store_flush(px->store);
 	watch_close_all(px);
+	vap_stop(px);
 	webhook_stop(px);
 	proxy_pending_creates_free(px);
 	authz_stop(px);

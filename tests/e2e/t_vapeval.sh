@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end: ValidatingAdmissionPolicies evaluated on writes with real
+# kubectl: Deny, Warn and Audit bindings; messages, messageExpression and
+# reasons; variables; matchConditions; namespace selectors of bindings;
+# params from ConfigMaps (by name, missing with Deny); the authorizer
+# library; DELETE; evaluation errors under failurePolicy Fail and Ignore.
+
+vap_policies() {
+  cat <<'EOF'
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: replicas-limit}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}
+  matchConditions:
+  - name: not-exempt
+    expression: "!has(object.metadata.labels) || !('exempt' in object.metadata.labels)"
+  variables:
+  - name: replicas
+    expression: "object.spec.replicas"
+  validations:
+  - expression: "variables.replicas <= 5"
+    message: at most 5 replicas
+  - expression: "!has(object.metadata.labels) || !('forbidden' in object.metadata.labels)"
+    messageExpression: "'label forbidden on ' + object.metadata.name"
+    reason: Forbidden
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: replicas-deny}
+spec:
+  policyName: replicas-limit
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {env: strict}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: replicas-warn}
+spec:
+  policyName: replicas-limit
+  validationActions: [Warn, Audit]
+  matchResources:
+    namespaceSelector: {matchLabels: {env: lax}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: cm-params}
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE, DELETE], resources: [configmaps]}
+  validations:
+  - expression: "request.operation != 'DELETE' || oldObject.metadata.name != params.data.protected"
+    messageExpression: "oldObject.metadata.name + ' is protected'"
+  - expression: "request.operation == 'DELETE' || size(object.data) <= int(params.data.maxKeys)"
+    message: too many keys
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: cm-params}
+spec:
+  policyName: cm-params
+  validationActions: [Deny]
+  paramRef: {name: cm-limits, parameterNotFoundAction: Deny}
+  matchResources:
+    namespaceSelector: {matchLabels: {env: strict}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: sa-may-not}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [secrets]}
+  validations:
+  - expression: "authorizer.serviceAccount(object.metadata.namespace, 'default').group('').resource('secrets').namespace(object.metadata.namespace).check('get').allowed()"
+    message: the default service account must be able to read secrets here
+    reason: Forbidden
+  - expression: "authorizer.group('').resource('secrets').check('list').allowed()"
+    message: you must be able to list secrets
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: sa-may-not}
+spec:
+  policyName: sa-may-not
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {env: strict}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: broken}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [services]}
+  validations:
+  - expression: "object.spec.nope > 1"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: broken}
+spec:
+  policyName: broken
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {env: strict}}
+EOF
+}
+
+vap_suite() {
+  local d=$E2E_TMP/vap
+  local K=(kubectl --kubeconfig "$KCFG" --cache-dir "$d/c")
+  mkdir -p "$d"
+  "${K[@]}" create ns vap-strict >/dev/null && "${K[@]}" label ns vap-strict env=strict >/dev/null
+  "${K[@]}" create ns vap-lax >/dev/null && "${K[@]}" label ns vap-lax env=lax >/dev/null
+  "${K[@]}" create ns vap-free >/dev/null
+  vap_policies >"$d/p.yaml"
+  expect "policies and bindings are created" "validatingadmissionpolicybinding.admissionregistration.k8s.io/broken created" \
+    "${K[@]}" apply -f "$d/p.yaml"
+
+  expect_fail "a Deny binding refuses in kube's words" \
+    "deployments.apps \"web\" is forbidden: ValidatingAdmissionPolicy 'replicas-limit' with binding 'replicas-deny' denied request: at most 5 replicas" \
+    "${K[@]}" -n vap-strict create deployment web --image=registry.k8s.io/pause:3.9 --replicas=10
+  expect_eq "... with reason Invalid and code 422" "422 Invalid" \
+    sh -c "$(declare -f kcurl); DATA_DIR='$DATA_DIR' kcurl -X POST -H 'Content-Type: application/json' '$SERVER_URL/apis/apps/v1/namespaces/vap-strict/deployments' -d '{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"},\"spec\":{\"replicas\":9,\"selector\":{\"matchLabels\":{\"a\":\"b\"}},\"template\":{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}}}' | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s[\"code\"], s[\"reason\"])'"
+  expect "within the limit it is created" "deployment.apps/web created" \
+    "${K[@]}" -n vap-strict create deployment web --image=registry.k8s.io/pause:3.9 --replicas=3
+  expect_fail "an update is checked too (variables)" "at most 5 replicas" \
+    "${K[@]}" -n vap-strict scale deployment web --replicas=8
+  expect_fail "messageExpression and reason Forbidden" \
+    "ValidatingAdmissionPolicy 'replicas-limit' with binding 'replicas-deny' denied request: label forbidden on web" \
+    "${K[@]}" -n vap-strict label deployment web forbidden=yes
+  expect_eq "... with code 403" "403 Forbidden" \
+    sh -c "$(declare -f kcurl); DATA_DIR='$DATA_DIR' kcurl -X PATCH -H 'Content-Type: application/merge-patch+json' '$SERVER_URL/apis/apps/v1/namespaces/vap-strict/deployments/web' -d '{\"metadata\":{\"labels\":{\"forbidden\":\"y\"}}}' | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s[\"code\"], s[\"reason\"])'"
+  expect "matchConditions: an exempt object is not validated" "deployment.apps/big created" \
+    sh -c "${K[*]} -n vap-strict create deployment big --image=x --replicas=10 --dry-run=client -o yaml | sed 's/^  labels:/  labels:\\n    exempt: \"yes\"/' | ${K[*]} apply -f -"
+  expect "a namespace no binding selects is not validated" "deployment.apps/web created" \
+    "${K[@]}" -n vap-free create deployment web --image=registry.k8s.io/pause:3.9 --replicas=10
+  expect "a Warn binding warns and lets the write through" \
+    "Warning: Validation failed for ValidatingAdmissionPolicy 'replicas-limit' with binding 'replicas-warn': at most 5 replicas" \
+    "${K[@]}" -n vap-lax create deployment web --image=registry.k8s.io/pause:3.9 --replicas=10
+  expect "... and an Audit one records kube's annotation" \
+    'validation.policy.admission.k8s.io/validation_failure' \
+    grep -h 'replicas-warn' "$DATA_DIR"/audit*.log
+
+  expect_fail "params not found with parameterNotFoundAction Deny" \
+    "ValidatingAdmissionPolicy 'cm-params' with binding 'cm-params' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction" \
+    "${K[@]}" -n vap-strict create configmap one --from-literal=a=1
+  expect "params from a ConfigMap in the request's namespace" "configmap/cm-limits created" \
+    "${K[@]}" -n vap-strict create configmap cm-limits --from-literal=maxKeys=2 --from-literal=protected=keep
+  expect "... allow what they allow" "configmap/keep created" \
+    "${K[@]}" -n vap-strict create configmap keep --from-literal=a=1
+  expect_fail "... and refuse what they refuse" "too many keys" \
+    "${K[@]}" -n vap-strict create configmap many --from-literal=a=1 --from-literal=b=2 --from-literal=c=3
+  expect_fail "DELETE is validated with oldObject" \
+    "ValidatingAdmissionPolicy 'cm-params' with binding 'cm-params' denied request: keep is protected" \
+    "${K[@]}" -n vap-strict delete configmap keep
+
+  expect_fail "the authorizer library asks RBAC (a service account without rights)" \
+    "denied request: the default service account must be able to read secrets here" \
+    "${K[@]}" -n vap-strict create secret generic s1 --from-literal=a=1
+  "${K[@]}" -n vap-strict create role read-secrets --verb=get --resource=secrets >/dev/null
+  "${K[@]}" -n vap-strict create rolebinding read-secrets --role=read-secrets --serviceaccount=vap-strict:default >/dev/null
+  expect "... once RBAC grants it, the write goes through" "secret/s1 created" \
+    "${K[@]}" -n vap-strict create secret generic s1 --from-literal=a=1
+
+  expect_fail "an evaluation error under failurePolicy Fail refuses" \
+    "ValidatingAdmissionPolicy 'broken' with binding 'broken' denied request: expression 'object.spec.nope > 1' resulted in error: no such key: nope" \
+    "${K[@]}" -n vap-strict create service clusterip s1 --tcp=80:80
+  "${K[@]}" patch validatingadmissionpolicy broken --type=merge -p '{"spec":{"failurePolicy":"Ignore"}}' >/dev/null
+  expect "... and under Ignore lets it through" "service/s1 created" \
+    "${K[@]}" -n vap-strict create service clusterip s1 --tcp=80:80
+  "${K[@]}" delete validatingadmissionpolicybinding replicas-deny >/dev/null
+  expect "without its binding the policy does nothing" "scaled" \
+    "${K[@]}" -n vap-strict scale deployment web --replicas=8
+  "${K[@]}" delete -f "$d/p.yaml" --ignore-not-found >/dev/null 2>&1
+  "${K[@]}" delete ns vap-strict vap-lax vap-free --wait=false >/dev/null 2>&1
+}
