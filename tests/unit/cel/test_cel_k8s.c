@@ -860,6 +860,86 @@ START_TEST(format_named)
 }
 END_TEST
 
+/* ---- end to end: compiled and evaluated with every kube library ---- */
+
+/* Evaluates expr: "true"/"false" for a bool, the message for an error. */
+static const char *eval(const char *expr)
+{
+	static const struct cel_env env = {NULL, 0, CEL_LIB_K8S};
+	char *err = NULL;
+	cel_program_t *p = cel_compile(expr, &env, 0, &err);
+	ck_assert_msg(p != NULL, "%s: %s", expr, err ? err : "");
+	cel_value_t v;
+	const char *msg = NULL, *out;
+	enum cel_outcome o = cel_eval(p, c, &v, &msg, NULL);
+	if (o != CEL_OK)
+		out = cel_strndup(c, msg, strlen(msg));
+	else if (v.kind == CEL_BOOL)
+		out = v.b ? "true" : "false";
+	else
+		out = cel_debug_string(c, v);
+	cel_program_free(p);
+	return out;
+}
+
+START_TEST(end_to_end)
+{
+	static const struct {
+		const char *expr, *want;
+	} t[] = {
+	    {"quantity('1Gi').isGreaterThan(quantity('1000Mi'))", "true"},
+	    {"quantity('50k').add(quantity('20')) == quantity('50.02k')", "true"},
+	    {"quantity('50k').add(20).sub(quantity('100k')).sub(-50000).asInteger() == 20", "true"},
+	    {"quantity('200M') == quantity('0.2G') && quantity('0.2G') == quantity('200M')",
+	     "true"},
+	    {"quantity('50M').compareTo(quantity('50Mi')) == -1", "true"},
+	    {"sign(quantity('-1m')) == -1", "true"},
+	    {"quantity('9999999999999999999999999999999999999G').asInteger()",
+	     "cannot convert value to integer"},
+	    {"quantity('10Mm')", "unable to parse quantity's suffix"},
+	    {"isQuantity('1,3G') || isQuantity('200K')", "false"},
+	    {"quantity('50.703k').asApproximateFloat() == 50703.0", "true"},
+	    {"url('https://a.b:8080/x?y=1').getPort() == '8080'", "true"},
+	    {"url('https://example.com/path?k1=a&k2=b&k2=c').getQuery() == "
+	     "{'k1': ['a'], 'k2': ['b', 'c']}",
+	     "true"},
+	    {"url('https://example.com/path?k2=b&k2=c').getQuery()['k2'][1] == 'c'", "true"},
+	    {"isURL('../relative-path')", "false"},
+	    {"url('https://[::1]:80/').getHostname() == '::1'", "true"},
+	    {"url('../x')", "URL parse error during conversion from string: parse \"../x\": "
+			    "invalid URI for request"},
+	    {"cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))", "true"},
+	    {"cidr('10.0.0.0/8').containsIP('11.1.2.3')", "false"},
+	    {"cidr('192.168.0.0/16').containsCIDR('192.168.10.0/24')", "true"},
+	    {"cidr('192.168.0.1/24').masked() == cidr('192.168.0.0/24')", "true"},
+	    {"cidr('192.168.0.1/24') == cidr('192.168.0.1/24').masked()", "false"},
+	    {"cidr('192.168.0.1/24').ip() == ip('192.168.0.1')", "true"},
+	    {"string(ip('2001:DB8::1')) == '2001:db8::1'", "true"},
+	    {"string(cidr('::1/128')) == '::1/128'", "true"},
+	    {"ip('::1').family() == 6 && ip('127.0.0.1').isLoopback()", "true"},
+	    {"ip.isCanonical('2001:db8::0:0:0:abcd')", "false"},
+	    {"ip('127.0.0.256')", "IP Address \"127.0.0.256\" parse error during conversion from "
+				  "string: ParseAddr(\"127.0.0.256\"): IPv4 field has value >255"},
+	    {"semver('1.2.3').isLessThan(semver('2.0.0'))", "true"},
+	    {"semver('v1.0', true) == semver('1.0.0')", "true"},
+	    {"semver('1.0.0-rc.1').compareTo(semver('1.0.0')) == -1", "true"},
+	    {"isSemver('v1.0')", "false"},
+	    {"semver('1.0.0').major() + semver('1.2.0').minor() + semver('0.0.3').patch() == 6",
+	     "true"},
+	    {"format.dns1123Label().validate('my-name') == optional.none()", "true"},
+	    {"format.dns1123Label().validate('a.b').value() == ['must not contain dots']", "true"},
+	    {"format.named('labelValue').value().validate('-x').hasValue()", "true"},
+	    {"!format.named('nope').hasValue()", "true"},
+	    {"format.uri().validate('http://example.com').hasValue()", "false"},
+	    {"format.datetime().validate('2021-01-01T00:00:00Z').orValue(['x']) == ['x']", "true"},
+	    {"type(quantity('1')) == type(quantity('2'))", "true"},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(strcmp(eval(t[i].expr), t[i].want) == 0, "%s: %s", t[i].expr,
+			      eval(t[i].expr));
+}
+END_TEST
+
 START_TEST(table)
 {
 	/* every entry has a library and at most one entry per name/receiver/arity */
@@ -899,6 +979,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cidr_parts);
 	tcase_add_test(tc, format_validate);
 	tcase_add_test(tc, format_named);
+	tcase_add_test(tc, end_to_end);
 	tcase_add_test(tc, table);
 	suite_add_tcase(s, tc);
 	return s;
