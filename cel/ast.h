@@ -52,7 +52,7 @@ struct cel_node {
 	bool *optf;
 	cel_value_t val;
 	const struct cel_func **funcs; /* overloads of a call, NULL-terminated */
-	void *re;                      /* a constant pattern compiled (struct cel_re) */
+	const char *type; /* static type when known ("int", "list(string)"), NULL: dyn */
 };
 
 struct cel_block;

@@ -76,6 +76,7 @@ struct parser {
 	char *err; /* first error (malloc'd, without the source snippet) */
 	unsigned errpos;
 	const struct cel_env *env;
+	int in_format; /* inside format()'s arguments: mixed literals allowed */
 };
 
 static void perr(struct parser *ps, unsigned pos, const char *fmt, ...)
@@ -1017,11 +1018,34 @@ static bool regex_arg(struct parser *ps, struct cel_node *n)
 		return true;
 	char *msg = NULL;
 	if (cel_re_add(&ps->prog->regexes, pat->val.s.p, pat->val.s.len, &msg) < 0) {
-		perr(ps, pat->pos, "%s", msg ? msg : "invalid regular expression");
+		/* cel-go's ValidateRegexLiterals for matches; the pattern's own
+		 * error for find/findAll, compiled when the program is made */
+		if (!strcmp(n->name, "matches"))
+			perr(ps, pat->pos, "invalid matches argument");
+		else
+			perr(ps, pat->pos, "%s", msg ? msg : "invalid regular expression");
 		free(msg);
 		return false;
 	}
 	return true;
+}
+
+/* cel-go's ValidateDurationLiterals and ValidateTimestampLiterals: a
+ * constant argument of duration() or timestamp() is converted now. */
+static bool literal_arg(struct parser *ps, struct cel_node *n)
+{
+	if (n->a || n->nargs != 1 || n->args[0]->kind != N_CONST ||
+	    (strcmp(n->name, "duration") && strcmp(n->name, "timestamp")))
+		return true;
+	cel_ctx_t *c = cel_ctx_new(0);
+	cel_value_t r = cel_no_overload(c, n->name);
+	for (const struct cel_func **f = n->funcs; *f && cel_is_error(r); f++)
+		if ((*f)->nargs == 1)
+			r = (*f)->fn(c, &n->args[0]->val, 1);
+	cel_ctx_free(c);
+	if (cel_is_error(r))
+		perr(ps, n->args[0]->pos, "invalid %s argument", n->name);
+	return !cel_is_error(r);
 }
 
 static bool resolve_call(struct parser *ps, struct cel_node *n, const struct scope *sc)
@@ -1042,24 +1066,26 @@ static bool resolve_call(struct parser *ps, struct cel_node *n, const struct sco
 	if (!n->funcs)
 		n->funcs = overloads(ps, n->name, n->a != NULL);
 	if (!n->funcs) {
-		perr(ps, n->pos, "undeclared reference to '%s' (in container '')",
-		     q ? pstrndup(ps->prog, q, strlen(q)) : n->name);
-		if (q && ps->err) {
-			free(ps->err);
-			ps->err = NULL;
-			char full[512];
-			snprintf(full, sizeof(full), "%s.%s", q, n->name);
-			perr(ps, n->pos, "undeclared reference to '%s' (in container '')", full);
-		}
+		const struct cel_node *root = n->a;
+		while (q && root->kind == N_SELECT)
+			root = root->a;
+		if (q)
+			perr(ps, root->pos, "undeclared reference to '%s' (in container '')",
+			     root->name);
+		else
+			perr(ps, n->pos, "undeclared reference to '%s' (in container '')", n->name);
 		return false;
 	}
 	const json_t *s;
 	if (n->a && !resolve(ps, n->a, sc, &s))
 		return false;
+	bool format = n->a && !strcmp(n->name, "format");
+	ps->in_format += format;
 	for (size_t i = 0; i < n->nargs; i++)
 		if (!resolve(ps, n->args[i], sc, &s))
 			return false;
-	return regex_arg(ps, n);
+	ps->in_format -= format;
+	return regex_arg(ps, n) && literal_arg(ps, n);
 }
 
 static const json_t *items_schema(const json_t *s)
@@ -1093,8 +1119,8 @@ static bool resolve_compr(struct parser *ps, struct cel_node *n, const struct sc
 }
 
 /* Resolves n: *schema is its value's schema when known. */
-static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
-		    const json_t **schema)
+static bool resolve_node(struct parser *ps, struct cel_node *n, const struct scope *sc,
+			 const json_t **schema)
 {
 	*schema = NULL;
 	const json_t *s;
@@ -1143,6 +1169,299 @@ static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *s
 			return false;
 		return !n->c || resolve(ps, n->c, sc, &s);
 	}
+}
+
+/* ---- static types: the checks cel-go's type checker would make where
+ * the types are known for certain (literals, schema-typed fields) ---- */
+
+static const char *const kind_types[] = {
+    [CEL_NULL] = "null_type",
+    [CEL_BOOL] = "bool",
+    [CEL_INT] = "int",
+    [CEL_UINT] = "uint",
+    [CEL_DOUBLE] = "double",
+    [CEL_STRING] = "string",
+    [CEL_BYTES] = "bytes",
+    [CEL_DURATION] = "google.protobuf.Duration",
+    [CEL_TIMESTAMP] = "google.protobuf.Timestamp",
+};
+
+#define T_DUR "google.protobuf.Duration"
+#define T_TS  "google.protobuf.Timestamp"
+
+/* The CEL type of a value of schema s, as kube declares it, or NULL. */
+static const char *schema_type(struct parser *ps, const json_t *s)
+{
+	if (!s || json_is_true(json_object_get(s, "nullable")) ||
+	    json_is_true(json_object_get(s, "x-kubernetes-int-or-string")) ||
+	    json_is_true(json_object_get(s, "x-kubernetes-preserve-unknown-fields")))
+		return NULL;
+	const char *t = json_string_value(json_object_get(s, "type"));
+	const char *f = json_string_value(json_object_get(s, "format"));
+	if (!t)
+		return NULL;
+	if (!strcmp(t, "integer"))
+		return "int";
+	if (!strcmp(t, "number"))
+		return "double";
+	if (!strcmp(t, "boolean"))
+		return "bool";
+	if (!strcmp(t, "string")) {
+		if (f && !strcmp(f, "byte"))
+			return "bytes";
+		if (f && !strcmp(f, "duration"))
+			return T_DUR;
+		if (f && (!strcmp(f, "date") || !strcmp(f, "date-time")))
+			return T_TS;
+		return "string";
+	}
+	if (!strcmp(t, "array")) {
+		const char *item = schema_type(ps, json_object_get(s, "items"));
+		if (!item)
+			return NULL;
+		char *l = pmalloc(ps->prog, strlen(item) + 8);
+		sprintf(l, "list(%s)", item);
+		return l;
+	}
+	return NULL;
+}
+
+static bool same(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+static bool is_number(const char *t)
+{
+	return same(t, "int") || same(t, "uint") || same(t, "double");
+}
+
+static bool no_overload(struct parser *ps, const struct cel_node *n, const char *op, const char *a,
+			const char *b)
+{
+	if (b)
+		perr(ps, n->pos, "found no matching overload for '%s' applied to '(%s, %s)'", op, a,
+		     b);
+	else
+		perr(ps, n->pos, "found no matching overload for '%s' applied to '(%s)'", op, a);
+	return false;
+}
+
+static const char *const bin_names[] = {
+    [B_ADD] = "_+_", [B_SUB] = "_-_", [B_MUL] = "_*_", [B_DIV] = "_/_",
+    [B_MOD] = "_%_", [B_EQ] = "_==_", [B_NE] = "_!=_", [B_LT] = "_<_",
+    [B_LE] = "_<=_", [B_GT] = "_>_",  [B_GE] = "_>=_", [B_IN] = "@in",
+};
+
+/* The result type of a op b, both known: NULL and an error when no
+ * overload takes them. */
+static const char *arith_type(int op, const char *a, const char *b)
+{
+	bool num = same(a, b) && is_number(a);
+	switch (op) {
+	case B_ADD:
+		if (num || (same(a, b) && (same(a, "string") || same(a, "bytes") ||
+					   same(a, T_DUR) || !strncmp(a, "list(", 5))))
+			return a;
+		if ((same(a, T_TS) && same(b, T_DUR)) || (same(a, T_DUR) && same(b, T_TS)))
+			return T_TS;
+		return NULL;
+	case B_SUB:
+		if (num || (same(a, b) && same(a, T_DUR)) || (same(a, T_TS) && same(b, T_DUR)))
+			return a;
+		return same(a, b) && same(a, T_TS) ? T_DUR : NULL;
+	case B_MOD: return num && !same(a, "double") ? a : NULL;
+	default: return num ? a : NULL;
+	}
+}
+
+static bool orderable(const char *a, const char *b)
+{
+	if (is_number(a) && is_number(b))
+		return true;
+	return same(a, b) && (same(a, "string") || same(a, "bytes") || same(a, "bool") ||
+			      same(a, T_DUR) || same(a, T_TS));
+}
+
+static bool check_bin(struct parser *ps, struct cel_node *n)
+{
+	const char *a = n->a->type, *b = n->b->type;
+	if (n->op >= B_EQ && n->op != B_IN)
+		n->type = "bool";
+	if (n->op == B_IN) {
+		n->type = "bool";
+		return true;
+	}
+	if (!a || !b)
+		return true;
+	if (n->op == B_EQ || n->op == B_NE) {
+		if (same(a, b) || same(a, "null_type") || same(b, "null_type"))
+			return true;
+		return no_overload(ps, n, bin_names[n->op], a, b);
+	}
+	if (n->op >= B_LT)
+		return orderable(a, b) || no_overload(ps, n, bin_names[n->op], a, b);
+	n->type = arith_type(n->op, a, b);
+	return n->type || no_overload(ps, n, bin_names[n->op], a, b);
+}
+
+/* cel-go's ValidateHomogeneousAggregateLiterals (format()'s arguments
+ * excepted); the literal's type when its elements' are known. */
+static bool check_list(struct parser *ps, struct cel_node *n)
+{
+	const char *t = NULL;
+	bool all = n->nargs > 0;
+	for (size_t i = 0; i < n->nargs; i++) {
+		const char *et = n->optf[i] ? NULL : n->args[i]->type;
+		all = all && et;
+		if (!et)
+			continue;
+		if (t && !same(t, et) && !ps->in_format) {
+			perr(ps, n->args[i]->pos, "expected type '%s' but found '%s'", t, et);
+			return false;
+		}
+		t = et;
+	}
+	if (all) {
+		char *l = pmalloc(ps->prog, strlen(t) + 8);
+		sprintf(l, "list(%s)", t);
+		n->type = l;
+	}
+	return true;
+}
+
+static bool check_map(struct parser *ps, struct cel_node *n)
+{
+	const char *kt = NULL, *vt = NULL;
+	for (size_t i = 0; i < n->nargs && !ps->in_format; i++) {
+		const char *k = n->args[i]->type, *v = n->optf[i] ? NULL : n->args2[i]->type;
+		if (k && kt && !same(k, kt)) {
+			perr(ps, n->args[i]->pos, "expected type '%s' but found '%s'", kt, k);
+			return false;
+		}
+		if (v && vt && !same(v, vt)) {
+			perr(ps, n->args2[i]->pos, "expected type '%s' but found '%s'", vt, v);
+			return false;
+		}
+		kt = k ? k : kt;
+		vt = v ? v : vt;
+	}
+	return true;
+}
+
+static const struct {
+	const char *name, *type;
+} call_types[] = {
+    {"size", "int"},
+    {"contains", "bool"},
+    {"startsWith", "bool"},
+    {"endsWith", "bool"},
+    {"matches", "bool"},
+    {"int", "int"},
+    {"uint", "uint"},
+    {"double", "double"},
+    {"string", "string"},
+    {"bytes", "bytes"},
+    {"bool", "bool"},
+    {"duration", T_DUR},
+    {"timestamp", T_TS},
+    {"charAt", "string"},
+    {"lowerAscii", "string"},
+    {"upperAscii", "string"},
+    {"replace", "string"},
+    {"substring", "string"},
+    {"trim", "string"},
+    {"join", "string"},
+    {"strings.quote", "string"},
+    {"format", "string"},
+    {"split", "list(string)"},
+    {"base64.encode", "string"},
+    {"base64.decode", "bytes"},
+    {"isSorted", "bool"},
+    {"hasValue", "bool"},
+    {"sets.contains", "bool"},
+    {"sets.equivalent", "bool"},
+    {"sets.intersects", "bool"},
+    {"find", "string"},
+    {"findAll", "list(string)"},
+    {"indexOf", "int"},
+    {"lastIndexOf", "int"},
+    {"getFullYear", "int"},
+    {"getMonth", "int"},
+    {"getDate", "int"},
+    {"getDayOfMonth", "int"},
+    {"getDayOfWeek", "int"},
+    {"getDayOfYear", "int"},
+    {"getHours", "int"},
+    {"getMinutes", "int"},
+    {"getSeconds", "int"},
+    {"getMilliseconds", "int"},
+};
+
+static bool check_unary(struct parser *ps, struct cel_node *n)
+{
+	const char *a = n->a->type;
+	if (n->kind == N_NOT) {
+		n->type = "bool";
+		return !a || same(a, "bool") || no_overload(ps, n, "!_", a, NULL);
+	}
+	if (!a)
+		return true;
+	n->type = a;
+	return same(a, "int") || same(a, "double") || same(a, T_DUR) ||
+	       no_overload(ps, n, "-_", a, NULL);
+}
+
+static bool check_logic(struct parser *ps, struct cel_node *n)
+{
+	const char *a = n->a->type, *b = n->b->type;
+	const char *op = n->kind == N_AND ? "_&&_" : "_||_";
+	n->type = "bool";
+	if ((a && !same(a, "bool")) || (b && !same(b, "bool")))
+		return no_overload(ps, n, op, a ? a : "dyn", b ? b : "dyn");
+	return true;
+}
+
+static bool check_type(struct parser *ps, struct cel_node *n, const json_t *schema)
+{
+	switch (n->kind) {
+	case N_CONST: n->type = kind_types[n->val.kind]; return true;
+	case N_IDENT:
+	case N_INDEX: n->type = schema_type(ps, schema); return true;
+	case N_SELECT: n->type = n->op ? "bool" : schema_type(ps, schema); return true;
+	case N_BIN: return check_bin(ps, n);
+	case N_NOT:
+	case N_NEG: return check_unary(ps, n);
+	case N_AND:
+	case N_OR: return check_logic(ps, n);
+	case N_LIST: return check_list(ps, n);
+	case N_MAP: return check_map(ps, n);
+	case N_COND:
+		if (n->a->type && !same(n->a->type, "bool"))
+			return no_overload(ps, n, "_?_:_", n->a->type, NULL);
+		n->type = same(n->b->type, n->c->type) ? n->b->type : NULL;
+		return true;
+	case N_COMPR:
+		if (n->op == M_ALL || n->op == M_EXISTS || n->op == M_EXISTS_ONE)
+			n->type = "bool";
+		return true;
+	case N_CALL:
+		for (size_t k = 0; k < sizeof(call_types) / sizeof(call_types[0]); k++)
+			if (!strcmp(call_types[k].name, n->name))
+				n->type = call_types[k].type;
+		return true;
+	}
+	return true;
+}
+
+/* Resolves n and its static type (cel-go's type-check errors where both
+ * sides' types are known): *schema is its value's schema when known. */
+static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
+		    const json_t **schema)
+{
+	if (!resolve_node(ps, n, sc, schema))
+		return false;
+	return check_type(ps, n, *schema);
 }
 
 /* ---- the program ---- */
