@@ -50,14 +50,14 @@ struct cel_value {
 		int64_t i;
 		uint64_t u;
 		double d;
-		struct cel_str s;          /* STRING, BYTES, TYPE, ERROR */
-		const struct cel_list *l;  /* LIST */
-		const struct cel_map *m;   /* MAP */
+		struct cel_str s;            /* STRING, BYTES, TYPE, ERROR */
+		const struct cel_list *l;    /* LIST */
+		const struct cel_map *m;     /* MAP */
 		const struct cel_value *opt; /* OPTIONAL (NULL: none) */
 		struct {
 			const struct cel_opaque_type *type;
 			const void *data;
-		} o;                       /* OPAQUE */
+		} o; /* OPAQUE */
 	};
 };
 
@@ -178,5 +178,46 @@ extern const struct cel_func cel_k8s_funcs[];
 /* A table a user of the module adds (kube's authorizer library, which
  * needs the server's RBAC: proxy/vap.c), or NULL. Set before compiling. */
 extern const struct cel_func *cel_extra_funcs;
+
+/* ---- helpers shared by the library files (added with the evaluator) ---- */
+
+/* CEL ordering of a and b (same kind, or numbers of any kind: cel-go's
+ * cross-type numeric comparisons): 0 and *cmp (-1, 0, 1), or -EINVAL when
+ * they are not comparable (NaN included). */
+int cel_compare(cel_value_t a, cel_value_t b, int *cmp);
+/* CEL equality as a C bool (errors compare unequal). */
+bool cel_values_equal(cel_ctx_t *c, cel_value_t a, cel_value_t b);
+/* kube's property-name escaping undone: "foo__dash__bar" -> "foo-bar",
+ * "__namespace__" -> "namespace". 0, or -EINVAL when name is not a valid
+ * escaped name or does not fit in cap bytes. */
+int cel_unescape_field(const char *name, char *out, size_t cap);
+
+/* A regular expression in RE2's (Go's) syntax, compiled by PCRE2. The
+ * evaluation's cache: a program's constant patterns are compiled once at
+ * compile time, others once per evaluation. NULL and *err (an error value
+ * with Go's message) when refused. */
+struct cel_re;
+const struct cel_re *cel_regex(cel_ctx_t *c, struct cel_str pattern, cel_value_t *err);
+/* The first match in s at or after byte start: 1 and [*so, *eo), 0 none,
+ * or -EIO and *err when the match limit is passed. */
+int cel_regex_find(cel_ctx_t *c, const struct cel_re *re, struct cel_str s, size_t start,
+		   size_t *so, size_t *eo, cel_value_t *err);
+
+/* Standard base64 (padded): the encoded length (out holds 4*ceil(n/3)+1);
+ * decoding accepts padded or unpadded input: the length, or -1. */
+size_t cel_base64_encode(const char *in, size_t n, char *out);
+long cel_base64_decode(const char *in, size_t n, char *out);
+
+/* Durations and timestamps as text (std.c). Go's time.ParseDuration: 0 or
+ * -EINVAL. */
+int cel_parse_duration(const char *s, size_t n, int64_t *nanos);
+/* RFC 3339: 0 or -EINVAL / -ERANGE (outside years 1..9999). */
+int cel_parse_timestamp(const char *s, size_t n, int64_t *nanos);
+/* "1.5s"; "2023-01-02T03:04:05.5Z" (arena). */
+const char *cel_format_duration(cel_ctx_t *c, int64_t nanos);
+const char *cel_format_timestamp(cel_ctx_t *c, int64_t nanos);
+/* string(v) for a scalar (int, uint, double, bool, string, bytes as UTF-8,
+ * duration, timestamp, type): the arena string, or NULL for other kinds. */
+const char *cel_scalar_string(cel_ctx_t *c, cel_value_t v, size_t *len);
 
 #endif

@@ -1,21 +1,1545 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* CEL's parser: to be written (stub so the module builds). */
+/*
+ * CEL's compiler: a lexer and a recursive-descent parser for the whole CEL
+ * grammar (with the optional-types syntax kube enables), expansion of the
+ * macros (has, all, exists, exists_one, map, filter and the two-variable
+ * comprehensions) into comprehension nodes, then a resolution pass against
+ * the environment: undeclared variables and functions, qualified function
+ * names (optional.of, sets.contains, base64.encode, ...), field selections
+ * checked against a variable's OpenAPI schema, and constant regular
+ * expressions compiled once. Errors are reported in cel-go's form, with the
+ * source line and a caret under the column.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "cel/cel_impl.h"
+#include "cel/ast.h"
+#include "lib/log.h"
+
+#define MAX_DEPTH 250 /* cel-go's default parser recursion limit */
+
+/* ---- program memory ---- */
+
+struct cel_block {
+	struct cel_block *next;
+	max_align_t data[];
+};
+
+static void *pmalloc(cel_program_t *p, size_t n)
+{
+	struct cel_block *b = calloc(1, sizeof(*b) + n);
+	KB_REQUIRE(b != NULL);
+	b->next = p->mem;
+	p->mem = b;
+	return b->data;
+}
+
+static char *pstrndup(cel_program_t *p, const char *s, size_t n)
+{
+	char *d = pmalloc(p, n + 1);
+	memcpy(d, s, n);
+	return d;
+}
+
+/* ---- lexer ---- */
+
+enum tk {
+	T_EOF,
+	T_IDENT,
+	T_INT,
+	T_UINT,
+	T_DOUBLE,
+	T_STRING,
+	T_BYTES,
+	T_PUNCT, /* operators and punctuation: text in tok.p/len */
+	T_ERROR,
+};
+
+struct tok {
+	enum tk kind;
+	unsigned pos, len;
+	const char *p;
+	cel_value_t val; /* literals */
+};
+
+struct parser {
+	cel_program_t *prog;
+	const char *src;
+	size_t n;
+	size_t at; /* lexer position */
+	struct tok t;
+	int depth;
+	char *err; /* first error (malloc'd, without the source snippet) */
+	unsigned errpos;
+	const struct cel_env *env;
+	int in_format; /* inside format()'s arguments: mixed literals allowed */
+};
+
+static void perr(struct parser *ps, unsigned pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void perr(struct parser *ps, unsigned pos, const char *fmt, ...)
+{
+	if (ps->err)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char buf[512];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	ps->err = strdup(buf);
+	KB_REQUIRE(ps->err != NULL);
+	ps->errpos = pos;
+}
+
+static bool is_ident_start(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+}
+
+static bool is_digit(int ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static int hexval(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+static void skip_space(struct parser *ps)
+{
+	for (;;) {
+		char ch = ps->at < ps->n ? ps->src[ps->at] : 0;
+		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f') {
+			ps->at++;
+		} else if (ch == '/' && ps->at + 1 < ps->n && ps->src[ps->at + 1] == '/') {
+			while (ps->at < ps->n && ps->src[ps->at] != '\n')
+				ps->at++;
+		} else {
+			return;
+		}
+	}
+}
+
+/* Appends code point cp as UTF-8 to buf. */
+static size_t put_utf8(char *buf, uint32_t cp)
+{
+	if (cp < 0x80) {
+		buf[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		buf[0] = (char)(0xc0 | (cp >> 6));
+		buf[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		buf[0] = (char)(0xe0 | (cp >> 12));
+		buf[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		buf[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	buf[0] = (char)(0xf0 | (cp >> 18));
+	buf[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	buf[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	buf[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* One escape sequence at s[*i] (after the backslash); appends to out. */
+static int lex_escape(const char *s, size_t end, size_t *i, char *out, size_t *o, bool bytes)
+{
+	char ch = s[*i];
+	static const char simple[] = "abfnrtv\\'\"`?";
+	static const char value[] = "\a\b\f\n\r\t\v\\'\"`?";
+	const char *k = ch ? strchr(simple, ch) : NULL;
+	if (k) {
+		out[(*o)++] = value[k - simple];
+		(*i)++;
+		return 0;
+	}
+	int digits = ch == 'x' || ch == 'X' ? 2 : ch == 'u' ? 4 : ch == 'U' ? 8 : 0;
+	if (digits) {
+		uint32_t cp = 0;
+		for (int d = 1; d <= digits; d++) {
+			int h = *i + d < end ? hexval(s[*i + d]) : -1;
+			if (h < 0)
+				return -EINVAL;
+			cp = cp * 16 + (uint32_t)h;
+		}
+		*i += (size_t)digits + 1;
+		if (digits == 2 && bytes) {
+			out[(*o)++] = (char)cp;
+			return 0;
+		}
+		if (digits > 2 && bytes)
+			return -EINVAL;
+		if (cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))
+			return -EINVAL;
+		*o += put_utf8(out + *o, cp);
+		return 0;
+	}
+	if (ch >= '0' && ch <= '3') {
+		uint32_t v = 0;
+		for (int d = 0; d < 3; d++) {
+			char oc = *i + (size_t)d < end ? s[*i + (size_t)d] : 0;
+			if (oc < '0' || oc > '7')
+				return -EINVAL;
+			v = v * 8 + (uint32_t)(oc - '0');
+		}
+		*i += 3;
+		if (bytes)
+			out[(*o)++] = (char)v;
+		else
+			*o += put_utf8(out + *o, v);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static bool lex_string(struct parser *ps, size_t start, bool raw, bool bytes)
+{
+	const char *s = ps->src;
+	char q = s[ps->at];
+	bool triple = ps->at + 2 < ps->n && s[ps->at + 1] == q && s[ps->at + 2] == q;
+	size_t i = ps->at + (triple ? 3 : 1);
+	char *out = pmalloc(ps->prog, ps->n * 4 + 1);
+	size_t o = 0;
+	for (;;) {
+		if (i >= ps->n || (!triple && (s[i] == '\n' || s[i] == '\r')))
+			goto unterminated;
+		if (s[i] == q && (!triple || (i + 2 < ps->n && s[i + 1] == q && s[i + 2] == q)))
+			break;
+		if (s[i] == '\\' && raw) {
+			out[o++] = s[i++];
+			if (i < ps->n && (s[i] == q || s[i] == '\\'))
+				out[o++] = s[i++];
+		} else if (s[i] == '\\') {
+			i++;
+			if (i >= ps->n || lex_escape(s, ps->n, &i, out, &o, bytes) < 0) {
+				perr(ps, (unsigned)start,
+				     "Syntax error: token recognition error at: '%.*s'",
+				     (int)(i + 1 - start > 40 ? 40 : i + 1 - start), s + start);
+				return false;
+			}
+		} else {
+			out[o++] = s[i++];
+		}
+	}
+	ps->at = i + (triple ? 3 : 1);
+	ps->t.kind = bytes ? T_BYTES : T_STRING;
+	ps->t.val = bytes ? cel_bytes(out, o) : cel_string_n(out, o);
+	return true;
+unterminated:
+	perr(ps, (unsigned)start, "Syntax error: token recognition error at: '%.*s'",
+	     (int)(ps->n - start > 40 ? 40 : ps->n - start), s + start);
+	return false;
+}
+
+static bool lex_number(struct parser *ps)
+{
+	const char *s = ps->src;
+	size_t i = ps->at, start = i;
+	bool hex = s[i] == '0' && i + 1 < ps->n && (s[i + 1] == 'x' || s[i + 1] == 'X');
+	bool isdouble = false;
+	if (hex) {
+		i += 2;
+		while (i < ps->n && hexval(s[i]) >= 0)
+			i++;
+	} else {
+		while (i < ps->n && is_digit(s[i]))
+			i++;
+		if (i + 1 < ps->n && s[i] == '.' && is_digit(s[i + 1])) {
+			isdouble = true;
+			i++;
+			while (i < ps->n && is_digit(s[i]))
+				i++;
+		}
+		if (i < ps->n && (s[i] == 'e' || s[i] == 'E')) {
+			size_t j = i + 1;
+			if (j < ps->n && (s[j] == '+' || s[j] == '-'))
+				j++;
+			if (j < ps->n && is_digit(s[j])) {
+				isdouble = true;
+				i = j;
+				while (i < ps->n && is_digit(s[i]))
+					i++;
+			}
+		}
+	}
+	char buf[128];
+	size_t len = i - start;
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, s + start, len);
+	buf[len] = 0;
+	ps->t.len = (unsigned)(i - start);
+	if (isdouble) {
+		ps->t.kind = T_DOUBLE;
+		ps->t.val = cel_double(strtod(buf, NULL));
+		ps->at = i;
+		return true;
+	}
+	bool u = i < ps->n && (s[i] == 'u' || s[i] == 'U');
+	errno = 0;
+	unsigned long long v = strtoull(hex ? buf + 2 : buf, NULL, hex ? 16 : 10);
+	bool range = errno != ERANGE && !(hex && len == 2);
+	ps->at = i + (u ? 1 : 0);
+	if (u) {
+		ps->t.kind = T_UINT;
+		ps->t.val = cel_uint(v);
+		if (!range)
+			perr(ps, (unsigned)start, "invalid uint literal");
+		return range;
+	}
+	ps->t.kind = T_INT;
+	/* INT64_MIN is reachable through unary minus: kept as uint here. */
+	ps->t.val = cel_uint(v);
+	if (!range || v > (unsigned long long)INT64_MAX + 1)
+		perr(ps, (unsigned)start, "invalid int literal");
+	return !ps->err;
+}
+
+static const char *const puncts[] = {"==", "!=", "<=", ">=", "&&", "||", "<", ">", "!",
+				     "?",  ":",  ".",  ",",  "[",  "]",  "(", ")", "{",
+				     "}",  "+",  "-",  "*",  "/",  "%",  "=", NULL};
+
+static bool lex_punct(struct parser *ps)
+{
+	for (int k = 0; puncts[k]; k++) {
+		size_t l = strlen(puncts[k]);
+		if (ps->at + l <= ps->n && memcmp(ps->src + ps->at, puncts[k], l) == 0) {
+			if (l == 1 && puncts[k][0] == '=')
+				break;
+			ps->t.kind = T_PUNCT;
+			ps->at += l;
+			return true;
+		}
+	}
+	perr(ps, (unsigned)ps->at, "Syntax error: token recognition error at: '%c'",
+	     ps->src[ps->at]);
+	return false;
+}
+
+/* Reads the next token into ps->t. */
+static void next(struct parser *ps)
+{
+	skip_space(ps);
+	struct tok *t = &ps->t;
+	memset(t, 0, sizeof(*t));
+	t->pos = (unsigned)ps->at;
+	t->p = ps->src + ps->at;
+	if (ps->at >= ps->n) {
+		t->kind = T_EOF;
+		return;
+	}
+	const char *s = ps->src;
+	size_t i = ps->at;
+	bool ok;
+	if (is_ident_start(s[i])) {
+		/* string prefixes: r, b, rb, br (any case) */
+		size_t j = i;
+		bool raw = false, bytes = false;
+		while (j < ps->n && j < i + 2 && strchr("rRbB", s[j])) {
+			if (s[j] == 'r' || s[j] == 'R')
+				raw = true;
+			else
+				bytes = true;
+			j++;
+		}
+		if (j < ps->n && (s[j] == '"' || s[j] == '\'') &&
+		    !(j == i + 2 && ((s[i] | 32) == (s[i + 1] | 32)))) {
+			ps->at = j;
+			ok = lex_string(ps, i, raw, bytes);
+		} else {
+			while (i < ps->n && (is_ident_start(s[i]) || is_digit(s[i])))
+				i++;
+			t->kind = T_IDENT;
+			ps->at = i;
+			ok = true;
+		}
+	} else if (s[i] == '"' || s[i] == '\'') {
+		ok = lex_string(ps, i, false, false);
+	} else if (is_digit(s[i]) || (s[i] == '.' && i + 1 < ps->n && is_digit(s[i + 1]))) {
+		ok = lex_number(ps);
+	} else {
+		ok = lex_punct(ps);
+	}
+	if (!ok)
+		t->kind = T_ERROR;
+	t->len = (unsigned)(ps->at - t->pos);
+}
+
+static bool is(struct parser *ps, const char *punct)
+{
+	return ps->t.kind == T_PUNCT && ps->t.len == strlen(punct) &&
+	       memcmp(ps->t.p, punct, ps->t.len) == 0;
+}
+
+static bool is_word(struct parser *ps, const char *w)
+{
+	return ps->t.kind == T_IDENT && ps->t.len == strlen(w) &&
+	       memcmp(ps->t.p, w, ps->t.len) == 0;
+}
+
+static void unexpected(struct parser *ps, const char *expecting)
+{
+	if (ps->t.kind == T_ERROR)
+		return;
+	if (ps->t.kind == T_EOF)
+		perr(ps, ps->t.pos, "Syntax error: mismatched input '<EOF>' expecting %s",
+		     expecting);
+	else
+		perr(ps, ps->t.pos, "Syntax error: mismatched input '%.*s' expecting %s",
+		     (int)ps->t.len, ps->t.p, expecting);
+}
+
+static bool expect(struct parser *ps, const char *punct)
+{
+	if (is(ps, punct)) {
+		next(ps);
+		return true;
+	}
+	char want[8];
+	snprintf(want, sizeof(want), "'%s'", punct);
+	unexpected(ps, want);
+	return false;
+}
+
+/* ---- nodes ---- */
+
+static struct cel_node *node(struct parser *ps, enum cel_nk kind, unsigned pos)
+{
+	struct cel_node *n = pmalloc(ps->prog, sizeof(*n));
+	n->kind = kind;
+	n->pos = pos;
+	return n;
+}
+
+static const char *const reserved[] = {
+    "as",     "break",  "const", "continue", "else",  "false",   "for",       "function",
+    "if",     "import", "in",    "let",      "loop",  "package", "namespace", "null",
+    "return", "true",   "var",   "void",     "while", NULL};
+
+static bool is_reserved(const char *s, size_t n)
+{
+	for (int k = 0; reserved[k]; k++)
+		if (strlen(reserved[k]) == n && memcmp(reserved[k], s, n) == 0)
+			return true;
+	return false;
+}
+
+static const char *expr_expecting = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', "
+				    "NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
+
+static struct cel_node *parse_expr(struct parser *ps);
+
+/* Comma-separated expressions up to close; *out and *nout. */
+static bool parse_args(struct parser *ps, const char *close, struct cel_node ***out, size_t *nout,
+		       bool **optf)
+{
+	struct cel_node *items[1024];
+	bool opts[1024];
+	size_t n = 0;
+	while (!is(ps, close)) {
+		if (n == 1024) {
+			perr(ps, ps->t.pos, "too many arguments");
+			return false;
+		}
+		opts[n] = false;
+		if (optf && is(ps, "?")) {
+			opts[n] = true;
+			next(ps);
+		}
+		items[n] = parse_expr(ps);
+		if (!items[n])
+			return false;
+		n++;
+		if (!is(ps, ","))
+			break;
+		next(ps);
+	}
+	if (!expect(ps, close))
+		return false;
+	*out = pmalloc(ps->prog, (n + 1) * sizeof(**out));
+	memcpy(*out, items, n * sizeof(*items));
+	*nout = n;
+	if (optf) {
+		*optf = pmalloc(ps->prog, n + 1);
+		memcpy(*optf, opts, n);
+	}
+	return true;
+}
+
+static struct cel_node *parse_map(struct parser *ps, unsigned pos)
+{
+	struct cel_node *n = node(ps, N_MAP, pos);
+	struct cel_node *keys[1024], *vals[1024];
+	bool opts[1024];
+	size_t k = 0;
+	while (!is(ps, "}")) {
+		if (k == 1024) {
+			perr(ps, ps->t.pos, "too many map entries");
+			return NULL;
+		}
+		opts[k] = false;
+		if (is(ps, "?")) {
+			opts[k] = true;
+			next(ps);
+		}
+		keys[k] = parse_expr(ps);
+		if (!keys[k] || !expect(ps, ":"))
+			return NULL;
+		vals[k] = parse_expr(ps);
+		if (!vals[k])
+			return NULL;
+		k++;
+		if (!is(ps, ","))
+			break;
+		next(ps);
+	}
+	if (!expect(ps, "}"))
+		return NULL;
+	n->args = pmalloc(ps->prog, (k + 1) * sizeof(*keys));
+	n->args2 = pmalloc(ps->prog, (k + 1) * sizeof(*vals));
+	n->optf = pmalloc(ps->prog, k + 1);
+	memcpy(n->args, keys, k * sizeof(*keys));
+	memcpy(n->args2, vals, k * sizeof(*vals));
+	memcpy(n->optf, opts, k);
+	n->nargs = k;
+	return n;
+}
+
+static struct cel_node *constant(struct parser *ps, cel_value_t v, unsigned pos)
+{
+	struct cel_node *n = node(ps, N_CONST, pos);
+	n->val = v;
+	return n;
+}
+
+static struct cel_node *make_call(struct parser *ps, const char *name, struct cel_node *target,
+				  unsigned pos);
+
+static struct cel_node *parse_ident_primary(struct parser *ps, bool leading_dot, unsigned pos)
+{
+	struct tok t = ps->t;
+	if (is_reserved(t.p, t.len)) {
+		perr(ps, t.pos, "reserved identifier: %.*s", (int)t.len, t.p);
+		return NULL;
+	}
+	next(ps);
+	const char *name = pstrndup(ps->prog, t.p, t.len);
+	if (is(ps, "(")) {
+		next(ps);
+		return make_call(ps, name, NULL, t.pos);
+	}
+	if (is(ps, "{")) {
+		perr(ps, ps->t.pos, "message construction is not supported: %s", name);
+		return NULL;
+	}
+	struct cel_node *n = node(ps, N_IDENT, leading_dot ? pos : t.pos);
+	n->name = name;
+	return n;
+}
+
+static struct cel_node *parse_primary(struct parser *ps)
+{
+	unsigned pos = ps->t.pos;
+	struct tok t = ps->t;
+	switch (t.kind) {
+	case T_INT:
+		if (t.val.u > INT64_MAX) {
+			perr(ps, t.pos, "invalid int literal");
+			return NULL;
+		}
+		next(ps);
+		return constant(ps, cel_int((int64_t)t.val.u), pos);
+	case T_UINT:
+	case T_DOUBLE:
+	case T_STRING:
+	case T_BYTES: next(ps); return constant(ps, t.val, pos);
+	case T_IDENT:
+		if (is_word(ps, "true") || is_word(ps, "false")) {
+			next(ps);
+			return constant(ps, cel_bool(t.p[0] == 't'), pos);
+		}
+		if (is_word(ps, "null")) {
+			next(ps);
+			return constant(ps, cel_null(), pos);
+		}
+		return parse_ident_primary(ps, false, pos);
+	case T_PUNCT: break;
+	default: unexpected(ps, expr_expecting); return NULL;
+	}
+	if (is(ps, ".")) {
+		next(ps);
+		if (ps->t.kind != T_IDENT) {
+			unexpected(ps, "IDENTIFIER");
+			return NULL;
+		}
+		return parse_ident_primary(ps, true, pos);
+	}
+	if (is(ps, "(")) {
+		next(ps);
+		struct cel_node *e = parse_expr(ps);
+		if (!e || !expect(ps, ")"))
+			return NULL;
+		return e;
+	}
+	if (is(ps, "[")) {
+		next(ps);
+		struct cel_node *n = node(ps, N_LIST, pos);
+		return parse_args(ps, "]", &n->args, &n->nargs, &n->optf) ? n : NULL;
+	}
+	if (is(ps, "{")) {
+		next(ps);
+		return parse_map(ps, pos);
+	}
+	unexpected(ps, expr_expecting);
+	return NULL;
+}
+
+static struct cel_node *parse_member(struct parser *ps)
+{
+	struct cel_node *e = parse_primary(ps);
+	while (e) {
+		unsigned pos = ps->t.pos;
+		if (is(ps, ".")) {
+			next(ps);
+			bool opt = false;
+			if (is(ps, "?")) {
+				opt = true;
+				next(ps);
+			}
+			if (ps->t.kind != T_IDENT || is_word(ps, "in") || is_word(ps, "true") ||
+			    is_word(ps, "false") || is_word(ps, "null")) {
+				unexpected(ps, "IDENTIFIER");
+				return NULL;
+			}
+			struct tok f = ps->t;
+			next(ps);
+			const char *name = pstrndup(ps->prog, f.p, f.len);
+			if (!opt && is(ps, "(")) {
+				next(ps);
+				e = make_call(ps, name, e, f.pos);
+				continue;
+			}
+			struct cel_node *s = node(ps, N_SELECT, pos);
+			s->a = e;
+			s->name = name;
+			s->opt = opt;
+			e = s;
+		} else if (is(ps, "[")) {
+			next(ps);
+			struct cel_node *x = node(ps, N_INDEX, pos);
+			if (is(ps, "?")) {
+				x->opt = true;
+				next(ps);
+			}
+			x->a = e;
+			x->b = parse_expr(ps);
+			if (!x->b || !expect(ps, "]"))
+				return NULL;
+			e = x;
+		} else {
+			break;
+		}
+	}
+	return e;
+}
+
+static struct cel_node *parse_unary(struct parser *ps)
+{
+	unsigned pos = ps->t.pos;
+	if (is(ps, "!") || is(ps, "-")) {
+		bool neg = is(ps, "-");
+		next(ps);
+		if (++ps->depth > MAX_DEPTH) {
+			perr(ps, pos, "expression recursion limit exceeded: %d", MAX_DEPTH);
+			return NULL;
+		}
+		/* -<int literal> is the negative literal (reaches INT64_MIN) */
+		if (neg && ps->t.kind == T_INT) {
+			struct tok t = ps->t;
+			next(ps);
+			if (t.val.u > (uint64_t)INT64_MAX + 1) {
+				perr(ps, t.pos, "invalid int literal");
+				return NULL;
+			}
+			struct cel_node *lit = constant(ps, cel_int((int64_t)(0 - t.val.u)), pos);
+			ps->depth--;
+			/* a literal may still be followed by member access: (-1).x is rare */
+			return lit;
+		}
+		if (neg && ps->t.kind == T_DOUBLE && false)
+			return NULL;
+		struct cel_node *operand = parse_unary(ps);
+		ps->depth--;
+		if (!operand)
+			return NULL;
+		struct cel_node *n = node(ps, neg ? N_NEG : N_NOT, pos);
+		n->a = operand;
+		return n;
+	}
+	return parse_member(ps);
+}
+
+static int binop_of(struct parser *ps, int level)
+{
+	static const struct {
+		const char *text;
+		int level, op;
+	} ops[] = {
+	    {"*", 3, B_MUL}, {"/", 3, B_DIV}, {"%", 3, B_MOD}, {"+", 2, B_ADD},
+	    {"-", 2, B_SUB}, {"==", 1, B_EQ}, {"!=", 1, B_NE}, {"<", 1, B_LT},
+	    {"<=", 1, B_LE}, {">", 1, B_GT},  {">=", 1, B_GE},
+	};
+	if (level == 1 && is_word(ps, "in"))
+		return B_IN;
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+		if (ops[k].level == level && is(ps, ops[k].text))
+			return ops[k].op;
+	return -1;
+}
+
+/* Left-associative binary levels: 1 relations, 2 additive, 3 multiplicative. */
+static struct cel_node *parse_binary(struct parser *ps, int level)
+{
+	struct cel_node *l = level == 4 ? parse_unary(ps) : parse_binary(ps, level + 1);
+	if (level == 4)
+		return l;
+	int op;
+	while (l && (op = binop_of(ps, level)) >= 0) {
+		unsigned pos = ps->t.pos;
+		next(ps);
+		struct cel_node *r = parse_binary(ps, level + 1);
+		if (!r)
+			return NULL;
+		struct cel_node *n = node(ps, N_BIN, pos);
+		n->op = op;
+		n->a = l;
+		n->b = r;
+		l = n;
+	}
+	return l;
+}
+
+static struct cel_node *parse_logical(struct parser *ps, bool isor)
+{
+	struct cel_node *l = isor ? parse_logical(ps, false) : parse_binary(ps, 1);
+	while (l && is(ps, isor ? "||" : "&&")) {
+		unsigned pos = ps->t.pos;
+		next(ps);
+		struct cel_node *r = isor ? parse_logical(ps, false) : parse_binary(ps, 1);
+		if (!r)
+			return NULL;
+		struct cel_node *n = node(ps, isor ? N_OR : N_AND, pos);
+		n->a = l;
+		n->b = r;
+		l = n;
+	}
+	return l;
+}
+
+static struct cel_node *parse_expr(struct parser *ps)
+{
+	if (ps->err)
+		return NULL;
+	if (++ps->depth > MAX_DEPTH) {
+		perr(ps, ps->t.pos, "expression recursion limit exceeded: %d", MAX_DEPTH);
+		return NULL;
+	}
+	struct cel_node *e = parse_logical(ps, true);
+	if (e && is(ps, "?")) {
+		struct cel_node *n = node(ps, N_COND, ps->t.pos);
+		next(ps);
+		n->a = e;
+		n->b = parse_logical(ps, true);
+		if (!n->b || !expect(ps, ":"))
+			return NULL;
+		n->c = parse_expr(ps);
+		e = n->c ? n : NULL;
+	}
+	ps->depth--;
+	return e;
+}
+
+/* ---- macros ---- */
+
+static bool simple_name(struct parser *ps, struct cel_node *arg, const char **out)
+{
+	if (arg->kind != N_IDENT) {
+		perr(ps, arg->pos, "argument must be a simple name");
+		return false;
+	}
+	*out = arg->name;
+	return true;
+}
+
+struct macro {
+	const char *name;
+	int nargs; /* without the receiver */
+	int kind;
+	bool two;
+	int filter; /* 1: the predicate before the transform */
+};
+
+static const struct macro macros[] = {
+    {"all", 2, M_ALL, false, 0},
+    {"exists", 2, M_EXISTS, false, 0},
+    {"exists_one", 2, M_EXISTS_ONE, false, 0},
+    {"existsOne", 2, M_EXISTS_ONE, false, 0},
+    {"map", 2, M_MAP, false, 0},
+    {"map", 3, M_MAP, false, 1},
+    {"filter", 2, M_FILTER, false, 0},
+    {"all", 3, M_ALL, true, 0},
+    {"exists", 3, M_EXISTS, true, 0},
+    {"exists_one", 3, M_EXISTS_ONE, true, 0},
+    {"existsOne", 3, M_EXISTS_ONE, true, 0},
+    {"transformList", 3, M_MAP, true, 0},
+    {"transformList", 4, M_MAP, true, 1},
+    {"transformMap", 3, M_TMAP, true, 0},
+    {"transformMap", 4, M_TMAP, true, 1},
+    {"transformMapEntry", 3, M_TMAP_ENTRY, true, 0},
+    {"transformMapEntry", 4, M_TMAP_ENTRY, true, 1},
+    {NULL, 0, 0, false, 0},
+};
+
+static struct cel_node *expand(struct parser *ps, const struct macro *m, struct cel_node *target,
+			       struct cel_node **args, unsigned pos)
+{
+	struct cel_node *n = node(ps, N_COMPR, pos);
+	n->op = m->kind;
+	n->two = m->two;
+	n->a = target;
+	int k = 0;
+	if (!simple_name(ps, args[k++], &n->name))
+		return NULL;
+	if (m->two) {
+		if (!simple_name(ps, args[k++], &n->name2))
+			return NULL;
+		if (strcmp(n->name, n->name2) == 0) {
+			perr(ps, args[1]->pos, "duplicate variable name: %s", n->name);
+			return NULL;
+		}
+	}
+	if (m->filter) {
+		n->c = args[k++];
+		n->b = args[k++];
+	} else {
+		n->b = args[k++];
+	}
+	return n;
+}
+
+/* A call: a macro's expansion, or a N_CALL whose resolution comes later. */
+static struct cel_node *make_call(struct parser *ps, const char *name, struct cel_node *target,
+				  unsigned pos)
+{
+	struct cel_node **args;
+	size_t nargs;
+	if (!parse_args(ps, ")", &args, &nargs, NULL))
+		return NULL;
+	if (!target && strcmp(name, "has") == 0 && nargs == 1) {
+		if (args[0]->kind != N_SELECT || args[0]->opt) {
+			perr(ps, args[0]->pos, "invalid argument to has() macro");
+			return NULL;
+		}
+		args[0]->op = 1;
+		return args[0];
+	}
+	for (const struct macro *m = macros; target && m->name; m++)
+		if (strcmp(m->name, name) == 0 && (size_t)m->nargs == nargs)
+			return expand(ps, m, target, args, pos);
+	struct cel_node *n = node(ps, N_CALL, pos);
+	n->name = name;
+	n->a = target;
+	n->args = args;
+	n->nargs = nargs;
+	return n;
+}
+
+/* ---- resolution against the environment ---- */
+
+struct scope {
+	const struct scope *up;
+	const char *name;
+	const json_t *schema;
+};
+
+static const struct cel_var *find_var(const struct parser *ps, const char *name)
+{
+	for (size_t i = 0; i < ps->env->nvars; i++)
+		if (strcmp(ps->env->vars[i].name, name) == 0)
+			return &ps->env->vars[i];
+	return NULL;
+}
+
+static bool in_scope(const struct scope *sc, const char *name, const json_t **schema)
+{
+	for (; sc; sc = sc->up)
+		if (strcmp(sc->name, name) == 0) {
+			*schema = sc->schema;
+			return true;
+		}
+	return false;
+}
+
+static bool is_type_name(const char *name)
+{
+	static const char *const types[] = {"int",  "uint", "double",    "bool", "string", "bytes",
+					    "list", "map",  "null_type", "type", "dyn",    NULL};
+	for (int k = 0; types[k]; k++)
+		if (strcmp(types[k], name) == 0)
+			return true;
+	return false;
+}
+
+static bool lib_on(const struct parser *ps, const struct cel_func *f)
+{
+	return f->lib == 0 || (ps->env->libs & f->lib);
+}
+
+/* The overloads named name with the receiver style (NULL-terminated), or
+ * NULL when there are none. */
+static const struct cel_func **overloads(struct parser *ps, const char *name, bool receiver)
+{
+	const struct cel_func *tables[] = {cel_std_funcs, cel_k8s_funcs};
+	size_t n = 0;
+	for (int t = 0; t < 2; t++)
+		for (const struct cel_func *f = tables[t]; f->name; f++)
+			if (f->receiver == receiver && lib_on(ps, f) && strcmp(f->name, name) == 0)
+				n++;
+	if (n == 0)
+		return NULL;
+	const struct cel_func **out = pmalloc(ps->prog, (n + 1) * sizeof(*out));
+	n = 0;
+	for (int t = 0; t < 2; t++)
+		for (const struct cel_func *f = tables[t]; f->name; f++)
+			if (f->receiver == receiver && lib_on(ps, f) && strcmp(f->name, name) == 0)
+				out[n++] = f;
+	return out;
+}
+
+/* "a.b.c" for an ident/select chain not rooted at a variable, else NULL. */
+static char *qualified(struct parser *ps, const struct cel_node *n, const struct scope *sc)
+{
+	const json_t *schema;
+	if (n->kind == N_IDENT) {
+		if (find_var(ps, n->name) || in_scope(sc, n->name, &schema))
+			return NULL;
+		return pstrndup(ps->prog, n->name, strlen(n->name));
+	}
+	if (n->kind != N_SELECT || n->opt || n->op)
+		return NULL;
+	char *q = qualified(ps, n->a, sc);
+	if (!q)
+		return NULL;
+	size_t lq = strlen(q), ln = strlen(n->name);
+	char *r = pmalloc(ps->prog, lq + ln + 2);
+	memcpy(r, q, lq);
+	r[lq] = '.';
+	memcpy(r + lq + 1, n->name, ln);
+	return r;
+}
+
+static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
+		    const json_t **schema);
+
+/* The schema of property name (escaped as kube does) in object schema s;
+ * false when s declares properties and name is none of them. */
+static bool schema_field(const json_t *s, const char *name, const json_t **out)
+{
+	*out = NULL;
+	if (!s)
+		return true;
+	const json_t *props = json_object_get(s, "properties");
+	const json_t *addl = json_object_get(s, "additionalProperties");
+	if (json_is_object(addl)) {
+		*out = addl;
+		return true;
+	}
+	if (json_is_true(json_object_get(s, "x-kubernetes-embedded-resource")) &&
+	    (!strcmp(name, "apiVersion") || !strcmp(name, "kind") || !strcmp(name, "metadata"))) {
+		*out = json_object_get(props, name);
+		return true;
+	}
+	if (!json_is_object(props))
+		return true;
+	char buf[256];
+	if (cel_unescape_field(name, buf, sizeof(buf)) < 0)
+		return false;
+	*out = json_object_get(props, buf);
+	return *out != NULL;
+}
+
+static bool resolve_select(struct parser *ps, struct cel_node *n, const struct scope *sc,
+			   const json_t **schema)
+{
+	char *q = qualified(ps, n, sc);
+	if (q && is_type_name(q) == false && strncmp(q, "google.protobuf.", 16) == 0) {
+		n->kind = N_IDENT;
+		n->name = q;
+		return true;
+	}
+	const json_t *s = NULL;
+	if (!resolve(ps, n->a, sc, &s))
+		return false;
+	if (s && !schema_field(s, n->name, schema)) {
+		perr(ps, n->pos, "undefined field '%s'", n->name);
+		return false;
+	}
+	return true;
+}
+
+/* A constant pattern of matches/find/findAll compiled once, now: a pattern
+ * Go's regexp refuses is a compile error. */
+static bool regex_arg(struct parser *ps, struct cel_node *n)
+{
+	const struct cel_node *pat = NULL;
+	if (!strcmp(n->name, "matches") && !n->a && n->nargs == 2)
+		pat = n->args[1];
+	else if ((!strcmp(n->name, "matches") || !strcmp(n->name, "find") ||
+		  !strcmp(n->name, "findAll")) &&
+		 n->a && n->nargs >= 1)
+		pat = n->args[0];
+	if (!pat || pat->kind != N_CONST || pat->val.kind != CEL_STRING)
+		return true;
+	char *msg = NULL;
+	if (cel_re_add(&ps->prog->regexes, pat->val.s.p, pat->val.s.len, &msg) < 0) {
+		/* cel-go's ValidateRegexLiterals for matches; the pattern's own
+		 * error for find/findAll, compiled when the program is made */
+		if (!strcmp(n->name, "matches"))
+			perr(ps, pat->pos, "invalid matches argument");
+		else
+			perr(ps, pat->pos, "%s", msg ? msg : "invalid regular expression");
+		free(msg);
+		return false;
+	}
+	return true;
+}
+
+/* cel-go's ValidateDurationLiterals and ValidateTimestampLiterals: a
+ * constant argument of duration() or timestamp() is converted now. */
+static bool literal_arg(struct parser *ps, struct cel_node *n)
+{
+	if (n->a || n->nargs != 1 || n->args[0]->kind != N_CONST ||
+	    (strcmp(n->name, "duration") && strcmp(n->name, "timestamp")))
+		return true;
+	cel_ctx_t *c = cel_ctx_new(0);
+	cel_value_t r = cel_no_overload(c, n->name);
+	for (const struct cel_func **f = n->funcs; *f && cel_is_error(r); f++)
+		if ((*f)->nargs == 1)
+			r = (*f)->fn(c, &n->args[0]->val, 1);
+	cel_ctx_free(c);
+	if (cel_is_error(r))
+		perr(ps, n->args[0]->pos, "invalid %s argument", n->name);
+	return !cel_is_error(r);
+}
+
+static bool resolve_call(struct parser *ps, struct cel_node *n, const struct scope *sc)
+{
+	char *q = n->a ? qualified(ps, n->a, sc) : NULL;
+	if (q) {
+		size_t lq = strlen(q), ln = strlen(n->name);
+		char *full = pmalloc(ps->prog, lq + ln + 2);
+		memcpy(full, q, lq);
+		full[lq] = '.';
+		memcpy(full + lq + 1, n->name, ln);
+		n->funcs = overloads(ps, full, false);
+		if (n->funcs) {
+			n->name = full;
+			n->a = NULL;
+		}
+	}
+	if (!n->funcs)
+		n->funcs = overloads(ps, n->name, n->a != NULL);
+	if (!n->funcs) {
+		const struct cel_node *root = n->a;
+		while (q && root->kind == N_SELECT)
+			root = root->a;
+		if (q)
+			perr(ps, root->pos, "undeclared reference to '%s' (in container '')",
+			     root->name);
+		else
+			perr(ps, n->pos, "undeclared reference to '%s' (in container '')", n->name);
+		return false;
+	}
+	const json_t *s;
+	if (n->a && !resolve(ps, n->a, sc, &s))
+		return false;
+	bool format = n->a && !strcmp(n->name, "format");
+	ps->in_format += format;
+	for (size_t i = 0; i < n->nargs; i++)
+		if (!resolve(ps, n->args[i], sc, &s))
+			return false;
+	ps->in_format -= format;
+	return regex_arg(ps, n) && literal_arg(ps, n);
+}
+
+static const json_t *items_schema(const json_t *s)
+{
+	if (!s)
+		return NULL;
+	const json_t *items = json_object_get(s, "items");
+	if (items)
+		return items;
+	return NULL;
+}
+
+static bool resolve_compr(struct parser *ps, struct cel_node *n, const struct scope *sc)
+{
+	const json_t *s = NULL;
+	if (!resolve(ps, n->a, sc, &s))
+		return false;
+	const json_t *is = NULL, *vs = NULL;
+	if (s && json_object_get(s, "items")) {
+		is = items_schema(s);
+	} else if (s) {
+		const json_t *addl = json_object_get(s, "additionalProperties");
+		vs = json_is_object(addl) ? addl : NULL;
+	}
+	struct scope v1 = {sc, n->name, n->two ? NULL : is}, v2 = {&v1, n->name2, is ? is : vs};
+	const struct scope *inner = n->two ? &v2 : &v1;
+	const json_t *ignored;
+	if (n->c && !resolve(ps, n->c, inner, &ignored))
+		return false;
+	return resolve(ps, n->b, inner, &ignored);
+}
+
+/* Resolves n: *schema is its value's schema when known. */
+static bool resolve_node(struct parser *ps, struct cel_node *n, const struct scope *sc,
+			 const json_t **schema)
+{
+	*schema = NULL;
+	const json_t *s;
+	switch (n->kind) {
+	case N_CONST: return true;
+	case N_IDENT:
+		if (in_scope(sc, n->name, schema))
+			return true;
+		const struct cel_var *v = find_var(ps, n->name);
+		if (v) {
+			*schema = v->schema;
+			return true;
+		}
+		if (is_type_name(n->name) || strcmp(n->name, "optional_type") == 0)
+			return true;
+		perr(ps, n->pos, "undeclared reference to '%s' (in container '')", n->name);
+		return false;
+	case N_SELECT: return resolve_select(ps, n, sc, schema);
+	case N_CALL: return resolve_call(ps, n, sc);
+	case N_COMPR: return resolve_compr(ps, n, sc);
+	case N_LIST:
+	case N_MAP:
+		for (size_t i = 0; i < n->nargs; i++)
+			if (!resolve(ps, n->args[i], sc, &s) ||
+			    (n->args2 && !resolve(ps, n->args2[i], sc, &s)))
+				return false;
+		if ((n->kind == N_LIST || n->kind == N_MAP) && !(ps->env->libs & CEL_LIB_OPTIONAL))
+			for (size_t i = 0; i < n->nargs; i++)
+				if (n->optf[i]) {
+					perr(ps, n->args[i]->pos, "unsupported syntax '?'");
+					return false;
+				}
+		return true;
+	case N_INDEX:
+		if (!resolve(ps, n->a, sc, &s))
+			return false;
+		if (s && json_object_get(s, "items"))
+			*schema = items_schema(s);
+		else if (s && json_is_object(json_object_get(s, "additionalProperties")))
+			*schema = json_object_get(s, "additionalProperties");
+		return resolve(ps, n->b, sc, &s);
+	default:
+		if (n->a && !resolve(ps, n->a, sc, &s))
+			return false;
+		if (n->b && !resolve(ps, n->b, sc, &s))
+			return false;
+		return !n->c || resolve(ps, n->c, sc, &s);
+	}
+}
+
+/* ---- static types: the checks cel-go's type checker would make where
+ * the types are known for certain (literals, schema-typed fields) ---- */
+
+static const char *const kind_types[] = {
+    [CEL_NULL] = "null_type",
+    [CEL_BOOL] = "bool",
+    [CEL_INT] = "int",
+    [CEL_UINT] = "uint",
+    [CEL_DOUBLE] = "double",
+    [CEL_STRING] = "string",
+    [CEL_BYTES] = "bytes",
+    [CEL_DURATION] = "google.protobuf.Duration",
+    [CEL_TIMESTAMP] = "google.protobuf.Timestamp",
+};
+
+#define T_DUR "google.protobuf.Duration"
+#define T_TS  "google.protobuf.Timestamp"
+
+/* The CEL type of a value of schema s, as kube declares it, or NULL. */
+static const char *schema_type(struct parser *ps, const json_t *s)
+{
+	if (!s || json_is_true(json_object_get(s, "nullable")) ||
+	    json_is_true(json_object_get(s, "x-kubernetes-int-or-string")) ||
+	    json_is_true(json_object_get(s, "x-kubernetes-preserve-unknown-fields")))
+		return NULL;
+	const char *t = json_string_value(json_object_get(s, "type"));
+	const char *f = json_string_value(json_object_get(s, "format"));
+	if (!t)
+		return NULL;
+	if (!strcmp(t, "integer"))
+		return "int";
+	if (!strcmp(t, "number"))
+		return "double";
+	if (!strcmp(t, "boolean"))
+		return "bool";
+	if (!strcmp(t, "string")) {
+		if (f && !strcmp(f, "byte"))
+			return "bytes";
+		if (f && !strcmp(f, "duration"))
+			return T_DUR;
+		if (f && (!strcmp(f, "date") || !strcmp(f, "date-time")))
+			return T_TS;
+		return "string";
+	}
+	if (!strcmp(t, "array")) {
+		const char *item = schema_type(ps, json_object_get(s, "items"));
+		if (!item)
+			return NULL;
+		char *l = pmalloc(ps->prog, strlen(item) + 8);
+		sprintf(l, "list(%s)", item);
+		return l;
+	}
+	return NULL;
+}
+
+static bool same(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+static bool is_number(const char *t)
+{
+	return same(t, "int") || same(t, "uint") || same(t, "double");
+}
+
+static bool no_overload(struct parser *ps, const struct cel_node *n, const char *op, const char *a,
+			const char *b)
+{
+	if (b)
+		perr(ps, n->pos, "found no matching overload for '%s' applied to '(%s, %s)'", op, a,
+		     b);
+	else
+		perr(ps, n->pos, "found no matching overload for '%s' applied to '(%s)'", op, a);
+	return false;
+}
+
+static const char *const bin_names[] = {
+    [B_ADD] = "_+_", [B_SUB] = "_-_", [B_MUL] = "_*_", [B_DIV] = "_/_",
+    [B_MOD] = "_%_", [B_EQ] = "_==_", [B_NE] = "_!=_", [B_LT] = "_<_",
+    [B_LE] = "_<=_", [B_GT] = "_>_",  [B_GE] = "_>=_", [B_IN] = "@in",
+};
+
+/* The result type of a op b, both known: NULL and an error when no
+ * overload takes them. */
+static const char *arith_type(int op, const char *a, const char *b)
+{
+	bool num = same(a, b) && is_number(a);
+	switch (op) {
+	case B_ADD:
+		if (num || (same(a, b) && (same(a, "string") || same(a, "bytes") ||
+					   same(a, T_DUR) || !strncmp(a, "list(", 5))))
+			return a;
+		if ((same(a, T_TS) && same(b, T_DUR)) || (same(a, T_DUR) && same(b, T_TS)))
+			return T_TS;
+		return NULL;
+	case B_SUB:
+		if (num || (same(a, b) && same(a, T_DUR)) || (same(a, T_TS) && same(b, T_DUR)))
+			return a;
+		return same(a, b) && same(a, T_TS) ? T_DUR : NULL;
+	case B_MOD: return num && !same(a, "double") ? a : NULL;
+	default: return num ? a : NULL;
+	}
+}
+
+static bool orderable(const char *a, const char *b)
+{
+	if (is_number(a) && is_number(b))
+		return true;
+	return same(a, b) && (same(a, "string") || same(a, "bytes") || same(a, "bool") ||
+			      same(a, T_DUR) || same(a, T_TS));
+}
+
+static bool check_bin(struct parser *ps, struct cel_node *n)
+{
+	const char *a = n->a->type, *b = n->b->type;
+	if (n->op >= B_EQ && n->op != B_IN)
+		n->type = "bool";
+	if (n->op == B_IN) {
+		n->type = "bool";
+		return true;
+	}
+	if (!a || !b)
+		return true;
+	if (n->op == B_EQ || n->op == B_NE) {
+		if (same(a, b) || same(a, "null_type") || same(b, "null_type"))
+			return true;
+		return no_overload(ps, n, bin_names[n->op], a, b);
+	}
+	if (n->op >= B_LT)
+		return orderable(a, b) || no_overload(ps, n, bin_names[n->op], a, b);
+	n->type = arith_type(n->op, a, b);
+	return n->type || no_overload(ps, n, bin_names[n->op], a, b);
+}
+
+/* cel-go's ValidateHomogeneousAggregateLiterals (format()'s arguments
+ * excepted); the literal's type when its elements' are known. */
+static bool check_list(struct parser *ps, struct cel_node *n)
+{
+	const char *t = NULL;
+	bool all = n->nargs > 0;
+	for (size_t i = 0; i < n->nargs; i++) {
+		const char *et = n->optf[i] ? NULL : n->args[i]->type;
+		all = all && et;
+		if (!et)
+			continue;
+		if (t && !same(t, et) && !ps->in_format) {
+			perr(ps, n->args[i]->pos, "expected type '%s' but found '%s'", t, et);
+			return false;
+		}
+		t = et;
+	}
+	if (all) {
+		char *l = pmalloc(ps->prog, strlen(t) + 8);
+		sprintf(l, "list(%s)", t);
+		n->type = l;
+	}
+	return true;
+}
+
+static bool check_map(struct parser *ps, struct cel_node *n)
+{
+	const char *kt = NULL, *vt = NULL;
+	for (size_t i = 0; i < n->nargs && !ps->in_format; i++) {
+		const char *k = n->args[i]->type, *v = n->optf[i] ? NULL : n->args2[i]->type;
+		if (k && kt && !same(k, kt)) {
+			perr(ps, n->args[i]->pos, "expected type '%s' but found '%s'", kt, k);
+			return false;
+		}
+		if (v && vt && !same(v, vt)) {
+			perr(ps, n->args2[i]->pos, "expected type '%s' but found '%s'", vt, v);
+			return false;
+		}
+		kt = k ? k : kt;
+		vt = v ? v : vt;
+	}
+	return true;
+}
+
+static const struct {
+	const char *name, *type;
+} call_types[] = {
+    {"size", "int"},
+    {"contains", "bool"},
+    {"startsWith", "bool"},
+    {"endsWith", "bool"},
+    {"matches", "bool"},
+    {"int", "int"},
+    {"uint", "uint"},
+    {"double", "double"},
+    {"string", "string"},
+    {"bytes", "bytes"},
+    {"bool", "bool"},
+    {"duration", T_DUR},
+    {"timestamp", T_TS},
+    {"charAt", "string"},
+    {"lowerAscii", "string"},
+    {"upperAscii", "string"},
+    {"replace", "string"},
+    {"substring", "string"},
+    {"trim", "string"},
+    {"join", "string"},
+    {"strings.quote", "string"},
+    {"format", "string"},
+    {"split", "list(string)"},
+    {"base64.encode", "string"},
+    {"base64.decode", "bytes"},
+    {"isSorted", "bool"},
+    {"hasValue", "bool"},
+    {"sets.contains", "bool"},
+    {"sets.equivalent", "bool"},
+    {"sets.intersects", "bool"},
+    {"find", "string"},
+    {"findAll", "list(string)"},
+    {"indexOf", "int"},
+    {"lastIndexOf", "int"},
+    {"getFullYear", "int"},
+    {"getMonth", "int"},
+    {"getDate", "int"},
+    {"getDayOfMonth", "int"},
+    {"getDayOfWeek", "int"},
+    {"getDayOfYear", "int"},
+    {"getHours", "int"},
+    {"getMinutes", "int"},
+    {"getSeconds", "int"},
+    {"getMilliseconds", "int"},
+};
+
+static bool check_unary(struct parser *ps, struct cel_node *n)
+{
+	const char *a = n->a->type;
+	if (n->kind == N_NOT) {
+		n->type = "bool";
+		return !a || same(a, "bool") || no_overload(ps, n, "!_", a, NULL);
+	}
+	if (!a)
+		return true;
+	n->type = a;
+	return same(a, "int") || same(a, "double") || same(a, T_DUR) ||
+	       no_overload(ps, n, "-_", a, NULL);
+}
+
+static bool check_logic(struct parser *ps, struct cel_node *n)
+{
+	const char *a = n->a->type, *b = n->b->type;
+	const char *op = n->kind == N_AND ? "_&&_" : "_||_";
+	n->type = "bool";
+	if ((a && !same(a, "bool")) || (b && !same(b, "bool")))
+		return no_overload(ps, n, op, a ? a : "dyn", b ? b : "dyn");
+	return true;
+}
+
+static bool check_type(struct parser *ps, struct cel_node *n, const json_t *schema)
+{
+	switch (n->kind) {
+	case N_CONST: n->type = kind_types[n->val.kind]; return true;
+	case N_IDENT:
+	case N_INDEX: n->type = schema_type(ps, schema); return true;
+	case N_SELECT: n->type = n->op ? "bool" : schema_type(ps, schema); return true;
+	case N_BIN: return check_bin(ps, n);
+	case N_NOT:
+	case N_NEG: return check_unary(ps, n);
+	case N_AND:
+	case N_OR: return check_logic(ps, n);
+	case N_LIST: return check_list(ps, n);
+	case N_MAP: return check_map(ps, n);
+	case N_COND:
+		if (n->a->type && !same(n->a->type, "bool"))
+			return no_overload(ps, n, "_?_:_", n->a->type, NULL);
+		n->type = same(n->b->type, n->c->type) ? n->b->type : NULL;
+		return true;
+	case N_COMPR:
+		if (n->op == M_ALL || n->op == M_EXISTS || n->op == M_EXISTS_ONE)
+			n->type = "bool";
+		return true;
+	case N_CALL:
+		for (size_t k = 0; k < sizeof(call_types) / sizeof(call_types[0]); k++)
+			if (!strcmp(call_types[k].name, n->name))
+				n->type = call_types[k].type;
+		return true;
+	}
+	return true;
+}
+
+/* Resolves n and its static type (cel-go's type-check errors where both
+ * sides' types are known): *schema is its value's schema when known. */
+static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
+		    const json_t **schema)
+{
+	if (!resolve_node(ps, n, sc, schema))
+		return false;
+	return check_type(ps, n, *schema);
+}
+
+/* ---- the program ---- */
+
+/* cel-go's error display: message, the source line, a caret line. */
+static char *format_error(const char *src, unsigned pos, const char *msg)
+{
+	unsigned line = 1, col = 0;
+	const char *ls = src;
+	for (unsigned i = 0; i < pos && src[i]; i++) {
+		if (src[i] == '\n') {
+			line++;
+			ls = src + i + 1;
+			col = 0;
+		} else if (((unsigned char)src[i] & 0xc0) != 0x80) {
+			col++;
+		}
+	}
+	size_t ll = strcspn(ls, "\n");
+	size_t cap = strlen(msg) + ll * 2 + col + 64;
+	char *out = malloc(cap);
+	KB_REQUIRE(out != NULL);
+	int n = snprintf(out, cap, "ERROR: <input>:%u:%u: %s\n | %.*s\n | ", line, col + 1, msg,
+			 (int)ll, ls);
+	for (unsigned i = 0; i < col; i++)
+		out[n++] = '.';
+	out[n++] = '^';
+	out[n] = 0;
+	return out;
+}
 
 cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t max_len, char **err)
 {
-	*err = strdup("ERROR: <input>:1:1: not implemented");
-	return NULL;
+	static const struct cel_env empty = {0};
+	*err = NULL;
+	size_t len = strlen(expr);
+	if (max_len && len > max_len) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "expression size %zu exceeds the limit %zu", len,
+			 max_len);
+		*err = strdup(msg);
+		return NULL;
+	}
+	cel_program_t *p = calloc(1, sizeof(*p));
+	KB_REQUIRE(p != NULL);
+	p->source = pstrndup(p, expr, len);
+	struct parser ps = {.prog = p, .src = p->source, .n = len, .env = env ? env : &empty};
+	next(&ps);
+	p->root = ps.t.kind == T_ERROR ? NULL : parse_expr(&ps);
+	if (p->root && ps.t.kind != T_EOF)
+		unexpected(&ps, "<EOF>");
+	const json_t *schema;
+	if (!ps.err && p->root)
+		resolve(&ps, p->root, NULL, &schema);
+	if (!ps.err && !p->root)
+		perr(&ps, 0, "Syntax error: invalid expression");
+	if (ps.err) {
+		*err = format_error(p->source, ps.errpos, ps.err);
+		free(ps.err);
+		cel_program_free(p);
+		return NULL;
+	}
+	return p;
 }
 
 void cel_program_free(cel_program_t *p)
 {
+	if (!p)
+		return;
+	cel_re_free_all(p->regexes);
+	for (struct cel_block *b = p->mem, *nb; b; b = nb) {
+		nb = b->next;
+		free(b);
+	}
+	free(p);
 }
 
 const char *cel_program_source(const cel_program_t *p)
 {
-	return "";
+	return p->source;
 }

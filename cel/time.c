@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * CEL's durations and timestamps: Go's duration syntax ("1h30m", "1.5s"),
+ * RFC 3339 timestamps, their string forms as cel-go writes them, and the
+ * timestamp getters with an optional time zone (fixed offsets "+01:00" or
+ * IANA names read from /usr/share/zoneinfo, as Go's time.LoadLocation).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cel/cel_impl.h"
+#include "cel/time.h"
+
+#define NS 1000000000LL
+
+static const struct {
+	const char *unit;
+	int64_t ns;
+} units[] = {{"ns", 1},           {"us", 1000},     {"\xc2\xb5s", 1000},
+	     {"\xce\xbcs", 1000}, {"ms", 1000000},  {"s", NS},
+	     {"m", 60 * NS},      {"h", 3600 * NS}, {NULL, 0}};
+
+/* One "<number><unit>" at s[*i]; adds to *total. */
+static int duration_part(const char *s, size_t n, size_t *i, uint64_t *total)
+{
+	uint64_t whole = 0, frac = 0, scale = 1;
+	size_t start = *i;
+	while (*i < n && s[*i] >= '0' && s[*i] <= '9') {
+		if (whole > (UINT64_MAX - 9) / 10)
+			return -ERANGE;
+		whole = whole * 10 + (uint64_t)(s[(*i)++] - '0');
+	}
+	bool digits = *i > start;
+	if (*i < n && s[*i] == '.') {
+		(*i)++;
+		size_t fs = *i;
+		while (*i < n && s[*i] >= '0' && s[*i] <= '9') {
+			if (scale < 1000000000000000000ULL) {
+				frac = frac * 10 + (uint64_t)(s[*i] - '0');
+				scale *= 10;
+			}
+			(*i)++;
+		}
+		digits = digits || *i > fs;
+	}
+	if (!digits)
+		return -EINVAL;
+	size_t us = *i;
+	while (*i < n && !(s[*i] >= '0' && s[*i] <= '9') && s[*i] != '.')
+		(*i)++;
+	for (int k = 0; units[k].unit; k++) {
+		if (strlen(units[k].unit) != *i - us || memcmp(units[k].unit, s + us, *i - us))
+			continue;
+		uint64_t u = (uint64_t)units[k].ns, v;
+		if (__builtin_mul_overflow(whole, u, &v))
+			return -ERANGE;
+		v += (uint64_t)((long double)frac * u / scale);
+		if (__builtin_add_overflow(*total, v, total))
+			return -ERANGE;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int cel_parse_duration(const char *s, size_t n, int64_t *nanos)
+{
+	size_t i = 0;
+	bool neg = false;
+	if (i < n && (s[i] == '-' || s[i] == '+'))
+		neg = s[i++] == '-';
+	if (n - i == 1 && s[i] == '0') {
+		*nanos = 0;
+		return 0;
+	}
+	if (i == n)
+		return -EINVAL;
+	uint64_t total = 0;
+	while (i < n) {
+		int rc = duration_part(s, n, &i, &total);
+		if (rc < 0)
+			return rc;
+	}
+	if (total > (uint64_t)INT64_MAX + (neg ? 1 : 0))
+		return -ERANGE;
+	*nanos = neg ? (int64_t)(0 - total) : (int64_t)total;
+	return 0;
+}
+
+/* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
+int64_t cel_days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+void cel_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+	z += 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+static bool digits(const char *s, size_t n, size_t at, int count, int *out)
+{
+	*out = 0;
+	for (int k = 0; k < count; k++) {
+		if (at + (size_t)k >= n || s[at + k] < '0' || s[at + k] > '9')
+			return false;
+		*out = *out * 10 + (s[at + k] - '0');
+	}
+	return true;
+}
+
+static int parse_offset(const char *s, size_t n, size_t i, int64_t *off)
+{
+	int oh, om;
+	if (i < n && (s[i] == 'Z' || s[i] == 'z') && i + 1 == n) {
+		*off = 0;
+		return 0;
+	}
+	if (i + 6 != n || (s[i] != '+' && s[i] != '-') || !digits(s, n, i + 1, 2, &oh) ||
+	    s[i + 3] != ':' || !digits(s, n, i + 4, 2, &om) || oh > 23 || om > 59)
+		return -EINVAL;
+	*off = (oh * 3600 + om * 60) * (s[i] == '-' ? -1 : 1);
+	return 0;
+}
+
+int cel_parse_timestamp(const char *s, size_t n, int64_t *nanos)
+{
+	int y, mo, d, h, mi, se;
+	if (n < 20 || !digits(s, n, 0, 4, &y) || s[4] != '-' || !digits(s, n, 5, 2, &mo) ||
+	    s[7] != '-' || !digits(s, n, 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
+	    !digits(s, n, 11, 2, &h) || s[13] != ':' || !digits(s, n, 14, 2, &mi) || s[16] != ':' ||
+	    !digits(s, n, 17, 2, &se))
+		return -EINVAL;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59)
+		return -EINVAL;
+	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	if (d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap))
+		return -EINVAL;
+	size_t i = 19;
+	int64_t frac = 0, scale = NS;
+	if (i < n && s[i] == '.') {
+		i++;
+		size_t fs = i;
+		while (i < n && s[i] >= '0' && s[i] <= '9') {
+			if (scale > 1) {
+				scale /= 10;
+				frac += (s[i] - '0') * scale;
+			}
+			i++;
+		}
+		if (i == fs)
+			return -EINVAL;
+	}
+	int64_t off;
+	if (parse_offset(s, n, i, &off) < 0)
+		return -EINVAL;
+	int64_t secs = cel_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 +
+		       mi * 60 + se - off;
+	if (y < 1 || secs < CEL_MIN_TS_SECONDS || secs > CEL_MAX_TS_SECONDS)
+		return -ERANGE;
+	if (__builtin_mul_overflow(secs, NS, nanos) || __builtin_add_overflow(*nanos, frac, nanos))
+		return -ERANGE;
+	return 0;
+}
+
+/* ".5" for 500000000 ns: the fraction without trailing zeros, or "". */
+static void fraction(int64_t ns, char *buf)
+{
+	buf[0] = 0;
+	if (ns == 0)
+		return;
+	snprintf(buf, 12, ".%09lld", (long long)ns);
+	size_t l = strlen(buf);
+	while (l > 1 && buf[l - 1] == '0')
+		buf[--l] = 0;
+}
+
+const char *cel_format_duration(cel_ctx_t *c, int64_t nanos)
+{
+	char frac[16], buf[64];
+	uint64_t a = nanos < 0 ? 0 - (uint64_t)nanos : (uint64_t)nanos;
+	fraction((int64_t)(a % NS), frac);
+	int n = snprintf(buf, sizeof(buf), "%s%llu%ss", nanos < 0 ? "-" : "",
+			 (unsigned long long)(a / NS), frac);
+	return cel_strndup(c, buf, (size_t)n);
+}
+
+void cel_split_time(int64_t nanos, int64_t offset, struct cel_tm *tm)
+{
+	int64_t secs = nanos / NS, ns = nanos % NS;
+	if (ns < 0) {
+		ns += NS;
+		secs--;
+	}
+	secs += offset;
+	int64_t days = secs / 86400, rem = secs % 86400;
+	if (rem < 0) {
+		rem += 86400;
+		days--;
+	}
+	cel_civil_from_days(days, &tm->year, &tm->month, &tm->day);
+	tm->hour = (int)(rem / 3600);
+	tm->min = (int)(rem / 60 % 60);
+	tm->sec = (int)(rem % 60);
+	tm->nsec = ns;
+	tm->wday = (int)(((days % 7) + 11) % 7); /* 1970-01-01 was a Thursday */
+	tm->yday = (int)(days - cel_days_from_civil(tm->year, 1, 1));
+}
+
+const char *cel_format_timestamp(cel_ctx_t *c, int64_t nanos)
+{
+	struct cel_tm tm;
+	cel_split_time(nanos, 0, &tm);
+	char frac[16], buf[80];
+	fraction(tm.nsec, frac);
+	int n = snprintf(buf, sizeof(buf), "%04lld-%02u-%02uT%02d:%02d:%02d%sZ", (long long)tm.year,
+			 tm.month, tm.day, tm.hour, tm.min, tm.sec, frac);
+	return cel_strndup(c, buf, (size_t)n);
+}
+
+/* ---- time zones ---- */
+
+static int64_t be(const unsigned char *p, int len)
+{
+	uint64_t v = 0;
+	for (int k = 0; k < len; k++)
+		v = v << 8 | p[k];
+	if (len == 4)
+		return (int32_t)(uint32_t)v;
+	return (int64_t)v;
+}
+
+/* The UTC offset of zone file data at time t (seconds). */
+static int tzif_offset(const unsigned char *d, size_t n, int64_t t, int64_t *off)
+{
+	if (n < 44 || memcmp(d, "TZif", 4))
+		return -EINVAL;
+	int tsize = 4;
+	size_t at = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		int64_t isutc = be(d + at + 20, 4), isstd = be(d + at + 24, 4);
+		int64_t leap = be(d + at + 28, 4), timecnt = be(d + at + 32, 4);
+		int64_t typecnt = be(d + at + 36, 4), charcnt = be(d + at + 40, 4);
+		size_t body = (size_t)(timecnt * tsize + timecnt + typecnt * 6 + charcnt +
+				       leap * (tsize + 4) + isstd + isutc);
+		if (pass == 0 && d[4] >= '2' && at + 44 + body + 44 <= n) {
+			at += 44 + body;
+			tsize = 8;
+			continue;
+		}
+		if (at + 44 + body > n || typecnt < 1)
+			return -EINVAL;
+		const unsigned char *times = d + at + 44, *idx = times + timecnt * tsize;
+		const unsigned char *types = idx + timecnt;
+		int64_t type = 0;
+		for (int64_t k = 0; k < timecnt; k++)
+			if (be(times + k * tsize, tsize) <= t)
+				type = idx[k];
+		if (type >= typecnt)
+			return -EINVAL;
+		*off = be(types + type * 6, 4);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int zone_file_offset(const char *name, int64_t t, int64_t *off)
+{
+	if (!*name || name[0] == '/' || strstr(name, "..") || strlen(name) > 200)
+		return -EINVAL;
+	char path[256];
+	snprintf(path, sizeof(path), "/usr/share/zoneinfo/%s", name);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -ENOENT;
+	unsigned char *buf = malloc(1 << 20);
+	int rc = -ENOMEM;
+	if (buf) {
+		size_t n = fread(buf, 1, 1 << 20, f);
+		rc = tzif_offset(buf, n, t, off);
+		free(buf);
+	}
+	fclose(f);
+	return rc;
+}
+
+int cel_zone_offset(const char *name, int64_t nanos, int64_t *off)
+{
+	size_t n = strlen(name);
+	int64_t secs = nanos / NS;
+	if (n == 0 || !strcmp(name, "UTC") || !strcmp(name, "Z")) {
+		*off = 0;
+		return 0;
+	}
+	if ((name[0] == '+' || name[0] == '-') && parse_offset(name, n, 0, off) == 0)
+		return 0;
+	return zone_file_offset(name, secs, off);
+}
