@@ -915,18 +915,18 @@ static bool lib_on(const struct parser *ps, const struct cel_func *f)
  * NULL when there are none. */
 static const struct cel_func **overloads(struct parser *ps, const char *name, bool receiver)
 {
-	const struct cel_func *tables[] = {cel_std_funcs, cel_k8s_funcs};
+	const struct cel_func *tables[] = {cel_std_funcs, cel_k8s_funcs, cel_extra_funcs};
 	size_t n = 0;
-	for (int t = 0; t < 2; t++)
-		for (const struct cel_func *f = tables[t]; f->name; f++)
+	for (int t = 0; t < 3; t++)
+		for (const struct cel_func *f = tables[t]; f && f->name; f++)
 			if (f->receiver == receiver && lib_on(ps, f) && strcmp(f->name, name) == 0)
 				n++;
 	if (n == 0)
 		return NULL;
 	const struct cel_func **out = pmalloc(ps->prog, (n + 1) * sizeof(*out));
 	n = 0;
-	for (int t = 0; t < 2; t++)
-		for (const struct cel_func *f = tables[t]; f->name; f++)
+	for (int t = 0; t < 3; t++)
+		for (const struct cel_func *f = tables[t]; f && f->name; f++)
 			if (f->receiver == receiver && lib_on(ps, f) && strcmp(f->name, name) == 0)
 				out[n++] = f;
 	return out;

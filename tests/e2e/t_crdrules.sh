@@ -90,7 +90,7 @@ spec:
   image: registry.k8s.io/pause:3.9
   memory: 8Gi
   ports: [{name: http, port: 80}, {name: metrics, port: 9090}]
-$6
+${6:-}
 EOF
 }
 
@@ -138,9 +138,11 @@ crdrules_suite() {
     'spec: Invalid value: "object": at most 99 replicas on create' \
     "${K[@]}" apply -f "$d/h.yaml"
   sed 's/pause:3.9/Pause:3.9/; s/minReplicas: 1/minReplicas: 5/' "$d/a.yaml" >"$d/two.yaml"
-  expect_fail "several failing rules are all reported" \
-    'spec.replicas: Invalid value: "object": replicas must be at least minReplicas, spec.image: Invalid value: "string": failed rule' \
+  expect_fail "several failing rules are all reported (one)" \
+    '^\* spec.replicas: Invalid value: "object": replicas must be at least minReplicas$' \
     "${K[@]}" apply -f "$d/two.yaml"
+  expect_fail "several failing rules are all reported (two)" \
+    '^\* spec.image: Invalid value: "string": failed rule: ' "${K[@]}" apply -f "$d/two.yaml"
 
   # transition rules
   crdrules_job job-a 150 1 1 team-a >"$d/a2.yaml"
