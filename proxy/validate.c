@@ -226,7 +226,7 @@ size_t val_syntax_msgs(enum val_syntax syn, const char *s, const char *m[VAL_MAX
 	static const msgs_fn fns[] = {
 	    [VAL_DNS1123_SUBDOMAIN] = msgs_subdomain, [VAL_DNS1123_LABEL] = msgs_label,
 	    [VAL_DNS1035_LABEL] = msgs_1035,          [VAL_QUALIFIED_NAME] = msgs_qname,
-	    [VAL_LABEL_VALUE] = msgs_label_value,
+	    [VAL_LABEL_VALUE] = msgs_label_value,     [VAL_PATH_SEGMENT] = msgs_path_segment,
 	};
 	if ((size_t)syn >= KB_ARRAY_SIZE(fns))
 		return 0;
@@ -2409,6 +2409,9 @@ static const struct {
     {"node.k8s.io", "RuntimeClass", v_runtimeclass},
     {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", val_webhook_configuration},
     {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", val_webhook_configuration},
+    {"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", val_admission_policy},
+    {"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding",
+     val_admission_policy_binding},
 };
 
 int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *causes)
