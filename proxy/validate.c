@@ -292,10 +292,19 @@ void val_addv(json_t *causes, const char *reason, const char *field, const char 
 	json_t *c = NULL;
 	if (kb_buf_puts(&b, type_text(reason)) < 0)
 		goto out;
-	if (fmt && *fmt) {
-		char tmp[1024];
+	if (fmt && *fmt) { /* whole: a Go list of many items can be long */
+		char tmp[1024], *big = NULL;
+		va_list again;
+		va_copy(again, ap);
 		int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-		if (n < 0 || kb_buf_puts(&b, ": ") < 0 || kb_buf_puts(&b, tmp) < 0)
+		if (n >= (int)sizeof(tmp) && (big = malloc((size_t)n + 1)) != NULL)
+			vsnprintf(big, (size_t)n + 1, fmt, again);
+		va_end(again);
+		int rc = n < 0 ? -1 : kb_buf_puts(&b, ": ");
+		if (rc == 0)
+			rc = kb_buf_puts(&b, big ? big : tmp);
+		free(big);
+		if (rc < 0)
 			goto out;
 	}
 	c = json_pack("{s:s, s:s}", "reason", reason, "message", b.data);
