@@ -25,6 +25,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_metrics.sh"
 . "$here/t_csr.sh"
 . "$here/t_webhookcfg.sh"
+. "$here/t_vap.sh"
 . "$here/t_webhook.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
@@ -66,5 +67,6 @@ metrics_prom_suite
 metrics_suite
 csr_suite
 webhookcfg_suite
+vapcfg_suite
 webhook_suite
 e2e_summary
