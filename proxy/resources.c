@@ -199,15 +199,17 @@ static struct proxy_resource builtins[] = {
      * does (objects.c, validate_vap.c); evaluating them (CEL) is not this
      * table's. The policy has kube's status subresource (its status is
      * cleared on create); the binding has_status only for kube's generation.
+     * Both refuse a PUT without a resourceVersion, as kube's strategies.
      * v1 only, as kube 1.33 serves by default (v1beta1 is off). */
     {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
 	    "ValidatingAdmissionPolicy", "validatingadmissionpolicies", "validatingadmissionpolicy",
 	    false),
-     .categories = S("api-extensions"), .subresources = vap_subs, .has_status = true},
+     .categories = S("api-extensions"), .subresources = vap_subs, .has_status = true,
+     .conditional_update = true},
     {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
 	    "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings",
 	    "validatingadmissionpolicybinding", false),
-     .categories = S("api-extensions"), .has_status = true},
+     .categories = S("api-extensions"), .has_status = true, .conditional_update = true},
     /* CSRs: proxy/csr.c (strategy, validation, admission), controllers/csr.c
      * (signer, cleaner); no spec/status split (the strategy keeps both) */
     {STORED("certificates.k8s.io", "v1", "certificates", "CertificateSigningRequest",

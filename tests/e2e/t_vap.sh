@@ -268,6 +268,26 @@ YAML"
   expect_eq "the binding's change is stored and its generation bumped" '["Warn"] 2' \
     "${K[@]}" get validatingadmissionpolicybinding vap-replicas-binding \
     -o jsonpath='{.spec.validationActions} {.metadata.generation}'
+  # kubectl replace fills in the live resourceVersion itself: a plain PUT
+  expect "PUT without a resourceVersion: kube's Invalid (no unconditional update)" \
+    '"message":"validatingadmissionpolicybindings\.admissionregistration\.k8s\.io \\"vap-replicas-binding\\" is invalid: metadata\.resourceVersion: Invalid value: 0x0: must be specified for an update".*"code":422' \
+    kcurl -X PUT -H 'Content-Type: application/json' \
+    "$SERVER_URL/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/vap-replicas-binding" \
+    -d '{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"vap-replicas-binding"},"spec":{"policyName":"vap-replicas","validationActions":["Deny"]}}'
+  expect_eq "the binding is unchanged" '["Warn"] 2' \
+    "${K[@]}" get validatingadmissionpolicybinding vap-replicas-binding \
+    -o jsonpath='{.spec.validationActions} {.metadata.generation}'
+  expect "replace with the live resourceVersion" \
+    'validatingadmissionpolicybinding\.admissionregistration\.k8s\.io/vap-replicas-binding replaced' \
+    bash -c "kubectl --kubeconfig $KCFG get validatingadmissionpolicybinding vap-replicas-binding -o json | sed 's/\"Warn\"/\"Audit\"/' | kubectl --kubeconfig $KCFG replace -f -"
+  expect_eq "the replaced binding" '["Audit"] 3' \
+    "${K[@]}" get validatingadmissionpolicybinding vap-replicas-binding \
+    -o jsonpath='{.spec.validationActions} {.metadata.generation}'
+  expect "a policy's status PUT needs a resourceVersion too" \
+    '"reason":"Invalid".*"kind":"validatingadmissionpolicies".*"field":"metadata.resourceVersion".*"code":422' \
+    kcurl -X PUT -H 'Content-Type: application/json' \
+    "$SERVER_URL/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/vap-replicas/status" \
+    -d '{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"vap-replicas"},"status":{}}'
   expect "a binding has no status subresource: 404" '"code":404' \
     kcurl "$SERVER_URL/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/vap-replicas-binding/status"
 
