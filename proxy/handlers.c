@@ -798,6 +798,28 @@ static void update_scale(struct req *r, const json_t *old, const json_t *scale)
 	json_decref(obj);
 }
 
+/* kube's generic store for a kind whose strategy refuses unconditional
+ * updates: a PUT without metadata.resourceVersion is Invalid, the kind
+ * named by its resource ("validatingadmissionpolicies.admissionregistration.k8s.io")
+ * and the version as Go's %#v of a uint64 (0x0). */
+static int check_conditional(struct req *r, const json_t *obj)
+{
+	const char *rv = obj_str(obj, "metadata.resourceVersion");
+	if (!r->res->conditional_update || (rv && *rv))
+		return 0;
+	const char *msg = "Invalid value: 0x0: must be specified for an update";
+	struct kb_buf m = {0};
+	kb_buf_printf(&m, "%s%s%s \"%s\" is invalid: metadata.resourceVersion: %s", r->res->plural,
+		      r->res->group[0] ? "." : "", r->res->group, r->name, msg);
+	json_t *d =
+	    json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}", "name", r->name, "group",
+		      r->res->group, "kind", r->res->plural, "causes", "reason",
+		      "FieldValueInvalid", "message", msg, "field", "metadata.resourceVersion");
+	reply_status(r, 422, "Invalid", m.data, d);
+	kb_buf_free(&m);
+	return -EINVAL;
+}
+
 static void handle_update(struct req *r)
 {
 	json_t *obj = NULL, *old = NULL;
@@ -823,7 +845,7 @@ static void handle_update(struct req *r)
 			      bname ? bname : "", r->name);
 		goto out;
 	}
-	if (load_old(r, &old) < 0)
+	if (load_old(r, &old) < 0 || check_conditional(r, obj) < 0)
 		goto out;
 	merge_by_sub(r, old, obj);
 	write_update(r, old, obj, false, 200);

@@ -91,6 +91,9 @@ void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now)
 		json_object_set_new(m, "generation", json_integer(1));
 	else
 		json_object_del(m, "generation");
+	if (strcmp(res->group, "admissionregistration.k8s.io") == 0 &&
+	    strcmp(res->kind, "ValidatingAdmissionPolicy") == 0) /* kube's PrepareForCreate */
+		json_object_set_new(obj, "status", json_object());
 	char av[128];
 	if (res->group[0])
 		snprintf(av, sizeof(av), "%s/%s", res->group, res->version);
@@ -640,6 +643,38 @@ static void default_webhook_configuration(json_t *obj, bool mutating)
 			default_webhook(hook, mutating);
 }
 
+/* admissionregistration/v1 SetDefaults_MatchResources, with _Rule (scope)
+ * on both rule lists. */
+static void default_match_resources(json_t *mr)
+{
+	size_t i;
+	json_t *rule;
+	set_default_nil(mr, "matchPolicy", json_string("Equivalent"));
+	set_default_nil(mr, "namespaceSelector", json_object());
+	set_default_nil(mr, "objectSelector", json_object());
+	const char *lists[] = {"resourceRules", "excludeResourceRules"};
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++)
+		json_array_foreach (json_object_get(mr, lists[l]), i, rule)
+			if (json_is_object(rule))
+				set_default_nil(rule, "scope", json_string("*"));
+}
+
+/* SetDefaults_ValidatingAdmissionPolicySpec (failurePolicy; the spec is not
+ * a pointer in kube, so an object without one gets it) and the match
+ * resources of a policy (matchConstraints) or a binding (matchResources).
+ * v1 defaults nothing in a binding's paramRef. */
+static void default_admission_policy(json_t *obj, bool binding)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	if (!spec)
+		return;
+	if (!binding)
+		set_default_nil(spec, "failurePolicy", json_string("Fail"));
+	json_t *mr = json_object_get(spec, binding ? "matchResources" : "matchConstraints");
+	if (json_is_object(mr))
+		default_match_resources(mr);
+}
+
 static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 {
 	const char *g = res->group, *k = res->kind;
@@ -663,6 +698,9 @@ static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 		   (strcmp(k, "ValidatingWebhookConfiguration") == 0 ||
 		    strcmp(k, "MutatingWebhookConfiguration") == 0))
 		default_webhook_configuration(obj, k[0] == 'M');
+	else if (strcmp(g, "admissionregistration.k8s.io") == 0 &&
+		 strncmp(k, "ValidatingAdmissionPolicy", 25) == 0)
+		default_admission_policy(obj, strcmp(k, "ValidatingAdmissionPolicyBinding") == 0);
 }
 
 void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj)

@@ -1565,6 +1565,85 @@ static void cells_webhookcfg(json_t *cells, const json_t *o, time_t now)
 	add_age(cells, o, now);
 }
 
+/* ValidatingAdmissionPolicy: validations and the param kind */
+static const struct col cols_vap[] = {
+    C_NAME,
+    C_I("Validations",
+	"Validations indicates the number of validation rules defined in this configuration"),
+    C_S("ParamKind", "ParamKind specifies the kind of resources used to parameterize this policy"),
+    C_AGE,
+    C_END,
+};
+
+static void cells_vap(json_t *cells, const json_t *o, time_t now)
+{
+	const json_t *pk = jp(o, "spec.paramKind");
+	struct kb_buf b = {0};
+	add_name(cells, o);
+	add_i(cells, (json_int_t)json_array_size(jp(o, "spec.validations")));
+	if (json_is_object(pk))
+		kb_buf_printf(&b, "%s/%s", js(pk, "apiVersion"), js(pk, "kind"));
+	add_s(cells, b.data ? b.data : "<unset>");
+	kb_buf_free(&b);
+	add_age(cells, o, now);
+}
+
+/* Go's String() of a *metav1.LabelSelector (gogo protobuf's generated text:
+ * labels sorted, values as %v of a []string), as kube prints a binding's
+ * paramRef selector. */
+static void go_selector_string(struct kb_buf *b, const json_t *sel)
+{
+	size_t n = 0;
+	const json_t *ml = json_object_get(sel, "matchLabels");
+	const char **keys = kb_json_sorted_keys(ml, &n);
+	kb_buf_puts(b, "&LabelSelector{MatchLabels:map[string]string{");
+	for (size_t i = 0; keys && i < n; i++) { /* keys hold dots: not paths */
+		const char *v = json_string_value(json_object_get(ml, keys[i]));
+		kb_buf_printf(b, "%s: %s,", keys[i], v ? v : "");
+	}
+	free(keys);
+	kb_buf_puts(b, "},MatchExpressions:[]LabelSelectorRequirement{");
+	const json_t *exprs = json_object_get(sel, "matchExpressions");
+	for (size_t i = 0; i < json_array_size(exprs); i++) {
+		const json_t *e = json_array_get(exprs, i), *vals = json_object_get(e, "values");
+		kb_buf_printf(b, "LabelSelectorRequirement{Key:%s,Operator:%s,Values:[",
+			      js(e, "key"), js(e, "operator"));
+		for (size_t j = 0; j < json_array_size(vals); j++) {
+			const char *v = json_string_value(json_array_get(vals, j));
+			kb_buf_printf(b, "%s%s", j ? " " : "", v ? v : "");
+		}
+		kb_buf_puts(b, "],},");
+	}
+	kb_buf_puts(b, "},}");
+}
+
+/* ValidatingAdmissionPolicyBinding: the policy and the param reference
+ * ("<ns>/<name>", "*" for the namespace when unset, or the selector) */
+static const struct col cols_vapb[] = {
+    C_NAME,
+    C_S("PolicyName", "PolicyName indicates the policy definition which the policy binding "
+		      "binded to"),
+    C_S("ParamRef", "ParamRef indicates the param resource which sets the configration param"),
+    C_AGE,
+    C_END,
+};
+
+static void cells_vapb(json_t *cells, const json_t *o, time_t now)
+{
+	const json_t *pr = jp(o, "spec.paramRef"), *sel = jp(o, "spec.paramRef.selector");
+	struct kb_buf b = {0};
+	add_name(cells, o);
+	add_s(cells, js(o, "spec.policyName"));
+	if (json_is_object(pr) && *js(pr, "name"))
+		kb_buf_printf(&b, "%s/%s", *js(pr, "namespace") ? js(pr, "namespace") : "*",
+			      js(pr, "name"));
+	else if (json_is_object(pr) && json_is_object(sel))
+		go_selector_string(&b, sel);
+	add_s(cells, b.data ? b.data : "<unset>");
+	kb_buf_free(&b);
+	add_age(cells, o, now);
+}
+
 static const struct col cols_runtimeclass[] = {
     C_NAME,
     C_S("Handler", "handler specifies the underlying runtime and configuration that the CRI "
@@ -1766,6 +1845,8 @@ static const struct printer {
      cells_webhookcfg},
     {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", cols_webhookcfg,
      cells_webhookcfg},
+    {"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", cols_vap, cells_vap},
+    {"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", cols_vapb, cells_vapb},
 };
 
 static const struct printer *find_printer(const struct proxy_resource *r)

@@ -55,6 +55,9 @@ struct proxy_resource {
 	bool has_status;                    /* spec/status split: generation bumps on
 				     changes outside metadata and status */
 	bool stored;                        /* false: virtual (reviews), never stored */
+	bool conditional_update;            /* kube's AllowUnconditionalUpdate() false: a PUT
+				    (main resource or status) must carry
+				    metadata.resourceVersion */
 	/* storage in another row's shape: store_key names that row's storage and
 	 * objects convert in place on the way in and out (NULL: as served) */
 	const char *storage; /* e.g. "/events" */

@@ -89,6 +89,8 @@ static const struct proxy_subresource pdb_subs[] = {
     SUB_STATUS("policy", "v1", "PodDisruptionBudget"), SUB_END};
 static const struct proxy_subresource ing_subs[] = {
     SUB_STATUS("networking.k8s.io", "v1", "Ingress"), SUB_END};
+static const struct proxy_subresource vap_subs[] = {
+    SUB_STATUS("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy"), SUB_END};
 static const struct proxy_subresource csr_subs[] = {
     SUB_STATUS("certificates.k8s.io", "v1", "CertificateSigningRequest"),
     {"approval", "certificates.k8s.io", "v1", "CertificateSigningRequest",
@@ -193,6 +195,21 @@ static struct proxy_resource builtins[] = {
 	    "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
 	    "validatingwebhookconfiguration", false),
      .categories = S("api-extensions"), .has_status = true},
+    /* admission policies: stored, defaulted and validated as kube-apiserver
+     * does (objects.c, validate_vap.c); evaluating them (CEL) is not this
+     * table's. The policy has kube's status subresource (its status is
+     * cleared on create); the binding has_status only for kube's generation.
+     * Both refuse a PUT without a resourceVersion, as kube's strategies.
+     * v1 only, as kube 1.33 serves by default (v1beta1 is off). */
+    {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
+	    "ValidatingAdmissionPolicy", "validatingadmissionpolicies", "validatingadmissionpolicy",
+	    false),
+     .categories = S("api-extensions"), .subresources = vap_subs, .has_status = true,
+     .conditional_update = true},
+    {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
+	    "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings",
+	    "validatingadmissionpolicybinding", false),
+     .categories = S("api-extensions"), .has_status = true, .conditional_update = true},
     /* CSRs: proxy/csr.c (strategy, validation, admission), controllers/csr.c
      * (signer, cleaner); no spec/status split (the strategy keeps both) */
     {STORED("certificates.k8s.io", "v1", "certificates", "CertificateSigningRequest",

@@ -226,7 +226,7 @@ size_t val_syntax_msgs(enum val_syntax syn, const char *s, const char *m[VAL_MAX
 	static const msgs_fn fns[] = {
 	    [VAL_DNS1123_SUBDOMAIN] = msgs_subdomain, [VAL_DNS1123_LABEL] = msgs_label,
 	    [VAL_DNS1035_LABEL] = msgs_1035,          [VAL_QUALIFIED_NAME] = msgs_qname,
-	    [VAL_LABEL_VALUE] = msgs_label_value,
+	    [VAL_LABEL_VALUE] = msgs_label_value,     [VAL_PATH_SEGMENT] = msgs_path_segment,
 	};
 	if ((size_t)syn >= KB_ARRAY_SIZE(fns))
 		return 0;
@@ -292,10 +292,19 @@ void val_addv(json_t *causes, const char *reason, const char *field, const char 
 	json_t *c = NULL;
 	if (kb_buf_puts(&b, type_text(reason)) < 0)
 		goto out;
-	if (fmt && *fmt) {
-		char tmp[1024];
+	if (fmt && *fmt) { /* whole: a Go list of many items can be long */
+		char tmp[1024], *big = NULL;
+		va_list again;
+		va_copy(again, ap);
 		int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-		if (n < 0 || kb_buf_puts(&b, ": ") < 0 || kb_buf_puts(&b, tmp) < 0)
+		if (n >= (int)sizeof(tmp) && (big = malloc((size_t)n + 1)) != NULL)
+			vsnprintf(big, (size_t)n + 1, fmt, again);
+		va_end(again);
+		int rc = n < 0 ? -1 : kb_buf_puts(&b, ": ");
+		if (rc == 0)
+			rc = kb_buf_puts(&b, big ? big : tmp);
+		free(big);
+		if (rc < 0)
 			goto out;
 	}
 	c = json_pack("{s:s, s:s}", "reason", reason, "message", b.data);
@@ -2409,6 +2418,9 @@ static const struct {
     {"node.k8s.io", "RuntimeClass", v_runtimeclass},
     {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", val_webhook_configuration},
     {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", val_webhook_configuration},
+    {"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", val_admission_policy},
+    {"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding",
+     val_admission_policy_binding},
 };
 
 int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *causes)

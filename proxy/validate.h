@@ -47,6 +47,7 @@ enum val_syntax {
 	VAL_DNS1035_LABEL,
 	VAL_QUALIFIED_NAME,
 	VAL_LABEL_VALUE,
+	VAL_PATH_SEGMENT, /* path.ValidatePathSegmentName */
 };
 size_t val_syntax_msgs(enum val_syntax syn, const char *s, const char *m[VAL_MAXMSG]);
 
@@ -107,6 +108,30 @@ int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *
  * (its kinds table, hence no count returned: use val_object for one). */
 void val_webhook_configuration(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 			       json_t *causes);
+
+/* Pieces of the webhook walk that the admission policies share
+ * (proxy/validate_webhook.c), each appending kube's causes at `base`:
+ * validateRuleWithOperations (operations, apiGroups, apiVersions, resources
+ * with subresources, scope); metav1validation.ValidateLabelSelector (lax:
+ * AllowInvalidLabelValueInSelector); and an Invalid cause whose value is
+ * Go's %#v of a string slice, `gotype{"a", "b"}`. */
+void val_rule_with_operations(json_t *causes, const json_t *rule, const char *base);
+void val_label_selector(json_t *causes, const json_t *sel, const char *base, bool lax);
+void val_invalid_strings(json_t *causes, const char *field, const char *gotype, const json_t *arr,
+			 const char *msg);
+
+/* ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding
+ * (admissionregistration.k8s.io/v1, proxy/validate_vap.c): kube's
+ * ValidateValidatingAdmissionPolicy / ...Binding and, with `old`, their
+ * Update forms (a policy's matchConditions are not checked again when
+ * neither they nor paramKind changed); a policy's status as kube's status
+ * update checks it. CEL expressions are checked for presence and length
+ * only, in one place (check_expr), where their compilation will go.
+ * Reached through val_object. */
+void val_admission_policy(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			  json_t *causes);
+void val_admission_policy_binding(const struct proxy_resource *r, const json_t *obj,
+				  const json_t *old, json_t *causes);
 
 /* A pod spec (borrowed) at `path` ("spec", "spec.template.spec"):
  * containers, init containers, ports, env, resources, restartPolicy (one of

@@ -78,8 +78,8 @@ static void add_invalid(json_t *c, const char *field, const char *v, const char 
 }
 
 /* Invalid with Go's %#v of a string slice: []string{"a", "b"}. */
-static void add_invalid_list(json_t *c, const char *field, const char *gotype, const json_t *arr,
-			     const char *msg)
+void val_invalid_strings(json_t *c, const char *field, const char *gotype, const json_t *arr,
+			 const char *msg)
 {
 	struct kb_buf b = {0};
 	char q[600];
@@ -160,8 +160,8 @@ static void admission_review_versions(json_t *c, const json_t *vs, const char *b
 	}
 	json_decref(seen);
 	if (need_known && !known)
-		add_invalid_list(c, base, "[]string", vs,
-				 "must include at least one of v1, v1beta1");
+		val_invalid_strings(c, base, "[]string", vs,
+				    "must include at least one of v1, v1beta1");
 }
 
 /* ---- rules -------------------------------------------------------------------- */
@@ -218,12 +218,12 @@ static void rule_resources(json_t *c, const json_t *rs, const char *base)
 	json_decref(w.wild_sub);
 	json_decref(w.wild_res);
 	if (n > 1 && w.double_wild)
-		add_invalid_list(c, base, "[]string", rs,
-				 "if '*/*' is present, must not specify other resources");
+		val_invalid_strings(c, base, "[]string", rs,
+				    "if '*/*' is present, must not specify other resources");
 	if (w.single_wild && w.plain)
-		add_invalid_list(c, base, "[]string", rs,
-				 "if '*' is present, must not specify other resources without "
-				 "subresources");
+		val_invalid_strings(c, base, "[]string", rs,
+				    "if '*' is present, must not specify other resources without "
+				    "subresources");
 }
 
 /* validateRuleWithOperations: the operations */
@@ -233,9 +233,9 @@ static void rule_operations(json_t *c, const json_t *ops, const char *base)
 	if (json_array_size(ops) == 0)
 		val_add(c, "FieldValueRequired", val_path(f, "%s.operations", base), NULL);
 	if (json_array_size(ops) > 1 && has_item(ops, "*"))
-		add_invalid_list(c, val_path(f, "%s.operations", base),
-				 "[]admissionregistration.OperationType", ops,
-				 "if '*' is present, must not specify other operations");
+		val_invalid_strings(c, val_path(f, "%s.operations", base),
+				    "[]admissionregistration.OperationType", ops,
+				    "if '*' is present, must not specify other operations");
 	for (size_t i = 0; i < json_array_size(ops); i++)
 		if (!val_in_list(item(ops, i), operations))
 			val_not_supported(c, val_path(f, "%s.operations[%zu]", base, i),
@@ -243,7 +243,7 @@ static void rule_operations(json_t *c, const json_t *ops, const char *base)
 }
 
 /* validateRuleWithOperations and validateRule */
-static void rule(json_t *c, const json_t *r, const char *base)
+void val_rule_with_operations(json_t *c, const json_t *r, const char *base)
 {
 	char f[VAL_PATHLEN];
 	const json_t *groups = json_object_get(r, "apiGroups");
@@ -252,13 +252,13 @@ static void rule(json_t *c, const json_t *r, const char *base)
 	if (json_array_size(groups) == 0)
 		val_add(c, "FieldValueRequired", val_path(f, "%s.apiGroups", base), NULL);
 	if (json_array_size(groups) > 1 && has_item(groups, "*"))
-		add_invalid_list(c, val_path(f, "%s.apiGroups", base), "[]string", groups,
-				 "if '*' is present, must not specify other API groups");
+		val_invalid_strings(c, val_path(f, "%s.apiGroups", base), "[]string", groups,
+				    "if '*' is present, must not specify other API groups");
 	if (json_array_size(versions) == 0)
 		val_add(c, "FieldValueRequired", val_path(f, "%s.apiVersions", base), NULL);
 	if (json_array_size(versions) > 1 && has_item(versions, "*"))
-		add_invalid_list(c, val_path(f, "%s.apiVersions", base), "[]string", versions,
-				 "if '*' is present, must not specify other API versions");
+		val_invalid_strings(c, val_path(f, "%s.apiVersions", base), "[]string", versions,
+				    "if '*' is present, must not specify other API versions");
 	for (size_t i = 0; i < json_array_size(versions); i++)
 		if (!*item(versions, i))
 			val_add(c, "FieldValueRequired",
@@ -297,7 +297,7 @@ static void selector_requirement(json_t *c, const json_t *e, const char *base, b
 }
 
 /* metav1validation.ValidateLabelSelector (matchLabels keys in sorted order) */
-static void label_selector(json_t *c, const json_t *sel, const char *base, bool lax)
+void val_label_selector(json_t *c, const json_t *sel, const char *base, bool lax)
 {
 	char f[VAL_PATHLEN];
 	size_t n = 0;
@@ -651,8 +651,8 @@ static void selectors_and_timeout(json_t *c, const json_t *hook, const char *bas
 	for (size_t i = 0; i < 2; i++) {
 		const json_t *sel = json_object_get(hook, sels[i]);
 		if (json_is_object(sel))
-			label_selector(c, sel, val_path(f, "%s.%s", base, sels[i]),
-				       o->lax_label_values);
+			val_label_selector(c, sel, val_path(f, "%s.%s", base, sels[i]),
+					   o->lax_label_values);
 	}
 }
 
@@ -663,7 +663,8 @@ static void webhook(json_t *c, const json_t *hook, const char *base, const struc
 	fully_qualified(c, val_path(f, "%s.name", base), val_jstr(hook, "name"));
 	const json_t *rules = json_object_get(hook, "rules");
 	for (size_t i = 0; i < json_array_size(rules); i++)
-		rule(c, json_array_get(rules, i), val_path(f, "%s.rules[%zu]", base, i));
+		val_rule_with_operations(c, json_array_get(rules, i),
+					 val_path(f, "%s.rules[%zu]", base, i));
 	check_enum(c, hook, "failurePolicy", val_path(f, "%s.failurePolicy", base),
 		   failure_policies);
 	check_enum(c, hook, "matchPolicy", val_path(f, "%s.matchPolicy", base), match_policies);
@@ -724,7 +725,7 @@ static bool old_bad_label_values(const json_t *hooks)
 		for (size_t s = 0; s < 2; s++) {
 			const json_t *sel = json_object_get(json_array_get(hooks, i), sels[s]);
 			if (json_is_object(sel))
-				label_selector(scratch, sel, "", false);
+				val_label_selector(scratch, sel, "", false);
 		}
 	bool bad = json_array_size(scratch) > 0;
 	json_decref(scratch);

@@ -25,6 +25,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_metrics.sh"
 . "$here/t_csr.sh"
 . "$here/t_webhookcfg.sh"
+. "$here/t_vap.sh"
 . "$here/t_webhook.sh"
 . "$here/t_crdrules.sh"
 
@@ -67,6 +68,7 @@ metrics_prom_suite
 metrics_suite
 csr_suite
 webhookcfg_suite
+vapcfg_suite
 webhook_suite
 crdrules_suite
 e2e_summary

@@ -2,8 +2,9 @@
 /*
  * libFuzzer target: object validation (proxy/validate.h) of a JSON object as
  * a create and as an update of a fixed valid object, for pods and a few other
- * built-in kinds (webhook configurations also as an update of themselves, for
- * the update relaxations); the 422 message is built whenever causes were found.
+ * built-in kinds (webhook configurations and admission policies also as an
+ * update of themselves, for the update relaxations); the 422 message is
+ * built whenever causes were found.
  */
 #include "tests/fuzz/fuzz.h"
 
@@ -18,6 +19,8 @@ static const char *const rows[][3] = {
     {"", "v1", "secrets"},
     {"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations"},
     {"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"},
+    {"admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"},
+    {"admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings"},
 };
 
 static json_t *old_pod(void)
@@ -59,7 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(r, obj, NULL);
 		if (i == 0)
 			check(r, obj, old_pod());
-		else if (strstr(r->plural, "webhookconfigurations"))
+		else if (strstr(r->plural, "webhookconfigurations") ||
+			 strstr(r->plural, "admissionpolic"))
 			check(r, obj, obj);
 	}
 	json_decref(obj);

@@ -325,6 +325,88 @@ START_TEST(webhookcfg_cells)
 }
 END_TEST
 
+/* ValidatingAdmissionPolicy: Name, Validations (a count), ParamKind
+ * ("<apiVersion>/<kind>" or "<unset>"), Age */
+START_TEST(vap_cells)
+{
+	static const struct proxy_resource vap = {.group = "admissionregistration.k8s.io",
+						  .version = "v1",
+						  .kind = "ValidatingAdmissionPolicy"};
+	json_t *cols = printers_columns(&vap);
+	const char *names[] = {"Name", "Validations", "ParamKind", "Age"};
+	ck_assert_int_eq(json_array_size(cols), 4);
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(json_array_get(cols, i), "name")), names[i]);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cols, 1), "type")),
+			 "integer");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_array_get(cols, 2), "description")),
+	    "ParamKind specifies the kind of resources used to parameterize this policy");
+	json_decref(cols);
+	json_t *c =
+	    cells(&vap,
+		  "{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"" T0 "\"},"
+		  "\"spec\":{\"paramKind\":{\"apiVersion\":\"example.com/v1\",\"kind\":"
+		  "\"Limit\"},\"validations\":[{\"expression\":\"a\"},{\"expression\":\"b\"}]}}",
+		  t0() + 120);
+	ck_assert_str_eq(cell_s(c, 0), "p");
+	ck_assert_int_eq(json_integer_value(json_array_get(c, 1)), 2);
+	ck_assert_str_eq(cell_s(c, 2), "example.com/v1/Limit");
+	ck_assert_str_eq(cell_s(c, 3), "2m");
+	json_decref(c);
+	c = cells(&vap, "{\"metadata\":{\"name\":\"q\"},\"spec\":{}}", t0());
+	ck_assert_int_eq(json_integer_value(json_array_get(c, 1)), 0);
+	ck_assert_str_eq(cell_s(c, 2), "<unset>");
+	json_decref(c);
+}
+END_TEST
+
+/* ValidatingAdmissionPolicyBinding: Name, PolicyName, ParamRef (namespace/
+ * name, "*" for no namespace, the selector's Go String(), "<unset>"), Age */
+START_TEST(vapb_cells)
+{
+	static const struct proxy_resource vapb = {.group = "admissionregistration.k8s.io",
+						   .version = "v1",
+						   .kind = "ValidatingAdmissionPolicyBinding"};
+	json_t *cols = printers_columns(&vapb);
+	const char *names[] = {"Name", "PolicyName", "ParamRef", "Age"};
+	ck_assert_int_eq(json_array_size(cols), 4);
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(json_array_get(cols, i), "name")), names[i]);
+	json_decref(cols);
+	static const char *const refs[][2] = {
+	    {"", "<unset>"},
+	    {",\"paramRef\":{\"name\":\"lim\",\"namespace\":\"ns\"}", "ns/lim"},
+	    {",\"paramRef\":{\"name\":\"lim\"}", "*/lim"},
+	    {",\"paramRef\":{\"selector\":{\"matchLabels\":{\"b\":\"2\",\"a.io/x\":\"1\"},"
+	     "\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"In\",\"values\":[\"u\",\"v\"]},"
+	     "{\"key\":\"e\",\"operator\":\"Exists\"}]}}",
+	     "&LabelSelector{MatchLabels:map[string]string{a.io/x: 1,b: 2,},MatchExpressions:[]"
+	     "LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,Values:[u v],},"
+	     "LabelSelectorRequirement{Key:e,Operator:Exists,Values:[],},},}"},
+	    {",\"paramRef\":{\"selector\":{}}",
+	     "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]"
+	     "LabelSelectorRequirement{},}"},
+	    {",\"paramRef\":{\"parameterNotFoundAction\":\"Deny\"}", "<unset>"},
+	};
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+		char obj[1024];
+		snprintf(obj, sizeof(obj),
+			 "{\"metadata\":{\"name\":\"b\",\"creationTimestamp\":\"" T0 "\"},"
+			 "\"spec\":{\"policyName\":\"p\"%s}}",
+			 refs[i][0]);
+		json_t *c = cells(&vapb, obj, t0() + 3);
+		ck_assert_str_eq(cell_s(c, 0), "b");
+		ck_assert_str_eq(cell_s(c, 1), "p");
+		ck_assert_str_eq(cell_s(c, 2), refs[i][1]);
+		ck_assert_str_eq(cell_s(c, 3), "3s");
+		json_decref(c);
+	}
+}
+END_TEST
+
 START_TEST(crd_printer_columns)
 {
 	struct proxy_resource cr = {.group = "example.com", .version = "v1", .kind = "Widget"};
@@ -389,6 +471,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, default_columns);
 	tcase_add_test(tc, crd_printer_columns);
 	tcase_add_test(tc, webhookcfg_cells);
+	tcase_add_test(tc, vap_cells);
+	tcase_add_test(tc, vapb_cells);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -414,6 +414,53 @@ START_TEST(webhook_configuration_hand_encoded)
 }
 END_TEST
 
+/* a ValidatingAdmissionPolicy as kubectl would encode it: the named rule's
+ * RuleWithOperations and its Rule are inline, Validation's and Variable's
+ * Go-named fields (Expression, Name) have lower-case JSON names */
+START_TEST(admission_policy_hand_encoded)
+{
+	struct enc meta = {.n = 0}, pk = {.n = 0}, mc = {.n = 0}, named = {.n = 0};
+	struct enc rwo = {.n = 0}, rule = {.n = 0}, val = {.n = 0}, var = {.n = 0};
+	struct enc spec = {.n = 0}, pol = {.n = 0}, body = {.n = 0};
+	e_str(&meta, 1, "p");
+	e_str(&pk, 1, "v1");
+	e_str(&pk, 2, "ConfigMap");
+	e_str(&rule, 1, "apps");
+	e_str(&rule, 2, "v1");
+	e_str(&rule, 3, "deployments");
+	e_str(&rwo, 1, "CREATE");
+	e_msg(&rwo, 2, &rule);
+	e_str(&named, 1, "web");
+	e_msg(&named, 2, &rwo);
+	e_msg(&mc, 3, &named);
+	e_str(&mc, 7, "Exact");
+	e_str(&val, 1, "object.spec.replicas < 5");
+	e_str(&val, 2, "too many");
+	e_str(&val, 3, "Invalid");
+	e_str(&var, 1, "n");
+	e_str(&var, 2, "object.spec.replicas");
+	e_msg(&spec, 1, &pk);
+	e_msg(&spec, 2, &mc);
+	e_msg(&spec, 3, &val);
+	e_str(&spec, 4, "Ignore");
+	e_msg(&spec, 7, &var);
+	e_msg(&pol, 1, &meta);
+	e_msg(&pol, 2, &spec);
+	e_envelope(&body, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", &pol);
+	assert_json(
+	    decode_ok(body.b, body.n,
+		      "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy"),
+	    "{\"apiVersion\":\"admissionregistration.k8s.io/v1\","
+	    "\"kind\":\"ValidatingAdmissionPolicy\",\"metadata\":{\"name\":\"p\"},\"spec\":{"
+	    "\"paramKind\":{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\"},\"matchConstraints\":{"
+	    "\"resourceRules\":[{\"resourceNames\":[\"web\"],\"operations\":[\"CREATE\"],"
+	    "\"apiGroups\":[\"apps\"],\"apiVersions\":[\"v1\"],\"resources\":[\"deployments\"]}],"
+	    "\"matchPolicy\":\"Exact\"},\"validations\":[{\"expression\":\"object.spec.replicas < "
+	    "5\",\"message\":\"too many\",\"reason\":\"Invalid\"}],\"failurePolicy\":\"Ignore\","
+	    "\"variables\":[{\"name\":\"n\",\"expression\":\"object.spec.replicas\"}]}}");
+}
+END_TEST
+
 START_TEST(service_int_or_string)
 {
 	struct enc p1 = {.n = 0}, p2 = {.n = 0}, t1 = {.n = 0}, t2 = {.n = 0};
@@ -634,6 +681,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, deployment_hand_encoded);
 	tcase_add_test(tc, secret_bytes_map);
 	tcase_add_test(tc, webhook_configuration_hand_encoded);
+	tcase_add_test(tc, admission_policy_hand_encoded);
 	tcase_add_test(tc, service_int_or_string);
 	tcase_add_test(tc, ssar_hand_encoded);
 	tcase_add_test(tc, specials);
