@@ -28,6 +28,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_vap.sh"
 . "$here/t_webhook.sh"
 . "$here/t_crdrules.sh"
+. "$here/t_vapeval.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -71,4 +72,5 @@ webhookcfg_suite
 vapcfg_suite
 webhook_suite
 crdrules_suite
+vap_suite
 e2e_summary

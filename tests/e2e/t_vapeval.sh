@@ -66,7 +66,7 @@ metadata: {name: cm-params}
 spec:
   policyName: cm-params
   validationActions: [Deny]
-  paramRef: {name: cm-limits, parameterNotFoundAction: Deny}
+  paramRef: {name: cm-limits, namespace: vap-free, parameterNotFoundAction: Deny}
   matchResources:
     namespaceSelector: {matchLabels: {env: strict}}
 ---
@@ -133,10 +133,13 @@ vap_suite() {
     sh -c "$(declare -f kcurl); DATA_DIR='$DATA_DIR' kcurl -X POST -H 'Content-Type: application/json' '$SERVER_URL/apis/apps/v1/namespaces/vap-strict/deployments' -d '{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"},\"spec\":{\"replicas\":9,\"selector\":{\"matchLabels\":{\"a\":\"b\"}},\"template\":{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}}}' | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s[\"code\"], s[\"reason\"])'"
   expect "within the limit it is created" "deployment.apps/web created" \
     "${K[@]}" -n vap-strict create deployment web --image=registry.k8s.io/pause:3.9 --replicas=3
-  expect_fail "an update is checked too (variables)" "at most 5 replicas" \
-    "${K[@]}" -n vap-strict scale deployment web --replicas=8
+  expect_fail "an update is checked too (variables), Invalid as kubectl shows it" \
+    "The deployments \"web\" is invalid: : ValidatingAdmissionPolicy 'replicas-limit' with binding 'replicas-deny' denied request: at most 5 replicas" \
+    "${K[@]}" -n vap-strict patch deployment web -p '{"spec":{"replicas":8}}'
+  expect "the scale subresource is not a rule's deployments" "scaled" \
+    "${K[@]}" -n vap-strict scale deployment web --replicas=4
   expect_fail "messageExpression and reason Forbidden" \
-    "ValidatingAdmissionPolicy 'replicas-limit' with binding 'replicas-deny' denied request: label forbidden on web" \
+    "Error from server \\(Forbidden\\): deployments.apps \"web\" is forbidden: ValidatingAdmissionPolicy 'replicas-limit' with binding 'replicas-deny' denied request: label forbidden on web" \
     "${K[@]}" -n vap-strict label deployment web forbidden=yes
   expect_eq "... with code 403" "403 Forbidden" \
     sh -c "$(declare -f kcurl); DATA_DIR='$DATA_DIR' kcurl -X PATCH -H 'Content-Type: application/merge-patch+json' '$SERVER_URL/apis/apps/v1/namespaces/vap-strict/deployments/web' -d '{\"metadata\":{\"labels\":{\"forbidden\":\"y\"}}}' | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s[\"code\"], s[\"reason\"])'"
@@ -154,8 +157,8 @@ vap_suite() {
   expect_fail "params not found with parameterNotFoundAction Deny" \
     "ValidatingAdmissionPolicy 'cm-params' with binding 'cm-params' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction" \
     "${K[@]}" -n vap-strict create configmap one --from-literal=a=1
-  expect "params from a ConfigMap in the request's namespace" "configmap/cm-limits created" \
-    "${K[@]}" -n vap-strict create configmap cm-limits --from-literal=maxKeys=2 --from-literal=protected=keep
+  expect "params from a ConfigMap the binding names" "configmap/cm-limits created" \
+    "${K[@]}" -n vap-free create configmap cm-limits --from-literal=maxKeys=2 --from-literal=protected=keep
   expect "... allow what they allow" "configmap/keep created" \
     "${K[@]}" -n vap-strict create configmap keep --from-literal=a=1
   expect_fail "... and refuse what they refuse" "too many keys" \
@@ -179,8 +182,8 @@ vap_suite() {
   expect "... and under Ignore lets it through" "service/s1 created" \
     "${K[@]}" -n vap-strict create service clusterip s1 --tcp=80:80
   "${K[@]}" delete validatingadmissionpolicybinding replicas-deny >/dev/null
-  expect "without its binding the policy does nothing" "scaled" \
-    "${K[@]}" -n vap-strict scale deployment web --replicas=8
+  expect "without its binding the policy does nothing" "patched" \
+    "${K[@]}" -n vap-strict patch deployment web -p '{"spec":{"replicas":8}}'
   "${K[@]}" delete -f "$d/p.yaml" --ignore-not-found >/dev/null 2>&1
   "${K[@]}" delete ns vap-strict vap-lax vap-free --wait=false >/dev/null 2>&1
 }
