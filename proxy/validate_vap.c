@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "cel/cel.h"
 #include "lib/util.h"
 
 static const char *const failure_policies[] = {"Fail", "Ignore", NULL};
@@ -152,39 +153,64 @@ struct expr_env {
 				 * environment for expressions it already holds), or NULL */
 };
 
+/* Compiles a present expression as kube does for the policy's
+ * environment (object, oldObject, request, params, namespaceObject,
+ * authorizer, and variables when the policy has some): a compile error is
+ * an Invalid cause with the compiler's message. */
+static void compile_check(json_t *c, const char *path, const char *expr, const struct expr_env *env)
+{
+	static const struct cel_var vars[] = {
+	    {"object", NULL},          {"oldObject", NULL},  {"request", NULL},   {"params", NULL},
+	    {"namespaceObject", NULL}, {"authorizer", NULL}, {"variables", NULL},
+	};
+	struct cel_env e = {vars, KB_ARRAY_SIZE(vars) - (env && env->has_variables ? 0 : 1),
+			    CEL_LIB_K8S | CEL_LIB_AUTHZ};
+	char *err = NULL, msg[2048];
+	cel_program_t *p = cel_compile(expr, &e, 0, &err);
+	if (!p) {
+		snprintf(msg, sizeof(msg), "compilation failed: %s", err ? err : "");
+		add_invalid(c, path, expr, msg);
+	}
+	free(err);
+	cel_program_free(p);
+}
+
 /*
  * The one place a policy's CEL expression is checked: `expr` (NULL when
- * absent) at `path`. Today: kube's checks before compiling, with its
- * messages; a compile check (the owner of cel/ plugs it in here) adds
- * Invalid causes with the compiler's detail for an expression that is
- * present, as kube's convertCELErrorToValidationError does.
+ * absent) at `path`: kube's checks before compiling, with its messages,
+ * then the compile (compile_check).
  */
 static void check_expr(json_t *c, const char *path, const char *expr, enum expr_kind kind,
 		       const struct expr_env *env)
 {
-	(void)env;
 	switch (kind) {
 	case EXPR_VALIDATION:
 	case EXPR_VARIABLE:
 		if (blank(expr))
 			val_add(c, "FieldValueRequired", path, "expression is not specified");
-		return;
+		break;
 	case EXPR_MATCH:
 		if (blank(expr))
 			val_add(c, "FieldValueRequired", path, NULL);
-		return;
+		break;
 	case EXPR_MESSAGE:
-		if (expr && *expr && blank(expr))
+		if (expr && *expr && blank(expr)) {
 			add_invalid(c, path, expr, "must be non-empty if specified");
-		return;
+			return;
+		}
+		break;
 	case EXPR_AUDIT_VALUE:
 		if (blank(expr))
 			val_add(c, "FieldValueRequired", path, "valueExpression is not specified");
-		else if (trimmed_len(expr) > MAX_AUDIT_VALUE_EXPR)
+		else if (trimmed_len(expr) > MAX_AUDIT_VALUE_EXPR) {
 			val_add(c, "FieldValueRequired", path, "must not exceed %d bytes in length",
 				MAX_AUDIT_VALUE_EXPR);
-		return;
+			return;
+		}
+		break;
 	}
+	if (!blank(expr))
+		compile_check(c, path, expr, env);
 }
 
 /* ---- match resources ------------------------------------------------------------ */

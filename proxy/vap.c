@@ -157,8 +157,8 @@ static void policy_load(struct policy *p, const json_t *def)
 				compile_expr(&p->msgs[i], m);
 		}
 	}
-	p->audits = compile_list(json_object_get(spec, "auditAnnotations"), "valueExpression",
-				 &p->naudits);
+	p->audits =
+	    compile_list(json_object_get(spec, "auditAnnotations"), "valueExpression", &p->naudits);
 	p->var_names = calloc(p->nvars + 1, sizeof(*p->var_names));
 	KB_REQUIRE(p->var_names);
 	for (size_t i = 0; i < p->nvars; i++)
@@ -440,8 +440,8 @@ static bool is(const cel_value_t *v, const struct cel_opaque_type *t)
 	return v->kind == CEL_OPAQUE && v->o.type == t;
 }
 
-static cel_value_t derive(cel_ctx_t *c, const cel_value_t *from,
-			  const struct cel_opaque_type *t, const char **field, cel_value_t s)
+static cel_value_t derive(cel_ctx_t *c, const cel_value_t *from, const struct cel_opaque_type *t,
+			  const char **field, cel_value_t s)
 {
 	struct authz_val *n = cel_alloc(c, sizeof(*n));
 	*n = *(const struct authz_val *)from->o.data;
@@ -766,17 +766,18 @@ static bool validate_one(struct run *run, const struct binding *b)
 				m = NULL;
 		} else {
 			m = message_of(run, c, i);
-			const char *rs =
-			    obj_str(json_array_get(obj_get(p->def, "spec.validations"), i), "reason");
+			const char *rs = obj_str(
+			    json_array_get(obj_get(p->def, "spec.validations"), i), "reason");
 			if (rs && *rs)
 				reason = rs;
 		}
 		if (b->warn) {
 			char w[6000];
-			snprintf(w, sizeof(w),
-				 "Validation failed for ValidatingAdmissionPolicy '%s' with binding "
-				 "'%s': %s",
-				 p->name, b->name, m ? m : "");
+			snprintf(
+			    w, sizeof(w),
+			    "Validation failed for ValidatingAdmissionPolicy '%s' with binding "
+			    "'%s': %s",
+			    p->name, b->name, m ? m : "");
 			if (!run->a->r->warnings)
 				run->a->r->warnings = json_array();
 			json_array_append_new(run->a->r->warnings, json_string(w));
@@ -833,17 +834,19 @@ static json_t *params_of(struct attrs *a, const struct policy *p, const struct b
 	}
 	const json_t *ref = obj_get(b->def, "spec.paramRef");
 	if (!ref) {
-		snprintf(why, wl, "failed to configure binding: paramRef is required when paramKind is set");
+		snprintf(why, wl,
+			 "failed to configure binding: paramRef is required when paramKind is set");
 		json_decref(out);
 		return NULL;
 	}
 	char group[256];
 	const char *av = js(pk, "apiVersion"), *slash = strchr(av, '/');
 	snprintf(group, sizeof(group), "%.*s", slash ? (int)(slash - av) : 0, av);
-	const struct proxy_resource *res =
-	    resource_find_kind(group, js(pk, "kind"));
+	const struct proxy_resource *res = resource_find_kind(group, js(pk, "kind"));
 	if (!res) {
-		snprintf(why, wl, "failed to configure binding: failed to find resource referenced by paramKind: '%s, Kind=%s'",
+		snprintf(why, wl,
+			 "failed to configure binding: failed to find resource referenced by "
+			 "paramKind: '%s, Kind=%s'",
 			 av, js(pk, "kind"));
 		json_decref(out);
 		return NULL;
@@ -852,7 +855,9 @@ static json_t *params_of(struct attrs *a, const struct policy *p, const struct b
 	if (!ns || !*ns)
 		ns = res->namespaced ? a->ns : "";
 	if (res->namespaced && !*ns) {
-		snprintf(why, wl, "failed to configure binding: cannot use namespaced paramRef in policy binding that matches cluster-scoped resources");
+		snprintf(why, wl,
+			 "failed to configure binding: cannot use namespaced paramRef in policy "
+			 "binding that matches cluster-scoped resources");
 		json_decref(out);
 		return NULL;
 	}
@@ -865,7 +870,8 @@ static json_t *params_of(struct attrs *a, const struct policy *p, const struct b
 	} else {
 		struct sel_label *sel = selector(b->def, "spec.paramRef.selector");
 		json_t *all = NULL;
-		struct store_list_req lr = {.res = res->store_key, .ns = res->namespaced ? ns : NULL};
+		struct store_list_req lr = {.res = res->store_key,
+					    .ns = res->namespaced ? ns : NULL};
 		struct store_list_result lo = {0};
 		if (store_list(a->r->px->store, &lr, &lo) == 0) {
 			all = lo.items;
@@ -879,9 +885,10 @@ static json_t *params_of(struct attrs *a, const struct policy *p, const struct b
 		json_decref(all);
 		sel_label_free(sel);
 	}
-	if (!json_array_size(out) &&
-	    strcmp(js(ref, "parameterNotFoundAction"), "Deny") == 0) {
-		snprintf(why, wl, "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction");
+	if (!json_array_size(out) && strcmp(js(ref, "parameterNotFoundAction"), "Deny") == 0) {
+		snprintf(why, wl,
+			 "failed to configure binding: no params found for policy binding with "
+			 "`Deny` parameterNotFoundAction");
 		json_decref(out);
 		return NULL;
 	}
@@ -899,8 +906,8 @@ static int code_of(const char *reason)
 	return 422;
 }
 
-static void answer(struct req *r, const char *name, const struct policy *p,
-		   const struct binding *b, const char *verdict, const char *reason)
+static void answer(struct req *r, const char *name, const struct policy *p, const struct binding *b,
+		   const char *verdict, const char *reason)
 {
 	char qn[300], msg[6000], full[6600];
 	if (b)
@@ -931,8 +938,11 @@ int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *ol
 	struct attrs a = {.r = r,
 			  .op = op,
 			  .ns = r->ns ? r->ns : "",
-			  .name = r->name ? r->name : named ? js(named, "metadata.name") : "",
-			  .is_namespace = !r->res->group[0] && strcmp(r->res->kind, "Namespace") == 0,
+			  .name = r->name ? r->name
+				  : named ? js(named, "metadata.name")
+					  : "",
+			  .is_namespace =
+			      !r->res->group[0] && strcmp(r->res->kind, "Namespace") == 0,
 			  .obj = obj,
 			  .old = old};
 	if (a.is_namespace)

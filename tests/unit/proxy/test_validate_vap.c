@@ -376,8 +376,8 @@ START_TEST(match_conditions)
 {
 	expect(&vap_res,
 	       POLICY(",\"matchConditions\":[{\"name\":\"\",\"expression\":\" \\n\"},{\"name\":"
-		      "\"bad name\",\"expression\":\"true\"},{\"name\":\"a\",\"expression\":\"x\"},"
-		      "{\"name\":\"a\",\"expression\":\"y\"}]" CHECK),
+		      "\"bad name\",\"expression\":\"true\"},{\"name\":\"a\",\"expression\":\"true\"},"
+		      "{\"name\":\"a\",\"expression\":\"false\"}]" CHECK),
 	       NULL,
 	       "spec.matchConditions[0].expression: Required value | "
 	       "spec.matchConditions[0].name: Required value | "
@@ -445,7 +445,7 @@ START_TEST(validations)
 	expect(&vap_res,
 	       POLICY(",\"validations\":[{\"expression\":\"  \",\"message\":\"a\\nb\","
 		      "\"messageExpression\":\" \",\"reason\":\"Unauthorized\"},{\"expression\":"
-		      "\"x\",\"message\":\" \"},{\"expression\":\"x\",\"message\":\"ok\\n\","
+		      "\"true\",\"message\":\" \"},{\"expression\":\"true\",\"message\":\"ok\\n\","
 		      "\"messageExpression\":\"'m'\",\"reason\":\"RequestEntityTooLarge\"}]"),
 	       NULL,
 	       "spec.validations[0].expression: Required value: expression is not specified | "
@@ -465,13 +465,18 @@ START_TEST(audit_annotations)
 	char *big = malloc(5 * 1024 + 2);
 	memset(big, 'x', 5 * 1024 + 1);
 	big[5 * 1024 + 1] = '\0';
+	/* at the limit and a valid expression: a string literal of 5120 bytes */
+	char *ok = malloc(5 * 1024 + 1);
+	memset(ok, 'x', 5 * 1024);
+	ok[0] = ok[5 * 1024 - 1] = '\'';
+	ok[5 * 1024] = '\0';
 	struct kb_buf b = {0};
 	kb_buf_printf(
 	    &b,
 	    POLICY(",\"auditAnnotations\":[{\"key\":\"Bad Key\",\"valueExpression\":\"\"},"
 		   "{\"key\":\"Bad Key\",\"valueExpression\":\"%s\"},{\"key\":\"ok\","
-		   "\"valueExpression\":\"  %.5120s  \"}]"),
-	    big, big);
+		   "\"valueExpression\":\"  %s  \"}]"),
+	    big, ok);
 	expect(&vap_res, b.data, NULL,
 	       "spec.auditAnnotations[0].key: Invalid value: \"p/Bad Key\": name part must "
 	       "consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
@@ -488,6 +493,7 @@ START_TEST(audit_annotations)
 	       "spec.auditAnnotations[1].key: Duplicate value: \"Bad Key\"");
 	kb_buf_free(&b);
 	free(big);
+	free(ok);
 	/* no metadata.name (generateName): the key cannot be checked */
 	expect(&vap_res,
 	       "{\"metadata\":{\"generateName\":\"p-\"},\"spec\":{\"matchConstraints\":{" RULES
@@ -629,11 +635,45 @@ START_TEST(status_message)
 }
 END_TEST
 
+/* Expressions are compiled as kube compiles them: a syntax error, a
+ * variable the policy does not declare, an undeclared name. */
+START_TEST(compile_errors)
+{
+	expect(&vap_res,
+	       POLICY(",\"validations\":[{\"expression\":\"object.spec.replicas <\"},"
+		      "{\"expression\":\"variables.limit > 1\"},"
+		      "{\"expression\":\"true\",\"messageExpression\":\"nope\"}]"),
+	       NULL,
+	       "spec.validations[0].expression: Invalid value: \"object.spec.replicas <\": "
+	       "compilation failed: ERROR: <input>:1:23: Syntax error: mismatched input "
+	       "'<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', "
+	       "NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n"
+	       " | object.spec.replicas <\n"
+	       " | ......................^ | "
+	       "spec.validations[1].expression: Invalid value: \"variables.limit > 1\": "
+	       "compilation failed: ERROR: <input>:1:1: undeclared reference to 'variables' (in "
+	       "container '')\n"
+	       " | variables.limit > 1\n"
+	       " | ^ | "
+	       "spec.validations[2].messageExpression: Invalid value: \"nope\": compilation "
+	       "failed: ERROR: <input>:1:1: undeclared reference to 'nope' (in container '')\n"
+	       " | nope\n"
+	       " | ^");
+	/* with variables declared, variables.<name> compiles */
+	expect(&vap_res,
+	       POLICY(",\"variables\":[{\"name\":\"limit\",\"expression\":\"5\"}],"
+		      "\"validations\":[{\"expression\":\"object.spec.replicas <= "
+		      "variables.limit\"}]"),
+	       NULL, "");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("validate_vap");
 	TCase *t = tcase_create("core");
 	tcase_add_test(t, resource_rows);
+	tcase_add_test(t, compile_errors);
 	tcase_add_test(t, defaults_policy);
 	tcase_add_test(t, defaults_binding);
 	tcase_add_test(t, create_clears_status);
