@@ -103,8 +103,7 @@ int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *
  * (admissionregistration.k8s.io/v1, proxy/validate_webhook.c): kube's
  * ValidateValidatingWebhookConfiguration / ValidateMutatingWebhookConfiguration
  * and, with `old`, their Update forms (checks the old object already failed
- * are relaxed as kube relaxes them). CEL matchConditions are refused
- * (Forbidden): this server cannot evaluate them. val_object dispatches here
+ * are relaxed as kube relaxes them). val_object dispatches here
  * (its kinds table, hence no count returned: use val_object for one). */
 void val_webhook_configuration(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 			       json_t *causes);
@@ -162,5 +161,10 @@ static inline const char *val_jstr(const json_t *o, const char *k)
 {
 	return json_string_value(json_object_get(o, k));
 }
+
+/* kube's validateMatchConditions for a webhook's or policy's
+ * matchConditions (array, borrowed) at base: names, duplicates, at most 64,
+ * expressions present and compiling (proxy/validate_vap.c). */
+void val_match_conditions(json_t *c, const json_t *mcs, const char *base);
 
 #endif

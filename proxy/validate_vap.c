@@ -332,6 +332,12 @@ static void match_conditions(json_t *c, const json_t *mcs, const char *base,
 	json_decref(names);
 }
 
+void val_match_conditions(json_t *c, const json_t *mcs, const char *base)
+{
+	const struct expr_env env = {0};
+	match_conditions(c, mcs, base, &env);
+}
+
 /* kube's isCELIdentifier: [_a-zA-Z][_a-zA-Z0-9]*, not a reserved word */
 static bool cel_identifier(const char *s)
 {

@@ -9,10 +9,9 @@
  * already failed (side effects, review versions, unique names, selector
  * label values); so does this file.
  *
- * One difference, on purpose: kube compiles matchConditions (CEL) and skips
- * a webhook whose conditions are false. This server has no CEL evaluator, so
- * it refuses matchConditions (Forbidden) instead of calling webhooks kube
- * would have skipped.
+ * matchConditions are checked as kube's validateMatchConditions (names,
+ * at most 64, CEL expressions that compile), shared with the admission
+ * policies.
  *
  * Threading: any thread (no global mutable state).
  */
@@ -675,9 +674,8 @@ static void webhook(json_t *c, const json_t *hook, const char *base, const struc
 			   val_path(f, "%s.reinvocationPolicy", base), reinvocation_policies);
 	client_config(c, json_object_get(hook, "clientConfig"),
 		      val_path(f, "%s.clientConfig", base));
-	if (json_array_size(json_object_get(hook, "matchConditions")) > 0)
-		val_add(c, "FieldValueForbidden", val_path(f, "%s.matchConditions", base),
-			"CEL match conditions are not supported by this server");
+	val_match_conditions(c, json_object_get(hook, "matchConditions"),
+			     val_path(f, "%s.matchConditions", base));
 }
 
 /* ---- update relaxations ------------------------------------------------------- */

@@ -994,3 +994,75 @@ int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *ol
 	json_decref(a.ns_obj);
 	return rc;
 }
+
+/* ---- webhooks' matchConditions -------------------------------------------------------- */
+
+struct vap_conds {
+	struct expr *e;
+	size_t n;
+};
+
+struct vap_conds *vap_conds_compile(const json_t *conds)
+{
+	size_t n;
+	struct expr *e = compile_list(conds, "expression", &n);
+	if (!e)
+		return NULL;
+	struct vap_conds *vc = malloc(sizeof(*vc));
+	KB_REQUIRE(vc);
+	vc->e = e;
+	vc->n = n;
+	return vc;
+}
+
+void vap_conds_free(struct vap_conds *vc)
+{
+	if (!vc)
+		return;
+	free_exprs(vc->e, vc->n);
+	free(vc);
+}
+
+int vap_conds_eval(const struct vap_conds *vc, struct req *r, const char *op, const json_t *obj,
+		   const json_t *old, char **msg)
+{
+	const json_t *named = obj ? obj : old;
+	struct attrs a = {.r = r,
+			  .op = op,
+			  .ns = r->ns ? r->ns : "",
+			  .name = r->name ? r->name
+				  : named ? js(named, "metadata.name")
+					  : "",
+			  .is_namespace =
+			      !r->res->group[0] && strcmp(r->res->kind, "Namespace") == 0,
+			  .obj = obj,
+			  .old = old};
+	static const struct policy none = {.name = ""};
+	struct run run = {.a = &a, .p = &none, .budget = BUDGET};
+	run.request = request_view(&a);
+	cel_ctx_t *c = cel_ctx_new(BUDGET);
+	bind_common(&run, c);
+	int out = 1;
+	*msg = NULL;
+	for (size_t i = 0; i < vc->n; i++) {
+		const char *m = NULL;
+		int rc = eval_bool(&run, c, &vc->e[i], &m);
+		if (rc == 0) {
+			out = 0;
+			break;
+		}
+		if (rc < 0 && !*msg &&
+		    asprintf(msg, "expression '%s' resulted in error: %s", vc->e[i].src,
+			     m ? m : "") < 0)
+			*msg = NULL;
+		if (rc < 0)
+			out = -EIO;
+	}
+	if (out != -EIO) {
+		free(*msg);
+		*msg = NULL;
+	}
+	cel_ctx_free(c);
+	json_decref(run.request);
+	return out;
+}

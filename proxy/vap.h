@@ -24,4 +24,17 @@ void vap_stop(struct proxy *px);
  */
 int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *old);
 
+/*
+ * A webhook's matchConditions (kube's matchconditions.Matcher): compiled
+ * once (NULL when there are none); evaluated with object, oldObject,
+ * request and authorizer for r's op on obj over old: 1 when every
+ * condition holds, 0 when one is false (even if others failed), or -EIO
+ * with *msg (malloc'd) when some failed to evaluate and none was false.
+ */
+struct vap_conds;
+struct vap_conds *vap_conds_compile(const json_t *conds);
+void vap_conds_free(struct vap_conds *vc);
+int vap_conds_eval(const struct vap_conds *vc, struct req *r, const char *op, const json_t *obj,
+		   const json_t *old, char **msg);
+
 #endif

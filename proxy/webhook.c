@@ -82,6 +82,7 @@
 #include "proxy/patch.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/selector.h"
+#include "proxy/vap.h"
 #include "proxy/webhook.h"
 
 #define AR_GROUP     "admissionregistration.k8s.io"
@@ -100,10 +101,11 @@ struct wh_hook {
 	kb_httpc_t *client;         /* made at the first call */
 	char *svc_ns, *svc_name;    /* service reference, or NULL (url) */
 	int svc_port;
-	char *server; /* scheme://host[:port] its client is made for */
-	char *where;  /* the URL as kube's messages show it, with ?timeout= */
-	char *path;   /* path and query sent */
-	bool bad;     /* the configuration cannot be called (logged once) */
+	char *server;            /* scheme://host[:port] its client is made for */
+	char *where;             /* the URL as kube's messages show it, with ?timeout= */
+	char *path;              /* path and query sent */
+	bool bad;                /* the configuration cannot be called (logged once) */
+	struct vap_conds *conds; /* compiled matchConditions, or NULL */
 };
 
 struct wh_set {
@@ -187,6 +189,7 @@ static void hook_free(struct wh_hook *h)
 		kb_httpc_close(h->client);
 	sel_label_free(h->ns_sel);
 	sel_label_free(h->obj_sel);
+	vap_conds_free(h->conds);
 	json_decref(h->def);
 	free(h->name);
 	free(h->config);
@@ -306,10 +309,10 @@ static void add_hooks(struct wh_set *s, const json_t *configs, bool mutating)
 			h->review_version = review_version(def);
 			h->ns_sel = selector_of(def, "namespaceSelector", h->name ? h->name : "?");
 			h->obj_sel = selector_of(def, "objectSelector", h->name ? h->name : "?");
+			h->conds = vap_conds_compile(json_object_get(def, "matchConditions"));
 			s->n++;
 			if (!h->name || !h->config || !h->ns_sel || !h->obj_sel ||
-			    !h->review_version || !hook_target(h) ||
-			    json_array_size(json_object_get(def, "matchConditions")) > 0) {
+			    !h->review_version || !hook_target(h)) {
 				h->bad = true;
 				kb_warn("webhook", "%s %s: webhook %s cannot be called",
 					mutating ? "MutatingWebhookConfiguration"
@@ -420,6 +423,7 @@ void webhook_stop(struct proxy *px)
 /* ---- matching ------------------------------------------------------------ */
 
 struct wh_attrs {
+	struct req *r;
 	const char *op, *group, *version, *plural, *sub; /* sub: "" for none */
 	const char *ns;                                  /* "" for none */
 	bool is_namespace;                               /* the object is a Namespace */
@@ -534,9 +538,22 @@ static bool object_match(const struct wh_hook *h, const struct wh_attrs *a)
 	       (a->old && sel_label_match(h->obj_sel, labels_of(a->old)));
 }
 
+/* kube's matchConditions: a false one skips the webhook; an error skips it
+ * under Ignore and fails the call under Fail (call_start). */
+static bool conditions_match(const struct wh_hook *h, const struct wh_attrs *a)
+{
+	if (!h->conds || !a->r)
+		return true;
+	char *msg = NULL;
+	int rc = vap_conds_eval(h->conds, a->r, a->op, a->obj, a->old, &msg);
+	free(msg);
+	return rc == 1 || (rc < 0 && h->fail);
+}
+
 static bool hook_matches(struct proxy *px, const struct wh_hook *h, struct wh_attrs *a)
 {
-	return rules_match(h->def, a) && namespace_match(px, h, a) && object_match(h, a);
+	return rules_match(h->def, a) && namespace_match(px, h, a) && object_match(h, a) &&
+	       conditions_match(h, a);
 }
 
 /* kube never sends its admission configuration objects to webhooks. */
@@ -548,6 +565,7 @@ static bool exempt(const struct proxy_resource *res)
 static void attrs_of(const struct req *r, const char *op, const json_t *obj, const json_t *old,
 		     struct wh_attrs *a)
 {
+	a->r = (struct req *)r;
 	a->op = op;
 	a->group = r->res->group;
 	a->version = r->res->version;
@@ -1023,6 +1041,17 @@ static bool call_start(struct wh_req *wr, struct wh_call *c, size_t hook, const 
 	wr->cur = c; /* until it is on the wire: a failure now is this call's */
 	if (h->bad) {
 		call_failed(wr, h, "the webhook's configuration cannot be used");
+		record_call(wr, c, 0);
+		wr->cur = NULL;
+		return false;
+	}
+	const json_t *prev = wr->items ? json_array_get(wr->items, (size_t)c->item) : wr->old;
+	char *cond_err = NULL;
+	if (h->conds && vap_conds_eval(h->conds, wr->r, wr->op, obj, prev, &cond_err) < 0) {
+		snprintf(why, sizeof(why), "failed to evaluate match conditions: %s",
+			 cond_err ? cond_err : "");
+		free(cond_err);
+		call_failed(wr, h, why);
 		record_call(wr, c, 0);
 		wr->cur = NULL;
 		return false;

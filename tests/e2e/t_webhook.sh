@@ -352,6 +352,30 @@ webhook_suite() {
   expect_fail "... and did not store their writes" "NotFound" $K get cm gone -n wh
   $K delete validatingwebhookconfiguration odd >/dev/null
 
+  # matchConditions (CEL): a false one skips the webhook; an error fails
+  # the call under Fail and skips the webhook under Ignore
+  wh_config ValidatingWebhookConfiguration cond \
+    "cond.kubicle.test|/deny-bare|CREATE|Fail|5|  matchConditions:\n  - name: only-gate\n    expression: \"object.metadata.name.startsWith('gate-')\"\n  - name: not-admins\n    expression: \"!('system:masters' in request.userInfo.groups) || object.metadata.name != 'gate-open'\"" \
+    >"$d/cond.yaml"
+  expect "a configuration with matchConditions is stored" "cond created" $K apply -f "$d/cond.yaml"
+  sleep 0.2
+  expect_fail "conditions all true: the webhook is called (and denies)" \
+    'admission webhook "cond.kubicle.test" denied the request' $K create cm gate-one -n wh
+  expect "a false condition skips the webhook" "configmap/other created" $K create cm other -n wh
+  expect "a condition on request.userInfo skips it too" "configmap/gate-open created" \
+    $K create cm gate-open -n wh
+  sed 's/object.metadata.name.startsWith/object.data.nope.startsWith/' "$d/cond.yaml" | $K apply -f - >/dev/null
+  sleep 0.2
+  expect_fail "a condition that fails to evaluate fails the call under Fail" \
+    "failed calling webhook \"cond.kubicle.test\": failed to evaluate match conditions: expression 'object.data.nope.startsWith\\('gate-'\\)' resulted in error: no such key: nope" \
+    $K create cm gate-two -n wh --from-literal=a=b
+  sed 's/object.metadata.name.startsWith/object.data.nope.startsWith/; s/failurePolicy: Fail/failurePolicy: Ignore/' \
+    "$d/cond.yaml" | $K apply -f - >/dev/null
+  sleep 0.2
+  expect "... and skips the webhook under Ignore" "configmap/gate-two created" \
+    $K create cm gate-two -n wh --from-literal=a=b
+  $K delete validatingwebhookconfiguration cond >/dev/null
+
   # webhook configurations are not sent to webhooks; other namespaces
   # are never blocked by them
   expect "a write with no configuration left" "configmap/after created" $K create cm after -n wh

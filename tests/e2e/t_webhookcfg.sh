@@ -4,7 +4,7 @@
 # kube-apiserver stores them, with real kubectl: discovery (cluster scope,
 # category api-extensions), apply with a url and with a service client
 # config, kube's defaults, the NAME WEBHOOKS AGE columns, explain, kube's
-# validation causes, matchConditions refused (no CEL here), apply of a
+# validation causes, matchConditions checked and compiled, apply of a
 # change (generation), server-side apply, delete; only cluster-admin may
 # write them (not the aggregated admin, edit and view roles). Every webhook here only
 # matches example.com widgets, which no suite writes, and the suite deletes
@@ -197,12 +197,12 @@ webhookcfg_suite() {
   expect_fail "url and service together" \
     'webhooks\[0\]\.clientConfig: Required value: exactly one of url or service is required' \
     bash -c "sed 's|^    url: https://widgets.example.com:8443/validate|&\n    service: {namespace: default, name: x}|; s/name: whcfg-check/name: whcfg-bad4/' $d/v.yaml | kubectl --kubeconfig $KCFG apply -f -"
-  expect_fail "matchConditions are refused: no CEL in this server" \
-    'webhooks\[0\]\.matchConditions: Forbidden: CEL match conditions are not supported by this server' \
-    bash -c "(cat $d/v.yaml; printf '  matchConditions:\n  - name: not-kube-system\n    expression: \"true\"\n') | sed 's/name: whcfg-check/name: whcfg-bad5/' | kubectl --kubeconfig $KCFG apply -f -"
-  expect_fail "matchConditions are refused on update too" 'matchConditions: Forbidden' \
+  expect_fail "matchConditions that do not compile are refused" \
+    "webhooks\\[0\\]\\.matchConditions\\[0\\]\\.expression: Invalid value: \"nope\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'nope'" \
+    bash -c "(cat $d/v.yaml; printf '  matchConditions:\n  - name: not-kube-system\n    expression: \"nope\"\n') | sed 's/name: whcfg-check/name: whcfg-bad5/' | kubectl --kubeconfig $KCFG apply -f -"
+  expect_fail "matchConditions are checked on update too" 'matchConditions\[0\]\.name: Required value' \
     "${K[@]}" patch validatingwebhookconfiguration whcfg-check --type json \
-    -p '[{"op":"add","path":"/webhooks/0/matchConditions","value":[{"name":"x","expression":"true"}]}]'
+    -p '[{"op":"add","path":"/webhooks/0/matchConditions","value":[{"expression":"true"}]}]'
   expect_eq "none of the invalid configurations was stored" "whcfg-check" \
     bash -c "kubectl --kubeconfig $KCFG get validatingwebhookconfigurations -o name | sed 's|.*/||' | grep whcfg | tr '\n' ' ' | sed 's/ \$//'"
 

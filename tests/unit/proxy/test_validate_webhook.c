@@ -4,7 +4,7 @@
  * of proxy/objects.c: kube's admissionregistration/v1 defaults, and kube's
  * causes (field paths, reasons, messages) for names, rules, policies, side
  * effects, timeouts, selectors, URL and service client configs, review
- * versions and duplicates; the update relaxations; matchConditions refused;
+ * versions and duplicates; the update relaxations; matchConditions checked and compiled;
  * and the two rows of proxy/resources.c.
  */
 #include <check.h>
@@ -499,17 +499,23 @@ START_TEST(selectors)
 }
 END_TEST
 
-START_TEST(match_conditions_refused)
+START_TEST(match_conditions_checked)
 {
-	const char *mc = HOOK(URL_CC ",\"matchConditions\":[{\"name\":\"x\","
-				     "\"expression\":\"true\"}]");
-	expect(&vwc_res, mc, NULL,
-	       "webhooks[0].matchConditions: Forbidden: CEL match conditions are not supported by "
-	       "this server");
-	expect_reason(mc, 0, "FieldValueForbidden");
-	expect(&mwc_res, mc, NULL,
-	       "webhooks[0].matchConditions: Forbidden: CEL match conditions are not supported by "
-	       "this server");
+	const char *ok = HOOK(URL_CC ",\"matchConditions\":[{\"name\":\"x\","
+				     "\"expression\":\"request.namespace != 'kube-system'\"}]");
+	expect(&vwc_res, ok, NULL, "");
+	expect(&mwc_res, ok, NULL, "");
+	const char *bad = HOOK(URL_CC ",\"matchConditions\":[{\"name\":\"x\","
+				      "\"expression\":\"nope\"},{\"name\":\"x\",\"expression\":"
+				      "\"true\"},{\"name\":\"\",\"expression\":\"\"}]");
+	expect(&vwc_res, bad, NULL,
+	       "webhooks[0].matchConditions[0].expression: Invalid value: \"nope\": compilation "
+	       "failed: ERROR: <input>:1:1: undeclared reference to 'nope' (in container '')\n"
+	       " | nope\n"
+	       " | ^ | "
+	       "webhooks[0].matchConditions[1].name: Duplicate value: \"x\" | "
+	       "webhooks[0].matchConditions[2].expression: Required value | "
+	       "webhooks[0].matchConditions[2].name: Required value");
 	expect(&vwc_res, HOOK(URL_CC ",\"matchConditions\":[]"), NULL, "");
 }
 END_TEST
@@ -549,7 +555,7 @@ static Suite *suite(void)
 	tcase_add_test(t, client_url);
 	tcase_add_test(t, client_service);
 	tcase_add_test(t, selectors);
-	tcase_add_test(t, match_conditions_refused);
+	tcase_add_test(t, match_conditions_checked);
 	tcase_add_test(t, meta_and_message);
 	suite_add_tcase(s, t);
 	return s;
