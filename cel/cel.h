@@ -36,19 +36,19 @@ typedef struct cel_value cel_value_t; /* defined in cel_impl.h */
 
 /* Libraries an environment offers, beyond the CEL standard definitions. */
 enum {
-	CEL_LIB_STRINGS = 1u << 0,  /* cel-go ext strings (charAt, split, format, ...) */
-	CEL_LIB_LISTS = 1u << 1,    /* kube lists: isSorted, sum, min, max, indexOf */
-	CEL_LIB_REGEX = 1u << 2,    /* kube regex: find, findAll */
-	CEL_LIB_URLS = 1u << 3,     /* kube url(), isURL, getScheme, ... */
-	CEL_LIB_QUANTITY = 1u << 4, /* kube quantity(), isQuantity, ... */
-	CEL_LIB_IP = 1u << 5,       /* kube ip(), cidr(), isIP, isCIDR, ... */
-	CEL_LIB_SEMVER = 1u << 6,   /* kube semver(), isSemver, ... */
-	CEL_LIB_FORMAT = 1u << 7,   /* kube format.dns1123Label() etc. */
-	CEL_LIB_SETS = 1u << 8,     /* cel-go ext sets.contains/equivalent/intersects */
-	CEL_LIB_ENCODERS = 1u << 9, /* cel-go ext base64.encode/decode */
+	CEL_LIB_STRINGS = 1u << 0,   /* cel-go ext strings (charAt, split, format, ...) */
+	CEL_LIB_LISTS = 1u << 1,     /* kube lists: isSorted, sum, min, max, indexOf */
+	CEL_LIB_REGEX = 1u << 2,     /* kube regex: find, findAll */
+	CEL_LIB_URLS = 1u << 3,      /* kube url(), isURL, getScheme, ... */
+	CEL_LIB_QUANTITY = 1u << 4,  /* kube quantity(), isQuantity, ... */
+	CEL_LIB_IP = 1u << 5,        /* kube ip(), cidr(), isIP, isCIDR, ... */
+	CEL_LIB_SEMVER = 1u << 6,    /* kube semver(), isSemver, ... */
+	CEL_LIB_FORMAT = 1u << 7,    /* kube format.dns1123Label() etc. */
+	CEL_LIB_SETS = 1u << 8,      /* cel-go ext sets.contains/equivalent/intersects */
+	CEL_LIB_ENCODERS = 1u << 9,  /* cel-go ext base64.encode/decode */
 	CEL_LIB_OPTIONAL = 1u << 10, /* optional types: ?. [?] optional.of ... */
-	CEL_LIB_AUTHZ = 1u << 11,   /* kube authorizer (ValidatingAdmissionPolicy) */
-	CEL_LIB_K8S = 0x7ffu,       /* everything kube 1.33 offers but the authorizer */
+	CEL_LIB_AUTHZ = 1u << 11,    /* kube authorizer (ValidatingAdmissionPolicy) */
+	CEL_LIB_K8S = 0x7ffu,        /* everything kube 1.33 offers but the authorizer */
 };
 
 /* A variable an environment declares. schema (borrowed, must outlive every

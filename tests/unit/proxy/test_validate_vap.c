@@ -374,18 +374,19 @@ END_TEST
 
 START_TEST(match_conditions)
 {
-	expect(&vap_res,
-	       POLICY(",\"matchConditions\":[{\"name\":\"\",\"expression\":\" \\n\"},{\"name\":"
-		      "\"bad name\",\"expression\":\"true\"},{\"name\":\"a\",\"expression\":\"true\"},"
-		      "{\"name\":\"a\",\"expression\":\"false\"}]" CHECK),
-	       NULL,
-	       "spec.matchConditions[0].expression: Required value | "
-	       "spec.matchConditions[0].name: Required value | "
-	       "spec.matchConditions[1].name: Invalid value: \"bad name\": name part must consist "
-	       "of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-	       "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
-	       "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') | "
-	       "spec.matchConditions[3].name: Duplicate value: \"a\"");
+	expect(
+	    &vap_res,
+	    POLICY(",\"matchConditions\":[{\"name\":\"\",\"expression\":\" \\n\"},{\"name\":"
+		   "\"bad name\",\"expression\":\"true\"},{\"name\":\"a\",\"expression\":\"true\"},"
+		   "{\"name\":\"a\",\"expression\":\"false\"}]" CHECK),
+	    NULL,
+	    "spec.matchConditions[0].expression: Required value | "
+	    "spec.matchConditions[0].name: Required value | "
+	    "spec.matchConditions[1].name: Invalid value: \"bad name\": name part must consist "
+	    "of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+	    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
+	    "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') | "
+	    "spec.matchConditions[3].name: Duplicate value: \"a\"");
 	/* more than 64 */
 	struct kb_buf b = {0};
 	kb_buf_puts(&b, "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"matchConstraints\":{" RULES
