@@ -623,7 +623,7 @@ static json_t *request_view(struct attrs *a)
 		json_object_set_new(user, "uid", json_string(r->uid));
 	json_t *rq = json_pack("{s:O,s:O,s:O,s:O,s:s,s:s,s:s,s:o,s:b}", "kind", kind, "resource",
 			       resource, "requestKind", kind, "requestResource", resource, "name",
-			       a->name, "namespace", a->is_namespace ? "" : a->ns, "operation",
+			       a->name, "namespace", a->ns, "operation",
 			       a->op, "userInfo", user, "dryRun", r->q.dry_run);
 	if (r->sub) {
 		json_object_set_new(rq, "subResource", json_string(r->sub));

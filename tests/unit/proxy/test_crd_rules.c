@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tests of proxy/crd_rules.c: CRD validation rules (x-kubernetes-validations)
+ * checked when a CRD is written and run on custom objects, with kube's
+ * causes: messages, messageExpression, reason, fieldPath, transition rules,
+ * optionalOldSelf, map-list correlation, ratcheting, evaluation errors.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "proxy/crd.h"
+
+static json_t *J(const char *s)
+{
+	json_error_t e;
+	json_t *j = json_loads(s, 0, &e);
+	ck_assert_msg(j != NULL, "bad JSON in test: %s: %s", e.text, s);
+	return j;
+}
+
+/* "field: message" of each cause, joined with " | ". */
+static char *lines(const json_t *c)
+{
+	struct kb_buf b = {0};
+	kb_buf_puts(&b, "");
+	for (size_t i = 0; i < json_array_size(c); i++) {
+		const json_t *x = json_array_get(c, i);
+		kb_buf_printf(&b, "%s%s: %s", i ? " | " : "",
+			      json_string_value(json_object_get(x, "field")),
+			      json_string_value(json_object_get(x, "message")));
+	}
+	return b.data;
+}
+
+#define SCHEMA                                                                                     \
+	"{\"type\":\"object\",\"x-kubernetes-validations\":[{\"rule\":\"self.metadata.name != "    \
+	"'bad'\",\"message\":\"bad name\"}],\"properties\":{\"spec\":{\"type\":\"object\","        \
+	"\"x-kubernetes-validations\":[{\"rule\":\"self.min <= self.max\",\"fieldPath\":\".min\"," \
+	"\"message\":\"min above max\"},{\"rule\":\"self.max < 100\",\"messageExpression\":"       \
+	"\"'max ' + string(self.max) + ' too big'\",\"reason\":\"FieldValueForbidden\"},"          \
+	"{\"rule\":\"self.mode == oldSelf.mode\",\"message\":\"mode is immutable\"},"              \
+	"{\"rule\":\"self.max / self.min > 0\"}],"                                                 \
+	"\"properties\":{\"min\":{\"type\":\"integer\"},\"max\":{\"type\":\"integer\"},"           \
+	"\"mode\":{\"type\":\"string\",\"x-kubernetes-validations\":[{\"rule\":\"self.size() < "   \
+	"4\"}]},\"items\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","                 \
+	"\"x-kubernetes-list-map-keys\":[\"k\"],\"items\":{\"type\":\"object\",\"properties\":{"   \
+	"\"k\":{\"type\":\"string\"},\"v\":{\"type\":\"integer\"}},\"x-kubernetes-validations\":"  \
+	"[{\"rule\":\"self.v == oldSelf.v\",\"message\":\"v is fixed\"}]}}}}}}"
+
+#define OBJ(name, min, max, mode, items)                                                   \
+	"{\"apiVersion\":\"t.io/v1\",\"kind\":\"T\",\"metadata\":{\"name\":\"" name "\"}," \
+	"\"spec\":{\"min\":" min ",\"max\":" max ",\"mode\":\"" mode "\",\"items\":" items "}}"
+
+static void expect_eval(const char *obj, const char *old, const char *want, const char *warn)
+{
+	json_t *s = J(SCHEMA), *o = J(obj), *oo = old ? J(old) : NULL, *c = json_array();
+	json_t *w = NULL;
+	struct crd_rules *cr = crd_rules_compile(s);
+	ck_assert_ptr_nonnull(cr);
+	crd_rules_eval(cr, o, oo, c, &w);
+	char *got = lines(c);
+	ck_assert_msg(strcmp(got, want) == 0, "\nwant: %s\ngot:  %s", want, got);
+	const char *w0 = json_string_value(json_array_get(w, 0));
+	ck_assert_str_eq(w0 ? w0 : "", warn ? warn : "");
+	free(got);
+	crd_rules_free(cr);
+	json_decref(w);
+	json_decref(c);
+	json_decref(o);
+	json_decref(oo);
+	json_decref(s);
+}
+
+START_TEST(eval_messages)
+{
+	expect_eval(OBJ("ok", "1", "2", "a", "[]"), NULL, "", NULL);
+	expect_eval(OBJ("bad", "300", "200", "long", "[]"), NULL,
+		    "<nil>: Invalid value: \"object\": bad name | "
+		    "spec.min: Invalid value: \"object\": min above max | "
+		    "spec: Forbidden: max 200 too big | "
+		    "spec: Invalid value: \"object\": failed rule: self.max / self.min > 0 | "
+		    "spec.mode: Invalid value: \"string\": failed rule: self.size() < 4",
+		    NULL);
+	expect_eval(OBJ("ok", "0", "2", "a", "[]"), NULL,
+		    "spec: Invalid value: \"object\": division by zero evaluating rule: self.max "
+		    "/ self.min > 0",
+		    NULL);
+}
+END_TEST
+
+START_TEST(eval_transitions)
+{
+	/* oldSelf: a changed mode; a map-list item matched by key */
+	expect_eval(OBJ("ok", "1", "2", "b", "[{\"k\":\"x\",\"v\":2}]"),
+		    OBJ("ok", "1", "2", "a", "[{\"k\":\"x\",\"v\":1}]"),
+		    "spec: Invalid value: \"object\": mode is immutable | "
+		    "spec.items[0]: Invalid value: \"object\": v is fixed",
+		    NULL);
+	/* a new key has no old item: its transition rule does not run */
+	expect_eval(OBJ("ok", "1", "2", "a", "[{\"k\":\"y\",\"v\":2}]"),
+		    OBJ("ok", "1", "2", "a", "[{\"k\":\"x\",\"v\":1}]"), "", NULL);
+	/* ratcheting: an unchanged failing value is a warning */
+	expect_eval(OBJ("ok", "1", "2", "long", "[]"), OBJ("ok", "1", "2", "long", "[]"), "",
+		    "spec.mode: Invalid value: \"string\": failed rule: self.size() < 4");
+}
+END_TEST
+
+START_TEST(check_crd)
+{
+	/* the rules' fields first; with errors there, nothing is compiled (kube) */
+	json_t *c = json_array();
+	json_t *s = J("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\","
+		      "\"x-kubernetes-validations\":[{\"rule\":\"\"},"
+		      "{\"rule\":\"self >\",\"reason\":\"Nope\",\"fieldPath\":\".x\"}]}}}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 3);
+	char *got = lines(c);
+	ck_assert_str_eq(got,
+			 "p.properties[a].x-kubernetes-validations[0].rule: Required value: "
+			 "rule is not specified | "
+			 "p.properties[a].x-kubernetes-validations[1].reason: Unsupported value: "
+			 "\"Nope\": supported values: \"FieldValueDuplicate\", "
+			 "\"FieldValueForbidden\", \"FieldValueInvalid\", \"FieldValueRequired\" | "
+			 "p.properties[a].x-kubernetes-validations[1].fieldPath: Invalid value: "
+			 "\".x\": fieldPath must be a valid path");
+	free(got);
+	json_decref(s);
+	json_decref(c);
+	/* then the compile */
+	c = json_array();
+	s = J("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\","
+	      "\"x-kubernetes-validations\":[{\"rule\":\"self >\"},"
+	      "{\"rule\":\"self > 1\",\"optionalOldSelf\":true},{\"rule\":\"nope > 1\"}]}}}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 3);
+	got = lines(c);
+	ck_assert_msg(strstr(got,
+			     "p.properties[a].x-kubernetes-validations[0].rule: Invalid value: "
+			     "apiextensions.ValidationRule{Rule:\"self >\", Message:\"\"") &&
+			  strstr(got, "compilation failed: ERROR: <input>:1:7: Syntax error:"),
+		      "%s", got);
+	ck_assert_msg(strstr(got, "x-kubernetes-validations[1].optionalOldSelf: Invalid value: "
+				  "true: may not be set if oldSelf is not used in rule"),
+		      "%s", got);
+	ck_assert_msg(strstr(got, "x-kubernetes-validations[2].rule: Invalid value: "
+				  "apiextensions.ValidationRule{Rule:\"nope > 1\"") &&
+			  strstr(got, "undeclared reference to 'nope'"),
+		      "%s", got);
+	free(got);
+	json_decref(s);
+	json_decref(c);
+	/* no rules: nothing compiled */
+	s = J("{\"type\":\"object\"}");
+	ck_assert_ptr_null(crd_rules_compile(s));
+	json_decref(s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("crd_rules");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, eval_messages);
+	tcase_add_test(tc, eval_transitions);
+	tcase_add_test(tc, check_crd);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#include "tests/unit/check_main.h"
