@@ -472,6 +472,30 @@ START_TEST(url_parts)
 }
 END_TEST
 
+START_TEST(url_equality)
+{
+	static const struct {
+		const char *a, *b;
+		bool eq;
+	} t[] = {
+	    {"https://a/x", "https://a/x", true},
+	    {"HTTPS://a/x", "https://a/x", true},
+	    {"https://a/x#f1", "https://a/x#f2", false},
+	    {"https://a/x#f", "https://a/x#f", true},
+	    {"https://u@a/", "https://a/", false},
+	    {"/a?", "/a", false},
+	    {"/a?x=1", "/a?x=2", false},
+	    {"/a%2Fb", "/a/b", false},
+	    {"/a b", "/a%20b", true},
+	    {"mailto:x@y", "mailto:x@z", false},
+	    {"https://a:80/", "https://a/", false},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(opaque_eq(G("url", S(t[i].a)), G("url", S(t[i].b))) == t[i].eq,
+			      "%s %s", t[i].a, t[i].b);
+}
+END_TEST
+
 /* The query's list for key as "a,b" (NULL when absent). */
 static const char *query_get(cel_value_t m, const char *key)
 {
@@ -970,6 +994,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, semver_compare);
 	tcase_add_test(tc, url_parse);
 	tcase_add_test(tc, url_parts);
+	tcase_add_test(tc, url_equality);
 	tcase_add_test(tc, url_query);
 	tcase_add_test(tc, ip_parse);
 	tcase_add_test(tc, ip_canonical);
