@@ -32,7 +32,8 @@ bool k8s_cost_len(cel_ctx_t *c, size_t n)
 	return cel_cost(c, 1 + n / 10);
 }
 
-/* Length of the valid UTF-8 sequence at s[0..n), 0 when invalid. */
+/* Length of the valid UTF-8 sequence at s[0..n) (no overlong forms,
+ * surrogates or code points past U+10FFFF, as Go decodes), 0 when invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
 	size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
@@ -41,7 +42,19 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	for (size_t i = 1; i < len; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
 	return len;
+}
+
+/* Go's escape of byte ch in a quoted string, NULL when it stands as is. */
+static const char *quote_escape(unsigned char ch)
+{
+	static const char *const esc[] = {
+	    ['\a'] = "\\a", ['\b'] = "\\b", ['\f'] = "\\f", ['\n'] = "\\n", ['\r'] = "\\r",
+	    ['\t'] = "\\t", ['\v'] = "\\v", ['"'] = "\\\"", ['\\'] = "\\\\"};
+	return ch < sizeof(esc) / sizeof(esc[0]) ? esc[ch] : NULL;
 }
 
 const char *k8s_quote(cel_ctx_t *c, const char *s, size_t n)
@@ -49,28 +62,21 @@ const char *k8s_quote(cel_ctx_t *c, const char *s, size_t n)
 	char *out = cel_alloc(c, n * 4 + 3), *o = out;
 	*o++ = '"';
 	for (size_t i = 0; i < n;) {
-		unsigned char ch = (unsigned char)s[i];
-		size_t u = ch >= 0x80 ? utf8_len((const unsigned char *)s + i, n - i) : 0;
-		if (u) {
-			memcpy(o, s + i, u);
-			o += u;
-			i += u;
-			continue;
-		}
-		const char *esc = ch == '"'    ? "\\\""
-				  : ch == '\\' ? "\\\\"
-				  : ch == '\n' ? "\\n"
-				  : ch == '\t' ? "\\t"
-				  : ch == '\r' ? "\\r"
-					       : NULL;
-		if (esc) {
-			o += sprintf(o, "%s", esc);
-		} else if (ch < 0x20 || ch >= 0x7f) {
-			o += sprintf(o, "\\x%02x", ch);
+		const unsigned char *u = (const unsigned char *)s + i;
+		size_t len = u[0] >= 0x80 ? utf8_len(u, n - i) : 0;
+		if (len == 2 && u[0] == 0xc2 && u[1] < 0xa0) { /* C1 controls */
+			o += sprintf(o, "\\u%04x", u[1]);
+		} else if (len) {
+			memcpy(o, u, len);
+			o += len;
+		} else if (quote_escape(u[0])) {
+			o += sprintf(o, "%s", quote_escape(u[0]));
+		} else if (u[0] < 0x20 || u[0] >= 0x7f) {
+			o += sprintf(o, "\\x%02x", u[0]);
 		} else {
-			*o++ = (char)ch;
+			*o++ = (char)u[0];
 		}
-		i++;
+		i += len ? len : 1;
 	}
 	*o++ = '"';
 	*o = '\0';

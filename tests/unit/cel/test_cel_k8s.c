@@ -588,6 +588,12 @@ START_TEST(ip_parse)
 		is_bool(G("isIP", S(t[i].s)), t[i].err == NULL);
 	}
 	ck_assert_str_eq(G("ip", S("::1")).o.type->name, "net.IP");
+	/* messages quote as Go's %q does */
+	is_err(
+	    G("ip", S("a\tb\"\xc3\xa9\x01\xff\xc2\x85\\")),
+	    "IP Address \"a\\tb\\\"\xc3\xa9\\x01\\xff\\u0085\\\\\" parse error during conversion "
+	    "from string: ParseAddr(\"a\\tb\\\"\xc3\xa9\\x01\\xff\\u0085\\\\\"): unable to parse "
+	    "IP");
 }
 END_TEST
 
