@@ -214,7 +214,7 @@ static bool lex_string(struct parser *ps, size_t start, bool raw, bool bytes)
 	char q = s[ps->at];
 	bool triple = ps->at + 2 < ps->n && s[ps->at + 1] == q && s[ps->at + 2] == q;
 	size_t i = ps->at + (triple ? 3 : 1);
-	char *out = pmalloc(ps->prog, ps->n * 4 + 1);
+	char *out = pmalloc(ps->prog, ps->n - ps->at + 1); /* escapes never grow */
 	size_t o = 0;
 	for (;;) {
 		if (i >= ps->n || (!triple && (s[i] == '\n' || s[i] == '\r')))
