@@ -413,6 +413,15 @@ START_TEST(url_parse)
 	    {"http://[fe80::1%25en0]:8080/", NULL},
 	    {"//host/path", NULL},
 	    {"http:", NULL},
+	    /* checked against Go's net/url */
+	    {"http://a:%31/", UERR "parse \"http://a:%31/\": invalid port \":%31\" after host"},
+	    {"http://[fe80::1%2]/",
+	     UERR "parse \"http://[fe80::1%2]/\": invalid URL escape \"%2]\""},
+	    {"http://3f3[2~8#e",
+	     UERR "parse \"http://3f3[2~8#e\": invalid character \"#\" in host name"},
+	    {"https://%i_E=MMa&", UERR "parse \"https://%i_E=MMa&\": invalid URL escape \"%i_\""},
+	    {"./a:b", UERR "parse \"./a:b\": invalid URI for request"},
+	    {"a:b", NULL},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		cel_value_t v = G("url", S(t[i].s));
@@ -460,6 +469,15 @@ START_TEST(url_parts)
 	    {"*", "getEscapedPath", "*"},
 	    {"//host/path", "getHost", "host"},
 	    {"mailto:a@b.c", "getEscapedPath", ""},
+	    /* checked against Go's net/url */
+	    {"http://a%2541/", "getHost", "a%41"},
+	    {"http://[fe80::1%25%65n0]/", "getHostname", "fe80::1%en0"},
+	    {"/a b?c d#e f", "getEscapedPath", "/a%20b"},
+	    {"http://h/<x>", "getEscapedPath", "/%3Cx%3E"},
+	    {"http://h/a%7e", "getEscapedPath", "/a%7e"},
+	    {"http://h/!$&'()*+,;=:@", "getEscapedPath", "/!$&'()*+,;=:@"},
+	    {"a:/b", "getEscapedPath", "/b"},
+	    {"/a/../b", "getEscapedPath", "/a/../b"},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		cel_value_t u = ok(G("url", S(t[i].url)));
@@ -532,6 +550,10 @@ START_TEST(url_query)
 	ck_assert_ptr_null(query_get(m, "e"));
 	ck_assert_str_eq(query_get(m, "f"), "");
 	ck_assert_int_eq(cel_map_size(m.m), 4);
+	m = ok(R("getQuery", G("url", S("/a?b?c"))));
+	ck_assert_str_eq(query_get(m, "b?c"), "");
+	m = ok(R("getQuery", G("url", S("http://a/?q=%2B+"))));
+	ck_assert_str_eq(query_get(m, "q"), "+ ");
 }
 END_TEST
 
