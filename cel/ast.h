@@ -62,6 +62,7 @@ struct cel_program {
 	char *source;
 	struct cel_node *root;
 	struct cel_re *regexes; /* constant patterns compiled once */
+	json_t *owned;          /* schemas the compiler made (an array), or NULL */
 };
 
 /* Regular expressions (std.c). A pattern compiled with RE2's syntax

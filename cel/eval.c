@@ -106,27 +106,22 @@ size_t cel_map_size(const struct cel_map *m)
 	return m->n;
 }
 
-static const json_t *value_schema(const struct cel_map *m, const char *key)
-{
-	if (!m->schema)
-		return NULL;
-	if (m->mkind == MK_ADDL)
-		return json_object_get(m->schema, "additionalProperties");
-	if (m->mkind == MK_OBJECT)
-		return json_object_get(json_object_get(m->schema, "properties"), key);
-	return NULL;
-}
-
 bool cel_map_get(cel_ctx_t *c, const struct cel_map *m, cel_value_t key, cel_value_t *out)
 {
 	if (m->json) {
 		if (key.kind != CEL_STRING)
 			return false;
-		char *k = cel_strndup(c, key.s.p, key.s.len);
-		const json_t *v = json_object_get(m->json, k);
-		if (!v || strlen(k) != key.s.len)
+		const json_t *v = json_object_getn(m->json, key.s.p, key.s.len);
+		if (!v)
 			return false;
-		*out = cel_json(c, v, value_schema(m, k));
+		const json_t *schema = NULL;
+		if (m->mkind == MK_OBJECT) {
+			const json_t *props = json_object_get(m->schema, "properties");
+			schema = json_object_getn(props, key.s.p, key.s.len);
+		} else if (m->mkind == MK_ADDL) {
+			schema = json_object_get(m->schema, "additionalProperties");
+		}
+		*out = cel_json(c, v, schema);
 		return true;
 	}
 	for (size_t i = 0; i < m->n; i++)

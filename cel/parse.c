@@ -957,9 +957,25 @@ static char *qualified(struct parser *ps, const struct cel_node *n, const struct
 static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
 		    const json_t **schema);
 
+static const char *schema_type(struct parser *ps, const json_t *s);
+
+/* kube's embedded resources' metadata: name and generateName only. */
+static const json_t *embedded_metadata(struct parser *ps)
+{
+	cel_program_t *p = ps->prog;
+	if (!p->owned)
+		p->owned = json_array();
+	if (json_array_size(p->owned) == 0)
+		json_array_append_new(p->owned,
+				      json_pack("{s:s, s:{s:{s:s}, s:{s:s}}}", "type", "object",
+						"properties", "name", "type", "string",
+						"generateName", "type", "string"));
+	return json_array_get(p->owned, 0);
+}
+
 /* The schema of property name (escaped as kube does) in object schema s;
  * false when s declares properties and name is none of them. */
-static bool schema_field(const json_t *s, const char *name, const json_t **out)
+static bool schema_field(struct parser *ps, const json_t *s, const char *name, const json_t **out)
 {
 	*out = NULL;
 	if (!s)
@@ -970,10 +986,15 @@ static bool schema_field(const json_t *s, const char *name, const json_t **out)
 		*out = addl;
 		return true;
 	}
-	if (json_is_true(json_object_get(s, "x-kubernetes-embedded-resource")) &&
-	    (!strcmp(name, "apiVersion") || !strcmp(name, "kind") || !strcmp(name, "metadata"))) {
-		*out = json_object_get(props, name);
-		return true;
+	if (json_is_true(json_object_get(s, "x-kubernetes-embedded-resource"))) {
+		if (!strcmp(name, "apiVersion") || !strcmp(name, "kind")) {
+			*out = json_object_get(props, name);
+			return true;
+		}
+		if (!strcmp(name, "metadata")) {
+			*out = embedded_metadata(ps);
+			return true;
+		}
 	}
 	if (!json_is_object(props))
 		return true;
@@ -982,6 +1003,16 @@ static bool schema_field(const json_t *s, const char *name, const json_t **out)
 		return false;
 	*out = json_object_get(props, buf);
 	return *out != NULL;
+}
+
+/* cel-go's error for a selection on a value of a scalar type. */
+static bool scalar_select(struct parser *ps, const struct cel_node *n, const json_t *s)
+{
+	const char *t = schema_type(ps, s);
+	if (!t || !strncmp(t, "list(", 5))
+		return true;
+	perr(ps, n->pos, "type '%s' does not support field selection", t);
+	return false;
 }
 
 static bool resolve_select(struct parser *ps, struct cel_node *n, const struct scope *sc,
@@ -996,7 +1027,9 @@ static bool resolve_select(struct parser *ps, struct cel_node *n, const struct s
 	const json_t *s = NULL;
 	if (!resolve(ps, n->a, sc, &s))
 		return false;
-	if (s && !schema_field(s, n->name, schema)) {
+	if (s && !scalar_select(ps, n, s))
+		return false;
+	if (s && !schema_field(ps, s, n->name, schema)) {
 		perr(ps, n->pos, "undefined field '%s'", n->name);
 		return false;
 	}
@@ -1532,6 +1565,7 @@ void cel_program_free(cel_program_t *p)
 	if (!p)
 		return;
 	cel_re_free_all(p->regexes);
+	json_decref(p->owned);
 	for (struct cel_block *b = p->mem, *nb; b; b = nb) {
 		nb = b->next;
 		free(b);

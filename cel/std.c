@@ -97,7 +97,8 @@ long cel_base64_decode(const char *in, size_t n, char *out)
 	return (long)o;
 }
 
-/* Go's strconv.FormatFloat(d, 'g', -1, 64). */
+/* Go's %g of a float64 (strconv.FormatFloat(d, 'g', -1, 64)), as cel-go's
+ * string(double): shortest digits, exponent form below 1e-4 and from 1e6. */
 static int format_double(double d, char *buf, size_t cap)
 {
 	if (isnan(d))
@@ -112,7 +113,7 @@ static int format_double(double d, char *buf, size_t cap)
 			break;
 	}
 	int exp = atoi(strchr(e, 'e') + 1);
-	if (exp < -4 || exp >= 21) {
+	if (exp < -4 || exp >= 6) {
 		char *m = strchr(e, 'e');
 		*m = 0;
 		return snprintf(buf, cap, "%se%c%02d", e, exp < 0 ? '-' : '+', abs(exp));
