@@ -57,15 +57,43 @@ static const char *quote_escape(unsigned char ch)
 	return ch < sizeof(esc) / sizeof(esc[0]) ? esc[ch] : NULL;
 }
 
+static uint32_t utf8_decode(const unsigned char *u, size_t len)
+{
+	static const unsigned char lead[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+	uint32_t cp = u[0] & lead[len];
+	for (size_t i = 1; i < len; i++)
+		cp = cp << 6 | (u[i] & 0x3f);
+	return cp;
+}
+
+/* Whether Go's strconv.Quote escapes code point cp (not unicode.IsPrint):
+ * C1 controls, spaces but U+0020, format characters, private use and
+ * non-characters (the common cases; unassigned code points are kept). */
+static bool go_unprintable(uint32_t cp)
+{
+	static const uint32_t ranges[][2] = {
+	    {0x80, 0xa0},       {0xad, 0xad},        {0x600, 0x605},   {0x61c, 0x61c},
+	    {0x6dd, 0x6dd},     {0x70f, 0x70f},      {0x1680, 0x1680}, {0x180e, 0x180e},
+	    {0x2000, 0x200f},   {0x2028, 0x202f},    {0x205f, 0x206f}, {0x3000, 0x3000},
+	    {0xd800, 0xf8ff},   {0xfeff, 0xfeff},    {0xfff9, 0xfffb}, {0xfffe, 0xffff},
+	    {0xe0001, 0xe007f}, {0xf0000, 0x10ffff},
+	};
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+		if (cp >= ranges[i][0] && cp <= ranges[i][1])
+			return true;
+	return false;
+}
+
 const char *k8s_quote(cel_ctx_t *c, const char *s, size_t n)
 {
-	char *out = cel_alloc(c, n * 4 + 3), *o = out;
+	char *out = cel_alloc(c, n * 5 + 3), *o = out;
 	*o++ = '"';
 	for (size_t i = 0; i < n;) {
 		const unsigned char *u = (const unsigned char *)s + i;
 		size_t len = u[0] >= 0x80 ? utf8_len(u, n - i) : 0;
-		if (len == 2 && u[0] == 0xc2 && u[1] < 0xa0) { /* C1 controls */
-			o += sprintf(o, "\\u%04x", u[1]);
+		uint32_t cp = len ? utf8_decode(u, len) : 0;
+		if (len && go_unprintable(cp)) {
+			o += sprintf(o, cp > 0xffff ? "\\U%08x" : "\\u%04x", (unsigned)cp);
 		} else if (len) {
 			memcpy(o, u, len);
 			o += len;
