@@ -797,8 +797,53 @@ static cel_value_t time_value(cel_ctx_t *c, enum cel_kind k, int64_t a, int64_t 
 	return (cel_value_t){.kind = k, .i = r};
 }
 
+/* The values of a map-list element's keys are equal in x and y. */
+static bool same_map_keys(cel_ctx_t *c, const json_t *keys, cel_value_t x, cel_value_t y)
+{
+	if (x.kind != CEL_MAP || y.kind != CEL_MAP)
+		return cel_values_equal(c, x, y);
+	size_t i;
+	json_t *k;
+	json_array_foreach (keys, i, k) {
+		cel_value_t name = cel_string(json_string_value(k) ? json_string_value(k) : "");
+		cel_value_t vx, vy;
+		bool hx = cel_map_get(c, x.m, name, &vx), hy = cel_map_get(c, y.m, name, &vy);
+		if (hx != hy || (hx && !cel_values_equal(c, vx, vy)))
+			return false;
+	}
+	return true;
+}
+
+/* kube's + on lists typed as sets (union) and maps (b's elements replace
+ * a's with the same keys, new ones appended); the result keeps a's type. */
+static cel_value_t concat_typed(cel_ctx_t *c, const struct cel_list *a, const struct cel_list *b)
+{
+	size_t n = a->n;
+	cel_value_t *items = cel_alloc(c, (a->n + b->n + 1) * sizeof(*items));
+	for (size_t i = 0; i < a->n; i++)
+		items[i] = cel_list_at(c, a, i);
+	for (size_t j = 0; j < b->n; j++) {
+		cel_value_t v = cel_list_at(c, b, j);
+		size_t i = 0;
+		while (i < n && !(a->ltype == LT_SET ? cel_values_equal(c, items[i], v)
+						     : same_map_keys(c, a->map_keys, items[i], v)))
+			i++;
+		if (i == n)
+			items[n++] = v;
+		else if (a->ltype == LT_MAP)
+			items[i] = v;
+	}
+	cel_value_t r = cel_list_new(c, items, n);
+	struct cel_list *l = (struct cel_list *)r.l;
+	l->ltype = a->ltype;
+	l->map_keys = a->map_keys;
+	return r;
+}
+
 static cel_value_t concat(cel_ctx_t *c, cel_value_t a, cel_value_t b)
 {
+	if (a.kind == CEL_LIST && a.l->ltype != LT_LIST)
+		return concat_typed(c, a.l, b.l);
 	if (a.kind == CEL_LIST) {
 		size_t n = a.l->n + b.l->n;
 		cel_value_t *items = cel_alloc(c, (n + 1) * sizeof(*items));

@@ -21,6 +21,10 @@
 #include "lib/log.h"
 
 #define MAX_DEPTH 250 /* cel-go's default parser recursion limit */
+/* Left-associative chains (a + b + c ...) nest without recursing in the
+ * parser, but the tree's depth is what the checker and the evaluator recurse
+ * on: bounded too, so that a long chain cannot exhaust a small stack. */
+#define MAX_CHAIN 2000
 
 /* ---- program memory ---- */
 
@@ -77,6 +81,7 @@ struct parser {
 	unsigned errpos;
 	const struct cel_env *env;
 	int in_format; /* inside format()'s arguments: mixed literals allowed */
+	int chain;     /* operators of left-associative chains on the current path */
 };
 
 static void perr(struct parser *ps, unsigned pos, const char *fmt, ...)
@@ -221,11 +226,7 @@ static bool lex_string(struct parser *ps, size_t start, bool raw, bool bytes)
 			goto unterminated;
 		if (s[i] == q && (!triple || (i + 2 < ps->n && s[i + 1] == q && s[i + 2] == q)))
 			break;
-		if (s[i] == '\\' && raw) {
-			out[o++] = s[i++];
-			if (i < ps->n && (s[i] == q || s[i] == '\\'))
-				out[o++] = s[i++];
-		} else if (s[i] == '\\') {
+		if (s[i] == '\\' && !raw) {
 			i++;
 			if (i >= ps->n || lex_escape(s, ps->n, &i, out, &o, bytes) < 0) {
 				perr(ps, (unsigned)start,
@@ -713,15 +714,27 @@ static int binop_of(struct parser *ps, int level)
 	return -1;
 }
 
+static bool chain_link(struct parser *ps, int *links)
+{
+	(*links)++;
+	if (++ps->chain > MAX_CHAIN) {
+		perr(ps, ps->t.pos, "expression recursion limit exceeded: %d", MAX_DEPTH);
+		return false;
+	}
+	return true;
+}
+
 /* Left-associative binary levels: 1 relations, 2 additive, 3 multiplicative. */
 static struct cel_node *parse_binary(struct parser *ps, int level)
 {
 	struct cel_node *l = level == 4 ? parse_unary(ps) : parse_binary(ps, level + 1);
 	if (level == 4)
 		return l;
-	int op;
+	int op, links = 0;
 	while (l && (op = binop_of(ps, level)) >= 0) {
 		unsigned pos = ps->t.pos;
+		if (!chain_link(ps, &links))
+			return NULL;
 		next(ps);
 		struct cel_node *r = parse_binary(ps, level + 1);
 		if (!r)
@@ -732,14 +745,18 @@ static struct cel_node *parse_binary(struct parser *ps, int level)
 		n->b = r;
 		l = n;
 	}
+	ps->chain -= links;
 	return l;
 }
 
 static struct cel_node *parse_logical(struct parser *ps, bool isor)
 {
 	struct cel_node *l = isor ? parse_logical(ps, false) : parse_binary(ps, 1);
+	int links = 0;
 	while (l && is(ps, isor ? "||" : "&&")) {
 		unsigned pos = ps->t.pos;
+		if (!chain_link(ps, &links))
+			return NULL;
 		next(ps);
 		struct cel_node *r = isor ? parse_logical(ps, false) : parse_binary(ps, 1);
 		if (!r)
@@ -749,6 +766,7 @@ static struct cel_node *parse_logical(struct parser *ps, bool isor)
 		n->b = r;
 		l = n;
 	}
+	ps->chain -= links;
 	return l;
 }
 

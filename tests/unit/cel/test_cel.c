@@ -40,6 +40,8 @@ static const struct tc cases[] = {
     {"'a\\tb'", "\"a\\tb\""},
     {"\"\\x41\\u00e9\\U0001F600\\101\"", "\"A\\u00e9\\ud83d\\ude00A\""},
     {"r'a\\nb'", "\"a\\\\nb\""},
+    {"R\"\\\"", "\"\\\\\""},
+    {"br'\\x00' == b'\\\\x00'", "true"},
     {"'''multi\nline'''", "\"multi\\nline\""},
     {"\"\"\"x\"y\"\"\"", "\"x\\\"y\""},
     {"b'abc' == bytes('abc')", "true"},
@@ -606,6 +608,12 @@ START_TEST(deep_nesting)
 	free(err);
 	memset(expr, '[', n);
 	ck_assert_ptr_null(cel_compile(expr, NULL, 0, &err));
+	free(err);
+	for (size_t i = 0; i < n; i++)
+		expr[i] = i % 2 ? '+' : '1';
+	expr[n - 1] = 0;
+	ck_assert_ptr_null(cel_compile(expr, NULL, 0, &err));
+	ck_assert_ptr_nonnull(strstr(err, "recursion limit"));
 	free(err);
 	/* 100 levels are fine */
 	memset(expr, '(', 100);
