@@ -63,7 +63,9 @@ CEL_FN(cel_s_index_of)
 		return cel_no_overload(c, "indexOf");
 	size_t len = cel_utf8_len(a[0].s);
 	int64_t start = n == 3 ? a[2].i : 0;
-	if (start < 0 || (uint64_t)start > len)
+	if (a[1].s.len == 0)
+		return cel_int(start);
+	if (start < 0 || (uint64_t)start >= len)
 		return out_of_range(c, start);
 	size_t off = cp_offset(a[0].s, (size_t)start);
 	struct cel_str rest = {a[0].s.p + off, a[0].s.len - off};
@@ -73,20 +75,23 @@ CEL_FN(cel_s_index_of)
 	return cel_int((int64_t)cp_index(a[0].s, (size_t)(hit - a[0].s.p)));
 }
 
+/* As cel-go: an offset names the last code point a match may start at. */
 CEL_FN(cel_s_last_index_of)
 {
 	if (!is_str(a, n, 0) || !is_str(a, n, 1) || n > 3 || (n == 3 && !is_int(a, n, 2)))
 		return cel_no_overload(c, "lastIndexOf");
 	size_t len = cel_utf8_len(a[0].s);
 	int64_t last = n == 3 ? a[2].i : (int64_t)len;
-	if (n == 3 && (last < 0 || (uint64_t)last >= len) && !(len == 0 && last == 0))
+	if (a[1].s.len == 0)
+		return cel_int(last);
+	if (n == 3 && (last < 0 || (uint64_t)last >= len))
 		return out_of_range(c, last);
 	size_t limit = cp_offset(a[0].s, (size_t)last);
 	struct cel_str h = a[0].s, s = a[1].s;
 	for (size_t i = limit + 1; i-- > 0;) {
 		if (i + s.len > h.len || (i < h.len && ((unsigned char)h.p[i] & 0xc0) == 0x80))
 			continue;
-		if (!s.len || !memcmp(h.p + i, s.p, s.len))
+		if (!memcmp(h.p + i, s.p, s.len))
 			return cel_int((int64_t)cp_index(h, i));
 	}
 	return cel_int(-1);
