@@ -13,7 +13,9 @@
  * 2^63-1, and add/sub (int64 while it fits, decimal after) follow
  * resource.ParseQuantity and Quantity.Add/Sub; asApproximateFloat repeats
  * Go's arithmetic (unscaled value times math.Pow10) so it gives the same
- * double. Decimals are digit strings in the evaluation's arena.
+ * double. Decimals are digit strings in the evaluation's arena. As in
+ * kube, sign is a global function (sign(q)), the rest are members; kube
+ * 1.33 has no mul/div.
  *
  * Semver follows github.com/blang/semver/v4's Parse and Compare (build
  * metadata ignored), and kube's normalization for semver(s, true).

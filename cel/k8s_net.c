@@ -65,7 +65,7 @@ static int unhex(char ch)
 	return -1;
 }
 
-/* Whether the escape at s[i] (a '%') is refused in mode m; *bad its text. */
+/* Whether the escape at s[i] (a '%') is refused in mode m. */
 static bool bad_escape(struct cel_str s, size_t i, enum url_mode m)
 {
 	if (i + 2 >= s.len || unhex(s.p[i + 1]) < 0 || unhex(s.p[i + 2]) < 0)
