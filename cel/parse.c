@@ -414,8 +414,35 @@ static bool expect(struct parser *ps, const char *punct)
 	}
 	char want[8];
 	snprintf(want, sizeof(want), "'%s'", punct);
-	unexpected(ps, want);
+	/* ANTLR's single-token insertion: a closer missing at the end */
+	if (ps->t.kind == T_EOF && strchr(")]}", punct[0]))
+		perr(ps, ps->t.pos, "Syntax error: missing %s at '<EOF>'", want);
+	else
+		unexpected(ps, want);
 	return false;
+}
+
+/* The kind of the token after the current one. */
+static enum tk peek(const struct parser *ps)
+{
+	struct parser copy = *ps;
+	copy.err = NULL;
+	next(&copy);
+	free(copy.err);
+	return copy.t.kind;
+}
+
+/* Input left after a whole expression: ANTLR's single-token deletion
+ * ("extraneous input") when only one token is left, else a mismatch. */
+static void trailing(struct parser *ps)
+{
+	if (ps->t.kind == T_ERROR)
+		return;
+	if (peek(ps) == T_EOF)
+		perr(ps, ps->t.pos, "Syntax error: extraneous input '%.*s' expecting <EOF>",
+		     (int)ps->t.len, ps->t.p);
+	else
+		unexpected(ps, "<EOF>");
 }
 
 /* ---- nodes ---- */
@@ -1563,7 +1590,7 @@ cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t m
 	next(&ps);
 	p->root = ps.t.kind == T_ERROR ? NULL : parse_expr(&ps);
 	if (p->root && ps.t.kind != T_EOF)
-		unexpected(&ps, "<EOF>");
+		trailing(&ps);
 	const json_t *schema;
 	if (!ps.err && p->root)
 		resolve(&ps, p->root, NULL, &schema);

@@ -474,8 +474,10 @@ static const struct tc cases[] = {
     {"1 +", "ERROR: <input>:1:4: Syntax error: mismatched input '<EOF>' expecting {'[', '{', "
 	    "'(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, "
 	    "STRING, BYTES, IDENTIFIER}\n | 1 +\n | ...^"},
-    {"(1 + 2", "~Syntax error: mismatched input '<EOF>' expecting ')'"},
-    {"1 2", "~Syntax error: mismatched input '2' expecting <EOF>"},
+    {"(1 + 2", "ERROR: <input>:1:7: Syntax error: missing ')' at '<EOF>'\n | (1 + 2\n | ......^"},
+    {"[1, 2", "~Syntax error: missing ']' at '<EOF>'"},
+    {"1 2", "~Syntax error: extraneous input '2' expecting <EOF>"},
+    {"1 2 3", "~Syntax error: mismatched input '2' expecting <EOF>"},
     {"a #", "~Syntax error: token recognition error at: '#'"},
     {"'abc", "~Syntax error: token recognition error at: ''abc'"},
     {"x.in", "~Syntax error: mismatched input 'in' expecting IDENTIFIER", "{\"x\": {}}"},
