@@ -185,8 +185,10 @@ int cel_compare(cel_value_t a, cel_value_t b, int *cmp);
 /* CEL equality as a C bool (errors compare unequal). */
 bool cel_values_equal(cel_ctx_t *c, cel_value_t a, cel_value_t b);
 /* kube's property-name escaping undone: "foo__dash__bar" -> "foo-bar",
- * "__namespace__" -> "namespace". 0, or -EINVAL when name is not a valid
- * escaped name or does not fit in cap bytes. */
+ * "__namespace__" -> "namespace". 0, or -EINVAL when name is not the CEL
+ * name of any property (kube's Escape of the result must give name back:
+ * "foo__bar" names no property, "foo__underscores__bar" names "foo__bar")
+ * or does not fit in cap bytes. */
 int cel_unescape_field(const char *name, char *out, size_t cap);
 
 /* A regular expression in RE2's (Go's) syntax, compiled by PCRE2. The

@@ -433,44 +433,117 @@ const char *cel_type_name(cel_value_t v)
 
 /* ---- kube's property-name escaping ---- */
 
+static bool is_ident_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '_';
+}
+
 static const char *const cel_keywords[] = {
     "true",      "false",  "null",     "in",   "as",     "break", "const", "continue",
     "else",      "for",    "function", "if",   "import", "let",   "loop",  "package",
     "namespace", "return", "var",      "void", "while",  NULL};
 
-int cel_unescape_field(const char *name, char *out, size_t cap)
+static bool is_keyword(const char *s, size_t n)
+{
+	for (int k = 0; cel_keywords[k]; k++)
+		if (strlen(cel_keywords[k]) == n && !strncmp(cel_keywords[k], s, n))
+			return true;
+	return false;
+}
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool ok;
+};
+
+static void sput(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->len + n >= b->cap) {
+		b->ok = false;
+		return;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+/* kube's Escape (apiserver/pkg/cel/escaping.go): the CEL field name of a
+ * property, or false when the property cannot be reached from CEL. */
+static bool escape_field(const char *name, char *out, size_t cap)
 {
 	size_t n = strlen(name);
-	if (n > 4 && !strncmp(name, "__", 2) && !strcmp(name + n - 2, "__")) {
-		for (int k = 0; cel_keywords[k]; k++)
-			if (strlen(cel_keywords[k]) == n - 4 &&
-			    !strncmp(name + 2, cel_keywords[k], n - 4)) {
-				snprintf(out, cap, "%s", cel_keywords[k]);
-				return 0;
-			}
+	struct sbuf b = {out, 0, cap, true};
+	if (n == 0 || (name[0] >= '0' && name[0] <= '9'))
+		return false;
+	if (is_keyword(name, n)) {
+		sput(&b, "__", 2);
+		sput(&b, name, n);
+		sput(&b, "__", 2);
+		return b.ok;
 	}
-	static const struct {
-		const char *esc, *plain;
-	} seqs[] = {
-	    {"__underscores__", "__"}, {"__dot__", "."}, {"__dash__", "-"}, {"__slash__", "/"}};
-	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = name[i];
+		if (ch == '_' && i + 1 < n && name[i + 1] == '_') {
+			sput(&b, "__underscores__", 15);
+			i++;
+		} else if (ch == '.' || ch == '-' || ch == '/') {
+			const char *e = ch == '.'   ? "__dot__"
+					: ch == '-' ? "__dash__"
+						    : "__slash__";
+			sput(&b, e, strlen(e));
+		} else if (is_ident_char(ch)) {
+			sput(&b, &ch, 1);
+		} else {
+			return false;
+		}
+	}
+	return b.ok;
+}
+
+/* kube's Unescape: each "__x__" with x free of '_' replaced. */
+static bool unescape(const char *name, char *out, size_t cap)
+{
+	size_t n = strlen(name);
+	struct sbuf b = {out, 0, cap, true};
+	out[0] = 0;
 	for (size_t i = 0; i < n;) {
-		size_t k, step = 1;
-		const char *plain = NULL;
-		for (k = 0; k < 4; k++)
-			if (!strncmp(name + i, seqs[k].esc, strlen(seqs[k].esc))) {
-				plain = seqs[k].plain;
-				step = strlen(seqs[k].esc);
-				break;
-			}
-		size_t add = plain ? strlen(plain) : 1;
-		if (o + add >= cap)
-			return -EINVAL;
-		memcpy(out + o, plain ? plain : name + i, add);
-		o += add;
-		i += step;
+		size_t j = i + 2;
+		if (name[i] == '_' && i + 1 < n && name[i + 1] == '_') {
+			while (j < n && name[j] != '_')
+				j++;
+		}
+		if (j > i + 2 && j + 1 < n && name[j] == '_' && name[j + 1] == '_') {
+			const char *x = name + i + 2;
+			size_t xl = j - i - 2;
+			static const char *const seqs[][2] = {
+			    {"underscores", "__"}, {"dot", "."}, {"dash", "-"}, {"slash", "/"}};
+			size_t k;
+			for (k = 0; k < 4; k++)
+				if (strlen(seqs[k][0]) == xl && !strncmp(x, seqs[k][0], xl))
+					break;
+			if (k < 4)
+				sput(&b, seqs[k][1], strlen(seqs[k][1]));
+			else if (is_keyword(x, xl) && i == 0 && j + 2 == n)
+				sput(&b, x, xl);
+			else
+				return false;
+			i = j + 2;
+			continue;
+		}
+		sput(&b, name + i, 1);
+		i++;
 	}
-	out[o] = 0;
+	return b.ok;
+}
+
+int cel_unescape_field(const char *name, char *out, size_t cap)
+{
+	char check[512];
+	if (!unescape(name, out, cap) || !escape_field(out, check, sizeof(check)) ||
+	    strcmp(check, name) != 0)
+		return -EINVAL;
 	return 0;
 }
 
