@@ -312,9 +312,12 @@ static cel_value_t f_double(cel_ctx_t *c, const cel_value_t *a, size_t n)
 			return parse_error(c, "ParseFloat", a[0].s, -EINVAL);
 		memcpy(buf, a[0].s.p, a[0].s.len);
 		buf[a[0].s.len] = 0;
+		errno = 0;
 		double d = strtod(buf, &end);
 		if (*end || (buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X')))
 			return parse_error(c, "ParseFloat", a[0].s, -EINVAL);
+		if (errno == ERANGE && isinf(d))
+			return parse_error(c, "ParseFloat", a[0].s, -ERANGE);
 		return cel_double(d);
 	default: return cel_no_overload(c, "double");
 	}

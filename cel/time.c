@@ -244,6 +244,133 @@ static int64_t be(const unsigned char *p, int len)
 	return (int64_t)v;
 }
 
+/* ---- POSIX TZ rules (a zone file's footer, for times after its last
+ * transition): "CET-1CEST,M3.5.0,M10.5.0/3" ---- */
+
+struct posix_tz {
+	int64_t std, dst; /* UTC offsets, seconds east */
+	bool has_dst;
+	char start[24], end[24]; /* "M3.5.0/2" */
+};
+
+static const char *tz_name(const char *p)
+{
+	if (*p == '<') {
+		const char *e = strchr(p, '>');
+		return e ? e + 1 : NULL;
+	}
+	const char *q = p;
+	while ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z'))
+		q++;
+	return q - p >= 3 ? q : NULL;
+}
+
+/* [+-]hh[:mm[:ss]] as seconds; *p advanced. */
+static bool tz_hms(const char **p, int64_t *out)
+{
+	int sign = 1;
+	if (**p == '+' || **p == '-')
+		sign = *(*p)++ == '-' ? -1 : 1;
+	if (**p < '0' || **p > '9')
+		return false;
+	int64_t v = 0;
+	for (int part = 0; part < 3; part++) {
+		char *end;
+		long x = strtol(*p, &end, 10);
+		if (end == *p)
+			return false;
+		v += x * (part == 0 ? 3600 : part == 1 ? 60 : 1);
+		*p = end;
+		if (**p != ':')
+			break;
+		(*p)++;
+	}
+	*out = sign * v;
+	return true;
+}
+
+static bool parse_posix_tz(const char *p, struct posix_tz *tz)
+{
+	memset(tz, 0, sizeof(*tz));
+	int64_t off;
+	p = tz_name(p);
+	if (!p || !tz_hms(&p, &off))
+		return false;
+	tz->std = -off;
+	if (!*p)
+		return true;
+	p = tz_name(p);
+	if (!p)
+		return false;
+	tz->has_dst = true;
+	tz->dst = tz->std + 3600;
+	if (*p && *p != ',') {
+		if (!tz_hms(&p, &off))
+			return false;
+		tz->dst = -off;
+	}
+	return sscanf(p, ",%23[^,],%23s", tz->start, tz->end) == 2;
+}
+
+static bool leap(int64_t y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/* Seconds from the start of year y (local) of a rule date "Mm.w.d[/time]",
+ * "Jn[/time]" or "n[/time]". */
+static bool rule_seconds(const char *r, int64_t y, int64_t *out)
+{
+	static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int64_t day, time = 7200;
+	int m, w, d, n;
+	const char *slash = strchr(r, '/');
+	if (slash) {
+		const char *t = slash + 1;
+		if (!tz_hms(&t, &time))
+			return false;
+	}
+	if (sscanf(r, "M%d.%d.%d", &m, &w, &d) == 3 && m >= 1 && m <= 12) {
+		int64_t first = cel_days_from_civil(y, (unsigned)m, 1);
+		int wd1 = (int)(((first % 7) + 11) % 7);
+		int md = mdays[m - 1] + (m == 2 && leap(y));
+		int dom = 1 + (d - wd1 + 7) % 7 + (w - 1) * 7;
+		while (dom > md)
+			dom -= 7;
+		day = first + dom - 1 - cel_days_from_civil(y, 1, 1);
+	} else if (sscanf(r, "J%d", &n) == 1) {
+		day = n - 1 + (leap(y) && n >= 60);
+	} else if (sscanf(r, "%d", &n) == 1) {
+		day = n;
+	} else {
+		return false;
+	}
+	*out = day * 86400 + time;
+	return true;
+}
+
+/* The offset a POSIX TZ rule gives at UTC time t (seconds). */
+static bool posix_offset(const char *rule, int64_t t, int64_t *off)
+{
+	struct posix_tz tz;
+	if (!parse_posix_tz(rule, &tz))
+		return false;
+	*off = tz.std;
+	if (!tz.has_dst)
+		return true;
+	int64_t y;
+	unsigned mo, d;
+	cel_civil_from_days((t + tz.std) / 86400 - ((t + tz.std) % 86400 < 0), &y, &mo, &d);
+	int64_t base = cel_days_from_civil(y, 1, 1) * 86400, s, e;
+	if (!rule_seconds(tz.start, y, &s) || !rule_seconds(tz.end, y, &e))
+		return false;
+	s = base + s - tz.std;
+	e = base + e - tz.dst;
+	bool in_dst = s < e ? (t >= s && t < e) : !(t >= e && t < s);
+	*off = in_dst ? tz.dst : tz.std;
+	return true;
+}
+
 /* The UTC offset of zone file data at time t (seconds). */
 static int tzif_offset(const unsigned char *d, size_t n, int64_t t, int64_t *off)
 {
@@ -273,6 +400,18 @@ static int tzif_offset(const unsigned char *d, size_t n, int64_t t, int64_t *off
 		if (type >= typecnt)
 			return -EINVAL;
 		*off = be(types + type * 6, 4);
+		/* after the last transition the footer's rule decides (v2+) */
+		const unsigned char *footer = d + at + 44 + body;
+		bool last = timecnt == 0 || be(times + (timecnt - 1) * tsize, tsize) <= t;
+		if (tsize == 8 && last && footer < d + n && *footer == '\n') {
+			char rule[128];
+			size_t k = 0;
+			for (footer++; footer < d + n && *footer != '\n' && k < sizeof(rule) - 1;)
+				rule[k++] = (char)*footer++;
+			rule[k] = 0;
+			if (k)
+				posix_offset(rule, t, off);
+		}
 		return 0;
 	}
 	return -EINVAL;
@@ -298,6 +437,22 @@ static int zone_file_offset(const char *name, int64_t t, int64_t *off)
 	return rc;
 }
 
+/* cel-go's numeric zone: "[+-]h:m" (hours and minutes as integers). */
+static int numeric_offset(const char *name, int64_t *off)
+{
+	char *end;
+	const char *colon = strchr(name, ':');
+	long h = strtol(name, &end, 10);
+	if (end != colon || colon == name)
+		return -EINVAL;
+	long m = strtol(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || colon[1] == '+' || colon[1] == '-')
+		return -EINVAL;
+	long minutes = name[0] == '-' ? h * 60 - m : h * 60 + m;
+	*off = minutes * 60;
+	return 0;
+}
+
 int cel_zone_offset(const char *name, int64_t nanos, int64_t *off)
 {
 	size_t n = strlen(name);
@@ -306,7 +461,7 @@ int cel_zone_offset(const char *name, int64_t nanos, int64_t *off)
 		*off = 0;
 		return 0;
 	}
-	if ((name[0] == '+' || name[0] == '-') && parse_offset(name, n, 0, off) == 0)
-		return 0;
+	if (strchr(name, ':'))
+		return numeric_offset(name, off);
 	return zone_file_offset(name, secs, off);
 }
