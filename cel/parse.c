@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "cel/ast.h"
+#include "cel/std.h"
 #include "lib/log.h"
 
 #define MAX_DEPTH 250 /* cel-go's default parser recursion limit */
@@ -569,8 +570,9 @@ static struct cel_node *parse_ident_primary(struct parser *ps, bool leading_dot,
 	next(ps);
 	const char *name = pstrndup(ps->prog, t.p, t.len);
 	if (is(ps, "(")) {
+		unsigned open = ps->t.pos; /* cel-go places a call at its '(' */
 		next(ps);
-		return make_call(ps, name, NULL, t.pos);
+		return make_call(ps, name, NULL, open);
 	}
 	if (is(ps, "{")) {
 		perr(ps, ps->t.pos, "message construction is not supported: %s", name);
@@ -659,8 +661,9 @@ static struct cel_node *parse_member(struct parser *ps)
 			next(ps);
 			const char *name = pstrndup(ps->prog, f.p, f.len);
 			if (!opt && is(ps, "(")) {
+				unsigned open = ps->t.pos;
 				next(ps);
-				e = make_call(ps, name, e, f.pos);
+				e = make_call(ps, name, e, open);
 				continue;
 			}
 			struct cel_node *s = node(ps, N_SELECT, pos);
@@ -1126,6 +1129,25 @@ static bool literal_arg(struct parser *ps, struct cel_node *n)
 	return !cel_is_error(r);
 }
 
+/* cel-go's check of "...".format([...]) with a constant format string. */
+static bool format_arg(struct parser *ps, struct cel_node *n)
+{
+	if (!n->a || strcmp(n->name, "format") || n->a->kind != N_CONST ||
+	    n->a->val.kind != CEL_STRING || n->nargs != 1 || n->args[0]->kind != N_LIST)
+		return true;
+	const struct cel_node *list = n->args[0];
+	const char **types = pmalloc(ps->prog, (list->nargs + 1) * sizeof(*types));
+	for (size_t i = 0; i < list->nargs; i++)
+		types[i] = list->args[i]->type;
+	char msg[512];
+	long bad;
+	if (cel_format_check(n->a->val.s.p, n->a->val.s.len, types, list->nargs, msg, sizeof(msg),
+			     &bad) == 0)
+		return true;
+	perr(ps, bad >= 0 ? list->args[bad]->pos : n->pos, "%s", msg);
+	return false;
+}
+
 static bool resolve_call(struct parser *ps, struct cel_node *n, const struct scope *sc)
 {
 	char *q = n->a ? qualified(ps, n->a, sc) : NULL;
@@ -1163,7 +1185,7 @@ static bool resolve_call(struct parser *ps, struct cel_node *n, const struct sco
 		if (!resolve(ps, n->args[i], sc, &s))
 			return false;
 	ps->in_format -= format;
-	return regex_arg(ps, n) && literal_arg(ps, n);
+	return regex_arg(ps, n) && literal_arg(ps, n) && format_arg(ps, n);
 }
 
 static const json_t *items_schema(const json_t *s)
