@@ -1390,6 +1390,9 @@ static bool check_bin(struct parser *ps, struct cel_node *n)
 		n->type = "bool";
 	if (n->op == B_IN) {
 		n->type = "bool";
+		if (a && b && !strncmp(b, "list(", 5) &&
+		    (strlen(b) != strlen(a) + 6 || strncmp(b + 5, a, strlen(a))))
+			return no_overload(ps, n, "@in", a, b);
 		return true;
 	}
 	if (!a || !b)
@@ -1522,6 +1525,59 @@ static bool check_logic(struct parser *ps, struct cel_node *n)
 	return true;
 }
 
+/* The receiver kinds the standard and generic member functions take. */
+static const struct {
+	const char *name, *kinds;
+} receivers[] = {
+    {"contains", " string "},
+    {"startsWith", " string "},
+    {"endsWith", " string "},
+    {"matches", " string "},
+    {"charAt", " string "},
+    {"lowerAscii", " string "},
+    {"upperAscii", " string "},
+    {"replace", " string "},
+    {"split", " string "},
+    {"substring", " string "},
+    {"trim", " string "},
+    {"find", " string "},
+    {"findAll", " string "},
+    {"indexOf", " string list "},
+    {"lastIndexOf", " string list "},
+    {"size", " string bytes list map "},
+    {"isSorted", " list "},
+    {"sum", " list "},
+    {"min", " list "},
+    {"max", " list "},
+    {"join", " list "},
+};
+
+/* cel-go's "found no matching overload for 'f' applied to 'int.(string)'"
+ * for a member call on a receiver of a known type the function does not
+ * take. */
+static bool check_receiver(struct parser *ps, const struct cel_node *n)
+{
+	if (!n->a || !n->a->type)
+		return true;
+	char kind[64], key[70];
+	snprintf(kind, sizeof(kind), "%.*s", (int)strcspn(n->a->type, "("), n->a->type);
+	snprintf(key, sizeof(key), " %s ", kind);
+	for (size_t k = 0; k < sizeof(receivers) / sizeof(receivers[0]); k++) {
+		if (strcmp(receivers[k].name, n->name) || strstr(receivers[k].kinds, key))
+			continue;
+		char args[256] = "";
+		size_t used = 0;
+		for (size_t i = 0; i < n->nargs && used < sizeof(args) - 1; i++)
+			used += (size_t)snprintf(args + used, sizeof(args) - used, "%s%s",
+						 i ? ", " : "",
+						 n->args[i]->type ? n->args[i]->type : "dyn");
+		perr(ps, n->pos, "found no matching overload for '%s' applied to '%s.(%s)'",
+		     n->name, n->a->type, args);
+		return false;
+	}
+	return true;
+}
+
 static bool check_type(struct parser *ps, struct cel_node *n, const json_t *schema)
 {
 	switch (n->kind) {
@@ -1549,7 +1605,7 @@ static bool check_type(struct parser *ps, struct cel_node *n, const json_t *sche
 		for (size_t k = 0; k < sizeof(call_types) / sizeof(call_types[0]); k++)
 			if (!strcmp(call_types[k].name, n->name))
 				n->type = call_types[k].type;
-		return true;
+		return check_receiver(ps, n);
 	}
 	return true;
 }

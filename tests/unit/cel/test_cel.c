@@ -136,7 +136,7 @@ static const struct tc cases[] = {
     {"4 in [1, 2, 3]", "false"},
     {"'a' in {'a': 1}", "true"},
     {"'b' in {'a': 1}", "false"},
-    {"2.0 in [1, 2]", "true"},
+    {"dyn(2.0) in [1, 2]", "true"},
     {"1 in {1u: 'x'}", "true"},
     /* error absorption */
     {"1/0 == 0 || true", "true"},
@@ -497,6 +497,13 @@ static const struct tc cases[] = {
      "{\"self\": {\"apiVersion\": \"v1\", \"kind\": \"Foo\", \"metadata\": {\"name\": \"x\"}}}",
      "{\"self\": {\"type\": \"object\", \"x-kubernetes-embedded-resource\": true, "
      "\"properties\": {\"spec\": {\"type\": \"object\"}}}}"},
+    {"self.n.startsWith('a')",
+     "~found no matching overload for 'startsWith' applied to 'int.(string)'", "{\"self\": {}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\"}}}}"},
+    {"1.size()", "~found no matching overload for 'size' applied to 'int.()'"},
+    {"'a' in [1, 2]", "~found no matching overload for '@in' applied to '(string, list(int))'"},
+    {"1 in [1.0]", "~found no matching overload for '@in' applied to '(int, list(double))'"},
+    {"dyn(1) in [1.0]", "true"},
     /* compile errors */
     {"1 +", "ERROR: <input>:1:4: Syntax error: mismatched input '<EOF>' expecting {'[', '{', "
 	    "'(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, "
