@@ -203,12 +203,14 @@ int cel_regex_find(cel_ctx_t *c, const struct cel_re *re, struct cel_str s, size
 		   size_t *so, size_t *eo, cel_value_t *err);
 
 /* Standard base64 (padded): the encoded length (out holds 4*ceil(n/3)+1);
- * decoding accepts padded or unpadded input: the length, or -1. */
+ * decoding accepts padded or unpadded input: the length, or -1 - the
+ * offset of the first bad byte. */
 size_t cel_base64_encode(const char *in, size_t n, char *out);
 long cel_base64_decode(const char *in, size_t n, char *out);
 
-/* Durations and timestamps as text (std.c). Go's time.ParseDuration: 0 or
- * -EINVAL. */
+/* Durations and timestamps as text (time.c). Go's time.ParseDuration: 0,
+ * or -EINVAL (invalid), -ENODATA (a number without unit), -ENOENT (an
+ * unknown unit), -ERANGE (overflow). */
 int cel_parse_duration(const char *s, size_t n, int64_t *nanos);
 /* RFC 3339: 0 or -EINVAL / -ERANGE (outside years 1..9999). */
 int cel_parse_timestamp(const char *s, size_t n, int64_t *nanos);

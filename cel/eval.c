@@ -659,6 +659,11 @@ static cel_value_t index_value(cel_ctx_t *c, cel_value_t v, cel_value_t k, bool 
 	cel_value_t out;
 	if (v.kind == CEL_LIST) {
 		int64_t i;
+		if (k.kind == CEL_DOUBLE && !list_index(k, &i)) {
+			size_t len;
+			const char *d = cel_scalar_string(c, k, &len);
+			return cel_errorf(c, "unsupported index value %s in list", d);
+		}
 		if (!list_index(k, &i))
 			return cel_errorf(c, "unsupported index type '%s' in list",
 					  cel_type_name(k));
@@ -1240,7 +1245,9 @@ static cel_value_t ev_compr(struct ev *e, const struct cel_node *n)
 
 static cel_value_t ev(struct ev *e, const struct cel_node *n)
 {
-	if (e->c->over || !cel_cost(e->c, 1))
+	/* cel-go's costs, roughly: 1 a step, constants free, aggregates more */
+	uint64_t cost = n->kind == N_CONST ? 0 : n->kind == N_LIST ? 10 : n->kind == N_MAP ? 30 : 1;
+	if (e->c->over || !cel_cost(e->c, cost))
 		return cel_errorf(e->c, COST_MSG);
 	switch (n->kind) {
 	case N_CONST: return n->val;

@@ -363,6 +363,27 @@ static cel_value_t f_bool(cel_ctx_t *c, const cel_value_t *a, size_t n)
 	return parse_error(c, "ParseBool", a[0].s, -EINVAL);
 }
 
+/* Go's "time: unknown unit "d" in duration "1d"": the first unit not known. */
+static cel_value_t unknown_unit(cel_ctx_t *c, struct cel_str s)
+{
+	static const char *const known[] = {"ns", "us", "\xc2\xb5s", "\xce\xbcs", "ms",
+					    "s",  "m",  "h",         NULL};
+	for (size_t i = 0; i < s.len;) {
+		while (i < s.len && (strchr("0123456789.+-", s.p[i])))
+			i++;
+		size_t u = i;
+		while (i < s.len && !strchr("0123456789.", s.p[i]))
+			i++;
+		bool ok = false;
+		for (int k = 0; known[k]; k++)
+			ok = ok || (strlen(known[k]) == i - u && !memcmp(known[k], s.p + u, i - u));
+		if (!ok)
+			return cel_errorf(c, "time: unknown unit \"%.*s\" in duration \"%.*s\"",
+					  (int)(i - u), s.p + u, (int)s.len, s.p);
+	}
+	return cel_errorf(c, "time: invalid duration \"%.*s\"", (int)s.len, s.p);
+}
+
 static cel_value_t f_duration(cel_ctx_t *c, const cel_value_t *a, size_t n)
 {
 	(void)n;
@@ -374,8 +395,11 @@ static cel_value_t f_duration(cel_ctx_t *c, const cel_value_t *a, size_t n)
 	if (a[0].kind != CEL_STRING)
 		return cel_no_overload(c, "duration");
 	int rc = cel_parse_duration(a[0].s.p, a[0].s.len, &ns);
-	if (rc == -ERANGE)
-		return cel_errorf(c, "time: invalid duration \"%.*s\"", (int)a[0].s.len, a[0].s.p);
+	if (rc == -ENODATA)
+		return cel_errorf(c, "time: missing unit in duration \"%.*s\"", (int)a[0].s.len,
+				  a[0].s.p);
+	if (rc == -ENOENT)
+		return unknown_unit(c, a[0].s);
 	if (rc < 0)
 		return cel_errorf(c, "time: invalid duration \"%.*s\"", (int)a[0].s.len, a[0].s.p);
 	return (cel_value_t){.kind = CEL_DURATION, .i = ns};

@@ -60,7 +60,7 @@ static int duration_part(const char *s, size_t n, size_t *i, uint64_t *total)
 			return -ERANGE;
 		return 0;
 	}
-	return -EINVAL;
+	return *i == us ? -ENODATA : -ENOENT;
 }
 
 int cel_parse_duration(const char *s, size_t n, int64_t *nanos)
@@ -70,6 +70,10 @@ int cel_parse_duration(const char *s, size_t n, int64_t *nanos)
 	if (i < n && (s[i] == '-' || s[i] == '+'))
 		neg = s[i++] == '-';
 	if (n - i == 1 && s[i] == '0') {
+		*nanos = 0;
+		return 0;
+	}
+	if (n == 1 && s[0] == '0') {
 		*nanos = 0;
 		return 0;
 	}
