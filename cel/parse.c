@@ -475,78 +475,100 @@ static const char *expr_expecting = "{'[', '{', '(', '.', '-', '!', 'true', 'fal
 static struct cel_node *parse_expr(struct parser *ps);
 
 /* Comma-separated expressions up to close; *out and *nout. */
+/* A growing list of parsed expressions (program memory; the parser's
+ * frames stay small however long a literal is). */
+struct items {
+	struct cel_node **v, **v2;
+	bool *opt;
+	size_t n, cap;
+};
+
+static void items_add(struct parser *ps, struct items *it, struct cel_node *a, struct cel_node *b,
+		      bool opt)
+{
+	if (it->n == it->cap) {
+		size_t cap = it->cap ? it->cap * 2 : 8;
+		struct cel_node **v = pmalloc(ps->prog, (cap + 1) * sizeof(*v));
+		struct cel_node **v2 = pmalloc(ps->prog, (cap + 1) * sizeof(*v2));
+		bool *o = pmalloc(ps->prog, cap + 1);
+		if (it->n) {
+			memcpy(v, it->v, it->n * sizeof(*v));
+			memcpy(v2, it->v2, it->n * sizeof(*v2));
+			memcpy(o, it->opt, it->n);
+		}
+		it->v = v;
+		it->v2 = v2;
+		it->opt = o;
+		it->cap = cap;
+	}
+	it->v[it->n] = a;
+	it->v2[it->n] = b;
+	it->opt[it->n++] = opt;
+}
+
+/* Comma-separated expressions up to close; *out and *nout. */
 static bool parse_args(struct parser *ps, const char *close, struct cel_node ***out, size_t *nout,
 		       bool **optf)
 {
-	struct cel_node *items[1024];
-	bool opts[1024];
-	size_t n = 0;
+	struct items it = {0};
 	while (!is(ps, close)) {
-		if (n == 1024) {
-			perr(ps, ps->t.pos, "too many arguments");
-			return false;
-		}
-		opts[n] = false;
+		bool opt = false;
 		if (optf && is(ps, "?")) {
-			opts[n] = true;
+			opt = true;
 			next(ps);
 		}
-		items[n] = parse_expr(ps);
-		if (!items[n])
+		struct cel_node *e = parse_expr(ps);
+		if (!e)
 			return false;
-		n++;
+		items_add(ps, &it, e, NULL, opt);
 		if (!is(ps, ","))
 			break;
 		next(ps);
 	}
 	if (!expect(ps, close))
 		return false;
-	*out = pmalloc(ps->prog, (n + 1) * sizeof(**out));
-	memcpy(*out, items, n * sizeof(*items));
-	*nout = n;
-	if (optf) {
-		*optf = pmalloc(ps->prog, n + 1);
-		memcpy(*optf, opts, n);
+	if (!it.n) { /* empty: arrays all the same */
+		items_add(ps, &it, NULL, NULL, false);
+		it.n = 0;
 	}
+	*out = it.v;
+	*nout = it.n;
+	if (optf)
+		*optf = it.opt;
 	return true;
 }
 
 static struct cel_node *parse_map(struct parser *ps, unsigned pos)
 {
 	struct cel_node *n = node(ps, N_MAP, pos);
-	struct cel_node *keys[1024], *vals[1024];
-	bool opts[1024];
-	size_t k = 0;
+	struct items it = {0};
 	while (!is(ps, "}")) {
-		if (k == 1024) {
-			perr(ps, ps->t.pos, "too many map entries");
-			return NULL;
-		}
-		opts[k] = false;
+		bool opt = false;
 		if (is(ps, "?")) {
-			opts[k] = true;
+			opt = true;
 			next(ps);
 		}
-		keys[k] = parse_expr(ps);
-		if (!keys[k] || !expect(ps, ":"))
+		struct cel_node *k = parse_expr(ps);
+		if (!k || !expect(ps, ":"))
 			return NULL;
-		vals[k] = parse_expr(ps);
-		if (!vals[k])
+		struct cel_node *v = parse_expr(ps);
+		if (!v)
 			return NULL;
-		k++;
+		items_add(ps, &it, k, v, opt);
 		if (!is(ps, ","))
 			break;
 		next(ps);
 	}
 	if (!expect(ps, "}"))
 		return NULL;
-	n->args = pmalloc(ps->prog, (k + 1) * sizeof(*keys));
-	n->args2 = pmalloc(ps->prog, (k + 1) * sizeof(*vals));
-	n->optf = pmalloc(ps->prog, k + 1);
-	memcpy(n->args, keys, k * sizeof(*keys));
-	memcpy(n->args2, vals, k * sizeof(*vals));
-	memcpy(n->optf, opts, k);
-	n->nargs = k;
+	if (!it.n) { /* empty: arrays all the same */
+		items_add(ps, &it, NULL, NULL, false);
+		it.n = 0;
+	}
+	n->args = it.v;
+	n->args2 = it.v2;
+	n->optf = it.opt;
+	n->nargs = it.n;
 	return n;
 }
 
@@ -1655,9 +1677,12 @@ cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t m
 	*err = NULL;
 	size_t len = strlen(expr);
 	if (max_len && len > max_len) {
-		char msg[128];
-		snprintf(msg, sizeof(msg), "expression size %zu exceeds the limit %zu", len,
-			 max_len);
+		char msg[160];
+		snprintf(
+		    msg, sizeof(msg),
+		    "ERROR: <input>:-1:0: expression code point size exceeds limit: size: %zu, "
+		    "limit %zu",
+		    len, max_len);
 		*err = strdup(msg);
 		return NULL;
 	}

@@ -687,7 +687,24 @@ START_TEST(api)
 	cel_ctx_free(c);
 	cel_program_free(p);
 	ck_assert_ptr_null(cel_compile("1 + 1", &env, 3, &err));
+	ck_assert_str_eq(err, "ERROR: <input>:-1:0: expression code point size exceeds limit: "
+			      "size: 5, limit 3");
 	free(err);
+	/* a long literal list */
+	char *big = malloc(30000);
+	strcpy(big, "[0");
+	for (int i = 1; i < 5000; i++)
+		sprintf(big + strlen(big), ",%d", i);
+	strcat(big, "].size()");
+	p = cel_compile(big, &env, 0, &err);
+	ck_assert_ptr_nonnull(p);
+	c = cel_ctx_new(0);
+	cel_value_t v;
+	ck_assert_int_eq(cel_eval(p, c, &v, &msg, NULL), CEL_OK);
+	ck_assert_int_eq(v.i, 5000);
+	cel_ctx_free(c);
+	cel_program_free(p);
+	free(big);
 	/* libraries off: ext functions are undeclared */
 	struct cel_env bare = {NULL, 0, 0};
 	ck_assert_ptr_null(cel_compile("'a'.upperAscii()", &bare, 0, &err));
