@@ -509,6 +509,49 @@ static const struct tc cases[] = {
     {"'a' in [1, 2]", "~found no matching overload for '@in' applied to '(string, list(int))'"},
     {"1 in [1.0]", "~found no matching overload for '@in' applied to '(int, list(double))'"},
     {"dyn(1) in [1.0]", "true"},
+    /* more coverage */
+    {".x + 1", "2", "{\"x\": 1}"},
+    {"'\\a\\b\\f\\v\\?\\`' == '\\x07\\x08\\x0c\\x0b?`'", "true"},
+    {"'\\303\\251' == '\\u00c3\\u00a9'", "true"},
+    {"b'\\303\\251' == bytes('é')", "true"},
+    {"size(b'\\u00e9')", "~token recognition error"},
+    {"3u * 4u + 1u", "13"},
+    {"10u % 3u", "1"},
+    {"{true: 1, false: 0}[true]", "1"},
+    {"b'abc' > b'abb' && size(b'abc') == 3", "true"},
+    {"[1, 1/0, 2]", "!division by zero"},
+    {"{'a': 1/0}", "!division by zero"},
+    {"[1, 2].exists_one(x, 1/0 == x)", "!division by zero"},
+    {"{'a': 1, 'b': 2}.transformMapEntry(k, v, {'x': v})", "!insert failed: key x already exists"},
+    {"{'a': 1, 'b': 2}.all(k, v, v > 0)", "true"},
+    {"{'a': 1, 'b': 2}.transformList(k, v, k + string(v))", "[\"a1\",\"b2\"]"},
+    {"[3, 4].transformMap(i, v, v * i)", "{\"0\":0,\"1\":4}"},
+    {"type(x) == map && type(x.a) == list && type(x.a[0]) == int && type(x.b) == double", "true",
+     "{\"x\": {\"a\": [1], \"b\": 1.5}}"},
+    {"x.matches('^[a-z]+$') && x.size() == 3", "true", "{\"x\": \"abc\"}"},
+    {"timestamp('2023-01-01T23:00:00Z').getDayOfWeek('+02:00')", "1"},
+    {"timestamp('2023-01-01T00:00:00-05:30') == timestamp('2023-01-01T05:30:00Z')", "true"},
+    {"string(timestamp('2023-01-01T00:00:00.000000001Z'))", "\"2023-01-01T00:00:00.000000001Z\""},
+    {"duration('1h') - duration('90m') < duration('0s')", "true"},
+    {"string(-duration('1s'))", "\"-1s\""},
+    {"int(duration('1s'))", "1000000000"},
+    {"self.?a.?b.orValue('none')", "\"none\"", "{\"self\": {}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"object\", "
+     "\"properties\": {\"b\": {\"type\": \"string\"}}}}}}"},
+    {"self.?a.?b.orValue('none')", "\"x\"", "{\"self\": {\"a\": {\"b\": \"x\"}}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"object\", "
+     "\"properties\": {\"b\": {\"type\": \"string\"}}}}}}"},
+    {"self.labels.all(k, v, k.startsWith('app') && v != '')", "true",
+     "{\"self\": {\"labels\": {\"app\": \"x\", \"app2\": \"y\"}}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"labels\": {\"type\": \"object\", "
+     "\"additionalProperties\": {\"type\": \"string\"}}}}}"},
+    {"self.labels.filter(k, k != 'app')", "[\"app2\"]",
+     "{\"self\": {\"labels\": {\"app\": \"x\", \"app2\": \"y\"}}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"labels\": {\"type\": \"object\", "
+     "\"additionalProperties\": {\"type\": \"string\"}}}}}"},
+    {"self == oldSelf", "true", "{\"self\": {\"a\": [1, 2]}, \"oldSelf\": {\"a\": [1, 2]}}"},
+    {"self == oldSelf", "false", "{\"self\": {\"a\": [1, 2]}, \"oldSelf\": {\"a\": [2, 1]}}"},
+    {"self.x + oldSelf.x", "3", "{\"self\": {\"x\": 1}, \"oldSelf\": {\"x\": 2}}"},
     /* compile errors */
     {"1 +", "ERROR: <input>:1:4: Syntax error: mismatched input '<EOF>' expecting {'[', '{', "
 	    "'(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, "
@@ -715,6 +758,38 @@ START_TEST(api)
 }
 END_TEST
 
+static int lazy_calls;
+
+static cel_value_t lazy_value(cel_ctx_t *c, void *ud)
+{
+	(void)c;
+	lazy_calls++;
+	return cel_int(*(int *)ud);
+}
+
+/* A lazy binding is computed once, on first read, and never when unread. */
+START_TEST(lazy)
+{
+	struct cel_var vars[] = {{"v", NULL}, {"w", NULL}};
+	struct cel_env env = {vars, 2, CEL_LIB_K8S};
+	char *err;
+	cel_program_t *p = cel_compile("v + v + (false ? w : 0)", &env, 0, &err);
+	ck_assert_ptr_nonnull(p);
+	cel_ctx_t *c = cel_ctx_new(0);
+	int seven = 7, eight = 8;
+	ck_assert_int_eq(cel_bind_lazy(c, "v", lazy_value, &seven), 0);
+	ck_assert_int_eq(cel_bind_lazy(c, "w", lazy_value, &eight), 0);
+	cel_value_t out;
+	const char *msg;
+	lazy_calls = 0;
+	ck_assert_int_eq(cel_eval(p, c, &out, &msg, NULL), CEL_OK);
+	ck_assert_int_eq(out.i, 14);
+	ck_assert_int_eq(lazy_calls, 1);
+	cel_ctx_free(c);
+	cel_program_free(p);
+}
+END_TEST
+
 START_TEST(debug_and_json)
 {
 	cel_ctx_t *c = cel_ctx_new(0);
@@ -736,6 +811,14 @@ START_TEST(debug_and_json)
 	ck_assert(got.kind == CEL_STRING);
 	ck_assert_str_eq(cel_type_name(m), "map");
 	ck_assert(cel_equal(c, cel_int(1), cel_double(1.0)).b);
+	ck_assert(cel_is_error(cel_equal(c, cel_errorf(c, "x"), cel_int(1))));
+	cel_value_t ts = {.kind = CEL_TIMESTAMP, .i = 1500000000LL};
+	j = cel_to_json(ts);
+	ck_assert_str_eq(json_string_value(j), "1970-01-01T00:00:01.5Z");
+	json_decref(j);
+	ck_assert_ptr_null(cel_to_json((cel_value_t){.kind = CEL_TYPE, .s = {"int", 3}}));
+	cel_value_t none = cel_optional(c, NULL);
+	ck_assert_str_eq(cel_type_name(none), "optional_type");
 	cel_ctx_free(c);
 }
 END_TEST
@@ -753,6 +836,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, deep_nesting);
 	tcase_add_test(tc, api);
 	tcase_add_test(tc, debug_and_json);
+	tcase_add_test(tc, lazy);
 	suite_add_tcase(s, tc);
 	return s;
 }
