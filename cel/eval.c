@@ -45,6 +45,12 @@ struct cel_map {
 	const char **jkeys; /* JSON-backed: keys in order, made on first use */
 };
 
+/* cel-go's error for an operator applied to operands it does not take. */
+static cel_value_t no_overload(cel_ctx_t *c)
+{
+	return cel_errorf(c, "no such overload");
+}
+
 /* ---- lists ---- */
 
 cel_value_t cel_list_new(cel_ctx_t *c, const cel_value_t *items, size_t n)
@@ -685,7 +691,7 @@ static cel_value_t index_value(cel_ctx_t *c, cel_value_t v, cel_value_t k, bool 
 			return cel_optional(c, found ? &out : NULL);
 		return found ? out : key_error(c, k);
 	}
-	return cel_no_overload(c, "_[_]");
+	return no_overload(c);
 }
 
 static cel_value_t ev_index(struct ev *e, const struct cel_node *n)
@@ -771,7 +777,7 @@ static cel_value_t ev_logic(struct ev *e, const struct cel_node *n, bool isor)
 	if (cel_is_error(b))
 		return b;
 	if (a.kind != CEL_BOOL || b.kind != CEL_BOOL)
-		return cel_no_overload(e->c, isor ? "_||_" : "_&&_");
+		return no_overload(e->c);
 	return cel_bool(!isor);
 }
 
@@ -781,7 +787,7 @@ static cel_value_t ev_cond(struct ev *e, const struct cel_node *n)
 	if (cel_is_error(a))
 		return a;
 	if (a.kind != CEL_BOOL)
-		return cel_no_overload(e->c, "_?_:_");
+		return no_overload(e->c);
 	return ev(e, a.b ? n->b : n->c);
 }
 
@@ -791,7 +797,7 @@ static cel_value_t ev_unary(struct ev *e, const struct cel_node *n)
 	if (cel_is_error(a))
 		return a;
 	if (n->kind == N_NOT)
-		return a.kind == CEL_BOOL ? cel_bool(!a.b) : cel_no_overload(e->c, "!_");
+		return a.kind == CEL_BOOL ? cel_bool(!a.b) : no_overload(e->c);
 	switch (a.kind) {
 	case CEL_INT:
 		if (a.i == INT64_MIN)
@@ -802,7 +808,7 @@ static cel_value_t ev_unary(struct ev *e, const struct cel_node *n)
 		if (a.i == INT64_MIN)
 			return cel_errorf(e->c, "duration overflow");
 		return (cel_value_t){.kind = CEL_DURATION, .i = -a.i};
-	default: return cel_no_overload(e->c, "-_");
+	default: return no_overload(e->c);
 	}
 }
 
@@ -859,7 +865,7 @@ static cel_value_t double_op(cel_ctx_t *c, int op, double a, double b)
 	case B_SUB: return cel_double(a - b);
 	case B_MUL: return cel_double(a * b);
 	case B_DIV: return cel_double(a / b);
-	default: return cel_no_overload(c, "_%_");
+	default: return no_overload(c);
 	}
 }
 
@@ -943,12 +949,6 @@ static cel_value_t concat(cel_ctx_t *c, cel_value_t a, cel_value_t b)
 	return r;
 }
 
-static const char *const op_names[] = {
-    [B_ADD] = "_+_", [B_SUB] = "_-_", [B_MUL] = "_*_", [B_DIV] = "_/_",
-    [B_MOD] = "_%_", [B_EQ] = "_==_", [B_NE] = "_!=_", [B_LT] = "_<_",
-    [B_LE] = "_<=_", [B_GT] = "_>_",  [B_GE] = "_>=_", [B_IN] = "@in",
-};
-
 static cel_value_t add_sub(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
 {
 	bool sub = op == B_SUB;
@@ -963,7 +963,7 @@ static cel_value_t add_sub(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
 	if (!sub && a.kind == b.kind &&
 	    (a.kind == CEL_STRING || a.kind == CEL_BYTES || a.kind == CEL_LIST))
 		return concat(c, a, b);
-	return cel_no_overload(c, op_names[op]);
+	return no_overload(c);
 }
 
 static cel_value_t arith(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
@@ -976,7 +976,7 @@ static cel_value_t arith(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
 		return double_op(c, op, a.d, b.d);
 	if (op == B_ADD || op == B_SUB)
 		return add_sub(c, op, a, b);
-	return cel_no_overload(c, op_names[op]);
+	return no_overload(c);
 }
 
 static cel_value_t in_op(cel_ctx_t *c, cel_value_t a, cel_value_t b)
@@ -991,7 +991,7 @@ static cel_value_t in_op(cel_ctx_t *c, cel_value_t a, cel_value_t b)
 			return cel_bool(cel_map_get(c, b.m, cel_int((int64_t)a.d), &out));
 		return cel_bool(false);
 	}
-	return cel_no_overload(c, "@in");
+	return no_overload(c);
 }
 
 static cel_value_t relation(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
@@ -1002,7 +1002,7 @@ static cel_value_t relation(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
 		    (a.kind == CEL_DOUBLE && isnan(a.d)) || (b.kind == CEL_DOUBLE && isnan(b.d));
 		if (nan && is_num(a) && is_num(b))
 			return cel_bool(false);
-		return cel_no_overload(c, op_names[op]);
+		return no_overload(c);
 	}
 	switch (op) {
 	case B_LT: return cel_bool(cmp < 0);
@@ -1121,7 +1121,7 @@ static int predicate(struct ev *e, const struct cel_node *p, struct acc *a)
 	if (v.kind == CEL_BOOL)
 		return v.b;
 	if (!cel_is_error(v))
-		v = cel_no_overload(e->c, "_&&_");
+		v = no_overload(e->c);
 	if (!cel_is_error(a->err))
 		a->err = v;
 	return -1;

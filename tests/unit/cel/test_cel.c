@@ -99,7 +99,7 @@ static const struct tc cases[] = {
     {"1 + 'a'",
      "ERROR: <input>:1:3: found no matching overload for '_+_' applied to '(int, string)'\n"
      " | 1 + 'a'\n | ..^"},
-    {"dyn(1) + 'a'", "!no such overload: _+_"},
+    {"dyn(1) + 'a'", "!no such overload"},
     {"1 + 1.0", "~found no matching overload for '_+_' applied to '(int, double)'"},
     {"-'a'", "~found no matching overload for '-_' applied to '(string)'"},
     {"!1", "~found no matching overload for '!_' applied to '(int)'"},
@@ -109,7 +109,7 @@ static const struct tc cases[] = {
      "~found no matching overload for '_+_' applied to '(google.protobuf.Timestamp, "
      "google.protobuf.Timestamp)'"},
     {"1.5 % 1.0", "~found no matching overload for '_%_' applied to '(double, double)'"},
-    {"dyn(1.5) % 1.0", "!no such overload: _%_"},
+    {"dyn(1.5) % 1.0", "!no such overload"},
     /* heterogeneous equality and comparisons */
     {"1 == 1u", "~found no matching overload for '_==_' applied to '(int, uint)'"},
     {"dyn(1) == 1u", "true"},
@@ -130,7 +130,7 @@ static const struct tc cases[] = {
     {"1.0 <= 1", "true"},
     {"double('NaN') == double('NaN')", "false"},
     {"'a' < 1", "~found no matching overload for '_<_' applied to '(string, int)'"},
-    {"dyn('a') < 1", "!no such overload: _<_"},
+    {"dyn('a') < 1", "!no such overload"},
     /* in */
     {"2 in [1, 2, 3]", "true"},
     {"4 in [1, 2, 3]", "false"},
@@ -149,7 +149,7 @@ static const struct tc cases[] = {
     {"false ? 1/0 : 2", "2"},
     {"(1/0 == 0) ? 1 : 2", "!division by zero"},
     {"dyn(1) || true", "true"},
-    {"dyn(1) || false", "!no such overload: _||_"},
+    {"dyn(1) || false", "!no such overload"},
     {"1 || false", "~found no matching overload for '_||_' applied to '(int, bool)'"},
     /* indexing and selection */
     {"[1, 2, 3][1]", "2"},
