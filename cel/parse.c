@@ -730,13 +730,9 @@ static struct cel_node *parse_unary(struct parser *ps)
 				perr(ps, t.pos, "invalid int literal");
 				return NULL;
 			}
-			struct cel_node *lit = constant(ps, cel_int((int64_t)(0 - t.val.u)), pos);
 			ps->depth--;
-			/* a literal may still be followed by member access: (-1).x is rare */
-			return lit;
+			return constant(ps, cel_int((int64_t)(0 - t.val.u)), pos);
 		}
-		if (neg && ps->t.kind == T_DOUBLE && false)
-			return NULL;
 		struct cel_node *operand = parse_unary(ps);
 		ps->depth--;
 		if (!operand)
