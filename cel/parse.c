@@ -865,7 +865,6 @@ static const struct macro macros[] = {
     {"all", 2, M_ALL, false, 0},
     {"exists", 2, M_EXISTS, false, 0},
     {"exists_one", 2, M_EXISTS_ONE, false, 0},
-    {"existsOne", 2, M_EXISTS_ONE, false, 0},
     {"map", 2, M_MAP, false, 0},
     {"map", 3, M_MAP, false, 1},
     {"filter", 2, M_FILTER, false, 0},
