@@ -329,8 +329,11 @@ static bool lex_punct(struct parser *ps)
 			return true;
 		}
 	}
-	perr(ps, (unsigned)ps->at, "Syntax error: token recognition error at: '%c'",
-	     ps->src[ps->at]);
+	size_t len = 1; /* the whole character, not a byte of it */
+	while (ps->at + len < ps->n && ((unsigned char)ps->src[ps->at + len] & 0xc0) == 0x80)
+		len++;
+	perr(ps, (unsigned)ps->at, "Syntax error: token recognition error at: '%.*s'", (int)len,
+	     ps->src + ps->at);
 	return false;
 }
 

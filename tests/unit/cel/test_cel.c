@@ -553,6 +553,7 @@ static const struct tc cases[] = {
     {"self == oldSelf", "false", "{\"self\": {\"a\": [1, 2]}, \"oldSelf\": {\"a\": [2, 1]}}"},
     {"self.x + oldSelf.x", "3", "{\"self\": {\"x\": 1}, \"oldSelf\": {\"x\": 2}}"},
     /* compile errors */
+    {"1 + é", "~Syntax error: token recognition error at: 'é'"},
     {"1 +", "ERROR: <input>:1:4: Syntax error: mismatched input '<EOF>' expecting {'[', '{', "
 	    "'(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, "
 	    "STRING, BYTES, IDENTIFIER}\n | 1 +\n | ...^"},
