@@ -182,11 +182,13 @@ static int dnum_cmp(const struct dnum *a, const struct dnum *b)
 	return sa < 0 ? -m : m;
 }
 
-/* a + b (exact). 0, or -E2BIG when the result would pass QTY_MAX_DIGITS. */
+/* a + b (exact), its digits in the arena. 0, or -E2BIG when the result
+ * would pass QTY_MAX_DIGITS. */
 static int dnum_add(cel_ctx_t *c, const struct dnum *a, const struct dnum *b, struct dnum *out)
 {
-	if (a->n == 0 || b->n == 0) {
+	if (a->n == 0 || b->n == 0) { /* the other, its digits copied (they may be on a stack) */
 		*out = a->n ? *a : *b;
+		out->d = cel_strndup(c, out->d, out->n);
 		return 0;
 	}
 	int64_t lo = a->exp < b->exp ? a->exp : b->exp;
@@ -457,9 +459,9 @@ static const char *qty_parse_dec(cel_ctx_t *c, const struct qscan *sc, const str
 	const char *d = dig;
 	for (int left = sf->binary ? sf->exp : 0; left > 0; left -= 20)
 		d = mag_mul(c, d, nd, (uint32_t)1 << (left > 20 ? 20 : left), &nd);
-	struct dnum x =
-	    dnum_make(!sc->positive, d, nd, -(int64_t)nfrac + (sf->binary ? 0 : sf->exp));
-	int64_t nexp = x.exp;
+	/* inf.Dec's scale: a zero keeps it (0e-400 is 0 × 10^-400 to Go) */
+	int64_t nexp = -(int64_t)nfrac + (sf->binary ? 0 : sf->exp);
+	struct dnum x = dnum_make(!sc->positive, d, nd, nexp);
 	if (x.n) {
 		x = round_up_nano(c, x);
 		nexp = -9;

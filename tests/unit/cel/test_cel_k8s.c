@@ -270,6 +270,14 @@ START_TEST(quantity_arith)
 	is_int(G("sign", R("sub", q("1"), q("1.5Gi"))), -1);
 	ck_assert_int_eq(R("add", q("1"), S("1")).kind, CEL_ERROR);
 	is_err(R("add", q("1e99999"), q("1")), "quantity arithmetic result too large");
+	/* a zero in inf.Dec form keeps its scale: Go's float is then NaN */
+	ck_assert(isnan(R("asApproximateFloat", R("add", q("0e-400"), q("1e300"))).d));
+	/* a sum with a zero owns its digits (checked after other calls) */
+	cel_value_t z = R("sub", q("22373k"), q("+0Pi"));
+	for (int i = 0; i < 4; i++)
+		R("add", q("123456789"), q("987654321"));
+	ck_assert(opaque_eq(z, q("22373k")));
+	ck_assert(R("asApproximateFloat", z).d == 22373000);
 }
 END_TEST
 
