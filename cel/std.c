@@ -15,7 +15,7 @@
 
 #include "cel/cel_impl.h"
 #include "cel/std.h"
-#include "cel/time.h"
+#include "cel/cel_time.h"
 
 /* ---- text helpers ---- */
 

@@ -3,14 +3,16 @@
  * CEL's durations and timestamps: Go's duration syntax ("1h30m", "1.5s"),
  * RFC 3339 timestamps, their string forms as cel-go writes them, and the
  * timestamp getters with an optional time zone (fixed offsets "+01:00" or
- * IANA names read from /usr/share/zoneinfo, as Go's time.LoadLocation).
+ * IANA names read from /usr/share/zoneinfo, as Go's time.LoadLocation;
+ * each zone file is read once and kept).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cel/cel_impl.h"
-#include "cel/time.h"
+#include "cel/cel_time.h"
 
 #define NS 1000000000LL
 
@@ -421,23 +423,69 @@ static int tzif_offset(const unsigned char *d, size_t n, int64_t t, int64_t *off
 	return -EINVAL;
 }
 
-static int zone_file_offset(const char *name, int64_t t, int64_t *off)
+/* Zone files read once per process (a few, kept for its life: the zones
+ * an installation's rules name are few), shared by all threads. */
+#define ZONE_CACHE    32
+#define ZONE_MAX_SIZE (256 * 1024)
+
+static pthread_mutex_t zone_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct zone {
+	char name[208];
+	unsigned char *data; /* immutable once cached */
+	size_t len;
+} zones[ZONE_CACHE];
+static int nzones;
+
+static unsigned char *read_zone(const char *name, size_t *len)
 {
-	if (!*name || name[0] == '/' || strstr(name, "..") || strlen(name) > 200)
-		return -EINVAL;
 	char path[256];
 	snprintf(path, sizeof(path), "/usr/share/zoneinfo/%s", name);
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		return -ENOENT;
-	unsigned char *buf = malloc(1 << 20);
-	int rc = -ENOMEM;
-	if (buf) {
-		size_t n = fread(buf, 1, 1 << 20, f);
-		rc = tzif_offset(buf, n, t, off);
-		free(buf);
-	}
+		return NULL;
+	unsigned char *buf = malloc(ZONE_MAX_SIZE);
+	if (buf)
+		*len = fread(buf, 1, ZONE_MAX_SIZE, f);
 	fclose(f);
+	return buf;
+}
+
+/* The cached data of zone name, reading it the first time; NULL when
+ * there is no such zone. *tmp is set when the data is not cached (the
+ * cache is full) and the caller frees it. */
+static const unsigned char *zone_data(const char *name, size_t *len, unsigned char **tmp)
+{
+	*tmp = NULL;
+	pthread_mutex_lock(&zone_lock);
+	for (int k = 0; k < nzones; k++)
+		if (!strcmp(zones[k].name, name)) {
+			*len = zones[k].len;
+			pthread_mutex_unlock(&zone_lock);
+			return zones[k].data;
+		}
+	unsigned char *data = read_zone(name, len);
+	if (data && nzones < ZONE_CACHE) {
+		snprintf(zones[nzones].name, sizeof(zones[nzones].name), "%s", name);
+		zones[nzones].data = data;
+		zones[nzones++].len = *len;
+	} else {
+		*tmp = data;
+	}
+	pthread_mutex_unlock(&zone_lock);
+	return data;
+}
+
+static int zone_file_offset(const char *name, int64_t t, int64_t *off)
+{
+	if (!*name || name[0] == '/' || strstr(name, "..") || strlen(name) > 200)
+		return -EINVAL;
+	size_t len = 0;
+	unsigned char *tmp;
+	const unsigned char *data = zone_data(name, &len, &tmp);
+	if (!data)
+		return -ENOENT;
+	int rc = tzif_offset(data, len, t, off);
+	free(tmp);
 	return rc;
 }
 

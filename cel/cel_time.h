@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Calendar arithmetic and time zones for CEL's timestamps (cel/time.c). */
-#ifndef KUBICLE_CEL_TIME_H
-#define KUBICLE_CEL_TIME_H
+/* Calendar arithmetic and time zones for CEL's timestamps (cel/time.c) */
+#ifndef KUBICLE_CEL_CEL_TIME_H
+#define KUBICLE_CEL_CEL_TIME_H
 
 #include <stdint.h>
 
