@@ -1057,6 +1057,22 @@ static bool lazy_optional(struct ev *e, const struct cel_node *n, cel_value_t *o
 	return true;
 }
 
+/* kube's sum() of an empty list is the zero of the list's element type,
+ * known here from the list's static type (int when unknown). */
+static cel_value_t typed_zero(const struct cel_node *n, cel_value_t recv, cel_value_t r)
+{
+	if (strcmp(n->name, "sum") || !n->type || recv.kind != CEL_LIST ||
+	    cel_list_size(recv.l) != 0)
+		return r;
+	if (!strcmp(n->type, "double"))
+		return cel_double(0);
+	if (!strcmp(n->type, "uint"))
+		return cel_uint(0);
+	if (!strcmp(n->type, "google.protobuf.Duration"))
+		return (cel_value_t){.kind = CEL_DURATION, .i = 0};
+	return r;
+}
+
 static cel_value_t ev_call(struct ev *e, const struct cel_node *n)
 {
 	cel_value_t r;
@@ -1078,7 +1094,7 @@ static cel_value_t ev_call(struct ev *e, const struct cel_node *n)
 			continue;
 		r = (*f)->fn(e->c, args, na);
 		if (!is_no_overload(r))
-			return r;
+			return typed_zero(n, args[0], r);
 	}
 	return r;
 }

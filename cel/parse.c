@@ -1625,6 +1625,10 @@ static bool check_type(struct parser *ps, struct cel_node *n, const json_t *sche
 		for (size_t k = 0; k < sizeof(call_types) / sizeof(call_types[0]); k++)
 			if (!strcmp(call_types[k].name, n->name))
 				n->type = call_types[k].type;
+		/* min, max, sum of a typed list: its element type */
+		if (n->a && n->a->type && !strncmp(n->a->type, "list(", 5) &&
+		    (!strcmp(n->name, "sum") || !strcmp(n->name, "min") || !strcmp(n->name, "max")))
+			n->type = pstrndup(ps->prog, n->a->type + 5, strlen(n->a->type) - 6);
 		return check_receiver(ps, n);
 	}
 	return true;

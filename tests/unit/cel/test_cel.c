@@ -552,6 +552,12 @@ static const struct tc cases[] = {
     {"self == oldSelf", "true", "{\"self\": {\"a\": [1, 2]}, \"oldSelf\": {\"a\": [1, 2]}}"},
     {"self == oldSelf", "false", "{\"self\": {\"a\": [1, 2]}, \"oldSelf\": {\"a\": [2, 1]}}"},
     {"self.x + oldSelf.x", "3", "{\"self\": {\"x\": 1}, \"oldSelf\": {\"x\": 2}}"},
+    {"self.l.sum()", "0.0", "{\"self\": {\"l\": []}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"l\": {\"type\": \"array\", "
+     "\"items\": {\"type\": \"number\"}}}}}"},
+    {"self.l.sum() + 0.5", "3.0", "{\"self\": {\"l\": [1, 1.5]}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"l\": {\"type\": \"array\", "
+     "\"items\": {\"type\": \"number\"}}}}}"},
     /* compile errors */
     {"1 + é", "~Syntax error: token recognition error at: 'é'"},
     {"1 +", "ERROR: <input>:1:4: Syntax error: mismatched input '<EOF>' expecting {'[', '{', "
