@@ -8,6 +8,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 
 #include "cel/cel_impl.h"
 
@@ -1000,6 +1001,36 @@ START_TEST(end_to_end)
 }
 END_TEST
 
+START_TEST(library_flags)
+{
+	/* each function is declared only with its library */
+	static const struct {
+		unsigned libs;
+		const char *expr;
+		bool compiles;
+	} t[] = {
+	    {CEL_LIB_URLS, "url('/a').getPort() == ''", true},
+	    {CEL_LIB_URLS, "ip('1.2.3.4') == ip('1.2.3.4')", false},
+	    {CEL_LIB_IP, "cidr('::/0').containsIP('::1')", true},
+	    {CEL_LIB_IP, "quantity('1') == quantity('1')", false},
+	    {CEL_LIB_QUANTITY, "quantity('1').compareTo(quantity('2')) == -1", true},
+	    {CEL_LIB_QUANTITY, "isSemver('1.0.0')", false},
+	    {CEL_LIB_SEMVER, "semver('1.0.0').compareTo(semver('1.0.1')) == -1", true},
+	    {CEL_LIB_SEMVER, "format.dns1123Label().validate('a').hasValue()", false},
+	    {CEL_LIB_FORMAT | CEL_LIB_OPTIONAL, "format.dns1123Label().validate('a').hasValue()",
+	     true},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct cel_env env = {NULL, 0, t[i].libs};
+		char *err = NULL;
+		cel_program_t *p = cel_compile(t[i].expr, &env, 0, &err);
+		ck_assert_msg((p != NULL) == t[i].compiles, "%s: %s", t[i].expr, err ? err : "");
+		cel_program_free(p);
+		free(err);
+	}
+}
+END_TEST
+
 START_TEST(table)
 {
 	/* every entry has a library and at most one entry per name/receiver/arity */
@@ -1041,6 +1072,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, format_validate);
 	tcase_add_test(tc, format_named);
 	tcase_add_test(tc, end_to_end);
+	tcase_add_test(tc, library_flags);
 	tcase_add_test(tc, table);
 	suite_add_tcase(s, tc);
 	return s;
