@@ -210,6 +210,40 @@ static cel_value_t json_dyn(cel_ctx_t *c, const json_t *v)
 	}
 }
 
+/* The other date-time forms kube's OpenAPI validation (go-openapi strfmt)
+ * admits, rewritten as RFC 3339: 't'/'z' in lower case, a space for the
+ * 'T', no seconds ("15:04Z"), no zone (UTC), offsets without a colon. */
+static int lenient_date_time(const char *s, size_t n, int64_t *t)
+{
+	char b[80];
+	if (n < 16 || n > 60 || (s[10] != 'T' && s[10] != 't' && s[10] != ' '))
+		return -EINVAL;
+	memcpy(b, s, n);
+	b[n] = 0;
+	b[10] = 'T';
+	size_t len = n;
+	if (b[len - 1] == 'z')
+		b[len - 1] = 'Z';
+	if (len == 16 || (len == 17 && b[16] == 'Z')) { /* no seconds */
+		memmove(b + 19, b + 16, len - 16 + 1);
+		memcpy(b + 16, ":00", 3);
+		len += 3;
+	}
+	size_t tz = 19;
+	while (tz < len && (b[tz] == '.' || (b[tz] >= '0' && b[tz] <= '9')))
+		tz++;
+	if (tz == len) {
+		b[len++] = 'Z';
+		b[len] = 0;
+	} else if ((b[tz] == '+' || b[tz] == '-') && len - tz == 5) { /* +0100 */
+		memmove(b + tz + 4, b + tz + 3, 3);
+		b[tz + 3] = ':';
+		len++;
+		b[len] = 0;
+	}
+	return cel_parse_timestamp(b, len, t);
+}
+
 static cel_value_t json_string_typed(cel_ctx_t *c, const json_t *v, const char *format)
 {
 	const char *s = json_string_value(v);
@@ -230,13 +264,13 @@ static cel_value_t json_string_typed(cel_ctx_t *c, const json_t *v, const char *
 		return (cel_value_t){.kind = CEL_DURATION, .i = t};
 	}
 	if (!strcmp(format, "date-time") || !strcmp(format, "date")) {
-		char buf[64];
+		char buf[80];
 		if (!strcmp(format, "date") && n == 10) {
 			snprintf(buf, sizeof(buf), "%sT00:00:00Z", s);
 			s = buf;
 			n = strlen(buf);
 		}
-		if (cel_parse_timestamp(s, n, &t) < 0)
+		if (cel_parse_timestamp(s, n, &t) < 0 && lenient_date_time(s, n, &t) < 0)
 			return cel_errorf(c, "invalid %s: %s", format, json_string_value(v));
 		return (cel_value_t){.kind = CEL_TIMESTAMP, .i = t};
 	}

@@ -421,11 +421,11 @@ static cel_value_t f_timestamp(cel_ctx_t *c, const cel_value_t *a, size_t n)
 	int rc = cel_parse_timestamp(a[0].s.p, a[0].s.len, &ns);
 	if (rc == -ERANGE)
 		return cel_errorf(c, "timestamp overflow");
-	if (rc < 0)
-		return cel_errorf(c,
-				  "parsing time \"%.*s\" as \"2006-01-02T15:04:05Z07:00\": cannot "
-				  "parse \"%.*s\" as \"2006\"",
-				  (int)a[0].s.len, a[0].s.p, (int)a[0].s.len, a[0].s.p);
+	if (rc < 0) {
+		char msg[512];
+		cel_timestamp_error(a[0].s.p, a[0].s.len, msg, sizeof(msg));
+		return cel_errorf(c, "%s", msg);
+	}
 	return (cel_value_t){.kind = CEL_TIMESTAMP, .i = ns};
 }
 

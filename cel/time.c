@@ -131,7 +131,7 @@ static bool digits(const char *s, size_t n, size_t at, int count, int *out)
 static int parse_offset(const char *s, size_t n, size_t i, int64_t *off)
 {
 	int oh, om;
-	if (i < n && (s[i] == 'Z' || s[i] == 'z') && i + 1 == n) {
+	if (i < n && s[i] == 'Z' && i + 1 == n) {
 		*off = 0;
 		return 0;
 	}
@@ -146,9 +146,8 @@ int cel_parse_timestamp(const char *s, size_t n, int64_t *nanos)
 {
 	int y, mo, d, h, mi, se;
 	if (n < 20 || !digits(s, n, 0, 4, &y) || s[4] != '-' || !digits(s, n, 5, 2, &mo) ||
-	    s[7] != '-' || !digits(s, n, 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
-	    !digits(s, n, 11, 2, &h) || s[13] != ':' || !digits(s, n, 14, 2, &mi) || s[16] != ':' ||
-	    !digits(s, n, 17, 2, &se))
+	    s[7] != '-' || !digits(s, n, 8, 2, &d) || s[10] != 'T' || !digits(s, n, 11, 2, &h) ||
+	    s[13] != ':' || !digits(s, n, 14, 2, &mi) || s[16] != ':' || !digits(s, n, 17, 2, &se))
 		return -EINVAL;
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59)
 		return -EINVAL;
@@ -181,6 +180,65 @@ int cel_parse_timestamp(const char *s, size_t n, int64_t *nanos)
 	if (__builtin_mul_overflow(secs, NS, nanos) || __builtin_add_overflow(*nanos, frac, nanos))
 		return -ERANGE;
 	return 0;
+}
+
+/* Go's time.Parse(time.RFC3339, s) error for a string cel_parse_timestamp
+ * refused: "cannot parse "x" as "2006"", "month out of range", ... */
+void cel_timestamp_error(const char *s, size_t n, char *msg, size_t cap)
+{
+	static const struct {
+		const char *layout;
+		int digits; /* 0: a literal */
+		int lo, hi;
+		const char *range;
+	} el[] = {
+	    {"2006", 4, 0, 9999, NULL}, {"-", 0, 0, 0, NULL},       {"01", 2, 1, 12, "month"},
+	    {"-", 0, 0, 0, NULL},       {"02", 2, 1, 31, "day"},    {"T", 0, 0, 0, NULL},
+	    {"15", 2, 0, 23, "hour"},   {":", 0, 0, 0, NULL},       {"04", 2, 0, 59, "minute"},
+	    {":", 0, 0, 0, NULL},       {"05", 2, 0, 59, "second"},
+	};
+	size_t at = 0;
+	for (size_t k = 0; k < sizeof(el) / sizeof(el[0]); k++) {
+		int v = 0;
+		size_t need = el[k].digits ? (size_t)el[k].digits : strlen(el[k].layout);
+		bool ok = el[k].digits ? digits(s, n, at, el[k].digits, &v)
+				       : (at + need <= n && !memcmp(s + at, el[k].layout, need));
+		if (!ok) {
+			snprintf(msg, cap,
+				 "parsing time \"%.*s\" as \"2006-01-02T15:04:05Z07:00\": cannot "
+				 "parse \"%.*s\" as \"%s\"",
+				 (int)n, s, (int)(n - at), s + at, el[k].layout);
+			return;
+		}
+		if (el[k].range && (v < el[k].lo || v > el[k].hi)) {
+			snprintf(msg, cap, "parsing time \"%.*s\": %s out of range", (int)n, s,
+				 el[k].range);
+			return;
+		}
+		at += need;
+	}
+	if (at < n && s[at] == '.')
+		for (at++; at < n && s[at] >= '0' && s[at] <= '9'; at++)
+			;
+	int64_t off;
+	size_t end = at;
+	if (end < n && s[end] == 'Z')
+		end++;
+	else if (n - at >= 6 && parse_offset(s, at + 6, at, &off) == 0)
+		end = at + 6;
+	if (end == at) {
+		snprintf(msg, cap,
+			 "parsing time \"%.*s\" as \"2006-01-02T15:04:05Z07:00\": cannot parse "
+			 "\"%.*s\" as \"Z07:00\"",
+			 (int)n, s, (int)(n - at), s + at);
+		return;
+	}
+	if (end < n) {
+		snprintf(msg, cap, "parsing time \"%.*s\": extra text: \"%.*s\"", (int)n, s,
+			 (int)(n - end), s + end);
+		return;
+	}
+	snprintf(msg, cap, "parsing time \"%.*s\": day out of range", (int)n, s);
 }
 
 /* ".5" for 500000000 ns: the fraction without trailing zeros, or "". */

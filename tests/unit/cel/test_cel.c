@@ -298,10 +298,23 @@ static const struct tc cases[] = {
     {"string(timestamp(0))", "\"1970-01-01T00:00:00Z\""},
     {"timestamp('2023-13-01T00:00:00Z')", "ERROR: <input>:1:11: invalid timestamp argument\n"
 					  " | timestamp('2023-13-01T00:00:00Z')\n | ..........^"},
-    {"timestamp(x)",
-     "!parsing time \"2023-13-01T00:00:00Z\" as \"2006-01-02T15:04:05Z07:00\": cannot "
-     "parse \"2023-13-01T00:00:00Z\" as \"2006\"",
+    {"timestamp(x)", "!parsing time \"2023-13-01T00:00:00Z\": month out of range",
      "{\"x\": \"2023-13-01T00:00:00Z\"}"},
+    {"timestamp(x)", "!parsing time \"2023-02-30T00:00:00Z\": day out of range",
+     "{\"x\": \"2023-02-30T00:00:00Z\"}"},
+    {"timestamp(x)",
+     "!parsing time \"x\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"x\" as \"2006\"",
+     "{\"x\": \"x\"}"},
+    {"timestamp(x)",
+     "!parsing time \"2023-01-01\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"\" as "
+     "\"T\"",
+     "{\"x\": \"2023-01-01\"}"},
+    {"timestamp(x)",
+     "!parsing time \"2023-01-01T00:00:00\" as \"2006-01-02T15:04:05Z07:00\": cannot parse "
+     "\"\" as \"Z07:00\"",
+     "{\"x\": \"2023-01-01T00:00:00\"}"},
+    {"timestamp(x)", "!parsing time \"2023-01-01T00:00:00Zabc\": extra text: \"abc\"",
+     "{\"x\": \"2023-01-01T00:00:00Zabc\"}"},
     {"timestamp('2262-04-11T23:47:16Z') + duration('1s')", "!timestamp overflow"},
     {"duration('2562047h') + duration('2562047h')", "!duration overflow"},
     /* ext strings */
@@ -558,6 +571,16 @@ static const struct tc cases[] = {
     {"self.l.sum() + 0.5", "3.0", "{\"self\": {\"l\": [1, 1.5]}}",
      "{\"self\": {\"type\": \"object\", \"properties\": {\"l\": {\"type\": \"array\", "
      "\"items\": {\"type\": \"number\"}}}}}"},
+    {"self.map(k, string(self[k]))",
+     "[\"2024-05-06T07:08:09Z\",\"2024-05-06T06:08:09Z\",\"2024-05-06T07:08:00Z\","
+     "\"2024-05-06T07:08:09Z\"]",
+     "{\"self\": {\"a\": \"2024-05-06t07:08:09z\", \"b\": \"2024-05-06T07:08:09+0100\", "
+     "\"c\": \"2024-05-06T07:08Z\", \"d\": \"2024-05-06 07:08:09\"}}",
+     "{\"self\": {\"type\": \"object\", \"additionalProperties\": {\"type\": \"string\", "
+     "\"format\": \"date-time\"}}}"},
+    {"self.t", "!invalid date-time: yesterday", "{\"self\": {\"t\": \"yesterday\"}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"t\": "
+     "{\"type\": \"string\", \"format\": \"date-time\"}}}}"},
     /* compile errors */
     {"1 + é", "~Syntax error: token recognition error at: 'é'"},
     {"1 +", "ERROR: <input>:1:4: Syntax error: mismatched input '<EOF>' expecting {'[', '{', "
