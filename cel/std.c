@@ -5,7 +5,8 @@
  * the table entries of the generic libraries kube enables, each tagged with
  * its CEL_LIB_* flag: cel-go's ext strings (version 2), kube's lists and
  * regex libraries, ext sets, ext encoders and the optional types' functions
- * (strings.c holds the ext strings functions, lists.c the others).
+ * (strings.c and format.c hold the ext strings functions, ext.c the
+ * others, time.c the calendar and time zones, regex.c the patterns).
  */
 #include <errno.h>
 #include <ctype.h>
