@@ -1259,11 +1259,30 @@ static cel_value_t compr_result(struct ev *e, const struct cel_node *n, struct a
 	return cel_list_new(e->c, a->items, a->n);
 }
 
+/* optMap and optFlatMap: the transform of an optional's value. */
+static cel_value_t ev_opt_map(struct ev *e, const struct cel_node *n, cel_value_t r)
+{
+	if (r.kind != CEL_OPTIONAL)
+		return no_overload(e->c);
+	if (!r.opt)
+		return r;
+	const struct frame *saved = e->fr;
+	struct frame f = {saved, n->name, *r.opt};
+	e->fr = &f;
+	cel_value_t v = ev(e, n->b);
+	e->fr = saved;
+	if (cel_is_error(v) || n->op == M_OPT_FLAT_MAP)
+		return v.kind == CEL_OPTIONAL || cel_is_error(v) ? v : no_overload(e->c);
+	return cel_optional(e->c, &v);
+}
+
 static cel_value_t ev_compr(struct ev *e, const struct cel_node *n)
 {
 	cel_value_t r = ev(e, n->a);
 	if (cel_is_error(r))
 		return r;
+	if (n->op == M_OPT_MAP || n->op == M_OPT_FLAT_MAP)
+		return ev_opt_map(e, n, r);
 	if (r.kind != CEL_LIST && r.kind != CEL_MAP)
 		return cel_errorf(e->c, "no such overload: %s is not iterable", cel_type_name(r));
 	size_t size = r.kind == CEL_LIST ? r.l->n : r.m->n;

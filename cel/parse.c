@@ -881,6 +881,8 @@ static const struct macro macros[] = {
     {"transformMap", 4, M_TMAP, true, 1},
     {"transformMapEntry", 3, M_TMAP_ENTRY, true, 0},
     {"transformMapEntry", 4, M_TMAP_ENTRY, true, 1},
+    {"optMap", 2, M_OPT_MAP, false, 0},
+    {"optFlatMap", 2, M_OPT_FLAT_MAP, false, 0},
     {NULL, 0, 0, false, 0},
 };
 
@@ -927,9 +929,18 @@ static struct cel_node *make_call(struct parser *ps, const char *name, struct ce
 		args[0]->op = 1;
 		return args[0];
 	}
-	for (const struct macro *m = macros; target && m->name; m++)
-		if (strcmp(m->name, name) == 0 && (size_t)m->nargs == nargs)
-			return expand(ps, m, target, args, pos);
+	for (const struct macro *m = macros; target && m->name; m++) {
+		bool optional = m->kind == M_OPT_MAP || m->kind == M_OPT_FLAT_MAP;
+		if (strcmp(m->name, name) || (size_t)m->nargs != nargs ||
+		    (optional && !(ps->env->libs & CEL_LIB_OPTIONAL)))
+			continue;
+		if (optional && args[0]->kind != N_IDENT) {
+			perr(ps, args[0]->pos, "%s() variable name must be a simple identifier",
+			     m->name);
+			return NULL;
+		}
+		return expand(ps, m, target, args, pos);
+	}
 	struct cel_node *n = node(ps, N_CALL, pos);
 	n->name = name;
 	n->a = target;

@@ -55,6 +55,9 @@ CEL_FN(cel_opt_has_value);
 CEL_FN(cel_opt_value);
 CEL_FN(cel_opt_or);
 CEL_FN(cel_opt_or_value);
+CEL_FN(cel_opt_first);
+CEL_FN(cel_opt_last);
+CEL_FN(cel_opt_unwrap);
 
 #define CEL_STRINGS_FUNCS                                                    \
 	{"charAt", true, 2, CEL_LIB_STRINGS, cel_s_char_at},                 \
@@ -92,8 +95,12 @@ CEL_FN(cel_opt_or_value);
 	    {"hasValue", true, 1, CEL_LIB_OPTIONAL, cel_opt_has_value},                   \
 	    {"value", true, 1, CEL_LIB_OPTIONAL, cel_opt_value},                          \
 	    {"or", true, 2, CEL_LIB_OPTIONAL, cel_opt_or},                                \
+	    {"orValue", true, 2, CEL_LIB_OPTIONAL, cel_opt_or_value},                     \
+	    {"first", true, 1, CEL_LIB_OPTIONAL, cel_opt_first},                          \
+	    {"last", true, 1, CEL_LIB_OPTIONAL, cel_opt_last},                            \
+	    {"optional.unwrap", false, 1, CEL_LIB_OPTIONAL, cel_opt_unwrap},              \
 	{                                                                                 \
-		"orValue", true, 2, CEL_LIB_OPTIONAL, cel_opt_or_value                    \
+		"unwrapOpt", true, 1, CEL_LIB_OPTIONAL, cel_opt_unwrap                    \
 	}
 
 #endif
