@@ -25,7 +25,8 @@
 /* Left-associative chains (a + b + c ...) nest without recursing in the
  * parser, but the tree's depth is what the checker and the evaluator recurse
  * on: bounded too, so that a long chain cannot exhaust a small stack. */
-#define MAX_CHAIN 2000
+#define MAX_CHAIN  2000
+#define MAX_ERRORS 100 /* cel-go's default limit of errors reported */
 
 /* ---- program memory ---- */
 
@@ -83,6 +84,14 @@ struct parser {
 	const struct cel_env *env;
 	int in_format; /* inside format()'s arguments: mixed literals allowed */
 	int chain;     /* operators of left-associative chains on the current path */
+	/* The checker reports every error, as cel-go's does (the parser stops
+	 * at its first). */
+	bool checking;
+	struct {
+		unsigned pos;
+		char *msg;
+	} errs[MAX_ERRORS];
+	size_t nerrs;
 };
 
 static void perr(struct parser *ps, unsigned pos, const char *fmt, ...)
@@ -90,15 +99,21 @@ static void perr(struct parser *ps, unsigned pos, const char *fmt, ...)
 
 static void perr(struct parser *ps, unsigned pos, const char *fmt, ...)
 {
-	if (ps->err)
+	if (ps->err || (ps->checking && ps->nerrs == MAX_ERRORS))
 		return;
 	va_list ap;
 	va_start(ap, fmt);
 	char buf[512];
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	ps->err = strdup(buf);
-	KB_REQUIRE(ps->err != NULL);
+	char *msg = strdup(buf);
+	KB_REQUIRE(msg != NULL);
+	if (ps->checking) {
+		ps->errs[ps->nerrs].pos = pos;
+		ps->errs[ps->nerrs++].msg = msg;
+		return;
+	}
+	ps->err = msg;
 	ps->errpos = pos;
 }
 
@@ -1205,6 +1220,11 @@ static bool resolve_call(struct parser *ps, struct cel_node *n, const struct sco
 			     root->name);
 		else
 			perr(ps, n->pos, "undeclared reference to '%s' (in container '')", n->name);
+		const json_t *ignored;
+		if (n->a && !q)
+			resolve(ps, n->a, sc, &ignored);
+		for (size_t i = 0; i < n->nargs; i++)
+			resolve(ps, n->args[i], sc, &ignored);
 		return false;
 	}
 	const json_t *s;
@@ -1650,9 +1670,12 @@ static bool check_type(struct parser *ps, struct cel_node *n, const json_t *sche
 static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
 		    const json_t **schema)
 {
-	if (!resolve_node(ps, n, sc, schema))
-		return false;
-	return check_type(ps, n, *schema);
+	if (!resolve_node(ps, n, sc, schema)) {
+		*schema = NULL; /* reported; the checker goes on with the rest */
+		return true;
+	}
+	check_type(ps, n, *schema);
+	return true;
 }
 
 /* ---- the program ---- */
@@ -1684,6 +1707,35 @@ static char *format_error(const char *src, unsigned pos, const char *msg)
 	return out;
 }
 
+/* The checker's errors, by position, each displayed as cel-go does, one
+ * after the other (malloc'd); frees them. */
+static char *check_errors(struct parser *ps)
+{
+	for (size_t i = 1; i < ps->nerrs; i++) /* stable: same place, same order */
+		for (size_t j = i; j > 0 && ps->errs[j - 1].pos > ps->errs[j].pos; j--) {
+			unsigned pos = ps->errs[j].pos;
+			char *msg = ps->errs[j].msg;
+			ps->errs[j] = ps->errs[j - 1];
+			ps->errs[j - 1].pos = pos;
+			ps->errs[j - 1].msg = msg;
+		}
+	char *out = NULL;
+	size_t len = 0;
+	for (size_t i = 0; i < ps->nerrs; i++) {
+		char *one = format_error(ps->src, ps->errs[i].pos, ps->errs[i].msg);
+		size_t l = strlen(one);
+		out = realloc(out, len + l + 2);
+		KB_REQUIRE(out != NULL);
+		if (len)
+			out[len++] = '\n';
+		memcpy(out + len, one, l + 1);
+		len += l;
+		free(one);
+		free(ps->errs[i].msg);
+	}
+	return out;
+}
+
 cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t max_len, char **err)
 {
 	static const struct cel_env empty = {0};
@@ -1708,13 +1760,20 @@ cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t m
 	if (p->root && ps.t.kind != T_EOF)
 		trailing(&ps);
 	const json_t *schema;
-	if (!ps.err && p->root)
-		resolve(&ps, p->root, NULL, &schema);
 	if (!ps.err && !p->root)
 		perr(&ps, 0, "Syntax error: invalid expression");
-	if (ps.err) {
-		*err = format_error(p->source, ps.errpos, ps.err);
+	if (!ps.err) {
+		ps.checking = true;
+		resolve(&ps, p->root, NULL, &schema);
+		if (ps.nerrs)
+			ps.err = check_errors(&ps);
+	} else {
+		char *msg = format_error(p->source, ps.errpos, ps.err);
 		free(ps.err);
+		ps.err = msg;
+	}
+	if (ps.err) {
+		*err = ps.err;
 		cel_program_free(p);
 		return NULL;
 	}

@@ -605,6 +605,11 @@ static const struct tc cases[] = {
     {"nope", "ERROR: <input>:1:1: undeclared reference to 'nope' (in container '')\n"
 	     " | nope\n | ^"},
     {"foo(1)", "~undeclared reference to 'foo' (in container '')"},
+    {"b + a",
+     "ERROR: <input>:1:1: undeclared reference to 'b' (in container '')\n | b + a\n | ^\n"
+     "ERROR: <input>:1:5: undeclared reference to 'a' (in container '')\n | b + a\n | ....^"},
+    {"foo(bar)", "~undeclared reference to 'bar'"},
+    {"[1, 'a'] + nope", "~undeclared reference to 'nope'"},
     {"1 +\n  nope", "ERROR: <input>:2:3: undeclared reference to 'nope' (in container '')\n"
 		    " |   nope\n | ..^"},
     {"9223372036854775808", "~invalid int literal"},
