@@ -707,8 +707,10 @@ static cel_value_t index_value(cel_ctx_t *c, cel_value_t v, cel_value_t k, bool 
 					  cel_type_name(k));
 		bool in = i >= 0 && (uint64_t)i < v.l->n;
 		if (opt) {
-			out = in ? cel_list_at(c, v.l, (size_t)i) : out;
-			return cel_optional(c, in ? &out : NULL);
+			if (!in)
+				return cel_optional(c, NULL);
+			out = cel_list_at(c, v.l, (size_t)i);
+			return cel_optional(c, &out);
 		}
 		if (!in)
 			return cel_errorf(c, "index '%lld' out of range in list size '%zu'",
