@@ -142,7 +142,7 @@ CEL_FN(cel_r_find)
 	cel_value_t err;
 	const struct cel_re *re = cel_regex(c, a[1].s, &err);
 	if (!re)
-		return err;
+		return cel_errorf(c, "Illegal regex: %.*s", (int)err.s.len, err.s.p);
 	size_t so, eo;
 	int rc = cel_regex_find(c, re, a[0].s, 0, &so, &eo, &err);
 	if (rc < 0)
@@ -159,7 +159,7 @@ CEL_FN(cel_r_find_all)
 	cel_value_t err;
 	const struct cel_re *re = cel_regex(c, a[1].s, &err);
 	if (!re)
-		return err;
+		return cel_errorf(c, "Illegal regex: %.*s", (int)err.s.len, err.s.p);
 	struct cel_str s = a[0].s;
 	cel_value_t *items = cel_alloc(c, (s.len + 2) * sizeof(*items));
 	size_t k = 0, at = 0, so, eo;

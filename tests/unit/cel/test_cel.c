@@ -400,6 +400,9 @@ static const struct tc cases[] = {
     {"'abc 123 def 456'.findAll('[0-9]+')", "[\"123\",\"456\"]"},
     {"'a1b2c3'.findAll('[0-9]', 2)", "[\"1\",\"2\"]"},
     {"'abc'.findAll('x*')", "[\"\",\"\",\"\",\"\"]"},
+    {"'abc'.find(x)", "!Illegal regex: error parsing regexp: missing closing ): `(a`",
+     "{\"x\": \"(a\"}"},
+    {"'abc'.findAll(x, 0)", "[]", "{\"x\": \"a\"}"},
     /* sets */
     {"sets.contains([1, 2, 3], [2, 3])", "true"},
     {"sets.contains([1, 2], [3])", "false"},
