@@ -288,9 +288,14 @@ cel_value_t cel_json(cel_ctx_t *c, const json_t *v, const json_t *schema)
 	const char *type = json_string_value(json_object_get(schema, "type"));
 	if (!type)
 		type = "";
-	if (!strcmp(type, "integer") && json_is_number(v))
-		return cel_int(json_is_integer(v) ? json_integer_value(v)
-						  : (int64_t)json_real_value(v));
+	if (!strcmp(type, "integer") && json_is_integer(v))
+		return cel_int(json_integer_value(v));
+	if (!strcmp(type, "integer") && json_is_real(v)) {
+		double d = json_real_value(v);
+		if (!(d > -9223372036854775808.0 && d < 9223372036854775808.0))
+			return cel_errorf(c, "integer overflow");
+		return cel_int((int64_t)d);
+	}
 	if (!strcmp(type, "number") && json_is_number(v))
 		return cel_double(json_number_value(v));
 	if (!strcmp(type, "string") && json_is_string(v))
