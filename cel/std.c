@@ -413,9 +413,10 @@ static cel_value_t f_timestamp(cel_ctx_t *c, const cel_value_t *a, size_t n)
 	if (a[0].kind == CEL_TIMESTAMP)
 		return a[0];
 	if (a[0].kind == CEL_INT) {
-		if (a[0].i < CEL_MIN_TS_SECONDS || a[0].i > CEL_MAX_TS_SECONDS)
+		if (a[0].i < CEL_MIN_TS_SECONDS || a[0].i > CEL_MAX_TS_SECONDS ||
+		    __builtin_mul_overflow(a[0].i, 1000000000, &ns))
 			return cel_errorf(c, "timestamp overflow");
-		return (cel_value_t){.kind = CEL_TIMESTAMP, .i = a[0].i * 1000000000};
+		return (cel_value_t){.kind = CEL_TIMESTAMP, .i = ns};
 	}
 	if (a[0].kind != CEL_STRING)
 		return cel_no_overload(c, "timestamp");

@@ -317,6 +317,7 @@ static const struct tc cases[] = {
      "{\"x\": \"2023-01-01T00:00:00Zabc\"}"},
     {"timestamp('2262-04-11T23:47:16Z') + duration('1s')", "!timestamp overflow"},
     {"duration('2562047h') + duration('2562047h')", "!duration overflow"},
+    {"timestamp(x)", "!timestamp overflow", "{\"x\": 253402300799}"},
     /* ext strings */
     {"'héllo'.charAt(1)", "\"é\""},
     {"'abc'.charAt(3)", "\"\""},
