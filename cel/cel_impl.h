@@ -193,8 +193,9 @@ int cel_unescape_field(const char *name, char *out, size_t cap);
 
 /* A regular expression in RE2's (Go's) syntax, compiled by PCRE2. The
  * evaluation's cache: a program's constant patterns are compiled once at
- * compile time, others once per evaluation. NULL and *err (an error value
- * with Go's message) when refused. */
+ * compile time, others once per evaluation (freed when cel_eval returns).
+ * For library functions, called during cel_eval only. NULL and *err (an
+ * error value with Go's message) when refused. */
 struct cel_re;
 const struct cel_re *cel_regex(cel_ctx_t *c, struct cel_str pattern, cel_value_t *err);
 /* The first match in s at or after byte start: 1 and [*so, *eo), 0 none,
