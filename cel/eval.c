@@ -663,9 +663,8 @@ static cel_value_t ev_select(struct ev *e, const struct cel_node *n)
 		v = *v.opt;
 		wrap = true;
 	}
-	if (v.kind != CEL_MAP)
-		return cel_errorf(e->c, "no such overload: field selection '%s' on %s", n->name,
-				  cel_type_name(v));
+	if (v.kind != CEL_MAP) /* cel-go's words, has() or not (null included) */
+		return cel_errorf(e->c, "invalid type for field selection.");
 	bool found = select_field(e->c, v.m, n->name, &out);
 	if (n->op)
 		return cel_bool(found);

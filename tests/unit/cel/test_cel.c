@@ -454,6 +454,8 @@ static const struct tc cases[] = {
     {"x", "{\"a\":[1,{\"b\":null}]}", "{\"x\": {\"a\": [1, {\"b\": null}]}}"},
     {"y", "~undeclared reference to 'y' (in container '')", "{\"x\": 1}"},
     {"x.size() == 2 && 'a' in x", "true", "{\"x\": {\"a\": 1, \"b\": 2}}"},
+    {"has(x.a)", "!invalid type for field selection.", "{\"x\": null}"},
+    {"x.a.b", "!invalid type for field selection.", "{\"x\": {\"a\": 1}}"},
     /* schema typing */
     {"self.n == 3.0 && type(self.n) == double", "true", "{\"self\": {\"n\": 3}}",
      "{\"self\": {\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"number\"}}}}"},
