@@ -1576,6 +1576,36 @@ static bool check_logic(struct parser *ps, struct cel_node *n)
 	return true;
 }
 
+/* The argument types of a call as cel-go writes them: "(int, string)",
+ * "string.(int)" for a member call; dyn where unknown. */
+static void call_signature(const struct cel_node *n, char *out, size_t cap)
+{
+	size_t used = 0;
+	if (n->a)
+		used += (size_t)snprintf(out, cap, "%s.", n->a->type ? n->a->type : "dyn");
+	used += (size_t)snprintf(out + used, cap - used, "(");
+	for (size_t i = 0; i < n->nargs && used < cap; i++)
+		used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? ", " : "",
+					 n->args[i]->type ? n->args[i]->type : "dyn");
+	if (used < cap)
+		snprintf(out + used, cap - used, ")");
+}
+
+/* A call with a number of arguments no overload takes. */
+static bool check_arity(struct parser *ps, const struct cel_node *n)
+{
+	size_t total = n->nargs + (n->a ? 1 : 0);
+	for (const struct cel_func **f = n->funcs; f && *f; f++)
+		if ((*f)->nargs < 0 || (size_t)(*f)->nargs == total)
+			return true;
+	if (!n->funcs)
+		return true;
+	char sig[256];
+	call_signature(n, sig, sizeof(sig));
+	perr(ps, n->pos, "found no matching overload for '%s' applied to '%s'", n->name, sig);
+	return false;
+}
+
 /* The receiver kinds the standard and generic member functions take. */
 static const struct {
 	const char *name, *kinds;
@@ -1616,14 +1646,10 @@ static bool check_receiver(struct parser *ps, const struct cel_node *n)
 	for (size_t k = 0; k < sizeof(receivers) / sizeof(receivers[0]); k++) {
 		if (strcmp(receivers[k].name, n->name) || strstr(receivers[k].kinds, key))
 			continue;
-		char args[256] = "";
-		size_t used = 0;
-		for (size_t i = 0; i < n->nargs && used < sizeof(args) - 1; i++)
-			used += (size_t)snprintf(args + used, sizeof(args) - used, "%s%s",
-						 i ? ", " : "",
-						 n->args[i]->type ? n->args[i]->type : "dyn");
-		perr(ps, n->pos, "found no matching overload for '%s' applied to '%s.(%s)'",
-		     n->name, n->a->type, args);
+		char sig[256];
+		call_signature(n, sig, sizeof(sig));
+		perr(ps, n->pos, "found no matching overload for '%s' applied to '%s'", n->name,
+		     sig);
 		return false;
 	}
 	return true;
@@ -1660,7 +1686,7 @@ static bool check_type(struct parser *ps, struct cel_node *n, const json_t *sche
 		if (n->a && n->a->type && !strncmp(n->a->type, "list(", 5) &&
 		    (!strcmp(n->name, "sum") || !strcmp(n->name, "min") || !strcmp(n->name, "max")))
 			n->type = pstrndup(ps->prog, n->a->type + 5, strlen(n->a->type) - 6);
-		return check_receiver(ps, n);
+		return check_arity(ps, n) && check_receiver(ps, n);
 	}
 	return true;
 }

@@ -533,6 +533,8 @@ static const struct tc cases[] = {
      "~found no matching overload for 'startsWith' applied to 'int.(string)'", "{\"self\": {}}",
      "{\"self\": {\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\"}}}}"},
     {"1.size()", "~found no matching overload for 'size' applied to 'int.()'"},
+    {"size('a', 1)", "~found no matching overload for 'size' applied to '(string, int)'"},
+    {"'a'.startsWith()", "~found no matching overload for 'startsWith' applied to 'string.()'"},
     {"'a' in [1, 2]", "~found no matching overload for '@in' applied to '(string, list(int))'"},
     {"1 in [1.0]", "~found no matching overload for '@in' applied to '(int, list(double))'"},
     {"dyn(1) in [1.0]", "true"},
