@@ -30,13 +30,15 @@ enum cel_nk {
 enum cel_binop { B_ADD, B_SUB, B_MUL, B_DIV, B_MOD, B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE, B_IN };
 
 enum cel_macro {
-	M_ALL,        /* b: predicate */
-	M_EXISTS,     /* b: predicate */
-	M_EXISTS_ONE, /* b: predicate */
-	M_MAP,        /* b: transform, c: filter or NULL */
-	M_FILTER,     /* b: predicate */
-	M_TMAP,       /* transformMap: b transform, c filter or NULL */
-	M_TMAP_ENTRY, /* transformMapEntry: b transform (a map), c filter or NULL */
+	M_ALL,          /* b: predicate */
+	M_EXISTS,       /* b: predicate */
+	M_EXISTS_ONE,   /* b: predicate */
+	M_MAP,          /* b: transform, c: filter or NULL */
+	M_FILTER,       /* b: predicate */
+	M_TMAP,         /* transformMap: b transform, c filter or NULL */
+	M_TMAP_ENTRY,   /* transformMapEntry: b transform (a map), c filter or NULL */
+	M_OPT_MAP,      /* optMap: b transforms the optional's value */
+	M_OPT_FLAT_MAP, /* optFlatMap: b gives an optional from the value */
 };
 
 struct cel_node {
@@ -62,6 +64,7 @@ struct cel_program {
 	char *source;
 	struct cel_node *root;
 	struct cel_re *regexes; /* constant patterns compiled once */
+	json_t *owned;          /* schemas the compiler made (an array), or NULL */
 };
 
 /* Regular expressions (std.c). A pattern compiled with RE2's syntax

@@ -188,14 +188,17 @@ int cel_compare(cel_value_t a, cel_value_t b, int *cmp);
 /* CEL equality as a C bool (errors compare unequal). */
 bool cel_values_equal(cel_ctx_t *c, cel_value_t a, cel_value_t b);
 /* kube's property-name escaping undone: "foo__dash__bar" -> "foo-bar",
- * "__namespace__" -> "namespace". 0, or -EINVAL when name is not a valid
- * escaped name or does not fit in cap bytes. */
+ * "__namespace__" -> "namespace". 0, or -EINVAL when name is not the CEL
+ * name of any property (kube's Escape of the result must give name back:
+ * "foo__bar" names no property, "foo__underscores__bar" names "foo__bar")
+ * or does not fit in cap bytes. */
 int cel_unescape_field(const char *name, char *out, size_t cap);
 
 /* A regular expression in RE2's (Go's) syntax, compiled by PCRE2. The
  * evaluation's cache: a program's constant patterns are compiled once at
- * compile time, others once per evaluation. NULL and *err (an error value
- * with Go's message) when refused. */
+ * compile time, others once per evaluation (freed when cel_eval returns).
+ * For library functions, called during cel_eval only. NULL and *err (an
+ * error value with Go's message) when refused. */
 struct cel_re;
 const struct cel_re *cel_regex(cel_ctx_t *c, struct cel_str pattern, cel_value_t *err);
 /* The first match in s at or after byte start: 1 and [*so, *eo), 0 none,
@@ -204,12 +207,14 @@ int cel_regex_find(cel_ctx_t *c, const struct cel_re *re, struct cel_str s, size
 		   size_t *so, size_t *eo, cel_value_t *err);
 
 /* Standard base64 (padded): the encoded length (out holds 4*ceil(n/3)+1);
- * decoding accepts padded or unpadded input: the length, or -1. */
+ * decoding accepts padded or unpadded input: the length, or -1 - the
+ * offset of the first bad byte. */
 size_t cel_base64_encode(const char *in, size_t n, char *out);
 long cel_base64_decode(const char *in, size_t n, char *out);
 
-/* Durations and timestamps as text (std.c). Go's time.ParseDuration: 0 or
- * -EINVAL. */
+/* Durations and timestamps as text (time.c). Go's time.ParseDuration: 0,
+ * or -EINVAL (invalid), -ENODATA (a number without unit), -ENOENT (an
+ * unknown unit), -ERANGE (overflow). */
 int cel_parse_duration(const char *s, size_t n, int64_t *nanos);
 /* RFC 3339: 0 or -EINVAL / -ERANGE (outside years 1..9999). */
 int cel_parse_timestamp(const char *s, size_t n, int64_t *nanos);

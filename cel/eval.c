@@ -45,6 +45,12 @@ struct cel_map {
 	const char **jkeys; /* JSON-backed: keys in order, made on first use */
 };
 
+/* cel-go's error for an operator applied to operands it does not take. */
+static cel_value_t no_overload(cel_ctx_t *c)
+{
+	return cel_errorf(c, "no such overload");
+}
+
 /* ---- lists ---- */
 
 cel_value_t cel_list_new(cel_ctx_t *c, const cel_value_t *items, size_t n)
@@ -106,27 +112,22 @@ size_t cel_map_size(const struct cel_map *m)
 	return m->n;
 }
 
-static const json_t *value_schema(const struct cel_map *m, const char *key)
-{
-	if (!m->schema)
-		return NULL;
-	if (m->mkind == MK_ADDL)
-		return json_object_get(m->schema, "additionalProperties");
-	if (m->mkind == MK_OBJECT)
-		return json_object_get(json_object_get(m->schema, "properties"), key);
-	return NULL;
-}
-
 bool cel_map_get(cel_ctx_t *c, const struct cel_map *m, cel_value_t key, cel_value_t *out)
 {
 	if (m->json) {
 		if (key.kind != CEL_STRING)
 			return false;
-		char *k = cel_strndup(c, key.s.p, key.s.len);
-		const json_t *v = json_object_get(m->json, k);
-		if (!v || strlen(k) != key.s.len)
+		const json_t *v = json_object_getn(m->json, key.s.p, key.s.len);
+		if (!v)
 			return false;
-		*out = cel_json(c, v, value_schema(m, k));
+		const json_t *schema = NULL;
+		if (m->mkind == MK_OBJECT) {
+			const json_t *props = json_object_get(m->schema, "properties");
+			schema = json_object_getn(props, key.s.p, key.s.len);
+		} else if (m->mkind == MK_ADDL) {
+			schema = json_object_get(m->schema, "additionalProperties");
+		}
+		*out = cel_json(c, v, schema);
 		return true;
 	}
 	for (size_t i = 0; i < m->n; i++)
@@ -209,6 +210,40 @@ static cel_value_t json_dyn(cel_ctx_t *c, const json_t *v)
 	}
 }
 
+/* The other date-time forms kube's OpenAPI validation (go-openapi strfmt)
+ * admits, rewritten as RFC 3339: 't'/'z' in lower case, a space for the
+ * 'T', no seconds ("15:04Z"), no zone (UTC), offsets without a colon. */
+static int lenient_date_time(const char *s, size_t n, int64_t *t)
+{
+	char b[80];
+	if (n < 16 || n > 60 || (s[10] != 'T' && s[10] != 't' && s[10] != ' '))
+		return -EINVAL;
+	memcpy(b, s, n);
+	b[n] = 0;
+	b[10] = 'T';
+	size_t len = n;
+	if (b[len - 1] == 'z')
+		b[len - 1] = 'Z';
+	if (len == 16 || (len == 17 && b[16] == 'Z')) { /* no seconds */
+		memmove(b + 19, b + 16, len - 16 + 1);
+		memcpy(b + 16, ":00", 3);
+		len += 3;
+	}
+	size_t tz = 19;
+	while (tz < len && (b[tz] == '.' || (b[tz] >= '0' && b[tz] <= '9')))
+		tz++;
+	if (tz == len) {
+		b[len++] = 'Z';
+		b[len] = 0;
+	} else if ((b[tz] == '+' || b[tz] == '-') && len - tz == 5) { /* +0100 */
+		memmove(b + tz + 4, b + tz + 3, 3);
+		b[tz + 3] = ':';
+		len++;
+		b[len] = 0;
+	}
+	return cel_parse_timestamp(b, len, t);
+}
+
 static cel_value_t json_string_typed(cel_ctx_t *c, const json_t *v, const char *format)
 {
 	const char *s = json_string_value(v);
@@ -229,13 +264,13 @@ static cel_value_t json_string_typed(cel_ctx_t *c, const json_t *v, const char *
 		return (cel_value_t){.kind = CEL_DURATION, .i = t};
 	}
 	if (!strcmp(format, "date-time") || !strcmp(format, "date")) {
-		char buf[64];
+		char buf[80];
 		if (!strcmp(format, "date") && n == 10) {
 			snprintf(buf, sizeof(buf), "%sT00:00:00Z", s);
 			s = buf;
 			n = strlen(buf);
 		}
-		if (cel_parse_timestamp(s, n, &t) < 0)
+		if (cel_parse_timestamp(s, n, &t) < 0 && lenient_date_time(s, n, &t) < 0)
 			return cel_errorf(c, "invalid %s: %s", format, json_string_value(v));
 		return (cel_value_t){.kind = CEL_TIMESTAMP, .i = t};
 	}
@@ -253,9 +288,14 @@ cel_value_t cel_json(cel_ctx_t *c, const json_t *v, const json_t *schema)
 	const char *type = json_string_value(json_object_get(schema, "type"));
 	if (!type)
 		type = "";
-	if (!strcmp(type, "integer") && json_is_number(v))
-		return cel_int(json_is_integer(v) ? json_integer_value(v)
-						  : (int64_t)json_real_value(v));
+	if (!strcmp(type, "integer") && json_is_integer(v))
+		return cel_int(json_integer_value(v));
+	if (!strcmp(type, "integer") && json_is_real(v)) {
+		double d = json_real_value(v);
+		if (!(d > -9223372036854775808.0 && d < 9223372036854775808.0))
+			return cel_errorf(c, "integer overflow");
+		return cel_int((int64_t)d);
+	}
 	if (!strcmp(type, "number") && json_is_number(v))
 		return cel_double(json_number_value(v));
 	if (!strcmp(type, "string") && json_is_string(v))
@@ -438,44 +478,117 @@ const char *cel_type_name(cel_value_t v)
 
 /* ---- kube's property-name escaping ---- */
 
+static bool is_ident_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '_';
+}
+
 static const char *const cel_keywords[] = {
     "true",      "false",  "null",     "in",   "as",     "break", "const", "continue",
     "else",      "for",    "function", "if",   "import", "let",   "loop",  "package",
     "namespace", "return", "var",      "void", "while",  NULL};
 
-int cel_unescape_field(const char *name, char *out, size_t cap)
+static bool is_keyword(const char *s, size_t n)
+{
+	for (int k = 0; cel_keywords[k]; k++)
+		if (strlen(cel_keywords[k]) == n && !strncmp(cel_keywords[k], s, n))
+			return true;
+	return false;
+}
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool ok;
+};
+
+static void sput(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->len + n >= b->cap) {
+		b->ok = false;
+		return;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+/* kube's Escape (apiserver/pkg/cel/escaping.go): the CEL field name of a
+ * property, or false when the property cannot be reached from CEL. */
+static bool escape_field(const char *name, char *out, size_t cap)
 {
 	size_t n = strlen(name);
-	if (n > 4 && !strncmp(name, "__", 2) && !strcmp(name + n - 2, "__")) {
-		for (int k = 0; cel_keywords[k]; k++)
-			if (strlen(cel_keywords[k]) == n - 4 &&
-			    !strncmp(name + 2, cel_keywords[k], n - 4)) {
-				snprintf(out, cap, "%s", cel_keywords[k]);
-				return 0;
-			}
+	struct sbuf b = {out, 0, cap, true};
+	if (n == 0 || (name[0] >= '0' && name[0] <= '9'))
+		return false;
+	if (is_keyword(name, n)) {
+		sput(&b, "__", 2);
+		sput(&b, name, n);
+		sput(&b, "__", 2);
+		return b.ok;
 	}
-	static const struct {
-		const char *esc, *plain;
-	} seqs[] = {
-	    {"__underscores__", "__"}, {"__dot__", "."}, {"__dash__", "-"}, {"__slash__", "/"}};
-	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = name[i];
+		if (ch == '_' && i + 1 < n && name[i + 1] == '_') {
+			sput(&b, "__underscores__", 15);
+			i++;
+		} else if (ch == '.' || ch == '-' || ch == '/') {
+			const char *e = ch == '.'   ? "__dot__"
+					: ch == '-' ? "__dash__"
+						    : "__slash__";
+			sput(&b, e, strlen(e));
+		} else if (is_ident_char(ch)) {
+			sput(&b, &ch, 1);
+		} else {
+			return false;
+		}
+	}
+	return b.ok;
+}
+
+/* kube's Unescape: each "__x__" with x free of '_' replaced. */
+static bool unescape(const char *name, char *out, size_t cap)
+{
+	size_t n = strlen(name);
+	struct sbuf b = {out, 0, cap, true};
+	out[0] = 0;
 	for (size_t i = 0; i < n;) {
-		size_t k, step = 1;
-		const char *plain = NULL;
-		for (k = 0; k < 4; k++)
-			if (!strncmp(name + i, seqs[k].esc, strlen(seqs[k].esc))) {
-				plain = seqs[k].plain;
-				step = strlen(seqs[k].esc);
-				break;
-			}
-		size_t add = plain ? strlen(plain) : 1;
-		if (o + add >= cap)
-			return -EINVAL;
-		memcpy(out + o, plain ? plain : name + i, add);
-		o += add;
-		i += step;
+		size_t j = i + 2;
+		if (name[i] == '_' && i + 1 < n && name[i + 1] == '_') {
+			while (j < n && name[j] != '_')
+				j++;
+		}
+		if (j > i + 2 && j + 1 < n && name[j] == '_' && name[j + 1] == '_') {
+			const char *x = name + i + 2;
+			size_t xl = j - i - 2;
+			static const char *const seqs[][2] = {
+			    {"underscores", "__"}, {"dot", "."}, {"dash", "-"}, {"slash", "/"}};
+			size_t k;
+			for (k = 0; k < 4; k++)
+				if (strlen(seqs[k][0]) == xl && !strncmp(x, seqs[k][0], xl))
+					break;
+			if (k < 4)
+				sput(&b, seqs[k][1], strlen(seqs[k][1]));
+			else if (is_keyword(x, xl) && i == 0 && j + 2 == n)
+				sput(&b, x, xl);
+			else
+				return false;
+			i = j + 2;
+			continue;
+		}
+		sput(&b, name + i, 1);
+		i++;
 	}
-	out[o] = 0;
+	return b.ok;
+}
+
+int cel_unescape_field(const char *name, char *out, size_t cap)
+{
+	char check[512];
+	if (!unescape(name, out, cap) || !escape_field(out, check, sizeof(check)) ||
+	    strcmp(check, name) != 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -550,11 +663,8 @@ static cel_value_t ev_select(struct ev *e, const struct cel_node *n)
 		v = *v.opt;
 		wrap = true;
 	}
-	if (v.kind != CEL_MAP) {
-		if (v.kind == CEL_OPAQUE || v.kind == CEL_NULL || true)
-			return cel_errorf(e->c, "no such overload: field selection '%s' on %s",
-					  n->name, cel_type_name(v));
-	}
+	if (v.kind != CEL_MAP) /* cel-go's words, has() or not (null included) */
+		return cel_errorf(e->c, "invalid type for field selection.");
 	bool found = select_field(e->c, v.m, n->name, &out);
 	if (n->op)
 		return cel_bool(found);
@@ -591,13 +701,20 @@ static cel_value_t index_value(cel_ctx_t *c, cel_value_t v, cel_value_t k, bool 
 	cel_value_t out;
 	if (v.kind == CEL_LIST) {
 		int64_t i;
+		if (k.kind == CEL_DOUBLE && !list_index(k, &i)) {
+			size_t len;
+			const char *d = cel_scalar_string(c, k, &len);
+			return cel_errorf(c, "unsupported index value %s in list", d);
+		}
 		if (!list_index(k, &i))
 			return cel_errorf(c, "unsupported index type '%s' in list",
 					  cel_type_name(k));
 		bool in = i >= 0 && (uint64_t)i < v.l->n;
 		if (opt) {
-			out = in ? cel_list_at(c, v.l, (size_t)i) : out;
-			return cel_optional(c, in ? &out : NULL);
+			if (!in)
+				return cel_optional(c, NULL);
+			out = cel_list_at(c, v.l, (size_t)i);
+			return cel_optional(c, &out);
 		}
 		if (!in)
 			return cel_errorf(c, "index '%lld' out of range in list size '%zu'",
@@ -612,7 +729,7 @@ static cel_value_t index_value(cel_ctx_t *c, cel_value_t v, cel_value_t k, bool 
 			return cel_optional(c, found ? &out : NULL);
 		return found ? out : key_error(c, k);
 	}
-	return cel_no_overload(c, "_[_]");
+	return no_overload(c);
 }
 
 static cel_value_t ev_index(struct ev *e, const struct cel_node *n)
@@ -698,7 +815,7 @@ static cel_value_t ev_logic(struct ev *e, const struct cel_node *n, bool isor)
 	if (cel_is_error(b))
 		return b;
 	if (a.kind != CEL_BOOL || b.kind != CEL_BOOL)
-		return cel_no_overload(e->c, isor ? "_||_" : "_&&_");
+		return no_overload(e->c);
 	return cel_bool(!isor);
 }
 
@@ -708,7 +825,7 @@ static cel_value_t ev_cond(struct ev *e, const struct cel_node *n)
 	if (cel_is_error(a))
 		return a;
 	if (a.kind != CEL_BOOL)
-		return cel_no_overload(e->c, "_?_:_");
+		return no_overload(e->c);
 	return ev(e, a.b ? n->b : n->c);
 }
 
@@ -718,7 +835,7 @@ static cel_value_t ev_unary(struct ev *e, const struct cel_node *n)
 	if (cel_is_error(a))
 		return a;
 	if (n->kind == N_NOT)
-		return a.kind == CEL_BOOL ? cel_bool(!a.b) : cel_no_overload(e->c, "!_");
+		return a.kind == CEL_BOOL ? cel_bool(!a.b) : no_overload(e->c);
 	switch (a.kind) {
 	case CEL_INT:
 		if (a.i == INT64_MIN)
@@ -729,7 +846,7 @@ static cel_value_t ev_unary(struct ev *e, const struct cel_node *n)
 		if (a.i == INT64_MIN)
 			return cel_errorf(e->c, "duration overflow");
 		return (cel_value_t){.kind = CEL_DURATION, .i = -a.i};
-	default: return cel_no_overload(e->c, "-_");
+	default: return no_overload(e->c);
 	}
 }
 
@@ -786,7 +903,7 @@ static cel_value_t double_op(cel_ctx_t *c, int op, double a, double b)
 	case B_SUB: return cel_double(a - b);
 	case B_MUL: return cel_double(a * b);
 	case B_DIV: return cel_double(a / b);
-	default: return cel_no_overload(c, "_%_");
+	default: return no_overload(c);
 	}
 }
 
@@ -802,8 +919,53 @@ static cel_value_t time_value(cel_ctx_t *c, enum cel_kind k, int64_t a, int64_t 
 	return (cel_value_t){.kind = k, .i = r};
 }
 
+/* The values of a map-list element's keys are equal in x and y. */
+static bool same_map_keys(cel_ctx_t *c, const json_t *keys, cel_value_t x, cel_value_t y)
+{
+	if (x.kind != CEL_MAP || y.kind != CEL_MAP)
+		return cel_values_equal(c, x, y);
+	size_t i;
+	json_t *k;
+	json_array_foreach (keys, i, k) {
+		cel_value_t name = cel_string(json_string_value(k) ? json_string_value(k) : "");
+		cel_value_t vx, vy;
+		bool hx = cel_map_get(c, x.m, name, &vx), hy = cel_map_get(c, y.m, name, &vy);
+		if (hx != hy || (hx && !cel_values_equal(c, vx, vy)))
+			return false;
+	}
+	return true;
+}
+
+/* kube's + on lists typed as sets (union) and maps (b's elements replace
+ * a's with the same keys, new ones appended); the result keeps a's type. */
+static cel_value_t concat_typed(cel_ctx_t *c, const struct cel_list *a, const struct cel_list *b)
+{
+	size_t n = a->n;
+	cel_value_t *items = cel_alloc(c, (a->n + b->n + 1) * sizeof(*items));
+	for (size_t i = 0; i < a->n; i++)
+		items[i] = cel_list_at(c, a, i);
+	for (size_t j = 0; j < b->n; j++) {
+		cel_value_t v = cel_list_at(c, b, j);
+		size_t i = 0;
+		while (i < n && !(a->ltype == LT_SET ? cel_values_equal(c, items[i], v)
+						     : same_map_keys(c, a->map_keys, items[i], v)))
+			i++;
+		if (i == n)
+			items[n++] = v;
+		else if (a->ltype == LT_MAP)
+			items[i] = v;
+	}
+	cel_value_t r = cel_list_new(c, items, n);
+	struct cel_list *l = (struct cel_list *)r.l;
+	l->ltype = a->ltype;
+	l->map_keys = a->map_keys;
+	return r;
+}
+
 static cel_value_t concat(cel_ctx_t *c, cel_value_t a, cel_value_t b)
 {
+	if (a.kind == CEL_LIST && a.l->ltype != LT_LIST)
+		return concat_typed(c, a.l, b.l);
 	if (a.kind == CEL_LIST) {
 		size_t n = a.l->n + b.l->n;
 		cel_value_t *items = cel_alloc(c, (n + 1) * sizeof(*items));
@@ -825,12 +987,6 @@ static cel_value_t concat(cel_ctx_t *c, cel_value_t a, cel_value_t b)
 	return r;
 }
 
-static const char *const op_names[] = {
-    [B_ADD] = "_+_", [B_SUB] = "_-_", [B_MUL] = "_*_", [B_DIV] = "_/_",
-    [B_MOD] = "_%_", [B_EQ] = "_==_", [B_NE] = "_!=_", [B_LT] = "_<_",
-    [B_LE] = "_<=_", [B_GT] = "_>_",  [B_GE] = "_>=_", [B_IN] = "@in",
-};
-
 static cel_value_t add_sub(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
 {
 	bool sub = op == B_SUB;
@@ -845,7 +1001,7 @@ static cel_value_t add_sub(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
 	if (!sub && a.kind == b.kind &&
 	    (a.kind == CEL_STRING || a.kind == CEL_BYTES || a.kind == CEL_LIST))
 		return concat(c, a, b);
-	return cel_no_overload(c, op_names[op]);
+	return no_overload(c);
 }
 
 static cel_value_t arith(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
@@ -858,7 +1014,7 @@ static cel_value_t arith(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
 		return double_op(c, op, a.d, b.d);
 	if (op == B_ADD || op == B_SUB)
 		return add_sub(c, op, a, b);
-	return cel_no_overload(c, op_names[op]);
+	return no_overload(c);
 }
 
 static cel_value_t in_op(cel_ctx_t *c, cel_value_t a, cel_value_t b)
@@ -873,7 +1029,7 @@ static cel_value_t in_op(cel_ctx_t *c, cel_value_t a, cel_value_t b)
 			return cel_bool(cel_map_get(c, b.m, cel_int((int64_t)a.d), &out));
 		return cel_bool(false);
 	}
-	return cel_no_overload(c, "@in");
+	return no_overload(c);
 }
 
 static cel_value_t relation(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
@@ -884,7 +1040,7 @@ static cel_value_t relation(cel_ctx_t *c, int op, cel_value_t a, cel_value_t b)
 		    (a.kind == CEL_DOUBLE && isnan(a.d)) || (b.kind == CEL_DOUBLE && isnan(b.d));
 		if (nan && is_num(a) && is_num(b))
 			return cel_bool(false);
-		return cel_no_overload(c, op_names[op]);
+		return no_overload(c);
 	}
 	switch (op) {
 	case B_LT: return cel_bool(cmp < 0);
@@ -941,6 +1097,22 @@ static bool lazy_optional(struct ev *e, const struct cel_node *n, cel_value_t *o
 	return true;
 }
 
+/* kube's sum() of an empty list is the zero of the list's element type,
+ * known here from the list's static type (int when unknown). */
+static cel_value_t typed_zero(const struct cel_node *n, cel_value_t recv, cel_value_t r)
+{
+	if (strcmp(n->name, "sum") || !n->type || recv.kind != CEL_LIST ||
+	    cel_list_size(recv.l) != 0)
+		return r;
+	if (!strcmp(n->type, "double"))
+		return cel_double(0);
+	if (!strcmp(n->type, "uint"))
+		return cel_uint(0);
+	if (!strcmp(n->type, "google.protobuf.Duration"))
+		return (cel_value_t){.kind = CEL_DURATION, .i = 0};
+	return r;
+}
+
 static cel_value_t ev_call(struct ev *e, const struct cel_node *n)
 {
 	cel_value_t r;
@@ -962,7 +1134,7 @@ static cel_value_t ev_call(struct ev *e, const struct cel_node *n)
 			continue;
 		r = (*f)->fn(e->c, args, na);
 		if (!is_no_overload(r))
-			return r;
+			return typed_zero(n, args[0], r);
 	}
 	return r;
 }
@@ -1003,7 +1175,7 @@ static int predicate(struct ev *e, const struct cel_node *p, struct acc *a)
 	if (v.kind == CEL_BOOL)
 		return v.b;
 	if (!cel_is_error(v))
-		v = cel_no_overload(e->c, "_&&_");
+		v = no_overload(e->c);
 	if (!cel_is_error(a->err))
 		a->err = v;
 	return -1;
@@ -1093,11 +1265,30 @@ static cel_value_t compr_result(struct ev *e, const struct cel_node *n, struct a
 	return cel_list_new(e->c, a->items, a->n);
 }
 
+/* optMap and optFlatMap: the transform of an optional's value. */
+static cel_value_t ev_opt_map(struct ev *e, const struct cel_node *n, cel_value_t r)
+{
+	if (r.kind != CEL_OPTIONAL)
+		return no_overload(e->c);
+	if (!r.opt)
+		return r;
+	const struct frame *saved = e->fr;
+	struct frame f = {saved, n->name, *r.opt};
+	e->fr = &f;
+	cel_value_t v = ev(e, n->b);
+	e->fr = saved;
+	if (cel_is_error(v) || n->op == M_OPT_FLAT_MAP)
+		return v.kind == CEL_OPTIONAL || cel_is_error(v) ? v : no_overload(e->c);
+	return cel_optional(e->c, &v);
+}
+
 static cel_value_t ev_compr(struct ev *e, const struct cel_node *n)
 {
 	cel_value_t r = ev(e, n->a);
 	if (cel_is_error(r))
 		return r;
+	if (n->op == M_OPT_MAP || n->op == M_OPT_FLAT_MAP)
+		return ev_opt_map(e, n, r);
 	if (r.kind != CEL_LIST && r.kind != CEL_MAP)
 		return cel_errorf(e->c, "no such overload: %s is not iterable", cel_type_name(r));
 	size_t size = r.kind == CEL_LIST ? r.l->n : r.m->n;
@@ -1127,7 +1318,9 @@ static cel_value_t ev_compr(struct ev *e, const struct cel_node *n)
 
 static cel_value_t ev(struct ev *e, const struct cel_node *n)
 {
-	if (e->c->over || !cel_cost(e->c, 1))
+	/* cel-go's costs, roughly: 1 a step, constants free, aggregates more */
+	uint64_t cost = n->kind == N_CONST ? 0 : n->kind == N_LIST ? 10 : n->kind == N_MAP ? 30 : 1;
+	if (e->c->over || !cel_cost(e->c, cost))
 		return cel_errorf(e->c, COST_MSG);
 	switch (n->kind) {
 	case N_CONST: return n->val;

@@ -142,7 +142,7 @@ CEL_FN(cel_r_find)
 	cel_value_t err;
 	const struct cel_re *re = cel_regex(c, a[1].s, &err);
 	if (!re)
-		return err;
+		return cel_errorf(c, "Illegal regex: %.*s", (int)err.s.len, err.s.p);
 	size_t so, eo;
 	int rc = cel_regex_find(c, re, a[0].s, 0, &so, &eo, &err);
 	if (rc < 0)
@@ -159,7 +159,7 @@ CEL_FN(cel_r_find_all)
 	cel_value_t err;
 	const struct cel_re *re = cel_regex(c, a[1].s, &err);
 	if (!re)
-		return err;
+		return cel_errorf(c, "Illegal regex: %.*s", (int)err.s.len, err.s.p);
 	struct cel_str s = a[0].s;
 	cel_value_t *items = cel_alloc(c, (s.len + 2) * sizeof(*items));
 	size_t k = 0, at = 0, so, eo;
@@ -341,4 +341,46 @@ CEL_FN(cel_opt_or_value)
 	if (a[0].kind != CEL_OPTIONAL)
 		return cel_no_overload(c, "orValue");
 	return a[0].opt ? *a[0].opt : a[1];
+}
+
+/* ---- optional types, version 2: first, last, unwrap ---- */
+
+static cel_value_t list_end(cel_ctx_t *c, const cel_value_t *a, bool last)
+{
+	if (a[0].kind != CEL_LIST)
+		return cel_no_overload(c, last ? "last" : "first");
+	size_t size = cel_list_size(a[0].l);
+	if (size == 0)
+		return cel_optional(c, NULL);
+	cel_value_t v = cel_list_at(c, a[0].l, last ? size - 1 : 0);
+	return cel_optional(c, &v);
+}
+
+CEL_FN(cel_opt_first)
+{
+	(void)n;
+	return list_end(c, a, false);
+}
+
+CEL_FN(cel_opt_last)
+{
+	(void)n;
+	return list_end(c, a, true);
+}
+
+CEL_FN(cel_opt_unwrap)
+{
+	(void)n;
+	if (a[0].kind != CEL_LIST)
+		return cel_no_overload(c, "optional.unwrap");
+	size_t size = cel_list_size(a[0].l), k = 0;
+	cel_value_t *items = cel_alloc(c, (size + 1) * sizeof(*items));
+	for (size_t i = 0; i < size; i++) {
+		cel_value_t v = cel_list_at(c, a[0].l, i);
+		if (v.kind != CEL_OPTIONAL)
+			return cel_no_overload(c, "optional.unwrap");
+		if (v.opt)
+			items[k++] = *v.opt;
+	}
+	return cel_list_new(c, items, k);
 }

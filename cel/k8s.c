@@ -13,7 +13,9 @@
  * 2^63-1, and add/sub (int64 while it fits, decimal after) follow
  * resource.ParseQuantity and Quantity.Add/Sub; asApproximateFloat repeats
  * Go's arithmetic (unscaled value times math.Pow10) so it gives the same
- * double. Decimals are digit strings in the evaluation's arena.
+ * double. Decimals are digit strings in the evaluation's arena. As in
+ * kube, sign is a global function (sign(q)), the rest are members; kube
+ * 1.33 has no mul/div.
  *
  * Semver follows github.com/blang/semver/v4's Parse and Compare (build
  * metadata ignored), and kube's normalization for semver(s, true).
@@ -32,7 +34,8 @@ bool k8s_cost_len(cel_ctx_t *c, size_t n)
 	return cel_cost(c, 1 + n / 10);
 }
 
-/* Length of the valid UTF-8 sequence at s[0..n), 0 when invalid. */
+/* Length of the valid UTF-8 sequence at s[0..n) (no overlong forms,
+ * surrogates or code points past U+10FFFF, as Go decodes), 0 when invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
 	size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
@@ -41,36 +44,69 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	for (size_t i = 1; i < len; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
 	return len;
+}
+
+/* Go's escape of byte ch in a quoted string, NULL when it stands as is. */
+static const char *quote_escape(unsigned char ch)
+{
+	static const char *const esc[] = {
+	    ['\a'] = "\\a", ['\b'] = "\\b", ['\f'] = "\\f", ['\n'] = "\\n", ['\r'] = "\\r",
+	    ['\t'] = "\\t", ['\v'] = "\\v", ['"'] = "\\\"", ['\\'] = "\\\\"};
+	return ch < sizeof(esc) / sizeof(esc[0]) ? esc[ch] : NULL;
+}
+
+static uint32_t utf8_decode(const unsigned char *u, size_t len)
+{
+	static const unsigned char lead[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+	uint32_t cp = u[0] & lead[len];
+	for (size_t i = 1; i < len; i++)
+		cp = cp << 6 | (u[i] & 0x3f);
+	return cp;
+}
+
+/* Whether Go's strconv.Quote escapes code point cp (not unicode.IsPrint):
+ * C1 controls, spaces but U+0020, format characters, private use and
+ * non-characters (the common cases; unassigned code points are kept). */
+static bool go_unprintable(uint32_t cp)
+{
+	static const uint32_t ranges[][2] = {
+	    {0x80, 0xa0},       {0xad, 0xad},        {0x600, 0x605},   {0x61c, 0x61c},
+	    {0x6dd, 0x6dd},     {0x70f, 0x70f},      {0x1680, 0x1680}, {0x180e, 0x180e},
+	    {0x2000, 0x200f},   {0x2028, 0x202f},    {0x205f, 0x206f}, {0x3000, 0x3000},
+	    {0xd800, 0xf8ff},   {0xfeff, 0xfeff},    {0xfff9, 0xfffb}, {0xfffe, 0xffff},
+	    {0xe0001, 0xe007f}, {0xf0000, 0x10ffff},
+	};
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+		if (cp >= ranges[i][0] && cp <= ranges[i][1])
+			return true;
+	return false;
 }
 
 const char *k8s_quote(cel_ctx_t *c, const char *s, size_t n)
 {
-	char *out = cel_alloc(c, n * 4 + 3), *o = out;
+	char *out = cel_alloc(c, n * 5 + 3), *o = out;
 	*o++ = '"';
 	for (size_t i = 0; i < n;) {
-		unsigned char ch = (unsigned char)s[i];
-		size_t u = ch >= 0x80 ? utf8_len((const unsigned char *)s + i, n - i) : 0;
-		if (u) {
-			memcpy(o, s + i, u);
-			o += u;
-			i += u;
-			continue;
-		}
-		const char *esc = ch == '"'    ? "\\\""
-				  : ch == '\\' ? "\\\\"
-				  : ch == '\n' ? "\\n"
-				  : ch == '\t' ? "\\t"
-				  : ch == '\r' ? "\\r"
-					       : NULL;
-		if (esc) {
-			o += sprintf(o, "%s", esc);
-		} else if (ch < 0x20 || ch >= 0x7f) {
-			o += sprintf(o, "\\x%02x", ch);
+		const unsigned char *u = (const unsigned char *)s + i;
+		size_t len = u[0] >= 0x80 ? utf8_len(u, n - i) : 0;
+		uint32_t cp = len ? utf8_decode(u, len) : 0;
+		if (len && go_unprintable(cp)) {
+			o += sprintf(o, cp > 0xffff ? "\\U%08x" : "\\u%04x", (unsigned)cp);
+		} else if (len) {
+			memcpy(o, u, len);
+			o += len;
+		} else if (quote_escape(u[0])) {
+			o += sprintf(o, "%s", quote_escape(u[0]));
+		} else if (u[0] < 0x20 || u[0] >= 0x7f) {
+			o += sprintf(o, "\\x%02x", u[0]);
 		} else {
-			*o++ = (char)ch;
+			*o++ = (char)u[0];
 		}
-		i++;
+		i += len ? len : 1;
 	}
 	*o++ = '"';
 	*o = '\0';
@@ -146,11 +182,13 @@ static int dnum_cmp(const struct dnum *a, const struct dnum *b)
 	return sa < 0 ? -m : m;
 }
 
-/* a + b (exact). 0, or -E2BIG when the result would pass QTY_MAX_DIGITS. */
+/* a + b (exact), its digits in the arena. 0, or -E2BIG when the result
+ * would pass QTY_MAX_DIGITS. */
 static int dnum_add(cel_ctx_t *c, const struct dnum *a, const struct dnum *b, struct dnum *out)
 {
-	if (a->n == 0 || b->n == 0) {
+	if (a->n == 0 || b->n == 0) { /* the other, its digits copied (they may be on a stack) */
 		*out = a->n ? *a : *b;
+		out->d = cel_strndup(c, out->d, out->n);
 		return 0;
 	}
 	int64_t lo = a->exp < b->exp ? a->exp : b->exp;
@@ -421,9 +459,9 @@ static const char *qty_parse_dec(cel_ctx_t *c, const struct qscan *sc, const str
 	const char *d = dig;
 	for (int left = sf->binary ? sf->exp : 0; left > 0; left -= 20)
 		d = mag_mul(c, d, nd, (uint32_t)1 << (left > 20 ? 20 : left), &nd);
-	struct dnum x =
-	    dnum_make(!sc->positive, d, nd, -(int64_t)nfrac + (sf->binary ? 0 : sf->exp));
-	int64_t nexp = x.exp;
+	/* inf.Dec's scale: a zero keeps it (0e-400 is 0 × 10^-400 to Go) */
+	int64_t nexp = -(int64_t)nfrac + (sf->binary ? 0 : sf->exp);
+	struct dnum x = dnum_make(!sc->positive, d, nd, nexp);
 	if (x.n) {
 		x = round_up_nano(c, x);
 		nexp = -9;

@@ -65,7 +65,7 @@ static int unhex(char ch)
 	return -1;
 }
 
-/* Whether the escape at s[i] (a '%') is refused in mode m; *bad its text. */
+/* Whether the escape at s[i] (a '%') is refused in mode m. */
 static bool bad_escape(struct cel_str s, size_t i, enum url_mode m)
 {
 	if (i + 2 >= s.len || unhex(s.p[i + 1]) < 0 || unhex(s.p[i + 2]) < 0)
@@ -140,6 +140,11 @@ struct kurl {
 	struct cel_str host;   /* unescaped, with the port */
 	struct cel_str path;   /* unescaped */
 	struct cel_str raw_path, raw_query;
+	struct cel_str opaque;   /* scheme:opaque */
+	struct cel_str user;     /* userinfo as written (has_user) */
+	struct cel_str fragment; /* unescaped */
+	struct cel_str esc_path; /* EscapedPath() */
+	bool has_user, force_query;
 };
 
 static bool valid_optional_port(struct cel_str p)
@@ -226,13 +231,15 @@ static bool valid_userinfo(struct cel_str s)
 }
 
 /* Go's parseAuthority: the host into *host. */
-static const char *url_authority(cel_ctx_t *c, struct cel_str a, struct cel_str *host)
+static const char *url_authority(cel_ctx_t *c, struct cel_str a, struct kurl *u)
 {
 	const char *at = last(a, '@'), *end = a.p + a.len;
-	const char *err = url_host(c, at ? sub(a, at + 1, end) : a, host);
+	const char *err = url_host(c, at ? sub(a, at + 1, end) : a, &u->host);
 	if (err || !at)
 		return err;
 	struct cel_str ui = sub(a, a.p, at), user, pass = {0}, tmp;
+	u->user = ui;
+	u->has_user = true;
 	if (!valid_userinfo(ui))
 		return "net/url: invalid userinfo";
 	const char *colon = memchr(ui.p, ':', ui.len);
@@ -287,6 +294,7 @@ static void url_query(struct cel_str *rest, struct kurl *u)
 		}
 	if (q == 1 && rest->p[rest->len - 1] == '?') {
 		rest->len--;
+		u->force_query = true;
 	} else if (first) {
 		u->raw_query =
 		    (struct cel_str){first + 1, (size_t)(rest->p + rest->len - first - 1)};
@@ -318,8 +326,10 @@ static const char *url_parse(cel_ctx_t *c, struct cel_str s, bool via_request, s
 	u->scheme.p = lower;
 	url_query(&rest, u);
 	if (!has_prefix(rest, "/")) {
-		if (u->scheme.len)
-			return NULL; /* opaque */
+		if (u->scheme.len) {
+			u->opaque = rest;
+			return NULL;
+		}
 		if (via_request)
 			return "invalid URI for request";
 		const char *slash = memchr(rest.p, '/', rest.len);
@@ -333,7 +343,7 @@ static const char *url_parse(cel_ctx_t *c, struct cel_str s, bool via_request, s
 		rest = slash ? sub(auth, slash, auth.p + auth.len) : (struct cel_str){"", 0};
 		if (slash)
 			auth.len = (size_t)(slash - auth.p);
-		if ((err = url_authority(c, auth, &u->host)))
+		if ((err = url_authority(c, auth, u)))
 			return err;
 	}
 	u->raw_path = rest;
@@ -363,6 +373,9 @@ static const char *url_parse_full(cel_ctx_t *c, struct cel_str s, struct kurl *u
 		return url_error(c, head, err);
 	if (hash && (err = url_unescape(c, sub(s, hash + 1, s.p + s.len), M_FRAGMENT, &frag)))
 		return url_error(c, s, err);
+	if (hash)
+		u->fragment = frag;
+	u->esc_path = valid_encoded_path(u->raw_path) ? u->raw_path : url_escape_path(c, u->path);
 	return NULL;
 }
 
@@ -371,12 +384,14 @@ static bool str_eq(struct cel_str a, struct cel_str b)
 	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
 }
 
-/* Same parts: what url.URL's String() would compare. */
+/* kube compares URL.String(): the same parts, written the same way. */
 static bool url_equal(const void *a, const void *b)
 {
 	const struct kurl *x = a, *y = b;
-	return str_eq(x->scheme, y->scheme) && str_eq(x->host, y->host) &&
-	       str_eq(x->raw_path, y->raw_path) && str_eq(x->raw_query, y->raw_query);
+	return str_eq(x->scheme, y->scheme) && str_eq(x->opaque, y->opaque) &&
+	       x->has_user == y->has_user && str_eq(x->user, y->user) && str_eq(x->host, y->host) &&
+	       str_eq(x->esc_path, y->esc_path) && x->force_query == y->force_query &&
+	       str_eq(x->raw_query, y->raw_query) && str_eq(x->fragment, y->fragment);
 }
 
 const struct cel_opaque_type k8s_url_type = {"kubernetes.URL", url_equal};
@@ -465,10 +480,7 @@ K8S_FN(k8s_url_escaped_path)
 	const struct kurl *u = url_arg(args, nargs);
 	if (!u)
 		return cel_no_overload(c, "getEscapedPath");
-	if (valid_encoded_path(u->raw_path))
-		return str_value(u->raw_path);
-	struct cel_str e = url_escape_path(c, u->path);
-	return str_value(e);
+	return str_value(u->esc_path);
 }
 
 /* The map of key -> list of values from n (key, value) pairs, keys in

@@ -18,9 +18,15 @@
 #include <stdlib.h>
 
 #include "cel/ast.h"
+#include "cel/std.h"
 #include "lib/log.h"
 
 #define MAX_DEPTH 250 /* cel-go's default parser recursion limit */
+/* Left-associative chains (a + b + c ...) nest without recursing in the
+ * parser, but the tree's depth is what the checker and the evaluator recurse
+ * on: bounded too, so that a long chain cannot exhaust a small stack. */
+#define MAX_CHAIN  2000
+#define MAX_ERRORS 100 /* cel-go's default limit of errors reported */
 
 /* ---- program memory ---- */
 
@@ -77,6 +83,15 @@ struct parser {
 	unsigned errpos;
 	const struct cel_env *env;
 	int in_format; /* inside format()'s arguments: mixed literals allowed */
+	int chain;     /* operators of left-associative chains on the current path */
+	/* The checker reports every error, as cel-go's does (the parser stops
+	 * at its first). */
+	bool checking;
+	struct {
+		unsigned pos;
+		char *msg;
+	} errs[MAX_ERRORS];
+	size_t nerrs;
 };
 
 static void perr(struct parser *ps, unsigned pos, const char *fmt, ...)
@@ -84,15 +99,21 @@ static void perr(struct parser *ps, unsigned pos, const char *fmt, ...)
 
 static void perr(struct parser *ps, unsigned pos, const char *fmt, ...)
 {
-	if (ps->err)
+	if (ps->err || (ps->checking && ps->nerrs == MAX_ERRORS))
 		return;
 	va_list ap;
 	va_start(ap, fmt);
 	char buf[512];
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	ps->err = strdup(buf);
-	KB_REQUIRE(ps->err != NULL);
+	char *msg = strdup(buf);
+	KB_REQUIRE(msg != NULL);
+	if (ps->checking) {
+		ps->errs[ps->nerrs].pos = pos;
+		ps->errs[ps->nerrs++].msg = msg;
+		return;
+	}
+	ps->err = msg;
 	ps->errpos = pos;
 }
 
@@ -214,18 +235,14 @@ static bool lex_string(struct parser *ps, size_t start, bool raw, bool bytes)
 	char q = s[ps->at];
 	bool triple = ps->at + 2 < ps->n && s[ps->at + 1] == q && s[ps->at + 2] == q;
 	size_t i = ps->at + (triple ? 3 : 1);
-	char *out = pmalloc(ps->prog, ps->n * 4 + 1);
+	char *out = pmalloc(ps->prog, ps->n - ps->at + 1); /* escapes never grow */
 	size_t o = 0;
 	for (;;) {
 		if (i >= ps->n || (!triple && (s[i] == '\n' || s[i] == '\r')))
 			goto unterminated;
 		if (s[i] == q && (!triple || (i + 2 < ps->n && s[i + 1] == q && s[i + 2] == q)))
 			break;
-		if (s[i] == '\\' && raw) {
-			out[o++] = s[i++];
-			if (i < ps->n && (s[i] == q || s[i] == '\\'))
-				out[o++] = s[i++];
-		} else if (s[i] == '\\') {
+		if (s[i] == '\\' && !raw) {
 			i++;
 			if (i >= ps->n || lex_escape(s, ps->n, &i, out, &o, bytes) < 0) {
 				perr(ps, (unsigned)start,
@@ -327,8 +344,11 @@ static bool lex_punct(struct parser *ps)
 			return true;
 		}
 	}
-	perr(ps, (unsigned)ps->at, "Syntax error: token recognition error at: '%c'",
-	     ps->src[ps->at]);
+	size_t len = 1; /* the whole character, not a byte of it */
+	while (ps->at + len < ps->n && ((unsigned char)ps->src[ps->at + len] & 0xc0) == 0x80)
+		len++;
+	perr(ps, (unsigned)ps->at, "Syntax error: token recognition error at: '%.*s'", (int)len,
+	     ps->src + ps->at);
 	return false;
 }
 
@@ -413,8 +433,35 @@ static bool expect(struct parser *ps, const char *punct)
 	}
 	char want[8];
 	snprintf(want, sizeof(want), "'%s'", punct);
-	unexpected(ps, want);
+	/* ANTLR's single-token insertion: a closer missing at the end */
+	if (ps->t.kind == T_EOF && strchr(")]}", punct[0]))
+		perr(ps, ps->t.pos, "Syntax error: missing %s at '<EOF>'", want);
+	else
+		unexpected(ps, want);
 	return false;
+}
+
+/* The kind of the token after the current one. */
+static enum tk peek(const struct parser *ps)
+{
+	struct parser copy = *ps;
+	copy.err = NULL;
+	next(&copy);
+	free(copy.err);
+	return copy.t.kind;
+}
+
+/* Input left after a whole expression: ANTLR's single-token deletion
+ * ("extraneous input") when only one token is left, else a mismatch. */
+static void trailing(struct parser *ps)
+{
+	if (ps->t.kind == T_ERROR)
+		return;
+	if (peek(ps) == T_EOF)
+		perr(ps, ps->t.pos, "Syntax error: extraneous input '%.*s' expecting <EOF>",
+		     (int)ps->t.len, ps->t.p);
+	else
+		unexpected(ps, "<EOF>");
 }
 
 /* ---- nodes ---- */
@@ -446,78 +493,100 @@ static const char *expr_expecting = "{'[', '{', '(', '.', '-', '!', 'true', 'fal
 static struct cel_node *parse_expr(struct parser *ps);
 
 /* Comma-separated expressions up to close; *out and *nout. */
+/* A growing list of parsed expressions (program memory; the parser's
+ * frames stay small however long a literal is). */
+struct items {
+	struct cel_node **v, **v2;
+	bool *opt;
+	size_t n, cap;
+};
+
+static void items_add(struct parser *ps, struct items *it, struct cel_node *a, struct cel_node *b,
+		      bool opt)
+{
+	if (it->n == it->cap) {
+		size_t cap = it->cap ? it->cap * 2 : 8;
+		struct cel_node **v = pmalloc(ps->prog, (cap + 1) * sizeof(*v));
+		struct cel_node **v2 = pmalloc(ps->prog, (cap + 1) * sizeof(*v2));
+		bool *o = pmalloc(ps->prog, cap + 1);
+		if (it->n) {
+			memcpy(v, it->v, it->n * sizeof(*v));
+			memcpy(v2, it->v2, it->n * sizeof(*v2));
+			memcpy(o, it->opt, it->n);
+		}
+		it->v = v;
+		it->v2 = v2;
+		it->opt = o;
+		it->cap = cap;
+	}
+	it->v[it->n] = a;
+	it->v2[it->n] = b;
+	it->opt[it->n++] = opt;
+}
+
+/* Comma-separated expressions up to close; *out and *nout. */
 static bool parse_args(struct parser *ps, const char *close, struct cel_node ***out, size_t *nout,
 		       bool **optf)
 {
-	struct cel_node *items[1024];
-	bool opts[1024];
-	size_t n = 0;
+	struct items it = {0};
 	while (!is(ps, close)) {
-		if (n == 1024) {
-			perr(ps, ps->t.pos, "too many arguments");
-			return false;
-		}
-		opts[n] = false;
+		bool opt = false;
 		if (optf && is(ps, "?")) {
-			opts[n] = true;
+			opt = true;
 			next(ps);
 		}
-		items[n] = parse_expr(ps);
-		if (!items[n])
+		struct cel_node *e = parse_expr(ps);
+		if (!e)
 			return false;
-		n++;
+		items_add(ps, &it, e, NULL, opt);
 		if (!is(ps, ","))
 			break;
 		next(ps);
 	}
 	if (!expect(ps, close))
 		return false;
-	*out = pmalloc(ps->prog, (n + 1) * sizeof(**out));
-	memcpy(*out, items, n * sizeof(*items));
-	*nout = n;
-	if (optf) {
-		*optf = pmalloc(ps->prog, n + 1);
-		memcpy(*optf, opts, n);
+	if (!it.n) { /* empty: arrays all the same */
+		items_add(ps, &it, NULL, NULL, false);
+		it.n = 0;
 	}
+	*out = it.v;
+	*nout = it.n;
+	if (optf)
+		*optf = it.opt;
 	return true;
 }
 
 static struct cel_node *parse_map(struct parser *ps, unsigned pos)
 {
 	struct cel_node *n = node(ps, N_MAP, pos);
-	struct cel_node *keys[1024], *vals[1024];
-	bool opts[1024];
-	size_t k = 0;
+	struct items it = {0};
 	while (!is(ps, "}")) {
-		if (k == 1024) {
-			perr(ps, ps->t.pos, "too many map entries");
-			return NULL;
-		}
-		opts[k] = false;
+		bool opt = false;
 		if (is(ps, "?")) {
-			opts[k] = true;
+			opt = true;
 			next(ps);
 		}
-		keys[k] = parse_expr(ps);
-		if (!keys[k] || !expect(ps, ":"))
+		struct cel_node *k = parse_expr(ps);
+		if (!k || !expect(ps, ":"))
 			return NULL;
-		vals[k] = parse_expr(ps);
-		if (!vals[k])
+		struct cel_node *v = parse_expr(ps);
+		if (!v)
 			return NULL;
-		k++;
+		items_add(ps, &it, k, v, opt);
 		if (!is(ps, ","))
 			break;
 		next(ps);
 	}
 	if (!expect(ps, "}"))
 		return NULL;
-	n->args = pmalloc(ps->prog, (k + 1) * sizeof(*keys));
-	n->args2 = pmalloc(ps->prog, (k + 1) * sizeof(*vals));
-	n->optf = pmalloc(ps->prog, k + 1);
-	memcpy(n->args, keys, k * sizeof(*keys));
-	memcpy(n->args2, vals, k * sizeof(*vals));
-	memcpy(n->optf, opts, k);
-	n->nargs = k;
+	if (!it.n) { /* empty: arrays all the same */
+		items_add(ps, &it, NULL, NULL, false);
+		it.n = 0;
+	}
+	n->args = it.v;
+	n->args2 = it.v2;
+	n->optf = it.opt;
+	n->nargs = it.n;
 	return n;
 }
 
@@ -541,8 +610,9 @@ static struct cel_node *parse_ident_primary(struct parser *ps, bool leading_dot,
 	next(ps);
 	const char *name = pstrndup(ps->prog, t.p, t.len);
 	if (is(ps, "(")) {
+		unsigned open = ps->t.pos; /* cel-go places a call at its '(' */
 		next(ps);
-		return make_call(ps, name, NULL, t.pos);
+		return make_call(ps, name, NULL, open);
 	}
 	if (is(ps, "{")) {
 		perr(ps, ps->t.pos, "message construction is not supported: %s", name);
@@ -631,8 +701,9 @@ static struct cel_node *parse_member(struct parser *ps)
 			next(ps);
 			const char *name = pstrndup(ps->prog, f.p, f.len);
 			if (!opt && is(ps, "(")) {
+				unsigned open = ps->t.pos;
 				next(ps);
-				e = make_call(ps, name, e, f.pos);
+				e = make_call(ps, name, e, open);
 				continue;
 			}
 			struct cel_node *s = node(ps, N_SELECT, pos);
@@ -677,13 +748,9 @@ static struct cel_node *parse_unary(struct parser *ps)
 				perr(ps, t.pos, "invalid int literal");
 				return NULL;
 			}
-			struct cel_node *lit = constant(ps, cel_int((int64_t)(0 - t.val.u)), pos);
 			ps->depth--;
-			/* a literal may still be followed by member access: (-1).x is rare */
-			return lit;
+			return constant(ps, cel_int((int64_t)(0 - t.val.u)), pos);
 		}
-		if (neg && ps->t.kind == T_DOUBLE && false)
-			return NULL;
 		struct cel_node *operand = parse_unary(ps);
 		ps->depth--;
 		if (!operand)
@@ -713,15 +780,27 @@ static int binop_of(struct parser *ps, int level)
 	return -1;
 }
 
+static bool chain_link(struct parser *ps, int *links)
+{
+	(*links)++;
+	if (++ps->chain > MAX_CHAIN) {
+		perr(ps, ps->t.pos, "expression recursion limit exceeded: %d", MAX_DEPTH);
+		return false;
+	}
+	return true;
+}
+
 /* Left-associative binary levels: 1 relations, 2 additive, 3 multiplicative. */
 static struct cel_node *parse_binary(struct parser *ps, int level)
 {
 	struct cel_node *l = level == 4 ? parse_unary(ps) : parse_binary(ps, level + 1);
 	if (level == 4)
 		return l;
-	int op;
+	int op, links = 0;
 	while (l && (op = binop_of(ps, level)) >= 0) {
 		unsigned pos = ps->t.pos;
+		if (!chain_link(ps, &links))
+			return NULL;
 		next(ps);
 		struct cel_node *r = parse_binary(ps, level + 1);
 		if (!r)
@@ -732,14 +811,18 @@ static struct cel_node *parse_binary(struct parser *ps, int level)
 		n->b = r;
 		l = n;
 	}
+	ps->chain -= links;
 	return l;
 }
 
 static struct cel_node *parse_logical(struct parser *ps, bool isor)
 {
 	struct cel_node *l = isor ? parse_logical(ps, false) : parse_binary(ps, 1);
+	int links = 0;
 	while (l && is(ps, isor ? "||" : "&&")) {
 		unsigned pos = ps->t.pos;
+		if (!chain_link(ps, &links))
+			return NULL;
 		next(ps);
 		struct cel_node *r = isor ? parse_logical(ps, false) : parse_binary(ps, 1);
 		if (!r)
@@ -749,6 +832,7 @@ static struct cel_node *parse_logical(struct parser *ps, bool isor)
 		n->b = r;
 		l = n;
 	}
+	ps->chain -= links;
 	return l;
 }
 
@@ -799,7 +883,6 @@ static const struct macro macros[] = {
     {"all", 2, M_ALL, false, 0},
     {"exists", 2, M_EXISTS, false, 0},
     {"exists_one", 2, M_EXISTS_ONE, false, 0},
-    {"existsOne", 2, M_EXISTS_ONE, false, 0},
     {"map", 2, M_MAP, false, 0},
     {"map", 3, M_MAP, false, 1},
     {"filter", 2, M_FILTER, false, 0},
@@ -813,6 +896,8 @@ static const struct macro macros[] = {
     {"transformMap", 4, M_TMAP, true, 1},
     {"transformMapEntry", 3, M_TMAP_ENTRY, true, 0},
     {"transformMapEntry", 4, M_TMAP_ENTRY, true, 1},
+    {"optMap", 2, M_OPT_MAP, false, 0},
+    {"optFlatMap", 2, M_OPT_FLAT_MAP, false, 0},
     {NULL, 0, 0, false, 0},
 };
 
@@ -859,9 +944,18 @@ static struct cel_node *make_call(struct parser *ps, const char *name, struct ce
 		args[0]->op = 1;
 		return args[0];
 	}
-	for (const struct macro *m = macros; target && m->name; m++)
-		if (strcmp(m->name, name) == 0 && (size_t)m->nargs == nargs)
-			return expand(ps, m, target, args, pos);
+	for (const struct macro *m = macros; target && m->name; m++) {
+		bool optional = m->kind == M_OPT_MAP || m->kind == M_OPT_FLAT_MAP;
+		if (strcmp(m->name, name) || (size_t)m->nargs != nargs ||
+		    (optional && !(ps->env->libs & CEL_LIB_OPTIONAL)))
+			continue;
+		if (optional && args[0]->kind != N_IDENT) {
+			perr(ps, args[0]->pos, "%s() variable name must be a simple identifier",
+			     m->name);
+			return NULL;
+		}
+		return expand(ps, m, target, args, pos);
+	}
 	struct cel_node *n = node(ps, N_CALL, pos);
 	n->name = name;
 	n->a = target;
@@ -957,9 +1051,25 @@ static char *qualified(struct parser *ps, const struct cel_node *n, const struct
 static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
 		    const json_t **schema);
 
+static const char *schema_type(struct parser *ps, const json_t *s);
+
+/* kube's embedded resources' metadata: name and generateName only. */
+static const json_t *embedded_metadata(struct parser *ps)
+{
+	cel_program_t *p = ps->prog;
+	if (!p->owned)
+		p->owned = json_array();
+	if (json_array_size(p->owned) == 0)
+		json_array_append_new(p->owned,
+				      json_pack("{s:s, s:{s:{s:s}, s:{s:s}}}", "type", "object",
+						"properties", "name", "type", "string",
+						"generateName", "type", "string"));
+	return json_array_get(p->owned, 0);
+}
+
 /* The schema of property name (escaped as kube does) in object schema s;
  * false when s declares properties and name is none of them. */
-static bool schema_field(const json_t *s, const char *name, const json_t **out)
+static bool schema_field(struct parser *ps, const json_t *s, const char *name, const json_t **out)
 {
 	*out = NULL;
 	if (!s)
@@ -970,10 +1080,15 @@ static bool schema_field(const json_t *s, const char *name, const json_t **out)
 		*out = addl;
 		return true;
 	}
-	if (json_is_true(json_object_get(s, "x-kubernetes-embedded-resource")) &&
-	    (!strcmp(name, "apiVersion") || !strcmp(name, "kind") || !strcmp(name, "metadata"))) {
-		*out = json_object_get(props, name);
-		return true;
+	if (json_is_true(json_object_get(s, "x-kubernetes-embedded-resource"))) {
+		if (!strcmp(name, "apiVersion") || !strcmp(name, "kind")) {
+			*out = json_object_get(props, name);
+			return true;
+		}
+		if (!strcmp(name, "metadata")) {
+			*out = embedded_metadata(ps);
+			return true;
+		}
 	}
 	if (!json_is_object(props))
 		return true;
@@ -982,6 +1097,16 @@ static bool schema_field(const json_t *s, const char *name, const json_t **out)
 		return false;
 	*out = json_object_get(props, buf);
 	return *out != NULL;
+}
+
+/* cel-go's error for a selection on a value of a scalar type. */
+static bool scalar_select(struct parser *ps, const struct cel_node *n, const json_t *s)
+{
+	const char *t = schema_type(ps, s);
+	if (!t || !strncmp(t, "list(", 5))
+		return true;
+	perr(ps, n->pos, "type '%s' does not support field selection", t);
+	return false;
 }
 
 static bool resolve_select(struct parser *ps, struct cel_node *n, const struct scope *sc,
@@ -996,7 +1121,9 @@ static bool resolve_select(struct parser *ps, struct cel_node *n, const struct s
 	const json_t *s = NULL;
 	if (!resolve(ps, n->a, sc, &s))
 		return false;
-	if (s && !schema_field(s, n->name, schema)) {
+	if (s && !scalar_select(ps, n, s))
+		return false;
+	if (s && !schema_field(ps, s, n->name, schema)) {
 		perr(ps, n->pos, "undefined field '%s'", n->name);
 		return false;
 	}
@@ -1048,6 +1175,25 @@ static bool literal_arg(struct parser *ps, struct cel_node *n)
 	return !cel_is_error(r);
 }
 
+/* cel-go's check of "...".format([...]) with a constant format string. */
+static bool format_arg(struct parser *ps, struct cel_node *n)
+{
+	if (!n->a || strcmp(n->name, "format") || n->a->kind != N_CONST ||
+	    n->a->val.kind != CEL_STRING || n->nargs != 1 || n->args[0]->kind != N_LIST)
+		return true;
+	const struct cel_node *list = n->args[0];
+	const char **types = pmalloc(ps->prog, (list->nargs + 1) * sizeof(*types));
+	for (size_t i = 0; i < list->nargs; i++)
+		types[i] = list->args[i]->type;
+	char msg[512];
+	long bad;
+	if (cel_format_check(n->a->val.s.p, n->a->val.s.len, types, list->nargs, msg, sizeof(msg),
+			     &bad) == 0)
+		return true;
+	perr(ps, bad >= 0 ? list->args[bad]->pos : n->pos, "%s", msg);
+	return false;
+}
+
 static bool resolve_call(struct parser *ps, struct cel_node *n, const struct scope *sc)
 {
 	char *q = n->a ? qualified(ps, n->a, sc) : NULL;
@@ -1074,6 +1220,11 @@ static bool resolve_call(struct parser *ps, struct cel_node *n, const struct sco
 			     root->name);
 		else
 			perr(ps, n->pos, "undeclared reference to '%s' (in container '')", n->name);
+		const json_t *ignored;
+		if (n->a && !q)
+			resolve(ps, n->a, sc, &ignored);
+		for (size_t i = 0; i < n->nargs; i++)
+			resolve(ps, n->args[i], sc, &ignored);
 		return false;
 	}
 	const json_t *s;
@@ -1085,7 +1236,7 @@ static bool resolve_call(struct parser *ps, struct cel_node *n, const struct sco
 		if (!resolve(ps, n->args[i], sc, &s))
 			return false;
 	ps->in_format -= format;
-	return regex_arg(ps, n) && literal_arg(ps, n);
+	return regex_arg(ps, n) && literal_arg(ps, n) && format_arg(ps, n);
 }
 
 static const json_t *items_schema(const json_t *s)
@@ -1290,6 +1441,9 @@ static bool check_bin(struct parser *ps, struct cel_node *n)
 		n->type = "bool";
 	if (n->op == B_IN) {
 		n->type = "bool";
+		if (a && b && !strncmp(b, "list(", 5) &&
+		    (strlen(b) != strlen(a) + 6 || strncmp(b + 5, a, strlen(a))))
+			return no_overload(ps, n, "@in", a, b);
 		return true;
 	}
 	if (!a || !b)
@@ -1422,6 +1576,85 @@ static bool check_logic(struct parser *ps, struct cel_node *n)
 	return true;
 }
 
+/* The argument types of a call as cel-go writes them: "(int, string)",
+ * "string.(int)" for a member call; dyn where unknown. */
+static void call_signature(const struct cel_node *n, char *out, size_t cap)
+{
+	size_t used = 0;
+	if (n->a)
+		used += (size_t)snprintf(out, cap, "%s.", n->a->type ? n->a->type : "dyn");
+	used += (size_t)snprintf(out + used, cap - used, "(");
+	for (size_t i = 0; i < n->nargs && used < cap; i++)
+		used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? ", " : "",
+					 n->args[i]->type ? n->args[i]->type : "dyn");
+	if (used < cap)
+		snprintf(out + used, cap - used, ")");
+}
+
+/* A call with a number of arguments no overload takes. */
+static bool check_arity(struct parser *ps, const struct cel_node *n)
+{
+	size_t total = n->nargs + (n->a ? 1 : 0);
+	for (const struct cel_func **f = n->funcs; f && *f; f++)
+		if ((*f)->nargs < 0 || (size_t)(*f)->nargs == total)
+			return true;
+	if (!n->funcs)
+		return true;
+	char sig[256];
+	call_signature(n, sig, sizeof(sig));
+	perr(ps, n->pos, "found no matching overload for '%s' applied to '%s'", n->name, sig);
+	return false;
+}
+
+/* The receiver kinds the standard and generic member functions take. */
+static const struct {
+	const char *name, *kinds;
+} receivers[] = {
+    {"contains", " string "},
+    {"startsWith", " string "},
+    {"endsWith", " string "},
+    {"matches", " string "},
+    {"charAt", " string "},
+    {"lowerAscii", " string "},
+    {"upperAscii", " string "},
+    {"replace", " string "},
+    {"split", " string "},
+    {"substring", " string "},
+    {"trim", " string "},
+    {"find", " string "},
+    {"findAll", " string "},
+    {"indexOf", " string list "},
+    {"lastIndexOf", " string list "},
+    {"size", " string bytes list map "},
+    {"isSorted", " list "},
+    {"sum", " list "},
+    {"min", " list "},
+    {"max", " list "},
+    {"join", " list "},
+};
+
+/* cel-go's "found no matching overload for 'f' applied to 'int.(string)'"
+ * for a member call on a receiver of a known type the function does not
+ * take. */
+static bool check_receiver(struct parser *ps, const struct cel_node *n)
+{
+	if (!n->a || !n->a->type)
+		return true;
+	char kind[64], key[70];
+	snprintf(kind, sizeof(kind), "%.*s", (int)strcspn(n->a->type, "("), n->a->type);
+	snprintf(key, sizeof(key), " %s ", kind);
+	for (size_t k = 0; k < sizeof(receivers) / sizeof(receivers[0]); k++) {
+		if (strcmp(receivers[k].name, n->name) || strstr(receivers[k].kinds, key))
+			continue;
+		char sig[256];
+		call_signature(n, sig, sizeof(sig));
+		perr(ps, n->pos, "found no matching overload for '%s' applied to '%s'", n->name,
+		     sig);
+		return false;
+	}
+	return true;
+}
+
 static bool check_type(struct parser *ps, struct cel_node *n, const json_t *schema)
 {
 	switch (n->kind) {
@@ -1449,7 +1682,11 @@ static bool check_type(struct parser *ps, struct cel_node *n, const json_t *sche
 		for (size_t k = 0; k < sizeof(call_types) / sizeof(call_types[0]); k++)
 			if (!strcmp(call_types[k].name, n->name))
 				n->type = call_types[k].type;
-		return true;
+		/* min, max, sum of a typed list: its element type */
+		if (n->a && n->a->type && !strncmp(n->a->type, "list(", 5) &&
+		    (!strcmp(n->name, "sum") || !strcmp(n->name, "min") || !strcmp(n->name, "max")))
+			n->type = pstrndup(ps->prog, n->a->type + 5, strlen(n->a->type) - 6);
+		return check_arity(ps, n) && check_receiver(ps, n);
 	}
 	return true;
 }
@@ -1459,9 +1696,12 @@ static bool check_type(struct parser *ps, struct cel_node *n, const json_t *sche
 static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
 		    const json_t **schema)
 {
-	if (!resolve_node(ps, n, sc, schema))
-		return false;
-	return check_type(ps, n, *schema);
+	if (!resolve_node(ps, n, sc, schema)) {
+		*schema = NULL; /* reported; the checker goes on with the rest */
+		return true;
+	}
+	check_type(ps, n, *schema);
+	return true;
 }
 
 /* ---- the program ---- */
@@ -1493,15 +1733,47 @@ static char *format_error(const char *src, unsigned pos, const char *msg)
 	return out;
 }
 
+/* The checker's errors, by position, each displayed as cel-go does, one
+ * after the other (malloc'd); frees them. */
+static char *check_errors(struct parser *ps)
+{
+	for (size_t i = 1; i < ps->nerrs; i++) /* stable: same place, same order */
+		for (size_t j = i; j > 0 && ps->errs[j - 1].pos > ps->errs[j].pos; j--) {
+			unsigned pos = ps->errs[j].pos;
+			char *msg = ps->errs[j].msg;
+			ps->errs[j] = ps->errs[j - 1];
+			ps->errs[j - 1].pos = pos;
+			ps->errs[j - 1].msg = msg;
+		}
+	char *out = NULL;
+	size_t len = 0;
+	for (size_t i = 0; i < ps->nerrs; i++) {
+		char *one = format_error(ps->src, ps->errs[i].pos, ps->errs[i].msg);
+		size_t l = strlen(one);
+		out = realloc(out, len + l + 2);
+		KB_REQUIRE(out != NULL);
+		if (len)
+			out[len++] = '\n';
+		memcpy(out + len, one, l + 1);
+		len += l;
+		free(one);
+		free(ps->errs[i].msg);
+	}
+	return out;
+}
+
 cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t max_len, char **err)
 {
 	static const struct cel_env empty = {0};
 	*err = NULL;
 	size_t len = strlen(expr);
 	if (max_len && len > max_len) {
-		char msg[128];
-		snprintf(msg, sizeof(msg), "expression size %zu exceeds the limit %zu", len,
-			 max_len);
+		char msg[160];
+		snprintf(
+		    msg, sizeof(msg),
+		    "ERROR: <input>:-1:0: expression code point size exceeds limit: size: %zu, "
+		    "limit %zu",
+		    len, max_len);
 		*err = strdup(msg);
 		return NULL;
 	}
@@ -1512,15 +1784,22 @@ cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t m
 	next(&ps);
 	p->root = ps.t.kind == T_ERROR ? NULL : parse_expr(&ps);
 	if (p->root && ps.t.kind != T_EOF)
-		unexpected(&ps, "<EOF>");
+		trailing(&ps);
 	const json_t *schema;
-	if (!ps.err && p->root)
-		resolve(&ps, p->root, NULL, &schema);
 	if (!ps.err && !p->root)
 		perr(&ps, 0, "Syntax error: invalid expression");
-	if (ps.err) {
-		*err = format_error(p->source, ps.errpos, ps.err);
+	if (!ps.err) {
+		ps.checking = true;
+		resolve(&ps, p->root, NULL, &schema);
+		if (ps.nerrs)
+			ps.err = check_errors(&ps);
+	} else {
+		char *msg = format_error(p->source, ps.errpos, ps.err);
 		free(ps.err);
+		ps.err = msg;
+	}
+	if (ps.err) {
+		*err = ps.err;
 		cel_program_free(p);
 		return NULL;
 	}
@@ -1532,6 +1811,7 @@ void cel_program_free(cel_program_t *p)
 	if (!p)
 		return;
 	cel_re_free_all(p->regexes);
+	json_decref(p->owned);
 	for (struct cel_block *b = p->mem, *nb; b; b = nb) {
 		nb = b->next;
 		free(b);

@@ -119,6 +119,7 @@ static struct cel_re *compile(const char *pat, size_t len, char **err)
 		*err = compile_error(code, pat, len);
 		return NULL;
 	}
+	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* when available; the match limit holds */
 	struct cel_re *r = calloc(1, sizeof(*r));
 	KB_REQUIRE(r != NULL);
 	r->pat = malloc(len + 1);

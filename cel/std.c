@@ -5,7 +5,8 @@
  * the table entries of the generic libraries kube enables, each tagged with
  * its CEL_LIB_* flag: cel-go's ext strings (version 2), kube's lists and
  * regex libraries, ext sets, ext encoders and the optional types' functions
- * (strings.c holds the ext strings functions, lists.c the others).
+ * (strings.c and format.c hold the ext strings functions, ext.c the
+ * others, time.c the calendar and time zones, regex.c the patterns).
  */
 #include <errno.h>
 #include <ctype.h>
@@ -15,7 +16,7 @@
 
 #include "cel/cel_impl.h"
 #include "cel/std.h"
-#include "cel/time.h"
+#include "cel/cel_time.h"
 
 /* ---- text helpers ---- */
 
@@ -97,7 +98,8 @@ long cel_base64_decode(const char *in, size_t n, char *out)
 	return (long)o;
 }
 
-/* Go's strconv.FormatFloat(d, 'g', -1, 64). */
+/* Go's %g of a float64 (strconv.FormatFloat(d, 'g', -1, 64)), as cel-go's
+ * string(double): shortest digits, exponent form below 1e-4 and from 1e6. */
 static int format_double(double d, char *buf, size_t cap)
 {
 	if (isnan(d))
@@ -112,7 +114,7 @@ static int format_double(double d, char *buf, size_t cap)
 			break;
 	}
 	int exp = atoi(strchr(e, 'e') + 1);
-	if (exp < -4 || exp >= 21) {
+	if (exp < -4 || exp >= 6) {
 		char *m = strchr(e, 'e');
 		*m = 0;
 		return snprintf(buf, cap, "%se%c%02d", e, exp < 0 ? '-' : '+', abs(exp));
@@ -311,9 +313,12 @@ static cel_value_t f_double(cel_ctx_t *c, const cel_value_t *a, size_t n)
 			return parse_error(c, "ParseFloat", a[0].s, -EINVAL);
 		memcpy(buf, a[0].s.p, a[0].s.len);
 		buf[a[0].s.len] = 0;
+		errno = 0;
 		double d = strtod(buf, &end);
 		if (*end || (buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X')))
 			return parse_error(c, "ParseFloat", a[0].s, -EINVAL);
+		if (errno == ERANGE && isinf(d))
+			return parse_error(c, "ParseFloat", a[0].s, -ERANGE);
 		return cel_double(d);
 	default: return cel_no_overload(c, "double");
 	}
@@ -359,6 +364,27 @@ static cel_value_t f_bool(cel_ctx_t *c, const cel_value_t *a, size_t n)
 	return parse_error(c, "ParseBool", a[0].s, -EINVAL);
 }
 
+/* Go's "time: unknown unit "d" in duration "1d"": the first unit not known. */
+static cel_value_t unknown_unit(cel_ctx_t *c, struct cel_str s)
+{
+	static const char *const known[] = {"ns", "us", "\xc2\xb5s", "\xce\xbcs", "ms",
+					    "s",  "m",  "h",         NULL};
+	for (size_t i = 0; i < s.len;) {
+		while (i < s.len && (strchr("0123456789.+-", s.p[i])))
+			i++;
+		size_t u = i;
+		while (i < s.len && !strchr("0123456789.", s.p[i]))
+			i++;
+		bool ok = false;
+		for (int k = 0; known[k]; k++)
+			ok = ok || (strlen(known[k]) == i - u && !memcmp(known[k], s.p + u, i - u));
+		if (!ok)
+			return cel_errorf(c, "time: unknown unit \"%.*s\" in duration \"%.*s\"",
+					  (int)(i - u), s.p + u, (int)s.len, s.p);
+	}
+	return cel_errorf(c, "time: invalid duration \"%.*s\"", (int)s.len, s.p);
+}
+
 static cel_value_t f_duration(cel_ctx_t *c, const cel_value_t *a, size_t n)
 {
 	(void)n;
@@ -370,8 +396,11 @@ static cel_value_t f_duration(cel_ctx_t *c, const cel_value_t *a, size_t n)
 	if (a[0].kind != CEL_STRING)
 		return cel_no_overload(c, "duration");
 	int rc = cel_parse_duration(a[0].s.p, a[0].s.len, &ns);
-	if (rc == -ERANGE)
-		return cel_errorf(c, "time: invalid duration \"%.*s\"", (int)a[0].s.len, a[0].s.p);
+	if (rc == -ENODATA)
+		return cel_errorf(c, "time: missing unit in duration \"%.*s\"", (int)a[0].s.len,
+				  a[0].s.p);
+	if (rc == -ENOENT)
+		return unknown_unit(c, a[0].s);
 	if (rc < 0)
 		return cel_errorf(c, "time: invalid duration \"%.*s\"", (int)a[0].s.len, a[0].s.p);
 	return (cel_value_t){.kind = CEL_DURATION, .i = ns};
@@ -384,20 +413,21 @@ static cel_value_t f_timestamp(cel_ctx_t *c, const cel_value_t *a, size_t n)
 	if (a[0].kind == CEL_TIMESTAMP)
 		return a[0];
 	if (a[0].kind == CEL_INT) {
-		if (a[0].i < CEL_MIN_TS_SECONDS || a[0].i > CEL_MAX_TS_SECONDS)
+		if (a[0].i < CEL_MIN_TS_SECONDS || a[0].i > CEL_MAX_TS_SECONDS ||
+		    __builtin_mul_overflow(a[0].i, 1000000000, &ns))
 			return cel_errorf(c, "timestamp overflow");
-		return (cel_value_t){.kind = CEL_TIMESTAMP, .i = a[0].i * 1000000000};
+		return (cel_value_t){.kind = CEL_TIMESTAMP, .i = ns};
 	}
 	if (a[0].kind != CEL_STRING)
 		return cel_no_overload(c, "timestamp");
 	int rc = cel_parse_timestamp(a[0].s.p, a[0].s.len, &ns);
 	if (rc == -ERANGE)
 		return cel_errorf(c, "timestamp overflow");
-	if (rc < 0)
-		return cel_errorf(c,
-				  "parsing time \"%.*s\" as \"2006-01-02T15:04:05Z07:00\": cannot "
-				  "parse \"%.*s\" as \"2006\"",
-				  (int)a[0].s.len, a[0].s.p, (int)a[0].s.len, a[0].s.p);
+	if (rc < 0) {
+		char msg[512];
+		cel_timestamp_error(a[0].s.p, a[0].s.len, msg, sizeof(msg));
+		return cel_errorf(c, "%s", msg);
+	}
 	return (cel_value_t){.kind = CEL_TIMESTAMP, .i = ns};
 }
 

@@ -16,6 +16,12 @@ bool cel_utf8_valid(const char *s, size_t n);
 /* The first occurrence of n in h, or NULL; an empty n is found at h.p. */
 const char *cel_memmem(struct cel_str h, struct cel_str n);
 
+/* cel-go's check of a constant format string applied to a list literal
+ * of nargs elements of static types types[i] (NULL: dyn): 0, or -EINVAL
+ * and msg, with *bad_arg the element at fault (-1: the call). */
+int cel_format_check(const char *f, size_t len, const char *const *types, size_t nargs, char *msg,
+		     size_t cap, long *bad_arg);
+
 #define CEL_FN(name) cel_value_t name(cel_ctx_t *c, const cel_value_t *a, size_t n)
 CEL_FN(cel_s_char_at);
 CEL_FN(cel_s_index_of);
@@ -49,6 +55,9 @@ CEL_FN(cel_opt_has_value);
 CEL_FN(cel_opt_value);
 CEL_FN(cel_opt_or);
 CEL_FN(cel_opt_or_value);
+CEL_FN(cel_opt_first);
+CEL_FN(cel_opt_last);
+CEL_FN(cel_opt_unwrap);
 
 #define CEL_STRINGS_FUNCS                                                    \
 	{"charAt", true, 2, CEL_LIB_STRINGS, cel_s_char_at},                 \
@@ -86,8 +95,12 @@ CEL_FN(cel_opt_or_value);
 	    {"hasValue", true, 1, CEL_LIB_OPTIONAL, cel_opt_has_value},                   \
 	    {"value", true, 1, CEL_LIB_OPTIONAL, cel_opt_value},                          \
 	    {"or", true, 2, CEL_LIB_OPTIONAL, cel_opt_or},                                \
+	    {"orValue", true, 2, CEL_LIB_OPTIONAL, cel_opt_or_value},                     \
+	    {"first", true, 1, CEL_LIB_OPTIONAL, cel_opt_first},                          \
+	    {"last", true, 1, CEL_LIB_OPTIONAL, cel_opt_last},                            \
+	    {"optional.unwrap", false, 1, CEL_LIB_OPTIONAL, cel_opt_unwrap},              \
 	{                                                                                 \
-		"orValue", true, 2, CEL_LIB_OPTIONAL, cel_opt_or_value                    \
+		"unwrapOpt", true, 1, CEL_LIB_OPTIONAL, cel_opt_unwrap                    \
 	}
 
 #endif

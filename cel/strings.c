@@ -2,7 +2,7 @@
 /*
  * cel-go's ext strings library at the version kube 1.33 enables (2):
  * charAt, indexOf, lastIndexOf, lowerAscii, upperAscii, replace, split,
- * substring, trim, join, strings.quote and format. Indexes count code
+ * substring, trim, join and strings.quote (format is in format.c). Indexes count code
  * points, not bytes, as cel-go's do; errors use cel-go's words.
  */
 #include <errno.h>
@@ -63,7 +63,9 @@ CEL_FN(cel_s_index_of)
 		return cel_no_overload(c, "indexOf");
 	size_t len = cel_utf8_len(a[0].s);
 	int64_t start = n == 3 ? a[2].i : 0;
-	if (start < 0 || (uint64_t)start > len)
+	if (a[1].s.len == 0)
+		return cel_int(start);
+	if (start < 0 || (uint64_t)start >= len)
 		return out_of_range(c, start);
 	size_t off = cp_offset(a[0].s, (size_t)start);
 	struct cel_str rest = {a[0].s.p + off, a[0].s.len - off};
@@ -73,20 +75,23 @@ CEL_FN(cel_s_index_of)
 	return cel_int((int64_t)cp_index(a[0].s, (size_t)(hit - a[0].s.p)));
 }
 
+/* As cel-go: an offset names the last code point a match may start at. */
 CEL_FN(cel_s_last_index_of)
 {
 	if (!is_str(a, n, 0) || !is_str(a, n, 1) || n > 3 || (n == 3 && !is_int(a, n, 2)))
 		return cel_no_overload(c, "lastIndexOf");
 	size_t len = cel_utf8_len(a[0].s);
 	int64_t last = n == 3 ? a[2].i : (int64_t)len;
-	if (n == 3 && (last < 0 || (uint64_t)last >= len) && !(len == 0 && last == 0))
+	if (a[1].s.len == 0)
+		return cel_int(last);
+	if (n == 3 && (last < 0 || (uint64_t)last >= len))
 		return out_of_range(c, last);
 	size_t limit = cp_offset(a[0].s, (size_t)last);
 	struct cel_str h = a[0].s, s = a[1].s;
 	for (size_t i = limit + 1; i-- > 0;) {
 		if (i + s.len > h.len || (i < h.len && ((unsigned char)h.p[i] & 0xc0) == 0x80))
 			continue;
-		if (!s.len || !memcmp(h.p + i, s.p, s.len))
+		if (!memcmp(h.p + i, s.p, s.len))
 			return cel_int((int64_t)cp_index(h, i));
 	}
 	return cel_int(-1);
@@ -320,182 +325,5 @@ CEL_FN(cel_s_quote)
 		i += k;
 	}
 	put(&b, "\"", 1);
-	return cel_string_n(b.p, b.len);
-}
-
-/* ---- format ---- */
-
-static bool format_string_of(cel_ctx_t *c, struct buf *b, cel_value_t v);
-
-static bool format_list(cel_ctx_t *c, struct buf *b, cel_value_t v)
-{
-	put(b, "[", 1);
-	for (size_t i = 0; i < cel_list_size(v.l); i++) {
-		if (i)
-			put(b, ", ", 2);
-		if (!format_string_of(c, b, cel_list_at(c, v.l, i)))
-			return false;
-	}
-	put(b, "]", 1);
-	return true;
-}
-
-static bool format_map(cel_ctx_t *c, struct buf *b, cel_value_t v)
-{
-	put(b, "{", 1);
-	for (size_t i = 0; i < cel_map_size(v.m); i++) {
-		cel_value_t k = cel_map_key_at(c, v.m, i), val;
-		cel_map_get(c, v.m, k, &val);
-		if (i)
-			put(b, ", ", 2);
-		if (!format_string_of(c, b, k))
-			return false;
-		put(b, ": ", 2);
-		if (!format_string_of(c, b, val))
-			return false;
-	}
-	put(b, "}", 1);
-	return true;
-}
-
-/* %s of v as cel-go's format writes it. */
-static bool format_string_of(cel_ctx_t *c, struct buf *b, cel_value_t v)
-{
-	size_t len;
-	const char *s;
-	switch (v.kind) {
-	case CEL_NULL: put(b, "null", 4); return true;
-	case CEL_LIST: return format_list(c, b, v);
-	case CEL_MAP: return format_map(c, b, v);
-	default:
-		s = cel_scalar_string(c, v, &len);
-		if (!s)
-			return false;
-		put(b, s, len);
-		return true;
-	}
-}
-
-static bool format_int(struct buf *b, cel_value_t v, char verb)
-{
-	char tmp[80];
-	int n;
-	bool neg = v.kind == CEL_INT && v.i < 0;
-	uint64_t u = v.kind == CEL_UINT ? v.u : neg ? 0 - (uint64_t)v.i : (uint64_t)v.i;
-	if (v.kind != CEL_INT && v.kind != CEL_UINT)
-		return false;
-	if (verb == 'b') {
-		char bits[65];
-		int k = 64;
-		bits[k] = 0;
-		do {
-			bits[--k] = (char)('0' + (u & 1));
-			u >>= 1;
-		} while (u);
-		n = snprintf(tmp, sizeof(tmp), "%s%s", neg ? "-" : "", bits + k);
-	} else {
-		unsigned long long x = u;
-		const char *sign = neg ? "-" : "";
-		if (verb == 'd')
-			n = snprintf(tmp, sizeof(tmp), "%s%llu", sign, x);
-		else if (verb == 'o')
-			n = snprintf(tmp, sizeof(tmp), "%s%llo", sign, x);
-		else if (verb == 'x')
-			n = snprintf(tmp, sizeof(tmp), "%s%llx", sign, x);
-		else
-			n = snprintf(tmp, sizeof(tmp), "%s%llX", sign, x);
-	}
-	put(b, tmp, (size_t)n);
-	return true;
-}
-
-static bool format_hex(struct buf *b, cel_value_t v, char verb)
-{
-	if (v.kind != CEL_STRING && v.kind != CEL_BYTES)
-		return format_int(b, v, verb);
-	for (size_t i = 0; i < v.s.len; i++) {
-		char tmp[4];
-		snprintf(tmp, sizeof(tmp), verb == 'x' ? "%02x" : "%02X", (unsigned char)v.s.p[i]);
-		put(b, tmp, 2);
-	}
-	return true;
-}
-
-static bool format_float(struct buf *b, cel_value_t v, char verb, int prec)
-{
-	double d = v.kind == CEL_DOUBLE ? v.d
-		   : v.kind == CEL_INT  ? (double)v.i
-		   : v.kind == CEL_UINT ? (double)v.u
-					: NAN;
-	if (v.kind != CEL_DOUBLE && v.kind != CEL_INT && v.kind != CEL_UINT)
-		return false;
-	char tmp[512];
-	int n;
-	if (isnan(d))
-		n = snprintf(tmp, sizeof(tmp), "NaN");
-	else if (isinf(d))
-		n = snprintf(tmp, sizeof(tmp), d > 0 ? "Infinity" : "-Infinity");
-	else
-		n = snprintf(tmp, sizeof(tmp), verb == 'e' ? "%.*e" : "%.*f", prec < 0 ? 6 : prec,
-			     d);
-	put(b, tmp, (size_t)n);
-	return true;
-}
-
-static bool format_one(cel_ctx_t *c, struct buf *b, cel_value_t v, char verb, int prec)
-{
-	switch (verb) {
-	case 's': return format_string_of(c, b, v);
-	case 'd':
-	case 'o':
-	case 'b': return format_int(b, v, verb);
-	case 'x':
-	case 'X': return format_hex(b, v, verb);
-	case 'f':
-	case 'e': return format_float(b, v, verb, prec);
-	default: return false;
-	}
-}
-
-CEL_FN(cel_s_format)
-{
-	if (!is_str(a, n, 0) || a[1].kind != CEL_LIST)
-		return cel_no_overload(c, "format");
-	struct cel_str f = a[0].s;
-	struct buf b = {c};
-	put(&b, "", 0);
-	size_t arg = 0, nargs = cel_list_size(a[1].l);
-	for (size_t i = 0; i < f.len; i++) {
-		if (f.p[i] != '%') {
-			put(&b, f.p + i, 1);
-			continue;
-		}
-		if (++i < f.len && f.p[i] == '%') {
-			put(&b, "%", 1);
-			continue;
-		}
-		int prec = -1;
-		if (i < f.len && f.p[i] == '.') {
-			prec = 0;
-			while (++i < f.len && f.p[i] >= '0' && f.p[i] <= '9')
-				prec = prec * 10 + (f.p[i] - '0');
-		}
-		if (i >= f.len)
-			return cel_errorf(c, "could not parse formatting clause: unexpected end of "
-					     "string");
-		if (!strchr("sdobxXfe", f.p[i]))
-			return cel_errorf(c,
-					  "could not parse formatting clause: unrecognized "
-					  "formatting clause \"%c\"",
-					  f.p[i]);
-		if (arg >= nargs)
-			return cel_errorf(c, "index %zu out of range", arg);
-		cel_value_t v = cel_list_at(c, a[1].l, arg++);
-		if (!format_one(c, &b, v, f.p[i], prec))
-			return cel_errorf(c,
-					  "error during formatting: no formatting function for "
-					  "%s",
-					  cel_type_name(v));
-	}
 	return cel_string_n(b.p, b.len);
 }

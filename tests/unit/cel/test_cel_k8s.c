@@ -8,6 +8,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 
 #include "cel/cel_impl.h"
 
@@ -270,6 +271,14 @@ START_TEST(quantity_arith)
 	is_int(G("sign", R("sub", q("1"), q("1.5Gi"))), -1);
 	ck_assert_int_eq(R("add", q("1"), S("1")).kind, CEL_ERROR);
 	is_err(R("add", q("1e99999"), q("1")), "quantity arithmetic result too large");
+	/* a zero in inf.Dec form keeps its scale: Go's float is then NaN */
+	ck_assert(isnan(R("asApproximateFloat", R("add", q("0e-400"), q("1e300"))).d));
+	/* a sum with a zero owns its digits (checked after other calls) */
+	cel_value_t z = R("sub", q("22373k"), q("+0Pi"));
+	for (int i = 0; i < 4; i++)
+		R("add", q("123456789"), q("987654321"));
+	ck_assert(opaque_eq(z, q("22373k")));
+	ck_assert(R("asApproximateFloat", z).d == 22373000);
 }
 END_TEST
 
@@ -413,6 +422,15 @@ START_TEST(url_parse)
 	    {"http://[fe80::1%25en0]:8080/", NULL},
 	    {"//host/path", NULL},
 	    {"http:", NULL},
+	    /* checked against Go's net/url */
+	    {"http://a:%31/", UERR "parse \"http://a:%31/\": invalid port \":%31\" after host"},
+	    {"http://[fe80::1%2]/",
+	     UERR "parse \"http://[fe80::1%2]/\": invalid URL escape \"%2]\""},
+	    {"http://3f3[2~8#e",
+	     UERR "parse \"http://3f3[2~8#e\": invalid character \"#\" in host name"},
+	    {"https://%i_E=MMa&", UERR "parse \"https://%i_E=MMa&\": invalid URL escape \"%i_\""},
+	    {"./a:b", UERR "parse \"./a:b\": invalid URI for request"},
+	    {"a:b", NULL},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		cel_value_t v = G("url", S(t[i].s));
@@ -460,6 +478,15 @@ START_TEST(url_parts)
 	    {"*", "getEscapedPath", "*"},
 	    {"//host/path", "getHost", "host"},
 	    {"mailto:a@b.c", "getEscapedPath", ""},
+	    /* checked against Go's net/url */
+	    {"http://a%2541/", "getHost", "a%41"},
+	    {"http://[fe80::1%25%65n0]/", "getHostname", "fe80::1%en0"},
+	    {"/a b?c d#e f", "getEscapedPath", "/a%20b"},
+	    {"http://h/<x>", "getEscapedPath", "/%3Cx%3E"},
+	    {"http://h/a%7e", "getEscapedPath", "/a%7e"},
+	    {"http://h/!$&'()*+,;=:@", "getEscapedPath", "/!$&'()*+,;=:@"},
+	    {"a:/b", "getEscapedPath", "/b"},
+	    {"/a/../b", "getEscapedPath", "/a/../b"},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		cel_value_t u = ok(G("url", S(t[i].url)));
@@ -469,6 +496,30 @@ START_TEST(url_parts)
 				  memcmp(v.s.p, t[i].want, v.s.len) == 0,
 			      "%s %s: %.*s", t[i].url, t[i].fn, (int)v.s.len, v.s.p);
 	}
+}
+END_TEST
+
+START_TEST(url_equality)
+{
+	static const struct {
+		const char *a, *b;
+		bool eq;
+	} t[] = {
+	    {"https://a/x", "https://a/x", true},
+	    {"HTTPS://a/x", "https://a/x", true},
+	    {"https://a/x#f1", "https://a/x#f2", false},
+	    {"https://a/x#f", "https://a/x#f", true},
+	    {"https://u@a/", "https://a/", false},
+	    {"/a?", "/a", false},
+	    {"/a?x=1", "/a?x=2", false},
+	    {"/a%2Fb", "/a/b", false},
+	    {"/a b", "/a%20b", true},
+	    {"mailto:x@y", "mailto:x@z", false},
+	    {"https://a:80/", "https://a/", false},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(opaque_eq(G("url", S(t[i].a)), G("url", S(t[i].b))) == t[i].eq,
+			      "%s %s", t[i].a, t[i].b);
 }
 END_TEST
 
@@ -508,6 +559,10 @@ START_TEST(url_query)
 	ck_assert_ptr_null(query_get(m, "e"));
 	ck_assert_str_eq(query_get(m, "f"), "");
 	ck_assert_int_eq(cel_map_size(m.m), 4);
+	m = ok(R("getQuery", G("url", S("/a?b?c"))));
+	ck_assert_str_eq(query_get(m, "b?c"), "");
+	m = ok(R("getQuery", G("url", S("http://a/?q=%2B+"))));
+	ck_assert_str_eq(query_get(m, "q"), "+ ");
 }
 END_TEST
 
@@ -564,6 +619,12 @@ START_TEST(ip_parse)
 		is_bool(G("isIP", S(t[i].s)), t[i].err == NULL);
 	}
 	ck_assert_str_eq(G("ip", S("::1")).o.type->name, "net.IP");
+	/* messages quote as Go's %q does */
+	is_err(
+	    G("ip", S("a\tb\"\xc3\xa9\x01\xff\xc2\x85\\")),
+	    "IP Address \"a\\tb\\\"\xc3\xa9\\x01\\xff\\u0085\\\\\" parse error during conversion "
+	    "from string: ParseAddr(\"a\\tb\\\"\xc3\xa9\\x01\\xff\\u0085\\\\\"): unable to parse "
+	    "IP");
 }
 END_TEST
 
@@ -940,6 +1001,36 @@ START_TEST(end_to_end)
 }
 END_TEST
 
+START_TEST(library_flags)
+{
+	/* each function is declared only with its library */
+	static const struct {
+		unsigned libs;
+		const char *expr;
+		bool compiles;
+	} t[] = {
+	    {CEL_LIB_URLS, "url('/a').getPort() == ''", true},
+	    {CEL_LIB_URLS, "ip('1.2.3.4') == ip('1.2.3.4')", false},
+	    {CEL_LIB_IP, "cidr('::/0').containsIP('::1')", true},
+	    {CEL_LIB_IP, "quantity('1') == quantity('1')", false},
+	    {CEL_LIB_QUANTITY, "quantity('1').compareTo(quantity('2')) == -1", true},
+	    {CEL_LIB_QUANTITY, "isSemver('1.0.0')", false},
+	    {CEL_LIB_SEMVER, "semver('1.0.0').compareTo(semver('1.0.1')) == -1", true},
+	    {CEL_LIB_SEMVER, "format.dns1123Label().validate('a').hasValue()", false},
+	    {CEL_LIB_FORMAT | CEL_LIB_OPTIONAL, "format.dns1123Label().validate('a').hasValue()",
+	     true},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct cel_env env = {NULL, 0, t[i].libs};
+		char *err = NULL;
+		cel_program_t *p = cel_compile(t[i].expr, &env, 0, &err);
+		ck_assert_msg((p != NULL) == t[i].compiles, "%s: %s", t[i].expr, err ? err : "");
+		cel_program_free(p);
+		free(err);
+	}
+}
+END_TEST
+
 START_TEST(table)
 {
 	/* every entry has a library and at most one entry per name/receiver/arity */
@@ -970,6 +1061,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, semver_compare);
 	tcase_add_test(tc, url_parse);
 	tcase_add_test(tc, url_parts);
+	tcase_add_test(tc, url_equality);
 	tcase_add_test(tc, url_query);
 	tcase_add_test(tc, ip_parse);
 	tcase_add_test(tc, ip_canonical);
@@ -980,6 +1072,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, format_validate);
 	tcase_add_test(tc, format_named);
 	tcase_add_test(tc, end_to_end);
+	tcase_add_test(tc, library_flags);
 	tcase_add_test(tc, table);
 	suite_add_tcase(s, tc);
 	return s;
