@@ -432,9 +432,11 @@ static const struct kurl *url_arg(const cel_value_t *args, size_t nargs)
 /* Go's splitHostPort: host without brackets, and the port. */
 static void url_split_host(struct cel_str h, struct cel_str *host, struct cel_str *port)
 {
-	const char *colon = last(h, ':'), *end = h.p + h.len;
 	*host = h;
 	*port = (struct cel_str){"", 0};
+	if (!h.p)
+		return; /* no host at all */
+	const char *colon = last(h, ':'), *end = h.p + h.len;
 	if (colon && valid_optional_port(sub(h, colon, end))) {
 		*host = sub(h, h.p, colon);
 		*port = sub(h, colon + 1, end);
