@@ -2,8 +2,8 @@
 /*
  * The compiled form of a CEL expression, shared by the parser (parse.c),
  * which builds it, and the evaluator (eval.c), which walks it. A program
- * owns every node and string in one malloc'd block list (freed with the
- * program); nodes are immutable once compiled.
+ * owns every node and string in its block list (freed with the program);
+ * nodes are immutable once compiled, so threads may share a program.
  */
 #ifndef KUBICLE_CEL_AST_H
 #define KUBICLE_CEL_AST_H
@@ -15,7 +15,7 @@ enum cel_nk {
 	N_IDENT,  /* name */
 	N_SELECT, /* a.name; op 1: has(); opt: a.?name */
 	N_INDEX,  /* a[b]; opt: a[?b] */
-	N_CALL,   /* name(args) or args[0].name(args[1..]) when receiver */
+	N_CALL,   /* name(args), or a.name(args) for a member call */
 	N_LIST,   /* [args...]; optf[i]: ?elem */
 	N_MAP,    /* {args[i]: args2[i]}; optf[i]: ?key */
 	N_AND,    /* a && b */
@@ -67,7 +67,7 @@ struct cel_program {
 	json_t *owned;          /* schemas the compiler made (an array), or NULL */
 };
 
-/* Regular expressions (std.c). A pattern compiled with RE2's syntax
+/* Regular expressions (regex.c). A pattern compiled with RE2's syntax
  * checked, added to *list: 0, or -EINVAL and *err (malloc'd, Go's
  * message) when refused. */
 int cel_re_add(struct cel_re **list, const char *pat, size_t len, char **err);

@@ -597,6 +597,58 @@ static const struct tc cases[] = {
     {"self.t", "!invalid date-time: yesterday", "{\"self\": {\"t\": \"yesterday\"}}",
      "{\"self\": {\"type\": \"object\", \"properties\": {\"t\": "
      "{\"type\": \"string\", \"format\": \"date-time\"}}}}"},
+    {"self.x__y", "~undefined field 'x__y'", "{\"self\": {}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"x__y\": {\"type\": \"string\"}}}}"},
+    {"self.__if__ + self.a__dash__b__dot__c", "\"12\"",
+     "{\"self\": {\"if\": \"1\", \"a-b.c\": \"2\"}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"if\": {\"type\": \"string\"}, "
+     "\"a-b.c\": {\"type\": \"string\"}}}}"},
+    {"has(self.a__dash__b) && !has(self.c__slash__d)", "true", "{\"self\": {\"a-b\": \"x\"}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"a-b\": {\"type\": \"string\"}, "
+     "\"c/d\": {\"type\": \"string\"}}}}"},
+    /* re-added: number formatting, strings offsets, zones, ranges */
+    {"string(123456.0)", "\"123456\""},
+    {"string(1234567.0)", "\"1.234567e+06\""},
+    {"string(0.0001)", "\"0.0001\""},
+    {"string(0.00001)", "\"1e-05\""},
+    {"'hello'.indexOf('l', 5)", "!index out of range: 5"},
+    {"'hello'.indexOf('', 9)", "9"},
+    {"'hello'.lastIndexOf('l', 5)", "!index out of range: 5"},
+    {"'hello'.lastIndexOf('lo', 4)", "3"},
+    {"timestamp('2040-07-01T12:00:00Z').getHours('Europe/Paris')", "14"},
+    {"timestamp('2040-01-01T12:00:00Z').getHours('Australia/Sydney')", "23"},
+    {"timestamp('2040-07-01T12:00:00Z').getHours('Australia/Sydney')", "22"},
+    {"timestamp('2023-07-01T12:00:00Z').getMinutes('-02:30')", "30"},
+    {"timestamp('2023-07-01T12:00:00Z').getHours('01:30')", "13"},
+    {"timestamp('2023-07-01T12:00:00Z').getFullYear('UTC')", "2023"},
+    {"double('1e400')", "!strconv.ParseFloat: parsing \"1e400\": value out of range"},
+    {"double('x1')", "!strconv.ParseFloat: parsing \"x1\": invalid syntax"},
+    /* re-added: schema checks and typed list operations */
+    {"self.metadata.labels", "~undefined field 'labels'", "{\"self\": {}}",
+     "{\"self\": {\"type\": \"object\", \"x-kubernetes-embedded-resource\": true, "
+     "\"properties\": {\"spec\": {\"type\": \"object\"}}}}"},
+    {"self.name.x", "~type 'string' does not support field selection", "{\"self\": {}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}}}}"},
+    {"self.n + 'a'", "~found no matching overload for '_+_' applied to '(int, string)'",
+     "{\"self\": {}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\"}}}}"},
+    {"self.l.all(x, x > 'a')", "~found no matching overload for '_>_' applied to '(int, string)'",
+     "{\"self\": {}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"l\": {\"type\": \"array\", "
+     "\"items\": {\"type\": \"integer\"}}}}}"},
+    {"self.l[0] + 1", "6", "{\"self\": {\"l\": [5]}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"l\": {\"type\": \"array\", "
+     "\"items\": {\"type\": \"integer\"}}}}}"},
+    {"self.s + ['c', 'a']", "[\"a\",\"b\",\"c\"]", "{\"self\": {\"s\": [\"a\", \"b\"]}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"s\": {\"type\": \"array\", "
+     "\"x-kubernetes-list-type\": \"set\", \"items\": {\"type\": \"string\"}}}}}"},
+    {"self.m + [{'k': 'b', 'v': 'new'}, {'k': 'c', 'v': 'x'}]",
+     "[{\"k\":\"a\",\"v\":\"1\"},{\"k\":\"b\",\"v\":\"new\"},{\"k\":\"c\",\"v\":\"x\"}]",
+     "{\"self\": {\"m\": [{\"k\": \"a\", \"v\": \"1\"}, {\"k\": \"b\", \"v\": \"2\"}]}}",
+     "{\"self\": {\"type\": \"object\", \"properties\": {\"m\": {\"type\": \"array\", "
+     "\"x-kubernetes-list-type\": \"map\", \"x-kubernetes-list-map-keys\": [\"k\"], "
+     "\"items\": {\"type\": \"object\", \"properties\": {\"k\": {\"type\": \"string\"}, "
+     "\"v\": {\"type\": \"string\"}}}}}}}"},
     /* compile errors */
     {"1 + é", "~Syntax error: token recognition error at: 'é'"},
     {"1 +", "ERROR: <input>:1:4: Syntax error: mismatched input '<EOF>' expecting {'[', '{', "
