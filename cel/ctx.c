@@ -94,7 +94,8 @@ cel_value_t cel_errorf(cel_ctx_t *c, const char *fmt, ...)
 
 cel_value_t cel_no_overload(cel_ctx_t *c, const char *fn)
 {
-	return cel_errorf(c, "no such overload: %s", fn);
+	(void)fn; /* cel-go's text names no function */
+	return cel_errorf(c, "no such overload");
 }
 
 cel_value_t cel_string_copy(cel_ctx_t *c, const char *s, size_t n)
