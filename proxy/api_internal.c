@@ -17,6 +17,7 @@
 #include "proxy/patch.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/validate.h"
+#include "proxy/vap.h"
 #include "proxy/webhook.h"
 
 static const struct proxy_resource *find_res(const char *group, const char *version,
@@ -105,11 +106,20 @@ static int create_prepare(struct proxy *px, const struct proxy_resource *res, js
 	return 0;
 }
 
-/* Its second half: validation and admission, managed fields, the store. */
+/* Its second half: validation and admission (the ValidatingAdmissionPolicies
+ * included: their denial's message into why, when given), managed fields,
+ * the store. */
 static int create_store(struct proxy *px, const struct proxy_resource *res, json_t *obj,
-			const char *manager, json_t **out)
+			const char *manager, json_t **out, char *why, size_t wl)
 {
+	char denial[1024];
 	int rc = validate(px, res, obj, NULL);
+	if (rc == 0 &&
+	    (rc = vap_admit_internal(px, res, obj, manager, denial, sizeof(denial))) < 0) {
+		kb_warn("api", "internal write refused: %s", denial);
+		if (why)
+			snprintf(why, wl, "%s", denial);
+	}
 	if (rc < 0)
 		return rc;
 	track(res, NULL, obj, manager);
@@ -127,7 +137,7 @@ int proxy_object_create(proxy_t *px, const char *group, const char *version, con
 	if (!res)
 		return -ENOENT;
 	int rc = create_prepare(px, res, obj);
-	return rc < 0 ? rc : create_store(px, res, obj, manager, out);
+	return rc < 0 ? rc : create_store(px, res, obj, manager, out, NULL, 0);
 }
 
 /* ---- creates that wait for admission webhooks ---------------------------- */
@@ -206,8 +216,10 @@ static void on_admitted(void *arg, int rc, json_t *obj, const char *message)
 		snprintf(why, sizeof(why), "the server is stopping");
 	} else if (p->res->namespaced && (rc = ns_writable(px, p->ns)) < 0) {
 		snprintf(why, sizeof(why), "namespace %s is gone or terminating", p->ns);
-	} else if ((rc = create_store(px, p->res, obj, p->manager, &made)) < 0) {
-		snprintf(why, sizeof(why), "%s", strerror(-rc));
+	} else if ((why[0] = '\0',
+		    rc = create_store(px, p->res, obj, p->manager, &made, why, sizeof(why))) < 0) {
+		if (!why[0])
+			snprintf(why, sizeof(why), "%s", strerror(-rc));
 	}
 	if (rc < 0)
 		kb_warn("api", "%s %s/%s of %s not created: %s", p->res->plural, p->ns, p->name,
@@ -252,7 +264,15 @@ int proxy_object_create_admitted(proxy_t *px, const char *group, const char *ver
 		return -EINPROGRESS; /* p is the webhooks' now (maybe freed already) */
 	KB_LIST_UNLINK(px->pending_creates, p);
 	pending_free(p);
-	return rc < 0 ? rc : create_store(px, res, obj, manager, out);
+	if (rc < 0)
+		return rc;
+	char why[2048] = "";
+	rc = create_store(px, res, obj, manager, out, why, sizeof(why));
+	if (rc == -EACCES && why[0] && done) {
+		done(arg, rc, obj, why); /* a policy's denial, in kube's words */
+		return -EINPROGRESS;
+	}
+	return rc;
 }
 
 /* Stores obj over old (both borrowed) after defaults and validation. */

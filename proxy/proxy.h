@@ -136,7 +136,9 @@ int proxy_object_create(proxy_t *px, const char *group, const char *version, con
  * object (as stored; on failure as the webhooks left it; borrowed) and, on
  * failure, kube's message. A create of a
  * name that is already waiting returns -EINPROGRESS at once. Without
- * matching webhooks it is proxy_object_create (done is not called).
+ * matching webhooks it is proxy_object_create (done is not called), but
+ * for a ValidatingAdmissionPolicy's denial: done gets it, in kube's words,
+ * and -EINPROGRESS is returned.
  */
 typedef void (*proxy_create_done_fn)(void *arg, int rc, const json_t *obj, const char *message);
 int proxy_object_create_admitted(proxy_t *px, const char *group, const char *version,

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cel/cel_impl.h"
 #include "lib/log.h"
@@ -623,8 +624,8 @@ static json_t *request_view(struct attrs *a)
 		json_object_set_new(user, "uid", json_string(r->uid));
 	json_t *rq = json_pack("{s:O,s:O,s:O,s:O,s:s,s:s,s:s,s:o,s:b}", "kind", kind, "resource",
 			       resource, "requestKind", kind, "requestResource", resource, "name",
-			       a->name, "namespace", a->ns, "operation",
-			       a->op, "userInfo", user, "dryRun", r->q.dry_run);
+			       a->name, "namespace", a->ns, "operation", a->op, "userInfo", user,
+			       "dryRun", r->q.dry_run);
 	if (r->sub) {
 		json_object_set_new(rq, "subResource", json_string(r->sub));
 		json_object_set_new(rq, "requestSubResource", json_string(r->sub));
@@ -895,41 +896,29 @@ static json_t *params_of(struct attrs *a, const struct policy *p, const struct b
 	return out;
 }
 
-static int code_of(const char *reason)
+/* A denial: the policy, its binding and the message, as kube words it. */
+struct denial {
+	char *message; /* ValidatingAdmissionPolicy '<p>' with binding '<b>' denied request: ... */
+	const char *reason;
+	const char *name;
+};
+
+static void deny(struct denial *d, const struct policy *p, const struct binding *b,
+		 const char *verdict, const char *reason)
 {
-	if (strcmp(reason, "Unauthorized") == 0)
-		return 401;
-	if (strcmp(reason, "Forbidden") == 0)
-		return 403;
-	if (strcmp(reason, "RequestEntityTooLarge") == 0)
-		return 413;
-	return 422;
+	int n = b ? asprintf(&d->message,
+			     "ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s",
+			     p->name, b->name, verdict)
+		  : asprintf(&d->message, "ValidatingAdmissionPolicy '%s' denied request: %s",
+			     p->name, verdict);
+	if (n < 0)
+		d->message = NULL;
+	d->reason = reason;
 }
 
-static void answer(struct req *r, const char *name, const struct policy *p, const struct binding *b,
-		   const char *verdict, const char *reason)
-{
-	char qn[300], msg[6000], full[6600];
-	if (b)
-		snprintf(msg, sizeof(msg),
-			 "ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s",
-			 p->name, b->name, verdict);
-	else
-		snprintf(msg, sizeof(msg), "ValidatingAdmissionPolicy '%s' denied request: %s",
-			 p->name, verdict);
-	resource_qualified(r->res, qn, sizeof(qn));
-	snprintf(full, sizeof(full), "%s \"%s\" is forbidden: %s", qn, name, msg);
-	json_t *d = json_object();
-	if (*name)
-		json_object_set_new(d, "name", json_string(name));
-	if (r->res->group[0])
-		json_object_set_new(d, "group", json_string(r->res->group));
-	json_object_set_new(d, "kind", json_string(r->res->plural));
-	json_object_set_new(d, "causes", json_pack("[{s:s}]", "message", msg));
-	reply_status(r, code_of(reason), reason, full, d);
-}
-
-int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *old)
+/* The policies on r's op: 0, or -EACCES with *d filled (free d->message). */
+static int decide(struct req *r, const char *op, const json_t *obj, const json_t *old,
+		  struct denial *d)
 {
 	struct vap_set *s = current_set(r->px);
 	if (!s || !s->nbindings || strcmp(r->res->group, AR_GROUP) == 0)
@@ -947,6 +936,7 @@ int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *ol
 			  .old = old};
 	if (a.is_namespace)
 		a.ns = a.name;
+	d->name = a.name;
 	int rc = 0;
 	json_t *request = NULL;
 	for (size_t pi = 0; pi < s->npolicies && rc == 0; pi++) {
@@ -962,8 +952,8 @@ int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *ol
 			json_t *params = params_of(&a, p, b, why, sizeof(why));
 			if (!params) {
 				if (p->fail) {
-					answer(r, a.name, p, b, why, "Invalid");
-					rc = -ECANCELED;
+					deny(d, p, b, why, "Invalid");
+					rc = -EACCES;
 				}
 				continue;
 			}
@@ -982,9 +972,8 @@ int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *ol
 					break;
 			}
 			if (run.verdict) {
-				answer(r, a.name, p, b, run.verdict,
-				       run.reason ? run.reason : "Invalid");
-				rc = -ECANCELED;
+				deny(d, p, b, run.verdict, run.reason ? run.reason : "Invalid");
+				rc = -EACCES;
 			}
 			free(run.verdict);
 			json_decref(params);
@@ -992,6 +981,82 @@ int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *ol
 	}
 	json_decref(request);
 	json_decref(a.ns_obj);
+	return rc;
+}
+
+static int code_of(const char *reason)
+{
+	if (strcmp(reason, "Unauthorized") == 0)
+		return 401;
+	if (strcmp(reason, "Forbidden") == 0)
+		return 403;
+	if (strcmp(reason, "RequestEntityTooLarge") == 0)
+		return 413;
+	return 422;
+}
+
+/* kube's admission.NewForbidden with the denial's reason and code. */
+static void forbidden_text(const struct proxy_resource *res, const struct denial *d, char *out,
+			   size_t len)
+{
+	char qn[300];
+	resource_qualified(res, qn, sizeof(qn));
+	snprintf(out, len, "%s \"%s\" is forbidden: %s", qn, d->name,
+		 d->message ? d->message : "denied");
+}
+
+int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *old)
+{
+	struct denial d = {0};
+	if (decide(r, op, obj, old, &d) == 0)
+		return 0;
+	char full[6600];
+	forbidden_text(r->res, &d, full, sizeof(full));
+	json_t *det = json_object();
+	if (*d.name)
+		json_object_set_new(det, "name", json_string(d.name));
+	if (r->res->group[0])
+		json_object_set_new(det, "group", json_string(r->res->group));
+	json_object_set_new(det, "kind", json_string(r->res->plural));
+	json_object_set_new(det, "causes",
+			    json_pack("[{s:s}]", "message", d.message ? d.message : ""));
+	reply_status(r, code_of(d.reason), d.reason, full, det);
+	free(d.message);
+	return -ECANCELED;
+}
+
+int vap_admit_internal(struct proxy *px, const struct proxy_resource *res, const json_t *obj,
+		       const char *manager, char *why, size_t wl)
+{
+	struct vap_set *s = current_set(px);
+	if (!s || !s->nbindings)
+		return 0;
+	struct req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->px = px;
+	r->res = res;
+	r->now = time(NULL);
+	/* kube's controllers call the API as service accounts of kube-system */
+	snprintf(r->user, sizeof(r->user), "system:serviceaccount:kube-system:%s",
+		 manager ? manager : "kubicle-controller");
+	const char *groups[] = {"system:serviceaccounts", "system:serviceaccounts:kube-system",
+				"system:authenticated"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(groups); i++)
+		if ((r->groups[r->ngroups] = strdup(groups[i])))
+			r->ngroups++;
+	char *ns = res->namespaced && obj_str(obj, "metadata.namespace")
+		       ? strdup(obj_str(obj, "metadata.namespace"))
+		       : NULL;
+	r->ns = ns;
+	struct denial d = {0};
+	int rc = decide(r, "CREATE", obj, NULL, &d);
+	if (rc < 0)
+		forbidden_text(res, &d, why, wl);
+	free(d.message);
+	free(ns);
+	r->ns = NULL;
+	proxy_req_free(r);
 	return rc;
 }
 

@@ -25,6 +25,15 @@ void vap_stop(struct proxy *px);
 int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *old);
 
 /*
+ * A create by one of the tenant's controllers (manager: its name; the
+ * policies see system:serviceaccount:kube-system:<manager>), obj borrowed:
+ * 0, or -EACCES with kube's message of the denial in why.
+ */
+struct proxy_resource;
+int vap_admit_internal(struct proxy *px, const struct proxy_resource *res, const json_t *obj,
+		       const char *manager, char *why, size_t wl);
+
+/*
  * A webhook's matchConditions (kube's matchconditions.Matcher): compiled
  * once (NULL when there are none); evaluated with object, oldObject,
  * request and authorizer for r's op on obj over old: 1 when every

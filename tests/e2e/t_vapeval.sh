@@ -112,6 +112,26 @@ spec:
   validationActions: [Deny]
   matchResources:
     namespaceSelector: {matchLabels: {env: strict}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: images}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations:
+  - expression: "object.spec.containers.all(c, c.image.startsWith('registry.k8s.io/'))"
+    message: images come from registry.k8s.io
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: images}
+spec:
+  policyName: images
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {env: strict}}
 EOF
 }
 
@@ -181,6 +201,15 @@ vap_suite() {
   "${K[@]}" patch validatingadmissionpolicy broken --type=merge -p '{"spec":{"failurePolicy":"Ignore"}}' >/dev/null
   expect "... and under Ignore lets it through" "service/s1 created" \
     "${K[@]}" -n vap-strict create service clusterip s1 --tcp=80:80
+  # the controllers' creates meet the policies too: a ReplicaSet's pods
+  "${K[@]}" -n vap-strict create deployment ext --image=docker.io/nginx >/dev/null
+  expect_until "a controller's refused pod is the ReplicaSet's event, in kube's words" yes \
+    sh -c "${K[*]} -n vap-strict get events --field-selector reason=FailedCreate -o jsonpath='{.items[*].message}' | grep -q \"Error creating: pods \\\"ext-[a-z0-9]*-[a-z0-9]*\\\" is forbidden: ValidatingAdmissionPolicy 'images' with binding 'images' denied request: images come from registry.k8s.io\" && echo yes"
+  expect_eq "... and no pod was made" "" \
+    "${K[@]}" -n vap-strict get pods -l app=ext -o name
+  "${K[@]}" -n vap-strict create deployment inhouse --image=registry.k8s.io/pause:3.9 >/dev/null
+  expect_until "an allowed image's pod is made" "1" \
+    sh -c "${K[*]} -n vap-strict get pods -l app=inhouse -o name | wc -l"
   "${K[@]}" delete validatingadmissionpolicybinding replicas-deny >/dev/null
   expect "without its binding the policy does nothing" "patched" \
     "${K[@]}" -n vap-strict patch deployment web -p '{"spec":{"replicas":8}}'
