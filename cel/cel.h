@@ -120,4 +120,10 @@ json_t *cel_to_json(cel_value_t v);
  * (borrowed from c). */
 const char *cel_debug_string(cel_ctx_t *c, cel_value_t v);
 
+/* Whether s matches pattern anywhere, the pattern in RE2's syntax (Go's
+ * regexp, as kube reads a CRD schema's `pattern`): 1 or 0; -EINVAL and
+ * *err (malloc'd, Go's message) for a pattern RE2 refuses; -EIO past the
+ * match limit. Compiled patterns are kept per thread (a few dozen). */
+int cel_regex_search(const char *pattern, const char *s, char **err);
+
 #endif

@@ -215,3 +215,42 @@ int cel_regex_find(cel_ctx_t *c, const struct cel_re *re, struct cel_str s, size
 	pcre2_match_data_free(md);
 	return out;
 }
+
+/* ---- plain searches (CRD `pattern`) ---------------------------------------------------- */
+
+#define SEARCH_CACHE 64
+
+static _Thread_local struct cel_re *search_cache;
+static _Thread_local size_t search_cached;
+
+int cel_regex_search(const char *pattern, const char *s, char **err)
+{
+	*err = NULL;
+	size_t len = strlen(pattern);
+	const struct cel_re *re = find(search_cache, (struct cel_str){pattern, len});
+	if (!re) {
+		if (search_cached >= SEARCH_CACHE) {
+			cel_re_free_all(search_cache);
+			search_cache = NULL;
+			search_cached = 0;
+		}
+		if (cel_re_add(&search_cache, pattern, len, err) < 0)
+			return -EINVAL;
+		search_cached++;
+		re = search_cache;
+	}
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re->code, NULL);
+	pcre2_match_context *mc = pcre2_match_context_create(NULL);
+	KB_REQUIRE(md != NULL && mc != NULL);
+	pcre2_set_match_limit(mc, MATCH_LIMIT);
+	pcre2_set_depth_limit(mc, DEPTH_LIMIT);
+	int rc = pcre2_match(re->code, (PCRE2_SPTR)s, strlen(s), 0, 0, md, mc);
+	pcre2_match_data_free(md);
+	pcre2_match_context_free(mc);
+	if (rc >= 0)
+		return 1;
+	if (rc == PCRE2_ERROR_NOMATCH)
+		return 0;
+	*err = strdup("regular expression match limit exceeded");
+	return -EIO;
+}

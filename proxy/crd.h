@@ -15,10 +15,9 @@
  * minLength/maxLength, minItems/maxItems, uniqueItems,
  * minProperties/maxProperties, nullable, default, and the extensions
  * x-kubernetes-preserve-unknown-fields, x-kubernetes-int-or-string and
- * x-kubernetes-embedded-resource. `pattern` is an ECMA-262 regex in kube;
- * here it runs as a POSIX extended regex after translating \d \w \s (and
- * their negations); lookaround and backreferences are not supported (a
- * pattern that does not compile is treated as matching).
+ * x-kubernetes-embedded-resource. `pattern` is read as kube reads it, in
+ * RE2's syntax (Go's regexp; cel_regex_search), and a CRD whose pattern
+ * RE2 refuses is refused.
  *
  * Threading: pure functions; any thread.
  */
@@ -62,8 +61,8 @@ int crd_schema_validate(const json_t *schema, const json_t *obj, json_t *causes)
  */
 int crd_schema_structural(const json_t *schema, const char *path, json_t *causes);
 
-/* True when s (an ECMA-262 pattern, translated as described above) matches
- * str anywhere; true as well when the pattern cannot be compiled. */
+/* True when pattern (RE2's syntax) matches str anywhere; true as well when
+ * the pattern cannot run (refused, or past the match limit). */
 bool crd_schema_pattern_match(const char *pattern, const char *str);
 
 /*

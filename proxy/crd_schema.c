@@ -8,13 +8,14 @@
 #include "proxy/crd.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cel/cel.h"
 #include "lib/util.h"
 #include "proxy/validate.h"
 
@@ -313,39 +314,12 @@ static size_t utf8_len(const char *s)
 	return n;
 }
 
-/* Translates the ECMA escapes POSIX lacks: \d \D \w \W \s \S. */
-static void ecma_to_posix(const char *in, struct kb_buf *out)
-{
-	for (const char *p = in; *p; p++) {
-		if (*p != '\\' || !p[1]) {
-			kb_buf_printf(out, "%c", *p);
-			continue;
-		}
-		p++;
-		switch (*p) {
-		case 'd': kb_buf_puts(out, "[0-9]"); break;
-		case 'D': kb_buf_puts(out, "[^0-9]"); break;
-		case 'w': kb_buf_puts(out, "[A-Za-z0-9_]"); break;
-		case 'W': kb_buf_puts(out, "[^A-Za-z0-9_]"); break;
-		case 's': kb_buf_puts(out, "[[:space:]]"); break;
-		case 'S': kb_buf_puts(out, "[^[:space:]]"); break;
-		default: kb_buf_printf(out, "\\%c", *p); break;
-		}
-	}
-}
-
 bool crd_schema_pattern_match(const char *pattern, const char *str)
 {
-	struct kb_buf rx = {0};
-	regex_t re;
-	bool ok = true;
-	ecma_to_posix(pattern, &rx);
-	if (rx.data && regcomp(&re, rx.data, REG_EXTENDED | REG_NOSUB) == 0) {
-		ok = regexec(&re, str, 0, NULL, 0) == 0;
-		regfree(&re);
-	}
-	kb_buf_free(&rx);
-	return ok;
+	char *err = NULL;
+	int rc = cel_regex_search(pattern, str, &err);
+	free(err);
+	return rc != 0; /* a pattern that cannot run is not held against the value */
 }
 
 static void check_string(const json_t *s, const json_t *v, const char *path, json_t *causes)
@@ -575,6 +549,16 @@ static void structural_node(const json_t *s, const char *path, json_t *causes, i
 		val_add(causes, "FieldValueInvalid", p,
 			"\"%s\": must be object if x-kubernetes-embedded-resource is true", t);
 	}
+	const char *pat = json_string_value(json_object_get(s, "pattern"));
+	char *err = NULL;
+	if (pat && *pat && cel_regex_search(pat, "", &err) == -EINVAL) {
+		char q[1200];
+		child(p, path, "pattern");
+		val_add(causes, "FieldValueInvalid", p,
+			"%s: must be a valid regular expression, but isn't: %s",
+			val_quote(pat, q, sizeof(q)), err ? err : "");
+	}
+	free(err);
 	structural_children(s, path, causes, depth);
 }
 

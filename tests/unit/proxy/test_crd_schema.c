@@ -256,6 +256,20 @@ START_TEST(structural_schemas)
 	    structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"bogus\"}}}",
 		       "Unsupported value"),
 	    0);
+	/* kube compiles patterns with Go's regexp when the CRD is written */
+	ck_assert_int_eq(
+	    structural(
+		"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+		"\"pattern\":\"+\"}}}",
+		"Invalid value: \\\"+\\\": must be a valid regular "
+		"expression, but isn't: error parsing regexp: missing argument to repetition "
+		"operator: `+`"),
+	    1);
+	ck_assert_int_eq(
+	    structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+		       "\"pattern\":\"(?<=a)b\"}}}",
+		       "error parsing regexp: invalid or unsupported Perl syntax: `(?<`"),
+	    1);
 }
 END_TEST
 
@@ -265,6 +279,12 @@ START_TEST(patterns)
 	ck_assert(!crd_schema_pattern_match("^\\d+$", "12a"));
 	ck_assert(crd_schema_pattern_match("\\w+@\\w+", "x a@b y"));
 	ck_assert(!crd_schema_pattern_match("^\\S+$", "a b"));
+	/* RE2's syntax, as kube's Go regexp: classes, repetition counts, UTF-8 */
+	ck_assert(crd_schema_pattern_match("^[a-z]{2,3}(-[0-9]+)?$", "ab-12"));
+	ck_assert(!crd_schema_pattern_match("^[a-z]{2,3}$", "abcd"));
+	ck_assert(crd_schema_pattern_match("^\\p{L}+$", "h\u00e9llo"));
+	/* what RE2 refuses runs as no constraint (the CRD itself is refused) */
+	ck_assert(crd_schema_pattern_match("(?=x)y", "z"));
 }
 END_TEST
 
