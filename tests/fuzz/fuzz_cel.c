@@ -18,14 +18,15 @@ static const json_t *schema(void)
 {
 	static json_t *s;
 	if (!s)
-		s = json_loads("{\"type\":\"object\",\"properties\":{"
-			       "\"name\":{\"type\":\"string\"},\"n\":{\"type\":\"integer\"},"
-			       "\"x\":{\"type\":\"number\"},\"when\":{\"type\":\"string\","
-			       "\"format\":\"date-time\"},\"ios\":{\"x-kubernetes-int-or-string\":"
-			       "true},\"tags\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\","
-			       "\"items\":{\"type\":\"string\"}},\"m\":{\"type\":\"object\","
-			       "\"additionalProperties\":{\"type\":\"string\"}}}}",
-			       0, NULL);
+		s = json_loads(
+		    "{\"type\":\"object\",\"properties\":{"
+		    "\"name\":{\"type\":\"string\"},\"n\":{\"type\":\"integer\"},"
+		    "\"x\":{\"type\":\"number\"},\"when\":{\"type\":\"string\","
+		    "\"format\":\"date-time\"},\"ios\":{\"x-kubernetes-int-or-string\":"
+		    "true},\"tags\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\","
+		    "\"items\":{\"type\":\"string\"}},\"m\":{\"type\":\"object\","
+		    "\"additionalProperties\":{\"type\":\"string\"}}}}",
+		    0, NULL);
 	return s;
 }
 
