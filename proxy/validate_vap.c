@@ -157,7 +157,11 @@ struct expr_env {
  * absent) at `path`. Today: kube's checks before compiling, with its
  * messages; a compile check (the owner of cel/ plugs it in here) adds
  * Invalid causes with the compiler's detail for an expression that is
- * present, as kube's convertCELErrorToValidationError does.
+ * present, as kube's convertCELErrorToValidationError does. kube compiles
+ * an audit value trimmed and the others as written; messages have no
+ * authorizer; match conditions see `params` when the policy has a param
+ * kind; an expression the stored policy already had (env->old_spec) is
+ * compiled in kube's StoredExpressions environment.
  */
 static void check_expr(json_t *c, const char *path, const char *expr, enum expr_kind kind,
 		       const struct expr_env *env)
