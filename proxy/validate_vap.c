@@ -178,7 +178,10 @@ static void compile_check(json_t *c, const char *path, const char *expr, const s
 /*
  * The one place a policy's CEL expression is checked: `expr` (NULL when
  * absent) at `path`: kube's checks before compiling, with its messages,
- * then the compile (compile_check).
+ * then the compile (compile_check). kube compiles an audit value trimmed
+ * and the others as written; an expression the stored policy already had
+ * (env->old_spec) is compiled in kube's StoredExpressions environment,
+ * which here is the same one.
  */
 static void check_expr(json_t *c, const char *path, const char *expr, enum expr_kind kind,
 		       const struct expr_env *env)
