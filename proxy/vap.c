@@ -745,15 +745,27 @@ static bool validate_one(struct run *run, const struct binding *b)
 	bind_common(run, c);
 	const char *msg = NULL;
 	bool denied = false;
+	/* kube's matcher: one false condition and the policy does not apply;
+	 * otherwise an error follows failurePolicy */
+	char *cond_err = NULL;
 	for (size_t i = 0; i < p->nconds; i++) {
 		int rc = eval_bool(run, c, &p->conds[i], &msg);
-		if (rc == 0)
-			goto out; /* a matchCondition is false: the policy does not apply */
-		if (rc < 0 && p->fail) {
-			fail_with(run, "failed to evaluate matchConditions: ", msg);
-			denied = true;
+		if (rc == 0) {
+			free(cond_err);
 			goto out;
 		}
+		if (rc < 0 && !cond_err &&
+		    asprintf(&cond_err, "expression '%s' resulted in error: %s", p->conds[i].src,
+			     msg ? msg : "") < 0)
+			cond_err = NULL;
+	}
+	if (cond_err) {
+		if (p->fail) {
+			fail_with(run, "", cond_err);
+			denied = true;
+		}
+		free(cond_err);
+		goto out; /* under Ignore the policy does not apply either */
 	}
 	for (size_t i = 0; i < p->nvals && !denied; i++) {
 		int rc = eval_bool(run, c, &p->vals[i], &msg);

@@ -115,6 +115,28 @@ spec:
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
+metadata: {name: cond-broken}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [serviceaccounts]}
+  matchConditions:
+  - {name: bad, expression: "object.secrets[0].name == 'x'"}
+  - {name: named, expression: "object.metadata.name.startsWith('sa-')"}
+  validations:
+  - expression: "false"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: cond-broken}
+spec:
+  policyName: cond-broken
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {env: strict}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
 metadata: {name: images}
 spec:
   matchConstraints:
@@ -201,6 +223,11 @@ vap_suite() {
   "${K[@]}" patch validatingadmissionpolicy broken --type=merge -p '{"spec":{"failurePolicy":"Ignore"}}' >/dev/null
   expect "... and under Ignore lets it through" "service/s1 created" \
     "${K[@]}" -n vap-strict create service clusterip s1 --tcp=80:80
+  expect_fail "a matchCondition that fails (none false) follows failurePolicy Fail" \
+    "ValidatingAdmissionPolicy 'cond-broken' with binding 'cond-broken' denied request: expression 'object.secrets\\[0\\].name == 'x'' resulted in error: no such key: secrets" \
+    "${K[@]}" -n vap-strict create serviceaccount sa-one
+  expect "... and one false condition makes the policy not apply, errors or not" \
+    "serviceaccount/other created" "${K[@]}" -n vap-strict create serviceaccount other
   # the controllers' creates meet the policies too: a ReplicaSet's pods
   "${K[@]}" -n vap-strict create deployment ext --image=docker.io/nginx >/dev/null
   expect_until "a controller's refused pod is the ReplicaSet's event, in kube's words" yes \
