@@ -66,6 +66,9 @@ struct cel_value {
 struct cel_opaque_type {
 	const char *name;
 	bool (*equal)(const void *a, const void *b);
+	/* x.field on a value of the type (kube's authorizer.requestResource),
+	 * or NULL: no fields. Returns the field's value or an error value. */
+	cel_value_t (*select)(cel_ctx_t *c, const void *data, const char *field);
 };
 
 /* ---- the context ---- */

@@ -663,6 +663,8 @@ static cel_value_t ev_select(struct ev *e, const struct cel_node *n)
 		v = *v.opt;
 		wrap = true;
 	}
+	if (v.kind == CEL_OPAQUE && v.o.type && v.o.type->select && !n->op && !wrap)
+		return v.o.type->select(e->c, v.o.data, n->name);
 	if (v.kind != CEL_MAP) /* cel-go's words, has() or not (null included) */
 		return cel_errorf(e->c, "invalid type for field selection.");
 	bool found = select_field(e->c, v.m, n->name, &out);

@@ -417,6 +417,7 @@ static bool binding_matches(const struct binding *b, struct attrs *a)
 
 struct authz_val {
 	struct proxy *px;
+	const struct req *req; /* the request (requestResource), or NULL */
 	const char *user;
 	const char *const *groups;
 	size_t ngroups;
@@ -429,10 +430,29 @@ struct decision {
 	const char *reason;
 };
 
-static const struct cel_opaque_type authz_type = {"kubernetes.authorization.Authorizer", NULL};
+static const struct cel_opaque_type resource_type;
+
+/* authorizer.requestResource: a check of the request's own resource. */
+static cel_value_t authz_select(cel_ctx_t *c, const void *data, const char *field)
+{
+	const struct authz_val *x = data;
+	if (strcmp(field, "requestResource") != 0 || !x->req)
+		return cel_errorf(c, "no such key: %s", field);
+	struct authz_val *n = cel_alloc(c, sizeof(*n));
+	*n = *x;
+	n->group = x->req->res->group;
+	n->resource = x->req->res->plural;
+	n->sub = x->req->sub;
+	n->ns = x->req->ns;
+	n->name = x->req->name;
+	return cel_opaque(&resource_type, n);
+}
+
+static const struct cel_opaque_type authz_type = {"kubernetes.authorization.Authorizer", NULL,
+						  authz_select};
 static const struct cel_opaque_type path_type = {"kubernetes.authorization.PathCheck", NULL};
 static const struct cel_opaque_type group_type = {"kubernetes.authorization.GroupCheck", NULL};
-static const struct cel_opaque_type resource_type = {"kubernetes.authorization.ResourceCheck",
+static const struct cel_opaque_type resource_type = {"kubernetes.authorization.ResourceCheck", NULL,
 						     NULL};
 static const struct cel_opaque_type decision_type = {"kubernetes.authorization.Decision", NULL};
 
@@ -671,6 +691,7 @@ static void bind_common(struct run *run, cel_ctx_t *c)
 	cel_bind_json(c, "namespaceObject", run->ns_view, NULL);
 	struct authz_val *az = cel_alloc(c, sizeof(*az));
 	az->px = a->r->px;
+	az->req = a->r;
 	az->user = a->r->user;
 	az->groups = (const char *const *)a->r->groups;
 	az->ngroups = (size_t)a->r->ngroups;

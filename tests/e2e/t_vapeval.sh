@@ -83,6 +83,8 @@ spec:
     reason: Forbidden
   - expression: "authorizer.group('').resource('secrets').check('list').allowed()"
     message: you must be able to list secrets
+  - expression: "authorizer.serviceAccount(object.metadata.namespace, 'default').requestResource.check('create').allowed()"
+    messageExpression: "'the default service account may not create ' + request.resource.resource + ': ' + authorizer.serviceAccount(object.metadata.namespace, 'default').requestResource.check('create').reason()"
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
@@ -214,6 +216,11 @@ vap_suite() {
     "${K[@]}" -n vap-strict create secret generic s1 --from-literal=a=1
   "${K[@]}" -n vap-strict create role read-secrets --verb=get --resource=secrets >/dev/null
   "${K[@]}" -n vap-strict create rolebinding read-secrets --role=read-secrets --serviceaccount=vap-strict:default >/dev/null
+  expect_fail "authorizer.requestResource: the request's own resource and verb" \
+    "denied request: the default service account may not create secrets:$" \
+    "${K[@]}" -n vap-strict create secret generic s1 --from-literal=a=1
+  "${K[@]}" -n vap-strict create role make-secrets --verb=create --resource=secrets >/dev/null
+  "${K[@]}" -n vap-strict create rolebinding make-secrets --role=make-secrets --serviceaccount=vap-strict:default >/dev/null
   expect "... once RBAC grants it, the write goes through" "secret/s1 created" \
     "${K[@]}" -n vap-strict create secret generic s1 --from-literal=a=1
 
