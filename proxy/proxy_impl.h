@@ -157,6 +157,18 @@ json_t *authz_rules(struct proxy *px, const char *user, const char *const *group
  * borrowed (old NULL on create). */
 int authz_admit(struct req *r, const json_t *obj, const json_t *old);
 
+/* cfgwatch.c: the admission configuration read from two store keys and
+ * marked stale (dirty) when either changes. cw lives as long as the
+ * watches (its address is theirs). */
+struct cfg_watch {
+	store_watch_t *w[2];
+	bool dirty;
+};
+int cfg_watch_start(struct proxy *px, const char *key0, const char *key1, struct cfg_watch *cw);
+void cfg_watch_stop(struct cfg_watch *cw);
+/* Every object under key (new array reference), or NULL on a store error. */
+json_t *cfg_list(struct proxy *px, const char *key);
+
 /* admission.c: the admission chain for a create or update of obj (borrowed,
  * may be changed) over old (borrowed, NULL on create), in kube's order:
  * LimitRange (defaults, then min/max), Pod Security (namespace labels), the

@@ -82,8 +82,7 @@ struct vap_set {
 static const struct cel_func authz_funcs[];
 
 struct vap {
-	store_watch_t *w[2];
-	bool dirty;
+	struct cfg_watch cw;
 	struct vap_set *set;
 };
 
@@ -215,19 +214,9 @@ static void set_free(struct vap_set *s)
 	free(s);
 }
 
-static json_t *list_key(struct proxy *px, const char *key)
-{
-	struct store_list_req lr = {.res = key};
-	struct store_list_result out = {0};
-	if (store_list(px->store, &lr, &out) < 0)
-		return NULL;
-	free(out.next);
-	return out.items;
-}
-
 static struct vap_set *load_set(struct proxy *px)
 {
-	json_t *pl = list_key(px, VAP_KEY), *bl = list_key(px, VAPB_KEY);
+	json_t *pl = cfg_list(px, VAP_KEY), *bl = cfg_list(px, VAPB_KEY);
 	struct vap_set *s = calloc(1, sizeof(*s));
 	size_t i;
 	json_t *v;
@@ -268,21 +257,15 @@ static struct vap_set *current_set(struct proxy *px)
 	struct vap *va = px->vap;
 	if (!va)
 		return NULL;
-	if (va->dirty || !va->set) {
+	if (va->cw.dirty || !va->set) {
 		struct vap_set *s = load_set(px);
 		if (s) {
 			set_free(va->set);
 			va->set = s;
-			va->dirty = false;
+			va->cw.dirty = false;
 		}
 	}
 	return va->set;
-}
-
-static void on_change(const struct store_event *ev, void *arg)
-{
-	(void)ev;
-	((struct vap *)arg)->dirty = true;
 }
 
 int vap_start(struct proxy *px)
@@ -290,15 +273,9 @@ int vap_start(struct proxy *px)
 	struct vap *va = calloc(1, sizeof(*va));
 	if (!va)
 		return -ENOMEM;
-	va->dirty = true;
 	cel_extra_funcs = authz_funcs;
-	int64_t rev = store_rev(px->store);
-	int rc = store_watch(px->store, VAP_KEY, NULL, rev, on_change, va, &va->w[0]);
-	if (rc == 0)
-		rc = store_watch(px->store, VAPB_KEY, NULL, rev, on_change, va, &va->w[1]);
+	int rc = cfg_watch_start(px, VAP_KEY, VAPB_KEY, &va->cw);
 	if (rc < 0) {
-		if (va->w[0])
-			store_unwatch(va->w[0]);
 		free(va);
 		return rc;
 	}
@@ -311,9 +288,7 @@ void vap_stop(struct proxy *px)
 	struct vap *va = px->vap;
 	if (!va)
 		return;
-	for (int i = 0; i < 2; i++)
-		if (va->w[i])
-			store_unwatch(va->w[i]);
+	cfg_watch_stop(&va->cw);
 	set_free(va->set);
 	free(va);
 	px->vap = NULL;

@@ -117,8 +117,7 @@ struct wh_set {
 struct wh_metric;
 
 struct webhooks {
-	store_watch_t *w[2];
-	bool dirty;
+	struct cfg_watch cw;
 	struct wh_set *set;
 	struct wh_metric *metrics; /* GET /metrics: kube's admission webhook families */
 	struct wh_req *internal;   /* controllers' creates in their webhooks */
@@ -332,19 +331,9 @@ static size_t count_hooks(const json_t *configs)
 	return n;
 }
 
-static json_t *list_key(struct proxy *px, const char *key)
-{
-	struct store_list_req lr = {.res = key};
-	struct store_list_result out = {0};
-	if (store_list(px->store, &lr, &out) < 0)
-		return NULL;
-	free(out.next);
-	return out.items;
-}
-
 static struct wh_set *load_set(struct proxy *px)
 {
-	json_t *m = list_key(px, MWC_KEY), *v = list_key(px, VWC_KEY);
+	json_t *m = cfg_list(px, MWC_KEY), *v = cfg_list(px, VWC_KEY);
 	struct wh_set *s = calloc(1, sizeof(*s));
 	size_t n = count_hooks(m) + count_hooks(v);
 	if (!s || !m || !v || (n && !(s->hooks = calloc(n, sizeof(*s->hooks))))) {
@@ -367,21 +356,15 @@ static struct wh_set *current_set(struct proxy *px)
 	struct webhooks *wh = px->webhooks;
 	if (!wh)
 		return NULL;
-	if (wh->dirty || !wh->set) {
+	if (wh->cw.dirty || !wh->set) {
 		struct wh_set *s = load_set(px);
 		if (!s)
 			return wh->set; /* keep the last one; retried on the next write */
 		set_unref(wh->set);
 		wh->set = s;
-		wh->dirty = false;
+		wh->cw.dirty = false;
 	}
 	return wh->set;
-}
-
-static void on_config(const struct store_event *ev, void *arg)
-{
-	(void)ev;
-	((struct webhooks *)arg)->dirty = true;
 }
 
 int webhook_start(struct proxy *px)
@@ -389,14 +372,8 @@ int webhook_start(struct proxy *px)
 	struct webhooks *wh = calloc(1, sizeof(*wh));
 	if (!wh)
 		return -ENOMEM;
-	wh->dirty = true;
-	int64_t rev = store_rev(px->store);
-	int rc = store_watch(px->store, MWC_KEY, NULL, rev, on_config, wh, &wh->w[0]);
-	if (rc == 0)
-		rc = store_watch(px->store, VWC_KEY, NULL, rev, on_config, wh, &wh->w[1]);
+	int rc = cfg_watch_start(px, MWC_KEY, VWC_KEY, &wh->cw);
 	if (rc < 0) {
-		if (wh->w[0])
-			store_unwatch(wh->w[0]);
 		free(wh);
 		return rc;
 	}
@@ -411,9 +388,7 @@ void webhook_stop(struct proxy *px)
 		return;
 	while (wh->internal) /* their callers are told by proxy_stop's pending list */
 		proxy_req_free(wh->internal->r);
-	for (int i = 0; i < 2; i++)
-		if (wh->w[i])
-			store_unwatch(wh->w[i]);
+	cfg_watch_stop(&wh->cw);
 	set_unref(wh->set);
 	metrics_free(wh);
 	free(wh);
