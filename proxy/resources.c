@@ -186,18 +186,18 @@ static struct proxy_resource builtins[] = {
     /* admission webhook configurations (proxy/webhook.c calls them):
      * defaulted and validated as kube-apiserver does (objects.c,
      * validate_webhook.c); has_status only for kube's generation (1 on
-     * create, +1 when webhooks change), no status subresource */
+     * create, +1 when webhooks change), no status subresource; a PUT needs
+     * a resourceVersion (kube's AllowUnconditionalUpdate false) */
     {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
 	    "MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
 	    "mutatingwebhookconfiguration", false),
-     .categories = S("api-extensions"), .has_status = true},
+     .categories = S("api-extensions"), .has_status = true, .conditional_update = true},
     {STORED("admissionregistration.k8s.io", "v1", "admissionregistration",
 	    "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
 	    "validatingwebhookconfiguration", false),
-     .categories = S("api-extensions"), .has_status = true},
+     .categories = S("api-extensions"), .has_status = true, .conditional_update = true},
     /* admission policies: stored, defaulted and validated as kube-apiserver
-     * does (objects.c, validate_vap.c); evaluating them (CEL) is not this
-     * table's. The policy has kube's status subresource (its status is
+     * does (objects.c, validate_vap.c) and evaluated by proxy/vap.c. The policy has kube's status subresource (its status is
      * cleared on create); the binding has_status only for kube's generation.
      * Both refuse a PUT without a resourceVersion, as kube's strategies.
      * v1 only, as kube 1.33 serves by default (v1beta1 is off). */

@@ -214,6 +214,12 @@ webhookcfg_suite() {
   expect_eq "the change is stored and the generation bumped" '["CREATE","UPDATE"] 2' \
     "${K[@]}" get validatingwebhookconfiguration whcfg-check \
     -o jsonpath='{.webhooks[0].rules[0].operations} {.metadata.generation}'
+  # kubectl replace fills in the live resourceVersion itself: a plain PUT
+  expect "PUT without a resourceVersion: kube's Invalid (no unconditional update)" \
+    '"message":"validatingwebhookconfigurations\.admissionregistration\.k8s\.io \\"whcfg-check\\" is invalid: metadata\.resourceVersion: Invalid value: 0x0: must be specified for an update".*"code":422' \
+    kcurl -X PUT -H 'Content-Type: application/json' \
+    "$SERVER_URL/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/whcfg-check" \
+    -d '{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"whcfg-check"},"webhooks":[]}'
   "${K[@]}" label validatingwebhookconfiguration whcfg-check team=widgets >/dev/null
   expect_eq "a label change leaves the generation" "widgets 2" \
     "${K[@]}" get validatingwebhookconfiguration whcfg-check \
