@@ -65,6 +65,7 @@ struct cel_program {
 	struct cel_node *root;
 	struct cel_re *regexes; /* constant patterns compiled once */
 	json_t *owned;          /* schemas the compiler made (an array), or NULL */
+	uint64_t reads;         /* bit i: the expression reads the environment's variable i */
 };
 
 /* Regular expressions (regex.c). A pattern compiled with RE2's syntax

@@ -77,6 +77,10 @@ cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t m
 void cel_program_free(cel_program_t *p);
 /* The source text (borrowed, lives as long as p). */
 const char *cel_program_source(const cel_program_t *p);
+/* Whether p reads variable `var` (its index in the environment's vars, as
+ * compiled; not a comprehension's variable of the same name): kube's
+ * transition rules are the rules that read oldSelf. */
+bool cel_program_reads(const cel_program_t *p, size_t var);
 
 /* An evaluation context: arena, cost limit, variable bindings. cost_limit
  * 0 means no limit. */

@@ -1282,6 +1282,9 @@ static bool resolve_node(struct parser *ps, struct cel_node *n, const struct sco
 			return true;
 		const struct cel_var *v = find_var(ps, n->name);
 		if (v) {
+			size_t i = (size_t)(v - ps->env->vars);
+			if (i < 64)
+				ps->prog->reads |= 1ull << i;
 			*schema = v->schema;
 			return true;
 		}
@@ -1817,6 +1820,11 @@ void cel_program_free(cel_program_t *p)
 		free(b);
 	}
 	free(p);
+}
+
+bool cel_program_reads(const cel_program_t *p, size_t var)
+{
+	return var < 64 && (p->reads >> var & 1);
 }
 
 const char *cel_program_source(const cel_program_t *p)

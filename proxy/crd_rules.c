@@ -120,10 +120,12 @@ static json_t *typed_schema(const json_t *s, bool root)
 	return t;
 }
 
-static cel_program_t *compile(const char *expr, const json_t *typed, bool with_old, char **err)
+enum { VAR_SELF, VAR_OLD_SELF };
+
+static cel_program_t *compile(const char *expr, const json_t *typed, char **err)
 {
-	struct cel_var vars[] = {{"self", typed}, {"oldSelf", typed}};
-	struct cel_env env = {vars, with_old ? 2 : 1, CEL_LIB_K8S};
+	struct cel_var vars[] = {[VAR_SELF] = {"self", typed}, [VAR_OLD_SELF] = {"oldSelf", typed}};
+	struct cel_env env = {vars, 2, CEL_LIB_K8S};
 	return cel_compile(expr, &env, 0, err);
 }
 
@@ -246,17 +248,14 @@ static void check_rule_cel(const json_t *r, const json_t *typed, const char *p, 
 	const char *rule = js(r, "rule"), *mexpr = js(r, "messageExpression");
 	rule_repr(r, repr, sizeof(repr));
 	val_path(q, "%s.rule", p);
-	cel_program_t *prog = compile(rule, typed, true, &err);
+	cel_program_t *prog = compile(rule, typed, &err);
 	if (!prog) {
 		val_add(causes, "FieldValueInvalid", q, "%s: compilation failed: %s", repr,
 			err ? err : "");
 		free(err);
-	} else {
-		cel_program_t *plain = compile(rule, typed, false, &err);
-		bool uses_old = plain == NULL;
-		free(err);
 		err = NULL;
-		cel_program_free(plain);
+	} else {
+		bool uses_old = cel_program_reads(prog, VAR_OLD_SELF);
 		cel_program_free(prog);
 		if (uses_old && !correlatable)
 			val_add(causes, "FieldValueInvalid", q,
@@ -273,7 +272,7 @@ static void check_rule_cel(const json_t *r, const json_t *typed, const char *p, 
 	}
 	if (*mexpr && !blank(mexpr)) {
 		val_path(q, "%s.messageExpression", p);
-		cel_program_t *m = compile(mexpr, typed, true, &err);
+		cel_program_t *m = compile(mexpr, typed, &err);
 		if (!m)
 			val_add(causes, "FieldValueInvalid", q,
 				"%s: messageExpression compilation failed: %s", repr,
@@ -364,20 +363,16 @@ static bool compile_rule(struct rule *ru, const json_t *r, const json_t *s, cons
 {
 	char *err = NULL, norm[PATHLEN];
 	ru->def = r;
-	ru->prog = compile(js(r, "rule"), typed, true, &err);
+	ru->prog = compile(js(r, "rule"), typed, &err);
 	free(err);
 	if (!ru->prog)
 		return false;
-	err = NULL;
-	cel_program_t *plain = compile(js(r, "rule"), typed, false, &err);
-	free(err);
-	ru->uses_old = plain == NULL;
-	cel_program_free(plain);
+	ru->uses_old = cel_program_reads(ru->prog, VAR_OLD_SELF);
 	ru->optional_old = json_is_true(json_object_get(r, "optionalOldSelf"));
 	const char *m = js(r, "messageExpression");
 	if (*m) {
 		err = NULL;
-		ru->msg_prog = compile(m, typed, true, &err);
+		ru->msg_prog = compile(m, typed, &err);
 		free(err);
 	}
 	const char *fp = js(r, "fieldPath");

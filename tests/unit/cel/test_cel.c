@@ -871,6 +871,37 @@ static cel_value_t lazy_value(cel_ctx_t *c, void *ud)
 }
 
 /* A lazy binding is computed once, on first read, and never when unread. */
+/* Which environment variables a program reads (kube's transition rules
+ * read oldSelf): selections, calls and macros count; a comprehension
+ * variable of the same name does not. */
+START_TEST(reads)
+{
+	struct cel_var vars[] = {{"self", NULL}, {"oldSelf", NULL}};
+	struct cel_env env = {vars, 2, CEL_LIB_K8S};
+	static const struct {
+		const char *expr;
+		bool self, old;
+	} t[] = {
+	    {"self.a == 1", true, false},
+	    {"self.a == oldSelf.a", true, true},
+	    {"has(oldSelf.x) || true", false, true},
+	    {"oldSelf.hasValue()", false, true},
+	    {"[1, 2].all(oldSelf, oldSelf > 0)", false, false},
+	    {"[1].exists(x, x == size(oldSelf))", false, true},
+	    {"1 + 1 == 2", false, false},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *err = NULL;
+		cel_program_t *p = cel_compile(t[i].expr, &env, 0, &err);
+		ck_assert_msg(p != NULL, "%s: %s", t[i].expr, err ? err : "");
+		ck_assert_msg(cel_program_reads(p, 0) == t[i].self, "%s: self", t[i].expr);
+		ck_assert_msg(cel_program_reads(p, 1) == t[i].old, "%s: oldSelf", t[i].expr);
+		ck_assert(!cel_program_reads(p, 2));
+		cel_program_free(p);
+	}
+}
+END_TEST
+
 START_TEST(lazy)
 {
 	struct cel_var vars[] = {{"v", NULL}, {"w", NULL}};
@@ -938,6 +969,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cost_limit);
 	tcase_add_test(tc, deep_nesting);
 	tcase_add_test(tc, api);
+	tcase_add_test(tc, reads);
 	tcase_add_test(tc, debug_and_json);
 	tcase_add_test(tc, lazy);
 	suite_add_tcase(s, tc);
