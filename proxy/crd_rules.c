@@ -45,7 +45,6 @@
 #define PATHLEN        VAL_PATHLEN
 #define PER_CALL_LIMIT 1000000ull
 #define BUDGET         10000000ull
-#define MAX_MESSAGE    5120 /* kube's MaxEvaluatedMessageExpressionSizeBytes */
 
 struct rule {
 	cel_program_t *prog, *msg_prog; /* msg_prog NULL: no messageExpression */
@@ -533,17 +532,12 @@ static void detail_of(const struct rule *ru, cel_ctx_t *c, struct eval *ev, char
 		uint64_t cost = 0;
 		enum cel_outcome oc = cel_eval(ru->msg_prog, c, &v, &msg, &cost);
 		ev->budget = cost > ev->budget ? 0 : ev->budget - cost;
-		if (oc == CEL_OK && v.kind == CEL_STRING) {
-			const char *s = v.s.p;
-			size_t n = v.s.len;
-			while (n && strchr(" \t\r\n\v\f", *s))
-				s++, n--;
-			while (n && strchr(" \t\r\n\v\f", s[n - 1]))
-				n--;
-			if (n && n <= MAX_MESSAGE && !memchr(s, '\n', n)) {
-				snprintf(out, len, "%.*s", (int)n, s);
-				return;
-			}
+		const char *s;
+		size_t n;
+		if (oc == CEL_OK && v.kind == CEL_STRING &&
+		    val_expression_message(v.s.p, v.s.len, &s, &n)) {
+			snprintf(out, len, "%.*s", (int)n, s);
+			return;
 		}
 	}
 	const char *m = js(ru->def, "message");

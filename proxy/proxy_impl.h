@@ -267,6 +267,12 @@ bool crd_subres(struct req *r);
 void req_forget_user(struct req *r);
 /* server.c: frees a request once its response is complete. */
 void proxy_req_free(struct req *r);
+/* A made-up request for a write by one of the tenant's controllers
+ * (manager: its name), as kube's controllers make it: the user
+ * system:serviceaccount:kube-system:<manager> and its groups; no
+ * connection. Free with proxy_req_free; NULL when out of memory. */
+struct req *proxy_req_controller(struct proxy *px, const struct proxy_resource *res,
+				 const char *manager);
 
 /* status.c: the one function that turns an error into a Status response. */
 void reply_status(struct req *r, int code, const char *reason, const char *message,

@@ -322,6 +322,26 @@ void req_forget_user(struct req *r)
 	r->ngroups = 0;
 }
 
+struct req *proxy_req_controller(struct proxy *px, const struct proxy_resource *res,
+				 const char *manager)
+{
+	struct req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->px = px;
+	r->res = res;
+	r->now = time(NULL);
+	/* kube's controllers call the API as service accounts of kube-system */
+	snprintf(r->user, sizeof(r->user), "system:serviceaccount:kube-system:%s",
+		 manager ? manager : "kubicle-controller");
+	const char *groups[] = {"system:serviceaccounts", "system:serviceaccounts:kube-system",
+				"system:authenticated"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(groups); i++)
+		if ((r->groups[r->ngroups] = strdup(groups[i])))
+			r->ngroups++;
+	return r;
+}
+
 void proxy_req_free(struct req *r)
 {
 	webhook_req_free(r);

@@ -2435,3 +2435,19 @@ int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *
 		}
 	return (int)(json_array_size(causes) - before);
 }
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+bool val_expression_message(const char *s, size_t n, const char **out, size_t *outn)
+{
+	while (n && is_space(*s))
+		s++, n--;
+	while (n && is_space(s[n - 1]))
+		n--;
+	*out = s;
+	*outn = n;
+	return n && n <= 5120 && !memchr(s, '\n', n);
+}

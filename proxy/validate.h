@@ -167,4 +167,10 @@ static inline const char *val_jstr(const json_t *o, const char *k)
  * expressions present and compiling (proxy/validate_vap.c). */
 void val_match_conditions(json_t *c, const json_t *mcs, const char *base);
 
+/* kube's use of a messageExpression's result (CRD rules, admission
+ * policies): s[0..n) trimmed of white space into *out and *outn; true when it
+ * is non-empty, at most 5,120 bytes (MaxEvaluatedMessageExpressionSizeBytes)
+ * and on one line, else the static message stands. */
+bool val_expression_message(const char *s, size_t n, const char **out, size_t *outn);
+
 #endif

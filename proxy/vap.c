@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cel/cel_impl.h"
 #include "lib/log.h"
@@ -38,15 +37,15 @@
 #include "proxy/proxy_impl.h"
 #include "proxy/rbac.h"
 #include "proxy/selector.h"
+#include "proxy/validate.h"
 #include "proxy/vap.h"
 #include "proxy/webhook.h"
 #include "store/store.h"
 
-#define AR_GROUP    "admissionregistration.k8s.io"
-#define VAP_KEY     AR_GROUP "/validatingadmissionpolicies"
-#define VAPB_KEY    AR_GROUP "/validatingadmissionpolicybindings"
-#define BUDGET      10000000ull /* kube's RuntimeCELCostBudget */
-#define MAX_MESSAGE 5120
+#define AR_GROUP "admissionregistration.k8s.io"
+#define VAP_KEY  AR_GROUP "/validatingadmissionpolicies"
+#define VAPB_KEY AR_GROUP "/validatingadmissionpolicybindings"
+#define BUDGET   10000000ull /* kube's RuntimeCELCostBudget */
 
 struct expr {
 	const char *src; /* borrowed from the policy's JSON */
@@ -305,6 +304,26 @@ struct attrs {
 	bool ns_read;
 };
 
+/* The request's attributes as policies and conditions read them: a
+ * Namespace is in its own namespace, as kube's request info has it. */
+static void attrs_init(struct attrs *a, struct req *r, const char *op, const json_t *obj,
+		       const json_t *old)
+{
+	const json_t *named = obj ? obj : old;
+	*a = (struct attrs){.r = r,
+			    .op = op,
+			    .ns = r->ns ? r->ns : "",
+			    .name = r->name ? r->name
+				    : named ? js(named, "metadata.name")
+					    : "",
+			    .is_namespace =
+				!r->res->group[0] && strcmp(r->res->kind, "Namespace") == 0,
+			    .obj = obj,
+			    .old = old};
+	if (a->is_namespace)
+		a->ns = a->name;
+}
+
 static const json_t *ns_object(struct attrs *a)
 {
 	if (!a->ns_read && *a->ns && !a->is_namespace &&
@@ -350,7 +369,10 @@ static const json_t *labels_of(const json_t *o)
 static bool resources_match(const json_t *mr, const struct sel_label *ns_sel,
 			    const struct sel_label *obj_sel, struct attrs *a)
 {
-	if (!any_rule(json_object_get(mr, "resourceRules"), a) ||
+	const json_t *rules = json_object_get(mr, "resourceRules");
+	/* no resourceRules (a binding's matchResources may omit them): every
+	 * resource the policy matched */
+	if ((json_array_size(rules) && !any_rule(rules, a)) ||
 	    any_rule(json_object_get(mr, "excludeResourceRules"), a))
 		return false;
 	if (!sel_label_empty(ns_sel)) {
@@ -370,22 +392,7 @@ static bool resources_match(const json_t *mr, const struct sel_label *ns_sel,
 static bool binding_matches(const struct binding *b, struct attrs *a)
 {
 	const json_t *mr = obj_get(b->def, "spec.matchResources");
-	if (!mr)
-		return true;
-	/* a binding's matchResources without resourceRules matches all */
-	if (!json_array_size(json_object_get(mr, "resourceRules"))) {
-		if (any_rule(json_object_get(mr, "excludeResourceRules"), a))
-			return false;
-		json_t *all = json_deep_copy(mr);
-		json_object_set_new(all, "resourceRules",
-				    json_pack("[{s:[s],s:[s],s:[s],s:[s]}]", "operations", "*",
-					      "apiGroups", "*", "apiVersions", "*", "resources",
-					      "*/*"));
-		bool m = resources_match(all, b->ns_sel, b->obj_sel, a);
-		json_decref(all);
-		return m;
-	}
-	return resources_match(mr, b->ns_sel, b->obj_sel, a);
+	return !mr || resources_match(mr, b->ns_sel, b->obj_sel, a);
 }
 
 /* ---- the authorizer library ---------------------------------------------------------- */
@@ -598,7 +605,6 @@ struct run {
 	uint64_t budget;
 	char *verdict; /* the first failure's message (malloc'd) */
 	const char *reason;
-	bool error; /* the verdict is an evaluation error */
 };
 
 /* kube's AdmissionRequest as CEL sees it (request), without the objects. */
@@ -694,15 +700,6 @@ static int eval_bool(struct run *run, cel_ctx_t *c, const struct expr *e, const 
 	return out.b ? 1 : 0;
 }
 
-static void fail_with(struct run *run, const char *prefix, const char *msg)
-{
-	if (run->verdict)
-		return;
-	if (asprintf(&run->verdict, "%s%s", prefix, msg) < 0)
-		run->verdict = NULL;
-	run->error = true;
-}
-
 /* The message of failed validation i. */
 static char *message_of(struct run *run, cel_ctx_t *c, size_t i)
 {
@@ -712,16 +709,11 @@ static char *message_of(struct run *run, cel_ctx_t *c, size_t i)
 		cel_value_t out;
 		const char *msg;
 		uint64_t cost = 0;
-		if (cel_eval(m->prog, c, &out, &msg, &cost) == CEL_OK && out.kind == CEL_STRING) {
-			const char *s = out.s.p;
-			size_t n = out.s.len;
-			while (n && strchr(" \t\r\n\v\f", *s))
-				s++, n--;
-			while (n && strchr(" \t\r\n\v\f", s[n - 1]))
-				n--;
-			if (n && n <= MAX_MESSAGE && !memchr(s, '\n', n))
-				return strndup(s, n);
-		}
+		const char *s;
+		size_t n;
+		if (cel_eval(m->prog, c, &out, &msg, &cost) == CEL_OK && out.kind == CEL_STRING &&
+		    val_expression_message(out.s.p, out.s.len, &s, &n))
+			return strndup(s, n);
 	}
 	const char *msg = js(v, "message");
 	if (*msg)
@@ -756,8 +748,11 @@ static bool validate_one(struct run *run, const struct binding *b)
 			cond_err = NULL;
 	}
 	if (cond_err) {
-		if (p->fail) {
-			fail_with(run, "", cond_err);
+		if (p->fail) { /* under Fail: the answer */
+			if (!run->verdict) {
+				run->verdict = cond_err;
+				cond_err = NULL;
+			}
 			denied = true;
 		}
 		free(cond_err);
@@ -806,7 +801,6 @@ static bool validate_one(struct run *run, const struct binding *b)
 		if (b->deny && !run->verdict) {
 			run->verdict = m;
 			run->reason = reason;
-			run->error = rc < 0;
 			m = NULL;
 			denied = true;
 		}
@@ -931,19 +925,8 @@ static int decide(struct req *r, const char *op, const json_t *obj, const json_t
 	struct vap_set *s = current_set(r->px);
 	if (!s || !s->nbindings || strcmp(r->res->group, AR_GROUP) == 0)
 		return 0;
-	const json_t *named = obj ? obj : old;
-	struct attrs a = {.r = r,
-			  .op = op,
-			  .ns = r->ns ? r->ns : "",
-			  .name = r->name ? r->name
-				  : named ? js(named, "metadata.name")
-					  : "",
-			  .is_namespace =
-			      !r->res->group[0] && strcmp(r->res->kind, "Namespace") == 0,
-			  .obj = obj,
-			  .old = old};
-	if (a.is_namespace)
-		a.ns = a.name;
+	struct attrs a;
+	attrs_init(&a, r, op, obj, old);
 	d->name = a.name;
 	int rc = 0;
 	json_t *request = NULL;
@@ -1039,20 +1022,9 @@ int vap_admit_internal(struct proxy *px, const struct proxy_resource *res, const
 	struct vap_set *s = current_set(px);
 	if (!s || !s->nbindings)
 		return 0;
-	struct req *r = calloc(1, sizeof(*r));
+	struct req *r = proxy_req_controller(px, res, manager);
 	if (!r)
 		return -ENOMEM;
-	r->px = px;
-	r->res = res;
-	r->now = time(NULL);
-	/* kube's controllers call the API as service accounts of kube-system */
-	snprintf(r->user, sizeof(r->user), "system:serviceaccount:kube-system:%s",
-		 manager ? manager : "kubicle-controller");
-	const char *groups[] = {"system:serviceaccounts", "system:serviceaccounts:kube-system",
-				"system:authenticated"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(groups); i++)
-		if ((r->groups[r->ngroups] = strdup(groups[i])))
-			r->ngroups++;
 	char *ns = res->namespaced && obj_str(obj, "metadata.namespace")
 		       ? strdup(obj_str(obj, "metadata.namespace"))
 		       : NULL;
@@ -1099,17 +1071,8 @@ void vap_conds_free(struct vap_conds *vc)
 int vap_conds_eval(const struct vap_conds *vc, struct req *r, const char *op, const json_t *obj,
 		   const json_t *old, char **msg)
 {
-	const json_t *named = obj ? obj : old;
-	struct attrs a = {.r = r,
-			  .op = op,
-			  .ns = r->ns ? r->ns : "",
-			  .name = r->name ? r->name
-				  : named ? js(named, "metadata.name")
-					  : "",
-			  .is_namespace =
-			      !r->res->group[0] && strcmp(r->res->kind, "Namespace") == 0,
-			  .obj = obj,
-			  .old = old};
+	struct attrs a;
+	attrs_init(&a, r, op, obj, old);
 	static const struct policy none = {.name = ""};
 	struct run run = {.a = &a, .p = &none, .budget = BUDGET};
 	run.request = request_view(&a);

@@ -1665,21 +1665,10 @@ int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, 
 	struct wh_set *s = current_set(px);
 	if (!s || !s->n || exempt(res))
 		return 0;
-	struct req *r = calloc(1, sizeof(*r));
+	struct req *r = proxy_req_controller(px, res, manager);
 	if (!r)
 		return -ENOMEM;
-	r->px = px;
-	r->res = res;
-	r->now = time(NULL);
 	const char *ns = res->namespaced ? obj_str(obj, "metadata.namespace") : NULL;
-	/* kube's controllers call the API as service accounts of kube-system */
-	snprintf(r->user, sizeof(r->user), "system:serviceaccount:kube-system:%s",
-		 manager ? manager : "kubicle-controller");
-	const char *groups[] = {"system:serviceaccounts", "system:serviceaccounts:kube-system",
-				"system:authenticated"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(groups); i++)
-		if ((r->groups[r->ngroups] = strdup(groups[i])))
-			r->ngroups++;
 	struct wh_attrs a;
 	struct wh_req *wr = NULL;
 	size_t nm = 0, nv = 0, *m = NULL, *v = NULL;
