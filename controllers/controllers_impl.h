@@ -40,10 +40,11 @@ struct ctrl {
 	uv_timer_t timer;
 	char **q; /* FIFO of queued keys (owned) */
 	size_t qhead, qlen, qcap;
-	struct kmap *queued;  /* key -> NULL: in q */
-	struct kmap *delayed; /* key -> uint64_t* due (ms, kb_now_ms) */
-	struct kmap *objs;    /* uid -> struct gc_obj* */
-	struct kmap *deps;    /* owner uid -> struct kmap* of dependent uids */
+	struct kmap *queued;   /* key -> NULL: in q */
+	struct kmap *delayed;  /* key -> uint64_t* due (ms, kb_now_ms) */
+	struct kmap *failures; /* key -> unsigned*: failed syncs in a row */
+	struct kmap *objs;     /* uid -> struct gc_obj* */
+	struct kmap *deps;     /* owner uid -> struct kmap* of dependent uids */
 	bool idle_on;
 	int open_handles;
 	bool stopping;

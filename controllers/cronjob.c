@@ -74,7 +74,7 @@ static void trim_history(struct ctrl *c, json_t *jobs, int state, int64_t limit)
 				old = i;
 		j = json_array_get(v, old);
 		proxy_object_delete(c->px, "batch", "v1", "jobs", ctrl_ns(j), ctrl_name(j),
-				    ctrl_uid(j), "Background");
+				    ctrl_uid(j), "Background", CJ_MANAGER);
 		json_array_remove(v, old);
 	}
 	json_decref(v);
@@ -208,7 +208,8 @@ static bool run(struct ctrl *c, const json_t *cj, json_t *jobs, time_t t, int *r
 		json_array_foreach (jobs, i, j)
 			if (job_state(j) == 0)
 				proxy_object_delete(c->px, "batch", "v1", "jobs", ctrl_ns(j),
-						    ctrl_name(j), ctrl_uid(j), "Background");
+						    ctrl_name(j), ctrl_uid(j), "Background",
+						    CJ_MANAGER);
 	*rc = create_job(c, cj, t);
 	if (*rc == -EINPROGRESS) { /* the schedule moves once the Job exists */
 		*rc = 0;

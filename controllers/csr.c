@@ -338,7 +338,7 @@ int csr_sync(struct ctrl *c, const char *ns, const char *name)
 		kb_info("ctrl", "cleaning csr %s", name);
 		rc = proxy_object_delete(c->px, "certificates.k8s.io", "v1",
 					 "certificatesigningrequests", NULL, name, ctrl_uid(csr),
-					 NULL);
+					 NULL, FIELD_MANAGER);
 	} else {
 		if (wants_signing(c, csr))
 			rc = sign(c, csr);

@@ -2,7 +2,8 @@
 /*
  * The controller manager's core: start and stop, the store watch that
  * turns changes into queued keys, the de-duplicated work queue drained by
- * an idle handle, the 1 s timer of delayed keys, and the resync at start.
+ * an idle handle, the 1 s timer of delayed keys (retries with backoff),
+ * and the resync at start.
  * See controllers/controllers.h for the DESIGN.
  */
 #include <errno.h>
@@ -82,8 +83,17 @@ static void queue_push(struct ctrl *c, const char *key)
 
 static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char *name);
 
+/* A failed sync is tried again, as kube's controllers requeue a key with
+ * their work queue's rate limiter: a conflict or a transient failure after
+ * 1 s; anything else (a write admission refused, an invalid object) after
+ * 1 s doubling per failure of that key up to FAIL_MAX_S, until a sync of it
+ * succeeds. */
+#define FAIL_MAX_S 300
+
 static void process(struct ctrl *c, char *key)
 {
+	char full[600];
+	snprintf(full, sizeof(full), "%s", key);
 	char *ns = strchr(key, '\t');
 	char *name = ns ? strchr(ns + 1, '\t') : NULL;
 	if (!name)
@@ -91,11 +101,24 @@ static void process(struct ctrl *c, char *key)
 	*ns++ = '\0';
 	*name++ = '\0';
 	int rc = dispatch(c, key, ns, name);
-	if (rc == -ESTALE || rc == -EEXIST || rc == -EIO || rc == -ENOMEM) {
+	if (rc == 0 || rc == -ENOENT) {
+		kmap_del(c->failures, full);
+	} else if (rc == -ESTALE || rc == -EEXIST || rc == -EIO || rc == -ENOMEM) {
 		kb_debug("ctrl", "%s %s/%s: %s, retrying", key, ns, name, strerror(-rc));
 		ctrl_enqueue_after(c, key, ns, name, 1);
-	} else if (rc < 0 && rc != -ENOENT) {
-		kb_warn("ctrl", "%s %s/%s: %s", key, ns, name, strerror(-rc));
+	} else {
+		unsigned *n = kmap_get(c->failures, full);
+		if (!n && (n = calloc(1, sizeof(*n))) && kmap_put(c->failures, full, n) < 0) {
+			free(n);
+			n = NULL;
+		}
+		unsigned tries = n ? ++*n : 1;
+		double delay = tries > 9 ? FAIL_MAX_S : (double)(1u << (tries - 1));
+		if (delay > FAIL_MAX_S)
+			delay = FAIL_MAX_S;
+		kb_warn("ctrl", "%s %s/%s: %s; trying again in %.0f s", key, ns, name,
+			strerror(-rc), delay);
+		ctrl_enqueue_after(c, key, ns, name, delay);
 	}
 }
 
@@ -368,11 +391,13 @@ int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out)
 	c->px = px;
 	c->queued = kmap_new(NULL);
 	c->delayed = kmap_new(free);
+	c->failures = kmap_new(free);
 	c->events = kmap_new(free);
-	if (gc_init(c) < 0 || !c->queued || !c->delayed || !c->events) {
+	if (gc_init(c) < 0 || !c->queued || !c->delayed || !c->failures || !c->events) {
 		gc_free(c);
 		kmap_free(c->queued);
 		kmap_free(c->delayed);
+		kmap_free(c->failures);
 		kmap_free(c->events);
 		free(c);
 		return -ENOMEM;
@@ -404,6 +429,7 @@ static void on_close(uv_handle_t *h)
 	free(c->q);
 	kmap_free(c->queued);
 	kmap_free(c->delayed);
+	kmap_free(c->failures);
 	kmap_free(c->events);
 	gc_free(c);
 	kb_pki_ca_free(c->ca);

@@ -589,7 +589,7 @@ static int cleanup(struct ctrl *c, struct dstate *s)
 				best = j;
 		json_t *v = json_array_get(dead, best);
 		proxy_object_delete(c->px, "apps", "v1", "replicasets", ctrl_ns(v), ctrl_name(v),
-				    ctrl_uid(v), NULL);
+				    ctrl_uid(v), NULL, D_MANAGER);
 		json_array_remove(dead, best);
 	}
 	json_decref(dead);

@@ -474,7 +474,8 @@ int ep_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	json_t *svc = ctrl_get(c, "/services", ns, name);
 	if (!svc) {
-		int rc = proxy_object_delete(c->px, "", "v1", "endpoints", ns, name, NULL, NULL);
+		int rc = proxy_object_delete(c->px, "", "v1", "endpoints", ns, name, NULL, NULL,
+					     EP_MANAGER);
 		return rc == -ENOENT ? 0 : rc;
 	}
 	if (!ctrl_ep_managed(svc)) {

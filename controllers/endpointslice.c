@@ -224,7 +224,7 @@ static void slice_put(struct eps_ctx *x, const json_t *cur, const char *type, co
 static void slice_delete(struct eps_ctx *x, const json_t *s)
 {
 	int rc = proxy_object_delete(x->c->px, "discovery.k8s.io", "v1", "endpointslices",
-				     ctrl_ns(s), ctrl_name(s), ctrl_uid(s), NULL);
+				     ctrl_ns(s), ctrl_name(s), ctrl_uid(s), NULL, EPS_MANAGER);
 	if (rc < 0 && rc != -ENOENT && x->rc == 0)
 		x->rc = rc;
 }

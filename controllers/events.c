@@ -120,7 +120,7 @@ void ctrl_events_expire(struct ctrl *c)
 		if (!t || t + ttl > now)
 			continue;
 		if (proxy_object_delete(c->px, "", "v1", "events", ctrl_ns(ev), ctrl_name(ev),
-					ctrl_uid(ev), NULL) == 0)
+					ctrl_uid(ev), NULL, NULL) == 0)
 			gone++;
 	}
 	json_decref(all);

@@ -279,7 +279,7 @@ static int delete_dep(struct ctrl *c, const struct proxy_resource *r, const json
 	if (!p)
 		p = kmap_has(c->deps, dep_uid) ? "Foreground" : "Background";
 	int rc = proxy_object_delete(c->px, r->group, r->version, r->plural, ctrl_ns(dep),
-				     ctrl_name(dep), dep_uid, p);
+				     ctrl_name(dep), dep_uid, p, GC_MANAGER);
 	return rc == -ENOENT ? 0 : rc;
 }
 

@@ -415,7 +415,7 @@ static void delete_active(struct ctrl *c, struct jstate *s)
 	json_array_foreach (s->pods, i, p)
 		if (ctrl_pod_active(p))
 			proxy_object_delete(c->px, "", "v1", "pods", ctrl_ns(p), ctrl_name(p),
-					    ctrl_uid(p), NULL);
+					    ctrl_uid(p), NULL, JOB_MANAGER);
 	s->active = s->ready = 0;
 }
 
@@ -628,7 +628,7 @@ static int ttl_check(struct ctrl *c, const json_t *job)
 		return 0;
 	}
 	int rc = proxy_object_delete(c->px, "batch", "v1", "jobs", ctrl_ns(job), ctrl_name(job),
-				     ctrl_uid(job), "Foreground");
+				     ctrl_uid(job), "Foreground", JOB_MANAGER);
 	return rc == -ENOENT ? 0 : rc;
 }
 

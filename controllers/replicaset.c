@@ -98,7 +98,7 @@ static int delete_pods(struct ctrl *c, const json_t *rs, json_t *active, int n)
 	int rc = 0;
 	for (size_t i = 0; i < len && (int)i < n; i++) {
 		int err = proxy_object_delete(c->px, "", "v1", "pods", ctrl_ns(v[i]),
-					      ctrl_name(v[i]), ctrl_uid(v[i]), NULL);
+					      ctrl_name(v[i]), ctrl_uid(v[i]), NULL, RS_MANAGER);
 		if (err < 0 && err != -ENOENT)
 			rc = err;
 		if (err == 0)

@@ -103,7 +103,7 @@ static bool running_ready(const json_t *pod)
 static int del_pod(struct ctrl *c, const struct sstate *s, const json_t *p)
 {
 	int rc = proxy_object_delete(c->px, "", "v1", "pods", ctrl_ns(p), ctrl_name(p), ctrl_uid(p),
-				     NULL);
+				     NULL, STS_MANAGER);
 	if (rc == 0)
 		ctrl_event(c, s->sts, "apps/v1", "StatefulSet", "Normal", "SuccessfulDelete",
 			   STS_MANAGER, "delete Pod %s in StatefulSet %s successful", ctrl_name(p),
@@ -188,7 +188,7 @@ static void truncate_history(struct ctrl *c, const struct sstate *s, json_t *rev
 	qsort(old, k, sizeof(*old), cmp_revision);
 	for (i = 0; limit >= 0 && k > (size_t)limit && i < k - (size_t)limit; i++)
 		proxy_object_delete(c->px, "apps", "v1", "controllerrevisions", ctrl_ns(old[i]),
-				    ctrl_name(old[i]), ctrl_uid(old[i]), NULL);
+				    ctrl_name(old[i]), ctrl_uid(old[i]), NULL, STS_MANAGER);
 	free(old);
 }
 

@@ -106,20 +106,33 @@ static int create_prepare(struct proxy *px, const struct proxy_resource *res, js
 	return 0;
 }
 
+/* The ValidatingAdmissionPolicies on a controller's write (op of obj over
+ * old, of res or its subresource sub): 0, or -EACCES with the denial logged
+ * and, when why is given, copied there in kube's words. */
+static int admit(struct proxy *px, const struct proxy_resource *res, const char *op,
+		 const char *sub, const json_t *obj, const json_t *old, const char *manager,
+		 char *why, size_t wl)
+{
+	char denial[1024];
+	int rc = vap_admit_internal(px, res, op, sub, obj, old, manager, denial, sizeof(denial));
+	if (rc < 0) {
+		kb_warn("api", "%s of %s %s by %s refused: %s", op, res->plural,
+			obj_str(obj ? obj : old, "metadata.name"), manager ? manager : "?", denial);
+		if (why)
+			snprintf(why, wl, "%s", denial);
+	}
+	return rc;
+}
+
 /* Its second half: validation and admission (the ValidatingAdmissionPolicies
  * included: their denial's message into why, when given), managed fields,
  * the store. */
 static int create_store(struct proxy *px, const struct proxy_resource *res, json_t *obj,
 			const char *manager, json_t **out, char *why, size_t wl)
 {
-	char denial[1024];
 	int rc = validate(px, res, obj, NULL);
-	if (rc == 0 &&
-	    (rc = vap_admit_internal(px, res, obj, manager, denial, sizeof(denial))) < 0) {
-		kb_warn("api", "internal write refused: %s", denial);
-		if (why)
-			snprintf(why, wl, "%s", denial);
-	}
+	if (rc == 0)
+		rc = admit(px, res, "CREATE", NULL, obj, NULL, manager, why, wl);
 	if (rc < 0)
 		return rc;
 	track(res, NULL, obj, manager);
@@ -276,8 +289,8 @@ int proxy_object_create_admitted(proxy_t *px, const char *group, const char *ver
 }
 
 /* Stores obj over old (both borrowed) after defaults and validation. */
-static int write_over(struct proxy *px, const struct proxy_resource *res, const json_t *old,
-		      json_t *obj, const char *manager, json_t **out)
+static int write_over(struct proxy *px, const struct proxy_resource *res, const char *sub,
+		      const json_t *old, json_t *obj, const char *manager, json_t **out)
 {
 	int64_t old_rv = obj_rv(old);
 	int64_t want_rv = obj_rv(obj);
@@ -292,6 +305,8 @@ static int write_over(struct proxy *px, const struct proxy_resource *res, const 
 		json_object_set_new(obj_meta(obj), "generation", json_integer(g + 1));
 	}
 	int rc = validate(px, res, obj, old);
+	if (rc == 0)
+		rc = admit(px, res, "UPDATE", sub, obj, old, manager, NULL, 0);
 	if (rc < 0)
 		return rc;
 	track(res, old, obj, manager);
@@ -339,7 +354,7 @@ int proxy_object_update(proxy_t *px, const char *group, const char *version, con
 		else
 			json_object_del(obj, "status");
 	}
-	rc = write_over(px, res, old, obj, manager, out);
+	rc = write_over(px, res, NULL, old, obj, manager, out);
 	json_decref(old);
 	return rc;
 }
@@ -361,7 +376,7 @@ int proxy_object_update_status(proxy_t *px, const char *group, const char *versi
 	json_t *rv = obj_get(obj, "metadata.resourceVersion");
 	if (rv)
 		json_object_set(obj_meta(upd), "resourceVersion", rv);
-	rc = write_over(px, res, old, upd, manager, out);
+	rc = write_over(px, res, "status", old, upd, manager, out);
 	json_decref(upd);
 	json_decref(old);
 	return rc;
@@ -424,7 +439,8 @@ static int mark_deleted(struct proxy *px, const struct proxy_resource *res, json
 }
 
 int proxy_object_delete(proxy_t *px, const char *group, const char *version, const char *plural,
-			const char *ns, const char *name, const char *uid, const char *propagation)
+			const char *ns, const char *name, const char *uid, const char *propagation,
+			const char *manager)
 {
 	const struct proxy_resource *res = find_res(group, version, plural);
 	json_t *obj = NULL;
@@ -439,6 +455,8 @@ int proxy_object_delete(proxy_t *px, const char *group, const char *version, con
 		rc = -ESTALE;
 		goto out;
 	}
+	if (manager && (rc = admit(px, res, "DELETE", NULL, NULL, obj, manager, NULL, 0)) < 0)
+		goto out;
 	bool added = proxy_propagation_finalizer(propagation, obj);
 	if (obj_str(obj, "metadata.deletionTimestamp")) {
 		if (added)

@@ -159,9 +159,13 @@ int proxy_object_update_status(proxy_t *px, const char *group, const char *versi
  * or NULL for Background): Foreground and Orphan, and objects with
  * finalizers, are marked (deletionTimestamp + finalizer foregroundDeletion or
  * orphan) and left to the garbage collector. uid (may be NULL) is a
- * precondition. */
+ * precondition. manager names the controller, whose delete meets the
+ * ValidatingAdmissionPolicies as system:serviceaccount:kube-system:<manager>;
+ * NULL for the server's own housekeeping (events past their TTL), which
+ * kube-apiserver does not admit either. */
 int proxy_object_delete(proxy_t *px, const char *group, const char *version, const char *plural,
-			const char *ns, const char *name, const char *uid, const char *propagation);
+			const char *ns, const char *name, const char *uid, const char *propagation,
+			const char *manager);
 /* Reads one object; *out is a new reference. */
 int proxy_object_get(proxy_t *px, const char *group, const char *version, const char *plural,
 		     const char *ns, const char *name, json_t **out);

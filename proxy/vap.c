@@ -1016,8 +1016,9 @@ int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *ol
 	return -ECANCELED;
 }
 
-int vap_admit_internal(struct proxy *px, const struct proxy_resource *res, const json_t *obj,
-		       const char *manager, char *why, size_t wl)
+int vap_admit_internal(struct proxy *px, const struct proxy_resource *res, const char *op,
+		       const char *sub, const json_t *obj, const json_t *old, const char *manager,
+		       char *why, size_t wl)
 {
 	struct vap_set *s = current_set(px);
 	if (!s || !s->nbindings)
@@ -1025,12 +1026,14 @@ int vap_admit_internal(struct proxy *px, const struct proxy_resource *res, const
 	struct req *r = proxy_req_controller(px, res, manager);
 	if (!r)
 		return -ENOMEM;
-	char *ns = res->namespaced && obj_str(obj, "metadata.namespace")
-		       ? strdup(obj_str(obj, "metadata.namespace"))
+	const json_t *named = obj ? obj : old;
+	char *ns = res->namespaced && obj_str(named, "metadata.namespace")
+		       ? strdup(obj_str(named, "metadata.namespace"))
 		       : NULL;
 	r->ns = ns;
+	r->sub = sub;
 	struct denial d = {0};
-	int rc = decide(r, "CREATE", obj, NULL, &d);
+	int rc = decide(r, op, obj, old, &d);
 	if (rc < 0)
 		forbidden_text(res, &d, why, wl);
 	free(d.message);

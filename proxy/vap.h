@@ -25,13 +25,16 @@ void vap_stop(struct proxy *px);
 int vap_admit(struct req *r, const char *op, const json_t *obj, const json_t *old);
 
 /*
- * A create by one of the tenant's controllers (manager: its name; the
- * policies see system:serviceaccount:kube-system:<manager>), obj borrowed:
- * 0, or -EACCES with kube's message of the denial in why.
+ * A write by one of the tenant's controllers (manager: its name; the
+ * policies see system:serviceaccount:kube-system:<manager>), as vap_admit:
+ * op "CREATE" (old NULL), "UPDATE" or "DELETE" (obj NULL) of res, or of its
+ * subresource sub (NULL: the object itself; "status"). obj and old
+ * borrowed. 0, or -EACCES with kube's message of the denial in why.
  */
 struct proxy_resource;
-int vap_admit_internal(struct proxy *px, const struct proxy_resource *res, const json_t *obj,
-		       const char *manager, char *why, size_t wl);
+int vap_admit_internal(struct proxy *px, const struct proxy_resource *res, const char *op,
+		       const char *sub, const json_t *obj, const json_t *old, const char *manager,
+		       char *why, size_t wl);
 
 /*
  * A webhook's matchConditions (kube's matchconditions.Matcher): compiled

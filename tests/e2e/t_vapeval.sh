@@ -159,6 +159,50 @@ spec:
 EOF
 }
 
+# A policy on the controllers' other writes: the ReplicaSet controller's
+# pod deletes and its status updates.
+vap_ctrl_policy() {
+  cat <<'EOF'
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: ctrl-writes}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [pods]}
+    - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE], resources: [replicasets/status]}
+  validations:
+  - expression: "request.operation != 'DELETE' || !has(oldObject.metadata.labels) || !('keep' in oldObject.metadata.labels)"
+    messageExpression: "'pod ' + oldObject.metadata.name + ' is kept from ' + request.userInfo.username"
+  - expression: "request.operation != 'UPDATE' || request.subResource != 'status' || !has(object.status.replicas) || object.status.replicas <= 1"
+    message: at most one replica in status
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: ctrl-writes}
+spec:
+  policyName: ctrl-writes
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {ctrl: vap}}
+EOF
+}
+
+vap_rs() { # name replicas [keep]
+  cat <<EOF
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: $1}
+spec:
+  replicas: $2
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1${3:+, keep: kept}}}
+    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}
+EOF
+}
+
 vap_suite() {
   local d=$E2E_TMP/vap
   local K=(kubectl --kubeconfig "$KCFG" --cache-dir "$d/c")
@@ -244,9 +288,31 @@ vap_suite() {
   "${K[@]}" -n vap-strict create deployment inhouse --image=registry.k8s.io/pause:3.9 >/dev/null
   expect_until "an allowed image's pod is made" "1" \
     sh -c "${K[*]} -n vap-strict get pods -l app=inhouse -o name | wc -l"
+  # ... and so do their deletes and status updates
+  "${K[@]}" create ns vap-ctrl >/dev/null && "${K[@]}" label ns vap-ctrl ctrl=vap >/dev/null
+  vap_ctrl_policy | "${K[@]}" apply -f - >/dev/null
+  vap_rs kept 1 keep | "${K[@]}" -n vap-ctrl apply -f - >/dev/null
+  expect_until "a ReplicaSet's pod is made under a policy on deletes" "1" \
+    sh -c "${K[*]} -n vap-ctrl get pods -l app=kept -o name | wc -l"
+  "${K[@]}" -n vap-ctrl scale rs kept --replicas=0 >/dev/null
+  expect_until "the controller's delete of a kept pod is refused, in kube's words" yes \
+    sh -c "grep -q 'DELETE of pods kept-[a-z0-9]* by replicaset-controller refused: pods \"kept-[a-z0-9]*\" is forbidden: ValidatingAdmissionPolicy .ctrl-writes. with binding .ctrl-writes. denied request: pod kept-[a-z0-9]* is kept from system:serviceaccount:kube-system:replicaset-controller' '$E2E_TMP'/main.log && echo yes"
+  expect_eq "... so the pod stays" "1" \
+    sh -c "${K[*]} -n vap-ctrl get pods -l app=kept -o name | wc -l"
+  vap_rs many 3 | "${K[@]}" -n vap-ctrl apply -f - >/dev/null
+  expect_until "a controller's status update (replicasets/status) is refused" yes \
+    sh -c "grep -q 'UPDATE of replicasets many by replicaset-controller refused: .*at most one replica in status' '$E2E_TMP'/main.log && echo yes"
+  expect_until "... while its pods are made" "3" \
+    sh -c "${K[*]} -n vap-ctrl get pods -l app=many -o name | wc -l"
+  expect_eq "... and the status never says 3" "no" \
+    sh -c "test \"\$(${K[*]} -n vap-ctrl get rs many -o jsonpath='{.status.replicas}')\" = 3 && echo yes || echo no"
+  "${K[@]}" delete validatingadmissionpolicybinding ctrl-writes >/dev/null
+  expect_until "without the binding the controller's delete goes through" "0" \
+    sh -c "${K[*]} -n vap-ctrl get pods -l app=kept -o name | wc -l"
+  "${K[@]}" delete validatingadmissionpolicy ctrl-writes >/dev/null
   "${K[@]}" delete validatingadmissionpolicybinding replicas-deny >/dev/null
   expect "without its binding the policy does nothing" "patched" \
     "${K[@]}" -n vap-strict patch deployment web -p '{"spec":{"replicas":8}}'
   "${K[@]}" delete -f "$d/p.yaml" --ignore-not-found >/dev/null 2>&1
-  "${K[@]}" delete ns vap-strict vap-lax vap-free --wait=false >/dev/null 2>&1
+  "${K[@]}" delete ns vap-strict vap-lax vap-free vap-ctrl --wait=false >/dev/null 2>&1
 }
