@@ -117,8 +117,8 @@ static size_t msgs_label(const char *s, const char **m)
 	size_t k = 0, n = strlen(s);
 	if (n > 63)
 		m[k++] = "must be no more than 63 characters";
-	if (!rx_label(s, n))
-		m[k++] = MSG_LABEL;
+	if (!rx_label(s, n)) /* a subdomain of the right length: the dots are wrong */
+		m[k++] = rx_subdomain(s, n) ? "must not contain dots" : MSG_LABEL;
 	return k;
 }
 

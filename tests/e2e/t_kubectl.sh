@@ -106,6 +106,8 @@ YAML
   expect "[$tag] create serviceaccount" 'created' "${K[@]}" -n "$ns" create serviceaccount robot
   expect "[$tag] default serviceaccount exists" '^default ' "${K[@]}" -n "$ns" get sa
   expect_fail "[$tag] invalid name refused" 'Invalid value: "Bad_Name"' "${K[@]}" -n "$ns" create configmap Bad_Name
+  expect_fail "[$tag] a namespace name with dots, in kube's words" \
+    'The Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots' "${K[@]}" create namespace a.b
   expect_fail "[$tag] strict validation refuses unknown field" 'unknown field "spec.bogus"' \
     "${K[@]}" -n "$ns" apply -f <(printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  bogus: 1\n  containers: [{name: c, image: x}]\n')
   expect "[$tag] validate=warn warns about unknown field" 'unknown field "spec.bogus"' \
