@@ -122,7 +122,7 @@ json_t *ctrl_claim(struct ctrl *c, const char *res, const char *group, const cha
 		json_t *labels = ctrl_path(o, "metadata.labels");
 		bool match = sel && !sel_label_empty(sel) && sel_label_match(sel, labels);
 		const char *ruid = ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
-		if (ruid && strcmp(ruid, uid) == 0) {
+		if (ruid && uid && strcmp(ruid, uid) == 0) {
 			if (match || owner_deleting)
 				json_array_append(mine, o);
 			else

@@ -509,6 +509,16 @@ static void default_pvc(json_t *obj)
 	set_default(status, "phase", json_string("Pending"));
 }
 
+/* kube's SetDefaults_PersistentVolume */
+static void default_pv(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "persistentVolumeReclaimPolicy", json_string("Retain"));
+	set_default(spec, "volumeMode", json_string("Filesystem"));
+	json_t *status = kb_json_object_at(obj, "status");
+	set_default(status, "phase", json_string("Pending"));
+}
+
 static void default_port_protocols(json_t *ports);
 
 /* A behavior's unset scaling rules from `defaults` (stolen). */
@@ -717,6 +727,8 @@ void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *ob
 			default_namespace(obj);
 		else if (strcmp(k, "PersistentVolumeClaim") == 0)
 			default_pvc(obj);
+		else if (strcmp(k, "PersistentVolume") == 0)
+			default_pv(obj);
 		else if (strcmp(k, "Endpoints") == 0)
 			default_endpoints(obj);
 	} else if (strcmp(g, "apps") == 0) {

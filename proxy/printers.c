@@ -210,6 +210,39 @@ static const struct col cols_pvc[] = {
     C_END,
 };
 
+static const struct col cols_pv[] = {
+    C_NAME,
+    C_S("Capacity", "capacity is the description of the persistent volume's resources and "
+		    "capacity. More info: "
+		    "https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity"),
+    C_S("Access Modes", "accessModes contains all ways the volume can be mounted. More info: "
+			"https://kubernetes.io/docs/concepts/storage/"
+			"persistent-volumes#access-modes"),
+    C_S("Reclaim Policy",
+	"persistentVolumeReclaimPolicy defines what happens to a persistent volume when released "
+	"from its claim. Valid options are Retain (default for manually created "
+	"PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and "
+	"Recycle (deprecated). Recycle must be supported by the volume plugin underlying this "
+	"PersistentVolume. More info: "
+	"https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming"),
+    C_S("Status", "phase indicates if a volume is available, bound to a claim, or released by "
+		  "a claim. More info: "
+		  "https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase"),
+    C_S("Claim", "claimRef is part of a bi-directional binding between PersistentVolume and "
+		 "PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is "
+		 "the authoritative bind between PV and PVC. More info: "
+		 "https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding"),
+    C_S("StorageClass", "StorageClass of the pv"),
+    C_S("VolumeAttributesClass", "VolumeAttributesClass of the pv"),
+    C_S("Reason", "reason is a brief CamelCase string that describes any failure and is meant "
+		  "for machine parsing and tidy display in the CLI."),
+    C_AGE,
+    C_W("VolumeMode", "volumeMode defines if a volume is intended to be used with a formatted "
+		      "filesystem or to remain in raw block state. Value of Filesystem is implied "
+		      "when not included in spec."),
+    C_END,
+};
+
 static const struct col cols_quota[] = {
     C_NAME,
     C_AGE,
@@ -1057,6 +1090,40 @@ static void cells_pvc(json_t *cells, const json_t *o, time_t now)
 	kb_buf_free(&am);
 }
 
+/* kube's printPersistentVolume */
+static void cells_pv(json_t *cells, const json_t *o, time_t now)
+{
+	struct kb_buf am = {0}, claim = {0};
+	const char *phase = js(o, "status.phase");
+	const json_t *ann = jp(o, "metadata.annotations");
+	const char *beta =
+	    json_string_value(json_object_get(ann, "volume.beta.kubernetes.io/storage-class"));
+	const char *cap = js(o, "spec.capacity.storage");
+	if (jp(o, "metadata.deletionTimestamp"))
+		phase = "Terminating";
+	kb_buf_puts(&am, "");
+	access_modes(&am, jp(o, "spec.accessModes"));
+	kb_buf_puts(&claim, "");
+	if (jp(o, "spec.claimRef"))
+		kb_buf_printf(&claim, "%s/%s", js(o, "spec.claimRef.namespace"),
+			      js(o, "spec.claimRef.name"));
+	add_name(cells, o);
+	add_s(cells, *cap ? cap : "0");
+	add_s(cells, am.data);
+	add_s(cells, js(o, "spec.persistentVolumeReclaimPolicy"));
+	add_s(cells, phase);
+	add_s(cells, claim.data);
+	add_s(cells, beta ? beta : js(o, "spec.storageClassName"));
+	add_s(cells, *js(o, "spec.volumeAttributesClassName")
+			 ? js(o, "spec.volumeAttributesClassName")
+			 : "<unset>");
+	add_s(cells, js(o, "status.reason"));
+	add_age(cells, o, now);
+	add_s(cells, *js(o, "spec.volumeMode") ? js(o, "spec.volumeMode") : "<unset>");
+	kb_buf_free(&am);
+	kb_buf_free(&claim);
+}
+
 /* "requests.cpu: 0/1, requests.memory: 0/1Gi" / "limits.cpu: …" */
 static void cells_quota(json_t *cells, const json_t *o, time_t now)
 {
@@ -1822,6 +1889,7 @@ static const struct printer {
     {"", "Node", cols_node, cells_node},
     {"", "Endpoints", cols_endpoints, cells_endpoints},
     {"", "PersistentVolumeClaim", cols_pvc, cells_pvc},
+    {"", "PersistentVolume", cols_pv, cells_pv},
     {"", "ResourceQuota", cols_quota, cells_quota},
     {"", "LimitRange", cols_default, cells_default},
     {"apps", "Deployment", cols_deployment, cells_deployment},

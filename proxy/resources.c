@@ -71,6 +71,8 @@ static const struct proxy_subresource svc_subs[] = {SUB_STATUS("", "v1", "Servic
 static const struct proxy_subresource node_subs[] = {SUB_STATUS("", "v1", "Node"), SUB_END};
 static const struct proxy_subresource pvc_subs[] = {SUB_STATUS("", "v1", "PersistentVolumeClaim"),
 						    SUB_END};
+static const struct proxy_subresource pv_subs[] = {SUB_STATUS("", "v1", "PersistentVolume"),
+						   SUB_END};
 static const struct proxy_subresource rq_subs[] = {SUB_STATUS("", "v1", "ResourceQuota"), SUB_END};
 static const struct proxy_subresource deploy_subs[] = {SUB_STATUS("apps", "v1", "Deployment"),
 						       SUB_SCALE, SUB_END};
@@ -128,6 +130,9 @@ static struct proxy_resource builtins[] = {
     {CORE("Endpoints", "endpoints", "endpoints", true), .short_names = S("ep")},
     {CORE("PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", true),
      .short_names = S("pvc"), .subresources = pvc_subs, .has_status = true},
+    /* stored; the syncer adds one for each claim the host bound (syncer/pv.c) */
+    {CORE("PersistentVolume", "persistentvolumes", "persistentvolume", false),
+     .short_names = S("pv"), .subresources = pv_subs, .has_status = true},
     {CORE("ResourceQuota", "resourcequotas", "resourcequota", true), .short_names = S("quota"),
      .subresources = rq_subs, .has_status = true},
     {CORE("LimitRange", "limitranges", "limitrange", true), .short_names = S("limits")},

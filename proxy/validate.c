@@ -1773,6 +1773,152 @@ static void v_pvc(const struct proxy_resource *r, const json_t *obj, const json_
 	}
 }
 
+/* A PersistentVolume's volume source, in the order kube's validation reads
+ * them (a second one is the Forbidden one), with its required fields. */
+static const struct {
+	const char *key, *required[3];
+} pv_sources[] = {
+    {"hostPath", {"path"}},
+    {"gcePersistentDisk", {"pdName"}},
+    {"awsElasticBlockStore", {"volumeID"}},
+    {"glusterfs", {"endpoints", "path"}},
+    {"flocker", {NULL}},
+    {"nfs", {"server", "path"}},
+    {"rbd", {"monitors", "image"}},
+    {"quobyte", {"registry", "volume"}},
+    {"cephfs", {"monitors"}},
+    {"iscsi", {"targetPortal", "iqn"}},
+    {"cinder", {"volumeID"}},
+    {"fc", {NULL}},
+    {"flexVolume", {"driver"}},
+    {"azureFile", {"secretName", "shareName"}},
+    {"vsphereVolume", {"volumePath"}},
+    {"photonPersistentDisk", {"pdID"}},
+    {"portworxVolume", {"volumeID"}},
+    {"azureDisk", {"diskName", "diskURI"}},
+    {"scaleIO", {"gateway", "system", "secretRef"}},
+    {"local", {"path"}},
+    {"storageos", {NULL}},
+    {"csi", {"driver", "volumeHandle"}},
+};
+
+/* kube's ValidatePersistentVolume and ValidatePersistentVolumeUpdate, the
+ * parts a tenant meets: access modes, capacity, class, volume mode, reclaim
+ * policy, exactly one volume source with its required fields, and what is
+ * immutable. */
+static void v_pv(const struct proxy_resource *r, const json_t *obj, const json_t *old, json_t *c)
+{
+	static const char *const modes[] = {"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce",
+					    "ReadWriteOncePod", NULL};
+	static const char *const vmodes[] = {"Block", "Filesystem", NULL};
+	static const char *const policies[] = {"Delete", "Recycle", "Retain", NULL};
+	static const char *const storage[] = {"storage", NULL};
+	(void)r;
+	char f[VAL_PATHLEN];
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *am = json_object_get(spec, "accessModes");
+	size_t i, rwop = 0;
+	json_t *m;
+	if (json_array_size(am) == 0)
+		add_required(c, "spec.accessModes");
+	json_array_foreach (am, i, m) {
+		if (!val_in_list(json_string_value(m), modes))
+			val_not_supported(c, "spec.accessModes", json_string_value(m), modes);
+		rwop +=
+		    json_string_value(m) && strcmp(json_string_value(m), "ReadWriteOncePod") == 0;
+	}
+	if (rwop && rwop < json_array_size(am))
+		val_add(c, "FieldValueForbidden", "spec.accessModes",
+			"may not use ReadWriteOncePod with other access modes");
+	const json_t *cap = json_object_get(spec, "capacity");
+	const char *k;
+	json_t *q;
+	if (json_object_size(cap) == 0)
+		add_required(c, "spec.capacity");
+	else if (!json_object_get(cap, "storage") || json_object_size(cap) > 1)
+		json_object_foreach ((json_t *)cap, k, q)
+			if (strcmp(k, "storage") != 0)
+				val_not_supported(c, "spec.capacity", k, storage);
+	json_object_foreach ((json_t *)cap, k, q) {
+		double v = json_number_value(q);
+		char num[64];
+		const char *qs = json_string_value(q);
+		if (json_is_number(q)) { /* a YAML number is a quantity too */
+			snprintf(num, sizeof(num), "%g", v);
+			qs = num;
+		}
+		val_path(f, "spec.capacity[%s]", k);
+		if (!qs || (json_is_string(q) && kb_quantity_parse(qs, &v) < 0))
+			add_invalid_str(c, f, qs ? qs : "", QTY_REGEX_MSG);
+		else if (v <= 0)
+			add_invalid_str(c, f, qs, "must be greater than zero");
+	}
+	const char *cls = val_jstr(spec, "storageClassName");
+	if (cls && *cls)
+		check_name(c, msgs_subdomain, "spec.storageClassName", cls);
+	const char *vm = val_jstr(spec, "volumeMode");
+	if (vm && !val_in_list(vm, vmodes))
+		val_not_supported(c, "spec.volumeMode", vm, vmodes);
+	const char *pol = val_jstr(spec, "persistentVolumeReclaimPolicy");
+	if (pol && *pol && !val_in_list(pol, policies))
+		val_not_supported(c, "spec.persistentVolumeReclaimPolicy", pol, policies);
+	size_t nsrc = 0;
+	for (i = 0; i < KB_ARRAY_SIZE(pv_sources); i++) {
+		const json_t *src = json_object_get(spec, pv_sources[i].key);
+		if (!src || json_is_null(src))
+			continue;
+		if (nsrc++) {
+			val_path(f, "spec.%s", pv_sources[i].key);
+			val_add(c, "FieldValueForbidden", f,
+				"may not specify more than 1 volume type");
+			continue;
+		}
+		for (size_t j = 0; j < KB_ARRAY_SIZE(pv_sources[i].required); j++) {
+			const char *want = pv_sources[i].required[j];
+			const json_t *v = want ? json_object_get(src, want) : NULL;
+			if (!want)
+				break;
+			if (!v || (json_is_string(v) && !*json_string_value(v)) ||
+			    (json_is_array(v) && !json_array_size(v))) {
+				val_path(f, "spec.%s.%s", pv_sources[i].key, want);
+				add_required(c, f);
+			}
+		}
+		if (strcmp(pv_sources[i].key, "nfs") == 0 && val_jstr(src, "path") &&
+		    *val_jstr(src, "path") && val_jstr(src, "path")[0] != '/')
+			add_invalid_str(c, "spec.nfs.path", val_jstr(src, "path"),
+					"must be an absolute path");
+		if (strcmp(pv_sources[i].key, "local") == 0 &&
+		    !json_object_get(spec, "nodeAffinity"))
+			val_add(c, "FieldValueRequired", "spec.nodeAffinity",
+				"Local volume requires node affinity");
+	}
+	if (!nsrc)
+		val_add(c, "FieldValueRequired", "spec", "must specify a volume type");
+	if (!old)
+		return;
+	const json_t *ospec = json_object_get(old, "spec");
+	for (i = 0; i < KB_ARRAY_SIZE(pv_sources); i++) {
+		const json_t *a = json_object_get(spec, pv_sources[i].key);
+		const json_t *b = json_object_get(ospec, pv_sources[i].key);
+		if (!kb_json_same(a, b)) {
+			val_add(c, "FieldValueForbidden", "spec.persistentvolumesource",
+				"spec.persistentvolumesource is immutable after creation");
+			break;
+		}
+	}
+	/* kube names these two without "spec." */
+	if (!kb_json_same(json_object_get(spec, "volumeMode"),
+			  json_object_get(ospec, "volumeMode")))
+		immutable(c, json_object_get(spec, "volumeMode"),
+			  json_object_get(ospec, "volumeMode"), "volumeMode");
+	if (json_object_get(ospec, "nodeAffinity") &&
+	    !kb_json_same(json_object_get(spec, "nodeAffinity"),
+			  json_object_get(ospec, "nodeAffinity")))
+		immutable(c, json_object_get(spec, "nodeAffinity"),
+			  json_object_get(ospec, "nodeAffinity"), "nodeAffinity");
+}
+
 static void v_endpoints(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 			json_t *c)
 {
@@ -2397,6 +2543,7 @@ static const struct {
     {"", "Secret", v_secret},
     {"", "Event", v_event},
     {"", "PersistentVolumeClaim", v_pvc},
+    {"", "PersistentVolume", v_pv},
     {"", "Endpoints", v_endpoints},
     {"", "ResourceQuota", v_quota},
     {"", "LimitRange", v_limitrange},

@@ -20,9 +20,8 @@
  * quota); a refused update is only logged.
  *
  * Back to the tenant: the host claim's status (syncer_pvc_status_from_host)
- * and, once bound, spec.volumeName (the tenant serves no PersistentVolumes:
- * the name is the host's, for `kubectl get pvc` and for tools that wait on
- * it), and the host's default storageClassName when the tenant claim named
+ * and, once bound, spec.volumeName (the host volume's name; pv.c makes a
+ * tenant PersistentVolume of that name from the claim), and the host's default storageClassName when the tenant claim named
  * none (what kube's DefaultStorageClass admission would have set). These
  * are written into the tenant store directly.
  *

@@ -59,6 +59,7 @@ struct syncer {
 	struct host_informer *pods_inf, *events_inf;
 	struct host_classes *classes;
 	struct syncer_mirror *pvcs, *svcs; /* syncer_pvc_kind, syncer_service_kind */
+	struct syncer_pv *pvs;             /* the bound claims' volumes (pv.c) */
 	struct host_metrics *metrics;      /* the host's metrics API (metrics.c) */
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
@@ -1506,6 +1507,8 @@ static int start_watches(struct syncer *s)
 		return rc;
 	if ((rc = syncer_mirror_start(&syncer_service_kind, &vo, &s->svcs)) < 0)
 		return rc;
+	if ((rc = syncer_pv_start(s->store, &s->pvs)) < 0)
+		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
 					.label_selector = s->sel,
 					.cache_view = syncer_host_pod_view,
@@ -1632,6 +1635,8 @@ void syncer_stop(syncer_t *s)
 	syncer_classes_stop(s->classes);
 	syncer_mirror_stop(s->pvcs); /* its calls in flight are dropped next */
 	syncer_mirror_stop(s->svcs);
+	syncer_pv_stop(s->pvs);
+	s->pvs = NULL;
 	host_metrics_stop(s->metrics);
 	s->metrics = NULL;
 	/* logs and pipes in flight end now, their tenant requests answered, so

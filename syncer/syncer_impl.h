@@ -315,6 +315,11 @@ json_t *syncer_mirror_host_of(struct syncer_mirror *m, const json_t *obj);
  * must be dropped (host_calls_drop) before the loop runs again. */
 void syncer_mirror_stop(struct syncer_mirror *m);
 
+/* pv.c: the tenant's PersistentVolumes for the claims the host bound. */
+struct syncer_pv;
+int syncer_pv_start(store_t *st, struct syncer_pv **out);
+void syncer_pv_stop(struct syncer_pv *p);
+
 /* ---- PersistentVolumeClaims (pvc.c) ------------------------------------------ */
 /* Every tenant claim; the host's status, bound volume and default class come
  * back; a claim the host deletes is deleted in the tenant. */

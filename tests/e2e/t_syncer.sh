@@ -254,6 +254,24 @@ EOF
   sy_until 5 test "$(sy_pvc_phase data)" = Bound
   expect "bound on the host: kubectl get pvc shows Bound, the host volume, capacity, modes" \
     '^data +Bound +pvc-0a1b2c +1Gi +RWO +fast' "${T[@]}" get pvc data --no-headers
+  sy_until 5 "${T[@]}" get pv pvc-0a1b2c
+  expect "... and kubectl get pv the volume, bound to the claim, as on a cluster of its own" \
+    '^pvc-0a1b2c +1Gi +RWO +Delete +Bound +default/data +fast +<unset> +[0-9]+s$' \
+    "${T[@]}" get pv --no-headers
+  expect_eq "... its claimRef is the tenant claim's uid, its source names the host" \
+    "$("${T[@]}" get pvc data -o jsonpath='{.metadata.uid}') host.kubicle.dev pvc-0a1b2c" \
+    "${T[@]}" get pv pvc-0a1b2c -o jsonpath='{.spec.claimRef.uid} {.spec.csi.driver} {.spec.csi.volumeHandle}'
+  "${T[@]}" create -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: own-volume}
+spec:
+  capacity: {storage: 3Gi}
+  accessModes: [ReadWriteMany]
+  nfs: {server: nfs.example, path: /exports/a}
+EOF
+  expect "a tenant's own volume is stored with kube's defaults" '^own-volume +3Gi +RWX +Retain +Pending' \
+    "${T[@]}" get pv own-volume --no-headers
   # what the host's provisioner reports about the claim
   "${H[@]}" create -f - >/dev/null <<EOF
 apiVersion: v1
@@ -287,6 +305,9 @@ EOF
   sy_until 10 sy_host_lacks pvc $hc
   expect_fail "deleting the tenant claim deletes the host claim" 'NotFound|not found' \
     "${H[@]}" get pvc $hc
+  expect_eq "... and its volume in the tenant; the tenant's own volume stays" "own-volume" \
+    "${T[@]}" get pv -o name --no-headers -o jsonpath='{.items[*].metadata.name}'
+  "${T[@]}" delete pv own-volume >/dev/null
   # while the tenant is down: a claim of it appears on the host (as left by
   # a tenant claim deleted meanwhile), its claim `keep` loses its host claim;
   # a claim with the tenant's label but no tenant claim's annotations (the

@@ -27,6 +27,12 @@ static const struct proxy_resource ns_res = {
     .kind = "Namespace",
     .plural = "namespaces",
 };
+static const struct proxy_resource pv_res = {
+    .group = "",
+    .version = "v1",
+    .kind = "PersistentVolume",
+    .plural = "persistentvolumes",
+};
 static const struct proxy_resource svc_res = {
     .group = "",
     .version = "v1",
@@ -496,6 +502,53 @@ START_TEST(quantities)
 }
 END_TEST
 
+/* kube's ValidatePersistentVolume: one volume source, modes, capacity */
+START_TEST(pv_rules)
+{
+	json_t *c = run(&pv_res,
+			"{\"metadata\":{\"name\":\"v1\"},\"spec\":{\"capacity\":{\"storage\":"
+			"\"1Gi\"},\"accessModes\":[\"ReadWriteOnce\"],\"hostPath\":{\"path\":"
+			"\"/d\"}}}",
+			NULL);
+	ck_assert_int_eq(json_array_size(c), 0);
+	json_decref(c);
+	c = run(&pv_res, "{\"metadata\":{\"name\":\"v1\"},\"spec\":{}}", NULL);
+	want(c, "spec.accessModes", "FieldValueRequired", NULL);
+	want(c, "spec.capacity", "FieldValueRequired", NULL);
+	want(c, "spec", "FieldValueRequired", "must specify a volume type");
+	json_decref(c);
+	c = run(&pv_res,
+		"{\"metadata\":{\"name\":\"v1\"},\"spec\":{\"capacity\":{\"storage\":0},"
+		"\"accessModes\":[\"ReadWriteOncePod\",\"ReadWriteOnce\"],\"csi\":{},\"nfs\":"
+		"{\"server\":\"s\",\"path\":\"/x\"},\"persistentVolumeReclaimPolicy\":\"Keep\"}}",
+		NULL);
+	want(c, "spec.capacity[storage]", "FieldValueInvalid", "must be greater than zero");
+	want(c, "spec.accessModes", "FieldValueForbidden", "ReadWriteOncePod with other");
+	/* kube reads nfs before csi: the second one is the Forbidden one */
+	want(c, "spec.csi", "FieldValueForbidden", "may not specify more than 1 volume type");
+	want(c, "spec.persistentVolumeReclaimPolicy", "FieldValueNotSupported",
+	     "supported values: \"Delete\", \"Recycle\", \"Retain\"");
+	json_decref(c);
+	c = run(&pv_res,
+		"{\"metadata\":{\"name\":\"v1\"},\"spec\":{\"capacity\":{\"storage\":\"1\"},"
+		"\"accessModes\":[\"ReadWriteOnce\"],\"csi\":{}}}",
+		NULL);
+	want(c, "spec.csi.driver", "FieldValueRequired", NULL);
+	want(c, "spec.csi.volumeHandle", "FieldValueRequired", NULL);
+	json_decref(c);
+	c = run(&pv_res,
+		"{\"metadata\":{\"name\":\"v1\"},\"spec\":{\"capacity\":{\"storage\":\"1Gi\"},"
+		"\"accessModes\":[\"ReadWriteOnce\"],\"hostPath\":{\"path\":\"/e\"},"
+		"\"volumeMode\":\"Block\"}}",
+		"{\"metadata\":{\"name\":\"v1\"},\"spec\":{\"capacity\":{\"storage\":\"1Gi\"},"
+		"\"accessModes\":[\"ReadWriteOnce\"],\"hostPath\":{\"path\":\"/d\"},"
+		"\"volumeMode\":\"Filesystem\"}}");
+	want(c, "spec.persistentvolumesource", "FieldValueForbidden", "immutable after creation");
+	want(c, "volumeMode", "FieldValueInvalid", "field is immutable");
+	json_decref(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("proxy/validate");
@@ -510,6 +563,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pod_rules);
 	tcase_add_test(tc, pod_update);
 	tcase_add_test(tc, service_rules);
+	tcase_add_test(tc, pv_rules);
 	tcase_add_test(tc, secret_configmap_rules);
 	tcase_add_test(tc, deployment_rules);
 	tcase_add_test(tc, job_cronjob_rules);
