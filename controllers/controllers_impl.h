@@ -43,6 +43,7 @@ struct ctrl {
 	struct kmap *queued;   /* key -> NULL: in q */
 	struct kmap *delayed;  /* key -> uint64_t* due (ms, kb_now_ms) */
 	struct kmap *failures; /* key -> unsigned*: failed syncs in a row */
+	struct kmap *refusals; /* res\tns\tname -> unsigned*: writes of it refused */
 	struct kmap *objs;     /* uid -> struct gc_obj* */
 	struct kmap *deps;     /* owner uid -> struct kmap* of dependent uids */
 	bool idle_on;

@@ -101,7 +101,9 @@ static void process(struct ctrl *c, char *key)
 	*ns++ = '\0';
 	*name++ = '\0';
 	int rc = dispatch(c, key, ns, name);
-	if (rc == 0 || rc == -ENOENT) {
+	if (rc == 0 || rc == -ENOENT || rc == -EINPROGRESS) {
+		/* -EINPROGRESS: a write is in its admission webhooks; its store
+		 * event brings the key back */
 		kmap_del(c->failures, full);
 	} else if (rc == -ESTALE || rc == -EEXIST || rc == -EIO || rc == -ENOMEM) {
 		kb_debug("ctrl", "%s %s/%s: %s, retrying", key, ns, name, strerror(-rc));
@@ -317,6 +319,11 @@ static void on_event(const struct store_event *ev, void *arg)
 	struct ctrl *c = arg;
 	if (c->stopping)
 		return;
+	if (kmap_size(c->refusals)) { /* changed: a refused write's count starts again */
+		char key[600];
+		snprintf(key, sizeof(key), "%s\t%s\t%s", ev->res, ev->ns ? ev->ns : "", ev->name);
+		kmap_del(c->refusals, key);
+	}
 	gc_index(c, ev->res, ev);
 	endpoints_event(c, ev);
 	const char *k = kind_of_res(ev->res);
@@ -334,6 +341,43 @@ static void on_event(const struct store_event *ev, void *arg)
 	    !ctrl_controller_ref(ev->obj) &&
 	    json_object_size(json_object_get(json_object_get(ev->obj, "metadata"), "labels")) > 0)
 		enqueue_adopters(c, ev->ns);
+}
+
+/* A write of the controllers that its webhooks (or what followed them)
+ * refused: the object's own key, its controller's and, for the garbage
+ * collector, its owners' come back after a delay that doubles with each
+ * refusal of that object (1 s to FAIL_MAX_S), as kube's controllers requeue
+ * a failed sync; a change of the object starts the count again. */
+static void on_write_refused(void *arg, const char *res, const json_t *obj)
+{
+	struct ctrl *c = arg;
+	char key[600];
+	if (c->stopping)
+		return;
+	snprintf(key, sizeof(key), "%s\t%s\t%s", res, ctrl_ns(obj), ctrl_name(obj));
+	unsigned *n = kmap_get(c->refusals, key);
+	if (!n && (n = calloc(1, sizeof(*n))) && kmap_put(c->refusals, key, n) < 0) {
+		free(n);
+		n = NULL;
+	}
+	unsigned tries = n ? ++*n : 1;
+	double delay = tries > 9 ? FAIL_MAX_S : (double)(1u << (tries - 1));
+	if (delay > FAIL_MAX_S)
+		delay = FAIL_MAX_S;
+	const char *k = kind_of_res(res);
+	if (k)
+		ctrl_enqueue_after(c, k, ctrl_ns(obj), ctrl_name(obj), delay);
+	size_t i;
+	json_t *ref;
+	json_array_foreach (ctrl_path(obj, "metadata.ownerReferences"), i, ref) {
+		const char *ok = kind_of_owner(ref);
+		const char *uid = json_string_value(json_object_get(ref, "uid"));
+		if (ok && json_is_true(json_object_get(ref, "controller")))
+			ctrl_enqueue_after(c, ok, ctrl_ns(obj),
+					   json_string_value(json_object_get(ref, "name")), delay);
+		if (uid)
+			ctrl_enqueue_after(c, "gc", "", uid, delay);
+	}
 }
 
 /* ---- start and resync ---------------------------------------------------- */
@@ -392,12 +436,15 @@ int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out)
 	c->queued = kmap_new(NULL);
 	c->delayed = kmap_new(free);
 	c->failures = kmap_new(free);
+	c->refusals = kmap_new(free);
 	c->events = kmap_new(free);
-	if (gc_init(c) < 0 || !c->queued || !c->delayed || !c->failures || !c->events) {
+	if (gc_init(c) < 0 || !c->queued || !c->delayed || !c->failures || !c->refusals ||
+	    !c->events) {
 		gc_free(c);
 		kmap_free(c->queued);
 		kmap_free(c->delayed);
 		kmap_free(c->failures);
+		kmap_free(c->refusals);
 		kmap_free(c->events);
 		free(c);
 		return -ENOMEM;
@@ -413,6 +460,7 @@ int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out)
 		return rc;
 	}
 	uv_timer_start(&c->timer, on_timer, 1000, 1000);
+	proxy_on_write_refused(px, on_write_refused, c);
 	kb_info("ctrl", "controllers started: %zu objects indexed, %zu keys queued",
 		kmap_size(c->objs), c->qlen);
 	*out = c;
@@ -430,6 +478,7 @@ static void on_close(uv_handle_t *h)
 	kmap_free(c->queued);
 	kmap_free(c->delayed);
 	kmap_free(c->failures);
+	kmap_free(c->refusals);
 	kmap_free(c->events);
 	gc_free(c);
 	kb_pki_ca_free(c->ca);
@@ -441,6 +490,7 @@ void ctrl_stop(ctrl_t *c)
 	if (!c || c->stopping)
 		return;
 	c->stopping = true;
+	proxy_on_write_refused(c->px, NULL, NULL);
 	if (c->watch)
 		store_unwatch(c->watch);
 	c->watch = NULL;

@@ -69,9 +69,12 @@ void ctrl_event(struct ctrl *c, const json_t *obj, const char *api_version, cons
 	    "reportingInstance", "");
 	if (!ev)
 		return;
-	int rc = proxy_object_create(c->px, "", "v1", "events", ev, component, NULL);
+	/* as kube's event recorder's, through the webhooks (-EINPROGRESS: on
+	 * its way) */
+	int rc = proxy_object_create_admitted(c->px, "", "v1", "events", ev, component, NULL, NULL,
+					      NULL);
 	json_decref(ev);
-	if (rc < 0) {
+	if (rc < 0 && rc != -EINPROGRESS) {
 		kb_debug("ctrl", "event %s/%s %s: %s", ns, name, reason, strerror(-rc));
 		return;
 	}

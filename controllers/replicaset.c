@@ -99,7 +99,7 @@ static int delete_pods(struct ctrl *c, const json_t *rs, json_t *active, int n)
 	for (size_t i = 0; i < len && (int)i < n; i++) {
 		int err = proxy_object_delete(c->px, "", "v1", "pods", ctrl_ns(v[i]),
 					      ctrl_name(v[i]), ctrl_uid(v[i]), NULL, RS_MANAGER);
-		if (err < 0 && err != -ENOENT)
+		if (err < 0 && err != -ENOENT && err != -EINPROGRESS)
 			rc = err;
 		if (err == 0)
 			ctrl_event(c, rs, "apps/v1", "ReplicaSet", "Normal", "SuccessfulDelete",

@@ -193,17 +193,6 @@ static bool pending_named(struct proxy *px, const struct proxy_resource *res, co
 	return false;
 }
 
-void proxy_pending_creates_free(struct proxy *px)
-{
-	while (px->pending_creates) {
-		struct pending_create *p = px->pending_creates;
-		KB_LIST_UNLINK(px->pending_creates, p);
-		kb_warn("api", "%s %s/%s of %s not created: the server is stopping", p->res->plural,
-			p->ns, p->name, p->manager);
-		pending_free(p);
-	}
-}
-
 size_t proxy_creates_pending(proxy_t *px, const char *ns, const char *owner_uid)
 {
 	size_t n = 0;
@@ -272,7 +261,7 @@ int proxy_object_create_admitted(proxy_t *px, const char *group, const char *ver
 		return -ENOMEM;
 	}
 	KB_LIST_PUSH(px->pending_creates, p);
-	rc = webhook_internal_create(px, res, obj, p->manager, on_admitted, p);
+	rc = webhook_internal(px, res, "CREATE", NULL, obj, NULL, p->manager, on_admitted, p);
 	if (rc == 1)
 		return -EINPROGRESS; /* p is the webhooks' now (maybe freed already) */
 	KB_LIST_UNLINK(px->pending_creates, p);
@@ -337,16 +326,22 @@ static int load_old(struct proxy *px, const struct proxy_resource *res, const js
 	return store_get(px->store, res->store_key, key_ns(res, obj), name, old);
 }
 
-int proxy_object_update(proxy_t *px, const char *group, const char *version, const char *plural,
-			json_t *obj, const char *manager, json_t **out)
+/* What an update of res (sub NULL) or of its status (sub "status") writes
+ * over old: obj with old's status (a kind with a status subresource), or
+ * old with obj's status and resourceVersion. New reference. */
+static json_t *update_of(const struct proxy_resource *res, const char *sub, const json_t *old,
+			 json_t *obj)
 {
-	const struct proxy_resource *res = find_res(group, version, plural);
-	json_t *old = NULL;
-	if (!res)
-		return -ENOENT;
-	int rc = load_old(px, res, obj, &old);
-	if (rc < 0)
-		return rc;
+	if (sub) {
+		json_t *upd = json_deep_copy(old);
+		json_t *st = json_object_get(obj, "status");
+		if (st)
+			json_object_set(upd, "status", st);
+		json_t *rv = obj_get(obj, "metadata.resourceVersion");
+		if (rv)
+			json_object_set(obj_meta(upd), "resourceVersion", rv);
+		return upd;
+	}
 	if (res->has_status) {
 		json_t *st = json_object_get(old, "status");
 		if (st)
@@ -354,32 +349,179 @@ int proxy_object_update(proxy_t *px, const char *group, const char *version, con
 		else
 			json_object_del(obj, "status");
 	}
-	rc = write_over(px, res, NULL, old, obj, manager, out);
+	return json_incref(obj);
+}
+
+/* ---- updates and deletes that wait for admission webhooks ------------------ */
+
+/* One update or delete of a controller in its webhooks (px->pending_writes). */
+struct pending_write {
+	struct proxy *px;
+	const struct proxy_resource *res;
+	const char *op, *sub; /* "UPDATE" or "DELETE"; NULL or "status" */
+	char *ns, *name, *manager, *uid, *propagation;
+	int64_t rv; /* UPDATE: the revision the webhooks saw */
+	struct pending_write *next, *prev;
+};
+
+static void write_free(struct pending_write *p)
+{
+	free(p->ns);
+	free(p->name);
+	free(p->manager);
+	free(p->uid);
+	free(p->propagation);
+	free(p);
+}
+
+static bool write_pending(struct proxy *px, const struct proxy_resource *res, const char *ns,
+			  const char *name)
+{
+	for (struct pending_write *p = px->pending_writes; p; p = p->next)
+		if (p->res == res && strcmp(p->ns, ns) == 0 && strcmp(p->name, name) == 0)
+			return true;
+	return false;
+}
+
+void proxy_pending_creates_free(struct proxy *px)
+{
+	while (px->pending_creates) {
+		struct pending_create *p = px->pending_creates;
+		KB_LIST_UNLINK(px->pending_creates, p);
+		kb_warn("api", "%s %s/%s of %s not created: the server is stopping", p->res->plural,
+			p->ns, p->name, p->manager);
+		pending_free(p);
+	}
+	while (px->pending_writes) {
+		struct pending_write *p = px->pending_writes;
+		KB_LIST_UNLINK(px->pending_writes, p);
+		kb_warn("api", "%s of %s %s/%s by %s not made: the server is stopping", p->op,
+			p->res->plural, p->ns, p->name, p->manager);
+		write_free(p);
+	}
+}
+
+static int delete_now(struct proxy *px, const struct proxy_resource *res, const char *ns,
+		      const char *name, const char *uid, const char *propagation,
+		      const char *manager);
+
+void proxy_on_write_refused(proxy_t *px, proxy_write_refused_fn fn, void *arg)
+{
+	px->write_refused = fn;
+	px->write_refused_arg = arg;
+}
+
+/* The webhooks are done with a pending update or delete: the write, now. */
+static void on_write_admitted(void *arg, int rc, json_t *obj, const char *message)
+{
+	struct pending_write *p = arg;
+	struct proxy *px = p->px;
+	json_t *cur = NULL, *upd = NULL;
+	KB_LIST_UNLINK(px->pending_writes, p);
+	if (rc < 0) {
+		kb_warn("api", "%s of %s %s/%s by %s refused: %s", p->op, p->res->plural, p->ns,
+			p->name, p->manager, message ? message : "by an admission webhook");
+	} else if (px->stopping) {
+		rc = -ECANCELED;
+	} else if (strcmp(p->op, "DELETE") == 0) {
+		rc = delete_now(px, p->res, p->ns, p->name, p->uid, p->propagation, p->manager);
+	} else if ((rc = store_get(px->store, p->res->store_key, p->ns, p->name, &cur)) == 0) {
+		if (obj_rv(cur) != p->rv) /* changed meanwhile: its controller syncs again */
+			rc = -ESTALE;
+		else if (!(upd = update_of(p->res, p->sub, cur, obj)))
+			rc = -ENOMEM;
+		else
+			rc = write_over(px, p->res, p->sub, cur, upd, p->manager, NULL);
+	}
+	if (rc < 0 && rc != -EACCES && rc != -ECANCELED)
+		kb_info("api", "%s of %s %s/%s by %s not made after its webhooks: %s", p->op,
+			p->res->plural, p->ns, p->name, p->manager, strerror(-rc));
+	/* changed or gone meanwhile: that store event syncs the controller */
+	if (rc < 0 && rc != -ECANCELED && rc != -ESTALE && rc != -ENOENT && px->write_refused &&
+	    (cur || store_get(px->store, p->res->store_key, p->ns, p->name, &cur) == 0))
+		px->write_refused(px->write_refused_arg, p->res->store_key, cur);
+	json_decref(upd);
+	json_decref(cur);
+	write_free(p);
+}
+
+/* The webhooks on a controller's update (obj over old) or delete (obj
+ * NULL): 0 when none matched (write now), -EINPROGRESS when they were called
+ * (or a write of that object is still in its webhooks), or a negative errno. */
+static int hooked(struct proxy *px, const struct proxy_resource *res, const char *op,
+		  const char *sub, json_t *obj, const json_t *old, const char *manager,
+		  const char *propagation)
+{
+	const char *ns = key_ns(res, old), *name = obj_str(old, "metadata.name");
+	if (!name)
+		return -EINVAL;
+	if (write_pending(px, res, ns, name))
+		return -EINPROGRESS; /* its event will sync the controller again */
+	struct pending_write *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->px = px;
+	p->res = res;
+	p->op = op;
+	p->sub = sub;
+	p->ns = strdup(ns);
+	p->name = strdup(name);
+	p->manager = strdup(manager ? manager : "kubicle-controller");
+	p->uid = obj_str(old, "metadata.uid") ? strdup(obj_str(old, "metadata.uid")) : NULL;
+	p->propagation = propagation ? strdup(propagation) : NULL;
+	p->rv = obj_rv(old);
+	if (!p->ns || !p->name || !p->manager) {
+		write_free(p);
+		return -ENOMEM;
+	}
+	KB_LIST_PUSH(px->pending_writes, p);
+	int rc = webhook_internal(px, res, op, sub, obj, old, p->manager, on_write_admitted, p);
+	if (rc == 1)
+		return -EINPROGRESS; /* p is the webhooks' now (maybe freed already) */
+	KB_LIST_UNLINK(px->pending_writes, p);
+	write_free(p);
+	return rc;
+}
+
+/* An update (sub NULL) or status update of the object obj names, through
+ * the webhooks when one matches. */
+static int update(struct proxy *px, const struct proxy_resource *res, const char *sub, json_t *obj,
+		  const char *manager, json_t **out)
+{
+	json_t *old = NULL, *upd = NULL;
+	int rc = load_old(px, res, obj, &old);
+	if (rc < 0)
+		return rc;
+	if (!(upd = update_of(res, sub, old, obj))) {
+		rc = -ENOMEM;
+	} else {
+		/* kube's controllers do not send what changes nothing */
+		json_t *view = json_deep_copy(upd);
+		if (view)
+			obj_keep_server_meta(old, view);
+		bool same = view && obj_same(old, view);
+		json_decref(view);
+		rc = same ? 0 : hooked(px, res, "UPDATE", sub, upd, old, manager, NULL);
+		if (rc == 0)
+			rc = write_over(px, res, sub, old, upd, manager, out);
+	}
+	json_decref(upd);
 	json_decref(old);
 	return rc;
+}
+
+int proxy_object_update(proxy_t *px, const char *group, const char *version, const char *plural,
+			json_t *obj, const char *manager, json_t **out)
+{
+	const struct proxy_resource *res = find_res(group, version, plural);
+	return res ? update(px, res, NULL, obj, manager, out) : -ENOENT;
 }
 
 int proxy_object_update_status(proxy_t *px, const char *group, const char *version,
 			       const char *plural, json_t *obj, const char *manager, json_t **out)
 {
 	const struct proxy_resource *res = find_res(group, version, plural);
-	json_t *old = NULL;
-	if (!res)
-		return -ENOENT;
-	int rc = load_old(px, res, obj, &old);
-	if (rc < 0)
-		return rc;
-	json_t *upd = json_deep_copy(old);
-	json_t *st = json_object_get(obj, "status");
-	if (st)
-		json_object_set(upd, "status", st);
-	json_t *rv = obj_get(obj, "metadata.resourceVersion");
-	if (rv)
-		json_object_set(obj_meta(upd), "resourceVersion", rv);
-	rc = write_over(px, res, "status", old, upd, manager, out);
-	json_decref(upd);
-	json_decref(old);
-	return rc;
+	return res ? update(px, res, "status", obj, manager, out) : -ENOENT;
 }
 
 static bool has_finalizer(const json_t *obj, const char *fin)
@@ -438,15 +580,13 @@ static int mark_deleted(struct proxy *px, const struct proxy_resource *res, json
 			    obj_str(obj, "metadata.name"), obj, obj_rv(obj), NULL);
 }
 
-int proxy_object_delete(proxy_t *px, const char *group, const char *version, const char *plural,
-			const char *ns, const char *name, const char *uid, const char *propagation,
-			const char *manager)
+/* The delete itself, once admitted by the webhooks (not the policies: they
+ * are asked here). */
+static int delete_now(struct proxy *px, const struct proxy_resource *res, const char *kns,
+		      const char *name, const char *uid, const char *propagation,
+		      const char *manager)
 {
-	const struct proxy_resource *res = find_res(group, version, plural);
 	json_t *obj = NULL;
-	if (!res)
-		return -ENOENT;
-	const char *kns = res->namespaced && ns ? ns : "";
 	int rc = store_get(px->store, res->store_key, kns, name, &obj);
 	if (rc < 0)
 		return rc;
@@ -473,6 +613,27 @@ int proxy_object_delete(proxy_t *px, const char *group, const char *version, con
 out:
 	json_decref(obj);
 	return rc;
+}
+
+int proxy_object_delete(proxy_t *px, const char *group, const char *version, const char *plural,
+			const char *ns, const char *name, const char *uid, const char *propagation,
+			const char *manager)
+{
+	const struct proxy_resource *res = find_res(group, version, plural);
+	json_t *obj = NULL;
+	if (!res)
+		return -ENOENT;
+	const char *kns = res->namespaced && ns ? ns : "";
+	int rc = store_get(px->store, res->store_key, kns, name, &obj);
+	if (rc < 0)
+		return rc;
+	const char *have = obj_str(obj, "metadata.uid");
+	if (uid && have && strcmp(uid, have) != 0)
+		rc = -ESTALE;
+	else if (manager)
+		rc = hooked(px, res, "DELETE", NULL, NULL, obj, manager, propagation);
+	json_decref(obj);
+	return rc ? rc : delete_now(px, res, kns, name, uid, propagation, manager);
 }
 
 int proxy_object_get(proxy_t *px, const char *group, const char *version, const char *plural,

@@ -149,9 +149,22 @@ int proxy_object_create_admitted(proxy_t *px, const char *group, const char *ver
 size_t proxy_creates_pending(proxy_t *px, const char *ns, const char *owner_uid);
 /* Replaces the object named by obj's metadata (spec and metadata; status is
  * kept from the stored object when the kind has a status subresource). An
- * object being deleted whose finalizers become empty is removed. */
+ * object being deleted whose finalizers become empty is removed. The
+ * update (a change), as the status update and delete below, meets the
+ * tenant's admission webhooks as its controller (manager): when one matches
+ * it returns -EINPROGRESS and the write is made once they allow it, if the
+ * object has not changed meanwhile (a refusal is logged; the object's next
+ * change syncs its controller again); a write of an object whose previous
+ * write is still in its webhooks returns -EINPROGRESS at once. */
 int proxy_object_update(proxy_t *px, const char *group, const char *version, const char *plural,
 			json_t *obj, const char *manager, json_t **out);
+/* Told when a controller's write that went into its webhooks was refused
+ * there or by what followed (policies, validation): the object's store key
+ * ("apps/replicasets"), and the object as it is (borrowed), so that its
+ * controller tries again later, as kube's controllers requeue a failed
+ * sync. One hook per proxy (the controller manager's); NULL removes it. */
+typedef void (*proxy_write_refused_fn)(void *arg, const char *res, const json_t *obj);
+void proxy_on_write_refused(proxy_t *px, proxy_write_refused_fn fn, void *arg);
 /* Replaces only the status of the object named by obj's metadata. */
 int proxy_object_update_status(proxy_t *px, const char *group, const char *version,
 			       const char *plural, json_t *obj, const char *manager, json_t **out);

@@ -64,6 +64,10 @@ struct proxy {
 	struct vap *vap;           /* vap.c: ValidatingAdmissionPolicies and bindings */
 	struct pending_create
 	    *pending_creates; /* api_internal.c: controllers' creates in webhooks */
+	struct pending_write
+	    *pending_writes; /* api_internal.c: their updates and deletes in webhooks */
+	proxy_write_refused_fn write_refused; /* ...and who hears of a refusal */
+	void *write_refused_arg;
 	proxy_prom_fn prom_fn;
 	void *prom_arg;
 };
@@ -346,7 +350,7 @@ void filter_free(struct filter *f);
 void handle_resource(struct req *r);
 /* The autoscaling/v1 Scale of a workload (new reference). */
 json_t *obj_scale_view(const json_t *obj);
-/* api_internal.c: forgets the controllers' creates still in their webhooks
+/* api_internal.c: forgets the controllers' writes still in their webhooks
  * (after webhook_stop dropped the calls), at shutdown. */
 void proxy_pending_creates_free(struct proxy *px);
 /* Shared write paths used by handlers, namespaces and bootstrap. */

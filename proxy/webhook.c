@@ -57,11 +57,12 @@
  * Also: deletecollection (each object's DELETE webhooks at once; a refused
  * object stays), the scale subresource (autoscaling/v1 Scale objects; a
  * webhook's patch of spec.replicas is applied), CONNECT (pods/exec, attach and
- * portforward, with kube's options objects, before the upgrade), and the
- * pods the tenant's controllers create (webhook_internal_create).
+ * portforward, with kube's options objects, before the upgrade), CEL
+ * matchConditions (vap.c evaluates them), and the writes of the tenant's
+ * controllers (webhook_internal: the pods they create, their updates,
+ * status updates and deletes).
  *
- * Not done: CEL matchConditions (refused by validation, validate_webhook.c),
- * matchPolicy Equivalent across versions (each resource is served in one
+ * Not done: matchPolicy Equivalent across versions (each resource is served in one
  * version here, so Exact and Equivalent agree; custom resources with several
  * versions match only the version requested), the scale subresource of
  * custom resources.
@@ -169,7 +170,8 @@ struct wh_req {
 	bool scale;           /* the scale subresource: Scale objects are sent */
 	bool keep;            /* the object is sent but not shaped (DELETE, CONNECT) */
 	void *done_arg;
-	char *ns;                   /* the namespace r->ns points to (a controller's create) */
+	char *ns;                   /* the namespace r->ns points to (a controller's write) */
+	char *name;                 /* the name r->name points to (a controller's write) */
 	struct wh_req *next, *prev; /* in webhooks.internal (a controller's create) */
 	bool given;                 /* the warnings are in r->warnings (this pass) */
 	int restarts;
@@ -1243,6 +1245,7 @@ static void wr_free(struct wh_req *wr)
 	free(wr->val);
 	free(wr->calls);
 	free(wr->ns);
+	free(wr->name);
 	free(wr);
 }
 
@@ -1657,10 +1660,11 @@ int webhook_connect(struct req *r, const json_t *opts)
 			NULL, 0);
 }
 
-/* ---- creates of the tenant's controllers ----------------------------------- */
+/* ---- writes of the tenant's controllers ------------------------------------ */
 
-int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, json_t *obj,
-			    const char *manager, webhook_done_fn done, void *arg)
+int webhook_internal(struct proxy *px, const struct proxy_resource *res, const char *op,
+		     const char *sub, json_t *obj, const json_t *old, const char *manager,
+		     webhook_done_fn done, void *arg)
 {
 	struct wh_set *s = current_set(px);
 	if (!s || !s->n || exempt(res))
@@ -1668,25 +1672,32 @@ int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, 
 	struct req *r = proxy_req_controller(px, res, manager);
 	if (!r)
 		return -ENOMEM;
-	const char *ns = res->namespaced ? obj_str(obj, "metadata.namespace") : NULL;
+	bool create = strcmp(op, "CREATE") == 0;
+	const json_t *named = obj ? obj : old;
+	const char *ns = res->namespaced ? obj_str(named, "metadata.namespace") : NULL;
+	const char *name = create ? NULL : obj_str(named, "metadata.name");
 	struct wh_attrs a;
 	struct wh_req *wr = NULL;
 	size_t nm = 0, nv = 0, *m = NULL, *v = NULL;
-	char *nsc = ns ? strdup(ns) : NULL;
+	char *nsc = ns ? strdup(ns) : NULL, *namec = name ? strdup(name) : NULL;
 	r->ns = nsc;
-	attrs_of(r, "CREATE", obj, NULL, &a);
+	r->name = namec;
+	r->sub = sub;
+	attrs_of(r, op, obj, old, &a);
 	m = match(px, s, 0, s->nmut, &a, &nm);
 	v = match(px, s, s->nmut, s->n, &a, &nv);
-	if ((!nm && !nv) || (ns && !nsc) || !(wr = wr_new(r, s, "CREATE"))) {
+	if ((!nm && !nv) || (ns && !nsc) || (name && !namec) || !(wr = wr_new(r, s, op))) {
 		int rc = (!nm && !nv) ? 0 : -ENOMEM;
 		free(m);
 		free(v);
 		free(nsc);
+		free(namec);
 		proxy_req_free(r);
 		return rc;
 	}
 	r->wh = wr;
 	wr->ns = nsc;
+	wr->name = namec;
 	wr->done = done;
 	KB_LIST_PUSH(px->webhooks->internal, wr);
 	wr->done_arg = arg;
@@ -1694,10 +1705,20 @@ int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, 
 	wr->nmut = nm;
 	wr->val = v;
 	wr->nval = nv;
-	wr->options = options_of(r, "CREATE", NULL);
-	wr->fixed = fixed_of(obj);
-	wr->obj = create_view(obj, false);
-	int rc = wr->options && wr->fixed && wr->obj ? stages_start(wr, true) : -ENOMEM;
+	wr->options = options_of(r, op, NULL);
+	bool ready = wr->options != NULL;
+	if (create) {
+		wr->fixed = fixed_of(obj);
+		wr->obj = create_view(obj, false);
+		ready = ready && wr->fixed && wr->obj;
+	} else {
+		wr->obj = obj ? json_deep_copy(obj) : NULL;
+		wr->old = json_deep_copy(old);
+		wr->old_rv = obj_rv(old);
+		wr->keep = !obj; /* a DELETE: sent, not shaped */
+		ready = ready && (!obj || wr->obj) && wr->old;
+	}
+	int rc = ready ? stages_start(wr, true) : -ENOMEM;
 	if (rc) {
 		if (rc < 0)
 			proxy_req_free(r);

@@ -46,18 +46,22 @@ bool webhook_rule_matches(const json_t *rule, const char *op, const char *group,
 			  const char *version, const char *plural, const char *sub, const char *ns,
 			  bool is_namespace);
 /*
- * A create by one of the tenant's controllers (manager: its name, the user
- * the webhooks see as system:serviceaccount:kube-system:<manager>): obj
- * (borrowed; named, with server metadata and defaults) through the mutating
- * webhooks, then the validating ones. 0 when none matches (go on at once),
- * 1 when done() will be called with rc 0 or < 0 and kube's message of the
- * refusal or failure, and the object they shaped (borrowed for the call), or
+ * A write by one of the tenant's controllers (manager: its name, the user
+ * the webhooks see as system:serviceaccount:kube-system:<manager>): op
+ * "CREATE" of obj (named, with server metadata and defaults; old NULL),
+ * "UPDATE" of obj over old, or "DELETE" of old (obj NULL), of res or of its
+ * subresource sub (NULL, or a string that outlives the call, e.g.
+ * "status"); obj and old borrowed. Through the mutating webhooks, then the
+ * validating ones. 0 when none matches (go on at once), 1 when done() will
+ * be called with rc 0 or < 0 and kube's message of the refusal or failure,
+ * and the object they shaped (borrowed for the call; NULL for a DELETE), or
  * a negative errno.
  */
 typedef void (*webhook_done_fn)(void *arg, int rc, json_t *obj, const char *message);
 struct proxy_resource;
-int webhook_internal_create(struct proxy *px, const struct proxy_resource *res, json_t *obj,
-			    const char *manager, webhook_done_fn done, void *arg);
+int webhook_internal(struct proxy *px, const struct proxy_resource *res, const char *op,
+		     const char *sub, json_t *obj, const json_t *old, const char *manager,
+		     webhook_done_fn done, void *arg);
 /*
  * deletecollection of `items` (the objects it would delete, borrowed): each
  * one's DELETE webhooks, all at once. 0 to go on (then

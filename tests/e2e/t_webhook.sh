@@ -232,6 +232,50 @@ webhook_suite() {
   $K delete mutatingwebhookconfiguration pods >/dev/null
   $K delete validatingwebhookconfiguration pods-deny >/dev/null
 
+  # the controllers' other writes meet them too: a ReplicaSet's status
+  # updates (replicasets/status) and its pod deletes when scaled down
+  cat <<EOF | $K apply -f - >/dev/null
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: ctrl-writes}
+webhooks:
+- name: ctrl-pods-delete.kubicle.test
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 5
+  clientConfig: {url: "$WH_URL/deny", caBundle: $WH_CA}
+  rules: [{operations: [DELETE], apiGroups: [""], apiVersions: [v1], resources: [pods]}]
+  namespaceSelector: {matchLabels: {webhook-test: "true"}}
+- name: ctrl-rs-status.kubicle.test
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 5
+  clientConfig: {url: "$WH_URL/allow", caBundle: $WH_CA}
+  rules: [{operations: [UPDATE], apiGroups: [apps], apiVersions: [v1], resources: [replicasets/status]}]
+  namespaceSelector: {matchLabels: {webhook-test: "true"}}
+EOF
+  sleep 0.2
+  printf 'apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: kept, namespace: wh}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: kept}}\n  template:\n    metadata: {labels: {app: kept, deny: "true"}}\n    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}\n' | $K apply -f - >/dev/null
+  expect_until "a ReplicaSet's status update meets the webhooks (replicasets/status)" "1" \
+    sh -c "$K get rs kept -n wh -o jsonpath='{.status.replicas}'"
+  expect_eq "... as the ReplicaSet controller, with the old object" \
+    "UPDATE replicasets status kept system:serviceaccount:kube-system:replicaset-controller True" \
+    python3 -c "import json; rs = [x['review']['request'] for x in map(json.loads, open('$d/reviews.log')) if x['path'] == '/allow' and x['review']['request']['resource']['resource'] == 'replicasets']; r = rs[-1]; print(r['operation'], r['resource']['resource'], r['subResource'], r['name'], r['userInfo']['username'], 'oldObject' in r)"
+  $K scale rs kept -n wh --replicas=0 >/dev/null
+  expect_until "the controller's delete of its pod meets the webhook, which refuses it" yes \
+    sh -c "grep -q 'DELETE of pods wh/kept-[a-z0-9]* by replicaset-controller refused: admission webhook \"ctrl-pods-delete.kubicle.test\" denied the request: no thanks' '$E2E_TMP/main.log' && echo yes"
+  expect_eq "... the review: DELETE of the pod, as the controller" \
+    "DELETE pods system:serviceaccount:kube-system:replicaset-controller" \
+    wh_review 1 "r['operation'] + ' ' + r['resource']['resource'] + ' ' + r['userInfo']['username']" /deny
+  expect_eq "... so the pod stays" "1" sh -c "$K get pods -n wh -l app=kept -o name | wc -l"
+  $K label pods -n wh -l app=kept deny- >/dev/null
+  expect_until "once the webhook allows it, the controller's retry deletes the pod" "0" \
+    sh -c "$K get pods -n wh -l app=kept -o name | wc -l"
+  $K delete validatingwebhookconfiguration ctrl-writes >/dev/null
+  $K delete rs kept -n wh >/dev/null
+
   # CONNECT: kubectl exec meets webhooks on pods/exec with its PodExecOptions
   # (before anything else: the pod is not even on a node)
   printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell, namespace: wh}\nspec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}\n' | $K apply -f - >/dev/null
