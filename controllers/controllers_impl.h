@@ -130,6 +130,7 @@ void ctrl_admitted(void *arg, int rc, const json_t *obj, const char *message);
 
 /* ---- controllers ---------------------------------------------------------- */
 int rs_sync(struct ctrl *c, const char *ns, const char *name);
+int rc_sync(struct ctrl *c, const char *ns, const char *name); /* ReplicationControllers */
 int deploy_sync(struct ctrl *c, const char *ns, const char *name);
 int job_sync(struct ctrl *c, const char *ns, const char *name);
 int cj_sync(struct ctrl *c, const char *ns, const char *name);

@@ -184,6 +184,8 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 {
 	if (strcmp(kind, "rs") == 0)
 		return rs_sync(c, ns, name);
+	if (strcmp(kind, "rc") == 0)
+		return rc_sync(c, ns, name);
 	if (strcmp(kind, "deploy") == 0)
 		return deploy_sync(c, ns, name);
 	if (strcmp(kind, "job") == 0)
@@ -208,8 +210,9 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 /* ---- events ------------------------------------------------------------- */
 
 static const char *const workloads[][2] = {
-    {"apps/replicasets", "rs"}, {"apps/deployments", "deploy"}, {"batch/jobs", "job"},
-    {"batch/cronjobs", "cj"},   {"apps/statefulsets", "sts"},   {CSR_RES, "csr"},
+    {"apps/replicasets", "rs"},        {"apps/deployments", "deploy"}, {"batch/jobs", "job"},
+    {"batch/cronjobs", "cj"},          {"apps/statefulsets", "sts"},   {CSR_RES, "csr"},
+    {"/replicationcontrollers", "rc"},
 };
 
 static const char *kind_of_res(const char *res)
@@ -239,6 +242,8 @@ static const char *kind_of_owner(const json_t *ref)
 			return "job";
 		if (strcmp(k, "CronJob") == 0)
 			return "cj";
+	} else if (strcmp(av, "v1") == 0 && strcmp(k, "ReplicationController") == 0) {
+		return "rc";
 	}
 	return NULL;
 }
@@ -254,8 +259,10 @@ static void enqueue_owner(struct ctrl *c, const json_t *obj, const char *ns)
 /* An orphan pod: every pod controller of its namespace may adopt it. */
 static void enqueue_adopters(struct ctrl *c, const char *ns)
 {
-	const char *res[][2] = {
-	    {"apps/replicasets", "rs"}, {"batch/jobs", "job"}, {"apps/statefulsets", "sts"}};
+	const char *res[][2] = {{"apps/replicasets", "rs"},
+				{"batch/jobs", "job"},
+				{"apps/statefulsets", "sts"},
+				{"/replicationcontrollers", "rc"}};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(res); i++) {
 		json_t *items = ctrl_list(c, res[i][0], ns);
 		size_t j;

@@ -367,6 +367,8 @@ void ctrl_admitted(void *arg, int rc, const json_t *obj, const char *message)
 		const char *kind, *key, *group, *plural, *api, *manager;
 	} kinds[] = {
 	    {"ReplicaSet", "rs", "apps", "replicasets", "apps/v1", "replicaset-controller"},
+	    {"ReplicationController", "rc", "", "replicationcontrollers", "v1",
+	     "replication-controller"},
 	    {"Job", "job", "batch", "jobs", "batch/v1", "job-controller"},
 	    {"StatefulSet", "sts", "apps", "statefulsets", "apps/v1", "statefulset-controller"},
 	    {"Deployment", "deploy", "apps", "deployments", "apps/v1", "deployment-controller"},

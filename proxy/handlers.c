@@ -305,7 +305,14 @@ json_t *obj_scale_view(const json_t *obj)
 		      "replicas", (json_int_t)(st_rep ? json_integer_value(st_rep) : 0));
 	struct sel_label *sel = NULL;
 	char err[128];
-	if (sel_label_from_object(obj_get(obj, "spec.selector"), &sel, err, sizeof(err)) == 0) {
+	/* a ReplicationController's selector is a map of labels */
+	json_t *ls =
+	    strcmp(obj_str(obj, "kind") ? obj_str(obj, "kind") : "", "ReplicationController") == 0
+		? json_pack("{s:O}", "matchLabels", obj_get(obj, "spec.selector"))
+		: json_incref(obj_get(obj, "spec.selector"));
+	int src = sel_label_from_object(ls, &sel, err, sizeof(err));
+	json_decref(ls);
+	if (src == 0) {
 		char *s = sel_label_string(sel);
 		if (s && *s)
 			json_object_set_new(json_object_get(scale, "status"), "selector",

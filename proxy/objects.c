@@ -374,6 +374,31 @@ static void default_replicaset(json_t *obj)
 	set_default(status, "replicas", json_integer(0));
 }
 
+/* kube's SetDefaults_ReplicationController: the selector and the labels
+ * from the template's labels when empty, one replica. */
+static void default_replication_controller(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	json_t *labels = obj_get(obj, "spec.template.metadata.labels");
+	if (json_object_size(labels)) {
+		if (!json_object_size(json_object_get(spec, "selector")))
+			json_object_set_new(spec, "selector", json_deep_copy(labels));
+		if (!json_object_size(obj_get(obj, "metadata.labels")))
+			json_object_set_new(obj_meta(obj), "labels", json_deep_copy(labels));
+	}
+	set_default(spec, "replicas", json_integer(1));
+	default_template(obj);
+	json_t *status = kb_json_object_at(obj, "status");
+	set_default(status, "replicas", json_integer(0));
+}
+
+static void default_pod_template(json_t *obj)
+{
+	json_t *tmpl = json_object_get(obj, "template");
+	if (json_is_object(tmpl))
+		default_pod_spec(json_object_get(tmpl, "spec"));
+}
+
 static void default_daemonset(json_t *obj)
 {
 	json_t *spec = kb_json_object_at(obj, "spec");
@@ -729,6 +754,10 @@ void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *ob
 			default_pvc(obj);
 		else if (strcmp(k, "PersistentVolume") == 0)
 			default_pv(obj);
+		else if (strcmp(k, "ReplicationController") == 0)
+			default_replication_controller(obj);
+		else if (strcmp(k, "PodTemplate") == 0)
+			default_pod_template(obj);
 		else if (strcmp(k, "Endpoints") == 0)
 			default_endpoints(obj);
 	} else if (strcmp(g, "apps") == 0) {

@@ -283,6 +283,31 @@ static const struct col cols_replicaset[] = {
     C_END,
 };
 
+static const struct col cols_rc[] = {
+    C_NAME,
+    C_I("Desired", "Replicas is the number of desired replicas. This is a pointer to distinguish "
+		   "between explicit zero and unspecified. Defaults to 1. More info: "
+		   "https://kubernetes.io/docs/concepts/workloads/controllers/"
+		   "replicationcontroller#what-is-a-replicationcontroller"),
+    C_I("Current", "Replicas is the most recently observed number of replicas. More info: "
+		   "https://kubernetes.io/docs/concepts/workloads/controllers/"
+		   "replicationcontroller#what-is-a-replicationcontroller"),
+    C_I("Ready", "The number of ready replicas for this replication controller."),
+    C_AGE,
+    C_CONTAINERS,
+    C_IMAGES,
+    C_SELECTOR,
+    C_END,
+};
+
+static const struct col cols_podtemplate[] = {
+    {"Template", "string", "name", 0, D_NAME},
+    C_S("Containers", "Names of each container in the template."),
+    C_S("Images", "Images referenced by each container in the template."),
+    C_S("Pod Labels", "The labels for the pod template."),
+    C_END,
+};
+
 static const struct col cols_statefulset[] = {
     C_NAME, C_S("Ready", "Number of the pod with ready state"), C_AGE, C_CONTAINERS, C_IMAGES,
     C_END,
@@ -1202,6 +1227,25 @@ static void cells_replicaset(json_t *cells, const json_t *o, time_t now)
 	add_selector(cells, jp(o, "spec.selector"), false);
 }
 
+static void cells_rc(json_t *cells, const json_t *o, time_t now)
+{
+	add_name(cells, o);
+	add_i(cells, replicas(o));
+	add_i(cells, ji(o, "status.replicas"));
+	add_i(cells, ji(o, "status.readyReplicas"));
+	add_age(cells, o, now);
+	add_containers(cells, jp(o, "spec.template.spec.containers"));
+	add_labels(cells, jp(o, "spec.selector"));
+}
+
+static void cells_podtemplate(json_t *cells, const json_t *o, time_t now)
+{
+	(void)now;
+	add_name(cells, o);
+	add_containers(cells, jp(o, "template.spec.containers"));
+	add_labels(cells, jp(o, "template.metadata.labels"));
+}
+
 static void cells_statefulset(json_t *cells, const json_t *o, time_t now)
 {
 	char buf[64];
@@ -1890,6 +1934,8 @@ static const struct printer {
     {"", "Endpoints", cols_endpoints, cells_endpoints},
     {"", "PersistentVolumeClaim", cols_pvc, cells_pvc},
     {"", "PersistentVolume", cols_pv, cells_pv},
+    {"", "ReplicationController", cols_rc, cells_rc},
+    {"", "PodTemplate", cols_podtemplate, cells_podtemplate},
     {"", "ResourceQuota", cols_quota, cells_quota},
     {"", "LimitRange", cols_default, cells_default},
     {"apps", "Deployment", cols_deployment, cells_deployment},

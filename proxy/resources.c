@@ -76,6 +76,8 @@ static const struct proxy_subresource pv_subs[] = {SUB_STATUS("", "v1", "Persist
 static const struct proxy_subresource rq_subs[] = {SUB_STATUS("", "v1", "ResourceQuota"), SUB_END};
 static const struct proxy_subresource deploy_subs[] = {SUB_STATUS("apps", "v1", "Deployment"),
 						       SUB_SCALE, SUB_END};
+static const struct proxy_subresource rc_subs[] = {SUB_STATUS("", "v1", "ReplicationController"),
+						   SUB_SCALE, SUB_END};
 static const struct proxy_subresource rs_subs[] = {SUB_STATUS("apps", "v1", "ReplicaSet"),
 						   SUB_SCALE, SUB_END};
 static const struct proxy_subresource sts_subs[] = {SUB_STATUS("apps", "v1", "StatefulSet"),
@@ -133,6 +135,10 @@ static struct proxy_resource builtins[] = {
     /* stored; the syncer adds one for each claim the host bound (syncer/pv.c) */
     {CORE("PersistentVolume", "persistentvolumes", "persistentvolume", false),
      .short_names = S("pv"), .subresources = pv_subs, .has_status = true},
+    {CORE("PodTemplate", "podtemplates", "podtemplate", true)},
+    /* controllers/replicaset.c keeps their pods, as ReplicaSets' */
+    {CORE("ReplicationController", "replicationcontrollers", "replicationcontroller", true),
+     .short_names = S("rc"), .categories = S("all"), .subresources = rc_subs, .has_status = true},
     {CORE("ResourceQuota", "resourcequotas", "resourcequota", true), .short_names = S("quota"),
      .subresources = rq_subs, .has_status = true},
     {CORE("LimitRange", "limitranges", "limitrange", true), .short_names = S("limits")},

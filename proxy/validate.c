@@ -363,6 +363,8 @@ char *val_path(char *buf, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, VAL_PATHLEN, fmt, ap);
 	va_end(ap);
+	if (buf[0] == '.') /* an empty base: "template.spec", not ".template.spec" */
+		memmove(buf, buf + 1, strlen(buf));
 	return buf;
 }
 
@@ -1472,6 +1474,45 @@ static void v_workload(const struct proxy_resource *r, const json_t *obj, const 
 	}
 }
 
+/* kube's ValidateReplicationController: a selector (a map) that the
+ * template's labels match, a template whose pods always restart. */
+static void v_replication_controller(const struct proxy_resource *r, const json_t *obj,
+				     const json_t *old, json_t *c)
+{
+	static const char *const always[] = {"Always", NULL};
+	(void)r;
+	const json_t *spec = json_object_get(obj, "spec");
+	const json_t *sel = json_object_get(spec, "selector");
+	const json_t *tmpl = json_object_get(spec, "template");
+	check_nonneg(c, spec, "replicas", "spec.replicas");
+	check_nonneg(c, spec, "minReadySeconds", "spec.minReadySeconds");
+	if (!json_object_size(sel)) {
+		add_required(c, "spec.selector");
+	} else {
+		json_t *ls = json_pack("{s:O}", "matchLabels", sel);
+		if (ls && json_is_object(tmpl))
+			template_labels(c, ls, tmpl, "spec");
+		json_decref(ls);
+	}
+	if (!json_is_object(tmpl))
+		add_required(c, "spec.template");
+	else
+		workload_template(c, tmpl, "spec", always);
+	(void)old;
+}
+
+static void v_pod_template(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+			   json_t *c)
+{
+	static const char *const any[] = {"Always", "OnFailure", "Never", NULL};
+	(void)r;
+	(void)old;
+	json_t *wrap = json_pack("{s:O}", "template", json_object_get(obj, "template"));
+	if (wrap && json_is_object(json_object_get(obj, "template")))
+		workload_template(c, json_object_get(wrap, "template"), "", any);
+	json_decref(wrap);
+}
+
 /* ---- job / cronjob -------------------------------------------------------------------- */
 
 static void job_spec(json_t *c, const json_t *spec, const char *base)
@@ -2544,6 +2585,8 @@ static const struct {
     {"", "Event", v_event},
     {"", "PersistentVolumeClaim", v_pvc},
     {"", "PersistentVolume", v_pv},
+    {"", "ReplicationController", v_replication_controller},
+    {"", "PodTemplate", v_pod_template},
     {"", "Endpoints", v_endpoints},
     {"", "ResourceQuota", v_quota},
     {"", "LimitRange", v_limitrange},

@@ -393,10 +393,59 @@ YAML
     "${K[@]}" -n $ns get endpointslices -l $sel -o name
 }
 
+# ReplicationControllers (core/v1): kube's defaults (selector and labels
+# from the template), pods kept by the same controller as ReplicaSets,
+# scale, columns, `kubectl get all`, the cascade; PodTemplates stored.
+controllers_rc() {
+  local ns=ctrl-rc
+  "${K[@]}" create ns $ns >/dev/null
+  "${K[@]}" -n $ns apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: web}
+spec:
+  replicas: 2
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}
+---
+apiVersion: v1
+kind: PodTemplate
+metadata: {name: tpl}
+template:
+  metadata: {labels: {app: tpl}}
+  spec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}
+YAML
+  expect_eq "[ctrl] an rc's selector and labels default to its template's labels" '{"app":"web"} {"app":"web"}' \
+    "${K[@]}" -n $ns get rc web -o jsonpath='{.spec.selector} {.metadata.labels}'
+  expect_until "[ctrl] an rc keeps its replicas" "2" \
+    sh -c "${K[*]} -n $ns get pods -l app=web -o name | wc -l"
+  expect_eq "[ctrl] ... owned by it" "ReplicationController/web" \
+    sh -c "${K[*]} -n $ns get pods -l app=web -o jsonpath='{.items[0].metadata.ownerReferences[0].kind}/{.items[0].metadata.ownerReferences[0].name}'"
+  "${K[@]}" -n $ns scale rc web --replicas=3 >/dev/null
+  expect_until "[ctrl] kubectl scale rc" "3" \
+    sh -c "${K[*]} -n $ns get pods -l app=web -o name | wc -l"
+  expect "[ctrl] rc columns under -o wide" '^web +3 +3 +0 +[0-9]+s +c +registry.k8s.io/pause:3.9 +app=web$' \
+    "${K[@]}" -n $ns get rc -o wide --no-headers
+  expect "[ctrl] kubectl get all lists it" 'replicationcontroller/web +3 +3 +0' \
+    "${K[@]}" -n $ns get all
+  expect "[ctrl] describe shows the replication controller's events" 'SuccessfulCreate +[0-9a-z]+ +replication-controller +Created pod: web-' \
+    "${K[@]}" -n $ns describe rc web
+  expect "[ctrl] a PodTemplate is stored, with kube's columns" '^tpl +c +registry.k8s.io/pause:3.9 +app=tpl$' \
+    "${K[@]}" -n $ns get podtemplates --no-headers
+  expect_fail "[ctrl] an rc whose selector does not match its template, in kube's words" \
+    'spec.template.metadata.labels: Invalid value: map\[string\]string\{"app":"web"\}: `selector` does not match template `labels`' \
+    sh -c "printf 'apiVersion: v1\nkind: ReplicationController\nmetadata: {name: bad}\nspec:\n  selector: {app: other}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: x}]}\n' | ${K[*]} -n $ns create -f -"
+  "${K[@]}" -n $ns delete rc web >/dev/null
+  expect_until "[ctrl] deleting an rc deletes its pods" "0" \
+    sh -c "${K[*]} -n $ns get pods -l app=web -o name | wc -l"
+}
+
 controllers_suite() {
   K=(kubectl --kubeconfig "$E2E_TMP/ctrl/kubeconfig")
   start_server ctrl || { fail "[ctrl] server did not start"; return; }
   controllers_deployment
+  controllers_rc
   controllers_gc
   controllers_statefulset
   controllers_sts_history
