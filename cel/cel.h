@@ -77,6 +77,11 @@ cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t m
 void cel_program_free(cel_program_t *p);
 /* The source text (borrowed, lives as long as p). */
 const char *cel_program_source(const cel_program_t *p);
+/* cel-go's name of the static type of p's result, as its checker gives
+ * it: "bool", "string", "int", "list(string)", "map(string, int)",
+ * "google.protobuf.Duration", "optional_type(int)", "object" (a schema's
+ * object), "dyn" when not known until run time. Borrowed from p. */
+const char *cel_program_type(const cel_program_t *p);
 /* Whether p reads variable `var` (its index in the environment's vars, as
  * compiled; not a comprehension's variable of the same name): kube's
  * transition rules are the rules that read oldSelf. */
