@@ -58,6 +58,8 @@ enum {
 struct cel_var {
 	const char *name;
 	const json_t *schema;
+	bool optional; /* the variable is an optional_type of the schema's type
+			* (kube's oldSelf with optionalOldSelf) */
 };
 
 struct cel_env {

@@ -77,8 +77,8 @@ static const struct cel_type *object_type(cel_program_t *p, const json_t *s)
 
 const struct cel_type *cel_type_of_schema(cel_program_t *p, const json_t *s)
 {
-	/* nullable values are left to the evaluator (null or the type) */
-	if (!s || flag(s, "nullable") || flag(s, "x-kubernetes-int-or-string"))
+	/* a nullable value has its type (null compares with anything) */
+	if (!s || flag(s, "x-kubernetes-int-or-string"))
 		return &cel_t_dyn;
 	const char *t = json_string_value(json_object_get(s, "type"));
 	if (!t)

@@ -1116,6 +1116,11 @@ static bool resolve_select(struct parser *ps, struct cel_node *n, const struct s
 	const json_t *s = NULL;
 	if (!resolve(ps, n->a, sc, &s))
 		return false;
+	const struct cel_type *t = n->a->ct; /* an object a call or a macro gave */
+	if (t && t->kind == CT_OPT && n->opt)
+		t = t->p;
+	if (!s && t && t->kind == CT_OBJECT)
+		s = t->schema;
 	if (s && !schema_field(ps, s, n->name, schema)) {
 		perr(ps, n->pos, "undefined field '%s'", n->name);
 		return false;
@@ -1466,6 +1471,9 @@ static const struct cel_type *ident_type(struct parser *ps, const struct cel_nod
 		if (!strcmp(sc->name, n->name))
 			return sc->type;
 	const struct cel_var *v = find_var(ps, n->name);
+	if (v && v->optional)
+		return cel_type_new(ps->prog, CT_OPT, cel_type_of_schema(ps->prog, v->schema),
+				    NULL);
 	if (v)
 		return cel_type_of_schema(ps->prog, v->schema);
 	const struct cel_type *named = NULL;

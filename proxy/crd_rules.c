@@ -121,9 +121,13 @@ static json_t *typed_schema(const json_t *s, bool root)
 
 enum { VAR_SELF, VAR_OLD_SELF };
 
-static cel_program_t *compile(const char *expr, const json_t *typed, char **err)
+/* Compiles an expression of rule r (its rule or messageExpression): with
+ * optionalOldSelf, oldSelf is an optional, as kube declares it. */
+static cel_program_t *compile(const char *expr, const json_t *typed, const json_t *r, char **err)
 {
-	struct cel_var vars[] = {[VAR_SELF] = {"self", typed}, [VAR_OLD_SELF] = {"oldSelf", typed}};
+	bool opt = json_is_true(json_object_get(r, "optionalOldSelf"));
+	struct cel_var vars[] = {
+	    [VAR_SELF] = {"self", typed, false}, [VAR_OLD_SELF] = {"oldSelf", typed, opt}};
 	struct cel_env env = {vars, 2, CEL_LIB_K8S};
 	return cel_compile(expr, &env, 0, err);
 }
@@ -239,45 +243,63 @@ static void check_rule_fields(const json_t *r, const json_t *s, const char *p, j
 			quote(fp));
 }
 
+/* The messageExpression of a rule that compiled, as kube's compileRule
+ * checks it: it compiles and gives a string. */
+static void check_message_cel(const json_t *r, const json_t *typed, const char *p, const char *repr,
+			      json_t *causes)
+{
+	char q[PATHLEN], *err = NULL;
+	const char *mexpr = js(r, "messageExpression");
+	if (!*mexpr || blank(mexpr))
+		return;
+	val_path(q, "%s.messageExpression", p);
+	cel_program_t *m = compile(mexpr, typed, r, &err);
+	if (!m)
+		val_add(causes, "FieldValueInvalid", q,
+			"%s: messageExpression compilation failed: %s", repr, err ? err : "");
+	else if (strcmp(cel_program_type(m), "string") != 0)
+		val_add(causes, "FieldValueInvalid", q,
+			"%s: messageExpression must evaluate to a string", repr);
+	free(err);
+	cel_program_free(m);
+}
+
+/* A rule's CEL as kube's compileRule and the schema validation after it
+ * check it: it compiles and gives a bool (not dyn: kube compares the
+ * checked type with bool), its messageExpression once the rule is good,
+ * oldSelf only where correlatable, optionalOldSelf only with oldSelf (so
+ * also on a rule that failed). */
 static void check_rule_cel(const json_t *r, const json_t *typed, const char *p, bool correlatable,
 			   const char *uncorrelated, json_t *causes)
 {
 	char q[PATHLEN], repr[4096];
 	char *err = NULL;
-	const char *rule = js(r, "rule"), *mexpr = js(r, "messageExpression");
+	const char *rule = js(r, "rule");
 	rule_repr(r, repr, sizeof(repr));
 	val_path(q, "%s.rule", p);
-	cel_program_t *prog = compile(rule, typed, &err);
-	if (!prog) {
+	cel_program_t *prog = compile(rule, typed, r, &err);
+	bool ok = prog && strcmp(cel_program_type(prog), "bool") == 0;
+	if (!prog)
 		val_add(causes, "FieldValueInvalid", q, "%s: compilation failed: %s", repr,
 			err ? err : "");
-		free(err);
-		err = NULL;
-	} else {
-		bool uses_old = cel_program_reads(prog, VAR_OLD_SELF);
-		cel_program_free(prog);
-		if (uses_old && !correlatable)
-			val_add(causes, "FieldValueInvalid", q,
-				"%s: oldSelf cannot be used on the uncorrelatable portion of the "
-				"schema within %s",
-				quote(rule), uncorrelated);
-		else if (!uses_old && json_object_get(r, "optionalOldSelf")) {
-			val_path(q, "%s.optionalOldSelf", p);
-			val_add(causes, "FieldValueInvalid", q,
-				"%s: may not be set if oldSelf is not used in rule",
-				json_is_true(json_object_get(r, "optionalOldSelf")) ? "true"
-										    : "false");
-		}
-	}
-	if (*mexpr && !blank(mexpr)) {
-		val_path(q, "%s.messageExpression", p);
-		cel_program_t *m = compile(mexpr, typed, &err);
-		if (!m)
-			val_add(causes, "FieldValueInvalid", q,
-				"%s: messageExpression compilation failed: %s", repr,
-				err ? err : "");
-		free(err);
-		cel_program_free(m);
+	else if (!ok)
+		val_add(causes, "FieldValueInvalid", q,
+			"%s: cel expression must evaluate to a bool", repr);
+	free(err);
+	bool uses_old = ok && cel_program_reads(prog, VAR_OLD_SELF);
+	cel_program_free(prog);
+	if (ok)
+		check_message_cel(r, typed, p, repr, causes);
+	if (uses_old && !correlatable) {
+		val_add(causes, "FieldValueInvalid", q,
+			"%s: oldSelf cannot be used on the uncorrelatable portion of the "
+			"schema within %s",
+			quote(rule), uncorrelated);
+	} else if (!uses_old && json_object_get(r, "optionalOldSelf")) {
+		val_path(q, "%s.optionalOldSelf", p);
+		val_add(causes, "FieldValueInvalid", q,
+			"%s: may not be set if oldSelf is not used in rule",
+			json_is_true(json_object_get(r, "optionalOldSelf")) ? "true" : "false");
 	}
 }
 
@@ -362,7 +384,7 @@ static bool compile_rule(struct rule *ru, const json_t *r, const json_t *s, cons
 {
 	char *err = NULL, norm[PATHLEN];
 	ru->def = r;
-	ru->prog = compile(js(r, "rule"), typed, &err);
+	ru->prog = compile(js(r, "rule"), typed, r, &err);
 	free(err);
 	if (!ru->prog)
 		return false;
@@ -371,7 +393,7 @@ static bool compile_rule(struct rule *ru, const json_t *r, const json_t *s, cons
 	const char *m = js(r, "messageExpression");
 	if (*m) {
 		err = NULL;
-		ru->msg_prog = compile(m, typed, &err);
+		ru->msg_prog = compile(m, typed, r, &err);
 		free(err);
 	}
 	const char *fp = js(r, "fieldPath");

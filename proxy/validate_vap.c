@@ -10,9 +10,9 @@
  * CEL: every expression string of a policy (validations[].expression and
  * .messageExpression, auditAnnotations[].valueExpression,
  * variables[].expression, matchConditions[].expression) goes through
- * check_expr, which for now checks what kube checks before compiling
- * (presence, the audit value's length). Compiling them, as kube's
- * validation does, belongs there and nowhere else.
+ * check_expr: what kube checks before compiling (presence, the audit
+ * value's length), then the compile with cel-go's type checker and the
+ * result type each kind of expression must give (compile_check).
  *
  * Not done here, unlike kube's strategies: the paramKind and paramRef
  * authorization checks (the writer may read the param kind).
@@ -153,23 +153,53 @@ struct expr_env {
 				 * environment for expressions it already holds), or NULL */
 };
 
+/* kube's check of an expression's result type (plugin/cel's
+ * CompileCELExpression against the expression's ReturnTypes): NULL when
+ * type (cel-go's name) is one kind takes, else kube's reason. kube's
+ * object and params are dyn too, but its request, namespaceObject and
+ * variables have types that are dyn here: so dyn passes, where kube would
+ * refuse it. */
+static const char *result_type_error(enum expr_kind kind, const char *type)
+{
+	if (!strcmp(type, "dyn"))
+		return NULL;
+	switch (kind) {
+	case EXPR_VALIDATION:
+	case EXPR_MATCH: return strcmp(type, "bool") ? "must evaluate to bool" : NULL;
+	case EXPR_MESSAGE: return strcmp(type, "string") ? "must evaluate to string" : NULL;
+	case EXPR_AUDIT_VALUE:
+		return strcmp(type, "string") && strcmp(type, "null_type")
+			   ? "must evaluate to one of [string null_type]"
+			   : NULL;
+	case EXPR_VARIABLE: return NULL;
+	}
+	return NULL;
+}
+
 /* Compiles a present expression as kube does for the policy's
  * environment (object, oldObject, request, params, namespaceObject,
- * authorizer, and variables when the policy has some): a compile error is
- * an Invalid cause with the compiler's message. */
-static void compile_check(json_t *c, const char *path, const char *expr, const struct expr_env *env)
+ * authorizer, and variables when the policy has some): a compile error, or
+ * a result of a type the expression may not give, is an Invalid cause with
+ * kube's message. */
+static void compile_check(json_t *c, const char *path, const char *expr, enum expr_kind kind,
+			  const struct expr_env *env)
 {
 	static const struct cel_var vars[] = {
-	    {"object", NULL},          {"oldObject", NULL},  {"request", NULL},   {"params", NULL},
-	    {"namespaceObject", NULL}, {"authorizer", NULL}, {"variables", NULL},
+	    {"object", NULL, false},          {"oldObject", NULL, false},
+	    {"request", NULL, false},         {"params", NULL, false},
+	    {"namespaceObject", NULL, false}, {"authorizer", NULL, false},
+	    {"variables", NULL, false},
 	};
 	struct cel_env e = {vars, KB_ARRAY_SIZE(vars) - (env && env->has_variables ? 0 : 1),
 			    CEL_LIB_K8S | CEL_LIB_AUTHZ};
 	char *err = NULL, msg[2048];
 	cel_program_t *p = cel_compile(expr, &e, 0, &err);
+	const char *bad = p ? result_type_error(kind, cel_program_type(p)) : NULL;
 	if (!p) {
 		snprintf(msg, sizeof(msg), "compilation failed: %s", err ? err : "");
 		add_invalid(c, path, expr, msg);
+	} else if (bad) {
+		add_invalid(c, path, expr, bad);
 	}
 	free(err);
 	cel_program_free(p);
@@ -213,7 +243,7 @@ static void check_expr(json_t *c, const char *path, const char *expr, enum expr_
 		break;
 	}
 	if (!blank(expr))
-		compile_check(c, path, expr, env);
+		compile_check(c, path, expr, kind, env);
 }
 
 /* ---- match resources ------------------------------------------------------------ */

@@ -156,6 +156,58 @@ START_TEST(check_crd)
 }
 END_TEST
 
+/* The rules' types, as kube's compileRule checks them: a bool rule (not
+ * dyn), a string messageExpression, checked only when the rule is good. */
+START_TEST(check_types)
+{
+	json_t *c = json_array();
+	json_t *s =
+	    J("{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+	      "\"n\":{\"type\":\"integer\"}},\"x-kubernetes-validations\":["
+	      "{\"rule\":\"self.name\"},"
+	      "{\"rule\":\"dyn(true)\"},"
+	      "{\"rule\":\"self.n > 1\",\"messageExpression\":\"self.n\"},"
+	      "{\"rule\":\"self.n > 1\",\"messageExpression\":\"'n is ' + string(self.n)\"},"
+	      "{\"rule\":\"self.name\",\"messageExpression\":\"self.n\"},"
+	      "{\"rule\":\"self.n + 'a' == 'b'\"},"
+	      "{\"rule\":\"self.name.size() > 1\",\"messageExpression\":\"nope\"}]}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 6);
+	char *got = lines(c);
+	const char *want[] = {
+	    "p.x-kubernetes-validations[0].rule: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"self.name\", Message:\"\", "
+	    "MessageExpression:\"\", "
+	    "Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", "
+	    "OptionalOldSelf:(*bool)(nil)}: cel expression must evaluate to a bool",
+	    "p.x-kubernetes-validations[1].rule: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"dyn(true)\"",
+	    "p.x-kubernetes-validations[2].messageExpression: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"self.n > 1\", Message:\"\", "
+	    "MessageExpression:\"self.n\", Reason:(*apiextensions.FieldValueErrorReason)(nil), "
+	    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: messageExpression must evaluate to a "
+	    "string",
+	    "p.x-kubernetes-validations[4].rule: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"self.name\", Message:\"\", "
+	    "MessageExpression:\"self.n\"",
+	    "p.x-kubernetes-validations[5].rule: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"self.n + 'a' == 'b'\"",
+	    "compilation failed: ERROR: <input>:1:8: found no matching overload for '_+_' "
+	    "applied to '(int, string)'\n | self.n + 'a' == 'b'\n | .......^",
+	    "p.x-kubernetes-validations[6].messageExpression: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"self.name.size() > 1\"",
+	    "messageExpression compilation failed: ERROR: <input>:1:1: undeclared reference to "
+	    "'nope' (in container '')",
+	};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(want); i++)
+		ck_assert_msg(strstr(got, want[i]), "missing %s in\n%s", want[i], got);
+	ck_assert_msg(!strstr(got, "validations[3]"), "%s", got);
+	ck_assert_msg(!strstr(got, "validations[4].messageExpression"), "%s", got);
+	free(got);
+	json_decref(s);
+	json_decref(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("crd_rules");
@@ -163,6 +215,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, eval_messages);
 	tcase_add_test(tc, eval_transitions);
 	tcase_add_test(tc, check_crd);
+	tcase_add_test(tc, check_types);
 	suite_add_tcase(s, tc);
 	return s;
 }

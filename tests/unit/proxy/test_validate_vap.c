@@ -669,12 +669,44 @@ START_TEST(compile_errors)
 }
 END_TEST
 
+/* Result types as kube's compiler checks them: a validation and a match
+ * condition give a bool, a messageExpression a string, an audit value a
+ * string or null; a variable anything; dyn passes. */
+START_TEST(result_types)
+{
+	expect(
+	    &vap_res,
+	    POLICY(",\"matchConditions\":[{\"name\":\"m\",\"expression\":\"'yes'\"}],"
+		   "\"variables\":[{\"name\":\"v\",\"expression\":\"[1, 2]\"}],"
+		   "\"validations\":[{\"expression\":\"size(object.spec.x)\"},"
+		   "{\"expression\":\"object.spec.x\",\"messageExpression\":\"1 + 1\"},"
+		   "{\"expression\":\"1 + 'a' == 'b'\"}],"
+		   "\"auditAnnotations\":[{\"key\":\"a\",\"valueExpression\":\"true\"},"
+		   "{\"key\":\"b\",\"valueExpression\":\"null\"},"
+		   "{\"key\":\"c\",\"valueExpression\":\"'x' + object.kind\"}]"),
+	    NULL,
+	    "spec.matchConditions[0].expression: Invalid value: \"'yes'\": must evaluate to bool | "
+	    "spec.validations[0].expression: Invalid value: \"size(object.spec.x)\": must "
+	    "evaluate to bool | "
+	    "spec.validations[1].messageExpression: Invalid value: \"1 + 1\": must evaluate to "
+	    "string | "
+	    "spec.validations[2].expression: Invalid value: \"1 + 'a' == 'b'\": compilation "
+	    "failed: ERROR: <input>:1:3: found no matching overload for '_+_' applied to '(int, "
+	    "string)'\n"
+	    " | 1 + 'a' == 'b'\n"
+	    " | ..^ | "
+	    "spec.auditAnnotations[0].valueExpression: Invalid value: \"true\": must evaluate to "
+	    "one of [string null_type]");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("validate_vap");
 	TCase *t = tcase_create("core");
 	tcase_add_test(t, resource_rows);
 	tcase_add_test(t, compile_errors);
+	tcase_add_test(t, result_types);
 	tcase_add_test(t, defaults_policy);
 	tcase_add_test(t, defaults_binding);
 	tcase_add_test(t, create_clears_status);
