@@ -84,6 +84,19 @@ const char *cel_program_source(const cel_program_t *p);
  * "google.protobuf.Duration", "optional_type(int)", "object" (a schema's
  * object), "dyn" when not known until run time. Borrowed from p. */
 const char *cel_program_type(const cel_program_t *p);
+/* The cost of evaluating p as cel-go's static estimator gives it, in its
+ * cost units: the least and the most any input may cost, the sizes of
+ * strings, lists and maps read from the variables' schemas (maxLength,
+ * maxItems, maxProperties, else the most a 3 MiB request holds, as kube
+ * estimates them). kube refuses a CRD rule whose most is too high. */
+void cel_program_cost(const cel_program_t *p, uint64_t *min, uint64_t *max);
+/* kube's request size limit (apiserver's DefaultMaxRequestSizeBytes), from
+ * which the sizes a schema leaves open are estimated. */
+#define CEL_MAX_REQUEST_BYTES 3145728ull
+/* The fewest bytes a value of OpenAPI schema s takes in JSON (kube's
+ * MinSerializedSize of its CEL type: 2 for "" [] {}, 4 for true, 1 for a
+ * number or a value of any type). */
+uint64_t cel_schema_min_size(const json_t *s);
 /* Whether p reads variable `var` (its index in the environment's vars, as
  * compiled; not a comprehension's variable of the same name): kube's
  * transition rules are the rules that read oldSelf. */

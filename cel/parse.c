@@ -1681,6 +1681,7 @@ static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *s
 		return true;
 	}
 	set_type(ps, n, node_type(ps, n, *schema, sc));
+	n->schema = *schema;
 	return true;
 }
 
@@ -1771,6 +1772,8 @@ cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t m
 	if (!ps.err) {
 		ps.checking = true;
 		resolve(&ps, p->root, NULL, &schema);
+		if (!ps.nerrs)
+			cel_estimate(p);
 		char name[256];
 		cel_type_name_of(p->root->ct, name, sizeof(name));
 		p->type_name = pstrndup(p, name, strlen(name));
@@ -1805,6 +1808,12 @@ void cel_program_free(cel_program_t *p)
 bool cel_program_reads(const cel_program_t *p, size_t var)
 {
 	return var < 64 && (p->reads >> var & 1);
+}
+
+void cel_program_cost(const cel_program_t *p, uint64_t *min, uint64_t *max)
+{
+	*min = p->cost_min;
+	*max = p->cost_max;
 }
 
 const char *cel_program_type(const cel_program_t *p)

@@ -6,6 +6,7 @@
  * optionalOldSelf, map-list correlation, ratcheting, evaluation errors.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,6 +209,83 @@ START_TEST(check_types)
 }
 END_TEST
 
+#define TRY_MORE                                                                              \
+	" (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where " \
+	"arrays, "                                                                            \
+	"maps, and strings are declared)"
+
+/* kube's refusal of rules whose estimated cost is too high, per rule and
+ * for the whole schema; the bounds a schema declares make them cheap. */
+START_TEST(check_cost)
+{
+	const char *rule = "self.all(x, x.matches('^[a-z]+$'))";
+	char schema[1024];
+	snprintf(
+	    schema, sizeof(schema),
+	    "{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\",%s"
+	    "\"items\":{\"type\":\"string\"%s},\"x-kubernetes-validations\":[{\"rule\":\"%s\"}]}}}",
+	    "", "", rule);
+	json_t *c = json_array(), *s = J(schema);
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 3);
+	char *got = lines(c);
+	ck_assert_str_eq(got,
+			 "p.properties[l].x-kubernetes-validations[0].rule: Forbidden: estimated "
+			 "rule cost exceeds budget by factor of more than 100x" TRY_MORE
+			 " | p.properties[l].x-kubernetes-validations[0].rule: Forbidden: "
+			 "contributed to estimated rule cost total exceeding cost limit for "
+			 "entire OpenAPIv3 schema | p: Forbidden: x-kubernetes-validations "
+			 "estimated rule cost total for entire OpenAPIv3 schema exceeds budget "
+			 "by factor of more than 100x" TRY_MORE);
+	free(got);
+	json_decref(s);
+	json_decref(c);
+	/* bounded: accepted */
+	snprintf(
+	    schema, sizeof(schema),
+	    "{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\",%s"
+	    "\"items\":{\"type\":\"string\"%s},\"x-kubernetes-validations\":[{\"rule\":\"%s\"}]}}}",
+	    "\"maxItems\":10,", ",\"maxLength\":64", rule);
+	c = json_array();
+	s = J(schema);
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 0);
+	json_decref(s);
+	json_decref(c);
+	/* a rule on the items of an unbounded list runs once per item; a
+	 * factor under 1.5 is written with six decimals */
+	c = json_array();
+	s = J("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\",\"items\":{"
+	      "\"type\":\"string\",\"x-kubernetes-validations\":[{\"rule\":\"self.size() < 10 && "
+	      "self.startsWith('a') && self.endsWith('b') && self != 'c'\"}]}}}}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 1);
+	got = lines(c);
+	ck_assert_str_eq(got, "p.properties[l].items.x-kubernetes-validations[0].rule: Forbidden: "
+			      "estimated rule cost exceeds budget by factor of 1.258291x" TRY_MORE);
+	free(got);
+	json_decref(s);
+	json_decref(c);
+	/* between 1.5 and 100: one decimal */
+	c = json_array();
+	s = J("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\",\"items\":{"
+	      "\"type\":\"string\"},\"x-kubernetes-validations\":[{\"rule\":\"self.all(x, "
+	      "x.size() < 10 && x.startsWith('a') && x.endsWith('b') && x != 'c')\"}]}}}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 1);
+	got = lines(c);
+	ck_assert_str_eq(got, "p.properties[l].x-kubernetes-validations[0].rule: Forbidden: "
+			      "estimated rule cost exceeds budget by factor of 1.6x" TRY_MORE);
+	free(got);
+	json_decref(s);
+	json_decref(c);
+	/* a messageExpression is not multiplied */
+	c = json_array();
+	s = J("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\","
+	      "\"x-kubernetes-validations\":[{\"rule\":\"self.size() < 10\",\"messageExpression\":"
+	      "\"self.matches('^[a-z]+$') ? 'a' : self + self + self + self + self\"}]}}}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 0);
+	json_decref(s);
+	json_decref(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("crd_rules");
@@ -216,6 +294,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, eval_transitions);
 	tcase_add_test(tc, check_crd);
 	tcase_add_test(tc, check_types);
+	tcase_add_test(tc, check_cost);
 	suite_add_tcase(s, tc);
 	return s;
 }
