@@ -255,6 +255,7 @@ static void check_rule_fields(const json_t *r, const json_t *s, const char *p, j
  * observes them. */
 struct costs {
 	json_t *causes;
+	bool unchanged; /* an update that keeps the version's schema: no per-expression limit */
 	uint64_t total;
 	struct {
 		char path[PATHLEN];
@@ -305,7 +306,7 @@ static void cost_message(char *out, size_t len, const char *what, uint64_t cost,
 static void expression_cost(struct costs *co, const char *path, const char *what, uint64_t cost)
 {
 	char msg[512];
-	if (cost > STATIC_COST_LIMIT) {
+	if (cost > STATIC_COST_LIMIT && !co->unchanged) {
 		cost_message(msg, sizeof(msg), what, cost, STATIC_COST_LIMIT);
 		val_add(co->causes, "FieldValueForbidden", path, "%s", msg);
 	}
@@ -476,8 +477,14 @@ static void check_node(const json_t *s, const char *path, bool root, const char 
 
 int crd_rules_check(const json_t *schema, const char *path, json_t *causes)
 {
+	return crd_rules_check_update(schema, NULL, path, causes);
+}
+
+int crd_rules_check_update(const json_t *schema, const json_t *old, const char *path,
+			   json_t *causes)
+{
 	size_t before = json_array_size(causes);
-	struct costs co = {.causes = causes};
+	struct costs co = {.causes = causes, .unchanged = old && json_equal(schema, old)};
 	check_node(schema, path, true, NULL, 1, &co, 0);
 	total_cost(&co, path);
 	return (int)(json_array_size(causes) - before);

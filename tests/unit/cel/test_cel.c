@@ -1136,6 +1136,51 @@ START_TEST(types)
 }
 END_TEST
 
+/* cel-go's estimated cost with kube's sizes from schemas */
+START_TEST(estimated_cost)
+{
+	static const struct {
+		const char *expr, *schema;
+		uint64_t min, max;
+	} ccases[] = {
+	    {"1 + 2", NULL, 1, 1},
+	    /* the literal 10, the result 1, per item x > 0 (2) and the step (3) */
+	    {"[1, 2, 3].all(x, x > 0)", NULL, 26, 26},
+	    {"'abc'.startsWith('a')", NULL, 1, 2},
+	    {"self.size() < 10", "{\"type\":\"string\"}", 3, 3},
+	    {"self == 'x'", "{\"type\":\"string\",\"maxLength\":100}", 2, 3},
+	    {"self.all(x, x.size() < 10)",
+	     "{\"type\":\"array\",\"maxItems\":10,\"items\":{\"type\":\"string\"}}", 2, 62},
+	    /* unbounded: what a 3 MiB request holds, items of at least 2 bytes and a comma */
+	    {"self.all(x, x.size() < 10)", "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}",
+	     2, 6291452},
+	    {"self.all(x, x.matches('^[a-z]+$'))",
+	     "{\"type\":\"array\",\"maxItems\":4,\"items\":{\"type\":\"string\",\"maxLength\":64}}",
+	     2, 2 + 4 * (3 + 1 + 16 * 2)},
+	    {"self.m.all(k, self.m[k] > 0)",
+	     "{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"object\",\"maxProperties\":5,"
+	     "\"additionalProperties\":{\"type\":\"integer\"}}}}",
+	     3, 3 + 5 * (5 + 3)},
+	};
+	for (size_t i = 0; i < sizeof(ccases) / sizeof(ccases[0]); i++) {
+		json_t *s = ccases[i].schema ? json_loads(ccases[i].schema, 0, NULL) : NULL;
+		struct cel_var v = {"self", s, false};
+		struct cel_env env = {&v, 1, CEL_LIB_K8S};
+		char *err = NULL;
+		cel_program_t *p = cel_compile(ccases[i].expr, &env, 0, &err);
+		ck_assert_msg(p != NULL, "%s: %s", ccases[i].expr, err);
+		uint64_t lo, hi;
+		cel_program_cost(p, &lo, &hi);
+		ck_assert_msg(lo == ccases[i].min && hi == ccases[i].max,
+			      "%s: [%llu, %llu], expected [%llu, %llu]", ccases[i].expr,
+			      (unsigned long long)lo, (unsigned long long)hi,
+			      (unsigned long long)ccases[i].min, (unsigned long long)ccases[i].max);
+		cel_program_free(p);
+		json_decref(s);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cel");
@@ -1155,6 +1200,7 @@ static Suite *suite(void)
 	while (type_cases[nt].expr)
 		nt++;
 	tcase_add_loop_test(tc, types, 0, (int)nt);
+	tcase_add_test(tc, estimated_cost);
 	suite_add_tcase(s, tc);
 	return s;
 }
