@@ -46,4 +46,13 @@ void vap_conds_free(struct vap_conds *vc);
 int vap_conds_eval(const struct vap_conds *vc, struct req *r, const char *op, const json_t *obj,
 		   const json_t *old, char **msg);
 
+/*
+ * The status kube's policy status controller gives policy (borrowed): its
+ * status (copied) with observedGeneration set to metadata.generation and
+ * typeChecking.expressionWarnings: each validation's expression and
+ * messageExpression type-checked against the OpenAPI schema of every kind
+ * its resource rules name (vap_typecheck.c). New reference.
+ */
+json_t *vap_type_check(const json_t *policy);
+
 #endif

@@ -19,6 +19,7 @@
 #include "proxy/resource.h"
 #include "proxy/types.h"
 #include "proxy/validate.h"
+#include "proxy/vap.h"
 
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
@@ -700,6 +701,60 @@ START_TEST(result_types)
 }
 END_TEST
 
+/* kube's policy status controller's type checking: each validation
+ * against the schema of every kind the rules name. */
+START_TEST(type_checking)
+{
+	json_t *p = json_loads(
+	    "{\"metadata\":{\"name\":\"p\",\"generation\":3},\"spec\":{\"matchConstraints\":{"
+	    "\"resourceRules\":[{\"apiGroups\":[\"apps\"],\"apiVersions\":[\"v1\"],"
+	    "\"operations\":[\"CREATE\"],\"resources\":[\"deployments\",\"replicasets\"]},"
+	    "{\"apiGroups\":[\"*\"],\"apiVersions\":[\"v1\"],\"operations\":[\"CREATE\"],"
+	    "\"resources\":[\"pods\"]}]},"
+	    "\"validations\":[{\"expression\":\"object.spec.replicas <= 5\"},"
+	    "{\"expression\":\"object.spec.replicas > 'a'\","
+	    "\"messageExpression\":\"object.metadata.name + object.spec.nope\"}]}}",
+	    0, NULL);
+	ck_assert_ptr_nonnull(p);
+	json_t *st = vap_type_check(p);
+	ck_assert_int_eq(json_integer_value(json_object_get(st, "observedGeneration")), 3);
+	const json_t *ws =
+	    json_object_get(json_object_get(st, "typeChecking"), "expressionWarnings");
+	ck_assert_int_eq(json_array_size(ws), 2);
+	const json_t *w = json_array_get(ws, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(w, "fieldRef")),
+			 "spec.validations[1].expression");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(w, "warning")),
+	    "apps/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload "
+	    "for '_>_' applied to '(int, string)'\n"
+	    " | object.spec.replicas > 'a'\n"
+	    " | .....................^\n"
+	    "\n"
+	    "apps/v1, Kind=ReplicaSet: ERROR: <input>:1:22: found no matching overload "
+	    "for '_>_' applied to '(int, string)'\n"
+	    " | object.spec.replicas > 'a'\n"
+	    " | .....................^\n");
+	w = json_array_get(ws, 1);
+	ck_assert_str_eq(json_string_value(json_object_get(w, "fieldRef")),
+			 "spec.validations[1].messageExpression");
+	ck_assert_msg(
+	    strstr(json_string_value(json_object_get(w, "warning")), "undefined field 'nope'"),
+	    "%s", json_string_value(json_object_get(w, "warning")));
+	json_decref(st);
+	/* no kind to check (a wildcard): no warnings, typeChecking empty */
+	json_object_set_new(json_object_get(json_object_get(p, "spec"), "matchConstraints"),
+			    "resourceRules",
+			    json_loads("[{\"apiGroups\":[\"*\"],\"apiVersions\":[\"*\"],"
+				       "\"resources\":[\"*\"]}]",
+				       0, NULL));
+	st = vap_type_check(p);
+	ck_assert_int_eq(json_object_size(json_object_get(st, "typeChecking")), 0);
+	json_decref(st);
+	json_decref(p);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("validate_vap");
@@ -707,6 +762,7 @@ static Suite *suite(void)
 	tcase_add_test(t, resource_rows);
 	tcase_add_test(t, compile_errors);
 	tcase_add_test(t, result_types);
+	tcase_add_test(t, type_checking);
 	tcase_add_test(t, defaults_policy);
 	tcase_add_test(t, defaults_binding);
 	tcase_add_test(t, create_clears_status);

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ValidatingAdmissionPolicy type checking, as kube's policy status
+ * controller does it (its TypeChecker): the kinds a policy's resource
+ * rules name (no wildcards, at most 10, sorted), each one's OpenAPI schema
+ * typing `object` and `oldObject` (and the paramKind's typing `params`),
+ * and every validation's expression and messageExpression compiled with
+ * cel-go's checker against each; the errors become
+ * status.typeChecking.expressionWarnings, with status.observedGeneration.
+ * The controller that writes the status is controllers/vap_status.c.
+ *
+ * Threading: loop thread (reads the resource table).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cel/cel.h"
+#include "lib/util.h"
+#include "proxy/openapi.h"
+#include "proxy/resource.h"
+#include "proxy/vap.h"
+
+#define MAX_TYPES 10 /* kube's maxTypesToCheck */
+
+struct gvk {
+	const struct proxy_resource *r;
+	json_t *schema; /* owned */
+};
+
+struct kinds {
+	struct gvk v[MAX_TYPES];
+	size_t n;
+};
+
+/* A rule's list (apiGroups, apiVersions, resources) sorted, or NULL when
+ * it is empty or holds a wildcard: kube checks no kind for it. New
+ * reference. */
+static json_t *sorted_list(const json_t *rule, const char *key)
+{
+	const json_t *l = json_object_get(rule, key);
+	json_t *out = json_array();
+	size_t i;
+	const json_t *v;
+	json_array_foreach (l, i, v) {
+		const char *s = json_string_value(v);
+		if (!s || strchr(s, '*')) {
+			json_decref(out);
+			return NULL;
+		}
+		size_t at = 0;
+		while (at < json_array_size(out) &&
+		       strcmp(json_string_value(json_array_get(out, at)), s) < 0)
+			at++;
+		json_array_insert_new(out, at, json_string(s));
+	}
+	if (!json_array_size(out)) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+static int gvk_cmp(const struct proxy_resource *a, const struct proxy_resource *b)
+{
+	int c = strcmp(a->group, b->group);
+	if (!c)
+		c = strcmp(a->version, b->version);
+	return c ? c : strcmp(a->kind, b->kind);
+}
+
+static void add_kind(struct kinds *k, const struct proxy_resource *r)
+{
+	size_t at = 0;
+	while (at < k->n && gvk_cmp(k->v[at].r, r) < 0)
+		at++;
+	if (k->n == MAX_TYPES || (at < k->n && gvk_cmp(k->v[at].r, r) == 0))
+		return;
+	memmove(&k->v[at + 1], &k->v[at], (k->n - at) * sizeof(k->v[0]));
+	k->v[at].r = r;
+	k->v[at].schema = openapi_kind_schema(r);
+	k->n++;
+}
+
+/* kube's typesToCheck: the kinds of spec.matchConstraints.resourceRules. */
+static void kinds_of(const json_t *policy, struct kinds *k)
+{
+	const json_t *rules = json_object_get(
+	    json_object_get(json_object_get(policy, "spec"), "matchConstraints"), "resourceRules");
+	size_t i;
+	const json_t *rule;
+	json_array_foreach (rules, i, rule) {
+		json_t *gs = sorted_list(rule, "apiGroups"), *vs = sorted_list(rule, "apiVersions"),
+		       *rs = sorted_list(rule, "resources");
+		for (size_t g = 0; gs && vs && rs && g < json_array_size(gs); g++)
+			for (size_t v = 0; v < json_array_size(vs); v++)
+				for (size_t r = 0; r < json_array_size(rs); r++) {
+					const struct proxy_resource *row =
+					    resource_find(json_string_value(json_array_get(gs, g)),
+							  json_string_value(json_array_get(vs, v)),
+							  json_string_value(json_array_get(rs, r)));
+					if (row)
+						add_kind(k, row);
+				}
+		json_decref(gs);
+		json_decref(vs);
+		json_decref(rs);
+	}
+}
+
+/* The paramKind's schema (new reference), or NULL (dyn). */
+static json_t *param_schema(const json_t *spec)
+{
+	const json_t *pk = json_object_get(spec, "paramKind");
+	const char *av = json_string_value(json_object_get(pk, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(pk, "kind"));
+	if (!av || !kind)
+		return NULL;
+	const char *slash = strchr(av, '/');
+	char group[256];
+	snprintf(group, sizeof(group), "%.*s", slash ? (int)(slash - av) : 0, av);
+	const char *version = slash ? slash + 1 : av;
+	const struct proxy_resource *r = resource_find_kind(group, kind);
+	if (!r || strcmp(r->version, version) != 0)
+		return NULL;
+	return openapi_kind_schema(r);
+}
+
+/* The errors of expr against each kind, as kube writes them: "<group>/<version>,
+ * Kind=<kind>: <cel-go's errors>\n" each, joined by a line break; NULL when
+ * none (malloc'd). */
+static char *check_expression(const char *expr, const struct kinds *k, const json_t *params,
+			      bool variables)
+{
+	struct kb_buf b = {0};
+	for (size_t i = 0; i < k->n; i++) {
+		const struct cel_var vars[] = {
+		    {"object", k->v[i].schema, false}, {"oldObject", k->v[i].schema, false},
+		    {"request", NULL, false},          {"params", params, false},
+		    {"namespaceObject", NULL, false},  {"authorizer", NULL, false},
+		    {"variables", NULL, false},
+		};
+		struct cel_env env = {vars, KB_ARRAY_SIZE(vars) - (variables ? 0 : 1),
+				      CEL_LIB_K8S | CEL_LIB_AUTHZ};
+		char *err = NULL;
+		cel_program_t *p = cel_compile(expr, &env, 0, &err);
+		if (!p && err) {
+			const struct proxy_resource *r = k->v[i].r;
+			kb_buf_printf(&b, "%s%s/%s, Kind=%s: %s\n", b.len ? "\n" : "", r->group,
+				      r->version, r->kind, err);
+		}
+		free(err);
+		cel_program_free(p);
+	}
+	return b.data;
+}
+
+static void warn(json_t *warnings, const char *field, char *msg)
+{
+	if (msg)
+		json_array_append_new(warnings,
+				      json_pack("{s:s, s:s}", "fieldRef", field, "warning", msg));
+	free(msg);
+}
+
+json_t *vap_type_check(const json_t *policy)
+{
+	const json_t *spec = json_object_get(policy, "spec");
+	struct kinds k = {.n = 0};
+	kinds_of(policy, &k);
+	json_t *params = param_schema(spec);
+	bool variables = json_array_size(json_object_get(spec, "variables")) > 0;
+	json_t *warnings = json_array();
+	const json_t *vals = json_object_get(spec, "validations");
+	for (size_t i = 0; i < json_array_size(vals) && k.n; i++) {
+		const json_t *v = json_array_get(vals, i);
+		const char *e = json_string_value(json_object_get(v, "expression"));
+		const char *m = json_string_value(json_object_get(v, "messageExpression"));
+		char f[96];
+		snprintf(f, sizeof(f), "spec.validations[%zu].expression", i);
+		if (e && *e)
+			warn(warnings, f, check_expression(e, &k, params, variables));
+		snprintf(f, sizeof(f), "spec.validations[%zu].messageExpression", i);
+		if (m && *m)
+			warn(warnings, f, check_expression(m, &k, params, variables));
+	}
+	for (size_t i = 0; i < k.n; i++)
+		json_decref(k.v[i].schema);
+	json_decref(params);
+	const json_t *old = json_object_get(policy, "status");
+	json_t *status = json_is_object(old) ? json_deep_copy(old) : json_object();
+	json_t *gen = json_object_get(json_object_get(policy, "metadata"), "generation");
+	json_object_set_new(status, "observedGeneration",
+			    json_integer(json_is_integer(gen) ? json_integer_value(gen) : 0));
+	json_t *tc = json_object();
+	if (json_array_size(warnings))
+		json_object_set(tc, "expressionWarnings", warnings);
+	json_decref(warnings);
+	json_object_set_new(status, "typeChecking", tc);
+	return status;
+}
