@@ -186,10 +186,14 @@ static bool bind(struct subst *s, const struct cel_type *param, const struct cel
 {
 	int i = param->name[0] - 'A';
 	const struct cel_type *bound = s->v[i];
-	if (!bound) {
+	if (!bound || bound->kind == CT_NULL) {
 		s->v[i] = actual;
 		return true;
 	}
+	/* null joins any type (`cond ? 'text' : null` is a string), as kube's
+	 * documented audit annotations rely on */
+	if (actual->kind == CT_NULL)
+		return true;
 	if (!unify(s, bound, actual))
 		return false;
 	if (cel_type_is_dyn(actual))

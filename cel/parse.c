@@ -1502,11 +1502,14 @@ static const struct cel_type *maybe_opt(struct parser *ps, const struct cel_node
 static const struct cel_type *check_select(struct parser *ps, struct cel_node *n,
 					   const json_t *schema)
 {
-	if (n->op)
-		return &cel_t_bool;
 	const struct cel_type *a = T(n->a);
 	if (a->kind == CT_OPT && n->opt)
 		a = a->p;
+	bool selectable = a->kind == CT_MAP || a->kind == CT_OBJECT || a->kind == CT_DYN ||
+			  a->kind == CT_LIST || a->kind == CT_OPAQUE || a->kind == CT_OPT ||
+			  a->kind == CT_PARAM;
+	if (n->op && selectable)
+		return &cel_t_bool; /* has() */
 	switch (a->kind) {
 	case CT_MAP: return maybe_opt(ps, n, a->q);
 	case CT_OBJECT: return maybe_opt(ps, n, cel_type_of_schema(ps->prog, schema));

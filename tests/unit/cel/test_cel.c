@@ -1065,6 +1065,13 @@ static const struct type_case type_cases[] = {
     {"self.items.map(i, i.n)", "list(int)",
      OBJ("\"items\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": "
 	 "{\"n\": {\"type\": \"integer\"}}}}")},
+    {"true ? 'a' : null", "string"},
+    {"true ? null : 'a'", "string"},
+    {"dyn(1) > 0 ? 'big: ' + string(dyn(1)) : null", "string"},
+    {"has(self.o.x)", "bool",
+     OBJ("\"o\": {\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"boolean\"}}}")},
+    {"has(self.n.x)", "~type 'int' does not support field selection",
+     OBJ("\"n\": {\"type\": \"integer\"}")},
     /* type errors, in cel-go's words */
     {"[1, 2].map(x, x + 'a')", "~found no matching overload for '_+_' applied to '(int, string)'"},
     {"[1].all(x, x)", "~found no matching overload for '@not_strictly_false' applied to '(int)'"},

@@ -684,7 +684,9 @@ START_TEST(result_types)
 		   "{\"expression\":\"1 + 'a' == 'b'\"}],"
 		   "\"auditAnnotations\":[{\"key\":\"a\",\"valueExpression\":\"true\"},"
 		   "{\"key\":\"b\",\"valueExpression\":\"null\"},"
-		   "{\"key\":\"c\",\"valueExpression\":\"'x' + object.kind\"}]"),
+		   "{\"key\":\"c\",\"valueExpression\":\"'x' + object.kind\"},"
+		   "{\"key\":\"d\",\"valueExpression\":\"object.spec.replicas > 50 ? "
+		   "'replicas set to ' + string(object.spec.replicas) : null\"}]"),
 	    NULL,
 	    "spec.matchConditions[0].expression: Invalid value: \"'yes'\": must evaluate to bool | "
 	    "spec.validations[0].expression: Invalid value: \"size(object.spec.x)\": must "
