@@ -147,6 +147,22 @@ static bool stringish(const struct cel_node *n)
 	return n->ct && (n->ct->kind == CT_STRING || n->ct->kind == CT_BYTES);
 }
 
+/* A value whose size cel-go's estimator takes as 1: not a string, bytes,
+ * list or map (nor dyn, whose size is not known). */
+static bool scalar(const struct cel_node *n)
+{
+	if (!n->ct)
+		return false;
+	switch (n->ct->kind) {
+	case CT_STRING:
+	case CT_BYTES:
+	case CT_LIST:
+	case CT_MAP:
+	case CT_DYN: return false;
+	default: return true;
+	}
+}
+
 /* ---- costs ---- */
 
 static struct est cost(struct cel_node *n);
@@ -176,12 +192,18 @@ static struct est bin_cost(struct cel_node *n)
 		}
 		break;
 	case B_EQ:
-	case B_NE:
+	case B_NE: {
+		/* the smaller side traversed: a scalar (or an object) counts as 1 */
+		uint64_t la = scalar(n->a) ? 1 : a.max, lb = scalar(n->b) ? 1 : b.max;
+		uint64_t m = la < lb ? la : lb;
+		c = (struct est){m ? 2 : 1, add(1, factor(m, 1, 10))};
+		break;
+	}
 	case B_LT:
 	case B_LE:
 	case B_GT:
 	case B_GE:
-		if (stringish(n->a) || stringish(n->b)) {
+		if (stringish(n->a) && stringish(n->b)) {
 			uint64_t m = a.max < b.max ? a.max : b.max;
 			c = (struct est){1, add(1, factor(m, 1, 10))};
 		}
