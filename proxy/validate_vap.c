@@ -147,10 +147,11 @@ enum expr_kind {
 
 /* What a compiler needs to know about the policy around an expression. */
 struct expr_env {
-	bool has_params;        /* paramKind set: `params` is declared */
-	bool has_variables;     /* variables set: `variables` is declared (composition) */
-	const json_t *old_spec; /* the stored spec on update (kube's StoredExpressions
+	bool has_params;         /* paramKind set: `params` is declared */
+	bool has_variables;      /* variables set: `variables` is declared (composition) */
+	const json_t *old_spec;  /* the stored spec on update (kube's StoredExpressions
 				 * environment for expressions it already holds), or NULL */
+	const json_t *variables; /* the schema typing `variables` (variables_schema), or NULL */
 };
 
 /* kube's check of an expression's result type (plugin/cel's
@@ -176,24 +177,33 @@ static const char *result_type_error(enum expr_kind kind, const char *type)
 	return NULL;
 }
 
-/* Compiles a present expression as kube does for the policy's
- * environment (object, oldObject, request, params, namespaceObject,
- * authorizer, and variables when the policy has some): a compile error, or
- * a result of a type the expression may not give, is an Invalid cause with
- * kube's message. */
-static void compile_check(json_t *c, const char *path, const char *expr, enum expr_kind kind,
-			  const struct expr_env *env)
+/* Compiles expr in the policy's environment (object, oldObject, request,
+ * params, namespaceObject, authorizer, and variables when the policy has
+ * some). */
+static cel_program_t *compile_env(const char *expr, const struct expr_env *env, char **err)
 {
-	static const struct cel_var vars[] = {
-	    {"object", NULL, false},          {"oldObject", NULL, false},
-	    {"request", NULL, false},         {"params", NULL, false},
-	    {"namespaceObject", NULL, false}, {"authorizer", NULL, false},
-	    {"variables", NULL, false},
+	const struct cel_var vars[] = {
+	    {"object", NULL, false},
+	    {"oldObject", NULL, false},
+	    {"request", NULL, false},
+	    {"params", NULL, false},
+	    {"namespaceObject", NULL, false},
+	    {"authorizer", NULL, false},
+	    {"variables", env ? env->variables : NULL, false},
 	};
 	struct cel_env e = {vars, KB_ARRAY_SIZE(vars) - (env && env->has_variables ? 0 : 1),
 			    CEL_LIB_K8S | CEL_LIB_AUTHZ};
+	return cel_compile(expr, &e, 0, err);
+}
+
+/* Compiles a present expression as kube does: a compile error, or a result
+ * of a type the expression may not give, is an Invalid cause with kube's
+ * message. */
+static void compile_check(json_t *c, const char *path, const char *expr, enum expr_kind kind,
+			  const struct expr_env *env)
+{
 	char *err = NULL, msg[2048];
-	cel_program_t *p = cel_compile(expr, &e, 0, &err);
+	cel_program_t *p = compile_env(expr, env, &err);
 	const char *bad = p ? result_type_error(kind, cel_program_type(p)) : NULL;
 	if (!p) {
 		snprintf(msg, sizeof(msg), "compilation failed: %s", err ? err : "");
@@ -203,6 +213,63 @@ static void compile_check(json_t *c, const char *path, const char *expr, enum ex
 	}
 	free(err);
 	cel_program_free(p);
+}
+
+/* The OpenAPI schema of a value of CEL type t (cel-go's name, n bytes):
+ * what types variables.<name> as kube's composition types it by the
+ * variable's expression; {} (dyn) where JSON has no such type. New
+ * reference. */
+static json_t *schema_of_type(const char *t, size_t n)
+{
+	static const struct {
+		const char *name, *type, *format;
+	} prims[] = {
+	    {"bool", "boolean", NULL},
+	    {"int", "integer", NULL},
+	    {"double", "number", NULL},
+	    {"string", "string", NULL},
+	    {"bytes", "string", "byte"},
+	    {"google.protobuf.Timestamp", "string", "date-time"},
+	    {"google.protobuf.Duration", "string", "duration"},
+	};
+	for (size_t k = 0; k < KB_ARRAY_SIZE(prims); k++)
+		if (strlen(prims[k].name) == n && !strncmp(prims[k].name, t, n))
+			return json_pack("{s:s, s:s*}", "type", prims[k].type, "format",
+					 prims[k].format);
+	if (n > 6 && !strncmp(t, "list(", 5) && t[n - 1] == ')')
+		return json_pack("{s:s, s:o}", "type", "array", "items",
+				 schema_of_type(t + 5, n - 6));
+	if (n > 13 && !strncmp(t, "map(string, ", 12) && t[n - 1] == ')')
+		return json_pack("{s:s, s:o}", "type", "object", "additionalProperties",
+				 schema_of_type(t + 12, n - 13));
+	return json_object();
+}
+
+/* kube's composition of variables: `variables` has a field per variable,
+ * typed by its expression, compiled in order (each sees the ones before).
+ * New reference, or NULL when the policy has none. */
+static json_t *variables_schema(const json_t *spec, struct expr_env *env)
+{
+	const json_t *vars = json_object_get(spec, "variables");
+	if (!json_array_size(vars))
+		return NULL;
+	json_t *s = json_pack("{s:s, s:{}}", "type", "object", "properties");
+	json_t *props = json_object_get(s, "properties");
+	env->variables = s;
+	for (size_t i = 0; i < json_array_size(vars); i++) {
+		const json_t *v = json_array_get(vars, i);
+		const char *name = str_or_empty(v, "name"), *expr = str_or_empty(v, "expression");
+		if (!*name || blank(expr))
+			continue;
+		char *err = NULL;
+		cel_program_t *p = compile_env(expr, env, &err);
+		const char *t = p ? cel_program_type(p) : "dyn";
+		json_object_set_new(props, name, schema_of_type(t, strlen(t)));
+		free(err);
+		cel_program_free(p);
+	}
+	env->variables = NULL;
+	return s;
 }
 
 /*
@@ -625,6 +692,8 @@ void val_admission_policy(const struct proxy_resource *r, const json_t *obj, con
 	    .has_variables = json_array_size(json_object_get(spec, "variables")) > 0,
 	    .old_spec = old ? json_object_get(old, "spec") : NULL,
 	};
+	json_t *vars = variables_schema(spec, &env);
+	env.variables = vars;
 	check_enum(c, spec, "failurePolicy", "spec.failurePolicy", failure_policies);
 	if (pk)
 		param_kind(c, pk, "spec.paramKind");
@@ -641,6 +710,7 @@ void val_admission_policy(const struct proxy_resource *r, const json_t *obj, con
 				 "spec.matchConditions", &env);
 	const json_t *meta = json_object_get(obj, "metadata");
 	expressions(c, spec, str_or_empty(meta, "name"), &env);
+	json_decref(vars);
 	policy_status(c, json_object_get(obj, "status"));
 }
 

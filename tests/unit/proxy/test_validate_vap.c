@@ -757,6 +757,38 @@ START_TEST(type_checking)
 }
 END_TEST
 
+/* variables.<name> typed by the variable's expression, as kube's
+ * composition types them */
+START_TEST(typed_variables)
+{
+	expect(
+	    &vap_res,
+	    POLICY(",\"variables\":[{\"name\":\"big\",\"expression\":\"object.spec.replicas > 5\"},"
+		   "{\"name\":\"n\",\"expression\":\"size(object.spec.items)\"},"
+		   "{\"name\":\"names\",\"expression\":\"object.spec.items.map(i, string(i))\"},"
+		   "{\"name\":\"when\",\"expression\":\"timestamp('2024-01-01T00:00:00Z')\"}],"
+		   "\"validations\":[{\"expression\":\"variables.big\"},"
+		   "{\"expression\":\"variables.n\"},"
+		   "{\"expression\":\"variables.names.all(x, x.size() < 5) && "
+		   "variables.when < timestamp('2025-01-01T00:00:00Z')\"},"
+		   "{\"expression\":\"variables.nope\"},"
+		   "{\"expression\":\"variables.n + 'a' == 'b'\"}]"),
+	    NULL,
+	    "spec.validations[1].expression: Invalid value: \"variables.n\": must evaluate to bool "
+	    "| "
+	    "spec.validations[3].expression: Invalid value: \"variables.nope\": compilation "
+	    "failed: "
+	    "ERROR: <input>:1:10: undefined field 'nope'\n"
+	    " | variables.nope\n"
+	    " | .........^ | "
+	    "spec.validations[4].expression: Invalid value: \"variables.n + 'a' == 'b'\": "
+	    "compilation failed: ERROR: <input>:1:13: found no matching overload for '_+_' "
+	    "applied to '(int, string)'\n"
+	    " | variables.n + 'a' == 'b'\n"
+	    " | ............^");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("validate_vap");
@@ -765,6 +797,7 @@ static Suite *suite(void)
 	tcase_add_test(t, compile_errors);
 	tcase_add_test(t, result_types);
 	tcase_add_test(t, type_checking);
+	tcase_add_test(t, typed_variables);
 	tcase_add_test(t, defaults_policy);
 	tcase_add_test(t, defaults_binding);
 	tcase_add_test(t, create_clears_status);
