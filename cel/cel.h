@@ -66,6 +66,10 @@ struct cel_env {
 	const struct cel_var *vars;
 	size_t nvars;
 	unsigned libs; /* CEL_LIB_* */
+	/* a property named by a CEL keyword is selected as written
+	 * (`request.namespace`), as kube's policy environments have it; else
+	 * only escaped (`self.__namespace__`), as CRD rules */
+	bool keyword_fields;
 };
 
 /* Compiles expr against env. On success returns a program (free with

@@ -1098,6 +1098,10 @@ static bool schema_field(struct parser *ps, const json_t *s, const char *name, c
 	if (!json_is_object(props))
 		return true;
 	char buf[256];
+	/* kube's recognizeKeywordAsFieldName: `x.namespace` as written */
+	if (ps->env->keyword_fields && is_reserved(name, strlen(name)) &&
+	    (*out = json_object_get(props, name)))
+		return true;
 	if (cel_unescape_field(name, buf, sizeof(buf)) < 0)
 		return false;
 	*out = json_object_get(props, buf);

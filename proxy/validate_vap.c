@@ -27,6 +27,7 @@
 #include "lib/json.h"
 #include "cel/cel.h"
 #include "lib/util.h"
+#include "proxy/vap.h"
 
 static const char *const failure_policies[] = {"Fail", "Ignore", NULL};
 static const char *const match_policies[] = {"Equivalent", "Exact", NULL};
@@ -152,6 +153,8 @@ struct expr_env {
 	const json_t *old_spec;  /* the stored spec on update (kube's StoredExpressions
 				 * environment for expressions it already holds), or NULL */
 	const json_t *variables; /* the schema typing `variables` (variables_schema), or NULL */
+	const json_t *request;   /* the schemas typing request and namespaceObject, or NULL */
+	const json_t *ns;
 };
 
 /* kube's check of an expression's result type (plugin/cel's
@@ -185,14 +188,14 @@ static cel_program_t *compile_env(const char *expr, const struct expr_env *env, 
 	const struct cel_var vars[] = {
 	    {"object", NULL, false},
 	    {"oldObject", NULL, false},
-	    {"request", NULL, false},
+	    {"request", env ? env->request : NULL, false},
 	    {"params", NULL, false},
-	    {"namespaceObject", NULL, false},
+	    {"namespaceObject", env ? env->ns : NULL, false},
 	    {"authorizer", NULL, false},
 	    {"variables", env ? env->variables : NULL, false},
 	};
 	struct cel_env e = {vars, KB_ARRAY_SIZE(vars) - (env && env->has_variables ? 0 : 1),
-			    CEL_LIB_K8S | CEL_LIB_AUTHZ};
+			    CEL_LIB_K8S | CEL_LIB_AUTHZ, true};
 	return cel_compile(expr, &e, 0, err);
 }
 
@@ -434,8 +437,11 @@ static void match_conditions(json_t *c, const json_t *mcs, const char *base,
 
 void val_match_conditions(json_t *c, const json_t *mcs, const char *base)
 {
-	const struct expr_env env = {0};
+	json_t *request = vap_request_schema(), *ns = vap_namespace_schema();
+	const struct expr_env env = {.request = request, .ns = ns};
 	match_conditions(c, mcs, base, &env);
+	json_decref(request);
+	json_decref(ns);
 }
 
 /* kube's isCELIdentifier: [_a-zA-Z][_a-zA-Z0-9]*, not a reserved word */
@@ -692,6 +698,9 @@ void val_admission_policy(const struct proxy_resource *r, const json_t *obj, con
 	    .has_variables = json_array_size(json_object_get(spec, "variables")) > 0,
 	    .old_spec = old ? json_object_get(old, "spec") : NULL,
 	};
+	json_t *request = vap_request_schema(), *ns = vap_namespace_schema();
+	env.request = request;
+	env.ns = ns;
 	json_t *vars = variables_schema(spec, &env);
 	env.variables = vars;
 	check_enum(c, spec, "failurePolicy", "spec.failurePolicy", failure_policies);
@@ -711,6 +720,8 @@ void val_admission_policy(const struct proxy_resource *r, const json_t *obj, con
 	const json_t *meta = json_object_get(obj, "metadata");
 	expressions(c, spec, str_or_empty(meta, "name"), &env);
 	json_decref(vars);
+	json_decref(request);
+	json_decref(ns);
 	policy_status(c, json_object_get(obj, "status"));
 }
 

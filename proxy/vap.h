@@ -54,5 +54,12 @@ int vap_conds_eval(const struct vap_conds *vc, struct req *r, const char *op, co
  * its resource rules name (vap_typecheck.c). New reference.
  */
 json_t *vap_type_check(const json_t *policy);
+/* The OpenAPI schemas CEL types `request` (kube's AdmissionRequest: kind,
+ * resource, subResource, requestKind, requestResource,
+ * requestSubResource, name, namespace, operation, userInfo, dryRun,
+ * options) and `namespaceObject` (a Namespace; NULL when not served) by.
+ * New references. */
+json_t *vap_request_schema(void);
+json_t *vap_namespace_schema(void);
 
 #endif

@@ -3,7 +3,8 @@
  * ValidatingAdmissionPolicy type checking, as kube's policy status
  * controller does it (its TypeChecker): the kinds a policy's resource
  * rules name (no wildcards, at most 10, sorted), each one's OpenAPI schema
- * typing `object` and `oldObject` (and the paramKind's typing `params`),
+ * typing `object` and `oldObject` (the paramKind's typing `params`,
+ * kube's AdmissionRequest `request`, Namespace's `namespaceObject`),
  * and every validation's expression and messageExpression compiled with
  * cel-go's checker against each; the errors become
  * status.typeChecking.expressionWarnings, with status.observedGeneration.
@@ -126,22 +127,56 @@ static json_t *param_schema(const json_t *spec)
 	return openapi_kind_schema(r);
 }
 
+json_t *vap_request_schema(void)
+{
+	const char *gvk = "{\"type\":\"object\",\"properties\":{\"group\":{\"type\":\"string\"},"
+			  "\"version\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"}}}";
+	const char *gvr = "{\"type\":\"object\",\"properties\":{\"group\":{\"type\":\"string\"},"
+			  "\"version\":{\"type\":\"string\"},\"resource\":{\"type\":\"string\"}}}";
+	json_t *k = json_loads(gvk, 0, NULL), *r = json_loads(gvr, 0, NULL);
+	json_t *s = json_pack(
+	    "{s:s, s:{s:O, s:O, s:{s:s}, s:O, s:O, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, "
+	    "s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s, s:{s:s}}, s:{s:s, s:{s:s, s:{s:s}}}}}, "
+	    "s:{s:s}, s:{}}}",
+	    "type", "object", "properties", "kind", k, "resource", r, "subResource", "type",
+	    "string", "requestKind", k, "requestResource", r, "requestSubResource", "type",
+	    "string", "name", "type", "string", "namespace", "type", "string", "operation", "type",
+	    "string", "userInfo", "type", "object", "properties", "username", "type", "string",
+	    "uid", "type", "string", "groups", "type", "array", "items", "type", "string", "extra",
+	    "type", "object", "additionalProperties", "type", "array", "items", "type", "string",
+	    "dryRun", "type", "boolean", "options");
+	json_decref(k);
+	json_decref(r);
+	return s;
+}
+
+json_t *vap_namespace_schema(void)
+{
+	const struct proxy_resource *r = resource_find("", "v1", "namespaces");
+	return r ? openapi_kind_schema(r) : NULL;
+}
+
 /* The errors of expr against each kind, as kube writes them: "<group>/<version>,
  * Kind=<kind>: <cel-go's errors>\n" each, joined by a line break; NULL when
  * none (malloc'd). */
-static char *check_expression(const char *expr, const struct kinds *k, const json_t *params,
-			      bool variables)
+struct typed {
+	const json_t *params, *request, *ns; /* schemas, or NULL (dyn) */
+	bool variables;
+};
+
+static char *check_expression(const char *expr, const struct kinds *k, const struct typed *t)
 {
 	struct kb_buf b = {0};
+	bool variables = t->variables;
 	for (size_t i = 0; i < k->n; i++) {
 		const struct cel_var vars[] = {
 		    {"object", k->v[i].schema, false}, {"oldObject", k->v[i].schema, false},
-		    {"request", NULL, false},          {"params", params, false},
-		    {"namespaceObject", NULL, false},  {"authorizer", NULL, false},
+		    {"request", t->request, false},    {"params", t->params, false},
+		    {"namespaceObject", t->ns, false}, {"authorizer", NULL, false},
 		    {"variables", NULL, false},
 		};
 		struct cel_env env = {vars, KB_ARRAY_SIZE(vars) - (variables ? 0 : 1),
-				      CEL_LIB_K8S | CEL_LIB_AUTHZ};
+				      CEL_LIB_K8S | CEL_LIB_AUTHZ, true};
 		char *err = NULL;
 		cel_program_t *p = cel_compile(expr, &env, 0, &err);
 		if (!p && err) {
@@ -168,8 +203,10 @@ json_t *vap_type_check(const json_t *policy)
 	const json_t *spec = json_object_get(policy, "spec");
 	struct kinds k = {.n = 0};
 	kinds_of(policy, &k);
-	json_t *params = param_schema(spec);
-	bool variables = json_array_size(json_object_get(spec, "variables")) > 0;
+	json_t *params = param_schema(spec), *request = vap_request_schema();
+	json_t *ns = vap_namespace_schema();
+	const struct typed t = {params, request, ns,
+				json_array_size(json_object_get(spec, "variables")) > 0};
 	json_t *warnings = json_array();
 	const json_t *vals = json_object_get(spec, "validations");
 	for (size_t i = 0; i < json_array_size(vals) && k.n; i++) {
@@ -179,14 +216,16 @@ json_t *vap_type_check(const json_t *policy)
 		char f[96];
 		snprintf(f, sizeof(f), "spec.validations[%zu].expression", i);
 		if (e && *e)
-			warn(warnings, f, check_expression(e, &k, params, variables));
+			warn(warnings, f, check_expression(e, &k, &t));
 		snprintf(f, sizeof(f), "spec.validations[%zu].messageExpression", i);
 		if (m && *m)
-			warn(warnings, f, check_expression(m, &k, params, variables));
+			warn(warnings, f, check_expression(m, &k, &t));
 	}
 	for (size_t i = 0; i < k.n; i++)
 		json_decref(k.v[i].schema);
 	json_decref(params);
+	json_decref(request);
+	json_decref(ns);
 	const json_t *old = json_object_get(policy, "status");
 	json_t *status = json_is_object(old) ? json_deep_copy(old) : json_object();
 	json_t *gen = json_object_get(json_object_get(policy, "metadata"), "generation");

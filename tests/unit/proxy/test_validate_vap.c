@@ -789,6 +789,45 @@ START_TEST(typed_variables)
 }
 END_TEST
 
+/* request and namespaceObject typed as kube types them; a field named by
+ * a CEL keyword is selected as written */
+START_TEST(typed_request)
+{
+	expect(
+	    &vap_res,
+	    POLICY(",\"validations\":[{\"expression\":\"request.namespace == 'x' && "
+		   "request.userInfo.groups.exists(g, g == 'a') && request.dryRun && "
+		   "request.kind.kind == 'Pod' && size(request.userInfo.extra['k']) > 0\"},"
+		   "{\"expression\":\"namespaceObject.metadata.labels['x'] == 'y' && "
+		   "namespaceObject.status.phase == 'Active'\"},"
+		   "{\"expression\":\"request.operation == 1\"},"
+		   "{\"expression\":\"request.nope == 'x'\"},"
+		   "{\"expression\":\"request.dryRun\",\"messageExpression\":\"request.name\"}]"),
+	    NULL,
+	    "spec.validations[2].expression: Invalid value: \"request.operation == 1\": "
+	    "compilation failed: ERROR: <input>:1:19: found no matching overload for '_==_' "
+	    "applied to '(string, int)'\n"
+	    " | request.operation == 1\n"
+	    " | ..................^ | "
+	    "spec.validations[3].expression: Invalid value: \"request.nope == 'x'\": compilation "
+	    "failed: ERROR: <input>:1:8: undefined field 'nope'\n"
+	    " | request.nope == 'x'\n"
+	    " | .......^");
+	/* the status controller: object.metadata.namespace as written */
+	json_t *p = json_loads(
+	    "{\"metadata\":{\"name\":\"p\",\"generation\":1},\"spec\":{\"matchConstraints\":{"
+	    "\"resourceRules\":[{\"apiGroups\":[\"apps\"],\"apiVersions\":[\"v1\"],"
+	    "\"operations\":[\"CREATE\"],\"resources\":[\"deployments\"]}]},"
+	    "\"validations\":[{\"expression\":\"object.metadata.namespace == request.namespace && "
+	    "object.metadata.labels['a'] == 'b'\"}]}}",
+	    0, NULL);
+	json_t *st = vap_type_check(p);
+	ck_assert_int_eq(json_object_size(json_object_get(st, "typeChecking")), 0);
+	json_decref(st);
+	json_decref(p);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("validate_vap");
@@ -798,6 +837,7 @@ static Suite *suite(void)
 	tcase_add_test(t, result_types);
 	tcase_add_test(t, type_checking);
 	tcase_add_test(t, typed_variables);
+	tcase_add_test(t, typed_request);
 	tcase_add_test(t, defaults_policy);
 	tcase_add_test(t, defaults_binding);
 	tcase_add_test(t, create_clears_status);
