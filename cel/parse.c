@@ -6,9 +6,11 @@
  * comprehensions) into comprehension nodes, then a resolution pass against
  * the environment: undeclared variables and functions, qualified function
  * names (optional.of, sets.contains, base64.encode, ...), field selections
- * checked against a variable's OpenAPI schema, and constant regular
- * expressions compiled once. Errors are reported in cel-go's form, with the
- * source line and a caret under the column.
+ * checked against a variable's OpenAPI schema, constant regular
+ * expressions compiled once, and cel-go's type checking, each node typed
+ * on the way up (the types and signatures are check.c's); then the cost
+ * estimate (cost.c). Errors are reported in cel-go's form, with the source
+ * line and a caret under the column.
  */
 #include <errno.h>
 #include <limits.h>
