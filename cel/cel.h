@@ -5,8 +5,9 @@
  * and webhook matchConditions.
  *
  * An expression is compiled once (cel_compile: parse, macro expansion,
- * resolution of variables and functions against an environment) into an
- * immutable program that any number of evaluations share. An evaluation
+ * resolution of variables and functions against an environment, cel-go's
+ * static type checking, the estimated cost) into an immutable program
+ * that any number of evaluations share. An evaluation
  * (cel_eval) runs in its own arena: every value it makes lives there and is
  * freed in one call (cel_ctx_free), as a request's pool is.
  *
