@@ -102,6 +102,10 @@ void cel_program_cost(const cel_program_t *p, uint64_t *min, uint64_t *max);
  * MinSerializedSize of its CEL type: 2 for "" [] {}, 4 for true, 1 for a
  * number or a value of any type). */
 uint64_t cel_schema_min_size(const json_t *s);
+/* The OpenAPI schema that typed p's result (borrowed from a variable's
+ * schema in the environment: `object.spec` gives the spec's schema), or
+ * NULL when the result was typed otherwise (a computed value). */
+const json_t *cel_program_schema(const cel_program_t *p);
 /* Whether p reads variable `var` (its index in the environment's vars, as
  * compiled; not a comprehension's variable of the same name): kube's
  * transition rules are the rules that read oldSelf. */

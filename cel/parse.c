@@ -1825,6 +1825,11 @@ void cel_program_cost(const cel_program_t *p, uint64_t *min, uint64_t *max)
 	*max = p->cost_max;
 }
 
+const json_t *cel_program_schema(const cel_program_t *p)
+{
+	return p->root->schema;
+}
+
 const char *cel_program_type(const cel_program_t *p)
 {
 	return p->type_name;

@@ -218,61 +218,20 @@ static void compile_check(json_t *c, const char *path, const char *expr, enum ex
 	cel_program_free(p);
 }
 
-/* The OpenAPI schema of a value of CEL type t (cel-go's name, n bytes):
- * what types variables.<name> as kube's composition types it by the
- * variable's expression; {} (dyn) where JSON has no such type. New
- * reference. */
-static json_t *schema_of_type(const char *t, size_t n)
+/* kube's composition of variables (vap_variables_schema) in the policy's
+ * environment as written. New reference, or NULL when it has none. */
+static json_t *variables_schema(const json_t *spec, const struct expr_env *env)
 {
-	static const struct {
-		const char *name, *type, *format;
-	} prims[] = {
-	    {"bool", "boolean", NULL},
-	    {"int", "integer", NULL},
-	    {"double", "number", NULL},
-	    {"string", "string", NULL},
-	    {"bytes", "string", "byte"},
-	    {"google.protobuf.Timestamp", "string", "date-time"},
-	    {"google.protobuf.Duration", "string", "duration"},
+	struct cel_var vars[] = {
+	    {"object", NULL, false},
+	    {"oldObject", NULL, false},
+	    {"request", env->request, false},
+	    {"params", NULL, false},
+	    {"namespaceObject", env->ns, false},
+	    {"authorizer", NULL, false},
+	    {"variables", NULL, false},
 	};
-	for (size_t k = 0; k < KB_ARRAY_SIZE(prims); k++)
-		if (strlen(prims[k].name) == n && !strncmp(prims[k].name, t, n))
-			return json_pack("{s:s, s:s*}", "type", prims[k].type, "format",
-					 prims[k].format);
-	if (n > 6 && !strncmp(t, "list(", 5) && t[n - 1] == ')')
-		return json_pack("{s:s, s:o}", "type", "array", "items",
-				 schema_of_type(t + 5, n - 6));
-	if (n > 13 && !strncmp(t, "map(string, ", 12) && t[n - 1] == ')')
-		return json_pack("{s:s, s:o}", "type", "object", "additionalProperties",
-				 schema_of_type(t + 12, n - 13));
-	return json_object();
-}
-
-/* kube's composition of variables: `variables` has a field per variable,
- * typed by its expression, compiled in order (each sees the ones before).
- * New reference, or NULL when the policy has none. */
-static json_t *variables_schema(const json_t *spec, struct expr_env *env)
-{
-	const json_t *vars = json_object_get(spec, "variables");
-	if (!json_array_size(vars))
-		return NULL;
-	json_t *s = json_pack("{s:s, s:{}}", "type", "object", "properties");
-	json_t *props = json_object_get(s, "properties");
-	env->variables = s;
-	for (size_t i = 0; i < json_array_size(vars); i++) {
-		const json_t *v = json_array_get(vars, i);
-		const char *name = str_or_empty(v, "name"), *expr = str_or_empty(v, "expression");
-		if (!*name || blank(expr))
-			continue;
-		char *err = NULL;
-		cel_program_t *p = compile_env(expr, env, &err);
-		const char *t = p ? cel_program_type(p) : "dyn";
-		json_object_set_new(props, name, schema_of_type(t, strlen(t)));
-		free(err);
-		cel_program_free(p);
-	}
-	env->variables = NULL;
-	return s;
+	return vap_variables_schema(spec, vars, KB_ARRAY_SIZE(vars));
 }
 
 /*

@@ -8,6 +8,7 @@
 #define KB_PROXY_VAP_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 struct proxy;
 struct req;
@@ -60,6 +61,13 @@ json_t *vap_type_check(const json_t *policy);
  * options) and `namespaceObject` (a Namespace; NULL when not served) by.
  * New references. */
 json_t *vap_request_schema(void);
+/* kube's composition of a policy's variables (spec borrowed): `variables`
+ * has a field per variable, typed by its expression compiled in order in
+ * the environment vars (nvars; the entry named "variables" is typed by the
+ * fields so far while they are compiled, then restored). New reference, or
+ * NULL when the policy has none. */
+struct cel_var;
+json_t *vap_variables_schema(const json_t *spec, struct cel_var *vars, size_t nvars);
 json_t *vap_namespace_schema(void);
 
 #endif

@@ -4,7 +4,8 @@
  * controller does it (its TypeChecker): the kinds a policy's resource
  * rules name (no wildcards, at most 10, sorted), each one's OpenAPI schema
  * typing `object` and `oldObject` (the paramKind's typing `params`,
- * kube's AdmissionRequest `request`, Namespace's `namespaceObject`),
+ * kube's AdmissionRequest `request`, Namespace's `namespaceObject`, and
+ * each variable's expression its `variables.<name>`),
  * and every validation's expression and messageExpression compiled with
  * cel-go's checker against each; the errors become
  * status.typeChecking.expressionWarnings, with status.observedGeneration.
@@ -127,6 +128,75 @@ static json_t *param_schema(const json_t *spec)
 	return openapi_kind_schema(r);
 }
 
+/* The OpenAPI schema of a value of CEL type t (cel-go's name, n bytes):
+ * what types variables.<name> as kube's composition types it by the
+ * variable's expression; {} (dyn) where JSON has no such type. New
+ * reference. */
+static json_t *schema_of_type(const char *t, size_t n)
+{
+	static const struct {
+		const char *name, *type, *format;
+	} prims[] = {
+	    {"bool", "boolean", NULL},
+	    {"int", "integer", NULL},
+	    {"double", "number", NULL},
+	    {"string", "string", NULL},
+	    {"bytes", "string", "byte"},
+	    {"google.protobuf.Timestamp", "string", "date-time"},
+	    {"google.protobuf.Duration", "string", "duration"},
+	};
+	for (size_t k = 0; k < KB_ARRAY_SIZE(prims); k++)
+		if (strlen(prims[k].name) == n && !strncmp(prims[k].name, t, n))
+			return json_pack("{s:s, s:s*}", "type", prims[k].type, "format",
+					 prims[k].format);
+	if (n > 6 && !strncmp(t, "list(", 5) && t[n - 1] == ')')
+		return json_pack("{s:s, s:o}", "type", "array", "items",
+				 schema_of_type(t + 5, n - 6));
+	if (n > 13 && !strncmp(t, "map(string, ", 12) && t[n - 1] == ')')
+		return json_pack("{s:s, s:o}", "type", "object", "additionalProperties",
+				 schema_of_type(t + 12, n - 13));
+	return json_object();
+}
+
+/* The type of a variable: the schema its value was typed by, else one
+ * for its CEL type. New reference. */
+static json_t *variable_type(const cel_program_t *p)
+{
+	const json_t *s = p ? cel_program_schema(p) : NULL;
+	const char *t = p ? cel_program_type(p) : "dyn";
+	return s ? json_deep_copy(s) : schema_of_type(t, strlen(t));
+}
+
+json_t *vap_variables_schema(const json_t *spec, struct cel_var *vars, size_t nvars)
+{
+	const json_t *list = json_object_get(spec, "variables");
+	size_t at = nvars;
+	for (size_t i = 0; i < nvars; i++)
+		if (!strcmp(vars[i].name, "variables"))
+			at = i;
+	if (!json_array_size(list) || at == nvars)
+		return NULL;
+	json_t *s = json_pack("{s:s, s:{}}", "type", "object", "properties");
+	json_t *props = json_object_get(s, "properties");
+	const json_t *saved = vars[at].schema;
+	vars[at].schema = s;
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *v = json_array_get(list, i);
+		const char *name = json_string_value(json_object_get(v, "name"));
+		const char *expr = json_string_value(json_object_get(v, "expression"));
+		if (!name || !*name || !expr)
+			continue;
+		struct cel_env env = {vars, nvars, CEL_LIB_K8S | CEL_LIB_AUTHZ, true};
+		char *err = NULL;
+		cel_program_t *p = cel_compile(expr, &env, 0, &err);
+		json_object_set_new(props, name, variable_type(p));
+		free(err);
+		cel_program_free(p);
+	}
+	vars[at].schema = saved;
+	return s;
+}
+
 json_t *vap_request_schema(void)
 {
 	const char *gvk = "{\"type\":\"object\",\"properties\":{\"group\":{\"type\":\"string\"},"
@@ -160,6 +230,7 @@ json_t *vap_namespace_schema(void)
  * Kind=<kind>: <cel-go's errors>\n" each, joined by a line break; NULL when
  * none (malloc'd). */
 struct typed {
+	const json_t *spec;
 	const json_t *params, *request, *ns; /* schemas, or NULL (dyn) */
 	bool variables;
 };
@@ -169,12 +240,15 @@ static char *check_expression(const char *expr, const struct kinds *k, const str
 	struct kb_buf b = {0};
 	bool variables = t->variables;
 	for (size_t i = 0; i < k->n; i++) {
-		const struct cel_var vars[] = {
+		struct cel_var vars[] = {
 		    {"object", k->v[i].schema, false}, {"oldObject", k->v[i].schema, false},
 		    {"request", t->request, false},    {"params", t->params, false},
 		    {"namespaceObject", t->ns, false}, {"authorizer", NULL, false},
 		    {"variables", NULL, false},
 		};
+		json_t *vs =
+		    variables ? vap_variables_schema(t->spec, vars, KB_ARRAY_SIZE(vars)) : NULL;
+		vars[KB_ARRAY_SIZE(vars) - 1].schema = vs;
 		struct cel_env env = {vars, KB_ARRAY_SIZE(vars) - (variables ? 0 : 1),
 				      CEL_LIB_K8S | CEL_LIB_AUTHZ, true};
 		char *err = NULL;
@@ -186,6 +260,7 @@ static char *check_expression(const char *expr, const struct kinds *k, const str
 		}
 		free(err);
 		cel_program_free(p);
+		json_decref(vs);
 	}
 	return b.data;
 }
@@ -205,7 +280,7 @@ json_t *vap_type_check(const json_t *policy)
 	kinds_of(policy, &k);
 	json_t *params = param_schema(spec), *request = vap_request_schema();
 	json_t *ns = vap_namespace_schema();
-	const struct typed t = {params, request, ns,
+	const struct typed t = {spec, params, request, ns,
 				json_array_size(json_object_get(spec, "variables")) > 0};
 	json_t *warnings = json_array();
 	const json_t *vals = json_object_get(spec, "validations");

@@ -825,6 +825,23 @@ START_TEST(typed_request)
 	ck_assert_int_eq(json_object_size(json_object_get(st, "typeChecking")), 0);
 	json_decref(st);
 	json_decref(p);
+	/* a variable has the type of its expression for each kind */
+	p = json_loads(
+	    "{\"metadata\":{\"name\":\"p\",\"generation\":1},\"spec\":{\"matchConstraints\":{"
+	    "\"resourceRules\":[{\"apiGroups\":[\"apps\"],\"apiVersions\":[\"v1\"],"
+	    "\"operations\":[\"CREATE\"],\"resources\":[\"deployments\"]}]},"
+	    "\"variables\":[{\"name\":\"spec\",\"expression\":\"object.spec\"}],"
+	    "\"validations\":[{\"expression\":\"variables.spec.replicas > 'a'\"}]}}",
+	    0, NULL);
+	st = vap_type_check(p);
+	const json_t *w = json_array_get(
+	    json_object_get(json_object_get(st, "typeChecking"), "expressionWarnings"), 0);
+	ck_assert_msg(w &&
+			  strstr(json_string_value(json_object_get(w, "warning")),
+				 "found no matching overload for '_>_' applied to '(int, string)'"),
+		      "%s", w ? json_string_value(json_object_get(w, "warning")) : "none");
+	json_decref(st);
+	json_decref(p);
 }
 END_TEST
 
