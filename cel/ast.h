@@ -54,19 +54,33 @@ struct cel_node {
 	bool *optf;
 	cel_value_t val;
 	const struct cel_func **funcs; /* overloads of a call, NULL-terminated */
-	const char *type; /* static type when known ("int", "list(string)"), NULL: dyn */
+	const char *type; /* static type's name ("int", "list(string)"), NULL: dyn or an object */
+	const struct cel_type *ct; /* static type (check.h), set by the checker */
+	const json_t *schema;      /* the schema that typed the value, or NULL */
+	struct cel_size {
+		uint64_t min, max; /* size of a value the expression makes (max 0: unknown) */
+	} size;                    /* set by the cost estimator (cost.c) */
 };
 
 struct cel_block;
+struct cel_type;
+
+/* Zeroed memory owned by program p (freed with it). */
+void *cel_prog_alloc(cel_program_t *p, size_t n);
 
 struct cel_program {
 	struct cel_block *mem;
 	char *source;
 	struct cel_node *root;
-	struct cel_re *regexes; /* constant patterns compiled once */
-	json_t *owned;          /* schemas the compiler made (an array), or NULL */
-	uint64_t reads;         /* bit i: the expression reads the environment's variable i */
+	struct cel_re *regexes;      /* constant patterns compiled once */
+	json_t *owned;               /* schemas the compiler made (an array), or NULL */
+	uint64_t reads;              /* bit i: the expression reads the environment's variable i */
+	const char *type_name;       /* cel-go's name of the result's static type */
+	uint64_t cost_min, cost_max; /* cel-go's estimated cost (cost.c) */
 };
+
+/* Sets p's estimated cost (cost.c), once p is checked. */
+void cel_estimate(cel_program_t *p);
 
 /* Regular expressions (regex.c). A pattern compiled with RE2's syntax
  * checked, added to *list: 0, or -EINVAL and *err (malloc'd, Go's

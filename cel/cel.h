@@ -5,8 +5,9 @@
  * and webhook matchConditions.
  *
  * An expression is compiled once (cel_compile: parse, macro expansion,
- * resolution of variables and functions against an environment) into an
- * immutable program that any number of evaluations share. An evaluation
+ * resolution of variables and functions against an environment, cel-go's
+ * static type checking, the estimated cost) into an immutable program
+ * that any number of evaluations share. An evaluation
  * (cel_eval) runs in its own arena: every value it makes lives there and is
  * freed in one call (cel_ctx_free), as a request's pool is.
  *
@@ -58,12 +59,18 @@ enum {
 struct cel_var {
 	const char *name;
 	const json_t *schema;
+	bool optional; /* the variable is an optional_type of the schema's type
+			* (kube's oldSelf with optionalOldSelf) */
 };
 
 struct cel_env {
 	const struct cel_var *vars;
 	size_t nvars;
 	unsigned libs; /* CEL_LIB_* */
+	/* a property named by a CEL keyword is selected as written
+	 * (`request.namespace`), as kube's policy environments have it; else
+	 * only escaped (`self.__namespace__`), as CRD rules */
+	bool keyword_fields;
 };
 
 /* Compiles expr against env. On success returns a program (free with
@@ -77,6 +84,28 @@ cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t m
 void cel_program_free(cel_program_t *p);
 /* The source text (borrowed, lives as long as p). */
 const char *cel_program_source(const cel_program_t *p);
+/* cel-go's name of the static type of p's result, as its checker gives
+ * it: "bool", "string", "int", "list(string)", "map(string, int)",
+ * "google.protobuf.Duration", "optional_type(int)", "object" (a schema's
+ * object), "dyn" when not known until run time. Borrowed from p. */
+const char *cel_program_type(const cel_program_t *p);
+/* The cost of evaluating p as cel-go's static estimator gives it, in its
+ * cost units: the least and the most any input may cost, the sizes of
+ * strings, lists and maps read from the variables' schemas (maxLength,
+ * maxItems, maxProperties, else the most a 3 MiB request holds, as kube
+ * estimates them). kube refuses a CRD rule whose most is too high. */
+void cel_program_cost(const cel_program_t *p, uint64_t *min, uint64_t *max);
+/* kube's request size limit (apiserver's DefaultMaxRequestSizeBytes), from
+ * which the sizes a schema leaves open are estimated. */
+#define CEL_MAX_REQUEST_BYTES 3145728ull
+/* The fewest bytes a value of OpenAPI schema s takes in JSON (kube's
+ * MinSerializedSize of its CEL type: 2 for "" [] {}, 4 for true, 1 for a
+ * number or a value of any type). */
+uint64_t cel_schema_min_size(const json_t *s);
+/* The OpenAPI schema that typed p's result (borrowed from a variable's
+ * schema in the environment: `object.spec` gives the spec's schema), or
+ * NULL when the result was typed otherwise (a computed value). */
+const json_t *cel_program_schema(const cel_program_t *p);
 /* Whether p reads variable `var` (its index in the environment's vars, as
  * compiled; not a comprehension's variable of the same name): kube's
  * transition rules are the rules that read oldSelf. */

@@ -6,9 +6,11 @@
  * comprehensions) into comprehension nodes, then a resolution pass against
  * the environment: undeclared variables and functions, qualified function
  * names (optional.of, sets.contains, base64.encode, ...), field selections
- * checked against a variable's OpenAPI schema, and constant regular
- * expressions compiled once. Errors are reported in cel-go's form, with the
- * source line and a caret under the column.
+ * checked against a variable's OpenAPI schema, constant regular
+ * expressions compiled once, and cel-go's type checking, each node typed
+ * on the way up (the types and signatures are check.c's); then the cost
+ * estimate (cost.c). Errors are reported in cel-go's form, with the source
+ * line and a caret under the column.
  */
 #include <errno.h>
 #include <limits.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 
 #include "cel/ast.h"
+#include "cel/check.h"
 #include "cel/std.h"
 #include "lib/log.h"
 
@@ -35,13 +38,18 @@ struct cel_block {
 	max_align_t data[];
 };
 
-static void *pmalloc(cel_program_t *p, size_t n)
+void *cel_prog_alloc(cel_program_t *p, size_t n)
 {
 	struct cel_block *b = calloc(1, sizeof(*b) + n);
 	KB_REQUIRE(b != NULL);
 	b->next = p->mem;
 	p->mem = b;
 	return b->data;
+}
+
+static void *pmalloc(cel_program_t *p, size_t n)
+{
+	return cel_prog_alloc(p, n);
 }
 
 static char *pstrndup(cel_program_t *p, const char *s, size_t n)
@@ -970,6 +978,7 @@ struct scope {
 	const struct scope *up;
 	const char *name;
 	const json_t *schema;
+	const struct cel_type *type;
 };
 
 static const struct cel_var *find_var(const struct parser *ps, const char *name)
@@ -1051,8 +1060,6 @@ static char *qualified(struct parser *ps, const struct cel_node *n, const struct
 static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
 		    const json_t **schema);
 
-static const char *schema_type(struct parser *ps, const json_t *s);
-
 /* kube's embedded resources' metadata: name and generateName only. */
 static const json_t *embedded_metadata(struct parser *ps)
 {
@@ -1093,20 +1100,14 @@ static bool schema_field(struct parser *ps, const json_t *s, const char *name, c
 	if (!json_is_object(props))
 		return true;
 	char buf[256];
+	/* kube's recognizeKeywordAsFieldName: `x.namespace` as written */
+	if (ps->env->keyword_fields && is_reserved(name, strlen(name)) &&
+	    (*out = json_object_get(props, name)))
+		return true;
 	if (cel_unescape_field(name, buf, sizeof(buf)) < 0)
 		return false;
 	*out = json_object_get(props, buf);
 	return *out != NULL;
-}
-
-/* cel-go's error for a selection on a value of a scalar type. */
-static bool scalar_select(struct parser *ps, const struct cel_node *n, const json_t *s)
-{
-	const char *t = schema_type(ps, s);
-	if (!t || !strncmp(t, "list(", 5))
-		return true;
-	perr(ps, n->pos, "type '%s' does not support field selection", t);
-	return false;
 }
 
 static bool resolve_select(struct parser *ps, struct cel_node *n, const struct scope *sc,
@@ -1121,8 +1122,11 @@ static bool resolve_select(struct parser *ps, struct cel_node *n, const struct s
 	const json_t *s = NULL;
 	if (!resolve(ps, n->a, sc, &s))
 		return false;
-	if (s && !scalar_select(ps, n, s))
-		return false;
+	const struct cel_type *t = n->a->ct; /* an object a call or a macro gave */
+	if (t && t->kind == CT_OPT && n->opt)
+		t = t->p;
+	if (!s && t && t->kind == CT_OBJECT)
+		s = t->schema;
 	if (s && !schema_field(ps, s, n->name, schema)) {
 		perr(ps, n->pos, "undefined field '%s'", n->name);
 		return false;
@@ -1249,6 +1253,9 @@ static const json_t *items_schema(const json_t *s)
 	return NULL;
 }
 
+static void range_types(struct parser *ps, const struct cel_node *n, const struct cel_type **v1,
+			const struct cel_type **v2, bool report);
+
 static bool resolve_compr(struct parser *ps, struct cel_node *n, const struct scope *sc)
 {
 	const json_t *s = NULL;
@@ -1261,7 +1268,10 @@ static bool resolve_compr(struct parser *ps, struct cel_node *n, const struct sc
 		const json_t *addl = json_object_get(s, "additionalProperties");
 		vs = json_is_object(addl) ? addl : NULL;
 	}
-	struct scope v1 = {sc, n->name, n->two ? NULL : is}, v2 = {&v1, n->name2, is ? is : vs};
+	const struct cel_type *t1, *t2;
+	range_types(ps, n, &t1, &t2, true);
+	struct scope v1 = {sc, n->name, n->two ? NULL : is, t1},
+		     v2 = {&v1, n->name2, is ? is : vs, t2};
 	const struct scope *inner = n->two ? &v2 : &v1;
 	const json_t *ignored;
 	if (n->c && !resolve(ps, n->c, inner, &ignored))
@@ -1325,80 +1335,59 @@ static bool resolve_node(struct parser *ps, struct cel_node *n, const struct sco
 	}
 }
 
-/* ---- static types: the checks cel-go's type checker would make where
- * the types are known for certain (literals, schema-typed fields) ---- */
+/* ---- static types: cel-go's type checker (types and signatures in check.c) ---- */
 
-static const char *const kind_types[] = {
-    [CEL_NULL] = "null_type",
-    [CEL_BOOL] = "bool",
-    [CEL_INT] = "int",
-    [CEL_UINT] = "uint",
-    [CEL_DOUBLE] = "double",
-    [CEL_STRING] = "string",
-    [CEL_BYTES] = "bytes",
-    [CEL_DURATION] = "google.protobuf.Duration",
-    [CEL_TIMESTAMP] = "google.protobuf.Timestamp",
-};
-
-#define T_DUR "google.protobuf.Duration"
-#define T_TS  "google.protobuf.Timestamp"
-
-/* The CEL type of a value of schema s, as kube declares it, or NULL. */
-static const char *schema_type(struct parser *ps, const json_t *s)
+static const struct cel_type *T(const struct cel_node *n)
 {
-	if (!s || json_is_true(json_object_get(s, "nullable")) ||
-	    json_is_true(json_object_get(s, "x-kubernetes-int-or-string")) ||
-	    json_is_true(json_object_get(s, "x-kubernetes-preserve-unknown-fields")))
-		return NULL;
-	const char *t = json_string_value(json_object_get(s, "type"));
-	const char *f = json_string_value(json_object_get(s, "format"));
-	if (!t)
-		return NULL;
-	if (!strcmp(t, "integer"))
-		return "int";
-	if (!strcmp(t, "number"))
-		return "double";
-	if (!strcmp(t, "boolean"))
-		return "bool";
-	if (!strcmp(t, "string")) {
-		if (f && !strcmp(f, "byte"))
-			return "bytes";
-		if (f && !strcmp(f, "duration"))
-			return T_DUR;
-		if (f && (!strcmp(f, "date") || !strcmp(f, "date-time")))
-			return T_TS;
-		return "string";
+	return n && n->ct ? n->ct : &cel_t_dyn;
+}
+
+/* Sets n's type; n->type is its name for the evaluator and format()'s
+ * check, NULL where the type says nothing about the value's kind. */
+static void set_type(struct parser *ps, struct cel_node *n, const struct cel_type *t)
+{
+	n->ct = t ? t : &cel_t_dyn;
+	n->type = NULL;
+	if (n->ct->kind == CT_DYN || n->ct->kind == CT_OBJECT || n->ct->kind == CT_OPAQUE)
+		return;
+	char buf[256];
+	cel_type_name_of(n->ct, buf, sizeof(buf));
+	n->type = pstrndup(ps->prog, buf, strlen(buf));
+}
+
+/* cel-go's "found no matching overload for 'f' applied to '(a, b)'", a
+ * receiver call's as 'recv.(a)'. */
+static void no_match(struct parser *ps, unsigned pos, const char *fn, bool receiver,
+		     const struct cel_type *const *args, size_t n)
+{
+	char sig[1024], one[256];
+	size_t used = 0, i = 0;
+	if (receiver && n) {
+		cel_type_name_of(args[0], one, sizeof(one));
+		used += (size_t)snprintf(sig, sizeof(sig), "%s.", one);
+		i = 1;
 	}
-	if (!strcmp(t, "array")) {
-		const char *item = schema_type(ps, json_object_get(s, "items"));
-		if (!item)
-			return NULL;
-		char *l = pmalloc(ps->prog, strlen(item) + 8);
-		sprintf(l, "list(%s)", item);
-		return l;
+	used += (size_t)snprintf(sig + used, sizeof(sig) - used, "(");
+	for (size_t first = i; i < n && used < sizeof(sig) - 300; i++) {
+		cel_type_name_of(args[i], one, sizeof(one));
+		used += (size_t)snprintf(sig + used, sizeof(sig) - used, "%s%s",
+					 i > first ? ", " : "", one);
 	}
-	return NULL;
+	snprintf(sig + used, sizeof(sig) - used, ")");
+	perr(ps, pos, "found no matching overload for '%s' applied to '%s'", fn, sig);
 }
 
-static bool same(const char *a, const char *b)
+/* The result of calling fn with args as cel-go resolves it: an error and
+ * dyn when no overload takes them. */
+static const struct cel_type *call(struct parser *ps, unsigned pos, const char *fn, bool receiver,
+				   const struct cel_type *const *args, size_t n)
 {
-	return a && b && !strcmp(a, b);
-}
-
-static bool is_number(const char *t)
-{
-	return same(t, "int") || same(t, "uint") || same(t, "double");
-}
-
-static bool no_overload(struct parser *ps, const struct cel_node *n, const char *op, const char *a,
-			const char *b)
-{
-	if (b)
-		perr(ps, n->pos, "found no matching overload for '%s' applied to '(%s, %s)'", op, a,
-		     b);
-	else
-		perr(ps, n->pos, "found no matching overload for '%s' applied to '(%s)'", op, a);
-	return false;
+	const struct cel_type *out;
+	if (cel_check_overload(ps->prog, fn, receiver, args, n, &out) == -ENOENT) {
+		no_match(ps, pos, fn, receiver, args, n);
+		return &cel_t_dyn;
+	}
+	return out;
 }
 
 static const char *const bin_names[] = {
@@ -1407,303 +1396,301 @@ static const char *const bin_names[] = {
     [B_LE] = "_<=_", [B_GT] = "_>_",  [B_GE] = "_>=_", [B_IN] = "@in",
 };
 
-/* The result type of a op b, both known: NULL and an error when no
- * overload takes them. */
-static const char *arith_type(int op, const char *a, const char *b)
+static const struct cel_type *check_bin(struct parser *ps, struct cel_node *n)
 {
-	bool num = same(a, b) && is_number(a);
-	switch (op) {
-	case B_ADD:
-		if (num || (same(a, b) && (same(a, "string") || same(a, "bytes") ||
-					   same(a, T_DUR) || !strncmp(a, "list(", 5))))
-			return a;
-		if ((same(a, T_TS) && same(b, T_DUR)) || (same(a, T_DUR) && same(b, T_TS)))
-			return T_TS;
-		return NULL;
-	case B_SUB:
-		if (num || (same(a, b) && same(a, T_DUR)) || (same(a, T_TS) && same(b, T_DUR)))
-			return a;
-		return same(a, b) && same(a, T_TS) ? T_DUR : NULL;
-	case B_MOD: return num && !same(a, "double") ? a : NULL;
-	default: return num ? a : NULL;
-	}
+	const struct cel_type *args[] = {T(n->a), T(n->b)};
+	/* null compares with anything, as the evaluator does */
+	if ((n->op == B_EQ || n->op == B_NE) &&
+	    (args[0]->kind == CT_NULL || args[1]->kind == CT_NULL))
+		return &cel_t_bool;
+	return call(ps, n->pos, bin_names[n->op], false, args, 2);
 }
 
-static bool orderable(const char *a, const char *b)
+/* The type of an element of an aggregate literal: an optional entry's
+ * value type. */
+static const struct cel_type *entry_type(const struct cel_node *e, bool opt)
 {
-	if (is_number(a) && is_number(b))
-		return true;
-	return same(a, b) && (same(a, "string") || same(a, "bytes") || same(a, "bool") ||
-			      same(a, T_DUR) || same(a, T_TS));
+	const struct cel_type *t = T(e);
+	if (!opt)
+		return t;
+	return t->kind == CT_OPT ? t->p : &cel_t_dyn;
 }
 
-static bool check_bin(struct parser *ps, struct cel_node *n)
+/* cel-go's joinTypes with HomogeneousAggregateLiterals (format()'s
+ * arguments excepted): prev joined with the element at e. */
+static const struct cel_type *join(struct parser *ps, const struct cel_type *prev,
+				   const struct cel_type *cur, const struct cel_node *e)
 {
-	const char *a = n->a->type, *b = n->b->type;
-	if (n->op >= B_EQ && n->op != B_IN)
-		n->type = "bool";
-	if (n->op == B_IN) {
-		n->type = "bool";
-		if (a && b && !strncmp(b, "list(", 5) &&
-		    (strlen(b) != strlen(a) + 6 || strncmp(b + 5, a, strlen(a))))
-			return no_overload(ps, n, "@in", a, b);
-		return true;
-	}
-	if (!a || !b)
-		return true;
-	if (n->op == B_EQ || n->op == B_NE) {
-		if (same(a, b) || same(a, "null_type") || same(b, "null_type"))
-			return true;
-		return no_overload(ps, n, bin_names[n->op], a, b);
-	}
-	if (n->op >= B_LT)
-		return orderable(a, b) || no_overload(ps, n, bin_names[n->op], a, b);
-	n->type = arith_type(n->op, a, b);
-	return n->type || no_overload(ps, n, bin_names[n->op], a, b);
+	if (!prev)
+		return cur;
+	const struct cel_type *j = cel_type_join(prev, cur);
+	if (j)
+		return j;
+	if (ps->in_format)
+		return &cel_t_dyn;
+	char a[256], b[256];
+	cel_type_name_of(prev, a, sizeof(a));
+	cel_type_name_of(cur, b, sizeof(b));
+	perr(ps, e->pos, "expected type '%s' but found '%s'", a, b);
+	return &cel_t_dyn;
 }
 
-/* cel-go's ValidateHomogeneousAggregateLiterals (format()'s arguments
- * excepted); the literal's type when its elements' are known. */
-static bool check_list(struct parser *ps, struct cel_node *n)
+static const struct cel_type *check_list(struct parser *ps, struct cel_node *n)
 {
-	const char *t = NULL;
-	bool all = n->nargs > 0;
+	const struct cel_type *t = NULL;
+	for (size_t i = 0; i < n->nargs; i++)
+		t = join(ps, t, entry_type(n->args[i], n->optf[i]), n->args[i]);
+	return cel_type_new(ps->prog, CT_LIST, t, NULL);
+}
+
+static const struct cel_type *check_map(struct parser *ps, struct cel_node *n)
+{
+	const struct cel_type *kt = NULL, *vt = NULL;
 	for (size_t i = 0; i < n->nargs; i++) {
-		const char *et = n->optf[i] ? NULL : n->args[i]->type;
-		all = all && et;
-		if (!et)
-			continue;
-		if (t && !same(t, et) && !ps->in_format) {
-			perr(ps, n->args[i]->pos, "expected type '%s' but found '%s'", t, et);
-			return false;
-		}
-		t = et;
+		kt = join(ps, kt, T(n->args[i]), n->args[i]);
+		vt = join(ps, vt, entry_type(n->args2[i], n->optf[i]), n->args2[i]);
 	}
-	if (all) {
-		char *l = pmalloc(ps->prog, strlen(t) + 8);
-		sprintf(l, "list(%s)", t);
-		n->type = l;
+	return cel_type_new(ps->prog, CT_MAP, kt, vt);
+}
+
+/* The type of a declared name: a comprehension's variable, a variable of
+ * the environment, or a type's name. */
+static const struct cel_type *ident_type(struct parser *ps, const struct cel_node *n,
+					 const struct scope *sc)
+{
+	static const struct {
+		const char *name;
+		const struct cel_type *t;
+	} types[] = {
+	    {"int", &cel_t_int},
+	    {"uint", &cel_t_uint},
+	    {"double", &cel_t_double},
+	    {"bool", &cel_t_bool},
+	    {"string", &cel_t_string},
+	    {"bytes", &cel_t_bytes},
+	    {"null_type", &cel_t_null},
+	    {"dyn", &cel_t_dyn},
+	    {"google.protobuf.Duration", &cel_t_duration},
+	    {"google.protobuf.Timestamp", &cel_t_timestamp},
+	};
+	for (; sc; sc = sc->up)
+		if (!strcmp(sc->name, n->name))
+			return sc->type;
+	const struct cel_var *v = find_var(ps, n->name);
+	if (v && v->optional)
+		return cel_type_new(ps->prog, CT_OPT, cel_type_of_schema(ps->prog, v->schema),
+				    NULL);
+	if (v)
+		return cel_type_of_schema(ps->prog, v->schema);
+	const struct cel_type *named = NULL;
+	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
+		if (!strcmp(types[k].name, n->name))
+			named = types[k].t;
+	if (!named && !strcmp(n->name, "list"))
+		named = cel_type_new(ps->prog, CT_LIST, NULL, NULL);
+	else if (!named && !strcmp(n->name, "map"))
+		named = cel_type_new(ps->prog, CT_MAP, NULL, NULL);
+	else if (!named && !strcmp(n->name, "optional_type"))
+		named = cel_type_new(ps->prog, CT_OPT, NULL, NULL);
+	else if (!named && !strcmp(n->name, "type"))
+		named = cel_type_new(ps->prog, CT_TYPE, NULL, NULL);
+	return named ? cel_type_new(ps->prog, CT_TYPE, named, NULL) : &cel_t_dyn;
+}
+
+static const struct cel_type *maybe_opt(struct parser *ps, const struct cel_node *n,
+					const struct cel_type *t)
+{
+	return n->opt ? cel_type_new(ps->prog, CT_OPT, t, NULL) : t;
+}
+
+/* a.f, a.?f: the field's type from the schema when known, else from a's
+ * type (a map's values). */
+static const struct cel_type *check_select(struct parser *ps, struct cel_node *n,
+					   const json_t *schema)
+{
+	const struct cel_type *a = T(n->a);
+	if (a->kind == CT_OPT && n->opt)
+		a = a->p;
+	bool selectable = a->kind == CT_MAP || a->kind == CT_OBJECT || a->kind == CT_DYN ||
+			  a->kind == CT_LIST || a->kind == CT_OPAQUE || a->kind == CT_OPT ||
+			  a->kind == CT_PARAM;
+	if (n->op && selectable)
+		return &cel_t_bool; /* has() */
+	switch (a->kind) {
+	case CT_MAP: return maybe_opt(ps, n, a->q);
+	case CT_OBJECT: return maybe_opt(ps, n, cel_type_of_schema(ps->prog, schema));
+	case CT_DYN:
+	case CT_LIST:
+	case CT_OPAQUE:
+	case CT_OPT:
+	case CT_PARAM:
+		return maybe_opt(ps, n, schema ? cel_type_of_schema(ps->prog, schema) : NULL);
+	default: break;
 	}
-	return true;
+	char name[256];
+	cel_type_name_of(a, name, sizeof(name));
+	perr(ps, n->pos, "type '%s' does not support field selection", name);
+	return &cel_t_dyn;
 }
 
-static bool check_map(struct parser *ps, struct cel_node *n)
+static const struct cel_type *check_index(struct parser *ps, struct cel_node *n,
+					  const json_t *schema)
 {
-	const char *kt = NULL, *vt = NULL;
-	for (size_t i = 0; i < n->nargs && !ps->in_format; i++) {
-		const char *k = n->args[i]->type, *v = n->optf[i] ? NULL : n->args2[i]->type;
-		if (k && kt && !same(k, kt)) {
-			perr(ps, n->args[i]->pos, "expected type '%s' but found '%s'", kt, k);
-			return false;
-		}
-		if (v && vt && !same(v, vt)) {
-			perr(ps, n->args2[i]->pos, "expected type '%s' but found '%s'", vt, v);
-			return false;
-		}
-		kt = k ? k : kt;
-		vt = v ? v : vt;
-	}
-	return true;
+	const struct cel_type *a = T(n->a);
+	if (a->kind == CT_OPT && n->opt)
+		a = a->p;
+	if (a->kind == CT_OBJECT || a->kind == CT_OPAQUE)
+		return maybe_opt(ps, n, cel_type_of_schema(ps->prog, schema));
+	const struct cel_type *args[] = {a, T(n->b)};
+	return maybe_opt(ps, n, call(ps, n->pos, "_[_]", false, args, 2));
 }
 
-static const struct {
-	const char *name, *type;
-} call_types[] = {
-    {"size", "int"},
-    {"contains", "bool"},
-    {"startsWith", "bool"},
-    {"endsWith", "bool"},
-    {"matches", "bool"},
-    {"int", "int"},
-    {"uint", "uint"},
-    {"double", "double"},
-    {"string", "string"},
-    {"bytes", "bytes"},
-    {"bool", "bool"},
-    {"duration", T_DUR},
-    {"timestamp", T_TS},
-    {"charAt", "string"},
-    {"lowerAscii", "string"},
-    {"upperAscii", "string"},
-    {"replace", "string"},
-    {"substring", "string"},
-    {"trim", "string"},
-    {"join", "string"},
-    {"strings.quote", "string"},
-    {"format", "string"},
-    {"split", "list(string)"},
-    {"base64.encode", "string"},
-    {"base64.decode", "bytes"},
-    {"isSorted", "bool"},
-    {"hasValue", "bool"},
-    {"sets.contains", "bool"},
-    {"sets.equivalent", "bool"},
-    {"sets.intersects", "bool"},
-    {"find", "string"},
-    {"findAll", "list(string)"},
-    {"indexOf", "int"},
-    {"lastIndexOf", "int"},
-    {"getFullYear", "int"},
-    {"getMonth", "int"},
-    {"getDate", "int"},
-    {"getDayOfMonth", "int"},
-    {"getDayOfWeek", "int"},
-    {"getDayOfYear", "int"},
-    {"getHours", "int"},
-    {"getMinutes", "int"},
-    {"getSeconds", "int"},
-    {"getMilliseconds", "int"},
-};
-
-static bool check_unary(struct parser *ps, struct cel_node *n)
+static const struct cel_type *check_call(struct parser *ps, struct cel_node *n)
 {
-	const char *a = n->a->type;
-	if (n->kind == N_NOT) {
-		n->type = "bool";
-		return !a || same(a, "bool") || no_overload(ps, n, "!_", a, NULL);
-	}
-	if (!a)
-		return true;
-	n->type = a;
-	return same(a, "int") || same(a, "double") || same(a, T_DUR) ||
-	       no_overload(ps, n, "-_", a, NULL);
-}
-
-static bool check_logic(struct parser *ps, struct cel_node *n)
-{
-	const char *a = n->a->type, *b = n->b->type;
-	const char *op = n->kind == N_AND ? "_&&_" : "_||_";
-	n->type = "bool";
-	if ((a && !same(a, "bool")) || (b && !same(b, "bool")))
-		return no_overload(ps, n, op, a ? a : "dyn", b ? b : "dyn");
-	return true;
-}
-
-/* The argument types of a call as cel-go writes them: "(int, string)",
- * "string.(int)" for a member call; dyn where unknown. */
-static void call_signature(const struct cel_node *n, char *out, size_t cap)
-{
-	size_t used = 0;
-	if (n->a)
-		used += (size_t)snprintf(out, cap, "%s.", n->a->type ? n->a->type : "dyn");
-	used += (size_t)snprintf(out + used, cap - used, "(");
-	for (size_t i = 0; i < n->nargs && used < cap; i++)
-		used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? ", " : "",
-					 n->args[i]->type ? n->args[i]->type : "dyn");
-	if (used < cap)
-		snprintf(out + used, cap - used, ")");
-}
-
-/* A call with a number of arguments no overload takes. */
-static bool check_arity(struct parser *ps, const struct cel_node *n)
-{
-	size_t total = n->nargs + (n->a ? 1 : 0);
-	for (const struct cel_func **f = n->funcs; f && *f; f++)
-		if ((*f)->nargs < 0 || (size_t)(*f)->nargs == total)
-			return true;
 	if (!n->funcs)
-		return true;
-	char sig[256];
-	call_signature(n, sig, sizeof(sig));
-	perr(ps, n->pos, "found no matching overload for '%s' applied to '%s'", n->name, sig);
-	return false;
-}
-
-/* The receiver kinds the standard and generic member functions take. */
-static const struct {
-	const char *name, *kinds;
-} receivers[] = {
-    {"contains", " string "},
-    {"startsWith", " string "},
-    {"endsWith", " string "},
-    {"matches", " string "},
-    {"charAt", " string "},
-    {"lowerAscii", " string "},
-    {"upperAscii", " string "},
-    {"replace", " string "},
-    {"split", " string "},
-    {"substring", " string "},
-    {"trim", " string "},
-    {"find", " string "},
-    {"findAll", " string "},
-    {"indexOf", " string list "},
-    {"lastIndexOf", " string list "},
-    {"size", " string bytes list map "},
-    {"isSorted", " list "},
-    {"sum", " list "},
-    {"min", " list "},
-    {"max", " list "},
-    {"join", " list "},
-};
-
-/* cel-go's "found no matching overload for 'f' applied to 'int.(string)'"
- * for a member call on a receiver of a known type the function does not
- * take. */
-static bool check_receiver(struct parser *ps, const struct cel_node *n)
-{
-	if (!n->a || !n->a->type)
-		return true;
-	char kind[64], key[70];
-	snprintf(kind, sizeof(kind), "%.*s", (int)strcspn(n->a->type, "("), n->a->type);
-	snprintf(key, sizeof(key), " %s ", kind);
-	for (size_t k = 0; k < sizeof(receivers) / sizeof(receivers[0]); k++) {
-		if (strcmp(receivers[k].name, n->name) || strstr(receivers[k].kinds, key))
-			continue;
-		char sig[256];
-		call_signature(n, sig, sizeof(sig));
-		perr(ps, n->pos, "found no matching overload for '%s' applied to '%s'", n->name,
-		     sig);
-		return false;
+		return &cel_t_dyn;
+	size_t total = n->nargs + (n->a ? 1 : 0);
+	const struct cel_type **args = pmalloc(ps->prog, (total + 1) * sizeof(*args));
+	size_t k = 0;
+	if (n->a)
+		args[k++] = T(n->a);
+	for (size_t i = 0; i < n->nargs; i++)
+		args[k++] = T(n->args[i]);
+	/* a number of arguments no overload of the function takes */
+	bool arity = false;
+	for (const struct cel_func **f = n->funcs; *f; f++)
+		arity |= (*f)->nargs < 0 || (size_t)(*f)->nargs == total;
+	if (!arity) {
+		no_match(ps, n->pos, n->name, n->a != NULL, args, total);
+		return &cel_t_dyn;
 	}
-	return true;
+	return call(ps, n->pos, n->name, n->a != NULL, args, total);
 }
 
-static bool check_type(struct parser *ps, struct cel_node *n, const json_t *schema)
+/* A comprehension's range and the types of its variables (*v1, *v2). */
+static void range_types(struct parser *ps, const struct cel_node *n, const struct cel_type **v1,
+			const struct cel_type **v2, bool report)
 {
+	const struct cel_type *r = T(n->a);
+	*v1 = *v2 = &cel_t_dyn;
+	if (n->op == M_OPT_MAP || n->op == M_OPT_FLAT_MAP) {
+		*v1 = r->kind == CT_OPT ? r->p : &cel_t_dyn;
+		return;
+	}
+	switch (r->kind) {
+	case CT_LIST:
+		*v1 = n->two ? &cel_t_int : r->p;
+		*v2 = r->p;
+		return;
+	case CT_MAP:
+		*v1 = r->p;
+		*v2 = r->q;
+		return;
+	case CT_DYN:
+	case CT_OBJECT: return;
+	default: break;
+	}
+	if (!report)
+		return;
+	char name[256];
+	cel_type_name_of(r, name, sizeof(name));
+	perr(ps, n->a->pos,
+	     "expression of type '%s' cannot be range of a comprehension (must be list, map, or "
+	     "dynamic)",
+	     name);
+}
+
+/* A filter or a predicate (cel-go's expansion: `pred ? accu + [x] :
+ * accu`, `@not_strictly_false(pred)`, `pred ? accu + 1 : accu`). */
+static void predicate(struct parser *ps, const struct cel_node *pred, const char *fn,
+		      const struct cel_type *accu)
+{
+	const struct cel_type *args[] = {T(pred), accu, accu};
+	size_t n = accu ? 3 : 1;
+	const struct cel_type *out;
+	if (cel_check_overload(ps->prog, fn, false, args, n, &out) == -ENOENT)
+		no_match(ps, pred->pos, fn, false, args, n);
+}
+
+static const struct cel_type *check_compr(struct parser *ps, struct cel_node *n)
+{
+	const struct cel_type *v1, *v2, *r = T(n->a), *b = T(n->b);
+	range_types(ps, n, &v1, &v2, false);
+	const struct cel_type *elem = n->two ? v2 : v1;
+	switch (n->op) {
+	case M_ALL:
+	case M_EXISTS: predicate(ps, n->b, "@not_strictly_false", NULL); return &cel_t_bool;
+	case M_EXISTS_ONE: predicate(ps, n->b, "_?_:_", &cel_t_int); return &cel_t_bool;
+	case M_FILTER: {
+		const struct cel_type *l = cel_type_new(ps->prog, CT_LIST, elem, NULL);
+		predicate(ps, n->b, "_?_:_", l);
+		return l;
+	}
+	case M_MAP:
+	case M_TMAP: {
+		const struct cel_type *l =
+		    n->op == M_MAP
+			? cel_type_new(ps->prog, CT_LIST, b, NULL)
+			: cel_type_new(ps->prog, CT_MAP, r->kind == CT_LIST ? &cel_t_int : v1, b);
+		if (n->c)
+			predicate(ps, n->c, "_?_:_", l);
+		return l;
+	}
+	case M_TMAP_ENTRY:
+		if (n->c)
+			predicate(ps, n->c, "_?_:_", b);
+		return b->kind == CT_MAP ? b : &cel_t_dyn;
+	case M_OPT_MAP: return cel_type_new(ps->prog, CT_OPT, b, NULL);
+	default: return b;
+	}
+}
+
+static const struct cel_type *node_type(struct parser *ps, struct cel_node *n, const json_t *schema,
+					const struct scope *sc)
+{
+	static const struct cel_type *const consts[] = {
+	    [CEL_NULL] = &cel_t_null,
+	    [CEL_BOOL] = &cel_t_bool,
+	    [CEL_INT] = &cel_t_int,
+	    [CEL_UINT] = &cel_t_uint,
+	    [CEL_DOUBLE] = &cel_t_double,
+	    [CEL_STRING] = &cel_t_string,
+	    [CEL_BYTES] = &cel_t_bytes,
+	    [CEL_DURATION] = &cel_t_duration,
+	    [CEL_TIMESTAMP] = &cel_t_timestamp,
+	};
+	const struct cel_type *args[3] = {T(n->a), T(n->b), T(n->c)};
 	switch (n->kind) {
-	case N_CONST: n->type = kind_types[n->val.kind]; return true;
-	case N_IDENT:
-	case N_INDEX: n->type = schema_type(ps, schema); return true;
-	case N_SELECT: n->type = n->op ? "bool" : schema_type(ps, schema); return true;
+	case N_CONST: return n->val.kind <= CEL_TIMESTAMP ? consts[n->val.kind] : &cel_t_dyn;
+	case N_IDENT: return ident_type(ps, n, sc);
+	case N_SELECT: return check_select(ps, n, schema);
+	case N_INDEX: return check_index(ps, n, schema);
 	case N_BIN: return check_bin(ps, n);
-	case N_NOT:
-	case N_NEG: return check_unary(ps, n);
-	case N_AND:
-	case N_OR: return check_logic(ps, n);
+	case N_NOT: return call(ps, n->pos, "!_", false, args, 1);
+	case N_NEG: return call(ps, n->pos, "-_", false, args, 1);
+	case N_AND: return call(ps, n->pos, "_&&_", false, args, 2);
+	case N_OR: return call(ps, n->pos, "_||_", false, args, 2);
+	case N_COND: return call(ps, n->pos, "_?_:_", false, args, 3);
 	case N_LIST: return check_list(ps, n);
 	case N_MAP: return check_map(ps, n);
-	case N_COND:
-		if (n->a->type && !same(n->a->type, "bool"))
-			return no_overload(ps, n, "_?_:_", n->a->type, NULL);
-		n->type = same(n->b->type, n->c->type) ? n->b->type : NULL;
-		return true;
-	case N_COMPR:
-		if (n->op == M_ALL || n->op == M_EXISTS || n->op == M_EXISTS_ONE)
-			n->type = "bool";
-		return true;
-	case N_CALL:
-		for (size_t k = 0; k < sizeof(call_types) / sizeof(call_types[0]); k++)
-			if (!strcmp(call_types[k].name, n->name))
-				n->type = call_types[k].type;
-		/* min, max, sum of a typed list: its element type */
-		if (n->a && n->a->type && !strncmp(n->a->type, "list(", 5) &&
-		    (!strcmp(n->name, "sum") || !strcmp(n->name, "min") || !strcmp(n->name, "max")))
-			n->type = pstrndup(ps->prog, n->a->type + 5, strlen(n->a->type) - 6);
-		return check_arity(ps, n) && check_receiver(ps, n);
+	case N_COMPR: return check_compr(ps, n);
+	case N_CALL: return check_call(ps, n);
 	}
-	return true;
+	return &cel_t_dyn;
 }
 
-/* Resolves n and its static type (cel-go's type-check errors where both
- * sides' types are known): *schema is its value's schema when known. */
+/* Resolves n and gives it its static type (cel-go's type-check errors):
+ * *schema is its value's schema when known. */
 static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
 		    const json_t **schema)
 {
 	if (!resolve_node(ps, n, sc, schema)) {
 		*schema = NULL; /* reported; the checker goes on with the rest */
+		set_type(ps, n, &cel_t_dyn);
 		return true;
 	}
-	check_type(ps, n, *schema);
+	set_type(ps, n, node_type(ps, n, *schema, sc));
+	n->schema = *schema;
 	return true;
 }
 
@@ -1794,6 +1781,11 @@ cel_program_t *cel_compile(const char *expr, const struct cel_env *env, size_t m
 	if (!ps.err) {
 		ps.checking = true;
 		resolve(&ps, p->root, NULL, &schema);
+		if (!ps.nerrs)
+			cel_estimate(p);
+		char name[256];
+		cel_type_name_of(p->root->ct, name, sizeof(name));
+		p->type_name = pstrndup(p, name, strlen(name));
 		if (ps.nerrs)
 			ps.err = check_errors(&ps);
 	} else {
@@ -1825,6 +1817,22 @@ void cel_program_free(cel_program_t *p)
 bool cel_program_reads(const cel_program_t *p, size_t var)
 {
 	return var < 64 && (p->reads >> var & 1);
+}
+
+void cel_program_cost(const cel_program_t *p, uint64_t *min, uint64_t *max)
+{
+	*min = p->cost_min;
+	*max = p->cost_max;
+}
+
+const json_t *cel_program_schema(const cel_program_t *p)
+{
+	return p->root->schema;
+}
+
+const char *cel_program_type(const cel_program_t *p)
+{
+	return p->type_name;
 }
 
 const char *cel_program_source(const cel_program_t *p)

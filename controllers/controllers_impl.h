@@ -60,7 +60,8 @@ struct ctrl {
 
 /* Queue kinds: "rs", "deploy", "job", "cj", "sts", "ep", "eps" (name = the
  * service's), "gc" (name = uid), "adopt",
- * "jobpods" (name unused: the orphan pods of a namespace), "csr" (ns ""). */
+ * "jobpods" (name unused: the orphan pods of a namespace), "csr" (ns ""),
+ * "vapstatus" (ns "": a ValidatingAdmissionPolicy). */
 void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
 			double seconds);
@@ -159,6 +160,9 @@ int job_release_orphans(struct ctrl *c, const char *ns);
 /* csr.c: the signer and cleaner of CertificateSigningRequest `name`. */
 /* The store key of CertificateSigningRequests (queue kind "csr"). */
 #define CSR_RES "certificates.k8s.io/certificatesigningrequests"
+#define VAP_RES "admissionregistration.k8s.io/validatingadmissionpolicies"
+/* vap_status.c: a policy's status.observedGeneration and typeChecking. */
+int vap_status_sync(struct ctrl *c, const char *ns, const char *name);
 int csr_sync(struct ctrl *c, const char *ns, const char *name);
 
 /* gc.c: the ownership index fed by every store event, and its sync. */

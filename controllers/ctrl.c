@@ -204,6 +204,8 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 		return job_release_orphans(c, ns);
 	if (strcmp(kind, "csr") == 0)
 		return csr_sync(c, ns, name);
+	if (strcmp(kind, "vapstatus") == 0)
+		return vap_status_sync(c, ns, name);
 	return 0;
 }
 
@@ -212,7 +214,7 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 static const char *const workloads[][2] = {
     {"apps/replicasets", "rs"},        {"apps/deployments", "deploy"}, {"batch/jobs", "job"},
     {"batch/cronjobs", "cj"},          {"apps/statefulsets", "sts"},   {CSR_RES, "csr"},
-    {"/replicationcontrollers", "rc"},
+    {"/replicationcontrollers", "rc"}, {VAP_RES, "vapstatus"},
 };
 
 static const char *kind_of_res(const char *res)

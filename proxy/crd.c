@@ -854,7 +854,18 @@ static void val_names(const json_t *crd, json_t *causes)
 		val_add(causes, "FieldValueRequired", "spec.names.listKind", NULL);
 }
 
-static void val_versions(const json_t *crd, json_t *causes)
+/* The schema of the version named name in CRD crd (NULL: none). */
+static const json_t *version_schema(const json_t *crd, const char *name)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach (obj_get(crd, "spec.versions"), i, v)
+		if (strcmp(js(v, "name"), name) == 0)
+			return obj_get(v, "schema.openAPIV3Schema");
+	return NULL;
+}
+
+static void val_versions(const json_t *crd, const json_t *old, json_t *causes)
 {
 	const json_t *versions = obj_get(crd, "spec.versions");
 	size_t i, k, storage = 0;
@@ -880,7 +891,8 @@ static void val_versions(const json_t *crd, json_t *causes)
 		size_t before = json_array_size(causes);
 		crd_schema_structural(obj_get(v, "schema.openAPIV3Schema"), p, causes);
 		if (json_array_size(causes) == before)
-			crd_rules_check(obj_get(v, "schema.openAPIV3Schema"), p, causes);
+			crd_rules_check_update(obj_get(v, "schema.openAPIV3Schema"),
+					       old ? version_schema(old, name) : NULL, p, causes);
 	}
 	if (storage != 1)
 		val_add(causes, "FieldValueInvalid", "spec.versions",
@@ -914,7 +926,7 @@ static void val_crd(const json_t *crd, const json_t *old, json_t *causes)
 		val_add(causes, "FieldValueNotSupported", "spec.conversion.strategy",
 			"\"%s\": supported values: \"None\"", strategy);
 	val_names(crd, causes);
-	val_versions(crd, causes);
+	val_versions(crd, old, causes);
 }
 
 static void add_finalizer(json_t *obj, const char *fin)

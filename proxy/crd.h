@@ -78,6 +78,11 @@ bool crd_schema_pattern_match(const char *pattern, const char *str);
  */
 struct crd_rules;
 int crd_rules_check(const json_t *schema, const char *path, json_t *causes);
+/* The same on an update: old (borrowed, NULL when the version is new) is
+ * the version's stored schema; when it equals schema kube does not apply
+ * the per-expression cost limit (the schema's total still applies). */
+int crd_rules_check_update(const json_t *schema, const json_t *old, const char *path,
+			   json_t *causes);
 struct crd_rules *crd_rules_compile(const json_t *schema);
 void crd_rules_free(struct crd_rules *cr);
 int crd_rules_eval(const struct crd_rules *cr, const json_t *obj, const json_t *old, json_t *causes,

@@ -121,9 +121,13 @@ static json_t *typed_schema(const json_t *s, bool root)
 
 enum { VAR_SELF, VAR_OLD_SELF };
 
-static cel_program_t *compile(const char *expr, const json_t *typed, char **err)
+/* Compiles an expression of rule r (its rule or messageExpression): with
+ * optionalOldSelf, oldSelf is an optional, as kube declares it. */
+static cel_program_t *compile(const char *expr, const json_t *typed, const json_t *r, char **err)
 {
-	struct cel_var vars[] = {[VAR_SELF] = {"self", typed}, [VAR_OLD_SELF] = {"oldSelf", typed}};
+	bool opt = json_is_true(json_object_get(r, "optionalOldSelf"));
+	struct cel_var vars[] = {
+	    [VAR_SELF] = {"self", typed, false}, [VAR_OLD_SELF] = {"oldSelf", typed, opt}};
 	struct cel_env env = {vars, 2, CEL_LIB_K8S};
 	return cel_compile(expr, &env, 0, err);
 }
@@ -239,53 +243,186 @@ static void check_rule_fields(const json_t *r, const json_t *s, const char *p, j
 			quote(fp));
 }
 
-static void check_rule_cel(const json_t *r, const json_t *typed, const char *p, bool correlatable,
-			   const char *uncorrelated, json_t *causes)
+/* ---- estimated cost ------------------------------------------------------------- */
+
+/* kube's limits on the estimated cost of a CRD's rules (apiextensions
+ * validation): per expression, and for a version's whole schema. */
+#define STATIC_COST_LIMIT     10000000ull
+#define STATIC_CRD_COST_LIMIT 100000000ull
+#define MOST_EXPENSIVE        4 /* the expressions kube names when the total is passed */
+
+/* The costs of a version's schema's expressions, as kube's TotalCost
+ * observes them. */
+struct costs {
+	json_t *causes;
+	bool unchanged; /* an update that keeps the version's schema: no per-expression limit */
+	uint64_t total;
+	struct {
+		char path[PATHLEN];
+		uint64_t cost;
+	} top[MOST_EXPENSIVE];
+	size_t ntop;
+};
+
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+	return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+static void observe(struct costs *co, const char *path, uint64_t cost)
+{
+	co->total = co->total > UINT64_MAX - cost ? UINT64_MAX : co->total + cost;
+	size_t i = co->ntop < MOST_EXPENSIVE ? co->ntop++ : MOST_EXPENSIVE;
+	if (i == MOST_EXPENSIVE && cost <= co->top[MOST_EXPENSIVE - 1].cost)
+		return;
+	if (i == MOST_EXPENSIVE)
+		i--;
+	for (; i > 0 && co->top[i - 1].cost < cost; i--)
+		co->top[i] = co->top[i - 1];
+	snprintf(co->top[i].path, sizeof(co->top[i].path), "%s", path);
+	co->top[i].cost = cost;
+}
+
+/* kube's getCostErrorMessage */
+static void cost_message(char *out, size_t len, const char *what, uint64_t cost, uint64_t limit)
+{
+	double f = (double)cost / (double)limit;
+	char factor[64];
+	if (f > 100.0)
+		snprintf(factor, sizeof(factor), "more than 100x");
+	else if (f < 1.5)
+		snprintf(factor, sizeof(factor), "%fx", f);
+	else
+		snprintf(factor, sizeof(factor), "%.1fx", f);
+	snprintf(out, len,
+		 "%s exceeds budget by factor of %s (try simplifying the rule, or adding "
+		 "maxItems, maxProperties, and maxLength where arrays, maps, and strings are "
+		 "declared)",
+		 what, factor);
+}
+
+/* An expression's estimated cost checked against the per-expression limit
+ * and added to the schema's total. */
+static void expression_cost(struct costs *co, const char *path, const char *what, uint64_t cost)
+{
+	char msg[512];
+	if (cost > STATIC_COST_LIMIT && !co->unchanged) {
+		cost_message(msg, sizeof(msg), what, cost, STATIC_COST_LIMIT);
+		val_add(co->causes, "FieldValueForbidden", path, "%s", msg);
+	}
+	observe(co, path, cost);
+}
+
+/* The schema's total against kube's limit for a whole schema at path. */
+static void total_cost(struct costs *co, const char *path)
+{
+	char msg[512];
+	if (co->total <= STATIC_CRD_COST_LIMIT)
+		return;
+	for (size_t i = 0; i < co->ntop; i++)
+		val_add(co->causes, "FieldValueForbidden", co->top[i].path, "%s",
+			"contributed to estimated rule cost total exceeding cost limit for entire "
+			"OpenAPIv3 schema");
+	cost_message(
+	    msg, sizeof(msg),
+	    "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+	    co->total, STATIC_CRD_COST_LIMIT);
+	val_add(co->causes, "FieldValueForbidden", path, "%s", msg);
+}
+
+/* How many times a rule at schema s may run for one object: the product of
+ * the maxItems and maxProperties above it (card, 0 when one is missing),
+ * else what fits in a request (kube's MaxCardinality of s's type). */
+static uint64_t cardinality(const json_t *s, uint64_t card)
+{
+	return card ? card : CEL_MAX_REQUEST_BYTES / (cel_schema_min_size(s) + 1);
+}
+
+static uint64_t child_card(uint64_t card, const json_t *parent, const char *limit_key)
+{
+	const json_t *m = json_object_get(parent, limit_key);
+	if (!card || !json_is_integer(m) || json_integer_value(m) < 0)
+		return 0;
+	return mul_sat(card, (uint64_t)json_integer_value(m));
+}
+
+/* ---- checks when a CRD is written: the CEL ----------------------------------------- */
+
+/* The messageExpression of a rule that compiled, as kube's compileRule
+ * checks it: it compiles, gives a string, and costs less than the limit. */
+static void check_message_cel(const json_t *r, const json_t *typed, const char *p, const char *repr,
+			      struct costs *co)
+{
+	char q[PATHLEN], *err = NULL;
+	const char *mexpr = js(r, "messageExpression");
+	if (!*mexpr || blank(mexpr))
+		return;
+	val_path(q, "%s.messageExpression", p);
+	cel_program_t *m = compile(mexpr, typed, r, &err);
+	uint64_t lo, hi;
+	if (!m) {
+		val_add(co->causes, "FieldValueInvalid", q,
+			"%s: messageExpression compilation failed: %s", repr, err ? err : "");
+	} else if (strcmp(cel_program_type(m), "string") != 0) {
+		val_add(co->causes, "FieldValueInvalid", q,
+			"%s: messageExpression must evaluate to a string", repr);
+	} else {
+		cel_program_cost(m, &lo, &hi);
+		expression_cost(co, q, "estimated messageExpression cost", hi);
+	}
+	free(err);
+	cel_program_free(m);
+}
+
+/* A rule's CEL as kube's compileRule and the schema validation after it
+ * check it: its estimated cost (times how often it may run), it compiles
+ * and gives a bool (not dyn: kube compares the checked type with bool), its
+ * messageExpression once the rule is good, oldSelf only where correlatable,
+ * optionalOldSelf only with oldSelf (so also on a rule that failed). */
+static void check_rule_cel(const json_t *r, const json_t *s, const json_t *typed, const char *p,
+			   const char *uncorrelated, uint64_t card, struct costs *co)
 {
 	char q[PATHLEN], repr[4096];
 	char *err = NULL;
-	const char *rule = js(r, "rule"), *mexpr = js(r, "messageExpression");
+	const char *rule = js(r, "rule");
 	rule_repr(r, repr, sizeof(repr));
 	val_path(q, "%s.rule", p);
-	cel_program_t *prog = compile(rule, typed, &err);
-	if (!prog) {
-		val_add(causes, "FieldValueInvalid", q, "%s: compilation failed: %s", repr,
+	cel_program_t *prog = compile(rule, typed, r, &err);
+	bool ok = prog && strcmp(cel_program_type(prog), "bool") == 0;
+	uint64_t lo = 0, hi = 0;
+	if (ok)
+		cel_program_cost(prog, &lo, &hi);
+	expression_cost(co, q, "estimated rule cost", mul_sat(hi, cardinality(s, card)));
+	if (!prog)
+		val_add(co->causes, "FieldValueInvalid", q, "%s: compilation failed: %s", repr,
 			err ? err : "");
-		free(err);
-		err = NULL;
-	} else {
-		bool uses_old = cel_program_reads(prog, VAR_OLD_SELF);
-		cel_program_free(prog);
-		if (uses_old && !correlatable)
-			val_add(causes, "FieldValueInvalid", q,
-				"%s: oldSelf cannot be used on the uncorrelatable portion of the "
-				"schema within %s",
-				quote(rule), uncorrelated);
-		else if (!uses_old && json_object_get(r, "optionalOldSelf")) {
-			val_path(q, "%s.optionalOldSelf", p);
-			val_add(causes, "FieldValueInvalid", q,
-				"%s: may not be set if oldSelf is not used in rule",
-				json_is_true(json_object_get(r, "optionalOldSelf")) ? "true"
-										    : "false");
-		}
-	}
-	if (*mexpr && !blank(mexpr)) {
-		val_path(q, "%s.messageExpression", p);
-		cel_program_t *m = compile(mexpr, typed, &err);
-		if (!m)
-			val_add(causes, "FieldValueInvalid", q,
-				"%s: messageExpression compilation failed: %s", repr,
-				err ? err : "");
-		free(err);
-		cel_program_free(m);
+	else if (!ok)
+		val_add(co->causes, "FieldValueInvalid", q,
+			"%s: cel expression must evaluate to a bool", repr);
+	free(err);
+	bool uses_old = ok && cel_program_reads(prog, VAR_OLD_SELF);
+	cel_program_free(prog);
+	if (ok)
+		check_message_cel(r, typed, p, repr, co);
+	if (uses_old && uncorrelated) {
+		val_add(co->causes, "FieldValueInvalid", q,
+			"%s: oldSelf cannot be used on the uncorrelatable portion of the "
+			"schema within %s",
+			quote(rule), uncorrelated);
+	} else if (!uses_old && json_object_get(r, "optionalOldSelf")) {
+		val_path(q, "%s.optionalOldSelf", p);
+		val_add(co->causes, "FieldValueInvalid", q,
+			"%s: may not be set if oldSelf is not used in rule",
+			json_is_true(json_object_get(r, "optionalOldSelf")) ? "true" : "false");
 	}
 }
 
 static void check_node(const json_t *s, const char *path, bool root, const char *uncorrelated,
-		       json_t *causes, int depth)
+		       uint64_t card, struct costs *co, int depth)
 {
 	if (!json_is_object(s) || depth > 64)
 		return;
+	json_t *causes = co->causes;
 	const json_t *rules = json_object_get(s, "x-kubernetes-validations");
 	if (json_is_array(rules) && json_array_size(rules)) {
 		char p[PATHLEN];
@@ -300,8 +437,7 @@ static void check_node(const json_t *s, const char *path, bool root, const char 
 			json_t *typed = typed_schema(s, root);
 			json_array_foreach (rules, i, r) {
 				val_path(p, "%s.x-kubernetes-validations[%zu]", path, i);
-				check_rule_cel(r, typed, p, uncorrelated == NULL, uncorrelated,
-					       causes);
+				check_rule_cel(r, s, typed, p, uncorrelated, card, co);
 			}
 			json_decref(typed);
 		}
@@ -316,7 +452,7 @@ static void check_node(const json_t *s, const char *path, bool root, const char 
 			   uncorrelated ? uncorrelated
 			   : atomic_map ? path
 					: NULL,
-			   causes, depth + 1);
+			   card, co, depth + 1);
 	}
 	v = json_object_get(s, "additionalProperties");
 	if (json_is_object(v)) {
@@ -325,7 +461,7 @@ static void check_node(const json_t *s, const char *path, bool root, const char 
 			   uncorrelated ? uncorrelated
 			   : atomic_map ? path
 					: NULL,
-			   causes, depth + 1);
+			   child_card(card, s, "maxProperties"), co, depth + 1);
 	}
 	v = json_object_get(s, "items");
 	if (json_is_object(v)) {
@@ -335,14 +471,22 @@ static void check_node(const json_t *s, const char *path, bool root, const char 
 			   uncorrelated ? uncorrelated
 			   : maplist    ? NULL
 					: path,
-			   causes, depth + 1);
+			   child_card(card, s, "maxItems"), co, depth + 1);
 	}
 }
 
 int crd_rules_check(const json_t *schema, const char *path, json_t *causes)
 {
+	return crd_rules_check_update(schema, NULL, path, causes);
+}
+
+int crd_rules_check_update(const json_t *schema, const json_t *old, const char *path,
+			   json_t *causes)
+{
 	size_t before = json_array_size(causes);
-	check_node(schema, path, true, NULL, causes, 0);
+	struct costs co = {.causes = causes, .unchanged = old && json_equal(schema, old)};
+	check_node(schema, path, true, NULL, 1, &co, 0);
+	total_cost(&co, path);
 	return (int)(json_array_size(causes) - before);
 }
 
@@ -362,7 +506,7 @@ static bool compile_rule(struct rule *ru, const json_t *r, const json_t *s, cons
 {
 	char *err = NULL, norm[PATHLEN];
 	ru->def = r;
-	ru->prog = compile(js(r, "rule"), typed, &err);
+	ru->prog = compile(js(r, "rule"), typed, r, &err);
 	free(err);
 	if (!ru->prog)
 		return false;
@@ -371,7 +515,7 @@ static bool compile_rule(struct rule *ru, const json_t *r, const json_t *s, cons
 	const char *m = js(r, "messageExpression");
 	if (*m) {
 		err = NULL;
-		ru->msg_prog = compile(m, typed, &err);
+		ru->msg_prog = compile(m, typed, r, &err);
 		free(err);
 	}
 	const char *fp = js(r, "fieldPath");

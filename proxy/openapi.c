@@ -242,6 +242,77 @@ static json_t *message_schema(const struct kt_message *m)
 	return json_pack("{s:s, s:o}", "type", "object", "properties", props);
 }
 
+/* ---- a kind's schema with every reference inlined (CEL type checking) ---- */
+
+#define INLINE_DEPTH 16 /* deeper messages are left untyped (dyn) */
+
+static json_t *inline_message(const struct kt_message *m, int depth);
+
+static json_t *inline_elem(const struct kt_field *f, int depth)
+{
+	return f->kind == KT_MESSAGE ? inline_message(f->msg, depth + 1) : scalar_schema(f->kind);
+}
+
+static void inline_properties(json_t *props, const struct kt_message *m, int depth, int flat)
+{
+	for (uint16_t i = 0; i < m->nfields; i++) {
+		const struct kt_field *f = &m->fields[i];
+		json_t *p;
+		if (f->json[0] == '\0' && f->msg && flat < 4) {
+			inline_properties(props, f->msg, depth, flat + 1);
+			continue;
+		}
+		if (!f->json[0] || strcmp(f->json, "-") == 0)
+			continue;
+		if (f->label == KT_REPEATED)
+			p = json_pack("{s:s, s:o}", "type", "array", "items",
+				      inline_elem(f, depth));
+		else if (f->label == KT_MAP)
+			p = json_pack("{s:s, s:o}", "type", "object", "additionalProperties",
+				      inline_elem(f, depth));
+		else
+			p = inline_elem(f, depth);
+		add_list_extensions(p, f);
+		json_object_set_new(props, f->json, p);
+	}
+}
+
+static json_t *inline_message(const struct kt_message *m, int depth)
+{
+	if (m->special != KT_PLAIN)
+		return special_schema(m->special);
+	if (depth > INLINE_DEPTH)
+		return json_object();
+	json_t *props = json_object();
+	inline_properties(props, m, depth, 0);
+	return json_pack("{s:s, s:o}", "type", "object", "properties", props);
+}
+
+json_t *openapi_kind_schema(const struct proxy_resource *r)
+{
+	const struct kt_message *m = r->proto ? kt_find(r->proto) : NULL;
+	const struct kt_message *om = kt_find("k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+	json_t *s;
+	if (m) {
+		s = inline_message(m, 0);
+	} else {
+		s = r->schema ? json_deep_copy(r->schema)
+			      : json_pack("{s:s, s:b}", "type", "object",
+					  "x-kubernetes-preserve-unknown-fields", 1);
+		if (!json_is_object(json_object_get(s, "properties")))
+			json_object_set_new(s, "properties", json_object());
+		if (om)
+			json_object_set_new(json_object_get(s, "properties"), "metadata",
+					    inline_message(om, 1));
+	}
+	json_t *props = json_object_get(s, "properties");
+	if (json_is_object(props)) {
+		json_object_set_new(props, "apiVersion", json_pack("{s:s}", "type", "string"));
+		json_object_set_new(props, "kind", json_pack("{s:s}", "type", "string"));
+	}
+	return s;
+}
+
 /* Adds m and every message reachable from it to schemas. */
 static void add_reachable(json_t *schemas, const struct kt_message *m, int depth)
 {

@@ -36,6 +36,12 @@ json_t *openapi_v3_gv(const char *group, const char *version);
  * not served. Borrowed: valid until the next openapi_* call. */
 const char *openapi_v3_gv_text(const char *group, const char *version, size_t *len);
 
+/* The OpenAPI v3 schema of row r's objects with every reference inlined
+ * (messages deeper than a limit left untyped), apiVersion and kind
+ * included, as kube's schema resolver gives CEL's type checker. New
+ * reference. */
+json_t *openapi_kind_schema(const struct proxy_resource *r);
+
 /* Forgets cached hashes and text; call after the resource table changes. */
 void openapi_invalidate(void);
 

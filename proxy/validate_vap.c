@@ -10,9 +10,9 @@
  * CEL: every expression string of a policy (validations[].expression and
  * .messageExpression, auditAnnotations[].valueExpression,
  * variables[].expression, matchConditions[].expression) goes through
- * check_expr, which for now checks what kube checks before compiling
- * (presence, the audit value's length). Compiling them, as kube's
- * validation does, belongs there and nowhere else.
+ * check_expr: what kube checks before compiling (presence, the audit
+ * value's length), then the compile with cel-go's type checker and the
+ * result type each kind of expression must give (compile_check).
  *
  * Not done here, unlike kube's strategies: the paramKind and paramRef
  * authorization checks (the writer may read the param kind).
@@ -27,6 +27,7 @@
 #include "lib/json.h"
 #include "cel/cel.h"
 #include "lib/util.h"
+#include "proxy/vap.h"
 
 static const char *const failure_policies[] = {"Fail", "Ignore", NULL};
 static const char *const match_policies[] = {"Equivalent", "Exact", NULL};
@@ -147,32 +148,90 @@ enum expr_kind {
 
 /* What a compiler needs to know about the policy around an expression. */
 struct expr_env {
-	bool has_params;        /* paramKind set: `params` is declared */
-	bool has_variables;     /* variables set: `variables` is declared (composition) */
-	const json_t *old_spec; /* the stored spec on update (kube's StoredExpressions
+	bool has_params;         /* paramKind set: `params` is declared */
+	bool has_variables;      /* variables set: `variables` is declared (composition) */
+	const json_t *old_spec;  /* the stored spec on update (kube's StoredExpressions
 				 * environment for expressions it already holds), or NULL */
+	const json_t *variables; /* the schema typing `variables` (variables_schema), or NULL */
+	const json_t *request;   /* the schemas typing request and namespaceObject, or NULL */
+	const json_t *ns;
 };
 
-/* Compiles a present expression as kube does for the policy's
- * environment (object, oldObject, request, params, namespaceObject,
- * authorizer, and variables when the policy has some): a compile error is
- * an Invalid cause with the compiler's message. */
-static void compile_check(json_t *c, const char *path, const char *expr, const struct expr_env *env)
+/* kube's check of an expression's result type (plugin/cel's
+ * CompileCELExpression against the expression's ReturnTypes): NULL when
+ * type (cel-go's name) is one kind takes, else kube's reason. kube's
+ * object and params are dyn too, but its request, namespaceObject and
+ * variables have types that are dyn here: so dyn passes, where kube would
+ * refuse it. */
+static const char *result_type_error(enum expr_kind kind, const char *type)
 {
-	static const struct cel_var vars[] = {
-	    {"object", NULL},          {"oldObject", NULL},  {"request", NULL},   {"params", NULL},
-	    {"namespaceObject", NULL}, {"authorizer", NULL}, {"variables", NULL},
+	if (!strcmp(type, "dyn"))
+		return NULL;
+	switch (kind) {
+	case EXPR_VALIDATION:
+	case EXPR_MATCH: return strcmp(type, "bool") ? "must evaluate to bool" : NULL;
+	case EXPR_MESSAGE: return strcmp(type, "string") ? "must evaluate to string" : NULL;
+	case EXPR_AUDIT_VALUE:
+		return strcmp(type, "string") && strcmp(type, "null_type")
+			   ? "must evaluate to one of [string null_type]"
+			   : NULL;
+	case EXPR_VARIABLE: return NULL;
+	}
+	return NULL;
+}
+
+/* Compiles expr in the policy's environment (object, oldObject, request,
+ * params, namespaceObject, authorizer, and variables when the policy has
+ * some). */
+static cel_program_t *compile_env(const char *expr, const struct expr_env *env, char **err)
+{
+	const struct cel_var vars[] = {
+	    {"object", NULL, false},
+	    {"oldObject", NULL, false},
+	    {"request", env ? env->request : NULL, false},
+	    {"params", NULL, false},
+	    {"namespaceObject", env ? env->ns : NULL, false},
+	    {"authorizer", NULL, false},
+	    {"variables", env ? env->variables : NULL, false},
 	};
 	struct cel_env e = {vars, KB_ARRAY_SIZE(vars) - (env && env->has_variables ? 0 : 1),
-			    CEL_LIB_K8S | CEL_LIB_AUTHZ};
+			    CEL_LIB_K8S | CEL_LIB_AUTHZ, true};
+	return cel_compile(expr, &e, 0, err);
+}
+
+/* Compiles a present expression as kube does: a compile error, or a result
+ * of a type the expression may not give, is an Invalid cause with kube's
+ * message. */
+static void compile_check(json_t *c, const char *path, const char *expr, enum expr_kind kind,
+			  const struct expr_env *env)
+{
 	char *err = NULL, msg[2048];
-	cel_program_t *p = cel_compile(expr, &e, 0, &err);
+	cel_program_t *p = compile_env(expr, env, &err);
+	const char *bad = p ? result_type_error(kind, cel_program_type(p)) : NULL;
 	if (!p) {
 		snprintf(msg, sizeof(msg), "compilation failed: %s", err ? err : "");
 		add_invalid(c, path, expr, msg);
+	} else if (bad) {
+		add_invalid(c, path, expr, bad);
 	}
 	free(err);
 	cel_program_free(p);
+}
+
+/* kube's composition of variables (vap_variables_schema) in the policy's
+ * environment as written. New reference, or NULL when it has none. */
+static json_t *variables_schema(const json_t *spec, const struct expr_env *env)
+{
+	struct cel_var vars[] = {
+	    {"object", NULL, false},
+	    {"oldObject", NULL, false},
+	    {"request", env->request, false},
+	    {"params", NULL, false},
+	    {"namespaceObject", env->ns, false},
+	    {"authorizer", NULL, false},
+	    {"variables", NULL, false},
+	};
+	return vap_variables_schema(spec, vars, KB_ARRAY_SIZE(vars));
 }
 
 /*
@@ -213,7 +272,7 @@ static void check_expr(json_t *c, const char *path, const char *expr, enum expr_
 		break;
 	}
 	if (!blank(expr))
-		compile_check(c, path, expr, env);
+		compile_check(c, path, expr, kind, env);
 }
 
 /* ---- match resources ------------------------------------------------------------ */
@@ -337,8 +396,11 @@ static void match_conditions(json_t *c, const json_t *mcs, const char *base,
 
 void val_match_conditions(json_t *c, const json_t *mcs, const char *base)
 {
-	const struct expr_env env = {0};
+	json_t *request = vap_request_schema(), *ns = vap_namespace_schema();
+	const struct expr_env env = {.request = request, .ns = ns};
 	match_conditions(c, mcs, base, &env);
+	json_decref(request);
+	json_decref(ns);
 }
 
 /* kube's isCELIdentifier: [_a-zA-Z][_a-zA-Z0-9]*, not a reserved word */
@@ -595,6 +657,11 @@ void val_admission_policy(const struct proxy_resource *r, const json_t *obj, con
 	    .has_variables = json_array_size(json_object_get(spec, "variables")) > 0,
 	    .old_spec = old ? json_object_get(old, "spec") : NULL,
 	};
+	json_t *request = vap_request_schema(), *ns = vap_namespace_schema();
+	env.request = request;
+	env.ns = ns;
+	json_t *vars = variables_schema(spec, &env);
+	env.variables = vars;
 	check_enum(c, spec, "failurePolicy", "spec.failurePolicy", failure_policies);
 	if (pk)
 		param_kind(c, pk, "spec.paramKind");
@@ -611,6 +678,9 @@ void val_admission_policy(const struct proxy_resource *r, const json_t *obj, con
 				 "spec.matchConditions", &env);
 	const json_t *meta = json_object_get(obj, "metadata");
 	expressions(c, spec, str_or_empty(meta, "name"), &env);
+	json_decref(vars);
+	json_decref(request);
+	json_decref(ns);
 	policy_status(c, json_object_get(obj, "status"));
 }
 

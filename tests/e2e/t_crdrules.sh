@@ -3,7 +3,8 @@
 # kubectl: rules at the root, on objects, on fields and on map-list items;
 # message, messageExpression, reason and fieldPath; transition rules
 # (oldSelf, optionalOldSelf, map-list correlation); ratcheting of unchanged
-# values; evaluation errors; compile errors refused when the CRD is written.
+# values; evaluation errors; compile errors, type errors, results that are
+# not bools and rules estimated too expensive refused when the CRD is written.
 
 crdrules_crd() { # extra rule on spec.queue (for the ratcheting step)
   cat <<EOF
@@ -75,6 +76,40 @@ $1
                     message: a named port keeps its number
           status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 EOF
+}
+
+crdrules_cost_crd() { # lines that bound the list and its items
+  cat <<EOF
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: tagsets.rules.test}
+spec:
+  group: rules.test
+  scope: Namespaced
+  names: {plural: tagsets, singular: tagset, kind: TagSet}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          tags:
+            type: array
+$1
+            x-kubernetes-validations:
+            - rule: "self.all(t, t.matches('^[a-z]+\$'))"
+EOF
+}
+
+# crdrules_fail_exact DESC WANT CMD...: CMD fails and prints exactly WANT.
+crdrules_fail_exact() {
+  local desc=$1 want=$2; shift 2
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ $rc -ne 0 ] && [ "$out" = "$want" ]; then pass "$desc"
+  else fail "$desc (rc=$rc): wanted '$want', got '$(head -c 900 <<<"$out")'"; fi
 }
 
 crdrules_job() { # name replicas minReplicas gpus queue [extra spec lines]
@@ -197,6 +232,30 @@ crdrules_suite() {
   crdrules_crd "" | sed 's/x-kubernetes-list-type: map/x-kubernetes-list-type: atomic/; /x-kubernetes-list-map-keys/d' >"$d/bad7.yaml"
   expect_fail "oldSelf on an uncorrelatable list item is refused" \
     'oldSelf cannot be used on the uncorrelatable portion of the schema' "${K[@]}" apply -f "$d/bad7.yaml"
+  crdrules_crd "" | sed "s|self.replicas / self.gpus >= 0|self.replicas / self.gpus|" >"$d/bad8.yaml"
+  crdrules_fail_exact "a rule that is not a bool is refused with kube's message" \
+    'The CustomResourceDefinition "gpujobs.rules.test" is invalid: spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[4].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.replicas / self.gpus", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: cel expression must evaluate to a bool' \
+    "${K[@]}" apply -f "$d/bad8.yaml"
+  crdrules_crd "" | sed "s|string(self.gpus)\"|string(self.gpus) == ''\"|" >"$d/bad9.yaml"
+  expect_fail "a messageExpression that is not a string is refused" \
+    'x-kubernetes-validations\[1\].messageExpression: Invalid value: apiextensions.ValidationRule\{Rule:"!has\(self.gpuFraction\) \|\| self.gpus == 1".*: messageExpression must evaluate to a string' \
+    "${K[@]}" apply -f "$d/bad9.yaml"
+  crdrules_crd "" | sed "s|self.replicas / self.gpus >= 0|self.replicas + self.queue == 1|" >"$d/bad10.yaml"
+  expect_fail "a type error is refused with cel-go's message" \
+    "compilation failed: ERROR: <input>:1:15: found no matching overload for '_\\+_' applied to '\\(int, string\\)'" \
+    "${K[@]}" apply -f "$d/bad10.yaml"
+  crdrules_cost_crd "            items: {type: string}" >"$d/cost1.yaml"
+  crdrules_fail_exact "a rule too expensive on an unbounded list is refused" \
+    'The CustomResourceDefinition "tagsets.rules.test" is invalid: 
+* spec.versions[0].schema.openAPIV3Schema.properties[tags].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)
+* spec.versions[0].schema.openAPIV3Schema.properties[tags].x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema
+* spec.versions[0].schema.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)' \
+    "${K[@]}" apply -f "$d/cost1.yaml"
+  crdrules_cost_crd "            maxItems: 16
+            items: {type: string, maxLength: 63}" >"$d/cost2.yaml"
+  expect "the same rule with maxItems and maxLength is accepted" "tagsets.rules.test created" \
+    "${K[@]}" apply -f "$d/cost2.yaml"
+  "${K[@]}" delete crd tagsets.rules.test --wait=false >/dev/null 2>&1
   expect "the CRD still has its rules" "queue names are short" \
     "${K[@]}" get crd gpujobs.rules.test -o yaml
   "${K[@]}" delete crd gpujobs.rules.test --wait=false >/dev/null 2>&1

@@ -5,10 +5,12 @@
 # scope, category api-extensions, v1 only), apply, kube's defaults, the
 # NAME VALIDATIONS PARAMKIND AGE and NAME POLICYNAME PARAMREF AGE columns,
 # explain, kube's validation causes, the policy's status subresource and
-# generation, server-side apply, delete; only cluster-admin may write them
+# generation, the status controller's observedGeneration and typeChecking
+# (expressions type-checked against the matched kinds' schemas), server-side
+# apply, delete; only cluster-admin may write them
 # (not the aggregated admin, edit and view roles). This server does not
-# evaluate them (CEL comes separately); every policy here matches only
-# example.com widgets, which no suite writes, and the suite deletes what it
+# evaluate them here (t_vapeval.sh does); every policy here matches only
+# example.com widgets or is never bound, and the suite deletes what it
 # made. Sourced by run.sh.
 
 # vap_policy NAME: a policy with a param kind, one validation and an audit
@@ -175,8 +177,10 @@ vapcfg_suite() {
   expect "-o yaml: failurePolicy Fail, matchPolicy Equivalent, selectors {}, scope * defaulted" \
     'failurePolicy: Fail.*matchPolicy: Equivalent.*namespaceSelector: \{\}.*objectSelector: \{\}.*scope: .\*' \
     tr '\n' ' ' <"$d/p.out.yaml"
-  expect "-o yaml: an empty status (kube's on create), generation 1" \
-    'generation: 1 .*status: \{\}' tr '\n' ' ' <"$d/p.out.yaml"
+  expect "-o yaml: generation 1" 'generation: 1 ' tr '\n' ' ' <"$d/p.out.yaml"
+  expect_until "the status controller: observedGeneration 1, typeChecking without warnings" \
+    '1 {}' "${K[@]}" get validatingadmissionpolicy vap-replicas \
+    -o jsonpath='{.status.observedGeneration} {.status.typeChecking}'
   expect_eq "binding: match resources defaulted, labels kept, paramRef as given" \
     'Equivalent {} test Deny ["Deny","Audit"] 1' \
     "${K[@]}" get validatingadmissionpolicybinding vap-replicas-binding \
@@ -296,9 +300,10 @@ YAML"
   expect "server-side apply of a policy" \
     'validatingadmissionpolicy\.admissionregistration\.k8s\.io/vap-ssa serverside-applied' \
     "${K[@]}" apply --server-side -f "$d/ssa.yaml"
-  expect_eq "server-side apply: defaults and the empty status" 'Fail Equivalent {}' \
+  expect_until "server-side apply: defaults, and the status the controller fills" \
+    'Fail Equivalent 1 {}' \
     "${K[@]}" get validatingadmissionpolicy vap-ssa \
-    -o jsonpath='{.spec.failurePolicy} {.spec.matchConstraints.matchPolicy} {.status}'
+    -o jsonpath='{.spec.failurePolicy} {.spec.matchConstraints.matchPolicy} {.status.observedGeneration} {.status.typeChecking}'
   vap_binding vap-ssa-binding vap-ssa | sed 's/name: limits/selector: {matchLabels: {tier: gold}}/' >"$d/ssab.yaml"
   expect "kubectl 1.30 applies a binding with a param selector" \
     'validatingadmissionpolicybinding\.admissionregistration\.k8s\.io/vap-ssa-binding created' \
@@ -306,6 +311,30 @@ YAML"
   expect "PARAMREF shows the selector as kube prints it" \
     'vap-ssa-binding +vap-ssa +&LabelSelector\{MatchLabels:map\[string\]string\{tier: gold,\},MatchExpressions:\[\]LabelSelectorRequirement\{\},\}' \
     "${K[@]}" get validatingadmissionpolicybinding vap-ssa-binding --no-headers
+  echo "-- type checking (the policy status controller)"
+  cat >"$d/tc.yaml" <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: vap-typecheck}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}
+  validations:
+  - expression: "object.spec.replicas <= 5"
+  - expression: "object.spec.replicas > 'five'"
+    messageExpression: "'too many: ' + object.spec.nope"
+EOF
+  expect "a policy whose expressions are wrong for its kind is created" \
+    'validatingadmissionpolicy\.admissionregistration\.k8s\.io/vap-typecheck created' \
+    "${K[@]}" apply -f "$d/tc.yaml"
+  expect_until "the status controller type-checks it against Deployment's schema" \
+    "1 spec.validations[1].expression spec.validations[1].messageExpression apps/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload for '_>_' applied to '(int, string)'" \
+    bash -c "kubectl --kubeconfig $KCFG get validatingadmissionpolicy vap-typecheck -o jsonpath='{.status.observedGeneration} {.status.typeChecking.expressionWarnings[*].fieldRef} {.status.typeChecking.expressionWarnings[0].warning}' | head -1"
+  expect "the messageExpression's warning names the undefined field" \
+    "apps/v1, Kind=Deployment: ERROR: <input>:1:27: undefined field 'nope'" \
+    "${K[@]}" get validatingadmissionpolicy vap-typecheck -o jsonpath='{.status.typeChecking.expressionWarnings[1].warning}'
+  "${K[@]}" delete validatingadmissionpolicy vap-typecheck >/dev/null 2>&1
   expect "delete the policies" 'validatingadmissionpolicy\.admissionregistration\.k8s\.io "vap-ssa" deleted' \
     "${K[@]}" delete validatingadmissionpolicy vap-replicas vap-ssa
   expect "delete the bindings" 'validatingadmissionpolicybinding\.admissionregistration\.k8s\.io "vap-ssa-binding" deleted' \

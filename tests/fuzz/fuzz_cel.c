@@ -5,7 +5,8 @@
  * The input's first line is the expression, the rest a JSON document bound
  * to `self` (dyn) and, through a schema, to `typed`. Compiles it with every
  * library and evaluates it under a cost limit; the result is converted to
- * JSON. Nothing may crash, leak or run past the limit.
+ * JSON. Nothing may crash, leak or run past the limit; the checked type
+ * and the estimated cost are always there (min <= max).
  */
 #include "tests/fuzz/fuzz.h"
 
@@ -46,6 +47,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *err = NULL;
 	cel_program_t *p = cel_compile(s, &env, 4096, &err);
 	if (p) {
+		uint64_t lo, hi;
+		cel_program_cost(p, &lo, &hi);
+		if (lo > hi || !cel_program_type(p))
+			abort();
 		cel_ctx_t *c = cel_ctx_new(100000);
 		cel_bind_json(c, "self", doc, NULL);
 		cel_bind_json(c, "typed", doc, schema());

@@ -103,13 +103,14 @@ static const struct tc cases[] = {
     {"1 + 1.0", "~found no matching overload for '_+_' applied to '(int, double)'"},
     {"-'a'", "~found no matching overload for '-_' applied to '(string)'"},
     {"!1", "~found no matching overload for '!_' applied to '(int)'"},
-    {"1 ? 2 : 3", "~found no matching overload for '_?_:_' applied to '(int)'"},
+    {"1 ? 2 : 3", "~found no matching overload for '_?_:_' applied to '(int, int, int)'"},
     {"size('a') + 'b'", "~found no matching overload for '_+_' applied to '(int, string)'"},
     {"timestamp('2023-01-01T00:00:00Z') + timestamp('2023-01-01T00:00:00Z')",
      "~found no matching overload for '_+_' applied to '(google.protobuf.Timestamp, "
      "google.protobuf.Timestamp)'"},
     {"1.5 % 1.0", "~found no matching overload for '_%_' applied to '(double, double)'"},
-    {"dyn(1.5) % 1.0", "!no such overload"},
+    {"dyn(1.5) % 1.0", "~found no matching overload for '_%_' applied to '(dyn, double)'"},
+    {"dyn(1.5) % dyn(1.0)", "!no such overload"},
     /* heterogeneous equality and comparisons */
     {"1 == 1u", "~found no matching overload for '_==_' applied to '(int, uint)'"},
     {"dyn(1) == 1u", "true"},
@@ -121,7 +122,9 @@ static const struct tc cases[] = {
     {"null == 0", "false"},
     {"[1, 2] == [dyn(1.0), 2u]", "true"},
     {"[1, 2] == [1.0, 2u]", "~expected type 'double' but found 'uint'"},
-    {"{'a': 1} == {'a': 1.0}", "true"},
+    {"{'a': 1} == {'a': 1.0}",
+     "~found no matching overload for '_==_' applied to '(map(string, int), map(string, double))'"},
+    {"{'a': 1} == {'a': dyn(1.0)}", "true"},
     {"{'a': 1} == {'b': 1}", "false"},
     {"[1] == [1, 2]", "false"},
     {"1 < 1.5", "true"},
@@ -137,7 +140,9 @@ static const struct tc cases[] = {
     {"'a' in {'a': 1}", "true"},
     {"'b' in {'a': 1}", "false"},
     {"dyn(2.0) in [1, 2]", "true"},
-    {"1 in {1u: 'x'}", "true"},
+    {"1 in {1u: 'x'}",
+     "~found no matching overload for '@in' applied to '(int, map(uint, string))'"},
+    {"dyn(1) in {1u: 'x'}", "true"},
     /* error absorption */
     {"1/0 == 0 || true", "true"},
     {"true || 1/0 == 0", "true"},
@@ -412,7 +417,9 @@ static const struct tc cases[] = {
     {"sets.equivalent([1, 2], [1, 3])", "false"},
     {"sets.intersects([1, 2], [2, 5])", "true"},
     {"sets.intersects([1], [2])", "false"},
-    {"sets.contains([1.0], [1])", "true"},
+    {"sets.contains([1.0], [1])",
+     "~found no matching overload for 'sets.contains' applied to '(list(double), list(int))'"},
+    {"sets.contains([1.0], [dyn(1)])", "true"},
     /* encoders */
     {"base64.encode(b'hello')", "\"aGVsbG8=\""},
     {"base64.decode('aGVsbG8=') == b'hello'", "true"},
@@ -957,6 +964,230 @@ START_TEST(debug_and_json)
 }
 END_TEST
 
+/* ---- the static type checker: result types and type errors ---- */
+
+#define OBJ(props) "{\"self\": {\"type\": \"object\", \"properties\": {" props "}}}"
+
+struct type_case {
+	const char *expr;
+	const char *want;    /* cel-go's type name, or "~" and part of the error */
+	const char *schemas; /* JSON object name -> schema (the variables), or NULL */
+};
+
+static const struct type_case type_cases[] = {
+    {"1", "int"},
+    {"1u", "uint"},
+    {"1.5", "double"},
+    {"'a'", "string"},
+    {"b'a'", "bytes"},
+    {"null", "null_type"},
+    {"1 < 2", "bool"},
+    {"[1, 2]", "list(int)"},
+    {"[]", "list(dyn)"},
+    {"[1, dyn('a')]", "list(dyn)"},
+    {"{'a': 1}", "map(string, int)"},
+    {"{'a': [1]}['a']", "list(int)"},
+    {"[1, 2][0]", "int"},
+    {"duration('1s') + duration('2s')", "google.protobuf.Duration"},
+    {"timestamp('2023-01-01T00:00:00Z') - timestamp('2023-01-01T00:00:00Z')",
+     "google.protobuf.Duration"},
+    {"timestamp('2023-01-01T00:00:00Z') + duration('1s')", "google.protobuf.Timestamp"},
+    {"[1] + [2]", "list(int)"},
+    {"'a' + 'b'", "string"},
+    {"[1, 2].map(x, double(x) * 2.0)", "list(double)"},
+    {"[1, 2].map(x, x > 1, string(x))", "list(string)"},
+    {"[1, 2].filter(x, x > 1)", "list(int)"},
+    {"[1].all(x, x > 0)", "bool"},
+    {"[1].exists_one(x, x > 0)", "bool"},
+    {"{'a': 1}.map(k, k)", "list(string)"},
+    {"{'a': 1}.all(k, v, v > 0)", "bool"},
+    {"['a'].transformMap(i, v, v + 'x')", "map(int, string)"},
+    {"['a'].transformList(i, v, i)", "list(int)"},
+    {"{'a': 1}.transformMapEntry(k, v, {v: k})", "map(int, string)"},
+    {"type(1)", "type(int)"},
+    {"int", "type(int)"},
+    {"true ? 1 : 2", "int"},
+    {"dyn(1) + 1", "int"},
+    {"dyn(1) + dyn(2)", "dyn"},
+    {"dyn(1) < 2", "bool"},
+    {"x", "dyn", "{\"x\": null}"},
+    {"x.y.z", "dyn", "{\"x\": null}"},
+    {"optional.of(1)", "optional_type(int)"},
+    {"optional.of(1).orValue(2)", "int"},
+    {"optional.none().hasValue()", "bool"},
+    {"[1].first()", "optional_type(int)"},
+    {"optional.of(1).optMap(x, string(x))", "optional_type(string)"},
+    {"{'a': 1}[?'a']", "optional_type(int)"},
+    {"'a,b'.split(',')", "list(string)"},
+    {"['a'].join(',')", "string"},
+    {"'abc'.find('b')", "string"},
+    {"'abc'.findAll('b')", "list(string)"},
+    {"[1, 2].sum()", "int"},
+    {"[1.5].max()", "double"},
+    {"[1, 2].indexOf(1)", "int"},
+    {"quantity('1')", "kubernetes.Quantity"},
+    {"quantity('1').add(1).isInteger()", "bool"},
+    {"quantity('1').compareTo(quantity('2'))", "int"},
+    {"url('https://x').getQuery()", "map(string, list(string))"},
+    {"ip('1.2.3.4').family()", "int"},
+    {"cidr('10.0.0.0/8').ip()", "net.IP"},
+    {"cidr('10.0.0.0/8').containsIP('10.0.0.1')", "bool"},
+    {"semver('1.0.0').major()", "int"},
+    {"format.dns1123Label().validate('x')", "optional_type(list(string))"},
+    {"sets.contains([1], [1])", "bool"},
+    {"base64.decode('aGk=')", "bytes"},
+    {"timestamp('2023-01-01T00:00:00Z').getHours('UTC')", "int"},
+    {"self", "object", OBJ("\"n\": {\"type\": \"integer\"}")},
+    {"self.n", "int", OBJ("\"n\": {\"type\": \"integer\"}")},
+    {"self.f", "double", OBJ("\"f\": {\"type\": \"number\"}")},
+    {"self.l", "list(string)",
+     OBJ("\"l\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}")},
+    {"self.l.map(x, x.size())", "list(int)",
+     OBJ("\"l\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}")},
+    {"self.m", "map(string, int)",
+     OBJ("\"m\": {\"type\": \"object\", \"additionalProperties\": {\"type\": \"integer\"}}")},
+    {"self.m.x", "int",
+     OBJ("\"m\": {\"type\": \"object\", \"additionalProperties\": {\"type\": \"integer\"}}")},
+    {"self.t", "google.protobuf.Timestamp",
+     OBJ("\"t\": {\"type\": \"string\", \"format\": \"date-time\"}")},
+    {"self.d", "google.protobuf.Duration",
+     OBJ("\"d\": {\"type\": \"string\", \"format\": \"duration\"}")},
+    {"self.b", "bytes", OBJ("\"b\": {\"type\": \"string\", \"format\": \"byte\"}")},
+    {"self.i", "dyn", OBJ("\"i\": {\"x-kubernetes-int-or-string\": true}")},
+    {"self.p", "dyn",
+     OBJ("\"p\": {\"type\": \"object\", \"x-kubernetes-preserve-unknown-fields\": true}")},
+    {"self.o.x", "bool",
+     OBJ("\"o\": {\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"boolean\"}}}")},
+    {"self.?o.?x", "optional_type(bool)",
+     OBJ("\"o\": {\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"boolean\"}}}")},
+    {"self.e.metadata.name", "string",
+     OBJ("\"e\": {\"type\": \"object\", \"x-kubernetes-embedded-resource\": true}")},
+    {"self.items.map(i, i.n)", "list(int)",
+     OBJ("\"items\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": "
+	 "{\"n\": {\"type\": \"integer\"}}}}")},
+    {"true ? 'a' : null", "string"},
+    {"true ? null : 'a'", "string"},
+    {"dyn(1) > 0 ? 'big: ' + string(dyn(1)) : null", "string"},
+    {"has(self.o.x)", "bool",
+     OBJ("\"o\": {\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"boolean\"}}}")},
+    {"has(self.n.x)", "~type 'int' does not support field selection",
+     OBJ("\"n\": {\"type\": \"integer\"}")},
+    /* type errors, in cel-go's words */
+    {"[1, 2].map(x, x + 'a')", "~found no matching overload for '_+_' applied to '(int, string)'"},
+    {"[1].all(x, x)", "~found no matching overload for '@not_strictly_false' applied to '(int)'"},
+    {"[1].exists(x, 'a')",
+     "~found no matching overload for '@not_strictly_false' applied to '(string)'"},
+    {"[1].filter(x, 1)",
+     "~found no matching overload for '_?_:_' applied to '(int, list(int), list(int))'"},
+    {"1.all(x, true)", "~expression of type 'int' cannot be range of a comprehension (must be "
+		       "list, map, or dynamic)"},
+    {"[1]['a']", "~found no matching overload for '_[_]' applied to '(list(int), string)'"},
+    {"{'a': 1}[1]", "~found no matching overload for '_[_]' applied to '(map(string, int), int)'"},
+    {"true ? 1 : 'a'", "~found no matching overload for '_?_:_' applied to '(bool, int, string)'"},
+    {"'a'.size() + 'b'", "~found no matching overload for '_+_' applied to '(int, string)'"},
+    {"quantity('1').add('x')",
+     "~found no matching overload for 'add' applied to 'kubernetes.Quantity.(string)'"},
+    {"'a'.charAt('b')", "~found no matching overload for 'charAt' applied to 'string.(string)'"},
+    {"duration('1s') + 1",
+     "~found no matching overload for '_+_' applied to '(google.protobuf.Duration, int)'"},
+    {"optional.of(1).orValue('a')",
+     "~found no matching overload for 'orValue' applied to 'optional_type(int).(string)'"},
+    {"[1].map(x, x).size() + 'a'",
+     "~found no matching overload for '_+_' applied to '(int, string)'"},
+    {"self.l[0] + 1", "~found no matching overload for '_+_' applied to '(string, int)'",
+     OBJ("\"l\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}")},
+    {"self.m.x.startsWith('a')",
+     "~found no matching overload for 'startsWith' applied to 'int.(string)'",
+     OBJ("\"m\": {\"type\": \"object\", \"additionalProperties\": {\"type\": \"integer\"}}")},
+    {"self.name + 1",
+     "ERROR: <input>:1:11: found no matching overload for '_+_' applied to '(string, int)'\n"
+     " | self.name + 1\n | ..........^",
+     OBJ("\"name\": {\"type\": \"string\"}")},
+    {"self.n.x", "~type 'int' does not support field selection",
+     OBJ("\"n\": {\"type\": \"integer\"}")},
+    {NULL, NULL},
+};
+
+START_TEST(types)
+{
+	const struct type_case *t = &type_cases[_i];
+	json_t *schemas = t->schemas ? json_loads(t->schemas, 0, NULL) : json_object();
+	ck_assert_msg(schemas != NULL, "case %d: bad JSON", _i);
+	struct cel_var decl[4];
+	size_t nv = 0;
+	const char *name;
+	json_t *s;
+	json_object_foreach (schemas, name, s)
+		decl[nv++] = (struct cel_var){name, json_is_null(s) ? NULL : s};
+	struct cel_env env = {decl, nv, CEL_LIB_K8S};
+	char *err = NULL;
+	cel_program_t *p = cel_compile(t->expr, &env, 0, &err);
+	if (t->want[0] == '~' || t->want[0] == 'E') {
+		ck_assert_msg(!p, "case %d (%s): compiled as %s, expected %s", _i, t->expr,
+			      p ? cel_program_type(p) : "", t->want);
+		if (t->want[0] == 'E')
+			ck_assert_msg(!strcmp(err, t->want), "case %d (%s):\n%s\nexpected\n%s", _i,
+				      t->expr, err, t->want);
+		else
+			ck_assert_msg(strstr(err, t->want + 1) != NULL,
+				      "case %d (%s):\n%s\nexpected %s", _i, t->expr, err, t->want);
+	} else {
+		ck_assert_msg(p != NULL, "case %d (%s): %s", _i, t->expr, err);
+		ck_assert_msg(!strcmp(cel_program_type(p), t->want),
+			      "case %d (%s): %s, expected %s", _i, t->expr, cel_program_type(p),
+			      t->want);
+	}
+	free(err);
+	cel_program_free(p);
+	json_decref(schemas);
+}
+END_TEST
+
+/* cel-go's estimated cost with kube's sizes from schemas */
+START_TEST(estimated_cost)
+{
+	static const struct {
+		const char *expr, *schema;
+		uint64_t min, max;
+	} ccases[] = {
+	    {"1 + 2", NULL, 1, 1},
+	    /* the literal 10, the result 1, per item x > 0 (2) and the step (3) */
+	    {"[1, 2, 3].all(x, x > 0)", NULL, 26, 26},
+	    {"'abc'.startsWith('a')", NULL, 1, 2},
+	    {"self.size() < 10", "{\"type\":\"string\"}", 3, 3},
+	    {"self == 'x'", "{\"type\":\"string\",\"maxLength\":100}", 3, 3},
+	    {"self.all(x, x.size() < 10)",
+	     "{\"type\":\"array\",\"maxItems\":10,\"items\":{\"type\":\"string\"}}", 2, 62},
+	    /* unbounded: what a 3 MiB request holds, items of at least 2 bytes and a comma */
+	    {"self.all(x, x.size() < 10)", "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}",
+	     2, 6291452},
+	    {"self.all(x, x.matches('^[a-z]+$'))",
+	     "{\"type\":\"array\",\"maxItems\":4,\"items\":{\"type\":\"string\",\"maxLength\":64}}",
+	     2, 2 + 4 * (3 + 1 + 16 * 2)},
+	    {"self.m.all(k, self.m[k] > 0)",
+	     "{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"object\",\"maxProperties\":5,"
+	     "\"additionalProperties\":{\"type\":\"integer\"}}}}",
+	     3, 3 + 5 * (5 + 3)},
+	};
+	for (size_t i = 0; i < sizeof(ccases) / sizeof(ccases[0]); i++) {
+		json_t *s = ccases[i].schema ? json_loads(ccases[i].schema, 0, NULL) : NULL;
+		struct cel_var v = {"self", s, false};
+		struct cel_env env = {&v, 1, CEL_LIB_K8S};
+		char *err = NULL;
+		cel_program_t *p = cel_compile(ccases[i].expr, &env, 0, &err);
+		ck_assert_msg(p != NULL, "%s: %s", ccases[i].expr, err);
+		uint64_t lo, hi;
+		cel_program_cost(p, &lo, &hi);
+		ck_assert_msg(lo == ccases[i].min && hi == ccases[i].max,
+			      "%s: [%llu, %llu], expected [%llu, %llu]", ccases[i].expr,
+			      (unsigned long long)lo, (unsigned long long)hi,
+			      (unsigned long long)ccases[i].min, (unsigned long long)ccases[i].max);
+		cel_program_free(p);
+		json_decref(s);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cel");
@@ -972,6 +1203,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, reads);
 	tcase_add_test(tc, debug_and_json);
 	tcase_add_test(tc, lazy);
+	size_t nt = 0;
+	while (type_cases[nt].expr)
+		nt++;
+	tcase_add_loop_test(tc, types, 0, (int)nt);
+	tcase_add_test(tc, estimated_cost);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,6 +6,7 @@
  * optionalOldSelf, map-list correlation, ratcheting, evaluation errors.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,145 @@ START_TEST(check_crd)
 }
 END_TEST
 
+/* The rules' types, as kube's compileRule checks them: a bool rule (not
+ * dyn), a string messageExpression, checked only when the rule is good. */
+START_TEST(check_types)
+{
+	json_t *c = json_array();
+	json_t *s =
+	    J("{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+	      "\"n\":{\"type\":\"integer\"}},\"x-kubernetes-validations\":["
+	      "{\"rule\":\"self.name\"},"
+	      "{\"rule\":\"dyn(true)\"},"
+	      "{\"rule\":\"self.n > 1\",\"messageExpression\":\"self.n\"},"
+	      "{\"rule\":\"self.n > 1\",\"messageExpression\":\"'n is ' + string(self.n)\"},"
+	      "{\"rule\":\"self.name\",\"messageExpression\":\"self.n\"},"
+	      "{\"rule\":\"self.n + 'a' == 'b'\"},"
+	      "{\"rule\":\"self.name.size() > 1\",\"messageExpression\":\"nope\"}]}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 6);
+	char *got = lines(c);
+	const char *want[] = {
+	    "p.x-kubernetes-validations[0].rule: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"self.name\", Message:\"\", "
+	    "MessageExpression:\"\", "
+	    "Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", "
+	    "OptionalOldSelf:(*bool)(nil)}: cel expression must evaluate to a bool",
+	    "p.x-kubernetes-validations[1].rule: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"dyn(true)\"",
+	    "p.x-kubernetes-validations[2].messageExpression: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"self.n > 1\", Message:\"\", "
+	    "MessageExpression:\"self.n\", Reason:(*apiextensions.FieldValueErrorReason)(nil), "
+	    "FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: messageExpression must evaluate to a "
+	    "string",
+	    "p.x-kubernetes-validations[4].rule: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"self.name\", Message:\"\", "
+	    "MessageExpression:\"self.n\"",
+	    "p.x-kubernetes-validations[5].rule: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"self.n + 'a' == 'b'\"",
+	    "compilation failed: ERROR: <input>:1:8: found no matching overload for '_+_' "
+	    "applied to '(int, string)'\n | self.n + 'a' == 'b'\n | .......^",
+	    "p.x-kubernetes-validations[6].messageExpression: Invalid value: "
+	    "apiextensions.ValidationRule{Rule:\"self.name.size() > 1\"",
+	    "messageExpression compilation failed: ERROR: <input>:1:1: undeclared reference to "
+	    "'nope' (in container '')",
+	};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(want); i++)
+		ck_assert_msg(strstr(got, want[i]), "missing %s in\n%s", want[i], got);
+	ck_assert_msg(!strstr(got, "validations[3]"), "%s", got);
+	ck_assert_msg(!strstr(got, "validations[4].messageExpression"), "%s", got);
+	free(got);
+	json_decref(s);
+	json_decref(c);
+}
+END_TEST
+
+#define TRY_MORE                                                                              \
+	" (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where " \
+	"arrays, "                                                                            \
+	"maps, and strings are declared)"
+
+/* kube's refusal of rules whose estimated cost is too high, per rule and
+ * for the whole schema; the bounds a schema declares make them cheap. */
+START_TEST(check_cost)
+{
+	const char *rule = "self.all(x, x.matches('^[a-z]+$'))";
+	char schema[1024];
+	snprintf(
+	    schema, sizeof(schema),
+	    "{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\",%s"
+	    "\"items\":{\"type\":\"string\"%s},\"x-kubernetes-validations\":[{\"rule\":\"%s\"}]}}}",
+	    "", "", rule);
+	json_t *c = json_array(), *s = J(schema);
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 3);
+	char *got = lines(c);
+	ck_assert_str_eq(got,
+			 "p.properties[l].x-kubernetes-validations[0].rule: Forbidden: estimated "
+			 "rule cost exceeds budget by factor of more than 100x" TRY_MORE
+			 " | p.properties[l].x-kubernetes-validations[0].rule: Forbidden: "
+			 "contributed to estimated rule cost total exceeding cost limit for "
+			 "entire OpenAPIv3 schema | p: Forbidden: x-kubernetes-validations "
+			 "estimated rule cost total for entire OpenAPIv3 schema exceeds budget "
+			 "by factor of more than 100x" TRY_MORE);
+	free(got);
+	json_decref(c);
+	/* an update that keeps the schema: no per-expression limit (the total
+	 * still holds) */
+	c = json_array();
+	json_t *same = json_deep_copy(s);
+	ck_assert_int_eq(crd_rules_check_update(s, same, "p", c), 2);
+	got = lines(c);
+	ck_assert_msg(!strstr(got, "estimated rule cost exceeds"), "%s", got);
+	free(got);
+	json_decref(same);
+	json_decref(s);
+	json_decref(c);
+	/* bounded: accepted */
+	snprintf(
+	    schema, sizeof(schema),
+	    "{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\",%s"
+	    "\"items\":{\"type\":\"string\"%s},\"x-kubernetes-validations\":[{\"rule\":\"%s\"}]}}}",
+	    "\"maxItems\":10,", ",\"maxLength\":64", rule);
+	c = json_array();
+	s = J(schema);
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 0);
+	json_decref(s);
+	json_decref(c);
+	/* a rule on the items of an unbounded list runs once per item; a
+	 * factor under 1.5 is written with six decimals */
+	c = json_array();
+	s = J("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\",\"items\":{"
+	      "\"type\":\"string\",\"x-kubernetes-validations\":[{\"rule\":\"self.size() < 10 && "
+	      "self.startsWith('a') && self.endsWith('b') && self != 'c'\"}]}}}}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 1);
+	got = lines(c);
+	ck_assert_str_eq(got, "p.properties[l].items.x-kubernetes-validations[0].rule: Forbidden: "
+			      "estimated rule cost exceeds budget by factor of 1.258291x" TRY_MORE);
+	free(got);
+	json_decref(s);
+	json_decref(c);
+	/* between 1.5 and 100: one decimal */
+	c = json_array();
+	s = J("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\",\"items\":{"
+	      "\"type\":\"string\"},\"x-kubernetes-validations\":[{\"rule\":\"self.all(x, "
+	      "x.size() < 10 && x.startsWith('a') && x.endsWith('b') && x != 'c')\"}]}}}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 1);
+	got = lines(c);
+	ck_assert_str_eq(got, "p.properties[l].x-kubernetes-validations[0].rule: Forbidden: "
+			      "estimated rule cost exceeds budget by factor of 1.6x" TRY_MORE);
+	free(got);
+	json_decref(s);
+	json_decref(c);
+	/* a messageExpression is not multiplied */
+	c = json_array();
+	s = J("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\","
+	      "\"x-kubernetes-validations\":[{\"rule\":\"self.size() < 10\",\"messageExpression\":"
+	      "\"self.matches('^[a-z]+$') ? 'a' : self + self + self + self + self\"}]}}}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 0);
+	json_decref(s);
+	json_decref(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("crd_rules");
@@ -163,6 +303,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, eval_messages);
 	tcase_add_test(tc, eval_transitions);
 	tcase_add_test(tc, check_crd);
+	tcase_add_test(tc, check_types);
+	tcase_add_test(tc, check_cost);
 	suite_add_tcase(s, tc);
 	return s;
 }

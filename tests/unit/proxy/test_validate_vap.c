@@ -19,6 +19,7 @@
 #include "proxy/resource.h"
 #include "proxy/types.h"
 #include "proxy/validate.h"
+#include "proxy/vap.h"
 
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
@@ -669,12 +670,191 @@ START_TEST(compile_errors)
 }
 END_TEST
 
+/* Result types as kube's compiler checks them: a validation and a match
+ * condition give a bool, a messageExpression a string, an audit value a
+ * string or null; a variable anything; dyn passes. */
+START_TEST(result_types)
+{
+	expect(
+	    &vap_res,
+	    POLICY(",\"matchConditions\":[{\"name\":\"m\",\"expression\":\"'yes'\"}],"
+		   "\"variables\":[{\"name\":\"v\",\"expression\":\"[1, 2]\"}],"
+		   "\"validations\":[{\"expression\":\"size(object.spec.x)\"},"
+		   "{\"expression\":\"object.spec.x\",\"messageExpression\":\"1 + 1\"},"
+		   "{\"expression\":\"1 + 'a' == 'b'\"}],"
+		   "\"auditAnnotations\":[{\"key\":\"a\",\"valueExpression\":\"true\"},"
+		   "{\"key\":\"b\",\"valueExpression\":\"null\"},"
+		   "{\"key\":\"c\",\"valueExpression\":\"'x' + object.kind\"},"
+		   "{\"key\":\"d\",\"valueExpression\":\"object.spec.replicas > 50 ? "
+		   "'replicas set to ' + string(object.spec.replicas) : null\"}]"),
+	    NULL,
+	    "spec.matchConditions[0].expression: Invalid value: \"'yes'\": must evaluate to bool | "
+	    "spec.validations[0].expression: Invalid value: \"size(object.spec.x)\": must "
+	    "evaluate to bool | "
+	    "spec.validations[1].messageExpression: Invalid value: \"1 + 1\": must evaluate to "
+	    "string | "
+	    "spec.validations[2].expression: Invalid value: \"1 + 'a' == 'b'\": compilation "
+	    "failed: ERROR: <input>:1:3: found no matching overload for '_+_' applied to '(int, "
+	    "string)'\n"
+	    " | 1 + 'a' == 'b'\n"
+	    " | ..^ | "
+	    "spec.auditAnnotations[0].valueExpression: Invalid value: \"true\": must evaluate to "
+	    "one of [string null_type]");
+}
+END_TEST
+
+/* kube's policy status controller's type checking: each validation
+ * against the schema of every kind the rules name. */
+START_TEST(type_checking)
+{
+	json_t *p = json_loads(
+	    "{\"metadata\":{\"name\":\"p\",\"generation\":3},\"spec\":{\"matchConstraints\":{"
+	    "\"resourceRules\":[{\"apiGroups\":[\"apps\"],\"apiVersions\":[\"v1\"],"
+	    "\"operations\":[\"CREATE\"],\"resources\":[\"deployments\",\"replicasets\"]},"
+	    "{\"apiGroups\":[\"*\"],\"apiVersions\":[\"v1\"],\"operations\":[\"CREATE\"],"
+	    "\"resources\":[\"pods\"]}]},"
+	    "\"validations\":[{\"expression\":\"object.spec.replicas <= 5\"},"
+	    "{\"expression\":\"object.spec.replicas > 'a'\","
+	    "\"messageExpression\":\"object.metadata.name + object.spec.nope\"}]}}",
+	    0, NULL);
+	ck_assert_ptr_nonnull(p);
+	json_t *st = vap_type_check(p);
+	ck_assert_int_eq(json_integer_value(json_object_get(st, "observedGeneration")), 3);
+	const json_t *ws =
+	    json_object_get(json_object_get(st, "typeChecking"), "expressionWarnings");
+	ck_assert_int_eq(json_array_size(ws), 2);
+	const json_t *w = json_array_get(ws, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(w, "fieldRef")),
+			 "spec.validations[1].expression");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(w, "warning")),
+	    "apps/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload "
+	    "for '_>_' applied to '(int, string)'\n"
+	    " | object.spec.replicas > 'a'\n"
+	    " | .....................^\n"
+	    "\n"
+	    "apps/v1, Kind=ReplicaSet: ERROR: <input>:1:22: found no matching overload "
+	    "for '_>_' applied to '(int, string)'\n"
+	    " | object.spec.replicas > 'a'\n"
+	    " | .....................^\n");
+	w = json_array_get(ws, 1);
+	ck_assert_str_eq(json_string_value(json_object_get(w, "fieldRef")),
+			 "spec.validations[1].messageExpression");
+	ck_assert_msg(
+	    strstr(json_string_value(json_object_get(w, "warning")), "undefined field 'nope'"),
+	    "%s", json_string_value(json_object_get(w, "warning")));
+	json_decref(st);
+	/* no kind to check (a wildcard): no warnings, typeChecking empty */
+	json_object_set_new(json_object_get(json_object_get(p, "spec"), "matchConstraints"),
+			    "resourceRules",
+			    json_loads("[{\"apiGroups\":[\"*\"],\"apiVersions\":[\"*\"],"
+				       "\"resources\":[\"*\"]}]",
+				       0, NULL));
+	st = vap_type_check(p);
+	ck_assert_int_eq(json_object_size(json_object_get(st, "typeChecking")), 0);
+	json_decref(st);
+	json_decref(p);
+}
+END_TEST
+
+/* variables.<name> typed by the variable's expression, as kube's
+ * composition types them */
+START_TEST(typed_variables)
+{
+	expect(
+	    &vap_res,
+	    POLICY(",\"variables\":[{\"name\":\"big\",\"expression\":\"object.spec.replicas > 5\"},"
+		   "{\"name\":\"n\",\"expression\":\"size(object.spec.items)\"},"
+		   "{\"name\":\"names\",\"expression\":\"object.spec.items.map(i, string(i))\"},"
+		   "{\"name\":\"when\",\"expression\":\"timestamp('2024-01-01T00:00:00Z')\"}],"
+		   "\"validations\":[{\"expression\":\"variables.big\"},"
+		   "{\"expression\":\"variables.n\"},"
+		   "{\"expression\":\"variables.names.all(x, x.size() < 5) && "
+		   "variables.when < timestamp('2025-01-01T00:00:00Z')\"},"
+		   "{\"expression\":\"variables.nope\"},"
+		   "{\"expression\":\"variables.n + 'a' == 'b'\"}]"),
+	    NULL,
+	    "spec.validations[1].expression: Invalid value: \"variables.n\": must evaluate to bool "
+	    "| "
+	    "spec.validations[3].expression: Invalid value: \"variables.nope\": compilation "
+	    "failed: "
+	    "ERROR: <input>:1:10: undefined field 'nope'\n"
+	    " | variables.nope\n"
+	    " | .........^ | "
+	    "spec.validations[4].expression: Invalid value: \"variables.n + 'a' == 'b'\": "
+	    "compilation failed: ERROR: <input>:1:13: found no matching overload for '_+_' "
+	    "applied to '(int, string)'\n"
+	    " | variables.n + 'a' == 'b'\n"
+	    " | ............^");
+}
+END_TEST
+
+/* request and namespaceObject typed as kube types them; a field named by
+ * a CEL keyword is selected as written */
+START_TEST(typed_request)
+{
+	expect(
+	    &vap_res,
+	    POLICY(",\"validations\":[{\"expression\":\"request.namespace == 'x' && "
+		   "request.userInfo.groups.exists(g, g == 'a') && request.dryRun && "
+		   "request.kind.kind == 'Pod' && size(request.userInfo.extra['k']) > 0\"},"
+		   "{\"expression\":\"namespaceObject.metadata.labels['x'] == 'y' && "
+		   "namespaceObject.status.phase == 'Active'\"},"
+		   "{\"expression\":\"request.operation == 1\"},"
+		   "{\"expression\":\"request.nope == 'x'\"},"
+		   "{\"expression\":\"request.dryRun\",\"messageExpression\":\"request.name\"}]"),
+	    NULL,
+	    "spec.validations[2].expression: Invalid value: \"request.operation == 1\": "
+	    "compilation failed: ERROR: <input>:1:19: found no matching overload for '_==_' "
+	    "applied to '(string, int)'\n"
+	    " | request.operation == 1\n"
+	    " | ..................^ | "
+	    "spec.validations[3].expression: Invalid value: \"request.nope == 'x'\": compilation "
+	    "failed: ERROR: <input>:1:8: undefined field 'nope'\n"
+	    " | request.nope == 'x'\n"
+	    " | .......^");
+	/* the status controller: object.metadata.namespace as written */
+	json_t *p = json_loads(
+	    "{\"metadata\":{\"name\":\"p\",\"generation\":1},\"spec\":{\"matchConstraints\":{"
+	    "\"resourceRules\":[{\"apiGroups\":[\"apps\"],\"apiVersions\":[\"v1\"],"
+	    "\"operations\":[\"CREATE\"],\"resources\":[\"deployments\"]}]},"
+	    "\"validations\":[{\"expression\":\"object.metadata.namespace == request.namespace && "
+	    "object.metadata.labels['a'] == 'b'\"}]}}",
+	    0, NULL);
+	json_t *st = vap_type_check(p);
+	ck_assert_int_eq(json_object_size(json_object_get(st, "typeChecking")), 0);
+	json_decref(st);
+	json_decref(p);
+	/* a variable has the type of its expression for each kind */
+	p = json_loads(
+	    "{\"metadata\":{\"name\":\"p\",\"generation\":1},\"spec\":{\"matchConstraints\":{"
+	    "\"resourceRules\":[{\"apiGroups\":[\"apps\"],\"apiVersions\":[\"v1\"],"
+	    "\"operations\":[\"CREATE\"],\"resources\":[\"deployments\"]}]},"
+	    "\"variables\":[{\"name\":\"spec\",\"expression\":\"object.spec\"}],"
+	    "\"validations\":[{\"expression\":\"variables.spec.replicas > 'a'\"}]}}",
+	    0, NULL);
+	st = vap_type_check(p);
+	const json_t *w = json_array_get(
+	    json_object_get(json_object_get(st, "typeChecking"), "expressionWarnings"), 0);
+	ck_assert_msg(w &&
+			  strstr(json_string_value(json_object_get(w, "warning")),
+				 "found no matching overload for '_>_' applied to '(int, string)'"),
+		      "%s", w ? json_string_value(json_object_get(w, "warning")) : "none");
+	json_decref(st);
+	json_decref(p);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("validate_vap");
 	TCase *t = tcase_create("core");
 	tcase_add_test(t, resource_rows);
 	tcase_add_test(t, compile_errors);
+	tcase_add_test(t, result_types);
+	tcase_add_test(t, type_checking);
+	tcase_add_test(t, typed_variables);
+	tcase_add_test(t, typed_request);
 	tcase_add_test(t, defaults_policy);
 	tcase_add_test(t, defaults_binding);
 	tcase_add_test(t, create_clears_status);
