@@ -116,8 +116,11 @@ static int admit(struct proxy *px, const struct proxy_resource *res, const char 
 	char denial[1024];
 	int rc = vap_admit_internal(px, res, op, sub, obj, old, manager, denial, sizeof(denial));
 	if (rc < 0) {
-		kb_warn("api", "%s of %s %s by %s refused: %s", op, res->plural,
-			obj_str(obj ? obj : old, "metadata.name"), manager ? manager : "?", denial);
+		const json_t *o = obj ? obj : old;
+		const char *ns = res->namespaced ? obj_str(o, "metadata.namespace") : NULL;
+		kb_warn("api", "%s of %s %s%s%s by %s refused: %s", op, res->plural, ns ? ns : "",
+			ns ? "/" : "", obj_str(o, "metadata.name"), manager ? manager : "?",
+			denial);
 		if (why)
 			snprintf(why, wl, "%s", denial);
 	}

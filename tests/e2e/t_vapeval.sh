@@ -296,12 +296,12 @@ vap_suite() {
     sh -c "${K[*]} -n vap-ctrl get pods -l app=kept -o name | wc -l"
   "${K[@]}" -n vap-ctrl scale rs kept --replicas=0 >/dev/null
   expect_until "the controller's delete of a kept pod is refused, in kube's words" yes \
-    sh -c "grep -q 'DELETE of pods kept-[a-z0-9]* by replicaset-controller refused: pods \"kept-[a-z0-9]*\" is forbidden: ValidatingAdmissionPolicy .ctrl-writes. with binding .ctrl-writes. denied request: pod kept-[a-z0-9]* is kept from system:serviceaccount:kube-system:replicaset-controller' '$E2E_TMP'/main.log && echo yes"
+    sh -c "grep -q 'DELETE of pods vap-ctrl/kept-[a-z0-9]* by replicaset-controller refused: pods \"kept-[a-z0-9]*\" is forbidden: ValidatingAdmissionPolicy .ctrl-writes. with binding .ctrl-writes. denied request: pod kept-[a-z0-9]* is kept from system:serviceaccount:kube-system:replicaset-controller' '$DATA_DIR.log' && echo yes"
   expect_eq "... so the pod stays" "1" \
     sh -c "${K[*]} -n vap-ctrl get pods -l app=kept -o name | wc -l"
   vap_rs many 3 | "${K[@]}" -n vap-ctrl apply -f - >/dev/null
   expect_until "a controller's status update (replicasets/status) is refused" yes \
-    sh -c "grep -q 'UPDATE of replicasets many by replicaset-controller refused: .*at most one replica in status' '$E2E_TMP'/main.log && echo yes"
+    sh -c "grep -q 'UPDATE of replicasets vap-ctrl/many by replicaset-controller refused: .*at most one replica in status' '$DATA_DIR.log' && echo yes"
   expect_until "... while its pods are made" "3" \
     sh -c "${K[*]} -n vap-ctrl get pods -l app=many -o name | wc -l"
   expect_eq "... and the status never says 3" "no" \
