@@ -90,6 +90,20 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
  * succeeds. */
 #define FAIL_MAX_S 300
 
+/* One more failure of key in counts (key -> unsigned*): the delay before
+ * the next try, 1 s doubling per failure up to FAIL_MAX_S. */
+static double backoff(struct kmap *counts, const char *key)
+{
+	unsigned *n = kmap_get(counts, key);
+	if (!n && (n = calloc(1, sizeof(*n))) && kmap_put(counts, key, n) < 0) {
+		free(n);
+		n = NULL;
+	}
+	unsigned tries = n ? ++*n : 1;
+	double delay = tries > 9 ? FAIL_MAX_S : (double)(1u << (tries - 1));
+	return delay > FAIL_MAX_S ? FAIL_MAX_S : delay;
+}
+
 static void process(struct ctrl *c, char *key)
 {
 	char full[600];
@@ -109,15 +123,7 @@ static void process(struct ctrl *c, char *key)
 		kb_debug("ctrl", "%s %s/%s: %s, retrying", key, ns, name, strerror(-rc));
 		ctrl_enqueue_after(c, key, ns, name, 1);
 	} else {
-		unsigned *n = kmap_get(c->failures, full);
-		if (!n && (n = calloc(1, sizeof(*n))) && kmap_put(c->failures, full, n) < 0) {
-			free(n);
-			n = NULL;
-		}
-		unsigned tries = n ? ++*n : 1;
-		double delay = tries > 9 ? FAIL_MAX_S : (double)(1u << (tries - 1));
-		if (delay > FAIL_MAX_S)
-			delay = FAIL_MAX_S;
+		double delay = backoff(c->failures, full);
 		kb_warn("ctrl", "%s %s/%s: %s; trying again in %.0f s", key, ns, name,
 			strerror(-rc), delay);
 		ctrl_enqueue_after(c, key, ns, name, delay);
@@ -364,15 +370,7 @@ static void on_write_refused(void *arg, const char *res, const json_t *obj)
 	if (c->stopping)
 		return;
 	snprintf(key, sizeof(key), "%s\t%s\t%s", res, ctrl_ns(obj), ctrl_name(obj));
-	unsigned *n = kmap_get(c->refusals, key);
-	if (!n && (n = calloc(1, sizeof(*n))) && kmap_put(c->refusals, key, n) < 0) {
-		free(n);
-		n = NULL;
-	}
-	unsigned tries = n ? ++*n : 1;
-	double delay = tries > 9 ? FAIL_MAX_S : (double)(1u << (tries - 1));
-	if (delay > FAIL_MAX_S)
-		delay = FAIL_MAX_S;
+	double delay = backoff(c->refusals, key);
 	const char *k = kind_of_res(res);
 	if (k)
 		ctrl_enqueue_after(c, k, ctrl_ns(obj), ctrl_name(obj), delay);

@@ -1227,14 +1227,11 @@ static void cells_replicaset(json_t *cells, const json_t *o, time_t now)
 	add_selector(cells, jp(o, "spec.selector"), false);
 }
 
+/* A ReplicationController's selector is a map: labels.FormatLabels. */
 static void cells_rc(json_t *cells, const json_t *o, time_t now)
 {
-	add_name(cells, o);
-	add_i(cells, replicas(o));
-	add_i(cells, ji(o, "status.replicas"));
-	add_i(cells, ji(o, "status.readyReplicas"));
-	add_age(cells, o, now);
-	add_containers(cells, jp(o, "spec.template.spec.containers"));
+	cells_replicaset(cells, o, now);
+	json_array_remove(cells, json_array_size(cells) - 1);
 	add_labels(cells, jp(o, "spec.selector"));
 }
 
