@@ -13,6 +13,7 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
+#include "proxy/apiservice.h"
 #include "proxy/openapi.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/vap.h"
@@ -391,6 +392,8 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		rc = webhook_start(px);
 	if (rc == 0)
 		rc = vap_start(px);
+	if (rc == 0)
+		rc = apiservice_start(px);
 	if (rc < 0)
 		goto fail_auth;
 	rc = kb_http_server_start(loop, opts->listen, opts->tls, NULL, on_request, px, &px->http,
@@ -407,6 +410,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	*out = px;
 	return 0;
 fail_auth:
+	apiservice_stop(px);
 	vap_stop(px);
 	webhook_stop(px);
 	audit_close(px);
@@ -430,6 +434,7 @@ void proxy_stop(proxy_t *px)
 	px->stopping = true;
 	store_flush(px->store);
 	watch_close_all(px);
+	apiservice_stop(px);
 	vap_stop(px);
 	webhook_stop(px);
 	proxy_pending_creates_free(px);

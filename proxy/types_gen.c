@@ -10,7 +10,7 @@
  */
 #include "proxy/types.h"
 
-const size_t kt_gen_nmessages = 1133;
+const size_t kt_gen_nmessages = 1139;
 
 /* k8s.io.api.admission.v1.AdmissionRequest */
 static const struct kt_field kt_fields_0[] = {
@@ -7312,8 +7312,48 @@ static const struct kt_field kt_fields_1132[] = {
 	{ "intVal", "intVal", 2, KT_INT32, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 	{ "strVal", "strVal", 3, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
 };
+/* k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIService */
+static const struct kt_field kt_fields_1133[] = {
+	{ "metadata", "metadata", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[1109], NULL, NULL, NULL, NULL },
+	{ "spec", "spec", 2, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[1136], NULL, NULL, NULL, NULL },
+	{ "status", "status", 3, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[1137], NULL, NULL, NULL, NULL },
+};
+/* k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceCondition */
+static const struct kt_field kt_fields_1134[] = {
+	{ "type", "type", 1, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+	{ "status", "status", 2, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+	{ "lastTransitionTime", "lastTransitionTime", 3, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[1122], NULL, NULL, NULL, NULL },
+	{ "reason", "reason", 4, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+	{ "message", "message", 5, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+};
+/* k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceList */
+static const struct kt_field kt_fields_1135[] = {
+	{ "metadata", "metadata", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[1105], NULL, NULL, NULL, NULL },
+	{ "items", "items", 2, KT_MESSAGE, KT_REPEATED, 0, &kt_gen_messages[1133], NULL, NULL, NULL, NULL },
+};
+/* k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceSpec */
+static const struct kt_field kt_fields_1136[] = {
+	{ "service", "service", 1, KT_MESSAGE, KT_OPTIONAL, 0, &kt_gen_messages[1138], NULL, NULL, NULL, NULL },
+	{ "group", "group", 2, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+	{ "version", "version", 3, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+	{ "insecureSkipTLSVerify", "insecureSkipTLSVerify", 4, KT_BOOL, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+	{ "caBundle", "caBundle", 5, KT_BYTES, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+	{ "groupPriorityMinimum", "groupPriorityMinimum", 7, KT_INT32, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+	{ "versionPriority", "versionPriority", 8, KT_INT32, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+};
+static const char *const kt_keys_1137_0[] = { "type", NULL };
+/* k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceStatus */
+static const struct kt_field kt_fields_1137[] = {
+	{ "conditions", "conditions", 1, KT_MESSAGE, KT_REPEATED, 0, &kt_gen_messages[1134], "merge", "type", "map", kt_keys_1137_0 },
+};
+/* k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.ServiceReference */
+static const struct kt_field kt_fields_1138[] = {
+	{ "namespace", "namespace", 1, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+	{ "name", "name", 2, KT_STRING, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+	{ "port", "port", 3, KT_INT32, KT_OPTIONAL, 0, NULL, NULL, NULL, NULL, NULL },
+};
 
-const struct kt_message kt_gen_messages[1133] = {
+const struct kt_message kt_gen_messages[1139] = {
 	{ "k8s.io.api.admission.v1.AdmissionRequest", kt_fields_0, 15, KT_PLAIN },
 	{ "k8s.io.api.admission.v1.AdmissionResponse", kt_fields_1, 7, KT_PLAIN },
 	{ "k8s.io.api.admission.v1.AdmissionReview", kt_fields_2, 2, KT_PLAIN },
@@ -8447,4 +8487,10 @@ const struct kt_message kt_gen_messages[1133] = {
 	{ "k8s.io.apimachinery.pkg.runtime.TypeMeta", kt_fields_1130, 2, KT_PLAIN },
 	{ "k8s.io.apimachinery.pkg.runtime.Unknown", kt_fields_1131, 4, KT_PLAIN },
 	{ "k8s.io.apimachinery.pkg.util.intstr.IntOrString", kt_fields_1132, 3, KT_INTORSTRING },
+	{ "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIService", kt_fields_1133, 3, KT_PLAIN },
+	{ "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceCondition", kt_fields_1134, 5, KT_PLAIN },
+	{ "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceList", kt_fields_1135, 2, KT_PLAIN },
+	{ "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceSpec", kt_fields_1136, 7, KT_PLAIN },
+	{ "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIServiceStatus", kt_fields_1137, 1, KT_PLAIN },
+	{ "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.ServiceReference", kt_fields_1138, 3, KT_PLAIN },
 };
