@@ -88,11 +88,11 @@ static const struct prio *find_prio(const char *group, const char *version)
 
 /* The local APIService wanted for `res`'s group/version (new reference), or
  * NULL when kube would not make one. */
-static json_t *wanted_for(const struct proxy_resource *res)
+static json_t *wanted_for(struct proxy *px, const struct proxy_resource *res)
 {
 	int gp = CRD_GROUP_P, vp = CRD_VER_P;
 	const char *label = "true";
-	if (metrics_row(res))
+	if (metrics_row(res) || aggregator_backs(px, res->group, res->version))
 		return NULL;
 	if (!res->crd) {
 		const struct prio *p = find_prio(res->group, res->version);
@@ -114,11 +114,11 @@ static json_t *wanted_for(const struct proxy_resource *res)
 }
 
 /* name -> wanted object, over the resource table. */
-static json_t *wanted_all(void)
+static json_t *wanted_all(struct proxy *px)
 {
 	json_t *want = json_object();
 	for (size_t i = 0; i < resource_count(); i++) {
-		json_t *o = wanted_for(resource_at(i));
+		json_t *o = wanted_for(px, resource_at(i));
 		if (o && !json_object_get(want, obj_str(o, "metadata.name")))
 			json_object_set(want, obj_str(o, "metadata.name"), o);
 		json_decref(o);
@@ -168,7 +168,7 @@ static void sync_local(struct proxy *px, bool start)
 	json_t *have = NULL;
 	if (proxy_object_list(px, "apiregistration.k8s.io", "v1", "apiservices", NULL, &have) < 0)
 		return;
-	json_t *want = wanted_all();
+	json_t *want = wanted_all(px);
 	size_t i;
 	json_t *o;
 	json_array_foreach (have, i, o) {
@@ -226,6 +226,7 @@ static void on_event(const struct store_event *ev, void *arg)
 	const char *label = auto_label(ev->obj);
 	if (label && strcmp(label, "true") == 0 && ev->type != STORE_ADDED)
 		schedule(as);
+	aggregator_event(as->px, ev);
 }
 
 int apiservice_start(struct proxy *px)
@@ -238,11 +239,16 @@ int apiservice_start(struct proxy *px)
 	uv_timer_init(px->loop, &as->timer);
 	uv_unref((uv_handle_t *)&as->timer);
 	sync_local(px, true);
+	int rc = aggregator_start(px);
+	if (rc < 0) {
+		apiservice_stop(px);
+		return rc;
+	}
 	const struct proxy_resource *res =
 	    resource_find("apiregistration.k8s.io", "v1", "apiservices");
 	struct store_list_req lr = {.res = res->store_key, .limit = 1};
 	struct store_list_result lres = {0};
-	int rc = store_list(px->store, &lr, &lres);
+	rc = store_list(px->store, &lr, &lres);
 	if (rc == 0) {
 		json_decref(lres.items);
 		free(lres.next);
@@ -268,6 +274,7 @@ void apiservice_stop(struct proxy *px)
 	as->closing = true;
 	if (as->watch)
 		store_unwatch(as->watch);
+	aggregator_stop(px);
 	px->apisvc = NULL;
 	uv_close((uv_handle_t *)&as->timer, on_closed);
 }

@@ -30,6 +30,7 @@ struct wh_req;
 struct webhooks;
 struct pending_create;
 struct apisvc;
+struct aggregator;
 
 struct proxy {
 	uv_loop_t *loop;
@@ -64,6 +65,7 @@ struct proxy {
 	struct webhooks *webhooks; /* webhook.c: the configured admission webhooks */
 	struct vap *vap;           /* vap.c: ValidatingAdmissionPolicies and bindings */
 	struct apisvc *apisvc;     /* apiservice.c: APIServices */
+	struct aggregator *agg;    /* aggregator.c: service-backed APIServices */
 	struct pending_create
 	    *pending_creates; /* api_internal.c: controllers' creates in webhooks */
 	proxy_prom_fn prom_fn;

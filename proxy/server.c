@@ -164,7 +164,7 @@ static void serve_openapi(struct req *r)
 }
 
 /* Fills group/version/ns/plural/name/sub from /api/v1/... or /apis/g/v/... */
-static int route_resource(struct req *r)
+static int route_parse(struct req *r)
 {
 	int i;
 	if (strcmp(r->segs[0], "api") == 0) {
@@ -194,6 +194,14 @@ static int route_resource(struct req *r)
 	r->plural = s[0];
 	r->name = left > 1 ? s[1] : NULL;
 	r->sub = left > 2 ? s[2] : NULL;
+	return 0;
+}
+
+/* route_parse, then the row of the resource. */
+static int route_resource(struct req *r)
+{
+	if (route_parse(r) < 0)
+		return -ENOENT;
 	r->res = resource_find(r->group, r->version, r->plural);
 	if (!r->res)
 		return -ENOENT;
@@ -265,6 +273,18 @@ static void route(struct req *r)
 		return;
 	}
 	bool is_resource = !(r->nsegs <= 2 || (strcmp(r->segs[0], "apis") == 0 && r->nsegs == 3));
+	/* a group/version of a service-backed APIService is proxied (it takes
+	 * precedence over a local one of the same name, metrics.k8s.io's) */
+	if (r->nsegs >= 3 && strcmp(r->segs[0], "apis") == 0 &&
+	    aggregator_backs(r->px, r->segs[1], r->segs[2])) {
+		if (is_resource && route_parse(r) < 0) {
+			reply_not_found(r);
+			return;
+		}
+		r->verb = request_verb(r, is_resource);
+		if (aggregator_route(r, is_resource))
+			return;
+	}
 	if (is_resource && route_resource(r) < 0) {
 		reply_not_found(r);
 		return;

@@ -83,4 +83,123 @@ EOF
     -p '{"status":{"conditions":[{"type":"Available","status":"Maybe"}]}}'
   expect_eq "an update through /status keeps the spec; the main resource keeps the status" \
     "17800 True" bash -c "kubectl --kubeconfig $KCFG patch apiservice v1.apps --subresource=status --type=merge -p '{\"spec\":{\"groupPriorityMinimum\":5}}' >/dev/null && kubectl --kubeconfig $KCFG patch apiservice v1.apps --type=merge -p '{\"status\":{\"conditions\":[]}}' >/dev/null && kubectl --kubeconfig $KCFG get apiservice v1.apps -o jsonpath='{.spec.groupPriorityMinimum} {.status.conditions[0].status}'"
+
+  echo "-- the front proxy's identity"
+  expect_eq "kube-system/extension-apiserver-authentication has kube's keys" \
+    "client-ca-file requestheader-allowed-names requestheader-client-ca-file requestheader-extra-headers-prefix requestheader-group-headers requestheader-username-headers" \
+    bash -c "kubectl --kubeconfig $KCFG -n kube-system get cm extension-apiserver-authentication -o json | python3 -c 'import json,sys; print(*sorted(json.load(sys.stdin)[\"data\"]))'"
+  expect_eq "... header names and the proxy's name as JSON lists" \
+    '["X-Remote-User"] ["X-Remote-Group"] ["X-Remote-Extra-"] ["front-proxy-client"]' \
+    "${K[@]}" -n kube-system get cm extension-apiserver-authentication \
+    -o go-template='{{index .data "requestheader-username-headers"}} {{index .data "requestheader-group-headers"}} {{index .data "requestheader-extra-headers-prefix"}} {{index .data "requestheader-allowed-names"}}'
+  expect_eq "... the request-header CA is the one in DIR/front-proxy" "$(cat "$DATA_DIR/front-proxy/ca.crt")" \
+    "${K[@]}" -n kube-system get cm extension-apiserver-authentication -o go-template='{{index .data "requestheader-client-ca-file"}}'
+  expect "the Role extension-apiserver-authentication-reader" 'extension-apiserver-authentication-reader' \
+    "${K[@]}" -n kube-system get role
+
+  echo "-- a service-backed APIService"
+  mkdir -p "$d"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=api" -addext "subjectAltName=DNS:api.wardle.svc" \
+    -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
+  : >"$d/req.log"
+  python3 "$E2E_LIB_DIR/apiservice_server.py" "$d/cert.pem" "$d/key.pem" \
+    "$DATA_DIR/front-proxy/ca.crt" "$d/port" "$d/req.log" >>"$d/server.log" 2>&1 &
+  local backend=$!
+  E2E_PIDS+=("$backend")
+  for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
+  local port; port=$(cat "$d/port")
+  "${K[@]}" create ns wardle >/dev/null
+  "${K[@]}" apply -f - >/dev/null <<EOF
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1alpha1.wardle.example.com}
+spec:
+  group: wardle.example.com
+  version: v1alpha1
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+  caBundle: $(base64 -w0 "$d/cert.pem")
+  service: {namespace: wardle, name: api, port: $port}
+EOF
+  local cond='{range .status.conditions[?(@.type=="Available")]}{.status} {.reason}: {.message}{end}'
+  expect_until "no Service yet: Available=False ServiceNotFound" \
+    'False ServiceNotFound: service/api in "wardle" is not present' \
+    "${K[@]}" get apiservice v1alpha1.wardle.example.com -o "jsonpath=$cond"
+  expect "... AVAILABLE False (ServiceNotFound)" 'wardle/api +False \(ServiceNotFound\)' \
+    "${K[@]}" get apiservice v1alpha1.wardle.example.com
+  expect_fail "... and a request gets kube's 503" \
+    'Error from server \(ServiceUnavailable\): the server is currently unable to handle the request' \
+    "${K[@]}" get --raw /apis/wardle.example.com/v1alpha1/flunders
+  printf 'apiVersion: v1\nkind: Service\nmetadata: {name: api, namespace: wardle}\nspec: {clusterIP: 127.0.0.1, ports: [{name: https, port: %s}]}\n' "$port" |
+    "${K[@]}" apply -f - >/dev/null
+  expect_until "a Service without Endpoints: EndpointsNotFound" \
+    'False EndpointsNotFound: cannot find endpoints for service/api in "wardle"' \
+    "${K[@]}" get apiservice v1alpha1.wardle.example.com -o "jsonpath=$cond"
+  printf 'apiVersion: v1\nkind: Endpoints\nmetadata: {name: api, namespace: wardle}\nsubsets: [{addresses: [{ip: 127.0.0.1}], ports: [{name: other, port: %s}]}]\n' "$port" |
+    "${K[@]}" apply -f - >/dev/null
+  expect_until "Endpoints without the port's name: MissingEndpoints" \
+    'False MissingEndpoints: endpoints for service/api in "wardle" have no addresses with port name "https"' \
+    "${K[@]}" get apiservice v1alpha1.wardle.example.com -o "jsonpath=$cond"
+  printf 'apiVersion: v1\nkind: Endpoints\nmetadata: {name: api, namespace: wardle}\nsubsets: [{addresses: [{ip: 127.0.0.1}], ports: [{name: https, port: %s}]}]\n' "$port" |
+    "${K[@]}" apply -f - >/dev/null
+  expect_until "the backend answers its discovery: Available=True Passed" 'True Passed: all checks passed' \
+    "${K[@]}" get apiservice v1alpha1.wardle.example.com -o "jsonpath=$cond"
+  expect "get apiservices: SERVICE wardle/api, AVAILABLE True" 'v1alpha1\.wardle\.example\.com +wardle/api +True ' \
+    "${K[@]}" get apiservices
+  expect_eq "the check came as system:kube-aggregator in system:masters, with the proxy certificate" \
+    "system:kube-aggregator ['system:masters'] front-proxy-client" \
+    python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][0]; print(r["user"], r["groups"], r["cn"])' "$d/req.log"
+
+  echo "-- discovery"
+  expect "api-resources lists the backend's resources" \
+    'flunders +fl +wardle\.example\.com/v1alpha1 +true +Flunder' "${K[@]}" api-resources
+  expect "... in aggregated discovery v2 (with the subresource)" \
+    '"metadata":\{"name":"wardle.example.com"\},"versions":\[\{"version":"v1alpha1","resources":\[\{"resource":"flunders"' \
+    kcurl -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' "$SERVER_URL/apis"
+  expect "... and legacy /apis" '"name":"wardle.example.com","versions":\[\{"groupVersion":"wardle.example.com/v1alpha1"' \
+    "${K[@]}" get --raw /apis
+  expect "/apis/<group> is served here" '"preferredVersion":\{"groupVersion":"wardle.example.com/v1alpha1".*"kind":"APIGroup"' \
+    "${K[@]}" get --raw /apis/wardle.example.com
+  expect "/apis/<group>/<version> is the backend's" '"groupVersion": "wardle.example.com/v1alpha1"' \
+    "${K[@]}" get --raw /apis/wardle.example.com/v1alpha1
+  expect "kubectl 1.30 finds them too" 'flunders +fl +wardle\.example\.com/v1alpha1' "$old" --kubeconfig "$KCFG" api-resources
+
+  echo "-- proxying"
+  expect "kubectl get flunders goes through the tenant to the backend" 'flounder-a' "${K[@]}" get flunders
+  expect_eq "... one by its short name" "Flunder flounder-a" "${K[@]}" get fl flounder-a -o 'jsonpath={.kind} {.metadata.name}'
+  expect_eq "the backend saw X-Remote-User=kubicle-admin, its groups, the proxy's certificate, no credentials" \
+    "kubicle-admin ['system:masters', 'system:authenticated'] front-proxy-client None" \
+    python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][-1]; print(r["user"], r["groups"], r["cn"], r["authorization"])' "$d/req.log"
+  expect_fail "a backend's NotFound comes back as it is" \
+    'Error from server \(NotFound\): flunders.wardle.example.com "nope" not found' "${K[@]}" get fl nope
+  expect "a watch streams (events before the backend ends it)" '"type": "ADDED".*flounder-a' \
+    bash -c "timeout 3 curl -sSN --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key '$SERVER_URL/apis/wardle.example.com/v1alpha1/namespaces/default/flunders?watch=true'; true"
+  local before; before=$(wc -l <"$d/req.log")
+  expect_fail "a user without RBAC is refused by the tenant" \
+    'Error from server \(Forbidden\): flunders.wardle.example.com is forbidden: User "alice" cannot list resource "flunders" in API group "wardle.example.com" in the namespace "default"' \
+    "${K[@]}" get fl --as alice
+  expect_eq "... without reaching the backend" "$before" wc -l <"$d/req.log"
+  "${K[@]}" create clusterrole flunder-reader --verb=get,list --resource=flunders.wardle.example.com >/dev/null
+  "${K[@]}" create clusterrolebinding alice-flunders --clusterrole=flunder-reader --user=alice >/dev/null
+  expect "with a ClusterRole for flunders she reads them" 'flounder-b' "${K[@]}" get fl --as alice --as-group devs
+  expect_eq "... as alice in her groups" "alice ['devs', 'system:authenticated']" \
+    python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][-1]; print(r["user"], r["groups"])' "$d/req.log"
+
+  echo "-- the backend goes away"
+  kill "$backend" 2>/dev/null; wait "$backend" 2>/dev/null
+  expect_fail "a request gets 503 ServiceUnavailable" \
+    'Error from server \(ServiceUnavailable\): the server is currently unable to handle the request' \
+    "${K[@]}" get fl
+  expect_until "Available=False FailedDiscoveryCheck" \
+    "False FailedDiscoveryCheck: failing or missing response from https://127.0.0.1:$port/apis/wardle.example.com/v1alpha1: Get \"https://127.0.0.1:$port/apis/wardle.example.com/v1alpha1\": dial tcp 127.0.0.1:$port: connect: connection refused" \
+    "${K[@]}" get apiservice v1alpha1.wardle.example.com -o "jsonpath=$cond"
+  expect "... AVAILABLE False (FailedDiscoveryCheck)" 'wardle/api +False \(FailedDiscoveryCheck\)' \
+    "${K[@]}" get apiservices
+  expect_eq "its resources leave aggregated discovery" "" \
+    bash -c "kubectl --kubeconfig $KCFG api-resources 2>/dev/null | grep flunders"
+  expect "kubectl delete apiservice" 'deleted' "${K[@]}" delete apiservice v1alpha1.wardle.example.com
+  expect_eq "... the group leaves /apis" "0" bash -c "kubectl --kubeconfig $KCFG get --raw /apis | grep -c wardle"
+  expect_fail "... and kubectl no longer knows flunders" "the server doesn't have a resource type \"fl\"" \
+    "${K[@]}" get fl
 }
