@@ -643,6 +643,58 @@ void aggregator_foreach(struct proxy *px, aggregator_each_fn fn, void *arg)
 	}
 }
 
+/* An aggregated discovery resource of a backend's APIResourceList entry,
+ * with the subresources ("<plural>/<sub>") of `list` (new reference). */
+static json_t *agg_resource(const char *group, const char *version, const json_t *e,
+			    const json_t *list)
+{
+	const char *plural = json_string_value(json_object_get(e, "name"));
+	const char *kind = json_string_value(json_object_get(e, "kind"));
+	json_t *o = json_pack(
+	    "{s:s,s:{s:s,s:s,s:s},s:s,s:s}", "resource", plural, "responseKind", "group", group,
+	    "version", version, "kind", kind ? kind : "", "scope",
+	    json_is_true(json_object_get(e, "namespaced")) ? "Namespaced" : "Cluster",
+	    "singularResource", json_string_value(json_object_get(e, "singularName")) ?: "");
+	static const char *const keys[] = {"verbs", "shortNames", "categories"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++)
+		if (json_array_size(json_object_get(e, keys[i])))
+			json_object_set(o, keys[i], json_object_get(e, keys[i]));
+	if (!json_object_get(o, "verbs"))
+		json_object_set_new(o, "verbs", json_array());
+	json_t *subs = json_array(), *x;
+	size_t i, pl = strlen(plural);
+	json_array_foreach (list, i, x) {
+		const char *n = json_string_value(json_object_get(x, "name"));
+		if (!n || strncmp(n, plural, pl) != 0 || n[pl] != '/')
+			continue;
+		const char *sg = json_string_value(json_object_get(x, "group"));
+		const char *sv = json_string_value(json_object_get(x, "version"));
+		json_t *so = json_pack(
+		    "{s:s,s:{s:s,s:s,s:s},s:O}", "subresource", n + pl + 1, "responseKind", "group",
+		    sg ? sg : group, "version", sv ? sv : version, "kind",
+		    json_string_value(json_object_get(x, "kind")) ?: "", "verbs",
+		    json_object_get(x, "verbs") ? json_object_get(x, "verbs") : json_array());
+		json_array_append_new(subs, so);
+	}
+	if (json_array_size(subs))
+		json_object_set_new(o, "subresources", subs);
+	else
+		json_decref(subs);
+	return o;
+}
+
+json_t *aggregator_agg_resources(const char *group, const char *version, const json_t *list)
+{
+	json_t *resources = json_array(), *e;
+	size_t i;
+	json_array_foreach (list, i, e) {
+		const char *n = json_string_value(json_object_get(e, "name"));
+		if (n && !strchr(n, '/'))
+			json_array_append_new(resources, agg_resource(group, version, e, list));
+	}
+	return resources;
+}
+
 /* ---- proxying -------------------------------------------------------------------------------- */
 
 struct agg_call {
@@ -714,7 +766,7 @@ static void on_abort(kb_http_req_t *http, void *arg)
 
 /* Request headers not passed on: the client's credentials and
  * impersonation, hop-by-hop ones, and identity headers it may not set. */
-static bool header_dropped(const char *name)
+bool aggregator_header_dropped(const char *name)
 {
 	static const char *const drop[] = {"authorization",
 					   "connection",
@@ -746,7 +798,7 @@ static char **forward_headers(const struct req *r)
 	const kb_http_req_t *http = r->http;
 	for (size_t i = 0; i < http->nheaders && n < MAX_FWD_HEADER; i++) {
 		const struct kb_http_header *x = &http->headers[i];
-		if (header_dropped(x->name))
+		if (aggregator_header_dropped(x->name) || strpbrk(x->value, "\r\n"))
 			continue;
 		size_t l = strlen(x->name) + strlen(x->value) + 3;
 		if ((h[n] = malloc(l)))

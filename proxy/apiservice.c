@@ -86,6 +86,14 @@ static const struct prio *find_prio(const char *group, const char *version)
 	return NULL;
 }
 
+bool apiservice_local_priority(const char *group, const char *version, int *group_p, int *version_p)
+{
+	const struct prio *p = find_prio(group, version);
+	*group_p = p ? p->group_p : 0;
+	*version_p = p ? p->version_p : 0;
+	return p != NULL;
+}
+
 /* The local APIService wanted for `res`'s group/version (new reference), or
  * NULL when kube would not make one. */
 static json_t *wanted_for(struct proxy *px, const struct proxy_resource *res)

@@ -20,6 +20,10 @@ struct store_event;
  * once, the CRDs' from then on) and watches the APIServices. Call after
  * crd_start (the CRDs' rows are in the table). 0 or a negative errno. */
 int apiservice_start(struct proxy *px);
+/* kube-apiserver's priorities of a built-in group/version's local
+ * APIService; false when kube's table has none (no APIService then). */
+bool apiservice_local_priority(const char *group, const char *version, int *group_p,
+			       int *version_p);
 /* Drops the watch and closes the timer (freed in its close callback). */
 void apiservice_stop(struct proxy *px);
 /* The resource table changed (a CRD's rows came or went): the CRDs' local
@@ -54,5 +58,13 @@ struct aggregator_gv {
 };
 typedef void (*aggregator_each_fn)(const struct aggregator_gv *gv, void *arg);
 void aggregator_foreach(struct proxy *px, aggregator_each_fn fn, void *arg);
+/* The aggregated discovery resources (apidiscovery v2 shape: responseKind,
+ * scope, singularResource, verbs, shortNames, categories, subresources) of
+ * a backend's APIResourceList `resources` array (borrowed); new reference. */
+json_t *aggregator_agg_resources(const char *group, const char *version, const json_t *list);
+/* Whether a client's request header (lower-cased name) stays behind when a
+ * request is proxied: credentials, impersonation, hop-by-hop headers and
+ * the identity headers the proxy sets. */
+bool aggregator_header_dropped(const char *name);
 
 #endif

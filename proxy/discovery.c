@@ -82,46 +82,6 @@ static json_t *agg_resource(const struct proxy_resource *res)
 	return o;
 }
 
-/* An aggregated discovery resource of a backend's APIResourceList entry,
- * with the subresources ("<plural>/<sub>") of `list` (new reference). */
-static json_t *agg_backend_resource(const char *group, const char *version, const json_t *e,
-				    const json_t *list)
-{
-	const char *plural = json_string_value(json_object_get(e, "name"));
-	const char *kind = json_string_value(json_object_get(e, "kind"));
-	json_t *o = json_pack(
-	    "{s:s,s:{s:s,s:s,s:s},s:s,s:s}", "resource", plural, "responseKind", "group", group,
-	    "version", version, "kind", kind ? kind : "", "scope",
-	    json_is_true(json_object_get(e, "namespaced")) ? "Namespaced" : "Cluster",
-	    "singularResource", json_string_value(json_object_get(e, "singularName")) ?: "");
-	static const char *const keys[] = {"verbs", "shortNames", "categories"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++)
-		if (json_array_size(json_object_get(e, keys[i])))
-			json_object_set(o, keys[i], json_object_get(e, keys[i]));
-	if (!json_object_get(o, "verbs"))
-		json_object_set_new(o, "verbs", json_array());
-	json_t *subs = json_array(), *x;
-	size_t i, pl = strlen(plural);
-	json_array_foreach (list, i, x) {
-		const char *n = json_string_value(json_object_get(x, "name"));
-		if (!n || strncmp(n, plural, pl) != 0 || n[pl] != '/')
-			continue;
-		const char *sg = json_string_value(json_object_get(x, "group"));
-		const char *sv = json_string_value(json_object_get(x, "version"));
-		json_t *so = json_pack(
-		    "{s:s,s:{s:s,s:s,s:s},s:O}", "subresource", n + pl + 1, "responseKind", "group",
-		    sg ? sg : group, "version", sv ? sv : version, "kind",
-		    json_string_value(json_object_get(x, "kind")) ?: "", "verbs",
-		    json_object_get(x, "verbs") ? json_object_get(x, "verbs") : json_array());
-		json_array_append_new(subs, so);
-	}
-	if (json_array_size(subs))
-		json_object_set_new(o, "subresources", subs);
-	else
-		json_decref(subs);
-	return o;
-}
-
 /* The group item of `items` named group (borrowed), made when missing. */
 static json_t *agg_group(json_t *items, const char *group)
 {
@@ -144,14 +104,7 @@ static void agg_backend(const struct aggregator_gv *gv, void *arg)
 	const json_t *list = json_object_get(gv->resources, "resources");
 	if (!gv->available || !json_is_array(list))
 		return;
-	json_t *resources = json_array(), *e;
-	size_t i;
-	json_array_foreach (list, i, e) {
-		const char *n = json_string_value(json_object_get(e, "name"));
-		if (n && !strchr(n, '/'))
-			json_array_append_new(
-			    resources, agg_backend_resource(gv->group, gv->version, e, list));
-	}
+	json_t *resources = aggregator_agg_resources(gv->group, gv->version, list);
 	json_t *g = agg_group(items, gv->group);
 	json_array_append_new(json_object_get(g, "versions"),
 			      json_pack("{s:s,s:o,s:s}", "version", gv->version, "resources",
