@@ -179,6 +179,7 @@ static void sync_local(struct proxy *px, bool start)
 	json_t *want = wanted_all(px);
 	size_t i;
 	json_t *o;
+	store_txn_begin(px->store); /* one commit for the first start's twenty */
 	json_array_foreach (have, i, o) {
 		const char *name = obj_str(o, "metadata.name"), *label = auto_label(o);
 		const json_t *w = json_object_get(want, name);
@@ -206,6 +207,8 @@ static void sync_local(struct proxy *px, bool start)
 			kb_warn("apiservice", "create %s: %s", name, strerror(-rc));
 		json_decref(obj);
 	}
+	if (store_txn_commit(px->store) < 0)
+		kb_warn("apiservice", "the local APIServices could not be written");
 	json_decref(want);
 	json_decref(have);
 }
