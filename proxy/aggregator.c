@@ -26,7 +26,8 @@
  * APIService changes, when Services or Endpoints changed (checked once a
  * second) and after a proxied request could not connect. A proxied request
  * leaves the request machinery (prom_handoff, like pods/log) and streams the
- * backend's answer chunk by chunk, so watches stream; it holds a reference
+ * backend's answer chunk by chunk, so watches stream; its request is kept
+ * until the answer's head, whose code its audit event gets; it holds a reference
  * to its backend, which outlives its APIService until the last request on
  * it ends (its HTTP client is closed then).
  *
@@ -698,15 +699,32 @@ json_t *aggregator_agg_resources(const char *group, const char *version, const j
 /* ---- proxying -------------------------------------------------------------------------------- */
 
 struct agg_call {
-	struct proxy_resource res; /* r->res while r is authorized */
+	struct proxy_resource res; /* r->res while r lives */
 	struct agg_backend *b;
+	struct req *r; /* kept (r->async) until the answer's head, for its audit event */
 	kb_http_req_t *http;
 	kb_httpc_req_t *up;
 	bool started;
 };
 
+/* Writes r's audit event with the answer's code (0: none), then frees r;
+ * the connection stays the call's. */
+static void release_req(struct agg_call *c, int code)
+{
+	struct req *r = c->r;
+	if (!r)
+		return;
+	c->r = NULL;
+	if (code)
+		audit_log(r, code);
+	r->http = NULL;
+	r->res = NULL;
+	proxy_req_free(r);
+}
+
 static void call_free(struct agg_call *c)
 {
+	release_req(c, 0);
 	backend_unref(c->b);
 	free(c);
 }
@@ -716,6 +734,7 @@ static bool on_head(kb_httpc_req_t *req, long status, const char *ctype, void *a
 	(void)req;
 	struct agg_call *c = arg;
 	c->started = true;
+	release_req(c, (int)status);
 	return kb_http_stream_start(c->http, (int)status, ctype && *ctype ? ctype : "text/plain",
 				    NULL) == 0;
 }
@@ -748,6 +767,7 @@ static void on_done(kb_httpc_req_t *req, int err, long status, const char *body,
 		msg = msg ? msg + 3 : why;
 		char text[900];
 		int n = snprintf(text, sizeof(text), "%s\n", msg);
+		release_req(c, 503);
 		kb_http_respond(c->http, 503, "text/plain; charset=utf-8",
 				"X-Content-Type-Options: nosniff\r\n", text, (size_t)n);
 		if (err == -ECONNREFUSED || err == -ETIMEDOUT)
@@ -908,8 +928,8 @@ bool aggregator_route(struct req *r, bool is_resource)
 	}
 	prom_handoff(r);
 	c->http = r->http;
-	r->http = NULL; /* answered by on_done or dropped by on_abort */
-	r->res = NULL;
+	c->r = r;
+	r->async = true; /* the call frees it (release_req) */
 	kb_http_req_on_abort(c->http, on_abort, c);
 	return true;
 }

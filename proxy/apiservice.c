@@ -139,7 +139,7 @@ static const char *auto_label(const json_t *o)
 	return json_string_value(json_object_get(obj_get(o, "metadata.labels"), AUTO_LABEL));
 }
 
-/* The spec fields autoregister owns, as they are in `o`. */
+/* Whether have's spec is want's (absent and empty or false alike). */
 static bool same_spec(const json_t *have, const json_t *want)
 {
 	static const char *const keys[] = {
@@ -153,15 +153,13 @@ static bool same_spec(const json_t *have, const json_t *want)
 		if (!(xe && ye) && !(x && y && json_equal(x, y)))
 			return false;
 	}
-	return strcmp(auto_label(have) ?: "", auto_label(want) ?: "") == 0;
+	return true;
 }
 
 static void put_back(struct proxy *px, const json_t *have, const json_t *want)
 {
 	json_t *upd = json_deep_copy(have);
-	json_object_set(upd, "spec", json_object_get(want, "spec"));
-	json_t *labels = kb_json_object_at(obj_meta(upd), "labels");
-	json_object_set_new(labels, AUTO_LABEL, json_string(auto_label(want)));
+	json_object_set(upd, "spec", json_object_get(want, "spec")); /* the spec only, as kube */
 	int rc = proxy_object_update(px, "apiregistration.k8s.io", "v1", "apiservices", upd,
 				     MANAGER, NULL);
 	if (rc < 0)
