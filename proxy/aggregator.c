@@ -69,6 +69,7 @@ struct agg_backend {
 	bool available; /* its stored Available condition is True */
 	kb_httpc_t *client;
 	kb_httpc_req_t *check; /* the discovery check in flight */
+	void *check_ctx;       /* its argument (struct check_ctx) */
 	bool recheck;          /* check again when this one ends */
 	json_t *discovery;     /* the last APIResourceList it answered, or NULL */
 };
@@ -412,6 +413,7 @@ static void on_check_done(kb_httpc_req_t *req, int err, long status, const char 
 	struct agg_backend *b = cx->b;
 	struct aggregator *agg = b->agg;
 	b->check = NULL;
+	b->check_ctx = NULL;
 	char why[1400], msg[2600];
 	if (!b->gone && err == 0 && status >= 200 && status <= 299) {
 		json_t *doc = json_loadb(body, len, 0, NULL);
@@ -473,8 +475,10 @@ static void check_start(struct agg_backend *b)
 				     .arg = cx};
 	b->refs++;
 	b->check = kb_httpc_request(client, &call);
+	b->check_ctx = cx;
 	if (!b->check) {
 		b->refs--;
+		b->check_ctx = NULL;
 		free(cx);
 	}
 }
@@ -610,6 +614,15 @@ void aggregator_stop(struct proxy *px)
 		return;
 	agg->closing = true;
 	cfg_watch_stop(&agg->cw);
+	for (struct agg_backend *b = agg->list; b; b = b->next) {
+		if (!b->check)
+			continue;
+		kb_httpc_cancel(b->check); /* no callback: its reference goes here */
+		b->check = NULL;
+		free(b->check_ctx);
+		b->check_ctx = NULL;
+		b->refs--;
+	}
 	while (agg->list)
 		backend_drop(agg->list);
 	px->agg = NULL;
