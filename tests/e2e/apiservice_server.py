@@ -6,7 +6,8 @@ HTTPS on 127.0.0.1 with the given certificate; client certificates are
 required and verified against CLIENT_CA (the tenant's request-header CA).
 Writes its port to PORTFILE and one JSON line per request to LOG: method,
 path, query, the front-proxy headers (X-Remote-User, X-Remote-Group lines)
-and the client certificate's CN. Serves wardle.example.com/v1alpha1:
+and the client certificate's CN. Serves wardle.example.com/v1alpha1 (or the
+group/version given after LOG):
 
   GET /apis/wardle.example.com/v1alpha1        APIResourceList (flunders, fl)
   GET .../flunders, .../namespaces/NS/flunders FlunderList of two objects
@@ -23,20 +24,21 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 cert, key, client_ca, portfile, logfile = sys.argv[1:6]
+GROUP_VERSION = sys.argv[6] if len(sys.argv) > 6 else "wardle.example.com/v1alpha1"
 lock = threading.Lock()
-GV = "/apis/wardle.example.com/v1alpha1"
+GV = "/apis/" + GROUP_VERSION
 ITEMS = [("default", "flounder-a"), ("default", "flounder-b")]
 
 
 def flunder(ns, name):
-    return {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder",
+    return {"apiVersion": GROUP_VERSION, "kind": "Flunder",
             "metadata": {"name": name, "namespace": ns, "resourceVersion": "7",
                          "creationTimestamp": "2026-01-01T00:00:00Z"},
             "spec": {"reference": "x"}}
 
 
 DISCOVERY = {"kind": "APIResourceList", "apiVersion": "v1",
-             "groupVersion": "wardle.example.com/v1alpha1",
+             "groupVersion": GROUP_VERSION,
              "resources": [{"name": "flunders", "singularName": "flunder",
                             "namespaced": True, "kind": "Flunder",
                             "verbs": ["get", "list", "watch"],
@@ -120,7 +122,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, flunder(*hit[0]))
         if q.get("watch", ["false"])[0] in ("true", "1"):
             return self.watch(items)
-        return self.send(200, {"apiVersion": "wardle.example.com/v1alpha1",
+        return self.send(200, {"apiVersion": GROUP_VERSION,
                                "kind": "FlunderList",
                                "metadata": {"resourceVersion": "7"},
                                "items": [flunder(n, m) for n, m in items]})
