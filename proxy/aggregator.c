@@ -72,6 +72,8 @@ struct agg_backend {
 	void *check_ctx;       /* its argument (struct check_ctx) */
 	bool recheck;          /* check again when this one ends */
 	json_t *discovery;     /* the last APIResourceList it answered, or NULL */
+	kb_httpc_req_t *oa;    /* the read of its /openapi/v3 in flight */
+	char *openapi_path;    /* its /openapi/v3 document of the group/version, or NULL */
 };
 
 struct aggregator {
@@ -95,6 +97,7 @@ static void backend_unref(struct agg_backend *b)
 	if (b->client)
 		kb_httpc_close(b->client);
 	json_decref(b->discovery);
+	free(b->openapi_path);
 	free(b->ca_pem);
 	free(b);
 }
@@ -400,6 +403,48 @@ static void go_error(int err, const char *url, char *buf, size_t len)
 		snprintf(buf, len, "Get \"%s\": %s", url, strerror(-err));
 }
 
+/* kube's OpenAPI v3 aggregation: the backend's /openapi/v3 names the
+ * document of its group/version (with its hash), which the tenant's root
+ * then lists and /openapi/v3/apis/<g>/<v> proxies. */
+static void on_openapi_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
+			    void *arg)
+{
+	(void)req;
+	struct agg_backend *b = arg;
+	b->oa = NULL;
+	char key[400];
+	snprintf(key, sizeof(key), "apis/%s/%s", b->group, b->version);
+	json_t *root = !err && status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+	const char *url = json_string_value(
+	    obj_get(json_object_get(obj_get(root, "paths"), key), "serverRelativeURL"));
+	bool had = b->openapi_path != NULL;
+	free(b->openapi_path);
+	b->openapi_path = url && kb_str_has_prefix(url, "/openapi/v3/") ? strdup(url) : NULL;
+	if (had || b->openapi_path)
+		openapi_invalidate();
+	json_decref(root);
+	backend_unref(b);
+}
+
+static void openapi_fetch(struct agg_backend *b, kb_httpc_t *client, const char *ct)
+{
+	static const char *const hdrs[] = {"X-Remote-User: system:kube-aggregator",
+					   "X-Remote-Group: system:masters", NULL};
+	if (b->oa || b->gone)
+		return;
+	struct kb_httpc_call call = {.method = "GET",
+				     .path = "/openapi/v3",
+				     .connect_to = ct,
+				     .headers = hdrs,
+				     .no_limit = true,
+				     .max_body = 8 << 20,
+				     .on_done = on_openapi_done,
+				     .arg = b};
+	b->refs++;
+	if (!(b->oa = kb_httpc_request(client, &call)))
+		b->refs--;
+}
+
 struct check_ctx {
 	struct agg_backend *b;
 	char url[1100];
@@ -423,6 +468,9 @@ static void on_check_done(kb_httpc_req_t *req, int err, long status, const char 
 			json_decref(doc);
 		set_available(agg, b, true, "Passed", "all checks passed");
 		openapi_invalidate();
+		char ct[700], base[400];
+		if (b->client && resolve(agg->px, b, ct, sizeof(ct), base, sizeof(base)) == 0)
+			openapi_fetch(b, b->client, ct);
 	} else if (!b->gone) {
 		if (err)
 			go_error(err, cx->url, why, sizeof(why));
@@ -615,6 +663,11 @@ void aggregator_stop(struct proxy *px)
 	agg->closing = true;
 	cfg_watch_stop(&agg->cw);
 	for (struct agg_backend *b = agg->list; b; b = b->next) {
+		if (b->oa) {
+			kb_httpc_cancel(b->oa);
+			b->oa = NULL;
+			b->refs--;
+		}
 		if (!b->check)
 			continue;
 		kb_httpc_cancel(b->check); /* no callback: its reference goes here */
@@ -862,7 +915,7 @@ static void reply_unavailable(struct req *r)
 }
 
 /* Sends r on to c->b; false when it could not start (r is answered). */
-static bool pass_on(struct req *r, struct agg_call *c)
+static bool pass_on(struct req *r, struct agg_call *c, const char *path_as)
 {
 	struct aggregator *agg = r->px->agg;
 	char ct[700], base[400];
@@ -883,6 +936,15 @@ static bool pass_on(struct req *r, struct agg_call *c)
 		return false;
 	}
 	snprintf(path, pl, "%s%s%s", http->path, *http->query ? "?" : "", http->query);
+	if (path_as) {
+		free(path);
+		path = strdup(path_as);
+	}
+	if (!path) {
+		free_lines(hdrs);
+		reply_status(r, 500, "InternalError", "out of memory", NULL);
+		return false;
+	}
 	const char *ctype = kb_http_req_header(http, "content-type");
 	bool body = http->body_len > 0 || strcmp(http->method, "POST") == 0 ||
 		    strcmp(http->method, "PUT") == 0 || strcmp(http->method, "PATCH") == 0;
@@ -907,6 +969,16 @@ static bool pass_on(struct req *r, struct agg_call *c)
 		return false;
 	}
 	return true;
+}
+
+/* r's connection goes to the call (r is kept until the answer's head). */
+static void hand_over(struct req *r, struct agg_call *c)
+{
+	prom_handoff(r);
+	c->http = r->http;
+	c->r = r;
+	r->async = true; /* the call frees it (release_req) */
+	kb_http_req_on_abort(c->http, on_abort, c);
 }
 
 bool aggregator_route(struct req *r, bool is_resource)
@@ -934,15 +1006,47 @@ bool aggregator_route(struct req *r, bool is_resource)
 						 .namespaced = r->ns != NULL};
 		r->res = &c->res;
 	}
-	if (authz_authorize(r) < 0 || !pass_on(r, c)) {
+	if (authz_authorize(r) < 0 || !pass_on(r, c, NULL)) {
 		r->res = NULL;
 		call_free(c);
 		return true;
 	}
-	prom_handoff(r);
-	c->http = r->http;
-	c->r = r;
-	r->async = true; /* the call frees it (release_req) */
-	kb_http_req_on_abort(c->http, on_abort, c);
+	hand_over(r, c);
+	return true;
+}
+
+void aggregator_openapi_paths(struct proxy *px, json_t *paths)
+{
+	char key[400], url[600];
+	for (struct agg_backend *b = px && px->agg ? px->agg->list : NULL; b; b = b->next) {
+		if (!b->available || !b->openapi_path)
+			continue;
+		const char *hash = strstr(b->openapi_path, "?hash=");
+		snprintf(key, sizeof(key), "apis/%s/%s", b->group, b->version);
+		snprintf(url, sizeof(url), "/openapi/v3/%s%s", key, hash ? hash : "");
+		json_object_set_new(paths, key, json_pack("{s:s}", "serverRelativeURL", url));
+	}
+}
+
+bool aggregator_openapi(struct req *r)
+{
+	struct aggregator *agg = r->px->agg;
+	if (!agg || r->nsegs != 5 || strcmp(r->segs[2], "apis") != 0)
+		return false;
+	struct agg_backend *b = find_gv(agg, r->segs[3], r->segs[4]);
+	if (!b || !b->openapi_path)
+		return false;
+	struct agg_call *c = calloc(1, sizeof(*c));
+	if (!c) {
+		reply_status(r, 500, "InternalError", "out of memory", NULL);
+		return true;
+	}
+	c->b = b;
+	b->refs++;
+	if (!pass_on(r, c, b->openapi_path)) {
+		call_free(c);
+		return true;
+	}
+	hand_over(r, c);
 	return true;
 }

@@ -44,6 +44,12 @@ void aggregator_event(struct proxy *px, const struct store_event *ev);
  * APIService: authorizes it (r->verb set; r's path fields parsed when
  * is_resource) and proxies it, or answers it; true. False: not aggregated. */
 bool aggregator_route(struct req *r, bool is_resource);
+/* OpenAPI v3 of the service-backed group/versions: their entries for the
+ * root's `paths` (borrowed object, added to), and GET
+ * /openapi/v3/apis/<g>/<v> of one, proxied to its backend's document (true:
+ * answered or proxied; false: not a backend's). */
+void aggregator_openapi_paths(struct proxy *px, json_t *paths);
+bool aggregator_openapi(struct req *r);
 /* Whether a service-backed APIService serves group/version (or the group). */
 bool aggregator_backs(struct proxy *px, const char *group, const char *version);
 bool aggregator_backs_group(struct proxy *px, const char *group);

@@ -140,10 +140,13 @@ static void serve_openapi(struct req *r)
 	}
 	if (r->nsegs == 2 && strcmp(r->segs[1], "v3") == 0) {
 		json_t *root = openapi_v3_root();
+		aggregator_openapi_paths(r->px, json_object_get(root, "paths"));
 		reply_json(r, 200, root);
 		json_decref(root);
 		return;
 	}
+	if (aggregator_openapi(r))
+		return;
 	if (r->nsegs >= 3 && strcmp(r->segs[1], "v3") == 0) {
 		const char *group = "", *version = NULL;
 		if (r->nsegs == 4 && strcmp(r->segs[2], "api") == 0)

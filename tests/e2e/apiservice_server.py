@@ -14,6 +14,9 @@ group/version given after LOG):
   GET .../namespaces/NS/flunders/NAME          one, or a NotFound Status
   GET ...?watch=true                           ADDED events, then stays open
                                                for 20 s (streaming check)
+  POST .../namespaces/NS/flunders              201 with the object
+  GET /openapi/v3, /openapi/v3/apis/GROUP/VERSION  its OpenAPI v3 (a PATCH
+                                               operation and the Flunder schema)
 """
 import json
 import ssl
@@ -46,6 +49,33 @@ DISCOVERY = {"kind": "APIResourceList", "apiVersion": "v1",
                            {"name": "flunders/status", "singularName": "",
                             "namespaced": True, "kind": "Flunder",
                             "verbs": ["get"]}]}
+
+
+GROUP, VERSION = GROUP_VERSION.split("/")
+GVK = {"group": GROUP, "version": VERSION, "kind": "Flunder"}
+OPENAPI = {
+    "openapi": "3.0.0", "info": {"title": "wardle", "version": "v0"},
+    "paths": {
+        GV + "/namespaces/{namespace}/flunders/{name}": {"patch": {
+            "x-kubernetes-group-version-kind": GVK,
+            "parameters": [{"name": "fieldValidation", "in": "query",
+                            "schema": {"type": "string"}}],
+            "responses": {}}},
+        GV + "/namespaces/{namespace}/flunders": {"post": {
+            "x-kubernetes-group-version-kind": GVK,
+            "parameters": [{"name": "fieldValidation", "in": "query",
+                            "schema": {"type": "string"}}],
+            "responses": {}}}},
+    "components": {"schemas": {"com.example.wardle.Flunder": {
+        "type": "object", "description": "A flunder, served by an extension API server.",
+        "x-kubernetes-group-version-kind": [GVK],
+        "properties": {
+            "apiVersion": {"type": "string", "description": "APIVersion of the object."},
+            "kind": {"type": "string", "description": "Kind of the object."},
+            "metadata": {"type": "object", "description": "Standard object metadata."},
+            "spec": {"type": "object", "description": "What the flunder wants.",
+                     "properties": {"reference": {"type": "string",
+                                                  "description": "The reference."}}}}}}}}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -99,6 +129,11 @@ class Handler(BaseHTTPRequestHandler):
         p = u.path.rstrip("/")
         if p == GV:
             return self.send(200, DISCOVERY)
+        if p == "/openapi/v3":
+            return self.send(200, {"paths": {GV[1:]: {
+                "serverRelativeURL": "/openapi/v3" + GV + "?hash=0123ABCD"}}})
+        if p == "/openapi/v3" + GV:
+            return self.send(200, OPENAPI)
         if not p.startswith(GV + "/"):
             return self.send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                    "reason": "NotFound", "code": 404})
@@ -128,6 +163,15 @@ class Handler(BaseHTTPRequestHandler):
                                "items": [flunder(n, m) for n, m in items]})
 
 
+def do_POST(self):
+    u = urlparse(self.path)
+    self.record(u)
+    obj = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+    obj.setdefault("metadata", {})["resourceVersion"] = "8"
+    self.send(201, obj)
+
+
+Handler.do_POST = do_POST
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
 ctx.load_verify_locations(client_ca)

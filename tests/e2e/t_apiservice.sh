@@ -165,6 +165,22 @@ EOF
     "${K[@]}" get --raw /apis/wardle.example.com/v1alpha1
   expect "kubectl 1.30 finds them too" 'flunders +fl +wardle\.example\.com/v1alpha1' "$old" --kubeconfig "$KCFG" api-resources
 
+  echo "-- OpenAPI v3 from the backend"
+  expect "the /openapi/v3 root lists the backend's group/version with its hash" \
+    '"apis/wardle.example.com/v1alpha1":\{"serverRelativeURL":"/openapi/v3/apis/wardle.example.com/v1alpha1\?hash=0123ABCD"\}' \
+    "${K[@]}" get --raw /openapi/v3
+  expect "kubectl explain reads the backend's schema" 'A flunder, served by an extension API server' \
+    "${K[@]}" explain flunders
+  expect "kubectl create -f with default validation goes to the backend" 'flunder.wardle.example.com/made created' \
+    "${K[@]}" create -f - <<'EOF'
+apiVersion: wardle.example.com/v1alpha1
+kind: Flunder
+metadata: {name: made, namespace: default}
+spec: {reference: r}
+EOF
+  expect_eq "... a POST with fieldValidation=Strict" "POST fieldManager=kubectl-create&fieldValidation=Strict" \
+    python3 -c 'import json,sys; r=[x for x in map(json.loads, open(sys.argv[1])) if x["method"] == "POST"][-1]; print(r["method"], r["query"])' "$d/req.log"
+
   echo "-- proxying"
   expect "kubectl get flunders goes through the tenant to the backend" 'flounder-a' "${K[@]}" get flunders
   expect_eq "... one by its short name" "Flunder flounder-a" "${K[@]}" get fl flounder-a -o 'jsonpath={.kind} {.metadata.name}'
