@@ -11,7 +11,8 @@
  * none, as kube skips it) and its crdregistration controller for each
  * served version of a CRD (label value "true", groupPriorityMinimum 1000,
  * versionPriority 100). Their Available condition is Local (objects.c sets
- * it on create, as kube's strategy does).
+ * it on create, as kube's strategy does; it is put back when changed, as
+ * kube's available controller does for local ones).
  *
  * DESIGN: one sync function compares the wanted local APIServices with the
  * stored ones. At start it handles both kinds: an `onstart` one is created
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/json.h"
 #include "lib/log.h"
@@ -168,6 +170,61 @@ static void put_back(struct proxy *px, const json_t *have, const json_t *want)
 	json_decref(upd);
 }
 
+#define LOCAL_MSG "Local APIServices are always available"
+
+/* A local APIService (no spec.service) whose Available condition is kube's
+ * Local one. */
+static bool local_ok(const json_t *o)
+{
+	if (json_is_object(obj_get(o, "spec.service")))
+		return true; /* the aggregator's */
+	size_t i;
+	json_t *c;
+	json_array_foreach (obj_get(o, "status.conditions"), i, c)
+		if (strcmp(json_string_value(json_object_get(c, "type")) ?: "", "Available") == 0)
+			return strcmp(json_string_value(json_object_get(c, "status")) ?: "",
+				      "True") == 0 &&
+			       strcmp(json_string_value(json_object_get(c, "reason")) ?: "",
+				      "Local") == 0 &&
+			       strcmp(json_string_value(json_object_get(c, "message")) ?: "",
+				      LOCAL_MSG) == 0;
+	return false;
+}
+
+/* kube's available controller on a local APIService: Available=True,
+ * Local (the transition time moves when the status does). */
+static void make_local_available(struct proxy *px, const json_t *o)
+{
+	json_t *upd = json_deep_copy(o);
+	json_t *conds = kb_json_object_at(upd, "status");
+	json_t *list = json_object_get(conds, "conditions"), *c = NULL, *x;
+	size_t i;
+	if (!json_is_array(list))
+		json_object_set_new(conds, "conditions", list = json_array());
+	json_array_foreach (list, i, x)
+		if (strcmp(json_string_value(json_object_get(x, "type")) ?: "", "Available") == 0)
+			c = x;
+	if (!c || strcmp(json_string_value(json_object_get(c, "status")) ?: "", "True") != 0) {
+		char ts[40];
+		kb_time_rfc3339(time(NULL), ts, sizeof(ts));
+		json_t *n = json_pack("{s:s,s:s,s:s}", "type", "Available", "status", "True",
+				      "lastTransitionTime", ts);
+		if (c)
+			json_object_update(c, n);
+		else
+			json_array_append(list, c = n);
+		json_decref(n);
+	}
+	json_object_set_new(c, "reason", json_string("Local"));
+	json_object_set_new(c, "message", json_string(LOCAL_MSG));
+	int rc = proxy_object_update_status(px, "apiregistration.k8s.io", "v1", "apiservices", upd,
+					    MANAGER, NULL);
+	if (rc < 0 && rc != -ENOENT)
+		kb_warn("apiservice", "status of %s: %s", obj_str(o, "metadata.name"),
+			strerror(-rc));
+	json_decref(upd);
+}
+
 /* One pass; `start` also handles the onstart ones. */
 static void sync_local(struct proxy *px, bool start)
 {
@@ -182,6 +239,8 @@ static void sync_local(struct proxy *px, bool start)
 		const char *name = obj_str(o, "metadata.name"), *label = auto_label(o);
 		const json_t *w = json_object_get(want, name);
 		bool mine = label && (strcmp(label, "true") == 0 || (start && *label));
+		if (!local_ok(o))
+			make_local_available(px, o);
 		if (w) {
 			if (label && *label &&
 			    (start || strcmp(auto_label(w) ?: "", "true") == 0) && !same_spec(o, w))
@@ -233,7 +292,8 @@ static void on_event(const struct store_event *ev, void *arg)
 {
 	struct apisvc *as = arg;
 	const char *label = auto_label(ev->obj);
-	if (label && strcmp(label, "true") == 0 && ev->type != STORE_ADDED)
+	if ((label && strcmp(label, "true") == 0 && ev->type != STORE_ADDED) ||
+	    (ev->type != STORE_DELETED && !local_ok(ev->obj)))
 		schedule(as);
 	aggregator_event(as->px, ev);
 }

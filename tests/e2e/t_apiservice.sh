@@ -84,6 +84,12 @@ EOF
   expect_eq "an update through /status keeps the spec; the main resource keeps the status" \
     "17800 True" bash -c "kubectl --kubeconfig $KCFG patch apiservice v1.apps --subresource=status --type=merge -p '{\"spec\":{\"groupPriorityMinimum\":5}}' >/dev/null && kubectl --kubeconfig $KCFG patch apiservice v1.apps --type=merge -p '{\"status\":{\"conditions\":[]}}' >/dev/null && kubectl --kubeconfig $KCFG get apiservice v1.apps -o jsonpath='{.spec.groupPriorityMinimum} {.status.conditions[0].status}'"
 
+  "${K[@]}" patch apiservice v1.batch --subresource=status --type=merge \
+    -p '{"status":{"conditions":[{"type":"Available","status":"False","reason":"Nope","message":"no"}]}}' >/dev/null
+  expect_until "a local APIService's Available is put back to Local (kube's available controller)" \
+    "True Local Local APIServices are always available" \
+    "${K[@]}" get apiservice v1.batch -o 'jsonpath={.status.conditions[0].status} {.status.conditions[0].reason} {.status.conditions[0].message}'
+
   echo "-- the front proxy's identity"
   expect_eq "kube-system/extension-apiserver-authentication has kube's keys" \
     "client-ca-file requestheader-allowed-names requestheader-client-ca-file requestheader-extra-headers-prefix requestheader-group-headers requestheader-username-headers" \
