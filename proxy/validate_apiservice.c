@@ -7,8 +7,8 @@
  * group's `v1.`); the group is a DNS-1123 subdomain and the version a
  * DNS-1035 label; groupPriorityMinimum is in (0, 20000] and versionPriority
  * in (0, 1000]; a local APIService (no spec.service) has neither caBundle
- * nor insecureSkipTLSVerify; a service names its namespace and name, and
- * insecureSkipTLSVerify excludes a caBundle. The status's conditions have
+ * nor insecureSkipTLSVerify; a service names its namespace, name and a
+ * valid port, and insecureSkipTLSVerify excludes a caBundle. The status's conditions have
  * the statuses True, False or Unknown. An update is checked as a create
  * (kube's ValidateAPIServiceUpdate adds only the metadata rules).
  *
@@ -98,6 +98,12 @@ static void check_service(json_t *c, const json_t *spec)
 		val_add(c, "FieldValueRequired", "spec.service.namespace", NULL);
 	if (!name || !*name)
 		val_add(c, "FieldValueRequired", "spec.service.name", NULL);
+	json_t *port = json_object_get(svc, "port"); /* defaulted to 443 */
+	json_int_t pn = json_is_integer(port) ? json_integer_value(port) : 443;
+	if (pn < 1 || pn > 65535)
+		val_add(c, "FieldValueInvalid", "spec.service.port",
+			"%lld: port is not valid: must be between 1 and 65535, inclusive",
+			(long long)pn);
 	if (insecure && ca)
 		val_add(c, "FieldValueInvalid", "spec.insecureSkipTLSVerify",
 			"true: may not be true if caBundle is present");

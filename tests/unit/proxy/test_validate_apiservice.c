@@ -149,6 +149,11 @@ START_TEST(service_rules)
 	expect(SPEC("v1.x.io", "\"group\":\"x.io\",\"version\":\"v1\"," PRIO ","
 			       "\"service\":{}"),
 	       "spec.service.namespace: Required value | spec.service.name: Required value");
+	expect(SPEC("v1.x.io",
+		    "\"group\":\"x.io\",\"version\":\"v1\"," PRIO ","
+		    "\"service\":{\"namespace\":\"ns\",\"name\":\"api\",\"port\":70000}"),
+	       "spec.service.port: Invalid value: 70000: port is not valid: must be between 1 and "
+	       "65535, inclusive");
 	expect(SPEC("v1.x.io", "\"group\":\"x.io\",\"version\":\"v1\"," PRIO ","
 			       "\"caBundle\":\"aGVsbG8=\",\"insecureSkipTLSVerify\":true," SVC),
 	       "spec.insecureSkipTLSVerify: Invalid value: true: may not be true if caBundle is "
