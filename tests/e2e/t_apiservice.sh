@@ -163,6 +163,11 @@ EOF
   expect "... in aggregated discovery v2 (with the subresource)" \
     '"metadata":\{"name":"wardle.example.com"\},"versions":\[\{"version":"v1alpha1","resources":\[\{"resource":"flunders"' \
     kcurl -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' "$SERVER_URL/apis"
+  expect "... and v2beta1" \
+    '"apiVersion":"apidiscovery.k8s.io/v2beta1".*"metadata":\{"name":"wardle.example.com"\},"versions":\[\{"version":"v1alpha1","resources":\[\{"resource":"flunders"' \
+    kcurl -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList' "$SERVER_URL/apis"
+  [ -x "$GSDK/kubectl.1.27" ] && expect "kubectl 1.27 (v2beta1) lists them" \
+    'flunders +fl +wardle\.example\.com/v1alpha1' "$GSDK/kubectl.1.27" --kubeconfig "$KCFG" api-resources
   expect "... and legacy /apis" '"name":"wardle.example.com","versions":\[\{"groupVersion":"wardle.example.com/v1alpha1"' \
     "${K[@]}" get --raw /apis
   expect "/apis/<group> is served here" '"preferredVersion":\{"groupVersion":"wardle.example.com/v1alpha1".*"kind":"APIGroup"' \
