@@ -667,6 +667,13 @@ kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call
 	return r;
 }
 
+void kb_httpc_pause(kb_httpc_req_t *r, bool pause)
+{
+	if (!r || !r->started || r->cancelled || !r->easy)
+		return;
+	curl_easy_pause(r->easy, pause ? CURLPAUSE_RECV : CURLPAUSE_CONT);
+}
+
 void kb_httpc_cancel(kb_httpc_req_t *r)
 {
 	kb_httpc_t *c = r->c;

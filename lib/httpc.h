@@ -111,6 +111,10 @@ kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call
 /* Cancels a pending request; its done callback is not called. Safe from
  * inside its own data callback (do not touch req afterwards). */
 void kb_httpc_cancel(kb_httpc_req_t *req);
+/* Stops (true) or resumes reading a request's answer, for flow control
+ * towards a slower consumer; callable from its data callback. A resume may
+ * deliver buffered bytes to the data callback before it returns. */
+void kb_httpc_pause(kb_httpc_req_t *req, bool pause);
 /* Replaces the bearer token (copied; NULL: none). Requests started after
  * the call, including queued ones, send the new token. 0 or -ENOMEM. */
 int kb_httpc_set_token(kb_httpc_t *c, const char *token);

@@ -54,6 +54,9 @@
 #define PROXY_CN       "front-proxy-client"
 #define UNAVAILABLE    "service unavailable\n"
 #define MAX_FWD_HEADER 64
+#define BACKLOG_HIGH   (1024 * 1024) /* bytes queued to a client before the backend pauses */
+#define BACKLOG_LOW    (256 * 1024)
+#define DRAIN_CHECK_MS 20
 
 struct agg_backend {
 	struct agg_backend *prev, *next; /* agg->list, while its APIService exists */
@@ -771,6 +774,8 @@ struct agg_call {
 	kb_http_req_t *http;
 	kb_httpc_req_t *up;
 	bool started;
+	bool paused;      /* the backend's answer waits for the client */
+	uv_timer_t drain; /* checks the client's backlog while paused */
 };
 
 /* Writes r's audit event with the answer's code (0: none), then frees r;
@@ -788,11 +793,28 @@ static void release_req(struct agg_call *c, int code)
 	proxy_req_free(r);
 }
 
+static void on_call_closed(uv_handle_t *h)
+{
+	free(kb_container_of((uv_timer_t *)h, struct agg_call, drain));
+}
+
 static void call_free(struct agg_call *c)
 {
 	release_req(c, 0);
 	backend_unref(c->b);
-	free(c);
+	uv_close((uv_handle_t *)&c->drain, on_call_closed);
+}
+
+/* While paused: the backend's answer resumes once the client has taken
+ * most of what it was sent. */
+static void on_drain(uv_timer_t *t)
+{
+	struct agg_call *c = kb_container_of(t, struct agg_call, drain);
+	if (kb_http_stream_pending(c->http) > BACKLOG_LOW)
+		return;
+	uv_timer_stop(&c->drain);
+	c->paused = false;
+	kb_httpc_pause(c->up, false); /* may deliver bytes at once (on_data) */
 }
 
 static bool on_head(kb_httpc_req_t *req, long status, const char *ctype, void *arg)
@@ -809,7 +831,14 @@ static bool on_data(kb_httpc_req_t *req, const char *data, size_t len, void *arg
 {
 	(void)req;
 	struct agg_call *c = arg;
-	return kb_http_stream_write(c->http, data, len) == 0;
+	if (kb_http_stream_write(c->http, data, len) < 0)
+		return false;
+	if (!c->paused && kb_http_stream_pending(c->http) > BACKLOG_HIGH) {
+		c->paused = true; /* flow control: the backend waits for a slow client */
+		kb_httpc_pause(c->up, true);
+		uv_timer_start(&c->drain, on_drain, DRAIN_CHECK_MS, DRAIN_CHECK_MS);
+	}
+	return true;
 }
 
 static void on_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
@@ -996,6 +1025,7 @@ bool aggregator_route(struct req *r, bool is_resource)
 	}
 	c->b = b;
 	b->refs++;
+	uv_timer_init(r->px->loop, &c->drain);
 	if (is_resource) {
 		c->res = (struct proxy_resource){.group = b->group,
 						 .version = b->version,
@@ -1043,6 +1073,7 @@ bool aggregator_openapi(struct req *r)
 	}
 	c->b = b;
 	b->refs++;
+	uv_timer_init(r->px->loop, &c->drain);
 	if (!pass_on(r, c, b->openapi_path)) {
 		call_free(c);
 		return true;

@@ -12,6 +12,7 @@ group/version given after LOG):
   GET /apis/wardle.example.com/v1alpha1        APIResourceList (flunders, fl)
   GET .../flunders, .../namespaces/NS/flunders FlunderList of two objects
   GET .../namespaces/NS/flunders/NAME          one, or a NotFound Status
+  GET ...?pad=N                                an empty list with N MiB of padding
   GET ...?watch=true                           ADDED events, then stays open
                                                for 20 s (streaming check)
   POST .../namespaces/NS/flunders              201 with the object
@@ -157,6 +158,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, flunder(*hit[0]))
         if q.get("watch", ["false"])[0] in ("true", "1"):
             return self.watch(items)
+        if "pad" in q:  # a list of PAD MiB more, for flow control
+            return self.send(200, {"apiVersion": GROUP_VERSION, "kind": "FlunderList",
+                                   "metadata": {"resourceVersion": "7"}, "items": [],
+                                   "pad": "x" * (int(q["pad"][0]) << 20)})
         return self.send(200, {"apiVersion": GROUP_VERSION,
                                "kind": "FlunderList",
                                "metadata": {"resourceVersion": "7"},

@@ -204,6 +204,9 @@ EOF
     bash -c "timeout 3 curl -sSN --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key '$SERVER_URL/apis/wardle.example.com/v1alpha1/namespaces/default/flunders?watch=true'; true"
   # the backend's requests but the availability checks
   apisvc_proxied() { grep -vc '"user": "system:kube-aggregator"' "$d/req.log"; }
+  expect_eq "a large answer to a slow client arrives whole (the backend paused meanwhile)" \
+    "$(( (24 << 20) + 130 ))" \
+    bash -c "curl -sS --limit-rate 6M --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key '$SERVER_URL/apis/wardle.example.com/v1alpha1/namespaces/default/flunders?pad=24' | wc -c"
   local before; before=$(apisvc_proxied)
   expect_fail "a user without RBAC is refused by the tenant" \
     'Error from server \(Forbidden\): flunders.wardle.example.com is forbidden: User "alice" cannot list resource "flunders" in API group "wardle.example.com" in the namespace "default"' \
