@@ -32,6 +32,7 @@ static const struct {
 	E(curl_easy_strerror, easy_strerror),
 	E(curl_easy_send, easy_send),
 	E(curl_easy_recv, easy_recv),
+	E(curl_easy_pause, easy_pause),
 	E(curl_multi_init, multi_init),
 	E(curl_multi_cleanup, multi_cleanup),
 	E(curl_multi_setopt, multi_setopt),

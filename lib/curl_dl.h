@@ -29,6 +29,7 @@ struct kb_curl_api {
 	const char *(*easy_strerror)(CURLcode code);
 	CURLcode (*easy_send)(CURL *h, const void *buf, size_t len, size_t *n);
 	CURLcode (*easy_recv)(CURL *h, void *buf, size_t len, size_t *n);
+	CURLcode (*easy_pause)(CURL *h, int bitmask);
 	CURLM *(*multi_init)(void);
 	CURLMcode (*multi_cleanup)(CURLM *m);
 	CURLMcode (*multi_setopt)(CURLM *m, CURLMoption opt, ...);
@@ -64,6 +65,7 @@ int kb_curl_load(void);
 #define curl_easy_strerror       kb_curl.easy_strerror
 #define curl_easy_send           kb_curl.easy_send
 #define curl_easy_recv           kb_curl.easy_recv
+#define curl_easy_pause          kb_curl.easy_pause
 #define curl_multi_init          kb_curl.multi_init
 #define curl_multi_cleanup       kb_curl.multi_cleanup
 #define curl_multi_setopt        kb_curl.multi_setopt

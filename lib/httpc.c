@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/log.h"
 #include "lib/util.h"
@@ -50,7 +51,7 @@ struct sock_ctx {
 struct kb_httpc_req {
 	kb_httpc_t *c;
 	CURL *easy;
-	struct curl_slist *headers, *connect_to;
+	struct curl_slist *headers, *connect_to, *extra; /* extra: kb_httpc_call.headers */
 	char *method, *url, *body, *ctype;
 	size_t body_len;
 	size_t max_body;    /* kb_httpc_call.max_body */
@@ -58,6 +59,9 @@ struct kb_httpc_req {
 	bool stream, in_cb, cancelled, started, retried, too_big;
 	kb_httpc_data_cb on_data;
 	kb_httpc_done_cb on_done;
+	kb_httpc_head_cb on_head;
+	bool head_seen;     /* on_head called */
+	char ctype_in[128]; /* the answer's Content-Type, for on_head */
 	void *arg;
 	struct kb_buf resp;
 	struct kb_httpc_req *next, *prev; /* in c->queue or c->active */
@@ -106,6 +110,7 @@ static void req_free(struct kb_httpc_req *r)
 	easy_release(r->c, r->easy);
 	curl_slist_free_all(r->headers);
 	curl_slist_free_all(r->connect_to);
+	curl_slist_free_all(r->extra);
 	free(r->method);
 	free(r->url);
 	free(r->body);
@@ -329,10 +334,42 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 		return kb_buf_append(&r->resp, ptr, n) < 0 ? 0 : n;
 	long status = 0;
 	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
-	if (status >= 300) /* an error Status: keep it for on_done */
+	if (status >= 300 && !r->on_head) /* an error Status: keep it for on_done */
 		return kb_buf_append(&r->resp, ptr, n) < 0 ? 0 : n;
 	r->in_cb = true;
 	bool go = r->on_data(r, ptr, n, r->arg);
+	r->in_cb = false;
+	return go && !r->cancelled ? n : 0;
+}
+
+/* Header lines of the answer: its Content-Type is kept, and the blank line
+ * ending a final (not 1xx) head calls on_head. */
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct kb_httpc_req *r = userdata;
+	size_t n = size * nmemb;
+	if (r->cancelled)
+		return 0;
+	if (n > 13 && strncasecmp(ptr, "content-type:", 13) == 0) {
+		const char *v = ptr + 13;
+		size_t vl = n - 13;
+		while (vl && (*v == ' ' || *v == '\t'))
+			v++, vl--;
+		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+			vl--;
+		snprintf(r->ctype_in, sizeof(r->ctype_in), "%.*s", (int)vl, v);
+	}
+	if (!((n == 2 && ptr[0] == '\r') || (n == 1 && ptr[0] == '\n')) || r->head_seen)
+		return n;
+	long status = 0;
+	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200) {
+		r->ctype_in[0] = '\0';
+		return n;
+	}
+	r->head_seen = true;
+	r->in_cb = true;
+	bool go = r->on_head(r, status, r->ctype_in, r->arg);
 	r->in_cb = false;
 	return go && !r->cancelled ? n : 0;
 }
@@ -377,6 +414,10 @@ static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r)
 	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	if (r->on_head) {
+		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+		curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+	}
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -458,9 +499,14 @@ static int req_headers(kb_httpc_t *c, struct kb_httpc_req *r)
 	if (auth)
 		snprintf(auth, al, "Authorization: Bearer %s", c->token);
 	struct curl_slist *h = NULL;
-	bool ok = (!al || auth) && add_header(&h, "Accept: application/json") &&
+	bool accept = false;
+	for (const struct curl_slist *x = r->extra; x; x = x->next)
+		accept |= strncasecmp(x->data, "accept:", 7) == 0;
+	bool ok = (!al || auth) && (accept || add_header(&h, "Accept: application/json")) &&
 		  (!r->body || add_header(&h, ct)) && (!auth || add_header(&h, auth)) &&
 		  add_header(&h, "Expect:");
+	for (const struct curl_slist *x = r->extra; ok && x; x = x->next)
+		ok = add_header(&h, x->data);
 	free(auth);
 	if (!ok) {
 		curl_slist_free_all(h);
@@ -599,7 +645,11 @@ kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call
 		r->ctype = strdup(call->content_type);
 	if (call->connect_to)
 		r->connect_to = curl_slist_append(NULL, call->connect_to);
-	if (!r->method || !r->url || (call->body && !r->body) ||
+	r->on_head = call->on_head;
+	bool extra_ok = true;
+	for (const char *const *x = call->headers; x && *x && extra_ok; x++)
+		extra_ok = add_header(&r->extra, *x);
+	if (!extra_ok || !r->method || !r->url || (call->body && !r->body) ||
 	    (call->content_type && !r->ctype) || (call->connect_to && !r->connect_to)) {
 		req_free(r);
 		return NULL;
@@ -615,6 +665,13 @@ kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call
 	queue_push(c, r);
 	pump(c);
 	return r;
+}
+
+void kb_httpc_pause(kb_httpc_req_t *r, bool pause)
+{
+	if (!r || !r->started || r->cancelled || !r->easy)
+		return;
+	curl_easy_pause(r->easy, pause ? CURLPAUSE_RECV : CURLPAUSE_CONT);
 }
 
 void kb_httpc_cancel(kb_httpc_req_t *r)

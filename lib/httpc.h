@@ -67,6 +67,11 @@ typedef bool (*kb_httpc_data_cb)(kb_httpc_req_t *req, const char *data, size_t l
  */
 typedef void (*kb_httpc_done_cb)(kb_httpc_req_t *req, int err, long status, const char *body,
 				 size_t len, void *arg);
+/* The answer's head (a proxy passes it on before the body): its status and
+ * Content-Type ("" when none; borrowed for the call). Return false to abort
+ * the request (the done callback follows with -ECANCELED). */
+typedef bool (*kb_httpc_head_cb)(kb_httpc_req_t *req, long status, const char *content_type,
+				 void *arg);
 
 struct kb_httpc_call {
 	const char *method;       /* "GET", "POST", "PUT", "PATCH", "DELETE"; copied */
@@ -79,6 +84,12 @@ struct kb_httpc_call {
 	/* connect elsewhere than the URL's host, which still names the peer
 	 * for TLS: "HOST:PORT:ADDR:PORT" (curl's CONNECT_TO); NULL: none; copied */
 	const char *connect_to;
+	/* extra request header lines ("Name: value"), NULL-terminated, or NULL;
+	 * an "Accept:" line replaces the default Accept; copied */
+	const char *const *headers;
+	/* called once the answer's head is in; with it, every body byte of
+	 * any status goes to on_data (none is kept for on_done) */
+	kb_httpc_head_cb on_head;
 	size_t max_body;          /* a longer answer ends the request with -EMSGSIZE; 0: no limit */
 	kb_httpc_data_cb on_data; /* NULL: buffer the body for on_done */
 	kb_httpc_done_cb on_done; /* required */
@@ -100,6 +111,10 @@ kb_httpc_req_t *kb_httpc_request(kb_httpc_t *c, const struct kb_httpc_call *call
 /* Cancels a pending request; its done callback is not called. Safe from
  * inside its own data callback (do not touch req afterwards). */
 void kb_httpc_cancel(kb_httpc_req_t *req);
+/* Stops (true) or resumes reading a request's answer, for flow control
+ * towards a slower consumer; callable from its data callback. A resume may
+ * deliver buffered bytes to the data callback before it returns. */
+void kb_httpc_pause(kb_httpc_req_t *req, bool pause);
 /* Replaces the bearer token (copied; NULL: none). Requests started after
  * the call, including queued ones, send the new token. 0 or -ENOMEM. */
 int kb_httpc_set_token(kb_httpc_t *c, const char *token);

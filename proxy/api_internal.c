@@ -292,7 +292,7 @@ static int write_over(struct proxy *px, const struct proxy_resource *res, const 
 	json_object_set(obj_meta(obj), "resourceVersion",
 			json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
 	obj_defaults(px, res, obj);
-	if ((res->has_status || res->crd) && obj_spec_changed(old, obj)) {
+	if (obj_has_generation(res) && obj_spec_changed(old, obj)) {
 		json_int_t g = json_integer_value(obj_get(old, "metadata.generation"));
 		json_object_set_new(obj_meta(obj), "generation", json_integer(g + 1));
 	}

@@ -40,6 +40,7 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
+#include "proxy/apiservice.h"
 #include "proxy/openapi.h"
 #include "proxy/patch.h"
 #include "proxy/proxy_impl.h"
@@ -257,7 +258,8 @@ static void rows_sync(const json_t *crd, const json_t *names)
 
 static void table_changed(void)
 {
-	openapi_invalidate(); /* discovery is built per request from the table */
+	openapi_invalidate();       /* discovery is built per request from the table */
+	apiservice_changed(crd_px); /* crdregistration: the CRDs' APIServices */
 }
 
 /* ---- names, as the naming controller accepts them --------------------------------- */

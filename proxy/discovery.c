@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/util.h"
+#include "proxy/apiservice.h"
 #include "proxy/proxy_impl.h"
 
 enum disc_format { DISC_LEGACY = 0, DISC_V2, DISC_V2BETA1 };
@@ -81,13 +82,46 @@ static json_t *agg_resource(const struct proxy_resource *res)
 	return o;
 }
 
-/* Groups in table order; versions in table order (first = preferred). */
-static json_t *aggregated(bool core, enum disc_format fmt)
+/* The group item of `items` named group (borrowed), made when missing. */
+static json_t *agg_group(json_t *items, const char *group)
+{
+	size_t k;
+	json_t *g;
+	json_array_foreach (items, k, g)
+		if (strcmp(json_string_value(obj_get(g, "metadata.name")), group) == 0)
+			return g;
+	g = json_pack("{s:{s:s},s:[]}", "metadata", "name", group, "versions");
+	json_array_append_new(items, g);
+	return g;
+}
+
+/* A service-backed group/version in aggregated discovery: the resources
+ * its backend's discovery gave, while it is available (kube's discovery
+ * manager drops one it cannot reach). */
+static void agg_backend(const struct aggregator_gv *gv, void *arg)
+{
+	json_t *items = arg;
+	const json_t *list = json_object_get(gv->resources, "resources");
+	if (!gv->available || !json_is_array(list))
+		return;
+	json_t *resources = aggregator_agg_resources(gv->group, gv->version, list);
+	json_t *g = agg_group(items, gv->group);
+	json_array_append_new(json_object_get(g, "versions"),
+			      json_pack("{s:s,s:o,s:s}", "version", gv->version, "resources",
+					resources, "freshness", "Current"));
+}
+
+/* Groups in table order; versions in table order (first = preferred);
+ * then the service-backed group/versions (proxy/aggregator.c), which take
+ * the place of a local row of the same group/version. */
+static json_t *aggregated(struct proxy *px, bool core, enum disc_format fmt)
 {
 	json_t *items = json_array();
 	for (size_t i = 0; i < resource_count(); i++) {
 		const struct proxy_resource *res = resource_at(i);
 		if (core != (res->group[0] == '\0'))
+			continue;
+		if (!core && aggregator_backs(px, res->group, res->version))
 			continue;
 		json_t *group = NULL, *version = NULL;
 		size_t k;
@@ -111,6 +145,8 @@ static json_t *aggregated(bool core, enum disc_format fmt)
 		}
 		json_array_append_new(json_object_get(version, "resources"), agg_resource(res));
 	}
+	if (!core)
+		aggregator_foreach(px, agg_backend, items);
 	return json_pack("{s:s,s:s,s:{},s:o}", "kind", "APIGroupDiscoveryList", "apiVersion",
 			 fmt == DISC_V2 ? "apidiscovery.k8s.io/v2" : "apidiscovery.k8s.io/v2beta1",
 			 "metadata", "items", items);
@@ -118,7 +154,7 @@ static json_t *aggregated(bool core, enum disc_format fmt)
 
 static void reply_aggregated(struct req *r, bool core, enum disc_format fmt)
 {
-	json_t *doc = aggregated(core, fmt);
+	json_t *doc = aggregated(r->px, core, fmt);
 	char *s = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	reply_text(
@@ -130,12 +166,39 @@ static void reply_aggregated(struct req *r, bool core, enum disc_format fmt)
 	free(s);
 }
 
-static json_t *group_doc(const char *group)
+struct gv_doc {
+	const char *group;
+	json_t *versions;
+};
+
+static void add_version(json_t *versions, const char *group, const char *version)
+{
+	char gv[256];
+	snprintf(gv, sizeof(gv), "%s/%s", group, version);
+	size_t k;
+	json_t *v;
+	json_array_foreach (versions, k, v)
+		if (strcmp(json_string_value(json_object_get(v, "groupVersion")), gv) == 0)
+			return;
+	json_array_append_new(versions,
+			      json_pack("{s:s,s:s}", "groupVersion", gv, "version", version));
+}
+
+static void doc_backend(const struct aggregator_gv *gv, void *arg)
+{
+	struct gv_doc *d = arg;
+	if (strcmp(gv->group, d->group) == 0)
+		add_version(d->versions, gv->group, gv->version);
+}
+
+/* A group's APIGroup: its local versions, then its service-backed ones
+ * (every APIService, available or not, as kube's legacy discovery). */
+static json_t *group_doc(struct proxy *px, const char *group)
 {
 	json_t *versions = json_array();
 	for (size_t i = 0; i < resource_count(); i++) {
 		const struct proxy_resource *res = resource_at(i);
-		if (strcmp(res->group, group) != 0)
+		if (strcmp(res->group, group) != 0 || aggregator_backs(px, group, res->version))
 			continue;
 		char gv[256];
 		snprintf(gv, sizeof(gv), "%s/%s", group, res->version);
@@ -149,6 +212,8 @@ static json_t *group_doc(const char *group)
 			json_array_append_new(versions, json_pack("{s:s,s:s}", "groupVersion", gv,
 								  "version", res->version));
 	}
+	struct gv_doc d = {group, versions};
+	aggregator_foreach(px, doc_backend, &d);
 	if (!json_array_size(versions)) {
 		json_decref(versions);
 		return NULL;
@@ -157,9 +222,16 @@ static json_t *group_doc(const char *group)
 			 json_array_get(versions, 0));
 }
 
-static json_t *group_list(void)
+static void list_backend(const struct aggregator_gv *gv, void *arg)
 {
-	json_t *groups = json_array();
+	json_t *names = arg;
+	if (!json_object_get(names, gv->group))
+		json_object_set_new(names, gv->group, json_true());
+}
+
+static json_t *group_list(struct proxy *px)
+{
+	json_t *groups = json_array(), *names = json_object();
 	for (size_t i = 0; i < resource_count(); i++) {
 		const struct proxy_resource *res = resource_at(i);
 		if (!res->group[0])
@@ -170,9 +242,22 @@ static json_t *group_list(void)
 		json_array_foreach (groups, k, g)
 			seen |=
 			    strcmp(json_string_value(json_object_get(g, "name")), res->group) == 0;
-		if (!seen)
-			json_array_append_new(groups, group_doc(res->group));
+		if (!seen) {
+			json_t *doc = group_doc(px, res->group);
+			if (doc)
+				json_array_append_new(groups, doc);
+			json_object_set_new(names, res->group, json_true());
+		}
 	}
+	json_t *backed = json_object();
+	aggregator_foreach(px, list_backend, backed);
+	const char *g;
+	json_t *v;
+	json_object_foreach (backed, g, v)
+		if (!json_object_get(names, g))
+			json_array_append_new(groups, group_doc(px, g));
+	json_decref(backed);
+	json_decref(names);
 	return json_pack("{s:s,s:s,s:o}", "kind", "APIGroupList", "apiVersion", "v1", "groups",
 			 groups);
 }
@@ -244,7 +329,7 @@ bool discovery_handle(struct req *r)
 					       "versions", "v1", "serverAddressByClientCIDRs",
 					       "clientCIDR", "0.0.0.0/0", "serverAddress", addr));
 		} else {
-			reply_doc(r, group_list());
+			reply_doc(r, group_list(r->px));
 		}
 		return true;
 	}
@@ -253,7 +338,7 @@ bool discovery_handle(struct req *r)
 		return true;
 	}
 	if (!core && r->nsegs == 2) {
-		json_t *g = group_doc(r->segs[1]);
+		json_t *g = group_doc(r->px, r->segs[1]);
 		if (g) {
 			json_object_set_new(g, "kind", json_string("APIGroup"));
 			json_object_set_new(g, "apiVersion", json_string("v1"));

@@ -662,7 +662,7 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 	json_object_set(obj_meta(obj), "resourceVersion",
 			json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
 	obj_defaults(r->px, r->res, obj);
-	if ((r->res->has_status || r->res->crd) && obj_spec_changed(old, obj)) {
+	if (obj_has_generation(r->res) && obj_spec_changed(old, obj)) {
 		json_int_t g = json_integer_value(obj_get(old, "metadata.generation"));
 		json_object_set_new(obj_meta(obj), "generation", json_integer(g + 1));
 	}

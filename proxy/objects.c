@@ -74,6 +74,27 @@ static void set_default(json_t *obj, const char *key, json_t *value)
 	json_decref(value);
 }
 
+bool obj_has_generation(const struct proxy_resource *res)
+{
+	return (res->has_status && !res->no_generation) || res->crd;
+}
+
+/* kube-aggregator's strategy's PrepareForCreate: the status a client sent is
+ * dropped, and a local APIService (no spec.service) is available at once. */
+static void apiservice_prepare_create(json_t *obj, time_t now)
+{
+	json_t *status = json_object();
+	json_object_set_new(obj, "status", status);
+	if (json_is_object(obj_get(obj, "spec.service")))
+		return;
+	char ts[40];
+	kb_time_rfc3339(now, ts, sizeof(ts));
+	json_object_set_new(status, "conditions",
+			    json_pack("[{s:s,s:s,s:s,s:s,s:s}]", "type", "Available", "status",
+				      "True", "lastTransitionTime", ts, "reason", "Local",
+				      "message", "Local APIServices are always available"));
+}
+
 /* Server-owned metadata of a new object. */
 void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now)
 {
@@ -87,13 +108,15 @@ void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now)
 	json_object_del(m, "deletionGracePeriodSeconds");
 	json_object_del(m, "selfLink");
 	json_object_del(m, "resourceVersion");
-	if (res->has_status || res->crd)
+	if (obj_has_generation(res))
 		json_object_set_new(m, "generation", json_integer(1));
 	else
 		json_object_del(m, "generation");
 	if (strcmp(res->group, "admissionregistration.k8s.io") == 0 &&
 	    strcmp(res->kind, "ValidatingAdmissionPolicy") == 0) /* kube's PrepareForCreate */
 		json_object_set_new(obj, "status", json_object());
+	if (strcmp(res->group, "apiregistration.k8s.io") == 0)
+		apiservice_prepare_create(obj, now);
 	char av[128];
 	if (res->group[0])
 		snprintf(av, sizeof(av), "%s/%s", res->group, res->version);
@@ -729,6 +752,13 @@ static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 	else if (strcmp(g, "storage.k8s.io") == 0 && strcmp(k, "StorageClass") == 0) {
 		set_default(obj, "reclaimPolicy", json_string("Delete"));
 		set_default(obj, "volumeBindingMode", json_string("Immediate"));
+	} else if (strcmp(g, "apiregistration.k8s.io") == 0) {
+		/* SetDefaults_ServiceReference; a null service is a local one */
+		json_t *svc = obj_get(obj, "spec.service");
+		if (json_is_null(svc))
+			json_object_del(json_object_get(obj, "spec"), "service");
+		else if (json_is_object(svc))
+			set_default_nil(svc, "port", json_integer(443));
 	} else if (strcmp(g, "admissionregistration.k8s.io") == 0 &&
 		   (strcmp(k, "ValidatingWebhookConfiguration") == 0 ||
 		    strcmp(k, "MutatingWebhookConfiguration") == 0))

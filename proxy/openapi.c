@@ -68,7 +68,11 @@ const char *openapi_k8s_version(void)
 
 void openapi_schema_name(const char *proto, char *buf, size_t len)
 {
-	if (kb_str_has_prefix(proto, "k8s.io."))
+	/* a protobuf package has "_" where kube's OpenAPI names have "-" */
+	if (kb_str_has_prefix(proto, "k8s.io.kube_aggregator."))
+		snprintf(buf, len, "io.k8s.kube-aggregator.%s",
+			 proto + strlen("k8s.io.kube_aggregator."));
+	else if (kb_str_has_prefix(proto, "k8s.io."))
 		snprintf(buf, len, "io.k8s.%s", proto + strlen("k8s.io."));
 	else
 		snprintf(buf, len, "%s", proto);

@@ -1767,6 +1767,42 @@ static void cells_runtimeclass(json_t *cells, const json_t *o, time_t now)
 	add_age(cells, o, now);
 }
 
+/* kube-aggregator's APIService table: the service or "Local", and Available
+ * as its status, with the reason when it is not True */
+static const struct col cols_apiservice[] = {
+    C_NAME,
+    C_S("Service", "The reference to the service that hosts this API endpoint."),
+    C_S("Available", "Whether this service is available."),
+    C_AGE,
+    C_END,
+};
+
+static void cells_apiservice(json_t *cells, const json_t *o, time_t now)
+{
+	char buf[600];
+	const json_t *svc = jp(o, "spec.service");
+	add_name(cells, o);
+	if (json_is_object(svc))
+		snprintf(buf, sizeof(buf), "%s/%s", js(svc, "namespace"), js(svc, "name"));
+	else
+		snprintf(buf, sizeof(buf), "Local");
+	add_s(cells, buf);
+	const json_t *avail = NULL;
+	size_t i;
+	json_t *c;
+	json_array_foreach (jp(o, "status.conditions"), i, c)
+		if (!avail && strcmp(js(c, "type"), "Available") == 0)
+			avail = c;
+	const char *st = avail ? js(avail, "status") : "Unknown";
+	const char *reason = avail ? js(avail, "reason") : "";
+	if (avail && strcmp(st, "True") != 0 && *reason)
+		snprintf(buf, sizeof(buf), "%s (%s)", st, reason);
+	else
+		snprintf(buf, sizeof(buf), "%s", st);
+	add_s(cells, buf);
+	add_age(cells, o, now);
+}
+
 static const struct col cols_csr[] = {
     C_NAME,
     C_AGE,
@@ -1952,6 +1988,7 @@ static const struct printer {
     {"storage.k8s.io", "StorageClass", cols_storageclass, cells_storageclass},
     {"node.k8s.io", "RuntimeClass", cols_runtimeclass, cells_runtimeclass},
     {"certificates.k8s.io", "CertificateSigningRequest", cols_csr, cells_csr},
+    {"apiregistration.k8s.io", "APIService", cols_apiservice, cells_apiservice},
     {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", cols_webhookcfg,
      cells_webhookcfg},
     {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", cols_webhookcfg,

@@ -29,6 +29,8 @@ struct kb_buf;
 struct wh_req;
 struct webhooks;
 struct pending_create;
+struct apisvc;
+struct aggregator;
 
 struct proxy {
 	uv_loop_t *loop;
@@ -62,6 +64,8 @@ struct proxy {
 	struct prom *prom;         /* prom.c: request metrics for GET /metrics */
 	struct webhooks *webhooks; /* webhook.c: the configured admission webhooks */
 	struct vap *vap;           /* vap.c: ValidatingAdmissionPolicies and bindings */
+	struct apisvc *apisvc;     /* apiservice.c: APIServices */
+	struct aggregator *agg;    /* aggregator.c: service-backed APIServices */
 	struct pending_create
 	    *pending_creates; /* api_internal.c: controllers' creates in webhooks */
 	struct pending_write
@@ -379,6 +383,9 @@ bool obj_same(const json_t *a, const json_t *b);
  * (admission_check: may change obj; answers 403, returns -EACCES). */
 int obj_validate(struct req *r, json_t *obj, const json_t *old);
 bool obj_spec_changed(const json_t *a, const json_t *b);
+/* Whether res's objects carry metadata.generation (1 on create, +1 on
+ * changes outside metadata and status). */
+bool obj_has_generation(const struct proxy_resource *res);
 int64_t obj_rv(const json_t *obj);
 
 /* prom.c: the request metrics of GET /metrics. prom_begin counts r in

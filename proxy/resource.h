@@ -54,6 +54,8 @@ struct proxy_resource {
 					       metadata.name/metadata.namespace */
 	bool has_status;                    /* spec/status split: generation bumps on
 				     changes outside metadata and status */
+	bool no_generation;                 /* with has_status: no metadata.generation (kube's
+			       strategy sets none, e.g. APIService) */
 	bool stored;                        /* false: virtual (reviews), never stored */
 	bool conditional_update;            /* kube's AllowUnconditionalUpdate() false: a PUT
 				    (main resource or status) must carry

@@ -95,6 +95,8 @@ static const struct proxy_subresource ing_subs[] = {
     SUB_STATUS("networking.k8s.io", "v1", "Ingress"), SUB_END};
 static const struct proxy_subresource vap_subs[] = {
     SUB_STATUS("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy"), SUB_END};
+static const struct proxy_subresource apisvc_subs[] = {
+    SUB_STATUS("apiregistration.k8s.io", "v1", "APIService"), SUB_END};
 static const struct proxy_subresource csr_subs[] = {
     SUB_STATUS("certificates.k8s.io", "v1", "CertificateSigningRequest"),
     {"approval", "certificates.k8s.io", "v1", "CertificateSigningRequest",
@@ -142,6 +144,26 @@ static struct proxy_resource builtins[] = {
     {CORE("ResourceQuota", "resourcequotas", "resourcequota", true), .short_names = S("quota"),
      .subresources = rq_subs, .has_status = true},
     {CORE("LimitRange", "limitranges", "limitrange", true), .short_names = S("limits")},
+    /* the aggregation layer's APIServices (proxy/apiservice.c): first of the
+     * named groups, as kube-aggregator lists its own group; kube's strategy
+     * (status set on create, kept by updates of the main resource) in
+     * objects.c, validation in validate_apiservice.c; no generation, as
+     * kube's strategy sets none; a PUT needs a resourceVersion */
+    {.group = "apiregistration.k8s.io",
+     .version = "v1",
+     .kind = "APIService",
+     .list_kind = "APIServiceList",
+     .plural = "apiservices",
+     .singular = "apiservice",
+     .namespaced = false,
+     .stored = true,
+     .verbs = VERBS_ALL,
+     .proto = "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIService",
+     .categories = S("api-extensions"),
+     .subresources = apisvc_subs,
+     .has_status = true,
+     .no_generation = true,
+     .conditional_update = true},
     {APPS("Deployment", "deployments", "deployment"), .short_names = S("deploy"),
      .categories = S("all"), .subresources = deploy_subs},
     {APPS("ReplicaSet", "replicasets", "replicaset"), .short_names = S("rs"),

@@ -13,6 +13,7 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
+#include "proxy/apiservice.h"
 #include "proxy/openapi.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/vap.h"
@@ -139,10 +140,13 @@ static void serve_openapi(struct req *r)
 	}
 	if (r->nsegs == 2 && strcmp(r->segs[1], "v3") == 0) {
 		json_t *root = openapi_v3_root();
+		aggregator_openapi_paths(r->px, json_object_get(root, "paths"));
 		reply_json(r, 200, root);
 		json_decref(root);
 		return;
 	}
+	if (aggregator_openapi(r))
+		return;
 	if (r->nsegs >= 3 && strcmp(r->segs[1], "v3") == 0) {
 		const char *group = "", *version = NULL;
 		if (r->nsegs == 4 && strcmp(r->segs[2], "api") == 0)
@@ -163,7 +167,7 @@ static void serve_openapi(struct req *r)
 }
 
 /* Fills group/version/ns/plural/name/sub from /api/v1/... or /apis/g/v/... */
-static int route_resource(struct req *r)
+static int route_parse(struct req *r)
 {
 	int i;
 	if (strcmp(r->segs[0], "api") == 0) {
@@ -193,6 +197,14 @@ static int route_resource(struct req *r)
 	r->plural = s[0];
 	r->name = left > 1 ? s[1] : NULL;
 	r->sub = left > 2 ? s[2] : NULL;
+	return 0;
+}
+
+/* route_parse, then the row of the resource. */
+static int route_resource(struct req *r)
+{
+	if (route_parse(r) < 0)
+		return -ENOENT;
 	r->res = resource_find(r->group, r->version, r->plural);
 	if (!r->res)
 		return -ENOENT;
@@ -264,6 +276,18 @@ static void route(struct req *r)
 		return;
 	}
 	bool is_resource = !(r->nsegs <= 2 || (strcmp(r->segs[0], "apis") == 0 && r->nsegs == 3));
+	/* a group/version of a service-backed APIService is proxied (it takes
+	 * precedence over a local one of the same name, metrics.k8s.io's) */
+	if (r->nsegs >= 3 && strcmp(r->segs[0], "apis") == 0 &&
+	    aggregator_backs(r->px, r->segs[1], r->segs[2])) {
+		if (is_resource && route_parse(r) < 0) {
+			reply_not_found(r);
+			return;
+		}
+		r->verb = request_verb(r, is_resource);
+		if (aggregator_route(r, is_resource))
+			return;
+	}
 	if (is_resource && route_resource(r) < 0) {
 		reply_not_found(r);
 		return;
@@ -391,6 +415,8 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		rc = webhook_start(px);
 	if (rc == 0)
 		rc = vap_start(px);
+	if (rc == 0)
+		rc = apiservice_start(px);
 	if (rc < 0)
 		goto fail_auth;
 	rc = kb_http_server_start(loop, opts->listen, opts->tls, NULL, on_request, px, &px->http,
@@ -407,6 +433,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	*out = px;
 	return 0;
 fail_auth:
+	apiservice_stop(px);
 	vap_stop(px);
 	webhook_stop(px);
 	audit_close(px);
@@ -430,6 +457,7 @@ void proxy_stop(proxy_t *px)
 	px->stopping = true;
 	store_flush(px->store);
 	watch_close_all(px);
+	apiservice_stop(px);
 	vap_stop(px);
 	webhook_stop(px);
 	proxy_pending_creates_free(px);

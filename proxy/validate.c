@@ -477,7 +477,8 @@ static msgs_fn name_fn(const struct proxy_resource *r)
 		return msgs_1035;
 	if (r && r->group &&
 	    (strcmp(r->group, "rbac.authorization.k8s.io") == 0 ||
-	     strcmp(r->group, "certificates.k8s.io") == 0)) /* CSRs: any path segment */
+	     strcmp(r->group, "certificates.k8s.io") == 0 ||   /* CSRs: any path segment */
+	     strcmp(r->group, "apiregistration.k8s.io") == 0)) /* then <version>.<group> */
 		return msgs_path_segment;
 	return msgs_subdomain;
 }
@@ -2606,6 +2607,7 @@ static const struct {
     {"scheduling.k8s.io", "PriorityClass", v_priorityclass},
     {"storage.k8s.io", "StorageClass", v_storageclass},
     {"node.k8s.io", "RuntimeClass", v_runtimeclass},
+    {"apiregistration.k8s.io", "APIService", val_apiservice},
     {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", val_webhook_configuration},
     {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", val_webhook_configuration},
     {"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", val_admission_policy},

@@ -132,6 +132,15 @@ void val_admission_policy(const struct proxy_resource *r, const json_t *obj, con
 void val_admission_policy_binding(const struct proxy_resource *r, const json_t *obj,
 				  const json_t *old, json_t *causes);
 
+/* APIService (apiregistration.k8s.io/v1, proxy/validate_apiservice.c):
+ * kube-aggregator's ValidateAPIService (the name must be
+ * `<spec.version>.<spec.group>`, group and version syntax, priority ranges,
+ * local APIServices without caBundle or insecureSkipTLSVerify, a service's
+ * namespace and name) and ValidateAPIServiceStatus (condition statuses).
+ * Reached through val_object. */
+void val_apiservice(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		    json_t *causes);
+
 /* A pod spec (borrowed) at `path` ("spec", "spec.template.spec"):
  * containers, init containers, ports, env, resources, restartPolicy (one of
  * Always/OnFailure/Never; absent means Always). Workload kinds add their own

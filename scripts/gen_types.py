@@ -193,6 +193,12 @@ def main(argv):
         repo, "..", "shared", "k8s-api", "types-1.33.json")
     with open(src, encoding="utf-8") as fp:
         data = json.load(fp)
+    # messages outside k8s.io/api and apimachinery (kube-aggregator's
+    # apiregistration), kept in the repository in the same format
+    with open(os.path.join(repo, "scripts", "types-extra.json"),
+              encoding="utf-8") as fp:
+        for name, msg in json.load(fp)["messages"].items():
+            data["messages"].setdefault(name, msg)
     gen = Gen(data["messages"])
     for mname, fname in sorted(INLINE):
         fields = data["messages"].get(mname, {}).get("fields", [])

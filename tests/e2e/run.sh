@@ -29,6 +29,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_webhook.sh"
 . "$here/t_crdrules.sh"
 . "$here/t_vapeval.sh"
+. "$here/t_apiservice.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -73,4 +74,5 @@ vapcfg_suite
 webhook_suite
 crdrules_suite
 vap_suite
+apiservice_suite
 e2e_summary

@@ -199,6 +199,8 @@ metrics_checks() {
   expect_fail "host without metrics API: the group is not served" 'NotFound|not found' \
     kubectl --kubeconfig "$MT_m3" get --raw /apis/metrics.k8s.io/v1beta1
 
+  mt_own_metrics_server
+
   # a client that gives up while the host is slow: the host read is dropped
   local url rc
   url=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$MT_m1")
@@ -235,4 +237,57 @@ metrics_checks() {
     "${T[@]}" get --raw /apis/metrics.k8s.io/v1beta1
   expect_fail "host back without metrics API: Metrics API not available" \
     'Metrics API not available' "${T[@]}" --cache-dir "$E2E_TMP/mt-cache" top pod
+}
+
+# A tenant's own metrics-server (an APIService with a service for
+# v1beta1.metrics.k8s.io) takes precedence over the host's metrics while it
+# exists (docs/aggregation.md); the backend is apiservice_server.py serving
+# metrics.k8s.io/v1beta1, reached through an ExternalName Service (a
+# cluster IP would be the host's).
+mt_own_metrics_server() {
+  local T=(kubectl --kubeconfig "$MT_m1") md=$E2E_TMP/mt-own i mport mb
+  mkdir -p "$md"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=msrv" -addext "subjectAltName=DNS:msrv.default.svc" \
+    -keyout "$md/key.pem" -out "$md/cert.pem" 2>/dev/null
+  : >"$md/req.log"
+  python3 "$E2E_LIB_DIR/apiservice_server.py" "$md/cert.pem" "$md/key.pem" \
+    "$E2E_TMP/m1/front-proxy/ca.crt" "$md/port" "$md/req.log" metrics.k8s.io/v1beta1 \
+    >>"$md/server.log" 2>&1 &
+  mb=$!
+  E2E_PIDS+=("$mb")
+  for i in $(seq 100); do [ -s "$md/port" ] && break; sleep 0.05; done
+  mport=$(cat "$md/port")
+  "${T[@]}" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Service
+metadata: {name: msrv, namespace: default}
+spec: {type: ExternalName, externalName: localhost}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.metrics.k8s.io}
+spec:
+  group: metrics.k8s.io
+  version: v1beta1
+  groupPriorityMinimum: 100
+  versionPriority: 100
+  caBundle: $(base64 -w0 "$md/cert.pem")
+  service: {namespace: default, name: msrv, port: $mport}
+EOF
+  expect_until "a tenant's own v1beta1.metrics.k8s.io becomes available" "True Passed" \
+    "${T[@]}" get apiservice v1beta1.metrics.k8s.io -o 'jsonpath={.status.conditions[0].status} {.status.conditions[0].reason}'
+  expect_eq "... its resources replace the host's in discovery" "flunders" \
+    bash -c "kubectl --kubeconfig '$MT_m1' api-resources --api-group=metrics.k8s.io -o name | sed 's/\\..*//' | tr '\\n' ' ' | sed 's/ \$//'"
+  expect "... and metrics reads go to it" 'flounder-a' \
+    "${T[@]}" get --raw /apis/metrics.k8s.io/v1beta1/namespaces/default/flunders
+  expect_eq "... as the caller, through the front proxy" "kubicle-admin front-proxy-client" \
+    python3 -c 'import json,sys; r=[x for x in map(json.loads, open(sys.argv[1])) if x["path"].endswith("/flunders")][-1]; print(r["user"], r["cn"])' "$md/req.log"
+  "${T[@]}" delete apiservice v1beta1.metrics.k8s.io >/dev/null
+  kill "$mb" 2>/dev/null
+  expect_eq "deleted: the host's metrics API is back in discovery" "nodes pods" \
+    bash -c "kubectl --kubeconfig '$MT_m1' api-resources --api-group=metrics.k8s.io -o name | sed 's/\\..*//' | sort | tr '\\n' ' ' | sed 's/ \$//'"
+  expect "... and kubectl top reads the host's figures" '^b +50m' \
+    "${T[@]}" --cache-dir "$md/cache" top pod b
+  "${T[@]}" delete service msrv >/dev/null
 }

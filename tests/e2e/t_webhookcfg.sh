@@ -103,8 +103,8 @@ webhookcfg_suite() {
   expect "api-resources: mutatingwebhookconfigurations, cluster-scoped, no short name" \
     '^mutatingwebhookconfigurations +admissionregistration\.k8s\.io/v1 +false +MutatingWebhookConfiguration$' \
     bash -c "kubectl --kubeconfig $KCFG api-resources | grep '^mutatingwebhookconfigurations '"
-  expect_eq "api-resources: both in the api-extensions category, with the CRDs and the admission policies" \
-    "customresourcedefinitions.apiextensions.k8s.io mutatingwebhookconfigurations.admissionregistration.k8s.io validatingadmissionpolicies.admissionregistration.k8s.io validatingadmissionpolicybindings.admissionregistration.k8s.io validatingwebhookconfigurations.admissionregistration.k8s.io" \
+  expect_eq "api-resources: both in the api-extensions category, with APIServices, the CRDs and the admission policies" \
+    "apiservices.apiregistration.k8s.io customresourcedefinitions.apiextensions.k8s.io mutatingwebhookconfigurations.admissionregistration.k8s.io validatingadmissionpolicies.admissionregistration.k8s.io validatingadmissionpolicybindings.admissionregistration.k8s.io validatingwebhookconfigurations.admissionregistration.k8s.io" \
     bash -c "kubectl --kubeconfig $KCFG api-resources --categories=api-extensions -o name | sort | tr '\n' ' ' | sed 's/ \$//'"
 
   echo "-- RBAC: cluster-admin only, as kube's bootstrap roles"

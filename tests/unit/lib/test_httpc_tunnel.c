@@ -10,7 +10,9 @@
  * and client certificate; no rate-limit token taken; pausing; closing with
  * bytes pending, also to a peer that writes meanwhile; kb_httpc_close with
  * tunnels open, connecting or in their TLS handshake; a server the CA does
- * not vouch for; arguments refused.
+ * not vouch for; arguments refused. And a plain request's extra header
+ * lines (an Accept line replacing the default) and head callback (status and
+ * Content-Type before the body, an error body streamed too).
  */
 #include <check.h>
 #include <errno.h>
@@ -1074,6 +1076,91 @@ START_TEST(bad_arguments)
 }
 END_TEST
 
+/* ---- a request's head callback and extra headers ------------------------------------ */
+
+static void script_proxied(struct srv *s, SSL *ssl)
+{
+	if (!read_head(s, ssl))
+		return;
+	puts_ssl(ssl, "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
+		      "Transfer-Encoding: chunked\r\n\r\n");
+	puts_ssl(ssl, "5\r\n{\"a\":\r\n");
+	sleep_ms(50);
+	puts_ssl(ssl, "2\r\n1}\r\n0\r\n\r\n");
+}
+
+struct head_rec {
+	long status, done_status;
+	char ctype[64], order[8];
+	int norder, done_err;
+	struct kb_buf body;
+};
+
+static bool hr_head(kb_httpc_req_t *req, long status, const char *ctype, void *arg)
+{
+	struct head_rec *h = arg;
+	h->status = status;
+	snprintf(h->ctype, sizeof(h->ctype), "%s", ctype);
+	h->order[h->norder++] = 'h';
+	return true;
+}
+
+static bool hr_data(kb_httpc_req_t *req, const char *p, size_t n, void *arg)
+{
+	struct head_rec *h = arg;
+	if (h->norder < 6 && h->order[h->norder - 1] != 'd')
+		h->order[h->norder++] = 'd';
+	return kb_buf_append(&h->body, p, n) == 0;
+}
+
+static void hr_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
+		    void *arg)
+{
+	struct head_rec *h = arg;
+	h->done_err = err;
+	h->done_status = status;
+	ck_assert_ptr_null(body);
+	h->order[h->norder++] = 'e';
+}
+
+START_TEST(request_head_and_headers)
+{
+	struct srv s = {.want_cert = true};
+	struct rec r = {0};
+	struct head_rec h = {0};
+	srv_start(&s, script_proxied);
+	new_client(&r, s.port, ca_a, NULL, true);
+	static const char *const extra[] = {"Accept: application/json;as=Table;v=v1;g=meta.k8s.io",
+					    "X-Remote-User: alice", "X-Remote-Group: devs",
+					    "X-Remote-Group: system:authenticated", NULL};
+	struct kb_httpc_call call = {.method = "GET",
+				     .path = "/apis/wardle.example.com/v1alpha1/flunders",
+				     .headers = extra,
+				     .stream = true,
+				     .on_head = hr_head,
+				     .on_data = hr_data,
+				     .on_done = hr_done,
+				     .arg = &h};
+	ck_assert_ptr_nonnull(kb_httpc_request(r.c, &call));
+	run_to_end(&r, &s);
+	ck_assert(s.peer_cert);
+	ck_assert_int_eq(h.status, 404);
+	ck_assert_str_eq(h.ctype, "application/json");
+	ck_assert_int_eq(h.done_err, 0);
+	ck_assert_int_eq(h.done_status, 404);
+	h.order[h.norder] = '\0';
+	ck_assert_str_eq(h.order, "hde");
+	ck_assert_uint_eq(h.body.len, 7);
+	ck_assert(memcmp(h.body.data, "{\"a\":1}", 7) == 0);
+	ck_assert(head_has(&s, "\r\nAccept: application/json;as=Table;v=v1;g=meta.k8s.io\r\n"));
+	ck_assert(!head_has(&s, "\r\nAccept: application/json\r\n"));
+	ck_assert(head_has(&s, "\r\nX-Remote-User: alice\r\n"));
+	ck_assert(head_has(&s, "\r\nX-Remote-Group: devs\r\nX-Remote-Group: "
+			       "system:authenticated\r\n"));
+	kb_buf_free(&h.body);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1101,6 +1188,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pause_holds_bytes);
 	tcase_add_test(tc, wrong_ca);
 	tcase_add_test(tc, bad_arguments);
+	tcase_add_test(tc, request_head_and_headers);
 	suite_add_tcase(s, tc);
 	return s;
 }
