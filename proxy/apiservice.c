@@ -248,7 +248,8 @@ static void sync_local(struct proxy *px, bool start)
 			json_object_del(want, name);
 		} else if (mine) {
 			int rc = proxy_object_delete(px, "apiregistration.k8s.io", "v1",
-						     "apiservices", NULL, name, NULL, NULL);
+						     "apiservices", NULL, name, NULL, NULL,
+						     "kube-apiserver-autoregistration");
 			if (rc < 0 && rc != -ENOENT)
 				kb_warn("apiservice", "delete %s: %s", name, strerror(-rc));
 		}
