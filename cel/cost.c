@@ -68,6 +68,24 @@ static bool flag(const json_t *s, const char *k)
 	return json_is_true(get(s, k));
 }
 
+/* An object's least size, as kube's SchemaDeclType counts it: "{}" and,
+ * for each required property without a default, its name, its value's
+ * least size and 4 (quotes, colon, comma). */
+static uint64_t object_min_size(const json_t *s)
+{
+	const json_t *props = get(s, "properties"), *req = get(s, "required");
+	uint64_t n = 2;
+	size_t i;
+	const json_t *name;
+	json_array_foreach (req, i, name) {
+		const json_t *p = json_object_get(props, json_string_value(name));
+		if (p && !get(p, "default"))
+			n = add(n,
+				add(strlen(json_string_value(name)) + 4, cel_schema_min_size(p)));
+	}
+	return n;
+}
+
 uint64_t cel_schema_min_size(const json_t *s)
 {
 	const char *t = json_string_value(get(s, "type"));
@@ -76,17 +94,19 @@ uint64_t cel_schema_min_size(const json_t *s)
 		return 1;
 	if (!strcmp(t, "string")) {
 		if (f && !strcmp(f, "duration"))
-			return 4; /* "0s" quoted */
+			return 3; /* "0" quoted: Go parses it */
 		if (f && !strcmp(f, "date"))
 			return 12; /* "2006-01-02" quoted */
 		if (f && !strcmp(f, "date-time"))
-			return 22; /* "2006-01-02T15:04:05Z" quoted */
+			return 21; /* kube's MinDatetimeSizeJSON */
 		return 2;
 	}
 	if (!strcmp(t, "boolean"))
 		return 4;
 	if (!strcmp(t, "integer") || !strcmp(t, "number"))
 		return 1;
+	if (!strcmp(t, "object") && !json_is_object(get(s, "additionalProperties")))
+		return object_min_size(s);
 	return 2; /* [] or {} */
 }
 
@@ -98,15 +118,18 @@ static uint64_t limit(const json_t *s, const char *key, uint64_t dflt)
 }
 
 /* The most elements (characters, items, properties) a value of schema s
- * may have, as kube's size estimator gives it; 0 when s is not sized. */
-static uint64_t schema_max(const json_t *s)
+ * may have, as kube's size estimator gives it (0 is a size: a map's keys);
+ * false when s is not sized. */
+static bool schema_max(const json_t *s, uint64_t *out)
 {
 	const char *t = json_string_value(get(s, "type"));
 	const char *f = json_string_value(get(s, "format"));
-	if (flag(s, "x-kubernetes-int-or-string"))
-		return MAX_REQUEST - 2;
+	if (flag(s, "x-kubernetes-int-or-string")) {
+		*out = MAX_REQUEST - 2;
+		return true;
+	}
 	if (!t)
-		return 0;
+		return false;
 	if (!strcmp(t, "string")) {
 		uint64_t d = MAX_REQUEST - 2;
 		if (f && !strcmp(f, "duration"))
@@ -114,24 +137,29 @@ static uint64_t schema_max(const json_t *s)
 		else if (f && !strcmp(f, "date"))
 			d = 12;
 		else if (f && !strcmp(f, "date-time"))
-			d = 34;
-		return limit(s, "maxLength", d);
+			d = 32; /* kube's MaxDatetimeSizeJSON */
+		*out = limit(s, "maxLength", d);
+		return true;
 	}
-	if (!strcmp(t, "array"))
-		return limit(s, "maxItems",
+	if (!strcmp(t, "array")) {
+		*out = limit(s, "maxItems",
 			     (MAX_REQUEST - 2) / (cel_schema_min_size(get(s, "items")) + 1));
-	if (!strcmp(t, "object") && json_is_object(get(s, "additionalProperties")))
-		return limit(s, "maxProperties",
+		return true;
+	}
+	if (!strcmp(t, "object") && json_is_object(get(s, "additionalProperties"))) {
+		*out = limit(s, "maxProperties",
 			     (MAX_REQUEST - 2) /
 				 (cel_schema_min_size(get(s, "additionalProperties")) + 6));
-	return 0;
+		return true;
+	}
+	return false;
 }
 
 /* The size of n's value when it is a string, bytes, a list or a map. */
 static struct est size_of(const struct cel_node *n)
 {
-	uint64_t m = n->schema ? schema_max(n->schema) : 0;
-	if (m)
+	uint64_t m;
+	if (n->schema && schema_max(n->schema, &m))
 		return (struct est){0, m};
 	if (n->kind == N_CONST && (n->val.kind == CEL_STRING || n->val.kind == CEL_BYTES))
 		return e_const(n->val.s.len);

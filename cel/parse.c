@@ -1060,18 +1060,30 @@ static char *qualified(struct parser *ps, const struct cel_node *n, const struct
 static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
 		    const json_t **schema);
 
-/* kube's embedded resources' metadata: name and generateName only. */
-static const json_t *embedded_metadata(struct parser *ps)
+/* Schemas the compiler makes, kept in the program: [0] kube's embedded
+ * resources' metadata (name and generateName only), [1] the key of a map
+ * typed by a schema. kube's key type is its plain string type, which has no
+ * size (MaxElements 0): cel-go's estimator, given the path "@keys", takes a
+ * key's size as 0 whatever the keys may hold. */
+static const json_t *owned_schema(struct parser *ps, size_t i)
 {
 	cel_program_t *p = ps->prog;
 	if (!p->owned)
 		p->owned = json_array();
-	if (json_array_size(p->owned) == 0)
+	if (json_array_size(p->owned) == 0) {
 		json_array_append_new(p->owned,
 				      json_pack("{s:s, s:{s:{s:s}, s:{s:s}}}", "type", "object",
 						"properties", "name", "type", "string",
 						"generateName", "type", "string"));
-	return json_array_get(p->owned, 0);
+		json_array_append_new(p->owned,
+				      json_pack("{s:s, s:i}", "type", "string", "maxLength", 0));
+	}
+	return json_array_get(p->owned, i);
+}
+
+static const json_t *embedded_metadata(struct parser *ps)
+{
+	return owned_schema(ps, 0);
 }
 
 /* The schema of property name (escaped as kube does) in object schema s;
@@ -1268,9 +1280,14 @@ static bool resolve_compr(struct parser *ps, struct cel_node *n, const struct sc
 		const json_t *addl = json_object_get(s, "additionalProperties");
 		vs = json_is_object(addl) ? addl : NULL;
 	}
+	const json_t *ks = vs ? owned_schema(ps, 1) : NULL; /* a map's keys: size 0 */
 	const struct cel_type *t1, *t2;
 	range_types(ps, n, &t1, &t2, true);
-	struct scope v1 = {sc, n->name, n->two ? NULL : is, t1},
+	struct scope v1 = {sc, n->name,
+			   n->two ? ks
+			   : is   ? is
+				  : ks,
+			   t1},
 		     v2 = {&v1, n->name2, is ? is : vs, t2};
 	const struct scope *inner = n->two ? &v2 : &v1;
 	const json_t *ignored;

@@ -296,6 +296,48 @@ START_TEST(check_cost)
 }
 END_TEST
 
+static void expect_accepted(const char *schema)
+{
+	json_t *c = json_array(), *s = J(schema);
+	int n = crd_rules_check(s, "p", c);
+	char *got = lines(c);
+	ck_assert_msg(n == 0, "%s", got);
+	free(got);
+	json_decref(s);
+	json_decref(c);
+}
+
+/* Sizes as kube's estimator takes them, which real CRDs (Gateway API's,
+ * Kueue's) rely on to install. */
+START_TEST(check_cost_sizes)
+{
+	/* a map's keys have no size (kube's key type is its unsized string
+	 * type, the path "@keys"): a regex on each key of an open map is cheap */
+	expect_accepted(
+	    "{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"object\","
+	    "\"maxProperties\":16,\"additionalProperties\":{\"type\":\"string\","
+	    "\"maxLength\":4096},\"x-kubernetes-validations\":[{\"rule\":\"self.all(k, "
+	    "k.matches(r'^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*"
+	    "[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$'))\"},{\"rule\":"
+	    "\"self.all(k, k.split('/')[0].size() < 253)\"}]}}}");
+	/* an item's least size counts its required properties (kube's
+	 * MinSerializedSize): an unbounded list of conditions holds fewer items */
+	expect_accepted(
+	    "{\"type\":\"object\",\"x-kubernetes-validations\":[{\"rule\":\"has(self.status) && "
+	    "has(self.status.conditions) && self.status.conditions.exists(c, c.type == 'Ready' && "
+	    "c.status == 'True') && has(oldSelf.status) && has(oldSelf.status.conditions) && "
+	    "oldSelf.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True') ? "
+	    "self.spec.q == oldSelf.spec.q : true\"}],\"properties\":{\"spec\":{\"type\":"
+	    "\"object\",\"properties\":{\"q\":{\"type\":\"string\",\"maxLength\":253}}},"
+	    "\"status\":{\"type\":\"object\",\"properties\":{\"conditions\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"object\",\"required\":[\"lastTransitionTime\",\"message\","
+	    "\"reason\",\"status\",\"type\"],\"properties\":{\"lastTransitionTime\":{\"type\":"
+	    "\"string\",\"format\":\"date-time\"},\"message\":{\"type\":\"string\",\"maxLength\":"
+	    "32768},\"reason\":{\"type\":\"string\",\"maxLength\":1024},\"status\":{\"type\":"
+	    "\"string\"},\"type\":{\"type\":\"string\",\"maxLength\":316}}}}}}}}");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("crd_rules");
@@ -305,6 +347,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, check_crd);
 	tcase_add_test(tc, check_types);
 	tcase_add_test(tc, check_cost);
+	tcase_add_test(tc, check_cost_sizes);
 	suite_add_tcase(s, tc);
 	return s;
 }
