@@ -9,7 +9,7 @@
  * DESIGN. A walk of the checked tree: each node's cost is an interval
  * [min, max] of cel-go's cost units (an identifier or a field selection 1,
  * a call 1, a list literal 10, a map literal 30, string operations by
- * their length at 0.1 per character, regular expressions at 0.25), a
+ * their length at 0.1 per character, regular expressions 0.1 times 0.25), a
  * comprehension its range's size times the cost of one iteration of the
  * macro's expansion. Sizes come from the schema a node was typed by, from
  * literals, or from what an operation makes (a concatenation, a map()); an
@@ -117,6 +117,19 @@ static uint64_t limit(const json_t *s, const char *key, uint64_t dflt)
 								: dflt;
 }
 
+/* The length of the longest string among s's enum values. */
+static uint64_t enum_max(const json_t *s)
+{
+	uint64_t m = 0;
+	size_t i;
+	const json_t *v;
+	json_array_foreach (get(s, "enum"), i, v) {
+		if (json_is_string(v) && json_string_length(v) > m)
+			m = json_string_length(v);
+	}
+	return m;
+}
+
 /* The most elements (characters, items, properties) a value of schema s
  * may have, as kube's size estimator gives it (0 is a size: a map's keys);
  * false when s is not sized. */
@@ -138,7 +151,17 @@ static bool schema_max(const json_t *s, uint64_t *out)
 			d = 12;
 		else if (f && !strcmp(f, "date-time"))
 			d = 32; /* kube's MaxDatetimeSizeJSON */
-		*out = limit(s, "maxLength", d);
+		/* kube: a maxLength in code points is taken as up to 4 bytes
+		 * each (MaxElements = maxLength * 4); a format's fixed bound or,
+		 * without maxLength, an enum's longest value */
+		if (f && (!strcmp(f, "duration") || !strcmp(f, "date") || !strcmp(f, "date-time")))
+			*out = d;
+		else if (f && !strcmp(f, "byte"))
+			*out = limit(s, "maxLength", d);
+		else if (json_is_integer(get(s, "maxLength")))
+			*out = mul(limit(s, "maxLength", 0), 4);
+		else
+			*out = json_array_size(get(s, "enum")) ? enum_max(s) : d;
 		return true;
 	}
 	if (!strcmp(t, "array")) {
@@ -249,7 +272,7 @@ static bool named(const char *list, const char *key)
 
 /* A function's own cost (cel-go's and kube's estimates for the functions
  * whose work grows with their input: a traversal of a string at 0.1 per
- * character, a regular expression at 0.25 per character of the string
+ * character, a regular expression at 0.1 per character of the string
  * times 0.25 per character of the pattern, a list's items one each) and the
  * size of its result when it follows from its input's. */
 static struct est call_cost(struct cel_node *n)
@@ -271,8 +294,14 @@ static struct est call_cost(struct cel_node *n)
 	struct est s = size_of(first);
 	bool list = first->ct && first->ct->kind == CT_LIST;
 	if (named(regexes, key) && arg) {
-		uint64_t hi = mul(factor(s.max, 1, 4), factor(size_of(arg).max, 1, 4));
-		return (struct est){1, hi ? hi : 1};
+		/* cel-go: the string traversed at 0.1 per character (matches
+		 * counts one more, so that an empty string still costs) times
+		 * the pattern at 0.25 per character; kube's find and findAll
+		 * likewise, without the one */
+		uint64_t one = !strcmp(n->name, "matches");
+		struct est r = size_of(arg);
+		return (struct est){mul(factor(add(s.min, one), 1, 10), factor(r.min, 1, 4)),
+				    mul(factor(add(s.max, one), 1, 10), factor(r.max, 1, 4))};
 	}
 	if (!strcmp(n->name, "contains") && arg)
 		return (struct est){

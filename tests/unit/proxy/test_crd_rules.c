@@ -335,6 +335,36 @@ START_TEST(check_cost_sizes)
 	    "\"string\",\"format\":\"date-time\"},\"message\":{\"type\":\"string\",\"maxLength\":"
 	    "32768},\"reason\":{\"type\":\"string\",\"maxLength\":1024},\"status\":{\"type\":"
 	    "\"string\"},\"type\":{\"type\":\"string\",\"maxLength\":316}}}}}}}}");
+	/* an enum string without maxLength is as long as its longest value
+	 * (kube 1.29 on): a regex on it, however many times, is cheap */
+	expect_accepted("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+			"\"items\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":"
+			"[\"low\",\"medium\",\"high\"],\"x-kubernetes-validations\":[{\"rule\":"
+			"\"self.matches('^[a-z]+$')\"}]}}}}}");
+	/* matches: the string at 0.1 a character (cel-go), here 4 bytes each
+	 * of a maxLength of 1024 (kube), 1024 times */
+	expect_accepted(
+	    "{\"type\":\"object\",\"properties\":{\"r\":{\"type\":\"array\",\"maxItems\":16,"
+	    "\"items\":{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"array\","
+	    "\"maxItems\":64,\"items\":{\"type\":\"object\",\"properties\":{\"t\":{\"type\":"
+	    "\"string\"},\"v\":{\"type\":\"string\",\"maxLength\":1024}},"
+	    "\"x-kubernetes-validations\":[{\"rule\":\"(self.t in ['Exact','PathPrefix']) ? "
+	    "self.v.matches(r'^(?:[-A-Za-z0-9/._~!$&()*+,;=:@]|[%][0-9a-fA-F]{2})+$') : "
+	    "true\"}]}}}}}}}");
+	/* and the other way: 3000 strings of up to 1000 characters, each
+	 * matched against 43 characters, cost 3000 * (1 + 401 * 11) for kube */
+	json_t *c = json_array(),
+	       *s = J("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+		      "\"maxItems\":3000,\"items\":{\"type\":\"string\",\"maxLength\":1000,"
+		      "\"x-kubernetes-validations\":[{\"rule\":\"self.matches("
+		      "'^[a-z]+[a-z]+[a-z]+[a-z]+[a-z]+[a-z]+[a-z]$')\"}]}}}}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 1);
+	char *got = lines(c);
+	ck_assert_msg(strstr(got, "estimated rule cost exceeds budget by factor of 1.323600x"),
+		      "%s", got);
+	free(got);
+	json_decref(s);
+	json_decref(c);
 }
 END_TEST
 
