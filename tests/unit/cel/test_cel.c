@@ -437,7 +437,15 @@ static const struct tc cases[] = {
     {"{'a': 1}.?a.value()", "1"},
     {"{'a': 1}.?b.hasValue()", "false"},
     {"{'a': {'b': 2}}.?a.b.value()", "2"},
-    {"{'a': 1}.?b.c.hasValue()", "false"},
+    /* cel-go's checker looks through the optional: int has no fields */
+    {"{'a': 1}.?b.c.hasValue()", "~type 'int' does not support field selection"},
+    /* a select or an index on an optional is optional (cel-go) */
+    {"{'a': {'b': 1}}.?a.b.orValue(0)", "1"},
+    {"{'a': {'b': 1}}.?c.b.orValue(7)", "7"},
+    {"{'a': {'b': 1}}.?a['b'].orValue(0)", "1"},
+    {"{'a': {'b': 1}}.?c['b'].orValue(7)", "7"},
+    {"[[1, 2]].first()[1].orValue(0)", "2"},
+    {"[].first()[1].orValue(9)", "9"},
     {"[1, 2][?5].hasValue()", "false"},
     {"{'k': 3}[?'k'].value()", "3"},
     {"[1, ?optional.none(), ?optional.of(3)]", "[1,3]"},
