@@ -226,6 +226,7 @@ static struct est traverse(struct est s)
 
 static struct est bin_cost(struct cel_node *n)
 {
+	struct est ca = cost(n->a), cb = cost(n->b); /* first: they size what they make */
 	struct est a = size_of(n->a), b = size_of(n->b), c = {1, 1};
 	switch (n->op) {
 	case B_IN:
@@ -261,7 +262,7 @@ static struct est bin_cost(struct cel_node *n)
 		break;
 	default: break;
 	}
-	return e_add(e_add(cost(n->a), cost(n->b)), c);
+	return e_add(e_add(ca, cb), c);
 }
 
 /* Whether name (" f ") is in the space-separated list. */
@@ -319,14 +320,16 @@ static struct est call_cost(struct cel_node *n)
 	return e_const(1);
 }
 
+/* The arguments first: their walk sets the sizes of what they make (a
+ * concatenation, a substring), which the call's own cost reads. */
 static struct est calls(struct cel_node *n)
 {
-	struct est c = call_cost(n);
+	struct est c = {0, 0};
 	if (n->a)
 		c = e_add(c, cost(n->a));
 	for (size_t i = 0; i < n->nargs; i++)
 		c = e_add(c, cost(n->args[i]));
-	return c;
+	return e_add(c, call_cost(n));
 }
 
 /* A comprehension: cel-go's expansion of each macro costs, per element of

@@ -1174,6 +1174,10 @@ START_TEST(estimated_cost)
 	     /* a maxLength counts 4 bytes a character (kube); matches is
 	      * ceil((256 + 1) * 0.1) * ceil(8 * 0.25) (cel-go) */
 	     2, 2 + 4 * (3 + 1 + 26 * 2)},
+	    /* a call sees the size of what its argument made: the
+	     * concatenation [2, 6] (up to 41 characters), matches() on it
+	     * ceil(42 * 0.1) * ceil(2 * 0.25) */
+	    {"('a' + self).matches('^b')", "{\"type\":\"string\",\"maxLength\":10}", 3, 11},
 	    {"self.m.all(k, self.m[k] > 0)",
 	     "{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"object\",\"maxProperties\":5,"
 	     "\"additionalProperties\":{\"type\":\"integer\"}}}}",
