@@ -704,7 +704,7 @@ static void run_case(const struct tc *t, int idx)
 	json_t *v;
 	json_object_foreach (vars, name, v)
 		decl[nv++] = (struct cel_var){name, json_object_get(schemas, name)};
-	struct cel_env env = {decl, nv, CEL_LIB_K8S};
+	struct cel_env env = {decl, nv, CEL_LIB_ALL};
 	char *err = NULL;
 	cel_program_t *p = cel_compile(t->expr, &env, 0, &err);
 	if (t->want[0] == 'E' || t->want[0] == '~') {
@@ -1127,7 +1127,7 @@ START_TEST(types)
 	json_t *s;
 	json_object_foreach (schemas, name, s)
 		decl[nv++] = (struct cel_var){name, json_is_null(s) ? NULL : s};
-	struct cel_env env = {decl, nv, CEL_LIB_K8S};
+	struct cel_env env = {decl, nv, CEL_LIB_ALL};
 	char *err = NULL;
 	cel_program_t *p = cel_compile(t->expr, &env, 0, &err);
 	if (t->want[0] == '~' || t->want[0] == 'E') {

@@ -368,6 +368,44 @@ START_TEST(check_cost_sizes)
 }
 END_TEST
 
+/* kube 1.33 compiles a new rule in its 1.32 environment (no semver, no
+ * encoders at all) and a rule the stored CRD already has in its 1.33 one. */
+START_TEST(check_environments)
+{
+	const char *semver = "{\"type\":\"object\",\"properties\":{\"v\":{\"type\":"
+			     "\"string\",\"maxLength\":64,\"x-kubernetes-validations\":[{"
+			     "\"rule\":\"isSemver(self)\"}]}}}";
+	json_t *c = json_array(), *s = J(semver);
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 1);
+	char *got = lines(c);
+	ck_assert_msg(strstr(got, "compilation failed: ERROR: <input>:1:9: undeclared reference to "
+				  "'isSemver' (in container '')"),
+		      "%s", got);
+	free(got);
+	json_decref(c);
+	/* the same rule, stored: kept (a new sibling rule beside it too) */
+	c = json_array();
+	json_t *upd = J("{\"type\":\"object\",\"properties\":{\"v\":{\"type\":\"string\","
+			"\"maxLength\":64,\"x-kubernetes-validations\":[{\"rule\":"
+			"\"isSemver(self)\"},{\"rule\":\"self != 'x'\"}]}}}");
+	ck_assert_int_eq(crd_rules_check_update(upd, s, "p", c), 0);
+	json_decref(upd);
+	json_decref(s);
+	json_decref(c);
+	/* base64 is no kube library */
+	c = json_array();
+	s = J("{\"type\":\"object\",\"properties\":{\"v\":{\"type\":\"string\","
+	      "\"maxLength\":64,\"x-kubernetes-validations\":[{\"rule\":\"base64.decode(self) "
+	      "!= b''\"}]}}}");
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 1);
+	got = lines(c);
+	ck_assert_msg(strstr(got, "undeclared reference to 'base64"), "%s", got);
+	free(got);
+	json_decref(s);
+	json_decref(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("crd_rules");
@@ -378,6 +416,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, check_types);
 	tcase_add_test(tc, check_cost);
 	tcase_add_test(tc, check_cost_sizes);
+	tcase_add_test(tc, check_environments);
 	suite_add_tcase(s, tc);
 	return s;
 }
