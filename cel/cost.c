@@ -224,6 +224,21 @@ static struct est traverse(struct est s)
 	return (struct est){factor(s.min, 1, 10), factor(s.max, 1, 10)};
 }
 
+/* The size cel-go's equality reads: 1 for a scalar, 0 for an object typed
+ * by a schema, else the value's. */
+static uint64_t eq_size(const struct cel_node *n, struct est s)
+{
+	if (n->ct && n->ct->kind == CT_OBJECT)
+		return 0;
+	return scalar(n) ? 1 : s.max;
+}
+
+static struct est compare_cost(uint64_t a, uint64_t b)
+{
+	uint64_t m = a < b ? a : b;
+	return (struct est){m ? 1 : 0, factor(m, 1, 10)};
+}
+
 static struct est bin_cost(struct cel_node *n)
 {
 	struct est ca = cost(n->a), cb = cost(n->b); /* first: they size what they make */
@@ -244,21 +259,18 @@ static struct est bin_cost(struct cel_node *n)
 		}
 		break;
 	case B_EQ:
-	case B_NE: {
-		/* the smaller side traversed: a scalar (or an object) counts as 1 */
-		uint64_t la = scalar(n->a) ? 1 : a.max, lb = scalar(n->b) ? 1 : b.max;
-		uint64_t m = la < lb ? la : lb;
-		c = (struct est){m ? 2 : 1, add(1, factor(m, 1, 10))};
+	case B_NE:
+		/* cel-go: the smaller of the two sizes at 0.1, no base cost; a
+		 * scalar's size is 1, a schema object's 0 (kube gives it no
+		 * MaxElements) */
+		c = compare_cost(eq_size(n->a, a), eq_size(n->b, b));
 		break;
-	}
 	case B_LT:
 	case B_LE:
 	case B_GT:
 	case B_GE:
-		if (stringish(n->a) && stringish(n->b)) {
-			uint64_t m = a.max < b.max ? a.max : b.max;
-			c = (struct est){1, add(1, factor(m, 1, 10))};
-		}
+		if (stringish(n->a) && stringish(n->b))
+			c = compare_cost(a.max, b.max);
 		break;
 	default: break;
 	}
@@ -304,11 +316,16 @@ static struct est call_cost(struct cel_node *n)
 		return (struct est){mul(factor(add(s.min, one), 1, 10), factor(r.min, 1, 4)),
 				    mul(factor(add(s.max, one), 1, 10), factor(r.max, 1, 4))};
 	}
-	if (!strcmp(n->name, "contains") && arg)
-		return (struct est){
-		    1, add(1, mul(factor(s.max, 1, 10), factor(size_of(arg).max, 1, 10)))};
-	if ((!strcmp(n->name, "startsWith") || !strcmp(n->name, "endsWith")) && arg)
-		return (struct est){1, add(1, factor(size_of(arg).max, 1, 10))};
+	/* no base cost where cel-go and kube price by size */
+	if (!strcmp(n->name, "contains") && arg) {
+		struct est r = size_of(arg);
+		return (struct est){mul(factor(s.min, 1, 10), factor(r.min, 1, 10)),
+				    mul(factor(s.max, 1, 10), factor(r.max, 1, 10))};
+	}
+	if ((!strcmp(n->name, "startsWith") || !strcmp(n->name, "endsWith")) && arg) {
+		struct est r = size_of(arg);
+		return (struct est){factor(r.min, 1, 10), factor(r.max, 1, 10)};
+	}
 	if (list && named(lists, key))
 		return (struct est){1, add(1, s.max)};
 	if (!strncmp(n->name, "sets.", 5) && arg)
@@ -316,7 +333,7 @@ static struct est call_cost(struct cel_node *n)
 	if (named(same_size, key) || (!strcmp(n->name, "string") && stringish(first)))
 		n->size = (struct cel_size){s.min, s.max};
 	if (named(scans, key))
-		return (struct est){1, add(1, factor(s.max, 1, 10))};
+		return (struct est){factor(s.min, 1, 10), factor(s.max, 1, 10)};
 	return e_const(1);
 }
 

@@ -1161,9 +1161,11 @@ START_TEST(estimated_cost)
 	    {"1 + 2", NULL, 1, 1},
 	    /* the literal 10, the result 1, per item x > 0 (2) and the step (3) */
 	    {"[1, 2, 3].all(x, x > 0)", NULL, 26, 26},
-	    {"'abc'.startsWith('a')", NULL, 1, 2},
+	    /* cel-go: the prefix at 0.1 a character, no base cost */
+	    {"'abc'.startsWith('a')", NULL, 1, 1},
 	    {"self.size() < 10", "{\"type\":\"string\"}", 3, 3},
-	    {"self == 'x'", "{\"type\":\"string\",\"maxLength\":100}", 3, 3},
+	    /* self, and the smaller side (1) at 0.1 */
+	    {"self == 'x'", "{\"type\":\"string\",\"maxLength\":100}", 2, 2},
 	    {"self.all(x, x.size() < 10)",
 	     "{\"type\":\"array\",\"maxItems\":10,\"items\":{\"type\":\"string\"}}", 2, 62},
 	    /* unbounded: what a 3 MiB request holds, items of at least 2 bytes and a comma */
