@@ -49,7 +49,14 @@ enum {
 	CEL_LIB_ENCODERS = 1u << 9,  /* cel-go ext base64.encode/decode */
 	CEL_LIB_OPTIONAL = 1u << 10, /* optional types: ?. [?] optional.of ... */
 	CEL_LIB_AUTHZ = 1u << 11,    /* kube authorizer (ValidatingAdmissionPolicy) */
-	CEL_LIB_K8S = 0x7ffu,        /* everything kube 1.33 offers but the authorizer */
+	CEL_LIB_ALL = 0x7ffu,        /* every library here but the authorizer */
+	/* What kube 1.33 offers an expression it already stores (its base
+	 * environment at 1.33), but the authorizer: kube has no ext encoders. */
+	CEL_LIB_K8S = CEL_LIB_ALL & ~CEL_LIB_ENCODERS,
+	/* What kube 1.33 offers a new expression (a CRD rule or a policy
+	 * expression being written): its base environment at its compatibility
+	 * version, 1.32, without semver (introduced in 1.33). */
+	CEL_LIB_K8S_NEW = CEL_LIB_K8S & ~CEL_LIB_SEMVER,
 };
 
 /* A variable an environment declares. schema (borrowed, must outlive every

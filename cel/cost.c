@@ -9,7 +9,7 @@
  * DESIGN. A walk of the checked tree: each node's cost is an interval
  * [min, max] of cel-go's cost units (an identifier or a field selection 1,
  * a call 1, a list literal 10, a map literal 30, string operations by
- * their length at 0.1 per character, regular expressions at 0.25), a
+ * their length at 0.1 per character, regular expressions 0.1 times 0.25), a
  * comprehension its range's size times the cost of one iteration of the
  * macro's expansion. Sizes come from the schema a node was typed by, from
  * literals, or from what an operation makes (a concatenation, a map()); an
@@ -68,6 +68,24 @@ static bool flag(const json_t *s, const char *k)
 	return json_is_true(get(s, k));
 }
 
+/* An object's least size, as kube's SchemaDeclType counts it: "{}" and,
+ * for each required property without a default, its name, its value's
+ * least size and 4 (quotes, colon, comma). */
+static uint64_t object_min_size(const json_t *s)
+{
+	const json_t *props = get(s, "properties"), *req = get(s, "required");
+	uint64_t n = 2;
+	size_t i;
+	const json_t *name;
+	json_array_foreach (req, i, name) {
+		const json_t *p = json_object_get(props, json_string_value(name));
+		if (p && !get(p, "default"))
+			n = add(n,
+				add(strlen(json_string_value(name)) + 4, cel_schema_min_size(p)));
+	}
+	return n;
+}
+
 uint64_t cel_schema_min_size(const json_t *s)
 {
 	const char *t = json_string_value(get(s, "type"));
@@ -76,17 +94,19 @@ uint64_t cel_schema_min_size(const json_t *s)
 		return 1;
 	if (!strcmp(t, "string")) {
 		if (f && !strcmp(f, "duration"))
-			return 4; /* "0s" quoted */
+			return 3; /* "0" quoted: Go parses it */
 		if (f && !strcmp(f, "date"))
 			return 12; /* "2006-01-02" quoted */
 		if (f && !strcmp(f, "date-time"))
-			return 22; /* "2006-01-02T15:04:05Z" quoted */
+			return 21; /* kube's MinDatetimeSizeJSON */
 		return 2;
 	}
 	if (!strcmp(t, "boolean"))
 		return 4;
 	if (!strcmp(t, "integer") || !strcmp(t, "number"))
 		return 1;
+	if (!strcmp(t, "object") && !json_is_object(get(s, "additionalProperties")))
+		return object_min_size(s);
 	return 2; /* [] or {} */
 }
 
@@ -97,16 +117,32 @@ static uint64_t limit(const json_t *s, const char *key, uint64_t dflt)
 								: dflt;
 }
 
+/* The length of the longest string among s's enum values. */
+static uint64_t enum_max(const json_t *s)
+{
+	uint64_t m = 0;
+	size_t i;
+	const json_t *v;
+	json_array_foreach (get(s, "enum"), i, v) {
+		if (json_is_string(v) && json_string_length(v) > m)
+			m = json_string_length(v);
+	}
+	return m;
+}
+
 /* The most elements (characters, items, properties) a value of schema s
- * may have, as kube's size estimator gives it; 0 when s is not sized. */
-static uint64_t schema_max(const json_t *s)
+ * may have, as kube's size estimator gives it (0 is a size: a map's keys);
+ * false when s is not sized. */
+static bool schema_max(const json_t *s, uint64_t *out)
 {
 	const char *t = json_string_value(get(s, "type"));
 	const char *f = json_string_value(get(s, "format"));
-	if (flag(s, "x-kubernetes-int-or-string"))
-		return MAX_REQUEST - 2;
+	if (flag(s, "x-kubernetes-int-or-string")) {
+		*out = MAX_REQUEST - 2;
+		return true;
+	}
 	if (!t)
-		return 0;
+		return false;
 	if (!strcmp(t, "string")) {
 		uint64_t d = MAX_REQUEST - 2;
 		if (f && !strcmp(f, "duration"))
@@ -114,24 +150,39 @@ static uint64_t schema_max(const json_t *s)
 		else if (f && !strcmp(f, "date"))
 			d = 12;
 		else if (f && !strcmp(f, "date-time"))
-			d = 34;
-		return limit(s, "maxLength", d);
+			d = 32; /* kube's MaxDatetimeSizeJSON */
+		/* kube: a maxLength in code points is taken as up to 4 bytes
+		 * each (MaxElements = maxLength * 4); a format's fixed bound or,
+		 * without maxLength, an enum's longest value */
+		if (f && (!strcmp(f, "duration") || !strcmp(f, "date") || !strcmp(f, "date-time")))
+			*out = d;
+		else if (f && !strcmp(f, "byte"))
+			*out = limit(s, "maxLength", d);
+		else if (json_is_integer(get(s, "maxLength")))
+			*out = mul(limit(s, "maxLength", 0), 4);
+		else
+			*out = json_array_size(get(s, "enum")) ? enum_max(s) : d;
+		return true;
 	}
-	if (!strcmp(t, "array"))
-		return limit(s, "maxItems",
+	if (!strcmp(t, "array")) {
+		*out = limit(s, "maxItems",
 			     (MAX_REQUEST - 2) / (cel_schema_min_size(get(s, "items")) + 1));
-	if (!strcmp(t, "object") && json_is_object(get(s, "additionalProperties")))
-		return limit(s, "maxProperties",
+		return true;
+	}
+	if (!strcmp(t, "object") && json_is_object(get(s, "additionalProperties"))) {
+		*out = limit(s, "maxProperties",
 			     (MAX_REQUEST - 2) /
 				 (cel_schema_min_size(get(s, "additionalProperties")) + 6));
-	return 0;
+		return true;
+	}
+	return false;
 }
 
 /* The size of n's value when it is a string, bytes, a list or a map. */
 static struct est size_of(const struct cel_node *n)
 {
-	uint64_t m = n->schema ? schema_max(n->schema) : 0;
-	if (m)
+	uint64_t m;
+	if (n->schema && schema_max(n->schema, &m))
 		return (struct est){0, m};
 	if (n->kind == N_CONST && (n->val.kind == CEL_STRING || n->val.kind == CEL_BYTES))
 		return e_const(n->val.s.len);
@@ -173,8 +224,24 @@ static struct est traverse(struct est s)
 	return (struct est){factor(s.min, 1, 10), factor(s.max, 1, 10)};
 }
 
+/* The size cel-go's equality reads: 1 for a scalar, 0 for an object typed
+ * by a schema, else the value's. */
+static uint64_t eq_size(const struct cel_node *n, struct est s)
+{
+	if (n->ct && n->ct->kind == CT_OBJECT)
+		return 0;
+	return scalar(n) ? 1 : s.max;
+}
+
+static struct est compare_cost(uint64_t a, uint64_t b)
+{
+	uint64_t m = a < b ? a : b;
+	return (struct est){m ? 1 : 0, factor(m, 1, 10)};
+}
+
 static struct est bin_cost(struct cel_node *n)
 {
+	struct est ca = cost(n->a), cb = cost(n->b); /* first: they size what they make */
 	struct est a = size_of(n->a), b = size_of(n->b), c = {1, 1};
 	switch (n->op) {
 	case B_IN:
@@ -192,25 +259,22 @@ static struct est bin_cost(struct cel_node *n)
 		}
 		break;
 	case B_EQ:
-	case B_NE: {
-		/* the smaller side traversed: a scalar (or an object) counts as 1 */
-		uint64_t la = scalar(n->a) ? 1 : a.max, lb = scalar(n->b) ? 1 : b.max;
-		uint64_t m = la < lb ? la : lb;
-		c = (struct est){m ? 2 : 1, add(1, factor(m, 1, 10))};
+	case B_NE:
+		/* cel-go: the smaller of the two sizes at 0.1, no base cost; a
+		 * scalar's size is 1, a schema object's 0 (kube gives it no
+		 * MaxElements) */
+		c = compare_cost(eq_size(n->a, a), eq_size(n->b, b));
 		break;
-	}
 	case B_LT:
 	case B_LE:
 	case B_GT:
 	case B_GE:
-		if (stringish(n->a) && stringish(n->b)) {
-			uint64_t m = a.max < b.max ? a.max : b.max;
-			c = (struct est){1, add(1, factor(m, 1, 10))};
-		}
+		if (stringish(n->a) && stringish(n->b))
+			c = compare_cost(a.max, b.max);
 		break;
 	default: break;
 	}
-	return e_add(e_add(cost(n->a), cost(n->b)), c);
+	return e_add(e_add(ca, cb), c);
 }
 
 /* Whether name (" f ") is in the space-separated list. */
@@ -221,7 +285,7 @@ static bool named(const char *list, const char *key)
 
 /* A function's own cost (cel-go's and kube's estimates for the functions
  * whose work grows with their input: a traversal of a string at 0.1 per
- * character, a regular expression at 0.25 per character of the string
+ * character, a regular expression at 0.1 per character of the string
  * times 0.25 per character of the pattern, a list's items one each) and the
  * size of its result when it follows from its input's. */
 static struct est call_cost(struct cel_node *n)
@@ -243,14 +307,25 @@ static struct est call_cost(struct cel_node *n)
 	struct est s = size_of(first);
 	bool list = first->ct && first->ct->kind == CT_LIST;
 	if (named(regexes, key) && arg) {
-		uint64_t hi = mul(factor(s.max, 1, 4), factor(size_of(arg).max, 1, 4));
-		return (struct est){1, hi ? hi : 1};
+		/* cel-go: the string traversed at 0.1 per character (matches
+		 * counts one more, so that an empty string still costs) times
+		 * the pattern at 0.25 per character; kube's find and findAll
+		 * likewise, without the one */
+		uint64_t one = !strcmp(n->name, "matches");
+		struct est r = size_of(arg);
+		return (struct est){mul(factor(add(s.min, one), 1, 10), factor(r.min, 1, 4)),
+				    mul(factor(add(s.max, one), 1, 10), factor(r.max, 1, 4))};
 	}
-	if (!strcmp(n->name, "contains") && arg)
-		return (struct est){
-		    1, add(1, mul(factor(s.max, 1, 10), factor(size_of(arg).max, 1, 10)))};
-	if ((!strcmp(n->name, "startsWith") || !strcmp(n->name, "endsWith")) && arg)
-		return (struct est){1, add(1, factor(size_of(arg).max, 1, 10))};
+	/* no base cost where cel-go and kube price by size */
+	if (!strcmp(n->name, "contains") && arg) {
+		struct est r = size_of(arg);
+		return (struct est){mul(factor(s.min, 1, 10), factor(r.min, 1, 10)),
+				    mul(factor(s.max, 1, 10), factor(r.max, 1, 10))};
+	}
+	if ((!strcmp(n->name, "startsWith") || !strcmp(n->name, "endsWith")) && arg) {
+		struct est r = size_of(arg);
+		return (struct est){factor(r.min, 1, 10), factor(r.max, 1, 10)};
+	}
 	if (list && named(lists, key))
 		return (struct est){1, add(1, s.max)};
 	if (!strncmp(n->name, "sets.", 5) && arg)
@@ -258,18 +333,20 @@ static struct est call_cost(struct cel_node *n)
 	if (named(same_size, key) || (!strcmp(n->name, "string") && stringish(first)))
 		n->size = (struct cel_size){s.min, s.max};
 	if (named(scans, key))
-		return (struct est){1, add(1, factor(s.max, 1, 10))};
+		return (struct est){factor(s.min, 1, 10), factor(s.max, 1, 10)};
 	return e_const(1);
 }
 
+/* The arguments first: their walk sets the sizes of what they make (a
+ * concatenation, a substring), which the call's own cost reads. */
 static struct est calls(struct cel_node *n)
 {
-	struct est c = call_cost(n);
+	struct est c = {0, 0};
 	if (n->a)
 		c = e_add(c, cost(n->a));
 	for (size_t i = 0; i < n->nargs; i++)
 		c = e_add(c, cost(n->args[i]));
-	return c;
+	return e_add(c, call_cost(n));
 }
 
 /* A comprehension: cel-go's expansion of each macro costs, per element of

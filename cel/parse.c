@@ -1060,18 +1060,30 @@ static char *qualified(struct parser *ps, const struct cel_node *n, const struct
 static bool resolve(struct parser *ps, struct cel_node *n, const struct scope *sc,
 		    const json_t **schema);
 
-/* kube's embedded resources' metadata: name and generateName only. */
-static const json_t *embedded_metadata(struct parser *ps)
+/* Schemas the compiler makes, kept in the program: [0] kube's embedded
+ * resources' metadata (name and generateName only), [1] the key of a map
+ * typed by a schema. kube's key type is its plain string type, which has no
+ * size (MaxElements 0): cel-go's estimator, given the path "@keys", takes a
+ * key's size as 0 whatever the keys may hold. */
+static const json_t *owned_schema(struct parser *ps, size_t i)
 {
 	cel_program_t *p = ps->prog;
 	if (!p->owned)
 		p->owned = json_array();
-	if (json_array_size(p->owned) == 0)
+	if (json_array_size(p->owned) == 0) {
 		json_array_append_new(p->owned,
 				      json_pack("{s:s, s:{s:{s:s}, s:{s:s}}}", "type", "object",
 						"properties", "name", "type", "string",
 						"generateName", "type", "string"));
-	return json_array_get(p->owned, 0);
+		json_array_append_new(p->owned,
+				      json_pack("{s:s, s:i}", "type", "string", "maxLength", 0));
+	}
+	return json_array_get(p->owned, i);
+}
+
+static const json_t *embedded_metadata(struct parser *ps)
+{
+	return owned_schema(ps, 0);
 }
 
 /* The schema of property name (escaped as kube does) in object schema s;
@@ -1268,9 +1280,14 @@ static bool resolve_compr(struct parser *ps, struct cel_node *n, const struct sc
 		const json_t *addl = json_object_get(s, "additionalProperties");
 		vs = json_is_object(addl) ? addl : NULL;
 	}
+	const json_t *ks = vs ? owned_schema(ps, 1) : NULL; /* a map's keys: size 0 */
 	const struct cel_type *t1, *t2;
 	range_types(ps, n, &t1, &t2, true);
-	struct scope v1 = {sc, n->name, n->two ? NULL : is, t1},
+	struct scope v1 = {sc, n->name,
+			   n->two ? ks
+			   : is   ? is
+				  : ks,
+			   t1},
 		     v2 = {&v1, n->name2, is ? is : vs, t2};
 	const struct scope *inner = n->two ? &v2 : &v1;
 	const json_t *ignored;
@@ -1497,10 +1514,20 @@ static const struct cel_type *ident_type(struct parser *ps, const struct cel_nod
 	return named ? cel_type_new(ps->prog, CT_TYPE, named, NULL) : &cel_t_dyn;
 }
 
-static const struct cel_type *maybe_opt(struct parser *ps, const struct cel_node *n,
-					const struct cel_type *t)
+/* cel-go selects and indexes through an optional operand: a.f and a[k] on
+ * an optional_type(T) look into T, and the result is optional too
+ * (optional_map_index_value, optional_list_index_int). *was is set when a
+ * was unwrapped. */
+static const struct cel_type *unwrap_opt(const struct cel_type *a, bool *was)
 {
-	return n->opt ? cel_type_new(ps->prog, CT_OPT, t, NULL) : t;
+	*was = a->kind == CT_OPT;
+	return *was ? a->p : a;
+}
+
+static const struct cel_type *opt_result(struct parser *ps, const struct cel_node *n,
+					 const struct cel_type *t, bool was)
+{
+	return n->opt || was ? cel_type_new(ps->prog, CT_OPT, t, NULL) : t;
 }
 
 /* a.f, a.?f: the field's type from the schema when known, else from a's
@@ -1508,23 +1535,22 @@ static const struct cel_type *maybe_opt(struct parser *ps, const struct cel_node
 static const struct cel_type *check_select(struct parser *ps, struct cel_node *n,
 					   const json_t *schema)
 {
-	const struct cel_type *a = T(n->a);
-	if (a->kind == CT_OPT && n->opt)
-		a = a->p;
+	bool was;
+	const struct cel_type *a = unwrap_opt(T(n->a), &was);
 	bool selectable = a->kind == CT_MAP || a->kind == CT_OBJECT || a->kind == CT_DYN ||
 			  a->kind == CT_LIST || a->kind == CT_OPAQUE || a->kind == CT_OPT ||
 			  a->kind == CT_PARAM;
 	if (n->op && selectable)
 		return &cel_t_bool; /* has() */
 	switch (a->kind) {
-	case CT_MAP: return maybe_opt(ps, n, a->q);
-	case CT_OBJECT: return maybe_opt(ps, n, cel_type_of_schema(ps->prog, schema));
+	case CT_MAP: return opt_result(ps, n, a->q, was);
+	case CT_OBJECT: return opt_result(ps, n, cel_type_of_schema(ps->prog, schema), was);
 	case CT_DYN:
 	case CT_LIST:
 	case CT_OPAQUE:
 	case CT_OPT:
 	case CT_PARAM:
-		return maybe_opt(ps, n, schema ? cel_type_of_schema(ps->prog, schema) : NULL);
+		return opt_result(ps, n, schema ? cel_type_of_schema(ps->prog, schema) : NULL, was);
 	default: break;
 	}
 	char name[256];
@@ -1536,13 +1562,12 @@ static const struct cel_type *check_select(struct parser *ps, struct cel_node *n
 static const struct cel_type *check_index(struct parser *ps, struct cel_node *n,
 					  const json_t *schema)
 {
-	const struct cel_type *a = T(n->a);
-	if (a->kind == CT_OPT && n->opt)
-		a = a->p;
+	bool was;
+	const struct cel_type *a = unwrap_opt(T(n->a), &was);
 	if (a->kind == CT_OBJECT || a->kind == CT_OPAQUE)
-		return maybe_opt(ps, n, cel_type_of_schema(ps->prog, schema));
+		return opt_result(ps, n, cel_type_of_schema(ps->prog, schema), was);
 	const struct cel_type *args[] = {a, T(n->b)};
-	return maybe_opt(ps, n, call(ps, n->pos, "_[_]", false, args, 2));
+	return opt_result(ps, n, call(ps, n->pos, "_[_]", false, args, 2), was);
 }
 
 static const struct cel_type *check_call(struct parser *ps, struct cel_node *n)

@@ -1031,9 +1031,16 @@ out:
 int crd_check_rules(struct req *r, const json_t *obj, const json_t *old, json_t *causes)
 {
 	struct crd_row *c = r->res->crd ? row_of(r->res) : NULL;
+	/* list-type uniqueness ratchets as kube's: not checked on an update of
+	 * an object that already broke it */
+	int n = 0;
+	json_t *was = json_array();
+	if (!old || crd_schema_list_types(r->res->schema, old, was) == 0)
+		n = crd_schema_list_types(r->res->schema, obj, causes);
+	json_decref(was);
 	if (!c || !c->rules)
-		return 0;
-	return crd_rules_eval(c->rules, obj, old, causes, &r->warnings);
+		return n;
+	return n + crd_rules_eval(c->rules, obj, old, causes, &r->warnings);
 }
 
 int crd_check_fields(struct req *r, json_t *obj)

@@ -52,6 +52,15 @@ void crd_schema_default(const json_t *schema, json_t *obj);
 int crd_schema_validate(const json_t *schema, const json_t *obj, json_t *causes);
 
 /*
+ * kube's ValidateListSetsAndMaps: in obj (borrowed), the second appearance
+ * of an element of an x-kubernetes-list-type set, or of a key of a map
+ * list, is a Duplicate cause (`<path>[i]: Duplicate value: <Go %#v>`),
+ * appended to `causes`. Not a blocking error: the CEL rules still run, as
+ * kube's strategy runs them. Returns the number of causes added.
+ */
+int crd_schema_list_types(const json_t *schema, const json_t *obj, json_t *causes);
+
+/*
  * Checks that a CRD version's openAPIV3Schema (borrowed) is structural:
  * every node has a type (unless it preserves unknown fields or is
  * int-or-string), the root is an object, arrays have items, properties and

@@ -121,15 +121,40 @@ static json_t *typed_schema(const json_t *s, bool root)
 
 enum { VAR_SELF, VAR_OLD_SELF };
 
-/* Compiles an expression of rule r (its rule or messageExpression): with
- * optionalOldSelf, oldSelf is an optional, as kube declares it. */
-static cel_program_t *compile(const char *expr, const json_t *typed, const json_t *r, char **err)
+/* Compiles an expression of rule r (its rule or messageExpression) with
+ * libraries libs: with optionalOldSelf, oldSelf is an optional, as kube
+ * declares it. */
+static cel_program_t *compile(const char *expr, const json_t *typed, const json_t *r, unsigned libs,
+			      char **err)
 {
 	bool opt = json_is_true(json_object_get(r, "optionalOldSelf"));
 	struct cel_var vars[] = {
 	    [VAR_SELF] = {"self", typed, false}, [VAR_OLD_SELF] = {"oldSelf", typed, opt}};
-	struct cel_env env = {vars, 2, CEL_LIB_K8S};
+	struct cel_env env = {vars, 2, libs};
 	return cel_compile(expr, &env, 0, err);
+}
+
+/* Whether expr is a rule or a messageExpression somewhere in schema s (the
+ * stored CRD's): kube compiles those in its StoredExpressions environment
+ * and new ones in its NewExpressions one (findPreexistingExpressions). */
+static bool preexisting(const json_t *s, const char *expr, int depth)
+{
+	if (!json_is_object(s) || !expr || depth > 64)
+		return false;
+	size_t i;
+	const json_t *r, *v;
+	const char *k;
+	json_array_foreach (json_object_get(s, "x-kubernetes-validations"), i, r) {
+		const char *a = json_string_value(json_object_get(r, "rule"));
+		const char *m = json_string_value(json_object_get(r, "messageExpression"));
+		if ((a && !strcmp(a, expr)) || (m && !strcmp(m, expr)))
+			return true;
+	}
+	json_object_foreach ((json_t *)json_object_get(s, "properties"), k, v)
+		if (preexisting(v, expr, depth + 1))
+			return true;
+	return preexisting(json_object_get(s, "additionalProperties"), expr, depth + 1) ||
+	       preexisting(json_object_get(s, "items"), expr, depth + 1);
 }
 
 /* ---- fieldPath ------------------------------------------------------------------ */
@@ -255,7 +280,8 @@ static void check_rule_fields(const json_t *r, const json_t *s, const char *p, j
  * observes them. */
 struct costs {
 	json_t *causes;
-	bool unchanged; /* an update that keeps the version's schema: no per-expression limit */
+	bool unchanged;    /* an update that keeps the version's schema: no per-expression limit */
+	const json_t *old; /* the stored version's schema on an update, or NULL */
 	uint64_t total;
 	struct {
 		char path[PATHLEN];
@@ -350,6 +376,12 @@ static uint64_t child_card(uint64_t card, const json_t *parent, const char *limi
 
 /* The messageExpression of a rule that compiled, as kube's compileRule
  * checks it: it compiles, gives a string, and costs less than the limit. */
+/* The libraries expr is compiled with when the CRD is written. */
+static unsigned libs_for(const struct costs *co, const char *expr)
+{
+	return preexisting(co->old, expr, 0) ? CEL_LIB_K8S : CEL_LIB_K8S_NEW;
+}
+
 static void check_message_cel(const json_t *r, const json_t *typed, const char *p, const char *repr,
 			      struct costs *co)
 {
@@ -358,7 +390,7 @@ static void check_message_cel(const json_t *r, const json_t *typed, const char *
 	if (!*mexpr || blank(mexpr))
 		return;
 	val_path(q, "%s.messageExpression", p);
-	cel_program_t *m = compile(mexpr, typed, r, &err);
+	cel_program_t *m = compile(mexpr, typed, r, libs_for(co, mexpr), &err);
 	uint64_t lo, hi;
 	if (!m) {
 		val_add(co->causes, "FieldValueInvalid", q,
@@ -387,7 +419,7 @@ static void check_rule_cel(const json_t *r, const json_t *s, const json_t *typed
 	const char *rule = js(r, "rule");
 	rule_repr(r, repr, sizeof(repr));
 	val_path(q, "%s.rule", p);
-	cel_program_t *prog = compile(rule, typed, r, &err);
+	cel_program_t *prog = compile(rule, typed, r, libs_for(co, rule), &err);
 	bool ok = prog && strcmp(cel_program_type(prog), "bool") == 0;
 	uint64_t lo = 0, hi = 0;
 	if (ok)
@@ -484,7 +516,8 @@ int crd_rules_check_update(const json_t *schema, const json_t *old, const char *
 			   json_t *causes)
 {
 	size_t before = json_array_size(causes);
-	struct costs co = {.causes = causes, .unchanged = old && json_equal(schema, old)};
+	struct costs co = {
+	    .causes = causes, .unchanged = old && json_equal(schema, old), .old = old};
 	check_node(schema, path, true, NULL, 1, &co, 0);
 	total_cost(&co, path);
 	return (int)(json_array_size(causes) - before);
@@ -506,7 +539,7 @@ static bool compile_rule(struct rule *ru, const json_t *r, const json_t *s, cons
 {
 	char *err = NULL, norm[PATHLEN];
 	ru->def = r;
-	ru->prog = compile(js(r, "rule"), typed, r, &err);
+	ru->prog = compile(js(r, "rule"), typed, r, CEL_LIB_K8S, &err);
 	free(err);
 	if (!ru->prog)
 		return false;
@@ -515,7 +548,7 @@ static bool compile_rule(struct rule *ru, const json_t *r, const json_t *s, cons
 	const char *m = js(r, "messageExpression");
 	if (*m) {
 		err = NULL;
-		ru->msg_prog = compile(m, typed, r, &err);
+		ru->msg_prog = compile(m, typed, r, CEL_LIB_K8S, &err);
 		free(err);
 	}
 	const char *fp = js(r, "fieldPath");

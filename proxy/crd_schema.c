@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cel/cel.h"
+#include "lib/log.h"
 #include "lib/util.h"
 #include "proxy/validate.h"
 
@@ -472,10 +473,161 @@ static void validate_node(const json_t *s, const json_t *v, const char *path, js
 		check_object(s, v, path, causes, root);
 }
 
+/* ---- list-type set and map uniqueness ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* v as Go's %#v prints the unstructured value (field.Duplicate's body). */
+static void go_value(struct kb_buf *b, const json_t *v)
+{
+	size_t i;
+	const char *k;
+	json_t *x;
+	if (json_is_string(v)) {
+		char *q = json_dumps(v, JSON_ENCODE_ANY);
+		kb_buf_puts(b, q ? q : "\"\"");
+		free(q);
+	} else if (json_is_array(v)) {
+		kb_buf_puts(b, "[]interface {}{");
+		json_array_foreach (v, i, x) {
+			kb_buf_puts(b, i ? ", " : "");
+			go_value(b, x);
+		}
+		kb_buf_puts(b, "}");
+	} else if (json_is_object(v)) {
+		/* Go prints a map's keys sorted */
+		json_t *keys = json_array();
+		json_object_foreach ((json_t *)v, k, x)
+			json_array_append_new(keys, json_string(k));
+		size_t n = json_array_size(keys);
+		const char **ks = calloc(n ? n : 1, sizeof(*ks));
+		KB_REQUIRE(ks);
+		for (i = 0; i < n; i++)
+			ks[i] = json_string_value(json_array_get(keys, i));
+		qsort(ks, n, sizeof(*ks), cmp_str);
+		kb_buf_puts(b, "map[string]interface {}{");
+		for (i = 0; i < n; i++) {
+			kb_buf_printf(b, "%s\"%s\":", i ? ", " : "", ks[i]);
+			go_value(b, json_object_get(v, ks[i]));
+		}
+		kb_buf_puts(b, "}");
+		free(ks);
+		json_decref(keys);
+	} else if (json_is_null(v)) {
+		kb_buf_puts(b, "interface {}(nil)");
+	} else {
+		char *t = json_dumps(v, JSON_ENCODE_ANY);
+		kb_buf_puts(b, t ? t : "");
+		free(t);
+	}
+}
+
+static void duplicate(json_t *causes, const char *path, size_t i, const json_t *v)
+{
+	char p[PATHLEN];
+	struct kb_buf b = {0};
+	elem(p, path, i);
+	if (json_is_string(v) || json_is_number(v) || json_is_boolean(v)) {
+		/* a scalar is printed plainly (a string %q) */
+		char *t = json_dumps(v, JSON_ENCODE_ANY);
+		kb_buf_puts(&b, t ? t : "");
+		free(t);
+	} else {
+		go_value(&b, v);
+	}
+	val_add(causes, "FieldValueDuplicate", p, "%s", b.data ? b.data : "");
+	free(b.data);
+}
+
+/* The key of map-list item x: its key fields (all that are set). New
+ * reference. */
+static json_t *map_key(const json_t *keys, const json_t *x)
+{
+	json_t *k = json_object();
+	size_t i;
+	json_t *f;
+	json_array_foreach (keys, i, f) {
+		json_t *v = json_object_get(x, json_string_value(f));
+		if (v)
+			json_object_set(k, json_string_value(f), v);
+	}
+	return k;
+}
+
+/* kube's validateListSet and validateListMap: the second appearance of an
+ * element (a set) or of a key (a map) is a Duplicate, once per value. */
+static void unique_items(const json_t *s, const json_t *v, const char *path, json_t *causes)
+{
+	const char *lt = json_string_value(json_object_get(s, "x-kubernetes-list-type"));
+	const json_t *keys = json_object_get(s, "x-kubernetes-list-map-keys");
+	bool map = lt && !strcmp(lt, "map");
+	size_t n = json_array_size(v);
+	if (!lt || (strcmp(lt, "set") && !map) || n < 2)
+		return;
+	json_t *ks = json_array();
+	for (size_t i = 0; i < n; i++) {
+		const json_t *x = json_array_get(v, i);
+		if (map && !json_is_object(x) && !json_is_null(x)) {
+			json_decref(ks);
+			return; /* refused as not an object already */
+		}
+		json_array_append_new(ks, map ? map_key(keys, x) : json_incref((json_t *)x));
+	}
+	for (size_t i = 1; i < n; i++) {
+		size_t seen = 0;
+		for (size_t j = 0; j < i; j++)
+			seen += json_equal(json_array_get(ks, i), json_array_get(ks, j));
+		if (seen != 1)
+			continue;
+		duplicate(causes, path, i, json_array_get(ks, i)); /* a map's {key: value} */
+	}
+	json_decref(ks);
+}
+
+static void list_types(const json_t *s, const json_t *v, const char *path, json_t *causes,
+		       int depth)
+{
+	char p[PATHLEN];
+	size_t i;
+	const char *k;
+	json_t *x;
+	if (!json_is_object(s) || depth > 64)
+		return;
+	if (json_is_array(v)) {
+		unique_items(s, v, path, causes);
+		json_array_foreach (v, i, x) {
+			elem(p, path, i);
+			list_types(json_object_get(s, "items"), x, p, causes, depth + 1);
+		}
+	} else if (json_is_object(v)) {
+		const json_t *props = json_object_get(s, "properties");
+		const json_t *addl = json_object_get(s, "additionalProperties");
+		json_object_foreach ((json_t *)v, k, x) {
+			if (json_is_object(json_object_get(props, k))) {
+				child(p, path, k);
+				list_types(json_object_get(props, k), x, p, causes, depth + 1);
+			} else if (json_is_object(addl)) {
+				snprintf(p, sizeof(p), "%s[%s]", path, k);
+				list_types(addl, x, p, causes, depth + 1);
+			}
+		}
+	}
+}
+
 int crd_schema_validate(const json_t *schema, const json_t *obj, json_t *causes)
 {
 	size_t before = json_array_size(causes);
 	validate_node(schema, obj, "", causes, true);
+	return (int)(json_array_size(causes) - before);
+}
+
+int crd_schema_list_types(const json_t *schema, const json_t *obj, json_t *causes)
+{
+	size_t before = json_array_size(causes);
+	list_types(schema, obj, "", causes, 0);
 	return (int)(json_array_size(causes) - before);
 }
 

@@ -180,6 +180,29 @@ static const char *result_type_error(enum expr_kind kind, const char *type)
 	return NULL;
 }
 
+/* Whether expr is a string anywhere in the stored spec v: kube compiles the
+ * expressions a stored policy already has in its StoredExpressions
+ * environment, new ones in its NewExpressions one. */
+static bool stored_expr(const json_t *v, const char *expr, int depth)
+{
+	size_t i;
+	const char *k;
+	const json_t *x;
+	if (json_is_string(v))
+		return !strcmp(json_string_value(v), expr);
+	if (depth > 16)
+		return false;
+	if (json_is_array(v))
+		json_array_foreach (v, i, x)
+			if (stored_expr(x, expr, depth + 1))
+				return true;
+	if (json_is_object(v))
+		json_object_foreach ((json_t *)v, k, x)
+			if (stored_expr(x, expr, depth + 1))
+				return true;
+	return false;
+}
+
 /* Compiles expr in the policy's environment (object, oldObject, request,
  * params, namespaceObject, authorizer, and variables when the policy has
  * some). */
@@ -194,8 +217,9 @@ static cel_program_t *compile_env(const char *expr, const struct expr_env *env, 
 	    {"authorizer", NULL, false},
 	    {"variables", env ? env->variables : NULL, false},
 	};
+	bool stored = env && env->old_spec && stored_expr(env->old_spec, expr, 0);
 	struct cel_env e = {vars, KB_ARRAY_SIZE(vars) - (env && env->has_variables ? 0 : 1),
-			    CEL_LIB_K8S | CEL_LIB_AUTHZ, true};
+			    (stored ? CEL_LIB_K8S : CEL_LIB_K8S_NEW) | CEL_LIB_AUTHZ, true};
 	return cel_compile(expr, &e, 0, err);
 }
 
@@ -239,8 +263,8 @@ static json_t *variables_schema(const json_t *spec, const struct expr_env *env)
  * absent) at `path`: kube's checks before compiling, with its messages,
  * then the compile (compile_check). kube compiles an audit value trimmed
  * and the others as written; an expression the stored policy already had
- * (env->old_spec) is compiled in kube's StoredExpressions environment,
- * which here is the same one.
+ * (env->old_spec) is compiled in kube's StoredExpressions environment
+ * (with semver), a new one in its NewExpressions one (compile_env).
  */
 static void check_expr(json_t *c, const char *path, const char *expr, enum expr_kind kind,
 		       const struct expr_env *env)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util.h"
 #include "proxy/crd.h"
 
 static Suite *suite(void);
@@ -151,6 +152,48 @@ START_TEST(arrays)
 		     "type string");
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"items\":[{\"n\":1},{\"n\":\"x\"}]}}",
 		     "spec.items[1].n in body must be of type integer");
+}
+END_TEST
+
+/* kube's ValidateListSetsAndMaps: the second appearance of a set's element
+ * or of a map list's key, once per value, with Go's %#v of it. */
+START_TEST(list_types)
+{
+	json_t *s =
+	    J("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+	      "\"properties\":{\"set\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\","
+	      "\"items\":{\"type\":\"string\"}},\"one\":{\"type\":\"array\","
+	      "\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"name\"],"
+	      "\"items\":{\"type\":\"object\"}},\"two\":{\"type\":\"array\","
+	      "\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"port\","
+	      "\"protocol\"],\"items\":{\"type\":\"object\"}},\"m\":{\"type\":\"object\","
+	      "\"additionalProperties\":{\"type\":\"array\",\"x-kubernetes-list-type\":"
+	      "\"set\",\"items\":{\"type\":\"integer\"}}}}}}}");
+	json_t *o =
+	    J("{\"spec\":{\"set\":[\"a\",\"b\",\"a\",\"a\"],\"one\":[{\"name\":\"x\",\"v\":1},"
+	      "{\"name\":\"x\",\"v\":2},{\"v\":3},{\"v\":4}],\"two\":[{\"port\":80,"
+	      "\"protocol\":\"TCP\"},{\"protocol\":\"TCP\",\"port\":80}],\"m\":{\"k\":[1,1]}}}");
+	json_t *c = json_array();
+	ck_assert_int_eq(crd_schema_list_types(s, o, c), 5);
+	struct kb_buf b = {0};
+	size_t i;
+	json_t *x;
+	json_array_foreach (c, i, x)
+		kb_buf_printf(&b, "%s: %s|", json_string_value(json_object_get(x, "field")),
+			      json_string_value(json_object_get(x, "message")));
+	const char *want[] = {
+	    "spec.set[2]: Duplicate value: \"a\"|",
+	    "spec.one[1]: Duplicate value: map[string]interface {}{\"name\":\"x\"}|",
+	    "spec.one[3]: Duplicate value: map[string]interface {}{}|",
+	    "spec.two[1]: Duplicate value: map[string]interface {}{\"port\":80, "
+	    "\"protocol\":\"TCP\"}|",
+	    "spec.m[k][1]: Duplicate value: 1|"};
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_msg(strstr(b.data, want[i]), "wanted <%s> in <%s>", want[i], b.data);
+	free(b.data);
+	json_decref(c);
+	json_decref(o);
+	json_decref(s);
 }
 END_TEST
 
@@ -316,6 +359,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, strings);
 	tcase_add_test(tc, arrays);
+	tcase_add_test(tc, list_types);
 	tcase_add_test(tc, embedded_resource);
 	tcase_add_test(tc, pruning);
 	tcase_add_test(tc, defaults);
