@@ -1010,6 +1010,21 @@ static void hand_over(struct req *r, struct agg_call *c)
 	kb_http_req_on_abort(c->http, on_abort, c);
 }
 
+/* A proxied call of r to backend b, or NULL when r has been answered (out
+ * of memory). */
+static struct agg_call *call_new(struct req *r, struct agg_backend *b)
+{
+	struct agg_call *c = calloc(1, sizeof(*c));
+	if (!c) {
+		reply_status(r, 500, "InternalError", "out of memory", NULL);
+		return NULL;
+	}
+	c->b = b;
+	b->refs++;
+	uv_timer_init(r->px->loop, &c->drain);
+	return c;
+}
+
 bool aggregator_route(struct req *r, bool is_resource)
 {
 	struct aggregator *agg = r->px->agg;
@@ -1018,14 +1033,9 @@ bool aggregator_route(struct req *r, bool is_resource)
 	struct agg_backend *b = find_gv(agg, r->segs[1], r->segs[2]);
 	if (!b)
 		return false;
-	struct agg_call *c = calloc(1, sizeof(*c));
-	if (!c) {
-		reply_status(r, 500, "InternalError", "out of memory", NULL);
+	struct agg_call *c = call_new(r, b);
+	if (!c)
 		return true;
-	}
-	c->b = b;
-	b->refs++;
-	uv_timer_init(r->px->loop, &c->drain);
 	if (is_resource) {
 		c->res = (struct proxy_resource){.group = b->group,
 						 .version = b->version,
@@ -1066,14 +1076,9 @@ bool aggregator_openapi(struct req *r)
 	struct agg_backend *b = find_gv(agg, r->segs[3], r->segs[4]);
 	if (!b || !b->openapi_path)
 		return false;
-	struct agg_call *c = calloc(1, sizeof(*c));
-	if (!c) {
-		reply_status(r, 500, "InternalError", "out of memory", NULL);
+	struct agg_call *c = call_new(r, b);
+	if (!c)
 		return true;
-	}
-	c->b = b;
-	b->refs++;
-	uv_timer_init(r->px->loop, &c->drain);
 	if (!pass_on(r, c, b->openapi_path)) {
 		call_free(c);
 		return true;
