@@ -627,17 +627,16 @@ out:
 	return rc;
 }
 
-int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const char *admin_user,
-		  const char *const *admin_groups, size_t ngroups)
+/* kb_pki_ensure, without the serving certificate when !serving. */
+static int ensure(const char *dir, bool serving, const char *const *sans, size_t nsans,
+		  const char *admin_user, const char *const *admin_groups, size_t ngroups)
 {
-	KB_CHECK(dir && admin_user && (ngroups == 0 || admin_groups), -EINVAL);
-	KB_CHECK(nsans == 0 || sans, -EINVAL);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	struct pki_pair ca = {0};
 	bool fresh = false;
 	int rc = ensure_ca(dir, &ca, &fresh);
-	if (rc == 0)
+	if (rc == 0 && serving)
 		rc = ensure_server(dir, &ca, fresh, sans, nsans);
 	if (rc == 0)
 		rc = ensure_admin(dir, &ca, fresh, admin_user, admin_groups, ngroups);
@@ -647,6 +646,20 @@ int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const 
 	if (rc < 0)
 		kb_err("pki", "ensure %s: %s", dir, strerror(-rc));
 	return rc;
+}
+
+int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const char *admin_user,
+		  const char *const *admin_groups, size_t ngroups)
+{
+	KB_CHECK(dir && admin_user && (ngroups == 0 || admin_groups), -EINVAL);
+	KB_CHECK(nsans == 0 || sans, -EINVAL);
+	return ensure(dir, true, sans, nsans, admin_user, admin_groups, ngroups);
+}
+
+int kb_pki_ensure_client_ca(const char *dir, const char *user)
+{
+	KB_CHECK(dir && user, -EINVAL);
+	return ensure(dir, false, NULL, 0, user, NULL, 0);
 }
 
 int kb_pki_issue_client(const char *dir, const char *user, const char *const *groups,

@@ -23,6 +23,10 @@
  */
 int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const char *admin_user,
 		  const char *const *admin_groups, size_t ngroups);
+/* The same without a serving certificate: a CA that signs only the one
+ * client certificate admin.crt/admin.key of CN `user` (the aggregation
+ * layer's front-proxy identity). */
+int kb_pki_ensure_client_ca(const char *dir, const char *user);
 
 /*
  * Issues a client certificate signed by the CA in `dir`: writes PEM

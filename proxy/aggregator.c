@@ -597,7 +597,7 @@ static void front_proxy(struct aggregator *agg)
 	if (!px->data_dir[0])
 		return;
 	snprintf(dir, sizeof(dir), "%s/front-proxy", px->data_dir);
-	int rc = kb_pki_ensure(dir, NULL, 0, PROXY_CN, NULL, 0);
+	int rc = kb_pki_ensure_client_ca(dir, PROXY_CN);
 	char *ca = NULL;
 	if (rc == 0) {
 		snprintf(path, sizeof(path), "%s/admin.crt", dir);

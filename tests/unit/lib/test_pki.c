@@ -142,6 +142,21 @@ static void ensure(const char *const *sans, size_t nsans)
 	ck_assert_int_eq(kb_pki_ensure(dir, sans, nsans, "kubicle-admin", groups, 2), 0);
 }
 
+/* A client-only CA (the front-proxy's): CA and client certificate, no
+ * serving certificate. */
+START_TEST(client_ca_has_no_server)
+{
+	ck_assert_int_eq(kb_pki_ensure_client_ca(dir, "front-proxy-client"), 0);
+	X509 *ca = load_cert("ca.crt"), *adm = load_cert("admin.crt");
+	ck_assert_int_eq(X509_check_ca(ca), 1);
+	ck_assert_int_eq(verify_chain(ca, adm, X509_PURPOSE_SSL_CLIENT), 0);
+	ck_assert_str_eq(subject_field(adm, NID_commonName, 0), "front-proxy-client");
+	ck_assert_int_ne(access(path_of("server.crt"), F_OK), 0);
+	X509_free(ca);
+	X509_free(adm);
+}
+END_TEST
+
 START_TEST(ensure_creates_valid_pki)
 {
 	const char *const sans[] = {"10.1.2.3", "api.example.test"};
@@ -480,6 +495,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("pki");
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, ensure_creates_valid_pki);
+	tcase_add_test(tc, client_ca_has_no_server);
 	tcase_add_test(tc, ca_extensions);
 	tcase_add_test(tc, second_run_keeps_everything);
 	tcase_add_test(tc, changed_sans_reissue_server_only);
