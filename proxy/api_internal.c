@@ -497,6 +497,8 @@ static int update(struct proxy *px, const struct proxy_resource *res, const char
 		return rc;
 	if (!(upd = update_of(res, sub, old, obj))) {
 		rc = -ENOMEM;
+	} else if (!webhook_configured(px, res)) {
+		rc = write_over(px, res, sub, old, upd, manager, out);
 	} else {
 		/* kube's controllers do not send what changes nothing */
 		json_t *view = json_deep_copy(upd);

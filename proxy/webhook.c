@@ -1662,13 +1662,19 @@ int webhook_connect(struct req *r, const json_t *opts)
 
 /* ---- writes of the tenant's controllers ------------------------------------ */
 
+bool webhook_configured(struct proxy *px, const struct proxy_resource *res)
+{
+	struct wh_set *s = current_set(px);
+	return s && s->n && !exempt(res);
+}
+
 int webhook_internal(struct proxy *px, const struct proxy_resource *res, const char *op,
 		     const char *sub, json_t *obj, const json_t *old, const char *manager,
 		     webhook_done_fn done, void *arg)
 {
-	struct wh_set *s = current_set(px);
-	if (!s || !s->n || exempt(res))
+	if (!webhook_configured(px, res))
 		return 0;
+	struct wh_set *s = current_set(px);
 	struct req *r = proxy_req_controller(px, res, manager);
 	if (!r)
 		return -ENOMEM;

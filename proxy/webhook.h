@@ -59,6 +59,9 @@ bool webhook_rule_matches(const json_t *rule, const char *op, const char *group,
  */
 typedef void (*webhook_done_fn)(void *arg, int rc, json_t *obj, const char *message);
 struct proxy_resource;
+/* Whether any webhook is configured that a write of res could meet (a
+ * cheap test before preparing what webhook_internal would be given). */
+bool webhook_configured(struct proxy *px, const struct proxy_resource *res);
 int webhook_internal(struct proxy *px, const struct proxy_resource *res, const char *op,
 		     const char *sub, json_t *obj, const json_t *old, const char *manager,
 		     webhook_done_fn done, void *arg);
