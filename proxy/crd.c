@@ -1171,7 +1171,7 @@ static void scale_write(struct req *r, const struct crd_row *c, json_t *obj)
 		reply_errno(r, rc, r->name);
 	else {
 		json_t *s = scale_view(c, upd);
-		reply_json(r, 200, s);
+		reply_scale(r, 200, s);
 		json_decref(s);
 	}
 	json_decref(upd);
@@ -1195,7 +1195,7 @@ bool crd_subres(struct req *r)
 	const char *m = r->http->method;
 	if (strcmp(m, "GET") == 0) {
 		json_t *s = scale_view(c, obj);
-		reply_json(r, 200, s);
+		reply_scale(r, 200, s);
 		json_decref(s);
 	} else if (strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0) {
 		scale_write(r, c, obj);

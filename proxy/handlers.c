@@ -266,11 +266,18 @@ static void track_fields(struct req *r, const json_t *old, json_t *obj, const ch
 
 /* ---- GET / LIST ------------------------------------------------------- */
 
+void reply_scale(struct req *r, int code, const json_t *scale)
+{
+	json_t *t = r->want_table ? table_build_scale(r, scale) : NULL;
+	reply_json(r, code, t ? t : scale);
+	json_decref(t);
+}
+
 static void reply_object(struct req *r, int code, json_t *obj)
 {
 	if (r->as_scale) {
 		json_t *scale = obj_scale_view(obj);
-		reply_json(r, code, scale);
+		reply_scale(r, code, scale);
 		json_decref(scale);
 		return;
 	}
@@ -345,7 +352,7 @@ static void handle_get(struct req *r)
 	}
 	if (r->sub && strcmp(r->sub, "scale") == 0) {
 		json_t *scale = obj_scale_view(obj);
-		reply_json(r, 200, scale);
+		reply_scale(r, 200, scale);
 		json_decref(scale);
 	} else {
 		reply_object(r, 200, obj);

@@ -2006,6 +2006,33 @@ static const struct printer *find_printer(const struct proxy_resource *r)
 	return NULL;
 }
 
+/* autoscaling/v1 Scale, as a built-in kind's /scale answers a Table:
+ * kube's printScale. */
+static const struct col cols_scale[] = {
+    C_NAME,
+    C_I("Desired", "replicas is the desired number of instances for the scaled object."),
+    C_I("Available", "replicas is the actual number of observed instances of the scaled object."),
+    C_AGE,
+    C_END,
+};
+
+json_t *printers_scale_columns(void)
+{
+	return cols_json(cols_scale);
+}
+
+json_t *printers_scale_cells(const json_t *scale, time_t now)
+{
+	json_t *cells = json_array();
+	if (!cells)
+		return NULL;
+	add_name(cells, scale);
+	add_i(cells, json_integer_value(jp(scale, "spec.replicas")));
+	add_i(cells, json_integer_value(jp(scale, "status.replicas")));
+	add_age(cells, scale, now);
+	return cells;
+}
+
 json_t *printers_columns(const struct proxy_resource *r)
 {
 	const struct printer *p = find_printer(r);

@@ -35,4 +35,9 @@ json_t *printers_columns(const struct proxy_resource *r);
  */
 json_t *printers_cells(const struct proxy_resource *r, const json_t *obj, time_t now);
 
+/* The Table of an autoscaling/v1 Scale (a built-in kind's /scale): Name,
+ * Desired, Available, Age. New references. */
+json_t *printers_scale_columns(void);
+json_t *printers_scale_cells(const json_t *scale, time_t now);
+
 #endif

@@ -297,6 +297,8 @@ void reply_list_options_invalid(struct req *r, json_t *causes);
 /* Builds a Status object (new reference). */
 json_t *status_object(int code, const char *reason, const char *message, json_t *details);
 void reply_json(struct req *r, int code, const json_t *obj);
+/* A Scale (borrowed), as a Table when the client asked for one. */
+void reply_scale(struct req *r, int code, const json_t *scale);
 /* admission.NewForbidden's 403: `<resource> "<name>" is forbidden: <why>`,
  * details name, group and kind (admission.c). */
 void reply_denied(struct req *r, const char *name, const char *why);
@@ -434,6 +436,8 @@ bool discovery_handle(struct req *r);
 /* table.c */
 json_t *table_build(struct req *r, json_t *items /* borrowed array */, const char *rv,
 		    const char *cont, bool headers);
+/* The Table of a /scale answer (scale borrowed). New reference. */
+json_t *table_build_scale(struct req *r, const json_t *scale);
 
 /* namespace.c */
 int ns_bootstrap(struct proxy *px);

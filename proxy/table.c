@@ -21,7 +21,7 @@ static json_t *row_object(const struct req *r, const json_t *obj)
 			 "meta.k8s.io/v1", "metadata", meta ? meta : json_object());
 }
 
-json_t *table_build(struct req *r, json_t *items, const char *rv, const char *cont, bool headers)
+static json_t *table_new(const char *rv, const char *cont)
 {
 	json_t *t = json_pack("{s:s,s:s,s:{}}", "kind", "Table", "apiVersion", "meta.k8s.io/v1",
 			      "metadata");
@@ -30,6 +30,12 @@ json_t *table_build(struct req *r, json_t *items, const char *rv, const char *co
 		json_object_set_new(m, "resourceVersion", json_string(rv));
 	if (cont)
 		json_object_set_new(m, "continue", json_string(cont));
+	return t;
+}
+
+json_t *table_build(struct req *r, json_t *items, const char *rv, const char *cont, bool headers)
+{
+	json_t *t = table_new(rv, cont);
 	json_object_set_new(t, "columnDefinitions",
 			    headers ? printers_columns(r->res) : json_array());
 	json_t *rows = json_array();
@@ -43,5 +49,27 @@ json_t *table_build(struct req *r, json_t *items, const char *rv, const char *co
 		json_array_append_new(rows, row);
 	}
 	json_object_set_new(t, "rows", rows);
+	return t;
+}
+
+/* A built-in kind's /scale is printed as a Scale (kube's ScaleREST hands the
+ * Scale to the kind's table convertor, whose printers know Scale); a custom
+ * resource's Scale goes through the CRD's columns, as apiextensions' does. */
+json_t *table_build_scale(struct req *r, const json_t *scale)
+{
+	if (r->res->crd) {
+		json_t *items = json_pack("[O]", scale);
+		json_t *t =
+		    table_build(r, items, obj_str(scale, "metadata.resourceVersion"), NULL, true);
+		json_decref(items);
+		return t;
+	}
+	json_t *t = table_new(obj_str(scale, "metadata.resourceVersion"), NULL);
+	json_t *row = json_pack("{s:o}", "cells", printers_scale_cells(scale, r->now));
+	json_t *o = row_object(r, scale);
+	if (o)
+		json_object_set_new(row, "object", o);
+	json_object_set_new(t, "columnDefinitions", printers_scale_columns());
+	json_object_set_new(t, "rows", json_pack("[o]", row));
 	return t;
 }

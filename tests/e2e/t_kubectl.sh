@@ -98,6 +98,10 @@ YAML
   expect "[$tag] explain nested" 'image.*<string>' "${K[@]}" explain pod.spec.containers
   expect "[$tag] scale" 'scaled' "${K[@]}" -n "$ns" scale deploy api --replicas=3
   expect_eq "[$tag] scale landed" "3" "${K[@]}" -n "$ns" get deploy api -o 'jsonpath={.spec.replicas}'
+  expect "[$tag] get --subresource=scale: kube's Scale columns" '^NAME +DESIRED +AVAILABLE +AGE$' \
+    "${K[@]}" -n "$ns" get deploy api --subresource=scale
+  expect "[$tag] get --subresource=scale: its row" '^api +3 +[0-9]+ +[0-9][0-9a-z]*$' \
+    "${K[@]}" -n "$ns" get deploy api --subresource=scale --no-headers
   expect "[$tag] create deployment (typed client)" 'created' "${K[@]}" -n "$ns" create deployment typed --image=nginx
   expect "[$tag] create secret" 'created' "${K[@]}" -n "$ns" create secret generic sec --from-literal=pw=s3cr3t
   expect_eq "[$tag] secret data is base64" "czNjcjN0" "${K[@]}" -n "$ns" get secret sec -o 'jsonpath={.data.pw}'
