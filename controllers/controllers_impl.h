@@ -61,7 +61,8 @@ struct ctrl {
 /* Queue kinds: "rs", "deploy", "job", "cj", "sts", "ep", "eps" (name = the
  * service's), "gc" (name = uid), "adopt",
  * "jobpods" (name unused: the orphan pods of a namespace), "csr" (ns ""),
- * "vapstatus" (ns "": a ValidatingAdmissionPolicy). */
+ * "vapstatus" (ns "": a ValidatingAdmissionPolicy), "nsdefaults" (ns: the
+ * namespace; name unused). */
 void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
 			double seconds);
@@ -164,6 +165,11 @@ int job_release_orphans(struct ctrl *c, const char *ns);
 /* vap_status.c: a policy's status.observedGeneration and typeChecking. */
 int vap_status_sync(struct ctrl *c, const char *ns, const char *name);
 int csr_sync(struct ctrl *c, const char *ns, const char *name);
+/* nsdefaults.c: a namespace's default ServiceAccount and kube-root-ca.crt,
+ * made again when deleted (ev: the store events that may need it). */
+int nsdefaults_sync(struct ctrl *c, const char *ns, const char *name);
+struct store_event;
+void nsdefaults_event(struct ctrl *c, const struct store_event *ev);
 
 /* gc.c: the ownership index fed by every store event, and its sync. */
 void gc_index(struct ctrl *c, const char *res, const struct store_event *ev);

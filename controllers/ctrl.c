@@ -212,6 +212,8 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 		return csr_sync(c, ns, name);
 	if (strcmp(kind, "vapstatus") == 0)
 		return vap_status_sync(c, ns, name);
+	if (strcmp(kind, "nsdefaults") == 0)
+		return nsdefaults_sync(c, ns, name);
 	return 0;
 }
 
@@ -341,6 +343,7 @@ static void on_event(const struct store_event *ev, void *arg)
 	}
 	gc_index(c, ev->res, ev);
 	endpoints_event(c, ev);
+	nsdefaults_event(c, ev);
 	const char *k = kind_of_res(ev->res);
 	if (k)
 		ctrl_enqueue(c, k, ev->ns, ev->name);
@@ -426,6 +429,8 @@ static void resync(struct ctrl *c)
 			if (k)
 				ctrl_enqueue(c, k, ctrl_ns(o), ctrl_name(o));
 			resync_endpoints(c, r->store_key, o);
+			if (strcmp(r->store_key, "/namespaces") == 0)
+				ctrl_enqueue(c, "nsdefaults", ctrl_name(o), "");
 		}
 		json_decref(items);
 	}

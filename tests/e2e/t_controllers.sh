@@ -441,9 +441,35 @@ YAML
     sh -c "${K[*]} -n $ns get pods -l app=web -o name | wc -l"
 }
 
+# What every namespace holds, kept as kube's serviceaccount-controller and
+# root-ca-cert-publisher keep it.
+controllers_nsdefaults() {
+  local ns=ctrl-nsd ca
+  "${K[@]}" create ns $ns >/dev/null
+  ca=$(tr -d '\r' <"$DATA_DIR/ca.crt")
+  "${K[@]}" -n $ns delete cm kube-root-ca.crt >/dev/null
+  "${K[@]}" -n $ns delete sa default >/dev/null
+  expect_until "[ctrl] a deleted kube-root-ca.crt is published again" "1" \
+    sh -c "${K[*]} -n $ns get cm kube-root-ca.crt -o name | wc -l"
+  expect_until "[ctrl] a deleted default ServiceAccount is made again" "serviceaccount/default" \
+    "${K[@]}" -n $ns get sa default -o name
+  "${K[@]}" -n $ns patch cm kube-root-ca.crt --type=merge \
+    -p '{"data":{"ca.crt":"not a CA","extra":"x"},"metadata":{"annotations":{"kubernetes.io/description":null}}}' >/dev/null
+  expect_until "[ctrl] a changed kube-root-ca.crt gets its data back, and only it" "ca.crt" \
+    "${K[@]}" -n $ns get cm kube-root-ca.crt -o 'go-template={{range $k, $v := .data}}{{$k}}{{end}}'
+  expect_eq "[ctrl] ... the tenant's CA" "$ca" \
+    "${K[@]}" -n $ns get cm kube-root-ca.crt -o 'jsonpath={.data.ca\.crt}'
+  expect "[ctrl] ... and kube's description" 'Contains a CA bundle' \
+    "${K[@]}" -n $ns get cm kube-root-ca.crt -o 'jsonpath={.metadata.annotations}'
+  "${K[@]}" delete ns $ns --wait=true >/dev/null
+  expect_fail "[ctrl] nothing is made again in a deleted namespace" 'NotFound' \
+    "${K[@]}" -n $ns get sa default
+}
+
 controllers_suite() {
   K=(kubectl --kubeconfig "$E2E_TMP/ctrl/kubeconfig")
   start_server ctrl || { fail "[ctrl] server did not start"; return; }
+  controllers_nsdefaults
   controllers_deployment
   controllers_rc
   controllers_gc
