@@ -24,9 +24,9 @@
 
 #define SA_MANAGER "service-account-controller"
 #define CA_MANAGER "root-ca-cert-publisher"
-#define CA_CM	   "kube-root-ca.crt"
-#define CA_DESC                                                                            \
-	"Contains a CA bundle that can be used to verify the kube-apiserver when using "   \
+#define CA_CM      "kube-root-ca.crt"
+#define CA_DESC                                                                             \
+	"Contains a CA bundle that can be used to verify the kube-apiserver when using "    \
 	"internal endpoints such as the internal service IP or kubernetes.default.svc. No " \
 	"other usage is guaranteed across distributions of Kubernetes clusters."
 

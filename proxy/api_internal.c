@@ -55,13 +55,13 @@ static int validate(struct proxy *px, const struct proxy_resource *res, json_t *
 	return rc < 0 ? rc : admission_internal(px, res, obj, old);
 }
 
-static void track(const struct proxy_resource *res, const json_t *old, json_t *obj,
+static void track(const struct proxy_resource *res, const char *sub, const json_t *old, json_t *obj,
 		  const char *manager)
 {
 	char ts[40];
 	kb_time_rfc3339(time(NULL), ts, sizeof(ts));
-	patch_track_update(old, obj, res->proto, manager ? manager : "kubicle-controller", "Update",
-			   ts);
+	patch_track_update_sub(old, obj, res->proto, manager ? manager : "kubicle-controller",
+			       "Update", sub, ts);
 }
 
 /* The namespace exists and is not terminating. */
@@ -138,7 +138,7 @@ static int create_store(struct proxy *px, const struct proxy_resource *res, json
 		rc = admit(px, res, "CREATE", NULL, obj, NULL, manager, why, wl);
 	if (rc < 0)
 		return rc;
-	track(res, NULL, obj, manager);
+	track(res, NULL, NULL, obj, manager);
 	rc = store_create(px->store, res->store_key, key_ns(res, obj),
 			  obj_str(obj, "metadata.name"), obj, NULL);
 	if (rc == 0 && out)
@@ -301,7 +301,7 @@ static int write_over(struct proxy *px, const struct proxy_resource *res, const 
 		rc = admit(px, res, "UPDATE", sub, obj, old, manager, NULL, 0);
 	if (rc < 0)
 		return rc;
-	track(res, old, obj, manager);
+	track(res, sub, old, obj, manager);
 	const char *ns = key_ns(res, old), *name = obj_str(old, "metadata.name");
 	if (obj_same(old, obj)) {
 		if (out)

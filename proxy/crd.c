@@ -1161,6 +1161,7 @@ static void scale_write(struct req *r, const struct crd_row *c, json_t *obj)
 	crd_schema_validate(c->r.schema, upd, causes);
 	if (!json_array_size(causes))
 		crd_rules_eval(c->rules, upd, obj, causes, &r->warnings);
+	req_track_fields(r, obj, upd, "unknown");
 	int rc = json_array_size(causes)
 		     ? -EINVAL
 		     : store_update(r->px->store, c->r.store_key, r->ns ? r->ns : "", r->name, upd,

@@ -257,11 +257,11 @@ static const char *now_str(struct req *r, char *buf, size_t len)
 	return buf;
 }
 
-static void track_fields(struct req *r, const json_t *old, json_t *obj, const char *fallback)
+void req_track_fields(struct req *r, const json_t *old, json_t *obj, const char *fallback)
 {
 	char ts[40];
-	patch_track_update(old, obj, r->res->proto, field_manager(r, fallback), "Update",
-			   now_str(r, ts, sizeof(ts)));
+	patch_track_update_sub(old, obj, r->res->proto, field_manager(r, fallback), "Update",
+			       old ? r->sub : NULL, now_str(r, ts, sizeof(ts)));
 }
 
 /* ---- GET / LIST ------------------------------------------------------- */
@@ -618,7 +618,7 @@ static void handle_create(struct req *r)
 	obj_defaults(r->px, r->res, obj);
 	if (obj_validate(r, obj, NULL) < 0)
 		goto out;
-	track_fields(r, NULL, obj, "unknown");
+	req_track_fields(r, NULL, obj, "unknown");
 	if (r->q.dry_run) {
 		reply_object(r, 201, obj);
 		goto out;
@@ -676,7 +676,7 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 	if (obj_validate(r, obj, old) < 0)
 		return;
 	if (!tracked)
-		track_fields(r, old, obj, "unknown");
+		req_track_fields(r, old, obj, "unknown");
 	if (obj_same(old, obj)) {
 		reply_object(r, 200, (json_t *)old);
 		return;
@@ -991,8 +991,8 @@ static void handle_patch(struct req *r)
 	else if (is_smp)
 		rc = patch_strategic(target, patch, msg, &res, err, sizeof(err));
 	else
-		rc = patch_apply(target, patch, msg, r->q.field_manager, r->q.force,
-				 now_str(r, ts, sizeof(ts)), &res, NULL, err, sizeof(err));
+		rc = patch_apply_sub(target, patch, msg, r->q.field_manager, r->sub, r->q.force,
+				     now_str(r, ts, sizeof(ts)), &res, NULL, err, sizeof(err));
 	json_decref(target);
 	if (rc < 0) {
 		patch_errno(r, rc, err[0] ? err : "invalid patch");

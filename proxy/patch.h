@@ -79,6 +79,12 @@ int patch_strategic(const json_t *doc, const json_t *patch, const char *msg_name
 int patch_apply(const json_t *live, const json_t *applied, const char *msg_name,
 		const char *manager, bool force, const char *now_rfc3339, json_t **out,
 		json_t **conflicts, char *err, size_t errlen);
+/* The same through a subresource ("status", "scale"; NULL for the object):
+ * the manager's entry is the one of that subresource, as kube keeps it. */
+int patch_apply_sub(const json_t *live, const json_t *applied, const char *msg_name,
+		    const char *manager, const char *subresource, bool force,
+		    const char *now_rfc3339, json_t **out, json_t **conflicts, char *err,
+		    size_t errlen);
 
 /*
  * Records a non-apply write (create, update, any non-apply patch) in obj's
@@ -90,5 +96,9 @@ int patch_apply(const json_t *live, const json_t *applied, const char *msg_name,
  */
 int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
 		       const char *operation, const char *now_rfc3339);
+/* The same for a write through a subresource (NULL: the object itself). */
+int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
+			   const char *manager, const char *operation, const char *subresource,
+			   const char *now_rfc3339);
 
 #endif

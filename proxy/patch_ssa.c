@@ -812,28 +812,34 @@ static const char *ssa_str(const json_t *e, const char *k)
 	return s ? s : "";
 }
 
-static long ssa_mgrs_find(const struct ssa_mgrs *ms, const char *manager, const char *op)
+static long ssa_mgrs_find(const struct ssa_mgrs *ms, const char *manager, const char *op,
+			  const char *sub)
 {
 	for (size_t i = 0; i < ms->n; i++) {
 		const json_t *e = ms->v[i].entry;
 		if (!strcmp(ssa_str(e, "manager"), manager) &&
-		    !strcmp(ssa_str(e, "operation"), op) && !*ssa_str(e, "subresource"))
+		    !strcmp(ssa_str(e, "operation"), op) &&
+		    !strcmp(ssa_str(e, "subresource"), sub ? sub : ""))
 			return (long)i;
 	}
 	return -1;
 }
 
-/* The entry of (manager, op), created empty when missing; -1 on ENOMEM. */
+/* The entry of (manager, op, subresource: NULL or "" for the object
+ * itself), created empty when missing; -1 on ENOMEM. kube keeps a
+ * manager's writes through /status or /scale in entries of their own. */
 static long ssa_mgrs_get(struct ssa_mgrs *ms, const char *manager, const char *op,
-			 const char *api_version)
+			 const char *api_version, const char *sub)
 {
-	long at = ssa_mgrs_find(ms, manager, op);
+	long at = ssa_mgrs_find(ms, manager, op, sub);
 	json_t *e;
 
 	if (at >= 0)
 		return at;
 	e = json_pack("{s:s, s:s, s:s}", "manager", manager, "operation", op, "apiVersion",
 		      api_version ? api_version : "");
+	if (e && sub && *sub)
+		json_object_set_new(e, "subresource", json_string(sub));
 	if (ssa_mgrs_add(ms, e, json_object()))
 		return -1;
 	return (long)ms->n - 1;
@@ -990,7 +996,7 @@ static int ssa_before_first_apply(struct ssa_mgrs *ms, const json_t *live_bare,
 
 	if (ms->n)
 		return 0;
-	at = ssa_mgrs_get(ms, "before-first-apply", "Update", api_version);
+	at = ssa_mgrs_get(ms, "before-first-apply", "Update", api_version, NULL);
 	if (at < 0)
 		return -ENOMEM;
 	r = ssa_to_set(live_bare, root, ms->v[at].set, NULL, 0);
@@ -1131,6 +1137,15 @@ int patch_apply(const json_t *live, const json_t *applied, const char *msg_name,
 		const char *manager, bool force, const char *now_rfc3339, json_t **out,
 		json_t **conflicts, char *err, size_t errlen)
 {
+	return patch_apply_sub(live, applied, msg_name, manager, NULL, force, now_rfc3339, out,
+			       conflicts, err, errlen);
+}
+
+int patch_apply_sub(const json_t *live, const json_t *applied, const char *msg_name,
+		    const char *manager, const char *subresource, bool force,
+		    const char *now_rfc3339, json_t **out, json_t **conflicts, char *err,
+		    size_t errlen)
+{
 	struct ssa_apply a = {0};
 	struct ssa_field root = ssa_root(msg_name);
 	const char *api_version = json_string_value(json_object_get(applied, "apiVersion"));
@@ -1146,7 +1161,7 @@ int patch_apply(const json_t *live, const json_t *applied, const char *msg_name,
 	r = ssa_apply_prepare(&a, live, applied, &root, api_version, err, errlen);
 	if (r)
 		goto out;
-	me = ssa_mgrs_get(&a.ms, manager, "Apply", api_version);
+	me = ssa_mgrs_get(&a.ms, manager, "Apply", api_version, subresource);
 	if (me < 0) {
 		r = -ENOMEM;
 		goto out;
@@ -1434,6 +1449,13 @@ static int ssa_take(struct ssa_mgrs *ms, long me, const struct ssa_cmp *c)
 int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
 		       const char *operation, const char *now_rfc3339)
 {
+	return patch_track_update_sub(old, obj, msg_name, manager, operation, NULL, now_rfc3339);
+}
+
+int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
+			   const char *manager, const char *operation, const char *subresource,
+			   const char *now_rfc3339)
+{
 	struct ssa_field root = ssa_root(msg_name);
 	struct ssa_mgrs ms = {0};
 	struct ssa_cmp c = {0};
@@ -1456,7 +1478,7 @@ int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, con
 	if (ssa_mgrs_load(old, &ms) || ssa_cmp_run(l, r, &root, &c))
 		goto out;
 	me = ssa_mgrs_get(&ms, manager && *manager ? manager : "unknown",
-			  operation && *operation ? operation : "Update", api_version);
+			  operation && *operation ? operation : "Update", api_version, subresource);
 	if (me < 0 || ssa_take(&ms, me, &c))
 		goto out;
 	if (!sn_prune(c.added) || !sn_prune(c.modified) || !sn_prune(c.removed))

@@ -297,6 +297,9 @@ void reply_list_options_invalid(struct req *r, json_t *causes);
 /* Builds a Status object (new reference). */
 json_t *status_object(int code, const char *reason, const char *message, json_t *details);
 void reply_json(struct req *r, int code, const json_t *obj);
+/* Records r's write of obj over old (NULL: a create) in obj's managedFields,
+ * under r's field manager (fallback without one) and r's subresource. */
+void req_track_fields(struct req *r, const json_t *old, json_t *obj, const char *fallback);
 /* A Scale (borrowed), as a Table when the client asked for one. */
 void reply_scale(struct req *r, int code, const json_t *scale);
 /* admission.NewForbidden's 403: `<resource> "<name>" is forbidden: <why>`,

@@ -99,6 +99,10 @@ YAML
   expect "[$tag] scale subresource" "scaled" "${K[@]}" scale "widgets.$g" w1 --replicas=3
   expect_eq "[$tag] scale wrote spec.replicas" "3" \
     "${K[@]}" get "widgets.$g" w1 -o 'jsonpath={.spec.replicas}'
+  expect "[$tag] scale is recorded in managedFields under the scale subresource" '^kubectl' \
+    "${K[@]}" get "widgets.$g" w1 --show-managed-fields -o 'jsonpath={.metadata.managedFields[?(@.subresource=="scale")].manager}'
+  expect "[$tag] get --subresource=scale answers a Table" '^w1 +' \
+    "${K[@]}" get "widgets.$g" w1 --subresource=scale --no-headers
   expect "[$tag] status subresource" "patched" \
     "${K[@]}" patch "widgets.$g" w1 --subresource=status --type=merge -p '{"status":{"replicas":3}}'
   expect "[$tag] JSON patch" "patched" \

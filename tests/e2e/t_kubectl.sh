@@ -98,6 +98,10 @@ YAML
   expect "[$tag] explain nested" 'image.*<string>' "${K[@]}" explain pod.spec.containers
   expect "[$tag] scale" 'scaled' "${K[@]}" -n "$ns" scale deploy api --replicas=3
   expect_eq "[$tag] scale landed" "3" "${K[@]}" -n "$ns" get deploy api -o 'jsonpath={.spec.replicas}'
+  expect_eq "[$tag] kubectl scale's fields are kept under the scale subresource" '{"f:spec":{"f:replicas":{}}}' \
+    "${K[@]}" -n "$ns" get deploy api --show-managed-fields -o 'jsonpath={.metadata.managedFields[?(@.subresource=="scale")].fieldsV1}'
+  expect "[$tag] ... and the deployment controller's status under status" 'deployment-controller' \
+    "${K[@]}" -n "$ns" get deploy api --show-managed-fields -o 'jsonpath={.metadata.managedFields[?(@.subresource=="status")].manager}'
   expect "[$tag] get --subresource=scale: kube's Scale columns" '^NAME +DESIRED +AVAILABLE +AGE$' \
     "${K[@]}" -n "$ns" get deploy api --subresource=scale
   expect "[$tag] get --subresource=scale: its row" '^api +3 +[0-9]+ +[0-9][0-9a-z]*$' \

@@ -331,6 +331,64 @@ START_TEST(track_update_moves_ownership)
 }
 END_TEST
 
+/* Writes through /scale and /status are kept in entries of their own
+ * (kube's managedFields `subresource`), beside the same manager's entry for
+ * the object itself; an apply through /status too. */
+START_TEST(track_update_subresource_entries)
+{
+	json_t *obj = J(cfg_full), *old, *o2 = NULL, *c, *mf, *e;
+	char err[512] = "";
+	size_t i, scale = 0, plain = 0, status = 0, apply_status = 0;
+
+	ck_assert_int_eq(patch_track_update(NULL, obj, DEPLOY, "kubectl", "Update", T1), 0);
+	old = json_deep_copy(obj);
+	json_object_set_new(json_object_get(obj, "spec"), "replicas", json_integer(9));
+	ck_assert_int_eq(patch_track_update_sub(old, obj, DEPLOY, "kubectl", "Update", "scale", T2),
+			 0);
+	json_decref(old);
+	old = json_deep_copy(obj);
+	json_object_set_new(obj, "status", json_pack("{s:i}", "replicas", 9));
+	ck_assert_int_eq(patch_track_update_sub(old, obj, DEPLOY, "ctrl", "Update", "status", T2),
+			 0);
+	json_decref(old);
+	c = J("{" DEP_HEAD ",\"metadata\":{\"name\":\"d\"},\"status\":{\"readyReplicas\":2}}");
+	ck_assert_int_eq(
+	    patch_apply_sub(obj, c, DEPLOY, "st", "status", false, T2, &o2, NULL, err, sizeof(err)),
+	    0);
+	json_decref(c);
+	mf = json_object_get(json_object_get(o2, "metadata"), "managedFields");
+	json_array_foreach (mf, i, e) {
+		const char *m = json_string_value(json_object_get(e, "manager"));
+		const char *sub = json_string_value(json_object_get(e, "subresource"));
+		const json_t *f = json_object_get(e, "fieldsV1");
+		if (!strcmp(m, "kubectl") && sub && !strcmp(sub, "scale")) {
+			json_t *want = json_pack("{s:{s:{}}}", "f:spec", "f:replicas");
+			scale++;
+			ck_assert(json_equal(f, want));
+			json_decref(want);
+		} else if (!strcmp(m, "kubectl") && !sub) {
+			plain++;
+			ck_assert_ptr_null(
+			    json_object_get(json_object_get(f, "f:spec"), "f:replicas"));
+			ck_assert_ptr_nonnull(
+			    json_object_get(json_object_get(f, "f:spec"), "f:selector"));
+		} else if (!strcmp(m, "ctrl")) {
+			status += sub && !strcmp(sub, "status");
+		} else if (!strcmp(m, "st")) {
+			apply_status +=
+			    sub && !strcmp(sub, "status") &&
+			    !strcmp(json_string_value(json_object_get(e, "operation")), "Apply");
+		}
+	}
+	ck_assert_uint_eq(scale, 1);
+	ck_assert_uint_eq(plain, 1);
+	ck_assert_uint_eq(status, 1);
+	ck_assert_uint_eq(apply_status, 1);
+	json_decref(o2);
+	json_decref(obj);
+}
+END_TEST
+
 START_TEST(apply_after_update_and_before_first_apply)
 {
 	json_t *live = J(cfg_full), *c, *out = NULL, *conf = NULL;
@@ -548,6 +606,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("update");
 	tcase_add_test(tc, track_update_moves_ownership);
+	tcase_add_test(tc, track_update_subresource_entries);
 	tcase_add_test(tc, track_create_matches_compare);
 	tcase_add_test(tc, track_create_pod_fields);
 	suite_add_tcase(s, tc);
