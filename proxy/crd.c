@@ -1134,6 +1134,10 @@ static int scale_input(struct req *r, const json_t *cur, json_t **out)
 	return rc;
 }
 
+/* A custom resource's /scale write: the new replicas at specReplicasPath,
+ * checked against the schema, then the object goes the way of every update
+ * (the CRD's rules, admission with the webhooks and policies seeing a Scale,
+ * managedFields under the scale subresource), answered as a Scale. */
 static void scale_write(struct req *r, const struct crd_row *c, json_t *obj)
 {
 	json_t *cur = scale_view(c, obj), *in = NULL, *causes = json_array();
@@ -1154,32 +1158,29 @@ static void scale_write(struct req *r, const struct crd_row *c, json_t *obj)
 	}
 	json_t *upd = json_deep_copy(obj);
 	set_path(upd, c->spec_replicas, json_incref(rep));
-	if (!json_equal(upd, obj)) {
-		json_int_t g = json_integer_value(obj_get(obj, "metadata.generation"));
-		json_object_set_new(obj_meta(upd), "generation", json_integer(g + 1));
-	}
-	crd_schema_validate(c->r.schema, upd, causes);
-	if (!json_array_size(causes))
-		crd_rules_eval(c->rules, upd, obj, causes, &r->warnings);
-	req_track_fields(r, obj, upd, "unknown");
-	int rc = json_array_size(causes)
-		     ? -EINVAL
-		     : store_update(r->px->store, c->r.store_key, r->ns ? r->ns : "", r->name, upd,
-				    obj_rv(obj), NULL);
-	if (rc == -EINVAL)
+	json_object_del(obj_meta(upd), "resourceVersion");
+	crd_schema_validate(c->r.schema, upd, causes); /* the body's checks (check_custom) */
+	if (json_array_size(causes))
 		reply_invalid(r, c->r.kind, r->name, json_incref(causes));
-	else if (rc < 0)
-		reply_errno(r, rc, r->name);
-	else {
-		json_t *s = scale_view(c, upd);
-		reply_scale(r, 200, s);
-		json_decref(s);
-	}
+	else
+		req_write_scale(r, obj, upd);
 	json_decref(upd);
 out:
 	json_decref(cur);
 	json_decref(in);
 	json_decref(causes);
+}
+
+json_t *crd_scale_view(const struct proxy_resource *res, const json_t *obj)
+{
+	return scale_view(row_of(res), obj);
+}
+
+void crd_scale_set(const struct proxy_resource *res, json_t *obj, json_t *replicas)
+{
+	const struct crd_row *c = row_of(res);
+	if (c->spec_replicas)
+		set_path(obj, c->spec_replicas, json_incref(replicas));
 }
 
 bool crd_subres(struct req *r)

@@ -273,10 +273,26 @@ void reply_scale(struct req *r, int code, const json_t *scale)
 	json_decref(t);
 }
 
+json_t *res_scale_view(const struct proxy_resource *res, const json_t *obj)
+{
+	return res->crd ? crd_scale_view(res, obj) : obj_scale_view(obj);
+}
+
+void res_scale_set(const struct proxy_resource *res, json_t *obj, json_t *replicas)
+{
+	if (res->crd) {
+		crd_scale_set(res, obj, replicas);
+		return;
+	}
+	json_t *spec = json_object_get(obj, "spec");
+	if (json_is_object(spec))
+		json_object_set(spec, "replicas", replicas);
+}
+
 static void reply_object(struct req *r, int code, json_t *obj)
 {
 	if (r->as_scale) {
-		json_t *scale = obj_scale_view(obj);
+		json_t *scale = res_scale_view(r->res, obj);
 		reply_scale(r, code, scale);
 		json_decref(scale);
 		return;
@@ -807,9 +823,14 @@ static void update_scale(struct req *r, const json_t *old, const json_t *scale)
 	json_t *obj = json_deep_copy(old);
 	json_object_set(json_object_get(obj, "spec"), "replicas", rep);
 	json_object_del(obj_meta(obj), "resourceVersion");
+	req_write_scale(r, old, obj);
+	json_decref(obj);
+}
+
+void req_write_scale(struct req *r, const json_t *old, json_t *obj)
+{
 	r->as_scale = true;
 	write_update(r, old, obj, false, 200);
-	json_decref(obj);
 }
 
 /* kube's generic store for a kind whose strategy refuses unconditional

@@ -200,6 +200,26 @@ webhook_suite() {
   expect_eq "... the webhook's replicas are stored" "2" \
     $K get deployment web -n wh -o 'jsonpath={.spec.replicas}'
   $K delete mutatingwebhookconfiguration scale >/dev/null
+  # a custom resource's /scale, whose replicas live at its own path
+  printf 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gizmos.wh.kubicle.test}\nspec:\n  group: wh.kubicle.test\n  scope: Namespaced\n  names: {plural: gizmos, singular: gizmo, kind: Gizmo}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    subresources:\n      scale: {specReplicasPath: .spec.size, statusReplicasPath: .status.size}\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec: {type: object, properties: {size: {type: integer, maximum: 10}}}\n          status: {type: object, properties: {size: {type: integer}}}\n' |
+    $K apply -f - >/dev/null
+  expect_until "a CRD with a scale subresource is served" "gizmos" \
+    sh -c "$K api-resources --api-group=wh.kubicle.test -o name | cut -d. -f1"
+  printf 'apiVersion: wh.kubicle.test/v1\nkind: Gizmo\nmetadata: {name: g, namespace: wh}\nspec: {size: 1}\n' | $K apply -f - >/dev/null
+  { wh_config MutatingWebhookConfiguration gscale "gscale.kubicle.test|/replicas/2|UPDATE|Fail|5|"; } |
+    sed 's#apiGroups: \[""\]#apiGroups: ["wh.kubicle.test"]#; s#resources: \["configmaps"\]#resources: ["gizmos/scale"]#' |
+    $K apply -f - >/dev/null
+  sleep 0.2
+  expect "kubectl scale of a custom resource meets webhooks on its /scale" "gizmo.wh.kubicle.test/g scaled" \
+    $K scale gizmo g -n wh --replicas=4
+  expect_eq "... the review: a Scale from the CRD's paths, 4 over 1" "autoscaling/v1 Scale scale 4 1" \
+    wh_review 1 "r['kind']['group'] + '/' + r['kind']['version'] + ' ' + r['kind']['kind'] + ' ' + r['subResource'] + ' ' + str(r['object']['spec']['replicas']) + ' ' + str(r['oldObject']['spec']['replicas'])" /replicas/2
+  expect_eq "... the webhook's replicas are stored at specReplicasPath, with a new generation" "2 2" \
+    $K get gizmo g -n wh -o 'jsonpath={.spec.size} {.metadata.generation}'
+  expect_fail "... the CRD's schema still applies through /scale" 'spec.size: Invalid value: 11: spec.size in body should be less than or equal to 10' \
+    $K patch gizmo g -n wh --subresource=scale --type=merge -p '{"spec":{"replicas":11}}'
+  $K delete mutatingwebhookconfiguration gscale >/dev/null
+  $K delete crd gizmos.wh.kubicle.test >/dev/null
   printf 'apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: refused, namespace: wh}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: refused}}\n  template:\n    metadata: {labels: {app: refused, deny: "true"}}\n    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}\n' | $K apply -f - >/dev/null
   expect_until "a ReplicaSet whose pods a webhook refuses: its FailedCreate event in kube's words" \
     "Error creating: admission webhook \"pods-deny.kubicle.test\" denied the request: no thanks" \
