@@ -62,7 +62,7 @@ struct ctrl {
  * service's), "gc" (name = uid), "adopt",
  * "jobpods" (name unused: the orphan pods of a namespace), "csr" (ns ""),
  * "vapstatus" (ns "": a ValidatingAdmissionPolicy), "nsdefaults" (ns: the
- * namespace; name unused). */
+ * namespace; name unused), "fsstatus" (ns "": a FlowSchema). */
 void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
 			double seconds);
@@ -170,6 +170,9 @@ int csr_sync(struct ctrl *c, const char *ns, const char *name);
 int nsdefaults_sync(struct ctrl *c, const char *ns, const char *name);
 struct store_event;
 void nsdefaults_event(struct ctrl *c, const struct store_event *ev);
+/* flowschema.c: a FlowSchema's Dangling condition. */
+int fsstatus_sync(struct ctrl *c, const char *ns, const char *name);
+void fsstatus_event(struct ctrl *c, const struct store_event *ev);
 
 /* gc.c: the ownership index fed by every store event, and its sync. */
 void gc_index(struct ctrl *c, const char *res, const struct store_event *ev);

@@ -214,6 +214,8 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 		return vap_status_sync(c, ns, name);
 	if (strcmp(kind, "nsdefaults") == 0)
 		return nsdefaults_sync(c, ns, name);
+	if (strcmp(kind, "fsstatus") == 0)
+		return fsstatus_sync(c, ns, name);
 	return 0;
 }
 
@@ -344,6 +346,7 @@ static void on_event(const struct store_event *ev, void *arg)
 	gc_index(c, ev->res, ev);
 	endpoints_event(c, ev);
 	nsdefaults_event(c, ev);
+	fsstatus_event(c, ev);
 	const char *k = kind_of_res(ev->res);
 	if (k)
 		ctrl_enqueue(c, k, ev->ns, ev->name);
@@ -431,6 +434,8 @@ static void resync(struct ctrl *c)
 			resync_endpoints(c, r->store_key, o);
 			if (strcmp(r->store_key, "/namespaces") == 0)
 				ctrl_enqueue(c, "nsdefaults", ctrl_name(o), "");
+			else if (strcmp(r->kind, "FlowSchema") == 0)
+				ctrl_enqueue(c, "fsstatus", "", ctrl_name(o));
 		}
 		json_decref(items);
 	}

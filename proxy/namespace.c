@@ -181,6 +181,8 @@ int ns_bootstrap(struct proxy *px)
 	rc = bootstrap_kubernetes_service(px);
 	if (rc == 0)
 		rc = bootstrap_priority_classes(px);
+	if (rc == 0)
+		rc = flowcontrol_bootstrap(px);
 	if (rc < 0)
 		goto fail;
 	rc = store_txn_commit(px->store);

@@ -749,6 +749,8 @@ static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 		default_endpointslice(obj);
 	else if (strcmp(g, "scheduling.k8s.io") == 0 && strcmp(k, "PriorityClass") == 0)
 		set_default(obj, "preemptionPolicy", json_string("PreemptLowerPriority"));
+	else if (strcmp(g, "flowcontrol.apiserver.k8s.io") == 0)
+		flowcontrol_default(res, obj);
 	else if (strcmp(g, "storage.k8s.io") == 0 && strcmp(k, "StorageClass") == 0) {
 		set_default(obj, "reclaimPolicy", json_string("Delete"));
 		set_default(obj, "volumeBindingMode", json_string("Immediate"));

@@ -1946,6 +1946,95 @@ static void cells_crd(const struct proxy_resource *r, json_t *cells, const json_
 	}
 }
 
+/* ---- flowcontrol.apiserver.k8s.io ------------------------------------------------ */
+
+static const struct col cols_flowschema[] = {
+    C_NAME,
+    C_S("PriorityLevel", "`name` is the name of the priority level configuration being "
+			 "referenced Required."),
+    C_S("MatchingPrecedence",
+	"`matchingPrecedence` is used to choose among the FlowSchemas that match a given "
+	"request. The chosen FlowSchema is among those with the numerically lowest (which we "
+	"take to be logically highest) MatchingPrecedence.  Each MatchingPrecedence value must "
+	"be ranged in [1,10000]. Note that if the precedence is not specified, it will be set to "
+	"1000 as default."),
+    C_S("DistinguisherMethod", "`distinguisherMethod` defines how to compute the flow "
+			       "distinguisher for requests that match this schema. `nil` "
+			       "specifies that the distinguisher is disabled and thus will "
+			       "always be the empty string."),
+    C_AGE,
+    C_S("MissingPL", "references a broken or non-existent PriorityLevelConfiguration"),
+    C_END,
+};
+
+static void cells_flowschema(json_t *cells, const json_t *o, time_t now)
+{
+	const char *dm = js(o, "spec.distinguisherMethod.type"), *dangling = "?";
+	size_t i;
+	json_t *c;
+	json_array_foreach (jp(o, "status.conditions"), i, c)
+		if (strcmp(js(c, "type"), "Dangling") == 0) {
+			dangling = js(c, "status");
+			break;
+		}
+	add_name(cells, o);
+	add_s(cells, js(o, "spec.priorityLevelConfiguration.name"));
+	add_i(cells, json_integer_value(jp(o, "spec.matchingPrecedence")));
+	add_s(cells, jp(o, "spec.distinguisherMethod") ? dm : "<none>");
+	add_age(cells, o, now);
+	add_s(cells, dangling);
+}
+
+static const struct col cols_plc[] = {
+    C_NAME,
+    C_S("Type", "`type` indicates whether this priority level is subject to limitation on "
+		"request execution.  A value of `\"Exempt\"` means that requests of this priority "
+		"level are not subject to a limit (and thus are never queued) and do not detract "
+		"from the capacity made available to other priority levels.  A value of "
+		"`\"Limited\"` means that (a) requests of this priority level _are_ subject to "
+		"limits and (b) some of the server's limited capacity is made available "
+		"exclusively to this priority level. Required."),
+    C_S("NominalConcurrencyShares", "`nominalConcurrencyShares` (NCS) contributes to the "
+				    "computation of the NominalConcurrencyLimit (NominalCL) of "
+				    "this level."),
+    C_S("Queues", "`queues` is the number of queues for this priority level. The queues exist "
+		  "independently at each apiserver. The value must be positive.  Setting it to 1 "
+		  "effectively precludes shufflesharding and thus makes the distinguisher method "
+		  "of associated flow schemas irrelevant.  This field has a default value of 64."),
+    C_S("HandSize", "`handSize` is a small positive number that configures the shuffle "
+		    "sharding of requests into queues."),
+    C_S("QueueLengthLimit", "`queueLengthLimit` is the maximum number of requests allowed to "
+			    "be waiting in a given queue of this priority level at a time; "
+			    "excess requests are rejected.  This value must be positive.  If "
+			    "not specified, it will be defaulted to 50."),
+    C_AGE,
+    C_END,
+};
+
+static void add_int_or_none(json_t *cells, const json_t *v)
+{
+	if (json_is_integer(v))
+		add_i(cells, json_integer_value(v));
+	else
+		add_s(cells, "<none>");
+}
+
+static void cells_plc(json_t *cells, const json_t *o, time_t now)
+{
+	const json_t *lim = jp(o, "spec.limited");
+	const json_t *q = json_is_object(lim) ? jp(lim, "limitResponse.queuing") : NULL;
+	add_name(cells, o);
+	add_s(cells, js(o, "spec.type"));
+	if (json_is_object(lim))
+		add_int_or_none(cells, json_object_get(lim, "nominalConcurrencyShares"));
+	else
+		add_s(cells, "<none>");
+	add_int_or_none(cells, json_object_get(q, "queues"));
+	add_int_or_none(cells, json_object_get(q, "handSize"));
+	add_int_or_none(cells, json_object_get(q, "queueLengthLimit"));
+	add_age(cells, o, now);
+}
+
 /* ---- dispatch -------------------------------------------------------------------- */
 
 typedef void (*cells_fn)(json_t *cells, const json_t *obj, time_t now);
@@ -1987,6 +2076,8 @@ static const struct printer {
     {"scheduling.k8s.io", "PriorityClass", cols_priorityclass, cells_priorityclass},
     {"storage.k8s.io", "StorageClass", cols_storageclass, cells_storageclass},
     {"node.k8s.io", "RuntimeClass", cols_runtimeclass, cells_runtimeclass},
+    {"flowcontrol.apiserver.k8s.io", "FlowSchema", cols_flowschema, cells_flowschema},
+    {"flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", cols_plc, cells_plc},
     {"certificates.k8s.io", "CertificateSigningRequest", cols_csr, cells_csr},
     {"apiregistration.k8s.io", "APIService", cols_apiservice, cells_apiservice},
     {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", cols_webhookcfg,

@@ -453,6 +453,10 @@ json_t *table_build_scale(struct req *r, const json_t *scale);
 
 /* namespace.c */
 int ns_bootstrap(struct proxy *px);
+/* flowcontrol.c: kube's defaults of FlowSchemas and PriorityLevelConfigurations,
+ * and the mandatory exempt and catch-all pairs, made when missing. */
+void flowcontrol_default(const struct proxy_resource *res, json_t *obj);
+int flowcontrol_bootstrap(struct proxy *px);
 /* The `kubernetes` Service's Endpoints and EndpointSlice, as kube-apiserver's
  * endpoint reconciler keeps them at every start: the advertise address and
  * the port the server listens on (px->port, so after listening). The

@@ -91,6 +91,10 @@ static const struct proxy_subresource hpa_v1_subs[] = {
     SUB_STATUS("autoscaling", "v1", "HorizontalPodAutoscaler"), SUB_END};
 static const struct proxy_subresource pdb_subs[] = {
     SUB_STATUS("policy", "v1", "PodDisruptionBudget"), SUB_END};
+static const struct proxy_subresource fs_subs[] = {
+    SUB_STATUS("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema"), SUB_END};
+static const struct proxy_subresource plc_subs[] = {
+    SUB_STATUS("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration"), SUB_END};
 static const struct proxy_subresource ing_subs[] = {
     SUB_STATUS("networking.k8s.io", "v1", "Ingress"), SUB_END};
 static const struct proxy_subresource vap_subs[] = {
@@ -216,6 +220,15 @@ static struct proxy_resource builtins[] = {
 	    false),
      .short_names = S("sc")},
     {STORED("node.k8s.io", "v1", "node", "RuntimeClass", "runtimeclasses", "runtimeclass", false)},
+    /* API Priority and Fairness objects (proxy/flowcontrol.c): stored,
+     * defaulted and validated as kube's, the mandatory exempt and catch-all
+     * pairs made at start; nothing throttles a tenant's requests by them */
+    {STORED("flowcontrol.apiserver.k8s.io", "v1", "flowcontrol", "FlowSchema", "flowschemas",
+	    "flowschema", false),
+     .subresources = fs_subs, .has_status = true},
+    {STORED("flowcontrol.apiserver.k8s.io", "v1", "flowcontrol", "PriorityLevelConfiguration",
+	    "prioritylevelconfigurations", "prioritylevelconfiguration", false),
+     .subresources = plc_subs, .has_status = true},
     /* admission webhook configurations (proxy/webhook.c calls them):
      * defaulted and validated as kube-apiserver does (objects.c,
      * validate_webhook.c); has_status only for kube's generation (1 on

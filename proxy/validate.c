@@ -2607,6 +2607,8 @@ static const struct {
     {"scheduling.k8s.io", "PriorityClass", v_priorityclass},
     {"storage.k8s.io", "StorageClass", v_storageclass},
     {"node.k8s.io", "RuntimeClass", v_runtimeclass},
+    {"flowcontrol.apiserver.k8s.io", "FlowSchema", val_flowcontrol},
+    {"flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", val_flowcontrol},
     {"apiregistration.k8s.io", "APIService", val_apiservice},
     {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", val_webhook_configuration},
     {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", val_webhook_configuration},

@@ -119,6 +119,13 @@ void val_label_selector(json_t *causes, const json_t *sel, const char *base, boo
 void val_invalid_strings(json_t *causes, const char *field, const char *gotype, const json_t *arr,
 			 const char *msg);
 
+/* FlowSchema and PriorityLevelConfiguration (flowcontrol.apiserver.k8s.io/v1,
+ * proxy/flowcontrol.c): kube's ValidateFlowSchema and
+ * ValidatePriorityLevelConfiguration (an update is checked as a create, as
+ * kube's); the mandatory objects' fixed specs. Reached through val_object. */
+void val_flowcontrol(const struct proxy_resource *r, const json_t *obj, const json_t *old,
+		     json_t *causes);
+
 /* ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding
  * (admissionregistration.k8s.io/v1, proxy/validate_vap.c): kube's
  * ValidateValidatingAdmissionPolicy / ...Binding and, with `old`, their

@@ -18,7 +18,7 @@ apiservice_suite() {
     'v1\.apps +Local +True ' "${K[@]}" get apiservices
   expect "... the core group's v1. and autoscaling's v2" \
     '^v1\. +Local +True ' "${K[@]}" get apiservices v1. v2.autoscaling
-  expect_eq "... one per served group/version (kube's priority table)" "20" \
+  expect_eq "... one per served group/version (kube's priority table)" "21" \
     bash -c "kubectl --kubeconfig $KCFG get apiservices -o name | wc -l"
   expect_eq "v1.apps as kube's autoregister makes it" \
     "onstart apps v1 17800 15 None Available=True Local: Local APIServices are always available" \

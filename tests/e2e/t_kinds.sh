@@ -117,6 +117,105 @@ kinds_priority() {
   "${K[@]}" delete pod pr0 pr1 pr5 --wait=false >/dev/null
 }
 
+# API Priority and Fairness objects: the mandatory pairs, kube's columns,
+# defaults, validation and the Dangling condition.
+kinds_flowcontrol() {
+  local K=("$@") d=$E2E_TMP/apf
+  mkdir -p "$d"
+  expect "apf: the mandatory FlowSchemas exist, with kube's columns" \
+    '^catch-all +catch-all +10000 +ByUser +[0-9a-z]+ +False$' "${K[@]}" get flowschemas --no-headers
+  expect "apf: ... exempt has no distinguisher" '^exempt +exempt +1 +<none> +[0-9a-z]+ +False$' \
+    "${K[@]}" get flowschemas --no-headers
+  expect "apf: the mandatory priority levels" '^catch-all +Limited +5 +<none> +<none> +<none> ' \
+    "${K[@]}" get prioritylevelconfigurations --no-headers
+  expect "apf: the group is a Local APIService" '^v1.flowcontrol.apiserver.k8s.io +Local +True' \
+    "${K[@]}" get apiservices --no-headers
+  cat >"$d/apf.yaml" <<'YAML'
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: kueue-visibility}
+spec:
+  type: Limited
+  limited:
+    limitResponse:
+      type: Queue
+      queuing: {}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: visibility}
+spec:
+  priorityLevelConfiguration: {name: kueue-visibility}
+  matchingPrecedence: 9000
+  rules:
+  - resourceRules:
+    - {apiGroups: ["visibility.kueue.x-k8s.io"], clusterScope: true, namespaces: ["*"], resources: ["*"], verbs: ["list", "get", "watch"]}
+    subjects:
+    - {kind: Group, group: {name: "system:authenticated"}}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: dangling}
+spec:
+  priorityLevelConfiguration: {name: later}
+  distinguisherMethod: {type: ByNamespace}
+  rules:
+  - nonResourceRules: [{verbs: ["get"], nonResourceURLs: ["/healthz", "/metrics/*"]}]
+    subjects: [{kind: ServiceAccount, serviceAccount: {name: "*", namespace: kinds}}]
+YAML
+  expect "apf: a manifest with a priority level and flow schemas applies (default validation)" \
+    'flowschema.flowcontrol.apiserver.k8s.io/dangling created' "${K[@]}" apply -f "$d/apf.yaml"
+  expect "apf: kube's queuing defaults" '^kueue-visibility +Limited +30 +64 +8 +50 ' \
+    "${K[@]}" get prioritylevelconfigurations --no-headers
+  expect_eq "apf: ... and lendablePercent" "0" \
+    "${K[@]}" get prioritylevelconfiguration kueue-visibility -o 'jsonpath={.spec.limited.lendablePercent}'
+  expect_until "apf: a FlowSchema naming a missing level is Dangling, in kube's words" \
+    'True NotFound This FlowSchema references the PriorityLevelConfiguration object named "later" but there is no such object' \
+    "${K[@]}" get flowschema dangling -o 'jsonpath={.status.conditions[0].status} {.status.conditions[0].reason} {.status.conditions[0].message}'
+  expect "apf: ... MISSINGPL says so, and matchingPrecedence defaults to 1000" '^dangling +later +1000 +ByNamespace +[0-9a-z]+ +True$' \
+    "${K[@]}" get flowschemas --no-headers
+  "${K[@]}" create -f - >/dev/null <<'YAML'
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: later}
+spec: {type: Limited, limited: {limitResponse: {type: Reject}}}
+YAML
+  expect_until "apf: ... and no longer once the level exists" "False Found" \
+    "${K[@]}" get flowschema dangling -o 'jsonpath={.status.conditions[0].status} {.status.conditions[0].reason}'
+  expect_fail "apf: a FlowSchema's rules, in kube's words" \
+    'spec.matchingPrecedence: Invalid value: 1: only the schema named .exempt. may have matchingPrecedence 1' \
+    "${K[@]}" patch flowschema visibility --type=merge -p '{"spec":{"matchingPrecedence":1}}'
+  expect_fail "apf: ... subjects" \
+    '^\* spec.rules\[0\].subjects: Required value: subjects must contain at least one value$' \
+    "${K[@]}" patch flowschema visibility --type=merge -p '{"spec":{"rules":[{"subjects":[]}]}}'
+  expect_fail "apf: ... rules" \
+    '^\* spec.rules\[0\]: Required value: at least one of resourceRules and nonResourceRules has to be non-empty$' \
+    "${K[@]}" patch flowschema visibility --type=merge -p '{"spec":{"rules":[{"subjects":[]}]}}'
+  local bad='{"spec":{"rules":[{"subjects":[{"kind":"User","user":{"name":"u"}}],"resourceRules":[{"verbs":["fly"],"apiGroups":["*"],"resources":["*"]}],"nonResourceRules":[{"verbs":["get"],"nonResourceURLs":["/a*"]}]}]}}'
+  expect_fail "apf: ... verbs" \
+    '^\* spec.rules\[0\].resourceRules\[0\].verbs: Unsupported value: \["fly"\]: supported values: "create", "delete", "deletecollection", "get", "list", "patch", "proxy", "update", "watch"$' \
+    "${K[@]}" patch flowschema visibility --type=merge -p "$bad"
+  expect_fail "apf: ... namespaces" \
+    '^\* spec.rules\[0\].resourceRules\[0\].namespaces: Required value: resource rules that are not cluster scoped must supply at least one namespace$' \
+    "${K[@]}" patch flowschema visibility --type=merge -p "$bad"
+  expect_fail "apf: ... non-resource URLs" \
+    '^\* spec.rules\[0\].nonResourceRules\[0\].nonResourceURLs\[0\]: Invalid value: "/a\*": wildcard can only do suffix matching$' \
+    "${K[@]}" patch flowschema visibility --type=merge -p "$bad"
+  expect_fail "apf: the mandatory FlowSchemas' specs are fixed" \
+    "spec: Invalid value: flowcontrol.FlowSchemaSpec\\{...\\}: spec of 'catch-all' must equal the fixed value" \
+    "${K[@]}" patch flowschema catch-all --type=merge -p '{"spec":{"matchingPrecedence":9999}}'
+  expect_fail "apf: a priority level's type and queuing" \
+    "spec.type: Invalid value: \"Exempt\": type must be 'Exempt' if and only if name is 'exempt'" \
+    "${K[@]}" patch prioritylevelconfiguration later --type=merge -p '{"spec":{"type":"Exempt","limited":null}}'
+  expect_fail "apf: ... handSize within queues" \
+    'spec.limited.limitResponse.queuing.handSize: Invalid value: 9: should not be greater than queues \(4\)' \
+    "${K[@]}" patch prioritylevelconfiguration kueue-visibility --type=merge -p '{"spec":{"limited":{"limitResponse":{"queuing":{"queues":4,"handSize":9}}}}}'
+  expect "apf: the exempt level's shares may be tuned" 'patched' \
+    "${K[@]}" patch prioritylevelconfiguration exempt --type=merge -p '{"spec":{"exempt":{"nominalConcurrencyShares":3}}}'
+  "${K[@]}" delete -f "$d/apf.yaml" >/dev/null
+  "${K[@]}" delete prioritylevelconfiguration later >/dev/null
+}
+
 kinds_suite() {
   echo "== kinds: autoscalers, disruption budgets, ingresses, network policies, classes"
   start_server kinds || { fail "kinds: server did not start"; return; }
@@ -227,6 +326,7 @@ YAML
   expect "pc: a class without a value (0) can still be updated (its value did not change)" \
     'priorityclass.scheduling.k8s.io/zero labeled' "${K[@]}" label pc zero team=a
   kinds_priority "${K[@]}"
+  kinds_flowcontrol "${K[@]}"
   expect_fail "pdb: a percent is digits and %, no sign" \
     'spec.maxUnavailable: Invalid value: "\+5%": a valid percent string must be' \
     "${K[@]}" -n kinds patch pdb p2 --type merge -p '{"spec":{"maxUnavailable":"+5%"}}'
