@@ -1181,6 +1181,21 @@ out:
 	json_decref(causes);
 }
 
+json_t *crd_scale_of(const struct proxy_resource *res, const json_t *obj)
+{
+	struct crd_row *c = res->crd ? row_of(res) : NULL;
+	return c && c->spec_replicas ? scale_view(c, obj) : NULL;
+}
+
+int crd_scale_set(const struct proxy_resource *res, json_t *obj, int64_t replicas)
+{
+	struct crd_row *c = res->crd ? row_of(res) : NULL;
+	if (!c || !c->spec_replicas)
+		return -ENOTSUP;
+	set_path(obj, c->spec_replicas, json_integer(replicas));
+	return 0;
+}
+
 bool crd_subres(struct req *r)
 {
 	struct crd_row *c = r->res->crd ? row_of(r->res) : NULL;
