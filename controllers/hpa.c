@@ -151,7 +151,7 @@ struct failure {
 	int count;
 	char reason[64];
 	char condition[ERR_LEN + 64];
-	char error[ERR_LEN + 128]; /* the first failure, as computeReplicasForMetric returns */
+	char error[ERR_LEN + 256]; /* the first failure, as computeReplicasForMetric returns */
 };
 
 static void metric_failed(struct hsync *s, struct failure *f, const char *reason,
@@ -354,8 +354,9 @@ static int resource_replicas(struct hsync *s, const struct res_metric *rm,
 	int64_t target_value = 0;
 	*utilization = !avg;
 	if (!avg && !json_is_integer(util)) {
-		snprintf(err, errlen, "invalid resource metric source: neither a utilization "
-				      "target nor a value target was set");
+		snprintf(err, errlen, "invalid resource metric source: neither an average "
+				      "utilization target nor an average value (usage) target was "
+				      "set");
 		return -EINVAL;
 	}
 	if (avg && quota_qty(avg, &target_value) < 0)
@@ -415,21 +416,26 @@ static int compute_resource(struct hsync *s, const json_t *spec, bool container,
 		rm.name = "";
 	struct ctrl_hpa_result res = {0};
 	bool utilization;
-	char err[ERR_LEN], outer[ERR_LEN + 128];
+	char err[ERR_LEN], inner[ERR_LEN + 64], outer[ERR_LEN + 192];
 	int rc = resource_replicas(s, &rm, &res, &utilization, err, sizeof(err));
 	if (rc < 0) {
+		/* computeStatusForResourceMetricGeneric's words, then
+		 * computeReplicasForMetric's */
+		if (rc == -EINVAL && strncmp(err, "invalid resource", 16) == 0)
+			snprintf(inner, sizeof(inner), "%s", err);
+		else
+			snprintf(inner, sizeof(inner), "failed to get %s %s: %s", rm.name,
+				 utilization ? "utilization" : "usage", err);
 		if (container)
 			snprintf(outer, sizeof(outer), "failed to get %s container metric value: %s",
-				 rm.container ? rm.container : "", err);
-		else if (rc == -EINVAL && strncmp(err, "invalid resource", 16) == 0)
-			snprintf(outer, sizeof(outer), "%s", err);
+				 rm.container ? rm.container : "", inner);
 		else
-			snprintf(outer, sizeof(outer), "failed to get %s utilization: %s", rm.name,
-				 err);
+			snprintf(outer, sizeof(outer), "failed to get %s resource metric value: %s",
+				 rm.name, inner);
 		metric_failed(s, f,
 			      container ? "FailedGetContainerResourceMetric"
 					: "FailedGetResourceMetric",
-			      err, outer);
+			      inner, outer);
 		return rc;
 	}
 	*replicas = res.replicas;
@@ -458,7 +464,7 @@ static void selector_string(const json_t *ls, char *buf, size_t len)
 static void compute_unserved(struct hsync *s, const json_t *spec, const char *type,
 			     struct failure *f)
 {
-	char inner[ERR_LEN], outer[ERR_LEN + 128], sel[256];
+	char inner[ERR_LEN], outer[ERR_LEN + 192], sel[256];
 	if (strcmp(type, "Pods") == 0) {
 		const char *n = json_string_value(kb_json_path(spec, "pods.metric.name"));
 		snprintf(inner, sizeof(inner), "unable to get metric %s: " NO_CUSTOM, n ? n : "");
@@ -484,21 +490,25 @@ static void compute_unserved(struct hsync *s, const json_t *spec, const char *ty
 			 "(get %s.external.metrics.k8s.io)",
 			 ctrl_ns(s->hpa), n ? n : "", sel, n ? n : "");
 		bool avg = json_object_get(kb_json_path(e, "target"), "averageValue") != NULL;
+		char mid[ERR_LEN + 64];
 		if (avg)
-			snprintf(outer, sizeof(outer), "failed to get %s external metric: %s",
-				 n ? n : "", inner);
+			snprintf(mid, sizeof(mid), "failed to get %s external metric: %s", n ? n : "",
+				 inner);
 		else
-			snprintf(outer, sizeof(outer), "failed to get external metric %s: %s",
-				 n ? n : "", inner);
+			snprintf(mid, sizeof(mid), "failed to get external metric %s: %s", n ? n : "",
+				 inner);
+		snprintf(outer, sizeof(outer), "failed to get %s external metric value: %s",
+			 n ? n : "", mid);
 		metric_failed(s, f, "FailedGetExternalMetric", inner, outer);
 	}
 }
 
 /* ---- computeReplicasForMetrics ---------------------------------------------------------- */
 
-/* 0 with the largest proposal and its metric's name; -errno when none
- * could be computed (conditions set, err: the FailedComputeMetricsReplicas
- * message). statuses gets one entry per metric that succeeded. */
+/* 0 with the largest proposal and its metric's name (err set when some
+ * metrics failed, as kube goes on with the others); -errno when nothing
+ * can move (conditions set, err: the FailedComputeMetricsReplicas
+ * message). statuses gets one entry per metric (empty when it failed). */
 static int compute_metrics(struct hsync *s, int *replicas, char *metric, size_t mlen,
 			   json_t *statuses, char *err, size_t errlen)
 {
@@ -514,30 +524,33 @@ static int compute_metrics(struct hsync *s, int *replicas, char *metric, size_t 
 		char name[300];
 		if (!type)
 			type = "";
+		int rc = -EINVAL;
 		if (strcmp(type, "Resource") == 0 || strcmp(type, "ContainerResource") == 0) {
-			if (compute_resource(s, spec, type[0] == 'C', &r, &status, name,
-					     sizeof(name), &f) < 0)
-				continue;
+			rc = compute_resource(s, spec, type[0] == 'C', &r, &status, name,
+					      sizeof(name), &f);
 		} else if (strcmp(type, "Pods") == 0 || strcmp(type, "Object") == 0 ||
 			   strcmp(type, "External") == 0) {
 			compute_unserved(s, spec, type, &f);
-			continue;
 		} else {
 			char m[300];
 			snprintf(m, sizeof(m), "unknown metric source type \"%s\"", type);
 			metric_failed(s, &f, "InvalidMetricSourceType", m, m);
-			continue;
 		}
-		json_array_append_new(statuses, status);
+		/* one entry per metric, as kube: a failed one's is empty */
+		json_array_append_new(statuses, status ? status : json_pack("{s:s}", "type", ""));
+		if (rc < 0)
+			continue;
 		if (*replicas == 0 || r > *replicas) {
 			*replicas = r;
 			snprintf(metric, mlen, "%s", name);
 		}
 	}
-	if (f.count >= (int)n) {
-		condition(s, "ScalingActive", false, f.reason, f.condition);
+	if (f.count)
 		snprintf(err, errlen, "invalid metrics (%d invalid out of %zu), first error is: %s",
 			 f.count, n, f.error);
+	/* all invalid, or some and the others would scale down: nothing moves */
+	if (f.count >= (int)n || (f.count > 0 && *replicas < ctrl_int(s->scale, "spec.replicas", 0))) {
+		condition(s, "ScalingActive", false, f.reason, f.condition);
 		return -ENODATA;
 	}
 	char msg[400];
@@ -545,6 +558,80 @@ static int compute_metrics(struct hsync *s, int *replicas, char *metric, size_t 
 		 "the HPA was able to successfully calculate a replica count from %s", metric);
 	condition(s, "ScalingActive", true, "ValidMetricFound", msg);
 	return 0;
+}
+
+/* Whether autoscaler h (borrowed)'s target selects one of pods. */
+static bool selects_any(struct hsync *s, const json_t *h, const json_t *pods)
+{
+	const json_t *ref = kb_json_path(h, "spec.scaleTargetRef");
+	json_t *scale = NULL;
+	char err[ERR_LEN];
+	struct sel_label *sel = NULL;
+	bool any = false;
+	if (proxy_scale_get(s->c->px, json_string_value(json_object_get(ref, "apiVersion")),
+			    json_string_value(json_object_get(ref, "kind")), ctrl_ns(h),
+			    json_string_value(json_object_get(ref, "name")), &scale, err,
+			    sizeof(err)) < 0)
+		return false;
+	const char *str = json_string_value(kb_json_path(scale, "status.selector"));
+	if (str && *str && sel_label_parse(str, &sel, NULL, 0) == 0) {
+		size_t i;
+		json_t *p;
+		json_array_foreach (pods, i, p)
+			any = any || sel_label_match(sel, kb_json_path(p, "metadata.labels"));
+		sel_label_free(sel);
+	}
+	json_decref(scale);
+	return any;
+}
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+/* kube's hpasControllingPodsUnderSelector: the autoscalers of the namespace
+ * whose targets select the pods of this one's, as "ns/name" (new array). */
+static json_t *controlling(struct hsync *s)
+{
+	json_t *keys = json_array(), *hpas = ctrl_list(s->c, HPA_RES, ctrl_ns(s->hpa));
+	json_t *pods = json_array_size(hpas) > 1 ? target_pods(s) : json_array();
+	size_t i;
+	json_t *h;
+	char key[600];
+	json_array_foreach (hpas, i, h) {
+		if (!json_array_size(pods) || ctrl_path(h, "metadata.deletionTimestamp"))
+			continue;
+		if (strcmp(ctrl_name(h), ctrl_name(s->hpa)) != 0 && !selects_any(s, h, pods))
+			continue;
+		snprintf(key, sizeof(key), "%s/%s", ctrl_ns(h), ctrl_name(h));
+		json_array_append_new(keys, json_string(key));
+	}
+	kb_json_array_sort(keys, by_string);
+	json_decref(pods);
+	json_decref(hpas);
+	return keys;
+}
+
+static int check_ambiguous(struct hsync *s, char *err, size_t errlen)
+{
+	json_t *keys = controlling(s);
+	int rc = 0;
+	if (json_array_size(keys) > 1) {
+		struct kb_buf b = {0};
+		size_t i;
+		json_t *k;
+		json_array_foreach (keys, i, k)
+			kb_buf_printf(&b, "%s%s", i ? " " : "", json_string_value(k));
+		snprintf(err, errlen, "pods by selector %s are controlled by multiple HPAs: [%s]",
+			 s->selector, b.data ? b.data : "");
+		kb_buf_free(&b);
+		event(s, "Warning", "AmbiguousSelector", err);
+		condition(s, "ScalingActive", false, "AmbiguousSelector", err);
+		rc = -EEXIST;
+	}
+	json_decref(keys);
+	return rc;
 }
 
 /* The target's selector: kube's conditions and events when it has none or
@@ -570,7 +657,7 @@ static int check_selector(struct hsync *s, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	sel_label_free(sel);
-	return 0;
+	return check_ambiguous(s, err, errlen);
 }
 
 /* ---- status ---------------------------------------------------------------------------- */
@@ -579,9 +666,9 @@ static void set_status(struct hsync *s, int desired, json_t *metrics, bool resca
 {
 	json_object_set_new(s->st, "currentReplicas", json_integer(s->current));
 	json_object_set_new(s->st, "desiredReplicas", json_integer(desired));
-	if (metrics && json_array_size(metrics))
+	if (json_array_size(metrics)) /* kube's setStatus: the metrics of this pass */
 		json_object_set(s->st, "currentMetrics", metrics);
-	else if (metrics)
+	else
 		json_object_del(s->st, "currentMetrics");
 	json_object_set(s->st, "observedGeneration", kb_json_path(s->hpa, "metadata.generation"));
 	if (rescale) {
@@ -654,11 +741,14 @@ static int from_metrics(struct hsync *s, json_t *statuses, char *reason, size_t 
 		rc = compute_metrics(s, &proposal, metric, sizeof(metric), statuses, err,
 				     sizeof(err));
 	if (rc < 0) {
-		set_status(s, (int)ctrl_int(s->hpa, "status.desiredReplicas", 0), NULL, false);
+		/* setCurrentReplicasAndMetricsInStatus */
+		set_status(s, (int)ctrl_int(s->hpa, "status.desiredReplicas", 0), statuses, false);
 		write_status(s);
 		event(s, "Warning", "FailedComputeMetricsReplicas", err);
 		return -1;
 	}
+	if (*err)
+		kb_debug("hpa", "%s/%s: %s", ctrl_ns(s->hpa), ctrl_name(s->hpa), err);
 	if (proposal > s->current)
 		snprintf(reason, rlen, "%s above target", metric);
 	else if (proposal < s->current)
@@ -702,7 +792,7 @@ static int reconcile(struct hsync *s)
 		struct ctrl_hpa_input in;
 		normalize_input(s, desired, &in);
 		if (rescale(s, &in, desired, reason) < 0) {
-			set_status(s, (int)ctrl_int(s->hpa, "status.desiredReplicas", 0), NULL,
+			set_status(s, (int)ctrl_int(s->hpa, "status.desiredReplicas", 0), statuses,
 				   false);
 			json_decref(statuses);
 			return write_status(s);
