@@ -156,9 +156,10 @@ struct ctrl_hpa_result {
  * target average value in milli-units. 0, or -errno with kube's message in
  * err ("did not receive metrics for targeted pods (pods might be unready)"). */
 int ctrl_hpa_utilization_replicas(const struct ctrl_hpa_pod *pods, size_t n, int current,
-				  int target, struct ctrl_hpa_result *out, char *err, size_t errlen);
-int ctrl_hpa_value_replicas(const struct ctrl_hpa_pod *pods, size_t n, int current,
-			    int64_t target, struct ctrl_hpa_result *out, char *err, size_t errlen);
+				  int target, struct ctrl_hpa_result *out, char *err,
+				  size_t errlen);
+int ctrl_hpa_value_replicas(const struct ctrl_hpa_pod *pods, size_t n, int current, int64_t target,
+			    struct ctrl_hpa_result *out, char *err, size_t errlen);
 
 enum { HPA_SELECT_MAX, HPA_SELECT_MIN, HPA_SELECT_DISABLED };
 struct ctrl_hpa_policy {
@@ -208,11 +209,11 @@ struct ctrl_hpa_verdict {
 };
 /* normalizeDesiredReplicas(WithBehaviors): records the recommendation and
  * decides the size with kube's condition reasons and messages (static). */
-void ctrl_hpa_normalize(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in,
-			int64_t now_ms, struct ctrl_hpa_verdict *out);
+void ctrl_hpa_normalize(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in, int64_t now_ms,
+			struct ctrl_hpa_verdict *out);
 /* storeScaleEvent after a rescale from -> to. */
-void ctrl_hpa_record_scale(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in,
-			   int from, int to, int64_t now_ms);
+void ctrl_hpa_record_scale(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in, int from,
+			   int to, int64_t now_ms);
 /* The most replicas behavior's policies allow now (scale up), and the
  * fewest (scale down), given the recent events. */
 int ctrl_hpa_scale_up_limit(int current, const struct ctrl_hpa_event *ev, size_t n,

@@ -154,8 +154,8 @@ struct failure {
 	char error[ERR_LEN + 256]; /* the first failure, as computeReplicasForMetric returns */
 };
 
-static void metric_failed(struct hsync *s, struct failure *f, const char *reason,
-			  const char *inner, const char *outer)
+static void metric_failed(struct hsync *s, struct failure *f, const char *reason, const char *inner,
+			  const char *outer)
 {
 	event(s, "Warning", reason, inner);
 	if (f->count++ > 0)
@@ -183,8 +183,8 @@ static const json_t *metrics_item(const json_t *items, const char *pod)
 /* A pod's usage of resource (milli-units) from its PodMetrics, summed over
  * its containers or the one named; -ENOENT when absent (getPodMetrics
  * drops a pod missing the resource in any container). */
-static int usage_of(const json_t *item, const char *resource, const char *container,
-		    int64_t *out, char *err, size_t errlen)
+static int usage_of(const json_t *item, const char *resource, const char *container, int64_t *out,
+		    char *err, size_t errlen)
 {
 	json_t *cs = json_object_get(item, "containers");
 	int64_t sum = 0;
@@ -215,8 +215,8 @@ static int usage_of(const json_t *item, const char *resource, const char *contai
 
 /* calculatePodRequests for one pod: its containers' (or the one's)
  * requests of resource; kube's message when one has none. */
-static int request_of(const json_t *pod, const char *resource, const char *container,
-		      int64_t *out, char *err, size_t errlen)
+static int request_of(const json_t *pod, const char *resource, const char *container, int64_t *out,
+		      char *err, size_t errlen)
 {
 	int64_t sum = 0;
 	size_t i;
@@ -229,7 +229,8 @@ static int request_of(const json_t *pod, const char *resource, const char *conta
 		json_t *q = json_object_get(kb_json_path(ct, "resources.requests"), resource);
 		if (!q || quota_qty(q, &v) < 0) {
 			snprintf(err, errlen, "missing request for %s in container %s of Pod %s",
-				 resource, n ? n : "", json_string_value(kb_json_path(pod, "metadata.name")));
+				 resource, n ? n : "",
+				 json_string_value(kb_json_path(pod, "metadata.name")));
 			return -EINVAL;
 		}
 		sum += v;
@@ -354,9 +355,10 @@ static int resource_replicas(struct hsync *s, const struct res_metric *rm,
 	int64_t target_value = 0;
 	*utilization = !avg;
 	if (!avg && !json_is_integer(util)) {
-		snprintf(err, errlen, "invalid resource metric source: neither an average "
-				      "utilization target nor an average value (usage) target was "
-				      "set");
+		snprintf(err, errlen,
+			 "invalid resource metric source: neither an average "
+			 "utilization target nor an average value (usage) target was "
+			 "set");
 		return -EINVAL;
 	}
 	if (avg && quota_qty(avg, &target_value) < 0)
@@ -371,7 +373,8 @@ static int resource_replicas(struct hsync *s, const struct res_metric *rm,
 	json_t *pods = target_pods(s);
 	if (json_array_size(pods) == 0) {
 		json_decref(pods);
-		snprintf(err, errlen, "no pods returned by selector while calculating replica count");
+		snprintf(err, errlen,
+			 "no pods returned by selector while calculating replica count");
 		return -ENOENT;
 	}
 	struct ctrl_hpa_pod *cp = calc_pods(s, pods, rm->name, rm->container, err, errlen);
@@ -380,9 +383,8 @@ static int resource_replicas(struct hsync *s, const struct res_metric *rm,
 	if (!cp)
 		return -EINVAL;
 	int rc = avg ? ctrl_hpa_value_replicas(cp, n, s->current, target_value, res, err, errlen)
-		     : ctrl_hpa_utilization_replicas(cp, n, s->current,
-						     (int)json_integer_value(util), res, err,
-						     errlen);
+		     : ctrl_hpa_utilization_replicas(
+			   cp, n, s->current, (int)json_integer_value(util), res, err, errlen);
 	free(cp);
 	return rc;
 }
@@ -427,7 +429,8 @@ static int compute_resource(struct hsync *s, const json_t *spec, bool container,
 			snprintf(inner, sizeof(inner), "failed to get %s %s: %s", rm.name,
 				 utilization ? "utilization" : "usage", err);
 		if (container)
-			snprintf(outer, sizeof(outer), "failed to get %s container metric value: %s",
+			snprintf(outer, sizeof(outer),
+				 "failed to get %s container metric value: %s",
 				 rm.container ? rm.container : "", inner);
 		else
 			snprintf(outer, sizeof(outer), "failed to get %s resource metric value: %s",
@@ -459,7 +462,9 @@ static void selector_string(const json_t *ls, char *buf, size_t len)
 	}
 }
 
-#define NO_CUSTOM "unable to fetch metrics from custom metrics API: no known available metric versions found"
+#define NO_CUSTOM                                                                              \
+	"unable to fetch metrics from custom metrics API: no known available metric versions " \
+	"found"
 
 static void compute_unserved(struct hsync *s, const json_t *spec, const char *type,
 			     struct failure *f)
@@ -492,11 +497,11 @@ static void compute_unserved(struct hsync *s, const json_t *spec, const char *ty
 		bool avg = json_object_get(kb_json_path(e, "target"), "averageValue") != NULL;
 		char mid[ERR_LEN + 64];
 		if (avg)
-			snprintf(mid, sizeof(mid), "failed to get %s external metric: %s", n ? n : "",
-				 inner);
+			snprintf(mid, sizeof(mid), "failed to get %s external metric: %s",
+				 n ? n : "", inner);
 		else
-			snprintf(mid, sizeof(mid), "failed to get external metric %s: %s", n ? n : "",
-				 inner);
+			snprintf(mid, sizeof(mid), "failed to get external metric %s: %s",
+				 n ? n : "", inner);
 		snprintf(outer, sizeof(outer), "failed to get %s external metric value: %s",
 			 n ? n : "", mid);
 		metric_failed(s, f, "FailedGetExternalMetric", inner, outer);
@@ -549,7 +554,8 @@ static int compute_metrics(struct hsync *s, int *replicas, char *metric, size_t 
 		snprintf(err, errlen, "invalid metrics (%d invalid out of %zu), first error is: %s",
 			 f.count, n, f.error);
 	/* all invalid, or some and the others would scale down: nothing moves */
-	if (f.count >= (int)n || (f.count > 0 && *replicas < ctrl_int(s->scale, "spec.replicas", 0))) {
+	if (f.count >= (int)n ||
+	    (f.count > 0 && *replicas < ctrl_int(s->scale, "spec.replicas", 0))) {
 		condition(s, "ScalingActive", false, f.reason, f.condition);
 		return -ENODATA;
 	}
@@ -587,7 +593,8 @@ static bool selects_any(struct hsync *s, const json_t *h, const json_t *pods)
 
 static int by_string(const void *a, const void *b)
 {
-	return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+	return strcmp(json_string_value(*(json_t *const *)a),
+		      json_string_value(*(json_t *const *)b));
 }
 
 /* kube's hpasControllingPodsUnderSelector: the autoscalers of the namespace
@@ -706,16 +713,17 @@ static int rescale(struct hsync *s, const struct ctrl_hpa_input *in, int desired
 {
 	const json_t *ref = kb_json_path(s->hpa, "spec.scaleTargetRef");
 	char err[ERR_LEN], msg[ERR_LEN + 200];
-	int rc = proxy_scale_update(
-	    s->c->px, json_string_value(json_object_get(ref, "apiVersion")),
-	    json_string_value(json_object_get(ref, "kind")), ctrl_ns(s->hpa),
-	    json_string_value(json_object_get(ref, "name")), desired, HPA_MANAGER, err, sizeof(err));
+	int rc =
+	    proxy_scale_update(s->c->px, json_string_value(json_object_get(ref, "apiVersion")),
+			       json_string_value(json_object_get(ref, "kind")), ctrl_ns(s->hpa),
+			       json_string_value(json_object_get(ref, "name")), desired,
+			       HPA_MANAGER, err, sizeof(err));
 	if (rc < 0 && rc != -EINPROGRESS) {
 		snprintf(msg, sizeof(msg), "New size: %d; reason: %s; error: %s", desired, reason,
 			 err);
 		event(s, "Warning", "FailedRescale", msg);
-		snprintf(msg, sizeof(msg), "the HPA controller was unable to update the target scale: %s",
-			 err);
+		snprintf(msg, sizeof(msg),
+			 "the HPA controller was unable to update the target scale: %s", err);
 		condition(s, "AbleToScale", false, "FailedUpdateScale", msg);
 		return rc;
 	}
@@ -774,10 +782,12 @@ static int reconcile(struct hsync *s)
 		condition(s, "ScalingActive", false, "ScalingDisabled",
 			  "scaling is disabled since the replica count of the target is zero");
 	} else if (s->current > s->max) {
-		snprintf(reason, sizeof(reason), "Current number of replicas above Spec.MaxReplicas");
+		snprintf(reason, sizeof(reason),
+			 "Current number of replicas above Spec.MaxReplicas");
 		desired = s->max;
 	} else if (s->current < s->min) {
-		snprintf(reason, sizeof(reason), "Current number of replicas below Spec.MinReplicas");
+		snprintf(reason, sizeof(reason),
+			 "Current number of replicas below Spec.MinReplicas");
 		desired = s->min;
 	} else {
 		desired = from_metrics(s, statuses, reason, sizeof(reason));
@@ -819,7 +829,8 @@ static int read_scale(struct hsync *s)
 	if (rc < 0) {
 		event(s, "Warning", "FailedGetScale", err);
 		snprintf(msg, sizeof(msg),
-			 "the HPA controller was unable to get the target's current scale: %s", err);
+			 "the HPA controller was unable to get the target's current scale: %s",
+			 err);
 		condition(s, "AbleToScale", false, "FailedGetScale", msg);
 		return rc;
 	}
@@ -929,6 +940,7 @@ void hpa_event(struct ctrl *c, const struct store_event *ev)
 	/* kube's queue delays an autoscaler's updates by the sync period; a
 	 * new one, or a changed spec, is reconciled now */
 	if (ev->type == STORE_ADDED || !ev->prev ||
-	    ctrl_int(ev->obj, "metadata.generation", 0) != ctrl_int(ev->prev, "metadata.generation", 0))
+	    ctrl_int(ev->obj, "metadata.generation", 0) !=
+		ctrl_int(ev->prev, "metadata.generation", 0))
 		ctrl_enqueue(c, "hpa", ev->ns, ev->name);
 }

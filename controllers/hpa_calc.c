@@ -144,7 +144,8 @@ static int calc_init(struct calc *k, const struct ctrl_hpa_pod *pods, size_t n, 
 	k->pods = pods;
 	k->n = n;
 	if (n == 0) {
-		snprintf(err, errlen, "no pods returned by selector while calculating replica count");
+		snprintf(err, errlen,
+			 "no pods returned by selector while calculating replica count");
 		return -ENOENT;
 	}
 	k->counted = calloc(n, sizeof(*k->counted));
@@ -159,14 +160,9 @@ static int calc_init(struct calc *k, const struct ctrl_hpa_pod *pods, size_t n, 
 			k->counted[i] = true;
 			k->usage[i] = pods[i].usage;
 			break;
-		case HPA_POD_UNREADY:
-			k->unready++;
-			break;
-		case HPA_POD_MISSING:
-			k->missing++;
-			break;
-		case HPA_POD_IGNORED:
-			break;
+		case HPA_POD_UNREADY: k->unready++; break;
+		case HPA_POD_MISSING: k->missing++; break;
+		case HPA_POD_IGNORED: break;
 		}
 	}
 	if (k->samples == 0) {
@@ -256,8 +252,8 @@ out:
 	return rc;
 }
 
-int ctrl_hpa_value_replicas(const struct ctrl_hpa_pod *pods, size_t n, int current,
-			    int64_t target, struct ctrl_hpa_result *out, char *err, size_t errlen)
+int ctrl_hpa_value_replicas(const struct ctrl_hpa_pod *pods, size_t n, int current, int64_t target,
+			    struct ctrl_hpa_result *out, char *err, size_t errlen)
 {
 	struct calc k;
 	int rc = calc_init(&k, pods, n, err, errlen);
@@ -297,8 +293,8 @@ void ctrl_hpa_rules_parse(const json_t *rules, bool up, struct ctrl_hpa_rules *o
 	out->window = json_is_integer(w) ? (int)json_integer_value(w) : up ? 0 : 300;
 	const char *sel = json_string_value(json_object_get(rules, "selectPolicy"));
 	out->select = !sel || strcmp(sel, "Max") == 0 ? HPA_SELECT_MAX
-		      : strcmp(sel, "Min") == 0      ? HPA_SELECT_MIN
-						     : HPA_SELECT_DISABLED;
+		      : strcmp(sel, "Min") == 0       ? HPA_SELECT_MIN
+						      : HPA_SELECT_DISABLED;
 	size_t i;
 	json_t *p;
 	json_array_foreach (json_object_get(rules, "policies"), i, p) {
@@ -457,8 +453,8 @@ int ctrl_hpa_scale_up_limit(int current, const struct ctrl_hpa_event *ev, size_t
 		int start = current - changed_within(ev, n, p->period, now_ms);
 		int proposed = p->percent ? (int)ceil((double)start * (1.0 + p->value / 100.0))
 					  : start + p->value;
-		result = r->select == HPA_SELECT_MIN ? imin(result, proposed)
-						     : imax(result, proposed);
+		result =
+		    r->select == HPA_SELECT_MIN ? imin(result, proposed) : imax(result, proposed);
 	}
 	return result;
 }
@@ -472,10 +468,10 @@ int ctrl_hpa_scale_down_limit(int current, const struct ctrl_hpa_event *ev, size
 	for (size_t i = 0; i < r->npolicies; i++) {
 		const struct ctrl_hpa_policy *p = &r->policies[i];
 		int start = current + changed_within(ev, n, p->period, now_ms);
-		int proposed = p->percent ? (int)((double)start * (1.0 - p->value / 100.0))
-					  : start - p->value;
-		result = r->select == HPA_SELECT_MIN ? imax(result, proposed)
-						     : imin(result, proposed);
+		int proposed =
+		    p->percent ? (int)((double)start * (1.0 - p->value / 100.0)) : start - p->value;
+		result =
+		    r->select == HPA_SELECT_MIN ? imax(result, proposed) : imin(result, proposed);
 	}
 	return result;
 }
@@ -540,8 +536,8 @@ static void normalize_behavior(struct ctrl_hpa_history *h, const struct ctrl_hpa
 	verdict_limit(v, v->replicas != st, reason, msg);
 }
 
-void ctrl_hpa_normalize(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in,
-			int64_t now_ms, struct ctrl_hpa_verdict *out)
+void ctrl_hpa_normalize(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in, int64_t now_ms,
+			struct ctrl_hpa_verdict *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (in->behavior)
@@ -577,8 +573,8 @@ static void events_push(struct ctrl_hpa_event **ev, size_t *n, int change, int p
 	e[(*n)++] = (struct ctrl_hpa_event){change, now_ms};
 }
 
-void ctrl_hpa_record_scale(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in,
-			   int from, int to, int64_t now_ms)
+void ctrl_hpa_record_scale(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in, int from,
+			   int to, int64_t now_ms)
 {
 	if (!in->behavior)
 		return; /* only behavior's policies read them */

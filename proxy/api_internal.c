@@ -672,8 +672,8 @@ int proxy_object_list(proxy_t *px, const char *group, const char *version, const
 
 /* The row serving kind in api_version's group that has a scale subresource,
  * or NULL with kube's message (the RESTMapper's, then the scale client's). */
-static const struct proxy_resource *scale_row(const char *api_version, const char *kind,
-					      char *err, size_t errlen)
+static const struct proxy_resource *scale_row(const char *api_version, const char *kind, char *err,
+					      size_t errlen)
 {
 	char group[256] = "";
 	const char *slash = api_version ? strchr(api_version, '/') : NULL;
@@ -748,7 +748,10 @@ int proxy_scale_update(proxy_t *px, const char *api_version, const char *kind, c
 		rc = proxy_object_update(px, res->group, res->version, res->plural, obj, manager,
 					 NULL);
 	if (rc < 0 && rc != -EINPROGRESS)
-		snprintf(err, errlen, "%s", rc == -ESTALE ? "the object has been modified; please apply your changes to the latest version and try again" : strerror(-rc));
+		snprintf(err, errlen, "%s",
+			 rc == -ESTALE ? "the object has been modified; please apply your changes "
+					 "to the latest version and try again"
+				       : strerror(-rc));
 	json_decref(obj);
 	return rc;
 }

@@ -188,6 +188,7 @@ hpa_checks() {
 
   hpa_failures
   hpa_statefulset
+  hpa_custom_resource
 }
 
 # hpa_custom NAME DEPLOYMENT: an autoscaler of a Pods metric
@@ -309,4 +310,57 @@ EOF
   hpa_until 30 "kubectl get hpa: memory average, 3 replicas" \
     "db StatefulSet/db memory: 67108864/40Mi 1 3 3" \
     bash -c "kubectl --kubeconfig '$HPA_T' get hpa db --no-headers | tr -s ' ' | cut -d' ' -f1-7"
+}
+
+# A custom resource with a scale subresource: kept within min and max
+# through its CRD's replica paths (no metrics needed).
+hpa_custom_resource() {
+  hpa_k apply -f - >/dev/null <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.size, statusReplicasPath: .status.size, labelSelectorPath: .status.selector}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+          status: {type: object, properties: {size: {type: integer}, selector: {type: string}}}
+EOF
+  sy_until 10 hpa_k get widgets
+  hpa_k apply -f - >/dev/null <<'EOF'
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w}
+spec: {size: 7}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: w}
+spec:
+  scaleTargetRef: {apiVersion: example.com/v1, kind: Widget, name: w}
+  minReplicas: 2
+  maxReplicas: 5
+EOF
+  hpa_until 30 "a Widget of size 7, max 5: its specReplicasPath set to 5" 5 \
+    hpa_k get widget w -o jsonpath='{.spec.size}'
+  hpa_until 10 "SuccessfulRescale event: above Spec.MaxReplicas" yes \
+    hpa_has_event w SuccessfulRescale "New size: 5; reason: Current number of replicas above Spec.MaxReplicas"
+  hpa_until 30 "its scale has no selector: ScalingActive False InvalidSelector" \
+    "False InvalidSelector" hpa_cond w ScalingActive
+  expect_eq "its message" "the HPA target's scale is missing a selector" hpa_msg w ScalingActive
+  hpa_until 10 "SelectorRequired event" yes hpa_has_event w SelectorRequired "selector is required"
+  hpa_until 30 "kubectl get hpa: the Widget reference, the default 80% cpu" \
+    "w Widget/w cpu: <unknown>/80% 2 5 5" \
+    bash -c "kubectl --kubeconfig '$HPA_T' get hpa w --no-headers | tr -s ' ' | cut -d' ' -f1-7"
 }

@@ -11,11 +11,23 @@
 #include "controllers/controllers.h"
 #include "lib/util.h"
 
-#define READY(req, use)  {HPA_POD_READY, (req), (use)}
-#define UNREADY(req)     {HPA_POD_UNREADY, (req), 0}
-#define MISSING(req)     {HPA_POD_MISSING, (req), 0}
-#define IGNORED(req)     {HPA_POD_IGNORED, (req), 0}
-#define N(a)             (sizeof(a) / sizeof((a)[0]))
+#define READY(req, use)                     \
+	{                                   \
+		HPA_POD_READY, (req), (use) \
+	}
+#define UNREADY(req)                      \
+	{                                 \
+		HPA_POD_UNREADY, (req), 0 \
+	}
+#define MISSING(req)                      \
+	{                                 \
+		HPA_POD_MISSING, (req), 0 \
+	}
+#define IGNORED(req)                      \
+	{                                 \
+		HPA_POD_IGNORED, (req), 0 \
+	}
+#define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static struct ctrl_hpa_result util(const struct ctrl_hpa_pod *p, size_t n, int cur, int target)
 {
@@ -51,8 +63,7 @@ END_TEST
 START_TEST(utilization_scale_down)
 {
 	/* 4 pods at 10% of 50%: ceil(0.2 * 4) = 1 */
-	struct ctrl_hpa_pod p[] = {READY(100, 10), READY(100, 10), READY(100, 10),
-				   READY(100, 10)};
+	struct ctrl_hpa_pod p[] = {READY(100, 10), READY(100, 10), READY(100, 10), READY(100, 10)};
 	ck_assert_int_eq(util(p, N(p), 4, 50).replicas, 1);
 }
 END_TEST
@@ -250,9 +261,9 @@ static struct ctrl_hpa_input with_behavior(const char *behavior, int cur, int de
 	return in;
 }
 
-#define DEFAULT_UP                                                                                \
-	"\"scaleUp\":{\"stabilizationWindowSeconds\":0,\"selectPolicy\":\"Max\",\"policies\":"    \
-	"[{\"type\":\"Pods\",\"value\":4,\"periodSeconds\":15},{\"type\":\"Percent\",\"value\":"  \
+#define DEFAULT_UP                                                                               \
+	"\"scaleUp\":{\"stabilizationWindowSeconds\":0,\"selectPolicy\":\"Max\",\"policies\":"   \
+	"[{\"type\":\"Pods\",\"value\":4,\"periodSeconds\":15},{\"type\":\"Percent\",\"value\":" \
 	"100,\"periodSeconds\":15}]}"
 
 START_TEST(behavior_default_rates)
@@ -281,11 +292,12 @@ END_TEST
 
 START_TEST(behavior_select_policy)
 {
-	const char *b = "{\"scaleUp\":{\"selectPolicy\":\"Min\",\"policies\":"
-			"[{\"type\":\"Pods\",\"value\":4,\"periodSeconds\":60},{\"type\":\"Percent\","
-			"\"value\":100,\"periodSeconds\":60}]},"
-			"\"scaleDown\":{\"stabilizationWindowSeconds\":0,"
-			"\"selectPolicy\":\"Disabled\"}}";
+	const char *b =
+	    "{\"scaleUp\":{\"selectPolicy\":\"Min\",\"policies\":"
+	    "[{\"type\":\"Pods\",\"value\":4,\"periodSeconds\":60},{\"type\":\"Percent\","
+	    "\"value\":100,\"periodSeconds\":60}]},"
+	    "\"scaleDown\":{\"stabilizationWindowSeconds\":0,"
+	    "\"selectPolicy\":\"Disabled\"}}";
 	struct ctrl_hpa_input in = with_behavior(b, 10, 50, 1, 100);
 	struct ctrl_hpa_history h = {0};
 	struct ctrl_hpa_verdict v;
@@ -302,7 +314,8 @@ START_TEST(behavior_select_policy)
 		      "{\"type\":\"Pods\",\"value\":2,\"periodSeconds\":60}]}");
 	ctrl_hpa_rules_parse(r, false, &down);
 	json_decref(r);
-	ck_assert_int_eq(ctrl_hpa_scale_down_limit(10, NULL, 0, &down, 0), 5); /* Max: most change */
+	ck_assert_int_eq(ctrl_hpa_scale_down_limit(10, NULL, 0, &down, 0),
+			 5); /* Max: most change */
 	struct ctrl_hpa_event ev[] = {{3, 0}};
 	/* 3 removed 10 s ago: the period started at 13: min(6, 11) */
 	ck_assert_int_eq(ctrl_hpa_scale_down_limit(10, ev, 1, &down, 10000), 6);
