@@ -2,9 +2,10 @@
 /*
  * Controllers of one tenant, with kube-controller-manager's semantics:
  * ReplicaSet, Deployment, Job, CronJob, StatefulSet, Endpoints,
- * EndpointSlice, the kube-apiserver-client CSR signer and the CSR cleaner,
- * and the garbage collector (ownerReferences with Background, Foreground and
- * Orphan propagation).
+ * EndpointSlice, HorizontalPodAutoscaler (hpa.c: its metrics reads are the
+ * one asynchronous step, see there), the kube-apiserver-client CSR signer
+ * and the CSR cleaner, and the garbage collector (ownerReferences with
+ * Background, Foreground and Orphan propagation).
  *
  * DESIGN
  * Threading: everything runs on the API's libuv loop thread. One store

@@ -38,16 +38,20 @@
 #define HPA_KIND    "HorizontalPodAutoscaler"
 #define SYNC_S      15
 #define ERR_LEN     1024
+/* A metrics read not answered after this long is given up (the host is
+ * taken as unreachable), so that a stuck read never stops an autoscaler. */
+#define READ_MAX_MS 60000
 
 /* What an autoscaler keeps between syncs. */
 struct hpa_mem {
 	struct ctrl *c;
 	char *ns, *name;
 	struct ctrl_hpa_history hist;
-	void *call;    /* a metrics read in flight, or NULL */
-	bool answered; /* an answer waits for the next sync */
-	int err;       /* the answer: -errno (host unreachable), or... */
-	long status;   /* ...the host's HTTP status */
+	void *call;       /* a metrics read in flight, or NULL */
+	uint64_t call_ms; /* when it started (kb_now_ms) */
+	bool answered;    /* an answer waits for the next sync */
+	int err;          /* the answer: -errno (host unreachable), or... */
+	long status;      /* ...the host's HTTP status */
 	char message[512];
 	json_t *items; /* PodMetrics (owned), with 200 */
 };
@@ -868,6 +872,7 @@ static bool start_read(struct hsync *s)
 	s->m->call = json_array_size(pods)
 			 ? proxy_metrics_pods(s->c->px, ctrl_ns(s->hpa), pods, on_metrics, s->m)
 			 : NULL;
+	s->m->call_ms = kb_now_ms();
 	bool started = s->m->call != NULL;
 	if (!started) {
 		s->m->answered = true;
@@ -901,9 +906,13 @@ int hpa_sync(struct ctrl *c, const char *ns, const char *name)
 		return -ENOMEM;
 	}
 	ctrl_enqueue_after(c, "hpa", ns, name, c->hpa_sync_s > 0 ? (double)c->hpa_sync_s : SYNC_S);
-	if (s.m->call) { /* the answer queues the key */
-		json_decref(hpa);
+	if (s.m->call && kb_now_ms() - s.m->call_ms < READ_MAX_MS) {
+		json_decref(hpa); /* the answer queues the key */
 		return 0;
+	}
+	if (s.m->call) {
+		proxy_metrics_pods_cancel(c->px, s.m->call);
+		on_metrics(s.m, -ETIMEDOUT, 0, NULL, NULL);
 	}
 	s.st = json_deep_copy(json_object_get(hpa, "status"));
 	if (!json_is_object(s.st)) {
