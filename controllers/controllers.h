@@ -216,10 +216,11 @@ void ctrl_hpa_normalize(struct ctrl_hpa_history *h, const struct ctrl_hpa_input 
 void ctrl_hpa_record_scale(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in, int from,
 			   int to, int64_t now_ms);
 /* The most replicas behavior's policies allow now (scale up), and the
- * fewest (scale down), given the recent events. */
-int ctrl_hpa_scale_up_limit(int current, const struct ctrl_hpa_event *ev, size_t n,
+ * fewest (scale down), from the replicas at the start of each policy's
+ * period (the recent events of both directions undone). */
+int ctrl_hpa_scale_up_limit(int current, const struct ctrl_hpa_history *h,
 			    const struct ctrl_hpa_rules *r, int64_t now_ms);
-int ctrl_hpa_scale_down_limit(int current, const struct ctrl_hpa_event *ev, size_t n,
+int ctrl_hpa_scale_down_limit(int current, const struct ctrl_hpa_history *h,
 			      const struct ctrl_hpa_rules *r, int64_t now_ms);
 
 #endif

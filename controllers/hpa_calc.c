@@ -408,26 +408,34 @@ static void normalize_legacy(struct ctrl_hpa_history *h, const struct ctrl_hpa_i
 	verdict_limit(v, r != st, reason, msg);
 }
 
-/* stabilizeRecommendationWithBehaviors: the lowest recommendation of the
- * scale-up window when going up, the highest of the scale-down window when
- * going down. */
+/* stabilizeRecommendationWithBehaviors: the current size brought up to the
+ * lowest recommendation of the scale-up window and down to the highest of
+ * the scale-down window (this one included in both); a sample older than
+ * both windows is replaced by this one. */
 static int stabilize_behavior(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in,
 			      int64_t now_ms, const char **reason, const char **msg)
 {
-	bool up = in->desired >= in->current;
-	int window = up ? in->up.window : in->down.window;
-	int64_t cut = now_ms - (int64_t)window * 1000;
-	int64_t obsolete = now_ms - (int64_t)imax(in->up.window, in->down.window) * 1000;
-	int r = in->desired;
-	for (size_t i = 0; i < h->nrecs; i++)
-		if (h->recs[i].at_ms > cut)
-			r = up ? imin(h->recs[i].replicas, r) : imax(h->recs[i].replicas, r);
-	recs_push(h, in->desired, now_ms, obsolete);
-	*reason = up ? "ScaleUpStabilized" : "ScaleDownStabilized";
-	*msg = up ? "recent recommendations were lower than current one, applying the lowest "
-		    "recent recommendation"
-		  : "recent recommendations were higher than current one, applying the highest "
-		    "recent recommendation";
+	int64_t up_cut = now_ms - (int64_t)in->up.window * 1000;
+	int64_t down_cut = now_ms - (int64_t)in->down.window * 1000;
+	int up = in->desired, down = in->desired;
+	for (size_t i = 0; i < h->nrecs; i++) {
+		if (h->recs[i].at_ms > up_cut)
+			up = imin(h->recs[i].replicas, up);
+		if (h->recs[i].at_ms > down_cut)
+			down = imax(h->recs[i].replicas, down);
+	}
+	recs_push(h, in->desired, now_ms, up_cut < down_cut ? up_cut : down_cut);
+	int r = in->current;
+	if (r < up)
+		r = up;
+	if (r > down)
+		r = down;
+	bool rising = in->desired >= in->current;
+	*reason = rising ? "ScaleUpStabilized" : "ScaleDownStabilized";
+	*msg = rising ? "recent recommendations were lower than current one, applying the lowest "
+			"recent recommendation"
+		      : "recent recommendations were higher than current one, applying the highest "
+			"recent recommendation";
 	return r;
 }
 
@@ -442,15 +450,23 @@ static int changed_within(const struct ctrl_hpa_event *ev, size_t n, int period,
 	return sum;
 }
 
-int ctrl_hpa_scale_up_limit(int current, const struct ctrl_hpa_event *ev, size_t n,
+/* The replicas at the start of a policy's period: the current count less
+ * what was added in it, plus what was removed. */
+static int period_start(int current, const struct ctrl_hpa_history *h, int period, int64_t now_ms)
+{
+	return current - changed_within(h->up, h->nup, period, now_ms) +
+	       changed_within(h->down, h->ndown, period, now_ms);
+}
+
+int ctrl_hpa_scale_up_limit(int current, const struct ctrl_hpa_history *h,
 			    const struct ctrl_hpa_rules *r, int64_t now_ms)
 {
 	if (r->select == HPA_SELECT_DISABLED)
 		return current;
-	int result = r->select == HPA_SELECT_MIN ? INT32_MAX : 0;
+	int result = r->select == HPA_SELECT_MIN ? INT32_MAX : INT32_MIN;
 	for (size_t i = 0; i < r->npolicies; i++) {
 		const struct ctrl_hpa_policy *p = &r->policies[i];
-		int start = current - changed_within(ev, n, p->period, now_ms);
+		int start = period_start(current, h, p->period, now_ms);
 		int proposed = p->percent ? (int)ceil((double)start * (1.0 + p->value / 100.0))
 					  : start + p->value;
 		result =
@@ -459,7 +475,7 @@ int ctrl_hpa_scale_up_limit(int current, const struct ctrl_hpa_event *ev, size_t
 	return result;
 }
 
-int ctrl_hpa_scale_down_limit(int current, const struct ctrl_hpa_event *ev, size_t n,
+int ctrl_hpa_scale_down_limit(int current, const struct ctrl_hpa_history *h,
 			      const struct ctrl_hpa_rules *r, int64_t now_ms)
 {
 	if (r->select == HPA_SELECT_DISABLED)
@@ -467,7 +483,7 @@ int ctrl_hpa_scale_down_limit(int current, const struct ctrl_hpa_event *ev, size
 	int result = r->select == HPA_SELECT_MIN ? INT32_MIN : INT32_MAX;
 	for (size_t i = 0; i < r->npolicies; i++) {
 		const struct ctrl_hpa_policy *p = &r->policies[i];
-		int start = current + changed_within(ev, n, p->period, now_ms);
+		int start = period_start(current, h, p->period, now_ms);
 		int proposed =
 		    p->percent ? (int)((double)start * (1.0 - p->value / 100.0)) : start - p->value;
 		result =
@@ -483,7 +499,7 @@ static int behavior_rate(const struct ctrl_hpa_history *h, const struct ctrl_hpa
 	*reason = "DesiredWithinRange";
 	*msg = "the desired count is within the acceptable range";
 	if (desired > in->current) {
-		int limit = ctrl_hpa_scale_up_limit(in->current, h->up, h->nup, &in->up, now_ms);
+		int limit = ctrl_hpa_scale_up_limit(in->current, h, &in->up, now_ms);
 		limit = imax(limit, in->current);
 		int allowed = in->max;
 		const char *r = "TooManyReplicas",
@@ -500,8 +516,7 @@ static int behavior_rate(const struct ctrl_hpa_history *h, const struct ctrl_hpa
 			return allowed;
 		}
 	} else if (desired < in->current) {
-		int limit =
-		    ctrl_hpa_scale_down_limit(in->current, h->down, h->ndown, &in->down, now_ms);
+		int limit = ctrl_hpa_scale_down_limit(in->current, h, &in->down, now_ms);
 		limit = imin(limit, in->current);
 		int allowed = in->min;
 		const char *r = "TooFewReplicas",

@@ -314,11 +314,23 @@ START_TEST(behavior_select_policy)
 		      "{\"type\":\"Pods\",\"value\":2,\"periodSeconds\":60}]}");
 	ctrl_hpa_rules_parse(r, false, &down);
 	json_decref(r);
-	ck_assert_int_eq(ctrl_hpa_scale_down_limit(10, NULL, 0, &down, 0),
-			 5); /* Max: most change */
+	struct ctrl_hpa_history none = {0};
+	/* Max: the most change */
+	ck_assert_int_eq(ctrl_hpa_scale_down_limit(10, &none, &down, 0), 5);
 	struct ctrl_hpa_event ev[] = {{3, 0}};
 	/* 3 removed 10 s ago: the period started at 13: min(6, 11) */
-	ck_assert_int_eq(ctrl_hpa_scale_down_limit(10, ev, 1, &down, 10000), 6);
+	struct ctrl_hpa_history removed = {.down = ev, .ndown = 1};
+	ck_assert_int_eq(ctrl_hpa_scale_down_limit(10, &removed, &down, 10000), 6);
+	/* 2 added 10 s ago as well: the period started at 11: min(5, 9) */
+	struct ctrl_hpa_event added[] = {{2, 0}};
+	struct ctrl_hpa_history both = {.up = added, .down = ev, .nup = 1, .ndown = 1};
+	ck_assert_int_eq(ctrl_hpa_scale_down_limit(10, &both, &down, 10000), 5);
+	/* and up, Pods 4 a minute: from 11 */
+	struct ctrl_hpa_rules up = {0};
+	r = J("{\"policies\":[{\"type\":\"Pods\",\"value\":4,\"periodSeconds\":60}]}");
+	ctrl_hpa_rules_parse(r, true, &up);
+	json_decref(r);
+	ck_assert_int_eq(ctrl_hpa_scale_up_limit(10, &both, &up, 10000), 15);
 }
 END_TEST
 
