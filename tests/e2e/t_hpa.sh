@@ -26,7 +26,7 @@ EOF
   sy_until 10 "${H[@]}" get --raw /apis/metrics.k8s.io/v1beta1/nodes/gpu-node-1
   start_server h1 --host-kubeconfig "$HPA_HOST" --host-namespace tenants --tenant h1 \
     --queue hq --horizontal-pod-autoscaler-sync-period 2s || return 1
-  HPA_T=$KCFG
+  HPA_T=$KCFG HPA_T_PID=$SERVER_PID
 }
 
 # hpa_usage CPU [MEMORY]: what each container of an app=web pod uses (a
