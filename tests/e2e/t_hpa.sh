@@ -271,8 +271,8 @@ EOF2
     'deployments.apps "nosuch" not found'
 }
 
-# A StatefulSet by memory average value (autoscaling/v2), one pod a minute
-# at most (a behavior's rate policy).
+# A StatefulSet by memory average value and its container's cpu
+# (autoscaling/v2), one pod a minute at most (a behavior's rate policy).
 hpa_statefulset() {
   hpa_k apply -f - >/dev/null <<'EOF'
 apiVersion: apps/v1
@@ -299,6 +299,11 @@ spec:
     resource:
       name: memory
       target: {type: AverageValue, averageValue: 40Mi}
+  - type: ContainerResource
+    containerResource:
+      name: cpu
+      container: db
+      target: {type: Utilization, averageUtilization: 200}
   behavior:
     scaleUp:
       policies: [{type: Pods, value: 1, periodSeconds: 60}]
@@ -315,9 +320,11 @@ EOF
   expect_eq "and no more within the period" 2 hpa_replicas statefulset/db
   hpa_until 30 "status: the average value" "67108864" \
     hpa_k get hpa db -o jsonpath='{.status.currentMetrics[0].resource.current.averageValue}'
-  hpa_until 30 "kubectl get hpa: memory average, 2 replicas" \
-    "db StatefulSet/db memory: 67108864/40Mi 1 3 2" \
-    bash -c "kubectl --kubeconfig '$HPA_T' get hpa db --no-headers | tr -s ' ' | cut -d' ' -f1-7"
+  hpa_until 60 "status: the container's cpu utilization, once measured" "ContainerResource db cpu 100 100m" \
+    hpa_k get hpa db -o jsonpath='{.status.currentMetrics[1].type} {.status.currentMetrics[1].containerResource.container} {.status.currentMetrics[1].containerResource.name} {.status.currentMetrics[1].containerResource.current.averageUtilization} {.status.currentMetrics[1].containerResource.current.averageValue}'
+  hpa_until 30 "kubectl get hpa: memory average and container cpu, 2 replicas" \
+    "db StatefulSet/db memory: 67108864/40Mi, cpu: 100%/200% 1 3 2" \
+    bash -c "kubectl --kubeconfig '$HPA_T' get hpa db --no-headers | tr -s ' ' | cut -d' ' -f1-9"
 }
 
 # A custom resource with a scale subresource: kept within min and max
