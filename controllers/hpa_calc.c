@@ -50,18 +50,18 @@ static const json_t *ready_condition(const json_t *pod)
 	return NULL;
 }
 
-/* kube's groupPods for one pod: being deleted or finished is ignored,
- * Pending is unready, without a metric it is missing; for cpu, a pod
- * within its initialization period counts only once ready and measured for
- * a whole window after becoming ready, and later unless it never was. */
+/* kube's groupPods for one pod: being deleted or Failed is ignored,
+ * Pending is unready, without a metric it is missing (a Succeeded one
+ * too); for cpu, a pod within its initialization period counts only once
+ * ready and measured for a whole window after becoming ready, and later
+ * unless it never was. */
 enum ctrl_hpa_group ctrl_hpa_group_pod(const json_t *pod, bool has_metric, time_t metric_ts,
 				       long window_s, bool cpu, time_t now)
 {
 	const char *phase = json_string_value(get(pod, "status.phase"));
-	if (get(pod, "metadata.deletionTimestamp") ||
-	    (phase && (strcmp(phase, "Failed") == 0 || strcmp(phase, "Succeeded") == 0)))
+	if (get(pod, "metadata.deletionTimestamp") || (phase && strcmp(phase, "Failed") == 0))
 		return HPA_POD_IGNORED;
-	if (!phase || strcmp(phase, "Pending") == 0)
+	if (phase && strcmp(phase, "Pending") == 0)
 		return HPA_POD_UNREADY;
 	if (!has_metric)
 		return HPA_POD_MISSING;
