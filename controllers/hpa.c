@@ -217,27 +217,44 @@ static int usage_of(const json_t *item, const char *resource, const char *contai
 	return 0;
 }
 
-/* calculatePodRequests for one pod: its containers' (or the one's)
- * requests of resource; kube's message when one has none. */
+/* One container's request of resource added to *sum; kube's message when
+ * it has none. */
+static int add_request(const json_t *pod, const json_t *ct, const char *resource, int64_t *sum,
+		       char *err, size_t errlen)
+{
+	const char *n = json_string_value(json_object_get(ct, "name"));
+	json_t *q = json_object_get(kb_json_path(ct, "resources.requests"), resource);
+	int64_t v;
+	if (!q || quota_qty(q, &v) < 0) {
+		snprintf(err, errlen, "missing request for %s in container %s of Pod %s", resource,
+			 n ? n : "", json_string_value(kb_json_path(pod, "metadata.name")));
+		return -EINVAL;
+	}
+	*sum += v;
+	return 0;
+}
+
+/* calculatePodRequests for one pod: the requests of resource of its
+ * containers and sidecars (restartPolicy Always init containers), or of
+ * the one named. */
 static int request_of(const json_t *pod, const char *resource, const char *container, int64_t *out,
 		      char *err, size_t errlen)
 {
+	static const char *const lists[] = {"spec.containers", "spec.initContainers"};
 	int64_t sum = 0;
-	size_t i;
-	json_t *ct;
-	json_array_foreach (kb_json_path(pod, "spec.containers"), i, ct) {
-		const char *n = json_string_value(json_object_get(ct, "name"));
-		if (container && (!n || strcmp(n, container) != 0))
-			continue;
-		int64_t v;
-		json_t *q = json_object_get(kb_json_path(ct, "resources.requests"), resource);
-		if (!q || quota_qty(q, &v) < 0) {
-			snprintf(err, errlen, "missing request for %s in container %s of Pod %s",
-				 resource, n ? n : "",
-				 json_string_value(kb_json_path(pod, "metadata.name")));
-			return -EINVAL;
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
+		size_t i;
+		json_t *ct;
+		json_array_foreach (kb_json_path(pod, lists[l]), i, ct) {
+			const char *n = json_string_value(json_object_get(ct, "name"));
+			const char *rp = json_string_value(json_object_get(ct, "restartPolicy"));
+			if (l == 1 && (!rp || strcmp(rp, "Always") != 0))
+				continue;
+			if (container && (!n || strcmp(n, container) != 0))
+				continue;
+			if (add_request(pod, ct, resource, &sum, err, errlen) < 0)
+				return -EINVAL;
 		}
-		sum += v;
 	}
 	*out = sum;
 	return 0;
