@@ -881,23 +881,33 @@ static bool needs_metrics(const struct hsync *s)
 	return false;
 }
 
-/* Starts the metrics read of the target's pods; false when the metrics API
- * is not served (the answer is then "not found" at once). */
+/* The answer of a read that needs no host: the API is not served
+ * (-ENOTSUP), or there is no pod to ask about (an empty list). */
+static void answer_now(struct hpa_mem *m, int err)
+{
+	m->answered = true;
+	m->err = err;
+	m->status = 200;
+	json_decref(m->items);
+	m->items = json_array();
+}
+
+/* Starts the metrics read of the target's pods; false when it answered at
+ * once (answer_now). */
 static bool start_read(struct hsync *s)
 {
+	if (!proxy_metrics_served(s->c->px)) {
+		answer_now(s->m, -ENOTSUP);
+		return false;
+	}
 	json_t *pods = target_pods(s);
 	s->m->call = json_array_size(pods)
 			 ? proxy_metrics_pods(s->c->px, ctrl_ns(s->hpa), pods, on_metrics, s->m)
 			 : NULL;
 	s->m->call_ms = kb_now_ms();
 	bool started = s->m->call != NULL;
-	if (!started) {
-		s->m->answered = true;
-		s->m->err = json_array_size(pods) ? -ENOTSUP : 0;
-		s->m->status = 200;
-		json_decref(s->m->items);
-		s->m->items = json_array();
-	}
+	if (!started)
+		answer_now(s->m, json_array_size(pods) ? -ENOTSUP : 0);
 	json_decref(pods);
 	return started;
 }

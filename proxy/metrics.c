@@ -267,6 +267,11 @@ void metrics_handle(struct req *r)
 
 /* ---- a controller's reads ----------------------------------------------------------- */
 
+bool proxy_metrics_served(proxy_t *px)
+{
+	return served && px->metrics_fetch;
+}
+
 void *proxy_metrics_pods(proxy_t *px, const char *ns, const json_t *pods,
 			 proxy_metrics_done_fn done, void *arg)
 {

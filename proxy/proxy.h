@@ -212,6 +212,8 @@ int proxy_scale_update(proxy_t *px, const char *api_version, const char *kind, c
  */
 void *proxy_metrics_pods(proxy_t *px, const char *ns, const json_t *pods,
 			 proxy_metrics_done_fn done, void *arg);
+/* Whether proxy_metrics_pods can ask anything (the API is served). */
+bool proxy_metrics_served(proxy_t *px);
 void proxy_metrics_pods_cancel(proxy_t *px, void *call);
 
 /* For DELETE requests: when `propagation` is Foreground or Orphan and obj

@@ -84,6 +84,25 @@ hpa_suite() {
   local saved=("$KCFG" "$SERVER_PID" "$SERVER_URL" "$DATA_DIR")
   hpa_checks
   KCFG=${saved[0]} SERVER_PID=${saved[1]} SERVER_URL=${saved[2]} DATA_DIR=${saved[3]}
+  hpa_no_metrics
+}
+
+# A tenant without a host serves no metrics API: kube's words for a cluster
+# without metrics-server (its default 15 s sync; a new autoscaler syncs at once).
+hpa_no_metrics() {
+  local K=(kubectl --kubeconfig "$KCFG" -n hpanm)
+  kubectl --kubeconfig "$KCFG" create ns hpanm >/dev/null
+  "${K[@]}" create deployment web --image=nginx >/dev/null
+  "${K[@]}" set resources deployment web --requests=cpu=100m >/dev/null
+  "${K[@]}" autoscale deployment web --max=3 --cpu-percent=50 >/dev/null
+  hpa_until 30 "no metrics API: ScalingActive False FailedGetResourceMetric, kube's message" \
+    "False FailedGetResourceMetric: the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)" \
+    "${K[@]}" get hpa web -o jsonpath='{.status.conditions[?(@.type=="ScalingActive")].status} {.status.conditions[?(@.type=="ScalingActive")].reason}: {.status.conditions[?(@.type=="ScalingActive")].message}'
+  expect "kubectl describe hpa: <unknown> current, the warning events" \
+    'Warning +FailedComputeMetricsReplicas .*invalid metrics \(1 invalid out of 1\), first error is: failed to get cpu resource metric value: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource \(get pods.metrics.k8s.io\)' \
+    "${K[@]}" describe hpa web
+  expect "kubectl describe hpa: the metric line" \
+    'resource cpu on pods +\(as a percentage of request\): +<unknown> / 50%' "${K[@]}" describe hpa web
 }
 
 hpa_checks() {
