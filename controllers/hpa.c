@@ -471,16 +471,47 @@ static int compute_resource(struct hsync *s, const json_t *spec, bool container,
 
 /* ---- Pods, Object and External metrics: no API serves them here ------------------------ */
 
-static void selector_string(const json_t *ls, char *buf, size_t len)
+static int by_string(const void *a, const void *b)
 {
-	struct sel_label *sel = NULL;
-	buf[0] = '\0';
-	if (ls && sel_label_from_object(ls, &sel, NULL, 0) == 0) {
-		char *str = sel_label_string(sel);
-		snprintf(buf, len, "%s", str ? str : "");
-		free(str);
-		sel_label_free(sel);
+	return strcmp(json_string_value(*(json_t *const *)a),
+		      json_string_value(*(json_t *const *)b));
+}
+
+/* A LabelSelector (borrowed, may be NULL) as Go prints a
+ * *metav1.LabelSelector with %+v (its generated String()): kube's external
+ * metric messages carry it. */
+static void selector_string(const json_t *ls, struct kb_buf *b)
+{
+	if (!json_is_object(ls)) {
+		kb_buf_puts(b, "nil");
+		return;
 	}
+	json_t *ml = json_object_get(ls, "matchLabels");
+	json_t *keys = json_array();
+	const char *k;
+	json_t *v;
+	json_object_foreach (ml, k, v)
+		json_array_append_new(keys, json_string(k));
+	kb_json_array_sort(keys, by_string);
+	kb_buf_puts(b, "&LabelSelector{MatchLabels:map[string]string{");
+	size_t i;
+	json_array_foreach (keys, i, v)
+		kb_buf_printf(b, "%s: %s,", json_string_value(v),
+			      json_string_value(json_object_get(ml, json_string_value(v))));
+	json_decref(keys);
+	kb_buf_puts(b, "},MatchExpressions:[]LabelSelectorRequirement{");
+	json_t *e;
+	json_array_foreach (json_object_get(ls, "matchExpressions"), i, e) {
+		kb_buf_printf(b, "LabelSelectorRequirement{Key:%s,Operator:%s,Values:[",
+			      json_string_value(json_object_get(e, "key")),
+			      json_string_value(json_object_get(e, "operator")));
+		size_t j;
+		json_t *val;
+		json_array_foreach (json_object_get(e, "values"), j, val)
+			kb_buf_printf(b, "%s%s", j ? " " : "", json_string_value(val));
+		kb_buf_puts(b, "],},");
+	}
+	kb_buf_puts(b, "},}");
 }
 
 #define NO_CUSTOM                                                                              \
@@ -490,7 +521,7 @@ static void selector_string(const json_t *ls, char *buf, size_t len)
 static void compute_unserved(struct hsync *s, const json_t *spec, const char *type,
 			     struct failure *f)
 {
-	char inner[ERR_LEN], outer[ERR_LEN + 192], sel[256];
+	char inner[ERR_LEN], outer[ERR_LEN + 192];
 	if (strcmp(type, "Pods") == 0) {
 		const char *n = json_string_value(kb_json_path(spec, "pods.metric.name"));
 		snprintf(inner, sizeof(inner), "unable to get metric %s: " NO_CUSTOM, n ? n : "");
@@ -509,12 +540,14 @@ static void compute_unserved(struct hsync *s, const json_t *spec, const char *ty
 	} else {
 		const json_t *e = json_object_get(spec, "external");
 		const char *n = json_string_value(kb_json_path(e, "metric.name"));
-		selector_string(kb_json_path(e, "metric.selector"), sel, sizeof(sel));
+		struct kb_buf sel = {0};
+		selector_string(kb_json_path(e, "metric.selector"), &sel);
 		snprintf(inner, sizeof(inner),
 			 "unable to get external metric %s/%s/%s: unable to fetch metrics from "
 			 "external metrics API: the server could not find the requested resource "
 			 "(get %s.external.metrics.k8s.io)",
-			 ctrl_ns(s->hpa), n ? n : "", sel, n ? n : "");
+			 ctrl_ns(s->hpa), n ? n : "", sel.data ? sel.data : "", n ? n : "");
+		kb_buf_free(&sel);
 		bool avg = json_object_get(kb_json_path(e, "target"), "averageValue") != NULL;
 		char mid[ERR_LEN + 64];
 		if (avg)
@@ -610,12 +643,6 @@ static bool selects_any(struct hsync *s, const json_t *h, const json_t *pods)
 	}
 	json_decref(scale);
 	return any;
-}
-
-static int by_string(const void *a, const void *b)
-{
-	return strcmp(json_string_value(*(json_t *const *)a),
-		      json_string_value(*(json_t *const *)b));
 }
 
 /* kube's hpasControllingPodsUnderSelector: the autoscalers of the namespace

@@ -103,6 +103,39 @@ hpa_no_metrics() {
     "${K[@]}" describe hpa web
   expect "kubectl describe hpa: the metric line" \
     'resource cpu on pods +\(as a percentage of request\): +<unknown> / 50%' "${K[@]}" describe hpa web
+  # Object and External metrics: no custom or external metrics API either
+  "${K[@]}" create deployment queue --image=busybox >/dev/null
+  "${K[@]}" apply -f - >/dev/null <<'EOF'
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: ext}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: queue}
+  maxReplicas: 3
+  metrics:
+  - type: External
+    external:
+      metric:
+        name: queue_messages_ready
+        selector: {matchLabels: {queue: worker_tasks}}
+      target: {type: AverageValue, averageValue: "30"}
+  - type: Object
+    object:
+      metric: {name: requests-per-second}
+      describedObject: {apiVersion: networking.k8s.io/v1, kind: Ingress, name: main-route}
+      target: {type: Value, value: 2k}
+EOF
+  hpa_until 30 "External metric: ScalingActive False FailedGetExternalMetric (the first failure)" \
+    "False FailedGetExternalMetric: the HPA was unable to compute the replica count: unable to get external metric hpanm/queue_messages_ready/&LabelSelector{MatchLabels:map[string]string{queue: worker_tasks,},MatchExpressions:[]LabelSelectorRequirement{},}: unable to fetch metrics from external metrics API: the server could not find the requested resource (get queue_messages_ready.external.metrics.k8s.io)" \
+    "${K[@]}" get hpa ext -o jsonpath='{.status.conditions[?(@.type=="ScalingActive")].status} {.status.conditions[?(@.type=="ScalingActive")].reason}: {.status.conditions[?(@.type=="ScalingActive")].message}'
+  hpa_until 10 "FailedGetObjectMetric event" \
+    "unable to get metric requests-per-second: Ingress on hpanm main-route/unable to fetch metrics from custom metrics API: no known available metric versions found" \
+    "${K[@]}" get events --field-selector involvedObject.name=ext,reason=FailedGetObjectMetric -o jsonpath='{.items[0].message}'
+  hpa_until 10 "FailedComputeMetricsReplicas: 2 invalid out of 2, the first one's error" \
+    "invalid metrics (2 invalid out of 2), first error is: failed to get queue_messages_ready external metric value: failed to get queue_messages_ready external metric: unable to get external metric hpanm/queue_messages_ready/&LabelSelector{MatchLabels:map[string]string{queue: worker_tasks,},MatchExpressions:[]LabelSelectorRequirement{},}: unable to fetch metrics from external metrics API: the server could not find the requested resource (get queue_messages_ready.external.metrics.k8s.io)" \
+    "${K[@]}" get events --field-selector involvedObject.name=ext,reason=FailedComputeMetricsReplicas -o jsonpath='{.items[0].message}'
+  expect "kubectl get hpa: both <unknown>" '^ext +Deployment/queue +<unknown>/30 \(avg\), <unknown>/2k +1 +3 ' \
+    "${K[@]}" get hpa ext --no-headers
 }
 
 hpa_checks() {
