@@ -241,6 +241,13 @@ hpa_checks() {
   hpa_failures
   hpa_statefulset
   hpa_custom_resource
+
+  # autoscalers deleted, metrics reads perhaps in flight: the others go on
+  hpa_k delete hpa web db w >/dev/null
+  hpa_until 10 "deleted autoscalers are gone" "custom noreq nosuch" \
+    bash -c "kubectl --kubeconfig '$HPA_T' get hpa -o name | sed 's|.*/||' | sort | tr '\n' ' ' | sed 's/ $//'"
+  hpa_until 10 "the others are still reconciled" "False FailedGetResourceMetric" \
+    hpa_cond noreq ScalingActive
 }
 
 # hpa_custom NAME DEPLOYMENT: an autoscaler of a Pods metric
