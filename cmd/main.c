@@ -42,6 +42,7 @@ static const char usage_text[] =
     "                [--advertise-address IP] [--log-level error|warn|info|debug]\n"
     "                [--sync full|normal] [--watch-history REVS]\n"
     "                [--compact-interval-ms MS] [--event-ttl D]\n"
+    "                [--horizontal-pod-autoscaler-sync-period D]\n"
     "                [--host-kubeconfig FILE] --host-namespace NS --tenant NAME\n"
     "                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"
     "                [--host-qps N] [--host-burst N] [--host-max-streams N]\n"
@@ -57,6 +58,8 @@ static const char usage_text[] =
     "      tagged with QUEUE for the host's GPU scheduler. --host-qps -1: no limit.\n"
     "      --event-ttl: events are deleted this long after their last write\n"
     "      (default 1h, as kube-apiserver's).\n"
+    "      --horizontal-pod-autoscaler-sync-period: how often each autoscaler is\n"
+    "      reconciled (default 15s, as kube-controller-manager's).\n"
     "      --host-max-streams: exec, attach and port-forward sessions piped to the\n"
     "      host at once (default 256; more are answered 429).\n"
     "      --policy: admission of pods by a shipped policy or a YAML file\n"
@@ -117,6 +120,7 @@ struct serve_args {
 	long history_keep;       /* revisions of watch history; 0: default */
 	unsigned compact_ms;     /* compaction period; 0: default */
 	long event_ttl;          /* seconds an event lives after its last write; 0: 1 h */
+	long hpa_sync;           /* seconds between autoscaler syncs; 0: 15 s */
 	struct syncer_opts host; /* host_namespace NULL: no syncer */
 	const char *policy;      /* --policy NAME|FILE, or NULL */
 	const char *pki_dir;     /* certificates; default data_dir (may be read-only) */
@@ -154,6 +158,7 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 	    {"watch-history", required_argument, NULL, 'W'},
 	    {"compact-interval-ms", required_argument, NULL, 'C'},
 	    {"event-ttl", required_argument, NULL, 'E'},
+	    {"horizontal-pod-autoscaler-sync-period", required_argument, NULL, 'H'},
 	    {"host-kubeconfig", required_argument, NULL, 'K'},
 	    {"host-namespace", required_argument, NULL, 'N'},
 	    {"tenant", required_argument, NULL, 'T'},
@@ -201,6 +206,14 @@ static int parse_serve(int argc, char **argv, struct serve_args *a)
 		case 'E':
 			if ((a->event_ttl = users_parse_duration(optarg)) <= 0) {
 				fprintf(stderr, "kubicle: bad --event-ttl %s\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'H':
+			if ((a->hpa_sync = users_parse_duration(optarg)) <= 0) {
+				fprintf(stderr,
+					"kubicle: bad --horizontal-pod-autoscaler-sync-period %s\n",
+					optarg);
 				return -EINVAL;
 			}
 			break;
@@ -451,6 +464,8 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (a.event_ttl > 0)
 		ctrl_set_event_ttl(s.ctrl, a.event_ttl);
+	if (a.hpa_sync > 0)
+		ctrl_set_hpa_sync_period(s.ctrl, a.hpa_sync);
 	ctrl_set_ca(s.ctrl, a.pki_dir); /* without a CA, CSRs are left unsigned */
 	uv_signal_init(s.loop, &s.sigterm);
 	uv_signal_init(s.loop, &s.sigint);

@@ -2,9 +2,10 @@
 /*
  * Controllers of one tenant, with kube-controller-manager's semantics:
  * ReplicaSet, Deployment, Job, CronJob, StatefulSet, Endpoints,
- * EndpointSlice, the kube-apiserver-client CSR signer and the CSR cleaner,
- * and the garbage collector (ownerReferences with Background, Foreground and
- * Orphan propagation).
+ * EndpointSlice, HorizontalPodAutoscaler (hpa.c: its metrics reads are the
+ * one asynchronous step, see there), the kube-apiserver-client CSR signer
+ * and the CSR cleaner, and the garbage collector (ownerReferences with
+ * Background, Foreground and Orphan propagation).
  *
  * DESIGN
  * Threading: everything runs on the API's libuv loop thread. One store
@@ -46,6 +47,9 @@ void ctrl_stop(ctrl_t *c);
 /* kube-apiserver's --event-ttl: events are deleted this many seconds after
  * their last write (default 3600). */
 void ctrl_set_event_ttl(ctrl_t *c, long seconds);
+/* kube-controller-manager's --horizontal-pod-autoscaler-sync-period: each
+ * HorizontalPodAutoscaler is reconciled this often (default 15 s). */
+void ctrl_set_hpa_sync_period(ctrl_t *c, long seconds);
 
 /* Signs CertificateSigningRequests of signerName
  * kubernetes.io/kube-apiserver-client with the CA in pki_dir (ca.crt,
@@ -123,5 +127,100 @@ void ctrl_csr_usages(const json_t *usages, char *ku, size_t kulen, char *eku, si
 /* csrcleaner's decision for a request (borrowed) at `now`: true to delete
  * it now; else *next is when it becomes due (0: never). */
 bool ctrl_csr_gc_due(const json_t *csr, time_t now, time_t *next);
+
+/* ---- HorizontalPodAutoscalers (hpa_calc.c) -----------------------------------
+ * Pure pieces of kube's podautoscaler: the replica calculator and the
+ * normalization of a proposal by min/max, stabilization and behavior. */
+
+#define HPA_TOLERANCE          0.1 /* --horizontal-pod-autoscaler-tolerance */
+#define HPA_DOWNSCALE_WINDOW_S 300 /* --horizontal-pod-autoscaler-downscale-stabilization */
+
+enum ctrl_hpa_group { HPA_POD_READY, HPA_POD_UNREADY, HPA_POD_MISSING, HPA_POD_IGNORED };
+/* kube's groupPods for one pod (borrowed) of the target: its metric's
+ * presence, timestamp and window; cpu applies the initialization rules. */
+enum ctrl_hpa_group ctrl_hpa_group_pod(const json_t *pod, bool has_metric, time_t metric_ts,
+				       long window_s, bool cpu, time_t now);
+
+/* One pod of the target: its group, its request and usage (milli-units;
+ * usage only for READY pods). */
+struct ctrl_hpa_pod {
+	enum ctrl_hpa_group group;
+	int64_t request;
+	int64_t usage;
+};
+struct ctrl_hpa_result {
+	int replicas;    /* the proposal */
+	int utilization; /* percent of the requests (utilization targets) */
+	int64_t raw;     /* the ready pods' average usage, milli-units */
+};
+/* GetResourceReplicas: target utilization in percent. GetRawResourceReplicas:
+ * target average value in milli-units. 0, or -errno with kube's message in
+ * err ("did not receive metrics for targeted pods (pods might be unready)"). */
+int ctrl_hpa_utilization_replicas(const struct ctrl_hpa_pod *pods, size_t n, int current,
+				  int target, struct ctrl_hpa_result *out, char *err,
+				  size_t errlen);
+int ctrl_hpa_value_replicas(const struct ctrl_hpa_pod *pods, size_t n, int current, int64_t target,
+			    struct ctrl_hpa_result *out, char *err, size_t errlen);
+
+enum { HPA_SELECT_MAX, HPA_SELECT_MIN, HPA_SELECT_DISABLED };
+struct ctrl_hpa_policy {
+	bool percent; /* Percent, else Pods */
+	int value, period;
+};
+struct ctrl_hpa_rules {
+	int window; /* stabilizationWindowSeconds */
+	int select;
+	size_t npolicies;
+	struct ctrl_hpa_policy policies[10];
+};
+/* HPAScalingRules (borrowed, may be NULL) with the controller's defaults:
+ * window 0 up, 300 s down; selectPolicy Max. */
+void ctrl_hpa_rules_parse(const json_t *rules, bool up, struct ctrl_hpa_rules *out);
+
+/* What one autoscaler remembers between syncs: its recommendations and,
+ * with a behavior, its scale events (times in ms, kb_now_ms). */
+struct ctrl_hpa_rec {
+	int replicas;
+	int64_t at_ms;
+};
+struct ctrl_hpa_event {
+	int change;
+	int64_t at_ms;
+};
+struct ctrl_hpa_history {
+	struct ctrl_hpa_rec *recs;
+	size_t nrecs;
+	struct ctrl_hpa_event *up, *down;
+	size_t nup, ndown;
+};
+void ctrl_hpa_history_free(struct ctrl_hpa_history *h);
+/* recordInitialRecommendation: the current size, when nothing is known. */
+void ctrl_hpa_record_initial(struct ctrl_hpa_history *h, int current, int64_t now_ms);
+
+struct ctrl_hpa_input {
+	int current, desired, min, max;
+	bool behavior; /* spec.behavior set: up and down apply */
+	struct ctrl_hpa_rules up, down;
+};
+struct ctrl_hpa_verdict {
+	int replicas;
+	const char *able_reason, *able_message; /* AbleToScale True */
+	bool limited;                           /* ScalingLimited */
+	const char *limit_reason, *limit_message;
+};
+/* normalizeDesiredReplicas(WithBehaviors): records the recommendation and
+ * decides the size with kube's condition reasons and messages (static). */
+void ctrl_hpa_normalize(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in, int64_t now_ms,
+			struct ctrl_hpa_verdict *out);
+/* storeScaleEvent after a rescale from -> to. */
+void ctrl_hpa_record_scale(struct ctrl_hpa_history *h, const struct ctrl_hpa_input *in, int from,
+			   int to, int64_t now_ms);
+/* The most replicas behavior's policies allow now (scale up), and the
+ * fewest (scale down), from the replicas at the start of each policy's
+ * period (the recent events of both directions undone). */
+int ctrl_hpa_scale_up_limit(int current, const struct ctrl_hpa_history *h,
+			    const struct ctrl_hpa_rules *r, int64_t now_ms);
+int ctrl_hpa_scale_down_limit(int current, const struct ctrl_hpa_history *h,
+			      const struct ctrl_hpa_rules *r, int64_t now_ms);
 
 #endif

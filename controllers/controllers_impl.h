@@ -54,6 +54,9 @@ struct ctrl {
 	uint64_t last_event_ns; /* the last event name's time */
 	long event_ttl;         /* seconds; 0: one hour */
 	uint64_t last_sweep_ms;
+	/* hpa.c: ns/name -> struct hpa_mem (recommendations, reads in flight) */
+	struct kmap *hpas;
+	long hpa_sync_s; /* seconds; 0: SYNC_S */
 	/* csr.c: the tenant's CA signing CertificateSigningRequests, or NULL */
 	kb_pki_ca_t *ca;
 };
@@ -61,8 +64,8 @@ struct ctrl {
 /* Queue kinds: "rs", "deploy", "job", "cj", "sts", "ep", "eps" (name = the
  * service's), "gc" (name = uid), "adopt",
  * "jobpods" (name unused: the orphan pods of a namespace), "csr" (ns ""),
- * "vapstatus" (ns "": a ValidatingAdmissionPolicy), "nsdefaults" (ns: the
- * namespace; name unused), "fsstatus" (ns "": a FlowSchema). */
+ * "vapstatus" (ns "": a ValidatingAdmissionPolicy), "hpa", "nsdefaults" (ns:
+ * the namespace; name unused), "fsstatus" (ns "": a FlowSchema). */
 void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
 			double seconds);
@@ -173,6 +176,16 @@ void nsdefaults_event(struct ctrl *c, const struct store_event *ev);
 /* flowschema.c: a FlowSchema's Dangling condition. */
 int fsstatus_sync(struct ctrl *c, const char *ns, const char *name);
 void fsstatus_event(struct ctrl *c, const struct store_event *ev);
+
+/* hpa.c: HorizontalPodAutoscalers (queue kind "hpa"). hpa_event takes
+ * their store events (a new one or a changed spec syncs now; otherwise
+ * every SYNC period, as kube's queue); hpa_free cancels the metrics reads
+ * in flight. */
+#define HPA_RES "autoscaling/horizontalpodautoscalers"
+int hpa_init(struct ctrl *c);
+void hpa_free(struct ctrl *c);
+int hpa_sync(struct ctrl *c, const char *ns, const char *name);
+void hpa_event(struct ctrl *c, const struct store_event *ev);
 
 /* gc.c: the ownership index fed by every store event, and its sync. */
 void gc_index(struct ctrl *c, const char *res, const struct store_event *ev);

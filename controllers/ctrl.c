@@ -216,6 +216,8 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 		return nsdefaults_sync(c, ns, name);
 	if (strcmp(kind, "fsstatus") == 0)
 		return fsstatus_sync(c, ns, name);
+	if (strcmp(kind, "hpa") == 0)
+		return hpa_sync(c, ns, name);
 	return 0;
 }
 
@@ -347,6 +349,8 @@ static void on_event(const struct store_event *ev, void *arg)
 	endpoints_event(c, ev);
 	nsdefaults_event(c, ev);
 	fsstatus_event(c, ev);
+	if (strcmp(ev->res, HPA_RES) == 0)
+		hpa_event(c, ev);
 	const char *k = kind_of_res(ev->res);
 	if (k)
 		ctrl_enqueue(c, k, ev->ns, ev->name);
@@ -436,6 +440,8 @@ static void resync(struct ctrl *c)
 				ctrl_enqueue(c, "nsdefaults", ctrl_name(o), "");
 			else if (strcmp(r->kind, "FlowSchema") == 0)
 				ctrl_enqueue(c, "fsstatus", "", ctrl_name(o));
+			if (strcmp(r->store_key, HPA_RES) == 0)
+				ctrl_enqueue(c, "hpa", ctrl_ns(o), ctrl_name(o));
 		}
 		json_decref(items);
 	}
@@ -455,9 +461,10 @@ int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out)
 	c->failures = kmap_new(free);
 	c->refusals = kmap_new(free);
 	c->events = kmap_new(free);
-	if (gc_init(c) < 0 || !c->queued || !c->delayed || !c->failures || !c->refusals ||
-	    !c->events) {
+	if (gc_init(c) < 0 || hpa_init(c) < 0 || !c->queued || !c->delayed || !c->failures ||
+	    !c->refusals || !c->events) {
 		gc_free(c);
+		hpa_free(c);
 		kmap_free(c->queued);
 		kmap_free(c->delayed);
 		kmap_free(c->failures);
@@ -508,6 +515,7 @@ void ctrl_stop(ctrl_t *c)
 		return;
 	c->stopping = true;
 	proxy_on_write_refused(c->px, NULL, NULL);
+	hpa_free(c); /* no metrics answer may come back after this */
 	if (c->watch)
 		store_unwatch(c->watch);
 	c->watch = NULL;

@@ -8,10 +8,12 @@
  * negative errnos; validation causes are logged, since there is no client.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "proxy/patch.h"
@@ -664,4 +666,92 @@ int proxy_object_list(proxy_t *px, const char *group, const char *version, const
 	free(lres.next);
 	*out = lres.items;
 	return 0;
+}
+
+/* ---- the scale subresource ------------------------------------------------------- */
+
+/* The row serving kind in api_version's group that has a scale subresource,
+ * or NULL with kube's message (the RESTMapper's, then the scale client's). */
+static const struct proxy_resource *scale_row(const char *api_version, const char *kind, char *err,
+					      size_t errlen)
+{
+	char group[256] = "";
+	const char *slash = api_version ? strchr(api_version, '/') : NULL;
+	if (slash)
+		snprintf(group, sizeof(group), "%.*s", (int)(slash - api_version), api_version);
+	const struct proxy_resource *res = kind ? resource_find_kind(group, kind) : NULL;
+	if (!res || !res->stored) {
+		snprintf(err, errlen, "no matches for kind \"%s\" in group \"%s\"",
+			 kind ? kind : "", group);
+		return NULL;
+	}
+	if (!resource_sub(res, "scale")) {
+		snprintf(err, errlen, "the server could not find the requested resource");
+		return NULL;
+	}
+	return res;
+}
+
+static int scale_object(struct proxy *px, const struct proxy_resource *res, const char *ns,
+			const char *name, json_t **obj, char *err, size_t errlen)
+{
+	int rc = rs_get(px, res, res->namespaced ? ns : "", name, obj);
+	if (rc < 0) {
+		char q[300];
+		resource_qualified(res, q, sizeof(q));
+		if (rc == -ENOENT)
+			snprintf(err, errlen, "%s \"%s\" not found", q, name);
+		else
+			snprintf(err, errlen, "%s \"%s\": %s", q, name, strerror(-rc));
+	}
+	return rc;
+}
+
+int proxy_scale_get(proxy_t *px, const char *api_version, const char *kind, const char *ns,
+		    const char *name, json_t **out, char *err, size_t errlen)
+{
+	const struct proxy_resource *res = scale_row(api_version, kind, err, errlen);
+	if (!res)
+		return -ENOENT;
+	json_t *obj = NULL;
+	int rc = scale_object(px, res, ns, name, &obj, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (!json_object_get(obj, "kind")) /* obj_scale_view tells an RC by its kind */
+		json_object_set_new(obj, "kind", json_string(res->kind));
+	*out = res->crd ? crd_scale_of(res, obj) : obj_scale_view(obj);
+	json_decref(obj);
+	if (!*out) {
+		snprintf(err, errlen, "the server could not find the requested resource");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+int proxy_scale_update(proxy_t *px, const char *api_version, const char *kind, const char *ns,
+		       const char *name, int64_t replicas, const char *manager, char *err,
+		       size_t errlen)
+{
+	const struct proxy_resource *res = scale_row(api_version, kind, err, errlen);
+	if (!res)
+		return -ENOENT;
+	json_t *obj = NULL;
+	int rc = scale_object(px, res, ns, name, &obj, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (res->crd)
+		rc = crd_scale_set(res, obj, replicas);
+	else
+		json_object_set_new(kb_json_object_at(obj, "spec"), "replicas",
+				    json_integer(replicas));
+	if (rc == 0)
+		rc = proxy_object_update(px, res->group, res->version, res->plural, obj, manager,
+					 NULL);
+	if (rc < 0 && rc != -EINPROGRESS)
+		snprintf(err, errlen, "%s",
+			 rc == -ESTALE ? "the object has been modified; please apply your changes "
+					 "to the latest version and try again"
+				       : strerror(-rc));
+	json_decref(obj);
+	return rc;
 }

@@ -1176,11 +1176,19 @@ json_t *crd_scale_view(const struct proxy_resource *res, const json_t *obj)
 	return scale_view(row_of(res), obj);
 }
 
-void crd_scale_set(const struct proxy_resource *res, json_t *obj, json_t *replicas)
+json_t *crd_scale_of(const struct proxy_resource *res, const json_t *obj)
 {
-	const struct crd_row *c = row_of(res);
-	if (c->spec_replicas)
-		set_path(obj, c->spec_replicas, json_incref(replicas));
+	struct crd_row *c = res->crd ? row_of(res) : NULL;
+	return c && c->spec_replicas ? scale_view(c, obj) : NULL;
+}
+
+int crd_scale_set(const struct proxy_resource *res, json_t *obj, int64_t replicas)
+{
+	struct crd_row *c = res->crd ? row_of(res) : NULL;
+	if (!c || !c->spec_replicas)
+		return -ENOTSUP;
+	set_path(obj, c->spec_replicas, json_integer(replicas));
+	return 0;
 }
 
 bool crd_subres(struct req *r)

@@ -281,7 +281,7 @@ json_t *res_scale_view(const struct proxy_resource *res, const json_t *obj)
 void res_scale_set(const struct proxy_resource *res, json_t *obj, json_t *replicas)
 {
 	if (res->crd) {
-		crd_scale_set(res, obj, replicas);
+		crd_scale_set(res, obj, json_integer_value(replicas));
 		return;
 	}
 	json_t *spec = json_object_get(obj, "spec");

@@ -264,3 +264,24 @@ void metrics_handle(struct req *r)
 	r->async = true;
 	kb_http_req_on_abort(r->http, on_abort, mr);
 }
+
+/* ---- a controller's reads ----------------------------------------------------------- */
+
+bool proxy_metrics_served(proxy_t *px)
+{
+	return served && px->metrics_fetch;
+}
+
+void *proxy_metrics_pods(proxy_t *px, const char *ns, const json_t *pods,
+			 proxy_metrics_done_fn done, void *arg)
+{
+	if (!served || !px->metrics_fetch)
+		return NULL;
+	return px->metrics_fetch(px->metrics_arg, "pods", ns, NULL, pods, done, arg);
+}
+
+void proxy_metrics_pods_cancel(proxy_t *px, void *call)
+{
+	if (call && px->metrics_cancel)
+		px->metrics_cancel(call);
+}

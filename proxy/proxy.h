@@ -185,6 +185,37 @@ int proxy_object_get(proxy_t *px, const char *group, const char *version, const 
 /* Lists objects (ns NULL: every namespace); *out is a new array reference. */
 int proxy_object_list(proxy_t *px, const char *group, const char *version, const char *plural,
 		      const char *ns, json_t **out);
+/*
+ * The scale subresource of the object `kind` (of apiVersion `api_version`)
+ * ns/name, as GET .../scale answers it: an autoscaling/v1 Scale (new
+ * reference in *out) with spec.replicas, status.replicas and
+ * status.selector, for Deployments, ReplicaSets, StatefulSets,
+ * ReplicationControllers and custom objects whose CRD has a scale
+ * subresource. -ENOENT (unknown kind or object), -ENOTSUP (no scale
+ * subresource); `err` gets kube's message.
+ */
+int proxy_scale_get(proxy_t *px, const char *api_version, const char *kind, const char *ns,
+		    const char *name, json_t **out, char *err, size_t errlen);
+/* Sets that object's replica count as a PUT of its Scale would, through
+ * proxy_object_update (admission as `manager`); -EINPROGRESS: in its
+ * webhooks. Errors as above, or proxy_object_update's. */
+int proxy_scale_update(proxy_t *px, const char *api_version, const char *kind, const char *ns,
+		       const char *name, int64_t replicas, const char *manager, char *err,
+		       size_t errlen);
+/*
+ * The PodMetrics of `pods` (borrowed array of tenant pods of namespace ns)
+ * for a controller (the HorizontalPodAutoscaler's), from the metrics hook of
+ * proxy_set_metrics: `done` follows on a later loop turn, as for a request
+ * (err, host status, items borrowed for the call). NULL when the metrics API
+ * is not served (no callback then). Cancel with proxy_metrics_pods_cancel
+ * (the callback is then not called). Loop thread only.
+ */
+void *proxy_metrics_pods(proxy_t *px, const char *ns, const json_t *pods,
+			 proxy_metrics_done_fn done, void *arg);
+/* Whether proxy_metrics_pods can ask anything (the API is served). */
+bool proxy_metrics_served(proxy_t *px);
+void proxy_metrics_pods_cancel(proxy_t *px, void *call);
+
 /* For DELETE requests: when `propagation` is Foreground or Orphan and obj
  * (borrowed, modified) is not already being deleted, adds the finalizer
  * foregroundDeletion or orphan to its metadata.finalizers. True when added. */

@@ -271,6 +271,12 @@ int crd_check_rules(struct req *r, const json_t *obj, const json_t *old, json_t 
  * True when it answered. */
 bool crd_subres(struct req *r);
 
+/* crd.c: the Scale of a custom object (new reference; NULL when its kind
+ * has no scale subresource), and setting its specReplicasPath (0 or
+ * -ENOTSUP). Objects borrowed. */
+json_t *crd_scale_of(const struct proxy_resource *res, const json_t *obj);
+int crd_scale_set(const struct proxy_resource *res, json_t *obj, int64_t replicas);
+
 /* server.c: clears user and groups (before re-authenticating). */
 void req_forget_user(struct req *r);
 /* server.c: frees a request once its response is complete. */
@@ -308,7 +314,6 @@ void req_write_scale(struct req *r, const json_t *old, json_t *obj);
 json_t *res_scale_view(const struct proxy_resource *res, const json_t *obj);
 void res_scale_set(const struct proxy_resource *res, json_t *obj, json_t *replicas);
 json_t *crd_scale_view(const struct proxy_resource *res, const json_t *obj);
-void crd_scale_set(const struct proxy_resource *res, json_t *obj, json_t *replicas);
 /* A Scale (borrowed), as a Table when the client asked for one. */
 void reply_scale(struct req *r, int code, const json_t *scale);
 /* admission.NewForbidden's 403: `<resource> "<name>" is forbidden: <why>`,

@@ -23,6 +23,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_clients.sh"
 . "$here/t_metrics_prom.sh"
 . "$here/t_metrics.sh"
+. "$here/t_hpa.sh"
 . "$here/t_csr.sh"
 . "$here/t_webhookcfg.sh"
 . "$here/t_vap.sh"
@@ -68,6 +69,7 @@ kinds_suite
 dns_suite
 metrics_prom_suite
 metrics_suite
+hpa_suite
 csr_suite
 webhookcfg_suite
 vapcfg_suite

@@ -29,7 +29,12 @@ Each pass:
     per container cpu and memory usage equal to the container's requests, or
     1m and 8Mi without), each node a NodeMetrics (the sum of its pods' usage
     plus 250m and 1Gi); they go when the pod stops. A real host runs
-    metrics-server, which measures.
+    metrics-server, which measures. As metrics-server scrapes, the figures
+    are written again (a new timestamp) every 15 s, the window they cover.
+    --usage FILE (read at each pass) drives the usage up and down: a JSON
+    object of "label=value" -> {"cpu": ..., "memory": ...}; each container
+    of a pod with that label uses that much: a quantity ("300m", "64Mi"),
+    or a percentage of its request ("150%").
 """
 import argparse
 import http.client
@@ -135,27 +140,56 @@ METRICS = "/apis/metrics.k8s.io/v1beta1"
 
 
 class Scheduler:
-    def __init__(self, api, nodes, gpus, metrics=False):
+    def __init__(self, api, nodes, gpus, metrics=False, usage=None):
         self.api = api
+        self.usage_file = usage
+        self.usage = {}     # "label=value" -> {"cpu": ..., "memory": ...}
         self.nodes = [f"gpu-node-{i + 1}" for i in range(nodes)]
         self.gpus = gpus
         self.started = {}   # pod uid -> monotonic start
         self.warned = {}    # pod uid -> last message
         self.metrics = metrics
         self.written = {}   # metrics path -> the object written there
+        self.written_at = {}  # metrics path -> monotonic time of the write
 
     def ensure_metrics_api(self):
         for crd in METRICS_CRDS:
             self.api.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
 
+    def read_usage(self):
+        if not self.usage_file:
+            return
+        try:
+            with open(self.usage_file) as f:
+                self.usage = json.load(f)
+        except (OSError, ValueError):
+            self.usage = {}
+
+    def usage_of(self, labels, resource, request):
+        """The --usage file's figure for a container of a pod with labels,
+        else its request."""
+        for sel, figures in self.usage.items():
+            k, _, v = sel.partition("=")
+            if labels.get(k) == v and resource in figures:
+                want = str(figures[resource])
+                if want.endswith("%"):
+                    return "%d%s" % (int(float(want[:-1]) * (cpu_milli(request) if
+                                     resource == "cpu" else mem_bytes(request)) / 100),
+                                     "m" if resource == "cpu" else "")
+                return want
+        return request
+
     def pod_metrics(self, p):
         md = p["metadata"]
+        labels = md.get("labels", {})
         cs = []
         for c in p["spec"].get("containers", []):
             req = c.get("resources", {}).get("requests", {})
+            cpu = self.usage_of(labels, "cpu", req.get("cpu", "1m"))
+            mem = self.usage_of(labels, "memory", req.get("memory", "8Mi"))
             cs.append({"name": c["name"], "usage": {
-                "cpu": "%dm" % cpu_milli(req.get("cpu", "1m")),
-                "memory": "%dKi" % (mem_bytes(req.get("memory", "8Mi")) // 1024)}})
+                "cpu": "%dm" % cpu_milli(cpu),
+                "memory": "%dKi" % (mem_bytes(mem) // 1024)}})
         return {"apiVersion": "metrics.k8s.io/v1beta1", "kind": "PodMetrics",
                 "metadata": {"name": md["name"], "namespace": md["namespace"],
                              "labels": md.get("labels", {})},
@@ -172,6 +206,7 @@ class Scheduler:
                 "usage": {"cpu": "%dm" % cpu, "memory": "%dKi" % (mem // 1024)}}
 
     def write_metrics(self, pods):
+        self.read_usage()
         want, per_node = {}, {n: [] for n in self.nodes}
         for p in pods:
             md = p["metadata"]
@@ -185,11 +220,13 @@ class Scheduler:
         for path in [k for k in self.written if k not in want]:
             self.api.call("DELETE", path)
             del self.written[path]
+            self.written_at.pop(path, None)
         for path, obj in want.items():
             old = self.written.get(path)
             if old is not None and old.get("containers") == obj.get("containers") and \
                     old.get("usage") == obj.get("usage") and \
-                    old["metadata"].get("labels") == obj["metadata"].get("labels"):
+                    old["metadata"].get("labels") == obj["metadata"].get("labels") and \
+                    time.monotonic() - self.written_at.get(path, 0) < 15:
                 continue
             coll = path.rsplit("/", 1)[0]
             st, _ = self.api.call("POST", coll, obj)
@@ -198,6 +235,7 @@ class Scheduler:
                 st, _ = self.api.call("POST", coll, obj)
             if st == 201:
                 self.written[path] = obj
+                self.written_at[path] = time.monotonic()
 
     def ensure_nodes(self):
         for i, name in enumerate(self.nodes):
@@ -384,8 +422,9 @@ def main():
     ap.add_argument("--interval", type=float, default=0.2)
     ap.add_argument("--metrics", action="store_true",
                     help="stand in for metrics-server (PodMetrics, NodeMetrics)")
+    ap.add_argument("--usage", help="a JSON file of usage figures by pod label (--metrics)")
     a = ap.parse_args()
-    s = Scheduler(Api(a.data_dir), a.nodes, a.gpus, a.metrics)
+    s = Scheduler(Api(a.data_dir), a.nodes, a.gpus, a.metrics, a.usage)
     while True:
         try:
             s.once()
