@@ -725,7 +725,9 @@ static void set_status(struct hsync *s, int desired, json_t *metrics, bool resca
 		json_object_set(s->st, "currentMetrics", metrics);
 	else
 		json_object_del(s->st, "currentMetrics");
-	json_object_set(s->st, "observedGeneration", kb_json_path(s->hpa, "metadata.generation"));
+	/* kube's setStatus makes a new status of these, conditions and
+	 * lastScaleTime: observedGeneration is never set */
+	json_object_del(s->st, "observedGeneration");
 	if (rescale) {
 		char now[40];
 		ctrl_now_str(now, sizeof(now));
