@@ -61,7 +61,7 @@ struct ctrl {
 /* Queue kinds: "rs", "deploy", "job", "cj", "sts", "ep", "eps" (name = the
  * service's), "gc" (name = uid), "adopt",
  * "jobpods" (name unused: the orphan pods of a namespace), "csr" (ns ""),
- * "vapstatus" (ns "": a ValidatingAdmissionPolicy). */
+ * "vapstatus" (ns "": a ValidatingAdmissionPolicy), "pdb", "pdbstale" (a pod). */
 void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
 			double seconds);
@@ -156,6 +156,14 @@ json_t *ctrl_ep_selected_pods(struct ctrl *c, const json_t *svc); /* new array *
 void ctrl_ep_trigger_time(const json_t *svc, const json_t *pods, char *buf, size_t len);
 /* Removes the Job tracking finalizer from the orphan pods of namespace ns. */
 int job_release_orphans(struct ctrl *c, const char *ns);
+
+/* disruption.c: a PodDisruptionBudget's status ("pdb"), a pod's stale
+ * DisruptionTarget condition ("pdbstale"), and the budgets (before or
+ * after) and stale condition a pod event concerns. */
+#define PDB_RES "policy/poddisruptionbudgets"
+int pdb_sync(struct ctrl *c, const char *ns, const char *name);
+int pdb_stale_sync(struct ctrl *c, const char *ns, const char *name);
+void pdb_pod_event(struct ctrl *c, const struct store_event *ev);
 
 /* csr.c: the signer and cleaner of CertificateSigningRequest `name`. */
 /* The store key of CertificateSigningRequests (queue kind "csr"). */
