@@ -245,6 +245,38 @@ YAML
     pdb_evict $ns bound
   "${K[@]}" -n $ns delete pod bound --grace-period=0 --force >/dev/null 2>&1
 
+  # admission: a ValidatingAdmissionPolicy on CREATE of pods/eviction
+  "${K[@]}" apply -f - >/dev/null <<'YAML'
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: pdb-no-evict}
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["pods/eviction"]
+  validations:
+  - expression: "object.metadata.name != 'keep-me'"
+    message: "keep-me stays"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: pdb-no-evict}
+spec:
+  policyName: pdb-no-evict
+  validationActions: [Deny]
+YAML
+  "${K[@]}" -n $ns run keep-me --image=nginx >/dev/null
+  expect_until "[evict] a policy on pods/eviction refuses it" "yes" \
+    sh -c "curl -sS --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key -X POST -H 'Content-Type: application/json' -d '{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"keep-me\"}}' $SERVER_URL/api/v1/namespaces/$ns/pods/keep-me/eviction | grep -q 'keep-me stays' && echo yes"
+  expect_eq "[evict] the refused pod is still there" "keep-me" \
+    "${K[@]}" -n $ns get pod keep-me -o 'jsonpath={.metadata.name}'
+  "${K[@]}" delete validatingadmissionpolicybinding pdb-no-evict >/dev/null
+  expect_until "[evict] without the binding it goes" "yes" \
+    sh -c "curl -sS --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key -X POST -H 'Content-Type: application/json' -d '{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"keep-me\"}}' $SERVER_URL/api/v1/namespaces/$ns/pods/keep-me/eviction | grep -q Success && echo yes"
+
   # RBAC: create on pods/eviction
   "$KUBICLE" kubeconfig --data-dir "$DATA_DIR" --user pdb-viewer --out "$E2E_TMP/pdb-viewer.kc" >/dev/null
   "${K[@]}" -n $ns create rolebinding pdbv --clusterrole=view --user=pdb-viewer >/dev/null
