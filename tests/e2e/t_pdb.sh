@@ -329,11 +329,46 @@ YAML
   done
 }
 
+# Admission webhooks on CREATE of pods/eviction: the review names kind
+# policy/v1 Eviction, resource pods, subresource eviction; a refusal stands.
+pdb_webhook_suite() {
+  local ns=pdb-w d=$E2E_TMP/pdbwh i
+  mkdir -p "$d"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1" \
+    -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
+  python3 "$E2E_LIB_DIR/webhook_server.py" "$d/cert.pem" "$d/key.pem" "$d/port" "$d/reviews.log" \
+    >>"$d/server.log" 2>&1 &
+  E2E_PIDS+=("$!")
+  for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
+  WH_URL="https://127.0.0.1:$(cat "$d/port")"
+  WH_CA=$(base64 -w0 "$d/cert.pem")
+  "${K[@]}" create ns $ns >/dev/null
+  "${K[@]}" label ns $ns webhook-test=true >/dev/null
+  "${K[@]}" -n $ns run w1 --image=nginx >/dev/null
+  "${K[@]}" -n $ns run w2 --image=nginx >/dev/null
+  wh_config ValidatingWebhookConfiguration pdb-evict "evict.kubicle.test|/allow|CREATE|Fail|5|" |
+    sed 's#resources: \["configmaps"\]#resources: ["pods/eviction"]#' | "${K[@]}" apply -f - >/dev/null
+  sleep 0.5
+  expect "[evict-wh] an allowing webhook: evicted" '"status":"Success".*HTTP201$' pdb_evict $ns w1
+  expect_eq "[evict-wh] the review: CREATE of pods/eviction, kind policy/v1 Eviction" \
+    "CREATE pods eviction policy v1 Eviction Eviction w1" \
+    python3 -c "import json; r=json.loads(open('$d/reviews.log').readlines()[-1])['review']['request']; print(r['operation'], r['resource']['resource'], r['subResource'], r['kind']['group'], r['kind']['version'], r['kind']['kind'], r['object']['kind'], r['name'])"
+  wh_config ValidatingWebhookConfiguration pdb-evict "evict.kubicle.test|/deny-bare|CREATE|Fail|5|" |
+    sed 's#resources: \["configmaps"\]#resources: ["pods/eviction"]#' | "${K[@]}" apply -f - >/dev/null
+  sleep 0.5
+  expect "[evict-wh] a refusing webhook: the eviction is denied" \
+    'admission webhook \\"evict.kubicle.test\\" denied the request.*HTTP(400|403)$' pdb_evict $ns w2
+  expect_eq "[evict-wh] the pod stays" "w2" "${K[@]}" -n $ns get pod w2 -o 'jsonpath={.metadata.name}'
+  "${K[@]}" delete validatingwebhookconfiguration pdb-evict >/dev/null
+}
+
 pdb_suite() {
   K=(kubectl --kubeconfig "$E2E_TMP/pdb/kubeconfig")
   start_server pdb || { fail "[pdb] server did not start"; return; }
   pdb_status_suite
   pdb_evict_suite
   pdb_drain_suite
+  pdb_webhook_suite
   stop_server TERM
 }
