@@ -61,7 +61,7 @@ struct ctrl {
 /* Queue kinds: "rs", "deploy", "job", "cj", "sts", "ep", "eps" (name = the
  * service's), "gc" (name = uid), "adopt",
  * "jobpods" (name unused: the orphan pods of a namespace), "csr" (ns ""),
- * "vapstatus" (ns "": a ValidatingAdmissionPolicy), "pdb", "pdbstale" (a pod). */
+ * "vapstatus" (ns "": a ValidatingAdmissionPolicy), "pdb", "pdbpod" (a pod). */
 void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
 			double seconds);
@@ -157,12 +157,12 @@ void ctrl_ep_trigger_time(const json_t *svc, const json_t *pods, char *buf, size
 /* Removes the Job tracking finalizer from the orphan pods of namespace ns. */
 int job_release_orphans(struct ctrl *c, const char *ns);
 
-/* disruption.c: a PodDisruptionBudget's status ("pdb"), a pod's stale
- * DisruptionTarget condition ("pdbstale"), and the budgets (before or
+/* disruption.c: a PodDisruptionBudget's status ("pdb"), a pod's warning and stale
+ * DisruptionTarget condition ("pdbpod"), and the budgets (before or
  * after) and stale condition a pod event concerns. */
 #define PDB_RES "policy/poddisruptionbudgets"
 int pdb_sync(struct ctrl *c, const char *ns, const char *name);
-int pdb_stale_sync(struct ctrl *c, const char *ns, const char *name);
+int pdb_pod_sync(struct ctrl *c, const char *ns, const char *name);
 void pdb_pod_event(struct ctrl *c, const struct store_event *ev);
 
 /* csr.c: the signer and cleaner of CertificateSigningRequest `name`. */

@@ -214,8 +214,8 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 		return vap_status_sync(c, ns, name);
 	if (strcmp(kind, "pdb") == 0)
 		return pdb_sync(c, ns, name);
-	if (strcmp(kind, "pdbstale") == 0)
-		return pdb_stale_sync(c, ns, name);
+	if (strcmp(kind, "pdbpod") == 0)
+		return pdb_pod_sync(c, ns, name);
 	return 0;
 }
 

@@ -20,8 +20,12 @@
  * expires). A pod left with an eviction's DisruptionTarget=True condition
  * but no deletionTimestamp for two minutes gets it set to False.
  *
+ * A pod that several budgets select gets kube's MultiplePodDisruptionBudgets
+ * warning on each of its changes.
+ *
  * Keys: "pdb" (a budget; queued on its changes and on changes of pods it
- * selects before or after) and "pdbstale" (a pod). Threading: loop thread.
+ * selects before or after) and "pdbpod" (a pod under several budgets or
+ * with a DisruptionTarget condition). Threading: loop thread.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -520,26 +524,57 @@ static double stale_in(const json_t *pod, time_t now)
 	return left > 0 ? left : 0;
 }
 
-int pdb_stale_sync(struct ctrl *c, const char *ns, const char *name)
+/* Stale DisruptionTarget=True: set to False once STALE_TIMEOUT passed. */
+static int clear_stale(struct ctrl *c, json_t *pod)
+{
+	time_t now = time(NULL);
+	double left = stale_in(pod, now);
+	if (left > 0)
+		ctrl_enqueue_after(c, "pdbpod", ctrl_ns(pod), ctrl_name(pod), left);
+	if (left != 0)
+		return 0;
+	json_t *st = json_deep_copy(json_object_get(pod, "status"));
+	json_t *cond = ctrl_get_condition(st, "DisruptionTarget");
+	char ts[40];
+	kb_time_rfc3339(now, ts, sizeof(ts));
+	json_object_set_new(cond, "status", json_string("False"));
+	json_object_set_new(cond, "lastTransitionTime", json_string(ts));
+	int rc = ctrl_write_status(c, "", "v1", "pods", pod, st, MANAGER);
+	json_decref(st);
+	return rc;
+}
+
+static bool selects(const json_t *pdb, const json_t *pod);
+
+/* getPdbForPod's warning when a pod matches several budgets. */
+static void warn_multiple(struct ctrl *c, const json_t *pod)
+{
+	json_t *pdbs = ctrl_list(c, PDB_RES, ctrl_ns(pod));
+	const char *first = NULL;
+	size_t i, n = 0;
+	json_t *pdb;
+	json_array_foreach (pdbs, i, pdb) {
+		if (!selects(pdb, pod))
+			continue;
+		if (n++ == 0)
+			first = ctrl_name(pdb);
+	}
+	if (n > 1)
+		ctrl_event(c, pod, "v1", "Pod", "Warning", "MultiplePodDisruptionBudgets",
+			   COMPONENT,
+			   "Pod \"%s\"/\"%s\" matches multiple PodDisruptionBudgets.  Chose \"%s\" "
+			   "arbitrarily.",
+			   ctrl_ns(pod), ctrl_name(pod), first);
+	json_decref(pdbs);
+}
+
+int pdb_pod_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	json_t *pod = ctrl_get(c, "/pods", ns, name);
 	if (!pod)
 		return 0;
-	time_t now = time(NULL);
-	double left = stale_in(pod, now);
-	int rc = 0;
-	if (left > 0) {
-		ctrl_enqueue_after(c, "pdbstale", ns, name, left);
-	} else if (left == 0) {
-		json_t *st = json_deep_copy(json_object_get(pod, "status"));
-		json_t *cond = ctrl_get_condition(st, "DisruptionTarget");
-		char ts[40];
-		kb_time_rfc3339(now, ts, sizeof(ts));
-		json_object_set_new(cond, "status", json_string("False"));
-		json_object_set_new(cond, "lastTransitionTime", json_string(ts));
-		rc = ctrl_write_status(c, "", "v1", "pods", pod, st, MANAGER);
-		json_decref(st);
-	}
+	warn_multiple(c, pod);
+	int rc = clear_stale(c, pod);
 	json_decref(pod);
 	return rc;
 }
@@ -559,12 +594,17 @@ static bool selects(const json_t *pdb, const json_t *pod)
 void pdb_pod_event(struct ctrl *c, const struct store_event *ev)
 {
 	json_t *pdbs = ctrl_list(c, PDB_RES, ev->ns);
-	size_t i;
+	size_t i, n = 0;
 	json_t *pdb;
-	json_array_foreach (pdbs, i, pdb)
-		if (selects(pdb, ev->obj) || selects(pdb, ev->prev))
+	json_array_foreach (pdbs, i, pdb) {
+		bool now = selects(pdb, ev->obj);
+		n += now;
+		if (now || selects(pdb, ev->prev))
 			ctrl_enqueue(c, "pdb", ev->ns, ctrl_name(pdb));
+	}
 	json_decref(pdbs);
-	if (ev->type != STORE_DELETED && stale_in(ev->obj, time(NULL)) >= 0)
-		ctrl_enqueue_after(c, "pdbstale", ev->ns, ev->name, stale_in(ev->obj, time(NULL)));
+	/* the pod's own key: its warning (writes wait for the sync) and its
+	 * stale condition */
+	if (ev->type != STORE_DELETED && (n > 1 || stale_in(ev->obj, time(NULL)) >= 0))
+		ctrl_enqueue(c, "pdbpod", ev->ns, ev->name);
 }

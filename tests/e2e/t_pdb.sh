@@ -176,6 +176,11 @@ pdb_evict_suite() {
   expect "[evict] two budgets: 500 with kube's message" \
     '"message":"This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.","code":500\} HTTP500$' \
     pdb_evict $ns "$p"
+  "${K[@]}" -n $ns label pod "$p" touched=yes >/dev/null
+  expect_until "[pdb] a pod under two budgets: kube's MultiplePodDisruptionBudgets warning" \
+    "Warning Pod \"$ns\"/\"$p\" matches multiple PodDisruptionBudgets.  Chose \"web\" arbitrarily." \
+    "${K[@]}" -n $ns get events --field-selector "involvedObject.name=$p,reason=MultiplePodDisruptionBudgets" \
+    -o 'jsonpath={.items[0].type} {.items[0].message}'
   "${K[@]}" -n $ns delete pdb web2 >/dev/null
 
   # allowed: dry runs first (nothing changes), then for real
