@@ -337,7 +337,7 @@ YAML
 # Admission webhooks on CREATE of pods/eviction: the review names kind
 # policy/v1 Eviction, resource pods, subresource eviction; a refusal stands.
 pdb_webhook_suite() {
-  local ns=pdb-w d=$E2E_TMP/pdbwh i
+  local ns=pdb-w d=$E2E_TMP/pdbwh i out
   mkdir -p "$d"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
     -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1" \
@@ -366,6 +366,32 @@ pdb_webhook_suite() {
     'admission webhook \\"evict.kubicle.test\\" denied the request.*HTTP(400|403)$' pdb_evict $ns w2
   expect_eq "[evict-wh] the pod stays" "w2" "${K[@]}" -n $ns get pod w2 -o 'jsonpath={.metadata.name}'
   "${K[@]}" delete validatingwebhookconfiguration pdb-evict >/dev/null
+
+  # a budget whose status lags its spec (a webhook refuses the controller's
+  # status writes): kube's "still being processed" 429 with Retry-After
+  "${K[@]}" -n $ns run wp1 --image=nginx --labels=app=wp >/dev/null
+  "${K[@]}" -n $ns patch pod wp1 --subresource=status --type=merge \
+    -p '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' >/dev/null
+  "${K[@]}" -n $ns create pdb wp --selector=app=wp --min-available=0 >/dev/null
+  expect_until "[evict-wh] budget observed" "1 1 0 1" pdb_status $ns wp
+  wh_config ValidatingWebhookConfiguration pdb-freeze "freeze.kubicle.test|/deny-bare|UPDATE|Fail|5|" |
+    sed 's#apiGroups: \[""\]#apiGroups: ["policy"]#; s#resources: \["configmaps"\]#resources: ["poddisruptionbudgets/status"]#' |
+    "${K[@]}" apply -f - >/dev/null
+  sleep 0.5
+  "${K[@]}" -n $ns patch pdb wp --type=merge -p '{"spec":{"minAvailable":1}}' >/dev/null
+  sleep 0.5
+  expect_eq "[evict-wh] the status stays behind the spec" "1 2" \
+    "${K[@]}" -n $ns get pdb wp -o 'jsonpath={.status.observedGeneration} {.metadata.generation}'
+  out=$(kcurl -si -X POST -H 'Content-Type: application/json' \
+    -d '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"wp1"}}' \
+    "$SERVER_URL/api/v1/namespaces/$ns/pods/wp1/eviction")
+  expect "[evict-wh] a lagging budget: 429 still being processed, retry in 10 s" \
+    '"causes":\[\{"reason":"DisruptionBudget","message":"The disruption budget wp is still being processed by the server."\}\],"retryAfterSeconds":10\},"code":429' \
+    echo "$out"
+  expect "[evict-wh] with a Retry-After header" '^[Rr]etry-[Aa]fter: 10' echo "$out"
+  "${K[@]}" delete validatingwebhookconfiguration pdb-freeze >/dev/null
+  expect_until "[evict-wh] the status catches up once allowed" "2" \
+    "${K[@]}" -n $ns get pdb wp -o 'jsonpath={.status.observedGeneration}'
 }
 
 pdb_suite() {
