@@ -102,6 +102,12 @@ json_t *ctrl_pdb_status(const json_t *old, json_int_t generation, int healthy, i
  * DisruptionAllowed False, reason SyncFailed, the error as message. */
 json_t *ctrl_pdb_fail_status(const json_t *old, const char *message, time_t now);
 
+/* nonTerminatingPodHasStaleDisruptionCondition: for a pod (not being
+ * deleted, not terminal) with DisruptionTarget=True not set by the kubelet,
+ * the seconds left before the condition is stale (two minutes after its
+ * transition; 0: stale now), else -1. */
+double ctrl_pdb_stale_in(const json_t *pod, time_t now);
+
 /* ---- Endpoints and EndpointSlices (endpoints.c, endpointslice.c) ----------
  * Pure pieces of kube's endpoints and endpointslice controllers. Objects
  * are borrowed; returned json_t* are new references. */

@@ -505,9 +505,7 @@ int pdb_sync(struct ctrl *c, const char *ns, const char *name)
 
 /* ---- stale DisruptionTarget conditions -------------------------------------- */
 
-/* nonTerminatingPodHasStaleDisruptionCondition: the seconds left before
- * the condition is stale, or -1 when it cannot be. */
-static double stale_in(const json_t *pod, time_t now)
+double ctrl_pdb_stale_in(const json_t *pod, time_t now)
 {
 	if (pod_deleting(pod))
 		return -1;
@@ -528,7 +526,7 @@ static double stale_in(const json_t *pod, time_t now)
 static int clear_stale(struct ctrl *c, json_t *pod)
 {
 	time_t now = time(NULL);
-	double left = stale_in(pod, now);
+	double left = ctrl_pdb_stale_in(pod, now);
 	if (left > 0)
 		ctrl_enqueue_after(c, "pdbpod", ctrl_ns(pod), ctrl_name(pod), left);
 	if (left != 0)
@@ -605,6 +603,6 @@ void pdb_pod_event(struct ctrl *c, const struct store_event *ev)
 	json_decref(pdbs);
 	/* the pod's own key: its warning (writes wait for the sync) and its
 	 * stale condition */
-	if (ev->type != STORE_DELETED && (n > 1 || stale_in(ev->obj, time(NULL)) >= 0))
+	if (ev->type != STORE_DELETED && (n > 1 || ctrl_pdb_stale_in(ev->obj, time(NULL)) >= 0))
 		ctrl_enqueue(c, "pdbpod", ev->ns, ev->name);
 }

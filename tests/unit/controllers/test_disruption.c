@@ -4,7 +4,8 @@
  * disruption controller (expected and desired pods for minAvailable and
  * maxUnavailable, integers and percentages), healthy pods, the
  * disruptedPods map with its two-minute timeout, disruptionsAllowed and
- * the status with its DisruptionAllowed condition, and failSafe.
+ * the status with its DisruptionAllowed condition, failSafe, and when an
+ * eviction's DisruptionTarget condition goes stale.
  */
 #include <check.h>
 #include <errno.h>
@@ -199,6 +200,32 @@ START_TEST(status)
 }
 END_TEST
 
+START_TEST(stale)
+{
+	json_t *p = pod("a", true, false);
+	ck_assert(ctrl_pdb_stale_in(p, NOW) < 0); /* no condition */
+	json_t *conds = json_object_get(json_object_get(p, "status"), "conditions");
+	json_t *c =
+	    json_pack("{s:s,s:s,s:s,s:o}", "type", "DisruptionTarget", "status", "True", "reason",
+		      "EvictionByEvictionAPI", "lastTransitionTime", at(NOW - 30));
+	json_array_append_new(conds, c);
+	ck_assert(ctrl_pdb_stale_in(p, NOW) == 90);
+	ck_assert(ctrl_pdb_stale_in(p, NOW + 200) == 0);
+	json_object_set_new(c, "reason", json_string("TerminationByKubelet"));
+	ck_assert(ctrl_pdb_stale_in(p, NOW + 200) < 0); /* the kubelet's never is */
+	json_object_set_new(c, "reason", json_string("EvictionByEvictionAPI"));
+	json_object_set_new(json_object_get(p, "status"), "phase", json_string("Failed"));
+	ck_assert(ctrl_pdb_stale_in(p, NOW + 200) < 0); /* terminal */
+	json_decref(p);
+	p = pod("b", true, true);
+	conds = json_object_get(json_object_get(p, "status"), "conditions");
+	json_array_append_new(conds,
+			      json_pack("{s:s,s:s}", "type", "DisruptionTarget", "status", "True"));
+	ck_assert(ctrl_pdb_stale_in(p, NOW) < 0); /* being deleted */
+	json_decref(p);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("controllers/disruption");
@@ -209,6 +236,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, disrupted);
 	tcase_add_test(tc, allowed);
 	tcase_add_test(tc, status);
+	tcase_add_test(tc, stale);
 	suite_add_tcase(s, tc);
 	return s;
 }
