@@ -263,7 +263,7 @@ spec:
       operations: ["CREATE"]
       resources: ["pods/eviction"]
   validations:
-  - expression: "object.metadata.name != 'keep-me'"
+  - expression: "object.metadata.name != 'keep-me' || request.kind.group != 'policy' || request.kind.kind != 'Eviction' || request.subResource != 'eviction'"
     message: "keep-me stays"
 ---
 apiVersion: admissionregistration.k8s.io/v1
@@ -274,7 +274,7 @@ spec:
   validationActions: [Deny]
 YAML
   "${K[@]}" -n $ns run keep-me --image=nginx >/dev/null
-  expect_until "[evict] a policy on pods/eviction refuses it" "yes" \
+  expect_until "[evict] a policy on pods/eviction (request.kind policy/v1 Eviction) refuses it" "yes" \
     sh -c "curl -sS --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key -X POST -H 'Content-Type: application/json' -d '{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"keep-me\"}}' $SERVER_URL/api/v1/namespaces/$ns/pods/keep-me/eviction | grep -q 'keep-me stays' && echo yes"
   expect_eq "[evict] the refused pod is still there" "keep-me" \
     "${K[@]}" -n $ns get pod keep-me -o 'jsonpath={.metadata.name}'
