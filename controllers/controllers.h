@@ -78,6 +78,40 @@ int ctrl_rolling_fenceposts(const json_t *spec, int *max_surge, int *max_unavail
  * bad schedule or zone, -ERANGE when nothing matches within 5 years. */
 int ctrl_cron_next(const char *schedule, const char *tz, time_t after, time_t *out);
 
+/* ---- PodDisruptionBudgets (disruption.c) -----------------------------------
+ * Pure pieces of kube's disruption controller. Objects are borrowed;
+ * returned json_t* are new references. */
+
+/* Whether expectedPods comes from the pods' controllers' scales
+ * (maxUnavailable, or a percentage minAvailable) rather than the pods. */
+bool ctrl_pdb_needs_scale(const json_t *spec);
+/* getExpectedPodCount's arithmetic over a budget's spec: npods matching
+ * pods, scale the sum of their controllers' scales. 0, or -EINVAL with
+ * kube's message in err (a string that is not a percentage). */
+int ctrl_pdb_expected(const json_t *spec, int npods, int scale, int *expected, int *desired,
+		      char *err, size_t len);
+/* buildDisruptedPodMap: the entries of old (status.disruptedPods, may be
+ * NULL) for pods listed and not being deleted, at most two minutes old;
+ * *recheck: when the first kept one expires (0: none). */
+json_t *ctrl_pdb_disrupted(const json_t *pods, const json_t *old, time_t now, time_t *recheck);
+/* countHealthyPods: Ready, not being deleted, not disrupted. */
+int ctrl_pdb_healthy(const json_t *pods, const json_t *disrupted, time_t now);
+/* currentHealthy - desiredHealthy, 0 when negative or nothing is expected. */
+int ctrl_pdb_allowed(int healthy, int desired, int expected);
+/* updatePdbStatus's status over the old one (conditions kept, condition
+ * DisruptionAllowed SufficientPods/InsufficientPods). */
+json_t *ctrl_pdb_status(const json_t *old, json_int_t generation, int healthy, int desired,
+			int expected, const json_t *disrupted, time_t now);
+/* failSafe's status: the old one with disruptionsAllowed 0 and condition
+ * DisruptionAllowed False, reason SyncFailed, the error as message. */
+json_t *ctrl_pdb_fail_status(const json_t *old, const char *message, time_t now);
+
+/* nonTerminatingPodHasStaleDisruptionCondition: for a pod (not being
+ * deleted, not terminal) with DisruptionTarget=True not set by the kubelet,
+ * the seconds left before the condition is stale (two minutes after its
+ * transition; 0: stale now), else -1. */
+double ctrl_pdb_stale_in(const json_t *pod, time_t now);
+
 /* ---- Endpoints and EndpointSlices (endpoints.c, endpointslice.c) ----------
  * Pure pieces of kube's endpoints and endpointslice controllers. Objects
  * are borrowed; returned json_t* are new references. */

@@ -64,8 +64,9 @@ struct ctrl {
 /* Queue kinds: "rs", "deploy", "job", "cj", "sts", "ep", "eps" (name = the
  * service's), "gc" (name = uid), "adopt",
  * "jobpods" (name unused: the orphan pods of a namespace), "csr" (ns ""),
- * "vapstatus" (ns "": a ValidatingAdmissionPolicy), "hpa", "nsdefaults" (ns:
- * the namespace; name unused), "fsstatus" (ns "": a FlowSchema). */
+ * "vapstatus" (ns "": a ValidatingAdmissionPolicy), "hpa", "pdb", "pdbpod" (a
+ * pod), "nsdefaults" (ns: the namespace; name unused), "fsstatus" (ns "": a
+ * FlowSchema). */
 void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
 			double seconds);
@@ -160,6 +161,14 @@ json_t *ctrl_ep_selected_pods(struct ctrl *c, const json_t *svc); /* new array *
 void ctrl_ep_trigger_time(const json_t *svc, const json_t *pods, char *buf, size_t len);
 /* Removes the Job tracking finalizer from the orphan pods of namespace ns. */
 int job_release_orphans(struct ctrl *c, const char *ns);
+
+/* disruption.c: a PodDisruptionBudget's status ("pdb"), a pod's warning and stale
+ * DisruptionTarget condition ("pdbpod"), and the budgets (before or
+ * after) and stale condition a pod event concerns. */
+#define PDB_RES "policy/poddisruptionbudgets"
+int pdb_sync(struct ctrl *c, const char *ns, const char *name);
+int pdb_pod_sync(struct ctrl *c, const char *ns, const char *name);
+void pdb_pod_event(struct ctrl *c, const struct store_event *ev);
 
 /* csr.c: the signer and cleaner of CertificateSigningRequest `name`. */
 /* The store key of CertificateSigningRequests (queue kind "csr"). */

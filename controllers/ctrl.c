@@ -218,6 +218,10 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 		return fsstatus_sync(c, ns, name);
 	if (strcmp(kind, "hpa") == 0)
 		return hpa_sync(c, ns, name);
+	if (strcmp(kind, "pdb") == 0)
+		return pdb_sync(c, ns, name);
+	if (strcmp(kind, "pdbpod") == 0)
+		return pdb_pod_sync(c, ns, name);
 	return 0;
 }
 
@@ -226,7 +230,7 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 static const char *const workloads[][2] = {
     {"apps/replicasets", "rs"},        {"apps/deployments", "deploy"}, {"batch/jobs", "job"},
     {"batch/cronjobs", "cj"},          {"apps/statefulsets", "sts"},   {CSR_RES, "csr"},
-    {"/replicationcontrollers", "rc"}, {VAP_RES, "vapstatus"},
+    {"/replicationcontrollers", "rc"}, {VAP_RES, "vapstatus"},         {PDB_RES, "pdb"},
 };
 
 static const char *kind_of_res(const char *res)
@@ -351,6 +355,8 @@ static void on_event(const struct store_event *ev, void *arg)
 	fsstatus_event(c, ev);
 	if (strcmp(ev->res, HPA_RES) == 0)
 		hpa_event(c, ev);
+	if (strcmp(ev->res, "/pods") == 0)
+		pdb_pod_event(c, ev);
 	const char *k = kind_of_res(ev->res);
 	if (k)
 		ctrl_enqueue(c, k, ev->ns, ev->name);

@@ -1047,6 +1047,8 @@ struct delete_opts {
 	json_t *doc;
 };
 
+static int opts_from_doc(struct req *r, struct delete_opts *o);
+
 static int parse_delete_opts(struct req *r, struct delete_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -1061,6 +1063,12 @@ static int parse_delete_opts(struct req *r, struct delete_opts *o)
 		reply_statusf(r, 400, "BadRequest", "invalid DeleteOptions: %s", je.text);
 		return -EINVAL;
 	}
+	return opts_from_doc(r, o);
+}
+
+/* The fields of a DeleteOptions document o->doc over the query's. */
+static int opts_from_doc(struct req *r, struct delete_opts *o)
+{
 	json_t *g = json_object_get(o->doc, "gracePeriodSeconds");
 	if (json_is_integer(g))
 		o->grace = (long)json_integer_value(g);
@@ -1139,10 +1147,10 @@ static long pod_grace(const struct delete_opts *o, const json_t *obj)
  * ref) set to what the client sees, or a negative errno (already answered
  * when `reply`).
  */
+static int delete_write(struct req *r, const struct delete_opts *o, json_t *obj, json_t **result);
+
 static int delete_one(struct req *r, const struct delete_opts *o, json_t *obj, json_t **result)
 {
-	const char *name = obj_str(obj, "metadata.name");
-	const char *ns = obj_str(obj, "metadata.namespace");
 	if (check_preconditions(r, o, obj, true) < 0)
 		return -ESTALE;
 	int wrc = vap_admit(r, "DELETE", NULL, obj);
@@ -1151,6 +1159,34 @@ static int delete_one(struct req *r, const struct delete_opts *o, json_t *obj, j
 	wrc = webhook_delete(r, obj, o->doc);
 	if (wrc)
 		return wrc > 0 ? -EINPROGRESS : wrc;
+	return delete_write(r, o, obj, result);
+}
+
+int handle_delete_evicted(struct req *r, const json_t *doc, const char *pre_rv, bool dry_run,
+			  json_t *pod)
+{
+	struct delete_opts o;
+	memset(&o, 0, sizeof(o));
+	o.grace = -1;
+	o.doc = json_is_object(doc) ? json_deep_copy(doc) : NULL;
+	int rc = o.doc ? opts_from_doc(r, &o) : 0;
+	if (pre_rv)
+		o.pre_rv = pre_rv;
+	o.dry_run = o.dry_run || dry_run;
+	json_t *result = NULL;
+	if (rc == 0)
+		rc = check_preconditions(r, &o, pod, true) < 0 ? -ESTALE
+							       : delete_write(r, &o, pod, &result);
+	json_decref(result);
+	json_decref(o.doc);
+	return rc;
+}
+
+/* The write of a delete that its admission allowed. */
+static int delete_write(struct req *r, const struct delete_opts *o, json_t *obj, json_t **result)
+{
+	const char *name = obj_str(obj, "metadata.name");
+	const char *ns = obj_str(obj, "metadata.namespace");
 	bool is_ns = is_kind(r->res, "", "Namespace");
 	long grace = is_kind(r->res, "", "Pod") ? pod_grace(o, obj) : 0;
 	if (is_kind(r->res, "apiextensions.k8s.io", "CustomResourceDefinition"))

@@ -33,7 +33,8 @@ struct dec {
 };
 
 /* Pointer fields whose zero value is meaningful: gogo writes them only when
- * set, so a zero on the wire was sent on purpose (`--replicas=0`). */
+ * set, so a zero on the wire was sent on purpose (`--replicas=0`,
+ * `kubectl create pdb --min-available=0`, a drain's --grace-period=0). */
 static const struct {
 	const char *msg, *field;
 } keep_zero[] = {
@@ -57,6 +58,9 @@ static const struct {
     {"k8s.io.api.core.v1.ConfigMap", "immutable"},
     {"k8s.io.api.core.v1.Secret", "immutable"},
     {"k8s.io.api.authentication.v1.TokenRequestSpec", "expirationSeconds"},
+    {"k8s.io.api.policy.v1.PodDisruptionBudgetSpec", "minAvailable"},
+    {"k8s.io.api.policy.v1.PodDisruptionBudgetSpec", "maxUnavailable"},
+    {"k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions", "gracePeriodSeconds"},
 };
 
 static int dec_message(struct dec *d, const struct kt_message *m, struct rd *r, json_t **out,
@@ -579,7 +583,7 @@ static int dec_field(struct dec *d, const struct kt_message *m, const struct kt_
 		json_decref(v);
 		return rc < 0 ? -ENOMEM : 0;
 	}
-	if (zero && !(f->kind != KT_MESSAGE && keeps_zero(m, f))) {
+	if (zero && !keeps_zero(m, f)) {
 		json_decref(v);
 		json_object_del(obj, f->json);
 		return 0;

@@ -246,6 +246,8 @@ int standin_spdy_head(struct req *r, const char *proto, bool named, char *head, 
 void hostpod_refuse_fields(const json_t *pod, bool policy, json_t *causes);
 /* hostpod.c: POST pods/binding (a scheduler places a pod on a node). */
 void hostpod_binding(struct req *r);
+/* eviction.c: POST pods/eviction (kube's EvictionREST). */
+void eviction_handle(struct req *r);
 
 /* metrics.c: whether res is a row of the metrics API; its GET and LIST
  * (asks the host: sets r->async and answers later). */
@@ -371,6 +373,13 @@ void filter_free(struct filter *f);
 
 /* handlers.c */
 void handle_resource(struct req *r);
+/* The pod delete of pods/eviction, as kube's store.Delete with
+ * ValidateAllObjectFunc (no admission of its own): pod (borrowed) with the
+ * Eviction's DeleteOptions doc (borrowed, may be NULL), pre_rv (NULL: the
+ * doc's) as resourceVersion precondition, dry_run or the doc's dryRun.
+ * 0, or a negative errno once it has answered. */
+int handle_delete_evicted(struct req *r, const json_t *doc, const char *pre_rv, bool dry_run,
+			  json_t *pod);
 /* The autoscaling/v1 Scale of a workload (new reference). */
 json_t *obj_scale_view(const json_t *obj);
 /* api_internal.c: forgets the controllers' writes still in their webhooks

@@ -63,6 +63,7 @@ static const struct proxy_subresource pod_subs[] = {
     {"attach", "", "v1", "PodAttachOptions", VERB_CREATE | VERB_GET},
     {"portforward", "", "v1", "PodPortForwardOptions", VERB_CREATE | VERB_GET},
     {"binding", "", "v1", "Binding", VERB_CREATE},
+    {"eviction", "policy", "v1", "Eviction", VERB_CREATE},
     {"ephemeralcontainers", "", "v1", "Pod", VERB_GET | VERB_PATCH | VERB_UPDATE},
     SUB_END};
 static const struct proxy_subresource queue_subs[] = {

@@ -114,13 +114,22 @@ static int defer_reply(struct proxy *px, kb_http_req_t *http, const struct prom_
 	return 0;
 }
 
-void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len)
+/* reply_text with `extra` header lines ("Name: value\r\n", or NULL). */
+static void send_text(struct req *r, int code, const char *content_type, const char *extra,
+		      const char *body, size_t len)
 {
 	struct kb_buf hdr = {0};
 	warnings_header(r, &hdr);
 	kb_buf_puts(&hdr, "Cache-Control: no-cache, private\r\n");
+	if (extra)
+		kb_buf_puts(&hdr, extra);
 	reply_raw(r, code, content_type, hdr.data, body, len);
 	kb_buf_free(&hdr);
+}
+
+void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len)
+{
+	send_text(r, code, content_type, NULL, body, len);
 }
 
 void reply_raw(struct req *r, int code, const char *content_type, const char *headers,
@@ -179,7 +188,17 @@ void reply_status(struct req *r, int code, const char *reason, const char *messa
 	else
 		kb_debug("proxy", "req %llu: %d %s", (unsigned long long)r->http->id, code,
 			 message);
-	reply_json(r, code, st);
+	/* kube's ErrorNegotiated: details.retryAfterSeconds becomes Retry-After */
+	json_int_t retry = json_integer_value(json_object_get(details, "retryAfterSeconds"));
+	struct kb_buf b = {0};
+	if (retry > 0 && kb_json_dump(st, &b) == 0) {
+		char extra[64];
+		snprintf(extra, sizeof(extra), "Retry-After: %lld\r\n", (long long)retry);
+		send_text(r, code, "application/json", extra, b.data, b.len);
+	} else {
+		reply_json(r, code, st);
+	}
+	kb_buf_free(&b);
 	json_decref(st);
 }
 

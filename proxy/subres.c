@@ -18,6 +18,7 @@ static const struct subres_route routes[] = {
     {"", "pods", "attach", hostpod_connect},
     {"", "pods", "portforward", hostpod_connect},
     {"", "pods", "binding", hostpod_binding},
+    {"", "pods", "eviction", eviction_handle},
     {"", "serviceaccounts", "token", auth_token_request},
     {NULL, NULL, NULL, NULL},
 };

@@ -612,8 +612,14 @@ static json_t *request_view(struct attrs *a)
 {
 	const struct req *r = a->r;
 	const struct proxy_resource *res = r->res;
-	json_t *kind = json_pack("{s:s,s:s,s:s}", "group", res->group, "version", res->version,
-				 "kind", res->kind);
+	/* a subresource with a kind of its own (pods/eviction: policy/v1
+	 * Eviction, pods/binding: Binding) is named by it */
+	const struct proxy_subresource *sr = r->sub ? resource_sub(res, r->sub) : NULL;
+	if (sr && (strcmp(sr->name, "status") == 0 || strcmp(sr->name, "scale") == 0))
+		sr = NULL;
+	json_t *kind =
+	    json_pack("{s:s,s:s,s:s}", "group", sr ? sr->group : res->group, "version",
+		      sr ? sr->version : res->version, "kind", sr ? sr->kind : res->kind);
 	json_t *resource = json_pack("{s:s,s:s,s:s}", "group", res->group, "version", res->version,
 				     "resource", res->plural);
 	json_t *user = json_pack("{s:s}", "username", r->user);

@@ -597,10 +597,14 @@ static json_t *review_of(const struct wh_req *wr, const struct wh_hook *h, const
 {
 	const struct req *r = wr->r;
 	const struct proxy_resource *res = r->res;
+	/* a subresource's own kind (pods/eviction: policy/v1 Eviction) */
+	const struct proxy_subresource *sr = r->sub ? resource_sub(res, r->sub) : NULL;
+	bool own = wr->kind && sr && strcmp(sr->kind, wr->kind) == 0;
 	json_t *kind = wr->scale ? json_pack("{s:s,s:s,s:s}", "group", "autoscaling", "version",
 					     "v1", "kind", "Scale")
-				 : json_pack("{s:s,s:s,s:s}", "group", res->group, "version",
-					     res->version, "kind", wr->kind ? wr->kind : res->kind);
+				 : json_pack("{s:s,s:s,s:s}", "group", own ? sr->group : res->group,
+					     "version", own ? sr->version : res->version, "kind",
+					     wr->kind ? wr->kind : res->kind);
 	json_t *resource = json_pack("{s:s,s:s,s:s}", "group", res->group, "version", res->version,
 				     "resource", res->plural);
 	const json_t *named = obj ? obj : old;
@@ -1658,6 +1662,20 @@ int webhook_connect(struct req *r, const json_t *opts)
 	webhook_req_free(r);
 	return unshaped(r, "CONNECT", json_string_value(json_object_get(opts, "kind")), opts, NULL,
 			NULL, 0);
+}
+
+int webhook_create_unshaped(struct req *r, const json_t *obj)
+{
+	struct wh_req *wr = r->wh;
+	if (wr && wr->stage == WH_VALIDATED) {
+		give_warnings(wr);
+		return 0;
+	}
+	webhook_req_free(r);
+	/* the row's kind: a static string that outlives a suspended request */
+	const struct proxy_subresource *sr = r->sub ? resource_sub(r->res, r->sub) : NULL;
+	return unshaped(r, "CREATE", sr ? sr->kind : NULL, obj, NULL, options_of(r, "CREATE", NULL),
+			0);
 }
 
 /* ---- writes of the tenant's controllers ------------------------------------ */

@@ -78,6 +78,10 @@ const json_t *webhook_collection_refusal(struct req *r, const json_t *item);
 /* CONNECT (pods/exec, attach, portforward) with its options object (kind
  * PodExecOptions, ...; borrowed): 0 to go on, 1 suspended, < 0 answered. */
 int webhook_connect(struct req *r, const json_t *opts);
+/* CREATE of a subresource whose object the webhooks see but do not shape
+ * (pods/eviction's Eviction, borrowed; its kind and group are the
+ * subresource row's): 0 to go on, 1 suspended, < 0 answered. */
+int webhook_create_unshaped(struct req *r, const json_t *obj);
 /* GET /metrics: kube's apiserver_admission_webhook_* families (admission
  * duration, requests, rejections, fail-open), for the calls made so far. */
 struct kb_buf;

@@ -31,6 +31,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_crdrules.sh"
 . "$here/t_vapeval.sh"
 . "$here/t_apiservice.sh"
+. "$here/t_pdb.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
@@ -59,6 +60,7 @@ server_suite_watch_churn
 server_suite_compaction
 server_suite_restart
 controllers_suite
+pdb_suite
 syncer_suite
 policies_suite
 manifest_suite
