@@ -452,10 +452,17 @@ static void validate_node(const json_t *s, const json_t *v, const char *path, js
 		return;
 	}
 	if (flag(s, "x-kubernetes-int-or-string")) {
-		if (!is_integral(v) && !json_is_string(v))
+		/* kube types it [integer, string]; the value validations of the
+		 * schema apply by the value's kind (a quantity's pattern) */
+		if (!is_integral(v) && !json_is_string(v)) {
 			add_type_error(causes, path, "integer,string", v);
+			return;
+		}
+		check_enum(s, v, path, causes);
+		if (json_is_string(v))
+			check_string(s, v, path, causes);
 		else
-			check_enum(s, v, path, causes);
+			check_number(s, v, path, causes);
 		return;
 	}
 	if (!type_ok(stype(s), v)) {

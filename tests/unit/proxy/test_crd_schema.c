@@ -33,6 +33,8 @@ static const char *SCHEMA =
     "\"tags\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":2,\"uniqueItems\":true,"
     "\"items\":{\"type\":\"string\"}},"
     "\"port\":{\"x-kubernetes-int-or-string\":true},"
+    "\"qty\":{\"x-kubernetes-int-or-string\":true,\"anyOf\":[{\"type\":\"integer\"},"
+    "{\"type\":\"string\"}],\"pattern\":\"^[0-9]+[KMG]?$\",\"minimum\":0},"
     "\"note\":{\"type\":\"string\",\"nullable\":true},"
     "\"mode\":{\"type\":\"string\",\"default\":\"fast\"},"
     "\"extra\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true},"
@@ -136,6 +138,20 @@ START_TEST(strings)
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"name\":\"a1234\"}}",
 		     "spec.name: Too long: may not be more than 4 bytes");
 	EXPECT_VALID("{\"spec\":{\"color\":\"red\",\"name\":\"b\"}}");
+}
+END_TEST
+
+/* An int-or-string's pattern (Kueue's quantities) and bounds apply by the
+ * value's kind, as kube's [integer, string] type. */
+START_TEST(int_or_string_values)
+{
+	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"qty\":\"1x\"}}",
+		     "spec.qty: Invalid value: \"1x\": spec.qty in body should match '^[0-9]+[KMG]?$'");
+	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"qty\":-2}}",
+		     "spec.qty: Invalid value: -2: spec.qty in body should be greater than or equal "
+		     "to 0");
+	EXPECT_VALID("{\"spec\":{\"color\":\"red\",\"qty\":\"36G\"}}");
+	EXPECT_VALID("{\"spec\":{\"color\":\"red\",\"qty\":9}}");
 }
 END_TEST
 
@@ -358,6 +374,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, required_and_enum);
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, strings);
+	tcase_add_test(tc, int_or_string_values);
 	tcase_add_test(tc, arrays);
 	tcase_add_test(tc, list_types);
 	tcase_add_test(tc, embedded_resource);
