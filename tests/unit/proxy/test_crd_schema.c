@@ -145,11 +145,13 @@ END_TEST
  * value's kind, as kube's [integer, string] type. */
 START_TEST(int_or_string_values)
 {
-	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"qty\":\"1x\"}}",
-		     "spec.qty: Invalid value: \"1x\": spec.qty in body should match '^[0-9]+[KMG]?$'");
-	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"qty\":-2}}",
-		     "spec.qty: Invalid value: -2: spec.qty in body should be greater than or equal "
-		     "to 0");
+	EXPECT_CAUSE(
+	    "{\"spec\":{\"color\":\"red\",\"qty\":\"1x\"}}",
+	    "spec.qty: Invalid value: \"1x\": spec.qty in body should match '^[0-9]+[KMG]?$'");
+	EXPECT_CAUSE(
+	    "{\"spec\":{\"color\":\"red\",\"qty\":-2}}",
+	    "spec.qty: Invalid value: -2: spec.qty in body should be greater than or equal "
+	    "to 0");
 	EXPECT_VALID("{\"spec\":{\"color\":\"red\",\"qty\":\"36G\"}}");
 	EXPECT_VALID("{\"spec\":{\"color\":\"red\",\"qty\":9}}");
 }
