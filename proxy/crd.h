@@ -52,6 +52,13 @@ void crd_schema_default(const json_t *schema, json_t *obj);
 int crd_schema_validate(const json_t *schema, const json_t *obj, json_t *causes);
 
 /*
+ * Whether string s (borrowed) is of `format` (borrowed) as kube's format
+ * registry reads it (crd_format.c): ipv4, ipv6, cidr, mac, uuid[345], date,
+ * date-time, byte, uri, hexcolor; other formats accept any string.
+ */
+bool crd_format_valid(const char *format, const char *s);
+
+/*
  * kube's ValidateListSetsAndMaps: in obj (borrowed), the second appearance
  * of an element of an x-kubernetes-list-type set, or of a key of a map
  * list, is a Duplicate cause (`<path>[i]: Duplicate value: <Go %#v>`),

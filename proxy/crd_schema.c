@@ -338,6 +338,16 @@ static void check_string(const json_t *s, const json_t *v, const char *path, jso
 			(long long)json_integer_value(maxl));
 	if (pat && !crd_schema_pattern_match(pat, str))
 		add_invalid(causes, path, v, "%s in body should match '%s'", path, pat);
+	const char *fmt = json_string_value(json_object_get(s, "format"));
+	const char *t = stype(s);
+	if (fmt && (!*t || strcmp(t, "string") == 0) && !crd_format_valid(fmt, str)) {
+		char *sv = show(v);
+		add_invalid(causes, path, v, "%s in body must be of type %s: %s", path, fmt,
+			    sv ? sv : "");
+		free(sv);
+		json_object_set_new(json_array_get(causes, json_array_size(causes) - 1), "reason",
+				    json_string("FieldValueTypeInvalid"));
+	}
 }
 
 static void validate_node(const json_t *s, const json_t *v, const char *path, json_t *causes,
@@ -441,6 +451,107 @@ static void check_object(const json_t *s, const json_t *v, const char *path, jso
 	}
 }
 
+/* A composite failure: kube passes these on without a field of their own,
+ * so the cause is at <nil>, with the node's path quoted in the text. */
+static void add_composite(json_t *causes, const char *path, const char *what)
+{
+	val_add(causes, "FieldValueInvalid", "<nil>", "\"\": \"%s\" %s", path, what);
+}
+
+/* The causes v has against branch schema b (a new array, owned). */
+static json_t *branch_causes(const json_t *b, const json_t *v, const char *path)
+{
+	json_t *tmp = json_array();
+	validate_node(b, v, path, tmp, false);
+	return tmp;
+}
+
+static void extend(json_t *causes, json_t *more)
+{
+	if (more)
+		json_array_extend(causes, more);
+}
+
+/* oneOf and anyOf: how many branches v validates, the causes of the first
+ * that it does not (kube's go-openapi keeps those of its best failure). */
+static size_t count_valid(const json_t *list, const json_t *v, const char *path, json_t **first)
+{
+	size_t i, ok = 0;
+	json_t *b;
+	*first = NULL;
+	json_array_foreach (list, i, b) {
+		json_t *c = branch_causes(b, v, path);
+		if (!json_array_size(c)) {
+			ok++;
+			json_decref(c);
+		} else if (!*first) {
+			*first = c;
+		} else {
+			json_decref(c);
+		}
+	}
+	return ok;
+}
+
+/* allOf, oneOf, anyOf and not: value validations in branches (a structural
+ * schema keeps its types outside them), with go-openapi's texts. */
+static void check_composites(const json_t *s, const json_t *v, const char *path, json_t *causes)
+{
+	const json_t *all = json_object_get(s, "allOf"), *one = json_object_get(s, "oneOf");
+	const json_t *any = json_object_get(s, "anyOf"), *not = json_object_get(s, "not");
+	json_t *first, *b;
+	size_t i, n;
+	if (json_array_size(all)) {
+		json_t *errs = json_array();
+		n = 0;
+		json_array_foreach (all, i, b) {
+			json_t *c = branch_causes(b, v, path);
+			n += json_array_size(c) == 0;
+			extend(errs, c);
+			json_decref(c);
+		}
+		if (n != json_array_size(all))
+			add_composite(causes, path,
+				      n ? "must validate all the schemas (allOf)"
+					: "must validate all the schemas (allOf). None validated");
+		extend(causes, errs);
+		json_decref(errs);
+	}
+	if (json_array_size(one)) {
+		n = count_valid(one, v, path, &first);
+		if (n != 1) {
+			char m[128];
+			if (n)
+				snprintf(m, sizeof(m),
+					 "must validate one and only one schema (oneOf). Found %zu "
+					 "valid alternatives",
+					 n);
+			else
+				snprintf(m, sizeof(m),
+					 "must validate one and only one schema "
+					 "(oneOf). Found none valid");
+			add_composite(causes, path, m);
+			if (!n)
+				extend(causes, first);
+		}
+		json_decref(first);
+	}
+	if (json_array_size(any)) {
+		n = count_valid(any, v, path, &first);
+		if (!n) {
+			add_composite(causes, path, "must validate at least one schema (anyOf)");
+			extend(causes, first);
+		}
+		json_decref(first);
+	}
+	if (json_is_object(not )) {
+		json_t *c = branch_causes(not, v, path);
+		if (!json_array_size(c))
+			add_composite(causes, path, "must not validate the schema (not)");
+		json_decref(c);
+	}
+}
+
 static void validate_node(const json_t *s, const json_t *v, const char *path, json_t *causes,
 			  bool root)
 {
@@ -469,6 +580,7 @@ static void validate_node(const json_t *s, const json_t *v, const char *path, js
 		add_type_error(causes, path, stype(s), v);
 		return;
 	}
+	check_composites(s, v, path, causes);
 	check_enum(s, v, path, causes);
 	if (json_is_number(v))
 		check_number(s, v, path, causes);

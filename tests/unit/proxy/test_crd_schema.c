@@ -47,9 +47,9 @@ static const char *SCHEMA =
     "}}}}";
 
 /* The causes' "field: message" lines joined with " | ". */
-static char *validate(const char *obj_json)
+static char *validate_with(const char *schema, const char *obj_json)
 {
-	json_t *s = J(SCHEMA), *o = J(obj_json), *causes = json_array();
+	json_t *s = J(schema), *o = J(obj_json), *causes = json_array();
 	crd_schema_validate(s, o, causes);
 	size_t i;
 	json_t *c;
@@ -65,6 +65,11 @@ static char *validate(const char *obj_json)
 	json_decref(o);
 	json_decref(causes);
 	return out;
+}
+
+static char *validate(const char *obj_json)
+{
+	return validate_with(SCHEMA, obj_json);
 }
 
 #define EXPECT_VALID(obj)                                           \
@@ -170,6 +175,81 @@ START_TEST(arrays)
 		     "type string");
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"items\":[{\"n\":1},{\"n\":\"x\"}]}}",
 		     "spec.items[1].n in body must be of type integer");
+}
+END_TEST
+
+#define EXPECT_WITH(schema, obj, want)                                            \
+	do {                                                                      \
+		char *m_ = validate_with(schema, obj);                            \
+		ck_assert_msg(want[0] ? strstr(m_, want) != NULL : m_[0] == '\0', \
+			      "wanted <%s> in <%s>", want, m_);                   \
+		free(m_);                                                         \
+	} while (0)
+
+/* String formats of kube's registry (Gateway API's ipv4/ipv6, status
+ * date-times, caBundle bytes); unknown formats are ignored. */
+START_TEST(formats)
+{
+	const char *sc = "{\"type\":\"object\",\"properties\":{"
+			 "\"a\":{\"type\":\"string\",\"format\":\"ipv4\"},"
+			 "\"b\":{\"type\":\"string\",\"format\":\"ipv6\"},"
+			 "\"t\":{\"type\":\"string\",\"format\":\"date-time\"},"
+			 "\"d\":{\"type\":\"string\",\"format\":\"date\"},"
+			 "\"c\":{\"type\":\"string\",\"format\":\"cidr\"},"
+			 "\"y\":{\"type\":\"string\",\"format\":\"byte\"},"
+			 "\"u\":{\"type\":\"string\",\"format\":\"uri\"},"
+			 "\"i\":{\"type\":\"string\",\"format\":\"uuid\"},"
+			 "\"m\":{\"type\":\"string\",\"format\":\"mac\"},"
+			 "\"x\":{\"type\":\"string\",\"format\":\"no-such-format\"}}}";
+	EXPECT_WITH(sc,
+		    "{\"a\":\"10.0.0.1\",\"b\":\"fe80::1\",\"t\":\"1970-01-01T00:00:00Z\","
+		    "\"d\":\"2024-02-29\",\"c\":\"10.0.0.0/8\",\"y\":\"aGk=\","
+		    "\"u\":\"https://acme.example/dir\",\"m\":\"00:1a:2b:3c:4d:5e\","
+		    "\"i\":\"123e4567-e89b-12d3-a456-426614174000\",\"x\":\"anything\"}",
+		    "");
+	EXPECT_WITH(sc, "{\"t\":\"2024-01-01T10:00:00.5+02:00\"}", "");
+	EXPECT_WITH(sc, "{\"a\":\"10.0.0.300\"}",
+		    "a: Invalid value: \"10.0.0.300\": a in body must be of type ipv4: "
+		    "\"10.0.0.300\"");
+	EXPECT_WITH(sc, "{\"a\":\"fe80::1\"}", "a in body must be of type ipv4");
+	EXPECT_WITH(sc, "{\"b\":\"10.0.0.1\"}", "b in body must be of type ipv6");
+	EXPECT_WITH(sc, "{\"t\":\"2024-01-01 10:00:00\"}", "t in body must be of type date-time");
+	EXPECT_WITH(sc, "{\"t\":\"2024-01-01T24:00:00Z\"}", "t in body must be of type date-time");
+	EXPECT_WITH(sc, "{\"d\":\"2023-02-29\"}", "d in body must be of type date");
+	EXPECT_WITH(sc, "{\"c\":\"10.0.0.0/33\"}", "c in body must be of type cidr");
+	EXPECT_WITH(sc, "{\"y\":\"aGk\"}", "y in body must be of type byte");
+	EXPECT_WITH(sc, "{\"u\":\"relative/path\"}", "u in body must be of type uri");
+	EXPECT_WITH(sc, "{\"i\":\"123\"}", "i in body must be of type uuid");
+	EXPECT_WITH(sc, "{\"m\":\"00:1a:2b\"}", "m in body must be of type mac");
+}
+END_TEST
+
+/* Value validations in oneOf/anyOf/allOf/not, as the Gateway API's
+ * addresses use them: go-openapi's texts at <nil>, then the best branch's. */
+START_TEST(composites)
+{
+	const char *sc =
+	    "{\"type\":\"object\",\"properties\":{\"addr\":{\"type\":\"object\","
+	    "\"properties\":{\"type\":{\"type\":\"string\"},\"value\":{\"type\":\"string\"}},"
+	    "\"oneOf\":[{\"properties\":{\"type\":{\"enum\":[\"IPAddress\"]},\"value\":{"
+	    "\"anyOf\":[{\"format\":\"ipv4\"},{\"format\":\"ipv6\"}]}}},"
+	    "{\"properties\":{\"type\":{\"not\":{\"enum\":[\"IPAddress\"]}}}}]},"
+	    "\"n\":{\"type\":\"integer\",\"allOf\":[{\"minimum\":1},{\"maximum\":5}]},"
+	    "\"s\":{\"type\":\"string\",\"not\":{\"enum\":[\"x\"]}}}}";
+	EXPECT_WITH(sc, "{\"addr\":{\"type\":\"IPAddress\",\"value\":\"fe80::1\"}}", "");
+	EXPECT_WITH(sc, "{\"addr\":{\"type\":\"Hostname\",\"value\":\"a.b\"}}", "");
+	EXPECT_WITH(sc, "{\"addr\":{\"type\":\"IPAddress\",\"value\":\"a.b\"}}",
+		    "<nil>: Invalid value: \"\": \"addr\" must validate one and only one schema "
+		    "(oneOf). Found none valid | <nil>: Invalid value: \"\": \"addr.value\" must "
+		    "validate at least one schema (anyOf) | addr.value: Invalid value: \"a.b\": "
+		    "addr.value in body must be of type ipv4: \"a.b\"");
+	EXPECT_WITH(sc, "{\"n\":3}", "");
+	EXPECT_WITH(sc, "{\"n\":9}",
+		    "<nil>: Invalid value: \"\": \"n\" must validate all the schemas (allOf) | n: "
+		    "Invalid value: 9: n in body should be less than or equal to 5");
+	EXPECT_WITH(sc, "{\"s\":\"x\"}",
+		    "<nil>: Invalid value: \"\": \"s\" must not validate the schema (not)");
+	EXPECT_WITH(sc, "{\"s\":\"y\"}", "");
 }
 END_TEST
 
@@ -377,6 +457,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, strings);
 	tcase_add_test(tc, int_or_string_values);
+	tcase_add_test(tc, formats);
+	tcase_add_test(tc, composites);
 	tcase_add_test(tc, arrays);
 	tcase_add_test(tc, list_types);
 	tcase_add_test(tc, embedded_resource);
