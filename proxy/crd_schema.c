@@ -350,10 +350,45 @@ static void check_string(const json_t *s, const json_t *v, const char *path, jso
 	}
 }
 
-static void validate_node(const json_t *s, const json_t *v, const char *path, json_t *causes,
-			  bool root);
+static void validate_node(const json_t *s, const json_t *v, const json_t *old, const char *path,
+			  json_t *causes, bool root);
 
-static void check_array(const json_t *s, const json_t *v, const char *path, json_t *causes)
+static json_t *map_key(const json_t *keys, const json_t *x);
+
+/* The old item that v's item x correlates with (kube's ratcheting): by its
+ * keys in a map list, by its value in a set; none in an atomic list. */
+static const json_t *old_item(const json_t *s, const json_t *old, const json_t *x)
+{
+	const char *lt = json_string_value(json_object_get(s, "x-kubernetes-list-type"));
+	const json_t *keys = json_object_get(s, "x-kubernetes-list-map-keys");
+	size_t i;
+	json_t *o;
+	if (!json_is_array(old) || !lt || !strcmp(lt, "atomic"))
+		return NULL;
+	if (!strcmp(lt, "set")) {
+		json_array_foreach (old, i, o)
+			if (json_equal(o, x))
+				return o;
+		return NULL;
+	}
+	if (strcmp(lt, "map") != 0 || !json_is_object(x))
+		return NULL;
+	json_t *want = map_key(keys, x), *got;
+	const json_t *found = NULL;
+	json_array_foreach (old, i, o) {
+		got = map_key(keys, o);
+		if (json_is_object(o) && json_equal(got, want))
+			found = o;
+		json_decref(got);
+		if (found)
+			break;
+	}
+	json_decref(want);
+	return found;
+}
+
+static void check_array(const json_t *s, const json_t *v, const json_t *old, const char *path,
+			json_t *causes)
 {
 	size_t n = json_array_size(v), i, k;
 	const json_t *mi = json_object_get(s, "minItems"), *ma = json_object_get(s, "maxItems");
@@ -383,7 +418,8 @@ static void check_array(const json_t *s, const json_t *v, const char *path, json
 	}
 	json_array_foreach (v, i, x) {
 		elem(p, path, i);
-		validate_node(json_object_get(s, "items"), x, p, causes, false);
+		validate_node(json_object_get(s, "items"), x, old_item(s, old, x), p, causes,
+			      false);
 	}
 }
 
@@ -407,8 +443,8 @@ static void check_embedded(const json_t *v, const char *path, json_t *causes)
 	}
 }
 
-static void check_object(const json_t *s, const json_t *v, const char *path, json_t *causes,
-			 bool root)
+static void check_object(const json_t *s, const json_t *v, const json_t *old, const char *path,
+			 json_t *causes, bool root)
 {
 	const json_t *props = json_object_get(s, "properties");
 	const json_t *addl = json_object_get(s, "additionalProperties");
@@ -443,10 +479,10 @@ static void check_object(const json_t *s, const json_t *v, const char *path, jso
 		const json_t *ps = json_object_get(props, k);
 		if (ps) {
 			child(p, path, k);
-			validate_node(ps, x, p, causes, false);
+			validate_node(ps, x, json_object_get(old, k), p, causes, false);
 		} else if (json_is_object(addl)) {
 			mapkey(p, path, k);
-			validate_node(addl, x, p, causes, false);
+			validate_node(addl, x, json_object_get(old, k), p, causes, false);
 		}
 	}
 }
@@ -462,7 +498,7 @@ static void add_composite(json_t *causes, const char *path, const char *what)
 static json_t *branch_causes(const json_t *b, const json_t *v, const char *path)
 {
 	json_t *tmp = json_array();
-	validate_node(b, v, path, tmp, false);
+	validate_node(b, v, NULL, path, tmp, false);
 	return tmp;
 }
 
@@ -552,10 +588,14 @@ static void check_composites(const json_t *s, const json_t *v, const char *path,
 	}
 }
 
-static void validate_node(const json_t *s, const json_t *v, const char *path, json_t *causes,
-			  bool root)
+static void validate_node(const json_t *s, const json_t *v, const json_t *old, const char *path,
+			  json_t *causes, bool root)
 {
 	if (!json_is_object(s))
+		return;
+	/* kube's ratcheting (CRDValidationRatcheting): a value equal to the
+	 * one it correlates with in the old object keeps its errors to itself */
+	if (old && json_equal(old, v))
 		return;
 	if (json_is_null(v)) {
 		if (!flag(s, "nullable") && *stype(s))
@@ -587,9 +627,9 @@ static void validate_node(const json_t *s, const json_t *v, const char *path, js
 	else if (json_is_string(v))
 		check_string(s, v, path, causes);
 	else if (json_is_array(v))
-		check_array(s, v, path, causes);
+		check_array(s, v, old, path, causes);
 	else if (json_is_object(v))
-		check_object(s, v, path, causes, root);
+		check_object(s, v, old, path, causes, root);
 }
 
 /* ---- list-type set and map uniqueness ---- */
@@ -738,8 +778,14 @@ static void list_types(const json_t *s, const json_t *v, const char *path, json_
 
 int crd_schema_validate(const json_t *schema, const json_t *obj, json_t *causes)
 {
+	return crd_schema_validate_update(schema, obj, NULL, causes);
+}
+
+int crd_schema_validate_update(const json_t *schema, const json_t *obj, const json_t *old,
+			       json_t *causes)
+{
 	size_t before = json_array_size(causes);
-	validate_node(schema, obj, "", causes, true);
+	validate_node(schema, obj, old, "", causes, true);
 	return (int)(json_array_size(causes) - before);
 }
 

@@ -4,7 +4,10 @@
 # quantity's pattern on an int-or-string, string formats and value
 # validations in oneOf/anyOf (an address that is an IP or a host name), a
 # CEL rule reading a property named by a keyword (`metadata.namespace`), and
-# a CRD larger than the 262144 bytes kubectl's last-applied annotation holds.
+# a CRD larger than the 262144 bytes kubectl's last-applied annotation holds;
+# and kube's order around them: schema errors of a kind that stops the rules
+# (with kube's note), others beside the rules' causes, ratcheting of values
+# an update keeps.
 
 crdsets_crd() {
   cat <<'EOF'
@@ -119,6 +122,23 @@ crdsets_suite() {
   expect "... and a date-time passes" patched \
     "${K[@]}" patch pool p1 --subresource=status --type=merge \
     -p '{"status":{"since":"2026-01-02T03:04:05Z"}}'
+
+  expect_fail "a type error keeps the rules from running, with kube's note" \
+    '^\* <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation$' \
+    "${K[@]}" patch pool p1 --type=merge -p '{"spec":{"quota":true}}'
+  crdsets_pool p6 1x Hostname a.b kube-system >"$d/p6.yaml"
+  expect_fail "a pattern error does not: the rules run too" \
+    'claims take the pool.s namespace' "${K[@]}" apply -f "$d/p6.yaml"
+
+  # ratcheting: a tightened schema holds new values, not unchanged ones
+  sed 's/value: {type: string, maxLength: 253}/value: {type: string, maxLength: 8}/' "$d/crd.yaml" \
+    >"$d/crd2.yaml"
+  expect "the CRD's schema is tightened" configured "${K[@]}" apply -f "$d/crd2.yaml"
+  expect "an object that breaks it can still change other fields" patched \
+    "${K[@]}" patch pool p2 --type=merge -p '{"spec":{"quota":"9"}}'
+  expect_fail "... but not the value it breaks" \
+    'spec.endpoints\[0\].value: Too long: may not be more than 8 bytes' \
+    "${K[@]}" patch pool p2 --type=merge -p '{"spec":{"endpoints":[{"type":"Hostname","value":"gpu2.example.com"}]}}'
 
   # a CRD over 256 KiB: client-side apply cannot store its last-applied
   # annotation (as with kube), server-side apply and create can

@@ -253,6 +253,48 @@ START_TEST(composites)
 }
 END_TEST
 
+/* kube's ratcheting on updates: a value equal to the one it correlates
+ * with (properties, map keys, map-list keys) keeps its errors to itself; a
+ * changed one, or an item of an atomic list, is held to the schema. */
+START_TEST(ratcheting)
+{
+	const char *sc =
+	    "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"format\":"
+	    "\"ipv4\"},\"b\":{\"type\":\"string\"},\"m\":{\"type\":\"array\","
+	    "\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"k\"],"
+	    "\"items\":{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\"},"
+	    "\"v\":{\"type\":\"integer\",\"maximum\":5}}}},\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"integer\",\"maximum\":5}}}}";
+	json_t *s = J(sc), *c = json_array();
+	json_t *old = J("{\"a\":\"x\",\"b\":\"1\",\"m\":[{\"k\":\"p\",\"v\":9},"
+			"{\"k\":\"q\",\"v\":9}],\"l\":[9]}");
+	/* b changed, the rest kept (the map list reordered): nothing */
+	json_t *upd = J("{\"a\":\"x\",\"b\":\"2\",\"m\":[{\"k\":\"q\",\"v\":9},"
+			"{\"k\":\"p\",\"v\":9}],\"l\":[9]}");
+	ck_assert_int_eq(crd_schema_validate_update(s, upd, old, c), 0);
+	ck_assert_int_eq(crd_schema_validate(s, upd, c), 4);
+	json_decref(upd);
+	json_array_clear(c);
+	/* a changed, q's v changed, the atomic list changed: each is checked */
+	upd = J("{\"a\":\"y\",\"m\":[{\"k\":\"p\",\"v\":9},{\"k\":\"q\",\"v\":8}],"
+		"\"l\":[9,1]}");
+	ck_assert_int_eq(crd_schema_validate_update(s, upd, old, c), 3);
+	char *got = NULL;
+	size_t i;
+	json_t *x;
+	struct kb_buf b = {0};
+	json_array_foreach (c, i, x)
+		kb_buf_printf(&b, "%s;", json_string_value(json_object_get(x, "field")));
+	got = b.data;
+	ck_assert_str_eq(got, "a;m[1].v;l[0];");
+	kb_buf_free(&b);
+	json_decref(upd);
+	json_decref(old);
+	json_decref(s);
+	json_decref(c);
+}
+END_TEST
+
 /* kube's ValidateListSetsAndMaps: the second appearance of a set's element
  * or of a map list's key, once per value, with Go's %#v of it. */
 START_TEST(list_types)
@@ -459,6 +501,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, int_or_string_values);
 	tcase_add_test(tc, formats);
 	tcase_add_test(tc, composites);
+	tcase_add_test(tc, ratcheting);
 	tcase_add_test(tc, arrays);
 	tcase_add_test(tc, list_types);
 	tcase_add_test(tc, embedded_resource);
