@@ -833,6 +833,87 @@ static void structural_children(const json_t *s, const char *path, json_t *cause
 	}
 }
 
+/* int-or-string's own anyOf ([{type: integer}, {type: string}]), bare or in
+ * an allOf, which kube lets a structural schema keep. */
+static bool int_or_string_anyof(const json_t *any)
+{
+	return json_array_size(any) == 2 && !strcmp(stype(json_array_get(any, 0)), "integer") &&
+	       !strcmp(stype(json_array_get(any, 1)), "string");
+}
+
+static void value_validation(const json_t *s, const char *path, json_t *causes, int depth,
+			     bool ios);
+
+/* kube's validateNestedValueValidation: inside allOf, anyOf, oneOf and not
+ * only value validations; generic and x-kubernetes-* keys are refused. */
+static void nested_value_validation(const json_t *s, const char *path, json_t *causes, int depth)
+{
+	static const struct {
+		const char *key, *msg;
+	} forbidden[] = {
+	    {"type", "must be empty to be structural"},
+	    {"additionalProperties", "must be undefined to be structural"},
+	    {"default", "must be undefined to be structural"},
+	    {"title", "must be empty to be structural"},
+	    {"description", "must be empty to be structural"},
+	    {"nullable", "must be false to be structural"},
+	    {"x-kubernetes-preserve-unknown-fields", "must be undefined to be structural"},
+	    {"x-kubernetes-embedded-resource", "must be false to be structural"},
+	    {"x-kubernetes-int-or-string", "must be false to be structural"},
+	    {"x-kubernetes-list-map-keys", "must be empty to be structural"},
+	    {"x-kubernetes-list-type", "must be undefined to be structural"},
+	    {"x-kubernetes-map-type", "must be undefined to be structural"},
+	    {"x-kubernetes-validations", "must be empty to be structural"},
+	};
+	char p[PATHLEN];
+	const char *k;
+	json_t *x;
+	if (!json_is_object(s) || depth > 64)
+		return;
+	value_validation(s, path, causes, depth, false);
+	if (json_is_object(json_object_get(s, "items"))) {
+		child(p, path, "items");
+		nested_value_validation(json_object_get(s, "items"), p, causes, depth + 1);
+	}
+	json_object_foreach ((json_t *)json_object_get(s, "properties"), k, x) {
+		snprintf(p, sizeof(p), "%s.properties[%s]", path, k);
+		nested_value_validation(x, p, causes, depth + 1);
+	}
+	for (size_t i = 0; i < KB_ARRAY_SIZE(forbidden); i++) {
+		const json_t *v = json_object_get(s, forbidden[i].key);
+		if (!v || json_is_false(v) || (json_is_string(v) && !*json_string_value(v)))
+			continue;
+		child(p, path, forbidden[i].key);
+		val_add(causes, "FieldValueForbidden", p, "%s", forbidden[i].msg);
+	}
+}
+
+/* The allOf/anyOf/oneOf/not of node s (ios: an int-or-string node). */
+static void value_validation(const json_t *s, const char *path, json_t *causes, int depth, bool ios)
+{
+	static const char *const lists[] = {"allOf", "anyOf", "oneOf"};
+	char p[PATHLEN];
+	size_t i;
+	json_t *b;
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
+		const json_t *list = json_object_get(s, lists[l]);
+		if (ios && !strcmp(lists[l], "anyOf") && int_or_string_anyof(list))
+			continue;
+		json_array_foreach (list, i, b) {
+			if (ios && !strcmp(lists[l], "allOf") &&
+			    int_or_string_anyof(json_object_get(b, "anyOf")) &&
+			    json_object_size(b) == 1)
+				continue;
+			snprintf(p, sizeof(p), "%s.%s[%zu]", path, lists[l], i);
+			nested_value_validation(b, p, causes, depth + 1);
+		}
+	}
+	if (json_is_object(json_object_get(s, "not"))) {
+		child(p, path, "not");
+		nested_value_validation(json_object_get(s, "not"), p, causes, depth + 1);
+	}
+}
+
 static void structural_node(const json_t *s, const char *path, json_t *causes, int depth)
 {
 	char p[PATHLEN];
@@ -876,6 +957,7 @@ static void structural_node(const json_t *s, const char *path, json_t *causes, i
 			val_quote(pat, q, sizeof(q)), err ? err : "");
 	}
 	free(err);
+	value_validation(s, path, causes, depth, flag(s, "x-kubernetes-int-or-string"));
 	structural_children(s, path, causes, depth);
 }
 

@@ -439,6 +439,31 @@ START_TEST(structural_schemas)
 	    structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"bogus\"}}}",
 		       "Unsupported value"),
 	    0);
+	/* value validations only in allOf/anyOf/oneOf/not: the Gateway API's
+	 * address branches pass, a type or an extension there does not; an
+	 * int-or-string keeps its own anyOf */
+	ck_assert_int_eq(
+	    structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"object\","
+		       "\"properties\":{\"t\":{\"type\":\"string\"},\"v\":{\"type\":\"string\"}},"
+		       "\"oneOf\":[{\"properties\":{\"t\":{\"enum\":[\"IP\"]},\"v\":{\"anyOf\":"
+		       "[{\"format\":\"ipv4\"},{\"format\":\"ipv6\"}]}}},{\"properties\":{\"t\":"
+		       "{\"not\":{\"enum\":[\"IP\"]}}}}]},\"q\":{\"x-kubernetes-int-or-string\":"
+		       "true,\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}]}}}",
+		       NULL),
+	    0);
+	ck_assert_int_eq(
+	    structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+		       "\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"not\":{"
+		       "\"x-kubernetes-list-type\":\"set\"}}]}}}",
+		       "openAPIV3Schema.properties[a].oneOf[0].type\""),
+	    2);
+	ck_assert_int_eq(
+	    structural(
+		"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+		"\"oneOf\":[{\"not\":{\"x-kubernetes-list-type\":\"set\"}}]}}}",
+		"Forbidden: must be undefined to be structural\",\"field\":\"spec.versions[0]."
+		"schema.openAPIV3Schema.properties[a].oneOf[0].not.x-kubernetes-list-type\""),
+	    1);
 	/* kube compiles patterns with Go's regexp when the CRD is written */
 	ck_assert_int_eq(
 	    structural(
