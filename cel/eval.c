@@ -644,9 +644,13 @@ static bool select_field(cel_ctx_t *c, const struct cel_map *m, const char *name
 {
 	char buf[512];
 	if (m->json && m->mkind == MK_OBJECT) {
-		if (cel_unescape_field(name, buf, sizeof(buf)) < 0)
+		/* a keyword as written (`x.namespace`) is the property itself,
+		 * where the checker let it through (kube's keyword fields) */
+		if (cel_unescape_field(name, buf, sizeof(buf)) < 0 &&
+		    !is_keyword(name, strlen(name)))
 			return false;
-		name = buf;
+		if (!is_keyword(name, strlen(name)))
+			name = buf;
 	}
 	return cel_map_get(c, m, cel_string(name), out);
 }

@@ -1017,30 +1017,50 @@ static int check_custom(struct req *r, json_t *obj)
 	if (is_post(r) && resource_sub(r->res, "status"))
 		json_object_del(obj, "status");
 	crd_schema_default(r->res->schema, obj);
-	crd_schema_validate(r->res->schema, obj, causes);
-	if (json_array_size(causes)) {
-		reply_invalid(r, r->res->kind, obj_str(obj, "metadata.name"), json_incref(causes));
-		rc = -EINVAL;
-	}
+	/* validation comes with the rules, where the old object is known
+	 * (crd_check_rules) */
 out:
 	json_decref(paths);
 	json_decref(causes);
 	return rc;
 }
 
+/* kube's hasBlockingErr: causes after which the rules are not run. */
+static bool blocking(const json_t *causes)
+{
+	static const char *const types[] = {"FieldValueNotSupported", "FieldValueRequired",
+					    "FieldValueTooLong", "FieldValueTooMany",
+					    "FieldValueTypeInvalid"};
+	size_t i;
+	json_t *c;
+	json_array_foreach (causes, i, c)
+		for (size_t k = 0; k < KB_ARRAY_SIZE(types); k++)
+			if (strcmp(js(c, "reason"), types[k]) == 0)
+				return true;
+	return false;
+}
+
 int crd_check_rules(struct req *r, const json_t *obj, const json_t *old, json_t *causes)
 {
 	struct crd_row *c = r->res->crd ? row_of(r->res) : NULL;
+	size_t before = json_array_size(causes);
+	if (r->res->schema)
+		crd_schema_validate_update(r->res->schema, obj, old, causes);
 	/* list-type uniqueness ratchets as kube's: not checked on an update of
 	 * an object that already broke it */
-	int n = 0;
 	json_t *was = json_array();
 	if (!old || crd_schema_list_types(r->res->schema, old, was) == 0)
-		n = crd_schema_list_types(r->res->schema, obj, causes);
+		crd_schema_list_types(r->res->schema, obj, causes);
 	json_decref(was);
-	if (!c || !c->rules)
-		return n;
-	return n + crd_rules_eval(c->rules, obj, old, causes, &r->warnings);
+	if (c && c->rules) {
+		if (blocking(causes))
+			val_add(causes, "FieldValueInvalid", "<nil>",
+				"null: some validation rules were not checked because the object "
+				"was invalid; correct the existing errors to complete validation");
+		else
+			crd_rules_eval(c->rules, obj, old, causes, &r->warnings);
+	}
+	return (int)(json_array_size(causes) - before);
 }
 
 int crd_check_fields(struct req *r, json_t *obj)
@@ -1159,11 +1179,9 @@ static void scale_write(struct req *r, const struct crd_row *c, json_t *obj)
 	json_t *upd = json_deep_copy(obj);
 	set_path(upd, c->spec_replicas, json_incref(rep));
 	json_object_del(obj_meta(upd), "resourceVersion");
-	crd_schema_validate(c->r.schema, upd, causes); /* the body's checks (check_custom) */
-	if (json_array_size(causes))
-		reply_invalid(r, c->r.kind, r->name, json_incref(causes));
-	else
-		req_write_scale(r, obj, upd);
+	/* the schema (ratcheted against obj) and the rules are checked on the
+	 * way of every update (crd_check_rules) */
+	req_write_scale(r, obj, upd);
 	json_decref(upd);
 out:
 	json_decref(cur);

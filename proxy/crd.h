@@ -13,7 +13,9 @@
  * Supported keywords: type, properties, additionalProperties, items,
  * required, enum, minimum/maximum (+exclusive*), multipleOf, pattern,
  * minLength/maxLength, minItems/maxItems, uniqueItems,
- * minProperties/maxProperties, nullable, default, and the extensions
+ * minProperties/maxProperties, nullable, default, string formats of kube's
+ * registry (crd_format_valid), value validations in allOf/oneOf/anyOf/not
+ * (with go-openapi's texts), and the extensions
  * x-kubernetes-preserve-unknown-fields, x-kubernetes-int-or-string and
  * x-kubernetes-embedded-resource. `pattern` is read as kube reads it, in
  * RE2's syntax (Go's regexp; cel_regex_search), and a CRD whose pattern
@@ -50,6 +52,23 @@ void crd_schema_default(const json_t *schema, json_t *obj);
  * number of causes added.
  */
 int crd_schema_validate(const json_t *schema, const json_t *obj, json_t *causes);
+
+/*
+ * The same on an update, with kube's ratcheting (CRDValidationRatcheting,
+ * on in 1.33): a value equal to the one it correlates with in old (borrowed;
+ * through properties, map keys, map-list keys and set values, not atomic
+ * list positions) is not held to the schema, so a tightened schema does not
+ * lock existing objects. old NULL: crd_schema_validate.
+ */
+int crd_schema_validate_update(const json_t *schema, const json_t *obj, const json_t *old,
+			       json_t *causes);
+
+/*
+ * Whether string s (borrowed) is of `format` (borrowed) as kube's format
+ * registry reads it (crd_format.c): ipv4, ipv6, cidr, mac, uuid[345], date,
+ * date-time, byte, uri, hexcolor; other formats accept any string.
+ */
+bool crd_format_valid(const char *format, const char *s);
 
 /*
  * kube's ValidateListSetsAndMaps: in obj (borrowed), the second appearance

@@ -130,7 +130,9 @@ static cel_program_t *compile(const char *expr, const json_t *typed, const json_
 	bool opt = json_is_true(json_object_get(r, "optionalOldSelf"));
 	struct cel_var vars[] = {
 	    [VAR_SELF] = {"self", typed, false}, [VAR_OLD_SELF] = {"oldSelf", typed, opt}};
-	struct cel_env env = {vars, 2, libs};
+	/* kube 1.32+ resolves a property named by a CEL keyword as written
+	 * (`t.metadata.namespace`, JobSet's rule) besides `__namespace__` */
+	struct cel_env env = {vars, 2, libs, true};
 	return cel_compile(expr, &env, 0, err);
 }
 

@@ -338,12 +338,57 @@ static void check_string(const json_t *s, const json_t *v, const char *path, jso
 			(long long)json_integer_value(maxl));
 	if (pat && !crd_schema_pattern_match(pat, str))
 		add_invalid(causes, path, v, "%s in body should match '%s'", path, pat);
+	const char *fmt = json_string_value(json_object_get(s, "format"));
+	const char *t = stype(s);
+	if (fmt && (!*t || strcmp(t, "string") == 0) && !crd_format_valid(fmt, str)) {
+		char *sv = show(v);
+		add_invalid(causes, path, v, "%s in body must be of type %s: %s", path, fmt,
+			    sv ? sv : "");
+		free(sv);
+		json_object_set_new(json_array_get(causes, json_array_size(causes) - 1), "reason",
+				    json_string("FieldValueTypeInvalid"));
+	}
 }
 
-static void validate_node(const json_t *s, const json_t *v, const char *path, json_t *causes,
-			  bool root);
+static void validate_node(const json_t *s, const json_t *v, const json_t *old, const char *path,
+			  json_t *causes, bool root);
 
-static void check_array(const json_t *s, const json_t *v, const char *path, json_t *causes)
+static json_t *map_key(const json_t *keys, const json_t *x);
+
+/* The old item that v's item x correlates with (kube's ratcheting): by its
+ * keys in a map list, by its value in a set; none in an atomic list. */
+static const json_t *old_item(const json_t *s, const json_t *old, const json_t *x)
+{
+	const char *lt = json_string_value(json_object_get(s, "x-kubernetes-list-type"));
+	const json_t *keys = json_object_get(s, "x-kubernetes-list-map-keys");
+	size_t i;
+	json_t *o;
+	if (!json_is_array(old) || !lt || !strcmp(lt, "atomic"))
+		return NULL;
+	if (!strcmp(lt, "set")) {
+		json_array_foreach (old, i, o)
+			if (json_equal(o, x))
+				return o;
+		return NULL;
+	}
+	if (strcmp(lt, "map") != 0 || !json_is_object(x))
+		return NULL;
+	json_t *want = map_key(keys, x), *got;
+	const json_t *found = NULL;
+	json_array_foreach (old, i, o) {
+		got = map_key(keys, o);
+		if (json_is_object(o) && json_equal(got, want))
+			found = o;
+		json_decref(got);
+		if (found)
+			break;
+	}
+	json_decref(want);
+	return found;
+}
+
+static void check_array(const json_t *s, const json_t *v, const json_t *old, const char *path,
+			json_t *causes)
 {
 	size_t n = json_array_size(v), i, k;
 	const json_t *mi = json_object_get(s, "minItems"), *ma = json_object_get(s, "maxItems");
@@ -373,7 +418,8 @@ static void check_array(const json_t *s, const json_t *v, const char *path, json
 	}
 	json_array_foreach (v, i, x) {
 		elem(p, path, i);
-		validate_node(json_object_get(s, "items"), x, p, causes, false);
+		validate_node(json_object_get(s, "items"), x, old_item(s, old, x), p, causes,
+			      false);
 	}
 }
 
@@ -397,8 +443,8 @@ static void check_embedded(const json_t *v, const char *path, json_t *causes)
 	}
 }
 
-static void check_object(const json_t *s, const json_t *v, const char *path, json_t *causes,
-			 bool root)
+static void check_object(const json_t *s, const json_t *v, const json_t *old, const char *path,
+			 json_t *causes, bool root)
 {
 	const json_t *props = json_object_get(s, "properties");
 	const json_t *addl = json_object_get(s, "additionalProperties");
@@ -433,18 +479,123 @@ static void check_object(const json_t *s, const json_t *v, const char *path, jso
 		const json_t *ps = json_object_get(props, k);
 		if (ps) {
 			child(p, path, k);
-			validate_node(ps, x, p, causes, false);
+			validate_node(ps, x, json_object_get(old, k), p, causes, false);
 		} else if (json_is_object(addl)) {
 			mapkey(p, path, k);
-			validate_node(addl, x, p, causes, false);
+			validate_node(addl, x, json_object_get(old, k), p, causes, false);
 		}
 	}
 }
 
-static void validate_node(const json_t *s, const json_t *v, const char *path, json_t *causes,
-			  bool root)
+/* A composite failure: kube passes these on without a field of their own,
+ * so the cause is at <nil>, with the node's path quoted in the text. */
+static void add_composite(json_t *causes, const char *path, const char *what)
+{
+	val_add(causes, "FieldValueInvalid", "<nil>", "\"\": \"%s\" %s", path, what);
+}
+
+/* The causes v has against branch schema b (a new array, owned). */
+static json_t *branch_causes(const json_t *b, const json_t *v, const char *path)
+{
+	json_t *tmp = json_array();
+	validate_node(b, v, NULL, path, tmp, false);
+	return tmp;
+}
+
+static void extend(json_t *causes, json_t *more)
+{
+	if (more)
+		json_array_extend(causes, more);
+}
+
+/* oneOf and anyOf: how many branches v validates, the causes of the first
+ * that it does not (kube's go-openapi keeps those of its best failure). */
+static size_t count_valid(const json_t *list, const json_t *v, const char *path, json_t **first)
+{
+	size_t i, ok = 0;
+	json_t *b;
+	*first = NULL;
+	json_array_foreach (list, i, b) {
+		json_t *c = branch_causes(b, v, path);
+		if (!json_array_size(c)) {
+			ok++;
+			json_decref(c);
+		} else if (!*first) {
+			*first = c;
+		} else {
+			json_decref(c);
+		}
+	}
+	return ok;
+}
+
+/* allOf, oneOf, anyOf and not: value validations in branches (a structural
+ * schema keeps its types outside them), with go-openapi's texts. */
+static void check_composites(const json_t *s, const json_t *v, const char *path, json_t *causes)
+{
+	const json_t *all = json_object_get(s, "allOf"), *one = json_object_get(s, "oneOf");
+	const json_t *any = json_object_get(s, "anyOf"), *not = json_object_get(s, "not");
+	json_t *first, *b;
+	size_t i, n;
+	if (json_array_size(all)) {
+		json_t *errs = json_array();
+		n = 0;
+		json_array_foreach (all, i, b) {
+			json_t *c = branch_causes(b, v, path);
+			n += json_array_size(c) == 0;
+			extend(errs, c);
+			json_decref(c);
+		}
+		if (n != json_array_size(all))
+			add_composite(causes, path,
+				      n ? "must validate all the schemas (allOf)"
+					: "must validate all the schemas (allOf). None validated");
+		extend(causes, errs);
+		json_decref(errs);
+	}
+	if (json_array_size(one)) {
+		n = count_valid(one, v, path, &first);
+		if (n != 1) {
+			char m[128];
+			if (n)
+				snprintf(m, sizeof(m),
+					 "must validate one and only one schema (oneOf). Found %zu "
+					 "valid alternatives",
+					 n);
+			else
+				snprintf(m, sizeof(m),
+					 "must validate one and only one schema "
+					 "(oneOf). Found none valid");
+			add_composite(causes, path, m);
+			if (!n)
+				extend(causes, first);
+		}
+		json_decref(first);
+	}
+	if (json_array_size(any)) {
+		n = count_valid(any, v, path, &first);
+		if (!n) {
+			add_composite(causes, path, "must validate at least one schema (anyOf)");
+			extend(causes, first);
+		}
+		json_decref(first);
+	}
+	if (json_is_object(not )) {
+		json_t *c = branch_causes(not, v, path);
+		if (!json_array_size(c))
+			add_composite(causes, path, "must not validate the schema (not)");
+		json_decref(c);
+	}
+}
+
+static void validate_node(const json_t *s, const json_t *v, const json_t *old, const char *path,
+			  json_t *causes, bool root)
 {
 	if (!json_is_object(s))
+		return;
+	/* kube's ratcheting (CRDValidationRatcheting): a value equal to the
+	 * one it correlates with in the old object keeps its errors to itself */
+	if (old && json_equal(old, v))
 		return;
 	if (json_is_null(v)) {
 		if (!flag(s, "nullable") && *stype(s))
@@ -452,25 +603,33 @@ static void validate_node(const json_t *s, const json_t *v, const char *path, js
 		return;
 	}
 	if (flag(s, "x-kubernetes-int-or-string")) {
-		if (!is_integral(v) && !json_is_string(v))
+		/* kube types it [integer, string]; the value validations of the
+		 * schema apply by the value's kind (a quantity's pattern) */
+		if (!is_integral(v) && !json_is_string(v)) {
 			add_type_error(causes, path, "integer,string", v);
+			return;
+		}
+		check_enum(s, v, path, causes);
+		if (json_is_string(v))
+			check_string(s, v, path, causes);
 		else
-			check_enum(s, v, path, causes);
+			check_number(s, v, path, causes);
 		return;
 	}
 	if (!type_ok(stype(s), v)) {
 		add_type_error(causes, path, stype(s), v);
 		return;
 	}
+	check_composites(s, v, path, causes);
 	check_enum(s, v, path, causes);
 	if (json_is_number(v))
 		check_number(s, v, path, causes);
 	else if (json_is_string(v))
 		check_string(s, v, path, causes);
 	else if (json_is_array(v))
-		check_array(s, v, path, causes);
+		check_array(s, v, old, path, causes);
 	else if (json_is_object(v))
-		check_object(s, v, path, causes, root);
+		check_object(s, v, old, path, causes, root);
 }
 
 /* ---- list-type set and map uniqueness ---- */
@@ -619,8 +778,14 @@ static void list_types(const json_t *s, const json_t *v, const char *path, json_
 
 int crd_schema_validate(const json_t *schema, const json_t *obj, json_t *causes)
 {
+	return crd_schema_validate_update(schema, obj, NULL, causes);
+}
+
+int crd_schema_validate_update(const json_t *schema, const json_t *obj, const json_t *old,
+			       json_t *causes)
+{
 	size_t before = json_array_size(causes);
-	validate_node(schema, obj, "", causes, true);
+	validate_node(schema, obj, old, "", causes, true);
 	return (int)(json_array_size(causes) - before);
 }
 
@@ -668,6 +833,87 @@ static void structural_children(const json_t *s, const char *path, json_t *cause
 	}
 }
 
+/* int-or-string's own anyOf ([{type: integer}, {type: string}]), bare or in
+ * an allOf, which kube lets a structural schema keep. */
+static bool int_or_string_anyof(const json_t *any)
+{
+	return json_array_size(any) == 2 && !strcmp(stype(json_array_get(any, 0)), "integer") &&
+	       !strcmp(stype(json_array_get(any, 1)), "string");
+}
+
+static void value_validation(const json_t *s, const char *path, json_t *causes, int depth,
+			     bool ios);
+
+/* kube's validateNestedValueValidation: inside allOf, anyOf, oneOf and not
+ * only value validations; generic and x-kubernetes-* keys are refused. */
+static void nested_value_validation(const json_t *s, const char *path, json_t *causes, int depth)
+{
+	static const struct {
+		const char *key, *msg;
+	} forbidden[] = {
+	    {"type", "must be empty to be structural"},
+	    {"additionalProperties", "must be undefined to be structural"},
+	    {"default", "must be undefined to be structural"},
+	    {"title", "must be empty to be structural"},
+	    {"description", "must be empty to be structural"},
+	    {"nullable", "must be false to be structural"},
+	    {"x-kubernetes-preserve-unknown-fields", "must be undefined to be structural"},
+	    {"x-kubernetes-embedded-resource", "must be false to be structural"},
+	    {"x-kubernetes-int-or-string", "must be false to be structural"},
+	    {"x-kubernetes-list-map-keys", "must be empty to be structural"},
+	    {"x-kubernetes-list-type", "must be undefined to be structural"},
+	    {"x-kubernetes-map-type", "must be undefined to be structural"},
+	    {"x-kubernetes-validations", "must be empty to be structural"},
+	};
+	char p[PATHLEN];
+	const char *k;
+	json_t *x;
+	if (!json_is_object(s) || depth > 64)
+		return;
+	value_validation(s, path, causes, depth, false);
+	if (json_is_object(json_object_get(s, "items"))) {
+		child(p, path, "items");
+		nested_value_validation(json_object_get(s, "items"), p, causes, depth + 1);
+	}
+	json_object_foreach ((json_t *)json_object_get(s, "properties"), k, x) {
+		snprintf(p, sizeof(p), "%s.properties[%s]", path, k);
+		nested_value_validation(x, p, causes, depth + 1);
+	}
+	for (size_t i = 0; i < KB_ARRAY_SIZE(forbidden); i++) {
+		const json_t *v = json_object_get(s, forbidden[i].key);
+		if (!v || json_is_false(v) || (json_is_string(v) && !*json_string_value(v)))
+			continue;
+		child(p, path, forbidden[i].key);
+		val_add(causes, "FieldValueForbidden", p, "%s", forbidden[i].msg);
+	}
+}
+
+/* The allOf/anyOf/oneOf/not of node s (ios: an int-or-string node). */
+static void value_validation(const json_t *s, const char *path, json_t *causes, int depth, bool ios)
+{
+	static const char *const lists[] = {"allOf", "anyOf", "oneOf"};
+	char p[PATHLEN];
+	size_t i;
+	json_t *b;
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
+		const json_t *list = json_object_get(s, lists[l]);
+		if (ios && !strcmp(lists[l], "anyOf") && int_or_string_anyof(list))
+			continue;
+		json_array_foreach (list, i, b) {
+			if (ios && !strcmp(lists[l], "allOf") &&
+			    int_or_string_anyof(json_object_get(b, "anyOf")) &&
+			    json_object_size(b) == 1)
+				continue;
+			snprintf(p, sizeof(p), "%s.%s[%zu]", path, lists[l], i);
+			nested_value_validation(b, p, causes, depth + 1);
+		}
+	}
+	if (json_is_object(json_object_get(s, "not"))) {
+		child(p, path, "not");
+		nested_value_validation(json_object_get(s, "not"), p, causes, depth + 1);
+	}
+}
+
 static void structural_node(const json_t *s, const char *path, json_t *causes, int depth)
 {
 	char p[PATHLEN];
@@ -711,6 +957,7 @@ static void structural_node(const json_t *s, const char *path, json_t *causes, i
 			val_quote(pat, q, sizeof(q)), err ? err : "");
 	}
 	free(err);
+	value_validation(s, path, causes, depth, flag(s, "x-kubernetes-int-or-string"));
 	structural_children(s, path, causes, depth);
 }
 

@@ -884,23 +884,6 @@ bool obj_same(const json_t *a, const json_t *b)
 	return eq;
 }
 
-/* A cause that keeps kube from running a custom object's CEL rules (its
- * strategy's hasBlockingErr). */
-static bool blocking(const json_t *causes)
-{
-	static const char *const types[] = {"FieldValueNotSupported", "FieldValueRequired",
-					    "FieldValueTooLong", "FieldValueTooMany",
-					    "FieldValueTypeInvalid"};
-	size_t i;
-	json_t *c;
-	json_array_foreach (causes, i, c)
-		for (size_t k = 0; k < KB_ARRAY_SIZE(types); k++)
-			if (strcmp(json_string_value(json_object_get(c, "reason")) ?: "",
-				   types[k]) == 0)
-				return true;
-	return false;
-}
-
 /* Validation and the built-in admission chain. */
 static int validate_admit(struct req *r, json_t *obj, const json_t *old)
 {
@@ -913,7 +896,7 @@ static int validate_admit(struct req *r, json_t *obj, const json_t *old)
 	json_t *causes = json_array();
 	val_object_meta(r->res, obj, old, causes);
 	val_object(r->res, obj, old, causes);
-	if (r->res->crd && !blocking(causes))
+	if (r->res->crd)
 		crd_check_rules(r, obj, old, causes);
 	if (r->px->host_sync && !old && strcmp(r->res->group, "") == 0 &&
 	    strcmp(r->res->kind, "Pod") == 0)

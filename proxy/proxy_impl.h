@@ -262,12 +262,16 @@ int crd_start(struct proxy *px);
 void crd_before_delete(json_t *crd);
 /* crd.c: field checks of a body for a row without a protobuf message: CRD
  * objects (defaults, validation) and custom objects (unknown fields pruned
- * or refused with Strict, schema defaults, schema validation). obj is
- * borrowed and modified. 0, or answered (400/422) and -EINVAL. */
+ * or refused with Strict, schema defaults; their schema validation is
+ * crd_check_rules'). obj is borrowed and modified. 0, or answered (400/422)
+ * and -EINVAL. */
 int crd_check_fields(struct req *r, json_t *obj);
-/* A custom object's x-kubernetes-validations rules on obj against old (NULL
- * on create); failures appended to causes, ratcheted ones to r->warnings.
- * Returns causes added. */
+/* A custom object's validation in kube's order, on obj against old (NULL on
+ * create): the schema (ratcheting unchanged values), list-type uniqueness,
+ * then the x-kubernetes-validations rules unless a cause so far is of a
+ * kind kube stops at (then kube's "some validation rules were not checked"
+ * note); failures appended to causes, ratcheted rule failures to
+ * r->warnings. Returns causes added. */
 int crd_check_rules(struct req *r, const json_t *obj, const json_t *old, json_t *causes);
 /* crd.c: the scale subresource of custom objects (the CRD's replica paths).
  * True when it answered. */

@@ -29,6 +29,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_vap.sh"
 . "$here/t_webhook.sh"
 . "$here/t_crdrules.sh"
+. "$here/t_crdsets.sh"
 . "$here/t_vapeval.sh"
 . "$here/t_apiservice.sh"
 . "$here/t_pdb.sh"
@@ -77,6 +78,7 @@ webhookcfg_suite
 vapcfg_suite
 webhook_suite
 crdrules_suite
+crdsets_suite
 vap_suite
 apiservice_suite
 e2e_summary

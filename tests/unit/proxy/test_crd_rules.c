@@ -409,6 +409,41 @@ START_TEST(check_environments)
 }
 END_TEST
 
+/* kube 1.32+: a property named by a CEL keyword is selected as written, as
+ * JobSet's volumeClaimPolicies rule does (`t.metadata.namespace`), or escaped. */
+START_TEST(keyword_fields)
+{
+	const char *sc =
+	    "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+	    "\"properties\":{\"templates\":{\"type\":\"array\",\"maxItems\":50,"
+	    "\"items\":{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":"
+	    "\"object\",\"properties\":{\"namespace\":{\"type\":\"string\","
+	    "\"maxLength\":63}}}}}}},\"x-kubernetes-validations\":[{\"rule\":"
+	    "\"self.templates.all(t, !has(t.metadata.namespace) || "
+	    "size(t.metadata.namespace) == 0)\",\"message\":\"no namespace\"},"
+	    "{\"rule\":\"self.templates.all(t, !has(t.metadata.__namespace__) || "
+	    "t.metadata.__namespace__ != 'kube-system')\",\"message\":\"not there\"}]}}}";
+	json_t *c = json_array(), *s = J(sc);
+	ck_assert_int_eq(crd_rules_check(s, "p", c), 0);
+	struct crd_rules *cr = crd_rules_compile(s);
+	ck_assert_ptr_nonnull(cr);
+	json_t *o = J("{\"spec\":{\"templates\":[{\"metadata\":{}},{\"metadata\":{"
+		      "\"namespace\":\"kube-system\"}}]}}");
+	json_t *w = NULL;
+	crd_rules_eval(cr, o, NULL, c, &w);
+	char *got = lines(c);
+	ck_assert_str_eq(got,
+			 "spec: Invalid value: \"object\": no namespace | spec: Invalid value: "
+			 "\"object\": not there");
+	free(got);
+	crd_rules_free(cr);
+	json_decref(w);
+	json_decref(o);
+	json_decref(s);
+	json_decref(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("crd_rules");
@@ -420,6 +455,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, check_cost);
 	tcase_add_test(tc, check_cost_sizes);
 	tcase_add_test(tc, check_environments);
+	tcase_add_test(tc, keyword_fields);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -33,6 +33,8 @@ static const char *SCHEMA =
     "\"tags\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":2,\"uniqueItems\":true,"
     "\"items\":{\"type\":\"string\"}},"
     "\"port\":{\"x-kubernetes-int-or-string\":true},"
+    "\"qty\":{\"x-kubernetes-int-or-string\":true,\"anyOf\":[{\"type\":\"integer\"},"
+    "{\"type\":\"string\"}],\"pattern\":\"^[0-9]+[KMG]?$\",\"minimum\":0},"
     "\"note\":{\"type\":\"string\",\"nullable\":true},"
     "\"mode\":{\"type\":\"string\",\"default\":\"fast\"},"
     "\"extra\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true},"
@@ -45,9 +47,9 @@ static const char *SCHEMA =
     "}}}}";
 
 /* The causes' "field: message" lines joined with " | ". */
-static char *validate(const char *obj_json)
+static char *validate_with(const char *schema, const char *obj_json)
 {
-	json_t *s = J(SCHEMA), *o = J(obj_json), *causes = json_array();
+	json_t *s = J(schema), *o = J(obj_json), *causes = json_array();
 	crd_schema_validate(s, o, causes);
 	size_t i;
 	json_t *c;
@@ -63,6 +65,11 @@ static char *validate(const char *obj_json)
 	json_decref(o);
 	json_decref(causes);
 	return out;
+}
+
+static char *validate(const char *obj_json)
+{
+	return validate_with(SCHEMA, obj_json);
 }
 
 #define EXPECT_VALID(obj)                                           \
@@ -139,6 +146,22 @@ START_TEST(strings)
 }
 END_TEST
 
+/* An int-or-string's pattern (Kueue's quantities) and bounds apply by the
+ * value's kind, as kube's [integer, string] type. */
+START_TEST(int_or_string_values)
+{
+	EXPECT_CAUSE(
+	    "{\"spec\":{\"color\":\"red\",\"qty\":\"1x\"}}",
+	    "spec.qty: Invalid value: \"1x\": spec.qty in body should match '^[0-9]+[KMG]?$'");
+	EXPECT_CAUSE(
+	    "{\"spec\":{\"color\":\"red\",\"qty\":-2}}",
+	    "spec.qty: Invalid value: -2: spec.qty in body should be greater than or equal "
+	    "to 0");
+	EXPECT_VALID("{\"spec\":{\"color\":\"red\",\"qty\":\"36G\"}}");
+	EXPECT_VALID("{\"spec\":{\"color\":\"red\",\"qty\":9}}");
+}
+END_TEST
+
 START_TEST(arrays)
 {
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"tags\":[]}}",
@@ -152,6 +175,123 @@ START_TEST(arrays)
 		     "type string");
 	EXPECT_CAUSE("{\"spec\":{\"color\":\"red\",\"items\":[{\"n\":1},{\"n\":\"x\"}]}}",
 		     "spec.items[1].n in body must be of type integer");
+}
+END_TEST
+
+#define EXPECT_WITH(schema, obj, want)                                            \
+	do {                                                                      \
+		char *m_ = validate_with(schema, obj);                            \
+		ck_assert_msg(want[0] ? strstr(m_, want) != NULL : m_[0] == '\0', \
+			      "wanted <%s> in <%s>", want, m_);                   \
+		free(m_);                                                         \
+	} while (0)
+
+/* String formats of kube's registry (Gateway API's ipv4/ipv6, status
+ * date-times, caBundle bytes); unknown formats are ignored. */
+START_TEST(formats)
+{
+	const char *sc = "{\"type\":\"object\",\"properties\":{"
+			 "\"a\":{\"type\":\"string\",\"format\":\"ipv4\"},"
+			 "\"b\":{\"type\":\"string\",\"format\":\"ipv6\"},"
+			 "\"t\":{\"type\":\"string\",\"format\":\"date-time\"},"
+			 "\"d\":{\"type\":\"string\",\"format\":\"date\"},"
+			 "\"c\":{\"type\":\"string\",\"format\":\"cidr\"},"
+			 "\"y\":{\"type\":\"string\",\"format\":\"byte\"},"
+			 "\"u\":{\"type\":\"string\",\"format\":\"uri\"},"
+			 "\"i\":{\"type\":\"string\",\"format\":\"uuid\"},"
+			 "\"m\":{\"type\":\"string\",\"format\":\"mac\"},"
+			 "\"x\":{\"type\":\"string\",\"format\":\"no-such-format\"}}}";
+	EXPECT_WITH(sc,
+		    "{\"a\":\"10.0.0.1\",\"b\":\"fe80::1\",\"t\":\"1970-01-01T00:00:00Z\","
+		    "\"d\":\"2024-02-29\",\"c\":\"10.0.0.0/8\",\"y\":\"aGk=\","
+		    "\"u\":\"https://acme.example/dir\",\"m\":\"00:1a:2b:3c:4d:5e\","
+		    "\"i\":\"123e4567-e89b-12d3-a456-426614174000\",\"x\":\"anything\"}",
+		    "");
+	EXPECT_WITH(sc, "{\"t\":\"2024-01-01T10:00:00.5+02:00\"}", "");
+	EXPECT_WITH(sc, "{\"a\":\"10.0.0.300\"}",
+		    "a: Invalid value: \"10.0.0.300\": a in body must be of type ipv4: "
+		    "\"10.0.0.300\"");
+	EXPECT_WITH(sc, "{\"a\":\"fe80::1\"}", "a in body must be of type ipv4");
+	EXPECT_WITH(sc, "{\"b\":\"10.0.0.1\"}", "b in body must be of type ipv6");
+	EXPECT_WITH(sc, "{\"t\":\"2024-01-01 10:00:00\"}", "t in body must be of type date-time");
+	EXPECT_WITH(sc, "{\"t\":\"2024-01-01T24:00:00Z\"}", "t in body must be of type date-time");
+	EXPECT_WITH(sc, "{\"d\":\"2023-02-29\"}", "d in body must be of type date");
+	EXPECT_WITH(sc, "{\"c\":\"10.0.0.0/33\"}", "c in body must be of type cidr");
+	EXPECT_WITH(sc, "{\"y\":\"aGk\"}", "y in body must be of type byte");
+	EXPECT_WITH(sc, "{\"u\":\"relative/path\"}", "u in body must be of type uri");
+	EXPECT_WITH(sc, "{\"i\":\"123\"}", "i in body must be of type uuid");
+	EXPECT_WITH(sc, "{\"m\":\"00:1a:2b\"}", "m in body must be of type mac");
+}
+END_TEST
+
+/* Value validations in oneOf/anyOf/allOf/not, as the Gateway API's
+ * addresses use them: go-openapi's texts at <nil>, then the best branch's. */
+START_TEST(composites)
+{
+	const char *sc =
+	    "{\"type\":\"object\",\"properties\":{\"addr\":{\"type\":\"object\","
+	    "\"properties\":{\"type\":{\"type\":\"string\"},\"value\":{\"type\":\"string\"}},"
+	    "\"oneOf\":[{\"properties\":{\"type\":{\"enum\":[\"IPAddress\"]},\"value\":{"
+	    "\"anyOf\":[{\"format\":\"ipv4\"},{\"format\":\"ipv6\"}]}}},"
+	    "{\"properties\":{\"type\":{\"not\":{\"enum\":[\"IPAddress\"]}}}}]},"
+	    "\"n\":{\"type\":\"integer\",\"allOf\":[{\"minimum\":1},{\"maximum\":5}]},"
+	    "\"s\":{\"type\":\"string\",\"not\":{\"enum\":[\"x\"]}}}}";
+	EXPECT_WITH(sc, "{\"addr\":{\"type\":\"IPAddress\",\"value\":\"fe80::1\"}}", "");
+	EXPECT_WITH(sc, "{\"addr\":{\"type\":\"Hostname\",\"value\":\"a.b\"}}", "");
+	EXPECT_WITH(sc, "{\"addr\":{\"type\":\"IPAddress\",\"value\":\"a.b\"}}",
+		    "<nil>: Invalid value: \"\": \"addr\" must validate one and only one schema "
+		    "(oneOf). Found none valid | <nil>: Invalid value: \"\": \"addr.value\" must "
+		    "validate at least one schema (anyOf) | addr.value: Invalid value: \"a.b\": "
+		    "addr.value in body must be of type ipv4: \"a.b\"");
+	EXPECT_WITH(sc, "{\"n\":3}", "");
+	EXPECT_WITH(sc, "{\"n\":9}",
+		    "<nil>: Invalid value: \"\": \"n\" must validate all the schemas (allOf) | n: "
+		    "Invalid value: 9: n in body should be less than or equal to 5");
+	EXPECT_WITH(sc, "{\"s\":\"x\"}",
+		    "<nil>: Invalid value: \"\": \"s\" must not validate the schema (not)");
+	EXPECT_WITH(sc, "{\"s\":\"y\"}", "");
+}
+END_TEST
+
+/* kube's ratcheting on updates: a value equal to the one it correlates
+ * with (properties, map keys, map-list keys) keeps its errors to itself; a
+ * changed one, or an item of an atomic list, is held to the schema. */
+START_TEST(ratcheting)
+{
+	const char *sc =
+	    "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"format\":"
+	    "\"ipv4\"},\"b\":{\"type\":\"string\"},\"m\":{\"type\":\"array\","
+	    "\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"k\"],"
+	    "\"items\":{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\"},"
+	    "\"v\":{\"type\":\"integer\",\"maximum\":5}}}},\"l\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"integer\",\"maximum\":5}}}}";
+	json_t *s = J(sc), *c = json_array();
+	json_t *old = J("{\"a\":\"x\",\"b\":\"1\",\"m\":[{\"k\":\"p\",\"v\":9},"
+			"{\"k\":\"q\",\"v\":9}],\"l\":[9]}");
+	/* b changed, the rest kept (the map list reordered): nothing */
+	json_t *upd = J("{\"a\":\"x\",\"b\":\"2\",\"m\":[{\"k\":\"q\",\"v\":9},"
+			"{\"k\":\"p\",\"v\":9}],\"l\":[9]}");
+	ck_assert_int_eq(crd_schema_validate_update(s, upd, old, c), 0);
+	ck_assert_int_eq(crd_schema_validate(s, upd, c), 4);
+	json_decref(upd);
+	json_array_clear(c);
+	/* a changed, q's v changed, the atomic list changed: each is checked */
+	upd = J("{\"a\":\"y\",\"m\":[{\"k\":\"p\",\"v\":9},{\"k\":\"q\",\"v\":8}],"
+		"\"l\":[9,1]}");
+	ck_assert_int_eq(crd_schema_validate_update(s, upd, old, c), 3);
+	char *got = NULL;
+	size_t i;
+	json_t *x;
+	struct kb_buf b = {0};
+	json_array_foreach (c, i, x)
+		kb_buf_printf(&b, "%s;", json_string_value(json_object_get(x, "field")));
+	got = b.data;
+	ck_assert_str_eq(got, "a;m[1].v;l[0];");
+	kb_buf_free(&b);
+	json_decref(upd);
+	json_decref(old);
+	json_decref(s);
+	json_decref(c);
 }
 END_TEST
 
@@ -299,6 +439,31 @@ START_TEST(structural_schemas)
 	    structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"bogus\"}}}",
 		       "Unsupported value"),
 	    0);
+	/* value validations only in allOf/anyOf/oneOf/not: the Gateway API's
+	 * address branches pass, a type or an extension there does not; an
+	 * int-or-string keeps its own anyOf */
+	ck_assert_int_eq(
+	    structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"object\","
+		       "\"properties\":{\"t\":{\"type\":\"string\"},\"v\":{\"type\":\"string\"}},"
+		       "\"oneOf\":[{\"properties\":{\"t\":{\"enum\":[\"IP\"]},\"v\":{\"anyOf\":"
+		       "[{\"format\":\"ipv4\"},{\"format\":\"ipv6\"}]}}},{\"properties\":{\"t\":"
+		       "{\"not\":{\"enum\":[\"IP\"]}}}}]},\"q\":{\"x-kubernetes-int-or-string\":"
+		       "true,\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}]}}}",
+		       NULL),
+	    0);
+	ck_assert_int_eq(
+	    structural("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+		       "\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"not\":{"
+		       "\"x-kubernetes-list-type\":\"set\"}}]}}}",
+		       "openAPIV3Schema.properties[a].oneOf[0].type\""),
+	    2);
+	ck_assert_int_eq(
+	    structural(
+		"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+		"\"oneOf\":[{\"not\":{\"x-kubernetes-list-type\":\"set\"}}]}}}",
+		"Forbidden: must be undefined to be structural\",\"field\":\"spec.versions[0]."
+		"schema.openAPIV3Schema.properties[a].oneOf[0].not.x-kubernetes-list-type\""),
+	    1);
 	/* kube compiles patterns with Go's regexp when the CRD is written */
 	ck_assert_int_eq(
 	    structural(
@@ -358,6 +523,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, required_and_enum);
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, strings);
+	tcase_add_test(tc, int_or_string_values);
+	tcase_add_test(tc, formats);
+	tcase_add_test(tc, composites);
+	tcase_add_test(tc, ratcheting);
 	tcase_add_test(tc, arrays);
 	tcase_add_test(tc, list_types);
 	tcase_add_test(tc, embedded_resource);
