@@ -9,6 +9,7 @@
  *
  * Threading: loop thread.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "controllers/controllers_impl.h"
@@ -27,36 +28,15 @@ static json_t *status_with(const json_t *fs, bool dangling, const char *pl)
 		json_decref(st);
 		st = json_object();
 	}
-	json_t *conds = json_object_get(st, "conditions"), *cond = NULL, *c;
-	size_t i;
-	if (!json_is_array(conds)) {
-		conds = json_array();
-		json_object_set_new(st, "conditions", conds);
-	}
-	json_array_foreach (conds, i, c)
-		if (json_is_string(json_object_get(c, "type")) &&
-		    strcmp(json_string_value(json_object_get(c, "type")), "Dangling") == 0)
-			cond = c;
-	if (!cond) {
-		cond = json_pack("{s:s}", "type", "Dangling");
-		json_array_append_new(conds, cond);
-	}
-	const char *want = dangling ? "True" : "False";
-	const char *have = json_string_value(json_object_get(cond, "status"));
-	char msg[600], now[40];
+	char msg[600];
 	snprintf(msg, sizeof(msg),
 		 dangling ? "This FlowSchema references the PriorityLevelConfiguration object "
 			    "named \"%s\" but there is no such object"
 			  : "This FlowSchema references the PriorityLevelConfiguration object "
 			    "named \"%s\" and it exists",
 		 pl);
-	if (!have || strcmp(have, want) != 0) {
-		ctrl_now_str(now, sizeof(now));
-		json_object_set_new(cond, "lastTransitionTime", json_string(now));
-	}
-	json_object_set_new(cond, "status", json_string(want));
-	json_object_set_new(cond, "reason", json_string(dangling ? "NotFound" : "Found"));
-	json_object_set_new(cond, "message", json_string(msg));
+	ctrl_set_condition(st, "Dangling", dangling ? "True" : "False",
+			   dangling ? "NotFound" : "Found", msg, false);
 	return st;
 }
 
