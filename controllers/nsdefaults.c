@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "controllers/controllers_impl.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "proxy/proxy.h"
 #include "store/store.h"
@@ -25,10 +26,6 @@
 #define SA_MANAGER "service-account-controller"
 #define CA_MANAGER "root-ca-cert-publisher"
 #define CA_CM      "kube-root-ca.crt"
-#define CA_DESC                                                                             \
-	"Contains a CA bundle that can be used to verify the kube-apiserver when using "    \
-	"internal endpoints such as the internal service IP or kubernetes.default.svc. No " \
-	"other usage is guaranteed across distributions of Kubernetes clusters."
 
 static bool ns_active(struct ctrl *c, const char *ns)
 {
@@ -71,31 +68,23 @@ static int ensure_ca(struct ctrl *c, const char *ns)
 	char *ca = NULL;
 	if (store_kv_get(c->st, "ca.crt", &ca) < 0)
 		return 0; /* no CA (never in a served tenant) */
-	json_t *cm = ctrl_get(c, "/configmaps", ns, CA_CM);
+	json_t *cm = ctrl_get(c, "/configmaps", ns, CA_CM), *want = proxy_root_ca_configmap(ns, ca);
 	int rc = 0;
 	if (!cm) {
-		json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s}}", "apiVersion", "v1",
-				      "kind", "ConfigMap", "metadata", "name", CA_CM, "namespace",
-				      ns, "annotations", "kubernetes.io/description", CA_DESC,
-				      "data", "ca.crt", ca);
-		rc = proxy_object_create(c->px, "", "v1", "configmaps", o, CA_MANAGER, NULL);
-		json_decref(o);
+		rc = proxy_object_create(c->px, "", "v1", "configmaps", want, CA_MANAGER, NULL);
 		if (rc == -EEXIST)
 			rc = 0;
-	} else if (!cm_current(cm, ca)) {
+	} else if (!cm_current(cm, ca)) { /* kube's publisher: the whole data replaced */
 		json_t *upd = json_deep_copy(cm);
-		json_t *meta = json_object_get(upd, "metadata");
-		json_t *ann = json_object_get(meta, "annotations");
-		if (!json_is_object(ann)) {
-			ann = json_object();
-			json_object_set_new(meta, "annotations", ann);
-		}
-		json_object_set_new(ann, "kubernetes.io/description", json_string(CA_DESC));
-		json_object_set_new(upd, "data", json_pack("{s:s}", "ca.crt", ca));
+		json_t *ann = kb_json_object_at(json_object_get(upd, "metadata"), "annotations");
+		json_object_update(
+		    ann, json_object_get(json_object_get(want, "metadata"), "annotations"));
+		json_object_set(upd, "data", json_object_get(want, "data"));
 		json_object_del(upd, "binaryData");
 		rc = proxy_object_update(c->px, "", "v1", "configmaps", upd, CA_MANAGER, NULL);
 		json_decref(upd);
 	}
+	json_decref(want);
 	json_decref(cm);
 	free(ca);
 	return rc == -EINPROGRESS ? 0 : rc;

@@ -19,6 +19,18 @@
 static const char *const builtin_ns[] = {"default", "kube-system", "kube-public", "kube-node-lease",
 					 NULL};
 
+json_t *proxy_root_ca_configmap(const char *ns, const char *ca)
+{
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s}}", "apiVersion", "v1", "kind",
+			 "ConfigMap", "metadata", "name", "kube-root-ca.crt", "namespace", ns,
+			 "annotations", "kubernetes.io/description",
+			 "Contains a CA bundle that can be used to verify the kube-apiserver when "
+			 "using internal endpoints such as the internal service IP or "
+			 "kubernetes.default.svc. No other usage is guaranteed across "
+			 "distributions of Kubernetes clusters.",
+			 "data", "ca.crt", ca);
+}
+
 void ns_created(struct proxy *px, const char *ns)
 {
 	const struct proxy_resource *sa = resource_find("", "v1", "serviceaccounts");
@@ -30,14 +42,7 @@ void ns_created(struct proxy *px, const char *ns)
 	if (store_kv_get(px->store, "ca.crt", &ca) < 0)
 		return;
 	const struct proxy_resource *cm = resource_find("", "v1", "configmaps");
-	o = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s}}", "apiVersion", "v1", "kind",
-		      "ConfigMap", "metadata", "name", "kube-root-ca.crt", "namespace", ns,
-		      "annotations", "kubernetes.io/description",
-		      "Contains a CA bundle that can be used to verify the kube-apiserver when "
-		      "using internal endpoints such as the internal service IP or "
-		      "kubernetes.default.svc. No other usage is guaranteed across "
-		      "distributions of Kubernetes clusters.",
-		      "data", "ca.crt", ca);
+	o = proxy_root_ca_configmap(ns, ca);
 	object_create(px, cm, o, NULL);
 	json_decref(o);
 	free(ca);

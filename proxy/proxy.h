@@ -125,6 +125,11 @@ void proxy_set_policy(proxy_t *px, const struct policy *policy);
  * new reference to the object as stored.
  */
 
+/* A namespace's kube-root-ca.crt ConfigMap as kube's root-ca-cert-publisher
+ * writes it: ca (PEM) under "ca.crt" and kube's description annotation. New
+ * reference. */
+json_t *proxy_root_ca_configmap(const char *ns, const char *ca);
+
 /* Creates obj; metadata.generateName gives a name with a 5-char suffix. */
 int proxy_object_create(proxy_t *px, const char *group, const char *version, const char *plural,
 			json_t *obj, const char *manager, json_t **out);
