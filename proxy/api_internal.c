@@ -719,7 +719,7 @@ int proxy_scale_get(proxy_t *px, const char *api_version, const char *kind, cons
 		return rc;
 	if (!json_object_get(obj, "kind")) /* obj_scale_view tells an RC by its kind */
 		json_object_set_new(obj, "kind", json_string(res->kind));
-	*out = res->crd ? crd_scale_of(res, obj) : obj_scale_view(obj);
+	*out = res_scale_view(res, obj);
 	json_decref(obj);
 	if (!*out) {
 		snprintf(err, errlen, "the server could not find the requested resource");

@@ -1189,11 +1189,6 @@ out:
 	json_decref(causes);
 }
 
-json_t *crd_scale_view(const struct proxy_resource *res, const json_t *obj)
-{
-	return scale_view(row_of(res), obj);
-}
-
 json_t *crd_scale_of(const struct proxy_resource *res, const json_t *obj)
 {
 	struct crd_row *c = res->crd ? row_of(res) : NULL;

@@ -275,7 +275,7 @@ void reply_scale(struct req *r, int code, const json_t *scale)
 
 json_t *res_scale_view(const struct proxy_resource *res, const json_t *obj)
 {
-	return res->crd ? crd_scale_view(res, obj) : obj_scale_view(obj);
+	return res->crd ? crd_scale_of(res, obj) : obj_scale_view(obj);
 }
 
 void res_scale_set(const struct proxy_resource *res, json_t *obj, json_t *replicas)

@@ -315,11 +315,11 @@ void req_track_fields(struct req *r, const json_t *old, json_t *obj, const char 
 /* A write through /scale: obj (borrowed, modified) is old with the new
  * replicas; it is written as any update and answered as a Scale. */
 void req_write_scale(struct req *r, const json_t *old, json_t *obj);
-/* The Scale view of an object of res (a CRD's through its scale paths), and
- * setting its replicas (replicas borrowed). */
+/* The Scale view of an object of res (a CRD's through its scale paths:
+ * crd_scale_of, NULL without them), and setting its replicas (replicas
+ * borrowed). */
 json_t *res_scale_view(const struct proxy_resource *res, const json_t *obj);
 void res_scale_set(const struct proxy_resource *res, json_t *obj, json_t *replicas);
-json_t *crd_scale_view(const struct proxy_resource *res, const json_t *obj);
 /* A Scale (borrowed), as a Table when the client asked for one. */
 void reply_scale(struct req *r, int code, const json_t *scale);
 /* admission.NewForbidden's 403: `<resource> "<name>" is forbidden: <why>`,
