@@ -71,7 +71,10 @@ void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
 			double seconds);
 
-/* Store reads: new references or NULL. res is a store key ("apps/replicasets"). */
+/* Store reads: new references or NULL. res is a store key ("apps/replicasets").
+ * ctrl_pods_selected: the pods of ns whose labels sel matches (new array). */
+struct sel_label;
+json_t *ctrl_pods_selected(struct ctrl *c, const char *ns, const struct sel_label *sel);
 json_t *ctrl_list(struct ctrl *c, const char *res, const char *ns);
 json_t *ctrl_get(struct ctrl *c, const char *res, const char *ns, const char *name);
 

@@ -381,17 +381,10 @@ static int expected_scale(struct ctrl *c, const json_t *pdb, const json_t *pods,
 /* The pods of the namespace the budget's selector matches (new array). */
 static json_t *pods_of(struct ctrl *c, const json_t *pdb)
 {
-	json_t *out = json_array();
 	struct sel_label *sel = NULL;
 	if (sel_label_from_object(ctrl_path(pdb, "spec.selector"), &sel, NULL, 0) < 0)
-		return out;
-	json_t *all = ctrl_list(c, "/pods", ctrl_ns(pdb));
-	size_t i;
-	json_t *pod;
-	json_array_foreach (all, i, pod)
-		if (sel_label_match(sel, ctrl_path(pod, "metadata.labels")))
-			json_array_append(out, pod);
-	json_decref(all);
+		return json_array();
+	json_t *out = ctrl_pods_selected(c, ctrl_ns(pdb), sel);
 	sel_label_free(sel);
 	return out;
 }

@@ -264,16 +264,9 @@ static int request_of(const json_t *pod, const char *resource, const char *conta
 static json_t *target_pods(struct hsync *s)
 {
 	struct sel_label *sel = NULL;
-	json_t *out = json_array();
 	if (sel_label_parse(s->selector, &sel, NULL, 0) < 0)
-		return out;
-	json_t *all = ctrl_list(s->c, "/pods", ctrl_ns(s->hpa));
-	size_t i;
-	json_t *p;
-	json_array_foreach (all, i, p)
-		if (sel_label_match(sel, kb_json_path(p, "metadata.labels")))
-			json_array_append(out, p);
-	json_decref(all);
+		return json_array();
+	json_t *out = ctrl_pods_selected(s->c, ctrl_ns(s->hpa), sel);
 	sel_label_free(sel);
 	return out;
 }

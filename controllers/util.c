@@ -421,3 +421,14 @@ void ctrl_admitted(void *arg, int rc, const json_t *obj, const char *message)
 			ctrl_enqueue_after(c, kinds[i].key, ns, owner, 10);
 	}
 }
+
+json_t *ctrl_pods_selected(struct ctrl *c, const char *ns, const struct sel_label *sel)
+{
+	json_t *out = json_array(), *all = ctrl_list(c, "/pods", ns), *pod;
+	size_t i;
+	json_array_foreach (all, i, pod)
+		if (sel_label_match(sel, ctrl_path(pod, "metadata.labels")))
+			json_array_append(out, pod);
+	json_decref(all);
+	return out;
+}
