@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "proxy/rbac.h"
+#include "proxy/auth/rbac.h"
 
 static double now_ns(void)
 {

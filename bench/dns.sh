@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The tenant's cluster DNS (proxy/dns.h): queries per second and latency
+# The tenant's cluster DNS (proxy/dns/dns.h): queries per second and latency
 # with dnsperf, next to dnsmasq answering the same names from its own
 # records in the same run; and what the responder costs an idle server
 # (PSS with and without --dns-listen). A measurement, not a test.

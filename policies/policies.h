@@ -8,7 +8,7 @@
  * profiles pods may name. A policy is a YAML file (policies/README.md);
  * untrusted.yaml, trusted.yaml and mig.yaml ship with Kubicle.
  *
- * This module only decides: the API front (proxy/admission.c) finds the
+ * This module only decides: the API front (proxy/admission/admission.c) finds the
  * objects, the usage and turns a refusal into 403 Forbidden. Messages are
  * "policy NAME: <rule and limit>", e.g. "policy untrusted: gpu-fraction is
  * not allowed; request whole nvidia.com/gpu".

@@ -64,7 +64,7 @@ typedef void (*proxy_pod_connect_fn)(void *arg, kb_http_req_t *req, const char *
 void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
 		    void *arg);
 
-/* GET /metrics (proxy/prom.c) appends what fn writes (Prometheus text,
+/* GET /metrics (proxy/core/prom.c) appends what fn writes (Prometheus text,
  * lib/prom.h) to kube-apiserver's metrics: the syncer's, for instance.
  * `arg` is borrowed and must outlive the proxy (or be unset with fn NULL
  * first). Loop thread only. */
@@ -74,7 +74,7 @@ void proxy_set_prom(proxy_t *px, proxy_prom_fn fn, void *arg);
 
 /*
  * The resource metrics API (metrics.k8s.io/v1beta1: PodMetrics `pods`,
- * NodeMetrics `nodes`, get and list; proxy/metrics.c) answered from a host's
+ * NodeMetrics `nodes`, get and list; proxy/aggregation/metrics.c) answered from a host's
  * metrics API. Once authorized, a read lists the tenant's pods (or nodes)
  * it may show and calls `fetch(arg, plural, ns, name, objs, done,
  * done_arg)`, which returns a handle and answers later through `done` (never
@@ -108,11 +108,11 @@ void proxy_set_standin_exec(proxy_t *px, bool on);
  * kube-system/kubicle-policy showing its quota and usage. NULL: no policy
  * (everything allowed). Call with NULL before proxy_stop in every case (with
  * or without a policy): admission's timer starts at the first write.
- * Implemented in proxy/admission.c. */
+ * Implemented in proxy/admission/admission.c. */
 struct policy;
 void proxy_set_policy(proxy_t *px, const struct policy *policy);
 
-/* ---- Internal API (proxy/api_internal.c) -----------------------------------
+/* ---- Internal API (proxy/api/api_internal.c) -----------------------------------
  * Writes made by in-process controllers. They go through the same server
  * metadata, defaults, validation and managed-fields tracking as API requests
  * (under field manager `manager`, e.g. "deployment-controller"), then the

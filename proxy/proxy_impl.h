@@ -17,7 +17,7 @@
 #include "lib/http.h"
 #include "lib/ws.h"
 #include "proxy/proxy.h"
-#include "proxy/resource.h"
+#include "proxy/model/resource.h"
 #include "store/store.h"
 
 #define KB_K8S_MAJOR       "1"

@@ -13,11 +13,11 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/apiservice.h"
-#include "proxy/openapi.h"
+#include "proxy/aggregation/apiservice.h"
+#include "proxy/model/openapi.h"
 #include "proxy/proxy_impl.h"
-#include "proxy/vap.h"
-#include "proxy/webhook.h"
+#include "proxy/admission/vap.h"
+#include "proxy/admission/webhook.h"
 
 static void parse_query(struct req *r)
 {

@@ -49,7 +49,7 @@
 #include "lib/util.h"
 #include "lib/ws.h"
 #include "proxy/proxy_impl.h"
-#include "proxy/validate.h"
+#include "proxy/validation/validate.h"
 
 #define MAX_ARGS    256
 #define MAX_MESSAGE (1024 * 1024)

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Generates proxy/types_gen.c from k8s-api/types-1.33.json.
+"""Generates proxy/model/types_gen.c from k8s-api/types-1.33.json.
 
 The JSON file lists every Kubernetes 1.33 API message (k8s.io/api and
 k8s.io/apimachinery): protobuf field numbers, names and types, JSON names,
 strategic-merge patch strategies and merge keys, server-side apply list types
 and map keys. This script turns it into the static tables declared in
-proxy/types.h, so that the project builds without the shared folder. The
+proxy/model/types.h, so that the project builds without the shared folder. The
 output is committed; run this again only when the JSON changes:
 
     python3 scripts/gen_types.py [path/to/types-1.33.json]
@@ -163,11 +163,11 @@ class Gen:
             " * Regenerate with `python3 scripts/gen_types.py [types.json]`",
             " * (default ../shared/k8s-api/types-1.33.json).",
             " *",
-            " * The tables behind proxy/types.h: every Kubernetes 1.33 API message,",
+            " * The tables behind proxy/model/types.h: every Kubernetes 1.33 API message,",
             " * sorted by name (kt_find searches it), with its fields in",
             " * declaration order.",
             " */",
-            '#include "proxy/types.h"',
+            '#include "proxy/model/types.h"',
             "",
             "const size_t kt_gen_nmessages = %d;" % n,
             "",

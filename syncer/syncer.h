@@ -66,7 +66,7 @@ struct syncer_opts {
 	const char *scheduler;       /* "kai" (default), "kueue", "volcano", "hami", "none" */
 	const char *advertise;       /* tenant API address for pods, or NULL */
 	int api_port;                /* tenant API port for pods */
-	/* The tenant's cluster DNS (proxy/dns.h) as host pods reach it: an IP.
+	/* The tenant's cluster DNS (proxy/dns/dns.h) as host pods reach it: an IP.
 	 * Host pods of dnsPolicy ClusterFirst get dnsPolicy None and a
 	 * dnsConfig naming it, with the tenant's search path in
 	 * cluster_domain (NULL: "cluster.local"). NULL: pods keep the host's

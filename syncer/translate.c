@@ -727,7 +727,7 @@ static void append_unique(json_t *to, const json_t *from, size_t max)
 
 /*
  * A pod of dnsPolicy ClusterFirst resolves through the tenant's cluster DNS
- * (proxy/dns.h), with the search path the kubelet would give it in the
+ * (proxy/dns/dns.h), with the search path the kubelet would give it in the
  * tenant: the host pod gets dnsPolicy None and the dnsConfig the kubelet
  * would have written, the pod's own dnsConfig appended (nameservers and
  * searches after the cluster's, its options overriding ndots), as the

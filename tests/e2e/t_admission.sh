@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Kubernetes' own admission that a tenant configures in its namespaces
-# (proxy/quota.c, proxy/limitrange.c, proxy/admission.c), driven by real
+# (proxy/admission/quota.c, proxy/admission/limitrange.c, proxy/admission/admission.c), driven by real
 # kubectl: ResourceQuota (refusals naming the quota, status.used kept by
 # admission and recomputed after deletes), LimitRange (defaults in created
 # pods, max refusals, PVC storage) and the pod-security.kubernetes.io

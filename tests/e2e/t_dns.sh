@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# The tenant's cluster DNS (proxy/dns.h), asked with dig (bind9-dnsutils)
+# The tenant's cluster DNS (proxy/dns/dns.h), asked with dig (bind9-dnsutils)
 # over UDP and TCP while kubectl changes the tenant's Services; forwarding
 # to an upstream (a second server with another zone) and to a dead one;
 # bad packets; and the host pods' DNS settings written by the syncer.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# GET /metrics (proxy/prom.c) with the real kubectl: the text parses
+# GET /metrics (proxy/core/prom.c) with the real kubectl: the text parses
 # (tests/e2e/promtext.py), counters move by exactly what known requests add,
 # a watch shows in the long-running gauge only while open, stored objects
 # follow creates and deletes, and RBAC lets system:masters and the group

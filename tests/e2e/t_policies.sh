@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Tenant policies end to end (policies/, proxy/admission.c): servers started
+# Tenant policies end to end (policies/, proxy/admission/admission.c): servers started
 # with --policy untrusted / trusted / a policy file, driven by real kubectl.
 # Refusals are 403 Forbidden naming the policy, the rule and the limit;
 # quotas count across the tenant; the policy quota is a read-only

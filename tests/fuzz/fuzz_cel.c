@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: CEL expressions (cel/cel.h), as tenants write them in
+ * libFuzzer target: CEL expressions (proxy/cel/cel.h), as tenants write them in
  * CRD validation rules, admission policies and webhook matchConditions.
  * The input's first line is the expression, the rest a JSON document bound
  * to `self` (dyn) and, through a schema, to `typed`. Compiles it with every
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cel/cel_impl.h"
+#include "proxy/cel/cel_impl.h"
 
 static const json_t *schema(void)
 {

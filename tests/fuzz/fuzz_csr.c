@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: CertificateSigningRequest bytes (proxy/csr.h,
+ * libFuzzer target: CertificateSigningRequest bytes (proxy/admission/csr.h,
  * lib/pki.h). The input is checked as a PEM certificate request and as PEM
  * certificates, then becomes spec.request and status.certificate of a CSR
  * validated as a create and as updates of the main resource, /status and
@@ -10,7 +10,7 @@
 
 #include "lib/pki.h"
 #include "lib/util.h"
-#include "proxy/csr.h"
+#include "proxy/admission/csr.h"
 
 static void validate(const json_t *obj, const json_t *old, const char *sub)
 {

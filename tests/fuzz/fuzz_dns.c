@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: the tenant cluster DNS's answer to one message
- * (proxy/dns.h), over UDP and TCP, against a small fixed world (a
+ * (proxy/dns/dns.h), over UDP and TCP, against a small fixed world (a
  * ClusterIP Service, a headless one with endpoints, an ExternalName).
  * Every answer must keep the header's promises: the query's ID, the QR
  * bit, at least a header, no more than the client takes over UDP, and it
@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <ldns/ldns.h>
 
-#include "proxy/dns.h"
+#include "proxy/dns/dns.h"
 
 static json_t *world;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: server-side apply (proxy/patch.h). The input is the live
+ * libFuzzer target: server-side apply (proxy/patch/patch.h). The input is the live
  * object, a NUL or newline, then the applied configuration. Applies as
  * manager "fuzz" without force and, on a conflict, with force; then applies
  * the result again as a second manager, so managedFields written by the
@@ -10,7 +10,7 @@
 
 #include <errno.h>
 
-#include "proxy/patch.h"
+#include "proxy/patch/patch.h"
 
 #define NOW "2024-05-01T10:00:00Z"
 #define POD "k8s.io.api.core.v1.Pod"

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: JSON patch (RFC 6902, proxy/patch.h). The input is the
+ * libFuzzer target: JSON patch (RFC 6902, proxy/patch/patch.h). The input is the
  * document, a NUL or newline, then the array of operations.
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "proxy/patch.h"
+#include "proxy/patch/patch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: strategic merge patch (proxy/patch.h) of a Pod, and of an
+ * libFuzzer target: strategic merge patch (proxy/patch/patch.h) of a Pod, and of an
  * unknown type (plain merge semantics). The input is the document, a NUL or
  * newline, then the patch.
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "proxy/patch.h"
+#include "proxy/patch/patch.h"
 
 static void one(const json_t *doc, const json_t *patch, const char *msg)
 {

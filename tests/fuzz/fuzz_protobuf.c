@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: protobuf request bodies (proxy/protobuf.h): the "k8s\0"
+ * libFuzzer target: protobuf request bodies (proxy/model/protobuf.h): the "k8s\0"
  * envelope with the message taken from the envelope and with a fixed Pod,
  * and the same bytes as a bare Pod message.
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "proxy/protobuf.h"
+#include "proxy/model/protobuf.h"
 
 #define POD "k8s.io.api.core.v1.Pod"
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: strict field checks (proxy/schema.h) of a JSON object
+ * libFuzzer target: strict field checks (proxy/model/schema.h) of a JSON object
  * against a few built-in messages: unknown fields and JSON type errors.
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "proxy/schema.h"
+#include "proxy/model/schema.h"
 
 static const char *const messages[] = {
     "k8s.io.api.core.v1.Pod",      "k8s.io.api.apps.v1.Deployment", "k8s.io.api.core.v1.Service",

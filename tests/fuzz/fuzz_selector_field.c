@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: ?fieldSelector= strings for pods (proxy/selector.h),
+ * libFuzzer target: ?fieldSelector= strings for pods (proxy/model/selector.h),
  * matched against a fixed pod.
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "proxy/resource.h"
-#include "proxy/selector.h"
+#include "proxy/model/resource.h"
+#include "proxy/model/selector.h"
 
 static json_t *fixed_pod(void)
 {

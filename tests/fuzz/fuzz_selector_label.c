@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: ?labelSelector= strings (proxy/selector.h). Parses the
+ * libFuzzer target: ?labelSelector= strings (proxy/model/selector.h). Parses the
  * input, matches it against a fixed label set, and checks that the canonical
  * text kube would print parses again to a selector with the same verdict.
  */
@@ -8,7 +8,7 @@
 
 #include <errno.h>
 
-#include "proxy/selector.h"
+#include "proxy/model/selector.h"
 
 static json_t *fixed_labels(void)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: object validation (proxy/validate.h) of a JSON object as
+ * libFuzzer target: object validation (proxy/validation/validate.h) of a JSON object as
  * a create and as an update of a fixed valid object, for pods and a few other
  * built-in kinds (webhook configurations and admission policies also as an
  * update of themselves, for the update relaxations); the 422 message is
@@ -8,8 +8,8 @@
  */
 #include "tests/fuzz/fuzz.h"
 
-#include "proxy/resource.h"
-#include "proxy/validate.h"
+#include "proxy/model/resource.h"
+#include "proxy/validation/validate.h"
 
 static const char *const rows[][3] = {
     {"", "v1", "pods"},

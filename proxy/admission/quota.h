@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Kubernetes' own namespace admission driven by objects the tenant creates:
+ * ResourceQuota (quota.c: usage of pods, compute resources, extended
+ * resources, storage and object counts; scopes; status.used kept current)
+ * and LimitRange (limitrange.c: container defaults, min/max/ratio for
+ * containers, pods and PersistentVolumeClaims). admission.c calls them in
+ * kube's order: LimitRange defaults, validations, ResourceQuota last.
+ *
+ * Resource lists are JSON objects of resource name -> integer amount in
+ * thousandths (milli units: "500m" cpu is 500, "1Gi" is 1073741824000, a
+ * count of 2 is 2000). Loop thread only (the store is read).
+ */
+#ifndef KB_PROXY_QUOTA_H
+#define KB_PROXY_QUOTA_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proxy/model/resource.h"
+
+struct proxy;
+
+/* ---- quantities ---- */
+
+/* A quantity as a JSON string ("500m", "1Gi", "2") or number into
+ * thousandths. 0 or -EINVAL (absent, negative or malformed). v borrowed. */
+int quota_qty(const json_t *v, int64_t *milli);
+/* Formats thousandths as kube's canonical quantity string: binary suffixes
+ * (Ki, Mi, Gi...) when `binary` and the value is a whole multiple, else
+ * decimal ones ("1500m", "2", "2k"). */
+void quota_qty_format(int64_t milli, bool binary, char *buf, size_t len);
+/* True when a quantity string uses a binary suffix ("1Gi"). v borrowed. */
+bool quota_qty_binary(const json_t *v);
+
+/* ---- usage (pure functions, objects borrowed) ---- */
+
+/* A pod spec's (borrowed) effective requests (requests missing default to
+ * limits) or limits as a resource list (new reference): containers and
+ * sidecars summed, the largest init container step, spec.overhead on top
+ * when `overhead`. */
+json_t *quota_pod_resources(const json_t *spec, bool requests, bool overhead);
+/* What one object of row `res` takes from a quota (new reference): pods
+ * (terminal pods only count/pods), compute requests and limits, extended
+ * requests, services.*, PVC storage, count/<plural>[.<group>] and the
+ * legacy object counts. */
+json_t *quota_object_usage(const struct proxy_resource *res, const json_t *obj);
+/* Whether a ResourceQuota (quota) applies to obj of row res: it tracks a
+ * resource the object uses and its scopes (Terminating, NotTerminating,
+ * BestEffort, NotBestEffort, PriorityClass via scopeSelector) match. */
+bool quota_matches(const json_t *quota, const struct proxy_resource *res, const json_t *obj);
+/* kube's pod constraint: when the quota's hard limits cpu or memory (requests
+ * or limits), each container must set it. 0, or -EACCES with msg
+ * "must specify limits.cpu for: c; requests.memory for: c,d". */
+int quota_pod_constraints(const json_t *hard, const json_t *pod, char *msg, size_t len);
+/* Checks `requested` (resource list) on top of `used` against the quota's
+ * hard (spec.hard strings). 0, or -EACCES with msg "exceeded quota: NAME,
+ * requested: pods=1, used: pods=2, limited: pods=2". All borrowed. */
+int quota_check(const char *name, const json_t *hard, const json_t *used, const json_t *requested,
+		char *msg, size_t len);
+/* status.used (new reference): `used` (resource list) as quantity strings for
+ * every resource of hard, 0 where nothing is used. */
+json_t *quota_used_strings(const json_t *hard, const json_t *used);
+/* Adds (sign 1) or subtracts (sign -1) list b into a (both resource lists). */
+void quota_list_add(json_t *a, const json_t *b, int sign);
+
+/* ---- with the store ---- */
+
+/* Resource list (new reference) of what the stored objects of quota's
+ * namespace take from it, for the resources of its spec.hard. */
+json_t *quota_compute_used(struct proxy *px, const json_t *quota);
+/* ResourceQuota admission of a create (old NULL) or update of obj in its
+ * namespace: constraints and limits of every quota that applies, then (unless
+ * dry_run) the new usage is written to their status. 0, or -EACCES with msg
+ * (kube's words), -ENOMEM/-EIO. obj and old borrowed. */
+int quota_admit(struct proxy *px, const struct proxy_resource *res, const json_t *obj,
+		const json_t *old, bool dry_run, char *msg, size_t len);
+/* A ResourceQuota being created (status reset) or updated (borrowed,
+ * modified): status.hard follows spec.hard and status.used is computed when
+ * its resources changed (on create it counts the quota itself). */
+void quota_prepare(struct proxy *px, json_t *quota, bool create);
+/* The quota controller: recomputes status.used of every ResourceQuota (but
+ * the policy's) and writes the ones that changed. */
+void quota_refresh_all(struct proxy *px);
+
+/* kube's IsOvercommitAllowed: a native resource (no domain, or a
+ * kubernetes.io one) that is not hugepages; GPUs and other extended
+ * resources may not be overcommitted. */
+bool quota_overcommit_allowed(const char *name);
+
+/* ---- LimitRange (limitrange.c) ---- */
+
+/* kube's LimitRange defaulting (borrowed, modified): for type Container,
+ * default limits from max, defaultRequest from default, then from min. */
+void limitrange_defaults(json_t *lr);
+/* Container defaults of one LimitRange applied to a pod (modified) that lacks
+ * them; the kubernetes.io/limit-ranger annotation says what was set.
+ * Limits-without-requests first get their request from the limit. */
+void limitrange_mutate_pod(const json_t *lr, json_t *pod);
+/* Min/max/maxLimitRequestRatio of one LimitRange for a pod (Container and
+ * Pod types) or a PVC (PersistentVolumeClaim type: requests.storage).
+ * 0, or -EACCES with kube's message (several as "[a, b]"). */
+int limitrange_validate(const json_t *lr, const struct proxy_resource *res, const json_t *obj,
+			char *msg, size_t len);
+/* LimitRange admission in obj's namespace: pods on create (defaults of every
+ * LimitRange, then validation), PVCs on create and update; a LimitRange being
+ * written gets its defaults. 0 or -EACCES with msg. */
+int limitrange_admit(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+		     const json_t *old, char *msg, size_t len);
+
+#endif

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The aggregation layer's APIService objects (apiregistration.k8s.io/v1),
+ * as kube-apiserver's kube-aggregator keeps them.
+ *
+ * Local APIServices: one per group/version the tenant serves itself, with no
+ * spec.service, named `<version>.<group>` (`v1.` for the core group), as
+ * kube's autoregister controller makes them for the built-in groups (label
+ * kube-aggregator.kubernetes.io/automanaged=onstart, the priorities of
+ * kube-apiserver's table; a group/version missing from that table gets
+ * none, as kube skips it) and its crdregistration controller for each
+ * served version of a CRD (label value "true", groupPriorityMinimum 1000,
+ * versionPriority 100). Their Available condition is Local (objects.c sets
+ * it on create, as kube's strategy does; it is put back when changed, as
+ * kube's available controller does for local ones).
+ *
+ * DESIGN: one sync function compares the wanted local APIServices with the
+ * stored ones. At start it handles both kinds: an `onstart` one is created
+ * or has its spec put back, and one no longer served is deleted; after
+ * start, `onstart` ones are left alone (kube syncs them once) while the CRD
+ * ones (`true`) follow the resource table (crd.c tells apiservice_changed)
+ * and are put back when someone edits or deletes them (a watch of the
+ * APIServices). An APIService of a wanted name without the automanaged label
+ * is the user's and is left alone. Syncs after start run from a zero-delay
+ * timer, so that a burst of changes makes one pass and no write happens
+ * inside a store callback.
+ *
+ * Threading: loop thread only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "proxy/aggregation/apiservice.h"
+#include "proxy/proxy_impl.h"
+
+#define AUTO_LABEL  "kube-aggregator.kubernetes.io/automanaged"
+#define MANAGER     "kube-apiserver"
+#define CRD_GROUP_P 1000 /* crdregistration's priorities */
+#define CRD_VER_P   100
+
+/* kube-apiserver's apiVersionPriorities (cmd/kube-apiserver/app/aggregator.go,
+ * pkg/controlplane/apiserver/aggregator.go), for the versions it serves. */
+static const struct prio {
+	const char *group, *version;
+	int group_p, version_p;
+} prios[] = {
+    {"", "v1", 18000, 1},
+    {"apps", "v1", 17800, 15},
+    {"events.k8s.io", "v1", 17750, 15},
+    {"authentication.k8s.io", "v1", 17700, 15},
+    {"authentication.k8s.io", "v1beta1", 17700, 9},
+    {"authorization.k8s.io", "v1", 17600, 15},
+    {"autoscaling", "v1", 17500, 15},
+    {"autoscaling", "v2", 17500, 30},
+    {"batch", "v1", 17400, 15},
+    {"certificates.k8s.io", "v1", 17300, 15},
+    {"networking.k8s.io", "v1", 17200, 15},
+    {"policy", "v1", 17100, 15},
+    {"rbac.authorization.k8s.io", "v1", 17000, 15},
+    {"storage.k8s.io", "v1", 16800, 15},
+    {"apiextensions.k8s.io", "v1", 16700, 15},
+    {"admissionregistration.k8s.io", "v1", 16700, 15},
+    {"scheduling.k8s.io", "v1", 16600, 15},
+    {"coordination.k8s.io", "v1", 16500, 15},
+    {"node.k8s.io", "v1", 16300, 15},
+    {"discovery.k8s.io", "v1", 16200, 15},
+    {"flowcontrol.apiserver.k8s.io", "v1", 16100, 21},
+};
+
+struct apisvc {
+	struct proxy *px;
+	uv_timer_t timer; /* a pending sync of the CRD ones */
+	store_watch_t *watch;
+	bool closing;
+};
+
+static const struct prio *find_prio(const char *group, const char *version)
+{
+	for (size_t i = 0; i < KB_ARRAY_SIZE(prios); i++)
+		if (strcmp(prios[i].group, group) == 0 && strcmp(prios[i].version, version) == 0)
+			return &prios[i];
+	return NULL;
+}
+
+bool apiservice_local_priority(const char *group, const char *version, int *group_p, int *version_p)
+{
+	const struct prio *p = find_prio(group, version);
+	*group_p = p ? p->group_p : 0;
+	*version_p = p ? p->version_p : 0;
+	return p != NULL;
+}
+
+/* The local APIService wanted for `res`'s group/version (new reference), or
+ * NULL when kube would not make one. */
+static json_t *wanted_for(struct proxy *px, const struct proxy_resource *res)
+{
+	int gp = CRD_GROUP_P, vp = CRD_VER_P;
+	const char *label = "true";
+	if (metrics_row(res) || aggregator_backs(px, res->group, res->version))
+		return NULL;
+	if (!res->crd) {
+		const struct prio *p = find_prio(res->group, res->version);
+		if (!p)
+			return NULL;
+		gp = p->group_p;
+		vp = p->version_p;
+		label = "onstart";
+	}
+	char name[320];
+	snprintf(name, sizeof(name), "%s.%s", res->version, res->group);
+	json_t *spec = json_pack("{s:s,s:i,s:i}", "version", res->version, "groupPriorityMinimum",
+				 gp, "versionPriority", vp);
+	if (res->group[0])
+		json_object_set_new(spec, "group", json_string(res->group));
+	return json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:o}", "apiVersion", "apiregistration.k8s.io/v1",
+			 "kind", "APIService", "metadata", "name", name, "labels", AUTO_LABEL,
+			 label, "spec", spec);
+}
+
+/* name -> wanted object, over the resource table. */
+static json_t *wanted_all(struct proxy *px)
+{
+	json_t *want = json_object();
+	for (size_t i = 0; i < resource_count(); i++) {
+		json_t *o = wanted_for(px, resource_at(i));
+		if (o && !json_object_get(want, obj_str(o, "metadata.name")))
+			json_object_set(want, obj_str(o, "metadata.name"), o);
+		json_decref(o);
+	}
+	return want;
+}
+
+static const char *auto_label(const json_t *o)
+{
+	return json_string_value(json_object_get(obj_get(o, "metadata.labels"), AUTO_LABEL));
+}
+
+/* Whether have's spec is want's (absent and empty or false alike). */
+static bool same_spec(const json_t *have, const json_t *want)
+{
+	static const char *const keys[] = {
+	    "group",   "version",  "groupPriorityMinimum", "versionPriority",
+	    "service", "caBundle", "insecureSkipTLSVerify"};
+	const json_t *a = json_object_get(have, "spec"), *b = json_object_get(want, "spec");
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		const json_t *x = json_object_get(a, keys[i]), *y = json_object_get(b, keys[i]);
+		bool xe = !x || (json_is_string(x) && !*json_string_value(x)) || json_is_false(x);
+		bool ye = !y || (json_is_string(y) && !*json_string_value(y)) || json_is_false(y);
+		if (!(xe && ye) && !(x && y && json_equal(x, y)))
+			return false;
+	}
+	return true;
+}
+
+static void put_back(struct proxy *px, const json_t *have, const json_t *want)
+{
+	json_t *upd = json_deep_copy(have);
+	json_object_set(upd, "spec", json_object_get(want, "spec")); /* the spec only, as kube */
+	int rc = proxy_object_update(px, "apiregistration.k8s.io", "v1", "apiservices", upd,
+				     MANAGER, NULL);
+	if (rc < 0)
+		kb_warn("apiservice", "update %s: %s", obj_str(have, "metadata.name"),
+			strerror(-rc));
+	json_decref(upd);
+}
+
+#define LOCAL_MSG "Local APIServices are always available"
+
+/* A local APIService (no spec.service) whose Available condition is kube's
+ * Local one. */
+static bool local_ok(const json_t *o)
+{
+	if (json_is_object(obj_get(o, "spec.service")))
+		return true; /* the aggregator's */
+	size_t i;
+	json_t *c;
+	json_array_foreach (obj_get(o, "status.conditions"), i, c)
+		if (strcmp(json_string_value(json_object_get(c, "type")) ?: "", "Available") == 0)
+			return strcmp(json_string_value(json_object_get(c, "status")) ?: "",
+				      "True") == 0 &&
+			       strcmp(json_string_value(json_object_get(c, "reason")) ?: "",
+				      "Local") == 0 &&
+			       strcmp(json_string_value(json_object_get(c, "message")) ?: "",
+				      LOCAL_MSG) == 0;
+	return false;
+}
+
+/* kube's available controller on a local APIService: Available=True,
+ * Local (the transition time moves when the status does). */
+static void make_local_available(struct proxy *px, const json_t *o)
+{
+	json_t *upd = json_deep_copy(o);
+	json_t *conds = kb_json_object_at(upd, "status");
+	json_t *list = json_object_get(conds, "conditions"), *c = NULL, *x;
+	size_t i;
+	if (!json_is_array(list))
+		json_object_set_new(conds, "conditions", list = json_array());
+	json_array_foreach (list, i, x)
+		if (strcmp(json_string_value(json_object_get(x, "type")) ?: "", "Available") == 0)
+			c = x;
+	if (!c || strcmp(json_string_value(json_object_get(c, "status")) ?: "", "True") != 0) {
+		char ts[40];
+		kb_time_rfc3339(time(NULL), ts, sizeof(ts));
+		json_t *n = json_pack("{s:s,s:s,s:s}", "type", "Available", "status", "True",
+				      "lastTransitionTime", ts);
+		if (c)
+			json_object_update(c, n);
+		else
+			json_array_append(list, c = n);
+		json_decref(n);
+	}
+	json_object_set_new(c, "reason", json_string("Local"));
+	json_object_set_new(c, "message", json_string(LOCAL_MSG));
+	int rc = proxy_object_update_status(px, "apiregistration.k8s.io", "v1", "apiservices", upd,
+					    MANAGER, NULL);
+	if (rc < 0 && rc != -ENOENT)
+		kb_warn("apiservice", "status of %s: %s", obj_str(o, "metadata.name"),
+			strerror(-rc));
+	json_decref(upd);
+}
+
+/* One pass; `start` also handles the onstart ones. */
+static void sync_local(struct proxy *px, bool start)
+{
+	json_t *have = NULL;
+	if (proxy_object_list(px, "apiregistration.k8s.io", "v1", "apiservices", NULL, &have) < 0)
+		return;
+	json_t *want = wanted_all(px);
+	size_t i;
+	json_t *o;
+	store_txn_begin(px->store); /* one commit for the first start's twenty */
+	json_array_foreach (have, i, o) {
+		const char *name = obj_str(o, "metadata.name"), *label = auto_label(o);
+		const json_t *w = json_object_get(want, name);
+		bool mine = label && (strcmp(label, "true") == 0 || (start && *label));
+		if (!local_ok(o))
+			make_local_available(px, o);
+		if (w) {
+			if (label && *label &&
+			    (start || strcmp(auto_label(w) ?: "", "true") == 0) && !same_spec(o, w))
+				put_back(px, o, w);
+			json_object_del(want, name);
+		} else if (mine) {
+			int rc = proxy_object_delete(px, "apiregistration.k8s.io", "v1",
+						     "apiservices", NULL, name, NULL, NULL,
+						     "kube-apiserver-autoregistration");
+			if (rc < 0 && rc != -ENOENT)
+				kb_warn("apiservice", "delete %s: %s", name, strerror(-rc));
+		}
+	}
+	const char *name;
+	json_object_foreach (want, name, o) {
+		if (!start && strcmp(auto_label(o) ?: "", "true") != 0)
+			continue;
+		json_t *obj = json_deep_copy(o);
+		int rc = proxy_object_create(px, "apiregistration.k8s.io", "v1", "apiservices", obj,
+					     MANAGER, NULL);
+		if (rc < 0 && rc != -EEXIST)
+			kb_warn("apiservice", "create %s: %s", name, strerror(-rc));
+		json_decref(obj);
+	}
+	if (store_txn_commit(px->store) < 0)
+		kb_warn("apiservice", "the local APIServices could not be written");
+	json_decref(want);
+	json_decref(have);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+	struct apisvc *as = kb_container_of(t, struct apisvc, timer);
+	sync_local(as->px, false);
+}
+
+static void schedule(struct apisvc *as)
+{
+	if (!as->closing && !uv_is_active((uv_handle_t *)&as->timer))
+		uv_timer_start(&as->timer, on_timer, 0, 0);
+}
+
+void apiservice_changed(struct proxy *px)
+{
+	if (px && px->apisvc)
+		schedule(px->apisvc);
+}
+
+static void on_event(const struct store_event *ev, void *arg)
+{
+	struct apisvc *as = arg;
+	const char *label = auto_label(ev->obj);
+	if ((label && strcmp(label, "true") == 0 && ev->type != STORE_ADDED) ||
+	    (ev->type != STORE_DELETED && !local_ok(ev->obj)))
+		schedule(as);
+	aggregator_event(as->px, ev);
+}
+
+int apiservice_start(struct proxy *px)
+{
+	struct apisvc *as = calloc(1, sizeof(*as));
+	if (!as)
+		return -ENOMEM;
+	as->px = px;
+	px->apisvc = as;
+	uv_timer_init(px->loop, &as->timer);
+	uv_unref((uv_handle_t *)&as->timer);
+	sync_local(px, true);
+	int rc = aggregator_start(px);
+	if (rc < 0) {
+		apiservice_stop(px);
+		return rc;
+	}
+	const struct proxy_resource *res =
+	    resource_find("apiregistration.k8s.io", "v1", "apiservices");
+	struct store_list_req lr = {.res = res->store_key, .limit = 1};
+	struct store_list_result lres = {0};
+	rc = store_list(px->store, &lr, &lres);
+	if (rc == 0) {
+		json_decref(lres.items);
+		free(lres.next);
+		rc = store_watch(px->store, res->store_key, NULL, lres.rev, on_event, as,
+				 &as->watch);
+	}
+	if (rc == 0)
+		return 0;
+	apiservice_stop(px);
+	return rc;
+}
+
+static void on_closed(uv_handle_t *h)
+{
+	free(kb_container_of((uv_timer_t *)h, struct apisvc, timer));
+}
+
+void apiservice_stop(struct proxy *px)
+{
+	struct apisvc *as = px->apisvc;
+	if (!as)
+		return;
+	as->closing = true;
+	if (as->watch)
+		store_unwatch(as->watch);
+	aggregator_stop(px);
+	px->apisvc = NULL;
+	uv_close((uv_handle_t *)&as->timer, on_closed);
+}

@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Authentication: who is asking, as kube-apiserver reads it.
+ *  - A client certificate signed by the tenant CA: CN is the user, O are the
+ *    groups (the TLS layer hands over only certificates that verified, so an
+ *    expired one or one from another CA is no credential: 401).
+ *  - A bearer token made by `kubicle token create`: only its SHA-256 is
+ *    kept, in the store's settings under "token/<hex>" as
+ *    {"user","groups","exp","revoked"}; read on each request, so a token
+ *    created or revoked by the CLI counts at once.
+ *  - A service-account token: an ES256 JWT signed with the tenant's
+ *    service-account key (store setting "sa.key"), issued by the
+ *    serviceaccounts/token subresource, bound to the account's uid: deleting
+ *    the account invalidates it. Identity system:serviceaccount:NS:NAME in
+ *    system:serviceaccounts and system:serviceaccounts:NS.
+ * Every authenticated user is also in system:authenticated.
+ * Impersonation (Impersonate-User / Impersonate-Group) switches identity
+ * for users allowed the `impersonate` verb on users, groups or
+ * serviceaccounts.
+ *
+ * Threading: loop thread only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "lib/log.h"
+#include "lib/pki.h"
+#include "lib/util.h"
+#include "proxy/model/protobuf.h"
+#include "proxy/proxy_impl.h"
+#include "proxy/auth/rbac.h"
+
+#define SA_ISSUER             "https://kubernetes.default.svc.cluster.local"
+#define SA_PREFIX             "system:serviceaccount:"
+#define TOKEN_MIN_SECONDS     600
+#define TOKEN_DEFAULT_SECONDS 3600
+#define TOKEN_MAX_SECONDS     (48L * 3600)
+
+static void add_group(struct req *r, const char *g)
+{
+	for (int i = 0; i < r->ngroups; i++)
+		if (strcmp(r->groups[i], g) == 0)
+			return;
+	char *d = r->ngroups < (int)KB_ARRAY_SIZE(r->groups) ? strdup(g) : NULL;
+	if (d)
+		r->groups[r->ngroups++] = d;
+}
+
+static void add_group_cb(const char *g, void *r)
+{
+	add_group(r, g);
+}
+
+static int from_cert(struct req *r, X509 *cert)
+{
+	X509_NAME *subj = X509_get_subject_name(cert);
+	if (X509_NAME_get_text_by_NID(subj, NID_commonName, r->user, sizeof(r->user)) <= 0)
+		return -EACCES;
+	kb_pki_name_groups(subj, add_group_cb, r);
+	return 0;
+}
+
+/* ---- static bearer tokens ----------------------------------------------- */
+
+static void token_hash(const char *token, char hex[65])
+{
+	unsigned char md[32];
+	unsigned int n = 0;
+	EVP_Digest(token, strlen(token), md, &n, EVP_sha256(), NULL);
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
+static int from_static_token(struct proxy *px, const char *token, struct req *who)
+{
+	char hex[65], key[80];
+	char *val = NULL;
+	token_hash(token, hex);
+	snprintf(key, sizeof(key), "token/%s", hex);
+	if (store_kv_get(px->store, key, &val) < 0)
+		return -EACCES;
+	json_t *t = json_loads(val, 0, NULL);
+	free(val);
+	int rc = -EACCES;
+	const char *user = json_string_value(json_object_get(t, "user"));
+	json_int_t exp = json_integer_value(json_object_get(t, "exp"));
+	if (!user || json_is_true(json_object_get(t, "revoked")) || (exp && exp <= time(NULL)))
+		goto out;
+	snprintf(who->user, sizeof(who->user), "%s", user);
+	size_t i;
+	json_t *g;
+	json_array_foreach (json_object_get(t, "groups"), i, g)
+		if (json_string_value(g))
+			add_group(who, json_string_value(g));
+	rc = 0;
+out:
+	json_decref(t);
+	return rc;
+}
+
+/* ---- service-account JWTs ----------------------------------------------- */
+
+static int sa_key_create(struct proxy *px, EVP_PKEY **out)
+{
+	EVP_PKEY *k = EVP_EC_gen("P-256");
+	BIO *b = BIO_new(BIO_s_mem());
+	int rc = -ENOMEM;
+	if (!k || !b || PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL) != 1)
+		goto out;
+	char *pem = NULL;
+	long n = BIO_get_mem_data(b, &pem);
+	char *s = strndup(pem, (size_t)n);
+	rc = s ? store_kv_set(px->store, "sa.key", s) : -ENOMEM;
+	free(s);
+out:
+	BIO_free(b);
+	if (rc == 0)
+		*out = k;
+	else
+		EVP_PKEY_free(k);
+	return rc;
+}
+
+int auth_start(struct proxy *px)
+{
+	char *pem = NULL;
+	EVP_PKEY *k = NULL;
+	if (store_kv_get(px->store, "sa.key", &pem) == 0) {
+		BIO *b = BIO_new_mem_buf(pem, -1);
+		k = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
+		BIO_free(b);
+		free(pem);
+	}
+	if (!k) {
+		int rc = sa_key_create(px, &k);
+		if (rc < 0)
+			return rc;
+	}
+	px->sa_key = k;
+	return 0;
+}
+
+void auth_stop(struct proxy *px)
+{
+	EVP_PKEY_free(px->sa_key);
+	px->sa_key = NULL;
+}
+
+static char *b64url_json(const json_t *j)
+{
+	char *s = json_dumps(j, JSON_COMPACT);
+	char *out = s ? kb_base64url_encode(s, strlen(s)) : NULL;
+	free(s);
+	return out;
+}
+
+/* ES256 signature (raw r||s, 64 bytes) of `data`. */
+static int es256_sign(EVP_PKEY *k, const char *data, unsigned char sig[64])
+{
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	unsigned char der[128];
+	size_t dlen = sizeof(der);
+	int rc = -EIO;
+	if (c && EVP_DigestSignInit(c, NULL, EVP_sha256(), NULL, k) == 1 &&
+	    EVP_DigestSign(c, der, &dlen, (const unsigned char *)data, strlen(data)) == 1) {
+		const unsigned char *p = der;
+		ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)dlen);
+		if (es && BN_bn2binpad(ECDSA_SIG_get0_r(es), sig, 32) == 32 &&
+		    BN_bn2binpad(ECDSA_SIG_get0_s(es), sig + 32, 32) == 32)
+			rc = 0;
+		ECDSA_SIG_free(es);
+	}
+	EVP_MD_CTX_free(c);
+	return rc;
+}
+
+static bool es256_verify(EVP_PKEY *k, const char *data, size_t len, const unsigned char *sig,
+			 size_t slen)
+{
+	if (slen != 64)
+		return false;
+	ECDSA_SIG *es = ECDSA_SIG_new();
+	BIGNUM *r = BN_bin2bn(sig, 32, NULL), *s = BN_bin2bn(sig + 32, 32, NULL);
+	unsigned char *der = NULL;
+	bool ok = false;
+	if (!es || !r || !s || ECDSA_SIG_set0(es, r, s) != 1) {
+		BN_free(r);
+		BN_free(s);
+		ECDSA_SIG_free(es);
+		return false;
+	}
+	int dlen = i2d_ECDSA_SIG(es, &der);
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	if (dlen > 0 && c && EVP_DigestVerifyInit(c, NULL, EVP_sha256(), NULL, k) == 1)
+		ok = EVP_DigestVerify(c, der, (size_t)dlen, (const unsigned char *)data, len) == 1;
+	EVP_MD_CTX_free(c);
+	OPENSSL_free(der);
+	ECDSA_SIG_free(es);
+	return ok;
+}
+
+/* Signs claims (borrowed) into a malloc'ed compact JWT. */
+static char *jwt_sign(EVP_PKEY *k, const json_t *claims)
+{
+	json_t *hdr = json_pack("{s:s,s:s}", "alg", "ES256", "typ", "JWT");
+	char *h = b64url_json(hdr), *p = b64url_json(claims), *out = NULL;
+	json_decref(hdr);
+	struct kb_buf b = {0};
+	unsigned char sig[64];
+	if (h && p) {
+		kb_buf_printf(&b, "%s.%s", h, p);
+		if (es256_sign(k, b.data, sig) == 0) {
+			char *s = kb_base64url_encode(sig, sizeof(sig));
+			if (s)
+				kb_buf_printf(&b, ".%s", s);
+			free(s);
+			out = s ? b.data : NULL;
+		}
+	}
+	if (!out)
+		kb_buf_free(&b);
+	free(h);
+	free(p);
+	return out;
+}
+
+/* Verifies the signature and decodes the claims (new reference) or NULL. */
+static json_t *jwt_verify(EVP_PKEY *k, const char *token)
+{
+	const char *d1 = strchr(token, '.');
+	const char *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+	if (!k || !d2 || strchr(d2 + 1, '.'))
+		return NULL;
+	unsigned char *sig = NULL, *payload = NULL;
+	size_t slen = 0, plen = 0;
+	json_t *claims = NULL;
+	if (kb_base64url_decode(d2 + 1, &sig, &slen) < 0)
+		return NULL;
+	if (!es256_verify(k, token, (size_t)(d2 - token), sig, slen))
+		goto out;
+	char *mid = strndup(d1 + 1, (size_t)(d2 - d1 - 1));
+	if (mid && kb_base64url_decode(mid, &payload, &plen) == 0)
+		claims = json_loadb((const char *)payload, plen, 0, NULL);
+	free(mid);
+out:
+	free(sig);
+	free(payload);
+	return claims;
+}
+
+static bool aud_ok(const json_t *claims, const char *const *audiences, size_t naud)
+{
+	const json_t *aud = json_object_get(claims, "aud");
+	size_t i;
+	json_t *a;
+	json_array_foreach (aud, i, a)
+		for (size_t k = 0; k < naud; k++)
+			if (json_string_value(a) && strcmp(json_string_value(a), audiences[k]) == 0)
+				return true;
+	return false;
+}
+
+static int from_sa_token(struct proxy *px, const char *token, const char *const *audiences,
+			 size_t naud, struct req *who)
+{
+	json_t *c = jwt_verify(px->sa_key, token);
+	int rc = -EACCES;
+	if (!c)
+		return rc;
+	json_t *ki = json_object_get(c, "kubernetes.io");
+	const char *ns = json_string_value(json_object_get(ki, "namespace"));
+	json_t *sa = json_object_get(ki, "serviceaccount");
+	const char *name = json_string_value(json_object_get(sa, "name"));
+	const char *uid = json_string_value(json_object_get(sa, "uid"));
+	json_int_t exp = json_integer_value(json_object_get(c, "exp"));
+	json_t *obj = NULL;
+	const struct proxy_resource *res = resource_find("", "v1", "serviceaccounts");
+	if (!ns || !name || !uid || exp <= time(NULL) || !aud_ok(c, audiences, naud))
+		goto out;
+	if (store_get(px->store, res->store_key, ns, name, &obj) < 0 ||
+	    strcmp(obj_str(obj, "metadata.uid") ? obj_str(obj, "metadata.uid") : "", uid) != 0 ||
+	    obj_str(obj, "metadata.deletionTimestamp"))
+		goto out;
+	snprintf(who->user, sizeof(who->user), SA_PREFIX "%s:%s", ns, name);
+	char g[200];
+	add_group(who, "system:serviceaccounts");
+	snprintf(g, sizeof(g), "system:serviceaccounts:%s", ns);
+	add_group(who, g);
+	free(who->uid);
+	who->uid = strdup(uid);
+	rc = 0;
+out:
+	json_decref(obj);
+	json_decref(c);
+	return rc;
+}
+
+int auth_token(struct proxy *px, const char *token, const char *const *audiences, size_t naud,
+	       struct req *who)
+{
+	static const char *const api_aud[] = {SA_ISSUER};
+	if (!audiences || !naud) {
+		audiences = api_aud;
+		naud = 1;
+	}
+	int dots = 0;
+	for (const char *p = token; *p; p++)
+		dots += *p == '.';
+	int rc = dots == 2 ? from_sa_token(px, token, audiences, naud, who)
+			   : from_static_token(px, token, who);
+	if (rc == 0)
+		add_group(who, "system:authenticated");
+	return rc;
+}
+
+int auth_authenticate(struct req *r)
+{
+	X509 *cert = r->http->peer_cert;
+	if (cert) {
+		if (from_cert(r, cert) < 0)
+			return -EACCES;
+		add_group(r, "system:authenticated");
+		return 0;
+	}
+	const char *h = kb_http_req_header(r->http, "authorization");
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return -EACCES;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	if (!*h)
+		return -EACCES;
+	return auth_token(r->px, h, NULL, 0, r);
+}
+
+/* ---- impersonation ------------------------------------------------------- */
+
+static int check_impersonate(struct req *r, const char *const *groups, size_t ngroups,
+			     const char *resource, const char *ns, const char *name)
+{
+	struct rbac_attrs a = {.user = r->user,
+			       .groups = groups,
+			       .ngroups = ngroups,
+			       .verb = "impersonate",
+			       .resource_request = true,
+			       .api_group = "",
+			       .resource = resource,
+			       .ns = ns,
+			       .name = name};
+	if (authz_check(r->px, &a, NULL, 0))
+		return 0;
+	char msg[1200];
+	snprintf(msg, sizeof(msg),
+		 "%s \"%s\" is forbidden: User \"%s\" cannot impersonate resource \"%s\" in API "
+		 "group \"\" %s%s%s",
+		 resource, name, r->user, resource,
+		 ns ? "in the namespace \"" : "at the cluster scope", ns ? ns : "", ns ? "\"" : "");
+	reply_status(r, 403, "Forbidden", msg,
+		     json_pack("{s:s,s:s}", "name", name, "kind", resource));
+	return -EACCES;
+}
+
+int auth_impersonate(struct req *r)
+{
+	const char *user = kb_http_req_header(r->http, "impersonate-user");
+	if (!user)
+		return 0;
+	const char *g[17];
+	size_t ng = 0;
+	for (int i = 0; i < r->ngroups && ng < 17; i++)
+		g[ng++] = r->groups[i];
+	char ns[256] = "", sa[256] = "";
+	bool is_sa = kb_str_has_prefix(user, SA_PREFIX) &&
+		     sscanf(user + strlen(SA_PREFIX), "%255[^:]:%255s", ns, sa) == 2;
+	int rc = is_sa ? check_impersonate(r, g, ng, "serviceaccounts", ns, sa)
+		       : check_impersonate(r, g, ng, "users", NULL, user);
+	for (size_t i = 0; rc == 0 && i < r->http->nheaders; i++)
+		if (strcmp(r->http->headers[i].name, "impersonate-group") == 0)
+			rc = check_impersonate(r, g, ng, "groups", NULL, r->http->headers[i].value);
+	if (rc < 0)
+		return rc;
+	char who[sizeof(r->user)];
+	snprintf(who, sizeof(who), "%s", user);
+	req_forget_user(r);
+	snprintf(r->user, sizeof(r->user), "%s", who);
+	for (size_t i = 0; i < r->http->nheaders; i++)
+		if (strcmp(r->http->headers[i].name, "impersonate-group") == 0)
+			add_group(r, r->http->headers[i].value);
+	if (is_sa) {
+		char grp[300];
+		add_group(r, "system:serviceaccounts");
+		snprintf(grp, sizeof(grp), "system:serviceaccounts:%s", ns);
+		add_group(r, grp);
+	}
+	if (strcmp(user, "system:anonymous") != 0)
+		add_group(r, "system:authenticated");
+	free(r->uid);
+	r->uid = NULL;
+	return 0;
+}
+
+/* ---- TokenRequest: serviceaccounts/NAME/token ----------------------------- */
+
+static int decode(struct req *r, const char *proto, json_t **out)
+{
+	const char *ct = kb_http_req_header(r->http, "content-type");
+	char err[256] = "";
+	if (ct && strstr(ct, "protobuf")) {
+		if (pb_decode_k8s(r->http->body, r->http->body_len, proto, out, err, sizeof(err)) ==
+		    0)
+			return 0;
+	} else {
+		*out = json_loadb(r->http->body, r->http->body_len, 0, NULL);
+		if (json_is_object(*out))
+			return 0;
+		json_decref(*out);
+		snprintf(err, sizeof(err), "not a JSON object");
+	}
+	reply_statusf(r, 400, "BadRequest", "the object provided is unrecognized: %s", err);
+	return -EINVAL;
+}
+
+static json_t *token_claims(const json_t *sa, const json_t *aud, long secs, time_t now)
+{
+	json_t *c = json_pack("{s:O,s:I,s:I,s:s,s:I,s:{s:s,s:{s:s,s:s}}}", "aud", aud, "exp",
+			      (json_int_t)(now + secs), "iat", (json_int_t)now, "iss", SA_ISSUER,
+			      "nbf", (json_int_t)now, "kubernetes.io", "namespace",
+			      obj_str(sa, "metadata.namespace"), "serviceaccount", "name",
+			      obj_str(sa, "metadata.name"), "uid", obj_str(sa, "metadata.uid"));
+	char sub[600];
+	snprintf(sub, sizeof(sub), SA_PREFIX "%s:%s", obj_str(sa, "metadata.namespace"),
+		 obj_str(sa, "metadata.name"));
+	json_object_set_new(c, "sub", json_string(sub));
+	return c;
+}
+
+void auth_token_request(struct req *r)
+{
+	json_t *body = NULL, *sa = NULL, *claims = NULL;
+	if (strcmp(r->http->method, "POST") != 0) {
+		reply_statusf(r, 405, "MethodNotAllowed",
+			      "the server does not allow this method on the requested resource");
+		return;
+	}
+	if (decode(r, "k8s.io.api.authentication.v1.TokenRequest", &body) < 0)
+		return;
+	int rc = store_get(r->px->store, r->res->store_key, r->ns, r->name, &sa);
+	if (rc < 0) {
+		reply_errno(r, rc, r->name);
+		goto out;
+	}
+	json_t *spec = json_object_get(body, "spec");
+	json_int_t secs = json_integer_value(json_object_get(spec, "expirationSeconds"));
+	if (!secs)
+		secs = TOKEN_DEFAULT_SECONDS;
+	if (secs < TOKEN_MIN_SECONDS) {
+		reply_invalid(r, "TokenRequest", r->name,
+			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueInvalid", "message",
+					"may not specify a duration less than 10 minutes", "field",
+					"spec.expirationSeconds"));
+		goto out;
+	}
+	if (secs > TOKEN_MAX_SECONDS)
+		secs = TOKEN_MAX_SECONDS;
+	json_t *aud = json_object_get(spec, "audiences");
+	aud = json_array_size(aud) ? json_incref(aud) : json_pack("[s]", SA_ISSUER);
+	claims = token_claims(sa, aud, (long)secs, r->now);
+	char *jwt = jwt_sign(r->px->sa_key, claims);
+	if (!jwt) {
+		json_decref(aud);
+		reply_errno(r, -EIO, r->name);
+		goto out;
+	}
+	char exp[40];
+	kb_time_rfc3339(r->now + (time_t)secs, exp, sizeof(exp));
+	json_t *resp = json_pack(
+	    "{s:s,s:s,s:{s:s,s:s,s:s},s:{s:O,s:I},s:{s:s,s:s}}", "kind", "TokenRequest",
+	    "apiVersion", "authentication.k8s.io/v1", "metadata", "name", r->name, "namespace",
+	    r->ns, "creationTimestamp", exp, "spec", "audiences", aud, "expirationSeconds", secs,
+	    "status", "token", jwt, "expirationTimestamp", exp);
+	json_object_del(json_object_get(resp, "metadata"), "creationTimestamp");
+	reply_json(r, 201, resp);
+	json_decref(resp);
+	json_decref(aud);
+	free(jwt);
+out:
+	json_decref(claims);
+	json_decref(sa);
+	json_decref(body);
+}
+
+/* For the syncer (through cmd/main.c): the same token a TokenRequest with no
+ * audiences would return, bound to the service account's uid. */
+int proxy_issue_sa_token(proxy_t *px, const char *ns, const char *sa, long ttl_seconds, char **jwt)
+{
+	json_t *obj = NULL;
+	const struct proxy_resource *res = resource_find("", "v1", "serviceaccounts");
+	*jwt = NULL;
+	if (!res || !ns || !sa || ttl_seconds < TOKEN_MIN_SECONDS ||
+	    ttl_seconds > TOKEN_MAX_SECONDS)
+		return -EINVAL;
+	int rc = store_get(px->store, res->store_key, ns, sa, &obj);
+	if (rc < 0)
+		return rc;
+	if (obj_str(obj, "metadata.deletionTimestamp") || !obj_str(obj, "metadata.uid")) {
+		json_decref(obj);
+		return -ENOENT;
+	}
+	json_t *aud = json_pack("[s]", SA_ISSUER);
+	json_t *claims = token_claims(obj, aud, ttl_seconds, time(NULL));
+	*jwt = jwt_sign(px->sa_key, claims);
+	json_decref(claims);
+	json_decref(aud);
+	json_decref(obj);
+	return *jwt ? 0 : -EIO;
+}
+
+/* ---- the CLI's side: tokens in a tenant's store -------------------------- */
+
+static int user_tokens(store_t *st, const char *user, json_t **out)
+{
+	char key[400], *val = NULL;
+	snprintf(key, sizeof(key), "token-user/%s", user);
+	*out = store_kv_get(st, key, &val) == 0 ? json_loads(val, 0, NULL) : NULL;
+	free(val);
+	if (!json_is_array(*out)) {
+		json_decref(*out);
+		*out = json_array();
+	}
+	return *out ? 0 : -ENOMEM;
+}
+
+static int kv_set_json(store_t *st, const char *key, const json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT);
+	int rc = s ? store_kv_set(st, key, s) : -ENOMEM;
+	free(s);
+	return rc;
+}
+
+int proxy_token_add(store_t *st, const char *token, const char *user, const char *const *groups,
+		    size_t ngroups, long ttl_seconds)
+{
+	char hex[65], key[80];
+	token_hash(token, hex);
+	snprintf(key, sizeof(key), "token/%s", hex);
+	json_t *g = json_array(), *list = NULL;
+	for (size_t i = 0; i < ngroups; i++)
+		json_array_append_new(g, json_string(groups[i]));
+	json_t *t = json_pack("{s:s,s:o,s:I,s:I}", "user", user, "groups", g, "exp",
+			      (json_int_t)(ttl_seconds > 0 ? time(NULL) + ttl_seconds : 0),
+			      "created", (json_int_t)time(NULL));
+	int rc = kv_set_json(st, key, t);
+	if (rc == 0 && (rc = user_tokens(st, user, &list)) == 0) {
+		json_array_append_new(list, json_string(hex));
+		char ukey[400];
+		snprintf(ukey, sizeof(ukey), "token-user/%s", user);
+		rc = kv_set_json(st, ukey, list);
+	}
+	json_decref(list);
+	json_decref(t);
+	return rc;
+}
+
+static int revoke_hash(store_t *st, const char *hex)
+{
+	char key[80], *val = NULL;
+	snprintf(key, sizeof(key), "token/%s", hex);
+	if (store_kv_get(st, key, &val) < 0)
+		return -ENOENT;
+	json_t *t = json_loads(val, 0, NULL);
+	free(val);
+	if (!t)
+		return -EINVAL;
+	bool was = json_is_true(json_object_get(t, "revoked"));
+	json_object_set_new(t, "revoked", json_true());
+	int rc = kv_set_json(st, key, t);
+	json_decref(t);
+	return rc < 0 ? rc : was ? 0 : 1;
+}
+
+int proxy_token_revoke(store_t *st, const char *token, const char *user)
+{
+	if (token) {
+		char hex[65];
+		token_hash(token, hex);
+		return revoke_hash(st, hex);
+	}
+	json_t *list = NULL;
+	int rc = user_tokens(st, user, &list), n = 0;
+	size_t i;
+	json_t *h;
+	json_array_foreach (list, i, h) {
+		int one = revoke_hash(st, json_string_value(h));
+		if (one > 0)
+			n++;
+	}
+	json_decref(list);
+	return rc < 0 ? rc : n;
+}

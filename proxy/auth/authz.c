@@ -1,0 +1,594 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Authorization: kube-apiserver's chain for this tenant. Members of
+ * system:masters are always allowed (the privileged-group authorizer);
+ * everyone else is judged by RBAC over the tenant's Roles, ClusterRoles,
+ * RoleBindings and ClusterRoleBindings. Denials are 403 Forbidden with
+ * kube's messages.
+ *
+ * DESIGN: the RBAC index (proxy/auth/rbac.h) is loaded once at start-up and then
+ * kept current by four store watches (one per RBAC resource), so a change
+ * takes effect on the next request. ClusterRole aggregation
+ * (aggregationRule.clusterRoleSelectors) runs on the loop before the next
+ * request after any ClusterRole changed, writing the union of the selected
+ * roles' rules into each aggregated role (as kube's clusterrole-aggregation
+ * controller does). Writes to RBAC objects pass authz_admit: a user may only
+ * grant what it holds, unless it has `escalate` (roles) or `bind` (bindings).
+ *
+ * Threading: loop thread only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/http.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "proxy/proxy_impl.h"
+#include "proxy/auth/rbac.h"
+#include "proxy/model/selector.h"
+
+#define RBAC_GROUP "rbac.authorization.k8s.io"
+
+static const char *const rbac_plurals[4] = {"roles", "clusterroles", "rolebindings",
+					    "clusterrolebindings"};
+
+struct authz;
+
+struct authz_watch {
+	struct authz *az;
+	enum rbac_kind kind;
+	store_watch_t *w;
+};
+
+struct authz {
+	struct proxy *px;
+	rbac_index_t *ix;
+	struct authz_watch w[4];
+	json_t *croles; /* name -> ClusterRole (borrowed copies), for aggregation */
+	bool agg_pending;
+};
+
+/* ---- attributes of a request ------------------------------------------- */
+
+struct req_groups {
+	const char *v[17];
+	size_t n;
+};
+
+static void groups_of(const struct req *r, struct req_groups *g)
+{
+	g->n = 0;
+	for (int i = 0; i < r->ngroups && g->n < KB_ARRAY_SIZE(g->v); i++)
+		g->v[g->n++] = r->groups[i];
+}
+
+static bool is_master(const char *const *groups, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(groups[i], "system:masters") == 0)
+			return true;
+	return false;
+}
+
+/* "metadata.name=x" as the only field selector term names the object, as
+ * kube's RequestInfo does for lists and watches. */
+static const char *selector_name(const struct req *r)
+{
+	const char *fs = r->q.field_selector;
+	static const char *const pfx[] = {"metadata.name=", "metadata.name=="};
+	if (!fs || strchr(fs, ','))
+		return NULL;
+	for (int i = 1; i >= 0; i--)
+		if (kb_str_has_prefix(fs, pfx[i]) && fs[strlen(pfx[i])])
+			return fs + strlen(pfx[i]);
+	return NULL;
+}
+
+static void attrs_of(const struct req *r, const struct req_groups *g, struct rbac_attrs *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->user = r->user;
+	a->groups = g->v;
+	a->ngroups = g->n;
+	a->verb = r->verb ? r->verb : "get";
+	a->resource_request = r->res != NULL;
+	if (!a->resource_request) {
+		a->path = r->http->path;
+		return;
+	}
+	a->api_group = r->group ? r->group : "";
+	a->resource = r->plural;
+	a->subresource = r->sub;
+	a->ns = r->ns;
+	a->name = r->name;
+	if (!a->name && (strcmp(a->verb, "list") == 0 || strcmp(a->verb, "watch") == 0))
+		a->name = selector_name(r);
+	/* a namespace is in itself: /api/v1/namespaces/x has namespace x */
+	if (!r->group[0] && strcmp(r->plural, "namespaces") == 0 && r->name)
+		a->ns = r->name;
+}
+
+bool authz_check(struct proxy *px, const struct rbac_attrs *a, char *why, size_t len)
+{
+	if (why && len)
+		why[0] = '\0';
+	if (is_master(a->groups, a->ngroups))
+		return true;
+	if (!px->authz)
+		return false;
+	return rbac_allowed(px->authz->ix, a, why, len);
+}
+
+json_t *authz_rules(struct proxy *px, const char *user, const char *const *groups, size_t ngroups,
+		    const char *ns)
+{
+	if (!px->authz)
+		return json_array();
+	return rbac_rules_for(px->authz->ix, user, groups, ngroups, ns);
+}
+
+/* kube's responsewriters.forbiddenMessage + errors.NewForbidden. */
+static void reply_forbidden(struct req *r, const struct rbac_attrs *a)
+{
+	char msg[2048], what[400], qn[300];
+	if (!a->resource_request) {
+		snprintf(msg, sizeof(msg), "forbidden: User \"%s\" cannot %s path \"%s\"", a->user,
+			 a->verb, a->path);
+		reply_status(r, 403, "Forbidden", msg, json_object());
+		return;
+	}
+	snprintf(what, sizeof(what), "%s%s%s", a->resource, a->subresource ? "/" : "",
+		 a->subresource ? a->subresource : "");
+	char scope[300];
+	if (a->ns && *a->ns)
+		snprintf(scope, sizeof(scope), "in the namespace \"%s\"", a->ns);
+	else
+		snprintf(scope, sizeof(scope), "at the cluster scope");
+	resource_qualified(r->res, qn, sizeof(qn));
+	char name[300] = "";
+	if (r->name)
+		snprintf(name, sizeof(name), " \"%s\"", r->name);
+	snprintf(msg, sizeof(msg),
+		 "%s%s is forbidden: User \"%s\" cannot %s resource \"%s\" in API group \"%s\" %s",
+		 qn, name, a->user, a->verb, what, a->api_group, scope);
+	json_t *d = json_object();
+	if (r->name)
+		json_object_set_new(d, "name", json_string(r->name));
+	if (r->res->group[0])
+		json_object_set_new(d, "group", json_string(r->res->group));
+	json_object_set_new(d, "kind", json_string(r->res->plural));
+	reply_status(r, 403, "Forbidden", msg, d);
+}
+
+static void aggregate(struct authz *az);
+
+int authz_authorize(struct req *r)
+{
+	if (auth_impersonate(r) < 0)
+		return -EACCES;
+	struct req_groups g;
+	struct rbac_attrs a;
+	groups_of(r, &g);
+	/* kube's authorization filter notes its decision in the audit event;
+	 * system:masters is allowed by the privileged-group authorizer, which
+	 * gives no reason */
+	if (is_master(g.v, g.n)) {
+		audit_annotate(r, "authorization.k8s.io/decision", "allow");
+		audit_annotate(r, "authorization.k8s.io/reason", "");
+		return 0;
+	}
+	if (r->px->authz && r->px->authz->agg_pending)
+		aggregate(r->px->authz);
+	attrs_of(r, &g, &a);
+	char why[1024];
+	bool ok = authz_check(r->px, &a, why, sizeof(why));
+	if (ok && a.resource_request && hostpod_is_connect(r) && strcmp(a.verb, "get") == 0 &&
+	    kb_http_req_upgrade(r->http)) {
+		/* A WebSocket upgrade is a GET, yet it starts a process as SPDY's
+		 * POST does: it also needs create, as kube's
+		 * AuthorizePodWebsocketUpgradeCreatePermission has it (on by
+		 * default from 1.35). */
+		a.verb = "create";
+		ok = authz_check(r->px, &a, why, sizeof(why));
+	}
+	audit_annotate(r, "authorization.k8s.io/decision", ok ? "allow" : "forbid");
+	audit_annotate(r, "authorization.k8s.io/reason", why);
+	if (ok)
+		return 0;
+	reply_forbidden(r, &a);
+	return -EACCES;
+}
+
+/* ---- escalation prevention --------------------------------------------- */
+
+/* Go's %q of a []string: ["a" "b"]. */
+static void groups_quoted(const struct req_groups *g, struct kb_buf *b)
+{
+	kb_buf_puts(b, "[");
+	for (size_t i = 0; i < g->n; i++)
+		kb_buf_printf(b, "%s\"%s\"", i ? " " : "", g->v[i]);
+	kb_buf_puts(b, "]");
+}
+
+/* rbacv1helpers.CompactString of one rule, quoted lists. */
+static void rule_compact(const json_t *rule, struct kb_buf *b)
+{
+	static const char *const fields[][2] = {
+	    {"apiGroups", "APIGroups"},
+	    {"resources", "Resources"},
+	    {"resourceNames", "ResourceNames"},
+	    {"nonResourceURLs", "NonResourceURLs"},
+	    {"verbs", "Verbs"},
+	};
+	bool first = true;
+	kb_buf_puts(b, "{");
+	for (size_t f = 0; f < KB_ARRAY_SIZE(fields); f++) {
+		const json_t *arr = json_object_get(rule, fields[f][0]);
+		if (!json_array_size(arr))
+			continue;
+		kb_buf_printf(b, "%s%s:[", first ? "" : ", ", fields[f][1]);
+		first = false;
+		size_t i;
+		json_t *v;
+		json_array_foreach (arr, i, v)
+			kb_buf_printf(b, "%s\"%s\"", i ? " " : "", json_string_value(v));
+		kb_buf_puts(b, "]");
+	}
+	kb_buf_puts(b, "}");
+}
+
+static void reply_escalation(struct req *r, const char *name, const struct req_groups *g,
+			     const json_t *missing, const char *text)
+{
+	struct kb_buf b = {0};
+	char qn[300];
+	resource_qualified(r->res, qn, sizeof(qn));
+	kb_buf_printf(&b, "%s \"%s\" is forbidden: ", qn, name ? name : "");
+	if (text) {
+		kb_buf_puts(&b, text);
+	} else {
+		kb_buf_printf(&b, "user \"%s\" (groups=", r->user);
+		groups_quoted(g, &b);
+		kb_buf_puts(&b, ") is attempting to grant RBAC permissions not currently held:");
+		size_t i;
+		json_t *m;
+		json_array_foreach (missing, i, m) {
+			kb_buf_puts(&b, "\n");
+			rule_compact(m, &b);
+		}
+	}
+	json_t *d = json_pack("{s:s,s:s,s:s}", "name", name ? name : "", "group", RBAC_GROUP,
+			      "kind", r->res->plural);
+	reply_status(r, 403, "Forbidden", b.data, d);
+	kb_buf_free(&b);
+}
+
+/* May the requester use `verb` (escalate, bind) on an RBAC object? */
+static bool may(struct req *r, const struct req_groups *g, const char *verb, const char *plural,
+		const char *ns, const char *name)
+{
+	struct rbac_attrs a = {.user = r->user,
+			       .groups = g->v,
+			       .ngroups = g->n,
+			       .verb = verb,
+			       .resource_request = true,
+			       .api_group = RBAC_GROUP,
+			       .resource = plural,
+			       .ns = ns,
+			       .name = name};
+	return authz_check(r->px, &a, NULL, 0);
+}
+
+/* Checks the servant rules against what the requester holds in ns. */
+static int confirm_no_escalation(struct req *r, const struct req_groups *g, const char *ns,
+				 const json_t *servant, const char *name)
+{
+	json_t *owner = authz_rules(r->px, r->user, g->v, g->n, ns);
+	json_t *missing = NULL;
+	bool ok = rbac_covers(owner, servant, &missing);
+	if (!ok)
+		reply_escalation(r, name, g, missing, NULL);
+	json_decref(missing);
+	json_decref(owner);
+	return ok ? 0 : -EACCES;
+}
+
+static int admit_role(struct req *r, const struct req_groups *g, const json_t *obj,
+		      const json_t *old)
+{
+	const char *name = obj_str(obj, "metadata.name");
+	bool cluster = strcmp(r->res->plural, "clusterroles") == 0;
+	const char *ns = cluster ? "" : r->ns;
+	if (may(r, g, "escalate", r->res->plural, ns, name))
+		return 0;
+	json_t *rules = json_object_get(obj, "rules");
+	json_t *empty = json_array();
+	int rc = confirm_no_escalation(r, g, ns, rules ? rules : empty, name);
+	json_decref(empty);
+	if (rc < 0 || !cluster || !json_object_get(obj, "aggregationRule"))
+		return rc;
+	if (old && json_equal(json_object_get(obj, "aggregationRule"),
+			      json_object_get(old, "aggregationRule")))
+		return 0;
+	json_t *full =
+	    json_pack("[{s:[s],s:[s],s:[s]},{s:[s],s:[s]}]", "apiGroups", "*", "resources", "*",
+		      "verbs", "*", "nonResourceURLs", "*", "verbs", "*");
+	json_t *owner = authz_rules(r->px, r->user, g->v, g->n, "");
+	bool ok = rbac_covers(owner, full, NULL);
+	json_decref(owner);
+	json_decref(full);
+	if (ok)
+		return 0;
+	reply_escalation(r, name, g, NULL,
+			 "must have cluster-admin privileges to use the aggregationRule");
+	return -EACCES;
+}
+
+static int admit_binding(struct req *r, const struct req_groups *g, const json_t *obj,
+			 const json_t *old)
+{
+	const char *name = obj_str(obj, "metadata.name");
+	json_t *ref = json_object_get(obj, "roleRef");
+	if (old && !json_equal(ref, json_object_get(old, "roleRef"))) {
+		reply_invalid(r, r->res->kind, name,
+			      json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueInvalid", "message",
+					"Invalid value: \"object\": cannot change roleRef", "field",
+					"roleRef"));
+		return -EINVAL;
+	}
+	const char *kind = json_string_value(json_object_get(ref, "kind"));
+	const char *rname = json_string_value(json_object_get(ref, "name"));
+	bool cluster_ref = kind && strcmp(kind, "ClusterRole") == 0;
+	const char *ns = strcmp(r->res->plural, "rolebindings") == 0 ? r->ns : "";
+	if (!kind || !rname || !(cluster_ref || strcmp(kind, "Role") == 0)) {
+		reply_invalid(
+		    r, r->res->kind, name,
+		    json_pack("[{s:s,s:s,s:s}]", "reason", "FieldValueNotSupported", "message",
+			      "Unsupported value: roleRef.kind must be Role or ClusterRole",
+			      "field", "roleRef.kind"));
+		return -EINVAL;
+	}
+	if (may(r, g, "bind", cluster_ref ? "clusterroles" : "roles", ns, rname))
+		return 0;
+	const json_t *rules =
+	    r->px->authz ? rbac_role_rules(r->px->authz->ix, cluster_ref, ns, rname) : NULL;
+	json_t *empty = json_array();
+	int rc = confirm_no_escalation(r, g, ns, rules ? rules : empty, name);
+	json_decref(empty);
+	return rc;
+}
+
+int authz_admit(struct req *r, const json_t *obj, const json_t *old)
+{
+	if (!r->res || strcmp(r->res->group, RBAC_GROUP) != 0 || r->sub)
+		return 0;
+	struct req_groups g;
+	groups_of(r, &g);
+	bool binding = kb_str_has_suffix(r->res->plural, "bindings");
+	if (binding && old) {
+		/* roleRef is immutable for everyone */
+		json_t *ref = json_object_get(obj, "roleRef");
+		if (!json_equal(ref, json_object_get(old, "roleRef")))
+			return admit_binding(r, &g, obj, old);
+	}
+	if (is_master(g.v, g.n))
+		return 0;
+	return binding ? admit_binding(r, &g, obj, old) : admit_role(r, &g, obj, old);
+}
+
+/* ---- ClusterRole aggregation -------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void add_rules_of(json_t *out, const json_t *role)
+{
+	size_t i;
+	json_t *rule;
+	json_array_foreach (json_object_get(role, "rules"), i, rule) {
+		bool have = false;
+		size_t k;
+		json_t *x;
+		json_array_foreach (out, k, x)
+			if (json_equal(x, rule))
+				have = true;
+		if (!have)
+			json_array_append(out, rule);
+	}
+}
+
+/* The union of the rules of the ClusterRoles selected by `agg`. */
+static json_t *aggregated_rules(struct authz *az, const char *self, const json_t *agg,
+				const char **names, size_t n)
+{
+	json_t *out = json_array();
+	size_t i;
+	json_t *ls;
+	json_array_foreach (json_object_get(agg, "clusterRoleSelectors"), i, ls) {
+		struct sel_label *sel = NULL;
+		if (sel_label_from_object(ls, &sel, NULL, 0) < 0)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (strcmp(names[k], self) == 0)
+				continue;
+			const json_t *o = json_object_get(az->croles, names[k]);
+			if (sel_label_match(
+				sel, json_object_get(json_object_get(o, "metadata"), "labels")))
+				add_rules_of(out, o);
+		}
+		sel_label_free(sel);
+	}
+	return out;
+}
+
+static void aggregate_one(struct authz *az, const char *name, const char **names, size_t n)
+{
+	json_t *o = json_object_get(az->croles, name);
+	json_t *agg = json_object_get(o, "aggregationRule");
+	if (!json_is_object(agg))
+		return;
+	json_t *rules = aggregated_rules(az, name, agg, names, n);
+	json_t *have = json_object_get(o, "rules");
+	if (json_equal(rules, have ? have : json_array())) {
+		json_decref(rules);
+		return;
+	}
+	json_t *upd = json_deep_copy(o);
+	json_object_set_new(upd, "rules", rules);
+	const struct proxy_resource *res = resource_find(RBAC_GROUP, "v1", "clusterroles");
+	int rc = store_update(az->px->store, res->store_key, "", name, upd, 0, NULL);
+	if (rc < 0)
+		kb_warn("authz", "aggregating clusterrole %s: %d", name, rc);
+	json_decref(upd);
+}
+
+static void aggregate(struct authz *az)
+{
+	az->agg_pending = false;
+	size_t n = json_object_size(az->croles), i = 0;
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+	const char *k;
+	json_t *v;
+	if (!names)
+		return;
+	json_object_foreach (az->croles, k, v)
+		names[i++] = k;
+	qsort(names, n, sizeof(*names), cmp_str);
+	/* copies: an update re-enters the watch callback and changes croles */
+	char **copy = calloc(n ? n : 1, sizeof(*copy));
+	for (i = 0; copy && i < n; i++)
+		copy[i] = strdup(names[i]);
+	free(names);
+	if (!copy)
+		return;
+	for (i = 0; i < n; i++) {
+		size_t m = json_object_size(az->croles), j = 0;
+		const char **cur = calloc(m ? m : 1, sizeof(*cur));
+		if (!cur)
+			break;
+		json_object_foreach (az->croles, k, v)
+			cur[j++] = k;
+		qsort(cur, m, sizeof(*cur), cmp_str);
+		if (copy[i] && json_object_get(az->croles, copy[i]))
+			aggregate_one(az, copy[i], cur, m);
+		free(cur);
+	}
+	for (i = 0; i < n; i++)
+		free(copy[i]);
+	free(copy);
+}
+
+/* ---- the index, from the store ------------------------------------------ */
+
+static void on_event(const struct store_event *ev, void *arg)
+{
+	struct authz_watch *w = arg;
+	struct authz *az = w->az;
+	if (ev->type == STORE_DELETED)
+		rbac_index_del(az->ix, w->kind, ev->ns, ev->name);
+	else if (rbac_index_put(az->ix, w->kind, ev->obj) < 0)
+		kb_err("authz", "cannot index %s %s/%s", rbac_plurals[w->kind], ev->ns, ev->name);
+	if (w->kind != RBAC_CLUSTERROLE)
+		return;
+	if (ev->type == STORE_DELETED)
+		json_object_del(az->croles, ev->name);
+	else
+		json_object_set_new(az->croles, ev->name, json_deep_copy(ev->obj));
+	az->agg_pending = true;
+}
+
+static int load_kind(struct authz *az, enum rbac_kind kind)
+{
+	const struct proxy_resource *res = resource_find(RBAC_GROUP, "v1", rbac_plurals[kind]);
+	struct store_list_req lr = {.res = res->store_key};
+	struct store_list_result out = {0};
+	int rc = store_list(az->px->store, &lr, &out);
+	if (rc < 0)
+		return rc;
+	size_t i;
+	json_t *o;
+	json_array_foreach (out.items, i, o) {
+		rbac_index_put(az->ix, kind, o);
+		if (kind == RBAC_CLUSTERROLE)
+			json_object_set(az->croles, obj_str(o, "metadata.name"), o);
+	}
+	json_decref(out.items);
+	free(out.next);
+	az->w[kind].az = az;
+	az->w[kind].kind = kind;
+	return store_watch(az->px->store, res->store_key, NULL, out.rev, on_event, &az->w[kind],
+			   &az->w[kind].w);
+}
+
+/* Creates the default roles and bindings that are missing. */
+static int bootstrap(struct proxy *px)
+{
+	json_t *objs = rbac_defaults();
+	size_t i;
+	json_t *o;
+	int rc = 0;
+	if (!objs)
+		return -ENOMEM;
+	store_txn_begin(px->store);
+	json_array_foreach (objs, i, o) {
+		const struct proxy_resource *res =
+		    resource_find_kind(RBAC_GROUP, json_string_value(json_object_get(o, "kind")));
+		json_t *have = NULL;
+		if (!res)
+			continue;
+		if (store_get(px->store, res->store_key, "", obj_str(o, "metadata.name"), &have) ==
+		    0) {
+			json_decref(have);
+			continue;
+		}
+		rc = object_create(px, res, o, NULL);
+		if (rc < 0 && rc != -EEXIST)
+			break;
+		rc = 0;
+	}
+	if (rc == 0)
+		rc = store_txn_commit(px->store);
+	else
+		store_txn_rollback(px->store);
+	json_decref(objs);
+	return rc;
+}
+
+int authz_start(struct proxy *px)
+{
+	struct authz *az = calloc(1, sizeof(*az));
+	if (!az)
+		return -ENOMEM;
+	az->px = px;
+	az->ix = rbac_index_new();
+	az->croles = json_object();
+	int rc = az->ix ? bootstrap(px) : -ENOMEM;
+	for (int k = 0; rc == 0 && k < 4; k++)
+		rc = load_kind(az, (enum rbac_kind)k);
+	if (rc < 0) {
+		px->authz = az;
+		authz_stop(px);
+		return rc;
+	}
+	px->authz = az;
+	aggregate(az);
+	return 0;
+}
+
+void authz_stop(struct proxy *px)
+{
+	struct authz *az = px->authz;
+	if (!az)
+		return;
+	for (int k = 0; k < 4; k++)
+		if (az->w[k].w)
+			store_unwatch(az->w[k].w);
+	rbac_index_free(az->ix);
+	json_decref(az->croles);
+	free(az);
+	px->authz = NULL;
+}

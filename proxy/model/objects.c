@@ -1,0 +1,953 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Object helpers: dotted-path access, the metadata the server owns on
+ * create (uid, creationTimestamp, generation), the defaults kube-apiserver
+ * applies per kind, and the validation entry point.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "lib/util.h"
+#include "proxy/proxy_impl.h"
+#include "proxy/validation/validate.h"
+#include "proxy/admission/webhook.h"
+
+json_t *obj_get(const json_t *obj, const char *path)
+{
+	return kb_json_path(obj, path);
+}
+
+const char *obj_str(const json_t *obj, const char *path)
+{
+	return json_string_value(obj_get(obj, path));
+}
+
+/* Sets a string at a dotted path, creating objects on the way. */
+void obj_set_str(json_t *obj, const char *path, const char *value)
+{
+	char key[128];
+	json_t *cur = obj;
+	for (;;) {
+		const char *dot = strchr(path, '.');
+		size_t n = dot ? (size_t)(dot - path) : strlen(path);
+		if (n >= sizeof(key))
+			return;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		if (!dot) {
+			json_object_set_new(cur, key, json_string(value));
+			return;
+		}
+		json_t *next = json_object_get(cur, key);
+		if (!json_is_object(next)) {
+			next = json_object();
+			json_object_set_new(cur, key, next);
+		}
+		cur = next;
+		path = dot + 1;
+	}
+}
+
+json_t *obj_meta(json_t *obj)
+{
+	json_t *m = json_object_get(obj, "metadata");
+	if (!json_is_object(m)) {
+		m = json_object();
+		json_object_set_new(obj, "metadata", m);
+	}
+	return m;
+}
+
+int64_t obj_rv(const json_t *obj)
+{
+	const char *rv = obj_str(obj, "metadata.resourceVersion");
+	return rv ? strtoll(rv, NULL, 10) : 0;
+}
+
+static void set_default(json_t *obj, const char *key, json_t *value)
+{
+	if (!json_object_get(obj, key))
+		json_object_set(obj, key, value);
+	json_decref(value);
+}
+
+bool obj_has_generation(const struct proxy_resource *res)
+{
+	return (res->has_status && !res->no_generation) || res->crd;
+}
+
+/* kube-aggregator's strategy's PrepareForCreate: the status a client sent is
+ * dropped, and a local APIService (no spec.service) is available at once. */
+static void apiservice_prepare_create(json_t *obj, time_t now)
+{
+	json_t *status = json_object();
+	json_object_set_new(obj, "status", status);
+	if (json_is_object(obj_get(obj, "spec.service")))
+		return;
+	char ts[40];
+	kb_time_rfc3339(now, ts, sizeof(ts));
+	json_object_set_new(status, "conditions",
+			    json_pack("[{s:s,s:s,s:s,s:s,s:s}]", "type", "Available", "status",
+				      "True", "lastTransitionTime", ts, "reason", "Local",
+				      "message", "Local APIServices are always available"));
+}
+
+/* Server-owned metadata of a new object. */
+void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now)
+{
+	json_t *m = obj_meta(obj);
+	char uid[40], ts[40];
+	kb_uuid(uid);
+	kb_time_rfc3339(now, ts, sizeof(ts));
+	json_object_set_new(m, "uid", json_string(uid));
+	json_object_set_new(m, "creationTimestamp", json_string(ts));
+	json_object_del(m, "deletionTimestamp");
+	json_object_del(m, "deletionGracePeriodSeconds");
+	json_object_del(m, "selfLink");
+	json_object_del(m, "resourceVersion");
+	if (obj_has_generation(res))
+		json_object_set_new(m, "generation", json_integer(1));
+	else
+		json_object_del(m, "generation");
+	if (strcmp(res->group, "admissionregistration.k8s.io") == 0 &&
+	    strcmp(res->kind, "ValidatingAdmissionPolicy") == 0) /* kube's PrepareForCreate */
+		json_object_set_new(obj, "status", json_object());
+	if (strcmp(res->group, "apiregistration.k8s.io") == 0)
+		apiservice_prepare_create(obj, now);
+	char av[128];
+	if (res->group[0])
+		snprintf(av, sizeof(av), "%s/%s", res->group, res->version);
+	else
+		snprintf(av, sizeof(av), "%s", res->version);
+	json_object_set_new(obj, "apiVersion", json_string(av));
+	json_object_set_new(obj, "kind", json_string(res->kind));
+}
+
+static bool image_has_tag(const char *image)
+{
+	if (strchr(image, '@'))
+		return true;
+	const char *slash = strrchr(image, '/');
+	const char *colon = strrchr(slash ? slash : image, ':');
+	return colon && strcmp(colon, ":latest") != 0;
+}
+
+/* 0.5 -> "500m", 2.0 -> "2", like Quantity's canonical form. */
+static void real_quantity(double d, char *buf, size_t len)
+{
+	long long m = (long long)(d * 1000.0 + (d >= 0 ? 0.5 : -0.5));
+	double diff = d * 1000.0 - (double)m;
+	if (diff > 1e-6 || diff < -1e-6)
+		snprintf(buf, len, "%.17g", d);
+	else if (m % 1000 == 0)
+		snprintf(buf, len, "%lld", m / 1000);
+	else
+		snprintf(buf, len, "%lldm", m);
+}
+
+/* A Quantity may arrive as a JSON number (kubectl sends YAML `gpu: 1` so);
+ * kube stores and returns it as a string. */
+static void quantities_as_strings(json_t *list)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach (list, k, v) {
+		char buf[64];
+		if (json_is_integer(v))
+			snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+		else if (json_is_real(v))
+			real_quantity(json_real_value(v), buf, sizeof(buf));
+		else
+			continue;
+		json_object_set_new(list, k, json_string(buf));
+	}
+}
+
+/* ObjectFieldSelector: kube's apiVersion "v1". */
+static void default_field_ref(json_t *holder)
+{
+	json_t *fr = json_object_get(holder, "fieldRef");
+	if (json_is_object(fr))
+		set_default(fr, "apiVersion", json_string("v1"));
+}
+
+static void default_container(json_t *c)
+{
+	size_t j;
+	json_t *e;
+	json_array_foreach (json_object_get(c, "env"), j, e)
+		default_field_ref(json_object_get(e, "valueFrom"));
+	json_t *res = json_object_get(c, "resources");
+	quantities_as_strings(json_object_get(res, "limits"));
+	quantities_as_strings(json_object_get(res, "requests"));
+	const char *image = json_string_value(json_object_get(c, "image"));
+	set_default(c, "imagePullPolicy",
+		    json_string(image && image_has_tag(image) ? "IfNotPresent" : "Always"));
+	set_default(c, "terminationMessagePath", json_string("/dev/termination-log"));
+	set_default(c, "terminationMessagePolicy", json_string("File"));
+	set_default(c, "resources", json_object());
+	size_t i;
+	json_t *p;
+	json_array_foreach (json_object_get(c, "ports"), i, p)
+		if (json_is_object(p))
+			set_default(p, "protocol", json_string("TCP"));
+}
+
+static void default_downward_items(json_t *src)
+{
+	size_t i;
+	json_t *it;
+	json_array_foreach (json_object_get(src, "items"), i, it)
+		if (json_is_object(it))
+			default_field_ref(it);
+}
+
+/* The volume sources' defaults: file modes 0644, downward API field paths
+ * in v1, a projected token's hour, hostPath's unset type. */
+static void default_volumes(json_t *spec)
+{
+	static const char *const moded[] = {"secret", "configMap", "downwardAPI", "projected"};
+	size_t i, j;
+	json_t *v, *src;
+	json_array_foreach (json_object_get(spec, "volumes"), i, v) {
+		for (size_t k = 0; k < KB_ARRAY_SIZE(moded); k++) {
+			json_t *o = json_object_get(v, moded[k]);
+			if (json_is_object(o))
+				set_default(o, "defaultMode", json_integer(0644));
+		}
+		json_t *hp = json_object_get(v, "hostPath");
+		if (json_is_object(hp))
+			set_default(hp, "type", json_string(""));
+		default_downward_items(json_object_get(v, "downwardAPI"));
+		json_array_foreach (json_object_get(json_object_get(v, "projected"), "sources"), j,
+				    src) {
+			default_downward_items(json_object_get(src, "downwardAPI"));
+			json_t *tok = json_object_get(src, "serviceAccountToken");
+			if (json_is_object(tok))
+				set_default(tok, "expirationSeconds", json_integer(3600));
+		}
+	}
+}
+
+static void default_pod_spec(json_t *spec)
+{
+	if (!json_is_object(spec))
+		return;
+	set_default(spec, "restartPolicy", json_string("Always"));
+	set_default(spec, "terminationGracePeriodSeconds", json_integer(30));
+	set_default(spec, "dnsPolicy", json_string("ClusterFirst"));
+	set_default(spec, "securityContext", json_object());
+	set_default(spec, "schedulerName", json_string("default-scheduler"));
+	set_default(spec, "enableServiceLinks", json_true());
+	const char *sa = json_string_value(json_object_get(spec, "serviceAccountName"));
+	if (!sa)
+		sa = json_string_value(json_object_get(spec, "serviceAccount"));
+	char name[256];
+	snprintf(name, sizeof(name), "%s", sa ? sa : "default");
+	json_object_set_new(spec, "serviceAccountName", json_string(name));
+	json_object_set_new(spec, "serviceAccount", json_string(name));
+	size_t i;
+	json_t *c;
+	json_array_foreach (json_object_get(spec, "containers"), i, c)
+		if (json_is_object(c))
+			default_container(c);
+	json_array_foreach (json_object_get(spec, "initContainers"), i, c)
+		if (json_is_object(c))
+			default_container(c);
+	json_array_foreach (json_object_get(spec, "ephemeralContainers"), i, c)
+		if (json_is_object(c))
+			default_container(c);
+	default_volumes(spec);
+}
+
+/* QoS class as kubelet computes it (requests/limits of all containers). */
+static const char *pod_qos(const json_t *spec)
+{
+	bool any = false, guaranteed = true;
+	size_t i;
+	json_t *c;
+	json_array_foreach (json_object_get(spec, "containers"), i, c) {
+		json_t *res = json_object_get(c, "resources");
+		json_t *req = json_object_get(res, "requests");
+		json_t *lim = json_object_get(res, "limits");
+		if (json_object_size(req) || json_object_size(lim))
+			any = true;
+		const char *names[] = {"cpu", "memory"};
+		for (int k = 0; k < 2; k++) {
+			json_t *l = json_object_get(lim, names[k]);
+			json_t *q = json_object_get(req, names[k]);
+			if (!l || (q && !json_equal(q, l)))
+				guaranteed = false;
+		}
+	}
+	if (!any)
+		return "BestEffort";
+	return guaranteed ? "Guaranteed" : "Burstable";
+}
+
+/* Pods only (not templates), as kube: a limit without a request sets the
+ * request. */
+static void requests_from_limits(json_t *spec)
+{
+	static const char *const lists[] = {"containers", "initContainers"};
+	for (size_t l = 0; l < 2; l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
+			json_t *res = json_object_get(c, "resources");
+			json_t *lim = json_object_get(res, "limits");
+			if (!json_is_object(lim) || !json_object_size(lim))
+				continue;
+			json_t *req = json_object_get(res, "requests");
+			if (!json_is_object(req)) {
+				req = json_object();
+				json_object_set_new(res, "requests", req);
+			}
+			const char *k;
+			json_t *v;
+			json_object_foreach (lim, k, v)
+				if (!json_object_get(req, k))
+					json_object_set(req, k, v);
+		}
+	}
+}
+
+static void default_pod(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	default_pod_spec(spec);
+	requests_from_limits(spec);
+	json_t *tols = json_object_get(spec, "tolerations");
+	if (!json_is_array(tols)) {
+		tols = json_array();
+		json_object_set_new(spec, "tolerations", tols);
+	}
+	const char *keys[] = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"};
+	for (int k = 0; k < 2; k++) {
+		bool have = false;
+		size_t i;
+		json_t *t;
+		json_array_foreach (tols, i, t)
+			if (json_is_object(t) && json_string_value(json_object_get(t, "key")) &&
+			    strcmp(json_string_value(json_object_get(t, "key")), keys[k]) == 0)
+				have = true;
+		if (!have)
+			json_array_append_new(tols,
+					      json_pack("{s:s,s:s,s:s,s:i}", "key", keys[k],
+							"operator", "Exists", "effect", "NoExecute",
+							"tolerationSeconds", 300));
+	}
+	json_t *status = kb_json_object_at(obj, "status");
+	set_default(status, "phase", json_string("Pending"));
+	set_default(status, "qosClass", json_string(pod_qos(spec)));
+}
+
+static void default_template(json_t *obj)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	json_t *tmpl = json_object_get(spec, "template");
+	if (json_is_object(tmpl)) {
+		default_pod_spec(json_object_get(tmpl, "spec"));
+		kb_json_object_at(tmpl, "metadata");
+	}
+}
+
+static void default_deployment(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "replicas", json_integer(1));
+	set_default(spec, "revisionHistoryLimit", json_integer(10));
+	set_default(spec, "progressDeadlineSeconds", json_integer(600));
+	if (!json_object_get(spec, "strategy"))
+		json_object_set_new(spec, "strategy",
+				    json_pack("{s:s,s:{s:s,s:s}}", "type", "RollingUpdate",
+					      "rollingUpdate", "maxUnavailable", "25%", "maxSurge",
+					      "25%"));
+	default_template(obj);
+	set_default(obj, "status", json_object());
+}
+
+static void default_statefulset(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "replicas", json_integer(1));
+	set_default(spec, "revisionHistoryLimit", json_integer(10));
+	set_default(spec, "podManagementPolicy", json_string("OrderedReady"));
+	if (!json_object_get(spec, "updateStrategy"))
+		json_object_set_new(spec, "updateStrategy",
+				    json_pack("{s:s,s:{s:i}}", "type", "RollingUpdate",
+					      "rollingUpdate", "partition", 0));
+	set_default(spec, "persistentVolumeClaimRetentionPolicy",
+		    json_pack("{s:s,s:s}", "whenDeleted", "Retain", "whenScaled", "Retain"));
+	default_template(obj);
+	json_t *status = kb_json_object_at(obj, "status");
+	set_default(status, "replicas", json_integer(0));
+	set_default(status, "availableReplicas", json_integer(0));
+}
+
+static void default_replicaset(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "replicas", json_integer(1));
+	default_template(obj);
+	json_t *status = kb_json_object_at(obj, "status");
+	set_default(status, "replicas", json_integer(0));
+}
+
+/* kube's SetDefaults_ReplicationController: the selector and the labels
+ * from the template's labels when empty, one replica. */
+static void default_replication_controller(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	json_t *labels = obj_get(obj, "spec.template.metadata.labels");
+	if (json_object_size(labels)) {
+		if (!json_object_size(json_object_get(spec, "selector")))
+			json_object_set_new(spec, "selector", json_deep_copy(labels));
+		if (!json_object_size(obj_get(obj, "metadata.labels")))
+			json_object_set_new(obj_meta(obj), "labels", json_deep_copy(labels));
+	}
+	set_default(spec, "replicas", json_integer(1));
+	default_template(obj);
+	json_t *status = kb_json_object_at(obj, "status");
+	set_default(status, "replicas", json_integer(0));
+}
+
+static void default_pod_template(json_t *obj)
+{
+	json_t *tmpl = json_object_get(obj, "template");
+	if (json_is_object(tmpl))
+		default_pod_spec(json_object_get(tmpl, "spec"));
+}
+
+static void default_daemonset(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "revisionHistoryLimit", json_integer(10));
+	if (!json_object_get(spec, "updateStrategy"))
+		json_object_set_new(spec, "updateStrategy",
+				    json_pack("{s:s,s:{s:i,s:i}}", "type", "RollingUpdate",
+					      "rollingUpdate", "maxUnavailable", 1, "maxSurge", 0));
+	default_template(obj);
+	json_t *status = kb_json_object_at(obj, "status");
+	const char *keys[] = {"currentNumberScheduled", "numberMisscheduled",
+			      "desiredNumberScheduled", "numberReady"};
+	for (int i = 0; i < 4; i++)
+		set_default(status, keys[i], json_integer(0));
+}
+
+static void default_job(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "parallelism", json_integer(1));
+	set_default(spec, "completions", json_integer(1));
+	set_default(spec, "backoffLimit", json_integer(6));
+	set_default(spec, "completionMode", json_string("NonIndexed"));
+	set_default(spec, "suspend", json_false());
+	set_default(spec, "podReplacementPolicy", json_string("TerminatingOrFailed"));
+	const char *uid = obj_str(obj, "metadata.uid");
+	const char *name = obj_str(obj, "metadata.name");
+	json_t *tmpl = kb_json_object_at(spec, "template");
+	json_t *labels = kb_json_object_at(kb_json_object_at(tmpl, "metadata"), "labels");
+	if (uid && name && !json_object_get(spec, "selector") &&
+	    !json_is_true(json_object_get(spec, "manualSelector"))) {
+		json_object_set_new(spec, "selector",
+				    json_pack("{s:{s:s}}", "matchLabels",
+					      "batch.kubernetes.io/controller-uid", uid));
+		json_object_set_new(labels, "batch.kubernetes.io/controller-uid", json_string(uid));
+		json_object_set_new(labels, "batch.kubernetes.io/job-name", json_string(name));
+		json_object_set_new(labels, "controller-uid", json_string(uid));
+		json_object_set_new(labels, "job-name", json_string(name));
+	}
+	default_template(obj);
+	set_default(obj, "status", json_object());
+}
+
+static void default_cronjob(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "concurrencyPolicy", json_string("Allow"));
+	set_default(spec, "suspend", json_false());
+	set_default(spec, "successfulJobsHistoryLimit", json_integer(3));
+	set_default(spec, "failedJobsHistoryLimit", json_integer(1));
+	json_t *jt = json_object_get(spec, "jobTemplate");
+	json_t *jspec = json_object_get(jt, "spec");
+	if (json_is_object(jspec)) {
+		set_default(jspec, "backoffLimit", json_integer(6));
+		set_default(jspec, "completionMode", json_string("NonIndexed"));
+		default_pod_spec(json_object_get(json_object_get(jspec, "template"), "spec"));
+	}
+	set_default(obj, "status", json_object());
+}
+
+/* A ClusterIP from 10.96.0.0/12, derived from the uid so it is stable. */
+static void default_service(struct proxy *px, json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "type", json_string("ClusterIP"));
+	set_default(spec, "sessionAffinity", json_string("None"));
+	const char *type = json_string_value(json_object_get(spec, "type"));
+	if (type && strcmp(type, "ExternalName") != 0) {
+		if (!json_object_get(spec, "clusterIP")) {
+			char ip[32];
+			unsigned h = (unsigned)store_rev(px->store) * 2654435761u;
+			snprintf(ip, sizeof(ip), "10.%u.%u.%u", 96 + ((h >> 16) & 15),
+				 (h >> 8) & 255, 2 + (h & 127));
+			json_object_set_new(spec, "clusterIP", json_string(ip));
+		}
+		const char *cip = json_string_value(json_object_get(spec, "clusterIP"));
+		set_default(spec, "clusterIPs", json_pack("[s]", cip ? cip : "None"));
+		set_default(spec, "ipFamilies", json_pack("[s]", "IPv4"));
+		set_default(spec, "ipFamilyPolicy", json_string("SingleStack"));
+		set_default(spec, "internalTrafficPolicy", json_string("Cluster"));
+	}
+	size_t i;
+	json_t *p;
+	json_array_foreach (json_object_get(spec, "ports"), i, p) {
+		if (!json_is_object(p))
+			continue;
+		set_default(p, "protocol", json_string("TCP"));
+		json_t *port = json_object_get(p, "port");
+		if (port && !json_object_get(p, "targetPort"))
+			json_object_set(p, "targetPort", port);
+	}
+	json_t *status = kb_json_object_at(obj, "status");
+	set_default(status, "loadBalancer", json_object());
+}
+
+static void default_secret(json_t *obj)
+{
+	set_default(obj, "type", json_string("Opaque"));
+	json_t *sd = json_object_get(obj, "stringData");
+	if (json_is_object(sd)) {
+		json_t *data = kb_json_object_at(obj, "data");
+		const char *k;
+		json_t *v;
+		json_object_foreach (sd, k, v) {
+			const char *s = json_string_value(v);
+			if (!s)
+				continue;
+			char *b = kb_base64_encode(s, strlen(s));
+			json_object_set_new(data, k, json_string(b));
+			free(b);
+		}
+		json_object_del(obj, "stringData");
+	}
+}
+
+static void default_namespace(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "finalizers", json_pack("[s]", "kubernetes"));
+	json_t *status = kb_json_object_at(obj, "status");
+	set_default(status, "phase", json_string("Active"));
+	json_t *labels = kb_json_object_at(obj_meta(obj), "labels");
+	const char *name = obj_str(obj, "metadata.name");
+	if (name)
+		json_object_set_new(labels, "kubernetes.io/metadata.name", json_string(name));
+}
+
+static void default_pvc(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "volumeMode", json_string("Filesystem"));
+	json_t *status = kb_json_object_at(obj, "status");
+	set_default(status, "phase", json_string("Pending"));
+}
+
+/* kube's SetDefaults_PersistentVolume */
+static void default_pv(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "persistentVolumeReclaimPolicy", json_string("Retain"));
+	set_default(spec, "volumeMode", json_string("Filesystem"));
+	json_t *status = kb_json_object_at(obj, "status");
+	set_default(status, "phase", json_string("Pending"));
+}
+
+static void default_port_protocols(json_t *ports);
+
+/* A behavior's unset scaling rules from `defaults` (stolen). */
+static void hpa_rules(json_t *behavior, const char *key, json_t *defaults)
+{
+	json_t *rules = kb_json_object_at(behavior, key);
+	const char *fields[] = {"selectPolicy", "stabilizationWindowSeconds", "policies"};
+	for (size_t i = 0; rules && i < KB_ARRAY_SIZE(fields); i++) {
+		json_t *d = json_object_get(defaults, fields[i]);
+		if (d && !json_object_get(rules, fields[i]))
+			json_object_set(rules, fields[i], d);
+	}
+	json_decref(defaults);
+}
+
+json_t *obj_hpa_cpu_metric(json_t *pct)
+{
+	return json_pack("{s:s,s:{s:s,s:{s:s,s:o}}}", "type", "Resource", "resource", "name", "cpu",
+			 "target", "type", "Utilization", "averageUtilization", pct);
+}
+
+/* autoscaling/v2 SetDefaults_HorizontalPodAutoscaler: one replica at least,
+ * CPU at 80 % when no metric is given, and a behavior's unset scaling rules
+ * from the autoscaler's historical ones. */
+void obj_hpa_defaults(json_t *obj)
+{
+	set_default(kb_json_object_at(obj, "status"), "desiredReplicas", json_integer(0));
+	json_t *spec = kb_json_object_at(obj, "spec");
+	set_default(spec, "minReplicas", json_integer(1));
+	if (json_array_size(json_object_get(spec, "metrics")) == 0)
+		json_object_set_new(spec, "metrics",
+				    json_pack("[o]", obj_hpa_cpu_metric(json_integer(80))));
+	json_t *behavior = json_object_get(spec, "behavior");
+	if (!json_is_object(behavior))
+		return;
+	hpa_rules(behavior, "scaleUp",
+		  json_pack("{s:s,s:i,s:[{s:s,s:i,s:i},{s:s,s:i,s:i}]}", "selectPolicy", "Max",
+			    "stabilizationWindowSeconds", 0, "policies", "type", "Pods", "value", 4,
+			    "periodSeconds", 15, "type", "Percent", "value", 100, "periodSeconds",
+			    15));
+	hpa_rules(behavior, "scaleDown",
+		  json_pack("{s:s,s:[{s:s,s:i,s:i}]}", "selectPolicy", "Max", "policies", "type",
+			    "Percent", "value", 100, "periodSeconds", 15));
+}
+
+/* networking/v1: policyTypes from the rules given, ports' protocol TCP. */
+static void default_networkpolicy(json_t *obj)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	if (json_array_size(json_object_get(spec, "policyTypes")) == 0) {
+		json_t *types = json_pack("[s]", "Ingress");
+		if (json_array_size(json_object_get(spec, "egress")) > 0)
+			json_array_append_new(types, json_string("Egress"));
+		json_object_set_new(spec, "policyTypes", types);
+	}
+	const char *dirs[] = {"ingress", "egress"};
+	for (size_t d = 0; d < 2; d++) {
+		size_t i;
+		json_t *rule;
+		json_array_foreach (json_object_get(spec, dirs[d]), i, rule)
+			default_port_protocols(json_object_get(rule, "ports"));
+	}
+}
+
+/* discovery/v1: ports' name "" and protocol TCP (SetDefaults_EndpointPort). */
+static void default_endpointslice(json_t *obj)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach (json_object_get(obj, "ports"), i, p) {
+		if (!json_is_object(p))
+			continue;
+		set_default(p, "name", json_string(""));
+		set_default(p, "protocol", json_string("TCP"));
+	}
+}
+
+/* core/v1 Endpoints: subsets' ports protocol TCP. */
+static void default_endpoints(json_t *obj)
+{
+	size_t i;
+	json_t *ss;
+	json_array_foreach (json_object_get(obj, "subsets"), i, ss)
+		default_port_protocols(json_object_get(ss, "ports"));
+}
+
+/* policy/v1: a new budget's status starts at zero (PrepareForCreate). */
+static void default_pdb(json_t *obj)
+{
+	json_t *status = kb_json_object_at(obj, "status");
+	const char *counts[] = {"disruptionsAllowed", "currentHealthy", "desiredHealthy",
+				"expectedPods"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(counts); i++)
+		set_default(status, counts[i], json_integer(0));
+}
+
+/* A default where the field is absent or null (kube's nil pointer). */
+static void set_default_nil(json_t *obj, const char *key, json_t *value)
+{
+	if (json_is_null(json_object_get(obj, key)))
+		json_object_del(obj, key);
+	set_default(obj, key, value);
+}
+
+/* admissionregistration/v1 SetDefaults_ValidatingWebhook, _MutatingWebhook
+ * (reinvocationPolicy), _Rule (scope) and _ServiceReference (port). */
+static void default_webhook(json_t *hook, bool mutating)
+{
+	size_t i;
+	json_t *rule;
+	set_default_nil(hook, "failurePolicy", json_string("Fail"));
+	set_default_nil(hook, "matchPolicy", json_string("Equivalent"));
+	set_default_nil(hook, "namespaceSelector", json_object());
+	set_default_nil(hook, "objectSelector", json_object());
+	set_default_nil(hook, "timeoutSeconds", json_integer(10));
+	if (mutating)
+		set_default_nil(hook, "reinvocationPolicy", json_string("Never"));
+	json_array_foreach (json_object_get(hook, "rules"), i, rule)
+		if (json_is_object(rule))
+			set_default_nil(rule, "scope", json_string("*"));
+	json_t *svc = obj_get(hook, "clientConfig.service");
+	if (json_is_object(svc))
+		set_default_nil(svc, "port", json_integer(443));
+}
+
+static void default_webhook_configuration(json_t *obj, bool mutating)
+{
+	size_t i;
+	json_t *hook;
+	json_array_foreach (json_object_get(obj, "webhooks"), i, hook)
+		if (json_is_object(hook))
+			default_webhook(hook, mutating);
+}
+
+/* admissionregistration/v1 SetDefaults_MatchResources, with _Rule (scope)
+ * on both rule lists. */
+static void default_match_resources(json_t *mr)
+{
+	size_t i;
+	json_t *rule;
+	set_default_nil(mr, "matchPolicy", json_string("Equivalent"));
+	set_default_nil(mr, "namespaceSelector", json_object());
+	set_default_nil(mr, "objectSelector", json_object());
+	const char *lists[] = {"resourceRules", "excludeResourceRules"};
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++)
+		json_array_foreach (json_object_get(mr, lists[l]), i, rule)
+			if (json_is_object(rule))
+				set_default_nil(rule, "scope", json_string("*"));
+}
+
+/* SetDefaults_ValidatingAdmissionPolicySpec (failurePolicy; the spec is not
+ * a pointer in kube, so an object without one gets it) and the match
+ * resources of a policy (matchConstraints) or a binding (matchResources).
+ * v1 defaults nothing in a binding's paramRef. */
+static void default_admission_policy(json_t *obj, bool binding)
+{
+	json_t *spec = kb_json_object_at(obj, "spec");
+	if (!spec)
+		return;
+	if (!binding)
+		set_default_nil(spec, "failurePolicy", json_string("Fail"));
+	json_t *mr = json_object_get(spec, binding ? "matchResources" : "matchConstraints");
+	if (json_is_object(mr))
+		default_match_resources(mr);
+}
+
+static void default_other_groups(const struct proxy_resource *res, json_t *obj)
+{
+	const char *g = res->group, *k = res->kind;
+	if (strcmp(g, "autoscaling") == 0 && strcmp(k, "HorizontalPodAutoscaler") == 0) {
+		if (strcmp(res->version, "v1") == 0) /* v1 defaults only this */
+			set_default(kb_json_object_at(obj, "spec"), "minReplicas", json_integer(1));
+		else
+			obj_hpa_defaults(obj);
+	} else if (strcmp(g, "policy") == 0 && strcmp(k, "PodDisruptionBudget") == 0)
+		default_pdb(obj);
+	else if (strcmp(g, "networking.k8s.io") == 0 && strcmp(k, "NetworkPolicy") == 0)
+		default_networkpolicy(obj);
+	else if (strcmp(g, "discovery.k8s.io") == 0 && strcmp(k, "EndpointSlice") == 0)
+		default_endpointslice(obj);
+	else if (strcmp(g, "scheduling.k8s.io") == 0 && strcmp(k, "PriorityClass") == 0)
+		set_default(obj, "preemptionPolicy", json_string("PreemptLowerPriority"));
+	else if (strcmp(g, "flowcontrol.apiserver.k8s.io") == 0)
+		flowcontrol_default(res, obj);
+	else if (strcmp(g, "storage.k8s.io") == 0 && strcmp(k, "StorageClass") == 0) {
+		set_default(obj, "reclaimPolicy", json_string("Delete"));
+		set_default(obj, "volumeBindingMode", json_string("Immediate"));
+	} else if (strcmp(g, "apiregistration.k8s.io") == 0) {
+		/* SetDefaults_ServiceReference; a null service is a local one */
+		json_t *svc = obj_get(obj, "spec.service");
+		if (json_is_null(svc))
+			json_object_del(json_object_get(obj, "spec"), "service");
+		else if (json_is_object(svc))
+			set_default_nil(svc, "port", json_integer(443));
+	} else if (strcmp(g, "admissionregistration.k8s.io") == 0 &&
+		   (strcmp(k, "ValidatingWebhookConfiguration") == 0 ||
+		    strcmp(k, "MutatingWebhookConfiguration") == 0))
+		default_webhook_configuration(obj, k[0] == 'M');
+	else if (strcmp(g, "admissionregistration.k8s.io") == 0 &&
+		 strncmp(k, "ValidatingAdmissionPolicy", 25) == 0)
+		default_admission_policy(obj, strcmp(k, "ValidatingAdmissionPolicyBinding") == 0);
+}
+
+void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj)
+{
+	const char *g = res->group, *k = res->kind;
+	if (!g[0]) {
+		if (strcmp(k, "Pod") == 0)
+			default_pod(obj);
+		else if (strcmp(k, "Service") == 0)
+			default_service(px, obj);
+		else if (strcmp(k, "Secret") == 0)
+			default_secret(obj);
+		else if (strcmp(k, "Namespace") == 0)
+			default_namespace(obj);
+		else if (strcmp(k, "PersistentVolumeClaim") == 0)
+			default_pvc(obj);
+		else if (strcmp(k, "PersistentVolume") == 0)
+			default_pv(obj);
+		else if (strcmp(k, "ReplicationController") == 0)
+			default_replication_controller(obj);
+		else if (strcmp(k, "PodTemplate") == 0)
+			default_pod_template(obj);
+		else if (strcmp(k, "Endpoints") == 0)
+			default_endpoints(obj);
+	} else if (strcmp(g, "apps") == 0) {
+		if (strcmp(k, "Deployment") == 0)
+			default_deployment(obj);
+		else if (strcmp(k, "StatefulSet") == 0)
+			default_statefulset(obj);
+		else if (strcmp(k, "ReplicaSet") == 0)
+			default_replicaset(obj);
+		else if (strcmp(k, "DaemonSet") == 0)
+			default_daemonset(obj);
+	} else if (strcmp(g, "batch") == 0) {
+		if (strcmp(k, "Job") == 0)
+			default_job(obj);
+		else if (strcmp(k, "CronJob") == 0)
+			default_cronjob(obj);
+	} else {
+		default_other_groups(res, obj);
+	}
+}
+
+static void default_port_protocols(json_t *ports)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach (ports, i, p)
+		if (json_is_object(p) && !json_object_get(p, "protocol"))
+			json_object_set_new(p, "protocol", json_string("TCP"));
+}
+
+static void default_pod_spec_keys(json_t *spec)
+{
+	const char *lists[] = {"containers", "initContainers"};
+	for (int l = 0; l < 2; l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (json_object_get(spec, lists[l]), i, c)
+			default_port_protocols(json_object_get(c, "ports"));
+	}
+}
+
+/* Defaults of list-map key fields (ports' protocol), which server-side
+ * apply needs before merging so that an applied item matches its live one. */
+void obj_default_keys(const struct proxy_resource *res, json_t *obj)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	if (!json_is_object(spec))
+		return;
+	if (!res->group[0] && strcmp(res->kind, "Service") == 0) {
+		default_port_protocols(json_object_get(spec, "ports"));
+		return;
+	}
+	default_pod_spec_keys(spec);
+	default_pod_spec_keys(obj_get(spec, "template.spec"));
+	default_pod_spec_keys(obj_get(spec, "jobTemplate.spec.template.spec"));
+}
+
+/* Metadata the client cannot change through an update: taken from `old`. */
+void obj_keep_server_meta(const json_t *old, json_t *obj)
+{
+	json_t *om = json_object_get(old, "metadata");
+	json_t *m = obj_meta(obj);
+	const char *keys[] = {"uid",
+			      "creationTimestamp",
+			      "deletionTimestamp",
+			      "deletionGracePeriodSeconds",
+			      "generation",
+			      "namespace",
+			      "name"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(om, keys[i]);
+		if (v)
+			json_object_set(m, keys[i], v);
+		else
+			json_object_del(m, keys[i]);
+	}
+	json_object_del(m, "selfLink");
+}
+
+/* True when a and b differ at most in resourceVersion and managedFields
+ * (an update that changes nothing is not written, as in kube-apiserver). */
+bool obj_same(const json_t *a, const json_t *b)
+{
+	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
+	json_object_del(obj_meta(x), "managedFields");
+	json_object_del(obj_meta(y), "managedFields");
+	json_object_del(obj_meta(x), "resourceVersion");
+	json_object_del(obj_meta(y), "resourceVersion");
+	bool eq = json_equal(x, y);
+	json_decref(x);
+	json_decref(y);
+	return eq;
+}
+
+/* Validation and the built-in admission chain. */
+static int validate_admit(struct req *r, json_t *obj, const json_t *old)
+{
+	if (authz_admit(r, obj, old) < 0)
+		return -EACCES;
+	if (r->res->write_check) {
+		int rc = r->res->write_check(r, obj, old);
+		return rc < 0 ? rc : admission_check(r, obj, old);
+	}
+	json_t *causes = json_array();
+	val_object_meta(r->res, obj, old, causes);
+	val_object(r->res, obj, old, causes);
+	if (r->res->crd)
+		crd_check_rules(r, obj, old, causes);
+	if (r->px->host_sync && !old && strcmp(r->res->group, "") == 0 &&
+	    strcmp(r->res->kind, "Pod") == 0)
+		hostpod_refuse_fields(obj, r->px->policy != NULL, causes);
+	if (json_array_size(causes) == 0) {
+		json_decref(causes);
+		return admission_check(r, obj, old);
+	}
+	reply_invalid(r, r->res->kind, obj_str(obj, "metadata.name"), causes);
+	return -EINVAL;
+}
+
+/*
+ * kube's order: mutating webhooks, validation, the built-in admission
+ * chain, validating webhooks, quota. The chain charges quota as it admits,
+ * so while validating webhooks are still to come it runs as a dry run, and
+ * for real on the pass after they allowed the write (webhook.h).
+ */
+int obj_validate(struct req *r, json_t *obj, const json_t *old)
+{
+	int rc = webhook_mutate(r, obj, old);
+	if (rc)
+		return rc > 0 ? -EINPROGRESS : rc;
+	bool ahead = webhook_validation_ahead(r, obj, old), dry = r->q.dry_run;
+	r->q.dry_run = dry || ahead;
+	rc = validate_admit(r, obj, old);
+	r->q.dry_run = dry;
+	if (rc < 0 || !ahead)
+		return rc;
+	rc = webhook_validate(r, obj);
+	if (rc)
+		return rc > 0 ? -EINPROGRESS : rc;
+	return 0;
+}
+
+/* True when anything outside metadata and status differs. */
+bool obj_spec_changed(const json_t *a, const json_t *b)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach ((json_t *)a, k, v) {
+		if (strcmp(k, "metadata") == 0 || strcmp(k, "status") == 0)
+			continue;
+		if (!json_equal(v, json_object_get(b, k)))
+			return true;
+	}
+	json_object_foreach ((json_t *)b, k, v) {
+		if (strcmp(k, "metadata") == 0 || strcmp(k, "status") == 0)
+			continue;
+		if (!json_object_get(a, k))
+			return true;
+	}
+	return false;
+}

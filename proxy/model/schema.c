@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Strict field checks of JSON objects against the generated message tables
+ * (see schema.h). One walker serves both checks: it follows the object and
+ * the message side by side, building the field path as it goes, and either
+ * reports fields the message lacks or values whose JSON type the Go field
+ * would refuse.
+ */
+#include "proxy/model/schema.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/util.h"
+#include "proxy/model/types.h"
+
+#define SCHEMA_MAX_DEPTH 64
+
+struct path {
+	char buf[1024];
+	size_t len;
+};
+
+struct walk {
+	json_t *out; /* borrowed array */
+	int count;
+	bool types; /* true: type errors; false: unknown fields */
+};
+
+/* Appends s (truncated to what fits; the buffer stays terminated). */
+static void path_put(struct path *p, const char *s, size_t n)
+{
+	size_t room = sizeof(p->buf) - 1 - p->len;
+
+	if (n > room)
+		n = room;
+	memcpy(p->buf + p->len, s, n);
+	p->len += n;
+	p->buf[p->len] = '\0';
+}
+
+/* Appends pre + s + post (s NULL: the index) and returns the old length.
+ * Runs for every field of every written object: no printf. */
+static size_t path_push(struct path *p, const char *pre, const char *s, long idx, const char *post)
+{
+	size_t old = p->len;
+	char num[24];
+
+	if (!s) {
+		snprintf(num, sizeof(num), "%ld", idx);
+		s = num;
+	}
+	path_put(p, pre, strlen(pre));
+	path_put(p, s, strlen(s));
+	path_put(p, post, strlen(post));
+	return old;
+}
+
+static size_t path_field(struct path *p, const char *name)
+{
+	return path_push(p, p->len ? "." : "", name, 0, "");
+}
+
+static void path_pop(struct path *p, size_t old)
+{
+	p->len = old;
+	p->buf[old] = '\0';
+}
+
+/* ---- messages for type errors ---- */
+
+static const char *json_kind(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "object";
+	case JSON_ARRAY: return "array";
+	case JSON_STRING: return "string";
+	case JSON_INTEGER:
+	case JSON_REAL: return "number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "bool";
+	default: return "null";
+	}
+}
+
+static const char *scalar_go_type(uint8_t kind)
+{
+	static const char *const names[] = {
+	    [KT_STRING] = "string", [KT_BYTES] = "[]uint8",  [KT_BOOL] = "bool",
+	    [KT_INT32] = "int32",   [KT_INT64] = "int64",    [KT_UINT32] = "uint32",
+	    [KT_UINT64] = "uint64", [KT_DOUBLE] = "float64", [KT_FLOAT] = "float32",
+	};
+	return kind < KB_ARRAY_SIZE(names) && names[kind] ? names[kind] : "?";
+}
+
+/* "k8s.io.api.core.v1.Container" → "v1.Container" (Go's package.Type). */
+static void msg_go_type(const struct kt_message *m, char *buf, size_t len)
+{
+	const char *last = strrchr(m->name, '.');
+	const char *prev = last;
+
+	while (prev && prev > m->name && prev[-1] != '.')
+		prev--;
+	snprintf(buf, len, "%s", prev ? prev : m->name);
+}
+
+static void go_type(const struct kt_field *f, bool element, char *buf, size_t len)
+{
+	char base[160];
+
+	if (f->kind == KT_MESSAGE)
+		msg_go_type(f->msg, base, sizeof(base));
+	else
+		snprintf(base, sizeof(base), "%s", scalar_go_type(f->kind));
+	if (element)
+		snprintf(buf, len, "%s", base);
+	else if (f->label == KT_REPEATED)
+		snprintf(buf, len, "[]%s", base);
+	else if (f->label == KT_MAP)
+		snprintf(buf, len, "map[%s]%s", scalar_go_type(f->key_kind), base);
+	else
+		snprintf(buf, len, "%s", base);
+}
+
+static void add_type_error(struct walk *w, const struct kt_message *parent,
+			   const struct kt_field *f, bool element, const json_t *v,
+			   const struct path *p)
+{
+	char type[200], msg[1600], owner[160];
+	const char *dot = strrchr(parent->name, '.');
+
+	snprintf(owner, sizeof(owner), "%s", dot ? dot + 1 : parent->name);
+	go_type(f, element, type, sizeof(type));
+	snprintf(msg, sizeof(msg),
+		 "json: cannot unmarshal %s into Go struct field %s.%s of type %s", json_kind(v),
+		 owner, p->buf, type);
+	json_t *e = json_pack("{s:s, s:s}", "field", p->buf, "message", msg);
+	if (e && json_array_append_new(w->out, e) == 0)
+		w->count++;
+}
+
+/* ---- type predicates ---- */
+
+static bool int_fits(uint8_t kind, const json_t *v)
+{
+	if (!json_is_integer(v))
+		return false;
+	json_int_t x = json_integer_value(v);
+	switch (kind) {
+	case KT_INT32: return x >= INT32_MIN && x <= INT32_MAX;
+	case KT_UINT32: return x >= 0 && x <= (json_int_t)UINT32_MAX;
+	case KT_UINT64: return x >= 0;
+	default: return true;
+	}
+}
+
+static bool base64_ok(const json_t *v)
+{
+	unsigned char *out = NULL;
+	size_t n;
+
+	if (!json_is_string(v))
+		return false;
+	int rc = kb_base64_decode(json_string_value(v), json_string_length(v), &out, &n);
+	free(out);
+	return rc == 0;
+}
+
+static bool time_ok(const json_t *v)
+{
+	time_t t;
+
+	return json_is_string(v) && kb_time_parse(json_string_value(v), &t) == 0;
+}
+
+/* Whether a value of a special message has an acceptable shape. */
+static bool special_ok(const struct kt_message *m, const json_t *v)
+{
+	switch (m->special) {
+	case KT_TIME:
+	case KT_MICROTIME: return time_ok(v);
+	case KT_DURATION: return json_is_string(v);
+	case KT_QUANTITY: return json_is_string(v) || json_is_number(v);
+	case KT_INTORSTRING: return json_is_string(v) || int_fits(KT_INT32, v);
+	default: /* RawExtension, FieldsV1, JSON */ return true;
+	}
+}
+
+static bool scalar_ok(uint8_t kind, const json_t *v)
+{
+	switch (kind) {
+	case KT_STRING: return json_is_string(v);
+	case KT_BYTES: return base64_ok(v);
+	case KT_BOOL: return json_is_boolean(v);
+	case KT_DOUBLE:
+	case KT_FLOAT: return json_is_number(v);
+	default: return int_fits(kind, v);
+	}
+}
+
+/* ---- the walker ---- */
+
+static void walk_message(struct walk *w, const struct kt_message *m, const json_t *obj,
+			 struct path *p, int depth, bool top);
+
+/* One value of field f (a list element, a map value or the field itself). */
+static void walk_value(struct walk *w, const struct kt_message *parent, const struct kt_field *f,
+		       const json_t *v, struct path *p, int depth, bool element)
+{
+	bool ok;
+
+	if (json_is_null(v))
+		return;
+	if (f->kind != KT_MESSAGE)
+		ok = scalar_ok(f->kind, v);
+	else if (f->msg->special != KT_PLAIN)
+		ok = special_ok(f->msg, v);
+	else
+		ok = json_is_object(v);
+	if (!ok) {
+		if (w->types)
+			add_type_error(w, parent, f, element, v, p);
+		return;
+	}
+	if (f->kind == KT_MESSAGE && f->msg->special == KT_PLAIN)
+		walk_message(w, f->msg, v, p, depth + 1, false);
+}
+
+static void walk_list(struct walk *w, const struct kt_message *parent, const struct kt_field *f,
+		      const json_t *v, struct path *p, int depth)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach (v, i, e) {
+		size_t old = path_push(p, "[", NULL, (long)i, "]");
+		walk_value(w, parent, f, e, p, depth, true);
+		path_pop(p, old);
+	}
+}
+
+static void walk_map(struct walk *w, const struct kt_message *parent, const struct kt_field *f,
+		     const json_t *v, struct path *p, int depth)
+{
+	const char *k;
+	json_t *e;
+
+	json_object_foreach ((json_t *)v, k, e) {
+		size_t old = path_push(p, "[", k, 0, "]");
+		walk_value(w, parent, f, e, p, depth, true);
+		path_pop(p, old);
+	}
+}
+
+static void walk_field(struct walk *w, const struct kt_message *m, const struct kt_field *f,
+		       const json_t *v, struct path *p, int depth)
+{
+	bool container_ok;
+
+	if (json_is_null(v))
+		return;
+	if (f->label == KT_OPTIONAL) {
+		walk_value(w, m, f, v, p, depth, false);
+		return;
+	}
+	container_ok = f->label == KT_MAP ? json_is_object(v) : json_is_array(v);
+	if (!container_ok) {
+		if (w->types)
+			add_type_error(w, m, f, false, v, p);
+		return;
+	}
+	if (f->label == KT_MAP)
+		walk_map(w, m, f, v, p, depth);
+	else
+		walk_list(w, m, f, v, p, depth);
+}
+
+static void add_unknown(struct walk *w, const struct path *p)
+{
+	if (json_array_append_new(w->out, json_string(p->buf)) == 0)
+		w->count++;
+}
+
+static void walk_message(struct walk *w, const struct kt_message *m, const json_t *obj,
+			 struct path *p, int depth, bool top)
+{
+	const char *k;
+	json_t *v;
+
+	if (depth > SCHEMA_MAX_DEPTH)
+		return;
+	json_object_foreach ((json_t *)obj, k, v) {
+		const struct kt_field *f = kt_field(m, k);
+		size_t old = path_field(p, k);
+
+		if (f)
+			walk_field(w, m, f, v, p, depth);
+		else if (top && (strcmp(k, "apiVersion") == 0 || strcmp(k, "kind") == 0)) {
+			if (w->types && !json_is_string(v) && !json_is_null(v)) {
+				static const struct kt_field tm = {"", "", 0, KT_STRING};
+				add_type_error(w, m, &tm, false, v, p);
+			}
+		} else if (!w->types) {
+			add_unknown(w, p);
+		}
+		path_pop(p, old);
+	}
+}
+
+static int walk_root(const char *msg_name, const json_t *obj, json_t *out, bool types)
+{
+	const struct kt_message *m = kt_find(msg_name);
+	struct walk w = {out, 0, types};
+	struct path p = {.len = 0};
+
+	if (!m)
+		return -ENOENT;
+	if (!json_is_object(obj) || !json_is_array(out))
+		return -EINVAL;
+	p.buf[0] = '\0';
+	if (m->special != KT_PLAIN)
+		return 0;
+	walk_message(&w, m, obj, &p, 0, true);
+	return w.count;
+}
+
+int schema_unknown_fields(const char *msg_name, const json_t *obj, json_t *paths)
+{
+	return walk_root(msg_name, obj, paths, false);
+}
+
+int schema_check_types(const char *msg_name, const json_t *obj, json_t *errors)
+{
+	return walk_root(msg_name, obj, errors, true);
+}

@@ -1,0 +1,1493 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Server-side apply (application/apply-patch+yaml) and field ownership
+ * tracking in metadata.managedFields, after Kubernetes' structured-merge-diff.
+ *
+ * DESIGN. A field set is kept as a JSON tree in the FieldsV1 shape: keys are
+ * path elements ("f:<field>", "k:<json of the list-map keys>", "v:<json of a
+ * set element>", "i:<index>") and "." marks the path itself as a member.
+ * Internally every member carries "." (a leaf is {".":{}}); the wire form
+ * drops the "." of leaves ({}), as kube does. Ownership is one set per
+ * (manager, operation) entry.
+ *  - Apply: the applier's set becomes exactly the field set of its applied
+ *    configuration; the configuration is merged into the live object (maps
+ *    and structs granular, list-maps by their keys, sets by value, atomic
+ *    lists and scalars replaced); fields in the applier's previous set that
+ *    are no longer applied and owned by nobody else are removed; fields the
+ *    merge added or changed that another manager owns are conflicts (-EBUSY)
+ *    unless forced, in which case the other manager loses them.
+ *  - Update: the fields that differ between the old and new object go to the
+ *    writer, are taken from every other manager; removed fields are dropped
+ *    from every set; empty entries disappear.
+ * Server-managed paths (apiVersion, kind, metadata itself and its name,
+ * namespace, uid, resourceVersion, generation, creationTimestamp, selfLink,
+ * managedFields) are never owned, as kube's stripMeta does.
+ * List semantics come from proxy/model/types.h (list_type/map_keys, else patch
+ * strategy and merge key); unknown types have granular maps, atomic lists.
+ */
+#include "proxy/patch/patch.h"
+#include "proxy/model/types.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "lib/util.h"
+
+enum ssa_kind { SK_NONE = 0, SK_SCALAR, SK_OBJECT, SK_ATOMIC, SK_SET, SK_MAP };
+
+/* What the schema says about a value at some path. */
+struct ssa_field {
+	const struct kt_message *msg; /* struct type, or map value type */
+	bool is_map;                  /* a map: every key has type msg */
+	bool atomic;                  /* special message: a scalar */
+	uint8_t list;                 /* SK_ATOMIC/SK_SET/SK_MAP for lists */
+	const char *const *keys;      /* list-map keys */
+	const char *key1[2];          /* storage for a single merge key */
+};
+
+struct ssa_mgr {
+	json_t *entry; /* the managedFields entry (owned), fieldsV1 ignored */
+	json_t *set;   /* internal form (owned) */
+};
+
+struct ssa_mgrs {
+	struct ssa_mgr *v;
+	size_t n;
+};
+
+static int ssa_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int ssa_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+/* --- schema --------------------------------------------------------- */
+
+static bool ssa_special(const struct kt_message *m)
+{
+	return m && m->special != KT_PLAIN;
+}
+
+static void ssa_list_kind(struct ssa_field *f, const struct kt_field *kf)
+{
+	bool merge = kf->patch_strategy && strstr(kf->patch_strategy, "merge");
+
+	f->list = SK_ATOMIC;
+	if (kf->list_type && !strcmp(kf->list_type, "map") && kf->map_keys) {
+		f->list = SK_MAP;
+		f->keys = kf->map_keys;
+	} else if (kf->list_type && !strcmp(kf->list_type, "set")) {
+		f->list = SK_SET;
+	} else if (!kf->list_type && merge && kf->merge_key) {
+		f->list = SK_MAP;
+		f->key1[0] = kf->merge_key;
+		f->keys = f->key1;
+	} else if (!kf->list_type && merge) {
+		f->list = SK_SET;
+	}
+}
+
+/* The schema of key `key` inside an object described by parent. */
+static struct ssa_field ssa_child(const struct ssa_field *parent, const char *key)
+{
+	struct ssa_field f = {0};
+	const struct kt_field *kf;
+
+	f.list = SK_ATOMIC;
+	if (parent->is_map) {
+		f.msg = ssa_special(parent->msg) ? NULL : parent->msg;
+		f.atomic = ssa_special(parent->msg);
+		return f;
+	}
+	if (!parent->msg || !(kf = kt_field(parent->msg, key)))
+		return f;
+	f.atomic = ssa_special(kf->msg);
+	f.msg = f.atomic ? NULL : kf->msg;
+	f.is_map = kf->label == KT_MAP;
+	if (kf->label == KT_REPEATED)
+		ssa_list_kind(&f, kf);
+	return f;
+}
+
+/* The schema of an element of list field f. */
+static struct ssa_field ssa_elem(const struct ssa_field *f)
+{
+	struct ssa_field e = {0};
+
+	e.msg = f->msg;
+	e.list = SK_ATOMIC;
+	return e;
+}
+
+static enum ssa_kind ssa_kind(const struct ssa_field *f, const json_t *v)
+{
+	if (!v)
+		return SK_NONE;
+	if (json_is_array(v))
+		return f->list ? f->list : SK_ATOMIC;
+	if (json_is_object(v) && !f->atomic)
+		return SK_OBJECT;
+	return SK_SCALAR;
+}
+
+/* --- path elements -------------------------------------------------- */
+
+/* "k:{...}" with the present keys' values as json_dumps(JSON_SORT_KEYS)
+ * writes them (nested objects sorted too); NULL when every key is missing. */
+static char *ssa_item_pe_sorted(const struct ssa_field *f, const json_t *item)
+{
+	struct kb_buf b = {0};
+	json_t *k = json_object();
+	bool any = false;
+	char *s;
+
+	for (size_t i = 0; k && f->keys[i]; i++) {
+		json_t *v = json_object_get(item, f->keys[i]);
+		if (v) {
+			json_object_set(k, f->keys[i], v);
+			any = true;
+		}
+	}
+	s = any ? json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(k);
+	if (s && kb_buf_printf(&b, "k:%s", s) == 0) {
+		free(s);
+		return b.data;
+	}
+	free(s);
+	kb_buf_free(&b);
+	return NULL;
+}
+
+static int sn_strcmp(const void *a, const void *b);
+
+/* "k:{...}" / "v:..." for a list item; NULL when a map key is missing.
+ * Runs for every list item of every tracked write: the usual scalar keys
+ * are written in sorted order with kb_json_dump, without json_dumps. */
+static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
+{
+	struct kb_buf b = {0};
+	const char *names[8];
+	size_t n = 0;
+	json_t *k;
+
+	if (f->list == SK_SET) {
+		if (kb_buf_puts(&b, "v:") == 0 && kb_json_dump(item, &b) == 0)
+			return b.data;
+		kb_buf_free(&b);
+		return NULL;
+	}
+	for (size_t i = 0; f->keys[i]; i++) {
+		const json_t *v = json_object_get(item, f->keys[i]);
+		if (!v)
+			continue;
+		if (n == KB_ARRAY_SIZE(names) || json_is_object(v) || json_is_array(v))
+			return ssa_item_pe_sorted(f, item);
+		names[n++] = f->keys[i];
+	}
+	if (!n)
+		return NULL;
+	qsort(names, n, sizeof(*names), sn_strcmp);
+	k = json_object();
+	for (size_t i = 0; k && i < n; i++)
+		json_object_set(k, names[i], json_object_get(item, names[i]));
+	if (k && kb_buf_puts(&b, "k:") == 0 && kb_json_dump(k, &b) == 0) {
+		json_decref(k);
+		return b.data;
+	}
+	json_decref(k);
+	kb_buf_free(&b);
+	return NULL;
+}
+
+static char *ssa_field_pe(const char *key)
+{
+	struct kb_buf b = {0};
+
+	if (kb_buf_printf(&b, "f:%s", key)) {
+		kb_buf_free(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+/* Index of the item of list whose path element is pe, or -1. */
+static long ssa_find_item(const struct ssa_field *f, const json_t *list, const char *pe)
+{
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		char *q = ssa_item_pe(f, json_array_get(list, i));
+		bool same = q && !strcmp(q, pe);
+
+		free(q);
+		if (same)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* --- field sets (internal form) -------------------------------------- */
+
+/* A child node, created when missing; NULL for a NULL node (a set that
+ * cannot gain members on this path, see ssa_cmp_child). */
+static json_t *sn_child(json_t *node, const char *pe)
+{
+	if (!node)
+		return NULL;
+	json_t *c = json_object_get(node, pe);
+
+	if (!c) {
+		c = json_object();
+		json_object_set_new(node, pe, c);
+	}
+	return c;
+}
+
+/* Internal member mark: the shared `true` (no allocation); the wire form
+ * writes {} (sn_to_v1). */
+static void sn_mark(json_t *node)
+{
+	if (node)
+		json_object_set_new(node, ".", json_true());
+}
+
+static bool sn_member(const json_t *node)
+{
+	return json_object_get(node, ".") != NULL;
+}
+
+/* Drops child nodes without members; true when node has none left. */
+static bool sn_prune(json_t *node)
+{
+	const char *k;
+	json_t *v, *tmp;
+
+	json_object_foreach_safe (node, tmp, k, v) {
+		if (strcmp(k, ".") != 0 && sn_prune(v))
+			json_object_del(node, k);
+	}
+	return json_object_size(node) == 0;
+}
+
+static json_t *sn_from_v1(const json_t *v1)
+{
+	json_t *res = json_object();
+	const char *k;
+	json_t *v;
+
+	if (!res)
+		return NULL;
+	if (json_object_size(v1) == 0)
+		sn_mark(res);
+	json_object_foreach ((json_t *)v1, k, v) {
+		if (!strcmp(k, "."))
+			sn_mark(res);
+		else if (json_is_object(v))
+			json_object_set_new(res, k, sn_from_v1(v));
+	}
+	return res;
+}
+
+static int sn_strcmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The wire form: leaves are {}, "." only beside children, keys sorted
+ * ("." first) as kube serializes FieldsV1. */
+static json_t *sn_to_v1(const json_t *node)
+{
+	size_t n = json_object_size(node), i = 0;
+	const char **keys = calloc(n + 1, sizeof(*keys));
+	json_t *res = json_object();
+	const char *k;
+	json_t *v;
+
+	if (!res || !keys) {
+		free(keys);
+		json_decref(res);
+		return NULL;
+	}
+	json_object_foreach ((json_t *)node, k, v)
+		keys[i++] = k;
+	qsort(keys, n, sizeof(*keys), sn_strcmp);
+	for (i = 0; i < n; i++) {
+		if (strcmp(keys[i], ".") != 0)
+			json_object_set_new(res, keys[i], sn_to_v1(json_object_get(node, keys[i])));
+		else if (n > 1)
+			json_object_set_new(res, ".", json_object());
+	}
+	free(keys);
+	return res;
+}
+
+static void sn_union_into(json_t *dst, const json_t *src)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach ((json_t *)src, k, v) {
+		if (!strcmp(k, "."))
+			sn_mark(dst);
+		else
+			sn_union_into(sn_child(dst, k), v);
+	}
+}
+
+static json_t *sn_union(const json_t *a, const json_t *b)
+{
+	json_t *res = json_object();
+
+	if (res) {
+		sn_union_into(res, a);
+		sn_union_into(res, b);
+	}
+	return res;
+}
+
+/* Members of a that are not members of b (b may be NULL). */
+static json_t *sn_diff(const json_t *a, const json_t *b)
+{
+	json_t *res = json_object();
+	const char *k;
+	json_t *v;
+
+	if (!res)
+		return NULL;
+	if (sn_member(a) && !sn_member(b))
+		sn_mark(res);
+	json_object_foreach ((json_t *)a, k, v) {
+		if (!strcmp(k, "."))
+			continue;
+		json_t *d = sn_diff(v, json_object_get(b, k));
+		if (d && json_object_size(d))
+			json_object_set_new(res, k, d);
+		else
+			json_decref(d);
+	}
+	return res;
+}
+
+static json_t *sn_inter(const json_t *a, const json_t *b)
+{
+	json_t *res = json_object();
+	const char *k;
+	json_t *v;
+
+	if (!res)
+		return NULL;
+	if (sn_member(a) && sn_member(b))
+		sn_mark(res);
+	json_object_foreach ((json_t *)a, k, v) {
+		json_t *w = json_object_get(b, k);
+		if (!strcmp(k, ".") || !w)
+			continue;
+		json_t *d = sn_inter(v, w);
+		if (d && json_object_size(d))
+			json_object_set_new(res, k, d);
+		else
+			json_decref(d);
+	}
+	return res;
+}
+
+/* Removes the membership of the paths the server manages. */
+static void sn_strip(json_t *set)
+{
+	static const char *const meta[] = {
+	    "f:name",        "f:namespace",  "f:creationTimestamp", "f:selfLink",        "f:uid",
+	    "f:clusterName", "f:generation", "f:managedFields",     "f:resourceVersion",
+	};
+	json_t *m = json_object_get(set, "f:metadata");
+
+	json_object_del(json_object_get(set, "f:apiVersion"), ".");
+	json_object_del(json_object_get(set, "f:kind"), ".");
+	json_object_del(m, ".");
+	for (size_t i = 0; i < KB_ARRAY_SIZE(meta); i++)
+		json_object_del(json_object_get(m, meta[i]), ".");
+	sn_prune(set);
+}
+
+/* Human path of a path element: ".x", "[name=\"a\"]", "[=\"v\"]", "[3]". */
+static int sn_pe_text(struct kb_buf *b, const char *pe)
+{
+	if (!strncmp(pe, "f:", 2))
+		return kb_buf_printf(b, ".%s", pe + 2);
+	if (!strncmp(pe, "v:", 2))
+		return kb_buf_printf(b, "[=%s]", pe + 2);
+	if (!strncmp(pe, "i:", 2))
+		return kb_buf_printf(b, "[%s]", pe + 2);
+	json_t *o = json_loads(pe + 2, 0, NULL);
+	const char *k;
+	json_t *v;
+	bool first = true;
+	int r = kb_buf_puts(b, "[");
+
+	json_object_foreach (o, k, v) {
+		char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		r |= kb_buf_printf(b, "%s%s=%s", first ? "" : ",", k, s ? s : "?");
+		free(s);
+		first = false;
+	}
+	json_decref(o);
+	return r | kb_buf_puts(b, "]");
+}
+
+/* Appends every member path of set (as text) to the array out. */
+static void sn_paths(const json_t *node, const char *prefix, json_t *out)
+{
+	const char *k;
+	json_t *v;
+
+	if (sn_member(node))
+		json_array_append_new(out, json_string(*prefix ? prefix : "."));
+	json_object_foreach ((json_t *)node, k, v) {
+		struct kb_buf b = {0};
+
+		if (!strcmp(k, "."))
+			continue;
+		if (kb_buf_puts(&b, prefix) == 0 && sn_pe_text(&b, k) == 0)
+			sn_paths(v, b.data, out);
+		kb_buf_free(&b);
+	}
+}
+
+/* --- walking objects ------------------------------------------------- */
+
+/* The field set of v (an applied configuration) into node. */
+static int ssa_to_set(const json_t *v, const struct ssa_field *f, json_t *node, char *err,
+		      size_t errlen);
+
+static int ssa_object_to_set(const json_t *v, const struct ssa_field *f, json_t *node, char *err,
+			     size_t errlen)
+{
+	const char *k;
+	json_t *cv;
+
+	json_object_foreach ((json_t *)v, k, cv) {
+		struct ssa_field cf = ssa_child(f, k);
+		char *pe = ssa_field_pe(k);
+		int r;
+
+		if (json_is_null(cv)) {
+			free(pe);
+			continue;
+		}
+		r = pe ? ssa_to_set(cv, &cf, sn_child(node, pe), err, errlen) : -ENOMEM;
+		free(pe);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int ssa_to_set(const json_t *v, const struct ssa_field *f, json_t *node, char *err,
+		      size_t errlen)
+{
+	enum ssa_kind kind = ssa_kind(f, v);
+
+	if ((kind == SK_OBJECT && json_object_size(v) == 0) ||
+	    ((kind == SK_SET || kind == SK_MAP) && json_array_size(v) == 0) || kind == SK_SCALAR ||
+	    kind == SK_ATOMIC) {
+		sn_mark(node);
+		return 0;
+	}
+	if (kind == SK_OBJECT)
+		return ssa_object_to_set(v, f, node, err, errlen);
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		const json_t *item = json_array_get(v, i);
+		char *pe = ssa_item_pe(f, item);
+		struct ssa_field ef = ssa_elem(f);
+		json_t *in;
+		int r = 0;
+
+		if (!pe)
+			return ssa_fail(
+			    err, errlen, -EINVAL,
+			    "associative list with keys has an element that omits key field \"%s\"",
+			    f->keys ? f->keys[0] : "?");
+		in = sn_child(node, pe);
+		free(pe);
+		sn_mark(in);
+		if (kind == SK_MAP && json_is_object(item))
+			r = ssa_object_to_set(item, &ef, in, err, errlen);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* Differences between l and r, as sets of paths. */
+struct ssa_cmp {
+	json_t *added, *modified, *removed;
+};
+
+static void ssa_compare(const json_t *l, const json_t *r, const struct ssa_field *f,
+			struct ssa_cmp *c);
+
+/* The child sets of path element pe. Where the left (old) value is absent
+ * nothing below can be modified or removed, and where the right (new) one
+ * is absent nothing can be added or modified: those sets stay NULL instead
+ * of growing empty trees that are pruned afterwards. */
+static struct ssa_cmp ssa_cmp_child(struct ssa_cmp *c, const char *pe, bool has_l, bool has_r)
+{
+	struct ssa_cmp d = {has_r ? sn_child(c->added, pe) : NULL,
+			    has_l && has_r ? sn_child(c->modified, pe) : NULL,
+			    has_l ? sn_child(c->removed, pe) : NULL};
+	return d;
+}
+
+static void ssa_compare_objects(const json_t *l, const json_t *r, const struct ssa_field *f,
+				struct ssa_cmp *c)
+{
+	const json_t *sides[2] = {r, l};
+	const char *k;
+	json_t *v;
+
+	if (f->is_map && !l)
+		sn_mark(c->added);
+	if (f->is_map && !r)
+		sn_mark(c->removed);
+	for (int s = 0; s < 2; s++) {
+		json_object_foreach ((json_t *)sides[s], k, v) {
+			struct ssa_field cf;
+			struct ssa_cmp d;
+			char *pe;
+
+			if (s == 1 && json_object_get(r, k))
+				continue; /* already compared from r */
+			cf = ssa_child(f, k);
+			pe = ssa_field_pe(k);
+			if (!pe)
+				continue;
+			d = ssa_cmp_child(c, pe, json_object_get(l, k) != NULL,
+					  json_object_get(r, k) != NULL);
+			free(pe);
+			ssa_compare(json_object_get(l, k), json_object_get(r, k), &cf, &d);
+		}
+	}
+}
+
+static void ssa_compare_items(const json_t *l, const json_t *r, const struct ssa_field *f,
+			      struct ssa_cmp *c)
+{
+	struct ssa_field ef = ssa_elem(f);
+
+	for (size_t i = 0; i < json_array_size(r); i++) {
+		const json_t *ri = json_array_get(r, i);
+		char *pe = ssa_item_pe(f, ri);
+		long at = pe ? ssa_find_item(f, l, pe) : -1;
+		const json_t *li = at >= 0 ? json_array_get(l, (size_t)at) : NULL;
+		struct ssa_cmp d;
+
+		if (!pe)
+			continue;
+		d = ssa_cmp_child(c, pe, li != NULL, true);
+		free(pe);
+		if (!li)
+			sn_mark(d.added);
+		if (f->list == SK_MAP)
+			ssa_compare_objects(li, ri, &ef, &d);
+	}
+	for (size_t i = 0; i < json_array_size(l); i++) {
+		const json_t *li = json_array_get(l, i);
+		char *pe = ssa_item_pe(f, li);
+		struct ssa_cmp d;
+
+		if (!pe || ssa_find_item(f, r, pe) >= 0) {
+			free(pe);
+			continue;
+		}
+		d = ssa_cmp_child(c, pe, true, false);
+		free(pe);
+		sn_mark(d.removed);
+		if (f->list == SK_MAP)
+			ssa_compare_objects(li, NULL, &ef, &d);
+	}
+}
+
+static bool ssa_empty_container(const json_t *v)
+{
+	return !v || (json_is_object(v) && json_object_size(v) == 0) ||
+	       (json_is_array(v) && json_array_size(v) == 0);
+}
+
+static void ssa_compare(const json_t *l, const json_t *r, const struct ssa_field *f,
+			struct ssa_cmp *c)
+{
+	enum ssa_kind kl = ssa_kind(f, l), kr = ssa_kind(f, r);
+	enum ssa_kind k = kl ? kl : kr;
+	bool same = !kl || !kr || kl == kr;
+
+	if (!kl && !kr)
+		return;
+	if (same && (k == SK_OBJECT || k == SK_SET || k == SK_MAP) &&
+	    !(ssa_empty_container(l) && ssa_empty_container(r))) {
+		if (k == SK_OBJECT)
+			ssa_compare_objects(l, r, f, c);
+		else
+			ssa_compare_items(l, r, f, c);
+		return;
+	}
+	if (!l)
+		sn_mark(c->added);
+	else if (!r)
+		sn_mark(c->removed);
+	else if (!json_equal(l, r))
+		sn_mark(c->modified);
+}
+
+/* Merges an applied configuration into live (new value, NULL on ENOMEM). */
+static json_t *ssa_merge(const json_t *live, const json_t *cfg, const struct ssa_field *f);
+
+static json_t *ssa_merge_objects(const json_t *live, const json_t *cfg, const struct ssa_field *f)
+{
+	json_t *res = json_deep_copy(live);
+	const char *k;
+	json_t *cv;
+
+	json_object_foreach ((json_t *)cfg, k, cv) {
+		struct ssa_field cf = ssa_child(f, k);
+
+		if (!res)
+			return NULL;
+		if (json_is_null(cv)) {
+			json_object_del(res, k);
+			continue;
+		}
+		json_object_set_new(res, k, ssa_merge(json_object_get(res, k), cv, &cf));
+	}
+	return res;
+}
+
+static json_t *ssa_merge_items(const json_t *live, const json_t *cfg, const struct ssa_field *f)
+{
+	json_t *res = json_deep_copy(live);
+	struct ssa_field ef = ssa_elem(f);
+
+	for (size_t i = 0; res && i < json_array_size(cfg); i++) {
+		json_t *ci = json_array_get(cfg, i);
+		char *pe = ssa_item_pe(f, ci);
+		long at = pe ? ssa_find_item(f, res, pe) : -1;
+
+		free(pe);
+		if (at < 0)
+			json_array_append_new(res, json_deep_copy(ci));
+		else if (f->list == SK_MAP)
+			json_array_set_new(res, (size_t)at,
+					   ssa_merge(json_array_get(res, (size_t)at), ci, &ef));
+	}
+	return res;
+}
+
+static json_t *ssa_merge(const json_t *live, const json_t *cfg, const struct ssa_field *f)
+{
+	enum ssa_kind kl = ssa_kind(f, live), kc = ssa_kind(f, cfg);
+
+	if (kl == kc && kc == SK_OBJECT)
+		return ssa_merge_objects(live, cfg, f);
+	if (kl == kc && (kc == SK_SET || kc == SK_MAP))
+		return ssa_merge_items(live, cfg, f);
+	return json_deep_copy(cfg);
+}
+
+/*
+ * Removes from val the members of rm that nobody keeps (keep: union of the
+ * final sets of every manager). Containers emptied by the removal go too.
+ */
+static void ssa_prune(json_t *val, const json_t *rm, const json_t *keep, const struct ssa_field *f)
+{
+	const char *pe;
+	json_t *rn;
+
+	json_object_foreach ((json_t *)rm, pe, rn) {
+		const json_t *kn = json_object_get(keep, pe);
+		struct ssa_field cf;
+		json_t *cv;
+		long at = -1;
+
+		if (!strcmp(pe, "."))
+			continue;
+		if (json_is_object(val) && !strncmp(pe, "f:", 2)) {
+			cf = ssa_child(f, pe + 2);
+			cv = json_object_get(val, pe + 2);
+		} else if (json_is_array(val) && (f->list == SK_MAP || f->list == SK_SET)) {
+			cf = ssa_elem(f);
+			at = ssa_find_item(f, val, pe);
+			cv = at >= 0 ? json_array_get(val, (size_t)at) : NULL;
+		} else {
+			continue;
+		}
+		if (!cv)
+			continue;
+		if (sn_member(rn) && !kn) {
+			if (at >= 0)
+				json_array_remove(val, (size_t)at);
+			else
+				json_object_del(val, pe + 2);
+			continue;
+		}
+		if (ssa_empty_container(cv))
+			continue;
+		ssa_prune(cv, rn, kn, &cf);
+		if (ssa_empty_container(cv) && !kn) {
+			if (at >= 0)
+				json_array_remove(val, (size_t)at);
+			else
+				json_object_del(val, pe + 2);
+		}
+	}
+}
+
+/* --- managers ------------------------------------------------------- */
+
+static void ssa_mgrs_free(struct ssa_mgrs *ms)
+{
+	for (size_t i = 0; i < ms->n; i++) {
+		json_decref(ms->v[i].entry);
+		json_decref(ms->v[i].set);
+	}
+	free(ms->v);
+	ms->v = NULL;
+	ms->n = 0;
+}
+
+static int ssa_mgrs_add(struct ssa_mgrs *ms, json_t *entry /* stolen */, json_t *set /* stolen */)
+{
+	struct ssa_mgr *v = realloc(ms->v, (ms->n + 1) * sizeof(*v));
+
+	if (!v || !entry || !set) {
+		json_decref(entry);
+		json_decref(set);
+		if (v)
+			ms->v = v;
+		return -ENOMEM;
+	}
+	ms->v = v;
+	ms->v[ms->n].entry = entry;
+	ms->v[ms->n].set = set;
+	ms->n++;
+	return 0;
+}
+
+static int ssa_mgrs_load(const json_t *obj, struct ssa_mgrs *ms)
+{
+	const json_t *mf = json_object_get(json_object_get(obj, "metadata"), "managedFields");
+	json_t *e;
+	size_t i;
+
+	json_array_foreach (mf, i, e) {
+		json_t *copy, *set;
+
+		if (!json_is_object(e) || !json_string_value(json_object_get(e, "manager")))
+			continue;
+		copy = json_deep_copy(e);
+		set = sn_from_v1(json_object_get(e, "fieldsV1"));
+		if (copy) {
+			json_object_del(copy, "fieldsV1");
+			if (set)
+				sn_prune(set);
+		}
+		if (ssa_mgrs_add(ms, copy, set))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static const char *ssa_str(const json_t *e, const char *k)
+{
+	const char *s = json_string_value(json_object_get(e, k));
+	return s ? s : "";
+}
+
+static long ssa_mgrs_find(const struct ssa_mgrs *ms, const char *manager, const char *op,
+			  const char *sub)
+{
+	for (size_t i = 0; i < ms->n; i++) {
+		const json_t *e = ms->v[i].entry;
+		if (!strcmp(ssa_str(e, "manager"), manager) &&
+		    !strcmp(ssa_str(e, "operation"), op) &&
+		    !strcmp(ssa_str(e, "subresource"), sub ? sub : ""))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* The entry of (manager, op, subresource: NULL or "" for the object
+ * itself), created empty when missing; -1 on ENOMEM. kube keeps a
+ * manager's writes through /status or /scale in entries of their own. */
+static long ssa_mgrs_get(struct ssa_mgrs *ms, const char *manager, const char *op,
+			 const char *api_version, const char *sub)
+{
+	long at = ssa_mgrs_find(ms, manager, op, sub);
+	json_t *e;
+
+	if (at >= 0)
+		return at;
+	e = json_pack("{s:s, s:s, s:s}", "manager", manager, "operation", op, "apiVersion",
+		      api_version ? api_version : "");
+	if (e && sub && *sub)
+		json_object_set_new(e, "subresource", json_string(sub));
+	if (ssa_mgrs_add(ms, e, json_object()))
+		return -1;
+	return (long)ms->n - 1;
+}
+
+static int ssa_entry_cmp(const void *a, const void *b)
+{
+	const json_t *p = *(json_t *const *)a, *q = *(json_t *const *)b;
+	static const char *const keys[] = {"operation", "time", "manager", "apiVersion",
+					   "subresource"};
+
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		int c = strcmp(ssa_str(p, keys[i]), ssa_str(q, keys[i]));
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* Writes the managers into obj's metadata.managedFields, kube's order. */
+static int ssa_mgrs_store(const struct ssa_mgrs *ms, json_t *obj)
+{
+	json_t *meta = json_object_get(obj, "metadata"), *arr = json_array();
+	json_t **tmp = calloc(ms->n + 1, sizeof(*tmp));
+	size_t n = 0;
+
+	if (!arr || !tmp || !json_is_object(meta)) {
+		json_decref(arr);
+		free(tmp);
+		return json_is_object(meta) ? -ENOMEM : 0;
+	}
+	for (size_t i = 0; i < ms->n; i++) {
+		json_t *e;
+
+		if (sn_prune(ms->v[i].set))
+			continue;
+		e = json_deep_copy(ms->v[i].entry);
+		json_object_set_new(e, "fieldsType", json_string("FieldsV1"));
+		json_object_set_new(e, "fieldsV1", sn_to_v1(ms->v[i].set));
+		tmp[n++] = e;
+	}
+	qsort(tmp, n, sizeof(*tmp), ssa_entry_cmp);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, tmp[i]);
+	free(tmp);
+	if (n)
+		json_object_set_new(meta, "managedFields", arr);
+	else {
+		json_object_del(meta, "managedFields");
+		json_decref(arr);
+	}
+	return 0;
+}
+
+static void ssa_touch(struct ssa_mgr *m, const char *now, const char *api_version)
+{
+	if (now)
+		json_object_set_new(m->entry, "time", json_string(now));
+	if (api_version)
+		json_object_set_new(m->entry, "apiVersion", json_string(api_version));
+}
+
+/* --- apply ---------------------------------------------------------- */
+
+/* A copy of obj without the metadata the server manages. */
+static json_t *ssa_bare(const json_t *obj, bool all_server_fields)
+{
+	static const char *const drop[] = {"managedFields",     "resourceVersion", "uid",
+					   "creationTimestamp", "generation",      "selfLink"};
+	json_t *c = obj ? json_deep_copy(obj) : json_object();
+	json_t *meta = json_object_get(c, "metadata");
+
+	for (size_t i = 0; i < (all_server_fields ? KB_ARRAY_SIZE(drop) : 1); i++)
+		json_object_del(meta, drop[i]);
+	return c;
+}
+
+static struct ssa_field ssa_root(const char *msg_name)
+{
+	struct ssa_field f = {0};
+
+	f.msg = msg_name ? kt_find(msg_name) : NULL;
+	f.list = SK_ATOMIC;
+	return f;
+}
+
+/* "\"name\"" or "\"name\" using apps/v1" for an Update manager. */
+static char *ssa_mgr_text(const json_t *e)
+{
+	struct kb_buf b = {0};
+
+	kb_buf_printf(&b, "\"%s\"", ssa_str(e, "manager"));
+	if (*ssa_str(e, "subresource"))
+		kb_buf_printf(&b, " with subresource \"%s\"", ssa_str(e, "subresource"));
+	if (!strcmp(ssa_str(e, "operation"), "Update"))
+		kb_buf_printf(&b, " using %s", ssa_str(e, "apiVersion"));
+	return b.data;
+}
+
+/* Builds the conflict list and kube's message from per-manager sets. */
+static int ssa_conflicts(const struct ssa_mgrs *ms, json_t *const *sets, json_t **out, char *err,
+			 size_t errlen)
+{
+	json_t *list = json_array();
+	struct kb_buf msg = {0};
+	size_t total = 0;
+
+	for (size_t i = 0; i < ms->n; i++) {
+		json_t *paths = json_array();
+		char *who = ssa_mgr_text(ms->v[i].entry);
+		size_t j;
+		json_t *p;
+
+		if (sets[i])
+			sn_paths(sets[i], "", paths);
+		if (json_array_size(paths))
+			kb_buf_printf(&msg, "%sconflicts with %s:", msg.len ? "\n" : "",
+				      who ? who : "");
+		json_array_foreach (paths, j, p) {
+			char m[512];
+
+			snprintf(m, sizeof(m), "conflict with %s", who ? who : "");
+			json_array_append_new(
+			    list, json_pack("{s:O, s:s, s:s}", "field", p, "manager",
+					    ssa_str(ms->v[i].entry, "manager"), "message", m));
+			kb_buf_printf(&msg, "\n- %s", json_string_value(p));
+			total++;
+		}
+		free(who);
+		json_decref(paths);
+	}
+	if (total == 1) {
+		json_t *c = json_array_get(list, 0);
+		ssa_fail(err, errlen, -EBUSY, "Apply failed with 1 conflict: %s: %s",
+			 ssa_str(c, "message"), ssa_str(c, "field"));
+	} else {
+		ssa_fail(err, errlen, -EBUSY, "Apply failed with %zu conflicts: %s", total,
+			 msg.data ? msg.data : "");
+	}
+	kb_buf_free(&msg);
+	if (out)
+		*out = list;
+	else
+		json_decref(list);
+	return -EBUSY;
+}
+
+/* The manager "before-first-apply" owning everything of an untracked live. */
+static int ssa_before_first_apply(struct ssa_mgrs *ms, const json_t *live_bare,
+				  const struct ssa_field *root, const char *api_version)
+{
+	long at;
+	int r;
+
+	if (ms->n)
+		return 0;
+	at = ssa_mgrs_get(ms, "before-first-apply", "Update", api_version, NULL);
+	if (at < 0)
+		return -ENOMEM;
+	r = ssa_to_set(live_bare, root, ms->v[at].set, NULL, 0);
+	sn_strip(ms->v[at].set);
+	return r == -EINVAL ? 0 : r;
+}
+
+/* Conflict detection and ownership transfer after the merge. */
+static int ssa_settle(struct ssa_mgrs *ms, long me, const struct ssa_cmp *cmp, bool force,
+		      json_t **conflicts, char *err, size_t errlen)
+{
+	json_t *changed = sn_union(cmp->added, cmp->modified);
+	json_t **c = calloc(ms->n, sizeof(*c));
+	bool any = false;
+	int r = 0;
+
+	if (!changed || !c) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ms->n; i++) {
+		if ((long)i == me)
+			continue;
+		c[i] = sn_inter(ms->v[i].set, changed);
+		if (c[i] && !sn_prune(c[i]))
+			any = true;
+	}
+	if (any && !force) {
+		r = ssa_conflicts(ms, c, conflicts, err, errlen);
+		goto out;
+	}
+	for (size_t i = 0; i < ms->n; i++) {
+		json_t *a, *b;
+
+		if ((long)i == me)
+			continue;
+		a = sn_diff(ms->v[i].set, c[i]);
+		b = a ? sn_diff(a, cmp->removed) : NULL;
+		json_decref(a);
+		if (!b) {
+			r = -ENOMEM;
+			goto out;
+		}
+		json_decref(ms->v[i].set);
+		ms->v[i].set = b;
+	}
+out:
+	for (size_t i = 0; c && i < ms->n; i++)
+		json_decref(c[i]);
+	free(c);
+	json_decref(changed);
+	return r;
+}
+
+static void ssa_cmp_free(struct ssa_cmp *c)
+{
+	json_decref(c->added);
+	json_decref(c->modified);
+	json_decref(c->removed);
+}
+
+static int ssa_cmp_run(const json_t *l, const json_t *r, const struct ssa_field *root,
+		       struct ssa_cmp *c)
+{
+	c->added = json_object();
+	c->modified = json_object();
+	c->removed = json_object();
+	if (!c->added || !c->modified || !c->removed)
+		return -ENOMEM;
+	ssa_compare(l, r, root, c);
+	sn_strip(c->added);
+	sn_strip(c->modified);
+	sn_strip(c->removed);
+	return 0;
+}
+
+/* Removes what the applier dropped since its last apply, unless kept. */
+static int ssa_prune_dropped(json_t *merged, const struct ssa_mgrs *ms, const json_t *last,
+			     const json_t *now_set, const struct ssa_field *root)
+{
+	json_t *rm = sn_diff(last, now_set), *keep = json_object();
+
+	if (!rm || !keep) {
+		json_decref(rm);
+		json_decref(keep);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ms->n; i++)
+		sn_union_into(keep, ms->v[i].set);
+	ssa_prune(merged, rm, keep, root);
+	json_decref(rm);
+	json_decref(keep);
+	return 0;
+}
+
+struct ssa_apply {
+	json_t *live, *cfg, *merged, *set, *last;
+	struct ssa_mgrs ms;
+	struct ssa_cmp cmp;
+};
+
+static void ssa_apply_free(struct ssa_apply *a)
+{
+	json_decref(a->live);
+	json_decref(a->cfg);
+	json_decref(a->merged);
+	json_decref(a->set);
+	json_decref(a->last);
+	ssa_mgrs_free(&a->ms);
+	ssa_cmp_free(&a->cmp);
+}
+
+static int ssa_apply_prepare(struct ssa_apply *a, const json_t *live, const json_t *applied,
+			     const struct ssa_field *root, const char *api_version, char *err,
+			     size_t errlen)
+{
+	int r;
+
+	a->live = ssa_bare(live, false);
+	a->cfg = ssa_bare(applied, true);
+	a->set = json_object();
+	if (!a->live || !a->cfg || !a->set)
+		return -ENOMEM;
+	r = ssa_to_set(a->cfg, root, a->set, err, errlen);
+	if (r)
+		return r;
+	sn_strip(a->set);
+	r = ssa_mgrs_load(live, &a->ms);
+	if (!r && live)
+		r = ssa_before_first_apply(&a->ms, a->live, root, api_version);
+	if (r)
+		return r;
+	a->merged = ssa_merge(a->live, a->cfg, root);
+	return a->merged ? 0 : -ENOMEM;
+}
+
+int patch_apply(const json_t *live, const json_t *applied, const char *msg_name,
+		const char *manager, bool force, const char *now_rfc3339, json_t **out,
+		json_t **conflicts, char *err, size_t errlen)
+{
+	return patch_apply_sub(live, applied, msg_name, manager, NULL, force, now_rfc3339, out,
+			       conflicts, err, errlen);
+}
+
+int patch_apply_sub(const json_t *live, const json_t *applied, const char *msg_name,
+		    const char *manager, const char *subresource, bool force,
+		    const char *now_rfc3339, json_t **out, json_t **conflicts, char *err,
+		    size_t errlen)
+{
+	struct ssa_apply a = {0};
+	struct ssa_field root = ssa_root(msg_name);
+	const char *api_version = json_string_value(json_object_get(applied, "apiVersion"));
+	long me;
+	int r;
+
+	if (!json_is_object(applied))
+		return ssa_fail(err, errlen, -EINVAL, "apply patch must be a JSON or YAML object");
+	if (!api_version || !json_string_value(json_object_get(applied, "kind")))
+		return ssa_fail(err, errlen, -EINVAL, "apply patch must set apiVersion and kind");
+	if (!manager || !*manager)
+		return ssa_fail(err, errlen, -EINVAL, "PATCH with apply requires a fieldManager");
+	r = ssa_apply_prepare(&a, live, applied, &root, api_version, err, errlen);
+	if (r)
+		goto out;
+	me = ssa_mgrs_get(&a.ms, manager, "Apply", api_version, subresource);
+	if (me < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	a.last = a.ms.v[me].set;
+	a.ms.v[me].set = json_incref(a.set);
+	r = ssa_prune_dropped(a.merged, &a.ms, a.last, a.set, &root);
+	if (!r)
+		r = ssa_cmp_run(a.live, a.merged, &root, &a.cmp);
+	if (!r)
+		r = ssa_settle(&a.ms, me, &a.cmp, force, conflicts, err, errlen);
+	if (r)
+		goto out;
+	if (!json_equal(a.live, a.merged) || !json_equal(a.last, a.set) ||
+	    !json_object_get(a.ms.v[me].entry, "time"))
+		ssa_touch(&a.ms.v[me], now_rfc3339, api_version);
+	r = ssa_mgrs_store(&a.ms, a.merged);
+	if (!r) {
+		*out = a.merged;
+		a.merged = NULL;
+	}
+out:
+	ssa_apply_free(&a);
+	return r;
+}
+
+/* --- create: one walk ------------------------------------------------ */
+
+/*
+ * A create's field set is every field of the new object (its comparison
+ * with nothing): it is built here in one walk of the object into plain
+ * nodes and written once in the FieldsV1 wire form, instead of copying the
+ * object, comparing it with {} and combining intermediate JSON trees. The
+ * walk mirrors ssa_compare(NULL, obj) for the added side, then sn_strip.
+ */
+struct fs_node {
+	char kind;        /* path element type: 'f', 'k', 'v' or 'i' */
+	const char *name; /* after "<kind>:": an object key (borrowed) or own + 2 */
+	char *own;        /* malloc'ed path element of a list item, or NULL */
+	bool member;
+	struct fs_node *kids;
+	size_t n, cap;
+};
+
+static void fs_free(struct fs_node *node)
+{
+	for (size_t i = 0; i < node->n; i++)
+		fs_free(&node->kids[i]);
+	free(node->kids);
+	free(node->own);
+}
+
+/* The child (kind, name); list items (own != NULL, taken) may repeat and
+ * then share their node. NULL on ENOMEM. */
+static struct fs_node *fs_kid(struct fs_node *node, char kind, const char *name, char *own)
+{
+	for (size_t i = 0; own && i < node->n; i++) {
+		if (node->kids[i].kind == kind && !strcmp(node->kids[i].name, name)) {
+			free(own);
+			return &node->kids[i];
+		}
+	}
+	if (node->n == node->cap) {
+		size_t cap = node->cap ? 2 * node->cap : 4;
+		struct fs_node *k = realloc(node->kids, cap * sizeof(*k));
+		if (!k) {
+			free(own);
+			return NULL;
+		}
+		node->kids = k;
+		node->cap = cap;
+	}
+	struct fs_node *c = &node->kids[node->n++];
+	*c = (struct fs_node){.kind = kind, .name = name, .own = own};
+	return c;
+}
+
+static struct fs_node *fs_find(struct fs_node *node, const char *field)
+{
+	for (size_t i = 0; node && i < node->n; i++)
+		if (node->kids[i].kind == 'f' && !strcmp(node->kids[i].name, field))
+			return &node->kids[i];
+	return NULL;
+}
+
+static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node);
+
+/* ssa_compare_objects(NULL, v): every key is added. `skip` is a key the
+ * walk leaves out (metadata.managedFields at the root). */
+static int fs_object(const json_t *v, const struct ssa_field *f, struct fs_node *node,
+		     const char *skip)
+{
+	const char *k;
+	json_t *cv;
+
+	if (f->is_map)
+		node->member = true;
+	json_object_foreach ((json_t *)v, k, cv) {
+		if (skip && !strcmp(k, skip))
+			continue;
+		struct ssa_field cf = ssa_child(f, k);
+		struct fs_node *c = fs_kid(node, 'f', k, NULL);
+		if (!c || fs_value(cv, &cf, c))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ssa_compare_items(NULL, v): every item is added. */
+static int fs_items(const json_t *v, const struct ssa_field *f, struct fs_node *node)
+{
+	struct ssa_field ef = ssa_elem(f);
+
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		const json_t *item = json_array_get(v, i);
+		char *pe = ssa_item_pe(f, item);
+		struct fs_node *c;
+
+		if (!pe)
+			continue;
+		c = fs_kid(node, pe[0], pe + 2, pe);
+		if (!c)
+			return -ENOMEM;
+		c->member = true;
+		if (f->list == SK_MAP && fs_object(item, &ef, c, NULL))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ssa_compare(NULL, v): containers with content are walked, anything else
+ * is a member. */
+static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node)
+{
+	enum ssa_kind k = ssa_kind(f, v);
+
+	if ((k == SK_OBJECT || k == SK_SET || k == SK_MAP) && !ssa_empty_container(v))
+		return k == SK_OBJECT ? fs_object(v, f, node, NULL) : fs_items(v, f, node);
+	node->member = true;
+	return 0;
+}
+
+/* sn_strip: the paths the server manages are nobody's. */
+static void fs_strip(struct fs_node *root)
+{
+	static const char *const meta[] = {
+	    "name",        "namespace",  "creationTimestamp", "selfLink",        "uid",
+	    "clusterName", "generation", "managedFields",     "resourceVersion",
+	};
+	static const char *const top[] = {"apiVersion", "kind", "metadata"};
+	struct fs_node *n, *m = fs_find(root, "metadata");
+
+	for (size_t i = 0; i < KB_ARRAY_SIZE(top); i++)
+		if ((n = fs_find(root, top[i])))
+			n->member = false;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(meta); i++)
+		if ((n = fs_find(m, meta[i])))
+			n->member = false;
+}
+
+/* Drops children without members; true when node has none left. */
+static bool fs_prune(struct fs_node *node)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < node->n; i++) {
+		if (fs_prune(&node->kids[i]))
+			fs_free(&node->kids[i]);
+		else
+			node->kids[keep++] = node->kids[i];
+	}
+	node->n = keep;
+	return !node->member && keep == 0;
+}
+
+static int fs_cmp(const void *a, const void *b)
+{
+	const struct fs_node *p = a, *q = b;
+
+	if (p->kind != q->kind)
+		return (unsigned char)p->kind - (unsigned char)q->kind;
+	return strcmp(p->name, q->name);
+}
+
+/* The wire form of a pruned node, as sn_to_v1 writes it. */
+static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key)
+{
+	json_t *res = json_object();
+
+	if (!res)
+		return NULL;
+	if (node->member && node->n)
+		json_object_set_new(res, ".", json_object());
+	if (node->n > 1) /* kids is NULL for a leaf */
+		qsort(node->kids, node->n, sizeof(*node->kids), fs_cmp);
+	for (size_t i = 0; i < node->n; i++) {
+		json_t *c = fs_to_v1(&node->kids[i], key);
+
+		char pfx[2] = {node->kids[i].kind, ':'};
+
+		key->len = 0;
+		if (!c || kb_buf_append(key, pfx, 2) || kb_buf_puts(key, node->kids[i].name) ||
+		    json_object_setn_new_nocheck(res, key->data, key->len, c)) {
+			json_decref(res);
+			return NULL;
+		}
+	}
+	return res;
+}
+
+/* patch_track_update(NULL, obj, ...) when obj has a metadata object. */
+static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *root,
+			    const char *manager, const char *operation, const char *now,
+			    const char *api_version)
+{
+	struct fs_node top = {0};
+	struct kb_buf key = {0};
+	const char *k;
+	json_t *v, *e = NULL, *arr = NULL, *v1;
+	int ret = -ENOMEM;
+
+	json_object_foreach (obj, k, v) {
+		struct ssa_field cf = ssa_child(root, k);
+		struct fs_node *c = fs_kid(&top, 'f', k, NULL);
+
+		if (!c)
+			goto out;
+		if (v == meta ? fs_object(v, &cf, c, "managedFields") : fs_value(v, &cf, c))
+			goto out;
+	}
+	fs_strip(&top);
+	if (fs_prune(&top)) {
+		json_object_del(meta, "managedFields");
+		ret = 0;
+		goto out;
+	}
+	e = json_pack("{s:s, s:s, s:s}", "manager", manager, "operation", operation, "apiVersion",
+		      api_version ? api_version : "");
+	arr = json_array();
+	v1 = fs_to_v1(&top, &key);
+	if (!e || !arr || !v1) {
+		json_decref(v1);
+		goto out;
+	}
+	if (now)
+		json_object_set_new(e, "time", json_string(now));
+	json_object_set_new(e, "fieldsType", json_string("FieldsV1"));
+	json_object_set_new(e, "fieldsV1", v1);
+	if (json_array_append(arr, e) == 0 && json_object_set(meta, "managedFields", arr) == 0)
+		ret = 0;
+out:
+	json_decref(e);
+	json_decref(arr);
+	kb_buf_free(&key);
+	fs_free(&top);
+	return ret;
+}
+
+/* --- update --------------------------------------------------------- */
+
+static int ssa_take(struct ssa_mgrs *ms, long me, const struct ssa_cmp *c)
+{
+	json_t *changed = sn_union(c->added, c->modified);
+
+	if (!changed)
+		return -ENOMEM;
+	for (size_t i = 0; i < ms->n; i++) {
+		json_t *a, *b;
+
+		a = (long)i == me ? sn_union(ms->v[i].set, changed)
+				  : sn_diff(ms->v[i].set, changed);
+		b = a ? sn_diff(a, c->removed) : NULL;
+		json_decref(a);
+		if (!b) {
+			json_decref(changed);
+			return -ENOMEM;
+		}
+		json_decref(ms->v[i].set);
+		ms->v[i].set = b;
+	}
+	json_decref(changed);
+	return 0;
+}
+
+int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
+		       const char *operation, const char *now_rfc3339)
+{
+	return patch_track_update_sub(old, obj, msg_name, manager, operation, NULL, now_rfc3339);
+}
+
+int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
+			   const char *manager, const char *operation, const char *subresource,
+			   const char *now_rfc3339)
+{
+	struct ssa_field root = ssa_root(msg_name);
+	struct ssa_mgrs ms = {0};
+	struct ssa_cmp c = {0};
+	const char *api_version = json_string_value(json_object_get(obj, "apiVersion"));
+	json_t *meta = json_object_get(obj, "metadata");
+
+	if (!old && json_is_object(obj) && json_is_object(meta))
+		return ssa_track_create(obj, meta, &root, manager && *manager ? manager : "unknown",
+					operation && *operation ? operation : "Update", now_rfc3339,
+					api_version);
+
+	json_t *l = ssa_bare(old, false), *r = ssa_bare(obj, false);
+	long me;
+	int ret = -ENOMEM;
+
+	if (!l || !r || !json_is_object(obj))
+		goto out;
+	if (!json_is_object(json_object_get(obj, "metadata")))
+		json_object_set_new(obj, "metadata", json_object());
+	if (ssa_mgrs_load(old, &ms) || ssa_cmp_run(l, r, &root, &c))
+		goto out;
+	me = ssa_mgrs_get(&ms, manager && *manager ? manager : "unknown",
+			  operation && *operation ? operation : "Update", api_version, subresource);
+	if (me < 0 || ssa_take(&ms, me, &c))
+		goto out;
+	if (!sn_prune(c.added) || !sn_prune(c.modified) || !sn_prune(c.removed))
+		ssa_touch(&ms.v[me], now_rfc3339, api_version);
+	ret = ssa_mgrs_store(&ms, obj);
+out:
+	ssa_cmp_free(&c);
+	ssa_mgrs_free(&ms);
+	json_decref(l);
+	json_decref(r);
+	return ret;
+}
