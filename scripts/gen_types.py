@@ -206,7 +206,7 @@ def main(argv):
             sys.stderr.write("gen_types: inline %s.%s not found\n" % (mname, fname))
             return 1
     text = gen.render(os.path.basename(src))
-    dst = os.path.join(repo, "proxy", "types_gen.c")
+    dst = os.path.join(repo, "proxy", "model", "types_gen.c")
     with open(dst, "w", encoding="utf-8") as fp:
         fp.write(text)
     print("gen_types: %d messages -> %s" % (len(gen.names), dst))
