@@ -17,6 +17,7 @@
 #include "lib/http.h"
 #include "lib/ws.h"
 #include "proxy/proxy.h"
+#include "proxy/model/object.h"
 #include "proxy/model/resource.h"
 #include "store/store.h"
 
@@ -392,33 +393,15 @@ void proxy_pending_creates_free(struct proxy *px);
 /* Shared write paths used by handlers, namespaces and bootstrap. */
 int object_create(struct proxy *px, const struct proxy_resource *res, json_t *obj, json_t **out);
 
-/* objects.c: metadata, defaults and validation. */
-void obj_set_str(json_t *obj, const char *path, const char *value);
-const char *obj_str(const json_t *obj, const char *path);
-json_t *obj_get(const json_t *obj, const char *path);
-json_t *obj_meta(json_t *obj);
-void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now);
-void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj);
-/* autoscaling/v2's defaults of a HorizontalPodAutoscaler (hpa_v1.c applies
- * them to what it converts, as kube's decoding of the stored v2 does), and
- * its metric of a CPU utilization target (new reference; pct stolen). */
-void obj_hpa_defaults(json_t *obj);
-json_t *obj_hpa_cpu_metric(json_t *pct);
-void obj_default_keys(const struct proxy_resource *res, json_t *obj);
-/* Copies the server-owned metadata (uid, creationTimestamp, deletion
- * stamps, generation, name, namespace) of `old` into `obj`. */
-void obj_keep_server_meta(const json_t *old, json_t *obj);
-/* Equal but for resourceVersion and managedFields. */
-bool obj_same(const json_t *a, const json_t *b);
-/* Runs authorization of the write (authz_admit), metadata + kind validation
- * (on failure answers 422 and returns -EINVAL), then the admission chain
- * (admission_check: may change obj; answers 403, returns -EACCES). */
-int obj_validate(struct req *r, json_t *obj, const json_t *old);
-bool obj_spec_changed(const json_t *a, const json_t *b);
-/* Whether res's objects carry metadata.generation (1 on create, +1 on
- * changes outside metadata and status). */
-bool obj_has_generation(const struct proxy_resource *res);
-int64_t obj_rv(const json_t *obj);
+/* write.c: the write path's defaults (kube's per-kind defaults, after the
+ * allocations they leave to the server: a Service's ClusterIP). */
+void write_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj);
+/* write.c: mutating webhooks, authorization of the write (authz_admit),
+ * metadata + kind validation (on failure answers 422 and returns -EINVAL),
+ * the admission chain (admission_check: may change obj; answers 403,
+ * returns -EACCES), then the validating webhooks; -EINPROGRESS while a
+ * webhook call is out (the request is served again after it). */
+int write_validate(struct req *r, json_t *obj, const json_t *old);
 
 /* prom.c: the request metrics of GET /metrics. prom_begin counts r in
  * flight (at arrival); prom_end records its answer (code, body bytes) once;
@@ -471,9 +454,8 @@ json_t *table_build_scale(struct req *r, const json_t *scale);
 
 /* namespace.c */
 int ns_bootstrap(struct proxy *px);
-/* flowcontrol.c: kube's defaults of FlowSchemas and PriorityLevelConfigurations,
- * and the mandatory exempt and catch-all pairs, made when missing. */
-void flowcontrol_default(const struct proxy_resource *res, json_t *obj);
+/* flowcontrol.c: the mandatory exempt and catch-all pairs of FlowSchemas and
+ * PriorityLevelConfigurations, made when missing. */
 int flowcontrol_bootstrap(struct proxy *px);
 /* The `kubernetes` Service's Endpoints and EndpointSlice, as kube-apiserver's
  * endpoint reconciler keeps them at every start: the advertise address and

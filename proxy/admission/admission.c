@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Admission in the API front, for writes by API requests (obj_validate) and
+ * Admission in the API front, for writes by API requests (write_validate) and
  * by in-process controllers (api_internal.c), after validation and before
  * anything is stored. In kube-apiserver's order:
  *

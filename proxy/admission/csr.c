@@ -4,7 +4,7 @@
  * strategy (pkg/registry/certificates/certificates/strategy.go), validation
  * (pkg/apis/certificates/validation) and admission plugins
  * (plugin/pkg/admission/certificates: subjectrestriction, approval,
- * signing), run from obj_validate for every write of the resource.
+ * signing), run from write_validate for every write of the resource.
  */
 #include "proxy/admission/csr.h"
 

@@ -36,7 +36,7 @@
  *
  * DESIGN: the write path is synchronous (handlers.c, objects.c), and a
  * webhook answers later. A request that needs webhooks is suspended where
- * kube would call them (obj_validate; delete_one) and owned here (r->async)
+ * kube would call them (write_validate; delete_one) and owned here (r->async)
  * while the calls run; when they are done the request is served again from
  * its start (its body is still in memory), and the stage it reached lets it
  * pass the webhooks this time: the object the webhooks shaped replaces the

@@ -104,7 +104,7 @@ static int create_prepare(struct proxy *px, const struct proxy_resource *res, js
 		return rc;
 	assign_name(obj);
 	obj_init_create(res, obj, time(NULL));
-	obj_defaults(px, res, obj);
+	write_defaults(px, res, obj);
 	return 0;
 }
 
@@ -293,7 +293,7 @@ static int write_over(struct proxy *px, const struct proxy_resource *res, const 
 	obj_keep_server_meta(old, obj);
 	json_object_set(obj_meta(obj), "resourceVersion",
 			json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
-	obj_defaults(px, res, obj);
+	write_defaults(px, res, obj);
 	if (obj_has_generation(res) && obj_spec_changed(old, obj)) {
 		json_int_t g = json_integer_value(obj_get(old, "metadata.generation"));
 		json_object_set_new(obj_meta(obj), "generation", json_integer(g + 1));

@@ -556,7 +556,7 @@ static void handle_list(struct req *r)
 int object_create(struct proxy *px, const struct proxy_resource *res, json_t *obj, json_t **out)
 {
 	obj_init_create(res, obj, time(NULL));
-	obj_defaults(px, res, obj);
+	write_defaults(px, res, obj);
 	const char *ns = obj_str(obj, "metadata.namespace");
 	int rc = rs_create(px, res, res->namespaced ? ns : NULL, obj_str(obj, "metadata.name"), obj,
 			   false);
@@ -631,8 +631,8 @@ static void handle_create(struct req *r)
 	if (r->res->namespaced && ns_check_writable(r, r->ns, obj_str(obj, "metadata.name")) < 0)
 		goto out;
 	obj_init_create(r->res, obj, r->now);
-	obj_defaults(r->px, r->res, obj);
-	if (obj_validate(r, obj, NULL) < 0)
+	write_defaults(r->px, r->res, obj);
+	if (write_validate(r, obj, NULL) < 0)
 		goto out;
 	req_track_fields(r, NULL, obj, "unknown");
 	if (r->q.dry_run) {
@@ -684,12 +684,12 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 	obj_keep_server_meta(old, obj);
 	json_object_set(obj_meta(obj), "resourceVersion",
 			json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
-	obj_defaults(r->px, r->res, obj);
+	write_defaults(r->px, r->res, obj);
 	if (obj_has_generation(r->res) && obj_spec_changed(old, obj)) {
 		json_int_t g = json_integer_value(obj_get(old, "metadata.generation"));
 		json_object_set_new(obj_meta(obj), "generation", json_integer(g + 1));
 	}
-	if (obj_validate(r, obj, old) < 0)
+	if (write_validate(r, obj, old) < 0)
 		return;
 	if (!tracked)
 		req_track_fields(r, old, obj, "unknown");
@@ -934,8 +934,8 @@ static void apply_create(struct req *r, json_t *patch)
 	    (r->res->namespaced && ns_check_writable(r, r->ns, r->name) < 0))
 		goto out;
 	obj_init_create(r->res, obj, r->now);
-	obj_defaults(r->px, r->res, obj);
-	if (obj_validate(r, obj, NULL) < 0)
+	write_defaults(r->px, r->res, obj);
+	if (write_validate(r, obj, NULL) < 0)
 		goto out;
 	if (r->q.dry_run) {
 		reply_object(r, 201, obj);

@@ -120,7 +120,7 @@ void val_invalid_strings(json_t *causes, const char *field, const char *gotype, 
 			 const char *msg);
 
 /* FlowSchema and PriorityLevelConfiguration (flowcontrol.apiserver.k8s.io/v1,
- * proxy/api/flowcontrol.c): kube's ValidateFlowSchema and
+ * proxy/validation/validate_flowcontrol.c): kube's ValidateFlowSchema and
  * ValidatePriorityLevelConfiguration (an update is checked as a create, as
  * kube's); the mandatory objects' fixed specs. Reached through val_object. */
 void val_flowcontrol(const struct proxy_resource *r, const json_t *obj, const json_t *old,

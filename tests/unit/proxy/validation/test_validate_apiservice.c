@@ -42,7 +42,7 @@ static json_t *J(const char *json)
 static char *causes_of(const char *obj)
 {
 	json_t *o = J(obj), *c = json_array();
-	obj_defaults(NULL, res(), o);
+	obj_defaults(res(), o);
 	ck_assert_int_ge(val_object_meta(res(), o, NULL, c), 0);
 	ck_assert_int_ge(val_object(res(), o, NULL, c), 0);
 	struct kb_buf b = {0};
@@ -175,7 +175,7 @@ START_TEST(defaults_and_create)
 	json_t *o = J(SPEC("v1.x.io", "\"group\":\"x.io\",\"version\":\"v1\"," PRIO "," SVC));
 	json_object_set_new(o, "status", J("{\"conditions\":[{\"type\":\"Available\"}]}"));
 	obj_init_create(res(), o, 0);
-	obj_defaults(NULL, res(), o);
+	obj_defaults(res(), o);
 	ck_assert_int_eq(json_integer_value(obj_get(o, "spec.service.port")), 443);
 	ck_assert_int_eq(json_object_size(json_object_get(o, "status")), 0);
 	ck_assert_ptr_null(obj_get(o, "metadata.generation"));
@@ -183,7 +183,7 @@ START_TEST(defaults_and_create)
 
 	o = J(SPEC("v1.", "\"version\":\"v1\",\"service\":null," PRIO));
 	obj_init_create(res(), o, 0);
-	obj_defaults(NULL, res(), o);
+	obj_defaults(res(), o);
 	ck_assert_ptr_null(obj_get(o, "spec.service"));
 	json_t *c = json_array_get(obj_get(o, "status.conditions"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(c, "type")), "Available");

@@ -71,9 +71,9 @@ static bool empty_object(const json_t *v)
 static json_t *run(const struct proxy_resource *r, const char *obj, const char *old)
 {
 	json_t *o = J(obj), *oo = old ? J(old) : NULL, *c = json_array();
-	obj_defaults(NULL, r, o);
+	obj_defaults(r, o);
 	if (oo)
-		obj_defaults(NULL, r, oo);
+		obj_defaults(r, oo);
 	ck_assert_int_ge(val_object_meta(r, o, oo, c), 0);
 	ck_assert_int_ge(val_object(r, o, oo, c), 0);
 	json_decref(o);
@@ -163,7 +163,7 @@ END_TEST
 START_TEST(defaults_policy)
 {
 	json_t *o = J(POLICY(",\"matchConstraints\":{\"excludeResourceRules\":[{}]," RULES "}"));
-	obj_defaults(NULL, &vap_res, o);
+	obj_defaults(&vap_res, o);
 	ck_assert_str_eq(json_string_value(obj_get(o, "spec.failurePolicy")), "Fail");
 	ck_assert_str_eq(json_string_value(obj_get(o, "spec.matchConstraints.matchPolicy")),
 			 "Equivalent");
@@ -180,7 +180,7 @@ START_TEST(defaults_policy)
 	o = J("{\"spec\":{\"failurePolicy\":\"Ignore\",\"matchConstraints\":{\"matchPolicy\":"
 	      "\"Exact\",\"objectSelector\":null,\"namespaceSelector\":{\"matchLabels\":{\"a\":"
 	      "\"b\"}},\"resourceRules\":[{\"scope\":\"Namespaced\"}]}}}");
-	obj_defaults(NULL, &vap_res, o);
+	obj_defaults(&vap_res, o);
 	ck_assert_str_eq(json_string_value(obj_get(o, "spec.failurePolicy")), "Ignore");
 	ck_assert_str_eq(json_string_value(obj_get(o, "spec.matchConstraints.matchPolicy")),
 			 "Exact");
@@ -196,7 +196,7 @@ START_TEST(defaults_policy)
 
 	/* kube's spec is no pointer: an object without one gets failurePolicy */
 	o = J("{\"metadata\":{\"name\":\"p\"}}");
-	obj_defaults(NULL, &vap_res, o);
+	obj_defaults(&vap_res, o);
 	ck_assert_str_eq(json_string_value(obj_get(o, "spec.failurePolicy")), "Fail");
 	ck_assert_ptr_null(obj_get(o, "spec.matchConstraints"));
 	json_decref(o);
@@ -207,7 +207,7 @@ START_TEST(defaults_binding)
 {
 	json_t *o = J(BINDING(",\"paramRef\":{\"name\":\"x\"},\"matchResources\":{"
 			      "\"resourceRules\":[{}]}"));
-	obj_defaults(NULL, &vapb_res, o);
+	obj_defaults(&vapb_res, o);
 	ck_assert_str_eq(json_string_value(obj_get(o, "spec.matchResources.matchPolicy")),
 			 "Equivalent");
 	ck_assert(empty_object(obj_get(o, "spec.matchResources.objectSelector")));
@@ -221,7 +221,7 @@ START_TEST(defaults_binding)
 	ck_assert_ptr_null(obj_get(o, "spec.failurePolicy"));
 	json_decref(o);
 	o = J(BINDING(""));
-	obj_defaults(NULL, &vapb_res, o);
+	obj_defaults(&vapb_res, o);
 	ck_assert_ptr_null(obj_get(o, "spec.matchResources"));
 	json_decref(o);
 }
@@ -357,7 +357,7 @@ START_TEST(match_constraints)
 	    "\"Everywhere\": supported values: \"*\", \"Cluster\", \"Namespaced\"");
 	/* explicit nulls after defaulting: kube's nil pointers are required */
 	json_t *o = J(POLICY(CHECK)), *c = json_array();
-	obj_defaults(NULL, &vap_res, o);
+	obj_defaults(&vap_res, o);
 	json_t *mc = obj_get(o, "spec.matchConstraints");
 	json_object_set_new(mc, "matchPolicy", json_null());
 	json_object_del(mc, "namespaceSelector");

@@ -52,9 +52,9 @@ static json_t *J(const char *json)
 static json_t *run(const struct proxy_resource *r, const char *obj, const char *old)
 {
 	json_t *o = J(obj), *oo = old ? J(old) : NULL, *c = json_array();
-	obj_defaults(NULL, r, o);
+	obj_defaults(r, o);
 	if (oo)
-		obj_defaults(NULL, r, oo);
+		obj_defaults(r, oo);
 	ck_assert_int_ge(val_object_meta(r, o, oo, c), 0);
 	ck_assert_int_ge(val_object(r, o, oo, c), 0);
 	json_decref(o);
@@ -137,7 +137,7 @@ START_TEST(defaults_validating)
 	json_t *o = J(HOOK("\"clientConfig\":{\"service\":{\"namespace\":\"n\",\"name\":\"s\"}},"
 			   "\"rules\":[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"\"],"
 			   "\"apiVersions\":[\"v1\"],\"resources\":[\"pods\"]}]"));
-	obj_defaults(NULL, &vwc_res, o);
+	obj_defaults(&vwc_res, o);
 	json_t *h = json_array_get(json_object_get(o, "webhooks"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(h, "failurePolicy")), "Fail");
 	ck_assert_str_eq(json_string_value(json_object_get(h, "matchPolicy")), "Equivalent");
@@ -160,7 +160,7 @@ START_TEST(defaults_mutating_keep_given)
 				  "\"timeoutSeconds\":3,\"reinvocationPolicy\":\"IfNeeded\","
 				  "\"objectSelector\":{\"matchLabels\":{\"a\":\"b\"}},"
 				  "\"rules\":[{\"scope\":\"Namespaced\"}]"));
-	obj_defaults(NULL, &mwc_res, o);
+	obj_defaults(&mwc_res, o);
 	json_t *h = json_array_get(json_object_get(o, "webhooks"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(h, "failurePolicy")), "Ignore");
 	ck_assert_str_eq(json_string_value(json_object_get(h, "matchPolicy")), "Exact");
@@ -176,7 +176,7 @@ START_TEST(defaults_mutating_keep_given)
 
 	/* a mutating webhook with nothing set gets reinvocationPolicy Never */
 	o = J(HOOK(URL_CC));
-	obj_defaults(NULL, &mwc_res, o);
+	obj_defaults(&mwc_res, o);
 	h = json_array_get(json_object_get(o, "webhooks"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(h, "reinvocationPolicy")), "Never");
 	json_decref(o);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Object helpers: dotted-path access, the metadata the server owns on
- * create (uid, creationTimestamp, generation), the defaults kube-apiserver
- * applies per kind, and the validation entry point.
+ * The defaults kube-apiserver applies per kind (its SetDefaults_*
+ * functions), and the defaults of list-map keys that server-side apply
+ * needs before merging. A Service's ClusterIP is not a default but an
+ * allocation: the write path makes it (proxy/api/write.c) before these run.
+ *
+ * Threading: any thread (no global mutable state).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,61 +14,8 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
-#include "proxy/validation/validate.h"
-#include "proxy/admission/webhook.h"
-
-json_t *obj_get(const json_t *obj, const char *path)
-{
-	return kb_json_path(obj, path);
-}
-
-const char *obj_str(const json_t *obj, const char *path)
-{
-	return json_string_value(obj_get(obj, path));
-}
-
-/* Sets a string at a dotted path, creating objects on the way. */
-void obj_set_str(json_t *obj, const char *path, const char *value)
-{
-	char key[128];
-	json_t *cur = obj;
-	for (;;) {
-		const char *dot = strchr(path, '.');
-		size_t n = dot ? (size_t)(dot - path) : strlen(path);
-		if (n >= sizeof(key))
-			return;
-		memcpy(key, path, n);
-		key[n] = '\0';
-		if (!dot) {
-			json_object_set_new(cur, key, json_string(value));
-			return;
-		}
-		json_t *next = json_object_get(cur, key);
-		if (!json_is_object(next)) {
-			next = json_object();
-			json_object_set_new(cur, key, next);
-		}
-		cur = next;
-		path = dot + 1;
-	}
-}
-
-json_t *obj_meta(json_t *obj)
-{
-	json_t *m = json_object_get(obj, "metadata");
-	if (!json_is_object(m)) {
-		m = json_object();
-		json_object_set_new(obj, "metadata", m);
-	}
-	return m;
-}
-
-int64_t obj_rv(const json_t *obj)
-{
-	const char *rv = obj_str(obj, "metadata.resourceVersion");
-	return rv ? strtoll(rv, NULL, 10) : 0;
-}
+#include "proxy/model/flowcontrol.h"
+#include "proxy/model/object.h"
 
 static void set_default(json_t *obj, const char *key, json_t *value)
 {
@@ -73,59 +23,6 @@ static void set_default(json_t *obj, const char *key, json_t *value)
 		json_object_set(obj, key, value);
 	json_decref(value);
 }
-
-bool obj_has_generation(const struct proxy_resource *res)
-{
-	return (res->has_status && !res->no_generation) || res->crd;
-}
-
-/* kube-aggregator's strategy's PrepareForCreate: the status a client sent is
- * dropped, and a local APIService (no spec.service) is available at once. */
-static void apiservice_prepare_create(json_t *obj, time_t now)
-{
-	json_t *status = json_object();
-	json_object_set_new(obj, "status", status);
-	if (json_is_object(obj_get(obj, "spec.service")))
-		return;
-	char ts[40];
-	kb_time_rfc3339(now, ts, sizeof(ts));
-	json_object_set_new(status, "conditions",
-			    json_pack("[{s:s,s:s,s:s,s:s,s:s}]", "type", "Available", "status",
-				      "True", "lastTransitionTime", ts, "reason", "Local",
-				      "message", "Local APIServices are always available"));
-}
-
-/* Server-owned metadata of a new object. */
-void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now)
-{
-	json_t *m = obj_meta(obj);
-	char uid[40], ts[40];
-	kb_uuid(uid);
-	kb_time_rfc3339(now, ts, sizeof(ts));
-	json_object_set_new(m, "uid", json_string(uid));
-	json_object_set_new(m, "creationTimestamp", json_string(ts));
-	json_object_del(m, "deletionTimestamp");
-	json_object_del(m, "deletionGracePeriodSeconds");
-	json_object_del(m, "selfLink");
-	json_object_del(m, "resourceVersion");
-	if (obj_has_generation(res))
-		json_object_set_new(m, "generation", json_integer(1));
-	else
-		json_object_del(m, "generation");
-	if (strcmp(res->group, "admissionregistration.k8s.io") == 0 &&
-	    strcmp(res->kind, "ValidatingAdmissionPolicy") == 0) /* kube's PrepareForCreate */
-		json_object_set_new(obj, "status", json_object());
-	if (strcmp(res->group, "apiregistration.k8s.io") == 0)
-		apiservice_prepare_create(obj, now);
-	char av[128];
-	if (res->group[0])
-		snprintf(av, sizeof(av), "%s/%s", res->group, res->version);
-	else
-		snprintf(av, sizeof(av), "%s", res->version);
-	json_object_set_new(obj, "apiVersion", json_string(av));
-	json_object_set_new(obj, "kind", json_string(res->kind));
-}
-
 static bool image_has_tag(const char *image)
 {
 	if (strchr(image, '@'))
@@ -482,21 +379,15 @@ static void default_cronjob(json_t *obj)
 	set_default(obj, "status", json_object());
 }
 
-/* A ClusterIP from 10.96.0.0/12, derived from the uid so it is stable. */
-static void default_service(struct proxy *px, json_t *obj)
+/* kube's SetDefaults_Service; spec.clusterIP is allocated before (its
+ * absence here is an ExternalName Service's). */
+static void default_service(json_t *obj)
 {
 	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "type", json_string("ClusterIP"));
 	set_default(spec, "sessionAffinity", json_string("None"));
 	const char *type = json_string_value(json_object_get(spec, "type"));
 	if (type && strcmp(type, "ExternalName") != 0) {
-		if (!json_object_get(spec, "clusterIP")) {
-			char ip[32];
-			unsigned h = (unsigned)store_rev(px->store) * 2654435761u;
-			snprintf(ip, sizeof(ip), "10.%u.%u.%u", 96 + ((h >> 16) & 15),
-				 (h >> 8) & 255, 2 + (h & 127));
-			json_object_set_new(spec, "clusterIP", json_string(ip));
-		}
 		const char *cip = json_string_value(json_object_get(spec, "clusterIP"));
 		set_default(spec, "clusterIPs", json_pack("[s]", cip ? cip : "None"));
 		set_default(spec, "ipFamilies", json_pack("[s]", "IPv4"));
@@ -770,14 +661,14 @@ static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 		default_admission_policy(obj, strcmp(k, "ValidatingAdmissionPolicyBinding") == 0);
 }
 
-void obj_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj)
+void obj_defaults(const struct proxy_resource *res, json_t *obj)
 {
 	const char *g = res->group, *k = res->kind;
 	if (!g[0]) {
 		if (strcmp(k, "Pod") == 0)
 			default_pod(obj);
 		else if (strcmp(k, "Service") == 0)
-			default_service(px, obj);
+			default_service(obj);
 		else if (strcmp(k, "Secret") == 0)
 			default_secret(obj);
 		else if (strcmp(k, "Namespace") == 0)
@@ -845,109 +736,4 @@ void obj_default_keys(const struct proxy_resource *res, json_t *obj)
 	default_pod_spec_keys(spec);
 	default_pod_spec_keys(obj_get(spec, "template.spec"));
 	default_pod_spec_keys(obj_get(spec, "jobTemplate.spec.template.spec"));
-}
-
-/* Metadata the client cannot change through an update: taken from `old`. */
-void obj_keep_server_meta(const json_t *old, json_t *obj)
-{
-	json_t *om = json_object_get(old, "metadata");
-	json_t *m = obj_meta(obj);
-	const char *keys[] = {"uid",
-			      "creationTimestamp",
-			      "deletionTimestamp",
-			      "deletionGracePeriodSeconds",
-			      "generation",
-			      "namespace",
-			      "name"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
-		json_t *v = json_object_get(om, keys[i]);
-		if (v)
-			json_object_set(m, keys[i], v);
-		else
-			json_object_del(m, keys[i]);
-	}
-	json_object_del(m, "selfLink");
-}
-
-/* True when a and b differ at most in resourceVersion and managedFields
- * (an update that changes nothing is not written, as in kube-apiserver). */
-bool obj_same(const json_t *a, const json_t *b)
-{
-	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
-	json_object_del(obj_meta(x), "managedFields");
-	json_object_del(obj_meta(y), "managedFields");
-	json_object_del(obj_meta(x), "resourceVersion");
-	json_object_del(obj_meta(y), "resourceVersion");
-	bool eq = json_equal(x, y);
-	json_decref(x);
-	json_decref(y);
-	return eq;
-}
-
-/* Validation and the built-in admission chain. */
-static int validate_admit(struct req *r, json_t *obj, const json_t *old)
-{
-	if (authz_admit(r, obj, old) < 0)
-		return -EACCES;
-	if (r->res->write_check) {
-		int rc = r->res->write_check(r, obj, old);
-		return rc < 0 ? rc : admission_check(r, obj, old);
-	}
-	json_t *causes = json_array();
-	val_object_meta(r->res, obj, old, causes);
-	val_object(r->res, obj, old, causes);
-	if (r->res->crd)
-		crd_check_rules(r, obj, old, causes);
-	if (r->px->host_sync && !old && strcmp(r->res->group, "") == 0 &&
-	    strcmp(r->res->kind, "Pod") == 0)
-		hostpod_refuse_fields(obj, r->px->policy != NULL, causes);
-	if (json_array_size(causes) == 0) {
-		json_decref(causes);
-		return admission_check(r, obj, old);
-	}
-	reply_invalid(r, r->res->kind, obj_str(obj, "metadata.name"), causes);
-	return -EINVAL;
-}
-
-/*
- * kube's order: mutating webhooks, validation, the built-in admission
- * chain, validating webhooks, quota. The chain charges quota as it admits,
- * so while validating webhooks are still to come it runs as a dry run, and
- * for real on the pass after they allowed the write (webhook.h).
- */
-int obj_validate(struct req *r, json_t *obj, const json_t *old)
-{
-	int rc = webhook_mutate(r, obj, old);
-	if (rc)
-		return rc > 0 ? -EINPROGRESS : rc;
-	bool ahead = webhook_validation_ahead(r, obj, old), dry = r->q.dry_run;
-	r->q.dry_run = dry || ahead;
-	rc = validate_admit(r, obj, old);
-	r->q.dry_run = dry;
-	if (rc < 0 || !ahead)
-		return rc;
-	rc = webhook_validate(r, obj);
-	if (rc)
-		return rc > 0 ? -EINPROGRESS : rc;
-	return 0;
-}
-
-/* True when anything outside metadata and status differs. */
-bool obj_spec_changed(const json_t *a, const json_t *b)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach ((json_t *)a, k, v) {
-		if (strcmp(k, "metadata") == 0 || strcmp(k, "status") == 0)
-			continue;
-		if (!json_equal(v, json_object_get(b, k)))
-			return true;
-	}
-	json_object_foreach ((json_t *)b, k, v) {
-		if (strcmp(k, "metadata") == 0 || strcmp(k, "status") == 0)
-			continue;
-		if (!json_object_get(a, k))
-			return true;
-	}
-	return false;
 }

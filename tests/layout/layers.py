@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The layering check: every call and every #include between the product's
+folders must go down the one-way order of proxy/README.md. Exit 1 and print
+each arrow against the rule ("from -> to: names"); 0 with "0 arrows against
+the rule" when the shape holds.
+
+How it reads the code (no compiler, no ctags: python3 only):
+- a file's non-static functions and globals are its top-level definitions
+  (brace depth 0) not marked static, after comments, strings and
+  preprocessor lines are blanked;
+- file A depends on file B when A names a function or global that only B
+  defines, or includes a header of B's folder;
+- for callers outside proxy's layers (cmd/, proxy/controllers/), a name
+  declared in a public header of the top (proxy/proxy.h, proxy/client.h)
+  belongs to the top, wherever it is defined: that is the contract they
+  call through. Inside the layers a name belongs to the file defining it.
+Usage: layers.py [REPO] [--graph] (--graph also prints the allowed arrows).
+"""
+import os
+import re
+import subprocess
+import sys
+
+# Each unit and the units below it that it may use (its own is implied).
+BELOW = {
+    'lib': [],
+    'store': ['lib'],
+    'policies': ['lib'],
+    'proxy/cel': ['lib'],
+    'syncer': ['lib', 'store'],
+    'proxy/model': ['lib', 'proxy/cel'],
+    'proxy/patch': ['lib', 'proxy/model'],
+    'proxy/validation': ['lib', 'proxy/cel', 'proxy/model'],
+    'proxy/dns': ['lib', 'store', 'proxy/model'],
+    'proxy/core': ['lib', 'store', 'policies', 'proxy/cel', 'proxy/model', 'proxy/patch',
+                   'proxy/validation'],
+    'proxy/auth': ['proxy/core'],
+    'proxy/admission': ['proxy/auth'],
+    'proxy/api': ['proxy/admission'],
+    'proxy/aggregation': ['proxy/api'],
+    'proxy': ['proxy/aggregation', 'proxy/dns'],
+    # controllers are clients: the in-process client contract (proxy.h,
+    # client.h) and the pure layers, never the serving ones
+    'proxy/controllers': ['lib', 'store', 'proxy/cel', 'proxy/model', 'proxy/patch',
+                          'proxy/validation', 'proxy@public'],
+    'cmd': ['proxy/controllers', 'proxy', 'syncer'],
+}
+PUBLIC_HEADERS = ('proxy/proxy.h', 'proxy/client.h')
+FREE = ('tests', 'bench')  # may use anything; nothing may use them
+
+
+def closure():
+    """Each unit's full set of allowed units (transitively below)."""
+    out = {}
+
+    def walk(u, seen):
+        for d in BELOW.get(u, []):
+            if d not in seen:
+                seen.add(d)
+                walk(d.split('@')[0], seen)
+        return seen
+
+    for u in BELOW:
+        out[u] = walk(u, set())
+        if 'proxy@public' in out[u] or u in ('proxy', 'cmd'):
+            out[u].add('proxy@public')
+    return out
+
+
+def unit_of(path):
+    parts = path.split('/')
+    if parts[0] in FREE:
+        return parts[0]
+    if parts[0] == 'proxy':
+        if len(parts) > 2:
+            return 'proxy/' + parts[1]
+        return 'proxy'
+    return parts[0]
+
+
+TOKEN = re.compile(r'''//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|^[ \t]*#[^\n]*(?:\\\n[^\n]*)*''',
+                   re.S | re.M)
+IDENT = re.compile(r'[A-Za-z_]\w*')
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def blank(text):
+    return TOKEN.sub(lambda m: re.sub(r'[^\n]', ' ', m.group(0)), text)
+
+
+def definitions(code):
+    """Non-static top-level function and global names of blanked code."""
+    names, depth, start, i = set(), 0, 0, 0
+    init = False
+    while i < len(code):
+        c = code[i]
+        if c == '{':
+            if depth == 0:
+                seg = code[start:i]
+                init = '=' in seg
+                if not init:
+                    name = function_name(seg)
+                    if name:
+                        names.add(name)
+            depth += 1
+        elif c == '}':
+            depth -= 1
+            if depth == 0 and not init:
+                start = i + 1
+        elif c == ';' and depth == 0:
+            name = global_name(code[start:i])
+            if name:
+                names.add(name)
+            start, init = i + 1, False
+        i += 1
+    return names
+
+
+KEYWORDS = {'sizeof', 'return', 'if', 'while', 'for', 'switch', 'main', '_Static_assert',
+            'static_assert'}
+STORAGE = re.compile(r'^\s*(static|extern|typedef)\b')
+
+
+def function_name(seg):
+    seg = seg.strip()
+    if not seg.endswith(')') or STORAGE.match(seg) or '(' not in seg:
+        return None
+    head = seg[:seg.index('(')].split()
+    if not head or re.match(r'^\s*(struct|union|enum)\s+\w+\s*$', seg):
+        return None
+    m = IDENT.findall(head[-1])
+    return m[-1] if m else None
+
+
+def global_name(seg):
+    seg = seg.strip()
+    if not seg or STORAGE.match(seg):
+        return None
+    lhs = seg.split('=', 1)[0]
+    if '(' in lhs:  # a prototype, or a function pointer (rare at top level)
+        return None
+    m = IDENT.findall(lhs.split('[', 1)[0])
+    kw = {'struct', 'union', 'enum', 'const', 'unsigned', 'signed'}
+    if len(m) < 2 or m[-1] in kw:
+        return None
+    return m[-1]
+
+
+def public_names(repo):
+    names = set()
+    for h in PUBLIC_HEADERS:
+        p = os.path.join(repo, h)
+        if os.path.exists(p):
+            code = blank(open(p, encoding='utf-8').read())
+            names |= set(re.findall(r'(\w+)\s*\(', code))
+    return names
+
+
+def main(argv):
+    repo = argv[1] if len(argv) > 1 and not argv[1].startswith('-') else '.'
+    files = subprocess.check_output(['git', '-C', repo, 'ls-files', '*.c', '*.h'],
+                                    text=True).split()
+    files = [f for f in files if os.path.exists(os.path.join(repo, f))]
+    text = {f: open(os.path.join(repo, f), encoding='utf-8').read() for f in files}
+    code = {f: blank(t) for f, t in text.items()}
+    owner = {}
+    for f in files:
+        if f.endswith('.c') and unit_of(f) not in FREE:
+            for n in definitions(code[f]) - KEYWORDS:
+                owner.setdefault(n, set()).add(f)
+    owner = {n: fs.pop() for n, fs in owner.items() if len(fs) == 1}
+    public = public_names(repo)
+    allowed = closure()
+    bad, good = {}, 0
+    for f in files:
+        uf = unit_of(f)
+        if uf in FREE:
+            continue
+        targets = {}
+        for inc in INCLUDE.findall(text[f]):
+            ut = 'proxy@public' if inc in PUBLIC_HEADERS else unit_of(inc)
+            if os.path.exists(os.path.join(repo, inc)):
+                targets.setdefault(ut, set()).add('#include ' + inc)
+        if f.endswith('.c'):
+            for n in set(IDENT.findall(code[f])):
+                g = owner.get(n)
+                if g is None or g == f:
+                    continue
+                ut = unit_of(g)
+                if n in public and not uf.startswith('proxy/') or uf == 'proxy/controllers':
+                    ut = 'proxy@public' if n in public else ut
+                targets.setdefault(ut, set()).add(n)
+        for ut, names in targets.items():
+            if ut == uf or ut in allowed.get(uf, set()):
+                good += 1
+                continue
+            if ut == 'proxy@public' and uf == 'proxy':
+                good += 1
+                continue
+            bad.setdefault((f, ut), set()).update(names)
+    for (f, ut), names in sorted(bad.items()):
+        print('%s -> %s: %s' % (f, ut, ', '.join(sorted(names))))
+    print('%d arrows in order, %d arrows against the rule' % (good, len(bad)))
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
