@@ -317,7 +317,7 @@ static void csr_validate_signer_name(const char *name, const char *field, json_t
 	char dbuf[1024];
 	size_t nd = split(domain, '.', dbuf, sizeof(dbuf), parts, 64);
 	for (size_t i = 0; i < nd; i++) {
-		const char *e = val_dns1123_label(parts[i]);
+		const char *e = names_dns1123_label(parts[i]);
 		if (e) {
 			val_add(c, "FieldValueInvalid", field, "%s: validating label %s: %s", dom_q,
 				val_quote(parts[i], lbl, sizeof(lbl)), e);
@@ -331,7 +331,7 @@ static void csr_validate_signer_name(const char *name, const char *field, json_t
 	char pbuf[1024];
 	size_t np = split(path, '.', pbuf, sizeof(pbuf), parts, 64);
 	for (size_t i = 0; i < np; i++) {
-		const char *e = val_dns1123_subdomain(parts[i]);
+		const char *e = names_dns1123_subdomain(parts[i]);
 		if (e) {
 			val_add(c, "FieldValueInvalid", field, "%s: validating label %s: %s",
 				path_q, val_quote(parts[i], lbl, sizeof(lbl)), e);

@@ -844,10 +844,10 @@ static void val_names(const json_t *crd, json_t *causes)
 	const char *msg;
 	if (!*plural)
 		val_add(causes, "FieldValueRequired", "spec.names.plural", NULL);
-	else if ((msg = val_dns1035_label(plural)))
+	else if ((msg = names_dns1035_label(plural)))
 		val_add(causes, "FieldValueInvalid", "spec.names.plural", "\"%s\": %s", plural,
 			msg);
-	if (*singular && (msg = val_dns1035_label(singular)))
+	if (*singular && (msg = names_dns1035_label(singular)))
 		val_add(causes, "FieldValueInvalid", "spec.names.singular", "\"%s\": %s", singular,
 			msg);
 	if (!*js(names, "kind"))
@@ -883,7 +883,7 @@ static void val_versions(const json_t *crd, const json_t *old, json_t *causes)
 		snprintf(p, sizeof(p), "spec.versions[%zu].name", i);
 		if (!*name)
 			val_add(causes, "FieldValueRequired", p, NULL);
-		else if ((msg = val_dns1035_label(name)))
+		else if ((msg = names_dns1035_label(name)))
 			val_add(causes, "FieldValueInvalid", p, "\"%s\": %s", name, msg);
 		for (k = 0; k < i; k++)
 			if (strcmp(js(json_array_get(versions, k), "name"), name) == 0)

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "lib/util.h"
-#include "proxy/validation/validate.h"
+#include "proxy/model/names.h"
 
 /* ---- common ---------------------------------------------------------------- */
 
@@ -178,7 +178,7 @@ static int lreq_validate(const struct lreq *r, char *err, size_t errlen)
 		return 0;
 	}
 	for (size_t i = 0; i < r->nvalues; i++) {
-		const char *m = val_label_value(r->values[i]);
+		const char *m = names_label_value(r->values[i]);
 		if (m) {
 			set_err(err, errlen, "values[%zu]: Invalid value: \"%s\": %s", i,
 				r->values[i], m);
@@ -367,7 +367,7 @@ static int parse_key(struct lexer *l, struct lreq *r, char *err, size_t errlen)
 		set_err(err, errlen, "found '%s', expected: identifier", lit);
 		return -EINVAL;
 	}
-	const char *m = val_qualified_name(lit);
+	const char *m = names_qualified_name(lit);
 	if (m) {
 		set_err(err, errlen, "<nil>: Invalid value: \"%s\": %s", lit, m);
 		return -EINVAL;
@@ -569,7 +569,7 @@ static int obj_req(struct sel_label *s, const char *key, enum lop op, const json
 		   const char *path, char *err, size_t errlen)
 {
 	struct lreq r = {.op = op};
-	const char *m = val_qualified_name(key);
+	const char *m = names_qualified_name(key);
 	int rc;
 	if (m) {
 		set_err(err, errlen, "%s: Invalid value: \"%s\": %s", path, key, m);

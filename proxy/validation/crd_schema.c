@@ -436,10 +436,10 @@ static void check_embedded(const json_t *v, const char *path, json_t *causes)
 	}
 	const json_t *m = json_object_get(v, "metadata");
 	const char *name = json_string_value(json_object_get(m, "name"));
-	if (name && *name && val_dns1123_subdomain(name)) {
+	if (name && *name && names_dns1123_subdomain(name)) {
 		child(p, path, "metadata.name");
 		val_add(causes, "FieldValueInvalid", p, "\"%s\": %s", name,
-			val_dns1123_subdomain(name));
+			names_dns1123_subdomain(name));
 	}
 }
 

@@ -23,245 +23,6 @@
 #include "proxy/admission/quota.h"
 #include "proxy/model/selector.h"
 
-/* ---- name syntax ------------------------------------------------------------ */
-
-#define RX_LABEL "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-#define RX_QNAME "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-
-#define MSG_SUBDOMAIN                                                                    \
-	"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "        \
-	"characters, '-' or '.', and must start and end with an alphanumeric character " \
-	"(e.g. 'example.com', regex used for validation is '" RX_LABEL "(\\." RX_LABEL ")*')"
-#define MSG_LABEL                                                                          \
-	"a lowercase RFC 1123 label must consist of lower case alphanumeric characters "   \
-	"or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  " \
-	"or '123-abc', regex used for validation is '" RX_LABEL "')"
-#define MSG_1035                                                                       \
-	"a DNS-1035 label must consist of lower case alphanumeric characters or '-', " \
-	"start with an alphabetic character, and end with an alphanumeric character "  \
-	"(e.g. 'my-name',  or 'abc-123', regex used for validation is "                \
-	"'[a-z]([-a-z0-9]*[a-z0-9])?')"
-#define MSG_QNAME_BODY                                                                      \
-	"must consist of alphanumeric characters, '-', '_' or '.', and must start and "     \
-	"end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', " \
-	"regex used for validation is '" RX_QNAME "')"
-#define MSG_LABEL_VALUE                                                                 \
-	"a valid label must be an empty string or consist of alphanumeric characters, " \
-	"'-', '_' or '.', and must start and end with an alphanumeric character (e.g. " \
-	"'MyValue',  or 'my_value',  or '12345', regex used for validation is "         \
-	"'(" RX_QNAME ")?')"
-#define MSG_CONFIG_KEY                                                                    \
-	"a valid config key must consist of alphanumeric characters, '-', '_' or '.' "    \
-	"(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is " \
-	"'[-._a-zA-Z0-9]+')"
-
-static bool is_lower_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-static bool is_alnum(char c)
-{
-	return isalnum((unsigned char)c) != 0;
-}
-
-/* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..n) */
-static bool rx_label(const char *s, size_t n)
-{
-	if (n == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_lower_alnum(s[i]) && s[i] != '-')
-			return false;
-	return true;
-}
-
-static bool rx_subdomain(const char *s, size_t n)
-{
-	size_t start = 0;
-	for (size_t i = 0; i <= n; i++) {
-		if (i < n && s[i] != '.')
-			continue;
-		if (!rx_label(s + start, i - start))
-			return false;
-		start = i + 1;
-	}
-	return true;
-}
-
-static bool rx_qname(const char *s, size_t n)
-{
-	if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			return false;
-	return true;
-}
-
-/* Every check below fills up to 3 messages, like kube's []string results. */
-#define MAXMSG VAL_MAXMSG
-
-static size_t msgs_subdomain(const char *s, const char **m)
-{
-	size_t k = 0, n = strlen(s);
-	if (n > 253)
-		m[k++] = "must be no more than 253 characters";
-	if (!rx_subdomain(s, n))
-		m[k++] = MSG_SUBDOMAIN;
-	return k;
-}
-
-static size_t msgs_label(const char *s, const char **m)
-{
-	size_t k = 0, n = strlen(s);
-	if (n > 63)
-		m[k++] = "must be no more than 63 characters";
-	if (!rx_label(s, n)) /* a subdomain of the right length: the dots are wrong */
-		m[k++] = rx_subdomain(s, n) ? "must not contain dots" : MSG_LABEL;
-	return k;
-}
-
-static size_t msgs_1035(const char *s, const char **m)
-{
-	size_t k = 0, n = strlen(s);
-	if (n > 63)
-		m[k++] = "must be no more than 63 characters";
-	if (!rx_label(s, n) || !(s[0] >= 'a' && s[0] <= 'z'))
-		m[k++] = MSG_1035;
-	return k;
-}
-
-static size_t msgs_prefix(const char *p, size_t n, const char **m)
-{
-	size_t k = 0;
-	if (n == 0) {
-		m[k++] = "prefix part must be non-empty";
-		return k;
-	}
-	if (n > 253)
-		m[k++] = "prefix part must be no more than 253 characters";
-	if (!rx_subdomain(p, n))
-		m[k++] = "prefix part " MSG_SUBDOMAIN;
-	return k;
-}
-
-static size_t msgs_qname(const char *s, const char **m)
-{
-	const char *slash = strchr(s, '/'), *name = s;
-	size_t k = 0;
-	if (slash && strchr(slash + 1, '/')) {
-		m[k++] = "a qualified name " MSG_QNAME_BODY " with an optional DNS subdomain "
-			 "prefix and '/' (e.g. 'example.com/MyName')";
-		return k;
-	}
-	if (slash) {
-		k = msgs_prefix(s, (size_t)(slash - s), m);
-		name = slash + 1;
-	}
-	size_t n = strlen(name);
-	if (n == 0 && k < MAXMSG)
-		m[k++] = "name part must be non-empty";
-	else if (n > 63 && k < MAXMSG)
-		m[k++] = "name part must be no more than 63 characters";
-	if (!rx_qname(name, n) && k < MAXMSG)
-		m[k++] = "name part " MSG_QNAME_BODY;
-	return k;
-}
-
-static size_t msgs_label_value(const char *s, const char **m)
-{
-	size_t k = 0, n = strlen(s);
-	if (n > 63)
-		m[k++] = "must be no more than 63 characters";
-	if (n > 0 && !rx_qname(s, n))
-		m[k++] = MSG_LABEL_VALUE;
-	return k;
-}
-
-static size_t msgs_path_segment(const char *s, const char **m)
-{
-	size_t k = 0;
-	if (strcmp(s, ".") == 0)
-		m[k++] = "may not be '.'";
-	else if (strcmp(s, "..") == 0)
-		m[k++] = "may not be '..'";
-	if (strchr(s, '/'))
-		m[k++] = "may not contain '/'";
-	if (strchr(s, '%'))
-		m[k++] = "may not contain '%'";
-	return k;
-}
-
-static size_t msgs_config_key(const char *s, const char **m)
-{
-	size_t k = 0, n = strlen(s);
-	if (n > 253)
-		m[k++] = "must be no more than 253 characters";
-	bool ok = n > 0;
-	for (size_t i = 0; i < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			ok = false;
-	if (!ok)
-		m[k++] = MSG_CONFIG_KEY;
-	if (strcmp(s, ".") == 0)
-		m[k++] = "must not be '.'";
-	else if (strcmp(s, "..") == 0)
-		m[k++] = "must not be '..'";
-	else if (strncmp(s, "..", 2) == 0)
-		m[k++] = "must not start with '..'";
-	return k;
-}
-
-typedef size_t (*msgs_fn)(const char *s, const char **m);
-
-static const char *first(msgs_fn fn, const char *s)
-{
-	const char *m[MAXMSG];
-	return fn(s ? s : "", m) ? m[0] : NULL;
-}
-
-size_t val_syntax_msgs(enum val_syntax syn, const char *s, const char *m[VAL_MAXMSG])
-{
-	static const msgs_fn fns[] = {
-	    [VAL_DNS1123_SUBDOMAIN] = msgs_subdomain, [VAL_DNS1123_LABEL] = msgs_label,
-	    [VAL_DNS1035_LABEL] = msgs_1035,          [VAL_QUALIFIED_NAME] = msgs_qname,
-	    [VAL_LABEL_VALUE] = msgs_label_value,     [VAL_PATH_SEGMENT] = msgs_path_segment,
-	};
-	if ((size_t)syn >= KB_ARRAY_SIZE(fns))
-		return 0;
-	return fns[syn](s ? s : "", m);
-}
-
-const char *val_dns1123_subdomain(const char *s)
-{
-	return first(msgs_subdomain, s);
-}
-const char *val_dns1123_label(const char *s)
-{
-	return first(msgs_label, s);
-}
-const char *val_dns1035_label(const char *s)
-{
-	return first(msgs_1035, s);
-}
-const char *val_qualified_name(const char *s)
-{
-	return first(msgs_qname, s);
-}
-const char *val_label_value(const char *s)
-{
-	return first(msgs_label_value, s);
-}
-const char *val_path_segment_name(const char *s)
-{
-	return first(msgs_path_segment, s);
-}
-const char *val_config_key(const char *s)
-{
-	return first(msgs_config_key, s);
-}
-
 /* ---- causes ------------------------------------------------------------------ */
 
 static const struct {
@@ -411,9 +172,9 @@ bool val_in_list(const char *v, const char *const *vals)
 }
 
 /* Runs a msgs function and adds one Invalid cause per message. */
-static void check_name(json_t *c, msgs_fn fn, const char *field, const char *v)
+static void check_name(json_t *c, names_msgs_fn fn, const char *field, const char *v)
 {
-	const char *m[MAXMSG];
+	const char *m[NAMES_MAXMSG];
 	size_t n = fn(v, m);
 	for (size_t i = 0; i < n; i++)
 		add_invalid_str(c, field, v, m[i]);
@@ -469,18 +230,18 @@ static bool kind_is(const struct proxy_resource *r, const char *group, const cha
 	       strcmp(r->kind, kind) == 0;
 }
 
-static msgs_fn name_fn(const struct proxy_resource *r)
+static names_msgs_fn name_fn(const struct proxy_resource *r)
 {
 	if (kind_is(r, "", "Namespace"))
-		return msgs_label;
+		return names_msgs_label;
 	if (kind_is(r, "", "Service"))
-		return msgs_1035;
+		return names_msgs_1035;
 	if (r && r->group &&
 	    (strcmp(r->group, "rbac.authorization.k8s.io") == 0 ||
 	     strcmp(r->group, "certificates.k8s.io") == 0 ||   /* CSRs: any path segment */
 	     strcmp(r->group, "apiregistration.k8s.io") == 0)) /* then <version>.<group> */
-		return msgs_path_segment;
-	return msgs_subdomain;
+		return names_msgs_path_segment;
+	return names_msgs_subdomain;
 }
 
 static void meta_labels(json_t *c, const json_t *labels, const char *field)
@@ -488,8 +249,8 @@ static void meta_labels(json_t *c, const json_t *labels, const char *field)
 	const char *k;
 	json_t *v;
 	json_object_foreach ((json_t *)labels, k, v) {
-		check_name(c, msgs_qname, field, k);
-		check_name(c, msgs_label_value, field,
+		check_name(c, names_msgs_qname, field, k);
+		check_name(c, names_msgs_label_value, field,
 			   json_is_string(v) ? json_string_value(v) : "");
 	}
 }
@@ -505,8 +266,8 @@ static void meta_annotations(json_t *c, const json_t *ann, const char *field)
 		for (i = 0; k[i] && i + 1 < sizeof(lower); i++)
 			lower[i] = (char)tolower((unsigned char)k[i]);
 		lower[i] = '\0';
-		const char *m[MAXMSG];
-		size_t n = msgs_qname(lower, m);
+		const char *m[NAMES_MAXMSG];
+		size_t n = names_msgs_qname(lower, m);
 		for (i = 0; i < n; i++)
 			add_invalid_str(c, field, k, m[i]);
 		total += strlen(k) + (json_is_string(v) ? strlen(json_string_value(v)) : 0);
@@ -563,7 +324,7 @@ static void meta_namespace(const struct proxy_resource *r, json_t *c, const char
 		if (!ns || !*ns)
 			add_required(c, "metadata.namespace");
 		else
-			check_name(c, msgs_label, "metadata.namespace", ns);
+			check_name(c, names_msgs_label, "metadata.namespace", ns);
 	} else if (ns && *ns) {
 		val_add(c, "FieldValueForbidden", "metadata.namespace", "not allowed on this type");
 	}
@@ -588,7 +349,7 @@ int val_object_meta(const struct proxy_resource *r, const json_t *obj, const jso
 	meta_annotations(causes, json_object_get(m, "annotations"), "metadata.annotations");
 	meta_owner_refs(causes, json_object_get(m, "ownerReferences"));
 	json_array_foreach (json_object_get(m, "finalizers"), i, f)
-		check_name(causes, msgs_qname, "metadata.finalizers", json_string_value(f));
+		check_name(causes, names_msgs_qname, "metadata.finalizers", json_string_value(f));
 	if (old)
 		meta_update(causes, m, json_object_get(old, "metadata"));
 	return (int)(json_array_size(causes) - before);
@@ -650,9 +411,9 @@ static size_t msgs_port_name(const char *s, const char **m)
 		m[k++] = "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)";
 	else if (strstr(s, "--"))
 		m[k++] = "must not contain consecutive hyphens";
-	if (k < MAXMSG && !letter)
+	if (k < NAMES_MAXMSG && !letter)
 		m[k++] = "must contain at least one letter (a-z)";
-	else if (k < MAXMSG && n && (s[0] == '-' || s[n - 1] == '-'))
+	else if (k < NAMES_MAXMSG && n && (s[0] == '-' || s[n - 1] == '-'))
 		m[k++] = "must not begin or end with a hyphen";
 	return k;
 }
@@ -775,7 +536,7 @@ static void field_ref(json_t *c, const json_t *fr, const char *base, const char 
 		if (strcmp(path, "metadata.annotations") == 0)
 			for (char *p = key; *p; p++)
 				*p = (char)tolower((unsigned char)*p);
-		check_name(c, msgs_qname, base, key);
+		check_name(c, names_msgs_qname, base, key);
 		return;
 	}
 	const char *internal = strcmp(fp, "spec.host") == 0 ? "spec.nodeName" : fp;
@@ -934,8 +695,8 @@ static void container_common(json_t *c, const json_t *ctr, const char *base, str
 	val_path(f, "%s.name", base);
 	if (!name || !*name)
 		add_required(c, f);
-	else if (val_dns1123_label(name))
-		check_name(c, msgs_label, f, name);
+	else if (names_dns1123_label(name))
+		check_name(c, names_msgs_label, f, name);
 	else if (names_seen(ns, name))
 		val_add(c, "FieldValueDuplicate", f, "%s", val_quote(name, q, sizeof(q)));
 	val_path(f, "%s.image", base);
@@ -1194,7 +955,7 @@ static void service_port(json_t *c, const json_t *ports, size_t i, bool need_nam
 	if (need_name && (!name || !*name)) {
 		add_required(c, f);
 	} else if (name && *name) {
-		check_name(c, msgs_label, f, name);
+		check_name(c, names_msgs_label, f, name);
 		for (size_t j = 0; j < i; j++) {
 			const char *o = val_jstr(json_array_get(ports, j), "name");
 			if (o && strcmp(o, name) == 0) {
@@ -1252,7 +1013,7 @@ static size_t data_keys(json_t *c, const json_t *data, const char *base)
 	size_t total = 0;
 	json_object_foreach ((json_t *)data, k, v) {
 		val_path(f, "%s[%s]", base, k);
-		check_name(c, msgs_config_key, f, k);
+		check_name(c, names_msgs_config_key, f, k);
 		total += json_is_string(v) ? strlen(json_string_value(v)) : 0;
 	}
 	return total;
@@ -1897,7 +1658,7 @@ static void v_pv(const struct proxy_resource *r, const json_t *obj, const json_t
 	}
 	const char *cls = val_jstr(spec, "storageClassName");
 	if (cls && *cls)
-		check_name(c, msgs_subdomain, "spec.storageClassName", cls);
+		check_name(c, names_msgs_subdomain, "spec.storageClassName", cls);
 	const char *vm = val_jstr(spec, "volumeMode");
 	if (vm && !val_in_list(vm, vmodes))
 		val_not_supported(c, "spec.volumeMode", vm, vmodes);
@@ -2028,8 +1789,8 @@ static void slice_address(json_t *c, const char *f, const char *type, const char
 			name[n - 1] = '\0';
 		if (!*a)
 			add_required(c, f);
-		else if (val_dns1123_subdomain(name))
-			check_name(c, msgs_subdomain, f, name);
+		else if (names_dns1123_subdomain(name))
+			check_name(c, names_msgs_subdomain, f, name);
 		else if (!strchr(name, '.'))
 			add_invalid_str(
 			    c, f, name,
@@ -2063,7 +1824,7 @@ static void slice_endpoints(json_t *c, const json_t *eps, const char *type)
 		const char *h = val_jstr(ep, "hostname");
 		if (h) {
 			val_path(f, "endpoints[%zu].hostname", i);
-			check_name(c, msgs_label, f, h);
+			check_name(c, names_msgs_label, f, h);
 		}
 	}
 }
@@ -2082,7 +1843,7 @@ static void slice_ports(json_t *c, const json_t *ports)
 		const char *name = val_jstr(p, "name") ? val_jstr(p, "name") : "";
 		val_path(f, "ports[%zu].name", i);
 		if (*name)
-			check_name(c, msgs_label, f, name);
+			check_name(c, names_msgs_label, f, name);
 		for (j = 0; j < i; j++) {
 			const char *other = val_jstr(json_array_get(ports, j), "name");
 			if (strcmp(other ? other : "", name) == 0) {
@@ -2099,7 +1860,7 @@ static void slice_ports(json_t *c, const json_t *ports)
 		const char *ap = val_jstr(p, "appProtocol");
 		if (ap) {
 			val_path(f, "ports[%zu].appProtocol", i);
-			check_name(c, msgs_qname, f, ap);
+			check_name(c, names_msgs_qname, f, ap);
 		}
 	}
 }
@@ -2356,7 +2117,7 @@ static void ingress_backend(json_t *c, const json_t *b, const char *base)
 	if (!val_jstr(svc, "name") || !*val_jstr(svc, "name"))
 		add_required(c, f);
 	else
-		check_name(c, msgs_1035, f, val_jstr(svc, "name"));
+		check_name(c, names_msgs_1035, f, val_jstr(svc, "name"));
 	const json_t *port = json_object_get(svc, "port");
 	bool named = val_jstr(port, "name") && *val_jstr(port, "name");
 	bool num = json_is_integer(json_object_get(port, "number"));
@@ -2389,14 +2150,14 @@ static void v_ingress(const struct proxy_resource *r, const json_t *obj, const j
 		ingress_backend(c, def, "spec.defaultBackend");
 	const char *cls = val_jstr(spec, "ingressClassName");
 	if (cls)
-		check_name(c, msgs_subdomain, "spec.ingressClassName", cls);
+		check_name(c, names_msgs_subdomain, "spec.ingressClassName", cls);
 	size_t i, j;
 	json_t *rule, *path;
 	json_array_foreach (rules, i, rule) {
 		const char *host = val_jstr(rule, "host");
 		val_path(f, "spec.rules[%zu].host", i);
 		if (host && *host)
-			check_name(c, msgs_subdomain, f,
+			check_name(c, names_msgs_subdomain, f,
 				   kb_str_has_prefix(host, "*.") ? host + 2 : host);
 		const json_t *paths = json_object_get(json_object_get(rule, "http"), "paths");
 		val_path(f, "spec.rules[%zu].http.paths", i);
@@ -2471,7 +2232,8 @@ static void v_hpa(const struct proxy_resource *r, const json_t *obj, const json_
 	if (!val_jstr(ref, "name") || !*val_jstr(ref, "name"))
 		add_required(c, "spec.scaleTargetRef.name");
 	else
-		check_name(c, msgs_path_segment, "spec.scaleTargetRef.name", val_jstr(ref, "name"));
+		check_name(c, names_msgs_path_segment, "spec.scaleTargetRef.name",
+			   val_jstr(ref, "name"));
 	json_int_t min = json_integer_value(json_object_get(spec, "minReplicas"));
 	json_int_t max = json_integer_value(json_object_get(spec, "maxReplicas"));
 	if (json_is_integer(json_object_get(spec, "minReplicas")) && min < 1)
@@ -2532,7 +2294,7 @@ static void v_storageclass(const struct proxy_resource *r, const json_t *obj, co
 	if (!prov || !*prov)
 		add_required(c, "provisioner");
 	else
-		check_name(c, msgs_qname, "provisioner", prov);
+		check_name(c, names_msgs_qname, "provisioner", prov);
 	const char *rp = val_jstr(obj, "reclaimPolicy"), *bm = val_jstr(obj, "volumeBindingMode");
 	if (rp && !val_in_list(rp, reclaim))
 		val_not_supported(c, "reclaimPolicy", rp, reclaim);
@@ -2564,7 +2326,7 @@ static void v_runtimeclass(const struct proxy_resource *r, const json_t *obj, co
 	if (!h || !*h)
 		add_required(c, "handler");
 	else
-		check_name(c, msgs_label, "handler", h);
+		check_name(c, names_msgs_label, "handler", h);
 	if (old)
 		immutable(c, json_object_get(obj, "handler"), json_object_get(old, "handler"),
 			  "handler");

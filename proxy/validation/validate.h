@@ -23,33 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proxy/model/names.h"
 #include "proxy/model/resource.h"
-
-/* ---- names ----------------------------------------------------------------
- * Each returns NULL when `s` is valid, else a static string with kube's
- * message (the first problem found; e.g. "must be no more than 63 characters"
- * or the RFC 1123 regex text).
- */
-const char *val_dns1123_subdomain(const char *s); /* ≤253, [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.…)* */
-const char *val_dns1123_label(const char *s);     /* ≤63 */
-const char *val_dns1035_label(const char *s);     /* ≤63, starts with a letter (Service names) */
-const char *val_qualified_name(const char *s);    /* [prefix/]name, label and annotation keys */
-const char *val_label_value(const char *s);       /* ≤63, may be empty */
-const char *val_path_segment_name(const char *s); /* not "." or "..", no '/' or '%' (RBAC) */
-const char *val_config_key(const char *s);        /* ConfigMap/Secret data keys */
-
-/* Every message (up to VAL_MAXMSG, in kube's order) for s as one of the
- * syntaxes above, into m[]; returns how many (0: valid). */
-#define VAL_MAXMSG 3
-enum val_syntax {
-	VAL_DNS1123_SUBDOMAIN,
-	VAL_DNS1123_LABEL,
-	VAL_DNS1035_LABEL,
-	VAL_QUALIFIED_NAME,
-	VAL_LABEL_VALUE,
-	VAL_PATH_SEGMENT, /* path.ValidatePathSegmentName */
-};
-size_t val_syntax_msgs(enum val_syntax syn, const char *s, const char *m[VAL_MAXMSG]);
 
 /* ---- causes ----------------------------------------------------------------
  * Appends {"reason","message","field"} to `causes` (borrowed array). The

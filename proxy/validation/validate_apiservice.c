@@ -24,11 +24,11 @@
 
 static const char *const cond_statuses[] = {"True", "False", "Unknown", NULL};
 
-static void check_syntax(json_t *c, enum val_syntax syn, const char *field, const char *v)
+static void check_syntax(json_t *c, enum names_syntax syn, const char *field, const char *v)
 {
-	const char *m[VAL_MAXMSG];
+	const char *m[NAMES_MAXMSG];
 	char q[512];
-	size_t n = val_syntax_msgs(syn, v, m);
+	size_t n = names_syntax_msgs(syn, v, m);
 	for (size_t i = 0; i < n; i++)
 		val_add(c, "FieldValueInvalid", field, "%s: %s", val_quote(v, q, sizeof(q)), m[i]);
 }
@@ -38,8 +38,8 @@ static void check_name(json_t *c, const json_t *obj, const char *group, const ch
 {
 	const char *name =
 	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
-	const char *m[VAL_MAXMSG];
-	if (!name || !*name || val_syntax_msgs(VAL_PATH_SEGMENT, name, m))
+	const char *m[NAMES_MAXMSG];
+	if (!name || !*name || names_syntax_msgs(NAMES_PATH_SEGMENT, name, m))
 		return;
 	size_t len = strlen(version) + strlen(group) + 2;
 	char *want = malloc(len);
@@ -138,8 +138,8 @@ void val_apiservice(const struct proxy_resource *r, const json_t *obj, const jso
 		val_add(causes, "FieldValueRequired", "spec.group",
 			"only v1 may have an empty group and it better be legacy kube");
 	if (*group)
-		check_syntax(causes, VAL_DNS1123_SUBDOMAIN, "spec.group", group);
-	check_syntax(causes, VAL_DNS1035_LABEL, "spec.version", version);
+		check_syntax(causes, NAMES_DNS1123_SUBDOMAIN, "spec.group", group);
+	check_syntax(causes, NAMES_DNS1035_LABEL, "spec.version", version);
 	check_priorities(causes, spec);
 	check_service(causes, spec);
 	check_status(causes, obj);

@@ -121,7 +121,7 @@ static void check_resource_rule(json_t *c, const json_t *rr, const char *f)
 		size_t i;
 		json_t *v;
 		json_array_foreach (ns, i, v) {
-			const char *m = val_dns1123_label(json_string_value(v));
+			const char *m = names_dns1123_label(json_string_value(v));
 			char ip[320];
 			snprintf(ip, sizeof(ip), "%s[%zu]", path, i);
 			if (m)
@@ -201,10 +201,12 @@ static void check_subject(json_t *c, const json_t *s, const char *f)
 			val_add(c, "FieldValueRequired", np, NULL);
 		if (k == 0) {
 			const char *ns = json_string_value(json_object_get(m, "namespace"));
-			const char *msg = ns && *ns ? val_dns1123_label(ns) : NULL;
-			if (name && *name && strcmp(name, "*") != 0 && val_dns1123_subdomain(name))
+			const char *msg = ns && *ns ? names_dns1123_label(ns) : NULL;
+			if (name && *name && strcmp(name, "*") != 0 &&
+			    names_dns1123_subdomain(name))
 				val_add(c, "FieldValueInvalid", np, "%s: %s",
-					val_quote(name, q, sizeof(q)), val_dns1123_subdomain(name));
+					val_quote(name, q, sizeof(q)),
+					names_dns1123_subdomain(name));
 			snprintf(np, sizeof(np), "%s.namespace", path);
 			if (!ns || !*ns)
 				val_add(c, "FieldValueRequired", np,
@@ -314,9 +316,9 @@ static void val_flowschema(const json_t *obj, json_t *c)
 	if (!pl || !*pl)
 		val_add(c, "FieldValueRequired", "spec.priorityLevelConfiguration.name",
 			"must reference a priority level");
-	else if (val_dns1123_subdomain(pl))
+	else if (names_dns1123_subdomain(pl))
 		val_add(c, "FieldValueInvalid", "spec.priorityLevelConfiguration.name", "%s: %s",
-			val_quote(pl, q, sizeof(q)), val_dns1123_subdomain(pl));
+			val_quote(pl, q, sizeof(q)), names_dns1123_subdomain(pl));
 	size_t i;
 	json_t *r;
 	json_array_foreach (json_object_get(spec, "rules"), i, r) {

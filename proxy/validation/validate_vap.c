@@ -90,21 +90,21 @@ static void add_invalid(json_t *c, const char *field, const char *v, const char 
 }
 
 /* One Invalid cause of `v` per message of the syntax check of `s`. */
-static void check_syntax(json_t *c, enum val_syntax syn, const char *field, const char *s,
+static void check_syntax(json_t *c, enum names_syntax syn, const char *field, const char *s,
 			 const char *v)
 {
-	const char *m[VAL_MAXMSG];
-	size_t n = val_syntax_msgs(syn, s, m);
+	const char *m[NAMES_MAXMSG];
+	size_t n = names_syntax_msgs(syn, s, m);
 	for (size_t i = 0; i < n; i++)
 		add_invalid(c, field, v, m[i]);
 }
 
 /* The messages of a syntax check joined with "," as kube's strings.Join;
  * false when there are none. */
-static bool joined_msgs(enum val_syntax syn, const char *s, char *out, size_t len)
+static bool joined_msgs(enum names_syntax syn, const char *s, char *out, size_t len)
 {
-	const char *m[VAL_MAXMSG];
-	size_t n = val_syntax_msgs(syn, s, m), at = 0;
+	const char *m[NAMES_MAXMSG];
+	size_t n = names_syntax_msgs(syn, s, m), at = 0;
 	out[0] = '\0';
 	for (size_t i = 0; i < n && at < len; i++)
 		at += (size_t)snprintf(out + at, len - at, "%s%s", i ? "," : "", m[i]);
@@ -311,7 +311,7 @@ static void named_rule(json_t *c, const json_t *rule, const char *base)
 		const char *n = json_string_value(json_array_get(names, i));
 		n = n ? n : "";
 		val_path(f, "%s.resourceNames[%zu]", base, i);
-		check_syntax(c, VAL_PATH_SEGMENT, f, n, n);
+		check_syntax(c, NAMES_PATH_SEGMENT, f, n, n);
 		if (set_seen(seen, n))
 			duplicate(c, f, n);
 	}
@@ -357,11 +357,11 @@ static void param_api_version(json_t *c, const char *av, const char *f)
 	}
 	const char *version = strcmp(av, "/") == 0 ? "" : slash ? slash + 1 : av;
 	snprintf(group, sizeof(group), "%.*s", slash ? (int)(slash - av) : 0, av);
-	if (group[0] && joined_msgs(VAL_DNS1123_SUBDOMAIN, group, msg, sizeof(msg)))
+	if (group[0] && joined_msgs(NAMES_DNS1123_SUBDOMAIN, group, msg, sizeof(msg)))
 		add_invalid(c, f, group, msg);
 	if (!*version)
 		add_invalid(c, f, av, "version must be specified");
-	else if (joined_msgs(VAL_DNS1035_LABEL, version, msg, sizeof(msg)))
+	else if (joined_msgs(NAMES_DNS1035_LABEL, version, msg, sizeof(msg)))
 		add_invalid(c, f, version, msg);
 }
 
@@ -384,7 +384,7 @@ static void param_kind(json_t *c, const json_t *pk, const char *base)
 	for (; kind[n] && n + 1 < sizeof(lower); n++)
 		lower[n] = (char)(kind[n] >= 'A' && kind[n] <= 'Z' ? kind[n] - 'A' + 'a' : kind[n]);
 	lower[n] = '\0';
-	if (joined_msgs(VAL_DNS1035_LABEL, lower, msg, sizeof(msg))) {
+	if (joined_msgs(NAMES_DNS1035_LABEL, lower, msg, sizeof(msg))) {
 		char full[1200];
 		snprintf(full, sizeof(full), "may have mixed case, but should otherwise match: %s",
 			 msg);
@@ -411,7 +411,7 @@ static void match_conditions(json_t *c, const json_t *mcs, const char *base,
 		if (!*name)
 			val_add(c, "FieldValueRequired", f, NULL);
 		else
-			check_syntax(c, VAL_QUALIFIED_NAME, f, name, name);
+			check_syntax(c, NAMES_QUALIFIED_NAME, f, name, name);
 		if (*name && set_seen(names, name))
 			duplicate(c, f, name);
 	}
@@ -521,7 +521,8 @@ static void audit_annotation(json_t *c, const json_t *a, const char *policy, con
 	if (*policy) {
 		struct kb_buf b = {0};
 		kb_buf_printf(&b, "%s/%s", policy, key);
-		check_syntax(c, VAL_QUALIFIED_NAME, f, b.data ? b.data : "", b.data ? b.data : "");
+		check_syntax(c, NAMES_QUALIFIED_NAME, f, b.data ? b.data : "",
+			     b.data ? b.data : "");
 		kb_buf_free(&b);
 	} else {
 		add_invalid(c, f, key, "requires metadata.name be non-empty");
@@ -610,7 +611,7 @@ static void condition(json_t *c, const json_t *cond, const char *base)
 {
 	char f[VAL_PATHLEN];
 	const char *type = str_or_empty(cond, "type"), *status = str_or_empty(cond, "status");
-	check_syntax(c, VAL_QUALIFIED_NAME, val_path(f, "%s.type", base), type, type);
+	check_syntax(c, NAMES_QUALIFIED_NAME, val_path(f, "%s.type", base), type, type);
 	if (!val_in_list(status, condition_statuses))
 		val_not_supported(c, val_path(f, "%s.status", base), status, condition_statuses);
 	const json_t *og = json_object_get(cond, "observedGeneration");
@@ -715,7 +716,7 @@ static void param_ref(json_t *c, const json_t *pr)
 	const json_t *sel = member(pr, "selector");
 	const char *excl = "name and selector are mutually exclusive";
 	if (*name) {
-		check_syntax(c, VAL_PATH_SEGMENT, "spec.paramRef.name", name, name);
+		check_syntax(c, NAMES_PATH_SEGMENT, "spec.paramRef.name", name, name);
 		if (sel)
 			val_add(c, "FieldValueForbidden", "spec.paramRef.name", "%s", excl);
 	}
@@ -771,7 +772,7 @@ void val_admission_policy_binding(const struct proxy_resource *r, const json_t *
 	if (!*policy)
 		val_add(c, "FieldValueRequired", "spec.policyName", NULL);
 	else
-		check_syntax(c, VAL_DNS1123_SUBDOMAIN, "spec.policyName", policy, policy);
+		check_syntax(c, NAMES_DNS1123_SUBDOMAIN, "spec.policyName", policy, policy);
 	const json_t *pr = member(spec, "paramRef"), *mr = member(spec, "matchResources");
 	if (pr)
 		param_ref(c, pr);

@@ -91,10 +91,10 @@ void val_invalid_strings(json_t *c, const char *field, const char *gotype, const
 }
 
 /* One Invalid cause per message kube's syntax check gives. */
-static void check_syntax(json_t *c, enum val_syntax syn, const char *field, const char *v)
+static void check_syntax(json_t *c, enum names_syntax syn, const char *field, const char *v)
 {
-	const char *m[VAL_MAXMSG];
-	size_t n = val_syntax_msgs(syn, v, m);
+	const char *m[NAMES_MAXMSG];
+	size_t n = names_syntax_msgs(syn, v, m);
 	for (size_t i = 0; i < n; i++)
 		add_invalid(c, field, v, m[i]);
 }
@@ -113,12 +113,12 @@ static void check_enum(json_t *c, const json_t *o, const char *key, const char *
 /* utilvalidation.IsFullyQualifiedName */
 static void fully_qualified(json_t *c, const char *field, const char *name)
 {
-	const char *m[VAL_MAXMSG];
+	const char *m[NAMES_MAXMSG];
 	if (!name || !*name) {
 		val_add(c, "FieldValueRequired", field, NULL);
 		return;
 	}
-	size_t n = val_syntax_msgs(VAL_DNS1123_SUBDOMAIN, name, m);
+	size_t n = names_syntax_msgs(NAMES_DNS1123_SUBDOMAIN, name, m);
 	if (n) {
 		struct kb_buf b = {0};
 		for (size_t i = 0; i < n; i++)
@@ -154,7 +154,7 @@ static void admission_review_versions(json_t *c, const json_t *vs, const char *b
 			add_invalid(c, f, v, "duplicate version");
 			continue;
 		}
-		check_syntax(c, VAL_DNS1035_LABEL, f, v);
+		check_syntax(c, NAMES_DNS1035_LABEL, f, v);
 		known |= val_in_list(v, review_versions);
 	}
 	json_decref(seen);
@@ -289,9 +289,9 @@ static void selector_requirement(json_t *c, const json_t *e, const char *base, b
 			    "not a valid selector operator");
 	}
 	const char *key = val_jstr(e, "key");
-	check_syntax(c, VAL_QUALIFIED_NAME, val_path(f, "%s.key", base), key ? key : "");
+	check_syntax(c, NAMES_QUALIFIED_NAME, val_path(f, "%s.key", base), key ? key : "");
 	for (size_t i = 0; !lax && i < json_array_size(vals); i++)
-		check_syntax(c, VAL_LABEL_VALUE, val_path(f, "%s.values[%zu]", base, i),
+		check_syntax(c, NAMES_LABEL_VALUE, val_path(f, "%s.values[%zu]", base, i),
 			     item(vals, i));
 }
 
@@ -305,8 +305,8 @@ void val_label_selector(json_t *c, const json_t *sel, const char *base, bool lax
 	val_path(f, "%s.matchLabels", base);
 	for (size_t i = 0; keys && i < n; i++) {
 		const char *v = json_string_value(json_object_get(ml, keys[i]));
-		check_syntax(c, VAL_QUALIFIED_NAME, f, keys[i]);
-		check_syntax(c, VAL_LABEL_VALUE, f, v ? v : "");
+		check_syntax(c, NAMES_QUALIFIED_NAME, f, keys[i]);
+		check_syntax(c, NAMES_LABEL_VALUE, f, v ? v : "");
 	}
 	free(keys);
 	const json_t *exprs = json_object_get(sel, "matchExpressions");
@@ -572,9 +572,9 @@ static void service_path(json_t *c, const char *path, const char *f)
 			snprintf(msg, sizeof(msg), "segment[%zu] may not be empty", i);
 			add_invalid(c, f, path, msg);
 		} else {
-			const char *m[VAL_MAXMSG];
+			const char *m[NAMES_MAXMSG];
 			snprintf(seg, sizeof(seg), "%.*s", (int)len, p + start);
-			size_t k = val_syntax_msgs(VAL_DNS1123_SUBDOMAIN, seg, m);
+			size_t k = names_syntax_msgs(NAMES_DNS1123_SUBDOMAIN, seg, m);
 			for (size_t j = 0; j < k; j++) {
 				snprintf(msg, sizeof(msg), "segment[%zu]: %s", i, m[j]);
 				add_invalid(c, f, path, msg);

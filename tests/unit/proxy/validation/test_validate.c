@@ -129,13 +129,13 @@ static json_t *run(const struct proxy_resource *r, const char *obj, const char *
 
 START_TEST(names)
 {
-	ck_assert_ptr_null(val_dns1123_subdomain("example.com"));
-	ck_assert_ptr_null(val_dns1123_subdomain("a"));
-	ck_assert_ptr_nonnull(val_dns1123_subdomain("Foo"));
-	ck_assert_ptr_nonnull(val_dns1123_subdomain("a..b"));
-	ck_assert_ptr_nonnull(val_dns1123_subdomain("-a"));
-	ck_assert_ptr_nonnull(val_dns1123_subdomain(""));
-	ck_assert_str_eq(val_dns1123_subdomain("Foo"),
+	ck_assert_ptr_null(names_dns1123_subdomain("example.com"));
+	ck_assert_ptr_null(names_dns1123_subdomain("a"));
+	ck_assert_ptr_nonnull(names_dns1123_subdomain("Foo"));
+	ck_assert_ptr_nonnull(names_dns1123_subdomain("a..b"));
+	ck_assert_ptr_nonnull(names_dns1123_subdomain("-a"));
+	ck_assert_ptr_nonnull(names_dns1123_subdomain(""));
+	ck_assert_str_eq(names_dns1123_subdomain("Foo"),
 			 "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
 			 "characters, '-' or '.', and must start and end with an alphanumeric "
 			 "character (e.g. 'example.com', regex used for validation is "
@@ -143,38 +143,38 @@ START_TEST(names)
 	char long_name[300];
 	memset(long_name, 'a', 254);
 	long_name[254] = '\0';
-	ck_assert_str_eq(val_dns1123_subdomain(long_name), "must be no more than 253 characters");
-	ck_assert_ptr_null(val_dns1123_label("my-name"));
-	ck_assert_str_eq(val_dns1123_label("a.b"), "must not contain dots"); /* kube 1.30+ */
-	ck_assert_str_eq(val_dns1123_label("a_b"),
+	ck_assert_str_eq(names_dns1123_subdomain(long_name), "must be no more than 253 characters");
+	ck_assert_ptr_null(names_dns1123_label("my-name"));
+	ck_assert_str_eq(names_dns1123_label("a.b"), "must not contain dots"); /* kube 1.30+ */
+	ck_assert_str_eq(names_dns1123_label("a_b"),
 			 "a lowercase RFC 1123 label must consist of lower case alphanumeric "
 			 "characters or '-', and must start and end with an alphanumeric character "
 			 "(e.g. 'my-name',  or '123-abc', regex used for validation is "
 			 "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
 	long_name[64] = '\0';
-	ck_assert_str_eq(val_dns1123_label(long_name), "must be no more than 63 characters");
-	ck_assert_ptr_nonnull(val_dns1035_label("1abc"));
-	ck_assert_ptr_null(val_dns1035_label("abc-1"));
+	ck_assert_str_eq(names_dns1123_label(long_name), "must be no more than 63 characters");
+	ck_assert_ptr_nonnull(names_dns1035_label("1abc"));
+	ck_assert_ptr_null(names_dns1035_label("abc-1"));
 	/* qualified names */
-	ck_assert_ptr_null(val_qualified_name("app"));
-	ck_assert_ptr_null(val_qualified_name("example.com/My_Name.x"));
-	ck_assert_str_eq(val_qualified_name("/a"), "prefix part must be non-empty");
-	ck_assert_ptr_nonnull(val_qualified_name("a/b/c"));
-	ck_assert_ptr_nonnull(val_qualified_name("Example.com/a"));
-	ck_assert_ptr_nonnull(val_qualified_name("a/"));
-	ck_assert_ptr_nonnull(val_qualified_name("-a"));
+	ck_assert_ptr_null(names_qualified_name("app"));
+	ck_assert_ptr_null(names_qualified_name("example.com/My_Name.x"));
+	ck_assert_str_eq(names_qualified_name("/a"), "prefix part must be non-empty");
+	ck_assert_ptr_nonnull(names_qualified_name("a/b/c"));
+	ck_assert_ptr_nonnull(names_qualified_name("Example.com/a"));
+	ck_assert_ptr_nonnull(names_qualified_name("a/"));
+	ck_assert_ptr_nonnull(names_qualified_name("-a"));
 	/* label values */
-	ck_assert_ptr_null(val_label_value(""));
-	ck_assert_ptr_null(val_label_value("My_Value-1.2"));
-	ck_assert_ptr_nonnull(val_label_value("a b"));
-	ck_assert_ptr_nonnull(val_label_value("_a"));
+	ck_assert_ptr_null(names_label_value(""));
+	ck_assert_ptr_null(names_label_value("My_Value-1.2"));
+	ck_assert_ptr_nonnull(names_label_value("a b"));
+	ck_assert_ptr_nonnull(names_label_value("_a"));
 	/* path segments and config keys */
-	ck_assert_ptr_null(val_path_segment_name("system:controller:x"));
-	ck_assert_str_eq(val_path_segment_name(".."), "may not be '..'");
-	ck_assert_str_eq(val_path_segment_name("a/b"), "may not contain '/'");
-	ck_assert_ptr_null(val_config_key("KEY_name.1-x"));
-	ck_assert_ptr_nonnull(val_config_key("a/b"));
-	ck_assert_str_eq(val_config_key("..a"), "must not start with '..'");
+	ck_assert_ptr_null(names_path_segment("system:controller:x"));
+	ck_assert_str_eq(names_path_segment(".."), "may not be '..'");
+	ck_assert_str_eq(names_path_segment("a/b"), "may not contain '/'");
+	ck_assert_ptr_null(names_config_key("KEY_name.1-x"));
+	ck_assert_ptr_nonnull(names_config_key("a/b"));
+	ck_assert_str_eq(names_config_key("..a"), "must not start with '..'");
 }
 END_TEST
 
