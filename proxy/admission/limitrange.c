@@ -30,29 +30,6 @@ static bool type_is(const json_t *item, const char *type)
 	return t && strcmp(t, type) == 0;
 }
 
-/* Copies every key of src missing from parent[key] (created on demand). */
-static void fill_missing(json_t *parent, const char *key, const json_t *src)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach ((json_t *)src, k, v)
-		if (!json_object_get(json_object_get(parent, key), k))
-			json_object_set(kb_json_object_at(parent, key), k, v);
-}
-
-void limitrange_defaults(json_t *lr)
-{
-	size_t i;
-	json_t *item;
-	json_array_foreach (obj_get(lr, "spec.limits"), i, item) {
-		if (!json_is_object(item) || !type_is(item, "Container"))
-			continue;
-		fill_missing(item, "default", json_object_get(item, "max"));
-		fill_missing(item, "defaultRequest", json_object_get(item, "default"));
-		fill_missing(item, "defaultRequest", json_object_get(item, "min"));
-	}
-}
-
 /* ---- defaults on pods ---- */
 
 /* Appends "k1, k2 request for container c" for the keys of defaults that
@@ -96,7 +73,7 @@ void limitrange_mutate_pod(const json_t *lr, json_t *pod)
 			const char *cn = json_string_value(json_object_get(c, "name"));
 			const char *pfx = k == 0 ? "container" : "init container";
 			/* the API defaults a request to its limit before admission */
-			fill_missing(res, "requests", json_object_get(res, "limits"));
+			obj_fill_missing(res, "requests", json_object_get(res, "limits"));
 			struct kb_buf lim = {0};
 			merge(res, "limits", def_lim, pfx, cn ? cn : "", &lim);
 			merge(res, "requests", def_req, pfx, cn ? cn : "", &note);
@@ -128,9 +105,9 @@ struct obs {
 
 static void obs_json(struct obs *o, const json_t *v)
 {
-	o->has = v && quota_qty(v, &o->v) == 0;
+	o->has = v && qty_parse(v, &o->v) == 0;
 	if (o->has)
-		quota_qty_format(o->v, quota_qty_binary(v), o->s, sizeof(o->s));
+		qty_format(o->v, qty_binary(v), o->s, sizeof(o->s));
 }
 
 static void obs_list(struct obs *o, const json_t *rl, const char *k, bool binary)
@@ -139,7 +116,7 @@ static void obs_list(struct obs *o, const json_t *rl, const char *k, bool binary
 	o->has = v != NULL;
 	o->v = json_integer_value(v);
 	if (o->has)
-		quota_qty_format(o->v, binary, o->s, sizeof(o->s));
+		qty_format(o->v, binary, o->s, sizeof(o->s));
 }
 
 /* Collected refusals: distinct messages in order. */
@@ -240,14 +217,14 @@ static void check_container(struct errs *e, const json_t *item, const json_t *c)
 static void check_pod(struct errs *e, const json_t *item, const json_t *pod)
 {
 	const json_t *spec = json_object_get(pod, "spec");
-	json_t *reqs = quota_pod_resources(spec, true, false);
-	json_t *lims = quota_pod_resources(spec, false, false);
+	json_t *reqs = qty_pod_resources(spec, true, false);
+	json_t *lims = qty_pod_resources(spec, false, false);
 	for (size_t k = 0; k < KB_ARRAY_SIZE(kinds); k++) {
 		const json_t *lim_map = json_object_get(item, kinds[k]);
 		size_t n = 0;
 		const char **keys = kb_json_sorted_keys(lim_map, &n);
 		for (size_t i = 0; keys && i < n; i++) {
-			bool bin = quota_qty_binary(json_object_get(lim_map, keys[i]));
+			bool bin = qty_binary(json_object_get(lim_map, keys[i]));
 			struct obs req, lim;
 			obs_list(&req, reqs, keys[i], bin);
 			obs_list(&lim, lims, keys[i], bin);
@@ -335,7 +312,7 @@ int limitrange_admit(struct proxy *px, const struct proxy_resource *res, json_t 
 	if (res->group[0] != '\0')
 		return 0;
 	if (strcmp(res->plural, "limitranges") == 0) {
-		limitrange_defaults(obj);
+		obj_limitrange_defaults(obj);
 		return 0;
 	}
 	bool pod = strcmp(res->plural, "pods") == 0;

@@ -27,172 +27,15 @@
 #include "policies/policies.h"
 #include "proxy/proxy_impl.h"
 #include "proxy/admission/quota.h"
+#include "proxy/model/quantity.h"
 
 #define MANAGER "resourcequota-controller"
-
-/* ---- quantities ---- */
-
-int quota_qty(const json_t *v, int64_t *milli)
-{
-	if (json_is_integer(v)) {
-		if (json_integer_value(v) < 0)
-			return -EINVAL;
-		*milli = json_integer_value(v) * 1000;
-		return 0;
-	}
-	if (json_is_real(v)) {
-		if (json_real_value(v) < 0)
-			return -EINVAL;
-		*milli = (int64_t)(json_real_value(v) * 1000.0 + 0.5);
-		return 0;
-	}
-	return policy_quantity_milli(json_string_value(v), milli);
-}
-
-bool quota_qty_binary(const json_t *v)
-{
-	const char *s = json_string_value(v);
-	size_t n = s ? strlen(s) : 0;
-	return n >= 2 && s[n - 1] == 'i';
-}
-
-void quota_qty_format(int64_t milli, bool binary, char *buf, size_t len)
-{
-	static const char *const bin[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-	static const char *const dec[] = {"", "k", "M", "G", "T", "P", "E"};
-	const char *sign = milli < 0 ? "-" : "";
-	int64_t v = milli < 0 ? -milli : milli;
-	if (v % 1000 != 0) {
-		snprintf(buf, len, "%s%lldm", sign, (long long)v);
-		return;
-	}
-	v /= 1000;
-	int64_t base = binary ? 1024 : 1000;
-	size_t k = 0;
-	while (v != 0 && v % base == 0 && k + 1 < KB_ARRAY_SIZE(bin)) {
-		v /= base;
-		k++;
-	}
-	snprintf(buf, len, "%s%lld%s", sign, (long long)v, binary ? bin[k] : dec[k]);
-}
-
-/* ---- resource lists ---- */
-
-static int64_t rl_get(const json_t *rl, const char *k)
-{
-	return json_integer_value(json_object_get(rl, k));
-}
-
-static void rl_add(json_t *rl, const char *k, int64_t v)
-{
-	json_object_set_new(rl, k, json_integer(rl_get(rl, k) + v));
-}
-
-static void rl_max(json_t *rl, const json_t *b)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach ((json_t *)b, k, v)
-		if (!json_object_get(rl, k) || json_integer_value(v) > rl_get(rl, k))
-			json_object_set(rl, k, v);
-}
-
-void quota_list_add(json_t *a, const json_t *b, int sign)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach ((json_t *)b, k, v)
-		rl_add(a, k, sign * json_integer_value(v));
-}
-
-/* A ResourceList object of quantity strings into a resource list. */
-static json_t *rl_parse(const json_t *res)
-{
-	json_t *rl = json_object();
-	const char *k;
-	json_t *v;
-	int64_t m;
-	json_object_foreach ((json_t *)res, k, v)
-		if (quota_qty(v, &m) == 0)
-			json_object_set_new(rl, k, json_integer(m));
-	return rl;
-}
-
-/* A container's requests (those it lacks default to its limits, as the API
- * defaults them) or limits. */
-static json_t *ctr_list(const json_t *c, bool requests)
-{
-	const json_t *res = json_object_get(c, "resources");
-	json_t *rl = rl_parse(json_object_get(res, requests ? "requests" : "limits"));
-	if (!requests)
-		return rl;
-	json_t *lim = rl_parse(json_object_get(res, "limits"));
-	const char *k;
-	json_t *v;
-	json_object_foreach (lim, k, v)
-		if (!json_object_get(rl, k))
-			json_object_set(rl, k, v);
-	json_decref(lim);
-	return rl;
-}
-
-static bool is_sidecar(const json_t *c)
-{
-	const char *p = json_string_value(json_object_get(c, "restartPolicy"));
-	return p && strcmp(p, "Always") == 0;
-}
 
 /* The pod's effective requests or limits: containers and sidecars summed,
  * the largest init container step, overhead on top. */
 static json_t *pod_list(const json_t *spec, bool requests)
 {
-	return quota_pod_resources(spec, requests, true);
-}
-
-json_t *quota_pod_resources(const json_t *spec, bool requests, bool overhead)
-{
-	json_t *sum = json_object(), *side = json_object(), *init = json_object();
-	size_t i;
-	json_t *c;
-	json_array_foreach (json_object_get(spec, "containers"), i, c) {
-		json_t *l = ctr_list(c, requests);
-		quota_list_add(sum, l, 1);
-		json_decref(l);
-	}
-	json_array_foreach (json_object_get(spec, "initContainers"), i, c) {
-		json_t *l = ctr_list(c, requests);
-		if (is_sidecar(c)) {
-			quota_list_add(sum, l, 1);
-			quota_list_add(side, l, 1);
-			rl_max(init, side);
-		} else {
-			quota_list_add(l, side, 1);
-			rl_max(init, l);
-		}
-		json_decref(l);
-	}
-	rl_max(sum, init);
-	json_t *over = rl_parse(overhead ? json_object_get(spec, "overhead") : NULL);
-	const char *k;
-	json_t *v;
-	json_object_foreach (over, k, v)
-		if (requests || json_object_get(sum, k))
-			rl_add(sum, k, json_integer_value(v));
-	json_decref(over);
-	json_decref(side);
-	json_decref(init);
-	return sum;
-}
-
-static bool is_extended(const char *name)
-{
-	return strchr(name, '/') && !strstr(name, "kubernetes.io/") &&
-	       strncmp(name, "requests.", 9) != 0;
-}
-
-bool quota_overcommit_allowed(const char *name)
-{
-	return !is_extended(name) && strncmp(name, "hugepages-", 10) != 0;
+	return qty_pod_resources(spec, requests, true);
 }
 
 /* kube's podComputeUsageHelper: quota names of requests and limits. */
@@ -200,7 +43,7 @@ static void compute_usage(json_t *out, const json_t *req, const json_t *lim)
 {
 	static const char *const native[] = {"cpu", "memory", "ephemeral-storage"};
 	char key[300];
-	rl_add(out, "pods", 1000);
+	qty_list_add_key(out, "pods", 1000);
 	for (size_t i = 0; i < KB_ARRAY_SIZE(native); i++) {
 		json_t *v = json_object_get(req, native[i]);
 		if (v) {
@@ -218,7 +61,7 @@ static void compute_usage(json_t *out, const json_t *req, const json_t *lim)
 	json_object_foreach ((json_t *)req, k, v) {
 		if (strncmp(k, "hugepages-", 10) == 0)
 			json_object_set(out, k, v);
-		if (strncmp(k, "hugepages-", 10) == 0 || is_extended(k)) {
+		if (strncmp(k, "hugepages-", 10) == 0 || qty_extended(k)) {
 			snprintf(key, sizeof(key), "requests.%s", k);
 			json_object_set(out, key, v);
 		}
@@ -247,7 +90,7 @@ static void pod_usage(const json_t *pod, json_t *out)
 	json_t *req = pod_list(spec, true), *lim = pod_list(spec, false);
 	json_t *u = json_object();
 	compute_usage(u, req, lim);
-	quota_list_add(out, u, 1);
+	qty_list_add(out, u, 1);
 	json_decref(u);
 	json_decref(req);
 	json_decref(lim);
@@ -260,11 +103,11 @@ static void service_usage(const json_t *svc, json_t *out)
 	if (!type)
 		return;
 	if (strcmp(type, "NodePort") == 0)
-		rl_add(out, "services.nodeports", 1000 * (int64_t)ports);
+		qty_list_add_key(out, "services.nodeports", 1000 * (int64_t)ports);
 	if (strcmp(type, "LoadBalancer") == 0) {
-		rl_add(out, "services.loadbalancers", 1000);
+		qty_list_add_key(out, "services.loadbalancers", 1000);
 		if (!json_is_false(obj_get(svc, "spec.allocateLoadBalancerNodePorts")))
-			rl_add(out, "services.nodeports", 1000 * (int64_t)ports);
+			qty_list_add_key(out, "services.nodeports", 1000 * (int64_t)ports);
 	}
 }
 
@@ -272,17 +115,17 @@ static void pvc_usage(const json_t *pvc, json_t *out)
 {
 	char key[400];
 	int64_t m = 0;
-	bool has = quota_qty(obj_get(pvc, "spec.resources.requests.storage"), &m) == 0;
+	bool has = qty_parse(obj_get(pvc, "spec.resources.requests.storage"), &m) == 0;
 	const char *sc = obj_str(pvc, "spec.storageClassName");
 	if (has)
-		rl_add(out, "requests.storage", m);
+		qty_list_add_key(out, "requests.storage", m);
 	if (sc && *sc) {
 		snprintf(key, sizeof(key), "%s.storageclass.storage.k8s.io/persistentvolumeclaims",
 			 sc);
-		rl_add(out, key, 1000);
+		qty_list_add_key(out, key, 1000);
 		snprintf(key, sizeof(key), "%s.storageclass.storage.k8s.io/requests.storage", sc);
 		if (has)
-			rl_add(out, key, m);
+			qty_list_add_key(out, key, m);
 	}
 }
 
@@ -303,10 +146,10 @@ json_t *quota_object_usage(const struct proxy_resource *res, const json_t *obj)
 		snprintf(key, sizeof(key), "count/%s.%s", res->plural, res->group);
 	else
 		snprintf(key, sizeof(key), "count/%s", res->plural);
-	rl_add(out, key, 1000);
+	qty_list_add_key(out, key, 1000);
 	for (size_t i = 0; i < KB_ARRAY_SIZE(legacy_counts); i++)
 		if (is_core(res, legacy_counts[i]))
-			rl_add(out, legacy_counts[i], 1000);
+			qty_list_add_key(out, legacy_counts[i], 1000);
 	if (is_core(res, "pods"))
 		pod_usage(obj, out);
 	else if (is_core(res, "services"))
@@ -466,7 +309,8 @@ static void missing_for(const json_t *spec, const char *key, struct kb_buf *b)
 		size_t i;
 		json_t *c;
 		json_array_foreach (json_object_get(spec, kinds[k]), i, c) {
-			json_t *req = ctr_list(c, true), *lim = ctr_list(c, false);
+			json_t *req = qty_container_list(c, true),
+			       *lim = qty_container_list(c, false);
 			json_t *u = json_object();
 			compute_usage(u, req, lim);
 			const char *n = json_string_value(json_object_get(c, "name"));
@@ -510,7 +354,7 @@ int quota_pod_constraints(const json_t *hard, const json_t *pod, char *msg, size
 static void pretty(struct kb_buf *b, const char *k, int64_t v, const json_t *hard)
 {
 	char q[64];
-	quota_qty_format(v, quota_qty_binary(json_object_get(hard, k)), q, sizeof(q));
+	qty_format(v, qty_binary(json_object_get(hard, k)), q, sizeof(q));
 	kb_buf_printf(b, "%s%s=%s", b->len ? "," : "", k, q);
 }
 
@@ -522,9 +366,9 @@ int quota_check(const char *name, const json_t *hard, const json_t *used, const 
 	struct kb_buf rq = {0}, us = {0}, lim = {0};
 	for (size_t i = 0; keys && i < n; i++) {
 		int64_t h;
-		if (quota_qty(json_object_get(hard, keys[i]), &h) < 0)
+		if (qty_parse(json_object_get(hard, keys[i]), &h) < 0)
 			continue;
-		int64_t r = rl_get(requested, keys[i]), u = rl_get(used, keys[i]);
+		int64_t r = qty_list_get(requested, keys[i]), u = qty_list_get(used, keys[i]);
 		if (r <= 0 || u + r <= h)
 			continue;
 		pretty(&rq, keys[i], r, hard);
@@ -551,7 +395,7 @@ json_t *quota_used_strings(const json_t *hard, const json_t *used)
 	json_t *v;
 	char q[64];
 	json_object_foreach ((json_t *)hard, k, v) {
-		quota_qty_format(rl_get(used, k), quota_qty_binary(v), q, sizeof(q));
+		qty_format(qty_list_get(used, k), qty_binary(v), q, sizeof(q));
 		json_object_set_new(out, k, json_string(q));
 	}
 	return out;
@@ -601,14 +445,14 @@ json_t *quota_compute_used(struct proxy *px, const json_t *quota)
 		json_array_foreach (items, j, o)
 			if (scopes_match(quota, rows[i], o)) {
 				json_t *u = quota_object_usage(rows[i], o);
-				quota_list_add(total, u, 1);
+				qty_list_add(total, u, 1);
 				json_decref(u);
 			}
 		json_decref(items);
 	}
 	json_t *used = json_object();
 	json_object_foreach ((json_t *)hard, k, v)
-		json_object_set_new(used, k, json_integer(rl_get(total, k)));
+		json_object_set_new(used, k, json_integer(qty_list_get(total, k)));
 	json_decref(total);
 	return used;
 }
@@ -667,7 +511,7 @@ static int check_one(struct proxy *px, const json_t *q, const struct proxy_resou
 	json_t *used = quota_compute_used(px, q);
 	int rc = quota_check(name, hard, used, req, msg, len);
 	if (rc == 0) {
-		quota_list_add(used, req, 1);
+		qty_list_add(used, req, 1);
 		*used_out = used;
 		used = NULL;
 	}
@@ -681,7 +525,7 @@ static json_t *delta_of(const struct proxy_resource *res, const json_t *obj, con
 	json_t *d = quota_object_usage(res, obj);
 	if (old) {
 		json_t *o = quota_object_usage(res, old);
-		quota_list_add(d, o, -1);
+		qty_list_add(d, o, -1);
 		json_decref(o);
 	}
 	return d;
@@ -742,7 +586,7 @@ void quota_prepare(struct proxy *px, json_t *quota, bool create)
 	const struct proxy_resource *rq = find_row("", "resourcequotas");
 	if (rq && create && quota_matches(quota, rq, quota)) {
 		json_t *self = quota_object_usage(rq, quota);
-		quota_list_add(u, self, 1);
+		qty_list_add(u, self, 1);
 		json_decref(self);
 	}
 	json_object_set_new(status, "used", quota_used_strings(hard, u));

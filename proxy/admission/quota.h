@@ -19,29 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proxy/model/quantity.h"
 #include "proxy/model/resource.h"
 
 struct proxy;
 
-/* ---- quantities ---- */
-
-/* A quantity as a JSON string ("500m", "1Gi", "2") or number into
- * thousandths. 0 or -EINVAL (absent, negative or malformed). v borrowed. */
-int quota_qty(const json_t *v, int64_t *milli);
-/* Formats thousandths as kube's canonical quantity string: binary suffixes
- * (Ki, Mi, Gi...) when `binary` and the value is a whole multiple, else
- * decimal ones ("1500m", "2", "2k"). */
-void quota_qty_format(int64_t milli, bool binary, char *buf, size_t len);
-/* True when a quantity string uses a binary suffix ("1Gi"). v borrowed. */
-bool quota_qty_binary(const json_t *v);
-
 /* ---- usage (pure functions, objects borrowed) ---- */
 
-/* A pod spec's (borrowed) effective requests (requests missing default to
- * limits) or limits as a resource list (new reference): containers and
- * sidecars summed, the largest init container step, spec.overhead on top
- * when `overhead`. */
-json_t *quota_pod_resources(const json_t *spec, bool requests, bool overhead);
 /* What one object of row `res` takes from a quota (new reference): pods
  * (terminal pods only count/pods), compute requests and limits, extended
  * requests, services.*, PVC storage, count/<plural>[.<group>] and the
@@ -63,8 +47,6 @@ int quota_check(const char *name, const json_t *hard, const json_t *used, const 
 /* status.used (new reference): `used` (resource list) as quantity strings for
  * every resource of hard, 0 where nothing is used. */
 json_t *quota_used_strings(const json_t *hard, const json_t *used);
-/* Adds (sign 1) or subtracts (sign -1) list b into a (both resource lists). */
-void quota_list_add(json_t *a, const json_t *b, int sign);
 
 /* ---- with the store ---- */
 
@@ -85,16 +67,8 @@ void quota_prepare(struct proxy *px, json_t *quota, bool create);
  * the policy's) and writes the ones that changed. */
 void quota_refresh_all(struct proxy *px);
 
-/* kube's IsOvercommitAllowed: a native resource (no domain, or a
- * kubernetes.io one) that is not hugepages; GPUs and other extended
- * resources may not be overcommitted. */
-bool quota_overcommit_allowed(const char *name);
-
 /* ---- LimitRange (limitrange.c) ---- */
 
-/* kube's LimitRange defaulting (borrowed, modified): for type Container,
- * default limits from max, defaultRequest from default, then from min. */
-void limitrange_defaults(json_t *lr);
 /* Container defaults of one LimitRange applied to a pod (modified) that lacks
  * them; the kubernetes.io/limit-ranger annotation says what was set.
  * Limits-without-requests first get their request from the limit. */

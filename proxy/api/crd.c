@@ -5,7 +5,7 @@
  * resource table (proxy/model/resource.h), so the generic handlers, discovery,
  * OpenAPI, Table output and watch serve custom objects with no code of
  * their own. This file keeps those rows in step with the store, checks CRD
- * objects, runs the schema checks (proxy/api/crd.h) on custom objects and
+ * objects, runs the schema checks (proxy/validation/crd_validate.h) on custom objects and
  * serves the scale subresource with the CRD's replica paths.
  *
  * DESIGN
@@ -30,7 +30,7 @@
  *
  * Threading: loop thread only.
  */
-#include "proxy/api/crd.h"
+#include "proxy/validation/crd_validate.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -30,7 +30,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/admission/quota.h"
+#include "proxy/model/quantity.h"
 #include "proxy/model/selector.h"
 
 #define HPA_MANAGER "horizontal-pod-autoscaler"
@@ -203,7 +203,7 @@ static int usage_of(const json_t *item, const char *resource, const char *contai
 			continue;
 		found = true;
 		int64_t v;
-		if (quota_qty(json_object_get(json_object_get(ct, "usage"), resource), &v) < 0)
+		if (qty_parse(json_object_get(json_object_get(ct, "usage"), resource), &v) < 0)
 			return -ENOENT;
 		sum += v;
 	}
@@ -225,7 +225,7 @@ static int add_request(const json_t *pod, const json_t *ct, const char *resource
 	const char *n = json_string_value(json_object_get(ct, "name"));
 	json_t *q = json_object_get(kb_json_path(ct, "resources.requests"), resource);
 	int64_t v;
-	if (!q || quota_qty(q, &v) < 0) {
+	if (!q || qty_parse(q, &v) < 0) {
 		snprintf(err, errlen, "missing request for %s in container %s of Pod %s", resource,
 			 n ? n : "", json_string_value(kb_json_path(pod, "metadata.name")));
 		return -EINVAL;
@@ -375,7 +375,7 @@ static int resource_replicas(struct hsync *s, const struct res_metric *rm,
 			 "set");
 		return -EINVAL;
 	}
-	if (avg && quota_qty(avg, &target_value) < 0)
+	if (avg && qty_parse(avg, &target_value) < 0)
 		target_value = 0;
 	char why[512];
 	if (metrics_unavailable(s->m, why, sizeof(why)) ||
@@ -407,7 +407,7 @@ static json_t *resource_status(const struct res_metric *rm, const struct ctrl_hp
 			       bool utilization)
 {
 	char q[64];
-	quota_qty_format(res->raw, false, q, sizeof(q));
+	qty_format(res->raw, false, q, sizeof(q));
 	json_t *cur = json_pack("{s:s}", "averageValue", q);
 	if (utilization)
 		json_object_set_new(cur, "averageUtilization", json_integer(res->utilization));

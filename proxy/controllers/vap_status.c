@@ -13,7 +13,7 @@
 
 #include "proxy/controllers/controllers_impl.h"
 #include "lib/log.h"
-#include "proxy/admission/vap.h"
+#include "proxy/validation/vap_typecheck.h"
 
 #define MANAGER "validatingadmissionpolicy-status-controller"
 

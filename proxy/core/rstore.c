@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "proxy/api/crd.h"
+#include "proxy/validation/crd_validate.h"
 #include "proxy/proxy_impl.h"
 
 static void out_conv(const struct proxy_resource *res, json_t *obj)

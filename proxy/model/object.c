@@ -174,3 +174,13 @@ bool obj_spec_changed(const json_t *a, const json_t *b)
 	}
 	return false;
 }
+
+/* Copies every key of src missing from parent[key] (created on demand). */
+void obj_fill_missing(json_t *parent, const char *key, const json_t *src)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach ((json_t *)src, k, v)
+		if (!json_object_get(json_object_get(parent, key), k))
+			json_object_set(kb_json_object_at(parent, key), k, v);
+}

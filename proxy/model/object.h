@@ -38,6 +38,8 @@ void obj_keep_server_meta(const json_t *old, json_t *obj);
 bool obj_same(const json_t *a, const json_t *b);
 /* True when anything outside metadata and status differs. */
 bool obj_spec_changed(const json_t *a, const json_t *b);
+/* Copies every key of src missing from parent[key] (made when missing). */
+void obj_fill_missing(json_t *parent, const char *key, const json_t *src);
 
 /* defaults.c: kube's defaults of an object of res (its SetDefaults_*);
  * a Service's ClusterIP is the write path's allocation, made before. */
@@ -50,5 +52,8 @@ json_t *obj_hpa_cpu_metric(json_t *pct);
 /* Defaults of list-map key fields (ports' protocol), which server-side
  * apply needs before merging so that an applied item matches its live one. */
 void obj_default_keys(const struct proxy_resource *res, json_t *obj);
+/* kube's defaults of a LimitRange's Container items (default from max,
+ * defaultRequest from default, then min). */
+void obj_limitrange_defaults(json_t *lr);
 
 #endif

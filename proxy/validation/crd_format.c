@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "proxy/cel/cel.h"
-#include "proxy/api/crd.h"
+#include "proxy/validation/crd_validate.h"
 
 static bool re(const char *pattern, const char *s)
 {

@@ -39,7 +39,7 @@
 #include "proxy/cel/cel_impl.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/api/crd.h"
+#include "proxy/validation/crd_validate.h"
 #include "proxy/validation/validate.h"
 
 #define PATHLEN        VAL_PATHLEN

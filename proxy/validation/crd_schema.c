@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Structural openAPIV3Schema checks of custom objects (see proxy/api/crd.h):
+ * Structural openAPIV3Schema checks of custom objects (see proxy/validation/crd_validate.h):
  * pruning of unknown fields, defaulting and validation with kube's field
  * paths and messages, plus the structural check of a CRD's schema and
  * kube's version priority order.
  */
-#include "proxy/api/crd.h"
+#include "proxy/validation/crd_validate.h"
 
 #include <ctype.h>
 #include <errno.h>

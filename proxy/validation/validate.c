@@ -20,7 +20,8 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
-#include "proxy/admission/quota.h"
+#include "proxy/model/object.h"
+#include "proxy/model/quantity.h"
 #include "proxy/model/selector.h"
 
 /* ---- causes ------------------------------------------------------------------ */
@@ -1937,7 +1938,7 @@ static void lr_resource(json_t *c, const char *item, const char *k, const struct
 	}
 	/* resources that cannot be overcommitted (GPUs, hugepages...): the
 	 * default limit and request must be equal */
-	if (!quota_overcommit_allowed(k) && v->s[LR_DEFAULT] && v->s[LR_DEFREQ] &&
+	if (!qty_overcommit_allowed(k) && v->s[LR_DEFAULT] && v->s[LR_DEFREQ] &&
 	    v->q[LR_DEFAULT] != v->q[LR_DEFREQ]) {
 		val_path(f, "%s.defaultRequest[%s]", item, k);
 		snprintf(msg, sizeof(msg),
@@ -2018,7 +2019,7 @@ static void v_limitrange(const struct proxy_resource *r, const json_t *obj, cons
 	json_t *d = json_deep_copy(obj);
 	if (!d)
 		return;
-	limitrange_defaults(d);
+	obj_limitrange_defaults(d);
 	size_t i;
 	json_t *l;
 	json_array_foreach (json_object_get(json_object_get(d, "spec"), "limits"), i, l)

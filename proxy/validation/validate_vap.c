@@ -27,7 +27,7 @@
 #include "lib/json.h"
 #include "proxy/cel/cel.h"
 #include "lib/util.h"
-#include "proxy/admission/vap.h"
+#include "proxy/validation/vap_typecheck.h"
 
 static const char *const failure_policies[] = {"Fail", "Ignore", NULL};
 static const char *const match_policies[] = {"Equivalent", "Exact", NULL};

@@ -21,7 +21,7 @@
 #include "lib/util.h"
 #include "proxy/model/openapi.h"
 #include "proxy/model/resource.h"
-#include "proxy/admission/vap.h"
+#include "proxy/validation/vap_typecheck.h"
 
 #define MAX_TYPES 10 /* kube's maxTypesToCheck */
 

@@ -29,7 +29,7 @@ BELOW = {
     'policies': ['lib'],
     'proxy/cel': ['lib'],
     'syncer': ['lib', 'store'],
-    'proxy/model': ['lib', 'proxy/cel'],
+    'proxy/model': ['lib', 'policies', 'proxy/cel'],
     'proxy/patch': ['lib', 'proxy/model'],
     'proxy/validation': ['lib', 'proxy/cel', 'proxy/model'],
     'proxy/dns': ['lib', 'store', 'proxy/model'],

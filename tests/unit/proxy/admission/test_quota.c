@@ -60,15 +60,15 @@ START_TEST(quantities)
 		json_t *v = json_string(t[i].in);
 		int64_t m = -1;
 		char buf[64];
-		ck_assert_int_eq(quota_qty(v, &m), 0);
+		ck_assert_int_eq(qty_parse(v, &m), 0);
 		ck_assert_int_eq(m, t[i].milli);
-		quota_qty_format(m, quota_qty_binary(v), buf, sizeof(buf));
+		qty_format(m, qty_binary(v), buf, sizeof(buf));
 		ck_assert_str_eq(buf, t[i].out);
 		json_decref(v);
 	}
 	json_t *bad = json_string("12abc");
 	int64_t m;
-	ck_assert_int_eq(quota_qty(bad, &m), -EINVAL);
+	ck_assert_int_eq(qty_parse(bad, &m), -EINVAL);
 	json_decref(bad);
 }
 END_TEST
@@ -231,7 +231,7 @@ START_TEST(limitrange_defaulting)
 	json_t *lr =
 	    J("{\"spec\":{\"limits\":[{\"type\":\"Container\",\"max\":{\"cpu\":\"2\"},"
 	      "\"min\":{\"memory\":\"32Mi\"}},{\"type\":\"Pod\",\"max\":{\"cpu\":\"4\"}}]}}");
-	limitrange_defaults(lr);
+	obj_limitrange_defaults(lr);
 	json_t *c = json_array_get(obj_get(lr, "spec.limits"), 0);
 	ck_assert_str_eq(json_string_value(kb_json_path(c, "default.cpu")), "2");
 	ck_assert_str_eq(json_string_value(kb_json_path(c, "defaultRequest.cpu")), "2");
@@ -373,12 +373,12 @@ END_TEST
 /* kube's IsOvercommitAllowed: native resources only, hugepages excluded. */
 START_TEST(overcommit_allowed)
 {
-	ck_assert(quota_overcommit_allowed("cpu"));
-	ck_assert(quota_overcommit_allowed("memory"));
-	ck_assert(quota_overcommit_allowed("ephemeral-storage"));
-	ck_assert(quota_overcommit_allowed("example.kubernetes.io/thing"));
-	ck_assert(!quota_overcommit_allowed("nvidia.com/gpu"));
-	ck_assert(!quota_overcommit_allowed("hugepages-2Mi"));
+	ck_assert(qty_overcommit_allowed("cpu"));
+	ck_assert(qty_overcommit_allowed("memory"));
+	ck_assert(qty_overcommit_allowed("ephemeral-storage"));
+	ck_assert(qty_overcommit_allowed("example.kubernetes.io/thing"));
+	ck_assert(!qty_overcommit_allowed("nvidia.com/gpu"));
+	ck_assert(!qty_overcommit_allowed("hugepages-2Mi"));
 }
 END_TEST
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "lib/util.h"
-#include "proxy/api/crd.h"
+#include "proxy/validation/crd_validate.h"
 
 static json_t *J(const char *s)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "lib/util.h"
-#include "proxy/api/crd.h"
+#include "proxy/validation/crd_validate.h"
 
 static Suite *suite(void);
 #include "tests/unit/check_main.h"

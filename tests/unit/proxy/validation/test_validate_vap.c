@@ -19,7 +19,7 @@
 #include "proxy/model/resource.h"
 #include "proxy/model/types.h"
 #include "proxy/validation/validate.h"
-#include "proxy/admission/vap.h"
+#include "proxy/validation/vap_typecheck.h"
 
 static Suite *suite(void);
 #include "tests/unit/check_main.h"

@@ -2,7 +2,7 @@
 /*
  * CustomResourceDefinitions (apiextensions.k8s.io/v1): the structural
  * openAPIV3Schema checks applied to custom objects (crd_schema.c) and the
- * CRD object checks (crd.c). Custom objects go through three steps on every
+ * CRD object checks (proxy/api/crd.c). Custom objects go through three steps on every
  * write, in kube-apiserver's order: unknown fields are found and pruned
  * (fieldValidation=Strict refuses them instead), defaults are applied, then
  * the object is validated against the schema (422 Invalid with field paths
@@ -23,8 +23,8 @@
  *
  * Threading: pure functions; any thread.
  */
-#ifndef KB_PROXY_CRD_H
-#define KB_PROXY_CRD_H
+#ifndef KB_PROXY_VALIDATION_CRD_VALIDATE_H
+#define KB_PROXY_VALIDATION_CRD_VALIDATE_H
 
 #include <jansson.h>
 #include <stdbool.h>
