@@ -349,11 +349,6 @@ int rs_delete(struct proxy *px, const struct proxy_resource *res, const char *ns
 /* req->res is ignored (res->store_key is used); the filter sees served objects. */
 int rs_list(struct proxy *px, const struct proxy_resource *res, const struct store_list_req *req,
 	    struct store_list_result *out);
-void rs_event_to_core(const struct proxy_resource *res, json_t *obj);
-void rs_event_from_core(const struct proxy_resource *res, json_t *obj);
-/* hpa_v1.c: autoscaling/v1 HorizontalPodAutoscalers, stored as v2. */
-void rs_hpa_v1_to_v2(const struct proxy_resource *res, json_t *obj);
-void rs_hpa_v2_to_v1(const struct proxy_resource *res, json_t *obj);
 /* A custom resource read through another version than stored: apiVersion
  * (conversion None) becomes the row's, and the storage version's on write. */
 void rs_version_out(const struct proxy_resource *res, json_t *obj);
@@ -365,6 +360,9 @@ void rs_crd_out(const struct proxy_resource *res, json_t *obj);
  * /approval): kube's strategy, validation and certificate admission plugins.
  * 0, or answered (422/403) and -EINVAL/-EACCES. obj borrowed, modified. */
 int csr_write_check(struct req *r, json_t *obj, const json_t *old);
+/* Makes csr_write_check the write_check of CertificateSigningRequests (at
+ * proxy start). 0 or -ENOENT. */
+int csr_register(void);
 
 /* handlers.c: label and field selectors of a list or watch. */
 struct filter {

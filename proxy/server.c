@@ -410,7 +410,9 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		goto fail_bootstrap;
 	if ((rc = auth_start(px)) < 0 || (rc = authz_start(px)) < 0 || (rc = audit_open(px)) < 0)
 		goto fail_auth;
-	rc = crd_start(px);
+	rc = csr_register();
+	if (rc == 0)
+		rc = crd_start(px);
 	if (rc == 0)
 		rc = webhook_start(px);
 	if (rc == 0)

@@ -614,3 +614,8 @@ int csr_write_check(struct req *r, json_t *obj, const json_t *old)
 		return subject_restriction(r, obj);
 	return r->sub ? signer_admission(r, obj, old) : 0;
 }
+
+int csr_register(void)
+{
+	return resource_set_write_check(CSR_GROUP, "certificatesigningrequests", csr_write_check);
+}

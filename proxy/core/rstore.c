@@ -2,8 +2,9 @@
 /*
  * The store as a resource row sees it. Most rows store objects as served;
  * a row with a storage conversion (events.k8s.io/v1 Events live as core/v1
- * Events, as in kube-apiserver) converts on the way in and out, so both
- * APIs show the same objects, and selectors see the served shape.
+ * Events, as in kube-apiserver) converts on the way in and out (the row's
+ * to_storage and from_storage: proxy/model/convert.c), so both APIs show
+ * the same objects, and selectors see the served shape.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -105,46 +106,6 @@ int rs_list(struct proxy *px, const struct proxy_resource *res, const struct sto
 			res->from_storage(res, item);
 	}
 	return rc;
-}
-
-/* ---- events.k8s.io/v1 Event <-> core/v1 Event ---------------------------- */
-
-static const char *const event_fields[][2] = {
-    /* core/v1, events.k8s.io/v1 */
-    {"involvedObject", "regarding"},
-    {"message", "note"},
-    {"source", "deprecatedSource"},
-    {"firstTimestamp", "deprecatedFirstTimestamp"},
-    {"lastTimestamp", "deprecatedLastTimestamp"},
-    {"count", "deprecatedCount"},
-    {"reportingComponent", "reportingController"},
-};
-
-static void rename_fields(json_t *obj, int from, int to)
-{
-	for (size_t i = 0; i < sizeof(event_fields) / sizeof(event_fields[0]); i++) {
-		json_t *v = json_object_get(obj, event_fields[i][from]);
-		if (!v)
-			continue;
-		json_object_set(obj, event_fields[i][to], v);
-		json_object_del(obj, event_fields[i][from]);
-	}
-}
-
-void rs_event_to_core(const struct proxy_resource *res, json_t *obj)
-{
-	(void)res;
-	rename_fields(obj, 1, 0);
-	json_object_set_new(obj, "apiVersion", json_string("v1"));
-	json_object_set_new(obj, "kind", json_string("Event"));
-}
-
-void rs_event_from_core(const struct proxy_resource *res, json_t *obj)
-{
-	(void)res;
-	rename_fields(obj, 0, 1);
-	json_object_set_new(obj, "apiVersion", json_string("events.k8s.io/v1"));
-	json_object_set_new(obj, "kind", json_string("Event"));
 }
 
 /* ---- several versions of a custom resource (conversion None) ------------ */

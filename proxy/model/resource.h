@@ -66,8 +66,10 @@ struct proxy_resource {
 	void (*to_storage)(const struct proxy_resource *res, json_t *obj);
 	void (*from_storage)(const struct proxy_resource *res, json_t *obj);
 	/* a kind's own strategy, validation and admission of a write by an API
-	 * request (struct req, proxy_impl.h), in place of the generic
-	 * validation; < 0 when it answered (NULL: the generic one) */
+	 * request (struct req: proxy/core/core.h), in place of the generic
+	 * validation; < 0 when it answered (NULL: the generic one). Set at
+	 * start by the layer that owns it (resource_set_write_check), never
+	 * named here. */
 	int (*write_check)(struct req *r, json_t *obj, const json_t *old);
 	/* run-time rows (CRDs) */
 	json_t *crd;         /* owned reference to the CRD object, or NULL */
@@ -85,6 +87,12 @@ size_t resource_count(void);
 const struct proxy_resource *resource_at(size_t i);
 /* The subresource row of `r`, or NULL. */
 const struct proxy_subresource *resource_sub(const struct proxy_resource *r, const char *name);
+
+/* Sets the write_check of the built-in rows of group/plural (at start-up,
+ * before serving; the upper layer that owns the check calls it). 0, or
+ * -ENOENT when no such row. */
+typedef int (*resource_write_check_fn)(struct req *r, json_t *obj, const json_t *old);
+int resource_set_write_check(const char *group, const char *plural, resource_write_check_fn fn);
 
 /* Adds a run-time row (CRD); the row is borrowed until resource_remove.
  * Returns 0 or -ENOSPC. */

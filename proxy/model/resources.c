@@ -5,8 +5,9 @@
  * subresources and the extra field selectors each resource supports.
  */
 #include "proxy/model/resource.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/model/convert.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -201,7 +202,7 @@ static struct proxy_resource builtins[] = {
 	    "horizontalpodautoscalers", "horizontalpodautoscaler", true),
      .short_names = S("hpa"), .categories = S("all"), .subresources = hpa_v1_subs,
      .has_status = true, .storage = "autoscaling/horizontalpodautoscalers",
-     .to_storage = rs_hpa_v1_to_v2, .from_storage = rs_hpa_v2_to_v1},
+     .to_storage = convert_hpa_v1_to_v2, .from_storage = convert_hpa_v2_to_v1},
     {STORED("policy", "v1", "policy", "PodDisruptionBudget", "poddisruptionbudgets",
 	    "poddisruptionbudget", true),
      .short_names = S("pdb"), .subresources = pdb_subs, .has_status = true},
@@ -257,12 +258,12 @@ static struct proxy_resource builtins[] = {
 	    "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings",
 	    "validatingadmissionpolicybinding", false),
      .categories = S("api-extensions"), .has_status = true, .conditional_update = true},
-    /* CSRs: proxy/admission/csr.c (strategy, validation, admission), proxy/controllers/csr.c
-     * (signer, cleaner); no spec/status split (the strategy keeps both) */
+    /* CSRs: proxy/admission/csr.c (strategy, validation, admission: its
+     * write_check, set at start), proxy/controllers/csr.c (signer,
+     * cleaner); no spec/status split (the strategy keeps both) */
     {STORED("certificates.k8s.io", "v1", "certificates", "CertificateSigningRequest",
 	    "certificatesigningrequests", "certificatesigningrequest", false),
-     .short_names = S("csr"), .subresources = csr_subs, .field_selectors = S("spec.signerName"),
-     .write_check = csr_write_check},
+     .short_names = S("csr"), .subresources = csr_subs, .field_selectors = S("spec.signerName")},
     {.group = "events.k8s.io",
      .version = "v1",
      .kind = "Event",
@@ -275,8 +276,8 @@ static struct proxy_resource builtins[] = {
      .proto = "k8s.io.api.events.v1.Event",
      .short_names = S("ev"),
      .storage = "/events",
-     .to_storage = rs_event_to_core,
-     .from_storage = rs_event_from_core,
+     .to_storage = convert_event_to_core,
+     .from_storage = convert_event_from_core,
      .field_selectors = S("regarding.kind", "regarding.namespace", "regarding.name",
 			  "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion",
 			  "regarding.fieldPath", "reason", "reportingController", "type")},
@@ -419,4 +420,16 @@ void resource_remove(const struct proxy_resource *r)
 			return;
 		}
 	}
+}
+
+int resource_set_write_check(const char *group, const char *plural, resource_write_check_fn fn)
+{
+	int rc = -ENOENT;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(builtins); i++)
+		if (strcmp(builtins[i].group, group) == 0 &&
+		    strcmp(builtins[i].plural, plural) == 0) {
+			builtins[i].write_check = fn;
+			rc = 0;
+		}
+	return rc;
 }

@@ -89,8 +89,9 @@ def blank(text):
     return TOKEN.sub(lambda m: re.sub(r'[^\n]', ' ', m.group(0)), text)
 
 
-def definitions(code):
-    """Non-static top-level function and global names of blanked code."""
+def definitions(code, statics=False):
+    """Non-static top-level function and global names of blanked code (with
+    statics: the static ones too)."""
     names, depth, start, i = set(), 0, 0, 0
     init = False
     while i < len(code):
@@ -100,7 +101,7 @@ def definitions(code):
                 seg = code[start:i]
                 init = '=' in seg
                 if not init:
-                    name = function_name(seg)
+                    name = function_name(seg, statics)
                     if name:
                         names.add(name)
             depth += 1
@@ -109,7 +110,7 @@ def definitions(code):
             if depth == 0 and not init:
                 start = i + 1
         elif c == ';' and depth == 0:
-            name = global_name(code[start:i])
+            name = global_name(code[start:i], statics)
             if name:
                 names.add(name)
             start, init = i + 1, False
@@ -122,8 +123,10 @@ KEYWORDS = {'sizeof', 'return', 'if', 'while', 'for', 'switch', 'main', '_Static
 STORAGE = re.compile(r'^\s*(static|extern|typedef)\b')
 
 
-def function_name(seg):
+def function_name(seg, statics=False):
     seg = seg.strip()
+    if statics and seg.startswith('static '):
+        seg = seg[len('static '):]
     if not seg.endswith(')') or STORAGE.match(seg) or '(' not in seg:
         return None
     head = seg[:seg.index('(')].split()
@@ -133,8 +136,10 @@ def function_name(seg):
     return m[-1] if m else None
 
 
-def global_name(seg):
+def global_name(seg, statics=False):
     seg = seg.strip()
+    if statics and seg.startswith('static '):
+        seg = seg[len('static '):]
     if not seg or STORAGE.match(seg):
         return None
     lhs = seg.split('=', 1)[0]
@@ -183,7 +188,8 @@ def main(argv):
             if os.path.exists(os.path.join(repo, inc)):
                 targets.setdefault(ut, set()).add('#include ' + inc)
         if f.endswith('.c'):
-            for n in set(IDENT.findall(code[f])):
+            own = definitions(code[f], statics=True)
+            for n in set(IDENT.findall(code[f])) - own:
                 g = owner.get(n)
                 if g is None or g == f:
                     continue

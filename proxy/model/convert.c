@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
+ * Storage conversions of resource rows (the rows' to_storage and
+ * from_storage, proxy/model/resource.h): events.k8s.io/v1 Events stored as
+ * core/v1 Events, and autoscaling/v1 HorizontalPodAutoscalers stored as
+ * autoscaling/v2.
+ *
  * autoscaling/v1 HorizontalPodAutoscalers, stored as autoscaling/v2 as in
  * kube-apiserver (kubectl up to 1.30 autoscales through v1). v1 knows one
  * metric, the CPU utilization target; everything else travels in kube's
@@ -23,7 +28,8 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/model/convert.h"
+#include "proxy/model/object.h"
 
 #define A_METRICS    "autoscaling.alpha.kubernetes.io/metrics"
 #define A_STATUSES   "autoscaling.alpha.kubernetes.io/current-metrics"
@@ -260,7 +266,7 @@ static json_t *take_annotation(json_t *obj, const char *key)
 
 /* ---- the two directions ------------------------------------------------------- */
 
-void rs_hpa_v2_to_v1(const struct proxy_resource *res, json_t *obj)
+void convert_hpa_v2_to_v1(const struct proxy_resource *res, json_t *obj)
 {
 	(void)res;
 	json_object_set_new(obj, "apiVersion", json_string("autoscaling/v1"));
@@ -308,7 +314,7 @@ void rs_hpa_v2_to_v1(const struct proxy_resource *res, json_t *obj)
 	json_object_del(status, "conditions");
 }
 
-void rs_hpa_v1_to_v2(const struct proxy_resource *res, json_t *obj)
+void convert_hpa_v1_to_v2(const struct proxy_resource *res, json_t *obj)
 {
 	(void)res;
 	json_object_set_new(obj, "apiVersion", json_string("autoscaling/v2"));
@@ -355,4 +361,44 @@ void rs_hpa_v1_to_v2(const struct proxy_resource *res, json_t *obj)
 		json_object_set(status, "conditions", conds);
 	json_decref(cur);
 	json_decref(conds);
+}
+
+/* ---- events.k8s.io/v1 Event <-> core/v1 Event ---------------------------- */
+
+static const char *const event_fields[][2] = {
+    /* core/v1, events.k8s.io/v1 */
+    {"involvedObject", "regarding"},
+    {"message", "note"},
+    {"source", "deprecatedSource"},
+    {"firstTimestamp", "deprecatedFirstTimestamp"},
+    {"lastTimestamp", "deprecatedLastTimestamp"},
+    {"count", "deprecatedCount"},
+    {"reportingComponent", "reportingController"},
+};
+
+static void rename_fields(json_t *obj, int from, int to)
+{
+	for (size_t i = 0; i < sizeof(event_fields) / sizeof(event_fields[0]); i++) {
+		json_t *v = json_object_get(obj, event_fields[i][from]);
+		if (!v)
+			continue;
+		json_object_set(obj, event_fields[i][to], v);
+		json_object_del(obj, event_fields[i][from]);
+	}
+}
+
+void convert_event_to_core(const struct proxy_resource *res, json_t *obj)
+{
+	(void)res;
+	rename_fields(obj, 1, 0);
+	json_object_set_new(obj, "apiVersion", json_string("v1"));
+	json_object_set_new(obj, "kind", json_string("Event"));
+}
+
+void convert_event_from_core(const struct proxy_resource *res, json_t *obj)
+{
+	(void)res;
+	rename_fields(obj, 0, 1);
+	json_object_set_new(obj, "apiVersion", json_string("events.k8s.io/v1"));
+	json_object_set_new(obj, "kind", json_string("Event"));
 }
