@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,15 +21,6 @@
 #define LABEL      "kubicle.dev/tenant"
 #define MANAGED    "app.kubernetes.io/managed-by"
 #define NODES_ROLE "kubicle-syncer-nodes"
-
-static int fail(char *err, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 static json_t *labels(const struct tenant *t)
 {
@@ -63,7 +53,7 @@ static int ensure(hostapi_t *h, const struct tenant *t, const char *collection, 
 	int rc = hostapi_call(h, "POST", collection, obj, &st, &resp);
 	json_decref(obj);
 	if (rc < 0) {
-		rc = fail(err, len, rc, "host: creating %s: %s", what, strerror(-rc));
+		rc = kb_errf(err, len, rc, "host: creating %s: %s", what, strerror(-rc));
 		goto out;
 	}
 	if (st == 201 || st == 200) {
@@ -71,8 +61,8 @@ static int ensure(hostapi_t *h, const struct tenant *t, const char *collection, 
 		goto out;
 	}
 	if (st != 409) {
-		rc = fail(err, len, -EIO, "host: creating %s: %ld %s", what, st,
-			  hostapi_message(resp, st));
+		rc = kb_errf(err, len, -EIO, "host: creating %s: %ld %s", what, st,
+			     hostapi_message(resp, st));
 		goto out;
 	}
 	json_decref(resp);
@@ -81,8 +71,8 @@ static int ensure(hostapi_t *h, const struct tenant *t, const char *collection, 
 	resp = NULL;
 	rc = hostapi_call(h, "GET", path, NULL, &st, &resp);
 	if (rc < 0 || st != 200) {
-		rc = fail(err, len, rc < 0 ? rc : -EIO, "host: reading %s: %s", what,
-			  rc < 0 ? strerror(-rc) : hostapi_message(resp, st));
+		rc = kb_errf(err, len, rc < 0 ? rc : -EIO, "host: reading %s: %s", what,
+			     rc < 0 ? strerror(-rc) : hostapi_message(resp, st));
 		goto out;
 	}
 	*made = ours(resp, t);
@@ -93,8 +83,8 @@ static int ensure(hostapi_t *h, const struct tenant *t, const char *collection, 
 		rc = hostapi_call(h, "PATCH", path, patch, &st, &resp);
 		json_decref(patch);
 		if (rc < 0 || st != 200)
-			rc = fail(err, len, rc < 0 ? rc : -EIO, "host: updating %s: %s", what,
-				  rc < 0 ? strerror(-rc) : hostapi_message(resp, st));
+			rc = kb_errf(err, len, rc < 0 ? rc : -EIO, "host: updating %s: %s", what,
+				     rc < 0 ? strerror(-rc) : hostapi_message(resp, st));
 	}
 out:
 	json_decref(want);
@@ -261,9 +251,9 @@ int host_issue_token(hostapi_t *h, const struct tenant *t, char *err, size_t len
 	const char *tok =
 	    json_string_value(json_object_get(json_object_get(resp, "status"), "token"));
 	if (rc < 0 || st != 201 || !tok) {
-		rc =
-		    fail(err, len, rc < 0 ? rc : -EIO, "host: token for ServiceAccount %s/%s: %s",
-			 t->host_namespace, sa, rc < 0 ? strerror(-rc) : hostapi_message(resp, st));
+		rc = kb_errf(err, len, rc < 0 ? rc : -EIO,
+			     "host: token for ServiceAccount %s/%s: %s", t->host_namespace, sa,
+			     rc < 0 ? strerror(-rc) : hostapi_message(resp, st));
 		json_decref(resp);
 		return rc;
 	}
@@ -271,13 +261,13 @@ int host_issue_token(hostapi_t *h, const struct tenant *t, char *err, size_t len
 	rc = kb_write_file(path, tok, strlen(tok), 0600);
 	json_decref(resp);
 	if (rc < 0)
-		return fail(err, len, rc, "writing %s: %s", path, strerror(-rc));
+		return kb_errf(err, len, rc, "writing %s: %s", path, strerror(-rc));
 	struct kb_kubeconfig_creds cr;
 	if ((rc = kb_kubeconfig_load(t->host_kubeconfig, NULL, &cr)) < 0)
-		return fail(err, len, rc, "%s: %s", t->host_kubeconfig, strerror(-rc));
+		return kb_errf(err, len, rc, "%s: %s", t->host_kubeconfig, strerror(-rc));
 	rc = write_host_kubeconfig(t, &cr, sa);
 	kb_kubeconfig_creds_free(&cr);
-	return rc < 0 ? fail(err, len, rc, "writing host.kubeconfig: %s", strerror(-rc)) : 0;
+	return rc < 0 ? kb_errf(err, len, rc, "writing host.kubeconfig: %s", strerror(-rc)) : 0;
 }
 
 /* DELETE of every object labelled with the tenant in one collection;
@@ -291,10 +281,10 @@ static int delete_labelled(hostapi_t *h, const struct tenant *t, const char *col
 	snprintf(path, sizeof(path), "%s?labelSelector=" LABEL "%%3D%s", collection, t->name);
 	int rc = hostapi_call(h, "DELETE", path, NULL, &st, &resp);
 	if (rc == 0 && st != 200 && st != 202 && st != 404)
-		rc = fail(err, len, -EIO, "host: deleting %s: %ld %s", collection, st,
-			  hostapi_message(resp, st));
+		rc = kb_errf(err, len, -EIO, "host: deleting %s: %ld %s", collection, st,
+			     hostapi_message(resp, st));
 	else if (rc < 0)
-		fail(err, len, rc, "host: deleting %s: %s", collection, strerror(-rc));
+		kb_errf(err, len, rc, "host: deleting %s: %s", collection, strerror(-rc));
 	json_decref(resp);
 	return rc;
 }
@@ -333,10 +323,10 @@ static int delete_one(hostapi_t *h, const char *path, char *err, size_t len)
 	json_t *resp = NULL;
 	int rc = hostapi_call(h, "DELETE", path, NULL, &st, &resp);
 	if (rc == 0 && st != 200 && st != 202 && st != 404)
-		rc = fail(err, len, -EIO, "host: deleting %s: %ld %s", path, st,
-			  hostapi_message(resp, st));
+		rc = kb_errf(err, len, -EIO, "host: deleting %s: %ld %s", path, st,
+			     hostapi_message(resp, st));
 	else if (rc < 0)
-		fail(err, len, rc, "host: deleting %s: %s", path, strerror(-rc));
+		kb_errf(err, len, rc, "host: deleting %s: %s", path, strerror(-rc));
 	json_decref(resp);
 	return rc;
 }
@@ -353,10 +343,10 @@ static int delete_each(hostapi_t *h, const struct tenant *t, const char *collect
 	snprintf(path, sizeof(path), "%s?labelSelector=" LABEL "%%3D%s", collection, t->name);
 	int rc = hostapi_call(h, "GET", path, NULL, &st, &resp);
 	if (rc == 0 && st != 200 && st != 404)
-		rc = fail(err, len, -EIO, "host: listing %s: %ld %s", collection, st,
-			  hostapi_message(resp, st));
+		rc = kb_errf(err, len, -EIO, "host: listing %s: %ld %s", collection, st,
+			     hostapi_message(resp, st));
 	else if (rc < 0)
-		fail(err, len, rc, "host: listing %s: %s", collection, strerror(-rc));
+		kb_errf(err, len, rc, "host: listing %s: %s", collection, strerror(-rc));
 	json_array_foreach (rc == 0 && st == 200 ? json_object_get(resp, "items") : NULL, i, item) {
 		const char *name =
 		    json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
@@ -424,10 +414,10 @@ static int count_labelled(hostapi_t *h, const struct tenant *t, const char *coll
 	if (rc == 0 && st == 200)
 		*n += json_array_size(json_object_get(resp, "items"));
 	else if (rc == 0 && st != 404)
-		rc = fail(err, len, -EIO, "host: listing %s: %ld %s", collection, st,
-			  hostapi_message(resp, st));
+		rc = kb_errf(err, len, -EIO, "host: listing %s: %ld %s", collection, st,
+			     hostapi_message(resp, st));
 	else if (rc < 0)
-		fail(err, len, rc, "host: listing %s: %s", collection, strerror(-rc));
+		kb_errf(err, len, rc, "host: listing %s: %s", collection, strerror(-rc));
 	json_decref(resp);
 	return rc;
 }
@@ -437,7 +427,7 @@ static int exists(hostapi_t *h, const char *path, size_t *n, char *err, size_t l
 	long st = 0;
 	int rc = hostapi_call(h, "GET", path, NULL, &st, NULL);
 	if (rc < 0)
-		return fail(err, len, rc, "host: reading %s: %s", path, strerror(-rc));
+		return kb_errf(err, len, rc, "host: reading %s: %s", path, strerror(-rc));
 	if (st == 200)
 		(*n)++;
 	return 0;
@@ -481,9 +471,9 @@ int host_teardown(hostapi_t *h, const struct tenant *t, bool wait, unsigned time
 		if (left == 0)
 			return 0;
 		if (time(NULL) >= until)
-			return fail(err, len, -ETIMEDOUT,
-				    "host: %zu object(s) of tenant %s still there after %u s", left,
-				    t->name, timeout_s);
+			return kb_errf(err, len, -ETIMEDOUT,
+				       "host: %zu object(s) of tenant %s still there after %u s",
+				       left, t->name, timeout_s);
 		usleep(delay_ms * 1000);
 		delay_ms = delay_ms < 500 ? delay_ms * 2 : 500;
 	}

@@ -969,8 +969,6 @@ int kb_http_respond(kb_http_req_t *req, int status, const char *content_type,
 
 /* ---- long streams: handing the connection to the record writer ---- */
 
-static int hexval(char ch);
-
 /* Key-log callback: keeps each connection's server application traffic
  * secret, the one a record writer needs to take over the stream. */
 static void keylog_cb(const SSL *ssl, const char *line)
@@ -987,7 +985,7 @@ static void keylog_cb(const SSL *ssl, const char *line)
 	if (n > sizeof(c->tx_secret))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		int hi = kb_hexval(hex[2 * i]), lo = kb_hexval(hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return;
 		c->tx_secret[i] = (uint8_t)(hi << 4 | lo);
@@ -2095,23 +2093,12 @@ const char *kb_http_reason(int status)
 	}
 }
 
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 int kb_http_unescape(char *s, bool plus_is_space)
 {
 	char *w = s;
 	for (const char *r = s; *r; r++) {
 		if (*r == '%') {
-			int hi = hexval(r[1]), lo = hi < 0 ? -1 : hexval(r[2]);
+			int hi = kb_hexval(r[1]), lo = hi < 0 ? -1 : kb_hexval(r[2]);
 			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 				return -EINVAL;
 			*w++ = (char)(hi * 16 + lo);

@@ -293,15 +293,48 @@ bool kb_str_has_suffix(const char *s, const char *suffix)
 	return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
+static bool lower_alnum(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+}
+
+bool kb_dns_label_n(const char *s, size_t n)
+{
+	if (n == 0 || !lower_alnum(s[0]) || !lower_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!lower_alnum(s[i]) && s[i] != '-')
+			return false;
+	return true;
+}
+
 bool kb_dns_label(const char *s, size_t max)
 {
 	size_t n = s ? strlen(s) : 0;
-	if (n == 0 || n > max || s[0] == '-' || s[n - 1] == '-')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-			return false;
-	return true;
+	return n <= max && kb_dns_label_n(s, n);
+}
+
+int kb_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int kb_errf(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
 }
 
 bool kb_is_ip(const char *s)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Small foundations: time stamps, base64, uuids, string building.
+ * Small foundations: time stamps, base64, uuids, string building, hex
+ * digits, DNS labels, error messages into a caller's buffer.
  * Threading: any thread.
  */
 #ifndef KB_UTIL_H
@@ -76,6 +77,16 @@ void kb_buf_free(struct kb_buf *b);
 
 bool kb_str_has_prefix(const char *s, const char *prefix);
 
+/* The value of the hex digit c ('0'-'9', 'a'-'f', 'A'-'F'): 0 to 15, or -1
+ * for anything else (a negative char included). */
+int kb_hexval(int c);
+
+/* Formats a message into err (borrowed; truncated to len - 1 bytes and
+ * NUL-terminated; nothing written when err is NULL or len is 0) and returns
+ * rc, for `return kb_errf(err, len, -EINVAL, "bad %s", what);`. */
+int kb_errf(char *err, size_t len, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Kubernetes resource quantities: "100m", "1Gi", "2", "1e3", "500Mi", "0.5",
  * "+1k". *out is the value in base units (e.g. 0.1 for "100m"). 0 or -EINVAL. */
 int kb_quantity_parse(const char *s, double *out);
@@ -86,6 +97,9 @@ bool kb_str_has_suffix(const char *s, const char *suffix);
 /* A DNS-1123 label of at most max characters: lower case letters, digits
  * and '-', neither first nor last. */
 bool kb_dns_label(const char *s, size_t max);
+/* The same rule over the n bytes at s (not NUL-terminated, no length limit:
+ * callers check their own): [a-z0-9]([-a-z0-9]*[a-z0-9])?. False for n == 0. */
+bool kb_dns_label_n(const char *s, size_t n);
 /* Whether s is an IPv4 or IPv6 address (text form). */
 bool kb_is_ip(const char *s);
 

@@ -11,6 +11,7 @@
  * byte, date and datetime are kube-openapi's strfmt checks.
  */
 #include "proxy/cel/k8s_impl.h"
+#include "lib/util.h"
 
 #define RX_LABEL     "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 #define RX_SUBDOMAIN RX_LABEL "(\\." RX_LABEL ")*"
@@ -58,24 +59,13 @@ static bool alnum(char ch)
 	return lower_alnum(ch) || (ch >= 'A' && ch <= 'Z');
 }
 
-/* [a-z0-9]([-a-z0-9]*[a-z0-9])? */
-static bool rx_label(const char *s, size_t n)
-{
-	if (n == 0 || !lower_alnum(s[0]) || !lower_alnum(s[n - 1]))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!lower_alnum(s[i]) && s[i] != '-')
-			return false;
-	return true;
-}
-
 static bool rx_subdomain(const char *s, size_t n)
 {
 	size_t start = 0;
 	for (size_t i = 0; i <= n; i++) {
 		if (i < n && s[i] != '.')
 			continue;
-		if (!rx_label(s + start, i - start))
+		if (!kb_dns_label_n(s + start, i - start))
 			return false;
 		start = i + 1;
 	}
@@ -99,7 +89,7 @@ static size_t is_label(cel_ctx_t *c, struct cel_str s, const char **m)
 	(void)c;
 	if (s.len > 63)
 		m[k++] = "must be no more than 63 characters";
-	if (!rx_label(s.p, s.len))
+	if (!kb_dns_label_n(s.p, s.len))
 		m[k++] = rx_subdomain(s.p, s.len) ? "must not contain dots" : MSG_LABEL;
 	return k;
 }
@@ -121,7 +111,7 @@ static size_t is_1035(cel_ctx_t *c, struct cel_str s, const char **m)
 	(void)c;
 	if (s.len > 63)
 		m[k++] = "must be no more than 63 characters";
-	if (!rx_label(s.p, s.len) || !(s.p[0] >= 'a' && s.p[0] <= 'z'))
+	if (!kb_dns_label_n(s.p, s.len) || !(s.p[0] >= 'a' && s.p[0] <= 'z'))
 		m[k++] = MSG_1035;
 	return k;
 }

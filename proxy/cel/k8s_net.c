@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "proxy/cel/k8s_impl.h"
+#include "lib/util.h"
 
 /* ---- Go's net/url ---- */
 
@@ -54,26 +55,15 @@ static bool should_escape(unsigned char ch, enum url_mode m)
 	return true;
 }
 
-static int unhex(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* Whether the escape at s[i] (a '%') is refused in mode m. */
 static bool bad_escape(struct cel_str s, size_t i, enum url_mode m)
 {
-	if (i + 2 >= s.len || unhex(s.p[i + 1]) < 0 || unhex(s.p[i + 2]) < 0)
+	if (i + 2 >= s.len || kb_hexval(s.p[i + 1]) < 0 || kb_hexval(s.p[i + 2]) < 0)
 		return true;
 	bool pct25 = s.p[i + 1] == '2' && s.p[i + 2] == '5';
-	if (m == M_HOST && unhex(s.p[i + 1]) < 8 && !pct25)
+	if (m == M_HOST && kb_hexval(s.p[i + 1]) < 8 && !pct25)
 		return true;
-	unsigned char v = (unsigned char)(unhex(s.p[i + 1]) << 4 | unhex(s.p[i + 2]));
+	unsigned char v = (unsigned char)(kb_hexval(s.p[i + 1]) << 4 | kb_hexval(s.p[i + 2]));
 	return m == M_ZONE && !pct25 && v != ' ' && should_escape(v, M_HOST);
 }
 
@@ -98,7 +88,7 @@ static const char *url_unescape(cel_ctx_t *c, struct cel_str s, enum url_mode m,
 	size_t k = 0;
 	for (size_t i = 0; i < s.len; i++) {
 		if (s.p[i] == '%') {
-			r[k++] = (char)(unhex(s.p[i + 1]) << 4 | unhex(s.p[i + 2]));
+			r[k++] = (char)(kb_hexval(s.p[i + 1]) << 4 | kb_hexval(s.p[i + 2]));
 			i += 2;
 		} else {
 			r[k++] = m == M_QUERY && s.p[i] == '+' ? ' ' : s.p[i];
@@ -603,7 +593,7 @@ static const char *ipv6_group(cel_ctx_t *c, struct cel_str in, const char *s, si
 	size_t off = 0;
 	*acc = 0;
 	for (; off < n; off++) {
-		int h = unhex(s[off]);
+		int h = kb_hexval(s[off]);
 		if (h < 0)
 			break;
 		*acc = (*acc << 4) + (unsigned)h;

@@ -23,6 +23,7 @@
 #include "proxy/cel/check.h"
 #include "proxy/cel/std.h"
 #include "lib/log.h"
+#include "lib/util.h"
 
 #define MAX_DEPTH 250 /* cel-go's default parser recursion limit */
 /* Left-associative chains (a + b + c ...) nest without recursing in the
@@ -135,17 +136,6 @@ static bool is_digit(int ch)
 	return ch >= '0' && ch <= '9';
 }
 
-static int hexval(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 static void skip_space(struct parser *ps)
 {
 	for (;;) {
@@ -202,7 +192,7 @@ static int lex_escape(const char *s, size_t end, size_t *i, char *out, size_t *o
 	if (digits) {
 		uint32_t cp = 0;
 		for (int d = 1; d <= digits; d++) {
-			int h = *i + d < end ? hexval(s[*i + d]) : -1;
+			int h = *i + d < end ? kb_hexval(s[*i + d]) : -1;
 			if (h < 0)
 				return -EINVAL;
 			cp = cp * 16 + (uint32_t)h;
@@ -280,7 +270,7 @@ static bool lex_number(struct parser *ps)
 	bool isdouble = false;
 	if (hex) {
 		i += 2;
-		while (i < ps->n && hexval(s[i]) >= 0)
+		while (i < ps->n && kb_hexval(s[i]) >= 0)
 			i++;
 	} else {
 		while (i < ps->n && is_digit(s[i]))

@@ -510,10 +510,9 @@ static bool v6_reverse(const char *name, char *ip, size_t len)
 	uint8_t bytes[16];
 	const char *p = name;
 	for (int i = 31; i >= 0; i--) {
-		if (!isxdigit((unsigned char)p[0]) || p[1] != '.')
+		int v = kb_hexval(p[0]);
+		if (v < 0 || p[1] != '.')
 			return false;
-		int v = isdigit((unsigned char)p[0]) ? p[0] - '0'
-						     : tolower((unsigned char)p[0]) - 'a' + 10;
 		if (i % 2)
 			bytes[i / 2] = (uint8_t)v;
 		else

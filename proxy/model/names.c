@@ -47,25 +47,9 @@
 	"(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is " \
 	"'[-._a-zA-Z0-9]+')"
 
-static bool is_lower_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
 static bool is_alnum(char c)
 {
 	return isalnum((unsigned char)c) != 0;
-}
-
-/* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..n) */
-static bool rx_label(const char *s, size_t n)
-{
-	if (n == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_lower_alnum(s[i]) && s[i] != '-')
-			return false;
-	return true;
 }
 
 static bool rx_subdomain(const char *s, size_t n)
@@ -74,7 +58,7 @@ static bool rx_subdomain(const char *s, size_t n)
 	for (size_t i = 0; i <= n; i++) {
 		if (i < n && s[i] != '.')
 			continue;
-		if (!rx_label(s + start, i - start))
+		if (!kb_dns_label_n(s + start, i - start))
 			return false;
 		start = i + 1;
 	}
@@ -108,7 +92,7 @@ size_t names_msgs_label(const char *s, const char **m)
 	size_t k = 0, n = strlen(s);
 	if (n > 63)
 		m[k++] = "must be no more than 63 characters";
-	if (!rx_label(s, n)) /* a subdomain of the right length: the dots are wrong */
+	if (!kb_dns_label_n(s, n)) /* a subdomain of the right length: the dots are wrong */
 		m[k++] = rx_subdomain(s, n) ? "must not contain dots" : MSG_LABEL;
 	return k;
 }
@@ -118,7 +102,7 @@ size_t names_msgs_1035(const char *s, const char **m)
 	size_t k = 0, n = strlen(s);
 	if (n > 63)
 		m[k++] = "must be no more than 63 characters";
-	if (!rx_label(s, n) || !(s[0] >= 'a' && s[0] <= 'z'))
+	if (!kb_dns_label_n(s, n) || !(s[0] >= 'a' && s[0] <= 'z'))
 		m[k++] = MSG_1035;
 	return k;
 }

@@ -9,31 +9,17 @@
 
 #include <errno.h>
 #include <stdint.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "lib/util.h"
 
 /* Where a pointer leads: the container holding the target and its key. */
 struct jp_loc {
 	json_t *parent; /* NULL: the pointer is "" (the whole document) */
 	char *token;    /* unescaped last reference token (malloc'ed) */
 };
-
-static int jp_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int jp_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 /* Unescapes one reference token of n bytes; NULL on a bad "~" escape. */
 static char *jp_unescape(const char *s, size_t n)
@@ -204,25 +190,25 @@ static int jp_parse_op(const json_t *o, size_t i, struct jp_op *op, char *err, s
 	const json_t *p;
 
 	if (!json_is_object(o))
-		return jp_fail(err, errlen, -EINVAL, "operation %zu is not an object", i);
+		return kb_errf(err, errlen, -EINVAL, "operation %zu is not an object", i);
 	op->op = json_string_value(json_object_get(o, "op"));
 	if (!op->op)
-		return jp_fail(err, errlen, -EINVAL, "operation %zu: missing \"op\"", i);
+		return kb_errf(err, errlen, -EINVAL, "operation %zu: missing \"op\"", i);
 	p = json_object_get(o, "path");
 	op->path = json_string_value(p);
 	if (!op->path)
-		return jp_fail(err, errlen, -EINVAL, "operation %zu: %s operation missing path", i,
+		return kb_errf(err, errlen, -EINVAL, "operation %zu: %s operation missing path", i,
 			       op->op);
 	op->from = json_string_value(json_object_get(o, "from"));
 	op->value = json_object_get(o, "value");
 	if (!strcmp(op->op, "add") || !strcmp(op->op, "replace") || !strcmp(op->op, "test")) {
 		if (!op->value)
-			return jp_fail(err, errlen, -EINVAL, "%s operation has no value", op->op);
+			return kb_errf(err, errlen, -EINVAL, "%s operation has no value", op->op);
 	} else if (!strcmp(op->op, "move") || !strcmp(op->op, "copy")) {
 		if (!op->from)
-			return jp_fail(err, errlen, -EINVAL, "%s operation missing from", op->op);
+			return kb_errf(err, errlen, -EINVAL, "%s operation missing from", op->op);
 	} else if (strcmp(op->op, "remove") != 0) {
-		return jp_fail(err, errlen, -EINVAL, "Unexpected kind: %s", op->op);
+		return kb_errf(err, errlen, -EINVAL, "Unexpected kind: %s", op->op);
 	}
 	return 0;
 }
@@ -233,9 +219,9 @@ static int jp_locate_err(json_t *root, const char *path, struct jp_loc *loc, con
 	int r = jp_locate(root, path, loc);
 
 	if (r == -EINVAL)
-		return jp_fail(err, errlen, -EINVAL, "%s: invalid JSON pointer %s", what, path);
+		return kb_errf(err, errlen, -EINVAL, "%s: invalid JSON pointer %s", what, path);
 	if (r == -EDOM)
-		return jp_fail(
+		return kb_errf(
 		    err, errlen, -EDOM,
 		    "%s operation does not apply: doc is missing path: \"%s\": missing value", what,
 		    path);
@@ -252,7 +238,7 @@ static int jp_do_add(json_t **root, const char *path, json_t *v /* stolen */, co
 		r = jp_add_at(root, &loc, v);
 		v = NULL;
 		if (r == -EDOM)
-			jp_fail(err, errlen, r,
+			kb_errf(err, errlen, r,
 				"%s operation does not apply: doc is missing path: \"%s\": missing "
 				"value",
 				what, path);
@@ -268,7 +254,7 @@ static int jp_do_remove(json_t *root, const char *path, char *err, size_t errlen
 	int r = jp_locate_err(root, path, &loc, "remove", err, errlen);
 
 	if (r == 0 && (!loc.parent || !jp_get(root, &loc)))
-		r = jp_fail(
+		r = kb_errf(
 		    err, errlen, -EDOM,
 		    "remove operation does not apply: doc is missing path: \"%s\": missing value",
 		    path);
@@ -285,7 +271,7 @@ static int jp_do_replace(json_t **root, const struct jp_op *op, char *err, size_
 	json_t *v;
 
 	if (r == 0 && !jp_get(*root, &loc))
-		r = jp_fail(
+		r = kb_errf(
 		    err, errlen, -EDOM,
 		    "replace operation does not apply: doc is missing key: %s: missing value",
 		    op->path);
@@ -319,11 +305,11 @@ static json_t *jp_value_at(json_t *root, const char *path, const char *what, int
 		v = jp_get(root, &loc);
 	free(loc.token);
 	if (*ret == -EINVAL)
-		jp_fail(err, errlen, -EINVAL, "%s: invalid JSON pointer %s", what, path);
+		kb_errf(err, errlen, -EINVAL, "%s: invalid JSON pointer %s", what, path);
 	else if (*ret == 0 && !v)
 		*ret = -EDOM;
 	if (*ret == -EDOM)
-		jp_fail(err, errlen, -EDOM,
+		kb_errf(err, errlen, -EDOM,
 			"%s operation does not apply: doc is missing from path: %s: missing value",
 			what, path);
 	return v;
@@ -346,7 +332,7 @@ static int jp_do_move_copy(json_t **root, const struct jp_op *op, bool move, cha
 	if (!v)
 		return r;
 	if (move && jp_is_proper_prefix(op->from, op->path))
-		return jp_fail(err, errlen, -EDOM,
+		return kb_errf(err, errlen, -EDOM,
 			       "move operation does not apply: %s is a child of %s", op->path,
 			       op->from);
 	if (move && strcmp(op->from, op->path) == 0)
@@ -370,7 +356,7 @@ static int jp_do_test(json_t *root, const struct jp_op *op, char *err, size_t er
 		return r;
 	if (v ? jp_equal(v, op->value) : json_is_null(op->value))
 		return 0;
-	return jp_fail(err, errlen, -EDOM, "testing value %s failed: test failed", op->path);
+	return kb_errf(err, errlen, -EDOM, "testing value %s failed: test failed", op->path);
 }
 
 static int jp_apply_one(json_t **root, const struct jp_op *op, char *err, size_t errlen)
@@ -400,7 +386,7 @@ int patch_json(const json_t *doc, const json_t *ops, json_t **out, char *err, si
 	int r = 0;
 
 	if (!json_is_array(ops))
-		return jp_fail(err, errlen, -EINVAL,
+		return kb_errf(err, errlen, -EINVAL,
 			       "json patch must be a JSON array of operations");
 	root = doc ? json_deep_copy(doc) : json_null();
 	if (!root)

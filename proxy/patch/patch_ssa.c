@@ -29,7 +29,6 @@
 #include "proxy/model/types.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,21 +57,6 @@ struct ssa_mgrs {
 	struct ssa_mgr *v;
 	size_t n;
 };
-
-static int ssa_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int ssa_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 /* --- schema --------------------------------------------------------- */
 
@@ -514,7 +498,7 @@ static int ssa_to_set(const json_t *v, const struct ssa_field *f, json_t *node, 
 		int r = 0;
 
 		if (!pe)
-			return ssa_fail(
+			return kb_errf(
 			    err, errlen, -EINVAL,
 			    "associative list with keys has an element that omits key field \"%s\"",
 			    f->keys ? f->keys[0] : "?");
@@ -973,11 +957,11 @@ static int ssa_conflicts(const struct ssa_mgrs *ms, json_t *const *sets, json_t 
 	}
 	if (total == 1) {
 		json_t *c = json_array_get(list, 0);
-		ssa_fail(err, errlen, -EBUSY, "Apply failed with 1 conflict: %s: %s",
-			 ssa_str(c, "message"), ssa_str(c, "field"));
+		kb_errf(err, errlen, -EBUSY, "Apply failed with 1 conflict: %s: %s",
+			ssa_str(c, "message"), ssa_str(c, "field"));
 	} else {
-		ssa_fail(err, errlen, -EBUSY, "Apply failed with %zu conflicts: %s", total,
-			 msg.data ? msg.data : "");
+		kb_errf(err, errlen, -EBUSY, "Apply failed with %zu conflicts: %s", total,
+			msg.data ? msg.data : "");
 	}
 	kb_buf_free(&msg);
 	if (out)
@@ -1153,11 +1137,11 @@ int patch_apply_sub(const json_t *live, const json_t *applied, const char *msg_n
 	int r;
 
 	if (!json_is_object(applied))
-		return ssa_fail(err, errlen, -EINVAL, "apply patch must be a JSON or YAML object");
+		return kb_errf(err, errlen, -EINVAL, "apply patch must be a JSON or YAML object");
 	if (!api_version || !json_string_value(json_object_get(applied, "kind")))
-		return ssa_fail(err, errlen, -EINVAL, "apply patch must set apiVersion and kind");
+		return kb_errf(err, errlen, -EINVAL, "apply patch must set apiVersion and kind");
 	if (!manager || !*manager)
-		return ssa_fail(err, errlen, -EINVAL, "PATCH with apply requires a fieldManager");
+		return kb_errf(err, errlen, -EINVAL, "PATCH with apply requires a fieldManager");
 	r = ssa_apply_prepare(&a, live, applied, &root, api_version, err, errlen);
 	if (r)
 		goto out;

@@ -2,7 +2,8 @@
 /*
  * Tests of lib/util: ages as kubectl prints them (apimachinery's
  * duration.HumanDuration), base64 (standard and URL-safe), RFC 3339 parsing,
- * generateName suffixes, the growable buffer and resource quantities.
+ * generateName suffixes, the growable buffer, resource quantities, DNS
+ * labels, hex digits and kb_errf.
  */
 #include <check.h>
 #include <errno.h>
@@ -22,6 +23,20 @@ START_TEST(dns_labels_and_addresses)
 	ck_assert(!kb_dns_label("web-", 63));
 	ck_assert(!kb_dns_label("Web", 63));
 	ck_assert(!kb_dns_label("a.b", 63));
+	ck_assert(kb_dns_label_n("web-0.svc", 5)); /* a span: the rest is not looked at */
+	ck_assert(kb_dns_label_n("0", 1));
+	ck_assert(!kb_dns_label_n("web", 0));
+	ck_assert(!kb_dns_label_n(NULL, 0));
+	ck_assert(!kb_dns_label_n("web-0", 4)); /* "web-" */
+	ck_assert(!kb_dns_label_n("-a", 2));
+	ck_assert(!kb_dns_label_n("a.b", 3));
+	ck_assert(!kb_dns_label_n("a_b", 3));
+	ck_assert(!kb_dns_label_n("aB", 2));
+	char long_label[101];
+	memset(long_label, 'a', 100);
+	long_label[100] = '\0';
+	ck_assert(kb_dns_label_n(long_label, 100)); /* no length limit of its own */
+	ck_assert(!kb_dns_label(long_label, 63));
 	ck_assert(kb_is_ip("10.0.0.10"));
 	ck_assert(kb_is_ip("fd00::a"));
 	ck_assert(!kb_is_ip("10.0.0.256"));
@@ -33,6 +48,34 @@ END_TEST
 
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
+
+START_TEST(hex_digits)
+{
+	const char *digits = "0123456789abcdef";
+	for (int i = 0; i < 16; i++) {
+		ck_assert_int_eq(kb_hexval(digits[i]), i);
+		ck_assert_int_eq(kb_hexval(i < 10 ? digits[i] : digits[i] - 'a' + 'A'), i);
+	}
+	for (int c = -128; c < 256; c++)
+		if (!strchr("0123456789abcdefABCDEF", c) || c == 0)
+			ck_assert_int_eq(kb_hexval(c), -1);
+	ck_assert_int_eq(kb_hexval((char)0xe9), -1); /* a negative char */
+}
+END_TEST
+
+START_TEST(errf_formats_and_returns)
+{
+	char err[16] = "untouched";
+	ck_assert_int_eq(kb_errf(err, sizeof(err), -EINVAL, "bad %s at %d", "op", 3), -EINVAL);
+	ck_assert_str_eq(err, "bad op at 3");
+	ck_assert_int_eq(kb_errf(err, sizeof(err), 0, "%s", "a message longer than err"), 0);
+	ck_assert_str_eq(err, "a message longe"); /* truncated, NUL-terminated */
+	ck_assert_int_eq(kb_errf(NULL, 64, -ENOMEM, "no buffer %d", 1), -ENOMEM);
+	strcpy(err, "kept");
+	ck_assert_int_eq(kb_errf(err, 0, -EIO, "no room"), -EIO);
+	ck_assert_str_eq(err, "kept");
+}
+END_TEST
 
 static void age_is(long seconds, const char *want)
 {
@@ -351,6 +394,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, str_affixes);
 	tcase_add_test(tc, quantities);
 	tcase_add_test(tc, dns_labels_and_addresses);
+	tcase_add_test(tc, hex_digits);
+	tcase_add_test(tc, errf_formats_and_returns);
 	suite_add_tcase(s, tc);
 	return s;
 }
