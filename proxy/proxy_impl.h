@@ -19,6 +19,7 @@
 #include "proxy/proxy.h"
 #include "proxy/model/object.h"
 #include "proxy/model/resource.h"
+#include "proxy/model/scale.h"
 #include "store/store.h"
 
 #define KB_K8S_MAJOR       "1"
@@ -278,12 +279,6 @@ int crd_check_rules(struct req *r, const json_t *obj, const json_t *old, json_t 
  * True when it answered. */
 bool crd_subres(struct req *r);
 
-/* crd.c: the Scale of a custom object (new reference; NULL when its kind
- * has no scale subresource), and setting its specReplicasPath (0 or
- * -ENOTSUP). Objects borrowed. */
-json_t *crd_scale_of(const struct proxy_resource *res, const json_t *obj);
-int crd_scale_set(const struct proxy_resource *res, json_t *obj, int64_t replicas);
-
 /* server.c: clears user and groups (before re-authenticating). */
 void req_forget_user(struct req *r);
 /* server.c: frees a request once its response is complete. */
@@ -316,11 +311,6 @@ void req_track_fields(struct req *r, const json_t *old, json_t *obj, const char 
 /* A write through /scale: obj (borrowed, modified) is old with the new
  * replicas; it is written as any update and answered as a Scale. */
 void req_write_scale(struct req *r, const json_t *old, json_t *obj);
-/* The Scale view of an object of res (a CRD's through its scale paths:
- * crd_scale_of, NULL without them), and setting its replicas (replicas
- * borrowed). */
-json_t *res_scale_view(const struct proxy_resource *res, const json_t *obj);
-void res_scale_set(const struct proxy_resource *res, json_t *obj, json_t *replicas);
 /* A Scale (borrowed), as a Table when the client asked for one. */
 void reply_scale(struct req *r, int code, const json_t *scale);
 /* admission.NewForbidden's 403: `<resource> "<name>" is forbidden: <why>`,
@@ -383,8 +373,6 @@ void handle_resource(struct req *r);
  * 0, or a negative errno once it has answered. */
 int handle_delete_evicted(struct req *r, const json_t *doc, const char *pre_rv, bool dry_run,
 			  json_t *pod);
-/* The autoscaling/v1 Scale of a workload (new reference). */
-json_t *obj_scale_view(const json_t *obj);
 /* api_internal.c: forgets the controllers' writes still in their webhooks
  * (after webhook_stop dropped the calls), at shutdown. */
 void proxy_pending_creates_free(struct proxy *px);

@@ -1404,7 +1404,7 @@ static void take_shaped(struct wh_req *wr, json_t *obj, const json_t *old)
 	if (wr->scale) { /* what a Scale can change: the replicas */
 		json_t *rep = obj_get(wr->obj, "spec.replicas");
 		if (rep)
-			res_scale_set(wr->r->res, obj, rep);
+			scale_set(wr->r->res, obj, rep);
 		return;
 	}
 	json_t *shaped = json_deep_copy(wr->obj);
@@ -1484,10 +1484,10 @@ static int mutate_begin(struct req *r, struct wh_req *wr, json_t *obj, const jso
 {
 	wr->old_rv = old ? obj_rv(old) : 0;
 	wr->fixed = old ? NULL : fixed_of(obj);
-	wr->old = !old ? NULL : wr->scale ? res_scale_view(r->res, old) : json_deep_copy(old);
+	wr->old = !old ? NULL : wr->scale ? scale_view(r->res, old) : json_deep_copy(old);
 	wr->options = options_of(r, wr->op, NULL);
 	wr->obj = !old        ? create_view(obj, !old && r->generated_name)
-		  : wr->scale ? res_scale_view(r->res, obj)
+		  : wr->scale ? scale_view(r->res, obj)
 			      : json_deep_copy(obj);
 	int rc = stages_run(wr, false, wr->obj && wr->options);
 	if (rc)
@@ -1520,8 +1520,8 @@ int webhook_mutate(struct req *r, json_t *obj, const json_t *old)
 		return 0;
 	const char *op = old ? "UPDATE" : "CREATE";
 	bool scale = old && r->as_scale;
-	json_t *sv = scale ? res_scale_view(r->res, obj) : NULL;
-	json_t *so = scale ? res_scale_view(r->res, old) : NULL;
+	json_t *sv = scale ? scale_view(r->res, obj) : NULL;
+	json_t *so = scale ? scale_view(r->res, old) : NULL;
 	struct wh_attrs a;
 	attrs_of(r, op, scale ? sv : obj, scale ? so : old, &a);
 	size_t nm = 0, nv = 0;
@@ -1572,7 +1572,7 @@ int webhook_validate(struct req *r, const json_t *obj)
 	struct wh_req *wr = r->wh;
 	if (!wr || wr->stage != WH_MUTATED)
 		return 0;
-	json_t *sv = wr->scale ? res_scale_view(r->res, obj) : NULL;
+	json_t *sv = wr->scale ? scale_view(r->res, obj) : NULL;
 	validate_start(wr, sv ? sv : obj); /* the reviews are written by now */
 	json_decref(sv);
 	if (wr->pending) {

@@ -719,7 +719,7 @@ int proxy_scale_get(proxy_t *px, const char *api_version, const char *kind, cons
 		return rc;
 	if (!json_object_get(obj, "kind")) /* obj_scale_view tells an RC by its kind */
 		json_object_set_new(obj, "kind", json_string(res->kind));
-	*out = res_scale_view(res, obj);
+	*out = scale_view(res, obj);
 	json_decref(obj);
 	if (!*out) {
 		snprintf(err, errlen, "the server could not find the requested resource");
@@ -740,7 +740,7 @@ int proxy_scale_update(proxy_t *px, const char *api_version, const char *kind, c
 	if (rc < 0)
 		return rc;
 	if (res->crd)
-		rc = crd_scale_set(res, obj, replicas);
+		rc = scale_set_custom(res, obj, replicas);
 	else
 		json_object_set_new(kb_json_object_at(obj, "spec"), "replicas",
 				    json_integer(replicas));

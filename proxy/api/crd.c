@@ -58,8 +58,8 @@ struct crd_row {
 	const char *shorts[MAX_NAMES + 1];
 	const char *cats[MAX_NAMES + 1];
 	struct proxy_subresource subs[3];
-	const char *spec_replicas, *status_replicas, *selector_path; /* scale; NULL: none */
-	struct crd_rules *rules; /* compiled x-kubernetes-validations, or NULL */
+	struct resource_scale scale; /* the CRD's scale paths; NULL: none */
+	struct crd_rules *rules;     /* compiled x-kubernetes-validations, or NULL */
 };
 
 static struct crd_row *all_rows;
@@ -143,13 +143,14 @@ static void fill_subresources(struct crd_row *c, const json_t *v)
 	if (json_object_get(subs, "status"))
 		c->subs[n++] = (struct proxy_subresource){"status", c->r.group, c->r.version,
 							  c->r.kind, verbs};
-	c->spec_replicas = c->status_replicas = c->selector_path = NULL;
+	c->scale.spec_replicas = c->scale.status_replicas = c->scale.selector_path = NULL;
+	c->r.scale = &c->scale;
 	if (json_is_object(scale)) {
 		c->subs[n++] =
 		    (struct proxy_subresource){"scale", "autoscaling", "v1", "Scale", verbs};
-		c->spec_replicas = path_of(scale, "specReplicasPath");
-		c->status_replicas = path_of(scale, "statusReplicasPath");
-		c->selector_path = path_of(scale, "labelSelectorPath");
+		c->scale.spec_replicas = path_of(scale, "specReplicasPath");
+		c->scale.status_replicas = path_of(scale, "statusReplicasPath");
+		c->scale.selector_path = path_of(scale, "labelSelectorPath");
 	}
 	c->r.subresources = n ? c->subs : NULL;
 	c->r.has_status = json_object_get(subs, "status") != NULL;
@@ -1080,48 +1081,6 @@ int crd_check_fields(struct req *r, json_t *obj)
 
 /* ---- the scale subresource ------------------------------------------------------------ */
 
-/* Sets the value (stolen) at a dotted path, creating objects on the way. */
-static void set_path(json_t *obj, const char *path, json_t *value)
-{
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", path);
-	json_t *cur = obj;
-	char *save = NULL, *seg = strtok_r(buf, ".", &save), *next;
-	for (; seg; seg = next) {
-		next = strtok_r(NULL, ".", &save);
-		if (!next) {
-			json_object_set_new(cur, seg, value);
-			return;
-		}
-		json_t *c = json_object_get(cur, seg);
-		if (!json_is_object(c)) {
-			c = json_object();
-			json_object_set_new(cur, seg, c);
-		}
-		cur = c;
-	}
-	json_decref(value);
-}
-
-static json_t *scale_view(const struct crd_row *c, const json_t *obj)
-{
-	json_t *m = json_object_get(obj, "metadata"), *sm = json_object();
-	const char *keys[] = {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++)
-		if (json_object_get(m, keys[i]))
-			json_object_set(sm, keys[i], json_object_get(m, keys[i]));
-	json_t *spec = c->spec_replicas ? obj_get(obj, c->spec_replicas) : NULL;
-	json_t *st = c->status_replicas ? obj_get(obj, c->status_replicas) : NULL;
-	json_t *scale = json_pack("{s:s,s:s,s:o,s:{s:I},s:{s:I}}", "kind", "Scale", "apiVersion",
-				  "autoscaling/v1", "metadata", sm, "spec", "replicas",
-				  (json_int_t)json_integer_value(spec), "status", "replicas",
-				  (json_int_t)json_integer_value(st));
-	const char *sel = c->selector_path ? obj_str(obj, c->selector_path) : NULL;
-	if (sel)
-		json_object_set_new(json_object_get(scale, "status"), "selector", json_string(sel));
-	return scale;
-}
-
 /* The new Scale from the request: a PUT body or a patch of the current one. */
 static int scale_input(struct req *r, const json_t *cur, json_t **out)
 {
@@ -1160,7 +1119,7 @@ static int scale_input(struct req *r, const json_t *cur, json_t **out)
  * managedFields under the scale subresource), answered as a Scale. */
 static void scale_write(struct req *r, const struct crd_row *c, json_t *obj)
 {
-	json_t *cur = scale_view(c, obj), *in = NULL, *causes = json_array();
+	json_t *cur = scale_view(&c->r, obj), *in = NULL, *causes = json_array();
 	if (scale_input(r, cur, &in) < 0)
 		goto out;
 	json_t *rep = obj_get(in, "spec.replicas");
@@ -1177,7 +1136,7 @@ static void scale_write(struct req *r, const struct crd_row *c, json_t *obj)
 		goto out;
 	}
 	json_t *upd = json_deep_copy(obj);
-	set_path(upd, c->spec_replicas, json_incref(rep));
+	scale_set(&c->r, upd, rep);
 	json_object_del(obj_meta(upd), "resourceVersion");
 	/* the schema (ratcheted against obj) and the rules are checked on the
 	 * way of every update (crd_check_rules) */
@@ -1189,26 +1148,11 @@ out:
 	json_decref(causes);
 }
 
-json_t *crd_scale_of(const struct proxy_resource *res, const json_t *obj)
-{
-	struct crd_row *c = res->crd ? row_of(res) : NULL;
-	return c && c->spec_replicas ? scale_view(c, obj) : NULL;
-}
-
-int crd_scale_set(const struct proxy_resource *res, json_t *obj, int64_t replicas)
-{
-	struct crd_row *c = res->crd ? row_of(res) : NULL;
-	if (!c || !c->spec_replicas)
-		return -ENOTSUP;
-	set_path(obj, c->spec_replicas, json_integer(replicas));
-	return 0;
-}
-
 bool crd_subres(struct req *r)
 {
 	struct crd_row *c = r->res->crd ? row_of(r->res) : NULL;
 	json_t *obj = NULL;
-	if (!c || !r->sub || strcmp(r->sub, "scale") != 0 || !c->spec_replicas)
+	if (!c || !r->sub || strcmp(r->sub, "scale") != 0 || !c->scale.spec_replicas)
 		return false;
 	int rc = store_get(r->px->store, c->r.store_key, r->ns ? r->ns : "", r->name, &obj);
 	if (rc < 0) {
@@ -1217,7 +1161,7 @@ bool crd_subres(struct req *r)
 	}
 	const char *m = r->http->method;
 	if (strcmp(m, "GET") == 0) {
-		json_t *s = scale_view(c, obj);
+		json_t *s = scale_view(&c->r, obj);
 		reply_scale(r, 200, s);
 		json_decref(s);
 	} else if (strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0) {

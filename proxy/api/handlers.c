@@ -273,26 +273,10 @@ void reply_scale(struct req *r, int code, const json_t *scale)
 	json_decref(t);
 }
 
-json_t *res_scale_view(const struct proxy_resource *res, const json_t *obj)
-{
-	return res->crd ? crd_scale_of(res, obj) : obj_scale_view(obj);
-}
-
-void res_scale_set(const struct proxy_resource *res, json_t *obj, json_t *replicas)
-{
-	if (res->crd) {
-		crd_scale_set(res, obj, json_integer_value(replicas));
-		return;
-	}
-	json_t *spec = json_object_get(obj, "spec");
-	if (json_is_object(spec))
-		json_object_set(spec, "replicas", replicas);
-}
-
 static void reply_object(struct req *r, int code, json_t *obj)
 {
 	if (r->as_scale) {
-		json_t *scale = res_scale_view(r->res, obj);
+		json_t *scale = scale_view(r->res, obj);
 		reply_scale(r, code, scale);
 		json_decref(scale);
 		return;
@@ -307,43 +291,6 @@ static void reply_object(struct req *r, int code, json_t *obj)
 		return;
 	}
 	reply_json(r, code, obj);
-}
-
-json_t *obj_scale_view(const json_t *obj)
-{
-	json_t *m = json_object_get(obj, "metadata");
-	json_t *sm = json_object();
-	const char *keys[] = {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
-		json_t *v = json_object_get(m, keys[i]);
-		if (v)
-			json_object_set(sm, keys[i], v);
-	}
-	json_t *spec_rep = obj_get(obj, "spec.replicas");
-	json_t *st_rep = obj_get(obj, "status.replicas");
-	json_t *scale =
-	    json_pack("{s:s,s:s,s:o,s:{s:I},s:{s:I}}", "kind", "Scale", "apiVersion",
-		      "autoscaling/v1", "metadata", sm, "spec", "replicas",
-		      (json_int_t)(spec_rep ? json_integer_value(spec_rep) : 1), "status",
-		      "replicas", (json_int_t)(st_rep ? json_integer_value(st_rep) : 0));
-	struct sel_label *sel = NULL;
-	char err[128];
-	/* a ReplicationController's selector is a map of labels */
-	json_t *ls =
-	    strcmp(obj_str(obj, "kind") ? obj_str(obj, "kind") : "", "ReplicationController") == 0
-		? json_pack("{s:O}", "matchLabels", obj_get(obj, "spec.selector"))
-		: json_incref(obj_get(obj, "spec.selector"));
-	int src = sel_label_from_object(ls, &sel, err, sizeof(err));
-	json_decref(ls);
-	if (src == 0) {
-		char *s = sel_label_string(sel);
-		if (s && *s)
-			json_object_set_new(json_object_get(scale, "status"), "selector",
-					    json_string(s));
-		free(s);
-		sel_label_free(sel);
-	}
-	return scale;
 }
 
 static void handle_get(struct req *r)
@@ -367,7 +314,7 @@ static void handle_get(struct req *r)
 		return;
 	}
 	if (r->sub && strcmp(r->sub, "scale") == 0) {
-		json_t *scale = obj_scale_view(obj);
+		json_t *scale = scale_view_workload(obj);
 		reply_scale(r, 200, scale);
 		json_decref(scale);
 	} else {
@@ -1001,7 +948,7 @@ static void handle_patch(struct req *r)
 		goto out;
 	}
 	bool scale = r->sub && strcmp(r->sub, "scale") == 0;
-	json_t *target = scale ? obj_scale_view(old) : json_incref(old);
+	json_t *target = scale ? scale_view_workload(old) : json_incref(old);
 	const char *msg = scale ? "k8s.io.api.autoscaling.v1.Scale" : r->res->proto;
 	if (is_apply && !scale && json_is_object(patch))
 		obj_default_keys(r->res, patch);

@@ -37,6 +37,11 @@ struct proxy_subresource {
 	unsigned verbs;
 };
 
+/* A custom resource's scale subresource: its CRD's paths (NULL: none). */
+struct resource_scale {
+	const char *spec_replicas, *status_replicas, *selector_path;
+};
+
 struct proxy_resource {
 	const char *group;     /* "" for core */
 	const char *version;   /* "v1" */
@@ -72,9 +77,10 @@ struct proxy_resource {
 	 * named here. */
 	int (*write_check)(struct req *r, json_t *obj, const json_t *old);
 	/* run-time rows (CRDs) */
-	json_t *crd;         /* owned reference to the CRD object, or NULL */
-	json_t *schema;      /* owned: openAPIV3Schema of this version, or NULL */
-	char store_key[256]; /* "<group>/<plural>", filled by the table */
+	json_t *crd;                        /* owned reference to the CRD object, or NULL */
+	json_t *schema;                     /* owned: openAPIV3Schema of this version, or NULL */
+	const struct resource_scale *scale; /* a CRD's scale paths, or NULL */
+	char store_key[256];                /* "<group>/<plural>", filled by the table */
 };
 
 /* Finds by group, version and plural; NULL if not served. */
