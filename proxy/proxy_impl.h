@@ -74,8 +74,6 @@ struct proxy {
 	    *pending_writes; /* api_internal.c: their updates and deletes in webhooks */
 	proxy_write_refused_fn write_refused; /* ...and who hears of a refusal */
 	void *write_refused_arg;
-	proxy_prom_fn prom_fn;
-	void *prom_arg;
 };
 
 /* prom.c: where a request is in its metrics (kube counts long-running
@@ -423,6 +421,11 @@ uint64_t *prom_watch_counter(struct proxy *px, const struct proxy_resource *res)
 void prom_tick(struct proxy *px);
 /* Answers GET /metrics. */
 void prom_serve(struct req *r);
+/* Adds a writer of an upper layer's metric families to GET /metrics (after
+ * the server's own, before the process's), at start: the admission
+ * webhooks' (webhook_start). arg must outlive the proxy. 0, or -ENOSPC. */
+#define PROM_SOURCES 4
+int prom_add_source(struct proxy *px, proxy_prom_fn fn, void *arg);
 
 /* watch.c */
 void watch_start(struct req *r);

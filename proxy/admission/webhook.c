@@ -369,6 +369,8 @@ static struct wh_set *current_set(struct proxy *px)
 	return wh->set;
 }
 
+static void prom_write(void *arg, struct kb_buf *b);
+
 int webhook_start(struct proxy *px)
 {
 	struct webhooks *wh = calloc(1, sizeof(*wh));
@@ -380,6 +382,8 @@ int webhook_start(struct proxy *px)
 		return rc;
 	}
 	px->webhooks = wh;
+	if (prom_add_source(px, prom_write, px) < 0)
+		kb_warn("webhook", "GET /metrics will not show the webhooks' metrics");
 	return 0;
 }
 
@@ -753,8 +757,11 @@ static void record_call(struct wh_req *wr, const struct wh_call *c, long code)
 	}
 }
 
-void webhook_prom_write(struct proxy *px, struct kb_buf *b)
+/* GET /metrics: kube's apiserver_admission_webhook_* families (admission
+ * duration, requests, rejections, fail-open), for the calls made so far. */
+static void prom_write(void *arg, struct kb_buf *b)
 {
+	struct proxy *px = arg;
 	struct webhooks *wh = px->webhooks;
 	for (int f = 0; wh && f < WHM_FAMILIES; f++) {
 		bool any = false;

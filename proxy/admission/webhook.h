@@ -82,10 +82,6 @@ int webhook_connect(struct req *r, const json_t *opts);
  * (pods/eviction's Eviction, borrowed; its kind and group are the
  * subresource row's): 0 to go on, 1 suspended, < 0 answered. */
 int webhook_create_unshaped(struct req *r, const json_t *obj);
-/* GET /metrics: kube's apiserver_admission_webhook_* families (admission
- * duration, requests, rejections, fail-open), for the calls made so far. */
-struct kb_buf;
-void webhook_prom_write(struct proxy *px, struct kb_buf *b);
 /* Frees r's webhook state (cancels its calls). */
 void webhook_req_free(struct req *r);
 

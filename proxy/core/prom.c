@@ -45,7 +45,6 @@
 #include "lib/prom.h"
 #include "lib/util.h"
 #include "proxy/proxy_impl.h"
-#include "proxy/admission/webhook.h"
 
 static const double DURATION_BOUNDS[] = {0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8,
 					 1.0,   1.25,  1.5,  2,   3,   4,   5,   6,
@@ -122,6 +121,15 @@ struct prom {
 	int64_t inflight[2];
 	int64_t max_now[2], max_last[2]; /* this second's and the last second's peaks */
 	double start_time;
+	/* writers of the upper layers' metric families (prom_add_source), and
+	 * the embedder's (proxy_set_prom) after everything */
+	struct {
+		proxy_prom_fn fn;
+		void *arg;
+	} sources[PROM_SOURCES];
+	size_t nsources;
+	proxy_prom_fn fn;
+	void *arg;
 };
 
 /* ---- series -------------------------------------------------------------- */
@@ -758,11 +766,12 @@ void prom_serve(struct req *r)
 		write_sizes_and_longrunning(pm, &b);
 		write_inflight_and_watch(pm, &b);
 		write_storage(r->px, &b);
-		webhook_prom_write(r->px, &b);
+		for (size_t i = 0; i < pm->nsources; i++)
+			pm->sources[i].fn(pm->sources[i].arg, &b);
 		write_process(pm, &b);
+		if (pm->fn)
+			pm->fn(pm->arg, &b);
 	}
-	if (r->px->prom_fn)
-		r->px->prom_fn(r->px->prom_arg, &b);
 	reply_text(r, 200, KB_PROM_CONTENT_TYPE, b.data ? b.data : "", b.len);
 	kb_buf_free(&b);
 }
@@ -803,6 +812,18 @@ void prom_stop(struct proxy *px)
 
 void proxy_set_prom(proxy_t *px, proxy_prom_fn fn, void *arg)
 {
-	px->prom_fn = fn;
-	px->prom_arg = arg;
+	if (!px->prom)
+		return;
+	px->prom->fn = fn;
+	px->prom->arg = arg;
+}
+
+int prom_add_source(struct proxy *px, proxy_prom_fn fn, void *arg)
+{
+	struct prom *pm = px->prom;
+	if (!pm || pm->nsources == PROM_SOURCES)
+		return -ENOSPC;
+	pm->sources[pm->nsources].fn = fn;
+	pm->sources[pm->nsources++].arg = arg;
+	return 0;
 }
