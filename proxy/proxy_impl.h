@@ -97,6 +97,18 @@ struct query {
 	char *buf; /* owned copy of the raw query */
 };
 
+/* An upper layer's state on one request, embedded in that layer's own
+ * struct and found by its free function (req_ext_find): freed with the
+ * request, or by req_ext_remove. The layers below never name it (the
+ * webhooks keep where a request is in its calls this way). */
+struct req_ext {
+	struct req_ext *next;
+	void (*free)(struct req_ext *e); /* frees the embedding struct */
+};
+void req_ext_add(struct req *r, struct req_ext *e);
+struct req_ext *req_ext_find(const struct req *r, void (*free_fn)(struct req_ext *e));
+void req_ext_remove(struct req *r, struct req_ext *e);
+
 /* One API request being served. */
 struct req {
 	kb_http_req_t *http;
@@ -125,7 +137,7 @@ struct req {
 	struct prom_series *prom_series; /* prom.c: its series while long-running */
 	bool async;                      /* a module answers later and frees r (metrics.c) */
 	bool generated_name;             /* a create's name came from generateName */
-	struct wh_req *wh;               /* webhook.c: where it is in the webhooks, or NULL */
+	struct req_ext *exts;            /* upper layers' state on it (req_ext_add) */
 };
 
 /* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the
@@ -219,7 +231,7 @@ void hostpod_log(struct req *r);
  * passed to the host when syncing, else the stand-in's exec (when on). */
 void hostpod_connect(struct req *r);
 /* Whether r names one of those subresources of pods. */
-bool hostpod_is_connect(const struct req *r);
+bool req_is_connect(const struct req *r);
 /* standin_exec.c: runs the command of an exec request on the host stand-in
  * in `container` of `pod` (borrowed: hostpod_connect has read it) and speaks
  * v5.channel.k8s.io over WebSocket; answers r->http (takes it). */
@@ -280,13 +292,12 @@ bool crd_subres(struct req *r);
 /* server.c: clears user and groups (before re-authenticating). */
 void req_forget_user(struct req *r);
 /* server.c: frees a request once its response is complete. */
-void proxy_req_free(struct req *r);
+void req_free(struct req *r);
 /* A made-up request for a write by one of the tenant's controllers
  * (manager: its name), as kube's controllers make it: the user
  * system:serviceaccount:kube-system:<manager> and its groups; no
- * connection. Free with proxy_req_free; NULL when out of memory. */
-struct req *proxy_req_controller(struct proxy *px, const struct proxy_resource *res,
-				 const char *manager);
+ * connection. Free with req_free; NULL when out of memory. */
+struct req *req_controller(struct proxy *px, const struct proxy_resource *res, const char *manager);
 
 /* status.c: the one function that turns an error into a Status response. */
 void reply_status(struct req *r, int code, const char *reason, const char *message,

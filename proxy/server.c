@@ -335,49 +335,7 @@ static void on_request(kb_http_req_t *http, void *arg)
 	}
 	if (r->http)
 		reply_status(r, 500, "InternalError", "no response", NULL);
-	proxy_req_free(r);
-}
-
-void req_forget_user(struct req *r)
-{
-	r->user[0] = '\0';
-	for (int i = 0; i < r->ngroups; i++)
-		free(r->groups[i]);
-	r->ngroups = 0;
-}
-
-struct req *proxy_req_controller(struct proxy *px, const struct proxy_resource *res,
-				 const char *manager)
-{
-	struct req *r = calloc(1, sizeof(*r));
-	if (!r)
-		return NULL;
-	r->px = px;
-	r->res = res;
-	r->now = time(NULL);
-	/* kube's controllers call the API as service accounts of kube-system */
-	snprintf(r->user, sizeof(r->user), "system:serviceaccount:kube-system:%s",
-		 manager ? manager : "kubicle-controller");
-	const char *groups[] = {"system:serviceaccounts", "system:serviceaccounts:kube-system",
-				"system:authenticated"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(groups); i++)
-		if ((r->groups[r->ngroups] = strdup(groups[i])))
-			r->ngroups++;
-	return r;
-}
-
-void proxy_req_free(struct req *r)
-{
-	webhook_req_free(r);
-	prom_req_free(r);
-	req_forget_user(r);
-	free(r->q.buf);
-	free(r->pathbuf);
-	free(r->uid);
-	json_decref(r->warnings);
-	json_decref(r->audit_annotations);
-	free(r->audit_name);
-	free(r);
+	req_free(r);
 }
 
 static void on_tick(uv_timer_t *t)

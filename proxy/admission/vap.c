@@ -1029,7 +1029,7 @@ int vap_admit_internal(struct proxy *px, const struct proxy_resource *res, const
 	struct vap_set *s = current_set(px);
 	if (!s || !s->nbindings)
 		return 0;
-	struct req *r = proxy_req_controller(px, res, manager);
+	struct req *r = req_controller(px, res, manager);
 	if (!r)
 		return -ENOMEM;
 	const json_t *named = obj ? obj : old;
@@ -1045,7 +1045,7 @@ int vap_admit_internal(struct proxy *px, const struct proxy_resource *res, const
 	free(d.message);
 	free(ns);
 	r->ns = NULL;
-	proxy_req_free(r);
+	req_free(r);
 	return rc;
 }
 

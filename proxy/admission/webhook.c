@@ -142,6 +142,7 @@ struct wh_call {
 };
 
 struct wh_req {
+	struct req_ext ext; /* on r while it is in its webhooks (wh_of) */
 	struct req *r;
 	struct wh_set *set; /* referenced */
 	enum wh_stage stage;
@@ -393,7 +394,7 @@ void webhook_stop(struct proxy *px)
 	if (!wh)
 		return;
 	while (wh->internal) /* their callers are told by proxy_stop's pending list */
-		proxy_req_free(wh->internal->r);
+		req_free(wh->internal->r);
 	cfg_watch_stop(&wh->cw);
 	set_unref(wh->set);
 	metrics_free(wh);
@@ -1260,10 +1261,29 @@ static void wr_free(struct wh_req *wr)
 	free(wr);
 }
 
+static void wr_ext_free(struct req_ext *e)
+{
+	wr_free(kb_container_of(e, struct wh_req, ext));
+}
+
+/* Where r is in its webhooks, or NULL. */
+static struct wh_req *wh_of(const struct req *r)
+{
+	struct req_ext *e = req_ext_find(r, wr_ext_free);
+	return e ? kb_container_of(e, struct wh_req, ext) : NULL;
+}
+
+static void wh_set_req(struct req *r, struct wh_req *wr)
+{
+	wr->ext.free = wr_ext_free;
+	req_ext_add(r, &wr->ext);
+}
+
 void webhook_req_free(struct req *r)
 {
-	wr_free(r->wh);
-	r->wh = NULL;
+	struct wh_req *wr = wh_of(r);
+	if (wr)
+		req_ext_remove(r, &wr->ext);
 }
 
 static void on_abort(kb_http_req_t *http, void *arg)
@@ -1271,7 +1291,7 @@ static void on_abort(kb_http_req_t *http, void *arg)
 	(void)http;
 	struct req *r = arg;
 	r->http = NULL;
-	proxy_req_free(r); /* cancels the calls */
+	req_free(r); /* cancels the calls */
 }
 
 /* Leaves r to the calls in flight (the handler returns without answer). */
@@ -1310,7 +1330,7 @@ static void resume(struct wh_req *wr)
 		if (wr->obj)
 			restore_fixed(wr->obj, wr->fixed);
 		wr->done(wr->done_arg, wr->error ? -EACCES : 0, wr->obj, msg);
-		proxy_req_free(r);
+		req_free(r);
 		return;
 	}
 	kb_http_req_on_abort(r->http, NULL, NULL);
@@ -1327,7 +1347,7 @@ static void resume(struct wh_req *wr)
 		if (r->http)
 			reply_status(r, 500, "InternalError", "no response", NULL);
 	}
-	proxy_req_free(r);
+	req_free(r);
 }
 
 static json_t *options_of(const struct req *r, const char *op, const json_t *delete_doc)
@@ -1507,7 +1527,7 @@ static int mutate_begin(struct req *r, struct wh_req *wr, json_t *obj, const jso
 
 int webhook_mutate(struct req *r, json_t *obj, const json_t *old)
 {
-	struct wh_req *wr = r->wh;
+	struct wh_req *wr = wh_of(r);
 	int restarts = 0;
 	if (wr && wr->old_rv == (old ? obj_rv(old) : 0)) {
 		take_shaped(wr, obj, old);
@@ -1549,7 +1569,7 @@ int webhook_mutate(struct req *r, json_t *obj, const json_t *old)
 		reply_status(r, 500, "InternalError", "out of memory", NULL);
 		return -ENOMEM;
 	}
-	r->wh = wr;
+	wh_set_req(r, wr);
 	wr->restarts = restarts;
 	wr->scale = scale;
 	wr->mut = m;
@@ -1561,7 +1581,7 @@ int webhook_mutate(struct req *r, json_t *obj, const json_t *old)
 
 bool webhook_validation_ahead(struct req *r, const json_t *obj, const json_t *old)
 {
-	struct wh_req *wr = r->wh;
+	struct wh_req *wr = wh_of(r);
 	if (!wr || wr->stage != WH_MUTATED)
 		return false;
 	if (!wr->val) {
@@ -1576,7 +1596,7 @@ bool webhook_validation_ahead(struct req *r, const json_t *obj, const json_t *ol
 
 int webhook_validate(struct req *r, const json_t *obj)
 {
-	struct wh_req *wr = r->wh;
+	struct wh_req *wr = wh_of(r);
 	if (!wr || wr->stage != WH_MUTATED)
 		return 0;
 	json_t *sv = wr->scale ? scale_view(r->res, obj) : NULL;
@@ -1620,7 +1640,7 @@ static int unshaped(struct req *r, const char *op, const char *kind, const json_
 		reply_status(r, 500, "InternalError", "out of memory", NULL);
 		return -ENOMEM;
 	}
-	r->wh = wr;
+	wh_set_req(r, wr);
 	wr->restarts = restarts;
 	wr->kind = kind;
 	wr->keep = true;
@@ -1644,7 +1664,7 @@ int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc)
 {
 	if (!r->name)
 		return 0; /* deletecollection: webhook_delete_collection called them */
-	struct wh_req *wr = r->wh;
+	struct wh_req *wr = wh_of(r);
 	if (wr && wr->old_rv == obj_rv(obj) && wr->stage == WH_VALIDATED) {
 		give_warnings(wr);
 		return 0;
@@ -1661,7 +1681,7 @@ int webhook_delete(struct req *r, const json_t *obj, const json_t *delete_doc)
 
 int webhook_connect(struct req *r, const json_t *opts)
 {
-	struct wh_req *wr = r->wh;
+	struct wh_req *wr = wh_of(r);
 	if (wr && wr->stage == WH_VALIDATED) {
 		give_warnings(wr);
 		return 0;
@@ -1673,7 +1693,7 @@ int webhook_connect(struct req *r, const json_t *opts)
 
 int webhook_create_unshaped(struct req *r, const json_t *obj)
 {
-	struct wh_req *wr = r->wh;
+	struct wh_req *wr = wh_of(r);
 	if (wr && wr->stage == WH_VALIDATED) {
 		give_warnings(wr);
 		return 0;
@@ -1700,7 +1720,7 @@ int webhook_internal(struct proxy *px, const struct proxy_resource *res, const c
 	if (!webhook_configured(px, res))
 		return 0;
 	struct wh_set *s = current_set(px);
-	struct req *r = proxy_req_controller(px, res, manager);
+	struct req *r = req_controller(px, res, manager);
 	if (!r)
 		return -ENOMEM;
 	bool create = strcmp(op, "CREATE") == 0;
@@ -1723,10 +1743,10 @@ int webhook_internal(struct proxy *px, const struct proxy_resource *res, const c
 		free(v);
 		free(nsc);
 		free(namec);
-		proxy_req_free(r);
+		req_free(r);
 		return rc;
 	}
-	r->wh = wr;
+	wh_set_req(r, wr);
 	wr->ns = nsc;
 	wr->name = namec;
 	wr->done = done;
@@ -1752,7 +1772,7 @@ int webhook_internal(struct proxy *px, const struct proxy_resource *res, const c
 	int rc = ready ? stages_start(wr, true) : -ENOMEM;
 	if (rc) {
 		if (rc < 0)
-			proxy_req_free(r);
+			req_free(r);
 		return rc;
 	}
 	/* every call ended at once: done() is called now */
@@ -1778,7 +1798,7 @@ static ssize_t checked_index(const struct wh_req *wr, const json_t *item)
 
 int webhook_delete_collection(struct req *r, const json_t *items, const json_t *delete_doc)
 {
-	struct wh_req *wr = r->wh;
+	struct wh_req *wr = wh_of(r);
 	struct wh_set *s = set_for(r);
 	size_t i;
 	json_t *item;
@@ -1819,7 +1839,7 @@ int webhook_delete_collection(struct req *r, const json_t *items, const json_t *
 		reply_status(r, 500, "InternalError", "out of memory", NULL);
 		return -ENOMEM;
 	}
-	r->wh = wr;
+	wh_set_req(r, wr);
 	wr->restarts = restarts;
 	wr->keep = true;
 	wr->items = wmatch;
@@ -1871,7 +1891,7 @@ int webhook_delete_collection(struct req *r, const json_t *items, const json_t *
 
 const json_t *webhook_collection_refusal(struct req *r, const json_t *item)
 {
-	struct wh_req *wr = r->wh;
+	struct wh_req *wr = wh_of(r);
 	if (!wr || !wr->items)
 		return NULL;
 	ssize_t i = checked_index(wr, item);

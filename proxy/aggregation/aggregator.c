@@ -790,7 +790,7 @@ static void release_req(struct agg_call *c, int code)
 		audit_log(r, code);
 	r->http = NULL;
 	r->res = NULL;
-	proxy_req_free(r);
+	req_free(r);
 }
 
 static void on_call_closed(uv_handle_t *h)

@@ -187,7 +187,7 @@ static void on_fetched(void *arg, int err, long status, json_t *items, const cha
 	} else {
 		reply_items(r, items);
 	}
-	proxy_req_free(r);
+	req_free(r);
 }
 
 static void on_abort(kb_http_req_t *http, void *arg)
@@ -195,7 +195,7 @@ static void on_abort(kb_http_req_t *http, void *arg)
 	struct metrics_req *mr = arg;
 	mr->r->px->metrics_cancel(mr->call);
 	mr->r->http = NULL;
-	proxy_req_free(mr->r);
+	req_free(mr->r);
 	free(mr);
 }
 

@@ -323,41 +323,6 @@ static void handle_get(struct req *r)
 	json_decref(obj);
 }
 
-bool filter_match(const json_t *obj, void *arg)
-{
-	const struct filter *f = arg;
-	if (f->labels && !sel_label_match(f->labels, obj_get(obj, "metadata.labels")))
-		return false;
-	if (f->fields && !sel_field_match(f->fields, obj))
-		return false;
-	return true;
-}
-
-int filter_parse(struct req *r, struct filter *f)
-{
-	char err[512];
-	memset(f, 0, sizeof(*f));
-	if (r->q.label_selector && *r->q.label_selector &&
-	    sel_label_parse(r->q.label_selector, &f->labels, err, sizeof(err)) < 0) {
-		reply_statusf(r, 400, "BadRequest", "unable to parse requirement: %s", err);
-		return -EINVAL;
-	}
-	if (r->q.field_selector && *r->q.field_selector &&
-	    sel_field_parse(r->q.field_selector, r->res, &f->fields, err, sizeof(err)) < 0) {
-		sel_label_free(f->labels);
-		f->labels = NULL;
-		reply_status(r, 400, "BadRequest", err, NULL);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-void filter_free(struct filter *f)
-{
-	sel_label_free(f->labels);
-	sel_field_free(f->fields);
-}
-
 /* Continue tokens: base64url of {"v":"meta.k8s.io/v1","rv":N,"start":KEY}. */
 static char *continue_encode(int64_t rev, const char *key)
 {

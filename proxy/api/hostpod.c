@@ -117,13 +117,6 @@ void hostpod_log(struct req *r)
  * syncer), or run by the stand-in.
  */
 
-bool hostpod_is_connect(const struct req *r)
-{
-	return r->res && !r->res->group[0] && strcmp(r->res->plural, "pods") == 0 && r->sub &&
-	       (strcmp(r->sub, "exec") == 0 || strcmp(r->sub, "attach") == 0 ||
-		strcmp(r->sub, "portforward") == 0);
-}
-
 /* Container names of a list joined by spaces, as Go's %s of a []string. */
 static void container_names(const json_t *list, struct kb_buf *b)
 {

@@ -100,7 +100,7 @@ static void watch_close(struct watch *w)
 		w->r->http = NULL;
 	}
 	filter_free(&w->f);
-	proxy_req_free(w->r);
+	req_free(w->r);
 	free(w);
 }
 

@@ -184,7 +184,7 @@ int authz_authorize(struct req *r)
 	attrs_of(r, &g, &a);
 	char why[1024];
 	bool ok = authz_check(r->px, &a, why, sizeof(why));
-	if (ok && a.resource_request && hostpod_is_connect(r) && strcmp(a.verb, "get") == 0 &&
+	if (ok && a.resource_request && req_is_connect(r) && strcmp(a.verb, "get") == 0 &&
 	    kb_http_req_upgrade(r->http)) {
 		/* A WebSocket upgrade is a GET, yet it starts a process as SPDY's
 		 * POST does: it also needs create, as kube's

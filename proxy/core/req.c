@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A request's life outside its routing: the made-up requests of the
+ * tenant's controllers, the upper layers' state hung on a request
+ * (struct req_ext), freeing a request once answered, and what every layer
+ * asks of one (its selectors, whether it names a streaming pod
+ * subresource).
+ *
+ * Threading: loop thread.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "proxy/model/selector.h"
+#include "proxy/proxy_impl.h"
+
+void req_ext_add(struct req *r, struct req_ext *e)
+{
+	e->next = r->exts;
+	r->exts = e;
+}
+
+struct req_ext *req_ext_find(const struct req *r, void (*free_fn)(struct req_ext *e))
+{
+	for (struct req_ext *e = r->exts; e; e = e->next)
+		if (e->free == free_fn)
+			return e;
+	return NULL;
+}
+
+void req_ext_remove(struct req *r, struct req_ext *e)
+{
+	for (struct req_ext **p = &r->exts; *p; p = &(*p)->next)
+		if (*p == e) {
+			*p = e->next;
+			e->free(e);
+			return;
+		}
+}
+
+void req_forget_user(struct req *r)
+{
+	r->user[0] = '\0';
+	for (int i = 0; i < r->ngroups; i++)
+		free(r->groups[i]);
+	r->ngroups = 0;
+}
+
+struct req *req_controller(struct proxy *px, const struct proxy_resource *res, const char *manager)
+{
+	struct req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->px = px;
+	r->res = res;
+	r->now = time(NULL);
+	/* kube's controllers call the API as service accounts of kube-system */
+	snprintf(r->user, sizeof(r->user), "system:serviceaccount:kube-system:%s",
+		 manager ? manager : "kubicle-controller");
+	const char *groups[] = {"system:serviceaccounts", "system:serviceaccounts:kube-system",
+				"system:authenticated"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(groups); i++)
+		if ((r->groups[r->ngroups] = strdup(groups[i])))
+			r->ngroups++;
+	return r;
+}
+
+void req_free(struct req *r)
+{
+	while (r->exts) {
+		struct req_ext *e = r->exts;
+		r->exts = e->next;
+		e->free(e);
+	}
+	prom_req_free(r);
+	req_forget_user(r);
+	free(r->q.buf);
+	free(r->pathbuf);
+	free(r->uid);
+	json_decref(r->warnings);
+	json_decref(r->audit_annotations);
+	free(r->audit_name);
+	free(r);
+}
+
+bool req_is_connect(const struct req *r)
+{
+	return r->res && !r->res->group[0] && strcmp(r->res->plural, "pods") == 0 && r->sub &&
+	       (strcmp(r->sub, "exec") == 0 || strcmp(r->sub, "attach") == 0 ||
+		strcmp(r->sub, "portforward") == 0);
+}
+
+bool filter_match(const json_t *obj, void *arg)
+{
+	const struct filter *f = arg;
+	if (f->labels && !sel_label_match(f->labels, obj_get(obj, "metadata.labels")))
+		return false;
+	if (f->fields && !sel_field_match(f->fields, obj))
+		return false;
+	return true;
+}
+
+int filter_parse(struct req *r, struct filter *f)
+{
+	char err[512];
+	memset(f, 0, sizeof(*f));
+	if (r->q.label_selector && *r->q.label_selector &&
+	    sel_label_parse(r->q.label_selector, &f->labels, err, sizeof(err)) < 0) {
+		reply_statusf(r, 400, "BadRequest", "unable to parse requirement: %s", err);
+		return -EINVAL;
+	}
+	if (r->q.field_selector && *r->q.field_selector &&
+	    sel_field_parse(r->q.field_selector, r->res, &f->fields, err, sizeof(err)) < 0) {
+		sel_label_free(f->labels);
+		f->labels = NULL;
+		reply_status(r, 400, "BadRequest", err, NULL);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void filter_free(struct filter *f)
+{
+	sel_label_free(f->labels);
+	sel_field_free(f->fields);
+}
