@@ -34,8 +34,32 @@ struct pending_create;
 struct apisvc;
 struct aggregator;
 
+/* The in-process client's object calls (proxy/client.h), for the layers
+ * below the API that read and write objects (admission: the policy's quota
+ * object and the quotas' status; auth: RBAC's bootstrap roles). The API
+ * layer provides the table (api_client) and the server sets px->client at
+ * start, so those layers call down a table and never up into the API. */
+struct core_client {
+	int (*create)(struct proxy *px, const char *group, const char *version, const char *plural,
+		      json_t *obj, const char *manager, json_t **out);
+	int (*update)(struct proxy *px, const char *group, const char *version, const char *plural,
+		      json_t *obj, const char *manager, json_t **out);
+	int (*update_status)(struct proxy *px, const char *group, const char *version,
+			     const char *plural, json_t *obj, const char *manager, json_t **out);
+	int (*get)(struct proxy *px, const char *group, const char *version, const char *plural,
+		   const char *ns, const char *name, json_t **out);
+	int (*list)(struct proxy *px, const char *group, const char *version, const char *plural,
+		    const char *ns, json_t **out);
+	/* An object the server makes for itself at start (bootstrap RBAC,
+	 * namespaces, ...): server metadata and defaults, stored, no
+	 * admission. 0, -EEXIST or a store error; *out (may be NULL) new. */
+	int (*bootstrap_create)(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+				json_t **out);
+};
+
 struct proxy {
 	uv_loop_t *loop;
+	const struct core_client *client; /* the API layer's (api_client) */
 	store_t *store;
 	kb_http_server_t *http;
 	char listen[128];
@@ -138,6 +162,9 @@ struct req {
 	bool async;                      /* a module answers later and frees r (metrics.c) */
 	bool generated_name;             /* a create's name came from generateName */
 	struct req_ext *exts;            /* upper layers' state on it (req_ext_add) */
+	/* serves r again once what parked it is done (the webhooks' calls): set
+	 * by the API layer's dispatcher, so admission never names it */
+	void (*resume)(struct req *r);
 };
 
 /* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the
@@ -269,6 +296,11 @@ void metrics_handle(struct req *r);
 /* crd.c: CustomResourceDefinitions turn into resource rows at start-up and
  * whenever one changes. */
 int crd_start(struct proxy *px);
+/* crd.c: fn(arg) after the rows changed (kube's crd-registration
+ * controller listens: the aggregation layer's APIServices of CRD groups);
+ * one listener, NULL removes it. arg must live until removed. */
+typedef void (*crd_change_fn)(void *arg);
+void crd_on_change(crd_change_fn fn, void *arg);
 /* crd.c: a CRD about to be deleted (borrowed, modified) gets the
  * customresourcecleanup finalizer, as kube adds it at delete time. */
 void crd_before_delete(json_t *crd);
@@ -387,6 +419,9 @@ int handle_delete_evicted(struct req *r, const json_t *doc, const char *pre_rv, 
 void proxy_pending_creates_free(struct proxy *px);
 /* Shared write paths used by handlers, namespaces and bootstrap. */
 int object_create(struct proxy *px, const struct proxy_resource *res, json_t *obj, json_t **out);
+/* api_internal.c: the in-process client's calls as a table for the layers
+ * below (px->client). */
+extern const struct core_client api_client;
 
 /* write.c: the write path's defaults (kube's per-kind defaults, after the
  * allocations they leave to the server: a Service's ClusterIP). */

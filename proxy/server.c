@@ -352,6 +352,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	if (!px)
 		return -ENOMEM;
 	px->loop = loop;
+	px->client = &api_client;
 	px->store = opts->store;
 	snprintf(px->listen, sizeof(px->listen), "%s", opts->listen);
 	snprintf(px->advertise, sizeof(px->advertise), "%s",

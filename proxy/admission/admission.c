@@ -356,7 +356,7 @@ static void psa_existing_pods(struct proxy *px, const json_t *ns, const json_t *
 	json_t *pods = NULL, *pod;
 	if (now.enforce <= 0 ||
 	    (now.enforce == before.enforce && strcmp(now.enforce_v, before.enforce_v) == 0) ||
-	    proxy_object_list(px, "", "v1", "pods", obj_str(ns, "metadata.name"), &pods) < 0)
+	    px->client->list(px, "", "v1", "pods", obj_str(ns, "metadata.name"), &pods) < 0)
 		return;
 	size_t i;
 	bool first = true;
@@ -596,11 +596,11 @@ static void refresh_quota(struct proxy *px)
 	json_t *want = NULL, *have = NULL;
 	if (tenant_usage(px, &u) < 0 || !(want = quota_object(px, &u)))
 		goto out;
-	int rc = proxy_object_get(px, "", "v1", "resourcequotas", QUOTA_NS, QUOTA_NAME, &have);
+	int rc = px->client->get(px, "", "v1", "resourcequotas", QUOTA_NS, QUOTA_NAME, &have);
 	if (rc == -ENOENT) {
 		json_t *c = json_deep_copy(want);
-		rc = c ? proxy_object_create(px, "", "v1", "resourcequotas", c, "kubicle-policy",
-					     &have)
+		rc = c ? px->client->create(px, "", "v1", "resourcequotas", c, "kubicle-policy",
+					    &have)
 		       : -ENOMEM;
 		json_decref(c);
 	}
@@ -609,16 +609,16 @@ static void refresh_quota(struct proxy *px)
 	if (!json_equal(json_object_get(have, "spec"), json_object_get(want, "spec"))) {
 		json_object_set(have, "spec", json_object_get(want, "spec"));
 		json_t *upd = NULL;
-		if (proxy_object_update(px, "", "v1", "resourcequotas", have, "kubicle-policy",
-					&upd) < 0)
+		if (px->client->update(px, "", "v1", "resourcequotas", have, "kubicle-policy",
+				       &upd) < 0)
 			goto out;
 		json_decref(have);
 		have = upd;
 	}
 	if (!json_equal(json_object_get(have, "status"), json_object_get(want, "status"))) {
 		json_object_set(have, "status", json_object_get(want, "status"));
-		proxy_object_update_status(px, "", "v1", "resourcequotas", have, "kubicle-policy",
-					   NULL);
+		px->client->update_status(px, "", "v1", "resourcequotas", have, "kubicle-policy",
+					  NULL);
 	}
 out:
 	json_decref(want);

@@ -469,7 +469,7 @@ static void write_status(struct proxy *px, const json_t *q, const json_t *used)
 	}
 	json_t *c = json_deep_copy(q);
 	json_object_set_new(c, "status", st);
-	int rc = proxy_object_update_status(px, "", "v1", "resourcequotas", c, MANAGER, NULL);
+	int rc = px->client->update_status(px, "", "v1", "resourcequotas", c, MANAGER, NULL);
 	if (rc < 0 && rc != -ESTALE)
 		kb_warn("quota", "status of %s/%s: %s", obj_str(q, "metadata.namespace"),
 			obj_str(q, "metadata.name"), strerror(-rc));

@@ -1341,7 +1341,8 @@ static void resume(struct wh_req *wr)
 	if (wr->error) {
 		answer_error(wr);
 	} else {
-		handle_resource(r);
+		if (r->resume)
+			r->resume(r);
 		if (r->async)
 			return;
 		if (r->http)

@@ -18,7 +18,7 @@
  * stored ones. At start it handles both kinds: an `onstart` one is created
  * or has its spec put back, and one no longer served is deleted; after
  * start, `onstart` ones are left alone (kube syncs them once) while the CRD
- * ones (`true`) follow the resource table (crd.c tells apiservice_changed)
+ * ones (`true`) follow the resource table (crd.c tells it: crd_on_change)
  * and are put back when someone edits or deletes them (a watch of the
  * APIServices). An APIService of a wanted name without the automanaged label
  * is the user's and is left alone. Syncs after start run from a zero-delay
@@ -283,9 +283,10 @@ static void schedule(struct apisvc *as)
 		uv_timer_start(&as->timer, on_timer, 0, 0);
 }
 
-void apiservice_changed(struct proxy *px)
+static void crds_changed(void *arg)
 {
-	if (px && px->apisvc)
+	struct proxy *px = arg;
+	if (px->apisvc)
 		schedule(px->apisvc);
 }
 
@@ -306,6 +307,7 @@ int apiservice_start(struct proxy *px)
 		return -ENOMEM;
 	as->px = px;
 	px->apisvc = as;
+	crd_on_change(crds_changed, px);
 	uv_timer_init(px->loop, &as->timer);
 	uv_unref((uv_handle_t *)&as->timer);
 	sync_local(px, true);
@@ -342,6 +344,7 @@ void apiservice_stop(struct proxy *px)
 	if (!as)
 		return;
 	as->closing = true;
+	crd_on_change(NULL, NULL);
 	if (as->watch)
 		store_unwatch(as->watch);
 	aggregator_stop(px);

@@ -17,8 +17,9 @@ struct req;
 struct store_event;
 
 /* Creates, fixes and deletes the local APIServices (built-in group/versions
- * once, the CRDs' from then on) and watches the APIServices. Call after
- * crd_start (the CRDs' rows are in the table). 0 or a negative errno. */
+ * once, the CRDs' from then on: it listens to crd_on_change) and watches the
+ * APIServices. Call after crd_start (the CRDs' rows are in the table). 0 or
+ * a negative errno. */
 int apiservice_start(struct proxy *px);
 /* kube-apiserver's priorities of a built-in group/version's local
  * APIService; false when kube's table has none (no APIService then). */
@@ -26,9 +27,6 @@ bool apiservice_local_priority(const char *group, const char *version, int *grou
 			       int *version_p);
 /* Drops the watch and closes the timer (freed in its close callback). */
 void apiservice_stop(struct proxy *px);
-/* The resource table changed (a CRD's rows came or went): the CRDs' local
- * APIServices are synced on a later loop turn. */
-void apiservice_changed(struct proxy *px);
 
 /* ---- proxy/aggregation/aggregator.c: the service-backed APIServices ---------------------- */
 

@@ -755,3 +755,12 @@ int proxy_scale_update(proxy_t *px, const char *api_version, const char *kind, c
 	json_decref(obj);
 	return rc;
 }
+
+const struct core_client api_client = {
+    .create = proxy_object_create,
+    .update = proxy_object_update,
+    .update_status = proxy_object_update_status,
+    .get = proxy_object_get,
+    .list = proxy_object_list,
+    .bootstrap_create = object_create,
+};

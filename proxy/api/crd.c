@@ -40,7 +40,6 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/aggregation/apiservice.h"
 #include "proxy/model/openapi.h"
 #include "proxy/patch/patch.h"
 #include "proxy/proxy_impl.h"
@@ -257,10 +256,20 @@ static void rows_sync(const json_t *crd, const json_t *names)
 	free(order);
 }
 
+static crd_change_fn change_fn; /* crd_on_change */
+static void *change_arg;
+
+void crd_on_change(crd_change_fn fn, void *arg)
+{
+	change_fn = fn;
+	change_arg = arg;
+}
+
 static void table_changed(void)
 {
-	openapi_invalidate();       /* discovery is built per request from the table */
-	apiservice_changed(crd_px); /* crdregistration: the CRDs' APIServices */
+	openapi_invalidate(); /* discovery is built per request from the table */
+	if (change_fn)        /* crdregistration: the CRDs' APIServices */
+		change_fn(change_arg);
 }
 
 /* ---- names, as the naming controller accepts them --------------------------------- */

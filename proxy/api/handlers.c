@@ -1285,6 +1285,7 @@ static bool sub_allowed(struct req *r)
 void handle_resource(struct req *r)
 {
 	const char *m = r->http->method;
+	r->resume = handle_resource; /* a request parked in its webhooks comes back here */
 	if (r->sub && subres_handle(r))
 		return;
 	if (!sub_allowed(r))

@@ -545,7 +545,7 @@ static int bootstrap(struct proxy *px)
 			json_decref(have);
 			continue;
 		}
-		rc = object_create(px, res, o, NULL);
+		rc = px->client->bootstrap_create(px, res, o, NULL);
 		if (rc < 0 && rc != -EEXIST)
 			break;
 		rc = 0;

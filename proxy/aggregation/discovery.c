@@ -3,6 +3,9 @@
  * API discovery from the resource table: aggregated (apidiscovery.k8s.io
  * v2 and v2beta1, chosen by the Accept header) at /api and /apis, and the
  * legacy documents (APIVersions, APIGroupList, APIGroup, APIResourceList).
+ * It is the aggregation layer's, as in kube (kube-aggregator serves the
+ * merged discovery): the local rows and the service-backed APIServices'
+ * group/versions in one document.
  */
 #include <stdio.h>
 #include <string.h>
