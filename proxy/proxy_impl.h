@@ -288,10 +288,8 @@ void hostpod_binding(struct req *r);
 /* eviction.c: POST pods/eviction (kube's EvictionREST). */
 void eviction_handle(struct req *r);
 
-/* metrics.c: whether res is a row of the metrics API; its GET and LIST
- * (asks the host: sets r->async and answers later). */
+/* metrics.c: whether res is a row of the metrics API. */
 bool metrics_row(const struct proxy_resource *res);
-void metrics_handle(struct req *r);
 
 /* crd.c: CustomResourceDefinitions turn into resource rows at start-up and
  * whenever one changes. */

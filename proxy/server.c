@@ -132,40 +132,6 @@ static bool is_public(const struct req *r)
 	return is_health(r) || (r->nsegs == 1 && strcmp(r->segs[0], "version") == 0);
 }
 
-static void serve_openapi(struct req *r)
-{
-	if (r->nsegs == 2 && strcmp(r->segs[1], "v2") == 0) {
-		openapi_v2_serve(r);
-		return;
-	}
-	if (r->nsegs == 2 && strcmp(r->segs[1], "v3") == 0) {
-		json_t *root = openapi_v3_root();
-		aggregator_openapi_paths(r->px, json_object_get(root, "paths"));
-		reply_json(r, 200, root);
-		json_decref(root);
-		return;
-	}
-	if (aggregator_openapi(r))
-		return;
-	if (r->nsegs >= 3 && strcmp(r->segs[1], "v3") == 0) {
-		const char *group = "", *version = NULL;
-		if (r->nsegs == 4 && strcmp(r->segs[2], "api") == 0)
-			version = r->segs[3];
-		else if (r->nsegs == 5 && strcmp(r->segs[2], "apis") == 0) {
-			group = r->segs[3];
-			version = r->segs[4];
-		}
-		size_t len = 0;
-		const char *text = version ? openapi_v3_gv_text(group, version, &len) : NULL;
-		if (text) {
-			reply_raw(r, 200, "application/json",
-				  "Cache-Control: public, immutable\r\n", text, len);
-			return;
-		}
-	}
-	reply_not_found(r);
-}
-
 /* Fills group/version/ns/plural/name/sub from /api/v1/... or /apis/g/v/... */
 static int route_parse(struct req *r)
 {
@@ -268,7 +234,8 @@ static void route(struct req *r)
 		return;
 	}
 	if (strcmp(r->segs[0], "openapi") == 0) {
-		serve_openapi(r);
+		if (!docs_serve(r))
+			reply_not_found(r);
 		return;
 	}
 	if (strcmp(r->segs[0], "api") != 0 && strcmp(r->segs[0], "apis") != 0) {

@@ -71,4 +71,12 @@ json_t *aggregator_agg_resources(const char *group, const char *version, const j
  * the identity headers the proxy sets. */
 bool aggregator_header_dropped(const char *name);
 
+/* ---- proxy/aggregation/docs.c ---- */
+
+/* GET /openapi/v2 (protobuf when Accept names
+ * application/com.github.proto-openapi.spec.v2@v1.0+protobuf or the
+ * .v2.v1.0+protobuf spelling, else JSON; ETag / If-None-Match: 304) and
+ * /openapi/v3[/...]; false when r names no document (not answered). */
+bool docs_serve(struct req *r);
+
 #endif

@@ -33,6 +33,8 @@
 #define METRICS_GROUP "metrics.k8s.io"
 #define READER_ROLE   "system:aggregated-metrics-reader"
 
+static void serve(struct req *r);
+
 static struct proxy_resource pod_row = {
     .group = METRICS_GROUP,
     .version = "v1beta1",
@@ -42,6 +44,7 @@ static struct proxy_resource pod_row = {
     .singular = "podmetrics",
     .namespaced = true,
     .verbs = VERB_GET | VERB_LIST,
+    .serve = serve,
 };
 static struct proxy_resource node_row = {
     .group = METRICS_GROUP,
@@ -52,6 +55,7 @@ static struct proxy_resource node_row = {
     .singular = "nodemetrics",
     .namespaced = false,
     .verbs = VERB_GET | VERB_LIST,
+    .serve = serve,
 };
 static bool served; /* the rows are in the table (one proxy per process) */
 
@@ -234,7 +238,9 @@ static json_t *tenant_objects(struct req *r)
 	return out.items;
 }
 
-void metrics_handle(struct req *r)
+/* GET and LIST of the metrics rows: asks the host (sets r->async and
+ * answers later). */
+static void serve(struct req *r)
 {
 	const char *m = r->http->method;
 	if ((strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) || r->q.watch || r->sub) {

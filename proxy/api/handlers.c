@@ -1290,8 +1290,8 @@ void handle_resource(struct req *r)
 		return;
 	if (!sub_allowed(r))
 		return;
-	if (metrics_row(r->res)) {
-		metrics_handle(r);
+	if (r->res->serve) {
+		r->res->serve(r);
 		return;
 	}
 	if (!r->res->stored) {

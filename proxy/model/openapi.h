@@ -75,10 +75,9 @@ int openapi_v2_encode(json_t *doc, struct kb_buf *out);
 const char *openapi_v2_text(size_t *len);
 const void *openapi_v2_proto(size_t *len);
 
-/* Answers GET /openapi/v2: protobuf when Accept names
- * application/com.github.proto-openapi.spec.v2@v1.0+protobuf (or the
- * .v2.v1.0+protobuf spelling), else JSON; ETag / If-None-Match (304). */
-void openapi_v2_serve(struct req *r);
+/* The v2 document's ETag (a quoted hash of the JSON), or NULL when it
+ * cannot be built. */
+const char *openapi_v2_etag(void);
 
 /* Drops the v2 cache (openapi_invalidate() calls it). */
 void openapi_v2_invalidate(void);

@@ -24,16 +24,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include "lib/util.h"
 #include "proxy/model/openapi.h"
-#include "proxy/proxy_impl.h"
 
-#define V2_PB_TYPE  "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
-#define V2_PB_TYPE2 "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-#define GVK_EXT     "x-kubernetes-group-version-kind"
-#define MAX_DEPTH   64
+#define GVK_EXT   "x-kubernetes-group-version-kind"
+#define MAX_DEPTH 64
 
 static struct {
 	bool built;
@@ -807,33 +805,7 @@ const void *openapi_v2_proto(size_t *len)
 	return v2.pb.data;
 }
 
-/* The Content-Type of a protobuf answer, or NULL for JSON. Clients ask with
- * the "@v1.0" spelling, but Go's mime parser refuses '@' in a Content-Type,
- * so kube-apiserver answers with the ".v1.0" one; so do we. */
-static const char *wanted_pb(const char *accept)
+const char *openapi_v2_etag(void)
 {
-	if (accept && (strstr(accept, V2_PB_TYPE) || strstr(accept, V2_PB_TYPE2)))
-		return V2_PB_TYPE2;
-	return NULL;
-}
-
-void openapi_v2_serve(struct req *r)
-{
-	const char *type = wanted_pb(kb_http_req_header(r->http, "accept"));
-	const char *inm = kb_http_req_header(r->http, "if-none-match");
-	struct kb_buf hdr = {0};
-	size_t len = 0;
-	const char *body = type ? openapi_v2_proto(&len) : openapi_v2_text(&len);
-
-	if (!body) {
-		reply_status(r, 500, "InternalError", "the OpenAPI v2 document could not be built",
-			     NULL);
-		return;
-	}
-	kb_buf_printf(&hdr, "ETag: %s\r\nVary: Accept\r\nCache-Control: no-cache, private\r\n",
-		      v2.etag);
-	int code = inm && strstr(inm, v2.etag) ? 304 : 200;
-	reply_raw(r, code, type ? type : "application/json", hdr.data, code == 304 ? "" : body,
-		  code == 304 ? 0 : len);
-	kb_buf_free(&hdr);
+	return v2_build() < 0 ? NULL : v2.etag;
 }

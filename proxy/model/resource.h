@@ -76,6 +76,10 @@ struct proxy_resource {
 	 * start by the layer that owns it (resource_set_write_check), never
 	 * named here. */
 	int (*write_check)(struct req *r, json_t *obj, const json_t *old);
+	/* a row served by a module of its own (the metrics API's rows:
+	 * proxy/aggregation/metrics.c), in place of the generic verbs; set by
+	 * that module on its own rows, NULL for every other row */
+	void (*serve)(struct req *r);
 	/* run-time rows (CRDs) */
 	json_t *crd;                        /* owned reference to the CRD object, or NULL */
 	json_t *schema;                     /* owned: openAPIV3Schema of this version, or NULL */
