@@ -13,9 +13,8 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/aggregation/apiservice.h"
+#include "proxy/aggregation/aggregation.h"
 #include "proxy/model/openapi.h"
-#include "proxy/proxy_impl.h"
 #include "proxy/admission/vap.h"
 #include "proxy/admission/webhook.h"
 
@@ -320,6 +319,14 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		return -ENOMEM;
 	px->loop = loop;
 	px->client = &api_client;
+	px->api = calloc(1, sizeof(*px->api));
+	px->metrics = calloc(1, sizeof(*px->metrics));
+	if (!px->api || !px->metrics) {
+		free(px->api);
+		free(px->metrics);
+		free(px);
+		return -ENOMEM;
+	}
 	px->store = opts->store;
 	snprintf(px->listen, sizeof(px->listen), "%s", opts->listen);
 	snprintf(px->advertise, sizeof(px->advertise), "%s",
@@ -328,6 +335,8 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		snprintf(px->data_dir, sizeof(px->data_dir), "%s", opts->data_dir);
 	int rc = prom_start(px);
 	if (rc < 0) {
+		free(px->api);
+		free(px->metrics);
 		free(px);
 		return rc;
 	}
@@ -369,6 +378,8 @@ fail_auth:
 	auth_stop(px);
 fail_bootstrap:
 	prom_stop(px);
+	free(px->api);
+	free(px->metrics);
 	free(px);
 	return rc;
 }
@@ -377,6 +388,8 @@ static void on_tick_closed(uv_handle_t *h)
 {
 	struct proxy *px = kb_container_of((uv_timer_t *)h, struct proxy, tick);
 	prom_stop(px);
+	free(px->api);
+	free(px->metrics);
 	free(px);
 }
 

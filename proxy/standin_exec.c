@@ -48,7 +48,7 @@
 #include "lib/spdy.h"
 #include "lib/util.h"
 #include "lib/ws.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/aggregation/aggregation.h"
 #include "proxy/validation/validate.h"
 
 #define MAX_ARGS    256

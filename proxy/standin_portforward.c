@@ -46,7 +46,7 @@
 #include "lib/spdy.h"
 #include "lib/util.h"
 #include "lib/ws.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/aggregation/aggregation.h"
 
 #define PROTO        "portforward.k8s.io"
 #define WS_PROTO     "SPDY/3.1+portforward.k8s.io"

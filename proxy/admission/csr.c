@@ -16,7 +16,7 @@
 #include "lib/json.h"
 #include "lib/pki.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/admission/admission.h"
 #include "proxy/auth/rbac.h"
 #include "proxy/validation/validate.h"
 

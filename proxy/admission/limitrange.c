@@ -17,7 +17,7 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/admission/admission.h"
 #include "proxy/admission/quota.h"
 
 #define ANNOTATION "kubernetes.io/limit-ranger"

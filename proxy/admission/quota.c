@@ -25,7 +25,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "policies/policies.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/admission/admission.h"
 #include "proxy/admission/quota.h"
 #include "proxy/model/quantity.h"
 

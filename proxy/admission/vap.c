@@ -34,7 +34,7 @@
 #include "proxy/cel/cel_impl.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/admission/admission.h"
 #include "proxy/auth/rbac.h"
 #include "proxy/model/selector.h"
 #include "proxy/validation/validate.h"

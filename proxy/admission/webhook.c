@@ -81,7 +81,7 @@
 #include "lib/prom.h"
 #include "lib/util.h"
 #include "proxy/patch/patch.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/admission/admission.h"
 #include "proxy/model/selector.h"
 #include "proxy/admission/vap.h"
 #include "proxy/admission/webhook.h"

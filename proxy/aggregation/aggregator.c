@@ -44,9 +44,8 @@
 #include "lib/log.h"
 #include "lib/pki.h"
 #include "lib/util.h"
-#include "proxy/aggregation/apiservice.h"
+#include "proxy/aggregation/aggregation.h"
 #include "proxy/model/openapi.h"
-#include "proxy/proxy_impl.h"
 
 #define CHECK_EVERY_S  10
 #define CHECK_TIMEOUT  5000

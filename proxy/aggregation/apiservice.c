@@ -36,8 +36,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/aggregation/apiservice.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/aggregation/aggregation.h"
 
 #define AUTO_LABEL  "kube-aggregator.kubernetes.io/automanaged"
 #define MANAGER     "kube-apiserver"

@@ -11,8 +11,7 @@
 #include <string.h>
 
 #include "lib/util.h"
-#include "proxy/aggregation/apiservice.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/aggregation/aggregation.h"
 
 enum disc_format { DISC_LEGACY = 0, DISC_V2, DISC_V2BETA1 };
 

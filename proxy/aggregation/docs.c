@@ -12,9 +12,8 @@
 
 #include "lib/http.h"
 #include "lib/util.h"
-#include "proxy/aggregation/apiservice.h"
+#include "proxy/aggregation/aggregation.h"
 #include "proxy/model/openapi.h"
-#include "proxy/proxy_impl.h"
 
 #define V2_PB_TYPE  "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 #define V2_PB_TYPE2 "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"

@@ -28,7 +28,7 @@
 
 #include "lib/log.h"
 #include "proxy/model/openapi.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/aggregation/aggregation.h"
 
 #define METRICS_GROUP "metrics.k8s.io"
 #define READER_ROLE   "system:aggregated-metrics-reader"
@@ -67,9 +67,9 @@ bool metrics_row(const struct proxy_resource *res)
 void proxy_set_metrics(proxy_t *px, proxy_metrics_fetch_fn fetch, proxy_metrics_cancel_fn cancel,
 		       void *arg)
 {
-	px->metrics_fetch = fetch;
-	px->metrics_cancel = cancel;
-	px->metrics_arg = arg;
+	px->metrics->fetch = fetch;
+	px->metrics->cancel = cancel;
+	px->metrics->arg = arg;
 }
 
 /* metrics-server's manifest's ClusterRole, so that view, edit and admin
@@ -197,7 +197,7 @@ static void on_fetched(void *arg, int err, long status, json_t *items, const cha
 static void on_abort(kb_http_req_t *http, void *arg)
 {
 	struct metrics_req *mr = arg;
-	mr->r->px->metrics_cancel(mr->call);
+	mr->r->px->metrics->cancel(mr->call);
 	mr->r->http = NULL;
 	req_free(mr->r);
 	free(mr);
@@ -257,9 +257,9 @@ static void serve(struct req *r)
 		return;
 	}
 	struct metrics_req *mr = calloc(1, sizeof(*mr));
-	if (mr && r->px->metrics_fetch)
-		mr->call = r->px->metrics_fetch(r->px->metrics_arg, r->res->plural, r->ns, r->name,
-						objs, on_fetched, mr);
+	if (mr && r->px->metrics->fetch)
+		mr->call = r->px->metrics->fetch(r->px->metrics->arg, r->res->plural, r->ns,
+						 r->name, objs, on_fetched, mr);
 	json_decref(objs);
 	if (!mr || !mr->call) {
 		free(mr);
@@ -275,19 +275,19 @@ static void serve(struct req *r)
 
 bool proxy_metrics_served(proxy_t *px)
 {
-	return served && px->metrics_fetch;
+	return served && px->metrics->fetch;
 }
 
 void *proxy_metrics_pods(proxy_t *px, const char *ns, const json_t *pods,
 			 proxy_metrics_done_fn done, void *arg)
 {
-	if (!served || !px->metrics_fetch)
+	if (!served || !px->metrics->fetch)
 		return NULL;
-	return px->metrics_fetch(px->metrics_arg, "pods", ns, NULL, pods, done, arg);
+	return px->metrics->fetch(px->metrics->arg, "pods", ns, NULL, pods, done, arg);
 }
 
 void proxy_metrics_pods_cancel(proxy_t *px, void *call)
 {
-	if (call && px->metrics_cancel)
-		px->metrics_cancel(call);
+	if (call && px->metrics->cancel)
+		px->metrics->cancel(call);
 }

@@ -17,7 +17,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "proxy/patch/patch.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 #include "proxy/validation/validate.h"
 #include "proxy/admission/vap.h"
 #include "proxy/admission/webhook.h"
@@ -160,7 +160,7 @@ int proxy_object_create(proxy_t *px, const char *group, const char *version, con
 
 /* ---- creates that wait for admission webhooks ---------------------------- */
 
-/* One create of a controller in its webhooks (px->pending_creates). */
+/* One create of a controller in its webhooks (px->api->pending_creates). */
 struct pending_create {
 	struct proxy *px;
 	const struct proxy_resource *res;
@@ -192,7 +192,7 @@ static const char *controller_uid(const json_t *obj)
 static bool pending_named(struct proxy *px, const struct proxy_resource *res, const char *ns,
 			  const char *name)
 {
-	for (struct pending_create *p = px->pending_creates; p; p = p->next)
+	for (struct pending_create *p = px->api->pending_creates; p; p = p->next)
 		if (p->res == res && strcmp(p->ns, ns) == 0 && strcmp(p->name, name) == 0)
 			return true;
 	return false;
@@ -201,7 +201,7 @@ static bool pending_named(struct proxy *px, const struct proxy_resource *res, co
 size_t proxy_creates_pending(proxy_t *px, const char *ns, const char *owner_uid)
 {
 	size_t n = 0;
-	for (struct pending_create *p = px->pending_creates; p && owner_uid; p = p->next)
+	for (struct pending_create *p = px->api->pending_creates; p && owner_uid; p = p->next)
 		n += p->owner_uid && strcmp(p->ns, ns ? ns : "") == 0 &&
 		     strcmp(p->owner_uid, owner_uid) == 0;
 	return n;
@@ -212,7 +212,7 @@ static void on_admitted(void *arg, int rc, json_t *obj, const char *message)
 {
 	struct pending_create *p = arg;
 	struct proxy *px = p->px;
-	KB_LIST_UNLINK(px->pending_creates, p);
+	KB_LIST_UNLINK(px->api->pending_creates, p);
 	json_t *made = NULL;
 	char why[1200];
 	if (rc < 0) {
@@ -265,11 +265,11 @@ int proxy_object_create_admitted(proxy_t *px, const char *group, const char *ver
 		pending_free(p);
 		return -ENOMEM;
 	}
-	KB_LIST_PUSH(px->pending_creates, p);
+	KB_LIST_PUSH(px->api->pending_creates, p);
 	rc = webhook_internal(px, res, "CREATE", NULL, obj, NULL, p->manager, on_admitted, p);
 	if (rc == 1)
 		return -EINPROGRESS; /* p is the webhooks' now (maybe freed already) */
-	KB_LIST_UNLINK(px->pending_creates, p);
+	KB_LIST_UNLINK(px->api->pending_creates, p);
 	pending_free(p);
 	if (rc < 0)
 		return rc;
@@ -359,7 +359,7 @@ static json_t *update_of(const struct proxy_resource *res, const char *sub, cons
 
 /* ---- updates and deletes that wait for admission webhooks ------------------ */
 
-/* One update or delete of a controller in its webhooks (px->pending_writes). */
+/* One update or delete of a controller in its webhooks (px->api->pending_writes). */
 struct pending_write {
 	struct proxy *px;
 	const struct proxy_resource *res;
@@ -382,7 +382,7 @@ static void write_free(struct pending_write *p)
 static bool write_pending(struct proxy *px, const struct proxy_resource *res, const char *ns,
 			  const char *name)
 {
-	for (struct pending_write *p = px->pending_writes; p; p = p->next)
+	for (struct pending_write *p = px->api->pending_writes; p; p = p->next)
 		if (p->res == res && strcmp(p->ns, ns) == 0 && strcmp(p->name, name) == 0)
 			return true;
 	return false;
@@ -390,16 +390,16 @@ static bool write_pending(struct proxy *px, const struct proxy_resource *res, co
 
 void proxy_pending_creates_free(struct proxy *px)
 {
-	while (px->pending_creates) {
-		struct pending_create *p = px->pending_creates;
-		KB_LIST_UNLINK(px->pending_creates, p);
+	while (px->api->pending_creates) {
+		struct pending_create *p = px->api->pending_creates;
+		KB_LIST_UNLINK(px->api->pending_creates, p);
 		kb_warn("api", "%s %s/%s of %s not created: the server is stopping", p->res->plural,
 			p->ns, p->name, p->manager);
 		pending_free(p);
 	}
-	while (px->pending_writes) {
-		struct pending_write *p = px->pending_writes;
-		KB_LIST_UNLINK(px->pending_writes, p);
+	while (px->api->pending_writes) {
+		struct pending_write *p = px->api->pending_writes;
+		KB_LIST_UNLINK(px->api->pending_writes, p);
 		kb_warn("api", "%s of %s %s/%s by %s not made: the server is stopping", p->op,
 			p->res->plural, p->ns, p->name, p->manager);
 		write_free(p);
@@ -412,8 +412,8 @@ static int delete_now(struct proxy *px, const struct proxy_resource *res, const 
 
 void proxy_on_write_refused(proxy_t *px, proxy_write_refused_fn fn, void *arg)
 {
-	px->write_refused = fn;
-	px->write_refused_arg = arg;
+	px->api->write_refused = fn;
+	px->api->write_refused_arg = arg;
 }
 
 /* The webhooks are done with a pending update or delete: the write, now. */
@@ -422,7 +422,7 @@ static void on_write_admitted(void *arg, int rc, json_t *obj, const char *messag
 	struct pending_write *p = arg;
 	struct proxy *px = p->px;
 	json_t *cur = NULL, *upd = NULL;
-	KB_LIST_UNLINK(px->pending_writes, p);
+	KB_LIST_UNLINK(px->api->pending_writes, p);
 	if (rc < 0) {
 		kb_warn("api", "%s of %s %s/%s by %s refused: %s", p->op, p->res->plural, p->ns,
 			p->name, p->manager, message ? message : "by an admission webhook");
@@ -442,9 +442,10 @@ static void on_write_admitted(void *arg, int rc, json_t *obj, const char *messag
 		kb_info("api", "%s of %s %s/%s by %s not made after its webhooks: %s", p->op,
 			p->res->plural, p->ns, p->name, p->manager, strerror(-rc));
 	/* changed or gone meanwhile: that store event syncs the controller */
-	if (rc < 0 && rc != -ECANCELED && rc != -ESTALE && rc != -ENOENT && px->write_refused &&
+	if (rc < 0 && rc != -ECANCELED && rc != -ESTALE && rc != -ENOENT &&
+	    px->api->write_refused &&
 	    (cur || store_get(px->store, p->res->store_key, p->ns, p->name, &cur) == 0))
-		px->write_refused(px->write_refused_arg, p->res->store_key, cur);
+		px->api->write_refused(px->api->write_refused_arg, p->res->store_key, cur);
 	json_decref(upd);
 	json_decref(cur);
 	write_free(p);
@@ -479,11 +480,11 @@ static int hooked(struct proxy *px, const struct proxy_resource *res, const char
 		write_free(p);
 		return -ENOMEM;
 	}
-	KB_LIST_PUSH(px->pending_writes, p);
+	KB_LIST_PUSH(px->api->pending_writes, p);
 	int rc = webhook_internal(px, res, op, sub, obj, old, p->manager, on_write_admitted, p);
 	if (rc == 1)
 		return -EINPROGRESS; /* p is the webhooks' now (maybe freed already) */
-	KB_LIST_UNLINK(px->pending_writes, p);
+	KB_LIST_UNLINK(px->api->pending_writes, p);
 	write_free(p);
 	return rc;
 }

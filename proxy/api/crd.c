@@ -42,7 +42,7 @@
 #include "lib/util.h"
 #include "proxy/model/openapi.h"
 #include "proxy/patch/patch.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 #include "proxy/validation/validate.h"
 
 #define CRD_KEY     "apiextensions.k8s.io/customresourcedefinitions"

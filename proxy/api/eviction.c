@@ -35,7 +35,7 @@
 #include "lib/json.h"
 #include "lib/util.h"
 #include "proxy/model/protobuf.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 #include "proxy/model/selector.h"
 #include "proxy/admission/vap.h"
 #include "proxy/admission/webhook.h"

@@ -23,7 +23,7 @@
 
 #include "lib/util.h"
 #include "proxy/model/flowcontrol.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 
 int flowcontrol_bootstrap(struct proxy *px)
 {

@@ -17,7 +17,7 @@
 #include "lib/util.h"
 #include "proxy/patch/patch.h"
 #include "proxy/model/protobuf.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 #include "proxy/model/schema.h"
 #include "proxy/model/selector.h"
 #include "proxy/validation/validate.h"
@@ -638,7 +638,7 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 static void finish_namespace_if_done(struct req *r, json_t *obj)
 {
 	if (obj_str(obj, "metadata.deletionTimestamp"))
-		r->px->ns_pending = true;
+		r->px->api->ns_pending = true;
 }
 
 /* spec[key] of obj: that of `from` (when obj lacks it only, if `missing`). */
@@ -1130,7 +1130,7 @@ static int delete_write(struct req *r, const struct delete_opts *o, json_t *obj,
 			return rc;
 		}
 		if (is_ns)
-			r->px->ns_pending = true;
+			r->px->api->ns_pending = true;
 		*result = upd;
 		return 0;
 	}

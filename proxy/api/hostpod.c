@@ -17,7 +17,7 @@
 
 #include "lib/http.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 #include "proxy/validation/validate.h"
 #include "proxy/admission/webhook.h"
 
@@ -26,15 +26,15 @@
 void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
 		    void *arg)
 {
-	px->host_sync = pod_log != NULL;
-	px->pod_log = pod_log;
-	px->pod_connect = pod_connect;
-	px->pod_log_arg = arg;
+	px->api->host_sync = pod_log != NULL;
+	px->api->pod_log = pod_log;
+	px->api->pod_connect = pod_connect;
+	px->api->pod_log_arg = arg;
 }
 
 void proxy_set_standin_exec(proxy_t *px, bool on)
 {
-	px->standin_exec = on;
+	px->api->standin_exec = on;
 }
 
 /* The stand-in's log text, cut to the last `tail` lines (-1: all). */
@@ -99,7 +99,7 @@ void hostpod_log(struct req *r)
 		reply_errno(r, rc, r->name);
 		return;
 	}
-	if (!r->px->pod_log) {
+	if (!r->px->api->pod_log) {
 		standin_log(r, pod);
 		json_decref(pod);
 		return;
@@ -108,7 +108,7 @@ void hostpod_log(struct req *r)
 	prom_handoff(r);
 	kb_http_req_t *http = r->http;
 	r->http = NULL; /* the syncer answers it */
-	r->px->pod_log(r->px->pod_log_arg, http, r->ns, r->name, http->query);
+	r->px->api->pod_log(r->px->api->pod_log_arg, http, r->ns, r->name, http->query);
 }
 
 /* ---- pods/exec, pods/attach, pods/portforward ----------------------------------
@@ -246,14 +246,15 @@ void hostpod_connect(struct req *r)
 		reply_statusf(r, 400, "BadRequest", "Upgrade request required");
 		goto out;
 	}
-	if (r->px->pod_connect) {
+	if (r->px->api->pod_connect) {
 		prom_handoff(r);
 		kb_http_req_t *http = r->http;
 		r->http = NULL; /* the syncer answers it */
-		r->px->pod_connect(r->px->pod_log_arg, http, r->ns, r->name, r->sub, http->query);
-	} else if (r->px->standin_exec && strcmp(r->sub, "exec") == 0) {
+		r->px->api->pod_connect(r->px->api->pod_log_arg, http, r->ns, r->name, r->sub,
+					http->query);
+	} else if (r->px->api->standin_exec && strcmp(r->sub, "exec") == 0) {
 		standin_exec(r, pod, container);
-	} else if (r->px->standin_exec && ports) {
+	} else if (r->px->api->standin_exec && ports) {
 		standin_portforward(r, pod);
 	} else {
 		reply_statusf(

@@ -14,7 +14,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 
 static const char *const builtin_ns[] = {"default", "kube-system", "kube-public", "kube-node-lease",
 					 NULL};
@@ -201,7 +201,7 @@ int ns_bootstrap(struct proxy *px)
 			json_t *n;
 			json_array_foreach (res.items, k, n)
 				if (obj_str(n, "metadata.deletionTimestamp"))
-					px->ns_pending = true;
+					px->api->ns_pending = true;
 			items = res.items;
 			free(res.next);
 		}
@@ -320,14 +320,14 @@ static void ns_finalize(struct proxy *px, const struct proxy_resource *nsr, json
 
 void ns_tick(struct proxy *px)
 {
-	if (!px->ns_pending)
+	if (!px->api->ns_pending)
 		return;
-	px->ns_pending = false;
+	px->api->ns_pending = false;
 	const struct proxy_resource *nsr = resource_find("", "v1", "namespaces");
 	struct store_list_req lr = {.res = nsr->store_key};
 	struct store_list_result res = {0};
 	if (store_list(px->store, &lr, &res) < 0) {
-		px->ns_pending = true;
+		px->api->ns_pending = true;
 		return;
 	}
 	size_t i;
@@ -341,7 +341,7 @@ void ns_tick(struct proxy *px)
 		if (empty)
 			ns_finalize(px, nsr, n);
 		else
-			px->ns_pending = true;
+			px->api->ns_pending = true;
 		store_txn_commit(px->store);
 		kb_info("proxy", "namespace %s: %s", name,
 			empty ? "removed" : "waiting for finalizers");

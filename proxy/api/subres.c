@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 
 struct subres_route {
 	const char *group, *plural, *sub;

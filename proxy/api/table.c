@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "proxy/model/printers.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 
 static json_t *row_object(const struct req *r, const json_t *obj)
 {

@@ -14,7 +14,7 @@
 
 #include "lib/util.h"
 #include "proxy/model/protobuf.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 #include "proxy/auth/rbac.h"
 
 static int decode(struct req *r, json_t **out)

@@ -20,7 +20,7 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 #include "proxy/model/selector.h"
 #include "proxy/validation/validate.h"
 
@@ -72,12 +72,12 @@ static void unlink_watch(struct watch *w)
 	struct proxy *px = w->r->px;
 	if (w->prev)
 		w->prev->next = w->next;
-	else if (px->watches == w)
-		px->watches = w->next;
+	else if (px->api->watches == w)
+		px->api->watches = w->next;
 	if (w->next)
 		w->next->prev = w->prev;
 	w->next = w->prev = NULL;
-	px->nwatches--;
+	px->api->nwatches--;
 }
 
 /* Ends the stream (when the connection is still there) and frees the watch
@@ -358,11 +358,11 @@ void watch_start(struct req *r)
 	}
 	int64_t since = o.since;
 	struct proxy *px = r->px;
-	w->next = px->watches;
+	w->next = px->api->watches;
 	if (w->next)
 		w->next->prev = w;
-	px->watches = w;
-	px->nwatches++;
+	px->api->watches = w;
+	px->api->nwatches++;
 	uint64_t now = kb_now_ms();
 	long timeout = r->q.timeout_seconds;
 	if (timeout <= 0)
@@ -436,7 +436,7 @@ static void send_bookmark(struct watch *w, int64_t rev, bool initial_end)
 void watch_tick(struct proxy *px)
 {
 	uint64_t now = kb_now_ms();
-	struct watch *w = px->watches, *next;
+	struct watch *w = px->api->watches, *next;
 	for (; w; w = next) {
 		next = w->next;
 		if (now >= w->deadline_ms) {
@@ -450,8 +450,8 @@ void watch_tick(struct proxy *px)
 
 void watch_close_all(struct proxy *px)
 {
-	while (px->watches)
-		watch_close(px->watches);
+	while (px->api->watches)
+		watch_close(px->api->watches);
 	kb_buf_free(&enc_cache.line);
 	enc_cache.obj = NULL;
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "lib/json.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 #include "proxy/validation/validate.h"
 #include "proxy/admission/webhook.h"
 
@@ -57,7 +57,7 @@ static int validate_admit(struct req *r, json_t *obj, const json_t *old)
 	val_object(r->res, obj, old, causes);
 	if (r->res->crd)
 		crd_check_rules(r, obj, old, causes);
-	if (r->px->host_sync && !old && strcmp(r->res->group, "") == 0 &&
+	if (r->px->api->host_sync && !old && strcmp(r->res->group, "") == 0 &&
 	    strcmp(r->res->kind, "Pod") == 0)
 		hostpod_refuse_fields(obj, r->px->policy != NULL, causes);
 	if (json_array_size(causes) == 0) {

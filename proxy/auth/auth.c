@@ -35,7 +35,7 @@
 #include "lib/pki.h"
 #include "lib/util.h"
 #include "proxy/model/protobuf.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/auth/auth.h"
 #include "proxy/auth/rbac.h"
 
 #define SA_ISSUER             "https://kubernetes.default.svc.cluster.local"

@@ -25,7 +25,7 @@
 #include "lib/http.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/auth/auth.h"
 #include "proxy/auth/rbac.h"
 #include "proxy/model/selector.h"
 

@@ -24,7 +24,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/core/core.h"
 
 #define AUDIT_FLUSH_AT (256 * 1024)
 

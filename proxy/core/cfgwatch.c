@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "proxy/proxy_impl.h"
+#include "proxy/core/core.h"
 #include "store/store.h"
 
 static void on_change(const struct store_event *ev, void *arg)

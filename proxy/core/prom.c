@@ -44,7 +44,7 @@
 #include "lib/log.h"
 #include "lib/prom.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/core/core.h"
 
 static const double DURATION_BOUNDS[] = {0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8,
 					 1.0,   1.25,  1.5,  2,   3,   4,   5,   6,

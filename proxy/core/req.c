@@ -15,7 +15,7 @@
 
 #include "lib/util.h"
 #include "proxy/model/selector.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/core/core.h"
 
 void req_ext_add(struct req *r, struct req_ext *e)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "proxy/validation/crd_validate.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/core/core.h"
 
 static void out_conv(const struct proxy_resource *res, json_t *obj)
 {

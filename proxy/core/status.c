@@ -12,7 +12,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/core/core.h"
 #include "proxy/validation/validate.h"
 
 static void warnings_header(struct req *r, struct kb_buf *hdr)

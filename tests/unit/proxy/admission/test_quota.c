@@ -15,7 +15,7 @@
 
 #include "lib/json.h"
 #include "policies/policies.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/admission/admission.h"
 #include "proxy/admission/quota.h"
 
 static Suite *suite(void);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/aggregation/apiservice.h"
+#include "proxy/aggregation/aggregation.h"
 
 static Suite *suite(void);
 #include "tests/unit/check_main.h"

@@ -14,7 +14,7 @@
 
 #include "lib/util.h"
 #include "proxy/model/printers.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 #include "proxy/model/resource.h"
 #include "proxy/model/types.h"
 #include "proxy/validation/validate.h"

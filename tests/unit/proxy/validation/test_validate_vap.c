@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "lib/json.h"
-#include "proxy/proxy_impl.h"
+#include "proxy/api/api.h"
 #include "proxy/model/resource.h"
 #include "proxy/model/types.h"
 #include "proxy/validation/validate.h"

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The aggregation layer (apiregistration.k8s.io/v1 APIService) inside the
- * API front: the local APIServices kube's autoregister and crdregistration
- * controllers keep (proxy/aggregation/apiservice.c).
+ * The aggregation layer, as kube-aggregator in front of kube-apiserver: the
+ * APIServices (apiregistration.k8s.io/v1; the local ones kube's autoregister
+ * and crdregistration controllers keep, apiservice.c; the service-backed
+ * ones proxied to their backends, aggregator.c), the metrics API served
+ * from the host (metrics.c), and the merged discovery (discovery.c) and
+ * OpenAPI documents (docs.c). Included by aggregation/ and the server.
  *
  * Threading: loop thread only.
  */
-#ifndef KB_PROXY_APISERVICE_H
-#define KB_PROXY_APISERVICE_H
+#ifndef KB_PROXY_AGGREGATION_H
+#define KB_PROXY_AGGREGATION_H
 
 #include <jansson.h>
 #include <stdbool.h>
+
+#include "proxy/api/api.h"
 
 struct proxy;
 struct req;
@@ -78,5 +83,18 @@ bool aggregator_header_dropped(const char *name);
  * .v2.v1.0+protobuf spelling, else JSON; ETag / If-None-Match: 304) and
  * /openapi/v3[/...]; false when r names no document (not answered). */
 bool docs_serve(struct req *r);
+
+/* metrics.c: whether res is a row of the metrics API. */
+bool metrics_row(const struct proxy_resource *res);
+
+/* discovery.c */
+bool discovery_handle(struct req *r);
+
+/* metrics.c: its state on the server (px->metrics): proxy_set_metrics. */
+struct metrics_hook {
+	proxy_metrics_fetch_fn fetch;
+	proxy_metrics_cancel_fn cancel;
+	void *arg;
+};
 
 #endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Admission (admission.c): kube's built-in chain in its order (LimitRange,
+ * Pod Security, the tenant policy, Priority, ResourceQuota), the
+ * certificate plugins (csr.c), beside the webhooks (webhook.h) and the
+ * ValidatingAdmissionPolicies (vap.h). Included by admission/ and the
+ * layers above it. Loop thread only.
+ */
+#ifndef KB_PROXY_ADMISSION_H
+#define KB_PROXY_ADMISSION_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proxy/auth/auth.h"
+
+/* admission.c: the admission chain for a create or update of obj (borrowed,
+ * may be changed) over old (borrowed, NULL on create), in kube's order:
+ * LimitRange (defaults, then min/max), Pod Security (namespace labels), the
+ * tenant policy (a new pod gets its node selector and tolerations), then
+ * ResourceQuota (the tenant's quotas, charged when admitted). 0, or it has
+ * answered (403/422) and returns -EACCES/-EINVAL. */
+int admission_check(struct req *r, json_t *obj, const json_t *old);
+
+/* admission.c: the same chain for writes of in-process controllers: 0, or
+ * -EACCES (the reason is logged). */
+int admission_internal(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+		       const json_t *old);
+
+/* admission.NewForbidden's 403: `<resource> "<name>" is forbidden: <why>`,
+ * details name, group and kind (admission.c). */
+void reply_denied(struct req *r, const char *name, const char *why);
+
+/* csr.c: a write of a CertificateSigningRequest (main resource, /status or
+ * /approval): kube's strategy, validation and certificate admission plugins.
+ * 0, or answered (422/403) and -EINVAL/-EACCES. obj borrowed, modified. */
+int csr_write_check(struct req *r, json_t *obj, const json_t *old);
+
+/* Makes csr_write_check the write_check of CertificateSigningRequests (at
+ * proxy start). 0 or -ENOENT. */
+int csr_register(void);
+
+#endif

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The core of the API front: the server (struct proxy) and one request
+ * (struct req), the one place an error becomes a Kubernetes Status
+ * (status.c), the store through a resource row (rstore.c), audit, request
+ * metrics, the admission configuration's watches, and a request's life
+ * (req.c). Included by proxy/core/ and the layers above it (auth,
+ * admission, api, aggregation, the server); never by model, patch or
+ * validation, which know neither a request nor a server.
+ *
+ * A request flows: server.c (authn, routing, query parsing) ->
+ * api/handlers.c (verbs on the resource table) -> api/write.c (defaults,
+ * validation, admission) -> store; api/watch.c streams events; the model's
+ * printers and openapi builders render.
+ *
+ * DESIGN: struct proxy holds what every layer shares (loop, store, listener,
+ * the tenant's policy) and one pointer per module to that module's own
+ * state, defined by the module; struct req holds a request's parse and
+ * identity, core's own accounting (audit, metrics), and the upper layers'
+ * state only as struct req_ext entries they add. Layers below the API call
+ * it only through tables set at start (px->client, r->resume), never by
+ * name. Threading: loop thread only.
+ */
+#ifndef KB_PROXY_CORE_H
+#define KB_PROXY_CORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "lib/http.h"
+#include "lib/ws.h"
+#include "proxy/proxy.h"
+#include "proxy/model/object.h"
+#include "proxy/model/resource.h"
+#include "proxy/model/scale.h"
+#include "store/store.h"
+
+#define KB_K8S_MAJOR       "1"
+#define KB_K8S_MINOR       "33"
+#define KB_K8S_GIT_VERSION "v1.33.0"
+
+struct kb_buf;
+/* each module's own state, defined in its folder */
+struct api;
+struct authz;
+struct audit;
+struct prom;
+struct admission;
+struct webhooks;
+struct vap;
+struct apisvc;
+struct aggregator;
+struct metrics_hook;
+
+/* The in-process client's object calls (proxy/client.h), for the layers
+ * below the API that read and write objects (admission: the policy's quota
+ * object and the quotas' status; auth: RBAC's bootstrap roles). The API
+ * layer provides the table (api_client) and the server sets px->client at
+ * start, so those layers call down a table and never up into the API. */
+struct core_client {
+	int (*create)(struct proxy *px, const char *group, const char *version, const char *plural,
+		      json_t *obj, const char *manager, json_t **out);
+	int (*update)(struct proxy *px, const char *group, const char *version, const char *plural,
+		      json_t *obj, const char *manager, json_t **out);
+	int (*update_status)(struct proxy *px, const char *group, const char *version,
+			     const char *plural, json_t *obj, const char *manager, json_t **out);
+	int (*get)(struct proxy *px, const char *group, const char *version, const char *plural,
+		   const char *ns, const char *name, json_t **out);
+	int (*list)(struct proxy *px, const char *group, const char *version, const char *plural,
+		    const char *ns, json_t **out);
+	/* An object the server makes for itself at start (bootstrap RBAC,
+	 * namespaces, ...): server metadata and defaults, stored, no
+	 * admission. 0, -EEXIST or a store error; *out (may be NULL) new. */
+	int (*bootstrap_create)(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+				json_t **out);
+};
+
+struct proxy {
+	uv_loop_t *loop;
+	const struct core_client *client; /* the API layer's (api_client) */
+	store_t *store;
+	kb_http_server_t *http;
+	char listen[128];
+	char advertise[128];
+	int port;
+	uv_timer_t tick; /* 1 s: watch timeouts, bookmarks, namespace cleanup */
+	struct deferred_reply *deferred, **deferred_tail; /* waiting for a group commit */
+	bool stopping;
+	char data_dir[1024]; /* the tenant's directory ("" in tests) */
+	/* the tenant's policy (borrowed, proxy_set_policy) or NULL */
+	const struct policy *policy;
+	/* the modules' state: each is defined and owned by its module */
+	struct prom *prom;           /* core/prom.c: request metrics for GET /metrics */
+	struct audit *audit;         /* core/audit.c: DIR/audit.log, or NULL */
+	struct authz *authz;         /* auth/authz.c: RBAC index and watches */
+	void *sa_key;                /* auth/auth.c: EVP_PKEY signing service-account tokens */
+	struct admission *admission; /* admission/admission.c: the policy's quota timer */
+	struct webhooks *webhooks;   /* admission/webhook.c: the admission webhooks */
+	struct vap *vap;             /* admission/vap.c: ValidatingAdmissionPolicies */
+	struct api *api;             /* api/api.h: watches, host passthrough, controllers' writes */
+	struct apisvc *apisvc;       /* aggregation/apiservice.c: APIServices */
+	struct aggregator *agg;      /* aggregation/aggregator.c: service-backed APIServices */
+	struct metrics_hook *metrics; /* aggregation/metrics.c: proxy_set_metrics */
+};
+
+/* prom.c: where a request is in its metrics (kube counts long-running
+ * requests when they end, and never as in flight). */
+enum prom_state { PROM_NONE = 0, PROM_READONLY, PROM_MUTATING, PROM_LONGRUNNING, PROM_DONE };
+
+enum field_validation { FV_WARN = 0, FV_STRICT, FV_IGNORE };
+enum include_object { INC_METADATA = 0, INC_OBJECT, INC_NONE };
+
+struct query {
+	char *label_selector, *field_selector;
+	char *resource_version, *resource_version_match, *cont;
+	char *field_manager, *propagation_policy;
+	long limit;
+	long timeout_seconds; /* -1 when absent */
+	long grace_period;    /* -1 when absent */
+	bool watch, allow_bookmarks, dry_run, force, pretty;
+	int send_initial_events; /* sendInitialEvents: -1 absent, 0, 1 */
+	enum field_validation validation;
+	enum include_object include;
+	char *buf; /* owned copy of the raw query */
+};
+
+/* An upper layer's state on one request, embedded in that layer's own
+ * struct and found by its free function (req_ext_find): freed with the
+ * request, or by req_ext_remove. The layers below never name it (the
+ * webhooks keep where a request is in its calls this way). */
+struct req_ext {
+	struct req_ext *next;
+	void (*free)(struct req_ext *e); /* frees the embedding struct */
+};
+void req_ext_add(struct req *r, struct req_ext *e);
+struct req_ext *req_ext_find(const struct req *r, void (*free_fn)(struct req_ext *e));
+void req_ext_remove(struct req *r, struct req_ext *e);
+
+/* One API request being served. */
+struct req {
+	kb_http_req_t *http;
+	struct proxy *px;
+	char *segs[12]; /* path segments (decoded, in pathbuf) */
+	int nsegs;
+	char *pathbuf;
+	const char *group, *version, *ns, *name, *sub, *plural;
+	const struct proxy_resource *res;
+	struct query q;
+	bool want_table;
+	char user[256];   /* authenticated user name */
+	char *groups[16]; /* authenticated groups (malloc'ed) */
+	int ngroups;
+	const char *verb;          /* "get", "list", "watch", "create", ... */
+	json_t *warnings;          /* array of strings, or NULL */
+	json_t *audit_annotations; /* object: the audit event's annotations, or NULL */
+	bool as_scale;             /* answer writes with the Scale view */
+	time_t now;
+	int64_t recv_us;                 /* when the request arrived (µs since the epoch) */
+	char *uid;                       /* authenticated user's uid (service accounts) or NULL */
+	bool audited;                    /* audit.c: its line is written */
+	char *audit_name;                /* audit.c: a create's object name, as the body gave it */
+	char audit_id[65];               /* the Audit-Id of its answer and audit event */
+	uint8_t prom_state;              /* enum prom_state */
+	struct prom_series *prom_series; /* prom.c: its series while long-running */
+	bool async;                      /* a module answers later and frees r (metrics.c) */
+	bool generated_name;             /* a create's name came from generateName */
+	struct req_ext *exts;            /* upper layers' state on it (req_ext_add) */
+	/* serves r again once what parked it is done (the webhooks' calls): set
+	 * by the API layer's dispatcher, so admission never names it */
+	void (*resume)(struct req *r);
+};
+
+/* cfgwatch.c: the admission configuration read from two store keys and
+ * marked stale (dirty) when either changes. cw lives as long as the
+ * watches (its address is theirs). */
+struct cfg_watch {
+	store_watch_t *w[2];
+	bool dirty;
+};
+int cfg_watch_start(struct proxy *px, const char *key0, const char *key1, struct cfg_watch *cw);
+void cfg_watch_stop(struct cfg_watch *cw);
+
+/* Every object under key (new array reference), or NULL on a store error. */
+json_t *cfg_list(struct proxy *px, const char *key);
+
+/* audit.c: DIR/audit.log with rotation; one Event line per request. */
+int audit_open(struct proxy *px);
+void audit_close(struct proxy *px);
+
+/* Writes r's line once (later calls do nothing). code: the response's. */
+void audit_log(struct req *r, int code);
+
+/* Adds an annotation to r's audit event (kube's audit.AddAuditAnnotation:
+ * authorization decision and reason, Pod Security's verdicts). */
+void audit_annotate(struct req *r, const char *key, const char *value);
+
+/* The name of the object a create's body names, for the event's objectRef
+ * (kube's LogRequestObject; a generateName create has none). */
+void audit_object_name(struct req *r, const char *name);
+
+/* The request's audit ID, as kube's WithAuditInit: the client's Audit-ID
+ * header when it sent a usable one, else a new UUID. */
+void audit_init(struct req *r);
+
+/* "Audit-Id: ..." for the answer's headers. */
+void audit_id_header(const struct req *r, struct kb_buf *hdr);
+
+/* Whether r names one of those subresources of pods. */
+bool req_is_connect(const struct req *r);
+
+/* server.c: clears user and groups (before re-authenticating). */
+void req_forget_user(struct req *r);
+
+/* server.c: frees a request once its response is complete. */
+void req_free(struct req *r);
+
+/* A made-up request for a write by one of the tenant's controllers
+ * (manager: its name), as kube's controllers make it: the user
+ * system:serviceaccount:kube-system:<manager> and its groups; no
+ * connection. Free with req_free; NULL when out of memory. */
+struct req *req_controller(struct proxy *px, const struct proxy_resource *res, const char *manager);
+
+/* status.c: the one function that turns an error into a Status response. */
+void reply_status(struct req *r, int code, const char *reason, const char *message,
+		  json_t *details /* stolen, may be NULL */);
+void reply_statusf(struct req *r, int code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Maps a store errno for an object of r->res named `name` to its Status. */
+void reply_errno(struct req *r, int err, const char *name);
+
+/* 422 Invalid with causes (stolen). */
+void reply_invalid(struct req *r, const char *kind, const char *name, json_t *causes);
+
+/* 422 Invalid for bad list or watch options (ListOptions.meta.k8s.io), as
+ * kube words it; causes stolen. */
+void reply_list_options_invalid(struct req *r, json_t *causes);
+
+/* Builds a Status object (new reference). */
+json_t *status_object(int code, const char *reason, const char *message, json_t *details);
+void reply_json(struct req *r, int code, const json_t *obj);
+
+/* Every answer's last step: counted in the metrics, audited, given its
+ * Audit-Id, held back while a group commit is pending, then sent with
+ * `headers` ("Name: value\r\n" lines, or NULL); r->http is NULL after. */
+/* A body as it is, with its Content-Type. */
+void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len);
+void reply_raw(struct req *r, int code, const char *content_type, const char *headers,
+	       const char *body, size_t len);
+
+/* "pods" or "deployments.apps" as kube names a resource in messages. */
+void resource_qualified(const struct proxy_resource *res, char *buf, size_t len);
+
+/* rstore.c: the store through a resource row (storage conversions).
+ * Objects in and out are in the served shape. */
+int rs_get(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	   json_t **out);
+
+/* final: the caller will not change obj again (store_create_final). */
+int rs_create(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	      json_t *obj, bool final);
+int rs_update(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	      json_t *obj, int64_t expected);
+int rs_delete(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	      int64_t expected, json_t **last);
+
+/* req->res is ignored (res->store_key is used); the filter sees served objects. */
+int rs_list(struct proxy *px, const struct proxy_resource *res, const struct store_list_req *req,
+	    struct store_list_result *out);
+
+/* A custom resource read through another version than stored: apiVersion
+ * (conversion None) becomes the row's, and the storage version's on write. */
+void rs_version_out(const struct proxy_resource *res, json_t *obj);
+void rs_version_in(const struct proxy_resource *res, json_t *obj);
+
+/* A custom object read from storage: schema defaults, then the version. */
+void rs_crd_out(const struct proxy_resource *res, json_t *obj);
+
+/* handlers.c: label and field selectors of a list or watch. */
+struct filter {
+	struct sel_label *labels;
+	struct sel_field *fields;
+};
+
+/* Parses r's selectors; on error answers 400 and returns -EINVAL. */
+int filter_parse(struct req *r, struct filter *f);
+bool filter_match(const json_t *obj, void *arg);
+void filter_free(struct filter *f);
+
+/* prom.c: the request metrics of GET /metrics. prom_begin counts r in
+ * flight (at arrival); prom_end records its answer (code, body bytes) once;
+ * prom_longrun_begin turns it into a long-running request (a watch, a
+ * stream or connection handed over) and prom_longrun_end records it when
+ * it ends; prom_req_free settles whatever is left when r is freed. */
+int prom_start(struct proxy *px);
+void prom_stop(struct proxy *px);
+void prom_begin(struct req *r);
+void prom_end(struct req *r, int code, size_t bytes);
+
+/* prom_end in two steps, for an answer that waits for the group commit:
+ * prom_take leaves the request's in-flight count and finds its series at
+ * once; prom_record counts the answer when it is sent, with the code sent
+ * (a failed commit's 500) and the time it took (the commit's included). */
+struct prom_rec {
+	struct prom_series *s, *sli; /* NULL: not counted */
+	int64_t recv_us;
+	size_t bytes;
+};
+void prom_take(struct req *r, size_t bytes, struct prom_rec *out);
+void prom_record(const struct prom_rec *rec, int code);
+void prom_longrun_begin(struct req *r);
+void prom_longrun_end(struct req *r, int code);
+void prom_req_free(struct req *r);
+
+/* r->http is handed to a stream or connection of its own (pods/log,
+ * exec, attach, portforward): long-running until that request ends. Call
+ * before r->http is handed over. */
+void prom_handoff(struct req *r);
+
+/* The apiserver_watch_events_total counter of res's kind (lives as long as
+ * the proxy), or NULL. */
+uint64_t *prom_watch_counter(struct proxy *px, const struct proxy_resource *res);
+
+/* Once a second: the in-flight peaks roll over. */
+void prom_tick(struct proxy *px);
+
+/* Answers GET /metrics. */
+void prom_serve(struct req *r);
+
+/* Adds a writer of an upper layer's metric families to GET /metrics (after
+ * the server's own, before the process's), at start: the admission
+ * webhooks' (webhook_start). arg must outlive the proxy. 0, or -ENOSPC. */
+#define PROM_SOURCES 4
+int prom_add_source(struct proxy *px, proxy_prom_fn fn, void *arg);
+
+#endif
