@@ -49,7 +49,10 @@ BELOW = {
     'cmd': ['proxy/controllers', 'proxy', 'syncer'],
 }
 PUBLIC_HEADERS = ('proxy/proxy.h', 'proxy/client.h')
-FREE = ('tests', 'bench')  # may use anything; nothing may use them
+# may use anything; nothing may use them (a product file including one of
+# their headers is an arrow; a call cannot link: no product target builds
+# their code)
+FREE = ('tests', 'bench')
 # The public headers declare the contract (lifecycle, hooks, the in-process
 # client) that modules of every layer implement: any proxy layer may include
 # them. What it calls is still held to the rule by the file defining it.
@@ -168,11 +171,25 @@ def public_names(repo):
     return names
 
 
+def source_files(repo):
+    """The .c and .h files git knows (tracked or new, not ignored); every one
+    under the tree when it is not a git checkout."""
+    try:
+        return subprocess.check_output(
+            ['git', '-C', repo, 'ls-files', '--cached', '--others', '--exclude-standard',
+             '*.c', '*.h'], text=True, stderr=subprocess.DEVNULL).split()
+    except (OSError, subprocess.CalledProcessError):
+        out = []
+        for d, dirs, names in os.walk(repo):
+            dirs[:] = [x for x in dirs if not x.startswith(('.', 'build'))]
+            out += [os.path.relpath(os.path.join(d, n), repo) for n in names
+                    if n.endswith(('.c', '.h'))]
+        return out
+
+
 def main(argv):
     repo = argv[1] if len(argv) > 1 and not argv[1].startswith('-') else '.'
-    files = subprocess.check_output(['git', '-C', repo, 'ls-files', '--cached', '--others',
-                                     '--exclude-standard', '*.c', '*.h'],
-                                    text=True).split()
+    files = source_files(repo)
     files = [f for f in files if os.path.exists(os.path.join(repo, f))]
     text = {f: open(os.path.join(repo, f), encoding='utf-8').read() for f in files}
     code = {f: blank(t) for f, t in text.items()}
