@@ -33,7 +33,7 @@
 #include <time.h>
 #include <uv.h>
 
-#include "proxy/proxy.h"
+#include "proxy/client.h"
 #include "store/store.h"
 
 typedef struct ctrl ctrl_t;

@@ -21,7 +21,7 @@
 #include "proxy/controllers/controllers_impl.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "proxy/proxy.h"
+#include "proxy/client.h"
 
 #define EVENT_TTL_DEFAULT 3600
 #define SWEEP_EVERY_MS    60000

@@ -20,7 +20,7 @@
 #include "proxy/controllers/controllers_impl.h"
 #include "lib/json.h"
 #include "lib/log.h"
-#include "proxy/proxy.h"
+#include "proxy/client.h"
 #include "store/store.h"
 
 #define SA_MANAGER "service-account-controller"

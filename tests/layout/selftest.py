@@ -16,7 +16,8 @@ BASE = {
     'proxy/model/m.c': 'int model_fn(void) { return 1; }\n',
     'proxy/api/a.c': '#include "proxy/model/m.h"\nint api_fn(void) { return model_fn(); }\n',
     'proxy/model/m.h': 'int model_fn(void);\n',
-    'proxy/proxy.h': 'int proxy_object_get(void);\n',
+    'proxy/proxy.h': '#include "proxy/client.h"\nint proxy_start(void);\n',
+    'proxy/client.h': 'int proxy_object_get(void);\n',
     'proxy/api/client.c': 'int proxy_object_get(void) { return 0; }\n',
 }
 
@@ -35,9 +36,13 @@ CASES = [
                              'int q(void) { return proxy_object_get(); }\n'}, 1,
      'proxy/admission/q.c -> proxy/api: proxy_object_get'),
     ('a controller calling the client contract passes',
-     {'proxy/controllers/c.c': '#include "proxy/proxy.h"\n'
+     {'proxy/controllers/c.c': '#include "proxy/client.h"\n'
                                'int c(void) { return proxy_object_get(); }\n'}, 0,
      '0 arrows against the rule'),
+    ('a controller including the server\'s lifecycle header fails',
+     {'proxy/controllers/c.c': '#include "proxy/proxy.h"\n'
+                               'int c(void) { return proxy_object_get(); }\n'}, 1,
+     'proxy/controllers/c.c -> proxy@public: #include proxy/proxy.h'),
     ('a static namesake of an upper function passes',
      {'proxy/model/s.c': 'static int api_fn(void) { return 2; }\n'
                          'int s(void) { return api_fn(); }\n'}, 0,
