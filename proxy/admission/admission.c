@@ -395,7 +395,7 @@ static json_t *priority_classes(struct proxy *px)
 	    resource_find("scheduling.k8s.io", "v1", "priorityclasses");
 	struct store_list_req req = {.ns = NULL};
 	struct store_list_result out = {0};
-	if (!pcr || rs_list(px, pcr, &req, &out) < 0)
+	if (!pcr || rstore_list(px, pcr, &req, &out) < 0)
 		return json_array();
 	free(out.next);
 	return out.items;

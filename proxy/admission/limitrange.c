@@ -300,7 +300,7 @@ static json_t *limit_ranges(struct proxy *px, const char *ns)
 	const struct proxy_resource *lr = resource_find("", "v1", "limitranges");
 	struct store_list_req req = {.ns = ns};
 	struct store_list_result out = {0};
-	if (!lr || rs_list(px, lr, &req, &out) < 0)
+	if (!lr || rstore_list(px, lr, &req, &out) < 0)
 		return json_array();
 	free(out.next);
 	return out.items;

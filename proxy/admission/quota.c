@@ -416,7 +416,7 @@ static json_t *list_of(struct proxy *px, const struct proxy_resource *res, const
 {
 	struct store_list_req lr = {.res = res->store_key, .ns = ns};
 	struct store_list_result out = {0};
-	if (rs_list(px, res, &lr, &out) < 0)
+	if (rstore_list(px, res, &lr, &out) < 0)
 		return json_array();
 	free(out.next);
 	return out.items;

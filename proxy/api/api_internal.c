@@ -696,7 +696,7 @@ static const struct proxy_resource *scale_row(const char *api_version, const cha
 static int scale_object(struct proxy *px, const struct proxy_resource *res, const char *ns,
 			const char *name, json_t **obj, char *err, size_t errlen)
 {
-	int rc = rs_get(px, res, res->namespaced ? ns : "", name, obj);
+	int rc = rstore_get(px, res, res->namespaced ? ns : "", name, obj);
 	if (rc < 0) {
 		char q[300];
 		resource_qualified(res, q, sizeof(q));

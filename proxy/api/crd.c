@@ -188,8 +188,8 @@ static struct crd_row *row_build(const json_t *crd, const json_t *names, const j
 	 * storage: apiVersion follows the version asked for on the way out, and
 	 * the storage version on the way in */
 	bool several = json_array_size(obj_get(crd, "spec.versions")) > 1;
-	c->r.from_storage = rs_crd_out;
-	c->r.to_storage = several ? rs_version_in : NULL;
+	c->r.from_storage = rstore_crd_out;
+	c->r.to_storage = several ? rstore_version_in : NULL;
 	json_t *old_crd = c->r.crd, *old_schema = c->r.schema;
 	c->r.crd = json_incref((json_t *)crd);
 	c->r.schema = json_incref(obj_get(v, "schema.openAPIV3Schema"));

@@ -275,7 +275,8 @@ static int condition_and_delete(struct evict *e, const char *pre_rv)
 		if (check_latest(e, rv) < 0)
 			return -ESTALE;
 		if (add_disruption_condition(e->pod, r->now)) {
-			int rc = rs_update(r->px, r->res, r->ns, r->name, e->pod, obj_rv(e->pod));
+			int rc =
+			    rstore_update(r->px, r->res, r->ns, r->name, e->pod, obj_rv(e->pod));
 			if (rc < 0) {
 				reply_errno(r, rc, r->name);
 				return rc;
@@ -434,7 +435,7 @@ static int check_and_decrement(struct evict *e, json_t *pdb)
 	kb_time_rfc3339(r->now, ts, sizeof(ts));
 	json_object_set_new(dp, r->name, json_string(ts));
 	const struct proxy_resource *res = pdb_res();
-	int rc = res ? rs_update(r->px, res, r->ns, name, pdb, obj_rv(pdb)) : -ENOENT;
+	int rc = res ? rstore_update(r->px, res, r->ns, name, pdb, obj_rv(pdb)) : -ENOENT;
 	if (rc < 0)
 		reply_errno(r, rc, name);
 	return rc;
@@ -491,7 +492,7 @@ static int load(struct evict *e)
 	int rc = admit(e);
 	if (rc < 0)
 		return rc;
-	rc = rs_get(r->px, r->res, r->ns, r->name, &e->pod);
+	rc = rstore_get(r->px, r->res, r->ns, r->name, &e->pod);
 	if (rc < 0)
 		reply_errno(r, rc, r->name);
 	return rc;

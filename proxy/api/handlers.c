@@ -308,7 +308,7 @@ static void handle_get(struct req *r)
 		return;
 	}
 	json_t *obj = NULL;
-	int rc = rs_get(r->px, r->res, ns, r->name, &obj);
+	int rc = rstore_get(r->px, r->res, ns, r->name, &obj);
 	if (rc < 0) {
 		reply_errno(r, rc, r->name);
 		return;
@@ -423,7 +423,7 @@ static void handle_list(struct req *r)
 		lr.at = tok_rev; /* the pages after the first are as of its revision */
 	}
 	struct store_list_result res = {0};
-	int rc = rs_list(r->px, r->res, &lr, &res); /* -ERANGE: lr.at compacted */
+	int rc = rstore_list(r->px, r->res, &lr, &res); /* -ERANGE: lr.at compacted */
 	free(after);
 	filter_free(&f);
 	if (rc == -ERANGE && tok_rev) {
@@ -470,8 +470,8 @@ int object_create(struct proxy *px, const struct proxy_resource *res, json_t *ob
 	obj_init_create(res, obj, time(NULL));
 	write_defaults(px, res, obj);
 	const char *ns = obj_str(obj, "metadata.namespace");
-	int rc = rs_create(px, res, res->namespaced ? ns : NULL, obj_str(obj, "metadata.name"), obj,
-			   false);
+	int rc = rstore_create(px, res, res->namespaced ? ns : NULL, obj_str(obj, "metadata.name"),
+			       obj, false);
 	if (rc == 0 && out)
 		*out = json_incref(obj);
 	return rc;
@@ -554,7 +554,7 @@ static void handle_create(struct req *r)
 	const char *name = obj_str(obj, "metadata.name");
 	store_txn_begin(r->px->store);
 	/* obj is only read from here on when the answer is the stored text */
-	int rc = rs_create(r->px, r->res, r->ns, name, obj, !r->as_scale && !r->want_table);
+	int rc = rstore_create(r->px, r->res, r->ns, name, obj, !r->as_scale && !r->want_table);
 	if (rc == 0 && !r->res->group[0] && strcmp(r->res->kind, "Namespace") == 0)
 		ns_created(r->px, name);
 	if (rc == 0)
@@ -617,14 +617,14 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 	if (being_deleted_and_finalized(obj) &&
 	    !(r->res->group[0] == '\0' && strcmp(r->res->kind, "Namespace") == 0)) {
 		json_t *last = NULL;
-		rc = rs_delete(r->px, r->res, r->ns, r->name, old_rv, &last);
+		rc = rstore_delete(r->px, r->res, r->ns, r->name, old_rv, &last);
 		if (rc == 0) {
 			reply_object(r, code, last);
 			json_decref(last);
 			return;
 		}
 	} else {
-		rc = rs_update(r->px, r->res, r->ns, r->name, obj, old_rv);
+		rc = rstore_update(r->px, r->res, r->ns, r->name, obj, old_rv);
 	}
 	if (rc < 0) {
 		reply_errno(r, rc, r->name);
@@ -711,7 +711,7 @@ static void merge_by_sub(struct req *r, const json_t *old, json_t *obj)
 
 static int load_old(struct req *r, json_t **old)
 {
-	int rc = rs_get(r->px, r->res, r->ns, r->name, old);
+	int rc = rstore_get(r->px, r->res, r->ns, r->name, old);
 	if (rc < 0)
 		reply_errno(r, rc, r->name);
 	return rc;
@@ -853,7 +853,7 @@ static void apply_create(struct req *r, json_t *patch)
 		reply_object(r, 201, obj);
 		goto out;
 	}
-	rc = rs_create(r->px, r->res, r->ns, r->name, obj, false);
+	rc = rstore_create(r->px, r->res, r->ns, r->name, obj, false);
 	if (rc < 0)
 		reply_errno(r, rc, r->name);
 	else
@@ -903,7 +903,7 @@ static void handle_patch(struct req *r)
 		return;
 	kb_debug("proxy", "req %llu: %s patch: %.*s", (unsigned long long)r->http->id, ct,
 		 (int)(r->http->body_len > 2000 ? 2000 : r->http->body_len), r->http->body);
-	rc = rs_get(r->px, r->res, r->ns, r->name, &old);
+	rc = rstore_get(r->px, r->res, r->ns, r->name, &old);
 	if (rc == -ENOENT && is_apply && !r->sub) {
 		apply_create(r, patch);
 		goto out;
@@ -1123,7 +1123,7 @@ static int delete_write(struct req *r, const struct delete_opts *o, json_t *obj,
 			obj_set_str(upd, "status.phase", "Terminating");
 		int rc = 0;
 		if (!o->dry_run)
-			rc = rs_update(r->px, r->res, ns, name, upd, obj_rv(obj));
+			rc = rstore_update(r->px, r->res, ns, name, upd, obj_rv(obj));
 		if (rc < 0) {
 			json_decref(upd);
 			reply_errno(r, rc, name);
@@ -1138,7 +1138,7 @@ static int delete_write(struct req *r, const struct delete_opts *o, json_t *obj,
 		*result = json_incref(obj);
 		return 0;
 	}
-	int rc = rs_delete(r->px, r->res, ns, name, obj_rv(obj), result);
+	int rc = rstore_delete(r->px, r->res, ns, name, obj_rv(obj), result);
 	if (rc < 0)
 		reply_errno(r, rc, name);
 	return rc;
@@ -1198,7 +1198,7 @@ static void handle_deletecollection(struct req *r)
 				    .filter = filter_match,
 				    .filter_arg = &f};
 	struct store_list_result res = {0};
-	int rc = rs_list(r->px, r->res, &lr, &res);
+	int rc = rstore_list(r->px, r->res, &lr, &res);
 	filter_free(&f);
 	if (rc < 0) {
 		reply_errno(r, rc, NULL);

@@ -248,7 +248,7 @@ static int send_initial(struct watch *w, int64_t *rev)
 				    .filter = filter_match,
 				    .filter_arg = &w->f};
 	struct store_list_result res = {0};
-	int rc = rs_list(r->px, r->res, &lr, &res);
+	int rc = rstore_list(r->px, r->res, &lr, &res);
 	if (rc < 0)
 		return rc;
 	size_t i;

@@ -138,15 +138,15 @@ void ctrl_events_expire(struct ctrl *c);
 void ctrl_admitted(void *arg, int rc, const json_t *obj, const char *message);
 
 /* ---- controllers ---------------------------------------------------------- */
-int rs_sync(struct ctrl *c, const char *ns, const char *name);
-int rc_sync(struct ctrl *c, const char *ns, const char *name); /* ReplicationControllers */
-int deploy_sync(struct ctrl *c, const char *ns, const char *name);
-int job_sync(struct ctrl *c, const char *ns, const char *name);
-int cj_sync(struct ctrl *c, const char *ns, const char *name);
-int sts_sync(struct ctrl *c, const char *ns, const char *name);
+int ctrl_rs_sync(struct ctrl *c, const char *ns, const char *name);
+int ctrl_rc_sync(struct ctrl *c, const char *ns, const char *name); /* ReplicationControllers */
+int ctrl_deploy_sync(struct ctrl *c, const char *ns, const char *name);
+int ctrl_job_sync(struct ctrl *c, const char *ns, const char *name);
+int ctrl_cj_sync(struct ctrl *c, const char *ns, const char *name);
+int ctrl_sts_sync(struct ctrl *c, const char *ns, const char *name);
 /* Endpoints ("ep") and EndpointSlices ("eps") of service ns/name. */
-int ep_sync(struct ctrl *c, const char *ns, const char *name);
-int eps_sync(struct ctrl *c, const char *ns, const char *name);
+int ctrl_ep_sync(struct ctrl *c, const char *ns, const char *name);
+int ctrl_eps_sync(struct ctrl *c, const char *ns, const char *name);
 /* endpoints.c helpers shared with endpointslice.c (objects borrowed). */
 bool ctrl_ep_pod_ready(const json_t *pod); /* condition Ready=True */
 /* ShouldPodBeInEndpoints: not terminal, has an IP, not being deleted
@@ -163,48 +163,48 @@ json_t *ctrl_ep_selected_pods(struct ctrl *c, const json_t *svc); /* new array *
  * service's creation and its pods' Ready transitions (RFC 3339). */
 void ctrl_ep_trigger_time(const json_t *svc, const json_t *pods, char *buf, size_t len);
 /* Removes the Job tracking finalizer from the orphan pods of namespace ns. */
-int job_release_orphans(struct ctrl *c, const char *ns);
+int ctrl_job_release_orphans(struct ctrl *c, const char *ns);
 
 /* disruption.c: a PodDisruptionBudget's status ("pdb"), a pod's warning and stale
  * DisruptionTarget condition ("pdbpod"), and the budgets (before or
  * after) and stale condition a pod event concerns. */
 #define PDB_RES "policy/poddisruptionbudgets"
-int pdb_sync(struct ctrl *c, const char *ns, const char *name);
-int pdb_pod_sync(struct ctrl *c, const char *ns, const char *name);
-void pdb_pod_event(struct ctrl *c, const struct store_event *ev);
+int ctrl_pdb_sync(struct ctrl *c, const char *ns, const char *name);
+int ctrl_pdb_pod_sync(struct ctrl *c, const char *ns, const char *name);
+void ctrl_pdb_pod_event(struct ctrl *c, const struct store_event *ev);
 
 /* csr.c: the signer and cleaner of CertificateSigningRequest `name`. */
 /* The store key of CertificateSigningRequests (queue kind "csr"). */
 #define CSR_RES "certificates.k8s.io/certificatesigningrequests"
 #define VAP_RES "admissionregistration.k8s.io/validatingadmissionpolicies"
 /* vap_status.c: a policy's status.observedGeneration and typeChecking. */
-int vap_status_sync(struct ctrl *c, const char *ns, const char *name);
-int csr_sync(struct ctrl *c, const char *ns, const char *name);
+int ctrl_vap_status_sync(struct ctrl *c, const char *ns, const char *name);
+int ctrl_csr_sync(struct ctrl *c, const char *ns, const char *name);
 /* nsdefaults.c: a namespace's default ServiceAccount and kube-root-ca.crt,
  * made again when deleted (ev: the store events that may need it). */
-int nsdefaults_sync(struct ctrl *c, const char *ns, const char *name);
+int ctrl_nsdefaults_sync(struct ctrl *c, const char *ns, const char *name);
 struct store_event;
-void nsdefaults_event(struct ctrl *c, const struct store_event *ev);
+void ctrl_nsdefaults_event(struct ctrl *c, const struct store_event *ev);
 /* flowschema.c: a FlowSchema's Dangling condition. */
-int fsstatus_sync(struct ctrl *c, const char *ns, const char *name);
-void fsstatus_event(struct ctrl *c, const struct store_event *ev);
+int ctrl_fsstatus_sync(struct ctrl *c, const char *ns, const char *name);
+void ctrl_fsstatus_event(struct ctrl *c, const struct store_event *ev);
 
-/* hpa.c: HorizontalPodAutoscalers (queue kind "hpa"). hpa_event takes
+/* hpa.c: HorizontalPodAutoscalers (queue kind "hpa"). ctrl_hpa_event takes
  * their store events (a new one or a changed spec syncs now; otherwise
- * every SYNC period, as kube's queue); hpa_free cancels the metrics reads
+ * every SYNC period, as kube's queue); ctrl_hpa_free cancels the metrics reads
  * in flight. */
 #define HPA_RES "autoscaling/horizontalpodautoscalers"
-int hpa_init(struct ctrl *c);
-void hpa_free(struct ctrl *c);
-int hpa_sync(struct ctrl *c, const char *ns, const char *name);
-void hpa_event(struct ctrl *c, const struct store_event *ev);
+int ctrl_hpa_init(struct ctrl *c);
+void ctrl_hpa_free(struct ctrl *c);
+int ctrl_hpa_sync(struct ctrl *c, const char *ns, const char *name);
+void ctrl_hpa_event(struct ctrl *c, const struct store_event *ev);
 
 /* gc.c: the ownership index fed by every store event, and its sync. */
-void gc_index(struct ctrl *c, const char *res, const struct store_event *ev);
-void gc_index_obj(struct ctrl *c, const char *res, const json_t *obj);
-void gc_resync(struct ctrl *c);
-int gc_sync(struct ctrl *c, const char *uid);
-int gc_init(struct ctrl *c);
-void gc_free(struct ctrl *c);
+void ctrl_gc_index(struct ctrl *c, const char *res, const struct store_event *ev);
+void ctrl_gc_index_obj(struct ctrl *c, const char *res, const json_t *obj);
+void ctrl_gc_resync(struct ctrl *c);
+int ctrl_gc_sync(struct ctrl *c, const char *uid);
+int ctrl_gc_init(struct ctrl *c);
+void ctrl_gc_free(struct ctrl *c);
 
 #endif

@@ -218,7 +218,7 @@ static bool run(struct ctrl *c, const json_t *cj, json_t *jobs, time_t t, int *r
 	return *rc == 0;
 }
 
-int cj_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_cj_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	json_t *cj = ctrl_get(c, "batch/cronjobs", ns, name);
 	if (!cj || ctrl_path(cj, "metadata.deletionTimestamp")) {

@@ -326,7 +326,7 @@ static bool wants_signing(const struct ctrl *c, const json_t *csr)
 	       !has_cond(csr, "Denied") && !has_cond(csr, "Failed") && !issued(csr);
 }
 
-int csr_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_csr_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	(void)ns;
 	json_t *csr = ctrl_get(c, CSR_RES, "", name);

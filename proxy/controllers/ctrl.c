@@ -189,39 +189,39 @@ static void on_timer(uv_timer_t *t)
 static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char *name)
 {
 	if (strcmp(kind, "rs") == 0)
-		return rs_sync(c, ns, name);
+		return ctrl_rs_sync(c, ns, name);
 	if (strcmp(kind, "rc") == 0)
-		return rc_sync(c, ns, name);
+		return ctrl_rc_sync(c, ns, name);
 	if (strcmp(kind, "deploy") == 0)
-		return deploy_sync(c, ns, name);
+		return ctrl_deploy_sync(c, ns, name);
 	if (strcmp(kind, "job") == 0)
-		return job_sync(c, ns, name);
+		return ctrl_job_sync(c, ns, name);
 	if (strcmp(kind, "cj") == 0)
-		return cj_sync(c, ns, name);
+		return ctrl_cj_sync(c, ns, name);
 	if (strcmp(kind, "sts") == 0)
-		return sts_sync(c, ns, name);
+		return ctrl_sts_sync(c, ns, name);
 	if (strcmp(kind, "ep") == 0)
-		return ep_sync(c, ns, name);
+		return ctrl_ep_sync(c, ns, name);
 	if (strcmp(kind, "eps") == 0)
-		return eps_sync(c, ns, name);
+		return ctrl_eps_sync(c, ns, name);
 	if (strcmp(kind, "gc") == 0)
-		return gc_sync(c, name);
+		return ctrl_gc_sync(c, name);
 	if (strcmp(kind, "jobpods") == 0)
-		return job_release_orphans(c, ns);
+		return ctrl_job_release_orphans(c, ns);
 	if (strcmp(kind, "csr") == 0)
-		return csr_sync(c, ns, name);
+		return ctrl_csr_sync(c, ns, name);
 	if (strcmp(kind, "vapstatus") == 0)
-		return vap_status_sync(c, ns, name);
+		return ctrl_vap_status_sync(c, ns, name);
 	if (strcmp(kind, "nsdefaults") == 0)
-		return nsdefaults_sync(c, ns, name);
+		return ctrl_nsdefaults_sync(c, ns, name);
 	if (strcmp(kind, "fsstatus") == 0)
-		return fsstatus_sync(c, ns, name);
+		return ctrl_fsstatus_sync(c, ns, name);
 	if (strcmp(kind, "hpa") == 0)
-		return hpa_sync(c, ns, name);
+		return ctrl_hpa_sync(c, ns, name);
 	if (strcmp(kind, "pdb") == 0)
-		return pdb_sync(c, ns, name);
+		return ctrl_pdb_sync(c, ns, name);
 	if (strcmp(kind, "pdbpod") == 0)
-		return pdb_pod_sync(c, ns, name);
+		return ctrl_pdb_pod_sync(c, ns, name);
 	return 0;
 }
 
@@ -349,14 +349,14 @@ static void on_event(const struct store_event *ev, void *arg)
 		snprintf(key, sizeof(key), "%s\t%s\t%s", ev->res, ev->ns ? ev->ns : "", ev->name);
 		kmap_del(c->refusals, key);
 	}
-	gc_index(c, ev->res, ev);
+	ctrl_gc_index(c, ev->res, ev);
 	endpoints_event(c, ev);
-	nsdefaults_event(c, ev);
-	fsstatus_event(c, ev);
+	ctrl_nsdefaults_event(c, ev);
+	ctrl_fsstatus_event(c, ev);
 	if (strcmp(ev->res, HPA_RES) == 0)
-		hpa_event(c, ev);
+		ctrl_hpa_event(c, ev);
 	if (strcmp(ev->res, "/pods") == 0)
-		pdb_pod_event(c, ev);
+		ctrl_pdb_pod_event(c, ev);
 	const char *k = kind_of_res(ev->res);
 	if (k)
 		ctrl_enqueue(c, k, ev->ns, ev->name);
@@ -438,7 +438,7 @@ static void resync(struct ctrl *c)
 		size_t j;
 		json_t *o;
 		json_array_foreach (items, j, o) {
-			gc_index_obj(c, r->store_key, o);
+			ctrl_gc_index_obj(c, r->store_key, o);
 			if (k)
 				ctrl_enqueue(c, k, ctrl_ns(o), ctrl_name(o));
 			resync_endpoints(c, r->store_key, o);
@@ -451,7 +451,7 @@ static void resync(struct ctrl *c)
 		}
 		json_decref(items);
 	}
-	gc_resync(c);
+	ctrl_gc_resync(c);
 }
 
 int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out)
@@ -467,10 +467,10 @@ int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out)
 	c->failures = kmap_new(free);
 	c->refusals = kmap_new(free);
 	c->events = kmap_new(free);
-	if (gc_init(c) < 0 || hpa_init(c) < 0 || !c->queued || !c->delayed || !c->failures ||
-	    !c->refusals || !c->events) {
-		gc_free(c);
-		hpa_free(c);
+	if (ctrl_gc_init(c) < 0 || ctrl_hpa_init(c) < 0 || !c->queued || !c->delayed ||
+	    !c->failures || !c->refusals || !c->events) {
+		ctrl_gc_free(c);
+		ctrl_hpa_free(c);
 		kmap_free(c->queued);
 		kmap_free(c->delayed);
 		kmap_free(c->failures);
@@ -510,7 +510,7 @@ static void on_close(uv_handle_t *h)
 	kmap_free(c->failures);
 	kmap_free(c->refusals);
 	kmap_free(c->events);
-	gc_free(c);
+	ctrl_gc_free(c);
 	kb_pki_ca_free(c->ca);
 	free(c);
 }
@@ -521,7 +521,7 @@ void ctrl_stop(ctrl_t *c)
 		return;
 	c->stopping = true;
 	proxy_on_write_refused(c->px, NULL, NULL);
-	hpa_free(c); /* no metrics answer may come back after this */
+	ctrl_hpa_free(c); /* no metrics answer may come back after this */
 	if (c->watch)
 		store_unwatch(c->watch);
 	c->watch = NULL;

@@ -687,7 +687,7 @@ static int write_status(struct ctrl *c, struct dstate *s)
 	return rc;
 }
 
-int deploy_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_deploy_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	struct dstate s = {0};
 	s.d = ctrl_get(c, "apps/deployments", ns, name);

@@ -478,7 +478,7 @@ static int try_sync(struct ctrl *c, json_t *pdb, char *err, size_t len)
 	return rc;
 }
 
-int pdb_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_pdb_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	json_t *pdb = ctrl_get(c, PDB_RES, ns, name);
 	if (!pdb)
@@ -559,7 +559,7 @@ static void warn_multiple(struct ctrl *c, const json_t *pod)
 	json_decref(pdbs);
 }
 
-int pdb_pod_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_pdb_pod_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	json_t *pod = ctrl_get(c, "/pods", ns, name);
 	if (!pod)
@@ -582,7 +582,7 @@ static bool selects(const json_t *pdb, const json_t *pod)
 	return m;
 }
 
-void pdb_pod_event(struct ctrl *c, const struct store_event *ev)
+void ctrl_pdb_pod_event(struct ctrl *c, const struct store_event *ev)
 {
 	json_t *pdbs = ctrl_list(c, PDB_RES, ev->ns);
 	size_t i, n = 0;

@@ -470,7 +470,7 @@ static int ep_write(struct ctrl *c, const json_t *svc, json_t *cur, json_t *subs
 	return rc;
 }
 
-int ep_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_ep_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	json_t *svc = ctrl_get(c, "/services", ns, name);
 	if (!svc) {

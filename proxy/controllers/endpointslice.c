@@ -388,7 +388,7 @@ static void reconcile(struct eps_ctx *x, const json_t *pods, json_t *slices)
 	json_decref(types);
 }
 
-int eps_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_eps_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	json_t *svc = ctrl_get(c, "/services", ns, name);
 	json_t *slices = managed_slices(c, ns, name);

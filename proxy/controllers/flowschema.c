@@ -40,7 +40,7 @@ static json_t *status_with(const json_t *fs, bool dangling, const char *pl)
 	return st;
 }
 
-int fsstatus_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_fsstatus_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	(void)ns;
 	json_t *fs = ctrl_get(c, FS_RES, "", name);
@@ -59,7 +59,7 @@ int fsstatus_sync(struct ctrl *c, const char *ns, const char *name)
 	return rc;
 }
 
-void fsstatus_event(struct ctrl *c, const struct store_event *ev)
+void ctrl_fsstatus_event(struct ctrl *c, const struct store_event *ev)
 {
 	if (strcmp(ev->res, FS_RES) == 0) {
 		if (ev->type != STORE_DELETED)

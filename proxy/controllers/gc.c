@@ -42,14 +42,14 @@ static void deps_free(void *p)
 	kmap_free(p);
 }
 
-int gc_init(struct ctrl *c)
+int ctrl_gc_init(struct ctrl *c)
 {
 	c->objs = kmap_new(gc_obj_free);
 	c->deps = kmap_new(deps_free);
 	return c->objs && c->deps ? 0 : -ENOMEM;
 }
 
-void gc_free(struct ctrl *c)
+void ctrl_gc_free(struct ctrl *c)
 {
 	kmap_free(c->objs);
 	kmap_free(c->deps);
@@ -96,7 +96,7 @@ static void link_owner(struct ctrl *c, const char *owner, const char *uid)
 		ctrl_enqueue(c, "gc", "", owner); /* dangling: the owner is gone */
 }
 
-void gc_index_obj(struct ctrl *c, const char *res, const json_t *obj)
+void ctrl_gc_index_obj(struct ctrl *c, const char *res, const json_t *obj)
 {
 	const char *uid = ctrl_uid(obj);
 	if (!uid || !ctrl_name(obj))
@@ -128,13 +128,13 @@ void gc_index_obj(struct ctrl *c, const char *res, const json_t *obj)
 		ctrl_enqueue(c, "gc", "", uid);
 }
 
-void gc_index(struct ctrl *c, const char *res, const struct store_event *ev)
+void ctrl_gc_index(struct ctrl *c, const char *res, const struct store_event *ev)
 {
 	const char *uid = ctrl_uid(ev->obj);
 	if (!uid)
 		return;
 	if (ev->type != STORE_DELETED) {
-		gc_index_obj(c, res, ev->obj);
+		ctrl_gc_index_obj(c, res, ev->obj);
 		return;
 	}
 	struct gc_obj *o = kmap_get(c->objs, uid);
@@ -155,7 +155,7 @@ static void dangling(const char *key, void *val, void *arg)
 		ctrl_enqueue(c, "gc", "", key);
 }
 
-void gc_resync(struct ctrl *c)
+void ctrl_gc_resync(struct ctrl *c)
 {
 	kmap_each(c->deps, dangling, c);
 }
@@ -353,7 +353,7 @@ static int foreground(struct ctrl *c, const char *uid, const struct proxy_resour
 	return rc == -ENOENT ? 0 : rc;
 }
 
-int gc_sync(struct ctrl *c, const char *uid)
+int ctrl_gc_sync(struct ctrl *c, const char *uid)
 {
 	if (!kmap_has(c->objs, uid))
 		return collect_orphans(c, uid);

@@ -70,7 +70,7 @@ static void mem_free(void *p)
 	free(m);
 }
 
-int hpa_init(struct ctrl *c)
+int ctrl_hpa_init(struct ctrl *c)
 {
 	c->hpas = kmap_new(mem_free);
 	return c->hpas ? 0 : -ENOMEM;
@@ -81,7 +81,7 @@ void ctrl_set_hpa_sync_period(ctrl_t *c, long seconds)
 	c->hpa_sync_s = seconds;
 }
 
-void hpa_free(struct ctrl *c)
+void ctrl_hpa_free(struct ctrl *c)
 {
 	kmap_free(c->hpas); /* cancels the reads in flight */
 	c->hpas = NULL;
@@ -941,7 +941,7 @@ static void forget(struct ctrl *c, const char *ns, const char *name)
 	kmap_del(c->hpas, key);
 }
 
-int hpa_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_hpa_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	json_t *hpa = ctrl_get(c, HPA_RES, ns, name);
 	if (!hpa || ctrl_path(hpa, "metadata.deletionTimestamp")) {
@@ -989,7 +989,7 @@ out:
 	return rc == -EINVAL || rc == -EPERM ? 0 : rc;
 }
 
-void hpa_event(struct ctrl *c, const struct store_event *ev)
+void ctrl_hpa_event(struct ctrl *c, const struct store_event *ev)
 {
 	if (ev->type == STORE_DELETED) {
 		forget(c, ev->ns, ev->name);

@@ -381,7 +381,7 @@ static void release_all(struct ctrl *c, const char *ns, const char *uid, const c
 	json_decref(pods);
 }
 
-int job_release_orphans(struct ctrl *c, const char *ns)
+int ctrl_job_release_orphans(struct ctrl *c, const char *ns)
 {
 	release_all(c, ns, NULL, NULL);
 	return 0;
@@ -669,7 +669,7 @@ static int sync_state(struct ctrl *c, struct jstate *s)
 	return rc == -EINVAL || rc == -EPERM || rc == 0 ? wrc : rc;
 }
 
-int job_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_job_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	struct jstate s = {0};
 	s.job = ctrl_get(c, "batch/jobs", ns, name);

@@ -90,7 +90,7 @@ static int ensure_ca(struct ctrl *c, const char *ns)
 	return rc == -EINPROGRESS ? 0 : rc;
 }
 
-int nsdefaults_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_nsdefaults_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	(void)name;
 	if (!ns || !*ns || !ns_active(c, ns))
@@ -104,7 +104,7 @@ int nsdefaults_sync(struct ctrl *c, const char *ns, const char *name)
 	return rc < 0 ? rc : rc2;
 }
 
-void nsdefaults_event(struct ctrl *c, const struct store_event *ev)
+void ctrl_nsdefaults_event(struct ctrl *c, const struct store_event *ev)
 {
 	if (strcmp(ev->res, "/namespaces") == 0) {
 		if (ev->type != STORE_DELETED)

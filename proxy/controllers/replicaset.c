@@ -7,7 +7,7 @@
  * fullyLabeledReplicas, readyReplicas, availableReplicas with
  * minReadySeconds, observedGeneration, ReplicaFailure). The same code is
  * kube's replication manager for core/v1 ReplicationControllers, whose
- * selector is a map of labels (rc_sync), as kube runs one for both.
+ * selector is a map of labels (ctrl_rc_sync), as kube runs one for both.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -204,12 +204,12 @@ static int keep_pods(struct ctrl *c, const struct rs_kind *k, const char *ns, co
 	return rc < 0 ? rc : wrc;
 }
 
-int rs_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_rs_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	return keep_pods(c, &rs_kind, ns, name);
 }
 
-int rc_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_rc_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	return keep_pods(c, &rc_kind, ns, name);
 }

@@ -446,7 +446,7 @@ static int write_status(struct ctrl *c, struct sstate *s)
 	return rc;
 }
 
-int sts_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_sts_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	struct sstate s = {0};
 	s.sts = ctrl_get(c, "apps/statefulsets", ns, name);

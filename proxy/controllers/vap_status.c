@@ -17,7 +17,7 @@
 
 #define MANAGER "validatingadmissionpolicy-status-controller"
 
-int vap_status_sync(struct ctrl *c, const char *ns, const char *name)
+int ctrl_vap_status_sync(struct ctrl *c, const char *ns, const char *name)
 {
 	(void)ns;
 	json_t *policy = ctrl_get(c, VAP_RES, "", name);

@@ -255,28 +255,28 @@ void resource_qualified(const struct proxy_resource *res, char *buf, size_t len)
 
 /* rstore.c: the store through a resource row (storage conversions).
  * Objects in and out are in the served shape. */
-int rs_get(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
-	   json_t **out);
+int rstore_get(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	       json_t **out);
 
 /* final: the caller will not change obj again (store_create_final). */
-int rs_create(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
-	      json_t *obj, bool final);
-int rs_update(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
-	      json_t *obj, int64_t expected);
-int rs_delete(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
-	      int64_t expected, json_t **last);
+int rstore_create(struct proxy *px, const struct proxy_resource *res, const char *ns,
+		  const char *name, json_t *obj, bool final);
+int rstore_update(struct proxy *px, const struct proxy_resource *res, const char *ns,
+		  const char *name, json_t *obj, int64_t expected);
+int rstore_delete(struct proxy *px, const struct proxy_resource *res, const char *ns,
+		  const char *name, int64_t expected, json_t **last);
 
 /* req->res is ignored (res->store_key is used); the filter sees served objects. */
-int rs_list(struct proxy *px, const struct proxy_resource *res, const struct store_list_req *req,
-	    struct store_list_result *out);
+int rstore_list(struct proxy *px, const struct proxy_resource *res,
+		const struct store_list_req *req, struct store_list_result *out);
 
 /* A custom resource read through another version than stored: apiVersion
  * (conversion None) becomes the row's, and the storage version's on write. */
-void rs_version_out(const struct proxy_resource *res, json_t *obj);
-void rs_version_in(const struct proxy_resource *res, json_t *obj);
+void rstore_version_out(const struct proxy_resource *res, json_t *obj);
+void rstore_version_in(const struct proxy_resource *res, json_t *obj);
 
 /* A custom object read from storage: schema defaults, then the version. */
-void rs_crd_out(const struct proxy_resource *res, json_t *obj);
+void rstore_crd_out(const struct proxy_resource *res, json_t *obj);
 
 /* handlers.c: label and field selectors of a list or watch. */
 struct filter {

@@ -19,8 +19,8 @@ static void out_conv(const struct proxy_resource *res, json_t *obj)
 		res->from_storage(res, obj);
 }
 
-int rs_get(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
-	   json_t **out)
+int rstore_get(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
+	       json_t **out)
 {
 	int rc = store_get(px->store, res->store_key, ns ? ns : "", name, out);
 	if (rc == 0)
@@ -46,8 +46,8 @@ static int conv_write(struct proxy *px, const struct proxy_resource *res, const 
 	return rc;
 }
 
-int rs_create(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
-	      json_t *obj, bool final)
+int rstore_create(struct proxy *px, const struct proxy_resource *res, const char *ns,
+		  const char *name, json_t *obj, bool final)
 {
 	if (res->to_storage)
 		return conv_write(px, res, ns ? ns : "", name, obj, 0, true);
@@ -55,16 +55,16 @@ int rs_create(struct proxy *px, const struct proxy_resource *res, const char *ns
 							   name, obj, NULL);
 }
 
-int rs_update(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
-	      json_t *obj, int64_t expected)
+int rstore_update(struct proxy *px, const struct proxy_resource *res, const char *ns,
+		  const char *name, json_t *obj, int64_t expected)
 {
 	if (res->to_storage)
 		return conv_write(px, res, ns ? ns : "", name, obj, expected, false);
 	return store_update(px->store, res->store_key, ns ? ns : "", name, obj, expected, NULL);
 }
 
-int rs_delete(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
-	      int64_t expected, json_t **last)
+int rstore_delete(struct proxy *px, const struct proxy_resource *res, const char *ns,
+		  const char *name, int64_t expected, json_t **last)
 {
 	int rc = store_delete(px->store, res->store_key, ns ? ns : "", name, expected, last, NULL);
 	if (rc == 0 && last)
@@ -88,8 +88,8 @@ static bool conv_filter_match(const json_t *obj, void *arg)
 	return ok;
 }
 
-int rs_list(struct proxy *px, const struct proxy_resource *res, const struct store_list_req *req,
-	    struct store_list_result *out)
+int rstore_list(struct proxy *px, const struct proxy_resource *res,
+		const struct store_list_req *req, struct store_list_result *out)
 {
 	struct store_list_req lr = *req;
 	struct conv_filter cf = {res, req->filter, req->filter_arg};
@@ -120,12 +120,12 @@ static void set_api_version(json_t *obj, const char *group, const char *version)
 	json_object_set_new(obj, "apiVersion", json_string(av));
 }
 
-void rs_version_out(const struct proxy_resource *res, json_t *obj)
+void rstore_version_out(const struct proxy_resource *res, json_t *obj)
 {
 	set_api_version(obj, res->group, res->version);
 }
 
-void rs_version_in(const struct proxy_resource *res, json_t *obj)
+void rstore_version_in(const struct proxy_resource *res, json_t *obj)
 {
 	size_t i;
 	json_t *v;
@@ -141,10 +141,10 @@ void rs_version_in(const struct proxy_resource *res, json_t *obj)
 /* A custom object on its way out: the version's schema defaults (kube
  * defaults objects read from storage too, so a default added to a schema
  * shows on old objects), and the version asked for when it has several. */
-void rs_crd_out(const struct proxy_resource *res, json_t *obj)
+void rstore_crd_out(const struct proxy_resource *res, json_t *obj)
 {
 	if (res->schema)
 		crd_schema_default(res->schema, obj);
 	if (json_array_size(obj_get(res->crd, "spec.versions")) > 1)
-		rs_version_out(res, obj);
+		rstore_version_out(res, obj);
 }
