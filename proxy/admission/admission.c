@@ -521,7 +521,7 @@ static int admit(struct proxy *px, struct req *r, const struct proxy_resource *r
 void reply_denied(struct req *r, const char *name, const char *why)
 {
 	char qn[300], msg[4096];
-	resource_qualified(r->res, qn, sizeof(qn));
+	reply_resource_name(r->res, qn, sizeof(qn));
 	snprintf(msg, sizeof(msg), "%s \"%s\" is forbidden: %s", qn, name ? name : "", why);
 	json_t *d = json_object();
 	if (name)

@@ -997,7 +997,7 @@ static void forbidden_text(const struct proxy_resource *res, const struct denial
 			   size_t len)
 {
 	char qn[300];
-	resource_qualified(res, qn, sizeof(qn));
+	reply_resource_name(res, qn, sizeof(qn));
 	snprintf(out, len, "%s \"%s\" is forbidden: %s", qn, d->name,
 		 d->message ? d->message : "denied");
 }

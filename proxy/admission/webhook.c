@@ -837,8 +837,8 @@ static void call_failed(struct wh_req *wr, const struct wh_hook *h, const char *
 		return;
 	}
 	snprintf(msg, sizeof(msg), "Internal error occurred: %s", cause);
-	set_error(wr, status_object(500, "InternalError", msg,
-				    json_pack("{s:[{s:s}]}", "causes", "message", cause)));
+	set_error(wr, reply_status_object(500, "InternalError", msg,
+					  json_pack("{s:[{s:s}]}", "causes", "message", cause)));
 }
 
 /* kube's webhookerrors.ToStatusErr: the webhook's Status with a code of
@@ -860,8 +860,9 @@ static void denied(struct wh_req *wr, const struct wh_hook *h, const json_t *res
 	snprintf(m, sizeof(m), "admission webhook \"%s\" denied the request%s%s", h->name,
 		 why ? ": " : " without explanation", why ? why : "");
 	json_t *details = json_object_get(result, "details");
-	set_error(wr, status_object((int)code, reason, m,
-				    json_is_object(details) ? json_deep_copy(details) : NULL));
+	set_error(wr,
+		  reply_status_object((int)code, reason, m,
+				      json_is_object(details) ? json_deep_copy(details) : NULL));
 }
 
 static void take_extras(struct wh_req *wr, const struct wh_hook *h, const json_t *resp)
@@ -1221,7 +1222,7 @@ static void validate_start(struct wh_req *wr, const json_t *obj)
 	for (size_t i = 0; wr->calls && i < wr->nval; i++)
 		call_start(wr, &wr->calls[i], wr->val[i], obj);
 	if (!wr->calls)
-		set_error(wr, status_object(500, "InternalError", "out of memory", NULL));
+		set_error(wr, reply_status_object(500, "InternalError", "out of memory", NULL));
 }
 
 /* ---- the request's state -------------------------------------------------- */

@@ -223,13 +223,13 @@ static json_t *tenant_objects(struct req *r)
 		return json_pack("[o]", obj);
 	}
 	struct filter f;
-	if (filter_parse(r, &f) < 0)
+	if (req_filter_parse(r, &f) < 0)
 		return NULL;
 	struct store_list_req lr = {
-	    .res = res, .ns = r->ns, .filter = filter_match, .filter_arg = &f};
+	    .res = res, .ns = r->ns, .filter = req_filter_match, .filter_arg = &f};
 	struct store_list_result out = {0};
 	int rc = store_list(r->px->store, &lr, &out);
-	filter_free(&f);
+	req_filter_free(&f);
 	if (rc < 0) {
 		reply_statusf(r, 500, "InternalError", "listing %s: %s", what, strerror(-rc));
 		return NULL;

@@ -699,7 +699,7 @@ static int scale_object(struct proxy *px, const struct proxy_resource *res, cons
 	int rc = rstore_get(px, res, res->namespaced ? ns : "", name, obj);
 	if (rc < 0) {
 		char q[300];
-		resource_qualified(res, q, sizeof(q));
+		reply_resource_name(res, q, sizeof(q));
 		if (rc == -ENOENT)
 			snprintf(err, errlen, "%s \"%s\" not found", q, name);
 		else

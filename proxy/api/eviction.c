@@ -293,7 +293,7 @@ static int condition_and_delete(struct evict *e, const char *pre_rv)
 
 static void reply_success(struct req *r)
 {
-	json_t *ok = status_object(201, NULL, NULL, NULL);
+	json_t *ok = reply_status_object(201, NULL, NULL, NULL);
 	json_object_del(ok, "message");
 	reply_json(r, 201, ok);
 	json_decref(ok);

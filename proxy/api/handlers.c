@@ -402,13 +402,13 @@ static void handle_list(struct req *r)
 		reply_list_options_invalid(r, causes);
 		return;
 	}
-	if (check_list_rv(r) < 0 || filter_parse(r, &f) < 0)
+	if (check_list_rv(r) < 0 || req_filter_parse(r, &f) < 0)
 		return;
 	struct store_list_req lr = {
 	    .res = r->res->store_key,
 	    .ns = r->res->namespaced ? r->ns : NULL,
 	    .limit = r->q.limit > 0 ? (size_t)r->q.limit : 0,
-	    .filter = filter_match,
+	    .filter = req_filter_match,
 	    .filter_arg = &f,
 	};
 	char *after = NULL;
@@ -416,7 +416,7 @@ static void handle_list(struct req *r)
 	if (r->q.cont && *r->q.cont) {
 		if (continue_decode(r->q.cont, &tok_rev, &after) < 0) {
 			reply_status(r, 400, "BadRequest", "continue key is not valid", NULL);
-			filter_free(&f);
+			req_filter_free(&f);
 			return;
 		}
 		lr.after = after;
@@ -425,7 +425,7 @@ static void handle_list(struct req *r)
 	struct store_list_result res = {0};
 	int rc = rstore_list(r->px, r->res, &lr, &res); /* -ERANGE: lr.at compacted */
 	free(after);
-	filter_free(&f);
+	req_filter_free(&f);
 	if (rc == -ERANGE && tok_rev) {
 		reply_status(
 		    r, 410, "Expired",
@@ -1011,7 +1011,7 @@ static int check_preconditions(struct req *r, const struct delete_opts *o, const
 			       bool reply)
 {
 	char qn[300];
-	resource_qualified(r->res, qn, sizeof(qn));
+	reply_resource_name(r->res, qn, sizeof(qn));
 	const char *uid = obj_str(obj, "metadata.uid");
 	const char *rv = obj_str(obj, "metadata.resourceVersion");
 	if (o->pre_uid && uid && strcmp(o->pre_uid, uid) != 0) {
@@ -1189,17 +1189,17 @@ static void handle_deletecollection(struct req *r)
 	}
 	if (parse_delete_opts(r, &o) < 0)
 		return;
-	if (filter_parse(r, &f) < 0) {
+	if (req_filter_parse(r, &f) < 0) {
 		json_decref(o.doc);
 		return;
 	}
 	struct store_list_req lr = {.res = r->res->store_key,
 				    .ns = r->res->namespaced ? r->ns : NULL,
-				    .filter = filter_match,
+				    .filter = req_filter_match,
 				    .filter_arg = &f};
 	struct store_list_result res = {0};
 	int rc = rstore_list(r->px, r->res, &lr, &res);
-	filter_free(&f);
+	req_filter_free(&f);
 	if (rc < 0) {
 		reply_errno(r, rc, NULL);
 		json_decref(o.doc);

@@ -386,7 +386,7 @@ void hostpod_binding(struct req *r)
 		reply_errno(r, rc, r->name);
 		goto out;
 	}
-	json_t *ok = status_object(201, NULL, NULL, NULL);
+	json_t *ok = reply_status_object(201, NULL, NULL, NULL);
 	reply_json(r, 201, ok);
 	json_decref(ok);
 out:

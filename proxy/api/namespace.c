@@ -243,7 +243,7 @@ int ns_check_writable(struct req *r, const char *ns, const char *name)
 	if (!terminating)
 		return 0;
 	char qn[300];
-	resource_qualified(r->res, qn, sizeof(qn));
+	reply_resource_name(r->res, qn, sizeof(qn));
 	snprintf(msg, sizeof(msg),
 		 "%s \"%s\" is forbidden: unable to create new content in namespace %s because "
 		 "it is being terminated",

@@ -99,7 +99,7 @@ static void watch_close(struct watch *w)
 		kb_http_stream_end(w->r->http);
 		w->r->http = NULL;
 	}
-	filter_free(&w->f);
+	req_filter_free(&w->f);
 	req_free(w->r);
 	free(w);
 }
@@ -116,7 +116,7 @@ static void finish_failed_start(struct watch *w)
 		kb_http_stream_end(r->http);
 		r->http = NULL;
 	}
-	filter_free(&w->f);
+	req_filter_free(&w->f);
 	free(w);
 	r->q.watch = false;
 }
@@ -175,8 +175,8 @@ static int send_event(struct watch *w, const char *type, const struct store_even
 
 static const char *event_type(const struct watch *w, const struct store_event *ev)
 {
-	bool now = filter_match(ev->obj, (void *)&w->f);
-	bool before = ev->prev ? filter_match(ev->prev, (void *)&w->f) : now;
+	bool now = req_filter_match(ev->obj, (void *)&w->f);
+	bool before = ev->prev ? req_filter_match(ev->prev, (void *)&w->f) : now;
 	if (ev->type == STORE_ADDED)
 		return now ? "ADDED" : NULL;
 	if (ev->type == STORE_DELETED)
@@ -232,7 +232,7 @@ static void on_event(const struct store_event *ev, void *arg)
 
 static void send_error(struct watch *w, int code, const char *reason, const char *msg)
 {
-	json_t *st = status_object(code, reason, msg, NULL);
+	json_t *st = reply_status_object(code, reason, msg, NULL);
 	char *text = json_dumps(st, JSON_COMPACT);
 	send_line(w, "ERROR", text);
 	free(text);
@@ -245,7 +245,7 @@ static int send_initial(struct watch *w, int64_t *rev)
 	struct req *r = w->r;
 	struct store_list_req lr = {.res = r->res->store_key,
 				    .ns = r->res->namespaced ? r->ns : NULL,
-				    .filter = filter_match,
+				    .filter = req_filter_match,
 				    .filter_arg = &w->f};
 	struct store_list_result res = {0};
 	int rc = rstore_list(r->px, r->res, &lr, &res);
@@ -351,7 +351,7 @@ void watch_start(struct req *r)
 		r->q.watch = false;
 		return;
 	}
-	if (filter_parse(r, &w->f) < 0) {
+	if (req_filter_parse(r, &w->f) < 0) {
 		free(w);
 		r->q.watch = false;
 		return;

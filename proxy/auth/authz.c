@@ -146,7 +146,7 @@ static void reply_forbidden(struct req *r, const struct rbac_attrs *a)
 		snprintf(scope, sizeof(scope), "in the namespace \"%s\"", a->ns);
 	else
 		snprintf(scope, sizeof(scope), "at the cluster scope");
-	resource_qualified(r->res, qn, sizeof(qn));
+	reply_resource_name(r->res, qn, sizeof(qn));
 	char name[300] = "";
 	if (r->name)
 		snprintf(name, sizeof(name), " \"%s\"", r->name);
@@ -244,7 +244,7 @@ static void reply_escalation(struct req *r, const char *name, const struct req_g
 {
 	struct kb_buf b = {0};
 	char qn[300];
-	resource_qualified(r->res, qn, sizeof(qn));
+	reply_resource_name(r->res, qn, sizeof(qn));
 	kb_buf_printf(&b, "%s \"%s\" is forbidden: ", qn, name ? name : "");
 	if (text) {
 		kb_buf_puts(&b, text);

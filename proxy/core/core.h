@@ -172,41 +172,6 @@ struct req {
 	void (*resume)(struct req *r);
 };
 
-/* cfgwatch.c: the admission configuration read from two store keys and
- * marked stale (dirty) when either changes. cw lives as long as the
- * watches (its address is theirs). */
-struct cfg_watch {
-	store_watch_t *w[2];
-	bool dirty;
-};
-int cfg_watch_start(struct proxy *px, const char *key0, const char *key1, struct cfg_watch *cw);
-void cfg_watch_stop(struct cfg_watch *cw);
-
-/* Every object under key (new array reference), or NULL on a store error. */
-json_t *cfg_list(struct proxy *px, const char *key);
-
-/* audit.c: DIR/audit.log with rotation; one Event line per request. */
-int audit_open(struct proxy *px);
-void audit_close(struct proxy *px);
-
-/* Writes r's line once (later calls do nothing). code: the response's. */
-void audit_log(struct req *r, int code);
-
-/* Adds an annotation to r's audit event (kube's audit.AddAuditAnnotation:
- * authorization decision and reason, Pod Security's verdicts). */
-void audit_annotate(struct req *r, const char *key, const char *value);
-
-/* The name of the object a create's body names, for the event's objectRef
- * (kube's LogRequestObject; a generateName create has none). */
-void audit_object_name(struct req *r, const char *name);
-
-/* The request's audit ID, as kube's WithAuditInit: the client's Audit-ID
- * header when it sent a usable one, else a new UUID. */
-void audit_init(struct req *r);
-
-/* "Audit-Id: ..." for the answer's headers. */
-void audit_id_header(const struct req *r, struct kb_buf *hdr);
-
 /* Whether r names one of those subresources of pods. */
 bool req_is_connect(const struct req *r);
 
@@ -222,62 +187,6 @@ void req_free(struct req *r);
  * connection. Free with req_free; NULL when out of memory. */
 struct req *req_controller(struct proxy *px, const struct proxy_resource *res, const char *manager);
 
-/* status.c: the one function that turns an error into a Status response. */
-void reply_status(struct req *r, int code, const char *reason, const char *message,
-		  json_t *details /* stolen, may be NULL */);
-void reply_statusf(struct req *r, int code, const char *reason, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* Maps a store errno for an object of r->res named `name` to its Status. */
-void reply_errno(struct req *r, int err, const char *name);
-
-/* 422 Invalid with causes (stolen). */
-void reply_invalid(struct req *r, const char *kind, const char *name, json_t *causes);
-
-/* 422 Invalid for bad list or watch options (ListOptions.meta.k8s.io), as
- * kube words it; causes stolen. */
-void reply_list_options_invalid(struct req *r, json_t *causes);
-
-/* Builds a Status object (new reference). */
-json_t *status_object(int code, const char *reason, const char *message, json_t *details);
-void reply_json(struct req *r, int code, const json_t *obj);
-
-/* Every answer's last step: counted in the metrics, audited, given its
- * Audit-Id, held back while a group commit is pending, then sent with
- * `headers` ("Name: value\r\n" lines, or NULL); r->http is NULL after. */
-/* A body as it is, with its Content-Type. */
-void reply_text(struct req *r, int code, const char *content_type, const char *body, size_t len);
-void reply_raw(struct req *r, int code, const char *content_type, const char *headers,
-	       const char *body, size_t len);
-
-/* "pods" or "deployments.apps" as kube names a resource in messages. */
-void resource_qualified(const struct proxy_resource *res, char *buf, size_t len);
-
-/* rstore.c: the store through a resource row (storage conversions).
- * Objects in and out are in the served shape. */
-int rstore_get(struct proxy *px, const struct proxy_resource *res, const char *ns, const char *name,
-	       json_t **out);
-
-/* final: the caller will not change obj again (store_create_final). */
-int rstore_create(struct proxy *px, const struct proxy_resource *res, const char *ns,
-		  const char *name, json_t *obj, bool final);
-int rstore_update(struct proxy *px, const struct proxy_resource *res, const char *ns,
-		  const char *name, json_t *obj, int64_t expected);
-int rstore_delete(struct proxy *px, const struct proxy_resource *res, const char *ns,
-		  const char *name, int64_t expected, json_t **last);
-
-/* req->res is ignored (res->store_key is used); the filter sees served objects. */
-int rstore_list(struct proxy *px, const struct proxy_resource *res,
-		const struct store_list_req *req, struct store_list_result *out);
-
-/* A custom resource read through another version than stored: apiVersion
- * (conversion None) becomes the row's, and the storage version's on write. */
-void rstore_version_out(const struct proxy_resource *res, json_t *obj);
-void rstore_version_in(const struct proxy_resource *res, json_t *obj);
-
-/* A custom object read from storage: schema defaults, then the version. */
-void rstore_crd_out(const struct proxy_resource *res, json_t *obj);
-
 /* handlers.c: label and field selectors of a list or watch. */
 struct filter {
 	struct sel_label *labels;
@@ -285,54 +194,15 @@ struct filter {
 };
 
 /* Parses r's selectors; on error answers 400 and returns -EINVAL. */
-int filter_parse(struct req *r, struct filter *f);
-bool filter_match(const json_t *obj, void *arg);
-void filter_free(struct filter *f);
+int req_filter_parse(struct req *r, struct filter *f);
+bool req_filter_match(const json_t *obj, void *arg);
+void req_filter_free(struct filter *f);
 
-/* prom.c: the request metrics of GET /metrics. prom_begin counts r in
- * flight (at arrival); prom_end records its answer (code, body bytes) once;
- * prom_longrun_begin turns it into a long-running request (a watch, a
- * stream or connection handed over) and prom_longrun_end records it when
- * it ends; prom_req_free settles whatever is left when r is freed. */
-int prom_start(struct proxy *px);
-void prom_stop(struct proxy *px);
-void prom_begin(struct req *r);
-void prom_end(struct req *r, int code, size_t bytes);
-
-/* prom_end in two steps, for an answer that waits for the group commit:
- * prom_take leaves the request's in-flight count and finds its series at
- * once; prom_record counts the answer when it is sent, with the code sent
- * (a failed commit's 500) and the time it took (the commit's included). */
-struct prom_rec {
-	struct prom_series *s, *sli; /* NULL: not counted */
-	int64_t recv_us;
-	size_t bytes;
-};
-void prom_take(struct req *r, size_t bytes, struct prom_rec *out);
-void prom_record(const struct prom_rec *rec, int code);
-void prom_longrun_begin(struct req *r);
-void prom_longrun_end(struct req *r, int code);
-void prom_req_free(struct req *r);
-
-/* r->http is handed to a stream or connection of its own (pods/log,
- * exec, attach, portforward): long-running until that request ends. Call
- * before r->http is handed over. */
-void prom_handoff(struct req *r);
-
-/* The apiserver_watch_events_total counter of res's kind (lives as long as
- * the proxy), or NULL. */
-uint64_t *prom_watch_counter(struct proxy *px, const struct proxy_resource *res);
-
-/* Once a second: the in-flight peaks roll over. */
-void prom_tick(struct proxy *px);
-
-/* Answers GET /metrics. */
-void prom_serve(struct req *r);
-
-/* Adds a writer of an upper layer's metric families to GET /metrics (after
- * the server's own, before the process's), at start: the admission
- * webhooks' (webhook_start). arg must outlive the proxy. 0, or -ENOSPC. */
-#define PROM_SOURCES 4
-int prom_add_source(struct proxy *px, proxy_prom_fn fn, void *arg);
+/* the core's modules, one header each */
+#include "proxy/core/audit.h"
+#include "proxy/core/cfgwatch.h"
+#include "proxy/core/prom.h"
+#include "proxy/core/rstore.h"
+#include "proxy/core/status.h"
 
 #endif

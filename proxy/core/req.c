@@ -93,7 +93,7 @@ bool req_is_connect(const struct req *r)
 		strcmp(r->sub, "portforward") == 0);
 }
 
-bool filter_match(const json_t *obj, void *arg)
+bool req_filter_match(const json_t *obj, void *arg)
 {
 	const struct filter *f = arg;
 	if (f->labels && !sel_label_match(f->labels, obj_get(obj, "metadata.labels")))
@@ -103,7 +103,7 @@ bool filter_match(const json_t *obj, void *arg)
 	return true;
 }
 
-int filter_parse(struct req *r, struct filter *f)
+int req_filter_parse(struct req *r, struct filter *f)
 {
 	char err[512];
 	memset(f, 0, sizeof(*f));
@@ -122,7 +122,7 @@ int filter_parse(struct req *r, struct filter *f)
 	return 0;
 }
 
-void filter_free(struct filter *f)
+void req_filter_free(struct filter *f)
 {
 	sel_label_free(f->labels);
 	sel_field_free(f->fields);

@@ -54,8 +54,8 @@ static void deferred_send(struct deferred_reply *d, int status)
 		return;
 	}
 	json_t *st =
-	    status_object(500, "InternalError",
-			  "Internal error occurred: the change could not be committed", NULL);
+	    reply_status_object(500, "InternalError",
+				"Internal error occurred: the change could not be committed", NULL);
 	char *s = json_dumps(st, JSON_COMPACT);
 	kb_http_respond(d->http, 500, "application/json", NULL, s, s ? strlen(s) : 0);
 	free(s);
@@ -167,7 +167,7 @@ void reply_json(struct req *r, int code, const json_t *obj)
 	kb_buf_free(&b);
 }
 
-json_t *status_object(int code, const char *reason, const char *message, json_t *details)
+json_t *reply_status_object(int code, const char *reason, const char *message, json_t *details)
 {
 	json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s}", "kind", "Status", "apiVersion", "v1",
 			       "metadata", "status", code < 400 ? "Success" : "Failure", "message",
@@ -182,7 +182,7 @@ json_t *status_object(int code, const char *reason, const char *message, json_t 
 
 void reply_status(struct req *r, int code, const char *reason, const char *message, json_t *details)
 {
-	json_t *st = status_object(code, reason, message, details);
+	json_t *st = reply_status_object(code, reason, message, details);
 	if (code >= 500)
 		kb_warn("proxy", "req %llu: %d %s", (unsigned long long)r->http->id, code, message);
 	else
@@ -212,7 +212,7 @@ void reply_statusf(struct req *r, int code, const char *reason, const char *fmt,
 	reply_status(r, code, reason, msg, NULL);
 }
 
-void resource_qualified(const struct proxy_resource *res, char *buf, size_t len)
+void reply_resource_name(const struct proxy_resource *res, char *buf, size_t len)
 {
 	if (!res)
 		snprintf(buf, len, "unknown");
@@ -238,7 +238,7 @@ static json_t *details_of(const struct req *r, const char *name)
 void reply_errno(struct req *r, int err, const char *name)
 {
 	char qn[300], msg[1024];
-	resource_qualified(r->res, qn, sizeof(qn));
+	reply_resource_name(r->res, qn, sizeof(qn));
 	switch (err) {
 	case -ENOENT:
 		snprintf(msg, sizeof(msg), "%s \"%s\" not found", qn, name ? name : "");
