@@ -401,7 +401,7 @@ void proxy_stop(proxy_t *px)
 	apiservice_stop(px);
 	vap_stop(px);
 	webhook_stop(px);
-	proxy_pending_creates_free(px);
+	api_internal_free(px);
 	authz_stop(px);
 	audit_close(px);
 	auth_stop(px);

@@ -42,6 +42,7 @@
 #include "lib/util.h"
 #include "policies/policies.h"
 #include "proxy/admission/admission.h"
+#include "proxy/admission/limitrange.h"
 #include "proxy/admission/quota.h"
 #include "proxy/admission/vap.h"
 
@@ -518,7 +519,7 @@ static int admit(struct proxy *px, struct req *r, const struct proxy_resource *r
 	return rc;
 }
 
-void reply_denied(struct req *r, const char *name, const char *why)
+void admission_denied(struct req *r, const char *name, const char *why)
 {
 	char qn[300], msg[4096];
 	reply_resource_name(r->res, qn, sizeof(qn));
@@ -542,7 +543,7 @@ int admission_check(struct req *r, json_t *obj, const json_t *old)
 	if (px->policy && is_policy_quota(r->res, obj)) {
 		snprintf(msg, sizeof(msg), "policy %s: the policy quota is read-only",
 			 policy_name(px->policy));
-		reply_denied(r, obj_str(obj, "metadata.name"), msg);
+		admission_denied(r, obj_str(obj, "metadata.name"), msg);
 		return -EACCES;
 	}
 	if (is_core(r->res, "Namespace")) {
@@ -556,7 +557,7 @@ int admission_check(struct req *r, json_t *obj, const json_t *old)
 	}
 	int rc = admit(px, r, r->res, obj, old, r->q.dry_run, &r->warnings, msg, sizeof(msg));
 	if (rc == -EACCES)
-		reply_denied(r, obj_str(obj, "metadata.name"), msg);
+		admission_denied(r, obj_str(obj, "metadata.name"), msg);
 	else if (rc == -ECANCELED)
 		rc = -EACCES; /* a ValidatingAdmissionPolicy denied it and answered */
 	else if (rc < 0)

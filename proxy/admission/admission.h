@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "proxy/auth/auth.h"
+#include "proxy/admission/csr.h"
 
 /* admission.c: the admission chain for a create or update of obj (borrowed,
  * may be changed) over old (borrowed, NULL on create), in kube's order:
@@ -31,15 +32,6 @@ int admission_internal(struct proxy *px, const struct proxy_resource *res, json_
 
 /* admission.NewForbidden's 403: `<resource> "<name>" is forbidden: <why>`,
  * details name, group and kind (admission.c). */
-void reply_denied(struct req *r, const char *name, const char *why);
-
-/* csr.c: a write of a CertificateSigningRequest (main resource, /status or
- * /approval): kube's strategy, validation and certificate admission plugins.
- * 0, or answered (422/403) and -EINVAL/-EACCES. obj borrowed, modified. */
-int csr_write_check(struct req *r, json_t *obj, const json_t *old);
-
-/* Makes csr_write_check the write_check of CertificateSigningRequests (at
- * proxy start). 0 or -ENOENT. */
-int csr_register(void);
+void admission_denied(struct req *r, const char *name, const char *why);
 
 #endif

@@ -559,13 +559,13 @@ static int subject_restriction(struct req *r, const json_t *obj)
 	free(req);
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "failed to parse CSR: %s", err);
-		reply_denied(r, obj_str(obj, "metadata.name"), why);
+		admission_denied(r, obj_str(obj, "metadata.name"), why);
 		return -EACCES;
 	}
 	if (info.masters) {
-		reply_denied(r, obj_str(obj, "metadata.name"),
-			     "use of " CSR_SIGNER_APISERVER
-			     " signer with system:masters group is not allowed");
+		admission_denied(r, obj_str(obj, "metadata.name"),
+				 "use of " CSR_SIGNER_APISERVER
+				 " signer with system:masters group is not allowed");
 		return -EACCES;
 	}
 	return 0;
@@ -589,7 +589,7 @@ static int signer_admission(struct req *r, const json_t *obj, const json_t *old)
 	char why[1024];
 	snprintf(why, sizeof(why), "user not permitted to %s requests with signerName \"%s\"", what,
 		 signer ? signer : "");
-	reply_denied(r, obj_str(old, "metadata.name"), why);
+	admission_denied(r, obj_str(old, "metadata.name"), why);
 	return -EACCES;
 }
 

@@ -47,4 +47,14 @@ void csr_prepare(json_t *obj, const json_t *old, const char *sub, const struct c
  */
 int csr_validate(const json_t *obj, const json_t *old, const char *sub, json_t *causes);
 
+struct req;
+/* csr.c: a write of a CertificateSigningRequest (main resource, /status or
+ * /approval): kube's strategy, validation and certificate admission plugins.
+ * 0, or answered (422/403) and -EINVAL/-EACCES. obj borrowed, modified. */
+int csr_write_check(struct req *r, json_t *obj, const json_t *old);
+
+/* Makes csr_write_check the write_check of CertificateSigningRequests (at
+ * proxy start). 0 or -ENOENT. */
+int csr_register(void);
+
 #endif

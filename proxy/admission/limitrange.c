@@ -18,6 +18,7 @@
 #include "lib/json.h"
 #include "lib/util.h"
 #include "proxy/admission/admission.h"
+#include "proxy/admission/limitrange.h"
 #include "proxy/admission/quota.h"
 
 #define ANNOTATION "kubernetes.io/limit-ranger"

@@ -67,21 +67,4 @@ void quota_prepare(struct proxy *px, json_t *quota, bool create);
  * the policy's) and writes the ones that changed. */
 void quota_refresh_all(struct proxy *px);
 
-/* ---- LimitRange (limitrange.c) ---- */
-
-/* Container defaults of one LimitRange applied to a pod (modified) that lacks
- * them; the kubernetes.io/limit-ranger annotation says what was set.
- * Limits-without-requests first get their request from the limit. */
-void limitrange_mutate_pod(const json_t *lr, json_t *pod);
-/* Min/max/maxLimitRequestRatio of one LimitRange for a pod (Container and
- * Pod types) or a PVC (PersistentVolumeClaim type: requests.storage).
- * 0, or -EACCES with kube's message (several as "[a, b]"). */
-int limitrange_validate(const json_t *lr, const struct proxy_resource *res, const json_t *obj,
-			char *msg, size_t len);
-/* LimitRange admission in obj's namespace: pods on create (defaults of every
- * LimitRange, then validation), PVCs on create and update; a LimitRange being
- * written gets its defaults. 0 or -EACCES with msg. */
-int limitrange_admit(struct proxy *px, const struct proxy_resource *res, json_t *obj,
-		     const json_t *old, char *msg, size_t len);
-
 #endif

@@ -388,7 +388,7 @@ static bool write_pending(struct proxy *px, const struct proxy_resource *res, co
 	return false;
 }
 
-void proxy_pending_creates_free(struct proxy *px)
+void api_internal_free(struct proxy *px)
 {
 	while (px->api->pending_creates) {
 		struct pending_create *p = px->api->pending_creates;
@@ -763,5 +763,5 @@ const struct core_client api_client = {
     .update_status = proxy_object_update_status,
     .get = proxy_object_get,
     .list = proxy_object_list,
-    .bootstrap_create = object_create,
+    .bootstrap_create = handle_bootstrap_create,
 };

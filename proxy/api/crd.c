@@ -1149,7 +1149,7 @@ static void scale_write(struct req *r, const struct crd_row *c, json_t *obj)
 	json_object_del(obj_meta(upd), "resourceVersion");
 	/* the schema (ratcheted against obj) and the rules are checked on the
 	 * way of every update (crd_check_rules) */
-	req_write_scale(r, obj, upd);
+	handle_write_scale(r, obj, upd);
 	json_decref(upd);
 out:
 	json_decref(cur);
@@ -1171,7 +1171,7 @@ bool crd_subres(struct req *r)
 	const char *m = r->http->method;
 	if (strcmp(m, "GET") == 0) {
 		json_t *s = scale_view(&c->r, obj);
-		reply_scale(r, 200, s);
+		handle_reply_scale(r, 200, s);
 		json_decref(s);
 	} else if (strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0) {
 		scale_write(r, c, obj);

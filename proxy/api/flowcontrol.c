@@ -40,7 +40,7 @@ int flowcontrol_bootstrap(struct proxy *px)
 			    json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:o}", "apiVersion", FC_API, "kind",
 				      rs[k]->kind, "metadata", "name", names[i], "annotations",
 				      "apf.kubernetes.io/autoupdate-spec", "true", "spec", spec);
-			int rc = object_create(px, rs[k], o, NULL);
+			int rc = handle_bootstrap_create(px, rs[k], o, NULL);
 			json_decref(o);
 			if (rc < 0 && rc != -EEXIST)
 				return rc;

@@ -257,7 +257,7 @@ static const char *now_str(struct req *r, char *buf, size_t len)
 	return buf;
 }
 
-void req_track_fields(struct req *r, const json_t *old, json_t *obj, const char *fallback)
+void handle_track_fields(struct req *r, const json_t *old, json_t *obj, const char *fallback)
 {
 	char ts[40];
 	patch_track_update_sub(old, obj, r->res->proto, field_manager(r, fallback), "Update",
@@ -266,7 +266,7 @@ void req_track_fields(struct req *r, const json_t *old, json_t *obj, const char 
 
 /* ---- GET / LIST ------------------------------------------------------- */
 
-void reply_scale(struct req *r, int code, const json_t *scale)
+void handle_reply_scale(struct req *r, int code, const json_t *scale)
 {
 	json_t *t = r->want_table ? table_build_scale(r, scale) : NULL;
 	reply_json(r, code, t ? t : scale);
@@ -277,7 +277,7 @@ static void reply_object(struct req *r, int code, json_t *obj)
 {
 	if (r->as_scale) {
 		json_t *scale = scale_view(r->res, obj);
-		reply_scale(r, code, scale);
+		handle_reply_scale(r, code, scale);
 		json_decref(scale);
 		return;
 	}
@@ -315,7 +315,7 @@ static void handle_get(struct req *r)
 	}
 	if (r->sub && strcmp(r->sub, "scale") == 0) {
 		json_t *scale = scale_view_workload(obj);
-		reply_scale(r, 200, scale);
+		handle_reply_scale(r, 200, scale);
 		json_decref(scale);
 	} else {
 		reply_object(r, 200, obj);
@@ -465,7 +465,8 @@ static void handle_list(struct req *r)
 
 /* Stores a new object after server-owned metadata and defaults; no
  * validation (callers validate). Used by bootstrap and controllers. */
-int object_create(struct proxy *px, const struct proxy_resource *res, json_t *obj, json_t **out)
+int handle_bootstrap_create(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+			    json_t **out)
 {
 	obj_init_create(res, obj, time(NULL));
 	write_defaults(px, res, obj);
@@ -546,7 +547,7 @@ static void handle_create(struct req *r)
 	write_defaults(r->px, r->res, obj);
 	if (write_validate(r, obj, NULL) < 0)
 		goto out;
-	req_track_fields(r, NULL, obj, "unknown");
+	handle_track_fields(r, NULL, obj, "unknown");
 	if (r->q.dry_run) {
 		reply_object(r, 201, obj);
 		goto out;
@@ -604,7 +605,7 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 	if (write_validate(r, obj, old) < 0)
 		return;
 	if (!tracked)
-		req_track_fields(r, old, obj, "unknown");
+		handle_track_fields(r, old, obj, "unknown");
 	if (obj_same(old, obj)) {
 		reply_object(r, 200, (json_t *)old);
 		return;
@@ -735,11 +736,11 @@ static void update_scale(struct req *r, const json_t *old, const json_t *scale)
 	json_t *obj = json_deep_copy(old);
 	json_object_set(json_object_get(obj, "spec"), "replicas", rep);
 	json_object_del(obj_meta(obj), "resourceVersion");
-	req_write_scale(r, old, obj);
+	handle_write_scale(r, old, obj);
 	json_decref(obj);
 }
 
-void req_write_scale(struct req *r, const json_t *old, json_t *obj)
+void handle_write_scale(struct req *r, const json_t *old, json_t *obj)
 {
 	r->as_scale = true;
 	write_update(r, old, obj, false, 200);

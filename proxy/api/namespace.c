@@ -36,14 +36,14 @@ void ns_created(struct proxy *px, const char *ns)
 	const struct proxy_resource *sa = resource_find("", "v1", "serviceaccounts");
 	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind", "ServiceAccount",
 			      "metadata", "name", "default", "namespace", ns);
-	object_create(px, sa, o, NULL);
+	handle_bootstrap_create(px, sa, o, NULL);
 	json_decref(o);
 	char *ca = NULL;
 	if (store_kv_get(px->store, "ca.crt", &ca) < 0)
 		return;
 	const struct proxy_resource *cm = resource_find("", "v1", "configmaps");
 	o = proxy_root_ca_configmap(ns, ca);
-	object_create(px, cm, o, NULL);
+	handle_bootstrap_create(px, cm, o, NULL);
 	json_decref(o);
 	free(ca);
 }
@@ -64,7 +64,7 @@ static int bootstrap_kubernetes_svc(struct proxy *px)
 	    "clusterIP", "10.96.0.1", "clusterIPs", "10.96.0.1", "ports", "name", "https", "port",
 	    443, "protocol", "TCP", "targetPort", 6443, "type", "ClusterIP", "sessionAffinity",
 	    "None");
-	int rc = object_create(px, svc, o, NULL);
+	int rc = handle_bootstrap_create(px, svc, o, NULL);
 	json_decref(o);
 	return rc == -EEXIST ? 0 : rc;
 }
@@ -114,7 +114,7 @@ static int reconcile(struct proxy *px, const struct proxy_resource *res, json_t 
 		if (have)
 			store_delete(px->store, res->store_key, "default", "kubernetes", 0, NULL,
 				     NULL);
-		rc = object_create(px, res, want, NULL);
+		rc = handle_bootstrap_create(px, res, want, NULL);
 	}
 	json_decref(have);
 	json_decref(want);
@@ -159,7 +159,7 @@ static int bootstrap_priority_classes(struct proxy *px)
 		    json_pack("{s:s,s:s,s:{s:s},s:I,s:s}", "apiVersion", "scheduling.k8s.io/v1",
 			      "kind", "PriorityClass", "metadata", "name", pcs[i].name, "value",
 			      pcs[i].value, "description", pcs[i].desc);
-		int rc = object_create(px, pc, o, NULL);
+		int rc = handle_bootstrap_create(px, pc, o, NULL);
 		json_decref(o);
 		if (rc < 0 && rc != -EEXIST)
 			return rc;
@@ -176,7 +176,7 @@ int ns_bootstrap(struct proxy *px)
 	for (int i = 0; builtin_ns[i]; i++) {
 		json_t *o = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
 				      "metadata", "name", builtin_ns[i]);
-		rc = object_create(px, nsr, o, NULL);
+		rc = handle_bootstrap_create(px, nsr, o, NULL);
 		json_decref(o);
 		if (rc == 0)
 			ns_created(px, builtin_ns[i]);

@@ -14,14 +14,11 @@
 #include <stdint.h>
 
 #include "proxy/core/core.h"
+#include "proxy/auth/authz.h"
 
 /* auth.c: authentication. 0 with r->user/r->groups set, or -EACCES (the
  * caller answers 401). */
 int auth_authenticate(struct req *r);
-
-/* authz.c: authorization of r->verb on r's resource or path. 0 when allowed;
- * otherwise it has answered (403) and returns -EACCES. */
-int authz_authorize(struct req *r);
 
 /* auth.c: switches r's identity to the one named by Impersonate-User /
  * Impersonate-Group headers when the real user may impersonate it. 0 (also
@@ -39,24 +36,5 @@ int auth_token(struct proxy *px, const char *token, const char *const *audiences
 
 /* auth.c: the serviceaccounts/token subresource (TokenRequest). */
 void auth_token_request(struct req *r);
-
-/* authz.c: RBAC index kept from a store watch, bootstrap roles. */
-int authz_start(struct proxy *px);
-void authz_stop(struct proxy *px);
-
-/* authz.c: the decision for explicit attributes (reviews); borrowed. why
- * (optional) gets kube's reason when allowed ("" for system:masters). */
-struct rbac_attrs;
-bool authz_check(struct proxy *px, const struct rbac_attrs *a, char *why, size_t len);
-
-/* authz.c: rules of a user in ns (new array reference), for rules reviews. */
-json_t *authz_rules(struct proxy *px, const char *user, const char *const *groups, size_t ngroups,
-		    const char *ns);
-
-/* authz.c: escalation prevention and RBAC object checks for a create or
- * update of a Role/ClusterRole/(Cluster)RoleBinding; other kinds pass.
- * 0, or it has answered (403/422) and returns -EACCES/-EINVAL. obj, old
- * borrowed (old NULL on create). */
-int authz_admit(struct req *r, const json_t *obj, const json_t *old);
 
 #endif

@@ -17,18 +17,7 @@
 #include "proxy/controllers/controllers.h"
 #include "lib/pki.h"
 
-/* ---- string map (keys copied, values owned through free_val) ---------- */
-struct kmap;
-struct kmap *kmap_new(void (*free_val)(void *));
-void kmap_free(struct kmap *m);
-void *kmap_get(const struct kmap *m, const char *key);
-bool kmap_has(const struct kmap *m, const char *key);
-/* Inserts or replaces (freeing the old value). 0 or -ENOMEM. */
-int kmap_put(struct kmap *m, const char *key, void *val);
-void kmap_del(struct kmap *m, const char *key);
-size_t kmap_size(const struct kmap *m);
-/* Calls fn for each entry; fn must not modify the map. */
-void kmap_each(const struct kmap *m, void (*fn)(const char *key, void *val, void *arg), void *arg);
+#include "proxy/controllers/kmap.h"
 
 /* ---- shared state ------------------------------------------------------ */
 struct ctrl {

@@ -4,10 +4,11 @@
  * queue's de-duplication, delayed keys and the garbage collector's index.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/controllers/controllers_impl.h"
+#include "proxy/controllers/kmap.h"
 
 struct kent {
 	struct kent *next;

@@ -16,6 +16,7 @@
 #include "lib/json.h"
 #include "policies/policies.h"
 #include "proxy/admission/admission.h"
+#include "proxy/admission/limitrange.h"
 #include "proxy/admission/quota.h"
 
 static Suite *suite(void);

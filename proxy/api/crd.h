@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * CustomResourceDefinitions at run time (proxy/api/crd.c): their rows in
+ * the resource table, their objects' field checks and rules, /scale.
+ * Included through proxy/api/api.h. Loop thread only.
+ */
+#ifndef KB_PROXY_API_CRD_H
+#define KB_PROXY_API_CRD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct proxy;
+struct req;
+struct proxy_resource;
+
+/* crd.c: CustomResourceDefinitions turn into resource rows at start-up and
+ * whenever one changes. */
+int crd_start(struct proxy *px);
+
+/* crd.c: a CRD about to be deleted (borrowed, modified) gets the
+ * customresourcecleanup finalizer, as kube adds it at delete time. */
+void crd_before_delete(json_t *crd);
+
+/* crd.c: field checks of a body for a row without a protobuf message: CRD
+ * objects (defaults, validation) and custom objects (unknown fields pruned
+ * or refused with Strict, schema defaults; their schema validation is
+ * crd_check_rules'). obj is borrowed and modified. 0, or answered (400/422)
+ * and -EINVAL. */
+int crd_check_fields(struct req *r, json_t *obj);
+
+/* A custom object's validation in kube's order, on obj against old (NULL on
+ * create): the schema (ratcheting unchanged values), list-type uniqueness,
+ * then the x-kubernetes-validations rules unless a cause so far is of a
+ * kind kube stops at (then kube's "some validation rules were not checked"
+ * note); failures appended to causes, ratcheted rule failures to
+ * r->warnings. Returns causes added. */
+int crd_check_rules(struct req *r, const json_t *obj, const json_t *old, json_t *causes);
+
+/* crd.c: the scale subresource of custom objects (the CRD's replica paths).
+ * True when it answered. */
+bool crd_subres(struct req *r);
+
+/* crd.c: fn(arg) after the rows changed (kube's crd-registration
+ * controller listens: the aggregation layer's APIServices of CRD groups);
+ * one listener, NULL removes it. arg must live until removed. */
+typedef void (*crd_change_fn)(void *arg);
+void crd_on_change(crd_change_fn fn, void *arg);
+
+#endif
