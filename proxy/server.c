@@ -2,7 +2,32 @@
 /*
  * The API front's entry: starts the HTTPS listener, authenticates each
  * request, splits its path and query, and routes it to health, version,
- * discovery, OpenAPI or the resource handlers.
+ * discovery, OpenAPI or the resource handlers; starts and stops every layer
+ * and wires the upward hooks (px->client, the CSR row's write check).
+ *
+ * DESIGN: the layers, lowest first: cel, model, patch and validation, core,
+ * auth, admission, api, aggregation, then this file (dns beside them, on
+ * model only; controllers on top, on proxy/client.h only). A layer calls and
+ * includes only itself and the layers below; what must go up is a hook set
+ * at start (px->client, r->resume, a row's write_check and serve,
+ * crd_on_change, prom_add_source, struct req_ext). tests/layout/layers.py
+ * holds the order and fails on any arrow against it. Where this differs
+ * from ../shared/LAYOUT-REVIEW.md, and why:
+ * - discovery and the OpenAPI documents are served by aggregation/ (the
+ *   review put them in api/): they merge the service-backed APIServices'
+ *   groups and documents, which is what kube-aggregator serves in kube too,
+ *   and putting them below aggregation would need two more hooks;
+ * - the public headers proxy.h and client.h may be included by any layer:
+ *   they only declare the contract (lifecycle, hooks, the in-process client)
+ *   that modules of several layers implement; what a layer calls is still
+ *   judged by the file defining it, so admission calling the client (defined
+ *   in api/) is an arrow against the rule, and goes through px->client;
+ * - the refused host fields of a syncing tenant's pods stay in
+ *   api/hostpod.c beside the pod passthrough (the review moved them to
+ *   admission/): only the API's write path calls them, and the tenant
+ *   policy's own hostFields rule is admission's already;
+ * - bench/ stays at the top (the review moved it under tests/): the
+ *   benchmarks' one command is bench/run.sh in every note and issue.
  */
 #include <errno.h>
 #include <stdlib.h>
