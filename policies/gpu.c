@@ -7,11 +7,14 @@
  * - HAMi: nvidia.com/gpu counts vGPUs, shared by nvidia.com/gpucores
  *   (percent), nvidia.com/gpumem-percentage or nvidia.com/gpumem (MiB);
  * - MIG: nvidia.com/mig-<N>g.<M>gb slices, N sevenths of a GPU each.
+ * Any other extended resource is refused unless the policy lists it in
+ * extendedResources, with the GPUs one unit counts as.
  * Quota usage counts each as the part of a GPU it takes (gpu-memory and
  * gpumem need the policy's gpuMemoryMiB; without it they count as one GPU).
- * cpu and memory count requests (limits when requests are absent, as the
- * API server defaults them): the sum over containers or the largest init
- * container, whichever is larger, as kube's quota does.
+ * GPUs, cpu and memory count requests (limits when requests are absent, as
+ * the API server defaults them) over the pod as kube computes its
+ * effective request (pod_amount: sidecars, init steps, pod-level requests,
+ * overhead).
  */
 #include <errno.h>
 #include <math.h>
@@ -20,10 +23,25 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "lib/util.h"
 #include "policies/policies_impl.h"
 
 static const char *const hami_keys[] = {"nvidia.com/gpumem", "nvidia.com/gpucores",
 					"nvidia.com/gpumem-percentage"};
+
+/* a + b for amounts (>= 0), saturating: a tenant's huge quantities must
+ * not wrap around into a small or negative usage. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
 
 int policy_quantity_milli(const char *s, int64_t *out)
 {
@@ -125,6 +143,32 @@ static void mig_list(const policy_t *p, char *buf, size_t len)
 	}
 }
 
+/* A resource name kube calls extended: a domain other than kubernetes.io
+ * (kube's IsExtendedResourceName; native names have no '/'). */
+static bool is_extended(const char *key)
+{
+	return strchr(key, '/') && !strstr(key, "kubernetes.io/");
+}
+
+/* The GPU forms the mode governs: nvidia.com/gpu, MIG slices, HAMi. */
+static bool is_gpu_form(const char *key)
+{
+	return strcmp(key, "nvidia.com/gpu") == 0 || mig_profile(key) || is_hami(key);
+}
+
+/* An extended resource outside the GPU forms: allowed only when the
+ * policy's extendedResources lists it (with the GPUs one unit counts as). */
+static int check_other(const policy_t *p, const char *key, char *msg, size_t len)
+{
+	if (!is_extended(key) || is_gpu_form(key) || json_object_get(p->extended, key))
+		return 0;
+	policy_msg_add(msg, len,
+		       "%s is not allowed; an extended resource must be listed in the policy's "
+		       "extendedResources",
+		       key);
+	return 1;
+}
+
 /* One resource key of a container under the policy's GPU mode. */
 static int check_key(const policy_t *p, const char *key, const json_t *val, char *msg, size_t len)
 {
@@ -163,7 +207,7 @@ static int check_key(const policy_t *p, const char *key, const json_t *val, char
 							       : "request a MIG profile");
 		return 1;
 	}
-	return 0;
+	return check_other(p, key, msg, len);
 }
 
 static int check_ctr(const policy_t *p, const json_t *c, char *msg, size_t len)
@@ -185,13 +229,94 @@ static int check_ctr(const policy_t *p, const json_t *c, char *msg, size_t len)
 	return n;
 }
 
+/* Whether any container or init container asks for nvidia.com/gpu (KAI's
+ * getFirstGPULimit looks at both lists). */
+static bool has_whole_gpu(const json_t *spec)
+{
+	static const char *const kinds[] = {"containers", "initContainers"};
+	for (size_t k = 0; k < 2; k++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (json_object_get(spec, kinds[k]), i, c)
+			if (json_object_get(kb_json_path(c, "resources.limits"),
+					    "nvidia.com/gpu") ||
+			    json_object_get(kb_json_path(c, "resources.requests"),
+					    "nvidia.com/gpu"))
+				return true;
+	}
+	return false;
+}
+
+/* A positive decimal integer, as Go's strconv.ParseUint(s, 10, 64) reads
+ * one (digits only, no sign or space), not 0. */
+static bool positive_int(const char *s)
+{
+	if (!s || !*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 19)
+		return false;
+	return strtoull(s, NULL, 10) > 0;
+}
+
+/*
+ * KAI Scheduler's own rules for its GPU-sharing annotations, which its
+ * admission webhook applies on the host: github.com/NVIDIA/KAI-Scheduler
+ * pkg/binder/plugins/gpusharing/gpu-request/gpu_request_validator.go,
+ * ValidateGpuRequests. gpu-fraction is a number strictly between 0 and 1
+ * and is not combined with nvidia.com/gpu; gpu-memory (MiB) is a positive
+ * integer and is combined with neither; gpu-fraction-num-devices is a
+ * positive integer and needs one of them.
+ */
+static int kai_check(const json_t *meta, const json_t *spec, char *msg, size_t len)
+{
+	const char *frac = annotation(meta, "gpu-fraction");
+	const char *mem = annotation(meta, "gpu-memory");
+	const char *ndev = annotation(meta, "gpu-fraction-num-devices");
+	bool whole = has_whole_gpu(spec);
+	int n = 0;
+	if (frac) {
+		char *end;
+		double f = strtod(frac, &end);
+		if (end == frac || *end || !(f > 0 && f < 1)) {
+			policy_msg_add(msg, len,
+				       "gpu-fraction must be a number strictly between 0 and 1, "
+				       "not \"%s\"",
+				       frac);
+			n++;
+		}
+	}
+	if (frac && whole) {
+		policy_msg_add(msg, len, "gpu-fraction cannot be combined with nvidia.com/gpu");
+		n++;
+	}
+	if (mem && !positive_int(mem)) {
+		policy_msg_add(msg, len, "gpu-memory must be a positive integer (MiB), not \"%s\"",
+			       mem);
+		n++;
+	}
+	if (mem && (frac || whole)) {
+		policy_msg_add(msg, len, "gpu-memory cannot be combined with %s",
+			       frac ? "gpu-fraction" : "nvidia.com/gpu");
+		n++;
+	}
+	if (ndev && !positive_int(ndev)) {
+		policy_msg_add(msg, len,
+			       "gpu-fraction-num-devices must be a positive integer, not \"%s\"",
+			       ndev);
+		n++;
+	} else if (ndev && !frac && !mem) {
+		policy_msg_add(msg, len,
+			       "gpu-fraction-num-devices needs gpu-fraction or gpu-memory");
+		n++;
+	}
+	return n;
+}
+
 int policy_gpu_check(const policy_t *p, const json_t *meta, const json_t *spec, char *msg,
 		     size_t len)
 {
 	static const char *const kinds[] = {"containers", "initContainers"};
-	static const char *const kai[] = {"gpu-fraction", "gpu-memory"};
+	static const char *const kai[] = {"gpu-fraction", "gpu-memory", "gpu-fraction-num-devices"};
 	int n = 0;
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < KB_ARRAY_SIZE(kai); i++) {
 		if (!annotation(meta, kai[i]) || p->gpu_mode == POLICY_GPU_FRACTIONAL)
 			continue;
 		policy_msg_add(msg, len, "%s is not allowed; %s", kai[i],
@@ -199,38 +324,70 @@ int policy_gpu_check(const policy_t *p, const json_t *meta, const json_t *spec, 
 							       : "request a MIG profile");
 		n++;
 	}
-	const char *frac = annotation(meta, "gpu-fraction");
-	if (frac && p->gpu_mode == POLICY_GPU_FRACTIONAL) {
-		char *end;
-		double f = strtod(frac, &end);
-		if (end == frac || *end || !(f > 0 && f <= 1)) {
-			policy_msg_add(msg, len,
-				       "gpu-fraction must be a number in (0, 1], not \"%s\"", frac);
-			n++;
-		}
-	}
+	if (p->gpu_mode == POLICY_GPU_FRACTIONAL)
+		n += kai_check(meta, spec, msg, len);
 	for (size_t k = 0; k < 2; k++) {
 		size_t i;
 		json_t *c;
 		json_array_foreach (json_object_get(spec, kinds[k]), i, c)
 			n += check_ctr(p, c, msg, len);
 	}
+	const char *k;
+	json_t *v;
+	json_object_foreach (json_object_get(spec, "overhead"), k, v)
+		n += check_key(p, k, v, msg, len);
 	return n;
+}
+
+/* A container's amount of `key` (requests, else limits), 0 when absent. */
+static int64_t ctr_amount(const json_t *c, const char *key)
+{
+	int64_t n = ctr_qty(c, key);
+	return n > 0 ? n : 0;
+}
+
+/* Every resource name a container asks for (requests and limits): f is
+ * called once per name. */
+static int64_t ctr_keys(const policy_t *p, const json_t *c,
+			int64_t (*f)(const policy_t *p, const json_t *c, const char *key))
+{
+	int64_t total = 0;
+	const json_t *req = kb_json_path(c, "resources.requests");
+	const char *k;
+	json_t *v;
+	json_object_foreach ((json_t *)req, k, v)
+		total = sat_add(total, f(p, c, k));
+	json_object_foreach (kb_json_path(c, "resources.limits"), k, v)
+		if (!json_object_get(req, k))
+			total = sat_add(total, f(p, c, k));
+	return total;
+}
+
+/* GPUs (thousandths) of one resource name of a container: a MIG slice
+ * Ng.* is N sevenths of a GPU; a listed extended resource its weight. */
+static int64_t key_gpu(const policy_t *p, const json_t *c, const char *key)
+{
+	const char *mig = mig_profile(key);
+	int64_t n = ctr_amount(c, key);
+	if (mig)
+		return sat_mul(n / 1000, atoi(mig) * 1000 / 7);
+	json_t *w = is_gpu_form(key) ? NULL : json_object_get(p->extended, key);
+	if (w)
+		return sat_mul(n / 1000, json_integer_value(w));
+	return 0;
 }
 
 /* GPUs (thousandths) of one container. */
 static int64_t ctr_gpu(const policy_t *p, const json_t *c)
 {
-	int64_t total = 0;
-	const char *k;
-	json_t *v;
-	json_object_foreach (kb_json_path(c, "resources.limits"), k, v) {
-		const char *mig = mig_profile(k);
-		int64_t n = qty_milli(v);
-		if (mig && n > 0)
-			total += n / 1000 * atoi(mig) * 1000 / 7;
-	}
+	int64_t total = ctr_keys(p, c, key_gpu);
 	int64_t n = ctr_qty(c, "nvidia.com/gpu");
+	bool hami = ctr_qty(c, "nvidia.com/gpucores") > 0 ||
+		    ctr_qty(c, "nvidia.com/gpumem-percentage") > 0 ||
+		    ctr_qty(c, "nvidia.com/gpumem") > 0;
+	/* HAMi gives one vGPU to a container that asks for a share alone */
+	if (n <= 0 && hami)
+		n = 1000;
 	if (n <= 0)
 		return total;
 	/* HAMi: each vGPU takes the largest share it asks for */
@@ -247,9 +404,12 @@ static int64_t ctr_gpu(const policy_t *p, const json_t *c)
 		    fmax(share, p->gpu_memory_mib ? mem / 1000.0 / (double)p->gpu_memory_mib : 1);
 	if (share <= 0 || share > 1)
 		share = 1;
-	return total + llround((double)n * share);
+	double g = (double)n * share;
+	return sat_add(total, g >= 9.0e18 ? INT64_MAX : llround(g));
 }
 
+/* KAI's annotations: gpu-fraction or gpu-memory, on each of
+ * gpu-fraction-num-devices devices (one when absent). */
 static int64_t kai_gpu(const policy_t *p, const json_t *meta)
 {
 	const char *frac = annotation(meta, "gpu-fraction");
@@ -258,36 +418,84 @@ static int64_t kai_gpu(const policy_t *p, const json_t *meta)
 	long ndev = dev ? strtol(dev, NULL, 10) : 1;
 	if (ndev < 1)
 		ndev = 1;
+	if (ndev > 1000000)
+		ndev = 1000000; /* refused on admission; bounded for old pods */
 	if (frac) {
 		double f = strtod(frac, NULL);
-		return f > 0 && f <= 1 ? llround(f * 1000.0) * ndev : 1000 * ndev;
+		return (f > 0 && f <= 1 ? llround(f * 1000.0) : 1000) * ndev;
 	}
 	if (mem) {
 		double mib = strtod(mem, NULL);
 		if (p->gpu_memory_mib <= 0 || mib <= 0 || mib >= (double)p->gpu_memory_mib)
-			return 1000;
-		return llround(mib * 1000.0 / (double)p->gpu_memory_mib);
+			return 1000 * ndev;
+		return llround(mib * 1000.0 / (double)p->gpu_memory_mib) * ndev;
 	}
 	return 0;
 }
 
-/* max(sum over containers, largest init container) of f. */
+static bool is_sidecar(const json_t *c)
+{
+	const char *rp = json_string_value(json_object_get(c, "restartPolicy"));
+	return rp && strcmp(rp, "Always") == 0;
+}
+
+/* Resources kube allows in a pod's spec.resources (PodLevelResources):
+ * cpu, memory and hugepages-* (IsSupportedPodLevelResource). */
+static bool pod_level_key(const char *key)
+{
+	return key && (strcmp(key, "cpu") == 0 || strcmp(key, "memory") == 0 ||
+		       strncmp(key, "hugepages-", 10) == 0);
+}
+
+/*
+ * A pod's effective request of what f measures in one container, as kube
+ * computes it: k8s.io/component-helpers resource/helpers.go, PodRequests
+ * and aggregateContainerResourcesByFn. App containers are summed; a
+ * restartable init container (a sidecar, restartPolicy Always) is added to
+ * that sum and to every later init step; each init step (a plain init
+ * container plus the sidecars started before it) may need more, so the
+ * pod takes the largest of the sum and every step. A pod-level request
+ * (spec.resources.requests, for the resources kube allows there) is then
+ * the pod's request, and spec.overhead comes on top.
+ */
 typedef int64_t (*amount_fn)(const policy_t *p, const json_t *c, const char *key);
 static int64_t pod_amount(const policy_t *p, const json_t *spec, amount_fn f, const char *key)
 {
-	int64_t sum = 0, init = 0;
+	int64_t sum = 0, sidecars = 0, init = 0;
 	size_t i;
 	json_t *c;
 	json_array_foreach (json_object_get(spec, "containers"), i, c) {
 		int64_t v = f(p, c, key);
-		sum += v > 0 ? v : 0;
+		sum = sat_add(sum, v > 0 ? v : 0);
 	}
 	json_array_foreach (json_object_get(spec, "initContainers"), i, c) {
-		int64_t v = f(p, c, key);
-		if (v > init)
-			init = v;
+		int64_t v = f(p, c, key), step;
+		v = v > 0 ? v : 0;
+		if (is_sidecar(c)) {
+			sum = sat_add(sum, v);
+			sidecars = sat_add(sidecars, v);
+			step = sidecars;
+		} else {
+			step = sat_add(v, sidecars);
+		}
+		if (step > init)
+			init = step;
 	}
-	return sum > init ? sum : init;
+	int64_t total = sum > init ? sum : init;
+	const json_t *plr = kb_json_path(spec, "resources.requests");
+	if (pod_level_key(key) && json_object_get(plr, key)) {
+		int64_t v = qty_milli(json_object_get(plr, key));
+		total = v > 0 ? v : 0;
+	}
+	/* the overhead is a list of amounts, as a container's limits are */
+	json_t *over = json_object_get(spec, "overhead");
+	if (json_is_object(over) && json_object_size(over)) {
+		json_t *oc = json_pack("{s:{s:O}}", "resources", "limits", over);
+		int64_t v = oc ? f(p, oc, key) : 0;
+		total = sat_add(total, v > 0 ? v : 0);
+		json_decref(oc);
+	}
+	return total;
 }
 
 static int64_t amount_gpu(const policy_t *p, const json_t *c, const char *key)
@@ -304,7 +512,7 @@ static int64_t amount_qty(const policy_t *p, const json_t *c, const char *key)
 
 int64_t policy_pod_gpu_milli(const policy_t *p, const json_t *meta, const json_t *spec)
 {
-	return pod_amount(p, spec, amount_gpu, NULL) + kai_gpu(p, meta);
+	return sat_add(pod_amount(p, spec, amount_gpu, NULL), kai_gpu(p, meta));
 }
 
 void policy_pod_usage(const policy_t *p, const json_t *pod, struct policy_usage *u)
@@ -313,10 +521,11 @@ void policy_pod_usage(const policy_t *p, const json_t *pod, struct policy_usage 
 	if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
 		return;
 	const json_t *spec = json_object_get(pod, "spec");
-	u->gpu_milli += policy_pod_gpu_milli(p, json_object_get(pod, "metadata"), spec);
-	u->cpu_milli += pod_amount(p, spec, amount_qty, "cpu");
-	u->memory += pod_amount(p, spec, amount_qty, "memory") / 1000;
-	u->pods += 1;
+	u->gpu_milli =
+	    sat_add(u->gpu_milli, policy_pod_gpu_milli(p, json_object_get(pod, "metadata"), spec));
+	u->cpu_milli = sat_add(u->cpu_milli, pod_amount(p, spec, amount_qty, "cpu"));
+	u->memory = sat_add(u->memory, pod_amount(p, spec, amount_qty, "memory") / 1000);
+	u->pods = sat_add(u->pods, 1);
 }
 
 /* ---- quotas ---- */
@@ -363,8 +572,8 @@ int policy_check_quota(const policy_t *p, const struct policy_usage *used,
 		       const struct policy_usage *req, char *msg, size_t len)
 {
 	for (int i = 0; i < 4; i++) {
-		if (!p->has_quota[i] || field(req, i) == 0 ||
-		    field(used, i) + field(req, i) <= field(&p->quota, i))
+		if (!p->has_quota[i] || field(req, i) <= 0 ||
+		    sat_add(field(used, i), field(req, i)) <= field(&p->quota, i))
 			continue;
 		char a[32], b[32], c[32];
 		fmt_plain(i, field(req, i), a, sizeof(a));

@@ -103,6 +103,31 @@ static int parse_quota(policy_t *p, json_t *q, char *err, size_t errlen)
 	return 0;
 }
 
+/* extendedResources: each extended resource (outside the GPU forms of
+ * gpu.mode) pods may ask for, with the GPUs one unit counts as ("0" for a
+ * device that is no GPU). Stored as thousandths. */
+static int parse_extended(policy_t *p, json_t *e, char *err, size_t errlen)
+{
+	const char *k;
+	json_t *v;
+	json_t *out = json_object();
+	if (!out)
+		return -ENOMEM;
+	json_object_foreach (e, k, v) {
+		int64_t m;
+		if (!strchr(k, '/') || strstr(k, "kubernetes.io/") ||
+		    policy_quantity_milli(json_string_value(v), &m) < 0 || m > 1000000) {
+			json_decref(out);
+			return bad(err, errlen, "extendedResources",
+				   "a map of extended resource names (domain/name) to the GPUs "
+				   "one unit counts as (0 to 1000)");
+		}
+		json_object_set_new(out, k, json_integer(m));
+	}
+	p->extended = out;
+	return 0;
+}
+
 /* tolerationSeconds is an integer in a pod. */
 static int parse_tolerations(policy_t *p, json_t *t, char *err, size_t errlen)
 {
@@ -155,6 +180,8 @@ static int parse_field(policy_t *p, const char *k, json_t *v, char *err, size_t 
 		return parse_tolerations(p, v, err, errlen);
 	else if (strcmp(k, "schedulers") == 0 && json_is_array(v))
 		p->schedulers = json_incref(v);
+	else if (strcmp(k, "extendedResources") == 0 && json_is_object(v))
+		return parse_extended(p, v, err, errlen);
 	else
 		return bad(err, errlen, k, "unknown or malformed field");
 	return 0;
@@ -197,6 +224,7 @@ void policy_free(policy_t *p)
 	json_decref(p->node_selector);
 	json_decref(p->tolerations);
 	json_decref(p->schedulers);
+	json_decref(p->extended);
 	free(p);
 }
 

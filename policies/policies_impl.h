@@ -23,6 +23,7 @@ struct policy {
 	json_t *node_selector;     /* object of strings, or NULL */
 	json_t *tolerations;       /* array, or NULL */
 	json_t *schedulers;        /* array of strings, or NULL: any */
+	json_t *extended; /* extendedResources: name -> GPUs (thousandths) of one unit, or NULL */
 };
 
 /* Appends ", " (when msg is not empty) + the printf text to msg (len bytes). */

@@ -12,7 +12,8 @@ Each pass:
     when >= 0, else .quota; -1 or absent means unlimited;
   - pods with schedulerName kai-scheduler and no node are bound (pods/binding)
     when their queue (label kai.scheduler/queue) exists and has room for
-    their nvidia.com/gpu requests, and marked Running (Ready condition,
+    their nvidia.com/gpu requests (counted as kube counts a pod's effective
+    request: sidecars, init steps, overhead), and marked Running (Ready condition,
     podIP, hostIP, containerStatuses); others stay Pending with a
     FailedScheduling event (Unschedulable "queue over quota" / "queue does
     not exist");
@@ -80,13 +81,32 @@ def now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def ctr_gpus(c):
+    res = c.get("resources", {})
+    return int(res.get("requests", {}).get(GPU, res.get("limits", {}).get(GPU, 0)))
+
+
 def gpus_of(pod):
-    n = 0
-    for c in pod["spec"].get("containers", []):
-        res = c.get("resources", {})
-        v = res.get("requests", {}).get(GPU, res.get("limits", {}).get(GPU, 0))
-        n += int(v)
-    return n
+    """A pod's nvidia.com/gpu as kube computes its effective request
+    (k8s.io/component-helpers resource/helpers.go PodRequests), which the
+    kubelet's device manager allocates: app containers and sidecars (init
+    containers with restartPolicy Always) summed, each init step (an init
+    container beside the sidecars started before it) if larger, plus the
+    pod's overhead. Real KAI (pod_info.go getPodResourceRequest) leaves the
+    sidecars out; the tenant's policy counts them, and so does this
+    stand-in, so that it shows what the host's devices really give."""
+    spec = pod["spec"]
+    total = sum(ctr_gpus(c) for c in spec.get("containers", []))
+    sidecars, init = 0, 0
+    for c in spec.get("initContainers", []):
+        n = ctr_gpus(c)
+        if c.get("restartPolicy") == "Always":
+            total += n
+            sidecars += n
+            init = max(init, sidecars)
+        else:
+            init = max(init, n + sidecars)
+    return max(total, init) + int(spec.get("overhead", {}).get(GPU, 0))
 
 
 def quota_of(q):

@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +68,47 @@ static const struct acase cases[] = {
      "nvidia.com/mig-1g.10gb is not allowed"},
     {"trusted", "Pod", POD("\"gpu-fraction\":\"0.5\"", "", CTR("")), true, NULL},
     {"trusted", "Pod", POD("\"gpu-fraction\":\"1.5\"", "", CTR("")), false,
-     "gpu-fraction must be a number in (0, 1]"},
+     "gpu-fraction must be a number strictly between 0 and 1, not \"1.5\""},
+    /* KAI's rules (gpu_request_validator.go ValidateGpuRequests) */
+    {"trusted", "Pod", POD("\"gpu-fraction\":\"1\"", "", CTR("")), false,
+     "gpu-fraction must be a number strictly between 0 and 1, not \"1\""},
+    {"trusted", "Pod", POD("\"gpu-fraction\":\"0\"", "", CTR("")), false,
+     "gpu-fraction must be a number strictly between 0 and 1"},
+    {"trusted", "Pod", POD("\"gpu-fraction\":\"0.5\"", "", CTR(GPU("1"))), false,
+     "gpu-fraction cannot be combined with nvidia.com/gpu"},
+    {"trusted", "Pod", POD("\"gpu-memory\":\"2000\",\"gpu-fraction\":\"0.5\"", "", CTR("")), false,
+     "gpu-memory cannot be combined with gpu-fraction"},
+    {"trusted", "Pod", POD("\"gpu-memory\":\"2000\"", "", CTR(GPU("1"))), false,
+     "gpu-memory cannot be combined with nvidia.com/gpu"},
+    {"trusted", "Pod", POD("\"gpu-memory\":\"1.5\"", "", CTR("")), false,
+     "gpu-memory must be a positive integer (MiB), not \"1.5\""},
+    {"trusted", "Pod", POD("\"gpu-memory\":\"0\"", "", CTR("")), false,
+     "gpu-memory must be a positive integer"},
+    {"trusted", "Pod", POD("\"gpu-memory\":\"2000\"", "", CTR("")), true, NULL},
+    {"trusted", "Pod",
+     POD("\"gpu-fraction\":\"0.5\",\"gpu-fraction-num-devices\":\"0\"", "", CTR("")), false,
+     "gpu-fraction-num-devices must be a positive integer, not \"0\""},
+    {"trusted", "Pod",
+     POD("\"gpu-fraction\":\"0.5\",\"gpu-fraction-num-devices\":\"2\"", "", CTR("")), true, NULL},
+    {"trusted", "Pod", POD("\"gpu-fraction-num-devices\":\"2\"", "", CTR("")), false,
+     "gpu-fraction-num-devices needs gpu-fraction or gpu-memory"},
+    {"untrusted", "Pod", POD("\"gpu-fraction-num-devices\":\"2\"", "", CTR(GPU("1"))), false,
+     "gpu-fraction-num-devices is not allowed; request whole nvidia.com/gpu"},
+    /* other accelerators: refused unless the policy lists them */
+    {"untrusted", "Pod", POD("", "", CTR(",\"resources\":{\"limits\":{\"amd.com/gpu\":\"1\"}}")),
+     false,
+     "policy untrusted: amd.com/gpu is not allowed; an extended resource must be listed in the "
+     "policy's extendedResources"},
+    {"trusted", "Pod",
+     POD("", "", CTR(",\"resources\":{\"limits\":{\"nvidia.com/gpu.shared\":\"1\"}}")), false,
+     "nvidia.com/gpu.shared is not allowed"},
+    {"trusted", "Pod", POD("", "\"overhead\":{\"habana.ai/gaudi\":\"1\"},", CTR("")), false,
+     "habana.ai/gaudi is not allowed"},
+    {"untrusted", "Pod",
+     POD("", "",
+	 CTR(",\"resources\":{\"limits\":{\"cpu\":\"1\",\"hugepages-2Mi\":\"2Mi\","
+	     "\"example.kubernetes.io/x\":\"1\"}}")),
+     true, NULL},
     {"trusted", "Pod",
      POD("", "",
 	 CTR(",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\",\"nvidia.com/"
@@ -323,6 +364,114 @@ START_TEST(quota_whole_gpus)
 }
 END_TEST
 
+/* What a pod takes, counted as kube's PodRequests counts it
+ * (k8s.io/component-helpers resource/helpers.go): sidecars summed with the
+ * app containers and added to every later init step, the largest step,
+ * pod-level requests, overhead; for every GPU form. */
+static const char count_yaml[] =
+    "name: c\n"
+    "gpu:\n  mode: fractional\n  gpuMemoryMiB: 80000\n"
+    "extendedResources:\n  amd.com/gpu: 1\n  nvidia.com/gpu.shared: 250m\n"
+    "  rdma/hca: 0\n";
+
+#define LIM(k, v)     "{\"limits\":{\"" k "\":\"" v "\"}}"
+#define C(name, res)  "{\"name\":\"" name "\",\"resources\":" res "}"
+#define SC(name, res) "{\"name\":\"" name "\",\"restartPolicy\":\"Always\",\"resources\":" res "}"
+#define SPEC(ann, extra, init, ctrs)                                                             \
+	"{\"metadata\":{\"annotations\":{" ann "}},\"spec\":{" extra "\"initContainers\":[" init \
+	"],\"containers\":[" ctrs "]}}"
+
+static const struct {
+	const char *pod;
+	int64_t gpu_milli, cpu_milli;
+} counts[] = {
+    /* the issue's pod: three 4-GPU sidecars and a 4-GPU container ask 16 */
+    {SPEC("", "",
+	  SC("s1", LIM("nvidia.com/gpu", "4")) "," SC("s2", LIM("nvidia.com/gpu", "4")) "," SC(
+	      "s3", LIM("nvidia.com/gpu", "4")),
+	  C("c", LIM("nvidia.com/gpu", "4"))),
+     16000, 0},
+    /* a plain init container larger than the app containers */
+    {SPEC("", "", C("i", LIM("nvidia.com/gpu", "8")), C("c", LIM("nvidia.com/gpu", "2"))), 8000, 0},
+    /* an init step after a sidecar runs beside it: 2 + 4 */
+    {SPEC("", "", SC("s", LIM("nvidia.com/gpu", "2")) "," C("i", LIM("nvidia.com/gpu", "4")),
+	  C("c", LIM("nvidia.com/gpu", "1"))),
+     6000, 0},
+    /* an init step before the sidecar does not */
+    {SPEC("", "", C("i", LIM("nvidia.com/gpu", "4")) "," SC("s", LIM("nvidia.com/gpu", "2")),
+	  C("c", LIM("nvidia.com/gpu", "1"))),
+     4000, 0},
+    /* overhead comes on top */
+    {SPEC("", "\"overhead\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"250m\"},", "",
+	  C("c", "{\"limits\":{\"nvidia.com/gpu\":\"1\",\"cpu\":\"1\"}}")),
+     2000, 1250},
+    /* a pod-level request is the pod's request (cpu, memory) */
+    {SPEC("", "\"resources\":{\"requests\":{\"cpu\":\"4\"}},", "", C("c", LIM("cpu", "1"))), 0,
+     4000},
+    /* sidecars' cpu too */
+    {SPEC("", "", SC("s", LIM("cpu", "2")), C("c", LIM("cpu", "1"))), 0, 3000},
+    /* KAI gpu-memory on gpu-fraction-num-devices devices */
+    {SPEC("\"gpu-memory\":\"20000\",\"gpu-fraction-num-devices\":\"2\"", "", "", C("c", "{}")), 500,
+     0},
+    {SPEC("\"gpu-fraction\":\"0.25\",\"gpu-fraction-num-devices\":\"3\"", "", "", C("c", "{}")),
+     750, 0},
+    /* HAMi: a share without nvidia.com/gpu is one vGPU */
+    {SPEC("", "", "", C("c", LIM("nvidia.com/gpumem", "40000"))), 500, 0},
+    /* HAMi in a sidecar counts beside the app container */
+    {SPEC("", "", SC("s", "{\"limits\":{\"nvidia.com/gpu\":\"2\",\"nvidia.com/gpucores\":\"50\"}}"),
+	  C("c", LIM("nvidia.com/gpu", "1"))),
+     2000, 0},
+    /* MIG slices in a sidecar and an app container: 3/7 + 1/7 */
+    {SPEC("", "", SC("s", LIM("nvidia.com/mig-3g.40gb", "1")),
+	  C("c", LIM("nvidia.com/mig-1g.10gb", "1"))),
+     3000 / 7 + 1000 / 7, 0},
+    /* listed extended resources count their weight */
+    {SPEC("", "", SC("s", LIM("amd.com/gpu", "2")),
+	  C("c", "{\"limits\":{\"nvidia.com/gpu.shared\":\"4\",\"rdma/hca\":\"1\"}}")),
+     3000, 0},
+    /* huge quantities saturate instead of wrapping around */
+    {SPEC("", "", "",
+	  C("a", LIM("nvidia.com/gpu", "5e15")) "," C("b", LIM("nvidia.com/gpu", "5e15"))),
+     INT64_MAX, 0},
+};
+
+START_TEST(pod_requests)
+{
+	policy_t *p = NULL;
+	char err[256] = "";
+	ck_assert_msg(policy_parse(count_yaml, strlen(count_yaml), NULL, &p, err, sizeof(err)) == 0,
+		      "%s", err);
+	json_t *pod = J(counts[_i].pod);
+	struct policy_usage u = {0};
+	policy_pod_usage(p, pod, &u);
+	ck_assert_msg(u.gpu_milli == counts[_i].gpu_milli, "case %d: gpu %lld, want %lld", _i,
+		      (long long)u.gpu_milli, (long long)counts[_i].gpu_milli);
+	ck_assert_msg(u.cpu_milli == counts[_i].cpu_milli, "case %d: cpu %lld, want %lld", _i,
+		      (long long)u.cpu_milli, (long long)counts[_i].cpu_milli);
+	json_decref(pod);
+	policy_free(p);
+}
+END_TEST
+
+/* The issue's pod against a 4-GPU quota: refused, not counted as 4. */
+START_TEST(sidecars_quota)
+{
+	policy_t *p = load("untrusted");
+	struct policy_usage used = {0}, req = {0};
+	char msg[512] = "";
+	json_t *pod = J(counts[0].pod);
+	policy_pod_usage(p, pod, &req);
+	ck_assert_int_eq(policy_check_quota(p, &used, &req, msg, sizeof(msg)), -EACCES);
+	ck_assert_str_eq(
+	    msg, "policy untrusted: exceeded quota: gpu, requested: 16, used: 0, limited: 4");
+	/* saturated usage is refused too */
+	struct policy_usage huge = {.gpu_milli = INT64_MAX};
+	ck_assert_int_eq(policy_check_quota(p, &huge, &req, msg, sizeof(msg)), -EACCES);
+	json_decref(pod);
+	policy_free(p);
+}
+END_TEST
+
 START_TEST(mig_usage)
 {
 	policy_t *p = load("mig");
@@ -364,6 +513,8 @@ START_TEST(parse_errors)
 			     "quota:\n  gpu: lots\n",
 			     "colour: red\n",
 			     "gpu:\n  mode: mig\n",
+			     "extendedResources:\n  amd.com/gpu: lots\n",
+			     "extendedResources:\n  gpu: 1\n",
 			     "- a\n- b\n",
 			     "a: [\n"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -387,6 +538,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, quota_fractions);
 	tcase_add_test(tc, quota_whole_gpus);
 	tcase_add_test(tc, mig_usage);
+	tcase_add_loop_test(tc, pod_requests, 0, (int)(sizeof(counts) / sizeof(counts[0])));
+	tcase_add_test(tc, sidecars_quota);
 	tcase_add_test(tc, mutate);
 	tcase_add_test(tc, parse_errors);
 	suite_add_tcase(s, tc);
