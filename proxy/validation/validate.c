@@ -635,6 +635,9 @@ static void container_env(json_t *c, const json_t *env, const char *base)
 	}
 }
 
+/* A resource list's quantities: valid, not negative, and whole for the
+ * extended resources (kube's ValidateResourceQuantityValue: an extended
+ * resource is an integer resource, "must be an integer"). */
 static void resource_list(json_t *c, const json_t *list, const char *base)
 {
 	char f[VAL_PATHLEN];
@@ -643,33 +646,85 @@ static void resource_list(json_t *c, const json_t *list, const char *base)
 	json_object_foreach ((json_t *)list, k, v) {
 		double q;
 		const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+		int64_t m;
 		val_path(f, "%s[%s]", base, k);
 		if (!s || kb_quantity_parse(s, &q) < 0)
 			add_invalid_str(c, f, s, QTY_REGEX_MSG);
 		else if (q < 0)
 			add_invalid_str(c, f, s, "must be greater than or equal to 0");
+		else if (qty_extended(k) && (qty_parse(v, &m) < 0 || m % 1000 != 0))
+			add_invalid_str(c, f, s, "must be an integer");
 	}
 }
 
+/* A quantity in kube's canonical form ("4", "500m", "1Gi"), for messages. */
+static const char *canonical(const char *s, char *buf, size_t len)
+{
+	json_t *j = json_string(s);
+	int64_t m;
+	if (j && qty_parse(j, &m) == 0)
+		qty_format(m, qty_binary(j), buf, len);
+	else
+		snprintf(buf, len, "%s", s);
+	json_decref(j);
+	return buf;
+}
+
+/*
+ * kube's validateResourceRequirements (pkg/apis/core/validation/
+ * validation.go): a request may not exceed its limit; a resource that may
+ * not be overcommitted (every extended resource, GPUs included, and
+ * hugepages: helper.IsOvercommitAllowed) must have a limit, and its request
+ * must equal it. The causes name the requests or limits map, as kube's do.
+ */
 static void container_resources(json_t *c, const json_t *res, const char *base)
 {
-	char f[VAL_PATHLEN];
+	char qf[VAL_PATHLEN], lf[VAL_PATHLEN];
 	const json_t *lim = json_object_get(res, "limits"), *req = json_object_get(res, "requests");
 	const char *k;
 	json_t *v;
-	val_path(f, "%s.resources.limits", base);
-	resource_list(c, lim, f);
-	val_path(f, "%s.resources.requests", base);
-	resource_list(c, req, f);
+	val_path(lf, "%s.resources.limits", base);
+	resource_list(c, lim, lf);
+	val_path(qf, "%s.resources.requests", base);
+	resource_list(c, req, qf);
 	json_object_foreach ((json_t *)req, k, v) {
 		const char *l = val_jstr(lim, k), *q = json_string_value(v);
+		bool over = qty_overcommit_allowed(k);
+		char msg[256], a[64], b[64];
 		int cmp;
-		if (!l || !q || kb_quantity_cmp(q, l, &cmp) < 0 || cmp <= 0)
+		if (!l && !over) {
+			val_add(c, "FieldValueRequired", lf, "%s",
+				"Limit must be set for non overcommitable resources");
 			continue;
-		char msg[256];
-		val_path(f, "%s.resources.requests[%s]", base, k);
-		snprintf(msg, sizeof(msg), "must be less than or equal to %s limit of %s", k, l);
-		add_invalid_str(c, f, q, msg);
+		}
+		if (!l || !q || kb_quantity_cmp(q, l, &cmp) < 0 || cmp == 0 || (over && cmp < 0))
+			continue;
+		snprintf(msg, sizeof(msg), "must be %s %s limit of %s",
+			 over ? "less than or equal to" : "equal to", k,
+			 canonical(l, b, sizeof(b)));
+		add_invalid_str(c, qf, canonical(q, a, sizeof(a)), msg);
+	}
+}
+
+/* kube's validatePodResourceName: a pod's spec.resources (PodLevelResources)
+ * takes only cpu, memory and hugepages-*, never GPUs or other extended
+ * resources. */
+static void pod_level_resources(json_t *c, const json_t *spec, const char *path)
+{
+	static const char *const supported[] = {"cpu", "hugepages-", "memory", NULL};
+	static const char *const sect[] = {"limits", "requests"};
+	const json_t *res = json_object_get(spec, "resources");
+	char f[VAL_PATHLEN];
+	for (size_t s = 0; s < KB_ARRAY_SIZE(sect); s++) {
+		const char *k;
+		json_t *v;
+		json_object_foreach (json_object_get(res, sect[s]), k, v) {
+			if (strcmp(k, "cpu") == 0 || strcmp(k, "memory") == 0 ||
+			    strncmp(k, "hugepages-", 10) == 0)
+				continue;
+			val_not_supported(c, val_path(f, "%s.resources.%s[%s]", path, sect[s], k),
+					  k, supported);
+		}
 	}
 }
 
@@ -838,6 +893,9 @@ int val_pod_spec(const json_t *spec, const char *path, json_t *causes)
 		add_required(causes, f);
 	containers(causes, ctrs, f, &ns);
 	ephemeral_containers(causes, spec, path, &ns);
+	pod_level_resources(causes, spec, path);
+	val_path(f, "%s.overhead", path);
+	resource_list(causes, json_object_get(spec, "overhead"), f);
 	pod_volumes(causes, json_object_get(spec, "volumes"), val_path(f, "%s.volumes", path));
 	const char *rp = val_jstr(spec, "restartPolicy");
 	val_path(f, "%s.restartPolicy", path);

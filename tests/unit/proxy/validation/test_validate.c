@@ -269,7 +269,7 @@ START_TEST(pod_rules)
 	     "Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\"");
 	want(c, "spec.containers[0].env[0].name", "FieldValueRequired", NULL);
 	want(c, "spec.containers[0].env[1].name", "FieldValueInvalid", "other than '='");
-	want(c, "spec.containers[0].resources.requests[cpu]", "FieldValueInvalid",
+	want(c, "spec.containers[0].resources.requests", "FieldValueInvalid",
 	     "Invalid value: \"2\": must be less than or equal to cpu limit of 1500m");
 	ck_assert_ptr_null(cause(c, "spec.containers[0].resources.requests[memory]"));
 	want(c, "spec.restartPolicy", "FieldValueNotSupported",
@@ -278,6 +278,45 @@ START_TEST(pod_rules)
 
 	c = run(&pod_res, "{" POD_META ",\"spec\":{}}", NULL);
 	want(c, "spec.containers", "FieldValueRequired", NULL);
+	json_decref(c);
+}
+END_TEST
+
+/* kube's validateResourceRequirements and validatePodResourceName: an
+ * extended resource (GPUs included) or hugepages may not be overcommitted,
+ * extended resources are whole, a pod's own spec.resources takes no GPU. */
+START_TEST(pod_extended_resources)
+{
+	json_t *c = run(
+	    &pod_res,
+	    "{" POD_META ",\"spec\":{\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\","
+	    "\"cpu\":\"1\"}},\"overhead\":{\"amd.com/gpu\":\"0.5\"},"
+	    "\"initContainers\":[{\"name\":\"i\",\"image\":\"i\",\"restartPolicy\":\"Always\","
+	    "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"4\"}}}],"
+	    "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{"
+	    "\"requests\":{\"nvidia.com/gpu\":\"2\",\"cpu\":\"100m\"},"
+	    "\"limits\":{\"nvidia.com/gpu\":\"4\",\"cpu\":\"1\"}}},"
+	    "{\"name\":\"d\",\"image\":\"i\",\"resources\":{\"limits\":{\"habana.ai/gaudi\":"
+	    "\"500m\"}}},"
+	    "{\"name\":\"e\",\"image\":\"i\",\"resources\":{\"requests\":{\"hugepages-2Mi\":"
+	    "\"2Mi\",\"nvidia.com/gpu\":\"1\"},\"limits\":{\"hugepages-2Mi\":\"4Mi\",\"nvidia.com/"
+	    "gpu\":\"1.0\"}}}]}}",
+	    NULL);
+	want(c, "spec.containers[0].resources.requests", "FieldValueInvalid",
+	     "Invalid value: \"2\": must be equal to nvidia.com/gpu limit of 4");
+	want(c, "spec.initContainers[0].resources.limits", "FieldValueRequired",
+	     "Required value: Limit must be set for non overcommitable resources");
+	want(c, "spec.containers[1].resources.limits[habana.ai/gaudi]", "FieldValueInvalid",
+	     "Invalid value: \"500m\": must be an integer");
+	want(c, "spec.containers[2].resources.requests", "FieldValueInvalid",
+	     "Invalid value: \"2Mi\": must be equal to hugepages-2Mi limit of 4Mi");
+	want(c, "spec.resources.requests[nvidia.com/gpu]", "FieldValueNotSupported",
+	     "Unsupported value: \"nvidia.com/gpu\": supported values: \"cpu\", \"hugepages-\", "
+	     "\"memory\"");
+	want(c, "spec.overhead[amd.com/gpu]", "FieldValueInvalid", "must be an integer");
+	ck_assert_ptr_null(cause(c, "spec.resources.requests[cpu]"));
+	/* equal amounts, written differently, pass; cpu may be overcommitted */
+	ck_assert_uint_eq(json_array_size(c), 6);
 	json_decref(c);
 }
 END_TEST
@@ -562,6 +601,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, meta_rules);
 	tcase_add_test(tc, pod_rules);
 	tcase_add_test(tc, pod_update);
+	tcase_add_test(tc, pod_extended_resources);
 	tcase_add_test(tc, service_rules);
 	tcase_add_test(tc, pv_rules);
 	tcase_add_test(tc, secret_configmap_rules);
