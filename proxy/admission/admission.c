@@ -15,10 +15,14 @@
  *      one global default class;
  *   4. the tenant's policy (policies/): pods and pod templates against its
  *      GPU, Pod Security and host rules, its tenant-wide quota (from the
- *      stored pods that have not terminated), then its node selector and
- *      tolerations forced onto new pods. The policy is never weakened by a
+ *      stored pods that have not terminated; an update of a pod is held
+ *      to it for what it asks beyond what it held), then its node
+ *      selector and tolerations forced onto new pods. The policy is never weakened by a
  *      namespace label: both are checked and the stricter refuses;
  *   5. ResourceQuota (quota.c) last: every quota of the namespace.
+ *
+ * Before them, for every tenant: KAI's GPU annotations of a pod
+ * (gpu-fraction, gpu-memory, gpu-fraction-num-devices) are immutable (422).
  *
  * A refusal is 403 Forbidden as kube words it, e.g. `pods "train" is
  * forbidden: policy untrusted: gpu-fraction is not allowed; request whole
@@ -104,19 +108,37 @@ static int tenant_usage(struct proxy *px, struct policy_usage *u)
 	return 0;
 }
 
-/* The quota check of a new pod. 0 or -EACCES with msg. */
-static int check_quota(struct proxy *px, const json_t *pod, char *msg, size_t len)
+/* What an update adds to a pod's usage: new minus old, where it grew. */
+static void usage_growth(struct policy_usage *req, const struct policy_usage *was)
+{
+	req->gpu_milli = req->gpu_milli > was->gpu_milli ? req->gpu_milli - was->gpu_milli : 0;
+	req->cpu_milli = req->cpu_milli > was->cpu_milli ? req->cpu_milli - was->cpu_milli : 0;
+	req->memory = req->memory > was->memory ? req->memory - was->memory : 0;
+	req->pods = req->pods > was->pods ? req->pods - was->pods : 0;
+}
+
+/* The quota check of a pod: a new one takes what it asks; an update
+ * (old, the stored pod) whatever it asks beyond what it held, so every
+ * update is held to the quota as a create is. 0 or -EACCES with msg. */
+static int check_quota(struct proxy *px, const json_t *pod, const json_t *old, char *msg,
+		       size_t len)
 {
 	if (!policy_has_quota(px->policy))
 		return 0;
-	struct policy_usage used, req = {0};
+	struct policy_usage used, req = {0}, was = {0};
+	policy_pod_usage(px->policy, pod, &req);
+	if (old) {
+		policy_pod_usage(px->policy, old, &was);
+		usage_growth(&req, &was);
+		if (!req.gpu_milli && !req.cpu_milli && !req.memory && !req.pods)
+			return 0;
+	}
 	int rc = tenant_usage(px, &used);
 	if (rc < 0) {
 		snprintf(msg, len, "policy %s: cannot count quota usage: %s",
 			 policy_name(px->policy), strerror(-rc));
 		return -EACCES;
 	}
-	policy_pod_usage(px->policy, pod, &req);
 	return policy_check_quota(px->policy, &used, &req, msg, len);
 }
 
@@ -133,11 +155,50 @@ static int admit_policy(struct proxy *px, const struct proxy_resource *res, json
 	if (!builtin)
 		return 0;
 	int rc = policy_admit(px->policy, res->kind, obj, old, msg, len);
-	if (rc < 0 || !is_core(res, "Pod") || old)
+	if (rc < 0 || !is_core(res, "Pod"))
 		return rc;
-	if ((rc = check_quota(px, obj, msg, len)) < 0)
+	if ((rc = check_quota(px, obj, old, msg, len)) < 0 || old)
 		return rc;
 	return policy_mutate_pod(px->policy, obj) < 0 ? -ENOMEM : 0;
+}
+
+/* ---- what the host cannot change after a pod is created ---- */
+
+/*
+ * KAI reads its GPU-sharing annotations when it schedules and binds a pod;
+ * the syncer would push a later change to the host pod, where KAI's
+ * accounting (and the policy's count) would then differ from what the
+ * pod holds. They are immutable in the tenant, for every tenant, as kube
+ * words it (ValidateImmutableAnnotation in pkg/apis/core/validation):
+ * metadata.annotations.gpu-fraction: Invalid value: "0.9": field is
+ * immutable. Causes (a new array) or NULL.
+ */
+static json_t *gpu_immutable_causes(const json_t *obj, const json_t *old)
+{
+	static const char *const keys[] = {"gpu-fraction", "gpu-memory",
+					   "gpu-fraction-num-devices"};
+	const json_t *na = obj_get(obj, "metadata.annotations");
+	const json_t *oa = obj_get(old, "metadata.annotations");
+	json_t *causes = NULL;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		const char *n = json_string_value(json_object_get(na, keys[i]));
+		const char *o = json_string_value(json_object_get(oa, keys[i]));
+		if ((!n && !o) || (n && o && strcmp(n, o) == 0))
+			continue;
+		char field[96], m[600];
+		snprintf(field, sizeof(field), "metadata.annotations.%s", keys[i]);
+		json_t *q = json_string(n ? n : "");
+		char *qs = json_dumps(q, JSON_ENCODE_ANY);
+		snprintf(m, sizeof(m), "Invalid value: %s: field is immutable", qs ? qs : "\"\"");
+		free(qs);
+		json_decref(q);
+		if (!causes)
+			causes = json_array();
+		json_array_append_new(causes,
+				      json_pack("{s:s,s:s,s:s}", "reason", "FieldValueInvalid",
+						"message", m, "field", field));
+	}
+	return causes;
 }
 
 /* ---- Pod Security admission by namespace labels ---- */
@@ -545,6 +606,13 @@ int admission_check(struct req *r, json_t *obj, const json_t *old)
 			 policy_name(px->policy));
 		admission_denied(r, obj_str(obj, "metadata.name"), msg);
 		return -EACCES;
+	}
+	if (old && is_core(r->res, "Pod")) {
+		json_t *causes = gpu_immutable_causes(obj, old);
+		if (causes) {
+			reply_invalid(r, "Pod", obj_str(obj, "metadata.name"), causes);
+			return -EINVAL;
+		}
 	}
 	if (is_core(r->res, "Namespace")) {
 		json_t *causes = psa_label_causes(obj);
