@@ -661,6 +661,34 @@ static void spec_from(json_t *obj, const json_t *from, const char *key, bool mis
  * itself keeps (kube refuses the change there; it is ignored here), and a
  * pod keeps the priority its admission gave it when an update leaves it
  * out (kube's Priority plugin on update). */
+/*
+ * A syncing tenant's pod runs on the host: its phase and container states
+ * are the host's, which the syncer copies into the store (not through this
+ * API). A tenant's write to pods/status keeps them as they were, so that it
+ * changes neither what the policy and ResourceQuotas count (a pod the
+ * tenant marked Succeeded still holds its GPUs on the host) nor what the
+ * host runs; its other status fields (conditions for readiness gates...)
+ * are taken.
+ */
+static void host_owned_status(json_t *obj, const json_t *old)
+{
+	static const char *const keys[] = {"phase", "containerStatuses", "initContainerStatuses",
+					   "ephemeralContainerStatuses"};
+	const json_t *os = json_object_get(old, "status");
+	json_t *ns = json_object_get(obj, "status");
+	if (!json_is_object(ns)) {
+		json_object_set_new(obj, "status", os ? json_deep_copy(os) : json_object());
+		return;
+	}
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(os, keys[i]);
+		if (v)
+			json_object_set(ns, keys[i], v);
+		else
+			json_object_del(ns, keys[i]);
+	}
+}
+
 static void merge_by_sub(struct req *r, const json_t *old, json_t *obj)
 {
 	bool pod = r->res->group[0] == '\0' && strcmp(r->res->plural, "pods") == 0;
@@ -682,6 +710,8 @@ static void merge_by_sub(struct req *r, const json_t *old, json_t *obj)
 		spec_from(obj, old, "priority", true);
 		spec_from(obj, old, "preemptionPolicy", true);
 	}
+	if (pod && r->sub && strcmp(r->sub, "status") == 0 && r->px->api->host_sync)
+		host_owned_status(obj, old);
 	if (r->sub && strcmp(r->sub, "status") == 0) {
 		const char *keys[] = {"spec", "data", "stringData", "type", "immutable"};
 		for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {

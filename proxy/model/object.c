@@ -109,6 +109,12 @@ void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now)
 	if (strcmp(res->group, "admissionregistration.k8s.io") == 0 &&
 	    strcmp(res->kind, "ValidatingAdmissionPolicy") == 0) /* kube's PrepareForCreate */
 		json_object_set_new(obj, "status", json_object());
+	/* kube's podStrategy.PrepareForCreate (pkg/registry/core/pod/strategy.go):
+	 * a new pod's status is the server's (phase Pending and its QoS class,
+	 * from the defaults); a pod created "Succeeded" would count for
+	 * nothing in a quota while it runs */
+	if (!res->group[0] && strcmp(res->kind, "Pod") == 0)
+		json_object_set_new(obj, "status", json_object());
 	if (strcmp(res->group, "apiregistration.k8s.io") == 0)
 		apiservice_prepare_create(obj, now);
 	char av[128];

@@ -230,6 +230,26 @@ policies_hostile_updates() {
   expect_eq "host: the pod still asks 1 GPU" "1" \
     ph_h -n kubicle-pa get pod pair-x-default-x-pa -o jsonpath='{.spec.containers[0].resources.limits.nvidia\.com/gpu}'
 
+  echo "== policies: usage follows the host, not a status the tenant wrote"
+  ph_until 15 sh -c "kubectl --kubeconfig $KUBICLE_HOME/tenants/pa/kubeconfig get pod pair -o jsonpath='{.status.phase}' | grep -q Running"
+  expect "hostile: marking a running pod Succeeded through pods/status is answered" 'pod/pair patched' \
+    ph_k pa patch pod pair --subresource status --type merge \
+    -p '{"status":{"phase":"Succeeded","conditions":[{"type":"example.com/gate","status":"True"}]}}'
+  expect_eq "... but the phase stays the host's; other status fields are taken" "Running True" \
+    ph_k pa get pod pair -o jsonpath='{.status.phase} {.status.conditions[?(@.type=="example.com/gate")].status}'
+  sleep 1.5
+  expect_eq "... and the pod still counts its 2 GPUs" "2" \
+    ph_k pa get resourcequota -n kube-system kubicle-policy -o jsonpath='{.status.used.requests\.nvidia\.com/gpu}'
+  expect_fail "hostile: so the freed quota cannot be spent" \
+    'pods "more" is forbidden: policy untrusted: exceeded quota: gpu, requested: 3, used: 2, limited: 4' \
+    ph_k pa apply -f <(ph_pod more '' '' 'limits: {nvidia.com/gpu: 3}')
+  expect_fail "hostile: a pod created as Succeeded is counted as the new pod it is" \
+    'pods "born" is forbidden: policy untrusted: exceeded quota: gpu, requested: 3, used: 2, limited: 4' \
+    ph_k pa create -f <(ph_pod born '' '' 'limits: {nvidia.com/gpu: 3}'; echo 'status: {phase: Succeeded}')
+  expect_eq "host: the pod runs on" "Running" \
+    ph_h -n kubicle-pa get pod pair-x-default-x-pa -o jsonpath='{.status.phase}'
+  expect_eq "host: nothing else of pa's is there" "pod/pair-x-default-x-pa " ph_host_pods pa
+
   echo "== policies: KAI annotations (fractional, quota 1 GPU)"
   expect_fail "hostile: gpu-fraction 1 is refused (KAI: strictly below 1)" \
     'pods "one" is forbidden: policy team-f: gpu-fraction must be a number strictly between 0 and 1, not "1"' \
