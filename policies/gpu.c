@@ -368,13 +368,11 @@ static int64_t ctr_keys(const policy_t *p, const json_t *c,
 static int64_t key_gpu(const policy_t *p, const json_t *c, const char *key)
 {
 	const char *mig = mig_profile(key);
+	json_t *w = mig || is_gpu_form(key) ? NULL : json_object_get(p->extended, key);
+	if (!mig && !w)
+		return 0;
 	int64_t n = ctr_amount(c, key);
-	if (mig)
-		return sat_mul(n / 1000, atoi(mig) * 1000 / 7);
-	json_t *w = is_gpu_form(key) ? NULL : json_object_get(p->extended, key);
-	if (w)
-		return sat_mul(n / 1000, json_integer_value(w));
-	return 0;
+	return sat_mul(n / 1000, mig ? atoi(mig) * 1000 / 7 : json_integer_value(w));
 }
 
 /* GPUs (thousandths) of one container. */
