@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "proxy/validation/validate.h"
+#include "proxy/model/object.h"
 
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
@@ -321,6 +322,19 @@ START_TEST(pod_extended_resources)
 }
 END_TEST
 
+/* kube's podStrategy.PrepareForCreate: a new pod's status is the
+ * server's, whatever the client sent (a pod created "Succeeded" would count
+ * for nothing in a quota while the host runs it). */
+START_TEST(pod_create_status)
+{
+	json_t *o = J("{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
+		      "\"status\":{\"phase\":\"Succeeded\",\"reason\":\"x\"}}");
+	obj_init_create(&pod_res, o, 0);
+	ck_assert_int_eq(json_object_size(json_object_get(o, "status")), 0);
+	json_decref(o);
+}
+END_TEST
+
 START_TEST(pod_update)
 {
 	const char *old =
@@ -602,6 +616,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pod_rules);
 	tcase_add_test(tc, pod_update);
 	tcase_add_test(tc, pod_extended_resources);
+	tcase_add_test(tc, pod_create_status);
 	tcase_add_test(tc, service_rules);
 	tcase_add_test(tc, pv_rules);
 	tcase_add_test(tc, secret_configmap_rules);
