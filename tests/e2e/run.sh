@@ -38,10 +38,12 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_vapeval.sh"
 . "$here/t_apiservice.sh"
 . "$here/t_pdb.sh"
+. "$here/t_standin.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
 server_suite_basic
+standin_suite
 clients_suite_python
 kubectl_suite "$(command -v kubectl)" e2e-path path
 for v in 1.33 1.30; do
