@@ -261,8 +261,11 @@ static int start_hooks(struct server *s, const struct serve_args *a)
 {
 	if (!s->hooks || !s->hooks->start)
 		return 0;
-	struct serve_env env = {
-	    .loop = s->loop, .store = s->store, .proxy = s->proxy, .data_dir = a->data_dir};
+	struct serve_env env = {.loop = s->loop,
+				.store = s->store,
+				.proxy = s->proxy,
+				.data_dir = a->data_dir,
+				.host_namespace = a->host.host_namespace};
 	int rc = s->hooks->start(s->hooks->arg, &env);
 	s->hooks_started = rc == 0;
 	return rc;

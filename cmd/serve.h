@@ -25,6 +25,7 @@ struct serve_env {
 	store_t *store;
 	proxy_t *proxy;
 	const char *data_dir;
+	const char *host_namespace; /* --host-namespace (the syncer's hooks follow), or NULL */
 };
 
 /* A caller's additions to the serve path (all fields may be NULL). */

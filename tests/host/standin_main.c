@@ -164,6 +164,10 @@ out:
 static int standin_start(void *arg, const struct serve_env *env)
 {
 	struct standin *st = arg;
+	if (env->host_namespace) { /* its hooks would replace the stand-in's */
+		kb_err("standin", "a host stand-in is a host, not a tenant with --host-namespace");
+		return -EINVAL;
+	}
 	st->loop = env->loop;
 	st->proxy = env->proxy;
 	int rc = ensure_queue_crd(st);
