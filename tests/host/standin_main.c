@@ -99,33 +99,40 @@ static void pod_connect(void *arg, kb_http_req_t *req, const char *ns, const cha
 	json_decref(pod);
 }
 
-/* YAML's plain scalars as JSON's types (kb_yaml_load makes every scalar a
- * string): true, false, null and integers. The CRD file quotes nothing
- * that must stay a string. */
+/* A YAML plain scalar (a string from kb_yaml_load) as JSON's type: true,
+ * false, null or an integer (new reference); NULL when it stays a string. */
+static json_t *scalar_type(const json_t *v)
+{
+	const char *s = json_string_value(v);
+	char *end;
+	if (!s || !*s)
+		return NULL;
+	if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0)
+		return json_boolean(s[0] == 't');
+	if (strcmp(s, "null") == 0)
+		return json_null();
+	long long n = strtoll(s, &end, 10);
+	return *end ? NULL : json_integer(n);
+}
+
+/* kb_yaml_load makes every scalar a string: the CRD file's plain scalars
+ * get their JSON types back (it quotes nothing that must stay a string). */
 static void yaml_types(json_t *v)
 {
 	const char *key;
-	json_t *child;
+	json_t *child, *typed;
 	size_t i;
-	if (json_is_object(v)) {
-		void *tmp;
-		json_object_foreach_safe (v, tmp, key, child) {
-			const char *s = json_string_value(child);
-			char *end;
-			long long n = s ? strtoll(s, &end, 10) : 0;
-			if (s && strcmp(s, "true") == 0)
-				json_object_set_new(v, key, json_true());
-			else if (s && strcmp(s, "false") == 0)
-				json_object_set_new(v, key, json_false());
-			else if (s && strcmp(s, "null") == 0)
-				json_object_set_new(v, key, json_null());
-			else if (s && *s && !*end)
-				json_object_set_new(v, key, json_integer(n));
-			else
-				yaml_types(child);
-		}
-	} else if (json_is_array(v)) {
-		json_array_foreach (v, i, child)
+	void *tmp;
+	json_object_foreach_safe (v, tmp, key, child) {
+		if ((typed = scalar_type(child)))
+			json_object_set_new(v, key, typed);
+		else
+			yaml_types(child);
+	}
+	json_array_foreach (v, i, child) {
+		if ((typed = scalar_type(child)))
+			json_array_set_new(v, i, typed);
+		else
 			yaml_types(child);
 	}
 }
