@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Helpers for the end-to-end tests: start the real kubicle binary on
 # 127.0.0.1 with a fresh data dir, drive it with real kubectl, count results.
-# Sourced by tests/e2e/run.sh; expects $KUBICLE (the binary) to be set.
+# Sourced by tests/e2e/run.sh; expects $KUBICLE (the binary) and
+# $KUBICLE_STANDIN (the host stand-in, tests/host) to be set.
 
 E2E_PASS=0
 E2E_FAIL=0
@@ -19,12 +20,18 @@ pass() { E2E_PASS=$((E2E_PASS + 1)); echo "ok   $*"; }
 fail() { E2E_FAIL=$((E2E_FAIL + 1)); echo "FAIL $*"; }
 
 # start_server NAME [extra args...]: starts kubicle serve on a free port with
-# data dir $E2E_TMP/NAME; sets SERVER_PID, KCFG, SERVER_URL.
+# data dir $E2E_TMP/NAME; sets SERVER_PID, KCFG, SERVER_URL. With
+# --standin-exec among the args, the host stand-in instead ($KUBICLE_STANDIN:
+# the same flags, plus a kubelet's log, exec and port-forward and KAI's Queue).
 start_server() {
   local name=$1; shift
-  local dir=$E2E_TMP/$name
+  local dir=$E2E_TMP/$name a cmd=("$KUBICLE" serve) args=()
+  for a in "$@"; do
+    if [ "$a" = --standin-exec ]; then cmd=("${KUBICLE_STANDIN:?no host stand-in}")
+    else args+=("$a"); fi
+  done
   rm -f "$dir/kubeconfig"
-  "$KUBICLE" serve --data-dir "$dir" --listen 127.0.0.1:${E2E_PORT:-0} "$@" \
+  "${cmd[@]}" --data-dir "$dir" --listen 127.0.0.1:${E2E_PORT:-0} ${args[@]+"${args[@]}"} \
     >>"$E2E_TMP/$name.log" 2>&1 &
   SERVER_PID=$!
   E2E_PIDS+=("$SERVER_PID")

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # End-to-end tests: start the real kubicle binary on 127.0.0.1 and drive it
-# with the installed kubectl binaries and curl. Usage: run.sh PATH/TO/kubicle
+# with the installed kubectl binaries and curl.
+# Usage: run.sh PATH/TO/kubicle [PATH/TO/kubicle-standin]
+# The host stand-in (tests/host) defaults to $KUBICLE_STANDIN, else to the one
+# built beside kubicle (BUILD/tests/host/kubicle-standin).
 set -u
-KUBICLE=$(readlink -f "${1:?usage: run.sh PATH/TO/kubicle}")
+KUBICLE=$(readlink -f "${1:?usage: run.sh PATH/TO/kubicle [PATH/TO/kubicle-standin]}")
+KUBICLE_STANDIN=$(readlink -f "${2:-${KUBICLE_STANDIN:-$(dirname "$KUBICLE")/../tests/host/kubicle-standin}}")
+[ -x "$KUBICLE_STANDIN" ] || { echo "run.sh: no host stand-in at $KUBICLE_STANDIN"; exit 1; }
 here=$(dirname "$(readlink -f "$0")")
 . "$here/lib.sh"
 . "$here/t_kubectl.sh"
@@ -33,10 +38,12 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_vapeval.sh"
 . "$here/t_apiservice.sh"
 . "$here/t_pdb.sh"
+. "$here/t_standin.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 start_server main || exit 1
 server_suite_basic
+standin_suite
 clients_suite_python
 kubectl_suite "$(command -v kubectl)" e2e-path path
 for v in 1.33 1.30; do

@@ -298,7 +298,7 @@ EOF
 # hostnames, and the tenant's DNS answers train-0.train.ml.svc.cluster.local
 # with the host pod's address.
 dns_suite_training() {
-  start_server dnstrhost || { fail "dns: training host"; return; }
+  start_server dnstrhost --standin-exec || { fail "dns: training host"; return; }
   local HK=$KCFG
   local H=(kubectl --kubeconfig "$HK")
   "${H[@]}" create ns tenants >/dev/null

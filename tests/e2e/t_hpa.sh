@@ -10,7 +10,7 @@
 
 # hpa_setup: the host (hpahost) with metrics, tenant h1 on it.
 hpa_setup() {
-  E2E_PORT=0 start_server hpahost || return 1
+  E2E_PORT=0 start_server hpahost --standin-exec || return 1
   HPA_HOST=$KCFG
   local H=(kubectl --kubeconfig "$HPA_HOST")
   "${H[@]}" create ns tenants >/dev/null

@@ -10,7 +10,7 @@
 # mt_setup: the host with metrics (mthost), tenants m1, m2 on it, m3 on a
 # host without (mtbare).
 mt_setup() {
-  E2E_PORT=0 start_server mthost || return 1
+  E2E_PORT=0 start_server mthost --standin-exec || return 1
   MT_HOST=$KCFG MT_HOST_PID=$SERVER_PID
   local H=(kubectl --kubeconfig "$MT_HOST")
   "${H[@]}" create ns tenants >/dev/null
@@ -229,7 +229,7 @@ metrics_checks() {
     || fail "host down: the tenant server died"
 
   # the host is back without its metrics API: the tenant stops serving it
-  E2E_PORT=$port start_server mthost || { fail "metrics: host restart"; return; }
+  E2E_PORT=$port start_server mthost --standin-exec || { fail "metrics: host restart"; return; }
   # read again when the syncer relists the host's pods (it came back), else
   # at the next resync (30 s)
   sy_until 32 bash -c "! kubectl --kubeconfig '$MT_m1' get --raw /apis/metrics.k8s.io/v1beta1"
