@@ -161,8 +161,14 @@ fi
 : >"$E2E_TIMES"
 
 start_server main || exit 1
+# Every suite starts with `main` as the current server (KCFG, DATA_DIR, ...),
+# whichever suites ran before it in this shard; a suite that restarts main
+# (server_restart) leaves its new pid behind.
+main=("$SERVER_PID" "$KCFG" "$SERVER_URL" "$DATA_DIR")
 for s in "${suites[@]}"; do
+  SERVER_PID=${main[0]} KCFG=${main[1]} SERVER_URL=${main[2]} DATA_DIR=${main[3]}
   e2e_time_suite "$s" "s_$s"
+  [ "$KCFG" = "${main[1]}" ] && main=("$SERVER_PID" "$KCFG" "$SERVER_URL" "$DATA_DIR")
 done
 e2e_times_table "$E2E_TIMES"
 e2e_summary

@@ -384,7 +384,8 @@ syncer_suite_two_tenants() {
     '^same-x-default-x-t2 same team-b kai-scheduler$' sy_host_pods
   expect "both become Ready" 'condition met' "${T2[@]}" wait --for=condition=Ready pod/same --timeout=20s
   "${T2[@]}" delete pod same --wait=true --timeout=20s >/dev/null
-  sleep 1
+  # t2's host pod gone: the syncer has handled the delete
+  sy_until 10 sy_host_lacks pod same-x-default-x-t2
   expect "t2 deleting its pod leaves t1's host pod alone" 'same-x-default-x-t1' sy_host_pods t1
   expect_eq "t2 does not see t1's pods" "" "${T2[@]}" get pods -o name
 }
