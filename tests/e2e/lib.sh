@@ -130,6 +130,10 @@ wait_for() {
   return 1
 }
 
+# out_is WANT CMD...: whether CMD prints WANT (to poll with wait_for,
+# sy_until...: `sy_until 5 test "$(CMD)" = X` would read CMD once only).
+out_is() { local want=$1; shift; [ "$("$@" 2>/dev/null)" = "$want" ]; }
+
 # expect_until_match DESC TIMEOUT PATTERN CMD...: polls CMD until it exits 0
 # with PATTERN in its output (expect, for state that settles asynchronously).
 expect_until_match() {

@@ -247,7 +247,7 @@ EOF
   "${K[@]}" -n ml create service clusterip web --tcp=80:8080 >/dev/null
   sy_until 10 "${H[@]}" get svc web-x-ml-x-dn
   local hip; hip=$("${H[@]}" get svc web-x-ml-x-dn -o jsonpath='{.spec.clusterIP}')
-  sy_until 10 test "$("${K[@]}" -n ml get svc web -o jsonpath='{.spec.clusterIP}')" = "$hip"
+  sy_until 10 out_is "$hip" "${K[@]}" -n ml get svc web -o jsonpath='{.spec.clusterIP}'
   "${K[@]}" -n ml apply -f - >/dev/null <<'EOF'
 apiVersion: v1
 kind: Pod

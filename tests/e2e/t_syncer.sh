@@ -22,8 +22,10 @@ sy_start_host() { # [PORT]
 }
 
 # sy_until SECONDS CMD...: retries CMD every 0.2 s until it succeeds.
+# (at least 30 s: what it waits for comes sooner unless something is wrong,
+# and a loaded machine - sanitizers, shards side by side - is slower)
 sy_until() {
-  local t=$1; shift
+  local t=$(($1 < 30 ? 30 : $1)); shift
   local end=$((SECONDS + t))
   while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
   "$@" >/dev/null 2>&1
@@ -182,7 +184,7 @@ EOF
     "${H[@]}" get pod withcfg-x-default-x-t1 -o \
     jsonpath='{.spec.containers[0].envFrom[0].configMapRef.name} {.spec.containers[0].env[0].valueFrom.secretKeyRef.name}'
   "${T[@]}" patch cm c1 -p '{"data":{"a":"two"}}' >/dev/null
-  sy_until 5 test "$("${H[@]}" get cm c1-x-default-x-t1 -o jsonpath='{.data.a}')" = two
+  sy_until 5 out_is two "${H[@]}" get cm c1-x-default-x-t1 -o jsonpath='{.data.a}'
   expect_eq "ConfigMap change reaches the host" "two" \
     "${H[@]}" get cm c1-x-default-x-t1 -o jsonpath='{.data.a}'
   "${T[@]}" delete pod withcfg --wait=false >/dev/null
@@ -251,7 +253,7 @@ EOF
   "${H[@]}" patch pvc $hc --type=merge -p '{"spec":{"volumeName":"pvc-0a1b2c"}}' >/dev/null
   "${H[@]}" patch pvc $hc --subresource=status --type=merge \
     -p '{"status":{"phase":"Bound","accessModes":["ReadWriteOnce"],"capacity":{"storage":"1Gi"}}}' >/dev/null
-  sy_until 5 test "$(sy_pvc_phase data)" = Bound
+  sy_until 5 out_is Bound sy_pvc_phase data
   expect "bound on the host: kubectl get pvc shows Bound, the host volume, capacity, modes" \
     '^data +Bound +pvc-0a1b2c +1Gi +RWO +fast' "${T[@]}" get pvc data --no-headers
   sy_until 5 "${T[@]}" get pv pvc-0a1b2c
@@ -290,7 +292,7 @@ EOF
     "${T[@]}" describe pvc data
   "${T[@]}" patch pvc data -p '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}' >/dev/null
   "${T[@]}" label pvc data tier=gold >/dev/null
-  sy_until 5 test "$("${H[@]}" get pvc $hc -o jsonpath='{.spec.resources.requests.storage}')" = 2Gi
+  sy_until 5 out_is 2Gi "${H[@]}" get pvc $hc -o jsonpath='{.spec.resources.requests.storage}'
   expect_eq "an expansion and a new label reach the host claim, its volume stays" \
     "2Gi gold pvc-0a1b2c" "${H[@]}" get pvc $hc -o \
     jsonpath='{.spec.resources.requests.storage} {.metadata.labels.tier} {.spec.volumeName}'
@@ -747,7 +749,7 @@ EOF
     "${H[@]}" get svc kubernetes-x-default-x-t1
   "${T[@]}" patch svc web --type=json -p '[{"op":"replace","path":"/spec/ports/0/port","value":81},{"op":"add","path":"/spec/ports/-","value":{"name":"metrics","port":9090,"protocol":"TCP"}},{"op":"replace","path":"/spec/selector","value":{"app":"web2","tier":"front"}}]' >/dev/null
   "${T[@]}" label svc web app- stage=beta >/dev/null
-  sy_until 5 test "$(sy_svc_sel $hs)" = "app=web2,kubicle.dev/namespace=default,kubicle.dev/tenant=t1,tier=front"
+  sy_until 5 out_is "app=web2,kubicle.dev/namespace=default,kubicle.dev/tenant=t1,tier=front" sy_svc_sel $hs
   expect_eq "services: a selector update reaches the host (the tenant's keys replaced, ours kept)" \
     "app=web2,kubicle.dev/namespace=default,kubicle.dev/tenant=t1,tier=front" sy_svc_sel $hs
   expect_eq "services: a ports update and label changes reach the host" "http:81 metrics:9090 | beta" \
