@@ -23,6 +23,8 @@ report() {
     compgen -G "$d/meson-logs/e2e-times*.txt" >/dev/null || continue
     echo "== e2e time per suite ($d)"
     tests/e2e/times.sh "$d"/meson-logs/e2e-times*.txt
+    echo "== e2e summary ($d, one line per shard)"
+    grep -hE '^[0-9]+ passed, [0-9]+ failed$' "$d/meson-logs/testlog.txt" 2>/dev/null || true
   done
   if [ ${#STEPS[@]} -gt 0 ]; then
     echo "== time per step"

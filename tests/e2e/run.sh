@@ -117,9 +117,9 @@ E2E_ALL=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_old
 E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
-  server_restart controllers pdb)
+  server_restart controllers pdb hpa csr)
 E2E_SHARD_2=(syncer policies manifest admission tenants
-  openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
+  openapi2 kinds dns metrics_prom metrics webhookcfg vapcfg webhook
   crdrules crdsets vap apiservice)
 
 suites=("${@:2}")

@@ -4,7 +4,7 @@
 # through the syncer), and scales them as kube-controller-manager does. The
 # host stand-in's test scheduler stands in for metrics-server (--metrics),
 # with usage figures the test drives through its --usage file. The tenant
-# reconciles every 2 s (--horizontal-pod-autoscaler-sync-period) to keep the
+# reconciles every 1 s (--horizontal-pod-autoscaler-sync-period) to keep the
 # test short; the rules are kube's. Driven with real kubectl. Sourced by
 # run.sh.
 
@@ -25,7 +25,7 @@ EOF
   start_scheduler hpahost --metrics --usage "$HPA_USAGE"
   sy_until 10 "${H[@]}" get --raw /apis/metrics.k8s.io/v1beta1/nodes/gpu-node-1
   start_server h1 --host-kubeconfig "$HPA_HOST" --host-namespace tenants --tenant h1 \
-    --queue hq --horizontal-pod-autoscaler-sync-period 2s || return 1
+    --queue hq --horizontal-pod-autoscaler-sync-period 1s || return 1
   HPA_T=$KCFG HPA_T_PID=$SERVER_PID
 }
 
@@ -146,7 +146,7 @@ hpa_checks() {
 
   # kubectl autoscale: below minReplicas, scaled at once
   # every version of the autoscaler's AbleToScale condition, as a watch sees
-  # them (the next sync, 2 s later, moves it on)
+  # them (the next sync, 1 s later, moves it on)
   hpa_k get hpa -w --field-selector metadata.name=web \
     -o jsonpath='{.status.conditions[?(@.type=="AbleToScale")].reason}: {.status.conditions[?(@.type=="AbleToScale")].message}{"\n"}' \
     >"$E2E_TMP/hpa-watch.txt" 2>&1 &

@@ -870,11 +870,12 @@ syncer_suite_exec_cap() {
   "${T[@]}" delete pod capx --wait=false >/dev/null
 }
 
-# Whether a process `sleep 4242` runs on this machine (no procps needed).
+# Whether a process `sleep N` (4242 unless given) runs on this machine (no
+# procps needed; a process may exit between the glob and the read: quiet).
 sy_sleep_4242() {
   local f
-  for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$f" 2>/dev/null; echo; done |
-    grep -qx 'sleep 4242 ' && echo running || echo gone
+  for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' 2>/dev/null <"$f"; echo; done |
+    grep -qx "sleep ${1:-4242} " && echo running || echo gone
 }
 
 # The channel protocol byte by byte (tests/e2e/wsexec.py), through the
@@ -898,8 +899,12 @@ syncer_suite_exec_protocol() {
     '/dev/pts/[0-9]+.*30 100.*42.*command terminated with exit code 4' \
     sh -c "(sleep 2; printf 'tty; stty size; echo \$((6*7))\n'; sleep 2; printf 'exit 4\n') |
       timeout 30 script -qc 'stty cols 100 rows 30; kubectl --kubeconfig $T_t1_KCFG exec -it ex -c main -- sh' /dev/null | tr -d '\r' | tr '\n' ' '"
+  # (the ^C once the command runs on the host: sent before kubectl has put
+  # the terminal in raw mode, it would interrupt kubectl itself)
   expect "exec -it: ^C interrupts the command" 'command terminated with exit code 130' \
-    sh -c "(sleep 3; printf '\003') | timeout 30 script -qc 'kubectl --kubeconfig $T_t1_KCFG exec -it ex -c main -- sleep 30' /dev/null"
+    bash -c "$(declare -f sy_sleep_4242)
+      (for i in \$(seq 300); do [ \$(sy_sleep_4242 4343) = running ] && break; sleep 0.1; done; printf '\003') |
+      timeout 30 script -qc 'kubectl --kubeconfig $T_t1_KCFG exec -it ex -c main -- sleep 4343' /dev/null"
   expect_eq "exec: stdin, then the v5 close signal ends it" "ch1=b'abc'" \
     sh -c "python3 $SY_HERE/wsexec.py $E2E_TMP/t1 '$tp?command=cat&container=main&stdin=true&stdout=true' stdin | sed -n 1p"
   expect_eq "exec: an unmasked client frame is a protocol error (1002)" "close 1002" \
