@@ -224,7 +224,7 @@ syncer_suite_stop_with_sessions() {
     pf=$!
   fi
   expect_until "stop with sessions: two exec sessions are open on the host" "2" \
-    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " <"$f" 2>/dev/null; echo; done | grep -cx "cat "'
+    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " 2>/dev/null <"$f"; echo; done | grep -cx "cat "'
   kill -TERM "$pid"
   rc=0
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

@@ -861,7 +861,7 @@ syncer_suite_exec_cap() {
   "${T[@]}" exec capx -- sleep 4243 >/dev/null 2>&1 & p1=$!
   "${T[@]}" exec capx -- sleep 4243 >/dev/null 2>&1 & p2=$!
   expect_until "exec cap: two sessions run" "2" \
-    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " <"$f" 2>/dev/null; echo; done | grep -cx "sleep 4243 "'
+    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " 2>/dev/null <"$f"; echo; done | grep -cx "sleep 4243 "'
   expect_fail "exec cap: a third is refused with 429" 'too many exec, attach and port-forward sessions at once \(2\)' \
     timeout 20 "${T[@]}" exec capx -- true
   kill -9 "$p1" "$p2"; wait "$p1" "$p2" 2>/dev/null
