@@ -117,10 +117,10 @@ E2E_ALL=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_old
 E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
-  server_restart controllers pdb hpa csr)
+  server_restart controllers pdb hpa csr metrics apiservice)
 E2E_SHARD_2=(syncer policies manifest admission tenants
-  openapi2 kinds dns metrics_prom metrics webhookcfg vapcfg webhook
-  crdrules crdsets vap apiservice)
+  openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
+  crdrules crdsets vap)
 
 suites=("${@:2}")
 if [ "${suites[0]:-}" = --shard ]; then
