@@ -32,8 +32,9 @@ ONLY=" ${*:-1 2 3} "
 
 bash scripts/setup.sh
 (test -d "$BUILD" || meson setup "$BUILD" >/dev/null)
-ninja -C "$BUILD" cmd/kubicle bench/startup >/dev/null
+ninja -C "$BUILD" cmd/kubicle tests/host/kubicle-standin bench/startup >/dev/null
 KUBICLE=$ROOT/$BUILD/cmd/kubicle
+STANDIN=$ROOT/$BUILD/tests/host/kubicle-standin # the host (KAI's Queue kind)
 STARTUP=$ROOT/$BUILD/bench/startup
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kubicle-tbench.XXXXXX")
 export KUBICLE_HOME=$WORK/home
@@ -130,7 +131,7 @@ bench_delete() {
 	hr
 	echo "3. kubicle delete until nothing of the tenant is left on the host ($DELETES tenants, one running pod each)"
 	local host=$WORK/host i
-	"$KUBICLE" serve --data-dir "$host" --listen 127.0.0.1:0 >"$WORK/host.log" 2>&1 &
+	"$STANDIN" --data-dir "$host" --listen 127.0.0.1:0 >"$WORK/host.log" 2>&1 &
 	PIDS+=("$!")
 	for i in $(seq 100); do [ -s "$host/kubeconfig" ] && break; sleep 0.05; done
 	python3 tests/host/scheduler.py --data-dir "$host" --interval 0.1 >"$WORK/sched.log" 2>&1 &

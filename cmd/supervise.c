@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cmd/hostsetup.h"
+#include "cmd/serve.h"
 #include "lib/pki.h"
 
 #define BACKOFF_MIN_MS 100

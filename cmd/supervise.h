@@ -20,10 +20,6 @@ int supervise_spawn(const struct tenant *t);
  * start at all. */
 int cmd_supervise(int argc, char **argv);
 
-/* `kubicle serve` (cmd/main.c): the supervisor runs it in a forked child
- * without exec, which saves loading the binary and its libraries again. */
-int cmd_serve(int argc, char **argv);
-
 /* Deletes the tenant (implemented in cmd/tenant.c): its host objects and
  * its folder. kill_processes: stop its supervisor and server first (false
  * from the supervisor itself, which has stopped its server). */

@@ -4,7 +4,7 @@
  * opening handshake's accept value, an incremental frame parser that
  * reassembles fragmented messages, and frame building.
  *
- * Used by the host stand-in's pods/exec (proxy/standin_exec.c)
+ * Used by the host stand-in's pods/exec (tests/host/standin_exec.c)
  * in the server role: client frames must be masked (section 5.1), frames
  * sent are not. The client role (masked output, unmasked input expected) is
  * there for tests.

@@ -65,6 +65,15 @@ typedef void (*proxy_pod_connect_fn)(void *arg, kb_http_req_t *req, const char *
 				     const char *name, const char *sub, const char *query);
 void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
 		    void *arg);
+/* The same passthrough of pods/log and of the connect subresources, for a
+ * server that is itself where pods run (the tests' host stand-in,
+ * tests/host/): the hooks answer as above, but no pod field is refused (it
+ * is the host, whose pods come from syncers and from tests). Unset with
+ * pod_log NULL. Without either hook, pods/log answers 200 with an empty log
+ * (kube's answer for a pod with no node) and the connect subresources 400:
+ * this server runs no pods. Loop thread only. */
+void proxy_set_pod_streams(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
+			   void *arg);
 
 /* GET /metrics (proxy/core/prom.c) appends what fn writes (Prometheus text,
  * lib/prom.h) to kube-apiserver's metrics: the syncer's, for instance.
@@ -97,11 +106,6 @@ void proxy_set_metrics(proxy_t *px, proxy_metrics_fetch_fn fetch, proxy_metrics_
  * manifest installs is created (get, list, watch on metrics.k8s.io pods and
  * nodes, aggregated into view, edit and admin) unless it exists. */
 void proxy_metrics_available(proxy_t *px, bool on);
-
-/* Makes this server a host stand-in whose pods/exec runs the command as a
- * local process of this server (tests and the local demo, where no kubelet
- * exists). Off by default: it runs what a tenant asks on this machine. */
-void proxy_set_standin_exec(proxy_t *px, bool on);
 
 /* Enforces a tenant policy (policies/policies.h; borrowed, must outlive the
  * proxy or be unset) on pods and pod templates, and keeps the ResourceQuota

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Sets up, builds and starts Kubicle locally: a host stand-in (a plain
-# kubicle API server, as the host cluster would be, whose pods/exec runs
-# commands as local processes: --standin-exec) with the KAI-like test
+# Sets up, builds and starts Kubicle locally: a host stand-in
+# (build/tests/host/kubicle-standin: a kubicle API server as the host cluster
+# would be, with KAI's Queue kind, whose pods/exec runs commands as local
+# processes and whose port-forward reaches this machine) with the KAI-like test
 # scheduler (tests/host/scheduler.py: 2 fake nodes with 8 GPUs each, made-up
 # PodMetrics/NodeMetrics standing in for metrics-server (kubectl top), Queue
 # "team-a" with 4 GPUs), and one tenant "demo" (`kubicle create`, tenants kept
@@ -15,7 +16,7 @@ bash scripts/setup.sh
 ninja -C build >/dev/null
 home=${KUBICLE_HOME:-$PWD/.kubicle}
 mkdir -p "$home"
-start() { # name port [serve args...]
+start() { # name port [serve args...]: the host stand-in (tests/host)
   local dir="$home/$1"
   if [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
     echo "$1 already running (pid $(cat "$dir/pid"))"; return
@@ -23,13 +24,13 @@ start() { # name port [serve args...]
   mkdir -p "$dir"
   rm -f "$dir/kubeconfig"
   local port=$2; shift 2
-  nohup ./build/cmd/kubicle serve --data-dir "$dir" --listen "127.0.0.1:$port" "$@" \
+  nohup ./build/tests/host/kubicle-standin --data-dir "$dir" --listen "127.0.0.1:$port" "$@" \
     >"$dir/server.log" 2>&1 &
   echo $! >"$dir/pid"
   for _ in $(seq 100); do [ -f "$dir/kubeconfig" ] && break; sleep 0.05; done
   [ -f "$dir/kubeconfig" ] || { echo "$1 failed to start; see $dir/server.log"; exit 1; }
 }
-start host "${KUBICLE_HOST_PORT:-7443}" --standin-exec
+start host "${KUBICLE_HOST_PORT:-7443}"
 H=(kubectl --kubeconfig "$home/host/kubeconfig")
 "${H[@]}" get ns tenants >/dev/null 2>&1 || "${H[@]}" create ns tenants >/dev/null
 "${H[@]}" apply -f - >/dev/null <<'YAML'

@@ -30,7 +30,6 @@ struct api {
 	proxy_pod_log_fn pod_log;         /* pods/log passthrough, or NULL */
 	proxy_pod_connect_fn pod_connect; /* pods/exec, attach, portforward, or NULL */
 	void *pod_log_arg;
-	bool standin_exec; /* proxy_set_standin_exec */
 	/* api_internal.c: the controllers' writes in their webhooks, and who
 	 * hears of a refusal */
 	struct pending_create *pending_creates;

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Pods that run on a host cluster: GET pods/log and the pod fields a
- * syncing tenant refuses.
+ * Pods that run on a host cluster: GET pods/log, pods/exec, pods/attach,
+ * pods/portforward, and the pod fields a syncing tenant refuses.
  *
- * pods/log: when the tenant syncs to a host (proxy_set_host), the request is
- * handed to the syncer, which proxies it to the host pod (streaming with
- * follow). Without a host, this server is itself the host stand-in for tests
- * and the demo: it has no kubelet, so the log is whatever the test
- * scheduler (tests/host/scheduler.py) wrote into the pod's annotation
- * `kubicle.dev/log`, cut by tailLines and limitBytes. A real host serves
- * real container logs.
+ * pods/log and the connect subresources are checked here as kube checks
+ * them, then handed to the hooks of proxy_set_host (a syncing tenant: the
+ * syncer proxies them to the host pod) or proxy_set_pod_streams (the tests'
+ * host stand-in, tests/host/). A server with neither runs no pods: an empty
+ * log, and 400 for the others.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,37 +19,26 @@
 #include "proxy/validation/validate.h"
 #include "proxy/admission/webhook.h"
 
-#define LOG_ANNOTATION "kubicle.dev/log"
-
-void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
-		    void *arg)
+static void set_streams(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
+			void *arg)
 {
-	px->api->host_sync = pod_log != NULL;
 	px->api->pod_log = pod_log;
 	px->api->pod_connect = pod_connect;
 	px->api->pod_log_arg = arg;
 }
 
-void proxy_set_standin_exec(proxy_t *px, bool on)
+void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
+		    void *arg)
 {
-	px->api->standin_exec = on;
+	px->api->host_sync = pod_log != NULL;
+	set_streams(px, pod_log, pod_connect, arg);
 }
 
-/* The stand-in's log text, cut to the last `tail` lines (-1: all). */
-static const char *tail_lines(const char *text, long tail)
+void proxy_set_pod_streams(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
+			   void *arg)
 {
-	if (tail < 0)
-		return text;
-	const char *p = text + strlen(text);
-	if (p > text && p[-1] == '\n')
-		p--;
-	long n = 0;
-	while (p > text) {
-		if (p[-1] == '\n' && ++n == tail)
-			return p;
-		p--;
-	}
-	return tail == 0 ? text + strlen(text) : text;
+	px->api->host_sync = false;
+	set_streams(px, pod_log, pod_connect, arg);
 }
 
 /* The last value of `key` in a raw query, decoded into out (len bytes);
@@ -70,27 +57,6 @@ static bool query_value(const char *query, const char *key, char *out, size_t le
 	return found;
 }
 
-static void query_long(const char *query, const char *key, long *out)
-{
-	char v[32];
-	if (query_value(query, key, v, sizeof(v)))
-		*out = strtol(v, NULL, 10);
-}
-
-static void standin_log(struct req *r, const json_t *pod)
-{
-	const char *text = json_string_value(
-	    json_object_get(obj_get(pod, "metadata.annotations"), LOG_ANNOTATION));
-	long tail = -1, limit = -1;
-	query_long(r->http->query, "tailLines", &tail);
-	query_long(r->http->query, "limitBytes", &limit);
-	const char *out = tail_lines(text ? text : "", tail);
-	size_t len = strlen(out);
-	if (limit >= 0 && (size_t)limit < len)
-		len = (size_t)limit;
-	reply_text(r, 200, "text/plain", out, len);
-}
-
 void hostpod_log(struct req *r)
 {
 	json_t *pod = NULL;
@@ -99,22 +65,21 @@ void hostpod_log(struct req *r)
 		reply_errno(r, rc, r->name);
 		return;
 	}
-	if (!r->px->api->pod_log) {
-		standin_log(r, pod);
-		json_decref(pod);
+	json_decref(pod);
+	if (!r->px->api->pod_log) { /* no container ran anywhere: kube's answer for no node */
+		reply_text(r, 200, "text/plain", "", 0);
 		return;
 	}
-	json_decref(pod);
 	prom_handoff(r);
 	kb_http_req_t *http = r->http;
-	r->http = NULL; /* the syncer answers it */
+	r->http = NULL; /* the hook answers it */
 	r->px->api->pod_log(r->px->api->pod_log_arg, http, r->ns, r->name, http->query);
 }
 
 /* ---- pods/exec, pods/attach, pods/portforward ----------------------------------
  * Checked here as kube's streamLocation checks them (the pod, its container,
  * its node), then passed to the host's kubelet through the host API (the
- * syncer), or run by the stand-in.
+ * syncer), or to the stand-in's hook.
  */
 
 /* Container names of a list joined by spaces, as Go's %s of a []string. */
@@ -249,19 +214,14 @@ void hostpod_connect(struct req *r)
 	if (r->px->api->pod_connect) {
 		prom_handoff(r);
 		kb_http_req_t *http = r->http;
-		r->http = NULL; /* the syncer answers it */
+		r->http = NULL; /* the hook answers it */
 		r->px->api->pod_connect(r->px->api->pod_log_arg, http, r->ns, r->name, r->sub,
 					http->query);
-	} else if (r->px->api->standin_exec && strcmp(r->sub, "exec") == 0) {
-		standin_exec(r, pod, container);
-	} else if (r->px->api->standin_exec && ports) {
-		standin_portforward(r, pod);
 	} else {
-		reply_statusf(
-		    r, 400, "BadRequest",
-		    "pods/%s is not served here: this server is a host stand-in "
-		    "without a kubelet%s",
-		    r->sub, strcmp(r->sub, "attach") != 0 ? " (start it with --standin-exec)" : "");
+		reply_statusf(r, 400, "BadRequest",
+			      "pods/%s is not served here: this server runs no pods (no kubelet, "
+			      "no host cluster)",
+			      r->sub);
 	}
 out:
 	json_decref(pod);

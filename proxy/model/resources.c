@@ -67,8 +67,6 @@ static const struct proxy_subresource pod_subs[] = {
     {"eviction", "policy", "v1", "Eviction", VERB_CREATE},
     {"ephemeralcontainers", "", "v1", "Pod", VERB_GET | VERB_PATCH | VERB_UPDATE},
     SUB_END};
-static const struct proxy_subresource queue_subs[] = {
-    SUB_STATUS("scheduling.run.ai", "v2", "Queue"), SUB_END};
 static const struct proxy_subresource svc_subs[] = {SUB_STATUS("", "v1", "Service"), SUB_END};
 static const struct proxy_subresource node_subs[] = {SUB_STATUS("", "v1", "Node"), SUB_END};
 static const struct proxy_subresource pvc_subs[] = {SUB_STATUS("", "v1", "PersistentVolumeClaim"),
@@ -291,19 +289,6 @@ static struct proxy_resource builtins[] = {
      .stored = true,
      .verbs = VERBS_ALL,
      .proto = "k8s.io.api.coordination.v1.Lease"},
-    /* KAI Scheduler's Queue, so that a plain kubicle serves as the host stand-in
-	 * (tests/host/scheduler.py reads spec.resources.gpu.quota/limit) */
-    {.group = "scheduling.run.ai",
-     .version = "v2",
-     .kind = "Queue",
-     .list_kind = "QueueList",
-     .plural = "queues",
-     .singular = "queue",
-     .namespaced = false,
-     .stored = true,
-     .verbs = VERBS_ALL,
-     .subresources = queue_subs,
-     .has_status = true},
     /* CRDs (proxy/api/crd.c checks them: no apiextensions message in types_gen.c) */
     {.group = "apiextensions.k8s.io",
      .version = "v1",

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Helpers for the end-to-end tests: start the real kubicle binary on
 # 127.0.0.1 with a fresh data dir, drive it with real kubectl, count results.
-# Sourced by tests/e2e/run.sh; expects $KUBICLE (the binary) to be set.
+# Sourced by tests/e2e/run.sh; expects $KUBICLE (the binary) and
+# $KUBICLE_STANDIN (the host stand-in, tests/host) to be set.
 
 E2E_PASS=0
 E2E_FAIL=0
@@ -19,12 +20,18 @@ pass() { E2E_PASS=$((E2E_PASS + 1)); echo "ok   $*"; }
 fail() { E2E_FAIL=$((E2E_FAIL + 1)); echo "FAIL $*"; }
 
 # start_server NAME [extra args...]: starts kubicle serve on a free port with
-# data dir $E2E_TMP/NAME; sets SERVER_PID, KCFG, SERVER_URL.
+# data dir $E2E_TMP/NAME; sets SERVER_PID, KCFG, SERVER_URL. With
+# --standin-exec among the args, the host stand-in instead ($KUBICLE_STANDIN:
+# the same flags, plus a kubelet's log, exec and port-forward and KAI's Queue).
 start_server() {
   local name=$1; shift
-  local dir=$E2E_TMP/$name
+  local dir=$E2E_TMP/$name a cmd=("$KUBICLE" serve) args=()
+  for a in "$@"; do
+    if [ "$a" = --standin-exec ]; then cmd=("${KUBICLE_STANDIN:?no host stand-in}")
+    else args+=("$a"); fi
+  done
   rm -f "$dir/kubeconfig"
-  "$KUBICLE" serve --data-dir "$dir" --listen 127.0.0.1:${E2E_PORT:-0} "$@" \
+  "${cmd[@]}" --data-dir "$dir" --listen 127.0.0.1:${E2E_PORT:-0} ${args[@]+"${args[@]}"} \
     >>"$E2E_TMP/$name.log" 2>&1 &
   SERVER_PID=$!
   E2E_PIDS+=("$SERVER_PID")
@@ -100,15 +107,53 @@ expect_rc() {
   else fail "$desc (rc=$rc, wanted $want): wanted /$pat/, got: $(head -c 600 <<<"$out")"; fi
 }
 
-# expect_until DESC WANT CMD...: polls CMD (up to 10 s) until its output is WANT.
+# expect_until DESC WANT CMD...: polls CMD (every 0.1 s, up to
+# $E2E_UNTIL seconds, 30) until its output is WANT.
 expect_until() {
-  local desc=$1 want=$2 out i; shift 2
-  for i in $(seq 100); do
+  local desc=$1 want=$2 out; shift 2
+  local end=$((SECONDS + ${E2E_UNTIL:-30}))
+  while :; do
     out=$("$@" 2>&1)
-    [ "$out" = "$want" ] && { pass "$desc"; return; }
+    [ "$out" = "$want" ] && { pass "$desc"; return 0; }
+    [ $SECONDS -ge $end ] && break
     sleep 0.1
   done
   fail "$desc: wanted '$want', got '$(head -c 300 <<<"$out")'"
+  return 1
+}
+
+# wait_for DESC TIMEOUT CMD...: polls CMD (every 0.1 s) until it exits 0;
+# on timeout, fails DESC with CMD's last output. No pass is counted: it
+# stands for a wait, not a check. Returns CMD's success.
+wait_for() {
+  local desc=$1 t=$2 out; shift 2
+  local end=$((SECONDS + t))
+  while :; do
+    out=$("$@" 2>&1) && return 0
+    [ $SECONDS -ge $end ] && break
+    sleep 0.1
+  done
+  fail "$desc: timed out after ${t}s waiting for: $* (last output: $(head -c 300 <<<"$out"))"
+  return 1
+}
+
+# out_is WANT CMD...: whether CMD prints WANT (to poll with wait_for,
+# sy_until...: `sy_until 5 test "$(CMD)" = X` would read CMD once only).
+out_is() { local want=$1; shift; [ "$("$@" 2>/dev/null)" = "$want" ]; }
+
+# expect_until_match DESC TIMEOUT PATTERN CMD...: polls CMD until it exits 0
+# with PATTERN in its output (expect, for state that settles asynchronously).
+expect_until_match() {
+  local desc=$1 t=$2 pat=$3 out rc; shift 3
+  local end=$((SECONDS + t))
+  while :; do
+    out=$("$@" 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -Eq -- "$pat" <<<"$out" && { pass "$desc"; return 0; }
+    [ $SECONDS -ge $end ] && break
+    sleep 0.1
+  done
+  fail "$desc (rc=$rc, after ${t}s): wanted /$pat/, got: $(head -c 600 <<<"$out")"
+  return 1
 }
 
 e2e_summary() {
@@ -129,3 +174,17 @@ e2e_summary() {
   echo "$E2E_PASS passed, $E2E_FAIL failed"
   [ "$E2E_FAIL" -eq 0 ]
 }
+
+# e2e_time_suite NAME CMD...: runs CMD (a suite) and appends
+# "NAME SECONDS PASSED FAILED" to $E2E_TIMES.
+e2e_time_suite() {
+  local name=$1 t0=$EPOCHREALTIME p0=$E2E_PASS f0=$E2E_FAIL; shift
+  echo "=== suite $name"
+  "$@"
+  local t1=$EPOCHREALTIME
+  awk -v n="$name" -v a="$t0" -v b="$t1" -v p=$((E2E_PASS - p0)) -v f=$((E2E_FAIL - f0)) \
+    'BEGIN { printf "%s %.1f %d %d\n", n, b - a, p, f }' >>"${E2E_TIMES:-/dev/null}"
+}
+
+# e2e_times_table FILE...: the suites' times, slowest first (times.sh).
+e2e_times_table() { "$E2E_LIB_DIR/times.sh" "$@"; }

@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # End-to-end tests: start the real kubicle binary on 127.0.0.1 and drive it
-# with the installed kubectl binaries and curl. Usage: run.sh PATH/TO/kubicle
+# with the installed kubectl binaries and curl.
+#
+#   run.sh PATH/TO/kubicle [SUITE...]   the named suites (default: all, in
+#                                       the order of E2E_ALL below)
+#   run.sh PATH/TO/kubicle --shard N    shard N (1 or 2) of them
+#
+# The host stand-in (tests/host) is $KUBICLE_STANDIN, else the one built
+# beside kubicle (BUILD/tests/host/kubicle-standin).
+#
+# Each suite's wall time, passes and failures go to a table printed at the end
+# and to $E2E_TIMES (default: BUILD/meson-logs/e2e-times[-$E2E_SHARD].txt,
+# BUILD being the binary's build dir), which scripts/test.sh prints.
 set -u
-KUBICLE=$(readlink -f "${1:?usage: run.sh PATH/TO/kubicle}")
+KUBICLE=$(readlink -f "${1:?usage: run.sh PATH/TO/kubicle [SUITE...|--shard N]}")
+KUBICLE_STANDIN=$(readlink -f "${KUBICLE_STANDIN:-$(dirname "$KUBICLE")/../tests/host/kubicle-standin}")
+[ -x "$KUBICLE_STANDIN" ] || { echo "run.sh: no host stand-in at $KUBICLE_STANDIN"; exit 1; }
 here=$(dirname "$(readlink -f "$0")")
 . "$here/lib.sh"
 . "$here/t_kubectl.sh"
@@ -33,52 +46,136 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_vapeval.sh"
 . "$here/t_apiservice.sh"
 . "$here/t_pdb.sh"
+. "$here/t_standin.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
+
+# One function per suite (s_NAME), in their historical order. Suites marked
+# "main" drive the server started as `main` at the top; the others start their
+# own servers (free ports, their own dirs under $E2E_TMP).
+s_server_basic() { server_suite_basic; }                 # main
+s_standin() { standin_suite; }
+s_clients() { clients_suite_python; }                    # main
+s_kubectl() { kubectl_suite "$(command -v kubectl)" e2e-path path; } # main
+s_kubectl_old() {                                        # main
+  local v
+  for v in 1.33 1.30; do
+    if [ -x "$GSDK/kubectl.$v" ]; then kubectl_suite "$GSDK/kubectl.$v" "e2e-${v/./-}" "$v"
+    else fail "kubectl.$v is not installed in $GSDK"; fi
+  done
+}
+s_crd_kubectl() { crd_suite_kubectl "$(command -v kubectl)" path; } # main
+s_crd_kubectl_old() {                                    # main
+  local v
+  for v in 1.33 1.30; do
+    [ -x "$GSDK/kubectl.$v" ] && crd_suite_kubectl "$GSDK/kubectl.$v" "k${v/./-}"
+  done
+  return 0
+}
+s_crd_tenants() { crd_suite_tenants; }
+s_crd_versions() { crd_suite_versions; }
+s_crd_finalize() { crd_suite_finalize; }
+s_crd_names() { crd_suite_names; }
+s_rbac() { rbac_suite "$(command -v kubectl)"; }
+s_rbac_old() {
+  local v
+  for v in 1.27 1.32; do
+    [ -x "$GSDK/kubectl.$v" ] && rbac_old_kubectl "$GSDK/kubectl.$v"
+  done
+  return 0
+}
+s_server_bad_input() { server_suite_bad_input; }
+s_server_stalled_watch() { server_suite_stalled_watch; }
+s_server_watch_churn() { server_suite_watch_churn; }
+s_server_compaction() { server_suite_compaction; }
+s_server_restart() { server_suite_restart; }
+s_controllers() { controllers_suite; }
+s_pdb() { pdb_suite; }
+s_syncer() { syncer_suite; }
+s_policies() { policies_suite; }
+s_manifest() { manifest_suite; }
+s_admission() { admission_suite; }
+s_tenants() { tenants_suite; }
+s_openapi2() { openapi2_suite; }
+s_kinds() { kinds_suite; }
+s_dns() { dns_suite; }
+s_metrics_prom() { metrics_prom_suite; }
+s_metrics() { metrics_suite; }
+s_hpa() { hpa_suite; }
+s_csr() { csr_suite; }
+s_webhookcfg() { webhookcfg_suite; }
+s_vapcfg() { vapcfg_suite; }
+s_webhook() { webhook_suite; }
+s_crdrules() { crdrules_suite; }
+s_crdsets() { crdsets_suite; }
+s_vap() { vap_suite; }
+s_apiservice() { apiservice_suite; }
+
+E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubectl_old
+  crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
+  server_bad_input server_stalled_watch server_watch_churn server_compaction
+  server_restart controllers pdb syncer policies manifest admission tenants
+  openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
+  crdrules crdsets vap apiservice)
+
+# The two shards meson runs side by side (tests/meson.build: e2e-1, e2e-2),
+# balanced by their measured times (scripts/test.sh prints them). A suite
+# that needs the state another left behind must stay in its shard, after it.
+E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_old
+  crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
+  server_bad_input server_stalled_watch server_watch_churn server_compaction
+  server_restart controllers pdb hpa csr metrics apiservice)
+E2E_SHARD_2=(standin syncer policies manifest admission tenants
+  openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
+  crdrules crdsets vap)
+
+suites=("${@:2}")
+if [ "${suites[0]:-}" = --shard ]; then
+  # every suite in exactly one shard
+  dup=$(printf '%s\n' "${E2E_SHARD_1[@]}" "${E2E_SHARD_2[@]}" | sort | uniq -d)
+  missing=$(comm -23 <(printf '%s\n' "${E2E_ALL[@]}" | sort) \
+    <(printf '%s\n' "${E2E_SHARD_1[@]}" "${E2E_SHARD_2[@]}" | sort))
+  if [ -n "$dup$missing" ]; then
+    echo "run.sh: the shards must hold every suite once (twice: ${dup:-none}; missing: ${missing:-none})" >&2
+    exit 2
+  fi
+  E2E_SHARD=${E2E_SHARD:-${suites[1]:-}}
+  case ${suites[1]:-} in
+  1) suites=("${E2E_SHARD_1[@]}") ;;
+  2) suites=("${E2E_SHARD_2[@]}") ;;
+  *) echo "run.sh: --shard 1 or 2" >&2; exit 2 ;;
+  esac
+fi
+[ ${#suites[@]} -gt 0 ] || suites=("${E2E_ALL[@]}")
+for s in "${suites[@]}"; do
+  declare -F "s_$s" >/dev/null || { echo "run.sh: no suite $s (have: ${E2E_ALL[*]})" >&2; exit 2; }
+done
+# E2E_SKIP="SUITE...": suites left out (scripts/test.sh's sanitizer pass)
+if [ -n "${E2E_SKIP:-}" ]; then
+  kept=()
+  for s in "${suites[@]}"; do
+    if [[ " $E2E_SKIP " = *" $s "* ]]; then echo "=== suite $s: skipped (E2E_SKIP)"
+    else kept+=("$s"); fi
+  done
+  suites=("${kept[@]}")
+fi
+
+if [ -z "${E2E_TIMES:-}" ]; then
+  E2E_TIMES=$(dirname "$(dirname "$KUBICLE")")/meson-logs
+  if [ -d "$E2E_TIMES" ]; then E2E_TIMES=$E2E_TIMES/e2e-times${E2E_SHARD:+-$E2E_SHARD}.txt
+  else E2E_TIMES=$E2E_TMP/e2e-times.txt; fi
+fi
+: >"$E2E_TIMES"
+
 start_server main || exit 1
-server_suite_basic
-clients_suite_python
-kubectl_suite "$(command -v kubectl)" e2e-path path
-for v in 1.33 1.30; do
-  if [ -x "$GSDK/kubectl.$v" ]; then kubectl_suite "$GSDK/kubectl.$v" "e2e-${v/./-}" "$v"
-  else fail "kubectl.$v is not installed in $GSDK"; fi
+# Every suite starts with `main` as the current server (KCFG, DATA_DIR, ...),
+# whichever suites ran before it in this shard; a suite that restarts main
+# (server_restart) leaves its new pid behind.
+main=("$SERVER_PID" "$KCFG" "$SERVER_URL" "$DATA_DIR")
+for s in "${suites[@]}"; do
+  SERVER_PID=${main[0]} KCFG=${main[1]} SERVER_URL=${main[2]} DATA_DIR=${main[3]}
+  e2e_time_suite "$s" "s_$s"
+  [ "$KCFG" = "${main[1]}" ] && main=("$SERVER_PID" "$KCFG" "$SERVER_URL" "$DATA_DIR")
 done
-crd_suite_kubectl "$(command -v kubectl)" path
-for v in 1.33 1.30; do
-  [ -x "$GSDK/kubectl.$v" ] && crd_suite_kubectl "$GSDK/kubectl.$v" "k${v/./-}"
-done
-crd_suite_tenants
-crd_suite_versions
-crd_suite_finalize
-crd_suite_names
-rbac_suite "$(command -v kubectl)"
-for v in 1.27 1.32; do
-  [ -x "$GSDK/kubectl.$v" ] && rbac_old_kubectl "$GSDK/kubectl.$v"
-done
-server_suite_bad_input
-server_suite_stalled_watch
-server_suite_watch_churn
-server_suite_compaction
-server_suite_restart
-controllers_suite
-pdb_suite
-syncer_suite
-policies_suite
-manifest_suite
-admission_suite
-tenants_suite
-openapi2_suite
-kinds_suite
-dns_suite
-metrics_prom_suite
-metrics_suite
-hpa_suite
-csr_suite
-webhookcfg_suite
-vapcfg_suite
-webhook_suite
-crdrules_suite
-crdsets_suite
-vap_suite
-apiservice_suite
+e2e_times_table "$E2E_TIMES"
 e2e_summary

@@ -185,16 +185,14 @@ YAML
   $K label ns audited pod-security.kubernetes.io/audit=restricted >/dev/null
   expect "audit=restricted admits a baseline pod without a warning" '^pod/a created$' \
     $K create -n audited -f <(adm_pod a)
-  sleep 0.3
-  expect "the audit event has the audit level's verdict and the enforce policy" \
+  expect_until_match "the audit event has the audit level's verdict and the enforce policy" 10 \
     '"pod-security.kubernetes.io/enforce-policy":"privileged:latest","pod-security.kubernetes.io/audit-violations":"would violate PodSecurity \\"restricted:latest\\": allowPrivilegeEscalation != false' \
     grep '"resource":"pods","namespace":"audited"' "$DATA_DIR/audit.log"
   expect "a pod checked against enforce=restricted names it" \
     '"pod-security.kubernetes.io/enforce-policy":"restricted:latest"' \
     grep '"resource":"pods","namespace":"strict","name":"ok"' "$DATA_DIR/audit.log"
   $K create deployment web -n audited --image=nginx >/dev/null
-  sleep 0.3
-  expect "a workload's template is audited, without an enforce policy" \
+  expect_until_match "a workload's template is audited, without an enforce policy" 10 \
     '"authorization.k8s.io/reason":"","pod-security.kubernetes.io/audit-violations":"would violate PodSecurity \\"restricted:latest\\"' \
     grep '"resource":"deployments","namespace":"audited"' "$DATA_DIR/audit.log"
 }

@@ -36,8 +36,30 @@ count_rs() { "${K[@]}" -n "$1" get rs --no-headers 2>/dev/null | wc -l | tr -d '
 # count_named NS KINDS PREFIX: objects of KINDS whose name starts with PREFIX
 count_named() { "${K[@]}" -n "$1" get "$2" -o name 2>/dev/null | grep -c "/$3" ; true; }
 progress_reason() {
-  sleep 0.5
   "${K[@]}" -n "$1" get deploy web -o 'jsonpath={.status.conditions[?(@.type=="Progressing")].reason}'
+}
+
+# rs_step_settled NS "OLD NEW": the two ReplicaSets of deploy/web (by
+# revision) want OLD and NEW replicas and each has made them.
+rs_step_settled() {
+  local got
+  got=$("${K[@]}" -n "$1" get rs -l app=web --sort-by='.metadata.annotations.deployment\.kubernetes\.io/revision' \
+    -o 'jsonpath={range .items[*]}{.spec.replicas}/{.status.replicas} {end}')
+  [ "$got" = "$(awk '{print $1 "/" $1 " " $2 "/" $2 " "}' <<<"$2")" ]
+}
+
+# sts_roll NS STS WANT JSONPATH: marks the set's pods ready until the set's
+# JSONPATH prints WANT (up to 60 s).
+sts_roll() {
+  local end=$((SECONDS + 60)) out
+  while :; do
+    ready_pods "$1" "app=$2"
+    out=$("${K[@]}" -n "$1" get sts "$2" -o "jsonpath=$4" 2>&1)
+    [ "$out" = "$3" ] && return 0
+    [ $SECONDS -ge $end ] && break
+    sleep 0.2
+  done
+  fail "[sts] $2: wanted '$3' of $4, got '$out'"
 }
 
 count_pods() { "${K[@]}" -n "$1" get pods -l "$2" --no-headers 2>/dev/null | wc -l | tr -d ' '; }
@@ -46,21 +68,23 @@ controllers_deployment() {
   local ns=ctrl-d
   "${K[@]}" create ns $ns >/dev/null
   expect "[ctrl] create deployment" 'created' "${K[@]}" -n $ns create deployment web --image=nginx:1.25 --replicas=3
-  sleep 1
-  expect_eq "[ctrl] 3 pods exist" "3" count_pods $ns app=web
+  expect_until "[ctrl] 3 pods exist" "3" count_pods $ns app=web
   expect "[ctrl] pods are controlled by the ReplicaSet" 'ReplicaSet web-[a-z0-9]+ true true' \
     "${K[@]}" -n $ns get pods -l app=web -o 'jsonpath={.items[0].metadata.ownerReferences[0].kind} {.items[0].metadata.ownerReferences[0].name} {.items[0].metadata.ownerReferences[0].controller} {.items[0].metadata.ownerReferences[0].blockOwnerDeletion}'
   expect "[ctrl] ReplicaSet carries pod-template-hash" 'pod-template-hash=' "${K[@]}" -n $ns get rs -o wide
-  expect_eq "[ctrl] not Available before pods are ready" "False" "${K[@]}" -n $ns get deploy web -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}'
+  expect_until "[ctrl] not Available before pods are ready" "False" "${K[@]}" -n $ns get deploy web -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}'
   ready_pods $ns app=web
   expect "[ctrl] rollout status succeeds once pods are ready" 'successfully rolled out' "${K[@]}" -n $ns rollout status deploy/web --timeout=20s
   expect_eq "[ctrl] Available with kube's reason" "True MinimumReplicasAvailable" "${K[@]}" -n $ns get deploy web -o 'jsonpath={.status.conditions[?(@.type=="Available")].status} {.status.conditions[?(@.type=="Available")].reason}'
   expect "[ctrl] set image" 'image updated' "${K[@]}" -n $ns set image deploy/web nginx=nginx:1.26
-  sleep 0.5
-  expect_eq "[ctrl] a second ReplicaSet" "2" count_rs $ns
-  # the rollout: half-way, kill the server and start it again
+  expect_until "[ctrl] a second ReplicaSet" "2" count_rs $ns
+  # the rollout: half-way, kill the server and start it again; first wait
+  # for the step that the new pod's readiness allows (old 2, new 2, each
+  # ReplicaSet's pods made), so that the count is settled
+  wait_for "[ctrl] the new ReplicaSet's first pod" 30 \
+    bash -c "[ \$(${K[*]} -n $ns get pods -l app=web -o name | wc -l) -ge 4 ]"
   ready_pods $ns app=web
-  sleep 0.3
+  wait_for "[ctrl] the rollout's next step (old 2, new 2)" 30 rs_step_settled $ns "2 2"
   local before; before=$(count_pods $ns app=web)
   stop_server TERM
   start_server ctrl || return 1
@@ -74,12 +98,12 @@ controllers_deployment() {
   expect_eq "[ctrl] undo brings back nginx:1.25 as revision 3" "nginx:1.25 3" "${K[@]}" -n $ns get deploy web -o 'jsonpath={.spec.template.spec.containers[0].image} {.metadata.annotations.deployment\.kubernetes\.io/revision}'
   expect_eq "[ctrl] undo reuses the first ReplicaSet" "2" count_rs $ns
   expect "[ctrl] scale" 'scaled' "${K[@]}" -n $ns scale deploy/web --replicas=5
-  sleep 0.5
+  wait_for "[ctrl] 5 pods made" 30 bash -c "[ \$(${K[*]} -n $ns get pods -l app=web --no-headers | wc -l) = 5 ]"
   ready_pods $ns app=web
   expect "[ctrl] scaled deployment rolls out" 'successfully rolled out' "${K[@]}" -n $ns rollout status deploy/web --timeout=20s
   expect_eq "[ctrl] 5 pods" "5" count_pods $ns app=web
   expect "[ctrl] rollout pause" 'paused' "${K[@]}" -n $ns rollout pause deploy/web
-  expect_eq "[ctrl] paused condition" "DeploymentPaused" progress_reason $ns
+  expect_until "[ctrl] paused condition" "DeploymentPaused" progress_reason $ns
   expect "[ctrl] rollout resume" 'resumed' "${K[@]}" -n $ns rollout resume deploy/web
   expect "[ctrl] rollout restart" 'restarted' "${K[@]}" -n $ns rollout restart deploy/web
   if roll $ns app=web; then pass "[ctrl] restart rolls out new pods"; else fail "[ctrl] restart rollout"; fi
@@ -90,8 +114,7 @@ controllers_jobs() {
   local ns=ctrl-j
   "${K[@]}" create ns $ns >/dev/null
   expect "[ctrl] create job" 'created' "${K[@]}" -n $ns create job ok --image=busybox -- true
-  sleep 0.5
-  expect_eq "[ctrl] job pod exists" "1" count_pods $ns job-name=ok
+  expect_until "[ctrl] job pod exists" "1" count_pods $ns job-name=ok
   set_phase $ns job-name=ok Succeeded
   expect "[ctrl] job completes" 'condition met' "${K[@]}" -n $ns wait --for=condition=complete job/ok --timeout=15s
   expect_eq "[ctrl] job status" "1 CompletionsReached" "${K[@]}" -n $ns get job ok -o 'jsonpath={.status.succeeded} {.status.conditions[?(@.type=="Complete")].reason}'
@@ -106,7 +129,7 @@ spec:
       restartPolicy: Never
       containers: [{name: c, image: busybox}]
 Y
-  sleep 0.5
+  wait_for "[ctrl] job bad's pod" 30 bash -c "[ \$(${K[*]} -n $ns get pods -l job-name=bad --no-headers | wc -l) = 1 ]"
   set_phase $ns job-name=bad Failed
   local i
   for i in $(seq 40); do
@@ -130,11 +153,21 @@ spec:
       restartPolicy: Never
       containers: [{name: c, image: busybox}]
 Y
-  sleep 0.5
-  expect "[ctrl] indexed pods named <job>-<index>-" 'idx-0-[a-z0-9]{5} idx-1-[a-z0-9]{5}' \
+  expect_until_match "[ctrl] indexed pods named <job>-<index>-" 30 'idx-0-[a-z0-9]{5} idx-1-[a-z0-9]{5}' \
     "${K[@]}" -n $ns get pods -l job-name=idx --sort-by=.metadata.name -o 'jsonpath={.items[*].metadata.name}'
+}
+
+# A CronJob every minute: made early (controllers_cronjob_create), checked
+# at the end of the suite (controllers_cronjob), so that the wait for the
+# next minute overlaps the other checks.
+controllers_cronjob_create() {
+  local ns=ctrl-cj
+  "${K[@]}" create ns $ns >/dev/null
   expect "[ctrl] create cronjob" 'created' "${K[@]}" -n $ns create cronjob tick --image=busybox --schedule='* * * * *' -- true
-  local fired=""
+}
+
+controllers_cronjob() {
+  local ns=ctrl-cj i fired=""
   for i in $(seq 70); do
     fired=$("${K[@]}" -n $ns get jobs -o name 2>/dev/null | grep 'job.batch/tick-')
     [ -n "$fired" ] && break
@@ -142,24 +175,26 @@ Y
   done
   if [[ "$fired" =~ ^job.batch/tick-[0-9]+$ ]]; then pass "[ctrl] cronjob fired ($fired)"
   else fail "[ctrl] cronjob did not fire within 70 s"; fi
-  expect "[ctrl] cronjob lastScheduleTime" '^20[0-9-]+T' "${K[@]}" -n $ns get cronjob tick -o 'jsonpath={.status.lastScheduleTime}'
+  expect_until_match "[ctrl] cronjob lastScheduleTime" 30 '^20[0-9-]+T' "${K[@]}" -n $ns get cronjob tick -o 'jsonpath={.status.lastScheduleTime}'
 }
 
 controllers_gc() {
   local ns=ctrl-g p
   "${K[@]}" create ns $ns >/dev/null
   for p in bg fg or; do "${K[@]}" -n $ns create deployment $p --image=busybox --replicas=2 >/dev/null; done
-  sleep 1
+  for p in bg fg or; do # their ReplicaSets and pods exist
+    wait_for "[ctrl] deployment $p's ReplicaSet and 2 pods" 30 bash -c "[ \$(${K[*]} -n $ns get rs,pods -o name | grep -c '/$p-') = 3 ]"
+  done
   expect "[ctrl] delete (Background)" 'deleted' "${K[@]}" -n $ns delete deploy bg
-  sleep 1
-  expect_eq "[ctrl] Background removes ReplicaSet and pods" "0" count_named $ns rs,pods bg-
+  expect_until "[ctrl] Background removes ReplicaSet and pods" "0" count_named $ns rs,pods bg-
   expect "[ctrl] delete --cascade=foreground" 'deleted' "${K[@]}" -n $ns delete deploy fg --cascade=foreground --timeout=20s
   expect_eq "[ctrl] Foreground removed dependents first" "0" count_named $ns deploy,rs,pods fg
   expect "[ctrl] delete --cascade=orphan" 'deleted' "${K[@]}" -n $ns delete deploy or --cascade=orphan
-  sleep 1
+  # the garbage collector has processed the deletion once the owner
+  # reference is gone: then nothing may have been deleted
+  expect_until "[ctrl] orphaned ReplicaSet has no owner" "" "${K[@]}" -n $ns get rs -o 'jsonpath={.items[0].metadata.ownerReferences}'
   expect_eq "[ctrl] Orphan keeps the ReplicaSet" "1" count_named $ns rs or-
   expect_eq "[ctrl] Orphan keeps the pods" "2" count_named $ns pods or-
-  expect_eq "[ctrl] orphaned ReplicaSet has no owner" "" "${K[@]}" -n $ns get rs -o 'jsonpath={.items[0].metadata.ownerReferences}'
 }
 
 # StatefulSet: ordinal names, OrderedReady waits for Ready, scale down from
@@ -191,7 +226,8 @@ spec:
     metadata: {labels: {app: par}}
     spec: {containers: [{name: c, image: busybox}]}
 YAML
-  sleep 1
+  # both sets processed (db-0 and par's three pods made): db-1 must not be
+  wait_for "[ctrl] db-0 and par-0..2" 30 bash -c "[ \$(${K[*]} -n $ns get pods -o name | grep -cE '/(db-0|par-[0-2])\$') = 4 ]"
   expect_eq "[ctrl] OrderedReady starts with db-0 only" "pod/db-0" "${K[@]}" -n $ns get pods -l app=db -o name
   expect_eq "[ctrl] Parallel creates par-0..2 at once" "pod/par-0 pod/par-1 pod/par-2" \
     bash -c "${K[*]} -n $ns get pods -l app=par -o name | sort | tr '\n' ' ' | sed 's/ $//'"
@@ -205,8 +241,7 @@ YAML
   expect_eq "[ctrl] each Ready pod lets the next ordinal start" "pod/db-0 pod/db-1 pod/db-2" \
     bash -c "${K[*]} -n $ns get pods -l app=db -o name | sort | tr '\n' ' ' | sed 's/ $//'"
   "${K[@]}" -n $ns scale sts db --replicas=1 >/dev/null
-  sleep 1.5
-  expect_eq "[ctrl] scale down removes the highest ordinals" "pod/db-0" "${K[@]}" -n $ns get pods -l app=db -o name
+  expect_until "[ctrl] scale down removes the highest ordinals" "pod/db-0" "${K[@]}" -n $ns get pods -l app=db -o name
 }
 
 # Events the controllers record (kubectl describe's Events), and the event
@@ -216,21 +251,20 @@ controllers_events() {
   local K=(kubectl --kubeconfig "$E2E_TMP/ctrlev/kubeconfig") d rs
   start_server ctrlev --event-ttl 6s || { fail "[ctrl] events server did not start"; return; }
   "${K[@]}" create deployment web --image=nginx --replicas=2 >/dev/null
-  sleep 1
+  wait_for "[ctrl] the deployment's ReplicaSet" 30 "${K[@]}" get rs -o jsonpath='{.items[0].metadata.name}'
   rs=$("${K[@]}" get rs -o jsonpath='{.items[0].metadata.name}')
-  expect "describe deployment: ScalingReplicaSet from the deployment controller" \
-    "Normal +ScalingReplicaSet +[0-9]+s +deployment-controller +Scaled up replica set $rs from 0 to 2" \
+  expect_until_match "describe deployment: ScalingReplicaSet from the deployment controller" \
+    30 "Normal +ScalingReplicaSet +[0-9]+s +deployment-controller +Scaled up replica set $rs from 0 to 2" \
     "${K[@]}" describe deployment web
-  expect "describe rs: SuccessfulCreate for each pod" \
-    "Normal +SuccessfulCreate +[0-9]+s +replicaset-controller +Created pod: $rs-" \
+  expect_until_match "describe rs: SuccessfulCreate for each pod" \
+    30 "Normal +SuccessfulCreate +[0-9]+s +replicaset-controller +Created pod: $rs-" \
     "${K[@]}" describe rs "$rs"
-  expect_eq "... two of them" "2" bash -c "kubectl --kubeconfig $E2E_TMP/ctrlev/kubeconfig get events \
+  expect_until "... two of them" "2" bash -c "kubectl --kubeconfig $E2E_TMP/ctrlev/kubeconfig get events \
     --field-selector involvedObject.kind=ReplicaSet,reason=SuccessfulCreate -o name | wc -l | tr -d ' '"
   "${K[@]}" scale deployment web --replicas=1 >/dev/null
-  sleep 1
-  expect "scale down: the deployment's event says from 2 to 1" \
+  expect_until_match "scale down: the deployment's event says from 2 to 1" 30 \
     "Scaled down replica set $rs from 2 to 1" "${K[@]}" events --for deployment/web
-  expect "... and the replica set's says which pod it deleted" \
+  expect_until_match "... and the replica set's says which pod it deleted" 30 \
     "SuccessfulDelete +ReplicaSet/$rs +Deleted pod: $rs-" "${K[@]}" events --for "replicaset/$rs"
   expect_eq "events carry kube's involvedObject, source and reporting component" \
     "Deployment apps/v1 web deployment-controller deployment-controller 1" \
@@ -249,10 +283,9 @@ spec:
     metadata: {labels: {app: db}}
     spec: {containers: [{name: c, image: busybox}]}
 YAML
-  sleep 1
-  expect "job: SuccessfulCreate from the job controller" \
+  expect_until_match "job: SuccessfulCreate from the job controller" 30 \
     "SuccessfulCreate +Job/once +Created pod: once-" "${K[@]}" events --for job/once
-  expect "statefulset: kube's own wording" \
+  expect_until_match "statefulset: kube's own wording" 30 \
     "SuccessfulCreate +StatefulSet/db +create Pod db-0 in StatefulSet db successful" \
     "${K[@]}" events --for statefulset/db
   d=$((SECONDS + 25))
@@ -312,9 +345,9 @@ YAML
   pod_status $ns b 10.1.0.6 False
   expect_until "[ep] the ready pod's IP with the named port resolved" "10.1.0.5 8080 web TCP http" \
     "${K[@]}" -n $ns get endpoints web -o 'jsonpath={.subsets[0].addresses[*].ip} {.subsets[0].ports[0].port} {.subsets[0].ports[0].name} {.subsets[0].ports[0].protocol} {.subsets[0].ports[0].appProtocol}'
-  expect_eq "[ep] the not-ready pod in notReadyAddresses, with its targetRef" "10.1.0.6 Pod b" \
+  expect_until "[ep] the not-ready pod in notReadyAddresses, with its targetRef" "10.1.0.6 Pod b" \
     "${K[@]}" -n $ns get endpoints web -o 'jsonpath={.subsets[0].notReadyAddresses[*].ip} {.subsets[0].notReadyAddresses[0].targetRef.kind} {.subsets[0].notReadyAddresses[0].targetRef.name}'
-  expect_eq "[ep] Endpoints carry the service's labels and the trigger-time annotation" "fe true" \
+  expect_until "[ep] Endpoints carry the service's labels and the trigger-time annotation" "fe true" \
     bash -c "${K[*]} -n $ns get endpoints web -o 'jsonpath={.metadata.labels.tier} {.metadata.annotations}' | sed -E 's/\{.*last-change-trigger-time\":\"[0-9TZ:-]+\"\}/true/'"
   expect "[ep] kubectl get endpoints shows ready addresses" 'web +10\.1\.0\.5:8080 ' \
     "${K[@]}" -n $ns get endpoints
@@ -329,7 +362,7 @@ YAML
   expect "[eps] kubectl get endpointslices: kube's columns" \
     'NAME +ADDRESSTYPE +PORTS +ENDPOINTS +AGE.*web-[a-z0-9]{5} +IPv4 +8080 +10\.1\.0\.5,10\.1\.0\.6 ' \
     bash -c "${K[*]} -n $ns get endpointslices | tr '\n' ' '"
-  expect "[ep] kubectl describe service shows the Endpoints line" 'Endpoints: +10\.1\.0\.5:8080' \
+  expect_until_match "[ep] kubectl describe service shows the Endpoints line" 30 'Endpoints: +10\.1\.0\.5:8080' \
     "${K[@]}" -n $ns describe service web
   pod_status $ns b 10.1.0.6 True
   expect_until "[ep] a pod turning ready moves to addresses" "10.1.0.5 10.1.0.6|" \
@@ -346,7 +379,7 @@ YAML
   pod_status $ns h 10.1.0.9 False
   expect_until "[ep] headless service: hostname from hostname+subdomain, headless label" "h0 10.1.0.9 5432 " \
     "${K[@]}" -n $ns get endpoints db -o 'jsonpath={.subsets[0].notReadyAddresses[0].hostname} {.subsets[0].notReadyAddresses[0].ip} {.subsets[0].ports[0].port} {.metadata.labels.service\.kubernetes\.io/headless}'
-  expect_eq "[eps] headless slice: hostname, headless label" "h0 true" \
+  expect_until "[eps] headless slice: hostname, headless label" "h0 true" \
     bash -c "${K[*]} -n $ns get endpointslices -l kubernetes.io/service-name=db -o 'jsonpath={.items[0].endpoints[0].hostname} {.items[0].metadata.labels}' | sed 's/ {.*\"service.kubernetes.io\/headless\":\"\".*}/ true/'"
   "${K[@]}" -n $ns patch svc db --type=merge -p '{"spec":{"publishNotReadyAddresses":true}}' >/dev/null
   expect_until "[ep] publishNotReadyAddresses: the not-ready pod in addresses" "10.1.0.9|" \
@@ -425,11 +458,11 @@ YAML
   "${K[@]}" -n $ns scale rc web --replicas=3 >/dev/null
   expect_until "[ctrl] kubectl scale rc" "3" \
     sh -c "${K[*]} -n $ns get pods -l app=web -o name | wc -l"
-  expect "[ctrl] rc columns under -o wide" '^web +3 +3 +0 +[0-9]+s +c +registry.k8s.io/pause:3.9 +app=web$' \
+  expect_until_match "[ctrl] rc columns under -o wide" 30 '^web +3 +3 +0 +[0-9]+s +c +registry.k8s.io/pause:3.9 +app=web$' \
     "${K[@]}" -n $ns get rc -o wide --no-headers
-  expect "[ctrl] kubectl get all lists it" 'replicationcontroller/web +3 +3 +0' \
+  expect_until_match "[ctrl] kubectl get all lists it" 30 'replicationcontroller/web +3 +3 +0' \
     "${K[@]}" -n $ns get all
-  expect "[ctrl] describe shows the replication controller's events" 'SuccessfulCreate +[0-9a-z]+ +replication-controller +Created pod: web-' \
+  expect_until_match "[ctrl] describe shows the replication controller's events" 30 'SuccessfulCreate +[0-9a-z]+ +replication-controller +Created pod: web-' \
     "${K[@]}" -n $ns describe rc web
   expect "[ctrl] a PodTemplate is stored, with kube's columns" '^tpl +c +registry.k8s.io/pause:3.9 +app=tpl$' \
     "${K[@]}" -n $ns get podtemplates --no-headers
@@ -457,9 +490,9 @@ controllers_nsdefaults() {
     -p '{"data":{"ca.crt":"not a CA","extra":"x"},"metadata":{"annotations":{"kubernetes.io/description":null}}}' >/dev/null
   expect_until "[ctrl] a changed kube-root-ca.crt gets its data back, and only it" "ca.crt" \
     "${K[@]}" -n $ns get cm kube-root-ca.crt -o 'go-template={{range $k, $v := .data}}{{$k}}{{end}}'
-  expect_eq "[ctrl] ... the tenant's CA" "$ca" \
+  expect_until "[ctrl] ... the tenant's CA" "$ca" \
     "${K[@]}" -n $ns get cm kube-root-ca.crt -o 'jsonpath={.data.ca\.crt}'
-  expect "[ctrl] ... and kube's description" 'Contains a CA bundle' \
+  expect_until_match "[ctrl] ... and kube's description" 30 'Contains a CA bundle' \
     "${K[@]}" -n $ns get cm kube-root-ca.crt -o 'jsonpath={.metadata.annotations}'
   "${K[@]}" delete ns $ns --wait=true >/dev/null
   expect_fail "[ctrl] nothing is made again in a deleted namespace" 'NotFound' \
@@ -471,14 +504,15 @@ controllers_suite() {
   start_server ctrl || { fail "[ctrl] server did not start"; return; }
   controllers_nsdefaults
   controllers_deployment
+  controllers_suite_endpoints # the last restart of the server
+  [ "${CTRL_SKIP_JOBS:-0}" = 1 ] || controllers_cronjob_create
   controllers_rc
   controllers_gc
   controllers_statefulset
   controllers_sts_history
   controllers_proportional
   controllers_job_tracking
-  controllers_suite_endpoints
-  [ "${CTRL_SKIP_JOBS:-0}" = 1 ] || controllers_jobs
+  [ "${CTRL_SKIP_JOBS:-0}" = 1 ] || { controllers_jobs; controllers_cronjob; }
   stop_server TERM
   controllers_events
 }
@@ -522,8 +556,9 @@ spec:
   - metadata: {name: www}
     spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
 YAML
-  sleep 1
+  wait_for "[sts] st-0..2" 30 bash -c "[ \$(${K[*]} -n $ns get pods -l app=st --no-headers | wc -l) = 3 ]"
   ready_pods $ns app=st
+  wait_for "[sts] the update revision" 30 "${K[@]}" -n $ns get sts st -o 'jsonpath={.status.updateRevision}'
   local rev1
   rev1=$("${K[@]}" -n $ns get sts st -o 'jsonpath={.status.updateRevision}')
   expect_eq "[sts] one ControllerRevision named after the update revision, revision 1" "$rev1 1" \
@@ -539,7 +574,7 @@ YAML
     "${K[@]}" -n $ns get pod st-1 -o 'jsonpath={.spec.volumes[0].name} {.spec.volumes[0].persistentVolumeClaim.claimName}'
   "${K[@]}" -n $ns patch sts st --type=merge -p '{"spec":{"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":1}}}}' >/dev/null
   "${K[@]}" -n $ns set image sts/st c=busybox:2 >/dev/null
-  for i in $(seq 20); do ready_pods $ns app=st; sleep 0.3; done
+  sts_roll $ns st "1 2 3" '{.status.currentReplicas} {.status.updatedReplicas} {.status.readyReplicas}'
   local rev2
   rev2=$("${K[@]}" -n $ns get sts st -o 'jsonpath={.status.updateRevision}')
   expect_eq "[sts] a template change makes revision 2" "2" \
@@ -554,24 +589,24 @@ YAML
   expect_eq "[sts] status: currentRevision stays, updateRevision moves" "$rev1 $rev2 1 2" \
     "${K[@]}" -n $ns get sts st -o 'jsonpath={.status.currentRevision} {.status.updateRevision} {.status.currentReplicas} {.status.updatedReplicas}'
   "${K[@]}" -n $ns patch sts st --type=merge -p '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}' >/dev/null
-  for i in $(seq 20); do ready_pods $ns app=st; sleep 0.3; done
+  sts_roll $ns st "$rev2 $rev2 3 3" '{.status.currentRevision} {.status.updateRevision} {.status.updatedReplicas} {.status.readyReplicas}'
   expect_eq "[sts] partition 0: rollout completes, currentRevision moves" "$rev2 $rev2 3" \
     "${K[@]}" -n $ns get sts st -o 'jsonpath={.status.currentRevision} {.status.updateRevision} {.status.updatedReplicas}'
   expect "[sts] rollout history lists both revisions" '^2 ' "${K[@]}" -n $ns rollout history sts/st
   expect "[sts] rollout undo" 'rolled back' "${K[@]}" -n $ns rollout undo sts/st
-  for i in $(seq 20); do ready_pods $ns app=st; sleep 0.3; done
+  sts_roll $ns st "$rev1 3 3" '{.status.updateRevision} {.status.updatedReplicas} {.status.readyReplicas}'
   expect_eq "[sts] undo reuses the old revision with number 3" "$rev1 3 busybox" \
     bash -c "${K[*]} -n $ns get sts st -o 'jsonpath={.status.updateRevision} ' && ${K[*]} -n $ns get controllerrevision $rev1 -o 'jsonpath={.revision} ' && ${K[*]} -n $ns get sts st -o 'jsonpath={.spec.template.spec.containers[0].image}'"
   "${K[@]}" -n $ns scale sts st --replicas=1 >/dev/null
   "${K[@]}" -n $ns scale sts keep --replicas=1 >/dev/null
-  sleep 2
-  expect_eq "[sts] whenScaled Delete: claims of removed ordinals go" "data-st-0" \
+  expect_until "[sts] whenScaled Delete: claims of removed ordinals go" "data-st-0" \
     "${K[@]}" -n $ns get pvc -l tier=disk -o 'jsonpath={.items[*].metadata.name}'
+  # keep's scale-down done (keep-1 gone): its claims must still be there
+  wait_for "[sts] keep scaled to 1" 30 bash -c "[ \$(${K[*]} -n $ns get pods -l app=keep -o name) = pod/keep-0 ]"
   expect_eq "[sts] default Retain: claims stay after scale-down" "www-keep-0 www-keep-1" \
     "${K[@]}" -n $ns get pvc -l app=keep -o 'jsonpath={.items[*].metadata.name}'
   "${K[@]}" -n $ns scale sts keep --replicas=2 >/dev/null
-  sleep 1
-  expect_eq "[sts] a returning ordinal gets its old claim back" "www-keep-1" \
+  expect_until "[sts] a returning ordinal gets its old claim back" "www-keep-1" \
     "${K[@]}" -n $ns get pod keep-1 -o 'jsonpath={.spec.volumes[0].persistentVolumeClaim.claimName}'
 }
 
@@ -600,23 +635,20 @@ YAML
     sleep 0.3
   done
   "${K[@]}" -n $ns set image deploy/web c=nginx:sometag >/dev/null
-  sleep 2
   rs_sizes() {
     "${K[@]}" -n $ns get rs -l app=prop -o go-template='{{range .items}}{{index .spec.template.spec.containers 0 "image"}}={{.spec.replicas}} {{end}}' |
       tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//'
   }
-  expect_eq "[deploy] stuck rollout: old RS 8, new RS 5" "nginx:1=8 nginx:sometag=5" rs_sizes
+  expect_until "[deploy] stuck rollout: old RS 8, new RS 5" "nginx:1=8 nginx:sometag=5" rs_sizes
   "${K[@]}" -n $ns scale deploy web --replicas=15 >/dev/null
-  sleep 2
-  expect_eq "[deploy] scaled to 15 in mid-rollout: 3 more to the old RS, 2 to the new" \
+  expect_until "[deploy] scaled to 15 in mid-rollout: 3 more to the old RS, 2 to the new" \
     "nginx:1=11 nginx:sometag=7" rs_sizes
-  expect_eq "[deploy] ReplicaSets record the new desired and max replicas" "15 18 15 18" \
+  expect_until "[deploy] ReplicaSets record the new desired and max replicas" "15 18 15 18" \
     bash -c "${K[*]} -n $ns get rs -l app=prop -o go-template='{{range .items}}{{index .metadata.annotations \"deployment.kubernetes.io/desired-replicas\"}} {{index .metadata.annotations \"deployment.kubernetes.io/max-replicas\"}} {{end}}' | sed 's/ \$//'"
   "${K[@]}" -n $ns scale deploy web --replicas=5 >/dev/null
-  sleep 2
   # 18 -> 8: old 11 -> 5, new 7 -> 3 by size; the rollout then goes on
   # within maxUnavailable 2 (old pods available: 5, at least 3 kept): 3 / 5
-  expect_eq "[deploy] scaled down to 5 in mid-rollout, then the rollout goes on" \
+  expect_until "[deploy] scaled down to 5 in mid-rollout, then the rollout goes on" \
     "nginx:1=3 nginx:sometag=5" rs_sizes
 }
 
@@ -640,14 +672,12 @@ spec:
       restartPolicy: Never
       containers: [{name: c, image: busybox}]
 Y
-  sleep 0.5
-  expect_eq "[job] pods carry the job-tracking finalizer" '["batch.kubernetes.io/job-tracking"]' \
+  expect_until "[job] pods carry the job-tracking finalizer" '["batch.kubernetes.io/job-tracking"]' \
     "${K[@]}" -n $ns get pods -l job-name=tr -o 'jsonpath={.items[0].metadata.finalizers}'
   set_phase $ns job-name=tr Succeeded
-  sleep 1
-  expect_eq "[job] a finished pod is counted, nothing left uncounted" "1 {}" \
+  expect_until "[job] a finished pod is counted, nothing left uncounted" "1 {}" \
     "${K[@]}" -n $ns get job tr -o 'jsonpath={.status.succeeded} {.status.uncountedTerminatedPods}'
-  expect_eq "[job] ... and the finished pod lost the finalizer" "" \
+  expect_until "[job] ... and the finished pod lost the finalizer" "" \
     "${K[@]}" -n $ns get pods -l job-name=tr -o 'jsonpath={.items[?(@.status.phase=="Succeeded")].metadata.finalizers}' 
   "${K[@]}" -n $ns delete pods -l job-name=tr --field-selector=status.phase=Succeeded --wait=false >/dev/null
   sleep 1
@@ -673,7 +703,7 @@ Y
     "${K[@]}" -n $ns wait --for=condition=complete job/tr --timeout=15s
   expect_eq "[job] final counts" "3 1" "${K[@]}" -n $ns get job tr -o 'jsonpath={.status.succeeded} {.status.failed}'
   "${K[@]}" -n $ns create job gone --image=busybox -- sleep 100 >/dev/null
-  sleep 0.5
+  wait_for "[job] job gone's pod" 30 bash -c "[ \$(${K[*]} -n $ns get pods -l job-name=gone --no-headers | wc -l) = 1 ]"
   expect "[job] deleting a Job with a running pod returns" 'deleted' \
     "${K[@]}" -n $ns delete job gone --timeout=20s
   for i in $(seq 20); do
@@ -682,9 +712,8 @@ Y
   done
   expect_eq "[job] its pods are released and removed" "0" count_pods $ns job-name=gone
   "${K[@]}" -n $ns create job orph --image=busybox -- sleep 100 >/dev/null
-  sleep 0.5
+  wait_for "[job] job orph's pod, with its finalizer" 30 bash -c "${K[*]} -n $ns get pods -l job-name=orph -o 'jsonpath={.items[*].metadata.finalizers}' | grep -q job-tracking"
   "${K[@]}" -n $ns delete job orph --cascade=orphan >/dev/null
-  sleep 1
-  expect_eq "[job] orphaned pods lose the finalizer" "" \
+  expect_until "[job] orphaned pods lose the finalizer" "" \
     "${K[@]}" -n $ns get pods -l job-name=orph -o 'jsonpath={.items[*].metadata.finalizers}'
 }

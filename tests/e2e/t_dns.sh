@@ -128,7 +128,7 @@ EOF
     bash -c "dig +tcp +noedns +tries=1 @127.0.0.1 -p $P +short big.default.svc.example.test | wc -l"
 
   # bad input: junk datagrams, a junk TCP frame, a stalled TCP client
-  python3 - "$P" <<'EOF' &
+  python3 - "$P" >"$E2E_TMP/dns-junk.out" 2>&1 <<'EOF' &
 import os, socket, sys, time
 p = int(sys.argv[1])
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -137,14 +137,15 @@ for n in (0, 1, 11, 12, 13, 100, 512, 4000):
 u.sendto(b"\x12\x34\x81\x80" + bytes(8), ("127.0.0.1", p))  # a response
 t = socket.create_connection(("127.0.0.1", p)); t.sendall(b"\x00\x05abcde")
 s = socket.create_connection(("127.0.0.1", p)); s.sendall(b"\x00\x40ab")  # stalls mid-frame
+print("sent", flush=True)
 time.sleep(4)
 EOF
   local junk=$!
-  sleep 0.5
+  wait_for "dns: the junk sent" 10 grep -q sent "$E2E_TMP/dns-junk.out"
   expect_eq "dns: still answering after junk packets and a stalled TCP client" "10.96.0.1" \
     dq "$P" +short +tcp kubernetes.default.svc.cluster.local
   expect "dns: the server is alive" "^$pid$" pgrep -f "data-dir $E2E_TMP/dns "
-  wait "$junk"
+  kill "$junk" 2>/dev/null; wait "$junk"
   # a TCP client that asks and never reads: its answers pile up, and it is dropped
   expect "dns: a TCP client that does not read its answers is dropped" "^closed$" \
     python3 - "$P" "$E2E_TMP/dns.log" <<'EOF'
@@ -246,7 +247,7 @@ EOF
   "${K[@]}" -n ml create service clusterip web --tcp=80:8080 >/dev/null
   sy_until 10 "${H[@]}" get svc web-x-ml-x-dn
   local hip; hip=$("${H[@]}" get svc web-x-ml-x-dn -o jsonpath='{.spec.clusterIP}')
-  sy_until 10 test "$("${K[@]}" -n ml get svc web -o jsonpath='{.spec.clusterIP}')" = "$hip"
+  sy_until 10 out_is "$hip" "${K[@]}" -n ml get svc web -o jsonpath='{.spec.clusterIP}'
   "${K[@]}" -n ml apply -f - >/dev/null <<'EOF'
 apiVersion: v1
 kind: Pod
@@ -298,7 +299,7 @@ EOF
 # hostnames, and the tenant's DNS answers train-0.train.ml.svc.cluster.local
 # with the host pod's address.
 dns_suite_training() {
-  start_server dnstrhost || { fail "dns: training host"; return; }
+  start_server dnstrhost --standin-exec || { fail "dns: training host"; return; }
   local HK=$KCFG
   local H=(kubectl --kubeconfig "$HK")
   "${H[@]}" create ns tenants >/dev/null

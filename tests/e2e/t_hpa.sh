@@ -4,13 +4,13 @@
 # through the syncer), and scales them as kube-controller-manager does. The
 # host stand-in's test scheduler stands in for metrics-server (--metrics),
 # with usage figures the test drives through its --usage file. The tenant
-# reconciles every 2 s (--horizontal-pod-autoscaler-sync-period) to keep the
+# reconciles every 1 s (--horizontal-pod-autoscaler-sync-period) to keep the
 # test short; the rules are kube's. Driven with real kubectl. Sourced by
 # run.sh.
 
 # hpa_setup: the host (hpahost) with metrics, tenant h1 on it.
 hpa_setup() {
-  E2E_PORT=0 start_server hpahost || return 1
+  E2E_PORT=0 start_server hpahost --standin-exec || return 1
   HPA_HOST=$KCFG
   local H=(kubectl --kubeconfig "$HPA_HOST")
   "${H[@]}" create ns tenants >/dev/null
@@ -25,7 +25,7 @@ EOF
   start_scheduler hpahost --metrics --usage "$HPA_USAGE"
   sy_until 10 "${H[@]}" get --raw /apis/metrics.k8s.io/v1beta1/nodes/gpu-node-1
   start_server h1 --host-kubeconfig "$HPA_HOST" --host-namespace tenants --tenant h1 \
-    --queue hq --horizontal-pod-autoscaler-sync-period 2s || return 1
+    --queue hq --horizontal-pod-autoscaler-sync-period 1s || return 1
   HPA_T=$KCFG HPA_T_PID=$SERVER_PID
 }
 
@@ -98,7 +98,7 @@ hpa_no_metrics() {
   hpa_until 30 "no metrics API: ScalingActive False FailedGetResourceMetric, kube's message" \
     "False FailedGetResourceMetric: the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)" \
     "${K[@]}" get hpa web -o jsonpath='{.status.conditions[?(@.type=="ScalingActive")].status} {.status.conditions[?(@.type=="ScalingActive")].reason}: {.status.conditions[?(@.type=="ScalingActive")].message}'
-  expect "kubectl describe hpa: <unknown> current, the warning events" \
+  expect_until_match "kubectl describe hpa: <unknown> current, the warning events" 30 \
     'Warning +FailedComputeMetricsReplicas .*invalid metrics \(1 invalid out of 1\), first error is: failed to get cpu resource metric value: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource \(get pods.metrics.k8s.io\)' \
     "${K[@]}" describe hpa web
   expect "kubectl describe hpa: the metric line" \
@@ -134,7 +134,7 @@ EOF
   hpa_until 10 "FailedComputeMetricsReplicas: 2 invalid out of 2, the first one's error" \
     "invalid metrics (2 invalid out of 2), first error is: failed to get queue_messages_ready external metric value: failed to get queue_messages_ready external metric: unable to get external metric hpanm/queue_messages_ready/&LabelSelector{MatchLabels:map[string]string{queue: worker_tasks,},MatchExpressions:[]LabelSelectorRequirement{},}: unable to fetch metrics from external metrics API: the server could not find the requested resource (get queue_messages_ready.external.metrics.k8s.io)" \
     "${K[@]}" get events --field-selector involvedObject.name=ext,reason=FailedComputeMetricsReplicas -o jsonpath='{.items[0].message}'
-  expect "kubectl get hpa: both <unknown>" '^ext +Deployment/queue +<unknown>/30 \(avg\), <unknown>/2k +1 +3 ' \
+  expect_until_match "kubectl get hpa: both <unknown>" 30 '^ext +Deployment/queue +<unknown>/30 \(avg\), <unknown>/2k +1 +3 ' \
     "${K[@]}" get hpa ext --no-headers
 }
 
@@ -146,7 +146,7 @@ hpa_checks() {
 
   # kubectl autoscale: below minReplicas, scaled at once
   # every version of the autoscaler's AbleToScale condition, as a watch sees
-  # them (the next sync, 2 s later, moves it on)
+  # them (the next sync, 1 s later, moves it on)
   hpa_k get hpa -w --field-selector metadata.name=web \
     -o jsonpath='{.status.conditions[?(@.type=="AbleToScale")].reason}: {.status.conditions[?(@.type=="AbleToScale")].message}{"\n"}' \
     >"$E2E_TMP/hpa-watch.txt" 2>&1 &
@@ -167,36 +167,34 @@ hpa_checks() {
     hpa_has_event web SuccessfulRescale "New size: 4; reason: cpu resource utilization (percentage of request) above target"
   hpa_until 90 "ScalingActive True ValidMetricFound" "True ValidMetricFound" \
     hpa_cond web ScalingActive
-  expect_eq "ScalingActive's message" \
+  hpa_until 30 "ScalingActive's message" \
     "the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)" \
     hpa_msg web ScalingActive
   hpa_until 90 "every pod measured: ScalingLimited True TooManyReplicas" "True TooManyReplicas" \
     hpa_cond web ScalingLimited
-  expect_eq "TooManyReplicas' message" \
+  hpa_until 30 "TooManyReplicas' message" \
     "the desired replica count is more than the maximum replica count" hpa_msg web ScalingLimited
-  expect_eq "status: current and desired replicas, the metric's utilization and average" \
+  hpa_until 30 "status: current and desired replicas, the metric's utilization and average" \
     "4 4 Resource cpu 100 100m" \
     hpa_k get hpa web -o jsonpath='{.status.currentReplicas} {.status.desiredReplicas} {.status.currentMetrics[0].type} {.status.currentMetrics[0].resource.name} {.status.currentMetrics[0].resource.current.averageUtilization} {.status.currentMetrics[0].resource.current.averageValue}'
   expect "status.lastScaleTime is set" '^[0-9]{4}-[0-9]{2}-[0-9]{2}T' \
     hpa_k get hpa web -o jsonpath='{.status.lastScaleTime}'
   expect_eq "status.observedGeneration is not set, as kube's controller never sets it" "" \
     hpa_k get hpa web -o jsonpath='{.status.observedGeneration}'
-  expect "kubectl get hpa: TARGETS, MINPODS, MAXPODS, REPLICAS" \
+  expect_until_match "kubectl get hpa: TARGETS, MINPODS, MAXPODS, REPLICAS" 30 \
     '^web +Deployment/web +cpu: 100%/50% +2 +4 +4 ' hpa_k get hpa web --no-headers
-  expect_eq "autoscaling/v1: currentCPUUtilizationPercentage and replicas" "100 4 4" \
+  hpa_until 30 "autoscaling/v1: currentCPUUtilizationPercentage and replicas" "100 4 4" \
     bash -c "kubectl --kubeconfig '$HPA_T' get --raw /apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web |
       jq -r '\"\\(.status.currentCPUUtilizationPercentage) \\(.status.currentReplicas) \\(.status.desiredReplicas)\"'"
-  local d
-  d=$(hpa_k describe hpa web)
-  expect "describe: the metric, current and target" \
-    'resource cpu on pods +\(as a percentage of request\): +100% \(100m\) / 50%' echo "$d"
-  expect "describe: pods current and desired" 'Deployment pods: +4 current / 4 desired' echo "$d"
-  expect "describe: the conditions" \
+  expect_until_match "describe: the metric, current and target" 30 \
+    'resource cpu on pods +\(as a percentage of request\): +100% \(100m\) / 50%' hpa_k describe hpa web
+  expect_until_match "describe: pods current and desired" 30 'Deployment pods: +4 current / 4 desired' hpa_k describe hpa web
+  expect_until_match "describe: the conditions" 30 \
     'ScalingLimited +True +TooManyReplicas +the desired replica count is more than the maximum replica count' \
-    echo "$d"
-  expect "describe: the events from horizontal-pod-autoscaler" \
+    hpa_k describe hpa web
+  expect_until_match "describe: the events from horizontal-pod-autoscaler" 30 \
     'Normal +SuccessfulRescale .* horizontal-pod-autoscaler +New size: 4; reason: cpu resource utilization \(percentage of request\) above target' \
-    echo "$d"
+    hpa_k describe hpa web
 
   # scale down: held by a long stabilization window, then allowed
   hpa_k patch hpa web --type=merge \
@@ -204,7 +202,7 @@ hpa_checks() {
   hpa_usage 10%
   hpa_until 60 "usage down, window 600 s: AbleToScale ScaleDownStabilized" \
     "True ScaleDownStabilized" hpa_cond web AbleToScale
-  expect_eq "ScaleDownStabilized's message" \
+  hpa_until 30 "ScaleDownStabilized's message" \
     "recent recommendations were higher than current one, applying the highest recent recommendation" \
     hpa_msg web AbleToScale
   expect_eq "still 4 replicas while stabilized" 4 hpa_replicas deploy/web
@@ -235,7 +233,7 @@ hpa_checks() {
   hpa_k scale deployment web --replicas=0 >/dev/null
   hpa_until 30 "target at 0: ScalingActive False ScalingDisabled" "False ScalingDisabled" \
     hpa_cond web ScalingActive
-  expect_eq "ScalingDisabled's message" \
+  hpa_until 30 "ScalingDisabled's message" \
     "scaling is disabled since the replica count of the target is zero" hpa_msg web ScalingActive
   expect_eq "the target stays at 0" 0 hpa_replicas deploy/web
 
@@ -276,9 +274,14 @@ hpa_failures() {
   hpa_k autoscale deployment noreq --min=1 --max=3 --cpu-percent=50 >/dev/null
   hpa_until 60 "no cpu request: ScalingActive False FailedGetResourceMetric" \
     "False FailedGetResourceMetric" hpa_cond noreq ScalingActive
+  # The same reason comes first as "no metrics returned from resource metrics
+  # API" while the host's scheduler has not yet written the new pod's
+  # metrics: wait for the pod, then for the message about its request.
   local pod
+  wait_for "noreq: its pod" 30 \
+    hpa_k get pods -l app=noreq -o jsonpath='{.items[0].metadata.name}'
   pod=$(hpa_k get pods -l app=noreq -o jsonpath='{.items[0].metadata.name}')
-  expect_eq "its message" \
+  hpa_until 60 "its message" \
     "the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu in container nginx of Pod $pod" \
     hpa_msg noreq ScalingActive
   hpa_until 10 "FailedComputeMetricsReplicas event" yes hpa_has_event noreq \
@@ -286,7 +289,7 @@ hpa_failures() {
     "invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: failed to get cpu utilization: missing request for cpu in container nginx of Pod $pod"
   hpa_until 10 "FailedGetResourceMetric event" yes hpa_has_event noreq FailedGetResourceMetric \
     "failed to get cpu utilization: missing request for cpu in container nginx of Pod $pod"
-  expect "kubectl get hpa: <unknown> current" '^noreq +Deployment/noreq +cpu: <unknown>/50% +1 +3 +1 ' \
+  expect_until_match "kubectl get hpa: <unknown> current" 30 '^noreq +Deployment/noreq +cpu: <unknown>/50% +1 +3 +1 ' \
     hpa_k get hpa noreq --no-headers
 
   # a Pods metric: no custom metrics API here
@@ -294,7 +297,7 @@ hpa_failures() {
   hpa_custom custom api
   hpa_until 60 "Pods metric: ScalingActive False FailedGetPodsMetric" \
     "False FailedGetPodsMetric" hpa_cond custom ScalingActive
-  expect_eq "its message" \
+  hpa_until 30 "its message" \
     "the HPA was unable to compute the replica count: unable to get metric packets-per-second: unable to fetch metrics from custom metrics API: no known available metric versions found" \
     hpa_msg custom ScalingActive
   hpa_until 10 "FailedComputeMetricsReplicas event" yes hpa_has_event custom \
@@ -305,7 +308,7 @@ hpa_failures() {
   hpa_custom second api
   hpa_until 60 "a second autoscaler of the same pods: ScalingActive False AmbiguousSelector" \
     "False AmbiguousSelector" hpa_cond second ScalingActive
-  expect_eq "its message" \
+  hpa_until 30 "its message" \
     "pods by selector app=api are controlled by multiple HPAs: [default/custom default/second]" \
     hpa_msg second ScalingActive
   hpa_until 60 "the first one too" "False AmbiguousSelector" hpa_cond custom ScalingActive
@@ -324,7 +327,7 @@ spec:
 EOF2
   hpa_until 30 "missing target: AbleToScale False FailedGetScale" "False FailedGetScale" \
     hpa_cond nosuch AbleToScale
-  expect_eq "its message" \
+  hpa_until 30 "its message" \
     "the HPA controller was unable to get the target's current scale: deployments.apps \"nosuch\" not found" \
     hpa_msg nosuch AbleToScale
   hpa_until 10 "FailedGetScale event" yes hpa_has_event nosuch FailedGetScale \
@@ -374,7 +377,7 @@ EOF
     hpa_has_event db SuccessfulRescale "New size: 2; reason: memory resource above target"
   hpa_until 60 "scaleUp policy 1 pod / 60 s: ScalingLimited True ScaleUpLimit" \
     "True ScaleUpLimit" hpa_cond db ScalingLimited
-  expect_eq "ScaleUpLimit's message" \
+  hpa_until 30 "ScaleUpLimit's message" \
     "the desired replica count is increasing faster than the maximum scale rate" \
     hpa_msg db ScalingLimited
   expect_eq "and no more within the period" 2 hpa_replicas statefulset/db
@@ -433,7 +436,7 @@ EOF
     hpa_has_event w SuccessfulRescale "New size: 5; reason: Current number of replicas above Spec.MaxReplicas"
   hpa_until 30 "its scale has no selector: ScalingActive False InvalidSelector" \
     "False InvalidSelector" hpa_cond w ScalingActive
-  expect_eq "its message" "the HPA target's scale is missing a selector" hpa_msg w ScalingActive
+  hpa_until 30 "its message" "the HPA target's scale is missing a selector" hpa_msg w ScalingActive
   hpa_until 10 "SelectorRequired event" yes hpa_has_event w SelectorRequired "selector is required"
   hpa_until 30 "kubectl get hpa: the Widget reference, the default 80% cpu" \
     "w Widget/w cpu: <unknown>/80% 2 5 5" \

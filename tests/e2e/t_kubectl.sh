@@ -125,10 +125,12 @@ YAML
   # watch: a background get -w must see the create and the delete
   "${K[@]}" -n "$ns" get pods -w --request-timeout=0 >"$E2E_TMP/watch-$tag.out" 2>&1 &
   local wpid=$!
-  sleep 1
+  # the initial list shows pod web: from then on the watch sees every change
+  wait_for "[$tag] get -w lists the pods" 20 grep -q '^web ' "$E2E_TMP/watch-$tag.out"
   "${K[@]}" -n "$ns" run watched --image=busybox >/dev/null 2>&1
   "${K[@]}" -n "$ns" delete pod watched --wait=false >/dev/null 2>&1
-  sleep 1
+  wait_for "[$tag] get -w: the create and the delete" 20 \
+    bash -c "[ \$(grep -c '^watched ' '$E2E_TMP/watch-$tag.out') -ge 2 ]"
   kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
   if [ "$(grep -c '^watched ' "$E2E_TMP/watch-$tag.out")" -ge 2 ]; then pass "[$tag] get -w sees create and delete"
   else fail "[$tag] get -w: $(cat "$E2E_TMP/watch-$tag.out")"; fi

@@ -10,7 +10,7 @@
 # mt_setup: the host with metrics (mthost), tenants m1, m2 on it, m3 on a
 # host without (mtbare).
 mt_setup() {
-  E2E_PORT=0 start_server mthost || return 1
+  E2E_PORT=0 start_server mthost --standin-exec || return 1
   MT_HOST=$KCFG MT_HOST_PID=$SERVER_PID
   local H=(kubectl --kubeconfig "$MT_HOST")
   "${H[@]}" create ns tenants >/dev/null
@@ -229,7 +229,7 @@ metrics_checks() {
     || fail "host down: the tenant server died"
 
   # the host is back without its metrics API: the tenant stops serving it
-  E2E_PORT=$port start_server mthost || { fail "metrics: host restart"; return; }
+  E2E_PORT=$port start_server mthost --standin-exec || { fail "metrics: host restart"; return; }
   # read again when the syncer relists the host's pods (it came back), else
   # at the next resync (30 s)
   sy_until 32 bash -c "! kubectl --kubeconfig '$MT_m1' get --raw /apis/metrics.k8s.io/v1beta1"
@@ -285,7 +285,7 @@ EOF
     python3 -c 'import json,sys; r=[x for x in map(json.loads, open(sys.argv[1])) if x["path"].endswith("/flunders")][-1]; print(r["user"], r["cn"])' "$md/req.log"
   "${T[@]}" delete apiservice v1beta1.metrics.k8s.io >/dev/null
   kill "$mb" 2>/dev/null
-  expect_eq "deleted: the host's metrics API is back in discovery" "nodes pods" \
+  expect_until "deleted: the host's metrics API is back in discovery" "nodes pods" \
     bash -c "kubectl --kubeconfig '$MT_m1' api-resources --api-group=metrics.k8s.io -o name | sed 's/\\..*//' | sort | tr '\\n' ' ' | sed 's/ \$//'"
   expect "... and kubectl top reads the host's figures" '^b +50m' \
     "${T[@]}" --cache-dir "$md/cache" top pod b

@@ -354,14 +354,13 @@ pdb_webhook_suite() {
   "${K[@]}" -n $ns run w2 --image=nginx >/dev/null
   wh_config ValidatingWebhookConfiguration pdb-evict "evict.kubicle.test|/allow|CREATE|Fail|5|" |
     sed 's#resources: \["configmaps"\]#resources: ["pods/eviction"]#' | "${K[@]}" apply -f - >/dev/null
-  sleep 0.5
+  # (no wait: the configuration is reloaded by the next write, t_webhook.sh)
   expect "[evict-wh] an allowing webhook: evicted" '"status":"Success".*HTTP201$' pdb_evict $ns w1
   expect_eq "[evict-wh] the review: CREATE of pods/eviction, kind policy/v1 Eviction" \
     "CREATE pods eviction policy v1 Eviction Eviction w1" \
     python3 -c "import json; r=json.loads(open('$d/reviews.log').readlines()[-1])['review']['request']; print(r['operation'], r['resource']['resource'], r['subResource'], r['kind']['group'], r['kind']['version'], r['kind']['kind'], r['object']['kind'], r['name'])"
   wh_config ValidatingWebhookConfiguration pdb-evict "evict.kubicle.test|/deny-bare|CREATE|Fail|5|" |
     sed 's#resources: \["configmaps"\]#resources: ["pods/eviction"]#' | "${K[@]}" apply -f - >/dev/null
-  sleep 0.5
   expect "[evict-wh] a refusing webhook: the eviction is denied" \
     'admission webhook \\"evict.kubicle.test\\" denied the request.*HTTP(400|403)$' pdb_evict $ns w2
   expect_eq "[evict-wh] the pod stays" "w2" "${K[@]}" -n $ns get pod w2 -o 'jsonpath={.metadata.name}'
@@ -377,9 +376,11 @@ pdb_webhook_suite() {
   wh_config ValidatingWebhookConfiguration pdb-freeze "freeze.kubicle.test|/deny-bare|UPDATE|Fail|5|" |
     sed 's#apiGroups: \[""\]#apiGroups: ["policy"]#; s#resources: \["configmaps"\]#resources: ["poddisruptionbudgets/status"]#' |
     "${K[@]}" apply -f - >/dev/null
-  sleep 0.5
   "${K[@]}" -n $ns patch pdb wp --type=merge -p '{"spec":{"minAvailable":1}}' >/dev/null
-  sleep 0.5
+  # the controller has tried to write the new generation's status (and the
+  # webhook refused it)
+  wait_for "[evict-wh] the controller's status write of generation 2 reaches the webhook" 30 \
+    python3 -c "import json,sys; sys.exit(not any(x['path'] == '/deny-bare' and x['review']['request'].get('subResource') == 'status' and x['review']['request']['object']['status'].get('observedGeneration') == 2 for x in map(json.loads, open('$d/reviews.log'))))"
   expect_eq "[evict-wh] the status stays behind the spec" "1 2" \
     "${K[@]}" -n $ns get pdb wp -o 'jsonpath={.status.observedGeneration} {.metadata.generation}'
   out=$(kcurl -si -X POST -H 'Content-Type: application/json' \

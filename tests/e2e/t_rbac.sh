@@ -102,8 +102,7 @@ rbac_suite() {
   # watch by an unauthorized user
   expect_fail "watch refused" "is forbidden" timeout 5 $kc --kubeconfig "$E2E_TMP/nobody.kc" get pods -w -n default
   expect_fail "raw watch refused" "Forbidden|forbidden" timeout 5 $kc --kubeconfig "$E2E_TMP/nobody.kc" get --raw "/api/v1/namespaces/default/pods?watch=true"
-  sleep 0.3
-  expect "audit log has the forbidden watch" '"user":\{"username":"nobody".*"code":403' grep '"verb":"watch"' "$DATA_DIR/audit.log"
+  expect_until_match "audit log has the forbidden watch" 10 '"user":\{"username":"nobody".*"code":403' grep '"verb":"watch"' "$DATA_DIR/audit.log"
   expect "audit log has the role creation" '"verb":"create".*"objectRef":\{"resource":"roles","namespace":"team-a"' \
     grep '"username":"nsadmin"' "$DATA_DIR/audit.log"
   expect "audit event: the binding that allowed it (kube's reason)" \

@@ -21,13 +21,11 @@ server_suite_basic() {
   # every answer names its audit event (kube's Audit-Id), a client's own ID is kept
   local aid
   aid=$(kcurl -sS -i "$SERVER_URL/api/v1/namespaces/default" | tr -d '\r' | sed -n 's/^[Aa]udit-[Ii]d: //p')
-  sleep 0.3
-  expect "an answer's Audit-Id names its audit event" '"verb":"get"' \
+  expect_until_match "an answer's Audit-Id names its audit event" 10 '"verb":"get"' \
     grep -F "\"auditID\":\"${aid:-none}\"" "$DATA_DIR/audit.log"
   expect "a client's Audit-ID is answered back" '^[Aa]udit-[Ii]d: e2e-audit-42' \
     kcurl -sS -i -H 'Audit-ID: e2e-audit-42' "$SERVER_URL/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1"
-  sleep 0.3
-  expect "and used for its audit event" '"stage":"ResponseStarted"' \
+  expect_until_match "and used for its audit event" 10 '"stage":"ResponseStarted"' \
     grep -F '"auditID":"e2e-audit-42"' "$DATA_DIR/audit.log"
   expect "kubernetes service in default" '"clusterIP":"10.96.0.1"' kcurl "$SERVER_URL/api/v1/namespaces/default/services/kubernetes"
   # list paging with limit and continue
@@ -156,10 +154,10 @@ print("opened", len(socks)); sys.stdout.flush()
 time.sleep(4)
 PY
   local idle=$!
-  sleep 2
+  wait_for "2000 idle connections and a stalled one open" 30 grep -q opened "$E2E_TMP/idle.out"
   expect "served while 2000 connections idle" '^ok$' curl -sS -m 3 --cacert "$DATA_DIR/ca.crt" "$SERVER_URL/readyz"
   expect "API served while connections idle" '"kind":"NamespaceList"' kcurl -m 3 "$SERVER_URL/api/v1/namespaces"
-  wait $idle
+  kill $idle 2>/dev/null; wait $idle
   expect "idle connections were accepted" 'opened 2000' cat "$E2E_TMP/idle.out"
   local after
   after=$(kcurl "$u" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
@@ -303,8 +301,7 @@ server_suite_compaction() {
     kcurl -X POST -H 'Content-Type: application/json' "$u" \
       -d "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c$i\"}}" >/dev/null
   done
-  sleep 1
-  expect "watch from a compacted revision gets ERROR 410 Expired" '"type":"ERROR".*"reason":"Expired".*"code":410' \
+  expect_until_match "watch from a compacted revision gets ERROR 410 Expired" 20 '"type":"ERROR".*"reason":"Expired".*"code":410' \
     kcurl -m 5 "$u?watch=true&resourceVersion=2"
   local rv
   rv=$(kcurl "$u" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')

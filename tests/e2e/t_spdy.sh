@@ -188,8 +188,9 @@ syncer_suite_exec_spdy() {
     sh -c "$k27 --kubeconfig $T_t1_KCFG exec sx -- head -c 3000000 /dev/zero | wc -c"
   expect_fail "exec over SPDY: a command not found" 'executable file not found' \
     "$k27" --kubeconfig "$T_t1_KCFG" exec sx -- /no/such/cmd
+  # (the terminal starts at 0 0: the command waits for the resize to land)
   expect "exec -t over SPDY: a terminal, its size from the resize stream" '^(\^@)?7 91' \
-    script -qec "stty rows 7 cols 91; $k27 --kubeconfig $T_t1_KCFG exec -it sx -- sh -c 'sleep 0.5; stty size'" /dev/null
+    script -qec "stty rows 7 cols 91; $k27 --kubeconfig $T_t1_KCFG exec -it sx -- sh -c 'i=0; while [ \"\$(stty size)\" = \"0 0\" ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i+1)); done; stty size'" /dev/null
   # protocol errors on the stand-in
   local hp=/api/v1/namespaces/tenants/pods/sx-x-default-x-t1/exec
   expect "exec over SPDY: a client without v4.channel.k8s.io is refused as the kubelet does" \
@@ -224,7 +225,7 @@ syncer_suite_stop_with_sessions() {
     pf=$!
   fi
   expect_until "stop with sessions: two exec sessions are open on the host" "2" \
-    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " <"$f" 2>/dev/null; echo; done | grep -cx "cat "'
+    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " 2>/dev/null <"$f"; echo; done | grep -cx "cat "'
   kill -TERM "$pid"
   rc=0
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

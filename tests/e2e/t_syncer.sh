@@ -22,8 +22,10 @@ sy_start_host() { # [PORT]
 }
 
 # sy_until SECONDS CMD...: retries CMD every 0.2 s until it succeeds.
+# (at least 30 s: what it waits for comes sooner unless something is wrong,
+# and a loaded machine - sanitizers, shards side by side - is slower)
 sy_until() {
-  local t=$1; shift
+  local t=$(($1 < 30 ? 30 : $1)); shift
   local end=$((SECONDS + t))
   while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
   "$@" >/dev/null 2>&1
@@ -182,7 +184,7 @@ EOF
     "${H[@]}" get pod withcfg-x-default-x-t1 -o \
     jsonpath='{.spec.containers[0].envFrom[0].configMapRef.name} {.spec.containers[0].env[0].valueFrom.secretKeyRef.name}'
   "${T[@]}" patch cm c1 -p '{"data":{"a":"two"}}' >/dev/null
-  sy_until 5 test "$("${H[@]}" get cm c1-x-default-x-t1 -o jsonpath='{.data.a}')" = two
+  sy_until 5 out_is two "${H[@]}" get cm c1-x-default-x-t1 -o jsonpath='{.data.a}'
   expect_eq "ConfigMap change reaches the host" "two" \
     "${H[@]}" get cm c1-x-default-x-t1 -o jsonpath='{.data.a}'
   "${T[@]}" delete pod withcfg --wait=false >/dev/null
@@ -251,7 +253,7 @@ EOF
   "${H[@]}" patch pvc $hc --type=merge -p '{"spec":{"volumeName":"pvc-0a1b2c"}}' >/dev/null
   "${H[@]}" patch pvc $hc --subresource=status --type=merge \
     -p '{"status":{"phase":"Bound","accessModes":["ReadWriteOnce"],"capacity":{"storage":"1Gi"}}}' >/dev/null
-  sy_until 5 test "$(sy_pvc_phase data)" = Bound
+  sy_until 5 out_is Bound sy_pvc_phase data
   expect "bound on the host: kubectl get pvc shows Bound, the host volume, capacity, modes" \
     '^data +Bound +pvc-0a1b2c +1Gi +RWO +fast' "${T[@]}" get pvc data --no-headers
   sy_until 5 "${T[@]}" get pv pvc-0a1b2c
@@ -290,7 +292,7 @@ EOF
     "${T[@]}" describe pvc data
   "${T[@]}" patch pvc data -p '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}' >/dev/null
   "${T[@]}" label pvc data tier=gold >/dev/null
-  sy_until 5 test "$("${H[@]}" get pvc $hc -o jsonpath='{.spec.resources.requests.storage}')" = 2Gi
+  sy_until 5 out_is 2Gi "${H[@]}" get pvc $hc -o jsonpath='{.spec.resources.requests.storage}'
   expect_eq "an expansion and a new label reach the host claim, its volume stays" \
     "2Gi gold pvc-0a1b2c" "${H[@]}" get pvc $hc -o \
     jsonpath='{.spec.resources.requests.storage} {.metadata.labels.tier} {.spec.volumeName}'
@@ -384,7 +386,8 @@ syncer_suite_two_tenants() {
     '^same-x-default-x-t2 same team-b kai-scheduler$' sy_host_pods
   expect "both become Ready" 'condition met' "${T2[@]}" wait --for=condition=Ready pod/same --timeout=20s
   "${T2[@]}" delete pod same --wait=true --timeout=20s >/dev/null
-  sleep 1
+  # t2's host pod gone: the syncer has handled the delete
+  sy_until 10 sy_host_lacks pod same-x-default-x-t2
   expect "t2 deleting its pod leaves t1's host pod alone" 'same-x-default-x-t1' sy_host_pods t1
   expect_eq "t2 does not see t1's pods" "" "${T2[@]}" get pods -o name
 }
@@ -746,7 +749,7 @@ EOF
     "${H[@]}" get svc kubernetes-x-default-x-t1
   "${T[@]}" patch svc web --type=json -p '[{"op":"replace","path":"/spec/ports/0/port","value":81},{"op":"add","path":"/spec/ports/-","value":{"name":"metrics","port":9090,"protocol":"TCP"}},{"op":"replace","path":"/spec/selector","value":{"app":"web2","tier":"front"}}]' >/dev/null
   "${T[@]}" label svc web app- stage=beta >/dev/null
-  sy_until 5 test "$(sy_svc_sel $hs)" = "app=web2,kubicle.dev/namespace=default,kubicle.dev/tenant=t1,tier=front"
+  sy_until 5 out_is "app=web2,kubicle.dev/namespace=default,kubicle.dev/tenant=t1,tier=front" sy_svc_sel $hs
   expect_eq "services: a selector update reaches the host (the tenant's keys replaced, ours kept)" \
     "app=web2,kubicle.dev/namespace=default,kubicle.dev/tenant=t1,tier=front" sy_svc_sel $hs
   expect_eq "services: a ports update and label changes reach the host" "http:81 metrics:9090 | beta" \
@@ -858,7 +861,7 @@ syncer_suite_exec_cap() {
   "${T[@]}" exec capx -- sleep 4243 >/dev/null 2>&1 & p1=$!
   "${T[@]}" exec capx -- sleep 4243 >/dev/null 2>&1 & p2=$!
   expect_until "exec cap: two sessions run" "2" \
-    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " <"$f" 2>/dev/null; echo; done | grep -cx "sleep 4243 "'
+    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " 2>/dev/null <"$f"; echo; done | grep -cx "sleep 4243 "'
   expect_fail "exec cap: a third is refused with 429" 'too many exec, attach and port-forward sessions at once \(2\)' \
     timeout 20 "${T[@]}" exec capx -- true
   kill -9 "$p1" "$p2"; wait "$p1" "$p2" 2>/dev/null
@@ -867,11 +870,12 @@ syncer_suite_exec_cap() {
   "${T[@]}" delete pod capx --wait=false >/dev/null
 }
 
-# Whether a process `sleep 4242` runs on this machine (no procps needed).
+# Whether a process `sleep N` (4242 unless given) runs on this machine (no
+# procps needed; a process may exit between the glob and the read: quiet).
 sy_sleep_4242() {
   local f
-  for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$f" 2>/dev/null; echo; done |
-    grep -qx 'sleep 4242 ' && echo running || echo gone
+  for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' 2>/dev/null <"$f"; echo; done |
+    grep -qx "sleep ${1:-4242} " && echo running || echo gone
 }
 
 # The channel protocol byte by byte (tests/e2e/wsexec.py), through the
@@ -895,8 +899,12 @@ syncer_suite_exec_protocol() {
     '/dev/pts/[0-9]+.*30 100.*42.*command terminated with exit code 4' \
     sh -c "(sleep 2; printf 'tty; stty size; echo \$((6*7))\n'; sleep 2; printf 'exit 4\n') |
       timeout 30 script -qc 'stty cols 100 rows 30; kubectl --kubeconfig $T_t1_KCFG exec -it ex -c main -- sh' /dev/null | tr -d '\r' | tr '\n' ' '"
+  # (the ^C once the command runs on the host: sent before kubectl has put
+  # the terminal in raw mode, it would interrupt kubectl itself)
   expect "exec -it: ^C interrupts the command" 'command terminated with exit code 130' \
-    sh -c "(sleep 3; printf '\003') | timeout 30 script -qc 'kubectl --kubeconfig $T_t1_KCFG exec -it ex -c main -- sleep 30' /dev/null"
+    bash -c "$(declare -f sy_sleep_4242)
+      (for i in \$(seq 300); do [ \$(sy_sleep_4242 4343) = running ] && break; sleep 0.1; done; printf '\003') |
+      timeout 30 script -qc 'kubectl --kubeconfig $T_t1_KCFG exec -it ex -c main -- sleep 4343' /dev/null"
   expect_eq "exec: stdin, then the v5 close signal ends it" "ch1=b'abc'" \
     sh -c "python3 $SY_HERE/wsexec.py $E2E_TMP/t1 '$tp?command=cat&container=main&stdin=true&stdout=true' stdin | sed -n 1p"
   expect_eq "exec: an unmasked client frame is a protocol error (1002)" "close 1002" \

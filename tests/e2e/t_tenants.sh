@@ -37,11 +37,13 @@ tn_field() { # TENANT FIELD: one field of `kubicle list NAME -o json`
   "$KUBICLE" list "$1" -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["items"][0][sys.argv[1]])' "$2"
 }
 
-tn_until() { # SECONDS CMD...
-  local end=$((SECONDS + $1)); shift
+tn_until() { # SECONDS CMD... (at least 30 s, as sy_until)
+  local end=$((SECONDS + ($1 < 30 ? 30 : $1))); shift
   while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
   "$@" >/dev/null 2>&1
 }
+
+tn_pods_is() { [ "$(tn_field "$1" pods)" = "$2" ]; } # TENANT N
 
 tn_pod() { # NAME ANNOTATIONS RESOURCES [PRIVILEGED]
   cat <<YAML
@@ -156,8 +158,8 @@ tenants_policies() {
   expect_fail "quota exhausted: the next pod is refused, naming the quota" \
     'pods "f3" is forbidden: policy team-b: exceeded quota: gpu, requested: 0.5, used: 1, limited: 1' \
     tn_k tb apply -f <(tn_pod f3 'gpu-fraction: "0.5"' '')
-  tn_until 10 test "$(tn_field tb pods)" = 2
-  expect "list counts the tenant's pods and GPUs in use" 'tb +Running .* +2 +1 ' tn list
+  tn_until 10 tn_pods_is tb 2 # (it polled a value read once before)
+  expect_until_match "list counts the tenant's pods and GPUs in use" 30 'tb +Running .* +2 +1 ' tn list
 }
 
 tenants_lifecycle() {

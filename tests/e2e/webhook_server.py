@@ -4,7 +4,10 @@
 
 HTTPS on 127.0.0.1 with the given certificate; writes its port to PORTFILE
 and every AdmissionReview it receives, one JSON line each with the path it
-came to, to LOG. What it answers depends on the path:
+came to, to LOG; those of the job and cronjob controllers to LOG.jobs
+instead (t_webhook.sh's CronJob fires at the next minute, whenever that
+falls: its Jobs and their pods must not be "the last review" of another
+check). What it answers depends on the path:
 
   /allow          allowed
   /label[/NAME]   allowed, with a JSONPatch adding the label
@@ -54,7 +57,11 @@ class Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         p, _, name = url.path.partition("/label/")
         p, name = ("/label", name) if name else (url.path, "webhook")
-        with lock, open(logfile, "a") as f:
+        user = ((review.get("request") or {}).get("userInfo") or {}).get("username", "")
+        log = logfile
+        if user.split(":")[-1] in ("job-controller", "cronjob-controller"):
+            log = logfile + ".jobs"
+        with lock, open(log, "a") as f:
             f.write(json.dumps({"path": p, "query": url.query,
                                 "ua": self.headers.get("User-Agent", ""),
                                 "review": review}) + "\n")

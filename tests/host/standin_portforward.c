@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * pods/portforward on the host stand-in (kubicle serve --standin-exec): what
+ * pods/portforward on the host stand-in (kubicle-standin, standin.h): what
  * a kubelet does for `kubectl port-forward`, with the pod's ports taken to
  * be this machine's loopback ports, since the stand-in's pods have no
  * network of their own. Tests and the local demo use it to drive
@@ -46,7 +46,7 @@
 #include "lib/spdy.h"
 #include "lib/util.h"
 #include "lib/ws.h"
-#include "proxy/aggregation/aggregation.h"
+#include "tests/host/standin.h"
 
 #define PROTO        "portforward.k8s.io"
 #define WS_PROTO     "SPDY/3.1+portforward.k8s.io"
@@ -651,17 +651,17 @@ static void client_gone(kb_http_req_t *req, void *arg)
 
 /* The ports of a channel-protocol request (`ports`, repeated or
  * comma-separated), as the kubelet reads them; 0 or -1 (answered). */
-static int chan_ports(struct req *r, uint16_t *ports, int *n)
+static int chan_ports(kb_http_req_t *req, uint16_t *ports, int *n)
 {
-	char *buf = strdup(r->http->query ? r->http->query : ""), *cur = buf, *k, *v;
+	char *buf = strdup(req->query ? req->query : ""), *cur = buf, *k, *v;
 	int rc = buf ? 0 : -1;
 	*n = 0;
 	while (rc == 0 && kb_http_query_next(&cur, &k, &v)) {
 		if (strcmp(k, "ports") != 0)
 			continue;
 		if (!*v) {
-			reply_statusf(r, 400, "BadRequest",
-				      "query parameter \"ports\" cannot be empty");
+			standin_reply_status(req, 400, "BadRequest",
+					     "query parameter \"ports\" cannot be empty");
 			rc = -1;
 			break;
 		}
@@ -671,15 +671,16 @@ static int chan_ports(struct req *r, uint16_t *ports, int *n)
 			char *end;
 			unsigned long port = strtoul(t, &end, 10);
 			if (*end || !*t || port > 65535 || *t == '-') {
-				reply_statusf(r, 400, "BadRequest",
-					      "unable to parse \"%s\" as a port", t);
+				standin_reply_status(req, 400, "BadRequest",
+						     "unable to parse \"%s\" as a port", t);
 				rc = -1;
 			} else if (port < 1) {
-				reply_statusf(r, 400, "BadRequest", "port \"%s\" must be > 0", t);
+				standin_reply_status(req, 400, "BadRequest",
+						     "port \"%s\" must be > 0", t);
 				rc = -1;
 			} else if (*n == MAX_PORTS) {
-				reply_statusf(r, 400, "BadRequest", "at most %d ports at once",
-					      MAX_PORTS);
+				standin_reply_status(req, 400, "BadRequest",
+						     "at most %d ports at once", MAX_PORTS);
 				rc = -1;
 			} else {
 				ports[(*n)++] = (uint16_t)port;
@@ -687,16 +688,16 @@ static int chan_ports(struct req *r, uint16_t *ports, int *n)
 		}
 	}
 	if (rc == 0 && *n == 0) {
-		reply_statusf(r, 400, "BadRequest", "query parameter \"ports\" is required");
+		standin_reply_status(req, 400, "BadRequest",
+				     "query parameter \"ports\" is required");
 		rc = -1;
 	}
 	free(buf);
 	return rc;
 }
 
-void standin_portforward(struct req *r, const json_t *pod)
+void standin_portforward(struct standin *st, kb_http_req_t *http, const char *id, const json_t *pod)
 {
-	kb_http_req_t *http = r->http;
 	const char *up = kb_http_req_header(http, "upgrade");
 	char head[256];
 	bool ws = up && strcasecmp(up, "websocket") == 0;
@@ -705,7 +706,7 @@ void standin_portforward(struct req *r, const json_t *pod)
 	int nports = 0;
 	if (ws) {
 		char accept[KB_WS_ACCEPT_LEN + 1];
-		if (standin_ws_accept(r, accept) < 0)
+		if (standin_ws_accept(http, accept) < 0)
 			return;
 		/* SPDY tunnelled (client-go), else the kubelet's channels */
 		const char *proto = NULL;
@@ -716,13 +717,14 @@ void standin_portforward(struct req *r, const json_t *pod)
 		else if (kb_http_req_offers(http, "sec-websocket-protocol", CH_PROTO_B64))
 			proto = CH_PROTO_B64, b64 = true;
 		if (!proto && kb_http_req_header(http, "sec-websocket-protocol")) {
-			reply_statusf(r, 400, "BadRequest",
-				      "port-forward over WebSocket needs the subprotocol %s, %s or "
-				      "%s",
-				      WS_PROTO, CH_PROTO, CH_PROTO_B64);
+			standin_reply_status(
+			    http, 400, "BadRequest",
+			    "port-forward over WebSocket needs the subprotocol %s, "
+			    "%s or %s",
+			    WS_PROTO, CH_PROTO, CH_PROTO_B64);
 			return;
 		}
-		if (!tunnel && chan_ports(r, ports, &nports) < 0)
+		if (!tunnel && chan_ports(http, ports, &nports) < 0)
 			return;
 		int n = snprintf(head, sizeof(head),
 				 "Upgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -733,32 +735,31 @@ void standin_portforward(struct req *r, const json_t *pod)
 				 "Sec-WebSocket-Protocol: %s\r\n", proto);
 	} else if (up && strcasecmp(up, "SPDY/3.1") == 0) {
 		/* a client that names no protocol is an old one and gets ours */
-		if (standin_spdy_head(r, PROTO, false, head, sizeof(head)) < 0)
+		if (standin_spdy_head(http, PROTO, false, head, sizeof(head)) < 0)
 			return;
 	} else {
-		reply_statusf(r, 400, "BadRequest", "unable to upgrade: %s is not supported",
-			      up ? up : "this protocol");
+		standin_reply_status(http, 400, "BadRequest",
+				     "unable to upgrade: %s is not supported",
+				     up ? up : "this protocol");
 		return;
 	}
 	struct pf *pf = calloc(1, sizeof(*pf));
 	if (!pf || (tunnel && !(pf->spdy = kb_spdy_new(&spdy_cbs, pf)))) {
 		free(pf);
-		reply_errno(r, -ENOMEM, NULL);
+		standin_reply_status(http, 500, "InternalError", "out of memory");
 		return;
 	}
 	pf->ws = ws;
 	pf->b64 = b64;
 	if (ws)
 		kb_ws_parser_init(&pf->wsp, true, MAX_MESSAGE);
-	pf->loop = r->px->loop;
-	snprintf(pf->pod, sizeof(pf->pod), "%s/%s", r->ns ? r->ns : "", r->name);
-	const char *uid = obj_str(pod, "metadata.uid");
+	pf->loop = st->loop;
+	snprintf(pf->pod, sizeof(pf->pod), "%s", id);
+	const char *uid = standin_str(pod, "metadata.uid");
 	snprintf(pf->uid, sizeof(pf->uid), "%s", uid ? uid : "");
 	uv_timer_init(pf->loop, &pf->timer);
 	pf->timer.data = pf;
-	prom_handoff(r);
-	r->http = NULL; /* the session answers it from now on */
-	pf->http = http;
+	pf->http = http; /* the session answers it from now on */
 	kb_http_req_on_abort(http, client_gone, pf);
 	for (int i = nports - 1; i >= 0; i--) { /* the channel protocol's pairs */
 		struct pair *p = pair_new(pf, ports[i]);

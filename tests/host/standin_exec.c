@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * pods/exec on the host stand-in (kubicle serve --standin-exec): what a
+ * pods/exec on the host stand-in (kubicle-standin, standin.h): what a
  * kubelet does for `kubectl exec`, with the command run as a local process
  * of this server, since the stand-in has no containers. Tests and the local
  * demo use it to drive exec end to end through a tenant (tenant -> syncer
@@ -48,8 +48,7 @@
 #include "lib/spdy.h"
 #include "lib/util.h"
 #include "lib/ws.h"
-#include "proxy/aggregation/aggregation.h"
-#include "proxy/validation/validate.h"
+#include "tests/host/standin.h"
 
 #define MAX_ARGS    256
 #define MAX_MESSAGE (1024 * 1024)
@@ -161,24 +160,25 @@ void standin_ws_end(kb_http_req_t *http, uint16_t code)
 	kb_http_raw_end(http);
 }
 
-int standin_ws_accept(struct req *r, char accept[KB_WS_ACCEPT_LEN + 1])
+int standin_ws_accept(kb_http_req_t *req, char accept[KB_WS_ACCEPT_LEN + 1])
 {
-	const char *version = kb_http_req_header(r->http, "sec-websocket-version");
-	const char *key = kb_http_req_header(r->http, "sec-websocket-key");
+	const char *version = kb_http_req_header(req, "sec-websocket-version");
+	const char *key = kb_http_req_header(req, "sec-websocket-key");
 	if (!version || strcmp(version, "13") != 0 || !key || kb_ws_accept(key, accept) < 0) {
-		reply_statusf(r, 400, "BadRequest", "a WebSocket version 13 handshake is required");
+		standin_reply_status(req, 400, "BadRequest",
+				     "a WebSocket version 13 handshake is required");
 		return -1;
 	}
 	return 0;
 }
 
-int standin_spdy_head(struct req *r, const char *proto, bool named, char *head, size_t len)
+int standin_spdy_head(kb_http_req_t *req, const char *proto, bool named, char *head, size_t len)
 {
-	const char *want = kb_http_req_header(r->http, "x-stream-protocol-version");
+	const char *want = kb_http_req_header(req, "x-stream-protocol-version");
 	if ((named || (want && *want)) &&
-	    !kb_http_req_offers(r->http, "x-stream-protocol-version", proto)) {
-		reply_statusf(
-		    r, 403, "Forbidden",
+	    !kb_http_req_offers(req, "x-stream-protocol-version", proto)) {
+		standin_reply_status(
+		    req, 403, "Forbidden",
 		    "unable to upgrade: unable to negotiate protocol: client supports %s, "
 		    "server supports %s",
 		    want && *want ? want : "none", proto);
@@ -618,6 +618,19 @@ static int parse_exec_query(const char *query, struct exec_query *q)
 	return 0;
 }
 
+/* "metadata.labels['key']": the map's path and the key; false for a path
+ * without a subscript. */
+static bool split_subscript(const char *fp, char *map, size_t mlen, char *key, size_t klen)
+{
+	size_t n = strlen(fp);
+	const char *open = strstr(fp, "['");
+	if (n < 2 || strcmp(fp + n - 2, "']") != 0 || !open || open == fp || open + 2 > fp + n - 2)
+		return false;
+	snprintf(map, mlen, "%.*s", (int)(open - fp), fp);
+	snprintf(key, klen, "%.*s", (int)(fp + n - 2 - (open + 2)), open + 2);
+	return true;
+}
+
 /* What a fieldRef of `pod` reads, as the kubelet resolves it (IP lists
  * joined by commas); NULL for a path it does not resolve. */
 static char *field_value(const json_t *pod, const char *path)
@@ -627,12 +640,12 @@ static char *field_value(const json_t *pod, const char *path)
 	    "spec.serviceAccountName", "status.hostIP",      "status.podIP"};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(plain); i++)
 		if (strcmp(path, plain[i]) == 0)
-			return strdup(obj_str(pod, path) ? obj_str(pod, path) : "");
+			return strdup(standin_str(pod, path) ? standin_str(pod, path) : "");
 	char map[64], key[512];
-	if (val_split_subscript(path, map, sizeof(map), key, sizeof(key))) {
+	if (split_subscript(path, map, sizeof(map), key, sizeof(key))) {
 		if (strcmp(map, "metadata.labels") != 0 && strcmp(map, "metadata.annotations") != 0)
 			return NULL;
-		const char *v = json_string_value(json_object_get(obj_get(pod, map), key));
+		const char *v = json_string_value(json_object_get(kb_json_path(pod, map), key));
 		return strdup(v ? v : "");
 	}
 	if (strcmp(path, "status.hostIPs") == 0 || strcmp(path, "status.podIPs") == 0) {
@@ -640,9 +653,9 @@ static char *field_value(const json_t *pod, const char *path)
 		size_t i;
 		json_t *ip;
 		kb_buf_puts(&b, "");
-		json_array_foreach (obj_get(pod, path), i, ip)
+		json_array_foreach (kb_json_path(pod, path), i, ip)
 			kb_buf_printf(&b, "%s%s", i ? "," : "",
-				      obj_str(ip, "ip") ? obj_str(ip, "ip") : "");
+				      standin_str(ip, "ip") ? standin_str(ip, "ip") : "");
 		return b.data;
 	}
 	return NULL;
@@ -655,11 +668,11 @@ static char *field_value(const json_t *pod, const char *path)
  * out). */
 static char **make_env(const json_t *pod, const char *container)
 {
-	const json_t *cs = obj_get(pod, "spec.containers"), *env = NULL;
+	const json_t *cs = kb_json_path(pod, "spec.containers"), *env = NULL;
 	size_t i;
 	json_t *c;
 	json_array_foreach (cs, i, c)
-		if (obj_str(c, "name") && strcmp(obj_str(c, "name"), container) == 0)
+		if (standin_str(c, "name") && strcmp(standin_str(c, "name"), container) == 0)
 			env = json_object_get(c, "env");
 	size_t n = json_array_size(env);
 	char **out = calloc(n + 3, sizeof(*out));
@@ -668,13 +681,13 @@ static char **make_env(const json_t *pod, const char *container)
 	size_t k = 0;
 	out[k++] = strdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	struct kb_buf b = {0};
-	const char *host = obj_str(pod, "spec.hostname");
-	kb_buf_printf(&b, "HOSTNAME=%.63s", host ? host : obj_str(pod, "metadata.name"));
+	const char *host = standin_str(pod, "spec.hostname");
+	kb_buf_printf(&b, "HOSTNAME=%.63s", host ? host : standin_str(pod, "metadata.name"));
 	out[k++] = b.data;
 	json_t *e;
 	json_array_foreach (env, i, e) {
-		const char *name = obj_str(e, "name"), *value = obj_str(e, "value");
-		const char *fp = obj_str(e, "valueFrom.fieldRef.fieldPath");
+		const char *name = standin_str(e, "name"), *value = standin_str(e, "value");
+		const char *fp = standin_str(e, "valueFrom.fieldRef.fieldPath");
 		char *got = !value && fp ? field_value(pod, fp) : NULL;
 		if (got)
 			value = got;
@@ -771,21 +784,22 @@ static void init_pipe(struct sx *sx, uv_loop_t *loop, uv_pipe_t *p, bool on)
 	sx->handles++;
 }
 
-void standin_exec(struct req *r, const json_t *pod, const char *container)
+void standin_exec(struct standin *st, kb_http_req_t *http, const char *id, const json_t *pod,
+		  const char *container)
 {
-	kb_http_req_t *http = r->http;
 	const char *up = kb_http_req_header(http, "upgrade");
 	bool spdy = up && strcasecmp(up, "SPDY/3.1") == 0;
 	char head[256];
 	if (spdy) {
 		/* v4 is the one SPDY protocol spoken here: it must be named */
-		if (standin_spdy_head(r, PROTO_V4, true, head, sizeof(head)) < 0)
+		if (standin_spdy_head(http, PROTO_V4, true, head, sizeof(head)) < 0)
 			return;
 	} else if (!up || strcasecmp(up, "websocket") != 0) {
-		reply_statusf(r, 400, "BadRequest",
-			      "the host stand-in speaks exec over WebSocket (%s) or SPDY/3.1 (%s), "
-			      "not %s",
-			      PROTO_V5, PROTO_V4, up ? up : "this protocol");
+		standin_reply_status(
+		    http, 400, "BadRequest",
+		    "the host stand-in speaks exec over WebSocket (%s) or SPDY/3.1 "
+		    "(%s), not %s",
+		    PROTO_V5, PROTO_V4, up ? up : "this protocol");
 		return;
 	} else {
 		/* v5 preferred, as the kubelet picks it */
@@ -794,12 +808,13 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 		    : kb_http_req_offers(http, "sec-websocket-protocol", PROTO_V4) ? PROTO_V4
 										   : NULL;
 		char accept[KB_WS_ACCEPT_LEN + 1];
-		if (standin_ws_accept(r, accept) < 0)
+		if (standin_ws_accept(http, accept) < 0)
 			return;
 		if (!proto) {
-			reply_statusf(r, 400, "BadRequest",
-				      "none of the offered subprotocols is supported: use %s or %s",
-				      PROTO_V5, PROTO_V4);
+			standin_reply_status(
+			    http, 400, "BadRequest",
+			    "none of the offered subprotocols is supported: use %s or %s", PROTO_V5,
+			    PROTO_V4);
 			return;
 		}
 		snprintf(head, sizeof(head),
@@ -810,12 +825,12 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 	struct exec_query q;
 	int rc = parse_exec_query(http->query, &q);
 	if (rc < 0 || q.argc == 0 || (!q.in && !q.out && !q.err)) {
-		reply_statusf(r, 400, "BadRequest", "%s",
-			      rc == -E2BIG ? "too many command arguments"
-			      : rc < 0     ? "out of memory"
-			      : q.argc == 0
-				  ? "you must specify at least one command for the container"
-				  : "you must specify at least 1 of stdin, stdout, stderr");
+		standin_reply_status(http, 400, "BadRequest", "%s",
+				     rc == -E2BIG ? "too many command arguments"
+				     : rc < 0     ? "out of memory"
+				     : q.argc == 0
+					 ? "you must specify at least one command for the container"
+					 : "you must specify at least 1 of stdin, stdout, stderr");
 		free(q.buf);
 		return;
 	}
@@ -825,14 +840,14 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 		free(sx);
 		free_env(env);
 		free(q.buf);
-		reply_errno(r, -ENOMEM, NULL);
+		standin_reply_status(http, 500, "InternalError", "out of memory");
 		return;
 	}
 	if (spdy && !(sx->spdy = kb_spdy_new(&spdy_cbs, sx))) {
 		free(sx);
 		free_env(env);
 		free(q.buf);
-		reply_errno(r, -ENOMEM, NULL);
+		standin_reply_status(http, 500, "InternalError", "out of memory");
 		return;
 	}
 	/* the streams a kubelet waits for */
@@ -841,7 +856,7 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 	sx->want[CH_STDOUT] = q.out;
 	sx->want[CH_STDERR] = q.err && !q.tty;
 	sx->want[CH_RESIZE] = q.tty;
-	uv_loop_t *loop = r->px->loop;
+	uv_loop_t *loop = st->loop;
 	kb_ws_parser_init(&sx->ws, true, MAX_MESSAGE);
 	sx->tty = q.tty;
 	sx->has_in = q.in && !q.tty;
@@ -870,12 +885,10 @@ void standin_exec(struct req *r, const json_t *pod, const char *container)
 			      rc == UV_ENOENT ? "executable file not found in $PATH"
 					      : uv_strerror(rc));
 		sx->spawn_error = m.data;
-		kb_info("standin", "exec %s/%s: %s", r->ns, r->name, sx->spawn_error);
+		kb_info("standin", "exec %s: %s", id, sx->spawn_error);
 	}
 	free(q.buf);
-	prom_handoff(r);
-	r->http = NULL; /* the session answers it from now on */
-	sx->http = http;
+	sx->http = http; /* the session answers it from now on */
 	kb_http_req_on_abort(http, client_gone, sx);
 	if (kb_http_upgrade(http, head, from_client, sx) < 0) {
 		/* the client is gone: its abort callback releases the session */

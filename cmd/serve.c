@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `kubicle serve` (cmd/serve.h): flags, then the start of one tenant's
+ * server in order (PKI, store, TLS, API, a caller's hooks, policy,
+ * kubeconfig, cluster DNS, syncer, controllers) and its stop on a signal in
+ * the reverse order.
+ */
+#include "cmd/serve.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/ssl.h>
+
+#include "cmd/users.h"
+#include "proxy/controllers/controllers.h"
+#include "lib/kubeconfig.h"
+#include "lib/log.h"
+#include "lib/pki.h"
+#include "lib/tls.h"
+#include "policies/policies.h"
+#include "proxy/dns/dns.h"
+#include "syncer/syncer.h"
+
+#define MAX_SANS 32
+
+#define SERVE_USAGE                                                                         \
+	"  kubicle serve --data-dir DIR [--listen ADDR:PORT] [--tls-san NAME]...\n"         \
+	"                [--advertise-address IP] [--log-level error|warn|info|debug]\n"    \
+	"                [--sync full|normal] [--watch-history REVS]\n"                     \
+	"                [--compact-interval-ms MS] [--event-ttl D]\n"                      \
+	"                [--horizontal-pod-autoscaler-sync-period D]\n"                     \
+	"                [--host-kubeconfig FILE] --host-namespace NS --tenant NAME\n"      \
+	"                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"         \
+	"                [--host-qps N] [--host-burst N] [--host-max-streams N]\n"          \
+	"                [--policy untrusted|trusted|mig|FILE]\n"                           \
+	"                [--pki-dir DIR]\n"                                                 \
+	"                [--dns-listen ADDR:PORT] [--cluster-domain D] [--dns-upstream "    \
+	"IP[:PORT]]\n"                                                                      \
+	"                [--pod-dns IP|SERVICE] [--api-service SERVICE]\n"                  \
+	"      Serve the Kubernetes API for one tenant from DIR (created on first start:\n" \
+	"      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n" \
+	"      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"            \
+	"      With --host-namespace, the tenant's pods run on the host cluster\n"          \
+	"      (--host-kubeconfig, or the in-cluster service account) in namespace NS,\n"   \
+	"      tagged with QUEUE for the host's GPU scheduler. --host-qps -1: no limit.\n"  \
+	"      --event-ttl: events are deleted this long after their last write\n"          \
+	"      (default 1h, as kube-apiserver's).\n"                                        \
+	"      --horizontal-pod-autoscaler-sync-period: how often each autoscaler is\n"     \
+	"      reconciled (default 15s, as kube-controller-manager's).\n"                   \
+	"      --host-max-streams: exec, attach and port-forward sessions piped to the\n"   \
+	"      host at once (default 256; more are answered 429).\n"                        \
+	"      --policy: admission of pods by a shipped policy or a YAML file\n"            \
+	"      (policies/README.md); without it everything is allowed.\n"                   \
+	"      --pki-dir: the certificates in DIR instead of the data dir (read-only is\n"  \
+	"      fine when it holds them all, e.g. a mounted Secret: docs/in-cluster.md).\n"  \
+	"      --dns-listen: serve the tenant's cluster DNS (Services, headless\n"          \
+	"      endpoints, pods of --cluster-domain, default cluster.local) on UDP and\n"    \
+	"      TCP; other names go to --dns-upstream (default: /etc/resolv.conf's\n"        \
+	"      first nameserver; \"none\": refused). --pod-dns IP: host pods of\n"          \
+	"      dnsPolicy ClusterFirst resolve through IP (this server's DNS as the\n"       \
+	"      host pods reach it, or a host Service's address: docs/dns.md).\n"            \
+	"      --api-service: the host Service that serves this API on 443; the\n"          \
+	"      tenant's kubernetes Service gets its address.\n"
+
+const char serve_usage[] = SERVE_USAGE;
+/* `kubicle serve --help` */
+static const char kubicle_serve_usage[] = "Usage:\n" SERVE_USAGE;
+
+struct serve_args {
+	const char *data_dir;
+	const char *listen;
+	const char *advertise;
+	const char *sans[MAX_SANS];
+	size_t nsans;
+	bool sync_full;
+	long history_keep;       /* revisions of watch history; 0: default */
+	unsigned compact_ms;     /* compaction period; 0: default */
+	long event_ttl;          /* seconds an event lives after its last write; 0: 1 h */
+	long hpa_sync;           /* seconds between autoscaler syncs; 0: 15 s */
+	struct syncer_opts host; /* host_namespace NULL: no syncer */
+	const char *policy;      /* --policy NAME|FILE, or NULL */
+	const char *pki_dir;     /* certificates; default data_dir (may be read-only) */
+	struct dns_opts dns;     /* listen NULL: no cluster DNS */
+};
+
+struct server {
+	uv_loop_t *loop;
+	store_t *store;
+	proxy_t *proxy;
+	ctrl_t *ctrl;
+	syncer_t *syncer;
+	dns_t *dns;
+	SSL_CTX *tls;
+	policy_t *policy;
+	uv_signal_t sigterm, sigint;
+	const struct serve_hooks *hooks; /* the caller's, or NULL */
+	bool hooks_started;              /* hooks->start succeeded */
+};
+
+static int path_join(char *buf, size_t len, const char *dir, const char *file)
+{
+	int n = snprintf(buf, len, "%s/%s", dir, file);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* usage: printed by --help (then exit 0) and after a bad flag. */
+static int parse_serve(int argc, char **argv, const char *usage, struct serve_args *a)
+{
+	static const struct option opts[] = {
+	    {"data-dir", required_argument, NULL, 'd'},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"tls-san", required_argument, NULL, 's'},
+	    {"advertise-address", required_argument, NULL, 'a'},
+	    {"log-level", required_argument, NULL, 'v'},
+	    {"sync", required_argument, NULL, 'y'},
+	    {"watch-history", required_argument, NULL, 'W'},
+	    {"compact-interval-ms", required_argument, NULL, 'C'},
+	    {"event-ttl", required_argument, NULL, 'E'},
+	    {"horizontal-pod-autoscaler-sync-period", required_argument, NULL, 'H'},
+	    {"host-kubeconfig", required_argument, NULL, 'K'},
+	    {"host-namespace", required_argument, NULL, 'N'},
+	    {"tenant", required_argument, NULL, 'T'},
+	    {"queue", required_argument, NULL, 'Q'},
+	    {"scheduler", required_argument, NULL, 'S'},
+	    {"host-qps", required_argument, NULL, 'P'},
+	    {"host-burst", required_argument, NULL, 'B'},
+	    {"host-max-streams", required_argument, NULL, 'M'},
+	    {"policy", required_argument, NULL, 'p'},
+	    {"pki-dir", required_argument, NULL, 'k'},
+	    {"dns-listen", required_argument, NULL, 'D'},
+	    {"cluster-domain", required_argument, NULL, 'Z'},
+	    {"dns-upstream", required_argument, NULL, 'U'},
+	    {"pod-dns", required_argument, NULL, 'O'},
+	    {"api-service", required_argument, NULL, 'I'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	memset(a, 0, sizeof(*a));
+	a->listen = "127.0.0.1:6443";
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': a->data_dir = optarg; break;
+		case 'l': a->listen = optarg; break;
+		case 'a': a->advertise = optarg; break;
+		case 's':
+			if (a->nsans == MAX_SANS) {
+				fprintf(stderr, "kubicle: too many --tls-san\n");
+				return -EINVAL;
+			}
+			a->sans[a->nsans++] = optarg;
+			break;
+		case 'v':
+			if (kb_log_set_level(optarg) < 0) {
+				fprintf(stderr, "kubicle: bad --log-level %s\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'y': a->sync_full = strcmp(optarg, "full") == 0; break;
+		case 'W': a->history_keep = strtol(optarg, NULL, 10); break;
+		case 'C': a->compact_ms = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'E':
+			if ((a->event_ttl = users_parse_duration(optarg)) <= 0) {
+				fprintf(stderr, "kubicle: bad --event-ttl %s\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'H':
+			if ((a->hpa_sync = users_parse_duration(optarg)) <= 0) {
+				fprintf(stderr,
+					"kubicle: bad --horizontal-pod-autoscaler-sync-period %s\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'K': a->host.host_kubeconfig = optarg; break;
+		case 'N': a->host.host_namespace = optarg; break;
+		case 'T': a->host.tenant = optarg; break;
+		case 'Q': a->host.queue = optarg; break;
+		case 'S': a->host.scheduler = optarg; break;
+		case 'P': a->host.qps = strtod(optarg, NULL); break;
+		case 'B': a->host.burst = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'M': a->host.max_streams = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'p': a->policy = optarg; break;
+		case 'k': a->pki_dir = optarg; break;
+		case 'D': a->dns.listen = optarg; break;
+		case 'Z': a->dns.domain = a->host.cluster_domain = optarg; break;
+		case 'U': a->dns.upstream = optarg; break;
+		case 'O': a->host.pod_dns = optarg; break;
+		case 'I': a->host.api_service = optarg; break;
+		case 'h': fputs(usage, stdout); exit(0);
+		default: fputs(usage, stderr); return -EINVAL;
+		}
+	}
+	if (!a->data_dir) {
+		fprintf(stderr, "kubicle serve: --data-dir is required\n");
+		return -EINVAL;
+	}
+	if (!a->pki_dir)
+		a->pki_dir = a->data_dir;
+	return 0;
+}
+
+/* The host part of the listen address, as a client should dial it. */
+static void client_host(const char *listen, char *buf, size_t len)
+{
+	const char *colon = strrchr(listen, ':');
+	size_t n = colon ? (size_t)(colon - listen) : strlen(listen);
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, listen, n);
+	buf[n] = '\0';
+	if (strcmp(buf, "0.0.0.0") == 0 || buf[0] == '\0')
+		snprintf(buf, len, "127.0.0.1");
+	else if (strcmp(buf, "[::]") == 0)
+		snprintf(buf, len, "[::1]");
+}
+
+/* Writes dir/kubeconfig with the CA and admin credential from `pki`. */
+static int write_kubeconfig(const char *dir, const char *pki, const char *listen, int port)
+{
+	char path[4096], host[256], server[300];
+	char *ca = NULL, *cert = NULL, *key = NULL;
+	int rc;
+	client_host(listen, host, sizeof(host));
+	snprintf(server, sizeof(server), "https://%s:%d", host, port);
+	if ((rc = path_join(path, sizeof(path), pki, "ca.crt")) < 0 ||
+	    (rc = kb_read_file(path, &ca, NULL)) < 0)
+		goto out;
+	if ((rc = path_join(path, sizeof(path), pki, "admin.crt")) < 0 ||
+	    (rc = kb_read_file(path, &cert, NULL)) < 0)
+		goto out;
+	if ((rc = path_join(path, sizeof(path), pki, "admin.key")) < 0 ||
+	    (rc = kb_read_file(path, &key, NULL)) < 0)
+		goto out;
+	struct kb_kubeconfig kc = {.name = "kubicle",
+				   .server = server,
+				   .ca_pem = ca,
+				   .cert_pem = cert,
+				   .key_pem = key,
+				   .user = "kubicle-admin"};
+	if ((rc = path_join(path, sizeof(path), dir, "kubeconfig")) == 0)
+		rc = kb_kubeconfig_write(path, &kc);
+out:
+	free(ca);
+	free(cert);
+	free(key);
+	return rc;
+}
+
+/* The caller's start hook, once the API listens. */
+static int start_hooks(struct server *s, const struct serve_args *a)
+{
+	if (!s->hooks || !s->hooks->start)
+		return 0;
+	struct serve_env env = {.loop = s->loop,
+				.store = s->store,
+				.proxy = s->proxy,
+				.data_dir = a->data_dir,
+				.host_namespace = a->host.host_namespace};
+	int rc = s->hooks->start(s->hooks->arg, &env);
+	s->hooks_started = rc == 0;
+	return rc;
+}
+
+static void stop_hooks(struct server *s)
+{
+	if (s->hooks_started && s->hooks->stop)
+		s->hooks->stop(s->hooks->arg);
+	s->hooks_started = false;
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+	struct server *s = sig->data;
+	kb_info("main", "signal %d: shutting down", signum);
+	ctrl_stop(s->ctrl);
+	s->ctrl = NULL;
+	dns_stop(s->dns);
+	s->dns = NULL;
+	if (s->syncer) {
+		if (s->proxy) {
+			proxy_set_prom(s->proxy, NULL, NULL);
+			proxy_set_metrics(s->proxy, NULL, NULL, NULL);
+		}
+		syncer_stop(s->syncer);
+		s->syncer = NULL;
+	}
+	stop_hooks(s);
+	if (s->proxy) {
+		proxy_set_policy(s->proxy, NULL);
+		proxy_stop(s->proxy);
+		s->proxy = NULL;
+	}
+	uv_close((uv_handle_t *)&s->sigterm, NULL);
+	uv_close((uv_handle_t *)&s->sigint, NULL);
+}
+
+static int open_store(struct server *s, const struct serve_args *a)
+{
+	char path[4096];
+	int rc = path_join(path, sizeof(path), a->data_dir, "kubicle.db");
+	if (rc < 0)
+		return rc;
+	struct store_opts so = {.sync_full = a->sync_full,
+				.group_commit = true,
+				.history_keep = a->history_keep,
+				.compact_interval_ms = a->compact_ms};
+	rc = store_open(s->loop, path, &so, &s->store);
+	if (rc < 0)
+		return rc;
+	char *ca = NULL;
+	if ((rc = path_join(path, sizeof(path), a->pki_dir, "ca.crt")) < 0 ||
+	    (rc = kb_read_file(path, &ca, NULL)) < 0)
+		return rc;
+	char *have = NULL;
+	if (store_kv_get(s->store, "ca.crt", &have) < 0 || strcmp(have, ca) != 0)
+		rc = store_kv_set(s->store, "ca.crt", ca);
+	free(have);
+	free(ca);
+	return rc;
+}
+
+static int make_tls(struct server *s, const char *dir)
+{
+	char cert[4096], key[4096], ca[4096];
+	int rc;
+	if ((rc = path_join(cert, sizeof(cert), dir, "server.crt")) < 0 ||
+	    (rc = path_join(key, sizeof(key), dir, "server.key")) < 0 ||
+	    (rc = path_join(ca, sizeof(ca), dir, "ca.crt")) < 0)
+		return rc;
+	return kb_tls_server_ctx(cert, key, ca, &s->tls);
+}
+
+/* The syncer's token issuer: tenant service-account tokens signed by the
+ * proxy (the syncer does not depend on proxy/). */
+static int issue_sa_token(void *px, const char *ns, const char *sa, long ttl, char **jwt)
+{
+	return proxy_issue_sa_token(px, ns, sa, ttl, jwt);
+}
+
+/* The host's metrics API came or went: the tenant serves it or not. */
+static void metrics_changed(void *px, bool available)
+{
+	proxy_metrics_available(px, available);
+}
+
+/* Starts the syncer to the host cluster; pods reach the tenant API at the
+ * advertised address (else the listen address) and `port`, with their
+ * tenant service-account token mounted. */
+static int start_syncer(struct server *s, struct serve_args *a, int port)
+{
+	char host[256];
+	client_host(a->listen, host, sizeof(host));
+	a->host.advertise = a->advertise ? a->advertise : host;
+	a->host.api_port = port;
+	a->host.issue_token = issue_sa_token;
+	a->host.token_arg = s->proxy;
+	a->host.metrics_changed = metrics_changed;
+	a->host.metrics_arg = s->proxy;
+	int rc = syncer_start(s->loop, s->store, &a->host, &s->syncer);
+	if (rc == 0) {
+		proxy_set_host(s->proxy, syncer_pod_log, syncer_pod_connect, s->syncer);
+		proxy_set_prom(s->proxy, syncer_prom, s->syncer);
+		proxy_set_metrics(s->proxy, syncer_metrics_get, syncer_metrics_cancel, s->syncer);
+	}
+	return rc;
+}
+
+int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
+{
+	struct serve_args a;
+	struct server s = {.hooks = hooks};
+	int rc =
+	    parse_serve(argc, argv, hooks && hooks->usage ? hooks->usage : kubicle_serve_usage, &a);
+	if (rc < 0)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	if (mkdir(a.data_dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "kubicle: cannot create %s: %s\n", a.data_dir, strerror(errno));
+		return 1;
+	}
+	static const char *const groups[] = {"system:masters"};
+	rc = kb_pki_ensure(a.pki_dir, a.sans, a.nsans, "kubicle-admin", groups, 1);
+	if (rc < 0) {
+		fprintf(stderr, "kubicle: certificates in %s: %s\n", a.pki_dir, strerror(-rc));
+		return 1;
+	}
+	s.loop = uv_default_loop();
+	if ((rc = open_store(&s, &a)) < 0) {
+		fprintf(stderr, "kubicle: store: %s\n", strerror(-rc));
+		return 1;
+	}
+	if ((rc = make_tls(&s, a.pki_dir)) < 0) {
+		fprintf(stderr, "kubicle: tls: %s\n", strerror(-rc));
+		goto fail_tls;
+	}
+	int port = 0;
+	struct proxy_opts po = {.listen = a.listen,
+				.tls = s.tls,
+				.store = s.store,
+				.advertise_host = a.advertise,
+				.data_dir = a.data_dir};
+	if ((rc = proxy_start(s.loop, &po, &s.proxy, &port)) < 0) {
+		fprintf(stderr, "kubicle: listen on %s: %s\n", a.listen, strerror(-rc));
+		goto fail_proxy;
+	}
+	if ((rc = start_hooks(&s, &a)) < 0) {
+		fprintf(stderr, "kubicle: start: %s\n", strerror(-rc));
+		goto fail_kubeconfig;
+	}
+	if (a.policy) {
+		char err[512];
+		if ((rc = policy_load(a.policy, &s.policy, err, sizeof(err))) < 0) {
+			fprintf(stderr, "kubicle: %s\n", err);
+			goto fail_kubeconfig;
+		}
+		proxy_set_policy(s.proxy, s.policy);
+		kb_info("main", "policy %s", policy_name(s.policy));
+	}
+	if ((rc = write_kubeconfig(a.data_dir, a.pki_dir, a.listen, port)) < 0) {
+		fprintf(stderr, "kubicle: kubeconfig: %s\n", strerror(-rc));
+		goto fail_kubeconfig;
+	}
+	a.dns.host_ns = a.host.host_namespace;
+	if (a.dns.listen && (rc = dns_start(s.loop, s.store, &a.dns, &s.dns, NULL)) < 0) {
+		fprintf(stderr, "kubicle: dns on %s: %s\n", a.dns.listen, strerror(-rc));
+		goto fail_kubeconfig;
+	}
+	if (a.host.host_namespace && (rc = start_syncer(&s, &a, port)) < 0) {
+		fprintf(stderr, "kubicle: syncer: %s\n", strerror(-rc));
+		goto fail_kubeconfig;
+	}
+	if ((rc = ctrl_start(s.loop, s.store, s.proxy, &s.ctrl)) < 0) {
+		fprintf(stderr, "kubicle: controllers: %s\n", strerror(-rc));
+		goto fail_kubeconfig;
+	}
+	if (a.event_ttl > 0)
+		ctrl_set_event_ttl(s.ctrl, a.event_ttl);
+	if (a.hpa_sync > 0)
+		ctrl_set_hpa_sync_period(s.ctrl, a.hpa_sync);
+	ctrl_set_ca(s.ctrl, a.pki_dir); /* without a CA, CSRs are left unsigned */
+	uv_signal_init(s.loop, &s.sigterm);
+	uv_signal_init(s.loop, &s.sigint);
+	s.sigterm.data = s.sigint.data = &s;
+	uv_signal_start(&s.sigterm, on_signal, SIGTERM);
+	uv_signal_start(&s.sigint, on_signal, SIGINT);
+	kb_info("main", "serving the Kubernetes API on port %d; kubeconfig: %s/kubeconfig", port,
+		a.data_dir);
+	uv_run(s.loop, UV_RUN_DEFAULT);
+	store_close(s.store);
+	uv_run(s.loop, UV_RUN_DEFAULT);
+	SSL_CTX_free(s.tls);
+	policy_free(s.policy);
+	uv_loop_close(s.loop);
+	kb_info("main", "stopped");
+	return 0;
+fail_kubeconfig:
+	dns_stop(s.dns);
+	stop_hooks(&s);
+	proxy_set_policy(s.proxy, NULL);
+	proxy_stop(s.proxy);
+	uv_run(s.loop, UV_RUN_DEFAULT);
+	policy_free(s.policy);
+fail_proxy:
+	SSL_CTX_free(s.tls);
+fail_tls:
+	store_close(s.store);
+	return 1;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	return serve_run(argc, argv, NULL);
+}
