@@ -336,6 +336,14 @@ int policy_gpu_check(const policy_t *p, const json_t *meta, const json_t *spec, 
 	json_t *v;
 	json_object_foreach (json_object_get(spec, "overhead"), k, v)
 		n += check_key(p, k, v, msg, len);
+	/* DRA devices (a GPU claimed through a ResourceClaim) have no count in
+	 * the policy: refused rather than passed uncounted */
+	if (json_array_size(json_object_get(spec, "resourceClaims"))) {
+		policy_msg_add(msg, len,
+			       "spec.resourceClaims is not allowed; devices claimed through "
+			       "dynamic resource allocation are not counted by the policy");
+		n++;
+	}
 	return n;
 }
 

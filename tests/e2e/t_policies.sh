@@ -204,6 +204,10 @@ policies_hostile_counting() {
     'overhead\[nvidia.com/gpu\]: Invalid value: "500m": must be an integer' \
     ph_k pa apply -f <(ph_pod over '' '' 'limits: {cpu: 100m}' |
       sed 's/^  schedulerName:/  overhead: {nvidia.com\/gpu: 500m}\n  schedulerName:/')
+  expect_fail "hostile: a GPU claimed through dynamic resource allocation is refused" \
+    'pods "dra" is forbidden: policy untrusted: spec.resourceClaims is not allowed; devices claimed through dynamic resource allocation are not counted by the policy' \
+    ph_k pa apply -f <(ph_pod dra '' '' 'limits: {cpu: 100m}, claims: [{name: gpu}]' |
+      sed 's/^  schedulerName:/  resourceClaims: [{name: gpu, resourceClaimTemplateName: gpus}]\n  schedulerName:/')
   expect "hostile: a 1-GPU sidecar beside a 1-GPU container is admitted" 'pod/pair created' \
     ph_k pa apply -f <(ph_pod pair '' "[$(ph_sidecar s 1)]" 'limits: {nvidia.com/gpu: 1}')
   expect_until "the policy quota counts the sidecar: 2 GPUs" '2' \

@@ -104,6 +104,12 @@ static const struct acase cases[] = {
      "nvidia.com/gpu.shared is not allowed"},
     {"trusted", "Pod", POD("", "\"overhead\":{\"habana.ai/gaudi\":\"1\"},", CTR("")), false,
      "habana.ai/gaudi is not allowed"},
+    {"trusted", "Pod",
+     POD("", "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"t\"}],",
+	 CTR("")),
+     false,
+     "spec.resourceClaims is not allowed; devices claimed through dynamic resource allocation "
+     "are not counted by the policy"},
     {"untrusted", "Pod",
      POD("", "",
 	 CTR(",\"resources\":{\"limits\":{\"cpu\":\"1\",\"hugepages-2Mi\":\"2Mi\","
