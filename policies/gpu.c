@@ -263,7 +263,7 @@ static bool positive_int(const char *s)
  * ValidateGpuRequests. gpu-fraction is a number strictly between 0 and 1
  * and is not combined with nvidia.com/gpu; gpu-memory (MiB) is a positive
  * integer and is combined with neither; gpu-fraction-num-devices is a
- * positive integer and needs one of them.
+ * positive integer and needs one of them; mps "true" needs one of them too.
  */
 static int kai_check(const json_t *meta, const json_t *spec, char *msg, size_t len)
 {
@@ -305,6 +305,11 @@ static int kai_check(const json_t *meta, const json_t *spec, char *msg, size_t l
 	} else if (ndev && !frac && !mem) {
 		policy_msg_add(msg, len,
 			       "gpu-fraction-num-devices needs gpu-fraction or gpu-memory");
+		n++;
+	}
+	const char *mps = annotation(meta, "mps");
+	if (mps && strcmp(mps, "true") == 0 && !frac && !mem) {
+		policy_msg_add(msg, len, "mps needs gpu-fraction or gpu-memory");
 		n++;
 	}
 	return n;
@@ -373,6 +378,21 @@ static int64_t ctr_keys(const policy_t *p, const json_t *c,
 
 /* GPUs (thousandths) of one resource name of a container: a MIG slice
  * Ng.* is N sevenths of a GPU; a listed extended resource its weight. */
+/* The GPU instance size of a MIG profile, in sevenths of a GPU: the <N>
+ * of its "<N>g" part ("3g.40gb" and the compute-instance form "1c.3g.40gb"
+ * both take 3); 7 (a whole GPU) when there is none. */
+static int mig_sevenths(const char *profile)
+{
+	for (const char *t = profile; t && *t; t = strchr(t, '.') ? strchr(t, '.') + 1 : NULL) {
+		size_t d = strspn(t, "0123456789");
+		if (d && d < 3 && t[d] == 'g' && (t[d + 1] == '.' || !t[d + 1])) {
+			int n = atoi(t);
+			return n >= 1 && n <= 7 ? n : 7;
+		}
+	}
+	return 7;
+}
+
 static int64_t key_gpu(const policy_t *p, const json_t *c, const char *key)
 {
 	const char *mig = mig_profile(key);
@@ -380,7 +400,7 @@ static int64_t key_gpu(const policy_t *p, const json_t *c, const char *key)
 	if (!mig && !w)
 		return 0;
 	int64_t n = ctr_amount(c, key);
-	return sat_mul(n / 1000, mig ? atoi(mig) * 1000 / 7 : json_integer_value(w));
+	return sat_mul(n / 1000, mig ? mig_sevenths(mig) * 1000 / 7 : json_integer_value(w));
 }
 
 /* GPUs (thousandths) of one container. */

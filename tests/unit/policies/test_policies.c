@@ -92,6 +92,8 @@ static const struct acase cases[] = {
      POD("\"gpu-fraction\":\"0.5\",\"gpu-fraction-num-devices\":\"2\"", "", CTR("")), true, NULL},
     {"trusted", "Pod", POD("\"gpu-fraction-num-devices\":\"2\"", "", CTR("")), false,
      "gpu-fraction-num-devices needs gpu-fraction or gpu-memory"},
+    {"trusted", "Pod", POD("\"mps\":\"true\"", "", CTR(GPU("1"))), false,
+     "mps needs gpu-fraction or gpu-memory"},
     {"untrusted", "Pod", POD("\"gpu-fraction-num-devices\":\"2\"", "", CTR(GPU("1"))), false,
      "gpu-fraction-num-devices is not allowed; request whole nvidia.com/gpu"},
     /* other accelerators: refused unless the policy lists them */
@@ -431,6 +433,10 @@ static const struct {
     {SPEC("", "", SC("s", LIM("nvidia.com/mig-3g.40gb", "1")),
 	  C("c", LIM("nvidia.com/mig-1g.10gb", "1"))),
      3000 / 7 + 1000 / 7, 0},
+    /* a compute-instance profile takes its GPU instance's size (3g); a
+     * profile without one counts a whole GPU */
+    {SPEC("", "", "", C("c", LIM("nvidia.com/mig-1c.3g.40gb", "1"))), 3000 / 7, 0},
+    {SPEC("", "", "", C("c", LIM("nvidia.com/mig-weird", "1"))), 1000, 0},
     /* listed extended resources count their weight */
     {SPEC("", "", SC("s", LIM("amd.com/gpu", "2")),
 	  C("c", "{\"limits\":{\"nvidia.com/gpu.shared\":\"4\",\"rdma/hca\":\"1\"}}")),
