@@ -7,6 +7,7 @@
  * - HAMi: nvidia.com/gpu counts vGPUs, shared by nvidia.com/gpucores
  *   (percent), nvidia.com/gpumem-percentage or nvidia.com/gpumem (MiB);
  * - MIG: nvidia.com/mig-<N>g.<M>gb slices, N sevenths of a GPU each.
+ * Every share is counted in thousandths of a GPU, rounded up.
  * Any other extended resource is refused unless the policy lists it in
  * extendedResources, with the GPUs one unit counts as.
  * Quota usage counts each as the part of a GPU it takes (gpu-memory and
@@ -41,6 +42,14 @@ static int64_t sat_mul(int64_t a, int64_t b)
 {
 	int64_t r;
 	return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* Thousandths of a GPU, rounded up: a share, however small, takes some of
+ * the quota (gpu-fraction 0.0001 counted 0 and so any number of pods fit);
+ * 1e-9 absorbs the binary noise of decimal fractions (0.29 * 1000). */
+static int64_t up(double milli)
+{
+	return (int64_t)ceil(milli - 1e-9);
 }
 
 int policy_quantity_milli(const char *s, int64_t *out)
@@ -400,7 +409,7 @@ static int64_t key_gpu(const policy_t *p, const json_t *c, const char *key)
 	if (!mig && !w)
 		return 0;
 	int64_t n = ctr_amount(c, key);
-	return sat_mul(n / 1000, mig ? mig_sevenths(mig) * 1000 / 7 : json_integer_value(w));
+	return sat_mul(n / 1000, mig ? (mig_sevenths(mig) * 1000 + 6) / 7 : json_integer_value(w));
 }
 
 /* GPUs (thousandths) of one container. */
@@ -431,7 +440,7 @@ static int64_t ctr_gpu(const policy_t *p, const json_t *c)
 	if (share <= 0 || share > 1)
 		share = 1;
 	double g = (double)n * share;
-	return sat_add(total, g >= 9.0e18 ? INT64_MAX : llround(g));
+	return sat_add(total, g >= 9.0e18 ? INT64_MAX : up(g));
 }
 
 /* KAI's annotations: gpu-fraction or gpu-memory, on each of
@@ -448,13 +457,13 @@ static int64_t kai_gpu(const policy_t *p, const json_t *meta)
 		ndev = 1000000; /* refused on admission; bounded for old pods */
 	if (frac) {
 		double f = strtod(frac, NULL);
-		return (f > 0 && f <= 1 ? llround(f * 1000.0) : 1000) * ndev;
+		return (f > 0 && f <= 1 ? up(f * 1000.0) : 1000) * ndev;
 	}
 	if (mem) {
 		double mib = strtod(mem, NULL);
 		if (p->gpu_memory_mib <= 0 || mib <= 0 || mib >= (double)p->gpu_memory_mib)
 			return 1000 * ndev;
-		return llround(mib * 1000.0 / (double)p->gpu_memory_mib) * ndev;
+		return up(mib * 1000.0 / (double)p->gpu_memory_mib) * ndev;
 	}
 	return 0;
 }

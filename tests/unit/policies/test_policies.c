@@ -432,10 +432,14 @@ static const struct {
     /* MIG slices in a sidecar and an app container: 3/7 + 1/7 */
     {SPEC("", "", SC("s", LIM("nvidia.com/mig-3g.40gb", "1")),
 	  C("c", LIM("nvidia.com/mig-1g.10gb", "1"))),
-     3000 / 7 + 1000 / 7, 0},
+     429 + 143, 0},
     /* a compute-instance profile takes its GPU instance's size (3g); a
      * profile without one counts a whole GPU */
-    {SPEC("", "", "", C("c", LIM("nvidia.com/mig-1c.3g.40gb", "1"))), 3000 / 7, 0},
+    {SPEC("", "", "", C("c", LIM("nvidia.com/mig-1c.3g.40gb", "1"))), 429, 0},
+    /* a share however small takes some quota (rounded up) */
+    {SPEC("\"gpu-fraction\":\"0.0001\"", "", "", C("c", "{}")), 1, 0},
+    {SPEC("\"gpu-fraction\":\"0.29\"", "", "", C("c", "{}")), 290, 0},
+    {SPEC("\"gpu-memory\":\"1\"", "", "", C("c", "{}")), 1, 0},
     {SPEC("", "", "", C("c", LIM("nvidia.com/mig-weird", "1"))), 1000, 0},
     /* listed extended resources count their weight */
     {SPEC("", "", SC("s", LIM("amd.com/gpu", "2")),
@@ -491,7 +495,7 @@ START_TEST(mig_usage)
 	json_t *pod =
 	    J(POD("", "", CTR(",\"resources\":{\"limits\":{\"nvidia.com/mig-3g.40gb\":\"1\"}}")));
 	policy_pod_usage(p, pod, &u);
-	ck_assert_int_eq(u.gpu_milli, 3000 / 7);
+	ck_assert_int_eq(u.gpu_milli, 429);
 	json_decref(pod);
 	policy_free(p);
 }
