@@ -54,16 +54,25 @@ const struct syncer_profile *syncer_profile_find(const char *name);
 /* ---- names -------------------------------------------------------------------- */
 /*
  * The translated name of tenant object (ns, name) of `tenant`:
- * "<name>-x-<ns>-x-<tenant>" when that is at most 62 characters and neither
- * name nor ns contains "-x-" (so the parts are unambiguous); otherwise a
- * prefix of it (at most 46 characters) and "-" + 16 hex digits of
- * sha256("<ns>/<name>/<tenant>"); 63 characters for long names. Two
- * different objects get the same hashed name only if sha256's first 64 bits
- * collide; a short form equals a hashed one only if a tenant object's name
- * itself ends like "-x-<ns>-x-<tenant>" shaped as a hash (not expected). `buf` needs SYNCER_NAME_MAX + 1 bytes. ns may be "" (cluster
- * scope). Returns 0 or -EINVAL (empty name).
+ * "<name>-x-<ns>-x-<tenant>" when that is at most 62 characters and holds
+ * "-x-" exactly twice (overlaps counted), so that the parts can be read
+ * back; otherwise (always 63 characters) a readable prefix of it and "-" +
+ * hex digits of sha256("<ns>/<name>/<tenant>"). Injective over every
+ * (ns, name, tenant): the argument is in translate.c. `buf` needs
+ * SYNCER_NAME_MAX + 1 bytes. ns may be "" (cluster scope). Returns 0 or
+ * -EINVAL (empty name or tenant, a '/' in a part).
  */
 int syncer_host_name(const char *ns, const char *name, const char *tenant, char *buf, size_t len);
+/*
+ * The name Kubicle gave (ns, name) before the rule above (short form
+ * whenever neither name nor ns held "-x-", which was not injective; hashed
+ * forms with 16 hex digits). Upgrades: a host object already under that
+ * name whose annotations are exactly its tenant object's is adopted and
+ * keeps it (syncer.c, mirror.c); one of another object is never touched.
+ * Same contract as syncer_host_name.
+ */
+int syncer_host_name_legacy(const char *ns, const char *name, const char *tenant, char *buf,
+			    size_t len);
 
 /* ---- translation ------------------------------------------------------------- */
 struct syncer_xlate {
@@ -169,10 +178,21 @@ json_t *syncer_status_from_host(const json_t *host);
  * with hp (never modify either): a new reference, NULL on ENOMEM.
  */
 json_t *syncer_host_pod_view(const json_t *hp);
-/* True when `host` carries tenant's label and annotations naming a tenant
- * object; *ns, *name, *uid (borrowed from host) get them. */
+/*
+ * True when host object `host` is exactly one of tenant's: the label
+ * kubicle.dev/tenant is tenant, annotations name a tenant object (namespace,
+ * name, uid; the kubicle.dev/namespace label, when set, agrees) and the host
+ * object's name is that object's (syncer_host_name, or the legacy name; for
+ * a token Secret, kind ServiceAccount, syncer_sa_secret_name). *ns, *name,
+ * *uid (borrowed from host) get the annotations. The syncer updates,
+ * adopts or deletes no host object for which this is false.
+ */
 bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, const char **name,
 		       const char **uid);
+/* syncer_host_owner and the tenant object is ns/name (ns "" for cluster
+ * scope) of this uid (NULL: any). */
+bool syncer_host_is(const json_t *host, const char *tenant, const char *ns, const char *name,
+		    const char *uid);
 /* The tenant Node for host node `node` (labels, capacity, allocatable,
  * conditions, nodeInfo, addresses). New reference or NULL. */
 json_t *syncer_translate_node(const json_t *node, const char *tenant);
