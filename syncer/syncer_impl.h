@@ -209,6 +209,17 @@ void syncer_record_event(store_t *st, const char *ns, const char *kind, const ch
 			 const char *uid, const char *type, const char *reason, const char *msg,
 			 const char *suffix, const char *component);
 
+/* Host object `host` (borrowed) sits under the host name of tenant object
+ * kind ns/name (uid may be NULL) and is not exactly its (syncer_host_is):
+ * logged, and a Warning event HostNameConflict on the tenant object. The
+ * object is not touched. (syncer.c) */
+void syncer_conflict(store_t *st, const char *tenant, const char *kind, const char *ns,
+		     const char *name, const char *uid, const json_t *host);
+/* Reads host object `path` (a create of it answered 409) and reports it
+ * with syncer_conflict when it is not exactly tenant object kind ns/name's. */
+void syncer_check_conflict(kb_httpc_t *http, store_t *st, const char *path, const char *tenant,
+			   const char *kind, const char *ns, const char *name, const char *uid);
+
 /* ---- the host's metrics API (metrics.c) ------------------------------------- */
 /*
  * PodMetrics of tenant pods `pods` (borrowed array of Pods) from host
@@ -328,6 +339,10 @@ void syncer_mirror_resync(struct syncer_mirror *m);
 /* Host object hn as last seen (borrowed, valid until the next host event),
  * or NULL when the host has no such object of ours (or m is NULL). */
 json_t *syncer_mirror_host(struct syncer_mirror *m, const char *hn);
+/* hn (SYNCER_NAME_MAX + 1 bytes) gets tenant object obj's host name: its
+ * translated name, or the legacy one its host object keeps (adopted by
+ * annotation), "" when it has none (or m is NULL). */
+void syncer_mirror_name(struct syncer_mirror *m, const json_t *obj, char *hn);
 /* The host object of tenant object obj (borrowed) when it is of obj's uid,
  * as syncer_mirror_host, else NULL. */
 json_t *syncer_mirror_host_of(struct syncer_mirror *m, const json_t *obj);
