@@ -1068,6 +1068,9 @@ static void tenant_pod_changed(struct syncer *s, const json_t *pod)
 	if (!hn[0])
 		return;
 	json_t *hp = host_pod(s, hn);
+	if (hp &&
+	    !syncer_host_is(hp, s->tenant, meta_str(pod, "namespace"), meta_str(pod, "name"), NULL))
+		hp = NULL; /* not this pod's: as if there were none (resync reports it) */
 	if (meta_str(pod, "deletionTimestamp")) {
 		if (!hp && s->host_synced &&
 		    !json_is_true(json_object_get(json_object_get(s->pods, hn), "creating"))) {
