@@ -14,9 +14,14 @@
  * since the syncer started (used by SYNCER_MIRROR_TENANT_FOLLOWS only).
  *
  * Ownership: a host object is ours when it carries the tenant's label,
- * annotations naming a tenant object and the kind in ANN_KIND (the label
- * alone is not enough: in-cluster, the tenant server's own claim and
- * Service carry it too); no other host object is ever touched. Deletes carry
+ * annotations naming a tenant object that lives under that very host name
+ * (syncer_host_owner) and the kind in ANN_KIND (the label alone is not
+ * enough: in-cluster, the tenant server's own claim and Service carry it
+ * too); no other host object is ever updated, adopted or deleted: one under
+ * a tenant object's host name is a conflict, reported as a Warning event
+ * on the tenant object (syncer_conflict). Names an older Kubicle gave are
+ * adopted when the object there is exactly the tenant object's, uid
+ * included (host_name). Deletes carry
  * the host object's uid as a precondition, so a newer object of that name
  * is never deleted. A tenant object whose name still has an older host
  * object (another uid) deletes it and is created at its DELETED event.

@@ -1127,8 +1127,9 @@ bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, 
 	*uid = jstr(ann, ANN_UID);
 	if (!*ns || !*name || !*uid)
 		return false;
-	/* the namespace label, when there is one, says the same */
-	if ((lns || **ns) && !(lns && strcmp(lns, *ns) == 0))
+	/* the namespace label, when there is one (objects of older versions
+	 * may lack it), says the same */
+	if (lns && strcmp(lns, *ns) != 0)
 		return false;
 	return name_is_of(hn, jstr(ann, ANN_KIND), *ns, *name, tenant);
 }

@@ -442,6 +442,20 @@ YAML
     "${H[@]}" get pod own-x-default-x-t1 \
     -o jsonpath='{.metadata.annotations.kubicle\.dev/name} {.metadata.annotations.kubicle\.dev/uid} {.metadata.labels.x}'
   "${H[@]}" delete pod own-x-default-x-t1 --wait=false >/dev/null
+  # a host ConfigMap of t2 under the name t1's copy of ConfigMap pc takes
+  "${H[@]}" create configmap pc-x-default-x-t1 --from-literal=k=t2s >/dev/null
+  "${H[@]}" label configmap pc-x-default-x-t1 kubicle.dev/tenant=t2 >/dev/null
+  "${T[@]}" create configmap pc --from-literal=k=t1s >/dev/null
+  "${T[@]}" run usepc --image=busybox \
+    --overrides='{"spec":{"containers":[{"name":"usepc","image":"busybox","envFrom":[{"configMapRef":{"name":"pc"}}]}]}}' >/dev/null
+  expect_until_match "another tenant's ConfigMap under our copy's name: Warning HostNameConflict" 30 \
+    'Warning +HostNameConflict +configmap/pc .*tenant t2' "${T[@]}" get events
+  "${T[@]}" delete pod usepc --wait=true --timeout=20s >/dev/null
+  sleep 1
+  expect_eq "that ConfigMap is neither replaced nor deleted" "t2s t2" \
+    "${H[@]}" get configmap pc-x-default-x-t1 -o jsonpath='{.data.k} {.metadata.labels.kubicle\.dev/tenant}'
+  "${H[@]}" delete configmap pc-x-default-x-t1 >/dev/null
+  "${T[@]}" delete configmap pc >/dev/null
   # an upgrade: b/up-x's host pod under its old name "up-x-x-b-x-t1"
   "${T[@]}" -n b run up-x --image=busybox -- sleep 3600 >/dev/null
   "${T[@]}" -n b wait --for=condition=Ready pod/up-x --timeout=20s >/dev/null

@@ -245,6 +245,18 @@ START_TEST(name_legacy_and_owner)
 			    "kubicle.dev/namespace", json_string("c"));
 	ck_assert(!syncer_host_owner(hp, "tu", &ns, &name, &uid));
 	json_decref(hp);
+	/* a token Secret is ours under its account's name only */
+	char sn[64];
+	ck_assert_int_eq(syncer_sa_secret_name("default", "ghost", "t1", sn, sizeof(sn)), 0);
+	json_t *sec = json_pack("{s:{s:s,s:{s:s},s:{s:s,s:s,s:s,s:s}}}", "metadata", "name", sn,
+				"labels", "kubicle.dev/tenant", "t1", "annotations",
+				"kubicle.dev/namespace", "default", "kubicle.dev/name", "ghost",
+				"kubicle.dev/uid", "", "kubicle.dev/kind", "ServiceAccount");
+	ck_assert(syncer_host_is(sec, "t1", "default", "ghost", NULL));
+	json_object_set_new(json_object_get(sec, "metadata"), "name",
+			    json_string("ghost-token-0000000000000000"));
+	ck_assert(!syncer_host_owner(sec, "t1", &ns, &name, &uid));
+	json_decref(sec);
 }
 END_TEST
 
