@@ -1674,10 +1674,11 @@ static int load_creds(const struct syncer_opts *o, struct kb_kubeconfig_creds *c
 
 static int check_opts(const struct syncer_opts *o)
 {
-	if (!o->tenant || !*o->tenant || strlen(o->tenant) > 40 || strstr(o->tenant, "-x-") ||
-	    !o->host_namespace || !*o->host_namespace || !syncer_profile_find(o->scheduler)) {
-		kb_err("syncer", "need --tenant (a DNS label of at most 40 characters, without "
-				 "\"-x-\"), --host-namespace and a known --scheduler");
+	const char *why = o->tenant ? syncer_check_tenant(o->tenant) : "none given";
+	if (why || !o->host_namespace || !*o->host_namespace ||
+	    !syncer_profile_find(o->scheduler)) {
+		kb_err("syncer", "need --tenant (%s), --host-namespace and a known --scheduler",
+		       why ? why : "ok");
 		return -EINVAL;
 	}
 	if (o->api_service && !kb_dns_label(o->api_service, 63)) {

@@ -167,6 +167,21 @@ int syncer_host_name(const char *ns, const char *name, const char *tenant, char 
 	return 0;
 }
 
+const char *syncer_check_tenant(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+	if (!kb_dns_label(name, 40))
+		return "a tenant name is a DNS label of 1 to 40 characters (lower case letters, "
+		       "digits and '-', a letter or digit at both ends)";
+	if (strstr(name, "-x-"))
+		return "a tenant name may not contain \"-x-\" (it separates parts of host names)";
+	const char *tok = n >= 22 ? name + n - 22 : NULL;
+	if (tok && strncmp(tok, "token-", 6) == 0 && strspn(tok + 6, "0123456789abcdef") == 16)
+		return "a tenant name may not end in \"token-\" and 16 hex digits (the host names "
+		       "of service-account token Secrets end so)";
+	return NULL;
+}
+
 int syncer_host_name_legacy(const char *ns, const char *name, const char *tenant, char *buf,
 			    size_t len)
 {

@@ -211,6 +211,22 @@ START_TEST(name_exhaustive_small)
 }
 END_TEST
 
+/* Tenant names that would break the translation's promises. */
+START_TEST(tenant_names)
+{
+	ck_assert_ptr_null(syncer_check_tenant("tu"));
+	ck_assert_ptr_null(syncer_check_tenant("x-tu"));
+	ck_assert_ptr_null(syncer_check_tenant("a-token-0123456789abcde")); /* 15 digits */
+	ck_assert_ptr_nonnull(syncer_check_tenant("a-token-0123456789abcdef"));
+	ck_assert_ptr_nonnull(syncer_check_tenant("token-0123456789abcdef"));
+	ck_assert_ptr_nonnull(syncer_check_tenant("a-x-b"));
+	ck_assert_ptr_nonnull(syncer_check_tenant("-a"));
+	ck_assert_ptr_nonnull(syncer_check_tenant("A"));
+	ck_assert_ptr_nonnull(syncer_check_tenant(""));
+	ck_assert_ptr_nonnull(syncer_check_tenant("a23456789012345678901234567890123456789012"));
+}
+END_TEST
+
 /* Upgrades: the name an older Kubicle gave, and ownership by annotation. */
 START_TEST(name_legacy_and_owner)
 {
@@ -1231,6 +1247,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, name_boundaries);
 	tcase_add_test(tc, name_exhaustive_small);
 	tcase_add_test(tc, name_legacy_and_owner);
+	tcase_add_test(tc, tenant_names);
 	tcase_add_test(tc, pod_contract);
 	tcase_add_test(tc, pod_kai_profile);
 	tcase_add_test(tc, pod_other_profiles);
