@@ -1651,7 +1651,11 @@ void *syncer_metrics_get(void *arg, const char *plural, const char *ns, const ch
 	struct syncer *s = arg;
 	if (s->stopping || !s->metrics)
 		return NULL;
-	return host_metrics_get(s->metrics, strcmp(plural, "pods") == 0, ns, name, objs, done,
+	bool pods = strcmp(plural, "pods") == 0;
+	char hn[SYNCER_NAME_MAX + 1] = "";
+	if (pods && name)
+		pod_host_name(s, ns, name, NULL, hn);
+	return host_metrics_get(s->metrics, pods, ns, name, hn[0] ? hn : NULL, objs, done,
 				done_arg);
 }
 

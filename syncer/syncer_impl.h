@@ -225,7 +225,8 @@ void syncer_check_conflict(kb_httpc_t *http, store_t *st, const char *path, cons
  * PodMetrics of tenant pods `pods` (borrowed array of Pods) from host
  * PodMetrics items `host` (borrowed array): for each tenant pod, in its
  * order, the host item named by its translated name and carrying the
- * tenant's label becomes {metadata: the tenant pod's name, namespace and
+ * tenant's label (or, for a pod adopted under its old name, the item of
+ * that name with the tenant's and the namespace's labels) becomes {metadata: the tenant pod's name, namespace and
  * labels, the host's creationTimestamp; timestamp, window, containers as
  * the host has them}. Pods without a host item are left out. New array.
  */
@@ -248,9 +249,11 @@ int host_metrics_start(kb_httpc_t *http, const char *tenant, const char *host_ns
 		       struct host_metrics **out);
 /* Reads the host's discovery again (unless a read is in flight). */
 void host_metrics_check(struct host_metrics *m);
-/* A read for syncer_metrics_get; NULL on ENOMEM (no callback then). */
+/* A read for syncer_metrics_get; NULL on ENOMEM (no callback then).
+ * host_name: pod ns/name's host pod when known (one adopted under its old
+ * name), NULL: its translated name. */
 struct metrics_call *host_metrics_get(struct host_metrics *m, bool pods, const char *ns,
-				      const char *name, const json_t *objs,
+				      const char *name, const char *host_name, const json_t *objs,
 				      syncer_metrics_done_fn done, void *arg);
 /* Cancels a read in flight: no callback. */
 void host_metrics_cancel(struct metrics_call *c);
