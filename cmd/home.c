@@ -22,6 +22,7 @@
 
 #include "lib/kubeconfig.h"
 #include "lib/pki.h"
+#include "syncer/syncer.h"
 
 int home_dir(char *buf, size_t len)
 {
@@ -61,9 +62,7 @@ const char *home_check_name(const char *name)
 	}
 	if (name[0] == '-' || name[n - 1] == '-')
 		return "a tenant name starts and ends with a letter or digit";
-	if (strstr(name, "-x-"))
-		return "a tenant name may not contain \"-x-\" (it separates parts of host names)";
-	return NULL;
+	return syncer_check_tenant(name); /* what the host names need */
 }
 
 int home_tenant_dir(const char *name, char *buf, size_t len)

@@ -47,7 +47,9 @@ int home_dir(char *buf, size_t len);
 /* The tenant's folder path. -EINVAL for a bad name. */
 int home_tenant_dir(const char *name, char *buf, size_t len);
 /* A tenant name is a DNS label of at most 40 characters without "-x-"
- * (it is part of host object names). NULL when valid, else why not. */
+ * (it is part of host object names) and not ending in "token-" and 16 hex
+ * digits (it would make a translated name that of a token Secret). NULL
+ * when valid, else why not. */
 const char *home_check_name(const char *name);
 
 /* Reads DIR/tenant.json of `name`. -ENOENT when there is no such tenant. */

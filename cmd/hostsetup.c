@@ -478,3 +478,57 @@ int host_teardown(hostapi_t *h, const struct tenant *t, bool wait, unsigned time
 		delay_ms = delay_ms < 500 ? delay_ms * 2 : 500;
 	}
 }
+
+/* The kubicle.dev/tenant label of the first object in `collection` that
+ * carries another tenant's, copied into other (left "" when none; 404: no
+ * such collection or namespace yet). */
+static int other_labelled(hostapi_t *h, const struct tenant *t, const char *collection, char *other,
+			  size_t olen, char *err, size_t len)
+{
+	char path[1024];
+	long st = 0;
+	json_t *resp = NULL;
+	snprintf(path, sizeof(path), "%s?limit=1&labelSelector=" LABEL "%%2C" LABEL "%%21%%3D%s",
+		 collection, t->name);
+	int rc = hostapi_call(h, "GET", path, NULL, &st, &resp);
+	if (rc == 0 && st == 200) {
+		json_t *item = json_array_get(json_object_get(resp, "items"), 0);
+		const char *v = json_string_value(json_object_get(
+		    json_object_get(json_object_get(item, "metadata"), "labels"), LABEL));
+		if (v && strcmp(v, t->name) != 0)
+			snprintf(other, olen, "%s", v);
+	} else if (rc == 0 && st != 404) {
+		rc = kb_errf(err, len, -EIO, "host: listing %s: %ld %s", collection, st,
+			     hostapi_message(resp, st));
+	} else if (rc < 0) {
+		kb_errf(err, len, rc, "host: listing %s: %s", collection, strerror(-rc));
+	}
+	json_decref(resp);
+	return rc;
+}
+
+int host_namespace_user(hostapi_t *h, const struct tenant *t, char *other, size_t olen, char *err,
+			size_t len)
+{
+	char path[512];
+	long st = 0;
+	json_t *resp = NULL;
+	other[0] = '\0';
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s", t->host_namespace);
+	int rc = hostapi_call(h, "GET", path, NULL, &st, &resp);
+	if (rc < 0)
+		return kb_errf(err, len, rc, "host: reading %s: %s", path, strerror(-rc));
+	const char *v = json_string_value(
+	    json_object_get(json_object_get(json_object_get(resp, "metadata"), "labels"), LABEL));
+	if (st == 200 && v && strcmp(v, t->name) != 0)
+		snprintf(other, olen, "%s", v);
+	json_decref(resp);
+	if (st != 200) /* no namespace: nobody's objects */
+		return 0;
+	for (size_t i = 0; !other[0] && i < sizeof(ns_collections) / sizeof(*ns_collections); i++) {
+		ns_path(t, i, path, sizeof(path));
+		if ((rc = other_labelled(h, t, path, other, olen, err, len)) < 0)
+			return rc;
+	}
+	return 0;
+}

@@ -34,6 +34,17 @@
  * and the host's answer. */
 int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len);
 
+/*
+ * Whether another tenant uses t's host namespace on the host: the
+ * namespace's kubicle.dev/tenant label, or that of any object in it of the
+ * collections the tenants write (pods, Services, claims, ConfigMaps,
+ * Secrets, RoleBindings, Roles, ServiceAccounts). `other` gets that
+ * tenant's name, "" when none (or no such namespace). 0, or a negative
+ * errno with err set.
+ */
+int host_namespace_user(hostapi_t *h, const struct tenant *t, char *other, size_t olen, char *err,
+			size_t len);
+
 /* Requests a token for the syncer's ServiceAccount and writes
  * DIR/host-token and DIR/host.kubeconfig (the platform kubeconfig's server
  * and CA, user tokenFile: host-token). */

@@ -51,6 +51,7 @@
 #include "lib/log.h"
 #include "lib/pki.h"
 #include "lib/util.h"
+#include "syncer/syncer.h"
 
 #define MAN_IMAGE       "ghcr.io/kubicle/kubicle"
 #define MAN_PKI_DIR     "/etc/kubicle/pki"
@@ -209,9 +210,9 @@ static bool policy_is_file(const char *p)
 
 static int finish_args(struct man_args *a)
 {
-	if (!kb_dns_label(a->name, 40) || strstr(a->name, "-x-")) {
-		fprintf(stderr, "kubicle manifest: NAME must be a DNS label of at most 40 "
-				"characters without \"-x-\"\n");
+	const char *why = syncer_check_tenant(a->name);
+	if (why) {
+		fprintf(stderr, "kubicle manifest: invalid NAME \"%s\": %s\n", a->name, why);
 		return -EINVAL;
 	}
 	if (!a->ns) {

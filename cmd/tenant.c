@@ -200,6 +200,7 @@ struct create_args {
 	bool wait;
 	unsigned timeout_s;
 	bool set_gpus, set_policy, set_scheduler;
+	bool shared_ns; /* --shared-host-namespace: tenants that trust each other */
 };
 
 static int abs_path(const char *p, char *buf, size_t len)
@@ -227,6 +228,7 @@ static int parse_create(const char *cmd, int argc, char **argv, struct create_ar
 	    {"listen", required_argument, NULL, 'l'},
 	    {"advertise-address", required_argument, NULL, 'a'},
 	    {"output", required_argument, NULL, 'o'},
+	    {"shared-host-namespace", no_argument, NULL, 'H'},
 	    {NULL, 0, NULL, 0},
 	};
 	memset(a, 0, sizeof(*a));
@@ -260,6 +262,7 @@ static int parse_create(const char *cmd, int argc, char **argv, struct create_ar
 				return die(cmd, "bad --ttl %s (e.g. 30m, 2h, 1d)", optarg) + 1;
 			break;
 		case 'w': a->wait = true; break;
+		case 'H': a->shared_ns = true; break;
 		case 'T': a->timeout_s = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'l': a->listen = optarg; break;
 		case 'a': a->advertise = optarg; break;
@@ -457,6 +460,47 @@ static int host_objects(struct tenant *t, unsigned timeout_ms, bool token, char 
 	return rc;
 }
 
+/*
+ * One tenant per host namespace: a syncer's host Role covers its whole
+ * namespace (Kubernetes RBAC cannot scope it by label), so two tenants in
+ * one namespace could read each other's Secrets. A new tenant's namespace
+ * must not be another tenant's of this home, nor hold another tenant's
+ * objects on the host, unless the platform says the tenants trust each
+ * other (--shared-host-namespace). 0, or 1 after the error.
+ */
+static int check_host_namespace(const char *cmd, const struct tenant *t)
+{
+	static const char hint[] = "(--shared-host-namespace shares it: the tenants are then not "
+				   "isolated, each can read the other's Secrets)";
+	char **names = NULL, other[TENANT_NAME_MAX + 64] = "", err[3072];
+	size_t n = 0;
+	if (home_list(&names, &n) == 0) {
+		for (size_t i = 0; i < n && !other[0]; i++) {
+			struct tenant o;
+			if (strcmp(names[i], t->name) != 0 && home_load(names[i], &o) == 0 &&
+			    o.host_kubeconfig[0] &&
+			    strcmp(o.host_namespace, t->host_namespace) == 0)
+				snprintf(other, sizeof(other), "%s", o.name);
+		}
+		home_free_names(names, n);
+	}
+	if (other[0])
+		return die(cmd, "host namespace %s is tenant %s's host namespace %s",
+			   t->host_namespace, other, hint);
+	hostapi_t *h = NULL;
+	int rc = hostapi_open(t->host_kubeconfig, 0, &h);
+	if (rc < 0)
+		return die(cmd, "host kubeconfig %s: %s", t->host_kubeconfig, strerror(-rc));
+	rc = host_namespace_user(h, t, other, sizeof(other), err, sizeof(err));
+	hostapi_close(h);
+	if (rc < 0)
+		return die(cmd, "%s", err);
+	if (other[0])
+		return die(cmd, "host namespace %s holds objects of tenant %s %s",
+			   t->host_namespace, other, hint);
+	return 0;
+}
+
 static int setup_host(const char *cmd, struct tenant *t)
 {
 	char err[3072];
@@ -537,6 +581,10 @@ static int do_create(const char *cmd, int argc, char **argv)
 			home_rmtree(t.dir);
 			return die(cmd, "restoring %s: %s", a.snapshot, strerror(-rc));
 		}
+	}
+	if (t.host_kubeconfig[0] && !a.shared_ns && check_host_namespace(cmd, &t)) {
+		home_rmtree(t.dir);
+		return 1;
 	}
 	if (t.host_kubeconfig[0] && setup_host(cmd, &t)) {
 		undo_create(&t);

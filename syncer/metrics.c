@@ -107,6 +107,19 @@ json_t *syncer_pod_metrics(const json_t *host, const json_t *pods, const char *t
 		if (!ns || !name || syncer_host_name(ns, name, tenant, hn, sizeof(hn)) < 0)
 			continue;
 		const json_t *h = json_object_get(idx, hn);
+		char old[SYNCER_NAME_MAX + 1];
+		if (!h && syncer_host_name_legacy(ns, name, tenant, old, sizeof(old)) == 0 &&
+		    strcmp(old, hn) != 0) {
+			/* a pod adopted under its old name (syncer_host_name_legacy):
+			 * PodMetrics carry the pod's labels, and two objects that
+			 * shared an old name differ in their namespace */
+			h = json_object_get(idx, old);
+			const char *lns = json_string_value(json_object_get(
+			    json_object_get(json_object_get(h, "metadata"), "labels"),
+			    LBL_NAMESPACE));
+			if (!lns || strcmp(lns, ns) != 0)
+				h = NULL;
+		}
 		const char *owner = json_string_value(json_object_get(
 		    json_object_get(json_object_get(h, "metadata"), "labels"), LBL_TENANT));
 		if (!h || !owner || strcmp(owner, tenant) != 0)
@@ -245,14 +258,17 @@ static void on_read(kb_httpc_req_t *req, int err, long status, const char *body,
 }
 
 struct metrics_call *host_metrics_get(struct host_metrics *m, bool pods, const char *ns,
-				      const char *name, const json_t *objs,
+				      const char *name, const char *host_name, const json_t *objs,
 				      syncer_metrics_done_fn done, void *arg)
 {
 	char path[1024], hn[SYNCER_NAME_MAX + 1];
 	struct metrics_call *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	if (pods && name) {
+	if (pods && name && host_name) {
+		snprintf(path, sizeof(path), METRICS_GV "/namespaces/%s/pods/%s", m->host_ns,
+			 host_name);
+	} else if (pods && name) {
 		if (syncer_host_name(ns, name, m->tenant, hn, sizeof(hn)) < 0) {
 			free(c);
 			return NULL;

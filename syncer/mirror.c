@@ -14,9 +14,14 @@
  * since the syncer started (used by SYNCER_MIRROR_TENANT_FOLLOWS only).
  *
  * Ownership: a host object is ours when it carries the tenant's label,
- * annotations naming a tenant object and the kind in ANN_KIND (the label
- * alone is not enough: in-cluster, the tenant server's own claim and
- * Service carry it too); no other host object is ever touched. Deletes carry
+ * annotations naming a tenant object that lives under that very host name
+ * (syncer_host_owner) and the kind in ANN_KIND (the label alone is not
+ * enough: in-cluster, the tenant server's own claim and Service carry it
+ * too); no other host object is ever updated, adopted or deleted: one under
+ * a tenant object's host name is a conflict, reported as a Warning event
+ * on the tenant object (syncer_conflict). Names an older Kubicle gave are
+ * adopted when the object there is exactly the tenant object's, uid
+ * included (host_name). Deletes carry
  * the host object's uid as a precondition, so a newer object of that name
  * is never deleted. A tenant object whose name still has an older host
  * object (another uid) deletes it and is created at its DELETED event.
@@ -72,6 +77,21 @@ struct syncer_mirror {
 
 /* ---- small helpers -------------------------------------------------------------- */
 
+struct syncer_mirror;
+static bool owned(struct syncer_mirror *m, const json_t *hp, const char **ns, const char **name,
+		  const char **uid);
+
+static const char *owner_uid(struct syncer_mirror *m, const json_t *hp)
+{
+	const char *ns, *name, *uid;
+	return hp && owned(m, hp, &ns, &name, &uid) ? uid : NULL;
+}
+
+static const char *owner_uid_of(const json_t *hp)
+{
+	return jstr(json_object_get(json_object_get(hp, "metadata"), "annotations"), ANN_UID);
+}
+
 static bool deleting(const json_t *o)
 {
 	return meta_str(o, "deletionTimestamp") != NULL;
@@ -85,16 +105,6 @@ static bool str_eq(const char *a, const char *b)
 static bool follows_host(const struct syncer_mirror *m)
 {
 	return m->k->host_deleted == SYNCER_MIRROR_TENANT_FOLLOWS;
-}
-
-/* hn gets tenant object obj's host name, or "" when it has none (not
- * synced, or no name). */
-static void host_name(struct syncer_mirror *m, const json_t *obj, char *hn)
-{
-	if ((m->k->synced && !m->k->synced(obj)) ||
-	    syncer_host_name(meta_str(obj, "namespace"), meta_str(obj, "name"), m->x->tenant, hn,
-			     SYNCER_NAME_MAX + 1) < 0)
-		hn[0] = '\0';
 }
 
 static json_t *host_obj(struct syncer_mirror *m, const char *hn)
@@ -112,10 +122,48 @@ static bool owned(struct syncer_mirror *m, const json_t *hp, const char **ns, co
 	       syncer_host_owner(hp, m->x->tenant, ns, name, uid);
 }
 
-static const char *owner_uid(struct syncer_mirror *m, const json_t *hp)
+/* True when hp is ours and of tenant object obj's namespace and name (its
+ * uid or an older object's of that name). */
+static bool owned_by(struct syncer_mirror *m, const json_t *hp, const json_t *obj)
 {
 	const char *ns, *name, *uid;
-	return hp && owned(m, hp, &ns, &name, &uid) ? uid : NULL;
+	return hp && owned(m, hp, &ns, &name, &uid) &&
+	       syncer_host_is(hp, m->x->tenant, meta_str(obj, "namespace"), meta_str(obj, "name"),
+			      NULL);
+}
+
+/*
+ * hn gets tenant object obj's host name, or "" when it has none (not
+ * synced, or no name): its translated name, unless the host has nothing
+ * there and has this very object (uid) under the name an older Kubicle
+ * gave it, which it keeps (adopted: a claim is never made again empty for
+ * a rename; syncer_host_name_legacy).
+ */
+static void host_name(struct syncer_mirror *m, const json_t *obj, char *hn)
+{
+	const char *ns = meta_str(obj, "namespace"), *name = meta_str(obj, "name");
+	char old[SYNCER_NAME_MAX + 1];
+	json_t *hp;
+	if ((m->k->synced && !m->k->synced(obj)) ||
+	    syncer_host_name(ns, name, m->x->tenant, hn, SYNCER_NAME_MAX + 1) < 0) {
+		hn[0] = '\0';
+		return;
+	}
+	if (host_obj(m, hn) ||
+	    syncer_host_name_legacy(ns, name, m->x->tenant, old, sizeof(old)) < 0 ||
+	    strcmp(old, hn) == 0 || !(hp = host_obj(m, old)) || !owned_by(m, hp, obj) ||
+	    !str_eq(owner_uid_of(hp), meta_str(obj, "uid")))
+		return;
+	snprintf(hn, SYNCER_NAME_MAX + 1, "%s", old);
+}
+
+/* A host object of tenant object obj's name that is not its (another
+ * tenant's, or our label on another object's annotations): reported,
+ * never touched. */
+static void conflict(struct syncer_mirror *m, const json_t *hp, const json_t *obj)
+{
+	syncer_conflict(m->store, m->x->tenant, m->k->kind, meta_str(obj, "namespace"),
+			meta_str(obj, "name"), meta_str(obj, "uid"), hp);
 }
 
 static void host_path(struct syncer_mirror *m, const char *hn, char *path, size_t len)
@@ -206,6 +254,12 @@ static void on_created(int err, long status, json_t *body, void *arg)
 	 * being deleted: its DELETED event creates this one) */
 	if (err) {
 		kb_info("syncer", "host %s %s: %s", k->noun, c->hn, strerror(-err));
+	} else if (status == 409 && e && !host_obj(c->m, c->hn)) {
+		/* there, and not in our informer: ours being listed, or not ours */
+		char path[512];
+		host_path(c->m, c->hn, path, sizeof(path));
+		syncer_check_conflict(c->m->http, c->m->store, path, c->m->x->tenant, k->kind,
+				      jstr(e, "ns"), jstr(e, "name"), jstr(e, "uid"));
 	} else if (status >= 300 && status != 409) {
 		kb_info("syncer", "host refused %s %s: HTTP %ld %s", k->create_refused, c->hn,
 			status, jstr(body, "message") ? jstr(body, "message") : "");
@@ -236,8 +290,8 @@ static void create_host(struct syncer_mirror *m, const json_t *obj, const char *
  * of that name), unless the host is deleting it already. */
 static void delete_host(struct syncer_mirror *m, const json_t *hp, const char *hn)
 {
-	if (!hp || deleting(hp))
-		return;
+	if (!hp || deleting(hp) || !owner_uid(m, hp))
+		return; /* not ours: never touched */
 	char path[512];
 	host_path(m, hn, path, sizeof(path));
 	json_t *opts =
@@ -269,7 +323,7 @@ static void push_update(struct syncer_mirror *m, const json_t *prev, const json_
 			const char *hn)
 {
 	json_t *hp = host_obj(m, hn);
-	if (!hp || deleting(hp))
+	if (!hp || deleting(hp) || !owned_by(m, hp, obj))
 		return;
 	json_t *want = m->k->translate(m->x, obj);
 	json_t *was = prev ? m->k->translate(m->x, prev) : NULL;
@@ -443,6 +497,8 @@ static void on_tenant_event(const struct store_event *ev, void *arg)
 	entry(m, obj, hn);
 	if (!hp)
 		create_host(m, obj, hn);
+	else if (!owned_by(m, hp, obj))
+		conflict(m, hp, obj);
 	else if (!same_uid)
 		delete_host(m, hp, hn); /* an older object: this one follows its DELETED */
 	else if (pushable(m, ev))
@@ -482,6 +538,8 @@ static void resync_obj(struct syncer_mirror *m, json_t *tp, json_t *seen)
 			delete_host(m, hp, hn);
 	} else if (!hp) {
 		resync_missing(m, tp, e, hn);
+	} else if (!owned_by(m, hp, tp)) {
+		conflict(m, hp, tp);
 	} else if (!same_uid) {
 		delete_host(m, hp, hn);
 	} else if (deleting(hp)) {
@@ -549,6 +607,14 @@ json_t *syncer_mirror_host(struct syncer_mirror *m, const char *hn)
 {
 	json_t *hp = m ? host_obj(m, hn) : NULL;
 	return owner_uid(m, hp) ? hp : NULL;
+}
+
+void syncer_mirror_name(struct syncer_mirror *m, const json_t *obj, char *hn)
+{
+	if (m)
+		host_name(m, obj, hn);
+	else
+		hn[0] = '\0';
 }
 
 json_t *syncer_mirror_host_of(struct syncer_mirror *m, const json_t *obj)

@@ -82,11 +82,85 @@ static json_t *host_pod(struct syncer *s, const char *hn)
 	return json_object_get(host_informer_cache(s->pods_inf), hn);
 }
 
+/*
+ * hn gets the host name of tenant pod ns/name (uid NULL: any): its
+ * translated name, unless the host has no pod there and has this very pod
+ * (annotations: tenant, ns, name, uid) under the name an older Kubicle gave
+ * it, which it then keeps (adopted: a running pod is never recreated for a
+ * rename; syncer_host_name_legacy). "" when it has none.
+ */
+static void pod_host_name(struct syncer *s, const char *ns, const char *name, const char *uid,
+			  char *hn)
+{
+	char old[SYNCER_NAME_MAX + 1];
+	json_t *hp;
+	if (syncer_host_name(ns, name, s->tenant, hn, SYNCER_NAME_MAX + 1) < 0) {
+		hn[0] = '\0';
+		return;
+	}
+	if (host_pod(s, hn) || syncer_host_name_legacy(ns, name, s->tenant, old, sizeof(old)) < 0 ||
+	    strcmp(old, hn) == 0 || !(hp = host_pod(s, old)) ||
+	    !syncer_host_is(hp, s->tenant, ns, name, uid))
+		return;
+	snprintf(hn, SYNCER_NAME_MAX + 1, "%s", old);
+}
+
 static void pod_hn(struct syncer *s, const json_t *pod, char *hn)
 {
-	if (syncer_host_name(meta_str(pod, "namespace"), meta_str(pod, "name"), s->tenant, hn,
-			     SYNCER_NAME_MAX + 1) < 0)
-		hn[0] = '\0';
+	pod_host_name(s, meta_str(pod, "namespace"), meta_str(pod, "name"),
+		      meta_str(pod, "uid") ? meta_str(pod, "uid") : "", hn);
+}
+
+/* ---- conflicts --------------------------------------------------------------------- */
+
+/* A host object under a tenant object's host name that is not exactly its
+ * (another tenant's, or one whose kubicle.dev/ labels and annotations name
+ * another object): the syncer does not touch it, logs it, and the tenant
+ * object gets a Warning event, once per refusal (a repeat counts up). */
+void syncer_conflict(store_t *st, const char *tenant, const char *kind, const char *ns,
+		     const char *name, const char *uid, const json_t *host)
+{
+	const json_t *meta = json_object_get(host, "metadata");
+	const char *other = jstr(json_object_get(meta, "labels"), LBL_TENANT);
+	const char *hn = jstr(meta, "name");
+	char msg[600];
+	snprintf(msg, sizeof(msg),
+		 "host %s %s exists and is not this object's (%s%s%s): not updated, adopted or "
+		 "deleted",
+		 kind, hn ? hn : "", other ? "tenant " : "no kubicle.dev/tenant label",
+		 other ? other : "", other && strcmp(other, tenant) == 0 ? ", another object" : "");
+	kb_warn("syncer", "%s %s/%s: %s", kind, ns ? ns : "", name ? name : "", msg);
+	syncer_record_event(st, ns ? ns : "", kind, name, uid, "Warning", "HostNameConflict", msg,
+			    "host-conflict", NULL);
+}
+
+struct conflict_get {
+	store_t *st;
+	char tenant[64], kind[32], ns[64], name[256], uid[64];
+};
+
+static void on_conflict_get(int err, long status, json_t *body, void *arg)
+{
+	struct conflict_get *g = arg;
+	if (!err && status == 200 && !syncer_host_is(body, g->tenant, g->ns, g->name, NULL))
+		syncer_conflict(g->st, g->tenant, g->kind, g->ns, g->name, g->uid, body);
+	free(g);
+}
+
+void syncer_check_conflict(kb_httpc_t *http, store_t *st, const char *path, const char *tenant,
+			   const char *kind, const char *ns, const char *name, const char *uid)
+{
+	struct conflict_get *g = calloc(1, sizeof(*g));
+	if (!g)
+		return;
+	g->st = st;
+	snprintf(g->tenant, sizeof(g->tenant), "%s", tenant);
+	snprintf(g->kind, sizeof(g->kind), "%s", kind);
+	snprintf(g->ns, sizeof(g->ns), "%s", ns ? ns : "");
+	snprintf(g->name, sizeof(g->name), "%s", name ? name : "");
+	snprintf(g->uid, sizeof(g->uid), "%s", uid ? uid : "");
+	if (host_call(http, "GET", path, NULL, on_conflict_get, g) < 0)
+		free(g);
 }
 
 static void set_meta_new(json_t *obj, time_t now)
@@ -125,11 +199,33 @@ static const char *cfg_plural(const char *kind)
 	return strcmp(kind, "ConfigMap") == 0 ? "configmaps" : "secrets";
 }
 
+/*
+ * Host copies of ConfigMaps and Secrets (and token Secrets): created, or
+ * replaced when one exists that is exactly ours (syncer_host_is: our tenant,
+ * the same tenant object by namespace and name; a copy of an older object of
+ * that name, another uid, is replaced too), with its resourceVersion, so
+ * that nothing written in between is overwritten. Any other object of that
+ * name is a conflict: left alone (syncer_conflict).
+ */
 struct cfg_put {
 	struct syncer *s;
 	json_t *obj;
 	char path[512];
 };
+
+static void cfg_put_free(struct cfg_put *p)
+{
+	json_decref(p->obj);
+	free(p);
+}
+
+/* The tenant object a host copy names (kind, ns, name, uid: borrowed from
+ * obj's annotations). */
+static const char *ann_of(const json_t *obj, const char *key)
+{
+	const char *v = jstr(json_object_get(json_object_get(obj, "metadata"), "annotations"), key);
+	return v ? v : "";
+}
 
 static void on_cfg_put(int err, long status, json_t *body, void *arg)
 {
@@ -137,22 +233,41 @@ static void on_cfg_put(int err, long status, json_t *body, void *arg)
 	if (err || status >= 300)
 		kb_info("syncer", "host PUT %s: %s (HTTP %ld)", p->path,
 			err ? strerror(-err) : "refused", status);
-	json_decref(p->obj);
-	free(p);
+	cfg_put_free(p);
+}
+
+static void on_cfg_get(int err, long status, json_t *body, void *arg)
+{
+	struct cfg_put *p = arg;
+	struct syncer *s = p->s;
+	const char *ns = ann_of(p->obj, ANN_NAMESPACE), *name = ann_of(p->obj, ANN_NAME);
+	if (err || status != 200 || s->stopping) {
+		cfg_put_free(p); /* gone meanwhile: the next push creates it */
+		return;
+	}
+	if (!syncer_host_is(body, s->tenant, ns, name, NULL)) {
+		syncer_conflict(s->store, s->tenant, ann_of(p->obj, ANN_KIND), ns, name,
+				ann_of(p->obj, ANN_UID), body);
+		cfg_put_free(p);
+		return;
+	}
+	json_object_set(json_object_get(p->obj, "metadata"), "resourceVersion",
+			json_object_get(json_object_get(body, "metadata"), "resourceVersion"));
+	if (host_call(s->http, "PUT", p->path, p->obj, on_cfg_put, p) < 0)
+		cfg_put_free(p);
 }
 
 static void on_cfg_post(int err, long status, json_t *body, void *arg)
 {
 	struct cfg_put *p = arg;
-	if (!err && status == 409) { /* exists: replace it */
-		if (host_call(p->s->http, "PUT", p->path, p->obj, on_cfg_put, p) == 0)
+	if (!err && status == 409 && !p->s->stopping) { /* exists: whose? */
+		if (host_call(p->s->http, "GET", p->path, NULL, on_cfg_get, p) == 0)
 			return;
 	} else if (err || status >= 300) {
 		kb_info("syncer", "host POST %s: %s (HTTP %ld)", p->path,
 			err ? strerror(-err) : "refused", status);
 	}
-	json_decref(p->obj);
-	free(p);
+	cfg_put_free(p);
 }
 
 /* Creates or replaces host object h (stolen) of kind ConfigMap or Secret. */
@@ -169,10 +284,8 @@ static void host_upsert(struct syncer *s, const char *kind, json_t *h)
 		 cfg_plural(kind), meta_str(h, "name"));
 	char post[512];
 	snprintf(post, sizeof(post), "/api/v1/namespaces/%s/%s", s->host_ns, cfg_plural(kind));
-	if (host_call(s->http, "POST", post, h, on_cfg_post, p) < 0) {
-		json_decref(h);
-		free(p);
-	}
+	if (host_call(s->http, "POST", post, h, on_cfg_post, p) < 0)
+		cfg_put_free(p);
 }
 
 /* Creates or replaces the host copy of tenant config kind/ns/name. */
@@ -198,6 +311,44 @@ static void host_delete_path(struct syncer *s, const char *path, long grace, con
 	json_decref(opts);
 }
 
+/* Deletes host object `path` when it is exactly ours, a copy of tenant
+ * object kind ns/name (any uid), with its uid as a precondition; another
+ * object there is a conflict, left alone. */
+struct owned_delete {
+	struct syncer *s;
+	char path[512], kind[32], ns[64], name[256];
+	bool quiet; /* another object there is no conflict (a legacy name) */
+};
+
+static void on_owned_get(int err, long status, json_t *body, void *arg)
+{
+	struct owned_delete *d = arg;
+	struct syncer *s = d->s;
+	if (!err && status == 200 && !s->stopping) {
+		if (syncer_host_is(body, s->tenant, d->ns, d->name, NULL))
+			host_delete_path(s, d->path, -1, meta_str(body, "uid"));
+		else if (!d->quiet)
+			syncer_conflict(s->store, s->tenant, d->kind, d->ns, d->name, NULL, body);
+	}
+	free(d);
+}
+
+static void host_delete_owned(struct syncer *s, const char *path, const char *kind, const char *ns,
+			      const char *name, bool quiet)
+{
+	struct owned_delete *d = calloc(1, sizeof(*d));
+	if (!d)
+		return;
+	d->s = s;
+	d->quiet = quiet;
+	snprintf(d->path, sizeof(d->path), "%s", path);
+	snprintf(d->kind, sizeof(d->kind), "%s", kind);
+	snprintf(d->ns, sizeof(d->ns), "%s", ns ? ns : "");
+	snprintf(d->name, sizeof(d->name), "%s", name ? name : "");
+	if (host_call(s->http, "GET", path, NULL, on_owned_get, d) < 0)
+		free(d);
+}
+
 static void cfg_ref(struct syncer *s, const json_t *refs, const char *ns, int delta)
 {
 	size_t i;
@@ -213,12 +364,21 @@ static void cfg_ref(struct syncer *s, const json_t *refs, const char *ns, int de
 			continue;
 		}
 		json_object_del(s->refs, key);
-		char hn[SYNCER_NAME_MAX + 1], path[512];
-		if (syncer_host_name(ns, jstr(r, "name"), s->tenant, hn, sizeof(hn)) < 0)
+		/* the copy, and one an older Kubicle named otherwise (which pods
+		 * it started still mount until then) */
+		char hn[SYNCER_NAME_MAX + 1], old[SYNCER_NAME_MAX + 1], path[512];
+		const char *kind = jstr(r, "kind"), *name = jstr(r, "name");
+		if (syncer_host_name(ns, name, s->tenant, hn, sizeof(hn)) < 0)
 			continue;
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/%s/%s", s->host_ns,
-			 cfg_plural(jstr(r, "kind")), hn);
-		host_delete_path(s, path, -1, NULL);
+			 cfg_plural(kind), hn);
+		host_delete_owned(s, path, kind, ns, name, false);
+		if (syncer_host_name_legacy(ns, name, s->tenant, old, sizeof(old)) == 0 &&
+		    strcmp(old, hn) != 0) {
+			snprintf(path, sizeof(path), "/api/v1/namespaces/%s/%s/%s", s->host_ns,
+				 cfg_plural(kind), old);
+			host_delete_owned(s, path, kind, ns, name, true);
+		}
 	}
 }
 
@@ -319,7 +479,7 @@ static void sa_ref(struct syncer *s, const char *ns, const char *sa, int delta)
 	char hn[SYNCER_NAME_MAX + 1], path[512];
 	if (syncer_sa_secret_name(ns, sa, s->tenant, hn, sizeof(hn)) == 0) {
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", s->host_ns, hn);
-		host_delete_path(s, path, -1, NULL);
+		host_delete_owned(s, path, "ServiceAccount", ns, sa, false);
 	}
 	json_object_del(s->sas, key);
 }
@@ -390,6 +550,30 @@ static json_t *service_env(struct syncer *s, const char *ns)
 	return env;
 }
 
+/* Claims an older Kubicle named otherwise keep that name (adopted,
+ * syncer_mirror_name): host pod hp's volumes of tenant pod `pod` name it. */
+static void adopted_claims(struct syncer *s, const json_t *pod, json_t *hp)
+{
+	const char *ns = meta_str(pod, "namespace");
+	json_t *hvols = json_object_get(json_object_get(hp, "spec"), "volumes"), *v, *hv;
+	size_t i, j;
+	json_array_foreach (json_object_get(json_object_get(pod, "spec"), "volumes"), i, v) {
+		const char *claim = jstr(json_object_get(v, "persistentVolumeClaim"), "claimName");
+		json_t *pvc = NULL;
+		char hn[SYNCER_NAME_MAX + 1];
+		if (!claim || store_get(s->store, "/persistentvolumeclaims", ns, claim, &pvc) < 0)
+			continue;
+		syncer_mirror_name(s->pvcs, pvc, hn);
+		json_decref(pvc);
+		json_array_foreach (hvols, j, hv) {
+			json_t *src = json_object_get(hv, "persistentVolumeClaim");
+			if (hn[0] && src &&
+			    kb_json_same(json_object_get(hv, "name"), json_object_get(v, "name")))
+				json_object_set_new(src, "claimName", json_string(hn));
+		}
+	}
+}
+
 /* The host pod for tenant pod `pod` mounting service account sa's token
  * Secret (sa NULL: none). `starts`: containers will start from this
  * translation (a create, or ephemeral containers added), so they get the
@@ -409,6 +593,8 @@ static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, js
 	s->x.sa_secret = NULL;
 	s->x.service_env = NULL;
 	json_decref(env);
+	if (starts)
+		adopted_claims(s, pod, hp);
 	/* a class only the tenant has: the host pod gets the host's default */
 	json_t *spec = json_object_get(hp, "spec");
 	if (!syncer_class_on_host(s->store, jstr(spec, "priorityClassName")))
@@ -513,6 +699,14 @@ static void on_pod_created(int err, long status, json_t *body, void *arg)
 	json_t *st = s->stopping ? NULL : json_object_get(s->pods, pc->hn);
 	if (st)
 		json_object_set_new(st, "creating", json_false());
+	if (st && !err && status == 409 && !host_pod(s, pc->hn)) {
+		/* there, and not (yet) in our informer: ours being listed, or
+		 * another tenant's or object's, which is never touched */
+		char path[512];
+		snprintf(path, sizeof(path), "%s/%s", s->pods_path, pc->hn);
+		syncer_check_conflict(s->http, s->store, path, s->tenant, "Pod", jstr(st, "ns"),
+				      jstr(st, "name"), jstr(st, "uid"));
+	}
 	if (!st || err || status == 201 || status == 200 || status == 409) {
 		free(pc);
 		return;
@@ -635,13 +829,19 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 	json_decref(hp);
 }
 
-/* Deletes our host pod hn (only if the informer saw it with our label). */
+/* Deletes our host pod hn: only if the informer saw it, exactly ours
+ * (syncer_host_owner), with its uid as a precondition. */
 static void delete_host_pod(struct syncer *s, const char *hn, long grace)
 {
 	json_t *hp = host_pod(s, hn);
 	json_t *st = json_object_get(s->pods, hn);
+	const char *ns, *name, *uid;
 	if (!hp || (st && json_is_true(json_object_get(st, "deleting"))))
 		return;
+	if (!syncer_host_owner(hp, s->tenant, &ns, &name, &uid)) {
+		kb_warn("syncer", "host pod %s is not exactly ours: not deleted", hn);
+		return;
+	}
 	if (st)
 		json_object_set_new(st, "deleting", json_true());
 	char path[512];
@@ -838,6 +1038,8 @@ static void push_update(struct syncer *s, const json_t *prev, const json_t *pod,
 	if (!st || !hp || json_is_true(json_object_get(st, "creating")) ||
 	    json_is_true(json_object_get(st, "deleting")) || meta_str(hp, "deletionTimestamp"))
 		return; /* a pod being created gets the update at the next resync */
+	if (!syncer_host_is(hp, s->tenant, jstr(st, "ns"), jstr(st, "name"), jstr(st, "uid")))
+		return; /* not this pod's: never updated */
 	const char *sa = jstr(st, "sa");
 	json_t *refs = json_array();
 	/* ephemeral containers may start from it (kubectl debug) */
@@ -866,6 +1068,9 @@ static void tenant_pod_changed(struct syncer *s, const json_t *pod)
 	if (!hn[0])
 		return;
 	json_t *hp = host_pod(s, hn);
+	if (hp &&
+	    !syncer_host_is(hp, s->tenant, meta_str(pod, "namespace"), meta_str(pod, "name"), NULL))
+		hp = NULL; /* not this pod's: as if there were none (resync reports it) */
 	if (meta_str(pod, "deletionTimestamp")) {
 		if (!hp && s->host_synced &&
 		    !json_is_true(json_object_get(json_object_get(s->pods, hn), "creating"))) {
@@ -1016,9 +1221,14 @@ static void resync_tenant_pod(struct syncer *s, json_t *tp, json_t *seen)
 		}
 		return;
 	}
-	const char *hns, *hname, *huid;
-	if (!syncer_host_owner(hp, s->tenant, &hns, &hname, &huid) ||
-	    strcmp(huid, meta_str(tp, "uid") ? meta_str(tp, "uid") : "") != 0) {
+	if (!syncer_host_is(hp, s->tenant, meta_str(tp, "namespace"), meta_str(tp, "name"), NULL)) {
+		/* our label, but not this pod's annotations: never touched */
+		syncer_conflict(s->store, s->tenant, "Pod", meta_str(tp, "namespace"),
+				meta_str(tp, "name"), meta_str(tp, "uid"), hp);
+		return;
+	}
+	if (!syncer_host_is(hp, s->tenant, meta_str(tp, "namespace"), meta_str(tp, "name"),
+			    meta_str(tp, "uid") ? meta_str(tp, "uid") : "")) {
 		delete_host_pod(s, hn, 0); /* a previous pod of that name */
 		return;
 	}
@@ -1171,7 +1381,9 @@ void syncer_pod_log(void *arg, kb_http_req_t *req, const char *ns, const char *n
 {
 	struct syncer *s = arg;
 	char hn[SYNCER_NAME_MAX + 1], path[2048];
-	if (syncer_host_name(ns, name, s->tenant, hn, sizeof(hn)) < 0 || !host_pod(s, hn)) {
+	pod_host_name(s, ns, name, NULL, hn);
+	if (!hn[0] || !host_pod(s, hn) ||
+	    !syncer_host_is(host_pod(s, hn), s->tenant, ns, name, NULL)) {
 		log_not_found(req, name);
 		return;
 	}
@@ -1379,7 +1591,9 @@ void syncer_pod_connect(void *arg, kb_http_req_t *req, const char *ns, const cha
 {
 	struct syncer *s = arg;
 	char hn[SYNCER_NAME_MAX + 1], path[4096];
-	if (syncer_host_name(ns, name, s->tenant, hn, sizeof(hn)) < 0 || !host_pod(s, hn)) {
+	pod_host_name(s, ns, name, NULL, hn);
+	if (!hn[0] || !host_pod(s, hn) ||
+	    !syncer_host_is(host_pod(s, hn), s->tenant, ns, name, NULL)) {
 		log_not_found(req, name);
 		return;
 	}
@@ -1437,7 +1651,11 @@ void *syncer_metrics_get(void *arg, const char *plural, const char *ns, const ch
 	struct syncer *s = arg;
 	if (s->stopping || !s->metrics)
 		return NULL;
-	return host_metrics_get(s->metrics, strcmp(plural, "pods") == 0, ns, name, objs, done,
+	bool pods = strcmp(plural, "pods") == 0;
+	char hn[SYNCER_NAME_MAX + 1] = "";
+	if (pods && name)
+		pod_host_name(s, ns, name, NULL, hn);
+	return host_metrics_get(s->metrics, pods, ns, name, hn[0] ? hn : NULL, objs, done,
 				done_arg);
 }
 
@@ -1460,10 +1678,11 @@ static int load_creds(const struct syncer_opts *o, struct kb_kubeconfig_creds *c
 
 static int check_opts(const struct syncer_opts *o)
 {
-	if (!o->tenant || !*o->tenant || strlen(o->tenant) > 40 || strstr(o->tenant, "-x-") ||
-	    !o->host_namespace || !*o->host_namespace || !syncer_profile_find(o->scheduler)) {
-		kb_err("syncer", "need --tenant (a DNS label of at most 40 characters, without "
-				 "\"-x-\"), --host-namespace and a known --scheduler");
+	const char *why = o->tenant ? syncer_check_tenant(o->tenant) : "none given";
+	if (why || !o->host_namespace || !*o->host_namespace ||
+	    !syncer_profile_find(o->scheduler)) {
+		kb_err("syncer", "need --tenant (%s), --host-namespace and a known --scheduler",
+		       why ? why : "ok");
 		return -EINVAL;
 	}
 	if (o->api_service && !kb_dns_label(o->api_service, 63)) {

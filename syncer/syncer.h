@@ -165,6 +165,13 @@ void *syncer_metrics_get(void *syncer, const char *plural, const char *ns, const
 /* Cancels a read of syncer_metrics_get; its callback is not called. */
 void syncer_metrics_cancel(void *call);
 
+/* Whether `name` can be a tenant's name (syncer_opts.tenant): NULL when it
+ * can, else why not. A DNS label of at most 40 characters, without "-x-"
+ * (host names stay readable) and not ending in "token-" and 16 hex digits
+ * (a translated name ends with the tenant's, and service-account token
+ * Secrets are named "<sa>-token-<16 hex>" in the same host namespace). */
+const char *syncer_check_tenant(const char *name);
+
 /* Whether `name` is a scheduler profile the syncer knows (kai, kueue,
  * volcano, hami, none). */
 bool syncer_scheduler_known(const char *name);

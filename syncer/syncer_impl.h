@@ -54,16 +54,25 @@ const struct syncer_profile *syncer_profile_find(const char *name);
 /* ---- names -------------------------------------------------------------------- */
 /*
  * The translated name of tenant object (ns, name) of `tenant`:
- * "<name>-x-<ns>-x-<tenant>" when that is at most 62 characters and neither
- * name nor ns contains "-x-" (so the parts are unambiguous); otherwise a
- * prefix of it (at most 46 characters) and "-" + 16 hex digits of
- * sha256("<ns>/<name>/<tenant>"); 63 characters for long names. Two
- * different objects get the same hashed name only if sha256's first 64 bits
- * collide; a short form equals a hashed one only if a tenant object's name
- * itself ends like "-x-<ns>-x-<tenant>" shaped as a hash (not expected). `buf` needs SYNCER_NAME_MAX + 1 bytes. ns may be "" (cluster
- * scope). Returns 0 or -EINVAL (empty name).
+ * "<name>-x-<ns>-x-<tenant>" when that is at most 62 characters and holds
+ * "-x-" exactly twice (overlaps counted), so that the parts can be read
+ * back; otherwise (always 63 characters) a readable prefix of it and "-" +
+ * hex digits of sha256("<ns>/<name>/<tenant>"). Injective over every
+ * (ns, name, tenant): the argument is in translate.c. `buf` needs
+ * SYNCER_NAME_MAX + 1 bytes. ns may be "" (cluster scope). Returns 0 or
+ * -EINVAL (empty name or tenant, a '/' in a part).
  */
 int syncer_host_name(const char *ns, const char *name, const char *tenant, char *buf, size_t len);
+/*
+ * The name Kubicle gave (ns, name) before the rule above (short form
+ * whenever neither name nor ns held "-x-", which was not injective; hashed
+ * forms with 16 hex digits). Upgrades: a host object already under that
+ * name whose annotations are exactly its tenant object's is adopted and
+ * keeps it (syncer.c, mirror.c); one of another object is never touched.
+ * Same contract as syncer_host_name.
+ */
+int syncer_host_name_legacy(const char *ns, const char *name, const char *tenant, char *buf,
+			    size_t len);
 
 /* ---- translation ------------------------------------------------------------- */
 struct syncer_xlate {
@@ -169,10 +178,21 @@ json_t *syncer_status_from_host(const json_t *host);
  * with hp (never modify either): a new reference, NULL on ENOMEM.
  */
 json_t *syncer_host_pod_view(const json_t *hp);
-/* True when `host` carries tenant's label and annotations naming a tenant
- * object; *ns, *name, *uid (borrowed from host) get them. */
+/*
+ * True when host object `host` is exactly one of tenant's: the label
+ * kubicle.dev/tenant is tenant, annotations name a tenant object (namespace,
+ * name, uid; the kubicle.dev/namespace label, when set, agrees) and the host
+ * object's name is that object's (syncer_host_name, or the legacy name; for
+ * a token Secret, kind ServiceAccount, syncer_sa_secret_name). *ns, *name,
+ * *uid (borrowed from host) get the annotations. The syncer updates,
+ * adopts or deletes no host object for which this is false.
+ */
 bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, const char **name,
 		       const char **uid);
+/* syncer_host_owner and the tenant object is ns/name (ns "" for cluster
+ * scope) of this uid (NULL: any). */
+bool syncer_host_is(const json_t *host, const char *tenant, const char *ns, const char *name,
+		    const char *uid);
 /* The tenant Node for host node `node` (labels, capacity, allocatable,
  * conditions, nodeInfo, addresses). New reference or NULL. */
 json_t *syncer_translate_node(const json_t *node, const char *tenant);
@@ -189,12 +209,24 @@ void syncer_record_event(store_t *st, const char *ns, const char *kind, const ch
 			 const char *uid, const char *type, const char *reason, const char *msg,
 			 const char *suffix, const char *component);
 
+/* Host object `host` (borrowed) sits under the host name of tenant object
+ * kind ns/name (uid may be NULL) and is not exactly its (syncer_host_is):
+ * logged, and a Warning event HostNameConflict on the tenant object. The
+ * object is not touched. (syncer.c) */
+void syncer_conflict(store_t *st, const char *tenant, const char *kind, const char *ns,
+		     const char *name, const char *uid, const json_t *host);
+/* Reads host object `path` (a create of it answered 409) and reports it
+ * with syncer_conflict when it is not exactly tenant object kind ns/name's. */
+void syncer_check_conflict(kb_httpc_t *http, store_t *st, const char *path, const char *tenant,
+			   const char *kind, const char *ns, const char *name, const char *uid);
+
 /* ---- the host's metrics API (metrics.c) ------------------------------------- */
 /*
  * PodMetrics of tenant pods `pods` (borrowed array of Pods) from host
  * PodMetrics items `host` (borrowed array): for each tenant pod, in its
  * order, the host item named by its translated name and carrying the
- * tenant's label becomes {metadata: the tenant pod's name, namespace and
+ * tenant's label (or, for a pod adopted under its old name, the item of
+ * that name with the tenant's and the namespace's labels) becomes {metadata: the tenant pod's name, namespace and
  * labels, the host's creationTimestamp; timestamp, window, containers as
  * the host has them}. Pods without a host item are left out. New array.
  */
@@ -217,9 +249,11 @@ int host_metrics_start(kb_httpc_t *http, const char *tenant, const char *host_ns
 		       struct host_metrics **out);
 /* Reads the host's discovery again (unless a read is in flight). */
 void host_metrics_check(struct host_metrics *m);
-/* A read for syncer_metrics_get; NULL on ENOMEM (no callback then). */
+/* A read for syncer_metrics_get; NULL on ENOMEM (no callback then).
+ * host_name: pod ns/name's host pod when known (one adopted under its old
+ * name), NULL: its translated name. */
 struct metrics_call *host_metrics_get(struct host_metrics *m, bool pods, const char *ns,
-				      const char *name, const json_t *objs,
+				      const char *name, const char *host_name, const json_t *objs,
 				      syncer_metrics_done_fn done, void *arg);
 /* Cancels a read in flight: no callback. */
 void host_metrics_cancel(struct metrics_call *c);
@@ -308,6 +342,10 @@ void syncer_mirror_resync(struct syncer_mirror *m);
 /* Host object hn as last seen (borrowed, valid until the next host event),
  * or NULL when the host has no such object of ours (or m is NULL). */
 json_t *syncer_mirror_host(struct syncer_mirror *m, const char *hn);
+/* hn (SYNCER_NAME_MAX + 1 bytes) gets tenant object obj's host name: its
+ * translated name, or the legacy one its host object keeps (adopted by
+ * annotation), "" when it has none (or m is NULL). */
+void syncer_mirror_name(struct syncer_mirror *m, const json_t *obj, char *hn);
 /* The host object of tenant object obj (borrowed) when it is of obj's uid,
  * as syncer_mirror_host, else NULL. */
 json_t *syncer_mirror_host_of(struct syncer_mirror *m, const json_t *obj);

@@ -65,26 +65,72 @@ static void hash_hex(const char *s, char *out, size_t nhex)
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
-int syncer_host_name(const char *ns, const char *name, const char *tenant, char *buf, size_t len)
+/*
+ * Translated names: why two tenant objects never share a host name.
+ *
+ * Input: a triple (ns, name, tenant); ns is "" for a cluster-scoped object.
+ * S is "<name>-x-<ns>-x-<tenant>" ("<name>-x-<tenant>" when ns is ""), and
+ * occ(S) the number of positions where "-x-" starts in S, overlapping ones
+ * counted ("a-x-x-b" has two).
+ *
+ * Short form: S itself, when |S| <= 62 and occ(S) is 2 (1 when ns is "").
+ *   The separators we inserted are occurrences, so they are then the only
+ *   ones: from S alone one finds them (the first and the last occurrence)
+ *   and reads name, ns and tenant back. Two triples with the same short
+ *   form therefore have separators at the same positions, hence equal
+ *   parts: the short form is injective. No assumption on the parts is
+ *   needed (this is where the old rule, "no part contains -x-", failed:
+ *   "a"/"b-x"/"tu" and "a"/"b"/"x-tu" both give "a-x-b-x-x-tu", whose
+ *   occurrences overlap at the part boundaries; occ is 3 there, so both
+ *   now take the hashed form).
+ * Hashed form, every other S: P + "-" + the first 62 - |P| hex digits of
+ *   sha256(K), K = "<ns>/<name>/<tenant>", P = S's first min(|S|, 46)
+ *   characters with '.' made '-' and a final '-' made 'x' (a readable
+ *   prefix that starts like the name, so a Service's stays a DNS-1035
+ *   label). It is always 63 characters, a short form at most 62: the two
+ *   forms never meet. K is injective (no part of a valid name holds '/',
+ *   refused here), so two distinct triples share a hashed form only when
+ *   the digests of two distinct strings agree on their first 4 * (62 - |P|)
+ *   >= 64 bits: for n objects in one host namespace, probability at most
+ *   n^2 / 2^65 (5e-8 for a million objects), sha256 being taken as a random
+ *   function (no collision of even its first 64 bits is known).
+ * Together: injective on every (ns, name, tenant) up to that bound, and the
+ * result is a DNS-1123 label of at most 63 characters when the parts are
+ * valid names (a DNS subdomain when the name has dots; the short form keeps
+ * them, as a pod or a ConfigMap may). Service account token Secrets
+ * ("<sa>-token-<16 hex>", syncer_sa_secret_name) share the Secrets' host
+ * namespace: a short form equal to one would need a tenant name ending in
+ * "token-" and 16 hex digits, which kubicle create refuses; a hashed one, a
+ * 64-bit digest collision.
+ */
+static bool name_parts_ok(const char *ns, const char *name, const char *tenant)
 {
-	if (!name || !*name || !tenant || len < SYNCER_NAME_MAX + 1)
-		return -EINVAL;
-	if (!ns)
-		ns = "";
-	char full[1024];
-	int n = *ns ? snprintf(full, sizeof(full), "%s-x-%s-x-%s", name, ns, tenant)
-		    : snprintf(full, sizeof(full), "%s-x-%s", name, tenant);
-	bool ambiguous = strstr(name, "-x-") || strstr(ns, "-x-");
-	if (n > 0 && n <= SYNCER_NAME_MAX - 1 && !ambiguous) {
-		snprintf(buf, len, "%s", full);
-		return 0;
-	}
-	char key[1024], hex[SYNCER_HASH_HEX + 1] = "";
+	return name && *name && tenant && *tenant && !strchr(name, '/') && !strchr(ns, '/') &&
+	       !strchr(tenant, '/');
+}
+
+static size_t separators(const char *s)
+{
+	size_t n = 0;
+	for (const char *p = strstr(s, "-x-"); p; p = strstr(p + 1, "-x-"))
+		n++;
+	return n;
+}
+
+/* The hashed form of S = full (n characters) with `nhex` hex digits, the
+ * prefix as long as fits: 63 characters when nhex is 0 (the current rule),
+ * else the prefix and nhex digits (the rule before it, for adoption). */
+static void hashed_name(const char *ns, const char *name, const char *tenant, const char *full,
+			size_t n, size_t nhex, char *buf, size_t len)
+{
+	char key[1024], hex[2 * EVP_MAX_MD_SIZE + 1] = "";
 	snprintf(key, sizeof(key), "%s/%s/%s", ns, name, tenant);
-	hash_hex(key, hex, SYNCER_HASH_HEX);
+	hash_hex(key, hex, 64);
 	size_t plen = SYNCER_NAME_MAX - 1 - SYNCER_HASH_HEX;
-	if ((size_t)n < plen)
-		plen = (size_t)n;
+	if (n < plen)
+		plen = n;
+	if (!nhex)
+		nhex = SYNCER_NAME_MAX - 1 - plen;
 	memcpy(buf, full, plen);
 	/* the prefix must end in an alphanumeric character */
 	for (size_t i = 0; i < plen; i++)
@@ -92,7 +138,67 @@ int syncer_host_name(const char *ns, const char *name, const char *tenant, char 
 			buf[i] = '-';
 	if (buf[plen - 1] == '-')
 		buf[plen - 1] = 'x';
-	snprintf(buf + plen, len - plen, "-%s", hex);
+	snprintf(buf + plen, len - plen, "-%.*s", (int)nhex, hex);
+}
+
+/* S of (ns, name, tenant) into full; its length, or -1 when too long. */
+static int full_name(const char *ns, const char *name, const char *tenant, char *full, size_t len)
+{
+	int n = *ns ? snprintf(full, len, "%s-x-%s-x-%s", name, ns, tenant)
+		    : snprintf(full, len, "%s-x-%s", name, tenant);
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+int syncer_host_name(const char *ns, const char *name, const char *tenant, char *buf, size_t len)
+{
+	char full[1024];
+	if (!ns)
+		ns = "";
+	if (!name_parts_ok(ns, name, tenant) || len < SYNCER_NAME_MAX + 1)
+		return -EINVAL;
+	int n = full_name(ns, name, tenant, full, sizeof(full));
+	if (n < 0)
+		return -EINVAL;
+	if (n <= SYNCER_NAME_MAX - 1 && separators(full) == (*ns ? 2u : 1u)) {
+		snprintf(buf, len, "%s", full);
+		return 0;
+	}
+	hashed_name(ns, name, tenant, full, (size_t)n, 0, buf, len);
+	return 0;
+}
+
+const char *syncer_check_tenant(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+	if (!kb_dns_label(name, 40))
+		return "a tenant name is a DNS label of 1 to 40 characters (lower case letters, "
+		       "digits and '-', a letter or digit at both ends)";
+	if (strstr(name, "-x-"))
+		return "a tenant name may not contain \"-x-\" (it separates parts of host names)";
+	const char *tok = n >= 22 ? name + n - 22 : NULL;
+	if (tok && strncmp(tok, "token-", 6) == 0 && strspn(tok + 6, "0123456789abcdef") == 16)
+		return "a tenant name may not end in \"token-\" and 16 hex digits (the host names "
+		       "of service-account token Secrets end so)";
+	return NULL;
+}
+
+int syncer_host_name_legacy(const char *ns, const char *name, const char *tenant, char *buf,
+			    size_t len)
+{
+	char full[1024];
+	if (!ns)
+		ns = "";
+	if (!name_parts_ok(ns, name, tenant) || len < SYNCER_NAME_MAX + 1)
+		return -EINVAL;
+	int n = full_name(ns, name, tenant, full, sizeof(full));
+	if (n < 0)
+		return -EINVAL;
+	bool ambiguous = strstr(name, "-x-") || strstr(ns, "-x-");
+	if (n <= SYNCER_NAME_MAX - 1 && !ambiguous) {
+		snprintf(buf, len, "%s", full);
+		return 0;
+	}
+	hashed_name(ns, name, tenant, full, (size_t)n, SYNCER_HASH_HEX, buf, len);
 	return 0;
 }
 
@@ -1004,18 +1110,52 @@ json_t *syncer_ephemeral_patch(const json_t *want, const json_t *have)
 	return json_pack("{s:{s:o}}", "spec", "ephemeralContainers", add);
 }
 
+/* Whether hn is where tenant object ns/name of `kind` lives on the host:
+ * its translated name, the name an older Kubicle gave it (adopted, see
+ * syncer_host_name_legacy), or for a service account's token Secret its
+ * syncer_sa_secret_name. */
+static bool name_is_of(const char *hn, const char *kind, const char *ns, const char *name,
+		       const char *tenant)
+{
+	char want[SYNCER_NAME_MAX + 1];
+	if (kind && strcmp(kind, "ServiceAccount") == 0)
+		return syncer_sa_secret_name(ns, name, tenant, want, sizeof(want)) == 0 &&
+		       strcmp(want, hn) == 0;
+	if (syncer_host_name(ns, name, tenant, want, sizeof(want)) == 0 && strcmp(want, hn) == 0)
+		return true;
+	return syncer_host_name_legacy(ns, name, tenant, want, sizeof(want)) == 0 &&
+	       strcmp(want, hn) == 0;
+}
+
 bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, const char **name,
 		       const char **uid)
 {
 	const json_t *meta = json_object_get(host, "metadata");
-	const char *t = jstr(json_object_get(meta, "labels"), LBL_TENANT);
+	const json_t *labels = json_object_get(meta, "labels");
+	const char *t = jstr(labels, LBL_TENANT), *lns = jstr(labels, LBL_NAMESPACE);
+	const char *hn = jstr(meta, "name");
 	const json_t *ann = json_object_get(meta, "annotations");
-	if (!t || strcmp(t, tenant) != 0)
+	if (!t || strcmp(t, tenant) != 0 || !hn)
 		return false;
 	*ns = jstr(ann, ANN_NAMESPACE);
 	*name = jstr(ann, ANN_NAME);
 	*uid = jstr(ann, ANN_UID);
-	return *ns && *name && *uid;
+	if (!*ns || !*name || !*uid)
+		return false;
+	/* the namespace label, when there is one (objects of older versions
+	 * may lack it), says the same */
+	if (lns && strcmp(lns, *ns) != 0)
+		return false;
+	return name_is_of(hn, jstr(ann, ANN_KIND), *ns, *name, tenant);
+}
+
+bool syncer_host_is(const json_t *host, const char *tenant, const char *ns, const char *name,
+		    const char *uid)
+{
+	const char *hns, *hname, *huid;
+	return syncer_host_owner(host, tenant, &hns, &hname, &huid) &&
+	       strcmp(hns, ns ? ns : "") == 0 && name && strcmp(hname, name) == 0 &&
+	       (!uid || strcmp(huid, uid) == 0);
 }
 
 json_t *syncer_translate_node(const json_t *node, const char *tenant)

@@ -151,15 +151,21 @@ syncer_suite_sa() {
     sy_sa_secrets t1
   # as left by a pod deleted while the tenant was down: removed by a resync
   # (checked after the restart in syncer_suite_kill9)
-  expect "an orphaned token secret on the host" 'created' "${H[@]}" apply -f - <<'EOF'
+  # (its name is the account's: syncer_sa_secret_name; one under another
+  # name is not exactly the syncer's and stays)
+  local ghost name
+  ghost=ghost-token-$(printf %s default/sa:ghost/t1 | sha256sum | cut -c1-16)
+  for name in "$ghost" ghost-token-0000000000000000; do
+    expect "an orphaned token secret on the host ($name)" 'created' "${H[@]}" apply -f - <<EOF
 apiVersion: v1
 kind: Secret
 metadata:
-  name: ghost-token-0000000000000000
+  name: $name
   labels: {kubicle.dev/tenant: t1, kubicle.dev/namespace: default}
   annotations: {kubicle.dev/namespace: default, kubicle.dev/name: ghost, kubicle.dev/uid: "", kubicle.dev/kind: ServiceAccount}
 data: {token: eA==}
 EOF
+  done
 }
 
 syncer_suite_config() {
@@ -392,6 +398,89 @@ syncer_suite_two_tenants() {
   expect_eq "t2 does not see t1's pods" "" "${T2[@]}" get pods -o name
 }
 
+sy_host_of() { # tenant ns name: the host pod's name
+  kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants get pods -l kubicle.dev/tenant="$1" \
+    -o jsonpath='{range .items[*]}{.metadata.annotations.kubicle\.dev/namespace}/{.metadata.annotations.kubicle\.dev/name} {.metadata.name}{"\n"}{end}' |
+    awk -v k="$2/$3" '$1 == k { print $2 }'
+}
+
+# Issue 22 inside one tenant: b/a-x and x-b/a had one host name; a host
+# pod with t1's label but another object's annotations is never touched;
+# a pod under the name an older Kubicle gave it is adopted, not recreated.
+syncer_suite_names() {
+  local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
+  local h1 h2 legacy old_uid
+  "${T[@]}" create ns b >/dev/null; "${T[@]}" create ns x-b >/dev/null
+  "${T[@]}" -n b run a-x --image=busybox -- sleep 3600 >/dev/null
+  "${T[@]}" -n x-b run a --image=busybox -- sleep 3600 >/dev/null
+  sy_until 10 sh -c "[ -n \"\$($(declare -f sy_host_of); SY_HOST_KCFG=$SY_HOST_KCFG sy_host_of t1 x-b a)\" ]"
+  h1=$(sy_host_of t1 b a-x) h2=$(sy_host_of t1 x-b a)
+  if [ -n "$h1" ] && [ -n "$h2" ] && [ "$h1" != "$h2" ]; then
+    pass "b/a-x and x-b/a get two host pods ($h1, $h2)"
+  else fail "b/a-x and x-b/a: host pods '$h1' '$h2'"; fi
+  "${T[@]}" -n x-b delete pod a --wait=true --timeout=20s >/dev/null
+  sy_until 10 sy_host_lacks pod "$h2"
+  expect_eq "deleting x-b/a leaves b/a-x's host pod" "$h1" sy_host_of t1 b a-x
+  # planted: t1's label, another object's annotations, under own's host name
+  "${H[@]}" apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: own-x-default-x-t1
+  labels: {kubicle.dev/tenant: t1, kubicle.dev/namespace: default}
+  annotations: {kubicle.dev/namespace: default, kubicle.dev/name: other, kubicle.dev/uid: planted,
+                kubicle.dev/kind: Pod}
+spec: {containers: [{name: c, image: busybox}]}
+YAML
+  "${T[@]}" run own --image=busybox --labels=x=1 -- sleep 3600 >/dev/null
+  expect_until_match "our label on another object's host pod: Warning HostNameConflict" 40 \
+    'Warning +HostNameConflict +pod/own .*another object' "${T[@]}" get events
+  "${T[@]}" label pod own x=2 --overwrite >/dev/null
+  "${T[@]}" delete pod own --wait=true --timeout=20s >/dev/null
+  sleep 1
+  expect_eq "that host pod is neither updated nor deleted" "other planted " \
+    "${H[@]}" get pod own-x-default-x-t1 \
+    -o jsonpath='{.metadata.annotations.kubicle\.dev/name} {.metadata.annotations.kubicle\.dev/uid} {.metadata.labels.x}'
+  "${H[@]}" delete pod own-x-default-x-t1 --wait=false >/dev/null
+  # a host ConfigMap of t2 under the name t1's copy of ConfigMap pc takes
+  "${H[@]}" create configmap pc-x-default-x-t1 --from-literal=k=t2s >/dev/null
+  "${H[@]}" label configmap pc-x-default-x-t1 kubicle.dev/tenant=t2 >/dev/null
+  "${T[@]}" create configmap pc --from-literal=k=t1s >/dev/null
+  "${T[@]}" run usepc --image=busybox \
+    --overrides='{"spec":{"containers":[{"name":"usepc","image":"busybox","envFrom":[{"configMapRef":{"name":"pc"}}]}]}}' >/dev/null
+  expect_until_match "another tenant's ConfigMap under our copy's name: Warning HostNameConflict" 30 \
+    'Warning +HostNameConflict +configmap/pc .*tenant t2' "${T[@]}" get events
+  "${T[@]}" delete pod usepc --wait=true --timeout=20s >/dev/null
+  sleep 1
+  expect_eq "that ConfigMap is neither replaced nor deleted" "t2s t2" \
+    "${H[@]}" get configmap pc-x-default-x-t1 -o jsonpath='{.data.k} {.metadata.labels.kubicle\.dev/tenant}'
+  "${H[@]}" delete configmap pc-x-default-x-t1 >/dev/null
+  "${T[@]}" delete configmap pc >/dev/null
+  # an upgrade: b/up-x's host pod under its old name "up-x-x-b-x-t1"
+  "${T[@]}" -n b run up-x --image=busybox -- sleep 3600 >/dev/null
+  "${T[@]}" -n b wait --for=condition=Ready pod/up-x --timeout=20s >/dev/null
+  h1=$(sy_host_of t1 b up-x) legacy=up-x-x-b-x-t1
+  kill "$T_t1_PID"; wait "$T_t1_PID" 2>/dev/null
+  "${H[@]}" get pod "$h1" -o json | python3 -c '
+import json, sys
+p = json.load(sys.stdin); m = p["metadata"]
+for k in ("uid", "resourceVersion", "creationTimestamp", "managedFields"): m.pop(k, None)
+m["name"] = sys.argv[1]; p.pop("status", None); p["spec"].pop("nodeName", None)
+json.dump(p, sys.stdout)' "$legacy" | "${H[@]}" create -f - >/dev/null
+  "${H[@]}" delete pod "$h1" --wait=true --timeout=20s >/dev/null
+  old_uid=$("${H[@]}" get pod "$legacy" -o jsonpath='{.metadata.uid}')
+  sy_start_tenant t1 team-a "$T_t1_PORT"
+  sy_until 10 sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod $legacy -o jsonpath='{.status.phase}' | grep -q Running"
+  sleep 2
+  expect_eq "upgrade: the pod under its old name is adopted (same host pod, no new one)" \
+    "$old_uid $legacy" sh -c "echo \$(kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod $legacy -o jsonpath='{.metadata.uid}') \$($(declare -f sy_host_of); SY_HOST_KCFG=$SY_HOST_KCFG sy_host_of t1 b up-x)"
+  expect_eq "upgrade: the tenant pod stays" "Running" \
+    "${T[@]}" -n b get pod up-x -o jsonpath='{.status.phase}'
+  "${T[@]}" -n b delete pod up-x --wait=true --timeout=20s >/dev/null
+  expect_eq "upgrade: deleting it deletes the adopted host pod" "" sy_host_of t1 b up-x
+  "${T[@]}" delete ns b x-b --wait=false >/dev/null
+}
+
 syncer_suite_kill9() {
   local T=(kubectl --kubeconfig "$T_t1_KCFG") i
   local dir=$E2E_TMP/t1 port=$T_t1_PORT
@@ -410,8 +499,13 @@ syncer_suite_kill9() {
   expect "kill -9 mid-burst + restart: exactly one host pod per tenant pod" '^ok$' \
     sh -c "$(declare -f sy_one_to_one); SY_HOST_KCFG=$SY_HOST_KCFG; sy_one_to_one t1 $T_t1_KCFG && echo ok"
   expect "burst pods were created" 'pod/burst-[0-9]+' "${T[@]}" get pods -o name
-  sy_until 10 sy_sa_lacks ghost
-  expect_rc "an orphaned token secret is removed by the resync" 0 '' sy_sa_lacks ghost
+  local ghost
+  ghost=ghost-token-$(printf %s default/sa:ghost/t1 | sha256sum | cut -c1-16)
+  sy_until 10 sy_host_lacks secret "$ghost"
+  expect_rc "an orphaned token secret is removed by the resync" 0 '' sy_host_lacks secret "$ghost"
+  expect_rc "a token secret under another name than its account's is not ours: kept" 0 '' \
+    sy_host_has secret ghost-token-0000000000000000
+  kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants delete secret ghost-token-0000000000000000 >/dev/null
 }
 
 syncer_suite_host_outage() {
@@ -988,6 +1082,7 @@ syncer_suite() {
   syncer_suite_quota
   syncer_suite_delete
   syncer_suite_two_tenants
+  syncer_suite_names
   syncer_suite_token_rotation
   syncer_suite_kill9
   syncer_suite_host_outage

@@ -327,10 +327,95 @@ tenants_delete() {
   expect_eq "CI: all 20 deleted" "0" bash -c "ls $KUBICLE_HOME/tenants | wc -l"
 }
 
+# The host objects of tenant $1 in host namespace $2: "ns/name" of each
+# (their annotations), sorted, on one line.
+tn_host_pods_of() {
+  tn_h -n "$2" get pods -l kubicle.dev/tenant="$1" \
+    -o jsonpath='{range .items[*]}{.metadata.annotations.kubicle\.dev/namespace}/{.metadata.annotations.kubicle\.dev/name}{"\n"}{end}' |
+    sort | tr '\n' ' ' | sed 's/ $//'
+}
+
+# Issue 22: names that never collide, syncers that touch only their own
+# objects, one tenant per host namespace.
+tenants_isolation() {
+  echo "== tenants: isolation on one host namespace"
+  local hns=kubicle-shared out
+  expect_rc "create into another tenant's host namespace fails, naming it" 1 \
+    'host namespace kubicle-ta is tenant ta.s .*--shared-host-namespace' \
+    tn create tz --host-kubeconfig "$TN_HOST_KCFG" --host-namespace kubicle-ta
+  expect_eq "(that failed create left no folder)" "yes" tn_yesno tn_gone tz
+  # a namespace holding another tenant's objects, not made by this home
+  tn_h create ns planted >/dev/null
+  tn_h -n planted create configmap left -o name >/dev/null
+  tn_h -n planted label configmap left kubicle.dev/tenant=zz >/dev/null
+  expect_rc "create into a namespace with another tenant's objects fails, naming it" 1 \
+    'host namespace planted holds objects of tenant zz' \
+    tn create tz --host-kubeconfig "$TN_HOST_KCFG" --host-namespace planted
+  expect_rc "a tenant name ending like a host token Secret is refused" 2 'token-' \
+    tn create a-token-0123456789abcdef
+  tn create tu --host-kubeconfig "$TN_HOST_KCFG" --host-namespace "$hns" --queue qa --wait >/dev/null
+  tn_keep tu
+  expect_rc "a second tenant in tu's host namespace is refused" 1 'tenant tu' \
+    tn create x-tu --host-kubeconfig "$TN_HOST_KCFG" --host-namespace "$hns"
+  expect "... and made with --shared-host-namespace" 'tenant x-tu is running' \
+    tn create x-tu --host-kubeconfig "$TN_HOST_KCFG" --host-namespace "$hns" --queue qa \
+    --shared-host-namespace --wait
+  tn_keep x-tu
+  # a/b-x/tu and a/b/x-tu read "a-x-b-x-x-tu" with the old rule; so did
+  # b/a-x and x-b/a inside tu
+  tn_k tu create ns b-x >/dev/null; tn_k tu create ns b >/dev/null; tn_k tu create ns x-b >/dev/null
+  tn_k x-tu create ns b >/dev/null
+  tn_k tu -n b-x run a --image=busybox >/dev/null
+  tn_k tu -n b run a-x --image=busybox >/dev/null
+  tn_k tu -n x-b run a --image=busybox >/dev/null
+  tn_k x-tu -n b run a --image=busybox >/dev/null
+  expect_until "host: tu's three pods, each its own host pod" "b-x/a b/a-x x-b/a" \
+    tn_host_pods_of tu "$hns"
+  expect_until "host: x-tu's pod b/a has its own host pod" "b/a" tn_host_pods_of x-tu "$hns"
+  expect_eq "host: four host pods under four names" "4" \
+    sh -c "kubectl --kubeconfig $TN_HOST_KCFG -n $hns get pods -o name | grep -c ."
+  tn_k tu -n b-x delete pod a --wait=false >/dev/null
+  expect_until "deleting tu's b-x/a removes its host pod only" "b/a-x x-b/a" tn_host_pods_of tu "$hns"
+  expect_eq "... x-tu's b/a is still on the host" "b/a" tn_host_pods_of x-tu "$hns"
+  tn_k tu -n x-b delete pod a --wait=false >/dev/null
+  expect_until "deleting tu's x-b/a leaves b/a-x" "b/a-x" tn_host_pods_of tu "$hns"
+  expect_eq "... and x-tu's b/a" "b/a" tn_host_pods_of x-tu "$hns"
+  # planted host objects under tu's names, with another tenant's labels
+  tn_h -n "$hns" create service clusterip web-x-default-x-tu --tcp=80:80 >/dev/null
+  tn_h -n "$hns" label service web-x-default-x-tu kubicle.dev/tenant=x-tu >/dev/null
+  tn_h -n "$hns" annotate service web-x-default-x-tu kubicle.dev/namespace=default \
+    kubicle.dev/name=web kubicle.dev/uid=other kubicle.dev/kind=Service >/dev/null
+  tn_h -n "$hns" run p-x-default-x-tu --image=busybox -l kubicle.dev/tenant=x-tu,keep=me >/dev/null
+  tn_k tu create service clusterip web --tcp=8080:8080 >/dev/null
+  tn_k tu run p --image=busybox >/dev/null
+  expect_until_match "a planted Service of another tenant: Warning HostNameConflict on the tenant Service" 30 \
+    'Warning +HostNameConflict +service/web .*tenant x-tu' tn_k tu get events -n default
+  expect_until_match "a planted pod of another tenant: Warning HostNameConflict on the tenant pod" 30 \
+    'Warning +HostNameConflict +pod/p .*tenant x-tu' tn_k tu get events -n default
+  expect_eq "the planted Service is not updated" "80 x-tu other" \
+    tn_h -n "$hns" get service web-x-default-x-tu \
+    -o jsonpath='{.spec.ports[0].port} {.metadata.labels.kubicle\.dev/tenant} {.metadata.annotations.kubicle\.dev/uid}'
+  expect_eq "the planted pod is not updated" "x-tu me" \
+    tn_h -n "$hns" get pod p-x-default-x-tu -o jsonpath='{.metadata.labels.kubicle\.dev/tenant} {.metadata.labels.keep}'
+  tn_k tu delete service web >/dev/null
+  tn_k tu delete pod p --wait=false >/dev/null
+  sleep 2 # a delete would have been sent at once
+  expect_eq "the planted Service and pod are not deleted with tu's" \
+    "pod/p-x-default-x-tu service/web-x-default-x-tu" \
+    sh -c "kubectl --kubeconfig $TN_HOST_KCFG -n $hns get pod/p-x-default-x-tu service/web-x-default-x-tu -o name | tr '\n' ' ' | sed 's/ \$//'"
+  tn_h -n "$hns" delete pod p-x-default-x-tu service web-x-default-x-tu --wait=false >/dev/null 2>&1
+  tn_h delete ns planted --wait=false >/dev/null 2>&1
+  tn delete x-tu >/dev/null
+  expect_eq "delete of x-tu leaves tu's host pod" "b/a-x" tn_host_pods_of tu "$hns"
+  tn delete tu >/dev/null
+  tn_h delete ns "$hns" --wait=false >/dev/null 2>&1
+}
+
 tenants_suite() {
   tenants_setup || { fail "tenants: host stand-in did not start"; return; }
   tenants_create
   tenants_policies
+  tenants_isolation
   tenants_lifecycle
   tenants_delete
 }

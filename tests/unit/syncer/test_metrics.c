@@ -104,6 +104,28 @@ START_TEST(pod_metrics_tenant_names)
 }
 END_TEST
 
+/* A pod adopted under the name an older Kubicle gave it: its item of that
+ * name, when its labels say its tenant and namespace. */
+START_TEST(pod_metrics_legacy_name)
+{
+	json_t *host = json_loads(
+	    "[{\"metadata\":{\"name\":\"a-x-x-b-x-t1\",\"labels\":{\"kubicle.dev/tenant\":\"t1\","
+	    "\"kubicle.dev/namespace\":\"b\"}},\"containers\":[]}]",
+	    0, NULL);
+	json_t *pods = json_loads("[{\"metadata\":{\"name\":\"a-x\",\"namespace\":\"b\"}},"
+				  "{\"metadata\":{\"name\":\"a\",\"namespace\":\"x-b\"}}]",
+				  0, NULL);
+	json_t *out = syncer_pod_metrics(host, pods, "t1");
+	/* b/a-x's; not x-b/a's, whose old name was the same */
+	ck_assert_uint_eq(json_array_size(out), 1);
+	ck_assert_str_eq(S(out, "0.metadata.name"), "a-x");
+	ck_assert_str_eq(S(out, "0.metadata.namespace"), "b");
+	json_decref(out);
+	json_decref(host);
+	json_decref(pods);
+}
+END_TEST
+
 START_TEST(pod_metrics_hashed_and_empty)
 {
 	/* a name too long for the plain form: matched by its hashed host name */
@@ -187,6 +209,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("syncer_metrics");
 	TCase *tc = tcase_create("metrics");
 	tcase_add_test(tc, pod_metrics_tenant_names);
+	tcase_add_test(tc, pod_metrics_legacy_name);
 	tcase_add_test(tc, pod_metrics_hashed_and_empty);
 	tcase_add_test(tc, node_metrics_tenant_nodes);
 	tcase_add_test(tc, discovery_check);

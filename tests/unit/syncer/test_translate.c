@@ -73,6 +73,209 @@ START_TEST(name_ambiguous_parts_hashed)
 }
 END_TEST
 
+/* The issue's collisions: across tenants and inside one. */
+START_TEST(name_issue_collisions)
+{
+	char a[64], b[64];
+	ck_assert_int_eq(syncer_host_name("b-x", "a", "tu", a, sizeof(a)), 0);
+	ck_assert_int_eq(syncer_host_name("b", "a", "x-tu", b, sizeof(b)), 0);
+	ck_assert_str_ne(a, b);
+	ck_assert_int_eq(syncer_host_name("b", "a-x", "tu", a, sizeof(a)), 0);
+	ck_assert_int_eq(syncer_host_name("x-b", "a", "tu", b, sizeof(b)), 0);
+	ck_assert_str_ne(a, b);
+	/* both hashed, readable prefix, 63 characters */
+	ck_assert_int_eq(strlen(a), 63);
+	ck_assert(strncmp(a, "a-x-x-b-x-tu-", 13) == 0);
+	/* an unambiguous name keeps today's short form */
+	ck_assert_int_eq(syncer_host_name("b", "a", "tu", a, sizeof(a)), 0);
+	ck_assert_str_eq(a, "a-x-b-x-tu");
+	ck_assert_int_eq(syncer_host_name("b/c", "a", "tu", a, sizeof(a)), -EINVAL);
+}
+END_TEST
+
+/* Names at the boundaries: separators at either end of a part, inside a
+ * part, names of 62/63 characters, the longest names. */
+START_TEST(name_boundaries)
+{
+	static const char *const parts[] = {
+	    "a",
+	    "x",
+	    "a-x",
+	    "x-a",
+	    "a-x-a",
+	    "x-x",
+	    "x-x-x",
+	    "a-xx-a",
+	    "ax-xa",
+	    "a--x",
+	    "x--a",
+	    "a-x--x-a",
+	    "b.x",
+	    "x.b",
+	    "a.x-a",
+	    "a-x.b",
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", /* 63 */
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",              /* 50 */
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-x",             /* 51 */
+	};
+	size_t np = sizeof(parts) / sizeof(*parts), n = 0;
+	char(*names)[64] = calloc(np * np * np + np * np, sizeof(*names));
+	for (size_t i = 0; i < np; i++)
+		for (size_t j = 0; j < np; j++) {
+			/* tenants are labels: no dots */
+			for (size_t k = 0; k < np; k++) {
+				if (strchr(parts[k], '.') || strchr(parts[j], '.'))
+					continue;
+				ck_assert_int_eq(
+				    syncer_host_name(parts[j], parts[i], parts[k], names[n], 64),
+				    0);
+				size_t l = strlen(names[n]);
+				ck_assert(l <= 63 && l > 0);
+				ck_assert(names[n][0] != '-' && names[n][l - 1] != '-');
+				n++;
+			}
+			if (!strchr(parts[j], '.'))
+				ck_assert_int_eq(
+				    syncer_host_name("", parts[i], parts[j], names[n++], 64), 0);
+		}
+	qsort(names, n, sizeof(*names), (int (*)(const void *, const void *))strcmp);
+	for (size_t i = 1; i < n; i++)
+		ck_assert_msg(strcmp(names[i - 1], names[i]) != 0, "collision: %s", names[i]);
+	free(names);
+	char buf[64], n52[64];
+	memset(n52, 'p', 52);
+	n52[52] = '\0';
+	/* 62 with two separators: short; the same length with a third: hashed */
+	ck_assert_int_eq(syncer_host_name("ns", n52, "t1", buf, sizeof(buf)), 0);
+	ck_assert_int_eq(strlen(buf), 62);
+	n52[50] = '-';
+	n52[51] = 'x';
+	ck_assert_int_eq(syncer_host_name("ns", n52, "t1", buf, sizeof(buf)), 0);
+	ck_assert_int_eq(strlen(buf), 63);
+	/* the hashed form of a 253-character name */
+	char big[254];
+	memset(big, 'b', 253);
+	big[253] = '\0';
+	ck_assert_int_eq(syncer_host_name("ns", big, "t1", buf, sizeof(buf)), 0);
+	ck_assert_int_eq(strlen(buf), 63);
+	ck_assert_int_eq(buf[46], '-');
+}
+END_TEST
+
+/* Every valid label of 1 to 4 characters over {a, x, -}: no two distinct
+ * (ns, name, tenant) triples, nor cluster-scoped (name, tenant) pairs, share
+ * a host name. */
+static size_t small_labels(char out[][5])
+{
+	static const char al[] = "ax-";
+	size_t n = 0;
+	for (size_t len = 1; len <= 4; len++) {
+		size_t total = 1;
+		for (size_t i = 0; i < len; i++)
+			total *= 3;
+		for (size_t v = 0; v < total; v++) {
+			char s[5];
+			size_t x = v;
+			for (size_t i = 0; i < len; i++, x /= 3)
+				s[i] = al[x % 3];
+			s[len] = '\0';
+			if (s[0] == '-' || s[len - 1] == '-')
+				continue;
+			memcpy(out[n++], s, 5);
+		}
+	}
+	return n;
+}
+
+START_TEST(name_exhaustive_small)
+{
+	char labels[128][5];
+	size_t nl = small_labels(labels);
+	ck_assert_int_eq(nl, 2 + 4 + 12 + 36);
+	size_t max = nl * nl * nl + nl * nl, n = 0;
+	char(*names)[64] = calloc(max, sizeof(*names));
+	for (size_t i = 0; i < nl; i++)
+		for (size_t j = 0; j < nl; j++) {
+			for (size_t k = 0; k < nl; k++)
+				ck_assert_int_eq(syncer_host_name(labels[j], labels[i], labels[k],
+								  names[n++], 64),
+						 0);
+			ck_assert_int_eq(syncer_host_name("", labels[i], labels[j], names[n++], 64),
+					 0);
+		}
+	ck_assert_int_eq(n, max);
+	qsort(names, n, sizeof(*names), (int (*)(const void *, const void *))strcmp);
+	for (size_t i = 1; i < n; i++)
+		ck_assert_msg(strcmp(names[i - 1], names[i]) != 0, "collision: %s", names[i]);
+	free(names);
+}
+END_TEST
+
+/* Tenant names that would break the translation's promises. */
+START_TEST(tenant_names)
+{
+	ck_assert_ptr_null(syncer_check_tenant("tu"));
+	ck_assert_ptr_null(syncer_check_tenant("x-tu"));
+	ck_assert_ptr_null(syncer_check_tenant("a-token-0123456789abcde")); /* 15 digits */
+	ck_assert_ptr_nonnull(syncer_check_tenant("a-token-0123456789abcdef"));
+	ck_assert_ptr_nonnull(syncer_check_tenant("token-0123456789abcdef"));
+	ck_assert_ptr_nonnull(syncer_check_tenant("a-x-b"));
+	ck_assert_ptr_nonnull(syncer_check_tenant("-a"));
+	ck_assert_ptr_nonnull(syncer_check_tenant("A"));
+	ck_assert_ptr_nonnull(syncer_check_tenant(""));
+	ck_assert_ptr_nonnull(syncer_check_tenant("a23456789012345678901234567890123456789012"));
+}
+END_TEST
+
+/* Upgrades: the name an older Kubicle gave, and ownership by annotation. */
+START_TEST(name_legacy_and_owner)
+{
+	char l[64], h[64];
+	ck_assert_int_eq(syncer_host_name_legacy("b", "a-x", "tu", l, sizeof(l)), 0);
+	ck_assert_str_eq(l, "a-x-x-b-x-tu");
+	ck_assert_int_eq(syncer_host_name_legacy("x-b", "a", "tu", l, sizeof(l)), 0);
+	ck_assert_str_eq(l, "a-x-x-b-x-tu");
+	/* long names: both rules agree */
+	const char *longn = "a-very-long-pod-name-that-goes-on-and-on-and-on-for-ever-and-ever";
+	ck_assert_int_eq(syncer_host_name_legacy("default", longn, "t1", l, sizeof(l)), 0);
+	ck_assert_int_eq(syncer_host_name("default", longn, "t1", h, sizeof(h)), 0);
+	ck_assert_str_eq(l, h);
+	json_t *hp =
+	    json_pack("{s:{s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s}}}", "metadata", "name",
+		      "a-x-x-b-x-tu", "labels", "kubicle.dev/tenant", "tu", "kubicle.dev/namespace",
+		      "b", "annotations", "kubicle.dev/namespace", "b", "kubicle.dev/name", "a-x",
+		      "kubicle.dev/uid", "u1", "kubicle.dev/kind", "Pod");
+	const char *ns, *name, *uid;
+	ck_assert(syncer_host_owner(hp, "tu", &ns, &name, &uid));
+	ck_assert(syncer_host_is(hp, "tu", "b", "a-x", "u1"));
+	ck_assert(!syncer_host_is(hp, "tu", "b", "a-x", "u2"));
+	ck_assert(!syncer_host_is(hp, "tu", "x-b", "a", NULL));
+	ck_assert(!syncer_host_owner(hp, "x-tu", &ns, &name, &uid));
+	/* annotations naming an object that does not live under this name */
+	json_t *ann = json_object_get(json_object_get(hp, "metadata"), "annotations");
+	json_object_set_new(ann, "kubicle.dev/name", json_string("other"));
+	ck_assert(!syncer_host_owner(hp, "tu", &ns, &name, &uid));
+	/* the namespace label disagreeing */
+	json_object_set_new(ann, "kubicle.dev/name", json_string("a-x"));
+	json_object_set_new(json_object_get(json_object_get(hp, "metadata"), "labels"),
+			    "kubicle.dev/namespace", json_string("c"));
+	ck_assert(!syncer_host_owner(hp, "tu", &ns, &name, &uid));
+	json_decref(hp);
+	/* a token Secret is ours under its account's name only */
+	char sn[64];
+	ck_assert_int_eq(syncer_sa_secret_name("default", "ghost", "t1", sn, sizeof(sn)), 0);
+	json_t *sec = json_pack("{s:{s:s,s:{s:s},s:{s:s,s:s,s:s,s:s}}}", "metadata", "name", sn,
+				"labels", "kubicle.dev/tenant", "t1", "annotations",
+				"kubicle.dev/namespace", "default", "kubicle.dev/name", "ghost",
+				"kubicle.dev/uid", "", "kubicle.dev/kind", "ServiceAccount");
+	ck_assert(syncer_host_is(sec, "t1", "default", "ghost", NULL));
+	json_object_set_new(json_object_get(sec, "metadata"), "name",
+			    json_string("ghost-token-0000000000000000"));
+	ck_assert(!syncer_host_owner(sec, "t1", &ns, &name, &uid));
+	json_decref(sec);
+}
+END_TEST
+
 static json_t *tenant_pod(void)
 {
 	return json_loads(
@@ -1040,6 +1243,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, name_short);
 	tcase_add_test(tc, name_long_hashed_stable);
 	tcase_add_test(tc, name_ambiguous_parts_hashed);
+	tcase_add_test(tc, name_issue_collisions);
+	tcase_add_test(tc, name_boundaries);
+	tcase_add_test(tc, name_exhaustive_small);
+	tcase_add_test(tc, name_legacy_and_owner);
+	tcase_add_test(tc, tenant_names);
 	tcase_add_test(tc, pod_contract);
 	tcase_add_test(tc, pod_kai_profile);
 	tcase_add_test(tc, pod_other_profiles);
