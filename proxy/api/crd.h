@@ -49,4 +49,16 @@ bool crd_subres(struct req *r);
 typedef void (*crd_change_fn)(void *arg);
 void crd_on_change(crd_change_fn fn, void *arg);
 
+/* crdconv.c: conversion webhooks (spec.conversion.strategy Webhook) of
+ * requests through a version other than the storage one.
+ * crdconv_applies: res is such a version of such a CRD.
+ * crdconv_begin, before r's handler: true when it answered r or parked it
+ * (r->async; it comes back through r->resume); false: serve r (its reads
+ * then see the converted objects until crdconv_end).
+ * crdconv_out: the from_storage of such rows (borrowed res, obj modified). */
+bool crdconv_applies(const struct proxy_resource *res);
+bool crdconv_begin(struct req *r);
+void crdconv_end(struct req *r);
+void crdconv_out(const struct proxy_resource *res, json_t *obj);
+
 #endif

@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Conversion webhooks of CustomResourceDefinitions (spec.conversion.strategy
+ * Webhook), called as kube-apiserver calls them
+ * (k8s.io/apiextensions-apiserver pkg/apiserver/conversion/webhook_converter.go,
+ * webhookConverter.Convert): a POST of a ConversionReview (the first of the
+ * CRD's conversionReviewVersions kube knows, v1 or v1beta1:
+ * createConversionReviewObjects) with request.uid, desiredAPIVersion and the
+ * objects whose apiVersion differs from the desired one, to the CRD's
+ * clientConfig (proxy/core/whclient.h, `?timeout=30s`). The answer is checked
+ * as getConvertedObjectsFromResponse and Convert check it (the review's
+ * apiVersion and kind, response.uid, result.status Success, as many objects
+ * as sent, each of the desired group/version and the same kind, name,
+ * namespace and uid: validateConvertedObject), and the converted objects
+ * keep the stored metadata but for their labels and annotations
+ * (restoreObjectMeta). A failure answers 500 with kube's words, `conversion
+ * webhook for <group>/<version>, Kind=<Kind> failed: ...` (a plain error in
+ * kube: no reason).
+ *
+ * Served here: reads through a version other than the storage one (get and
+ * list of objects, their status and scale, Tables). Same-version requests
+ * never call the webhook.
+ * Not done yet: writes (create, update, patch, delete) and watches through
+ * another version than the storage one answer an error that says so.
+ *
+ * DESIGN: the read path is synchronous, the webhook answers later. A read
+ * through another version is parked before its handler runs (r->async,
+ * state on r as a req_ext): the objects it will read are read from the
+ * store and sent in one review; with the answer, the converted objects are
+ * kept on r, keyed by namespace/name, and the request is served again from
+ * its start (r->resume): the rows' from_storage (crdconv_out) takes each
+ * object's converted form while the handler runs (crdconv_begin sets the
+ * request whose conversions apply, crdconv_end clears it). An object
+ * written between the two passes (another resourceVersion) is shown with
+ * the None strategy's conversion (apiVersion only).
+ *
+ * Each CRD's client (a kept-alive connection) is made at its first call
+ * and replaced when its clientConfig changes, once no call uses it.
+ *
+ * Threading: loop thread only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "proxy/validation/crd_validate.h"
+#include "proxy/api/api.h"
+
+#define CONV_TIMEOUT_S  30          /* kube's conversion webhook client's */
+#define CONV_MAX_ANSWER (64u << 20) /* a webhook's answer */
+
+struct conv_target {
+	struct conv_target *next;
+	char *crd;  /* the CRD's name */
+	json_t *cc; /* the clientConfig it was made from (owned) */
+	struct whc_target t;
+	int inflight; /* calls using it */
+	bool stale;   /* replaced: freed when no call uses it */
+};
+
+struct conv_req {
+	struct req_ext ext; /* on r (conv_of) */
+	struct req *r;
+	struct conv_target *tg;
+	kb_httpc_req_t *hc;
+	char uid[40];
+	char in_gvk[600];   /* "<group>/<storage version>, Kind=<Kind>" */
+	char desired[300];  /* "<group>/<version>" */
+	const char *review; /* "v1" or "v1beta1" */
+	bool list;          /* a list was asked for (kube's messages differ) */
+	json_t *sent;       /* the objects sent (owned) */
+	json_t *done;       /* "ns/name" -> converted object (owned), once answered */
+};
+
+static struct conv_target *targets;
+static struct conv_req *current; /* whose conversions crdconv_out applies */
+
+/* ---- clients ------------------------------------------------------------------ */
+
+static void target_free(struct conv_target *tg)
+{
+	whc_target_free(&tg->t);
+	json_decref(tg->cc);
+	free(tg->crd);
+	free(tg);
+}
+
+static void targets_sweep(void)
+{
+	struct conv_target **pp = &targets;
+	while (*pp) {
+		struct conv_target *tg = *pp;
+		if (tg->stale && tg->inflight == 0) {
+			*pp = tg->next;
+			target_free(tg);
+		} else {
+			pp = &tg->next;
+		}
+	}
+}
+
+/* The target of crd's conversion webhook, or NULL with why. */
+static struct conv_target *target_of(const json_t *crd, char *why, size_t wl)
+{
+	const char *name = obj_str(crd, "metadata.name");
+	const json_t *cc = obj_get(crd, "spec.conversion.webhook.clientConfig");
+	for (struct conv_target *tg = targets; tg; tg = tg->next) {
+		if (tg->stale || strcmp(tg->crd, name) != 0)
+			continue;
+		if (json_equal(tg->cc, (json_t *)cc))
+			return tg;
+		tg->stale = true;
+	}
+	targets_sweep();
+	struct conv_target *tg = calloc(1, sizeof(*tg));
+	if (!tg || !(tg->crd = strdup(name))) {
+		free(tg);
+		snprintf(why, wl, "out of memory");
+		return NULL;
+	}
+	tg->cc = json_deep_copy(cc);
+	if (whc_target_init(&tg->t, cc, CONV_TIMEOUT_S) < 0) {
+		snprintf(why, wl, "the CRD's conversion webhook clientConfig cannot be used");
+		target_free(tg);
+		return NULL;
+	}
+	tg->next = targets;
+	targets = tg;
+	return tg;
+}
+
+/* ---- what a CRD asks ------------------------------------------------------------ */
+
+static const char *storage_version(const json_t *crd)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach (obj_get(crd, "spec.versions"), i, v)
+		if (json_is_true(json_object_get(v, "storage")))
+			return json_string_value(json_object_get(v, "name"));
+	return NULL;
+}
+
+static bool uses_webhook(const json_t *crd)
+{
+	const char *s = obj_str(crd, "spec.conversion.strategy");
+	return s && strcmp(s, "Webhook") == 0;
+}
+
+/* createConversionReviewObjects: the first version kube knows, or NULL. */
+static const char *review_version(const json_t *crd)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach (obj_get(crd, "spec.conversion.webhook.conversionReviewVersions"), i,
+			    v) {
+		const char *s = json_string_value(v);
+		if (s && strcmp(s, "v1") == 0)
+			return "v1";
+		if (s && strcmp(s, "v1beta1") == 0)
+			return "v1beta1";
+	}
+	return NULL;
+}
+
+bool crdconv_applies(const struct proxy_resource *res)
+{
+	const char *sv;
+	return res->crd && uses_webhook(res->crd) && (sv = storage_version(res->crd)) &&
+	       strcmp(sv, res->version) != 0;
+}
+
+/* ---- the request's state -------------------------------------------------------- */
+
+static void conv_free(struct req_ext *e)
+{
+	struct conv_req *cr = kb_container_of(e, struct conv_req, ext);
+	if (cr->hc)
+		kb_httpc_cancel(cr->hc);
+	if (cr->hc && cr->tg)
+		cr->tg->inflight--;
+	if (current == cr)
+		current = NULL;
+	json_decref(cr->sent);
+	json_decref(cr->done);
+	free(cr);
+	targets_sweep();
+}
+
+static struct conv_req *conv_of(const struct req *r)
+{
+	struct req_ext *e = req_ext_find(r, conv_free);
+	return e ? kb_container_of(e, struct conv_req, ext) : NULL;
+}
+
+static void key_of(const json_t *obj, char *key, size_t len)
+{
+	const char *ns = obj_str(obj, "metadata.namespace"), *name = obj_str(obj, "metadata.name");
+	snprintf(key, len, "%s/%s", ns ? ns : "", name ? name : "");
+}
+
+/* ---- checking the answer (webhook_converter.go) ---------------------------------- */
+
+/* Go's schema.GroupVersion String of an apiVersion: itself. */
+static const char *gv_of(const json_t *obj)
+{
+	const char *av = obj_str(obj, "apiVersion");
+	return av ? av : "";
+}
+
+/* validateConvertedObject; NULL when in and out agree. */
+static const char *same_identity(const json_t *in, const json_t *out, char *why, size_t wl)
+{
+	static const char *const fields[][2] = {{"kind", "kind"},
+						{"metadata.name", "name"},
+						{"metadata.namespace", "namespace"},
+						{"metadata.uid", "UID"}};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const char *a = obj_str(in, fields[i][0]), *b = obj_str(out, fields[i][0]);
+		if (strcmp(a ? a : "", b ? b : "") != 0) {
+			snprintf(why, wl, "must have the same %s: %s != %s", fields[i][1],
+				 a ? a : "", b ? b : "");
+			return why;
+		}
+	}
+	return NULL;
+}
+
+/* restoreObjectMeta: out keeps in's metadata but for its own labels and
+ * annotations. -1 with why when out has no metadata object. */
+static int restore_meta(const json_t *in, json_t *out, char *why, size_t wl)
+{
+	json_t *m = json_object_get(out, "metadata");
+	if (!m) {
+		snprintf(why, wl, "missing metadata in converted object");
+		return -1;
+	}
+	if (!json_is_object(m)) {
+		snprintf(why, wl, "invalid metadata of type %s in converted object",
+			 json_is_array(m) ? "[]interface {}" : "string");
+		return -1;
+	}
+	json_t *meta = json_deep_copy(json_object_get(in, "metadata"));
+	json_t *labels = json_object_get(m, "labels"), *ann = json_object_get(m, "annotations");
+	json_object_del(meta, "labels");
+	json_object_del(meta, "annotations");
+	if (labels)
+		json_object_set(meta, "labels", labels);
+	if (ann)
+		json_object_set(meta, "annotations", ann);
+	json_object_set_new(out, "metadata", meta);
+	return 0;
+}
+
+/* One converted object at index i against what was sent; 0, or -1 with
+ * kube's message in msg. */
+static int check_object(struct conv_req *cr, size_t i, json_t *out, char *msg, size_t ml)
+{
+	const json_t *in = json_array_get(cr->sent, i);
+	char why[1200], at[64];
+	const char *w;
+	if (cr->list)
+		snprintf(at, sizeof(at), "returned invalid converted object at index %zu", i);
+	if (!json_is_object(out)) {
+		snprintf(msg, ml,
+			 "conversion webhook for %s %s: json: cannot unmarshal into Go value",
+			 cr->in_gvk, cr->list ? at : "returned invalid object at index 0");
+		return -1;
+	}
+	if (strcmp(gv_of(out), cr->desired) != 0) {
+		snprintf(
+		    msg, ml,
+		    "conversion webhook for %s %s: invalid groupVersion (expected %s, received "
+		    "%s)",
+		    cr->in_gvk, cr->list ? at : "returned invalid object at index 0", cr->desired,
+		    gv_of(out));
+		return -1;
+	}
+	const char *k1 = obj_str(in, "kind"), *k2 = obj_str(out, "kind");
+	if (strcmp(k1 ? k1 : "", k2 ? k2 : "") != 0) {
+		snprintf(msg, ml,
+			 "conversion webhook for %s %s: invalid kind (expected %s, received %s)",
+			 cr->in_gvk, cr->list ? at : "returned invalid object at index 0",
+			 k1 ? k1 : "", k2 ? k2 : "");
+		return -1;
+	}
+	if ((w = same_identity(in, out, why, sizeof(why)))) {
+		snprintf(msg, ml, "conversion webhook for %s %s: %s", cr->in_gvk,
+			 cr->list ? at : "returned invalid object", w);
+		return -1;
+	}
+	if (restore_meta(in, out, why, sizeof(why)) < 0) {
+		if (cr->list)
+			snprintf(msg, ml,
+				 "conversion webhook for %s returned invalid metadata in object at "
+				 "index %zu: %s",
+				 cr->in_gvk, i, why);
+		else
+			snprintf(msg, ml, "conversion webhook for %s returned invalid metadata: %s",
+				 cr->in_gvk, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* getConvertedObjectsFromResponse: the converted objects (borrowed from
+ * doc), or NULL with the error (unwrapped) in why. */
+static const json_t *converted_of(struct conv_req *cr, const json_t *doc, char *why, size_t wl)
+{
+	const json_t *resp = json_object_get(doc, "response");
+	bool v1 = strcmp(cr->review, "v1") == 0;
+	if (v1) {
+		const char *av = gv_of(doc), *kind = obj_str(doc, "kind");
+		if (strcmp(av, "apiextensions.k8s.io/v1") != 0 || !kind ||
+		    strcmp(kind, "ConversionReview") != 0) {
+			const char *sl = strchr(av, '/');
+			snprintf(why, wl,
+				 "expected webhook response of apiextensions.k8s.io/v1, "
+				 "Kind=ConversionReview, got %.*s/%s, Kind=%s",
+				 sl ? (int)(sl - av) : 0, av, sl ? sl + 1 : av, kind ? kind : "");
+			return NULL;
+		}
+	}
+	if (!json_is_object(resp)) {
+		snprintf(why, wl, "no response provided");
+		return NULL;
+	}
+	const char *uid = obj_str(resp, "uid");
+	if (v1 && strcmp(uid ? uid : "", cr->uid) != 0) {
+		snprintf(why, wl, "expected response.uid=\"%s\", got \"%s\"", cr->uid,
+			 uid ? uid : "");
+		return NULL;
+	}
+	const char *status = obj_str(resp, "result.status");
+	if (!status || strcmp(status, "Success") != 0) {
+		const char *m = obj_str(resp, "result.message");
+		if (m && *m)
+			snprintf(why, wl, "%s", m);
+		else
+			snprintf(why, wl, "response.result.status was '%s', not 'Success'",
+				 status ? status : "");
+		return NULL;
+	}
+	return json_object_get(resp, "convertedObjects");
+}
+
+/* The converted objects into cr->done; 0, or -1 with kube's message. */
+static int take_answer(struct conv_req *cr, int err, long status, const char *body, size_t len,
+		       char *msg, size_t ml)
+{
+	char why[4096];
+	if (err) {
+		snprintf(msg, ml, "conversion webhook for %s failed: Post \"%s\": %s", cr->in_gvk,
+			 cr->tg->t.where,
+			 err == -ETIMEDOUT ? "context deadline exceeded" : strerror(-err));
+		return -1;
+	}
+	if (status < 200 || status > 299) {
+		snprintf(msg, ml,
+			 "conversion webhook for %s failed: the server responded with the status "
+			 "code %ld but did not return more information (post %s)",
+			 cr->in_gvk, status, cr->tg->t.where);
+		return -1;
+	}
+	json_error_t je;
+	json_t *doc = kb_json_loadb(body, len, 0, &je);
+	const json_t *objs = NULL;
+	int rc = -1;
+	if (!json_is_object(doc))
+		snprintf(msg, ml, "conversion webhook for %s failed: %s", cr->in_gvk, je.text);
+	else if (!(objs = converted_of(cr, doc, why, sizeof(why))) && json_array_size(cr->sent) &&
+		 why[0])
+		snprintf(msg, ml, "conversion webhook for %s failed: %s", cr->in_gvk, why);
+	else if (json_array_size(objs) != json_array_size(cr->sent))
+		snprintf(msg, ml, "conversion webhook for %s returned %zu objects, expected %zu",
+			 cr->in_gvk, json_array_size(objs), json_array_size(cr->sent));
+	else
+		rc = 0;
+	cr->done = json_object();
+	for (size_t i = 0; rc == 0 && i < json_array_size(objs); i++) {
+		json_t *out = json_deep_copy(json_array_get(objs, i));
+		char key[600];
+		if (check_object(cr, i, out, msg, ml) < 0) {
+			json_decref(out);
+			rc = -1;
+			break;
+		}
+		key_of(out, key, sizeof(key));
+		json_object_set_new(cr->done, key, out);
+	}
+	json_decref(doc);
+	return rc;
+}
+
+/* ---- the call ------------------------------------------------------------------- */
+
+static void on_abort(kb_http_req_t *http, void *arg)
+{
+	(void)http;
+	struct req *r = arg;
+	r->http = NULL;
+	req_free(r); /* cancels the call */
+}
+
+static void on_answer(kb_httpc_req_t *hc, int err, long status, const char *body, size_t len,
+		      void *arg)
+{
+	(void)hc;
+	struct conv_req *cr = arg;
+	struct req *r = cr->r;
+	char msg[8192];
+	cr->hc = NULL;
+	cr->tg->inflight--;
+	kb_http_req_on_abort(r->http, NULL, NULL);
+	r->async = false;
+	if (take_answer(cr, err, status, body, len, msg, sizeof(msg)) < 0) {
+		kb_warn("crdconv", "%s", msg);
+		reply_status(r, 500, NULL, msg, NULL); /* kube: a plain error, 500, no reason */
+	} else {
+		r->resume(r); /* served again, with the conversions (crdconv_begin) */
+		if (r->async)
+			return;
+		if (r->http)
+			reply_status(r, 500, "InternalError", "no response", NULL);
+	}
+	req_free(r);
+	targets_sweep();
+}
+
+static json_t *review_of(const struct conv_req *cr)
+{
+	char av[64];
+	snprintf(av, sizeof(av), "apiextensions.k8s.io/%s", cr->review);
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:O},s:{s:s,s:n,s:{s:{}}}}", "kind",
+			 "ConversionReview", "apiVersion", av, "request", "uid", cr->uid,
+			 "desiredAPIVersion", cr->desired, "objects", cr->sent, "response", "uid",
+			 "", "convertedObjects", "result", "metadata");
+}
+
+/* Sends cr->sent; 0 when the call is in flight, else -1 with msg. */
+static int call_start(struct conv_req *cr, char *msg, size_t ml)
+{
+	struct req *r = cr->r;
+	char why[2048] = "", ct[600] = "";
+	cr->tg = target_of(r->res->crd, why, sizeof(why));
+	kb_httpc_t *c =
+	    cr->tg ? whc_client(r->px, &cr->tg->t, "kube-apiserver", why, sizeof(why)) : NULL;
+	if (c && cr->tg->t.svc_name &&
+	    whc_service_address(r->px, &cr->tg->t, ct, sizeof(ct), why, sizeof(why)) < 0)
+		c = NULL;
+	if (!c) {
+		const char *w = strncmp(why, "failed to call webhook: ", 24) == 0 ? why + 24 : why;
+		if (cr->tg)
+			snprintf(msg, ml, "conversion webhook for %s failed: Post \"%s\": %s",
+				 cr->in_gvk, cr->tg->t.where, w);
+		else
+			snprintf(msg, ml, "conversion webhook for %s failed: %s", cr->in_gvk, w);
+		return -1;
+	}
+	kb_uuid(cr->uid);
+	json_t *review = review_of(cr);
+	char *body = review ? json_dumps(review, JSON_COMPACT) : NULL;
+	json_decref(review);
+	struct kb_httpc_call call = {.method = "POST",
+				     .path = cr->tg->t.path,
+				     .body = body,
+				     .body_len = body ? strlen(body) : 0,
+				     .connect_to = ct[0] ? ct : NULL,
+				     .max_body = CONV_MAX_ANSWER,
+				     .on_done = on_answer,
+				     .arg = cr};
+	cr->hc = body ? kb_httpc_request(c, &call) : NULL;
+	free(body);
+	if (!cr->hc) {
+		snprintf(msg, ml, "conversion webhook for %s failed: out of memory", cr->in_gvk);
+		return -1;
+	}
+	cr->tg->inflight++;
+	return 0;
+}
+
+/* ---- the gate --------------------------------------------------------------------- */
+
+/* The stored objects r will read (new reference), those not yet in the
+ * desired version (getObjectsToConvert). */
+static json_t *objects_to_convert(struct req *r, const char *desired)
+{
+	json_t *all = json_array(), *one = NULL, *out = json_array();
+	const char *ns = r->res->namespaced && r->ns ? r->ns : NULL;
+	if (r->name) {
+		if (store_get(r->px->store, r->res->store_key, ns ? ns : "", r->name, &one) == 0)
+			json_array_append_new(all, one);
+	} else {
+		struct store_list_req lr = {.res = r->res->store_key, .ns = ns};
+		struct store_list_result res = {0};
+		if (store_list(r->px->store, &lr, &res) == 0) {
+			json_array_extend(all, res.items);
+			json_decref(res.items);
+			free(res.next);
+		}
+	}
+	size_t i;
+	json_t *o;
+	json_array_foreach (all, i, o)
+		if (strcmp(gv_of(o), desired) != 0)
+			json_array_append(out, o);
+	json_decref(all);
+	return out;
+}
+
+static bool refuse(struct req *r, const char *desired, const char *sv)
+{
+	reply_statusf(r, 405, "MethodNotAllowed",
+		      "conversion webhook for %s: %s through %s, a version other than the "
+		      "storage version %s, is not supported yet (Kubicle converts reads: get "
+		      "and list)",
+		      obj_str(r->res->crd, "metadata.name"),
+		      r->q.watch                               ? "watch"
+		      : strcmp(r->http->method, "DELETE") == 0 ? "deleting"
+							       : "writing",
+		      desired, sv);
+	return true;
+}
+
+bool crdconv_begin(struct req *r)
+{
+	const char *sv, *m = r->http ? r->http->method : "";
+	char msg[8192];
+	current = NULL;
+	if (!r->http || !crdconv_applies(r->res))
+		return false;
+	struct conv_req *cr = conv_of(r);
+	if (cr && cr->done) {
+		current = cr;
+		return false;
+	}
+	sv = storage_version(r->res->crd);
+	char desired[300];
+	snprintf(desired, sizeof(desired), "%s/%s", r->res->group, r->res->version);
+	if ((strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) || r->q.watch)
+		return refuse(r, desired, sv);
+	json_t *objs = objects_to_convert(r, desired);
+	if (json_array_size(objs) == 0) {
+		json_decref(objs);
+		return false;
+	}
+	cr = calloc(1, sizeof(*cr));
+	KB_REQUIRE(cr);
+	cr->r = r;
+	cr->sent = objs;
+	cr->list = !r->name;
+	snprintf(cr->desired, sizeof(cr->desired), "%s", desired);
+	snprintf(cr->in_gvk, sizeof(cr->in_gvk), "%s/%s, Kind=%s", r->res->group, sv, r->res->kind);
+	cr->ext.free = conv_free;
+	req_ext_add(r, &cr->ext);
+	cr->review = review_version(r->res->crd);
+	if (!cr->review) {
+		reply_status(r, 500, NULL, "no supported conversion review versions", NULL);
+		return true;
+	}
+	if (call_start(cr, msg, sizeof(msg)) < 0) {
+		kb_warn("crdconv", "%s", msg);
+		reply_status(r, 500, NULL, msg, NULL);
+		return true;
+	}
+	r->async = true; /* parked: on_answer serves it again */
+	kb_http_req_on_abort(r->http, on_abort, r);
+	return true;
+}
+
+void crdconv_end(struct req *r)
+{
+	(void)r;
+	current = NULL;
+}
+
+void crdconv_out(const struct proxy_resource *res, json_t *obj)
+{
+	char key[600];
+	const json_t *conv;
+	if (current && obj) {
+		key_of(obj, key, sizeof(key));
+		conv = json_object_get(current->done, key);
+		const char *a = obj_str(obj, "metadata.resourceVersion");
+		const char *b = obj_str(conv, "metadata.resourceVersion");
+		if (conv && a && b && strcmp(a, b) == 0) {
+			json_t *copy = json_deep_copy(conv);
+			json_object_clear(obj);
+			json_object_update(obj, copy);
+			json_decref(copy);
+		}
+	}
+	rstore_crd_out(res, obj);
+}
