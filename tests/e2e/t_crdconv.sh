@@ -107,7 +107,7 @@ crdconv_validation() {
     $K apply -f "$d/bad3.yaml"
   sed 's#url: "[^"]*"#url: "http://127.0.0.1/convert"#' "$d/ok.yaml" >"$d/bad4.yaml"
   expect_fail "an http URL: kube's error" \
-    "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme" \
+    "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host\[/path\]" \
     $K apply -f "$d/bad4.yaml"
   sed 's/^  scope: Namespaced/  scope: Namespaced\n  preserveUnknownFields: true/' "$d/ok.yaml" >"$d/bad5.yaml"
   expect_fail "preserveUnknownFields true: kube's error" \
