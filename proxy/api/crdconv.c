@@ -13,7 +13,9 @@
  * as sent, each of the desired group/version and the same kind, name,
  * namespace and uid: validateConvertedObject), and the converted objects
  * keep the stored metadata but for their labels and annotations
- * (restoreObjectMeta). A failure answers 500 with kube's words, `conversion
+ * (restoreObjectMeta), pruned to the version's schema as kube's
+ * schemaCoercingConverter prunes them (pkg/apiserver/customresource_handler.go).
+ * A failure answers 500 with kube's words, `conversion
  * webhook for <group>/<version>, Kind=<Kind> failed: ...` (a plain error in
  * kube: no reason).
  *
@@ -446,12 +448,18 @@ static int call_start(struct conv_req *cr, char *msg, size_t ml)
 {
 	struct req *r = cr->r;
 	char why[2048] = "", ct[600] = "";
+	int rc;
 	cr->tg = target_of(r->res->crd, why, sizeof(why));
 	kb_httpc_t *c =
 	    cr->tg ? whc_client(r->px, &cr->tg->t, "kube-apiserver", why, sizeof(why)) : NULL;
 	if (c && cr->tg->t.svc_name &&
-	    whc_service_address(r->px, &cr->tg->t, ct, sizeof(ct), why, sizeof(why)) < 0)
+	    (rc = whc_service_address(r->px, &cr->tg->t, ct, sizeof(ct), why, sizeof(why))) < 0) {
 		c = NULL;
+		/* the lister's NotFound through kube's ClusterIP resolver, under Go's
+		 * `Post "<url>": ` */
+		if (rc == -ENOENT)
+			snprintf(why, sizeof(why), "service \"%s\" not found", cr->tg->t.svc_name);
+	}
 	if (!c) {
 		const char *w = strncmp(why, "failed to call webhook: ", 24) == 0 ? why + 24 : why;
 		if (cr->tg)
@@ -592,6 +600,11 @@ void crdconv_out(const struct proxy_resource *res, json_t *obj)
 			json_object_clear(obj);
 			json_object_update(obj, copy);
 			json_decref(copy);
+			/* kube's schemaCoercingConverter: the converted object is
+			 * pruned to the version's schema
+			 * (customresource_handler.go, unstructuredSchemaCoercer.apply) */
+			if (res->schema)
+				crd_schema_prune(res->schema, obj, NULL);
 		}
 	}
 	rstore_crd_out(res, obj);

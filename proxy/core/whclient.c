@@ -126,7 +126,7 @@ int whc_service_address(struct proxy *px, const struct whc_target *t, char *ct, 
 	if (store_get(px->store, "/services", t->svc_ns, t->svc_name, &svc) < 0) {
 		snprintf(why, wl, "failed to call webhook: service \"%s/%s\" not found", t->svc_ns,
 			 t->svc_name);
-		return -1;
+		return -ENOENT;
 	}
 	const char *ip = obj_str(svc, "spec.clusterIP");
 	const char *type = obj_str(svc, "spec.type");

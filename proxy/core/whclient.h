@@ -42,7 +42,8 @@ kb_httpc_t *whc_client(struct proxy *px, struct whc_target *t, const char *user_
 
 /* kube's ClusterIP service resolver: the libcurl connect-to entry
  * "<svc>.<ns>.svc:<port>:<cluster IP>:<port>" for the tenant Service t
- * names. 0, or -1 with kube's words in why. */
+ * names. 0, or -ENOENT (no such Service) or -1, with the admission
+ * webhooks' words in why. */
 int whc_service_address(struct proxy *px, const struct whc_target *t, char *ct, size_t len,
 			char *why, size_t wl);
 

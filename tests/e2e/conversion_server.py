@@ -6,7 +6,7 @@ HTTPS on 127.0.0.1 with the given certificate; writes its port to PORTFILE
 and every ConversionReview it receives, one JSON line each with the path it
 came to, to LOG. Objects of conv.kubicle.test: v1's spec.size is v2's
 spec.capacity (and back); the converted objects get the label
-converted-to=<version>. What it answers depends on the path:
+converted-to=<version> and spec.junk (in no schema: the server prunes it). What it answers depends on the path:
 
   /convert    the converted objects, as a webhook should
   /fail       result Failure with message "no conversion today"
@@ -32,6 +32,7 @@ def convert(obj, desired):
         spec["capacity"] = spec.pop("size")
     elif version == "v1" and "capacity" in spec:
         spec["size"] = spec.pop("capacity")
+    spec["junk"] = "not in any schema"
     obj["apiVersion"] = desired
     obj.setdefault("metadata", {}).setdefault("labels", {})["converted-to"] = version
     return obj

@@ -74,7 +74,7 @@ crdconv_install() {
   expect_eq "... and read back through it" "all" \
     $K get clusterpools.v1beta1.queueing.kubicle.test main -o 'jsonpath={.spec.cohort}'
   expect_fail "... a read through the other version calls the missing Service's webhook: kube's error" \
-    'conversion webhook for queueing.kubicle.test/v1beta1, Kind=ClusterPool failed: Post "https://queueing-webhook-service.queueing-system.svc:443/convert\?timeout=30s": service "queueing-system/queueing-webhook-service" not found' \
+    'conversion webhook for queueing.kubicle.test/v1beta1, Kind=ClusterPool failed: Post "https://queueing-webhook-service.queueing-system.svc:443/convert\?timeout=30s": service "queueing-webhook-service" not found' \
     $K get clusterpools.v1beta2.queueing.kubicle.test main
   expect_fail "... a delete through it too (Kubicle: not converted yet)" "not supported yet" \
     $K delete clusterpool main
@@ -135,8 +135,8 @@ crdconv_convert() {
     sh -c "$K get widgets.v1.conv.kubicle.test w1 -n conv -o 'jsonpath={.spec.size}'; echo ' '\$(wc -l <$E2E_TMP/crdconv/reviews.log)"
   expect_eq "get through v2: the webhook's conversion" "conv.kubicle.test/v2 3 x v2" \
     $K get widgets.v2.conv.kubicle.test w1 -n conv -o 'jsonpath={.apiVersion} {.spec.capacity} {.metadata.labels.app} {.metadata.labels.converted-to}'
-  expect_eq "... v2's schema defaults apply to the converted object" "blue" \
-    $K get widgets.v2.conv.kubicle.test w1 -n conv -o 'jsonpath={.spec.color}'
+  expect_eq "... v2's schema defaults apply to the converted object, fields of no schema are pruned" "blue|" \
+    $K get widgets.v2.conv.kubicle.test w1 -n conv -o 'jsonpath={.spec.color}|{.spec.junk}'
   expect_eq "... the ConversionReview as kube sends it" \
     "apiextensions.k8s.io/v1 ConversionReview conv.kubicle.test/v2 True ['conv.kubicle.test/v1'] ['w1']" \
     cv_review 1 "r['apiVersion'] + ' ' + r['kind'] + ' ' + r['request']['desiredAPIVersion'] + ' ' + str(len(r['request']['uid']) == 36) + ' ' + str([o['apiVersion'] for o in r['request']['objects']]) + ' ' + str([o['metadata']['name'] for o in r['request']['objects']])"
