@@ -354,7 +354,7 @@ static const json_t *converted_of(struct conv_req *cr, const json_t *doc, char *
 static int take_answer(struct conv_req *cr, int err, long status, const char *body, size_t len,
 		       char *msg, size_t ml)
 {
-	char why[4096];
+	char why[4096] = "";
 	if (err) {
 		snprintf(msg, ml, "conversion webhook for %s failed: Post \"%s\": %s", cr->in_gvk,
 			 cr->tg->t.where,
@@ -373,9 +373,10 @@ static int take_answer(struct conv_req *cr, int err, long status, const char *bo
 	const json_t *objs = NULL;
 	int rc = -1;
 	if (!json_is_object(doc))
-		snprintf(msg, ml, "conversion webhook for %s failed: %s", cr->in_gvk, je.text);
-	else if (!(objs = converted_of(cr, doc, why, sizeof(why))) && json_array_size(cr->sent) &&
-		 why[0])
+		snprintf(msg, ml, "conversion webhook for %s failed: %s", cr->in_gvk,
+			 doc ? "json: cannot unmarshal into Go value of type v1.ConversionReview"
+			     : je.text);
+	else if (!(objs = converted_of(cr, doc, why, sizeof(why))) && why[0])
 		snprintf(msg, ml, "conversion webhook for %s failed: %s", cr->in_gvk, why);
 	else if (json_array_size(objs) != json_array_size(cr->sent))
 		snprintf(msg, ml, "conversion webhook for %s returned %zu objects, expected %zu",
