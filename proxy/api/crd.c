@@ -193,8 +193,10 @@ static struct crd_row *row_build(const json_t *crd, const json_t *names, const j
 	json_t *old_crd = c->r.crd, *old_schema = c->r.schema;
 	c->r.crd = json_incref((json_t *)crd);
 	c->r.schema = json_incref(obj_get(v, "schema.openAPIV3Schema"));
-	if (crdconv_applies(&c->r))
-		c->r.from_storage = crdconv_out; /* the webhook's conversions (crdconv.c) */
+	if (crdconv_applies(&c->r)) { /* the webhook's conversions (crdconv.c) */
+		c->r.from_storage = crdconv_out;
+		c->r.to_storage = crdconv_in;
+	}
 	if (c->r.schema != old_schema || !c->rules) {
 		crd_rules_free(c->rules);
 		c->rules = crd_rules_compile(c->r.schema);

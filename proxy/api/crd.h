@@ -60,5 +60,12 @@ bool crdconv_applies(const struct proxy_resource *res);
 bool crdconv_begin(struct req *r);
 void crdconv_end(struct req *r);
 void crdconv_out(const struct proxy_resource *res, json_t *obj);
+/* crdconv.c, the write path (write_validate): whether obj (borrowed) is yet
+ * to be converted to the storage version, and its conversion: 0 when done,
+ * -EINPROGRESS when parked (served again later), another error when
+ * answered. crdconv_in: the to_storage of such rows. */
+bool crdconv_write_ahead(struct req *r, const json_t *obj);
+int crdconv_write(struct req *r, const json_t *obj);
+void crdconv_in(const struct proxy_resource *res, json_t *obj);
 
 #endif

@@ -20,20 +20,32 @@
  * kube: no reason).
  *
  * Served here: reads through a version other than the storage one (get and
- * list of objects, their status and scale, Tables). Same-version requests
- * never call the webhook.
- * Not done yet: writes (create, update, patch, delete) and watches through
- * another version than the storage one answer an error that says so.
+ * list of objects, their status and scale, Tables), and writes through it
+ * (create, update, patch of every kind, server-side apply, status): the
+ * object, once validated and admitted, is converted to the storage version
+ * by the webhook before it is stored (kube converts when it encodes for
+ * storage; a dry run is not converted, as kube's dry-run storage does not
+ * encode). Same-version requests never call the webhook.
+ * Not done yet: deletes and watches through another version than the
+ * storage one answer an error that says so; a write's answer is the object
+ * as written in the request's version (kube converts the stored object back
+ * with a second call: the same object unless the webhook does not round-trip).
  *
- * DESIGN: the read path is synchronous, the webhook answers later. A read
- * through another version is parked before its handler runs (r->async,
- * state on r as a req_ext): the objects it will read are read from the
- * store and sent in one review; with the answer, the converted objects are
- * kept on r, keyed by namespace/name, and the request is served again from
- * its start (r->resume): the rows' from_storage (crdconv_out) takes each
- * object's converted form while the handler runs (crdconv_begin sets the
- * request whose conversions apply, crdconv_end clears it). An object
- * written between the two passes (another resourceVersion) is shown with
+ * DESIGN: the read and write paths are synchronous, the webhook answers
+ * later. A request through another version is parked (r->async, state on r
+ * as a req_ext) before its handler runs when it reads stored objects: they
+ * are read from the store and sent in one review; with the answer, the
+ * converted objects are kept on r, keyed by namespace/name, and the request
+ * is served again from its start (r->resume): the rows' from_storage
+ * (crdconv_out) takes each object's converted form while the handler runs
+ * (crdconv_begin sets the request whose conversions apply, crdconv_end
+ * clears it). A write is parked again at the end of write_validate
+ * (crdconv_write, as the admission webhooks park it), and on the next pass
+ * the rows' to_storage (crdconv_in) stores the converted object, found by
+ * its content but for its metadata (write_key: a create's uid and creation
+ * time are new on each pass); the stored metadata is the request's but for
+ * the labels and annotations the webhook returns (restoreObjectMeta). An
+ * object written between two passes (another resourceVersion) is shown with
  * the None strategy's conversion (apiVersion only).
  *
  * Each CRD's client (a kept-alive connection) is made at its first call
@@ -76,6 +88,8 @@ struct conv_req {
 	bool list;          /* a list was asked for (kube's messages differ) */
 	json_t *sent;       /* the objects sent (owned) */
 	json_t *done;       /* "ns/name" -> converted object (owned), once answered */
+	bool writing;       /* the call in flight converts a written object to storage */
+	json_t *written;    /* write_key -> the object converted to storage (owned) */
 };
 
 static struct conv_target *targets;
@@ -189,6 +203,7 @@ static void conv_free(struct req_ext *e)
 		current = NULL;
 	json_decref(cr->sent);
 	json_decref(cr->done);
+	json_decref(cr->written);
 	free(cr);
 	targets_sweep();
 }
@@ -203,6 +218,28 @@ static void key_of(const json_t *obj, char *key, size_t len)
 {
 	const char *ns = obj_str(obj, "metadata.namespace"), *name = obj_str(obj, "metadata.name");
 	snprintf(key, len, "%s/%s", ns ? ns : "", name ? name : "");
+}
+
+/* A written object's identity across the passes of its request (malloc'ed,
+ * or NULL): all but its metadata, and its labels and annotations (a create
+ * gets a new uid and creation time on each pass). */
+static char *write_key(const json_t *obj)
+{
+	json_t *k = json_deep_copy(obj);
+	const json_t *m = json_object_get(obj, "metadata");
+	char *out;
+	if (!k)
+		return NULL;
+	json_object_set_new(k, "metadata", json_object());
+	if (json_object_get(m, "labels"))
+		json_object_set(json_object_get(k, "metadata"), "labels",
+				json_object_get(m, "labels"));
+	if (json_object_get(m, "annotations"))
+		json_object_set(json_object_get(k, "metadata"), "annotations",
+				json_object_get(m, "annotations"));
+	out = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(k);
+	return out;
 }
 
 /* ---- checking the answer (webhook_converter.go) ---------------------------------- */
@@ -383,7 +420,10 @@ static int take_answer(struct conv_req *cr, int err, long status, const char *bo
 			 cr->in_gvk, json_array_size(objs), json_array_size(cr->sent));
 	else
 		rc = 0;
-	cr->done = json_object();
+	if (!cr->done)
+		cr->done = json_object();
+	if (!cr->written)
+		cr->written = json_object();
 	for (size_t i = 0; rc == 0 && i < json_array_size(objs); i++) {
 		json_t *out = json_deep_copy(json_array_get(objs, i));
 		char key[600];
@@ -391,6 +431,12 @@ static int take_answer(struct conv_req *cr, int err, long status, const char *bo
 			json_decref(out);
 			rc = -1;
 			break;
+		}
+		if (cr->writing) {
+			char *wk = write_key(json_array_get(cr->sent, i));
+			json_object_set_new(cr->written, wk ? wk : "", out);
+			free(wk);
+			continue;
 		}
 		key_of(out, key, sizeof(key));
 		json_object_set_new(cr->done, key, out);
@@ -550,16 +596,25 @@ bool crdconv_begin(struct req *r)
 	sv = storage_version(r->res->crd);
 	char desired[300];
 	snprintf(desired, sizeof(desired), "%s/%s", r->res->group, r->res->version);
-	if ((strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) || r->q.watch)
+	bool write = strcmp(m, "POST") == 0 || strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0;
+	if ((!write && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) || r->q.watch)
 		return refuse(r, desired, sv);
-	json_t *objs = objects_to_convert(r, desired);
-	if (json_array_size(objs) == 0) {
+	json_t *objs = strcmp(m, "POST") == 0 ? json_array() : objects_to_convert(r, desired);
+	if (json_array_size(objs) == 0 && !write) {
 		json_decref(objs);
 		return false;
 	}
 	cr = calloc(1, sizeof(*cr));
 	KB_REQUIRE(cr);
 	cr->r = r;
+	if (json_array_size(objs) == 0) { /* a write with nothing to read first */
+		cr->ext.free = conv_free;
+		req_ext_add(r, &cr->ext);
+		cr->done = json_object();
+		json_decref(objs);
+		current = cr;
+		return false;
+	}
 	cr->sent = objs;
 	cr->list = !r->name;
 	snprintf(cr->desired, sizeof(cr->desired), "%s", desired);
@@ -609,4 +664,85 @@ void crdconv_out(const struct proxy_resource *res, json_t *obj)
 		}
 	}
 	rstore_crd_out(res, obj);
+}
+
+/* ---- writes: the object to storage ---------------------------------------------- */
+
+static const json_t *storage_schema(const json_t *crd)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach (obj_get(crd, "spec.versions"), i, v)
+		if (json_is_true(json_object_get(v, "storage")))
+			return obj_get(v, "schema.openAPIV3Schema");
+	return NULL;
+}
+
+bool crdconv_write_ahead(struct req *r, const json_t *obj)
+{
+	struct conv_req *cr = conv_of(r);
+	if (!r->http || r->q.dry_run || !crdconv_applies(r->res))
+		return false; /* kube's dry run does not encode for storage */
+	char *k = write_key(obj);
+	bool ahead = !cr || !k || !json_object_get(cr->written, k);
+	free(k);
+	return ahead;
+}
+
+int crdconv_write(struct req *r, const json_t *obj)
+{
+	char msg[8192];
+	struct conv_req *cr = conv_of(r);
+	if (!crdconv_write_ahead(r, obj))
+		return 0;
+	if (!cr) {
+		cr = calloc(1, sizeof(*cr));
+		KB_REQUIRE(cr);
+		cr->r = r;
+		cr->done = json_object();
+		cr->ext.free = conv_free;
+		req_ext_add(r, &cr->ext);
+	}
+	const char *sv = storage_version(r->res->crd);
+	json_decref(cr->sent);
+	cr->sent = json_pack("[O]", obj);
+	cr->writing = true;
+	cr->list = false;
+	snprintf(cr->desired, sizeof(cr->desired), "%s/%s", r->res->group, sv);
+	snprintf(cr->in_gvk, sizeof(cr->in_gvk), "%s/%s, Kind=%s", r->res->group, r->res->version,
+		 r->res->kind);
+	cr->review = review_version(r->res->crd);
+	if (!cr->review) {
+		reply_status(r, 500, NULL, "no supported conversion review versions", NULL);
+		return -EIO;
+	}
+	if (call_start(cr, msg, sizeof(msg)) < 0) {
+		kb_warn("crdconv", "%s", msg);
+		reply_status(r, 500, NULL, msg, NULL);
+		return -EIO;
+	}
+	r->async = true; /* parked: on_answer serves it again */
+	kb_http_req_on_abort(r->http, on_abort, r);
+	return -EINPROGRESS;
+}
+
+void crdconv_in(const struct proxy_resource *res, json_t *obj)
+{
+	char *k = current ? write_key(obj) : NULL;
+	const json_t *conv = k ? json_object_get(current->written, k) : NULL;
+	char why[256];
+	free(k);
+	if (!conv) {
+		rstore_version_in(res, obj); /* not through a request's write: as None */
+		return;
+	}
+	json_t *out = json_deep_copy(conv);
+	if (restore_meta(obj, out, why, sizeof(why)) == 0) {
+		json_object_clear(obj);
+		json_object_update(obj, out);
+		const json_t *schema = storage_schema(res->crd);
+		if (schema)
+			crd_schema_prune(schema, obj, NULL);
+	}
+	json_decref(out);
 }

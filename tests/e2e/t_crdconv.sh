@@ -3,9 +3,10 @@
 # end: reduced CRDs of the shapes Kueue, JobSet and LeaderWorkerSet ship
 # (crdconv/*.yaml) install with kubectl apply, client- and server-side, and
 # become Established; kube's validation of spec.conversion; a Python
-# conversion webhook (conversion_server.py) converts what is read through a
-# version other than the storage one (get, list, Table), with the
-# ConversionReview kube sends; a failing webhook answers with kube's words.
+# conversion webhook (conversion_server.py) converts what is read and
+# written through a version other than the storage one (get, list, Table,
+# apply, patch, server-side apply), with the ConversionReview kube sends; a
+# failing webhook answers with kube's words.
 # Sourced by run.sh.
 
 # cv_review N EXPR: EXPR (python, on `r`, the review) of the Nth-from-last
@@ -147,8 +148,23 @@ crdconv_convert() {
   expect "a Table through v2" "w1 .*" $K get widgets.v2.conv.kubicle.test -n conv
   expect "a label selector through v2" "^w1$" \
     $K get widgets.v2.conv.kubicle.test -n conv -l app=x -o name --no-headers -o 'custom-columns=N:.metadata.name'
-  expect_fail "writes through v2: refused, saying so" "not supported yet" \
+  printf 'apiVersion: conv.kubicle.test/v2\nkind: Widget\nmetadata: {name: w3, namespace: conv}\nspec: {capacity: 7}\n' >"$d/w3.yaml"
+  expect "kubectl apply through v2: the object goes to the webhook on its way to storage" "widget.conv.kubicle.test/w3 created" \
+    $K apply -f "$d/w3.yaml"
+  expect_eq "... the review asks for the storage version, with the v2 object" "conv.kubicle.test/v1 ['conv.kubicle.test/v2'] [{'capacity': 7, 'color': 'blue'}]" \
+    cv_review 1 "r['request']['desiredAPIVersion'] + ' ' + str([o['apiVersion'] for o in r['request']['objects']]) + ' ' + str([o['spec'] for o in r['request']['objects']])"
+  expect_eq "... stored converted (read through v1), fields of no schema pruned" "7 v1 " \
+    $K get widgets.v1.conv.kubicle.test w3 -n conv -o 'jsonpath={.spec.size} {.metadata.labels.converted-to} {.spec.junk}'
+  expect "a merge patch through v2 (kubectl label)" "labeled" \
     $K label widgets.v2.conv.kubicle.test w1 -n conv more=1
+  expect_eq "... stored, read through v1" "1 3" \
+    $K get widgets.v1.conv.kubicle.test w1 -n conv -o 'jsonpath={.metadata.labels.more} {.spec.size}'
+  expect "server-side apply through v2" "serverside-applied" \
+    $K apply --server-side --force-conflicts -f - <<<'{"apiVersion":"conv.kubicle.test/v2","kind":"Widget","metadata":{"name":"w3","namespace":"conv"},"spec":{"capacity":9}}'
+  expect_eq "... stored, read through v1" "9" \
+    $K get widgets.v1.conv.kubicle.test w3 -n conv -o 'jsonpath={.spec.size}'
+  expect_fail "a delete through v2: refused, saying so" "deleting through conv.kubicle.test/v2.*not supported yet" \
+    $K delete widgets.v2.conv.kubicle.test w3 -n conv
   expect_fail "watch through v2: refused, saying so" "not supported yet" \
     timeout 10 $K get widgets.v2.conv.kubicle.test -n conv --watch-only
   # failures: kube's words, 500
@@ -164,13 +180,17 @@ crdconv_convert() {
     $K get widgets.v2.conv.kubicle.test w1 -n conv
   cv_crd /short | $K apply -f - >/dev/null
   expect_fail "one object fewer: kube's error" \
-    'conversion webhook for conv.kubicle.test/v1, Kind=Widget returned 1 objects, expected 2' \
+    'conversion webhook for conv.kubicle.test/v1, Kind=Widget returned 2 objects, expected 3' \
     $K get widgets.v2.conv.kubicle.test -n conv
   cv_crd /rename | $K apply -f - >/dev/null
   expect_fail "a renamed object: kube's error" \
     'conversion webhook for conv.kubicle.test/v1, Kind=Widget returned invalid object: must have the same name: w1 != someone-else' \
     $K get widgets.v2.conv.kubicle.test w1 -n conv
   CV_URL=https://127.0.0.1:1 cv_crd /convert | $K apply -f - >/dev/null
+  expect_fail "a write through v2 when the webhook fails: kube's error, nothing stored" \
+    'conversion webhook for conv.kubicle.test/v2, Kind=Widget failed: Post "https://127.0.0.1:1/convert\?timeout=30s": ' \
+    $K create -f - <<<'{"apiVersion":"conv.kubicle.test/v2","kind":"Widget","metadata":{"name":"w9","namespace":"conv"},"spec":{"capacity":1}}'
+  expect_fail "... nothing stored" "NotFound" $K get widgets.v1.conv.kubicle.test w9 -n conv
   expect_fail "an unreachable webhook: kube's error" \
     'conversion webhook for conv.kubicle.test/v1, Kind=Widget failed: Post "https://127.0.0.1:1/convert\?timeout=30s": ' \
     $K get widgets.v2.conv.kubicle.test w1 -n conv
