@@ -26,8 +26,11 @@
  * by the webhook before it is stored (kube converts when it encodes for
  * storage; a dry run is not converted, as kube's dry-run storage does not
  * encode). Same-version requests never call the webhook.
- * Not done yet: deletes and watches through another version than the
- * storage one answer an error that says so; a write's answer is the object
+ * Deletes of one object too: the object is converted to be read, and a
+ * deletionTimestamp or finalizer change is stored on the stored content
+ * (kube's conversions keep metadata). Not done yet: watches and
+ * deletecollection through another version than the storage one answer an
+ * error that says so; a write's answer is the object
  * as written in the request's version (kube converts the stored object back
  * with a second call: the same object unless the webhook does not round-trip).
  *
@@ -90,6 +93,7 @@ struct conv_req {
 	json_t *done;       /* "ns/name" -> converted object (owned), once answered */
 	bool writing;       /* the call in flight converts a written object to storage */
 	json_t *written;    /* write_key -> the object converted to storage (owned) */
+	json_t *originals;  /* "ns/name" -> the stored object sent to be read (owned) */
 };
 
 static struct conv_target *targets;
@@ -204,6 +208,7 @@ static void conv_free(struct req_ext *e)
 	json_decref(cr->sent);
 	json_decref(cr->done);
 	json_decref(cr->written);
+	json_decref(cr->originals);
 	free(cr);
 	targets_sweep();
 }
@@ -571,8 +576,8 @@ static bool refuse(struct req *r, const char *desired, const char *sv)
 {
 	reply_statusf(r, 405, "MethodNotAllowed",
 		      "conversion webhook for %s: %s through %s, a version other than the "
-		      "storage version %s, is not supported yet (Kubicle converts reads: get "
-		      "and list)",
+		      "storage version %s, is not supported yet (Kubicle converts get, list, "
+		      "create, update, patch and delete of one object)",
 		      obj_str(r->res->crd, "metadata.name"),
 		      r->q.watch                               ? "watch"
 		      : strcmp(r->http->method, "DELETE") == 0 ? "deleting"
@@ -597,7 +602,8 @@ bool crdconv_begin(struct req *r)
 	char desired[300];
 	snprintf(desired, sizeof(desired), "%s/%s", r->res->group, r->res->version);
 	bool write = strcmp(m, "POST") == 0 || strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0;
-	if ((!write && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) || r->q.watch)
+	bool del = strcmp(m, "DELETE") == 0 && r->name;
+	if ((!write && !del && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) || r->q.watch)
 		return refuse(r, desired, sv);
 	json_t *objs = strcmp(m, "POST") == 0 ? json_array() : objects_to_convert(r, desired);
 	if (json_array_size(objs) == 0 && !write) {
@@ -617,6 +623,14 @@ bool crdconv_begin(struct req *r)
 	}
 	cr->sent = objs;
 	cr->list = !r->name;
+	cr->originals = json_object();
+	size_t i;
+	json_t *o;
+	json_array_foreach (objs, i, o) {
+		char key[600];
+		key_of(o, key, sizeof(key));
+		json_object_set(cr->originals, key, o);
+	}
 	snprintf(cr->desired, sizeof(cr->desired), "%s", desired);
 	snprintf(cr->in_gvk, sizeof(cr->in_gvk), "%s/%s, Kind=%s", r->res->group, sv, r->res->kind);
 	cr->ext.free = conv_free;
@@ -642,19 +656,35 @@ void crdconv_end(struct req *r)
 	current = NULL;
 }
 
+/* Whether a and b agree but for their metadata (labels and annotations
+ * compared). */
+static bool same_content(const json_t *a, const json_t *b)
+{
+	char *ka = write_key(a), *kb = write_key(b);
+	bool same = ka && kb && strcmp(ka, kb) == 0;
+	free(ka);
+	free(kb);
+	return same;
+}
+
 void crdconv_out(const struct proxy_resource *res, json_t *obj)
 {
-	char key[600];
-	const json_t *conv;
+	char key[600], why[256];
+	const json_t *conv, *orig;
 	if (current && obj) {
 		key_of(obj, key, sizeof(key));
 		conv = json_object_get(current->done, key);
+		orig = json_object_get(current->originals, key);
 		const char *a = obj_str(obj, "metadata.resourceVersion");
 		const char *b = obj_str(conv, "metadata.resourceVersion");
-		if (conv && a && b && strcmp(a, b) == 0) {
+		/* the object converted, or the same content under newer metadata
+		 * (a delete's last state) */
+		if (conv && ((a && b && strcmp(a, b) == 0) || (orig && same_content(orig, obj)))) {
 			json_t *copy = json_deep_copy(conv);
-			json_object_clear(obj);
-			json_object_update(obj, copy);
+			if (restore_meta(obj, copy, why, sizeof(why)) == 0) {
+				json_object_clear(obj);
+				json_object_update(obj, copy);
+			}
 			json_decref(copy);
 			/* kube's schemaCoercingConverter: the converted object is
 			 * pruned to the version's schema
@@ -732,6 +762,22 @@ void crdconv_in(const struct proxy_resource *res, json_t *obj)
 	const json_t *conv = k ? json_object_get(current->written, k) : NULL;
 	char why[256];
 	free(k);
+	if (!conv && current) {
+		/* a change of metadata only, not through write_validate (a delete's
+		 * deletionTimestamp): the stored content under the new metadata,
+		 * as kube's conversion keeps metadata (restoreObjectMeta) */
+		char key[600];
+		key_of(obj, key, sizeof(key));
+		const json_t *orig = json_object_get(current->originals, key);
+		if (orig) {
+			json_t *out = json_deep_copy(orig);
+			json_object_set(out, "metadata", json_object_get(obj, "metadata"));
+			json_object_clear(obj);
+			json_object_update(obj, out);
+			json_decref(out);
+			return;
+		}
+	}
 	if (!conv) {
 		rstore_version_in(res, obj); /* not through a request's write: as None */
 		return;

@@ -5,7 +5,7 @@
 # become Established; kube's validation of spec.conversion; a Python
 # conversion webhook (conversion_server.py) converts what is read and
 # written through a version other than the storage one (get, list, Table,
-# apply, patch, server-side apply), with the ConversionReview kube sends; a
+# apply, patch, server-side apply, delete), with the ConversionReview kube sends; a
 # failing webhook answers with kube's words.
 # Sourced by run.sh.
 
@@ -77,7 +77,8 @@ crdconv_install() {
   expect_fail "... a read through the other version calls the missing Service's webhook: kube's error" \
     'conversion webhook for queueing.kubicle.test/v1beta1, Kind=ClusterPool failed: Post "https://queueing-webhook-service.queueing-system.svc:443/convert\?timeout=30s": service "queueing-webhook-service" not found' \
     $K get clusterpools.v1beta2.queueing.kubicle.test main
-  expect_fail "... a delete through it too (Kubicle: not converted yet)" "not supported yet" \
+  expect_fail "... a delete through it too" \
+    'conversion webhook for queueing.kubicle.test/v1beta1, Kind=ClusterPool failed: Post "https://queueing-webhook-service.queueing-system.svc:443/convert\?timeout=30s": service "queueing-webhook-service" not found' \
     $K delete clusterpool main
   $K delete clusterpools.v1beta1.queueing.kubicle.test main >/dev/null
   for f in kueue-like jobset-like; do
@@ -163,8 +164,19 @@ crdconv_convert() {
     $K apply --server-side --force-conflicts -f - <<<'{"apiVersion":"conv.kubicle.test/v2","kind":"Widget","metadata":{"name":"w3","namespace":"conv"},"spec":{"capacity":9}}'
   expect_eq "... stored, read through v1" "9" \
     $K get widgets.v1.conv.kubicle.test w3 -n conv -o 'jsonpath={.spec.size}'
-  expect_fail "a delete through v2: refused, saying so" "deleting through conv.kubicle.test/v2.*not supported yet" \
-    $K delete widgets.v2.conv.kubicle.test w3 -n conv
+  $K patch widgets.v1.conv.kubicle.test w3 -n conv --type=merge -p '{"metadata":{"finalizers":["conv.kubicle.test/hold"]}}' >/dev/null
+  expect "a delete through v2 of an object with a finalizer" 'widget.conv.kubicle.test "w3" deleted' \
+    $K delete widgets.v2.conv.kubicle.test w3 -n conv --wait=false
+  expect_eq "... marked for deletion, its stored content unchanged (read through v1)" "true 9 " \
+    sh -c "$K get widgets.v1.conv.kubicle.test w3 -n conv -o 'jsonpath={.metadata.deletionTimestamp}' | grep -q . && echo -n 'true '; $K get widgets.v1.conv.kubicle.test w3 -n conv -o 'jsonpath={.spec.size} {.spec.capacity}'"
+  $K patch widgets.v1.conv.kubicle.test w3 -n conv --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+  expect_fail "... gone once its finalizer is" "NotFound" $K get widgets.v1.conv.kubicle.test w3 -n conv
+  printf 'apiVersion: conv.kubicle.test/v1\nkind: Widget\nmetadata: {name: w4, namespace: conv}\nspec: {size: 4}\n' | $K apply -f - >/dev/null
+  kcurl -X DELETE "$SERVER_URL/apis/conv.kubicle.test/v2/namespaces/conv/widgets/w4" >"$d/del.json"
+  expect_eq "a delete through v2 answers the object converted" "conv.kubicle.test/v2 4" \
+    python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); print(o["apiVersion"], o["spec"]["capacity"])' "$d/del.json"
+  expect "a deletecollection through v2: refused, saying so" '"code":405.*|deleting through conv.kubicle.test/v2.*not supported yet' \
+    kcurl -X DELETE "$SERVER_URL/apis/conv.kubicle.test/v2/namespaces/conv/widgets"
   expect_fail "watch through v2: refused, saying so" "not supported yet" \
     timeout 10 $K get widgets.v2.conv.kubicle.test -n conv --watch-only
   # failures: kube's words, 500
@@ -180,7 +192,7 @@ crdconv_convert() {
     $K get widgets.v2.conv.kubicle.test w1 -n conv
   cv_crd /short | $K apply -f - >/dev/null
   expect_fail "one object fewer: kube's error" \
-    'conversion webhook for conv.kubicle.test/v1, Kind=Widget returned 2 objects, expected 3' \
+    'conversion webhook for conv.kubicle.test/v1, Kind=Widget returned 1 objects, expected 2' \
     $K get widgets.v2.conv.kubicle.test -n conv
   cv_crd /rename | $K apply -f - >/dev/null
   expect_fail "a renamed object: kube's error" \
