@@ -26,11 +26,10 @@
  * by the webhook before it is stored (kube converts when it encodes for
  * storage; a dry run is not converted, as kube's dry-run storage does not
  * encode). Same-version requests never call the webhook.
- * Deletes of one object too: the object is converted to be read, and a
- * deletionTimestamp or finalizer change is stored on the stored content
- * (kube's conversions keep metadata). Not done yet: watches and
- * deletecollection through another version than the storage one answer an
- * error that says so; a write's answer is the object
+ * Deletes (of one object or a collection) too: the objects are converted to
+ * be read, and a deletionTimestamp is stored on the stored content (kube's
+ * conversions keep metadata). Not done yet: watches through another version
+ * than the storage one answer an error that says so; a write's answer is the object
  * as written in the request's version (kube converts the stored object back
  * with a second call: the same object unless the webhook does not round-trip).
  *
@@ -577,7 +576,7 @@ static bool refuse(struct req *r, const char *desired, const char *sv)
 	reply_statusf(r, 405, "MethodNotAllowed",
 		      "conversion webhook for %s: %s through %s, a version other than the "
 		      "storage version %s, is not supported yet (Kubicle converts get, list, "
-		      "create, update, patch and delete of one object)",
+		      "create, update, patch and delete)",
 		      obj_str(r->res->crd, "metadata.name"),
 		      r->q.watch                               ? "watch"
 		      : strcmp(r->http->method, "DELETE") == 0 ? "deleting"
@@ -602,7 +601,7 @@ bool crdconv_begin(struct req *r)
 	char desired[300];
 	snprintf(desired, sizeof(desired), "%s/%s", r->res->group, r->res->version);
 	bool write = strcmp(m, "POST") == 0 || strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0;
-	bool del = strcmp(m, "DELETE") == 0 && r->name;
+	bool del = strcmp(m, "DELETE") == 0;
 	if ((!write && !del && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) || r->q.watch)
 		return refuse(r, desired, sv);
 	json_t *objs = strcmp(m, "POST") == 0 ? json_array() : objects_to_convert(r, desired);

@@ -175,8 +175,12 @@ crdconv_convert() {
   kcurl -X DELETE "$SERVER_URL/apis/conv.kubicle.test/v2/namespaces/conv/widgets/w4" >"$d/del.json"
   expect_eq "a delete through v2 answers the object converted" "conv.kubicle.test/v2 4" \
     python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); print(o["apiVersion"], o["spec"]["capacity"])' "$d/del.json"
-  expect "a deletecollection through v2: refused, saying so" '"code":405.*|deleting through conv.kubicle.test/v2.*not supported yet' \
-    kcurl -X DELETE "$SERVER_URL/apis/conv.kubicle.test/v2/namespaces/conv/widgets"
+  printf 'apiVersion: conv.kubicle.test/v1\nkind: Widget\nmetadata: {name: w5, namespace: conv, labels: {batch: b}}\nspec: {size: 5}\n---\napiVersion: conv.kubicle.test/v1\nkind: Widget\nmetadata: {name: w6, namespace: conv, labels: {batch: b}}\nspec: {size: 6}\n' | $K apply -f - >/dev/null
+  kcurl -X DELETE "$SERVER_URL/apis/conv.kubicle.test/v2/namespaces/conv/widgets?labelSelector=batch%3Db" >"$d/delc.json"
+  expect_eq "a deletecollection through v2 answers the objects converted" "conv.kubicle.test/v2 [5, 6]" \
+    python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); print(o["items"][0]["apiVersion"], [i["spec"]["capacity"] for i in o["items"]])' "$d/delc.json"
+  expect_eq "... and they are gone, the others kept" "w1 w2" \
+    $K get widgets.v1.conv.kubicle.test -n conv -o 'jsonpath={.items[*].metadata.name}'
   expect_fail "watch through v2: refused, saying so" "not supported yet" \
     timeout 10 $K get widgets.v2.conv.kubicle.test -n conv --watch-only
   # failures: kube's words, 500
