@@ -67,5 +67,14 @@ void crdconv_out(const struct proxy_resource *res, json_t *obj);
 bool crdconv_write_ahead(struct req *r, const json_t *obj);
 int crdconv_write(struct req *r, const json_t *obj);
 void crdconv_in(const struct proxy_resource *res, json_t *obj);
+/* crdconv.c, watches: ev (borrowed; copied) is queued on r's watch and
+ * deliver(arg, ev, NULL) is called in order once its objects are converted
+ * (the rows' from_storage then sees them), or deliver(arg, NULL, message)
+ * when the webhook fails. deliver returns -1 when the watch closed (r is
+ * freed: nothing more is delivered). Queued events go with r. */
+struct store_event;
+typedef int (*crdconv_deliver_fn)(void *arg, const struct store_event *ev, const char *fail);
+void crdconv_watch_event(struct req *r, const struct store_event *ev, crdconv_deliver_fn deliver,
+			 void *arg);
 
 #endif

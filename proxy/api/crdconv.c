@@ -28,10 +28,14 @@
  * encode). Same-version requests never call the webhook.
  * Deletes (of one object or a collection) too: the objects are converted to
  * be read, and a deletionTimestamp is stored on the stored content (kube's
- * conversions keep metadata). Not done yet: watches through another version
- * than the storage one answer an error that says so; a write's answer is the object
- * as written in the request's version (kube converts the stored object back
- * with a second call: the same object unless the webhook does not round-trip).
+ * conversions keep metadata). Watches: the current objects converted as a
+ * list, then each event's object (and the one before it, for selectors)
+ * converted by one call, events delivered in order; a failing webhook ends
+ * the watch with an ERROR event.
+ * Not done yet: a write's answer is the object as written in the request's
+ * version (kube converts the stored object back with a second call: the
+ * same object unless the webhook does not round-trip); a watch's bookmarks
+ * are not held back behind events still being converted.
  *
  * DESIGN: the read and write paths are synchronous, the webhook answers
  * later. A request through another version is parked (r->async, state on r
@@ -48,7 +52,10 @@
  * time are new on each pass); the stored metadata is the request's but for
  * the labels and annotations the webhook returns (restoreObjectMeta). An
  * object written between two passes (another resourceVersion) is shown with
- * the None strategy's conversion (apiVersion only).
+ * the None strategy's conversion (apiVersion only). A watch keeps its
+ * events in a queue on r (crdconv_watch_event): one call at a time, for the
+ * first; its answer is delivered through watch.c's callback with the
+ * conversions in force, then the next is sent.
  *
  * Each CRD's client (a kept-alive connection) is made at its first call
  * and replaced when its clientConfig changes, once no call uses it.
@@ -93,6 +100,16 @@ struct conv_req {
 	bool writing;       /* the call in flight converts a written object to storage */
 	json_t *written;    /* write_key -> the object converted to storage (owned) */
 	json_t *originals;  /* "ns/name" -> the stored object sent to be read (owned) */
+	/* a watch: its events waiting for their conversion, in order */
+	struct conv_event *events, **events_tail;
+	crdconv_deliver_fn deliver;
+	void *deliver_arg;
+	bool watching; /* the call in flight converts the first event */
+};
+
+struct conv_event {
+	struct conv_event *next;
+	struct store_event ev; /* obj and prev owned */
 };
 
 static struct conv_target *targets;
@@ -208,6 +225,13 @@ static void conv_free(struct req_ext *e)
 	json_decref(cr->done);
 	json_decref(cr->written);
 	json_decref(cr->originals);
+	while (cr->events) {
+		struct conv_event *ce = cr->events;
+		cr->events = ce->next;
+		json_decref((json_t *)ce->ev.obj);
+		json_decref((json_t *)ce->ev.prev);
+		free(ce);
+	}
 	free(cr);
 	targets_sweep();
 }
@@ -222,6 +246,17 @@ static void key_of(const json_t *obj, char *key, size_t len)
 {
 	const char *ns = obj_str(obj, "metadata.namespace"), *name = obj_str(obj, "metadata.name");
 	snprintf(key, len, "%s/%s", ns ? ns : "", name ? name : "");
+}
+
+/* "ns/name@resourceVersion": one state of an object (a watch event's
+ * object and the one before it share a name). */
+static void rv_key(const json_t *obj, char *key, size_t len)
+{
+	const char *rv = obj_str(obj, "metadata.resourceVersion");
+	size_t n;
+	key_of(obj, key, len);
+	n = strlen(key);
+	snprintf(key + n, len - n, "@%s", rv ? rv : "");
 }
 
 /* A written object's identity across the passes of its request (malloc'ed,
@@ -443,6 +478,8 @@ static int take_answer(struct conv_req *cr, int err, long status, const char *bo
 			continue;
 		}
 		key_of(out, key, sizeof(key));
+		json_object_set(cr->done, key, out);
+		rv_key(out, key, sizeof(key));
 		json_object_set_new(cr->done, key, out);
 	}
 	json_decref(doc);
@@ -450,6 +487,8 @@ static int take_answer(struct conv_req *cr, int err, long status, const char *bo
 }
 
 /* ---- the call ------------------------------------------------------------------- */
+
+static void watch_answer(struct conv_req *cr, int err, long status, const char *body, size_t len);
 
 static void on_abort(kb_http_req_t *http, void *arg)
 {
@@ -468,6 +507,10 @@ static void on_answer(kb_httpc_req_t *hc, int err, long status, const char *body
 	char msg[8192];
 	cr->hc = NULL;
 	cr->tg->inflight--;
+	if (cr->watching) {
+		watch_answer(cr, err, status, body, len);
+		return;
+	}
 	kb_http_req_on_abort(r->http, NULL, NULL);
 	r->async = false;
 	if (take_answer(cr, err, status, body, len, msg, sizeof(msg)) < 0) {
@@ -477,6 +520,8 @@ static void on_answer(kb_httpc_req_t *hc, int err, long status, const char *body
 		r->resume(r); /* served again, with the conversions (crdconv_begin) */
 		if (r->async)
 			return;
+		if (r->http && r->q.watch)
+			return; /* a watch started: it owns r */
 		if (r->http)
 			reply_status(r, 500, "InternalError", "no response", NULL);
 	}
@@ -602,7 +647,7 @@ bool crdconv_begin(struct req *r)
 	snprintf(desired, sizeof(desired), "%s/%s", r->res->group, r->res->version);
 	bool write = strcmp(m, "POST") == 0 || strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0;
 	bool del = strcmp(m, "DELETE") == 0;
-	if ((!write && !del && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) || r->q.watch)
+	if (!write && !del && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0)
 		return refuse(r, desired, sv);
 	json_t *objs = strcmp(m, "POST") == 0 ? json_array() : objects_to_convert(r, desired);
 	if (json_array_size(objs) == 0 && !write) {
@@ -671,14 +716,15 @@ void crdconv_out(const struct proxy_resource *res, json_t *obj)
 	char key[600], why[256];
 	const json_t *conv, *orig;
 	if (current && obj) {
-		key_of(obj, key, sizeof(key));
+		rv_key(obj, key, sizeof(key));
 		conv = json_object_get(current->done, key);
+		key_of(obj, key, sizeof(key));
 		orig = json_object_get(current->originals, key);
-		const char *a = obj_str(obj, "metadata.resourceVersion");
-		const char *b = obj_str(conv, "metadata.resourceVersion");
+		if (!conv && orig && same_content(orig, obj))
+			conv = json_object_get(current->done, key);
 		/* the object converted, or the same content under newer metadata
 		 * (a delete's last state) */
-		if (conv && ((a && b && strcmp(a, b) == 0) || (orig && same_content(orig, obj)))) {
+		if (conv) {
 			json_t *copy = json_deep_copy(conv);
 			if (restore_meta(obj, copy, why, sizeof(why)) == 0) {
 				json_object_clear(obj);
@@ -790,4 +836,107 @@ void crdconv_in(const struct proxy_resource *res, json_t *obj)
 			crd_schema_prune(schema, obj, NULL);
 	}
 	json_decref(out);
+}
+
+/* ---- watches ---------------------------------------------------------------------- */
+
+static struct conv_req *conv_new(struct req *r)
+{
+	struct conv_req *cr = calloc(1, sizeof(*cr));
+	KB_REQUIRE(cr);
+	cr->r = r;
+	cr->done = json_object();
+	cr->ext.free = conv_free;
+	req_ext_add(r, &cr->ext);
+	return cr;
+}
+
+static void watch_pop(struct conv_req *cr)
+{
+	struct conv_event *e = cr->events;
+	cr->events = e->next;
+	if (!cr->events)
+		cr->events_tail = &cr->events;
+	json_decref((json_t *)e->ev.obj);
+	json_decref((json_t *)e->ev.prev);
+	free(e);
+}
+
+/* Starts the conversion of the first queued event (its object and the one
+ * before); on a failure the watch is told and ends. */
+static void watch_pump(struct conv_req *cr)
+{
+	struct req *r = cr->r;
+	char msg[8192];
+	if (cr->hc || !cr->events)
+		return;
+	const struct store_event *ev = &cr->events->ev;
+	const char *sv = storage_version(r->res->crd);
+	json_decref(cr->sent);
+	cr->sent = json_array();
+	if (ev->obj && strcmp(gv_of(ev->obj), cr->desired) != 0)
+		json_array_append(cr->sent, (json_t *)ev->obj);
+	if (ev->prev && strcmp(gv_of(ev->prev), cr->desired) != 0)
+		json_array_append(cr->sent, (json_t *)ev->prev);
+	cr->writing = false;
+	cr->watching = true;
+	cr->list = json_array_size(cr->sent) > 1;
+	snprintf(cr->in_gvk, sizeof(cr->in_gvk), "%s/%s, Kind=%s", r->res->group, sv, r->res->kind);
+	cr->review = review_version(r->res->crd);
+	if (!cr->review)
+		snprintf(msg, sizeof(msg), "no supported conversion review versions");
+	if (cr->review && call_start(cr, msg, sizeof(msg)) == 0)
+		return;
+	kb_warn("crdconv", "%s", msg);
+	cr->deliver(cr->deliver_arg, NULL, msg); /* the watch closes: cr is gone */
+}
+
+static void watch_answer(struct conv_req *cr, int err, long status, const char *body, size_t len)
+{
+	char msg[8192];
+	json_decref(cr->done);
+	cr->done = NULL;
+	json_decref(cr->originals);
+	cr->originals = json_object();
+	for (size_t i = 0; i < json_array_size(cr->sent); i++) {
+		char key[600];
+		key_of(json_array_get(cr->sent, i), key, sizeof(key));
+		json_object_set(cr->originals, key, json_array_get(cr->sent, i));
+	}
+	if (take_answer(cr, err, status, body, len, msg, sizeof(msg)) < 0) {
+		kb_warn("crdconv", "%s", msg);
+		cr->deliver(cr->deliver_arg, NULL, msg); /* the watch closes: cr is gone */
+		return;
+	}
+	/* an event's object and the one before share namespace/name: the
+	 * object's conversion is delivered first, then the previous one's */
+	current = cr;
+	int rc = cr->deliver(cr->deliver_arg, &cr->events->ev, NULL);
+	current = NULL;
+	if (rc < 0)
+		return; /* the watch closed: cr is gone */
+	watch_pop(cr);
+	targets_sweep();
+	watch_pump(cr);
+}
+
+void crdconv_watch_event(struct req *r, const struct store_event *ev, crdconv_deliver_fn deliver,
+			 void *arg)
+{
+	struct conv_req *cr = conv_of(r);
+	if (!cr)
+		cr = conv_new(r);
+	if (!cr->events_tail)
+		cr->events_tail = &cr->events;
+	cr->deliver = deliver;
+	cr->deliver_arg = arg;
+	snprintf(cr->desired, sizeof(cr->desired), "%s/%s", r->res->group, r->res->version);
+	struct conv_event *e = calloc(1, sizeof(*e));
+	KB_REQUIRE(e);
+	e->ev = *ev;
+	e->ev.obj = ev->obj ? json_deep_copy(ev->obj) : NULL;
+	e->ev.prev = ev->prev ? json_deep_copy(ev->prev) : NULL;
+	*cr->events_tail = e;
+	cr->events_tail = &e->next;
+	watch_pump(cr);
 }

@@ -5,7 +5,7 @@
 # become Established; kube's validation of spec.conversion; a Python
 # conversion webhook (conversion_server.py) converts what is read and
 # written through a version other than the storage one (get, list, Table,
-# apply, patch, server-side apply, delete), with the ConversionReview kube sends; a
+# apply, patch, server-side apply, delete, watch), with the ConversionReview kube sends; a
 # failing webhook answers with kube's words.
 # Sourced by run.sh.
 
@@ -181,8 +181,15 @@ crdconv_convert() {
     python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); print(o["items"][0]["apiVersion"], [i["spec"]["capacity"] for i in o["items"]])' "$d/delc.json"
   expect_eq "... and they are gone, the others kept" "w1 w2" \
     $K get widgets.v1.conv.kubicle.test -n conv -o 'jsonpath={.items[*].metadata.name}'
-  expect_fail "watch through v2: refused, saying so" "not supported yet" \
-    timeout 10 $K get widgets.v2.conv.kubicle.test -n conv --watch-only
+  $K get widgets.v2.conv.kubicle.test -n conv -w -o 'jsonpath={.metadata.name}={.spec.capacity}{"\n"}' >"$d/watch.out" 2>&1 &
+  local wpid=$!
+  sleep 1
+  printf 'apiVersion: conv.kubicle.test/v1\nkind: Widget\nmetadata: {name: w7, namespace: conv}\nspec: {size: 70}\n' | $K apply -f - >/dev/null
+  $K patch widgets.v1.conv.kubicle.test w7 -n conv --type=merge -p '{"spec":{"size":71}}' >/dev/null
+  $K delete widgets.v1.conv.kubicle.test w7 -n conv >/dev/null
+  E2E_UNTIL=10 expect_until "a watch through v2: the current objects, then each event converted, in order" \
+    "w1=3 w2=5 w7=70 w7=71 w7=71" sh -c "tr '\n' ' ' <'$d/watch.out' | sed 's/ \$//'"
+  kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
   # failures: kube's words, 500
   cv_crd /fail | $K apply -f - >/dev/null
   expect_fail "a webhook that refuses: kube's error" \
