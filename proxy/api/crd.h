@@ -76,5 +76,8 @@ struct store_event;
 typedef int (*crdconv_deliver_fn)(void *arg, const struct store_event *ev, const char *fail);
 void crdconv_watch_event(struct req *r, const struct store_event *ev, crdconv_deliver_fn deliver,
 			 void *arg);
+/* Whether r's watch has events waiting for their conversion (its bookmarks
+ * wait: they must not overtake them). */
+bool crdconv_watch_busy(const struct req *r);
 
 #endif

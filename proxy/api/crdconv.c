@@ -34,8 +34,8 @@
  * the watch with an ERROR event.
  * Not done yet: a write's answer is the object as written in the request's
  * version (kube converts the stored object back with a second call: the
- * same object unless the webhook does not round-trip); a watch's bookmarks
- * are not held back behind events still being converted.
+ * same object unless the webhook does not round-trip). A watch's bookmarks
+ * wait while events are being converted (crdconv_watch_busy).
  *
  * DESIGN: the read and write paths are synchronous, the webhook answers
  * later. A request through another version is parked (r->async, state on r
@@ -939,4 +939,10 @@ void crdconv_watch_event(struct req *r, const struct store_event *ev, crdconv_de
 	*cr->events_tail = e;
 	cr->events_tail = &e->next;
 	watch_pump(cr);
+}
+
+bool crdconv_watch_busy(const struct req *r)
+{
+	const struct conv_req *cr = conv_of(r);
+	return cr && cr->events;
 }

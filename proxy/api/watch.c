@@ -473,7 +473,8 @@ void watch_tick(struct proxy *px)
 		next = w->next;
 		if (now >= w->deadline_ms) {
 			watch_close(w);
-		} else if (now >= w->next_bookmark_ms) {
+		} else if (now >= w->next_bookmark_ms && !crdconv_watch_busy(w->r)) {
+			/* a bookmark never overtakes events still being converted */
 			w->next_bookmark_ms = now + BOOKMARK_EVERY_MS;
 			send_bookmark(w, store_rev(px->store), false);
 		}
