@@ -302,9 +302,11 @@ static int inflate_block(kb_spdy_t *s, const uint8_t *in, size_t len)
  * place: each length field is overwritten by the previous string's NUL). */
 static int parse_block(kb_spdy_t *s, struct kb_spdy_header *h, size_t *n)
 {
-	uint8_t *p = (uint8_t *)s->block.data, *end = p + s->block.len;
-	if (end - p < 4)
+	/* a block that inflates to nothing has no buffer (data NULL): check the
+	 * length before any pointer arithmetic on it */
+	if (!s->block.data || s->block.len < 4)
 		return -EPROTO;
+	uint8_t *p = (uint8_t *)s->block.data, *end = p + s->block.len;
 	uint32_t count = get32(p);
 	p += 4;
 	if (count > MAX_HEADERS)

@@ -99,14 +99,9 @@ struct wh_hook {
 	struct sel_label *ns_sel, *obj_sel;
 	unsigned timeout_s;
 	const char *review_version; /* "v1" or "v1beta1" */
-	kb_httpc_t *client;         /* made at the first call */
-	char *svc_ns, *svc_name;    /* service reference, or NULL (url) */
-	int svc_port;
-	char *server;            /* scheme://host[:port] its client is made for */
-	char *where;             /* the URL as kube's messages show it, with ?timeout= */
-	char *path;              /* path and query sent */
-	bool bad;                /* the configuration cannot be called (logged once) */
-	struct vap_conds *conds; /* compiled matchConditions, or NULL */
+	struct whc_target t;        /* where it is called (proxy/core/whclient.h) */
+	bool bad;                   /* the configuration cannot be called (logged once) */
+	struct vap_conds *conds;    /* compiled matchConditions, or NULL */
 };
 
 struct wh_set {
@@ -187,19 +182,13 @@ static char *dup_str(const char *s)
 
 static void hook_free(struct wh_hook *h)
 {
-	if (h->client)
-		kb_httpc_close(h->client);
+	whc_target_free(&h->t);
 	sel_label_free(h->ns_sel);
 	sel_label_free(h->obj_sel);
 	vap_conds_free(h->conds);
 	json_decref(h->def);
 	free(h->name);
 	free(h->config);
-	free(h->svc_ns);
-	free(h->svc_name);
-	free(h->server);
-	free(h->where);
-	free(h->path);
 }
 
 static void metrics_free(struct webhooks *wh);
@@ -242,48 +231,10 @@ static const char *review_version(const json_t *def)
 }
 
 /* Where the webhook is called: url, or service (namespace, name, port,
- * path). Sets h->server, h->where and h->path; false when it is unusable. */
+ * path). Fills h->t (proxy/core/whclient.h); false when it is unusable. */
 static bool hook_target(struct wh_hook *h)
 {
-	const json_t *cc = json_object_get(h->def, "clientConfig");
-	const char *url = json_string_value(json_object_get(cc, "url"));
-	const json_t *svc = json_object_get(cc, "service");
-	char where[4200], path[2048];
-	const char *p;
-	if (url) {
-		const char *host = strstr(url, "://");
-		if (!host)
-			return false;
-		p = strchr(host + 3, '/');
-		snprintf(path, sizeof(path), "%s", p ? p : "/");
-		snprintf(where, sizeof(where), "%s", url);
-		h->server = strndup(url, p ? (size_t)(p - url) : strlen(url));
-	} else if (json_is_object(svc)) {
-		h->svc_ns = dup_str(json_string_value(json_object_get(svc, "namespace")));
-		h->svc_name = dup_str(json_string_value(json_object_get(svc, "name")));
-		json_t *port = json_object_get(svc, "port");
-		h->svc_port = json_is_integer(port) ? (int)json_integer_value(port) : 443;
-		p = json_string_value(json_object_get(svc, "path"));
-		if (!h->svc_ns || !h->svc_name)
-			return false;
-		snprintf(path, sizeof(path), "%s", p && *p ? p : "/");
-		snprintf(where, sizeof(where), "https://%s.%s.svc:%d", h->svc_name, h->svc_ns,
-			 h->svc_port);
-		h->server = strdup(where);
-		snprintf(where + strlen(where), sizeof(where) - strlen(where), "%s", path);
-	} else {
-		return false;
-	}
-	char q[64];
-	snprintf(q, sizeof(q), "%ctimeout=%us", strchr(path, '?') ? '&' : '?', h->timeout_s);
-	size_t wl = strlen(where) + strlen(q) + 1, pl = strlen(path) + strlen(q) + 1;
-	h->where = malloc(wl);
-	h->path = malloc(pl);
-	if (!h->server || !h->where || !h->path)
-		return false;
-	snprintf(h->where, wl, "%s%s", where, q);
-	snprintf(h->path, pl, "%s%s", path, q);
-	return true;
+	return whc_target_init(&h->t, json_object_get(h->def, "clientConfig"), h->timeout_s) == 0;
 }
 
 static void add_hooks(struct wh_set *s, const json_t *configs, bool mutating)
@@ -936,83 +887,6 @@ static void apply_patch(struct wh_req *wr, const struct wh_hook *h, const json_t
 static void on_call_done(kb_httpc_req_t *hc, int err, long status, const char *body, size_t len,
 			 void *arg);
 
-static kb_httpc_t *client_of(struct proxy *px, struct wh_hook *h, char *why, size_t wl)
-{
-	if (h->client)
-		return h->client;
-	const json_t *cc = json_object_get(h->def, "clientConfig");
-	const char *ca64 = json_string_value(json_object_get(cc, "caBundle"));
-	char *ca = NULL;
-	if (ca64 && *ca64) {
-		unsigned char *raw = NULL;
-		size_t rl = 0;
-		if (kb_base64_decode(ca64, strlen(ca64), &raw, &rl) < 0) {
-			snprintf(why, wl, "caBundle is not base64");
-			return NULL;
-		}
-		ca = calloc(1, rl + 1);
-		if (ca)
-			memcpy(ca, raw, rl);
-		free(raw);
-	}
-	struct kb_httpc_opts o = {.server = h->server,
-				  .ca_pem = ca,
-				  .timeout_ms = h->timeout_s * 1000,
-				  .user_agent = "kube-apiserver-admission"};
-	int rc = kb_httpc_new(px->loop, &o, &h->client);
-	free(ca);
-	if (rc < 0) {
-		snprintf(why, wl, "cannot make a client for %s: %s", h->server, strerror(-rc));
-		h->client = NULL;
-	}
-	return h->client;
-}
-
-/* kube's ClusterIP service resolver: the tenant Service's cluster IP and
- * the port the webhook names. 0, or -1 with why. */
-static int service_address(struct proxy *px, const struct wh_hook *h, char *ct, size_t len,
-			   char *why, size_t wl)
-{
-	json_t *svc = NULL;
-	if (store_get(px->store, "/services", h->svc_ns, h->svc_name, &svc) < 0) {
-		snprintf(why, wl, "failed to call webhook: service \"%s/%s\" not found", h->svc_ns,
-			 h->svc_name);
-		return -1;
-	}
-	const char *ip = obj_str(svc, "spec.clusterIP");
-	const char *type = obj_str(svc, "spec.type");
-	int rc = -1;
-	char host[300];
-	if (type && strcmp(type, "ExternalName") == 0 && obj_str(svc, "spec.externalName")) {
-		/* kube's resolver: the external name at the webhook's port */
-		snprintf(ct, len, "%s.%s.svc:%d:%s:%d", h->svc_name, h->svc_ns, h->svc_port,
-			 obj_str(svc, "spec.externalName"), h->svc_port);
-		rc = 0;
-		goto out;
-	} else if (!ip || !*ip || strcmp(ip, "None") == 0) {
-		snprintf(why, wl, "failed to call webhook: service \"%s/%s\" has no cluster IP",
-			 h->svc_ns, h->svc_name);
-		goto out;
-	} else {
-		snprintf(host, sizeof(host), strchr(ip, ':') ? "[%s]" : "%s", ip);
-	}
-	size_t i;
-	json_t *p;
-	json_array_foreach (obj_get(svc, "spec.ports"), i, p) {
-		if (json_integer_value(json_object_get(p, "port")) == h->svc_port) {
-			snprintf(ct, len, "%s.%s.svc:%d:%s:%d", h->svc_name, h->svc_ns, h->svc_port,
-				 host, h->svc_port);
-			rc = 0;
-			goto out;
-		}
-	}
-	snprintf(why, wl, "failed to call webhook: no service port %d found for service \"%s\"",
-		 h->svc_port, h->svc_name);
-out:
-	json_decref(svc);
-	return rc;
-}
-
 /* Starts the call of hook `hook` with obj. true when it is in flight;
  * false when it ended at once (its failure is recorded). */
 static bool call_start(struct wh_req *wr, struct wh_call *c, size_t hook, const json_t *obj)
@@ -1046,8 +920,9 @@ static bool call_start(struct wh_req *wr, struct wh_call *c, size_t hook, const 
 		wr->cur = NULL;
 		return false;
 	}
-	kb_httpc_t *client = client_of(px, h, why, sizeof(why));
-	if (!client || (h->svc_name && service_address(px, h, ct, sizeof(ct), why, sizeof(why)))) {
+	kb_httpc_t *client = whc_client(px, &h->t, "kube-apiserver-admission", why, sizeof(why));
+	if (!client ||
+	    (h->t.svc_name && whc_service_address(px, &h->t, ct, sizeof(ct), why, sizeof(why)))) {
 		call_failed(wr, h, why);
 		record_call(wr, c, 0);
 		wr->cur = NULL;
@@ -1058,7 +933,7 @@ static bool call_start(struct wh_req *wr, struct wh_call *c, size_t hook, const 
 	char *body = json_dumps(review, JSON_COMPACT);
 	json_decref(review);
 	struct kb_httpc_call call = {.method = "POST",
-				     .path = h->path,
+				     .path = h->t.path,
 				     .body = body,
 				     .body_len = body ? strlen(body) : 0,
 				     .connect_to = ct[0] ? ct : NULL,
@@ -1085,7 +960,7 @@ static void verdict(struct wh_req *wr, struct wh_call *c, int err, long status, 
 	struct wh_hook *h = &wr->set->hooks[c->hook];
 	char why[3000];
 	if (err) {
-		snprintf(why, sizeof(why), "failed to call webhook: Post \"%s\": %s", h->where,
+		snprintf(why, sizeof(why), "failed to call webhook: Post \"%s\": %s", h->t.where,
 			 err == -ETIMEDOUT  ? "context deadline exceeded"
 			 : err == -EMSGSIZE ? "the answer is larger than 8 MiB"
 					    : strerror(-err));

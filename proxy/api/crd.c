@@ -193,6 +193,10 @@ static struct crd_row *row_build(const json_t *crd, const json_t *names, const j
 	json_t *old_crd = c->r.crd, *old_schema = c->r.schema;
 	c->r.crd = json_incref((json_t *)crd);
 	c->r.schema = json_incref(obj_get(v, "schema.openAPIV3Schema"));
+	if (crdconv_applies(&c->r)) { /* the webhook's conversions (crdconv.c) */
+		c->r.from_storage = crdconv_out;
+		c->r.to_storage = crdconv_in;
+	}
 	if (c->r.schema != old_schema || !c->rules) {
 		crd_rules_free(c->rules);
 		c->rules = crd_rules_compile(c->r.schema);
@@ -830,6 +834,7 @@ static void crd_defaults(json_t *crd)
 		return;
 	if (!json_object_get(spec, "conversion"))
 		json_object_set_new(spec, "conversion", json_pack("{s:s}", "strategy", "None"));
+	val_crd_conversion_defaults(crd);
 	if (json_is_object(names) && kind && *kind) {
 		if (!json_object_get(names, "singular")) {
 			char low[256];
@@ -911,11 +916,13 @@ static void val_versions(const json_t *crd, const json_t *old, json_t *causes)
 			"%zu: must have exactly one version marked as storage version", storage);
 }
 
-static void val_crd(const json_t *crd, const json_t *old, json_t *causes)
+/* need_known: the conversion webhook's review versions must include one kube
+ * knows (false on an update whose old CRD already had none it knew:
+ * ValidateCustomResourceDefinitionUpdate's requireRecognizedConversionReviewVersion). */
+static void val_crd(const json_t *crd, const json_t *old, bool need_known, json_t *causes)
 {
 	const char *group = js(crd, "spec.group"), *scope = js(crd, "spec.scope");
-	const char *name = js(crd, "metadata.name"),
-		   *strategy = js(crd, "spec.conversion.strategy");
+	const char *name = js(crd, "metadata.name");
 	char want[600];
 	snprintf(want, sizeof(want), "%s.%s", js(crd, "spec.names.plural"), group);
 	if (strcmp(name, want) != 0)
@@ -934,9 +941,7 @@ static void val_crd(const json_t *crd, const json_t *old, json_t *causes)
 	else if (old && strcmp(scope, js(old, "spec.scope")) != 0)
 		val_add(causes, "FieldValueInvalid", "spec.scope", "\"%s\": field is immutable",
 			scope);
-	if (strcmp(strategy, "None") != 0)
-		val_add(causes, "FieldValueNotSupported", "spec.conversion.strategy",
-			"\"%s\": supported values: \"None\"", strategy);
+	val_crd_conversion(causes, crd, need_known);
 	val_names(crd, causes);
 	val_versions(crd, old, causes);
 }
@@ -961,6 +966,26 @@ void crd_before_delete(json_t *crd)
 		add_finalizer(crd, CLEANUP_FIN);
 }
 
+/* kube's hasValidConversionReviewVersionOrEmpty of the stored CRD an update
+ * replaces (true on create). */
+static bool known_review_version(struct req *r)
+{
+	json_t *prev = NULL;
+	bool known = true;
+	if (is_post(r) || !r->name || store_get(r->px->store, CRD_KEY, "", r->name, &prev) != 0)
+		return true;
+	const json_t *vs = obj_get(prev, "spec.conversion.webhook.conversionReviewVersions");
+	if (json_array_size(vs)) {
+		known = false;
+		for (size_t i = 0; i < json_array_size(vs); i++) {
+			const char *v = json_string_value(json_array_get(vs, i));
+			known |= v && (strcmp(v, "v1") == 0 || strcmp(v, "v1beta1") == 0);
+		}
+	}
+	json_decref(prev);
+	return known;
+}
+
 static int check_crd(struct req *r, json_t *obj)
 {
 	json_t *old = NULL, *causes = json_array();
@@ -972,7 +997,7 @@ static int check_crd(struct req *r, json_t *obj)
 		json_object_del(obj, "status");
 	if (obj_str(obj, "metadata.deletionTimestamp") && r->name)
 		store_get(r->px->store, CRD_KEY, "", r->name, &old);
-	val_crd(obj, old, causes);
+	val_crd(obj, old, known_review_version(r), causes);
 	if (json_array_size(causes)) {
 		reply_invalid(r, r->res->kind, obj_str(obj, "metadata.name"), json_incref(causes));
 		rc = -EINVAL;

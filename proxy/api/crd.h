@@ -49,4 +49,35 @@ bool crd_subres(struct req *r);
 typedef void (*crd_change_fn)(void *arg);
 void crd_on_change(crd_change_fn fn, void *arg);
 
+/* crdconv.c: conversion webhooks (spec.conversion.strategy Webhook) of
+ * requests through a version other than the storage one.
+ * crdconv_applies: res is such a version of such a CRD.
+ * crdconv_begin, before r's handler: true when it answered r or parked it
+ * (r->async; it comes back through r->resume); false: serve r (its reads
+ * then see the converted objects until crdconv_end).
+ * crdconv_out: the from_storage of such rows (borrowed res, obj modified). */
+bool crdconv_applies(const struct proxy_resource *res);
+bool crdconv_begin(struct req *r);
+void crdconv_end(struct req *r);
+void crdconv_out(const struct proxy_resource *res, json_t *obj);
+/* crdconv.c, the write path (write_validate): whether obj (borrowed) is yet
+ * to be converted to the storage version, and its conversion: 0 when done,
+ * -EINPROGRESS when parked (served again later), another error when
+ * answered. crdconv_in: the to_storage of such rows. */
+bool crdconv_write_ahead(struct req *r, const json_t *obj);
+int crdconv_write(struct req *r, const json_t *obj);
+void crdconv_in(const struct proxy_resource *res, json_t *obj);
+/* crdconv.c, watches: ev (borrowed; copied) is queued on r's watch and
+ * deliver(arg, ev, NULL) is called in order once its objects are converted
+ * (the rows' from_storage then sees them), or deliver(arg, NULL, message)
+ * when the webhook fails. deliver returns -1 when the watch closed (r is
+ * freed: nothing more is delivered). Queued events go with r. */
+struct store_event;
+typedef int (*crdconv_deliver_fn)(void *arg, const struct store_event *ev, const char *fail);
+void crdconv_watch_event(struct req *r, const struct store_event *ev, crdconv_deliver_fn deliver,
+			 void *arg);
+/* Whether r's watch has events waiting for their conversion (its bookmarks
+ * wait: they must not overtake them). */
+bool crdconv_watch_busy(const struct req *r);
+
 #endif

@@ -1313,10 +1313,20 @@ static bool sub_allowed(struct req *r)
 	return false;
 }
 
+static void dispatch(struct req *r);
+
 void handle_resource(struct req *r)
 {
-	const char *m = r->http->method;
 	r->resume = handle_resource; /* a request parked in its webhooks comes back here */
+	if (r->res->crd && crdconv_begin(r))
+		return; /* answered, or parked in a conversion webhook */
+	dispatch(r);
+	crdconv_end(r);
+}
+
+static void dispatch(struct req *r)
+{
+	const char *m = r->http->method;
 	if (r->sub && subres_handle(r))
 		return;
 	if (!sub_allowed(r))

@@ -190,8 +190,9 @@ static const char *event_type(const struct watch *w, const struct store_event *e
 	return NULL;
 }
 
-/* An event of a row stored in another shape, converted for this watch. */
-static void on_converted_event(struct watch *w, const struct store_event *ev)
+/* An event of a row stored in another shape, converted for this watch;
+ * -1 when the watch closed (w is gone). */
+static int convert_and_send(struct watch *w, const struct store_event *ev)
 {
 	const struct proxy_resource *res = w->r->res;
 	struct store_event cev = *ev;
@@ -201,10 +202,37 @@ static void on_converted_event(struct watch *w, const struct store_event *ev)
 	if (cev.prev)
 		res->from_storage(res, cev.prev);
 	const char *type = event_type(w, &cev);
-	if (type && send_event(w, type, &cev) < 0)
-		watch_close(w);
+	int rc = type ? send_event(w, type, &cev) : 0;
 	json_decref(cev.obj);
 	json_decref(cev.prev);
+	if (rc < 0) {
+		watch_close(w);
+		return -1;
+	}
+	return 0;
+}
+
+static void on_converted_event(struct watch *w, const struct store_event *ev)
+{
+	convert_and_send(w, ev);
+}
+
+static void send_error(struct watch *w, int code, const char *reason, const char *msg);
+
+/* crdconv_watch_event's delivery: the event, its objects converted by the
+ * CRD's webhook (crdconv.c), or the webhook's failure (the watch ends with
+ * an ERROR event). -1 when the watch closed. */
+static int deliver_webhook_converted(void *arg, const struct store_event *ev, const char *fail)
+{
+	struct watch *w = arg;
+	if (w->closing || !w->r->http)
+		return -1;
+	if (fail) {
+		send_error(w, 500, "InternalError", fail);
+		watch_close(w);
+		return -1;
+	}
+	return convert_and_send(w, ev);
 }
 
 /* Store warm-up (store_watch_set_warm): loads what on_event will touch. */
@@ -221,6 +249,10 @@ static void on_event(const struct store_event *ev, void *arg)
 	struct watch *w = arg;
 	if (w->closing || !w->r->http)
 		return;
+	if (crdconv_applies(w->r->res)) { /* a conversion webhook's: in order, later */
+		crdconv_watch_event(w->r, ev, deliver_webhook_converted, w);
+		return;
+	}
 	if (w->r->res->from_storage) {
 		on_converted_event(w, ev);
 		return;
@@ -441,7 +473,8 @@ void watch_tick(struct proxy *px)
 		next = w->next;
 		if (now >= w->deadline_ms) {
 			watch_close(w);
-		} else if (now >= w->next_bookmark_ms) {
+		} else if (now >= w->next_bookmark_ms && !crdconv_watch_busy(w->r)) {
+			/* a bookmark never overtakes events still being converted */
 			w->next_bookmark_ms = now + BOOKMARK_EVERY_MS;
 			send_bookmark(w, store_rev(px->store), false);
 		}

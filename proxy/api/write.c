@@ -80,13 +80,19 @@ int write_validate(struct req *r, json_t *obj, const json_t *old)
 	if (rc)
 		return rc > 0 ? -EINPROGRESS : rc;
 	bool ahead = webhook_validation_ahead(r, obj, old), dry = r->q.dry_run;
-	r->q.dry_run = dry || ahead;
+	/* a custom resource written through a version its conversion webhook
+	 * converts to storage: converted last (kube converts when it encodes
+	 * for storage), the request then served again (crdconv.c) */
+	bool conv = r->res->crd && crdconv_write_ahead(r, obj);
+	r->q.dry_run = dry || ahead || conv;
 	rc = validate_admit(r, obj, old);
 	r->q.dry_run = dry;
-	if (rc < 0 || !ahead)
+	if (rc < 0)
 		return rc;
-	rc = webhook_validate(r, obj);
-	if (rc)
-		return rc > 0 ? -EINPROGRESS : rc;
-	return 0;
+	if (ahead) {
+		rc = webhook_validate(r, obj);
+		if (rc)
+			return rc > 0 ? -EINPROGRESS : rc;
+	}
+	return conv ? crdconv_write(r, obj) : 0;
 }

@@ -203,6 +203,7 @@ void req_filter_free(struct filter *f);
 #include "proxy/core/cfgwatch.h"
 #include "proxy/core/prom.h"
 #include "proxy/core/rstore.h"
+#include "proxy/core/whclient.h"
 #include "proxy/core/status.h"
 
 #endif

@@ -83,6 +83,13 @@ int val_object(const struct proxy_resource *r, const json_t *obj, const json_t *
 void val_webhook_configuration(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 			       json_t *causes);
 
+/* A CRD's spec.conversion as kube's validateCustomResourceConversion: the
+ * strategy (None or Webhook; Webhook needs preserveUnknownFields false), the
+ * webhook's clientConfig (url or service) and conversionReviewVersions
+ * (need_known: one must be v1 or v1beta1). crd is borrowed. */
+void val_crd_conversion(json_t *causes, const json_t *crd, bool need_known);
+/* kube's v1 defaults of a conversion webhook (service port 443). */
+void val_crd_conversion_defaults(json_t *crd);
 /* Pieces of the webhook walk that the admission policies share
  * (proxy/validation/validate_webhook.c), each appending kube's causes at `base`:
  * validateRuleWithOperations (operations, apiGroups, apiVersions, resources

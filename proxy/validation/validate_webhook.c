@@ -24,6 +24,7 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
+#include "proxy/model/object.h"
 
 /* What kube's validationOptions relax on update (strict on create). */
 struct wh_opts {
@@ -136,13 +137,19 @@ static void fully_qualified(json_t *c, const char *field, const char *name)
 }
 
 /* validateAdmissionReviewVersions */
-static void admission_review_versions(json_t *c, const json_t *vs, const char *base,
-				      bool need_known)
+/* The review versions of an admission webhook (validateAdmissionReviewVersions)
+ * or a CRD's conversion webhook (apiextensions validateConversionReviewVersions):
+ * the same checks; only the Required message differs (empty_msg NULL: none). */
+static void review_versions_check(json_t *c, const json_t *vs, const char *base, bool need_known,
+				  const char *empty_msg)
 {
 	char f[VAL_PATHLEN];
 	size_t n = json_array_size(vs);
 	if (n == 0) {
-		val_add(c, "FieldValueRequired", base, "must specify one of v1, v1beta1");
+		if (empty_msg)
+			val_add(c, "FieldValueRequired", base, "%s", empty_msg);
+		else
+			val_add(c, "FieldValueRequired", base, NULL);
 		return;
 	}
 	bool known = false;
@@ -161,6 +168,12 @@ static void admission_review_versions(json_t *c, const json_t *vs, const char *b
 	if (need_known && !known)
 		val_invalid_strings(c, base, "[]string", vs,
 				    "must include at least one of v1, v1beta1");
+}
+
+static void admission_review_versions(json_t *c, const json_t *vs, const char *base,
+				      bool need_known)
+{
+	review_versions_check(c, vs, base, need_known, "must specify one of v1, v1beta1");
 }
 
 /* ---- rules -------------------------------------------------------------------- */
@@ -621,6 +634,65 @@ static void client_config(json_t *c, const json_t *cc, const char *base)
 			   val_path(f, "%s.url", base));
 	else
 		client_service(c, svc, val_path(f, "%s.service", base));
+}
+
+/* ---- a CRD's conversion webhook ------------------------------------------------ */
+
+/* k8s.io/apiextensions-apiserver pkg/apis/apiextensions/validation/validation.go,
+ * validateCustomResourceConversion and the strategy check of
+ * validateCustomResourceDefinitionSpec. Paths are kube's internal ones
+ * (spec.conversion.webhookClientConfig for v1's webhook.clientConfig), as
+ * kube reports them. need_known: the old CRD had no conversionReviewVersions
+ * or a recognized one (ValidateCustomResourceDefinitionUpdate). */
+void val_crd_conversion(json_t *c, const json_t *crd, bool need_known)
+{
+	const json_t *conv = json_object_get(json_object_get(crd, "spec"), "conversion");
+	const json_t *wh = json_object_get(conv, "webhook");
+	const json_t *cc = json_object_get(wh, "clientConfig");
+	const json_t *versions = json_object_get(wh, "conversionReviewVersions");
+	const char *strategy = val_jstr(conv, "strategy");
+	char q[300];
+	if (!json_is_object(conv))
+		return;
+	if (json_is_null(cc))
+		cc = NULL;
+	if (!strategy)
+		strategy = "";
+	if (strcmp(strategy, "None") != 0 &&
+	    json_is_true(obj_get(crd, "spec.preserveUnknownFields")))
+		add_invalid(c, "spec.conversion.strategy", strategy,
+			    "must be None if spec.preserveUnknownFields is true");
+	if (!*strategy)
+		val_add(c, "FieldValueRequired", "spec.conversion.strategy", NULL);
+	else if (strcmp(strategy, "None") != 0 && strcmp(strategy, "Webhook") != 0)
+		val_add(c, "FieldValueNotSupported", "spec.conversion.strategy",
+			"%s: supported values: \"None\", \"Webhook\"",
+			val_quote(strategy, q, sizeof(q)));
+	if (strcmp(strategy, "Webhook") == 0) {
+		if (!cc)
+			val_add(c, "FieldValueRequired", "spec.conversion.webhookClientConfig",
+				"required when strategy is set to Webhook");
+		else
+			client_config(c, cc, "spec.conversion.webhookClientConfig");
+		review_versions_check(c, versions, "spec.conversion.conversionReviewVersions",
+				      need_known, NULL);
+		return;
+	}
+	if (cc)
+		val_add(c, "FieldValueForbidden", "spec.conversion.webhookClientConfig",
+			"should not be set when strategy is not set to Webhook");
+	if (json_array_size(versions))
+		val_add(c, "FieldValueForbidden", "spec.conversion.conversionReviewVersions",
+			"should not be set when strategy is not set to Webhook");
+}
+
+/* v1 SetDefaults_ServiceReference (pkg/apis/apiextensions/v1/defaults.go):
+ * a conversion webhook's service port is 443 when unset. */
+void val_crd_conversion_defaults(json_t *crd)
+{
+	json_t *svc = obj_get(crd, "spec.conversion.webhook.clientConfig.service");
+	if (json_is_object(svc) && !json_object_get(svc, "port"))
+		json_object_set_new(svc, "port", json_integer(443));
 }
 
 /* ---- webhooks ------------------------------------------------------------------- */

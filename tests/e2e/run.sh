@@ -41,6 +41,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_webhookcfg.sh"
 . "$here/t_vap.sh"
 . "$here/t_webhook.sh"
+. "$here/t_crdconv.sh"
 . "$here/t_crdrules.sh"
 . "$here/t_crdsets.sh"
 . "$here/t_vapeval.sh"
@@ -106,6 +107,7 @@ s_csr() { csr_suite; }
 s_webhookcfg() { webhookcfg_suite; }
 s_vapcfg() { vapcfg_suite; }
 s_webhook() { webhook_suite; }
+s_crdconv() { crdconv_suite; }
 s_crdrules() { crdrules_suite; }
 s_crdsets() { crdsets_suite; }
 s_vap() { vap_suite; }
@@ -116,7 +118,7 @@ E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubect
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb syncer policies manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
-  crdrules crdsets vap apiservice)
+  crdrules crdsets vap apiservice crdconv)
 
 # The two shards meson runs side by side (tests/meson.build: e2e-1, e2e-2),
 # balanced by their measured times (scripts/test.sh prints them). A suite
@@ -127,7 +129,7 @@ E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_ol
   server_restart controllers pdb hpa csr metrics apiservice)
 E2E_SHARD_2=(standin syncer policies manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
-  crdrules crdsets vap)
+  crdrules crdsets vap crdconv)
 
 suites=("${@:2}")
 if [ "${suites[0]:-}" = --shard ]; then

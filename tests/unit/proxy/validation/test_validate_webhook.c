@@ -8,6 +8,7 @@
  * and the two rows of proxy/model/resources.c.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -538,6 +539,96 @@ START_TEST(meta_and_message)
 }
 END_TEST
 
+/* ---- a CRD's spec.conversion (val_crd_conversion) ---------------------------------- */
+
+/* The causes of val_crd_conversion on a CRD whose spec is `spec`. */
+static void expect_conv(const char *spec, bool need_known, const char *want)
+{
+	char doc[2048];
+	snprintf(doc, sizeof(doc), "{\"spec\":%s}", spec);
+	json_t *crd = J(doc), *c = json_array();
+	val_crd_conversion_defaults(crd);
+	val_crd_conversion(c, crd, need_known);
+	char *got = lines(c);
+	ck_assert_msg(strcmp(got, want) == 0, "\nwant: %s\ngot:  %s", want, got);
+	free(got);
+	json_decref(c);
+	json_decref(crd);
+}
+
+#define CONV(strategy, webhook) "{\"conversion\":{\"strategy\":\"" strategy "\"" webhook "}}"
+#define SVC_WH(versions)                                                                   \
+	",\"webhook\":{\"clientConfig\":{\"service\":{\"name\":\"s\",\"namespace\":\"n\"," \
+	"\"path\":\"/convert\"}},\"conversionReviewVersions\":" versions "}"
+
+/* kube's validateCustomResourceConversion, case by case */
+START_TEST(crd_conversion)
+{
+	expect_conv(CONV("None", ""), true, "");
+	expect_conv(CONV("Webhook", SVC_WH("[\"v1\"]")), true, "");
+	expect_conv(CONV("Webhook", SVC_WH("[\"v1beta1\",\"v1\"]")), true, "");
+	expect_conv(CONV("", ""), true, "spec.conversion.strategy: Required value");
+	expect_conv(CONV("Magic", ""), true,
+		    "spec.conversion.strategy: Unsupported value: \"Magic\": supported values: "
+		    "\"None\", \"Webhook\"");
+	expect_conv(CONV("Webhook", ""), true,
+		    "spec.conversion.webhookClientConfig: Required value: required when strategy "
+		    "is set to Webhook | spec.conversion.conversionReviewVersions: Required value");
+	expect_conv(CONV("Webhook", ",\"webhook\":{\"clientConfig\":{},"
+				    "\"conversionReviewVersions\":[\"v1\"]}"),
+		    true,
+		    "spec.conversion.webhookClientConfig: Required value: exactly one of url or "
+		    "service is required");
+	expect_conv(CONV("Webhook", ",\"webhook\":{\"clientConfig\":{\"url\":\"http://x/c\"},"
+				    "\"conversionReviewVersions\":[\"v1\"]}"),
+		    true,
+		    "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is "
+		    "the only allowed URL scheme; desired format: https://host[/path]");
+	expect_conv(CONV("Webhook", ",\"webhook\":{\"clientConfig\":{\"service\":{\"name\":\"s\","
+				    "\"namespace\":\"n\",\"port\":0}},"
+				    "\"conversionReviewVersions\":[\"v1\"]}"),
+		    true,
+		    "spec.conversion.webhookClientConfig.service.port: Invalid value: 0: port is "
+		    "not valid: must be between 1 and 65535, inclusive");
+	expect_conv(CONV("Webhook", SVC_WH("[\"v3\"]")), true,
+		    "spec.conversion.conversionReviewVersions: Invalid value: []string{\"v3\"}: "
+		    "must include at least one of v1, v1beta1");
+	/* an update whose old CRD knew none: not required (ValidateCustomResourceDefinitionUpdate) */
+	expect_conv(CONV("Webhook", SVC_WH("[\"v3\"]")), false, "");
+	expect_conv(CONV("Webhook", SVC_WH("[\"v1\",\"v1\"]")), true,
+		    "spec.conversion.conversionReviewVersions[1]: Invalid value: \"v1\": duplicate "
+		    "version");
+	expect_conv(CONV("None", SVC_WH("[\"v1\"]")), true,
+		    "spec.conversion.webhookClientConfig: Forbidden: should not be set when "
+		    "strategy is not set to Webhook | spec.conversion.conversionReviewVersions: "
+		    "Forbidden: should not be set when strategy is not set to Webhook");
+	expect_conv("{\"preserveUnknownFields\":true,"
+		    "\"conversion\":{\"strategy\":\"Webhook\"" SVC_WH("[\"v1\"]") "}}",
+		    true,
+		    "spec.conversion.strategy: Invalid value: \"Webhook\": must be None if "
+		    "spec.preserveUnknownFields is true");
+}
+END_TEST
+
+/* v1 SetDefaults_ServiceReference: port 443; a given port stays */
+START_TEST(crd_conversion_defaults)
+{
+	json_t *crd = J("{\"spec\":" CONV("Webhook", SVC_WH("[\"v1\"]")) "}");
+	val_crd_conversion_defaults(crd);
+	ck_assert_int_eq(
+	    json_integer_value(obj_get(crd, "spec.conversion.webhook.clientConfig.service.port")),
+	    443);
+	json_decref(crd);
+	crd = J("{\"spec\":{\"conversion\":{\"strategy\":\"Webhook\",\"webhook\":{\"clientConfig\":"
+		"{\"service\":{\"name\":\"s\",\"namespace\":\"n\",\"port\":9443}}}}}}");
+	val_crd_conversion_defaults(crd);
+	ck_assert_int_eq(
+	    json_integer_value(obj_get(crd, "spec.conversion.webhook.clientConfig.service.port")),
+	    9443);
+	json_decref(crd);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("validate_webhook");
@@ -557,6 +648,8 @@ static Suite *suite(void)
 	tcase_add_test(t, selectors);
 	tcase_add_test(t, match_conditions_checked);
 	tcase_add_test(t, meta_and_message);
+	tcase_add_test(t, crd_conversion);
+	tcase_add_test(t, crd_conversion_defaults);
 	suite_add_tcase(s, t);
 	return s;
 }
