@@ -6,7 +6,7 @@
 # kubectl port-forward through a tenant: the tenant checks the pod and RBAC,
 # the syncer opens the same upgrade to the host pod, and the host stand-in
 # (--standin-exec) answers as a kubelet would, connecting to this machine's
-# loopback port (proxy/standin_portforward.c). kubectl 1.31 and later tunnel
+# loopback port (tests/host/standin_portforward.c). kubectl 1.31 and later tunnel
 # SPDY in WebSocket; 1.30 and earlier upgrade to SPDY itself: both pass.
 
 PF_HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Tenants whose pods run on a host: a host stand-in (plain kubicle serve),
+# Tenants whose pods run on a host: a host stand-in (kubicle-standin, tests/host),
 # the test scheduler (tests/host/scheduler.py, KAI-like) and two tenants
 # syncing to it, driven with real kubectl.
 

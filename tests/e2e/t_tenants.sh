@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Tenant lifecycle end to end (cmd/tenant.c, supervise.c, hostsetup.c):
 # kubicle create/list/kubeconfig/stop/start/delete/snapshot/restore against a
-# host stand-in (plain kubicle serve) with the KAI-like test scheduler, and
+# host stand-in (kubicle-standin, tests/host) with the KAI-like test scheduler, and
 # the tenants' policies and queues seen from kubectl. Sourced by run.sh.
 
 tn() { "$KUBICLE" "$@"; }
