@@ -182,7 +182,9 @@ static void finish(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc)
 		if (err && err != -ECANCELED)
 			kb_debug("httpc", "%s %s: %s", r->method, r->url, curl_easy_strerror(cc));
 		const char *body = r->on_data ? NULL : (r->resp.data ? r->resp.data : "");
+		c->in_done = true;
 		r->on_done(r, err, err ? 0 : status, body, r->on_data ? 0 : r->resp.len, r->arg);
+		c->in_done = false;
 	}
 	req_free(r);
 }
@@ -215,6 +217,13 @@ static void check_multi_info(kb_httpc_t *c)
 		CURLcode cc = msg->data.result;
 		if (r)
 			finish(c, r, cc);
+		if (c->close_pending)
+			break;
+	}
+	if (c->close_pending) { /* closed from an on_done: now that it is back */
+		c->close_pending = false;
+		kb_httpc_close(c);
+		return;
 	}
 	sweep_cancelled(c);
 	pump(c);
@@ -784,6 +793,10 @@ void kb_httpc_close(kb_httpc_t *c)
 {
 	if (!c || c->closing)
 		return;
+	if (c->in_done) {
+		c->close_pending = true;
+		return;
+	}
 	kb_httpc_tunnels_close(c); /* their easy handles use c's share and PEM blobs */
 	while (c->queue)
 		kb_httpc_cancel(c->queue);

@@ -25,7 +25,8 @@
  * DESIGN: a request lives from kb_httpc_request() until its done callback
  * has returned, or until kb_httpc_cancel() (no callback then). The client
  * lives until kb_httpc_close(), which cancels every request without calling
- * back and frees itself once its libuv handles have closed.
+ * back and frees itself once its libuv handles have closed; called from a
+ * request's done callback, it closes once that callback has returned.
  *
  * Threading: loop thread only.
  */

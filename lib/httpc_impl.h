@@ -47,6 +47,10 @@ struct kb_httpc {
 	int open_handles;
 	bool in_action; /* inside curl_multi_socket_action: no add/remove */
 	bool closing;
+	/* inside a request's on_done (finish): a kb_httpc_close from there is
+	 * carried out once check_multi_info is back (the finishing request's
+	 * easy handle still holds the share and the multi) */
+	bool in_done, close_pending;
 	struct kb_httpc_tunnel *tunnels; /* open tunnels (httpc_tunnel.c) */
 };
 
