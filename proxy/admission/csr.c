@@ -593,7 +593,9 @@ static int signer_admission(struct req *r, const json_t *obj, const json_t *old)
 	return -EACCES;
 }
 
-int csr_write_check(struct req *r, json_t *obj, const json_t *old)
+/* A write of a CertificateSigningRequest: 0, or answered (422/403) and
+ * -EINVAL/-EACCES. obj borrowed, modified. */
+static int csr_write_check(struct req *r, json_t *obj, const json_t *old)
 {
 	char now[40];
 	kb_time_rfc3339(r->now, now, sizeof(now));

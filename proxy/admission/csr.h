@@ -9,7 +9,7 @@
  * CertificateSigning). The signer and the cleaner are controllers
  * (proxy/controllers/csr.c).
  *
- * Threading: any thread for the pure functions; csr_write_check on the loop.
+ * Threading: any thread for the pure functions; csr_register on the loop.
  */
 #ifndef KB_PROXY_CSR_H
 #define KB_PROXY_CSR_H
@@ -47,13 +47,9 @@ void csr_prepare(json_t *obj, const json_t *old, const char *sub, const struct c
  */
 int csr_validate(const json_t *obj, const json_t *old, const char *sub, json_t *causes);
 
-struct req;
-/* csr.c: a write of a CertificateSigningRequest (main resource, /status or
- * /approval): kube's strategy, validation and certificate admission plugins.
- * 0, or answered (422/403) and -EINVAL/-EACCES. obj borrowed, modified. */
-int csr_write_check(struct req *r, json_t *obj, const json_t *old);
-
-/* Makes csr_write_check the write_check of CertificateSigningRequests (at
+/* Makes the CSR write check (kube's strategy, validation and certificate
+ * admission plugins for the main resource, /status and /approval) the
+ * write_check of CertificateSigningRequests (at
  * proxy start). 0 or -ENOENT. */
 int csr_register(void);
 

@@ -1155,7 +1155,8 @@ static void wh_set_req(struct req *r, struct wh_req *wr)
 	req_ext_add(r, &wr->ext);
 }
 
-void webhook_req_free(struct req *r)
+/* Frees r's webhook state (cancels its calls). */
+static void webhook_req_free(struct req *r)
 {
 	struct wh_req *wr = wh_of(r);
 	if (wr)

@@ -82,7 +82,5 @@ int webhook_connect(struct req *r, const json_t *opts);
  * (pods/eviction's Eviction, borrowed; its kind and group are the
  * subresource row's): 0 to go on, 1 suspended, < 0 answered. */
 int webhook_create_unshaped(struct req *r, const json_t *obj);
-/* Frees r's webhook state (cancels its calls). */
-void webhook_req_free(struct req *r);
 
 #endif

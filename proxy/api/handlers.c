@@ -257,7 +257,9 @@ static const char *now_str(struct req *r, char *buf, size_t len)
 	return buf;
 }
 
-void handle_track_fields(struct req *r, const json_t *old, json_t *obj, const char *fallback)
+/* Records r's write of obj over old (NULL: a create) in obj's managedFields,
+ * under r's field manager (fallback without one) and r's subresource. */
+static void handle_track_fields(struct req *r, const json_t *old, json_t *obj, const char *fallback)
 {
 	char ts[40];
 	patch_track_update_sub(old, obj, r->res->proto, field_manager(r, fallback), "Update",

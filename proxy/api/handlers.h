@@ -17,10 +17,6 @@ struct proxy;
 struct req;
 struct proxy_resource;
 
-/* Records r's write of obj over old (NULL: a create) in obj's managedFields,
- * under r's field manager (fallback without one) and r's subresource. */
-void handle_track_fields(struct req *r, const json_t *old, json_t *obj, const char *fallback);
-
 /* A write through /scale: obj (borrowed, modified) is old with the new
  * replicas; it is written as any update and answered as a Scale. */
 void handle_write_scale(struct req *r, const json_t *old, json_t *obj);

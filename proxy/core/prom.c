@@ -393,13 +393,6 @@ void prom_record(const struct prom_rec *rec, int code)
 		observe(SIZE_BOUNDS, NSIZE, s->size, &s->size_sum, (double)rec->bytes);
 }
 
-void prom_end(struct req *r, int code, size_t bytes)
-{
-	struct prom_rec rec;
-	prom_take(r, bytes, &rec);
-	prom_record(&rec, code);
-}
-
 /* A long-running request ended: out of the gauge, counted with its code and
  * its whole duration (never in the SLI histogram, as kube). */
 static void longrun_finish(struct prom_series *s, int code, int64_t recv_us)

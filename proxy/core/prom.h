@@ -22,17 +22,17 @@ struct store_list_req;
 struct store_list_result;
 
 /* prom.c: the request metrics of GET /metrics. prom_begin counts r in
- * flight (at arrival); prom_end records its answer (code, body bytes) once;
+ * flight (at arrival); prom_take and prom_record count its answer (code,
+ * body bytes) once;
  * prom_longrun_begin turns it into a long-running request (a watch, a
  * stream or connection handed over) and prom_longrun_end records it when
  * it ends; prom_req_free settles whatever is left when r is freed. */
 int prom_start(struct proxy *px);
 void prom_stop(struct proxy *px);
 void prom_begin(struct req *r);
-void prom_end(struct req *r, int code, size_t bytes);
 
-/* prom_end in two steps, for an answer that waits for the group commit:
- * prom_take leaves the request's in-flight count and finds its series at
+/* An answer in two steps, as it may wait for the group commit: prom_take
+ * leaves the request's in-flight count and finds its series at
  * once; prom_record counts the answer when it is sent, with the code sent
  * (a failed commit's 500) and the time it took (the commit's included). */
 struct prom_rec {

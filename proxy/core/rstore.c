@@ -120,7 +120,7 @@ static void set_api_version(json_t *obj, const char *group, const char *version)
 	json_object_set_new(obj, "apiVersion", json_string(av));
 }
 
-void rstore_version_out(const struct proxy_resource *res, json_t *obj)
+static void version_out(const struct proxy_resource *res, json_t *obj)
 {
 	set_api_version(obj, res->group, res->version);
 }
@@ -146,5 +146,5 @@ void rstore_crd_out(const struct proxy_resource *res, json_t *obj)
 	if (res->schema)
 		crd_schema_default(res->schema, obj);
 	if (json_array_size(obj_get(res->crd, "spec.versions")) > 1)
-		rstore_version_out(res, obj);
+		version_out(res, obj);
 }

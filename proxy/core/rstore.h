@@ -39,9 +39,9 @@ int rstore_delete(struct proxy *px, const struct proxy_resource *res, const char
 int rstore_list(struct proxy *px, const struct proxy_resource *res,
 		const struct store_list_req *req, struct store_list_result *out);
 
-/* A custom resource read through another version than stored: apiVersion
- * (conversion None) becomes the row's, and the storage version's on write. */
-void rstore_version_out(const struct proxy_resource *res, json_t *obj);
+/* A custom object written through another version than stored: apiVersion
+ * (conversion None) becomes the storage version's (rstore_crd_out turns it
+ * back to the row's on the way out). */
 void rstore_version_in(const struct proxy_resource *res, json_t *obj);
 
 /* A custom object read from storage: schema defaults, then the version. */
