@@ -930,18 +930,8 @@ static bool call_start(struct wh_req *wr, struct wh_call *c, size_t hook, const 
 	}
 	const json_t *old = wr->items ? json_array_get(wr->items, (size_t)c->item) : wr->old;
 	json_t *review = review_of(wr, h, c->uid, obj, old);
-	char *body = json_dumps(review, JSON_COMPACT);
+	c->hc = whc_post_json(client, &h->t, ct, review, MAX_ANSWER, on_call_done, c);
 	json_decref(review);
-	struct kb_httpc_call call = {.method = "POST",
-				     .path = h->t.path,
-				     .body = body,
-				     .body_len = body ? strlen(body) : 0,
-				     .connect_to = ct[0] ? ct : NULL,
-				     .max_body = MAX_ANSWER,
-				     .on_done = on_call_done,
-				     .arg = c};
-	c->hc = body ? kb_httpc_request(client, &call) : NULL;
-	free(body);
 	if (!c->hc) {
 		call_failed(wr, h, "out of memory");
 		record_call(wr, c, 0);

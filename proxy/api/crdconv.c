@@ -567,18 +567,8 @@ static int call_start(struct conv_req *cr, char *msg, size_t ml)
 	}
 	kb_uuid(cr->uid);
 	json_t *review = review_of(cr);
-	char *body = review ? json_dumps(review, JSON_COMPACT) : NULL;
+	cr->hc = whc_post_json(c, &cr->tg->t, ct, review, CONV_MAX_ANSWER, on_answer, cr);
 	json_decref(review);
-	struct kb_httpc_call call = {.method = "POST",
-				     .path = cr->tg->t.path,
-				     .body = body,
-				     .body_len = body ? strlen(body) : 0,
-				     .connect_to = ct[0] ? ct : NULL,
-				     .max_body = CONV_MAX_ANSWER,
-				     .on_done = on_answer,
-				     .arg = cr};
-	cr->hc = body ? kb_httpc_request(c, &call) : NULL;
-	free(body);
 	if (!cr->hc) {
 		snprintf(msg, ml, "conversion webhook for %s failed: out of memory", cr->in_gvk);
 		return -1;

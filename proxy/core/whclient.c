@@ -160,3 +160,23 @@ out:
 	json_decref(svc);
 	return rc;
 }
+
+kb_httpc_req_t *whc_post_json(kb_httpc_t *client, const struct whc_target *t, const char *ct,
+			      const json_t *doc, size_t max_body, kb_httpc_done_cb on_done,
+			      void *arg)
+{
+	char *body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	if (!body)
+		return NULL;
+	struct kb_httpc_call call = {.method = "POST",
+				     .path = t->path,
+				     .body = body,
+				     .body_len = strlen(body),
+				     .connect_to = ct[0] ? ct : NULL,
+				     .max_body = max_body,
+				     .on_done = on_done,
+				     .arg = arg};
+	kb_httpc_req_t *hc = kb_httpc_request(client, &call);
+	free(body);
+	return hc;
+}

@@ -40,6 +40,14 @@ void whc_target_free(struct whc_target *t);
 kb_httpc_t *whc_client(struct proxy *px, struct whc_target *t, const char *user_agent, char *why,
 		       size_t wl);
 
+/* POSTs doc (borrowed; sent as compact JSON, the review of an admission or
+ * conversion webhook) to t's path through client (connect-to entry ct, or
+ * "" for none), keeping at most max_body bytes of the answer for on_done.
+ * The call, or NULL (out of memory: on_done is not called). */
+kb_httpc_req_t *whc_post_json(kb_httpc_t *client, const struct whc_target *t, const char *ct,
+			      const json_t *doc, size_t max_body, kb_httpc_done_cb on_done,
+			      void *arg);
+
 /* kube's ClusterIP service resolver: the libcurl connect-to entry
  * "<svc>.<ns>.svc:<port>:<cluster IP>:<port>" for the tenant Service t
  * names. 0, or -ENOENT (no such Service) or -1, with the admission
