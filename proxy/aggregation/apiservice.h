@@ -11,9 +11,6 @@
 #include <stdbool.h>
 
 struct proxy;
-struct req;
-struct store_event;
-struct proxy_resource;
 
 /* Creates, fixes and deletes the local APIServices (built-in group/versions
  * once, the CRDs' from then on: it listens to crd_on_change) and watches the

@@ -9,10 +9,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-struct proxy;
 struct req;
-struct store_event;
-struct proxy_resource;
 
 /* /api and /apis: aggregated (apidiscovery v2, v2beta1) and legacy
  * documents of the local rows and the service-backed APIServices; false

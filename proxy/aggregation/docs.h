@@ -9,10 +9,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-struct proxy;
 struct req;
-struct store_event;
-struct proxy_resource;
 
 /* GET /openapi/v2 (protobuf when Accept names
  * application/com.github.proto-openapi.spec.v2@v1.0+protobuf or the

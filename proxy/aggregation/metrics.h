@@ -12,9 +12,6 @@
 
 #include "proxy/proxy.h"
 
-struct proxy;
-struct req;
-struct store_event;
 struct proxy_resource;
 
 /* metrics.c: whether res is a row of the metrics API. */

@@ -13,8 +13,6 @@
 #include <stdint.h>
 
 struct proxy;
-struct req;
-struct proxy_resource;
 struct core_client;
 
 /* api_internal.c: forgets the controllers' writes still in their webhooks

@@ -11,9 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct proxy;
 struct req;
-struct proxy_resource;
 
 /* eviction.c: POST pods/eviction (kube's EvictionREST). */
 void eviction_handle(struct req *r);

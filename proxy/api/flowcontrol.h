@@ -13,8 +13,6 @@
 #include <stdint.h>
 
 struct proxy;
-struct req;
-struct proxy_resource;
 
 /* flowcontrol.c: the mandatory exempt and catch-all pairs of FlowSchemas and
  * PriorityLevelConfigurations, made when missing. */

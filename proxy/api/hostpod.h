@@ -15,9 +15,7 @@
 
 #include "lib/http.h"
 
-struct proxy;
 struct req;
-struct proxy_resource;
 
 /* hostpod.c: GET pods/log: handed to the pod-streams hook (proxy_set_host,
  * proxy_set_pod_streams); without one, an empty log (no container ran). */

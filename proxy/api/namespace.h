@@ -15,7 +15,6 @@
 
 struct proxy;
 struct req;
-struct proxy_resource;
 
 /* namespace.c */
 int ns_bootstrap(struct proxy *px);

@@ -12,9 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct proxy;
 struct req;
-struct proxy_resource;
 
 /* subres.c: subresources served by a module of their own (pods/log,
  * serviceaccounts/token, ...). True when it answered the request. */

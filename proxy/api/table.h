@@ -11,9 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct proxy;
 struct req;
-struct proxy_resource;
 
 /* table.c */
 json_t *table_build(struct req *r, json_t *items /* borrowed array */, const char *rv,

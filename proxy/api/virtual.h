@@ -12,9 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct proxy;
 struct req;
-struct proxy_resource;
 
 /* virtual.c: resources that are not stored (reviews, ...): answers POST. */
 void virtual_handle(struct req *r);

@@ -13,7 +13,6 @@
 
 struct proxy;
 struct req;
-struct proxy_resource;
 
 /* watch.c */
 void watch_start(struct req *r);

@@ -14,10 +14,7 @@
 
 struct proxy;
 struct req;
-struct proxy_resource;
 struct kb_buf;
-struct store_list_req;
-struct store_list_result;
 
 /* audit.c: DIR/audit.log with rotation; one Event line per request. */
 int audit_open(struct proxy *px);

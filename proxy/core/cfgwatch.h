@@ -15,11 +15,6 @@
 #include "store/store.h"
 
 struct proxy;
-struct req;
-struct proxy_resource;
-struct kb_buf;
-struct store_list_req;
-struct store_list_result;
 
 /* cfgwatch.c: the admission configuration read from two store keys and
  * marked stale (dirty) when either changes. cw lives as long as the

@@ -41,7 +41,6 @@
 #define KB_K8S_MINOR       "33"
 #define KB_K8S_GIT_VERSION "v1.33.0"
 
-struct kb_buf;
 /* each module's own state, defined in its folder */
 struct api;
 struct authz;

@@ -17,9 +17,6 @@
 struct proxy;
 struct req;
 struct proxy_resource;
-struct kb_buf;
-struct store_list_req;
-struct store_list_result;
 
 /* prom.c: the request metrics of GET /metrics. prom_begin counts r in
  * flight (at arrival); prom_take and prom_record count its answer (code,

@@ -16,9 +16,7 @@
 #include "store/store.h"
 
 struct proxy;
-struct req;
 struct proxy_resource;
-struct kb_buf;
 struct store_list_req;
 struct store_list_result;
 

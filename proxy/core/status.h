@@ -12,12 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct proxy;
 struct req;
 struct proxy_resource;
-struct kb_buf;
-struct store_list_req;
-struct store_list_result;
 
 /* status.c: the one function that turns an error into a Status response. */
 void reply_status(struct req *r, int code, const char *reason, const char *message,
