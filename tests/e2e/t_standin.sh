@@ -9,13 +9,16 @@ standin_suite() {
   local K=(kubectl --kubeconfig "$KCFG")
   expect_fail "kubicle serve --standin-exec is an unknown flag" "unrecognized option '--standin-exec'" \
     "$KUBICLE" serve --data-dir "$E2E_TMP/nostandin" --standin-exec
+  # each count below is printed only when the output it reads is the real
+  # one (the help's --data-dir, the binary's proxy_start, discovery's pods)
   expect_eq "kubicle serve --help names no stand-in" 0 \
-    sh -c "'$KUBICLE' serve --help | grep -ci standin"
+    sh -c "h=\$('$KUBICLE' serve --help 2>&1); echo \"\$h\" | grep -q -- --data-dir && echo \"\$h\" | grep -ci standin"
   if command -v nm >/dev/null; then
-    expect_eq "the kubicle binary has no stand-in symbol" 0 sh -c "nm '$KUBICLE' | grep -ci standin"
+    expect_eq "the kubicle binary has no stand-in symbol" 0 \
+      sh -c "s=\$(nm '$KUBICLE'); echo \"\$s\" | grep -qw proxy_start && echo \"\$s\" | grep -ci standin"
   fi
   expect_eq "a plain server's discovery has no queues.scheduling.run.ai" 0 \
-    sh -c "kubectl --kubeconfig '$KCFG' api-resources --no-headers | grep -c 'scheduling.run.ai'"
+    sh -c "d=\$(kubectl --kubeconfig '$KCFG' api-resources --no-headers); echo \"\$d\" | grep -qw pods && echo \"\$d\" | grep -c 'scheduling.run.ai'"
   printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: sti, namespace: default}\nspec:\n  nodeName: node-1\n  containers: [{name: c, image: busybox}]\n' |
     "${K[@]}" apply -f - >/dev/null
   expect_fail "a plain server runs no exec" 'pods/exec is not served here: this server runs no pods' \
