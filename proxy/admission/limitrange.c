@@ -25,12 +25,6 @@
 
 static const char *const ctr_kinds[] = {"containers", "initContainers"};
 
-static bool type_is(const json_t *item, const char *type)
-{
-	const char *t = json_string_value(json_object_get(item, "type"));
-	return t && strcmp(t, type) == 0;
-}
-
 /* ---- defaults on pods ---- */
 
 /* Appends "k1, k2 request for container c" for the keys of defaults that
@@ -61,7 +55,7 @@ void limitrange_mutate_pod(const json_t *lr, json_t *pod)
 	size_t i;
 	json_t *item, *c;
 	json_array_foreach (obj_get(lr, "spec.limits"), i, item)
-		if (type_is(item, "Container")) {
+		if (obj_limit_item_is(item, "Container")) {
 			json_object_update(def_req, json_object_get(item, "defaultRequest"));
 			json_object_update(def_lim, json_object_get(item, "default"));
 		}
@@ -257,7 +251,7 @@ static void check_pvc(struct errs *e, const json_t *item, const json_t *pvc)
 
 static void check_item(struct errs *e, const json_t *item, bool pod, const json_t *obj)
 {
-	if (pod && type_is(item, "Container")) {
+	if (pod && obj_limit_item_is(item, "Container")) {
 		for (size_t k = 0; k < KB_ARRAY_SIZE(ctr_kinds); k++) {
 			size_t i;
 			json_t *c;
@@ -265,9 +259,9 @@ static void check_item(struct errs *e, const json_t *item, bool pod, const json_
 			    json_object_get(json_object_get(obj, "spec"), ctr_kinds[k]), i, c)
 				check_container(e, item, c);
 		}
-	} else if (pod && type_is(item, "Pod")) {
+	} else if (pod && obj_limit_item_is(item, "Pod")) {
 		check_pod(e, item, obj);
-	} else if (!pod && type_is(item, "PersistentVolumeClaim")) {
+	} else if (!pod && obj_limit_item_is(item, "PersistentVolumeClaim")) {
 		check_pvc(e, item, obj);
 	}
 }

@@ -738,7 +738,7 @@ void obj_default_keys(const struct proxy_resource *res, json_t *obj)
 	default_pod_spec_keys(obj_get(spec, "jobTemplate.spec.template.spec"));
 }
 
-static bool is_type(const json_t *item, const char *type)
+bool obj_limit_item_is(const json_t *item, const char *type)
 {
 	const char *t = json_string_value(json_object_get(item, "type"));
 	return t && strcmp(t, type) == 0;
@@ -750,7 +750,7 @@ void obj_limitrange_defaults(json_t *lr)
 	size_t i;
 	json_t *item;
 	json_array_foreach (obj_get(lr, "spec.limits"), i, item) {
-		if (!json_is_object(item) || !is_type(item, "Container"))
+		if (!json_is_object(item) || !obj_limit_item_is(item, "Container"))
 			continue;
 		obj_fill_missing(item, "default", json_object_get(item, "max"));
 		obj_fill_missing(item, "defaultRequest", json_object_get(item, "default"));

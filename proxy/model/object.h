@@ -55,5 +55,8 @@ void obj_default_keys(const struct proxy_resource *res, json_t *obj);
 /* kube's defaults of a LimitRange's Container items (default from max,
  * defaultRequest from default, then min). */
 void obj_limitrange_defaults(json_t *lr);
+/* Whether a LimitRange item (borrowed) is of `type` ("Container", "Pod",
+ * "PersistentVolumeClaim"). */
+bool obj_limit_item_is(const json_t *item, const char *type);
 
 #endif
