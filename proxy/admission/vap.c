@@ -622,13 +622,7 @@ static json_t *request_view(struct attrs *a)
 		      sr ? sr->version : res->version, "kind", sr ? sr->kind : res->kind);
 	json_t *resource = json_pack("{s:s,s:s,s:s}", "group", res->group, "version", res->version,
 				     "resource", res->plural);
-	json_t *user = json_pack("{s:s}", "username", r->user);
-	json_t *groups = json_array();
-	for (int i = 0; i < r->ngroups; i++)
-		json_array_append_new(groups, json_string(r->groups[i]));
-	json_object_set_new(user, "groups", groups);
-	if (r->uid)
-		json_object_set_new(user, "uid", json_string(r->uid));
+	json_t *user = req_user_info(r);
 	json_t *rq = json_pack("{s:O,s:O,s:O,s:O,s:s,s:s,s:s,s:o,s:b}", "kind", kind, "resource",
 			       resource, "requestKind", kind, "requestResource", resource, "name",
 			       a->name, "namespace", a->ns, "operation", a->op, "userInfo", user,

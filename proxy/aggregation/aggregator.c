@@ -34,6 +34,7 @@
  * Threading: loop thread only. The front-proxy files are read and written
  * at start (blocking file I/O, as at start-up elsewhere).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -901,11 +902,37 @@ bool aggregator_header_dropped(const char *name)
 	return kb_str_has_prefix(name, "impersonate-") || kb_str_has_prefix(name, "x-remote-");
 }
 
+/* One "X-Remote-Extra-KEY: VALUE" line into *line (malloc'ed; NULL when out
+ * of memory or when the value would break the line): the key path-escaped
+ * as kube's proxy writes it (transport.NewAuthProxyRoundTripper,
+ * url.PathEscape, which leaves ':', '=' and '@' too: not here, a header
+ * name cannot hold them). */
+static void extra_line(char **line, const char *key, const char *value)
+{
+	struct kb_buf b = {0};
+	*line = NULL;
+	if (!value || strpbrk(value, "\r\n"))
+		return;
+	kb_buf_puts(&b, "X-Remote-Extra-");
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		if (isalnum(*p) || strchr("-._~$&+", *p))
+			kb_buf_printf(&b, "%c", *p);
+		else
+			kb_buf_printf(&b, "%%%02X", *p);
+	kb_buf_printf(&b, ": %s", value);
+	*line = b.data;
+}
+
 /* The forwarded headers and the front-proxy identity: NULL-terminated
  * array of malloc'ed lines (the caller frees). */
 static char **forward_headers(const struct req *r)
 {
-	size_t n = 0, max = MAX_FWD_HEADER + (size_t)r->ngroups + 2;
+	size_t n = 0, max = MAX_FWD_HEADER + (size_t)r->ngroups + 2, nextra = 0;
+	const char *k;
+	json_t *vals;
+	json_object_foreach (r->extra, k, vals)
+		nextra += json_array_size(vals);
+	max += nextra;
 	char **h = calloc(max, sizeof(*h));
 	if (!h)
 		return NULL;
@@ -925,6 +952,14 @@ static char **forward_headers(const struct req *r)
 		l = strlen(r->groups[i]) + 17;
 		if ((h[n] = malloc(l)))
 			snprintf(h[n++], l, "X-Remote-Group: %s", r->groups[i]);
+	}
+	json_object_foreach (r->extra, k, vals) {
+		size_t i;
+		json_t *v;
+		json_array_foreach (vals, i, v) {
+			extra_line(&h[n], k, json_string_value(v));
+			n += h[n] != NULL;
+		}
 	}
 	return h;
 }

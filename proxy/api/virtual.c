@@ -188,20 +188,10 @@ static void self_rules(struct req *r, json_t *obj)
 			       "incomplete", false));
 }
 
-static json_t *user_info(const struct req *who)
-{
-	json_t *groups = json_array();
-	for (int i = 0; i < who->ngroups; i++)
-		json_array_append_new(groups, json_string(who->groups[i]));
-	json_t *u = json_pack("{s:s,s:o}", "username", who->user, "groups", groups);
-	if (who->uid)
-		json_object_set_new(u, "uid", json_string(who->uid));
-	return u;
-}
 
 static void self_subject(struct req *r, json_t *obj)
 {
-	reply_review(r, obj, json_pack("{s:o}", "userInfo", user_info(r)));
+	reply_review(r, obj, json_pack("{s:o}", "userInfo", req_user_info(r)));
 }
 
 static void token_review(struct req *r, json_t *obj)
@@ -220,7 +210,7 @@ static void token_review(struct req *r, json_t *obj)
 	}
 	json_t *st;
 	if (auth_token(r->px, str(spec, "token"), na ? aud : NULL, na, who) == 0) {
-		st = json_pack("{s:b,s:o}", "authenticated", true, "user", user_info(who));
+		st = json_pack("{s:b,s:o}", "authenticated", true, "user", req_user_info(who));
 		json_t *a = json_array();
 		for (size_t k = 0; k < na; k++)
 			json_array_append_new(a, json_string(aud[k]));

@@ -34,6 +34,7 @@
 #include "lib/log.h"
 #include "lib/pki.h"
 #include "lib/util.h"
+#include "proxy/model/names.h"
 #include "proxy/model/protobuf.h"
 #include "proxy/auth/auth.h"
 #include "proxy/auth/rbac.h"
@@ -342,69 +343,239 @@ int auth_authenticate(struct req *r)
 }
 
 /* ---- impersonation ------------------------------------------------------- */
+/*
+ * As kube's impersonation filter (k8s.io/apiserver
+ * pkg/endpoints/filters/impersonation/impersonation.go, WithImpersonation and
+ * buildImpersonationRequests): what a request asks to take is, in this
+ * order, the user (a service account only when serviceaccount.SplitUsername
+ * takes the name: exactly NAMESPACE:NAME after the prefix, a valid namespace
+ * and a valid account name; anything else is a user of that name), each
+ * Impersonate-Group, each value of each Impersonate-Extra-KEY, the
+ * Impersonate-Uid. Each is authorized against the real caller, the first
+ * refusal answers 403. Groups, extras or a uid without a user are a 400.
+ * The groups given are the whole list (a service account's own groups come
+ * only when none is given), plus system:authenticated unless they name it
+ * or system:unauthenticated (system:unauthenticated for system:anonymous).
+ * The caller stays on the request as real_user: the audit event's user, the
+ * identity taken being its impersonatedUser (audit.LogImpersonatedUser).
+ */
 
-static int check_impersonate(struct req *r, const char *const *groups, size_t ngroups,
-			     const char *resource, const char *ns, const char *name)
+enum imp_kind { IMP_SA, IMP_USER, IMP_GROUP, IMP_EXTRA, IMP_UID };
+
+struct imp {
+	enum imp_kind kind;
+	const char *name; /* borrowed: a header's value, or imps.sa_* */
+	char *key;        /* IMP_EXTRA: the extra's key, unescaped (malloc'ed) */
+};
+
+struct imps {
+	struct imp *v;
+	size_t n;
+	char sa_ns[64], sa_name[254]; /* IMP_SA */
+};
+
+static void imps_free(struct imps *x)
 {
+	for (size_t i = 0; i < x->n; i++)
+		free(x->v[i].key);
+	free(x->v);
+}
+
+/* serviceaccount.SplitUsername: 0 and ns/name filled, or -EINVAL. */
+static int split_sa_user(const char *user, struct imps *x)
+{
+	if (!kb_str_has_prefix(user, SA_PREFIX))
+		return -EINVAL;
+	const char *ns = user + strlen(SA_PREFIX), *c = strchr(ns, ':');
+	if (!c || strchr(c + 1, ':') || (size_t)(c - ns) >= sizeof(x->sa_ns) ||
+	    strlen(c + 1) >= sizeof(x->sa_name))
+		return -EINVAL;
+	snprintf(x->sa_ns, sizeof(x->sa_ns), "%.*s", (int)(c - ns), ns);
+	snprintf(x->sa_name, sizeof(x->sa_name), "%s", c + 1);
+	return names_dns1123_label(x->sa_ns) || names_dns1123_subdomain(x->sa_name) ? -EINVAL : 0;
+}
+
+static const char *imp_kind_name(enum imp_kind k)
+{
+	static const char *const names[] = {"ServiceAccount", "User", "Group", "UserExtra", "UID"};
+	return names[k];
+}
+
+/* Go's %v of the requests' []ObjectReference, as kube's 400 prints it. */
+static void imps_describe(const struct imps *x, struct kb_buf *b)
+{
+	kb_buf_puts(b, "[");
+	for (size_t i = 0; i < x->n; i++) {
+		const struct imp *m = &x->v[i];
+		bool av = m->kind == IMP_EXTRA || m->kind == IMP_UID;
+		kb_buf_printf(b, "%s{%s %s %s  %s  %s}", i ? " " : "", imp_kind_name(m->kind),
+			      m->kind == IMP_SA ? x->sa_ns : "", m->name,
+			      av ? "authentication.k8s.io/v1" : "", m->key ? m->key : "");
+	}
+	kb_buf_puts(b, "]");
+}
+
+/* The requests of r's headers in kube's order; 0, -ENOMEM, or -EINVAL
+ * (answered 400). x->n is 0 when nothing is asked. */
+static int imps_build(struct req *r, struct imps *x)
+{
+	const kb_http_req_t *h = r->http;
+	const char *user = kb_http_req_header(h, "impersonate-user");
+	const char *uid = kb_http_req_header(h, "impersonate-uid");
+	if (user && !*user)
+		user = NULL;
+	if (uid && !*uid)
+		uid = NULL;
+	if (!(x->v = calloc(h->nheaders + 2, sizeof(*x->v))))
+		return -ENOMEM;
+	if (user && strlen(user) >= sizeof(r->user)) {
+		/* never a name cut short: it could be another account's */
+		reply_statusf(r, 400, "BadRequest", "Impersonate-User: longer than %zu bytes",
+			      sizeof(r->user) - 1);
+		return -EINVAL;
+	}
+	if (user) {
+		bool sa = split_sa_user(user, x) == 0;
+		x->v[x->n++] = (struct imp){sa ? IMP_SA : IMP_USER, sa ? x->sa_name : user, NULL};
+	}
+	bool others = false;
+	for (size_t i = 0; i < h->nheaders; i++)
+		if (strcmp(h->headers[i].name, "impersonate-group") == 0) {
+			x->v[x->n++] = (struct imp){IMP_GROUP, h->headers[i].value, NULL};
+			others = true;
+		}
+	for (size_t i = 0; i < h->nheaders; i++) {
+		const char *name = h->headers[i].name;
+		if (!kb_str_has_prefix(name, "impersonate-extra-"))
+			continue;
+		char *key = strdup(name + strlen("impersonate-extra-"));
+		if (!key)
+			return -ENOMEM;
+		/* url.PathUnescape; a malformed key is kept as sent */
+		char *dec = strdup(key);
+		if (dec && kb_http_unescape(dec, false) == 0) {
+			free(key);
+			key = dec;
+		} else {
+			free(dec);
+		}
+		x->v[x->n++] = (struct imp){IMP_EXTRA, h->headers[i].value, key};
+		others = true;
+	}
+	if (uid) {
+		x->v[x->n++] = (struct imp){IMP_UID, uid, NULL};
+		others = true;
+	}
+	if (others && !user) {
+		struct kb_buf b = {0};
+		imps_describe(x, &b);
+		reply_statusf(r, 400, "BadRequest", "requested %s without impersonating a user",
+			      b.data ? b.data : "[]");
+		kb_buf_free(&b);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One request authorized against the real caller: 0, or answered 403 as
+ * kube's responsewriters.Forbidden words it and -EACCES. */
+static int imp_authorize(struct req *r, const struct imps *x, const struct imp *m)
+{
+	static const char *const res[] = {"serviceaccounts", "users", "groups", "userextras",
+					  "uids"};
+	const char *group =
+	    m->kind == IMP_EXTRA || m->kind == IMP_UID ? "authentication.k8s.io" : "";
+	const char *ns = m->kind == IMP_SA ? x->sa_ns : NULL;
 	struct rbac_attrs a = {.user = r->user,
-			       .groups = groups,
-			       .ngroups = ngroups,
+			       .groups = (const char *const *)r->groups,
+			       .ngroups = (size_t)r->ngroups,
 			       .verb = "impersonate",
 			       .resource_request = true,
-			       .api_group = "",
-			       .resource = resource,
+			       .api_group = group,
+			       .resource = res[m->kind],
+			       .subresource = m->key,
 			       .ns = ns,
-			       .name = name};
+			       .name = m->name};
 	if (authz_check(r->px, &a, NULL, 0))
 		return 0;
-	char msg[1200];
+	char msg[1400];
 	snprintf(msg, sizeof(msg),
-		 "%s \"%s\" is forbidden: User \"%s\" cannot impersonate resource \"%s\" in API "
-		 "group \"\" %s%s%s",
-		 resource, name, r->user, resource,
+		 "%s%s%s \"%s\" is forbidden: User \"%s\" cannot impersonate resource \"%s%s%s\" "
+		 "in API group \"%s\" %s%s%s",
+		 res[m->kind], *group ? "." : "", group, m->name, r->user, res[m->kind],
+		 m->key ? "/" : "", m->key ? m->key : "", group,
 		 ns ? "in the namespace \"" : "at the cluster scope", ns ? ns : "", ns ? "\"" : "");
-	reply_status(r, 403, "Forbidden", msg,
-		     json_pack("{s:s,s:s}", "name", name, "kind", resource));
+	json_t *d = json_pack("{s:s,s:s}", "name", m->name, "kind", res[m->kind]);
+	if (*group)
+		json_object_set_new(d, "group", json_string(group));
+	reply_status(r, 403, "Forbidden", msg, d);
 	return -EACCES;
+}
+
+/* Switches r to the identity the requests name; the caller's userInfo is
+ * kept as r->real_user. */
+static int imps_apply(struct req *r, const struct imps *x)
+{
+	json_t *real = req_user_info(r), *extra = json_object();
+	char *uid = NULL;
+	bool groups_given = false;
+	const char *user = NULL;
+	for (size_t i = 0; i < x->n; i++) {
+		const struct imp *m = &x->v[i];
+		if (m->kind == IMP_SA || m->kind == IMP_USER)
+			user = m->kind == IMP_USER ? m->name : NULL;
+		groups_given |= m->kind == IMP_GROUP;
+		if (m->kind == IMP_UID) {
+			free(uid);
+			uid = strdup(m->name);
+		}
+		if (m->kind == IMP_EXTRA) {
+			json_t *vals = json_object_get(extra, m->key);
+			if (!vals)
+				json_object_set_new(extra, m->key, vals = json_array());
+			json_array_append_new(vals, json_string(m->name));
+		}
+	}
+	req_forget_user(r);
+	if (user)
+		snprintf(r->user, sizeof(r->user), "%s", user);
+	else
+		snprintf(r->user, sizeof(r->user), SA_PREFIX "%s:%s", x->sa_ns, x->sa_name);
+	for (size_t i = 0; i < x->n; i++)
+		if (x->v[i].kind == IMP_GROUP)
+			add_group(r, x->v[i].name);
+	if (!user && !groups_given) {
+		char grp[300];
+		add_group(r, "system:serviceaccounts");
+		snprintf(grp, sizeof(grp), "system:serviceaccounts:%s", x->sa_ns);
+		add_group(r, grp);
+	}
+	bool anonymous = strcmp(r->user, "system:anonymous") == 0, named = false;
+	for (int i = 0; i < r->ngroups; i++)
+		named |= strcmp(r->groups[i], "system:unauthenticated") == 0 ||
+			 (!anonymous && strcmp(r->groups[i], "system:authenticated") == 0);
+	if (!named)
+		add_group(r, anonymous ? "system:unauthenticated" : "system:authenticated");
+	free(r->uid);
+	r->uid = uid;
+	r->extra = extra;
+	json_decref(r->real_user);
+	r->real_user = real;
+	return 0;
 }
 
 int auth_impersonate(struct req *r)
 {
-	const char *user = kb_http_req_header(r->http, "impersonate-user");
-	if (!user)
-		return 0;
-	const char *g[17];
-	size_t ng = 0;
-	for (int i = 0; i < r->ngroups && ng < 17; i++)
-		g[ng++] = r->groups[i];
-	char ns[256] = "", sa[256] = "";
-	bool is_sa = kb_str_has_prefix(user, SA_PREFIX) &&
-		     sscanf(user + strlen(SA_PREFIX), "%255[^:]:%255s", ns, sa) == 2;
-	int rc = is_sa ? check_impersonate(r, g, ng, "serviceaccounts", ns, sa)
-		       : check_impersonate(r, g, ng, "users", NULL, user);
-	for (size_t i = 0; rc == 0 && i < r->http->nheaders; i++)
-		if (strcmp(r->http->headers[i].name, "impersonate-group") == 0)
-			rc = check_impersonate(r, g, ng, "groups", NULL, r->http->headers[i].value);
-	if (rc < 0)
-		return rc;
-	char who[sizeof(r->user)];
-	snprintf(who, sizeof(who), "%s", user);
-	req_forget_user(r);
-	snprintf(r->user, sizeof(r->user), "%s", who);
-	for (size_t i = 0; i < r->http->nheaders; i++)
-		if (strcmp(r->http->headers[i].name, "impersonate-group") == 0)
-			add_group(r, r->http->headers[i].value);
-	if (is_sa) {
-		char grp[300];
-		add_group(r, "system:serviceaccounts");
-		snprintf(grp, sizeof(grp), "system:serviceaccounts:%s", ns);
-		add_group(r, grp);
-	}
-	if (strcmp(user, "system:anonymous") != 0)
-		add_group(r, "system:authenticated");
-	free(r->uid);
-	r->uid = NULL;
-	return 0;
+	struct imps x = {0};
+	int rc = imps_build(r, &x);
+	if (rc == -ENOMEM)
+		reply_errno(r, rc, NULL);
+	for (size_t i = 0; rc == 0 && i < x.n; i++)
+		rc = imp_authorize(r, &x, &x.v[i]);
+	if (rc == 0 && x.n)
+		rc = imps_apply(r, &x);
+	imps_free(&x);
+	return rc < 0 ? -EACCES : 0;
 }
 
 /* ---- TokenRequest: serviceaccounts/NAME/token ----------------------------- */

@@ -189,21 +189,6 @@ static json_t *object_ref(const struct req *r)
 	return o;
 }
 
-static json_t *user_info(const struct req *r)
-{
-	json_t *groups = json_array();
-	if (!r->user[0]) {
-		json_array_append_new(groups, json_string("system:unauthenticated"));
-		return json_pack("{s:s,s:o}", "username", "system:anonymous", "groups", groups);
-	}
-	for (int i = 0; i < r->ngroups; i++)
-		json_array_append_new(groups, json_string(r->groups[i]));
-	json_t *u = json_pack("{s:s,s:o}", "username", r->user, "groups", groups);
-	if (r->uid)
-		json_object_set_new(u, "uid", json_string(r->uid));
-	return u;
-}
-
 /* The Event of one request (new reference). */
 static json_t *event_of(const struct req *r, int code)
 {
@@ -216,12 +201,14 @@ static json_t *event_of(const struct req *r, int code)
 	if (r->http->query && r->http->query[0])
 		kb_buf_printf(&uri, "?%s", r->http->query);
 	const char *ua = kb_http_req_header(r->http, "user-agent");
-	json_t *ev =
-	    json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:[s]}", "kind", "Event", "apiVersion",
-		      "audit.k8s.io/v1", "level", "Metadata", "auditID", r->audit_id, "stage",
-		      r->q.watch && code == 200 ? "ResponseStarted" : "ResponseComplete",
-		      "requestURI", uri.data ? uri.data : "/", "verb",
-		      audit_verb(r, vbuf, sizeof(vbuf)), "user", user_info(r), "sourceIPs", ip);
+	json_t *ev = json_pack(
+	    "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:[s]}", "kind", "Event", "apiVersion",
+	    "audit.k8s.io/v1", "level", "Metadata", "auditID", r->audit_id, "stage",
+	    r->q.watch && code == 200 ? "ResponseStarted" : "ResponseComplete", "requestURI",
+	    uri.data ? uri.data : "/", "verb", audit_verb(r, vbuf, sizeof(vbuf)), "user",
+	    r->real_user ? json_incref(r->real_user) : req_user_info(r), "sourceIPs", ip);
+	if (r->real_user)
+		json_object_set_new(ev, "impersonatedUser", req_user_info(r));
 	kb_buf_free(&uri);
 	if (ua)
 		json_object_set_new(ev, "userAgent", json_string(ua));

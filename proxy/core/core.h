@@ -148,7 +148,7 @@ struct req {
 	const struct proxy_resource *res;
 	struct query q;
 	bool want_table;
-	char user[256];   /* authenticated user name */
+	char user[384];   /* authenticated user name (a service account's fits) */
 	char *groups[16]; /* authenticated groups (malloc'ed) */
 	int ngroups;
 	const char *verb;          /* "get", "list", "watch", "create", ... */
@@ -158,6 +158,8 @@ struct req {
 	time_t now;
 	int64_t recv_us;                 /* when the request arrived (µs since the epoch) */
 	char *uid;                       /* authenticated user's uid (service accounts) or NULL */
+	json_t *extra;                   /* the user's extra: {key: [values]} or NULL */
+	json_t *real_user;               /* impersonating: the caller's own userInfo, or NULL */
 	bool audited;                    /* audit.c: its line is written */
 	char *audit_name;                /* audit.c: a create's object name, as the body gave it */
 	char audit_id[65];               /* the Audit-Id of its answer and audit event */
@@ -176,6 +178,12 @@ bool req_is_connect(const struct req *r);
 
 /* server.c: clears user and groups (before re-authenticating). */
 void req_forget_user(struct req *r);
+
+/* The user as kube's authentication.k8s.io UserInfo writes it (username,
+ * uid, groups, extra; the anonymous user as system:anonymous in
+ * system:unauthenticated), for reviews, webhooks and the audit event. New
+ * reference. */
+json_t *req_user_info(const struct req *r);
 
 /* server.c: frees a request once its response is complete. */
 void req_free(struct req *r);

@@ -47,6 +47,25 @@ void req_forget_user(struct req *r)
 	for (int i = 0; i < r->ngroups; i++)
 		free(r->groups[i]);
 	r->ngroups = 0;
+	json_decref(r->extra);
+	r->extra = NULL;
+}
+
+json_t *req_user_info(const struct req *r)
+{
+	json_t *groups = json_array();
+	if (!r->user[0]) {
+		json_array_append_new(groups, json_string("system:unauthenticated"));
+		return json_pack("{s:s,s:o}", "username", "system:anonymous", "groups", groups);
+	}
+	for (int i = 0; i < r->ngroups; i++)
+		json_array_append_new(groups, json_string(r->groups[i]));
+	json_t *u = json_pack("{s:s,s:o}", "username", r->user, "groups", groups);
+	if (r->uid)
+		json_object_set_new(u, "uid", json_string(r->uid));
+	if (json_object_size(r->extra))
+		json_object_set(u, "extra", r->extra);
+	return u;
 }
 
 struct req *req_controller(struct proxy *px, const struct proxy_resource *res, const char *manager)
@@ -80,6 +99,7 @@ void req_free(struct req *r)
 	free(r->q.buf);
 	free(r->pathbuf);
 	free(r->uid);
+	json_decref(r->real_user);
 	json_decref(r->warnings);
 	json_decref(r->audit_annotations);
 	free(r->audit_name);

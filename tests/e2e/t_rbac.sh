@@ -33,6 +33,45 @@ rbac_cell() {
   else fail "$u $verb $res -n $ns (want $want, rc=$rc): $(head -c 300 <<<"$out")"; fi
 }
 
+# Impersonation as kube's filter does it (impersonation.go): a name that only
+# looks like a service account's is a user; groups given replace the
+# account's own; uid and extras need their own rights; the audit event keeps
+# the real caller as its user.
+rbac_impersonation() {
+  local kc=$1 K=$2 base
+  rbac_kc imp
+  $K create role imp-sa --verb=impersonate --resource=serviceaccounts -n team-a >/dev/null
+  $K create rolebinding imp-sa --role=imp-sa --user=imp -n team-a >/dev/null
+  expect "may impersonate a service account of team-a" '"username": "system:serviceaccount:team-a:anyone"' \
+    $kc --kubeconfig "$E2E_TMP/imp.kc" auth whoami --as system:serviceaccount:team-a:anyone -o json
+  expect_fail "a name that only looks like a service account's is a user" \
+    'users "system:serviceaccount:team-a:default:x" is forbidden: User "imp" cannot impersonate resource "users" in API group "" at the cluster scope' \
+    $kc --kubeconfig "$E2E_TMP/imp.kc" get cm -n team-a --as system:serviceaccount:team-a:default:x
+  expect_fail "an invalid namespace makes it a user too" 'users "system:serviceaccount:Team-A:robot" is forbidden' \
+    $kc --kubeconfig "$E2E_TMP/imp.kc" get cm -n team-a --as system:serviceaccount:Team-A:robot
+  expect_fail "groups need their own right" 'groups "system:masters" is forbidden: User "imp" cannot impersonate resource "groups"' \
+    $kc --kubeconfig "$E2E_TMP/imp.kc" get cm -n team-a --as system:serviceaccount:team-a:anyone --as-group system:masters
+  expect_fail "a uid needs its own right" 'uids.authentication.k8s.io "u-1" is forbidden: User "imp" cannot impersonate resource "uids" in API group "authentication.k8s.io" at the cluster scope' \
+    $kc --kubeconfig "$E2E_TMP/imp.kc" get cm -n team-a --as system:serviceaccount:team-a:anyone --as-uid u-1
+  local out
+  out=$($K auth whoami --as system:serviceaccount:team-a:robot --as-group devs -o json 2>&1)
+  if grep -q '"devs"' <<<"$out" && grep -q '"system:authenticated"' <<<"$out" && ! grep -q 'system:serviceaccounts' <<<"$out"; then
+    pass "groups given replace a service account's own groups"
+  else fail "groups given with a service account: $out"; fi
+  expect "a uid is taken" '"uid": "u-42"' $K auth whoami --as carol --as-uid u-42 -o json
+  base="$SERVER_URL/apis/authentication.k8s.io/v1/selfsubjectreviews"
+  local ssr='{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}'
+  expect "extras are taken, keys unescaped" '"extra":\{"example.com/scopes":\["a","b"\]\}' \
+    kcurl -X POST -H 'Content-Type: application/json' -H 'Impersonate-User: carol' \
+      -H 'Impersonate-Extra-example.com%2fscopes: a' -H 'Impersonate-Extra-example.com%2fscopes: b' \
+      -d "$ssr" "$base"
+  expect "groups without a user: 400" 'requested \[\{Group  devs    \}\] without impersonating a user' \
+    kcurl -X POST -H 'Content-Type: application/json' -H 'Impersonate-Group: devs' -d "$ssr" "$base"
+  expect_until_match "audit: the real caller is the user, the identity taken impersonatedUser" 10 \
+    '"user":\{"username":"imp".*"impersonatedUser":\{"username":"system:serviceaccount:team-a:anyone"' \
+    grep '"impersonatedUser"' "$DATA_DIR/audit.log"
+}
+
 rbac_suite() {
   local kc=${1:-kubectl} K="${1:-kubectl} --kubeconfig $KCFG"
   echo "== rbac ($kc)"
@@ -78,6 +117,7 @@ rbac_suite() {
     $kc --kubeconfig "$E2E_TMP/nsadmin.kc" create role ok --verb=get --resource=pods -n team-a
   expect_fail "viewer cannot impersonate" 'cannot impersonate resource "users"' \
     $kc --kubeconfig "$E2E_TMP/viewer.kc" get pods --as root
+  rbac_impersonation "$kc" "$K"
   # aggregation: a new role labelled aggregate-to-view extends view at once
   $K create clusterrole widgets --verb=get,list --resource=configmaps >/dev/null
   $K label clusterrole widgets rbac.authorization.k8s.io/aggregate-to-view=true >/dev/null
