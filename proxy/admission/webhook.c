@@ -536,7 +536,6 @@ static size_t *match(struct proxy *px, const struct wh_set *s, size_t from, size
 
 /* ---- the AdmissionReview ------------------------------------------------- */
 
-
 static json_t *review_of(const struct wh_req *wr, const struct wh_hook *h, const char *uid,
 			 const json_t *obj, const json_t *old)
 {
@@ -556,8 +555,8 @@ static json_t *review_of(const struct wh_req *wr, const struct wh_hook *h, const
 	const char *name = r->name ? r->name : named ? obj_str(named, "metadata.name") : NULL;
 	json_t *rq = json_pack("{s:s,s:O,s:O,s:O,s:O,s:s,s:o,s:O,s:O,s:b,s:O}", "uid", uid, "kind",
 			       kind, "resource", resource, "requestKind", kind, "requestResource",
-			       resource, "operation", wr->op, "userInfo", req_user_info(r), "object",
-			       obj ? (json_t *)obj : json_null(), "oldObject",
+			       resource, "operation", wr->op, "userInfo", req_user_info(r),
+			       "object", obj ? (json_t *)obj : json_null(), "oldObject",
 			       old ? (json_t *)old : json_null(), "dryRun", r->q.dry_run, "options",
 			       wr->options ? wr->options : json_null());
 	if (r->sub) {

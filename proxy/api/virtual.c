@@ -188,7 +188,6 @@ static void self_rules(struct req *r, json_t *obj)
 			       "incomplete", false));
 }
 
-
 static void self_subject(struct req *r, json_t *obj)
 {
 	reply_review(r, obj, json_pack("{s:o}", "userInfo", req_user_info(r)));
