@@ -582,6 +582,12 @@ static bool being_deleted_and_finalized(const json_t *obj)
 
 static void finish_namespace_if_done(struct req *r, json_t *obj);
 
+/* A resourceVersion of "0": what kube's versioner reads as no version. */
+static bool rv_is_zero(const char *rv)
+{
+	return *rv && rv[strspn(rv, "0")] == '\0';
+}
+
 /*
  * The write half shared by PUT, PATCH, status, scale and delete-marking:
  * `obj` (borrowed, modified) replaces `old`. Keeps server metadata, bumps
@@ -592,7 +598,9 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 {
 	int64_t old_rv = obj_rv(old);
 	const char *body_rv = obj_str(obj, "metadata.resourceVersion");
-	if (body_rv && *body_rv && strtoll(body_rv, NULL, 10) != old_rv) {
+	/* "0" is no version: an unconditional write (kube's APIObjectVersioner
+	 * parses it as 0, which the generic store's Update takes as unset) */
+	if (body_rv && *body_rv && !rv_is_zero(body_rv) && strtoll(body_rv, NULL, 10) != old_rv) {
 		reply_errno(r, -ESTALE, r->name);
 		return;
 	}
@@ -785,7 +793,7 @@ void handle_write_scale(struct req *r, const json_t *old, json_t *obj)
 static int check_conditional(struct req *r, const json_t *obj)
 {
 	const char *rv = obj_str(obj, "metadata.resourceVersion");
-	if (!r->res->conditional_update || (rv && *rv))
+	if (!r->res->conditional_update || (rv && *rv && !rv_is_zero(rv)))
 		return 0;
 	const char *msg = "Invalid value: 0x0: must be specified for an update";
 	struct kb_buf m = {0};

@@ -132,9 +132,43 @@ void reply_text(struct req *r, int code, const char *content_type, const char *b
 	send_text(r, code, content_type, NULL, body, len);
 }
 
+/*
+ * Whether the client wants indented JSON: kube's isPrettyPrint
+ * (apiserver endpoints/handlers/negotiation/negotiate.go): the query's
+ * "pretty" when set, else a User-Agent of curl, Wget or a browser
+ * ("Mozilla/5.0"). kubectl and client libraries get compact JSON.
+ */
+static bool want_pretty(const struct req *r)
+{
+	if (r->q.pretty >= 0)
+		return r->q.pretty == 1;
+	const char *ua = kb_http_req_header(r->http, "user-agent");
+	return ua && (strncmp(ua, "curl", 4) == 0 || strncmp(ua, "Wget", 4) == 0 ||
+		      strncmp(ua, "Mozilla/5.0", 11) == 0);
+}
+
+/* body indented as Go's json.MarshalIndent(obj, "", "  ") writes it (kube's
+ * pretty JSON serializer), or NULL to send it as it is. Caller frees. */
+static char *pretty_body(const struct req *r, const char *content_type, const char *body,
+			 size_t len)
+{
+	if (!want_pretty(r) || strncmp(content_type, "application/json", 16) != 0 || !len ||
+	    (body[0] != '{' && body[0] != '['))
+		return NULL;
+	json_t *v = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+	char *out = v ? json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY) : NULL;
+	json_decref(v);
+	return out;
+}
+
 void reply_raw(struct req *r, int code, const char *content_type, const char *headers,
 	       const char *body, size_t len)
 {
+	char *pretty = pretty_body(r, content_type, body, len);
+	if (pretty) {
+		body = pretty;
+		len = strlen(pretty);
+	}
 	struct kb_buf hdr = {0};
 	struct prom_rec prom;
 	prom_take(r, len, &prom);
@@ -148,6 +182,7 @@ void reply_raw(struct req *r, int code, const char *content_type, const char *he
 		kb_http_respond(r->http, code, content_type, hdr.data, body, len);
 	}
 	kb_buf_free(&hdr);
+	free(pretty);
 	r->http = NULL;
 }
 
