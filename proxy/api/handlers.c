@@ -154,6 +154,42 @@ static int check_fields(struct req *r, json_t *obj)
 	return 0;
 }
 
+/* kube's summarizeData: up to 30 bytes of the body, as text when it
+ * starts with '{', else in hex; " ..." when cut, "<empty>" for none. */
+static void body_summary(const struct req *r, struct kb_buf *b)
+{
+	const char *body = r->http->body;
+	size_t n = r->http->body_len < 30 ? r->http->body_len : 30;
+	if (!r->http->body_len) {
+		kb_buf_puts(b, "<empty>");
+		return;
+	}
+	if (body[0] == '{')
+		kb_buf_append(b, body, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			kb_buf_printf(b, "%02x", (unsigned char)body[i]);
+	if (r->http->body_len > 30)
+		kb_buf_puts(b, " ...");
+}
+
+/* A body that is not JSON, in kube's words (transformDecodeError in
+ * apiserver endpoints/handlers/rest.go, over the JSON serializer's
+ * "couldn't get version/kind; json parse error" with Go's syntax error). */
+static void reply_unrecognized(struct req *r)
+{
+	char goerr[256] = "";
+	struct kb_buf sum = {0};
+	if (kb_json_go_syntax_error(r->http->body, r->http->body_len, goerr, sizeof(goerr)) <= 0)
+		snprintf(goerr, sizeof(goerr), "unexpected end of JSON input");
+	body_summary(r, &sum);
+	reply_statusf(r, 400, "BadRequest",
+		      "the object provided is unrecognized (must be of type %s): couldn't get "
+		      "version/kind; json parse error: %s (%s)",
+		      r->res->kind, goerr, sum.data ? sum.data : "");
+	kb_buf_free(&sum);
+}
+
 /* Decodes the request body (JSON or Kubernetes protobuf) into an object. */
 static int decode_body(struct req *r, json_t **out)
 {
@@ -179,10 +215,7 @@ static int decode_body(struct req *r, json_t **out)
 					      "strict decoding error: %s",
 					      r->res->kind, r->res->version, r->res->kind, je.text);
 			else
-				reply_statusf(r, 400, "BadRequest",
-					      "the object provided is unrecognized: json parse "
-					      "error at line %d, column %d: %s",
-					      je.line, je.column, je.text);
+				reply_unrecognized(r);
 			return -EINVAL;
 		}
 	} else {
@@ -980,7 +1013,8 @@ static void handle_patch(struct req *r)
 		update_scale(r, old, res);
 		goto out;
 	}
-	if (check_type_meta(r, res) < 0 || check_fields(r, res) < 0)
+	if ((is_smp && write_patch_types(r, patch, res) < 0) || check_type_meta(r, res) < 0 ||
+	    check_fields(r, res) < 0)
 		goto out;
 	merge_by_sub(r, old, res);
 	write_update(r, old, res, is_apply, 200);

@@ -27,4 +27,10 @@ void write_defaults(struct proxy *px, const struct proxy_resource *res, json_t *
  * webhook call is out (the request is served again after it). */
 int write_validate(struct req *r, json_t *obj, const json_t *old);
 
+/* write.c: a strategic merge patch whose result `obj` (borrowed) has a
+ * value of the wrong type answers kube's 422 (the unstructured converter's
+ * "cannot restore map from string" on the patch, printed as Go's %+v of
+ * `patch`, borrowed) and returns -EINVAL; else 0. */
+int write_patch_types(struct req *r, const json_t *patch, const json_t *obj);
+
 #endif

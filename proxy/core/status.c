@@ -301,8 +301,13 @@ void reply_errno(struct req *r, int err, const char *name)
 void reply_invalid(struct req *r, const char *kind, const char *name, json_t *causes)
 {
 	struct kb_buf msg = {0};
-	kb_buf_printf(&msg, "%s \"%s\" is invalid: ", kind, name ? name : "");
+	/* kube's errors.NewInvalid names the kind with its group
+	 * (GroupKind.String(): "Deployment.apps", "Foo.example.com"), and
+	 * stops after "is invalid" when there is no cause */
+	bool own = r->res && strcmp(kind, r->res->kind) == 0 && r->res->group[0];
 	size_t n = json_array_size(causes), i;
+	kb_buf_printf(&msg, "%s%s%s \"%s\" is invalid%s", kind, own ? "." : "",
+		      own ? r->res->group : "", name ? name : "", n ? ": " : "");
 	json_t *c;
 	if (n > 1)
 		kb_buf_puts(&msg, "[");
