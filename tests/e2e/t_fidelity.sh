@@ -44,7 +44,7 @@ fidelity_suite() {
   echo "-- server-side apply after client-side apply"
   fid_migrate kubectl mig
   expect_eq "mig: kubectl's migration left no client-side apply manager" 'kubectl kubectl-last-applied' \
-    "${K[@]}" -n fid get cm mig -o jsonpath='{.metadata.managedFields[*].manager}'
+    bash -c "kubectl --kubeconfig $KCFG -n fid get cm mig -o jsonpath='{.metadata.managedFields[*].manager}' | tr ' ' '\n' | sort | xargs"
   [ -x "$GSDK/kubectl.1.27" ] && fid_migrate "$GSDK/kubectl.1.27" mig127
   fid_cm other 'a: "1"' >"$d/other-1.yaml"
   fid_cm other 'a: "2"' >"$d/other-2.yaml"
@@ -108,6 +108,58 @@ PY
 
 fidelity_messages() {
   echo "-- kube's messages"
+  local K=(kubectl --kubeconfig "$KCFG") d=$E2E_TMP/fid
+  "${K[@]}" -n fid create service clusterip web --tcp=80:80 >/dev/null
+  expect_fail "a Service's changed cluster IP: spec.clusterIPs[0] may not change once set" \
+    'The Service "web" is invalid: spec\.clusterIPs\[0\]: Invalid value: \[\]string\{"10\.96\.0\.99"\}: may not change once set$' \
+    "${K[@]}" -n fid patch svc web -p '{"spec":{"clusterIP":"10.96.0.99"}}'
+  expect "an undecodable body: unrecognized, with Go's JSON syntax error and the body in hex" \
+    '"message":"the object provided is unrecognized \(must be of type Namespace\): couldn.t get version/kind; json parse error: invalid character .x. looking for beginning of value \(78797a\)".*"code":400' \
+    kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces" -d xyz
+  expect "one that starts as an object is quoted as text" \
+    'json parse error: invalid character .\}. looking for beginning of object key string \(\{\\"a\\":1,\}\)' \
+    kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces" -d '{"a":1,}'
+  "${K[@]}" -n fid create deployment web --image=nginx --replicas=0 >/dev/null
+  expect_fail "a strategic merge patch of the wrong type: cannot restore map from string" \
+    'The request is invalid: patch: Invalid value: "map\[metadata:map\[labels:x\]\]": cannot restore map from string' \
+    "${K[@]}" -n fid patch deploy web -p '{"metadata":{"labels":"x"}}'
+  expect "the Status: 422 Invalid on the field patch" \
+    '"message":" \\"\\" is invalid: patch: Invalid value: \\"map\[spec:map\[template:3\]\]\\": cannot restore struct from: float64".*"field":"patch".*"code":422' \
+    kcurl -X PATCH -H 'Content-Type: application/strategic-merge-patch+json' \
+    "$SERVER_URL/apis/apps/v1/namespaces/fid/deployments/web" -d '{"spec":{"template":3}}'
+  expect "an invalid object is named with its group: Deployment.apps" \
+    '"message":"Deployment\.apps \\"bad\\" is invalid: \[spec\.selector: Required value' \
+    kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/apis/apps/v1/namespaces/fid/deployments" \
+    -d '{"metadata":{"name":"bad"},"spec":{}}'
+  cat >"$d/crd.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: foos.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: foos, singular: foo, kind: Foo}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              nodes:
+                type: object
+                additionalProperties: {type: string}
+YAML
+  "${K[@]}" apply -f "$d/crd.yaml" >/dev/null
+  wait_for "the CRD is established" 30 "${K[@]}" wait --for=condition=Established crd/foos.example.com --timeout=2s
+  expect "a custom resource too (Foo.example.com), map keys as .Master" \
+    '"message":"Foo\.example\.com \\"x\\" is invalid: spec\.nodes\.Master: Invalid value: \\"integer\\": spec\.nodes\.Master in body must be of type string' \
+    kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/apis/example.com/v1/namespaces/fid/foos" \
+    -d '{"apiVersion":"example.com/v1","kind":"Foo","metadata":{"name":"x"},"spec":{"nodes":{"Master":1}}}'
 }
 
 fidelity_defaults() {
