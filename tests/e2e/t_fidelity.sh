@@ -163,5 +163,117 @@ YAML
 }
 
 fidelity_defaults() {
-  echo "-- defaults"
+  echo "-- defaults (kube's SetDefaults_*)"
+  local K=(kubectl --kubeconfig "$KCFG" -n fid) d=$E2E_TMP/fid
+  cat >"$d/defaults.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: dflt}
+spec:
+  hostNetwork: true
+  containers:
+  - name: c
+    image: nginx:1.27
+    ports: [{containerPort: 8080}]
+    livenessProbe: {httpGet: {port: 8080}}
+    lifecycle: {preStop: {httpGet: {port: 8080}}}
+  volumes:
+  - name: scratch
+  - name: img
+    image: {reference: "registry.example/data:latest"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: lb}
+spec:
+  type: LoadBalancer
+  sessionAffinity: ClientIP
+  ports: [{port: 80}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: part}
+spec:
+  replicas: 0
+  strategy: {rollingUpdate: {maxSurge: 1}}
+  selector: {matchLabels: {app: part}}
+  template:
+    metadata: {labels: {app: part}}
+    spec: {containers: [{name: c, image: nginx}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 0
+  serviceName: db
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete}
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: nginx}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: queue}
+spec:
+  suspend: true
+  parallelism: 3
+  template:
+    metadata: {labels: {team: a}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
+spec:
+  schedule: "0 3 * * *"
+  suspend: true
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: c, image: busybox}]
+---
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: fid-class}
+spec:
+  controller: example.com/ingress
+  parameters: {apiGroup: example.com, kind: Params, name: p}
+YAML
+  expect "a manifest of kinds with defaults" 'cronjob.batch/nightly created' \
+    "${K[@]}" apply -f "$d/defaults.yaml"
+  expect_eq "a pod volume without a source is an emptyDir (SetDefaults_Volume)" '{}' \
+    "${K[@]}" get pod dflt -o jsonpath='{.spec.volumes[0].emptyDir}'
+  expect_eq "an image volume's pull policy follows its tag" 'Always' \
+    "${K[@]}" get pod dflt -o jsonpath='{.spec.volumes[1].image.pullPolicy}'
+  expect_eq "probes: timeout, period, thresholds, httpGet path and scheme" '1 10 1 3 / HTTP' \
+    "${K[@]}" get pod dflt -o jsonpath='{.spec.containers[0].livenessProbe.timeoutSeconds} {.spec.containers[0].livenessProbe.periodSeconds} {.spec.containers[0].livenessProbe.successThreshold} {.spec.containers[0].livenessProbe.failureThreshold} {.spec.containers[0].livenessProbe.httpGet.path} {.spec.containers[0].livenessProbe.httpGet.scheme}'
+  expect_eq "a lifecycle hook's httpGet too" '/ HTTP' \
+    "${K[@]}" get pod dflt -o jsonpath='{.spec.containers[0].lifecycle.preStop.httpGet.path} {.spec.containers[0].lifecycle.preStop.httpGet.scheme}'
+  expect_eq "a host-network pod's ports are its host ports" '8080' \
+    "${K[@]}" get pod dflt -o jsonpath='{.spec.containers[0].ports[0].hostPort}'
+  expect_eq "Service: ClientIP affinity's timeout, external traffic policy, load balancer node ports" \
+    '10800 Cluster true' "${K[@]}" get svc lb \
+    -o jsonpath='{.spec.sessionAffinityConfig.clientIP.timeoutSeconds} {.spec.externalTrafficPolicy} {.spec.allocateLoadBalancerNodePorts}'
+  expect_eq "Deployment: a partial strategy is completed" 'RollingUpdate 1 25%' \
+    "${K[@]}" get deploy part -o jsonpath='{.spec.strategy.type} {.spec.strategy.rollingUpdate.maxSurge} {.spec.strategy.rollingUpdate.maxUnavailable}'
+  expect_eq "StatefulSet: a partial retention policy is completed, claim templates defaulted" \
+    'Delete Retain Filesystem Pending' "${K[@]}" get sts db \
+    -o jsonpath='{.spec.persistentVolumeClaimRetentionPolicy.whenDeleted} {.spec.persistentVolumeClaimRetentionPolicy.whenScaled} {.spec.volumeClaimTemplates[0].spec.volumeMode} {.spec.volumeClaimTemplates[0].status.phase}'
+  expect_eq "Job: a work queue (parallelism only) gets no completions; labels from its template" \
+    '3  a' "${K[@]}" get job queue -o jsonpath='{.spec.parallelism} {.spec.completions} {.metadata.labels.team}'
+  expect_eq "CronJob: the job template is no Job (no backoffLimit, no completionMode)" ' ' \
+    "${K[@]}" get cronjob nightly -o jsonpath='{.spec.jobTemplate.spec.backoffLimit} {.spec.jobTemplate.spec.completionMode}'
+  expect_eq "IngressClass: parameters' scope Cluster" 'Cluster' \
+    kubectl --kubeconfig "$KCFG" get ingressclass fid-class -o jsonpath='{.spec.parameters.scope}'
 }
