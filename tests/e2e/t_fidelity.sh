@@ -104,6 +104,7 @@ PY
 
   fidelity_messages
   fidelity_defaults
+  fidelity_controllers
 }
 
 fidelity_messages() {
@@ -276,4 +277,36 @@ YAML
     "${K[@]}" get cronjob nightly -o jsonpath='{.spec.jobTemplate.spec.backoffLimit} {.spec.jobTemplate.spec.completionMode}'
   expect_eq "IngressClass: parameters' scope Cluster" 'Cluster' \
     kubectl --kubeconfig "$KCFG" get ingressclass fid-class -o jsonpath='{.spec.parameters.scope}'
+}
+
+fidelity_controllers() {
+  echo "-- controllers"
+  local K=(kubectl --kubeconfig "$KCFG" -n fid) d=$E2E_TMP/fid
+  "${K[@]}" create cronjob feb --image=busybox --schedule='59 23 31 2 *' >/dev/null
+  expect_until_match "a CronJob whose schedule never fires gets an InvalidSchedule Warning" 30 \
+    'Warning +InvalidSchedule +invalid schedule: 59 23 31 2 \* : time difference between two schedules is less than 1 second' \
+    "${K[@]}" get events --field-selector involvedObject.name=feb \
+    -o custom-columns=T:.type,R:.reason,M:.message --no-headers
+  cat >"$d/sts.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: hist
+  annotations: {kubernetes.io/change-cause: "first version"}
+spec:
+  replicas: 0
+  serviceName: hist
+  selector: {matchLabels: {app: hist}}
+  template:
+    metadata: {labels: {app: hist}}
+    spec: {containers: [{name: c, image: "nginx:1.26"}]}
+YAML
+  "${K[@]}" apply -f "$d/sts.yaml" >/dev/null
+  wait_for "the first ControllerRevision" 30 "${K[@]}" get controllerrevision -l app=hist -o name
+  "${K[@]}" annotate sts hist kubernetes.io/change-cause="image 1.27" --overwrite >/dev/null
+  "${K[@]}" set image sts/hist c=nginx:1.27 >/dev/null
+  expect_until_match "StatefulSet annotations are copied to its ControllerRevisions (rollout history)" 30 \
+    '1 +first version.*2 +image 1\.27' bash -c "kubectl --kubeconfig $KCFG -n fid rollout history sts/hist | tr '\n' ' '"
+  [ -x "$GSDK/kubectl.1.27" ] && expect "kubectl 1.27's rollout history too" '2 +image 1\.27' \
+    "$GSDK/kubectl.1.27" --kubeconfig "$KCFG" -n fid rollout history sts/hist
 }
