@@ -97,7 +97,8 @@ int patch_apply_sub(const json_t *live, const json_t *applied, const char *msg_n
  * from every other manager; entries left empty are dropped. obj is borrowed
  * and modified in place (only metadata.managedFields). Ownership starts from
  * the managedFields obj carries when it has some (a writer may set them, as
- * on kube; [{}] clears them) and the write is not through a subresource,
+ * on kube; [] or [{}] clears them; entries kube could not decode are
+ * ignored) and the write is not through a subresource,
  * else from old's. Returns 0 or -ENOMEM.
  */
 int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, const char *manager,

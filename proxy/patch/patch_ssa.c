@@ -1557,20 +1557,44 @@ out:
 /* --- update --------------------------------------------------------- */
 
 /* Whether a writer's managedFields decode as kube's DecodeManagedFields
- * would take them: a list of objects whose fieldsV1, when present, is an
- * object (an entry may be empty, {}). Anything else keeps the stored ones. */
-static bool ssa_mf_valid(const json_t *mf)
+ * takes them (apimachinery util/managedfields/internal/managedfields.go):
+ * objects with operation Apply or Update, an apiVersion, fieldsType
+ * FieldsV1 and, when present, an object fieldsV1 and a string manager.
+ * Anything else keeps the stored ones. */
+static bool ssa_mf_decodes(const json_t *mf)
 {
 	size_t i;
 	json_t *e;
 
 	json_array_foreach (mf, i, e) {
+		const char *op = ssa_str(e, "operation");
 		json_t *v1 = json_object_get(e, "fieldsV1");
 		const json_t *m = json_object_get(e, "manager");
 
-		if (!json_is_object(e) || (v1 && !json_is_object(v1)) || (m && !json_is_string(m)))
+		if (!json_is_object(e) || (strcmp(op, "Apply") != 0 && strcmp(op, "Update") != 0) ||
+		    !*ssa_str(e, "apiVersion") ||
+		    strcmp(ssa_str(e, "fieldsType"), "FieldsV1") != 0 ||
+		    (v1 && !json_is_object(v1)) || (m && !json_is_string(m)))
 			return false;
 	}
+	return true;
+}
+
+/* kube's isResetManagedFields: [] or [{}] (one entry of zero values)
+ * starts the ownership over. */
+static bool ssa_mf_reset(const json_t *mf)
+{
+	const json_t *e = json_array_get(mf, 0);
+	const char *k;
+	json_t *v;
+
+	if (json_array_size(mf) == 0)
+		return true;
+	if (json_array_size(mf) != 1 || !json_is_object(e))
+		return false;
+	json_object_foreach ((json_t *)e, k, v)
+		if (!json_is_null(v) && !(json_is_string(v) && !*json_string_value(v)))
+			return false;
 	return true;
 }
 
@@ -1615,13 +1639,16 @@ int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
 	json_t *meta = json_object_get(obj, "metadata");
 
 	/* managedFields the writer sent replace the stored ones (kube's
-	 * FieldManager.Update: those of the new object unless it has none or
-	 * the write is through a subresource; [{}] clears them) */
+	 * FieldManager.Update and decodeLiveOrNew: unless the write is through
+	 * a subresource, [] and [{}] reset them, entries that decode replace
+	 * them, anything else keeps the stored ones) */
 	const json_t *mf = json_object_get(meta, "managedFields");
-	bool own = json_array_size(mf) > 0 && !(subresource && *subresource) && ssa_mf_valid(mf);
-	const json_t *from = own ? obj : old;
+	bool writer = json_is_array(mf) && !(subresource && *subresource);
+	bool reset = writer && ssa_mf_reset(mf);
+	bool own = writer && !reset && ssa_mf_decodes(mf);
+	const json_t *from = reset ? NULL : own ? obj : old;
 
-	if (!old && !own && json_is_object(obj) && json_is_object(meta))
+	if (!old && !own && !reset && json_is_object(obj) && json_is_object(meta))
 		return ssa_track_create(obj, meta, &root, manager && *manager ? manager : "unknown",
 					operation && *operation ? operation : "Update", now_rfc3339,
 					api_version);

@@ -674,6 +674,23 @@ START_TEST(track_update_takes_client_managed_fields)
 	ck_assert_ptr_null(at(obj, "metadata.managedFields"));
 	json_decref(obj);
 
+	/* [] resets them too (isResetManagedFields) */
+	obj = json_deep_copy(old);
+	json_object_set_new(json_object_get(obj, "metadata"), "managedFields", json_array());
+	ck_assert_int_eq(patch_track_update(old, obj, CM, "kubectl-patch", "Update", T2), 0);
+	ck_assert_ptr_null(at(obj, "metadata.managedFields"));
+	json_decref(obj);
+
+	/* entries kube cannot decode (no apiVersion) keep the stored ones */
+	obj = json_deep_copy(old);
+	json_object_set_new(json_object_get(obj, "metadata"), "managedFields",
+			    J("[{\"manager\":\"x\",\"operation\":\"Update\","
+			      "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{}}]"));
+	ck_assert_int_eq(patch_track_update(old, obj, CM, "kubectl-patch", "Update", T2), 0);
+	ck_assert_ptr_nonnull(entry(obj, "kubectl-client-side-apply", "Update"));
+	ck_assert_ptr_null(entry(obj, "x", "Update"));
+	json_decref(obj);
+
 	obj = json_deep_copy(old);
 	json_object_set(json_object_get(obj, "metadata"), "managedFields", mf);
 	ck_assert_int_eq(patch_track_update_sub(old, obj, CM, "kubectl", "Update", "status", T2),
