@@ -902,6 +902,29 @@ static int patch_errno(struct req *r, int rc, const char *err)
 	return rc;
 }
 
+/* kube's structuredMergeManager.Apply: an applied configuration is of the
+ * resource's version and carries no managedFields. */
+static int check_apply_patch(struct req *r, const json_t *patch)
+{
+	char gv[128];
+	gv_string(r->res, gv, sizeof(gv));
+	const char *av = json_string_value(json_object_get(patch, "apiVersion"));
+	json_t *mf = json_object_get(json_object_get(patch, "metadata"), "managedFields");
+	if (av && *av && strcmp(av, gv) != 0) {
+		reply_statusf(
+		    r, 400, "BadRequest",
+		    "Incorrect version specified in apply patch. Specified patch version: "
+		    "%s, expected: %s",
+		    av, gv);
+		return -EINVAL;
+	}
+	if (mf && !json_is_null(mf)) {
+		reply_status(r, 400, "BadRequest", "metadata.managedFields must be nil", NULL);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static void apply_create(struct req *r, json_t *patch)
 {
 	char ts[40], err[1024] = "";
@@ -973,8 +996,9 @@ static void handle_patch(struct req *r)
 			     NULL);
 		return;
 	}
-	if (parse_patch_body(r, &patch) < 0)
-		return;
+	if (parse_patch_body(r, &patch) < 0 ||
+	    (is_apply && !r->sub && check_apply_patch(r, patch) < 0))
+		goto out;
 	kb_debug("proxy", "req %llu: %s patch: %.*s", (unsigned long long)r->http->id, ct,
 		 (int)(r->http->body_len > 2000 ? 2000 : r->http->body_len), r->http->body);
 	rc = rstore_get(r->px, r->res, r->ns, r->name, &old);

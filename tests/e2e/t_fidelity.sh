@@ -70,6 +70,14 @@ PY
     'tool:Update kubectl-replace:Update ' "${K[@]}" -n fid get cm other \
     -o jsonpath='{range .metadata.managedFields[*]}{.manager}:{.operation} {end}'
 
+  expect "an apply that carries managedFields is refused" '"message":"metadata.managedFields must be nil".*"code":400' \
+    kcurl -X PATCH -H 'Content-Type: application/apply-patch+yaml' "$u/other?fieldManager=x" \
+    -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other","managedFields":[]}}'
+  expect "so is one of another version" \
+    '"message":"Incorrect version specified in apply patch. Specified patch version: v2, expected: v1"' \
+    kcurl -X PATCH -H 'Content-Type: application/apply-patch+yaml' "$u/other?fieldManager=x" \
+    -d '{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"other"}}'
+
   echo "-- a server-side apply that changes no value"
   "${K[@]}" -n fid create cm same --from-literal=x=1 >/dev/null
   local rv; rv=$("${K[@]}" -n fid get cm same -o jsonpath='{.metadata.resourceVersion}')
