@@ -790,6 +790,28 @@ static void default_admission_policy(json_t *obj, bool binding)
 		default_match_resources(mr);
 }
 
+/* rbac/v1 SetDefaults_RoleBinding, _ClusterRoleBinding (the role's group)
+ * and SetDefaults_Subject (a User's or Group's group; a ServiceAccount's
+ * is "", which kube's JSON omits). */
+static void default_role_binding(json_t *obj)
+{
+	static const char *const rbac = "rbac.authorization.k8s.io";
+	json_t *ref = json_object_get(obj, "roleRef");
+	const char *g = json_string_value(json_object_get(ref, "apiGroup"));
+	if (json_is_object(ref) && (!g || !*g))
+		json_object_set_new(ref, "apiGroup", json_string(rbac));
+	size_t i;
+	json_t *sub;
+	json_array_foreach (json_object_get(obj, "subjects"), i, sub) {
+		const char *kind = json_string_value(json_object_get(sub, "kind"));
+		const char *sg = json_string_value(json_object_get(sub, "apiGroup"));
+		if (!json_is_object(sub) || (sg && *sg) || !kind)
+			continue;
+		if (strcmp(kind, "User") == 0 || strcmp(kind, "Group") == 0)
+			json_object_set_new(sub, "apiGroup", json_string(rbac));
+	}
+}
+
 static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 {
 	const char *g = res->group, *k = res->kind;
@@ -804,6 +826,9 @@ static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 		default_networkpolicy(obj);
 	else if (strcmp(g, "discovery.k8s.io") == 0 && strcmp(k, "EndpointSlice") == 0)
 		default_endpointslice(obj);
+	else if (strcmp(g, "rbac.authorization.k8s.io") == 0 &&
+		 (strcmp(k, "RoleBinding") == 0 || strcmp(k, "ClusterRoleBinding") == 0))
+		default_role_binding(obj);
 	else if (strcmp(g, "networking.k8s.io") == 0 && strcmp(k, "IngressClass") == 0) {
 		/* SetDefaults_IngressClass: parameters are cluster-scoped */
 		json_t *params = obj_get(obj, "spec.parameters");

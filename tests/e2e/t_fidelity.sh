@@ -283,6 +283,15 @@ YAML
     '3  a' "${K[@]}" get job queue -o jsonpath='{.spec.parallelism} {.spec.completions} {.metadata.labels.team}'
   expect_eq "CronJob: the job template is no Job (no backoffLimit, no completionMode)" ' ' \
     "${K[@]}" get cronjob nightly -o jsonpath='{.spec.jobTemplate.spec.backoffLimit} {.spec.jobTemplate.spec.completionMode}'
+  printf '%s\n' 'apiVersion: rbac.authorization.k8s.io/v1' 'kind: RoleBinding' \
+    'metadata: {name: rb, namespace: fid}' 'roleRef: {kind: ClusterRole, name: view}' \
+    'subjects: [{kind: User, name: alice}, {kind: ServiceAccount, name: default, namespace: fid}]' \
+    >"$d/rb.yaml"
+  expect "a RoleBinding without the groups" 'rolebinding.rbac.authorization.k8s.io/rb created' \
+    "${K[@]}" apply -f "$d/rb.yaml"
+  expect_eq "gets them: roleRef's and a User's rbac.authorization.k8s.io, none for a ServiceAccount" \
+    'rbac.authorization.k8s.io rbac.authorization.k8s.io ' "${K[@]}" get rolebinding rb \
+    -o jsonpath='{.roleRef.apiGroup} {.subjects[0].apiGroup} {.subjects[1].apiGroup}'
   expect_eq "IngressClass: parameters' scope Cluster" 'Cluster' \
     kubectl --kubeconfig "$KCFG" get ingressclass fid-class -o jsonpath='{.spec.parameters.scope}'
 }
