@@ -133,13 +133,19 @@ void reply_text(struct req *r, int code, const char *content_type, const char *b
 }
 
 /*
- * Whether the client wants indented JSON: kube's isPrettyPrint
+ * Whether the client wants indented JSON: an accepted media type with
+ * pretty=1, else kube's isPrettyPrint
  * (apiserver endpoints/handlers/negotiation/negotiate.go): the query's
  * "pretty" when set, else a User-Agent of curl, Wget or a browser
  * ("Mozilla/5.0"). kubectl and client libraries get compact JSON.
  */
 static bool want_pretty(const struct req *r)
 {
+	/* NegotiateOutputMediaType: a pretty=1 parameter of the accepted
+	 * media type first */
+	const char *accept = kb_http_req_header(r->http, "accept");
+	if (accept && strstr(accept, "pretty=1"))
+		return true;
 	if (r->q.pretty >= 0)
 		return r->q.pretty == 1;
 	const char *ua = kb_http_req_header(r->http, "user-agent");

@@ -1176,6 +1176,30 @@ static size_t ssa_annotations_size(const json_t *ann)
 	return n;
 }
 
+/* text as Go's json.Encoder writes it (SetEscapeHTML's default): '<',
+ * '>', '&', U+2028 and U+2029 as \u escapes. They only occur inside JSON
+ * strings, where the escapes mean the same characters. */
+static int ssa_go_json_escape(struct kb_buf *b, const char *text)
+{
+	int r = 0;
+
+	for (const char *p = text; *p && !r; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '<' || c == '>' || c == '&')
+			r = kb_buf_printf(b, "\\u%04x", c);
+		else if (c == 0xe2 && (unsigned char)p[1] == 0x80 &&
+			 ((unsigned char)p[2] == 0xa8 || (unsigned char)p[2] == 0xa9)) {
+			r = kb_buf_printf(b, "\\u%04x",
+					  (unsigned char)p[2] == 0xa8 ? 0x2028 : 0x2029);
+			p += 2;
+		} else {
+			r = kb_buf_append(b, p, 1);
+		}
+	}
+	return r;
+}
+
 /*
  * After an apply by "kubectl" to an object that keeps a last-applied
  * configuration annotation: the annotation becomes the applied
@@ -1204,7 +1228,7 @@ static int ssa_last_applied_update(json_t *merged, const json_t *applied)
 		json_object_del(json_object_get(copy, "metadata"), "annotations");
 	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(copy);
-	if (!text || kb_buf_printf(&b, "%s\n", text)) {
+	if (!text || ssa_go_json_escape(&b, text) || kb_buf_puts(&b, "\n")) {
 		free(text);
 		kb_buf_free(&b);
 		return -ENOMEM;

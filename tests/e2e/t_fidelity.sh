@@ -107,6 +107,8 @@ PY
     kcurl -A curl/8.5.0 "$u/same?pretty=false"
   expect "?pretty=true for any client, errors too" '^  "reason": "NotFound",$' \
     kcurl "$u/missing?pretty=true"
+  expect "so does an Accept of application/json;pretty=1" '^  "kind": "ConfigMap",$' \
+    kcurl -H 'Accept: application/json;pretty=1' "$u/same"
   expect "kubectl's requests stay compact" '^\{"apiVersion":"v1",' \
     kcurl -A 'kubectl/v1.33.0 (linux/amd64) kubernetes/abc' "$u/same"
 

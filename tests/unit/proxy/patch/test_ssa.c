@@ -653,6 +653,27 @@ START_TEST(kubectl_takes_over_client_side_apply)
 }
 END_TEST
 
+/* The annotation is Go's json.Encoder output: HTML characters escaped. */
+START_TEST(last_applied_is_go_json)
+{
+	json_t *live = csa_configmap(), *c, *out = NULL, *conf = NULL;
+	char err[512] = "";
+
+	c = J("{" CM_HEAD ",\"metadata\":{\"name\":\"m\"},\"data\":{\"a\":\"1\",\"b\":\"2\","
+	      "\"h\":\"<i>&\"}}");
+	ck_assert_int_eq(
+	    patch_apply(live, c, CM, "kubectl", false, T2, &out, &conf, err, sizeof(err)), 0);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(at(out, "metadata.annotations"), LAST_APPLIED)),
+	    "{\"apiVersion\":\"v1\",\"data\":{\"a\":\"1\",\"b\":\"2\",\"h\":"
+	    "\"\\u003ci\\u003e\\u0026\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+	    "\"m\"}}\n");
+	json_decref(out);
+	json_decref(c);
+	json_decref(live);
+}
+END_TEST
+
 /* kube's FieldManager.Update: the writer's managedFields replace the
  * stored ones; [{}] clears them; a subresource write keeps the stored. */
 START_TEST(track_update_takes_client_managed_fields)
@@ -717,6 +738,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, unknown_type_and_bad_input);
 	tcase_add_test(tc, set_list_two_managers);
 	tcase_add_test(tc, kubectl_takes_over_client_side_apply);
+	tcase_add_test(tc, last_applied_is_go_json);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("update");
 	tcase_add_test(tc, track_update_moves_ownership);
