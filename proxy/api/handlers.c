@@ -640,6 +640,7 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 	obj_keep_server_meta(old, obj);
 	json_object_set(obj_meta(obj), "resourceVersion",
 			json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
+	write_keep_allocated(r->res, old, obj);
 	write_defaults(r->px, r->res, obj);
 	if (obj_has_generation(r->res) && obj_spec_changed(old, obj)) {
 		json_int_t g = json_integer_value(obj_get(old, "metadata.generation"));

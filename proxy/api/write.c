@@ -39,6 +39,30 @@ static void allocate_cluster_ip(struct proxy *px, json_t *obj)
 	json_object_set_new(spec, "clusterIP", json_string(ip));
 }
 
+static bool service_needs_cluster_ip(const json_t *svc)
+{
+	const char *type = json_string_value(kb_json_path(svc, "spec.type"));
+	return !type || strcmp(type, "ExternalName") != 0;
+}
+
+void write_keep_allocated(const struct proxy_resource *res, const json_t *old, json_t *obj)
+{
+	if (res->group[0] || strcmp(res->kind, "Service") != 0 || !old ||
+	    !service_needs_cluster_ip(old) || !service_needs_cluster_ip(obj))
+		return;
+	json_t *spec = json_object_get(obj, "spec");
+	const json_t *ospec = json_object_get(old, "spec");
+	const char *cip = json_string_value(json_object_get(spec, "clusterIP"));
+	json_t *ocip = json_object_get(ospec, "clusterIP"),
+	       *oips = json_object_get(ospec, "clusterIPs");
+	if (!json_is_object(spec))
+		return;
+	if ((!cip || !*cip) && ocip)
+		json_object_set(spec, "clusterIP", ocip);
+	if (json_array_size(json_object_get(spec, "clusterIPs")) == 0 && json_array_size(oips))
+		json_object_set(spec, "clusterIPs", oips);
+}
+
 void write_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj)
 {
 	if (!res->group[0] && strcmp(res->kind, "Service") == 0)

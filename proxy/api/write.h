@@ -20,6 +20,12 @@ struct proxy_resource;
  * allocations they leave to the server: a Service's ClusterIP). */
 void write_defaults(struct proxy *px, const struct proxy_resource *res, json_t *obj);
 
+/* write.c: an update keeps what the server allocated and the writer left
+ * out: a Service's cluster IPs (kube's patchAllocatedValues,
+ * pkg/registry/core/service/storage). old and obj: the stored object
+ * (borrowed) and the new one (borrowed, modified). */
+void write_keep_allocated(const struct proxy_resource *res, const json_t *old, json_t *obj);
+
 /* write.c: mutating webhooks, authorization of the write (authz_admit),
  * metadata + kind validation (on failure answers 422 and returns -EINVAL),
  * the admission chain (admission_check: may change obj; answers 403,

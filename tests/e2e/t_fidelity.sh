@@ -124,6 +124,12 @@ fidelity_messages() {
   expect_fail "a Service's changed cluster IP: spec.clusterIPs[0] may not change once set" \
     'The Service "web" is invalid: spec\.clusterIPs\[0\]: Invalid value: \[\]string\{"10\.96\.0\.99"\}: may not change once set$' \
     "${K[@]}" -n fid patch svc web -p '{"spec":{"clusterIP":"10.96.0.99"}}'
+  local ip; ip=$("${K[@]}" -n fid get svc web -o jsonpath='{.spec.clusterIP}')
+  printf '%s\n' 'apiVersion: v1' 'kind: Service' 'metadata: {name: web, namespace: fid}' \
+    'spec: {selector: {app: web}, ports: [{port: 80}]}' >"$d/svc.yaml"
+  expect "a replace without the cluster IP" 'service/web replaced' "${K[@]}" replace -f "$d/svc.yaml"
+  expect_eq "keeps the allocated one (patchAllocatedValues)" "$ip [\"$ip\"]" \
+    "${K[@]}" -n fid get svc web -o jsonpath='{.spec.clusterIP} {.spec.clusterIPs}'
   expect "an undecodable body: unrecognized, with Go's JSON syntax error and the body in hex" \
     '"message":"the object provided is unrecognized \(must be of type Namespace\): couldn.t get version/kind; json parse error: invalid character .x. looking for beginning of value \(78797a\)".*"code":400' \
     kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces" -d xyz
