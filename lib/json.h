@@ -57,6 +57,11 @@ json_t *kb_json_copy(const json_t *v);
  */
 json_t *kb_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err);
 
+/* Whether buf is not JSON as Go's encoding/json checks it: 1 with Go's
+ * message in out ("invalid character 'x' looking for beginning of value",
+ * "unexpected end of JSON input"), 0 when it is JSON, -ENOMEM. */
+int kb_json_go_syntax_error(const char *buf, size_t len, char *out, size_t outlen);
+
 /* YAML text (one document) to JSON, every scalar a string. Returns a new
  * reference, or NULL with err (may be NULL) saying why: a syntax error and
  * its line, or nesting deeper than 32. */

@@ -43,6 +43,19 @@
 #include "proxy/admission/vap.h"
 #include "proxy/admission/webhook.h"
 
+/* Go's strconv.ParseBool as kube's isPrettyPrint reads it: 1 for
+ * 1/t/T/TRUE/true/True, 0 for anything else, -1 for an empty value. */
+static int parse_go_bool(const char *v)
+{
+	static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+	if (!*v)
+		return -1;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(yes); i++)
+		if (strcmp(v, yes[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static void parse_query(struct req *r)
 {
 	struct query *q = &r->q;
@@ -50,6 +63,7 @@ static void parse_query(struct req *r)
 	q->timeout_seconds = -1;
 	q->grace_period = -1;
 	q->send_initial_events = -1;
+	q->pretty = -1;
 	q->buf = strdup(r->http->query ? r->http->query : "");
 	char *cur = q->buf, *k, *v;
 	while (cur && kb_http_query_next(&cur, &k, &v)) {
@@ -81,6 +95,8 @@ static void parse_query(struct req *r)
 			q->allow_bookmarks = kb_http_query_bool(v);
 		else if (strcmp(k, "dryRun") == 0)
 			q->dry_run = strcmp(v, "All") == 0;
+		else if (strcmp(k, "pretty") == 0)
+			q->pretty = parse_go_bool(v);
 		else if (strcmp(k, "force") == 0)
 			q->force = kb_http_query_bool(v);
 		else if (strcmp(k, "fieldValidation") == 0)

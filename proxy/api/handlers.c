@@ -154,6 +154,42 @@ static int check_fields(struct req *r, json_t *obj)
 	return 0;
 }
 
+/* kube's summarizeData: up to 30 bytes of the body, as text when it
+ * starts with '{', else in hex; " ..." when cut, "<empty>" for none. */
+static void body_summary(const struct req *r, struct kb_buf *b)
+{
+	const char *body = r->http->body;
+	size_t n = r->http->body_len < 30 ? r->http->body_len : 30;
+	if (!r->http->body_len) {
+		kb_buf_puts(b, "<empty>");
+		return;
+	}
+	if (body[0] == '{')
+		kb_buf_append(b, body, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			kb_buf_printf(b, "%02x", (unsigned char)body[i]);
+	if (r->http->body_len > 30)
+		kb_buf_puts(b, " ...");
+}
+
+/* A body that is not JSON, in kube's words (transformDecodeError in
+ * apiserver endpoints/handlers/rest.go, over the JSON serializer's
+ * "couldn't get version/kind; json parse error" with Go's syntax error). */
+static void reply_unrecognized(struct req *r)
+{
+	char goerr[256] = "";
+	struct kb_buf sum = {0};
+	if (kb_json_go_syntax_error(r->http->body, r->http->body_len, goerr, sizeof(goerr)) <= 0)
+		snprintf(goerr, sizeof(goerr), "unexpected end of JSON input");
+	body_summary(r, &sum);
+	reply_statusf(r, 400, "BadRequest",
+		      "the object provided is unrecognized (must be of type %s): couldn't get "
+		      "version/kind; json parse error: %s (%s)",
+		      r->res->kind, goerr, sum.data ? sum.data : "");
+	kb_buf_free(&sum);
+}
+
 /* Decodes the request body (JSON or Kubernetes protobuf) into an object. */
 static int decode_body(struct req *r, json_t **out)
 {
@@ -179,10 +215,7 @@ static int decode_body(struct req *r, json_t **out)
 					      "strict decoding error: %s",
 					      r->res->kind, r->res->version, r->res->kind, je.text);
 			else
-				reply_statusf(r, 400, "BadRequest",
-					      "the object provided is unrecognized: json parse "
-					      "error at line %d, column %d: %s",
-					      je.line, je.column, je.text);
+				reply_unrecognized(r);
 			return -EINVAL;
 		}
 	} else {
@@ -582,6 +615,12 @@ static bool being_deleted_and_finalized(const json_t *obj)
 
 static void finish_namespace_if_done(struct req *r, json_t *obj);
 
+/* A resourceVersion of "0": what kube's versioner reads as no version. */
+static bool rv_is_zero(const char *rv)
+{
+	return *rv && rv[strspn(rv, "0")] == '\0';
+}
+
 /*
  * The write half shared by PUT, PATCH, status, scale and delete-marking:
  * `obj` (borrowed, modified) replaces `old`. Keeps server metadata, bumps
@@ -592,13 +631,16 @@ static void write_update(struct req *r, const json_t *old, json_t *obj, bool tra
 {
 	int64_t old_rv = obj_rv(old);
 	const char *body_rv = obj_str(obj, "metadata.resourceVersion");
-	if (body_rv && *body_rv && strtoll(body_rv, NULL, 10) != old_rv) {
+	/* "0" is no version: an unconditional write (kube's APIObjectVersioner
+	 * parses it as 0, which the generic store's Update takes as unset) */
+	if (body_rv && *body_rv && !rv_is_zero(body_rv) && strtoll(body_rv, NULL, 10) != old_rv) {
 		reply_errno(r, -ESTALE, r->name);
 		return;
 	}
 	obj_keep_server_meta(old, obj);
 	json_object_set(obj_meta(obj), "resourceVersion",
 			json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
+	write_keep_allocated(r->res, old, obj);
 	write_defaults(r->px, r->res, obj);
 	if (obj_has_generation(r->res) && obj_spec_changed(old, obj)) {
 		json_int_t g = json_integer_value(obj_get(old, "metadata.generation"));
@@ -785,7 +827,7 @@ void handle_write_scale(struct req *r, const json_t *old, json_t *obj)
 static int check_conditional(struct req *r, const json_t *obj)
 {
 	const char *rv = obj_str(obj, "metadata.resourceVersion");
-	if (!r->res->conditional_update || (rv && *rv))
+	if (!r->res->conditional_update || (rv && *rv && !rv_is_zero(rv)))
 		return 0;
 	const char *msg = "Invalid value: 0x0: must be specified for an update";
 	struct kb_buf m = {0};
@@ -861,6 +903,29 @@ static int patch_errno(struct req *r, int rc, const char *err)
 	return rc;
 }
 
+/* kube's structuredMergeManager.Apply: an applied configuration is of the
+ * resource's version and carries no managedFields. */
+static int check_apply_patch(struct req *r, const json_t *patch)
+{
+	char gv[128];
+	gv_string(r->res, gv, sizeof(gv));
+	const char *av = json_string_value(json_object_get(patch, "apiVersion"));
+	json_t *mf = json_object_get(json_object_get(patch, "metadata"), "managedFields");
+	if (av && *av && strcmp(av, gv) != 0) {
+		reply_statusf(
+		    r, 400, "BadRequest",
+		    "Incorrect version specified in apply patch. Specified patch version: "
+		    "%s, expected: %s",
+		    av, gv);
+		return -EINVAL;
+	}
+	if (mf && !json_is_null(mf)) {
+		reply_status(r, 400, "BadRequest", "metadata.managedFields must be nil", NULL);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static void apply_create(struct req *r, json_t *patch)
 {
 	char ts[40], err[1024] = "";
@@ -932,8 +997,9 @@ static void handle_patch(struct req *r)
 			     NULL);
 		return;
 	}
-	if (parse_patch_body(r, &patch) < 0)
-		return;
+	if (parse_patch_body(r, &patch) < 0 ||
+	    (is_apply && !r->sub && check_apply_patch(r, patch) < 0))
+		goto out;
 	kb_debug("proxy", "req %llu: %s patch: %.*s", (unsigned long long)r->http->id, ct,
 		 (int)(r->http->body_len > 2000 ? 2000 : r->http->body_len), r->http->body);
 	rc = rstore_get(r->px, r->res, r->ns, r->name, &old);
@@ -972,7 +1038,8 @@ static void handle_patch(struct req *r)
 		update_scale(r, old, res);
 		goto out;
 	}
-	if (check_type_meta(r, res) < 0 || check_fields(r, res) < 0)
+	if ((is_smp && write_patch_types(r, patch, res) < 0) || check_type_meta(r, res) < 0 ||
+	    check_fields(r, res) < 0)
 		goto out;
 	merge_by_sub(r, old, res);
 	write_update(r, old, res, is_apply, 200);

@@ -244,6 +244,16 @@ int ctrl_cj_sync(struct ctrl *c, const char *ns, const char *name)
 		json_t *sds = ctrl_path(cj, "spec.startingDeadlineSeconds");
 		if (json_is_integer(sds) && earliest < now - json_integer_value(sds))
 			earliest = now - json_integer_value(sds);
+		time_t first;
+		if (ctrl_cron_next(sched, tz, earliest, &first) == -ERANGE)
+			/* kube's syncCronJob: a schedule that never fires
+			 * ("59 23 31 2 *": robfig/cron's Next gives the zero
+			 * time) fails mostRecentScheduleTime's check */
+			ctrl_event(c, cj, "batch/v1", "CronJob", "Warning", "InvalidSchedule",
+				   CJ_MANAGER,
+				   "invalid schedule: %s : time difference between two schedules "
+				   "is less than 1 second",
+				   sched);
 		time_t t = most_recent(sched, tz, earliest, now, &next);
 		if (t && run(c, cj, jobs, t, &rc)) {
 			char buf[40];

@@ -116,7 +116,8 @@ static int del_pod(struct ctrl *c, const struct sstate *s, const json_t *p)
 /*
  * As kube's StatefulSet controller keeps its history: one ControllerRevision
  * "<sts>-<hash>" per template, owned by the set, labelled with the template's
- * labels and controller.kubernetes.io/hash, data = the patch that restores
+ * labels and controller.kubernetes.io/hash, its annotations the set's (when
+ * it is made), data = the patch that restores
  * the template, revision = one more than the highest. Going back to an old
  * template reuses its revision object with a new number; revisions no live
  * pod uses beyond spec.revisionHistoryLimit (10) go, oldest first.
@@ -140,11 +141,19 @@ static json_t *new_revision(const struct sstate *s, const char *hash, int64_t nu
 		labels = json_object();
 	}
 	json_object_set_new(labels, "controller.kubernetes.io/hash", json_string(hash));
-	return json_pack("{s:s,s:s,s:{s:s,s:s,s:o,s:[o]},s:o,s:I}", "apiVersion", "apps/v1", "kind",
-			 "ControllerRevision", "metadata", "name", s->rev, "namespace",
-			 ctrl_ns(s->sts), "labels", labels, "ownerReferences",
-			 ctrl_new_owner_ref(s->sts, true), "data", revision_data(s->sts),
-			 "revision", (json_int_t)number);
+	json_t *cr = json_pack("{s:s,s:s,s:{s:s,s:s,s:o,s:[o]},s:o,s:I}", "apiVersion", "apps/v1",
+			       "kind", "ControllerRevision", "metadata", "name", s->rev,
+			       "namespace", ctrl_ns(s->sts), "labels", labels, "ownerReferences",
+			       ctrl_new_owner_ref(s->sts, true), "data", revision_data(s->sts),
+			       "revision", (json_int_t)number);
+	/* kube's newRevision (statefulset/stateful_set_utils.go) gives the
+	 * revision the set's annotations: kubectl rollout history reads its
+	 * kubernetes.io/change-cause there */
+	json_t *anns = ctrl_path(s->sts, "metadata.annotations");
+	if (cr && json_object_size(anns))
+		json_object_set_new(json_object_get(cr, "metadata"), "annotations",
+				    json_deep_copy(anns));
+	return cr;
 }
 
 static int64_t rev_number(const json_t *cr)

@@ -118,8 +118,9 @@ struct query {
 	long limit;
 	long timeout_seconds; /* -1 when absent */
 	long grace_period;    /* -1 when absent */
-	bool watch, allow_bookmarks, dry_run, force, pretty;
+	bool watch, allow_bookmarks, dry_run, force;
 	int send_initial_events; /* sendInitialEvents: -1 absent, 0, 1 */
+	int pretty;              /* pretty: -1 absent or empty, 0, 1 (Go's ParseBool) */
 	enum field_validation validation;
 	enum include_object include;
 	char *buf; /* owned copy of the raw query */

@@ -132,9 +132,49 @@ void reply_text(struct req *r, int code, const char *content_type, const char *b
 	send_text(r, code, content_type, NULL, body, len);
 }
 
+/*
+ * Whether the client wants indented JSON: an accepted media type with
+ * pretty=1, else kube's isPrettyPrint
+ * (apiserver endpoints/handlers/negotiation/negotiate.go): the query's
+ * "pretty" when set, else a User-Agent of curl, Wget or a browser
+ * ("Mozilla/5.0"). kubectl and client libraries get compact JSON.
+ */
+static bool want_pretty(const struct req *r)
+{
+	/* NegotiateOutputMediaType: a pretty=1 parameter of the accepted
+	 * media type first */
+	const char *accept = kb_http_req_header(r->http, "accept");
+	if (accept && strstr(accept, "pretty=1"))
+		return true;
+	if (r->q.pretty >= 0)
+		return r->q.pretty == 1;
+	const char *ua = kb_http_req_header(r->http, "user-agent");
+	return ua && (strncmp(ua, "curl", 4) == 0 || strncmp(ua, "Wget", 4) == 0 ||
+		      strncmp(ua, "Mozilla/5.0", 11) == 0);
+}
+
+/* body indented as Go's json.MarshalIndent(obj, "", "  ") writes it (kube's
+ * pretty JSON serializer), or NULL to send it as it is. Caller frees. */
+static char *pretty_body(const struct req *r, const char *content_type, const char *body,
+			 size_t len)
+{
+	if (!want_pretty(r) || strncmp(content_type, "application/json", 16) != 0 || !len ||
+	    (body[0] != '{' && body[0] != '['))
+		return NULL;
+	json_t *v = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+	char *out = v ? json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY) : NULL;
+	json_decref(v);
+	return out;
+}
+
 void reply_raw(struct req *r, int code, const char *content_type, const char *headers,
 	       const char *body, size_t len)
 {
+	char *pretty = pretty_body(r, content_type, body, len);
+	if (pretty) {
+		body = pretty;
+		len = strlen(pretty);
+	}
 	struct kb_buf hdr = {0};
 	struct prom_rec prom;
 	prom_take(r, len, &prom);
@@ -148,6 +188,7 @@ void reply_raw(struct req *r, int code, const char *content_type, const char *he
 		kb_http_respond(r->http, code, content_type, hdr.data, body, len);
 	}
 	kb_buf_free(&hdr);
+	free(pretty);
 	r->http = NULL;
 }
 
@@ -266,8 +307,13 @@ void reply_errno(struct req *r, int err, const char *name)
 void reply_invalid(struct req *r, const char *kind, const char *name, json_t *causes)
 {
 	struct kb_buf msg = {0};
-	kb_buf_printf(&msg, "%s \"%s\" is invalid: ", kind, name ? name : "");
+	/* kube's errors.NewInvalid names the kind with its group
+	 * (GroupKind.String(): "Deployment.apps", "Foo.example.com"), and
+	 * stops after "is invalid" when there is no cause */
+	bool own = r->res && strcmp(kind, r->res->kind) == 0 && r->res->group[0];
 	size_t n = json_array_size(causes), i;
+	kb_buf_printf(&msg, "%s%s%s \"%s\" is invalid%s", kind, own ? "." : "",
+		      own ? r->res->group : "", name ? name : "", n ? ": " : "");
 	json_t *c;
 	if (n > 1)
 		kb_buf_puts(&msg, "[");

@@ -71,8 +71,39 @@ static void default_field_ref(json_t *holder)
 		set_default(fr, "apiVersion", json_string("v1"));
 }
 
+/* SetDefaults_HTTPGetAction: path "/", scheme HTTP. */
+static void default_http_get(json_t *holder)
+{
+	json_t *hg = json_object_get(holder, "httpGet");
+	if (!json_is_object(hg))
+		return;
+	set_default(hg, "path", json_string("/"));
+	set_default(hg, "scheme", json_string("HTTP"));
+}
+
+/* SetDefaults_Probe (1 s timeout, every 10 s, 1 success, 3 failures) and
+ * the handlers' SetDefaults_HTTPGetAction, probes' and lifecycle hooks'. */
+static void default_probes(json_t *c)
+{
+	static const char *const probes[] = {"livenessProbe", "readinessProbe", "startupProbe"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(probes); i++) {
+		json_t *p = json_object_get(c, probes[i]);
+		if (!json_is_object(p))
+			continue;
+		set_default(p, "timeoutSeconds", json_integer(1));
+		set_default(p, "periodSeconds", json_integer(10));
+		set_default(p, "successThreshold", json_integer(1));
+		set_default(p, "failureThreshold", json_integer(3));
+		default_http_get(p);
+	}
+	json_t *lc = json_object_get(c, "lifecycle");
+	default_http_get(json_object_get(lc, "postStart"));
+	default_http_get(json_object_get(lc, "preStop"));
+}
+
 static void default_container(json_t *c)
 {
+	default_probes(c);
 	size_t j;
 	json_t *e;
 	json_array_foreach (json_object_get(c, "env"), j, e)
@@ -102,6 +133,62 @@ static void default_downward_items(json_t *src)
 			default_field_ref(it);
 }
 
+/* SetDefaults_PersistentVolumeClaimSpec: volumeMode Filesystem. */
+static void default_pvc_spec(json_t *spec)
+{
+	if (json_is_object(spec))
+		set_default(spec, "volumeMode", json_string("Filesystem"));
+}
+
+/* The defaults of the volume sources a pod and a PersistentVolume share
+ * (SetDefaults_ISCSIVolumeSource, _RBDVolumeSource, _AzureDiskVolumeSource,
+ * _ScaleIOVolumeSource, and their persistent-volume twins). */
+static void default_shared_sources(json_t *v)
+{
+	json_t *o;
+	if (json_is_object(o = json_object_get(v, "iscsi")))
+		set_default(o, "iscsiInterface", json_string("default"));
+	if (json_is_object(o = json_object_get(v, "rbd"))) {
+		set_default(o, "pool", json_string("rbd"));
+		set_default(o, "user", json_string("admin"));
+		set_default(o, "keyring", json_string("/etc/ceph/keyring"));
+	}
+	if (json_is_object(o = json_object_get(v, "azureDisk"))) {
+		set_default(o, "cachingMode", json_string("ReadWrite"));
+		set_default(o, "fsType", json_string("ext4"));
+		set_default(o, "readOnly", json_false());
+		set_default(o, "kind", json_string("Shared"));
+	}
+	if (json_is_object(o = json_object_get(v, "scaleIO"))) {
+		set_default(o, "storageMode", json_string("ThinProvisioned"));
+		set_default(o, "fsType", json_string("xfs"));
+	}
+}
+
+/* A pod volume's source: SetDefaults_Volume (no source at all is an
+ * emptyDir), the shared sources, an image volume's pull policy as a
+ * container's (SetDefaults_ImageVolumeSource) and a generic ephemeral
+ * volume's claim spec. */
+static void default_volume_source(json_t *v)
+{
+	static const char *const not_sources[] = {"name"};
+	bool any = false;
+	const char *k;
+	json_t *x;
+	json_object_foreach (v, k, x)
+		if (strcmp(k, not_sources[0]) != 0 && !json_is_null(x))
+			any = true;
+	if (!any)
+		json_object_set_new(v, "emptyDir", json_object());
+	default_shared_sources(v);
+	json_t *img = json_object_get(v, "image");
+	const char *ref = json_string_value(json_object_get(img, "reference"));
+	if (json_is_object(img))
+		set_default(img, "pullPolicy",
+			    json_string(ref && image_has_tag(ref) ? "IfNotPresent" : "Always"));
+	default_pvc_spec(obj_get(v, "ephemeral.volumeClaimTemplate.spec"));
+}
+
 /* The volume sources' defaults: file modes 0644, downward API field paths
  * in v1, a projected token's hour, hostPath's unset type. */
 static void default_volumes(json_t *spec)
@@ -110,6 +197,9 @@ static void default_volumes(json_t *spec)
 	size_t i, j;
 	json_t *v, *src;
 	json_array_foreach (json_object_get(spec, "volumes"), i, v) {
+		if (!json_is_object(v))
+			continue;
+		default_volume_source(v);
 		for (size_t k = 0; k < KB_ARRAY_SIZE(moded); k++) {
 			json_t *o = json_object_get(v, moded[k]);
 			if (json_is_object(o))
@@ -212,11 +302,32 @@ static void requests_from_limits(json_t *spec)
 	}
 }
 
+/* A host-network pod's container ports are its host ports (kube's
+ * defaultHostNetworkPorts, from SetDefaults_Pod: pods, not templates). */
+static void host_network_ports(json_t *spec)
+{
+	static const char *const lists[] = {"containers", "initContainers"};
+	if (!json_is_true(json_object_get(spec, "hostNetwork")))
+		return;
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
+		size_t i, j;
+		json_t *c, *p;
+		json_array_foreach (json_object_get(spec, lists[l]), i, c)
+			json_array_foreach (json_object_get(c, "ports"), j, p) {
+				json_t *hp = json_object_get(p, "hostPort");
+				if (json_is_object(p) && (!hp || json_integer_value(hp) == 0))
+					json_object_set(p, "hostPort",
+							json_object_get(p, "containerPort"));
+			}
+	}
+}
+
 static void default_pod(json_t *obj)
 {
 	json_t *spec = kb_json_object_at(obj, "spec");
 	default_pod_spec(spec);
 	requests_from_limits(spec);
+	host_network_ports(spec);
 	json_t *tols = json_object_get(spec, "tolerations");
 	if (!json_is_array(tols)) {
 		tols = json_array();
@@ -258,14 +369,18 @@ static void default_deployment(json_t *obj)
 	set_default(spec, "replicas", json_integer(1));
 	set_default(spec, "revisionHistoryLimit", json_integer(10));
 	set_default(spec, "progressDeadlineSeconds", json_integer(600));
-	if (!json_object_get(spec, "strategy"))
-		json_object_set_new(spec, "strategy",
-				    json_pack("{s:s,s:{s:s,s:s}}", "type", "RollingUpdate",
-					      "rollingUpdate", "maxUnavailable", "25%", "maxSurge",
-					      "25%"));
+	json_t *st = kb_json_object_at(spec, "strategy");
+	set_default(st, "type", json_string("RollingUpdate"));
+	if (strcmp(obj_str(st, "type") ? obj_str(st, "type") : "", "RollingUpdate") == 0) {
+		json_t *ru = kb_json_object_at(st, "rollingUpdate");
+		set_default(ru, "maxUnavailable", json_string("25%"));
+		set_default(ru, "maxSurge", json_string("25%"));
+	}
 	default_template(obj);
 	set_default(obj, "status", json_object());
 }
+
+static void default_pvc(json_t *obj);
 
 static void default_statefulset(json_t *obj)
 {
@@ -273,12 +388,25 @@ static void default_statefulset(json_t *obj)
 	set_default(spec, "replicas", json_integer(1));
 	set_default(spec, "revisionHistoryLimit", json_integer(10));
 	set_default(spec, "podManagementPolicy", json_string("OrderedReady"));
-	if (!json_object_get(spec, "updateStrategy"))
-		json_object_set_new(spec, "updateStrategy",
-				    json_pack("{s:s,s:{s:i}}", "type", "RollingUpdate",
-					      "rollingUpdate", "partition", 0));
-	set_default(spec, "persistentVolumeClaimRetentionPolicy",
-		    json_pack("{s:s,s:s}", "whenDeleted", "Retain", "whenScaled", "Retain"));
+	/* SetDefaults_StatefulSet: an unset strategy is RollingUpdate with a
+	 * partition of 0; a RollingUpdate one given without rollingUpdate
+	 * stays without */
+	json_t *us = kb_json_object_at(spec, "updateStrategy");
+	if (!obj_str(us, "type")) {
+		json_object_set_new(us, "type", json_string("RollingUpdate"));
+		kb_json_object_at(us, "rollingUpdate");
+	}
+	json_t *ru = json_object_get(us, "rollingUpdate");
+	if (strcmp(obj_str(us, "type"), "RollingUpdate") == 0 && json_is_object(ru))
+		set_default(ru, "partition", json_integer(0));
+	json_t *rp = kb_json_object_at(spec, "persistentVolumeClaimRetentionPolicy");
+	set_default(rp, "whenDeleted", json_string("Retain"));
+	set_default(rp, "whenScaled", json_string("Retain"));
+	size_t i;
+	json_t *pvc;
+	json_array_foreach (json_object_get(spec, "volumeClaimTemplates"), i, pvc)
+		if (json_is_object(pvc))
+			default_pvc(pvc);
 	default_template(obj);
 	json_t *status = kb_json_object_at(obj, "status");
 	set_default(status, "replicas", json_integer(0));
@@ -323,10 +451,13 @@ static void default_daemonset(json_t *obj)
 {
 	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "revisionHistoryLimit", json_integer(10));
-	if (!json_object_get(spec, "updateStrategy"))
-		json_object_set_new(spec, "updateStrategy",
-				    json_pack("{s:s,s:{s:i,s:i}}", "type", "RollingUpdate",
-					      "rollingUpdate", "maxUnavailable", 1, "maxSurge", 0));
+	json_t *us = kb_json_object_at(spec, "updateStrategy");
+	set_default(us, "type", json_string("RollingUpdate"));
+	if (strcmp(obj_str(us, "type") ? obj_str(us, "type") : "", "RollingUpdate") == 0) {
+		json_t *ru = kb_json_object_at(us, "rollingUpdate");
+		set_default(ru, "maxUnavailable", json_integer(1));
+		set_default(ru, "maxSurge", json_integer(0));
+	}
 	default_template(obj);
 	json_t *status = kb_json_object_at(obj, "status");
 	const char *keys[] = {"currentNumberScheduled", "numberMisscheduled",
@@ -335,15 +466,36 @@ static void default_daemonset(json_t *obj)
 		set_default(status, keys[i], json_integer(0));
 }
 
+/* SetDefaults_PodFailurePolicyOnPodConditionsPattern: status "True". */
+static void default_pod_failure_policy(json_t *pfp)
+{
+	size_t i, j;
+	json_t *rule, *pat;
+	json_array_foreach (json_object_get(pfp, "rules"), i, rule)
+		json_array_foreach (json_object_get(rule, "onPodConditions"), j, pat)
+			if (json_is_object(pat))
+				set_default(pat, "status", json_string("True"));
+}
+
 static void default_job(json_t *obj)
 {
 	json_t *spec = kb_json_object_at(obj, "spec");
+	/* SetDefaults_Job: one completion only when parallelism is unset too
+	 * (a work queue's Job has none) */
+	if (!json_object_get(spec, "parallelism"))
+		set_default(spec, "completions", json_integer(1));
 	set_default(spec, "parallelism", json_integer(1));
-	set_default(spec, "completions", json_integer(1));
-	set_default(spec, "backoffLimit", json_integer(6));
+	set_default(spec, "backoffLimit",
+		    json_integer(json_object_get(spec, "backoffLimitPerIndex") ? 2147483647 : 6));
 	set_default(spec, "completionMode", json_string("NonIndexed"));
 	set_default(spec, "suspend", json_false());
-	set_default(spec, "podReplacementPolicy", json_string("TerminatingOrFailed"));
+	json_t *pfp = json_object_get(spec, "podFailurePolicy");
+	set_default(spec, "podReplacementPolicy",
+		    json_string(json_is_object(pfp) ? "Failed" : "TerminatingOrFailed"));
+	default_pod_failure_policy(pfp);
+	json_t *tl = obj_get(obj, "spec.template.metadata.labels");
+	if (json_object_size(tl) && !json_object_size(obj_get(obj, "metadata.labels")))
+		json_object_set_new(obj_meta(obj), "labels", json_deep_copy(tl));
 	const char *uid = obj_str(obj, "metadata.uid");
 	const char *name = obj_str(obj, "metadata.name");
 	json_t *tmpl = kb_json_object_at(spec, "template");
@@ -369,12 +521,13 @@ static void default_cronjob(json_t *obj)
 	set_default(spec, "suspend", json_false());
 	set_default(spec, "successfulJobsHistoryLimit", json_integer(3));
 	set_default(spec, "failedJobsHistoryLimit", json_integer(1));
-	json_t *jt = json_object_get(spec, "jobTemplate");
-	json_t *jspec = json_object_get(jt, "spec");
+	/* SetDefaults_CronJob stops there: a job template's spec is no Job
+	 * (SetDefaults_Job does not run on it), only its pod spec and pod
+	 * failure policy are defaulted */
+	json_t *jspec = obj_get(obj, "spec.jobTemplate.spec");
 	if (json_is_object(jspec)) {
-		set_default(jspec, "backoffLimit", json_integer(6));
-		set_default(jspec, "completionMode", json_string("NonIndexed"));
-		default_pod_spec(json_object_get(json_object_get(jspec, "template"), "spec"));
+		default_pod_spec(obj_get(jspec, "template.spec"));
+		default_pod_failure_policy(json_object_get(jspec, "podFailurePolicy"));
 	}
 	set_default(obj, "status", json_object());
 }
@@ -394,6 +547,18 @@ static void default_service(json_t *obj)
 		set_default(spec, "ipFamilyPolicy", json_string("SingleStack"));
 		set_default(spec, "internalTrafficPolicy", json_string("Cluster"));
 	}
+	/* ClientIP affinity's 3 hours; NodePort and LoadBalancer's external
+	 * traffic policy; a load balancer's node ports */
+	const char *aff = json_string_value(json_object_get(spec, "sessionAffinity"));
+	if (aff && strcmp(aff, "ClientIP") == 0) {
+		json_t *ci =
+		    kb_json_object_at(kb_json_object_at(spec, "sessionAffinityConfig"), "clientIP");
+		set_default(ci, "timeoutSeconds", json_integer(10800));
+	}
+	if (type && (strcmp(type, "NodePort") == 0 || strcmp(type, "LoadBalancer") == 0))
+		set_default(spec, "externalTrafficPolicy", json_string("Cluster"));
+	if (type && strcmp(type, "LoadBalancer") == 0)
+		set_default(spec, "allocateLoadBalancerNodePorts", json_true());
 	size_t i;
 	json_t *p;
 	json_array_foreach (json_object_get(spec, "ports"), i, p) {
@@ -443,7 +608,7 @@ static void default_namespace(json_t *obj)
 static void default_pvc(json_t *obj)
 {
 	json_t *spec = kb_json_object_at(obj, "spec");
-	set_default(spec, "volumeMode", json_string("Filesystem"));
+	default_pvc_spec(spec);
 	json_t *status = kb_json_object_at(obj, "status");
 	set_default(status, "phase", json_string("Pending"));
 }
@@ -454,6 +619,7 @@ static void default_pv(json_t *obj)
 	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "persistentVolumeReclaimPolicy", json_string("Retain"));
 	set_default(spec, "volumeMode", json_string("Filesystem"));
+	default_shared_sources(spec);
 	json_t *status = kb_json_object_at(obj, "status");
 	set_default(status, "phase", json_string("Pending"));
 }
@@ -624,6 +790,28 @@ static void default_admission_policy(json_t *obj, bool binding)
 		default_match_resources(mr);
 }
 
+/* rbac/v1 SetDefaults_RoleBinding, _ClusterRoleBinding (the role's group)
+ * and SetDefaults_Subject (a User's or Group's group; a ServiceAccount's
+ * is "", which kube's JSON omits). */
+static void default_role_binding(json_t *obj)
+{
+	static const char *const rbac = "rbac.authorization.k8s.io";
+	json_t *ref = json_object_get(obj, "roleRef");
+	const char *g = json_string_value(json_object_get(ref, "apiGroup"));
+	if (json_is_object(ref) && (!g || !*g))
+		json_object_set_new(ref, "apiGroup", json_string(rbac));
+	size_t i;
+	json_t *sub;
+	json_array_foreach (json_object_get(obj, "subjects"), i, sub) {
+		const char *kind = json_string_value(json_object_get(sub, "kind"));
+		const char *sg = json_string_value(json_object_get(sub, "apiGroup"));
+		if (!json_is_object(sub) || (sg && *sg) || !kind)
+			continue;
+		if (strcmp(kind, "User") == 0 || strcmp(kind, "Group") == 0)
+			json_object_set_new(sub, "apiGroup", json_string(rbac));
+	}
+}
+
 static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 {
 	const char *g = res->group, *k = res->kind;
@@ -638,7 +826,15 @@ static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 		default_networkpolicy(obj);
 	else if (strcmp(g, "discovery.k8s.io") == 0 && strcmp(k, "EndpointSlice") == 0)
 		default_endpointslice(obj);
-	else if (strcmp(g, "scheduling.k8s.io") == 0 && strcmp(k, "PriorityClass") == 0)
+	else if (strcmp(g, "rbac.authorization.k8s.io") == 0 &&
+		 (strcmp(k, "RoleBinding") == 0 || strcmp(k, "ClusterRoleBinding") == 0))
+		default_role_binding(obj);
+	else if (strcmp(g, "networking.k8s.io") == 0 && strcmp(k, "IngressClass") == 0) {
+		/* SetDefaults_IngressClass: parameters are cluster-scoped */
+		json_t *params = obj_get(obj, "spec.parameters");
+		if (json_is_object(params))
+			set_default(params, "scope", json_string("Cluster"));
+	} else if (strcmp(g, "scheduling.k8s.io") == 0 && strcmp(k, "PriorityClass") == 0)
 		set_default(obj, "preemptionPolicy", json_string("PreemptLowerPriority"));
 	else if (strcmp(g, "flowcontrol.apiserver.k8s.io") == 0)
 		flowcontrol_default(res, obj);

@@ -147,13 +147,25 @@ void obj_keep_server_meta(const json_t *old, json_t *obj)
 	json_object_del(m, "selfLink");
 }
 
-/* True when a and b differ at most in resourceVersion and managedFields
- * (an update that changes nothing is not written, as in kube-apiserver). */
+/* Drops the times of managedFields entries. */
+static void drop_field_times(json_t *obj)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach (json_object_get(obj_meta(obj), "managedFields"), i, e)
+		json_object_del(e, "time");
+}
+
+/* True when a and b differ at most in resourceVersion and the times of
+ * their managedFields entries (an update that changes nothing is not
+ * written, as in kube-apiserver, whose IgnoreManagedFieldsTimestampsTransformer
+ * in endpoints/handlers/fieldmanager keeps the old times then; a change of
+ * owners alone, such as a new co-owner's apply, is written). */
 bool obj_same(const json_t *a, const json_t *b)
 {
 	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
-	json_object_del(obj_meta(x), "managedFields");
-	json_object_del(obj_meta(y), "managedFields");
+	drop_field_times(x);
+	drop_field_times(y);
 	json_object_del(obj_meta(x), "resourceVersion");
 	json_object_del(obj_meta(y), "resourceVersion");
 	bool eq = json_equal(x, y);

@@ -34,7 +34,7 @@ void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now);
 /* Copies the server-owned metadata (uid, creationTimestamp, deletion
  * stamps, generation, name, namespace) of `old` into `obj`. */
 void obj_keep_server_meta(const json_t *old, json_t *obj);
-/* Equal but for resourceVersion and managedFields. */
+/* Equal but for resourceVersion and the times of managedFields entries. */
 bool obj_same(const json_t *a, const json_t *b);
 /* True when anything outside metadata and status differs. */
 bool obj_spec_changed(const json_t *a, const json_t *b);

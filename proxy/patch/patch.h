@@ -74,7 +74,11 @@ int patch_strategic(const json_t *doc, const json_t *patch, const char *msg_name
  * object with metadata.managedFields updated (time = now_rfc3339). Server-
  * managed metadata (resourceVersion, uid, ...) of live is kept. msg_name may
  * be NULL or unknown (CRDs): lists are then atomic and maps granular.
- * conflicts may be NULL. Returns 0, -EINVAL, -EBUSY or -ENOMEM.
+ * conflicts may be NULL. The manager "kubectl" takes over without force
+ * the fields of live's kubectl.kubernetes.io/last-applied-configuration
+ * that live still holds (an object last written by client-side apply), and
+ * keeps that annotation in step with what it applies, as kube does.
+ * Returns 0, -EINVAL, -EBUSY or -ENOMEM.
  */
 int patch_apply(const json_t *live, const json_t *applied, const char *msg_name,
 		const char *manager, bool force, const char *now_rfc3339, json_t **out,
@@ -91,8 +95,11 @@ int patch_apply_sub(const json_t *live, const json_t *applied, const char *msg_n
  * metadata.managedFields: the fields that differ between old (NULL on create)
  * and obj go to `manager` with `operation` ("Update"), and are taken away
  * from every other manager; entries left empty are dropped. obj is borrowed
- * and modified in place (only metadata.managedFields). The managedFields obj
- * carries are ignored: ownership comes from old's. Returns 0 or -ENOMEM.
+ * and modified in place (only metadata.managedFields). Ownership starts from
+ * the managedFields obj carries when it has some (a writer may set them, as
+ * on kube; [] or [{}] clears them; entries kube could not decode are
+ * ignored) and the write is not through a subresource,
+ * else from old's. Returns 0 or -ENOMEM.
  */
 int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
 		       const char *operation, const char *now_rfc3339);

@@ -778,7 +778,10 @@ static int ssa_mgrs_load(const json_t *obj, struct ssa_mgrs *ms)
 		if (!json_is_object(e) || !json_string_value(json_object_get(e, "manager")))
 			continue;
 		copy = json_deep_copy(e);
-		set = sn_from_v1(json_object_get(e, "fieldsV1"));
+		/* no fieldsV1, or {}: the empty set (kube's EmptyFields) */
+		set = json_object_size(json_object_get(e, "fieldsV1"))
+			  ? sn_from_v1(json_object_get(e, "fieldsV1"))
+			  : json_object();
 		if (copy) {
 			json_object_del(copy, "fieldsV1");
 			if (set)
@@ -988,9 +991,34 @@ static int ssa_before_first_apply(struct ssa_mgrs *ms, const json_t *live_bare,
 	return r == -EINVAL ? 0 : r;
 }
 
-/* Conflict detection and ownership transfer after the merge. */
+/* Whether any conflict of c (one set per manager) is not in `allowed`
+ * (NULL: none is); the allowed ones are taken out of c when some remain,
+ * as kube's conflictsDifference reports only those. */
+static bool ssa_conflicts_left(const struct ssa_mgrs *ms, long me, json_t **c,
+			       const json_t *allowed)
+{
+	bool left = false;
+
+	for (size_t i = 0; i < ms->n; i++) {
+		json_t *d;
+
+		if ((long)i == me || !c[i])
+			continue;
+		d = allowed ? sn_diff(c[i], allowed) : json_incref(c[i]);
+		if (d && !sn_prune(d))
+			left = true;
+		json_decref(c[i]);
+		c[i] = d;
+	}
+	return left;
+}
+
+/* Conflict detection and ownership transfer after the merge. Conflicts on
+ * paths of `allowed` (NULL: none; kubectl's last-applied configuration, see
+ * ssa_last_applied_allowed) are taken over as if forced, when they are the
+ * only ones. */
 static int ssa_settle(struct ssa_mgrs *ms, long me, const struct ssa_cmp *cmp, bool force,
-		      json_t **conflicts, char *err, size_t errlen)
+		      const json_t *allowed, json_t **conflicts, char *err, size_t errlen)
 {
 	json_t *changed = sn_union(cmp->added, cmp->modified);
 	json_t **c = calloc(ms->n, sizeof(*c));
@@ -1009,8 +1037,21 @@ static int ssa_settle(struct ssa_mgrs *ms, long me, const struct ssa_cmp *cmp, b
 			any = true;
 	}
 	if (any && !force) {
-		r = ssa_conflicts(ms, c, conflicts, err, errlen);
-		goto out;
+		json_t **all = calloc(ms->n, sizeof(*all));
+
+		if (!all) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < ms->n; i++)
+			all[i] = json_incref(c[i]);
+		if (ssa_conflicts_left(ms, me, all, allowed))
+			r = ssa_conflicts(ms, all, conflicts, err, errlen);
+		for (size_t i = 0; i < ms->n; i++)
+			json_decref(all[i]);
+		free(all);
+		if (r)
+			goto out;
 	}
 	for (size_t i = 0; i < ms->n; i++) {
 		json_t *a, *b;
@@ -1076,6 +1117,130 @@ static int ssa_prune_dropped(json_t *merged, const struct ssa_mgrs *ms, const js
 	return 0;
 }
 
+/* --- kubectl's client-side apply ----------------------------------- */
+
+#define SSA_LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+/* kube's TotalAnnotationSizeLimitB (apimachinery ValidateAnnotationsSize). */
+#define SSA_ANNOTATIONS_MAX (256 * 1024)
+
+/*
+ * The fields the manager "kubectl" may take over without force from an
+ * object last written by `kubectl apply` (client-side): those of the
+ * last-applied configuration annotation whose value live still has (kube's
+ * lastAppliedManager.allowedConflictsFromLastApplied, apimachinery
+ * pkg/util/managedfields/internal/lastappliedmanager.go: the annotation's
+ * field set less what its comparison with live finds modified, added or
+ * removed). NULL when there is no such annotation, it is not JSON, or it
+ * is of another apiVersion. New reference.
+ */
+static json_t *ssa_last_applied_allowed(const json_t *live, const char *api_version,
+					const struct ssa_field *root)
+{
+	const char *text = json_string_value(json_object_get(
+	    json_object_get(json_object_get(live, "metadata"), "annotations"), SSA_LAST_APPLIED));
+	json_t *la = text && *text ? json_loads(text, 0, NULL) : NULL;
+	json_t *bare = NULL, *lv = NULL, *set = NULL, *res = NULL;
+	struct ssa_cmp c = {0};
+
+	if (!json_is_object(la) || !api_version ||
+	    strcmp(ssa_str(la, "apiVersion"), api_version) != 0)
+		goto out;
+	bare = ssa_bare(la, true);
+	lv = ssa_bare(live, false);
+	set = json_object();
+	if (!bare || !lv || !set || ssa_to_set(bare, root, set, NULL, 0) ||
+	    ssa_cmp_run(bare, lv, root, &c))
+		goto out;
+	json_t *a = sn_diff(set, c.modified), *b = a ? sn_diff(a, c.added) : NULL;
+	res = b ? sn_diff(b, c.removed) : NULL;
+	json_decref(a);
+	json_decref(b);
+out:
+	ssa_cmp_free(&c);
+	json_decref(set);
+	json_decref(lv);
+	json_decref(bare);
+	json_decref(la);
+	return res;
+}
+
+/* The annotations' total size as kube's ValidateAnnotationsSize counts it. */
+static size_t ssa_annotations_size(const json_t *ann)
+{
+	const char *k;
+	json_t *v;
+	size_t n = 0;
+
+	json_object_foreach ((json_t *)ann, k, v)
+		n += strlen(k) + strlen(json_string_value(v) ? json_string_value(v) : "");
+	return n;
+}
+
+/* text as Go's json.Encoder writes it (SetEscapeHTML's default): '<',
+ * '>', '&', U+2028 and U+2029 as \u escapes. They only occur inside JSON
+ * strings, where the escapes mean the same characters. */
+static int ssa_go_json_escape(struct kb_buf *b, const char *text)
+{
+	int r = 0;
+
+	for (const char *p = text; *p && !r; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '<' || c == '>' || c == '&')
+			r = kb_buf_printf(b, "\\u%04x", c);
+		else if (c == 0xe2 && (unsigned char)p[1] == 0x80 &&
+			 ((unsigned char)p[2] == 0xa8 || (unsigned char)p[2] == 0xa9)) {
+			r = kb_buf_printf(b, "\\u%04x",
+					  (unsigned char)p[2] == 0xa8 ? 0x2028 : 0x2029);
+			p += 2;
+		} else {
+			r = kb_buf_append(b, p, 1);
+		}
+	}
+	return r;
+}
+
+/*
+ * After an apply by "kubectl" to an object that keeps a last-applied
+ * configuration annotation: the annotation becomes the applied
+ * configuration (without that annotation), so that a later client-side
+ * apply computes its patch from it (kube's lastAppliedUpdater.Apply and
+ * buildLastApplied: the object encoded as JSON, keys sorted, with the
+ * encoder's final newline). Dropped when the annotations would outgrow
+ * kube's limit (SetLastApplied). Returns 0 or -ENOMEM.
+ */
+static int ssa_last_applied_update(json_t *merged, const json_t *applied)
+{
+	json_t *ann = json_object_get(json_object_get(merged, "metadata"), "annotations");
+	const char *cur = json_string_value(json_object_get(ann, SSA_LAST_APPLIED));
+	json_t *copy, *cann;
+	char *text;
+	struct kb_buf b = {0};
+
+	if (!cur || !*cur)
+		return 0;
+	copy = json_deep_copy(applied);
+	if (!copy)
+		return -ENOMEM;
+	cann = json_object_get(json_object_get(copy, "metadata"), "annotations");
+	json_object_del(cann, SSA_LAST_APPLIED);
+	if (json_is_object(cann) && !json_object_size(cann))
+		json_object_del(json_object_get(copy, "metadata"), "annotations");
+	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(copy);
+	if (!text || ssa_go_json_escape(&b, text) || kb_buf_puts(&b, "\n")) {
+		free(text);
+		kb_buf_free(&b);
+		return -ENOMEM;
+	}
+	free(text);
+	json_object_set_new(ann, SSA_LAST_APPLIED, json_string(b.data));
+	kb_buf_free(&b);
+	if (ssa_annotations_size(ann) > SSA_ANNOTATIONS_MAX)
+		json_object_del(ann, SSA_LAST_APPLIED);
+	return 0;
+}
+
 struct ssa_apply {
 	json_t *live, *cfg, *merged, *set, *last;
 	struct ssa_mgrs ms;
@@ -1132,6 +1297,7 @@ int patch_apply_sub(const json_t *live, const json_t *applied, const char *msg_n
 {
 	struct ssa_apply a = {0};
 	struct ssa_field root = ssa_root(msg_name);
+	json_t *allowed = NULL;
 	const char *api_version = json_string_value(json_object_get(applied, "apiVersion"));
 	long me;
 	int r;
@@ -1155,8 +1321,15 @@ int patch_apply_sub(const json_t *live, const json_t *applied, const char *msg_n
 	r = ssa_prune_dropped(a.merged, &a.ms, a.last, a.set, &root);
 	if (!r)
 		r = ssa_cmp_run(a.live, a.merged, &root, &a.cmp);
+	/* kubectl taking a client-side applied object over (kube's
+	 * lastAppliedManager/lastAppliedUpdater, for the manager "kubectl"
+	 * only, as there) */
+	if (!r && live && !force && !(subresource && *subresource) && !strcmp(manager, "kubectl"))
+		allowed = ssa_last_applied_allowed(live, api_version, &root);
 	if (!r)
-		r = ssa_settle(&a.ms, me, &a.cmp, force, conflicts, err, errlen);
+		r = ssa_settle(&a.ms, me, &a.cmp, force, allowed, conflicts, err, errlen);
+	if (!r && !(subresource && *subresource) && !strcmp(manager, "kubectl"))
+		r = ssa_last_applied_update(a.merged, applied);
 	if (r)
 		goto out;
 	if (!json_equal(a.live, a.merged) || !json_equal(a.last, a.set) ||
@@ -1168,6 +1341,7 @@ int patch_apply_sub(const json_t *live, const json_t *applied, const char *msg_n
 		a.merged = NULL;
 	}
 out:
+	json_decref(allowed);
 	ssa_apply_free(&a);
 	return r;
 }
@@ -1406,6 +1580,48 @@ out:
 
 /* --- update --------------------------------------------------------- */
 
+/* Whether a writer's managedFields decode as kube's DecodeManagedFields
+ * takes them (apimachinery util/managedfields/internal/managedfields.go):
+ * objects with operation Apply or Update, an apiVersion, fieldsType
+ * FieldsV1 and, when present, an object fieldsV1 and a string manager.
+ * Anything else keeps the stored ones. */
+static bool ssa_mf_decodes(const json_t *mf)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach (mf, i, e) {
+		const char *op = ssa_str(e, "operation");
+		json_t *v1 = json_object_get(e, "fieldsV1");
+		const json_t *m = json_object_get(e, "manager");
+
+		if (!json_is_object(e) || (strcmp(op, "Apply") != 0 && strcmp(op, "Update") != 0) ||
+		    !*ssa_str(e, "apiVersion") ||
+		    strcmp(ssa_str(e, "fieldsType"), "FieldsV1") != 0 ||
+		    (v1 && !json_is_object(v1)) || (m && !json_is_string(m)))
+			return false;
+	}
+	return true;
+}
+
+/* kube's isResetManagedFields: [] or [{}] (one entry of zero values)
+ * starts the ownership over. */
+static bool ssa_mf_reset(const json_t *mf)
+{
+	const json_t *e = json_array_get(mf, 0);
+	const char *k;
+	json_t *v;
+
+	if (json_array_size(mf) == 0)
+		return true;
+	if (json_array_size(mf) != 1 || !json_is_object(e))
+		return false;
+	json_object_foreach ((json_t *)e, k, v)
+		if (!json_is_null(v) && !(json_is_string(v) && !*json_string_value(v)))
+			return false;
+	return true;
+}
+
 static int ssa_take(struct ssa_mgrs *ms, long me, const struct ssa_cmp *c)
 {
 	json_t *changed = sn_union(c->added, c->modified);
@@ -1446,7 +1662,17 @@ int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
 	const char *api_version = json_string_value(json_object_get(obj, "apiVersion"));
 	json_t *meta = json_object_get(obj, "metadata");
 
-	if (!old && json_is_object(obj) && json_is_object(meta))
+	/* managedFields the writer sent replace the stored ones (kube's
+	 * FieldManager.Update and decodeLiveOrNew: unless the write is through
+	 * a subresource, [] and [{}] reset them, entries that decode replace
+	 * them, anything else keeps the stored ones) */
+	const json_t *mf = json_object_get(meta, "managedFields");
+	bool writer = json_is_array(mf) && !(subresource && *subresource);
+	bool reset = writer && ssa_mf_reset(mf);
+	bool own = writer && !reset && ssa_mf_decodes(mf);
+	const json_t *from = reset ? NULL : own ? obj : old;
+
+	if (!old && !own && !reset && json_is_object(obj) && json_is_object(meta))
 		return ssa_track_create(obj, meta, &root, manager && *manager ? manager : "unknown",
 					operation && *operation ? operation : "Update", now_rfc3339,
 					api_version);
@@ -1459,7 +1685,7 @@ int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
 		goto out;
 	if (!json_is_object(json_object_get(obj, "metadata")))
 		json_object_set_new(obj, "metadata", json_object());
-	if (ssa_mgrs_load(old, &ms) || ssa_cmp_run(l, r, &root, &c))
+	if (ssa_mgrs_load(from, &ms) || ssa_cmp_run(l, r, &root, &c))
 		goto out;
 	me = ssa_mgrs_get(&ms, manager && *manager ? manager : "unknown",
 			  operation && *operation ? operation : "Update", api_version, subresource);

@@ -481,7 +481,10 @@ static void check_object(const json_t *s, const json_t *v, const json_t *old, co
 			child(p, path, k);
 			validate_node(ps, x, json_object_get(old, k), p, causes, false);
 		} else if (json_is_object(addl)) {
-			mapkey(p, path, k);
+			/* kube-openapi's objectValidator names a map's value
+			 * path + "." + key ("spec.nodes.Master"), unlike the
+			 * field paths of built-in kinds ("[Master]") */
+			child(p, path, k);
 			validate_node(addl, x, json_object_get(old, k), p, causes, false);
 		}
 	}

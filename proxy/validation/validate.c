@@ -1038,6 +1038,52 @@ static void service_port(json_t *c, const json_t *ports, size_t i, bool need_nam
 	check_port_num(c, json_object_get(p, "nodePort"), f, false);
 }
 
+static bool service_headless(const json_t *spec)
+{
+	const char *cip = val_jstr(spec, "clusterIP");
+	return cip && strcmp(cip, "None") == 0;
+}
+
+/*
+ * An update's cluster IPs, after kube's validateUpgradeDowngradeClusterIPs
+ * (pkg/apis/core/validation/validation.go): no change of type from or to
+ * ExternalName, or between headless Services, may change a cluster IP set
+ * before (each reported as spec.clusterIPs[i] with the new list). The list
+ * is the one kube's NormalizeClusterIPs (pkg/registry/core/service) makes:
+ * a changed spec.clusterIP alone changes the primary cluster IP.
+ */
+static void service_cluster_ips_update(json_t *c, const json_t *spec, const json_t *ospec)
+{
+	const char *type = val_jstr(spec, "type"), *otype = val_jstr(ospec, "type");
+	const char *cip = val_jstr(spec, "clusterIP"), *ocip = val_jstr(ospec, "clusterIP");
+	const json_t *ips = json_object_get(spec, "clusterIPs");
+	const json_t *oips = json_object_get(ospec, "clusterIPs");
+	json_t *eff = json_deep_copy(ips);
+	char f[VAL_PATHLEN];
+
+	if ((type && strcmp(type, "ExternalName") == 0) ||
+	    (otype && strcmp(otype, "ExternalName") == 0) ||
+	    (service_headless(spec) && service_headless(ospec)))
+		goto out;
+	if (cip && ocip && strcmp(cip, ocip) != 0 && json_equal(ips, oips) &&
+	    json_array_size(oips) == 1) {
+		json_decref(eff);
+		eff = json_pack("[s]", cip);
+	}
+	if (!eff || json_array_size(eff) == 0)
+		goto out;
+	for (size_t i = 0; i < json_array_size(oips) && i < json_array_size(eff); i++) {
+		const char *a = json_string_value(json_array_get(oips, i));
+		const char *b = json_string_value(json_array_get(eff, i));
+		if (a && b && strcmp(a, b) != 0 &&
+		    (i == 0 || json_array_size(oips) == json_array_size(eff)))
+			val_invalid_strings(c, val_path(f, "spec.clusterIPs[%zu]", i), "[]string",
+					    eff, "may not change once set");
+	}
+out:
+	json_decref(eff);
+}
+
 static void v_service(const struct proxy_resource *r, const json_t *obj, const json_t *old,
 		      json_t *c)
 {
@@ -1055,9 +1101,8 @@ static void v_service(const struct proxy_resource *r, const json_t *obj, const j
 	if (external && (!val_jstr(spec, "externalName") || !*val_jstr(spec, "externalName")))
 		add_required(c, "spec.externalName");
 	meta_labels(c, json_object_get(spec, "selector"), "spec.selector");
-	const char *ocip = old ? val_jstr(json_object_get(old, "spec"), "clusterIP") : NULL;
-	if (old && cip && *cip && ocip && *ocip && strcmp(cip, ocip) != 0)
-		add_invalid_str(c, "spec.clusterIP", cip, "field is immutable");
+	if (old)
+		service_cluster_ips_update(c, spec, json_object_get(old, "spec"));
 }
 
 /* ---- configmap / secret ------------------------------------------------------------ */

@@ -4,7 +4,8 @@
  * jansson, differentially. kb_json_loadb must accept exactly what
  * json_loadb accepts and build an equal tree (it hands everything it does
  * not handle itself to jansson); kb_json_dump must write the very bytes of
- * json_dumps(JSON_COMPACT); kb_json_copy must be equal to its source.
+ * json_dumps(JSON_COMPACT); kb_json_copy must be equal to its source;
+ * kb_json_go_syntax_error must find no error in what jansson accepts.
  */
 #include "tests/fuzz/fuzz.h"
 
@@ -20,6 +21,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *dup = kb_json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
 	json_t *dref = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
 	if (!dup != !dref)
+		abort();
+	/* what jansson takes Go's encoding/json takes too (the reverse does
+	 * not hold: Go takes scalars at the top, invalid UTF-8, huge numbers;
+	 * jansson reads some text after a NUL byte as the end) */
+	char goerr[256];
+	int gs = kb_json_go_syntax_error((const char *)data, size, goerr, sizeof(goerr));
+	if (gs < 0 || (ref && gs != 0 && !memchr(data, 0, size)) || (gs == 1 && !goerr[0]))
 		abort();
 	if (ref) {
 		struct kb_buf b = {0};

@@ -295,6 +295,47 @@ START_TEST(load_deep_nesting)
 }
 END_TEST
 
+/* Go's encoding/json syntax errors, as json.Unmarshal words them (checked
+ * against Go's scanner messages for the same inputs). */
+START_TEST(go_syntax_errors)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+	    {"xyz", "invalid character 'x' looking for beginning of value"},
+	    {"", "unexpected end of JSON input"},
+	    {"{\"a\":1", "unexpected end of JSON input"},
+	    {"{\"a\":1,}", "invalid character '}' looking for beginning of object key string"},
+	    {"{\"a\" 1}", "invalid character '1' after object key"},
+	    {"{\"a\":1 \"b\":2}", "invalid character '\"' after object key:value pair"},
+	    {"[1 2]", "invalid character '2' after array element"},
+	    {"{\"a\":tru}", "invalid character '}' in literal true (expecting 'e')"},
+	    {"{\"a\":nul}", "invalid character '}' in literal null (expecting 'l')"},
+	    {"01", "invalid character '1' after top-level value"},
+	    {"-x", "invalid character 'x' in numeric literal"},
+	    {"1.x", "invalid character 'x' after decimal point in numeric literal"},
+	    {"1ex", "invalid character 'x' in exponent of numeric literal"},
+	    {"\"a\\qb\"", "invalid character 'q' in string escape code"},
+	    {"\"\\u12x4\"", "invalid character 'x' in \\u hexadecimal character escape"},
+	    {"\"a\nb\"", "invalid character '\\n' in string literal"},
+	    {"{} x", "invalid character 'x' after top-level value"},
+	    {"{'a':1}", "invalid character '\\'' looking for beginning of object key string"},
+	};
+	char out[256];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		out[0] = '\0';
+		ck_assert_int_eq(
+		    kb_json_go_syntax_error(cases[i].in, strlen(cases[i].in), out, sizeof(out)), 1);
+		ck_assert_str_eq(out, cases[i].want);
+	}
+	static const char *const ok[] = {"{}", " [1, -0.5e+3, true, null, \"\\u00e9\"] ", "42",
+					 "\"s\"", "{\"a\":{\"b\":[[]]}}"};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(*ok); i++)
+		ck_assert_int_eq(kb_json_go_syntax_error(ok[i], strlen(ok[i]), out, sizeof(out)),
+				 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lib/json");
@@ -307,6 +348,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, load_deep_nesting);
 	tcase_add_test(tc, same_counts_two_missing_values_equal);
 	tcase_add_test(tc, array_sort);
+	tcase_add_test(tc, go_syntax_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

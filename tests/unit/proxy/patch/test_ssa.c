@@ -512,7 +512,7 @@ static const struct {
     /* unknown type: maps granular, lists atomic */
     {NULL, "{\"apiVersion\":\"x.io/v1\",\"kind\":\"W\",\"metadata\":{\"name\":\"w\"},"
 	   "\"spec\":{\"a\":{\"b\":[1,2],\"c\":{}},\"d\":1.5,\"e\":true}}"},
-    /* nothing but server-managed fields: no entry, the client's is dropped */
+    /* nothing but server-managed fields: no entry, the client's empty one dropped */
     {POD, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
 	  "\"managedFields\":[{\"manager\":\"m\",\"operation\":\"Update\"}]}}"},
     {POD, "{\"metadata\":{}}"},
@@ -547,7 +547,7 @@ END_TEST
 
 /* What kube-apiserver records for a pod created with kubectl create: the
  * set-valued and list-map paths, "." beside children, leaves as {}, keys
- * sorted, no server-managed metadata, the client's managedFields ignored. */
+ * sorted, no server-managed metadata. */
 START_TEST(track_create_pod_fields)
 {
 	json_t *pod = J(create_cases[0].obj);
@@ -590,6 +590,140 @@ START_TEST(track_create_pod_fields)
 }
 END_TEST
 
+#define CM_HEAD      "\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\""
+#define CM           "k8s.io.api.core.v1.ConfigMap"
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+/* A ConfigMap as `kubectl apply` (client-side) leaves it: data a=1, b=2,
+ * the last-applied annotation, the fields owned by kubectl-client-side-apply. */
+static json_t *csa_configmap(void)
+{
+	json_t *cm = J("{" CM_HEAD ",\"metadata\":{\"name\":\"m\",\"namespace\":\"default\","
+		       "\"annotations\":{\"" LAST_APPLIED "\":\"{\\\"apiVersion\\\":\\\"v1\\\","
+		       "\\\"data\\\":{\\\"a\\\":\\\"1\\\",\\\"b\\\":\\\"2\\\"},\\\"kind\\\":"
+		       "\\\"ConfigMap\\\",\\\"metadata\\\":{\\\"annotations\\\":{},\\\"name\\\":"
+		       "\\\"m\\\",\\\"namespace\\\":\\\"default\\\"}}\\n\"}},"
+		       "\"data\":{\"a\":\"1\",\"b\":\"2\"}}");
+
+	ck_assert_int_eq(
+	    patch_track_update(NULL, cm, CM, "kubectl-client-side-apply", "Update", T1), 0);
+	return cm;
+}
+
+/* kube's lastAppliedManager: "kubectl" takes over, without force, the
+ * fields of the last-applied configuration that live still holds; the
+ * annotation then follows the applied configuration (lastAppliedUpdater). */
+START_TEST(kubectl_takes_over_client_side_apply)
+{
+	json_t *live = csa_configmap(), *c, *out = NULL, *conf = NULL;
+	const char *cfg = "{" CM_HEAD ",\"metadata\":{\"name\":\"m\",\"namespace\":\"default\"},"
+			  "\"data\":{\"a\":\"10\",\"b\":\"2\"}}";
+	char err[512] = "";
+
+	c = J(cfg);
+	/* another manager conflicts as before */
+	ck_assert_int_eq(patch_apply(live, c, CM, "helm", false, T2, &out, &conf, err, sizeof(err)),
+			 -EBUSY);
+	ck_assert_msg(strstr(err, "kubectl-client-side-apply") != NULL, "%s", err);
+	json_decref(conf);
+	conf = NULL;
+	ck_assert_int_eq(
+	    patch_apply(live, c, CM, "kubectl", false, T2, &out, &conf, err, sizeof(err)), 0);
+	ck_assert_str_eq(json_string_value(at(out, "data.a")), "10");
+	ck_assert(owns(out, "kubectl", "Apply", "f:data", "f:a", NULL));
+	ck_assert(!owns(out, "kubectl-client-side-apply", "Update", "f:data", "f:a", NULL));
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(at(out, "metadata.annotations"), LAST_APPLIED)),
+	    "{\"apiVersion\":\"v1\",\"data\":{\"a\":\"10\",\"b\":\"2\"},\"kind\":"
+	    "\"ConfigMap\",\"metadata\":{\"name\":\"m\",\"namespace\":\"default\"}}\n");
+	json_decref(out);
+	out = NULL;
+	json_decref(c);
+
+	/* a field live changed since (not the last-applied value) stays a conflict */
+	json_object_set_new(json_object_get(live, "data"), "b", json_string("3"));
+	c = J("{" CM_HEAD ",\"metadata\":{\"name\":\"m\"},\"data\":{\"a\":\"10\",\"b\":\"4\"}}");
+	ck_assert_int_eq(
+	    patch_apply(live, c, CM, "kubectl", false, T2, &out, &conf, err, sizeof(err)), -EBUSY);
+	ck_assert_msg(strstr(err, "Apply failed with 1 conflict: ") && strstr(err, ".data.b"), "%s",
+		      err);
+	json_decref(conf);
+	json_decref(c);
+	json_decref(live);
+}
+END_TEST
+
+/* The annotation is Go's json.Encoder output: HTML characters escaped. */
+START_TEST(last_applied_is_go_json)
+{
+	json_t *live = csa_configmap(), *c, *out = NULL, *conf = NULL;
+	char err[512] = "";
+
+	c = J("{" CM_HEAD ",\"metadata\":{\"name\":\"m\"},\"data\":{\"a\":\"1\",\"b\":\"2\","
+	      "\"h\":\"<i>&\"}}");
+	ck_assert_int_eq(
+	    patch_apply(live, c, CM, "kubectl", false, T2, &out, &conf, err, sizeof(err)), 0);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(at(out, "metadata.annotations"), LAST_APPLIED)),
+	    "{\"apiVersion\":\"v1\",\"data\":{\"a\":\"1\",\"b\":\"2\",\"h\":"
+	    "\"\\u003ci\\u003e\\u0026\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+	    "\"m\"}}\n");
+	json_decref(out);
+	json_decref(c);
+	json_decref(live);
+}
+END_TEST
+
+/* kube's FieldManager.Update: the writer's managedFields replace the
+ * stored ones; [{}] clears them; a subresource write keeps the stored. */
+START_TEST(track_update_takes_client_managed_fields)
+{
+	json_t *old = csa_configmap(), *obj = json_deep_copy(old);
+	json_t *mf = J("[{\"manager\":\"kubectl\",\"operation\":\"Apply\",\"apiVersion\":\"v1\","
+		       "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:data\":{\"f:a\":{},"
+		       "\"f:b\":{}}}}]");
+
+	json_object_set(json_object_get(obj, "metadata"), "managedFields", mf);
+	ck_assert_int_eq(patch_track_update(old, obj, CM, "kubectl", "Update", T2), 0);
+	ck_assert(owns(obj, "kubectl", "Apply", "f:data", "f:b", NULL));
+	ck_assert_ptr_null(entry(obj, "kubectl-client-side-apply", "Update"));
+	json_decref(obj);
+
+	obj = json_deep_copy(old);
+	json_object_set_new(json_object_get(obj, "metadata"), "managedFields", J("[{}]"));
+	ck_assert_int_eq(patch_track_update(old, obj, CM, "kubectl-patch", "Update", T2), 0);
+	ck_assert_ptr_null(at(obj, "metadata.managedFields"));
+	json_decref(obj);
+
+	/* [] resets them too (isResetManagedFields) */
+	obj = json_deep_copy(old);
+	json_object_set_new(json_object_get(obj, "metadata"), "managedFields", json_array());
+	ck_assert_int_eq(patch_track_update(old, obj, CM, "kubectl-patch", "Update", T2), 0);
+	ck_assert_ptr_null(at(obj, "metadata.managedFields"));
+	json_decref(obj);
+
+	/* entries kube cannot decode (no apiVersion) keep the stored ones */
+	obj = json_deep_copy(old);
+	json_object_set_new(json_object_get(obj, "metadata"), "managedFields",
+			    J("[{\"manager\":\"x\",\"operation\":\"Update\","
+			      "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{}}]"));
+	ck_assert_int_eq(patch_track_update(old, obj, CM, "kubectl-patch", "Update", T2), 0);
+	ck_assert_ptr_nonnull(entry(obj, "kubectl-client-side-apply", "Update"));
+	ck_assert_ptr_null(entry(obj, "x", "Update"));
+	json_decref(obj);
+
+	obj = json_deep_copy(old);
+	json_object_set(json_object_get(obj, "metadata"), "managedFields", mf);
+	ck_assert_int_eq(patch_track_update_sub(old, obj, CM, "kubectl", "Update", "status", T2),
+			 0);
+	ck_assert_ptr_nonnull(entry(obj, "kubectl-client-side-apply", "Update"));
+	ck_assert_ptr_null(entry(obj, "kubectl", "Apply"));
+	json_decref(obj);
+	json_decref(mf);
+	json_decref(old);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("proxy/ssa");
@@ -603,12 +737,15 @@ static Suite *suite(void)
 	tcase_add_test(tc, apply_after_update_and_before_first_apply);
 	tcase_add_test(tc, unknown_type_and_bad_input);
 	tcase_add_test(tc, set_list_two_managers);
+	tcase_add_test(tc, kubectl_takes_over_client_side_apply);
+	tcase_add_test(tc, last_applied_is_go_json);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("update");
 	tcase_add_test(tc, track_update_moves_ownership);
 	tcase_add_test(tc, track_update_subresource_entries);
 	tcase_add_test(tc, track_create_matches_compare);
 	tcase_add_test(tc, track_create_pod_fields);
+	tcase_add_test(tc, track_update_takes_client_managed_fields);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -395,9 +395,13 @@ START_TEST(service_rules)
 	want(c, "metadata.name", "FieldValueInvalid", "DNS-1035");
 	json_decref(c);
 	c = run(&svc_res,
-		"{" SVC_META ",\"spec\":{\"clusterIP\":\"10.0.0.2\",\"ports\":[{\"port\":80}]}}",
-		"{" SVC_META ",\"spec\":{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":80}]}}");
-	want(c, "spec.clusterIP", "FieldValueInvalid", "field is immutable");
+		"{" SVC_META ",\"spec\":{\"clusterIP\":\"10.0.0.2\",\"clusterIPs\":[\"10.0.0.1\"],"
+		"\"ports\":[{\"port\":80}]}}",
+		"{" SVC_META ",\"spec\":{\"clusterIP\":\"10.0.0.1\",\"clusterIPs\":[\"10.0.0.1\"],"
+		"\"ports\":[{\"port\":80}]}}");
+	/* kube's NormalizeClusterIPs then validateUpgradeDowngradeClusterIPs */
+	want(c, "spec.clusterIPs[0]", "FieldValueInvalid",
+	     "Invalid value: []string{\"10.0.0.2\"}: may not change once set");
 	json_decref(c);
 }
 END_TEST
