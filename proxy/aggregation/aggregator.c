@@ -271,7 +271,9 @@ static kb_httpc_t *client_of(struct aggregator *agg, struct agg_backend *b)
 				  .key_pem = agg->key_pem,
 				  .insecure = b->insecure,
 				  .timeout_ms = CHECK_TIMEOUT,
-				  .user_agent = "kube-aggregator"};
+				  .user_agent = "kube-aggregator",
+				  .allow = egress_allow, /* the tenant wrote the address */
+				  .allow_arg = agg->px};
 	if (kb_httpc_new(agg->px->loop, &o, &b->client) < 0)
 		b->client = NULL;
 	return b->client;

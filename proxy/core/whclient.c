@@ -110,7 +110,9 @@ kb_httpc_t *whc_client(struct proxy *px, struct whc_target *t, const char *user_
 	struct kb_httpc_opts o = {.server = t->server,
 				  .ca_pem = t->ca_pem,
 				  .timeout_ms = t->timeout_s * 1000,
-				  .user_agent = user_agent};
+				  .user_agent = user_agent,
+				  .allow = egress_allow, /* the tenant wrote the address */
+				  .allow_arg = px};
 	int rc = kb_httpc_new(px->loop, &o, &t->client);
 	if (rc < 0) {
 		snprintf(why, wl, "cannot make a client for %s: %s", t->server, strerror(-rc));
