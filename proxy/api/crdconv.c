@@ -90,6 +90,7 @@ struct conv_req {
 	struct req *r;
 	struct conv_target *tg;
 	kb_httpc_req_t *hc;
+	char peer[64]; /* the address the failed call tried (kb_httpc_req_peer) */
 	char uid[40];
 	char in_gvk[600];   /* "<group>/<storage version>, Kind=<Kind>" */
 	char desired[300];  /* "<group>/<version>" */
@@ -432,9 +433,9 @@ static int take_answer(struct conv_req *cr, int err, long status, const char *bo
 {
 	char why[4096] = "";
 	if (err) {
+		whc_dial_error(err, cr->peer, cr->tg->t.where, why, sizeof(why));
 		snprintf(msg, ml, "conversion webhook for %s failed: Post \"%s\": %s", cr->in_gvk,
-			 cr->tg->t.where,
-			 err == -ETIMEDOUT ? "context deadline exceeded" : strerror(-err));
+			 cr->tg->t.where, why);
 		return -1;
 	}
 	if (status < 200 || status > 299) {
@@ -501,10 +502,10 @@ static void on_abort(kb_http_req_t *http, void *arg)
 static void on_answer(kb_httpc_req_t *hc, int err, long status, const char *body, size_t len,
 		      void *arg)
 {
-	(void)hc;
 	struct conv_req *cr = arg;
 	struct req *r = cr->r;
 	char msg[8192];
+	snprintf(cr->peer, sizeof(cr->peer), "%s", err ? kb_httpc_req_peer(hc) : "");
 	cr->hc = NULL;
 	cr->tg->inflight--;
 	if (cr->watching) {
