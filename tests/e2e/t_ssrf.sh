@@ -131,14 +131,14 @@ YAML
   $SK create ns ssrf-agg >/dev/null
   printf 'apiVersion: v1\nkind: Service\nmetadata: {name: api, namespace: ssrf-agg}\nspec: {type: ExternalName, externalName: localhost}\n' |
     $SK apply -f - >/dev/null
-  printf 'apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1.ssrf.kubicle.test}\nspec: {group: ssrf.kubicle.test, version: v1, groupPriorityMinimum: 100, versionPriority: 10, insecureSkipTLSVerify: true, service: {namespace: ssrf-agg, name: api, port: %s}}\n' "$P" |
+  printf 'apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1.agg.ssrf.test}\nspec: {group: agg.ssrf.test, version: v1, groupPriorityMinimum: 100, versionPriority: 10, insecureSkipTLSVerify: true, service: {namespace: ssrf-agg, name: api, port: %s}}\n' "$P" |
     $SK apply -f - >/dev/null
   expect_until_match "an APIService behind an ExternalName localhost: unavailable, the address not allowed" 20 \
-    "False FailedDiscoveryCheck failing or missing response from https://localhost:$P/apis/ssrf.kubicle.test/v1: Get .*: dial tcp .*: connect: address not allowed" \
-    $SK get apiservice v1.ssrf.kubicle.test -o 'jsonpath={.status.conditions[0].status} {.status.conditions[0].reason} {.status.conditions[0].message}'
+    "False FailedDiscoveryCheck failing or missing response from https://localhost:$P/apis/agg.ssrf.test/v1: Get .*: dial tcp .*: connect: address not allowed" \
+    $SK get apiservice v1.agg.ssrf.test -o 'jsonpath={.status.conditions[0].status} {.status.conditions[0].reason} {.status.conditions[0].message}'
   expect_fail "... requests to it: 503" "the server is currently unable to handle the request" \
-    $SK get --raw /apis/ssrf.kubicle.test/v1
-  $SK delete apiservice v1.ssrf.kubicle.test >/dev/null
+    $SK get --raw /apis/agg.ssrf.test/v1
+  $SK delete apiservice v1.agg.ssrf.test >/dev/null
   expect_eq "nothing ever connected to the listener" "0" ssrf_hits
 
   echo "-- the platform's allow list"
