@@ -870,8 +870,7 @@ bool crdconv_reply(struct req *r, int code, const json_t *obj)
 	json_decref(cr->done);
 	cr->done = json_object();
 	snprintf(cr->desired, sizeof(cr->desired), "%s/%s", r->res->group, r->res->version);
-	snprintf(cr->in_gvk, sizeof(cr->in_gvk), "%s/%s, Kind=%s", r->res->group, sv,
-		 r->res->kind);
+	snprintf(cr->in_gvk, sizeof(cr->in_gvk), "%s/%s, Kind=%s", r->res->group, sv, r->res->kind);
 	if (call_start(cr, msg, sizeof(msg)) < 0) {
 		kb_warn("crdconv", "%s", msg);
 		reply_status(r, 500, NULL, msg, NULL);
@@ -882,8 +881,7 @@ bool crdconv_reply(struct req *r, int code, const json_t *obj)
 	return true;
 }
 
-static void reply_converted(struct conv_req *cr, int err, long status, const char *body,
-			    size_t len)
+static void reply_converted(struct conv_req *cr, int err, long status, const char *body, size_t len)
 {
 	struct req *r = cr->r;
 	char msg[8192], key[600], why[256];
