@@ -174,8 +174,8 @@ crdconv_convert() {
   printf 'apiVersion: conv.kubicle.test/v2\nkind: Widget\nmetadata: {name: w3, namespace: conv}\nspec: {capacity: 7}\n' >"$d/w3.yaml"
   expect "kubectl apply through v2: the object goes to the webhook on its way to storage" "widget.conv.kubicle.test/w3 created" \
     $K apply -f "$d/w3.yaml"
-  expect_eq "... the review asks for the storage version, with the v2 object" "conv.kubicle.test/v1 ['conv.kubicle.test/v2'] [{'capacity': 7, 'color': 'blue'}]" \
-    cv_review 1 "r['request']['desiredAPIVersion'] + ' ' + str([o['apiVersion'] for o in r['request']['objects']]) + ' ' + str([o['spec'] for o in r['request']['objects']])"
+  expect_eq "... the review asks for the storage version, with the v2 object (the next one converts the answer back)" "conv.kubicle.test/v1 ['conv.kubicle.test/v2'] [{'capacity': 7, 'color': 'blue'}]" \
+    cv_review 2 "r['request']['desiredAPIVersion'] + ' ' + str([o['apiVersion'] for o in r['request']['objects']]) + ' ' + str([o['spec'] for o in r['request']['objects']])"
   expect_eq "... stored converted (read through v1), fields of no schema pruned" "7 v1 " \
     $K get widgets.v1.conv.kubicle.test w3 -n conv -o 'jsonpath={.spec.size} {.metadata.labels.converted-to} {.spec.junk}'
   expect_eq "a create through v2 answers the stored object converted back by a second call (kube's decode)" \
