@@ -141,6 +141,46 @@ YAML
   $SK delete apiservice v1.agg.ssrf.test >/dev/null
   expect_eq "nothing ever connected to the listener" "0" ssrf_hits
 
+  echo "-- the tenant's own host pods and Services (as the host reports them)"
+  E2E_EGRESS_ALLOW="" start_server ssrf-host --standin-exec || { fail "ssrf: host stand-in"; return; }
+  local HK=$KCFG H="kubectl --kubeconfig $KCFG"
+  $H create ns tenants >/dev/null
+  printf 'apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team-s}\nspec: {resources: {gpu: {quota: 2, limit: 2}}}\n' | $H apply -f - >/dev/null
+  start_scheduler ssrf-host
+  E2E_EGRESS_ALLOW="" start_server ssrf-t --host-kubeconfig "$HK" --host-namespace tenants \
+    --tenant ssrft --queue team-s || { fail "ssrf: tenant with a host"; return; }
+  SK="kubectl --kubeconfig $KCFG"
+  $SK create ns ssrf >/dev/null
+  $SK label ns ssrf ssrf=on >/dev/null
+  $SK -n ssrf run web --image=busybox -- sleep 3600 >/dev/null
+  local ip="" svcip="" hostsvc=""
+  wait_for "ssrf: the tenant pod gets its host pod's IP" 60 \
+    sh -c "$SK -n ssrf get pod web -o jsonpath='{.status.podIP}' | grep -q '^10\.244\.'"
+  ip=$($SK -n ssrf get pod web -o jsonpath='{.status.podIP}')
+  $SK -n ssrf create service clusterip websvc --tcp=9:9 >/dev/null
+  wait_for "ssrf: the tenant Service gets its host Service's cluster IP" 60 \
+    sh -c "h=\$($H -n tenants get svc -l kubicle.dev/tenant=ssrft -o jsonpath='{.items[0].spec.clusterIP}'); [ -n \"\$h\" ] && [ \"\$h\" = \"\$($SK -n ssrf get svc websvc -o jsonpath='{.spec.clusterIP}')\" ]"
+  svcip=$($SK -n ssrf get svc websvc -o jsonpath='{.spec.clusterIP}')
+  # allowed: the call goes out (and fails here: these addresses lead nowhere
+  # on this machine), so the answer is a failed call, not a refusal
+  local out
+  ssrf_vwh own-pod "{url: \"https://$ip:9/x\"}" Fail | sed 's/timeoutSeconds: 5/timeoutSeconds: 1/' | $SK apply -f - >/dev/null
+  out=$($SK -n ssrf create configmap cm-own-pod 2>&1)
+  if grep -qF "failed calling webhook \"own-pod.ssrf.test\": failed to call webhook: Post \"https://$ip:9/x?timeout=1s\"" <<<"$out" &&
+    ! grep -q "not allowed" <<<"$out"; then pass "a webhook at the tenant's own host pod IP ($ip): allowed (the call is made)"
+  else fail "a webhook at the tenant's own host pod IP ($ip): got $(head -c 400 <<<"$out")"; fi
+  $SK delete validatingwebhookconfiguration own-pod >/dev/null
+  ssrf_vwh own-svc "{service: {namespace: ssrf, name: websvc, port: 9}}" Fail | sed 's/timeoutSeconds: 5/timeoutSeconds: 1/' | $SK apply -f - >/dev/null
+  out=$($SK -n ssrf create configmap cm-own-svc 2>&1)
+  if grep -qF "failed calling webhook \"own-svc.ssrf.test\": failed to call webhook: Post \"https://websvc.ssrf.svc:9/?timeout=1s\"" <<<"$out" &&
+    ! grep -q "not allowed" <<<"$out"; then pass "a webhook at the tenant's own Service (host cluster IP $svcip): allowed"
+  else fail "a webhook at the tenant's own Service ($svcip): got $(head -c 400 <<<"$out")"; fi
+  $SK delete validatingwebhookconfiguration own-svc >/dev/null
+  ssrf_refused "a pod IP of the same range that is not the tenant's: refused" other-pod \
+    "{url: \"https://10.244.250.7:9/x\"}" "dial tcp 10.244.250.7:9: connect:"
+  ssrf_refused "the host API server (the stand-in on loopback): refused" host-api \
+    "{url: \"$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$HK")/api\"}" "connect: address not allowed"
+
   echo "-- the platform's allow list"
   E2E_EGRESS_ALLOW=0.0.0.0/0 start_server ssrf-wide || { fail "ssrf: server --egress-allow 0.0.0.0/0"; return; }
   local SK="kubectl --kubeconfig $KCFG"
@@ -157,6 +197,23 @@ YAML
     'failed calling webhook "allowed.ssrf.test": failed to call webhook: Post' \
     $SK -n ssrf create configmap cm-allowed
   expect_until "... and the listener recorded it: the recorder sees what gets through" "1" ssrf_hits
+
+  echo "-- kubicle create --egress-allow: stored with the tenant, passed to its server"
+  local home=$d/home hits
+  expect "kubicle create with --egress-allow" "tenant egt is running" \
+    env KUBICLE_HOME="$home" "$KUBICLE" create egt --egress-allow 127.0.0.1/32 --wait
+  expect_eq "... kept in tenant.json" "['127.0.0.1/32']" \
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["egressAllow"])' "$home/tenants/egt/tenant.json"
+  SK="kubectl --kubeconfig $home/tenants/egt/kubeconfig"
+  $SK create ns ssrf >/dev/null
+  $SK label ns ssrf ssrf=on >/dev/null
+  hits=$(ssrf_hits)
+  ssrf_vwh egt "{url: \"https://127.0.0.1:$P/x\"}" Fail | $SK apply -f - >/dev/null
+  $SK -n ssrf create configmap cm-egt >/dev/null 2>&1
+  expect_until "... its server may call 127.0.0.1 (the listener recorded it)" "$((hits + 1))" ssrf_hits
+  env KUBICLE_HOME="$home" "$KUBICLE" delete egt >/dev/null 2>&1
+  expect_rc "kubicle create --egress-allow with host bits set: a bad flag" 2 \
+    'bad --egress-allow 10\.0\.0\.1/8' env KUBICLE_HOME="$home" "$KUBICLE" create egb --egress-allow 10.0.0.1/8
 
   echo "-- flags"
   expect_rc "kubicle serve --egress-allow with host bits set: a bad flag" 2 \
