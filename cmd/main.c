@@ -26,7 +26,7 @@ static const char usage_tail[] =
     "      Write a kubeconfig for NAME (ECDSA client certificate, or a token).\n"
     "  kubicle manifest NAME [--namespace NS] [--queue Q] [--scheduler S] [--policy P]\n"
     "                   [--gpus N] [--image IMG] [--storage SIZE] [--storage-class C]\n"
-    "                   [-o yaml|json]\n"
+    "                   [--egress-allow CIDR]... [-o yaml|json]\n"
     "      Print the host objects that run tenant NAME inside the host cluster\n"
     "      (docs/in-cluster.md), for `kubectl apply -f -`.\n"
     "\n"
