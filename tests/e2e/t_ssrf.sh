@@ -221,4 +221,10 @@ YAML
   expect_rc "... not a prefix at all" 2 'bad --egress-allow example\.com' \
     "$KUBICLE" serve --data-dir "$d/bad" --egress-allow example.com
   expect "kubicle serve --help names the flag" '--egress-allow CIDR' "$KUBICLE" serve --help
+  expect_eq "kubicle manifest --egress-allow: the in-cluster server gets it" "10.1.0.0/16" \
+    sh -c "KUBICLE_HOME='$d/home' '$KUBICLE' manifest mt --namespace mt --queue q --egress-allow 10.1.0.0/16 -o json | python3 -c 'import json,sys
+for o in json.load(sys.stdin)[\"items\"]:
+    if o[\"kind\"] == \"StatefulSet\":
+        a = o[\"spec\"][\"template\"][\"spec\"][\"containers\"][0][\"args\"]
+        print(a[a.index(\"--egress-allow\") + 1])'"
 }
