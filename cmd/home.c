@@ -88,6 +88,35 @@ static void copy_str(char *dst, size_t len, const json_t *o, const char *key)
 	snprintf(dst, len, "%s", s ? s : "");
 }
 
+/* tenant.json's "egressAllow": an array of prefixes, kept joined by commas. */
+static void egress_load(struct tenant *t, const json_t *arr)
+{
+	size_t i, n = 0;
+	json_t *v;
+	t->egress_allow[0] = '\0';
+	json_array_foreach (arr, i, v) {
+		const char *c = json_string_value(v);
+		size_t used = strlen(t->egress_allow);
+		if (!c || !*c || strchr(c, ',') || n == TENANT_EGRESS_MAX)
+			continue;
+		snprintf(t->egress_allow + used, sizeof(t->egress_allow) - used, "%s%s",
+			 used ? "," : "", c);
+		n++;
+	}
+}
+
+static json_t *egress_json(const struct tenant *t)
+{
+	json_t *arr = json_array();
+	const char *p = t->egress_allow;
+	while (arr && *p) {
+		size_t n = strcspn(p, ",");
+		json_array_append_new(arr, json_stringn(p, n));
+		p += n + (p[n] == ',');
+	}
+	return arr;
+}
+
 int home_load(const char *name, struct tenant *t)
 {
 	char path[PATH_MAX];
@@ -108,6 +137,7 @@ int home_load(const char *name, struct tenant *t)
 	copy_str(t->policy, sizeof(t->policy), o, "policy");
 	copy_str(t->listen, sizeof(t->listen), o, "listen");
 	copy_str(t->advertise, sizeof(t->advertise), o, "advertiseAddress");
+	egress_load(t, json_object_get(o, "egressAllow"));
 	t->gpus = (long)json_integer_value(json_object_get(o, "gpus"));
 	t->created = (time_t)json_integer_value(json_object_get(o, "created"));
 	t->expires = (time_t)json_integer_value(json_object_get(o, "expires"));
@@ -127,6 +157,8 @@ int home_save(const struct tenant *t)
 	    "advertiseAddress", t->advertise, "gpus", (json_int_t)t->gpus, "created",
 	    (json_int_t)t->created, "expires", (json_int_t)t->expires, "stopped", t->stopped,
 	    "madeNamespace", t->made_namespace, "madeQueue", t->made_queue);
+	if (o && t->egress_allow[0])
+		json_object_set_new(o, "egressAllow", egress_json(t));
 	char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(o);
 	if (!text)

@@ -25,6 +25,8 @@
 
 #define TENANT_NAME_MAX 40
 
+#define TENANT_EGRESS_MAX 16
+
 struct tenant {
 	char name[TENANT_NAME_MAX + 1];
 	char dir[2048];             /* absolute */
@@ -35,6 +37,9 @@ struct tenant {
 	char policy[1024];  /* shipped name or absolute file, "" : none */
 	char listen[128];   /* "127.0.0.1:0" until the first start chose a port */
 	char advertise[128];
+	/* --egress-allow prefixes, comma-separated ("" : none); at most
+	 * TENANT_EGRESS_MAX of them */
+	char egress_allow[1024];
 	long gpus; /* the queue's GPU quota; -1: unlimited */
 	time_t created;
 	time_t expires;                  /* 0: no TTL */

@@ -5,7 +5,7 @@
  *
  *   kubicle manifest NAME [--namespace NS] [--queue Q] [--scheduler S]
  *                    [--policy P] [--gpus N] [--image IMG] [--storage SIZE]
- *                    [--storage-class C] [-o yaml|json]
+ *                    [--storage-class C] [--egress-allow CIDR]... [-o yaml|json]
  *
  * Defaults come from $KUBICLE_HOME/tenants/NAME/tenant.json (KUBICLE_HOME
  * defaults to $HOME/.kubicle) when it exists; flags override them. The
@@ -48,6 +48,7 @@
 #include <yaml.h>
 
 #include "cmd/version.h"
+#include "lib/addrfilter.h"
 #include "lib/log.h"
 #include "lib/pki.h"
 #include "lib/util.h"
@@ -65,6 +66,7 @@
 #define MAN_DNS_PORT_S  "5353"
 #define MAN_NODES_ROLE  "kubicle-syncer-nodes" /* shared by every tenant */
 #define MAN_NSANS       8                      /* the Service's names, then kubernetes.default's */
+#define MAN_EGRESS      16                     /* --egress-allow prefixes */
 
 struct man_args {
 	const char *name, *ns, *queue, *scheduler, *policy, *image, *storage, *storage_class;
@@ -76,7 +78,9 @@ struct man_args {
 	char ns_buf[64], image_buf[256], policy_path[128];
 	char sa[64]; /* "kubicle-NAME": ServiceAccount, Role and RoleBinding */
 	char sans[MAN_NSANS][256];
-	char *policy_text; /* a policy FILE's content (shipped as a ConfigMap) */
+	char *policy_text;              /* a policy FILE's content (shipped as a ConfigMap) */
+	const char *egress[MAN_EGRESS]; /* --egress-allow, or tenant.json's egressAllow */
+	size_t negress;
 };
 
 /* PEM texts of the tenant's certificates, all malloc'ed. */
@@ -87,7 +91,7 @@ struct man_pki {
 static const char usage[] =
     "usage: kubicle manifest NAME [--namespace NS] [--queue Q] [--scheduler S]\n"
     "                        [--policy P] [--gpus N] [--image IMG] [--storage SIZE]\n"
-    "                        [--storage-class C] [-o yaml|json]\n"
+    "                        [--storage-class C] [--egress-allow CIDR]... [-o yaml|json]\n"
     "  Prints the host objects that run tenant NAME inside the host cluster\n"
     "  (docs/in-cluster.md); pipe into `kubectl apply -f -`.\n";
 
@@ -105,6 +109,7 @@ static int parse(int argc, char **argv, struct man_args *a)
 	    {"storage", required_argument, NULL, 'S'},
 	    {"storage-class", required_argument, NULL, 'c'},
 	    {"output", required_argument, NULL, 'o'},
+	    {"egress-allow", required_argument, NULL, 'e'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -128,6 +133,16 @@ static int parse(int argc, char **argv, struct man_args *a)
 		case 'S': a->storage = optarg; break;
 		case 'c': a->storage_class = optarg; break;
 		case 'o': a->output = optarg; break;
+		case 'e': {
+			struct kb_cidr cidr;
+			if (kb_cidr_parse(optarg, &cidr) < 0 || a->negress == MAN_EGRESS) {
+				fprintf(stderr, "kubicle manifest: bad --egress-allow %s\n",
+					optarg);
+				return -EINVAL;
+			}
+			a->egress[a->negress++] = optarg;
+			break;
+		}
 		case 'h': fputs(usage, stdout); exit(0);
 		default: return -EINVAL;
 		}
@@ -185,6 +200,11 @@ static int load_tenant(struct man_args *a)
 		a->policy = json_string_value(json_object_get(t, "policy"));
 	if (a->gpus < 0 && json_is_integer(json_object_get(t, "gpus")))
 		a->gpus = (long)json_integer_value(json_object_get(t, "gpus"));
+	size_t i;
+	json_t *e;
+	json_array_foreach (a->negress ? NULL : json_object_get(t, "egressAllow"), i, e)
+		if (json_string_value(e) && a->negress < MAN_EGRESS)
+			a->egress[a->negress++] = json_string_value(e);
 	return 0;
 }
 
@@ -580,6 +600,8 @@ static json_t *serve_args(const struct man_args *a)
 	add_args(args, "--api-service", a->name);
 	if (a->policy)
 		add_args(args, "--policy", a->policy_text ? a->policy_path : a->policy);
+	for (size_t i = 0; i < a->negress; i++)
+		add_args(args, "--egress-allow", a->egress[i]);
 	return args;
 }
 

@@ -20,6 +20,7 @@
 
 #include "cmd/users.h"
 #include "proxy/controllers/controllers.h"
+#include "lib/addrfilter.h"
 #include "lib/kubeconfig.h"
 #include "lib/log.h"
 #include "lib/pki.h"
@@ -28,7 +29,8 @@
 #include "proxy/dns/dns.h"
 #include "syncer/syncer.h"
 
-#define MAX_SANS 32
+#define MAX_SANS   32
+#define MAX_EGRESS 64
 
 #define SERVE_USAGE                                                                         \
 	"  kubicle serve --data-dir DIR [--listen ADDR:PORT] [--tls-san NAME]...\n"         \
@@ -44,6 +46,7 @@
 	"                [--dns-listen ADDR:PORT] [--cluster-domain D] [--dns-upstream "    \
 	"IP[:PORT]]\n"                                                                      \
 	"                [--pod-dns IP|SERVICE] [--api-service SERVICE]\n"                  \
+	"                [--egress-allow CIDR]...\n"                                        \
 	"      Serve the Kubernetes API for one tenant from DIR (created on first start:\n" \
 	"      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n" \
 	"      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"            \
@@ -67,7 +70,12 @@
 	"      dnsPolicy ClusterFirst resolve through IP (this server's DNS as the\n"       \
 	"      host pods reach it, or a host Service's address: docs/dns.md).\n"            \
 	"      --api-service: the host Service that serves this API on 443; the\n"          \
-	"      tenant's kubernetes Service gets its address.\n"
+	"      tenant's kubernetes Service gets its address.\n"                             \
+	"      --egress-allow: addresses (CIDR) the tenant may make this server call\n"     \
+	"      (admission and conversion webhooks, APIService backends) besides its\n"      \
+	"      own host pods and Services; loopback, link-local, this machine's and\n"      \
+	"      the host API server's addresses only when a prefix inside them names\n"      \
+	"      them (e.g. 127.0.0.1/32). Repeatable. docs/egress.md.\n"
 
 const char serve_usage[] = SERVE_USAGE;
 /* `kubicle serve --help` */
@@ -88,6 +96,8 @@ struct serve_args {
 	const char *policy;      /* --policy NAME|FILE, or NULL */
 	const char *pki_dir;     /* certificates; default data_dir (may be read-only) */
 	struct dns_opts dns;     /* listen NULL: no cluster DNS */
+	const char *egress[MAX_EGRESS + 1]; /* --egress-allow, NULL-terminated */
+	size_t negress;
 };
 
 struct server {
@@ -108,6 +118,24 @@ static int path_join(char *buf, size_t len, const char *dir, const char *file)
 {
 	int n = snprintf(buf, len, "%s/%s", dir, file);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* One --egress-allow: an IP prefix (a bare address is one host). */
+static int add_egress(struct serve_args *a, const char *cidr)
+{
+	struct kb_cidr c;
+	if (kb_cidr_parse(cidr, &c) < 0) {
+		fprintf(stderr,
+			"kubicle: bad --egress-allow %s (want an IP prefix, e.g. 10.0.0.0/8)\n",
+			cidr);
+		return -EINVAL;
+	}
+	if (a->negress == MAX_EGRESS) {
+		fprintf(stderr, "kubicle: too many --egress-allow\n");
+		return -EINVAL;
+	}
+	a->egress[a->negress++] = cidr;
+	return 0;
 }
 
 /* usage: printed by --help (then exit 0) and after a bad flag. */
@@ -139,6 +167,7 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 	    {"dns-upstream", required_argument, NULL, 'U'},
 	    {"pod-dns", required_argument, NULL, 'O'},
 	    {"api-service", required_argument, NULL, 'I'},
+	    {"egress-allow", required_argument, NULL, 'e'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -196,6 +225,10 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 		case 'U': a->dns.upstream = optarg; break;
 		case 'O': a->host.pod_dns = optarg; break;
 		case 'I': a->host.api_service = optarg; break;
+		case 'e':
+			if (add_egress(a, optarg) < 0)
+				return -EINVAL;
+			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		default: fputs(usage, stderr); return -EINVAL;
 		}
@@ -207,6 +240,17 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 	if (!a->pki_dir)
 		a->pki_dir = a->data_dir;
 	return 0;
+}
+
+/* The host cluster's credentials as the syncer will read them (only the
+ * server is used: the egress policy refuses its addresses); none when they
+ * cannot be read (the syncer reports why). */
+static void host_creds(const struct serve_args *a, struct kb_kubeconfig_creds *out)
+{
+	int rc = a->host.host_kubeconfig ? kb_kubeconfig_load(a->host.host_kubeconfig, NULL, out)
+					 : kb_kubeconfig_in_cluster(NULL, out);
+	if (rc < 0)
+		memset(out, 0, sizeof(*out));
 }
 
 /* The host part of the listen address, as a client should dial it. */
@@ -289,6 +333,7 @@ static void on_signal(uv_signal_t *sig, int signum)
 	if (s->syncer) {
 		if (s->proxy) {
 			proxy_set_prom(s->proxy, NULL, NULL);
+			proxy_set_egress_owner(s->proxy, NULL, NULL);
 			proxy_set_metrics(s->proxy, NULL, NULL, NULL);
 		}
 		syncer_stop(s->syncer);
@@ -370,6 +415,7 @@ static int start_syncer(struct server *s, struct serve_args *a, int port)
 	if (rc == 0) {
 		proxy_set_host(s->proxy, syncer_pod_log, syncer_pod_connect, s->syncer);
 		proxy_set_prom(s->proxy, syncer_prom, s->syncer);
+		proxy_set_egress_owner(s->proxy, syncer_owns_address, s->syncer);
 		proxy_set_metrics(s->proxy, syncer_metrics_get, syncer_metrics_cancel, s->syncer);
 	}
 	return rc;
@@ -404,12 +450,19 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 		goto fail_tls;
 	}
 	int port = 0;
+	struct kb_kubeconfig_creds host = {0};
+	if (a.host.host_namespace)
+		host_creds(&a, &host);
 	struct proxy_opts po = {.listen = a.listen,
 				.tls = s.tls,
 				.store = s.store,
 				.advertise_host = a.advertise,
-				.data_dir = a.data_dir};
-	if ((rc = proxy_start(s.loop, &po, &s.proxy, &port)) < 0) {
+				.data_dir = a.data_dir,
+				.egress_allow = a.egress,
+				.host_server = host.server};
+	rc = proxy_start(s.loop, &po, &s.proxy, &port);
+	kb_kubeconfig_creds_free(&host);
+	if (rc < 0) {
 		fprintf(stderr, "kubicle: listen on %s: %s\n", a.listen, strerror(-rc));
 		goto fail_proxy;
 	}

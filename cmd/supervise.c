@@ -143,8 +143,8 @@ static void listen_addr(const struct tenant *t, char *buf, size_t len)
 static void exec_server(struct sup *s)
 {
 	const struct tenant *t = &s->t;
-	char listen[160], hostkc[PATH_MAX];
-	const char *argv[32];
+	char listen[160], hostkc[PATH_MAX], egress[sizeof(t->egress_allow)];
+	const char *argv[32 + 2 * TENANT_EGRESS_MAX];
 	int n = 0;
 	listen_addr(t, listen, sizeof(listen));
 	home_path(t, "host.kubeconfig", hostkc, sizeof(hostkc));
@@ -175,6 +175,13 @@ static void exec_server(struct sup *s)
 			argv[n++] = "--queue";
 			argv[n++] = t->queue;
 		}
+	}
+	snprintf(egress, sizeof(egress), "%s", t->egress_allow);
+	int ne = 0;
+	for (char *save = NULL, *c = strtok_r(egress, ",", &save); c && ne < TENANT_EGRESS_MAX;
+	     c = strtok_r(NULL, ",", &save), ne++) {
+		argv[n++] = "--egress-allow";
+		argv[n++] = c;
 	}
 	argv[n] = NULL;
 	/* a fork of a process that has loaded nothing yet: serve in it */

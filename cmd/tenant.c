@@ -31,6 +31,7 @@
 #include "cmd/hostsetup.h"
 #include "cmd/supervise.h"
 #include "cmd/users.h"
+#include "lib/addrfilter.h"
 #include "lib/json.h"
 #include "lib/pki.h"
 #include "lib/util.h"
@@ -201,6 +202,8 @@ struct create_args {
 	unsigned timeout_s;
 	bool set_gpus, set_policy, set_scheduler;
 	bool shared_ns; /* --shared-host-namespace: tenants that trust each other */
+	const char *egress[TENANT_EGRESS_MAX]; /* --egress-allow */
+	size_t negress;
 };
 
 static int abs_path(const char *p, char *buf, size_t len)
@@ -229,6 +232,7 @@ static int parse_create(const char *cmd, int argc, char **argv, struct create_ar
 	    {"advertise-address", required_argument, NULL, 'a'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"shared-host-namespace", no_argument, NULL, 'H'},
+	    {"egress-allow", required_argument, NULL, 'e'},
 	    {NULL, 0, NULL, 0},
 	};
 	memset(a, 0, sizeof(*a));
@@ -266,6 +270,19 @@ static int parse_create(const char *cmd, int argc, char **argv, struct create_ar
 		case 'T': a->timeout_s = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'l': a->listen = optarg; break;
 		case 'a': a->advertise = optarg; break;
+		case 'e': {
+			struct kb_cidr cidr;
+			if (kb_cidr_parse(optarg, &cidr) < 0)
+				return die(cmd,
+					   "bad --egress-allow %s (want an IP prefix, e.g. "
+					   "10.0.0.0/8)",
+					   optarg) +
+				       1;
+			if (a->negress == TENANT_EGRESS_MAX)
+				return die(cmd, "at most %d --egress-allow", TENANT_EGRESS_MAX) + 1;
+			a->egress[a->negress++] = optarg;
+			break;
+		}
 		case 'o':
 			if (!set_output(optarg))
 				return die(cmd, "-o takes json or text") + 1;
@@ -315,6 +332,11 @@ static int fill_tenant(const char *cmd, struct create_args *a, json_t *rec, stru
 	snapshot_defaults(a, rec, t);
 	snprintf(t->listen, sizeof(t->listen), "%s", a->listen ? a->listen : "127.0.0.1:0");
 	snprintf(t->advertise, sizeof(t->advertise), "%s", a->advertise ? a->advertise : "");
+	for (size_t i = 0; i < a->negress; i++) {
+		size_t used = strlen(t->egress_allow);
+		snprintf(t->egress_allow + used, sizeof(t->egress_allow) - used, "%s%s",
+			 used ? "," : "", a->egress[i]);
+	}
 	if (a->host_kubeconfig && *a->host_kubeconfig &&
 	    (rc = abs_path(a->host_kubeconfig, t->host_kubeconfig, sizeof(t->host_kubeconfig))) < 0)
 		return die(cmd, "--host-kubeconfig %s: %s", a->host_kubeconfig, strerror(-rc));

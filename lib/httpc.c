@@ -14,8 +14,11 @@
 
 #include "lib/kubeconfig.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -64,6 +67,7 @@ struct kb_httpc_req {
 	char ctype_in[128]; /* the answer's Content-Type, for on_head */
 	void *arg;
 	struct kb_buf resp;
+	struct kb_httpc_dial dial;        /* the connection attempts (allow hook) */
 	struct kb_httpc_req *next, *prev; /* in c->queue or c->active */
 };
 
@@ -144,6 +148,76 @@ int kb_httpc_map_curl(CURLcode cc)
 	}
 }
 
+/* ---- connections: the allow hook -------------------------------------------- */
+
+static void format_peer(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const void *)sa;
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(s4->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)sa;
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, ntohs(s6->sin6_port));
+	} else {
+		buf[0] = '\0';
+	}
+}
+
+/* curl's open-socket callback: the one place a connection of this client
+ * gets its socket, with the address curl resolved and is about to connect
+ * to. A refusal makes curl try the next address, or fail to connect. */
+static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose,
+				    struct curl_sockaddr *address)
+{
+	struct kb_httpc_dial *d = clientp;
+	kb_httpc_t *c = d->c;
+	if (purpose != CURLSOCKTYPE_IPCXN)
+		return CURL_SOCKET_BAD;
+	format_peer(&address->addr, d->peer, sizeof(d->peer));
+	if (c->allow && !c->allow(&address->addr, c->allow_arg)) {
+		d->refused = true;
+		kb_info("httpc", "%s: connection to %s refused by the address filter", c->server,
+			d->peer);
+		return CURL_SOCKET_BAD;
+	}
+	return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
+void kb_httpc_setup_dial(kb_httpc_t *c, CURL *e, struct kb_httpc_dial *d)
+{
+	d->c = c;
+	d->peer[0] = '\0';
+	d->refused = false;
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, d);
+	if (c->allow)
+		curl_easy_setopt(e, CURLOPT_PROXY, ""); /* none, whatever the environment says */
+}
+
+int kb_httpc_dial_err(const struct kb_httpc_dial *d, CURLcode cc)
+{
+	if (d->refused && cc == CURLE_COULDNT_CONNECT)
+		return -EACCES;
+	return kb_httpc_map_curl(cc);
+}
+
+const char *kb_httpc_req_peer(kb_httpc_req_t *r)
+{
+	if (!r->dial.peer[0] && r->easy) { /* a kept-alive connection: curl knows it */
+		char *ip = NULL;
+		long port = 0;
+		curl_easy_getinfo(r->easy, CURLINFO_PRIMARY_IP, &ip);
+		curl_easy_getinfo(r->easy, CURLINFO_PRIMARY_PORT, &port);
+		if (ip && *ip)
+			snprintf(r->dial.peer, sizeof(r->dial.peer),
+				 strchr(ip, ':') ? "[%s]:%ld" : "%s:%ld", ip, port);
+	}
+	return r->dial.peer;
+}
+
 /* ---- completion ---------------------------------------------------------------- */
 
 static int start(kb_httpc_t *c, struct kb_httpc_req *r);
@@ -176,7 +250,7 @@ static void finish(kb_httpc_t *c, struct kb_httpc_req *r, CURLcode cc)
 		return;
 	}
 	if (!r->cancelled) {
-		int err = r->too_big ? -EMSGSIZE : kb_httpc_map_curl(cc);
+		int err = r->too_big ? -EMSGSIZE : kb_httpc_dial_err(&r->dial, cc);
 		if ((err && err != -ECANCELED) || (!err && (status == 429 || status >= 500)))
 			c->nfailed++;
 		if (err && err != -ECANCELED)
@@ -443,6 +517,7 @@ static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r)
 		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
 	}
 	kb_httpc_setup_tls(c, e);
+	kb_httpc_setup_dial(c, e, &r->dial);
 	return 0;
 }
 
@@ -763,6 +838,8 @@ int kb_httpc_new(uv_loop_t *loop, const struct kb_httpc_opts *o, kb_httpc_t **ou
 	c->insecure = o->insecure;
 	c->timeout_ms = o->timeout_ms ? o->timeout_ms : 30000;
 	c->user_agent = dup_or_null(o->user_agent);
+	c->allow = o->allow;
+	c->allow_arg = o->allow_arg;
 	kb_httpc_set_limit(c, o->qps, o->burst);
 	c->multi = curl_multi_init();
 	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);

@@ -22,6 +22,14 @@
  * all connections (a curl share handle): a connection opened under a burst
  * resumes the session instead of a full handshake with the client key.
  *
+ * Address filter: an `allow` hook sees every address a connection is about
+ * to be opened to, after name resolution (so the address checked is the
+ * one connected: a name that resolves elsewhere on a second lookup gains
+ * nothing), for requests and tunnels alike; a refused address is never
+ * connected to, and a request whose every address was refused ends with
+ * -EACCES. With a hook, proxies from the environment (http_proxy, ...) are
+ * not used: a proxy would connect on our behalf to an address never seen.
+ *
  * DESIGN: a request lives from kb_httpc_request() until its done callback
  * has returned, or until kb_httpc_cancel() (no callback then). The client
  * lives until kb_httpc_close(), which cancels every request without calling
@@ -36,6 +44,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <uv.h>
+
+struct sockaddr;
 
 typedef struct kb_httpc kb_httpc_t;
 typedef struct kb_httpc_req kb_httpc_req_t;
@@ -53,6 +63,12 @@ struct kb_httpc_opts {
 	unsigned burst;         /* bucket size; 0: max(1, qps) */
 	unsigned timeout_ms;    /* whole-request timeout for non-streaming calls; 0: 30000 */
 	const char *user_agent; /* NULL: "kubicle-syncer"; copied */
+	/* Asked before each connection with the resolved address (AF_INET or
+	 * AF_INET6, its port set; borrowed for the call): false refuses it.
+	 * NULL: every address. Called on the loop thread, never after
+	 * kb_httpc_close. */
+	bool (*allow)(const struct sockaddr *addr, void *arg);
+	void *allow_arg; /* borrowed: outlives the client */
 };
 
 /* Streaming body bytes (watch events, followed logs), in arrival order. The
@@ -62,7 +78,8 @@ typedef bool (*kb_httpc_data_cb)(kb_httpc_req_t *req, const char *data, size_t l
 /*
  * The end of a request. `err` is 0 when an HTTP answer was received (any
  * status, in `status`), else a negative errno (-ECONNREFUSED, -ETIMEDOUT,
- * -EPROTO for TLS failures, -ECANCELED, -EMSGSIZE past max_body). `body`
+ * -EPROTO for TLS failures, -ECANCELED, -EMSGSIZE past max_body, -EACCES
+ * when the allow hook refused every address). `body`
  * is the whole body when no data callback was given (borrowed for the
  * call, NUL-terminated), else NULL.
  */
@@ -119,6 +136,10 @@ void kb_httpc_pause(kb_httpc_req_t *req, bool pause);
 /* Replaces the bearer token (copied; NULL: none). Requests started after
  * the call, including queued ones, send the new token. 0 or -ENOMEM. */
 int kb_httpc_set_token(kb_httpc_t *c, const char *token);
+/* The address of the connection req went on, or of the last one it tried,
+ * as "ADDR:PORT" ("[ADDR]:PORT" for IPv6), "" when none was tried (the name
+ * did not resolve). Borrowed: valid until req's done callback returns. */
+const char *kb_httpc_req_peer(kb_httpc_req_t *req);
 /* Sets the rate limit (qps 0: off). */
 void kb_httpc_set_limit(kb_httpc_t *c, double qps, unsigned burst);
 /* Requests in flight and waiting for a token. */

@@ -30,7 +30,9 @@ struct kb_httpc {
 	uv_timer_t timer;       /* curl's timeout */
 	uv_timer_t limit_timer; /* next token */
 	char *server, *token, *token_file;
-	char *user_agent;       /* NULL: "kubicle-syncer" */
+	char *user_agent;                                      /* NULL: "kubicle-syncer" */
+	bool (*allow)(const struct sockaddr *addr, void *arg); /* kb_httpc_opts.allow */
+	void *allow_arg;
 	unsigned token_gen;     /* bumped by each token change */
 	uint64_t token_read_ms; /* last read of token_file */
 	char *ca_pem, *ca_file, *cert_pem, *key_pem;
@@ -54,6 +56,14 @@ struct kb_httpc {
 	struct kb_httpc_tunnel *tunnels; /* open tunnels (httpc_tunnel.c) */
 };
 
+/* What one easy handle's connection attempts met (the allow hook): the
+ * last address tried and whether the hook refused one. */
+struct kb_httpc_dial {
+	kb_httpc_t *c;
+	char peer[64]; /* "ADDR:PORT", "[ADDR]:PORT" or "" */
+	bool refused;
+};
+
 /* The one place curl codes become errnos: 0, -ECONNREFUSED, -ETIMEDOUT,
  * -EHOSTUNREACH, -ECANCELED, -EPROTO (TLS), -ECONNRESET, -ENOMEM, -EIO. */
 int kb_httpc_map_curl(CURLcode cc);
@@ -61,6 +71,14 @@ int kb_httpc_map_curl(CURLcode cc);
  * certificate and key. The PEM blobs are borrowed from c (not copied): e
  * must be cleaned up before c's strings are freed by kb_httpc_close. */
 void kb_httpc_setup_tls(kb_httpc_t *c, CURL *e);
+/* Sets e to open its sockets through c's allow hook, noting attempts in d
+ * (borrowed: lives as long as e's transfer), and, with a hook, to use no
+ * proxy. */
+void kb_httpc_setup_dial(kb_httpc_t *c, CURL *e, struct kb_httpc_dial *d);
+/* The errno for a failed transfer: -EACCES when d saw a refusal and curl
+ * could not connect, else kb_httpc_map_curl(cc). */
+int kb_httpc_dial_err(const struct kb_httpc_dial *d, CURLcode cc);
+
 /* The bearer token to send now (borrowed until the next call or token
  * change), NULL for none; re-read from the token file first when the last
  * read is a minute old. */

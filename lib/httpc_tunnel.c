@@ -94,6 +94,7 @@ struct kb_httpc_tunnel {
 	enum tun_state state;
 	CURLM *multi; /* ours alone: it holds the connection */
 	CURL *easy;
+	struct kb_httpc_dial dial; /* its connection attempts (the allow hook) */
 	struct tsock *socks;
 	uv_timer_t ctimer; /* curl's timeout while connecting; then resume and linger checks */
 	uv_timer_t timer;  /* head (and refusal body) deadline, then the flush deadline */
@@ -232,7 +233,7 @@ static ssize_t send_some(kb_httpc_tunnel_t *t, const char *p, size_t len)
 	if (cc == CURLE_AGAIN)
 		return 0;
 	if (cc != CURLE_OK)
-		return kb_httpc_map_curl(cc);
+		return kb_httpc_dial_err(&t->dial, cc);
 	return (ssize_t)n;
 }
 
@@ -528,7 +529,7 @@ static void do_read(kb_httpc_tunnel_t *t)
 		if (cc == CURLE_AGAIN)
 			return;
 		if (cc != CURLE_OK) {
-			finish(t, kb_httpc_map_curl(cc));
+			finish(t, kb_httpc_dial_err(&t->dial, cc));
 			return;
 		}
 		if (n == 0) {
@@ -587,7 +588,7 @@ static void connected(kb_httpc_tunnel_t *t, CURLcode cc)
 {
 	if (cc != CURLE_OK) {
 		kb_debug("httpc", "tunnel to %s: %s", t->c->server, curl_easy_strerror(cc));
-		finish(t, kb_httpc_map_curl(cc));
+		finish(t, kb_httpc_dial_err(&t->dial, cc));
 		return;
 	}
 	curl_socket_t fd = CURL_SOCKET_BAD;
@@ -772,6 +773,7 @@ static void easy_setup(kb_httpc_tunnel_t *t)
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
 	kb_httpc_setup_tls(c, e);
+	kb_httpc_setup_dial(c, e, &t->dial);
 	curl_multi_setopt(t->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
 	curl_multi_setopt(t->multi, CURLMOPT_SOCKETDATA, t);
 	curl_multi_setopt(t->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);

@@ -76,6 +76,17 @@ int kb_pki_csr_check(const void *pem, size_t len, struct kb_csr_info *info, char
  */
 int kb_pki_certs_check(const void *pem, size_t len, char *err, size_t errlen);
 
+/*
+ * A CA bundle as client-go's rootCertPool takes it (crypto/x509
+ * AppendCertsFromPEM): usable when at least one "CERTIFICATE" block without
+ * headers parses as X.509; other blocks are skipped. 0, or -EINVAL with
+ * client-go's reason (transport's createErrorParsingCAData) in err:
+ * "unable to parse bytes as PEM block" (no PEM block at all), "failed to
+ * parse certificate: x509: malformed certificate", or "no valid
+ * certificate authority data seen". Empty input is -EINVAL too (no block).
+ */
+int kb_pki_ca_bundle_check(const void *pem, size_t len, char *err, size_t errlen);
+
 /* notAfter of the first certificate in PEM text: 0 or -EINVAL. */
 int kb_pki_cert_not_after(const void *pem, size_t len, time_t *out);
 

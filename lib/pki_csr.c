@@ -11,6 +11,7 @@
 #include "lib/pki.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,4 +344,40 @@ int kb_pki_ca_sign(const kb_pki_ca_t *ca, const void *csr, size_t len,
 	X509_REQ_free(req);
 	ERR_clear_error();
 	return rc;
+}
+
+int kb_pki_ca_bundle_check(const void *pem, size_t len, char *err, size_t errlen)
+{
+	if (len > INT32_MAX)
+		return -EINVAL;
+	BIO *b = len ? BIO_new_mem_buf(pem, (int)len) : NULL;
+	int blocks = 0, certs = 0;
+	bool malformed = false;
+	char *type = NULL, *header = NULL;
+	unsigned char *der = NULL;
+	long derlen = 0;
+	while (b && PEM_read_bio(b, &type, &header, &der, &derlen) == 1) {
+		const unsigned char *p = der;
+		blocks++;
+		if (strcmp(type, "CERTIFICATE") == 0 && !(header && *header)) {
+			X509 *c = d2i_X509(NULL, &p, derlen);
+			certs += c != NULL;
+			malformed |= c == NULL && certs == 0;
+			X509_free(c);
+		}
+		OPENSSL_free(type);
+		OPENSSL_free(header);
+		OPENSSL_free(der);
+		type = header = NULL;
+		der = NULL;
+	}
+	BIO_free(b);
+	ERR_clear_error();
+	if (certs)
+		return 0;
+	set_err(err, errlen,
+		!blocks     ? "unable to parse bytes as PEM block"
+		: malformed ? "failed to parse certificate: x509: malformed certificate"
+			    : "no valid certificate authority data seen");
+	return -EINVAL;
 }

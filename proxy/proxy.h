@@ -27,6 +27,13 @@ struct proxy_opts {
 	store_t *store;             /* borrowed, outlives the proxy */
 	const char *advertise_host; /* address written into the kubernetes Service endpoints */
 	const char *data_dir;       /* DIR: audit.log goes there; NULL: no audit log */
+	/* The egress policy (proxy/core/egress.h) for the connections a tenant
+	 * can steer (admission and conversion webhooks, APIService backends):
+	 * prefixes allowed ("10.0.0.0/8", "127.0.0.1/32"; NULL-terminated, or
+	 * NULL; borrowed for proxy_start), and the host API server's URL, whose
+	 * addresses are refused (NULL: none). */
+	const char *const *egress_allow;
+	const char *host_server;
 };
 
 /* Bootstraps the tenant's built-in objects if missing, then listens.
@@ -74,6 +81,15 @@ void proxy_set_host(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn 
  * this server runs no pods. Loop thread only. */
 void proxy_set_pod_streams(proxy_t *px, proxy_pod_log_fn pod_log, proxy_pod_connect_fn pod_connect,
 			   void *arg);
+
+/* The tenant's own host addresses for the egress policy
+ * (proxy/core/egress.h): fn says whether address a (borrowed) belongs to
+ * one of the tenant's host pods or host Services as the host reports them.
+ * `arg` is borrowed and must outlive the proxy (or be unset with fn NULL
+ * first). Loop thread only. */
+struct kb_addr;
+typedef bool (*proxy_egress_owner_fn)(void *arg, const struct kb_addr *a);
+void proxy_set_egress_owner(proxy_t *px, proxy_egress_owner_fn fn, void *arg);
 
 /* GET /metrics (proxy/core/prom.c) appends what fn writes (Prometheus text,
  * lib/prom.h) to kube-apiserver's metrics: the syncer's, for instance.

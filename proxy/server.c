@@ -374,7 +374,9 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		 opts->advertise_host ? opts->advertise_host : "127.0.0.1");
 	if (opts->data_dir)
 		snprintf(px->data_dir, sizeof(px->data_dir), "%s", opts->data_dir);
-	int rc = prom_start(px);
+	int rc = egress_start(px, opts);
+	if (rc == 0 && (rc = prom_start(px)) < 0)
+		egress_stop(px);
 	if (rc < 0) {
 		free(px->api);
 		free(px->metrics);
@@ -419,6 +421,7 @@ fail_auth:
 	auth_stop(px);
 fail_bootstrap:
 	prom_stop(px);
+	egress_stop(px);
 	free(px->api);
 	free(px->metrics);
 	free(px);
@@ -429,6 +432,7 @@ static void on_tick_closed(uv_handle_t *h)
 {
 	struct proxy *px = kb_container_of((uv_timer_t *)h, struct proxy, tick);
 	prom_stop(px);
+	egress_stop(px);
 	free(px->api);
 	free(px->metrics);
 	free(px);

@@ -52,7 +52,10 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 # the tenant: `kubicle create` (its supervisor restarts it if it dies); it
-# adopts the namespace and Queue made above and keeps port 6443 across restarts
+# adopts the namespace and Queue made above and keeps port 6443 across restarts.
+# No --egress-allow: the demo runs no webhook of its own; a webhook or
+# APIService server started on this machine for the tenant needs
+# `kubicle create ... --egress-allow 127.0.0.1/32` (docs/egress.md)
 export KUBICLE_HOME=$home
 K=./build/cmd/kubicle
 if [ -f "$home/tenants/demo/tenant.json" ]; then

@@ -107,6 +107,11 @@ static bool follows_host(const struct syncer_mirror *m)
 	return m->k->host_deleted == SYNCER_MIRROR_TENANT_FOLLOWS;
 }
 
+json_t *syncer_mirror_hosts(struct syncer_mirror *m)
+{
+	return m ? host_informer_cache(m->inf) : NULL;
+}
+
 static json_t *host_obj(struct syncer_mirror *m, const char *hn)
 {
 	return json_object_get(host_informer_cache(m->inf), hn);

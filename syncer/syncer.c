@@ -35,6 +35,8 @@
 #include "lib/util.h"
 #include "syncer/syncer_impl.h"
 
+#include "lib/addrfilter.h"
+
 #define RESYNC_MS 30000
 /* Service-account tokens mounted in host pods live an hour, like the
  * kubelet's projected tokens, and are replaced at 80 % of their life. */
@@ -1922,4 +1924,57 @@ void syncer_prom(void *arg, struct kb_buf *b)
 		       "Full comparisons of tenant and host pods.", (double)st.resyncs);
 	kb_prom_scalar(b, "kubicle_syncer_status_updates_total", "counter",
 		       "Tenant pod status writes from host pod status.", (double)st.status_updates);
+}
+
+/* ---- the egress policy's question ------------------------------------------- */
+
+static bool ip_is(const char *ip, const struct kb_addr *a)
+{
+	struct kb_addr b;
+	return ip && kb_addr_parse(ip, &b) == 0 && memcmp(&b, a, sizeof(b)) == 0;
+}
+
+static bool pod_has_ip(const json_t *hp, const struct kb_addr *a)
+{
+	const json_t *st = json_object_get(hp, "status");
+	const char *host_ip = jstr(st, "hostIP");
+	size_t i;
+	json_t *p;
+	if (host_ip && ip_is(host_ip, a))
+		return false; /* the node's own address (host network) */
+	if (ip_is(jstr(st, "podIP"), a))
+		return true;
+	json_array_foreach (json_object_get(st, "podIPs"), i, p)
+		if (ip_is(jstr(p, "ip"), a))
+			return true;
+	return false;
+}
+
+static bool service_has_ip(const json_t *hs, const struct kb_addr *a)
+{
+	const json_t *spec = json_object_get(hs, "spec");
+	size_t i;
+	json_t *ip;
+	if (ip_is(jstr(spec, "clusterIP"), a))
+		return true;
+	json_array_foreach (json_object_get(spec, "clusterIPs"), i, ip)
+		if (ip_is(json_string_value(ip), a))
+			return true;
+	return false;
+}
+
+bool syncer_owns_address(void *arg, const struct kb_addr *a)
+{
+	struct syncer *s = arg;
+	const char *k;
+	json_t *v;
+	if (!s || s->stopping)
+		return false;
+	json_object_foreach (s->pods_inf ? host_informer_cache(s->pods_inf) : NULL, k, v)
+		if (pod_has_ip(v, a))
+			return true;
+	json_object_foreach (syncer_mirror_hosts(s->svcs), k, v)
+		if (service_has_ip(v, a))
+			return true;
+	return false;
 }

@@ -197,5 +197,12 @@ void syncer_get_stats(const syncer_t *s, struct syncer_stats *out);
  * Prometheus' text format: GET /metrics's hook (proxy_set_prom). */
 struct kb_buf;
 void syncer_prom(void *syncer, struct kb_buf *b);
+/* The egress policy's question (proxy_set_egress_owner): is address a one
+ * of this tenant's host pods' IPs or host Services' cluster IPs, as the
+ * host reports them (the syncer's informer caches; a tenant-written field
+ * never counts)? A host pod whose IP is its node's (host network) does not
+ * count. Loop thread. */
+struct kb_addr;
+bool syncer_owns_address(void *syncer, const struct kb_addr *a);
 
 #endif

@@ -342,6 +342,9 @@ void syncer_mirror_resync(struct syncer_mirror *m);
 /* Host object hn as last seen (borrowed, valid until the next host event),
  * or NULL when the host has no such object of ours (or m is NULL). */
 json_t *syncer_mirror_host(struct syncer_mirror *m, const char *hn);
+/* Every host object of ours as last seen: host name -> object (borrowed,
+ * valid until the next host event), or NULL when m is NULL. */
+json_t *syncer_mirror_hosts(struct syncer_mirror *m);
 /* hn (SYNCER_NAME_MAX + 1 bytes) gets tenant object obj's host name: its
  * translated name, or the legacy one its host object keeps (adopted by
  * annotation), "" when it has none (or m is NULL). */

@@ -932,16 +932,20 @@ static bool call_start(struct wh_req *wr, struct wh_call *c, size_t hook, const 
 }
 
 /* The verdict of one answer: a refusal or failure is recorded in wr. */
-static void verdict(struct wh_req *wr, struct wh_call *c, int err, long status, const char *body,
-		    size_t len)
+static void verdict(struct wh_req *wr, struct wh_call *c, int err, const char *peer, long status,
+		    const char *body, size_t len)
 {
 	struct wh_hook *h = &wr->set->hooks[c->hook];
-	char why[3000];
+	char why[3000], dial[600];
 	if (err) {
+		/* kube's dispatcher: ErrCallingWebhook{Reason: "failed to call
+		 * webhook: " + the rest client's error}, Go's words for that */
+		if (err == -EMSGSIZE)
+			snprintf(dial, sizeof(dial), "the answer is larger than 8 MiB");
+		else
+			whc_dial_error(err, peer, h->t.where, dial, sizeof(dial));
 		snprintf(why, sizeof(why), "failed to call webhook: Post \"%s\": %s", h->t.where,
-			 err == -ETIMEDOUT  ? "context deadline exceeded"
-			 : err == -EMSGSIZE ? "the answer is larger than 8 MiB"
-					    : strerror(-err));
+			 dial);
 		call_failed(wr, h, why);
 		return;
 	}
@@ -1024,13 +1028,12 @@ static bool mutate_next(struct wh_req *wr)
 static void on_call_done(kb_httpc_req_t *hc, int err, long status, const char *body, size_t len,
 			 void *arg)
 {
-	(void)hc;
 	struct wh_call *c = arg;
 	struct wh_req *wr = c->wr;
 	c->hc = NULL;
 	wr->pending--;
 	wr->cur = c;
-	verdict(wr, c, err, status, body, len);
+	verdict(wr, c, err, err ? kb_httpc_req_peer(hc) : "", status, body, len);
 	wr->cur = NULL;
 	record_call(wr, c, err ? 0 : status);
 	if (wr->items) { /* deletecollection: a refusal is its object's */

@@ -272,7 +272,9 @@ static kb_httpc_t *client_of(struct aggregator *agg, struct agg_backend *b)
 				  .key_pem = agg->key_pem,
 				  .insecure = b->insecure,
 				  .timeout_ms = CHECK_TIMEOUT,
-				  .user_agent = "kube-aggregator"};
+				  .user_agent = "kube-aggregator",
+				  .allow = egress_allow, /* the tenant wrote the address */
+				  .allow_arg = agg->px};
 	if (kb_httpc_new(agg->px->loop, &o, &b->client) < 0)
 		b->client = NULL;
 	return b->client;
@@ -385,25 +387,20 @@ out:
 	return ok;
 }
 
-/* Go's net/http error text for what curl could not do. */
-static void go_error(int err, const char *url, char *buf, size_t len)
+/* Go's net/http error text for what curl could not do (peer: the address
+ * tried, kb_httpc_req_peer, or ""). */
+static void go_error(int err, const char *peer, const char *url, char *buf, size_t len)
 {
-	const char *host = strstr(url, "://");
-	host = host ? host + 3 : url;
-	const char *slash = strchr(host, '/');
-	int hl = slash ? (int)(slash - host) : (int)strlen(host);
-	if (err == -ECONNREFUSED)
-		snprintf(buf, len, "Get \"%s\": dial tcp %.*s: connect: connection refused", url,
-			 hl, host);
-	else if (err == -ETIMEDOUT)
+	char dial[300];
+	if (err == -ETIMEDOUT) {
 		snprintf(buf, len,
 			 "Get \"%s\": context deadline exceeded (Client.Timeout exceeded while "
 			 "awaiting headers)",
 			 url);
-	else if (err == -EPROTO)
-		snprintf(buf, len, "Get \"%s\": tls: failed to verify certificate", url);
-	else
-		snprintf(buf, len, "Get \"%s\": %s", url, strerror(-err));
+		return;
+	}
+	whc_dial_error(err, peer, url, dial, sizeof(dial));
+	snprintf(buf, len, "Get \"%s\": %s", url, dial);
 }
 
 /* kube's OpenAPI v3 aggregation: the backend's /openapi/v3 names the
@@ -456,13 +453,12 @@ struct check_ctx {
 static void on_check_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
 			  void *arg)
 {
-	(void)req;
 	struct check_ctx *cx = arg;
 	struct agg_backend *b = cx->b;
 	struct aggregator *agg = b->agg;
 	b->check = NULL;
 	b->check_ctx = NULL;
-	char why[1400], msg[2600];
+	char why[1500], msg[2700];
 	if (!b->gone && err == 0 && status >= 200 && status <= 299) {
 		json_t *doc = json_loadb(body, len, 0, NULL);
 		json_decref(b->discovery);
@@ -476,7 +472,7 @@ static void on_check_done(kb_httpc_req_t *req, int err, long status, const char 
 			openapi_fetch(b, b->client, ct);
 	} else if (!b->gone) {
 		if (err)
-			go_error(err, cx->url, why, sizeof(why));
+			go_error(err, kb_httpc_req_peer(req), cx->url, why, sizeof(why));
 		else
 			snprintf(why, sizeof(why), "bad status from %s: %ld", cx->url, status);
 		snprintf(msg, sizeof(msg), "failing or missing response from %s: %s", cx->url, why);
@@ -844,7 +840,6 @@ static bool on_data(kb_httpc_req_t *req, const char *data, size_t len, void *arg
 static void on_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
 		    void *arg)
 {
-	(void)req;
 	(void)status;
 	(void)body;
 	(void)len;
@@ -857,7 +852,8 @@ static void on_done(kb_httpc_req_t *req, int err, long status, const char *body,
 		char url[400];
 		snprintf(url, sizeof(url), "https://%s.%s.svc:%d", c->b->svc_name, c->b->svc_ns,
 			 c->b->port);
-		go_error(err ? err : -EIO, url, why, sizeof(why));
+		go_error(err ? err : -EIO, err ? kb_httpc_req_peer(req) : "", url, why,
+			 sizeof(why));
 		const char *msg = strstr(why, "\": ");
 		msg = msg ? msg + 3 : why;
 		char text[900];

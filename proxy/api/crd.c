@@ -466,14 +466,20 @@ static void keep_transition_times(json_t *conds, const json_t *crd)
 	}
 }
 
+/* bad_ca: not established because the conversion webhook's caBundle is
+ * invalid (kube's establishing controller, InvalidCABundle). */
 static json_t *desired_status(const json_t *crd, const struct names_verdict *v, bool established,
-			      const char *ts)
+			      bool bad_ca, const char *ts)
 {
 	json_t *conds = json_array();
 	json_array_append_new(conds, condition("NamesAccepted", v->ok, v->reason, v->msg, ts));
 	if (established)
 		json_array_append_new(conds, condition("Established", true, "InitialNamesAccepted",
 						       "the initial names have been accepted", ts));
+	else if (bad_ca)
+		json_array_append_new(conds,
+				      condition("Established", false, "InvalidCABundle",
+						"The conversion webhook CABundle is invalid", ts));
 	else
 		json_array_append_new(conds, condition("Established", false, "NotAccepted",
 						       "not all names are accepted", ts));
@@ -486,11 +492,11 @@ static json_t *desired_status(const json_t *crd, const struct names_verdict *v, 
 }
 
 static void status_sync(struct proxy *px, const json_t *crd, const struct names_verdict *v,
-			bool established)
+			bool established, bool bad_ca)
 {
 	char ts[40];
 	kb_time_rfc3339(time(NULL), ts, sizeof(ts));
-	json_t *want = desired_status(crd, v, established, ts);
+	json_t *want = desired_status(crd, v, established, bad_ca, ts);
 	if (!want || json_equal(want, json_object_get(crd, "status"))) {
 		json_decref(want);
 		return;
@@ -736,9 +742,13 @@ static void reconcile(struct proxy *px, const json_t *crd)
 {
 	struct names_verdict v;
 	names_accept(px, crd, &v);
-	bool established = v.ok || cond_true(crd, "Established");
+	/* kube's establishing controller: names accepted and, since 1.31, a
+	 * valid conversion caBundle (EstablishingController.sync) */
+	bool was = cond_true(crd, "Established");
+	bool bad_ca = !was && v.ok && !val_crd_ca_bundle_ok(crd);
+	bool established = (v.ok && !bad_ca) || was;
 	rows_sync(crd, established ? v.accepted : NULL);
-	status_sync(px, crd, &v, established);
+	status_sync(px, crd, &v, established, bad_ca);
 	json_decref(v.accepted);
 	if (obj_str(crd, "metadata.deletionTimestamp"))
 		finalize_step(px, js(crd, "metadata.name"));
@@ -919,7 +929,8 @@ static void val_versions(const json_t *crd, const json_t *old, json_t *causes)
 /* need_known: the conversion webhook's review versions must include one kube
  * knows (false on an update whose old CRD already had none it knew:
  * ValidateCustomResourceDefinitionUpdate's requireRecognizedConversionReviewVersion). */
-static void val_crd(const json_t *crd, const json_t *old, bool need_known, json_t *causes)
+static void val_crd(const json_t *crd, const json_t *old, bool need_known, bool allow_bad_ca,
+		    json_t *causes)
 {
 	const char *group = js(crd, "spec.group"), *scope = js(crd, "spec.scope");
 	const char *name = js(crd, "metadata.name");
@@ -941,7 +952,7 @@ static void val_crd(const json_t *crd, const json_t *old, bool need_known, json_
 	else if (old && strcmp(scope, js(old, "spec.scope")) != 0)
 		val_add(causes, "FieldValueInvalid", "spec.scope", "\"%s\": field is immutable",
 			scope);
-	val_crd_conversion(causes, crd, need_known);
+	val_crd_conversion(causes, crd, need_known, allow_bad_ca);
 	val_names(crd, causes);
 	val_versions(crd, old, causes);
 }
@@ -964,6 +975,19 @@ void crd_before_delete(json_t *crd)
 {
 	if (!obj_str(crd, "metadata.deletionTimestamp"))
 		add_finalizer(crd, CLEANUP_FIN);
+}
+
+/* kube's allowInvalidCABundle of the stored CRD an update replaces (true on
+ * create): it is not Established, or its own caBundle is set and invalid. */
+static bool bad_ca_allowed(struct req *r)
+{
+	json_t *prev = NULL;
+	if (is_post(r) || !r->name || store_get(r->px->store, CRD_KEY, "", r->name, &prev) != 0)
+		return true;
+	const char *ca = js(prev, "spec.conversion.webhook.clientConfig.caBundle");
+	bool allow = !cond_true(prev, "Established") || (*ca && !val_crd_ca_bundle_ok(prev));
+	json_decref(prev);
+	return allow;
 }
 
 /* kube's hasValidConversionReviewVersionOrEmpty of the stored CRD an update
@@ -997,7 +1021,7 @@ static int check_crd(struct req *r, json_t *obj)
 		json_object_del(obj, "status");
 	if (obj_str(obj, "metadata.deletionTimestamp") && r->name)
 		store_get(r->px->store, CRD_KEY, "", r->name, &old);
-	val_crd(obj, old, known_review_version(r), causes);
+	val_crd(obj, old, known_review_version(r), bad_ca_allowed(r), causes);
 	if (json_array_size(causes)) {
 		reply_invalid(r, r->res->kind, obj_str(obj, "metadata.name"), json_incref(causes));
 		rc = -EINVAL;

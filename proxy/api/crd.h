@@ -67,6 +67,11 @@ void crdconv_out(const struct proxy_resource *res, json_t *obj);
 bool crdconv_write_ahead(struct req *r, const json_t *obj);
 int crdconv_write(struct req *r, const json_t *obj);
 void crdconv_in(const struct proxy_resource *res, json_t *obj);
+/* crdconv.c, a write's answer: when r's write was converted to storage by
+ * the webhook, the stored object is converted back to r's version by a
+ * second call and answered with `code` later (true: r parked, or answered
+ * with the webhook's failure); false: answer obj (borrowed) as usual. */
+bool crdconv_reply(struct req *r, int code, const json_t *obj);
 /* crdconv.c, watches: ev (borrowed; copied) is queued on r's watch and
  * deliver(arg, ev, NULL) is called in order once its objects are converted
  * (the rows' from_storage then sees them), or deliver(arg, NULL, message)

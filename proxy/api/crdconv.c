@@ -32,10 +32,10 @@
  * list, then each event's object (and the one before it, for selectors)
  * converted by one call, events delivered in order; a failing webhook ends
  * the watch with an ERROR event.
- * Not done yet: a write's answer is the object as written in the request's
- * version (kube converts the stored object back with a second call: the
- * same object unless the webhook does not round-trip). A watch's bookmarks
- * wait while events are being converted (crdconv_watch_busy).
+ * A write's answer is the stored object converted back to the request's
+ * version by a second call, as kube decodes what it stored
+ * (crdconv_reply). Not done yet: a watch's bookmarks wait while events are
+ * being converted (crdconv_watch_busy).
  *
  * DESIGN: the read and write paths are synchronous, the webhook answers
  * later. A request through another version is parked (r->async, state on r
@@ -90,6 +90,7 @@ struct conv_req {
 	struct req *r;
 	struct conv_target *tg;
 	kb_httpc_req_t *hc;
+	char peer[64]; /* the address the failed call tried (kb_httpc_req_peer) */
 	char uid[40];
 	char in_gvk[600];   /* "<group>/<storage version>, Kind=<Kind>" */
 	char desired[300];  /* "<group>/<version>" */
@@ -105,6 +106,10 @@ struct conv_req {
 	crdconv_deliver_fn deliver;
 	void *deliver_arg;
 	bool watching; /* the call in flight converts the first event */
+	/* the call in flight converts the stored object back for the write's
+	 * answer (crdconv_reply), answered with reply_code */
+	bool replying;
+	int reply_code;
 };
 
 struct conv_event {
@@ -432,9 +437,9 @@ static int take_answer(struct conv_req *cr, int err, long status, const char *bo
 {
 	char why[4096] = "";
 	if (err) {
+		whc_dial_error(err, cr->peer, cr->tg->t.where, why, sizeof(why));
 		snprintf(msg, ml, "conversion webhook for %s failed: Post \"%s\": %s", cr->in_gvk,
-			 cr->tg->t.where,
-			 err == -ETIMEDOUT ? "context deadline exceeded" : strerror(-err));
+			 cr->tg->t.where, why);
 		return -1;
 	}
 	if (status < 200 || status > 299) {
@@ -498,17 +503,24 @@ static void on_abort(kb_http_req_t *http, void *arg)
 	req_free(r); /* cancels the call */
 }
 
+static void reply_converted(struct conv_req *cr, int err, long status, const char *body,
+			    size_t len);
+
 static void on_answer(kb_httpc_req_t *hc, int err, long status, const char *body, size_t len,
 		      void *arg)
 {
-	(void)hc;
 	struct conv_req *cr = arg;
 	struct req *r = cr->r;
 	char msg[8192];
+	snprintf(cr->peer, sizeof(cr->peer), "%s", err ? kb_httpc_req_peer(hc) : "");
 	cr->hc = NULL;
 	cr->tg->inflight--;
 	if (cr->watching) {
 		watch_answer(cr, err, status, body, len);
+		return;
+	}
+	if (cr->replying) {
+		reply_converted(cr, err, status, body, len);
 		return;
 	}
 	kb_http_req_on_abort(r->http, NULL, NULL);
@@ -826,6 +838,75 @@ void crdconv_in(const struct proxy_resource *res, json_t *obj)
 			crd_schema_prune(schema, obj, NULL);
 	}
 	json_decref(out);
+}
+
+/* ---- writes: the answer back in the request's version ---------------------------- */
+
+/*
+ * kube answers a write with the object decoded from what it stored, and
+ * the decoding converts it back to the request's version: a second webhook
+ * call (the storage codec's Decode through the CRD's converter,
+ * k8s.io/apiextensions-apiserver pkg/apiserver/customresource_handler.go;
+ * the same object unless the webhook does not round-trip). A failing call
+ * answers kube's 500 although the write is stored, as kube's does.
+ */
+bool crdconv_reply(struct req *r, int code, const json_t *obj)
+{
+	struct conv_req *cr = conv_of(r);
+	char msg[8192];
+	json_t *stored = NULL;
+	if (!cr || !json_object_size(cr->written) || cr->replying || !r->http || r->q.dry_run ||
+	    r->as_scale || r->want_table || !obj || obj_str(obj, "metadata.deletionTimestamp"))
+		return false;
+	if (store_get(r->px->store, r->res->store_key, r->ns ? r->ns : "",
+		      obj_str(obj, "metadata.name"), &stored) < 0)
+		return false;
+	const char *sv = storage_version(r->res->crd);
+	json_decref(cr->sent);
+	cr->sent = json_pack("[o]", stored);
+	cr->writing = false;
+	cr->replying = true;
+	cr->reply_code = code;
+	json_decref(cr->done);
+	cr->done = json_object();
+	snprintf(cr->desired, sizeof(cr->desired), "%s/%s", r->res->group, r->res->version);
+	snprintf(cr->in_gvk, sizeof(cr->in_gvk), "%s/%s, Kind=%s", r->res->group, sv, r->res->kind);
+	if (call_start(cr, msg, sizeof(msg)) < 0) {
+		kb_warn("crdconv", "%s", msg);
+		reply_status(r, 500, NULL, msg, NULL);
+		return true;
+	}
+	r->async = true; /* parked: reply_converted answers it */
+	kb_http_req_on_abort(r->http, on_abort, r);
+	return true;
+}
+
+static void reply_converted(struct conv_req *cr, int err, long status, const char *body, size_t len)
+{
+	struct req *r = cr->r;
+	char msg[8192], key[600], why[256];
+	kb_http_req_on_abort(r->http, NULL, NULL);
+	r->async = false;
+	const json_t *stored = json_array_get(cr->sent, 0);
+	if (take_answer(cr, err, status, body, len, msg, sizeof(msg)) < 0) {
+		kb_warn("crdconv", "%s", msg);
+		reply_status(r, 500, NULL, msg, NULL);
+	} else {
+		key_of(stored, key, sizeof(key));
+		json_t *out = json_deep_copy(json_object_get(cr->done, key));
+		if (out && restore_meta(stored, out, why, sizeof(why)) == 0) {
+			if (r->res->schema) /* schemaCoercingConverter, as crdconv_out */
+				crd_schema_prune(r->res->schema, out, NULL);
+			rstore_crd_out(r->res, out);
+			reply_json(r, cr->reply_code, out);
+		} else {
+			reply_status(r, 500, "InternalError", "the converted object is missing",
+				     NULL);
+		}
+		json_decref(out);
+	}
+	req_free(r);
+	targets_sweep();
 }
 
 /* ---- watches ---------------------------------------------------------------------- */

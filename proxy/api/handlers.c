@@ -310,6 +310,8 @@ void handle_reply_scale(struct req *r, int code, const json_t *scale)
 
 static void reply_object(struct req *r, int code, json_t *obj)
 {
+	if (r->res->crd && crdconv_reply(r, code, obj))
+		return; /* the stored object, converted back by the webhook (crdconv.c) */
 	if (r->as_scale) {
 		json_t *scale = scale_view(r->res, obj);
 		handle_reply_scale(r, code, scale);

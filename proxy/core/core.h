@@ -102,6 +102,7 @@ struct proxy {
 	struct apisvc *apisvc;       /* aggregation/apiservice.c: APIServices */
 	struct aggregator *agg;      /* aggregation/aggregator.c: service-backed APIServices */
 	struct metrics_hook *metrics; /* aggregation/metrics.c: proxy_set_metrics */
+	struct egress *egress;        /* core/egress.c: where a tenant may make us connect */
 };
 
 /* prom.c: where a request is in its metrics (kube counts long-running
@@ -209,6 +210,7 @@ void req_filter_free(struct filter *f);
 /* the core's modules, one header each */
 #include "proxy/core/audit.h"
 #include "proxy/core/cfgwatch.h"
+#include "proxy/core/egress.h"
 #include "proxy/core/prom.h"
 #include "proxy/core/rstore.h"
 #include "proxy/core/whclient.h"

@@ -110,7 +110,9 @@ kb_httpc_t *whc_client(struct proxy *px, struct whc_target *t, const char *user_
 	struct kb_httpc_opts o = {.server = t->server,
 				  .ca_pem = t->ca_pem,
 				  .timeout_ms = t->timeout_s * 1000,
-				  .user_agent = user_agent};
+				  .user_agent = user_agent,
+				  .allow = egress_allow, /* the tenant wrote the address */
+				  .allow_arg = px};
 	int rc = kb_httpc_new(px->loop, &o, &t->client);
 	if (rc < 0) {
 		snprintf(why, wl, "cannot make a client for %s: %s", t->server, strerror(-rc));
@@ -179,4 +181,44 @@ kb_httpc_req_t *whc_post_json(kb_httpc_t *client, const struct whc_target *t, co
 	kb_httpc_req_t *hc = kb_httpc_request(client, &call);
 	free(body);
 	return hc;
+}
+
+/* The host and port of url ("h:443" when it names no port), into buf. */
+static void url_hostport(const char *url, char *buf, size_t len)
+{
+	const char *h = strstr(url, "://");
+	bool tls = !h || strncmp(url, "https", 5) == 0;
+	h = h ? h + 3 : url;
+	size_t n = strcspn(h, "/?");
+	const char *colon = memrchr(h, ':', n), *bracket = memrchr(h, ']', n);
+	bool port = colon && (!bracket || colon > bracket);
+	snprintf(buf, len, port ? "%.*s" : "%.*s:%s", (int)n, h, tls ? "443" : "80");
+}
+
+void whc_dial_error(int err, const char *peer, const char *url, char *buf, size_t len)
+{
+	char hp[300], host[300];
+	url_hostport(url, hp, sizeof(hp));
+	if (!peer || !*peer)
+		peer = hp;
+	switch (err) {
+	case -ECONNREFUSED:
+		snprintf(buf, len, "dial tcp %s: connect: connection refused", peer);
+		break;
+	case -EACCES:
+		snprintf(buf, len,
+			 "dial tcp %s: connect: address not allowed by this server's egress "
+			 "policy (the platform can allow it: kubicle serve --egress-allow)",
+			 peer);
+		break;
+	case -ETIMEDOUT: snprintf(buf, len, "context deadline exceeded"); break;
+	case -EHOSTUNREACH:
+		snprintf(host, sizeof(host), "%s", hp);
+		*strrchr(host, ':') = '\0';
+		snprintf(buf, len, "dial tcp: lookup %s: no such host", host);
+		break;
+	case -EPROTO: snprintf(buf, len, "tls: failed to verify certificate"); break;
+	case -ECONNRESET: snprintf(buf, len, "EOF"); break;
+	default: snprintf(buf, len, "%s", strerror(-err)); break;
+	}
 }

@@ -55,4 +55,15 @@ kb_httpc_req_t *whc_post_json(kb_httpc_t *client, const struct whc_target *t, co
 int whc_service_address(struct proxy *px, const struct whc_target *t, char *ct, size_t len,
 			char *why, size_t wl);
 
+/* Go's words for a call that got no answer, as kube-apiserver's messages
+ * show them after `Post "URL": ` (net/http and net errors): err from
+ * lib/httpc, peer its kb_httpc_req_peer ("" when unknown: the URL's host
+ * and port stand in), url the URL called. -ECONNREFUSED "dial tcp ADDR:
+ * connect: connection refused"; -EACCES (the egress policy,
+ * proxy/core/egress.h) "dial tcp ADDR: connect: address not allowed ...";
+ * -ETIMEDOUT "context deadline exceeded"; -EHOSTUNREACH "dial tcp: lookup
+ * HOST: no such host"; -EPROTO "tls: failed to verify certificate";
+ * -ECONNRESET "EOF". */
+void whc_dial_error(int err, const char *peer, const char *url, char *buf, size_t len);
+
 #endif

@@ -87,7 +87,11 @@ void val_webhook_configuration(const struct proxy_resource *r, const json_t *obj
  * strategy (None or Webhook; Webhook needs preserveUnknownFields false), the
  * webhook's clientConfig (url or service) and conversionReviewVersions
  * (need_known: one must be v1 or v1beta1). crd is borrowed. */
-void val_crd_conversion(json_t *causes, const json_t *crd, bool need_known);
+void val_crd_conversion(json_t *causes, const json_t *crd, bool need_known, bool allow_invalid_ca);
+/* The CRD's conversion webhook caBundle is empty or loads as PEM
+ * certificates (kube's webhook.ValidateCABundle; the establishing
+ * controller leaves a CRD with an invalid one not Established). */
+bool val_crd_ca_bundle_ok(const json_t *crd);
 /* kube's v1 defaults of a conversion webhook (service port 443). */
 void val_crd_conversion_defaults(json_t *crd);
 /* Pieces of the webhook walk that the admission policies share

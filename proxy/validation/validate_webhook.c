@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "lib/pki.h"
 #include "lib/util.h"
 #include "proxy/model/object.h"
 
@@ -643,8 +644,53 @@ static void client_config(json_t *c, const json_t *cc, const char *base)
  * validateCustomResourceDefinitionSpec. Paths are kube's internal ones
  * (spec.conversion.webhookClientConfig for v1's webhook.clientConfig), as
  * kube reports them. need_known: the old CRD had no conversionReviewVersions
- * or a recognized one (ValidateCustomResourceDefinitionUpdate). */
-void val_crd_conversion(json_t *c, const json_t *crd, bool need_known)
+ * or a recognized one (ValidateCustomResourceDefinitionUpdate).
+ * allow_invalid_ca: kube's allowInvalidCABundle (a create, an update of a CRD
+ * not Established, or of one whose caBundle is already invalid): else a
+ * caBundle that is not PEM certificates is refused. */
+/* Go's %#v of a []byte: []byte{0x68, 0x69}. New string in b. */
+static void go_bytes(struct kb_buf *b, const unsigned char *p, size_t n)
+{
+	kb_buf_puts(b, "[]byte{");
+	for (size_t i = 0; i < n; i++)
+		kb_buf_printf(b, "%s0x%x", i ? ", " : "", p[i]);
+	kb_buf_puts(b, "}");
+}
+
+/* k8s.io/apiserver pkg/util/webhook ValidateCABundle: the caBundle (base64
+ * in JSON) must load as client-go's root certificates (transport
+ * TLSConfigFor: "unable to load root certificates: ..."). */
+static void ca_bundle_check(json_t *c, const json_t *cc, const char *field)
+{
+	const char *ca64 = val_jstr(cc, "caBundle");
+	unsigned char *raw = NULL;
+	size_t rl = 0;
+	char why[200];
+	if (!ca64 || !*ca64 || kb_base64_decode(ca64, strlen(ca64), &raw, &rl) < 0 || !rl) {
+		free(raw);
+		return; /* empty, or refused by decoding (kube's JSON decoder) */
+	}
+	if (kb_pki_ca_bundle_check(raw, rl, why, sizeof(why)) < 0) {
+		struct kb_buf b = {0};
+		go_bytes(&b, raw, rl);
+		val_add(c, "FieldValueInvalid", field, "%s: unable to load root certificates: %s",
+			b.data ? b.data : "[]byte{}", why);
+		kb_buf_free(&b);
+	}
+	free(raw);
+}
+
+bool val_crd_ca_bundle_ok(const json_t *crd)
+{
+	const json_t *cc = obj_get(crd, "spec.conversion.webhook.clientConfig");
+	json_t *c = json_array();
+	ca_bundle_check(c, cc, "caBundle");
+	bool ok = json_array_size(c) == 0;
+	json_decref(c);
+	return ok;
+}
+
+void val_crd_conversion(json_t *c, const json_t *crd, bool need_known, bool allow_invalid_ca)
 {
 	const json_t *conv = json_object_get(json_object_get(crd, "spec"), "conversion");
 	const json_t *wh = json_object_get(conv, "webhook");
@@ -674,6 +720,8 @@ void val_crd_conversion(json_t *c, const json_t *crd, bool need_known)
 				"required when strategy is set to Webhook");
 		else
 			client_config(c, cc, "spec.conversion.webhookClientConfig");
+		if (cc && !allow_invalid_ca)
+			ca_bundle_check(c, cc, "spec.conversion.webhookClientConfig.caBundle");
 		review_versions_check(c, versions, "spec.conversion.conversionReviewVersions",
 				      need_known, NULL);
 		return;

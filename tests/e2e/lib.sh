@@ -30,13 +30,19 @@ fail() { E2E_FAIL=$((E2E_FAIL + 1)); echo "FAIL $*"; }
 # data dir $E2E_TMP/NAME; sets SERVER_PID, KCFG, SERVER_URL. With
 # --standin-exec among the args, the host stand-in instead ($KUBICLE_STANDIN:
 # the same flags, plus a kubelet's log, exec and port-forward and KAI's Queue).
+# The suites' webhook, conversion and APIService servers listen on
+# 127.0.0.1, which the egress policy refuses (docs/egress.md): every server
+# gets --egress-allow $E2E_EGRESS_ALLOW (default 127.0.0.1/32; empty: none,
+# as the ssrf suite wants).
 start_server() {
   local name=$1; shift
   local dir=$E2E_TMP/$name a cmd=("$KUBICLE" serve) args=()
+  local egress=${E2E_EGRESS_ALLOW-127.0.0.1/32}
   for a in "$@"; do
     if [ "$a" = --standin-exec ]; then cmd=("${KUBICLE_STANDIN:?no host stand-in}")
     else args+=("$a"); fi
   done
+  [ -n "$egress" ] && args+=(--egress-allow "$egress")
   rm -f "$dir/kubeconfig"
   "${cmd[@]}" --data-dir "$dir" --listen 127.0.0.1:${E2E_PORT:-0} ${args[@]+"${args[@]}"} \
     >>"$E2E_TMP/$name.log" 2>&1 &

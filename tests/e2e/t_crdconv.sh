@@ -123,6 +123,28 @@ crdconv_validation() {
   expect_fail "an unknown strategy: NotSupported" \
     'spec.conversion.strategy: Unsupported value: "Magic": supported values: "None", "Webhook"' \
     $K apply -f "$d/bad7.yaml"
+
+  # the caBundle as kube >= 1.31 checks it (webhook.ValidateCABundle; the
+  # establishing controller): a new CRD with one that is not PEM
+  # certificates is stored but not Established; an Established CRD with a
+  # valid one cannot be given an invalid one
+  cv_crd /convert | sed 's/widgets.conv.kubicle.test/gadgets.conv.kubicle.test/; s/kind: Widget, listKind: WidgetList, plural: widgets, singular: widget/kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget/' \
+    >"$d/gadget.yaml"
+  sed "s#caBundle: $CV_CA#caBundle: aGVsbG8=#" "$d/gadget.yaml" >"$d/gadget-bad.yaml"
+  expect "a new CRD whose caBundle is not PEM: stored (kube allows it on create)" "created" \
+    $K apply -f "$d/gadget-bad.yaml"
+  expect_until "... but not Established, kube's reason and message" \
+    "False InvalidCABundle The conversion webhook CABundle is invalid" \
+    $K get crd gadgets.conv.kubicle.test -o 'jsonpath={.status.conditions[?(@.type=="Established")].status} {.status.conditions[?(@.type=="Established")].reason} {.status.conditions[?(@.type=="Established")].message}'
+  expect_fail "... its resource is not served" "the server doesn't have a resource type" \
+    $K get gadgets.conv.kubicle.test -A
+  expect "a valid caBundle given: accepted" "configured" $K apply -f "$d/gadget.yaml"
+  expect_until "... and the CRD is Established" "True" \
+    $K get crd gadgets.conv.kubicle.test -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}'
+  expect_fail "an Established CRD's valid caBundle replaced by one that is not PEM: kube's error" \
+    'spec.conversion.webhookClientConfig.caBundle: Invalid value: \[\]byte\{0x68, 0x65, 0x6c, 0x6c, 0x6f\}: unable to load root certificates: unable to parse bytes as PEM block' \
+    $K apply -f "$d/gadget-bad.yaml"
+  $K delete crd gadgets.conv.kubicle.test >/dev/null
 }
 
 crdconv_convert() {
@@ -152,10 +174,23 @@ crdconv_convert() {
   printf 'apiVersion: conv.kubicle.test/v2\nkind: Widget\nmetadata: {name: w3, namespace: conv}\nspec: {capacity: 7}\n' >"$d/w3.yaml"
   expect "kubectl apply through v2: the object goes to the webhook on its way to storage" "widget.conv.kubicle.test/w3 created" \
     $K apply -f "$d/w3.yaml"
-  expect_eq "... the review asks for the storage version, with the v2 object" "conv.kubicle.test/v1 ['conv.kubicle.test/v2'] [{'capacity': 7, 'color': 'blue'}]" \
-    cv_review 1 "r['request']['desiredAPIVersion'] + ' ' + str([o['apiVersion'] for o in r['request']['objects']]) + ' ' + str([o['spec'] for o in r['request']['objects']])"
+  expect_eq "... the review asks for the storage version, with the v2 object (the next one converts the answer back)" "conv.kubicle.test/v1 ['conv.kubicle.test/v2'] [{'capacity': 7, 'color': 'blue'}]" \
+    cv_review 2 "r['request']['desiredAPIVersion'] + ' ' + str([o['apiVersion'] for o in r['request']['objects']]) + ' ' + str([o['spec'] for o in r['request']['objects']])"
   expect_eq "... stored converted (read through v1), fields of no schema pruned" "7 v1 " \
     $K get widgets.v1.conv.kubicle.test w3 -n conv -o 'jsonpath={.spec.size} {.metadata.labels.converted-to} {.spec.junk}'
+  expect_eq "a create through v2 answers the stored object converted back by a second call (kube's decode)" \
+    "conv.kubicle.test/v2 8 v2 blue|" \
+    $K create -o 'jsonpath={.apiVersion} {.spec.capacity} {.metadata.labels.converted-to} {.spec.color}|{.spec.junk}' -f - \
+    <<<'{"apiVersion":"conv.kubicle.test/v2","kind":"Widget","metadata":{"name":"w8","namespace":"conv"},"spec":{"capacity":8}}'
+  expect_eq "... that review: the stored v1 object to v2" "conv.kubicle.test/v2 ['conv.kubicle.test/v1'] [8]" \
+    cv_review 1 "r['request']['desiredAPIVersion'] + ' ' + str([o['apiVersion'] for o in r['request']['objects']]) + ' ' + str([o['spec']['size'] for o in r['request']['objects']])"
+  expect_eq "... the one before: the written v2 object to v1 (storage)" "conv.kubicle.test/v1" \
+    cv_review 2 "r['request']['desiredAPIVersion']"
+  expect_eq "... stored as the first call made it" "8 v1" \
+    $K get widgets.v1.conv.kubicle.test w8 -n conv -o 'jsonpath={.spec.size} {.metadata.labels.converted-to}'
+  expect_eq "a merge patch through v2 answers the stored object converted back too" "9 v2 <nil>" \
+    sh -c "$K patch widgets.v2.conv.kubicle.test w8 -n conv --type=merge -p '{\"spec\":{\"capacity\":9}}' -o json | python3 -c 'import json,sys; o=json.load(sys.stdin); print(o[\"spec\"][\"capacity\"], o[\"metadata\"][\"labels\"][\"converted-to\"], o[\"spec\"].get(\"size\", \"<nil>\"))'"
+  $K delete widgets.v1.conv.kubicle.test w8 -n conv >/dev/null
   expect "a merge patch through v2 (kubectl label)" "labeled" \
     $K label widgets.v2.conv.kubicle.test w1 -n conv more=1
   expect_eq "... stored, read through v1" "1 3" \
@@ -211,11 +246,11 @@ crdconv_convert() {
     $K get widgets.v2.conv.kubicle.test w1 -n conv
   CV_URL=https://127.0.0.1:1 cv_crd /convert | $K apply -f - >/dev/null
   expect_fail "a write through v2 when the webhook fails: kube's error, nothing stored" \
-    'conversion webhook for conv.kubicle.test/v2, Kind=Widget failed: Post "https://127.0.0.1:1/convert\?timeout=30s": ' \
+    'conversion webhook for conv.kubicle.test/v2, Kind=Widget failed: Post "https://127.0.0.1:1/convert\?timeout=30s": dial tcp 127.0.0.1:1: connect: connection refused$' \
     $K create -f - <<<'{"apiVersion":"conv.kubicle.test/v2","kind":"Widget","metadata":{"name":"w9","namespace":"conv"},"spec":{"capacity":1}}'
   expect_fail "... nothing stored" "NotFound" $K get widgets.v1.conv.kubicle.test w9 -n conv
   expect_fail "an unreachable webhook: kube's error" \
-    'conversion webhook for conv.kubicle.test/v1, Kind=Widget failed: Post "https://127.0.0.1:1/convert\?timeout=30s": ' \
+    'conversion webhook for conv.kubicle.test/v1, Kind=Widget failed: Post "https://127.0.0.1:1/convert\?timeout=30s": dial tcp 127.0.0.1:1: connect: connection refused$' \
     $K get widgets.v2.conv.kubicle.test w1 -n conv
   expect_eq "... reads through v1 still work" "3" \
     $K get widgets.v1.conv.kubicle.test w1 -n conv -o 'jsonpath={.spec.size}'

@@ -377,8 +377,8 @@ EOF
   $K delete validatingwebhookconfiguration fail-open >/dev/null
   wh_config ValidatingWebhookConfiguration fail-closed \
     "down.kubicle.test|/allow|CREATE|Fail|2|" | sed "s#$WH_URL#https://127.0.0.1:1#" | $K apply -f - >/dev/null
-  expect_fail "failurePolicy Fail: the request fails as kube's does" \
-    'Internal error occurred: failed calling webhook "down.kubicle.test": failed to call webhook: Post "https://127.0.0.1:1/allow\?timeout=2s"' \
+  expect_fail "failurePolicy Fail: the request fails as kube's does (Go's dial error, not errno text)" \
+    'Internal error occurred: failed calling webhook "down.kubicle.test": failed to call webhook: Post "https://127.0.0.1:1/allow\?timeout=2s": dial tcp 127.0.0.1:1: connect: connection refused$' \
     $K create cm closed -n wh
   $K delete validatingwebhookconfiguration fail-closed >/dev/null
   wh_config ValidatingWebhookConfiguration odd \

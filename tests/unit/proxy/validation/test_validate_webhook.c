@@ -548,7 +548,7 @@ static void expect_conv(const char *spec, bool need_known, const char *want)
 	snprintf(doc, sizeof(doc), "{\"spec\":%s}", spec);
 	json_t *crd = J(doc), *c = json_array();
 	val_crd_conversion_defaults(crd);
-	val_crd_conversion(c, crd, need_known);
+	val_crd_conversion(c, crd, need_known, false);
 	char *got = lines(c);
 	ck_assert_msg(strcmp(got, want) == 0, "\nwant: %s\ngot:  %s", want, got);
 	free(got);
@@ -610,6 +610,74 @@ START_TEST(crd_conversion)
 }
 END_TEST
 
+/* A self-signed CA certificate (EC P-256, valid for a century), base64 as
+ * JSON carries a caBundle. */
+#define GOOD_CA                                                                    \
+	"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJjVENDQVJlZ0F3SUJBZ0lVWTdOWUlh" \
+	"dWdMNEZaY001eHJ5MnoyQ0ZOclhRd0NnWUlLb1pJemowRUF3SXcKRFRFTE1Ba0dBMVVFQXd3" \
+	"Q1kyRXdJQmNOTWpZeE1qQXpNREV5TVRFMFdoZ1BNakV5TmpFeE1Ea3dNVEl4TVRSYQpNQTB4" \
+	"Q3pBSkJnTlZCQU1NQW1OaE1Ga3dFd1lIS29aSXpqMENBUVlJS29aSXpqMERBUWNEUWdBRVhT" \
+	"MHpZWDF3ClVKN3paUDdhamtmUGg0eDRnSG9YekdOcmtzbW80SW5LVlFtNUU0R1BkSCtXcE5i" \
+	"QnQwc1ozQm1RTzZiT2xsdWcKNms1YXdJRVIrOUI3ZGFOVE1GRXdIUVlEVlIwT0JCWUVGRXY0" \
+	"cTQvdTNuZ1RnaHJjWEsyYW95UGozeW5RTUI4RwpBMVVkSXdRWU1CYUFGRXY0cTQvdTNuZ1Rn" \
+	"aHJjWEsyYW95UGozeW5RTUE4R0ExVWRFd0VCL3dRRk1BTUJBZjh3CkNnWUlLb1pJemowRUF3" \
+	"SURTQUF3UlFJZ1BvVHlkTUJXZmZZY0ZITXBlQmdzMk1NSEZOcm5WYXV6S3Q3V09nRzQKMXNj" \
+	"Q0lRRGVub0k3YUZlejhibGdCaTJXRDVJa3lqWkE0ZnFheUZOVWJUdHgwRGdTV0E9PQotLS0t" \
+	"LUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
+
+/* The causes of val_crd_conversion for a url webhook with caBundle ca64. */
+static void expect_ca(const char *ca64, bool allow_invalid, const char *want)
+{
+	char doc[4096];
+	snprintf(doc, sizeof(doc),
+		 "{\"spec\":{\"conversion\":{\"strategy\":\"Webhook\",\"webhook\":{"
+		 "\"clientConfig\":{\"url\":\"https://x/c\",\"caBundle\":\"%s\"},"
+		 "\"conversionReviewVersions\":[\"v1\"]}}}}",
+		 ca64);
+	json_t *crd = J(doc), *c = json_array();
+	val_crd_conversion(c, crd, true, allow_invalid);
+	char *got = lines(c);
+	ck_assert_msg(strcmp(got, want) == 0, "\nwant: %s\ngot:  %s", want, got);
+	/* what the establishing controller asks: the bundle alone */
+	ck_assert(val_crd_ca_bundle_ok(crd) == (strcmp(ca64, GOOD_CA) == 0));
+	free(got);
+	json_decref(c);
+	json_decref(crd);
+}
+
+/* webhook.ValidateCABundle through client-go's rootCertPool, with kube's
+ * words; allowInvalidCABundle (create, not Established, old one invalid)
+ * lets it through */
+START_TEST(crd_conversion_ca_bundle)
+{
+	expect_ca(GOOD_CA, false, "");
+	expect_ca("aGVsbG8=", false, /* "hello" */
+		  "spec.conversion.webhookClientConfig.caBundle: Invalid value: []byte{0x68, 0x65, "
+		  "0x6c, 0x6c, 0x6f}: unable to load root certificates: unable to parse bytes as "
+		  "PEM block");
+	expect_ca("aGVsbG8=", true, "");
+	/* "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n" */
+	expect_ca(
+	    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkFBQUEKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=",
+	    false,
+	    "spec.conversion.webhookClientConfig.caBundle: Invalid value: []byte{0x2d, 0x2d, "
+	    "0x2d, 0x2d, 0x2d, 0x42, 0x45, 0x47, 0x49, 0x4e, 0x20, 0x43, 0x45, 0x52, 0x54, "
+	    "0x49, 0x46, 0x49, 0x43, 0x41, 0x54, 0x45, 0x2d, 0x2d, 0x2d, 0x2d, 0x2d, 0xa, "
+	    "0x41, 0x41, 0x41, 0x41, 0xa, 0x2d, 0x2d, 0x2d, 0x2d, 0x2d, 0x45, 0x4e, 0x44, "
+	    "0x20, 0x43, 0x45, 0x52, 0x54, 0x49, 0x46, 0x49, 0x43, 0x41, 0x54, 0x45, 0x2d, "
+	    "0x2d, 0x2d, 0x2d, 0x2d, 0xa}: unable to load root certificates: failed to parse "
+	    "certificate: x509: malformed certificate");
+	/* "-----BEGIN X-----\nAAAA\n-----END X-----\n": PEM, no certificate */
+	expect_ca(
+	    "LS0tLS1CRUdJTiBYLS0tLS0KQUFBQQotLS0tLUVORCBYLS0tLS0K", false,
+	    "spec.conversion.webhookClientConfig.caBundle: Invalid value: []byte{0x2d, 0x2d, "
+	    "0x2d, 0x2d, 0x2d, 0x42, 0x45, 0x47, 0x49, 0x4e, 0x20, 0x58, 0x2d, 0x2d, 0x2d, "
+	    "0x2d, 0x2d, 0xa, 0x41, 0x41, 0x41, 0x41, 0xa, 0x2d, 0x2d, 0x2d, 0x2d, 0x2d, "
+	    "0x45, 0x4e, 0x44, 0x20, 0x58, 0x2d, 0x2d, 0x2d, 0x2d, 0x2d, 0xa}: unable to load "
+	    "root certificates: no valid certificate authority data seen");
+}
+END_TEST
+
 /* v1 SetDefaults_ServiceReference: port 443; a given port stays */
 START_TEST(crd_conversion_defaults)
 {
@@ -649,6 +717,7 @@ static Suite *suite(void)
 	tcase_add_test(t, match_conditions_checked);
 	tcase_add_test(t, meta_and_message);
 	tcase_add_test(t, crd_conversion);
+	tcase_add_test(t, crd_conversion_ca_bundle);
 	tcase_add_test(t, crd_conversion_defaults);
 	suite_add_tcase(s, t);
 	return s;
