@@ -240,6 +240,12 @@ static void rename_ref(const struct syncer_xlate *x, json_t *o, const char *key,
 	json_object_set_new(o, key, json_string(hn));
 }
 
+void syncer_rename_ref(const struct syncer_xlate *x, json_t *o, const char *key, const char *kind,
+		       const char *ns, json_t *refs)
+{
+	rename_ref(x, o, key, kind, ns, refs);
+}
+
 /* ---- metadata ----------------------------------------------------------------- */
 
 static void strip_keys(json_t *map, const char *const *keys)
@@ -286,6 +292,11 @@ static json_t *host_meta(const struct syncer_xlate *x, const json_t *tmeta, cons
 	json_object_set_new(m, "labels", labels);
 	json_object_set_new(m, "annotations", ann);
 	return m;
+}
+
+json_t *syncer_host_meta(const struct syncer_xlate *x, const json_t *tmeta, const char *kind)
+{
+	return host_meta(x, tmeta, kind);
 }
 
 /* ---- scheduler keys ------------------------------------------------------------ */
@@ -679,15 +690,6 @@ static void rewrite_volumes(const struct syncer_xlate *x, struct downward *d, js
 		 * pods use): no reference to count */
 		rename_ref(x, json_object_get(v, "persistentVolumeClaim"), "claimName", NULL, ns,
 			   NULL);
-		/* a generic ephemeral volume's template passes unchanged: the
-		 * host's ephemeral controller makes the claim for the host pod,
-		 * and deletes it with it. Only the contract's keys go, so that
-		 * the claim cannot pass for a synced one. */
-		json_t *tm = json_object_get(
-		    json_object_get(json_object_get(v, "ephemeral"), "volumeClaimTemplate"),
-		    "metadata");
-		strip_prefix(json_object_get(tm, "labels"), "kubicle.dev/");
-		strip_prefix(json_object_get(tm, "annotations"), "kubicle.dev/");
 		json_array_foreach (json_object_get(json_object_get(v, "projected"), "sources"), j,
 				    src) {
 			json_t *pc = json_object_get(src, "configMap");
@@ -698,7 +700,14 @@ static void rewrite_volumes(const struct syncer_xlate *x, struct downward *d, js
 			if (ps)
 				rename_ref(x, ps, "name", "Secret", ns, refs);
 		}
+		/* every other reference of the volume (a generic ephemeral
+		 * volume's claim template, volume plugins' Secrets, projected
+		 * service-account tokens, sources naming host objects):
+		 * hostrefs.c; after the projected Secrets above, as it adds
+		 * the pod's token Secret, a host name already */
+		syncer_volume_refs(x, v, ns, refs);
 	}
+	syncer_drop_refused_volumes(spec);
 	json_array_foreach (json_object_get(spec, "imagePullSecrets"), i, v)
 		rename_ref(x, v, "name", "Secret", ns, refs);
 }
@@ -720,12 +729,14 @@ static bool mounts_path(const json_t *c, const char *path)
 	return false;
 }
 
-/* The host pod runs as the host namespace's default service account with no
- * host token; the tenant's service-account folder comes from x->sa_secret,
- * mounted read-only in every container (init ones too, as kube does). */
+/* The host pod runs as SYNCER_POD_SA, a host service account of no rights
+ * (cmd/hostsetup.c), with no host token mounted (any projected token was
+ * made a tenant one by syncer_volume_refs); the tenant's service-account
+ * folder comes from x->sa_secret, mounted read-only in every container
+ * (init ones too, as kube does). */
 static void set_service_account(const struct syncer_xlate *x, json_t *spec)
 {
-	json_object_del(spec, "serviceAccountName");
+	json_object_set_new(spec, "serviceAccountName", json_string(SYNCER_POD_SA));
 	json_object_del(spec, "serviceAccount");
 	json_object_set_new(spec, "automountServiceAccountToken", json_false());
 	if (!x->sa_secret)
@@ -966,7 +977,7 @@ static bool pvc_source(const struct syncer_xlate *x, json_t *src, const char *ns
 	return true;
 }
 
-json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
+json_t *syncer_pvc_spec(const struct syncer_xlate *x, const json_t *ts, const char *ns)
 {
 	static const char *const keys[] = {"accessModes",
 					   "resources",
@@ -975,28 +986,38 @@ json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
 					   "volumeAttributesClassName",
 					   "selector"};
 	static const char *const sources[] = {"dataSource", "dataSourceRef"};
-	const json_t *tmeta = json_object_get(pvc, "metadata");
-	const json_t *ts = json_object_get(pvc, "spec");
-	const char *ns = jstr(tmeta, "namespace");
-	json_t *meta = host_meta(x, tmeta, "PersistentVolumeClaim");
-	if (!meta)
-		return NULL;
-	strip_keys(json_object_get(meta, "annotations"), pvc_host_annotations);
 	json_t *spec = json_object();
 	/* spec.volumeName is not passed down: it names a host PersistentVolume,
 	 * and a tenant may not bind to a host volume by name */
-	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+	for (size_t i = 0; spec && i < KB_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(ts, keys[i]);
 		if (v)
 			json_object_set_new(spec, keys[i], json_deep_copy(v));
 	}
-	for (size_t i = 0; i < KB_ARRAY_SIZE(sources); i++) {
+	for (size_t i = 0; spec && i < KB_ARRAY_SIZE(sources); i++) {
 		json_t *src = json_deep_copy(json_object_get(ts, sources[i]));
 		if (src && pvc_source(x, src, ns ? ns : ""))
 			json_object_set_new(spec, sources[i], src);
 		else
 			json_decref(src);
 	}
+	return spec;
+}
+
+void syncer_pvc_strip_annotations(json_t *ann)
+{
+	strip_keys(ann, pvc_host_annotations);
+}
+
+json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
+{
+	const json_t *tmeta = json_object_get(pvc, "metadata");
+	json_t *meta = host_meta(x, tmeta, "PersistentVolumeClaim");
+	if (!meta)
+		return NULL;
+	strip_keys(json_object_get(meta, "annotations"), pvc_host_annotations);
+	json_t *spec =
+	    syncer_pvc_spec(x, json_object_get(pvc, "spec"), jstr(tmeta, "namespace"));
 	return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "PersistentVolumeClaim",
 			 "metadata", meta, "spec", spec);
 }
@@ -1113,13 +1134,17 @@ json_t *syncer_ephemeral_patch(const json_t *want, const json_t *have)
 /* Whether hn is where tenant object ns/name of `kind` lives on the host:
  * its translated name, the name an older Kubicle gave it (adopted, see
  * syncer_host_name_legacy), or for a service account's token Secret its
- * syncer_sa_secret_name. */
+ * syncer_sa_secret_name, for a pod's projected tokens' Secret its
+ * syncer_pod_token_name. */
 static bool name_is_of(const char *hn, const char *kind, const char *ns, const char *name,
-		       const char *tenant)
+		       const char *uid, const char *tenant)
 {
 	char want[SYNCER_NAME_MAX + 1];
 	if (kind && strcmp(kind, "ServiceAccount") == 0)
 		return syncer_sa_secret_name(ns, name, tenant, want, sizeof(want)) == 0 &&
+		       strcmp(want, hn) == 0;
+	if (kind && strcmp(kind, SYNCER_POD_TOKEN_KIND) == 0)
+		return syncer_pod_token_name(ns, name, uid, tenant, want, sizeof(want)) == 0 &&
 		       strcmp(want, hn) == 0;
 	if (syncer_host_name(ns, name, tenant, want, sizeof(want)) == 0 && strcmp(want, hn) == 0)
 		return true;
@@ -1146,7 +1171,7 @@ bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, 
 	 * may lack it), says the same */
 	if (lns && strcmp(lns, *ns) != 0)
 		return false;
-	return name_is_of(hn, jstr(ann, ANN_KIND), *ns, *name, tenant);
+	return name_is_of(hn, jstr(ann, ANN_KIND), *ns, *name, *uid, tenant);
 }
 
 bool syncer_host_is(const json_t *host, const char *tenant, const char *ns, const char *name,

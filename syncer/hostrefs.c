@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What a pod names, tenant to host: every field of a Pod (and of what it
+ * mounts) that names another object becomes the tenant's own host object,
+ * or is refused by the tenant API (proxy/api/hostrefs.c) and, as a second
+ * line of defence, removed here. The host must never see a name the tenant
+ * chose that could reach a host object: a host Secret, claim, volume,
+ * Endpoints, trust bundle, ResourceClaim, service account or cloud disk.
+ *
+ * The table (core/v1 of Kubernetes 1.33; docs/hostrefs.md keeps it too):
+ *
+ * | tenant pod field                                   | on the host                      |
+ * | -------------------------------------------------- | -------------------------------- |
+ * | spec.serviceAccountName / serviceAccount           | SYNCER_POD_SA (no rights, no     |
+ * |                                                    | token); the tenant's token in a  |
+ * |                                                    | host Secret (translate.c)        |
+ * | spec.automountServiceAccountToken                  | false                            |
+ * | volumes[].projected.sources[].serviceAccountToken  | item of the pod's token Secret:  |
+ * |                                                    | a tenant token of its audience,  |
+ * |                                                    | expiry, bound to the pod         |
+ * | volumes[].projected.sources[].clusterTrustBundle   | refused (host's bundles)         |
+ * | volumes[].projected.sources[].secret/configMap     | translated name (+ host copy)    |
+ * | volumes[].secret.secretName, configMap.name        | translated name (+ host copy)    |
+ * | env[].valueFrom.secretKeyRef/configMapKeyRef,      | translated name (+ host copy)    |
+ * | envFrom[].secretRef/configMapRef                   |                                  |
+ * | env[].valueFrom.fieldRef, downwardAPI items        | the tenant's values (annotations)|
+ * | spec.imagePullSecrets[].name                       | translated name (+ host copy)    |
+ * | volumes[].persistentVolumeClaim.claimName          | translated name (claims synced)  |
+ * | volumes[].ephemeral.volumeClaimTemplate            | spec as a synced claim's:        |
+ * |                                                    | volumeName dropped, dataSource(  |
+ * |                                                    | Ref) a claim of the namespace    |
+ * |                                                    | translated, else dropped         |
+ * | volumes[].csi.nodePublishSecretRef.name,           | translated name (+ host copy)    |
+ * | azureFile.secretName, cephfs/cinder/flexVolume/    |                                  |
+ * | iscsi/rbd/scaleIO/storageos .secretRef.name        |                                  |
+ * | volumes[].glusterfs.endpoints                      | refused (a host Endpoints)       |
+ * | volumes[].awsElasticBlockStore, gcePersistentDisk, | refused: a disk named by id,     |
+ * | azureDisk, cinder (no secretRef), vsphereVolume,   | attached with the host's         |
+ * | portworxVolume, photonPersistentDisk, flocker,     | credentials                      |
+ * | quobyte, fc, storageos (no secretRef)              |                                  |
+ * | volumes[].gitRepo                                  | refused (runs git on the node)   |
+ * | volumes[].hostPath                                 | refused / removed (floor)        |
+ * | volumes[].nfs, image, emptyDir, csi (driver,       | as written: no object named      |
+ * | volumeAttributes)                                  | (policy's volume rules decide)   |
+ * | spec.resourceClaims[] (DRA claim, template names)  | refused (no host copies)         |
+ * | spec.priorityClassName                             | a host class, else dropped       |
+ * | spec.runtimeClassName                              | as written (cluster scope; the   |
+ * |                                                    | policy decides)                  |
+ * | spec.schedulerName                                 | the profile's                    |
+ * | spec.nodeName                                      | refused / removed                |
+ *
+ * Tokens: kube's kubelet asks a TokenRequest for each projected
+ * serviceAccountToken source, bound to the pod, and writes it at `path`
+ * (pkg/volume/projected, getServiceAccountTokenProjection). The host
+ * kubelet would ask the host API, for the host pod's host account: here
+ * the tenant issues the token (syncer.c, issue_pod_token) and the source
+ * becomes a Secret projection of the same path.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "lib/json.h"
+#include "lib/util.h"
+#include "syncer/syncer_impl.h"
+
+/* Volume sources whose Secret the pod names: (source, the member holding
+ * the reference or NULL: the source itself, the name's key). */
+static const struct {
+	const char *source, *holder, *key;
+} secret_refs[] = {
+    {"csi", "nodePublishSecretRef", "name"},
+    {"azureFile", NULL, "secretName"},
+    {"cephfs", "secretRef", "name"},
+    {"cinder", "secretRef", "name"},
+    {"flexVolume", "secretRef", "name"},
+    {"iscsi", "secretRef", "name"},
+    {"rbd", "secretRef", "name"},
+    {"scaleIO", "secretRef", "name"},
+    {"storageos", "secretRef", "name"},
+};
+
+/* Sources that name a host object or a disk by name, used with the host's
+ * credentials (the node's cloud identity, a CSI migration driver's), or
+ * that run code on the node (gitRepo: git as root, CVE-2024-10220). */
+static const char *const refused_sources[] = {
+    "awsElasticBlockStore", "gcePersistentDisk", "azureDisk", "vsphereVolume",
+    "portworxVolume",       "photonPersistentDisk", "flocker", "quobyte",
+    "fc",                   "glusterfs",           "gitRepo",
+};
+
+static bool source_refused(const char *key)
+{
+	for (size_t i = 0; key && i < KB_ARRAY_SIZE(refused_sources); i++)
+		if (strcmp(refused_sources[i], key) == 0)
+			return true;
+	return false;
+}
+
+/* cinder and storageos name a disk that, without a secretRef, is attached
+ * with the host's credentials. */
+static bool volume_refused(const json_t *v)
+{
+	const char *k;
+	json_t *src;
+	json_object_foreach ((json_t *)v, k, src) {
+		if (source_refused(k))
+			return true;
+		if ((strcmp(k, "cinder") == 0 || strcmp(k, "storageos") == 0) &&
+		    !jstr(json_object_get(src, "secretRef"), "name"))
+			return true;
+	}
+	return false;
+}
+
+void syncer_drop_refused_volumes(json_t *spec)
+{
+	json_t *vols = json_object_get(spec, "volumes");
+	for (size_t i = json_array_size(vols); i-- > 0;)
+		if (volume_refused(json_array_get(vols, i)))
+			json_array_remove(vols, i);
+	json_object_del(spec, "resourceClaims");
+}
+
+/* A generic ephemeral volume: the host's ephemeral-volume controller makes
+ * "<host pod>-<volume>" from the template and deletes it with the pod
+ * (pkg/controller/volume/ephemeral). Its spec is a synced claim's; its
+ * metadata keeps the tenant's labels and annotations but the contract's
+ * and those of the host's volume controllers, and gets the tenant's label
+ * (the host claim is then attributable, and removed with the tenant), no
+ * annotations naming a tenant object: the mirror of claims never takes it
+ * for one of its own (syncer_host_owner). */
+static void ephemeral_template(const struct syncer_xlate *x, json_t *v, const char *ns)
+{
+	json_t *tpl = json_object_get(json_object_get(v, "ephemeral"), "volumeClaimTemplate");
+	if (!json_is_object(tpl))
+		return;
+	json_t *spec = syncer_pvc_spec(x, json_object_get(tpl, "spec"), ns);
+	if (spec)
+		json_object_set_new(tpl, "spec", spec);
+	json_t *meta = json_object_get(tpl, "metadata");
+	if (!json_is_object(meta)) {
+		meta = json_object();
+		json_object_set_new(tpl, "metadata", meta);
+	}
+	/* a name or namespace of the template is refused by kube's validation;
+	 * the host makes the claim's */
+	static const char *const keep[] = {"labels", "annotations"};
+	json_t *m = json_object();
+	for (size_t i = 0; m && i < KB_ARRAY_SIZE(keep); i++) {
+		json_t *o = json_object_get(meta, keep[i]);
+		json_object_set_new(m, keep[i], json_is_object(o) ? json_deep_copy(o) : json_object());
+	}
+	json_t *labels = json_object_get(m, "labels"), *ann = json_object_get(m, "annotations");
+	const char *k;
+	json_t *val;
+	void *tmp;
+	json_object_foreach_safe (labels, tmp, k, val)
+		if (kb_str_has_prefix(k, "kubicle.dev/"))
+			json_object_del(labels, k);
+	json_object_foreach_safe (ann, tmp, k, val)
+		if (kb_str_has_prefix(k, "kubicle.dev/"))
+			json_object_del(ann, k);
+	syncer_pvc_strip_annotations(ann);
+	json_object_set_new(labels, LBL_TENANT, json_string(x->tenant));
+	json_object_set_new(labels, LBL_NAMESPACE, json_string(ns ? ns : ""));
+	json_object_set_new(tpl, "metadata", m);
+}
+
+/* A projected volume's sources: tokens become items of the pod's token
+ * Secret (in x->token_secret), cluster trust bundles go. */
+static void projected_sources(const struct syncer_xlate *x, json_t *v)
+{
+	json_t *srcs = json_object_get(json_object_get(v, "projected"), "sources");
+	const char *vname = jstr(v, "name");
+	for (size_t j = json_array_size(srcs); j-- > 0;) {
+		json_t *src = json_array_get(srcs, j);
+		if (json_object_get(src, "clusterTrustBundle")) {
+			json_array_remove(srcs, j);
+			continue;
+		}
+		json_t *tok = json_object_get(src, "serviceAccountToken");
+		if (!tok)
+			continue;
+		const char *path = jstr(tok, "path");
+		if (!x->token_secret || !vname || !path) {
+			json_array_remove(srcs, j);
+			continue;
+		}
+		char key[128];
+		snprintf(key, sizeof(key), "%s-%zu", vname, j);
+		json_array_set_new(srcs, j,
+				   json_pack("{s:{s:s,s:[{s:s,s:s}]}}", "secret", "name",
+					     x->token_secret, "items", "key", key, "path", path));
+	}
+}
+
+void syncer_volume_refs(const struct syncer_xlate *x, json_t *v, const char *ns, json_t *refs)
+{
+	for (size_t i = 0; i < KB_ARRAY_SIZE(secret_refs); i++) {
+		json_t *src = json_object_get(v, secret_refs[i].source);
+		if (src && secret_refs[i].holder)
+			src = json_object_get(src, secret_refs[i].holder);
+		if (json_is_object(src))
+			syncer_rename_ref(x, src, secret_refs[i].key, "Secret", ns, refs);
+	}
+	ephemeral_template(x, v, ns);
+	projected_sources(x, v);
+}
+
+/* ---- projected service-account tokens --------------------------------------------- */
+
+/* The token's lifetime a source asks: kube's default is an hour
+ * (defaults.c sets it on the tenant pod). */
+static json_int_t token_ttl(const json_t *tok)
+{
+	json_int_t s = json_integer_value(json_object_get(tok, "expirationSeconds"));
+	return s > 0 ? s : 3600;
+}
+
+json_t *syncer_pod_tokens(const json_t *pod)
+{
+	json_t *out = json_array();
+	size_t i, j;
+	json_t *v, *src;
+	json_array_foreach (json_object_get(json_object_get(pod, "spec"), "volumes"), i, v) {
+		const char *vname = jstr(v, "name");
+		json_array_foreach (json_object_get(json_object_get(v, "projected"), "sources"), j,
+				    src) {
+			json_t *tok = json_object_get(src, "serviceAccountToken");
+			const char *path = jstr(tok, "path"), *aud = jstr(tok, "audience");
+			if (!tok || !path || !vname)
+				continue;
+			char key[128];
+			snprintf(key, sizeof(key), "%s-%zu", vname, j);
+			json_t *e = json_pack("{s:s,s:s,s:I}", "key", key, "path", path,
+					      "expirationSeconds", token_ttl(tok));
+			if (aud && *aud)
+				json_object_set_new(e, "audience", json_string(aud));
+			json_array_append_new(out, e);
+		}
+	}
+	return out;
+}
+
+int syncer_pod_token_name(const char *ns, const char *name, const char *uid, const char *tenant,
+			  char *buf, size_t len)
+{
+	if (!ns || !name || !*name || !uid || !tenant || !*tenant || len < SYNCER_NAME_MAX + 1)
+		return -EINVAL;
+	char key[1024];
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	snprintf(key, sizeof(key), "%s/pod:%s/%s/%s", ns, name, uid, tenant);
+	EVP_Digest(key, strlen(key), md, &mdlen, EVP_sha256(), NULL);
+	char hex[SYNCER_HASH_HEX + 1];
+	for (size_t i = 0; i < SYNCER_HASH_HEX / 2; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	/* the prefix keeps it readable; a DNS label ends alphanumeric, and a
+	 * pod name with dots gives a subdomain, which a Secret name may be */
+	int plen = SYNCER_NAME_MAX - (int)strlen("-token-") - SYNCER_HASH_HEX;
+	snprintf(buf, len, "%.*s-token-%s", plen, name, hex);
+	return 0;
+}
+
+json_t *syncer_pod_token_secret(const struct syncer_xlate *x, const json_t *pod,
+				const json_t *tokens)
+{
+	const json_t *tmeta = json_object_get(pod, "metadata");
+	const char *ns = jstr(tmeta, "namespace"), *name = jstr(tmeta, "name");
+	const char *uid = jstr(tmeta, "uid");
+	char hn[SYNCER_NAME_MAX + 1];
+	if (syncer_pod_token_name(ns, name, uid, x->tenant, hn, sizeof(hn)) < 0)
+		return NULL;
+	/* the contract's metadata names the pod; none of its labels or
+	 * annotations (a Service selecting the pod's labels must not select
+	 * a Secret, and the pod's annotations are the pod's) */
+	json_t *m = json_pack("{s:s,s:s,s:s}", "namespace", ns, "name", name, "uid", uid);
+	json_t *meta = m ? syncer_host_meta(x, m, SYNCER_POD_TOKEN_KIND) : NULL;
+	json_decref(m);
+	if (!meta)
+		return NULL;
+	json_object_set_new(meta, "name", json_string(hn));
+	json_t *data = json_object();
+	const char *k;
+	json_t *v;
+	json_object_foreach ((json_t *)tokens, k, v) {
+		const char *jwt = json_string_value(v);
+		char *b = jwt ? kb_base64_encode(jwt, strlen(jwt)) : NULL;
+		if (b)
+			json_object_set_new(data, k, json_string(b));
+		free(b);
+	}
+	return json_pack("{s:s,s:s,s:o,s:s,s:o}", "apiVersion", "v1", "kind", "Secret", "metadata",
+			 meta, "type", "Opaque", "data", data);
+}
