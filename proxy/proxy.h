@@ -47,6 +47,13 @@ int proxy_token_revoke(store_t *st, const char *token, const char *user);
  * the caller frees. Returns 0, -ENOENT (no such account, or being deleted),
  * -EINVAL or -EIO. Loop thread only. */
 int proxy_issue_sa_token(proxy_t *px, const char *ns, const char *sa, long ttl_seconds, char **jwt);
+/* The same for a pod's projected serviceAccountToken source: audience
+ * `audience` (NULL or "": the API server), ttl_seconds brought within
+ * 600..172800 (*ttl_out gets it), bound to pod ns/pod of uid pod_uid: the
+ * token is refused once that pod is gone. Same returns. Loop thread only. */
+int proxy_issue_pod_token(proxy_t *px, const char *ns, const char *sa, const char *audience,
+			  long ttl_seconds, const char *pod, const char *pod_uid, char **jwt,
+			  long *ttl_out);
 /* Ends every watch, stops listening; the loop can then finish. */
 void proxy_stop(proxy_t *px);
 
