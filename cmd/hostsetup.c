@@ -177,9 +177,8 @@ int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len)
 		return rc;
 	/* the account host pods run under: no role bound, no token mounted
 	 * (kept so on an existing one of ours) */
-	o = json_pack("{s:s,s:s,s:o,s:b}", "apiVersion", "v1", "kind", "ServiceAccount",
-		      "metadata", meta(t, SYNCER_POD_SA, t->host_namespace),
-		      "automountServiceAccountToken", 0);
+	o = json_pack("{s:s,s:s,s:o,s:b}", "apiVersion", "v1", "kind", "ServiceAccount", "metadata",
+		      meta(t, SYNCER_POD_SA, t->host_namespace), "automountServiceAccountToken", 0);
 	if ((rc = ensure(h, t, path, SYNCER_POD_SA, o, "automountServiceAccountToken", &made, err,
 			 len)) < 0)
 		return rc;

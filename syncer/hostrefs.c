@@ -87,9 +87,17 @@ static const struct {
  * credentials (the node's cloud identity, a CSI migration driver's), or
  * that run code on the node (gitRepo: git as root, CVE-2024-10220). */
 static const char *const refused_sources[] = {
-    "awsElasticBlockStore", "gcePersistentDisk", "azureDisk", "vsphereVolume",
-    "portworxVolume",       "photonPersistentDisk", "flocker", "quobyte",
-    "fc",                   "glusterfs",           "gitRepo",
+    "awsElasticBlockStore",
+    "gcePersistentDisk",
+    "azureDisk",
+    "vsphereVolume",
+    "portworxVolume",
+    "photonPersistentDisk",
+    "flocker",
+    "quobyte",
+    "fc",
+    "glusterfs",
+    "gitRepo",
 };
 
 static bool source_refused(const char *key)
@@ -152,7 +160,8 @@ static void ephemeral_template(const struct syncer_xlate *x, json_t *v, const ch
 	json_t *m = json_object();
 	for (size_t i = 0; m && i < KB_ARRAY_SIZE(keep); i++) {
 		json_t *o = json_object_get(meta, keep[i]);
-		json_object_set_new(m, keep[i], json_is_object(o) ? json_deep_copy(o) : json_object());
+		json_object_set_new(m, keep[i],
+				    json_is_object(o) ? json_deep_copy(o) : json_object());
 	}
 	json_t *labels = json_object_get(m, "labels"), *ann = json_object_get(m, "annotations");
 	const char *k;

@@ -582,13 +582,13 @@ static void ptok_push(struct syncer *s, json_t *st, const json_t *pod)
 	int rc = 0;
 	size_t i;
 	json_array_foreach (toks, i, e) {
-		struct syncer_token_req rq = {
-		    .ns = meta_str(pod, "namespace"),
-		    .sa = pod_token_sa(pod),
-		    .audience = jstr(e, "audience"),
-		    .ttl_seconds = (long)json_integer_value(json_object_get(e, "expirationSeconds")),
-		    .pod = meta_str(pod, "name"),
-		    .pod_uid = meta_str(pod, "uid")};
+		struct syncer_token_req rq = {.ns = meta_str(pod, "namespace"),
+					      .sa = pod_token_sa(pod),
+					      .audience = jstr(e, "audience"),
+					      .ttl_seconds = (long)json_integer_value(
+						  json_object_get(e, "expirationSeconds")),
+					      .pod = meta_str(pod, "name"),
+					      .pod_uid = meta_str(pod, "uid")};
 		char *jwt = NULL;
 		long ttl = 0;
 		if ((rc = s->issue_pod_token(s->token_arg, &rq, &jwt, &ttl)) < 0)
@@ -618,7 +618,8 @@ static void ptok_refresh(struct syncer *s)
 	json_int_t now = (json_int_t)time(NULL);
 	json_object_foreach (s->pods, hn, st) {
 		json_t *pod = NULL;
-		if (!jstr(st, "ptok") || json_integer_value(json_object_get(st, "ptok_due")) > now ||
+		if (!jstr(st, "ptok") ||
+		    json_integer_value(json_object_get(st, "ptok_due")) > now ||
 		    store_get(s->store, "/pods", jstr(st, "ns"), jstr(st, "name"), &pod) < 0)
 			continue;
 		if (meta_str(pod, "uid") && strcmp(meta_str(pod, "uid"), jstr(st, "uid")) == 0 &&

@@ -1016,8 +1016,7 @@ json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
 	if (!meta)
 		return NULL;
 	strip_keys(json_object_get(meta, "annotations"), pvc_host_annotations);
-	json_t *spec =
-	    syncer_pvc_spec(x, json_object_get(pvc, "spec"), jstr(tmeta, "namespace"));
+	json_t *spec = syncer_pvc_spec(x, json_object_get(pvc, "spec"), jstr(tmeta, "namespace"));
 	return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "PersistentVolumeClaim",
 			 "metadata", meta, "spec", spec);
 }

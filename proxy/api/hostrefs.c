@@ -52,10 +52,11 @@ static void credentials(const json_t *v, size_t i, json_t *causes)
 		if (src && !obj_str(src, "secretRef.name")) {
 			char f[96];
 			snprintf(f, sizeof(f), "spec.volumes[%zu].%s.secretRef", i, need[k]);
-			val_add(causes, "FieldValueRequired", f,
-				"a %s volume needs a secretRef on a shared host cluster: without one "
-				"the host's credentials would attach the volume",
-				need[k]);
+			val_add(
+			    causes, "FieldValueRequired", f,
+			    "a %s volume needs a secretRef on a shared host cluster: without one "
+			    "the host's credentials would attach the volume",
+			    need[k]);
 		}
 	}
 }
@@ -69,9 +70,9 @@ static void token_source(const json_t *tok, size_t i, size_t j, json_t *causes)
 	json_t *exp = json_object_get(tok, "expirationSeconds");
 	const char *path = obj_str(tok, "path");
 	if (!path || !*path) {
-		snprintf(f, sizeof(f), "spec.volumes[%zu].projected.sources[%zu].serviceAccountToken.path",
-			 i, j);
-		val_add(causes, "FieldValueRequired", f, "Required value");
+		snprintf(f, sizeof(f),
+			 "spec.volumes[%zu].projected.sources[%zu].serviceAccountToken.path", i, j);
+		val_add(causes, "FieldValueRequired", f, NULL);
 	}
 	if (!exp)
 		return;
@@ -81,10 +82,10 @@ static void token_source(const json_t *tok, size_t i, size_t j, json_t *causes)
 		 i, j);
 	if (s < 600)
 		val_add(causes, "FieldValueInvalid", f,
-			"may not specify a duration less than 10 minutes");
+			"%lld: may not specify a duration less than 10 minutes", (long long)s);
 	else if (s > 4294967296LL)
 		val_add(causes, "FieldValueInvalid", f,
-			"may not specify a duration larger than 2^32 seconds");
+			"%lld: may not specify a duration larger than 2^32 seconds", (long long)s);
 }
 
 static void projected(const json_t *v, size_t i, json_t *causes)
@@ -97,11 +98,13 @@ static void projected(const json_t *v, size_t i, json_t *causes)
 			token_source(tok, i, j, causes);
 		if (json_object_get(src, "clusterTrustBundle")) {
 			char f[128];
-			snprintf(f, sizeof(f), "spec.volumes[%zu].projected.sources[%zu].clusterTrustBundle",
-				 i, j);
-			val_add(causes, "FieldValueForbidden", f,
-				"clusterTrustBundle sources are not allowed: they name the shared host "
-				"cluster's ClusterTrustBundles");
+			snprintf(f, sizeof(f),
+				 "spec.volumes[%zu].projected.sources[%zu].clusterTrustBundle", i,
+				 j);
+			val_add(
+			    causes, "FieldValueForbidden", f,
+			    "clusterTrustBundle sources are not allowed: they name the shared host "
+			    "cluster's ClusterTrustBundles");
 		}
 	}
 }
@@ -123,8 +126,9 @@ void hostrefs_refuse(const json_t *pod, bool policy, json_t *causes)
 	json_array_foreach (json_object_get(spec, "resourceClaims"), i, v) {
 		char f[64];
 		snprintf(f, sizeof(f), "spec.resourceClaims[%zu]", i);
-		val_add(causes, "FieldValueForbidden", f,
-			"dynamic resource allocation claims are not allowed: the shared host cluster "
-			"has no copy of this cluster's ResourceClaims and ResourceClaimTemplates");
+		val_add(
+		    causes, "FieldValueForbidden", f,
+		    "dynamic resource allocation claims are not allowed: the shared host cluster "
+		    "has no copy of this cluster's ResourceClaims and ResourceClaimTemplates");
 	}
 }

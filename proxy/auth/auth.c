@@ -286,7 +286,8 @@ static bool bound_pod_ok(struct proxy *px, const char *ns, const json_t *ki)
 	bool ok = false;
 	if (!name || !uid || !res || store_get(px->store, res->store_key, ns, name, &obj) < 0)
 		return false;
-	const char *have = obj_str(obj, "metadata.uid"), *del = obj_str(obj, "metadata.deletionTimestamp");
+	const char *have = obj_str(obj, "metadata.uid"),
+		   *del = obj_str(obj, "metadata.deletionTimestamp");
 	time_t t = 0;
 	ok = have && strcmp(have, uid) == 0 &&
 	     (!del || (kb_time_parse(del, &t) == 0 && t > time(NULL)));
