@@ -268,10 +268,14 @@ int syncer_pod_token_name(const char *ns, const char *name, const char *uid, con
 	char hex[SYNCER_HASH_HEX + 1];
 	for (size_t i = 0; i < SYNCER_HASH_HEX / 2; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	/* the prefix keeps it readable; a DNS label ends alphanumeric, and a
-	 * pod name with dots gives a subdomain, which a Secret name may be */
+	/* the prefix keeps it readable; its dots become '-' (cut short, a
+	 * pod name with dots could leave a '.' before "-token-", no valid
+	 * Secret name) */
 	int plen = SYNCER_NAME_MAX - (int)strlen("-token-") - SYNCER_HASH_HEX;
 	snprintf(buf, len, "%.*s-token-%s", plen, name, hex);
+	for (char *p = buf; *p && p < buf + plen; p++)
+		if (*p == '.')
+			*p = '-';
 	return 0;
 }
 
