@@ -170,21 +170,6 @@ START_TEST(pod_token_secret_contract)
 	ck_assert_ptr_null(strchr(a, '.'));
 	ck_assert(kb_str_has_prefix(a, "abcdefghijabcdefghijabcdefghijabcdefghi--token-"));
 	ck_assert_int_eq(syncer_pod_token_name("ml", "train", "u-1", "t1", a, sizeof(a)), 0);
-	ck_assert_int_eq(syncer_pod_token_name("ml", "train", "u-2", "t1", b, sizeof(b)), 0);
-	ck_assert_str_ne(a, b); /* a new pod of the same name: another Secret */
-	ck_assert_int_eq(syncer_sa_secret_name("ml", "train", "t1", sa, sizeof(sa)), 0);
-	ck_assert_str_ne(a, sa);
-	ck_assert(kb_str_has_prefix(a, "train-token-"));
-	ck_assert_int_eq(syncer_pod_token_name("ml", "train", NULL, "t1", a, sizeof(a)), -EINVAL);
-	/* a long dotted name: a valid Secret name, 63 characters */
-	ck_assert_int_eq(syncer_pod_token_name("ml",
-					       "a.very.long.pod.name.with.many.dots.in.it.yes",
-					       "u-1", "t1", a, sizeof(a)),
-			 0);
-	ck_assert_int_eq(strlen(a), 63);
-	ck_assert_ptr_null(strchr(a, '.'));
-	ck_assert(kb_str_has_prefix(a, "a-very-long-pod-name-with-many-dots-in-it-token-"));
-	ck_assert_int_eq(syncer_pod_token_name("ml", "train", "u-1", "t1", a, sizeof(a)), 0);
 	json_t *p = pod_with("[]");
 	struct syncer_xlate x = xl(NULL);
 	json_t *toks = J("{\"vault-1\":\"aaa.bbb.ccc\"}");
