@@ -43,6 +43,10 @@
  * | volumes[].nfs, image, emptyDir, csi (driver,       | as written: no object named      |
  * | volumeAttributes)                                  | (policy's volume rules decide)   |
  * | spec.resourceClaims[] (DRA claim, template names)  | refused (no host copies)         |
+ * | securityContext.windowsOptions                     | refused (a host GMSA credential  |
+ * | .gmsaCredentialSpecName (pod, containers)          | spec)                            |
+ * | volumes[].image.reference, containers[].image      | as written (pulled with the      |
+ * |                                                    | translated pull Secrets)         |
  * | spec.priorityClassName                             | a host class, else dropped       |
  * | spec.runtimeClassName                              | as written (cluster scope; the   |
  * |                                                    | policy decides)                  |
@@ -124,13 +128,27 @@ static bool volume_refused(const json_t *v)
 	return false;
 }
 
+/* A securityContext's GMSA credential spec name (a host object). */
+static void drop_gmsa(json_t *sc)
+{
+	json_object_del(json_object_get(sc, "windowsOptions"), "gmsaCredentialSpecName");
+}
+
 void syncer_drop_refused_volumes(json_t *spec)
 {
+	static const char *const lists[] = {"initContainers", "containers", "ephemeralContainers"};
 	json_t *vols = json_object_get(spec, "volumes");
 	for (size_t i = json_array_size(vols); i-- > 0;)
 		if (volume_refused(json_array_get(vols, i)))
 			json_array_remove(vols, i);
 	json_object_del(spec, "resourceClaims");
+	drop_gmsa(json_object_get(spec, "securityContext"));
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (json_object_get(spec, lists[l]), i, c)
+			drop_gmsa(json_object_get(c, "securityContext"));
+	}
 }
 
 /* A generic ephemeral volume: the host's ephemeral-volume controller makes

@@ -255,7 +255,8 @@ json_t *syncer_host_meta(const struct syncer_xlate *x, const json_t *tmeta, cons
 void syncer_volume_refs(const struct syncer_xlate *x, json_t *v, const char *ns, json_t *refs);
 /* Removes from host pod spec `spec` what names host objects that no
  * translation can make the tenant's: volumes of the sources the tenant API
- * refuses (the table in hostrefs.c), and spec.resourceClaims. A second line
+ * refuses (the table in hostrefs.c), spec.resourceClaims and the
+ * securityContexts' windowsOptions.gmsaCredentialSpecName. A second line
  * of defence: the tenant API refuses them (proxy/api/hostrefs.c). */
 void syncer_drop_refused_volumes(json_t *spec);
 /*

@@ -109,11 +109,40 @@ static void projected(const json_t *v, size_t i, json_t *causes)
 	}
 }
 
+/* windowsOptions.gmsaCredentialSpecName names a host GMSACredentialSpec
+ * (cluster scope), which the host's GMSA webhook would resolve. */
+static void gmsa(const json_t *sc, const char *at, json_t *causes)
+{
+	if (!obj_str(sc, "windowsOptions.gmsaCredentialSpecName"))
+		return;
+	char f[192];
+	snprintf(f, sizeof(f), "%s.windowsOptions.gmsaCredentialSpecName", at);
+	val_add(causes, "FieldValueForbidden", f,
+		"it names a GMSACredentialSpec of the shared host cluster, which this cluster's "
+		"pods may not use");
+}
+
+static void gmsa_containers(const json_t *spec, json_t *causes)
+{
+	static const char *const lists[] = {"initContainers", "containers", "ephemeralContainers"};
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
+			char at[96];
+			snprintf(at, sizeof(at), "spec.%s[%zu].securityContext", lists[l], i);
+			gmsa(json_object_get(c, "securityContext"), at, causes);
+		}
+	}
+}
+
 void hostrefs_refuse(const json_t *pod, bool policy, json_t *causes)
 {
 	const json_t *spec = json_object_get(pod, "spec");
 	size_t i;
 	json_t *v;
+	gmsa(json_object_get(spec, "securityContext"), "spec.securityContext", causes);
+	gmsa_containers(spec, causes);
 	json_array_foreach (json_object_get(spec, "volumes"), i, v) {
 		for (size_t k = 0; k < KB_ARRAY_SIZE(refused); k++)
 			if (json_object_get(v, refused[k].source))

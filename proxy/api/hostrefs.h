@@ -15,7 +15,8 @@
  * hostrefs.c: 422 causes (added to `causes`, borrowed) for the fields of pod
  * `pod` (borrowed) that would name a host object: inline volume sources
  * naming a disk or an object with the host's credentials, glusterfs
- * Endpoints, gitRepo, projected clusterTrustBundle sources, and (without a
+ * Endpoints, gitRepo, projected clusterTrustBundle sources, GMSA credential
+ * specs named by windowsOptions.gmsaCredentialSpecName, and (without a
  * policy: a policy refuses them with its own message) DRA resourceClaims;
  * and kube's own checks of projected serviceAccountToken sources (path,
  * expirationSeconds), whose tokens the tenant issues. For every syncing

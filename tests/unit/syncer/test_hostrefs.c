@@ -316,6 +316,13 @@ START_TEST(host_objects_removed)
 	ck_assert_ptr_nonnull(vol(h, "n"));
 	ck_assert_ptr_null(json_object_get(json_object_get(h, "spec"), "resourceClaims"));
 	json_decref(h);
+	json_object_set_new(json_object_get(p, "spec"), "securityContext",
+			    J("{\"windowsOptions\":{\"gmsaCredentialSpecName\":\"g\"}}"));
+	h = syncer_translate_pod(&x, p, NULL);
+	char *txt = json_dumps(json_object_get(h, "spec"), 0);
+	ck_assert_ptr_null(strstr(txt, "gmsa"));
+	free(txt);
+	json_decref(h);
 	json_decref(p);
 }
 END_TEST

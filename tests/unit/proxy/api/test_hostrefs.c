@@ -111,6 +111,21 @@ START_TEST(resource_claims)
 }
 END_TEST
 
+START_TEST(gmsa_named)
+{
+	char out[1024];
+	ck_assert_str_eq(
+	    causes_of(
+		"{\"securityContext\":{\"windowsOptions\":{\"gmsaCredentialSpecName\":\"g\"}},"
+		"\"containers\":[{\"name\":\"c\",\"securityContext\":{\"windowsOptions\":{"
+		"\"gmsaCredentialSpecName\":\"g\"}}}]}",
+		true, out, sizeof(out)),
+	    "FieldValueForbidden spec.securityContext.windowsOptions.gmsaCredentialSpecName\n"
+	    "FieldValueForbidden spec.containers[0].securityContext.windowsOptions."
+	    "gmsaCredentialSpecName\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("proxy_hostrefs");
@@ -119,6 +134,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, credentials_and_translated);
 	tcase_add_test(tc, projected_sources);
 	tcase_add_test(tc, resource_claims);
+	tcase_add_test(tc, gmsa_named);
 	suite_add_tcase(s, tc);
 	return s;
 }
