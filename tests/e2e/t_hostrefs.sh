@@ -184,6 +184,9 @@ hostrefs_refused() {
   expect_fail "tenant: a DRA claim is refused (the host has no copy)" \
     'spec.resourceClaims\[0\]: Forbidden: dynamic resource allocation claims are not allowed' \
     hr_k apply -f <(hr_pod r '[]' '  resourceClaims: [{name: g, resourceClaimName: host-claim}]')
+  expect_fail "tenant: a GMSA credential spec name is refused (a host object)" \
+    'spec.securityContext.windowsOptions.gmsaCredentialSpecName: Forbidden' \
+    hr_k apply -f <(hr_pod r '[]' '  securityContext: {windowsOptions: {gmsaCredentialSpecName: host-gmsa}}')
   expect_eq "host: none of them reached the host" "" \
     sh -c "kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pod r-x-default-x-hr -o name 2>/dev/null"
   expect_eq "host: the tenant's pods there are exactly the admitted ones" \
