@@ -26,10 +26,11 @@
  * | env[].valueFrom.fieldRef, downwardAPI items        | the tenant's values (annotations)|
  * | spec.imagePullSecrets[].name                       | translated name (+ host copy)    |
  * | volumes[].persistentVolumeClaim.claimName          | translated name (claims synced)  |
- * | volumes[].ephemeral.volumeClaimTemplate            | spec as a synced claim's:        |
- * |                                                    | volumeName dropped, dataSource(  |
- * |                                                    | Ref) a claim of the namespace    |
- * |                                                    | translated, else dropped         |
+ * | volumes[].ephemeral.volumeClaimTemplate            | the synced claim "<pod>-<volume>"|
+ * |                                                    | the tenant's controller made (a  |
+ * |                                                    | claim's admission; volumeName    |
+ * |                                                    | dropped, a clone's claim renamed,|
+ * |                                                    | other sources dropped)           |
  * | volumes[].csi.nodePublishSecretRef.name,           | translated name (+ host copy)    |
  * | azureFile.secretName, cephfs/cinder/flexVolume/    |                                  |
  * | iscsi/rbd/scaleIO/storageos .secretRef.name        |                                  |
@@ -151,50 +152,29 @@ void syncer_drop_refused_volumes(json_t *spec)
 	}
 }
 
-/* A generic ephemeral volume: the host's ephemeral-volume controller makes
- * "<host pod>-<volume>" from the template and deletes it with the pod
- * (pkg/controller/volume/ephemeral). Its spec is a synced claim's; its
- * metadata keeps the tenant's labels and annotations but the contract's
- * and those of the host's volume controllers, and gets the tenant's label
- * (the host claim is then attributable, and removed with the tenant), no
- * annotations naming a tenant object: the mirror of claims never takes it
- * for one of its own (syncer_host_owner). */
-static void ephemeral_template(const struct syncer_xlate *x, json_t *v, const char *ns)
+/*
+ * A generic ephemeral volume: the tenant's ephemeral-volume controller
+ * (proxy/controllers/ephemeral.c, as kube's) makes the claim "<pod>-<volume>"
+ * of the pod's namespace, owned by the pod; that claim meets the tenant's
+ * admission (quota, LimitRange, policy) and is synced as every claim is
+ * (pvc.c: syncer_translate_pvc drops volumeName, renames a clone's source,
+ * drops other sources). The host pod mounts its host copy by translated
+ * name: the host's own ephemeral controller never sees the template the
+ * tenant wrote (which could bind a host volume by name, clone a host
+ * claim, or escape the tenant's quota).
+ */
+static void ephemeral_claim(const struct syncer_xlate *x, json_t *v, const char *pod,
+			    const char *ns)
 {
-	json_t *tpl = json_object_get(json_object_get(v, "ephemeral"), "volumeClaimTemplate");
-	if (!json_is_object(tpl))
+	const char *vname = jstr(v, "name");
+	char claim[600], hn[SYNCER_NAME_MAX + 1];
+	if (!json_object_get(v, "ephemeral"))
 		return;
-	json_t *spec = syncer_pvc_spec(x, json_object_get(tpl, "spec"), ns);
-	if (spec)
-		json_object_set_new(tpl, "spec", spec);
-	json_t *meta = json_object_get(tpl, "metadata");
-	if (!json_is_object(meta)) {
-		meta = json_object();
-		json_object_set_new(tpl, "metadata", meta);
-	}
-	/* a name or namespace of the template is refused by kube's validation;
-	 * the host makes the claim's */
-	static const char *const keep[] = {"labels", "annotations"};
-	json_t *m = json_object();
-	for (size_t i = 0; m && i < KB_ARRAY_SIZE(keep); i++) {
-		json_t *o = json_object_get(meta, keep[i]);
-		json_object_set_new(m, keep[i],
-				    json_is_object(o) ? json_deep_copy(o) : json_object());
-	}
-	json_t *labels = json_object_get(m, "labels"), *ann = json_object_get(m, "annotations");
-	const char *k;
-	json_t *val;
-	void *tmp;
-	json_object_foreach_safe (labels, tmp, k, val)
-		if (kb_str_has_prefix(k, "kubicle.dev/"))
-			json_object_del(labels, k);
-	json_object_foreach_safe (ann, tmp, k, val)
-		if (kb_str_has_prefix(k, "kubicle.dev/"))
-			json_object_del(ann, k);
-	syncer_pvc_strip_annotations(ann);
-	json_object_set_new(labels, LBL_TENANT, json_string(x->tenant));
-	json_object_set_new(labels, LBL_NAMESPACE, json_string(ns ? ns : ""));
-	json_object_set_new(tpl, "metadata", m);
+	json_object_del(v, "ephemeral");
+	snprintf(claim, sizeof(claim), "%s-%s", pod ? pod : "", vname ? vname : "");
+	if (!pod || !vname || syncer_host_name(ns, claim, x->tenant, hn, sizeof(hn)) < 0)
+		return; /* no source left: the host refuses the pod */
+	json_object_set_new(v, "persistentVolumeClaim", json_pack("{s:s}", "claimName", hn));
 }
 
 /* A projected volume's sources: tokens become items of the pod's token
@@ -225,7 +205,8 @@ static void projected_sources(const struct syncer_xlate *x, json_t *v)
 	}
 }
 
-void syncer_volume_refs(const struct syncer_xlate *x, json_t *v, const char *ns, json_t *refs)
+void syncer_volume_refs(const struct syncer_xlate *x, json_t *v, const char *pod, const char *ns,
+			json_t *refs)
 {
 	for (size_t i = 0; i < KB_ARRAY_SIZE(secret_refs); i++) {
 		json_t *src = json_object_get(v, secret_refs[i].source);
@@ -234,7 +215,7 @@ void syncer_volume_refs(const struct syncer_xlate *x, json_t *v, const char *ns,
 		if (json_is_object(src))
 			syncer_rename_ref(x, src, secret_refs[i].key, "Secret", ns, refs);
 	}
-	ephemeral_template(x, v, ns);
+	ephemeral_claim(x, v, pod, ns);
 	projected_sources(x, v);
 }
 

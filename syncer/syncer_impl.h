@@ -148,13 +148,6 @@ json_t *syncer_pod_update_patch(const json_t *want, const json_t *have, const js
  * New reference or NULL.
  */
 json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc);
-/* The host claim spec for tenant claim spec `ts` (borrowed) of namespace
- * ns, as syncer_translate_pvc makes it; a generic ephemeral volume's claim
- * template gets the same (hostrefs.c). New reference or NULL. */
-json_t *syncer_pvc_spec(const struct syncer_xlate *x, const json_t *ts, const char *ns);
-/* Removes from annotation map `ann` (may be NULL) those the host's volume
- * controllers and scheduler own on a claim. */
-void syncer_pvc_strip_annotations(json_t *ann);
 /* The status the tenant claim should have given host claim `host`
  * (borrowed): phase, accessModes, capacity, conditions, allocatedResources,
  * allocatedResourceStatuses, currentVolumeAttributesClassName and
@@ -244,15 +237,17 @@ json_t *syncer_host_meta(const struct syncer_xlate *x, const json_t *tmeta, cons
  * its annotations name the tenant pod. */
 #define SYNCER_POD_TOKEN_KIND "TokenRequest"
 /*
- * Host pod volume v (modified; of tenant namespace ns): a generic ephemeral
- * volume's claim template gets syncer_pvc_spec and its metadata the
- * tenant's labels; the Secrets volume plugins name (csi, azureFile, cephfs,
+ * Host pod volume v (modified) of tenant pod `pod` of namespace ns: a
+ * generic ephemeral volume becomes the host copy of the claim
+ * "<pod>-<volume>" the tenant's ephemeral-volume controller made (mounted
+ * by translated name); the Secrets volume plugins name (csi, azureFile, cephfs,
  * cinder, flexVolume, iscsi, rbd, scaleIO, storageos) their translated
  * names, counted in refs; projected serviceAccountToken sources become items
  * of x->token_secret (dropped without one) and clusterTrustBundle sources
  * go.
  */
-void syncer_volume_refs(const struct syncer_xlate *x, json_t *v, const char *ns, json_t *refs);
+void syncer_volume_refs(const struct syncer_xlate *x, json_t *v, const char *pod, const char *ns,
+			json_t *refs);
 /* Removes from host pod spec `spec` what names host objects that no
  * translation can make the tenant's: volumes of the sources the tenant API
  * refuses (the table in hostrefs.c), spec.resourceClaims and the

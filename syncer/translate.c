@@ -705,7 +705,7 @@ static void rewrite_volumes(const struct syncer_xlate *x, struct downward *d, js
 		 * service-account tokens, sources naming host objects):
 		 * hostrefs.c; after the projected Secrets above, as it adds
 		 * the pod's token Secret, a host name already */
-		syncer_volume_refs(x, v, ns, refs);
+		syncer_volume_refs(x, v, jstr(d->tmeta, "name"), ns, refs);
 	}
 	syncer_drop_refused_volumes(spec);
 	json_array_foreach (json_object_get(spec, "imagePullSecrets"), i, v)
@@ -977,7 +977,8 @@ static bool pvc_source(const struct syncer_xlate *x, json_t *src, const char *ns
 	return true;
 }
 
-json_t *syncer_pvc_spec(const struct syncer_xlate *x, const json_t *ts, const char *ns)
+/* The host claim spec for tenant claim spec ts of namespace ns. */
+static json_t *pvc_spec(const struct syncer_xlate *x, const json_t *ts, const char *ns)
 {
 	static const char *const keys[] = {"accessModes",
 					   "resources",
@@ -1004,11 +1005,6 @@ json_t *syncer_pvc_spec(const struct syncer_xlate *x, const json_t *ts, const ch
 	return spec;
 }
 
-void syncer_pvc_strip_annotations(json_t *ann)
-{
-	strip_keys(ann, pvc_host_annotations);
-}
-
 json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
 {
 	const json_t *tmeta = json_object_get(pvc, "metadata");
@@ -1016,7 +1012,7 @@ json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
 	if (!meta)
 		return NULL;
 	strip_keys(json_object_get(meta, "annotations"), pvc_host_annotations);
-	json_t *spec = syncer_pvc_spec(x, json_object_get(pvc, "spec"), jstr(tmeta, "namespace"));
+	json_t *spec = pvc_spec(x, json_object_get(pvc, "spec"), jstr(tmeta, "namespace"));
 	return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "PersistentVolumeClaim",
 			 "metadata", meta, "spec", spec);
 }
