@@ -113,7 +113,7 @@ hostrefs_tokens() {
 }
 
 hostrefs_claims() {
-  echo "== hostrefs: generic ephemeral volumes get a synced claim's translation"
+  echo "== hostrefs: generic ephemeral volumes get a synced claim's translation and checks"
   hr_k apply -f - >/dev/null <<'YAML'
 apiVersion: v1
 kind: PersistentVolumeClaim
@@ -129,15 +129,35 @@ YAML
         dataSource: {kind: PersistentVolumeClaim, name: seed},
         dataSourceRef: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: host-snap}}}}}]')
   hr_until 30 hr_h get pod eph-x-default-x-hr
-  expect_eq "host: no volumeName, no snapshot, the clone names the tenant's own claim" \
-    "|seed-x-default-x-hr|" \
-    sh -c "kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pod eph-x-default-x-hr -o json |
-      jq -r '.spec.volumes[] | select(.name==\"scratch\") | .ephemeral.volumeClaimTemplate.spec |
-        \"\(.volumeName // \"\")|\(.dataSource.name)|\(.dataSourceRef.name // \"\")\"'"
-  expect_eq "host: the claim template carries the tenant's label, not the one it wrote; no node steering" \
-    "hr x " \
+  expect_eq "tenant: the ephemeral-volume controller made the claim, owned by the pod" \
+    "Pod eph true 1Gi" hr_k get pvc eph-scratch -o \
+    'jsonpath={.metadata.ownerReferences[0].kind} {.metadata.ownerReferences[0].name} {.metadata.ownerReferences[0].controller} {.spec.resources.requests.storage}'
+  expect_eq "host: the pod mounts the synced claim; no template reaches the host" \
+    "eph-scratch-x-default-x-hr " \
     hr_h get pod eph-x-default-x-hr -o \
-    'jsonpath={.spec.volumes[?(@.name=="scratch")].ephemeral.volumeClaimTemplate.metadata.labels.kubicle\.dev/tenant} {.spec.volumes[?(@.name=="scratch")].ephemeral.volumeClaimTemplate.metadata.labels.app} {.spec.volumes[?(@.name=="scratch")].ephemeral.volumeClaimTemplate.metadata.annotations.volume\.kubernetes\.io/selected-node}'
+    'jsonpath={.spec.volumes[?(@.name=="scratch")].persistentVolumeClaim.claimName} {.spec.volumes[?(@.name=="scratch")].ephemeral}'
+  hr_until 30 hr_h get pvc eph-scratch-x-default-x-hr
+  expect_eq "host: the claim has no volumeName, no snapshot, and clones the tenant's own claim" \
+    "|seed-x-default-x-hr|" \
+    sh -c "kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pvc eph-scratch-x-default-x-hr -o json |
+      jq -r '.spec | \"\(.volumeName // \"\")|\(.dataSource.name)|\(.dataSourceRef.name // \"\")\"'"
+  expect_eq "host: the claim carries the tenant's label, not the one it wrote; no node steering" \
+    "hr x " \
+    hr_h get pvc eph-scratch-x-default-x-hr -o \
+    'jsonpath={.metadata.labels.kubicle\.dev/tenant} {.metadata.labels.app} {.metadata.annotations.volume\.kubernetes\.io/selected-node}'
+  echo "== hostrefs: an ephemeral volume meets the tenant's storage quota"
+  hr_k create namespace q >/dev/null
+  hr_k -n q create quota storage --hard=requests.storage=1Gi >/dev/null
+  expect "tenant: a pod asking a 5Gi ephemeral volume is admitted (kube checks the claim)" 'pod/big created' \
+    hr_k -n q apply -f <(hr_pod big '[{name: s, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 5Gi}}}}}}]')
+  hr_until 30 hr_h get pod big-x-q-x-hr
+  expect_until_match "tenant: the controller's create of its claim is refused by the quota" 30 \
+    'ephemeral volume claim q/big-s not created' cat "$KUBICLE_HOME/tenants/hr/server.log"
+  expect_fail "... so there is no such claim" 'NotFound|not found' hr_k -n q get pvc big-s
+  expect_eq "host: the pod names the tenant's claim, and the host has no such claim" \
+    "big-s-x-q-x-hr|" \
+    sh -c "echo \"\$(kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pod big-x-q-x-hr -o jsonpath='{.spec.volumes[0].persistentVolumeClaim.claimName}')|\$(kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pvc big-s-x-q-x-hr -o name 2>/dev/null)\""
+  hr_k -n q delete pod big --wait=false >/dev/null
 }
 
 hostrefs_secrets() {
