@@ -254,6 +254,12 @@ json_t *syncer_pod_tokens(const json_t *pod)
 	return out;
 }
 
+long syncer_token_refresh_after(long ttl_seconds)
+{
+	long after = ttl_seconds * 8 / 10;
+	return after < SYNCER_TOKEN_MAX_AGE ? after : SYNCER_TOKEN_MAX_AGE;
+}
+
 int syncer_pod_token_name(const char *ns, const char *name, const char *uid, const char *tenant,
 			  char *buf, size_t len)
 {

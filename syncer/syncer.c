@@ -537,15 +537,14 @@ static void sa_refresh(struct syncer *s)
 /* ---- projected service-account tokens (hostrefs.c) -------------------------------------
  * A tenant pod's projected serviceAccountToken sources get tenant tokens of
  * their audience and expiry, bound to the pod, in one host Secret per pod
- * (syncer_pod_token_name; its name in the pod entry's "ptok"). As kube's
- * kubelet (pkg/kubelet/token/token_manager.go, requiresRefresh) replaces a
- * token at 80 % of its life or once it is 24 hours old, the Secret is
- * written again then (ptok_due; the resync looks every 30 s, and a token
- * lives at least 10 minutes); the kubelet updates the projected files of a
- * changed Secret. The Secret goes with the pod's entry (untrack); one left
- * by a syncer that stopped is found by on_sa_secrets.
+ * (syncer_pod_token_name; its name in the pod entry's "ptok"). The Secret
+ * is written again when its first token is due, as the kubelet would
+ * replace it (syncer_token_refresh_after; ptok_due; the resync looks every
+ * 30 s, and a token lives at least 10 minutes); the host kubelet updates
+ * the projected files of a changed Secret. The Secret goes with the pod's
+ * entry (untrack); one left by a syncer that stopped is found by
+ * on_sa_secrets.
  */
-#define POD_TOKEN_MAX_AGE (24L * 3600)
 
 /* The service account of a pod's projected tokens: its own, whatever its
  * automount setting (kube's volume plugin asks for the pod's account). */
@@ -578,7 +577,7 @@ static bool pod_token_secret(struct syncer *s, const json_t *pod, char *buf)
 static void ptok_push(struct syncer *s, json_t *st, const json_t *pod)
 {
 	json_t *toks = syncer_pod_tokens(pod), *data = json_object(), *e;
-	long next = POD_TOKEN_MAX_AGE;
+	long next = SYNCER_TOKEN_MAX_AGE;
 	int rc = 0;
 	size_t i;
 	json_array_foreach (toks, i, e) {
@@ -595,7 +594,8 @@ static void ptok_push(struct syncer *s, json_t *st, const json_t *pod)
 			break;
 		json_object_set_new(data, jstr(e, "key"), json_string(jwt));
 		free(jwt);
-		next = ttl * 8 / 10 < next ? ttl * 8 / 10 : next;
+		long after = syncer_token_refresh_after(ttl);
+		next = after < next ? after : next;
 	}
 	json_int_t due = 0;
 	if (rc < 0)

@@ -262,6 +262,12 @@ void syncer_drop_refused_volumes(json_t *spec);
  * Empty when none.
  */
 json_t *syncer_pod_tokens(const json_t *pod);
+/* When a token of this lifetime is replaced, in seconds after it was
+ * issued: as kube's kubelet, at 80 % of its life or once it is
+ * SYNCER_TOKEN_MAX_AGE old, whichever comes first
+ * (pkg/kubelet/token/token_manager.go, requiresRefresh). */
+#define SYNCER_TOKEN_MAX_AGE (24L * 3600)
+long syncer_token_refresh_after(long ttl_seconds);
 /* The host Secret name of the projected tokens of tenant pod ns/name of
  * this uid: "<name>-token-" + 16 hex digits of
  * sha256("<ns>/pod:<name>/<uid>/<tenant>") (':' is in no object name, as

@@ -152,6 +152,15 @@ START_TEST(pod_tokens_list)
 }
 END_TEST
 
+START_TEST(token_refresh)
+{
+	/* the kubelet's: 80 % of the life, or 24 hours */
+	ck_assert_int_eq(syncer_token_refresh_after(3600), 2880);
+	ck_assert_int_eq(syncer_token_refresh_after(600), 480);
+	ck_assert_int_eq(syncer_token_refresh_after(48L * 3600), 24L * 3600);
+}
+END_TEST
+
 START_TEST(pod_token_secret_contract)
 {
 	char a[SYNCER_NAME_MAX + 1], b[SYNCER_NAME_MAX + 1], sa[SYNCER_NAME_MAX + 1];
@@ -326,6 +335,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, projected_tokens_become_tenant_items);
 	tcase_add_test(tc, pod_tokens_list);
 	tcase_add_test(tc, pod_token_secret_contract);
+	tcase_add_test(tc, token_refresh);
 	tcase_add_test(tc, ephemeral_as_claims);
 	tcase_add_test(tc, plugin_secrets_translated);
 	tcase_add_test(tc, host_objects_removed);
