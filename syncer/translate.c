@@ -977,8 +977,7 @@ static bool pvc_source(const struct syncer_xlate *x, json_t *src, const char *ns
 	return true;
 }
 
-/* The host claim spec for tenant claim spec ts of namespace ns. */
-static json_t *pvc_spec(const struct syncer_xlate *x, const json_t *ts, const char *ns)
+json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
 {
 	static const char *const keys[] = {"accessModes",
 					   "resources",
@@ -987,32 +986,28 @@ static json_t *pvc_spec(const struct syncer_xlate *x, const json_t *ts, const ch
 					   "volumeAttributesClassName",
 					   "selector"};
 	static const char *const sources[] = {"dataSource", "dataSourceRef"};
+	const json_t *tmeta = json_object_get(pvc, "metadata");
+	const json_t *ts = json_object_get(pvc, "spec");
+	const char *ns = jstr(tmeta, "namespace");
+	json_t *meta = host_meta(x, tmeta, "PersistentVolumeClaim");
+	if (!meta)
+		return NULL;
+	strip_keys(json_object_get(meta, "annotations"), pvc_host_annotations);
 	json_t *spec = json_object();
 	/* spec.volumeName is not passed down: it names a host PersistentVolume,
 	 * and a tenant may not bind to a host volume by name */
-	for (size_t i = 0; spec && i < KB_ARRAY_SIZE(keys); i++) {
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(ts, keys[i]);
 		if (v)
 			json_object_set_new(spec, keys[i], json_deep_copy(v));
 	}
-	for (size_t i = 0; spec && i < KB_ARRAY_SIZE(sources); i++) {
+	for (size_t i = 0; i < KB_ARRAY_SIZE(sources); i++) {
 		json_t *src = json_deep_copy(json_object_get(ts, sources[i]));
 		if (src && pvc_source(x, src, ns ? ns : ""))
 			json_object_set_new(spec, sources[i], src);
 		else
 			json_decref(src);
 	}
-	return spec;
-}
-
-json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
-{
-	const json_t *tmeta = json_object_get(pvc, "metadata");
-	json_t *meta = host_meta(x, tmeta, "PersistentVolumeClaim");
-	if (!meta)
-		return NULL;
-	strip_keys(json_object_get(meta, "annotations"), pvc_host_annotations);
-	json_t *spec = pvc_spec(x, json_object_get(pvc, "spec"), jstr(tmeta, "namespace"));
 	return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "PersistentVolumeClaim",
 			 "metadata", meta, "spec", spec);
 }
