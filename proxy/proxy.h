@@ -59,7 +59,9 @@ void proxy_stop(proxy_t *px);
 
 /* Pods of this tenant run on a host cluster (the syncer): pod specs that
  * would reach into the host (nodeName, hostNetwork, hostPID, hostIPC, host
- * ports, hostPath volumes, privileged containers) are refused with 422, and
+ * ports, hostPath volumes, privileged containers) and that would name a
+ * host object (proxy/api/hostrefs.h: inline disks, glusterfs, gitRepo,
+ * clusterTrustBundle, GMSA, DRA claims) are refused with 422, and
  * GET pods/log is answered by `pod_log(arg, req, ns, name, raw_query)` and
  * the upgrade requests of pods/exec, pods/attach and pods/portforward, once
  * authorized and checked against the pod (its container, its node), by
