@@ -207,6 +207,23 @@ hostrefs_refused() {
   expect_fail "tenant: a GMSA credential spec name is refused (a host object)" \
     'spec.securityContext.windowsOptions.gmsaCredentialSpecName: Forbidden' \
     hr_k apply -f <(hr_pod r '[]' '  securityContext: {windowsOptions: {gmsaCredentialSpecName: host-gmsa}}')
+  expect "tenant: a Deployment whose pods would name a host disk is admitted (its template)" \
+    'deployment.apps/dep created' hr_k create -f - <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: dep}
+spec:
+  selector: {matchLabels: {app: dep}}
+  template:
+    metadata: {labels: {app: dep}}
+    spec:
+      containers: [{name: c, image: busybox}]
+      volumes: [{name: d, awsElasticBlockStore: {volumeID: vol-0123}}]
+YAML
+  expect_until_match "tenant: ... but the controller's pod is refused, naming the field" 30 \
+    'internal write refused: .*spec.volumes\[0\].awsElasticBlockStore: Forbidden' \
+    cat "$KUBICLE_HOME/tenants/hr/server.log"
+  expect_eq "tenant: so it has no pod" "" hr_k get pods -l app=dep -o name
   expect_eq "host: none of them reached the host" "" \
     sh -c "kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pod r-x-default-x-hr -o name 2>/dev/null"
   expect_eq "host: the tenant's pods there are exactly the admitted ones" \
