@@ -60,6 +60,8 @@ hostrefs_account() {
   expect_eq "host: no RoleBinding or ClusterRoleBinding names it" "0" \
     sh -c "kubectl --kubeconfig $HR_HOST_KCFG get rolebindings,clusterrolebindings -A -o json |
       jq '[.items[].subjects[]? | select(.name == \"kubicle.pods\")] | length'"
+  expect_eq "host: it may read no Secret and make no pod (the syncer's account may)" "no no yes" \
+    sh -c "echo \$(kubectl --kubeconfig $HR_HOST_KCFG auth can-i get secrets -n kubicle-hr --as system:serviceaccount:kubicle-hr:kubicle.pods) \$(kubectl --kubeconfig $HR_HOST_KCFG auth can-i create pods -n kubicle-hr --as system:serviceaccount:kubicle-hr:kubicle.pods) \$(kubectl --kubeconfig $HR_HOST_KCFG auth can-i create pods -n kubicle-hr --as system:serviceaccount:kubicle-hr:kubicle-hr)"
   expect "tenant: a pod naming a service account is admitted" 'pod/plain created' \
     hr_k apply -f <(hr_pod plain '[]' '  serviceAccountName: default')
   hr_until 30 hr_h get pod plain-x-default-x-hr
