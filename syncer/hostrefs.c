@@ -135,7 +135,7 @@ static void drop_gmsa(json_t *sc)
 	json_object_del(json_object_get(sc, "windowsOptions"), "gmsaCredentialSpecName");
 }
 
-void syncer_drop_refused_volumes(json_t *spec)
+void syncer_drop_host_refs(json_t *spec)
 {
 	static const char *const lists[] = {"initContainers", "containers", "ephemeralContainers"};
 	json_t *vols = json_object_get(spec, "volumes");

@@ -253,7 +253,7 @@ void syncer_volume_refs(const struct syncer_xlate *x, json_t *v, const char *pod
  * refuses (the table in hostrefs.c), spec.resourceClaims and the
  * securityContexts' windowsOptions.gmsaCredentialSpecName. A second line
  * of defence: the tenant API refuses them (proxy/api/hostrefs.c). */
-void syncer_drop_refused_volumes(json_t *spec);
+void syncer_drop_host_refs(json_t *spec);
 /*
  * The projected service-account tokens of tenant pod `pod` (borrowed): a
  * new array of {key, path, audience (absent: the API's), expirationSeconds}

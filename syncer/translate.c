@@ -707,7 +707,7 @@ static void rewrite_volumes(const struct syncer_xlate *x, struct downward *d, js
 		 * the pod's token Secret, a host name already */
 		syncer_volume_refs(x, v, jstr(d->tmeta, "name"), ns, refs);
 	}
-	syncer_drop_refused_volumes(spec);
+	syncer_drop_host_refs(spec);
 	json_array_foreach (json_object_get(spec, "imagePullSecrets"), i, v)
 		rename_ref(x, v, "name", "Secret", ns, refs);
 }
