@@ -17,6 +17,7 @@
 #include "lib/kubeconfig.h"
 #include "lib/pki.h"
 #include "lib/util.h"
+#include "syncer/syncer.h"
 
 #define LABEL      "kubicle.dev/tenant"
 #define MANAGED    "app.kubernetes.io/managed-by"
@@ -173,6 +174,13 @@ int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len)
 	json_t *o = json_pack("{s:s,s:s,s:o}", "apiVersion", "v1", "kind", "ServiceAccount",
 			      "metadata", meta(t, sa, t->host_namespace));
 	if ((rc = ensure(h, t, path, sa, o, NULL, &made, err, len)) < 0)
+		return rc;
+	/* the account host pods run under: no role bound, no token mounted
+	 * (kept so on an existing one of ours) */
+	o = json_pack("{s:s,s:s,s:o,s:b}", "apiVersion", "v1", "kind", "ServiceAccount", "metadata",
+		      meta(t, SYNCER_POD_SA, t->host_namespace), "automountServiceAccountToken", 0);
+	if ((rc = ensure(h, t, path, SYNCER_POD_SA, o, "automountServiceAccountToken", &made, err,
+			 len)) < 0)
 		return rc;
 	snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles",
 		 t->host_namespace);

@@ -9,6 +9,9 @@
  *   Queue Q (scheduling.run.ai/v2)    scheduler profile kai: GPU quota and
  *                                     limit --gpus; deleted when made here
  *   ServiceAccount kubicle-NAME       the syncer's identity, in NS
+ *   ServiceAccount kubicle.pods       what host pods run as (SYNCER_POD_SA):
+ *                                     no role, automountServiceAccountToken
+ *                                     false, in NS
  *   Role/RoleBinding kubicle-NAME     what the syncer does, in NS only
  *   ClusterRoleBinding kubicle-NAME-nodes   to the shared read-only
  *                                     ClusterRole kubicle-syncer-nodes (get

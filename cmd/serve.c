@@ -392,6 +392,12 @@ static int issue_sa_token(void *px, const char *ns, const char *sa, long ttl, ch
 	return proxy_issue_sa_token(px, ns, sa, ttl, jwt);
 }
 
+static int issue_pod_token(void *px, const struct syncer_token_req *rq, char **jwt, long *ttl)
+{
+	return proxy_issue_pod_token(px, rq->ns, rq->sa, rq->audience, rq->ttl_seconds, rq->pod,
+				     rq->pod_uid, jwt, ttl);
+}
+
 /* The host's metrics API came or went: the tenant serves it or not. */
 static void metrics_changed(void *px, bool available)
 {
@@ -408,6 +414,7 @@ static int start_syncer(struct server *s, struct serve_args *a, int port)
 	a->host.advertise = a->advertise ? a->advertise : host;
 	a->host.api_port = port;
 	a->host.issue_token = issue_sa_token;
+	a->host.issue_pod_token = issue_pod_token;
 	a->host.token_arg = s->proxy;
 	a->host.metrics_changed = metrics_changed;
 	a->host.metrics_arg = s->proxy;

@@ -54,12 +54,21 @@ int proxy_token_revoke(store_t *st, const char *token, const char *user);
  * the caller frees. Returns 0, -ENOENT (no such account, or being deleted),
  * -EINVAL or -EIO. Loop thread only. */
 int proxy_issue_sa_token(proxy_t *px, const char *ns, const char *sa, long ttl_seconds, char **jwt);
+/* The same for a pod's projected serviceAccountToken source: audience
+ * `audience` (NULL or "": the API server), ttl_seconds brought within
+ * 600..172800 (*ttl_out gets it), bound to pod ns/pod of uid pod_uid: the
+ * token is refused once that pod is gone. Same returns. Loop thread only. */
+int proxy_issue_pod_token(proxy_t *px, const char *ns, const char *sa, const char *audience,
+			  long ttl_seconds, const char *pod, const char *pod_uid, char **jwt,
+			  long *ttl_out);
 /* Ends every watch, stops listening; the loop can then finish. */
 void proxy_stop(proxy_t *px);
 
 /* Pods of this tenant run on a host cluster (the syncer): pod specs that
  * would reach into the host (nodeName, hostNetwork, hostPID, hostIPC, host
- * ports, hostPath volumes, privileged containers) are refused with 422, and
+ * ports, hostPath volumes, privileged containers) and that would name a
+ * host object (proxy/api/hostrefs.h: inline disks, glusterfs, gitRepo,
+ * clusterTrustBundle, GMSA, DRA claims) are refused with 422, and
  * GET pods/log is answered by `pod_log(arg, req, ns, name, raw_query)` and
  * the upgrade requests of pods/exec, pods/attach and pods/portforward, once
  * authorized and checked against the pod (its container, its node), by

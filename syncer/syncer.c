@@ -67,6 +67,7 @@ struct syncer {
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
 	int (*issue_token)(void *, const char *, const char *, long, char **);
+	int (*issue_pod_token)(void *, const struct syncer_token_req *, char **, long *);
 	void *token_arg;
 	void (*metrics_changed)(void *, bool);
 	void *metrics_arg;
@@ -486,8 +487,11 @@ static void sa_ref(struct syncer *s, const char *ns, const char *sa, int delta)
 	json_object_del(s->sas, key);
 }
 
+static bool ptok_tracked(struct syncer *s, const char *ns, const char *name, const char *uid);
+
 /* Our host token Secrets whose account no tracked pod uses (the last pod
- * went while the syncer was down) are deleted. */
+ * went while the syncer was down), and projected-token Secrets of no tracked
+ * pod, are deleted. */
 static void on_sa_secrets(int err, long status, json_t *body, void *arg)
 {
 	struct syncer *s = arg;
@@ -501,11 +505,12 @@ static void on_sa_secrets(int err, long status, json_t *body, void *arg)
 		    json_object_get(json_object_get(sec, "metadata"), "annotations");
 		const char *kind = jstr(ann, ANN_KIND);
 		char key[600], path[512];
-		if (!hn || !kind || strcmp(kind, "ServiceAccount") != 0 ||
+		bool ptok = kind && strcmp(kind, SYNCER_POD_TOKEN_KIND) == 0;
+		if (!hn || !kind || (!ptok && strcmp(kind, "ServiceAccount") != 0) ||
 		    !syncer_host_owner(sec, s->tenant, &ns, &name, &uid))
 			continue;
 		snprintf(key, sizeof(key), "%s/%s", ns, name);
-		if (json_object_get(s->sas, key))
+		if (ptok ? ptok_tracked(s, ns, name, uid) : json_object_get(s->sas, key) != NULL)
 			continue;
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", s->host_ns, hn);
 		host_delete_path(s, path, -1, meta_str(sec, "uid"));
@@ -529,6 +534,111 @@ static void sa_refresh(struct syncer *s)
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets?labelSelector=%s", s->host_ns,
 		 s->sel);
 	host_call(s->http, "GET", path, NULL, on_sa_secrets, s);
+}
+
+/* ---- projected service-account tokens (hostrefs.c) -------------------------------------
+ * A tenant pod's projected serviceAccountToken sources get tenant tokens of
+ * their audience and expiry, bound to the pod, in one host Secret per pod
+ * (syncer_pod_token_name; its name in the pod entry's "ptok"). The Secret
+ * is written again when its first token is due, as the kubelet would
+ * replace it (syncer_token_refresh_after; ptok_due; the resync looks every
+ * 30 s, and a token lives at least 10 minutes); the host kubelet updates
+ * the projected files of a changed Secret. The Secret goes with the pod's
+ * entry (untrack); one left by a syncer that stopped is found by
+ * on_sa_secrets.
+ */
+
+/* The service account of a pod's projected tokens: its own, whatever its
+ * automount setting (kube's volume plugin asks for the pod's account). */
+static const char *pod_token_sa(const json_t *pod)
+{
+	const json_t *spec = json_object_get(pod, "spec");
+	const char *sa = jstr(spec, "serviceAccountName");
+	if (!sa || !*sa)
+		sa = jstr(spec, "serviceAccount");
+	return sa && *sa ? sa : "default";
+}
+
+/* buf gets the host Secret name of pod's projected tokens; false when it
+ * has none, or there is no issuer (the sources are then dropped). */
+static bool pod_token_secret(struct syncer *s, const json_t *pod, char *buf)
+{
+	if (!s->issue_pod_token)
+		return false;
+	json_t *toks = syncer_pod_tokens(pod);
+	bool any = json_array_size(toks) > 0;
+	json_decref(toks);
+	return any && syncer_pod_token_name(meta_str(pod, "namespace"), meta_str(pod, "name"),
+					    meta_str(pod, "uid"), s->tenant, buf,
+					    SYNCER_NAME_MAX + 1) == 0;
+}
+
+/* Issues every projected token of tenant pod `pod` (entry st) and writes
+ * its host Secret; the entry's ptok_due says when next (0: the next resync,
+ * after a failure). */
+static void ptok_push(struct syncer *s, json_t *st, const json_t *pod)
+{
+	json_t *toks = syncer_pod_tokens(pod), *data = json_object(), *e;
+	long next = SYNCER_TOKEN_MAX_AGE;
+	int rc = 0;
+	size_t i;
+	json_array_foreach (toks, i, e) {
+		struct syncer_token_req rq = {.ns = meta_str(pod, "namespace"),
+					      .sa = pod_token_sa(pod),
+					      .audience = jstr(e, "audience"),
+					      .ttl_seconds = (long)json_integer_value(
+						  json_object_get(e, "expirationSeconds")),
+					      .pod = meta_str(pod, "name"),
+					      .pod_uid = meta_str(pod, "uid")};
+		char *jwt = NULL;
+		long ttl = 0;
+		if ((rc = s->issue_pod_token(s->token_arg, &rq, &jwt, &ttl)) < 0)
+			break;
+		json_object_set_new(data, jstr(e, "key"), json_string(jwt));
+		free(jwt);
+		long after = syncer_token_refresh_after(ttl);
+		next = after < next ? after : next;
+	}
+	json_int_t due = 0;
+	if (rc < 0)
+		kb_info("syncer", "projected token of pod %s/%s: %s", meta_str(pod, "namespace"),
+			meta_str(pod, "name"), strerror(-rc));
+	else if (json_array_size(toks)) {
+		host_upsert(s, "Secret", syncer_pod_token_secret(&s->x, pod, data));
+		due = (json_int_t)time(NULL) + next;
+	}
+	json_object_set_new(st, "ptok_due", json_integer(due));
+	json_decref(data);
+	json_decref(toks);
+}
+
+/* Resync: the token Secrets due for new tokens. */
+static void ptok_refresh(struct syncer *s)
+{
+	const char *hn;
+	json_t *st;
+	json_int_t now = (json_int_t)time(NULL);
+	json_object_foreach (s->pods, hn, st) {
+		json_t *pod = NULL;
+		if (!jstr(st, "ptok") ||
+		    json_integer_value(json_object_get(st, "ptok_due")) > now ||
+		    store_get(s->store, "/pods", jstr(st, "ns"), jstr(st, "name"), &pod) < 0)
+			continue;
+		if (meta_str(pod, "uid") && strcmp(meta_str(pod, "uid"), jstr(st, "uid")) == 0 &&
+		    !meta_str(pod, "deletionTimestamp"))
+			ptok_push(s, st, pod);
+		json_decref(pod);
+	}
+}
+
+/* Whether host token Secret `sec` (ours, of kind SYNCER_POD_TOKEN_KIND, of
+ * tenant pod ns/name/uid) belongs to a tracked pod. */
+static bool ptok_tracked(struct syncer *s, const char *ns, const char *name, const char *uid)
+{
+	char hn[SYNCER_NAME_MAX + 1];
+	pod_host_name(s, ns, name, uid, hn);
+	json_t *st = hn[0] ? json_object_get(s->pods, hn) : NULL;
+	return st && jstr(st, "ptok") && strcmp(jstr(st, "uid"), uid) == 0;
 }
 
 /* The kubelet's Service variables for a pod of namespace ns: the Services
@@ -584,15 +694,17 @@ static void adopted_claims(struct syncer *s, const json_t *pod, json_t *hp)
 static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, json_t *refs,
 			 bool starts)
 {
-	char sn[SYNCER_NAME_MAX + 1];
+	char sn[SYNCER_NAME_MAX + 1], tn[SYNCER_NAME_MAX + 1];
 	s->x.sa_secret = NULL;
 	if (sa &&
 	    syncer_sa_secret_name(meta_str(pod, "namespace"), sa, s->tenant, sn, sizeof(sn)) == 0)
 		s->x.sa_secret = sn;
+	s->x.token_secret = pod_token_secret(s, pod, tn) ? tn : NULL;
 	json_t *env = starts ? service_env(s, meta_str(pod, "namespace")) : NULL;
 	s->x.service_env = env;
 	json_t *hp = syncer_translate_pod(&s->x, pod, refs);
 	s->x.sa_secret = NULL;
+	s->x.token_secret = NULL;
 	s->x.service_env = NULL;
 	json_decref(env);
 	if (starts)
@@ -668,6 +780,11 @@ static json_t *track(struct syncer *s, const json_t *pod, const char *hn, json_t
 	s->stats.pods = json_object_size(s->pods);
 	cfg_ref(s, refs, ns, +1);
 	sa_ref(s, ns, sa, +1);
+	char tn[SYNCER_NAME_MAX + 1];
+	if (pod_token_secret(s, pod, tn)) {
+		json_object_set_new(st, "ptok", json_string(tn));
+		ptok_push(s, st, pod);
+	}
 	if (host_out)
 		*host_out = hp;
 	else
@@ -683,6 +800,13 @@ static void untrack(struct syncer *s, const char *hn)
 	cfg_ref(s, json_object_get(st, "refs"), jstr(st, "ns"), -1);
 	sa_ref(s, jstr(st, "ns"), jstr(st, "sa"), -1);
 	node_ref(s, jstr(st, "node"), -1);
+	if (jstr(st, "ptok")) {
+		char path[512];
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", s->host_ns,
+			 jstr(st, "ptok"));
+		host_delete_owned(s, path, SYNCER_POD_TOKEN_KIND, jstr(st, "ns"), jstr(st, "name"),
+				  false);
+	}
 	json_object_del(s->pods, hn);
 	s->stats.pods = json_object_size(s->pods);
 }
@@ -1274,6 +1398,7 @@ static void resync(struct syncer *s)
 	json_decref(pods);
 	json_decref(seen);
 	sa_refresh(s);
+	ptok_refresh(s);
 	lookup_host_services(s); /* retried here until the host has them */
 }
 
@@ -1777,6 +1902,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	s->sas = json_object();
 	s->sa_auto = json_object();
 	s->issue_token = o->issue_token;
+	s->issue_pod_token = o->issue_pod_token;
 	s->token_arg = o->token_arg;
 	s->metrics_changed = o->metrics_changed;
 	s->metrics_arg = o->metrics_arg;

@@ -58,6 +58,25 @@
 
 typedef struct syncer syncer_t;
 
+/*
+ * The host service account every host pod runs under: made by `kubicle
+ * create` (cmd/hostsetup.c) in the host namespace with
+ * automountServiceAccountToken false and no role bound, so a token the
+ * host's kubelet or a CSI driver mints for a host pod carries no rights.
+ * The '.' keeps it apart from the syncer's own "kubicle-<tenant>" (a tenant
+ * name is a DNS label). A host namespace set up by hand needs it too.
+ */
+#define SYNCER_POD_SA "kubicle.pods"
+
+/* A token for a tenant pod's projected serviceAccountToken source
+ * (syncer_opts.issue_pod_token). All borrowed for the call. */
+struct syncer_token_req {
+	const char *ns, *sa;       /* the pod's service account */
+	const char *audience;      /* NULL or "": the tenant API's */
+	long ttl_seconds;          /* requested expirationSeconds */
+	const char *pod, *pod_uid; /* the pod the token is bound to */
+};
+
 struct syncer_opts {
 	const char *host_kubeconfig; /* path, or NULL: in-cluster service account */
 	const char *host_namespace;  /* required */
@@ -101,6 +120,17 @@ struct syncer_opts {
 	 */
 	int (*issue_token)(void *token_arg, const char *ns, const char *sa, long ttl_seconds,
 			   char **jwt);
+	/*
+	 * Issues the token of a pod's projected serviceAccountToken source, as
+	 * kube's TokenRequest with that audience, expiration and a bound pod;
+	 * *jwt (malloc'ed) and *ttl_out (the lifetime it got: the tenant caps
+	 * it) set on success. 0 or a negative errno (retried at the next
+	 * resync). With it, such a source becomes an item of a host Secret per
+	 * pod, refreshed at 80 % of its life; NULL: the source is dropped and
+	 * the host pod has no such file. Uses token_arg.
+	 */
+	int (*issue_pod_token)(void *token_arg, const struct syncer_token_req *req, char **jwt,
+			       long *ttl_out);
 	void *token_arg;
 	/*
 	 * The host's resource metrics API (metrics.k8s.io/v1beta1) came or went:

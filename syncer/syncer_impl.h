@@ -86,6 +86,9 @@ struct syncer_xlate {
 	const char *pod_dns;        /* the tenant's cluster DNS as host pods reach it, or NULL */
 	const char *cluster_domain; /* its zone ("cluster.local"); NULL: that */
 	const json_t *service_env;  /* syncer_service_env of the pod's namespace, or NULL */
+	/* host Secret holding the pod's projected service-account tokens
+	 * (syncer_pod_token_name), or NULL: such sources are dropped */
+	const char *token_secret;
 };
 
 /*
@@ -219,6 +222,65 @@ void syncer_conflict(store_t *st, const char *tenant, const char *kind, const ch
  * with syncer_conflict when it is not exactly tenant object kind ns/name's. */
 void syncer_check_conflict(kb_httpc_t *http, store_t *st, const char *path, const char *tenant,
 			   const char *kind, const char *ns, const char *name, const char *uid);
+
+/* translate.c's own helpers, for hostrefs.c: rename_ref (o[key], a tenant
+ * object name of namespace ns, becomes its translated name, counted in refs
+ * as kind; o, kind and refs may be NULL) and host_meta (the contract's
+ * metadata for tenant metadata tmeta; new reference or NULL). */
+void syncer_rename_ref(const struct syncer_xlate *x, json_t *o, const char *key, const char *kind,
+		       const char *ns, json_t *refs);
+json_t *syncer_host_meta(const struct syncer_xlate *x, const json_t *tmeta, const char *kind);
+
+/* ---- what a pod names (hostrefs.c; the table is there and in
+ * docs/hostrefs.md) --------------------------------------------------------------- */
+/* ANN_KIND of the host Secret of a pod's projected service-account tokens:
+ * its annotations name the tenant pod. */
+#define SYNCER_POD_TOKEN_KIND "TokenRequest"
+/*
+ * Host pod volume v (modified) of tenant pod `pod` of namespace ns: a
+ * generic ephemeral volume becomes the host copy of the claim
+ * "<pod>-<volume>" the tenant's ephemeral-volume controller made (mounted
+ * by translated name); the Secrets volume plugins name (csi, azureFile, cephfs,
+ * cinder, flexVolume, iscsi, rbd, scaleIO, storageos) their translated
+ * names, counted in refs; projected serviceAccountToken sources become items
+ * of x->token_secret (dropped without one) and clusterTrustBundle sources
+ * go.
+ */
+void syncer_volume_refs(const struct syncer_xlate *x, json_t *v, const char *pod, const char *ns,
+			json_t *refs);
+/* Removes from host pod spec `spec` what names host objects that no
+ * translation can make the tenant's: volumes of the sources the tenant API
+ * refuses (the table in hostrefs.c), spec.resourceClaims and the
+ * securityContexts' windowsOptions.gmsaCredentialSpecName. A second line
+ * of defence: the tenant API refuses them (proxy/api/hostrefs.c). */
+void syncer_drop_host_refs(json_t *spec);
+/*
+ * The projected service-account tokens of tenant pod `pod` (borrowed): a
+ * new array of {key, path, audience (absent: the API's), expirationSeconds}
+ * in volume order, key "<volume>-<index of the source in the volume>",
+ * the host Secret's key (unique: the index is what follows the last '-').
+ * Empty when none.
+ */
+json_t *syncer_pod_tokens(const json_t *pod);
+/* When a token of this lifetime is replaced, in seconds after it was
+ * issued: as kube's kubelet, at 80 % of its life or once it is
+ * SYNCER_TOKEN_MAX_AGE old, whichever comes first
+ * (pkg/kubelet/token/token_manager.go, requiresRefresh). */
+#define SYNCER_TOKEN_MAX_AGE (24L * 3600)
+long syncer_token_refresh_after(long ttl_seconds);
+/* The host Secret name of the projected tokens of tenant pod ns/name of
+ * this uid: "<name>-token-" + 16 hex digits of
+ * sha256("<ns>/pod:<name>/<uid>/<tenant>") (':' is in no object name, as
+ * for syncer_sa_secret_name; the uid makes a pod of the same name another
+ * Secret). buf needs SYNCER_NAME_MAX + 1 bytes. 0 or -EINVAL. */
+int syncer_pod_token_name(const char *ns, const char *name, const char *uid, const char *tenant,
+			  char *buf, size_t len);
+/* The host Secret (Opaque) of tenant pod `pod`'s projected tokens: data
+ * `tokens` ({key: JWT}, borrowed, base64-encoded here), the contract's
+ * metadata naming the pod, kind SYNCER_POD_TOKEN_KIND. New reference or
+ * NULL. */
+json_t *syncer_pod_token_secret(const struct syncer_xlate *x, const json_t *pod,
+				const json_t *tokens);
 
 /* ---- the host's metrics API (metrics.c) ------------------------------------- */
 /*

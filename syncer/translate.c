@@ -240,6 +240,12 @@ static void rename_ref(const struct syncer_xlate *x, json_t *o, const char *key,
 	json_object_set_new(o, key, json_string(hn));
 }
 
+void syncer_rename_ref(const struct syncer_xlate *x, json_t *o, const char *key, const char *kind,
+		       const char *ns, json_t *refs)
+{
+	rename_ref(x, o, key, kind, ns, refs);
+}
+
 /* ---- metadata ----------------------------------------------------------------- */
 
 static void strip_keys(json_t *map, const char *const *keys)
@@ -286,6 +292,11 @@ static json_t *host_meta(const struct syncer_xlate *x, const json_t *tmeta, cons
 	json_object_set_new(m, "labels", labels);
 	json_object_set_new(m, "annotations", ann);
 	return m;
+}
+
+json_t *syncer_host_meta(const struct syncer_xlate *x, const json_t *tmeta, const char *kind)
+{
+	return host_meta(x, tmeta, kind);
 }
 
 /* ---- scheduler keys ------------------------------------------------------------ */
@@ -679,15 +690,6 @@ static void rewrite_volumes(const struct syncer_xlate *x, struct downward *d, js
 		 * pods use): no reference to count */
 		rename_ref(x, json_object_get(v, "persistentVolumeClaim"), "claimName", NULL, ns,
 			   NULL);
-		/* a generic ephemeral volume's template passes unchanged: the
-		 * host's ephemeral controller makes the claim for the host pod,
-		 * and deletes it with it. Only the contract's keys go, so that
-		 * the claim cannot pass for a synced one. */
-		json_t *tm = json_object_get(
-		    json_object_get(json_object_get(v, "ephemeral"), "volumeClaimTemplate"),
-		    "metadata");
-		strip_prefix(json_object_get(tm, "labels"), "kubicle.dev/");
-		strip_prefix(json_object_get(tm, "annotations"), "kubicle.dev/");
 		json_array_foreach (json_object_get(json_object_get(v, "projected"), "sources"), j,
 				    src) {
 			json_t *pc = json_object_get(src, "configMap");
@@ -698,7 +700,14 @@ static void rewrite_volumes(const struct syncer_xlate *x, struct downward *d, js
 			if (ps)
 				rename_ref(x, ps, "name", "Secret", ns, refs);
 		}
+		/* every other reference of the volume (a generic ephemeral
+		 * volume's claim template, volume plugins' Secrets, projected
+		 * service-account tokens, sources naming host objects):
+		 * hostrefs.c; after the projected Secrets above, as it adds
+		 * the pod's token Secret, a host name already */
+		syncer_volume_refs(x, v, jstr(d->tmeta, "name"), ns, refs);
 	}
+	syncer_drop_host_refs(spec);
 	json_array_foreach (json_object_get(spec, "imagePullSecrets"), i, v)
 		rename_ref(x, v, "name", "Secret", ns, refs);
 }
@@ -720,12 +729,14 @@ static bool mounts_path(const json_t *c, const char *path)
 	return false;
 }
 
-/* The host pod runs as the host namespace's default service account with no
- * host token; the tenant's service-account folder comes from x->sa_secret,
- * mounted read-only in every container (init ones too, as kube does). */
+/* The host pod runs as SYNCER_POD_SA, a host service account of no rights
+ * (cmd/hostsetup.c), with no host token mounted (any projected token was
+ * made a tenant one by syncer_volume_refs); the tenant's service-account
+ * folder comes from x->sa_secret, mounted read-only in every container
+ * (init ones too, as kube does). */
 static void set_service_account(const struct syncer_xlate *x, json_t *spec)
 {
-	json_object_del(spec, "serviceAccountName");
+	json_object_set_new(spec, "serviceAccountName", json_string(SYNCER_POD_SA));
 	json_object_del(spec, "serviceAccount");
 	json_object_set_new(spec, "automountServiceAccountToken", json_false());
 	if (!x->sa_secret)
@@ -1113,13 +1124,17 @@ json_t *syncer_ephemeral_patch(const json_t *want, const json_t *have)
 /* Whether hn is where tenant object ns/name of `kind` lives on the host:
  * its translated name, the name an older Kubicle gave it (adopted, see
  * syncer_host_name_legacy), or for a service account's token Secret its
- * syncer_sa_secret_name. */
+ * syncer_sa_secret_name, for a pod's projected tokens' Secret its
+ * syncer_pod_token_name. */
 static bool name_is_of(const char *hn, const char *kind, const char *ns, const char *name,
-		       const char *tenant)
+		       const char *uid, const char *tenant)
 {
 	char want[SYNCER_NAME_MAX + 1];
 	if (kind && strcmp(kind, "ServiceAccount") == 0)
 		return syncer_sa_secret_name(ns, name, tenant, want, sizeof(want)) == 0 &&
+		       strcmp(want, hn) == 0;
+	if (kind && strcmp(kind, SYNCER_POD_TOKEN_KIND) == 0)
+		return syncer_pod_token_name(ns, name, uid, tenant, want, sizeof(want)) == 0 &&
 		       strcmp(want, hn) == 0;
 	if (syncer_host_name(ns, name, tenant, want, sizeof(want)) == 0 && strcmp(want, hn) == 0)
 		return true;
@@ -1146,7 +1161,7 @@ bool syncer_host_owner(const json_t *host, const char *tenant, const char **ns, 
 	 * may lack it), says the same */
 	if (lns && strcmp(lns, *ns) != 0)
 		return false;
-	return name_is_of(hn, jstr(ann, ANN_KIND), *ns, *name, tenant);
+	return name_is_of(hn, jstr(ann, ANN_KIND), *ns, *name, *uid, tenant);
 }
 
 bool syncer_host_is(const json_t *host, const char *tenant, const char *ns, const char *name,

@@ -45,6 +45,7 @@ struct api {
 #include "proxy/api/flowcontrol.h"
 #include "proxy/api/handlers.h"
 #include "proxy/api/hostpod.h"
+#include "proxy/api/hostrefs.h"
 #include "proxy/api/namespace.h"
 #include "proxy/api/subres.h"
 #include "proxy/api/table.h"

@@ -46,6 +46,10 @@ static int validate(struct proxy *px, const struct proxy_resource *res, json_t *
 		return -ENOMEM;
 	val_object_meta(res, obj, old, causes);
 	val_object(res, obj, old, causes);
+	/* a controller's pod names no host object either (a Deployment's
+	 * template is the tenant's) */
+	if (px->api->host_sync && !old && !res->group[0] && strcmp(res->kind, "Pod") == 0)
+		hostrefs_refuse(obj, px->policy != NULL, causes);
 	int rc = 0;
 	if (json_array_size(causes) > 0) {
 		char *msg = val_status_message(res, obj_str(obj, "metadata.name"), causes);

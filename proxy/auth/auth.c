@@ -269,6 +269,33 @@ static bool aud_ok(const json_t *claims, const char *const *audiences, size_t na
 	return false;
 }
 
+/*
+ * A token bound to a pod (claim kubernetes.io.pod, as the syncer's projected
+ * tokens are: proxy_issue_pod_token) holds while that pod exists with that
+ * uid and is not past its deletion, as kube's validator checks a bound
+ * object (pkg/serviceaccount/claims.go, validator.Validate).
+ */
+static bool bound_pod_ok(struct proxy *px, const char *ns, const json_t *ki)
+{
+	const json_t *pod = json_object_get(ki, "pod");
+	if (!pod)
+		return true;
+	const char *name = json_string_value(json_object_get(pod, "name"));
+	const char *uid = json_string_value(json_object_get(pod, "uid"));
+	const struct proxy_resource *res = resource_find("", "v1", "pods");
+	json_t *obj = NULL;
+	bool ok = false;
+	if (!name || !uid || !res || store_get(px->store, res->store_key, ns, name, &obj) < 0)
+		return false;
+	const char *have = obj_str(obj, "metadata.uid"),
+		   *del = obj_str(obj, "metadata.deletionTimestamp");
+	time_t t = 0;
+	ok = have && strcmp(have, uid) == 0 &&
+	     (!del || (kb_time_parse(del, &t) == 0 && t > time(NULL)));
+	json_decref(obj);
+	return ok;
+}
+
 static int from_sa_token(struct proxy *px, const char *token, const char *const *audiences,
 			 size_t naud, struct req *who)
 {
@@ -284,7 +311,8 @@ static int from_sa_token(struct proxy *px, const char *token, const char *const 
 	json_int_t exp = json_integer_value(json_object_get(c, "exp"));
 	json_t *obj = NULL;
 	const struct proxy_resource *res = resource_find("", "v1", "serviceaccounts");
-	if (!ns || !name || !uid || exp <= time(NULL) || !aud_ok(c, audiences, naud))
+	if (!ns || !name || !uid || exp <= time(NULL) || !aud_ok(c, audiences, naud) ||
+	    !bound_pod_ok(px, ns, ki))
 		goto out;
 	if (store_get(px->store, res->store_key, ns, name, &obj) < 0 ||
 	    strcmp(obj_str(obj, "metadata.uid") ? obj_str(obj, "metadata.uid") : "", uid) != 0 ||
@@ -688,6 +716,41 @@ int proxy_issue_sa_token(proxy_t *px, const char *ns, const char *sa, long ttl_s
 	json_t *aud = json_pack("[s]", SA_ISSUER);
 	json_t *claims = token_claims(obj, aud, ttl_seconds, time(NULL));
 	*jwt = jwt_sign(px->sa_key, claims);
+	json_decref(claims);
+	json_decref(aud);
+	json_decref(obj);
+	return *jwt ? 0 : -EIO;
+}
+
+/* For the syncer: the token of a pod's projected serviceAccountToken source,
+ * as the kubelet's TokenRequest for it (pkg/volume/projected): the pod's
+ * account, the source's audience (none: the API's), its expiration within
+ * the TokenRequest bounds, bound to the pod (name and uid). */
+int proxy_issue_pod_token(proxy_t *px, const char *ns, const char *sa, const char *audience,
+			  long ttl_seconds, const char *pod, const char *pod_uid, char **jwt,
+			  long *ttl_out)
+{
+	json_t *obj = NULL;
+	const struct proxy_resource *res = resource_find("", "v1", "serviceaccounts");
+	*jwt = NULL;
+	if (!res || !ns || !sa || !pod || !pod_uid)
+		return -EINVAL;
+	long secs = ttl_seconds < TOKEN_MIN_SECONDS   ? TOKEN_MIN_SECONDS
+		    : ttl_seconds > TOKEN_MAX_SECONDS ? TOKEN_MAX_SECONDS
+						      : ttl_seconds;
+	int rc = store_get(px->store, res->store_key, ns, sa, &obj);
+	if (rc < 0)
+		return rc;
+	if (obj_str(obj, "metadata.deletionTimestamp") || !obj_str(obj, "metadata.uid")) {
+		json_decref(obj);
+		return -ENOENT;
+	}
+	json_t *aud = json_pack("[s]", audience && *audience ? audience : SA_ISSUER);
+	json_t *claims = token_claims(obj, aud, secs, time(NULL));
+	json_object_set_new(json_object_get(claims, "kubernetes.io"), "pod",
+			    json_pack("{s:s,s:s}", "name", pod, "uid", pod_uid));
+	*jwt = jwt_sign(px->sa_key, claims);
+	*ttl_out = secs;
 	json_decref(claims);
 	json_decref(aud);
 	json_decref(obj);

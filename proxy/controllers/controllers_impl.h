@@ -55,7 +55,7 @@ struct ctrl {
  * "jobpods" (name unused: the orphan pods of a namespace), "csr" (ns ""),
  * "vapstatus" (ns "": a ValidatingAdmissionPolicy), "hpa", "pdb", "pdbpod" (a
  * pod), "nsdefaults" (ns: the namespace; name unused), "fsstatus" (ns "": a
- * FlowSchema). */
+ * FlowSchema), "ephemeral" (a pod). */
 void ctrl_enqueue(struct ctrl *c, const char *kind, const char *ns, const char *name);
 void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const char *name,
 			double seconds);
@@ -174,6 +174,11 @@ int ctrl_csr_sync(struct ctrl *c, const char *ns, const char *name);
 int ctrl_nsdefaults_sync(struct ctrl *c, const char *ns, const char *name);
 struct store_event;
 void ctrl_nsdefaults_event(struct ctrl *c, const struct store_event *ev);
+/* ephemeral.c: the claims of a pod's generic ephemeral volumes (queue kind
+ * "ephemeral", the pod's ns/name), and the pod and claim events that need
+ * them. */
+int ctrl_ephemeral_sync(struct ctrl *c, const char *ns, const char *name);
+void ctrl_ephemeral_event(struct ctrl *c, const struct store_event *ev);
 /* flowschema.c: a FlowSchema's Dangling condition. */
 int ctrl_fsstatus_sync(struct ctrl *c, const char *ns, const char *name);
 void ctrl_fsstatus_event(struct ctrl *c, const struct store_event *ev);

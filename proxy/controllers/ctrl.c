@@ -222,6 +222,8 @@ static int dispatch(struct ctrl *c, const char *kind, const char *ns, const char
 		return ctrl_pdb_sync(c, ns, name);
 	if (strcmp(kind, "pdbpod") == 0)
 		return ctrl_pdb_pod_sync(c, ns, name);
+	if (strcmp(kind, "ephemeral") == 0)
+		return ctrl_ephemeral_sync(c, ns, name);
 	return 0;
 }
 
@@ -353,6 +355,7 @@ static void on_event(const struct store_event *ev, void *arg)
 	endpoints_event(c, ev);
 	ctrl_nsdefaults_event(c, ev);
 	ctrl_fsstatus_event(c, ev);
+	ctrl_ephemeral_event(c, ev);
 	if (strcmp(ev->res, HPA_RES) == 0)
 		ctrl_hpa_event(c, ev);
 	if (strcmp(ev->res, "/pods") == 0)
@@ -448,6 +451,8 @@ static void resync(struct ctrl *c)
 				ctrl_enqueue(c, "fsstatus", "", ctrl_name(o));
 			if (strcmp(r->store_key, HPA_RES) == 0)
 				ctrl_enqueue(c, "hpa", ctrl_ns(o), ctrl_name(o));
+			if (strcmp(r->store_key, "/pods") == 0 && ctrl_path(o, "spec.volumes"))
+				ctrl_enqueue(c, "ephemeral", ctrl_ns(o), ctrl_name(o));
 		}
 		json_decref(items);
 	}

@@ -252,9 +252,13 @@ spec:
         spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 2Gi}}}
 EOF
   sy_until 5 sy_host_has pod usepvc-x-default-x-t1
-  expect_eq "host pod mounts the host claim by its translated name; an ephemeral volume passes" \
-    "data-x-default-x-t1 2Gi" "${H[@]}" get pod usepvc-x-default-x-t1 -o \
-    jsonpath='{.spec.volumes[?(@.name=="d")].persistentVolumeClaim.claimName} {.spec.volumes[?(@.name=="scratch")].ephemeral.volumeClaimTemplate.spec.resources.requests.storage}'
+  expect_eq "host pod mounts the host claim by its translated name; an ephemeral volume the synced claim of the tenant's" \
+    "data-x-default-x-t1 usepvc-scratch-x-default-x-t1" "${H[@]}" get pod usepvc-x-default-x-t1 -o \
+    jsonpath='{.spec.volumes[?(@.name=="d")].persistentVolumeClaim.claimName} {.spec.volumes[?(@.name=="scratch")].persistentVolumeClaim.claimName}'
+  sy_until 10 sy_host_has pvc usepvc-scratch-x-default-x-t1
+  expect_eq "... made from the template by the tenant's ephemeral-volume controller, owned by the pod" \
+    "Pod usepvc 2Gi" "${T[@]}" get pvc usepvc-scratch -o \
+    jsonpath='{.metadata.ownerReferences[0].kind} {.metadata.ownerReferences[0].name} {.spec.resources.requests.storage}'
   # what the host's PV controller does when it binds the claim
   "${H[@]}" patch pvc $hc --type=merge -p '{"spec":{"volumeName":"pvc-0a1b2c"}}' >/dev/null
   "${H[@]}" patch pvc $hc --subresource=status --type=merge \
@@ -315,6 +319,9 @@ EOF
     "${H[@]}" get pvc $hc
   expect_eq "... and its volume in the tenant; the tenant's own volume stays" "own-volume" \
     "${T[@]}" get pv -o name --no-headers -o jsonpath='{.items[*].metadata.name}'
+  sy_until 30 sy_host_lacks pvc usepvc-scratch-x-default-x-t1
+  expect_fail "the ephemeral volume's claim goes with its pod, in the tenant and on the host" \
+    'NotFound|not found' "${H[@]}" get pvc usepvc-scratch-x-default-x-t1
   "${T[@]}" delete pv own-volume >/dev/null
   # while the tenant is down: a claim of it appears on the host (as left by
   # a tenant claim deleted meanwhile), its claim `keep` loses its host claim;

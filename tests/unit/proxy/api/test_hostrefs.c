@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tests for proxy/api/hostrefs.c: the pod fields a syncing tenant refuses
+ * because they would name a host object, each cause naming its field, and
+ * the same list of volume sources the syncer removes (syncer/hostrefs.c).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proxy/api/api.h"
+
+static Suite *suite(void);
+#include "tests/unit/check_main.h"
+
+static json_t *pod(const char *spec)
+{
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"p\"},\"spec\":%s}", spec);
+	return json_loads(buf, 0, NULL);
+}
+
+/* The causes of a pod, "reason field" lines. */
+static char *causes_of(const char *spec, bool policy, char *out, size_t len)
+{
+	json_t *p = pod(spec), *c = json_array(), *e;
+	size_t i, n = 0;
+	out[0] = '\0';
+	hostrefs_refuse(p, policy, c);
+	json_array_foreach (c, i, e)
+		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s %s\n",
+				      json_string_value(json_object_get(e, "reason")),
+				      json_string_value(json_object_get(e, "field")));
+	json_decref(c);
+	json_decref(p);
+	return out;
+}
+
+START_TEST(host_sources_refused)
+{
+	static const char *const gone[] = {"awsElasticBlockStore",
+					   "gcePersistentDisk",
+					   "azureDisk",
+					   "vsphereVolume",
+					   "portworxVolume",
+					   "photonPersistentDisk",
+					   "flocker",
+					   "quobyte",
+					   "fc",
+					   "glusterfs",
+					   "gitRepo"};
+	char spec[512], out[1024], want[256];
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		snprintf(
+		    spec, sizeof(spec),
+		    "{\"volumes\":[{\"name\":\"ok\",\"emptyDir\":{}},{\"name\":\"x\",\"%s\":{}}]}",
+		    gone[i]);
+		snprintf(want, sizeof(want), "FieldValueForbidden spec.volumes[1].%s\n", gone[i]);
+		ck_assert_str_eq(causes_of(spec, false, out, sizeof(out)), want);
+		ck_assert_str_eq(causes_of(spec, true, out, sizeof(out)), want); /* a floor */
+	}
+}
+END_TEST
+
+START_TEST(credentials_and_translated)
+{
+	char out[1024];
+	ck_assert_str_eq(
+	    causes_of("{\"volumes\":[{\"name\":\"c\",\"cinder\":{\"volumeID\":\"v\"}},"
+		      "{\"name\":\"s\",\"storageos\":{\"volumeName\":\"v\",\"secretRef\":{}}}]}",
+		      false, out, sizeof(out)),
+	    "FieldValueRequired spec.volumes[0].cinder.secretRef\n"
+	    "FieldValueRequired spec.volumes[1].storageos.secretRef\n");
+	/* what the syncer translates passes */
+	ck_assert_str_eq(
+	    causes_of(
+		"{\"volumes\":[{\"name\":\"c\",\"cinder\":{\"volumeID\":\"v\",\"secretRef\":"
+		"{\"name\":\"s\"}}},{\"name\":\"e\",\"ephemeral\":{\"volumeClaimTemplate\":{"
+		"\"spec\":{\"volumeName\":\"pv\"}}}},{\"name\":\"x\",\"csi\":{\"driver\":\"d\","
+		"\"nodePublishSecretRef\":{\"name\":\"s\"}}},{\"name\":\"n\",\"nfs\":{}}]}",
+		false, out, sizeof(out)),
+	    "");
+}
+END_TEST
+
+START_TEST(projected_sources)
+{
+	char out[1024];
+	ck_assert_str_eq(
+	    causes_of("{\"volumes\":[{\"name\":\"p\",\"projected\":{\"sources\":["
+		      "{\"serviceAccountToken\":{\"path\":\"t\",\"audience\":\"vault\","
+		      "\"expirationSeconds\":3600}},"
+		      "{\"serviceAccountToken\":{\"expirationSeconds\":60}},"
+		      "{\"clusterTrustBundle\":{\"name\":\"host-bundle\",\"path\":\"b\"}}]}}]}",
+		      true, out, sizeof(out)),
+	    "FieldValueRequired spec.volumes[0].projected.sources[1].serviceAccountToken.path\n"
+	    "FieldValueInvalid "
+	    "spec.volumes[0].projected.sources[1].serviceAccountToken.expirationSeconds\n"
+	    "FieldValueForbidden spec.volumes[0].projected.sources[2].clusterTrustBundle\n");
+}
+END_TEST
+
+START_TEST(resource_claims)
+{
+	char out[1024];
+	const char *spec = "{\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":\"c\"}]}";
+	ck_assert_str_eq(causes_of(spec, false, out, sizeof(out)),
+			 "FieldValueForbidden spec.resourceClaims[0]\n");
+	/* a policy refuses them with its own message */
+	ck_assert_str_eq(causes_of(spec, true, out, sizeof(out)), "");
+}
+END_TEST
+
+START_TEST(gmsa_named)
+{
+	char out[1024];
+	ck_assert_str_eq(
+	    causes_of(
+		"{\"securityContext\":{\"windowsOptions\":{\"gmsaCredentialSpecName\":\"g\"}},"
+		"\"containers\":[{\"name\":\"c\",\"securityContext\":{\"windowsOptions\":{"
+		"\"gmsaCredentialSpecName\":\"g\"}}}]}",
+		true, out, sizeof(out)),
+	    "FieldValueForbidden spec.securityContext.windowsOptions.gmsaCredentialSpecName\n"
+	    "FieldValueForbidden spec.containers[0].securityContext.windowsOptions."
+	    "gmsaCredentialSpecName\n");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("proxy_hostrefs");
+	TCase *tc = tcase_create("hostrefs");
+	tcase_add_test(tc, host_sources_refused);
+	tcase_add_test(tc, credentials_and_translated);
+	tcase_add_test(tc, projected_sources);
+	tcase_add_test(tc, resource_claims);
+	tcase_add_test(tc, gmsa_named);
+	suite_add_tcase(s, tc);
+	return s;
+}
