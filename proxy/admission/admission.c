@@ -148,14 +148,14 @@ static int admit_policy(struct proxy *px, const struct proxy_resource *res, json
 {
 	static const char *const groups[] = {"", "apps", "batch"};
 	bool builtin = false;
-	if (!px->policy)
+	if (!px->policy && px->floor == POLICY_FLOOR_NONE)
 		return 0;
 	for (size_t i = 0; i < KB_ARRAY_SIZE(groups); i++)
 		builtin |= strcmp(res->group, groups[i]) == 0 && !res->crd;
 	if (!builtin)
 		return 0;
-	int rc = policy_admit(px->policy, res->kind, obj, old, msg, len);
-	if (rc < 0 || !is_core(res, "Pod"))
+	int rc = policy_admit(px->policy, px->floor, res->kind, obj, old, msg, len);
+	if (rc < 0 || !is_core(res, "Pod") || !px->policy)
 		return rc;
 	if ((rc = check_quota(px, obj, old, msg, len)) < 0 || old)
 		return rc;
@@ -463,6 +463,17 @@ static json_t *priority_classes(struct proxy *px)
 	return out.items;
 }
 
+/* Whether class pc is the syncer's copy of a host class (syncer/classes.c:
+ * label kubicle.dev/host-class, or a system- class, which the host pod
+ * keeps by name). */
+static bool host_class(const json_t *pc)
+{
+	const char *n = obj_str(pc, "metadata.name");
+	const char *v = json_string_value(
+	    json_object_get(obj_get(pc, "metadata.labels"), "kubicle.dev/host-class"));
+	return (n && strncmp(n, "system-", 7) == 0) || (v && strcmp(v, "true") == 0);
+}
+
 /* The global default class (the lowest value when several are), or NULL;
  * borrowed from pcs. */
 static const json_t *default_class(const json_t *pcs)
@@ -521,6 +532,11 @@ static int admit_priority(struct proxy *px, const struct proxy_resource *res, js
 				pc = c;
 		if (!pc) {
 			snprintf(msg, len, "no PriorityClass with name %s was found", cn);
+			json_decref(pcs);
+			return -EACCES;
+		}
+		if (policy_check_priority_class(px->policy, px->floor, cn, host_class(pc), msg,
+						len) < 0) {
 			json_decref(pcs);
 			return -EACCES;
 		}
@@ -727,6 +743,11 @@ static void start_timer(struct proxy *px)
 	uv_timer_init(px->loop, &a->timer);
 	uv_timer_start(&a->timer, on_timer, 0, 1000);
 	px->admission = a;
+}
+
+void proxy_set_floor(proxy_t *px, int floor)
+{
+	px->floor = floor;
 }
 
 void proxy_set_policy(proxy_t *px, const policy_t *policy)
