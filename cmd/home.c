@@ -106,6 +106,7 @@ int home_load(const char *name, struct tenant *t)
 	copy_str(t->queue, sizeof(t->queue), o, "queue");
 	copy_str(t->scheduler, sizeof(t->scheduler), o, "scheduler");
 	copy_str(t->policy, sizeof(t->policy), o, "policy");
+	copy_str(t->floor, sizeof(t->floor), o, "floor");
 	copy_str(t->listen, sizeof(t->listen), o, "listen");
 	copy_str(t->advertise, sizeof(t->advertise), o, "advertiseAddress");
 	t->gpus = (long)json_integer_value(json_object_get(o, "gpus"));
@@ -127,6 +128,8 @@ int home_save(const struct tenant *t)
 	    "advertiseAddress", t->advertise, "gpus", (json_int_t)t->gpus, "created",
 	    (json_int_t)t->created, "expires", (json_int_t)t->expires, "stopped", t->stopped,
 	    "madeNamespace", t->made_namespace, "madeQueue", t->made_queue);
+	if (o && t->floor[0])
+		json_object_set_new(o, "floor", json_string(t->floor));
 	char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(o);
 	if (!text)

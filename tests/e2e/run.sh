@@ -26,6 +26,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_controllers.sh"
 . "$here/t_syncer.sh"
 . "$here/t_policies.sh"
+. "$here/t_policies_floor.sh"
 . "$here/t_tenants.sh"
 . "$here/t_manifest.sh"
 . "$here/t_admission.sh"
@@ -94,6 +95,7 @@ s_controllers() { controllers_suite; }
 s_pdb() { pdb_suite; }
 s_syncer() { syncer_suite; }
 s_policies() { policies_suite; }
+s_policies_floor() { policies_floor_suite; }
 s_manifest() { manifest_suite; }
 s_admission() { admission_suite; }
 s_tenants() { tenants_suite; }
@@ -116,7 +118,7 @@ s_apiservice() { apiservice_suite; }
 E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
-  server_restart controllers pdb syncer policies manifest admission tenants
+  server_restart controllers pdb syncer policies policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
   crdrules crdsets vap apiservice crdconv)
 
@@ -127,7 +129,7 @@ E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_ol
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb hpa csr metrics apiservice)
-E2E_SHARD_2=(standin syncer policies manifest admission tenants
+E2E_SHARD_2=(standin syncer policies policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
   crdrules crdsets vap crdconv)
 
