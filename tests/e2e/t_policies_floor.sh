@@ -158,6 +158,14 @@ pf_no_policy_scheduling() {
   expect_fail "fa: adding a toleration of every taint is refused" \
     'pods "plain" is forbidden: host floor: spec.tolerations\[2\]: toleration of every taint' \
     pf_k fa patch pod plain --type json -p '[{"op":"add","path":"/spec/tolerations/-","value":{"operator":"Exists"}}]'
+  expect_fail "fa: a privileged debug container (kubectl debug --profile=sysadmin) is refused" \
+    'pods "plain" is forbidden: host floor: violates PodSecurity "baseline:latest": privileged \(container "dbg" must not set securityContext.privileged=true\)' \
+    pf_k fa debug plain --image=busybox --container=dbg --profile=sysadmin -- true
+  expect_fail "fa: a debug container with NVIDIA_VISIBLE_DEVICES is refused" \
+    'host floor: spec.ephemeralContainers\[0\].env\[0\]: NVIDIA_VISIBLE_DEVICES is read by the NVIDIA container runtime' \
+    pf_k fa debug plain --image=busybox --container=dbg2 --env=NVIDIA_VISIBLE_DEVICES=all -- true
+  expect_eq "fa: ... and the pod has no ephemeral container" "" \
+    pf_k fa get pod plain -o jsonpath='{.spec.ephemeralContainers[*].name}'
   expect "fa: an ordinary label still changes" 'pod/plain labeled' pf_k fa label pod plain team=a
   wait_for "host: label copied" 20 out_is a pf_h -n kubicle-fa get pod plain-x-default-x-fa -o jsonpath='{.metadata.labels.team}'
   expect_eq "host: the host pod has no runai-gpu-group and only its two tolerations" \
