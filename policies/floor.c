@@ -21,7 +21,11 @@
  *   the devices they chose (a tenant writing them would pick devices);
  *   gpu-fraction-container-name must name one of the pod's containers;
  * - NVIDIA_* environment variables, which the NVIDIA container runtime
- *   obeys (NVIDIA_VISIBLE_DEVICES selects GPUs), unless nvidiaEnv: allow.
+ *   obeys (NVIDIA_VISIBLE_DEVICES selects GPUs), unless nvidiaEnv: allow:
+ *   in env, through an envFrom prefix, or as new keys of a ConfigMap or
+ *   Secret (which envFrom turns into variables when the container starts,
+ *   so a check of the pod alone could be undone by a later write);
+ * - pod (anti-)affinity terms naming namespaces (the host's).
  *
  * Messages name the field and the rule, e.g.
  * "spec.runtimeClassName: runtime class \"nvidia\" is not allowed; allowed: none".
@@ -298,6 +302,52 @@ static int node_name_check(const json_t *spec, const json_t *ospec, char *msg, s
 	return 1;
 }
 
+/* Pod (anti-)affinity terms that name namespaces: on the host they would
+ * select the pods of the host's namespaces (other tenants', the
+ * platform's), to run beside them or to keep them away. Without them a
+ * term selects the pod's own namespace, on the host the tenant's. */
+static int pod_affinity_check(const json_t *spec, char *msg, size_t len)
+{
+	static const char *const kinds[] = {"podAffinity", "podAntiAffinity"};
+	static const char *const keys[] = {"namespaces", "namespaceSelector"};
+	int n = 0;
+	for (size_t k = 0; k < KB_ARRAY_SIZE(kinds); k++) {
+		const json_t *a = json_object_get(json_object_get(spec, "affinity"), kinds[k]);
+		const json_t *req =
+		    json_object_get(a, "requiredDuringSchedulingIgnoredDuringExecution");
+		const json_t *pref =
+		    json_object_get(a, "preferredDuringSchedulingIgnoredDuringExecution");
+		size_t i;
+		json_t *t;
+		for (size_t j = 0; j < KB_ARRAY_SIZE(keys); j++) {
+			json_array_foreach (req, i, t) {
+				if (!json_object_get(t, keys[j]))
+					continue;
+				policy_msg_add(
+				    msg, len,
+				    "spec.affinity.%s.requiredDuringSchedulingIgnoredDuring"
+				    "Execution[%zu].%s: pods of other namespaces are the "
+				    "host's; not allowed",
+				    kinds[k], i, keys[j]);
+				n++;
+			}
+			json_array_foreach (pref, i, t) {
+				if (!json_object_get(json_object_get(t, "podAffinityTerm"),
+						     keys[j]))
+					continue;
+				policy_msg_add(
+				    msg, len,
+				    "spec.affinity.%s.preferredDuringSchedulingIgnoredDuring"
+				    "Execution[%zu].podAffinityTerm.%s: pods of other "
+				    "namespaces are the host's; not allowed",
+				    kinds[k], i, keys[j]);
+				n++;
+			}
+		}
+	}
+	return n;
+}
+
 /* ---- runtime ---- */
 
 static int runtime_check(const policy_t *p, const json_t *spec, char *msg, size_t len)
@@ -433,13 +483,46 @@ static int env_check(const json_t *spec, char *msg, size_t len)
 	return n;
 }
 
+/* Whether one key of a ConfigMap or Secret map is new (not in old). */
+static int config_keys(const json_t *map, const json_t *omap, const char *field, char *msg,
+		       size_t len)
+{
+	int n = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach ((json_t *)map, k, v) {
+		if (!kb_str_has_prefix(k, NVIDIA_ENV) || json_object_get(omap, k))
+			continue;
+		policy_msg_add(msg, len,
+			       "%s[%s]: envFrom would make it a variable the NVIDIA container "
+			       "runtime obeys; NVIDIA_* keys are not allowed",
+			       field, k);
+		n++;
+	}
+	return n;
+}
+
+int policy_config_check(const policy_t *p, const json_t *obj, const json_t *old, char *msg,
+			size_t len)
+{
+	static const char *const maps[] = {"data", "binaryData", "stringData"};
+	int n = 0;
+	if (p && p->nvidia_env)
+		return 0;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(maps); i++)
+		n += config_keys(json_object_get(obj, maps[i]), json_object_get(old, maps[i]),
+				 maps[i], msg, len);
+	return n;
+}
+
 int policy_govern_check(const policy_t *p, const json_t *meta, const json_t *spec,
 			const json_t *ospec, char *msg, size_t len)
 {
 	int n = priority_check(p, spec, msg, len) + node_name_check(spec, ospec, msg, len) +
 		node_selector_check(p, spec, msg, len) + affinity_check(p, spec, msg, len) +
-		tolerations_check(p, spec, msg, len) + runtime_check(p, spec, msg, len) +
-		labels_check(p, meta, msg, len) + annotations_check(meta, spec, msg, len);
+		tolerations_check(p, spec, msg, len) + pod_affinity_check(spec, msg, len) +
+		runtime_check(p, spec, msg, len) + labels_check(p, meta, msg, len) +
+		annotations_check(meta, spec, msg, len);
 	if (!p || !p->nvidia_env)
 		n += env_check(spec, msg, len);
 	return n;

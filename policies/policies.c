@@ -396,11 +396,28 @@ static void floor_pss(const policy_t *p, int floor, const json_t *meta, const js
 	join(out, len, pfx, pss);
 }
 
+static int config_admit(const policy_t *p, const json_t *obj, const json_t *old, char *msg,
+			size_t len)
+{
+	char body[2048] = "";
+	if (!policy_config_check(p, obj, old, body, sizeof(body)))
+		return 0;
+	if (p)
+		snprintf(msg, len, "policy %s: %s", p->name, body);
+	else
+		snprintf(msg, len, "host floor: %s", body);
+	return -EACCES;
+}
+
 int policy_admit(const policy_t *p, int floor, const char *kind, const json_t *obj,
 		 const json_t *old, char *msg, size_t len)
 {
 	const json_t *meta, *spec, *ometa = NULL, *ospec = NULL;
-	if ((!p && floor < 0) || !pod_parts(kind, obj, &meta, &spec))
+	if (!p && floor < 0)
+		return 0;
+	if (strcmp(kind, "ConfigMap") == 0 || strcmp(kind, "Secret") == 0)
+		return config_admit(p, obj, old, msg, len);
+	if (!pod_parts(kind, obj, &meta, &spec))
 		return 0;
 	if (old && pod_parts(kind, old, &ometa, &ospec) && unchanged(meta, spec, ometa, ospec))
 		return 0;

@@ -66,7 +66,8 @@ const char *policy_name(const policy_t *p);
 
 /* Admission of one object of `kind` (Pod, Deployment, ReplicaSet,
  * StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate;
- * other kinds pass): the pod or its pod template against the floor, then
+ * ConfigMap and Secret: no new NVIDIA_* key, which envFrom would make a
+ * variable; other kinds pass): the pod or its pod template against the floor, then
  * the policy p (may be NULL: the floor alone): its GPU mode, Pod Security
  * Standard, host fields and scheduler rules. old (may be NULL) is the
  * stored object of an update: an unchanged pod spec, labels and annotations

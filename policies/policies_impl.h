@@ -51,6 +51,10 @@ int policy_host_check(const json_t *spec, char *msg, size_t len);
  * update. Violations appended to msg; returns how many. */
 int policy_govern_check(const policy_t *p, const json_t *meta, const json_t *spec,
 			const json_t *ospec, char *msg, size_t len);
+/* floor.c: new NVIDIA_* keys of a ConfigMap or Secret obj (old: the stored
+ * one of an update, or NULL), appended to msg; returns how many. */
+int policy_config_check(const policy_t *p, const json_t *obj, const json_t *old, char *msg,
+			size_t len);
 /* gpu.c: GPU mode violations appended to msg. Returns how many. */
 int policy_gpu_check(const policy_t *p, const json_t *meta, const json_t *spec, char *msg,
 		     size_t len);

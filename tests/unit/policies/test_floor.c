@@ -223,7 +223,66 @@ static const struct fcase cases[] = {
      NULL},
     {"gives", BASELINE,
      POD("", "", ",\"env\":[{\"name\":\"NVIDIA_VISIBLE_DEVICES\",\"value\":\"all\"}]"), true, NULL},
+    /* pod affinity to the host's namespaces */
+    {NULL, BASELINE,
+     POD("",
+	 "\"affinity\":{\"podAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
+	 "\"topologyKey\":\"kubernetes.io/hostname\",\"namespaceSelector\":{},"
+	 "\"labelSelector\":{\"matchLabels\":{\"app\":\"victim\"}}}]}},",
+	 ""),
+     false,
+     "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+     "namespaceSelector: pods of other namespaces are the host's; not allowed"},
+    {NULL, BASELINE,
+     POD("",
+	 "\"affinity\":{\"podAntiAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":"
+	 "[{\"weight\":1,\"podAffinityTerm\":{\"topologyKey\":\"kubernetes.io/hostname\","
+	 "\"namespaces\":[\"kube-system\"]}}]}},",
+	 ""),
+     false,
+     "podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm."
+     "namespaces"},
+    {NULL, BASELINE,
+     POD("",
+	 "\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
+	 "\"topologyKey\":\"kubernetes.io/hostname\",\"labelSelector\":{\"matchLabels\":{"
+	 "\"app\":\"web\"}}}]}},",
+	 ""),
+     true, NULL},
 };
+
+/* ConfigMap and Secret keys envFrom would make NVIDIA_* variables. */
+START_TEST(config_keys)
+{
+	char msg[1024] = "";
+	json_t *cm = J("{\"data\":{\"a\":\"1\",\"NVIDIA_VISIBLE_DEVICES\":\"all\"}}");
+	json_t *ok = J("{\"data\":{\"a\":\"1\"}}");
+	ck_assert_int_eq(policy_admit(NULL, BASELINE, "ConfigMap", cm, NULL, msg, sizeof(msg)),
+			 -EACCES);
+	ck_assert_str_eq(msg, "host floor: data[NVIDIA_VISIBLE_DEVICES]: envFrom would make it a "
+			      "variable the NVIDIA container runtime obeys; NVIDIA_* keys are not "
+			      "allowed");
+	ck_assert_int_eq(policy_admit(NULL, BASELINE, "Secret", cm, NULL, msg, sizeof(msg)),
+			 -EACCES);
+	ck_assert_int_eq(policy_admit(NULL, BASELINE, "ConfigMap", ok, NULL, msg, sizeof(msg)), 0);
+	/* a key the stored object had (before the floor) may stay */
+	ck_assert_int_eq(policy_admit(NULL, BASELINE, "ConfigMap", cm, cm, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(
+	    policy_admit(NULL, POLICY_FLOOR_NONE, "ConfigMap", cm, NULL, msg, sizeof(msg)), 0);
+	policy_t *g = get("gives");
+	ck_assert_int_eq(policy_admit(g, BASELINE, "ConfigMap", cm, NULL, msg, sizeof(msg)), 0);
+	policy_free(g);
+	policy_t *u = get("untrusted");
+	json_t *sec = J("{\"stringData\":{\"NVIDIA_DRIVER_CAPABILITIES\":\"all\"}}");
+	ck_assert_int_eq(policy_admit(u, BASELINE, "Secret", sec, NULL, msg, sizeof(msg)), -EACCES);
+	ck_assert_ptr_nonnull(
+	    strstr(msg, "policy untrusted: stringData[NVIDIA_DRIVER_CAPABILITIES]"));
+	policy_free(u);
+	json_decref(sec);
+	json_decref(ok);
+	json_decref(cm);
+}
+END_TEST
 
 START_TEST(floor_table)
 {
@@ -331,6 +390,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("floor");
 	tcase_add_loop_test(tc, floor_table, 0, (int)(sizeof(cases) / sizeof(cases[0])));
 	tcase_add_test(tc, templates);
+	tcase_add_test(tc, config_keys);
 	tcase_add_test(tc, updates);
 	tcase_add_test(tc, priority_classes);
 	tcase_add_test(tc, parse_fields);
