@@ -135,6 +135,18 @@ pf_no_policy_scheduling() {
   pf_refused fa nvf "an envFrom prefix making NVIDIA_ variables is refused" \
     'spec.containers\[0\].envFrom\[0\].prefix: "NVIDIA_" would make NVIDIA_\* variables' \
     '' '' '    envFrom: [{prefix: NVIDIA_, configMapRef: {name: m}}]'
+  pf_refused fa aff "pod affinity to pods of other namespaces (the host's) is refused" \
+    "$F: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution\[0\].namespaceSelector: pods of other namespaces are the host's; not allowed" \
+    '' '  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, namespaceSelector: {}, labelSelector: {matchLabels: {app: victim}}}]}}' ''
+  expect_fail "fa: a ConfigMap key NVIDIA_VISIBLE_DEVICES (for envFrom) is refused" \
+    'configmaps "nv" is forbidden: host floor: data\[NVIDIA_VISIBLE_DEVICES\]: envFrom would make it a variable the NVIDIA container runtime obeys' \
+    pf_k fa create configmap nv --from-literal=NVIDIA_VISIBLE_DEVICES=all
+  expect "fa: ... an ordinary ConfigMap is taken" 'configmap/nv created' pf_k fa create configmap nv --from-literal=A=1
+  expect_fail "fa: ... and the key cannot be added later" 'data\[NVIDIA_DRIVER_CAPABILITIES\]' \
+    pf_k fa patch configmap nv --type merge -p '{"data":{"NVIDIA_DRIVER_CAPABILITIES":"all"}}'
+  expect_fail "fa: a Secret key NVIDIA_VISIBLE_DEVICES is refused too" \
+    'secrets "nv" is forbidden: host floor: data\[NVIDIA_VISIBLE_DEVICES\]' \
+    pf_k fa create secret generic nv --from-literal=NVIDIA_VISIBLE_DEVICES=all
   pf_k fa create deployment d --image=busybox --dry-run=client -o json |
     python3 -c 'import json,sys; d=json.load(sys.stdin); d["spec"]["template"]["spec"]["runtimeClassName"]="nvidia"; print(json.dumps(d))' >"$E2E_TMP/pf-deploy.json"
   expect_fail "fa: a Deployment whose template names a runtime class is refused" \
