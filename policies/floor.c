@@ -25,7 +25,10 @@
  *   in env, through an envFrom prefix, or as new keys of a ConfigMap or
  *   Secret (which envFrom turns into variables when the container starts,
  *   so a check of the pod alone could be undone by a later write);
- * - pod (anti-)affinity terms naming namespaces (the host's).
+ * - pod (anti-)affinity terms naming namespaces (the host's);
+ * - volumes the node mounts with its own identity (nfs, iscsi, cloud disks,
+ *   flexVolume, gitRepo...) unless the policy's volumeTypes lists them, and
+ *   inline CSI volumes unless its csiDrivers lists the driver.
  *
  * Messages name the field and the rule, e.g.
  * "spec.runtimeClassName: runtime class \"nvidia\" is not allowed; allowed: none".
@@ -348,6 +351,68 @@ static int pod_affinity_check(const json_t *spec, char *msg, size_t len)
 	return n;
 }
 
+/* ---- volumes ---- */
+
+/* In-tree volume types the kubelet mounts itself, with the node's network,
+ * credentials or cloud identity (k8s.io/api core/v1 VolumeSource); gitRepo
+ * runs git on the node (CVE-2024-10220). hostPath is Pod Security's. */
+static const char *const node_volumes[] = {"gcePersistentDisk",
+					   "awsElasticBlockStore",
+					   "gitRepo",
+					   "nfs",
+					   "iscsi",
+					   "glusterfs",
+					   "rbd",
+					   "flexVolume",
+					   "cinder",
+					   "cephfs",
+					   "flocker",
+					   "fc",
+					   "azureFile",
+					   "vsphereVolume",
+					   "quobyte",
+					   "azureDisk",
+					   "photonPersistentDisk",
+					   "portworxVolume",
+					   "scaleIO",
+					   "storageos"};
+
+static int volumes_check(const policy_t *p, const json_t *spec, char *msg, size_t len)
+{
+	int n = 0;
+	size_t i;
+	json_t *v;
+	char allowed[512];
+	json_array_foreach (json_object_get(spec, "volumes"), i, v) {
+		const char *k;
+		json_t *src;
+		json_object_foreach (v, k, src) {
+			if (in(k, node_volumes, KB_ARRAY_SIZE(node_volumes)) &&
+			    !(p && listed(p->volume_types, k))) {
+				list_text(p ? p->volume_types : NULL, NULL, 0, allowed,
+					  sizeof(allowed));
+				policy_msg_add(
+				    msg, len,
+				    "spec.volumes[%zu].%s: the node mounts it with its own "
+				    "identity; allowed: %s",
+				    i, k, allowed);
+				n++;
+			} else if (strcmp(k, "csi") == 0 &&
+				   !(p && listed(p->csi_drivers, tstr(src, "driver")))) {
+				list_text(p ? p->csi_drivers : NULL, NULL, 0, allowed,
+					  sizeof(allowed));
+				policy_msg_add(
+				    msg, len,
+				    "spec.volumes[%zu].csi.driver: inline volumes of CSI "
+				    "driver \"%s\" are not allowed; allowed: %s",
+				    i, tstr(src, "driver"), allowed);
+				n++;
+			}
+		}
+	}
+	return n;
+}
+
 /* ---- runtime ---- */
 
 static int runtime_check(const policy_t *p, const json_t *spec, char *msg, size_t len)
@@ -521,8 +586,8 @@ int policy_govern_check(const policy_t *p, const json_t *meta, const json_t *spe
 	int n = priority_check(p, spec, msg, len) + node_name_check(spec, ospec, msg, len) +
 		node_selector_check(p, spec, msg, len) + affinity_check(p, spec, msg, len) +
 		tolerations_check(p, spec, msg, len) + pod_affinity_check(spec, msg, len) +
-		runtime_check(p, spec, msg, len) + labels_check(p, meta, msg, len) +
-		annotations_check(meta, spec, msg, len);
+		runtime_check(p, spec, msg, len) + volumes_check(p, spec, msg, len) +
+		labels_check(p, meta, msg, len) + annotations_check(meta, spec, msg, len);
 	if (!p || !p->nvidia_env)
 		n += env_check(spec, msg, len);
 	return n;

@@ -206,6 +206,10 @@ static int parse_field(policy_t *p, const char *k, json_t *v, char *err, size_t 
 		return parse_names(&p->runtime_classes, k, v, err, errlen);
 	else if (strcmp(k, "nodePools") == 0)
 		return parse_names(&p->node_pools, k, v, err, errlen);
+	else if (strcmp(k, "volumeTypes") == 0)
+		return parse_names(&p->volume_types, k, v, err, errlen);
+	else if (strcmp(k, "csiDrivers") == 0)
+		return parse_names(&p->csi_drivers, k, v, err, errlen);
 	else if (strcmp(k, "nvidiaEnv") == 0 && s &&
 		 (strcmp(s, "allow") == 0 || strcmp(s, "deny") == 0))
 		p->nvidia_env = strcmp(s, "allow") == 0;
@@ -256,6 +260,8 @@ void policy_free(policy_t *p)
 	json_decref(p->node_labels);
 	json_decref(p->runtime_classes);
 	json_decref(p->node_pools);
+	json_decref(p->volume_types);
+	json_decref(p->csi_drivers);
 	free(p);
 }
 

@@ -29,6 +29,8 @@ struct policy {
 	json_t *node_labels;      /* node label keys to select on, or NULL: os and arch */
 	json_t *runtime_classes;  /* RuntimeClasses, or NULL: none */
 	json_t *node_pools;       /* values of KAI's kai.scheduler/node-pool, or NULL: none */
+	json_t *volume_types;     /* node-mounted volume types (nfs...), or NULL: none */
+	json_t *csi_drivers;      /* drivers of inline csi volumes, or NULL: none */
 	bool nvidia_env;          /* NVIDIA_* environment variables may pass */
 };
 

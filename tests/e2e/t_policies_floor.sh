@@ -75,6 +75,12 @@ pf_no_policy_security() {
     '' '  volumes: [{name: h, hostPath: {path: /}}]' ''
   pf_refused fa hport "hostPort is refused" 'hostPort: Forbidden' \
     '' '' '    ports: [{containerPort: 80, hostPort: 80}]'
+  pf_refused fa probe "a liveness probe aimed at the cloud's metadata service is refused" \
+    "$F: probe or lifecycle host \(container \"c\" must not set livenessProbe.httpGet.host=\"169.254.169.254\"\)" \
+    '' '' '    livenessProbe: {httpGet: {host: 169.254.169.254, path: /latest/meta-data/, port: 80}}'
+  pf_refused fa hook "a preStop hook aimed at another host is refused" \
+    'lifecycle.preStop.tcpSocket.host="10.0.0.1"' \
+    '' '' '    lifecycle: {preStop: {tcpSocket: {host: 10.0.0.1, port: 22}}}'
   expect "fa: root with baseline's capabilities is admitted (baseline allows it)" 'pod/root created' \
     pf_k fa apply -f <(pf_pod root '' '  securityContext: {runAsUser: 0}' '')
 }
@@ -135,6 +141,16 @@ pf_no_policy_scheduling() {
   pf_refused fa nvf "an envFrom prefix making NVIDIA_ variables is refused" \
     'spec.containers\[0\].envFrom\[0\].prefix: "NVIDIA_" would make NVIDIA_\* variables' \
     '' '' '    envFrom: [{prefix: NVIDIA_, configMapRef: {name: m}}]'
+  pf_refused fa nfs "an NFS volume (the node mounts it) is refused" \
+    "$F: spec.volumes\[0\].nfs: the node mounts it with its own identity; allowed: none" \
+    '' '  volumes: [{name: n, nfs: {server: 10.0.0.5, path: /}}]' ''
+  pf_refused fa git "a gitRepo volume (git runs on the node) is refused" 'spec.volumes\[0\].gitRepo: the node mounts it' \
+    '' '  volumes: [{name: g, gitRepo: {repository: "https://example.com/x.git"}}]' ''
+  pf_refused fa flex "a flexVolume (its driver runs on the node) is refused" 'spec.volumes\[0\].flexVolume' \
+    '' '  volumes: [{name: f, flexVolume: {driver: example.com/x}}]' ''
+  pf_refused fa csi "an inline CSI volume is refused" \
+    "$F: spec.volumes\[0\].csi.driver: inline volumes of CSI driver \"secrets-store.csi.k8s.io\" are not allowed; allowed: none" \
+    '' '  volumes: [{name: s, csi: {driver: secrets-store.csi.k8s.io}}]' ''
   pf_refused fa aff "pod affinity to pods of other namespaces (the host's) is refused" \
     "$F: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution\[0\].namespaceSelector: pods of other namespaces are the host's; not allowed" \
     '' '  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, namespaceSelector: {}, labelSelector: {matchLabels: {app: victim}}}]}}' ''
@@ -195,6 +211,10 @@ pf_policy_gives() {
   priorityClassName: system-cluster-critical
   nodeSelector: {topology.kubernetes.io/zone: z1}
   tolerations: [{key: nvidia.com/gpu, operator: Equal, value: "true", effect: NoSchedule}]' '    env: [{name: NVIDIA_DRIVER_CAPABILITIES, value: compute}]')
+  expect "fb: an inline volume of the CSI driver the policy gives is admitted" 'pod/csi created' \
+    pf_k fb apply -f <(pf_pod csi '' '  volumes: [{name: s, csi: {driver: secrets-store.csi.k8s.io}}]' '')
+  pf_refused fb csi2 "another CSI driver is refused" 'inline volumes of CSI driver "example.com/x" are not allowed; allowed: secrets-store.csi.k8s.io' \
+    '' '  volumes: [{name: s, csi: {driver: example.com/x}}]' ''
   pf_refused fb kata "another runtime class is refused" \
     "$P: spec.runtimeClassName: runtime class \"kata\" is not allowed; allowed: nvidia" \
     '' '  runtimeClassName: kata' ''
@@ -218,7 +238,10 @@ pf_policy_gives() {
     'nvidia system-cluster-critical 2000000000 pool-a gpu z1' \
     pf_h -n kubicle-fb get pod rt-x-default-x-fb \
     -o jsonpath='{.spec.runtimeClassName} {.spec.priorityClassName} {.spec.priority} {.metadata.labels.kai\.scheduler/node-pool} {.spec.nodeSelector.pool} {.spec.nodeSelector.topology\.kubernetes\.io/zone}'
-  expect_eq "host: only fb's admitted pod exists" "pod/rt-x-default-x-fb " pf_host_pods fb
+  wait_for "fb: host pod csi" 30 pf_h -n kubicle-fb get pod csi-x-default-x-fb
+  expect_eq "host: the csi pod keeps its driver" 'secrets-store.csi.k8s.io' \
+    pf_h -n kubicle-fb get pod csi-x-default-x-fb -o jsonpath='{.spec.volumes[?(@.name=="s")].csi.driver}'
+  expect_eq "host: only fb's admitted pods exist" "pod/csi-x-default-x-fb pod/rt-x-default-x-fb " pf_host_pods fb
 }
 
 pf_weak_policy() {
@@ -258,6 +281,7 @@ runtimeClasses: [nvidia]
 priorityClasses: [train, system-cluster-critical]
 nodePools: [pool-a]
 nvidiaEnv: allow
+csiDrivers: [secrets-store.csi.k8s.io]
 YAML
   printf 'name: pf-weak\npodSecurity: privileged\nhostFields: allow\n' >"$E2E_TMP/pf-weak.yaml"
   local out

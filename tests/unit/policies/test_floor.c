@@ -27,7 +27,7 @@ static json_t *J(const char *s)
 }
 
 static const char gives_yaml[] = "name: gives\n"
-				 "podSecurity: restricted\n"
+				 "podSecurity: baseline\n"
 				 "nodeSelector: {pool: gpu}\n"
 				 "nodeLabels: [topology.kubernetes.io/zone]\n"
 				 "tolerations:\n"
@@ -35,7 +35,9 @@ static const char gives_yaml[] = "name: gives\n"
 				 "runtimeClasses: [nvidia]\n"
 				 "priorityClasses: [train, system-cluster-critical]\n"
 				 "nodePools: [pool-a]\n"
-				 "nvidiaEnv: allow\n";
+				 "nvidiaEnv: allow\n"
+				 "volumeTypes: [nfs]\n"
+				 "csiDrivers: [secrets-store.csi.k8s.io]\n";
 static const char weak_yaml[] = "name: weak\npodSecurity: privileged\nhostFields: allow\n";
 
 static policy_t *get(const char *which)
@@ -223,6 +225,48 @@ static const struct fcase cases[] = {
      NULL},
     {"gives", BASELINE,
      POD("", "", ",\"env\":[{\"name\":\"NVIDIA_VISIBLE_DEVICES\",\"value\":\"all\"}]"), true, NULL},
+    /* probes and lifecycle hooks aimed at another host (baseline since 1.34) */
+    {NULL, BASELINE,
+     POD("", "",
+	 ",\"livenessProbe\":{\"httpGet\":{\"host\":\"169.254.169.254\",\"path\":\"/"
+	 "\",\"port\":80}}"),
+     false,
+     "probe or lifecycle host (container \"c\" must not set "
+     "livenessProbe.httpGet.host=\"169.254.169.254\")"},
+    {NULL, BASELINE,
+     POD("", "",
+	 ",\"lifecycle\":{\"preStop\":{\"tcpSocket\":{\"host\":\"10.0.0.1\",\"port\":22}}}"),
+     false, "lifecycle.preStop.tcpSocket.host=\"10.0.0.1\""},
+    {NULL, BASELINE, POD("", "", ",\"readinessProbe\":{\"httpGet\":{\"path\":\"/\",\"port\":80}}"),
+     true, NULL},
+    /* volumes the node mounts with its own identity */
+    {NULL, BASELINE,
+     POD("", "\"volumes\":[{\"name\":\"n\",\"nfs\":{\"server\":\"10.0.0.5\",\"path\":\"/\"}}],",
+	 ""),
+     false, "spec.volumes[0].nfs: the node mounts it with its own identity; allowed: none"},
+    {NULL, BASELINE,
+     POD("", "\"volumes\":[{\"name\":\"g\",\"gitRepo\":{\"repository\":\"x\"}}],", ""), false,
+     "spec.volumes[0].gitRepo"},
+    {"gives", BASELINE,
+     POD("", "\"volumes\":[{\"name\":\"n\",\"nfs\":{\"server\":\"10.0.0.5\",\"path\":\"/\"}}],",
+	 ""),
+     true, NULL},
+    {NULL, BASELINE,
+     POD("", "\"volumes\":[{\"name\":\"s\",\"csi\":{\"driver\":\"secrets-store.csi.k8s.io\"}}],",
+	 ""),
+     false,
+     "spec.volumes[0].csi.driver: inline volumes of CSI driver \"secrets-store.csi.k8s.io\" are "
+     "not allowed; allowed: none"},
+    {"gives", BASELINE,
+     POD("", "\"volumes\":[{\"name\":\"s\",\"csi\":{\"driver\":\"secrets-store.csi.k8s.io\"}}],",
+	 ""),
+     true, NULL},
+    {NULL, BASELINE,
+     POD("",
+	 "\"volumes\":[{\"name\":\"e\",\"emptyDir\":{}},{\"name\":\"p\",\"persistentVolumeClaim\":{"
+	 "\"claimName\":\"d\"}},{\"name\":\"c\",\"configMap\":{\"name\":\"m\"}}],",
+	 ""),
+     true, NULL},
     /* pod affinity to the host's namespaces */
     {NULL, BASELINE,
      POD("",
