@@ -17,6 +17,7 @@
  *   node-condition taints excepted);
  * - runtimeClassName: only the policy's runtimeClasses;
  * - scheduler keys: KAI's node-pool label (only the policy's nodePools),
+ *   KAI's priorityClassName label (the host class rule above),
  *   and the keys KAI's binder or HAMi's scheduler write on a pod to record
  *   the devices they chose (a tenant writing them would pick devices);
  *   gpu-fraction-container-name must name one of the pod's containers;
@@ -77,8 +78,9 @@ static const char *const scheduler_annotation_prefixes[] = {"hami.io/"};
  * DefaultResourceReservationName and DefaultScaleAdjustName). */
 static const char *const kai_utility_apps[] = {"kai-resource-reservation", "kai-scale-adjust"};
 
-#define NODE_POOL_LABEL "kai.scheduler/node-pool"
-#define NVIDIA_ENV      "NVIDIA_"
+#define NODE_POOL_LABEL    "kai.scheduler/node-pool"
+#define KAI_PRIORITY_LABEL "priorityClassName"
+#define NVIDIA_ENV         "NVIDIA_"
 
 static bool in(const char *s, const char *const *list, size_t n)
 {
@@ -431,6 +433,20 @@ static int runtime_check(const policy_t *p, const json_t *spec, char *msg, size_
 
 /* ---- scheduler keys ---- */
 
+/* KAI's pod grouper takes the label priorityClassName before
+ * spec.priorityClassName for the pod group's priority
+ * (pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go
+ * calcPodGroupPriorityClass; constants.PriorityLabelKey), looked up among
+ * the host's classes: its value is held to the host class rule. */
+static bool class_label_ok(const policy_t *p, const char *val)
+{
+	if (!val || !*val)
+		return true;
+	if (p && p->priority_classes)
+		return listed(p->priority_classes, val);
+	return !kb_str_has_prefix(val, "system-");
+}
+
 static int labels_check(const policy_t *p, const json_t *meta, char *msg, size_t len)
 {
 	int n = 0;
@@ -445,6 +461,15 @@ static int labels_check(const policy_t *p, const json_t *meta, char *msg, size_t
 				       "metadata.labels[%s]: set by the scheduler on the host, "
 				       "not by a tenant",
 				       k);
+			n++;
+		} else if (strcmp(k, KAI_PRIORITY_LABEL) == 0 && !class_label_ok(p, val)) {
+			char allowed[512];
+			classes_text(p, allowed, sizeof(allowed));
+			policy_msg_add(msg, len,
+				       "metadata.labels[" KAI_PRIORITY_LABEL "]: KAI takes \"%s\" "
+				       "for the pod's priority class, a host class not allowed; "
+				       "allowed: %s",
+				       val ? val : "", allowed);
 			n++;
 		} else if (strcmp(k, "app") == 0 &&
 			   in(val, kai_utility_apps, KB_ARRAY_SIZE(kai_utility_apps))) {

@@ -109,6 +109,9 @@ pf_no_policy_scheduling() {
     '' '  priorityClassName: system-node-critical' ''
   pf_refused fa scc "system-cluster-critical is refused" '"system-cluster-critical" is a host priority class not allowed' \
     '' '  priorityClassName: system-cluster-critical' ''
+  pf_refused fa pcl "KAI's priorityClassName label naming system-node-critical is refused" \
+    "$F: metadata.labels\[priorityClassName\]: KAI takes \"system-node-critical\" for the pod's priority class, a host class not allowed" \
+    '  labels: {priorityClassName: system-node-critical}' '' ''
   pf_refused fa rt "a runtime class is refused" \
     "$F: spec.runtimeClassName: runtime class \"nvidia\" is not allowed; allowed: none" \
     '' '  runtimeClassName: nvidia' ''

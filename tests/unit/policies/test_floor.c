@@ -225,6 +225,13 @@ static const struct fcase cases[] = {
      NULL},
     {"gives", BASELINE,
      POD("", "", ",\"env\":[{\"name\":\"NVIDIA_VISIBLE_DEVICES\",\"value\":\"all\"}]"), true, NULL},
+    /* KAI's priorityClassName label */
+    {NULL, BASELINE, POD(LBL("priorityClassName", "system-node-critical"), "", ""), false,
+     "host floor: metadata.labels[priorityClassName]: KAI takes \"system-node-critical\" for the "
+     "pod's priority class, a host class not allowed; allowed: every host class but system-*"},
+    {NULL, BASELINE, POD(LBL("priorityClassName", "train"), "", ""), true, NULL},
+    {"gives", BASELINE, POD(LBL("priorityClassName", "inference"), "", ""), false,
+     "allowed: train, system-cluster-critical"},
     /* probes and lifecycle hooks aimed at another host (baseline since 1.34) */
     {NULL, BASELINE,
      POD("", "",
