@@ -17,7 +17,8 @@
  *   node-condition taints excepted);
  * - runtimeClassName: only the policy's runtimeClasses;
  * - scheduler keys: KAI's node-pool label (only the policy's nodePools),
- *   KAI's priorityClassName label (the host class rule above),
+ *   KAI's priorityClassName label (the host class rule above), Kueue's
+ *   kueue.x-k8s.io/priority-class label (only the policy's priorityClasses),
  *   and the keys KAI's binder or HAMi's scheduler write on a pod to record
  *   the devices they chose (a tenant writing them would pick devices);
  *   gpu-fraction-container-name must name one of the pod's containers;
@@ -80,7 +81,10 @@ static const char *const kai_utility_apps[] = {"kai-resource-reservation", "kai-
 
 #define NODE_POOL_LABEL    "kai.scheduler/node-pool"
 #define KAI_PRIORITY_LABEL "priorityClassName"
-#define NVIDIA_ENV         "NVIDIA_"
+/* Kueue's workload priority (a cluster-scoped WorkloadPriorityClass of the
+ * host; sigs.k8s.io/kueue constants WorkloadPriorityClassLabel) */
+#define KUEUE_PRIORITY_LABEL "kueue.x-k8s.io/priority-class"
+#define NVIDIA_ENV           "NVIDIA_"
 
 static bool in(const char *s, const char *const *list, size_t n)
 {
@@ -468,6 +472,17 @@ static int labels_check(const policy_t *p, const json_t *meta, char *msg, size_t
 			policy_msg_add(msg, len,
 				       "metadata.labels[" KAI_PRIORITY_LABEL "]: KAI takes \"%s\" "
 				       "for the pod's priority class, a host class not allowed; "
+				       "allowed: %s",
+				       val ? val : "", allowed);
+			n++;
+		} else if (strcmp(k, KUEUE_PRIORITY_LABEL) == 0 &&
+			   !(p && listed(p->priority_classes, val))) {
+			char allowed[512];
+			list_text(p ? p->priority_classes : NULL, NULL, 0, allowed,
+				  sizeof(allowed));
+			policy_msg_add(msg, len,
+				       "metadata.labels[" KUEUE_PRIORITY_LABEL "]: Kueue's "
+				       "WorkloadPriorityClass \"%s\" is a host object not allowed; "
 				       "allowed: %s",
 				       val ? val : "", allowed);
 			n++;

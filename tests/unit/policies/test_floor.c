@@ -232,6 +232,10 @@ static const struct fcase cases[] = {
     {NULL, BASELINE, POD(LBL("priorityClassName", "train"), "", ""), true, NULL},
     {"gives", BASELINE, POD(LBL("priorityClassName", "inference"), "", ""), false,
      "allowed: train, system-cluster-critical"},
+    {NULL, BASELINE, POD(LBL("kueue.x-k8s.io/priority-class", "high"), "", ""), false,
+     "metadata.labels[kueue.x-k8s.io/priority-class]: Kueue's WorkloadPriorityClass \"high\" is "
+     "a host object not allowed; allowed: none"},
+    {"gives", BASELINE, POD(LBL("kueue.x-k8s.io/priority-class", "train"), "", ""), true, NULL},
     /* probes and lifecycle hooks aimed at another host (baseline since 1.34) */
     {NULL, BASELINE,
      POD("", "",
