@@ -13,7 +13,10 @@
  *   3. Priority: a new pod's priority and preemption policy from its
  *      PriorityClass (or the global default one), an unknown class refused;
  *      one global default class;
- *   4. the tenant's policy (policies/): pods and pod templates against its
+ *   4. the host floor and the tenant's policy (policies/): pods and pod
+ *      templates against the floor (proxy_set_floor: on every server that
+ *      syncs to a host, with or without a policy; host priority classes
+ *      are checked in step 3, where the class is known) and the policy's
  *      GPU, Pod Security and host rules, its tenant-wide quota (from the
  *      stored pods that have not terminated; an update of a pod is held
  *      to it for what it asks beyond what it held), then its node
