@@ -22,6 +22,8 @@
  *   and the keys KAI's binder or HAMi's scheduler write on a pod to record
  *   the devices they chose (a tenant writing them would pick devices);
  *   gpu-fraction-container-name must name one of the pod's containers;
+ * - annotations the node's runtime or CNI obeys (CDI devices, CRI-O
+ *   settings, Multus networks);
  * - NVIDIA_* environment variables, which the NVIDIA container runtime
  *   obeys (NVIDIA_VISIBLE_DEVICES selects GPUs), unless nvidiaEnv: allow:
  *   in env, through an envFrom prefix, or as new keys of a ConfigMap or
@@ -74,6 +76,16 @@ static const char *const scheduler_annotations[] = {
     "runai-gpu-group", "received-resource-type", "runai/shared-gpu-configmap",
     "run.ai/reserve_for_gpu_index", "nvidia.com/use-gpuuuid"};
 static const char *const scheduler_annotation_prefixes[] = {"hami.io/"};
+/* Annotations the node's container runtime or CNI reads from the pod:
+ * cdi.k8s.io/ injects Container Device Interface devices (GPUs included)
+ * without the device plugin (containerd's and CRI-O's CDI support);
+ * io.kubernetes.cri-o. and io.kubernetes.cri. tune the runtime (CRI-O's
+ * allowed_annotations: host devices, user namespaces, cgroups); Multus's
+ * k8s.v1.cni.cncf.io/networks and v1.multus-cni.io/default-network attach
+ * the pod to the host's NetworkAttachmentDefinitions. */
+static const char *const runtime_annotation_prefixes[] = {
+    "cdi.k8s.io/", "io.kubernetes.cri-o.", "io.kubernetes.cri.", "k8s.v1.cni.cncf.io/",
+    "v1.multus-cni.io/"};
 /* KAI takes a pod with label app=<these> for one of its own utility pods
  * (pkg/scheduler/api/pod_info/utility_pods.go; the default values of
  * DefaultResourceReservationName and DefaultScaleAdjustName). */
@@ -532,6 +544,13 @@ static int annotations_check(const json_t *meta, const json_t *spec, char *msg, 
 			    "metadata.annotations[%s]: set by the scheduler on the host, "
 			    "not by a tenant",
 			    k);
+			n++;
+		} else if (has_prefix_in(k, runtime_annotation_prefixes,
+					 KB_ARRAY_SIZE(runtime_annotation_prefixes))) {
+			policy_msg_add(msg, len,
+				       "metadata.annotations[%s]: read by the node's container "
+				       "runtime or network plugin; not allowed",
+				       k);
 			n++;
 		} else if (strcmp(k, "gpu-fraction-container-name") == 0 &&
 			   !names_container(spec,

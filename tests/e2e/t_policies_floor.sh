@@ -135,6 +135,11 @@ pf_no_policy_scheduling() {
     '  annotations: {hami.io/vgpu-devices-to-allocate: "GPU-0,NVIDIA,0,0:;"}' '' ''
   pf_refused fa uuid "HAMi's GPU-by-UUID annotation is refused" 'metadata.annotations\[nvidia.com/use-gpuuuid\]' \
     '  annotations: {nvidia.com/use-gpuuuid: GPU-0}' '' ''
+  pf_refused fa cdi "a CDI device annotation (the runtime injects the device) is refused" \
+    "$F: metadata.annotations\[cdi.k8s.io/gpu\]: read by the node's container runtime or network plugin; not allowed" \
+    '  annotations: {cdi.k8s.io/gpu: "nvidia.com/gpu=all"}' '' ''
+  pf_refused fa multus "a Multus network of the host is refused" 'metadata.annotations\[k8s.v1.cni.cncf.io/networks\]' \
+    '  annotations: {k8s.v1.cni.cncf.io/networks: default/host-net}' '' ''
   pf_refused fa nvd "NVIDIA_VISIBLE_DEVICES is refused" \
     "$F: spec.containers\[0\].env\[0\]: NVIDIA_VISIBLE_DEVICES is read by the NVIDIA container runtime; NVIDIA_\* variables are not allowed" \
     '' '' '    env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]'

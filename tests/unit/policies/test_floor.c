@@ -236,6 +236,14 @@ static const struct fcase cases[] = {
      "metadata.labels[kueue.x-k8s.io/priority-class]: Kueue's WorkloadPriorityClass \"high\" is "
      "a host object not allowed; allowed: none"},
     {"gives", BASELINE, POD(LBL("kueue.x-k8s.io/priority-class", "train"), "", ""), true, NULL},
+    /* annotations the node's runtime or CNI obeys */
+    {NULL, BASELINE, POD(ANN("cdi.k8s.io/gpu", "nvidia.com/gpu=all"), "", ""), false,
+     "host floor: metadata.annotations[cdi.k8s.io/gpu]: read by the node's container runtime or "
+     "network plugin; not allowed"},
+    {NULL, BASELINE, POD(ANN("k8s.v1.cni.cncf.io/networks", "default/host-net"), "", ""), false,
+     "metadata.annotations[k8s.v1.cni.cncf.io/networks]"},
+    {NULL, BASELINE, POD(ANN("io.kubernetes.cri-o.Devices", "/dev/nvidia0"), "", ""), false,
+     "metadata.annotations[io.kubernetes.cri-o.Devices]"},
     /* probes and lifecycle hooks aimed at another host (baseline since 1.34) */
     {NULL, BASELINE,
      POD("", "",
