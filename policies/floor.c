@@ -431,6 +431,35 @@ static int volumes_check(const policy_t *p, const json_t *spec, char *msg, size_
 	return n;
 }
 
+/* kube's validateMountPropagation (pkg/apis/core/validation): a mount
+ * propagated back to the node needs a privileged container; refused here
+ * in kube's words, since a tenant's mount would reach the host. */
+static int propagation_check(const json_t *spec, char *msg, size_t len)
+{
+	static const char *const kinds[] = {"containers", "initContainers", "ephemeralContainers"};
+	int n = 0;
+	for (size_t k = 0; k < KB_ARRAY_SIZE(kinds); k++) {
+		size_t i, j;
+		json_t *c, *m;
+		json_array_foreach (json_object_get(spec, kinds[k]), i, c) {
+			if (json_is_true(kb_json_path(c, "securityContext.privileged")))
+				continue;
+			json_array_foreach (json_object_get(c, "volumeMounts"), j, m) {
+				if (strcmp(tstr(m, "mountPropagation"), "Bidirectional") != 0)
+					continue;
+				policy_msg_add(
+				    msg, len,
+				    "spec.%s[%zu].volumeMounts[%zu].mountPropagation: "
+				    "Bidirectional mount propagation is available only to "
+				    "privileged containers",
+				    kinds[k], i, j);
+				n++;
+			}
+		}
+	}
+	return n;
+}
+
 /* ---- runtime ---- */
 
 static int runtime_check(const policy_t *p, const json_t *spec, char *msg, size_t len)
@@ -646,7 +675,8 @@ int policy_govern_check(const policy_t *p, const json_t *meta, const json_t *spe
 		node_selector_check(p, spec, msg, len) + affinity_check(p, spec, msg, len) +
 		tolerations_check(p, spec, msg, len) + pod_affinity_check(spec, msg, len) +
 		runtime_check(p, spec, msg, len) + volumes_check(p, spec, msg, len) +
-		labels_check(p, meta, msg, len) + annotations_check(meta, spec, msg, len);
+		propagation_check(spec, msg, len) + labels_check(p, meta, msg, len) +
+		annotations_check(meta, spec, msg, len);
 	if (!p || !p->nvidia_env)
 		n += env_check(spec, msg, len);
 	return n;

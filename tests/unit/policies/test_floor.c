@@ -244,6 +244,19 @@ static const struct fcase cases[] = {
      "metadata.annotations[k8s.v1.cni.cncf.io/networks]"},
     {NULL, BASELINE, POD(ANN("io.kubernetes.cri-o.Devices", "/dev/nvidia0"), "", ""), false,
      "metadata.annotations[io.kubernetes.cri-o.Devices]"},
+    /* kube: Bidirectional mount propagation needs a privileged container */
+    {NULL, BASELINE,
+     POD("", "\"volumes\":[{\"name\":\"e\",\"emptyDir\":{}}],",
+	 ",\"volumeMounts\":[{\"name\":\"e\",\"mountPath\":\"/e\",\"mountPropagation\":"
+	 "\"Bidirectional\"}]"),
+     false,
+     "spec.containers[0].volumeMounts[0].mountPropagation: Bidirectional mount propagation is "
+     "available only to privileged containers"},
+    {NULL, BASELINE,
+     POD("", "\"volumes\":[{\"name\":\"e\",\"emptyDir\":{}}],",
+	 ",\"volumeMounts\":[{\"name\":\"e\",\"mountPath\":\"/e\",\"mountPropagation\":"
+	 "\"HostToContainer\"}]"),
+     true, NULL},
     /* probes and lifecycle hooks aimed at another host (baseline since 1.34) */
     {NULL, BASELINE,
      POD("", "",
