@@ -25,6 +25,7 @@ static const char usage_tail[] =
     "                     [--out FILE] [--token]\n"
     "      Write a kubeconfig for NAME (ECDSA client certificate, or a token).\n"
     "  kubicle manifest NAME [--namespace NS] [--queue Q] [--scheduler S] [--policy P]\n"
+    "                   [--floor privileged|baseline|restricted]\n"
     "                   [--gpus N] [--image IMG] [--storage SIZE] [--storage-class C]\n"
     "                   [-o yaml|json]\n"
     "      Print the host objects that run tenant NAME inside the host cluster\n"
