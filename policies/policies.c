@@ -144,8 +144,8 @@ static int parse_tolerations(policy_t *p, json_t *t, char *err, size_t errlen)
 	return 0;
 }
 
-/* A list of names (priorityClasses, nodeLabels, runtimeClasses,
- * nodePools); "*" stands for any. */
+/* A list of names (priorityClasses, nodeLabels, runtimeClasses, nodePools,
+ * volumeTypes, csiDrivers); "*" stands for any. */
 static int parse_names(json_t **out, const char *field, json_t *v, char *err, size_t errlen)
 {
 	size_t i;

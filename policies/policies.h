@@ -4,8 +4,11 @@
  * list of MIG profiles), the Pod Security Standard level its pods must meet
  * (baseline or restricted), whether host-level pod fields may pass, quotas
  * across the tenant (GPUs counting fractions, cpu, memory, pods), node
- * selectors and tolerations forced onto every pod, and the scheduler
- * profiles pods may name. A policy is a YAML file (policies/README.md);
+ * selectors and tolerations forced onto every pod, the scheduler
+ * profiles pods may name, and what pods may name on the host beyond the
+ * host floor (priority and runtime classes, node labels, node pools,
+ * node-mounted and CSI volumes, NVIDIA_* variables). A policy is a YAML
+ * file (policies/README.md);
  * untrusted.yaml, trusted.yaml and mig.yaml ship with Kubicle.
  *
  * This module only decides: the API front (proxy/admission/admission.c) finds the
