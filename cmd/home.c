@@ -135,6 +135,7 @@ int home_load(const char *name, struct tenant *t)
 	copy_str(t->queue, sizeof(t->queue), o, "queue");
 	copy_str(t->scheduler, sizeof(t->scheduler), o, "scheduler");
 	copy_str(t->policy, sizeof(t->policy), o, "policy");
+	copy_str(t->floor, sizeof(t->floor), o, "floor");
 	copy_str(t->listen, sizeof(t->listen), o, "listen");
 	copy_str(t->advertise, sizeof(t->advertise), o, "advertiseAddress");
 	egress_load(t, json_object_get(o, "egressAllow"));
@@ -159,6 +160,8 @@ int home_save(const struct tenant *t)
 	    "madeNamespace", t->made_namespace, "madeQueue", t->made_queue);
 	if (o && t->egress_allow[0])
 		json_object_set_new(o, "egressAllow", egress_json(t));
+	if (o && t->floor[0])
+		json_object_set_new(o, "floor", json_string(t->floor));
 	char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(o);
 	if (!text)

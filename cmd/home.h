@@ -35,6 +35,7 @@ struct tenant {
 	char queue[64];
 	char scheduler[16]; /* kai | kueue | volcano | hami | none */
 	char policy[1024];  /* shipped name or absolute file, "" : none */
+	char floor[16];     /* --floor: privileged | baseline | restricted, "" : baseline */
 	char listen[128];   /* "127.0.0.1:0" until the first start chose a port */
 	char advertise[128];
 	/* --egress-allow prefixes, comma-separated ("" : none); at most

@@ -5,7 +5,9 @@
  *
  *   kubicle manifest NAME [--namespace NS] [--queue Q] [--scheduler S]
  *                    [--policy P] [--gpus N] [--image IMG] [--storage SIZE]
- *                    [--storage-class C] [--egress-allow CIDR]... [-o yaml|json]
+ *                    [--storage-class C] [--egress-allow CIDR]...
+ *                    [--floor privileged|baseline|restricted]
+ *                    [--storage-class C] [-o yaml|json]
  *
  * Defaults come from $KUBICLE_HOME/tenants/NAME/tenant.json (KUBICLE_HOME
  * defaults to $HOME/.kubicle) when it exists; flags override them. The
@@ -52,6 +54,7 @@
 #include "lib/log.h"
 #include "lib/pki.h"
 #include "lib/util.h"
+#include "policies/policies.h"
 #include "syncer/syncer.h"
 
 #define MAN_IMAGE       "ghcr.io/kubicle/kubicle"
@@ -70,6 +73,7 @@
 
 struct man_args {
 	const char *name, *ns, *queue, *scheduler, *policy, *image, *storage, *storage_class;
+	const char *floor; /* --floor (or tenant.json's), NULL: serve's default, baseline */
 	const char *output;
 	long gpus;      /* -1: none */
 	json_t *tenant; /* tenant.json or NULL: strings above may be borrowed from it */
@@ -91,7 +95,9 @@ struct man_pki {
 static const char usage[] =
     "usage: kubicle manifest NAME [--namespace NS] [--queue Q] [--scheduler S]\n"
     "                        [--policy P] [--gpus N] [--image IMG] [--storage SIZE]\n"
-    "                        [--storage-class C] [--egress-allow CIDR]... [-o yaml|json]\n"
+    "                        [--storage-class C] [--egress-allow CIDR]...\n"
+    "                        [--floor privileged|baseline|restricted]\n"
+    "                        [-o yaml|json]\n"
     "  Prints the host objects that run tenant NAME inside the host cluster\n"
     "  (docs/in-cluster.md); pipe into `kubectl apply -f -`.\n";
 
@@ -110,6 +116,7 @@ static int parse(int argc, char **argv, struct man_args *a)
 	    {"storage-class", required_argument, NULL, 'c'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"egress-allow", required_argument, NULL, 'e'},
+	    {"floor", required_argument, NULL, 'F'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -143,6 +150,15 @@ static int parse(int argc, char **argv, struct man_args *a)
 			a->egress[a->negress++] = optarg;
 			break;
 		}
+		case 'F':
+			if (policy_pss_parse(optarg) < 0) {
+				fprintf(stderr,
+					"kubicle manifest: --floor takes privileged, baseline "
+					"or restricted\n");
+				return -EINVAL;
+			}
+			a->floor = optarg;
+			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		default: return -EINVAL;
 		}
@@ -198,6 +214,8 @@ static int load_tenant(struct man_args *a)
 		a->scheduler = json_string_value(json_object_get(t, "scheduler"));
 	if (!a->policy)
 		a->policy = json_string_value(json_object_get(t, "policy"));
+	if (!a->floor)
+		a->floor = json_string_value(json_object_get(t, "floor"));
 	if (a->gpus < 0 && json_is_integer(json_object_get(t, "gpus")))
 		a->gpus = (long)json_integer_value(json_object_get(t, "gpus"));
 	size_t i;
@@ -602,6 +620,8 @@ static json_t *serve_args(const struct man_args *a)
 		add_args(args, "--policy", a->policy_text ? a->policy_path : a->policy);
 	for (size_t i = 0; i < a->negress; i++)
 		add_args(args, "--egress-allow", a->egress[i]);
+	if (a->floor && *a->floor)
+		add_args(args, "--floor", a->floor);
 	return args;
 }
 

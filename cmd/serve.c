@@ -42,6 +42,7 @@
 	"                --queue QUEUE [--scheduler kai|kueue|volcano|hami|none]\n"         \
 	"                [--host-qps N] [--host-burst N] [--host-max-streams N]\n"          \
 	"                [--policy untrusted|trusted|mig|FILE]\n"                           \
+	"                [--floor privileged|baseline|restricted]\n"                        \
 	"                [--pki-dir DIR]\n"                                                 \
 	"                [--dns-listen ADDR:PORT] [--cluster-domain D] [--dns-upstream "    \
 	"IP[:PORT]]\n"                                                                      \
@@ -60,7 +61,11 @@
 	"      --host-max-streams: exec, attach and port-forward sessions piped to the\n"   \
 	"      host at once (default 256; more are answered 429).\n"                        \
 	"      --policy: admission of pods by a shipped policy or a YAML file\n"            \
-	"      (policies/README.md); without it everything is allowed.\n"                   \
+	"      (policies/README.md); without it the host floor alone applies.\n"            \
+	"      --floor: what every pod reaching the host is held to, whatever the\n"        \
+	"      policy (default baseline with --host-namespace, else none): a Pod\n"         \
+	"      Security level plus no host priority class, node, runtime or device\n"       \
+	"      the policy does not give. privileged lifts only the Pod Security part.\n"    \
 	"      --pki-dir: the certificates in DIR instead of the data dir (read-only is\n"  \
 	"      fine when it holds them all, e.g. a mounted Secret: docs/in-cluster.md).\n"  \
 	"      --dns-listen: serve the tenant's cluster DNS (Services, headless\n"          \
@@ -94,6 +99,7 @@ struct serve_args {
 	long hpa_sync;           /* seconds between autoscaler syncs; 0: 15 s */
 	struct syncer_opts host; /* host_namespace NULL: no syncer */
 	const char *policy;      /* --policy NAME|FILE, or NULL */
+	int floor;               /* --floor level; POLICY_FLOOR_NONE: not given */
 	const char *pki_dir;     /* certificates; default data_dir (may be read-only) */
 	struct dns_opts dns;     /* listen NULL: no cluster DNS */
 	const char *egress[MAX_EGRESS + 1]; /* --egress-allow, NULL-terminated */
@@ -161,6 +167,7 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 	    {"host-burst", required_argument, NULL, 'B'},
 	    {"host-max-streams", required_argument, NULL, 'M'},
 	    {"policy", required_argument, NULL, 'p'},
+	    {"floor", required_argument, NULL, 'F'},
 	    {"pki-dir", required_argument, NULL, 'k'},
 	    {"dns-listen", required_argument, NULL, 'D'},
 	    {"cluster-domain", required_argument, NULL, 'Z'},
@@ -173,6 +180,7 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 	};
 	memset(a, 0, sizeof(*a));
 	a->listen = "127.0.0.1:6443";
+	a->floor = POLICY_FLOOR_NONE;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -219,6 +227,14 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 		case 'B': a->host.burst = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'M': a->host.max_streams = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'p': a->policy = optarg; break;
+		case 'F':
+			if ((a->floor = policy_pss_parse(optarg)) < 0) {
+				fprintf(
+				    stderr,
+				    "kubicle: --floor takes privileged, baseline or restricted\n");
+				return -EINVAL;
+			}
+			break;
 		case 'k': a->pki_dir = optarg; break;
 		case 'D': a->dns.listen = optarg; break;
 		case 'Z': a->dns.domain = a->host.cluster_domain = optarg; break;
@@ -486,6 +502,13 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 		proxy_set_policy(s.proxy, s.policy);
 		kb_info("main", "policy %s", policy_name(s.policy));
 	}
+	/* a server whose pods reach a host gets the floor unless the platform
+	 * chose another level */
+	if (a.floor == POLICY_FLOOR_NONE && a.host.host_namespace)
+		a.floor = policy_pss_parse("baseline");
+	proxy_set_floor(s.proxy, a.floor);
+	if (a.floor != POLICY_FLOOR_NONE)
+		kb_info("main", "host floor %s", policy_pss_name(a.floor));
 	if ((rc = write_kubeconfig(a.data_dir, a.pki_dir, a.listen, port)) < 0) {
 		fprintf(stderr, "kubicle: kubeconfig: %s\n", strerror(-rc));
 		goto fail_kubeconfig;

@@ -162,6 +162,10 @@ static void exec_server(struct sup *s)
 		argv[n++] = "--policy";
 		argv[n++] = t->policy;
 	}
+	if (t->floor[0]) {
+		argv[n++] = "--floor";
+		argv[n++] = t->floor;
+	}
 	if (t->host_kubeconfig[0]) {
 		argv[n++] = "--host-kubeconfig";
 		argv[n++] = hostkc;

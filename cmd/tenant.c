@@ -195,6 +195,7 @@ struct create_args {
 	const char *name;
 	const char *snapshot; /* restore: the snapshot file */
 	const char *host_kubeconfig, *host_namespace, *queue, *policy, *scheduler;
+	const char *floor; /* --floor, or NULL: baseline (never from a snapshot) */
 	const char *listen, *advertise;
 	long gpus;
 	long ttl;
@@ -224,6 +225,7 @@ static int parse_create(const char *cmd, int argc, char **argv, struct create_ar
 	    {"queue", required_argument, NULL, 'Q'},
 	    {"gpus", required_argument, NULL, 'g'},
 	    {"policy", required_argument, NULL, 'p'},
+	    {"floor", required_argument, NULL, 'F'},
 	    {"scheduler", required_argument, NULL, 'S'},
 	    {"ttl", required_argument, NULL, 't'},
 	    {"wait", no_argument, NULL, 'w'},
@@ -256,6 +258,13 @@ static int parse_create(const char *cmd, int argc, char **argv, struct create_ar
 		case 'p':
 			a->policy = optarg;
 			a->set_policy = true;
+			break;
+		case 'F':
+			if (policy_pss_parse(optarg) < 0)
+				return die(cmd,
+					   "--floor takes privileged, baseline or restricted") +
+				       1;
+			a->floor = optarg;
 			break;
 		case 'S':
 			a->scheduler = optarg;
@@ -328,6 +337,7 @@ static int fill_tenant(const char *cmd, struct create_args *a, json_t *rec, stru
 	snprintf(t->queue, sizeof(t->queue), "%s", a->queue ? a->queue : a->name);
 	snprintf(t->scheduler, sizeof(t->scheduler), "%s", a->scheduler ? a->scheduler : "kai");
 	snprintf(t->policy, sizeof(t->policy), "%s", a->policy ? a->policy : "");
+	snprintf(t->floor, sizeof(t->floor), "%s", a->floor ? a->floor : "");
 	t->gpus = a->gpus;
 	snapshot_defaults(a, rec, t);
 	snprintf(t->listen, sizeof(t->listen), "%s", a->listen ? a->listen : "127.0.0.1:0");
@@ -365,6 +375,15 @@ static int fill_tenant(const char *cmd, struct create_args *a, json_t *rec, stru
 	return 0;
 }
 
+/* The host floor the tenant's pods are held to: "none" when it has no host
+ * (nothing reaches one), else --floor or the default baseline. */
+static const char *floor_of(const struct tenant *t)
+{
+	if (!t->host_kubeconfig[0])
+		return "none";
+	return t->floor[0] ? t->floor : "baseline";
+}
+
 static json_t *tenant_json(const struct tenant *t, const char *state)
 {
 	char ep[200], kc[PATH_MAX], exp[40], created[40];
@@ -377,6 +396,7 @@ static json_t *tenant_json(const struct tenant *t, const char *state)
 	    ep, "kubeconfig", kc, "queue", t->queue, "scheduler", t->scheduler, "policy",
 	    t->policy[0] ? t->policy : "none", "created", created, "gpus", (json_int_t)t->gpus);
 	json_object_set_new(o, "expires", t->expires ? json_string(exp) : json_null());
+	json_object_set_new(o, "floor", json_string(floor_of(t)));
 	json_object_set_new(o, "hostNamespace",
 			    t->host_kubeconfig[0] ? json_string(t->host_namespace) : json_null());
 	return o;
@@ -392,6 +412,9 @@ static void print_created(const struct tenant *t, const char *state)
 	endpoint(t, ep, sizeof(ep));
 	home_path(t, "kubeconfig", kc, sizeof(kc));
 	printf("tenant %s is %s at %s\nkubeconfig: %s\n", t->name, state, ep, kc);
+	if (t->host_kubeconfig[0])
+		printf("policy: %s; host floor: %s (policies/README.md)\n",
+		       t->policy[0] ? t->policy : "none (the host floor alone)", floor_of(t));
 }
 
 /* SQLite online backup from one file to another: a consistent copy even
@@ -1119,8 +1142,8 @@ int cmd_list(int argc, char **argv)
 	policy_parse("name: none\n", 11, "none", &neutral, err, sizeof(err));
 	json_t *items = json_array();
 	if (!json_out)
-		printf("%-20s %-10s %-24s %-14s %-10s %5s %5s %6s %8s\n", "NAME", "STATE",
-		       "ENDPOINT", "QUEUE", "POLICY", "PODS", "GPUS", "AGE", "TTL");
+		printf("%-20s %-10s %-24s %-14s %-10s %-10s %5s %5s %6s %8s\n", "NAME", "STATE",
+		       "ENDPOINT", "QUEUE", "POLICY", "FLOOR", "PODS", "GPUS", "AGE", "TTL");
 	time_t now = time(NULL);
 	for (size_t i = 0; i < n; i++) {
 		struct tenant t;
@@ -1152,9 +1175,10 @@ int cmd_list(int argc, char **argv)
 						      : json_null());
 			json_array_append_new(items, o);
 		} else {
-			printf("%-20s %-10s %-24s %-14s %-10s %5ld %5s %6s %8s\n", t.name, state,
-			       ep, t.queue[0] ? t.queue : "-", t.policy[0] ? t.policy : "none",
-			       u.pods, gpus, age, left);
+			printf("%-20s %-10s %-24s %-14s %-10s %-10s %5ld %5s %6s %8s\n", t.name,
+			       state, ep, t.queue[0] ? t.queue : "-",
+			       t.policy[0] ? t.policy : "none", floor_of(&t), u.pods, gpus, age,
+			       left);
 		}
 	}
 	policy_free(neutral);

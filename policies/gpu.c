@@ -328,7 +328,12 @@ int policy_gpu_check(const policy_t *p, const json_t *meta, const json_t *spec, 
 		     size_t len)
 {
 	static const char *const kinds[] = {"containers", "initContainers"};
-	static const char *const kai[] = {"gpu-fraction", "gpu-memory", "gpu-fraction-num-devices"};
+	/* KAI's GPU-sharing keys (pkg/common/constants/constants.go): the
+	 * binder gives the fraction to the container gpu-fraction-container-name
+	 * names (pkg/binder/common/gpu_access.go GetFractionContainerRef) and
+	 * sets up MPS for "mps" (gpu_request_validator.go ValidateGpuRequests) */
+	static const char *const kai[] = {"gpu-fraction", "gpu-memory", "gpu-fraction-num-devices",
+					  "gpu-fraction-container-name", "mps"};
 	int n = 0;
 	for (size_t i = 0; i < KB_ARRAY_SIZE(kai); i++) {
 		if (!annotation(meta, kai[i]) || p->gpu_mode == POLICY_GPU_FRACTIONAL)

@@ -144,6 +144,22 @@ static int parse_tolerations(policy_t *p, json_t *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* A list of names (priorityClasses, nodeLabels, runtimeClasses, nodePools,
+ * volumeTypes, csiDrivers); "*" stands for any. */
+static int parse_names(json_t **out, const char *field, json_t *v, char *err, size_t errlen)
+{
+	size_t i;
+	json_t *x;
+	if (!json_is_array(v))
+		return bad(err, errlen, field, "a list of names");
+	json_array_foreach (v, i, x)
+		if (!json_string_value(x) || !*json_string_value(x))
+			return bad(err, errlen, field, "a list of names");
+	json_decref(*out);
+	*out = json_incref(v);
+	return 0;
+}
+
 static int parse_pss(policy_t *p, const char *s, char *err, size_t errlen)
 {
 	if (s && strcmp(s, "privileged") == 0)
@@ -182,6 +198,21 @@ static int parse_field(policy_t *p, const char *k, json_t *v, char *err, size_t 
 		p->schedulers = json_incref(v);
 	else if (strcmp(k, "extendedResources") == 0 && json_is_object(v))
 		return parse_extended(p, v, err, errlen);
+	else if (strcmp(k, "priorityClasses") == 0)
+		return parse_names(&p->priority_classes, k, v, err, errlen);
+	else if (strcmp(k, "nodeLabels") == 0)
+		return parse_names(&p->node_labels, k, v, err, errlen);
+	else if (strcmp(k, "runtimeClasses") == 0)
+		return parse_names(&p->runtime_classes, k, v, err, errlen);
+	else if (strcmp(k, "nodePools") == 0)
+		return parse_names(&p->node_pools, k, v, err, errlen);
+	else if (strcmp(k, "volumeTypes") == 0)
+		return parse_names(&p->volume_types, k, v, err, errlen);
+	else if (strcmp(k, "csiDrivers") == 0)
+		return parse_names(&p->csi_drivers, k, v, err, errlen);
+	else if (strcmp(k, "nvidiaEnv") == 0 && s &&
+		 (strcmp(s, "allow") == 0 || strcmp(s, "deny") == 0))
+		p->nvidia_env = strcmp(s, "allow") == 0;
 	else
 		return bad(err, errlen, k, "unknown or malformed field");
 	return 0;
@@ -225,6 +256,12 @@ void policy_free(policy_t *p)
 	json_decref(p->tolerations);
 	json_decref(p->schedulers);
 	json_decref(p->extended);
+	json_decref(p->priority_classes);
+	json_decref(p->node_labels);
+	json_decref(p->runtime_classes);
+	json_decref(p->node_pools);
+	json_decref(p->volume_types);
+	json_decref(p->csi_drivers);
 	free(p);
 }
 
@@ -324,33 +361,87 @@ static void join(char *msg, size_t len, const char *prefix, const char *part)
 
 static const char *const pss_names[] = {"privileged", "baseline", "restricted"};
 
-int policy_admit(const policy_t *p, const char *kind, const json_t *obj, const json_t *old,
-		 char *msg, size_t len)
+static bool unchanged(const json_t *meta, const json_t *spec, const json_t *ometa,
+		      const json_t *ospec)
 {
-	const json_t *meta, *spec, *ometa, *ospec;
-	if (!p || !pod_parts(kind, obj, &meta, &spec))
-		return 0;
-	if (old && pod_parts(kind, old, &ometa, &ospec) && json_equal(spec, ospec) &&
-	    json_equal(json_object_get(meta, "annotations"), json_object_get(ometa, "annotations")))
-		return 0;
-	char gpu[1024] = "", pss[2048] = "", host[1024] = "", sched[512] = "";
+	return json_equal(spec, ospec) &&
+	       kb_json_same(json_object_get(meta, "annotations"),
+			    json_object_get(ometa, "annotations")) &&
+	       kb_json_same(json_object_get(meta, "labels"), json_object_get(ometa, "labels"));
+}
+
+/* The policy's own rules, into body. */
+static void policy_rules(const policy_t *p, const json_t *meta, const json_t *spec, char *body,
+			 size_t len)
+{
+	char gpu[1024] = "", pss[2048] = "", host[1024] = "", sched[512] = "", pfx[64];
 	policy_gpu_check(p, meta, spec, gpu, sizeof(gpu));
 	policy_pss_check(p->pss, p->host_fields, meta, spec, pss, sizeof(pss));
 	if (p->pss == POLICY_PSS_PRIVILEGED && !p->host_fields)
 		policy_host_check(spec, host, sizeof(host));
 	scheduler_check(p, spec, sched, sizeof(sched));
-	if (!gpu[0] && !pss[0] && !host[0] && !sched[0])
-		return 0;
-	char pfx[64];
 	snprintf(pfx, sizeof(pfx), "violates PodSecurity \"%s:latest\": ", pss_names[p->pss]);
-	snprintf(msg, len, "policy %s: ", p->name);
-	char body[4096] = "";
-	join(body, sizeof(body), "", gpu);
-	join(body, sizeof(body), pfx, pss);
-	join(body, sizeof(body), "host-level fields are not allowed: ", host);
-	join(body, sizeof(body), "", sched);
-	size_t off = strlen(msg);
-	snprintf(msg + off, len - off, "%s", body);
+	join(body, len, "", gpu);
+	join(body, len, pfx, pss);
+	join(body, len, "host-level fields are not allowed: ", host);
+	join(body, len, "", sched);
+}
+
+/* The floor's Pod Security level, unless the policy's own check already
+ * holds the pod to at least as much (its level, host fields denied). */
+static void floor_pss(const policy_t *p, int floor, const json_t *meta, const json_t *spec,
+		      char *out, size_t len)
+{
+	if (floor <= POLICY_PSS_PRIVILEGED || (p && (int)p->pss >= floor && !p->host_fields))
+		return;
+	char pss[2048] = "", pfx[64];
+	enum policy_pss lvl =
+	    floor >= POLICY_PSS_RESTRICTED ? POLICY_PSS_RESTRICTED : POLICY_PSS_BASELINE;
+	policy_pss_check(lvl, false, meta, spec, pss, sizeof(pss));
+	snprintf(pfx, sizeof(pfx), "violates PodSecurity \"%s:latest\": ", pss_names[lvl]);
+	join(out, len, pfx, pss);
+}
+
+static int config_admit(const policy_t *p, const json_t *obj, const json_t *old, char *msg,
+			size_t len)
+{
+	char body[2048] = "";
+	if (!policy_config_check(p, obj, old, body, sizeof(body)))
+		return 0;
+	if (p)
+		snprintf(msg, len, "policy %s: %s", p->name, body);
+	else
+		snprintf(msg, len, "host floor: %s", body);
+	return -EACCES;
+}
+
+int policy_admit(const policy_t *p, int floor, const char *kind, const json_t *obj,
+		 const json_t *old, char *msg, size_t len)
+{
+	const json_t *meta, *spec, *ometa = NULL, *ospec = NULL;
+	if (!p && floor < 0)
+		return 0;
+	if (strcmp(kind, "ConfigMap") == 0 || strcmp(kind, "Secret") == 0)
+		return config_admit(p, obj, old, msg, len);
+	if (!pod_parts(kind, obj, &meta, &spec))
+		return 0;
+	if (old && pod_parts(kind, old, &ometa, &ospec) && unchanged(meta, spec, ometa, ospec))
+		return 0;
+	char fl[4096] = "", body[4096] = "", gov[2048] = "";
+	floor_pss(p, floor, meta, spec, fl, sizeof(fl));
+	if (p)
+		policy_rules(p, meta, spec, body, sizeof(body));
+	policy_govern_check(p, meta, spec, ospec, gov, sizeof(gov));
+	join(p ? body : fl, p ? sizeof(body) : sizeof(fl), "", gov);
+	if (!fl[0] && !body[0])
+		return 0;
+	msg[0] = '\0';
+	if (fl[0])
+		snprintf(msg, len, "host floor: %s", fl);
+	if (body[0]) {
+		size_t off = strlen(msg);
+		snprintf(msg + off, len - off, "%spolicy %s: %s", off ? "; " : "", p->name, body);
+	}
 	return -EACCES;
 }
 

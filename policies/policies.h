@@ -4,8 +4,11 @@
  * list of MIG profiles), the Pod Security Standard level its pods must meet
  * (baseline or restricted), whether host-level pod fields may pass, quotas
  * across the tenant (GPUs counting fractions, cpu, memory, pods), node
- * selectors and tolerations forced onto every pod, and the scheduler
- * profiles pods may name. A policy is a YAML file (policies/README.md);
+ * selectors and tolerations forced onto every pod, the scheduler
+ * profiles pods may name, and what pods may name on the host beyond the
+ * host floor (priority and runtime classes, node labels, node pools,
+ * node-mounted and CSI volumes, NVIDIA_* variables). A policy is a YAML
+ * file (policies/README.md);
  * untrusted.yaml, trusted.yaml and mig.yaml ship with Kubicle.
  *
  * This module only decides: the API front (proxy/admission/admission.c) finds the
@@ -51,14 +54,37 @@ void policy_free(policy_t *p);
 /* The policy's name (borrowed, lives as long as p). */
 const char *policy_name(const policy_t *p);
 
+/*
+ * The host floor (policies/README.md): what every pod that reaches a host is
+ * held to, whatever its tenant's policy, which can only be stricter. `floor`
+ * arguments are a Pod Security level (policy_pss_parse: privileged 0,
+ * baseline 1, restricted 2), or POLICY_FLOOR_NONE for a server whose pods
+ * reach no host. At every level but NONE the floor also refuses what picks
+ * host objects or devices the policy does not give (host priority classes,
+ * node targeting, runtime classes, scheduler keys, NVIDIA_* variables); a
+ * tenant without a policy gets the floor's defaults. Only the platform sets
+ * the level (kubicle serve/create --floor); the default is baseline.
+ */
+#define POLICY_FLOOR_NONE (-1)
+
 /* Admission of one object of `kind` (Pod, Deployment, ReplicaSet,
  * StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate;
- * other kinds pass): the pod or its pod template against the GPU mode, the
- * Pod Security Standard, host fields and scheduler rules. old (may be NULL)
- * is the stored object of an update: an unchanged pod spec passes. 0, or
- * -EACCES with msg set to "policy NAME: ...". obj and old are borrowed. */
-int policy_admit(const policy_t *p, const char *kind, const json_t *obj, const json_t *old,
-		 char *msg, size_t len);
+ * ConfigMap and Secret: no new NVIDIA_* key, which envFrom would make a
+ * variable; other kinds pass): the pod or its pod template against the floor, then
+ * the policy p (may be NULL: the floor alone): its GPU mode, Pod Security
+ * Standard, host fields and scheduler rules. old (may be NULL) is the
+ * stored object of an update: an unchanged pod spec, labels and annotations
+ * pass. 0, or -EACCES with msg set to "host floor: ..." and/or "policy
+ * NAME: ..." (joined by "; "). obj and old are borrowed. */
+int policy_admit(const policy_t *p, int floor, const char *kind, const json_t *obj,
+		 const json_t *old, char *msg, size_t len);
+/* Whether a pod may name the PriorityClass `name` (borrowed), which is a
+ * copy of the host's class of that name when host_class: under a floor or a
+ * policy, only the policy's priorityClasses, or without that list every
+ * host class but system-*. 0, or -EACCES with msg "host floor: ..." or
+ * "policy NAME: ...". */
+int policy_check_priority_class(const policy_t *p, int floor, const char *name, bool host_class,
+				char *msg, size_t len);
 
 /* Adds what one pod (borrowed) takes to *u; pods that have terminated
  * (phase Succeeded or Failed) take nothing. */

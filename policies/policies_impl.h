@@ -24,6 +24,14 @@ struct policy {
 	json_t *tolerations;       /* array, or NULL */
 	json_t *schedulers;        /* array of strings, or NULL: any */
 	json_t *extended; /* extendedResources: name -> GPUs (thousandths) of one unit, or NULL */
+	/* what pods may name on the host (floor.c); arrays of strings, "*" any */
+	json_t *priority_classes; /* host PriorityClasses, or NULL: every one but system-* */
+	json_t *node_labels;      /* node label keys to select on, or NULL: os and arch */
+	json_t *runtime_classes;  /* RuntimeClasses, or NULL: none */
+	json_t *node_pools;       /* values of KAI's kai.scheduler/node-pool, or NULL: none */
+	json_t *volume_types;     /* node-mounted volume types (nfs...), or NULL: none */
+	json_t *csi_drivers;      /* drivers of inline csi volumes, or NULL: none */
+	bool nvidia_env;          /* NVIDIA_* environment variables may pass */
 };
 
 /* Appends ", " (when msg is not empty) + the printf text to msg (len bytes). */
@@ -39,6 +47,16 @@ int policy_pss_check(enum policy_pss level, bool host_fields, const json_t *meta
 /* pss.c: host-level fields (hostNetwork/PID/IPC, hostPath, hostPort,
  * privileged) appended to msg. Returns how many. */
 int policy_host_check(const json_t *spec, char *msg, size_t len);
+/* floor.c: what a pod names on the host (priority class, nodes, runtime,
+ * scheduler keys, NVIDIA environment) against policy p, or the floor's
+ * defaults when p is NULL; ospec (may be NULL) is the stored pod's spec of an
+ * update. Violations appended to msg; returns how many. */
+int policy_govern_check(const policy_t *p, const json_t *meta, const json_t *spec,
+			const json_t *ospec, char *msg, size_t len);
+/* floor.c: new NVIDIA_* keys of a ConfigMap or Secret obj (old: the stored
+ * one of an update, or NULL), appended to msg; returns how many. */
+int policy_config_check(const policy_t *p, const json_t *obj, const json_t *old, char *msg,
+			size_t len);
 /* gpu.c: GPU mode violations appended to msg. Returns how many. */
 int policy_gpu_check(const policy_t *p, const json_t *meta, const json_t *spec, char *msg,
 		     size_t len);

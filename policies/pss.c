@@ -3,7 +3,8 @@
  * Pod Security Standards (kubernetes.io/docs/concepts/security/
  * pod-security-standards): the baseline checks (host namespaces, privileged,
  * capabilities, hostPath, host ports, AppArmor, SELinux, /proc mount,
- * seccomp, sysctls, Windows HostProcess) and the restricted ones on top
+ * seccomp, sysctls, Windows HostProcess, probe and lifecycle hosts) and
+ * the restricted ones on top
  * (volume types, privilege escalation, non-root, seccomp, capabilities).
  * Each violation is appended to the message as kube's pod-security
  * admission words it: "privileged (container "c" must not set
@@ -137,6 +138,31 @@ int policy_host_check(const json_t *spec, char *msg, size_t len)
 
 /* ---- the rest of baseline ---- */
 
+/* Baseline since kube 1.34 (KEP-4940): a probe's or lifecycle hook's
+ * httpGet.host or tcpSocket.host makes the kubelet connect from the node to
+ * an address the pod chose (another node, the cloud's metadata service);
+ * only the pod's own IP (no host) is allowed. */
+static int probe_hosts(const json_t *c, char *msg, size_t len)
+{
+	static const char *const handlers[] = {
+	    "livenessProbe.httpGet.host",       "livenessProbe.tcpSocket.host",
+	    "readinessProbe.httpGet.host",      "readinessProbe.tcpSocket.host",
+	    "startupProbe.httpGet.host",        "startupProbe.tcpSocket.host",
+	    "lifecycle.postStart.httpGet.host", "lifecycle.postStart.tcpSocket.host",
+	    "lifecycle.preStop.httpGet.host",   "lifecycle.preStop.tcpSocket.host"};
+	int n = 0;
+	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+		const char *h = str(c, handlers[i]);
+		if (!h || !*h)
+			continue;
+		policy_msg_add(msg, len,
+			       "probe or lifecycle host (container \"%s\" must not set %s=\"%s\")",
+			       cname(c), handlers[i], h);
+		n++;
+	}
+	return n;
+}
+
 static int ctr_baseline(const json_t *spec, const json_t *c, char *msg, size_t len)
 {
 	int n = 0;
@@ -190,6 +216,7 @@ static int ctr_baseline(const json_t *spec, const json_t *c, char *msg, size_t l
 			       name);
 		n++;
 	}
+	n += probe_hosts(c, msg, len);
 	(void)spec;
 	return n;
 }

@@ -140,5 +140,10 @@ void proxy_metrics_available(proxy_t *px, bool on);
  * Implemented in proxy/admission/admission.c. */
 struct policy;
 void proxy_set_policy(proxy_t *px, const struct policy *policy);
+/* Holds every pod to the host floor `floor` (policies/policies.h: a Pod
+ * Security level, or POLICY_FLOOR_NONE, the default, for a server whose
+ * pods reach no host), with or without a policy. Loop thread, before the
+ * first request. Implemented in proxy/admission/admission.c. */
+void proxy_set_floor(proxy_t *px, int floor);
 
 #endif

@@ -359,6 +359,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	if (!px)
 		return -ENOMEM;
 	px->loop = loop;
+	px->floor = -1; /* POLICY_FLOOR_NONE until proxy_set_floor */
 	px->client = &api_client;
 	px->api = calloc(1, sizeof(*px->api));
 	px->metrics = calloc(1, sizeof(*px->metrics));

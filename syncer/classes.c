@@ -105,7 +105,9 @@ static void on_class(const char *type, json_t *obj, void *arg)
 		put_class(hc, obj);
 }
 
-/* After a (re)list: copies gone from the host go from the tenant. */
+/* After a (re)list: the listed classes are copied (a list brings no
+ * events: classes the host had before the tenant started, KAI's among
+ * them, came only here), and copies gone from the host go. */
 static void on_classes_synced(json_t *items, void *arg)
 {
 	struct host_classes *hc = arg;
@@ -117,6 +119,7 @@ static void on_classes_synced(json_t *items, void *arg)
 		    json_string_value(json_object_get(json_object_get(it, "metadata"), "name"));
 		if (n)
 			json_object_set_new(names, n, json_true());
+		put_class(hc, it);
 	}
 	struct store_list_req req = {.res = CLASSES_KEY};
 	struct store_list_result out = {0};

@@ -13,7 +13,10 @@
  *   3. Priority: a new pod's priority and preemption policy from its
  *      PriorityClass (or the global default one), an unknown class refused;
  *      one global default class;
- *   4. the tenant's policy (policies/): pods and pod templates against its
+ *   4. the host floor and the tenant's policy (policies/): pods and pod
+ *      templates against the floor (proxy_set_floor: on every server that
+ *      syncs to a host, with or without a policy; host priority classes
+ *      are checked in step 3, where the class is known) and the policy's
  *      GPU, Pod Security and host rules, its tenant-wide quota (from the
  *      stored pods that have not terminated; an update of a pod is held
  *      to it for what it asks beyond what it held), then its node
@@ -148,14 +151,14 @@ static int admit_policy(struct proxy *px, const struct proxy_resource *res, json
 {
 	static const char *const groups[] = {"", "apps", "batch"};
 	bool builtin = false;
-	if (!px->policy)
+	if (!px->policy && px->floor == POLICY_FLOOR_NONE)
 		return 0;
 	for (size_t i = 0; i < KB_ARRAY_SIZE(groups); i++)
 		builtin |= strcmp(res->group, groups[i]) == 0 && !res->crd;
 	if (!builtin)
 		return 0;
-	int rc = policy_admit(px->policy, res->kind, obj, old, msg, len);
-	if (rc < 0 || !is_core(res, "Pod"))
+	int rc = policy_admit(px->policy, px->floor, res->kind, obj, old, msg, len);
+	if (rc < 0 || !is_core(res, "Pod") || !px->policy)
 		return rc;
 	if ((rc = check_quota(px, obj, old, msg, len)) < 0 || old)
 		return rc;
@@ -463,6 +466,17 @@ static json_t *priority_classes(struct proxy *px)
 	return out.items;
 }
 
+/* Whether class pc is the syncer's copy of a host class (syncer/classes.c:
+ * label kubicle.dev/host-class, or a system- class, which the host pod
+ * keeps by name). */
+static bool host_class(const json_t *pc)
+{
+	const char *n = obj_str(pc, "metadata.name");
+	const char *v = json_string_value(
+	    json_object_get(obj_get(pc, "metadata.labels"), "kubicle.dev/host-class"));
+	return (n && strncmp(n, "system-", 7) == 0) || (v && strcmp(v, "true") == 0);
+}
+
 /* The global default class (the lowest value when several are), or NULL;
  * borrowed from pcs. */
 static const json_t *default_class(const json_t *pcs)
@@ -521,6 +535,11 @@ static int admit_priority(struct proxy *px, const struct proxy_resource *res, js
 				pc = c;
 		if (!pc) {
 			snprintf(msg, len, "no PriorityClass with name %s was found", cn);
+			json_decref(pcs);
+			return -EACCES;
+		}
+		if (policy_check_priority_class(px->policy, px->floor, cn, host_class(pc), msg,
+						len) < 0) {
 			json_decref(pcs);
 			return -EACCES;
 		}
@@ -727,6 +746,11 @@ static void start_timer(struct proxy *px)
 	uv_timer_init(px->loop, &a->timer);
 	uv_timer_start(&a->timer, on_timer, 0, 1000);
 	px->admission = a;
+}
+
+void proxy_set_floor(proxy_t *px, int floor)
+{
+	px->floor = floor;
 }
 
 void proxy_set_policy(proxy_t *px, const policy_t *policy)

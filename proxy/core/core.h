@@ -90,6 +90,9 @@ struct proxy {
 	char data_dir[1024]; /* the tenant's directory ("" in tests) */
 	/* the tenant's policy (borrowed, proxy_set_policy) or NULL */
 	const struct policy *policy;
+	/* the host floor (policies.h POLICY_FLOOR_NONE, or a Pod Security
+	 * level; proxy_set_floor); -1 from proxy_start */
+	int floor;
 	/* the modules' state: each is defined and owned by its module */
 	struct prom *prom;           /* core/prom.c: request metrics for GET /metrics */
 	struct audit *audit;         /* core/audit.c: DIR/audit.log, or NULL */

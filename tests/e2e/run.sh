@@ -27,6 +27,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_syncer.sh"
 . "$here/t_policies.sh"
 . "$here/t_hostrefs.sh"
+. "$here/t_policies_floor.sh"
 . "$here/t_tenants.sh"
 . "$here/t_manifest.sh"
 . "$here/t_admission.sh"
@@ -98,6 +99,7 @@ s_pdb() { pdb_suite; }
 s_syncer() { syncer_suite; }
 s_policies() { policies_suite; }
 s_hostrefs() { hostrefs_suite; }
+s_policies_floor() { policies_floor_suite; }
 s_manifest() { manifest_suite; }
 s_admission() { admission_suite; }
 s_tenants() { tenants_suite; }
@@ -122,7 +124,7 @@ s_ssrf() { ssrf_suite; }
 E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
-  server_restart controllers pdb syncer policies hostrefs manifest admission tenants
+  server_restart controllers pdb syncer policies hostrefs policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
   crdrules crdsets vap apiservice crdconv fidelity ssrf)
 
@@ -133,7 +135,7 @@ E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_ol
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb hpa csr metrics apiservice ssrf hostrefs)
-E2E_SHARD_2=(standin syncer policies manifest admission tenants
+E2E_SHARD_2=(standin syncer policies policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
   crdrules crdsets vap crdconv fidelity)
 

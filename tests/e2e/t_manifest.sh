@@ -109,6 +109,12 @@ manifest_suite_args() {
     "/etc/kubicle/policy/policy.yaml t1-policy /etc/kubicle/policy" \
     jq -r '.items[] | select(.kind=="StatefulSet") | .spec.template.spec as $p | $p.containers[0].args as $a |
       "\($a[($a | index("--policy")) + 1]) \($p.volumes[] | select(.name=="policy") | .configMap.name) \($p.containers[0].volumeMounts[] | select(.name=="policy") | .mountPath)"' <<<"$out"
+  # the host floor is the server's default (baseline) unless the platform says
+  expect_eq "no --floor: the server's default" "null" \
+    jq -r '.items[] | select(.kind=="StatefulSet") | .spec.template.spec.containers[0].args | index("--floor")' <<<"$out"
+  expect_eq "--floor privileged reaches the server" "privileged" \
+    sh -c "KUBICLE_HOME=$MF_HOME $KUBICLE manifest t1 --queue team-a --floor privileged -o json |
+      jq -r '.items[] | select(.kind==\"StatefulSet\") | .spec.template.spec.containers[0].args as \$a | \$a[(\$a | index(\"--floor\")) + 1]'"
 }
 
 manifest_suite_certs() {

@@ -538,7 +538,8 @@ syncer_suite_host_outage() {
     "${T[@]}" wait --for=condition=Ready pod/during-outage --timeout=30s
 }
 
-# Pod updates kube allows (images, activeDeadlineSeconds, added tolerations,
+# Pod updates kube allows (images, activeDeadlineSeconds, added tolerations
+# (of a taint the host floor lets a tenant tolerate),
 # labels and annotations) reach the host pod; the host's own keys stay.
 syncer_suite_update() {
   local T=(kubectl --kubeconfig "$T_t1_KCFG") H=(kubectl --kubeconfig "$SY_HOST_KCFG" -n tenants)
@@ -557,14 +558,14 @@ EOF
   "${T[@]}" label --overwrite pod upd tier=gold app- >/dev/null
   "${T[@]}" annotate pod upd note=hello owner- >/dev/null
   "${T[@]}" patch pod upd --type=json -p '[{"op":"add","path":"/spec/activeDeadlineSeconds","value":600},
-    {"op":"add","path":"/spec/tolerations/-","value":{"key":"gpu","operator":"Exists","effect":"NoSchedule"}}]' >/dev/null
-  sy_until 5 sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod $hp -o jsonpath='{.spec.tolerations[*].key}' | grep -qw gpu"
+    {"op":"add","path":"/spec/tolerations/-","value":{"key":"node.kubernetes.io/memory-pressure","operator":"Exists","effect":"NoSchedule"}}]' >/dev/null
+  sy_until 5 sh -c "kubectl --kubeconfig $SY_HOST_KCFG -n tenants get pod $hp -o jsonpath='{.spec.tolerations[*].key}' | grep -q memory-pressure"
   expect_eq "container and init container images reach the host pod" "busybox:1.37 busybox:1.36" \
     "${H[@]}" get pod $hp -o jsonpath='{.spec.containers[0].image} {.spec.initContainers[0].image}'
   expect_eq "activeDeadlineSeconds reaches the host pod" "600" \
     "${H[@]}" get pod $hp -o jsonpath='{.spec.activeDeadlineSeconds}'
   expect "added toleration reaches the host pod, the host's defaults stay" \
-    'node.kubernetes.io/not-ready.*gpu|gpu.*node.kubernetes.io/not-ready' \
+    'node.kubernetes.io/not-ready.*memory-pressure|memory-pressure.*node.kubernetes.io/not-ready' \
     "${H[@]}" get pod $hp -o jsonpath='{.spec.tolerations[*].key}'
   expect_eq "labels: changed, removed, contract kept" "gold  t1 team-a" \
     "${H[@]}" get pod $hp -o jsonpath='{.metadata.labels.tier} {.metadata.labels.app} {.metadata.labels.kubicle\.dev/tenant} {.metadata.labels.kai\.scheduler/queue}'

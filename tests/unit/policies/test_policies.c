@@ -243,7 +243,7 @@ START_TEST(admit_table)
 	policy_t *p = load(c->policy);
 	json_t *obj = J(c->obj);
 	char msg[4096] = "";
-	int rc = policy_admit(p, c->kind, obj, NULL, msg, sizeof(msg));
+	int rc = policy_admit(p, POLICY_FLOOR_NONE, c->kind, obj, NULL, msg, sizeof(msg));
 	if (c->ok) {
 		ck_assert_msg(rc == 0, "case %d: refused: %s", _i, msg);
 	} else {
@@ -264,9 +264,10 @@ START_TEST(update_unchanged_spec)
 	json_t *old = J(POD("", "\"hostNetwork\":true,", "{\"name\":\"c\"}"));
 	json_t *obj = json_deep_copy(old);
 	char msg[1024] = "";
-	ck_assert_int_eq(policy_admit(p, "Pod", obj, old, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(policy_admit(p, POLICY_FLOOR_NONE, "Pod", obj, old, msg, sizeof(msg)), 0);
 	json_object_set_new(json_object_get(obj, "spec"), "hostIPC", json_true());
-	ck_assert_int_eq(policy_admit(p, "Pod", obj, old, msg, sizeof(msg)), -EACCES);
+	ck_assert_int_eq(policy_admit(p, POLICY_FLOOR_NONE, "Pod", obj, old, msg, sizeof(msg)),
+			 -EACCES);
 	json_decref(obj);
 	json_decref(old);
 	policy_free(p);
