@@ -7,7 +7,7 @@
  *                    [--policy P] [--gpus N] [--image IMG] [--storage SIZE]
  *                    [--storage-class C] [--egress-allow CIDR]...
  *                    [--floor privileged|baseline|restricted]
- *                    [--storage-class C] [-o yaml|json]
+ *                    [-o yaml|json]
  *
  * Defaults come from $KUBICLE_HOME/tenants/NAME/tenant.json (KUBICLE_HOME
  * defaults to $HOME/.kubicle) when it exists; flags override them. The
