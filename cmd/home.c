@@ -114,6 +114,12 @@ int home_load(const char *name, struct tenant *t)
 	t->stopped = json_is_true(json_object_get(o, "stopped"));
 	t->made_namespace = json_is_true(json_object_get(o, "madeNamespace"));
 	t->made_queue = json_is_true(json_object_get(o, "madeQueue"));
+	char *lim = json_is_object(json_object_get(o, "hostLimits"))
+			? json_dumps(json_object_get(o, "hostLimits"), JSON_COMPACT)
+			: NULL;
+	if (lim && strlen(lim) < sizeof(t->host_limits))
+		snprintf(t->host_limits, sizeof(t->host_limits), "%s", lim);
+	free(lim);
 	json_decref(o);
 	return 0;
 }
@@ -127,6 +133,8 @@ int home_save(const struct tenant *t)
 	    "advertiseAddress", t->advertise, "gpus", (json_int_t)t->gpus, "created",
 	    (json_int_t)t->created, "expires", (json_int_t)t->expires, "stopped", t->stopped,
 	    "madeNamespace", t->made_namespace, "madeQueue", t->made_queue);
+	if (o && t->host_limits[0])
+		json_object_set_new(o, "hostLimits", json_loads(t->host_limits, 0, NULL));
 	char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(o);
 	if (!text)

@@ -14,8 +14,10 @@
  *                                     ClusterRole kubicle-syncer-nodes (get
  *                                     nodes: the tenant sees the nodes its
  *                                     pods run on)
+ *   ResourceQuota, LimitRange, NetworkPolicies   the tenant's limits and
+ *                                     isolation on the host (hostquota.h)
  * plus what the syncer itself writes in NS (pods, PersistentVolumeClaims,
- * ConfigMaps, Secrets, Services).
+ * ConfigMaps, Secrets, Services, the tenant's NetworkPolicies).
  */
 #ifndef KB_CMD_HOSTSETUP_H
 #define KB_CMD_HOSTSETUP_H
@@ -33,6 +35,13 @@
  * rules. 0, or a negative errno with err set to a message naming the object
  * and the host's answer. */
 int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len);
+
+/* Creates obj (stolen) in `collection` under `name`, or adopts it when it
+ * is there with t's label; `keep` (may be NULL) names a field brought back
+ * to obj's in an adopted one. *made: ours (created or adopted). 0 or a
+ * negative errno with err set. */
+int host_ensure(hostapi_t *h, const struct tenant *t, const char *collection, const char *name,
+		json_t *obj, const char *keep, bool *made, char *err, size_t len);
 
 /*
  * Whether another tenant uses t's host namespace on the host: the

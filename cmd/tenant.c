@@ -28,6 +28,7 @@
 
 #include "cmd/home.h"
 #include "cmd/hostapi.h"
+#include "cmd/hostquota.h"
 #include "cmd/hostsetup.h"
 #include "cmd/supervise.h"
 #include "cmd/users.h"
@@ -201,7 +202,24 @@ struct create_args {
 	unsigned timeout_s;
 	bool set_gpus, set_policy, set_scheduler;
 	bool shared_ns; /* --shared-host-namespace: tenants that trust each other */
+	char limits[4096]; /* hostquota.h's settings given (--max-pods ...), JSON */
 };
+
+/* One of hostquota_options into a->limits. 0, or 2 after the error. */
+static int limit_flag(const char *cmd, struct create_args *a, const char *flag, const char *v)
+{
+	char err[512];
+	json_t *o = a->limits[0] ? json_loads(a->limits, 0, NULL) : json_object();
+	int rc = o ? hostquota_flag(o, flag, v, err, sizeof(err)) : -ENOMEM;
+	char *text = rc == 0 ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (rc == 0 && (!text || strlen(text) >= sizeof(a->limits)))
+		rc = kb_errf(err, sizeof(err), -E2BIG, "too many host limits");
+	if (rc == 0)
+		snprintf(a->limits, sizeof(a->limits), "%s", text);
+	free(text);
+	return rc < 0 ? die(cmd, "%s", err) + 1 : 0;
+}
 
 static int abs_path(const char *p, char *buf, size_t len)
 {
@@ -215,7 +233,7 @@ static int abs_path(const char *p, char *buf, size_t len)
 
 static int parse_create(const char *cmd, int argc, char **argv, struct create_args *a)
 {
-	static const struct option opts[] = {
+	static const struct option base[] = {
 	    {"host-kubeconfig", required_argument, NULL, 'K'},
 	    {"host-namespace", required_argument, NULL, 'N'},
 	    {"queue", required_argument, NULL, 'Q'},
@@ -229,17 +247,27 @@ static int parse_create(const char *cmd, int argc, char **argv, struct create_ar
 	    {"advertise-address", required_argument, NULL, 'a'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"shared-host-namespace", no_argument, NULL, 'H'},
-	    {NULL, 0, NULL, 0},
 	};
+	struct option opts[KB_ARRAY_SIZE(base) + 24];
+	size_t no = 0;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(base); i++)
+		opts[no++] = base[i];
+	for (size_t i = 0; hostquota_options[i].name && no + 1 < KB_ARRAY_SIZE(opts); i++)
+		opts[no++] = hostquota_options[i];
+	opts[no] = (struct option){NULL, 0, NULL, 0};
 	memset(a, 0, sizeof(*a));
 	a->gpus = -1;
 	a->timeout_s = 30;
 	a->host_kubeconfig = getenv("KUBICLE_HOST_KUBECONFIG");
-	int c;
+	int c, li = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:", opts, &li)) != -1) {
 		char *end;
 		switch (c) {
+		case HOSTQUOTA_OPT:
+			if (limit_flag(cmd, a, opts[li].name, optarg))
+				return 2;
+			break;
 		case 'K': a->host_kubeconfig = optarg; break;
 		case 'N': a->host_namespace = optarg; break;
 		case 'Q': a->queue = optarg; break;
@@ -312,6 +340,7 @@ static int fill_tenant(const char *cmd, struct create_args *a, json_t *rec, stru
 	snprintf(t->scheduler, sizeof(t->scheduler), "%s", a->scheduler ? a->scheduler : "kai");
 	snprintf(t->policy, sizeof(t->policy), "%s", a->policy ? a->policy : "");
 	t->gpus = a->gpus;
+	snprintf(t->host_limits, sizeof(t->host_limits), "%s", a->limits);
 	snapshot_defaults(a, rec, t);
 	snprintf(t->listen, sizeof(t->listen), "%s", a->listen ? a->listen : "127.0.0.1:0");
 	snprintf(t->advertise, sizeof(t->advertise), "%s", a->advertise ? a->advertise : "");
@@ -357,6 +386,8 @@ static json_t *tenant_json(const struct tenant *t, const char *state)
 	json_object_set_new(o, "expires", t->expires ? json_string(exp) : json_null());
 	json_object_set_new(o, "hostNamespace",
 			    t->host_kubeconfig[0] ? json_string(t->host_namespace) : json_null());
+	json_object_set_new(o, "hostLimits",
+			    t->host_kubeconfig[0] ? hostquota_settings(t) : json_null());
 	return o;
 }
 

@@ -609,6 +609,11 @@ json_t *syncer_mirror_host(struct syncer_mirror *m, const char *hn)
 	return owner_uid(m, hp) ? hp : NULL;
 }
 
+json_t *syncer_mirror_host_any(struct syncer_mirror *m, const char *hn)
+{
+	return m ? host_obj(m, hn) : NULL;
+}
+
 void syncer_mirror_name(struct syncer_mirror *m, const json_t *obj, char *hn)
 {
 	if (m)

@@ -59,6 +59,9 @@ struct syncer {
 	struct host_informer *pods_inf, *events_inf;
 	struct host_classes *classes;
 	struct syncer_mirror *pvcs, *svcs; /* syncer_pvc_kind, syncer_service_kind */
+	struct syncer_mirror *netpols;     /* syncer_netpol_kind (netpol.c) */
+	store_watch_t *w_ns;               /* tenant Namespaces, for netpols */
+	json_t *namespaces;                /* s->x.namespaces */
 	struct syncer_pv *pvs;             /* the bound claims' volumes (pv.c) */
 	struct host_metrics *metrics;      /* the host's metrics API (metrics.c) */
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
@@ -1304,6 +1307,33 @@ static void on_resync_timer(uv_timer_t *t)
 	host_metrics_check(s->metrics);
 	syncer_mirror_resync(s->pvcs);
 	syncer_mirror_resync(s->svcs);
+	syncer_mirror_resync(s->netpols);
+}
+
+/* The tenant's Namespaces into s->x.namespaces (NetworkPolicies'
+ * namespaceSelectors); true when they changed. */
+static bool list_namespaces(struct syncer *s)
+{
+	struct store_list_req lr = {.res = "/namespaces"};
+	struct store_list_result res;
+	if (store_list(s->store, &lr, &res) < 0)
+		return false;
+	free(res.next);
+	bool changed = !s->namespaces || !json_equal(s->namespaces, res.items);
+	json_decref(s->namespaces);
+	s->namespaces = res.items;
+	s->x.namespaces = s->namespaces;
+	return changed;
+}
+
+/* A namespace added, relabelled or deleted changes what the tenant's
+ * NetworkPolicies' namespaceSelectors select: they are translated again. */
+static void on_ns_event(const struct store_event *ev, void *arg)
+{
+	struct syncer *s = arg;
+	(void)ev;
+	if (list_namespaces(s))
+		syncer_mirror_resync(s->netpols);
 }
 
 /* ---- pods/log ------------------------------------------------------------------------- */
@@ -1726,6 +1756,12 @@ static int start_watches(struct syncer *s)
 		return rc;
 	if ((rc = syncer_mirror_start(&syncer_service_kind, &vo, &s->svcs)) < 0)
 		return rc;
+	list_namespaces(s);
+	s->x.netpols = &s->netpols;
+	if ((rc = store_watch(s->store, "/namespaces", NULL, rev, on_ns_event, s, &s->w_ns)) < 0)
+		return rc;
+	if ((rc = syncer_mirror_start(&syncer_netpol_kind, &vo, &s->netpols)) < 0)
+		return rc;
 	if ((rc = syncer_pv_start(s->store, &s->pvs)) < 0)
 		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
@@ -1819,6 +1855,7 @@ fail:
 	json_decref(s->nodes);
 	json_decref(s->sas);
 	json_decref(s->sa_auto);
+	json_decref(s->namespaces);
 	free(s);
 	return rc;
 }
@@ -1831,6 +1868,7 @@ static void on_resync_closed(uv_handle_t *h)
 	json_decref(s->nodes);
 	json_decref(s->sas);
 	json_decref(s->sa_auto);
+	json_decref(s->namespaces);
 	free(s);
 }
 
@@ -1847,6 +1885,8 @@ void syncer_stop(syncer_t *s)
 		store_unwatch(s->w_secrets);
 	if (s->w_sas)
 		store_unwatch(s->w_sas);
+	if (s->w_ns)
+		store_unwatch(s->w_ns);
 	if (s->pods_inf)
 		host_informer_stop(s->pods_inf);
 	if (s->events_inf)
@@ -1854,6 +1894,8 @@ void syncer_stop(syncer_t *s)
 	syncer_classes_stop(s->classes);
 	syncer_mirror_stop(s->pvcs); /* its calls in flight are dropped next */
 	syncer_mirror_stop(s->svcs);
+	syncer_mirror_stop(s->netpols);
+	s->netpols = NULL;
 	syncer_pv_stop(s->pvs);
 	s->pvs = NULL;
 	host_metrics_stop(s->metrics);

@@ -86,7 +86,25 @@ struct syncer_xlate {
 	const char *pod_dns;        /* the tenant's cluster DNS as host pods reach it, or NULL */
 	const char *cluster_domain; /* its zone ("cluster.local"); NULL: that */
 	const json_t *service_env;  /* syncer_service_env of the pod's namespace, or NULL */
+	/* NetworkPolicies (netpol.c): the tenant's Namespaces (an array, for
+	 * namespaceSelectors) and the ipBlocks the platform allows the tenant
+	 * (syncer_netpol_allowed); NULL: none. */
+	const json_t *namespaces;
+	const json_t *egress_allowed;
+	/* when egress_allowed is NULL: the NetworkPolicy mirror, whose host
+	 * cache holds the platform's kubicle-TENANT-egress (read at each
+	 * translation, so a policy translated after the host's list sees it) */
+	struct syncer_mirror *const *netpols;
 };
+
+/* The contract's metadata of the host object for tenant metadata tmeta of
+ * `kind` (translated name, the tenant's labels and annotations but
+ * kubicle.dev/ ones, the tenant, namespace, name, uid and kind). New
+ * reference, NULL when the name cannot be translated. */
+json_t *syncer_host_meta(const struct syncer_xlate *x, const json_t *tmeta, const char *kind);
+/* The metadata part of an update patch (labels and annotations, as
+ * syncer_pod_update_patch). New reference. */
+json_t *syncer_meta_patch(const json_t *want, const json_t *have, const json_t *prev);
 
 /*
  * The host pod for tenant pod `pod` (borrowed). Returns a new reference, or
@@ -362,6 +380,25 @@ void syncer_pv_stop(struct syncer_pv *p);
 /* Every tenant claim; the host's status, bound volume and default class come
  * back; a claim the host deletes is deleted in the tenant. */
 extern const struct syncer_mirror_kind syncer_pvc_kind;
+
+/* ---- NetworkPolicies (netpol.c) --------------------------------------------- */
+/* Every tenant NetworkPolicy, translated (netpol.c's DESIGN); nothing comes
+ * back. */
+extern const struct syncer_mirror_kind syncer_netpol_kind;
+/* The host NetworkPolicy for tenant policy `np` (borrowed), with x's
+ * namespaces and allowed ipBlocks. New reference or NULL. */
+json_t *syncer_translate_netpol(const struct syncer_xlate *x, const json_t *np);
+/* The merge patch from host policy `have` to `want`: metadata as
+ * syncer_meta_patch, spec key by key (removed keys null). New reference or
+ * NULL when nothing differs. */
+json_t *syncer_netpol_update_patch(const json_t *want, const json_t *have, const json_t *prev);
+/* The ipBlocks (array, new reference) of the egress rules of the
+ * platform's policy kubicle-TENANT-egress (borrowed, may be NULL); empty
+ * unless it carries tenant's label. */
+json_t *syncer_netpol_allowed(const json_t *egress_policy, const char *tenant);
+/* The informer's copy of host object hn whoever owns it (borrowed, valid
+ * until the next host event), or NULL. */
+json_t *syncer_mirror_host_any(struct syncer_mirror *m, const char *hn);
 
 /* ---- Services (service.c) --------------------------------------------------- */
 /*

@@ -288,6 +288,11 @@ static json_t *host_meta(const struct syncer_xlate *x, const json_t *tmeta, cons
 	return m;
 }
 
+json_t *syncer_host_meta(const struct syncer_xlate *x, const json_t *tmeta, const char *kind)
+{
+	return host_meta(x, tmeta, kind);
+}
+
 /* ---- scheduler keys ------------------------------------------------------------ */
 
 static void owner_group(const struct syncer_xlate *x, const json_t *tmeta, json_t *ann)
@@ -1272,6 +1277,11 @@ static json_t *meta_patch(const json_t *want, const json_t *have, const json_t *
 		map_diff(pmeta, "annotations", want, have, prev);
 	}
 	return pmeta;
+}
+
+json_t *syncer_meta_patch(const json_t *want, const json_t *have, const json_t *prev)
+{
+	return meta_patch(want, have, prev);
 }
 
 /* {"metadata": pmeta, "spec": pspec} without the empty parts (either may be
