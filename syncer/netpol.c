@@ -429,9 +429,10 @@ static size_t *tracked(struct syncer_stats *st)
 }
 
 const struct syncer_mirror_kind syncer_netpol_kind = {
-    .res = "/networkpolicies",
+    .res = "networking.k8s.io/networkpolicies",
     .kind = "NetworkPolicy",
     .plural = "networkpolicies",
+    .api = "/apis/networking.k8s.io/v1",
     .noun = "network policy",
     .create_refused = "the creation of network policy",
     .host_deleted = SYNCER_MIRROR_HOST_RECREATED,

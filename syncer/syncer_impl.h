@@ -312,7 +312,8 @@ enum syncer_mirror_host_deleted {
 struct syncer_mirror_kind {
 	const char *res;            /* tenant store key: "/services" */
 	const char *kind;           /* "Service": ANN_KIND of its host objects, and events */
-	const char *plural;         /* host collection /api/v1/namespaces/<ns>/<plural> */
+	const char *plural;         /* host collection <api>/namespaces/<ns>/<plural> */
+	const char *api;            /* "/apis/<group>/<version>"; NULL: "/api/v1" */
 	const char *noun;           /* in logs and event texts: "service" */
 	const char *create_refused; /* log "host refused <create_refused> <host name>" */
 	enum syncer_mirror_host_deleted host_deleted;

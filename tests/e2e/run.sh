@@ -48,6 +48,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_apiservice.sh"
 . "$here/t_pdb.sh"
 . "$here/t_standin.sh"
+. "$here/t_hostquota.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 
@@ -112,13 +113,14 @@ s_crdrules() { crdrules_suite; }
 s_crdsets() { crdsets_suite; }
 s_vap() { vap_suite; }
 s_apiservice() { apiservice_suite; }
+s_hostquota() { hostquota_suite; }
 
 E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb syncer policies manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
-  crdrules crdsets vap apiservice crdconv)
+  crdrules crdsets vap apiservice crdconv hostquota)
 
 # The two shards meson runs side by side (tests/meson.build: e2e-1, e2e-2),
 # balanced by their measured times (scripts/test.sh prints them). A suite
@@ -126,7 +128,7 @@ E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubect
 E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
-  server_restart controllers pdb hpa csr metrics apiservice)
+  server_restart controllers pdb hpa csr metrics apiservice hostquota)
 E2E_SHARD_2=(standin syncer policies manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
   crdrules crdsets vap crdconv)
