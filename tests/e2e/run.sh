@@ -49,6 +49,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_pdb.sh"
 . "$here/t_standin.sh"
 . "$here/t_hostquota.sh"
+. "$here/t_netpol.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 
@@ -114,13 +115,14 @@ s_crdsets() { crdsets_suite; }
 s_vap() { vap_suite; }
 s_apiservice() { apiservice_suite; }
 s_hostquota() { hostquota_suite; }
+s_netpol() { netpol_suite; }
 
 E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb syncer policies manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
-  crdrules crdsets vap apiservice crdconv hostquota)
+  crdrules crdsets vap apiservice crdconv hostquota netpol)
 
 # The two shards meson runs side by side (tests/meson.build: e2e-1, e2e-2),
 # balanced by their measured times (scripts/test.sh prints them). A suite
@@ -131,7 +133,7 @@ E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_ol
   server_restart controllers pdb hpa csr metrics apiservice hostquota)
 E2E_SHARD_2=(standin syncer policies manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
-  crdrules crdsets vap crdconv)
+  crdrules crdsets vap crdconv netpol)
 
 suites=("${@:2}")
 if [ "${suites[0]:-}" = --shard ]; then
