@@ -44,6 +44,7 @@
 	"                [--dns-listen ADDR:PORT] [--cluster-domain D] [--dns-upstream "    \
 	"IP[:PORT]]\n"                                                                      \
 	"                [--pod-dns IP|SERVICE] [--api-service SERVICE]\n"                  \
+	"                [--dns-clients pods|any]\n"                                       \
 	"      Serve the Kubernetes API for one tenant from DIR (created on first start:\n" \
 	"      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n" \
 	"      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"            \
@@ -66,6 +67,8 @@
 	"      first nameserver; \"none\": refused). --pod-dns IP: host pods of\n"          \
 	"      dnsPolicy ClusterFirst resolve through IP (this server's DNS as the\n"       \
 	"      host pods reach it, or a host Service's address: docs/dns.md).\n"            \
+	"      --dns-clients: who may ask the DNS: the tenant's pods and loopback\n"        \
+	"      (pods, the default; others are REFUSED) or anyone (any).\n"                  \
 	"      --api-service: the host Service that serves this API on 443; the\n"          \
 	"      tenant's kubernetes Service gets its address.\n"
 
@@ -139,6 +142,7 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 	    {"dns-upstream", required_argument, NULL, 'U'},
 	    {"pod-dns", required_argument, NULL, 'O'},
 	    {"api-service", required_argument, NULL, 'I'},
+	    {"dns-clients", required_argument, NULL, 'G'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -196,6 +200,13 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 		case 'U': a->dns.upstream = optarg; break;
 		case 'O': a->host.pod_dns = optarg; break;
 		case 'I': a->host.api_service = optarg; break;
+		case 'G':
+			if (strcmp(optarg, "pods") != 0 && strcmp(optarg, "any") != 0) {
+				fprintf(stderr, "kubicle: --dns-clients takes pods or any\n");
+				return -EINVAL;
+			}
+			a->dns.any_client = strcmp(optarg, "any") == 0;
+			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		default: fputs(usage, stderr); return -EINVAL;
 		}

@@ -269,8 +269,40 @@ YAML
     np_h get networkpolicies -A -l kubicle.dev/tenant -o name
 }
 
+# The tenant DNS answers its own pods only (proxy/dns/dns_clients.c): a
+# pod's address as the store has it may ask, another address is REFUSED,
+# over UDP and TCP; loopback (the machine's own tools) may.
+np_dig() { # SOURCE-ADDRESS PORT [DIG-ARGS...]: the status of one query
+  local src=$1 p=$2; shift 2
+  dig +tries=1 +timeout=3 -b "$src" @127.0.0.1 -p "$p" "$@" kubernetes.default.svc.cluster.local |
+    awk '/->>HEADER<<-/ {gsub(",", "", $6); print $6}'
+}
+
+netpol_dns() {
+  echo "== netpol: the tenant DNS answers its own pods"
+  command -v dig >/dev/null || { fail "netpol: dig is not installed (bind9-dnsutils)"; return; }
+  start_server npdns --dns-listen 127.0.0.1:0 --dns-upstream none || { fail "netpol: dns server"; return; }
+  local P; P=$(dns_port "$E2E_TMP/npdns.log") || { fail "netpol: dns port"; return; }
+  local K=(kubectl --kubeconfig "$KCFG")
+  "${K[@]}" apply -f <(np_pod default mine 'app: x') >/dev/null
+  "${K[@]}" patch pod mine --subresource status --type merge \
+    -p '{"status":{"podIP":"127.0.0.6","podIPs":[{"ip":"127.0.0.6"}]}}' >/dev/null
+  expect_until "a pod of the tenant's address asks: answered" "NOERROR" np_dig 127.0.0.6 "$P"
+  expect_eq "... over TCP too" "NOERROR" np_dig 127.0.0.6 "$P" +tcp
+  expect_eq "another address (another tenant's pod): REFUSED" "REFUSED" np_dig 127.0.0.7 "$P"
+  expect_eq "... over TCP too" "REFUSED" np_dig 127.0.0.7 "$P" +tcp
+  expect_eq "loopback: answered" "NOERROR" np_dig 127.0.0.1 "$P"
+  "${K[@]}" delete pod mine --grace-period 0 >/dev/null 2>&1
+  expect_until "the pod gone, its address is refused" "REFUSED" np_dig 127.0.0.6 "$P"
+  start_server npdnsany --dns-listen 127.0.0.1:0 --dns-upstream none --dns-clients any ||
+    { fail "netpol: dns server (any)"; return; }
+  P=$(dns_port "$E2E_TMP/npdnsany.log") || { fail "netpol: dns port (any)"; return; }
+  expect_eq "--dns-clients any: anyone is answered" "NOERROR" np_dig 127.0.0.7 "$P"
+}
+
 netpol_suite() {
   netpol_setup || { fail "netpol: host stand-in or tenants did not start"; return; }
   netpol_examples
   netpol_lifecycle
+  netpol_dns
 }
