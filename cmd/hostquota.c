@@ -81,10 +81,9 @@ static const struct {
 	const char *profile;
 	int per_gpu;
 } mig[] = {
-    {"1g.5gb", 7},   {"1g.10gb", 7},  {"1g.20gb", 4},  {"2g.10gb", 3},
-    {"2g.20gb", 3},  {"3g.20gb", 2},  {"3g.40gb", 2},  {"4g.20gb", 1},
-    {"4g.40gb", 1},  {"7g.40gb", 1},  {"7g.80gb", 1},  {"1g.5gb+me", 1},
-    {"1g.10gb+me", 1},
+    {"1g.5gb", 7},  {"1g.10gb", 7},   {"1g.20gb", 4},    {"2g.10gb", 3}, {"2g.20gb", 3},
+    {"3g.20gb", 2}, {"3g.40gb", 2},   {"4g.20gb", 1},    {"4g.40gb", 1}, {"7g.40gb", 1},
+    {"7g.80gb", 1}, {"1g.5gb+me", 1}, {"1g.10gb+me", 1},
 };
 
 static bool unlimited(const char *v)
@@ -135,7 +134,8 @@ static int class_flag(json_t *limits, const char *v, char *err, size_t len)
 		 eq + 1);
 	json_t *q = NULL, *n = NULL;
 	for (const char *p = cls; *p; p++)
-		if (!(*p >= 'a' && *p <= 'z') && !(*p >= '0' && *p <= '9') && *p != '-' && *p != '.')
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= '0' && *p <= '9') && *p != '-' &&
+		    *p != '.')
 			return kb_errf(err, len, -EINVAL, "--max-storage-class: bad class %s", cls);
 	if (qty_value(qty, &q) < 0 || (slash && count_value(slash + 1, &n) < 0)) {
 		json_decref(q);
@@ -155,8 +155,7 @@ static int class_flag(json_t *limits, const char *v, char *err, size_t len)
 
 /* Appends CIDR v to limits[key] (a list: each flag adds one; "none" makes
  * it empty). */
-static int cidr_flag(json_t *limits, const struct setting *s, const char *v, char *err,
-		     size_t len)
+static int cidr_flag(json_t *limits, const struct setting *s, const char *v, char *err, size_t len)
 {
 	json_t *list = json_object_get(limits, s->key);
 	if (!json_is_array(list)) {
@@ -334,10 +333,10 @@ static json_t *isolation_obj(const struct tenant *t)
 				      "protocol", "TCP", "port", 53);
 	/* the host's DNS: kube-dns pods of kube-system (CoreDNS keeps kube-dns's
 	 * k8s-app label), the namespace by its immutable name label */
-	json_t *host_dns = json_pack(
-	    "{s:[{s:{s:{s:s}},s:{s:{s:s}}}],s:o}", "to", "namespaceSelector", "matchLabels",
-	    "kubernetes.io/metadata.name", "kube-system", "podSelector", "matchLabels", "k8s-app",
-	    "kube-dns", "ports", dns_ports);
+	json_t *host_dns =
+	    json_pack("{s:[{s:{s:{s:s}},s:{s:{s:s}}}],s:o}", "to", "namespaceSelector",
+		      "matchLabels", "kubernetes.io/metadata.name", "kube-system", "podSelector",
+		      "matchLabels", "k8s-app", "kube-dns", "ports", dns_ports);
 	json_t *egress = json_pack("[{s:[{s:o}]},o]", "to", "podSelector", own_pods(t), host_dns);
 	char ip[128], cidr[140];
 	if (server_ip(t, ip, sizeof(ip))) {
@@ -383,10 +382,10 @@ static void add(json_t *list, const char *api, const struct tenant *t, const cha
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/namespaces/%s/%s", api, t->host_namespace, plural);
-	const char *name = json_string_value(
-	    json_object_get(json_object_get(obj, "metadata"), "name"));
-	json_array_append_new(list,
-			      json_pack("{s:s,s:s,s:o}", "path", path, "name", name, "object", obj));
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	json_array_append_new(
+	    list, json_pack("{s:s,s:s,s:o}", "path", path, "name", name, "object", obj));
 }
 
 json_t *hostquota_objects(const struct tenant *t)
@@ -407,9 +406,10 @@ int hostquota_setup(hostapi_t *h, const struct tenant *t, char *err, size_t len)
 	int rc = 0;
 	json_array_foreach (objs, i, o) {
 		bool made = false;
-		rc = host_ensure(h, t, json_string_value(json_object_get(o, "path")),
-				 json_string_value(json_object_get(o, "name")),
-				 json_incref(json_object_get(o, "object")), "spec", &made, err, len);
+		rc =
+		    host_ensure(h, t, json_string_value(json_object_get(o, "path")),
+				json_string_value(json_object_get(o, "name")),
+				json_incref(json_object_get(o, "object")), "spec", &made, err, len);
 		if (rc < 0)
 			break;
 	}

@@ -133,9 +133,9 @@ static json_t *role_obj(const struct tenant *t, const char *sa)
 	    "list", "watch", "create", "update", "patch", "delete", "apiGroups", "", "resources",
 	    "pods/ephemeralcontainers", "verbs", "get", "patch", "apiGroups", "", "resources",
 	    "services", "verbs", "get", "list", "watch", "create", "update", "patch", "delete",
-	    "apiGroups", "metrics.k8s.io", "resources", "pods", "verbs", "get", "list",
-	    "apiGroups", "networking.k8s.io", "resources", "networkpolicies", "verbs", "get", "list",
-	    "watch", "create", "update", "patch", "delete");
+	    "apiGroups", "metrics.k8s.io", "resources", "pods", "verbs", "get", "list", "apiGroups",
+	    "networking.k8s.io", "resources", "networkpolicies", "verbs", "get", "list", "watch",
+	    "create", "update", "patch", "delete");
 }
 
 static json_t *binding_obj(const struct tenant *t, const char *kind, const char *name,

@@ -44,7 +44,7 @@
 	"                [--dns-listen ADDR:PORT] [--cluster-domain D] [--dns-upstream "    \
 	"IP[:PORT]]\n"                                                                      \
 	"                [--pod-dns IP|SERVICE] [--api-service SERVICE]\n"                  \
-	"                [--dns-clients pods|any]\n"                                       \
+	"                [--dns-clients pods|any]\n"                                        \
 	"      Serve the Kubernetes API for one tenant from DIR (created on first start:\n" \
 	"      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n" \
 	"      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"            \

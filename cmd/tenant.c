@@ -201,7 +201,7 @@ struct create_args {
 	bool wait;
 	unsigned timeout_s;
 	bool set_gpus, set_policy, set_scheduler;
-	bool shared_ns; /* --shared-host-namespace: tenants that trust each other */
+	bool shared_ns;    /* --shared-host-namespace: tenants that trust each other */
 	char limits[4096]; /* hostquota.h's settings given (--max-pods ...), JSON */
 };
 

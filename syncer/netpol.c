@@ -146,7 +146,8 @@ static void clip_one(json_t *out, const json_t *tb, const json_t *ab)
 	bool some = add_excepts(except, json_object_get(tb, "except"), c) &&
 		    add_excepts(except, json_object_get(ab, "except"), c);
 	if (some) {
-		json_t *blk = json_pack("{s:s}", "cidr", c == &t ? jstr(tb, "cidr") : jstr(ab, "cidr"));
+		json_t *blk =
+		    json_pack("{s:s}", "cidr", c == &t ? jstr(tb, "cidr") : jstr(ab, "cidr"));
 		if (json_array_size(except))
 			json_object_set(blk, "except", except);
 		json_array_append_new(out, json_pack("{s:o}", "ipBlock", blk));
@@ -282,8 +283,8 @@ static json_t *peers(const struct syncer_xlate *x, const json_t *tpeers, const c
 	json_t *out = json_array(), *p;
 	size_t i;
 	if (json_array_size(tpeers) == 0) {
-		json_array_append_new(out, json_pack("{s:o}", "podSelector",
-						     host_selector(x, NULL, NULL)));
+		json_array_append_new(
+		    out, json_pack("{s:o}", "podSelector", host_selector(x, NULL, NULL)));
 		json_array_foreach (x->egress_allowed, i, p)
 			json_array_append_new(out, json_pack("{s:O}", "ipBlock", p));
 		return out;
@@ -295,8 +296,9 @@ static json_t *peers(const struct syncer_xlate *x, const json_t *tpeers, const c
 			ns_peer(x, out, p);
 		else if (json_object_get(p, "podSelector"))
 			json_array_append_new(
-			    out, json_pack("{s:o}", "podSelector",
-					   host_selector(x, json_object_get(p, "podSelector"), ns)));
+			    out,
+			    json_pack("{s:o}", "podSelector",
+				      host_selector(x, json_object_get(p, "podSelector"), ns)));
 	}
 	return out;
 }
@@ -315,7 +317,8 @@ static json_t *rules(const struct syncer_xlate *x, const json_t *list, const cha
 		}
 		json_t *hr = json_pack("{s:o}", key, hp);
 		if (json_object_get(r, "ports"))
-			json_object_set_new(hr, "ports", json_deep_copy(json_object_get(r, "ports")));
+			json_object_set_new(hr, "ports",
+					    json_deep_copy(json_object_get(r, "ports")));
 		json_array_append_new(out, hr);
 	}
 	return out;
@@ -365,7 +368,8 @@ json_t *syncer_translate_netpol(const struct syncer_xlate *xl, const json_t *np)
 		json_object_set_new(spec, "ingress",
 				    rules(x, json_object_get(ts, "ingress"), "from", ns));
 	if (json_object_get(ts, "egress"))
-		json_object_set_new(spec, "egress", rules(x, json_object_get(ts, "egress"), "to", ns));
+		json_object_set_new(spec, "egress",
+				    rules(x, json_object_get(ts, "egress"), "to", ns));
 	json_decref(allowed);
 	return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "networking.k8s.io/v1", "kind",
 			 "NetworkPolicy", "metadata", meta, "spec", spec);
@@ -447,7 +451,8 @@ json_t *syncer_netpol_allowed(const json_t *egress_policy, const char *tenant)
 {
 	json_t *out = json_array(), *r, *p;
 	size_t i, j;
-	const json_t *labels = json_object_get(json_object_get(egress_policy, "metadata"), "labels");
+	const json_t *labels =
+	    json_object_get(json_object_get(egress_policy, "metadata"), "labels");
 	if (!egress_policy || !tenant || !jstr(labels, LBL_TENANT) ||
 	    strcmp(jstr(labels, LBL_TENANT), tenant) != 0)
 		return out;

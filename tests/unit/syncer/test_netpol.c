@@ -112,9 +112,10 @@ START_TEST(metadata_and_pod_selector)
 	ck_assert_str_eq(jstr(json_object_get(m, "annotations"), "kubicle.dev/kind"),
 			 "NetworkPolicy");
 	/* kubicle.dev/ terms are the host's: the tenant's is replaced */
-	assert_json(json_object_get(h, "spec"),
-		    "{\"podSelector\":{\"matchLabels\":{\"role\":\"db\",\"kubicle.dev/tenant\":\"t1\","
-		    "\"kubicle.dev/namespace\":\"default\"}},\"policyTypes\":[\"Ingress\"]}");
+	assert_json(
+	    json_object_get(h, "spec"),
+	    "{\"podSelector\":{\"matchLabels\":{\"role\":\"db\",\"kubicle.dev/tenant\":\"t1\","
+	    "\"kubicle.dev/namespace\":\"default\"}},\"policyTypes\":[\"Ingress\"]}");
 	json_decref(h);
 	json_decref(np);
 }
@@ -123,16 +124,15 @@ END_TEST
 /* The documentation's test-network-policy example. */
 START_TEST(docs_example)
 {
-	json_t *s = spec_of(
-	    "{\"podSelector\":{\"matchLabels\":{\"role\":\"db\"}},"
-	    "\"policyTypes\":[\"Ingress\",\"Egress\"],"
-	    "\"ingress\":[{\"from\":[{\"ipBlock\":{\"cidr\":\"172.17.0.0/16\","
-	    "\"except\":[\"172.17.1.0/24\"]}},"
-	    "{\"namespaceSelector\":{\"matchLabels\":{\"project\":\"myproject\"}}},"
-	    "{\"podSelector\":{\"matchLabels\":{\"role\":\"frontend\"}}}],"
-	    "\"ports\":[{\"protocol\":\"TCP\",\"port\":6379}]}],"
-	    "\"egress\":[{\"to\":[{\"ipBlock\":{\"cidr\":\"10.0.0.0/24\"}}],"
-	    "\"ports\":[{\"protocol\":\"TCP\",\"port\":5978}]}]}");
+	json_t *s = spec_of("{\"podSelector\":{\"matchLabels\":{\"role\":\"db\"}},"
+			    "\"policyTypes\":[\"Ingress\",\"Egress\"],"
+			    "\"ingress\":[{\"from\":[{\"ipBlock\":{\"cidr\":\"172.17.0.0/16\","
+			    "\"except\":[\"172.17.1.0/24\"]}},"
+			    "{\"namespaceSelector\":{\"matchLabels\":{\"project\":\"myproject\"}}},"
+			    "{\"podSelector\":{\"matchLabels\":{\"role\":\"frontend\"}}}],"
+			    "\"ports\":[{\"protocol\":\"TCP\",\"port\":6379}]}],"
+			    "\"egress\":[{\"to\":[{\"ipBlock\":{\"cidr\":\"10.0.0.0/24\"}}],"
+			    "\"ports\":[{\"protocol\":\"TCP\",\"port\":5978}]}]}");
 	assert_json(
 	    s, "{\"podSelector\":{\"matchLabels\":{\"role\":\"db\",\"kubicle.dev/tenant\":\"t1\","
 	       "\"kubicle.dev/namespace\":\"default\"}},"
@@ -204,14 +204,13 @@ START_TEST(ip_blocks_clipped)
 			    "{\"ipBlock\":{\"cidr\":\"10.0.0.0/12\"}},"
 			    "{\"ipBlock\":{\"cidr\":\"fd00::/8\"}}]}]}");
 	json_t *h = syncer_translate_netpol(&x, np);
-	assert_json(json_object_get(json_array_get(json_object_get(json_object_get(h, "spec"),
-								     "egress"),
-						   0),
-				    "to"),
-		    "[{\"ipBlock\":{\"cidr\":\"0.0.0.0/0\",\"except\":[\"8.8.8.0/24\","
-		    "\"10.0.0.0/8\"]}},"
-		    "{\"ipBlock\":{\"cidr\":\"10.1.0.0/16\",\"except\":[\"10.1.2.0/24\"]}},"
-		    "{\"ipBlock\":{\"cidr\":\"10.1.0.0/16\",\"except\":[\"10.1.2.0/24\"]}}]");
+	assert_json(
+	    json_object_get(
+		json_array_get(json_object_get(json_object_get(h, "spec"), "egress"), 0), "to"),
+	    "[{\"ipBlock\":{\"cidr\":\"0.0.0.0/0\",\"except\":[\"8.8.8.0/24\","
+	    "\"10.0.0.0/8\"]}},"
+	    "{\"ipBlock\":{\"cidr\":\"10.1.0.0/16\",\"except\":[\"10.1.2.0/24\"]}},"
+	    "{\"ipBlock\":{\"cidr\":\"10.1.0.0/16\",\"except\":[\"10.1.2.0/24\"]}}]");
 	json_decref(h);
 	json_decref(np);
 	json_decref(a);
@@ -265,9 +264,10 @@ END_TEST
 
 START_TEST(allowed_from_platform_policy)
 {
-	json_t *pol = J("{\"metadata\":{\"labels\":{\"kubicle.dev/tenant\":\"t1\"}},\"spec\":{"
-			"\"egress\":[{\"to\":[{\"ipBlock\":{\"cidr\":\"0.0.0.0/0\",\"except\":["
-			"\"10.0.0.0/8\"]}},{\"ipBlock\":{\"cidr\":\"bad\"}},{\"podSelector\":{}}]}]}}");
+	json_t *pol =
+	    J("{\"metadata\":{\"labels\":{\"kubicle.dev/tenant\":\"t1\"}},\"spec\":{"
+	      "\"egress\":[{\"to\":[{\"ipBlock\":{\"cidr\":\"0.0.0.0/0\",\"except\":["
+	      "\"10.0.0.0/8\"]}},{\"ipBlock\":{\"cidr\":\"bad\"}},{\"podSelector\":{}}]}]}}");
 	json_t *a = syncer_netpol_allowed(pol, "t1");
 	assert_json(a, "[{\"cidr\":\"0.0.0.0/0\",\"except\":[\"10.0.0.0/8\"]}]");
 	json_decref(a);
