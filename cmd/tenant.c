@@ -327,6 +327,12 @@ static void snapshot_defaults(struct create_args *a, json_t *rec, struct tenant 
 		snprintf(t->scheduler, sizeof(t->scheduler), "%s", s);
 	if (!a->set_gpus && json_is_integer(json_object_get(rec, "gpus")))
 		t->gpus = (long)json_integer_value(json_object_get(rec, "gpus"));
+	char *lim = !a->limits[0] && json_is_object(json_object_get(rec, "hostLimits"))
+			? json_dumps(json_object_get(rec, "hostLimits"), JSON_COMPACT)
+			: NULL;
+	if (lim && strlen(lim) < sizeof(t->host_limits))
+		snprintf(t->host_limits, sizeof(t->host_limits), "%s", lim);
+	free(lim);
 }
 
 static int fill_tenant(const char *cmd, struct create_args *a, json_t *rec, struct tenant *t)
@@ -652,6 +658,8 @@ static int record_settings(const char *file, const struct tenant *t, char *err, 
 	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "name", t->name, "queue", t->queue,
 			      "scheduler", t->scheduler, "policy", t->policy, "gpus",
 			      (json_int_t)t->gpus, "snapshotAt", (json_int_t)time(NULL));
+	if (o && t->host_limits[0])
+		json_object_set_new(o, "hostLimits", json_loads(t->host_limits, 0, NULL));
 	char *text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	int rc = sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE, NULL);

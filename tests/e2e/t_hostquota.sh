@@ -196,8 +196,11 @@ spec:
     - ipBlock: {cidr: 0.0.0.0/0}
     - namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: kube-system}}
 YAML
-  hq_k qb apply -f <(hq_pod grab 'limits: {nvidia.com/gpu: 3}') >/dev/null 2>&1
-  hq_k qb create resourcequota kubicle-qb --hard=pods=1000 -n default >/dev/null 2>&1
+  expect "the tenant takes a pod over its host GPUs (its own policy would decide)" 'pod/grab created' \
+    hq_k qb apply -f <(hq_pod grab 'limits: {nvidia.com/gpu: 3}')
+  expect "the tenant's own ResourceQuota of the host quota's name stays in the tenant" \
+    'resourcequota/kubicle-qb created' hq_k qb create resourcequota kubicle-qb --hard=pods=1000 -n default
+  expect_eq "... and the host quota is the platform's" "100" hq_hard qb pods
   E2E_UNTIL=60 expect_until "its NetworkPolicies reach its own host namespace" "2" \
     sh -c "kubectl --kubeconfig $HQ_HOST_KCFG get networkpolicies -n kubicle-qb -o name | grep -c -- '-x-'"
   expect_until_match "a pod over its GPUs: FailedCreate with the host's message" 60 \
@@ -243,7 +246,13 @@ hostquota_restart() {
 }
 
 hostquota_delete() {
-  echo "== hostquota: delete"
+  echo "== hostquota: snapshot, restore, delete"
+  "$KUBICLE" snapshot qa "$E2E_TMP/qa.db" >/dev/null
+  "$KUBICLE" restore qc "$E2E_TMP/qa.db" --host-kubeconfig "$HQ_HOST_KCFG" --wait >/dev/null
+  hq_keep qc
+  expect_eq "restore: the snapshot's host limits" '2 "1Gi"' hq_limits qc pods memory
+  expect_eq "restore: ... on the host" "2 1Gi" hq_hards qc pods requests.memory
+  "$KUBICLE" delete qc >/dev/null
   "$KUBICLE" delete qa >/dev/null
   expect_eq "delete: no quota, LimitRange or NetworkPolicy of the tenant is left" "" \
     hq_h get resourcequotas,limitranges,networkpolicies -A -l kubicle.dev/tenant=qa -o name
