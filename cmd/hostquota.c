@@ -76,14 +76,15 @@ const struct option hostquota_options[] = {
 };
 
 /* MIG profiles (A100 40GB and 80GB, H100 80GB) and how many of each one
- * GPU holds. */
+ * GPU holds. The media-extension profiles ("1g.10gb+me") are left out: a
+ * '+' is no part of a qualified name, so kube's quota validation
+ * (ValidateResourceQuotaResourceName) refuses such a key. */
 static const struct {
 	const char *profile;
 	int per_gpu;
 } mig[] = {
-    {"1g.5gb", 7},  {"1g.10gb", 7},   {"1g.20gb", 4},    {"2g.10gb", 3}, {"2g.20gb", 3},
-    {"3g.20gb", 2}, {"3g.40gb", 2},   {"4g.20gb", 1},    {"4g.40gb", 1}, {"7g.40gb", 1},
-    {"7g.80gb", 1}, {"1g.5gb+me", 1}, {"1g.10gb+me", 1},
+    {"1g.5gb", 7},  {"1g.10gb", 7}, {"1g.20gb", 4}, {"2g.10gb", 3}, {"2g.20gb", 3}, {"3g.20gb", 2},
+    {"3g.40gb", 2}, {"4g.20gb", 1}, {"4g.40gb", 1}, {"7g.40gb", 1}, {"7g.80gb", 1},
 };
 
 static bool unlimited(const char *v)
