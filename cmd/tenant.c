@@ -208,7 +208,7 @@ struct create_args {
 /* One of hostquota_options into a->limits. 0, or 2 after the error. */
 static int limit_flag(const char *cmd, struct create_args *a, const char *flag, const char *v)
 {
-	char err[512];
+	char err[512] = "out of memory";
 	json_t *o = a->limits[0] ? json_loads(a->limits, 0, NULL) : json_object();
 	int rc = o ? hostquota_flag(o, flag, v, err, sizeof(err)) : -ENOMEM;
 	char *text = rc == 0 ? json_dumps(o, JSON_COMPACT) : NULL;
