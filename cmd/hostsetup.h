@@ -47,7 +47,8 @@ int host_ensure(hostapi_t *h, const struct tenant *t, const char *collection, co
  * Whether another tenant uses t's host namespace on the host: the
  * namespace's kubicle.dev/tenant label, or that of any object in it of the
  * collections the tenants write (pods, Services, claims, ConfigMaps,
- * Secrets, RoleBindings, Roles, ServiceAccounts). `other` gets that
+ * Secrets, NetworkPolicies, ResourceQuotas, LimitRanges, RoleBindings,
+ * Roles, ServiceAccounts). `other` gets that
  * tenant's name, "" when none (or no such namespace). 0, or a negative
  * errno with err set.
  */
@@ -70,7 +71,8 @@ int host_teardown(hostapi_t *h, const struct tenant *t, bool wait, unsigned time
 		  size_t len);
 
 /* Counts the host objects still labelled with the tenant (pods, Services,
- * claims, ConfigMaps, Secrets, ServiceAccounts, Roles, RoleBindings in NS; the
+ * claims, ConfigMaps, Secrets, NetworkPolicies, ResourceQuotas, LimitRanges,
+ * ServiceAccounts, Roles, RoleBindings in NS; the
  * ClusterRoleBinding; the Queue and Namespace when made here). */
 int host_count_left(hostapi_t *h, const struct tenant *t, size_t *left, char *err, size_t len);
 
