@@ -328,6 +328,20 @@ static const char *server_ip(const struct tenant *t, char *buf, size_t len)
 	return buf;
 }
 
+/* The tenant's pods that no tenant NetworkPolicy isolates in `dir`
+ * ("ingress" or "egress"): the syncer labels each host pod
+ * kubicle.dev/<dir>-isolated "true" or "false" (syncer/netpol.c); a pod
+ * without the label (an older syncer's) counts as not isolated. */
+static json_t *open_pods(const struct tenant *t, const char *dir)
+{
+	char key[64];
+	snprintf(key, sizeof(key), "kubicle.dev/%s-isolated", dir);
+	return json_pack("{s:{s:s},s:[{s:s,s:s,s:[s]}]}", "matchLabels", LABEL, t->name,
+			 "matchExpressions", "key", key, "operator", "NotIn", "values", "true");
+}
+
+/* Every pod of the tenant: isolated both ways; egress to what it needs
+ * whatever its own policies say (the host's DNS, its tenant server). */
 static json_t *isolation_obj(const struct tenant *t)
 {
 	json_t *dns_ports = json_pack("[{s:s,s:i},{s:s,s:i}]", "protocol", "UDP", "port", 53,
@@ -338,25 +352,36 @@ static json_t *isolation_obj(const struct tenant *t)
 	    json_pack("{s:[{s:{s:{s:s}},s:{s:{s:s}}}],s:o}", "to", "namespaceSelector",
 		      "matchLabels", "kubernetes.io/metadata.name", "kube-system", "podSelector",
 		      "matchLabels", "k8s-app", "kube-dns", "ports", dns_ports);
-	json_t *egress = json_pack("[{s:[{s:o}]},o]", "to", "podSelector", own_pods(t), host_dns);
+	json_t *egress = json_pack("[o]", host_dns);
 	char ip[128], cidr[140];
 	if (server_ip(t, ip, sizeof(ip))) {
 		snprintf(cidr, sizeof(cidr), "%s/%d", ip, strchr(ip, ':') ? 128 : 32);
 		json_array_append_new(egress,
 				      json_pack("{s:[{s:{s:s}}]}", "to", "ipBlock", "cidr", cidr));
 	}
-	return json_pack("{s:s,s:s,s:o,s:{s:o,s:[s,s],s:[{s:[{s:o}]}],s:o}}", "apiVersion",
-			 "networking.k8s.io/v1", "kind", "NetworkPolicy", "metadata",
-			 meta(t, "-isolation"), "spec", "podSelector", own_pods(t), "policyTypes",
-			 "Ingress", "Egress", "ingress", "from", "podSelector", own_pods(t),
-			 "egress", egress);
+	return json_pack("{s:s,s:s,s:o,s:{s:o,s:[s,s],s:o}}", "apiVersion", "networking.k8s.io/v1",
+			 "kind", "NetworkPolicy", "metadata", meta(t, "-isolation"), "spec",
+			 "podSelector", own_pods(t), "policyTypes", "Ingress", "Egress", "egress",
+			 egress);
 }
 
-/* The allowed CIDRs, each with the excepts it strictly contains. */
+/* Pods no tenant policy isolates for ingress: from the tenant's pods. */
+static json_t *ingress_obj(const struct tenant *t)
+{
+	return json_pack("{s:s,s:s,s:o,s:{s:o,s:[s],s:[{s:[{s:o}]}]}}", "apiVersion",
+			 "networking.k8s.io/v1", "kind", "NetworkPolicy", "metadata",
+			 meta(t, "-ingress"), "spec", "podSelector", open_pods(t, "ingress"),
+			 "policyTypes", "Ingress", "ingress", "from", "podSelector", own_pods(t));
+}
+
+/* Pods no tenant policy isolates for egress: to the tenant's pods and the
+ * allowed CIDRs, each with the excepts it strictly contains. The syncer
+ * reads the ipBlocks here as what the platform allows (syncer/netpol.c). */
 static json_t *egress_obj(const struct tenant *t, const json_t *s)
 {
 	json_t *to = json_array(), *c, *e;
 	size_t i, j;
+	json_array_append_new(to, json_pack("{s:o}", "podSelector", own_pods(t)));
 	json_array_foreach (json_object_get(s, "egress"), i, c) {
 		json_t *block = json_pack("{s:O}", "cidr", c), *ex = json_array();
 		json_array_foreach (json_object_get(s, "egressExcept"), j, e) {
@@ -368,14 +393,10 @@ static json_t *egress_obj(const struct tenant *t, const json_t *s)
 		json_decref(ex);
 		json_array_append_new(to, json_pack("{s:o}", "ipBlock", block));
 	}
-	json_t *egress = json_array();
-	if (json_array_size(to))
-		json_array_append_new(egress, json_pack("{s:o}", "to", to));
-	else
-		json_decref(to);
-	return json_pack("{s:s,s:s,s:o,s:{s:o,s:[s],s:o}}", "apiVersion", "networking.k8s.io/v1",
-			 "kind", "NetworkPolicy", "metadata", meta(t, "-egress"), "spec",
-			 "podSelector", own_pods(t), "policyTypes", "Egress", "egress", egress);
+	return json_pack("{s:s,s:s,s:o,s:{s:o,s:[s],s:[{s:o}]}}", "apiVersion",
+			 "networking.k8s.io/v1", "kind", "NetworkPolicy", "metadata",
+			 meta(t, "-egress"), "spec", "podSelector", open_pods(t, "egress"),
+			 "policyTypes", "Egress", "egress", "to", to);
 }
 
 static void add(json_t *list, const char *api, const struct tenant *t, const char *plural,
@@ -395,6 +416,7 @@ json_t *hostquota_objects(const struct tenant *t)
 	add(out, "/api/v1", t, "limitranges", limitrange_obj(t, s));
 	add(out, "/api/v1", t, "resourcequotas", quota_obj(t, s));
 	add(out, "/apis/networking.k8s.io/v1", t, "networkpolicies", isolation_obj(t));
+	add(out, "/apis/networking.k8s.io/v1", t, "networkpolicies", ingress_obj(t));
 	add(out, "/apis/networking.k8s.io/v1", t, "networkpolicies", egress_obj(t, s));
 	json_decref(s);
 	return out;

@@ -10,14 +10,17 @@
  *   LimitRange kubicle-NAME             default requests of a container
  *                                       (the quota needs cpu and memory
  *                                       requests on every pod)
- *   NetworkPolicy kubicle-NAME-isolation  the tenant's pods: ingress only
- *                                       from its own pods; egress to its
- *                                       own pods, the host's DNS, its
- *                                       tenant server (DNS and API)
- *   NetworkPolicy kubicle-NAME-egress   egress to the CIDRs the platform
- *                                       allows (--egress, --egress-except);
- *                                       the syncer also clips the tenant's
- *                                       own ipBlocks to them (syncer/netpol.c)
+ *   NetworkPolicy kubicle-NAME-isolation  every pod of the tenant isolated
+ *                                       both ways; egress to the host's DNS
+ *                                       and its tenant server (DNS and API)
+ *   NetworkPolicy kubicle-NAME-ingress  pods no tenant policy isolates for
+ *                                       ingress: from the tenant's pods
+ *   NetworkPolicy kubicle-NAME-egress   pods no tenant policy isolates for
+ *                                       egress: to the tenant's pods and the
+ *                                       CIDRs the platform allows (--egress,
+ *                                       --egress-except); the syncer also
+ *                                       clips the tenant's own ipBlocks to
+ *                                       them (syncer/netpol.c)
  * All carry kubicle.dev/tenant=NAME and are removed with the tenant. The
  * syncer's host Role has no rights on ResourceQuotas and LimitRanges, so a
  * tenant cannot raise its own.

@@ -447,6 +447,29 @@ const struct syncer_mirror_kind syncer_netpol_kind = {
     .tracked = tracked,
 };
 
+void syncer_netpol_isolation(const json_t *policies, const json_t *pod, bool *ingress, bool *egress)
+{
+	const json_t *pm = json_object_get(pod, "metadata");
+	const char *ns = jstr(pm, "namespace");
+	json_t *np, *t;
+	size_t i, j;
+	*ingress = *egress = false;
+	json_array_foreach (policies, i, np) {
+		const json_t *spec = json_object_get(np, "spec");
+		const char *pns = jstr(json_object_get(np, "metadata"), "namespace");
+		if (!ns || !pns || strcmp(ns, pns) != 0 ||
+		    !sel_match(json_object_get(spec, "podSelector"), json_object_get(pm, "labels")))
+			continue;
+		json_t *types = policy_types(spec);
+		json_array_foreach (types, j, t) {
+			const char *v = json_string_value(t);
+			*ingress = *ingress || (v && strcmp(v, "Ingress") == 0);
+			*egress = *egress || (v && strcmp(v, "Egress") == 0);
+		}
+		json_decref(types);
+	}
+}
+
 json_t *syncer_netpol_allowed(const json_t *egress_policy, const char *tenant)
 {
 	json_t *out = json_array(), *r, *p;

@@ -62,6 +62,8 @@ struct syncer {
 	struct syncer_mirror *netpols;     /* syncer_netpol_kind (netpol.c) */
 	store_watch_t *w_ns;               /* tenant Namespaces, for netpols */
 	json_t *namespaces;                /* s->x.namespaces */
+	store_watch_t *w_np;               /* tenant NetworkPolicies, for pods' isolation */
+	json_t *netpol_list;               /* every tenant NetworkPolicy */
 	struct syncer_pv *pvs;             /* the bound claims' volumes (pv.c) */
 	struct host_metrics *metrics;      /* the host's metrics API (metrics.c) */
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
@@ -582,6 +584,22 @@ static void adopted_claims(struct syncer *s, const json_t *pod, json_t *hp)
  * translation (a create, or ephemeral containers added), so they get the
  * Service variables, which cost a list of the namespace's Services; the
  * comparisons of updates and resyncs do without. New reference or NULL. */
+/* The host pod's LBL_INGRESS_ISOLATED and LBL_EGRESS_ISOLATED: whether a
+ * tenant NetworkPolicy isolates the tenant pod, so that the platform's
+ * policies that let the tenant's pods reach each other and the allowed
+ * networks select it only when no tenant policy does (the tenant's deny
+ * policies then hold on the host as in the tenant). */
+static void mark_isolation(struct syncer *s, const json_t *pod, json_t *hp)
+{
+	bool in = false, eg = false;
+	json_t *labels = json_object_get(json_object_get(hp, "metadata"), "labels");
+	if (!json_is_object(labels))
+		return;
+	syncer_netpol_isolation(s->netpol_list, pod, &in, &eg);
+	json_object_set_new(labels, LBL_INGRESS_ISOLATED, json_string(in ? "true" : "false"));
+	json_object_set_new(labels, LBL_EGRESS_ISOLATED, json_string(eg ? "true" : "false"));
+}
+
 static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, json_t *refs,
 			 bool starts)
 {
@@ -595,6 +613,7 @@ static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, js
 	json_t *hp = syncer_translate_pod(&s->x, pod, refs);
 	s->x.sa_secret = NULL;
 	s->x.service_env = NULL;
+	mark_isolation(s, pod, hp);
 	json_decref(env);
 	if (starts)
 		adopted_claims(s, pod, hp);
@@ -1326,6 +1345,28 @@ static bool list_namespaces(struct syncer *s)
 	return changed;
 }
 
+/* Every tenant NetworkPolicy into s->netpol_list. */
+static void list_netpols(struct syncer *s)
+{
+	struct store_list_req lr = {.res = "networking.k8s.io/networkpolicies"};
+	struct store_list_result res;
+	if (store_list(s->store, &lr, &res) < 0)
+		return;
+	free(res.next);
+	json_decref(s->netpol_list);
+	s->netpol_list = res.items;
+}
+
+/* A tenant NetworkPolicy changed: which pods it isolates may have too; the
+ * pods' resync pushes their isolation labels (push_update). */
+static void on_np_event(const struct store_event *ev, void *arg)
+{
+	struct syncer *s = arg;
+	(void)ev;
+	list_netpols(s);
+	resync(s);
+}
+
 /* A namespace added, relabelled or deleted changes what the tenant's
  * NetworkPolicies' namespaceSelectors select: they are translated again. */
 static void on_ns_event(const struct store_event *ev, void *arg)
@@ -1757,6 +1798,10 @@ static int start_watches(struct syncer *s)
 	if ((rc = syncer_mirror_start(&syncer_service_kind, &vo, &s->svcs)) < 0)
 		return rc;
 	list_namespaces(s);
+	list_netpols(s);
+	if ((rc = store_watch(s->store, "networking.k8s.io/networkpolicies", NULL, rev, on_np_event,
+			      s, &s->w_np)) < 0)
+		return rc;
 	s->x.netpols = &s->netpols;
 	if ((rc = store_watch(s->store, "/namespaces", NULL, rev, on_ns_event, s, &s->w_ns)) < 0)
 		return rc;
@@ -1856,6 +1901,7 @@ fail:
 	json_decref(s->sas);
 	json_decref(s->sa_auto);
 	json_decref(s->namespaces);
+	json_decref(s->netpol_list);
 	free(s);
 	return rc;
 }
@@ -1869,6 +1915,7 @@ static void on_resync_closed(uv_handle_t *h)
 	json_decref(s->sas);
 	json_decref(s->sa_auto);
 	json_decref(s->namespaces);
+	json_decref(s->netpol_list);
 	free(s);
 }
 
@@ -1887,6 +1934,8 @@ void syncer_stop(syncer_t *s)
 		store_unwatch(s->w_sas);
 	if (s->w_ns)
 		store_unwatch(s->w_ns);
+	if (s->w_np)
+		store_unwatch(s->w_np);
 	if (s->pods_inf)
 		host_informer_stop(s->pods_inf);
 	if (s->events_inf)

@@ -35,6 +35,11 @@ static inline const char *meta_str(const json_t *o, const char *key)
 #define ANN_UID       "kubicle.dev/uid"
 #define ANN_KIND      "kubicle.dev/kind"
 #define ANN_OWNERS    "kubicle.dev/owner-references"
+/* "true" on a host pod that a tenant NetworkPolicy isolates for ingress
+ * (egress): the platform's allow-within-the-tenant policies then leave it
+ * to the tenant's (syncer_netpol_isolation, cmd/hostquota.c) */
+#define LBL_INGRESS_ISOLATED "kubicle.dev/ingress-isolated"
+#define LBL_EGRESS_ISOLATED  "kubicle.dev/egress-isolated"
 /* what the pod's downward API reads, set when it does (translate.c) */
 #define ANN_SERVICE_ACCOUNT "kubicle.dev/service-account"
 #define ANN_LABELS          "kubicle.dev/labels"
@@ -397,6 +402,12 @@ json_t *syncer_netpol_update_patch(const json_t *want, const json_t *have, const
  * platform's policy kubicle-TENANT-egress (borrowed, may be NULL); empty
  * unless it carries tenant's label. */
 json_t *syncer_netpol_allowed(const json_t *egress_policy, const char *tenant);
+/* Whether tenant pod `pod` is isolated for ingress and for egress by one of
+ * the tenant NetworkPolicies `policies` (an array, borrowed): one of its
+ * namespace whose podSelector selects it and whose policyTypes (as kube
+ * defaults them) name that direction. */
+void syncer_netpol_isolation(const json_t *policies, const json_t *pod, bool *ingress,
+			     bool *egress);
 /* The informer's copy of host object hn whoever owns it (borrowed, valid
  * until the next host event), or NULL. */
 json_t *syncer_mirror_host_any(struct syncer_mirror *m, const char *hn);

@@ -116,7 +116,7 @@ hostquota_objects() {
   expect_eq "host LimitRange: the default requests" "200m 64Mi" \
     hq_h get limitrange kubicle-qa -n kubicle-qa \
     -o jsonpath='{.spec.limits[0].defaultRequest.cpu} {.spec.limits[0].defaultRequest.memory}'
-  expect_eq "host objects carry the tenant's label" "kubicle-qa kubicle-qa kubicle-qa-egress kubicle-qa-isolation" \
+  expect_eq "host objects carry the tenant's label" "kubicle-qa kubicle-qa kubicle-qa-egress kubicle-qa-ingress kubicle-qa-isolation" \
     sh -c "echo \$(kubectl --kubeconfig $HQ_HOST_KCFG get resourcequotas,limitranges,networkpolicies -n kubicle-qa -l kubicle.dev/tenant=qa -o jsonpath='{range .items[*]}{.metadata.name}{\"\\n\"}{end}' | sort)"
   local sa=system:serviceaccount:kubicle-qa:kubicle-qa
   expect_eq "the syncer cannot raise its quota or change its LimitRange" "no no no" \

@@ -27,6 +27,11 @@ spec:
 ---
 YAML
 }
+np_marks() { # ex1's db (isolated both ways), ex6's client (both), ex1's client (neither)
+  echo "$(np_h get pods -n kubicle-na -l id=ex1-db -o jsonpath='{.items[0].metadata.labels.kubicle\.dev/egress-isolated}')" \
+    "$(np_h get pods -n kubicle-na -l id=ex6-client -o jsonpath='{.items[0].metadata.labels.kubicle\.dev/ingress-isolated}')" \
+    "$(np_h get pods -n kubicle-na -l id=ex1-client -o jsonpath='{.items[0].metadata.labels.kubicle\.dev/ingress-isolated}')"
+}
 np_synced() { # TENANT: how many host policies were synced from it
   np_h get networkpolicies -n "kubicle-$1" -o name | grep -c -- '-x-'
 }
@@ -149,7 +154,23 @@ all $A/id=ex5-db $B/id=default-frontend 80/TCP deny
 all $A/id=ex3-db $B/id=default-frontend 80/TCP deny
 all ip:8.8.8.8 $B/id=default-frontend 80/TCP allow # nb's own policy opens ingress, within what the platform allows
 all ip:8.8.8.8 $A/id=ex1-client 80/TCP deny # the platform's: ingress from the tenant's own pods only
-all $A/id=ex2-client $A/id=ex2-db 80/TCP allow # limit: the tenant's pods always reach each other on the host
+all $A/id=ex2-client $A/id=ex2-db 80/TCP deny # the tenant's deny policies hold on the host too
+all $A/id=ex1-client $A/id=ml-client 80/TCP allow # pods no policy isolates reach each other
+all $A/id=ex1-frontend $A/id=ex1-db 6379/TCP allow
+all $A/id=ex1-client $A/id=ex1-db 6379/TCP deny
+all $A/id=ml-client $A/id=ex1-db 6379/TCP allow
+all $A/id=ex1-db $A/id=ex1-frontend 80/TCP deny # db's egress: 10.0.0.0/24:5978 only
+all $A/id=ex1-db ip:8.8.8.8 443/TCP deny
+all $A/id=ex1-db pod:kube-system/k8s-app=kube-dns 53/UDP allow # what every pod needs
+all $A/id=ex4-db ip:8.8.8.8 443/TCP deny
+all $A/id=ex4-db $A/id=ex4-client 80/TCP deny
+all $A/id=ex4-db pod:kube-system/k8s-app=kube-dns 53/UDP allow
+all $A/id=ex6-db pod:kube-system/k8s-app=kube-dns 53/TCP allow
+all $A/id=ex6-db $A/id=ex6-client 80/TCP deny
+all $A/id=ex1-frontend $A/id=ex6-db 80/TCP deny
+all $A/id=ex5-db ip:8.8.8.8 443/TCP allow
+all $A/id=web-frontend $A/id=ex3-db 80/TCP allow
+all ip:8.8.8.8 $A/id=ex3-db 80/TCP allow # allow-all-ingress: the world the platform allows na
 all $B/id=default-frontend $B/id=default-client 80/TCP allow
 all $B/id=default-frontend pod:kube-system/k8s-app=kube-dns 53/UDP allow
 all $B/id=default-frontend pod:kube-system/k8s-app=kube-dns 53/TCP allow
@@ -220,6 +241,8 @@ YAML
   wait_for "the tenants' pods reach the host" 90 out_is 32 \
     sh -c "kubectl --kubeconfig $NP_HOST_KCFG get pods -A -l kubicle.dev/tenant -o name | wc -l"
   wait_for "nb's policy reaches the host" 60 out_is 1 np_synced nb
+  wait_for "the syncer marks the pods the examples isolate" 90 out_is "true true false" \
+    np_marks
   np_cases >"$E2E_TMP/np-cases"
   local out
   out=$(np_eval "$E2E_TMP/np-cases" 2>&1)
@@ -261,7 +284,9 @@ YAML
   np_k na -n ex6 delete networkpolicy default-deny-all >/dev/null
   expect_until "a tenant policy deleted: its host policy goes" "" \
     sh -c "kubectl --kubeconfig $NP_HOST_KCFG get networkpolicy -n kubicle-na -o name | grep default-deny-all"
-  expect_eq "the platform's policies stay" "kubicle-na-egress kubicle-na-isolation" \
+  E2E_UNTIL=60 expect_until "a pod no policy isolates any more is marked so" "false" \
+    np_h get pods -n kubicle-na -l id=ex6-client -o jsonpath='{.items[0].metadata.labels.kubicle\.dev/ingress-isolated}'
+  expect_eq "the platform's policies stay" "kubicle-na-egress kubicle-na-ingress kubicle-na-isolation" \
     sh -c "echo \$(kubectl --kubeconfig $NP_HOST_KCFG get networkpolicy -n kubicle-na -o name | grep -v -- -x- | sed 's|.*/||')"
   "$KUBICLE" delete na >/dev/null
   "$KUBICLE" delete nb >/dev/null

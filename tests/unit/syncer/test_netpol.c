@@ -281,6 +281,38 @@ START_TEST(allowed_from_platform_policy)
 }
 END_TEST
 
+START_TEST(isolation_of_pods)
+{
+	json_t *pols = J("[{\"metadata\":{\"namespace\":\"ml\"},\"spec\":{\"podSelector\":{"
+			 "\"matchLabels\":{\"role\":\"db\"}}}},"
+			 "{\"metadata\":{\"namespace\":\"ml\"},\"spec\":{\"podSelector\":{"
+			 "\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"Exists\"}]},"
+			 "\"policyTypes\":[\"Egress\"]}},"
+			 "{\"metadata\":{\"namespace\":\"web\"},\"spec\":{\"podSelector\":{},"
+			 "\"egress\":[{}]}}]");
+	json_t *db = J("{\"metadata\":{\"namespace\":\"ml\",\"labels\":{\"role\":\"db\"}}}");
+	json_t *tier = J("{\"metadata\":{\"namespace\":\"ml\",\"labels\":{\"tier\":\"x\"}}}");
+	json_t *other = J("{\"metadata\":{\"namespace\":\"ml\",\"labels\":{\"role\":\"web\"}}}");
+	json_t *web = J("{\"metadata\":{\"namespace\":\"web\"}}");
+	bool in, eg;
+	syncer_netpol_isolation(pols, db, &in, &eg); /* policyTypes defaulted: Ingress */
+	ck_assert(in && !eg);
+	syncer_netpol_isolation(pols, tier, &in, &eg);
+	ck_assert(!in && eg);
+	syncer_netpol_isolation(pols, other, &in, &eg);
+	ck_assert(!in && !eg);
+	syncer_netpol_isolation(pols, web, &in, &eg); /* egress rules: Ingress and Egress */
+	ck_assert(in && eg);
+	syncer_netpol_isolation(NULL, web, &in, &eg);
+	ck_assert(!in && !eg);
+	json_decref(pols);
+	json_decref(db);
+	json_decref(tier);
+	json_decref(other);
+	json_decref(web);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("netpol");
@@ -295,6 +327,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, default_policy_types);
 	tcase_add_test(tc, update_patch);
 	tcase_add_test(tc, allowed_from_platform_policy);
+	tcase_add_test(tc, isolation_of_pods);
 	suite_add_tcase(s, tc);
 	return s;
 }
