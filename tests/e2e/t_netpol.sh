@@ -227,6 +227,12 @@ netpol_examples() {
       np_pod $ns db 'role: db'; np_pod $ns frontend 'role: frontend'; np_pod $ns client 'app: client'
     done
   } | np_k na apply -f - >/dev/null
+  np_k na apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: forger, namespace: ex2, labels: {kubicle.dev/ingress-isolated: "false", kubicle.dev/tenant: nb}}
+spec: {containers: [{name: c, image: busybox}]}
+YAML
   { np_pod default frontend 'role: frontend'; np_pod default client 'app: client'; } |
     np_k nb apply -f - >/dev/null
   np_examples | np_k na apply -f - >/dev/null
@@ -238,11 +244,13 @@ metadata: {name: open, namespace: default}
 spec: {podSelector: {}, ingress: [{}], egress: [{}], policyTypes: [Ingress, Egress]}
 YAML
   wait_for "the examples reach the host" 60 out_is 8 np_synced na
-  wait_for "the tenants' pods reach the host" 90 out_is 32 \
+  wait_for "the tenants' pods reach the host" 90 out_is 33 \
     sh -c "kubectl --kubeconfig $NP_HOST_KCFG get pods -A -l kubicle.dev/tenant -o name | wc -l"
   wait_for "nb's policy reaches the host" 60 out_is 1 np_synced nb
   wait_for "the syncer marks the pods the examples isolate" 90 out_is "true true false" \
     np_marks
+  expect_eq "a tenant cannot set its pods' isolation or tenant labels on the host" "true na" \
+    np_h get pod forger-x-ex2-x-na -n kubicle-na -o jsonpath='{.metadata.labels.kubicle\.dev/ingress-isolated} {.metadata.labels.kubicle\.dev/tenant}'
   np_cases >"$E2E_TMP/np-cases"
   local out
   out=$(np_eval "$E2E_TMP/np-cases" 2>&1)
