@@ -145,6 +145,12 @@ int home_load(const char *name, struct tenant *t)
 	t->stopped = json_is_true(json_object_get(o, "stopped"));
 	t->made_namespace = json_is_true(json_object_get(o, "madeNamespace"));
 	t->made_queue = json_is_true(json_object_get(o, "madeQueue"));
+	char *lim = json_is_object(json_object_get(o, "hostLimits"))
+			? json_dumps(json_object_get(o, "hostLimits"), JSON_COMPACT)
+			: NULL;
+	if (lim && strlen(lim) < sizeof(t->host_limits))
+		snprintf(t->host_limits, sizeof(t->host_limits), "%s", lim);
+	free(lim);
 	json_decref(o);
 	return 0;
 }
@@ -162,6 +168,8 @@ int home_save(const struct tenant *t)
 		json_object_set_new(o, "egressAllow", egress_json(t));
 	if (o && t->floor[0])
 		json_object_set_new(o, "floor", json_string(t->floor));
+	if (o && t->host_limits[0])
+		json_object_set_new(o, "hostLimits", json_loads(t->host_limits, 0, NULL));
 	char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(o);
 	if (!text)

@@ -46,6 +46,7 @@ struct tenant {
 	time_t expires;                  /* 0: no TTL */
 	bool stopped;                    /* desired state */
 	bool made_namespace, made_queue; /* created by kubicle: deleted with it */
+	char host_limits[4096];          /* hostquota.h's settings, JSON; "": defaults */
 };
 
 /* $KUBICLE_HOME or $HOME/.kubicle, made absolute (not created). */

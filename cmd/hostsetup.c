@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/hostquota.h"
 #include "lib/kubeconfig.h"
 #include "lib/pki.h"
 #include "lib/util.h"
@@ -120,7 +121,8 @@ static json_t *role_obj(const struct tenant *t, const char *sa)
 	    "{s:[s],s:[s,s,s],s:[s,s]},"
 	    "{s:[s],s:[s,s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s,s]},"
 	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s]},"
-	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s]}]}",
+	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s]},"
+	    "{s:[s],s:[s],s:[s,s,s,s,s,s,s]}]}",
 	    "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata",
 	    meta(t, sa, t->host_namespace), "rules", "apiGroups", "", "resources", "pods", "verbs",
 	    "get", "list", "watch", "create", "update", "patch", "delete", "apiGroups", "",
@@ -132,7 +134,9 @@ static json_t *role_obj(const struct tenant *t, const char *sa)
 	    "list", "watch", "create", "update", "patch", "delete", "apiGroups", "", "resources",
 	    "pods/ephemeralcontainers", "verbs", "get", "patch", "apiGroups", "", "resources",
 	    "services", "verbs", "get", "list", "watch", "create", "update", "patch", "delete",
-	    "apiGroups", "metrics.k8s.io", "resources", "pods", "verbs", "get", "list");
+	    "apiGroups", "metrics.k8s.io", "resources", "pods", "verbs", "get", "list", "apiGroups",
+	    "networking.k8s.io", "resources", "networkpolicies", "verbs", "get", "list", "watch",
+	    "create", "update", "patch", "delete");
 }
 
 static json_t *binding_obj(const struct tenant *t, const char *kind, const char *name,
@@ -207,8 +211,16 @@ int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len)
 		return rc;
 	snprintf(name, sizeof(name), "kubicle-%s-nodes", t->name);
 	o = binding_obj(t, "ClusterRoleBinding", name, "ClusterRole", NODES_ROLE, sa);
-	return ensure(h, t, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", name, o, NULL,
-		      &made, err, len);
+	if ((rc = ensure(h, t, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", name, o,
+			 NULL, &made, err, len)) < 0)
+		return rc;
+	return hostquota_setup(h, t, err, len);
+}
+
+int host_ensure(hostapi_t *h, const struct tenant *t, const char *collection, const char *name,
+		json_t *obj, const char *keep, bool *made, char *err, size_t len)
+{
+	return ensure(h, t, collection, name, obj, keep, made, err, len);
 }
 
 /* The host kubeconfig for the syncer: JSON is YAML, and kubectl reads it. */
@@ -313,6 +325,9 @@ static const struct {
     {"/api/v1", "persistentvolumeclaims", false, false},
     {"/api/v1", "configmaps", true, false},
     {"/api/v1", "secrets", true, false},
+    {"/apis/networking.k8s.io/v1", "networkpolicies", false, false},
+    {"/api/v1", "resourcequotas", false, false},
+    {"/api/v1", "limitranges", false, false},
     {"/apis/rbac.authorization.k8s.io/v1", "rolebindings", false, false},
     {"/apis/rbac.authorization.k8s.io/v1", "roles", false, false},
     {"/api/v1", "serviceaccounts", false, false},

@@ -17,8 +17,10 @@
  *                                     ClusterRole kubicle-syncer-nodes (get
  *                                     nodes: the tenant sees the nodes its
  *                                     pods run on)
+ *   ResourceQuota, LimitRange, NetworkPolicies   the tenant's limits and
+ *                                     isolation on the host (hostquota.h)
  * plus what the syncer itself writes in NS (pods, PersistentVolumeClaims,
- * ConfigMaps, Secrets, Services).
+ * ConfigMaps, Secrets, Services, the tenant's NetworkPolicies).
  */
 #ifndef KB_CMD_HOSTSETUP_H
 #define KB_CMD_HOSTSETUP_H
@@ -37,11 +39,19 @@
  * and the host's answer. */
 int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len);
 
+/* Creates obj (stolen) in `collection` under `name`, or adopts it when it
+ * is there with t's label; `keep` (may be NULL) names a field brought back
+ * to obj's in an adopted one. *made: ours (created or adopted). 0 or a
+ * negative errno with err set. */
+int host_ensure(hostapi_t *h, const struct tenant *t, const char *collection, const char *name,
+		json_t *obj, const char *keep, bool *made, char *err, size_t len);
+
 /*
  * Whether another tenant uses t's host namespace on the host: the
  * namespace's kubicle.dev/tenant label, or that of any object in it of the
  * collections the tenants write (pods, Services, claims, ConfigMaps,
- * Secrets, RoleBindings, Roles, ServiceAccounts). `other` gets that
+ * Secrets, NetworkPolicies, ResourceQuotas, LimitRanges, RoleBindings,
+ * Roles, ServiceAccounts). `other` gets that
  * tenant's name, "" when none (or no such namespace). 0, or a negative
  * errno with err set.
  */
@@ -64,7 +74,8 @@ int host_teardown(hostapi_t *h, const struct tenant *t, bool wait, unsigned time
 		  size_t len);
 
 /* Counts the host objects still labelled with the tenant (pods, Services,
- * claims, ConfigMaps, Secrets, ServiceAccounts, Roles, RoleBindings in NS; the
+ * claims, ConfigMaps, Secrets, NetworkPolicies, ResourceQuotas, LimitRanges,
+ * ServiceAccounts, Roles, RoleBindings in NS; the
  * ClusterRoleBinding; the Queue and Namespace when made here). */
 int host_count_left(hostapi_t *h, const struct tenant *t, size_t *left, char *err, size_t len);
 

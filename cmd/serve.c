@@ -48,6 +48,7 @@
 	"IP[:PORT]]\n"                                                                      \
 	"                [--pod-dns IP|SERVICE] [--api-service SERVICE]\n"                  \
 	"                [--egress-allow CIDR]...\n"                                        \
+	"                [--dns-clients pods|any]\n"                                        \
 	"      Serve the Kubernetes API for one tenant from DIR (created on first start:\n" \
 	"      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n" \
 	"      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"            \
@@ -74,6 +75,8 @@
 	"      first nameserver; \"none\": refused). --pod-dns IP: host pods of\n"          \
 	"      dnsPolicy ClusterFirst resolve through IP (this server's DNS as the\n"       \
 	"      host pods reach it, or a host Service's address: docs/dns.md).\n"            \
+	"      --dns-clients: who may ask the DNS: the tenant's pods and loopback\n"        \
+	"      (pods, the default; others are REFUSED) or anyone (any).\n"                  \
 	"      --api-service: the host Service that serves this API on 443; the\n"          \
 	"      tenant's kubernetes Service gets its address.\n"                             \
 	"      --egress-allow: addresses (CIDR) the tenant may make this server call\n"     \
@@ -175,6 +178,7 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 	    {"pod-dns", required_argument, NULL, 'O'},
 	    {"api-service", required_argument, NULL, 'I'},
 	    {"egress-allow", required_argument, NULL, 'e'},
+	    {"dns-clients", required_argument, NULL, 'G'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -244,6 +248,13 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 		case 'e':
 			if (add_egress(a, optarg) < 0)
 				return -EINVAL;
+			break;
+		case 'G':
+			if (strcmp(optarg, "pods") != 0 && strcmp(optarg, "any") != 0) {
+				fprintf(stderr, "kubicle: --dns-clients takes pods or any\n");
+				return -EINVAL;
+			}
+			a->dns.any_client = strcmp(optarg, "any") == 0;
 			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		default: fputs(usage, stderr); return -EINVAL;

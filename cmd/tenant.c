@@ -28,6 +28,7 @@
 
 #include "cmd/home.h"
 #include "cmd/hostapi.h"
+#include "cmd/hostquota.h"
 #include "cmd/hostsetup.h"
 #include "cmd/supervise.h"
 #include "cmd/users.h"
@@ -202,10 +203,27 @@ struct create_args {
 	bool wait;
 	unsigned timeout_s;
 	bool set_gpus, set_policy, set_scheduler;
-	bool shared_ns; /* --shared-host-namespace: tenants that trust each other */
+	bool shared_ns;    /* --shared-host-namespace: tenants that trust each other */
+	char limits[4096]; /* hostquota.h's settings given (--max-pods ...), JSON */
 	const char *egress[TENANT_EGRESS_MAX]; /* --egress-allow */
 	size_t negress;
 };
+
+/* One of hostquota_options into a->limits. 0, or 2 after the error. */
+static int limit_flag(const char *cmd, struct create_args *a, const char *flag, const char *v)
+{
+	char err[512] = "out of memory";
+	json_t *o = a->limits[0] ? json_loads(a->limits, 0, NULL) : json_object();
+	int rc = o ? hostquota_flag(o, flag, v, err, sizeof(err)) : -ENOMEM;
+	char *text = rc == 0 ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (rc == 0 && (!text || strlen(text) >= sizeof(a->limits)))
+		rc = kb_errf(err, sizeof(err), -E2BIG, "too many host limits");
+	if (rc == 0)
+		snprintf(a->limits, sizeof(a->limits), "%s", text);
+	free(text);
+	return rc < 0 ? die(cmd, "%s", err) + 1 : 0;
+}
 
 static int abs_path(const char *p, char *buf, size_t len)
 {
@@ -219,7 +237,7 @@ static int abs_path(const char *p, char *buf, size_t len)
 
 static int parse_create(const char *cmd, int argc, char **argv, struct create_args *a)
 {
-	static const struct option opts[] = {
+	static const struct option base[] = {
 	    {"host-kubeconfig", required_argument, NULL, 'K'},
 	    {"host-namespace", required_argument, NULL, 'N'},
 	    {"queue", required_argument, NULL, 'Q'},
@@ -235,17 +253,27 @@ static int parse_create(const char *cmd, int argc, char **argv, struct create_ar
 	    {"output", required_argument, NULL, 'o'},
 	    {"shared-host-namespace", no_argument, NULL, 'H'},
 	    {"egress-allow", required_argument, NULL, 'e'},
-	    {NULL, 0, NULL, 0},
 	};
+	struct option opts[KB_ARRAY_SIZE(base) + 24];
+	size_t no = 0;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(base); i++)
+		opts[no++] = base[i];
+	for (size_t i = 0; hostquota_options[i].name && no + 1 < KB_ARRAY_SIZE(opts); i++)
+		opts[no++] = hostquota_options[i];
+	opts[no] = (struct option){NULL, 0, NULL, 0};
 	memset(a, 0, sizeof(*a));
 	a->gpus = -1;
 	a->timeout_s = 30;
 	a->host_kubeconfig = getenv("KUBICLE_HOST_KUBECONFIG");
-	int c;
+	int c, li = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:", opts, &li)) != -1) {
 		char *end;
 		switch (c) {
+		case HOSTQUOTA_OPT:
+			if (limit_flag(cmd, a, opts[li].name, optarg))
+				return 2;
+			break;
 		case 'K': a->host_kubeconfig = optarg; break;
 		case 'N': a->host_namespace = optarg; break;
 		case 'Q': a->queue = optarg; break;
@@ -325,6 +353,12 @@ static void snapshot_defaults(struct create_args *a, json_t *rec, struct tenant 
 		snprintf(t->scheduler, sizeof(t->scheduler), "%s", s);
 	if (!a->set_gpus && json_is_integer(json_object_get(rec, "gpus")))
 		t->gpus = (long)json_integer_value(json_object_get(rec, "gpus"));
+	char *lim = !a->limits[0] && json_is_object(json_object_get(rec, "hostLimits"))
+			? json_dumps(json_object_get(rec, "hostLimits"), JSON_COMPACT)
+			: NULL;
+	if (lim && strlen(lim) < sizeof(t->host_limits))
+		snprintf(t->host_limits, sizeof(t->host_limits), "%s", lim);
+	free(lim);
 }
 
 static int fill_tenant(const char *cmd, struct create_args *a, json_t *rec, struct tenant *t)
@@ -339,6 +373,7 @@ static int fill_tenant(const char *cmd, struct create_args *a, json_t *rec, stru
 	snprintf(t->policy, sizeof(t->policy), "%s", a->policy ? a->policy : "");
 	snprintf(t->floor, sizeof(t->floor), "%s", a->floor ? a->floor : "");
 	t->gpus = a->gpus;
+	snprintf(t->host_limits, sizeof(t->host_limits), "%s", a->limits);
 	snapshot_defaults(a, rec, t);
 	snprintf(t->listen, sizeof(t->listen), "%s", a->listen ? a->listen : "127.0.0.1:0");
 	snprintf(t->advertise, sizeof(t->advertise), "%s", a->advertise ? a->advertise : "");
@@ -399,6 +434,8 @@ static json_t *tenant_json(const struct tenant *t, const char *state)
 	json_object_set_new(o, "floor", json_string(floor_of(t)));
 	json_object_set_new(o, "hostNamespace",
 			    t->host_kubeconfig[0] ? json_string(t->host_namespace) : json_null());
+	json_object_set_new(o, "hostLimits",
+			    t->host_kubeconfig[0] ? hostquota_settings(t) : json_null());
 	return o;
 }
 
@@ -666,6 +703,8 @@ static int record_settings(const char *file, const struct tenant *t, char *err, 
 	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "name", t->name, "queue", t->queue,
 			      "scheduler", t->scheduler, "policy", t->policy, "gpus",
 			      (json_int_t)t->gpus, "snapshotAt", (json_int_t)time(NULL));
+	if (o && t->host_limits[0])
+		json_object_set_new(o, "hostLimits", json_loads(t->host_limits, 0, NULL));
 	char *text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	int rc = sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE, NULL);

@@ -614,6 +614,11 @@ json_t *syncer_mirror_host(struct syncer_mirror *m, const char *hn)
 	return owner_uid(m, hp) ? hp : NULL;
 }
 
+json_t *syncer_mirror_host_any(struct syncer_mirror *m, const char *hn)
+{
+	return m ? host_obj(m, hn) : NULL;
+}
+
 void syncer_mirror_name(struct syncer_mirror *m, const json_t *obj, char *hn)
 {
 	if (m)
@@ -645,7 +650,8 @@ int syncer_mirror_start(const struct syncer_mirror_kind *k, const struct syncer_
 	m->x = o->x;
 	m->stats = o->stats;
 	m->objs = json_object();
-	snprintf(m->path, sizeof(m->path), "/api/v1/namespaces/%s/%s", o->x->host_ns, k->plural);
+	snprintf(m->path, sizeof(m->path), "%s/namespaces/%s/%s", k->api ? k->api : "/api/v1",
+		 o->x->host_ns, k->plural);
 	snprintf(m->sel, sizeof(m->sel), "%s", o->label_selector);
 	int rc =
 	    store_watch(m->store, k->res, NULL, store_rev(m->store), on_tenant_event, m, &m->w);

@@ -61,6 +61,11 @@ struct syncer {
 	struct host_informer *pods_inf, *events_inf;
 	struct host_classes *classes;
 	struct syncer_mirror *pvcs, *svcs; /* syncer_pvc_kind, syncer_service_kind */
+	struct syncer_mirror *netpols;     /* syncer_netpol_kind (netpol.c) */
+	store_watch_t *w_ns;               /* tenant Namespaces, for netpols */
+	json_t *namespaces;                /* s->x.namespaces */
+	store_watch_t *w_np;               /* tenant NetworkPolicies, for pods' isolation */
+	json_t *netpol_list;               /* every tenant NetworkPolicy */
 	struct syncer_pv *pvs;             /* the bound claims' volumes (pv.c) */
 	struct host_metrics *metrics;      /* the host's metrics API (metrics.c) */
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
@@ -691,6 +696,22 @@ static void adopted_claims(struct syncer *s, const json_t *pod, json_t *hp)
  * translation (a create, or ephemeral containers added), so they get the
  * Service variables, which cost a list of the namespace's Services; the
  * comparisons of updates and resyncs do without. New reference or NULL. */
+/* The host pod's LBL_INGRESS_ISOLATED and LBL_EGRESS_ISOLATED: whether a
+ * tenant NetworkPolicy isolates the tenant pod, so that the platform's
+ * policies that let the tenant's pods reach each other and the allowed
+ * networks select it only when no tenant policy does (the tenant's deny
+ * policies then hold on the host as in the tenant). */
+static void mark_isolation(struct syncer *s, const json_t *pod, json_t *hp)
+{
+	bool in = false, eg = false;
+	json_t *labels = json_object_get(json_object_get(hp, "metadata"), "labels");
+	if (!json_is_object(labels))
+		return;
+	syncer_netpol_isolation(s->netpol_list, pod, &in, &eg);
+	json_object_set_new(labels, LBL_INGRESS_ISOLATED, json_string(in ? "true" : "false"));
+	json_object_set_new(labels, LBL_EGRESS_ISOLATED, json_string(eg ? "true" : "false"));
+}
+
 static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, json_t *refs,
 			 bool starts)
 {
@@ -706,6 +727,7 @@ static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, js
 	s->x.sa_secret = NULL;
 	s->x.token_secret = NULL;
 	s->x.service_env = NULL;
+	mark_isolation(s, pod, hp);
 	json_decref(env);
 	if (starts)
 		adopted_claims(s, pod, hp);
@@ -1431,6 +1453,55 @@ static void on_resync_timer(uv_timer_t *t)
 	host_metrics_check(s->metrics);
 	syncer_mirror_resync(s->pvcs);
 	syncer_mirror_resync(s->svcs);
+	syncer_mirror_resync(s->netpols);
+}
+
+/* The tenant's Namespaces into s->x.namespaces (NetworkPolicies'
+ * namespaceSelectors); true when they changed. */
+static bool list_namespaces(struct syncer *s)
+{
+	struct store_list_req lr = {.res = "/namespaces"};
+	struct store_list_result res;
+	if (store_list(s->store, &lr, &res) < 0)
+		return false;
+	free(res.next);
+	bool changed = !s->namespaces || !json_equal(s->namespaces, res.items);
+	json_decref(s->namespaces);
+	s->namespaces = res.items;
+	s->x.namespaces = s->namespaces;
+	return changed;
+}
+
+/* Every tenant NetworkPolicy into s->netpol_list. */
+static void list_netpols(struct syncer *s)
+{
+	struct store_list_req lr = {.res = "networking.k8s.io/networkpolicies"};
+	struct store_list_result res;
+	if (store_list(s->store, &lr, &res) < 0)
+		return;
+	free(res.next);
+	json_decref(s->netpol_list);
+	s->netpol_list = res.items;
+}
+
+/* A tenant NetworkPolicy changed: which pods it isolates may have too; the
+ * pods' resync pushes their isolation labels (push_update). */
+static void on_np_event(const struct store_event *ev, void *arg)
+{
+	struct syncer *s = arg;
+	(void)ev;
+	list_netpols(s);
+	resync(s);
+}
+
+/* A namespace added, relabelled or deleted changes what the tenant's
+ * NetworkPolicies' namespaceSelectors select: they are translated again. */
+static void on_ns_event(const struct store_event *ev, void *arg)
+{
+	struct syncer *s = arg;
+	(void)ev;
+	if (list_namespaces(s))
+		syncer_mirror_resync(s->netpols);
 }
 
 /* ---- pods/log ------------------------------------------------------------------------- */
@@ -1853,6 +1924,16 @@ static int start_watches(struct syncer *s)
 		return rc;
 	if ((rc = syncer_mirror_start(&syncer_service_kind, &vo, &s->svcs)) < 0)
 		return rc;
+	list_namespaces(s);
+	list_netpols(s);
+	if ((rc = store_watch(s->store, "networking.k8s.io/networkpolicies", NULL, rev, on_np_event,
+			      s, &s->w_np)) < 0)
+		return rc;
+	s->x.netpols = &s->netpols;
+	if ((rc = store_watch(s->store, "/namespaces", NULL, rev, on_ns_event, s, &s->w_ns)) < 0)
+		return rc;
+	if ((rc = syncer_mirror_start(&syncer_netpol_kind, &vo, &s->netpols)) < 0)
+		return rc;
 	if ((rc = syncer_pv_start(s->store, &s->pvs)) < 0)
 		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
@@ -1947,6 +2028,8 @@ fail:
 	json_decref(s->nodes);
 	json_decref(s->sas);
 	json_decref(s->sa_auto);
+	json_decref(s->namespaces);
+	json_decref(s->netpol_list);
 	free(s);
 	return rc;
 }
@@ -1959,6 +2042,8 @@ static void on_resync_closed(uv_handle_t *h)
 	json_decref(s->nodes);
 	json_decref(s->sas);
 	json_decref(s->sa_auto);
+	json_decref(s->namespaces);
+	json_decref(s->netpol_list);
 	free(s);
 }
 
@@ -1975,6 +2060,10 @@ void syncer_stop(syncer_t *s)
 		store_unwatch(s->w_secrets);
 	if (s->w_sas)
 		store_unwatch(s->w_sas);
+	if (s->w_ns)
+		store_unwatch(s->w_ns);
+	if (s->w_np)
+		store_unwatch(s->w_np);
 	if (s->pods_inf)
 		host_informer_stop(s->pods_inf);
 	if (s->events_inf)
@@ -1982,6 +2071,8 @@ void syncer_stop(syncer_t *s)
 	syncer_classes_stop(s->classes);
 	syncer_mirror_stop(s->pvcs); /* its calls in flight are dropped next */
 	syncer_mirror_stop(s->svcs);
+	syncer_mirror_stop(s->netpols);
+	s->netpols = NULL;
 	syncer_pv_stop(s->pvs);
 	s->pvs = NULL;
 	host_metrics_stop(s->metrics);

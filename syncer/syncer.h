@@ -206,11 +206,18 @@ const char *syncer_check_tenant(const char *name);
  * volcano, hami, none). */
 bool syncer_scheduler_known(const char *name);
 
+/* Whether s is a CIDR ("10.0.0.0/8", "fd00::/8") with its host bits zero. */
+bool syncer_cidr_valid(const char *s);
+/* Whether CIDR inner lies within CIDR outer (strict: and is smaller); false
+ * when either is not a CIDR or their families differ. */
+bool syncer_cidr_within(const char *inner, const char *outer, bool strict);
+
 /* Counters for benchmarks and tests. */
 struct syncer_stats {
 	size_t pods;         /* tenant pods tracked */
 	size_t pvcs;         /* tenant PersistentVolumeClaims tracked */
 	size_t services;     /* tenant Services tracked */
+	size_t netpols;      /* tenant NetworkPolicies tracked */
 	size_t host_creates; /* create calls sent */
 	size_t host_deletes;
 	size_t host_updates;   /* patches sent (pod updates kube allows) */

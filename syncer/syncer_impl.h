@@ -35,6 +35,11 @@ static inline const char *meta_str(const json_t *o, const char *key)
 #define ANN_UID       "kubicle.dev/uid"
 #define ANN_KIND      "kubicle.dev/kind"
 #define ANN_OWNERS    "kubicle.dev/owner-references"
+/* "true" on a host pod that a tenant NetworkPolicy isolates for ingress
+ * (egress): the platform's allow-within-the-tenant policies then leave it
+ * to the tenant's (syncer_netpol_isolation, cmd/hostquota.c) */
+#define LBL_INGRESS_ISOLATED "kubicle.dev/ingress-isolated"
+#define LBL_EGRESS_ISOLATED  "kubicle.dev/egress-isolated"
 /* what the pod's downward API reads, set when it does (translate.c) */
 #define ANN_SERVICE_ACCOUNT "kubicle.dev/service-account"
 #define ANN_LABELS          "kubicle.dev/labels"
@@ -89,7 +94,25 @@ struct syncer_xlate {
 	/* host Secret holding the pod's projected service-account tokens
 	 * (syncer_pod_token_name), or NULL: such sources are dropped */
 	const char *token_secret;
+	/* NetworkPolicies (netpol.c): the tenant's Namespaces (an array, for
+	 * namespaceSelectors) and the ipBlocks the platform allows the tenant
+	 * (syncer_netpol_allowed); NULL: none. */
+	const json_t *namespaces;
+	const json_t *egress_allowed;
+	/* when egress_allowed is NULL: the NetworkPolicy mirror, whose host
+	 * cache holds the platform's kubicle-TENANT-egress (read at each
+	 * translation, so a policy translated after the host's list sees it) */
+	struct syncer_mirror *const *netpols;
 };
+
+/* The contract's metadata of the host object for tenant metadata tmeta of
+ * `kind` (translated name, the tenant's labels and annotations but
+ * kubicle.dev/ ones, the tenant, namespace, name, uid and kind). New
+ * reference, NULL when the name cannot be translated. */
+json_t *syncer_host_meta(const struct syncer_xlate *x, const json_t *tmeta, const char *kind);
+/* The metadata part of an update patch (labels and annotations, as
+ * syncer_pod_update_patch). New reference. */
+json_t *syncer_meta_patch(const json_t *want, const json_t *have, const json_t *prev);
 
 /*
  * The host pod for tenant pod `pod` (borrowed). Returns a new reference, or
@@ -356,7 +379,8 @@ enum syncer_mirror_host_deleted {
 struct syncer_mirror_kind {
 	const char *res;            /* tenant store key: "/services" */
 	const char *kind;           /* "Service": ANN_KIND of its host objects, and events */
-	const char *plural;         /* host collection /api/v1/namespaces/<ns>/<plural> */
+	const char *plural;         /* host collection <api>/namespaces/<ns>/<plural> */
+	const char *api;            /* "/apis/<group>/<version>"; NULL: "/api/v1" */
 	const char *noun;           /* in logs and event texts: "service" */
 	const char *create_refused; /* log "host refused <create_refused> <host name>" */
 	enum syncer_mirror_host_deleted host_deleted;
@@ -427,6 +451,31 @@ void syncer_pv_stop(struct syncer_pv *p);
 /* Every tenant claim; the host's status, bound volume and default class come
  * back; a claim the host deletes is deleted in the tenant. */
 extern const struct syncer_mirror_kind syncer_pvc_kind;
+
+/* ---- NetworkPolicies (netpol.c) --------------------------------------------- */
+/* Every tenant NetworkPolicy, translated (netpol.c's DESIGN); nothing comes
+ * back. */
+extern const struct syncer_mirror_kind syncer_netpol_kind;
+/* The host NetworkPolicy for tenant policy `np` (borrowed), with x's
+ * namespaces and allowed ipBlocks. New reference or NULL. */
+json_t *syncer_translate_netpol(const struct syncer_xlate *x, const json_t *np);
+/* The merge patch from host policy `have` to `want`: metadata as
+ * syncer_meta_patch, spec key by key (removed keys null). New reference or
+ * NULL when nothing differs. */
+json_t *syncer_netpol_update_patch(const json_t *want, const json_t *have, const json_t *prev);
+/* The ipBlocks (array, new reference) of the egress rules of the
+ * platform's policy kubicle-TENANT-egress (borrowed, may be NULL); empty
+ * unless it carries tenant's label. */
+json_t *syncer_netpol_allowed(const json_t *egress_policy, const char *tenant);
+/* Whether tenant pod `pod` is isolated for ingress and for egress by one of
+ * the tenant NetworkPolicies `policies` (an array, borrowed): one of its
+ * namespace whose podSelector selects it and whose policyTypes (as kube
+ * defaults them) name that direction. */
+void syncer_netpol_isolation(const json_t *policies, const json_t *pod, bool *ingress,
+			     bool *egress);
+/* The informer's copy of host object hn whoever owns it (borrowed, valid
+ * until the next host event), or NULL. */
+json_t *syncer_mirror_host_any(struct syncer_mirror *m, const char *hn);
 
 /* ---- Services (service.c) --------------------------------------------------- */
 /*

@@ -1289,6 +1289,11 @@ static json_t *meta_patch(const json_t *want, const json_t *have, const json_t *
 	return pmeta;
 }
 
+json_t *syncer_meta_patch(const json_t *want, const json_t *have, const json_t *prev)
+{
+	return meta_patch(want, have, prev);
+}
+
 /* {"metadata": pmeta, "spec": pspec} without the empty parts (either may be
  * NULL), or NULL when both are empty; takes both references. */
 static json_t *patch_of(json_t *pmeta, json_t *pspec)

@@ -33,6 +33,8 @@
  *                               namespace (the tenant API's Service, which
  *                               pods reach it by); nothing there is another
  *                               tenant's.
+ * Only the tenant's own pods (and the machine's loopback address) may ask:
+ * a query from any other address is REFUSED (dns_opts.any_client).
  * A name of the zone that does not exist is NXDOMAIN, one that exists
  * without the asked type NOERROR without answers, both with the zone's SOA
  * (TTL 5 s, the SOA serial is the store's revision).
@@ -103,6 +105,10 @@ struct dns_opts {
 				 nameserver of /etc/resolv.conf; "none": no
 				 forwarding (REFUSED) */
 	const char *host_ns;  /* dns_zone's */
+	/* false (default): only the tenant's pods (their status.podIP(s)) and
+	 * the loopback address may ask; others get REFUSED (dns_clients.c).
+	 * true: anyone who reaches the address. */
+	bool any_client;
 };
 
 /* Starts the responder on loop with store st (borrowed, outlives it).

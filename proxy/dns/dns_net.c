@@ -17,6 +17,7 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
+#include "proxy/dns/dns_impl.h"
 #include "proxy/model/resource.h"
 
 #define MAX_FWD        256          /* forwarded queries in flight */
@@ -65,6 +66,7 @@ struct tconn {
 	size_t len, cap;
 	int open; /* handles not yet closed */
 	bool closing;
+	bool refused; /* its peer may not ask (dns_clients_allowed) */
 	struct tconn *prev, *next;
 };
 
@@ -87,6 +89,7 @@ struct dns {
 	size_t nconns;
 	uint8_t qbuf[UDP_QUERY_MAX];
 	uint8_t *upbuf;
+	struct dns_clients *clients; /* who may ask; NULL: anyone */
 };
 
 /* ---- the store as the answers' view ----------------------------------------------- */
@@ -451,6 +454,10 @@ static void handle_query(struct dns *d, struct tconn *c, const struct sockaddr *
 {
 	uint8_t *m = NULL;
 	size_t mlen = 0;
+	if (c ? c->refused : !dns_clients_allowed(d->clients, peer)) {
+		fail_query(d, c, peer, q, qlen, 5 /* REFUSED */);
+		return;
+	}
 	int rc = answer(d, q, qlen, c != NULL, &m, &mlen);
 	if (rc == 1)
 		reply(d, c, peer, m, mlen);
@@ -579,6 +586,10 @@ static void on_connection(uv_stream_t *server, int status)
 		tconn_close(c);
 		return;
 	}
+	struct sockaddr_storage peer;
+	int plen = sizeof(peer);
+	c->refused = uv_tcp_getpeername(&c->h, (struct sockaddr *)&peer, &plen) < 0 ||
+		     !dns_clients_allowed(d->clients, (struct sockaddr *)&peer);
 	uv_timer_start(&c->idle, on_idle, TCP_IDLE_MS, 0);
 }
 
@@ -722,7 +733,9 @@ int dns_start(uv_loop_t *loop, store_t *st, const struct dns_opts *o, dns_t **ou
 	uv_timer_init(loop, &d->tick);
 	d->tick.data = d;
 	d->open = 1;
-	int rc = open_listeners(d, o->listen, port_out);
+	int rc = o->any_client ? 0 : dns_clients_start(st, &d->clients);
+	if (rc == 0)
+		rc = open_listeners(d, o->listen, port_out);
 	if (rc == 0)
 		rc = open_upstream(d, o->upstream);
 	if (rc < 0) {
@@ -747,6 +760,8 @@ void dns_stop(dns_t *d)
 	if (!d || d->stopping)
 		return;
 	d->stopping = true;
+	dns_clients_stop(d->clients);
+	d->clients = NULL;
 	for (size_t i = 0; i < MAX_FWD; i++) {
 		if (!d->fwd[i].used)
 			continue;
