@@ -25,6 +25,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_crd.sh"
 . "$here/t_controllers.sh"
 . "$here/t_syncer.sh"
+. "$here/t_gang.sh"
 . "$here/t_policies.sh"
 . "$here/t_tenants.sh"
 . "$here/t_manifest.sh"
@@ -93,6 +94,7 @@ s_server_restart() { server_suite_restart; }
 s_controllers() { controllers_suite; }
 s_pdb() { pdb_suite; }
 s_syncer() { syncer_suite; }
+s_gang() { gang_suite; }
 s_policies() { policies_suite; }
 s_manifest() { manifest_suite; }
 s_admission() { admission_suite; }
@@ -118,7 +120,7 @@ E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubect
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb syncer policies manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
-  crdrules crdsets vap apiservice crdconv)
+  crdrules crdsets vap apiservice crdconv gang)
 
 # The two shards meson runs side by side (tests/meson.build: e2e-1, e2e-2),
 # balanced by their measured times (scripts/test.sh prints them). A suite
@@ -127,7 +129,7 @@ E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_ol
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb hpa csr metrics apiservice)
-E2E_SHARD_2=(standin syncer policies manifest admission tenants
+E2E_SHARD_2=(standin syncer gang policies manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
   crdrules crdsets vap crdconv)
 

@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end: gang scheduling across the tenant boundary. A host stand-in
+# with the test scheduler in each of its profiles (tests/host/gang.py: KAI,
+# Volcano and Kueue as their sources behave) and one tenant per profile; a
+# distributed workload reaches Running all together when its queue has room,
+# stays Pending all together (the scheduler's reason in the tenant) when it
+# has not, and its host group object goes with it.
+
+GG_PROFILES=(kai volcano kueue)
+
+gg_host() { kubectl --kubeconfig "$GG_HOST_KCFG" "$@"; }
+gg_t() { local t=$1; shift; kubectl --kubeconfig "$(eval echo "\$GG_${t}_KCFG")" "$@"; }
+
+# gg_until SECONDS CMD...: retries CMD every 0.2 s until it succeeds.
+gg_until() {
+  local end=$((SECONDS + $1)); shift
+  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  "$@" >/dev/null 2>&1
+}
+
+# the group objects of a tenant on the host ("" for kueue: none)
+gg_pg_path() { # profile
+  case $1 in
+  kai) echo podgroups.scheduling.run.ai ;;
+  volcano) echo podgroups.scheduling.volcano.sh ;;
+  esac
+}
+
+gang_suite_setup() {
+  E2E_PORT=0 start_server gghost --standin-exec || return 1
+  GG_HOST_KCFG=$KCFG
+  local p
+  for p in "${GG_PROFILES[@]}"; do
+    gg_host create ns "gg-$p" >/dev/null || return 1
+    start_scheduler gghost --profile "$p"
+  done
+  # the schedulers install their group and queue APIs at their first pass
+  gg_until 30 gg_host get crd clusterqueues.kueue.x-k8s.io queues.scheduling.volcano.sh \
+    podgroups.scheduling.run.ai podgroups.scheduling.volcano.sh localqueues.kueue.x-k8s.io ||
+    return 1
+  gg_host apply -f - >/dev/null <<'EOF' || return 1
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: gg-kai}
+spec: {resources: {gpu: {quota: 8, limit: 8}}}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: gg-volcano}
+spec: {capability: {nvidia.com/gpu: 8}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: gg-cq}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: default, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: gg-kueue, namespace: gg-kueue}
+spec: {clusterQueue: gg-cq}
+EOF
+  for p in "${GG_PROFILES[@]}"; do
+    start_server "gg$p" --host-kubeconfig "$GG_HOST_KCFG" --host-namespace "gg-$p" \
+      --tenant "gg$p" --queue "gg-$p" --scheduler "$p" || return 1
+    printf -v "GG_${p}_KCFG" %s "$KCFG"
+  done
+}
+
+# An Indexed Job of N workers with G GPUs each, completions = parallelism.
+gg_indexed_job() { # tenant name n gpus
+  gg_t "$1" apply -f - <<EOF
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $2}
+spec:
+  completionMode: Indexed
+  completions: $3
+  parallelism: $3
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: w
+        image: busybox
+        command: [sleep, "3600"]
+        resources: {limits: {nvidia.com/gpu: "$4"}}
+EOF
+}
+
+gg_phases() { # tenant job: the phases of its pods, sorted, one line
+  gg_t "$1" get pods -l job-name="$2" -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' |
+    sort | tr '\n' ' '
+}
+gg_all_running() { [ "$(gg_phases "$1" "$2")" = "$(printf 'Running %.0s' $(seq "$3"))" ]; }
+gg_none_running() { ! gg_phases "$1" "$2" | grep -q Running; }
+gg_count() { [ "$(gg_t "$1" get pods -l job-name="$2" -o name | wc -l)" -eq "$3" ]; }
+
+# The scheduler's reason for a pending pod, as kubectl describe shows it in
+# the tenant (its event or its PodScheduled condition).
+gg_reason_shown() { # tenant job pattern
+  local pod
+  pod=$(gg_t "$1" get pods -l job-name="$2" -o jsonpath='{.items[0].metadata.name}')
+  [ -n "$pod" ] && gg_t "$1" describe pod "$pod" | grep -Eq "$3"
+}
+
+gang_suite_profile() { # profile
+  local p=$1 pg
+  pg=$(gg_pg_path "$p")
+  gg_indexed_job "$p" train 4 1 >/dev/null
+  if gg_until 60 gg_all_running "$p" train 4; then
+    pass "$p: an Indexed Job of 4 GPU workers runs, all 4 together"
+  else
+    fail "$p: Indexed Job of 4: pods are: $(gg_phases "$p" train)"
+  fi
+  if [ -n "$pg" ]; then
+    expect "$p: its host group object has minMember 4 and the tenant's label" '^4 gg'"$p"'$' \
+      gg_host -n "gg-$p" get "$pg" -o jsonpath='{range .items[*]}{.spec.minMember} {.metadata.labels.kubicle\.dev/tenant}{"\n"}{end}'
+  else
+    expect "$p: every member names its group and the group's size" '^(4 gg-kueue ){4}$' \
+      sh -c "kubectl --kubeconfig $GG_HOST_KCFG -n gg-$p get pods -o jsonpath='{range .items[*]}{.metadata.annotations.kueue\.x-k8s\.io/pod-group-total-count} {.metadata.labels.kueue\.x-k8s\.io/queue-name} {end}'"
+  fi
+  # 4 more GPU-hungry workers: 12 GPUs, 4 left in the queue
+  gg_indexed_job "$p" big 4 3 >/dev/null
+  gg_until 30 gg_count "$p" big 4
+  if gg_until 60 gg_reason_shown "$p" big 'queue|quota|Unschedulable|SchedulingGated'; then
+    pass "$p: a gang over its queue's room shows the scheduler's reason in the tenant"
+  else
+    fail "$p: no reason shown: $(gg_t "$p" describe pods -l job-name=big 2>&1 | tail -5)"
+  fi
+  sleep 1 # a pass of the scheduler after the reason: still none of them runs
+  if gg_none_running "$p" big; then
+    pass "$p: no member of the gang that does not fit runs alone"
+  else
+    fail "$p: gang over quota partly runs: $(gg_phases "$p" big)"
+  fi
+  gg_t "$p" delete job train big --wait=false >/dev/null
+  if [ -n "$pg" ]; then
+    if gg_until 60 sh -c "[ -z \"\$(kubectl --kubeconfig $GG_HOST_KCFG -n gg-$p get $pg -l kubicle.dev/tenant=gg$p -o name)\" ]"; then
+      pass "$p: the group objects go with their workloads"
+    else
+      fail "$p: group objects left: $(gg_host -n "gg-$p" get "$pg" -o name)"
+    fi
+  fi
+}
+
+gang_suite() {
+  gang_suite_setup || { fail "gang: setup"; return; }
+  local p
+  for p in "${GG_PROFILES[@]}"; do
+    gang_suite_profile "$p"
+  done
+}
