@@ -61,6 +61,7 @@ struct syncer {
 	struct syncer_mirror *pvcs, *svcs; /* syncer_pvc_kind, syncer_service_kind */
 	struct syncer_pv *pvs;             /* the bound claims' volumes (pv.c) */
 	struct host_metrics *metrics;      /* the host's metrics API (metrics.c) */
+	struct syncer_groups *groups;      /* host group objects of gangs (gang.c) */
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
@@ -681,6 +682,7 @@ static void untrack(struct syncer *s, const char *hn)
 	cfg_ref(s, json_object_get(st, "refs"), jstr(st, "ns"), -1);
 	sa_ref(s, jstr(st, "ns"), jstr(st, "sa"), -1);
 	node_ref(s, jstr(st, "node"), -1);
+	syncer_groups_release(s->groups, hn); /* its group goes after its last pod */
 	json_object_del(s->pods, hn);
 	s->stats.pods = json_object_size(s->pods);
 }
@@ -813,7 +815,13 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 	}
 	if (!hp)
 		return;
-	struct pod_call *pc = calloc(1, sizeof(*pc));
+	/* a gang's pod is made after its group object, in it */
+	json_t *gang = syncer_gang_of(s->store, pod, s->tenant);
+	int ready = gang ? syncer_groups_want(s->groups, gang, pod, hn, hp) : 1;
+	if (ready > 0)
+		syncer_gang_keys(&s->x, gang, hp);
+	json_decref(gang);
+	struct pod_call *pc = ready > 0 ? calloc(1, sizeof(*pc)) : NULL;
 	if (!pc) {
 		json_decref(hp);
 		return;
@@ -827,6 +835,35 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 		free(pc);
 	}
 	json_decref(hp);
+}
+
+/* The group of waiting tenant pod ns/name is on the host: the pod is made. */
+static void on_group_ready(void *arg, const char *ns, const char *name)
+{
+	struct syncer *s = arg;
+	json_t *tp = NULL;
+	char hn[SYNCER_NAME_MAX + 1];
+	if (s->stopping || store_get(s->store, "/pods", ns, name, &tp) < 0)
+		return;
+	pod_hn(s, tp, hn);
+	if (hn[0] && !meta_str(tp, "deletionTimestamp") && !host_pod(s, hn))
+		create_host_pod(s, tp, hn);
+	json_decref(tp);
+}
+
+/* Host pod hp of tenant pod tp, found at a resync, counts in its gang's
+ * group when it is in it. */
+static void hold_group(struct syncer *s, const json_t *tp, const json_t *hp, const char *hn)
+{
+	if (!s->groups)
+		return;
+	json_t *gang = syncer_gang_of(s->store, tp, s->tenant);
+	json_t *ann = json_object_get(json_object_get(hp, "metadata"), "annotations");
+	const char *in = jstr(ann, "pod-group-name") ? jstr(ann, "pod-group-name")
+						     : jstr(ann, "scheduling.k8s.io/group-name");
+	if (gang && in && strcmp(in, jstr(gang, "group")) == 0)
+		syncer_groups_hold(s->groups, gang, tp, hn);
+	json_decref(gang);
 }
 
 /* Deletes our host pod hn: only if the informer saw it, exactly ours
@@ -1233,6 +1270,7 @@ static void resync_tenant_pod(struct syncer *s, json_t *tp, json_t *seen)
 		return;
 	}
 	track(s, tp, hn, NULL);
+	hold_group(s, tp, hp, hn);
 	copy_status(s, hp, hn, NULL);
 	push_update(s, NULL, tp, hn); /* updates lost while the pod was created or the host away */
 }
@@ -1271,6 +1309,7 @@ static void resync(struct syncer *s)
 	}
 	json_decref(pods);
 	json_decref(seen);
+	syncer_groups_resync(s->groups);
 	sa_refresh(s);
 	lookup_host_services(s); /* retried here until the host has them */
 }
@@ -1728,6 +1767,9 @@ static int start_watches(struct syncer *s)
 		return rc;
 	if ((rc = syncer_pv_start(s->store, &s->pvs)) < 0)
 		return rc;
+	if ((rc = syncer_groups_start(s->loop, s->http, s->store, &s->x, s->sel, on_group_ready, s,
+				      &s->stats, &s->groups)) < 0)
+		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
 					.label_selector = s->sel,
 					.cache_view = syncer_host_pod_view,
@@ -1875,6 +1917,8 @@ void syncer_stop(syncer_t *s)
 		kb_httpc_tunnel_close(p->t); /* no callback after a close */
 		pipe_closed(NULL, -ESHUTDOWN, p);
 	}
+	syncer_groups_stop(s->groups);
+	s->groups = NULL;
 	host_calls_drop(s->http);
 	kb_httpc_close(s->http);
 	uv_close((uv_handle_t *)&s->resync, on_resync_closed);

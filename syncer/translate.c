@@ -19,12 +19,11 @@
 /* ---- profiles ---------------------------------------------------------------- */
 
 static const struct syncer_profile profiles[] = {
-    {"kai", "kai-scheduler", "kai.scheduler/queue", NULL, "pod-group-name"},
-    {"kueue", NULL, "kueue.x-k8s.io/queue-name", NULL, "kueue.x-k8s.io/pod-group-name"},
-    {"volcano", "volcano", NULL, "scheduling.volcano.sh/queue-name",
-     "scheduling.k8s.io/group-name"},
-    {"hami", "hami-scheduler", NULL, NULL, NULL},
-    {"none", NULL, NULL, NULL, NULL},
+    {"kai", "kai-scheduler", "kai.scheduler/queue", NULL},
+    {"kueue", NULL, "kueue.x-k8s.io/queue-name", NULL},
+    {"volcano", "volcano", NULL, "scheduling.volcano.sh/queue-name"},
+    {"hami", "hami-scheduler", NULL, NULL},
+    {"none", NULL, NULL, NULL},
 };
 
 /* Keys of every profile: a tenant may set none of them. */
@@ -290,7 +289,9 @@ static json_t *host_meta(const struct syncer_xlate *x, const json_t *tmeta, cons
 
 /* ---- scheduler keys ------------------------------------------------------------ */
 
-static void owner_group(const struct syncer_xlate *x, const json_t *tmeta, json_t *ann)
+/* The tenant owners, for the downward API and for people (the group keys are
+ * gang.c's: only with their group object). */
+static void owner_refs(const json_t *tmeta, json_t *ann)
 {
 	json_t *owners = json_object_get(tmeta, "ownerReferences");
 	if (json_array_size(owners) == 0)
@@ -299,23 +300,6 @@ static void owner_group(const struct syncer_xlate *x, const json_t *tmeta, json_
 	if (txt)
 		json_object_set_new(ann, ANN_OWNERS, json_string(txt));
 	free(txt);
-	if (!x->profile->group_annotation)
-		return;
-	json_t *ctl = json_array_get(owners, 0);
-	size_t i;
-	json_t *o;
-	json_array_foreach (owners, i, o) {
-		if (json_is_true(json_object_get(o, "controller")))
-			ctl = o;
-	}
-	const char *kind = jstr(ctl, "kind"), *oname = jstr(ctl, "name");
-	char gname[512], hn[SYNCER_NAME_MAX + 1];
-	snprintf(gname, sizeof(gname), "pg-%s-%s", kind ? kind : "owner", oname ? oname : "");
-	for (char *p = gname; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p = (char)(*p - 'A' + 'a');
-	if (syncer_host_name(jstr(tmeta, "namespace"), gname, x->tenant, hn, sizeof(hn)) == 0)
-		json_object_set_new(ann, x->profile->group_annotation, json_string(hn));
 }
 
 static void set_scheduler(const struct syncer_xlate *x, json_t *hp, const json_t *tmeta)
@@ -333,7 +317,7 @@ static void set_scheduler(const struct syncer_xlate *x, json_t *hp, const json_t
 		json_object_set_new(labels, x->profile->queue_label, json_string(x->queue));
 	if (x->profile->queue_annotation && x->queue)
 		json_object_set_new(ann, x->profile->queue_annotation, json_string(x->queue));
-	owner_group(x, tmeta, ann);
+	owner_refs(tmeta, ann);
 }
 
 /* ---- the downward API ------------------------------------------------------------ */

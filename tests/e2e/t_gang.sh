@@ -6,7 +6,7 @@
 # stays Pending all together (the scheduler's reason in the tenant) when it
 # has not, and its host group object goes with it.
 
-GG_PROFILES=(kai volcano kueue)
+GG_PROFILES=(${E2E_GANG_PROFILES:-kai volcano kueue}) # E2E_GANG_PROFILES: a subset
 
 gg_host() { kubectl --kubeconfig "$GG_HOST_KCFG" "$@"; }
 gg_t() { local t=$1; shift; kubectl --kubeconfig "$(eval echo "\$GG_${t}_KCFG")" "$@"; }
@@ -30,11 +30,14 @@ gang_suite_setup() {
   E2E_PORT=0 start_server gghost --standin-exec || return 1
   GG_HOST_KCFG=$KCFG
   local p
-  for p in "${GG_PROFILES[@]}"; do
+  for p in kai volcano kueue; do
     gg_host create ns "gg-$p" >/dev/null || return 1
+  done
+  for p in "${GG_PROFILES[@]}"; do
     start_scheduler gghost --profile "$p"
   done
   # the schedulers install their group and queue APIs at their first pass
+  # (every profile installs all of them)
   gg_until 30 gg_host get crd clusterqueues.kueue.x-k8s.io queues.scheduling.volcano.sh \
     podgroups.scheduling.run.ai podgroups.scheduling.volcano.sh localqueues.kueue.x-k8s.io ||
     return 1
