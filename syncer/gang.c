@@ -478,6 +478,33 @@ static json_int_t pod_gpus(const json_t *hp)
 	return sum > init ? sum : init;
 }
 
+/* KAI's topology keys (podgrouper plugins/constants: read from the top
+ * owner by its grouper, which our groups skip) as the PodGroup's
+ * topologyConstraint. They are on the host pod only where the tenant's
+ * policy lets them pass (translate.c). */
+static void kai_topology(const json_t *hp, json_t *spec)
+{
+	static const char *const keys[][2] = {
+	    {"kai.scheduler/topology", "topology"},
+	    {"kai.scheduler/topology-required-placement", "requiredTopologyLevel"},
+	    {"kai.scheduler/topology-preferred-placement", "preferredTopologyLevel"},
+	};
+	const json_t *ann = kb_json_path(hp, "metadata.annotations");
+	json_t *tc = json_object();
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++)
+		if (jstr(ann, keys[i][0]))
+			json_object_set_new(tc, keys[i][1], json_string(jstr(ann, keys[i][0])));
+	if (json_object_size(tc))
+		json_object_set_new(spec, "topologyConstraint", tc);
+	else
+		json_decref(tc);
+}
+
+int64_t syncer_gang_gpu_milli(const json_t *gang, const json_t *hp)
+{
+	return (int64_t)pod_gpus(hp) * 1000 * json_integer_value(json_object_get(gang, "min"));
+}
+
 json_t *syncer_group_object(const struct syncer_xlate *x, const json_t *gang, const json_t *hp)
 {
 	const char *api = syncer_group_api(x->profile);
@@ -493,8 +520,8 @@ json_t *syncer_group_object(const struct syncer_xlate *x, const json_t *gang, co
 		json_object_set_new(spec, "priorityClassName", json_string(pc));
 	if (kai && json_object_get(gang, "subGroups"))
 		json_object_set(spec, "subGroups", json_object_get(gang, "subGroups"));
-	if (kai && json_object_get(gang, "topology"))
-		json_object_set(spec, "topologyConstraint", json_object_get(gang, "topology"));
+	if (kai)
+		kai_topology(hp, spec);
 	/* Volcano admits a group to its queue by minResources (enqueue):
 	 * given where every member has the same template */
 	const char *kind = jstr(gang, "kind");

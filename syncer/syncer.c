@@ -70,6 +70,7 @@ struct syncer {
 	void (*metrics_changed)(void *, bool);
 	void *metrics_arg;
 	char pods_path[256], sel[160];
+	int64_t gpu_quota_milli; /* the policy's, <= 0: none (gangs above it are refused) */
 	bool host_synced, stopping;
 	struct syncer_stats stats;
 };
@@ -800,6 +801,26 @@ static bool pod_dns_ready(struct syncer *s)
 	return false;
 }
 
+/* A gang whose minimum needs more GPUs together than the tenant's quota
+ * could never run: its pods are not sent to the host, and say why. */
+static bool gang_over_quota(struct syncer *s, const json_t *gang, const json_t *pod,
+			    const json_t *hp)
+{
+	int64_t need = syncer_gang_gpu_milli(gang, hp);
+	if (s->gpu_quota_milli <= 0 || need <= s->gpu_quota_milli)
+		return false;
+	char msg[512];
+	snprintf(msg, sizeof(msg),
+		 "%s %s needs %lld GPUs together for its %lld pods, more than the tenant's quota "
+		 "of %lld GPUs: it could never be scheduled, and its pods are not sent to the host",
+		 jstr(gang, "kind"), jstr(gang, "owner"), (long long)(need / 1000),
+		 (long long)json_integer_value(json_object_get(gang, "min")),
+		 (long long)(s->gpu_quota_milli / 1000));
+	syncer_record_event(s->store, meta_str(pod, "namespace"), "Pod", meta_str(pod, "name"),
+			    meta_str(pod, "uid"), "Warning", "GangExceedsQuota", msg, "gang", NULL);
+	return true;
+}
+
 static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 {
 	json_t *hp = NULL;
@@ -817,7 +838,9 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 		return;
 	/* a gang's pod is made after its group object, in it */
 	json_t *gang = syncer_gang_of(s->store, pod, s->tenant);
-	int ready = gang ? syncer_groups_want(s->groups, gang, pod, hn, hp) : 1;
+	int ready = gang && gang_over_quota(s, gang, pod, hp) ? 0 : 1;
+	if (gang && ready)
+		ready = syncer_groups_want(s->groups, gang, pod, hn, hp);
 	if (ready > 0)
 		syncer_gang_keys(&s->x, gang, hp);
 	json_decref(gang);
@@ -1805,6 +1828,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 				     .host_ns = s->host_ns,
 				     .queue = s->queue[0] ? s->queue : NULL,
 				     .profile = syncer_profile_find(o->scheduler),
+				     .topology_hints = o->topology_hints,
 				     .api_host = s->advertise[0] ? s->advertise : NULL,
 				     .api_port = o->api_port,
 				     .pod_dns = s->pod_dns[0] ? s->pod_dns : NULL,
@@ -1821,6 +1845,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	s->metrics_changed = o->metrics_changed;
 	s->metrics_arg = o->metrics_arg;
 	s->max_pipes = o->max_streams ? o->max_streams : 256;
+	s->gpu_quota_milli = o->gpu_quota_milli;
 }
 
 int syncer_start(uv_loop_t *loop, store_t *store, const struct syncer_opts *o, syncer_t **out)

@@ -81,6 +81,7 @@ struct syncer_xlate {
 	const char *host_ns; /* host namespace */
 	const char *queue;   /* the tenant's queue */
 	const struct syncer_profile *profile;
+	bool topology_hints;        /* scheduler topology keys pass (policy) */
 	const char *api_host;       /* KUBERNETES_SERVICE_HOST for pods, or NULL */
 	int api_port;               /* KUBERNETES_SERVICE_PORT */
 	const char *sa_secret;      /* host secret mounted as the SA token folder, or NULL */
@@ -251,6 +252,9 @@ const char *syncer_group_api(const struct syncer_profile *p);
  * tenant-side name, uid its owner's). New reference; NULL when the profile
  * has no group objects. */
 json_t *syncer_group_object(const struct syncer_xlate *x, const json_t *gang, const json_t *hp);
+/* The GPUs (thousandths) gang's minimum takes together, each member taking
+ * what host pod hp (borrowed) asks (whole nvidia.com/gpu). */
+int64_t syncer_gang_gpu_milli(const json_t *gang, const json_t *hp);
 /* Puts host pod hp in gang's group: KAI pod-group-name,
  * kai.scheduler/skip-podgrouper and kai.scheduler/subgroup-name; Volcano
  * scheduling.k8s.io/group-name; Kueue the pod-group-name label and

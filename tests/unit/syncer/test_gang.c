@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "lib/util.h"
 #include "syncer/syncer_impl.h"
 
 static Suite *suite(void);
@@ -358,6 +359,66 @@ START_TEST(pod_keys)
 }
 END_TEST
 
+/* Scheduler keys are the platform's: a tenant's are stripped; topology
+ * hints pass only where the policy allows, and reach KAI's PodGroup. */
+START_TEST(tenant_keys_stripped)
+{
+	json_t *p = J("{\"metadata\":{\"name\":\"w\",\"namespace\":\"ml\",\"uid\":\"u\","
+		      "\"labels\":{\"kai.scheduler/subgroup-name\":\"x\",\"runai-gpu-group/2\":"
+		      "\"g\",\"kueue.x-k8s.io/pod-group-name\":\"other\",\"app\":\"a\"},"
+		      "\"annotations\":{\"pod-group-name\":\"someone-elses\","
+		      "\"kai.scheduler/skip-podgrouper\":\"true\","
+		      "\"kueue.x-k8s.io/pod-group-total-count\":\"1\","
+		      "\"volcano.sh/task-spec\":\"t\","
+		      "\"kai.scheduler/topology\":\"net\","
+		      "\"kai.scheduler/topology-required-placement\":\"rack\","
+		      "\"kueue.x-k8s.io/podset-required-topology\":\"zone\","
+		      "\"volcano.sh/network-topology-mode\":\"hard\"}},"
+		      "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}");
+	struct syncer_xlate x = {.tenant = "t1",
+				 .host_ns = "tenants",
+				 .queue = "team-a",
+				 .profile = syncer_profile_find("kai")};
+	json_t *h = syncer_translate_pod(&x, p, NULL);
+	json_t *lab = kb_json_path(h, "metadata.labels"),
+	       *ann = kb_json_path(h, "metadata.annotations");
+	const char *gone[] = {"kai.scheduler/subgroup-name", "runai-gpu-group/2",
+			      "kueue.x-k8s.io/pod-group-name"};
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_msg(!json_object_get(lab, gone[i]), "label %s passed", gone[i]);
+	const char *agone[] = {"pod-group-name",
+			       "kai.scheduler/skip-podgrouper",
+			       "kueue.x-k8s.io/pod-group-total-count",
+			       "volcano.sh/task-spec",
+			       "kai.scheduler/topology",
+			       "kai.scheduler/topology-required-placement",
+			       "kueue.x-k8s.io/podset-required-topology",
+			       "volcano.sh/network-topology-mode"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(agone); i++)
+		ck_assert_msg(!json_object_get(ann, agone[i]), "annotation %s passed", agone[i]);
+	ck_assert_str_eq(json_string_value(json_object_get(lab, "app")), "a");
+	json_decref(h);
+	/* the policy allows topology hints: they pass, and KAI's group has them */
+	x.topology_hints = true;
+	h = syncer_translate_pod(&x, p, NULL);
+	ann = kb_json_path(h, "metadata.annotations");
+	ck_assert_str_eq(json_string_value(json_object_get(ann, "kai.scheduler/topology")), "net");
+	ck_assert_ptr_null(json_object_get(ann, "pod-group-name"));
+	json_t *g = J("{\"group\":\"pg.job.w-x-ml-x-t1\",\"name\":\"pg.job.w\",\"ns\":\"ml\","
+		      "\"kind\":\"Job\",\"owner\":\"w\",\"uid\":\"u\",\"min\":2,\"total\":2}");
+	json_t *pg = syncer_group_object(&x, g, h);
+	ck_assert_str_eq(json_string_value(kb_json_path(pg, "spec.topologyConstraint.topology")),
+			 "net");
+	ck_assert_str_eq(
+	    json_string_value(kb_json_path(pg, "spec.topologyConstraint.requiredTopologyLevel")),
+	    "rack");
+	json_decref(pg);
+	json_decref(g);
+	json_decref(h);
+	json_decref(p);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("syncer/gang");
@@ -367,6 +428,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, kubeflow_shapes);
 	tcase_add_test(tc, other_shapes);
 	tcase_add_test(tc, pod_keys);
+	tcase_add_test(tc, tenant_keys_stripped);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("walk");
 	tcase_add_checked_fixture(tc, walk_setup, walk_teardown);
