@@ -6,6 +6,7 @@
 # stays Pending all together (the scheduler's reason in the tenant) when it
 # has not, and its host group object goes with it.
 
+GG_HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 GG_PROFILES=(${E2E_GANG_PROFILES:-kai volcano kueue}) # E2E_GANG_PROFILES: a subset
 
 gg_host() { kubectl --kubeconfig "$GG_HOST_KCFG" "$@"; }
@@ -149,10 +150,127 @@ gang_suite_profile() { # profile
   fi
 }
 
+gg_label_phases() { # tenant selector
+  gg_t "$1" get pods -l "$2" -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' |
+    sort | tr '\n' ' '
+}
+gg_label_running() { [ "$(gg_label_phases "$1" "$2")" = "$(printf 'Running %.0s' $(seq "$3"))" ]; }
+gg_no_groups() { # profile: none of the tenant's group objects left on the host
+  [ -z "$(gg_host -n "gg-$1" get "$(gg_pg_path "$1")" -l kubicle.dev/tenant="gg$1" -o name)" ]
+}
+
+# Owner kinds beyond the Job: a PyTorchJob (the tenant's CRD, its pods made
+# as the training-operator would: examples/training) and a StatefulSet
+# starting its pods in Parallel; a group deleted on the host comes back.
+gang_suite_kinds() { # profile
+  local p=$1 pg ex=$GG_HERE/../../examples/training kc
+  pg=$(gg_pg_path "$p")
+  kc=$(eval echo "\$GG_${p}_KCFG")
+  gg_t "$p" apply -f "$ex/pytorchjob-crd.yaml" >/dev/null
+  gg_until 30 gg_t "$p" get pytorchjobs
+  gg_t "$p" apply -f "$ex/pytorchjob.yaml" >/dev/null
+  bash "$ex/pytorchjob-pods.sh" bert --kubeconfig "$kc"
+  if gg_until 60 gg_label_running "$p" training.kubeflow.org/job-name=bert 4; then
+    pass "$p: a PyTorchJob of a master and 3 workers runs, all 4 together"
+  else
+    fail "$p: PyTorchJob: $(gg_label_phases "$p" training.kubeflow.org/job-name=bert)"
+  fi
+  if [ "$p" = kai ]; then
+    expect "kai: its PodGroup has minMember 4 and a subgroup per replica type" \
+      '^4 master:1 worker:3 $' gg_host -n gg-kai get "$pg" pg.pytorchjob.bert-x-default-x-ggkai \
+      -o jsonpath='{.spec.minMember} {range .spec.subGroups[*]}{.name}:{.minMember} {end}'
+    expect "kai: each pod names its subgroup" '^master worker worker worker $' sh -c \
+      "kubectl --kubeconfig $GG_HOST_KCFG -n gg-kai get pods -l training.kubeflow.org/job-name=bert -o jsonpath='{range .items[*]}{.metadata.labels.kai\.scheduler/subgroup-name} {end}'"
+    gg_host -n gg-kai delete "$pg" pg.pytorchjob.bert-x-default-x-ggkai --wait=false >/dev/null
+    sleep 0.5
+    if gg_until 30 gg_host -n gg-kai get "$pg" pg.pytorchjob.bert-x-default-x-ggkai; then
+      pass "kai: a group deleted on the host while its pods run is made again"
+    else
+      fail "kai: the deleted group is not made again"
+    fi
+  fi
+  gg_t "$p" apply -f - >/dev/null <<'EOF'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: shards}
+spec:
+  replicas: 2
+  podManagementPolicy: Parallel
+  serviceName: shards
+  selector: {matchLabels: {app: shards}}
+  template:
+    metadata: {labels: {app: shards}}
+    spec:
+      containers:
+      - {name: s, image: busybox, command: [sleep, "3600"], resources: {limits: {nvidia.com/gpu: "1"}}}
+EOF
+  if gg_until 60 gg_label_running "$p" app=shards 2; then
+    pass "$p: a Parallel StatefulSet of 2 runs, both together"
+  else
+    fail "$p: StatefulSet: $(gg_label_phases "$p" app=shards)"
+  fi
+  gg_t "$p" delete statefulset shards --wait=false >/dev/null
+  gg_t "$p" delete pytorchjob bert --wait=false >/dev/null
+  gg_t "$p" delete pods -l training.kubeflow.org/job-name=bert --wait=false >/dev/null
+  if [ -n "$pg" ]; then
+    if gg_until 60 gg_no_groups "$p"; then
+      pass "$p: the PyTorchJob's and StatefulSet's groups go with them"
+    else
+      fail "$p: group objects left: $(gg_host -n "gg-$p" get "$pg" -o name)"
+    fi
+  fi
+}
+
+gg_quota_event() { # kubeconfig
+  kubectl --kubeconfig "$1" get events \
+    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' |
+    grep -q "GangExceedsQuota: Job huge needs 8 GPUs together for its 4 pods, more than the tenant's quota of 4"
+}
+
+# Scheduler keys a tenant sets stay off the host; a gang that could never
+# fit the tenant's GPU quota is refused with an event.
+gang_suite_keys() {
+  local hp=evil-x-default-x-ggkai
+  gg_t kai run evil --image=busybox --annotations=pod-group-name=someone-elses \
+    --labels=kai.scheduler/subgroup-name=x -- sleep 3600 >/dev/null
+  gg_until 30 gg_host -n gg-kai get pod $hp
+  expect "kai: a tenant's subgroup and skip-podgrouper never reach the host" '^ $' \
+    gg_host -n gg-kai get pod $hp \
+    -o jsonpath='{.metadata.labels.kai\.scheduler/subgroup-name} {.metadata.annotations.kai\.scheduler/skip-podgrouper}'
+  if gg_until 30 sh -c "kubectl --kubeconfig $GG_HOST_KCFG -n gg-kai get pod $hp -o jsonpath='{.metadata.annotations.pod-group-name}' | grep -q '^pg-$hp-'"; then
+    pass "kai: a tenant's pod-group-name does not pass: KAI's grouper puts the pod in a group of its own"
+  else
+    fail "kai: pod-group-name: $(gg_host -n gg-kai get pod $hp -o jsonpath='{.metadata.annotations.pod-group-name}')"
+  fi
+  gg_t kai delete pod evil --wait=false >/dev/null
+  # a tenant whose policy allows 4 GPUs: 4 ranks of 2 could never run
+  cat >"$E2E_TMP/gg-policy.yaml" <<'EOF'
+name: four-gpus
+gpu: {mode: whole}
+podSecurity: baseline
+quota: {gpu: 4}
+EOF
+  gg_host create ns gg-small >/dev/null
+  start_server ggsmall --host-kubeconfig "$GG_HOST_KCFG" --host-namespace gg-small \
+    --tenant ggsmall --queue gg-kai --scheduler kai --policy "$E2E_TMP/gg-policy.yaml" ||
+    { fail "gang: tenant with a policy"; return; }
+  GG_small_KCFG=$KCFG
+  gg_indexed_job small huge 4 2 >/dev/null
+  if gg_until 60 gg_quota_event "$GG_small_KCFG"; then
+    pass "a gang above the tenant's GPU quota is refused with a clear event"
+  else
+    fail "no GangExceedsQuota event: $(kubectl --kubeconfig "$GG_small_KCFG" get events 2>&1 | tail -3)"
+  fi
+  expect_eq "none of its pods reaches the host" "" gg_host -n gg-small get pods -o name
+}
+
 gang_suite() {
   gang_suite_setup || { fail "gang: setup"; return; }
   local p
   for p in "${GG_PROFILES[@]}"; do
     gang_suite_profile "$p"
+    gang_suite_kinds "$p"
   done
+  [[ " ${GG_PROFILES[*]} " != *" kai "* ]] || gang_suite_keys
 }
+
