@@ -489,9 +489,9 @@ class Scheduler:
         if q not in queues:
             return f"Queue '{q}' does not exist"
         if queues[q] is not None and used.get(q, 0) + need > queues[q]:
-            return (f"Not enough quota in queue {q} for the pod group {g.key}: it needs "
-                    f"{need} GPUs for {len(pods)} pods together (minMember {g.min}), the "
-                    f"queue uses {used.get(q, 0)} of {queues[q]}")
+            return (f"queue over quota: queue {q} uses {used.get(q, 0)} of {queues[q]} GPUs, "
+                    f"the pod group {g.key} needs {need} for {len(pods)} pods together "
+                    f"(minMember {g.min})")
         nodes = gang.place(self.nodes, self.gpus, node_used, pods, gpus_of)
         if nodes is None:
             return (f"0/{len(self.nodes)} nodes are available for the pod group {g.key}: "
