@@ -70,6 +70,7 @@ EOF
     start_server "gg$p" --host-kubeconfig "$GG_HOST_KCFG" --host-namespace "gg-$p" \
       --tenant "gg$p" --queue "gg-$p" --scheduler "$p" || return 1
     printf -v "GG_${p}_KCFG" %s "$KCFG"
+    printf -v "GG_${p}_PID" %s "$SERVER_PID"
   done
 }
 
@@ -264,6 +265,60 @@ EOF
   expect_eq "none of its pods reaches the host" "" gg_host -n gg-small get pods -o name
 }
 
+gg_group_uid() { gg_host -n gg-kai get podgroups.scheduling.run.ai "$1" -o jsonpath='{.metadata.uid}'; }
+
+# After a crash: the syncer finds its groups again (members held, nothing
+# made twice) and sweeps one of its groups that has no member left; a
+# group with another tenant's label is never touched.
+gang_suite_restart() {
+  local pg=podgroups.scheduling.run.ai uid
+  gg_indexed_job kai keep 2 1 >/dev/null
+  gg_until 60 gg_all_running kai keep 2
+  uid=$(gg_group_uid pg.job.keep-x-default-x-ggkai)
+  gg_host apply -f - >/dev/null <<'EOF'
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata:
+  name: pg.job.gone-x-default-x-ggkai
+  namespace: gg-kai
+  labels: {kubicle.dev/tenant: ggkai, kubicle.dev/namespace: default}
+  annotations: {kubicle.dev/namespace: default, kubicle.dev/name: pg.job.gone,
+    kubicle.dev/uid: u-gone, kubicle.dev/kind: PodGroup}
+spec: {minMember: 2, queue: gg-kai}
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata:
+  name: pg.job.other-x-default-x-ggkai
+  namespace: gg-kai
+  labels: {kubicle.dev/tenant: someone-else}
+spec: {minMember: 2, queue: gg-kai}
+EOF
+  kill -9 "$GG_kai_PID"
+  wait "$GG_kai_PID" 2>/dev/null
+  start_server ggkai --host-kubeconfig "$GG_HOST_KCFG" --host-namespace gg-kai \
+    --tenant ggkai --queue gg-kai --scheduler kai || { fail "gang: restart"; return; }
+  GG_kai_KCFG=$KCFG GG_kai_PID=$SERVER_PID
+  # the resync runs at start and every 30 s
+  if gg_until 75 sh -c "! kubectl --kubeconfig $GG_HOST_KCFG -n gg-kai get $pg pg.job.gone-x-default-x-ggkai"; then
+    pass "kai: a group of ours left without members (a crash) is swept"
+  else
+    fail "kai: the memberless group is still there"
+  fi
+  expect "kai: another tenant's group is left alone" 'pg.job.other' \
+    gg_host -n gg-kai get $pg pg.job.other-x-default-x-ggkai -o name
+  expect_eq "kai: after kill -9 and restart, a running gang keeps its group" "$uid" \
+    gg_group_uid pg.job.keep-x-default-x-ggkai
+  expect "kai: and its pods run on" '^Running Running $' gg_phases kai keep
+  gg_t kai delete job keep --wait=false >/dev/null
+  if gg_until 60 sh -c "! kubectl --kubeconfig $GG_HOST_KCFG -n gg-kai get $pg pg.job.keep-x-default-x-ggkai"; then
+    pass "kai: that group still goes with its workload"
+  else
+    fail "kai: the group of the deleted Job stays"
+  fi
+  gg_host -n gg-kai delete $pg pg.job.other-x-default-x-ggkai >/dev/null
+}
+
 gang_suite() {
   gang_suite_setup || { fail "gang: setup"; return; }
   local p
@@ -271,6 +326,6 @@ gang_suite() {
     gang_suite_profile "$p"
     gang_suite_kinds "$p"
   done
-  [[ " ${GG_PROFILES[*]} " != *" kai "* ]] || gang_suite_keys
+  [[ " ${GG_PROFILES[*]} " != *" kai "* ]] || { gang_suite_keys; gang_suite_restart; }
 }
 
