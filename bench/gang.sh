@@ -26,5 +26,5 @@ python3 -c 'import json, sys; sys.path.insert(0, "tests/host"); import gang
 print(json.dumps({"apiVersion": "v1", "kind": "List", "items": gang.CRDS}))' |
   kubectl --kubeconfig "$tmp/host/kubeconfig" apply -f - >/dev/null
 serve tenant --host-kubeconfig "$tmp/host/kubeconfig" --host-namespace tenants --tenant bench \
-  --queue q --scheduler kai --host-qps -1
+  --queue q --scheduler "${GANG_BENCH_PROFILE:-kai}" --host-qps -1
 python3 bench/gang.py "$tmp/tenant" "$tmp/host" "$N" "$C"
