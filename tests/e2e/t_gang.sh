@@ -222,6 +222,80 @@ EOF
   fi
 }
 
+# A JobSet (the tenant's CRD): its child Jobs made as the JobSet controller
+# makes them, their pods by the tenant's Job controller; the walk goes pod ->
+# Job -> JobSet, and the gang is every replicated job's pods.
+gang_suite_jobset() { # profile
+  local p=$1 pg
+  pg=$(gg_pg_path "$p")
+  gg_t "$p" apply -f - >/dev/null <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: jobsets.jobset.x-k8s.io}
+spec:
+  group: jobset.x-k8s.io
+  scope: Namespaced
+  names: {plural: jobsets, singular: jobset, kind: JobSet, listKind: JobSetList}
+  versions:
+  - name: v1alpha2
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+EOF
+  gg_until 30 gg_t "$p" get jobsets
+  gg_t "$p" apply -f - >/dev/null <<'EOF'
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js}
+spec:
+  replicatedJobs:
+  - {name: leader, replicas: 1, template: {spec: {parallelism: 1, completions: 1}}}
+  - {name: workers, replicas: 1, template: {spec: {parallelism: 3, completions: 3}}}
+EOF
+  local uid rj n
+  uid=$(gg_t "$p" get jobset js -o jsonpath='{.metadata.uid}')
+  for rj in leader:1 workers:3; do
+    n=${rj#*:} rj=${rj%:*}
+    gg_t "$p" apply -f - >/dev/null <<EOF
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: js-$rj-0
+  labels: {jobset.sigs.k8s.io/jobset-name: js, jobset.sigs.k8s.io/replicatedjob-name: $rj}
+  ownerReferences:
+  - {apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: js, uid: "$uid", controller: true}
+spec:
+  parallelism: $n
+  completions: $n
+  template:
+    metadata:
+      labels: {jobset.sigs.k8s.io/jobset-name: js, jobset.sigs.k8s.io/replicatedjob-name: $rj}
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: c, image: busybox, command: [sleep, "3600"], resources: {limits: {nvidia.com/gpu: "1"}}}
+EOF
+  done
+  if gg_until 60 gg_label_running "$p" jobset.sigs.k8s.io/jobset-name=js 4; then
+    pass "$p: a JobSet of a leader and 3 workers (pod -> Job -> JobSet) runs, all 4 together"
+  else
+    fail "$p: JobSet: $(gg_label_phases "$p" jobset.sigs.k8s.io/jobset-name=js)"
+  fi
+  if [ -n "$pg" ]; then
+    expect "$p: one group for the JobSet, of its 4 pods" '^4$' \
+      gg_host -n "gg-$p" get "$pg" pg.jobset.0.js-x-default-x-gg$p -o jsonpath='{.spec.minMember}'
+  fi
+  gg_t "$p" delete jobs js-leader-0 js-workers-0 --wait=false >/dev/null
+  gg_t "$p" delete jobset js --wait=false >/dev/null
+  if [ -n "$pg" ] && ! gg_until 60 gg_no_groups "$p"; then
+    fail "$p: the JobSet's group stays: $(gg_host -n "gg-$p" get "$pg" -o name)"
+  fi
+}
+
 gg_quota_event() { # kubeconfig
   kubectl --kubeconfig "$1" get events \
     -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' |
@@ -325,6 +399,7 @@ gang_suite() {
   for p in "${GG_PROFILES[@]}"; do
     gang_suite_profile "$p"
     gang_suite_kinds "$p"
+    gang_suite_jobset "$p"
   done
   [[ " ${GG_PROFILES[*]} " != *" kai "* ]] || { gang_suite_keys; gang_suite_restart; }
 }
