@@ -296,6 +296,116 @@ EOF
   fi
 }
 
+gg_crd() { # profile plural group kind version
+  gg_t "$1" apply -f - >/dev/null <<EOF
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: $2.$3}
+spec:
+  group: $3
+  scope: Namespaced
+  names: {plural: $2, singular: ${4,,}, kind: $4, listKind: ${4}List}
+  versions:
+  - name: $5
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+EOF
+  gg_until 30 gg_t "$1" get "$2"
+}
+
+# A pod of `owner` (kind/name/uid, apiVersion av) with labels, 1 GPU.
+gg_owned_pod() { # profile name av kind owner uid labels-json
+  gg_t "$1" apply -f - >/dev/null <<EOF
+{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "$2", "labels": $7,
+   "ownerReferences": [{"apiVersion": "$3", "kind": "$4", "name": "$5", "uid": "$6", "controller": true}]},
+ "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox",
+   "command": ["sleep", "3600"], "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+EOF
+}
+
+# A RayCluster (head and 2 workers, pods made as KubeRay would) and a
+# LeaderWorkerSet of size 3 (leader StatefulSet -> leader pod -> worker
+# StatefulSet -> workers, the StatefulSets run by the tenant's controller).
+gang_suite_ray_lws() { # profile
+  local p=$1 pg uid lead
+  pg=$(gg_pg_path "$p")
+  gg_crd "$p" rayclusters ray.io RayCluster v1
+  gg_t "$p" apply -f - >/dev/null <<'EOF'
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: rc}
+spec: {workerGroupSpecs: [{groupName: gpu, replicas: 2}]}
+EOF
+  uid=$(gg_t "$p" get raycluster rc -o jsonpath='{.metadata.uid}')
+  gg_owned_pod "$p" rc-head ray.io/v1 RayCluster rc "$uid" '{"ray.io/cluster": "rc", "ray.io/node-type": "head"}'
+  gg_owned_pod "$p" rc-gpu-0 ray.io/v1 RayCluster rc "$uid" '{"ray.io/cluster": "rc", "ray.io/group": "gpu"}'
+  gg_owned_pod "$p" rc-gpu-1 ray.io/v1 RayCluster rc "$uid" '{"ray.io/cluster": "rc", "ray.io/group": "gpu"}'
+  if gg_until 60 gg_label_running "$p" ray.io/cluster=rc 3; then
+    pass "$p: a RayCluster of a head and 2 workers runs, all 3 together"
+  else
+    fail "$p: RayCluster: $(gg_label_phases "$p" ray.io/cluster=rc)"
+  fi
+  gg_t "$p" delete raycluster rc --wait=false >/dev/null
+  gg_t "$p" delete pods -l ray.io/cluster=rc --wait=false >/dev/null
+  gg_crd "$p" leaderworkersets leaderworkerset.x-k8s.io LeaderWorkerSet v1
+  gg_t "$p" apply -f - >/dev/null <<'EOF'
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: llm}
+spec: {leaderWorkerTemplate: {size: 3}}
+EOF
+  uid=$(gg_t "$p" get leaderworkerset llm -o jsonpath='{.metadata.uid}')
+  gg_lws_sts "$p" llm 1 leaderworkerset.x-k8s.io/v1 LeaderWorkerSet llm "$uid"
+  gg_until 30 gg_t "$p" get pod llm-0
+  lead=$(gg_t "$p" get pod llm-0 -o jsonpath='{.metadata.uid}')
+  gg_lws_sts "$p" llm-0 2 v1 Pod llm-0 "$lead"
+  if gg_until 60 gg_label_running "$p" leaderworkerset.sigs.k8s.io/name=llm 3; then
+    pass "$p: a LeaderWorkerSet group of 3 (pod -> StatefulSet -> leader pod -> StatefulSet -> LeaderWorkerSet) runs, all 3 together"
+  else
+    fail "$p: LeaderWorkerSet: $(gg_label_phases "$p" leaderworkerset.sigs.k8s.io/name=llm)"
+  fi
+  if [ -n "$pg" ]; then
+    expect "$p: one group for the LeaderWorkerSet's group 0, of size 3" '^3$' \
+      gg_host -n "gg-$p" get "$pg" pg.leaderworkerset.0.llm-x-default-x-gg$p -o jsonpath='{.spec.minMember}'
+  fi
+  gg_t "$p" delete statefulset llm-0 llm --wait=false >/dev/null
+  gg_t "$p" delete leaderworkerset llm --wait=false >/dev/null
+  if [ -n "$pg" ] && ! gg_until 60 gg_no_groups "$p"; then
+    fail "$p: the RayCluster's or LeaderWorkerSet's group stays: $(gg_host -n "gg-$p" get "$pg" -o name)"
+  fi
+}
+
+# A StatefulSet of a LeaderWorkerSet (its pods labelled with the group index;
+# Parallel, as the LeaderWorkerSet controller makes them: one by one, a gang
+# of them would wait forever).
+gg_lws_sts() { # profile name replicas owner-av owner-kind owner-name owner-uid
+  gg_t "$1" apply -f - >/dev/null <<EOF
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: $2
+  ownerReferences:
+  - {apiVersion: $4, kind: $5, name: $6, uid: "$7", controller: true}
+spec:
+  replicas: $3
+  podManagementPolicy: Parallel
+  serviceName: llm
+  selector: {matchLabels: {leaderworkerset.sigs.k8s.io/name: llm, set: $2}}
+  template:
+    metadata:
+      labels: {leaderworkerset.sigs.k8s.io/name: llm, set: $2, leaderworkerset.sigs.k8s.io/group-index: "0"}
+    spec:
+      containers:
+      - {name: c, image: busybox, command: [sleep, "3600"], resources: {limits: {nvidia.com/gpu: "1"}}}
+EOF
+}
+
 gg_quota_event() { # kubeconfig
   kubectl --kubeconfig "$1" get events \
     -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' |
@@ -400,6 +510,7 @@ gang_suite() {
     gang_suite_profile "$p"
     gang_suite_kinds "$p"
     gang_suite_jobset "$p"
+    gang_suite_ray_lws "$p"
   done
   [[ " ${GG_PROFILES[*]} " != *" kai "* ]] || { gang_suite_keys; gang_suite_restart; }
 }
