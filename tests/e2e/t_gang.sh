@@ -406,6 +406,41 @@ spec:
 EOF
 }
 
+gg_tenant_groups() { # tenant: its group objects anywhere on the host
+  gg_host get podgroups.scheduling.run.ai -A -l kubicle.dev/tenant="$1" -o name
+}
+
+# kubicle create / delete: the syncer's host Role lets it write PodGroups,
+# and a deleted tenant leaves none behind.
+gang_suite_delete() {
+  local home=$E2E_TMP/gghome
+  KUBICLE_HOME=$home "$KUBICLE" create ggdel --host-kubeconfig "$GG_HOST_KCFG" --queue gg-del \
+    --scheduler kai --wait >/dev/null 2>&1 || { fail "gang: kubicle create"; return; }
+  local kc=$home/tenants/ggdel/kubeconfig
+  [ -f "$home/tenants/ggdel/supervisor.pid" ] && E2E_PIDS+=("$(cat "$home/tenants/ggdel/supervisor.pid")")
+  kubectl --kubeconfig "$kc" apply -f - >/dev/null <<'EOF'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: pair}
+spec:
+  completionMode: Indexed
+  completions: 2
+  parallelism: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: w, image: busybox, command: [sleep, "3600"]}]
+EOF
+  if gg_until 60 sh -c "[ -n \"\$(kubectl --kubeconfig $GG_HOST_KCFG get podgroups.scheduling.run.ai -A -l kubicle.dev/tenant=ggdel -o name)\" ]"; then
+    pass "kubicle create: the syncer's host Role lets it make the PodGroup"
+  else
+    fail "kubicle create: no PodGroup: $(tail -3 "$home/tenants/ggdel/server.log" 2>/dev/null)"
+  fi
+  KUBICLE_HOME=$home "$KUBICLE" delete ggdel >/dev/null 2>&1
+  expect_eq "kubicle delete: no group object of the tenant is left on the host" "" \
+    gg_tenant_groups ggdel
+}
+
 gg_quota_event() { # kubeconfig
   kubectl --kubeconfig "$1" get events \
     -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' |
@@ -512,6 +547,6 @@ gang_suite() {
     gang_suite_jobset "$p"
     gang_suite_ray_lws "$p"
   done
-  [[ " ${GG_PROFILES[*]} " != *" kai "* ]] || { gang_suite_keys; gang_suite_restart; }
+  [[ " ${GG_PROFILES[*]} " != *" kai "* ]] || { gang_suite_keys; gang_suite_restart; gang_suite_delete; }
 }
 
