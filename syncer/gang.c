@@ -500,6 +500,28 @@ static void kai_topology(const json_t *hp, json_t *spec)
 		json_decref(tc);
 }
 
+/* Volcano's network topology keys (topology/v1alpha1 labels.go:
+ * volcano.sh/network-topology-mode "hard"|"soft", -highest-tier an
+ * integer) as the PodGroup's spec.networkTopology (scheduling/v1beta1
+ * NetworkTopologySpec), where its scheduler reads them for a group. */
+static void volcano_topology(const json_t *hp, json_t *spec)
+{
+	const json_t *ann = kb_json_path(hp, "metadata.annotations");
+	const char *mode = jstr(ann, "volcano.sh/network-topology-mode");
+	const char *tier = jstr(ann, "volcano.sh/network-topology-highest-tier");
+	json_t *nt = json_object();
+	if (mode && (strcmp(mode, "hard") == 0 || strcmp(mode, "soft") == 0))
+		json_object_set_new(nt, "mode", json_string(mode));
+	char *end = NULL;
+	long t = tier ? strtol(tier, &end, 10) : -1;
+	if (tier && *tier && !*end && t >= 0 && t <= 1000)
+		json_object_set_new(nt, "highestTierAllowed", json_integer(t));
+	if (json_object_size(nt))
+		json_object_set_new(spec, "networkTopology", nt);
+	else
+		json_decref(nt);
+}
+
 int64_t syncer_gang_gpu_milli(const json_t *gang, const json_t *hp)
 {
 	return (int64_t)pod_gpus(hp) * 1000 * json_integer_value(json_object_get(gang, "min"));
@@ -522,6 +544,8 @@ json_t *syncer_group_object(const struct syncer_xlate *x, const json_t *gang, co
 		json_object_set(spec, "subGroups", json_object_get(gang, "subGroups"));
 	if (kai)
 		kai_topology(hp, spec);
+	else
+		volcano_topology(hp, spec);
 	/* Volcano admits a group to its queue by minResources (enqueue):
 	 * given where every member has the same template */
 	const char *kind = jstr(gang, "kind");

@@ -247,7 +247,9 @@ json_t *syncer_gang_shape(const char *kind, const json_t *top, const json_t *pod
 const char *syncer_group_api(const struct syncer_profile *p);
 /* The host group object of gang `gang` for the profile of x (a KAI or
  * Volcano PodGroup: minMember, queue, priorityClassName of host pod `hp`;
- * KAI subGroups and topologyConstraint, Volcano minResources), with the
+ * KAI subGroups and topologyConstraint, Volcano minResources and
+ * networkTopology; topology from hp's annotations, there only where the
+ * policy let them pass), with the
  * contract's labels and annotations (kind PodGroup, name the gang's
  * tenant-side name, uid its owner's). New reference; NULL when the profile
  * has no group objects. */

@@ -413,6 +413,15 @@ START_TEST(tenant_keys_stripped)
 	    json_string_value(kb_json_path(pg, "spec.topologyConstraint.requiredTopologyLevel")),
 	    "rack");
 	json_decref(pg);
+	/* Volcano's: the PodGroup's networkTopology */
+	x.profile = syncer_profile_find("volcano");
+	json_object_set_new(kb_json_path(h, "metadata.annotations"),
+			    "volcano.sh/network-topology-highest-tier", json_string("2"));
+	pg = syncer_group_object(&x, g, h);
+	ck_assert_str_eq(json_string_value(kb_json_path(pg, "spec.networkTopology.mode")), "hard");
+	ck_assert_int_eq(
+	    json_integer_value(kb_json_path(pg, "spec.networkTopology.highestTierAllowed")), 2);
+	json_decref(pg);
 	json_decref(g);
 	json_decref(h);
 	json_decref(p);
