@@ -34,6 +34,7 @@
 
 #define GANG_MAX_MEMBERS 10000 /* a larger minimum is taken as this */
 #define OWNER_DEPTH      8     /* owner links followed at most */
+#define GANG_MAX_SUBS    16    /* more replica types: no subgroups */
 
 /* ---- owners --------------------------------------------------------------------- */
 
@@ -257,7 +258,8 @@ static json_t *shape_kubeflow(const json_t *job, const json_t *pod, const char *
 				 "training.kubeflow.org/replica-type");
 	char mine[64];
 	label_name(rtype, mine, sizeof(mine));
-	if (g && whole && mine[0] && json_array_size(subs) > 1) {
+	if (g && whole && mine[0] && json_array_size(subs) > 1 &&
+	    json_array_size(subs) <= GANG_MAX_SUBS) {
 		json_object_set_new(g, "subgroup", json_string(mine));
 		json_object_set(g, "subGroups", subs);
 	}
