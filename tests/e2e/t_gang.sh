@@ -4,7 +4,14 @@
 # Volcano and Kueue as their sources behave) and one tenant per profile; a
 # distributed workload reaches Running all together when its queue has room,
 # stays Pending all together (the scheduler's reason in the tenant) when it
-# has not, and its host group object goes with it.
+# has not, and its host group object goes with it. Owner kinds: Indexed Job,
+# PyTorchJob, Parallel StatefulSet, JobSet, RayCluster, LeaderWorkerSet (the
+# CRDs the tenant's own, their operators' pods made by hand). Then, KAI only:
+# tenant-set scheduler keys kept off the host, a gang above the policy's GPU
+# quota refused, kill -9 and restart (groups kept, a memberless one swept),
+# kubicle create/delete. The first version of this file failed on the syncer
+# before syncer/gang.c (commit 988990c): pods Pending forever on KAI and
+# Volcano, refused by Kueue's webhook.
 
 GG_HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 GG_PROFILES=(${E2E_GANG_PROFILES:-kai volcano kueue}) # E2E_GANG_PROFILES: a subset
