@@ -116,7 +116,7 @@ static json_t *queue_obj(const struct tenant *t)
 /* The syncer's rules: everything it calls, in its namespace only. */
 static json_t *role_obj(const struct tenant *t, const char *sa)
 {
-	return json_pack(
+	json_t *r = json_pack(
 	    "{s:s,s:s,s:o,s:[{s:[s],s:[s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s]},"
 	    "{s:[s],s:[s,s,s],s:[s,s]},"
 	    "{s:[s],s:[s,s],s:[s,s,s,s,s,s,s]},{s:[s],s:[s],s:[s,s,s]},"
@@ -137,6 +137,13 @@ static json_t *role_obj(const struct tenant *t, const char *sa)
 	    "apiGroups", "metrics.k8s.io", "resources", "pods", "verbs", "get", "list", "apiGroups",
 	    "networking.k8s.io", "resources", "networkpolicies", "verbs", "get", "list", "watch",
 	    "create", "update", "patch", "delete");
+	/* the gangs' group objects (syncer/gang.c): KAI's and Volcano's PodGroups */
+	json_array_append_new(json_object_get(r, "rules"),
+			      json_pack("{s:[s,s],s:[s],s:[s,s,s,s,s,s,s]}", "apiGroups",
+					"scheduling.run.ai", "scheduling.volcano.sh", "resources",
+					"podgroups", "verbs", "get", "list", "watch", "create",
+					"update", "patch", "delete"));
+	return r;
 }
 
 static json_t *binding_obj(const struct tenant *t, const char *kind, const char *name,
@@ -321,6 +328,8 @@ static const struct {
 	bool stop, each;
 } ns_collections[] = {
     {"/api/v1", "pods", true, false},
+    {"/apis/scheduling.run.ai/v2alpha2", "podgroups", true, false}, /* after their pods */
+    {"/apis/scheduling.volcano.sh/v1beta1", "podgroups", true, false},
     {"/api/v1", "services", true, true},
     {"/api/v1", "persistentvolumeclaims", false, false},
     {"/api/v1", "configmaps", true, false},

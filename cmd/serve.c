@@ -445,6 +445,8 @@ static int start_syncer(struct server *s, struct serve_args *a, int port)
 	a->host.token_arg = s->proxy;
 	a->host.metrics_changed = metrics_changed;
 	a->host.metrics_arg = s->proxy;
+	a->host.topology_hints = policy_topology_hints(s->policy);
+	a->host.gpu_quota_milli = policy_gpu_quota_milli(s->policy);
 	int rc = syncer_start(s->loop, s->store, &a->host, &s->syncer);
 	if (rc == 0) {
 		proxy_set_host(s->proxy, syncer_pod_log, syncer_pod_connect, s->syncer);

@@ -188,6 +188,9 @@ static int parse_field(policy_t *p, const char *k, json_t *v, char *err, size_t 
 	else if (strcmp(k, "hostFields") == 0 && s &&
 		 (strcmp(s, "allow") == 0 || strcmp(s, "deny") == 0))
 		p->host_fields = strcmp(s, "allow") == 0;
+	else if (strcmp(k, "topologyHints") == 0 && s &&
+		 (strcmp(s, "allow") == 0 || strcmp(s, "deny") == 0))
+		p->topology_hints = strcmp(s, "allow") == 0;
 	else if (strcmp(k, "quota") == 0 && json_is_object(v))
 		return parse_quota(p, v, err, errlen);
 	else if (strcmp(k, "nodeSelector") == 0 && json_is_object(v))
@@ -485,4 +488,14 @@ int policy_mutate_pod(const policy_t *p, json_t *pod)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+bool policy_topology_hints(const policy_t *p)
+{
+	return p && p->topology_hints;
+}
+
+int64_t policy_gpu_quota_milli(const policy_t *p)
+{
+	return p && p->has_quota[0] ? p->quota.gpu_milli : -1;
 }

@@ -94,6 +94,12 @@ void policy_pod_usage(const policy_t *p, const json_t *pod, struct policy_usage 
  * 4, limited: 4". */
 int policy_check_quota(const policy_t *p, const struct policy_usage *used,
 		       const struct policy_usage *req, char *msg, size_t len);
+/* Whether the schedulers' topology keys of pods (KAI kai.scheduler/topology*,
+ * Kueue podset-*-topology, Volcano network-topology-*) may reach the host
+ * (topologyHints: allow; default deny). */
+bool policy_topology_hints(const policy_t *p);
+/* The policy's GPU quota in thousandths of a GPU, -1 when it sets none. */
+int64_t policy_gpu_quota_milli(const policy_t *p);
 /* True when the policy sets at least one quota. */
 bool policy_has_quota(const policy_t *p);
 /* ResourceQuota spec.hard / status.used maps (new references) for the

@@ -17,7 +17,8 @@ struct policy {
 	json_t *mig_profiles;   /* array of strings ("1g.10gb") */
 	int64_t gpu_memory_mib; /* memory of one GPU, for gpu-memory requests; 0: unknown */
 	enum policy_pss pss;
-	bool host_fields; /* hostNetwork, hostPath, privileged... may pass */
+	bool host_fields;    /* hostNetwork, hostPath, privileged... may pass */
+	bool topology_hints; /* schedulers' topology keys on pods may pass (syncer) */
 	bool has_quota[4];
 	struct policy_usage quota; /* valid where has_quota[] */
 	json_t *node_selector;     /* object of strings, or NULL */

@@ -3,8 +3,9 @@
 # Sets up, builds and starts Kubicle locally: a host stand-in
 # (build/tests/host/kubicle-standin: a kubicle API server as the host cluster
 # would be, with KAI's Queue kind, whose pods/exec runs commands as local
-# processes and whose port-forward reaches this machine) with the KAI-like test
-# scheduler (tests/host/scheduler.py: 2 fake nodes with 8 GPUs each, made-up
+# processes and whose port-forward reaches this machine) with the test
+# scheduler in its KAI profile (tests/host/scheduler.py: PodGroups and gangs as
+# KAI has them, 2 fake nodes with 8 GPUs each, made-up
 # PodMetrics/NodeMetrics standing in for metrics-server (kubectl top), Queue
 # "team-a" with 4 GPUs), and one tenant "demo" (`kubicle create`, tenants kept
 # in .kubicle/tenants) whose pods run on it in host namespace "tenants".
@@ -72,4 +73,9 @@ echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig apply -f examples
 echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig get pods -w   # Pending -> Running"
 echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig exec POD -- sh -c 'echo hi'"
 echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig top pod   # the stand-in's made-up usage"
+echo "gang-scheduled training (docs/gang.md): 4 ranks start together, or none"
+echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig apply -f examples/training/indexed-job.yaml"
+echo "      kubectl --kubeconfig $home/host/kubeconfig -n tenants get podgroups.scheduling.run.ai"
+echo "      kubectl --kubeconfig $home/tenants/demo/kubeconfig apply -f examples/training/pytorchjob-crd.yaml -f examples/training/pytorchjob.yaml"
+echo "      bash examples/training/pytorchjob-pods.sh bert --kubeconfig $home/tenants/demo/kubeconfig"
 echo "      kubectl --kubeconfig $home/host/kubeconfig -n tenants get pods --show-labels"

@@ -68,6 +68,7 @@ struct syncer {
 	json_t *netpol_list;               /* every tenant NetworkPolicy */
 	struct syncer_pv *pvs;             /* the bound claims' volumes (pv.c) */
 	struct host_metrics *metrics;      /* the host's metrics API (metrics.c) */
+	struct syncer_groups *groups;      /* host group objects of gangs (gang.c) */
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
@@ -77,6 +78,7 @@ struct syncer {
 	void (*metrics_changed)(void *, bool);
 	void *metrics_arg;
 	char pods_path[256], sel[160];
+	int64_t gpu_quota_milli; /* the policy's, <= 0: none (gangs above it are refused) */
 	bool host_synced, stopping;
 	struct syncer_stats stats;
 };
@@ -829,6 +831,7 @@ static void untrack(struct syncer *s, const char *hn)
 		host_delete_owned(s, path, SYNCER_POD_TOKEN_KIND, jstr(st, "ns"), jstr(st, "name"),
 				  false);
 	}
+	syncer_groups_release(s->groups, hn); /* its group goes after its last pod */
 	json_object_del(s->pods, hn);
 	s->stats.pods = json_object_size(s->pods);
 }
@@ -946,6 +949,26 @@ static bool pod_dns_ready(struct syncer *s)
 	return false;
 }
 
+/* A gang whose minimum needs more GPUs together than the tenant's quota
+ * could never run: its pods are not sent to the host, and say why. */
+static bool gang_over_quota(struct syncer *s, const json_t *gang, const json_t *pod,
+			    const json_t *hp)
+{
+	int64_t need = syncer_gang_gpu_milli(gang, hp);
+	if (s->gpu_quota_milli <= 0 || need <= s->gpu_quota_milli)
+		return false;
+	char msg[512];
+	snprintf(msg, sizeof(msg),
+		 "%s %s needs %lld GPUs together for its %lld pods, more than the tenant's quota "
+		 "of %lld GPUs: it could never be scheduled, and its pods are not sent to the host",
+		 jstr(gang, "kind"), jstr(gang, "owner"), (long long)(need / 1000),
+		 (long long)json_integer_value(json_object_get(gang, "min")),
+		 (long long)(s->gpu_quota_milli / 1000));
+	syncer_record_event(s->store, meta_str(pod, "namespace"), "Pod", meta_str(pod, "name"),
+			    meta_str(pod, "uid"), "Warning", "GangExceedsQuota", msg, "gang", NULL);
+	return true;
+}
+
 static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 {
 	json_t *hp = NULL;
@@ -961,7 +984,15 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 	}
 	if (!hp)
 		return;
-	struct pod_call *pc = calloc(1, sizeof(*pc));
+	/* a gang's pod is made after its group object, in it */
+	json_t *gang = syncer_gang_of(s->store, pod, s->tenant);
+	int ready = gang && gang_over_quota(s, gang, pod, hp) ? 0 : 1;
+	if (gang && ready)
+		ready = syncer_groups_want(s->groups, gang, pod, hn, hp);
+	if (ready > 0)
+		syncer_gang_keys(&s->x, gang, hp);
+	json_decref(gang);
+	struct pod_call *pc = ready > 0 ? calloc(1, sizeof(*pc)) : NULL;
 	if (!pc) {
 		json_decref(hp);
 		return;
@@ -975,6 +1006,35 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 		free(pc);
 	}
 	json_decref(hp);
+}
+
+/* The group of waiting tenant pod ns/name is on the host: the pod is made. */
+static void on_group_ready(void *arg, const char *ns, const char *name)
+{
+	struct syncer *s = arg;
+	json_t *tp = NULL;
+	char hn[SYNCER_NAME_MAX + 1];
+	if (s->stopping || store_get(s->store, "/pods", ns, name, &tp) < 0)
+		return;
+	pod_hn(s, tp, hn);
+	if (hn[0] && !meta_str(tp, "deletionTimestamp") && !host_pod(s, hn))
+		create_host_pod(s, tp, hn);
+	json_decref(tp);
+}
+
+/* Host pod hp of tenant pod tp, found at a resync, counts in its gang's
+ * group when it is in it. */
+static void hold_group(struct syncer *s, const json_t *tp, const json_t *hp, const char *hn)
+{
+	if (!s->groups)
+		return;
+	json_t *gang = syncer_gang_of(s->store, tp, s->tenant);
+	json_t *ann = json_object_get(json_object_get(hp, "metadata"), "annotations");
+	const char *in = jstr(ann, "pod-group-name") ? jstr(ann, "pod-group-name")
+						     : jstr(ann, "scheduling.k8s.io/group-name");
+	if (gang && in && strcmp(in, jstr(gang, "group")) == 0)
+		syncer_groups_hold(s->groups, gang, tp, hn);
+	json_decref(gang);
 }
 
 /* Deletes our host pod hn: only if the informer saw it, exactly ours
@@ -1381,6 +1441,7 @@ static void resync_tenant_pod(struct syncer *s, json_t *tp, json_t *seen)
 		return;
 	}
 	track(s, tp, hn, NULL);
+	hold_group(s, tp, hp, hn);
 	copy_status(s, hp, hn, NULL);
 	push_update(s, NULL, tp, hn); /* updates lost while the pod was created or the host away */
 }
@@ -1419,6 +1480,7 @@ static void resync(struct syncer *s)
 	}
 	json_decref(pods);
 	json_decref(seen);
+	syncer_groups_resync(s->groups);
 	sa_refresh(s);
 	ptok_refresh(s);
 	lookup_host_services(s); /* retried here until the host has them */
@@ -1936,6 +1998,9 @@ static int start_watches(struct syncer *s)
 		return rc;
 	if ((rc = syncer_pv_start(s->store, &s->pvs)) < 0)
 		return rc;
+	if ((rc = syncer_groups_start(s->loop, s->http, s->store, &s->x, s->sel, on_group_ready, s,
+				      &s->stats, &s->groups)) < 0)
+		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
 					.label_selector = s->sel,
 					.cache_view = syncer_host_pod_view,
@@ -1971,6 +2036,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 				     .host_ns = s->host_ns,
 				     .queue = s->queue[0] ? s->queue : NULL,
 				     .profile = syncer_profile_find(o->scheduler),
+				     .topology_hints = o->topology_hints,
 				     .api_host = s->advertise[0] ? s->advertise : NULL,
 				     .api_port = o->api_port,
 				     .pod_dns = s->pod_dns[0] ? s->pod_dns : NULL,
@@ -1988,6 +2054,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	s->metrics_changed = o->metrics_changed;
 	s->metrics_arg = o->metrics_arg;
 	s->max_pipes = o->max_streams ? o->max_streams : 256;
+	s->gpu_quota_milli = o->gpu_quota_milli;
 }
 
 int syncer_start(uv_loop_t *loop, store_t *store, const struct syncer_opts *o, syncer_t **out)
@@ -2094,6 +2161,8 @@ void syncer_stop(syncer_t *s)
 		kb_httpc_tunnel_close(p->t); /* no callback after a close */
 		pipe_closed(NULL, -ESHUTDOWN, p);
 	}
+	syncer_groups_stop(s->groups);
+	s->groups = NULL;
 	host_calls_drop(s->http);
 	kb_httpc_close(s->http);
 	uv_close((uv_handle_t *)&s->resync, on_resync_closed);

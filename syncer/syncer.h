@@ -83,8 +83,14 @@ struct syncer_opts {
 	const char *tenant;          /* required: DNS label without "-x-" */
 	const char *queue;           /* required for profiles with a queue key */
 	const char *scheduler;       /* "kai" (default), "kueue", "volcano", "hami", "none" */
-	const char *advertise;       /* tenant API address for pods, or NULL */
-	int api_port;                /* tenant API port for pods */
+	/* The tenant policy's word on gangs: whether scheduler topology keys
+	 * of pods pass to the host (else stripped), and its GPU quota in
+	 * thousandths (<= 0: none), above which a gang could never run and
+	 * is refused with an event. */
+	bool topology_hints;
+	int64_t gpu_quota_milli;
+	const char *advertise; /* tenant API address for pods, or NULL */
+	int api_port;          /* tenant API port for pods */
 	/* The tenant's cluster DNS (proxy/dns/dns.h) as host pods reach it: an IP.
 	 * Host pods of dnsPolicy ClusterFirst get dnsPolicy None and a
 	 * dnsConfig naming it, with the tenant's search path in

@@ -44,6 +44,8 @@ static inline const char *meta_str(const json_t *o, const char *key)
 #define ANN_SERVICE_ACCOUNT "kubicle.dev/service-account"
 #define ANN_LABELS          "kubicle.dev/labels"
 #define ANN_ANNOTATIONS     "kubicle.dev/annotations"
+/* on a host group object: "<kind>/<name>" of the tenant workload (gang.c) */
+#define ANN_GROUP_OWNER "kubicle.dev/owner"
 
 /* ---- scheduler profiles (the table in DESIGN.md) --------------------------- */
 struct syncer_profile {
@@ -51,7 +53,6 @@ struct syncer_profile {
 	const char *scheduler_name;   /* NULL: leave the host default */
 	const char *queue_label;      /* label carrying the queue, or NULL */
 	const char *queue_annotation; /* annotation carrying the queue, or NULL */
-	const char *group_annotation; /* pod-group key for pods of one owner, or NULL */
 };
 /* The profile by name; NULL when unknown. The result is static. */
 const struct syncer_profile *syncer_profile_find(const char *name);
@@ -85,6 +86,7 @@ struct syncer_xlate {
 	const char *host_ns; /* host namespace */
 	const char *queue;   /* the tenant's queue */
 	const struct syncer_profile *profile;
+	bool topology_hints;        /* scheduler topology keys pass (policy) */
 	const char *api_host;       /* KUBERNETES_SERVICE_HOST for pods, or NULL */
 	int api_port;               /* KUBERNETES_SERVICE_PORT */
 	const char *sa_secret;      /* host secret mounted as the SA token folder, or NULL */
@@ -304,6 +306,72 @@ int syncer_pod_token_name(const char *ns, const char *name, const char *uid, con
  * NULL. */
 json_t *syncer_pod_token_secret(const struct syncer_xlate *x, const json_t *pod,
 				const json_t *tokens);
+/* ---- gang scheduling (gang.c) ---------------------------------------------- */
+/*
+ * The gang of tenant pod `pod` (borrowed): its controller owners are read
+ * from the tenant store up to the top one (Pod, Job, StatefulSet,
+ * ReplicaSet, Deployment, JobSet, PyTorchJob, MPIJob, RayCluster,
+ * LeaderWorkerSet; any other kind, or an owner missing or of another uid,
+ * ends the walk with no gang) and syncer_gang_shape of the top one says
+ * whether it is one. A new object {group: host name, name: tenant-side
+ * name, ns, kind, owner, uid, labels (the owner's), min, total, and
+ * subgroup, subGroups where the kind has them}, or NULL: no gang.
+ */
+json_t *syncer_gang_of(store_t *st, const json_t *pod, const char *tenant);
+/*
+ * Whether top owner `top` of kind `kind` makes pod `pod` (both borrowed)
+ * part of a gang, per kind (gang.c says where each rule comes from): NULL
+ * when not (a minimum of one), else a new {min, total (0: the number of
+ * pods moves), suffix (one group of several for the owner: JobSet InOrder,
+ * LeaderWorkerSet), subgroup (the pod's), subGroups [{name, minMember}]}.
+ */
+json_t *syncer_gang_shape(const char *kind, const json_t *top, const json_t *pod);
+/* The API path ("/apis/<group>/<version>") of the group objects of profile
+ * p, NULL when it has none (kueue, hami, none). */
+const char *syncer_group_api(const struct syncer_profile *p);
+/* The host group object of gang `gang` for the profile of x (a KAI or
+ * Volcano PodGroup: minMember, queue, priorityClassName of host pod `hp`;
+ * KAI subGroups and topologyConstraint, Volcano minResources and
+ * networkTopology; topology from hp's annotations, there only where the
+ * policy let them pass), with the
+ * contract's labels and annotations (kind PodGroup, name the gang's
+ * tenant-side name, uid its owner's). New reference; NULL when the profile
+ * has no group objects. */
+json_t *syncer_group_object(const struct syncer_xlate *x, const json_t *gang, const json_t *hp);
+/* The GPUs (thousandths) gang's minimum takes together, each member taking
+ * what host pod hp (borrowed) asks (whole nvidia.com/gpu). */
+int64_t syncer_gang_gpu_milli(const json_t *gang, const json_t *hp);
+/* Puts host pod hp in gang's group: KAI pod-group-name,
+ * kai.scheduler/skip-podgrouper and kai.scheduler/subgroup-name; Volcano
+ * scheduling.k8s.io/group-name; Kueue the pod-group-name label and
+ * pod-group-total-count annotation, only for a fixed count. */
+void syncer_gang_keys(const struct syncer_xlate *x, const json_t *gang, json_t *hp);
+
+struct syncer_groups;
+/* A waiting pod's group is on the host: create tenant pod ns/name. */
+typedef void (*syncer_group_ready_fn)(void *arg, const char *ns, const char *name);
+/* Keeps the host group objects of x's profile (none: *out NULL, and every
+ * call below does nothing; want answers 1). x, http, stats borrowed. */
+int syncer_groups_start(uv_loop_t *loop, kb_httpc_t *http, store_t *store,
+			const struct syncer_xlate *x, const char *label_selector,
+			syncer_group_ready_fn ready, void *arg, struct syncer_stats *stats,
+			struct syncer_groups **out);
+/* Before host_calls_drop of its client: nothing is called back after. */
+void syncer_groups_stop(struct syncer_groups *g);
+/* Host pod hn of tenant pod `pod` (translated: hp) is to be made in gang
+ * `gang`: 1 when its group is on the host (make the pod now; it counts as
+ * a member), 0 when the group is being made (ready() is called for the pod
+ * then), a negative errno on error. */
+int syncer_groups_want(struct syncer_groups *g, const json_t *gang, const json_t *pod,
+		       const char *hn, const json_t *hp);
+/* Host pod hn, found on the host in gang's group, counts as a member. */
+void syncer_groups_hold(struct syncer_groups *g, const json_t *gang, const json_t *hp,
+			const char *hn);
+/* Host pod hn is gone: a group left with no member is deleted. */
+void syncer_groups_release(struct syncer_groups *g, const char *hn);
+/* Makes the groups of members that the host lacks, deletes ours that have
+ * none (after a crash). */
+void syncer_groups_resync(struct syncer_groups *g);
 
 /* ---- the host's metrics API (metrics.c) ------------------------------------- */
 /*

@@ -19,24 +19,65 @@
 /* ---- profiles ---------------------------------------------------------------- */
 
 static const struct syncer_profile profiles[] = {
-    {"kai", "kai-scheduler", "kai.scheduler/queue", NULL, "pod-group-name"},
-    {"kueue", NULL, "kueue.x-k8s.io/queue-name", NULL, "kueue.x-k8s.io/pod-group-name"},
-    {"volcano", "volcano", NULL, "scheduling.volcano.sh/queue-name",
-     "scheduling.k8s.io/group-name"},
-    {"hami", "hami-scheduler", NULL, NULL, NULL},
-    {"none", NULL, NULL, NULL, NULL},
+    {"kai", "kai-scheduler", "kai.scheduler/queue", NULL},
+    {"kueue", NULL, "kueue.x-k8s.io/queue-name", NULL},
+    {"volcano", "volcano", NULL, "scheduling.volcano.sh/queue-name"},
+    {"hami", "hami-scheduler", NULL, NULL},
+    {"none", NULL, NULL, NULL},
 };
 
-/* Keys of every profile: a tenant may set none of them. */
+/* Keys of every profile: a tenant may set none of them. Queues, groups
+ * and their shape are the platform's (the syncer writes them, gang.c), and
+ * so are node pools and GPU groups. Sources: KAI pkg/common/constants and
+ * podgrouper/.../plugins/constants; Kueue pkg/controller/jobs/pod/
+ * constants and pkg/constants; Volcano's scheduling/v1beta1 and
+ * batch/v1alpha1 labels.go. */
 static const char *const sched_labels[] = {
     "kai.scheduler/queue",
     "kueue.x-k8s.io/queue-name",
     "runai/queue",
+    "kai.scheduler/subgroup-name",
+    "kai.scheduler/node-pool",
+    "runai-gpu-group",
+    "kueue.x-k8s.io/pod-group-name",
+    "kueue.x-k8s.io/managed",
+    "kueue.x-k8s.io/prebuilt-workload-name",
+    "volcano.sh/task-spec",
+    "volcano.sh/job-name",
     NULL,
 };
 static const char *const sched_annotations[] = {
-    "scheduling.volcano.sh/queue-name", "scheduling.k8s.io/group-name", "pod-group-name",
-    "kueue.x-k8s.io/pod-group-name",    "kueue.x-k8s.io/queue-name",    NULL,
+    "scheduling.volcano.sh/queue-name",
+    "scheduling.k8s.io/group-name",
+    "scheduling.volcano.sh/group-name",
+    "pod-group-name",
+    "kueue.x-k8s.io/pod-group-name",
+    "kueue.x-k8s.io/queue-name",
+    "kueue.x-k8s.io/pod-group-total-count",
+    "kueue.x-k8s.io/pod-group-fast-admission",
+    "kueue.x-k8s.io/pod-group-serving",
+    "kueue.x-k8s.io/retriable-in-group",
+    "kueue.x-k8s.io/prebuilt-workload-name",
+    "kai.scheduler/skip-podgrouper",
+    "kai.scheduler/batch-min-member",
+    "kai.scheduler/top-owner-metadata",
+    "runai-gpu-group",
+    "volcano.sh/task-spec",
+    "volcano.sh/job-name",
+    NULL,
+};
+/* Prefixes of keys of the same kind (a multi-GPU group is
+ * runai-gpu-group/<n>). */
+static const char *const sched_prefixes[] = {"runai-gpu-group/", NULL};
+/* Topology hints: they pass only where the tenant's policy allows them
+ * (syncer_xlate.topology_hints); KAI reads its own from the PodGroup's
+ * topologyConstraint (gang.c). */
+static const char *const topology_prefixes[] = {
+    "kai.scheduler/topology",
+    "kai.scheduler/segment-",
+    "kueue.x-k8s.io/podset-",
+    "volcano.sh/network-topology-",
+    NULL,
 };
 
 const struct syncer_profile *syncer_profile_find(const char *name)
@@ -301,7 +342,9 @@ json_t *syncer_host_meta(const struct syncer_xlate *x, const json_t *tmeta, cons
 
 /* ---- scheduler keys ------------------------------------------------------------ */
 
-static void owner_group(const struct syncer_xlate *x, const json_t *tmeta, json_t *ann)
+/* The tenant owners, for the downward API and for people (the group keys are
+ * gang.c's: only with their group object). */
+static void owner_refs(const json_t *tmeta, json_t *ann)
 {
 	json_t *owners = json_object_get(tmeta, "ownerReferences");
 	if (json_array_size(owners) == 0)
@@ -310,23 +353,6 @@ static void owner_group(const struct syncer_xlate *x, const json_t *tmeta, json_
 	if (txt)
 		json_object_set_new(ann, ANN_OWNERS, json_string(txt));
 	free(txt);
-	if (!x->profile->group_annotation)
-		return;
-	json_t *ctl = json_array_get(owners, 0);
-	size_t i;
-	json_t *o;
-	json_array_foreach (owners, i, o) {
-		if (json_is_true(json_object_get(o, "controller")))
-			ctl = o;
-	}
-	const char *kind = jstr(ctl, "kind"), *oname = jstr(ctl, "name");
-	char gname[512], hn[SYNCER_NAME_MAX + 1];
-	snprintf(gname, sizeof(gname), "pg-%s-%s", kind ? kind : "owner", oname ? oname : "");
-	for (char *p = gname; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p = (char)(*p - 'A' + 'a');
-	if (syncer_host_name(jstr(tmeta, "namespace"), gname, x->tenant, hn, sizeof(hn)) == 0)
-		json_object_set_new(ann, x->profile->group_annotation, json_string(hn));
 }
 
 static void set_scheduler(const struct syncer_xlate *x, json_t *hp, const json_t *tmeta)
@@ -336,6 +362,14 @@ static void set_scheduler(const struct syncer_xlate *x, json_t *hp, const json_t
 	json_t *spec = obj_at(hp, "spec");
 	strip_keys(labels, sched_labels);
 	strip_keys(ann, sched_annotations);
+	for (size_t i = 0; sched_prefixes[i]; i++) {
+		strip_prefix(labels, sched_prefixes[i]);
+		strip_prefix(ann, sched_prefixes[i]);
+	}
+	for (size_t i = 0; !x->topology_hints && topology_prefixes[i]; i++) {
+		strip_prefix(labels, topology_prefixes[i]);
+		strip_prefix(ann, topology_prefixes[i]);
+	}
 	if (x->profile->scheduler_name)
 		json_object_set_new(spec, "schedulerName", json_string(x->profile->scheduler_name));
 	else
@@ -344,7 +378,7 @@ static void set_scheduler(const struct syncer_xlate *x, json_t *hp, const json_t
 		json_object_set_new(labels, x->profile->queue_label, json_string(x->queue));
 	if (x->profile->queue_annotation && x->queue)
 		json_object_set_new(ann, x->profile->queue_annotation, json_string(x->queue));
-	owner_group(x, tmeta, ann);
+	owner_refs(tmeta, ann);
 }
 
 /* ---- the downward API ------------------------------------------------------------ */

@@ -25,6 +25,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_crd.sh"
 . "$here/t_controllers.sh"
 . "$here/t_syncer.sh"
+. "$here/t_gang.sh"
 . "$here/t_policies.sh"
 . "$here/t_hostrefs.sh"
 . "$here/t_policies_floor.sh"
@@ -99,6 +100,7 @@ s_server_restart() { server_suite_restart; }
 s_controllers() { controllers_suite; }
 s_pdb() { pdb_suite; }
 s_syncer() { syncer_suite; }
+s_gang() { gang_suite; }
 s_policies() { policies_suite; }
 s_hostrefs() { hostrefs_suite; }
 s_policies_floor() { policies_floor_suite; }
@@ -130,7 +132,7 @@ E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubect
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb syncer policies hostrefs policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
-  crdrules crdsets vap apiservice crdconv fidelity ssrf hostquota netpol)
+  crdrules crdsets vap apiservice crdconv fidelity ssrf hostquota netpol gang)
 
 # The two shards meson runs side by side (tests/meson.build: e2e-1, e2e-2),
 # balanced by their measured times (scripts/test.sh prints them). A suite
@@ -139,7 +141,7 @@ E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_ol
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb hpa csr metrics apiservice ssrf hostrefs hostquota)
-E2E_SHARD_2=(standin syncer policies policies_floor manifest admission tenants
+E2E_SHARD_2=(standin syncer gang policies policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
   crdrules crdsets vap crdconv fidelity netpol)
 

@@ -1,22 +1,28 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""A test scheduler for the host stand-in: behaves like KAI Scheduler (and
-kubelet) for what Kubicle's syncer relies on. Python 3 standard library only:
-it is test tooling, polls a small API server, and reads best as a script.
+"""A test scheduler for the host stand-in: behaves like KAI Scheduler,
+Volcano or Kueue (one --profile each) and kubelet for what Kubicle's syncer
+relies on, as their sources show (gang.py: the rules and where each comes
+from). Python 3 standard library only: it is test tooling, polls a small API
+server, and reads best as a script.
 
-  scheduler.py --data-dir HOSTDIR [--nodes 2] [--gpus 8] [--interval 0.2] [--metrics]
+  scheduler.py --data-dir HOSTDIR [--profile kai|volcano|kueue] [--nodes 2]
+               [--gpus 8] [--interval 0.2] [--metrics]
 
 Each pass:
   - fake GPU nodes gpu-node-<i> exist (nvidia.com/gpu capacity, Ready);
-  - Queues (scheduling.run.ai/v2) give GPU quotas: spec.resources.gpu.limit
-    when >= 0, else .quota; -1 or absent means unlimited;
-  - pods with schedulerName kai-scheduler and no node are bound (pods/binding)
-    when their queue (label kai.scheduler/queue) exists and has room for
-    their nvidia.com/gpu requests (counted as kube counts a pod's effective
-    request: sidecars, init steps, overhead), and marked Running (Ready condition,
-    podIP, hostIP, containerStatuses); others stay Pending with a
-    FailedScheduling event (Unschedulable "queue over quota" / "queue does
-    not exist");
+  - the group and queue APIs of the three schedulers exist (reduced CRDs,
+    gang.py), as their charts install them on a real host;
+  - the profile's scheduler places pods: only through groups (KAI and Volcano
+    PodGroups, Kueue pod groups), all of a group's minimum or none, within
+    its queue's GPU quota (KAI Queue spec.resources.gpu.limit when >= 0,
+    else .quota; Volcano Queue spec.capability; Kueue ClusterQueue
+    nominalQuota), counting nvidia.com/gpu as kube counts a pod's effective
+    request (sidecars, init steps, overhead); a placed pod is bound
+    (pods/binding) and marked Running (Ready condition, podIP, hostIP,
+    containerStatuses); the others stay Pending, with the scheduler's
+    Unschedulable event and PodScheduled condition where the real one
+    writes them (gang.py);
   - a running pod whose command or args contain "sleep N" finishes after N
     seconds: Succeeded, or Failed when they also contain "exit M" (M != 0);
   - logs: each running pod gets a few lines in its annotation kubicle.dev/log,
@@ -45,6 +51,8 @@ import ssl
 import sys
 import time
 import urllib.parse
+
+import gang
 
 GPU = "nvidia.com/gpu"
 
@@ -160,8 +168,10 @@ METRICS = "/apis/metrics.k8s.io/v1beta1"
 
 
 class Scheduler:
-    def __init__(self, api, nodes, gpus, metrics=False, usage=None):
+    def __init__(self, api, nodes, gpus, metrics=False, usage=None, profile="kai"):
         self.api = api
+        self.profile = gang.PROFILES[profile](self)
+        self.profile_name = profile
         self.usage_file = usage
         self.usage = {}     # "label=value" -> {"cpu": ..., "memory": ...}
         self.nodes = [f"gpu-node-{i + 1}" for i in range(nodes)]
@@ -365,15 +375,55 @@ class Scheduler:
                         "10.0.0.%d" % (self.nodes.index(node) + 10)
                         if node in self.nodes else "10.0.0.1", code)
 
+    quota_of = staticmethod(quota_of)
+
+    def ensure_group_apis(self):
+        for crd in gang.CRDS:
+            self.api.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        if self.profile_name == "kueue":
+            self.api.call("POST", "/apis/admissionregistration.k8s.io/v1/"
+                          "validatingadmissionpolicies", gang.KUEUE_WEBHOOK[0])
+            self.api.call("POST", "/apis/admissionregistration.k8s.io/v1/"
+                          "validatingadmissionpolicybindings", gang.KUEUE_WEBHOOK[1])
+
+    def event_on(self, obj, reason, msg, typ, component):
+        ev = {"apiVersion": "v1", "kind": "Event",
+              "metadata": {"name": f"{obj['name']}.{int(time.time() * 1e6):x}",
+                           "namespace": obj["namespace"]},
+              "involvedObject": obj, "reason": reason, "message": msg, "type": typ,
+              "count": 1, "firstTimestamp": now(), "lastTimestamp": now(),
+              "source": {"component": component}, "reportingComponent": component}
+        self.api.call("POST", f"/api/v1/namespaces/{obj['namespace']}/events", ev)
+
+    def unschedulable(self, p, msg, component, cond_reason="Unschedulable",
+                      ev_reason="Unschedulable"):
+        """A pending pod's reason: a Warning event and PodScheduled False
+        (written once per message)."""
+        md = p["metadata"]
+        if self.warned.get(md["uid"]) == msg:
+            return
+        self.warned[md["uid"]] = msg
+        self.event_on({"kind": "Pod", "apiVersion": "v1", "name": md["name"],
+                       "namespace": md["namespace"], "uid": md["uid"]},
+                      ev_reason, msg, "Warning", component)
+        status = dict(p.get("status", {}))
+        status["phase"] = status.get("phase", "Pending")
+        status["conditions"] = [c for c in status.get("conditions", [])
+                                if c["type"] != "PodScheduled"] + [
+            {"type": "PodScheduled", "status": "False", "reason": cond_reason,
+             "message": msg, "lastProbeTime": None, "lastTransitionTime": now()}]
+        p["status"] = status
+        self.api.call("PUT", f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}/status",
+                      p)
+
     def once(self):
         if not getattr(self, "_nodes_done", False):
             self.ensure_nodes()
+            self.ensure_group_apis()
             if self.metrics:
                 self.ensure_metrics_api()
         self._nodes_done = True
-        st, ql = self.api.call("GET", "/apis/scheduling.run.ai/v2/queues")
-        queues = {q["metadata"]["name"]: quota_of(q) for q in ql.get("items", [])} \
-            if st == 200 else {}
+        queues = self.profile.queues()
         st, pl = self.api.call("GET", "/api/v1/pods")
         if st != 200:
             return
@@ -382,10 +432,11 @@ class Scheduler:
         for p in pods:
             node = p["spec"].get("nodeName")
             if node and p.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
-                q = p["metadata"].get("labels", {}).get("kai.scheduler/queue")
+                q = self.profile.queue_of_pod(p)
                 used[q] = used.get(q, 0) + gpus_of(p)
                 if node in node_used:
                     node_used[node] += gpus_of(p)
+        live = []
         for p in pods:
             md, spec = p["metadata"], p["spec"]
             if md.get("deletionTimestamp"):
@@ -393,6 +444,7 @@ class Scheduler:
                               {"kind": "DeleteOptions", "apiVersion": "v1",
                                "gracePeriodSeconds": 0})
                 continue
+            live.append(p)
             if spec.get("nodeName"):
                 if p.get("status", {}).get("phase") == "Running":
                     if md["uid"] not in self.started:
@@ -400,43 +452,67 @@ class Scheduler:
                     self.maybe_finish(p)
                 elif p.get("status", {}).get("phase") in (None, "Pending"):
                     self.run_pod(p, spec["nodeName"])
-                continue
-            if spec.get("schedulerName") != "kai-scheduler":
-                continue
-            self.schedule(p, queues, used, node_used)
+        self.profile.group_pods(live)
+        for g in self.profile.groups(live):
+            self.schedule_group(g, queues, used, node_used)
         if self.metrics:
             st, pl = self.api.call("GET", "/api/v1/pods")
             if st == 200:
                 self.write_metrics(pl.get("items", []))
 
-    def schedule(self, p, queues, used, node_used):
-        q = p["metadata"].get("labels", {}).get("kai.scheduler/queue")
-        need = gpus_of(p)
-        msg = None
-        if q not in queues:
-            msg = f"queue {q} does not exist"
-        elif queues[q] is not None and used.get(q, 0) + need > queues[q]:
-            msg = (f"queue over quota: queue {q} uses {used.get(q, 0)} of {queues[q]} GPUs, "
-                   f"pod requests {need}")
-        node = next((n for n in self.nodes if node_used[n] + need <= self.gpus), None)
-        if msg is None and node is None:
-            msg = f"0/{len(self.nodes)} nodes are available: insufficient {GPU}"
-        if msg:
-            if self.warned.get(p["metadata"]["uid"]) != msg:
-                self.warned[p["metadata"]["uid"]] = msg
-                self.event(p, "Unschedulable", msg)
+    def schedule_group(self, g, queues, used, node_used):
+        """All of g's missing minimum at once, or none (gang.py); then the
+        members beyond it one by one."""
+        chosen, pending, running = gang.must_place(g, self.profile.subgroup_of)
+        if not pending:
             return
-        if self.bind(p, node):
-            used[q] = used.get(q, 0) + need
-            node_used[node] += need
-            self.event(p, "Scheduled", f"Successfully assigned {p['metadata']['namespace']}/"
-                       f"{p['metadata']['name']} to {node}", "Normal")
-            self.run_pod(p, node)
+        if len(running) + len(pending) < g.min or \
+                any(sum(1 for p in running + pending if self.profile.subgroup_of(p) == n) < m
+                    for n, m in g.subgroups):
+            self.profile.not_ready(g, len(running) + len(pending))
+            return
+        if chosen:
+            msg = self.fit(g, chosen, queues, used, node_used)
+            if msg:
+                for p in pending:
+                    self.profile.unschedulable(p, msg)
+                return
+        for p in [p for p in pending if p not in chosen]:
+            if self.fit(g, [p], queues, used, node_used):
+                break
+
+    def fit(self, g, pods, queues, used, node_used):
+        """Binds every pod of `pods` (queue quota and nodes), or none and
+        returns why."""
+        q = g.queue
+        need = sum(gpus_of(p) for p in pods)
+        if q not in queues:
+            return f"Queue '{q}' does not exist"
+        if queues[q] is not None and used.get(q, 0) + need > queues[q]:
+            return (f"queue over quota: queue {q} uses {used.get(q, 0)} of {queues[q]} GPUs, "
+                    f"the pod group {g.key} needs {need} for {len(pods)} pods together "
+                    f"(minMember {g.min})")
+        nodes = gang.place(self.nodes, self.gpus, node_used, pods, gpus_of)
+        if nodes is None:
+            return (f"0/{len(self.nodes)} nodes are available for the pod group {g.key}: "
+                    f"insufficient {GPU} for {len(pods)} pods together")
+        for p, node in zip(pods, nodes):
+            if self.bind(p, node):
+                used[q] = used.get(q, 0) + gpus_of(p)
+                node_used[node] += gpus_of(p)
+                self.warned.pop(p["metadata"]["uid"], None)
+                self.event(p, "Scheduled", f"Successfully assigned "
+                           f"{p['metadata']['namespace']}/{p['metadata']['name']} to {node}",
+                           "Normal")
+                self.run_pod(p, node)
+        return None
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data-dir", required=True, help="the host stand-in's data dir")
+    ap.add_argument("--profile", choices=sorted(gang.PROFILES), default="kai",
+                    help="which scheduler to behave as (gang.py)")
     ap.add_argument("--nodes", type=int, default=2)
     ap.add_argument("--gpus", type=int, default=8)
     ap.add_argument("--interval", type=float, default=0.2)
@@ -444,7 +520,7 @@ def main():
                     help="stand in for metrics-server (PodMetrics, NodeMetrics)")
     ap.add_argument("--usage", help="a JSON file of usage figures by pod label (--metrics)")
     a = ap.parse_args()
-    s = Scheduler(Api(a.data_dir), a.nodes, a.gpus, a.metrics, a.usage)
+    s = Scheduler(Api(a.data_dir), a.nodes, a.gpus, a.metrics, a.usage, a.profile)
     while True:
         try:
             s.once()

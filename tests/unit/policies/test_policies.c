@@ -533,7 +533,8 @@ START_TEST(parse_errors)
 			     "extendedResources:\n  amd.com/gpu: lots\n",
 			     "extendedResources:\n  gpu: 1\n",
 			     "- a\n- b\n",
-			     "a: [\n"};
+			     "a: [\n",
+			     "topologyHints: maybe\n"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_msg(policy_parse(bad[i], strlen(bad[i]), "x", &p, err, sizeof(err)) ==
 				  -EINVAL,
@@ -542,6 +543,25 @@ START_TEST(parse_errors)
 		ck_assert_msg(err[0], "no reason for %s", bad[i]);
 	}
 	ck_assert_int_eq(policy_load("no-such-policy", &p, err, sizeof(err)), -ENOENT);
+}
+END_TEST
+
+/* topologyHints and the GPU quota, as the syncer reads them (gangs) */
+START_TEST(gang_settings)
+{
+	policy_t *p = NULL;
+	char err[256];
+	const char *y = "topologyHints: allow\nquota:\n  gpu: 4\n";
+	ck_assert_int_eq(policy_parse(y, strlen(y), NULL, &p, err, sizeof(err)), 0);
+	ck_assert(policy_topology_hints(p));
+	ck_assert_int_eq(policy_gpu_quota_milli(p), 4000);
+	policy_free(p);
+	y = "quota:\n  cpu: 4\n";
+	ck_assert_int_eq(policy_parse(y, strlen(y), NULL, &p, err, sizeof(err)), 0);
+	ck_assert(!policy_topology_hints(p));
+	ck_assert_int_eq(policy_gpu_quota_milli(p), -1);
+	policy_free(p);
+	ck_assert(!policy_topology_hints(NULL));
 }
 END_TEST
 
@@ -559,6 +579,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, sidecars_quota);
 	tcase_add_test(tc, mutate);
 	tcase_add_test(tc, parse_errors);
+	tcase_add_test(tc, gang_settings);
 	suite_add_tcase(s, tc);
 	return s;
 }
