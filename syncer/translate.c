@@ -360,7 +360,12 @@ static void set_scheduler(const struct syncer_xlate *x, json_t *hp, const json_t
 	json_t *meta = obj_at(hp, "metadata");
 	json_t *labels = obj_at(meta, "labels"), *ann = obj_at(meta, "annotations");
 	json_t *spec = obj_at(hp, "spec");
+	/* a pod's node pool is the policy's to allow (policies/floor: the
+	 * tenant API refuses pools the policy does not list): it stays */
+	json_t *pool = json_incref(json_object_get(labels, "kai.scheduler/node-pool"));
 	strip_keys(labels, sched_labels);
+	if (pool)
+		json_object_set_new(labels, "kai.scheduler/node-pool", pool);
 	strip_keys(ann, sched_annotations);
 	for (size_t i = 0; sched_prefixes[i]; i++) {
 		strip_prefix(labels, sched_prefixes[i]);

@@ -204,7 +204,7 @@ hostrefs_refused() {
     'spec.volumes\[0\].projected.sources\[0\].clusterTrustBundle: Forbidden' \
     hr_k apply -f <(hr_pod r '[{name: x, projected: {sources: [{clusterTrustBundle: {name: host-bundle, path: b}}]}}]')
   expect_fail "tenant: a DRA claim is refused (the host has no copy)" \
-    'spec.resourceClaims\[0\]: Forbidden: dynamic resource allocation claims are not allowed' \
+    'spec.resourceClaims(\[0\]: Forbidden: dynamic resource allocation claims are not allowed| is not allowed; devices claimed through dynamic resource allocation)' \
     hr_k apply -f <(hr_pod r '[]' '  resourceClaims: [{name: g, resourceClaimName: host-claim}]')
   expect_fail "tenant: a GMSA credential spec name is refused (a host object)" \
     'spec.securityContext.windowsOptions.gmsaCredentialSpecName: Forbidden' \
@@ -238,7 +238,18 @@ hostrefs_suite() {
   start_server hrhost --standin-exec || { fail "hostrefs: host stand-in did not start"; return; }
   HR_HOST_KCFG=$KCFG
   start_scheduler hrhost
+  # the host floor refuses node-mounted volumes and inline CSI drivers unless
+  # a policy lists them (t_policies_floor.sh): this tenant's policy does, so
+  # that what is checked here is the translation of the Secrets they name
+  cat >"$E2E_TMP/hr-policy.yaml" <<'YAML'
+name: hostrefs
+volumeTypes: [flexVolume, azureFile, cephfs, rbd, iscsi, cinder, scaleIO, storageos,
+  awsElasticBlockStore, gcePersistentDisk, azureDisk, vsphereVolume, portworxVolume,
+  photonPersistentDisk, flocker, quobyte, fc, glusterfs, gitRepo]
+csiDrivers: [secrets.example.com]
+YAML
   "$KUBICLE" create hr --host-kubeconfig "$HR_HOST_KCFG" --queue qhr --gpus 1 --wait \
+    --policy "$E2E_TMP/hr-policy.yaml" \
     >"$E2E_TMP/hr-create.log" 2>&1 || { fail "hostrefs: tenant hr: $(tail -3 "$E2E_TMP/hr-create.log")"; return; }
   [ -f "$KUBICLE_HOME/tenants/hr/supervisor.pid" ] &&
     E2E_PIDS+=("$(cat "$KUBICLE_HOME/tenants/hr/supervisor.pid")")
