@@ -45,10 +45,20 @@ hq_events() { # TENANT OBJECT-NAME: reason and message of its Warning events
     -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}'
 }
 # The host objects of tenant $1's namespace as name=resourceVersion lines.
+# What a tenant could change of another tenant's host objects: every object's
+# name, labels, annotations, owners and spec (not its status or
+# resourceVersion, which the host's own scheduler and kubelet move on).
 hq_versions() {
   hq_h get resourcequotas,limitranges,networkpolicies,pods,services,roles,rolebindings \
-    -n "kubicle-$1" -o jsonpath='{range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{"\n"}{end}' |
-    sort
+    -n "kubicle-$1" -o json | python3 -c '
+import hashlib, json, sys
+for i in json.load(sys.stdin)["items"]:
+    m = i["metadata"]
+    kept = {k: m.get(k) for k in ("labels", "annotations", "ownerReferences", "deletionTimestamp")}
+    kept["spec"] = i.get("spec")
+    kept["rules"] = [i.get("rules"), i.get("subjects"), i.get("roleRef")]
+    h = hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
+    print("%s/%s=%s" % (i["kind"], m["name"], h))' | sort
 }
 
 hq_synced_nssel() { # TENANT: namespaceSelectors in the host policies synced from it
@@ -159,6 +169,8 @@ YAML
   hq_k qa delete pod p1 --wait=false >/dev/null
   E2E_UNTIL=90 expect_until "a pod deleted frees room: the refused pod reaches the host at a resync" \
     "1" sh -c "kubectl --kubeconfig $HQ_HOST_KCFG get pods -n kubicle-qa -l app=p3 -o name | wc -l"
+  wait_for "the deleted pod is gone from the host" 60 out_is 0 \
+    sh -c "kubectl --kubeconfig $HQ_HOST_KCFG get pods -n kubicle-qa -l app=p1 -o name | wc -l"
 }
 
 # A hostile tenant: cluster-admin in its own cluster, it writes what it can
