@@ -115,6 +115,29 @@ rbac_suite() {
     $kc --kubeconfig "$E2E_TMP/nsadmin.kc" create role esc --verb=get --resource=nodes -n team-a
   expect "nsadmin may create a role within its rights" "created" \
     $kc --kubeconfig "$E2E_TMP/nsadmin.kc" create role ok --verb=get --resource=pods -n team-a
+  # a binding to a role that does not exist yet (kube: policybased/storage.go
+  # Create, GetRoleReferenceRules): NotFound without `bind`, allowed with it
+  expect_fail "nsadmin cannot bind a Role that does not exist" \
+    'failed to create rolebinding: roles.rbac.authorization.k8s.io "later" not found' \
+    $kc --kubeconfig "$E2E_TMP/nsadmin.kc" create rolebinding later --role=later --user=nsadmin -n team-a
+  expect_fail "... nor a ClusterRole that does not exist" \
+    'failed to create rolebinding: clusterroles.rbac.authorization.k8s.io "later-c" not found' \
+    $kc --kubeconfig "$E2E_TMP/nsadmin.kc" create rolebinding later --clusterrole=later-c --user=nsadmin -n team-a
+  expect_eq "... and no binding was written" "" \
+    $K get rolebinding later -n team-a --ignore-not-found -o name
+  expect "cluster-admin may bind a role that does not exist yet" "created" \
+    $K create rolebinding later --role=later --user=nsadmin -n team-a
+  # an update of a binding the caller could not create: only what the
+  # garbage collector writes passes (kube: IsOnlyMutatingGCFields)
+  $K create rolebinding held --clusterrole=cluster-admin --user=someone -n team-a >/dev/null
+  expect "nsadmin may add a finalizer to a binding it could not create" "patched" \
+    $kc --kubeconfig "$E2E_TMP/nsadmin.kc" patch rolebinding held -n team-a --type=merge \
+    -p '{"metadata":{"finalizers":["example.com/keep"]}}'
+  expect_fail "... but not a label" "forbidden" \
+    $kc --kubeconfig "$E2E_TMP/nsadmin.kc" patch rolebinding held -n team-a --type=merge \
+    -p '{"metadata":{"labels":{"x":"y"}}}'
+  $K patch rolebinding held -n team-a --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+  $K delete rolebinding held later -n team-a >/dev/null
   expect_fail "viewer cannot impersonate" 'cannot impersonate resource "users"' \
     $kc --kubeconfig "$E2E_TMP/viewer.kc" get pods --as root
   rbac_impersonation "$kc" "$K"
