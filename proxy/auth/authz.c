@@ -331,9 +331,9 @@ static int admit_role(struct req *r, const struct req_groups *g, const json_t *o
  * IsOnlyMutatingGCFields, which also ignores what the store sets). */
 static bool only_gc_fields_differ(const json_t *obj, const json_t *old)
 {
-	static const char *const ignored[] = {"ownerReferences", "finalizers", "resourceVersion",
-					      "managedFields",	 "generation", "creationTimestamp",
-					      "uid"};
+	static const char *const ignored[] = {
+	    "ownerReferences",   "finalizers", "resourceVersion", "managedFields", "generation",
+	    "creationTimestamp", "uid"};
 	json_t *a = json_deep_copy(obj), *b = json_deep_copy(old);
 	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) {
 		json_object_del(json_object_get(a, "metadata"), ignored[i]);
@@ -382,9 +382,8 @@ static int admit_binding(struct req *r, const struct req_groups *g, const json_t
 	const json_t *rules =
 	    r->px->authz ? rbac_role_rules(r->px->authz->ix, cluster_ref, ns, rname) : NULL;
 	if (!rules) {
-		json_t *details =
-		    json_pack("{s:s,s:s,s:s}", "name", rname, "group", RBAC_GROUP, "kind",
-			      cluster_ref ? "clusterroles" : "roles");
+		json_t *details = json_pack("{s:s,s:s,s:s}", "name", rname, "group", RBAC_GROUP,
+					    "kind", cluster_ref ? "clusterroles" : "roles");
 		char msg[600];
 		snprintf(msg, sizeof(msg), "%s.%s \"%s\" not found",
 			 cluster_ref ? "clusterroles" : "roles", RBAC_GROUP, rname);
