@@ -128,6 +128,31 @@ int policy_pss_level(const policy_t *p);
  * ", ". Returns how many. */
 int policy_pss_violations(int level, const json_t *meta, const json_t *spec, char *msg, size_t len);
 
+/*
+ * The volume sources of a Kubernetes 1.33 pod (every member of core/v1
+ * VolumeSource) and what a tenant's pod may do with each (policies/volumes.c,
+ * policies/README.md): the one table the tenant API, the floor and the
+ * syncer read.
+ */
+enum policy_volume_class {
+	POLICY_VOLUME_TENANT,   /* pod-local or the tenant's own host objects */
+	POLICY_VOLUME_NODE,     /* node-mounted: only the policy's volumeTypes */
+	POLICY_VOLUME_CSI,      /* inline CSI: only the policy's csiDrivers */
+	POLICY_VOLUME_HOSTPATH, /* Pod Security's hostPath rule (hostFields) */
+	POLICY_VOLUME_NEVER,    /* no policy can open it */
+};
+struct policy_volume_source {
+	const char *name; /* the VolumeSource member ("nfs") */
+	enum policy_volume_class cls;
+	const char *why;   /* NEVER: why, "it names ..." */
+	const char *needs; /* a member naming a Secret it must have ("secretRef"), or NULL */
+};
+/* The row of VolumeSource member `name` (borrowed, may be NULL); NULL when
+ * 1.33's VolumeSource has no such member. The row is static. */
+const struct policy_volume_source *policy_volume_source(const char *name);
+/* The whole table (static), *n rows. */
+const struct policy_volume_source *policy_volume_sources(size_t *n);
+
 /* Parses a Kubernetes quantity ("500m", "2", "1Gi", "1.5") into
  * thousandths. 0 or -EINVAL. */
 int policy_quantity_milli(const char *s, int64_t *out);

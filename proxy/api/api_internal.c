@@ -49,7 +49,7 @@ static int validate(struct proxy *px, const struct proxy_resource *res, json_t *
 	/* a controller's pod names no host object either (a Deployment's
 	 * template is the tenant's) */
 	if (px->api->host_sync && !old && !res->group[0] && strcmp(res->kind, "Pod") == 0)
-		hostrefs_refuse(obj, px->policy != NULL, causes);
+		hostrefs_refuse(obj, causes);
 	int rc = 0;
 	if (json_array_size(causes) > 0) {
 		char *msg = val_status_message(res, obj_str(obj, "metadata.name"), causes);

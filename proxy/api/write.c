@@ -87,7 +87,7 @@ static int validate_admit(struct req *r, json_t *obj, const json_t *old)
 	if (r->px->api->host_sync && !old && strcmp(r->res->group, "") == 0 &&
 	    strcmp(r->res->kind, "Pod") == 0) {
 		hostpod_refuse_fields(obj, r->px->policy != NULL, causes);
-		hostrefs_refuse(obj, r->px->policy != NULL, causes);
+		hostrefs_refuse(obj, causes);
 	}
 	if (json_array_size(causes) == 0) {
 		json_decref(causes);

@@ -203,8 +203,8 @@ hostrefs_refused() {
   expect_fail "tenant: a clusterTrustBundle source is refused (the host's bundles)" \
     'spec.volumes\[0\].projected.sources\[0\].clusterTrustBundle: Forbidden' \
     hr_k apply -f <(hr_pod r '[{name: x, projected: {sources: [{clusterTrustBundle: {name: host-bundle, path: b}}]}}]')
-  expect_fail "tenant: a DRA claim is refused (the host has no copy)" \
-    'spec.resourceClaims(\[0\]: Forbidden: dynamic resource allocation claims are not allowed| is not allowed; devices claimed through dynamic resource allocation)' \
+  expect_fail "tenant: a DRA claim is refused in one place, the floor (the host has no copy)" \
+    'pods "r" is forbidden: policy hostrefs: spec.resourceClaims\[0\]: dynamic resource allocation is not allowed: the shared host cluster has no copy' \
     hr_k apply -f <(hr_pod r '[]' '  resourceClaims: [{name: g, resourceClaimName: host-claim}]')
   expect_fail "tenant: a GMSA credential spec name is refused (a host object)" \
     'spec.securityContext.windowsOptions.gmsaCredentialSpecName: Forbidden' \
@@ -243,11 +243,15 @@ hostrefs_suite() {
   # that what is checked here is the translation of the Secrets they name
   cat >"$E2E_TMP/hr-policy.yaml" <<'YAML'
 name: hostrefs
-volumeTypes: [flexVolume, azureFile, cephfs, rbd, iscsi, cinder, scaleIO, storageos,
-  awsElasticBlockStore, gcePersistentDisk, azureDisk, vsphereVolume, portworxVolume,
-  photonPersistentDisk, flocker, quobyte, fc, glusterfs, gitRepo]
+volumeTypes: ['*']
 csiDrivers: [secrets.example.com]
 YAML
+  # the one volume table (policies/volumes.c): a type no policy can open
+  # does not load (it used to load and do nothing)
+  expect_fail "a policy listing gitRepo in volumeTypes does not load, saying why" \
+    'volumeTypes: gitRepo: no policy can allow it: Kubernetes 1.33 disables it \(feature gate GitRepoVolumeDriver\)' \
+    "$KUBICLE" serve --data-dir "$E2E_TMP/hr-badpol" --listen 127.0.0.1:0 \
+    --policy <(printf 'volumeTypes: [nfs, gitRepo]\n')
   "$KUBICLE" create hr --host-kubeconfig "$HR_HOST_KCFG" --queue qhr --gpus 1 --wait \
     --policy "$E2E_TMP/hr-policy.yaml" \
     >"$E2E_TMP/hr-create.log" 2>&1 || { fail "hostrefs: tenant hr: $(tail -3 "$E2E_TMP/hr-create.log")"; return; }

@@ -152,7 +152,7 @@ pf_no_policy_scheduling() {
   pf_refused fa nfs "an NFS volume (the node mounts it) is refused" \
     "$F: spec.volumes\[0\].nfs: the node mounts it with its own identity; allowed: none" \
     '' '  volumes: [{name: nf, nfs: {server: 10.0.0.5, path: /}}]' ''
-  pf_refused fa git "a gitRepo volume (git runs on the node) is refused" 'spec.volumes\[0\].gitRepo: (the node mounts it|Forbidden: gitRepo volumes are not allowed)' \
+  pf_refused fa git "a gitRepo volume (git runs on the node) is refused" 'spec.volumes\[0\].gitRepo: Forbidden: gitRepo volumes are not allowed: Kubernetes 1.33 disables it' \
     '' '  volumes: [{name: g, gitRepo: {repository: "https://example.com/x.git"}}]' ''
   pf_refused fa flex "a flexVolume (its driver runs on the node) is refused" 'spec.volumes\[0\].flexVolume' \
     '' '  volumes: [{name: f, flexVolume: {driver: example.com/x}}]' ''
