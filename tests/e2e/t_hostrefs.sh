@@ -160,6 +160,27 @@ YAML
     "big-s-x-q-x-hr|" \
     sh -c "echo \"\$(kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pod big-x-q-x-hr -o jsonpath='{.spec.volumes[0].persistentVolumeClaim.claimName}')|\$(kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pvc big-s-x-q-x-hr -o name 2>/dev/null)\""
   hr_k -n q delete pod big --wait=false >/dev/null
+  echo "== hostrefs: an ephemeral volume's storageClassName is governed as a claim's"
+  hr_k -n q create quota gold --hard=gold.storageclass.storage.k8s.io/persistentvolumeclaims=0 >/dev/null
+  expect_fail "tenant: a claim of class gold is refused by the class quota (the rule for claims)" \
+    'persistentvolumeclaims "direct" is forbidden: exceeded quota: gold, requested: gold.storageclass.storage.k8s.io/persistentvolumeclaims=1' \
+    hr_k -n q apply -f - <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: direct}
+spec: {storageClassName: gold, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Mi}}}
+YAML
+  expect "tenant: a pod with a gold ephemeral volume is admitted (kube checks the claim)" 'pod/gold created' \
+    hr_k -n q apply -f <(hr_pod gold '[{name: s, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: gold, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Mi}}}}}}]')
+  expect_until_match "tenant: ... but its claim meets the same class quota and is not made" 30 \
+    'ephemeral volume claim q/gold-s not created' cat "$KUBICLE_HOME/tenants/hr/server.log"
+  expect_fail "... so there is no such claim" 'NotFound|not found' hr_k -n q get pvc gold-s
+  expect "tenant: a pod with a silver ephemeral volume is admitted" 'pod/silver created' \
+    hr_k -n q apply -f <(hr_pod silver '[{name: s, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: silver, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Mi}}}}}}]')
+  hr_until 30 hr_h get pvc silver-s-x-q-x-hr
+  expect_eq "host: its claim keeps the class, as a synced claim does, and binds no host volume" \
+    "silver|" hr_h get pvc silver-s-x-q-x-hr -o 'jsonpath={.spec.storageClassName}|{.spec.volumeName}'
+  hr_k -n q delete pod gold silver --wait=false >/dev/null
 }
 
 hostrefs_secrets() {
@@ -209,8 +230,9 @@ hostrefs_refused() {
   expect_fail "tenant: a GMSA credential spec name is refused (a host object)" \
     'spec.securityContext.windowsOptions.gmsaCredentialSpecName: Forbidden' \
     hr_k apply -f <(hr_pod r '[]' '  securityContext: {windowsOptions: {gmsaCredentialSpecName: host-gmsa}}')
-  expect "tenant: a Deployment whose pods would name a host disk is admitted (its template)" \
-    'deployment.apps/dep created' hr_k create -f - <<'YAML'
+  expect_fail "tenant: a Deployment whose template names a host disk is refused by the floor, naming the field" \
+    'deployments.apps "dep" is forbidden: policy hostrefs: spec.volumes\[0\].awsElasticBlockStore: no policy allows it' \
+    hr_k create -f - <<'YAML'
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: dep}
@@ -222,15 +244,81 @@ spec:
       containers: [{name: c, image: busybox}]
       volumes: [{name: d, awsElasticBlockStore: {volumeID: vol-0123}}]
 YAML
-  expect_until_match "tenant: ... but the controller's pod is refused, naming the field" 30 \
-    'internal write refused: .*spec.volumes\[0\].awsElasticBlockStore: Forbidden' \
-    cat "$KUBICLE_HOME/tenants/hr/server.log"
-  expect_eq "tenant: so it has no pod" "" hr_k get pods -l app=dep -o name
+  hostrefs_controllers
   expect_eq "host: none of them reached the host" "" \
     sh -c "kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pod r-x-default-x-hr -o name 2>/dev/null"
   expect_eq "host: the tenant's pods there are exactly the admitted ones" \
     "pod/eph-x-default-x-hr pod/plain-x-default-x-hr pod/plug-x-default-x-hr" \
     sh -c "kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pods -l kubicle.dev/tenant=hr -o name | sort | tr '\n' ' ' | sed 's/ \$//'"
+}
+
+# Controller-made pods are held to every check a tenant's own pod meets
+# (proxy/api/hostpod.c hostpod_refuse on the controllers' path too): a
+# template field refused only at the pod gets kube's FailedCreate event
+# naming the field, and nothing reaches the host.
+hostrefs_controllers() {
+  echo "== hostrefs: controllers' pods meet the pod checks; FailedCreate names the field"
+  hr_k create namespace ctl >/dev/null
+  hr_k -n ctl apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: gm}
+spec:
+  selector: {matchLabels: {app: gm}}
+  template:
+    metadata: {labels: {app: gm}}
+    spec:
+      securityContext: {windowsOptions: {gmsaCredentialSpecName: host-gmsa}}
+      containers: [{name: c, image: busybox}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: tb}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, volumeMounts: [{name: b, mountPath: /b}]}]
+      volumes: [{name: b, projected: {sources: [{clusterTrustBundle: {name: host-bundle, path: b}}]}}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: ci}
+spec:
+  serviceName: ci
+  selector: {matchLabels: {app: ci}}
+  template:
+    metadata: {labels: {app: ci}}
+    spec:
+      containers: [{name: c, image: busybox}]
+      volumes: [{name: d, cinder: {volumeID: host-volume}}]
+YAML
+  expect_until_match "tenant: the Deployment's ReplicaSet gets FailedCreate naming the GMSA field" 60 \
+    'FailedCreate.*Error creating: Pod "gm-[a-z0-9-]*" is invalid: spec.securityContext.windowsOptions.gmsaCredentialSpecName: Forbidden' \
+    hr_k -n ctl get events --field-selector involvedObject.kind=ReplicaSet -o 'custom-columns=R:.reason,M:.message' --no-headers
+  expect_until_match "tenant: the Job gets FailedCreate naming the clusterTrustBundle source" 60 \
+    'FailedCreate.*Error creating: Pod "tb-[a-z0-9]*" is invalid: spec.volumes\[0\].projected.sources\[0\].clusterTrustBundle: Forbidden' \
+    hr_k -n ctl get events --field-selector involvedObject.kind=Job -o 'custom-columns=R:.reason,M:.message' --no-headers
+  expect_until_match "tenant: the StatefulSet gets FailedCreate naming cinder's missing secretRef" 60 \
+    'FailedCreate.*create Pod ci-0 in StatefulSet ci failed error: Pod "ci-0" is invalid: spec.volumes\[0\].cinder.secretRef: Required value' \
+    hr_k -n ctl get events --field-selector involvedObject.kind=StatefulSet -o 'custom-columns=R:.reason,M:.message' --no-headers
+  expect_eq "tenant: none of them has a pod" "" hr_k -n ctl get pods -o name
+  expect_eq "host: nothing of namespace ctl reached the host" "" \
+    sh -c "kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pods -l kubicle.dev/tenant=hr -o name | grep -- '-x-ctl-x-'"
+  echo "== hostrefs: an ephemeral container meets the checks of a new pod"
+  hr_k get pod plain -o json |
+    jq '.spec.ephemeralContainers = [{name: "dbg", image: "busybox", securityContext: {windowsOptions: {gmsaCredentialSpecName: "host-gmsa"}}}]' \
+    >"$E2E_TMP/hr-eph.json"
+  expect_fail "tenant: pods/ephemeralcontainers naming a host GMSA credential spec is refused" \
+    'spec.ephemeralContainers\[0\].securityContext.windowsOptions.gmsaCredentialSpecName: Forbidden' \
+    hr_k replace --raw /api/v1/namespaces/default/pods/plain/ephemeralcontainers -f "$E2E_TMP/hr-eph.json"
+  expect_eq "host: the host pod has no ephemeral container" "" \
+    hr_h get pod plain-x-default-x-hr -o 'jsonpath={.spec.ephemeralContainers[*].name}'
+  echo "== hostrefs: pods/binding is the host scheduler's"
+  expect_fail "tenant: binding its pod to a node is refused" \
+    'pods/binding is not allowed: the shared host cluster.s scheduler places this cluster.s pods' \
+    hr_k create --raw /api/v1/namespaces/default/pods/plain/binding \
+    -f <(printf '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"plain"},"target":{"kind":"Node","name":"host-node-1"}}')
 }
 
 hostrefs_suite() {

@@ -121,6 +121,36 @@ START_TEST(gmsa_named)
 }
 END_TEST
 
+/* hostpod_refuse, on every path that writes a pod: an update is refused
+ * only for what it adds (an ephemeral container naming a host object), not
+ * for what the stored pod had (a nodeName the host chose). */
+START_TEST(updates_refused_for_what_they_add)
+{
+	json_t *old = pod("{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]}");
+	json_t *same = json_deep_copy(old), *c = json_array();
+	hostpod_refuse(same, old, true, c);
+	ck_assert_uint_eq(json_array_size(c), 0);
+	json_t *eph = json_loads("[{\"name\":\"d\",\"securityContext\":{\"windowsOptions\":{"
+				 "\"gmsaCredentialSpecName\":\"g\"}}}]",
+				 0, NULL);
+	json_object_set_new(json_object_get(same, "spec"), "ephemeralContainers", eph);
+	hostpod_refuse(same, old, true, c);
+	ck_assert_uint_eq(json_array_size(c), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c, 0), "field")),
+			 "spec.ephemeralContainers[0].securityContext.windowsOptions."
+			 "gmsaCredentialSpecName");
+	json_array_clear(c);
+	/* a create has no old: the nodeName is refused */
+	hostpod_refuse(old, NULL, true, c);
+	ck_assert_uint_eq(json_array_size(c), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c, 0), "field")),
+			 "spec.nodeName");
+	json_decref(c);
+	json_decref(same);
+	json_decref(old);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("proxy_hostrefs");
@@ -130,6 +160,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, projected_sources);
 	tcase_add_test(tc, resource_claims);
 	tcase_add_test(tc, gmsa_named);
+	tcase_add_test(tc, updates_refused_for_what_they_add);
 	suite_add_tcase(s, tc);
 	return s;
 }
