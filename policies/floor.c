@@ -702,7 +702,8 @@ int policy_govern_check(const policy_t *p, const json_t *meta, const json_t *spe
 		tolerations_check(p, spec, msg, len) + pod_affinity_check(spec, msg, len) +
 		runtime_check(p, spec, msg, len) + volumes_check(p, spec, msg, len) +
 		propagation_check(spec, msg, len) + dra_check(spec, msg, len) +
-		labels_check(p, meta, msg, len) + annotations_check(meta, spec, msg, len);
+		policy_image_check(p, spec, msg, len) + labels_check(p, meta, msg, len) +
+		annotations_check(meta, spec, msg, len);
 	if (!p || !p->nvidia_env)
 		n += env_check(spec, msg, len);
 	return n;

@@ -243,6 +243,11 @@ static int parse_field(policy_t *p, const char *k, json_t *v, char *err, size_t 
 		return parse_volume_types(p, v, err, errlen);
 	else if (strcmp(k, "csiDrivers") == 0)
 		return parse_names(&p->csi_drivers, k, v, err, errlen);
+	else if (strcmp(k, "imagePullPolicy") == 0 && s &&
+		 (strcmp(s, "always") == 0 || strcmp(s, "any") == 0))
+		p->image_pull_any = strcmp(s, "any") == 0;
+	else if (strcmp(k, "imageRegistries") == 0)
+		return parse_names(&p->image_registries, k, v, err, errlen);
 	else if (strcmp(k, "nvidiaEnv") == 0 && s &&
 		 (strcmp(s, "allow") == 0 || strcmp(s, "deny") == 0))
 		p->nvidia_env = strcmp(s, "allow") == 0;
@@ -294,6 +299,7 @@ void policy_free(policy_t *p)
 	json_decref(p->runtime_classes);
 	json_decref(p->node_pools);
 	json_decref(p->volume_types);
+	json_decref(p->image_registries);
 	json_decref(p->csi_drivers);
 	free(p);
 }

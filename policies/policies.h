@@ -153,6 +153,21 @@ const struct policy_volume_source *policy_volume_source(const char *name);
 /* The whole table (static), *n rows. */
 const struct policy_volume_source *policy_volume_sources(size_t *n);
 
+/*
+ * Images on shared nodes (policies/images.c): kube's AlwaysPullImages. The
+ * pull policy of every container (init, app, ephemeral) and image volume of
+ * pod (borrowed, modified) becomes Always, on a create and on an update
+ * (old: the stored pod, else NULL) that brings an image the pod did not
+ * have, under the floor or a policy, unless the policy says
+ * imagePullPolicy: any. Returns how many fields it changed.
+ */
+int policy_mutate_images(const policy_t *p, int floor, json_t *pod, const json_t *old);
+/* Sets Always on every container and image volume of a pod spec (borrowed,
+ * modified): the syncer's second line. Returns how many it changed. */
+int policy_pull_always(json_t *spec);
+/* The policy's imagePullPolicy: any (p may be NULL: false). */
+bool policy_image_pull_any(const policy_t *p);
+
 /* Parses a Kubernetes quantity ("500m", "2", "1Gi", "1.5") into
  * thousandths. 0 or -EINVAL. */
 int policy_quantity_milli(const char *s, int64_t *out);

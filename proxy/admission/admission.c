@@ -158,7 +158,12 @@ static int admit_policy(struct proxy *px, const struct proxy_resource *res, json
 	if (!builtin)
 		return 0;
 	int rc = policy_admit(px->policy, px->floor, res->kind, obj, old, msg, len);
-	if (rc < 0 || !is_core(res, "Pod") || !px->policy)
+	if (rc < 0 || !is_core(res, "Pod"))
+		return rc;
+	/* kube's AlwaysPullImages Admit, for every container kind
+	 * (policies/images.c) */
+	policy_mutate_images(px->policy, px->floor, obj, old);
+	if (!px->policy)
 		return rc;
 	if ((rc = check_quota(px, obj, old, msg, len)) < 0 || old)
 		return rc;
