@@ -332,6 +332,36 @@ START_TEST(host_objects_removed)
 }
 END_TEST
 
+/* Images on shared nodes: the host pod pulls Always (every container kind,
+ * image volumes) unless the policy said imagePullPolicy: any; pull Secrets
+ * are the tenant's host copies, and one without a translation goes. */
+START_TEST(images_pull_always)
+{
+	json_t *p = pod_with("[{\"name\":\"v\",\"image\":{\"reference\":\"r/x:1\","
+			     "\"pullPolicy\":\"IfNotPresent\"}}]");
+	json_t *spec = json_object_get(p, "spec");
+	json_object_set_new(spec, "ephemeralContainers",
+			    J("[{\"name\":\"d\",\"image\":\"i\",\"imagePullPolicy\":\"Never\"}]"));
+	json_object_set_new(spec, "imagePullSecrets",
+			    J("[{\"name\":\"regcred\"},{\"name\":\"\"},{\"name\":\"a/b\"}]"));
+	struct syncer_xlate x = xl(NULL);
+	json_t *h = syncer_translate_pod(&x, p, NULL);
+	ck_assert_str_eq(at(h, "spec.containers.0.imagePullPolicy"), "Always");
+	ck_assert_str_eq(at(h, "spec.ephemeralContainers.0.imagePullPolicy"), "Always");
+	ck_assert_str_eq(at(vol(h, "v"), "image.pullPolicy"), "Always");
+	json_t *ips = json_object_get(json_object_get(h, "spec"), "imagePullSecrets");
+	ck_assert_uint_eq(json_array_size(ips), 1);
+	ck_assert_str_eq(at(ips, "0.name"), "regcred-x-ml-x-t1");
+	json_decref(h);
+	x.image_pull_any = true;
+	h = syncer_translate_pod(&x, p, NULL);
+	ck_assert_ptr_null(at(h, "spec.containers.0.imagePullPolicy"));
+	ck_assert_str_eq(at(h, "spec.ephemeralContainers.0.imagePullPolicy"), "Never");
+	json_decref(h);
+	json_decref(p);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("syncer_hostrefs");
@@ -344,6 +374,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, ephemeral_as_claims);
 	tcase_add_test(tc, plugin_secrets_translated);
 	tcase_add_test(tc, host_objects_removed);
+	tcase_add_test(tc, images_pull_always);
 	suite_add_tcase(s, tc);
 	return s;
 }
