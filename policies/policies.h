@@ -7,7 +7,8 @@
  * selectors and tolerations forced onto every pod, the scheduler
  * profiles pods may name, and what pods may name on the host beyond the
  * host floor (priority and runtime classes, node labels, node pools,
- * node-mounted and CSI volumes, NVIDIA_* variables). A policy is a YAML
+ * node-mounted and CSI volumes, NVIDIA_* variables), how images are pulled
+ * and from where. A policy is a YAML
  * file (policies/README.md);
  * untrusted.yaml, trusted.yaml and mig.yaml ship with Kubicle.
  *
