@@ -121,7 +121,7 @@ rbac_bound_tokens() {
     $kc --kubeconfig "$E2E_TMP/bound.kc" auth whoami
   $K -n team-a delete pod bound --grace-period=0 --force >/dev/null 2>&1
   expect_until_match "the token is rejected (401) once its pod is gone" 30 \
-    'Unauthorized|must be logged in' sh -c "$kc --kubeconfig $E2E_TMP/bound.kc auth whoami 2>&1"
+    'Unauthorized|must be logged in' sh -c "$kc --kubeconfig $E2E_TMP/bound.kc auth whoami 2>&1; true"
   $K -n team-a run bound --image=busybox --restart=Never \
     --overrides='{"apiVersion":"v1","spec":{"serviceAccountName":"robot"}}' >/dev/null
   expect_fail "... and stays rejected for a new pod of the same name (another uid)" \
