@@ -114,6 +114,54 @@ hostrefs_tokens() {
     hr_k apply -f <(hr_pod short '[{name: t, projected: {sources: [{serviceAccountToken: {expirationSeconds: 60, path: t}}]}}]')
 }
 
+# A projected token is refreshed on the host when it is due (80 % of its
+# lifetime: 480 s of a 600 s token), proven without waiting: tenant hrc runs
+# with a wall clock the test moves ahead (tests/e2e/clockshift.c, an
+# LD_PRELOAD library of the tests only; monotonic time, and so the
+# syncer's 30 s resync, keeps its pace). Nothing in the product knows.
+hostrefs_token_refresh() {
+  echo "== hostrefs: a projected token is refreshed when due (the tenant's clock moved ahead)"
+  local shim=${KUBICLE_CLOCKSHIFT:-$(dirname "$KUBICLE_STANDIN")/../libclockshift.so}
+  [ -f "$shim" ] || { fail "hostrefs: no clock-shift library ($shim; ninja builds it)"; return; }
+  local clk=$E2E_TMP/hrc-clock
+  echo 0 >"$clk"
+  LD_PRELOAD=$shim KUBICLE_TEST_CLOCK_FILE=$clk \
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+    "$KUBICLE" create hrc --host-kubeconfig "$HR_HOST_KCFG" --queue qhrc --wait \
+    >"$E2E_TMP/hrc-create.log" 2>&1 || { fail "hostrefs: tenant hrc: $(tail -3 "$E2E_TMP/hrc-create.log")"; return; }
+  [ -f "$KUBICLE_HOME/tenants/hrc/supervisor.pid" ] &&
+    E2E_PIDS+=("$(cat "$KUBICLE_HOME/tenants/hrc/supervisor.pid")")
+  local kc=$KUBICLE_HOME/tenants/hrc/kubeconfig
+  expect "hrc: a pod with a 600 s projected token is admitted" 'pod/tok created' \
+    kubectl --kubeconfig "$kc" apply -f <(hr_pod tok '[{name: ids, projected: {sources: [
+      {serviceAccountToken: {expirationSeconds: 600, path: api}}]}}]')
+  local H="kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hrc" sec old new
+  hr_until 30 $H get pod tok-x-default-x-hrc
+  sec=$($H get pod tok-x-default-x-hrc -o \
+    'jsonpath={.spec.volumes[?(@.name=="ids")].projected.sources[0].secret.name}')
+  hr_until 30 $H get secret "$sec"
+  old=$($H get secret "$sec" -o 'go-template={{index .data "ids-0" | base64decode}}')
+  expect "hrc: the host Secret holds the tenant's token" '"pod": \{"name": "tok"' hr_jwt "$old"
+  echo 500 >"$clk" # 500 s later, for the tenant: past 80 % of 600 s
+  expect_until_match "host: the syncer wrote a new token into the pod's Secret (next resync)" 120 \
+    '^ok$' sh -c "t=\$($H get secret $sec -o 'go-template={{index .data \"ids-0\" | base64decode}}'); [ -n \"\$t\" ] && [ \"\$t\" != '$old' ] && echo ok"
+  new=$($H get secret "$sec" -o 'go-template={{index .data "ids-0" | base64decode}}')
+  expect_eq "host: the new token was issued 500 s later (the tenant's clock), and lives 600 s" \
+    "true 600" python3 -c 'import sys,json
+o=json.loads(sys.argv[1]); n=json.loads(sys.argv[2])
+print(str(n["iat"]-o["iat"] >= 480).lower(), n["exp"]-n["iat"])' "$(hr_jwt "$old")" "$(hr_jwt "$new")"
+  local url
+  url=$(kubectl --kubeconfig "$kc" config view --raw -o jsonpath='{.clusters[0].cluster.server}')
+  kubectl --kubeconfig "$kc" config view --raw \
+    -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$E2E_TMP/hrc-ca.crt"
+  expect_eq "hrc: the tenant API takes the new token" "200" \
+    curl -s -o /dev/null -w '%{http_code}' --cacert "$E2E_TMP/hrc-ca.crt" \
+    -H "Authorization: Bearer $new" "$url/api"
+  "$KUBICLE" stop hrc >/dev/null 2>&1
+  cp "$KUBICLE_HOME/tenants/hrc/server.log" "$E2E_TMP/tenant-hrc.log" 2>/dev/null
+  "$KUBICLE" delete hrc >/dev/null 2>&1
+}
+
 hostrefs_claims() {
   echo "== hostrefs: generic ephemeral volumes get a synced claim's translation and checks"
   hr_k apply -f - >/dev/null <<'YAML'
@@ -350,6 +398,7 @@ YAML
   hostrefs_claims
   hostrefs_secrets
   hostrefs_refused
+  hostrefs_token_refresh
   # stopped first: the server's log then holds what the sanitizers say at
   # its exit (the e2e summary reads it)
   "$KUBICLE" stop hr >/dev/null 2>&1
