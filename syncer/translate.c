@@ -1031,6 +1031,34 @@ static bool pvc_source(const struct syncer_xlate *x, json_t *src, const char *ns
 	return true;
 }
 
+/*
+ * A claim that can only bind an existing host volume (a label selector, which
+ * dynamic provisioning refuses; or storageClassName "", which asks for no
+ * provisioning) would otherwise take any Available host PersistentVolume its
+ * labels or its lack of class match: another tenant's or the platform's.
+ * Its host copy also requires the label kubicle.dev/tenant=<tenant>, so
+ * that it binds only volumes the platform made for this tenant (as
+ * vCluster scopes a synced claim's selector). spec: the host claim's
+ * (modified).
+ */
+static void pvc_scope_selector(const struct syncer_xlate *x, json_t *spec)
+{
+	const char *cls = jstr(spec, "storageClassName");
+	json_t *sel = json_object_get(spec, "selector");
+	if (!json_is_object(sel) && !(cls && !*cls))
+		return;
+	if (!json_is_object(sel)) {
+		sel = json_object();
+		json_object_set_new(spec, "selector", sel);
+	}
+	json_t *ml = json_object_get(sel, "matchLabels");
+	if (!json_is_object(ml)) {
+		ml = json_object();
+		json_object_set_new(sel, "matchLabels", ml);
+	}
+	json_object_set_new(ml, LBL_TENANT, json_string(x->tenant));
+}
+
 json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
 {
 	static const char *const keys[] = {"accessModes",
@@ -1062,6 +1090,7 @@ json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
 		else
 			json_decref(src);
 	}
+	pvc_scope_selector(x, spec);
 	return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "PersistentVolumeClaim",
 			 "metadata", meta, "spec", spec);
 }

@@ -229,6 +229,14 @@ YAML
   expect_eq "host: its claim keeps the class, as a synced claim does, and binds no host volume" \
     "silver|" hr_h get pvc silver-s-x-q-x-hr -o 'jsonpath={.spec.storageClassName}|{.spec.volumeName}'
   hr_k -n q delete pod gold silver --wait=false >/dev/null
+  echo "== hostrefs: a claim that can only bind an existing host volume binds only this tenant's"
+  expect "tenant: an ephemeral volume of no class, selecting another tenant's volumes, is admitted" \
+    'pod/static created' \
+    hr_k -n q apply -f <(hr_pod static '[{name: s, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: "", selector: {matchLabels: {kubicle.dev/tenant: victim, disk: fast}}, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Mi}}}}}}]')
+  hr_until 30 hr_h get pvc static-s-x-q-x-hr
+  expect_eq "host: its claim selects only volumes labelled for tenant hr" \
+    "hr fast" hr_h get pvc static-s-x-q-x-hr -o 'jsonpath={.spec.selector.matchLabels.kubicle\.dev/tenant} {.spec.selector.matchLabels.disk}'
+  hr_k -n q delete pod static --wait=false >/dev/null
 }
 
 hostrefs_secrets() {
