@@ -25,7 +25,10 @@
  * | envFrom[].secretRef/configMapRef                   |                                  |
  * | env[].valueFrom.fieldRef, downwardAPI items        | the tenant's values (annotations)|
  * | spec.imagePullSecrets[].name                       | translated name (+ host copy)    |
- * | volumes[].persistentVolumeClaim.claimName          | translated name (claims synced)  |
+ * | volumes[].persistentVolumeClaim.claimName          | translated name (claims synced;  |
+ * |                                                    | one binding only existing host   |
+ * |                                                    | volumes selects this tenant's:   |
+ * |                                                    | translate.c pvc_scope_selector)  |
  * | volumes[].ephemeral.volumeClaimTemplate            | the synced claim "<pod>-<volume>"|
  * |                                                    | the tenant's controller made (a  |
  * |                                                    | claim's admission; volumeName    |
