@@ -401,7 +401,7 @@ static int volumes_check(const policy_t *p, const json_t *spec, char *msg, size_
 				    "identity; allowed: %s",
 				    i, k, allowed);
 				n++;
-			} else if (strcmp(k, "csi") == 0 &&
+			} else if (row && row->cls == POLICY_VOLUME_CSI &&
 				   !(p && listed(p->csi_drivers, tstr(src, "driver")))) {
 				list_text(p ? p->csi_drivers : NULL, NULL, 0, allowed,
 					  sizeof(allowed));
