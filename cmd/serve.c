@@ -446,6 +446,7 @@ static int start_syncer(struct server *s, struct serve_args *a, int port)
 	a->host.metrics_changed = metrics_changed;
 	a->host.metrics_arg = s->proxy;
 	a->host.topology_hints = policy_topology_hints(s->policy);
+	a->host.image_pull_any = policy_image_pull_any(s->policy);
 	a->host.gpu_quota_milli = policy_gpu_quota_milli(s->policy);
 	int rc = syncer_start(s->loop, s->store, &a->host, &s->syncer);
 	if (rc == 0) {

@@ -30,9 +30,13 @@
  *   Secret (which envFrom turns into variables when the container starts,
  *   so a check of the pod alone could be undone by a later write);
  * - pod (anti-)affinity terms naming namespaces (the host's);
- * - volumes the node mounts with its own identity (nfs, iscsi, cloud disks,
- *   flexVolume, gitRepo...) unless the policy's volumeTypes lists them, and
- *   inline CSI volumes unless its csiDrivers lists the driver.
+ * - volumes, by the one table of volume sources (volumes.c): those the node
+ *   mounts with its own identity (nfs, iscsi, flexVolume...) unless the
+ *   policy's volumeTypes lists them, inline CSI volumes unless its
+ *   csiDrivers lists the driver, and never those no policy can open (cloud
+ *   disks, gitRepo...: the tenant API refuses them first on a syncing
+ *   tenant, proxy/api/hostrefs.c);
+ * - dynamic resource allocation (resourceClaims, resources.claims): never.
  *
  * Messages name the field and the rule, e.g.
  * "spec.runtimeClassName: runtime class \"nvidia\" is not allowed; allowed: none".
@@ -371,30 +375,6 @@ static int pod_affinity_check(const json_t *spec, char *msg, size_t len)
 
 /* ---- volumes ---- */
 
-/* In-tree volume types the kubelet mounts itself, with the node's network,
- * credentials or cloud identity (k8s.io/api core/v1 VolumeSource); gitRepo
- * runs git on the node (CVE-2024-10220). hostPath is Pod Security's. */
-static const char *const node_volumes[] = {"gcePersistentDisk",
-					   "awsElasticBlockStore",
-					   "gitRepo",
-					   "nfs",
-					   "iscsi",
-					   "glusterfs",
-					   "rbd",
-					   "flexVolume",
-					   "cinder",
-					   "cephfs",
-					   "flocker",
-					   "fc",
-					   "azureFile",
-					   "vsphereVolume",
-					   "quobyte",
-					   "azureDisk",
-					   "photonPersistentDisk",
-					   "portworxVolume",
-					   "scaleIO",
-					   "storageos"};
-
 static int volumes_check(const policy_t *p, const json_t *spec, char *msg, size_t len)
 {
 	int n = 0;
@@ -405,8 +385,14 @@ static int volumes_check(const policy_t *p, const json_t *spec, char *msg, size_
 		const char *k;
 		json_t *src;
 		json_object_foreach (v, k, src) {
-			if (in(k, node_volumes, KB_ARRAY_SIZE(node_volumes)) &&
-			    !(p && listed(p->volume_types, k))) {
+			const struct policy_volume_source *row = policy_volume_source(k);
+			if (row && row->cls == POLICY_VOLUME_NEVER) {
+				policy_msg_add(msg, len,
+					       "spec.volumes[%zu].%s: no policy allows it: %s", i,
+					       k, row->why);
+				n++;
+			} else if (row && row->cls == POLICY_VOLUME_NODE &&
+				   !(p && listed(p->volume_types, k))) {
 				list_text(p ? p->volume_types : NULL, NULL, 0, allowed,
 					  sizeof(allowed));
 				policy_msg_add(
@@ -415,7 +401,7 @@ static int volumes_check(const policy_t *p, const json_t *spec, char *msg, size_
 				    "identity; allowed: %s",
 				    i, k, allowed);
 				n++;
-			} else if (strcmp(k, "csi") == 0 &&
+			} else if (row && row->cls == POLICY_VOLUME_CSI &&
 				   !(p && listed(p->csi_drivers, tstr(src, "driver")))) {
 				list_text(p ? p->csi_drivers : NULL, NULL, 0, allowed,
 					  sizeof(allowed));
@@ -426,6 +412,46 @@ static int volumes_check(const policy_t *p, const json_t *spec, char *msg, size_
 				    i, tstr(src, "driver"), allowed);
 				n++;
 			}
+		}
+	}
+	return n;
+}
+
+/* ---- dynamic resource allocation ---- */
+
+/* A DRA claim names ResourceClaims and ResourceClaimTemplates of which the
+ * host has no copy (or, worse, another tenant's or the platform's of that
+ * name), and a device claimed through DRA (a GPU too) escapes the policy's
+ * GPU count: refused for every tenant, here only, in these words. */
+#define DRA_RULE                                                                              \
+	"dynamic resource allocation is not allowed: the shared host cluster has no copy of " \
+	"this cluster's ResourceClaims and ResourceClaimTemplates, and devices claimed "      \
+	"through them are not counted by the policy"
+
+static int dra_claims(const json_t *res, const char *at, char *msg, size_t len)
+{
+	if (!json_array_size(json_object_get(res, "claims")))
+		return 0;
+	policy_msg_add(msg, len, "%s.resources.claims: " DRA_RULE, at);
+	return 1;
+}
+
+static int dra_check(const json_t *spec, char *msg, size_t len)
+{
+	static const char *const kinds[] = {"initContainers", "containers", "ephemeralContainers"};
+	int n = 0;
+	size_t i;
+	json_t *c;
+	json_array_foreach (json_object_get(spec, "resourceClaims"), i, c) {
+		policy_msg_add(msg, len, "spec.resourceClaims[%zu]: " DRA_RULE, i);
+		n++;
+	}
+	n += dra_claims(json_object_get(spec, "resources"), "spec", msg, len);
+	for (size_t k = 0; k < KB_ARRAY_SIZE(kinds); k++) {
+		json_array_foreach (json_object_get(spec, kinds[k]), i, c) {
+			char at[64];
+			snprintf(at, sizeof(at), "spec.%s[%zu]", kinds[k], i);
+			n += dra_claims(json_object_get(c, "resources"), at, msg, len);
 		}
 	}
 	return n;
@@ -675,7 +701,8 @@ int policy_govern_check(const policy_t *p, const json_t *meta, const json_t *spe
 		node_selector_check(p, spec, msg, len) + affinity_check(p, spec, msg, len) +
 		tolerations_check(p, spec, msg, len) + pod_affinity_check(spec, msg, len) +
 		runtime_check(p, spec, msg, len) + volumes_check(p, spec, msg, len) +
-		propagation_check(spec, msg, len) + labels_check(p, meta, msg, len) +
+		propagation_check(spec, msg, len) + dra_check(spec, msg, len) +
+		policy_image_check(p, spec, msg, len) + labels_check(p, meta, msg, len) +
 		annotations_check(meta, spec, msg, len);
 	if (!p || !p->nvidia_env)
 		n += env_check(spec, msg, len);

@@ -160,6 +160,36 @@ static int parse_names(json_t **out, const char *field, json_t *v, char *err, si
 	return 0;
 }
 
+/* volumeTypes: names of node-mounted volume types of the table
+ * (volumes.c), or "*" for all of them; a type no policy can open, or one
+ * this list does not govern, is refused with why (it would do nothing). */
+static int parse_volume_types(policy_t *p, json_t *v, char *err, size_t errlen)
+{
+	int rc = parse_names(&p->volume_types, "volumeTypes", v, err, errlen);
+	size_t i;
+	json_t *x;
+	json_array_foreach (rc < 0 ? NULL : v, i, x) {
+		const char *t = json_string_value(x);
+		const struct policy_volume_source *row = policy_volume_source(t);
+		if (strcmp(t, "*") == 0 || (row && row->cls == POLICY_VOLUME_NODE))
+			continue;
+		if (row && row->cls == POLICY_VOLUME_NEVER)
+			snprintf(err, errlen, "volumeTypes: %s: no policy can allow it: %s", t,
+				 row->why);
+		else if (row)
+			snprintf(
+			    err, errlen, "volumeTypes: %s: not a node-mounted volume type (%s)", t,
+			    row->cls == POLICY_VOLUME_CSI        ? "csiDrivers governs csi"
+			    : row->cls == POLICY_VOLUME_HOSTPATH ? "hostFields governs hostPath"
+								 : "always allowed");
+		else
+			snprintf(err, errlen,
+				 "volumeTypes: %s: not a volume type of Kubernetes 1.33", t);
+		return -EINVAL;
+	}
+	return rc;
+}
+
 static int parse_pss(policy_t *p, const char *s, char *err, size_t errlen)
 {
 	if (s && strcmp(s, "privileged") == 0)
@@ -210,9 +240,14 @@ static int parse_field(policy_t *p, const char *k, json_t *v, char *err, size_t 
 	else if (strcmp(k, "nodePools") == 0)
 		return parse_names(&p->node_pools, k, v, err, errlen);
 	else if (strcmp(k, "volumeTypes") == 0)
-		return parse_names(&p->volume_types, k, v, err, errlen);
+		return parse_volume_types(p, v, err, errlen);
 	else if (strcmp(k, "csiDrivers") == 0)
 		return parse_names(&p->csi_drivers, k, v, err, errlen);
+	else if (strcmp(k, "imagePullPolicy") == 0 && s &&
+		 (strcmp(s, "always") == 0 || strcmp(s, "any") == 0))
+		p->image_pull_any = strcmp(s, "any") == 0;
+	else if (strcmp(k, "imageRegistries") == 0)
+		return parse_names(&p->image_registries, k, v, err, errlen);
 	else if (strcmp(k, "nvidiaEnv") == 0 && s &&
 		 (strcmp(s, "allow") == 0 || strcmp(s, "deny") == 0))
 		p->nvidia_env = strcmp(s, "allow") == 0;
@@ -264,6 +299,7 @@ void policy_free(policy_t *p)
 	json_decref(p->runtime_classes);
 	json_decref(p->node_pools);
 	json_decref(p->volume_types);
+	json_decref(p->image_registries);
 	json_decref(p->csi_drivers);
 	free(p);
 }

@@ -7,7 +7,8 @@
  * selectors and tolerations forced onto every pod, the scheduler
  * profiles pods may name, and what pods may name on the host beyond the
  * host floor (priority and runtime classes, node labels, node pools,
- * node-mounted and CSI volumes, NVIDIA_* variables). A policy is a YAML
+ * node-mounted and CSI volumes, NVIDIA_* variables), how images are pulled
+ * and from where. A policy is a YAML
  * file (policies/README.md);
  * untrusted.yaml, trusted.yaml and mig.yaml ship with Kubicle.
  *
@@ -127,6 +128,46 @@ int policy_pss_level(const policy_t *p);
  * (container "c" must not set securityContext.privileged=true)"), joined by
  * ", ". Returns how many. */
 int policy_pss_violations(int level, const json_t *meta, const json_t *spec, char *msg, size_t len);
+
+/*
+ * The volume sources of a Kubernetes 1.33 pod (every member of core/v1
+ * VolumeSource) and what a tenant's pod may do with each (policies/volumes.c,
+ * policies/README.md): the one table the tenant API, the floor and the
+ * syncer read.
+ */
+enum policy_volume_class {
+	POLICY_VOLUME_TENANT,   /* pod-local or the tenant's own host objects */
+	POLICY_VOLUME_NODE,     /* node-mounted: only the policy's volumeTypes */
+	POLICY_VOLUME_CSI,      /* inline CSI: only the policy's csiDrivers */
+	POLICY_VOLUME_HOSTPATH, /* Pod Security's hostPath rule (hostFields) */
+	POLICY_VOLUME_NEVER,    /* no policy can open it */
+};
+struct policy_volume_source {
+	const char *name; /* the VolumeSource member ("nfs") */
+	enum policy_volume_class cls;
+	const char *why;   /* NEVER: why, "it names ..." */
+	const char *needs; /* a member naming a Secret it must have ("secretRef"), or NULL */
+};
+/* The row of VolumeSource member `name` (borrowed, may be NULL); NULL when
+ * 1.33's VolumeSource has no such member. The row is static. */
+const struct policy_volume_source *policy_volume_source(const char *name);
+/* The whole table (static), *n rows. */
+const struct policy_volume_source *policy_volume_sources(size_t *n);
+
+/*
+ * Images on shared nodes (policies/images.c): kube's AlwaysPullImages. The
+ * pull policy of every container (init, app, ephemeral) and image volume of
+ * pod (borrowed, modified) becomes Always, on a create and on an update
+ * (old: the stored pod, else NULL) that brings an image the pod did not
+ * have, under the floor or a policy, unless the policy says
+ * imagePullPolicy: any. Returns how many fields it changed.
+ */
+int policy_mutate_images(const policy_t *p, int floor, json_t *pod, const json_t *old);
+/* Sets Always on every container and image volume of a pod spec (borrowed,
+ * modified): the syncer's second line. Returns how many it changed. */
+int policy_pull_always(json_t *spec);
+/* The policy's imagePullPolicy: any (p may be NULL: false). */
+bool policy_image_pull_any(const policy_t *p);
 
 /* Parses a Kubernetes quantity ("500m", "2", "1Gi", "1.5") into
  * thousandths. 0 or -EINVAL. */

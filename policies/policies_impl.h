@@ -33,6 +33,8 @@ struct policy {
 	json_t *volume_types;     /* node-mounted volume types (nfs...), or NULL: none */
 	json_t *csi_drivers;      /* drivers of inline csi volumes, or NULL: none */
 	bool nvidia_env;          /* NVIDIA_* environment variables may pass */
+	bool image_pull_any;      /* imagePullPolicy: any (else pods pull Always) */
+	json_t *image_registries; /* image prefixes, or NULL: any registry */
 };
 
 /* Appends ", " (when msg is not empty) + the printf text to msg (len bytes). */
@@ -58,6 +60,9 @@ int policy_govern_check(const policy_t *p, const json_t *meta, const json_t *spe
  * one of an update, or NULL), appended to msg; returns how many. */
 int policy_config_check(const policy_t *p, const json_t *obj, const json_t *old, char *msg,
 			size_t len);
+/* images.c: images (containers of every kind, image volumes) from outside
+ * the policy's imageRegistries, appended to msg; returns how many. */
+int policy_image_check(const policy_t *p, const json_t *spec, char *msg, size_t len);
 /* gpu.c: GPU mode violations appended to msg. Returns how many. */
 int policy_gpu_check(const policy_t *p, const json_t *meta, const json_t *spec, char *msg,
 		     size_t len);

@@ -25,7 +25,10 @@
  * | envFrom[].secretRef/configMapRef                   |                                  |
  * | env[].valueFrom.fieldRef, downwardAPI items        | the tenant's values (annotations)|
  * | spec.imagePullSecrets[].name                       | translated name (+ host copy)    |
- * | volumes[].persistentVolumeClaim.claimName          | translated name (claims synced)  |
+ * | volumes[].persistentVolumeClaim.claimName          | translated name (claims synced;  |
+ * |                                                    | one binding only existing host   |
+ * |                                                    | volumes selects this tenant's:   |
+ * |                                                    | translate.c pvc_scope_selector)  |
  * | volumes[].ephemeral.volumeClaimTemplate            | the synced claim "<pod>-<volume>"|
  * |                                                    | the tenant's controller made (a  |
  * |                                                    | claim's admission; volumeName    |
@@ -34,16 +37,14 @@
  * | volumes[].csi.nodePublishSecretRef.name,           | translated name (+ host copy)    |
  * | azureFile.secretName, cephfs/cinder/flexVolume/    |                                  |
  * | iscsi/rbd/scaleIO/storageos .secretRef.name        |                                  |
- * | volumes[].glusterfs.endpoints                      | refused (a host Endpoints)       |
- * | volumes[].awsElasticBlockStore, gcePersistentDisk, | refused: a disk named by id,     |
- * | azureDisk, cinder (no secretRef), vsphereVolume,   | attached with the host's         |
- * | portworxVolume, photonPersistentDisk, flocker,     | credentials                      |
- * | quobyte, fc, storageos (no secretRef)              |                                  |
- * | volumes[].gitRepo                                  | refused (runs git on the node)   |
+ * | volumes[] of the table's class NEVER               | refused / removed: the table of  |
+ * | (policies/volumes.c: glusterfs, cloud disks, fc,   | policies/volumes.c says why      |
+ * | gitRepo...), cinder and storageos without a        |                                  |
+ * | secretRef, or a member the table does not know     |                                  |
  * | volumes[].hostPath                                 | refused / removed (floor)        |
  * | volumes[].nfs, image, emptyDir, csi (driver,       | as written: no object named      |
  * | volumeAttributes)                                  | (policy's volume rules decide)   |
- * | spec.resourceClaims[] (DRA claim, template names)  | refused (no host copies)         |
+ * | spec.resourceClaims[], resources.claims (DRA)      | refused (floor) / removed        |
  * | securityContext.windowsOptions                     | refused (a host GMSA credential  |
  * | .gmsaCredentialSpecName (pod, containers)          | spec)                            |
  * | volumes[].image.reference, containers[].image      | as written (pulled with the      |
@@ -70,6 +71,7 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
+#include "policies/policies.h"
 #include "syncer/syncer_impl.h"
 
 /* Volume sources whose Secret the pod names: (source, the member holding
@@ -88,42 +90,20 @@ static const struct {
     {"storageos", "secretRef", "name"},
 };
 
-/* Sources that name a host object or a disk by name, used with the host's
- * credentials (the node's cloud identity, a CSI migration driver's), or
- * that run code on the node (gitRepo: git as root, CVE-2024-10220). */
-static const char *const refused_sources[] = {
-    "awsElasticBlockStore",
-    "gcePersistentDisk",
-    "azureDisk",
-    "vsphereVolume",
-    "portworxVolume",
-    "photonPersistentDisk",
-    "flocker",
-    "quobyte",
-    "fc",
-    "glusterfs",
-    "gitRepo",
-};
-
-static bool source_refused(const char *key)
-{
-	for (size_t i = 0; key && i < KB_ARRAY_SIZE(refused_sources); i++)
-		if (strcmp(refused_sources[i], key) == 0)
-			return true;
-	return false;
-}
-
-/* cinder and storageos name a disk that, without a secretRef, is attached
- * with the host's credentials. */
+/* A volume the host pod must not have: a source no policy can open (the
+ * one table, policies/volumes.c), one that lacks what it needs (cinder and
+ * storageos without a secretRef: the host's credentials), or a member the
+ * table does not know (fail closed: a source of a later kube). */
 static bool volume_refused(const json_t *v)
 {
 	const char *k;
 	json_t *src;
 	json_object_foreach ((json_t *)v, k, src) {
-		if (source_refused(k))
-			return true;
-		if ((strcmp(k, "cinder") == 0 || strcmp(k, "storageos") == 0) &&
-		    !jstr(json_object_get(src, "secretRef"), "name"))
+		if (strcmp(k, "name") == 0)
+			continue;
+		const struct policy_volume_source *row = policy_volume_source(k);
+		if (!row || row->cls == POLICY_VOLUME_NEVER ||
+		    (row->needs && !jstr(json_object_get(src, row->needs), "name")))
 			return true;
 	}
 	return false;
@@ -143,12 +123,15 @@ void syncer_drop_host_refs(json_t *spec)
 		if (volume_refused(json_array_get(vols, i)))
 			json_array_remove(vols, i);
 	json_object_del(spec, "resourceClaims");
+	json_object_del(json_object_get(spec, "resources"), "claims");
 	drop_gmsa(json_object_get(spec, "securityContext"));
 	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
 		size_t i;
 		json_t *c;
-		json_array_foreach (json_object_get(spec, lists[l]), i, c)
+		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
 			drop_gmsa(json_object_get(c, "securityContext"));
+			json_object_del(json_object_get(c, "resources"), "claims");
+		}
 	}
 }
 

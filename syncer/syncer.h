@@ -89,6 +89,11 @@ struct syncer_opts {
 	 * is refused with an event. */
 	bool topology_hints;
 	int64_t gpu_quota_milli;
+	/* The policy's imagePullPolicy: any (policy_image_pull_any). Else every
+	 * container and image volume of a host pod pulls Always (kube's
+	 * AlwaysPullImages, policies/images.c): on shared nodes a cached image
+	 * must not run without the registry's word. */
+	bool image_pull_any;
 	const char *advertise; /* tenant API address for pods, or NULL */
 	int api_port;          /* tenant API port for pods */
 	/* The tenant's cluster DNS (proxy/dns/dns.h) as host pods reach it: an IP.

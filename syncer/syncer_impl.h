@@ -87,6 +87,7 @@ struct syncer_xlate {
 	const char *queue;   /* the tenant's queue */
 	const struct syncer_profile *profile;
 	bool topology_hints;        /* scheduler topology keys pass (policy) */
+	bool image_pull_any;        /* pull policies pass as written (policy) */
 	const char *api_host;       /* KUBERNETES_SERVICE_HOST for pods, or NULL */
 	int api_port;               /* KUBERNETES_SERVICE_PORT */
 	const char *sa_secret;      /* host secret mounted as the SA token folder, or NULL */

@@ -14,6 +14,7 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
+#include "policies/policies.h"
 #include "syncer/syncer_impl.h"
 
 /* ---- profiles ---------------------------------------------------------------- */
@@ -747,8 +748,17 @@ static void rewrite_volumes(const struct syncer_xlate *x, struct downward *d, js
 		syncer_volume_refs(x, v, jstr(d->tmeta, "name"), ns, refs);
 	}
 	syncer_drop_host_refs(spec);
-	json_array_foreach (json_object_get(spec, "imagePullSecrets"), i, v)
-		rename_ref(x, v, "name", "Secret", ns, refs);
+	/* the pull Secrets are the tenant's host copies; an entry whose name
+	 * has no translation goes (never a name the host resolves itself) */
+	json_t *pulls = json_object_get(spec, "imagePullSecrets");
+	for (i = json_array_size(pulls); i-- > 0;) {
+		char hn[SYNCER_NAME_MAX + 1];
+		v = json_array_get(pulls, i);
+		if (syncer_host_name(ns, jstr(v, "name"), x->tenant, hn, sizeof(hn)) < 0)
+			json_array_remove(pulls, i);
+		else
+			rename_ref(x, v, "name", "Secret", ns, refs);
+	}
 }
 
 #define SA_MOUNT  "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -955,6 +965,11 @@ json_t *syncer_translate_pod(const struct syncer_xlate *x, const json_t *pod, js
 			     json_object_get(meta, "annotations")};
 	rewrite_containers(x, &d, spec, ns, refs);
 	rewrite_volumes(x, &d, spec, ns, refs);
+	/* a cached image runs only with the registry's word (kube's
+	 * AlwaysPullImages; the tenant's admission set it already:
+	 * policies/images.c) */
+	if (!x->image_pull_any)
+		policy_pull_always(spec);
 	set_hostname(spec, tmeta);
 	set_dns(x, spec, ns);
 	json_object_set_new(spec, "enableServiceLinks", json_false());
@@ -1016,6 +1031,34 @@ static bool pvc_source(const struct syncer_xlate *x, json_t *src, const char *ns
 	return true;
 }
 
+/*
+ * A claim that can only bind an existing host volume (a label selector, which
+ * dynamic provisioning refuses; or storageClassName "", which asks for no
+ * provisioning) would otherwise take any Available host PersistentVolume its
+ * labels or its lack of class match: another tenant's or the platform's.
+ * Its host copy also requires the label kubicle.dev/tenant=<tenant>, so
+ * that it binds only volumes the platform made for this tenant (as
+ * vCluster scopes a synced claim's selector). spec: the host claim's
+ * (modified).
+ */
+static void pvc_scope_selector(const struct syncer_xlate *x, json_t *spec)
+{
+	const char *cls = jstr(spec, "storageClassName");
+	json_t *sel = json_object_get(spec, "selector");
+	if (!json_is_object(sel) && !(cls && !*cls))
+		return;
+	if (!json_is_object(sel)) {
+		sel = json_object();
+		json_object_set_new(spec, "selector", sel);
+	}
+	json_t *ml = json_object_get(sel, "matchLabels");
+	if (!json_is_object(ml)) {
+		ml = json_object();
+		json_object_set_new(sel, "matchLabels", ml);
+	}
+	json_object_set_new(ml, LBL_TENANT, json_string(x->tenant));
+}
+
 json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
 {
 	static const char *const keys[] = {"accessModes",
@@ -1047,6 +1090,7 @@ json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
 		else
 			json_decref(src);
 	}
+	pvc_scope_selector(x, spec);
 	return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "PersistentVolumeClaim",
 			 "metadata", meta, "spec", spec);
 }

@@ -158,7 +158,12 @@ static int admit_policy(struct proxy *px, const struct proxy_resource *res, json
 	if (!builtin)
 		return 0;
 	int rc = policy_admit(px->policy, px->floor, res->kind, obj, old, msg, len);
-	if (rc < 0 || !is_core(res, "Pod") || !px->policy)
+	if (rc < 0 || !is_core(res, "Pod"))
+		return rc;
+	/* kube's AlwaysPullImages Admit, for every container kind
+	 * (policies/images.c) */
+	policy_mutate_images(px->policy, px->floor, obj, old);
+	if (!px->policy)
 		return rc;
 	if ((rc = check_quota(px, obj, old, msg, len)) < 0 || old)
 		return rc;
@@ -653,14 +658,21 @@ int admission_check(struct req *r, json_t *obj, const json_t *old)
 }
 
 int admission_internal(struct proxy *px, const struct proxy_resource *res, json_t *obj,
-		       const json_t *old)
+		       const json_t *old, char *why, size_t wl)
 {
 	char msg[4096] = "";
 	start_timer(px);
 	int rc = admit(px, NULL, res, obj, old, false, NULL, msg, sizeof(msg));
-	if (rc == -EACCES)
-		kb_warn("admission", "%s \"%s\" refused: %s", res->plural,
-			obj_str(obj, "metadata.name") ? obj_str(obj, "metadata.name") : "", msg);
+	const char *name = obj_str(obj, "metadata.name") ? obj_str(obj, "metadata.name") : "";
+	if (rc == -EACCES) {
+		kb_warn("admission", "%s \"%s\" refused: %s", res->plural, name, msg);
+		if (why) {
+			char qn[300];
+			snprintf(qn, sizeof(qn), "%s%s%s", res->plural, res->group[0] ? "." : "",
+				 res->group);
+			snprintf(why, wl, "%s \"%s\" is forbidden: %s", qn, name, msg);
+		}
+	}
 	return rc;
 }
 

@@ -26,9 +26,10 @@
 int admission_check(struct req *r, json_t *obj, const json_t *old);
 
 /* admission.c: the same chain for writes of in-process controllers: 0, or
- * -EACCES (the reason is logged). */
+ * -EACCES (the reason is logged and, when why is given, written there as
+ * kube's API answers it: `pods "x" is forbidden: ...`). */
 int admission_internal(struct proxy *px, const struct proxy_resource *res, json_t *obj,
-		       const json_t *old);
+		       const json_t *old, char *why, size_t wl);
 
 /* admission.NewForbidden's 403: `<resource> "<name>" is forbidden: <why>`,
  * details name, group and kind (admission.c). */

@@ -37,28 +37,34 @@ static const char *key_ns(const struct proxy_resource *res, const json_t *obj)
 	return res->namespaced && ns ? ns : "";
 }
 
-/* Metadata + kind validation; logs kube's message on failure. */
+/* Metadata + kind validation, then the built-in admission chain; logs
+ * kube's message on failure and, when why is given, copies it there as
+ * kube's API would answer it (`Pod "x" is invalid: ...`, `pods "x" is
+ * forbidden: ...`: what a controller's FailedCreate event says). */
 static int validate(struct proxy *px, const struct proxy_resource *res, json_t *obj,
-		    const json_t *old)
+		    const json_t *old, char *why, size_t wl)
 {
 	json_t *causes = json_array();
 	if (!causes)
 		return -ENOMEM;
 	val_object_meta(res, obj, old, causes);
 	val_object(res, obj, old, causes);
-	/* a controller's pod names no host object either (a Deployment's
-	 * template is the tenant's) */
-	if (px->api->host_sync && !old && !res->group[0] && strcmp(res->kind, "Pod") == 0)
-		hostrefs_refuse(obj, px->policy != NULL, causes);
+	/* a controller's pod is held to what the API holds a tenant's pod to
+	 * (write.c): it names no host object either (a Deployment's template
+	 * is the tenant's) */
+	if (px->api->host_sync && !res->group[0] && strcmp(res->kind, "Pod") == 0)
+		hostpod_refuse(obj, old, px->policy != NULL, causes);
 	int rc = 0;
 	if (json_array_size(causes) > 0) {
 		char *msg = val_status_message(res, obj_str(obj, "metadata.name"), causes);
 		kb_warn("api", "internal write refused: %s", msg ? msg : "invalid");
+		if (why)
+			snprintf(why, wl, "%s", msg ? msg : "invalid");
 		free(msg);
 		rc = -EINVAL;
 	}
 	json_decref(causes);
-	return rc < 0 ? rc : admission_internal(px, res, obj, old);
+	return rc < 0 ? rc : admission_internal(px, res, obj, old, why, wl);
 }
 
 static void track(const struct proxy_resource *res, const char *sub, const json_t *old, json_t *obj,
@@ -139,7 +145,7 @@ static int admit(struct proxy *px, const struct proxy_resource *res, const char 
 static int create_store(struct proxy *px, const struct proxy_resource *res, json_t *obj,
 			const char *manager, json_t **out, char *why, size_t wl)
 {
-	int rc = validate(px, res, obj, NULL);
+	int rc = validate(px, res, obj, NULL, why, wl);
 	if (rc == 0)
 		rc = admit(px, res, "CREATE", NULL, obj, NULL, manager, why, wl);
 	if (rc < 0)
@@ -279,8 +285,8 @@ int proxy_object_create_admitted(proxy_t *px, const char *group, const char *ver
 		return rc;
 	char why[2048] = "";
 	rc = create_store(px, res, obj, manager, out, why, sizeof(why));
-	if (rc == -EACCES && why[0] && done) {
-		done(arg, rc, obj, why); /* a policy's denial, in kube's words */
+	if ((rc == -EACCES || rc == -EINVAL) && why[0] && done) {
+		done(arg, rc, obj, why); /* a denial or a refused field, in kube's words */
 		return -EINPROGRESS;
 	}
 	return rc;
@@ -302,7 +308,7 @@ static int write_over(struct proxy *px, const struct proxy_resource *res, const 
 		json_int_t g = json_integer_value(obj_get(old, "metadata.generation"));
 		json_object_set_new(obj_meta(obj), "generation", json_integer(g + 1));
 	}
-	int rc = validate(px, res, obj, old);
+	int rc = validate(px, res, obj, old, NULL, 0);
 	if (rc == 0)
 		rc = admit(px, res, "UPDATE", sub, obj, old, manager, NULL, 0);
 	if (rc < 0)

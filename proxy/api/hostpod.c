@@ -284,10 +284,37 @@ void hostpod_refuse_fields(const json_t *pod, bool policy, json_t *causes)
 	refuse_containers(spec, "ephemeralContainers", causes);
 }
 
+static json_t *pod_causes(const json_t *pod, bool policy)
+{
+	json_t *causes = json_array();
+	hostpod_refuse_fields(pod, policy, causes);
+	hostrefs_refuse(pod, causes);
+	return causes;
+}
+
+void hostpod_refuse(const json_t *pod, const json_t *old, bool policy, json_t *causes)
+{
+	if (old && json_equal(json_object_get(pod, "spec"), json_object_get(old, "spec")))
+		return;
+	json_t *now = pod_causes(pod, policy), *was = old ? pod_causes(old, policy) : NULL;
+	size_t i, j;
+	json_t *c, *w;
+	json_array_foreach (now, i, c) {
+		bool known = false;
+		json_array_foreach (was, j, w)
+			known |= json_equal(c, w);
+		if (!known)
+			json_array_append(causes, c);
+	}
+	json_decref(now);
+	json_decref(was);
+}
+
 /* ---- pods/binding ---------------------------------------------------------------
  * What a scheduler calls to place a pod (the host stand-in's test scheduler
  * uses it as KAI does on a real host): sets spec.nodeName once and the
- * PodScheduled condition; 409 when the pod is already bound.
+ * PodScheduled condition; 409 when the pod is already bound. Refused on a
+ * syncing tenant, whose pods the host's scheduler places.
  */
 static void set_scheduled(json_t *pod, time_t now)
 {
@@ -316,6 +343,16 @@ static void set_scheduled(json_t *pod, time_t now)
 
 void hostpod_binding(struct req *r)
 {
+	if (r->px->api->host_sync) {
+		/* the host's scheduler places the host pod and the syncer copies
+		 * its node back: a tenant's binding would only make its pod say
+		 * it runs where it does not (spec.nodeName never reaches the
+		 * host, syncer/translate.c strip_host_fields) */
+		reply_statusf(r, 403, "Forbidden",
+			      "pods/binding is not allowed: the shared host cluster's scheduler "
+			      "places this cluster's pods");
+		return;
+	}
 	json_t *b = json_loadb(r->http->body, r->http->body_len, 0, NULL);
 	const char *node = obj_str(b, "target.name");
 	json_t *pod = NULL;

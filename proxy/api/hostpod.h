@@ -31,6 +31,16 @@ void hostpod_connect(struct req *r);
  * only spec.nodeName: the policy's hostFields rule decides the rest. */
 void hostpod_refuse_fields(const json_t *pod, bool policy, json_t *causes);
 
+/* hostpod.c: every pod-level refusal of a syncing tenant (the fields above
+ * and hostrefs_refuse's), on every path that writes a pod: the API's
+ * creates and updates (pods/ephemeralcontainers included) and the
+ * controllers' (proxy/api/api_internal.c). old (may be NULL) is the stored
+ * pod of an update: a cause old already had (the same field and words: a
+ * nodeName the host chose, a field of a pod admitted before) is not
+ * repeated, so only what the update adds is refused. pod, old borrowed;
+ * causes appended to `causes`. */
+void hostpod_refuse(const json_t *pod, const json_t *old, bool policy, json_t *causes);
+
 /* hostpod.c: POST pods/binding (a scheduler places a pod on a node). */
 void hostpod_binding(struct req *r);
 

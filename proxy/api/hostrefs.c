@@ -4,59 +4,45 @@
  * (issue 21): the syncer translates every reference it can to the tenant's
  * own host object (syncer/hostrefs.c, with the table of all of them), and
  * the rest is refused here, at the tenant API, with a Status naming the
- * field. The syncer drops the same fields again (a second line of
- * defence); the two lists are kept equal by the unit tests of both.
+ * field. Volume sources are classed by the one table of policies/volumes.c,
+ * which the floor and the syncer (its second line of defence: it drops the
+ * same sources again) read too.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/util.h"
+#include "policies/policies.h"
 #include "proxy/api/api.h"
 #include "proxy/validation/validate.h"
 
-/* Inline sources that name a disk or an object by name and are attached or
- * mounted with the host's credentials (the node's cloud identity, a CSI
- * migration driver's), or run code on the node; what the tenant is told. */
-static const struct {
-	const char *source, *why;
-} refused[] = {
-    {"awsElasticBlockStore", "it names a host cloud disk"},
-    {"gcePersistentDisk", "it names a host cloud disk"},
-    {"azureDisk", "it names a host cloud disk"},
-    {"vsphereVolume", "it names a host disk"},
-    {"portworxVolume", "it names a host volume"},
-    {"photonPersistentDisk", "it names a host disk"},
-    {"flocker", "it names a host dataset"},
-    {"quobyte", "it names a host volume"},
-    {"fc", "it names host storage-network LUNs"},
-    {"glusterfs", "its endpoints name a host Endpoints object"},
-    {"gitRepo", "it runs git on the host node"},
-};
-
-static void forbid_source(json_t *causes, size_t i, const char *src, const char *why)
+/* A volume's sources against the one table (policies/volumes.c): those no
+ * policy can open are refused here, first, in the table's words; a source
+ * that needs a member (cinder and storageos: a secretRef, else the host's
+ * credentials attach the volume) is refused without it. The node-mounted
+ * and CSI ones are the floor's and the policy's (policies/floor.c). */
+static void sources(const json_t *v, size_t i, json_t *causes)
 {
-	char f[96];
-	snprintf(f, sizeof(f), "spec.volumes[%zu].%s", i, src);
-	val_add(causes, "FieldValueForbidden", f,
-		"%s volumes are not allowed: %s, and this cluster's pods run on a shared host "
-		"cluster",
-		src, why);
-}
-
-/* cinder and storageos without a secretRef use the host's credentials. */
-static void credentials(const json_t *v, size_t i, json_t *causes)
-{
-	static const char *const need[] = {"cinder", "storageos"};
-	for (size_t k = 0; k < KB_ARRAY_SIZE(need); k++) {
-		json_t *src = json_object_get(v, need[k]);
-		if (src && !obj_str(src, "secretRef.name")) {
-			char f[96];
-			snprintf(f, sizeof(f), "spec.volumes[%zu].%s.secretRef", i, need[k]);
-			val_add(
-			    causes, "FieldValueRequired", f,
-			    "a %s volume needs a secretRef on a shared host cluster: without one "
-			    "the host's credentials would attach the volume",
-			    need[k]);
+	const char *k;
+	json_t *src;
+	json_object_foreach ((json_t *)v, k, src) {
+		const struct policy_volume_source *row = policy_volume_source(k);
+		char f[96];
+		if (!row)
+			continue;
+		if (row->cls == POLICY_VOLUME_NEVER) {
+			snprintf(f, sizeof(f), "spec.volumes[%zu].%s", i, k);
+			val_add(causes, "FieldValueForbidden", f,
+				"%s volumes are not allowed: %s, and this cluster's pods run on a "
+				"shared host cluster",
+				k, row->why);
+		} else if (row->needs && !json_string_value(json_object_get(
+					     json_object_get(src, row->needs), "name"))) {
+			snprintf(f, sizeof(f), "spec.volumes[%zu].%s.%s", i, k, row->needs);
+			val_add(causes, "FieldValueRequired", f,
+				"a %s volume needs a %s on a shared host cluster: without one the "
+				"host's credentials would attach the volume",
+				k, row->needs);
 		}
 	}
 }
@@ -136,7 +122,7 @@ static void gmsa_containers(const json_t *spec, json_t *causes)
 	}
 }
 
-void hostrefs_refuse(const json_t *pod, bool policy, json_t *causes)
+void hostrefs_refuse(const json_t *pod, json_t *causes)
 {
 	const json_t *spec = json_object_get(pod, "spec");
 	size_t i;
@@ -144,20 +130,9 @@ void hostrefs_refuse(const json_t *pod, bool policy, json_t *causes)
 	gmsa(json_object_get(spec, "securityContext"), "spec.securityContext", causes);
 	gmsa_containers(spec, causes);
 	json_array_foreach (json_object_get(spec, "volumes"), i, v) {
-		for (size_t k = 0; k < KB_ARRAY_SIZE(refused); k++)
-			if (json_object_get(v, refused[k].source))
-				forbid_source(causes, i, refused[k].source, refused[k].why);
-		credentials(v, i, causes);
+		sources(v, i, causes);
 		projected(v, i, causes);
 	}
-	if (policy)
-		return; /* a policy refuses resourceClaims itself (policies/gpu.c) */
-	json_array_foreach (json_object_get(spec, "resourceClaims"), i, v) {
-		char f[64];
-		snprintf(f, sizeof(f), "spec.resourceClaims[%zu]", i);
-		val_add(
-		    causes, "FieldValueForbidden", f,
-		    "dynamic resource allocation claims are not allowed: the shared host cluster "
-		    "has no copy of this cluster's ResourceClaims and ResourceClaimTemplates");
-	}
+	/* DRA (resourceClaims, resources.claims): the floor's, for every
+	 * tenant, in one place (policies/floor.c dra_check) */
 }

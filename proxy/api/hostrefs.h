@@ -13,15 +13,15 @@
 
 /*
  * hostrefs.c: 422 causes (added to `causes`, borrowed) for the fields of pod
- * `pod` (borrowed) that would name a host object: inline volume sources
- * naming a disk or an object with the host's credentials, glusterfs
- * Endpoints, gitRepo, projected clusterTrustBundle sources, GMSA credential
- * specs named by windowsOptions.gmsaCredentialSpecName, and (without a
- * policy: a policy refuses them with its own message) DRA resourceClaims;
- * and kube's own checks of projected serviceAccountToken sources (path,
+ * `pod` (borrowed) that would name a host object: inline volume sources no
+ * policy can open (the table's POLICY_VOLUME_NEVER rows, policies/volumes.c:
+ * disks and LUNs by id, glusterfs Endpoints, gitRepo), cinder and storageos
+ * without a secretRef, projected clusterTrustBundle sources, GMSA
+ * credential specs named by windowsOptions.gmsaCredentialSpecName; and
+ * kube's own checks of projected serviceAccountToken sources (path,
  * expirationSeconds), whose tokens the tenant issues. For every syncing
- * tenant, policy or not.
+ * tenant, policy or not (DRA claims are the floor's: policies/floor.c).
  */
-void hostrefs_refuse(const json_t *pod, bool policy, json_t *causes);
+void hostrefs_refuse(const json_t *pod, json_t *causes);
 
 #endif

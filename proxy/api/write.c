@@ -84,11 +84,11 @@ static int validate_admit(struct req *r, json_t *obj, const json_t *old)
 	val_object(r->res, obj, old, causes);
 	if (r->res->crd)
 		crd_check_rules(r, obj, old, causes);
-	if (r->px->api->host_sync && !old && strcmp(r->res->group, "") == 0 &&
-	    strcmp(r->res->kind, "Pod") == 0) {
-		hostpod_refuse_fields(obj, r->px->policy != NULL, causes);
-		hostrefs_refuse(obj, r->px->policy != NULL, causes);
-	}
+	/* creates and updates alike (pods/ephemeralcontainers adds containers
+	 * to a running pod): what an update adds is held to the same rules */
+	if (r->px->api->host_sync && strcmp(r->res->group, "") == 0 &&
+	    strcmp(r->res->kind, "Pod") == 0)
+		hostpod_refuse(obj, old, r->px->policy != NULL, causes);
 	if (json_array_size(causes) == 0) {
 		json_decref(causes);
 		return admission_check(r, obj, old);

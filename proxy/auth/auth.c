@@ -270,30 +270,42 @@ static bool aud_ok(const json_t *claims, const char *const *audiences, size_t na
 }
 
 /*
- * A token bound to a pod (claim kubernetes.io.pod, as the syncer's projected
- * tokens are: proxy_issue_pod_token) holds while that pod exists with that
- * uid and is not past its deletion, as kube's validator checks a bound
- * object (pkg/serviceaccount/claims.go, validator.Validate).
+ * The objects a token is bound to (claims kubernetes.io.pod, .secret,
+ * .node: a TokenRequest's boundObjectRef, the syncer's projected tokens)
+ * hold while each exists with its uid and was not deleted more than a
+ * minute ago (jwt.DefaultLeeway), as kube's validator checks them
+ * (pkg/serviceaccount/claims.go, validator.Validate: "service account
+ * token has been invalidated", or the uid mismatch). A pod-bound token's
+ * node claim (ServiceAccountTokenPodNodeInfo) is information, not a
+ * binding: kube checks the node only of a token bound to the node.
  */
-static bool bound_pod_ok(struct proxy *px, const char *ns, const json_t *ki)
+#define DELETE_LEEWAY 60
+
+static bool bound_one(struct proxy *px, const char *plural, const char *ns, const json_t *ref)
 {
-	const json_t *pod = json_object_get(ki, "pod");
-	if (!pod)
-		return true;
-	const char *name = json_string_value(json_object_get(pod, "name"));
-	const char *uid = json_string_value(json_object_get(pod, "uid"));
-	const struct proxy_resource *res = resource_find("", "v1", "pods");
+	const char *name = json_string_value(json_object_get(ref, "name"));
+	const char *uid = json_string_value(json_object_get(ref, "uid"));
+	const struct proxy_resource *res = resource_find("", "v1", plural);
 	json_t *obj = NULL;
-	bool ok = false;
-	if (!name || !uid || !res || store_get(px->store, res->store_key, ns, name, &obj) < 0)
+	if (!name || !uid || !res ||
+	    store_get(px->store, res->store_key, res->namespaced ? ns : "", name, &obj) < 0)
 		return false;
 	const char *have = obj_str(obj, "metadata.uid"),
 		   *del = obj_str(obj, "metadata.deletionTimestamp");
 	time_t t = 0;
-	ok = have && strcmp(have, uid) == 0 &&
-	     (!del || (kb_time_parse(del, &t) == 0 && t > time(NULL)));
+	bool ok = have && strcmp(have, uid) == 0 &&
+		  (!del || (kb_time_parse(del, &t) == 0 && t >= time(NULL) - DELETE_LEEWAY));
 	json_decref(obj);
 	return ok;
+}
+
+static bool bound_ok(struct proxy *px, const char *ns, const json_t *ki)
+{
+	const json_t *pod = json_object_get(ki, "pod"), *sec = json_object_get(ki, "secret");
+	const json_t *node = json_object_get(ki, "node");
+	return (!sec || bound_one(px, "secrets", ns, sec)) &&
+	       (!pod || bound_one(px, "pods", ns, pod)) &&
+	       (pod || !node || bound_one(px, "nodes", "", node));
 }
 
 static int from_sa_token(struct proxy *px, const char *token, const char *const *audiences,
@@ -312,7 +324,7 @@ static int from_sa_token(struct proxy *px, const char *token, const char *const 
 	json_t *obj = NULL;
 	const struct proxy_resource *res = resource_find("", "v1", "serviceaccounts");
 	if (!ns || !name || !uid || exp <= time(NULL) || !aud_ok(c, audiences, naud) ||
-	    !bound_pod_ok(px, ns, ki))
+	    !bound_ok(px, ns, ki))
 		goto out;
 	if (store_get(px->store, res->store_key, ns, name, &obj) < 0 ||
 	    strcmp(obj_str(obj, "metadata.uid") ? obj_str(obj, "metadata.uid") : "", uid) != 0 ||
@@ -641,6 +653,93 @@ static json_t *token_claims(const json_t *sa, const json_t *aud, long secs, time
 	return c;
 }
 
+/*
+ * spec.boundObjectRef of a TokenRequest, as kube's TokenREST.Create checks it
+ * (pkg/registry/core/serviceaccount/storage/token.go): a Pod (running as
+ * this service account), a Node (ServiceAccountTokenNodeBinding, GA in
+ * 1.33) or a Secret of the request's namespace, which must exist (404 in
+ * kube's words) and have the reference's uid when it gives one (409). The
+ * claims then name it (pkg/serviceaccount/claims.go): kubernetes.io.pod,
+ * .node or .secret {name, uid}, and a pod's node {name, uid when the node
+ * exists} (ServiceAccountTokenPodNodeInfo). 0 with the claim added to ki, or
+ * -1 when it has answered.
+ */
+static int bind_object(struct req *r, const json_t *ref, json_t *ki)
+{
+	const char *kind = obj_str(ref, "kind"), *api = obj_str(ref, "apiVersion");
+	const char *name = obj_str(ref, "name"), *want = obj_str(ref, "uid");
+	const char *slash = api ? strchr(api, '/') : NULL;
+	char group[128] = "";
+	if (slash)
+		snprintf(group, sizeof(group), "%.*s", (int)(slash - api), api);
+	static const struct {
+		const char *kind, *plural, *claim;
+		bool namespaced;
+	} kinds[] = {{"Pod", "pods", "pod", true},
+		     {"Node", "nodes", "node", false},
+		     {"Secret", "secrets", "secret", true}};
+	size_t k = 0;
+	while (k < KB_ARRAY_SIZE(kinds) && (group[0] || !kind || strcmp(kind, kinds[k].kind) != 0))
+		k++;
+	if (k == KB_ARRAY_SIZE(kinds)) {
+		/* Go's GroupVersionKind.String(): "GROUP/VERSION, Kind=KIND" */
+		reply_statusf(r, 400, "BadRequest",
+			      "cannot bind token to object of type %s/%s, Kind=%s", group,
+			      slash ? slash + 1 : (api ? api : ""), kind ? kind : "");
+		return -1;
+	}
+	const struct proxy_resource *res = resource_find("", "v1", kinds[k].plural);
+	json_t *obj = NULL;
+	if (!res || !name || !*name ||
+	    store_get(r->px->store, res->store_key, kinds[k].namespaced ? r->ns : "", name, &obj) <
+		0) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s \"%s\" not found", kinds[k].plural,
+			 name ? name : "");
+		reply_status(
+		    r, 404, "NotFound", msg,
+		    json_pack("{s:s,s:s}", "name", name ? name : "", "kind", kinds[k].plural));
+		return -1;
+	}
+	const char *uid = obj_str(obj, "metadata.uid") ? obj_str(obj, "metadata.uid") : "";
+	const char *sa = obj_str(obj, "spec.serviceAccountName");
+	int rc = -1;
+	if (k == 0 && strcmp(sa ? sa : "default", r->name) != 0) {
+		reply_statusf(r, 400, "BadRequest",
+			      "cannot bind token for serviceaccount \"%s\" to pod running with "
+			      "different serviceaccount name.",
+			      r->name);
+		goto out;
+	}
+	if (want && *want && strcmp(want, uid) != 0) {
+		char msg[700];
+		snprintf(
+		    msg, sizeof(msg),
+		    "Operation cannot be fulfilled on %s \"%s\": the UID in the bound object "
+		    "reference (%s) does not match the UID in record. The object might have been "
+		    "deleted and then recreated",
+		    kinds[k].kind, name, want);
+		reply_status(r, 409, "Conflict", msg,
+			     json_pack("{s:s,s:s}", "name", name, "kind", kinds[k].kind));
+		goto out;
+	}
+	json_object_set_new(ki, kinds[k].claim, json_pack("{s:s,s:s}", "name", name, "uid", uid));
+	const char *node = k == 0 ? obj_str(obj, "spec.nodeName") : NULL;
+	if (node && *node) {
+		json_t *n = NULL, *claim = json_pack("{s:s}", "name", node);
+		const struct proxy_resource *nres = resource_find("", "v1", "nodes");
+		if (nres && store_get(r->px->store, nres->store_key, "", node, &n) == 0 &&
+		    obj_str(n, "metadata.uid"))
+			json_object_set_new(claim, "uid", json_string(obj_str(n, "metadata.uid")));
+		json_decref(n);
+		json_object_set_new(ki, "node", claim);
+	}
+	rc = 0;
+out:
+	json_decref(obj);
+	return rc;
+}
+
 void auth_token_request(struct req *r)
 {
 	json_t *body = NULL, *sa = NULL, *claims = NULL;
@@ -672,6 +771,12 @@ void auth_token_request(struct req *r)
 	json_t *aud = json_object_get(spec, "audiences");
 	aud = json_array_size(aud) ? json_incref(aud) : json_pack("[s]", SA_ISSUER);
 	claims = token_claims(sa, aud, (long)secs, r->now);
+	const json_t *ref = json_object_get(spec, "boundObjectRef");
+	if (json_is_object(ref) &&
+	    bind_object(r, ref, json_object_get(claims, "kubernetes.io")) < 0) {
+		json_decref(aud);
+		goto out;
+	}
 	char *jwt = jwt_sign(r->px->sa_key, claims);
 	if (!jwt) {
 		json_decref(aud);
@@ -686,6 +791,8 @@ void auth_token_request(struct req *r)
 	    r->ns, "creationTimestamp", exp, "spec", "audiences", aud, "expirationSeconds", secs,
 	    "status", "token", jwt, "expirationTimestamp", exp);
 	json_object_del(json_object_get(resp, "metadata"), "creationTimestamp");
+	if (json_is_object(ref)) /* kube answers the request's spec */
+		json_object_set(json_object_get(resp, "spec"), "boundObjectRef", (json_t *)ref);
 	reply_json(r, 201, resp);
 	json_decref(resp);
 	json_decref(aud);

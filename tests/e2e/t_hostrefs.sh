@@ -114,6 +114,54 @@ hostrefs_tokens() {
     hr_k apply -f <(hr_pod short '[{name: t, projected: {sources: [{serviceAccountToken: {expirationSeconds: 60, path: t}}]}}]')
 }
 
+# A projected token is refreshed on the host when it is due (80 % of its
+# lifetime: 480 s of a 600 s token), proven without waiting: tenant hrc runs
+# with a wall clock the test moves ahead (tests/e2e/clockshift.c, an
+# LD_PRELOAD library of the tests only; monotonic time, and so the
+# syncer's 30 s resync, keeps its pace). Nothing in the product knows.
+hostrefs_token_refresh() {
+  echo "== hostrefs: a projected token is refreshed when due (the tenant's clock moved ahead)"
+  local shim=${KUBICLE_CLOCKSHIFT:-$(dirname "$KUBICLE_STANDIN")/../libclockshift.so}
+  [ -f "$shim" ] || { fail "hostrefs: no clock-shift library ($shim; ninja builds it)"; return; }
+  local clk=$E2E_TMP/hrc-clock
+  echo 0 >"$clk"
+  LD_PRELOAD=$shim KUBICLE_TEST_CLOCK_FILE=$clk \
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+    "$KUBICLE" create hrc --host-kubeconfig "$HR_HOST_KCFG" --queue qhrc --wait \
+    >"$E2E_TMP/hrc-create.log" 2>&1 || { fail "hostrefs: tenant hrc: $(tail -3 "$E2E_TMP/hrc-create.log")"; return; }
+  [ -f "$KUBICLE_HOME/tenants/hrc/supervisor.pid" ] &&
+    E2E_PIDS+=("$(cat "$KUBICLE_HOME/tenants/hrc/supervisor.pid")")
+  local kc=$KUBICLE_HOME/tenants/hrc/kubeconfig
+  expect "hrc: a pod with a 600 s projected token is admitted" 'pod/tok created' \
+    kubectl --kubeconfig "$kc" apply -f <(hr_pod tok '[{name: ids, projected: {sources: [
+      {serviceAccountToken: {expirationSeconds: 600, path: api}}]}}]')
+  local H="kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hrc" sec old new
+  hr_until 30 $H get pod tok-x-default-x-hrc
+  sec=$($H get pod tok-x-default-x-hrc -o \
+    'jsonpath={.spec.volumes[?(@.name=="ids")].projected.sources[0].secret.name}')
+  hr_until 30 $H get secret "$sec"
+  old=$($H get secret "$sec" -o 'go-template={{index .data "ids-0" | base64decode}}')
+  expect "hrc: the host Secret holds the tenant's token" '"pod": \{"name": "tok"' hr_jwt "$old"
+  echo 500 >"$clk" # 500 s later, for the tenant: past 80 % of 600 s
+  expect_until_match "host: the syncer wrote a new token into the pod's Secret (next resync)" 120 \
+    '^ok$' sh -c "t=\$($H get secret $sec -o 'go-template={{index .data \"ids-0\" | base64decode}}'); [ -n \"\$t\" ] && [ \"\$t\" != '$old' ] && echo ok"
+  new=$($H get secret "$sec" -o 'go-template={{index .data "ids-0" | base64decode}}')
+  expect_eq "host: the new token was issued 500 s later (the tenant's clock), and lives 600 s" \
+    "true 600" python3 -c 'import sys,json
+o=json.loads(sys.argv[1]); n=json.loads(sys.argv[2])
+print(str(n["iat"]-o["iat"] >= 480).lower(), n["exp"]-n["iat"])' "$(hr_jwt "$old")" "$(hr_jwt "$new")"
+  local url
+  url=$(kubectl --kubeconfig "$kc" config view --raw -o jsonpath='{.clusters[0].cluster.server}')
+  kubectl --kubeconfig "$kc" config view --raw \
+    -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$E2E_TMP/hrc-ca.crt"
+  expect_eq "hrc: the tenant API takes the new token" "200" \
+    curl -s -o /dev/null -w '%{http_code}' --cacert "$E2E_TMP/hrc-ca.crt" \
+    -H "Authorization: Bearer $new" "$url/api"
+  "$KUBICLE" stop hrc >/dev/null 2>&1
+  cp "$KUBICLE_HOME/tenants/hrc/server.log" "$E2E_TMP/tenant-hrc.log" 2>/dev/null
+  "$KUBICLE" delete hrc >/dev/null 2>&1
+}
+
 hostrefs_claims() {
   echo "== hostrefs: generic ephemeral volumes get a synced claim's translation and checks"
   hr_k apply -f - >/dev/null <<'YAML'
@@ -160,6 +208,35 @@ YAML
     "big-s-x-q-x-hr|" \
     sh -c "echo \"\$(kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pod big-x-q-x-hr -o jsonpath='{.spec.volumes[0].persistentVolumeClaim.claimName}')|\$(kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pvc big-s-x-q-x-hr -o name 2>/dev/null)\""
   hr_k -n q delete pod big --wait=false >/dev/null
+  echo "== hostrefs: an ephemeral volume's storageClassName is governed as a claim's"
+  hr_k -n q create quota gold --hard=gold.storageclass.storage.k8s.io/persistentvolumeclaims=0 >/dev/null
+  expect_fail "tenant: a claim of class gold is refused by the class quota (the rule for claims)" \
+    'persistentvolumeclaims "direct" is forbidden: exceeded quota: gold, requested: gold.storageclass.storage.k8s.io/persistentvolumeclaims=1' \
+    hr_k -n q apply -f - <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: direct}
+spec: {storageClassName: gold, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Mi}}}
+YAML
+  expect "tenant: a pod with a gold ephemeral volume is admitted (kube checks the claim)" 'pod/gold created' \
+    hr_k -n q apply -f <(hr_pod gold '[{name: s, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: gold, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Mi}}}}}}]')
+  expect_until_match "tenant: ... but its claim meets the same class quota and is not made" 30 \
+    'ephemeral volume claim q/gold-s not created' cat "$KUBICLE_HOME/tenants/hr/server.log"
+  expect_fail "... so there is no such claim" 'NotFound|not found' hr_k -n q get pvc gold-s
+  expect "tenant: a pod with a silver ephemeral volume is admitted" 'pod/silver created' \
+    hr_k -n q apply -f <(hr_pod silver '[{name: s, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: silver, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Mi}}}}}}]')
+  hr_until 30 hr_h get pvc silver-s-x-q-x-hr
+  expect_eq "host: its claim keeps the class, as a synced claim does, and binds no host volume" \
+    "silver|" hr_h get pvc silver-s-x-q-x-hr -o 'jsonpath={.spec.storageClassName}|{.spec.volumeName}'
+  hr_k -n q delete pod gold silver --wait=false >/dev/null
+  echo "== hostrefs: a claim that can only bind an existing host volume binds only this tenant's"
+  expect "tenant: an ephemeral volume of no class, selecting another tenant's volumes, is admitted" \
+    'pod/static created' \
+    hr_k -n q apply -f <(hr_pod static '[{name: s, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: "", selector: {matchLabels: {kubicle.dev/tenant: victim, disk: fast}}, accessModes: [ReadWriteOnce], resources: {requests: {storage: 100Mi}}}}}}]')
+  hr_until 30 hr_h get pvc static-s-x-q-x-hr
+  expect_eq "host: its claim selects only volumes labelled for tenant hr" \
+    "hr fast" hr_h get pvc static-s-x-q-x-hr -o 'jsonpath={.spec.selector.matchLabels.kubicle\.dev/tenant} {.spec.selector.matchLabels.disk}'
+  hr_k -n q delete pod static --wait=false >/dev/null
 }
 
 hostrefs_secrets() {
@@ -203,14 +280,15 @@ hostrefs_refused() {
   expect_fail "tenant: a clusterTrustBundle source is refused (the host's bundles)" \
     'spec.volumes\[0\].projected.sources\[0\].clusterTrustBundle: Forbidden' \
     hr_k apply -f <(hr_pod r '[{name: x, projected: {sources: [{clusterTrustBundle: {name: host-bundle, path: b}}]}}]')
-  expect_fail "tenant: a DRA claim is refused (the host has no copy)" \
-    'spec.resourceClaims(\[0\]: Forbidden: dynamic resource allocation claims are not allowed| is not allowed; devices claimed through dynamic resource allocation)' \
+  expect_fail "tenant: a DRA claim is refused in one place, the floor (the host has no copy)" \
+    'pods "r" is forbidden: policy hostrefs: spec.resourceClaims\[0\]: dynamic resource allocation is not allowed: the shared host cluster has no copy' \
     hr_k apply -f <(hr_pod r '[]' '  resourceClaims: [{name: g, resourceClaimName: host-claim}]')
   expect_fail "tenant: a GMSA credential spec name is refused (a host object)" \
     'spec.securityContext.windowsOptions.gmsaCredentialSpecName: Forbidden' \
     hr_k apply -f <(hr_pod r '[]' '  securityContext: {windowsOptions: {gmsaCredentialSpecName: host-gmsa}}')
-  expect "tenant: a Deployment whose pods would name a host disk is admitted (its template)" \
-    'deployment.apps/dep created' hr_k create -f - <<'YAML'
+  expect_fail "tenant: a Deployment whose template names a host disk is refused by the floor, naming the field" \
+    'deployments.apps "dep" is forbidden: policy hostrefs: spec.volumes\[0\].awsElasticBlockStore: no policy allows it' \
+    hr_k create -f - <<'YAML'
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: dep}
@@ -222,15 +300,81 @@ spec:
       containers: [{name: c, image: busybox}]
       volumes: [{name: d, awsElasticBlockStore: {volumeID: vol-0123}}]
 YAML
-  expect_until_match "tenant: ... but the controller's pod is refused, naming the field" 30 \
-    'internal write refused: .*spec.volumes\[0\].awsElasticBlockStore: Forbidden' \
-    cat "$KUBICLE_HOME/tenants/hr/server.log"
-  expect_eq "tenant: so it has no pod" "" hr_k get pods -l app=dep -o name
+  hostrefs_controllers
   expect_eq "host: none of them reached the host" "" \
     sh -c "kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pod r-x-default-x-hr -o name 2>/dev/null"
   expect_eq "host: the tenant's pods there are exactly the admitted ones" \
     "pod/eph-x-default-x-hr pod/plain-x-default-x-hr pod/plug-x-default-x-hr" \
     sh -c "kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pods -l kubicle.dev/tenant=hr -o name | sort | tr '\n' ' ' | sed 's/ \$//'"
+}
+
+# Controller-made pods are held to every check a tenant's own pod meets
+# (proxy/api/hostpod.c hostpod_refuse on the controllers' path too): a
+# template field refused only at the pod gets kube's FailedCreate event
+# naming the field, and nothing reaches the host.
+hostrefs_controllers() {
+  echo "== hostrefs: controllers' pods meet the pod checks; FailedCreate names the field"
+  hr_k create namespace ctl >/dev/null
+  hr_k -n ctl apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: gm}
+spec:
+  selector: {matchLabels: {app: gm}}
+  template:
+    metadata: {labels: {app: gm}}
+    spec:
+      securityContext: {windowsOptions: {gmsaCredentialSpecName: host-gmsa}}
+      containers: [{name: c, image: busybox}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: tb}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, volumeMounts: [{name: b, mountPath: /b}]}]
+      volumes: [{name: b, projected: {sources: [{clusterTrustBundle: {name: host-bundle, path: b}}]}}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: ci}
+spec:
+  serviceName: ci
+  selector: {matchLabels: {app: ci}}
+  template:
+    metadata: {labels: {app: ci}}
+    spec:
+      containers: [{name: c, image: busybox}]
+      volumes: [{name: d, cinder: {volumeID: host-volume}}]
+YAML
+  expect_until_match "tenant: the Deployment's ReplicaSet gets FailedCreate naming the GMSA field" 60 \
+    'FailedCreate.*Error creating: Pod "gm-[a-z0-9-]*" is invalid: spec.securityContext.windowsOptions.gmsaCredentialSpecName: Forbidden' \
+    hr_k -n ctl get events --field-selector involvedObject.kind=ReplicaSet -o 'custom-columns=R:.reason,M:.message' --no-headers
+  expect_until_match "tenant: the Job gets FailedCreate naming the clusterTrustBundle source" 60 \
+    'FailedCreate.*Error creating: Pod "tb-[a-z0-9]*" is invalid: spec.volumes\[0\].projected.sources\[0\].clusterTrustBundle: Forbidden' \
+    hr_k -n ctl get events --field-selector involvedObject.kind=Job -o 'custom-columns=R:.reason,M:.message' --no-headers
+  expect_until_match "tenant: the StatefulSet gets FailedCreate naming cinder's missing secretRef" 60 \
+    'FailedCreate.*create Pod ci-0 in StatefulSet ci failed error: Pod "ci-0" is invalid: spec.volumes\[0\].cinder.secretRef: Required value' \
+    hr_k -n ctl get events --field-selector involvedObject.kind=StatefulSet -o 'custom-columns=R:.reason,M:.message' --no-headers
+  expect_eq "tenant: none of them has a pod" "" hr_k -n ctl get pods -o name
+  expect_eq "host: nothing of namespace ctl reached the host" "" \
+    sh -c "kubectl --kubeconfig $HR_HOST_KCFG -n kubicle-hr get pods -l kubicle.dev/tenant=hr -o name | grep -- '-x-ctl-x-'"
+  echo "== hostrefs: an ephemeral container meets the checks of a new pod"
+  hr_k get pod plain -o json |
+    jq '.spec.ephemeralContainers = [{name: "dbg", image: "busybox", securityContext: {windowsOptions: {gmsaCredentialSpecName: "host-gmsa"}}}]' \
+    >"$E2E_TMP/hr-eph.json"
+  expect_fail "tenant: pods/ephemeralcontainers naming a host GMSA credential spec is refused" \
+    'spec.ephemeralContainers\[0\].securityContext.windowsOptions.gmsaCredentialSpecName: Forbidden' \
+    hr_k replace --raw /api/v1/namespaces/default/pods/plain/ephemeralcontainers -f "$E2E_TMP/hr-eph.json"
+  expect_eq "host: the host pod has no ephemeral container" "" \
+    hr_h get pod plain-x-default-x-hr -o 'jsonpath={.spec.ephemeralContainers[*].name}'
+  echo "== hostrefs: pods/binding is the host scheduler's"
+  expect_fail "tenant: binding its pod to a node is refused" \
+    'pods/binding is not allowed: the shared host cluster.s scheduler places this cluster.s pods' \
+    hr_k create --raw /api/v1/namespaces/default/pods/plain/binding \
+    -f <(printf '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"plain"},"target":{"kind":"Node","name":"host-node-1"}}')
 }
 
 hostrefs_suite() {
@@ -243,11 +387,15 @@ hostrefs_suite() {
   # that what is checked here is the translation of the Secrets they name
   cat >"$E2E_TMP/hr-policy.yaml" <<'YAML'
 name: hostrefs
-volumeTypes: [flexVolume, azureFile, cephfs, rbd, iscsi, cinder, scaleIO, storageos,
-  awsElasticBlockStore, gcePersistentDisk, azureDisk, vsphereVolume, portworxVolume,
-  photonPersistentDisk, flocker, quobyte, fc, glusterfs, gitRepo]
+volumeTypes: ['*']
 csiDrivers: [secrets.example.com]
 YAML
+  # the one volume table (policies/volumes.c): a type no policy can open
+  # does not load (it used to load and do nothing)
+  expect_fail "a policy listing gitRepo in volumeTypes does not load, saying why" \
+    'volumeTypes: gitRepo: no policy can allow it: Kubernetes 1.33 disables it \(feature gate GitRepoVolumeDriver\)' \
+    "$KUBICLE" serve --data-dir "$E2E_TMP/hr-badpol" --listen 127.0.0.1:0 \
+    --policy <(printf 'volumeTypes: [nfs, gitRepo]\n')
   "$KUBICLE" create hr --host-kubeconfig "$HR_HOST_KCFG" --queue qhr --gpus 1 --wait \
     --policy "$E2E_TMP/hr-policy.yaml" \
     >"$E2E_TMP/hr-create.log" 2>&1 || { fail "hostrefs: tenant hr: $(tail -3 "$E2E_TMP/hr-create.log")"; return; }
@@ -258,6 +406,7 @@ YAML
   hostrefs_claims
   hostrefs_secrets
   hostrefs_refused
+  hostrefs_token_refresh
   # stopped first: the server's log then holds what the sanitizers say at
   # its exit (the e2e summary reads it)
   "$KUBICLE" stop hr >/dev/null 2>&1

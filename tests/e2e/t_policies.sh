@@ -205,7 +205,7 @@ policies_hostile_counting() {
     ph_k pa apply -f <(ph_pod over '' '' 'limits: {cpu: 100m}' |
       sed 's/^  schedulerName:/  overhead: {nvidia.com\/gpu: 500m}\n  schedulerName:/')
   expect_fail "hostile: a GPU claimed through dynamic resource allocation is refused" \
-    'pods "dra" is forbidden: policy untrusted: spec.resourceClaims is not allowed; devices claimed through dynamic resource allocation are not counted by the policy' \
+    'pods "dra" is forbidden: policy untrusted: spec.resourceClaims\[0\]: dynamic resource allocation is not allowed: the shared host cluster has no copy of this cluster.s ResourceClaims and ResourceClaimTemplates, and devices claimed through them are not counted by the policy' \
     ph_k pa apply -f <(ph_pod dra '' '' 'limits: {cpu: 100m}, claims: [{name: gpu}]' |
       sed 's/^  schedulerName:/  resourceClaims: [{name: gpu, resourceClaimTemplateName: gpus}]\n  schedulerName:/')
   expect "hostile: a 1-GPU sidecar beside a 1-GPU container is admitted" 'pod/pair created' \

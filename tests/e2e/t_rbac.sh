@@ -72,6 +72,73 @@ rbac_impersonation() {
     grep '"impersonatedUser"' "$DATA_DIR/audit.log"
 }
 
+# The payload of a JWT (base64url, unpadded), as JSON.
+rbac_jwt() {
+  python3 -c 'import sys,json,base64
+p=sys.argv[1].split(".")[1]; p+="="*(-len(p)%4)
+print(json.dumps(json.loads(base64.urlsafe_b64decode(p)), sort_keys=True))' "$1"
+}
+
+# rbac_tokenkc NAME TOKEN: a kubeconfig using TOKEN.
+rbac_tokenkc() {
+  "$KUBICLE" kubeconfig --data-dir "$DATA_DIR" --user "$1-tmp" --out "$E2E_TMP/$1.kc"
+  sed -i '/client-certificate-data\|client-key-data/d' "$E2E_TMP/$1.kc"
+  printf '    token: %s\n' "$2" >>"$E2E_TMP/$1.kc"
+}
+
+# TokenRequest's bound objects (issue 29 item 8), as kube's TokenREST.Create
+# and its token validator answer: the object must exist (404), run as the
+# account (a pod), have the reference's uid (409); the token names it in its
+# claims and stops working (401) once it is gone or replaced.
+rbac_bound_tokens() {
+  local kc=$1 K=$2 tok uid
+  echo "== rbac: TokenRequest bound objects ($kc)"
+  $K -n team-a run bound --image=busybox --restart=Never \
+    --overrides='{"apiVersion":"v1","spec":{"serviceAccountName":"robot"}}' >/dev/null
+  $K -n team-a run other --image=busybox --restart=Never >/dev/null
+  expect_fail "a token bound to a pod that does not exist is refused (404)" \
+    'pods "nope" not found' \
+    $K -n team-a create token robot --bound-object-kind Pod --bound-object-name nope
+  expect_fail "a token bound to a pod of another service account is refused" \
+    'cannot bind token for serviceaccount "robot" to pod running with different serviceaccount name.' \
+    $K -n team-a create token robot --bound-object-kind Pod --bound-object-name other
+  expect_fail "a token bound to a pod of another uid is refused (409)" \
+    'Operation cannot be fulfilled on Pod "bound": the UID in the bound object reference \(0000\) does not match the UID in record. The object might have been deleted and then recreated' \
+    $K -n team-a create token robot --bound-object-kind Pod --bound-object-name bound --bound-object-uid 0000
+  expect_fail "a token bound to a node that does not exist is refused (404)" \
+    'nodes "no-such-node" not found' \
+    $K -n team-a create token robot --bound-object-kind Node --bound-object-name no-such-node
+  expect_fail "a token bound to a ConfigMap is refused, in kube's words" \
+    'cannot bind token to object of type /v1, Kind=ConfigMap' \
+    $K create --raw /api/v1/namespaces/team-a/serviceaccounts/robot/token \
+    -f <(printf '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"boundObjectRef":{"apiVersion":"v1","kind":"ConfigMap","name":"kube-root-ca.crt"}}}')
+  uid=$($K -n team-a get pod bound -o jsonpath='{.metadata.uid}')
+  tok=$($K -n team-a create token robot --bound-object-kind Pod --bound-object-name bound --bound-object-uid "$uid")
+  expect_eq "the token names the pod in its claims (kubernetes.io.pod)" "bound $uid" \
+    sh -c "echo '$(rbac_jwt "$tok")' | jq -r '.\"kubernetes.io\".pod | \"\\(.name) \\(.uid)\"'"
+  rbac_tokenkc bound "$tok"
+  expect "the pod-bound token authenticates while the pod lives" "system:serviceaccount:team-a:robot" \
+    $kc --kubeconfig "$E2E_TMP/bound.kc" auth whoami
+  $K -n team-a delete pod bound --grace-period=0 --force >/dev/null 2>&1
+  expect_until_match "the token is rejected (401) once its pod is gone" 30 \
+    'Unauthorized|must be logged in' sh -c "$kc --kubeconfig $E2E_TMP/bound.kc auth whoami 2>&1; true"
+  $K -n team-a run bound --image=busybox --restart=Never \
+    --overrides='{"apiVersion":"v1","spec":{"serviceAccountName":"robot"}}' >/dev/null
+  expect_fail "... and stays rejected for a new pod of the same name (another uid)" \
+    'Unauthorized|must be logged in' $kc --kubeconfig "$E2E_TMP/bound.kc" auth whoami
+  $K -n team-a create secret generic bound --from-literal=a=b >/dev/null
+  tok=$($K -n team-a create token robot --bound-object-kind Secret --bound-object-name bound)
+  expect_eq "a Secret-bound token names the Secret" "bound" \
+    sh -c "echo '$(rbac_jwt "$tok")' | jq -r '.\"kubernetes.io\".secret.name'"
+  rbac_tokenkc bsec "$tok"
+  expect "the Secret-bound token authenticates" "system:serviceaccount:team-a:robot" \
+    $kc --kubeconfig "$E2E_TMP/bsec.kc" auth whoami
+  $K -n team-a delete secret bound >/dev/null
+  expect_fail "... and is rejected once the Secret is deleted" \
+    'Unauthorized|must be logged in' $kc --kubeconfig "$E2E_TMP/bsec.kc" auth whoami
+  $K -n team-a delete pod bound other --grace-period=0 --force >/dev/null 2>&1
+}
+
 rbac_suite() {
   local kc=${1:-kubectl} K="${1:-kubectl} --kubeconfig $KCFG"
   echo "== rbac ($kc)"
@@ -145,6 +212,7 @@ rbac_suite() {
   $K create clusterrole widgets --verb=get,list --resource=configmaps >/dev/null
   $K label clusterrole widgets rbac.authorization.k8s.io/aggregate-to-view=true >/dev/null
   expect "aggregated into view" "aggregate-to-view" $K get clusterrole widgets -o yaml
+  rbac_bound_tokens "$kc" "$K"
   # deleting the service account invalidates its token
   $K delete sa robot -n team-a >/dev/null
   expect_fail "token of a deleted service account" "Unauthorized|must be logged in" \

@@ -30,7 +30,7 @@ BELOW = {
     'store': ['lib'],
     'policies': ['lib'],
     'proxy/cel': ['lib'],
-    'syncer': ['lib', 'store'],
+    'syncer': ['lib', 'store', 'policies'],
     'proxy/model': ['lib', 'policies', 'proxy/cel'],
     'proxy/patch': ['lib', 'proxy/model'],
     'proxy/validation': ['lib', 'proxy/cel', 'proxy/model'],

@@ -278,7 +278,19 @@ static const struct fcase cases[] = {
      false, "spec.volumes[0].nfs: the node mounts it with its own identity; allowed: none"},
     {NULL, BASELINE,
      POD("", "\"volumes\":[{\"name\":\"g\",\"gitRepo\":{\"repository\":\"x\"}}],", ""), false,
-     "spec.volumes[0].gitRepo"},
+     "host floor: spec.volumes[0].gitRepo: no policy allows it: Kubernetes 1.33 disables it"},
+    {"gives", BASELINE,
+     POD("", "\"volumes\":[{\"name\":\"d\",\"awsElasticBlockStore\":{\"volumeID\":\"v\"}}],", ""),
+     false, "policy gives: spec.volumes[0].awsElasticBlockStore: no policy allows it"},
+    /* DRA: refused for every tenant, in one place and one wording */
+    {NULL, BASELINE,
+     POD("", "\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":\"c\"}],",
+	 ",\"resources\":{\"claims\":[{\"name\":\"g\"}]}"),
+     false,
+     "host floor: spec.resourceClaims[0]: dynamic resource allocation is not allowed: the shared "
+     "host cluster has no copy of this cluster's ResourceClaims and ResourceClaimTemplates, and "
+     "devices claimed through them are not counted by the policy, spec.containers[0].resources."
+     "claims: dynamic resource allocation is not allowed"},
     {"gives", BASELINE,
      POD("", "\"volumes\":[{\"name\":\"n\",\"nfs\":{\"server\":\"10.0.0.5\",\"path\":\"/\"}}],",
 	 ""),

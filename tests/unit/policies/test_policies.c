@@ -109,9 +109,7 @@ static const struct acase cases[] = {
     {"trusted", "Pod",
      POD("", "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"t\"}],",
 	 CTR("")),
-     false,
-     "spec.resourceClaims is not allowed; devices claimed through dynamic resource allocation "
-     "are not counted by the policy"},
+     false, "policy trusted: spec.resourceClaims[0]: dynamic resource allocation is not allowed"},
     {"untrusted", "Pod",
      POD("", "",
 	 CTR(",\"resources\":{\"limits\":{\"cpu\":\"1\",\"hugepages-2Mi\":\"2Mi\","

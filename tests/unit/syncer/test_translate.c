@@ -981,6 +981,36 @@ static json_t *tenant_pvc(void)
 		 "\"status\":{\"phase\":\"Pending\"}}");
 }
 
+/* A claim that can only bind an existing host volume (storageClassName "",
+ * or a selector naming another tenant) is scoped to this tenant's volumes;
+ * one that a class provisions is left alone. */
+START_TEST(pvc_static_binding_scoped)
+{
+	struct syncer_xlate x = xl("kai");
+	json_t *t =
+	    J("{\"metadata\":{\"name\":\"d\",\"namespace\":\"ml\"},\"spec\":{"
+	      "\"storageClassName\":\"\",\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}");
+	json_t *h = syncer_translate_pvc(&x, t);
+	ck_assert_str_eq(s_at(json_object_get(json_object_get(h, "spec"), "selector"),
+			      "matchLabels", "kubicle.dev/tenant"),
+			 "t1");
+	json_decref(h);
+	json_object_set_new(json_object_get(t, "spec"), "selector",
+			    J("{\"matchLabels\":{\"kubicle.dev/tenant\":\"victim\"}}"));
+	json_object_set_new(json_object_get(t, "spec"), "storageClassName", json_string("fast"));
+	h = syncer_translate_pvc(&x, t);
+	ck_assert_str_eq(s_at(json_object_get(json_object_get(h, "spec"), "selector"),
+			      "matchLabels", "kubicle.dev/tenant"),
+			 "t1");
+	json_decref(h);
+	json_object_del(json_object_get(t, "spec"), "selector");
+	h = syncer_translate_pvc(&x, t);
+	ck_assert_ptr_null(json_object_get(json_object_get(h, "spec"), "selector"));
+	json_decref(h);
+	json_decref(t);
+}
+END_TEST
+
 START_TEST(pvc_contract)
 {
 	json_t *t = tenant_pvc();
@@ -1018,6 +1048,9 @@ START_TEST(pvc_contract)
 	ck_assert_str_eq(s_at(h, "spec", "volumeMode"), "Filesystem");
 	ck_assert_str_eq(s_at(h, "spec", "volumeAttributesClassName"), "gold");
 	ck_assert_str_eq(s_at(json_object_get(spec, "selector"), "matchLabels", "tier"), "a");
+	/* a selector binds only host volumes made for this tenant */
+	ck_assert_str_eq(
+	    s_at(json_object_get(spec, "selector"), "matchLabels", "kubicle.dev/tenant"), "t1");
 	/* a clone of another claim: that claim's host name */
 	ck_assert_str_eq(s_at(spec, "dataSource", "name"), "seed-x-ml-x-t1");
 	ck_assert_str_eq(s_at(spec, "dataSource", "kind"), "PersistentVolumeClaim");
@@ -1264,6 +1297,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, tenant_class);
 	tcase_add_test(tc, ephemeral_patch);
 	tcase_add_test(tc, pvc_contract);
+	tcase_add_test(tc, pvc_static_binding_scoped);
 	tcase_add_test(tc, pvc_data_sources_dropped);
 	tcase_add_test(tc, pvc_status_back);
 	tcase_add_test(tc, pvc_update_patch);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "policies/policies.h"
 #include "proxy/api/api.h"
 
 static Suite *suite(void);
@@ -21,12 +22,12 @@ static json_t *pod(const char *spec)
 }
 
 /* The causes of a pod, "reason field" lines. */
-static char *causes_of(const char *spec, bool policy, char *out, size_t len)
+static char *causes_of(const char *spec, char *out, size_t len)
 {
 	json_t *p = pod(spec), *c = json_array(), *e;
 	size_t i, n = 0;
 	out[0] = '\0';
-	hostrefs_refuse(p, policy, c);
+	hostrefs_refuse(p, c);
 	json_array_foreach (c, i, e)
 		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s %s\n",
 				      json_string_value(json_object_get(e, "reason")),
@@ -36,29 +37,25 @@ static char *causes_of(const char *spec, bool policy, char *out, size_t len)
 	return out;
 }
 
+/* Every source of the one table (policies/volumes.c) no policy can open is
+ * refused, and only those: node-mounted and CSI ones are the floor's. */
 START_TEST(host_sources_refused)
 {
-	static const char *const gone[] = {"awsElasticBlockStore",
-					   "gcePersistentDisk",
-					   "azureDisk",
-					   "vsphereVolume",
-					   "portworxVolume",
-					   "photonPersistentDisk",
-					   "flocker",
-					   "quobyte",
-					   "fc",
-					   "glusterfs",
-					   "gitRepo"};
+	size_t n, never = 0;
+	const struct policy_volume_source *t = policy_volume_sources(&n);
 	char spec[512], out[1024], want[256];
-	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
-		snprintf(
-		    spec, sizeof(spec),
-		    "{\"volumes\":[{\"name\":\"ok\",\"emptyDir\":{}},{\"name\":\"x\",\"%s\":{}}]}",
-		    gone[i]);
-		snprintf(want, sizeof(want), "FieldValueForbidden spec.volumes[1].%s\n", gone[i]);
-		ck_assert_str_eq(causes_of(spec, false, out, sizeof(out)), want);
-		ck_assert_str_eq(causes_of(spec, true, out, sizeof(out)), want); /* a floor */
+	for (size_t i = 0; i < n; i++) {
+		snprintf(spec, sizeof(spec),
+			 "{\"volumes\":[{\"name\":\"ok\",\"emptyDir\":{}},{\"name\":\"x\",\"%s\":"
+			 "{\"secretRef\":{\"name\":\"s\"}}}]}",
+			 t[i].name);
+		snprintf(want, sizeof(want), "FieldValueForbidden spec.volumes[1].%s\n", t[i].name);
+		if (t[i].cls == POLICY_VOLUME_NEVER)
+			never++;
+		ck_assert_str_eq(causes_of(spec, out, sizeof(out)),
+				 t[i].cls == POLICY_VOLUME_NEVER ? want : "");
 	}
+	ck_assert_uint_ge(never, 11); /* the cloud disks, fc, glusterfs, gitRepo... */
 }
 END_TEST
 
@@ -68,7 +65,7 @@ START_TEST(credentials_and_translated)
 	ck_assert_str_eq(
 	    causes_of("{\"volumes\":[{\"name\":\"c\",\"cinder\":{\"volumeID\":\"v\"}},"
 		      "{\"name\":\"s\",\"storageos\":{\"volumeName\":\"v\",\"secretRef\":{}}}]}",
-		      false, out, sizeof(out)),
+		      out, sizeof(out)),
 	    "FieldValueRequired spec.volumes[0].cinder.secretRef\n"
 	    "FieldValueRequired spec.volumes[1].storageos.secretRef\n");
 	/* what the syncer translates passes */
@@ -78,7 +75,7 @@ START_TEST(credentials_and_translated)
 		"{\"name\":\"s\"}}},{\"name\":\"e\",\"ephemeral\":{\"volumeClaimTemplate\":{"
 		"\"spec\":{\"volumeName\":\"pv\"}}}},{\"name\":\"x\",\"csi\":{\"driver\":\"d\","
 		"\"nodePublishSecretRef\":{\"name\":\"s\"}}},{\"name\":\"n\",\"nfs\":{}}]}",
-		false, out, sizeof(out)),
+		out, sizeof(out)),
 	    "");
 }
 END_TEST
@@ -92,7 +89,7 @@ START_TEST(projected_sources)
 		      "\"expirationSeconds\":3600}},"
 		      "{\"serviceAccountToken\":{\"expirationSeconds\":60}},"
 		      "{\"clusterTrustBundle\":{\"name\":\"host-bundle\",\"path\":\"b\"}}]}}]}",
-		      true, out, sizeof(out)),
+		      out, sizeof(out)),
 	    "FieldValueRequired spec.volumes[0].projected.sources[1].serviceAccountToken.path\n"
 	    "FieldValueInvalid "
 	    "spec.volumes[0].projected.sources[1].serviceAccountToken.expirationSeconds\n"
@@ -100,14 +97,12 @@ START_TEST(projected_sources)
 }
 END_TEST
 
+/* DRA is refused in one place, the floor (policies/floor.c), not here. */
 START_TEST(resource_claims)
 {
 	char out[1024];
 	const char *spec = "{\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":\"c\"}]}";
-	ck_assert_str_eq(causes_of(spec, false, out, sizeof(out)),
-			 "FieldValueForbidden spec.resourceClaims[0]\n");
-	/* a policy refuses them with its own message */
-	ck_assert_str_eq(causes_of(spec, true, out, sizeof(out)), "");
+	ck_assert_str_eq(causes_of(spec, out, sizeof(out)), "");
 }
 END_TEST
 
@@ -119,10 +114,40 @@ START_TEST(gmsa_named)
 		"{\"securityContext\":{\"windowsOptions\":{\"gmsaCredentialSpecName\":\"g\"}},"
 		"\"containers\":[{\"name\":\"c\",\"securityContext\":{\"windowsOptions\":{"
 		"\"gmsaCredentialSpecName\":\"g\"}}}]}",
-		true, out, sizeof(out)),
+		out, sizeof(out)),
 	    "FieldValueForbidden spec.securityContext.windowsOptions.gmsaCredentialSpecName\n"
 	    "FieldValueForbidden spec.containers[0].securityContext.windowsOptions."
 	    "gmsaCredentialSpecName\n");
+}
+END_TEST
+
+/* hostpod_refuse, on every path that writes a pod: an update is refused
+ * only for what it adds (an ephemeral container naming a host object), not
+ * for what the stored pod had (a nodeName the host chose). */
+START_TEST(updates_refused_for_what_they_add)
+{
+	json_t *old = pod("{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]}");
+	json_t *same = json_deep_copy(old), *c = json_array();
+	hostpod_refuse(same, old, true, c);
+	ck_assert_uint_eq(json_array_size(c), 0);
+	json_t *eph = json_loads("[{\"name\":\"d\",\"securityContext\":{\"windowsOptions\":{"
+				 "\"gmsaCredentialSpecName\":\"g\"}}}]",
+				 0, NULL);
+	json_object_set_new(json_object_get(same, "spec"), "ephemeralContainers", eph);
+	hostpod_refuse(same, old, true, c);
+	ck_assert_uint_eq(json_array_size(c), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c, 0), "field")),
+			 "spec.ephemeralContainers[0].securityContext.windowsOptions."
+			 "gmsaCredentialSpecName");
+	json_array_clear(c);
+	/* a create has no old: the nodeName is refused */
+	hostpod_refuse(old, NULL, true, c);
+	ck_assert_uint_eq(json_array_size(c), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c, 0), "field")),
+			 "spec.nodeName");
+	json_decref(c);
+	json_decref(same);
+	json_decref(old);
 }
 END_TEST
 
@@ -135,6 +160,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, projected_sources);
 	tcase_add_test(tc, resource_claims);
 	tcase_add_test(tc, gmsa_named);
+	tcase_add_test(tc, updates_refused_for_what_they_add);
 	suite_add_tcase(s, tc);
 	return s;
 }
