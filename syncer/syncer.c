@@ -79,6 +79,8 @@ struct syncer {
 	void *metrics_arg;
 	char pods_path[256], sel[160];
 	int64_t gpu_quota_milli; /* the policy's, <= 0: none (gangs above it are refused) */
+	json_t *host_quotas;     /* the host namespace's ResourceQuotas (last read) */
+	bool quotas_asking;
 	bool host_synced, stopping;
 	struct syncer_stats stats;
 };
@@ -969,6 +971,88 @@ static bool gang_over_quota(struct syncer *s, const json_t *gang, const json_t *
 	return true;
 }
 
+/* The ResourceQuotas a gang's pods count in: the tenant's in the pod's
+ * namespace, the tenant policy's (kube-system/kubicle-policy, which the
+ * API front writes from the policy's pods quota: admission.c) and the host
+ * namespace's (kubicle create's kubicle-<tenant>, from --max-pods:
+ * cmd/hostquota.c). Each is {quota, where}. New reference. */
+static json_t *pod_quotas(struct syncer *s, const char *ns)
+{
+	json_t *out = json_array(), *q;
+	struct store_list_req lr = {.res = "/resourcequotas", .ns = ns};
+	struct store_list_result res;
+	char where[400];
+	size_t i;
+	if (store_list(s->store, &lr, &res) == 0) {
+		json_array_foreach (res.items, i, q) {
+			bool policy = jstr(kb_json_path(q, "metadata.labels"), "kubicle.dev/policy");
+			snprintf(where, sizeof(where), policy ? "the tenant's policy"
+							      : "the ResourceQuota %s/%s",
+				 ns, meta_str(q, "name"));
+			json_array_append_new(out, json_pack("{s:O,s:s}", "quota", q, "where", where));
+		}
+		json_decref(res.items);
+		free(res.next);
+	}
+	if (strcmp(ns, "kube-system") != 0 &&
+	    store_get(s->store, "/resourcequotas", "kube-system", "kubicle-policy", &q) == 0)
+		json_array_append_new(out, json_pack("{s:o,s:s}", "quota", q, "where",
+						     "the tenant's policy"));
+	json_array_foreach (s->host_quotas, i, q) {
+		snprintf(where, sizeof(where), "the host namespace's ResourceQuota %s",
+			 meta_str(q, "name"));
+		json_array_append_new(out, json_pack("{s:O,s:s}", "quota", q, "where", where));
+	}
+	return out;
+}
+
+/* A gang whose minimum is more pods than a quota holds could never run
+ * whole (the API server refuses the pods past it: kube's
+ * plugin/pkg/admission/resourcequota): its pods are not sent to the host,
+ * and say why, as the GPU check does. */
+static bool gang_over_pods(struct syncer *s, const json_t *gang, const json_t *pod)
+{
+	json_t *all = pod_quotas(s, meta_str(pod, "namespace")), *quotas = json_array(), *e;
+	size_t i;
+	json_array_foreach (all, i, e)
+		json_array_append(quotas, json_object_get(e, "quota"));
+	const json_t *q = syncer_gang_pods_quota(gang, quotas);
+	char msg[1024];
+	if (q) {
+		const char *where = "";
+		json_array_foreach (all, i, e)
+			if (json_object_get(e, "quota") == q)
+				where = jstr(e, "where");
+		syncer_gang_pods_message(gang, q, where, msg, sizeof(msg));
+		syncer_record_event(s->store, meta_str(pod, "namespace"), "Pod",
+				    meta_str(pod, "name"), meta_str(pod, "uid"), "Warning",
+				    "GangExceedsQuota", msg, "gang", NULL);
+	}
+	json_decref(quotas);
+	json_decref(all);
+	return q != NULL;
+}
+
+static void on_host_quotas(int err, long status, json_t *body, void *arg)
+{
+	struct syncer *s = arg;
+	s->quotas_asking = false;
+	if (err || status != 200 || !json_is_array(json_object_get(body, "items")))
+		return;
+	json_decref(s->host_quotas);
+	s->host_quotas = json_incref(json_object_get(body, "items"));
+}
+
+/* Reads the host namespace's ResourceQuotas again (at each resync). */
+static void read_host_quotas(struct syncer *s)
+{
+	char path[300];
+	if (s->quotas_asking || s->stopping)
+		return;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/resourcequotas", s->host_ns);
+	s->quotas_asking = host_call(s->http, "GET", path, NULL, on_host_quotas, s) == 0;
+}
+
 static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 {
 	json_t *hp = NULL;
@@ -986,7 +1070,7 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 		return;
 	/* a gang's pod is made after its group object, in it */
 	json_t *gang = syncer_gang_of(s->store, pod, s->tenant);
-	int ready = gang && gang_over_quota(s, gang, pod, hp) ? 0 : 1;
+	int ready = gang && (gang_over_quota(s, gang, pod, hp) || gang_over_pods(s, gang, pod)) ? 0 : 1;
 	if (gang && ready)
 		ready = syncer_groups_want(s->groups, gang, pod, hn, hp);
 	if (ready > 0)
@@ -1032,8 +1116,10 @@ static void hold_group(struct syncer *s, const json_t *tp, const json_t *hp, con
 	json_t *ann = json_object_get(json_object_get(hp, "metadata"), "annotations");
 	const char *in = jstr(ann, "pod-group-name") ? jstr(ann, "pod-group-name")
 						     : jstr(ann, "scheduling.k8s.io/group-name");
+	if (!in)
+		in = jstr(kb_json_path(hp, "metadata.labels"), "kueue.x-k8s.io/pod-group-name");
 	if (gang && in && strcmp(in, jstr(gang, "group")) == 0)
-		syncer_groups_hold(s->groups, gang, tp, hn);
+		syncer_groups_hold(s->groups, gang, hp, hn);
 	json_decref(gang);
 }
 
@@ -1297,6 +1383,19 @@ static void tenant_pod_changed(struct syncer *s, const json_t *pod)
 		create_host_pod(s, pod, hn);
 }
 
+/* Tenant pod `pod`, in the group of its host pod hn, is going: its owner
+ * may have scaled down, and its group follows (gang.c: Scaling). */
+static void refresh_group(struct syncer *s, const json_t *pod, const char *hn)
+{
+	json_t *hp = host_pod(s, hn);
+	if (!s->groups || !hp)
+		return;
+	json_t *gang = syncer_gang_of(s->store, pod, s->tenant);
+	if (gang)
+		syncer_groups_refresh(s->groups, gang, hp);
+	json_decref(gang);
+}
+
 /* Pod entry hn remembers tenant pod `pod` as this watch event shows it
  * (NULL, or a pod being deleted: forgets it). See host_pod_known. */
 static void remember_tenant(struct syncer *s, const json_t *pod, const char *hn)
@@ -1322,6 +1421,9 @@ static void on_tenant_pod(const struct store_event *ev, void *arg)
 	struct syncer *s = arg;
 	char hn[SYNCER_NAME_MAX + 1];
 	pod_hn(s, ev->obj, hn);
+	if (hn[0] && (ev->type == STORE_DELETED || (meta_str(ev->obj, "deletionTimestamp") &&
+						   !(ev->prev && meta_str(ev->prev, "deletionTimestamp")))))
+		refresh_group(s, ev->obj, hn);
 	if (ev->type != STORE_DELETED) {
 		tenant_pod_changed(s, ev->obj);
 		if (!hn[0])
@@ -1481,6 +1583,7 @@ static void resync(struct syncer *s)
 	json_decref(pods);
 	json_decref(seen);
 	syncer_groups_resync(s->groups);
+	read_host_quotas(s);
 	sa_refresh(s);
 	ptok_refresh(s);
 	lookup_host_services(s); /* retried here until the host has them */
@@ -2105,6 +2208,7 @@ static void on_resync_closed(uv_handle_t *h)
 {
 	struct syncer *s = h->data;
 	json_decref(s->pods);
+	json_decref(s->host_quotas);
 	json_decref(s->refs);
 	json_decref(s->nodes);
 	json_decref(s->sas);
