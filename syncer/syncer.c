@@ -59,6 +59,7 @@ struct syncer {
 	struct log_pass *logs;
 	struct pipe *pipe_list;
 	struct host_informer *pods_inf, *events_inf;
+	struct host_informer *workloads_inf; /* Kueue's Workloads (kueue profile) */
 	struct host_classes *classes;
 	struct syncer_mirror *pvcs, *svcs; /* syncer_pvc_kind, syncer_service_kind */
 	struct syncer_mirror *netpols;     /* syncer_netpol_kind (netpol.c) */
@@ -1504,6 +1505,78 @@ static void on_host_event(const char *type, json_t *ev, void *arg)
 			    jstr(json_object_get(ev, "source"), "component"));
 }
 
+/* ---- Kueue's Workloads: why a pod waits ---------------------------------------------- */
+
+/* The condition of `type` in obj's status.conditions, or NULL. */
+static const json_t *condition(const json_t *obj, const char *type)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach (kb_json_path(obj, "status.conditions"), i, c) {
+		if (jstr(c, "type") && strcmp(jstr(c, "type"), type) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * Under Kueue a pod waits gated, and why lives on its Workload, not on the
+ * pod: Kueue's scheduler sets the Workload's QuotaReserved condition False
+ * with a reason (Pending, WaitingForQuota, ExceedsMaxQuota, ...) and the
+ * flavor assigner's message, and records an event of that reason on the
+ * Workload (kueue pkg/scheduler/scheduler.go requeueAndUpdate). A pod
+ * group's Workload is named after the group and owned by every member, a
+ * lone pod's by the pod (pkg/controller/jobs/pod/pod_controller.go
+ * ConstructComposableWorkload, workloadName). So each pending host pod that
+ * owns a Workload kept from quota gets its reason, on its tenant pod, as a
+ * Warning event of the Workload's reason and message (one per pod, its
+ * count moving up when the message changes), as KAI's and Volcano's
+ * reasons reach the tenant from their pod events.
+ */
+static void on_host_workload(const char *type, json_t *wl, void *arg)
+{
+	struct syncer *s = arg;
+	const json_t *c = condition(wl, "QuotaReserved");
+	if (strcmp(type, "DELETED") == 0 || !c || !jstr(c, "status") ||
+	    strcmp(jstr(c, "status"), "False") != 0 || condition(wl, "Finished"))
+		return;
+	const char *reason = jstr(c, "reason") ? jstr(c, "reason") : "Pending";
+	size_t i;
+	json_t *r;
+	json_array_foreach (kb_json_path(wl, "metadata.ownerReferences"), i, r) {
+		const char *hn = jstr(r, "name"), *ns, *name, *uid;
+		json_t *hp = hn && jstr(r, "kind") && strcmp(jstr(r, "kind"), "Pod") == 0
+				 ? host_pod(s, hn)
+				 : NULL;
+		if (!hp || kb_json_path(hp, "spec.nodeName") ||
+		    !syncer_host_owner(hp, s->tenant, &ns, &name, &uid))
+			continue;
+		char nm[512];
+		json_t *old = NULL;
+		snprintf(nm, sizeof(nm), "%s.kueue", name);
+		bool same = store_get(s->store, "/events", ns, nm, &old) == 0 &&
+			    json_equal(json_object_get(old, "message"), json_object_get(c, "message"));
+		json_decref(old);
+		if (!same)
+			syncer_record_event(s->store, ns, "Pod", name, uid, "Warning", reason,
+					    jstr(c, "message"), "kueue", "kueue-admission");
+	}
+}
+
+/* Kueue's profile: the Workloads of the host namespace are watched. */
+static void watch_workloads(struct syncer *s)
+{
+	if (strcmp(s->x.profile->name, "kueue") != 0)
+		return;
+	char path[300];
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta1/namespaces/%s/workloads",
+		 s->host_ns);
+	struct host_informer_opts o = {
+	    .path = path, .on_event = on_host_workload, .no_cache = true, .arg = s};
+	if (host_informer_start(s->loop, s->http, &o, &s->workloads_inf) < 0)
+		kb_warn("syncer", "cannot watch Kueue's Workloads");
+}
+
 /* ---- resync --------------------------------------------------------------------------- */
 
 static void resync_tenant_pod(struct syncer *s, json_t *tp, json_t *seen)
@@ -1603,6 +1676,7 @@ static void on_host_synced(json_t *items, void *arg)
 		    .path = path, .on_event = on_host_event, .no_cache = true, .arg = s};
 		if (host_informer_start(s->loop, s->http, &eo, &s->events_inf) < 0)
 			kb_warn("syncer", "cannot watch host events");
+		watch_workloads(s);
 	}
 }
 
@@ -2239,6 +2313,8 @@ void syncer_stop(syncer_t *s)
 		host_informer_stop(s->pods_inf);
 	if (s->events_inf)
 		host_informer_stop(s->events_inf);
+	if (s->workloads_inf)
+		host_informer_stop(s->workloads_inf);
 	syncer_classes_stop(s->classes);
 	syncer_mirror_stop(s->pvcs); /* its calls in flight are dropped next */
 	syncer_mirror_stop(s->svcs);

@@ -137,7 +137,12 @@ gang_suite_profile() { # profile
   # 4 more GPU-hungry workers: 12 GPUs, 4 left in the queue
   gg_indexed_job "$p" big 4 3 >/dev/null
   gg_until 30 gg_count "$p" big 4
-  if gg_until 60 gg_reason_shown "$p" big 'queue|quota|Unschedulable|SchedulingGated'; then
+  # Kueue's reason is on its Workload (QuotaReserved False): the tenant sees
+  # it as an event of that reason on the pod
+  local why='Unschedulable .*queue over quota'
+  [ "$p" != kueue ] ||
+    why="ExceedsMaxQuota .*couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor default"
+  if gg_until 60 gg_reason_shown "$p" big "$why"; then
     pass "$p: a gang over its queue's room shows the scheduler's reason in the tenant"
   else
     fail "$p: no reason shown: $(gg_t "$p" describe pods -l job-name=big 2>&1 | tail -5)"
