@@ -434,17 +434,18 @@ const json_t *syncer_gang_pods_quota(const json_t *gang, const json_t *quotas)
 	return worst;
 }
 
-int syncer_gang_pods_message(const json_t *gang, const json_t *quota, const char *where,
-			     char *msg, size_t len)
+int syncer_gang_pods_message(const json_t *gang, const json_t *quota, const char *where, char *msg,
+			     size_t len)
 {
-	int n = snprintf(msg, len,
-			 "%s %s needs %lld pods together, more than %s allows: exceeded quota: %s, "
-			 "requested: pods=%lld, limited: pods=%ld: it could never be scheduled, and "
-			 "its pods are not sent to the host",
-			 jstr(gang, "kind"), jstr(gang, "owner"),
-			 (long long)json_integer_value(json_object_get(gang, "min")), where,
-			 meta_str(quota, "name") ? meta_str(quota, "name") : "",
-			 (long long)json_integer_value(json_object_get(gang, "min")), quota_pods(quota));
+	int n = snprintf(
+	    msg, len,
+	    "%s %s needs %lld pods together, more than %s allows: exceeded quota: %s, "
+	    "requested: pods=%lld, limited: pods=%ld: it could never be scheduled, and "
+	    "its pods are not sent to the host",
+	    jstr(gang, "kind"), jstr(gang, "owner"),
+	    (long long)json_integer_value(json_object_get(gang, "min")), where,
+	    meta_str(quota, "name") ? meta_str(quota, "name") : "",
+	    (long long)json_integer_value(json_object_get(gang, "min")), quota_pods(quota));
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
@@ -872,8 +873,8 @@ static void group_update(struct syncer_groups *g, const char *name, json_t *e, c
 		snprintf(path, sizeof(path), "%s/%s", g->path, name);
 		json_t *body = json_pack("{s:{s:s},s:O}", "metadata", "uid", meta_str(hg, "uid"),
 					 "spec", patch);
-		if (host_call_ct(g->http, "PATCH", path, "application/merge-patch+json", body,
-				 NULL, NULL) == 0)
+		if (host_call_ct(g->http, "PATCH", path, "application/merge-patch+json", body, NULL,
+				 NULL) == 0)
 			g->stats->host_updates++;
 		json_decref(body);
 	}
@@ -884,9 +885,9 @@ static void group_update(struct syncer_groups *g, const char *name, json_t *e, c
  * Kueue). */
 static json_t *group_entry(struct syncer_groups *g, const json_t *gang, json_t *obj, bool ready)
 {
-	json_t *e = json_pack("{s:s,s:s,s:{},s:{},s:b,s:b}", "ns", jstr(gang, "ns"), "name",
-			      jstr(gang, "name"), "members", "waiting", "creating", 0, "ready",
-			      ready);
+	json_t *e =
+	    json_pack("{s:s,s:s,s:{},s:{},s:b,s:b}", "ns", jstr(gang, "ns"), "name",
+		      jstr(gang, "name"), "members", "waiting", "creating", 0, "ready", ready);
 	if (obj)
 		json_object_set_new(e, "obj", obj);
 	else

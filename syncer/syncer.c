@@ -986,19 +986,21 @@ static json_t *pod_quotas(struct syncer *s, const char *ns)
 	size_t i;
 	if (store_list(s->store, &lr, &res) == 0) {
 		json_array_foreach (res.items, i, q) {
-			bool policy = jstr(kb_json_path(q, "metadata.labels"), "kubicle.dev/policy");
-			snprintf(where, sizeof(where), policy ? "the tenant's policy"
-							      : "the ResourceQuota %s/%s",
-				 ns, meta_str(q, "name"));
-			json_array_append_new(out, json_pack("{s:O,s:s}", "quota", q, "where", where));
+			bool policy =
+			    jstr(kb_json_path(q, "metadata.labels"), "kubicle.dev/policy");
+			snprintf(where, sizeof(where),
+				 policy ? "the tenant's policy" : "the ResourceQuota %s/%s", ns,
+				 meta_str(q, "name"));
+			json_array_append_new(out,
+					      json_pack("{s:O,s:s}", "quota", q, "where", where));
 		}
 		json_decref(res.items);
 		free(res.next);
 	}
 	if (strcmp(ns, "kube-system") != 0 &&
 	    store_get(s->store, "/resourcequotas", "kube-system", "kubicle-policy", &q) == 0)
-		json_array_append_new(out, json_pack("{s:o,s:s}", "quota", q, "where",
-						     "the tenant's policy"));
+		json_array_append_new(
+		    out, json_pack("{s:o,s:s}", "quota", q, "where", "the tenant's policy"));
 	json_array_foreach (s->host_quotas, i, q) {
 		snprintf(where, sizeof(where), "the host namespace's ResourceQuota %s",
 			 meta_str(q, "name"));
@@ -1071,7 +1073,8 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 		return;
 	/* a gang's pod is made after its group object, in it */
 	json_t *gang = syncer_gang_of(s->store, pod, s->tenant);
-	int ready = gang && (gang_over_quota(s, gang, pod, hp) || gang_over_pods(s, gang, pod)) ? 0 : 1;
+	int ready =
+	    gang && (gang_over_quota(s, gang, pod, hp) || gang_over_pods(s, gang, pod)) ? 0 : 1;
 	if (gang && ready)
 		ready = syncer_groups_want(s->groups, gang, pod, hn, hp);
 	if (ready > 0)
@@ -1422,8 +1425,9 @@ static void on_tenant_pod(const struct store_event *ev, void *arg)
 	struct syncer *s = arg;
 	char hn[SYNCER_NAME_MAX + 1];
 	pod_hn(s, ev->obj, hn);
-	if (hn[0] && (ev->type == STORE_DELETED || (meta_str(ev->obj, "deletionTimestamp") &&
-						   !(ev->prev && meta_str(ev->prev, "deletionTimestamp")))))
+	if (hn[0] &&
+	    (ev->type == STORE_DELETED || (meta_str(ev->obj, "deletionTimestamp") &&
+					   !(ev->prev && meta_str(ev->prev, "deletionTimestamp")))))
 		refresh_group(s, ev->obj, hn);
 	if (ev->type != STORE_DELETED) {
 		tenant_pod_changed(s, ev->obj);
@@ -1554,8 +1558,9 @@ static void on_host_workload(const char *type, json_t *wl, void *arg)
 		char nm[512];
 		json_t *old = NULL;
 		snprintf(nm, sizeof(nm), "%s.kueue", name);
-		bool same = store_get(s->store, "/events", ns, nm, &old) == 0 &&
-			    json_equal(json_object_get(old, "message"), json_object_get(c, "message"));
+		bool same =
+		    store_get(s->store, "/events", ns, nm, &old) == 0 &&
+		    json_equal(json_object_get(old, "message"), json_object_get(c, "message"));
 		json_decref(old);
 		if (!same)
 			syncer_record_event(s->store, ns, "Pod", name, uid, "Warning", reason,

@@ -349,8 +349,8 @@ const json_t *syncer_gang_pods_quota(const json_t *gang, const json_t *quotas);
 /* The GangExceedsQuota message for gang and that quota, `where` naming it
  * for the tenant ("the ResourceQuota default/compute"). 0 or
  * -ENAMETOOLONG. */
-int syncer_gang_pods_message(const json_t *gang, const json_t *quota, const char *where,
-			     char *msg, size_t len);
+int syncer_gang_pods_message(const json_t *gang, const json_t *quota, const char *where, char *msg,
+			     size_t len);
 /* Puts host pod hp in gang's group: KAI pod-group-name,
  * kai.scheduler/skip-podgrouper and kai.scheduler/subgroup-name; Volcano
  * scheduling.k8s.io/group-name; Kueue the pod-group-name label and
