@@ -79,9 +79,9 @@ struct syncer {
 	void (*metrics_changed)(void *, bool);
 	void *metrics_arg;
 	char pods_path[256], sel[160];
-	int64_t gpu_quota_milli; /* the policy's, <= 0: none (gangs above it are refused) */
-	json_t *host_quotas;     /* the host namespace's ResourceQuotas (last read) */
-	bool quotas_asking;
+	int64_t gpu_quota_milli;         /* the policy's, <= 0: none (gangs above it are refused) */
+	json_t *host_quotas;             /* the host namespace's ResourceQuotas (last read) */
+	bool quotas_asking, quotas_read; /* read: answered once (any answer) */
 	bool host_synced, stopping;
 	struct syncer_stats stats;
 };
@@ -1039,11 +1039,17 @@ static bool gang_over_pods(struct syncer *s, const json_t *gang, const json_t *p
 static void on_host_quotas(int err, long status, json_t *body, void *arg)
 {
 	struct syncer *s = arg;
+	bool first = !s->quotas_read;
 	s->quotas_asking = false;
-	if (err || status != 200 || !json_is_array(json_object_get(body, "items")))
-		return;
-	json_decref(s->host_quotas);
-	s->host_quotas = json_incref(json_object_get(body, "items"));
+	s->quotas_read = true; /* none readable (an older Role): none checked */
+	if (!err && status == 200 && json_is_array(json_object_get(body, "items"))) {
+		json_decref(s->host_quotas);
+		s->host_quotas = json_incref(json_object_get(body, "items"));
+	} else if (status != 404 && status != 403) {
+		kb_info("syncer", "cannot read the host's ResourceQuotas (HTTP %ld)", status);
+	}
+	if (first)
+		resync(s); /* the gangs' pods that waited for them */
 }
 
 /* Reads the host namespace's ResourceQuotas again (at each resync). */

@@ -222,6 +222,7 @@ EOF
   else
     fail "$p: StatefulSet: $(gg_label_phases "$p" app=shards)"
   fi
+  gang_suite_scale "$p"
   gg_t "$p" delete statefulset shards --wait=false >/dev/null
   gg_t "$p" delete pytorchjob bert --wait=false >/dev/null
   gg_t "$p" delete pods -l training.kubeflow.org/job-name=bert --wait=false >/dev/null
@@ -231,6 +232,50 @@ EOF
     else
       fail "$p: group objects left: $(gg_host -n "gg-$p" get "$pg" -o name)"
     fi
+  fi
+}
+
+# the group's size on the host: minMember, or under Kueue every member's
+# total-count, sorted, one line
+gg_group_size() { # profile group selector
+  case $1 in
+  kueue) gg_host -n gg-kueue get pods -l "$3" \
+    -o jsonpath='{range .items[*]}{.metadata.annotations.kueue\.x-k8s\.io/pod-group-total-count}{"\n"}{end}' |
+    sort | tr '\n' ' ' ;;
+  *) gg_host -n "gg-$1" get "$(gg_pg_path "$1")" "$2" -o jsonpath='{.spec.minMember}' ;;
+  esac
+}
+gg_size_is() { [ "$(gg_group_size "$1" "$2" "$3")" = "$4" ]; }
+
+# Scaling: the StatefulSet "shards" (2, running) to 3 then back to 2; its
+# group follows (KAI's grouper and Volcano's job controller update the
+# PodGroup; Kueue's members must agree on their count, and a group grown
+# past its admitted Workload is stopped and admitted again whole).
+gang_suite_scale() { # profile
+  local p=$1 grp=pg.statefulset.shards-x-default-x-gg$1 big small
+  big=3 small=2
+  [ "$p" != kueue ] || big='3 3 3 ' small='2 2 '
+  gg_t "$p" scale statefulset shards --replicas 3 >/dev/null
+  if gg_until 60 gg_size_is "$p" "$grp" app=shards "$big"; then
+    pass "$p: a gang scaled up: its host group follows ($big)"
+  else
+    fail "$p: scaled to 3, the group says: '$(gg_group_size "$p" "$grp" app=shards)'"
+  fi
+  if gg_until 90 gg_label_running "$p" app=shards 3; then
+    pass "$p: and the 3 members run"
+  else
+    fail "$p: scaled to 3: $(gg_label_phases "$p" app=shards)"
+  fi
+  gg_t "$p" scale statefulset shards --replicas 2 >/dev/null
+  if gg_until 60 gg_size_is "$p" "$grp" app=shards "$small"; then
+    pass "$p: a gang scaled down: its host group follows ($small)"
+  else
+    fail "$p: scaled to 2, the group says: '$(gg_group_size "$p" "$grp" app=shards)'"
+  fi
+  if gg_until 60 gg_label_running "$p" app=shards 2; then
+    pass "$p: and the 2 left run on"
+  else
+    fail "$p: scaled to 2: $(gg_label_phases "$p" app=shards)"
   fi
 }
 
