@@ -525,7 +525,7 @@ gang_suite_keys() {
 name: four-gpus
 gpu: {mode: whole}
 podSecurity: baseline
-quota: {gpu: 4}
+quota: {gpu: 4, pods: 7}
 EOF
   gg_host create ns gg-small >/dev/null
   start_server ggsmall --host-kubeconfig "$GG_HOST_KCFG" --host-namespace gg-small \
@@ -539,6 +539,73 @@ EOF
     fail "no GangExceedsQuota event: $(kubectl --kubeconfig "$GG_small_KCFG" get events 2>&1 | tail -3)"
   fi
   expect_eq "none of its pods reaches the host" "" gg_host -n gg-small get pods -o name
+  gang_suite_pods
+}
+
+gg_event_seen() { # kubeconfig namespace pattern
+  kubectl --kubeconfig "$1" -n "$2" get events \
+    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' | grep -q "$3"
+}
+
+# Gangs of more pods than a quota holds: they could never run whole (the
+# API server refuses the pods past it) and are refused with an event: the
+# policy's pods quota, the tenant's own ResourceQuota, the host namespace's
+# (kubicle create's from --max-pods). None of their pods reaches the host.
+gang_suite_pods() {
+  # the policy's 7 pods: "huge" holds 4 of them, "wide" needs 8 together
+  gg_indexed_job small wide 8 0 >/dev/null
+  if gg_until 60 gg_event_seen "$GG_small_KCFG" default \
+    "GangExceedsQuota: Job wide needs 8 pods together, more than the tenant's policy allows: exceeded quota: kubicle-policy, requested: pods=8, limited: pods=7"; then
+    pass "pods: a gang above the policy's pods quota is refused with a clear event"
+  else
+    fail "pods: no event for the policy's quota: $(kubectl --kubeconfig "$GG_small_KCFG" get events 2>&1 | tail -3)"
+  fi
+  expect_eq "pods: none of its pods reaches the host" "" gg_host -n gg-small get pods -o name
+  # the tenant's ResourceQuota in its namespace
+  gg_t kai create ns team >/dev/null
+  gg_t kai -n team create quota small --hard=pods=2 >/dev/null
+  gg_t kai -n team apply -f - >/dev/null <<'EOF'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: trio}
+spec:
+  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: w, image: busybox, command: [sleep, "3600"]}]
+EOF
+  if gg_until 60 gg_event_seen "$GG_kai_KCFG" team \
+    "GangExceedsQuota: Job trio needs 3 pods together, more than the ResourceQuota team/small allows: exceeded quota: small, requested: pods=3, limited: pods=2"; then
+    pass "pods: a gang above its namespace's ResourceQuota is refused with a clear event"
+  else
+    fail "pods: no event for the tenant's quota: $(gg_t kai -n team get events 2>&1 | tail -3)"
+  fi
+  expect_eq "pods: none of its pods reaches the host" "" \
+    gg_host -n gg-kai get pods -l kubicle.dev/namespace=team -o name
+  gg_t kai delete ns team --wait=false >/dev/null
+  # the host namespace's quota (kubicle create writes it from --max-pods)
+  gg_host create ns gg-pods >/dev/null
+  gg_host -n gg-pods create quota kubicle-ggpods --hard=pods=2 >/dev/null
+  start_server ggpods --host-kubeconfig "$GG_HOST_KCFG" --host-namespace gg-pods \
+    --tenant ggpods --queue gg-kai --scheduler kai || { fail "gang: tenant ggpods"; return; }
+  GG_pods_KCFG=$KCFG
+  gg_indexed_job pods trio 3 0 >/dev/null
+  if gg_until 60 gg_event_seen "$GG_pods_KCFG" default \
+    "GangExceedsQuota: Job trio needs 3 pods together, more than the host namespace's ResourceQuota kubicle-ggpods allows"; then
+    pass "pods: a gang above the host namespace's pods quota is refused with a clear event"
+  else
+    fail "pods: no event for the host's quota: $(kubectl --kubeconfig "$GG_pods_KCFG" get events 2>&1 | tail -3)"
+  fi
+  expect_eq "pods: none of its pods reaches the host" "" gg_host -n gg-pods get pods -o name
+  gg_indexed_job pods duo 2 0 >/dev/null
+  if gg_until 60 gg_all_running pods duo 2; then
+    pass "pods: a gang the host's quota holds runs"
+  else
+    fail "pods: a gang of 2 under a host quota of 2: $(gg_phases pods duo)"
+  fi
 }
 
 gg_group_uid() { gg_host -n gg-kai get podgroups.scheduling.run.ai "$1" -o jsonpath='{.metadata.uid}'; }
