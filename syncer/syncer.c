@@ -1157,6 +1157,38 @@ static void delete_host_pod(struct syncer *s, const char *hn, long grace)
 
 /* Copies host pod hp's status (and node) into its tenant pod: `tenant` (the
  * tenant pod already read, borrowed and modified), or NULL to read it. */
+/* Kueue's reason for a gated pod (pod entry st's "kueue", from its
+ * Workload: on_host_workload) in its PodScheduled condition: False,
+ * SchedulingGated as kube-scheduler writes for a gated pod, the message the
+ * Workload's reason and message. */
+static void kueue_condition(const json_t *st, const json_t *hp, json_t *status)
+{
+	const json_t *why = json_object_get(st, "kueue");
+	if (!why || kb_json_path(hp, "spec.nodeName"))
+		return;
+	char msg[1200];
+	snprintf(msg, sizeof(msg), "waiting for Kueue's admission: %s: %s", jstr(why, "reason"),
+		 jstr(why, "message") ? jstr(why, "message") : "");
+	json_t *conds = kb_json_object_at(status, "conditions"), *c, *mine = NULL;
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		json_object_set_new(status, "conditions", conds);
+	}
+	size_t i;
+	json_array_foreach (conds, i, c) {
+		if (jstr(c, "type") && strcmp(jstr(c, "type"), "PodScheduled") == 0)
+			mine = c;
+	}
+	if (!mine) {
+		mine =
+		    json_pack("{s:s,s:s,s:s,s:n,s:n}", "type", "PodScheduled", "status", "False",
+			      "reason", "SchedulingGated", "lastProbeTime", "lastTransitionTime");
+		json_array_append_new(conds, mine);
+	}
+	if (jstr(mine, "status") && strcmp(jstr(mine, "status"), "False") == 0)
+		json_object_set_new(mine, "message", json_string(msg));
+}
+
 static void copy_status(struct syncer *s, const json_t *hp, const char *hn, json_t *tenant)
 {
 	const char *ns, *name, *uid;
@@ -1168,6 +1200,7 @@ static void copy_status(struct syncer *s, const json_t *hp, const char *hn, json
 	json_t *st = json_object_get(s->pods, hn);
 	const char *node = jstr(json_object_get(hp, "spec"), "nodeName");
 	json_t *status = syncer_status_from_host(hp);
+	kueue_condition(st, hp, status);
 	json_t *spec = json_object_get(tp, "spec");
 	bool same_node =
 	    (!node && !jstr(spec, "nodeName")) ||
@@ -1541,16 +1574,17 @@ static const json_t *condition(const json_t *obj, const char *type)
  * owns a Workload kept from quota gets its reason, on its tenant pod, as a
  * Warning event of the Workload's reason and message (one per pod, its
  * count moving up when the message changes), as KAI's and Volcano's
- * reasons reach the tenant from their pod events.
+ * reasons reach the tenant from their pod events, and in the message of
+ * its PodScheduled=False condition (kueue_condition) until the Workload is
+ * admitted or gone.
  */
 static void on_host_workload(const char *type, json_t *wl, void *arg)
 {
 	struct syncer *s = arg;
 	const json_t *c = condition(wl, "QuotaReserved");
-	if (strcmp(type, "DELETED") == 0 || !c || !jstr(c, "status") ||
-	    strcmp(jstr(c, "status"), "False") != 0 || condition(wl, "Finished"))
-		return;
-	const char *reason = jstr(c, "reason") ? jstr(c, "reason") : "Pending";
+	bool waits = strcmp(type, "DELETED") != 0 && c && jstr(c, "status") &&
+		     strcmp(jstr(c, "status"), "False") == 0 && !condition(wl, "Finished");
+	const char *reason = waits && jstr(c, "reason") ? jstr(c, "reason") : "Pending";
 	size_t i;
 	json_t *r;
 	json_array_foreach (kb_json_path(wl, "metadata.ownerReferences"), i, r) {
@@ -1558,17 +1592,21 @@ static void on_host_workload(const char *type, json_t *wl, void *arg)
 		json_t *hp = hn && jstr(r, "kind") && strcmp(jstr(r, "kind"), "Pod") == 0
 				 ? host_pod(s, hn)
 				 : NULL;
-		if (!hp || kb_json_path(hp, "spec.nodeName") ||
-		    !syncer_host_owner(hp, s->tenant, &ns, &name, &uid))
+		json_t *st = hp ? json_object_get(s->pods, hn) : NULL;
+		if (!st || !syncer_host_owner(hp, s->tenant, &ns, &name, &uid))
 			continue;
-		char nm[512];
-		json_t *old = NULL;
-		snprintf(nm, sizeof(nm), "%s.kueue", name);
-		bool same =
-		    store_get(s->store, "/events", ns, nm, &old) == 0 &&
-		    json_equal(json_object_get(old, "message"), json_object_get(c, "message"));
-		json_decref(old);
-		if (!same)
+		json_t *why = waits ? json_pack("{s:s,s:s}", "reason", reason, "message",
+						jstr(c, "message") ? jstr(c, "message") : "")
+				    : NULL;
+		bool changed = !json_equal(why, json_object_get(st, "kueue"));
+		if (why)
+			json_object_set_new(st, "kueue", why);
+		else
+			json_object_del(st, "kueue");
+		if (!changed)
+			continue;
+		copy_status(s, hp, hn, NULL);
+		if (waits && !kb_json_path(hp, "spec.nodeName"))
 			syncer_record_event(s->store, ns, "Pod", name, uid, "Warning", reason,
 					    jstr(c, "message"), "kueue", "kueue-admission");
 	}

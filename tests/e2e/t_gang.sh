@@ -147,6 +147,12 @@ gang_suite_profile() { # profile
   else
     fail "$p: no reason shown: $(gg_t "$p" describe pods -l job-name=big 2>&1 | tail -5)"
   fi
+  if [ "$p" = kueue ]; then
+    expect "kueue: and in its PodScheduled condition" \
+      "^SchedulingGated waiting for Kueue's admission: ExceedsMaxQuota: couldn't assign flavors" \
+      gg_t kueue get pods -l job-name=big \
+      -o jsonpath='{.items[0].status.conditions[?(@.type=="PodScheduled")].reason} {.items[0].status.conditions[?(@.type=="PodScheduled")].message}'
+  fi
   sleep 1 # a pass of the scheduler after the reason: still none of them runs
   if gg_none_running "$p" big; then
     pass "$p: no member of the gang that does not fit runs alone"
