@@ -952,6 +952,44 @@ static bool pod_dns_ready(struct syncer *s)
 	return false;
 }
 
+/* Tenant pod `pod`, refused by the syncer and never sent to the host, says
+ * why in its PodScheduled condition as kube's scheduler words a pod it
+ * cannot place (False, reason Unschedulable: pkg/scheduler schedule_one.go
+ * handleSchedulingFailure); written when it changes. */
+static void refuse_condition(struct syncer *s, const json_t *pod, const char *msg)
+{
+	json_t *tp = NULL;
+	const char *ns = meta_str(pod, "namespace"), *name = meta_str(pod, "name");
+	if (store_get(s->store, "/pods", ns, name, &tp) < 0)
+		return;
+	json_t *status = kb_json_object_at(tp, "status"), *conds = json_array(), *c;
+	size_t i;
+	const json_t *had = NULL;
+	json_array_foreach (json_object_get(status, "conditions"), i, c) {
+		if (jstr(c, "type") && strcmp(jstr(c, "type"), "PodScheduled") == 0)
+			had = c;
+		else
+			json_array_append(conds, c);
+	}
+	if (!(had && jstr(had, "message") && strcmp(jstr(had, "message"), msg) == 0 &&
+	      strcmp(jstr(had, "status") ? jstr(had, "status") : "", "False") == 0) &&
+	    !meta_str(tp, "deletionTimestamp")) {
+		char ts[40];
+		kb_time_rfc3339(time(NULL), ts, sizeof(ts));
+		json_array_append_new(conds, json_pack("{s:s,s:s,s:s,s:s,s:n,s:s}", "type",
+						       "PodScheduled", "status", "False", "reason",
+						       "Unschedulable", "message", msg,
+						       "lastProbeTime", "lastTransitionTime", ts));
+		json_object_set(status, "conditions", conds);
+		if (!jstr(status, "phase"))
+			json_object_set_new(status, "phase", json_string("Pending"));
+		if (store_update(s->store, "/pods", ns, name, tp, 0, NULL) == 0)
+			s->stats.status_updates++;
+	}
+	json_decref(conds);
+	json_decref(tp);
+}
+
 /* A gang whose minimum needs more GPUs together than the tenant's quota
  * could never run: its pods are not sent to the host, and say why. */
 static bool gang_over_quota(struct syncer *s, const json_t *gang, const json_t *pod,
@@ -969,6 +1007,7 @@ static bool gang_over_quota(struct syncer *s, const json_t *gang, const json_t *
 		 (long long)(s->gpu_quota_milli / 1000));
 	syncer_record_event(s->store, meta_str(pod, "namespace"), "Pod", meta_str(pod, "name"),
 			    meta_str(pod, "uid"), "Warning", "GangExceedsQuota", msg, "gang", NULL);
+	refuse_condition(s, pod, msg);
 	return true;
 }
 
@@ -1030,6 +1069,7 @@ static bool gang_over_pods(struct syncer *s, const json_t *gang, const json_t *p
 		syncer_record_event(s->store, meta_str(pod, "namespace"), "Pod",
 				    meta_str(pod, "name"), meta_str(pod, "uid"), "Warning",
 				    "GangExceedsQuota", msg, "gang", NULL);
+		refuse_condition(s, pod, msg);
 	}
 	json_decref(quotas);
 	json_decref(all);

@@ -589,6 +589,10 @@ EOF
   else
     fail "pods: no event for the tenant's quota: $(gg_t kai -n team get events 2>&1 | tail -3)"
   fi
+  expect "pods: its pods say why in their PodScheduled condition, as kube's scheduler would" \
+    '^False Unschedulable Job trio needs 3 pods together' \
+    gg_t kai -n team get pods -l job-name=trio \
+    -o jsonpath='{.items[0].status.conditions[?(@.type=="PodScheduled")].status} {.items[0].status.conditions[?(@.type=="PodScheduled")].reason} {.items[0].status.conditions[?(@.type=="PodScheduled")].message}'
   expect_eq "pods: none of its pods reaches the host" "" \
     gg_host -n gg-kai get pods -l kubicle.dev/namespace=team -o name
   gg_t kai delete ns team --wait=false >/dev/null
