@@ -6,10 +6,13 @@
 # stays Pending all together (the scheduler's reason in the tenant) when it
 # has not, and its host group object goes with it. Owner kinds: Indexed Job,
 # PyTorchJob, Parallel StatefulSet, JobSet, RayCluster, LeaderWorkerSet (the
-# CRDs the tenant's own, their operators' pods made by hand). Then, KAI only:
-# tenant-set scheduler keys kept off the host, a gang above the policy's GPU
-# quota refused, kill -9 and restart (groups kept, a memberless one swept),
-# kubicle create/delete. The first version of this file failed on the syncer
+# CRDs the tenant's own, their operators' pods made by hand); a Parallel
+# StatefulSet scaled 2 -> 3 -> 2, its host group following; under Kueue the
+# reason on the Workload shown on the pods. Then, KAI only: tenant-set
+# scheduler keys kept off the host, gangs above the policy's GPU quota and
+# above the policy's, the namespace's and the host's pods quotas refused,
+# kill -9 and restart (groups kept, a memberless one swept), kubicle
+# create/delete. The first version of this file failed on the syncer
 # before syncer/gang.c (commit 988990c): pods Pending forever on KAI and
 # Volcano, refused by Kueue's webhook.
 
