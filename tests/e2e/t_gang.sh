@@ -502,6 +502,9 @@ EOF
   else
     fail "kubicle create: no PodGroup: $(tail -3 "$home/tenants/ggdel/server.log" 2>/dev/null)"
   fi
+  local sa=system:serviceaccount:kubicle-ggdel:kubicle-ggdel
+  expect_eq "kubicle create: the syncer reads Kueue's Workloads and the ResourceQuotas, and writes neither" \
+    "yes yes yes no no" sh -c "echo \$(for v in 'watch workloads.kueue.x-k8s.io' 'list resourcequotas' 'get resourcequotas' 'update resourcequotas' 'create workloads.kueue.x-k8s.io'; do kubectl --kubeconfig $GG_HOST_KCFG auth can-i \$v -n kubicle-ggdel --as $sa; done)"
   KUBICLE_HOME=$home "$KUBICLE" delete ggdel >/dev/null 2>&1
   expect_eq "kubicle delete: no group object of the tenant is left on the host" "" \
     gg_tenant_groups ggdel
