@@ -1119,8 +1119,13 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 		return;
 	/* a gang's pod is made after its group object, in it */
 	json_t *gang = syncer_gang_of(s->store, pod, s->tenant);
-	int ready =
-	    gang && (gang_over_quota(s, gang, pod, hp) || gang_over_pods(s, gang, pod)) ? 0 : 1;
+	int ready = 1;
+	if (gang && !s->quotas_read) { /* the host's quotas first (then a resync) */
+		read_host_quotas(s);
+		ready = 0;
+	} else if (gang && (gang_over_quota(s, gang, pod, hp) || gang_over_pods(s, gang, pod))) {
+		ready = 0;
+	}
 	if (gang && ready)
 		ready = syncer_groups_want(s->groups, gang, pod, hn, hp);
 	if (ready > 0)
