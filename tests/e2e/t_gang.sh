@@ -417,6 +417,22 @@ EOF
   else
     fail "$p: RayCluster: $(gg_label_phases "$p" ray.io/cluster=rc)"
   fi
+  if [ -n "$pg" ]; then
+    # a worker more, as KubeRay makes it when the replicas grow: the group follows
+    gg_t "$p" patch raycluster rc --type merge \
+      -p '{"spec":{"workerGroupSpecs":[{"groupName":"gpu","replicas":3}]}}' >/dev/null
+    gg_owned_pod "$p" rc-gpu-2 ray.io/v1 RayCluster rc "$uid" '{"ray.io/cluster": "rc", "ray.io/group": "gpu"}'
+    if gg_until 60 gg_size_is "$p" "pg.raycluster.rc-x-default-x-gg$p" "" 4; then
+      pass "$p: a RayCluster's workers scaled to 3: its group's minMember follows (4)"
+    else
+      fail "$p: RayCluster scaled: minMember $(gg_group_size "$p" "pg.raycluster.rc-x-default-x-gg$p")"
+    fi
+    if gg_until 60 gg_label_running "$p" ray.io/cluster=rc 4; then
+      pass "$p: and its 4 pods run"
+    else
+      fail "$p: RayCluster scaled: $(gg_label_phases "$p" ray.io/cluster=rc)"
+    fi
+  fi
   gg_t "$p" delete raycluster rc --wait=false >/dev/null
   gg_t "$p" delete pods -l ray.io/cluster=rc --wait=false >/dev/null
   gg_crd "$p" leaderworkersets leaderworkerset.x-k8s.io LeaderWorkerSet v1
