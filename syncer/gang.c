@@ -843,7 +843,12 @@ static void kueue_recount(struct syncer_groups *g, json_t *e, const json_t *gang
 
 /* The gang of a member was read again: its group object follows when its
  * spec would change (patched on the host once it is there and ours, its
- * uid a precondition), or under Kueue its members' count. */
+ * uid a precondition), or under Kueue its members' count. Compared with
+ * what was last made or patched, only the fields written here (the
+ * scheduler sets others, and an API server may prune what its schema
+ * lacks: a comparison with the host's object could patch forever). While
+ * a create is in flight nothing changes: the next read (a member made,
+ * held at a resync, deleted) finds the difference. */
 static void group_update(struct syncer_groups *g, const char *name, json_t *e, const json_t *gang,
 			 const json_t *hp, const char *hn)
 {
@@ -851,24 +856,30 @@ static void group_update(struct syncer_groups *g, const char *name, json_t *e, c
 		kueue_recount(g, e, gang, hn);
 		return;
 	}
+	if (json_is_true(json_object_get(e, "creating")))
+		return;
 	json_t *obj = syncer_group_object(g->x, gang, hp);
-	const json_t *old = kb_json_path(json_object_get(e, "obj"), "spec");
+	const json_t *last = kb_json_path(json_object_get(e, "obj"), "spec");
 	const json_t *spec = json_object_get(obj, "spec");
-	if (!obj || json_equal((json_t *)old, (json_t *)spec)) {
+	if (!obj || json_equal((json_t *)last, (json_t *)spec)) {
 		json_decref(obj);
 		return;
 	}
-	json_t *patch = json_deep_copy(spec);
+	json_t *patch = json_deep_copy(spec), *v;
 	const char *k;
-	json_t *v;
-	json_object_foreach ((json_t *)old, k, v) {
+	json_object_foreach ((json_t *)last, k, v) {
 		if (!json_object_get(spec, k))
 			json_object_set_new(patch, k, json_null());
 	}
-	json_object_set_new(e, "obj", obj);
 	json_t *hg = json_object_get(host_informer_cache(g->inf), name);
-	if (json_is_true(json_object_get(e, "ready")) && hg && !meta_str(hg, "deletionTimestamp") &&
-	    syncer_host_is(hg, g->x->tenant, jstr(e, "ns"), jstr(e, "name"), NULL)) {
+	bool ours = hg && !meta_str(hg, "deletionTimestamp") &&
+		    syncer_host_is(hg, g->x->tenant, jstr(e, "ns"), jstr(e, "name"), NULL);
+	if (!json_is_true(json_object_get(e, "ready"))) {
+		json_object_set_new(e, "obj", obj); /* the next create makes it so */
+	} else if (!ours) {
+		json_decref(obj); /* not seen yet: a later read patches it */
+	} else {
+		json_object_set_new(e, "obj", obj);
 		char path[512];
 		snprintf(path, sizeof(path), "%s/%s", g->path, name);
 		json_t *body = json_pack("{s:{s:s},s:O}", "metadata", "uid", meta_str(hg, "uid"),
