@@ -7,7 +7,15 @@ KAI-Scheduler, volcano-sh/volcano, kubernetes-sigs/kueue, March 2026).
 Common to all three: a pod is placed only as a member of its group, a group
 only when all of its minimum fits (queue quota and nodes) at once; members
 beyond the minimum then come one by one. A group that does not fit leaves
-every pending member Pending.
+every pending member Pending. The group's size is read at every pass, so a
+PodGroup whose minMember is patched (a scaled gang) is scheduled as it says
+now.
+
+Where each says why a group waits: KAI and Volcano on the pods (a Warning
+Unschedulable event, PodScheduled False); Kueue on the group's Workload
+(QuotaReserved False with its reason and message, an event on the
+Workload), its pods only gated. Kueue also drops a group whose members'
+counts differ and stops an admitted one that grew past its Workload.
 """
 
 import hashlib
