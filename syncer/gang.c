@@ -841,14 +841,29 @@ static void kueue_recount(struct syncer_groups *g, json_t *e, const json_t *gang
 	}
 }
 
+/* A spec patch the host did not take: the next read of the gang sends it
+ * again (the entry is stale). */
+static void on_group_patched(int err, long status, json_t *body, void *arg)
+{
+	struct group_call *gc = arg;
+	json_t *e = json_object_get(gc->g->groups, gc->name);
+	(void)body;
+	if (e && (err || status >= 300)) {
+		kb_info("syncer", "host group %s: spec patch refused (HTTP %ld)", gc->name, status);
+		json_object_set_new(e, "stale", json_true());
+	}
+	free(gc);
+}
+
 /* The gang of a member was read again: its group object follows when its
  * spec would change (patched on the host once it is there and ours, its
  * uid a precondition), or under Kueue its members' count. Compared with
  * what was last made or patched, only the fields written here (the
  * scheduler sets others, and an API server may prune what its schema
- * lacks: a comparison with the host's object could patch forever). While
- * a create is in flight nothing changes: the next read (a member made,
- * held at a resync, deleted) finds the difference. */
+ * lacks: a comparison with the host's object could patch forever), or
+ * sent again when the last patch failed (stale). While a create is in
+ * flight nothing changes: the next read (a member made, held at a resync,
+ * deleted) finds the difference. */
 static void group_update(struct syncer_groups *g, const char *name, json_t *e, const json_t *gang,
 			 const json_t *hp, const char *hn)
 {
@@ -861,7 +876,8 @@ static void group_update(struct syncer_groups *g, const char *name, json_t *e, c
 	json_t *obj = syncer_group_object(g->x, gang, hp);
 	const json_t *last = kb_json_path(json_object_get(e, "obj"), "spec");
 	const json_t *spec = json_object_get(obj, "spec");
-	if (!obj || json_equal((json_t *)last, (json_t *)spec)) {
+	if (!obj || (json_equal((json_t *)last, (json_t *)spec) &&
+		     !json_is_true(json_object_get(e, "stale")))) {
 		json_decref(obj);
 		return;
 	}
@@ -880,13 +896,23 @@ static void group_update(struct syncer_groups *g, const char *name, json_t *e, c
 		json_decref(obj); /* not seen yet: a later read patches it */
 	} else {
 		json_object_set_new(e, "obj", obj);
+		json_object_del(e, "stale");
 		char path[512];
 		snprintf(path, sizeof(path), "%s/%s", g->path, name);
 		json_t *body = json_pack("{s:{s:s},s:O}", "metadata", "uid", meta_str(hg, "uid"),
 					 "spec", patch);
-		if (host_call_ct(g->http, "PATCH", path, "application/merge-patch+json", body, NULL,
-				 NULL) == 0)
+		struct group_call *gc = calloc(1, sizeof(*gc));
+		if (gc) {
+			gc->g = g;
+			snprintf(gc->name, sizeof(gc->name), "%s", name);
+		}
+		if (!gc || host_call_ct(g->http, "PATCH", path, "application/merge-patch+json",
+					body, on_group_patched, gc) < 0) {
+			free(gc);
+			json_object_set_new(e, "stale", json_true());
+		} else {
 			g->stats->host_updates++;
+		}
 		json_decref(body);
 	}
 	json_decref(patch);
