@@ -1643,7 +1643,8 @@ static void on_host_workload(const char *type, json_t *wl, void *arg)
 		json_t *why = waits ? json_pack("{s:s,s:s}", "reason", reason, "message",
 						jstr(c, "message") ? jstr(c, "message") : "")
 				    : NULL;
-		bool changed = !json_equal(why, json_object_get(st, "kueue"));
+		json_t *had = json_object_get(st, "kueue");
+		bool changed = why ? !json_equal(why, had) : had != NULL;
 		if (why)
 			json_object_set_new(st, "kueue", why);
 		else
