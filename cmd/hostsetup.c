@@ -143,6 +143,14 @@ static json_t *role_obj(const struct tenant *t, const char *sa)
 					"scheduling.run.ai", "scheduling.volcano.sh", "resources",
 					"podgroups", "verbs", "get", "list", "watch", "create",
 					"update", "patch", "delete"));
+	/* read only: Kueue's Workloads (why a gang waits) and the namespace's
+	 * ResourceQuotas (a gang above its pods is refused): syncer.c */
+	json_array_append_new(json_object_get(r, "rules"),
+			      json_pack("{s:[s],s:[s],s:[s,s,s]}", "apiGroups", "kueue.x-k8s.io",
+					"resources", "workloads", "verbs", "get", "list", "watch"));
+	json_array_append_new(json_object_get(r, "rules"),
+			      json_pack("{s:[s],s:[s],s:[s,s]}", "apiGroups", "", "resources",
+					"resourcequotas", "verbs", "get", "list"));
 	return r;
 }
 

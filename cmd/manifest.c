@@ -462,7 +462,7 @@ static json_t *obj_role(const struct man_args *a)
 	json_t *rw = json_pack("[s,s,s,s,s,s,s]", "get", "list", "watch", "create", "update",
 			       "patch", "delete");
 	json_t *rules = json_pack(
-	    "[o,o,o,o,o,o,o,o,o,o,o]", rule("", json_pack("[s]", "pods"), json_deep_copy(rw)),
+	    "[o,o,o,o,o,o,o,o,o,o,o,o,o]", rule("", json_pack("[s]", "pods"), json_deep_copy(rw)),
 	    rule("", json_pack("[s]", "pods/log"), json_pack("[s]", "get")),
 	    rule("", json_pack("[s,s,s]", "pods/exec", "pods/attach", "pods/portforward"),
 		 json_pack("[s,s]", "get", "create")),
@@ -476,7 +476,12 @@ static json_t *obj_role(const struct man_args *a)
 	    rule("metrics.k8s.io", json_pack("[s]", "pods"), json_pack("[s,s]", "get", "list")),
 	    /* the gangs' group objects (syncer/gang.c) */
 	    json_pack("{s:[s,s],s:[s],s:o}", "apiGroups", "scheduling.run.ai",
-		      "scheduling.volcano.sh", "resources", "podgroups", "verbs", json_incref(rw)));
+		      "scheduling.volcano.sh", "resources", "podgroups", "verbs", json_incref(rw)),
+	    /* read only: Kueue's Workloads (why a gang waits) and the namespace's
+	     * ResourceQuotas (a gang above its pods is refused): syncer.c */
+	    rule("kueue.x-k8s.io", json_pack("[s]", "workloads"),
+		 json_pack("[s,s,s]", "get", "list", "watch")),
+	    rule("", json_pack("[s]", "resourcequotas"), json_pack("[s,s]", "get", "list")));
 	json_decref(rw);
 	json_object_set_new(o, "rules", rules);
 	return o;

@@ -398,6 +398,57 @@ json_t *syncer_gang_of(store_t *st, const json_t *pod, const char *tenant)
 	return g;
 }
 
+/* ---- the pods a gang needs, against the quotas ------------------------------------ */
+
+/* The pods ResourceQuota q (borrowed) holds for every pod, -1 when it sets
+ * none or holds only some pods: a quota with scopes or a scope selector
+ * counts the pods that match them (kube's pkg/quota/v1/evaluator/core
+ * pods.go podMatchesScopeFunc), which a gang's pods may not. A count is
+ * digits (kube writes what it was given; "1k" and such are left aside). */
+static long quota_pods(const json_t *q)
+{
+	const json_t *spec = json_object_get(q, "spec");
+	if (json_array_size(json_object_get(spec, "scopes")) ||
+	    json_object_get(spec, "scopeSelector"))
+		return -1;
+	const char *v = jstr(json_object_get(spec, "hard"), "pods");
+	if (!v || !*v || strlen(v) > 9 || strspn(v, "0123456789") != strlen(v))
+		return -1;
+	return strtol(v, NULL, 10);
+}
+
+const json_t *syncer_gang_pods_quota(const json_t *gang, const json_t *quotas)
+{
+	json_int_t min = json_integer_value(json_object_get(gang, "min"));
+	const json_t *worst = NULL;
+	long lowest = -1;
+	size_t i;
+	json_t *q;
+	json_array_foreach (quotas, i, q) {
+		long n = quota_pods(q);
+		if (n >= 0 && n < min && (lowest < 0 || n < lowest)) {
+			lowest = n;
+			worst = q;
+		}
+	}
+	return worst;
+}
+
+int syncer_gang_pods_message(const json_t *gang, const json_t *quota, const char *where, char *msg,
+			     size_t len)
+{
+	int n = snprintf(
+	    msg, len,
+	    "%s %s needs %lld pods together, more than %s allows: exceeded quota: %s, "
+	    "requested: pods=%lld, limited: pods=%ld: it could never be scheduled, and "
+	    "its pods are not sent to the host",
+	    jstr(gang, "kind"), jstr(gang, "owner"),
+	    (long long)json_integer_value(json_object_get(gang, "min")), where,
+	    meta_str(quota, "name") ? meta_str(quota, "name") : "",
+	    (long long)json_integer_value(json_object_get(gang, "min")), quota_pods(quota));
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 /* ---- host objects and keys --------------------------------------------------------- */
 
 const char *syncer_group_api(const struct syncer_profile *p)
@@ -600,12 +651,29 @@ void syncer_gang_keys(const struct syncer_xlate *x, const json_t *gang, json_t *
  * when its last member and waiting pod are gone. A group object deleted on
  * the host while it has members is made again; one of ours with no entry
  * (a crash between the last pod and the group) is swept at the resync.
+ *
+ * Kueue has no group object (`objects` false): its group is the keys on
+ * its members, and an entry is {ns, name, members, waiting (empty), total:
+ * the pod-group-total-count they carry, ready}.
+ *
+ * Scaling: the gang is read again whenever one of its pods is made, found
+ * at a resync or deleted (syncer_groups_refresh), as KAI's pod-grouper
+ * recomputes it from the top owner at each pod's reconcile
+ * (pkg/podgrouper/podgroup/handler.go ApplyToCluster: the PodGroup updated
+ * when its spec differs) and Volcano's job controller when the job's
+ * minAvailable or minResources change (pkg/controllers/job/
+ * job_controller_actions.go shouldUpdateExistingPodGroup). A group object
+ * whose spec would change is patched; under Kueue every member's
+ * pod-group-total-count is, since Kueue composes no Workload while its
+ * members' counts differ (pkg/controller/jobs/pod/pod_controller.go
+ * validatePodGroupMetadata).
  */
 struct syncer_groups {
 	kb_httpc_t *http;
 	const struct syncer_xlate *x;
 	store_t *store;
 	char path[300];
+	bool objects; /* false: Kueue (no group object) */
 	struct host_informer *inf;
 	json_t *groups;
 	syncer_group_ready_fn ready;
@@ -721,6 +789,8 @@ static void group_create(struct syncer_groups *g, const char *name, json_t *e)
  * its uid as a precondition. */
 static void group_delete(struct syncer_groups *g, const char *name)
 {
+	if (!g->objects)
+		return;
 	json_t *hg = json_object_get(host_informer_cache(g->inf), name);
 	const char *ns, *tname, *uid;
 	if (!hg || meta_str(hg, "deletionTimestamp") ||
@@ -735,6 +805,134 @@ static void group_delete(struct syncer_groups *g, const char *name)
 	json_decref(opts);
 }
 
+#define KUEUE_COUNT "kueue.x-k8s.io/pod-group-total-count"
+
+/* Sets pod-group-total-count to `total` on host pod hn (merge patch, its
+ * uid a precondition when known). */
+static void kueue_count_patch(struct syncer_groups *g, const char *hn, const char *uid,
+			      json_int_t total)
+{
+	char path[512], n[32];
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", g->x->host_ns, hn);
+	snprintf(n, sizeof(n), "%lld", (long long)total);
+	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", KUEUE_COUNT, n);
+	if (uid)
+		json_object_set_new(json_object_get(patch, "metadata"), "uid", json_string(uid));
+	if (host_call_ct(g->http, "PATCH", path, "application/merge-patch+json", patch, NULL,
+			 NULL) == 0)
+		g->stats->host_updates++;
+	json_decref(patch);
+}
+
+/* Kueue: the gang's count moved: every member but `except` (made now with
+ * the new count) gets it. */
+static void kueue_recount(struct syncer_groups *g, json_t *e, const json_t *gang,
+			  const char *except)
+{
+	json_int_t total = json_integer_value(json_object_get(gang, "total"));
+	if (total <= 1 || total == json_integer_value(json_object_get(e, "total")))
+		return; /* a count that moves now: the members keep the last one */
+	json_object_set_new(e, "total", json_integer(total));
+	const char *hn;
+	json_t *v;
+	json_object_foreach (json_object_get(e, "members"), hn, v) {
+		if (!except || strcmp(hn, except) != 0)
+			kueue_count_patch(g, hn, NULL, total);
+	}
+}
+
+/* A spec patch the host did not take: the next read of the gang sends it
+ * again (the entry is stale). */
+static void on_group_patched(int err, long status, json_t *body, void *arg)
+{
+	struct group_call *gc = arg;
+	json_t *e = json_object_get(gc->g->groups, gc->name);
+	(void)body;
+	if (e && (err || status >= 300)) {
+		kb_info("syncer", "host group %s: spec patch refused (HTTP %ld)", gc->name, status);
+		json_object_set_new(e, "stale", json_true());
+	}
+	free(gc);
+}
+
+/* The gang of a member was read again: its group object follows when its
+ * spec would change (patched on the host once it is there and ours, its
+ * uid a precondition), or under Kueue its members' count. Compared with
+ * what was last made or patched, only the fields written here (the
+ * scheduler sets others, and an API server may prune what its schema
+ * lacks: a comparison with the host's object could patch forever), or
+ * sent again when the last patch failed (stale). While a create is in
+ * flight nothing changes: the next read (a member made, held at a resync,
+ * deleted) finds the difference. */
+static void group_update(struct syncer_groups *g, const char *name, json_t *e, const json_t *gang,
+			 const json_t *hp, const char *hn)
+{
+	if (!g->objects) {
+		kueue_recount(g, e, gang, hn);
+		return;
+	}
+	if (json_is_true(json_object_get(e, "creating")))
+		return;
+	json_t *obj = syncer_group_object(g->x, gang, hp);
+	const json_t *last = kb_json_path(json_object_get(e, "obj"), "spec");
+	const json_t *spec = json_object_get(obj, "spec");
+	if (!obj || (json_equal((json_t *)last, (json_t *)spec) &&
+		     !json_is_true(json_object_get(e, "stale")))) {
+		json_decref(obj);
+		return;
+	}
+	json_t *patch = json_deep_copy(spec), *v;
+	const char *k;
+	json_object_foreach ((json_t *)last, k, v) {
+		if (!json_object_get(spec, k))
+			json_object_set_new(patch, k, json_null());
+	}
+	json_t *hg = json_object_get(host_informer_cache(g->inf), name);
+	bool ours = hg && !meta_str(hg, "deletionTimestamp") &&
+		    syncer_host_is(hg, g->x->tenant, jstr(e, "ns"), jstr(e, "name"), NULL);
+	if (!json_is_true(json_object_get(e, "ready"))) {
+		json_object_set_new(e, "obj", obj); /* the next create makes it so */
+	} else if (!ours) {
+		json_decref(obj); /* not seen yet: a later read patches it */
+	} else {
+		json_object_set_new(e, "obj", obj);
+		json_object_del(e, "stale");
+		char path[512];
+		snprintf(path, sizeof(path), "%s/%s", g->path, name);
+		json_t *body = json_pack("{s:{s:s},s:O}", "metadata", "uid", meta_str(hg, "uid"),
+					 "spec", patch);
+		struct group_call *gc = calloc(1, sizeof(*gc));
+		if (gc) {
+			gc->g = g;
+			snprintf(gc->name, sizeof(gc->name), "%s", name);
+		}
+		if (!gc || host_call_ct(g->http, "PATCH", path, "application/merge-patch+json",
+					body, on_group_patched, gc) < 0) {
+			free(gc);
+			json_object_set_new(e, "stale", json_true());
+		} else {
+			g->stats->host_updates++;
+		}
+		json_decref(body);
+	}
+	json_decref(patch);
+}
+
+/* A new entry for gang's group (obj: host object, stolen; NULL under
+ * Kueue). */
+static json_t *group_entry(struct syncer_groups *g, const json_t *gang, json_t *obj, bool ready)
+{
+	json_t *e =
+	    json_pack("{s:s,s:s,s:{},s:{},s:b,s:b}", "ns", jstr(gang, "ns"), "name",
+		      jstr(gang, "name"), "members", "waiting", "creating", 0, "ready", ready);
+	if (obj)
+		json_object_set_new(e, "obj", obj);
+	else
+		json_object_set(e, "total", json_object_get(gang, "total"));
+	json_object_set_new(g->groups, jstr(gang, "group"), e);
+	return e;
+}
+
 int syncer_groups_want(struct syncer_groups *g, const json_t *gang, const json_t *pod,
 		       const char *hn, const json_t *hp)
 {
@@ -742,15 +940,24 @@ int syncer_groups_want(struct syncer_groups *g, const json_t *gang, const json_t
 	if (!g || !name)
 		return 1;
 	json_t *e = json_object_get(g->groups, name);
+	if (!g->objects) { /* Kueue: a fixed count, or no group at all */
+		if (json_integer_value(json_object_get(gang, "total")) <= 1)
+			return 1;
+		if (!e)
+			e = group_entry(g, gang, NULL, true);
+		else
+			group_update(g, name, e, gang, hp, hn);
+		json_object_set_new(json_object_get(e, "members"), hn, json_true());
+		return 1;
+	}
 	if (!e) {
 		json_t *obj = syncer_group_object(g->x, gang, hp);
 		if (!obj)
 			return -ENOMEM;
-		e = json_pack("{s:o,s:s,s:s,s:{},s:{},s:b,s:b}", "obj", obj, "ns", jstr(gang, "ns"),
-			      "name", jstr(gang, "name"), "members", "waiting", "creating", 0,
-			      "ready", 0);
-		json_object_set_new(g->groups, name, e);
+		e = group_entry(g, gang, obj, false);
 		/* there already (a restart): ready as soon as it is checked */
+	} else {
+		group_update(g, name, e, gang, hp, hn); /* scaled up */
 	}
 	json_t *have = json_object_get(host_informer_cache(g->inf), name);
 	if (have && !meta_str(have, "deletionTimestamp") &&
@@ -773,16 +980,35 @@ void syncer_groups_hold(struct syncer_groups *g, const json_t *gang, const json_
 	if (!g || !name)
 		return;
 	json_t *e = json_object_get(g->groups, name);
-	if (!e) {
+	if (!g->objects) {
+		json_int_t total = json_integer_value(json_object_get(gang, "total"));
+		if (total <= 1)
+			return;
+		if (!e)
+			e = group_entry(g, gang, NULL, true);
+		else
+			group_update(g, name, e, gang, hp, hn);
+		/* its count moved while we were away */
+		const char *have = jstr(kb_json_path(hp, "metadata.annotations"), KUEUE_COUNT);
+		if (!have || strtoll(have, NULL, 10) != total)
+			kueue_count_patch(g, hn, meta_str(hp, "uid"), total);
+	} else if (!e) {
 		json_t *obj = syncer_group_object(g->x, gang, hp);
 		if (!obj)
 			return;
-		e = json_pack("{s:o,s:s,s:s,s:{},s:{},s:b,s:b}", "obj", obj, "ns", jstr(gang, "ns"),
-			      "name", jstr(gang, "name"), "members", "waiting", "creating", 0,
-			      "ready", 1);
-		json_object_set_new(g->groups, name, e);
+		e = group_entry(g, gang, obj, true);
+	} else {
+		group_update(g, name, e, gang, hp, hn);
 	}
 	json_object_set_new(json_object_get(e, "members"), hn, json_true());
+}
+
+void syncer_groups_refresh(struct syncer_groups *g, const json_t *gang, const json_t *hp)
+{
+	const char *name = jstr(gang, "group");
+	json_t *e = g && name ? json_object_get(g->groups, name) : NULL;
+	if (e)
+		group_update(g, name, e, gang, hp, NULL);
 }
 
 void syncer_groups_release(struct syncer_groups *g, const char *hn)
@@ -805,7 +1031,7 @@ void syncer_groups_release(struct syncer_groups *g, const char *hn)
 
 void syncer_groups_resync(struct syncer_groups *g)
 {
-	if (!g || !host_informer_up(g->inf))
+	if (!g || !g->objects || !host_informer_up(g->inf))
 		return;
 	json_t *cache = host_informer_cache(g->inf);
 	const char *name;
@@ -838,7 +1064,8 @@ int syncer_groups_start(uv_loop_t *loop, kb_httpc_t *http, store_t *store,
 {
 	*out = NULL;
 	const char *api = syncer_group_api(x->profile);
-	if (!api)
+	bool kueue = x->profile && strcmp(x->profile->name, "kueue") == 0;
+	if (!api && !kueue)
 		return 0;
 	struct syncer_groups *g = calloc(1, sizeof(*g));
 	if (!g || !(g->groups = json_object())) {
@@ -851,6 +1078,11 @@ int syncer_groups_start(uv_loop_t *loop, kb_httpc_t *http, store_t *store,
 	g->ready = ready;
 	g->arg = arg;
 	g->stats = stats;
+	g->objects = api != NULL;
+	if (!api) {
+		*out = g;
+		return 0;
+	}
 	snprintf(g->path, sizeof(g->path), "%s/namespaces/%s/podgroups", api, x->host_ns);
 	struct host_informer_opts o = {
 	    .path = g->path, .label_selector = label_selector, .on_event = on_host_group, .arg = g};
@@ -868,7 +1100,8 @@ void syncer_groups_stop(struct syncer_groups *g)
 {
 	if (!g)
 		return;
-	host_informer_stop(g->inf);
+	if (g->inf)
+		host_informer_stop(g->inf);
 	json_decref(g->groups);
 	free(g);
 }

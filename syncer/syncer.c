@@ -59,6 +59,7 @@ struct syncer {
 	struct log_pass *logs;
 	struct pipe *pipe_list;
 	struct host_informer *pods_inf, *events_inf;
+	struct host_informer *workloads_inf; /* Kueue's Workloads (kueue profile) */
 	struct host_classes *classes;
 	struct syncer_mirror *pvcs, *svcs; /* syncer_pvc_kind, syncer_service_kind */
 	struct syncer_mirror *netpols;     /* syncer_netpol_kind (netpol.c) */
@@ -78,7 +79,9 @@ struct syncer {
 	void (*metrics_changed)(void *, bool);
 	void *metrics_arg;
 	char pods_path[256], sel[160];
-	int64_t gpu_quota_milli; /* the policy's, <= 0: none (gangs above it are refused) */
+	int64_t gpu_quota_milli;         /* the policy's, <= 0: none (gangs above it are refused) */
+	json_t *host_quotas;             /* the host namespace's ResourceQuotas (last read) */
+	bool quotas_asking, quotas_read; /* read: answered once (any answer) */
 	bool host_synced, stopping;
 	struct syncer_stats stats;
 };
@@ -949,6 +952,44 @@ static bool pod_dns_ready(struct syncer *s)
 	return false;
 }
 
+/* Tenant pod `pod`, refused by the syncer and never sent to the host, says
+ * why in its PodScheduled condition as kube's scheduler words a pod it
+ * cannot place (False, reason Unschedulable: pkg/scheduler schedule_one.go
+ * handleSchedulingFailure); written when it changes. */
+static void refuse_condition(struct syncer *s, const json_t *pod, const char *msg)
+{
+	json_t *tp = NULL;
+	const char *ns = meta_str(pod, "namespace"), *name = meta_str(pod, "name");
+	if (store_get(s->store, "/pods", ns, name, &tp) < 0)
+		return;
+	json_t *status = kb_json_object_at(tp, "status"), *conds = json_array(), *c;
+	size_t i;
+	const json_t *had = NULL;
+	json_array_foreach (json_object_get(status, "conditions"), i, c) {
+		if (jstr(c, "type") && strcmp(jstr(c, "type"), "PodScheduled") == 0)
+			had = c;
+		else
+			json_array_append(conds, c);
+	}
+	if (!(had && jstr(had, "message") && strcmp(jstr(had, "message"), msg) == 0 &&
+	      strcmp(jstr(had, "status") ? jstr(had, "status") : "", "False") == 0) &&
+	    !meta_str(tp, "deletionTimestamp")) {
+		char ts[40];
+		kb_time_rfc3339(time(NULL), ts, sizeof(ts));
+		json_array_append_new(conds, json_pack("{s:s,s:s,s:s,s:s,s:n,s:s}", "type",
+						       "PodScheduled", "status", "False", "reason",
+						       "Unschedulable", "message", msg,
+						       "lastProbeTime", "lastTransitionTime", ts));
+		json_object_set(status, "conditions", conds);
+		if (!jstr(status, "phase"))
+			json_object_set_new(status, "phase", json_string("Pending"));
+		if (store_update(s->store, "/pods", ns, name, tp, 0, NULL) == 0)
+			s->stats.status_updates++;
+	}
+	json_decref(conds);
+	json_decref(tp);
+}
+
 /* A gang whose minimum needs more GPUs together than the tenant's quota
  * could never run: its pods are not sent to the host, and say why. */
 static bool gang_over_quota(struct syncer *s, const json_t *gang, const json_t *pod,
@@ -966,7 +1007,99 @@ static bool gang_over_quota(struct syncer *s, const json_t *gang, const json_t *
 		 (long long)(s->gpu_quota_milli / 1000));
 	syncer_record_event(s->store, meta_str(pod, "namespace"), "Pod", meta_str(pod, "name"),
 			    meta_str(pod, "uid"), "Warning", "GangExceedsQuota", msg, "gang", NULL);
+	refuse_condition(s, pod, msg);
 	return true;
+}
+
+/* The ResourceQuotas a gang's pods count in: the tenant's in the pod's
+ * namespace, the tenant policy's (kube-system/kubicle-policy, which the
+ * API front writes from the policy's pods quota: admission.c) and the host
+ * namespace's (kubicle create's kubicle-<tenant>, from --max-pods:
+ * cmd/hostquota.c). Each is {quota, where}. New reference. */
+static json_t *pod_quotas(struct syncer *s, const char *ns)
+{
+	json_t *out = json_array(), *q;
+	struct store_list_req lr = {.res = "/resourcequotas", .ns = ns};
+	struct store_list_result res;
+	char where[400];
+	size_t i;
+	if (store_list(s->store, &lr, &res) == 0) {
+		json_array_foreach (res.items, i, q) {
+			bool policy =
+			    jstr(kb_json_path(q, "metadata.labels"), "kubicle.dev/policy");
+			snprintf(where, sizeof(where),
+				 policy ? "the tenant's policy" : "the ResourceQuota %s/%s", ns,
+				 meta_str(q, "name"));
+			json_array_append_new(out,
+					      json_pack("{s:O,s:s}", "quota", q, "where", where));
+		}
+		json_decref(res.items);
+		free(res.next);
+	}
+	if (strcmp(ns, "kube-system") != 0 &&
+	    store_get(s->store, "/resourcequotas", "kube-system", "kubicle-policy", &q) == 0)
+		json_array_append_new(
+		    out, json_pack("{s:o,s:s}", "quota", q, "where", "the tenant's policy"));
+	json_array_foreach (s->host_quotas, i, q) {
+		snprintf(where, sizeof(where), "the host namespace's ResourceQuota %s",
+			 meta_str(q, "name"));
+		json_array_append_new(out, json_pack("{s:O,s:s}", "quota", q, "where", where));
+	}
+	return out;
+}
+
+/* A gang whose minimum is more pods than a quota holds could never run
+ * whole (the API server refuses the pods past it: kube's
+ * plugin/pkg/admission/resourcequota): its pods are not sent to the host,
+ * and say why, as the GPU check does. */
+static bool gang_over_pods(struct syncer *s, const json_t *gang, const json_t *pod)
+{
+	json_t *all = pod_quotas(s, meta_str(pod, "namespace")), *quotas = json_array(), *e;
+	size_t i;
+	json_array_foreach (all, i, e)
+		json_array_append(quotas, json_object_get(e, "quota"));
+	const json_t *q = syncer_gang_pods_quota(gang, quotas);
+	char msg[1024];
+	if (q) {
+		const char *where = "";
+		json_array_foreach (all, i, e)
+			if (json_object_get(e, "quota") == q)
+				where = jstr(e, "where");
+		syncer_gang_pods_message(gang, q, where, msg, sizeof(msg));
+		syncer_record_event(s->store, meta_str(pod, "namespace"), "Pod",
+				    meta_str(pod, "name"), meta_str(pod, "uid"), "Warning",
+				    "GangExceedsQuota", msg, "gang", NULL);
+		refuse_condition(s, pod, msg);
+	}
+	json_decref(quotas);
+	json_decref(all);
+	return q != NULL;
+}
+
+static void on_host_quotas(int err, long status, json_t *body, void *arg)
+{
+	struct syncer *s = arg;
+	bool first = !s->quotas_read;
+	s->quotas_asking = false;
+	s->quotas_read = true; /* none readable (an older Role): none checked */
+	if (!err && status == 200 && json_is_array(json_object_get(body, "items"))) {
+		json_decref(s->host_quotas);
+		s->host_quotas = json_incref(json_object_get(body, "items"));
+	} else if (status != 404 && status != 403) {
+		kb_info("syncer", "cannot read the host's ResourceQuotas (HTTP %ld)", status);
+	}
+	if (first)
+		resync(s); /* the gangs' pods that waited for them */
+}
+
+/* Reads the host namespace's ResourceQuotas again (at each resync). */
+static void read_host_quotas(struct syncer *s)
+{
+	char path[300];
+	if (s->quotas_asking || s->stopping)
+		return;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/resourcequotas", s->host_ns);
+	s->quotas_asking = host_call(s->http, "GET", path, NULL, on_host_quotas, s) == 0;
 }
 
 static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
@@ -986,7 +1119,13 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 		return;
 	/* a gang's pod is made after its group object, in it */
 	json_t *gang = syncer_gang_of(s->store, pod, s->tenant);
-	int ready = gang && gang_over_quota(s, gang, pod, hp) ? 0 : 1;
+	int ready = 1;
+	if (gang && !s->quotas_read) { /* the host's quotas first (then a resync) */
+		read_host_quotas(s);
+		ready = 0;
+	} else if (gang && (gang_over_quota(s, gang, pod, hp) || gang_over_pods(s, gang, pod))) {
+		ready = 0;
+	}
 	if (gang && ready)
 		ready = syncer_groups_want(s->groups, gang, pod, hn, hp);
 	if (ready > 0)
@@ -1032,8 +1171,10 @@ static void hold_group(struct syncer *s, const json_t *tp, const json_t *hp, con
 	json_t *ann = json_object_get(json_object_get(hp, "metadata"), "annotations");
 	const char *in = jstr(ann, "pod-group-name") ? jstr(ann, "pod-group-name")
 						     : jstr(ann, "scheduling.k8s.io/group-name");
+	if (!in)
+		in = jstr(kb_json_path(hp, "metadata.labels"), "kueue.x-k8s.io/pod-group-name");
 	if (gang && in && strcmp(in, jstr(gang, "group")) == 0)
-		syncer_groups_hold(s->groups, gang, tp, hn);
+		syncer_groups_hold(s->groups, gang, hp, hn);
 	json_decref(gang);
 }
 
@@ -1061,6 +1202,38 @@ static void delete_host_pod(struct syncer *s, const char *hn, long grace)
 
 /* Copies host pod hp's status (and node) into its tenant pod: `tenant` (the
  * tenant pod already read, borrowed and modified), or NULL to read it. */
+/* Kueue's reason for a gated pod (pod entry st's "kueue", from its
+ * Workload: on_host_workload) in its PodScheduled condition: False,
+ * SchedulingGated as kube-scheduler writes for a gated pod, the message the
+ * Workload's reason and message. */
+static void kueue_condition(const json_t *st, const json_t *hp, json_t *status)
+{
+	const json_t *why = json_object_get(st, "kueue");
+	if (!why || kb_json_path(hp, "spec.nodeName"))
+		return;
+	char msg[1200];
+	snprintf(msg, sizeof(msg), "waiting for Kueue's admission: %s: %s", jstr(why, "reason"),
+		 jstr(why, "message") ? jstr(why, "message") : "");
+	json_t *conds = kb_json_object_at(status, "conditions"), *c, *mine = NULL;
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		json_object_set_new(status, "conditions", conds);
+	}
+	size_t i;
+	json_array_foreach (conds, i, c) {
+		if (jstr(c, "type") && strcmp(jstr(c, "type"), "PodScheduled") == 0)
+			mine = c;
+	}
+	if (!mine) {
+		mine =
+		    json_pack("{s:s,s:s,s:s,s:n,s:n}", "type", "PodScheduled", "status", "False",
+			      "reason", "SchedulingGated", "lastProbeTime", "lastTransitionTime");
+		json_array_append_new(conds, mine);
+	}
+	if (jstr(mine, "status") && strcmp(jstr(mine, "status"), "False") == 0)
+		json_object_set_new(mine, "message", json_string(msg));
+}
+
 static void copy_status(struct syncer *s, const json_t *hp, const char *hn, json_t *tenant)
 {
 	const char *ns, *name, *uid;
@@ -1072,6 +1245,7 @@ static void copy_status(struct syncer *s, const json_t *hp, const char *hn, json
 	json_t *st = json_object_get(s->pods, hn);
 	const char *node = jstr(json_object_get(hp, "spec"), "nodeName");
 	json_t *status = syncer_status_from_host(hp);
+	kueue_condition(st, hp, status);
 	json_t *spec = json_object_get(tp, "spec");
 	bool same_node =
 	    (!node && !jstr(spec, "nodeName")) ||
@@ -1297,6 +1471,19 @@ static void tenant_pod_changed(struct syncer *s, const json_t *pod)
 		create_host_pod(s, pod, hn);
 }
 
+/* Tenant pod `pod`, in the group of its host pod hn, is going: its owner
+ * may have scaled down, and its group follows (gang.c: Scaling). */
+static void refresh_group(struct syncer *s, const json_t *pod, const char *hn)
+{
+	json_t *hp = host_pod(s, hn);
+	if (!s->groups || !hp)
+		return;
+	json_t *gang = syncer_gang_of(s->store, pod, s->tenant);
+	if (gang)
+		syncer_groups_refresh(s->groups, gang, hp);
+	json_decref(gang);
+}
+
 /* Pod entry hn remembers tenant pod `pod` as this watch event shows it
  * (NULL, or a pod being deleted: forgets it). See host_pod_known. */
 static void remember_tenant(struct syncer *s, const json_t *pod, const char *hn)
@@ -1322,6 +1509,10 @@ static void on_tenant_pod(const struct store_event *ev, void *arg)
 	struct syncer *s = arg;
 	char hn[SYNCER_NAME_MAX + 1];
 	pod_hn(s, ev->obj, hn);
+	if (hn[0] &&
+	    (ev->type == STORE_DELETED || (meta_str(ev->obj, "deletionTimestamp") &&
+					   !(ev->prev && meta_str(ev->prev, "deletionTimestamp")))))
+		refresh_group(s, ev->obj, hn);
 	if (ev->type != STORE_DELETED) {
 		tenant_pod_changed(s, ev->obj);
 		if (!hn[0])
@@ -1400,6 +1591,85 @@ static void on_host_event(const char *type, json_t *ev, void *arg)
 	syncer_record_event(s->store, ns, kind, name, uid, jstr(ev, "type"), jstr(ev, "reason"),
 			    jstr(ev, "message"), dot ? dot + 1 : "host",
 			    jstr(json_object_get(ev, "source"), "component"));
+}
+
+/* ---- Kueue's Workloads: why a pod waits ---------------------------------------------- */
+
+/* The condition of `type` in obj's status.conditions, or NULL. */
+static const json_t *condition(const json_t *obj, const char *type)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach (kb_json_path(obj, "status.conditions"), i, c) {
+		if (jstr(c, "type") && strcmp(jstr(c, "type"), type) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * Under Kueue a pod waits gated, and why lives on its Workload, not on the
+ * pod: Kueue's scheduler sets the Workload's QuotaReserved condition False
+ * with a reason (Pending, WaitingForQuota, ExceedsMaxQuota, ...) and the
+ * flavor assigner's message, and records an event of that reason on the
+ * Workload (kueue pkg/scheduler/scheduler.go requeueAndUpdate). A pod
+ * group's Workload is named after the group and owned by every member, a
+ * lone pod's by the pod (pkg/controller/jobs/pod/pod_controller.go
+ * ConstructComposableWorkload, workloadName). So each pending host pod that
+ * owns a Workload kept from quota gets its reason, on its tenant pod, as a
+ * Warning event of the Workload's reason and message (one per pod, its
+ * count moving up when the message changes), as KAI's and Volcano's
+ * reasons reach the tenant from their pod events, and in the message of
+ * its PodScheduled=False condition (kueue_condition) until the Workload is
+ * admitted or gone.
+ */
+static void on_host_workload(const char *type, json_t *wl, void *arg)
+{
+	struct syncer *s = arg;
+	const json_t *c = condition(wl, "QuotaReserved");
+	bool waits = strcmp(type, "DELETED") != 0 && c && jstr(c, "status") &&
+		     strcmp(jstr(c, "status"), "False") == 0 && !condition(wl, "Finished");
+	const char *reason = waits && jstr(c, "reason") ? jstr(c, "reason") : "Pending";
+	size_t i;
+	json_t *r;
+	json_array_foreach (kb_json_path(wl, "metadata.ownerReferences"), i, r) {
+		const char *hn = jstr(r, "name"), *ns, *name, *uid;
+		json_t *hp = hn && jstr(r, "kind") && strcmp(jstr(r, "kind"), "Pod") == 0
+				 ? host_pod(s, hn)
+				 : NULL;
+		json_t *st = hp ? json_object_get(s->pods, hn) : NULL;
+		if (!st || !syncer_host_owner(hp, s->tenant, &ns, &name, &uid))
+			continue;
+		json_t *why = waits ? json_pack("{s:s,s:s}", "reason", reason, "message",
+						jstr(c, "message") ? jstr(c, "message") : "")
+				    : NULL;
+		json_t *had = json_object_get(st, "kueue");
+		bool changed = why ? !json_equal(why, had) : had != NULL;
+		if (why)
+			json_object_set_new(st, "kueue", why);
+		else
+			json_object_del(st, "kueue");
+		if (!changed)
+			continue;
+		copy_status(s, hp, hn, NULL);
+		if (waits && !kb_json_path(hp, "spec.nodeName"))
+			syncer_record_event(s->store, ns, "Pod", name, uid, "Warning", reason,
+					    jstr(c, "message"), "kueue", "kueue-admission");
+	}
+}
+
+/* Kueue's profile: the Workloads of the host namespace are watched. */
+static void watch_workloads(struct syncer *s)
+{
+	if (strcmp(s->x.profile->name, "kueue") != 0)
+		return;
+	char path[300];
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta1/namespaces/%s/workloads",
+		 s->host_ns);
+	struct host_informer_opts o = {
+	    .path = path, .on_event = on_host_workload, .no_cache = true, .arg = s};
+	if (host_informer_start(s->loop, s->http, &o, &s->workloads_inf) < 0)
+		kb_warn("syncer", "cannot watch Kueue's Workloads");
 }
 
 /* ---- resync --------------------------------------------------------------------------- */
@@ -1481,6 +1751,7 @@ static void resync(struct syncer *s)
 	json_decref(pods);
 	json_decref(seen);
 	syncer_groups_resync(s->groups);
+	read_host_quotas(s);
 	sa_refresh(s);
 	ptok_refresh(s);
 	lookup_host_services(s); /* retried here until the host has them */
@@ -1500,6 +1771,7 @@ static void on_host_synced(json_t *items, void *arg)
 		    .path = path, .on_event = on_host_event, .no_cache = true, .arg = s};
 		if (host_informer_start(s->loop, s->http, &eo, &s->events_inf) < 0)
 			kb_warn("syncer", "cannot watch host events");
+		watch_workloads(s);
 	}
 }
 
@@ -2106,6 +2378,7 @@ static void on_resync_closed(uv_handle_t *h)
 {
 	struct syncer *s = h->data;
 	json_decref(s->pods);
+	json_decref(s->host_quotas);
 	json_decref(s->refs);
 	json_decref(s->nodes);
 	json_decref(s->sas);
@@ -2136,6 +2409,8 @@ void syncer_stop(syncer_t *s)
 		host_informer_stop(s->pods_inf);
 	if (s->events_inf)
 		host_informer_stop(s->events_inf);
+	if (s->workloads_inf)
+		host_informer_stop(s->workloads_inf);
 	syncer_classes_stop(s->classes);
 	syncer_mirror_stop(s->pvcs); /* its calls in flight are dropped next */
 	syncer_mirror_stop(s->svcs);

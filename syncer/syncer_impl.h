@@ -342,6 +342,16 @@ json_t *syncer_group_object(const struct syncer_xlate *x, const json_t *gang, co
 /* The GPUs (thousandths) gang's minimum takes together, each member taking
  * what host pod hp (borrowed) asks (whole nvidia.com/gpu). */
 int64_t syncer_gang_gpu_milli(const json_t *gang, const json_t *hp);
+/* The ResourceQuota of `quotas` (a borrowed array of them) that can never
+ * hold gang's minimum of pods together: the lowest spec.hard.pods below it
+ * among those that count every pod (no scopes), or NULL. Borrowed from
+ * quotas. */
+const json_t *syncer_gang_pods_quota(const json_t *gang, const json_t *quotas);
+/* The GangExceedsQuota message for gang and that quota, `where` naming it
+ * for the tenant ("the ResourceQuota default/compute"). 0 or
+ * -ENAMETOOLONG. */
+int syncer_gang_pods_message(const json_t *gang, const json_t *quota, const char *where, char *msg,
+			     size_t len);
 /* Puts host pod hp in gang's group: KAI pod-group-name,
  * kai.scheduler/skip-podgrouper and kai.scheduler/subgroup-name; Volcano
  * scheduling.k8s.io/group-name; Kueue the pod-group-name label and
@@ -351,8 +361,9 @@ void syncer_gang_keys(const struct syncer_xlate *x, const json_t *gang, json_t *
 struct syncer_groups;
 /* A waiting pod's group is on the host: create tenant pod ns/name. */
 typedef void (*syncer_group_ready_fn)(void *arg, const char *ns, const char *name);
-/* Keeps the host group objects of x's profile (none: *out NULL, and every
- * call below does nothing; want answers 1). x, http, stats borrowed. */
+/* Keeps the host group objects of x's profile, or under Kueue the count on
+ * its groups' members (none, hami: *out NULL, and every call below does
+ * nothing; want answers 1). x, http, stats borrowed. */
 int syncer_groups_start(uv_loop_t *loop, kb_httpc_t *http, store_t *store,
 			const struct syncer_xlate *x, const char *label_selector,
 			syncer_group_ready_fn ready, void *arg, struct syncer_stats *stats,
@@ -365,9 +376,14 @@ void syncer_groups_stop(struct syncer_groups *g);
  * then), a negative errno on error. */
 int syncer_groups_want(struct syncer_groups *g, const json_t *gang, const json_t *pod,
 		       const char *hn, const json_t *hp);
-/* Host pod hn, found on the host in gang's group, counts as a member. */
+/* Host pod hn (hp, borrowed: the host's), found on the host in gang's
+ * group, counts as a member; the group follows the gang's shape now. */
 void syncer_groups_hold(struct syncer_groups *g, const json_t *gang, const json_t *hp,
 			const char *hn);
+/* A member of gang (host pod hp) changed (deleted: its owner may have
+ * scaled down): its group, when known, follows the gang's shape now
+ * (gang.c: Scaling). */
+void syncer_groups_refresh(struct syncer_groups *g, const json_t *gang, const json_t *hp);
 /* Host pod hn is gone: a group left with no member is deleted. */
 void syncer_groups_release(struct syncer_groups *g, const char *hn);
 /* Makes the groups of members that the host lacks, deletes ours that have

@@ -6,10 +6,13 @@
 # stays Pending all together (the scheduler's reason in the tenant) when it
 # has not, and its host group object goes with it. Owner kinds: Indexed Job,
 # PyTorchJob, Parallel StatefulSet, JobSet, RayCluster, LeaderWorkerSet (the
-# CRDs the tenant's own, their operators' pods made by hand). Then, KAI only:
-# tenant-set scheduler keys kept off the host, a gang above the policy's GPU
-# quota refused, kill -9 and restart (groups kept, a memberless one swept),
-# kubicle create/delete. The first version of this file failed on the syncer
+# CRDs the tenant's own, their operators' pods made by hand); a Parallel
+# StatefulSet scaled 2 -> 3 -> 2, its host group following; under Kueue the
+# reason on the Workload shown on the pods. Then, KAI only: tenant-set
+# scheduler keys kept off the host, gangs above the policy's GPU quota and
+# above the policy's, the namespace's and the host's pods quotas refused,
+# kill -9 and restart (groups kept, a memberless one swept), kubicle
+# create/delete. The first version of this file failed on the syncer
 # before syncer/gang.c (commit 988990c): pods Pending forever on KAI and
 # Volcano, refused by Kueue's webhook.
 
@@ -137,10 +140,21 @@ gang_suite_profile() { # profile
   # 4 more GPU-hungry workers: 12 GPUs, 4 left in the queue
   gg_indexed_job "$p" big 4 3 >/dev/null
   gg_until 30 gg_count "$p" big 4
-  if gg_until 60 gg_reason_shown "$p" big 'queue|quota|Unschedulable|SchedulingGated'; then
+  # Kueue's reason is on its Workload (QuotaReserved False): the tenant sees
+  # it as an event of that reason on the pod
+  local why='Unschedulable .*queue over quota'
+  [ "$p" != kueue ] ||
+    why="ExceedsMaxQuota .*couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor default"
+  if gg_until 60 gg_reason_shown "$p" big "$why"; then
     pass "$p: a gang over its queue's room shows the scheduler's reason in the tenant"
   else
     fail "$p: no reason shown: $(gg_t "$p" describe pods -l job-name=big 2>&1 | tail -5)"
+  fi
+  if [ "$p" = kueue ]; then
+    expect "kueue: and in its PodScheduled condition" \
+      "^SchedulingGated waiting for Kueue's admission: ExceedsMaxQuota: couldn't assign flavors" \
+      gg_t kueue get pods -l job-name=big \
+      -o jsonpath='{.items[0].status.conditions[?(@.type=="PodScheduled")].reason} {.items[0].status.conditions[?(@.type=="PodScheduled")].message}'
   fi
   sleep 1 # a pass of the scheduler after the reason: still none of them runs
   if gg_none_running "$p" big; then
@@ -217,6 +231,7 @@ EOF
   else
     fail "$p: StatefulSet: $(gg_label_phases "$p" app=shards)"
   fi
+  gang_suite_scale "$p"
   gg_t "$p" delete statefulset shards --wait=false >/dev/null
   gg_t "$p" delete pytorchjob bert --wait=false >/dev/null
   gg_t "$p" delete pods -l training.kubeflow.org/job-name=bert --wait=false >/dev/null
@@ -226,6 +241,50 @@ EOF
     else
       fail "$p: group objects left: $(gg_host -n "gg-$p" get "$pg" -o name)"
     fi
+  fi
+}
+
+# the group's size on the host: minMember, or under Kueue every member's
+# total-count, sorted, one line
+gg_group_size() { # profile group selector
+  case $1 in
+  kueue) gg_host -n gg-kueue get pods -l "$3" \
+    -o jsonpath='{range .items[*]}{.metadata.annotations.kueue\.x-k8s\.io/pod-group-total-count}{"\n"}{end}' |
+    sort | tr '\n' ' ' ;;
+  *) gg_host -n "gg-$1" get "$(gg_pg_path "$1")" "$2" -o jsonpath='{.spec.minMember}' ;;
+  esac
+}
+gg_size_is() { [ "$(gg_group_size "$1" "$2" "$3")" = "$4" ]; }
+
+# Scaling: the StatefulSet "shards" (2, running) to 3 then back to 2; its
+# group follows (KAI's grouper and Volcano's job controller update the
+# PodGroup; Kueue's members must agree on their count, and a group grown
+# past its admitted Workload is stopped and admitted again whole).
+gang_suite_scale() { # profile
+  local p=$1 grp=pg.statefulset.shards-x-default-x-gg$1 big small
+  big=3 small=2
+  [ "$p" != kueue ] || big='3 3 3 ' small='2 2 '
+  gg_t "$p" scale statefulset shards --replicas 3 >/dev/null
+  if gg_until 60 gg_size_is "$p" "$grp" app=shards "$big"; then
+    pass "$p: a gang scaled up: its host group follows ($big)"
+  else
+    fail "$p: scaled to 3, the group says: '$(gg_group_size "$p" "$grp" app=shards)'"
+  fi
+  if gg_until 90 gg_label_running "$p" app=shards 3; then
+    pass "$p: and the 3 members run"
+  else
+    fail "$p: scaled to 3: $(gg_label_phases "$p" app=shards)"
+  fi
+  gg_t "$p" scale statefulset shards --replicas 2 >/dev/null
+  if gg_until 60 gg_size_is "$p" "$grp" app=shards "$small"; then
+    pass "$p: a gang scaled down: its host group follows ($small)"
+  else
+    fail "$p: scaled to 2, the group says: '$(gg_group_size "$p" "$grp" app=shards)'"
+  fi
+  if gg_until 60 gg_label_running "$p" app=shards 2; then
+    pass "$p: and the 2 left run on"
+  else
+    fail "$p: scaled to 2: $(gg_label_phases "$p" app=shards)"
   fi
 }
 
@@ -358,6 +417,22 @@ EOF
   else
     fail "$p: RayCluster: $(gg_label_phases "$p" ray.io/cluster=rc)"
   fi
+  if [ -n "$pg" ]; then
+    # a worker more, as KubeRay makes it when the replicas grow: the group follows
+    gg_t "$p" patch raycluster rc --type merge \
+      -p '{"spec":{"workerGroupSpecs":[{"groupName":"gpu","replicas":3}]}}' >/dev/null
+    gg_owned_pod "$p" rc-gpu-2 ray.io/v1 RayCluster rc "$uid" '{"ray.io/cluster": "rc", "ray.io/group": "gpu"}'
+    if gg_until 60 gg_size_is "$p" "pg.raycluster.rc-x-default-x-gg$p" "" 4; then
+      pass "$p: a RayCluster's workers scaled to 3: its group's minMember follows (4)"
+    else
+      fail "$p: RayCluster scaled: minMember $(gg_group_size "$p" "pg.raycluster.rc-x-default-x-gg$p")"
+    fi
+    if gg_until 60 gg_label_running "$p" ray.io/cluster=rc 4; then
+      pass "$p: and its 4 pods run"
+    else
+      fail "$p: RayCluster scaled: $(gg_label_phases "$p" ray.io/cluster=rc)"
+    fi
+  fi
   gg_t "$p" delete raycluster rc --wait=false >/dev/null
   gg_t "$p" delete pods -l ray.io/cluster=rc --wait=false >/dev/null
   gg_crd "$p" leaderworkersets leaderworkerset.x-k8s.io LeaderWorkerSet v1
@@ -443,6 +518,9 @@ EOF
   else
     fail "kubicle create: no PodGroup: $(tail -3 "$home/tenants/ggdel/server.log" 2>/dev/null)"
   fi
+  local sa=system:serviceaccount:kubicle-ggdel:kubicle-ggdel
+  expect_eq "kubicle create: the syncer reads Kueue's Workloads and the ResourceQuotas, and writes neither" \
+    "yes yes yes no no" sh -c "echo \$(for v in 'watch workloads.kueue.x-k8s.io' 'list resourcequotas' 'get resourcequotas' 'update resourcequotas' 'create workloads.kueue.x-k8s.io'; do kubectl --kubeconfig $GG_HOST_KCFG auth can-i \$v -n kubicle-ggdel --as $sa; done)"
   KUBICLE_HOME=$home "$KUBICLE" delete ggdel >/dev/null 2>&1
   expect_eq "kubicle delete: no group object of the tenant is left on the host" "" \
     gg_tenant_groups ggdel
@@ -475,7 +553,7 @@ gang_suite_keys() {
 name: four-gpus
 gpu: {mode: whole}
 podSecurity: baseline
-quota: {gpu: 4}
+quota: {gpu: 4, pods: 7}
 EOF
   gg_host create ns gg-small >/dev/null
   start_server ggsmall --host-kubeconfig "$GG_HOST_KCFG" --host-namespace gg-small \
@@ -489,6 +567,77 @@ EOF
     fail "no GangExceedsQuota event: $(kubectl --kubeconfig "$GG_small_KCFG" get events 2>&1 | tail -3)"
   fi
   expect_eq "none of its pods reaches the host" "" gg_host -n gg-small get pods -o name
+  gang_suite_pods
+}
+
+gg_event_seen() { # kubeconfig namespace pattern
+  kubectl --kubeconfig "$1" -n "$2" get events \
+    -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' | grep -q "$3"
+}
+
+# Gangs of more pods than a quota holds: they could never run whole (the
+# API server refuses the pods past it) and are refused with an event: the
+# policy's pods quota, the tenant's own ResourceQuota, the host namespace's
+# (kubicle create's from --max-pods). None of their pods reaches the host.
+gang_suite_pods() {
+  # the policy's 7 pods: "huge" holds 4 of them, "wide" needs 8 together
+  gg_indexed_job small wide 8 0 >/dev/null
+  if gg_until 60 gg_event_seen "$GG_small_KCFG" default \
+    "GangExceedsQuota: Job wide needs 8 pods together, more than the tenant's policy allows: exceeded quota: kubicle-policy, requested: pods=8, limited: pods=7"; then
+    pass "pods: a gang above the policy's pods quota is refused with a clear event"
+  else
+    fail "pods: no event for the policy's quota: $(kubectl --kubeconfig "$GG_small_KCFG" get events 2>&1 | tail -3)"
+  fi
+  expect_eq "pods: none of its pods reaches the host" "" gg_host -n gg-small get pods -o name
+  # the tenant's ResourceQuota in its namespace
+  gg_t kai create ns team >/dev/null
+  gg_t kai -n team create quota small --hard=pods=2 >/dev/null
+  gg_t kai -n team apply -f - >/dev/null <<'EOF'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: trio}
+spec:
+  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: w, image: busybox, command: [sleep, "3600"]}]
+EOF
+  if gg_until 60 gg_event_seen "$GG_kai_KCFG" team \
+    "GangExceedsQuota: Job trio needs 3 pods together, more than the ResourceQuota team/small allows: exceeded quota: small, requested: pods=3, limited: pods=2"; then
+    pass "pods: a gang above its namespace's ResourceQuota is refused with a clear event"
+  else
+    fail "pods: no event for the tenant's quota: $(gg_t kai -n team get events 2>&1 | tail -3)"
+  fi
+  expect "pods: its pods say why in their PodScheduled condition, as kube's scheduler would" \
+    '^False Unschedulable Job trio needs 3 pods together' \
+    gg_t kai -n team get pods -l job-name=trio \
+    -o jsonpath='{.items[0].status.conditions[?(@.type=="PodScheduled")].status} {.items[0].status.conditions[?(@.type=="PodScheduled")].reason} {.items[0].status.conditions[?(@.type=="PodScheduled")].message}'
+  expect_eq "pods: none of its pods reaches the host" "" \
+    gg_host -n gg-kai get pods -l kubicle.dev/namespace=team -o name
+  gg_t kai delete ns team --wait=false >/dev/null
+  # the host namespace's quota (kubicle create writes it from --max-pods)
+  gg_host create ns gg-pods >/dev/null
+  gg_host -n gg-pods create quota kubicle-ggpods --hard=pods=2 >/dev/null
+  start_server ggpods --host-kubeconfig "$GG_HOST_KCFG" --host-namespace gg-pods \
+    --tenant ggpods --queue gg-kai --scheduler kai || { fail "gang: tenant ggpods"; return; }
+  GG_pods_KCFG=$KCFG
+  gg_indexed_job pods trio 3 0 >/dev/null
+  if gg_until 60 gg_event_seen "$GG_pods_KCFG" default \
+    "GangExceedsQuota: Job trio needs 3 pods together, more than the host namespace's ResourceQuota kubicle-ggpods allows"; then
+    pass "pods: a gang above the host namespace's pods quota is refused with a clear event"
+  else
+    fail "pods: no event for the host's quota: $(kubectl --kubeconfig "$GG_pods_KCFG" get events 2>&1 | tail -3)"
+  fi
+  expect_eq "pods: none of its pods reaches the host" "" gg_host -n gg-pods get pods -o name
+  gg_indexed_job pods duo 2 0 >/dev/null
+  if gg_until 60 gg_all_running pods duo 2; then
+    pass "pods: a gang the host's quota holds runs"
+  else
+    fail "pods: a gang of 2 under a host quota of 2: $(gg_phases pods duo)"
+  fi
 }
 
 gg_group_uid() { gg_host -n gg-kai get podgroups.scheduling.run.ai "$1" -o jsonpath='{.metadata.uid}'; }

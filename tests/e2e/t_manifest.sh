@@ -79,6 +79,8 @@ manifest_suite_args() {
     sh -c "jq -r '[(.items[] | select(.kind==\"StatefulSet\") | .spec.template.spec.serviceAccountName), (.items[] | select(.kind==\"RoleBinding\") | .subjects[0].name, .roleRef.name)] | join(\" \")' '$MF_JSON'"
   expect_eq "the syncer Role manages the tenant's Services" "get list watch create update patch delete" \
     jq -r '.items[] | select(.kind=="Role") | .rules[] | select(.resources == ["services"]) | .verbs | join(" ")' "$MF_JSON"
+  expect_eq "the syncer Role reads Kueue's Workloads and the ResourceQuotas (gangs)" "get list watch | get list" \
+    jq -r '[(.items[] | select(.kind=="Role") | .rules[] | select(.resources == ["workloads"] or .resources == ["resourcequotas"]) | .verbs | join(" "))] | join(" | ")' "$MF_JSON"
   # the names `kubicle create` uses on the host: applying both never changes a roleRef
   expect_eq "nodes: shared ClusterRole (no tenant label), per-tenant binding" \
     "kubicle-syncer-nodes null get nodes | kubicle-t1-nodes kubicle-syncer-nodes kubicle-t1" \

@@ -3,9 +3,12 @@
  * libFuzzer target: syncer_gang_shape and syncer_group_object, which read
  * the tenant's own objects (a Job, a JobSet, Kubeflow, Ray and
  * LeaderWorkerSet CRs, any JSON the tenant wrote) to size a gang and write
- * it on the host. Input: a JSON object {"top": owner, "pod": pod}; every
- * kind of the table is tried on it. A gang's minimum stays in [2, 10000],
- * its suffix and subgroups are label values, and its host object is made.
+ * it on the host, and syncer_gang_pods_quota / syncer_gang_pods_message,
+ * which read ResourceQuotas the tenant wrote. Input: a JSON object {"top":
+ * owner, "pod": pod, "quotas": [ResourceQuota]}; every kind of the table
+ * is tried on it. A gang's minimum stays in [2, 10000], its suffix and
+ * subgroups are label values, its host object is made, and a quota that
+ * refuses it holds fewer pods than its minimum.
  */
 #include "tests/fuzz/fuzz.h"
 
@@ -59,6 +62,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		x.profile = syncer_profile_find(i % 2 ? "volcano" : "kai");
 		json_t *obj = syncer_group_object(&x, g, pod);
 		if (!obj)
+			abort();
+		const json_t *q = syncer_gang_pods_quota(g, json_object_get(in, "quotas"));
+		char msg[1024];
+		if (q && (syncer_gang_pods_message(g, q, "w", msg, sizeof(msg)) < 0 ||
+			  !strstr(msg, "requested: pods=")))
 			abort();
 		json_decref(obj);
 		json_decref(g);

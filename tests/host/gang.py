@@ -7,10 +7,25 @@ KAI-Scheduler, volcano-sh/volcano, kubernetes-sigs/kueue, March 2026).
 Common to all three: a pod is placed only as a member of its group, a group
 only when all of its minimum fits (queue quota and nodes) at once; members
 beyond the minimum then come one by one. A group that does not fit leaves
-every pending member Pending.
+every pending member Pending. The group's size is read at every pass, so a
+PodGroup whose minMember is patched (a scaled gang) is scheduled as it says
+now.
+
+Where each says why a group waits: KAI and Volcano on the pods (a Warning
+Unschedulable event, PodScheduled False); Kueue on the group's Workload
+(QuotaReserved False with its reason and message, an event on the
+Workload), its pods only gated. Kueue also drops a group whose members'
+counts differ and stops an admitted one that grew past its Workload.
 """
 
+import hashlib
+import time
+
 GPU = "nvidia.com/gpu"
+
+
+def now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def crd(group, version, plural, kind, scope="Namespaced"):
@@ -46,6 +61,7 @@ CRDS = [
     crd("scheduling.volcano.sh", "v1beta1", "queues", "Queue", "Cluster"),
     crd("kueue.x-k8s.io", "v1beta1", "localqueues", "LocalQueue"),
     crd("kueue.x-k8s.io", "v1beta1", "clusterqueues", "ClusterQueue", "Cluster"),
+    crd("kueue.x-k8s.io", "v1beta1", "workloads", "Workload"),
 ]
 
 # Kueue's pod webhook (pkg/controller/jobs/pod/pod_webhook.go
@@ -193,6 +209,21 @@ class Kai:
         False, reason Unschedulable."""
         self.s.unschedulable(p, msg, self.component)
 
+    def pending(self, g, pending, reason, msg):
+        """The group does not fit: each pending member says why."""
+        for p in pending:
+            self.unschedulable(p, msg)
+
+    def admitted(self, g):
+        pass
+
+    def over_quota(self, g, q, used, need, cap, n):
+        """The queue's quota is short for the group's minimum together
+        (KAI proportion plugin, Volcano capacity/proportion enqueue)."""
+        return "Unschedulable", (
+            f"queue over quota: queue {q} uses {used} of {cap} GPUs, the pod group {g.key} "
+            f"needs {need} for {n} pods together (minMember {g.min})")
+
 
 class Volcano(Kai):
     """Volcano: the PodGroup controller and the scheduler's gang plugin."""
@@ -264,15 +295,22 @@ class Volcano(Kai):
 
 
 class Kueue(Kai):
-    """Kueue's pod integration: its webhook (a policy here) and group
-    admission; admitted pods are ungated and the default scheduler binds them."""
+    """Kueue's pod integration: its webhook (a policy here), one Workload per
+    pod group (or lone pod) that carries why it waits, and group admission;
+    admitted pods are ungated and the default scheduler binds them."""
     scheduler_name = None
     component = "kueue-admission"
+
+    def __init__(self, sched):
+        super().__init__(sched)
+        self.flavors = {}   # local queue -> its ClusterQueue's flavor of nvidia.com/gpu
+        self.cqs = {}       # local queue -> ClusterQueue name
+        self.written = {}   # workload key -> (spec, status) last written
 
     def queues(self):
         """LocalQueue -> ClusterQueue -> nominalQuota of nvidia.com/gpu."""
         st, cl = self.s.api.call("GET", f"{KQ}/clusterqueues")
-        cqs = {}
+        cqs, flavor = {}, {}
         for cq in cl.get("items", []) if st == 200 else []:
             total = None
             for rg in cq.get("spec", {}).get("resourceGroups", []):
@@ -280,13 +318,17 @@ class Kueue(Kai):
                     for r in fl.get("resources", []):
                         if r.get("name") == GPU:
                             total = (total or 0) + int(r.get("nominalQuota", 0))
+                            flavor.setdefault(meta(cq)["name"], fl.get("name"))
             cqs[meta(cq)["name"]] = total
         st, ll = self.s.api.call("GET", f"{KQ}/localqueues")
         out = {}
         for lq in ll.get("items", []) if st == 200 else []:
             cq = lq.get("spec", {}).get("clusterQueue")
             if cq in cqs:
-                out[meta(lq)["namespace"] + "/" + meta(lq)["name"]] = cqs[cq]
+                key = meta(lq)["namespace"] + "/" + meta(lq)["name"]
+                out[key] = cqs[cq]
+                self.cqs[key] = cq
+                self.flavors[key] = flavor.get(cq, "default")
         return out
 
     def queue_of_pod(self, p):
@@ -298,12 +340,15 @@ class Kueue(Kai):
 
     def groups(self, pods):
         """Pods with a queue-name label are Kueue's (the webhook gates them:
-        kueue.x-k8s.io/admission). A pod group is one Workload whose count is
-        the pod-group-total-count annotation (pod_controller.go
-        groupTotalCount, ConstructComposableWorkload); a pod without a group
-        name is a Workload of its own. The Workload is admitted whole when its
-        ClusterQueue has quota for every pod set (pkg/scheduler), and its pods
-        then lose their gate."""
+        kueue.x-k8s.io/admission). A pod group is one Workload named after
+        the group (pod_controller.go workloadName; a lone pod's is
+        pod-<name>-<hash>, GetWorkloadNameForPod) whose count is the
+        pod-group-total-count annotation (groupTotalCount,
+        ConstructComposableWorkload), owned by every member
+        (SetOwnerReference). Members whose counts differ compose no Workload
+        (validatePodGroupMetadata: UnretryableError). The Workload is
+        admitted whole when its ClusterQueue has quota for every pod set
+        (pkg/scheduler), and its pods then lose their gate."""
         out, by = [], {}
         for p in pods:
             if p["spec"].get("schedulerName") not in (None, "", "default-scheduler") or \
@@ -311,29 +356,149 @@ class Kueue(Kai):
                 continue
             gname = labels(p).get(KUEUE_NAME) or ann(p).get(KUEUE_NAME)
             if not gname:
-                out.append(Group(meta(p)["uid"], self.queue_of_pod(p), 1, [p]))
+                md = meta(p)
+                h = hashlib.sha1(f"{md['name']}/{md['uid']}/Pod".encode()).hexdigest()[:5]
+                out.append(Group(md["namespace"] + "/" + f"pod-{md['name']}"[:247] + "-" + h,
+                                 self.queue_of_pod(p), 1, [p]))
                 continue
             key = meta(p)["namespace"] + "/" + gname
             g = by.get(key)
             if g is None:
                 g = by[key] = Group(key, self.queue_of_pod(p),
                                     int(ann(p).get(KUEUE_COUNT, "1") or 1), [])
+                g.counts = set()
                 out.append(g)
             g.members.append(p)
+            g.counts.add(ann(p).get(KUEUE_COUNT))
+        workloads = self.workloads()
+        for g in [g for g in out if len(getattr(g, "counts", ())) > 1]:
+            out.remove(g)  # validatePodGroupMetadata: counts differ, no Workload
+        for g in out:
+            self.stop_if_grown(g, workloads.get(g.key))
         return out
+
+    def workloads(self):
+        st, wl = self.s.api.call("GET", f"{KQ}/workloads")
+        return {meta(w)["namespace"] + "/" + meta(w)["name"]: w
+                for w in (wl.get("items", []) if st == 200 else [])}
+
+    def stop_if_grown(self, g, wl):
+        """A group whose count grew past its admitted Workload's no longer
+        matches it (pod_controller.go equivalentToWorkload: a pod set's count
+        below the group's); the reconciler stops the running group, deleting
+        its pods (jobframework reconciler.go ensureOneWorkload -> stopJob,
+        pod_controller.go Stop), and the Workload is made anew."""
+        if wl is None:
+            return
+        count = sum(int(ps.get("count", 0)) for ps in wl.get("spec", {}).get("podSets", []))
+        if count >= g.min:
+            return
+        admitted = any(c.get("type") == "Admitted" and c.get("status") == "True"
+                       for c in wl.get("status", {}).get("conditions", []))
+        ns, name = g.key.split("/", 1)
+        if admitted:
+            for p in g.members:
+                if p["spec"].get("nodeName") and alive(p):
+                    self.s.api.call("DELETE", f"/api/v1/namespaces/{ns}/pods/"
+                                    f"{meta(p)['name']}")
+        self.s.api.call("DELETE", f"{KQ}/namespaces/{ns}/workloads/{name}")
+        self.written.pop(g.key, None)
 
     def subgroup_of(self, p):
         return None
 
     def not_ready(self, g, alive_n):
-        pass  # Kueue makes no Workload for an incomplete group: nothing is said
+        """validatePodGroupMetadata: a group with fewer runnable pods than its
+        count composes no Workload; a Warning ErrWorkloadCompose event on the
+        pod being reconciled."""
+        for p in g.members:
+            if not p["spec"].get("nodeName"):
+                self.s.unschedulable(p, f"'{g.key.split('/', 1)[1]}' group has fewer runnable "
+                                     "pods than expected", self.component,
+                                     "SchedulingGated", "ErrWorkloadCompose",
+                                     condition=False)
+                break
+
+    def write_workload(self, g, conds):
+        """The group's Workload, made or its status updated (written when it
+        changes)."""
+        ns, name = g.key.split("/", 1)
+        lone = len(g.members) == 1 and not (labels(g.members[0]).get(KUEUE_NAME) or
+                                            ann(g.members[0]).get(KUEUE_NAME))
+        owners = [{"apiVersion": "v1", "kind": "Pod", "name": meta(p)["name"],
+                   "uid": meta(p)["uid"], **({"controller": True} if lone else {})}
+                  for p in g.members]
+        spec = {"queueName": g.queue.split("/", 1)[1],
+                "podSets": [{"name": "main", "count": g.min}]}
+        status = {"conditions": conds}
+        if self.written.get(g.key) == (owners, spec, status):
+            return
+        path = f"{KQ}/namespaces/{ns}/workloads"
+        wl = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
+              "metadata": {"name": name, "namespace": ns, "ownerReferences": owners,
+                           "annotations": {} if lone else
+                           {"kueue.x-k8s.io/is-group-workload": "true"}},
+              "spec": spec}
+        st, have = self.s.api.call("GET", f"{path}/{name}")
+        if st != 200:
+            st, have = self.s.api.call("POST", path, wl)
+            if st != 201:
+                return
+        elif have.get("metadata", {}).get("ownerReferences") != owners:
+            have["metadata"]["ownerReferences"] = owners
+            st, have = self.s.api.call("PUT", f"{path}/{name}", have)
+            if st != 200:
+                return
+        have["status"] = status
+        st, _ = self.s.api.call("PUT", f"{path}/{name}/status", have)
+        if st == 200:
+            self.written[g.key] = (owners, spec, status)
+
+    def pending(self, g, pending, reason, msg):
+        """The scheduler's word on a Workload it cannot admit
+        (scheduler.go requeueAndUpdate): QuotaReserved False with the
+        reason and the flavor assigner's message, a Warning event of that
+        reason on the Workload. The pods stay gated, with the condition
+        kube-scheduler gives a gated pod and no event."""
+        ns, name = g.key.split("/", 1)
+        if self.s.warned.get(g.key) == msg:
+            return
+        self.s.warned[g.key] = msg
+        self.write_workload(g, [{"type": "QuotaReserved", "status": "False", "reason": reason,
+                                 "message": msg, "lastTransitionTime": now()}])
+        self.s.event_on({"kind": "Workload", "apiVersion": "kueue.x-k8s.io/v1beta1",
+                         "name": name, "namespace": ns}, reason, msg, "Warning",
+                        "kueue-admission")
+        for p in pending:
+            self.s.unschedulable(p, "Scheduling is blocked due to non-empty scheduling gates",
+                                 self.component, "SchedulingGated", None)
+
+    def admitted(self, g):
+        """workload.go SetQuotaReservation and admissionchecks.go: QuotaReserved
+        and Admitted True."""
+        self.s.warned.pop(g.key, None)
+        cq = self.cqs.get(g.queue, "")
+        self.write_workload(g, [
+            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+             "message": f"Quota reserved in ClusterQueue {cq}", "lastTransitionTime": now()},
+            {"type": "Admitted", "status": "True", "reason": "Admitted",
+             "message": "The workload is admitted", "lastTransitionTime": now()}])
+
+    def over_quota(self, g, q, used, need, cap, n):
+        """flavorassigner.go fitsResourceQuota: past the ClusterQueue's
+        capacity, or past what is unused now (the reasons ExceedsMaxQuota and
+        WaitingForQuota, scheduler.go's fallback Pending)."""
+        fl = self.flavors.get(q, "default")
+        if need > cap:
+            return "ExceedsMaxQuota", (
+                f"couldn't assign flavors to pod set main: insufficient quota for {GPU} in "
+                f"flavor {fl}, previously considered podsets requests (0) + current podset "
+                f"request ({need}) > maximum capacity ({cap})")
+        return "Pending", (f"couldn't assign flavors to pod set main: insufficient unused quota "
+                           f"for {GPU} in flavor {fl}, {used + need - cap} more needed")
 
     def unschedulable(self, p, msg):
-        """The pod stays gated: the default scheduler's condition for a gated
-        pod (PodScheduled False, SchedulingGated); Kueue's reason is on its
-        Workload, which the stand-in has not: it goes on the pod as the
-        Workload's Pending event would read."""
-        self.s.unschedulable(p, msg, self.component, "SchedulingGated", "Pending")
+        self.s.unschedulable(p, msg, self.component, "SchedulingGated", None)
 
 
 PROFILES = {"kai": Kai, "volcano": Volcano, "kueue": Kueue}

@@ -396,16 +396,20 @@ class Scheduler:
         self.api.call("POST", f"/api/v1/namespaces/{obj['namespace']}/events", ev)
 
     def unschedulable(self, p, msg, component, cond_reason="Unschedulable",
-                      ev_reason="Unschedulable"):
-        """A pending pod's reason: a Warning event and PodScheduled False
-        (written once per message)."""
+                      ev_reason="Unschedulable", condition=True):
+        """A pending pod's reason: a Warning event (ev_reason None: none) and
+        PodScheduled False (condition False: none), written once per
+        message."""
         md = p["metadata"]
         if self.warned.get(md["uid"]) == msg:
             return
         self.warned[md["uid"]] = msg
-        self.event_on({"kind": "Pod", "apiVersion": "v1", "name": md["name"],
-                       "namespace": md["namespace"], "uid": md["uid"]},
-                      ev_reason, msg, "Warning", component)
+        if ev_reason:
+            self.event_on({"kind": "Pod", "apiVersion": "v1", "name": md["name"],
+                           "namespace": md["namespace"], "uid": md["uid"]},
+                          ev_reason, msg, "Warning", component)
+        if not condition:
+            return
         status = dict(p.get("status", {}))
         status["phase"] = status.get("phase", "Pending")
         status["conditions"] = [c for c in status.get("conditions", [])
@@ -472,30 +476,29 @@ class Scheduler:
             self.profile.not_ready(g, len(running) + len(pending))
             return
         if chosen:
-            msg = self.fit(g, chosen, queues, used, node_used)
-            if msg:
-                for p in pending:
-                    self.profile.unschedulable(p, msg)
+            why = self.fit(g, chosen, queues, used, node_used)
+            if why:
+                self.profile.pending(g, pending, *why)
                 return
+            self.profile.admitted(g)
         for p in [p for p in pending if p not in chosen]:
             if self.fit(g, [p], queues, used, node_used):
                 break
 
     def fit(self, g, pods, queues, used, node_used):
         """Binds every pod of `pods` (queue quota and nodes), or none and
-        returns why."""
+        returns why: (reason, message)."""
         q = g.queue
         need = sum(gpus_of(p) for p in pods)
         if q not in queues:
-            return f"Queue '{q}' does not exist"
+            return "Unschedulable", f"Queue '{q}' does not exist"
         if queues[q] is not None and used.get(q, 0) + need > queues[q]:
-            return (f"queue over quota: queue {q} uses {used.get(q, 0)} of {queues[q]} GPUs, "
-                    f"the pod group {g.key} needs {need} for {len(pods)} pods together "
-                    f"(minMember {g.min})")
+            return self.profile.over_quota(g, q, used.get(q, 0), need, queues[q], len(pods))
         nodes = gang.place(self.nodes, self.gpus, node_used, pods, gpus_of)
         if nodes is None:
-            return (f"0/{len(self.nodes)} nodes are available for the pod group {g.key}: "
-                    f"insufficient {GPU} for {len(pods)} pods together")
+            return "Unschedulable", (
+                f"0/{len(self.nodes)} nodes are available for the pod group {g.key}: "
+                f"insufficient {GPU} for {len(pods)} pods together")
         for p, node in zip(pods, nodes):
             if self.bind(p, node):
                 used[q] = used.get(q, 0) + gpus_of(p)

@@ -112,6 +112,44 @@ START_TEST(jobset_shapes)
 }
 END_TEST
 
+/* A gang of 4 against pods quotas: the lowest that holds every pod and fewer
+ * than 4 is the one that refuses it; scoped quotas and odd counts are left
+ * aside (they may not count the gang's pods). */
+START_TEST(pods_quota)
+{
+	json_t *gang = J("{\"min\":4,\"kind\":\"Job\",\"owner\":\"train\"}");
+	json_t *qs = J("["
+		       "{\"metadata\":{\"name\":\"roomy\"},\"spec\":{\"hard\":{\"pods\":\"10\"}}},"
+		       "{\"metadata\":{\"name\":\"scoped\"},\"spec\":{\"hard\":{\"pods\":\"1\"},"
+		       "\"scopes\":[\"BestEffort\"]}},"
+		       "{\"metadata\":{\"name\":\"sel\"},\"spec\":{\"hard\":{\"pods\":\"1\"},"
+		       "\"scopeSelector\":{}}},"
+		       "{\"metadata\":{\"name\":\"odd\"},\"spec\":{\"hard\":{\"pods\":\"1k\"}}},"
+		       "{\"metadata\":{\"name\":\"three\"},\"spec\":{\"hard\":{\"pods\":\"3\"}}},"
+		       "{\"metadata\":{\"name\":\"two\"},\"spec\":{\"hard\":{\"pods\":\"2\"}}},"
+		       "{\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"hard\":{\"requests.nvidia.com/"
+		       "gpu\":\"1\"}}}"
+		       "]");
+	const json_t *q = syncer_gang_pods_quota(gang, qs);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_str_eq(json_string_value(kb_json_path(q, "metadata.name")), "two");
+	char msg[512];
+	ck_assert_int_eq(
+	    syncer_gang_pods_message(gang, q, "the ResourceQuota ml/two", msg, sizeof(msg)), 0);
+	ck_assert_str_eq(msg, "Job train needs 4 pods together, more than the ResourceQuota ml/two "
+			      "allows: exceeded quota: two, requested: pods=4, limited: pods=2: it "
+			      "could never be scheduled, and its pods are not sent to the host");
+	/* exactly the minimum fits */
+	json_t *four =
+	    J("[{\"metadata\":{\"name\":\"four\"},\"spec\":{\"hard\":{\"pods\":\"4\"}}}]");
+	ck_assert_ptr_null(syncer_gang_pods_quota(gang, four));
+	ck_assert_ptr_null(syncer_gang_pods_quota(gang, NULL));
+	json_decref(four);
+	json_decref(qs);
+	json_decref(gang);
+}
+END_TEST
+
 START_TEST(kubeflow_shapes)
 {
 	const char *pt = "{\"spec\":{\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1},"
@@ -436,6 +474,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, jobset_shapes);
 	tcase_add_test(tc, kubeflow_shapes);
 	tcase_add_test(tc, other_shapes);
+	tcase_add_test(tc, pods_quota);
 	tcase_add_test(tc, pod_keys);
 	tcase_add_test(tc, tenant_keys_stripped);
 	suite_add_tcase(s, tc);
