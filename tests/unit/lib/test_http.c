@@ -817,6 +817,13 @@ START_TEST(request_outlives_connection)
 }
 END_TEST
 
+static long ms_between(const struct timeval *a, const struct timeval *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000 + (b->tv_usec - a->tv_usec) / 1000;
+}
+
+/* The timers can only be checked from below (they never fire early); how
+ * late they fire depends on the machine's load, so no upper bound. */
 START_TEST(idle_timeout)
 {
 	struct kb_http_server_opts o = {.idle_timeout_ms = 200, .head_timeout_ms = 300};
@@ -832,7 +839,6 @@ START_TEST(idle_timeout)
 	gettimeofday(&b, NULL);
 	long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_usec - a.tv_usec) / 1000;
 	ck_assert_int_ge(ms, 150);
-	ck_assert_int_lt(ms, 2000);
 	client_close(c);
 
 	/* A head that never completes is cut at head_timeout_ms, unanswered. */
@@ -843,19 +849,35 @@ START_TEST(idle_timeout)
 	gettimeofday(&b, NULL);
 	ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_usec - a.tv_usec) / 1000;
 	ck_assert_int_ge(ms, 250);
-	ck_assert_int_lt(ms, 2000);
 	client_close(c);
 
-	/* A connection that is used stays open past one idle period. */
-	c = client_open();
-	for (int i = 0; i < 4; i++) {
-		usleep(100000);
-		client_puts(c, "GET / HTTP/1.1\r\n\r\n");
-		ck_assert(client_read(c, &r, false));
-		ck_assert_int_eq(r.status, 200);
-		resp_free(&r);
+	/* A connection that is used stays open past one idle period. A gap
+	 * between two requests that a loaded machine stretched past the idle
+	 * period proves nothing either way: that attempt starts over. */
+	bool proved = false;
+	for (int attempt = 0; attempt < 20 && !proved; attempt++) {
+		c = client_open();
+		struct timeval first, last, now;
+		gettimeofday(&first, NULL);
+		last = first;
+		bool open = true;
+		while (open && ms_between(&first, &last) < 500) {
+			usleep(50000);
+			gettimeofday(&now, NULL);
+			client_puts(c, "GET / HTTP/1.1\r\n\r\n");
+			open = client_read(c, &r, false);
+			if (open) {
+				ck_assert_int_eq(r.status, 200);
+				resp_free(&r);
+				gettimeofday(&last, NULL);
+			} else {
+				ck_assert_int_ge(ms_between(&last, &now), 150);
+			}
+		}
+		proved = open;
+		client_close(c);
 	}
-	client_close(c);
+	ck_assert(proved);
 	stop_server();
 }
 END_TEST
