@@ -113,6 +113,7 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 {
 	store_t *st = arg;
 	struct store_ckpt *c = st->ckpt;
+	store__wal_size(st, pages);
 	if (pages < c->last_pages)
 		c->next_at = STORE_CKPT_PAGES; /* the WAL started over */
 	c->last_pages = pages;

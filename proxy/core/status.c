@@ -276,6 +276,35 @@ static json_t *details_of(const struct req *r, const char *name)
 	return d;
 }
 
+/*
+ * The store refuses writes (store.h, Health) or the disk is full: kube's
+ * answer when its storage cannot serve a request
+ * (apiserver/pkg/storage/errors/storage.go, InterpretCreateError and its
+ * siblings: an unreachable storage becomes errors.NewServerTimeout(resource,
+ * verb, 2)): 500 ServerTimeout, "The create operation against pods could
+ * not be completed at this time, please try again.", with Retry-After: 2.
+ * kube's registry names a patch "update" and a delete "delete".
+ */
+static void reply_storage_unavailable(struct req *r)
+{
+	char qn[300], msg[512];
+	const char *op = r->verb ? r->verb : "update";
+	if (strcmp(op, "patch") == 0)
+		op = "update";
+	else if (strcmp(op, "deletecollection") == 0)
+		op = "delete";
+	reply_resource_name(r->res, qn, sizeof(qn));
+	snprintf(msg, sizeof(msg),
+		 "The %s operation against %s could not be completed at this time, please try "
+		 "again.",
+		 op, qn);
+	json_t *d = json_pack("{s:s,s:s,s:i}", "kind", r->res ? r->res->plural : "", "name", op,
+			      "retryAfterSeconds", 2);
+	if (r->res && r->res->group[0])
+		json_object_set_new(d, "group", json_string(r->res->group));
+	reply_status(r, 500, "ServerTimeout", msg, d);
+}
+
 void reply_errno(struct req *r, int err, const char *name)
 {
 	char qn[300], msg[1024];
@@ -298,6 +327,8 @@ void reply_errno(struct req *r, int err, const char *name)
 		return;
 	case -ERANGE: reply_status(r, 410, "Expired", "too old resource version", NULL); return;
 	case -ENOMEM: reply_status(r, 500, "InternalError", "out of memory", NULL); return;
+	case -EROFS:
+	case -ENOSPC: reply_storage_unavailable(r); return;
 	default:
 		snprintf(msg, sizeof(msg), "Internal error occurred: %s", strerror(-err));
 		reply_status(r, 500, "InternalError", msg, NULL);
