@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "lib/json.h"
 #include "lib/log.h"
@@ -49,6 +50,9 @@
  * recovery is tried again at most this often. */
 #define STORE_HEALTH_MS  1000
 #define STORE_RECOVER_NS (250ULL * 1000 * 1000)
+/* After SQLITE_FULL, writes are refused until the file system has this
+ * much room again. */
+#define STORE_FREE_BYTES (1024ULL * 1024)
 
 /*
  * objects is a rowid table on purpose: objects are ~1-4 KiB, which a rowid
@@ -101,10 +105,15 @@ static const char *const stmt_sql[SQ__COUNT] = {
 
 /* ---- SQLite helpers ---------------------------------------------------- */
 
+static void disk_full(store_t *st);
+
 int store__sql_err(store_t *st, int rc, const char *what)
 {
 	kb_err("store", "%s: %s (sqlite %d)", what, st->db ? sqlite3_errmsg(st->db) : "", rc);
-	return (rc & 0xff) == SQLITE_FULL ? -ENOSPC : -EIO;
+	if ((rc & 0xff) != SQLITE_FULL)
+		return -EIO;
+	disk_full(st);
+	return -ENOSPC;
 }
 
 int store__exec(store_t *st, enum store_stmt s, const char *what)
@@ -1304,8 +1313,26 @@ static int rebuild_wal(store_t *st)
 	return 0;
 }
 
-/* A fault that may go away: the WAL rebuilt, or a checkpoint that copied
- * the whole WAL (the next commit starts it over). */
+/* SQLITE_FULL: the disk is full (store__sql_err); writes are refused
+ * until room_again(). */
+static void disk_full(store_t *st)
+{
+	if (st->fault == STORE_FAULT_NONE)
+		set_fault(st, STORE_FAULT_NOSPACE);
+	st->recover_at = uv_hrtime() + STORE_RECOVER_NS;
+}
+
+/* Whether the file system of the database has STORE_FREE_BYTES free. */
+static bool room_again(const store_t *st)
+{
+	struct statvfs sv;
+	if (!st->path || statvfs(st->path, &sv) < 0)
+		return true; /* cannot tell: let the next commit tell */
+	return (unsigned long long)sv.f_bavail * sv.f_frsize >= STORE_FREE_BYTES;
+}
+
+/* A fault that may go away: the WAL rebuilt, a checkpoint that copied the
+ * whole WAL (the next commit starts it over), room on the disk again. */
 static void try_recover(store_t *st)
 {
 	int log = -1, done = -1;
@@ -1324,6 +1351,10 @@ static void try_recover(store_t *st)
 			st->fault = STORE_FAULT_NONE;
 			st->wal_pages = 0;
 		}
+		break;
+	case STORE_FAULT_NOSPACE:
+		if (room_again(st))
+			st->fault = STORE_FAULT_NONE;
 		break;
 	default: break; /* not recoverable in place */
 	}
@@ -1430,6 +1461,9 @@ int store_health(const store_t *st, char *why, size_t len)
 		break;
 	case STORE_FAULT_REV_LOST:
 		snprintf(buf, sizeof(buf), "the rebuilt %s is older than the revisions served", f);
+		break;
+	case STORE_FAULT_NOSPACE:
+		snprintf(buf, sizeof(buf), "no space left on the device of %s", f);
 		break;
 	}
 	if (why && len)

@@ -55,7 +55,8 @@
  * is acknowledged as usual; if it fails, they get -EROFS and so does every
  * write until a later attempt (at most every 250 ms, on a write or on the
  * timer) succeeds. The same refusal holds while the WAL is past
- * opts.wal_max_pages (checkpoints keep failing) and when the database file
+ * opts.wal_max_pages (checkpoints keep failing), after the disk filled up
+ * (SQLITE_FULL: until the file system has 1 MiB free), and when the database file
  * itself was removed or replaced (not recoverable in place: the revision
  * could go backwards at the next start). store_health() tells which; a
  * revision never goes backwards in a running store.

@@ -90,6 +90,7 @@ enum store_fault {
 	STORE_FAULT_DB_LOST,     /* the database file was unlinked or replaced */
 	STORE_FAULT_WAL_GROWING, /* past opts.wal_max_pages */
 	STORE_FAULT_REV_LOST,    /* a rebuilt WAL came back at an older revision */
+	STORE_FAULT_NOSPACE,     /* SQLITE_FULL, until the disk has room again */
 };
 
 struct store_commit_waiter {
