@@ -1,0 +1,187 @@
+# SPDX-License-Identifier: Apache-2.0
+# The fault suite (issue 29): a tenant stays truthful when the process is
+# killed under load, when its WAL or database file is removed, and when its
+# disk is full, also at start. tests/e2e/faultload.py drives the load and
+# keeps the ledger of acknowledged writes; bench/faults.sh runs the same
+# driver long.
+
+FAULTS_PY=$E2E_LIB_DIR/faultload.py
+
+# faults_start NAME PORT [ARGS...]: kubicle serve on PORT (0: a free one),
+# data dir $E2E_TMP/NAME. Unlike start_server, an existing kubeconfig stays:
+# a restart must not need to write one (the full-disk case). Sets
+# SERVER_PID, SERVER_URL, DATA_DIR, KCFG; waits for /livez.
+faults_start() {
+  local name=$1 port=$2 dir=$E2E_TMP/$1 i; shift 2
+  "$KUBICLE" serve --data-dir "$dir" --listen "127.0.0.1:$port" "$@" >>"$E2E_TMP/$name.log" 2>&1 &
+  SERVER_PID=$!
+  E2E_PIDS+=("$SERVER_PID")
+  DATA_DIR=$dir KCFG=$dir/kubeconfig
+  if [ "$port" = 0 ]; then
+    for i in $(seq 600); do
+      [ -s "$KCFG" ] && break
+      kill -0 "$SERVER_PID" 2>/dev/null || break
+      sleep 0.05
+    done
+    SERVER_URL=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$KCFG" 2>/dev/null)
+  else
+    SERVER_URL=https://127.0.0.1:$port
+  fi
+  [ -n "$SERVER_URL" ] && wait_for "server $name answers /livez" 30 kcurl -f -o /dev/null "$SERVER_URL/livez"
+}
+
+faults_port() { local p=${SERVER_URL##*:}; echo "${p%%/*}"; }
+
+# faults_cm NAME: creates a ConfigMap, prints the HTTP status.
+faults_cm() {
+  kcurl -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+    "$SERVER_URL/api/v1/namespaces/default/configmaps" \
+    -d "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$1\"}}"
+}
+
+faults_list_rv() {
+  kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
+}
+
+faults_count() { # PREFIX
+  kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps" | python3 -c '
+import json,sys; print(sum(1 for i in json.load(sys.stdin)["items"] if i["metadata"]["name"].startswith(sys.argv[1])))' "$1"
+}
+
+# faults_verify OUT PREFIX: the ledger's checks, one pass or fail each.
+faults_verify() {
+  local line
+  while IFS= read -r line; do
+    case $line in
+    "ok   "*) pass "${line#ok   }" ;;
+    "FAIL "*) fail "${line#FAIL }" ;;
+    esac
+  done < <(python3 "$FAULTS_PY" verify "$SERVER_URL" "$DATA_DIR" "$1" --prefix "$2" 2>&1)
+}
+
+# kill -9 during concurrent creates, KILLS times (E2E_FAULT_KILLS, 3), each
+# after STEP more acknowledged writes (E2E_FAULT_STEP, 150); the server comes
+# back on the same port; then the ledger is checked.
+faults_kill9() {
+  local out=$E2E_TMP/kill9 kills=${E2E_FAULT_KILLS:-3} step=${E2E_FAULT_STEP:-150} k port load
+  faults_start kill9 0 || { fail "kill9 server"; return; }
+  port=$(faults_port)
+  mkdir -p "$out"
+  python3 "$FAULTS_PY" run "$SERVER_URL" "$DATA_DIR" "$out" --workers "${E2E_FAULT_WORKERS:-8}" \
+    --prefix load >"$out/run.log" 2>&1 &
+  load=$!
+  E2E_PIDS+=("$load")
+  for k in $(seq "$kills"); do
+    wait_for "$((k * step)) acknowledged creates" 120 \
+      bash -c "[ \"\$(cat '$out/progress' 2>/dev/null || echo 0)\" -ge $((k * step)) ]" || break
+    stop_server KILL
+    faults_start kill9 "$port" || { fail "restart $k after kill -9"; break; }
+  done
+  wait_for "more creates after the last restart" 120 \
+    bash -c "[ \"\$(cat '$out/progress' 2>/dev/null || echo 0)\" -ge $(((kills + 1) * step)) ]"
+  touch "$out/stop"
+  wait "$load"
+  echo "     load: $(cat "$out/stats.json" 2>/dev/null)"
+  faults_verify "$out" load
+  stop_server TERM
+}
+
+# The WAL removed under a running server: rebuilt before the next ack, so a
+# kill -9 afterwards loses nothing; the database file removed: writes are
+# refused in kube's words, /readyz fails its etcd check, reads go on.
+faults_wal() {
+  local i ok=0 rv0 port
+  faults_start wal 0 || { fail "wal server"; return; }
+  port=$(faults_port)
+  for i in $(seq 20); do [ "$(faults_cm before-$i)" = 201 ] && ok=$((ok + 1)); done
+  rm "$DATA_DIR/kubicle.db-wal"
+  for i in $(seq 30); do [ "$(faults_cm after-$i)" = 201 ] && ok=$((ok + 1)); done
+  expect_eq "writes after the WAL was removed are acknowledged" 50 echo "$ok"
+  expect_eq "a new WAL is in place" yes bash -c "[ -f '$DATA_DIR/kubicle.db-wal' ] && echo yes"
+  expect_eq "/readyz stays ok" ok kcurl "$SERVER_URL/readyz"
+  rv0=$(faults_list_rv)
+  stop_server KILL
+  faults_start wal "$port" || { fail "wal restart"; return; }
+  expect_eq "after kill -9 every acknowledged write is there" "20 30" \
+    echo "$(faults_count before-) $(faults_count after-)"
+  expect_eq "and the resourceVersion did not go backwards" yes \
+    bash -c "[ $(faults_list_rv) -ge $rv0 ] && echo yes"
+  expect "/readyz?verbose lists its checks, etcd among them" '\[\+\]etcd ok' kcurl "$SERVER_URL/readyz?verbose"
+  rm "$DATA_DIR/kubicle.db"
+  faults_cm lost-1 >/dev/null
+  expect "with the database file removed, writes are refused as kube refuses them when its storage fails" \
+    '"reason":"ServerTimeout".*"code":500' kcurl -X POST -H 'Content-Type: application/json' \
+    "$SERVER_URL/api/v1/namespaces/default/configmaps" -d '{"metadata":{"name":"lost-2"}}'
+  expect "with kube's message and Retry-After" \
+    'Retry-After: 2.*The create operation against configmaps could not be completed at this time, please try again' \
+    bash -c "curl -sS -i --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key -X POST -H 'Content-Type: application/json' $SERVER_URL/api/v1/namespaces/default/configmaps -d '{\"metadata\":{\"name\":\"lost-3\"}}' | tr -d '\r' | tr '\n' ' '"
+  expect_eq "/readyz fails its etcd check in kube's format" \
+    "500 [+]ping ok [+]log ok [-]etcd failed: reason withheld readyz check failed" \
+    bash -c "curl -sS -w '%{http_code} ' -o /tmp/kb-faults-rz.$$ --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key $SERVER_URL/readyz; tr '\n' ' ' </tmp/kb-faults-rz.$$ | sed 's/ \$//'; rm -f /tmp/kb-faults-rz.$$"
+  expect "/readyz/etcd says why" 'internal server error: kubicle.db was removed or replaced' \
+    kcurl "$SERVER_URL/readyz/etcd"
+  expect_eq "/livez stays ok (a restart would lose what the process still holds)" ok kcurl "$SERVER_URL/livez"
+  expect_eq "reads go on" 200 kcurl -o /dev/null -w '%{http_code}' "$SERVER_URL/api/v1/namespaces/default/configmaps/after-30"
+  stop_server KILL
+}
+
+# faults_mount DIR SIZE: a small tmpfs at DIR (as root, or with sudo -n);
+# false when this machine does not allow it.
+faults_mount() {
+  local dir=$1 size=$2 sudo=()
+  mkdir -p "$dir"
+  [ "$(id -u)" = 0 ] || { sudo -n true 2>/dev/null && sudo=(sudo -n); } || return 1
+  "${sudo[@]}" mount -t tmpfs -o "size=$size,uid=$(id -u),gid=$(id -g),mode=0700" tmpfs "$dir" 2>/dev/null
+}
+
+faults_umount() {
+  local sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo -n)
+  "${sudo[@]}" umount -l "$1" 2>/dev/null
+}
+
+# faults_fill DIR: fills DIR's file system (DIR/fill).
+faults_fill() { dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null; sync; }
+
+# A full disk at run time and at start: the server comes up anyway, serves
+# reads, refuses writes in kube's words, and takes writes again by itself
+# once there is room.
+faults_disk() {
+  local dir=$E2E_TMP/disk port code
+  if ! faults_mount "$dir" 8m; then
+    echo "skip full-disk checks: cannot mount a tmpfs here (needs root or sudo -n)"
+    return
+  fi
+  faults_start disk 0 || { fail "disk server"; faults_umount "$dir"; return; }
+  port=$(faults_port)
+  expect_eq "a write before the disk fills" 201 faults_cm full-0
+  faults_fill "$dir"
+  faults_cm full-1 >/dev/null # finds the disk full
+  expect "on a full disk a write is refused in kube's words" '"reason":"ServerTimeout".*"code":500' \
+    kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps" \
+    -d '{"metadata":{"name":"full-2"}}'
+  stop_server KILL
+  faults_fill "$dir" # whatever the kill freed
+  faults_start disk "$port" || { fail "no start on a full disk: $(tail -3 "$E2E_TMP/disk.log")"; faults_umount "$dir"; return; }
+  pass "the server starts on a full disk"
+  expect_eq "it serves reads" 200 kcurl -o /dev/null -w '%{http_code}' "$SERVER_URL/api/v1/namespaces/default/configmaps/full-0"
+  faults_cm full-3 >/dev/null
+  expect "it refuses writes in kube's words" '"reason":"ServerTimeout".*"code":500' \
+    kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps" \
+    -d '{"metadata":{"name":"full-4"}}'
+  expect_rc "/readyz fails" 22 '500' kcurl -f "$SERVER_URL/readyz"
+  rm -f "$dir/fill"
+  expect_until "/readyz is ok again once there is room" ok kcurl "$SERVER_URL/readyz"
+  expect_eq "and writes are taken again" 201 faults_cm full-5
+  stop_server TERM
+  faults_umount "$dir"
+}
+
+faults_suite() {
+  local saved=("$SERVER_PID" "$KCFG" "$SERVER_URL" "$DATA_DIR")
+  faults_wal
+  faults_disk
+  faults_kill9
+  SERVER_PID=${saved[0]} KCFG=${saved[1]} SERVER_URL=${saved[2]} DATA_DIR=${saved[3]}
+}
