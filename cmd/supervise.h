@@ -20,6 +20,18 @@ int supervise_spawn(const struct tenant *t);
  * start at all. */
 int cmd_supervise(int argc, char **argv);
 
+/*
+ * Time to live. A TTL (`kubicle create --ttl`, tenant.json's expires minus
+ * created) counts the time the tenant's supervisor has run, on the
+ * monotonic clock, not the calendar: the supervisor adds it up in DIR/ttl-used
+ * (seconds, saved every minute and when it stops). A clock step (a machine
+ * that boots with its clock hours ahead, an NTP correction) can neither
+ * expire a tenant nor keep one alive, and a stopped tenant, or a machine
+ * that is off, does not age. Seconds left of t's TTL (<= 0: expired);
+ * LONG_MAX when it has none.
+ */
+long supervise_ttl_left(const struct tenant *t);
+
 /* Deletes the tenant (implemented in cmd/tenant.c): its host objects and
  * its folder. kill_processes: stop its supervisor and server first (false
  * from the supervisor itself, which has stopped its server). */

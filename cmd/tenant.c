@@ -933,7 +933,8 @@ static int start_opt(int c, void *arg)
 
 static bool expired(const struct tenant *t)
 {
-	return t->expires && t->expires <= time(NULL);
+	/* counted while supervised, not by the calendar (supervise.h) */
+	return t->expires && supervise_ttl_left(t) <= 0;
 }
 
 static int start_one(struct tenant *t, const struct start_opts *o, bool quiet)
@@ -1199,8 +1200,9 @@ int cmd_list(int argc, char **argv)
 		char ep[200], age[32], left[32] = "-", gpus[32];
 		endpoint(&t, ep, sizeof(ep));
 		human_duration((long)(now - t.created), age, sizeof(age));
+		long ttl_left = supervise_ttl_left(&t);
 		if (t.expires)
-			human_duration((long)(t.expires - now), left, sizeof(left));
+			human_duration(ttl_left, left, sizeof(left));
 		gpu_text(u.gpu_milli, gpus, sizeof(gpus));
 		if (json_out) {
 			json_t *o = tenant_json(&t, state);
@@ -1210,7 +1212,7 @@ int cmd_list(int argc, char **argv)
 			json_object_set_new(o, "ageSeconds",
 					    json_integer((json_int_t)(now - t.created)));
 			json_object_set_new(o, "secondsLeft",
-					    t.expires ? json_integer((json_int_t)(t.expires - now))
+					    t.expires ? json_integer((json_int_t)ttl_left)
 						      : json_null());
 			json_array_append_new(items, o);
 		} else {

@@ -178,10 +178,43 @@ faults_disk() {
   faults_umount "$dir"
 }
 
+# A clock step must not delete a tenant with a TTL (issue 29, item 10): the
+# TTL counts the time its supervisor has run (cmd/supervise.h). The step is
+# made by moving tenant.json's created/expires 2 h back while the tenant is
+# stopped, which is how the calendar reads them after a 2 h forward jump.
+faults_ttl() {
+  local home=$E2E_TMP/ttlhome
+  ft() { KUBICLE_HOME=$home "$KUBICLE" "$@"; }
+  ft create tj --ttl 1h --wait >/dev/null 2>&1 || { fail "create --ttl 1h: $(ft create tj --ttl 1h 2>&1)"; return; }
+  ft stop tj >/dev/null
+  python3 - "$home/tenants/tj/tenant.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+o = json.load(open(p))
+o["created"] -= 7200
+o["expires"] -= 7200
+json.dump(o, open(p, "w"))
+PY
+  expect "after a 2 h clock step, start runs the tenant instead of deleting it" 'tenant tj is running' \
+    ft start tj --wait
+  wait_for "the supervisor counted the TTL" 30 grep -q 'time to live: .*the calendar says expired' \
+    "$home/tenants/tj/server.log"
+  expect "the supervisor keeps it: it answers" default \
+    kubectl --kubeconfig "$home/tenants/tj/kubeconfig" get ns default -o name
+  expect "list shows the TTL left as time run, not as the calendar" '^tj .* (59m|60m)$' ft list
+  ft delete tj >/dev/null
+  ft create tk --ttl 2s --wait >/dev/null 2>&1
+  expect_until "a TTL that runs out still deletes the tenant" gone \
+    bash -c "[ -d '$home/tenants/tk' ] && echo here || echo gone"
+  ft delete tj --ignore-not-found >/dev/null 2>&1
+  ft delete tk --ignore-not-found >/dev/null 2>&1
+}
+
 faults_suite() {
   local saved=("$SERVER_PID" "$KCFG" "$SERVER_URL" "$DATA_DIR")
   faults_wal
   faults_disk
   faults_kill9
+  faults_ttl
   SERVER_PID=${saved[0]} KCFG=${saved[1]} SERVER_URL=${saved[2]} DATA_DIR=${saved[3]}
 }
