@@ -64,8 +64,8 @@ faults_verify() {
 # after STEP more acknowledged writes (E2E_FAULT_STEP, 150); the server comes
 # back on the same port; then the ledger is checked.
 faults_kill9() {
-  local out=$E2E_TMP/kill9 kills=${E2E_FAULT_KILLS:-3} step=${E2E_FAULT_STEP:-150} k port load
-  faults_start kill9 0 || { fail "kill9 server"; return; }
+  local out=$E2E_TMP/kill9 kills=${E2E_FAULT_KILLS:-3} step=${E2E_FAULT_STEP:-150} k port load t0
+  faults_start kill9 0 ${FAULTS_SERVE_ARGS[@]+"${FAULTS_SERVE_ARGS[@]}"} || { fail "kill9 server"; return; }
   port=$(faults_port)
   mkdir -p "$out"
   python3 "$FAULTS_PY" run "$SERVER_URL" "$DATA_DIR" "$out" --workers "${E2E_FAULT_WORKERS:-8}" \
@@ -75,8 +75,10 @@ faults_kill9() {
   for k in $(seq "$kills"); do
     wait_for "$((k * step)) acknowledged creates" 120 \
       bash -c "[ \"\$(cat '$out/progress' 2>/dev/null || echo 0)\" -ge $((k * step)) ]" || break
+    t0=$(date +%s.%N)
     stop_server KILL
-    faults_start kill9 "$port" || { fail "restart $k after kill -9"; break; }
+    faults_start kill9 "$port" ${FAULTS_SERVE_ARGS[@]+"${FAULTS_SERVE_ARGS[@]}"} || { fail "restart $k after kill -9"; break; }
+    echo "$t0 $(date +%s.%N)" >>"$out/restarts" # kill to /livez answering
   done
   wait_for "more creates after the last restart" 120 \
     bash -c "[ \"\$(cat '$out/progress' 2>/dev/null || echo 0)\" -ge $(((kills + 1) * step)) ]"
