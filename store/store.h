@@ -43,7 +43,9 @@
  * -ENOSPC (the disk is full), -EROFS (the store refuses writes: see Health).
  *
  * Health: a write is acknowledged only when it is in the database file or
- * in a WAL that the file system still links to the database. After each
+ * in a WAL that the file system still links to the database (durable
+ * against a crash of the process; against a power loss as far as
+ * opts.sync_full allows). After each
  * commit, and every second, the store checks that the database file and
  * its WAL are still the files it opened. When the WAL was removed (an
  * operator's `rm`, a cleaner), the commits since then live only in the
@@ -54,7 +56,11 @@
  * WAL. If that succeeds before the commit's writers are told, the commit
  * is acknowledged as usual; if it fails, they get -EROFS and so does every
  * write until a later attempt (at most every 250 ms, on a write or on the
- * timer) succeeds. The same refusal holds while the WAL is past
+ * timer) succeeds. The window left: a WAL removed and the process killed
+ * before the next check (the next commit, or a second later) loses the
+ * acknowledged commits not yet checkpointed, as removing the WAL of a
+ * stopped server would.
+ * The same refusal holds while the WAL is past
  * opts.wal_max_pages (checkpoints keep failing), after the disk filled up
  * (SQLITE_FULL: until the file system has 1 MiB free), and when the database file
  * itself was removed or replaced (not recoverable in place: the revision
