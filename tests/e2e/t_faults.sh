@@ -39,6 +39,13 @@ faults_cm() {
     -d "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$1\"}}"
 }
 
+# faults_post_i NAME: creates a ConfigMap; prints the answer with its
+# headers on one line.
+faults_post_i() {
+  kcurl -i -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps" \
+    -d "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$1\"}}" | tr -d '\r' | tr '\n' ' '
+}
+
 faults_list_rv() {
   kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps" |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
@@ -111,7 +118,8 @@ faults_wal() {
     bash -c "[ $(faults_list_rv) -ge $rv0 ] && echo yes"
   expect "/readyz?verbose lists its checks, etcd among them" '\[\+\]etcd ok' kcurl "$SERVER_URL/readyz?verbose"
   rm "$DATA_DIR/kubicle.db"
-  faults_cm lost-1 >/dev/null
+  expect "the write that finds the database file removed is not acknowledged" \
+    'Retry-After: 2.*"reason":"ServerTimeout".*"code":500' faults_post_i lost-1
   expect "with the database file removed, writes are refused as kube refuses them when its storage fails" \
     '"reason":"ServerTimeout".*"code":500' kcurl -X POST -H 'Content-Type: application/json' \
     "$SERVER_URL/api/v1/namespaces/default/configmaps" -d '{"metadata":{"name":"lost-2"}}'
@@ -159,8 +167,9 @@ faults_disk() {
   port=$(faults_port)
   expect_eq "a write before the disk fills" 201 faults_cm full-0
   faults_fill "$dir"
-  faults_cm full-1 >/dev/null # finds the disk full
-  expect "on a full disk a write is refused in kube's words" '"reason":"ServerTimeout".*"code":500' \
+  expect "the write that finds the disk full is refused in kube's words" \
+    'Retry-After: 2.*"reason":"ServerTimeout".*"code":500' faults_post_i full-1
+  expect "and so are the next ones, before they reach the disk" '"reason":"ServerTimeout".*"code":500' \
     kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps" \
     -d '{"metadata":{"name":"full-2"}}'
   stop_server KILL
