@@ -48,8 +48,9 @@
 #define STORE_WAL_MAX_PAGES 32000
 /* Health checks of the files (store.h, Health): every second, and a failed
  * recovery is tried again at most this often. */
-#define STORE_HEALTH_MS  1000
-#define STORE_RECOVER_NS (250ULL * 1000 * 1000)
+#define STORE_HEALTH_MS       1000
+#define STORE_RECOVER_NS      (250ULL * 1000 * 1000)
+#define STORE_REBUILD_BUSY_MS 100
 /* After SQLITE_FULL, writes are refused until the file system has this
  * much room again. */
 #define STORE_FREE_BYTES (1024ULL * 1024)
@@ -1249,10 +1250,12 @@ static void files_note(store_t *st)
 	st->wal_id.known = st->path && file_id(st->path, "-wal", &st->wal_id) == 0;
 }
 
-static enum store_fault files_fault(const store_t *st)
+static enum store_fault files_fault(store_t *st)
 {
 	if (!st->path)
 		return STORE_FAULT_NONE;
+	if (!st->wal_id.known) /* no WAL yet at open: the first one is ours */
+		st->wal_id.known = file_id(st->path, "-wal", &st->wal_id) == 0;
 	if (!same_file(st->path, "", &st->db_id))
 		return STORE_FAULT_DB_LOST;
 	if (!same_file(st->path, "-wal", &st->wal_id))
@@ -1285,12 +1288,16 @@ static int rebuild_wal(store_t *st)
 		st->path, st->path);
 	bool had_ckpt = st->ckpt != NULL;
 	store__ckpt_stop(st);
+	/* another process reading the file (kubicle list, snapshot) makes
+	 * this wait: not for long, on the loop; a later attempt retries */
+	sqlite3_busy_timeout(st->db, STORE_REBUILD_BUSY_MS);
 	int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 	int err = rc == SQLITE_OK ? 0 : store__sql_err(st, rc, "checkpoint of the removed WAL");
 	if (!err)
 		err = exec_sql(st, "PRAGMA journal_mode = DELETE", "leaving WAL mode");
 	if (!err)
 		err = set_journal(st);
+	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
 	if (had_ckpt && store__ckpt_start(st, st->path) < 0)
 		kb_err("store", "background checkpoints stay off: out of memory");
 	int64_t rev = 0, compacted = 0;
