@@ -388,13 +388,26 @@ static int take_lock(const struct tenant *t)
 	return -EBUSY;
 }
 
-static void expire(struct sup *s)
+/* The TTL is up: the store is kept (tenant_keep_expired), then the tenant
+ * deleted. false when the store could not be kept: the server runs again
+ * and the deletion is tried a minute later. */
+static bool expire(struct sup *s, const sigset_t *old)
 {
+	char kept[PATH_MAX];
 	say("time to live is up: deleting tenant %s", s->t.name);
 	stop_child(s);
+	if (tenant_keep_expired(&s->t, kept, sizeof(kept)) < 0) {
+		say("its store could not be kept: not deleted; trying again in a minute");
+		s->ttl_used -= 60; /* another minute to run */
+		if (start_child(s, old) < 0)
+			s->restart_ms = now_ms() + s->backoff_ms;
+		return false;
+	}
+	say("its store is kept in %s (kubicle restore NAME FILE)", kept);
 	int rc = tenant_destroy(&s->t, false, true, 120);
 	if (rc < 0)
 		say("deleting tenant %s: %s", s->t.name, strerror(-rc));
+	return true;
 }
 
 static int run(struct sup *s, const sigset_t *set, const sigset_t *old)
@@ -419,8 +432,9 @@ static int run(struct sup *s, const sigset_t *set, const sigset_t *old)
 			int64_t left = ttl_left_ms(s);
 			if (left <= 0) {
 				ttl_save(s);
-				expire(s);
-				return 0;
+				if (expire(s, old))
+					return 0;
+				continue;
 			}
 			if (now_ms() - s->ttl_mark_ms >= TTL_SAVE_MS)
 				ttl_save(s);

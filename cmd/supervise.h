@@ -37,4 +37,12 @@ long supervise_ttl_left(const struct tenant *t);
  * from the supervisor itself, which has stopped its server). */
 int tenant_destroy(const struct tenant *t, bool kill_processes, bool wait, unsigned timeout_s);
 
+/* Before a TTL deletes a tenant (cmd/tenant.c): a snapshot of its store in
+ * $KUBICLE_HOME/expired/NAME-<UTC time>.db (path in `file`), which
+ * `kubicle restore NAME FILE` brings back; the newest EXPIRED_KEEP such
+ * files are kept. 0, or a negative errno (then the tenant is not deleted:
+ * a TTL never destroys a store it could not keep). */
+#define EXPIRED_KEEP 10
+int tenant_keep_expired(const struct tenant *t, char *file, size_t len);
+
 #endif

@@ -217,8 +217,23 @@ PY
   ft create tk --ttl 2s --wait >/dev/null 2>&1
   expect_until "a TTL that runs out still deletes the tenant" gone \
     bash -c "[ -d '$home/tenants/tk' ] && echo here || echo gone"
-  ft delete tj --ignore-not-found >/dev/null 2>&1
-  ft delete tk --ignore-not-found >/dev/null 2>&1
+  expect "its store is kept for a restore" "tk-[0-9TZ]+\.db" ls "$home/expired"
+  # a TTL used up while stopped (ttl-used says so): start deletes it, and
+  # what it held comes back with kubicle restore
+  local kept
+  ft create tm --ttl 1h --wait >/dev/null 2>&1
+  kubectl --kubeconfig "$home/tenants/tm/kubeconfig" create configmap keep-me --from-literal=a=b >/dev/null
+  ft stop tm >/dev/null
+  echo 3600 >"$home/tenants/tm/ttl-used"
+  expect "start of a tenant whose TTL ran out deletes it and says where its store is kept" \
+    "tenant tm expired: deleting it \(its store is kept in $home/expired/tm-" ft start tm --wait
+  expect_eq "the tenant is gone" gone bash -c "[ -d '$home/tenants/tm' ] && echo here || echo gone"
+  kept=$(ls "$home"/expired/tm-*.db 2>/dev/null | head -1)
+  ft restore tm2 "$kept" --wait >/dev/null 2>&1
+  expect_eq "kubicle restore brings its objects back" b \
+    kubectl --kubeconfig "$home/tenants/tm2/kubeconfig" get configmap keep-me -o 'jsonpath={.data.a}'
+  local t
+  for t in tj tk tm tm2; do ft delete "$t" --ignore-not-found >/dev/null 2>&1; done
 }
 
 faults_suite() {
