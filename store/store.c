@@ -25,8 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "lib/json.h"
 #include "lib/log.h"
@@ -51,6 +53,9 @@
 #define STORE_HEALTH_MS       1000
 #define STORE_RECOVER_NS      (250ULL * 1000 * 1000)
 #define STORE_REBUILD_BUSY_MS 100
+/* A store found older than the revisions it served goes on this far past
+ * them (more than the writes of the second the mark may lag). */
+#define STORE_REV_BUMP 1000000
 /* After SQLITE_FULL, writes are refused until the file system has this
  * much room again. */
 #define STORE_FREE_BYTES (1024ULL * 1024)
@@ -130,6 +135,7 @@ int store__exec(store_t *st, enum store_stmt s, const char *what)
 static void group_fini(store_t *st);
 static int group_init(store_t *st);
 static int health_init(store_t *st, const char *path);
+static void mark_save(store_t *st);
 
 int64_t store__committed_rev(const store_t *st)
 {
@@ -427,6 +433,8 @@ void store_close(store_t *st)
 	store__ckpt_stop(st);
 	if (st->stmt[SQ__COUNT - 1])
 		meta_set_int(st, "rev", st->rev);
+	if (st->stmt[SQ__COUNT - 1])
+		mark_save(st);
 	for (int i = 0; i < SQ__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
 	sqlite3_finalize(st->snap_stmt[0]);
@@ -1410,11 +1418,79 @@ void store__wal_size(store_t *st, int pages)
 	}
 }
 
+/*
+ * The revision mark: DIR/kubicle.db-rev holds the newest revision the store
+ * has committed, written (not synced: it is for crashes of the process)
+ * every second and at close. A store opened below its mark lost commits
+ * that were served (a WAL removed just before a crash, an older copy of the
+ * file put back): as etcd's restore does (etcdutl snapshot restore
+ * --bump-revision --mark-compacted), revisions go on past the mark and the
+ * history before is compacted, so that watchers get 410 Gone and relist,
+ * and writes carrying a resourceVersion from the lost range conflict.
+ */
+static void mark_path(const store_t *st, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s-rev", st->path);
+}
+
+static int64_t mark_read(const store_t *st)
+{
+	char p[4096], buf[32];
+	int64_t v = 0;
+	mark_path(st, p, sizeof(p));
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f))
+		v = strtoll(buf, NULL, 10);
+	fclose(f);
+	return v > 0 ? v : 0;
+}
+
+static void mark_save(store_t *st)
+{
+	int64_t rev = store__committed_rev(st);
+	char p[4096], tmp[4160], buf[32];
+	if (!st->loop || !st->path || rev == st->mark_saved) /* the server's only */
+		return;
+	mark_path(st, p, sizeof(p));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", p);
+	int n = snprintf(buf, sizeof(buf), "%" PRId64 "\n", rev);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && write(fd, buf, (size_t)n) == n;
+	if (fd >= 0)
+		close(fd);
+	if (ok && rename(tmp, p) == 0)
+		st->mark_saved = rev;
+	else
+		unlink(tmp); /* a full disk: the older mark stays */
+}
+
+static void mark_check(store_t *st)
+{
+	if (!st->loop) /* tools reading a tenant's store leave it as it is */
+		return;
+	int64_t mark = mark_read(st);
+	st->mark_saved = mark;
+	if (mark <= st->rev)
+		return;
+	int64_t to = mark + STORE_REV_BUMP;
+	kb_err("store",
+	       "%s is at revision %" PRId64 " but revision %" PRId64
+	       " was served: commits were lost; revisions go on from %" PRId64
+	       " and the history before is compacted (watchers relist)",
+	       st->path, st->rev, mark, to);
+	st->rev = to;
+	if (store_compact(st, to) < 0)
+		st->compacted_rev = to; /* kept at the next compaction or close */
+}
+
 static void health_timer_cb(uv_timer_t *t)
 {
 	store_t *st = t->data;
 	if (st->txn_depth > 0)
 		return;
+	mark_save(st);
 	if (st->fault != STORE_FAULT_NONE) {
 		if (uv_hrtime() >= st->recover_at)
 			try_recover(st);
@@ -1435,6 +1511,7 @@ static int health_init(store_t *st, const char *path)
 	if (!st->path)
 		return -ENOMEM;
 	files_note(st);
+	mark_check(st);
 	if (!st->loop)
 		return 0;
 	st->health_timer = malloc(sizeof(*st->health_timer));

@@ -164,6 +164,48 @@ START_TEST(removed_database_refuses_writes)
 }
 END_TEST
 
+static void watch_cb(const struct store_event *ev, void *arg)
+{
+	(void)ev;
+	(void)arg;
+}
+
+/* DIR/kubicle.db-rev says revision 50 was served; the file holds 5 (an
+ * older copy put back): revisions go on past the mark and the history
+ * before is compacted, so a watch from the lost range is refused (410). */
+START_TEST(older_store_than_served_moves_on)
+{
+	store_t *st = open_opts(NULL);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(put(st, i), 0);
+	close_store(st);
+	char mark[160];
+	snprintf(mark, sizeof(mark), "%s-rev", db.path);
+	FILE *f = fopen(mark, "r");
+	ck_assert_ptr_nonnull(f);
+	long long saved = 0;
+	ck_assert_int_eq(fscanf(f, "%lld", &saved), 1);
+	fclose(f);
+	ck_assert_int_eq(saved, 5);
+	f = fopen(mark, "w");
+	fputs("50\n", f);
+	fclose(f);
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	st = open_opts(NULL);
+	ck_assert_int_eq(store_rev(st), 50 + 1000000);
+	ck_assert_int_eq(store_compacted_rev(st), 50 + 1000000);
+	store_watch_t *w = NULL;
+	ck_assert_int_eq(store_watch(st, "/configmaps", NULL, 3, watch_cb, NULL, &w), -ERANGE);
+	ck_assert_int_eq(put(st, 5), 0);
+	ck_assert_int_eq(store_rev(st), 50 + 1000000 + 1);
+	close_store(st);
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	st = open_opts(NULL); /* the mark caught up: no second move */
+	ck_assert_int_eq(store_rev(st), 50 + 1000000 + 1);
+	close_store(st);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("store/health");
@@ -173,6 +215,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, removed_wal_rebuilt_before_ack);
 	tcase_add_test(tc, growing_wal_refuses_writes);
 	tcase_add_test(tc, removed_database_refuses_writes);
+	tcase_add_test(tc, older_store_than_served_moves_on);
 	suite_add_tcase(s, tc);
 	return s;
 }
