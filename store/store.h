@@ -64,8 +64,11 @@
  * opts.wal_max_pages (checkpoints keep failing), after the disk filled up
  * (SQLITE_FULL: until the file system has 1 MiB free), and when the database file
  * itself was removed or replaced (not recoverable in place: the revision
- * could go backwards at the next start). store_health() tells which; a
- * revision never goes backwards in a running store.
+ * could go backwards at the next start). store_health() tells which.
+ * Revisions never go backwards: DIR/<db>-rev marks the newest one committed
+ * (every second and at close, by a store with a loop), and a store opened
+ * below its mark moves past it with its history compacted (store.c,
+ * mark_check), so that watchers relist.
  *
  * Ownership: json_t pointers passed in are borrowed (the store may set
  * metadata.resourceVersion in them); json_t pointers handed out through
