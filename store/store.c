@@ -21,11 +21,11 @@
 #include "store/store_impl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -431,10 +431,10 @@ void store_close(store_t *st)
 		uv_close((uv_handle_t *)st->health_timer, timer_closed);
 	}
 	store__ckpt_stop(st);
-	if (st->stmt[SQ__COUNT - 1])
+	if (st->stmt[SQ__COUNT - 1]) {
 		meta_set_int(st, "rev", st->rev);
-	if (st->stmt[SQ__COUNT - 1])
 		mark_save(st);
+	}
 	for (int i = 0; i < SQ__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
 	sqlite3_finalize(st->snap_stmt[0]);
