@@ -192,6 +192,7 @@ faults_disk() {
     echo "skip full-disk checks: cannot mount a tmpfs here (needs root or sudo -n)"
     return
   fi
+  trap "faults_umount '$dir'; e2e_cleanup" EXIT # an interrupted run leaves no mount
   faults_start disk 0 || { fail "disk server"; faults_umount "$dir"; return; }
   port=$(faults_port)
   expect_eq "a write before the disk fills" 201 faults_cm full-0
@@ -216,6 +217,7 @@ faults_disk() {
   expect_eq "and writes are taken again" 201 faults_cm full-5
   stop_server TERM
   faults_umount "$dir"
+  trap e2e_cleanup EXIT
 }
 
 # A clock step must not delete a tenant with a TTL (issue 29, item 10): the
