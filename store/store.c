@@ -134,7 +134,8 @@ int store__exec(store_t *st, enum store_stmt s, const char *what)
 
 static void group_fini(store_t *st);
 static int group_init(store_t *st);
-static int health_init(store_t *st, const char *path);
+static int health_init(store_t *st);
+static bool room_again(const store_t *st);
 static void mark_save(store_t *st);
 
 int64_t store__committed_rev(const store_t *st)
@@ -227,7 +228,11 @@ static int configure(store_t *st)
 {
 	char sql[128];
 	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
-	int err = set_journal(st);
+	int err = 0;
+	if (st->exclusive)
+		err = exec_sql(st, "PRAGMA locking_mode = EXCLUSIVE", "locking_mode");
+	if (!err)
+		err = set_journal(st);
 	if (err)
 		return err;
 	err = exec_sql(
@@ -381,9 +386,23 @@ int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
 		return -ENOMEM;
 	st->loop = loop;
 	set_opts(st, opts);
-	int err = open_db(st, path);
+	st->path = strdup(path);
+	int err = st->path ? open_db(st, path) : -ENOMEM;
 	if (!err)
 		err = configure(st);
+	if (err == -EIO && !room_again(st)) {
+		/* a full disk leaves no room for the WAL index (-shm, 32 KiB):
+		 * opened again with exclusive locking, SQLite keeps the index in
+		 * memory (no second connection: SQLite's own checkpoints, no
+		 * background ones) until leave_exclusive() */
+		kb_warn("store", "no room for %s-shm: exclusive locking until there is", path);
+		sqlite3_close(st->db);
+		st->db = NULL;
+		st->exclusive = true;
+		err = open_db(st, path);
+		if (!err)
+			err = configure(st);
+	}
 	if (!err)
 		err = init_schema(st);
 	if (!err)
@@ -391,7 +410,7 @@ int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
 	if (!err)
 		err = load_revs(st);
 	if (!err)
-		err = health_init(st, path);
+		err = health_init(st);
 	if (!err)
 		err = store__ckpt_start(st, path);
 	if (!err)
@@ -1485,12 +1504,36 @@ static void mark_check(store_t *st)
 		st->compacted_rev = to; /* kept at the next compaction or close */
 }
 
+/* Back to WAL with its -shm index and normal locking once there is room
+ * (configure() fell back to exclusive locking on a full disk). */
+static void leave_exclusive(store_t *st)
+{
+	int err = exec_sql(st, "PRAGMA journal_mode = DELETE", "leaving WAL mode");
+	if (!err)
+		err = exec_sql(st, "PRAGMA locking_mode = NORMAL", "locking_mode");
+	if (!err) /* the exclusive lock goes with the next access */
+		err = exec_sql(st, "SELECT 1 FROM meta LIMIT 1", "unlock");
+	if (!err)
+		err = set_journal(st);
+	if (err) {
+		sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+		return; /* tried again in a second */
+	}
+	st->exclusive = false;
+	files_note(st);
+	if (store__ckpt_start(st, st->path) < 0)
+		kb_err("store", "background checkpoints stay off: out of memory");
+	kb_info("store", "room again: %s-shm made, normal locking", st->path);
+}
+
 static void health_timer_cb(uv_timer_t *t)
 {
 	store_t *st = t->data;
 	if (st->txn_depth > 0)
 		return;
 	mark_save(st);
+	if (st->exclusive && room_again(st))
+		leave_exclusive(st);
 	if (st->fault != STORE_FAULT_NONE) {
 		if (uv_hrtime() >= st->recover_at)
 			try_recover(st);
@@ -1505,11 +1548,8 @@ static void health_timer_cb(uv_timer_t *t)
 	}
 }
 
-static int health_init(store_t *st, const char *path)
+static int health_init(store_t *st)
 {
-	st->path = strdup(path);
-	if (!st->path)
-		return -ENOMEM;
 	files_note(st);
 	mark_check(st);
 	if (!st->loop)

@@ -62,7 +62,9 @@
  * stopped server would.
  * The same refusal holds while the WAL is past
  * opts.wal_max_pages (checkpoints keep failing), after the disk filled up
- * (SQLITE_FULL: until the file system has 1 MiB free), and when the database file
+ * (SQLITE_FULL: until the file system has 1 MiB free; a store opened on a
+ * full disk, with no room for the WAL index, runs with SQLite's exclusive
+ * locking and the index in memory until there is room), and when the database file
  * itself was removed or replaced (not recoverable in place: the revision
  * could go backwards at the next start). store_health() tells which.
  * Revisions never go backwards: DIR/<db>-rev marks the newest one committed

@@ -140,7 +140,7 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 
 int store__ckpt_start(store_t *st, const char *path)
 {
-	if (!st->loop)
+	if (!st->loop || st->exclusive) /* a second connection cannot open it */
 		return 0;
 	struct store_ckpt *c = calloc(1, sizeof(*c));
 	if (!c)

@@ -146,6 +146,7 @@ struct store {
 	uint64_t recover_at;      /* uv_hrtime() of the next recovery attempt */
 	uv_timer_t *health_timer; /* malloc'ed; freed by its close callback */
 	int64_t mark_saved;       /* the revision in DIR/kubicle.db-rev */
+	bool exclusive;           /* no room for -shm at open: exclusive locking */
 };
 
 /* Logs a SQLite failure and returns -EIO (the one place errors map). */

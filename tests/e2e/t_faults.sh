@@ -215,6 +215,19 @@ faults_disk() {
   rm -f "$dir/fill"
   expect_until "/readyz is ok again once there is room" ok kcurl "$SERVER_URL/readyz"
   expect_eq "and writes are taken again" 201 faults_cm full-5
+  # a clean stop removes SQLite's -wal and -shm: the next start on a full
+  # disk has no room for the WAL index
+  stop_server TERM
+  faults_fill "$dir"
+  faults_start disk "$port" || { fail "no start on a full disk after a clean stop: $(tail -3 "$E2E_TMP/disk.log")"; faults_umount "$dir"; return; }
+  pass "the server starts on a full disk after a clean stop too (no room for the WAL index)"
+  expect_eq "it serves reads" 200 kcurl -o /dev/null -w '%{http_code}' "$SERVER_URL/api/v1/namespaces/default/configmaps/full-5"
+  expect "it refuses writes in kube's words" '"reason":"ServerTimeout".*"code":500' faults_post_i full-6
+  rm -f "$dir/fill"
+  expect_until "/readyz is ok again once there is room" ok kcurl "$SERVER_URL/readyz"
+  expect_eq "writes are taken again" 201 faults_cm full-7
+  expect_eq "and the WAL index is a file again (other processes may read the store)" yes \
+    bash -c "[ -s '$dir/kubicle.db-shm' ] && echo yes"
   stop_server TERM
   faults_umount "$dir"
   trap e2e_cleanup EXIT
