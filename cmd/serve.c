@@ -295,6 +295,32 @@ static void client_host(const char *listen, char *buf, size_t len)
 		snprintf(buf, len, "[::1]");
 }
 
+/*
+ * Writes the kubeconfig unless it already says the same (a restart on the
+ * same port: the supervisor keeps it). A full disk does not stop the
+ * server: a tenant that crashed on one must still come up, serve reads
+ * and refuse writes (store.h, Health) until there is room again; the
+ * kubeconfig already there stays (logged).
+ */
+static int put_kubeconfig(const char *path, const struct kb_kubeconfig *kc)
+{
+	char *text = NULL, *have = NULL;
+	int rc = kb_kubeconfig_render(kc, &text);
+	if (rc < 0)
+		return rc;
+	if (kb_read_file(path, &have, NULL) == 0 && strcmp(have, text) == 0)
+		goto out;
+	rc = kb_write_file(path, text, strlen(text), 0600);
+	if (rc == -ENOSPC || rc == -EDQUOT) {
+		kb_warn("main", "cannot write %s: %s; serving anyway", path, strerror(-rc));
+		rc = 0;
+	}
+out:
+	free(text);
+	free(have);
+	return rc;
+}
+
 /* Writes dir/kubeconfig with the CA and admin credential from `pki`. */
 static int write_kubeconfig(const char *dir, const char *pki, const char *listen, int port)
 {
@@ -319,7 +345,7 @@ static int write_kubeconfig(const char *dir, const char *pki, const char *listen
 				   .key_pem = key,
 				   .user = "kubicle-admin"};
 	if ((rc = path_join(path, sizeof(path), dir, "kubeconfig")) == 0)
-		rc = kb_kubeconfig_write(path, &kc);
+		rc = put_kubeconfig(path, &kc);
 out:
 	free(ca);
 	free(cert);

@@ -11,8 +11,9 @@
  *     kubelet restarts a crashing container; a server that fails on its
  *     very first start (bad settings) is not retried: DIR/failed says why;
  *   - SIGTERM/SIGINT: stops the server (SIGTERM, SIGKILL after 10 s), exits;
- *   - at the TTL (tenant.json expires), stops the server and deletes the
- *     tenant, host objects included, whether or not anybody runs kubicle.
+ *   - at the TTL, stops the server and deletes the tenant, host objects
+ *     included, whether or not anybody runs kubicle; the TTL counts the
+ *     time this process has run (supervise.h), saved in DIR/ttl-used.
  * Signals are taken synchronously with sigtimedwait: no handlers, no races.
  */
 #include "cmd/supervise.h"
@@ -41,6 +42,7 @@
 #define STABLE_MS      60000
 #define STOP_GRACE_MS  10000
 #define LOCK_TRIES     40
+#define TTL_SAVE_MS    60000
 
 static int self_exe(char *buf, size_t len)
 {
@@ -102,8 +104,10 @@ struct sup {
 	int64_t started_ms; /* when the current child started */
 	int64_t restart_ms; /* when to start the next one; 0: none due */
 	unsigned backoff_ms;
-	bool ever_ready; /* a server of ours wrote its kubeconfig */
-	time_t renew_at; /* when to renew the syncer's host token; 0: no host */
+	bool ever_ready;     /* a server of ours wrote its kubeconfig */
+	time_t renew_at;     /* when to renew the syncer's host token; 0: no host */
+	long ttl_used;       /* seconds of the TTL used up to ttl_mark_ms */
+	int64_t ttl_mark_ms; /* now_ms() when ttl_used was last brought up to date */
 };
 
 static int64_t now_ms(void)
@@ -127,6 +131,65 @@ static void say(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	fflush(stderr);
+}
+
+/* ---- time to live (supervise.h) ------------------------------------------------------ */
+
+static long ttl_of(const struct tenant *t)
+{
+	return t->expires > t->created ? (long)(t->expires - t->created) : 1;
+}
+
+static long ttl_used_saved(const struct tenant *t)
+{
+	char path[PATH_MAX], *text = NULL, *end;
+	long used = 0;
+	home_path(t, "ttl-used", path, sizeof(path));
+	if (kb_read_file(path, &text, NULL) == 0) {
+		long v = strtol(text, &end, 10);
+		if (end != text && v >= 0)
+			used = v;
+	}
+	free(text);
+	return used;
+}
+
+long supervise_ttl_left(const struct tenant *t)
+{
+	if (!t->expires)
+		return LONG_MAX;
+	return ttl_of(t) - ttl_used_saved(t);
+}
+
+/* Adds the whole seconds run since the mark to ttl_used and saves it. */
+static void ttl_save(struct sup *s)
+{
+	char path[PATH_MAX], text[32];
+	int64_t now = now_ms(), secs = (now - s->ttl_mark_ms) / 1000;
+	if (!s->t.expires)
+		return;
+	s->ttl_used += (long)secs;
+	s->ttl_mark_ms += secs * 1000;
+	home_path(&s->t, "ttl-used", path, sizeof(path));
+	snprintf(text, sizeof(text), "%ld\n", s->ttl_used);
+	if (kb_write_file(path, text, strlen(text), 0600) < 0)
+		say("cannot save %s: the time to live counted since the last save is lost", path);
+}
+
+/* Milliseconds of the TTL left, counted on the monotonic clock. */
+static int64_t ttl_left_ms(const struct sup *s)
+{
+	return ((int64_t)ttl_of(&s->t) - s->ttl_used) * 1000 - (now_ms() - s->ttl_mark_ms);
+}
+
+static void ttl_start(struct sup *s)
+{
+	if (!s->t.expires)
+		return;
+	s->ttl_used = ttl_used_saved(&s->t);
+	s->ttl_mark_ms = now_ms();
+	say("time to live: %lds of %lds used (counted while supervised; the calendar says %s)",
+	    s->ttl_used, ttl_of(&s->t), s->t.expires <= time(NULL) ? "expired" : "not expired");
 }
 
 /* The listen address: the first start's choice of port is kept. */
@@ -325,13 +388,26 @@ static int take_lock(const struct tenant *t)
 	return -EBUSY;
 }
 
-static void expire(struct sup *s)
+/* The TTL is up: the store is kept (tenant_keep_expired), then the tenant
+ * deleted. false when the store could not be kept: the server runs again
+ * and the deletion is tried a minute later. */
+static bool expire(struct sup *s, const sigset_t *old)
 {
+	char kept[PATH_MAX];
 	say("time to live is up: deleting tenant %s", s->t.name);
 	stop_child(s);
+	if (tenant_keep_expired(&s->t, kept, sizeof(kept)) < 0) {
+		say("its store could not be kept: not deleted; trying again in a minute");
+		s->ttl_used -= 60; /* another minute to run */
+		if (start_child(s, old) < 0)
+			s->restart_ms = now_ms() + s->backoff_ms;
+		return false;
+	}
+	say("its store is kept in %s (kubicle restore NAME FILE)", kept);
 	int rc = tenant_destroy(&s->t, false, true, 120);
 	if (rc < 0)
 		say("deleting tenant %s: %s", s->t.name, strerror(-rc));
+	return true;
 }
 
 static int run(struct sup *s, const sigset_t *set, const sigset_t *old)
@@ -353,13 +429,20 @@ static int run(struct sup *s, const sigset_t *set, const sigset_t *old)
 				wait = left;
 		}
 		if (s->t.expires) {
-			int64_t left = ((int64_t)s->t.expires - time(NULL)) * 1000;
+			int64_t left = ttl_left_ms(s);
 			if (left <= 0) {
-				expire(s);
-				return 0;
+				ttl_save(s);
+				if (expire(s, old))
+					return 0;
+				continue;
 			}
+			if (now_ms() - s->ttl_mark_ms >= TTL_SAVE_MS)
+				ttl_save(s);
+			int64_t save = TTL_SAVE_MS - (now_ms() - s->ttl_mark_ms);
 			if (left < wait)
 				wait = left;
+			if (save < wait)
+				wait = save > 0 ? save : 0;
 		}
 		struct timespec ts = {.tv_sec = wait / 1000, .tv_nsec = (wait % 1000) * 1000000};
 		siginfo_t info;
@@ -367,6 +450,7 @@ static int run(struct sup *s, const sigset_t *set, const sigset_t *old)
 		if (sig == SIGTERM || sig == SIGINT) {
 			say("stopping (signal %d)", sig);
 			stop_child(s);
+			ttl_save(s);
 			return 0;
 		}
 		if (sig == SIGCHLD) {
@@ -407,6 +491,7 @@ int cmd_supervise(int argc, char **argv)
 	kb_write_file(path, text, strlen(text), 0600);
 	s.ever_ready = home_port(&s.t) > 0;
 	plan_renewal(&s);
+	ttl_start(&s);
 	if (s.renew_at && s.renew_at <= time(NULL))
 		renew_token(&s); /* before the server needs it */
 	sigset_t set, old;

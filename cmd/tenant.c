@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -726,10 +727,87 @@ static int record_settings(const char *file, const struct tenant *t, char *err, 
 	return rc == SQLITE_OK ? 0 : -EIO;
 }
 
+/* A snapshot of t's store (with its settings) at `file`, written beside it
+ * and renamed into place. */
+static int snapshot_to(const struct tenant *t, const char *file, char *err, size_t len)
+{
+	char db[PATH_MAX], tmp[PATH_MAX + 32];
+	home_path(t, "kubicle.db", db, sizeof(db));
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", file, (int)getpid());
+	unlink(tmp);
+	if (backup_db(db, tmp, err, len) < 0 || record_settings(tmp, t, err, len) < 0) {
+		unlink(tmp);
+		return -EIO;
+	}
+	if (rename(tmp, file) < 0) {
+		int e = errno;
+		snprintf(err, len, "%s: %s", file, strerror(e));
+		unlink(tmp);
+		return -e;
+	}
+	return 0;
+}
+
+/* expired/: the newest EXPIRED_KEEP files stay (by mtime), older ones go. */
+static void prune_expired(const char *dir)
+{
+	struct dirent **list;
+	struct stat sb;
+	char path[PATH_MAX];
+	int n = scandir(dir, &list, NULL, NULL);
+	time_t *mtimes = n > 0 ? calloc((size_t)n, sizeof(*mtimes)) : NULL;
+	for (int i = 0; i < n && mtimes; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, list[i]->d_name);
+		if (list[i]->d_name[0] != '.' && stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+			mtimes[i] = sb.st_mtime;
+	}
+	/* the EXPIRED_KEEP newest by mtime: count those newer than each */
+	for (int i = 0; i < n && mtimes; i++) {
+		if (!mtimes[i])
+			continue;
+		int newer = 0;
+		for (int j = 0; j < n; j++)
+			newer += mtimes[j] > mtimes[i] || (mtimes[j] == mtimes[i] && j < i);
+		if (newer >= EXPIRED_KEEP) {
+			snprintf(path, sizeof(path), "%s/%s", dir, list[i]->d_name);
+			unlink(path);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(list[i]);
+	if (n > 0)
+		free(list);
+	free(mtimes);
+}
+
+int tenant_keep_expired(const struct tenant *t, char *file, size_t len)
+{
+	char dir[PATH_MAX], stamp[32], err[512];
+	time_t now = time(NULL);
+	struct tm tm;
+	int rc = home_dir(dir, sizeof(dir));
+	if (rc < 0)
+		return rc;
+	size_t n = strlen(dir);
+	snprintf(dir + n, sizeof(dir) - n, "/expired");
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(file, len, "%s/%s-%s.db", dir, t->name, stamp);
+	rc = snapshot_to(t, file, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "kubicle: keeping %s's store: %s\n", t->name, err);
+		return rc;
+	}
+	prune_expired(dir);
+	return 0;
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
 	struct tenant t;
-	char db[PATH_MAX], tmp[PATH_MAX + 32], err[512];
+	char err[512];
 	int ai = 1;
 	for (int i = 1; i < argc; i++) {
 		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
@@ -745,19 +823,8 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	if (home_load(argv[1], &t) < 0)
 		return die("snapshot", "no tenant %s", argv[1]);
-	home_path(&t, "kubicle.db", db, sizeof(db));
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", argv[2], (int)getpid());
-	unlink(tmp);
-	if (backup_db(db, tmp, err, sizeof(err)) < 0 ||
-	    record_settings(tmp, &t, err, sizeof(err)) < 0) {
-		unlink(tmp);
+	if (snapshot_to(&t, argv[2], err, sizeof(err)) < 0)
 		return die("snapshot", "%s: %s", argv[1], err);
-	}
-	if (rename(tmp, argv[2]) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return die("snapshot", "%s: %s", argv[2], strerror(e));
-	}
 	struct stat sb;
 	stat(argv[2], &sb);
 	if (json_out)
@@ -933,14 +1000,24 @@ static int start_opt(int c, void *arg)
 
 static bool expired(const struct tenant *t)
 {
-	return t->expires && t->expires <= time(NULL);
+	/* counted while supervised, not by the calendar (supervise.h) */
+	return t->expires && supervise_ttl_left(t) <= 0;
 }
 
 static int start_one(struct tenant *t, const struct start_opts *o, bool quiet)
 {
 	if (expired(t)) {
+		char kept[PATH_MAX];
+		if (tenant_keep_expired(t, kept, sizeof(kept)) < 0)
+			return die("start",
+				   "tenant %s expired; not deleted: its store could not be kept",
+				   t->name);
 		if (!quiet)
-			fprintf(stderr, "kubicle start: tenant %s expired: deleting it\n", t->name);
+			fprintf(
+			    stderr,
+			    "kubicle start: tenant %s expired: deleting it (its store is kept in "
+			    "%s: kubicle restore NAME FILE)\n",
+			    t->name, kept);
 		return tenant_destroy(t, true, true, 120) < 0 ? 1 : 0;
 	}
 	refresh_host("start", t);
@@ -1199,8 +1276,9 @@ int cmd_list(int argc, char **argv)
 		char ep[200], age[32], left[32] = "-", gpus[32];
 		endpoint(&t, ep, sizeof(ep));
 		human_duration((long)(now - t.created), age, sizeof(age));
+		long ttl_left = supervise_ttl_left(&t);
 		if (t.expires)
-			human_duration((long)(t.expires - now), left, sizeof(left));
+			human_duration(ttl_left, left, sizeof(left));
 		gpu_text(u.gpu_milli, gpus, sizeof(gpus));
 		if (json_out) {
 			json_t *o = tenant_json(&t, state);
@@ -1210,7 +1288,7 @@ int cmd_list(int argc, char **argv)
 			json_object_set_new(o, "ageSeconds",
 					    json_integer((json_int_t)(now - t.created)));
 			json_object_set_new(o, "secondsLeft",
-					    t.expires ? json_integer((json_int_t)(t.expires - now))
+					    t.expires ? json_integer((json_int_t)ttl_left)
 						      : json_null());
 			json_array_append_new(items, o);
 		} else {

@@ -42,6 +42,7 @@
 #include "proxy/model/openapi.h"
 #include "proxy/admission/vap.h"
 #include "proxy/admission/webhook.h"
+#include "proxy/core/health.h"
 
 /* Go's strconv.ParseBool as kube's isPrettyPrint reads it: 1 for
  * 1/t/T/TRUE/true/True, 0 for anything else, -1 for an empty value. */
@@ -261,7 +262,7 @@ static void route(struct req *r)
 		return;
 	}
 	if (is_health(r)) {
-		reply_text(r, 200, "text/plain; charset=utf-8", "ok", 2);
+		health_serve(r);
 		return;
 	}
 	if (r->nsegs == 1 && strcmp(r->segs[0], "version") == 0) {

@@ -21,10 +21,14 @@
 #include "store/store_impl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "lib/json.h"
 #include "lib/log.h"
@@ -40,6 +44,21 @@
 /* The timer deletes at most this many events per run (a short pause of the
  * loop); when more are due it runs again right away. */
 #define STORE_COMPACT_BATCH 1000
+/* Past this many WAL pages (128 MiB of 4 KiB pages; a checkpoint normally
+ * restarts the WAL at 1,000: store_ckpt.c) checkpoints are failing: writes
+ * are refused until one succeeds. */
+#define STORE_WAL_MAX_PAGES 32000
+/* Health checks of the files (store.h, Health): every second, and a failed
+ * recovery is tried again at most this often. */
+#define STORE_HEALTH_MS       1000
+#define STORE_RECOVER_NS      (250ULL * 1000 * 1000)
+#define STORE_REBUILD_BUSY_MS 100
+/* A store found older than the revisions it served goes on this far past
+ * them (more than the writes of the second the mark may lag). */
+#define STORE_REV_BUMP 1000000
+/* After SQLITE_FULL, writes are refused until the file system has this
+ * much room again. */
+#define STORE_FREE_BYTES (1024ULL * 1024)
 
 /*
  * objects is a rowid table on purpose: objects are ~1-4 KiB, which a rowid
@@ -92,10 +111,15 @@ static const char *const stmt_sql[SQ__COUNT] = {
 
 /* ---- SQLite helpers ---------------------------------------------------- */
 
+static void disk_full(store_t *st);
+
 int store__sql_err(store_t *st, int rc, const char *what)
 {
 	kb_err("store", "%s: %s (sqlite %d)", what, st->db ? sqlite3_errmsg(st->db) : "", rc);
-	return -EIO;
+	if ((rc & 0xff) != SQLITE_FULL)
+		return -EIO;
+	disk_full(st);
+	return -ENOSPC;
 }
 
 int store__exec(store_t *st, enum store_stmt s, const char *what)
@@ -110,6 +134,9 @@ int store__exec(store_t *st, enum store_stmt s, const char *what)
 
 static void group_fini(store_t *st);
 static int group_init(store_t *st);
+static int health_init(store_t *st);
+static bool room_again(const store_t *st);
+static void mark_save(store_t *st);
 
 int64_t store__committed_rev(const store_t *st)
 {
@@ -201,7 +228,11 @@ static int configure(store_t *st)
 {
 	char sql[128];
 	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
-	int err = set_journal(st);
+	int err = 0;
+	if (st->exclusive)
+		err = exec_sql(st, "PRAGMA locking_mode = EXCLUSIVE", "locking_mode");
+	if (!err)
+		err = set_journal(st);
 	if (err)
 		return err;
 	err = exec_sql(
@@ -256,11 +287,12 @@ static int prepare_all(store_t *st)
 	return 0;
 }
 
-/* Current revision: see DESIGN above. */
-static int load_revs(store_t *st)
+/* The revisions as the database holds them: see DESIGN above. */
+static int stored_revs(store_t *st, int64_t *rev, int64_t *compacted)
 {
 	int64_t max_ev = 0, meta_rev = 0;
-	int err = meta_get_int(st, "compacted", &st->compacted_rev);
+	*compacted = 0;
+	int err = meta_get_int(st, "compacted", compacted);
 	if (err && err != -ENOENT)
 		return err;
 	err = meta_get_int(st, "rev", &meta_rev);
@@ -269,12 +301,17 @@ static int load_revs(store_t *st)
 	err = pragma_int(st, "SELECT coalesce(max(rev), 0) FROM events", &max_ev);
 	if (err)
 		return err;
-	st->rev = st->compacted_rev;
-	if (meta_rev > st->rev)
-		st->rev = meta_rev;
-	if (max_ev > st->rev)
-		st->rev = max_ev;
+	*rev = *compacted;
+	if (meta_rev > *rev)
+		*rev = meta_rev;
+	if (max_ev > *rev)
+		*rev = max_ev;
 	return 0;
+}
+
+static int load_revs(store_t *st)
+{
+	return stored_revs(st, &st->rev, &st->compacted_rev);
 }
 
 static void compact_timer_cb(uv_timer_t *t)
@@ -321,6 +358,8 @@ static void set_opts(store_t *st, const struct store_opts *opts)
 		st->opts.compact_interval_ms = 60000;
 	if (st->opts.cache_kib <= 0)
 		st->opts.cache_kib = 2048;
+	if (st->opts.wal_max_pages <= 0)
+		st->opts.wal_max_pages = STORE_WAL_MAX_PAGES;
 }
 
 static int open_db(store_t *st, const char *path)
@@ -347,15 +386,31 @@ int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
 		return -ENOMEM;
 	st->loop = loop;
 	set_opts(st, opts);
-	int err = open_db(st, path);
+	st->path = strdup(path);
+	int err = st->path ? open_db(st, path) : -ENOMEM;
 	if (!err)
 		err = configure(st);
+	if (err == -EIO && !room_again(st)) {
+		/* a full disk leaves no room for the WAL index (-shm, 32 KiB):
+		 * opened again with exclusive locking, SQLite keeps the index in
+		 * memory (no second connection: SQLite's own checkpoints, no
+		 * background ones) until leave_exclusive() */
+		kb_warn("store", "no room for %s-shm: exclusive locking until there is", path);
+		sqlite3_close(st->db);
+		st->db = NULL;
+		st->exclusive = true;
+		err = open_db(st, path);
+		if (!err)
+			err = configure(st);
+	}
 	if (!err)
 		err = init_schema(st);
 	if (!err)
 		err = prepare_all(st);
 	if (!err)
 		err = load_revs(st);
+	if (!err)
+		err = health_init(st);
 	if (!err)
 		err = store__ckpt_start(st, path);
 	if (!err)
@@ -390,9 +445,15 @@ void store_close(store_t *st)
 		uv_timer_stop(st->timer);
 		uv_close((uv_handle_t *)st->timer, timer_closed);
 	}
+	if (st->health_timer) {
+		uv_timer_stop(st->health_timer);
+		uv_close((uv_handle_t *)st->health_timer, timer_closed);
+	}
 	store__ckpt_stop(st);
-	if (st->stmt[SQ__COUNT - 1])
+	if (st->stmt[SQ__COUNT - 1]) {
 		meta_set_int(st, "rev", st->rev);
+		mark_save(st);
+	}
 	for (int i = 0; i < SQ__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
 	sqlite3_finalize(st->snap_stmt[0]);
@@ -401,6 +462,7 @@ void store_close(store_t *st)
 		store__sql_err(st, SQLITE_BUSY, "close");
 	free(st->wbuf);
 	free(st->rbuf);
+	free(st->path);
 	free(st);
 }
 
@@ -522,14 +584,20 @@ static int put_object(store_t *st, enum store_stmt s, const char *res, const cha
 
 static int group_open(store_t *st);
 
+static int writable(store_t *st);
+
 static int write_begin(store_t *st)
 {
+	int err = writable(st);
+	if (err)
+		return err;
 	if (st->txn_depth == 0 && st->gc_check)
 		return group_open(st);
 	return st->txn_depth > 0 ? 0 : store__exec(st, SQ_BEGIN, "begin");
 }
 
 static int commit_timed(store_t *st);
+static int take_unsafe(store_t *st);
 
 /*
  * Ends one write: commits it (outside a transaction) and queues its event.
@@ -538,7 +606,7 @@ static int commit_timed(store_t *st);
 static int write_end(store_t *st, int err, int64_t rev0, struct store_evnode *n)
 {
 	if (st->txn_depth > 0) {
-		if (err == -EIO)
+		if (err == -EIO || err == -ENOSPC)
 			st->txn_failed = true;
 	} else {
 		if (!err)
@@ -553,17 +621,21 @@ static int write_end(store_t *st, int err, int64_t rev0, struct store_evnode *n)
 	}
 	if (n)
 		store__emit(st, n);
-	return 0;
+	return take_unsafe(st);
 }
 
 const double STORE_COMMIT_BOUNDS[STORE_COMMIT_NBOUNDS] = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1};
 
-/* COMMIT, timed for store_stats. */
+static void after_commit(store_t *st);
+
+/* COMMIT, timed for store_stats; then the health check of the files. */
 static int commit_timed(store_t *st)
 {
 	uint64_t t0 = uv_hrtime();
 	int err = store__exec(st, SQ_COMMIT, "commit");
+	if (!err)
+		after_commit(st);
 	double secs = (double)(uv_hrtime() - t0) / 1e9;
 	st->stats.commits[kb_prom_bucket(STORE_COMMIT_BOUNDS, STORE_COMMIT_NBOUNDS, secs)]++;
 	st->stats.commit_seconds += secs;
@@ -983,6 +1055,8 @@ int store_count_each(store_t *st, void (*cb)(const char *res, int64_t count, voi
 
 int store_txn_begin(store_t *st)
 {
+	/* not refused while a fault stands: its writes are (write_begin),
+	 * and callers that go on after a failed begin stay balanced */
 	KB_CHECK(st && st->txn_depth < STORE_TXN_MAX - 1, -EINVAL);
 	if (st->txn_depth == 0 && st->gc_check) {
 		int gerr = group_open(st);
@@ -1035,7 +1109,7 @@ int store_txn_commit(store_t *st)
 	}
 	if (--st->txn_depth == 0 && !st->hold_publish)
 		store__txn_publish(st);
-	return 0;
+	return st->txn_depth == 0 ? take_unsafe(st) : 0;
 }
 
 void store_txn_rollback(store_t *st)
@@ -1097,7 +1171,7 @@ static void group_commit(store_t *st)
 		free(w);
 		w = next;
 	}
-	if (err == 0)
+	if (err == 0 || err == -EROFS) /* -EROFS: committed, not durable */
 		store__txn_publish(st);
 }
 
@@ -1171,6 +1245,353 @@ int store_on_commit(store_t *st, store_commit_cb cb, void *arg)
 		tail = &(*tail)->next;
 	*tail = w;
 	return 0;
+}
+
+/* ---- health: the files under the store (store.h, Health) ----------------- */
+
+static int file_id(const char *path, const char *sfx, struct store_fileid *id)
+{
+	char p[4096];
+	struct stat sb;
+	snprintf(p, sizeof(p), "%s%s", path, sfx);
+	if (stat(p, &sb) < 0)
+		return -errno;
+	id->dev = sb.st_dev;
+	id->ino = sb.st_ino;
+	id->known = true;
+	return 0;
+}
+
+/* Whether path+sfx is still the file noted in `id` (unknown: yes). */
+static bool same_file(const char *path, const char *sfx, const struct store_fileid *id)
+{
+	struct store_fileid now = {0};
+	if (!id->known)
+		return true;
+	return file_id(path, sfx, &now) == 0 && now.dev == id->dev && now.ino == id->ino;
+}
+
+static void files_note(store_t *st)
+{
+	st->db_id.known = st->path && file_id(st->path, "", &st->db_id) == 0;
+	st->wal_id.known = st->path && file_id(st->path, "-wal", &st->wal_id) == 0;
+}
+
+static enum store_fault files_fault(store_t *st)
+{
+	if (!st->path)
+		return STORE_FAULT_NONE;
+	if (!st->wal_id.known) /* no WAL yet at open: the first one is ours */
+		st->wal_id.known = file_id(st->path, "-wal", &st->wal_id) == 0;
+	if (!same_file(st->path, "", &st->db_id))
+		return STORE_FAULT_DB_LOST;
+	if (!same_file(st->path, "-wal", &st->wal_id))
+		return STORE_FAULT_WAL_LOST;
+	return STORE_FAULT_NONE;
+}
+
+static void set_fault(store_t *st, enum store_fault f)
+{
+	if (st->fault == f)
+		return;
+	st->fault = f;
+	char why[256];
+	store_health(st, why, sizeof(why));
+	kb_err("store", "refusing writes: %s", why);
+}
+
+/*
+ * The WAL was removed: its commits live on in the unlinked file this
+ * connection still reads. A TRUNCATE checkpoint copies every one of them
+ * into the database file and syncs it (with the background checkpointer
+ * stopped, nobody else reads the WAL, so it completes or fails: BUSY is a
+ * failure); leaving WAL mode and entering it again makes SQLite create a
+ * new WAL at the path. Then the database must hold the revision the store
+ * had, else the revision went backwards (never silently: REV_LOST).
+ */
+static int rebuild_wal(store_t *st)
+{
+	kb_warn("store", "%s-wal was removed: copying its commits into %s and starting a new one",
+		st->path, st->path);
+	bool had_ckpt = st->ckpt != NULL;
+	store__ckpt_stop(st);
+	/* another process reading the file (kubicle list, snapshot) makes
+	 * this wait: not for long, on the loop; a later attempt retries */
+	sqlite3_busy_timeout(st->db, STORE_REBUILD_BUSY_MS);
+	int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	int err = rc == SQLITE_OK ? 0 : store__sql_err(st, rc, "checkpoint of the removed WAL");
+	if (!err)
+		err = exec_sql(st, "PRAGMA journal_mode = DELETE", "leaving WAL mode");
+	if (!err)
+		err = set_journal(st);
+	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
+	if (had_ckpt && store__ckpt_start(st, st->path) < 0)
+		kb_err("store", "background checkpoints stay off: out of memory");
+	int64_t rev = 0, compacted = 0;
+	if (!err)
+		err = stored_revs(st, &rev, &compacted);
+	if (!err && rev < store__committed_rev(st)) {
+		kb_err("store",
+		       "the rebuilt database is at revision %" PRId64 ", the store was at %" PRId64,
+		       rev, store__committed_rev(st));
+		set_fault(st, STORE_FAULT_REV_LOST);
+		return -EROFS;
+	}
+	if (err)
+		return err;
+	files_note(st);
+	kb_info("store",
+		"a new WAL holds the store again; every commit up to revision %" PRId64 " is in %s",
+		store__committed_rev(st), st->path);
+	return 0;
+}
+
+/* SQLITE_FULL: the disk is full (store__sql_err); writes are refused
+ * until room_again(). */
+static void disk_full(store_t *st)
+{
+	if (st->fault == STORE_FAULT_NONE)
+		set_fault(st, STORE_FAULT_NOSPACE);
+	st->recover_at = uv_hrtime() + STORE_RECOVER_NS;
+}
+
+/* Whether the file system of the database has STORE_FREE_BYTES free. */
+static bool room_again(const store_t *st)
+{
+	struct statvfs sv;
+	if (!st->path || statvfs(st->path, &sv) < 0)
+		return true; /* cannot tell: let the next commit tell */
+	return (unsigned long long)sv.f_bavail * sv.f_frsize >= STORE_FREE_BYTES;
+}
+
+/* A fault that may go away: the WAL rebuilt, a checkpoint that copied the
+ * whole WAL (the next commit starts it over), room on the disk again. */
+static void try_recover(store_t *st)
+{
+	int log = -1, done = -1;
+	st->recover_at = uv_hrtime() + STORE_RECOVER_NS;
+	switch (st->fault) {
+	case STORE_FAULT_WAL_LOST:
+		if (files_fault(st) == STORE_FAULT_DB_LOST)
+			set_fault(st, STORE_FAULT_DB_LOST);
+		else if (rebuild_wal(st) == 0)
+			st->fault = STORE_FAULT_NONE;
+		break;
+	case STORE_FAULT_WAL_GROWING:
+		if (sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log,
+					      &done) == SQLITE_OK &&
+		    log == done) {
+			st->fault = STORE_FAULT_NONE;
+			st->wal_pages = 0;
+		}
+		break;
+	case STORE_FAULT_NOSPACE:
+		if (room_again(st))
+			st->fault = STORE_FAULT_NONE;
+		break;
+	default: break; /* not recoverable in place */
+	}
+	if (st->fault == STORE_FAULT_NONE)
+		kb_info("store", "accepting writes again");
+}
+
+/* 0, or -EROFS while a fault stands (tried again first, now and then). */
+static int writable(store_t *st)
+{
+	if (st->fault == STORE_FAULT_NONE)
+		return 0;
+	if (st->txn_depth == 0 && uv_hrtime() >= st->recover_at)
+		try_recover(st);
+	return st->fault == STORE_FAULT_NONE ? 0 : -EROFS;
+}
+
+/* After every outermost COMMIT: the commit is acknowledged only if it is
+ * in a file the database's path still names (rebuilding the WAL first when
+ * it was removed); else take_unsafe() turns its success into -EROFS. */
+static void after_commit(store_t *st)
+{
+	enum store_fault f = files_fault(st);
+	if (f == STORE_FAULT_NONE)
+		return;
+	if (f == STORE_FAULT_WAL_LOST && rebuild_wal(st) == 0)
+		return;
+	if (st->fault == STORE_FAULT_NONE) /* rebuild_wal may have set REV_LOST */
+		set_fault(st, f);
+	st->recover_at = uv_hrtime() + STORE_RECOVER_NS;
+	st->commit_unsafe = true;
+}
+
+static int take_unsafe(store_t *st)
+{
+	bool unsafe = st->commit_unsafe;
+	st->commit_unsafe = false;
+	return unsafe ? -EROFS : 0;
+}
+
+void store__wal_size(store_t *st, int pages)
+{
+	st->wal_pages = pages;
+	if (pages >= st->opts.wal_max_pages && st->fault == STORE_FAULT_NONE) {
+		set_fault(st, STORE_FAULT_WAL_GROWING);
+		st->recover_at = uv_hrtime() + STORE_RECOVER_NS;
+	}
+}
+
+/*
+ * The revision mark: DIR/kubicle.db-rev holds the newest revision the store
+ * has committed, written (not synced: it is for crashes of the process)
+ * every second and at close. A store opened below its mark lost commits
+ * that were served (a WAL removed just before a crash, an older copy of the
+ * file put back): as etcd's restore does (etcdutl snapshot restore
+ * --bump-revision --mark-compacted), revisions go on past the mark and the
+ * history before is compacted, so that watchers get 410 Gone and relist,
+ * and writes carrying a resourceVersion from the lost range conflict.
+ */
+static void mark_path(const store_t *st, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s-rev", st->path);
+}
+
+static int64_t mark_read(const store_t *st)
+{
+	char p[4096], buf[32];
+	int64_t v = 0;
+	mark_path(st, p, sizeof(p));
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f))
+		v = strtoll(buf, NULL, 10);
+	fclose(f);
+	return v > 0 ? v : 0;
+}
+
+static void mark_save(store_t *st)
+{
+	int64_t rev = store__committed_rev(st);
+	char p[4096], tmp[4160], buf[32];
+	if (!st->loop || !st->path || rev == st->mark_saved) /* the server's only */
+		return;
+	mark_path(st, p, sizeof(p));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", p);
+	int n = snprintf(buf, sizeof(buf), "%" PRId64 "\n", rev);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && write(fd, buf, (size_t)n) == n;
+	if (fd >= 0)
+		close(fd);
+	if (ok && rename(tmp, p) == 0)
+		st->mark_saved = rev;
+	else
+		unlink(tmp); /* a full disk: the older mark stays */
+}
+
+static void mark_check(store_t *st)
+{
+	if (!st->loop) /* tools reading a tenant's store leave it as it is */
+		return;
+	int64_t mark = mark_read(st);
+	st->mark_saved = mark;
+	if (mark <= st->rev)
+		return;
+	int64_t to = mark + STORE_REV_BUMP;
+	kb_err("store",
+	       "%s is at revision %" PRId64 " but revision %" PRId64
+	       " was served: commits were lost; revisions go on from %" PRId64
+	       " and the history before is compacted (watchers relist)",
+	       st->path, st->rev, mark, to);
+	st->rev = to;
+	if (store_compact(st, to) < 0)
+		st->compacted_rev = to; /* kept at the next compaction or close */
+}
+
+/* Back to WAL with its -shm index and normal locking once there is room
+ * (configure() fell back to exclusive locking on a full disk). */
+static void leave_exclusive(store_t *st)
+{
+	int err = exec_sql(st, "PRAGMA journal_mode = DELETE", "leaving WAL mode");
+	if (!err)
+		err = exec_sql(st, "PRAGMA locking_mode = NORMAL", "locking_mode");
+	if (!err) /* the exclusive lock goes with the next access */
+		err = exec_sql(st, "SELECT 1 FROM meta LIMIT 1", "unlock");
+	if (!err)
+		err = set_journal(st);
+	if (err) {
+		sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+		return; /* tried again in a second */
+	}
+	st->exclusive = false;
+	files_note(st);
+	if (store__ckpt_start(st, st->path) < 0)
+		kb_err("store", "background checkpoints stay off: out of memory");
+	kb_info("store", "room again: %s-shm made, normal locking", st->path);
+}
+
+static void health_timer_cb(uv_timer_t *t)
+{
+	store_t *st = t->data;
+	if (st->txn_depth > 0)
+		return;
+	mark_save(st);
+	if (st->exclusive && room_again(st))
+		leave_exclusive(st);
+	if (st->fault != STORE_FAULT_NONE) {
+		if (uv_hrtime() >= st->recover_at)
+			try_recover(st);
+		return;
+	}
+	enum store_fault f = files_fault(st);
+	if (f == STORE_FAULT_WAL_LOST && rebuild_wal(st) == 0)
+		return;
+	if (f != STORE_FAULT_NONE && st->fault == STORE_FAULT_NONE) {
+		set_fault(st, f);
+		st->recover_at = uv_hrtime() + STORE_RECOVER_NS;
+	}
+}
+
+static int health_init(store_t *st)
+{
+	files_note(st);
+	mark_check(st);
+	if (!st->loop)
+		return 0;
+	st->health_timer = malloc(sizeof(*st->health_timer));
+	if (!st->health_timer)
+		return -ENOMEM;
+	uv_timer_init(st->loop, st->health_timer);
+	st->health_timer->data = st;
+	uv_unref((uv_handle_t *)st->health_timer);
+	return uv_timer_start(st->health_timer, health_timer_cb, STORE_HEALTH_MS, STORE_HEALTH_MS);
+}
+
+int store_health(const store_t *st, char *why, size_t len)
+{
+	/* the file's name alone: /readyz/etcd is public */
+	const char *f = st->path ? st->path : "the database";
+	if (strrchr(f, '/'))
+		f = strrchr(f, '/') + 1;
+	char buf[256];
+	switch (st->fault) {
+	case STORE_FAULT_NONE: snprintf(buf, sizeof(buf), "ok"); break;
+	case STORE_FAULT_WAL_LOST:
+		snprintf(buf, sizeof(buf), "%s-wal was removed and could not be rebuilt yet", f);
+		break;
+	case STORE_FAULT_DB_LOST:
+		snprintf(buf, sizeof(buf), "%s was removed or replaced; restore it and restart", f);
+		break;
+	case STORE_FAULT_WAL_GROWING:
+		snprintf(buf, sizeof(buf), "%s-wal holds %d pages: checkpoints are failing", f,
+			 st->wal_pages);
+		break;
+	case STORE_FAULT_REV_LOST:
+		snprintf(buf, sizeof(buf), "the rebuilt %s is older than the revisions served", f);
+		break;
+	case STORE_FAULT_NOSPACE:
+		snprintf(buf, sizeof(buf), "no space left on the device of %s", f);
+		break;
+	}
+	if (why && len)
+		snprintf(why, len, "%s", buf);
+	return st->fault == STORE_FAULT_NONE ? 0 : -EROFS;
 }
 
 /* ---- compaction and key/value ------------------------------------------ */

@@ -39,7 +39,38 @@
  *
  * Errors: 0 or a negative errno: -ENOENT (no such object), -EEXIST (exists),
  * -ESTALE (resourceVersion precondition failed), -ERANGE (revision
- * compacted), -EINVAL (bad argument), -EIO (SQLite failed; logged).
+ * compacted), -EINVAL (bad argument), -EIO (SQLite failed; logged),
+ * -ENOSPC (the disk is full), -EROFS (the store refuses writes: see Health).
+ *
+ * Health: a write is acknowledged only when it is in the database file or
+ * in a WAL that the file system still links to the database (durable
+ * against a crash of the process; against a power loss as far as
+ * opts.sync_full allows). After each
+ * commit, and every second, the store checks that the database file and
+ * its WAL are still the files it opened. When the WAL was removed (an
+ * operator's `rm`, a cleaner), the commits since then live only in the
+ * unlinked WAL this process still has open, and a crash would lose them:
+ * the store copies them into the database file (a TRUNCATE checkpoint from
+ * the live connection, which reads the unlinked WAL, then fsyncs the
+ * file), leaves WAL mode and enters it again, which creates a new, linked
+ * WAL. If that succeeds before the commit's writers are told, the commit
+ * is acknowledged as usual; if it fails, they get -EROFS and so does every
+ * write until a later attempt (at most every 250 ms, on a write or on the
+ * timer) succeeds. The window left: a WAL removed and the process killed
+ * before the next check (the next commit, or a second later) loses the
+ * acknowledged commits not yet checkpointed, as removing the WAL of a
+ * stopped server would.
+ * The same refusal holds while the WAL is past
+ * opts.wal_max_pages (checkpoints keep failing), after the disk filled up
+ * (SQLITE_FULL: until the file system has 1 MiB free; a store opened on a
+ * full disk, with no room for the WAL index, runs with SQLite's exclusive
+ * locking and the index in memory until there is room), and when the database file
+ * itself was removed or replaced (not recoverable in place: the revision
+ * could go backwards at the next start). store_health() tells which.
+ * Revisions never go backwards: DIR/<db>-rev marks the newest one committed
+ * (every second and at close, by a store with a loop), and a store opened
+ * below its mark moves past it with its history compacted (store.c,
+ * mark_check), so that watchers relist.
  *
  * Ownership: json_t pointers passed in are borrowed (the store may set
  * metadata.resourceVersion in them); json_t pointers handed out through
@@ -63,6 +94,8 @@ struct store_opts {
 	unsigned compact_interval_ms; /* 0: 60000 */
 	int cache_kib;                /* SQLite page cache; 0: 2048 */
 	bool group_commit;            /* batch the writes of one loop iteration */
+	int wal_max_pages;            /* WAL size (pages) past which writes are refused
+			      because checkpoints do not keep up; 0: 32000 */
 };
 
 /* Opens (creating if needed) the database at `path`. */
@@ -195,6 +228,10 @@ int store_on_commit(store_t *st, store_commit_cb cb, void *arg);
 
 /* Commits the pending group now (callbacks run before it returns). */
 void store_flush(store_t *st);
+
+/* 0 when writes are accepted, else -EROFS with a one-line reason in `why`
+ * (may be NULL). Loop thread. */
+int store_health(const store_t *st, char *why, size_t len);
 
 /* Background WAL checkpoints completed so far (0 without a loop). */
 size_t store_checkpoints(const store_t *st);

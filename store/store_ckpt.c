@@ -113,6 +113,7 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 {
 	store_t *st = arg;
 	struct store_ckpt *c = st->ckpt;
+	store__wal_size(st, pages);
 	if (pages < c->last_pages)
 		c->next_at = STORE_CKPT_PAGES; /* the WAL started over */
 	c->last_pages = pages;
@@ -139,7 +140,7 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 
 int store__ckpt_start(store_t *st, const char *path)
 {
-	if (!st->loop)
+	if (!st->loop || st->exclusive) /* a second connection cannot open it */
 		return 0;
 	struct store_ckpt *c = calloc(1, sizeof(*c));
 	if (!c)

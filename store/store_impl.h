@@ -24,6 +24,7 @@
 #define KB_STORE_IMPL_H
 
 #include <sqlite3.h>
+#include <sys/types.h>
 
 #include "store/store.h"
 
@@ -76,6 +77,22 @@ struct store_txn_level {
 	struct store_evnode *mark; /* tail of the txn queue at begin */
 };
 
+/* A file as the store opened it (health checks compare these). */
+struct store_fileid {
+	dev_t dev;
+	ino_t ino;
+	bool known;
+};
+
+enum store_fault {
+	STORE_FAULT_NONE,
+	STORE_FAULT_WAL_LOST,    /* the WAL was unlinked or replaced */
+	STORE_FAULT_DB_LOST,     /* the database file was unlinked or replaced */
+	STORE_FAULT_WAL_GROWING, /* past opts.wal_max_pages */
+	STORE_FAULT_REV_LOST,    /* a rebuilt WAL came back at an older revision */
+	STORE_FAULT_NOSPACE,     /* SQLITE_FULL, until the disk has room again */
+};
+
 struct store_commit_waiter {
 	struct store_commit_waiter *next;
 	store_commit_cb cb;
@@ -119,6 +136,17 @@ struct store {
 	sqlite3_stmt *snap_stmt[2]; /* store_snap.c, prepared on first use */
 	struct store_ckpt *ckpt;    /* store_ckpt.c; NULL without a loop */
 	struct store_stats stats;   /* commit latency (store_stats) */
+
+	/* storage health (store.c, "health"; see store.h) */
+	char *path; /* the database file */
+	struct store_fileid db_id, wal_id;
+	enum store_fault fault;
+	int wal_pages;            /* WAL size at the last commit (wal hook) */
+	bool commit_unsafe;       /* the last commit is not durable: -EROFS */
+	uint64_t recover_at;      /* uv_hrtime() of the next recovery attempt */
+	uv_timer_t *health_timer; /* malloc'ed; freed by its close callback */
+	int64_t mark_saved;       /* the revision in DIR/kubicle.db-rev */
+	bool exclusive;           /* no room for -shm at open: exclusive locking */
 };
 
 /* Logs a SQLite failure and returns -EIO (the one place errors map). */
@@ -136,6 +164,9 @@ int store__decode_key(const char *key, unsigned char **buf, const char **name);
 
 /* store_snap.c: store_list for req->at < the current revision. */
 int store__list_at(store_t *st, const struct store_list_req *req, struct store_list_result *out);
+
+/* Health (store.c): called by the WAL hook with the WAL's size. */
+void store__wal_size(store_t *st, int pages);
 
 /* store_ckpt.c: background WAL checkpoints (a no-op without a loop). */
 int store__ckpt_start(store_t *st, const char *path);

@@ -44,7 +44,12 @@ struct deferred_reply {
 	int code;
 	char *content_type, *headers, *body;
 	size_t len;
+	/* what kube's storage error names (storage_status) */
+	char op[16], qn[256], group[128], plural[96];
 };
+
+static json_t *storage_status(const char *op, const char *qn, const char *group,
+			      const char *plural);
 
 static void deferred_send(struct deferred_reply *d, int status)
 {
@@ -53,11 +58,16 @@ static void deferred_send(struct deferred_reply *d, int status)
 		kb_http_respond(d->http, d->code, d->content_type, d->headers, d->body, d->len);
 		return;
 	}
-	json_t *st =
-	    reply_status_object(500, "InternalError",
-				"Internal error occurred: the change could not be committed", NULL);
+	json_t *st = status == -EROFS || status == -ENOSPC
+			 ? storage_status(d->op, d->qn, d->group, d->plural)
+			 : reply_status_object(
+			       500, "InternalError",
+			       "Internal error occurred: the change could not be committed", NULL);
 	char *s = json_dumps(st, JSON_COMPACT);
-	kb_http_respond(d->http, 500, "application/json", NULL, s, s ? strlen(s) : 0);
+	/* kube's ErrorNegotiated: retryAfterSeconds becomes Retry-After */
+	kb_http_respond(d->http, 500, "application/json",
+			status == -EROFS || status == -ENOSPC ? "Retry-After: 2\r\n" : NULL, s,
+			s ? strlen(s) : 0);
 	free(s);
 	json_decref(st);
 }
@@ -79,14 +89,22 @@ static void deferred_flush(int status, void *arg)
 	}
 }
 
-static int defer_reply(struct proxy *px, kb_http_req_t *http, const struct prom_rec *prom, int code,
-		       const char *ct, const char *headers, const char *body, size_t len)
+static void storage_names(const struct req *r, char *op, size_t oplen, char *qn, size_t qnlen);
+
+static int defer_reply(struct req *r, const struct prom_rec *prom, int code, const char *ct,
+		       const char *headers, const char *body, size_t len)
 {
+	struct proxy *px = r->px;
 	struct deferred_reply *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->http = http;
+	d->http = r->http;
 	d->prom = *prom;
+	storage_names(r, d->op, sizeof(d->op), d->qn, sizeof(d->qn));
+	if (r->res) {
+		snprintf(d->group, sizeof(d->group), "%s", r->res->group);
+		snprintf(d->plural, sizeof(d->plural), "%s", r->res->plural);
+	}
 	d->code = code;
 	d->content_type = strdup(ct);
 	d->headers = headers ? strdup(headers) : NULL;
@@ -183,7 +201,7 @@ void reply_raw(struct req *r, int code, const char *content_type, const char *he
 	if (headers)
 		kb_buf_puts(&hdr, headers);
 	if (!store_pending(r->px->store) ||
-	    defer_reply(r->px, r->http, &prom, code, content_type, hdr.data, body, len) < 0) {
+	    defer_reply(r, &prom, code, content_type, hdr.data, body, len) < 0) {
 		prom_record(&prom, code);
 		kb_http_respond(r->http, code, content_type, hdr.data, body, len);
 	}
@@ -276,6 +294,51 @@ static json_t *details_of(const struct req *r, const char *name)
 	return d;
 }
 
+/*
+ * The store refuses writes (store.h, Health) or the disk is full: kube's
+ * answer when its storage cannot serve a request
+ * (apiserver/pkg/storage/errors/storage.go, InterpretCreateError and its
+ * siblings: an unreachable storage becomes errors.NewServerTimeout(resource,
+ * verb, 2)): 500 ServerTimeout, "The create operation against pods could
+ * not be completed at this time, please try again.", with Retry-After: 2.
+ * kube's registry names a patch "update" and a delete "delete".
+ */
+static void storage_names(const struct req *r, char *op, size_t oplen, char *qn, size_t qnlen)
+{
+	const char *v = r->verb ? r->verb : "update";
+	if (strcmp(v, "patch") == 0)
+		v = "update";
+	else if (strcmp(v, "deletecollection") == 0)
+		v = "delete";
+	snprintf(op, oplen, "%s", v);
+	reply_resource_name(r->res, qn, qnlen);
+}
+
+/* The Status of errors.NewServerTimeout(resource, op, 2) (new reference). */
+static json_t *storage_status(const char *op, const char *qn, const char *group, const char *plural)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg),
+		 "The %s operation against %s could not be completed at this time, please try "
+		 "again.",
+		 op, qn);
+	json_t *d = json_pack("{s:s,s:s,s:i}", "kind", plural, "name", op, "retryAfterSeconds", 2);
+	if (group[0])
+		json_object_set_new(d, "group", json_string(group));
+	return reply_status_object(500, "ServerTimeout", msg, d);
+}
+
+static void reply_storage_unavailable(struct req *r)
+{
+	char op[16], qn[300];
+	storage_names(r, op, sizeof(op), qn, sizeof(qn));
+	json_t *st =
+	    storage_status(op, qn, r->res ? r->res->group : "", r->res ? r->res->plural : "");
+	json_t *d = json_incref(json_object_get(st, "details"));
+	reply_status(r, 500, "ServerTimeout", json_string_value(json_object_get(st, "message")), d);
+	json_decref(st);
+}
+
 void reply_errno(struct req *r, int err, const char *name)
 {
 	char qn[300], msg[1024];
@@ -298,6 +361,8 @@ void reply_errno(struct req *r, int err, const char *name)
 		return;
 	case -ERANGE: reply_status(r, 410, "Expired", "too old resource version", NULL); return;
 	case -ENOMEM: reply_status(r, 500, "InternalError", "out of memory", NULL); return;
+	case -EROFS:
+	case -ENOSPC: reply_storage_unavailable(r); return;
 	default:
 		snprintf(msg, sizeof(msg), "Internal error occurred: %s", strerror(-err));
 		reply_status(r, 500, "InternalError", msg, NULL);

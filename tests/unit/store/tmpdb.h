@@ -22,9 +22,9 @@ static void tmpdb_make(struct tmpdb *t, const char *prefix)
 
 static void tmpdb_remove(const struct tmpdb *t)
 {
-	static const char *const sfx[] = {"", "-wal", "-shm"};
+	static const char *const sfx[] = {"", "-wal", "-shm", "-rev"};
 	char p[160];
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		snprintf(p, sizeof(p), "%s%s", t->path, sfx[i]);
 		unlink(p);
 	}
