@@ -224,6 +224,109 @@ START_TEST(formats)
 }
 END_TEST
 
+/* crd_format_valid case by case against kube-openapi's strfmt registry
+ * (default.go, duration.go, bson.go, govalidator) and Go's net/mail and
+ * time.ParseDuration; the expected values are what those functions return. */
+START_TEST(format_table)
+{
+	static const struct {
+		const char *format, *value;
+		bool ok;
+	} cases[] = {
+	    /* HostnamePattern: one dash only right after a lone label's first
+	     * character; a last label of two or more letters */
+	    {"hostname", "example.com", true},
+	    {"hostname", "a", true},
+	    {"hostname", "a-b", true},
+	    {"hostname", "my-host", false},
+	    {"hostname", "web-1.svc.cluster.local", true},
+	    {"hostname", "m\xc3\xbcnchen.de", true},
+	    {"hostname", "-bad.com", false},
+	    {"hostname", "bad..com", false},
+	    {"hostname", "host.c", false},
+	    {"hostname", "10.0.0.1", false},
+	    {"hostname", "host_1.com", false},
+	    {"hostname", "host.com.", false},
+	    {"hostname", "", false},
+	    {"hostname", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx.com",
+	     true},
+	    {"hostname", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx.com",
+	     false},
+	    /* net/mail ParseAddress */
+	    {"email", "user@example.com", true},
+	    {"email", "a@b", true},
+	    {"email", "Alice <alice@example.com>", true},
+	    {"email", "\"Alice B\" <alice@example.com>", true},
+	    {"email", "alice@example.com (Alice)", true},
+	    {"email", "<a@b>", true},
+	    {"email", "\"a b\"@example.com", true},
+	    {"email", "a@[10.0.0.1]", true},
+	    {"email", "g: a@b;", true},
+	    {"email", "not-an-email", false},
+	    {"email", "a@", false},
+	    {"email", "@b", false},
+	    {"email", "a..b@c", false},
+	    {"email", ".a@c", false},
+	    {"email", "a b@c", false},
+	    {"email", "\"\"@c", false},
+	    {"email", "a@[999.0.0.1]", false},
+	    {"email", "a@b, c@d", false},
+	    {"email", "a@b extra", false},
+	    {"email", "g: ;", false},
+	    {"email", "Alice <alice@example.com", false},
+	    {"email", "", false},
+	    /* time.ParseDuration, then strfmt's "<n> <unit>" words */
+	    {"duration", "1h30m", true},
+	    {"duration", "300ms", true},
+	    {"duration", "-1.5h", true},
+	    {"duration", "2\xc2\xb5s", true},
+	    {"duration", "0", true},
+	    {"duration", "5 minutes", true},
+	    {"duration", "2 days", true},
+	    {"duration", "1w", true},
+	    {"duration", "3 secs", true},
+	    {"duration", "1 hour and 10 parsecs", true},
+	    {"duration", "1", false},
+	    {"duration", "forever", false},
+	    {"duration", "10 parsecs", false},
+	    {"duration", "h", false},
+	    {"duration", "99999999999999999999 h", false},
+	    {"duration", "", false},
+	    /* govalidator */
+	    {"isbn10", "0321751043", true},
+	    {"isbn10", "0-8044-2957-X", true},
+	    {"isbn10", "3-598-21508-9", false},
+	    {"isbn13", "978-0321751041", true},
+	    {"isbn13", "978-0321751042", false},
+	    {"isbn", "3 598 21508 8", true},
+	    {"isbn", "978-0321751041", true},
+	    {"isbn", "12345", false},
+	    {"creditcard", "4111 1111 1111 1111", true},
+	    {"creditcard", "4111111111111112", false},
+	    {"creditcard", "1234", false},
+	    {"ssn", "123-45-6789", true},
+	    {"ssn", "123 45 6789", true},
+	    {"ssn", "123456789", false},
+	    {"ssn", "123-45-678a", false},
+	    {"rgbcolor", "rgb(255, 0, 10)", true},
+	    {"rgbcolor", "rgb(256,0,0)", false},
+	    {"rgbcolor", "#fff", false},
+	    {"bsonobjectid", "507f1f77bcf86cd799439011", true},
+	    {"bsonobjectid", "507f1f77bcf86cd79943901", false},
+	    {"bsonobjectid", "507f1f77bcf86cd79943901g", false},
+	    {"byte", "", false},
+	    {"byte", "aGk=", true},
+	    {"password", "", true},
+	    {"date-time", "2024-01-01T10:00:00Z", true},
+	    {"no-such-format", "anything", true},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(crd_format_valid(cases[i].format, cases[i].value) == cases[i].ok,
+			      "%s %s: wanted %s", cases[i].format, cases[i].value,
+			      cases[i].ok ? "valid" : "invalid");
+}
+END_TEST
+
 /* Value validations in oneOf/anyOf/allOf/not, as the Gateway API's
  * addresses use them: go-openapi's texts at <nil>, then the best branch's. */
 START_TEST(composites)
@@ -525,6 +628,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, strings);
 	tcase_add_test(tc, int_or_string_values);
 	tcase_add_test(tc, formats);
+	tcase_add_test(tc, format_table);
 	tcase_add_test(tc, composites);
 	tcase_add_test(tc, ratcheting);
 	tcase_add_test(tc, arrays);
