@@ -228,8 +228,29 @@ EOF
     "${K[@]}" get apiservice v1alpha1.wardle.example.com -o "jsonpath=$cond"
   expect "... AVAILABLE False (FailedDiscoveryCheck)" 'wardle/api +False \(FailedDiscoveryCheck\)' \
     "${K[@]}" get apiservices
-  expect_eq "its resources leave aggregated discovery" "" \
+  expect_eq "its resources leave kubectl's discovery" "" \
     bash -c "kubectl --kubeconfig $KCFG api-resources 2>/dev/null | grep flunders"
+  # kube-aggregator handler_discovery.go syncAPIService: the version stays,
+  # Stale, with the resources it last fetched
+  expect "aggregated discovery v2 keeps the group/version, freshness Stale" \
+    '"metadata":\{"name":"wardle.example.com"\},"versions":\[\{"version":"v1alpha1","resources":\[\{"resource":"flunders".*"freshness":"Stale"\}' \
+    kcurl -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' "$SERVER_URL/apis"
+  expect "... and v2beta1" '"name":"wardle.example.com"\},"versions":\[\{"version":"v1alpha1",.*"freshness":"Stale"\}' \
+    kcurl -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList' "$SERVER_URL/apis"
+  # client-go aggregated_discovery.go convertAPIGroup leaves a Stale
+  # version out of the group and reports it as failed ("stale GroupVersion
+  # discovery": client-go's memory-cached discovery, which Helm and
+  # controllers use, returns it as ErrGroupDiscoveryFailed); kubectl's
+  # disk-cached client lists the rest without a word, against kube too
+  expect_eq "kubectl api-resources lists the others and says nothing of it (as against kube)" "1 0" \
+    bash -c "echo \$(kubectl --kubeconfig $KCFG api-resources 2>$d/ar.err | grep -c ' APIService\$') \$(grep -c . $d/ar.err)"
+  [ -x "$GSDK/kubectl.1.27" ] && expect_eq "... kubectl 1.27 (v2beta1) too" "1 0" \
+    bash -c "echo \$($GSDK/kubectl.1.27 --kubeconfig $KCFG api-resources 2>$d/ar.err | grep -c ' APIService\$') \$(grep -c . $d/ar.err)"
+  expect "legacy /apis still lists the group (kube-aggregator's apisHandler lists every APIService)" \
+    '"name":"wardle.example.com","versions":\[\{"groupVersion":"wardle.example.com/v1alpha1"' \
+    "${K[@]}" get --raw /apis
+  expect_fail "... and /apis/<group>/<version> answers 503 service unavailable" \
+    'ServiceUnavailable|service unavailable|unable to handle the request' "${K[@]}" get --raw /apis/wardle.example.com/v1alpha1
   expect "kubectl delete apiservice" 'deleted' "${K[@]}" delete apiservice v1alpha1.wardle.example.com
   expect_eq "... the group leaves /apis" "0" bash -c "kubectl --kubeconfig $KCFG get --raw /apis | grep -c wardle"
   expect_fail "... and kubectl no longer knows flunders" "the server doesn't have a resource type \"fl\"" \
