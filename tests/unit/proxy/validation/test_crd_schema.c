@@ -515,6 +515,173 @@ static int structural(const char *schema, const char *want)
 	return n;
 }
 
+/* One cause, whole: "<field>: <message>" of the only cause (or NULL for none). */
+static void structural_one(const char *schema, unsigned relax, const char *want)
+{
+	json_t *s = J(schema), *causes = json_array();
+	crd_schema_structural_relaxed(s, "spec.versions[0].schema.openAPIV3Schema", relax, causes);
+	char *d = json_dumps(causes, JSON_COMPACT);
+	if (!want) {
+		ck_assert_msg(json_array_size(causes) == 0, "wanted none, got %s", d);
+	} else {
+		ck_assert_msg(json_array_size(causes) == 1, "wanted one <%s>, got %s", want, d);
+		const json_t *c = json_array_get(causes, 0);
+		char got[1024];
+		snprintf(got, sizeof(got), "%s: %s",
+			 json_string_value(json_object_get(c, "field")),
+			 json_string_value(json_object_get(c, "message")));
+		ck_assert_msg(strcmp(got, want) == 0, "wanted <%s>, got <%s>", want, got);
+	}
+	free(d);
+	json_decref(s);
+	json_decref(causes);
+}
+
+#define ROOT  "spec.versions[0].schema.openAPIV3Schema"
+#define LIST(keyschema, required)                                                            \
+	"{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","                  \
+	"\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"name\"],"    \
+	"\"items\":{\"type\":\"object\"" required ",\"properties\":{\"name\":" keyschema \
+	"}}}}}"
+
+/* kube's list-type rules at CRD write (validation.go
+ * ValidateCustomResourceDefinitionOpenAPISchema, validateMapListKeysMapSet)
+ * and the root's completeness (complete.go), message by message. */
+START_TEST(structural_lists)
+{
+	structural_one(LIST("{\"type\":\"string\"}", ",\"required\":[\"name\"]"), 0, NULL);
+	structural_one(LIST("{\"type\":\"string\",\"default\":\"x\"}", ""), 0, NULL);
+	structural_one(LIST("{\"type\":\"string\"}", ""), 0,
+		       ROOT ".properties[l].items.properties[name].default: Required value: this "
+			    "property is in x-kubernetes-list-map-keys, so it must have a default or "
+			    "be a required property");
+	/* an update whose old CRD had it already */
+	structural_one(LIST("{\"type\":\"string\"}", ""), CRD_LAX_MAP_KEYS, NULL);
+	json_t *lax = J(LIST("{\"type\":\"string\"}", ""));
+	ck_assert_uint_eq(crd_schema_lax(lax), CRD_LAX_MAP_KEYS);
+	json_decref(lax);
+	structural_one(LIST("{\"type\":\"string\",\"nullable\":true}", ",\"required\":[\"name\"]"),
+		       0,
+		       ROOT ".properties[l].items.properties[name].nullable: Forbidden: this "
+			    "property is in x-kubernetes-list-map-keys, so it cannot be nullable");
+	structural_one(LIST("{\"type\":\"object\"}", ",\"required\":[\"name\"]"), 0,
+		       ROOT ".properties[l].items.properties[name].type: Invalid value: "
+			    "\"object\": must be a scalar type if parent array's "
+			    "x-kubernetes-list-type is map");
+	structural_one("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"id\"],"
+		       "\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
+		       "\"string\"}}}}}}",
+		       0,
+		       ROOT ".properties[l].x-kubernetes-list-map-keys: Invalid value: "
+			    "[]string{\"id\"}: entries must all be names of item properties");
+	structural_one("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-map-keys\":[\"a\"],\"items\":{\"type\":\"object\","
+		       "\"required\":[\"a\"],\"properties\":{\"a\":{\"type\":\"string\"}}}}}}",
+		       0,
+		       ROOT ".properties[l].x-kubernetes-list-type: Required value: must be map if "
+			    "x-kubernetes-list-map-keys is non-empty");
+	structural_one("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-type\":\"bag\",\"items\":{\"type\":\"string\"}}}}",
+		       0,
+		       ROOT ".properties[l].x-kubernetes-list-type: Unsupported value: \"bag\": "
+			    "supported values: \"atomic\", \"set\", \"map\"");
+	structural_one("{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"string\","
+		       "\"x-kubernetes-map-type\":\"atomic\"}}}",
+		       0,
+		       ROOT ".properties[m].type: Invalid value: \"string\": must be object if "
+			    "x-kubernetes-map-type is specified");
+	structural_one("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":\"object\"}}}}",
+		       0,
+		       ROOT ".properties[s].items.x-kubernetes-map-type: Invalid value: null: "
+			    "must be atomic as item of a list with x-kubernetes-list-type=set");
+	structural_one("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":\"object\"}}}}",
+		       CRD_LAX_ATOMIC_SET, NULL);
+	structural_one("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":\"string\","
+		       "\"nullable\":true}}}}",
+		       0,
+		       ROOT ".properties[s].items.nullable: Forbidden: cannot be nullable when "
+			    "x-kubernetes-list-type is set");
+	structural_one("{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":false}", 0,
+		       ROOT ".x-kubernetes-preserve-unknown-fields: Invalid value: false: must be "
+			    "true or undefined");
+	/* completeness: what the root's oneOf names exists in the schema */
+	structural_one("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+		       "\"properties\":{\"a\":{\"type\":\"string\"}}}},\"oneOf\":[{\"properties\":"
+		       "{\"spec\":{\"required\":[\"a\"]}}},{\"properties\":{\"spec\":{"
+		       "\"properties\":{\"b\":{\"minLength\":1}}}}}]}",
+		       0,
+		       ROOT ".properties[spec].properties[b]: Required value: because it is defined "
+			    "in " ROOT ".oneOf[1].properties[spec].properties[b]");
+	structural_one("{\"type\":\"object\",\"anyOf\":[{\"properties\":{\"x\":{\"items\":{"
+		       "\"minLength\":1}}}}],\"properties\":{\"x\":{\"type\":\"string\"}}}",
+		       0,
+		       ROOT ".properties[x].items: Required value: because it is defined in " ROOT
+			    ".anyOf[0].properties[x].items");
+	/* kube follows only the root's: a nested oneOf is not checked */
+	structural_one("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+		       "\"oneOf\":[{\"properties\":{\"b\":{\"minLength\":1}}}]}}}",
+		       0, NULL);
+}
+END_TEST
+
+static void defaults_one(const char *schema, const char *want)
+{
+	json_t *s = J(schema), *causes = json_array();
+	crd_schema_check_defaults(s, ROOT, causes);
+	char *d = json_dumps(causes, JSON_COMPACT);
+	if (!want) {
+		ck_assert_msg(json_array_size(causes) == 0, "wanted none, got %s", d);
+	} else {
+		ck_assert_msg(json_array_size(causes) >= 1, "wanted <%s>, got none", want);
+		const json_t *c = json_array_get(causes, 0);
+		char got[1024];
+		snprintf(got, sizeof(got), "%s: %s",
+			 json_string_value(json_object_get(c, "field")),
+			 json_string_value(json_object_get(c, "message")));
+		ck_assert_msg(strcmp(got, want) == 0, "wanted <%s>, got <%s>", want, got);
+	}
+	free(d);
+	json_decref(s);
+	json_decref(causes);
+}
+
+/* kube's ValidateDefaults at CRD write: a default must be pruned and valid
+ * by its own schema; the message names the place inside the default. */
+START_TEST(structural_defaults)
+{
+	defaults_one("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+		     "\"default\":3,\"maximum\":5}}}",
+		     NULL);
+	defaults_one("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+		     "\"default\":\"three\"}}}",
+		     ROOT ".properties[n].default: Invalid value: \"string\":  in body must be of "
+			  "type integer: \"string\"");
+	defaults_one("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+		     "\"default\":7,\"maximum\":5}}}",
+		     ROOT ".properties[n].default: Invalid value: 7:  in body should be less than "
+			  "or equal to 5");
+	defaults_one("{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\","
+		     "\"default\":{\"a\":\"x\"},\"properties\":{\"a\":{\"type\":\"string\","
+		     "\"enum\":[\"y\"]}}}}}",
+		     ROOT ".properties[o].default.a: Unsupported value: \"x\": supported values: "
+			  "\"y\"");
+	defaults_one("{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\","
+		     "\"default\":{\"a\":\"x\",\"zz\":1},\"properties\":{\"a\":{\"type\":"
+		     "\"string\"}}}}}",
+		     ROOT ".properties[o].default: Invalid value: map[string]interface {}{\"a\":"
+			  "\"x\", \"zz\":1}: must not have unknown fields");
+	defaults_one("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+		     "\"items\":{\"type\":\"object\",\"properties\":{\"p\":{\"type\":\"string\","
+		     "\"format\":\"hostname\",\"default\":\"not_a_host\"}}}}}}",
+		     ROOT ".properties[l].items.properties[p].default: Invalid value: "
+			  "\"not_a_host\":  in body must be of type hostname: \"not_a_host\"");
+}
+END_TEST
+
 START_TEST(structural_schemas)
 {
 	ck_assert_int_eq(structural(SCHEMA, NULL), 0);
@@ -637,6 +804,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, pruning);
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, structural_schemas);
+	tcase_add_test(tc, structural_lists);
+	tcase_add_test(tc, structural_defaults);
 	tcase_add_test(tc, patterns);
 	tcase_add_test(tc, version_priority);
 	suite_add_tcase(s, tc);
