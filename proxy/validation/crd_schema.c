@@ -1102,11 +1102,11 @@ static unsigned map_keys_set(const json_t *s, const char *path, json_t *causes)
 		val_add(causes, "FieldValueForbidden", p,
 			"cannot be nullable when x-kubernetes-list-type is %s", lt);
 	}
-	json_array_foreach (strcmp(lt, "map") ? NULL : json_object_get(s, "x-kubernetes-list-map-keys"),
-			    i, k) {
+	json_array_foreach (
+	    strcmp(lt, "map") ? NULL : json_object_get(s, "x-kubernetes-list-map-keys"), i, k) {
 		const char *key = json_string_value(k);
-		const json_t *ks = key ? json_object_get(json_object_get(items, "properties"), key)
-				       : NULL;
+		const json_t *ks =
+		    key ? json_object_get(json_object_get(items, "properties"), key) : NULL;
 		if (!json_is_object(ks))
 			continue; /* refused as no item property already */
 		if (!in_strings(json_object_get(items, "required"), key) &&
@@ -1130,8 +1130,8 @@ static unsigned map_keys_set(const json_t *s, const char *path, json_t *causes)
 static unsigned atomic_set(const json_t *s, const char *path, json_t *causes)
 {
 	const json_t *items = json_object_get(s, "items");
-	const char *it = stype(items), *lt = json_string_value(json_object_get(items,
-										  "x-kubernetes-list-type"));
+	const char *it = stype(items),
+		   *lt = json_string_value(json_object_get(items, "x-kubernetes-list-type"));
 	const char *mt = json_string_value(json_object_get(items, "x-kubernetes-map-type"));
 	char p[PATHLEN];
 	if (strcmp(it, "array") == 0 && lt && strcmp(lt, "atomic") != 0) {
@@ -1309,14 +1309,14 @@ unsigned crd_schema_lax(const json_t *schema)
 
 /* ---- completeness ----------------------------------------------------------------- */
 
-static void complete_nested(const json_t *v, const json_t *s, const char *spath,
-			    const char *vpath, json_t *causes, int depth);
+static void complete_nested(const json_t *v, const json_t *s, const char *spath, const char *vpath,
+			    json_t *causes, int depth);
 
 /* kube's validateValueValidationCompleteness (apiextensions-apiserver
  * pkg/apiserver/schema/complete.go): what the not/allOf/anyOf/oneOf of v
  * name must exist in the structural schema s. */
-static void complete_value(const json_t *v, const json_t *s, const char *spath,
-			   const char *vpath, json_t *causes, int depth)
+static void complete_value(const json_t *v, const json_t *s, const char *spath, const char *vpath,
+			   json_t *causes, int depth)
 {
 	static const char *const lists[] = {"allOf", "anyOf", "oneOf"};
 	char p[PATHLEN];
@@ -1339,8 +1339,8 @@ static void complete_value(const json_t *v, const json_t *s, const char *spath,
 
 /* kube's validateNestedValueValidationCompleteness: a branch's properties
  * and items, each against the same place of s. */
-static void complete_nested(const json_t *v, const json_t *s, const char *spath,
-			    const char *vpath, json_t *causes, int depth)
+static void complete_nested(const json_t *v, const json_t *s, const char *spath, const char *vpath,
+			    json_t *causes, int depth)
 {
 	char sp[PATHLEN], vp[PATHLEN];
 	const char *k;
@@ -1361,7 +1361,8 @@ static void complete_nested(const json_t *v, const json_t *s, const char *spath,
 		snprintf(vp, sizeof(vp), "%s.properties[%s]", vpath, k);
 		const json_t *sf = json_object_get(json_object_get(s, "properties"), k);
 		if (!sf)
-			val_add(causes, "FieldValueRequired", sp, "because it is defined in %s", vp);
+			val_add(causes, "FieldValueRequired", sp, "because it is defined in %s",
+				vp);
 		else
 			complete_nested(x, sf, sp, vp, causes, depth + 1);
 	}

@@ -16,6 +16,10 @@ group/version given after LOG):
   GET ...?watch=true                           ADDED events, then stays open
                                                for 20 s (streaming check)
   POST .../namespaces/NS/flunders              201 with the object
+  POST .../flunders/NAME/exec with Connection: Upgrade
+                                               101 (Upgrade as asked, X-Echo: yes),
+                                               then echoes every byte back; NAME
+                                               "refuse": a 403 Status instead
   GET /openapi/v3, /openapi/v3/apis/GROUP/VERSION  its OpenAPI v3 (a PATCH
                                                operation and the Flunder schema)
 """
@@ -168,9 +172,30 @@ class Handler(BaseHTTPRequestHandler):
                                "items": [flunder(n, m) for n, m in items]})
 
 
+def upgrade(self, u):
+    if u.path.endswith("/refuse/exec"):
+        return self.send(403, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                               "status": "Failure", "reason": "Forbidden", "code": 403,
+                               "message": "no exec here"})
+    self.send_response(101)
+    self.send_header("Upgrade", self.headers.get("Upgrade"))
+    self.send_header("Connection", "Upgrade")
+    self.send_header("X-Echo", "yes")
+    self.end_headers()
+    self.wfile.flush()
+    self.close_connection = True
+    while True:
+        data = self.connection.recv(65536)
+        if not data:
+            return
+        self.connection.sendall(data)
+
+
 def do_POST(self):
     u = urlparse(self.path)
     self.record(u)
+    if self.headers.get("Upgrade"):
+        return upgrade(self, u)
     obj = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
     obj.setdefault("metadata", {})["resourceVersion"] = "8"
     self.send(201, obj)

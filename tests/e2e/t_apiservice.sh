@@ -218,6 +218,57 @@ EOF
   expect_eq "... as alice in her groups" "alice ['devs', 'system:authenticated']" \
     python3 -c 'import json,sys; r=[x for x in map(json.loads, open(sys.argv[1])) if x["user"] != "system:kube-aggregator"][-1]; print(r["user"], r["groups"])' "$d/req.log"
 
+  echo "-- upgraded connections (exec-like)"
+  # kube-aggregator's proxy (handler_proxy.go, the upgrade-aware handler):
+  # the 101 and the bytes both ways, with the front-proxy identity
+  apisvc_upgrade() { # NAME [USER]: the answer's status line, X-Echo, and what came back
+    python3 - "$SERVER_URL" "$DATA_DIR" "$1" "${2:-}" <<'PY'
+import socket, ssl, sys
+from urllib.parse import urlparse
+u, d, name, who = urlparse(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+ctx = ssl.create_default_context(cafile=d + "/ca.crt")
+ctx.load_cert_chain(d + "/admin.crt", d + "/admin.key")
+s = ctx.wrap_socket(socket.create_connection((u.hostname, u.port)), server_hostname=u.hostname)
+s.sendall(("POST /apis/wardle.example.com/v1alpha1/namespaces/default/flunders/%s/exec HTTP/1.1\r\n"
+           "Host: %s\r\nConnection: Upgrade\r\nUpgrade: kubicle-echo\r\n%sContent-Length: 0\r\n\r\n"
+           % (name, u.netloc, "Impersonate-User: %s\r\n" % who if who else "")).encode())
+head = b""
+while b"\r\n\r\n" not in head:
+    b = s.recv(4096)
+    if not b:
+        break
+    head += b
+head, _, rest = head.partition(b"\r\n\r\n")
+lines = head.decode().split("\r\n")
+echo = [l.split(":", 1)[1].strip() for l in lines if l.lower().startswith("x-echo:")]
+out = [lines[0], echo[0] if echo else "-"]
+if " 101 " in lines[0]:
+    s.sendall(b"ping " * 20000)
+    got = rest
+    while len(got) < 100000:
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+    out.append("%d %s" % (len(got), got == b"ping " * 20000))
+else:
+    out.append(rest.decode(errors="replace").strip())
+print(" | ".join(out))
+PY
+  }
+  expect_eq "an upgrade request is passed through: 101, the backend's headers, 100000 bytes echoed" \
+    "HTTP/1.1 101 Switching Protocols | yes | 100000 True" apisvc_upgrade flounder-a
+  expect_eq "... the backend saw it as POST .../exec from kubicle-admin, with the proxy's certificate" \
+    "POST /apis/wardle.example.com/v1alpha1/namespaces/default/flunders/flounder-a/exec kubicle-admin front-proxy-client" \
+    python3 -c 'import json,sys; r=[x for x in map(json.loads, open(sys.argv[1])) if x["path"].endswith("/exec")][-1]; print(r["method"], r["path"], r["user"], r["cn"])' "$d/req.log"
+  expect "a backend's refusal comes back as it is" \
+    '^HTTP/1.1 403 Forbidden \| - \| .*"message": "no exec here"' apisvc_upgrade refuse
+  local n_exec; n_exec=$(grep -c '/exec"' "$d/req.log")
+  expect "a user without RBAC is refused by the tenant" \
+    '^HTTP/1.1 403 Forbidden \| - \| .*flunders.wardle.example.com \\"flounder-a\\" is forbidden: User \\"alice\\" cannot create resource \\"flunders/exec\\" in API group \\"wardle.example.com\\" in the namespace \\"default\\"' \
+    apisvc_upgrade flounder-a alice
+  expect_eq "... without reaching the backend" "$n_exec" grep -c '/exec"' "$d/req.log"
+
   echo "-- the backend goes away"
   kill "$backend" 2>/dev/null; wait "$backend" 2>/dev/null
   expect_fail "a request gets 503 ServiceUnavailable" \

@@ -527,8 +527,7 @@ static void structural_one(const char *schema, unsigned relax, const char *want)
 		ck_assert_msg(json_array_size(causes) == 1, "wanted one <%s>, got %s", want, d);
 		const json_t *c = json_array_get(causes, 0);
 		char got[1024];
-		snprintf(got, sizeof(got), "%s: %s",
-			 json_string_value(json_object_get(c, "field")),
+		snprintf(got, sizeof(got), "%s: %s", json_string_value(json_object_get(c, "field")),
 			 json_string_value(json_object_get(c, "message")));
 		ck_assert_msg(strcmp(got, want) == 0, "wanted <%s>, got <%s>", want, got);
 	}
@@ -537,12 +536,11 @@ static void structural_one(const char *schema, unsigned relax, const char *want)
 	json_decref(causes);
 }
 
-#define ROOT  "spec.versions[0].schema.openAPIV3Schema"
-#define LIST(keyschema, required)                                                            \
-	"{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","                  \
-	"\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"name\"],"    \
-	"\"items\":{\"type\":\"object\"" required ",\"properties\":{\"name\":" keyschema \
-	"}}}}}"
+#define ROOT "spec.versions[0].schema.openAPIV3Schema"
+#define LIST(keyschema, required)                                                       \
+	"{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","               \
+	"\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"name\"]," \
+	"\"items\":{\"type\":\"object\"" required ",\"properties\":{\"name\":" keyschema "}}}}}"
 
 /* kube's list-type rules at CRD write (validation.go
  * ValidateCustomResourceDefinitionOpenAPISchema, validateMapListKeysMapSet)
@@ -552,9 +550,10 @@ START_TEST(structural_lists)
 	structural_one(LIST("{\"type\":\"string\"}", ",\"required\":[\"name\"]"), 0, NULL);
 	structural_one(LIST("{\"type\":\"string\",\"default\":\"x\"}", ""), 0, NULL);
 	structural_one(LIST("{\"type\":\"string\"}", ""), 0,
-		       ROOT ".properties[l].items.properties[name].default: Required value: this "
-			    "property is in x-kubernetes-list-map-keys, so it must have a default or "
-			    "be a required property");
+		       ROOT
+		       ".properties[l].items.properties[name].default: Required value: this "
+		       "property is in x-kubernetes-list-map-keys, so it must have a default or "
+		       "be a required property");
 	/* an update whose old CRD had it already */
 	structural_one(LIST("{\"type\":\"string\"}", ""), CRD_LAX_MAP_KEYS, NULL);
 	json_t *lax = J(LIST("{\"type\":\"string\"}", ""));
@@ -614,8 +613,9 @@ START_TEST(structural_lists)
 		       "{\"spec\":{\"required\":[\"a\"]}}},{\"properties\":{\"spec\":{"
 		       "\"properties\":{\"b\":{\"minLength\":1}}}}}]}",
 		       0,
-		       ROOT ".properties[spec].properties[b]: Required value: because it is defined "
-			    "in " ROOT ".oneOf[1].properties[spec].properties[b]");
+		       ROOT
+		       ".properties[spec].properties[b]: Required value: because it is defined "
+		       "in " ROOT ".oneOf[1].properties[spec].properties[b]");
 	structural_one("{\"type\":\"object\",\"anyOf\":[{\"properties\":{\"x\":{\"items\":{"
 		       "\"minLength\":1}}}}],\"properties\":{\"x\":{\"type\":\"string\"}}}",
 		       0,
@@ -639,8 +639,7 @@ static void defaults_one(const char *schema, const char *want)
 		ck_assert_msg(json_array_size(causes) >= 1, "wanted <%s>, got none", want);
 		const json_t *c = json_array_get(causes, 0);
 		char got[1024];
-		snprintf(got, sizeof(got), "%s: %s",
-			 json_string_value(json_object_get(c, "field")),
+		snprintf(got, sizeof(got), "%s: %s", json_string_value(json_object_get(c, "field")),
 			 json_string_value(json_object_get(c, "message")));
 		ck_assert_msg(strcmp(got, want) == 0, "wanted <%s>, got <%s>", want, got);
 	}
