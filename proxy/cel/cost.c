@@ -395,7 +395,8 @@ static struct est cost(struct cel_node *n)
 			return a;
 		const struct cel_type *t = n->a->ct;
 		bool field =
-		    n->opt || (t && (t->kind == CT_MAP || t->kind == CT_OBJECT || t->kind == CT_OPT));
+		    n->opt ||
+		    (t && (t->kind == CT_MAP || t->kind == CT_OBJECT || t->kind == CT_OPT));
 		return field ? e_add(a, e_const(1)) : a;
 	}
 	case N_INDEX: return e_add(e_add(cost(n->a), cost(n->b)), e_const(1));

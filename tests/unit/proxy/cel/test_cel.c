@@ -1182,8 +1182,8 @@ START_TEST(estimated_cost)
 	    {"('a' + self).matches('^b')", "{\"type\":\"string\",\"maxLength\":10}", 3, 11},
 	    /* has() is free in kube's environment (PresenceTestHasCost(false)):
 	     * self alone, 1; cel-go's default would make it 2 */
-	    {"has(self.a)", "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}",
-	     1, 1},
+	    {"has(self.a)", "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}", 1,
+	     1},
 	    /* ... and inside a macro, per item: x (1), no presence cost */
 	    {"self.all(x, has(x.b))",
 	     "{\"type\":\"array\",\"maxItems\":10,\"items\":{\"type\":\"object\","
