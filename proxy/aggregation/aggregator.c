@@ -77,6 +77,8 @@ struct agg_backend {
 	json_t *discovery;     /* the last APIResourceList it answered, or NULL */
 	kb_httpc_req_t *oa;    /* the read of its /openapi/v3 in flight */
 	char *openapi_path;    /* its /openapi/v3 document of the group/version, or NULL */
+	kb_httpc_req_t *oa2;   /* the read of its /openapi/v2 in flight */
+	json_t *openapi_v2;    /* its /openapi/v2 paths of the group/version and definitions */
 };
 
 struct aggregator {
@@ -84,6 +86,7 @@ struct aggregator {
 	struct agg_backend *list;
 	uv_timer_t timer;
 	unsigned ticks;
+	unsigned v2_gen;          /* bumped when a backend's /openapi/v2 changes */
 	struct cfg_watch cw;      /* Services and Endpoints */
 	char *cert_pem, *key_pem; /* the proxy client certificate, or NULL */
 	bool closing;
@@ -100,6 +103,7 @@ static void backend_unref(struct agg_backend *b)
 	if (b->client)
 		kb_httpc_close(b->client);
 	json_decref(b->discovery);
+	json_decref(b->openapi_v2);
 	free(b->openapi_path);
 	free(b->ca_pem);
 	free(b);
@@ -426,8 +430,65 @@ static void on_openapi_done(kb_httpc_req_t *req, int err, long status, const cha
 	backend_unref(b);
 }
 
+/* kube's OpenAPI v2 aggregation (kube-aggregator pkg/controllers/openapi,
+ * the spec downloader and merger): the backend's /openapi/v2, its paths of
+ * its own group/version and its definitions, merged into the tenant's. */
+static void on_openapi2_done(kb_httpc_req_t *req, int err, long status, const char *body,
+			     size_t len, void *arg)
+{
+	(void)req;
+	struct agg_backend *b = arg;
+	b->oa2 = NULL;
+	json_t *doc = !err && status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+	json_t *keep = NULL;
+	if (json_is_object(json_object_get(doc, "paths"))) {
+		char prefix[400];
+		const char *k;
+		json_t *v;
+		int n = snprintf(prefix, sizeof(prefix), "/apis/%s/%s/", b->group, b->version);
+		keep = json_pack("{s:o,s:O}", "paths", json_object(), "definitions",
+				 json_is_object(json_object_get(doc, "definitions"))
+				     ? json_object_get(doc, "definitions")
+				     : json_object());
+		json_object_foreach (json_object_get(doc, "paths"), k, v)
+			if (n > 0 && (strncmp(k, prefix, (size_t)n) == 0 ||
+				      strncmp(k, prefix, (size_t)n - 1) == 0))
+				json_object_set(json_object_get(keep, "paths"), k, v);
+	}
+	if (!json_equal(keep, b->openapi_v2) || (!keep) != (!b->openapi_v2)) {
+		json_decref(b->openapi_v2);
+		b->openapi_v2 = keep;
+		b->agg->v2_gen++;
+	} else {
+		json_decref(keep);
+	}
+	json_decref(doc);
+	backend_unref(b);
+}
+
+static void openapi2_fetch(struct agg_backend *b, kb_httpc_t *client, const char *ct)
+{
+	static const char *const hdrs[] = {"X-Remote-User: system:kube-aggregator",
+					   "X-Remote-Group: system:masters",
+					   "Accept: application/json", NULL};
+	if (b->oa2 || b->gone)
+		return;
+	struct kb_httpc_call call = {.method = "GET",
+				     .path = "/openapi/v2",
+				     .connect_to = ct,
+				     .headers = hdrs,
+				     .no_limit = true,
+				     .max_body = 16 << 20,
+				     .on_done = on_openapi2_done,
+				     .arg = b};
+	b->refs++;
+	if (!(b->oa2 = kb_httpc_request(client, &call)))
+		b->refs--;
+}
+
 static void openapi_fetch(struct agg_backend *b, kb_httpc_t *client, const char *ct)
 {
+	openapi2_fetch(b, client, ct);
 	static const char *const hdrs[] = {"X-Remote-User: system:kube-aggregator",
 					   "X-Remote-Group: system:masters", NULL};
 	if (b->oa || b->gone)
@@ -665,6 +726,11 @@ void aggregator_stop(struct proxy *px)
 		if (b->oa) {
 			kb_httpc_cancel(b->oa);
 			b->oa = NULL;
+			b->refs--;
+		}
+		if (b->oa2) {
+			kb_httpc_cancel(b->oa2);
+			b->oa2 = NULL;
 			b->refs--;
 		}
 		if (!b->check)
@@ -1373,4 +1439,36 @@ bool aggregator_openapi(struct req *r)
 	}
 	hand_over(r, c);
 	return true;
+}
+
+unsigned aggregator_openapi_v2_gen(struct proxy *px)
+{
+	/* the documents' generation and which of them are served now */
+	unsigned h = px && px->agg ? px->agg->v2_gen : 0, i = 1;
+	for (struct agg_backend *b = px && px->agg ? px->agg->list : NULL; b; b = b->next, i++)
+		h = h * 31 + (b->available && b->openapi_v2 ? i : 0);
+	return h;
+}
+
+bool aggregator_openapi_v2_merge(struct proxy *px, json_t *doc)
+{
+	bool any = false;
+	json_t *paths = json_object_get(doc, "paths"), *defs = json_object_get(doc, "definitions");
+	for (struct agg_backend *b = px && px->agg ? px->agg->list : NULL; b; b = b->next) {
+		if (!b->available || !b->openapi_v2)
+			continue;
+		any = true;
+		if (!json_is_object(paths) || !json_is_object(defs))
+			continue;
+		const char *k;
+		json_t *v;
+		/* the tenant's own names win, as kube's merger keeps the first */
+		json_object_foreach (json_object_get(b->openapi_v2, "paths"), k, v)
+			if (!json_object_get(paths, k))
+				json_object_set(paths, k, v);
+		json_object_foreach (json_object_get(b->openapi_v2, "definitions"), k, v)
+			if (!json_object_get(defs, k))
+				json_object_set(defs, k, v);
+	}
+	return any;
 }

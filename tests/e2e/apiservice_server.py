@@ -22,6 +22,10 @@ group/version given after LOG):
                                                "refuse": a 403 Status instead
   GET /openapi/v3, /openapi/v3/apis/GROUP/VERSION  its OpenAPI v3 (a PATCH
                                                operation and the Flunder schema)
+  GET /openapi/v2                              its Swagger 2.0: a flunders path
+                                               (and one outside its group, which
+                                               the aggregator leaves out) and a
+                                               Flunder definition
 """
 import json
 import ssl
@@ -139,6 +143,17 @@ class Handler(BaseHTTPRequestHandler):
                 "serverRelativeURL": "/openapi/v3" + GV + "?hash=0123ABCD"}}})
         if p == "/openapi/v3" + GV:
             return self.send(200, OPENAPI)
+        if p == "/openapi/v2":
+            return self.send(200, {
+                "swagger": "2.0", "info": {"title": "wardle", "version": "v0"},
+                "paths": {GV + "/namespaces/{namespace}/flunders": {"get": {
+                              "description": "list flunders", "operationId": "listFlunders",
+                              "responses": {"200": {"description": "OK"}}}},
+                          "/api/v1/namespaces": {"get": {
+                              "description": "not the backend's to serve",
+                              "responses": {"200": {"description": "OK"}}}}},
+                "definitions": {"example.wardle.v1alpha1.Flunder": {
+                    "description": "A flunder, in Swagger 2.0", "type": "object"}}})
         if not p.startswith(GV + "/"):
             return self.send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                    "reason": "NotFound", "code": 404})

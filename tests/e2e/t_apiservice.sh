@@ -192,6 +192,20 @@ EOF
   expect_eq "... a POST with fieldValidation=Strict" "POST fieldManager=kubectl-create&fieldValidation=Strict" \
     python3 -c 'import json,sys; r=[x for x in map(json.loads, open(sys.argv[1])) if x["method"] == "POST"][-1]; print(r["method"], r["query"])' "$d/req.log"
 
+  echo "-- OpenAPI v2 merged"
+  # kube-aggregator's v2 aggregation: one document, the backend's paths of
+  # its group/version and its definitions added to the tenant's own
+  expect_until "/openapi/v2 has the backend's flunders path and definition" "list flunders|A flunder, in Swagger 2.0|not the backend's: absent|the tenant's own paths stay" \
+    bash -c "kubectl --kubeconfig $KCFG get --raw /openapi/v2 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = d[\"paths\"].get(\"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders\", {})
+print(p.get(\"get\", {}).get(\"description\"), d[\"definitions\"].get(\"example.wardle.v1alpha1.Flunder\", {}).get(\"description\"),
+      \"not the backend\x27s: absent\" if d[\"paths\"][\"/api/v1/namespaces\"][\"get\"].get(\"description\") != \"not the backend\x27s to serve\" else \"taken\",
+      \"the tenant\x27s own paths stay\" if \"/apis/apps/v1/namespaces/{namespace}/deployments\" in d[\"paths\"] else \"lost\", sep=\"|\")'"
+  expect "... in protobuf too" 'wardle.example.com/v1alpha1/namespaces/\{namespace\}/flunders' \
+    bash -c "kcurl_pb() { curl -sS --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key -H 'Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf' $SERVER_URL/openapi/v2; }; kcurl_pb | tr -c '[:print:]' '\n' | grep -a flunders"
+
   echo "-- proxying"
   expect "kubectl get flunders goes through the tenant to the backend" 'flounder-a' "${K[@]}" get flunders
   expect_eq "... one by its short name" "Flunder flounder-a" "${K[@]}" get fl flounder-a -o 'jsonpath={.kind} {.metadata.name}'
