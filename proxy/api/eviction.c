@@ -25,9 +25,10 @@
  * The Eviction meets the admission webhooks (CREATE of pods/eviction, kind
  * policy/v1 Eviction; they see it but do not shape it) and the
  * ValidatingAdmissionPolicies. The budget's update is kube's loopback
- * client's (validated, admitted as system:apiserver, managedFields of
- * kube-apiserver on the status subresource; one that meets webhooks is
- * written once they answered, the eviction does not wait); the pod's
+ * client's (validated, admitted by the policies as system:apiserver,
+ * managedFields of kube-apiserver on the status subresource; while an
+ * admission webhook could see budgets, the store's own write, not sent to
+ * it: see check_and_decrement); the pod's
  * DisruptionTarget condition is the registry's own write, without
  * admission or managedFields, as kube's addConditionAndDeletePod updates
  * its store directly. Everything runs on the loop thread between two store
@@ -440,13 +441,18 @@ static int check_and_decrement(struct evict *e, json_t *pdb)
 	json_object_set_new(dp, r->name, json_string(ts));
 	/* kube's checkAndDecrement writes the budget through its loopback
 	 * client (podDisruptionBudgetClient.UpdateStatus): validated, admitted
-	 * (webhooks and policies on poddisruptionbudgets/status, as
-	 * system:apiserver) and recorded in managedFields as kube-apiserver's;
-	 * a write waiting on webhooks lands after them (-EINPROGRESS) */
-	int rc = proxy_object_update_status(r->px, "policy", "v1", "poddisruptionbudgets", pdb,
-					    "kube-apiserver", NULL);
-	if (rc == -EINPROGRESS)
-		rc = 0;
+	 * (policies on poddisruptionbudgets/status, as system:apiserver) and
+	 * recorded in managedFields as kube-apiserver's. Where an admission
+	 * webhook could see budgets, the write stays the store's own: the
+	 * internal API would make it once the webhook answered, after this
+	 * eviction, and a second eviction meanwhile would read the budget
+	 * unspent (kube's client waits, and retries on conflicts). */
+	const struct proxy_resource *res = pdb_res();
+	int rc = !res ? -ENOENT
+		 : webhook_configured(r->px, res)
+		     ? rstore_update(r->px, res, r->ns, name, pdb, obj_rv(pdb))
+		     : proxy_object_update_status(r->px, "policy", "v1", "poddisruptionbudgets",
+						  pdb, "kube-apiserver", NULL);
 	if (rc < 0)
 		reply_errno(r, rc, name);
 	return rc;
