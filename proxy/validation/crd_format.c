@@ -53,7 +53,28 @@ static bool ip_ok(const char *s, int af)
 	return false;
 }
 
-/* Go's net.ParseCIDR: an address, '/', a decimal prefix length in range. */
+/* k8s.io/utils/net ParseIPSloppy of a dotted IPv4 address (Go 1.16's
+ * parser, which strfmt's isIPv4 and isCIDR use in kube 1.33: leading zeros
+ * are decimal, "010.0.0.1" is 10.0.0.1): four decimal parts up to 255. */
+static bool ipv4_sloppy(const char *s)
+{
+	for (int part = 0; part < 4; part++) {
+		if (part && *s++ != '.')
+			return false;
+		if (!isdigit((unsigned char)*s))
+			return false;
+		unsigned n = 0;
+		while (isdigit((unsigned char)*s)) {
+			n = n * 10 + (unsigned)(*s++ - '0');
+			if (n > 255)
+				return false;
+		}
+	}
+	return *s == '\0';
+}
+
+/* Go's net.ParseCIDR (ParseCIDRSloppy: an IPv4 address may have leading
+ * zeros): an address, '/', a decimal prefix length in range. */
 static bool cidr_ok(const char *s)
 {
 	const char *slash = strchr(s, '/');
@@ -63,9 +84,7 @@ static bool cidr_ok(const char *s)
 	memcpy(ip, s, (size_t)(slash - s));
 	ip[slash - s] = '\0';
 	unsigned char buf[16];
-	int bits = inet_pton(AF_INET, ip, buf) == 1    ? 32
-		   : inet_pton(AF_INET6, ip, buf) == 1 ? 128
-						       : 0;
+	int bits = ipv4_sloppy(ip) ? 32 : inet_pton(AF_INET6, ip, buf) == 1 ? 128 : 0;
 	if (!bits)
 		return false;
 	long n = 0;
@@ -675,7 +694,7 @@ bool crd_format_valid(const char *format, const char *s)
 			f[n++] = *p;
 	f[n] = '\0';
 	if (strcmp(f, "ipv4") == 0)
-		return ip_ok(s, AF_INET);
+		return ipv4_sloppy(s) || ip_ok(s, AF_INET);
 	if (strcmp(f, "ipv6") == 0)
 		return ip_ok(s, AF_INET6);
 	if (strcmp(f, "cidr") == 0)

@@ -314,6 +314,12 @@ START_TEST(format_table)
 	    {"bsonobjectid", "507f1f77bcf86cd799439011", true},
 	    {"bsonobjectid", "507f1f77bcf86cd79943901", false},
 	    {"bsonobjectid", "507f1f77bcf86cd79943901g", false},
+	    /* kube 1.33's isIPv4 and isCIDR parse sloppily: leading zeros */
+	    {"ipv4", "010.000.0.1", true},
+	    {"ipv4", "10.0.0.256", false},
+	    {"ipv4", "10.0.0", false},
+	    {"cidr", "010.0.0.0/08", true},
+	    {"cidr", "10.0.0.0/33", false},
 	    {"byte", "", false},
 	    {"byte", "aGk=", true},
 	    {"password", "", true},
