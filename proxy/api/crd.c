@@ -924,7 +924,8 @@ static void val_versions(const json_t *crd, const json_t *old, json_t *causes)
 		crd_schema_structural_relaxed(obj_get(v, "schema.openAPIV3Schema"), p, relax,
 					      causes);
 		if (json_array_size(causes) == before)
-			crd_schema_check_defaults(obj_get(v, "schema.openAPIV3Schema"), p, causes);
+			crd_schema_check_defaults(obj_get(v, "schema.openAPIV3Schema"), p, relax,
+						  causes);
 		if (json_array_size(causes) == before)
 			crd_rules_check_update(obj_get(v, "schema.openAPIV3Schema"),
 					       old ? version_schema(old, name) : NULL, p, causes);

@@ -825,8 +825,8 @@ static void rebase(json_t *from, const char *path, json_t *causes)
  * items, not additionalProperties (defaults are forbidden there); the
  * apiVersion, kind and metadata of a resource root are metadata, checked
  * by kube's object-meta rules, not here. */
-static void defaults_node(const json_t *s, const char *path, bool resource, json_t *causes,
-			  int depth)
+static void defaults_node(const json_t *s, const char *path, bool resource, unsigned relax,
+			  json_t *causes, int depth)
 {
 	char p[PATHLEN];
 	const char *k;
@@ -838,7 +838,7 @@ static void defaults_node(const json_t *s, const char *path, bool resource, json
 	if (def) {
 		child(p, path, "default");
 		json_t *pruned = json_deep_copy(def), *scratch = json_array();
-		if (prune_node(s, pruned, "", NULL, embedded) > 0) {
+		if (prune_node(s, pruned, "", NULL, embedded) > 0 && !(relax & CRD_LAX_PRUNED)) {
 			struct kb_buf b = {0};
 			go_value(&b, def);
 			val_add(causes, "FieldValueInvalid", p, "%s: must not have unknown fields",
@@ -851,21 +851,47 @@ static void defaults_node(const json_t *s, const char *path, bool resource, json
 		json_decref(pruned);
 	}
 	child(p, path, "items");
-	defaults_node(json_object_get(s, "items"), p, false, causes, depth + 1);
+	defaults_node(json_object_get(s, "items"), p, false, relax, causes, depth + 1);
 	json_object_foreach ((json_t *)json_object_get(s, "properties"), k, x) {
 		if (embedded &&
 		    (!strcmp(k, "apiVersion") || !strcmp(k, "kind") || !strcmp(k, "metadata")))
 			continue;
 		snprintf(p, sizeof(p), "%s.properties[%s]", path, k);
-		defaults_node(x, p, false, causes, depth + 1);
+		defaults_node(x, p, false, relax, causes, depth + 1);
 	}
 }
 
-int crd_schema_check_defaults(const json_t *schema, const char *path, json_t *causes)
+int crd_schema_check_defaults(const json_t *schema, const char *path, unsigned relax,
+			      json_t *causes)
 {
 	size_t before = json_array_size(causes);
-	defaults_node(schema, path, true, causes, 0);
+	defaults_node(schema, path, true, relax, causes, 0);
 	return (int)(json_array_size(causes) - before);
+}
+
+/* Whether a default of s is not pruned to itself (kube's
+ * requirePrunedDefaults is off for an update of such a CRD). */
+static bool unpruned_default(const json_t *s, bool resource, int depth)
+{
+	const char *k;
+	json_t *x;
+	if (!json_is_object(s) || depth > 64)
+		return false;
+	bool embedded = resource || flag(s, "x-kubernetes-embedded-resource");
+	const json_t *def = json_object_get(s, "default");
+	if (def) {
+		json_t *pruned = json_deep_copy(def);
+		int n = prune_node(s, pruned, "", NULL, embedded);
+		json_decref(pruned);
+		if (n > 0)
+			return true;
+	}
+	if (unpruned_default(json_object_get(s, "items"), false, depth + 1))
+		return true;
+	json_object_foreach ((json_t *)json_object_get(s, "properties"), k, x)
+		if (unpruned_default(x, false, depth + 1))
+			return true;
+	return false;
 }
 
 /* ---- structural schemas -------------------------------------------------------- */
@@ -1304,7 +1330,7 @@ unsigned crd_schema_lax(const json_t *schema)
 	json_t *scratch = json_array();
 	unsigned broke = list_walk(schema, "", scratch, 0, 0);
 	json_decref(scratch);
-	return broke;
+	return broke | (unpruned_default(schema, true, 0) ? CRD_LAX_PRUNED : 0);
 }
 
 /* ---- completeness ----------------------------------------------------------------- */

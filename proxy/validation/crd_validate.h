@@ -98,6 +98,7 @@ int crd_schema_structural(const json_t *schema, const char *path, json_t *causes
  * root's allOf/anyOf/oneOf/not name exists in the schema (complete.go). */
 #define CRD_LAX_ATOMIC_SET 1u /* a set's items not atomic */
 #define CRD_LAX_MAP_KEYS   2u /* a map key neither required nor defaulted, or nullable */
+#define CRD_LAX_PRUNED     4u /* a default with fields its schema prunes (requirePrunedDefaults) */
 int crd_schema_structural_relaxed(const json_t *schema, const char *path, unsigned relax,
 				  json_t *causes);
 /* The CRD_LAX_* rules schema (borrowed, may be NULL) breaks. */
@@ -105,9 +106,11 @@ unsigned crd_schema_lax(const json_t *schema);
 /* Checks every default of a structural schema (borrowed) against its own
  * schema as kube does at CRD write (defaulting/validation.go
  * ValidateDefaults): pruned to itself, then the value validations, causes
- * at "<path>...default". CEL rules of the schema are not run on defaults
- * here. Returns the causes added. */
-int crd_schema_check_defaults(const json_t *schema, const char *path, json_t *causes);
+ * at "<path>...default"; with CRD_LAX_PRUNED in relax (crd_schema_lax of
+ * the old CRD) an unpruned default is let through. CEL rules of the schema
+ * are not run on defaults here. Returns the causes added. */
+int crd_schema_check_defaults(const json_t *schema, const char *path, unsigned relax,
+			      json_t *causes);
 
 /* True when pattern (RE2's syntax) matches str anywhere; true as well when
  * the pattern cannot run (refused, or past the match limit). */

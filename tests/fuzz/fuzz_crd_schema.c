@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					      causes);
 	KB_REQUIRE(n >= 0 && (size_t)n == json_array_size(causes));
 	if (n == 0)
-		crd_schema_check_defaults(s, "spec.versions[0].schema.openAPIV3Schema", causes);
+		crd_schema_check_defaults(s, "spec.versions[0].schema.openAPIV3Schema", lax,
+					  causes);
 	strings(s, 0);
 	json_decref(causes);
 	json_decref(s);

@@ -637,7 +637,7 @@ END_TEST
 static void defaults_one(const char *schema, const char *want)
 {
 	json_t *s = J(schema), *causes = json_array();
-	crd_schema_check_defaults(s, ROOT, causes);
+	crd_schema_check_defaults(s, ROOT, 0, causes);
 	char *d = json_dumps(causes, JSON_COMPACT);
 	if (!want) {
 		ck_assert_msg(json_array_size(causes) == 0, "wanted none, got %s", d);
@@ -679,6 +679,16 @@ START_TEST(structural_defaults)
 		     "\"string\"}}}}}",
 		     ROOT ".properties[o].default: Invalid value: map[string]interface {}{\"a\":"
 			  "\"x\", \"zz\":1}: must not have unknown fields");
+	/* an update of a CRD that had such a default already: not required
+	 * (kube's requirePrunedDefaults) */
+	const char *unpruned = "{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\","
+			       "\"default\":{\"a\":\"x\",\"zz\":1},\"properties\":{\"a\":{"
+			       "\"type\":\"string\"}}}}}";
+	json_t *us = J(unpruned), *uc = json_array();
+	ck_assert_uint_eq(crd_schema_lax(us) & CRD_LAX_PRUNED, CRD_LAX_PRUNED);
+	ck_assert_int_eq(crd_schema_check_defaults(us, ROOT, CRD_LAX_PRUNED, uc), 0);
+	json_decref(us);
+	json_decref(uc);
 	defaults_one("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
 		     "\"items\":{\"type\":\"object\",\"properties\":{\"p\":{\"type\":\"string\","
 		     "\"format\":\"hostname\",\"default\":\"not_a_host\"}}}}}}",
