@@ -1189,6 +1189,13 @@ START_TEST(estimated_cost)
 	     "{\"type\":\"array\",\"maxItems\":10,\"items\":{\"type\":\"object\","
 	     "\"properties\":{\"b\":{\"type\":\"string\"}}}}",
 	     2, 2 + 10 * (1 + 3)},
+	    /* the shape of operators' rules (presence tests over a long list):
+	     * 5 an item, 8,000,002 in all, under kube's 10,000,000 for a rule;
+	     * 7 an item (11,200,002) were has() charged */
+	    {"self.all(x, has(x.a) && has(x.b))",
+	     "{\"type\":\"array\",\"maxItems\":1600000,\"items\":{\"type\":\"object\","
+	     "\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{\"type\":\"string\"}}}}",
+	     2, 8000002},
 	    /* a ternary: the condition, then the cheaper or dearer branch
 	     * (cel-go v0.23.2 checker/cost.go, overloads.Conditional, as kube
 	     * 1.33 builds it): has (1), self.a (2) or [] (10), size() 1, < 1 */
