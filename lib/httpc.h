@@ -194,6 +194,13 @@ struct kb_httpc_tunnel_cbs {
  */
 kb_httpc_tunnel_t *kb_httpc_tunnel(kb_httpc_t *c, const char *method, const char *path,
 				   const char *headers, const struct kb_httpc_tunnel_cbs *cbs);
+/* The same, connecting as curl's CURLOPT_CONNECT_TO says ("HOST:PORT:ADDR:PORT",
+ * as kb_httpc_call.connect_to; copied; NULL: the server's own address): the
+ * TLS name and Host stay the server's (an APIService's backend: its
+ * Service's name, the endpoint's address). */
+kb_httpc_tunnel_t *kb_httpc_tunnel_to(kb_httpc_t *c, const char *method, const char *path,
+				      const char *headers, const char *connect_to,
+				      const struct kb_httpc_tunnel_cbs *cbs);
 /* Sends bytes to the peer once the pipe is open (copied; bytes written
  * before on_head wait for it). 0, -ENOMEM, or -EPIPE when the tunnel is
  * ending. */

@@ -106,12 +106,13 @@ struct kb_httpc_tunnel {
 	struct kb_buf req; /* the request head */
 	size_t req_off, req_line;
 	struct out_blk *out, *out_tail;
-	size_t pending;     /* the caller's bytes in out */
-	struct kb_buf head; /* the answer's heads as they arrive */
-	struct kb_buf held; /* peer bytes read while paused */
-	llhttp_t parser;    /* the answer */
-	size_t hs;          /* where the header lines start in head; 0: none yet */
-	struct kb_buf body; /* a refusal's body */
+	size_t pending;                /* the caller's bytes in out */
+	struct kb_buf head;            /* the answer's heads as they arrive */
+	struct kb_buf held;            /* peer bytes read while paused */
+	llhttp_t parser;               /* the answer */
+	size_t hs;                     /* where the header lines start in head; 0: none yet */
+	struct kb_buf body;            /* a refusal's body */
+	struct curl_slist *connect_to; /* kb_httpc_tunnel_to's, or NULL */
 };
 
 static void update_poll(kb_httpc_tunnel_t *t);
@@ -136,6 +137,7 @@ static void tunnel_free(kb_httpc_tunnel_t *t)
 	kb_buf_free(&t->head);
 	kb_buf_free(&t->held);
 	kb_buf_free(&t->body);
+	curl_slist_free_all(t->connect_to);
 	free(t);
 }
 
@@ -765,6 +767,8 @@ static void easy_setup(kb_httpc_tunnel_t *t)
 	if (c->share)
 		curl_easy_setopt(e, CURLOPT_SHARE, c->share);
 	curl_easy_setopt(e, CURLOPT_URL, c->server);
+	if (t->connect_to)
+		curl_easy_setopt(e, CURLOPT_CONNECT_TO, t->connect_to);
 	curl_easy_setopt(e, CURLOPT_CONNECT_ONLY, 1L);
 	/* ALPN offers http/1.1 alone: the head written is HTTP/1.1 */
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
@@ -783,11 +787,22 @@ static void easy_setup(kb_httpc_tunnel_t *t)
 kb_httpc_tunnel_t *kb_httpc_tunnel(kb_httpc_t *c, const char *method, const char *path,
 				   const char *headers, const struct kb_httpc_tunnel_cbs *cbs)
 {
+	return kb_httpc_tunnel_to(c, method, path, headers, NULL, cbs);
+}
+
+kb_httpc_tunnel_t *kb_httpc_tunnel_to(kb_httpc_t *c, const char *method, const char *path,
+				      const char *headers, const char *connect_to,
+				      const struct kb_httpc_tunnel_cbs *cbs)
+{
 	KB_CHECK(c && !c->closing && cbs && cbs->on_head && cbs->on_data && cbs->on_close, NULL);
 	KB_CHECK(valid_method(method) && valid_path(path) && valid_headers(headers), NULL);
 	kb_httpc_tunnel_t *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	if (connect_to && !(t->connect_to = curl_slist_append(NULL, connect_to))) {
+		free(t);
+		return NULL;
+	}
 	t->c = c;
 	t->cbs = *cbs;
 	t->no_body = strcmp(method, "HEAD") == 0;

@@ -1593,7 +1593,20 @@ int webhook_internal(struct proxy *px, const struct proxy_resource *res, const c
 	r->ns = nsc;
 	r->name = namec;
 	r->sub = sub;
-	attrs_of(r, op, obj, old, &a);
+	/* a controller's write through the scale subresource (the HPA's):
+	 * the webhooks see autoscaling/v1 Scale objects, as for a client's */
+	bool scale = !create && obj && sub && strcmp(sub, "scale") == 0;
+	json_t *sv = scale ? scale_view(res, obj) : NULL;
+	json_t *so = scale ? scale_view(res, old) : NULL;
+	if (scale && (!sv || !so)) {
+		json_decref(sv);
+		json_decref(so);
+		free(nsc);
+		free(namec);
+		req_free(r);
+		return -ENOMEM;
+	}
+	attrs_of(r, op, scale ? sv : obj, scale ? so : old, &a);
 	m = match(px, s, 0, s->nmut, &a, &nm);
 	v = match(px, s, s->nmut, s->n, &a, &nv);
 	if ((!nm && !nv) || (ns && !nsc) || (name && !namec) || !(wr = wr_new(r, s, op))) {
@@ -1602,6 +1615,8 @@ int webhook_internal(struct proxy *px, const struct proxy_resource *res, const c
 		free(v);
 		free(nsc);
 		free(namec);
+		json_decref(sv);
+		json_decref(so);
 		req_free(r);
 		return rc;
 	}
@@ -1621,6 +1636,12 @@ int webhook_internal(struct proxy *px, const struct proxy_resource *res, const c
 		wr->fixed = fixed_of(obj);
 		wr->obj = create_view(obj, false);
 		ready = ready && wr->fixed && wr->obj;
+	} else if (scale) {
+		wr->scale = true;
+		wr->obj = sv; /* the done callback gets the shaped Scale */
+		wr->old = so;
+		wr->old_rv = obj_rv(old);
+		ready = ready && wr->obj && wr->old;
 	} else {
 		wr->obj = obj ? json_deep_copy(obj) : NULL;
 		wr->old = json_deep_copy(old);

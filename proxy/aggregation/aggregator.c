@@ -77,6 +77,8 @@ struct agg_backend {
 	json_t *discovery;     /* the last APIResourceList it answered, or NULL */
 	kb_httpc_req_t *oa;    /* the read of its /openapi/v3 in flight */
 	char *openapi_path;    /* its /openapi/v3 document of the group/version, or NULL */
+	kb_httpc_req_t *oa2;   /* the read of its /openapi/v2 in flight */
+	json_t *openapi_v2;    /* its /openapi/v2 paths of the group/version and definitions */
 };
 
 struct aggregator {
@@ -84,6 +86,7 @@ struct aggregator {
 	struct agg_backend *list;
 	uv_timer_t timer;
 	unsigned ticks;
+	unsigned v2_gen;          /* bumped when a backend's /openapi/v2 changes */
 	struct cfg_watch cw;      /* Services and Endpoints */
 	char *cert_pem, *key_pem; /* the proxy client certificate, or NULL */
 	bool closing;
@@ -100,6 +103,7 @@ static void backend_unref(struct agg_backend *b)
 	if (b->client)
 		kb_httpc_close(b->client);
 	json_decref(b->discovery);
+	json_decref(b->openapi_v2);
 	free(b->openapi_path);
 	free(b->ca_pem);
 	free(b);
@@ -426,8 +430,65 @@ static void on_openapi_done(kb_httpc_req_t *req, int err, long status, const cha
 	backend_unref(b);
 }
 
+/* kube's OpenAPI v2 aggregation (kube-aggregator pkg/controllers/openapi,
+ * the spec downloader and merger): the backend's /openapi/v2, its paths of
+ * its own group/version and its definitions, merged into the tenant's. */
+static void on_openapi2_done(kb_httpc_req_t *req, int err, long status, const char *body,
+			     size_t len, void *arg)
+{
+	(void)req;
+	struct agg_backend *b = arg;
+	b->oa2 = NULL;
+	json_t *doc = !err && status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+	json_t *keep = NULL;
+	if (json_is_object(json_object_get(doc, "paths"))) {
+		char prefix[400];
+		const char *k;
+		json_t *v;
+		int n = snprintf(prefix, sizeof(prefix), "/apis/%s/%s/", b->group, b->version);
+		keep = json_pack("{s:o,s:O}", "paths", json_object(), "definitions",
+				 json_is_object(json_object_get(doc, "definitions"))
+				     ? json_object_get(doc, "definitions")
+				     : json_object());
+		json_object_foreach (json_object_get(doc, "paths"), k, v)
+			if (n > 0 && (strncmp(k, prefix, (size_t)n) == 0 ||
+				      strncmp(k, prefix, (size_t)n - 1) == 0))
+				json_object_set(json_object_get(keep, "paths"), k, v);
+	}
+	if (!json_equal(keep, b->openapi_v2) || (!keep) != (!b->openapi_v2)) {
+		json_decref(b->openapi_v2);
+		b->openapi_v2 = keep;
+		b->agg->v2_gen++;
+	} else {
+		json_decref(keep);
+	}
+	json_decref(doc);
+	backend_unref(b);
+}
+
+static void openapi2_fetch(struct agg_backend *b, kb_httpc_t *client, const char *ct)
+{
+	static const char *const hdrs[] = {"X-Remote-User: system:kube-aggregator",
+					   "X-Remote-Group: system:masters",
+					   "Accept: application/json", NULL};
+	if (b->oa2 || b->gone)
+		return;
+	struct kb_httpc_call call = {.method = "GET",
+				     .path = "/openapi/v2",
+				     .connect_to = ct,
+				     .headers = hdrs,
+				     .no_limit = true,
+				     .max_body = 16 << 20,
+				     .on_done = on_openapi2_done,
+				     .arg = b};
+	b->refs++;
+	if (!(b->oa2 = kb_httpc_request(client, &call)))
+		b->refs--;
+}
+
 static void openapi_fetch(struct agg_backend *b, kb_httpc_t *client, const char *ct)
 {
+	openapi2_fetch(b, client, ct);
 	static const char *const hdrs[] = {"X-Remote-User: system:kube-aggregator",
 					   "X-Remote-Group: system:masters", NULL};
 	if (b->oa || b->gone)
@@ -665,6 +726,11 @@ void aggregator_stop(struct proxy *px)
 		if (b->oa) {
 			kb_httpc_cancel(b->oa);
 			b->oa = NULL;
+			b->refs--;
+		}
+		if (b->oa2) {
+			kb_httpc_cancel(b->oa2);
+			b->oa2 = NULL;
 			b->refs--;
 		}
 		if (!b->check)
@@ -1055,6 +1121,254 @@ static struct agg_call *call_new(struct req *r, struct agg_backend *b)
 	return c;
 }
 
+/* ---- upgraded connections (exec-like) ------------------------------------------------- */
+
+/*
+ * A request that asks to switch protocols (Connection: Upgrade: an
+ * extension server's exec, attach or port-forward) goes to the backend on
+ * a connection of its own, with the same front-proxy identity, and once
+ * the backend answers 101 the two connections become one byte pipe, as
+ * kube-aggregator's proxy does it (pkg/apiserver/handler_proxy.go
+ * ServeHTTP: proxy.NewUpgradeAwareHandler with the upgrade transport).
+ * Any other answer is passed back with its body. Both directions pause
+ * while the other side's backlog is over BACKLOG_HIGH.
+ */
+struct agg_pipe {
+	struct proxy_resource res; /* r->res while r lives (its audit event) */
+	struct agg_backend *b;
+	struct req *r;        /* until the answer's head, for its audit event */
+	kb_http_req_t *http;  /* the client's; NULL once gone */
+	kb_httpc_tunnel_t *t; /* the backend's; NULL once ended */
+	bool open;            /* 101 passed on */
+	int status;           /* the backend's other answer, else 0 */
+	struct kb_buf body;   /* its body */
+	bool http_paused, t_paused;
+	uv_timer_t timer; /* resumes a paused side once the other drained */
+	bool timer_on;
+};
+
+static void pipe_timer_closed(uv_handle_t *h)
+{
+	struct agg_pipe *p = h->data;
+	kb_buf_free(&p->body);
+	free(p);
+}
+
+static void pipe_audit(struct agg_pipe *p, int code)
+{
+	struct req *r = p->r;
+	if (!r)
+		return;
+	p->r = NULL;
+	if (code)
+		audit_log(r, code);
+	r->http = NULL;
+	r->res = NULL;
+	req_free(r);
+}
+
+static void pipe_free(struct agg_pipe *p)
+{
+	pipe_audit(p, 0);
+	backend_unref(p->b);
+	uv_close((uv_handle_t *)&p->timer, pipe_timer_closed);
+}
+
+static void pipe_check(uv_timer_t *h)
+{
+	struct agg_pipe *p = h->data;
+	if (p->t_paused && p->http && kb_http_stream_pending(p->http) < BACKLOG_LOW) {
+		p->t_paused = false;
+		kb_httpc_tunnel_pause(p->t, false);
+	}
+	if (p->http_paused && p->t && kb_httpc_tunnel_pending(p->t) < BACKLOG_LOW) {
+		p->http_paused = false;
+		kb_http_raw_pause(p->http, false);
+	}
+	if (!p->t_paused && !p->http_paused) {
+		uv_timer_stop(&p->timer);
+		p->timer_on = false;
+	}
+}
+
+static void pipe_watch(struct agg_pipe *p)
+{
+	if (!p->timer_on) {
+		p->timer_on = true;
+		uv_timer_start(&p->timer, pipe_check, DRAIN_CHECK_MS, DRAIN_CHECK_MS);
+	}
+}
+
+/* From the client to the backend. */
+static void pipe_from_client(kb_http_req_t *http, const char *data, size_t len, void *arg)
+{
+	struct agg_pipe *p = arg;
+	if (!p->t || kb_httpc_tunnel_write(p->t, data, len) < 0)
+		return;
+	if (kb_httpc_tunnel_pending(p->t) > BACKLOG_HIGH) {
+		p->http_paused = true;
+		kb_http_raw_pause(http, true);
+		pipe_watch(p);
+	}
+}
+
+static void pipe_client_gone(kb_http_req_t *http, void *arg)
+{
+	(void)http;
+	struct agg_pipe *p = arg;
+	p->http = NULL;
+	if (p->t) {
+		kb_httpc_tunnel_close(p->t);
+		p->t = NULL;
+	}
+	pipe_free(p);
+}
+
+/* The backend's 101 header lines but those the server writes itself. */
+static void pipe_head(kb_httpc_tunnel_t *t, int status, const char *headers, size_t len, void *arg)
+{
+	(void)t;
+	struct agg_pipe *p = arg;
+	if (status != 101) {
+		p->status = status;
+		return;
+	}
+	static const char *const own[] = {"date:", "content-length:", "transfer-encoding:"};
+	struct kb_buf h = {0};
+	for (const char *line = headers, *end = headers + len; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
+		bool keep = true;
+		for (size_t i = 0; i < KB_ARRAY_SIZE(own); i++)
+			keep &=
+			    !(n > strlen(own[i]) && strncasecmp(line, own[i], strlen(own[i])) == 0);
+		if (keep)
+			kb_buf_append(&h, line, n);
+		line += n;
+	}
+	if (h.len && h.data[h.len - 1] != '\n')
+		kb_buf_puts(&h, "\r\n");
+	pipe_audit(p, 101);
+	int rc = kb_http_upgrade(p->http, h.data ? h.data : "", pipe_from_client, p);
+	kb_buf_free(&h);
+	if (rc == 0)
+		p->open = true; /* else the client is gone: its abort ends the pipe */
+}
+
+/* From the backend to the client (or the body of its other answer). */
+static void pipe_data(kb_httpc_tunnel_t *t, const char *data, size_t len, void *arg)
+{
+	struct agg_pipe *p = arg;
+	if (!p->open) {
+		kb_buf_append(&p->body, data, len);
+		return;
+	}
+	if (!p->http || kb_http_raw_write(p->http, data, len) < 0)
+		return;
+	if (kb_http_stream_pending(p->http) > BACKLOG_HIGH) {
+		p->t_paused = true;
+		kb_httpc_tunnel_pause(t, true);
+		pipe_watch(p);
+	}
+}
+
+static void pipe_closed(kb_httpc_tunnel_t *t, int err, void *arg)
+{
+	(void)t;
+	struct agg_pipe *p = arg;
+	p->t = NULL;
+	if (p->http) {
+		kb_http_req_on_abort(p->http, NULL, NULL);
+		if (p->open) {
+			kb_http_raw_end(p->http);
+		} else if (p->status) {
+			bool json = p->body.len && p->body.data[0] == '{';
+			pipe_audit(p, p->status);
+			kb_http_respond(p->http, p->status,
+					json ? "application/json" : "text/plain; charset=utf-8",
+					NULL, p->body.data ? p->body.data : "", p->body.len);
+		} else {
+			/* kube's proxy error for a backend it cannot reach */
+			char text[300];
+			int n = snprintf(text, sizeof(text), "%s\n", strerror(-err));
+			pipe_audit(p, 503);
+			kb_http_respond(p->http, 503, "text/plain; charset=utf-8",
+					"X-Content-Type-Options: nosniff\r\n", text, (size_t)n);
+			if (err == -ECONNREFUSED || err == -ETIMEDOUT)
+				check_start(p->b);
+		}
+		p->http = NULL;
+	}
+	pipe_free(p);
+}
+
+/* The forwarded headers for a tunnel: forward_headers' lines (the
+ * tunnel writes its own User-Agent), then Connection and Upgrade. */
+static char *tunnel_headers(const struct req *r)
+{
+	char **lines = forward_headers(r);
+	const char *up = kb_http_req_header(r->http, "upgrade");
+	struct kb_buf b = {0};
+	if (!lines || !up || strpbrk(up, "\r\n")) {
+		free_lines(lines);
+		return NULL;
+	}
+	for (size_t i = 0; lines[i]; i++)
+		if (strncasecmp(lines[i], "user-agent:", 11) != 0)
+			kb_buf_printf(&b, "%s\r\n", lines[i]);
+	kb_buf_printf(&b, "Connection: Upgrade\r\nUpgrade: %s\r\n", up);
+	free_lines(lines);
+	return b.data;
+}
+
+/* r (an upgrade request, authorized) to backend b, taken or answered; res:
+ * r's row (NULL: not a resource request). */
+static void pass_upgrade(struct req *r, struct agg_backend *b, const struct proxy_resource *res)
+{
+	struct aggregator *agg = r->px->agg;
+	char ct[700], base[400];
+	kb_httpc_t *client = client_of(agg, b);
+	if (!b->available || !client || resolve(r->px, b, ct, sizeof(ct), base, sizeof(base)) < 0) {
+		reply_unavailable(r);
+		return;
+	}
+	const kb_http_req_t *http = r->http;
+	size_t pl = strlen(http->path) + strlen(http->query) + 2;
+	char *path = malloc(pl), *hdrs = tunnel_headers(r);
+	struct agg_pipe *p = calloc(1, sizeof(*p));
+	if (!path || !hdrs || !p) {
+		free(path);
+		free(hdrs);
+		free(p);
+		reply_status(r, 500, "InternalError", "out of memory", NULL);
+		return;
+	}
+	snprintf(path, pl, "%s%s%s", http->path, *http->query ? "?" : "", http->query);
+	struct kb_httpc_tunnel_cbs cbs = {
+	    .on_head = pipe_head, .on_data = pipe_data, .on_close = pipe_closed, .arg = p};
+	p->t = kb_httpc_tunnel_to(client, http->method, path, hdrs, ct, &cbs);
+	free(path);
+	free(hdrs);
+	if (!p->t) {
+		free(p);
+		reply_status(r, 500, "InternalError", "out of memory", NULL);
+		return;
+	}
+	p->b = b;
+	b->refs++;
+	if (res) {
+		p->res = *res;
+		r->res = &p->res;
+	}
+	uv_timer_init(r->px->loop, &p->timer);
+	p->timer.data = p;
+	prom_handoff(r);
+	p->http = r->http;
+	p->r = r;
+	r->async = true; /* the pipe frees it (pipe_audit) */
+	kb_http_req_on_abort(p->http, pipe_client_gone, p);
+}
+
 bool aggregator_route(struct req *r, bool is_resource)
 {
 	struct aggregator *agg = r->px->agg;
@@ -1075,6 +1389,16 @@ bool aggregator_route(struct req *r, bool is_resource)
 						 .singular = "",
 						 .namespaced = r->ns != NULL};
 		r->res = &c->res;
+	}
+	if (kb_http_req_upgrade(r->http)) {
+		bool ok = authz_authorize(r) == 0;
+		r->res = NULL;
+		if (ok)
+			pass_upgrade(r, b, is_resource ? &c->res : NULL);
+		if (!r->async)
+			r->res = NULL;
+		call_free(c);
+		return true;
 	}
 	if (authz_authorize(r) < 0 || !pass_on(r, c, NULL)) {
 		r->res = NULL;
@@ -1115,4 +1439,36 @@ bool aggregator_openapi(struct req *r)
 	}
 	hand_over(r, c);
 	return true;
+}
+
+unsigned aggregator_openapi_v2_gen(struct proxy *px)
+{
+	/* the documents' generation and which of them are served now */
+	unsigned h = px && px->agg ? px->agg->v2_gen : 0, i = 1;
+	for (struct agg_backend *b = px && px->agg ? px->agg->list : NULL; b; b = b->next, i++)
+		h = h * 31 + (b->available && b->openapi_v2 ? i : 0);
+	return h;
+}
+
+bool aggregator_openapi_v2_merge(struct proxy *px, json_t *doc)
+{
+	bool any = false;
+	json_t *paths = json_object_get(doc, "paths"), *defs = json_object_get(doc, "definitions");
+	for (struct agg_backend *b = px && px->agg ? px->agg->list : NULL; b; b = b->next) {
+		if (!b->available || !b->openapi_v2)
+			continue;
+		any = true;
+		if (!json_is_object(paths) || !json_is_object(defs))
+			continue;
+		const char *k;
+		json_t *v;
+		/* the tenant's own names win, as kube's merger keeps the first */
+		json_object_foreach (json_object_get(b->openapi_v2, "paths"), k, v)
+			if (!json_object_get(paths, k))
+				json_object_set(paths, k, v);
+		json_object_foreach (json_object_get(b->openapi_v2, "definitions"), k, v)
+			if (!json_object_get(defs, k))
+				json_object_set(defs, k, v);
+	}
+	return any;
 }

@@ -33,6 +33,13 @@ bool aggregator_route(struct req *r, bool is_resource);
  * answered or proxied; false: not a backend's). */
 void aggregator_openapi_paths(struct proxy *px, json_t *paths);
 bool aggregator_openapi(struct req *r);
+/* OpenAPI v2: the available backends' /openapi/v2 paths (of their
+ * group/version) and definitions added to doc (a Swagger 2.0 document,
+ * borrowed; names it already has stay; NULL: none, only the answer); true
+ * when a backend has one. The
+ * generation moves whenever a backend's document changes. */
+bool aggregator_openapi_v2_merge(struct proxy *px, json_t *doc);
+unsigned aggregator_openapi_v2_gen(struct proxy *px);
 /* Whether a service-backed APIService serves group/version (or the group). */
 bool aggregator_backs(struct proxy *px, const char *group, const char *version);
 bool aggregator_backs_group(struct proxy *px, const char *group);

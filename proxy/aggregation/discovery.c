@@ -7,6 +7,7 @@
  * merged discovery): the local rows and the service-backed APIServices'
  * group/versions in one document.
  */
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,20 +98,27 @@ static json_t *agg_group(json_t *items, const char *group)
 	return g;
 }
 
-/* A service-backed group/version in aggregated discovery: the resources
- * its backend's discovery gave, while it is available (kube's discovery
- * manager drops one it cannot reach). */
+/* A service-backed group/version in aggregated discovery, as kube's
+ * discovery manager (kube-aggregator pkg/apiserver/handler_discovery.go
+ * syncAPIService) puts it: freshness Current with the backend's resources
+ * while it answers; once it does not (an unavailable APIService answers
+ * 503, fetchFreshDiscoveryForService marks the cached result stale), the
+ * version stays, "Stale", with the resources last fetched or none. Clients
+ * (client-go's aggregated discovery) then report the group/version as
+ * failed, "stale GroupVersion discovery". */
 static void agg_backend(const struct aggregator_gv *gv, void *arg)
 {
 	json_t *items = arg;
 	const json_t *list = json_object_get(gv->resources, "resources");
-	if (!gv->available || !json_is_array(list))
-		return;
-	json_t *resources = aggregator_agg_resources(gv->group, gv->version, list);
+	json_t *entry = json_pack("{s:s}", "version", gv->version);
+	if (json_is_array(list) && json_array_size(list))
+		json_object_set_new(entry, "resources",
+				    aggregator_agg_resources(gv->group, gv->version, list));
+	json_object_set_new(
+	    entry, "freshness",
+	    json_string(gv->available && json_is_array(list) ? "Current" : "Stale"));
 	json_t *g = agg_group(items, gv->group);
-	json_array_append_new(json_object_get(g, "versions"),
-			      json_pack("{s:s,s:o,s:s}", "version", gv->version, "resources",
-					resources, "freshness", "Current"));
+	json_array_append_new(json_object_get(g, "versions"), entry);
 }
 
 /* Groups in table order; versions in table order (first = preferred);
@@ -264,6 +272,66 @@ static json_t *group_list(struct proxy *px)
 			 groups);
 }
 
+/* kube's discovery.StorageVersionHash (apiserver
+ * pkg/endpoints/discovery/storageversionhash.go): the first 8 bytes of the
+ * SHA-256 of "<group>/<version>/<kind>", in standard base64. */
+static json_t *storage_version_hash(const char *group, const char *version, const char *kind)
+{
+	char gvk[512];
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned n = 0;
+	int len = snprintf(gvk, sizeof(gvk), "%s/%s/%s", group, version, kind);
+	if (len < 0 || (size_t)len >= sizeof(gvk) ||
+	    EVP_Digest(gvk, (size_t)len, md, &n, EVP_sha256(), NULL) != 1)
+		return NULL;
+	char *b64 = kb_base64_encode(md, 8);
+	json_t *s = b64 ? json_string(b64) : NULL;
+	free(b64);
+	return s;
+}
+
+/* The row a built-in row is stored as: the one its `storage` names (a
+ * version converted in place, HPA autoscaling/v1 as v2; events.k8s.io
+ * events as core events, as kube's events.k8s.io storage is the core one:
+ * pkg/registry/core/event/storage NewREST with api.Resource("events")), or
+ * itself. */
+static const struct proxy_resource *storage_row(const struct proxy_resource *res)
+{
+	if (!res->storage)
+		return res;
+	for (size_t i = 0; i < resource_count(); i++) {
+		const struct proxy_resource *o = resource_at(i);
+		if (!o->storage && !o->crd && strcmp(o->store_key, res->storage) == 0)
+			return o;
+	}
+	return res;
+}
+
+/* A top-level resource's storageVersionHash as kube's installer sets it
+ * (apiserver pkg/endpoints/installer.go registerResourceHandlers, for a
+ * storage with a StorageVersion) and the CRD discovery controller
+ * (apiextensions-apiserver customresource_discovery_controller.go sync,
+ * from the CRD's storage version); NULL for what kube stores nowhere
+ * (reviews, bindings, the metrics API). New reference. */
+static json_t *resource_hash(const struct proxy_resource *res)
+{
+	if (!res->stored || res->serve)
+		return NULL;
+	if (res->crd) {
+		size_t k;
+		json_t *v;
+		json_array_foreach (obj_get(res->crd, "spec.versions"), k, v)
+			if (json_is_true(json_object_get(v, "storage")) &&
+			    json_is_string(json_object_get(v, "name")))
+				return storage_version_hash(
+				    res->group, json_string_value(json_object_get(v, "name")),
+				    res->kind);
+		return NULL;
+	}
+	const struct proxy_resource *s = storage_row(res);
+	return storage_version_hash(s->group, s->version, s->kind);
+}
+
 static json_t *resource_list(const char *group, const char *version)
 {
 	json_t *list = json_array();
@@ -278,6 +346,9 @@ static json_t *resource_list(const char *group, const char *version)
 			json_object_set_new(o, "shortNames", strings(res->short_names));
 		if (res->categories)
 			json_object_set_new(o, "categories", strings(res->categories));
+		json_t *hash = resource_hash(res);
+		if (hash)
+			json_object_set_new(o, "storageVersionHash", hash);
 		json_array_append_new(list, o);
 		for (const struct proxy_subresource *s = res->subresources; s && s->name; s++) {
 			char name[256];

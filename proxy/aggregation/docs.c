@@ -7,7 +7,10 @@
  *
  * Threading: loop thread.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/http.h"
@@ -28,6 +31,59 @@ static const char *wanted_pb(const char *accept)
 	return NULL;
 }
 
+/* The v2 document with the service-backed APIServices' merged in, kept
+ * while neither the local document (its ETag) nor theirs change. */
+static struct {
+	char base[40];
+	unsigned gen;
+	bool valid;
+	char *text;
+	size_t text_len;
+	struct kb_buf pb;
+	char etag[40];
+} merged;
+
+static void merged_drop(void)
+{
+	free(merged.text);
+	kb_buf_free(&merged.pb);
+	memset(&merged, 0, sizeof(merged));
+}
+
+/* kube-aggregator serves one v2 document, its own merged with every
+ * available APIService's (pkg/controllers/openapi/aggregator). false when
+ * no backend has one: the local document as it is. */
+static bool merged_v2(struct proxy *px, const char *base)
+{
+	unsigned gen = aggregator_openapi_v2_gen(px);
+	if (merged.valid && merged.gen == gen && strcmp(merged.base, base) == 0)
+		return true;
+	merged_drop();
+	if (!aggregator_openapi_v2_merge(px, NULL))
+		return false;
+	json_t *doc = openapi_v2_doc();
+	if (!doc || !aggregator_openapi_v2_merge(px, doc)) {
+		json_decref(doc);
+		return false;
+	}
+	merged.text = json_dumps(doc, JSON_COMPACT);
+	int rc = merged.text ? openapi_v2_encode(doc, &merged.pb) : -ENOMEM;
+	json_decref(doc);
+	if (rc < 0) {
+		merged_drop();
+		return false;
+	}
+	merged.text_len = strlen(merged.text);
+	uint64_t h = 1469598103934665603ull; /* FNV-1a of the JSON */
+	for (size_t i = 0; i < merged.text_len; i++)
+		h = (h ^ (unsigned char)merged.text[i]) * 1099511628211ull;
+	snprintf(merged.etag, sizeof(merged.etag), "\"%016llX\"", (unsigned long long)h);
+	snprintf(merged.base, sizeof(merged.base), "%s", base);
+	merged.gen = gen;
+	merged.valid = true;
+	return true;
+}
+
 static void serve_v2(struct req *r)
 {
 	const char *type = wanted_pb(kb_http_req_header(r->http, "accept"));
@@ -36,6 +92,11 @@ static void serve_v2(struct req *r)
 	size_t len = 0;
 	const char *body = type ? openapi_v2_proto(&len) : openapi_v2_text(&len);
 	const char *etag = openapi_v2_etag();
+	if (body && etag && merged_v2(r->px, etag)) {
+		body = type ? merged.pb.data : merged.text;
+		len = type ? merged.pb.len : merged.text_len;
+		etag = merged.etag;
+	}
 
 	if (!body || !etag) {
 		reply_status(r, 500, "InternalError", "the OpenAPI v2 document could not be built",

@@ -347,6 +347,14 @@ static int load_old(struct proxy *px, const struct proxy_resource *res, const js
 static json_t *update_of(const struct proxy_resource *res, const char *sub, const json_t *old,
 			 json_t *obj)
 {
+	if (sub && strcmp(sub, "scale") == 0) {
+		/* a Scale the webhooks shaped: only its replicas reach the object */
+		json_t *upd = json_deep_copy(old);
+		json_t *rep = obj_get(obj, "spec.replicas");
+		if (upd && rep)
+			scale_set(res, upd, rep);
+		return upd;
+	}
 	if (sub) {
 		json_t *upd = json_deep_copy(old);
 		json_t *st = json_object_get(obj, "status");
@@ -373,7 +381,7 @@ static json_t *update_of(const struct proxy_resource *res, const char *sub, cons
 struct pending_write {
 	struct proxy *px;
 	const struct proxy_resource *res;
-	const char *op, *sub; /* "UPDATE" or "DELETE"; NULL or "status" */
+	const char *op, *sub; /* "UPDATE" or "DELETE"; NULL, "status" or "scale" */
 	char *ns, *name, *manager, *uid, *propagation;
 	int64_t rv; /* UPDATE: the revision the webhooks saw */
 	struct pending_write *next, *prev;
@@ -739,6 +747,26 @@ int proxy_scale_get(proxy_t *px, const char *api_version, const char *kind, cons
 	return 0;
 }
 
+/* A controller's write of obj (the stored object with new replicas) through
+ * the scale subresource, as kube's HPA controller writes through the scale
+ * client (pkg/controller/podautoscaler/horizontal.go reconcileAutoscaler,
+ * scaleNamespacer.Update): webhooks see an UPDATE of <plural>/scale with
+ * autoscaling/v1 Scale objects, managedFields record the subresource. */
+static int scale_write(struct proxy *px, const struct proxy_resource *res, json_t *obj,
+		       const char *manager)
+{
+	json_t *old = NULL;
+	int rc = load_old(px, res, obj, &old);
+	if (rc < 0)
+		return rc;
+	if (webhook_configured(px, res) && !obj_same(old, obj))
+		rc = hooked(px, res, "UPDATE", "scale", obj, old, manager, NULL);
+	if (rc == 0)
+		rc = write_over(px, res, "scale", old, obj, manager, NULL);
+	json_decref(old);
+	return rc;
+}
+
 int proxy_scale_update(proxy_t *px, const char *api_version, const char *kind, const char *ns,
 		       const char *name, int64_t replicas, const char *manager, char *err,
 		       size_t errlen)
@@ -756,8 +784,7 @@ int proxy_scale_update(proxy_t *px, const char *api_version, const char *kind, c
 		json_object_set_new(kb_json_object_at(obj, "spec"), "replicas",
 				    json_integer(replicas));
 	if (rc == 0)
-		rc = proxy_object_update(px, res->group, res->version, res->plural, obj, manager,
-					 NULL);
+		rc = scale_write(px, res, obj, manager);
 	if (rc < 0 && rc != -EINPROGRESS)
 		snprintf(err, errlen, "%s",
 			 rc == -ESTALE ? "the object has been modified; please apply your changes "

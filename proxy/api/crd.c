@@ -903,6 +903,11 @@ static void val_versions(const json_t *crd, const json_t *old, json_t *causes)
 			"must have exactly one version marked as storage version");
 		return;
 	}
+	/* kube relaxes the list rules an update's old CRD already broke
+	 * (validation.go requireAtomicSetType, requireMapListKeysMapSetValidation) */
+	unsigned relax = 0;
+	json_array_foreach (old ? obj_get(old, "spec.versions") : NULL, i, v)
+		relax |= crd_schema_lax(obj_get(v, "schema.openAPIV3Schema"));
 	json_array_foreach (versions, i, v) {
 		const char *name = js(v, "name"), *msg;
 		snprintf(p, sizeof(p), "spec.versions[%zu].name", i);
@@ -916,7 +921,11 @@ static void val_versions(const json_t *crd, const json_t *old, json_t *causes)
 		storage += json_is_true(json_object_get(v, "storage"));
 		snprintf(p, sizeof(p), "spec.versions[%zu].schema.openAPIV3Schema", i);
 		size_t before = json_array_size(causes);
-		crd_schema_structural(obj_get(v, "schema.openAPIV3Schema"), p, causes);
+		crd_schema_structural_relaxed(obj_get(v, "schema.openAPIV3Schema"), p, relax,
+					      causes);
+		if (json_array_size(causes) == before)
+			crd_schema_check_defaults(obj_get(v, "schema.openAPIV3Schema"), p, relax,
+						  causes);
 		if (json_array_size(causes) == before)
 			crd_rules_check_update(obj_get(v, "schema.openAPIV3Schema"),
 					       old ? version_schema(old, name) : NULL, p, causes);

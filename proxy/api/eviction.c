@@ -24,10 +24,15 @@
  *
  * The Eviction meets the admission webhooks (CREATE of pods/eviction, kind
  * policy/v1 Eviction; they see it but do not shape it) and the
- * ValidatingAdmissionPolicies; the budget and pod writes that follow are
- * the registry's own, without admission, as in kube. Everything runs on the
- * loop thread between two store reads, so kube's conflict retries on the
- * budget reduce to one attempt.
+ * ValidatingAdmissionPolicies. The budget's update is kube's loopback
+ * client's (validated, admitted by the policies as system:apiserver,
+ * managedFields of kube-apiserver on the status subresource; while an
+ * admission webhook could see budgets, the store's own write, not sent to
+ * it: see check_and_decrement); the pod's
+ * DisruptionTarget condition is the registry's own write, without
+ * admission or managedFields, as kube's addConditionAndDeletePod updates
+ * its store directly. Everything runs on the loop thread between two store
+ * reads, so kube's conflict retries on the budget reduce to one attempt.
  */
 #include <errno.h>
 #include <string.h>
@@ -434,8 +439,20 @@ static int check_and_decrement(struct evict *e, json_t *pdb)
 	char ts[40];
 	kb_time_rfc3339(r->now, ts, sizeof(ts));
 	json_object_set_new(dp, r->name, json_string(ts));
+	/* kube's checkAndDecrement writes the budget through its loopback
+	 * client (podDisruptionBudgetClient.UpdateStatus): validated, admitted
+	 * (policies on poddisruptionbudgets/status, as system:apiserver) and
+	 * recorded in managedFields as kube-apiserver's. Where an admission
+	 * webhook could see budgets, the write stays the store's own: the
+	 * internal API would make it once the webhook answered, after this
+	 * eviction, and a second eviction meanwhile would read the budget
+	 * unspent (kube's client waits, and retries on conflicts). */
 	const struct proxy_resource *res = pdb_res();
-	int rc = res ? rstore_update(r->px, res, r->ns, name, pdb, obj_rv(pdb)) : -ENOENT;
+	int rc = !res ? -ENOENT
+		 : webhook_configured(r->px, res)
+		     ? rstore_update(r->px, res, r->ns, name, pdb, obj_rv(pdb))
+		     : proxy_object_update_status(r->px, "policy", "v1", "poddisruptionbudgets",
+						  pdb, "kube-apiserver", NULL);
 	if (rc < 0)
 		reply_errno(r, rc, name);
 	return rc;

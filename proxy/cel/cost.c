@@ -388,9 +388,14 @@ static struct est cost(struct cel_node *n)
 	case N_IDENT: return e_const(1);
 	case N_SELECT: {
 		a = cost(n->a);
+		/* has(): kube's environment prices the presence test 0, its
+		 * operand as any (apiserver pkg/cel/environment/base.go:
+		 * checker.PresenceTestHasCost(false); cel-go's costSelect) */
+		if (n->op)
+			return a;
 		const struct cel_type *t = n->a->ct;
 		bool field =
-		    n->op || n->opt ||
+		    n->opt ||
 		    (t && (t->kind == CT_MAP || t->kind == CT_OBJECT || t->kind == CT_OPT));
 		return field ? e_add(a, e_const(1)) : a;
 	}

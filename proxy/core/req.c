@@ -76,13 +76,21 @@ struct req *req_controller(struct proxy *px, const struct proxy_resource *res, c
 	r->px = px;
 	r->res = res;
 	r->now = time(NULL);
+	/* kube-apiserver's own writes through its loopback client (the
+	 * eviction's budget update) are system:apiserver's, in system:masters
+	 * (apiserver pkg/server/config.go AuthorizeClientBearerToken) */
+	bool self = manager && strcmp(manager, "kube-apiserver") == 0;
 	/* kube's controllers call the API as service accounts of kube-system */
-	snprintf(r->user, sizeof(r->user), "system:serviceaccount:kube-system:%s",
-		 manager ? manager : "kubicle-controller");
+	if (self)
+		snprintf(r->user, sizeof(r->user), "system:apiserver");
+	else
+		snprintf(r->user, sizeof(r->user), "system:serviceaccount:kube-system:%s",
+			 manager ? manager : "kubicle-controller");
 	const char *groups[] = {"system:serviceaccounts", "system:serviceaccounts:kube-system",
 				"system:authenticated"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(groups); i++)
-		if ((r->groups[r->ngroups] = strdup(groups[i])))
+	const char *own[] = {"system:authenticated", "system:masters"};
+	for (size_t i = 0; i < (self ? KB_ARRAY_SIZE(own) : KB_ARRAY_SIZE(groups)); i++)
+		if ((r->groups[r->ngroups] = strdup(self ? own[i] : groups[i])))
 			r->ngroups++;
 	return r;
 }

@@ -495,17 +495,31 @@ static json_t *write_params(bool patch)
 	return a;
 }
 
+/* A list's query parameters, kube's set in kube's (alphabetical) order:
+ * its generated list operations take allowWatchBookmarks, continue,
+ * fieldSelector, labelSelector, limit, resourceVersion,
+ * resourceVersionMatch, sendInitialEvents, timeoutSeconds and watch
+ * (apiserver pkg/endpoints/installer.go, metav1.ListOptions). */
 static json_t *list_params(void)
 {
-	static const char *const names[] = {"labelSelector", "fieldSelector", "continue",
-					    "resourceVersion", "resourceVersionMatch"};
+	static const struct {
+		const char *name, *type;
+	} params[] = {
+	    {"allowWatchBookmarks", "boolean"},
+	    {"continue", "string"},
+	    {"fieldSelector", "string"},
+	    {"labelSelector", "string"},
+	    {"limit", "integer"},
+	    {"resourceVersion", "string"},
+	    {"resourceVersionMatch", "string"},
+	    {"sendInitialEvents", "boolean"},
+	    {"timeoutSeconds", "integer"},
+	    {"watch", "boolean"},
+	};
 	json_t *a = json_array();
 
-	for (size_t i = 0; i < KB_ARRAY_SIZE(names); i++)
-		json_array_append_new(a, query_param(names[i], "string"));
-	json_array_append_new(a, query_param("limit", "integer"));
-	json_array_append_new(a, query_param("timeoutSeconds", "integer"));
-	json_array_append_new(a, query_param("watch", "boolean"));
+	for (size_t i = 0; i < KB_ARRAY_SIZE(params); i++)
+		json_array_append_new(a, query_param(params[i].name, params[i].type));
 	return a;
 }
 

@@ -799,6 +799,101 @@ int crd_schema_list_types(const json_t *schema, const json_t *obj, json_t *cause
 	return (int)(json_array_size(causes) - before);
 }
 
+/* ---- defaults at CRD write ---------------------------------------------------------- */
+
+/* The causes of checking a default (fields relative to it) under path. */
+static void rebase(json_t *from, const char *path, json_t *causes)
+{
+	size_t i;
+	json_t *c;
+	char p[PATHLEN];
+	json_array_foreach (from, i, c) {
+		const char *f = json_string_value(json_object_get(c, "field"));
+		if (snprintf(p, sizeof(p), "%s%s%s", path, f && *f && *f != '[' ? "." : "",
+			     f ? f : "") >= (int)sizeof(p))
+			p[sizeof(p) - 1] = '\0';
+		json_object_set_new(c, "field", json_string(p));
+		json_array_append(causes, c);
+	}
+}
+
+/* kube's ValidateDefaults and its validate step (apiextensions-apiserver
+ * pkg/apiserver/schema/defaulting/validation.go): every default, pruned
+ * by its own schema, must equal itself ("must not have unknown fields"),
+ * and must pass the schema's value validation, at <path>.default (the
+ * messages name the place inside the default). Follows properties and
+ * items, not additionalProperties (defaults are forbidden there); the
+ * apiVersion, kind and metadata of a resource root are metadata, checked
+ * by kube's object-meta rules, not here. */
+static void defaults_node(const json_t *s, const char *path, bool resource, unsigned relax,
+			  json_t *causes, int depth)
+{
+	char p[PATHLEN];
+	const char *k;
+	json_t *x;
+	if (!json_is_object(s) || depth > 64)
+		return;
+	bool embedded = resource || flag(s, "x-kubernetes-embedded-resource");
+	const json_t *def = json_object_get(s, "default");
+	if (def) {
+		child(p, path, "default");
+		json_t *pruned = json_deep_copy(def), *scratch = json_array();
+		if (prune_node(s, pruned, "", NULL, embedded) > 0 && !(relax & CRD_LAX_PRUNED)) {
+			struct kb_buf b = {0};
+			go_value(&b, def);
+			val_add(causes, "FieldValueInvalid", p, "%s: must not have unknown fields",
+				b.data ? b.data : "");
+			kb_buf_free(&b);
+		}
+		validate_node(s, def, NULL, "", scratch, embedded);
+		rebase(scratch, p, causes);
+		json_decref(scratch);
+		json_decref(pruned);
+	}
+	child(p, path, "items");
+	defaults_node(json_object_get(s, "items"), p, false, relax, causes, depth + 1);
+	json_object_foreach ((json_t *)json_object_get(s, "properties"), k, x) {
+		if (embedded &&
+		    (!strcmp(k, "apiVersion") || !strcmp(k, "kind") || !strcmp(k, "metadata")))
+			continue;
+		snprintf(p, sizeof(p), "%s.properties[%s]", path, k);
+		defaults_node(x, p, false, relax, causes, depth + 1);
+	}
+}
+
+int crd_schema_check_defaults(const json_t *schema, const char *path, unsigned relax,
+			      json_t *causes)
+{
+	size_t before = json_array_size(causes);
+	defaults_node(schema, path, true, relax, causes, 0);
+	return (int)(json_array_size(causes) - before);
+}
+
+/* Whether a default of s is not pruned to itself (kube's
+ * requirePrunedDefaults is off for an update of such a CRD). */
+static bool unpruned_default(const json_t *s, bool resource, int depth)
+{
+	const char *k;
+	json_t *x;
+	if (!json_is_object(s) || depth > 64)
+		return false;
+	bool embedded = resource || flag(s, "x-kubernetes-embedded-resource");
+	const json_t *def = json_object_get(s, "default");
+	if (def) {
+		json_t *pruned = json_deep_copy(def);
+		int n = prune_node(s, pruned, "", NULL, embedded);
+		json_decref(pruned);
+		if (n > 0)
+			return true;
+	}
+	if (unpruned_default(json_object_get(s, "items"), false, depth + 1))
+		return true;
+	json_object_foreach ((json_t *)json_object_get(s, "properties"), k, x)
+		if (unpruned_default(x, false, depth + 1))
+			return true;
+	return false;
+}
+
 /* ---- structural schemas -------------------------------------------------------- */
 
 static const char *const types[] = {"array", "boolean", "integer", "number", "object", "string"};
@@ -990,7 +1085,322 @@ static void structural_metadata(const json_t *meta, const char *path, json_t *ca
 	}
 }
 
+/* ---- list and map types, list-map keys ------------------------------------------- */
+
+/* Go's %#v of a []string (kube prints x-kubernetes-list-map-keys so). */
+static const char *go_strings(const json_t *a, char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "[]string{");
+	size_t i;
+	json_t *x;
+	json_array_foreach (a, i, x)
+		if (n < size)
+			n += (size_t)snprintf(buf + n, size - n, "%s\"%s\"", i ? ", " : "",
+					      json_string_value(x) ? json_string_value(x) : "");
+	if (n < size)
+		snprintf(buf + n, size - n, "}");
+	return buf;
+}
+
+static bool in_strings(const json_t *a, const char *k)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach (a, i, x)
+		if (json_is_string(x) && strcmp(json_string_value(x), k) == 0)
+			return true;
+	return false;
+}
+
+/* kube's validateMapListKeysMapSet: items of a set or map list are not
+ * nullable; each map key is required or defaulted, and not nullable. */
+static unsigned map_keys_set(const json_t *s, const char *path, json_t *causes)
+{
+	const char *lt = json_string_value(json_object_get(s, "x-kubernetes-list-type"));
+	const json_t *items = json_object_get(s, "items");
+	char p[PATHLEN];
+	size_t before = json_array_size(causes), i;
+	json_t *k;
+	if (!json_is_object(items) || !lt || (strcmp(lt, "set") && strcmp(lt, "map")))
+		return 0;
+	if (flag(items, "nullable")) {
+		snprintf(p, sizeof(p), "%s.items.nullable", path);
+		val_add(causes, "FieldValueForbidden", p,
+			"cannot be nullable when x-kubernetes-list-type is %s", lt);
+	}
+	json_array_foreach (
+	    strcmp(lt, "map") ? NULL : json_object_get(s, "x-kubernetes-list-map-keys"), i, k) {
+		const char *key = json_string_value(k);
+		const json_t *ks =
+		    key ? json_object_get(json_object_get(items, "properties"), key) : NULL;
+		if (!json_is_object(ks))
+			continue; /* refused as no item property already */
+		if (!in_strings(json_object_get(items, "required"), key) &&
+		    !json_object_get(ks, "default")) {
+			snprintf(p, sizeof(p), "%s.items.properties[%s].default", path, key);
+			val_add(causes, "FieldValueRequired", p,
+				"this property is in x-kubernetes-list-map-keys, so it must have a "
+				"default or be a required property");
+		}
+		if (flag(ks, "nullable")) {
+			snprintf(p, sizeof(p), "%s.items.properties[%s].nullable", path, key);
+			val_add(causes, "FieldValueForbidden", p,
+				"this property is in x-kubernetes-list-map-keys, so it cannot be "
+				"nullable");
+		}
+	}
+	return json_array_size(causes) > before ? CRD_LAX_MAP_KEYS : 0;
+}
+
+/* The items of a set list are atomic (kube's requireAtomicSetType). */
+static unsigned atomic_set(const json_t *s, const char *path, json_t *causes)
+{
+	const json_t *items = json_object_get(s, "items");
+	const char *it = stype(items),
+		   *lt = json_string_value(json_object_get(items, "x-kubernetes-list-type"));
+	const char *mt = json_string_value(json_object_get(items, "x-kubernetes-map-type"));
+	char p[PATHLEN];
+	if (strcmp(it, "array") == 0 && lt && strcmp(lt, "atomic") != 0) {
+		snprintf(p, sizeof(p), "%s.items.x-kubernetes-list-type", path);
+		val_add(causes, "FieldValueInvalid", p,
+			"\"%s\": must be atomic as item of a list with x-kubernetes-list-type=set",
+			lt);
+		return CRD_LAX_ATOMIC_SET;
+	}
+	if (strcmp(it, "object") == 0 && (!mt || strcmp(mt, "atomic") != 0)) {
+		/* kube prints the items' list type here, null when unset */
+		snprintf(p, sizeof(p), "%s.items.x-kubernetes-map-type", path);
+		if (lt)
+			val_add(causes, "FieldValueInvalid", p,
+				"\"%s\": must be atomic as item of a list with "
+				"x-kubernetes-list-type=set",
+				lt);
+		else
+			val_add(causes, "FieldValueInvalid", p,
+				"null: must be atomic as item of a list with "
+				"x-kubernetes-list-type=set");
+		return CRD_LAX_ATOMIC_SET;
+	}
+	return 0;
+}
+
+/* A map list's keys: names of scalar item properties, each once. */
+static void map_list(const json_t *s, const char *path, json_t *causes)
+{
+	const json_t *keys = json_object_get(s, "x-kubernetes-list-map-keys");
+	const json_t *items = json_object_get(s, "items");
+	char p[PATHLEN], v[1024];
+	if (json_array_size(keys) == 0) {
+		child(p, path, "x-kubernetes-list-map-keys");
+		val_add(causes, "FieldValueRequired", p,
+			"must not be empty if x-kubernetes-list-type is map");
+	}
+	if (!items) {
+		child(p, path, "items");
+		val_add(causes, "FieldValueRequired", p,
+			"must have a schema if x-kubernetes-list-type is map");
+		return;
+	}
+	if (strcmp(stype(items), "object") != 0) {
+		snprintf(p, sizeof(p), "%s.items.type", path);
+		val_add(causes, "FieldValueInvalid", p,
+			"\"%s\": must be object if parent array's x-kubernetes-list-type is map",
+			stype(items));
+		return;
+	}
+	size_t i;
+	json_t *k;
+	json_array_foreach (keys, i, k) {
+		const char *key = json_string_value(k) ? json_string_value(k) : "";
+		const json_t *ks = json_object_get(json_object_get(items, "properties"), key);
+		if (ks) {
+			const char *kt = stype(ks);
+			if (!strcmp(kt, "array") || !strcmp(kt, "object")) {
+				snprintf(p, sizeof(p), "%s.items.properties[%s].type", path, key);
+				val_add(causes, "FieldValueInvalid", p,
+					"\"object\": must be a scalar type if parent array's "
+					"x-kubernetes-list-type is map");
+			}
+		} else {
+			child(p, path, "x-kubernetes-list-map-keys");
+			val_add(causes, "FieldValueInvalid", p,
+				"%s: entries must all be names of item properties",
+				go_strings(keys, v, sizeof(v)));
+		}
+		for (size_t j = 0; j < i; j++)
+			if (json_equal(json_array_get(keys, j), k)) {
+				child(p, path, "x-kubernetes-list-map-keys");
+				val_add(causes, "FieldValueInvalid", p,
+					"%s: must not contain duplicate entries",
+					go_strings(keys, v, sizeof(v)));
+				break;
+			}
+	}
+}
+
+/* One node's x-kubernetes-preserve-unknown-fields, -map-type, -list-type
+ * and -list-map-keys, in the order of kube's
+ * ValidateCustomResourceDefinitionOpenAPISchema (apiextensions-apiserver
+ * pkg/apis/apiextensions/validation/validation.go). relax: the CRD_LAX_*
+ * rules its old CRD already broke, not required of an update (kube's
+ * requireAtomicSetType, requireMapListKeysMapSetValidation). Returns the
+ * CRD_LAX_* rules this node breaks. */
+static unsigned list_schema(const json_t *s, const char *path, json_t *causes, unsigned relax)
+{
+	const char *t = stype(s);
+	const json_t *pu = json_object_get(s, "x-kubernetes-preserve-unknown-fields");
+	const json_t *mtj = json_object_get(s, "x-kubernetes-map-type");
+	const json_t *ltj = json_object_get(s, "x-kubernetes-list-type");
+	const char *mt = json_string_value(mtj), *lt = json_string_value(ltj);
+	char p[PATHLEN];
+	unsigned broke = 0;
+	if (json_is_false(pu)) {
+		child(p, path, "x-kubernetes-preserve-unknown-fields");
+		val_add(causes, "FieldValueInvalid", p, "false: must be true or undefined");
+	}
+	child(p, path, "type");
+	if (mt && strcmp(t, "object") != 0)
+		val_add(causes, *t ? "FieldValueInvalid" : "FieldValueRequired", p,
+			*t ? "\"%s\": must be object if x-kubernetes-map-type is specified"
+			   : "must be object if x-kubernetes-map-type is specified",
+			t);
+	if (mt && strcmp(mt, "atomic") && strcmp(mt, "granular")) {
+		child(p, path, "x-kubernetes-map-type");
+		val_add(causes, "FieldValueNotSupported", p,
+			"\"%s\": supported values: \"atomic\", \"granular\"", mt);
+	}
+	child(p, path, "type");
+	if (lt && strcmp(t, "array") != 0) {
+		val_add(causes, *t ? "FieldValueInvalid" : "FieldValueRequired", p,
+			*t ? "\"%s\": must be array if x-kubernetes-list-type is specified"
+			   : "must be array if x-kubernetes-list-type is specified",
+			t);
+	} else if (lt && !strcmp(lt, "set") && json_is_object(json_object_get(s, "items"))) {
+		json_t *scratch = json_array();
+		broke |= atomic_set(s, path, (relax & CRD_LAX_ATOMIC_SET) ? scratch : causes);
+		json_decref(scratch);
+	}
+	if (lt && strcmp(lt, "atomic") && strcmp(lt, "set") && strcmp(lt, "map")) {
+		child(p, path, "x-kubernetes-list-type");
+		val_add(causes, "FieldValueNotSupported", p,
+			"\"%s\": supported values: \"atomic\", \"set\", \"map\"", lt);
+	}
+	if (json_array_size(json_object_get(s, "x-kubernetes-list-map-keys")) && !lt) {
+		child(p, path, "x-kubernetes-list-type");
+		val_add(causes, "FieldValueRequired", p,
+			"must be map if x-kubernetes-list-map-keys is non-empty");
+	} else if (json_array_size(json_object_get(s, "x-kubernetes-list-map-keys")) &&
+		   strcmp(lt, "map") != 0) {
+		child(p, path, "x-kubernetes-list-type");
+		val_add(causes, "FieldValueInvalid", p,
+			"\"%s\": must be map if x-kubernetes-list-map-keys is non-empty", lt);
+	}
+	if (lt && !strcmp(lt, "map"))
+		map_list(s, path, causes);
+	json_t *scratch = json_array();
+	broke |= map_keys_set(s, path, (relax & CRD_LAX_MAP_KEYS) ? scratch : causes);
+	json_decref(scratch);
+	return broke;
+}
+
+/* list_schema over the structural nodes of s (properties, items,
+ * additionalProperties); the rules broken anywhere. */
+static unsigned list_walk(const json_t *s, const char *path, json_t *causes, unsigned relax,
+			  int depth)
+{
+	char p[PATHLEN];
+	const char *k;
+	json_t *x;
+	if (!json_is_object(s) || depth > 64)
+		return 0;
+	unsigned broke = list_schema(s, path, causes, relax);
+	json_object_foreach ((json_t *)json_object_get(s, "properties"), k, x) {
+		snprintf(p, sizeof(p), "%s.properties[%s]", path, k);
+		broke |= list_walk(x, p, causes, relax, depth + 1);
+	}
+	child(p, path, "items");
+	broke |= list_walk(json_object_get(s, "items"), p, causes, relax, depth + 1);
+	child(p, path, "additionalProperties");
+	broke |= list_walk(json_object_get(s, "additionalProperties"), p, causes, relax, depth + 1);
+	return broke;
+}
+
+unsigned crd_schema_lax(const json_t *schema)
+{
+	json_t *scratch = json_array();
+	unsigned broke = list_walk(schema, "", scratch, 0, 0);
+	json_decref(scratch);
+	return broke | (unpruned_default(schema, true, 0) ? CRD_LAX_PRUNED : 0);
+}
+
+/* ---- completeness ----------------------------------------------------------------- */
+
+static void complete_nested(const json_t *v, const json_t *s, const char *spath, const char *vpath,
+			    json_t *causes, int depth);
+
+/* kube's validateValueValidationCompleteness (apiextensions-apiserver
+ * pkg/apiserver/schema/complete.go): what the not/allOf/anyOf/oneOf of v
+ * name must exist in the structural schema s. */
+static void complete_value(const json_t *v, const json_t *s, const char *spath, const char *vpath,
+			   json_t *causes, int depth)
+{
+	static const char *const lists[] = {"allOf", "anyOf", "oneOf"};
+	char p[PATHLEN];
+	size_t i;
+	json_t *b;
+	if (!json_is_object(v) || depth > 64)
+		return;
+	if (!json_is_object(s)) {
+		val_add(causes, "FieldValueRequired", spath, "because it is defined in %s", vpath);
+		return;
+	}
+	child(p, vpath, "not");
+	complete_nested(json_object_get(v, "not"), s, spath, p, causes, depth + 1);
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++)
+		json_array_foreach (json_object_get(v, lists[l]), i, b) {
+			snprintf(p, sizeof(p), "%s.%s[%zu]", vpath, lists[l], i);
+			complete_nested(b, s, spath, p, causes, depth + 1);
+		}
+}
+
+/* kube's validateNestedValueValidationCompleteness: a branch's properties
+ * and items, each against the same place of s. */
+static void complete_nested(const json_t *v, const json_t *s, const char *spath, const char *vpath,
+			    json_t *causes, int depth)
+{
+	char sp[PATHLEN], vp[PATHLEN];
+	const char *k;
+	json_t *x;
+	if (!json_is_object(v) || depth > 64)
+		return;
+	if (!json_is_object(s)) {
+		val_add(causes, "FieldValueRequired", spath, "because it is defined in %s", vpath);
+		return;
+	}
+	complete_value(v, s, spath, vpath, causes, depth);
+	child(sp, spath, "items");
+	child(vp, vpath, "items");
+	complete_nested(json_object_get(v, "items"), json_object_get(s, "items"), sp, vp, causes,
+			depth + 1);
+	json_object_foreach ((json_t *)json_object_get(v, "properties"), k, x) {
+		snprintf(sp, sizeof(sp), "%s.properties[%s]", spath, k);
+		snprintf(vp, sizeof(vp), "%s.properties[%s]", vpath, k);
+		const json_t *sf = json_object_get(json_object_get(s, "properties"), k);
+		if (!sf)
+			val_add(causes, "FieldValueRequired", sp, "because it is defined in %s",
+				vp);
+		else
+			complete_nested(x, sf, sp, vp, causes, depth + 1);
+	}
+}
+
 int crd_schema_structural(const json_t *schema, const char *path, json_t *causes)
+{
+	return crd_schema_structural_relaxed(schema, path, 0, causes);
+}
+
+int crd_schema_structural_relaxed(const json_t *schema, const char *path, unsigned relax,
+				  json_t *causes)
 {
 	size_t before = json_array_size(causes);
 	char p[PATHLEN];
@@ -1008,6 +1418,11 @@ int crd_schema_structural(const json_t *schema, const char *path, json_t *causes
 	const json_t *meta = json_object_get(json_object_get(schema, "properties"), "metadata");
 	if (meta)
 		structural_metadata(meta, path, causes);
+	/* kube's ValidateStructural checks completeness from the root only:
+	 * the root's own allOf/anyOf/oneOf/not, followed through their
+	 * properties and items (complete.go validateStructuralCompleteness) */
+	complete_value(schema, schema, path, path, causes, 0);
+	list_walk(schema, path, causes, relax, 0);
 	return (int)(json_array_size(causes) - before);
 }
 

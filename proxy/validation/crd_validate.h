@@ -88,6 +88,29 @@ int crd_schema_list_types(const json_t *schema, const json_t *obj, json_t *cause
  * ("spec.versions[0].schema.openAPIV3Schema"). Returns causes added.
  */
 int crd_schema_structural(const json_t *schema, const char *path, json_t *causes);
+/* The same with kube's list checks relaxed for an update: relax holds the
+ * CRD_LAX_* rules the old CRD's schemas already broke (crd_schema_lax of
+ * each), which kube then does not require (requireAtomicSetType,
+ * requireMapListKeysMapSetValidation). Besides the structural rules, both
+ * check what kube's ValidateCustomResourceDefinitionOpenAPISchema checks of
+ * x-kubernetes-list-type, -map-type, -list-map-keys (keys required or
+ * defaulted, not nullable) and -preserve-unknown-fields, and that what the
+ * root's allOf/anyOf/oneOf/not name exists in the schema (complete.go). */
+#define CRD_LAX_ATOMIC_SET 1u /* a set's items not atomic */
+#define CRD_LAX_MAP_KEYS   2u /* a map key neither required nor defaulted, or nullable */
+#define CRD_LAX_PRUNED     4u /* a default with fields its schema prunes (requirePrunedDefaults) */
+int crd_schema_structural_relaxed(const json_t *schema, const char *path, unsigned relax,
+				  json_t *causes);
+/* The CRD_LAX_* rules schema (borrowed, may be NULL) breaks. */
+unsigned crd_schema_lax(const json_t *schema);
+/* Checks every default of a structural schema (borrowed) against its own
+ * schema as kube does at CRD write (defaulting/validation.go
+ * ValidateDefaults): pruned to itself, then the value validations, causes
+ * at "<path>...default"; with CRD_LAX_PRUNED in relax (crd_schema_lax of
+ * the old CRD) an unpruned default is let through. CEL rules of the schema
+ * are not run on defaults here. Returns the causes added. */
+int crd_schema_check_defaults(const json_t *schema, const char *path, unsigned relax,
+			      json_t *causes);
 
 /* True when pattern (RE2's syntax) matches str anywhere; true as well when
  * the pattern cannot run (refused, or past the match limit). */

@@ -16,8 +16,16 @@ group/version given after LOG):
   GET ...?watch=true                           ADDED events, then stays open
                                                for 20 s (streaming check)
   POST .../namespaces/NS/flunders              201 with the object
+  POST .../flunders/NAME/exec with Connection: Upgrade
+                                               101 (Upgrade as asked, X-Echo: yes),
+                                               then echoes every byte back; NAME
+                                               "refuse": a 403 Status instead
   GET /openapi/v3, /openapi/v3/apis/GROUP/VERSION  its OpenAPI v3 (a PATCH
                                                operation and the Flunder schema)
+  GET /openapi/v2                              its Swagger 2.0: a flunders path
+                                               (and one outside its group, which
+                                               the aggregator leaves out) and a
+                                               Flunder definition
 """
 import json
 import ssl
@@ -135,6 +143,17 @@ class Handler(BaseHTTPRequestHandler):
                 "serverRelativeURL": "/openapi/v3" + GV + "?hash=0123ABCD"}}})
         if p == "/openapi/v3" + GV:
             return self.send(200, OPENAPI)
+        if p == "/openapi/v2":
+            return self.send(200, {
+                "swagger": "2.0", "info": {"title": "wardle", "version": "v0"},
+                "paths": {GV + "/namespaces/{namespace}/flunders": {"get": {
+                              "description": "list flunders", "operationId": "listFlunders",
+                              "responses": {"200": {"description": "OK"}}}},
+                          "/api/v1/namespaces": {"get": {
+                              "description": "not the backend's to serve",
+                              "responses": {"200": {"description": "OK"}}}}},
+                "definitions": {"example.wardle.v1alpha1.Flunder": {
+                    "description": "A flunder, in Swagger 2.0", "type": "object"}}})
         if not p.startswith(GV + "/"):
             return self.send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                    "reason": "NotFound", "code": 404})
@@ -168,9 +187,30 @@ class Handler(BaseHTTPRequestHandler):
                                "items": [flunder(n, m) for n, m in items]})
 
 
+def upgrade(self, u):
+    if u.path.endswith("/refuse/exec"):
+        return self.send(403, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                               "status": "Failure", "reason": "Forbidden", "code": 403,
+                               "message": "no exec here"})
+    self.send_response(101)
+    self.send_header("Upgrade", self.headers.get("Upgrade"))
+    self.send_header("Connection", "Upgrade")
+    self.send_header("X-Echo", "yes")
+    self.end_headers()
+    self.wfile.flush()
+    self.close_connection = True
+    while True:
+        data = self.connection.recv(65536)
+        if not data:
+            return
+        self.connection.sendall(data)
+
+
 def do_POST(self):
     u = urlparse(self.path)
     self.record(u)
+    if self.headers.get("Upgrade"):
+        return upgrade(self, u)
     obj = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
     obj.setdefault("metadata", {})["resourceVersion"] = "8"
     self.send(201, obj)

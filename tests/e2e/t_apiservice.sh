@@ -192,6 +192,20 @@ EOF
   expect_eq "... a POST with fieldValidation=Strict" "POST fieldManager=kubectl-create&fieldValidation=Strict" \
     python3 -c 'import json,sys; r=[x for x in map(json.loads, open(sys.argv[1])) if x["method"] == "POST"][-1]; print(r["method"], r["query"])' "$d/req.log"
 
+  echo "-- OpenAPI v2 merged"
+  # kube-aggregator's v2 aggregation: one document, the backend's paths of
+  # its group/version and its definitions added to the tenant's own
+  expect_until "/openapi/v2 has the backend's flunders path and definition" "list flunders|A flunder, in Swagger 2.0|not the backend's: absent|the tenant's own paths stay" \
+    bash -c "kubectl --kubeconfig $KCFG get --raw /openapi/v2 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = d[\"paths\"].get(\"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders\", {})
+print(p.get(\"get\", {}).get(\"description\"), d[\"definitions\"].get(\"example.wardle.v1alpha1.Flunder\", {}).get(\"description\"),
+      \"not the backend\x27s: absent\" if d[\"paths\"][\"/api/v1/namespaces\"][\"get\"].get(\"description\") != \"not the backend\x27s to serve\" else \"taken\",
+      \"the tenant\x27s own paths stay\" if \"/apis/apps/v1/namespaces/{namespace}/deployments\" in d[\"paths\"] else \"lost\", sep=\"|\")'"
+  expect "... in protobuf too" 'wardle.example.com/v1alpha1/namespaces/\{namespace\}/flunders' \
+    bash -c "kcurl_pb() { curl -sS --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key -H 'Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf' $SERVER_URL/openapi/v2; }; kcurl_pb | tr -c '[:print:]' '\n' | grep -a flunders"
+
   echo "-- proxying"
   expect "kubectl get flunders goes through the tenant to the backend" 'flounder-a' "${K[@]}" get flunders
   expect_eq "... one by its short name" "Flunder flounder-a" "${K[@]}" get fl flounder-a -o 'jsonpath={.kind} {.metadata.name}'
@@ -218,6 +232,57 @@ EOF
   expect_eq "... as alice in her groups" "alice ['devs', 'system:authenticated']" \
     python3 -c 'import json,sys; r=[x for x in map(json.loads, open(sys.argv[1])) if x["user"] != "system:kube-aggregator"][-1]; print(r["user"], r["groups"])' "$d/req.log"
 
+  echo "-- upgraded connections (exec-like)"
+  # kube-aggregator's proxy (handler_proxy.go, the upgrade-aware handler):
+  # the 101 and the bytes both ways, with the front-proxy identity
+  apisvc_upgrade() { # NAME [USER]: the answer's status line, X-Echo, and what came back
+    python3 - "$SERVER_URL" "$DATA_DIR" "$1" "${2:-}" <<'PY'
+import socket, ssl, sys
+from urllib.parse import urlparse
+u, d, name, who = urlparse(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+ctx = ssl.create_default_context(cafile=d + "/ca.crt")
+ctx.load_cert_chain(d + "/admin.crt", d + "/admin.key")
+s = ctx.wrap_socket(socket.create_connection((u.hostname, u.port)), server_hostname=u.hostname)
+s.sendall(("POST /apis/wardle.example.com/v1alpha1/namespaces/default/flunders/%s/exec HTTP/1.1\r\n"
+           "Host: %s\r\nConnection: Upgrade\r\nUpgrade: kubicle-echo\r\n%sContent-Length: 0\r\n\r\n"
+           % (name, u.netloc, "Impersonate-User: %s\r\n" % who if who else "")).encode())
+head = b""
+while b"\r\n\r\n" not in head:
+    b = s.recv(4096)
+    if not b:
+        break
+    head += b
+head, _, rest = head.partition(b"\r\n\r\n")
+lines = head.decode().split("\r\n")
+echo = [l.split(":", 1)[1].strip() for l in lines if l.lower().startswith("x-echo:")]
+out = [lines[0], echo[0] if echo else "-"]
+if " 101 " in lines[0]:
+    s.sendall(b"ping " * 20000)
+    got = rest
+    while len(got) < 100000:
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+    out.append("%d %s" % (len(got), got == b"ping " * 20000))
+else:
+    out.append(rest.decode(errors="replace").strip())
+print(" | ".join(out))
+PY
+  }
+  expect_eq "an upgrade request is passed through: 101, the backend's headers, 100000 bytes echoed" \
+    "HTTP/1.1 101 Switching Protocols | yes | 100000 True" apisvc_upgrade flounder-a
+  expect_eq "... the backend saw it as POST .../exec from kubicle-admin, with the proxy's certificate" \
+    "POST /apis/wardle.example.com/v1alpha1/namespaces/default/flunders/flounder-a/exec kubicle-admin front-proxy-client" \
+    python3 -c 'import json,sys; r=[x for x in map(json.loads, open(sys.argv[1])) if x["path"].endswith("/exec")][-1]; print(r["method"], r["path"], r["user"], r["cn"])' "$d/req.log"
+  expect "a backend's refusal comes back as it is" \
+    '^HTTP/1.1 403 Forbidden \| - \| .*"message": "no exec here"' apisvc_upgrade refuse
+  local n_exec; n_exec=$(grep -c '/exec"' "$d/req.log")
+  expect "a user without RBAC is refused by the tenant" \
+    '^HTTP/1.1 403 Forbidden \| - \| .*flunders.wardle.example.com \\"flounder-a\\" is forbidden: User \\"alice\\" cannot create resource \\"flunders/exec\\" in API group \\"wardle.example.com\\" in the namespace \\"default\\"' \
+    apisvc_upgrade flounder-a alice
+  expect_eq "... without reaching the backend" "$n_exec" grep -c '/exec"' "$d/req.log"
+
   echo "-- the backend goes away"
   kill "$backend" 2>/dev/null; wait "$backend" 2>/dev/null
   expect_fail "a request gets 503 ServiceUnavailable" \
@@ -228,8 +293,29 @@ EOF
     "${K[@]}" get apiservice v1alpha1.wardle.example.com -o "jsonpath=$cond"
   expect "... AVAILABLE False (FailedDiscoveryCheck)" 'wardle/api +False \(FailedDiscoveryCheck\)' \
     "${K[@]}" get apiservices
-  expect_eq "its resources leave aggregated discovery" "" \
+  expect_eq "its resources leave kubectl's discovery" "" \
     bash -c "kubectl --kubeconfig $KCFG api-resources 2>/dev/null | grep flunders"
+  # kube-aggregator handler_discovery.go syncAPIService: the version stays,
+  # Stale, with the resources it last fetched
+  expect "aggregated discovery v2 keeps the group/version, freshness Stale" \
+    '"metadata":\{"name":"wardle.example.com"\},"versions":\[\{"version":"v1alpha1","resources":\[\{"resource":"flunders".*"freshness":"Stale"\}' \
+    kcurl -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' "$SERVER_URL/apis"
+  expect "... and v2beta1" '"name":"wardle.example.com"\},"versions":\[\{"version":"v1alpha1",.*"freshness":"Stale"\}' \
+    kcurl -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList' "$SERVER_URL/apis"
+  # client-go aggregated_discovery.go convertAPIGroup leaves a Stale
+  # version out of the group and reports it as failed ("stale GroupVersion
+  # discovery": client-go's memory-cached discovery, which Helm and
+  # controllers use, returns it as ErrGroupDiscoveryFailed); kubectl's
+  # disk-cached client lists the rest without a word, against kube too
+  expect_eq "kubectl api-resources lists the others and says nothing of it (as against kube)" "1 0" \
+    bash -c "echo \$(kubectl --kubeconfig $KCFG api-resources 2>$d/ar.err | grep -c ' APIService\$') \$(grep -c . $d/ar.err)"
+  [ -x "$GSDK/kubectl.1.27" ] && expect_eq "... kubectl 1.27 (v2beta1) too" "1 0" \
+    bash -c "echo \$($GSDK/kubectl.1.27 --kubeconfig $KCFG api-resources 2>$d/ar.err | grep -c ' APIService\$') \$(grep -c . $d/ar.err)"
+  expect "legacy /apis still lists the group (kube-aggregator's apisHandler lists every APIService)" \
+    '"name":"wardle.example.com","versions":\[\{"groupVersion":"wardle.example.com/v1alpha1"' \
+    "${K[@]}" get --raw /apis
+  expect_fail "... and /apis/<group>/<version> answers 503 service unavailable" \
+    'ServiceUnavailable|service unavailable|unable to handle the request' "${K[@]}" get --raw /apis/wardle.example.com/v1alpha1
   expect "kubectl delete apiservice" 'deleted' "${K[@]}" delete apiservice v1alpha1.wardle.example.com
   expect_eq "... the group leaves /apis" "0" bash -c "kubectl --kubeconfig $KCFG get --raw /apis | grep -c wardle"
   expect_fail "... and kubectl no longer knows flunders" "the server doesn't have a resource type \"fl\"" \

@@ -256,6 +256,38 @@ crdrules_suite() {
   expect "the same rule with maxItems and maxLength is accepted" "tagsets.rules.test created" \
     "${K[@]}" apply -f "$d/cost2.yaml"
   "${K[@]}" delete crd tagsets.rules.test --wait=false >/dev/null 2>&1
+  # has() costs nothing beyond its operand in kube's environment
+  # (PresenceTestHasCost(false)): 5 an item, 8,000,002 in all, under the
+  # 10,000,000 of a rule (7 an item, over it, were it charged)
+  cat >"$d/presence.yaml" <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: presences.rules.test}
+spec:
+  group: rules.test
+  scope: Namespaced
+  names: {plural: presences, kind: Presence}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          endpoints:
+            type: array
+            maxItems: 1600000
+            items:
+              type: object
+              properties: {address: {type: string}, port: {type: integer}}
+            x-kubernetes-validations:
+            - rule: "self.all(e, has(e.address) && has(e.port))"
+              message: every endpoint names its address and port
+EOF
+  expect "a rule of presence tests over a long list is within kube's cost limit" \
+    "presences.rules.test created" "${K[@]}" apply -f "$d/presence.yaml"
+  "${K[@]}" delete crd presences.rules.test --wait=false >/dev/null 2>&1
   expect "the CRD still has its rules" "queue names are short" \
     "${K[@]}" get crd gpujobs.rules.test -o yaml
   "${K[@]}" delete crd gpujobs.rules.test --wait=false >/dev/null 2>&1

@@ -160,4 +160,65 @@ crdsets_suite() {
   expect "it becomes Established" "condition met" \
     "${K[@]}" wait --for=condition=Established crd/bigpools.sets.test --timeout=10s
   "${K[@]}" delete crd bigpools.sets.test pools.sets.test --wait=false >/dev/null 2>&1
+  crdsets_structural
+}
+
+# crdsets_bad NAME SCHEMA-LINES: a CRD of group bad.test whose spec property
+# has the given schema (YAML lines indented 12 under `spec:`).
+crdsets_bad() {
+  printf 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n'
+  printf 'metadata: {name: %ss.bad.test}\nspec:\n  group: bad.test\n  scope: Namespaced\n' "$1"
+  printf '  names: {plural: %ss, kind: %s}\n  versions:\n  - name: v1\n' "$1" "${1^}"
+  printf '    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n'
+  printf '        type: object\n        properties:\n          spec:\n%s\n' "$2"
+}
+
+# What kube refuses at CRD write and Kubicle let through before (issue 24
+# item 12), in kube's words: a list-map key neither required nor defaulted
+# (validation.go validateMapListKeysMapSet), a default its own schema
+# refuses (defaulting/validation.go ValidateDefaults), a root oneOf naming
+# a field the schema lacks (schema/complete.go).
+crdsets_structural() {
+  echo "-- structural checks at CRD write"
+  local d=$E2E_TMP/crdsets P='spec.versions\[0\].schema.openAPIV3Schema'
+  local K=(kubectl --kubeconfig "$KCFG" --cache-dir "$d/c")
+  crdsets_bad ports '            type: object
+            properties:
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  properties: {name: {type: string}, port: {type: integer}}' >"$d/bad1.yaml"
+  expect_fail "a list-map key neither required nor defaulted is refused" \
+    "The CustomResourceDefinition \"portss.bad.test\" is invalid: $P.properties\\[spec\\].properties\\[ports\\].items.properties\\[name\\].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property" \
+    "${K[@]}" apply -f "$d/bad1.yaml"
+  sed -i 's/properties: {name: {type: string}, port/required: [name]\n                  properties: {name: {type: string}, port/' "$d/bad1.yaml"
+  expect "... and taken once the key is required" created "${K[@]}" apply -f "$d/bad1.yaml"
+  crdsets_bad defs '            type: object
+            properties:
+              replicas: {type: integer, maximum: 5, default: 8}' >"$d/bad2.yaml"
+  expect_fail "a default above the maximum is refused" \
+    "$P.properties\\[spec\\].properties\\[replicas\\].default: Invalid value: 8:  in body should be less than or equal to 5" \
+    "${K[@]}" apply -f "$d/bad2.yaml"
+  crdsets_bad extras '            type: object
+            default: {mode: fast, extra: 1}
+            properties:
+              mode: {type: string}' >"$d/bad3.yaml"
+  expect_fail "a default with fields its schema lacks is refused" \
+    "$P.properties\\[spec\\].default: Invalid value: map\\[string\\]interface \\{\\}\\{\"extra\":1, \"mode\":\"fast\"\\}: must not have unknown fields" \
+    "${K[@]}" apply -f "$d/bad3.yaml"
+  crdsets_bad ones '            type: object
+            properties:
+              a: {type: string}
+        oneOf:
+        - properties: {spec: {required: [a]}}
+        - properties: {spec: {properties: {b: {minLength: 1}}}}' >"$d/bad4.yaml"
+  expect_fail "a root oneOf naming a field the schema lacks is refused" \
+    "$P.properties\\[spec\\].properties\\[b\\]: Required value: because it is defined in $P.oneOf\\[1\\].properties\\[spec\\].properties\\[b\\]" \
+    "${K[@]}" apply -f "$d/bad4.yaml"
+  expect_eq "none of the refused ones was stored" "customresourcedefinition.apiextensions.k8s.io/portss.bad.test" \
+    bash -c "kubectl --kubeconfig $KCFG get crd -o name | grep bad.test"
+  "${K[@]}" delete crd portss.bad.test --wait=false >/dev/null 2>&1
 }

@@ -115,6 +115,7 @@ PY
   fidelity_messages
   fidelity_defaults
   fidelity_controllers
+  fidelity_discovery
 }
 
 fidelity_messages() {
@@ -334,4 +335,52 @@ YAML
     '1 +first version.*2 +image 1\.27' bash -c "kubectl --kubeconfig $KCFG -n fid rollout history sts/hist | tr '\n' ' '"
   [ -x "$GSDK/kubectl.1.27" ] && expect "kubectl 1.27's rollout history too" '2 +image 1\.27' \
     "$GSDK/kubectl.1.27" --kubeconfig "$KCFG" -n fid rollout history sts/hist
+}
+
+# fid_svh GROUPVERSION RESOURCE...: each resource's storageVersionHash in
+# legacy discovery ("-" when it has none), on one line.
+fid_svh() {
+  local out=() p h
+  while [ $# -ge 2 ]; do
+    p=/apis/$1
+    [ "${1#*/}" = "$1" ] && p=/api/$1
+    h=$(kubectl --kubeconfig "$KCFG" get --raw "$p" 2>/dev/null | python3 -c \
+      'import json,sys; print(*[r.get("storageVersionHash", "-") for r in json.load(sys.stdin)["resources"] if r["name"] == sys.argv[1]])' "$2" 2>/dev/null)
+    out+=("${h:-?}")
+    shift 2
+  done
+  echo "${out[*]}"
+}
+
+# kube's discovery.StorageVersionHash: base64 of the first 8 bytes of the
+# SHA-256 of "<group>/<version>/<kind>" of the storage version (apiserver
+# pkg/endpoints/discovery/storageversionhash.go); the built-in hashes below
+# are the values kube-apiserver 1.33 serves.
+fidelity_discovery() {
+  echo "-- discovery: storageVersionHash"
+  expect_eq "pods (/v1/Pod)" 'xPOwRZ+Yhw8=' fid_svh v1 pods
+  expect_eq "... none for a subresource" '-' fid_svh v1 pods/status
+  expect_eq "deployments (apps/v1/Deployment)" '8aSe+NMegvE=' fid_svh apps/v1 deployments
+  expect_eq "HPA autoscaling/v2 and v1: both the storage version v2's" 'qwQve8ut294= qwQve8ut294=' \
+    fid_svh autoscaling/v2 horizontalpodautoscalers autoscaling/v1 horizontalpodautoscalers
+  expect_eq "events.k8s.io events: the core events' storage (/v1/Event)" 'r2yiGXH7wu8= r2yiGXH7wu8=' \
+    fid_svh events.k8s.io/v1 events v1 events
+  expect_eq "none for what is stored nowhere (selfsubjectaccessreviews, tokenreviews)" '- -' \
+    fid_svh authorization.k8s.io/v1 selfsubjectaccessreviews authentication.k8s.io/v1 tokenreviews
+  kubectl --kubeconfig "$KCFG" apply -f - >/dev/null <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: hashes.fid.example.com}
+spec:
+  group: fid.example.com
+  names: {kind: Hash, plural: hashes}
+  scope: Namespaced
+  versions:
+  - {name: v1beta1, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}
+EOF
+  local want
+  want=$(python3 -c 'import base64,hashlib; print(base64.b64encode(hashlib.sha256(b"fid.example.com/v1/Hash").digest()[:8]).decode())')
+  expect_until "a CRD's versions all carry its storage version's (fid.example.com/v1/Hash)" "$want $want" \
+    fid_svh fid.example.com/v1 hashes fid.example.com/v1beta1 hashes
 }

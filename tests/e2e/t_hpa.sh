@@ -85,6 +85,7 @@ hpa_suite() {
   hpa_checks
   KCFG=${saved[0]} SERVER_PID=${saved[1]} SERVER_URL=${saved[2]} DATA_DIR=${saved[3]}
   hpa_no_metrics
+  hpa_scale_webhooks
 }
 
 # A tenant without a host serves no metrics API: kube's words for a cluster
@@ -441,4 +442,58 @@ EOF
   hpa_until 30 "kubectl get hpa: the Widget reference, the default 80% cpu" \
     "w Widget/w cpu: <unknown>/80% 2 5 5" \
     bash -c "kubectl --kubeconfig '$HPA_T' get hpa w --no-headers | tr -s ' ' | cut -d' ' -f1-7"
+}
+
+# The controller writes its target through the scale subresource, as kube's
+# HPA controller does with its scale client (podautoscaler/horizontal.go
+# reconcileAutoscaler, scaleNamespacer.Update): admission webhooks see an
+# UPDATE of deployments/scale with autoscaling/v1 Scale objects, and a
+# mutating one shapes the size written. A target below minReplicas is scaled
+# up without metrics (kube's "Current number of replicas below
+# Spec.MinReplicas").
+hpa_scale_webhooks() {
+  echo "-- the target's scale subresource, through admission webhooks"
+  local d=$E2E_TMP/hpawh i K=(kubectl --kubeconfig "$KCFG" -n hpawh)
+  mkdir -p "$d"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1" \
+    -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
+  python3 "$E2E_LIB_DIR/webhook_server.py" "$d/cert.pem" "$d/key.pem" "$d/port" "$d/reviews.log" \
+    >>"$d/server.log" 2>&1 &
+  E2E_PIDS+=("$!")
+  for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
+  local url ca
+  url="https://127.0.0.1:$(cat "$d/port")" ca=$(base64 -w0 "$d/cert.pem")
+  kubectl --kubeconfig "$KCFG" create ns hpawh >/dev/null
+  kubectl --kubeconfig "$KCFG" apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: hpa-scale}
+webhooks:
+- name: replicas.hpa.test
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Fail
+  clientConfig: {url: "$url/replicas/3", caBundle: $ca}
+  rules:
+  - {operations: [UPDATE], apiGroups: [apps], apiVersions: [v1], resources: [deployments/scale]}
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: hpawh}}
+EOF
+  "${K[@]}" create deployment web --image=nginx --replicas=1 >/dev/null
+  "${K[@]}" autoscale deployment web --min=2 --max=5 --cpu-percent=50 >/dev/null
+  hpa_until 30 "the HPA scales web up to minReplicas, the webhook makes it 3" "3" \
+    "${K[@]}" get deployment web -o jsonpath='{.spec.replicas}'
+  expect_eq "the webhook saw an UPDATE of apps/v1 deployments/scale, an autoscaling/v1 Scale from 1 to 2" \
+    "UPDATE apps/v1/deployments scale autoscaling/v1/Scale Scale 1 2 system:serviceaccount:kube-system:horizontal-pod-autoscaler" \
+    python3 -c '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]["review"]["request"]
+res, k = r["resource"], r["kind"]
+print(r["operation"], res["group"] + "/" + res["version"] + "/" + res["resource"], r.get("subResource"),
+      k["group"] + "/" + k["version"] + "/" + k["kind"], r["object"]["kind"],
+      r["oldObject"]["spec"]["replicas"], r["object"]["spec"]["replicas"], r["userInfo"]["username"])' "$d/reviews.log"
+  expect_eq "managedFields: the controller's update of spec.replicas through the scale subresource" \
+    "horizontal-pod-autoscaler Update scale" \
+    "${K[@]}" get deployment web -o jsonpath='{range .metadata.managedFields[?(@.subresource=="scale")]}{.manager} {.operation} {.subresource}{end}'
+  kubectl --kubeconfig "$KCFG" delete mutatingwebhookconfiguration hpa-scale >/dev/null
 }

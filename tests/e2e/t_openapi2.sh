@@ -116,6 +116,9 @@ openapi2_suite() {
   expect "openapi2: the PATCH op of a Deployment declares fieldValidation" \
     '"name":"fieldValidation","in":"query"' \
     sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -c '.paths[\"/apis/apps/v1/namespaces/{namespace}/deployments/{name}\"].patch'"
+  expect_eq "openapi2: a list operation has kube's list and watch query parameters, in its order, and description" \
+    'list or watch objects of kind Pod|allowWatchBookmarks:boolean continue:string fieldSelector:string labelSelector:string limit:integer resourceVersion:string resourceVersionMatch:string sendInitialEvents:boolean timeoutSeconds:integer watch:boolean' \
+    sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '.paths[\"/api/v1/namespaces/{namespace}/pods\"].get | .description + \"|\" + ([.parameters[] | select(.in == \"query\") | .name + \":\" + .type] | join(\" \"))'"
   expect "openapi2: containers carry the strategic merge key" \
     '"x-kubernetes-patch-merge-key":"name".*"x-kubernetes-patch-strategy":"merge"' \
     sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -cS '.definitions[\"io.k8s.api.core.v1.PodSpec\"].properties.containers'"

@@ -196,6 +196,11 @@ pdb_evict_suite() {
   expect_eq "[evict] dry runs left the pod and the budget alone" "$p $rv" \
     sh -c "echo \$(${K[*]} -n $ns get pod $p -o jsonpath='{.metadata.name}') \$(${K[*]} -n $ns get pdb web -o jsonpath='{.metadata.resourceVersion}')"
   expect "[evict] allowed: 201" '"status":"Success".*HTTP201$' pdb_evict $ns "$p"
+  # kube's checkAndDecrement updates the budget through its loopback client:
+  # a managedFields entry of kube-apiserver on the status subresource
+  expect_eq "[evict] the budget's write is kube-apiserver's, through status" \
+    "kube-apiserver Update status" \
+    "${K[@]}" -n $ns get pdb web -o 'jsonpath={range .metadata.managedFields[?(@.manager=="kube-apiserver")]}{.manager} {.operation} {.subresource}{end}'
   expect_until "[evict] the evicted pod is gone" "NotFound" \
     sh -c "${K[*]} -n $ns get pod $p 2>&1 | grep -o NotFound"
   expect "[evict] budget decremented: 0 allowed, InsufficientPods" "^0 (False InsufficientPods|)" \

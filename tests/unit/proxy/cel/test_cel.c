@@ -1180,6 +1180,29 @@ START_TEST(estimated_cost)
 	     * concatenation [2, 6] (up to 41 characters), matches() on it
 	     * ceil(42 * 0.1) * ceil(2 * 0.25) */
 	    {"('a' + self).matches('^b')", "{\"type\":\"string\",\"maxLength\":10}", 3, 11},
+	    /* has() is free in kube's environment (PresenceTestHasCost(false)):
+	     * self alone, 1; cel-go's default would make it 2 */
+	    {"has(self.a)", "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}", 1,
+	     1},
+	    /* ... and inside a macro, per item: x (1), no presence cost */
+	    {"self.all(x, has(x.b))",
+	     "{\"type\":\"array\",\"maxItems\":10,\"items\":{\"type\":\"object\","
+	     "\"properties\":{\"b\":{\"type\":\"string\"}}}}",
+	     2, 2 + 10 * (1 + 3)},
+	    /* the shape of operators' rules (presence tests over a long list):
+	     * 5 an item, 8,000,002 in all, under kube's 10,000,000 for a rule;
+	     * 7 an item (11,200,002) were has() charged */
+	    {"self.all(x, has(x.a) && has(x.b))",
+	     "{\"type\":\"array\",\"maxItems\":1600000,\"items\":{\"type\":\"object\","
+	     "\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{\"type\":\"string\"}}}}",
+	     2, 8000002},
+	    /* a ternary: the condition, then the cheaper or dearer branch
+	     * (cel-go v0.23.2 checker/cost.go, overloads.Conditional, as kube
+	     * 1.33 builds it): has (1), self.a (2) or [] (10), size() 1, < 1 */
+	    {"(has(self.a) ? self.a : []).size() < 3",
+	     "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"array\","
+	     "\"maxItems\":5,\"items\":{\"type\":\"string\"}}}}",
+	     5, 13},
 	    {"self.m.all(k, self.m[k] > 0)",
 	     "{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"object\",\"maxProperties\":5,"
 	     "\"additionalProperties\":{\"type\":\"integer\"}}}}",

@@ -224,6 +224,115 @@ START_TEST(formats)
 }
 END_TEST
 
+/* crd_format_valid case by case against kube-openapi's strfmt registry
+ * (default.go, duration.go, bson.go, govalidator) and Go's net/mail and
+ * time.ParseDuration; the expected values are what those functions return. */
+START_TEST(format_table)
+{
+	static const struct {
+		const char *format, *value;
+		bool ok;
+	} cases[] = {
+	    /* HostnamePattern: one dash only right after a lone label's first
+	     * character; a last label of two or more letters */
+	    {"hostname", "example.com", true},
+	    {"hostname", "a", true},
+	    {"hostname", "a-b", true},
+	    {"hostname", "my-host", false},
+	    {"hostname", "web-1.svc.cluster.local", true},
+	    {"hostname", "m\xc3\xbcnchen.de", true},
+	    {"hostname", "-bad.com", false},
+	    {"hostname", "bad..com", false},
+	    {"hostname", "host.c", false},
+	    {"hostname", "10.0.0.1", false},
+	    {"hostname", "host_1.com", false},
+	    {"hostname", "host.com.", false},
+	    {"hostname", "", false},
+	    {"hostname", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx.com",
+	     true},
+	    {"hostname", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx.com",
+	     false},
+	    /* net/mail ParseAddress */
+	    {"email", "user@example.com", true},
+	    {"email", "a@b", true},
+	    {"email", "Alice <alice@example.com>", true},
+	    {"email", "\"Alice B\" <alice@example.com>", true},
+	    {"email", "alice@example.com (Alice)", true},
+	    {"email", "<a@b>", true},
+	    {"email", "\"a b\"@example.com", true},
+	    {"email", "a@[10.0.0.1]", true},
+	    {"email", "g: a@b;", true},
+	    {"email", "not-an-email", false},
+	    {"email", "a@", false},
+	    {"email", "@b", false},
+	    {"email", "a..b@c", false},
+	    {"email", ".a@c", false},
+	    {"email", "a b@c", false},
+	    {"email", "\"\"@c", false},
+	    {"email", "a@[999.0.0.1]", false},
+	    {"email", "a@b, c@d", false},
+	    {"email", "a@b extra", false},
+	    {"email", "g: ;", false},
+	    {"email", "Alice <alice@example.com", false},
+	    {"email", "", false},
+	    /* time.ParseDuration, then strfmt's "<n> <unit>" words */
+	    {"duration", "1h30m", true},
+	    {"duration", "300ms", true},
+	    {"duration", "-1.5h", true},
+	    {"duration", "2\xc2\xb5s", true},
+	    {"duration", "0", true},
+	    {"duration", "5 minutes", true},
+	    {"duration", "2 days", true},
+	    {"duration", "1w", true},
+	    {"duration", "3 secs", true},
+	    {"duration", "1 hour and 10 parsecs", true},
+	    {"duration", "1", false},
+	    {"duration", "forever", false},
+	    {"duration", "10 parsecs", false},
+	    {"duration", "h", false},
+	    {"duration", "99999999999999999999 h", false},
+	    {"duration", "", false},
+	    /* govalidator */
+	    {"isbn10", "0321751043", true},
+	    {"isbn10", "0-8044-2957-X", true},
+	    {"isbn10", "3-598-21508-9", false},
+	    {"isbn13", "978-0321751041", true},
+	    {"isbn13", "978-0321751042", false},
+	    {"isbn", "3 598 21508 8", true},
+	    {"isbn", "978-0321751041", true},
+	    {"isbn", "12345", false},
+	    {"creditcard", "4111 1111 1111 1111", true},
+	    {"creditcard", "4111111111111112", false},
+	    {"creditcard", "1234", false},
+	    {"ssn", "123-45-6789", true},
+	    {"ssn", "123 45 6789", true},
+	    {"ssn", "123456789", false},
+	    {"ssn", "123-45-678a", false},
+	    {"rgbcolor", "rgb(255, 0, 10)", true},
+	    {"rgbcolor", "rgb(256,0,0)", false},
+	    {"rgbcolor", "#fff", false},
+	    {"bsonobjectid", "507f1f77bcf86cd799439011", true},
+	    {"bsonobjectid", "507f1f77bcf86cd79943901", false},
+	    {"bsonobjectid", "507f1f77bcf86cd79943901g", false},
+	    /* kube 1.33's isIPv4 and isCIDR parse sloppily: leading zeros */
+	    {"ipv4", "010.000.0.1", true},
+	    {"ipv4", "10.0.0.256", false},
+	    {"ipv4", "10.0.0", false},
+	    {"cidr", "010.0.0.0/08", true},
+	    {"cidr", "10.0.0.0/33", false},
+	    {"byte", "", false},
+	    {"byte", "aGk=", true},
+	    {"password", "", true},
+	    {"date-time", "2024-01-01T10:00:00Z", true},
+	    {"no-such-format", "anything", true},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(crd_format_valid(cases[i].format, cases[i].value) == cases[i].ok,
+			      "%s %s: wanted %s", cases[i].format, cases[i].value,
+			      cases[i].ok ? "valid" : "invalid");
+}
+END_TEST
+
 /* Value validations in oneOf/anyOf/allOf/not, as the Gateway API's
  * addresses use them: go-openapi's texts at <nil>, then the best branch's. */
 START_TEST(composites)
@@ -412,6 +521,182 @@ static int structural(const char *schema, const char *want)
 	return n;
 }
 
+/* One cause, whole: "<field>: <message>" of the only cause (or NULL for none). */
+static void structural_one(const char *schema, unsigned relax, const char *want)
+{
+	json_t *s = J(schema), *causes = json_array();
+	crd_schema_structural_relaxed(s, "spec.versions[0].schema.openAPIV3Schema", relax, causes);
+	char *d = json_dumps(causes, JSON_COMPACT);
+	if (!want) {
+		ck_assert_msg(json_array_size(causes) == 0, "wanted none, got %s", d);
+	} else {
+		ck_assert_msg(json_array_size(causes) == 1, "wanted one <%s>, got %s", want, d);
+		const json_t *c = json_array_get(causes, 0);
+		char got[1024];
+		snprintf(got, sizeof(got), "%s: %s", json_string_value(json_object_get(c, "field")),
+			 json_string_value(json_object_get(c, "message")));
+		ck_assert_msg(strcmp(got, want) == 0, "wanted <%s>, got <%s>", want, got);
+	}
+	free(d);
+	json_decref(s);
+	json_decref(causes);
+}
+
+#define ROOT "spec.versions[0].schema.openAPIV3Schema"
+#define LIST(keyschema, required)                                                       \
+	"{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","               \
+	"\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"name\"]," \
+	"\"items\":{\"type\":\"object\"" required ",\"properties\":{\"name\":" keyschema "}}}}}"
+
+/* kube's list-type rules at CRD write (validation.go
+ * ValidateCustomResourceDefinitionOpenAPISchema, validateMapListKeysMapSet)
+ * and the root's completeness (complete.go), message by message. */
+START_TEST(structural_lists)
+{
+	structural_one(LIST("{\"type\":\"string\"}", ",\"required\":[\"name\"]"), 0, NULL);
+	structural_one(LIST("{\"type\":\"string\",\"default\":\"x\"}", ""), 0, NULL);
+	structural_one(LIST("{\"type\":\"string\"}", ""), 0,
+		       ROOT
+		       ".properties[l].items.properties[name].default: Required value: this "
+		       "property is in x-kubernetes-list-map-keys, so it must have a default or "
+		       "be a required property");
+	/* an update whose old CRD had it already */
+	structural_one(LIST("{\"type\":\"string\"}", ""), CRD_LAX_MAP_KEYS, NULL);
+	json_t *lax = J(LIST("{\"type\":\"string\"}", ""));
+	ck_assert_uint_eq(crd_schema_lax(lax), CRD_LAX_MAP_KEYS);
+	json_decref(lax);
+	structural_one(LIST("{\"type\":\"string\",\"nullable\":true}", ",\"required\":[\"name\"]"),
+		       0,
+		       ROOT ".properties[l].items.properties[name].nullable: Forbidden: this "
+			    "property is in x-kubernetes-list-map-keys, so it cannot be nullable");
+	structural_one(LIST("{\"type\":\"object\"}", ",\"required\":[\"name\"]"), 0,
+		       ROOT ".properties[l].items.properties[name].type: Invalid value: "
+			    "\"object\": must be a scalar type if parent array's "
+			    "x-kubernetes-list-type is map");
+	structural_one("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"id\"],"
+		       "\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
+		       "\"string\"}}}}}}",
+		       0,
+		       ROOT ".properties[l].x-kubernetes-list-map-keys: Invalid value: "
+			    "[]string{\"id\"}: entries must all be names of item properties");
+	structural_one("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-map-keys\":[\"a\"],\"items\":{\"type\":\"object\","
+		       "\"required\":[\"a\"],\"properties\":{\"a\":{\"type\":\"string\"}}}}}}",
+		       0,
+		       ROOT ".properties[l].x-kubernetes-list-type: Required value: must be map if "
+			    "x-kubernetes-list-map-keys is non-empty");
+	structural_one("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-type\":\"bag\",\"items\":{\"type\":\"string\"}}}}",
+		       0,
+		       ROOT ".properties[l].x-kubernetes-list-type: Unsupported value: \"bag\": "
+			    "supported values: \"atomic\", \"set\", \"map\"");
+	structural_one("{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"string\","
+		       "\"x-kubernetes-map-type\":\"atomic\"}}}",
+		       0,
+		       ROOT ".properties[m].type: Invalid value: \"string\": must be object if "
+			    "x-kubernetes-map-type is specified");
+	structural_one("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":\"object\"}}}}",
+		       0,
+		       ROOT ".properties[s].items.x-kubernetes-map-type: Invalid value: null: "
+			    "must be atomic as item of a list with x-kubernetes-list-type=set");
+	structural_one("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":\"object\"}}}}",
+		       CRD_LAX_ATOMIC_SET, NULL);
+	structural_one("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"array\","
+		       "\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":\"string\","
+		       "\"nullable\":true}}}}",
+		       0,
+		       ROOT ".properties[s].items.nullable: Forbidden: cannot be nullable when "
+			    "x-kubernetes-list-type is set");
+	structural_one("{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":false}", 0,
+		       ROOT ".x-kubernetes-preserve-unknown-fields: Invalid value: false: must be "
+			    "true or undefined");
+	/* completeness: what the root's oneOf names exists in the schema */
+	structural_one("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+		       "\"properties\":{\"a\":{\"type\":\"string\"}}}},\"oneOf\":[{\"properties\":"
+		       "{\"spec\":{\"required\":[\"a\"]}}},{\"properties\":{\"spec\":{"
+		       "\"properties\":{\"b\":{\"minLength\":1}}}}}]}",
+		       0,
+		       ROOT
+		       ".properties[spec].properties[b]: Required value: because it is defined "
+		       "in " ROOT ".oneOf[1].properties[spec].properties[b]");
+	structural_one("{\"type\":\"object\",\"anyOf\":[{\"properties\":{\"x\":{\"items\":{"
+		       "\"minLength\":1}}}}],\"properties\":{\"x\":{\"type\":\"string\"}}}",
+		       0,
+		       ROOT ".properties[x].items: Required value: because it is defined in " ROOT
+			    ".anyOf[0].properties[x].items");
+	/* kube follows only the root's: a nested oneOf is not checked */
+	structural_one("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+		       "\"oneOf\":[{\"properties\":{\"b\":{\"minLength\":1}}}]}}}",
+		       0, NULL);
+}
+END_TEST
+
+static void defaults_one(const char *schema, const char *want)
+{
+	json_t *s = J(schema), *causes = json_array();
+	crd_schema_check_defaults(s, ROOT, 0, causes);
+	char *d = json_dumps(causes, JSON_COMPACT);
+	if (!want) {
+		ck_assert_msg(json_array_size(causes) == 0, "wanted none, got %s", d);
+	} else {
+		ck_assert_msg(json_array_size(causes) >= 1, "wanted <%s>, got none", want);
+		const json_t *c = json_array_get(causes, 0);
+		char got[1024];
+		snprintf(got, sizeof(got), "%s: %s", json_string_value(json_object_get(c, "field")),
+			 json_string_value(json_object_get(c, "message")));
+		ck_assert_msg(strcmp(got, want) == 0, "wanted <%s>, got <%s>", want, got);
+	}
+	free(d);
+	json_decref(s);
+	json_decref(causes);
+}
+
+/* kube's ValidateDefaults at CRD write: a default must be pruned and valid
+ * by its own schema; the message names the place inside the default. */
+START_TEST(structural_defaults)
+{
+	defaults_one("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+		     "\"default\":3,\"maximum\":5}}}",
+		     NULL);
+	defaults_one("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+		     "\"default\":\"three\"}}}",
+		     ROOT ".properties[n].default: Invalid value: \"string\":  in body must be of "
+			  "type integer: \"string\"");
+	defaults_one("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+		     "\"default\":7,\"maximum\":5}}}",
+		     ROOT ".properties[n].default: Invalid value: 7:  in body should be less than "
+			  "or equal to 5");
+	defaults_one("{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\","
+		     "\"default\":{\"a\":\"x\"},\"properties\":{\"a\":{\"type\":\"string\","
+		     "\"enum\":[\"y\"]}}}}}",
+		     ROOT ".properties[o].default.a: Unsupported value: \"x\": supported values: "
+			  "\"y\"");
+	defaults_one("{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\","
+		     "\"default\":{\"a\":\"x\",\"zz\":1},\"properties\":{\"a\":{\"type\":"
+		     "\"string\"}}}}}",
+		     ROOT ".properties[o].default: Invalid value: map[string]interface {}{\"a\":"
+			  "\"x\", \"zz\":1}: must not have unknown fields");
+	/* an update of a CRD that had such a default already: not required
+	 * (kube's requirePrunedDefaults) */
+	const char *unpruned = "{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\","
+			       "\"default\":{\"a\":\"x\",\"zz\":1},\"properties\":{\"a\":{"
+			       "\"type\":\"string\"}}}}}";
+	json_t *us = J(unpruned), *uc = json_array();
+	ck_assert_uint_eq(crd_schema_lax(us) & CRD_LAX_PRUNED, CRD_LAX_PRUNED);
+	ck_assert_int_eq(crd_schema_check_defaults(us, ROOT, CRD_LAX_PRUNED, uc), 0);
+	json_decref(us);
+	json_decref(uc);
+	defaults_one("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+		     "\"items\":{\"type\":\"object\",\"properties\":{\"p\":{\"type\":\"string\","
+		     "\"format\":\"hostname\",\"default\":\"not_a_host\"}}}}}}",
+		     ROOT ".properties[l].items.properties[p].default: Invalid value: "
+			  "\"not_a_host\":  in body must be of type hostname: \"not_a_host\"");
+}
+END_TEST
+
 START_TEST(structural_schemas)
 {
 	ck_assert_int_eq(structural(SCHEMA, NULL), 0);
@@ -525,6 +810,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, strings);
 	tcase_add_test(tc, int_or_string_values);
 	tcase_add_test(tc, formats);
+	tcase_add_test(tc, format_table);
 	tcase_add_test(tc, composites);
 	tcase_add_test(tc, ratcheting);
 	tcase_add_test(tc, arrays);
@@ -533,6 +819,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, pruning);
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, structural_schemas);
+	tcase_add_test(tc, structural_lists);
+	tcase_add_test(tc, structural_defaults);
 	tcase_add_test(tc, patterns);
 	tcase_add_test(tc, version_priority);
 	suite_add_tcase(s, tc);
