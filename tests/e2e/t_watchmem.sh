@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: Apache-2.0
+# Memory under watches that never read (issue 29, item 1): hundreds of silent
+# watches and large writes keep the server's RSS (from /proc) within its
+# budget of bytes held for slow readers, the readers that do read get every
+# event, the silent ones are closed once that budget is spent (as
+# kube-apiserver's cacher closes a watcher that cannot keep up), and the
+# memory comes back once they are gone. Starts its own server with a small
+# budget (KUBICLE_WATCH_BUFFER_BYTES).
+
+watchmem_suite() {
+  KUBICLE_WATCH_BUFFER_BYTES=$((16 << 20)) start_server watchmem ||
+    { fail "watchmem: server did not start"; return; }
+  local out
+  out=$(python3 - "$SERVER_URL" "$DATA_DIR" "$SERVER_PID" <<'PY' 2>&1
+import http.client, json, socket, ssl, sys, threading, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1]); d = sys.argv[2]; pid = sys.argv[3]
+ctx = ssl.create_default_context(cafile=d + "/ca.crt")
+ctx.load_cert_chain(d + "/admin.crt", d + "/admin.key")
+path = "/api/v1/namespaces/default/configmaps"
+BUDGET = 16 << 20
+SILENT, FAST, BIG = 200, 2, 700 * 1024
+
+def status(field):
+    for line in open("/proc/%s/status" % pid):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+def mb(n): return "%.0fMB" % (n / 1e6)
+
+api = http.client.HTTPSConnection(u.hostname, u.port, context=ctx)
+def call(method, p, body=None):
+    api.request(method, p, json.dumps(body) if body else None, {"Content-Type": "application/json"})
+    r = api.getresponse(); data = r.read()
+    return r.status, data
+st, data = call("GET", path + "?limit=1")
+rv = json.loads(data)["metadata"]["resourceVersion"]
+
+def open_watch(rcvbuf=None):
+    s = socket.socket()
+    if rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.connect((u.hostname, u.port))
+    t = ctx.wrap_socket(s, server_hostname=u.hostname)
+    t.sendall(("GET %s?watch=1&labelSelector=big%%3Dyes&resourceVersion=%s HTTP/1.1\r\nHost: x\r\n\r\n"
+               % (path, rv)).encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += t.recv(1)
+    assert head.startswith(b"HTTP/1.1 200"), head[:40]
+    return t
+
+got = [[] for _ in range(FAST)]
+def fast_reader(i, t):
+    f = t.makefile("rb")
+    while True:  # chunked: size line, data, CRLF
+        size = f.readline()
+        if not size: return
+        n = int(size.strip(), 16)
+        if n == 0: return
+        chunk = f.read(n); f.read(2)
+        ev = json.loads(chunk)
+        got[i].append(ev["object"]["metadata"]["name"])
+
+fast = [open_watch() for _ in range(FAST)]
+threads = [threading.Thread(target=fast_reader, args=(i, t), daemon=True) for i, t in enumerate(fast)]
+for th in threads: th.start()
+silent = [open_watch(rcvbuf=4096) for _ in range(SILENT)]
+time.sleep(1)
+base = status("VmRSS")
+
+def write(name, c):
+    st, data = call("POST", path, {"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"big": "yes"}}, "data": {"v": c * BIG}})
+    assert st == 201, (st, data[:200])
+
+# Three large writes: under the budget, nobody is closed; each event is held
+# once for all the silent watches, not once per watch.
+for i in range(3):
+    write("big-%d" % i, chr(97 + i))
+time.sleep(1)
+grow = status("VmHWM") - base
+print("after 3 writes: rss %s, peak growth %s (%d silent watches)" % (mb(status("VmRSS")), mb(grow), SILENT))
+assert grow < BUDGET + 32e6, "peak RSS grew by %s for 3 events (budget %s)" % (mb(grow), mb(BUDGET))
+print("ok 3 writes: peak RSS within the budget")
+
+# More than the budget: the silent watches are closed, the fast ones go on.
+N = 30
+for i in range(3, N):
+    write("big-%d" % i, chr(97 + i % 26))
+want = ["big-%d" % i for i in range(N)]
+end = time.time() + 120
+while time.time() < end and any(len(g) < N for g in got):
+    time.sleep(0.2)
+for i, g in enumerate(got):
+    assert g == want, "fast watcher %d got %d events: %s" % (i, len(g), g[-3:])
+print("ok fast watchers got all %d events in order" % N)
+grow = status("VmHWM") - base
+print("after %d writes: rss %s, peak growth %s" % (N, mb(status("VmRSS")), mb(grow)))
+assert grow < BUDGET + 48e6, "peak RSS grew by %s (budget %s)" % (mb(grow), mb(BUDGET))
+print("ok %d writes: peak RSS within the budget" % N)
+
+def closed_by_server(t):
+    t.settimeout(30)
+    try:
+        while t.recv(1 << 20):
+            pass
+        return True  # EOF
+    except (ConnectionResetError, ssl.SSLError, OSError):
+        return True
+    except socket.timeout:
+        return False
+n_closed = sum(closed_by_server(t) for t in silent)
+assert n_closed == SILENT, "%d of %d silent watches closed" % (n_closed, SILENT)
+print("ok the server closed the %d silent watches" % SILENT)
+for t in silent + fast:
+    t.close()
+end = time.time() + 60
+while time.time() < end and status("VmRSS") > base + 16e6:
+    time.sleep(0.5)
+rss = status("VmRSS")
+print("after closing: rss %s (before the watches' events: %s)" % (mb(rss), mb(base)))
+assert rss <= base + 16e6, "RSS stayed at %s (was %s)" % (mb(rss), mb(base))
+print("ok RSS came back")
+st, _ = call("DELETE", path + "?labelSelector=big%3Dyes")
+time.sleep(3)
+print("after deleting them: rss %s" % mb(status("VmRSS")))
+PY
+)
+  echo "$out" | grep -v '^ok ' | sed 's/^/  /'
+  local want
+  for want in "3 writes: peak RSS within the budget" "fast watchers got all 30 events in order" \
+    "30 writes: peak RSS within the budget" "the server closed the 200 silent watches" "RSS came back"; do
+    if grep -qF "ok $want" <<<"$out"; then pass "watchmem: $want"; else fail "watchmem: $want"; fi
+  done
+  grep -Eq "closing a stream whose reader is too slow|client too slow, closing watch" \
+    "$E2E_TMP/watchmem.log" &&
+    pass "watchmem: the server logs the watches it closed" ||
+    fail "watchmem: no log line for the closed watches"
+  stop_server
+}
