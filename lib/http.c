@@ -104,8 +104,8 @@
 #define TRIM_AFTER (1u << 20)
 /* Plaintext a stream queue seals per step (one TLS record), and the most
  * a chunk may have to be written at once rather than queued. */
-#define SQ_PIECE (16u * 1024)
-#define SQ_IOV   16
+#define SQ_PIECE              (16u * 1024)
+#define SQ_IOV                16
 #define DEFAULT_STREAM_BUDGET (64u << 20)
 
 static const char status_413_body[] =
@@ -188,7 +188,7 @@ struct conn {
 	void *abort_arg;
 	kb_http_done_cb done_cb; /* kb_http_req_on_done */
 	void *done_arg;
-	int status;            /* of the response started, 0 before */
+	int status;                   /* of the response started, 0 before */
 	struct sq *sq_head, *sq_tail; /* stream queue (plaintext waiting) */
 	size_t sq_bytes;              /* bytes in it not yet sent */
 	struct dlink blocked;         /* srv->blocked while sq_head */
@@ -1376,7 +1376,8 @@ static void sq_budget(kb_http_server_t *srv)
 		kb_warn("http",
 			"conn %llu: closing a stream whose reader is too slow (%zu bytes queued; "
 			"%zu held for slow readers, budget %zu)",
-			(unsigned long long)v->id, v->sq_bytes, stream_held, srv->opts.stream_budget);
+			(unsigned long long)v->id, v->sq_bytes, stream_held,
+			srv->opts.stream_budget);
 		conn_close(v, "stream budget");
 	}
 }
