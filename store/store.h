@@ -109,14 +109,20 @@ struct store_list_req {
 	size_t limit;           /* 0: no limit */
 	store_filter_fn filter; /* NULL: all objects */
 	void *filter_arg;
-	int64_t at; /* 0: now; else as of this earlier revision (a continue
+	int64_t at;          /* 0: now; else as of this earlier revision (a continue
 		       token's): -ERANGE when what it needs was compacted */
+	bool want_remaining; /* count the objects after the page (no filter
+				should then drop any: kube counts only without
+				a selector) */
 };
 
 struct store_list_result {
-	json_t *items; /* new reference: array of objects, in key order */
-	char *next;    /* malloc'ed continue key, NULL on the last page */
-	int64_t rev;   /* store revision at the time of the list */
+	json_t *items;     /* new reference: array of objects, in key order */
+	char *next;        /* malloc'ed continue key, NULL on the last page */
+	int64_t rev;       /* store revision at the time of the list */
+	int64_t remaining; /* want_remaining and `next` set: the objects after
+			      the page; else -1 (also for a list `at` an
+			      earlier revision) */
 };
 
 /* Lists objects ordered by (namespace, name). With `limit`, stops after that

@@ -330,10 +330,14 @@ static void reply_object(struct req *r, int code, json_t *obj)
 	reply_json(r, code, obj);
 }
 
+static int check_get_rv(struct req *r);
+
 static void handle_get(struct req *r)
 {
 	store_t *st = r->px->store;
 	const char *ns = r->ns ? r->ns : "";
+	if (check_get_rv(r) < 0)
+		return;
 	if (!r->sub && !r->want_table && !r->res->from_storage) {
 		const char *text;
 		size_t len;
@@ -392,6 +396,46 @@ static int continue_decode(const char *tok, int64_t *rev, char **key)
 	return 0;
 }
 
+json_t *handle_too_large_status(int64_t want, int64_t cur)
+{
+	char msg[128];
+	snprintf(msg, sizeof(msg), "Too large resource version: %lld, current: %lld",
+		 (long long)want, (long long)cur);
+	return reply_status_object(504, "Timeout", msg,
+				   json_pack("{s:[{s:s,s:s}],s:i}", "causes", "reason",
+					     "ResourceVersionTooLarge", "message",
+					     "Too large resource version", "retryAfterSeconds", 1));
+}
+
+void handle_reply_too_large(struct req *r, int64_t want, int64_t cur)
+{
+	json_t *st = handle_too_large_status(want, cur);
+	reply_json(r, 504, st);
+	json_decref(st);
+}
+
+/* A resourceVersion on a get: kube's cacher (Get: WaitUntilFreshAndGet)
+ * answers one newer than its store with "Too large resource version";
+ * "" and "0" read the latest. 0, or it has answered and returns -EINVAL. */
+static int check_get_rv(struct req *r)
+{
+	const char *rv = r->q.resource_version;
+	if (!rv || !*rv || strcmp(rv, "0") == 0)
+		return 0;
+	char *end;
+	long long want = strtoll(rv, &end, 10);
+	if (*end || want < 0) {
+		reply_statusf(r, 400, "BadRequest", "invalid resource version \"%s\"", rv);
+		return -EINVAL;
+	}
+	int64_t cur = store_rev(r->px->store);
+	if (want > cur) {
+		handle_reply_too_large(r, want, cur);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* resourceVersion on a list: "", "0" or an RV not newer than ours. */
 static int check_list_rv(struct req *r)
 {
@@ -417,13 +461,7 @@ static int check_list_rv(struct req *r)
 		return -EINVAL;
 	}
 	if (want > cur) {
-		char msg[128];
-		snprintf(msg, sizeof(msg), "Too large resource version: %lld, current: %lld", want,
-			 (long long)cur);
-		reply_status(r, 504, "Timeout", msg,
-			     json_pack("{s:[{s:s,s:s}],s:i}", "causes", "reason",
-				       "ResourceVersionTooLarge", "message",
-				       "Too large resource version", "retryAfterSeconds", 1));
+		handle_reply_too_large(r, want, cur);
 		return -EINVAL;
 	}
 	return 0;
@@ -447,6 +485,9 @@ static void handle_list(struct req *r)
 	    .limit = r->q.limit > 0 ? (size_t)r->q.limit : 0,
 	    .filter = req_filter_match,
 	    .filter_arg = &f,
+	    /* kube's etcd3 GetList counts what follows a page only when no
+	     * selector could make the count wrong (Predicate.Empty) */
+	    .want_remaining = !f.labels && !f.fields,
 	};
 	char *after = NULL;
 	int64_t tok_rev = 0;
@@ -487,9 +528,12 @@ static void handle_list(struct req *r)
 		gv_string(r->res, gv, sizeof(gv));
 		out = json_pack("{s:s,s:s,s:{s:s},s:O}", "kind", r->res->list_kind, "apiVersion",
 				gv, "metadata", "resourceVersion", rvs, "items", res.items);
+		json_t *meta = json_object_get(out, "metadata");
 		if (cont)
-			json_object_set_new(json_object_get(out, "metadata"), "continue",
-					    json_string(cont));
+			json_object_set_new(meta, "continue", json_string(cont));
+		if (cont && res.remaining >= 0)
+			json_object_set_new(meta, "remainingItemCount",
+					    json_integer(res.remaining));
 	}
 	reply_json(r, 200, out);
 	json_decref(out);

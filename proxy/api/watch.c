@@ -301,13 +301,18 @@ static void on_event(const struct store_event *ev, void *arg)
 		watch_close(w);
 }
 
-static void send_error(struct watch *w, int code, const char *reason, const char *msg)
+/* An ERROR event of the Status st (stolen). */
+static void send_status(struct watch *w, json_t *st)
 {
-	json_t *st = reply_status_object(code, reason, msg, NULL);
 	char *text = json_dumps(st, JSON_COMPACT);
-	send_line(w, "ERROR", text);
+	send_line(w, "ERROR", text ? text : "{}");
 	free(text);
 	json_decref(st);
+}
+
+static void send_error(struct watch *w, int code, const char *reason, const char *msg)
+{
+	send_status(w, reply_status_object(code, reason, msg, NULL));
 }
 
 /* Synthetic ADDED events for what exists now; returns the list revision. */
@@ -342,6 +347,7 @@ struct watch_opts {
 	bool initial;      /* start with ADDED events for the current objects */
 	bool end_bookmark; /* then a BOOKMARK marked k8s.io/initial-events-end */
 	int64_t since;     /* else: the revision to start after */
+	int64_t too_large; /* > 0: a revision newer than the store's (answered in the stream) */
 };
 
 static bool is_legacy_rv(const char *rv)
@@ -349,7 +355,7 @@ static bool is_legacy_rv(const char *rv)
 	return !rv || !*rv || strcmp(rv, "0") == 0;
 }
 
-/* 0, or it has answered (400/422/504) and returns -EINVAL. */
+/* 0, or it has answered (400/422) and returns -EINVAL. */
 static int watch_options(struct req *r, struct watch_opts *o)
 {
 	const char *rv = r->q.resource_version;
@@ -393,12 +399,12 @@ static int watch_options(struct req *r, struct watch_opts *o)
 		}
 	}
 	int64_t cur = store_rev(r->px->store);
-	if (sie >= 0 && want > cur) {
-		/* NotOlderThan a revision this store has not reached */
-		reply_statusf(r, 504, "Timeout", "Too large resource version: %lld, current: %lld",
-			      (long long)want, (long long)cur);
-		return -EINVAL;
-	}
+	/* A revision this store has not reached: kube's cacher answers the
+	 * watch with an ERROR event, "Too large resource version" (Watch:
+	 * waitUntilWatchCacheFreshAndForceAllEvents, then newErrWatcher), so
+	 * that the client lists again rather than missing the events between;
+	 * here for every watch, as this store never lags behind its writes. */
+	o->too_large = want > cur ? want : 0;
 	o->initial = sie == 1;
 	o->end_bookmark = sie == 1 && r->q.allow_bookmarks;
 	o->since = sie == 0 && want < 0 ? cur : want < 0 ? 0 : want;
@@ -456,7 +462,11 @@ void watch_start(struct req *r)
 	w->hot[2] = (struct kb_http_hot){&r->want_table, 1};
 	w->nhot = 3 + (unsigned)kb_http_stream_hot(r->http, w->hot + 3, 3);
 	w->starting = true;
-	if (o.initial && send_initial(w, &since) < 0)
+	if (o.too_large) {
+		send_status(w, handle_too_large_status(o.too_large, store_rev(px->store)));
+		watch_close(w);
+	}
+	if (!w->closing && o.initial && send_initial(w, &since) < 0)
 		watch_close(w);
 	if (!w->closing && o.end_bookmark)
 		send_bookmark(w, since, true);
