@@ -104,8 +104,10 @@
 #define TRIM_AFTER (1u << 20)
 /* Plaintext a stream queue seals per step (one TLS record), and the most
  * a chunk may have to be written at once rather than queued. */
-#define SQ_PIECE              (16u * 1024)
-#define SQ_IOV                16
+#define SQ_PIECE (16u * 1024)
+#define SQ_IOV   16
+/* Response bodies above this are sent from the queue (queue_body). */
+#define SQ_QUEUE_BODY         (256u * 1024)
 #define DEFAULT_STREAM_BUDGET (64u << 20)
 
 static const char status_413_body[] =
@@ -256,6 +258,7 @@ struct sq {
 	size_t off;            /* bytes of the entry sent */
 	size_t total;          /* hl + body + tail */
 	bool tail, end;
+	bool held; /* a stream's: counted in stream_held */
 	uint8_t hl;
 	char head[24];
 };
@@ -992,6 +995,30 @@ static int response_gate(struct conn *c, bool ends)
 	return 1;
 }
 
+static int sq_push(struct conn *c, kb_http_shared_t *buf, const char *head, size_t hl, bool tail,
+		   bool end);
+
+/* A large body goes out from the connection's queue a record at a time as
+ * the socket drains (one copy of it, not its ciphertext too); the request
+ * finishes after it. A slow reader gets the idle timeout. */
+static int queue_body(struct conn *c, const char *body, size_t len)
+{
+	kb_http_shared_t *s = kb_http_shared_new(body, len);
+	int rc = s ? sq_push(c, s, "", 0, false, false) : -ENOMEM;
+	kb_http_shared_unref(s);
+	if (rc == 0)
+		rc = sq_push(c, NULL, "", 0, false, true);
+	if (rc < 0) {
+		conn_close(c, "out of memory");
+		return rc;
+	}
+	c->end_queued = true;
+	tl_set(c, TL_IDLE);
+	if (c->writes == 0)
+		sq_pump(c);
+	return 0;
+}
+
 static int send_response(struct conn *c, int status, const char *content_type, const char *extra,
 			 const char *body, size_t len)
 {
@@ -1006,9 +1033,13 @@ static int send_response(struct conn *c, int status, const char *content_type, c
 		return rc;
 	}
 	rc = tls_put(c, srv->scratch.data, srv->scratch.len);
+	shrink_scratch(srv);
+	if (rc == 0 && with_body && len > SQ_QUEUE_BODY) {
+		rc = flush(c);
+		return rc < 0 ? rc : queue_body(c, body, len);
+	}
 	if (rc == 0 && with_body && len > COPY_BODY_MAX)
 		rc = tls_put(c, body, len);
-	shrink_scratch(srv);
 	return rc < 0 ? rc : flush(c);
 }
 
@@ -1026,7 +1057,8 @@ int kb_http_respond(kb_http_req_t *req, int status, const char *content_type,
 	    send_response(c, status, content_type, extra_headers, body ? body : "", body ? len : 0);
 	if (len > TRIM_AFTER) /* the caller frees the body next */
 		schedule_trim(c->srv);
-	finish_request(c);
+	if (!c->end_queued) /* else once the queued body is sent */
+		finish_request(c);
 	return rc;
 }
 
@@ -1247,13 +1279,14 @@ static int sq_push(struct conn *c, kb_http_shared_t *buf, const char *head, size
 	e->tail = tail;
 	e->end = end;
 	e->buf = buf ? kb_http_shared_ref(buf) : NULL;
-	if (buf && buf->queued++ == 0)
+	e->held = c->state == CS_STREAMING; /* a response's body is not a stream's */
+	if (buf && e->held && buf->queued++ == 0)
 		held_add(buf->len);
 	e->total = hl + (buf ? buf->len : 0) + (tail ? 2 : 0);
 	c->sq_bytes += e->total;
 	if (c->sq_tail)
 		c->sq_tail->next = e;
-	else
+	else if (e->held)
 		dl_append(&c->srv->blocked, &c->blocked);
 	if (!c->sq_head)
 		c->sq_head = e;
@@ -1269,10 +1302,10 @@ static bool sq_pop(struct conn *c)
 	c->sq_head = e->next;
 	if (!c->sq_head) {
 		c->sq_tail = NULL;
-		dl_remove(&c->blocked);
+		dl_remove(&c->blocked); /* unlinked: a no-op */
 	}
 	c->sq_bytes -= e->total - e->off;
-	if (e->buf && --e->buf->queued == 0)
+	if (e->buf && e->held && --e->buf->queued == 0)
 		stream_held -= e->buf->len;
 	kb_http_shared_unref(e->buf);
 	free(e);

@@ -979,6 +979,42 @@ int store_list(store_t *st, const struct store_list_req *req, struct store_list_
 	return 0;
 }
 
+/* One row of store_list_text: filtered, then given to cb. */
+static int text_row(store_t *st, sqlite3_stmt *q, const struct store_list_req *req,
+		    int (*cb)(const char *, size_t, void *), void *arg)
+{
+	const char *text = sqlite3_column_blob(q, 2);
+	size_t len = (size_t)sqlite3_column_bytes(q, 2);
+	if (req->filter) {
+		json_t *obj = kb_json_loadb(text, len, 0, NULL);
+		if (!obj)
+			return store__sql_err(st, SQLITE_CORRUPT, "stored object is not JSON");
+		bool keep = req->filter(obj, req->filter_arg);
+		json_decref(obj);
+		if (!keep)
+			return 0;
+	}
+	return cb(text ? text : "", len, arg);
+}
+
+int store_list_text(store_t *st, const struct store_list_req *req,
+		    int (*cb)(const char *text, size_t len, void *arg), void *arg, int64_t *rev)
+{
+	KB_CHECK(st && req && req->res && cb && rev, -EINVAL);
+	sqlite3_stmt *q = st->stmt[req->ns ? SQ_LIST_NS : SQ_LIST_ALL];
+	int rc, err = 0;
+	bind_list(q, req, "", "");
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		if ((err = text_row(st, q, req, cb, arg)) != 0)
+			break;
+	if (!err && rc != SQLITE_DONE)
+		err = store__sql_err(st, rc, "list");
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	*rev = st->rev;
+	return err;
+}
+
 int store_count(store_t *st, const char *res, const char *ns, size_t *count)
 {
 	KB_CHECK(st && res && count, -EINVAL);

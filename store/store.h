@@ -129,6 +129,13 @@ struct store_list_result {
  * many matching objects and sets `next` when more may follow. With `at`, the
  * objects are those of revision `at` (store_snap.c). */
 int store_list(store_t *st, const struct store_list_req *req, struct store_list_result *out);
+/* The whole list (req->limit, after and at unused) as the objects' stored
+ * JSON texts, for a caller that writes them out rather than build a tree:
+ * cb(text, len, arg) per object in key order (text borrowed for the call;
+ * req->filter, if any, sees each object parsed). *rev gets the store
+ * revision. 0, a negative errno, or the first non-zero return of cb. */
+int store_list_text(store_t *st, const struct store_list_req *req,
+		    int (*cb)(const char *text, size_t len, void *arg), void *arg, int64_t *rev);
 /* Number of objects of a resource (in `ns`, or everywhere when NULL). */
 int store_count(store_t *st, const char *res, const char *ns, size_t *count);
 /* Number of objects of every resource that has some, in one query over the
