@@ -197,6 +197,7 @@ struct conn {
 	struct dlink pumpl;           /* srv->pumps: its queue goes on from idle_cb */
 	bool pumping;                 /* in sq_pump: writes bypass the batch */
 	bool end_queued;              /* the stream's end waits in its queue */
+	bool body_queued;             /* kb_http_respond: queue_body took the body */
 	kb_http_raw_cb raw_cb;        /* CS_UPGRADED: the client's bytes */
 	void *raw_arg;
 	bool raw_paused;
@@ -1013,9 +1014,10 @@ static int queue_body(struct conn *c, const char *body, size_t len)
 		return rc;
 	}
 	c->end_queued = true;
+	c->body_queued = true;
 	tl_set(c, TL_IDLE);
 	if (c->writes == 0)
-		sq_pump(c);
+		sq_pump(c); /* may send it all and finish the request */
 	return 0;
 }
 
@@ -1057,7 +1059,9 @@ int kb_http_respond(kb_http_req_t *req, int status, const char *content_type,
 	    send_response(c, status, content_type, extra_headers, body ? body : "", body ? len : 0);
 	if (len > TRIM_AFTER) /* the caller frees the body next */
 		schedule_trim(c->srv);
-	if (!c->end_queued) /* else once the queued body is sent */
+	if (c->body_queued) /* finished once the queued body is sent */
+		c->body_queued = false;
+	else
 		finish_request(c);
 	return rc;
 }
