@@ -9,11 +9,12 @@
 #     its RSS 3 s later.
 #
 #   bench/lists.sh BUILD_DIR [N]     (default N 50000)
-# A data dir made once is reused from $LISTS_DATA (default /tmp/kubicle-lists-N).
+# A data dir made once is reused from $LISTS_DATA (default /tmp/kubicle-lists-N);
+# $LOADGEN names another loadgen (a build of an older tree without one).
 set -eu
 BUILD=$(readlink -f "${1:?usage: lists.sh BUILD_DIR [N]}")
 N=${2:-50000}
-BIN=$BUILD/cmd/kubicle LG=$BUILD/bench/loadgen
+BIN=$BUILD/cmd/kubicle LG=${LOADGEN:-$BUILD/bench/loadgen}
 DATA=${LISTS_DATA:-/tmp/kubicle-lists-$N}
 start() {
   rm -f "$DATA/kubeconfig"
