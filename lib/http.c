@@ -1398,7 +1398,7 @@ static void sq_pump(struct conn *c)
 			n += sq_iov(e, room, v + n, &took);
 			room -= took;
 		}
-		if (sq_write(c, v, n) < 0)
+		if (n > 0 && sq_write(c, v, n) < 0)
 			break;
 		sq_advance(c, SQ_PIECE - room);
 	}
