@@ -160,6 +160,11 @@ listwatch_suite() {
   expect "GET at a resourceVersion newer than the store: 504 Too large resource version" \
     "^504 .*\"message\":\"Too large resource version: $big, current: [0-9]+\",$too_large" \
     lw_code "$cm/lw-1?resourceVersion=$big"
+  expect_fail "kubectl shows it as kube's Timeout error" \
+    "Error from server \\(Timeout\\): Too large resource version: $big, current: [0-9]+" \
+    kubectl --kubeconfig "$KCFG" get --raw "/api/v1/namespaces/default/configmaps/lw-1?resourceVersion=$big"
+  expect "kubectl pages of 2 (--chunk-size) list every ConfigMap" '^lw-1 lw-2 lw-3 lw-4 lw-5$' \
+    sh -c "kubectl --kubeconfig '$KCFG' get cm -l lw=yes --chunk-size=2 -o name | sed 's|.*/||' | tr '\\n' ' ' | sed 's/ \$//'"
   expect "GET at the current resourceVersion answers the object" '"name":"lw-1"' kcurl "$cm/lw-1?resourceVersion=$rv"
   expect "GET at resourceVersion 0 answers the object" '"name":"lw-1"' kcurl "$cm/lw-1?resourceVersion=0"
   expect "LIST at a newer resourceVersion: the same answer" "$too_large" kcurl "$cm?resourceVersion=$big"
