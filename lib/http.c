@@ -104,8 +104,9 @@
 #define TRIM_AFTER (1u << 20)
 /* Plaintext a stream queue seals per step (one TLS record), and the most
  * a chunk may have to be written at once rather than queued. */
-#define SQ_PIECE (16u * 1024)
-#define SQ_IOV   16
+#define SQ_PIECE      (16u * 1024)
+#define SQ_IOV        16
+#define SQ_PUMP_STEPS 16 /* pieces per turn of a connection's queue */
 /* Response bodies above this are sent from the queue (queue_body). */
 #define SQ_QUEUE_BODY         (256u * 1024)
 #define DEFAULT_STREAM_BUDGET (64u << 20)
@@ -273,6 +274,7 @@ static void close_gracefully(struct conn *c);
 static void srv_maybe_free(kb_http_server_t *srv);
 static void idle_cb(uv_idle_t *h);
 static void sq_pump(struct conn *c);
+static void sq_later(struct conn *c);
 static void sq_drop(struct conn *c);
 static void schedule_trim(kb_http_server_t *srv);
 
@@ -530,10 +532,8 @@ static void batch_done(void *owner, size_t sent, const uint8_t *rest, size_t res
 		conn_close(c, "write error");
 	} else if (rest_len > 0) {
 		write_rest(c, (const char *)rest, rest_len);
-	} else if (c->sq_head && dl_empty(&c->pumpl)) {
-		/* not from inside the batch's flush: from the idle callback */
-		dl_append(&c->srv->pumps, &c->pumpl);
-		uv_idle_start(&c->srv->idle, idle_cb);
+	} else if (c->sq_head) {
+		sq_later(c); /* not from inside the batch's flush */
 	}
 }
 
@@ -1384,12 +1384,27 @@ static void sq_advance(struct conn *c, size_t n)
 	}
 }
 
+/* Pumps c's queue from the idle callback (after the I/O callbacks: a write
+ * that fans an event out to many streams is answered first). */
+static void sq_later(struct conn *c)
+{
+	if (c->closing || !dl_empty(&c->pumpl))
+		return;
+	dl_append(&c->srv->pumps, &c->pumpl);
+	uv_idle_start(&c->srv->idle, idle_cb);
+}
+
 /* Sends from the queue while the socket takes all it is given: a piece at a
- * time, so that what it does not take is one piece of ciphertext. */
+ * time, so that what it does not take is one piece of ciphertext; after
+ * SQ_PUMP_STEPS pieces the other connections get their turn. */
 static void sq_pump(struct conn *c)
 {
 	c->pumping = true;
-	while (c->sq_head && !c->closing && c->writes == 0) {
+	for (int step = 0; c->sq_head && !c->closing && c->writes == 0; step++) {
+		if (step == SQ_PUMP_STEPS) { /* the others' turn: go on from idle_cb */
+			sq_later(c);
+			break;
+		}
 		struct iovec v[SQ_IOV];
 		int n = 0;
 		size_t room = SQ_PIECE, took;
@@ -1463,7 +1478,7 @@ static int stream_chunk(struct conn *c, kb_http_shared_t *s, const char *data, s
 	if (rc < 0)
 		return rc;
 	if (c->writes == 0)
-		sq_pump(c);
+		sq_later(c);
 	sq_budget(c->srv);
 	return c->closing ? -ECONNRESET : 0;
 }
@@ -2099,8 +2114,16 @@ static void idle_cb(uv_idle_t *h)
 		dl_remove(&c->resume);
 		conn_process(c);
 	}
-	while (!dl_empty(&srv->pumps)) {
-		struct conn *c = kb_container_of(srv->pumps.next, struct conn, pumpl);
+	struct dlink turn; /* this pass's: a pump may queue its conn for the next */
+	dl_init(&turn);
+	if (!dl_empty(&srv->pumps)) {
+		turn.next = srv->pumps.next;
+		turn.prev = srv->pumps.prev;
+		turn.next->prev = turn.prev->next = &turn;
+		dl_init(&srv->pumps);
+	}
+	while (!dl_empty(&turn)) {
+		struct conn *c = kb_container_of(turn.next, struct conn, pumpl);
 		dl_remove(&c->pumpl);
 		if (c->writes == 0)
 			sq_pump(c);
