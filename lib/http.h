@@ -108,7 +108,9 @@ bool kb_http_req_offers(const kb_http_req_t *req, const char *name, const char *
 
 /*
  * Sends a complete response with Content-Length. `extra_headers` is NULL or
- * a block of "Name: value\r\n" lines. `body` is copied. After this call the
+ * a block of "Name: value\r\n" lines. `body` is copied (a large one once, and
+ * sent from the connection's queue a record at a time as the socket
+ * drains, rather than sealed whole). After this call the
  * request must not be used. Returns 0 or a negative errno (the request is
  * finished either way).
  */
