@@ -10,10 +10,14 @@
 watchmem_suite() {
   KUBICLE_WATCH_BUFFER_BYTES=$((16 << 20)) start_server watchmem ||
     { fail "watchmem: server did not start"; return; }
-  local out
-  out=$(python3 - "$SERVER_URL" "$DATA_DIR" "$SERVER_PID" <<'PY' 2>&1
+  # Under the sanitizers freed memory is quarantined, not reused nor given
+  # back: RSS says nothing there, the rest is checked all the same.
+  local out rss=1
+  grep -q 'libasan' "/proc/$SERVER_PID/maps" 2>/dev/null && rss=0
+  out=$(python3 - "$SERVER_URL" "$DATA_DIR" "$SERVER_PID" "$rss" <<'PY' 2>&1
 import http.client, json, socket, ssl, sys, threading, time, urllib.parse
 u = urllib.parse.urlparse(sys.argv[1]); d = sys.argv[2]; pid = sys.argv[3]
+RSS = sys.argv[4] == "1"
 ctx = ssl.create_default_context(cafile=d + "/ca.crt")
 ctx.load_cert_chain(d + "/admin.crt", d + "/admin.key")
 path = "/api/v1/namespaces/default/configmaps"
@@ -82,8 +86,9 @@ for i in range(3):
 time.sleep(1)
 grow = status("VmHWM") - base
 print("after 3 writes: rss %s, peak growth %s (%d silent watches)" % (mb(status("VmRSS")), mb(grow), SILENT))
-assert grow < BUDGET + 32e6, "peak RSS grew by %s for 3 events (budget %s)" % (mb(grow), mb(BUDGET))
-print("ok 3 writes: peak RSS within the budget")
+if RSS:
+    assert grow < BUDGET + 32e6, "peak RSS grew by %s for 3 events (budget %s)" % (mb(grow), mb(BUDGET))
+    print("ok 3 writes: peak RSS within the budget")
 
 # More than the budget: the silent watches are closed, the fast ones go on.
 N = 30
@@ -98,8 +103,9 @@ for i, g in enumerate(got):
 print("ok fast watchers got all %d events in order" % N)
 grow = status("VmHWM") - base
 print("after %d writes: rss %s, peak growth %s" % (N, mb(status("VmRSS")), mb(grow)))
-assert grow < BUDGET + 48e6, "peak RSS grew by %s (budget %s)" % (mb(grow), mb(BUDGET))
-print("ok %d writes: peak RSS within the budget" % N)
+if RSS:
+    assert grow < BUDGET + 48e6, "peak RSS grew by %s (budget %s)" % (mb(grow), mb(BUDGET))
+    print("ok %d writes: peak RSS within the budget" % N)
 print("slowest create: %.2f s" % slowest[0])
 
 def closed_by_server(t):
@@ -118,21 +124,22 @@ print("ok the server closed the %d silent watches" % SILENT)
 for t in silent + fast:
     t.close()
 end = time.time() + 60
-while time.time() < end and status("VmRSS") > base + 16e6:
+while RSS and time.time() < end and status("VmRSS") > base + 16e6:
     time.sleep(0.5)
 rss = status("VmRSS")
 print("after closing: rss %s (before the watches' events: %s)" % (mb(rss), mb(base)))
-assert rss <= base + 16e6, "RSS stayed at %s (was %s)" % (mb(rss), mb(base))
-print("ok RSS came back")
+if RSS:
+    assert rss <= base + 16e6, "RSS stayed at %s (was %s)" % (mb(rss), mb(base))
+    print("ok RSS came back")
 st, _ = call("DELETE", path + "?labelSelector=big%3Dyes")
 time.sleep(3)
 print("after deleting them: rss %s" % mb(status("VmRSS")))
 PY
 )
   echo "$out" | grep -v '^ok ' | sed 's/^/  /'
-  local want
-  for want in "3 writes: peak RSS within the budget" "fast watchers got all 30 events in order" \
-    "30 writes: peak RSS within the budget" "the server closed the 200 silent watches" "RSS came back"; do
+  local want wants=("fast watchers got all 30 events in order" "the server closed the 200 silent watches")
+  [ $rss = 1 ] && wants+=("3 writes: peak RSS within the budget" "30 writes: peak RSS within the budget" "RSS came back")
+  for want in "${wants[@]}"; do
     if grep -qF "ok $want" <<<"$out"; then pass "watchmem: $want"; else fail "watchmem: $want"; fi
   done
   grep -Eq "closing a stream whose reader is too slow|client too slow, closing watch" \
