@@ -41,6 +41,18 @@
  *   while the loop sleeps. What a socket did not take is queued as after a
  *   short write; a connection flushes the batch before anything else it
  *   sends or its shutdown, so bytes keep their order.
+ * - Stream queues: a stream's chunks go to the socket at once while it
+ *   takes them; once it does not (a write is queued), later chunks wait in
+ *   the connection's queue as plaintext, shared buffers by reference
+ *   (kb_http_shared_t), and are sealed SQ_PIECE bytes at a time when its
+ *   writes complete. So a stalled reader costs its queue entries and at
+ *   most a record or two of ciphertext, and one event queued for many
+ *   stalled watchers is held once. The bytes held so (stream_held) have a
+ *   budget: past it the connections blocked longest (srv->blocked, in the
+ *   order they became blocked) are closed, as kube-apiserver's cacher
+ *   closes a watcher that cannot take an event within its time budget
+ *   (cache_watcher.go, add). Once much was held and it is given back, the
+ *   heap is trimmed (malloc_trim), as after a large response.
  */
 #include "lib/http.h"
 
@@ -88,6 +100,16 @@
  * (malloc_trim walks the heap: at most once per TRIM_EVERY_MS). */
 #define TRIM_DELAY_MS 200
 #define TRIM_EVERY_MS 2000
+/* Responses and stream holdings above this are followed by a trim. */
+#define TRIM_AFTER (1u << 20)
+/* Plaintext a stream queue seals per step (one TLS record), and the most
+ * a chunk may have to be written at once rather than queued. */
+#define SQ_PIECE      (16u * 1024)
+#define SQ_IOV        16
+#define SQ_PUMP_STEPS 16 /* pieces per turn of a connection's queue */
+/* Response bodies above this are sent from the queue (queue_body). */
+#define SQ_QUEUE_BODY         (256u * 1024)
+#define DEFAULT_STREAM_BUDGET (64u << 20)
 
 static const char status_413_body[] =
     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
@@ -169,8 +191,15 @@ struct conn {
 	void *abort_arg;
 	kb_http_done_cb done_cb; /* kb_http_req_on_done */
 	void *done_arg;
-	int status;            /* of the response started, 0 before */
-	kb_http_raw_cb raw_cb; /* CS_UPGRADED: the client's bytes */
+	int status;                   /* of the response started, 0 before */
+	struct sq *sq_head, *sq_tail; /* stream queue (plaintext waiting) */
+	size_t sq_bytes;              /* bytes in it not yet sent */
+	struct dlink blocked;         /* srv->blocked while sq_head */
+	struct dlink pumpl;           /* srv->pumps: its queue goes on from idle_cb */
+	bool pumping;                 /* in sq_pump: writes bypass the batch */
+	bool end_queued;              /* the stream's end waits in its queue */
+	bool body_queued;             /* kb_http_respond: queue_body took the body */
+	kb_http_raw_cb raw_cb;        /* CS_UPGRADED: the client's bytes */
 	void *raw_arg;
 	bool raw_paused;
 	kb_http_req_t req;
@@ -192,6 +221,8 @@ struct kb_http_server {
 	struct kb_http_server_opts opts;
 	llhttp_settings_t settings;
 	struct dlink conns, zombies, resumes;
+	struct dlink blocked; /* connections with a stream queue, longest blocked first */
+	struct dlink pumps;   /* stream queues to go on from idle_cb */
 	struct tlist tlists[TL_COUNT];
 	uint64_t timer_due; /* 0: not armed */
 	size_t nconns;
@@ -217,14 +248,35 @@ struct kb_http_server {
 struct wreq {
 	uv_write_t req;
 	struct conn *conn;
+	size_t held; /* counted in stream_held (a stream's ciphertext) */
 	char data[];
 };
+
+/* An entry of a stream queue: a chunk's head, its body (shared) and its
+ * "\r\n", or the last chunk (end). */
+struct sq {
+	struct sq *next;
+	kb_http_shared_t *buf; /* NULL: no body */
+	size_t off;            /* bytes of the entry sent */
+	size_t total;          /* hl + body + tail */
+	bool tail, end;
+	bool held; /* a stream's: counted in stream_held */
+	uint8_t hl;
+	char head[24];
+};
+
+/* kb_http_stream_held(): loop thread only, as everything here. */
+static size_t stream_held, stream_held_peak;
 
 static void conn_close(struct conn *c, const char *why);
 static void conn_process(struct conn *c);
 static void close_gracefully(struct conn *c);
 static void srv_maybe_free(kb_http_server_t *srv);
 static void idle_cb(uv_idle_t *h);
+static void sq_pump(struct conn *c);
+static void sq_later(struct conn *c);
+static void sq_drop(struct conn *c);
+static void schedule_trim(kb_http_server_t *srv);
 
 /* ---- intrusive lists ---- */
 
@@ -368,6 +420,7 @@ static void write_cb(uv_write_t *req, int status)
 {
 	struct wreq *w = kb_container_of(req, struct wreq, req);
 	struct conn *c = w->conn;
+	stream_held -= w->held;
 	free(w);
 	c->writes--;
 	if (status < 0) {
@@ -376,8 +429,12 @@ static void write_cb(uv_write_t *req, int status)
 		conn_close(c, "write error");
 		return;
 	}
-	if (c->state == CS_DRAINING && c->writes == 0)
-		close_gracefully(c);
+	if (c->state == CS_DRAINING) {
+		if (c->writes == 0)
+			close_gracefully(c);
+	} else if (c->writes == 0 && c->sq_head) {
+		sq_pump(c); /* may end the request and start draining */
+	}
 }
 
 /* Counts the protected records in ciphertext TLS produced after the
@@ -419,6 +476,7 @@ static int write_rest(struct conn *c, const char *data, size_t n)
 	}
 	memcpy(w->data, data, n);
 	w->conn = c;
+	w->held = c->state == CS_STREAMING ? n : 0;
 	uv_buf_t buf = uv_buf_init(w->data, (unsigned)n);
 	int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, write_cb);
 	if (rc < 0) {
@@ -426,6 +484,7 @@ static int write_rest(struct conn *c, const char *data, size_t n)
 		conn_close(c, "uv_write failed");
 		return rc;
 	}
+	stream_held += w->held;
 	c->writes++;
 	return 0;
 }
@@ -473,6 +532,8 @@ static void batch_done(void *owner, size_t sent, const uint8_t *rest, size_t res
 		conn_close(c, "write error");
 	} else if (rest_len > 0) {
 		write_rest(c, (const char *)rest, rest_len);
+	} else if (c->sq_head) {
+		sq_later(c); /* not from inside the batch's flush */
 	}
 }
 
@@ -499,7 +560,7 @@ static void flush_check_cb(uv_check_t *h)
 static uint8_t *batch_room(struct conn *c, size_t n)
 {
 	kb_http_server_t *srv = c->srv;
-	if (c->state != CS_STREAMING || srv->stopping || srv->batch_off)
+	if (c->state != CS_STREAMING || srv->stopping || srv->batch_off || c->pumping)
 		return NULL;
 	if (c->batched) /* one send per socket and batch */
 		batch_flush(srv);
@@ -707,7 +768,10 @@ static void close_cb(uv_handle_t *h)
 	dl_remove(&c->all);
 	srv->nconns--;
 	srv->handles--;
-	if (c->req_active && c->abort_cb) {
+	if (c->req_active && c->end_queued) { /* answered, not all sent */
+		req_ended(c);
+		conn_free(c);
+	} else if (c->req_active && c->abort_cb) {
 		c->in_abort = true;
 		c->abort_cb(&c->req, c->abort_arg);
 		c->in_abort = false;
@@ -735,6 +799,7 @@ static void conn_close(struct conn *c, const char *why)
 	tl_set(c, TL_NONE);
 	if (c->resume.next != &c->resume)
 		dl_remove(&c->resume);
+	sq_drop(c);
 	uv_read_stop((uv_stream_t *)&c->tcp);
 	uv_close((uv_handle_t *)&c->tcp, close_cb);
 }
@@ -931,6 +996,31 @@ static int response_gate(struct conn *c, bool ends)
 	return 1;
 }
 
+static int sq_push(struct conn *c, kb_http_shared_t *buf, const char *head, size_t hl, bool tail,
+		   bool end);
+
+/* A large body goes out from the connection's queue a record at a time as
+ * the socket drains (one copy of it, not its ciphertext too); the request
+ * finishes after it. A slow reader gets the idle timeout. */
+static int queue_body(struct conn *c, const char *body, size_t len)
+{
+	kb_http_shared_t *s = kb_http_shared_new(body, len);
+	int rc = s ? sq_push(c, s, "", 0, false, false) : -ENOMEM;
+	kb_http_shared_unref(s);
+	if (rc == 0)
+		rc = sq_push(c, NULL, "", 0, false, true);
+	if (rc < 0) {
+		conn_close(c, "out of memory");
+		return rc;
+	}
+	c->end_queued = true;
+	c->body_queued = true;
+	tl_set(c, TL_IDLE);
+	if (c->writes == 0)
+		sq_pump(c); /* may send it all and finish the request */
+	return 0;
+}
+
 static int send_response(struct conn *c, int status, const char *content_type, const char *extra,
 			 const char *body, size_t len)
 {
@@ -945,9 +1035,13 @@ static int send_response(struct conn *c, int status, const char *content_type, c
 		return rc;
 	}
 	rc = tls_put(c, srv->scratch.data, srv->scratch.len);
+	shrink_scratch(srv);
+	if (rc == 0 && with_body && len > SQ_QUEUE_BODY) {
+		rc = flush(c);
+		return rc < 0 ? rc : queue_body(c, body, len);
+	}
 	if (rc == 0 && with_body && len > COPY_BODY_MAX)
 		rc = tls_put(c, body, len);
-	shrink_scratch(srv);
 	return rc < 0 ? rc : flush(c);
 }
 
@@ -963,7 +1057,12 @@ int kb_http_respond(kb_http_req_t *req, int status, const char *content_type,
 		 req->method, req->path, status, len);
 	rc =
 	    send_response(c, status, content_type, extra_headers, body ? body : "", body ? len : 0);
-	finish_request(c);
+	if (len > TRIM_AFTER) /* the caller frees the body next */
+		schedule_trim(c->srv);
+	if (c->body_queued) /* finished once the queued body is sent */
+		c->body_queued = false;
+	else
+		finish_request(c);
 	return rc;
 }
 
@@ -1014,6 +1113,17 @@ static void trim_cb(uv_timer_t *t)
 	srv->trimmed_at = uv_now(srv->loop);
 }
 
+/* Gives freed pages back soon (at most once per TRIM_EVERY_MS). */
+static void schedule_trim(kb_http_server_t *srv)
+{
+	if (!srv || srv->stopping || uv_is_active((uv_handle_t *)&srv->trim))
+		return;
+	uint64_t now = uv_now(srv->loop), due = now + TRIM_DELAY_MS;
+	if (srv->trimmed_at && due < srv->trimmed_at + TRIM_EVERY_MS)
+		due = srv->trimmed_at + TRIM_EVERY_MS;
+	uv_timer_start(&srv->trim, trim_cb, due - now, 0);
+}
+
 /* Keeps only method, path and query of the request (one small copy) and
  * gives its head buffer back to the pool. */
 static int compact_request(struct conn *c)
@@ -1060,13 +1170,7 @@ static void hand_over(struct conn *c, unsigned suite)
 	c->rbio = c->wbio = NULL;
 	c->peer_cert = NULL;
 	c->tx = tx;
-	kb_http_server_t *srv = c->srv;
-	if (!uv_is_active((uv_handle_t *)&srv->trim)) {
-		uint64_t now = uv_now(srv->loop), due = now + TRIM_DELAY_MS;
-		if (srv->trimmed_at && due < srv->trimmed_at + TRIM_EVERY_MS)
-			due = srv->trimmed_at + TRIM_EVERY_MS;
-		uv_timer_start(&srv->trim, trim_cb, due - now, 0);
-	}
+	schedule_trim(c->srv);
 	kb_debug("http", "conn %llu: stream handed to the record writer at record %llu",
 		 (unsigned long long)c->id, (unsigned long long)tx->seq);
 }
@@ -1124,6 +1228,261 @@ int kb_http_stream_start(kb_http_req_t *req, int status, const char *content_typ
 	return rc;
 }
 
+/* ---- stream queues ---- */
+
+kb_http_shared_t *kb_http_shared_new(const char *data, size_t len)
+{
+	kb_http_shared_t *s = malloc(sizeof(*s) + len + 1);
+	if (!s)
+		return NULL;
+	s->refs = 1;
+	s->queued = 0;
+	s->len = len;
+	if (data)
+		memcpy(s->data, data, len);
+	s->data[len] = '\0';
+	return s;
+}
+
+kb_http_shared_t *kb_http_shared_ref(kb_http_shared_t *s)
+{
+	s->refs++;
+	return s;
+}
+
+void kb_http_shared_unref(kb_http_shared_t *s)
+{
+	if (s && --s->refs == 0)
+		free(s);
+}
+
+size_t kb_http_stream_held(void)
+{
+	return stream_held;
+}
+
+static void held_add(size_t n)
+{
+	stream_held += n;
+	if (stream_held > stream_held_peak)
+		stream_held_peak = stream_held;
+}
+
+/* Appends an entry; 0 or -ENOMEM (the connection is then closing). */
+static int sq_push(struct conn *c, kb_http_shared_t *buf, const char *head, size_t hl, bool tail,
+		   bool end)
+{
+	struct sq *e = calloc(1, sizeof(*e));
+	if (!e) {
+		conn_close(c, "out of memory");
+		return -ENOMEM;
+	}
+	KB_REQUIRE(hl <= sizeof(e->head));
+	memcpy(e->head, head, hl);
+	e->hl = (uint8_t)hl;
+	e->tail = tail;
+	e->end = end;
+	e->buf = buf ? kb_http_shared_ref(buf) : NULL;
+	e->held = c->state == CS_STREAMING; /* a response's body is not a stream's */
+	if (buf && e->held && buf->queued++ == 0)
+		held_add(buf->len);
+	e->total = hl + (buf ? buf->len : 0) + (tail ? 2 : 0);
+	c->sq_bytes += e->total;
+	if (c->sq_tail)
+		c->sq_tail->next = e;
+	else if (e->held)
+		dl_append(&c->srv->blocked, &c->blocked);
+	if (!c->sq_head)
+		c->sq_head = e;
+	c->sq_tail = e;
+	return 0;
+}
+
+/* Removes the head entry; true when it was the stream's end. */
+static bool sq_pop(struct conn *c)
+{
+	struct sq *e = c->sq_head;
+	bool end = e->end;
+	c->sq_head = e->next;
+	if (!c->sq_head) {
+		c->sq_tail = NULL;
+		dl_remove(&c->blocked); /* unlinked: a no-op */
+	}
+	c->sq_bytes -= e->total - e->off;
+	if (e->buf && e->held && --e->buf->queued == 0)
+		stream_held -= e->buf->len;
+	kb_http_shared_unref(e->buf);
+	free(e);
+	if (stream_held == 0 && stream_held_peak > TRIM_AFTER) {
+		stream_held_peak = 0;
+		schedule_trim(c->srv);
+	}
+	return end;
+}
+
+/* Frees the queue of a connection that closes. */
+static void sq_drop(struct conn *c)
+{
+	while (c->sq_head)
+		sq_pop(c);
+	if (!dl_empty(&c->pumpl))
+		dl_remove(&c->pumpl);
+}
+
+/* The unsent part of e, up to room bytes, as iovecs; returns how many. */
+static int sq_iov(const struct sq *e, size_t room, struct iovec *v, size_t *took)
+{
+	const char *seg[3] = {e->head, e->buf ? e->buf->data : "", "\r\n"};
+	size_t len[3] = {e->hl, e->buf ? e->buf->len : 0, e->tail ? 2 : 0};
+	size_t off = e->off;
+	int n = 0;
+	*took = 0;
+	for (int i = 0; i < 3 && room > 0; i++) {
+		if (off >= len[i]) {
+			off -= len[i];
+			continue;
+		}
+		size_t k = len[i] - off < room ? len[i] - off : room;
+		v[n++] = (struct iovec){.iov_base = (void *)(seg[i] + off), .iov_len = k};
+		room -= k;
+		*took += k;
+		off = 0;
+	}
+	return n;
+}
+
+/* Seals and writes the pieces (to the socket directly, not the batch). */
+static int sq_write(struct conn *c, const struct iovec *v, int n)
+{
+	if (c->tx)
+		return tx_send(c, KB_TLS13_APPLICATION_DATA, v, n);
+	for (int i = 0; i < n; i++) {
+		int rc = tls_put(c, v[i].iov_base, v[i].iov_len);
+		if (rc < 0)
+			return rc;
+	}
+	return flush(c);
+}
+
+/* Marks n bytes of the queue sent; the stream ends after its last chunk. */
+static void sq_advance(struct conn *c, size_t n)
+{
+	while (c->sq_head) {
+		struct sq *e = c->sq_head;
+		size_t k = e->total - e->off < n ? e->total - e->off : n;
+		e->off += k;
+		c->sq_bytes -= k;
+		n -= k;
+		if (e->off < e->total)
+			return;
+		e->off = e->total;
+		if (sq_pop(c)) {
+			c->end_queued = false;
+			finish_request(c);
+			return;
+		}
+	}
+}
+
+/* Pumps c's queue from the idle callback (after the I/O callbacks: a write
+ * that fans an event out to many streams is answered first). */
+static void sq_later(struct conn *c)
+{
+	if (c->closing || !dl_empty(&c->pumpl))
+		return;
+	dl_append(&c->srv->pumps, &c->pumpl);
+	uv_idle_start(&c->srv->idle, idle_cb);
+}
+
+/* Sends from the queue while the socket takes all it is given: a piece at a
+ * time, so that what it does not take is one piece of ciphertext; after
+ * SQ_PUMP_STEPS pieces the other connections get their turn. */
+static void sq_pump(struct conn *c)
+{
+	c->pumping = true;
+	for (int step = 0; c->sq_head && !c->closing && c->writes == 0; step++) {
+		if (step == SQ_PUMP_STEPS) { /* the others' turn: go on from idle_cb */
+			sq_later(c);
+			break;
+		}
+		struct iovec v[SQ_IOV];
+		int n = 0;
+		size_t room = SQ_PIECE, took;
+		for (const struct sq *e = c->sq_head; e && room > 0 && n + 3 <= SQ_IOV;
+		     e = e->next) {
+			n += sq_iov(e, room, v + n, &took);
+			room -= took;
+		}
+		if (n > 0 && sq_write(c, v, n) < 0)
+			break;
+		sq_advance(c, SQ_PIECE - room);
+	}
+	c->pumping = false;
+}
+
+/* Past the budget, closes the connections blocked longest. */
+static void sq_budget(kb_http_server_t *srv)
+{
+	while (stream_held > srv->opts.stream_budget && !dl_empty(&srv->blocked)) {
+		struct conn *v = kb_container_of(srv->blocked.next, struct conn, blocked);
+		kb_warn("http",
+			"conn %llu: closing a stream whose reader is too slow (%zu bytes queued; "
+			"%zu held for slow readers, budget %zu)",
+			(unsigned long long)v->id, v->sq_bytes, stream_held,
+			srv->opts.stream_budget);
+		conn_close(v, "stream budget");
+	}
+}
+
+/* Writes one chunk now (the queue is empty and the socket takes bytes). */
+static int stream_write_now(struct conn *c, const char *head, size_t hl, const char *data,
+			    size_t len)
+{
+	if (c->tx) { /* sealed straight from the pieces, no copy */
+		struct iovec v[3] = {{.iov_base = (void *)head, .iov_len = hl},
+				     {.iov_base = (void *)data, .iov_len = len},
+				     {.iov_base = (void *)"\r\n", .iov_len = 2}};
+		return tx_send(c, KB_TLS13_APPLICATION_DATA, v, 3);
+	}
+	struct kb_buf *b = &c->srv->scratch;
+	b->len = 0;
+	int rc = kb_buf_append(b, head, hl);
+	if (rc == 0)
+		rc = kb_buf_append(b, data, len);
+	if (rc == 0)
+		rc = kb_buf_append(b, "\r\n", 2);
+	if (rc < 0) {
+		conn_close(c, "out of memory");
+		return rc;
+	}
+	rc = tls_put(c, b->data, b->len);
+	shrink_scratch(c->srv);
+	return rc < 0 ? rc : flush(c);
+}
+
+/* One chunk: written now when nothing waits and it is small, else queued
+ * (shared, or a copy of data when s is NULL). */
+static int stream_chunk(struct conn *c, kb_http_shared_t *s, const char *data, size_t len)
+{
+	char head[24];
+	size_t hl = chunk_head(head, len);
+	if (!c->sq_head && c->writes == 0 && len <= SQ_PIECE)
+		return stream_write_now(c, head, hl, data, len);
+	kb_http_shared_t *own = s ? NULL : kb_http_shared_new(data, len);
+	if (!s && !own) {
+		conn_close(c, "out of memory");
+		return -ENOMEM;
+	}
+	int rc = sq_push(c, s ? s : own, head, hl, true, false);
+	kb_http_shared_unref(own);
+	if (rc < 0)
+		return rc;
+	if (c->writes == 0)
+		sq_later(c);
+	sq_budget(c->srv);
+	return c->closing ? -ECONNRESET : 0;
+}
+
 int kb_http_stream_write(kb_http_req_t *req, const char *data, size_t len)
 {
 	struct conn *c = req->conn_;
@@ -1133,33 +1492,19 @@ int kb_http_stream_write(kb_http_req_t *req, const char *data, size_t len)
 	KB_CHECK(c->state == CS_STREAMING, -EINVAL);
 	if (len == 0)
 		return 0;
-	char head[24];
-	size_t hl = chunk_head(head, len);
-	if (c->tx) { /* sealed straight from the pieces, no copy */
-		struct iovec v[3] = {{.iov_base = head, .iov_len = hl},
-				     {.iov_base = (void *)data, .iov_len = len},
-				     {.iov_base = (void *)"\r\n", .iov_len = 2}};
-		return tx_send(c, KB_TLS13_APPLICATION_DATA, v, 3);
-	}
-	struct kb_buf *b = &c->srv->scratch;
-	b->len = 0;
-	rc = kb_buf_append(b, head, hl);
-	if (rc == 0 && len <= COPY_BODY_MAX)
-		rc = kb_buf_append(b, data, len);
-	if (rc == 0 && len <= COPY_BODY_MAX)
-		rc = kb_buf_append(b, "\r\n", 2);
-	if (rc < 0) {
-		conn_close(c, "out of memory");
-		return rc;
-	}
-	rc = tls_put(c, b->data, b->len);
-	if (rc == 0 && len > COPY_BODY_MAX) {
-		rc = tls_put(c, data, len);
-		if (rc == 0)
-			rc = tls_put(c, "\r\n", 2);
-	}
-	shrink_scratch(c->srv);
-	return rc < 0 ? rc : flush(c);
+	return stream_chunk(c, NULL, data, len);
+}
+
+int kb_http_stream_send(kb_http_req_t *req, kb_http_shared_t *s)
+{
+	struct conn *c = req->conn_;
+	int rc = response_gate(c, false);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ECONNRESET;
+	KB_CHECK(c->state == CS_STREAMING && s, -EINVAL);
+	if (s->len == 0)
+		return 0;
+	return stream_chunk(c, s, s->data, s->len);
 }
 
 size_t kb_http_stream_hot(const kb_http_req_t *req, struct kb_http_hot *out, size_t max)
@@ -1182,9 +1527,30 @@ int kb_http_stream_end(kb_http_req_t *req)
 	if (rc <= 0)
 		return rc < 0 ? rc : -ECONNRESET;
 	KB_CHECK(c->state == CS_STREAMING, -EINVAL);
+	if (c->sq_head) { /* after what waits; a slow reader gets the idle timeout */
+		rc = sq_push(c, NULL, "0\r\n\r\n", 5, false, true);
+		if (rc == 0) {
+			c->end_queued = true;
+			tl_set(c, TL_IDLE);
+		}
+		return rc;
+	}
 	rc = tls_send(c, "0\r\n\r\n", 5);
 	finish_request(c);
 	return rc;
+}
+
+int kb_http_stream_cut(kb_http_req_t *req)
+{
+	struct conn *c = req->conn_;
+	int rc = response_gate(c, true);
+	if (rc <= 0)
+		return rc;
+	KB_CHECK(c->state == CS_STREAMING, -EINVAL);
+	c->req_active = false;
+	req_ended(c);
+	conn_close(c, "stream cut");
+	return 0;
 }
 
 size_t kb_http_stream_pending(const kb_http_req_t *req)
@@ -1192,7 +1558,7 @@ size_t kb_http_stream_pending(const kb_http_req_t *req)
 	const struct conn *c = req->conn_;
 	if (c->zombie || c->closing)
 		return 0;
-	return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp) +
+	return c->sq_bytes + uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp) +
 	       (c->wbio ? BIO_ctrl_pending(c->wbio) : 0);
 }
 
@@ -1748,7 +2114,22 @@ static void idle_cb(uv_idle_t *h)
 		dl_remove(&c->resume);
 		conn_process(c);
 	}
-	uv_idle_stop(h);
+	struct dlink turn; /* this pass's: a pump may queue its conn for the next */
+	dl_init(&turn);
+	if (!dl_empty(&srv->pumps)) {
+		turn.next = srv->pumps.next;
+		turn.prev = srv->pumps.prev;
+		turn.next->prev = turn.prev->next = &turn;
+		dl_init(&srv->pumps);
+	}
+	while (!dl_empty(&turn)) {
+		struct conn *c = kb_container_of(turn.next, struct conn, pumpl);
+		dl_remove(&c->pumpl);
+		if (c->writes == 0)
+			sq_pump(c);
+	}
+	if (dl_empty(&srv->resumes) && dl_empty(&srv->pumps))
+		uv_idle_stop(h);
 }
 
 /* ---- accepting ---- */
@@ -1803,6 +2184,8 @@ static struct conn *conn_new(kb_http_server_t *srv)
 	dl_init(&c->tnode);
 	dl_init(&c->resume);
 	dl_init(&c->all);
+	dl_init(&c->blocked);
+	dl_init(&c->pumpl);
 	c->req.conn_ = c;
 	c->req.query = empty_string;
 	c->req.body = empty_string;
@@ -1860,6 +2243,8 @@ static void apply_defaults(struct kb_http_server_opts *o)
 		o->idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
 	if (!o->max_conns)
 		o->max_conns = DEFAULT_MAX_CONNS;
+	if (!o->stream_budget)
+		o->stream_budget = DEFAULT_STREAM_BUDGET;
 }
 
 static void srv_init_lists(kb_http_server_t *srv)
@@ -1867,6 +2252,8 @@ static void srv_init_lists(kb_http_server_t *srv)
 	dl_init(&srv->conns);
 	dl_init(&srv->zombies);
 	dl_init(&srv->resumes);
+	dl_init(&srv->blocked);
+	dl_init(&srv->pumps);
 	for (int i = 0; i < TL_COUNT; i++)
 		dl_init(&srv->tlists[i].head);
 	srv->tlists[TL_HEAD].timeout_ms = srv->opts.head_timeout_ms;
@@ -2185,6 +2572,8 @@ int kb_http_parse_head_for_fuzz(const char *data, size_t len)
 	c->srv = srv;
 	c->tlist = TL_NONE;
 	dl_init(&c->tnode);
+	dl_init(&c->blocked);
+	dl_init(&c->pumpl);
 	c->closing = true; /* no socket: writes fail */
 	c->req.query = c->req.body = empty_string;
 	llhttp_init(&c->parser, HTTP_REQUEST, &srv->settings);

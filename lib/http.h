@@ -17,8 +17,14 @@
  *     (default 10 s), or no bytes for opts.idle_timeout_ms while idle between
  *     requests (default 120 s): closed without an answer;
  *   - TLS handshake not finished within head_timeout_ms: closed.
- *   - a stalled reader: writes queue in memory; kb_http_stream_pending()
- *     tells how much, so that the caller (a watch) can give up.
+ *   - a stalled reader of a stream: what the socket does not take waits as
+ *     plaintext in the stream's queue, shared bytes (kb_http_shared_t) by
+ *     reference, and is sealed a record at a time as the socket drains;
+ *     kb_http_stream_pending() tells how much waits, so that the caller (a
+ *     watch) can give up. The bytes held for slow stream readers in the
+ *     process (kb_http_stream_held()) have a budget (opts.stream_budget):
+ *     past it, the streams blocked longest are closed (as kube-apiserver's
+ *     cacher closes the watchers that cannot take an event in time).
  *
  * DESIGN: a connection lives as long as its uv_tcp_t handle; closing is
  * idempotent and memory is freed in the close callback. The request object
@@ -75,6 +81,7 @@ struct kb_http_server_opts {
 	unsigned head_timeout_ms; /* 0: 10000 */
 	unsigned idle_timeout_ms; /* 0: 120000 */
 	unsigned max_conns;       /* 0: 20000; further connections are closed at once */
+	size_t stream_budget;     /* 0: 64 MiB; see kb_http_stream_held() */
 };
 
 /*
@@ -101,7 +108,9 @@ bool kb_http_req_offers(const kb_http_req_t *req, const char *name, const char *
 
 /*
  * Sends a complete response with Content-Length. `extra_headers` is NULL or
- * a block of "Name: value\r\n" lines. `body` is copied. After this call the
+ * a block of "Name: value\r\n" lines. `body` is copied (a large one once, and
+ * sent from the connection's queue a record at a time as the socket
+ * drains, rather than sealed whole). After this call the
  * request must not be used. Returns 0 or a negative errno (the request is
  * finished either way).
  */
@@ -125,10 +134,46 @@ int kb_http_stream_start(kb_http_req_t *req, int status, const char *content_typ
 			 const char *extra_headers);
 /* Sends one chunk (copied). len 0 is ignored. */
 int kb_http_stream_write(kb_http_req_t *req, const char *data, size_t len);
-/* Sends the last chunk; the request must not be used afterwards. */
+/* Sends the last chunk; the request must not be used afterwards. What the
+ * stream still queues for a slow reader goes first. */
 int kb_http_stream_end(kb_http_req_t *req);
 /* Bytes written by the stream but not yet taken by the socket. */
 size_t kb_http_stream_pending(const kb_http_req_t *req);
+/* Ends the stream by closing the connection, dropping what it still queues
+ * (a reader too slow to be given an orderly end); the request must not be
+ * used afterwards. 0 or a negative errno. */
+int kb_http_stream_cut(kb_http_req_t *req);
+
+/*
+ * Bytes shared by many streams (one watch event sent to every watcher):
+ * reference-counted, immutable once sent. A stream whose reader is slow
+ * keeps a reference to them rather than a copy, so that an event queued
+ * for a thousand stalled watchers is held once. Loop thread only.
+ */
+typedef struct kb_http_shared {
+	unsigned refs;   /* private */
+	unsigned queued; /* private: stream queue entries holding it */
+	size_t len;
+	char data[];
+} kb_http_shared_t;
+/* A buffer of len bytes (a copy of data, or uninitialised when data is
+ * NULL, for the caller to fill before sending it), with one reference for
+ * the caller. NULL when out of memory. */
+kb_http_shared_t *kb_http_shared_new(const char *data, size_t len);
+/* Takes one more reference; returns s. */
+kb_http_shared_t *kb_http_shared_ref(kb_http_shared_t *s);
+/* Drops one reference (s may be NULL); the last one frees it. */
+void kb_http_shared_unref(kb_http_shared_t *s);
+/* Sends s as one chunk of the stream; s is borrowed (the stream takes its
+ * own reference while the bytes wait). 0 or a negative errno: the
+ * connection is closing (-ECONNRESET also when the stream budget closed it). */
+int kb_http_stream_send(kb_http_req_t *req, kb_http_shared_t *s);
+/*
+ * Bytes the process holds for slow stream readers: the shared buffers in
+ * stream queues (each counted once, however many streams wait for it) and
+ * the ciphertext sealed for streams but not yet taken by their sockets.
+ */
+size_t kb_http_stream_held(void);
 
 /* A piece of memory that kb_http_stream_write() on a request touches. */
 struct kb_http_hot {

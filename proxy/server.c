@@ -346,6 +346,15 @@ static void on_request(kb_http_req_t *http, void *arg)
 	req_free(r);
 }
 
+/* The HTTP server's options: the budget of bytes held for slow watch readers
+ * comes from KUBICLE_WATCH_BUFFER_BYTES (default 64 MiB; see lib/http.h). */
+static struct kb_http_server_opts http_opts(void)
+{
+	const char *v = getenv("KUBICLE_WATCH_BUFFER_BYTES");
+	long long n = v ? strtoll(v, NULL, 10) : 0;
+	return (struct kb_http_server_opts){.stream_budget = n > 0 ? (size_t)n : 0};
+}
+
 static void on_tick(uv_timer_t *t)
 {
 	struct proxy *px = kb_container_of(t, struct proxy, tick);
@@ -401,7 +410,8 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		rc = apiservice_start(px);
 	if (rc < 0)
 		goto fail_auth;
-	rc = kb_http_server_start(loop, opts->listen, opts->tls, NULL, on_request, px, &px->http,
+	struct kb_http_server_opts hopts = http_opts();
+	rc = kb_http_server_start(loop, opts->listen, opts->tls, &hopts, on_request, px, &px->http,
 				  &px->port);
 	if (rc < 0)
 		goto fail_auth;

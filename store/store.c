@@ -91,6 +91,9 @@ static const char *const stmt_sql[SQ__COUNT] = {
 		    " ORDER BY ns, name",
     [SQ_LIST_NS] = "SELECT ns, name, data FROM objects WHERE res = ?1 AND ns = ?2 AND name > ?3"
 		   " ORDER BY name",
+    /* remainingItemCount: the keys after a page's last, from the index */
+    [SQ_REMAIN_ALL] = "SELECT count(*) FROM objects WHERE res = ?1 AND (ns, name) > (?2, ?3)",
+    [SQ_REMAIN_NS] = "SELECT count(*) FROM objects WHERE res = ?1 AND ns = ?2 AND name > ?3",
     [SQ_COUNT_ALL] = "SELECT count(*) FROM objects WHERE res = ?1",
     [SQ_COUNT_NS] = "SELECT count(*) FROM objects WHERE res = ?1 AND ns = ?2",
     [SQ_COUNT_EACH] = "SELECT res, count(*) FROM objects GROUP BY res",
@@ -972,6 +975,25 @@ static int list_row(store_t *st, sqlite3_stmt *q, const struct store_list_req *r
 	return 0;
 }
 
+/* How many objects of the list follow its page (kube's etcd3 GetList:
+ * the range's count less the page, remainingItemCount). 0 or -EIO. */
+static int list_remaining(store_t *st, const struct store_list_req *req, struct list_state *ls,
+			  int64_t *out)
+{
+	sqlite3_stmt *q = st->stmt[req->ns ? SQ_REMAIN_NS : SQ_REMAIN_ALL];
+	kb_buf_append(&ls->last_ns, "", 1); /* NUL-terminated for the binding */
+	kb_buf_append(&ls->last_name, "", 1);
+	sqlite3_bind_text(q, 1, req->res, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, ls->last_ns.data, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 3, ls->last_name.data, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	return rc == SQLITE_ROW ? 0 : store__sql_err(st, rc, "list remaining");
+}
+
 static int list_scan(store_t *st, sqlite3_stmt *q, const struct store_list_req *req,
 		     struct list_state *ls)
 {
@@ -1010,11 +1032,14 @@ int store_list(store_t *st, const struct store_list_req *req, struct store_list_
 	sqlite3_clear_bindings(q);
 	free(kbuf);
 	out->next = NULL;
+	out->remaining = -1;
 	if (!err && ls.more) {
 		out->next = store__encode_key(ls.last_ns.data, ls.last_ns.len, ls.last_name.data,
 					      ls.last_name.len);
 		err = out->next ? 0 : -ENOMEM;
 	}
+	if (!err && ls.more && req->want_remaining)
+		err = list_remaining(st, req, &ls, &out->remaining);
 	kb_buf_free(&ls.last_ns);
 	kb_buf_free(&ls.last_name);
 	if (err) {
@@ -1024,6 +1049,42 @@ int store_list(store_t *st, const struct store_list_req *req, struct store_list_
 	out->items = ls.items;
 	out->rev = st->rev;
 	return 0;
+}
+
+/* One row of store_list_text: filtered, then given to cb. */
+static int text_row(store_t *st, sqlite3_stmt *q, const struct store_list_req *req,
+		    int (*cb)(const char *, size_t, void *), void *arg)
+{
+	const char *text = sqlite3_column_blob(q, 2);
+	size_t len = (size_t)sqlite3_column_bytes(q, 2);
+	if (req->filter) {
+		json_t *obj = kb_json_loadb(text, len, 0, NULL);
+		if (!obj)
+			return store__sql_err(st, SQLITE_CORRUPT, "stored object is not JSON");
+		bool keep = req->filter(obj, req->filter_arg);
+		json_decref(obj);
+		if (!keep)
+			return 0;
+	}
+	return cb(text ? text : "", len, arg);
+}
+
+int store_list_text(store_t *st, const struct store_list_req *req,
+		    int (*cb)(const char *text, size_t len, void *arg), void *arg, int64_t *rev)
+{
+	KB_CHECK(st && req && req->res && cb && rev, -EINVAL);
+	sqlite3_stmt *q = st->stmt[req->ns ? SQ_LIST_NS : SQ_LIST_ALL];
+	int rc, err = 0;
+	bind_list(q, req, "", "");
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		if ((err = text_row(st, q, req, cb, arg)) != 0)
+			break;
+	if (!err && rc != SQLITE_DONE)
+		err = store__sql_err(st, rc, "list");
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	*rev = st->rev;
+	return err;
 }
 
 int store_count(store_t *st, const char *res, const char *ns, size_t *count)

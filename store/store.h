@@ -142,20 +142,33 @@ struct store_list_req {
 	size_t limit;           /* 0: no limit */
 	store_filter_fn filter; /* NULL: all objects */
 	void *filter_arg;
-	int64_t at; /* 0: now; else as of this earlier revision (a continue
+	int64_t at;          /* 0: now; else as of this earlier revision (a continue
 		       token's): -ERANGE when what it needs was compacted */
+	bool want_remaining; /* count the objects after the page (no filter
+				should then drop any: kube counts only without
+				a selector) */
 };
 
 struct store_list_result {
-	json_t *items; /* new reference: array of objects, in key order */
-	char *next;    /* malloc'ed continue key, NULL on the last page */
-	int64_t rev;   /* store revision at the time of the list */
+	json_t *items;     /* new reference: array of objects, in key order */
+	char *next;        /* malloc'ed continue key, NULL on the last page */
+	int64_t rev;       /* store revision at the time of the list */
+	int64_t remaining; /* want_remaining and `next` set: the objects after
+			      the page; else -1 (also for a list `at` an
+			      earlier revision) */
 };
 
 /* Lists objects ordered by (namespace, name). With `limit`, stops after that
  * many matching objects and sets `next` when more may follow. With `at`, the
  * objects are those of revision `at` (store_snap.c). */
 int store_list(store_t *st, const struct store_list_req *req, struct store_list_result *out);
+/* The whole list (req->limit, after and at unused) as the objects' stored
+ * JSON texts, for a caller that writes them out rather than build a tree:
+ * cb(text, len, arg) per object in key order (text borrowed for the call;
+ * req->filter, if any, sees each object parsed). *rev gets the store
+ * revision. 0, a negative errno, or the first non-zero return of cb. */
+int store_list_text(store_t *st, const struct store_list_req *req,
+		    int (*cb)(const char *text, size_t len, void *arg), void *arg, int64_t *rev);
 /* Number of objects of a resource (in `ns`, or everywhere when NULL). */
 int store_count(store_t *st, const char *res, const char *ns, size_t *count);
 /* Number of objects of every resource that has some, in one query over the

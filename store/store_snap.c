@@ -344,5 +344,6 @@ int store__list_at(store_t *st, const struct store_list_req *req, struct store_l
 	out->items = m;
 	out->next = cur.next;
 	out->rev = at;
+	out->remaining = -1; /* not counted at an earlier revision */
 	return 0;
 }

@@ -330,10 +330,14 @@ static void reply_object(struct req *r, int code, json_t *obj)
 	reply_json(r, code, obj);
 }
 
+static int check_get_rv(struct req *r);
+
 static void handle_get(struct req *r)
 {
 	store_t *st = r->px->store;
 	const char *ns = r->ns ? r->ns : "";
+	if (check_get_rv(r) < 0)
+		return;
 	if (!r->sub && !r->want_table && !r->res->from_storage) {
 		const char *text;
 		size_t len;
@@ -392,6 +396,46 @@ static int continue_decode(const char *tok, int64_t *rev, char **key)
 	return 0;
 }
 
+json_t *handle_too_large_status(int64_t want, int64_t cur)
+{
+	char msg[128];
+	snprintf(msg, sizeof(msg), "Too large resource version: %lld, current: %lld",
+		 (long long)want, (long long)cur);
+	return reply_status_object(504, "Timeout", msg,
+				   json_pack("{s:[{s:s,s:s}],s:i}", "causes", "reason",
+					     "ResourceVersionTooLarge", "message",
+					     "Too large resource version", "retryAfterSeconds", 1));
+}
+
+void handle_reply_too_large(struct req *r, int64_t want, int64_t cur)
+{
+	json_t *st = handle_too_large_status(want, cur);
+	reply_json(r, 504, st);
+	json_decref(st);
+}
+
+/* A resourceVersion on a get: kube's cacher (Get: WaitUntilFreshAndGet)
+ * answers one newer than its store with "Too large resource version";
+ * "" and "0" read the latest. 0, or it has answered and returns -EINVAL. */
+static int check_get_rv(struct req *r)
+{
+	const char *rv = r->q.resource_version;
+	if (!rv || !*rv || strcmp(rv, "0") == 0)
+		return 0;
+	char *end;
+	long long want = strtoll(rv, &end, 10);
+	if (*end || want < 0) {
+		reply_statusf(r, 400, "BadRequest", "invalid resource version \"%s\"", rv);
+		return -EINVAL;
+	}
+	int64_t cur = store_rev(r->px->store);
+	if (want > cur) {
+		handle_reply_too_large(r, want, cur);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* resourceVersion on a list: "", "0" or an RV not newer than ours. */
 static int check_list_rv(struct req *r)
 {
@@ -417,16 +461,49 @@ static int check_list_rv(struct req *r)
 		return -EINVAL;
 	}
 	if (want > cur) {
-		char msg[128];
-		snprintf(msg, sizeof(msg), "Too large resource version: %lld, current: %lld", want,
-			 (long long)cur);
-		reply_status(r, 504, "Timeout", msg,
-			     json_pack("{s:[{s:s,s:s}],s:i}", "causes", "reason",
-				       "ResourceVersionTooLarge", "message",
-				       "Too large resource version", "retryAfterSeconds", 1));
+		handle_reply_too_large(r, want, cur);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+struct text_list {
+	struct kb_buf b;
+	size_t n;
+};
+
+static int append_item(const char *text, size_t len, void *arg)
+{
+	struct text_list *t = arg;
+	if (t->n++ > 0 && kb_buf_append(&t->b, ",", 1) < 0)
+		return -ENOMEM;
+	return kb_buf_append(&t->b, text, len);
+}
+
+/* A whole list of objects served as stored: their texts are copied into
+ * the body as they are read, rather than parsed into a tree of every
+ * object and printed again (50,000 ConfigMaps: the body's size, not ten
+ * times it). */
+static void reply_list_text(struct req *r, const struct store_list_req *lr)
+{
+	struct text_list t = {0};
+	char gv[128];
+	gv_string(r->res, gv, sizeof(gv));
+	int64_t rev = store_rev(r->px->store); /* the list is read at it: same thread */
+	int rc = kb_buf_printf(&t.b,
+			       "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
+			       "\"resourceVersion\":\"%lld\"},\"items\":[",
+			       r->res->list_kind, gv, (long long)rev);
+	int64_t at;
+	if (rc >= 0)
+		rc = store_list_text(r->px->store, lr, append_item, &t, &at);
+	if (rc >= 0)
+		rc = kb_buf_puts(&t.b, "]}");
+	if (rc < 0)
+		reply_errno(r, rc, NULL);
+	else
+		reply_text(r, 200, CT_JSON, t.b.data, t.b.len);
+	kb_buf_free(&t.b);
 }
 
 static void handle_list(struct req *r)
@@ -447,10 +524,19 @@ static void handle_list(struct req *r)
 	    .limit = r->q.limit > 0 ? (size_t)r->q.limit : 0,
 	    .filter = req_filter_match,
 	    .filter_arg = &f,
+	    /* kube's etcd3 GetList counts what follows a page only when no
+	     * selector could make the count wrong (Predicate.Empty) */
+	    .want_remaining = !f.labels && !f.fields,
 	};
+	bool whole = !r->q.cont || !*r->q.cont;
+	if (whole && !lr.limit && !r->want_table && !r->res->from_storage) {
+		reply_list_text(r, &lr);
+		req_filter_free(&f);
+		return;
+	}
 	char *after = NULL;
 	int64_t tok_rev = 0;
-	if (r->q.cont && *r->q.cont) {
+	if (!whole) {
 		if (continue_decode(r->q.cont, &tok_rev, &after) < 0) {
 			reply_status(r, 400, "BadRequest", "continue key is not valid", NULL);
 			req_filter_free(&f);
@@ -487,9 +573,12 @@ static void handle_list(struct req *r)
 		gv_string(r->res, gv, sizeof(gv));
 		out = json_pack("{s:s,s:s,s:{s:s},s:O}", "kind", r->res->list_kind, "apiVersion",
 				gv, "metadata", "resourceVersion", rvs, "items", res.items);
+		json_t *meta = json_object_get(out, "metadata");
 		if (cont)
-			json_object_set_new(json_object_get(out, "metadata"), "continue",
-					    json_string(cont));
+			json_object_set_new(meta, "continue", json_string(cont));
+		if (cont && res.remaining >= 0)
+			json_object_set_new(meta, "remainingItemCount",
+					    json_integer(res.remaining));
 	}
 	reply_json(r, 200, out);
 	json_decref(out);

@@ -27,6 +27,14 @@ void handle_reply_scale(struct req *r, int code, const json_t *scale);
 /* handlers.c */
 void handle_resource(struct req *r);
 
+/* kube's "Too large resource version" (storage/errors.go,
+ * NewTooLargeResourceVersionError, as the cacher returns it with
+ * resourceVersionTooHighRetrySeconds): a resourceVersion `want` newer than
+ * the store's `cur`. The Status object (new reference) for a watch's ERROR
+ * event; handle_reply_too_large answers it as the request's 504. */
+json_t *handle_too_large_status(int64_t want, int64_t cur);
+void handle_reply_too_large(struct req *r, int64_t want, int64_t cur);
+
 /* The pod delete of pods/eviction, as kube's store.Delete with
  * ValidateAllObjectFunc (no admission of its own): pod (borrowed) with the
  * Eviction's DeleteOptions doc (borrowed, may be NULL), pre_rv (NULL: the

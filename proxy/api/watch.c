@@ -9,9 +9,21 @@
  * are applied to both the old and the new object so that an object moving
  * into or out of the selection is seen as ADDED or DELETED, as
  * kube-apiserver does. One 1-second tick (proxy.tick) ends streams at their
- * timeoutSeconds and sends bookmarks; a client that stops reading is cut
- * off once its unsent backlog passes WATCH_MAX_BACKLOG. The JSON text of an
- * event is built once and shared by every watch that sends it.
+ * timeoutSeconds and sends bookmarks.
+ *
+ * Memory: the JSON text of an event is built once and shared by every watch
+ * that sends it (kube: cacher.go dispatchEvent, the event's object wrapped
+ * in a cachingObject that serialises once); a stream whose reader is slow
+ * keeps a reference to it, not a copy (kb_http_stream_send). A watch whose
+ * unsent backlog passes WATCH_MAX_BACKLOG is cut, and the HTTP server
+ * closes the streams blocked longest once the bytes held for slow readers
+ * pass its budget (kb_http_server_opts.stream_budget): as kube's
+ * cacheWatcher.add closes a watcher that cannot take an event within the
+ * dispatch time budget, the client sees its watch end and watches again
+ * from the last resourceVersion it saw. kube has no per-user limit on
+ * watches (max-requests-inflight leaves long-running requests out; API
+ * Priority and Fairness charges a watch only while it starts), so neither
+ * has this server.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,35 +48,48 @@ struct watch {
 	bool headers_sent;
 	bool closing;
 	bool starting; /* inside watch_start: it finishes a close */
+	bool cut;      /* too slow: the connection closes, dropping its backlog */
 	unsigned nhot;
 	struct kb_http_hot hot[6]; /* what sending an event touches (warm) */
 	uint64_t *events;          /* apiserver_watch_events_total of its kind, or NULL */
 };
 
 /* The last event line built, shared by every watch sending that event:
- * {"type":T,"object":...}\n is serialized once per (event, type). */
+ * {"type":T,"object":...}\n is serialized once per (event, type), and the
+ * streams that cannot send it at once hold references to it. */
 static struct {
 	int64_t rev;
 	const json_t *obj;
 	const char *type;
-	struct kb_buf line;
+	kb_http_shared_t *line;
 } enc_cache;
 
-static const struct kb_buf *event_line(const struct store_event *ev, const char *type)
+static void enc_cache_clear(void)
 {
-	if (enc_cache.line.data && enc_cache.rev == ev->rev && enc_cache.obj == ev->obj &&
+	kb_http_shared_unref(enc_cache.line);
+	enc_cache.line = NULL;
+	enc_cache.obj = NULL;
+}
+
+/* The shared line of an event (borrowed from the cache), or NULL. */
+static kb_http_shared_t *event_line(const struct store_event *ev, const char *type)
+{
+	if (enc_cache.line && enc_cache.rev == ev->rev && enc_cache.obj == ev->obj &&
 	    enc_cache.type == type)
-		return &enc_cache.line;
-	enc_cache.line.len = 0;
+		return enc_cache.line;
+	enc_cache_clear();
+	struct kb_buf b = {0};
 	char *text = json_dumps(ev->obj, JSON_COMPACT);
-	kb_buf_printf(&enc_cache.line, "{\"type\":\"%s\",\"object\":", type);
-	kb_buf_puts(&enc_cache.line, text ? text : "{}");
-	kb_buf_puts(&enc_cache.line, "}\n");
+	kb_buf_printf(&b, "{\"type\":\"%s\",\"object\":", type);
+	kb_buf_puts(&b, text ? text : "{}");
+	kb_buf_puts(&b, "}\n");
 	free(text);
+	enc_cache.line = b.data ? kb_http_shared_new(b.data, b.len) : NULL;
+	kb_buf_free(&b);
 	enc_cache.rev = ev->rev;
 	enc_cache.obj = ev->obj;
 	enc_cache.type = type;
-	return &enc_cache.line;
+	return enc_cache.line;
 }
 
 static void unlink_watch(struct watch *w)
@@ -96,7 +121,10 @@ static void watch_close(struct watch *w)
 	prom_longrun_end(w->r, 200);
 	if (w->r->http) {
 		kb_http_req_on_abort(w->r->http, NULL, NULL);
-		kb_http_stream_end(w->r->http);
+		if (w->cut)
+			kb_http_stream_cut(w->r->http);
+		else
+			kb_http_stream_end(w->r->http);
 		w->r->http = NULL;
 	}
 	req_filter_free(&w->f);
@@ -129,17 +157,28 @@ static void on_abort(kb_http_req_t *http, void *arg)
 	watch_close(w);
 }
 
-static int send_raw(struct watch *w, const char *data, size_t len)
+/* After a send: counts it, and cuts a watch whose backlog is too long. */
+static int sent(struct watch *w, int rc)
 {
-	int rc = kb_http_stream_write(w->r->http, data, len);
 	if (rc == 0 && w->events)
 		(*w->events)++;
 	if (rc == 0 && kb_http_stream_pending(w->r->http) > WATCH_MAX_BACKLOG) {
 		kb_warn("watch", "req %llu: client too slow, closing watch",
 			(unsigned long long)w->r->http->id);
+		w->cut = true;
 		return -ENOBUFS;
 	}
 	return rc;
+}
+
+static int send_raw(struct watch *w, const char *data, size_t len)
+{
+	return sent(w, kb_http_stream_write(w->r->http, data, len));
+}
+
+static int send_shared(struct watch *w, kb_http_shared_t *line)
+{
+	return sent(w, kb_http_stream_send(w->r->http, line));
 }
 
 static int send_line(struct watch *w, const char *type, const char *obj_text)
@@ -156,8 +195,8 @@ static int send_line(struct watch *w, const char *type, const char *obj_text)
 static int send_event(struct watch *w, const char *type, const struct store_event *ev)
 {
 	if (!w->r->want_table) {
-		const struct kb_buf *line = event_line(ev, type);
-		return send_raw(w, line->data, line->len);
+		kb_http_shared_t *line = event_line(ev, type);
+		return line ? send_shared(w, line) : -ENOMEM;
 	}
 	w->r->now = time(NULL);
 	json_t *items = json_pack("[O]", ev->obj);
@@ -262,13 +301,18 @@ static void on_event(const struct store_event *ev, void *arg)
 		watch_close(w);
 }
 
-static void send_error(struct watch *w, int code, const char *reason, const char *msg)
+/* An ERROR event of the Status st (stolen). */
+static void send_status(struct watch *w, json_t *st)
 {
-	json_t *st = reply_status_object(code, reason, msg, NULL);
 	char *text = json_dumps(st, JSON_COMPACT);
-	send_line(w, "ERROR", text);
+	send_line(w, "ERROR", text ? text : "{}");
 	free(text);
 	json_decref(st);
+}
+
+static void send_error(struct watch *w, int code, const char *reason, const char *msg)
+{
+	send_status(w, reply_status_object(code, reason, msg, NULL));
 }
 
 /* Synthetic ADDED events for what exists now; returns the list revision. */
@@ -303,6 +347,7 @@ struct watch_opts {
 	bool initial;      /* start with ADDED events for the current objects */
 	bool end_bookmark; /* then a BOOKMARK marked k8s.io/initial-events-end */
 	int64_t since;     /* else: the revision to start after */
+	int64_t too_large; /* > 0: a revision newer than the store's (answered in the stream) */
 };
 
 static bool is_legacy_rv(const char *rv)
@@ -310,7 +355,7 @@ static bool is_legacy_rv(const char *rv)
 	return !rv || !*rv || strcmp(rv, "0") == 0;
 }
 
-/* 0, or it has answered (400/422/504) and returns -EINVAL. */
+/* 0, or it has answered (400/422) and returns -EINVAL. */
 static int watch_options(struct req *r, struct watch_opts *o)
 {
 	const char *rv = r->q.resource_version;
@@ -354,12 +399,12 @@ static int watch_options(struct req *r, struct watch_opts *o)
 		}
 	}
 	int64_t cur = store_rev(r->px->store);
-	if (sie >= 0 && want > cur) {
-		/* NotOlderThan a revision this store has not reached */
-		reply_statusf(r, 504, "Timeout", "Too large resource version: %lld, current: %lld",
-			      (long long)want, (long long)cur);
-		return -EINVAL;
-	}
+	/* A revision this store has not reached: kube's cacher answers the
+	 * watch with an ERROR event, "Too large resource version" (Watch:
+	 * waitUntilWatchCacheFreshAndForceAllEvents, then newErrWatcher), so
+	 * that the client lists again rather than missing the events between;
+	 * here for every watch, as this store never lags behind its writes. */
+	o->too_large = want > cur ? want : 0;
 	o->initial = sie == 1;
 	o->end_bookmark = sie == 1 && r->q.allow_bookmarks;
 	o->since = sie == 0 && want < 0 ? cur : want < 0 ? 0 : want;
@@ -417,7 +462,11 @@ void watch_start(struct req *r)
 	w->hot[2] = (struct kb_http_hot){&r->want_table, 1};
 	w->nhot = 3 + (unsigned)kb_http_stream_hot(r->http, w->hot + 3, 3);
 	w->starting = true;
-	if (o.initial && send_initial(w, &since) < 0)
+	if (o.too_large) {
+		send_status(w, handle_too_large_status(o.too_large, store_rev(px->store)));
+		watch_close(w);
+	}
+	if (!w->closing && o.initial && send_initial(w, &since) < 0)
 		watch_close(w);
 	if (!w->closing && o.end_bookmark)
 		send_bookmark(w, since, true);
@@ -485,6 +534,5 @@ void watch_close_all(struct proxy *px)
 {
 	while (px->api->watches)
 		watch_close(px->api->watches);
-	kb_buf_free(&enc_cache.line);
-	enc_cache.obj = NULL;
+	enc_cache_clear();
 }

@@ -141,6 +141,39 @@ static void handle_upgrade(kb_http_req_t *req)
 	kb_http_upgrade(req, "Upgrade: echo\r\nConnection: Upgrade\r\n", raw_echo, NULL);
 }
 
+/* Streams fed shared buffers from the loop thread, a round at a time
+ * (uv_async from the test thread). */
+#define SHARED_CHUNK (64 * 1024)
+static struct {
+	kb_http_req_t *reqs[2];
+	int n;
+	uv_async_t send;
+	atomic_int rounds;
+	size_t held_max;
+} Q;
+
+static void shared_abort(kb_http_req_t *req, void *arg)
+{
+	for (int i = 0; i < Q.n; i++)
+		if (Q.reqs[i] == req)
+			Q.reqs[i] = NULL;
+	atomic_fetch_add(&S.aborted, 1);
+}
+
+static void send_round(uv_async_t *a)
+{
+	int k = atomic_load(&Q.rounds);
+	kb_http_shared_t *s = kb_http_shared_new(NULL, SHARED_CHUNK);
+	memset(s->data, 'a' + k % 26, s->len);
+	for (int i = 0; i < Q.n; i++)
+		if (Q.reqs[i])
+			kb_http_stream_send(Q.reqs[i], s);
+	kb_http_shared_unref(s);
+	if (kb_http_stream_held() > Q.held_max)
+		Q.held_max = kb_http_stream_held();
+	atomic_fetch_add(&Q.rounds, 1);
+}
+
 static void on_request(kb_http_req_t *req, void *arg)
 {
 	atomic_fetch_add(&S.requests, 1);
@@ -155,6 +188,17 @@ static void on_request(kb_http_req_t *req, void *arg)
 		kb_http_req_on_abort(req, on_abort, NULL);
 		kb_http_stream_start(req, 200, "application/json", NULL);
 		kb_http_stream_write(req, "{\"type\":\"ADDED\"}\n", 17);
+	} else if (strcmp(req->path, "/shared") == 0) {
+		kb_http_req_on_abort(req, shared_abort, NULL);
+		kb_http_stream_start(req, 200, "application/json", NULL);
+		Q.reqs[Q.n++] = req;
+	} else if (strcmp(req->path, "/huge") == 0) {
+		size_t n = 3u << 20;
+		char *big = malloc(n);
+		for (size_t i = 0; i < n; i++)
+			big[i] = (char)('a' + i % 26);
+		kb_http_respond(req, 200, "text/plain", NULL, big, n);
+		free(big);
 	} else if (strcmp(req->path, "/long") == 0) {
 		handle_long(req);
 	} else if (strcmp(req->path, "/hang") == 0) {
@@ -178,6 +222,7 @@ static void stop_cb(uv_async_t *a)
 {
 	kb_http_server_stop(S.srv);
 	uv_close((uv_handle_t *)a, NULL);
+	uv_close((uv_handle_t *)&Q.send, NULL);
 }
 
 static void *loop_main(void *arg)
@@ -209,6 +254,8 @@ static void start_server(const struct kb_http_server_opts *opts)
 			 0);
 	ck_assert_int_eq(uv_loop_init(&S.loop), 0);
 	ck_assert_int_eq(uv_async_init(&S.loop, &S.stop, stop_cb), 0);
+	memset(&Q, 0, sizeof(Q));
+	ck_assert_int_eq(uv_async_init(&S.loop, &Q.send, send_round), 0);
 	ck_assert_int_eq(kb_http_server_start(&S.loop, "127.0.0.1:0", S.ctx, opts, on_request, NULL,
 					      &S.srv, &S.port),
 			 0);
@@ -245,10 +292,14 @@ struct resp {
 	bool chunked;
 };
 
+static int client_rcvbuf; /* set: SO_RCVBUF of the next connections */
+
 static int tcp_connect(void)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	ck_assert_int_ge(fd, 0);
+	if (client_rcvbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &client_rcvbuf, sizeof(client_rcvbuf));
 	struct sockaddr_in a = {.sin_family = AF_INET,
 				.sin_port = htons((uint16_t)S.port),
 				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -797,6 +848,99 @@ START_TEST(upgrade_pipe)
 }
 END_TEST
 
+/* One chunk of a chunked body: its length, or -1. */
+static long read_one_chunk(struct client *c, char *out, size_t cap)
+{
+	size_t l = client_line(c);
+	if (!l)
+		return -1;
+	size_t n = strtoul(c->buf, NULL, 16);
+	client_consume(c, l);
+	if (n > cap || !client_need(c, n + 2) || memcmp(c->buf + n, "\r\n", 2) != 0)
+		return -1;
+	memcpy(out, c->buf, n);
+	client_consume(c, n + 2);
+	return (long)n;
+}
+
+/* Shared buffers sent to two streams: the one whose reader reads gets every
+ * chunk; the one that reads nothing is closed once the bytes held for it
+ * pass the budget, which they never pass by more than a chunk; nothing is
+ * held once they are gone. */
+START_TEST(shared_stream_budget)
+{
+	struct kb_http_server_opts o = {.stream_budget = 256 * 1024};
+	start_server(&o);
+	struct resp r;
+	client_rcvbuf = 4096;
+	struct client *silent = client_open();
+	client_rcvbuf = 0;
+	client_puts(silent, "GET /shared HTTP/1.1\r\n\r\n");
+	ck_assert(wait_for(&S.requests, 1));
+	struct client *reader = client_open();
+	client_puts(reader, "GET /shared HTTP/1.1\r\n\r\n");
+	ck_assert(client_read(reader, &r, true));
+	ck_assert_int_eq(r.status, 200);
+	static char chunk[SHARED_CHUNK];
+	/* until the silent reader's socket is full and the budget spent (the
+	 * kernel takes some MB first) */
+	int k;
+	for (k = 0; k < 512 && !atomic_load(&S.aborted); k++) {
+		uv_async_send(&Q.send);
+		ck_assert(wait_for(&Q.rounds, k + 1));
+		ck_assert_int_eq(read_one_chunk(reader, chunk, sizeof(chunk)), SHARED_CHUNK);
+		ck_assert(chunk[0] == 'a' + k % 26 && chunk[SHARED_CHUNK - 1] == 'a' + k % 26);
+	}
+	ck_assert_int_eq(atomic_load(&S.aborted), 1); /* the silent one */
+	ck_assert_ptr_null(Q.reqs[0]);
+	ck_assert_ptr_nonnull(Q.reqs[1]);
+	ck_assert_int_gt(k, 4);
+	ck_assert_uint_le(Q.held_max, o.stream_budget + SHARED_CHUNK + 64 * 1024);
+	ck_assert(client_sees_close(silent));
+	client_close(silent);
+	client_close(reader);
+	stop_server();
+	ck_assert_int_eq(atomic_load(&S.aborted), 2);
+	ck_assert_uint_eq(kb_http_stream_held(), 0);
+}
+END_TEST
+
+/* A body larger than what is sent at once goes out whole, in order, to a
+ * reader that takes its time, and the connection serves the next request. */
+START_TEST(huge_body_from_queue)
+{
+	start_server(NULL);
+	struct client *c = client_open();
+	struct resp r;
+	for (int round = 0; round < 2; round++) {
+		client_puts(c, "GET /huge HTTP/1.1\r\n\r\n");
+		ck_assert(client_read(c, &r, true));
+		ck_assert_int_eq(r.status, 200);
+		size_t n = strtoul(resp_header(&r, "Content-Length"), NULL, 10), got = 0;
+		ck_assert_uint_eq(n, 3u << 20);
+		usleep(200000); /* the server's socket fills meanwhile */
+		while (got < n) {
+			if (c->len == 0)
+				ck_assert(client_fill(c));
+			size_t k = c->len < n - got ? c->len : n - got;
+			size_t bad = k;
+			for (size_t i = 0; i < k && bad == k; i++)
+				if (c->buf[i] != 'a' + (char)((got + i) % 26))
+					bad = i;
+			ck_assert_uint_eq(bad, k);
+			client_consume(c, k);
+			got += k;
+		}
+	}
+	client_puts(c, "GET /echo HTTP/1.1\r\n\r\n");
+	ck_assert(client_read(c, &r, false));
+	ck_assert_int_eq(r.status, 200);
+	resp_free(&r);
+	client_close(c);
+	stop_server();
+}
+END_TEST
+
 START_TEST(request_outlives_connection)
 {
 	start_server(NULL);
@@ -1154,6 +1298,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, garbage_is_400);
 	tcase_add_test(tc, chunked_stream);
 	tcase_add_test(tc, long_stream_handover);
+	tcase_add_test(tc, shared_stream_budget);
+	tcase_add_test(tc, huge_body_from_queue);
 	tcase_add_test(tc, abort_on_disconnect);
 	tcase_add_test(tc, request_outlives_connection);
 	tcase_add_test(tc, upgrade_pipe);

@@ -407,6 +407,74 @@ START_TEST(pagination_with_filter)
 }
 END_TEST
 
+static int collect_text(const char *text, size_t len, void *arg)
+{
+	json_t *names = arg;
+	json_t *o = json_loadb(text, len, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	json_t *md = json_object_get(o, "metadata");
+	char key[64];
+	snprintf(key, sizeof(key), "%s/%s", json_string_value(json_object_get(md, "namespace")),
+		 json_string_value(json_object_get(md, "name")));
+	json_array_append_new(names, json_string(key));
+	json_decref(o);
+	return 0;
+}
+
+/* remainingItemCount's count (what follows a page, in the namespace or
+ * everywhere) and the whole list as stored texts. */
+START_TEST(list_remaining_and_text)
+{
+	store_t *st = open_store();
+	create(st, "/pods", "b", "z");
+	create(st, "/pods", "a", "y");
+	create(st, "/pods", "b", "a");
+	create(st, "/pods", "c", "m");
+	create(st, "/pods", "a", "b");
+	create(st, "/configmaps", "a", "a");
+	struct store_list_req req = {.res = "/pods", .limit = 2, .want_remaining = true};
+	struct store_list_result res;
+	ck_assert_int_eq(store_list(st, &req, &res), 0);
+	ck_assert_int_eq(res.remaining, 3); /* b/a b/z c/m */
+	req.after = res.next;
+	json_decref(res.items);
+	struct store_list_result res2;
+	ck_assert_int_eq(store_list(st, &req, &res2), 0);
+	ck_assert_int_eq(res2.remaining, 1);
+	free((char *)req.after);
+	json_decref(res2.items);
+	req.after = res2.next;
+	req.limit = 5;
+	ck_assert_int_eq(store_list(st, &req, &res), 0);
+	ck_assert_ptr_null(res.next); /* the last page: not counted */
+	ck_assert_int_eq(res.remaining, -1);
+	json_decref(res.items);
+	free((char *)req.after);
+	struct store_list_req in_b = {
+	    .res = "/pods", .ns = "b", .limit = 1, .want_remaining = true};
+	ck_assert_int_eq(store_list(st, &in_b, &res), 0);
+	ck_assert_int_eq(res.remaining, 1);
+	json_decref(res.items);
+	free(res.next);
+
+	json_t *names = json_array();
+	struct store_list_req all = {.res = "/pods"};
+	int64_t rev = 0;
+	ck_assert_int_eq(store_list_text(st, &all, collect_text, names, &rev), 0);
+	const char *want[] = {"a/b", "a/y", "b/a", "b/z", "c/m"};
+	ck_assert_uint_eq(json_array_size(names), 5);
+	for (size_t i = 0; i < 5; i++)
+		ck_assert_str_eq(json_string_value(json_array_get(names, i)), want[i]);
+	ck_assert_int_eq(rev, 6);
+	json_array_clear(names);
+	all.ns = "a";
+	ck_assert_int_eq(store_list_text(st, &all, collect_text, names, &rev), 0);
+	ck_assert_uint_eq(json_array_size(names), 2);
+	json_decref(names);
+	close_store(st);
+}
+END_TEST
+
 /* ---- transactions ------------------------------------------------------ */
 
 START_TEST(txn_commit_and_rollback)
@@ -1065,6 +1133,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, revision_across_resources);
 	tcase_add_test(tc, list_order_and_namespace);
 	tcase_add_test(tc, pagination_with_filter);
+	tcase_add_test(tc, list_remaining_and_text);
 	tcase_add_test(tc, txn_commit_and_rollback);
 	tcase_add_test(tc, watch_started_inside_txn);
 	tcase_add_test(tc, watch_replay_then_live);
