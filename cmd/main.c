@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/manifest.h"
+#include "cmd/operator.h"
 #include "cmd/serve.h"
 #include "cmd/supervise.h"
 #include "cmd/tenant.h"
@@ -30,6 +31,13 @@ static const char usage_tail[] =
     "                   [--egress-allow CIDR]... [-o yaml|json]\n"
     "      Print the host objects that run tenant NAME inside the host cluster\n"
     "      (docs/in-cluster.md), for `kubectl apply -f -`.\n"
+    "  kubicle manifest --operator [--namespace NS] [--image IMG] [-o yaml|json]\n"
+    "      Print the Tenant CRD, the operator's RBAC and Deployment (docs/operator.md).\n"
+    "  kubicle operator [--host-kubeconfig F] [--namespace NS] [--id ID]\n"
+    "                   [--lease-duration S] [--renew-deadline S] [--retry-period S]\n"
+    "                   [--resync S] [--image IMG] [--no-install-crd]\n"
+    "      Run every Tenant object of the host cluster (production mode; leader\n"
+    "      election on the Lease NS/kubicle-operator; docs/operator.md).\n"
     "\n"
     "Tenants (kept under $KUBICLE_HOME, default ~/.kubicle; all take -o json):\n"
     "  kubicle create NAME [--host-kubeconfig F] [--host-namespace NS] [--queue Q]\n"
@@ -106,6 +114,8 @@ int main(int argc, char **argv)
 		return cmd_serve(argc - 1, argv + 1);
 	if (strcmp(argv[1], "manifest") == 0)
 		return cmd_manifest(argc - 1, argv + 1);
+	if (strcmp(argv[1], "operator") == 0)
+		return cmd_operator(argc - 1, argv + 1);
 	fprintf(stderr, "kubicle: unknown command \"%s\"\n\n", argv[1]);
 	usage(stderr);
 	return 2;
