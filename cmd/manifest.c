@@ -305,8 +305,8 @@ static const char *const pki_files[] = {"ca.crt",     "ca.key",    "server.crt",
  * certificate: the Service names are new SANs). */
 static int seed_pki(const struct manifest_pki *seed, const char *tmp)
 {
-	const char *pem[] = {seed->ca_crt, seed->ca_key, NULL, NULL, seed->admin_crt,
-			     seed->admin_key};
+	const char *pem[] = {seed->ca_crt, seed->ca_key,    NULL,
+			     NULL,         seed->admin_crt, seed->admin_key};
 	char path[4400];
 	int rc = 0;
 	if (!seed->ca_crt || !seed->ca_key)

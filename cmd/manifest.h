@@ -28,8 +28,8 @@ int cmd_manifest(int argc, char **argv);
  * refused: it would be read from this machine). */
 struct manifest_spec {
 	const char *name, *ns, *queue, *scheduler, *policy, *image, *storage, *storage_class;
-	const char *floor; /* privileged | baseline | restricted, NULL: serve's default */
-	long gpus;         /* -1: no GPU ResourceQuota */
+	const char *floor;         /* privileged | baseline | restricted, NULL: serve's default */
+	long gpus;                 /* -1: no GPU ResourceQuota */
 	const char *const *egress; /* --egress-allow CIDRs */
 	size_t negress;
 };

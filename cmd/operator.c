@@ -125,17 +125,17 @@ static int list_all(struct op *o)
 	if (rc == 0 && st != 200)
 		rc = -EIO;
 	if (rc < 0) {
-		kb_warn("operator", "listing tenants: %s", rc == -EIO ? hostapi_message(resp, st)
-								  : strerror(-rc));
+		kb_warn("operator", "listing tenants: %s",
+			rc == -EIO ? hostapi_message(resp, st) : strerror(-rc));
 		json_decref(resp);
 		return rc;
 	}
-	const char *rv =
-	    json_string_value(json_object_get(json_object_get(resp, "metadata"), "resourceVersion"));
+	const char *rv = json_string_value(
+	    json_object_get(json_object_get(resp, "metadata"), "resourceVersion"));
 	snprintf(o->rv, sizeof(o->rv), "%s", rv ? rv : "");
 	json_array_foreach (json_object_get(resp, "items"), i, item) {
-		const char *n = json_string_value(
-		    json_object_get(json_object_get(item, "metadata"), "name"));
+		const char *n =
+		    json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
 		if (n)
 			enqueue(o, n, 0);
 	}
@@ -452,8 +452,8 @@ static void close_walk(uv_handle_t *h, void *arg)
 
 int cmd_operator(int argc, char **argv)
 {
-	struct op_args a = {.ns = "kubicle-system", .lease_s = 15, .renew_s = 10, .retry_s = 2,
-			    .resync_s = 300};
+	struct op_args a = {
+	    .ns = "kubicle-system", .lease_s = 15, .renew_s = 10, .retry_s = 2, .resync_s = 300};
 	struct op o = {0};
 	char id[120], host[64] = "";
 	if (parse(argc, argv, &a) < 0) {

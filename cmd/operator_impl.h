@@ -26,9 +26,9 @@
 #define OP_NAME      "kubicle-operator" /* Lease, ServiceAccount, Deployment */
 
 struct op_config {
-	const char *image;  /* default tenant image; NULL: manifest's default */
-	const char *id;     /* holder identity (Lease, Events' reportingInstance) */
-	int resync_s;       /* a Tenant is reconciled again at least this often */
+	const char *image; /* default tenant image; NULL: manifest's default */
+	const char *id;    /* holder identity (Lease, Events' reportingInstance) */
+	int resync_s;      /* a Tenant is reconciled again at least this often */
 };
 
 /* ---- operator_lease.c ---------------------------------------------------------------- */

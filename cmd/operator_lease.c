@@ -74,8 +74,8 @@ static json_t *our_spec(const struct op_lease *l, const json_t *old)
 	bool ours = old && strcmp(spec_str(old, "holderIdentity"), l->id) == 0;
 	json_int_t transitions =
 	    json_integer_value(json_object_get(json_object_get(old, "spec"), "leaseTransitions"));
-	const char *acquired = ours && *spec_str(old, "acquireTime") ? spec_str(old, "acquireTime")
-								     : now;
+	const char *acquired =
+	    ours && *spec_str(old, "acquireTime") ? spec_str(old, "acquireTime") : now;
 	if (old && !ours)
 		transitions++;
 	return json_pack("{s:s,s:i,s:s,s:s,s:I}", "holderIdentity", l->id, "leaseDurationSeconds",
@@ -89,9 +89,9 @@ static int create_lease(hostapi_t *h, struct op_lease *l, char *err, size_t len)
 	long st = 0;
 	json_t *resp = NULL;
 	snprintf(coll, sizeof(coll), "/apis/coordination.k8s.io/v1/namespaces/%s/leases", l->ns);
-	json_t *body = json_pack("{s:s,s:s,s:{s:s,s:s},s:o}", "apiVersion", "coordination.k8s.io/v1",
-				 "kind", "Lease", "metadata", "name", OP_NAME, "namespace", l->ns,
-				 "spec", our_spec(l, NULL));
+	json_t *body = json_pack("{s:s,s:s,s:{s:s,s:s},s:o}", "apiVersion",
+				 "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name",
+				 OP_NAME, "namespace", l->ns, "spec", our_spec(l, NULL));
 	int rc = hostapi_call(h, "POST", coll, body, &st, &resp);
 	json_decref(body);
 	if (rc == 0 && st == 201) {

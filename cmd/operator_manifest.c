@@ -107,7 +107,8 @@ int op_install_crd(hostapi_t *h, char *err, size_t len)
 			return 0;
 		usleep(100000);
 	}
-	return rc < 0 ? rc : kb_errf(err, len, -ETIMEDOUT, "CRD tenants.kubicle.dev not Established");
+	return rc < 0 ? rc
+		      : kb_errf(err, len, -ETIMEDOUT, "CRD tenants.kubicle.dev not Established");
 }
 
 /* ---- kubicle manifest --operator ---------------------------------------------------------- */
@@ -178,24 +179,27 @@ static json_t *cluster_role(void)
 {
 	json_t *o = obj("rbac.authorization.k8s.io/v1", "ClusterRole", OP_NAME, NULL);
 	json_t *rules = json_array();
+	json_array_append_new(
+	    rules, rule("kubicle.dev", "tenants", "get,list,watch,update,patch,delete", NULL));
 	json_array_append_new(rules,
-			      rule("kubicle.dev", "tenants", "get,list,watch,update,patch,delete", NULL));
-	json_array_append_new(rules, rule("kubicle.dev", "tenants/status", "get,update,patch", NULL));
+			      rule("kubicle.dev", "tenants/status", "get,update,patch", NULL));
 	json_array_append_new(rules, rule("", "namespaces", "get,create,delete", NULL));
 	json_array_append_new(
-	    rules, rule("", "serviceaccounts,secrets,configmaps,services,persistentvolumeclaims,"
-			    "resourcequotas,limitranges",
+	    rules, rule("",
+			"serviceaccounts,secrets,configmaps,services,persistentvolumeclaims,"
+			"resourcequotas,limitranges",
 			RW_NS, NULL));
 	json_array_append_new(rules, rule("", "pods", "get,list,delete,deletecollection", NULL));
 	json_array_append_new(rules, rule("apps", "statefulsets", RW_NS, NULL));
 	json_array_append_new(rules, rule("networking.k8s.io", "networkpolicies", RW_NS, NULL));
-	json_array_append_new(rules, rule("rbac.authorization.k8s.io", "roles",
-					  RW_NS ",escalate,bind", NULL));
-	json_array_append_new(rules, rule("rbac.authorization.k8s.io", "rolebindings", RW_NS, NULL));
+	json_array_append_new(
+	    rules, rule("rbac.authorization.k8s.io", "roles", RW_NS ",escalate,bind", NULL));
+	json_array_append_new(rules,
+			      rule("rbac.authorization.k8s.io", "rolebindings", RW_NS, NULL));
 	json_array_append_new(rules, rule("rbac.authorization.k8s.io", "clusterrolebindings",
 					  "get,list,create,delete,deletecollection", NULL));
-	json_array_append_new(rules, rule("rbac.authorization.k8s.io", "clusterroles", "create",
-					  NULL));
+	json_array_append_new(rules,
+			      rule("rbac.authorization.k8s.io", "clusterroles", "create", NULL));
 	json_array_append_new(rules, rule("rbac.authorization.k8s.io", "clusterroles",
 					  "get,patch,bind", "kubicle-syncer-nodes"));
 	/* what kubicle-syncer-nodes grants, held so it may be written */
@@ -203,9 +207,10 @@ static json_t *cluster_role(void)
 	json_array_append_new(rules,
 			      rule("scheduling.k8s.io", "priorityclasses", "get,list,watch", NULL));
 	json_array_append_new(rules, rule("metrics.k8s.io", "nodes", "get,list", NULL));
-	json_array_append_new(rules, rule("scheduling.run.ai", "queues", "get,create,delete", NULL));
-	json_array_append_new(rules, rule("scheduling.run.ai", "podgroups",
-					  "list,delete,deletecollection", NULL));
+	json_array_append_new(rules,
+			      rule("scheduling.run.ai", "queues", "get,create,delete", NULL));
+	json_array_append_new(
+	    rules, rule("scheduling.run.ai", "podgroups", "list,delete,deletecollection", NULL));
 	json_array_append_new(rules, rule("scheduling.volcano.sh", "podgroups",
 					  "list,delete,deletecollection", NULL));
 	json_object_set_new(o, "rules", rules);
@@ -219,17 +224,19 @@ static json_t *binding(const char *kind, const char *name, const char *ns, const
 	json_object_set_new(o, "roleRef",
 			    json_pack("{s:s,s:s,s:s}", "apiGroup", "rbac.authorization.k8s.io",
 				      "kind", role_kind, "name", role));
-	json_object_set_new(o, "subjects", json_pack("[{s:s,s:s,s:s}]", "kind", "ServiceAccount",
-						     "name", OP_NAME, "namespace", sa_ns));
+	json_object_set_new(o, "subjects",
+			    json_pack("[{s:s,s:s,s:s}]", "kind", "ServiceAccount", "name", OP_NAME,
+				      "namespace", sa_ns));
 	return o;
 }
 
 static json_t *lease_role(const char *ns)
 {
 	json_t *o = obj("rbac.authorization.k8s.io/v1", "Role", OP_NAME, ns);
-	json_object_set_new(o, "rules",
-			    json_pack("[o,o]", rule("coordination.k8s.io", "leases", "create", NULL),
-				      rule("coordination.k8s.io", "leases", "get,update", OP_NAME)));
+	json_object_set_new(
+	    o, "rules",
+	    json_pack("[o,o]", rule("coordination.k8s.io", "leases", "create", NULL),
+		      rule("coordination.k8s.io", "leases", "get,update", OP_NAME)));
 	return o;
 }
 
@@ -254,11 +261,10 @@ static json_t *deployment(const char *ns, const char *image)
 	    "securityContext", "allowPrivilegeEscalation", 0, "readOnlyRootFilesystem", 1,
 	    "runAsNonRoot", 1, "capabilities", "drop", "ALL", "seccompProfile", "type",
 	    "RuntimeDefault", "volumeMounts", "name", "tmp", "mountPath", "/tmp");
-	json_t *pod = json_pack("{s:s,s:b,s:{s:b,s:i,s:i},s:[o],s:[{s:s,s:{}}]}",
-				"serviceAccountName", OP_NAME, "automountServiceAccountToken", 1,
-				"securityContext", "runAsNonRoot", 1, "runAsUser", OPM_UID,
-				"runAsGroup", OPM_UID, "containers", c, "volumes", "name", "tmp",
-				"emptyDir");
+	json_t *pod = json_pack(
+	    "{s:s,s:b,s:{s:b,s:i,s:i},s:[o],s:[{s:s,s:{}}]}", "serviceAccountName", OP_NAME,
+	    "automountServiceAccountToken", 1, "securityContext", "runAsNonRoot", 1, "runAsUser",
+	    OPM_UID, "runAsGroup", OPM_UID, "containers", c, "volumes", "name", "tmp", "emptyDir");
 	/* two replicas, one active (the Lease): the standby takes over within
 	 * leaseDurationSeconds when the leader's node goes */
 	json_object_set_new(o, "spec",
@@ -275,9 +281,9 @@ static const char opm_usage[] =
 int cmd_manifest_operator(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"operator", no_argument, NULL, 'O'},       {"namespace", required_argument, NULL, 'n'},
-	    {"image", required_argument, NULL, 'i'},    {"output", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+	    {"operator", no_argument, NULL, 'O'},    {"namespace", required_argument, NULL, 'n'},
+	    {"image", required_argument, NULL, 'i'}, {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	const char *ns = "kubicle-system", *image = NULL, *out = "yaml";
 	char image_buf[256];

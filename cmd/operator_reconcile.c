@@ -21,8 +21,11 @@
  *      NAME-kubeconfig from it, then manifest's Service and StatefulSet
  *      (replicas 0 when paused; a changed image changes the pod template,
  *      so the StatefulSet controller rolls the pod);
- *   7. paused: the tenant's pods are removed from the host as `kubicle
- *      stop` does (host_remove_pods);
+ *   7. paused: the tenant's pods (and their gangs' PodGroups) are removed
+ *      from the host, as `kubicle stop` removes them; unlike stop, the
+ *      syncer's ConfigMaps, Secrets and Services stay (host_remove_pods
+ *      would take our own PKI Secret and Service with them: they carry the
+ *      same label) until the tenant runs again;
  *   8. status (phase, endpoint, conditions Ready and HostReady with
  *      reasons, observedGeneration) is written when it changed; a
  *      condition that changes makes an Event.
@@ -41,6 +44,7 @@
 #include "cmd/hostsetup.h"
 #include "cmd/manifest.h"
 #include "cmd/operator_impl.h"
+#include "cmd/version.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -49,8 +53,8 @@
 /* What one reconcile learnt, for the status. */
 struct rec {
 	const char *name;
-	json_t *tenant;      /* the live Tenant (owned) */
-	struct tenant t;     /* the spec in hostsetup's terms */
+	json_t *tenant;  /* the live Tenant (owned) */
+	struct tenant t; /* the spec in hostsetup's terms */
 	struct manifest_spec ms;
 	const char *egress[TENANT_EGRESS_MAX];
 	char image[512];
@@ -136,14 +140,16 @@ static int read_spec(struct rec *r, const struct op_config *c)
 			      sget(spec, "hostNamespace"), "hostNamespace", err, elen);
 	else
 		snprintf(t->host_namespace, sizeof(t->host_namespace), "kubicle-%s", r->name);
-	rc = rc ? rc : copy_str(t->queue, sizeof(t->queue), sget(spec, "queue"), "queue", err, elen);
+	rc =
+	    rc ? rc : copy_str(t->queue, sizeof(t->queue), sget(spec, "queue"), "queue", err, elen);
 	rc = rc ? rc
 		: copy_str(t->scheduler, sizeof(t->scheduler),
 			   sget(spec, "scheduler") ? sget(spec, "scheduler") : "kai", "scheduler",
 			   err, elen);
 	rc = rc ? rc
 		: copy_str(t->policy, sizeof(t->policy), sget(spec, "policy"), "policy", err, elen);
-	rc = rc ? rc : copy_str(t->floor, sizeof(t->floor), sget(spec, "floor"), "floor", err, elen);
+	rc =
+	    rc ? rc : copy_str(t->floor, sizeof(t->floor), sget(spec, "floor"), "floor", err, elen);
 	if (rc)
 		return rc;
 	json_t *g = json_object_get(spec, "gpus");
@@ -173,13 +179,18 @@ static int read_spec(struct rec *r, const struct op_config *c)
 	}
 	t->stopped = json_is_true(json_object_get(spec, "paused"));
 	const char *img = sget(spec, "image");
-	snprintf(r->image, sizeof(r->image), "%s", img && *img ? img : c->image ? c->image : "");
+	if (img && *img)
+		snprintf(r->image, sizeof(r->image), "%s", img);
+	else if (c->image)
+		snprintf(r->image, sizeof(r->image), "%s", c->image);
+	else
+		snprintf(r->image, sizeof(r->image), "ghcr.io/kubicle/kubicle:%s", KUBICLE_VERSION);
 	r->ms = (struct manifest_spec){.name = t->name,
 				       .ns = t->host_namespace,
 				       .queue = t->queue,
 				       .scheduler = t->scheduler,
 				       .policy = t->policy[0] ? t->policy : NULL,
-				       .image = r->image[0] ? r->image : NULL,
+				       .image = r->image,
 				       .storage = sget(spec, "storage"),
 				       .storage_class = sget(spec, "storageClass"),
 				       .floor = t->floor[0] ? t->floor : NULL,
@@ -225,11 +236,11 @@ static void event(hostapi_t *h, const struct op_config *c, const json_t *tenant,
 	    reason, "message", msg, "source", "component", OP_COMPONENT, "firstTimestamp", now,
 	    "lastTimestamp", now, "count", 1, "reportingComponent", OP_COMPONENT,
 	    "reportingInstance", c->id);
-	if (ev && hostapi_call(h, "POST", "/api/v1/namespaces/default/events", ev, &st, NULL) ==
-		      0 &&
+	if (ev &&
+	    hostapi_call(h, "POST", "/api/v1/namespaces/default/events", ev, &st, NULL) == 0 &&
 	    st != 201)
 		kb_warn("operator", "event %s for tenant %s: host answered %ld", reason,
-			    sget(m, "name"), st);
+			sget(m, "name"), st);
 	json_decref(ev);
 }
 
@@ -291,7 +302,8 @@ static int apply(hostapi_t *h, struct rec *r, const json_t *obj, const char *fie
 	long st;
 	int rc = collection(obj, coll, sizeof(coll));
 	if (rc < 0)
-		return kb_errf(r->err, sizeof(r->err), rc, "no collection for %s", sget(obj, "kind"));
+		return kb_errf(r->err, sizeof(r->err), rc, "no collection for %s",
+			       sget(obj, "kind"));
 	snprintf(path, sizeof(path), "%s/%s", coll, name);
 	st = get(h, path, &live);
 	if (st == 404) {
@@ -420,11 +432,10 @@ static json_t *kubeconfig_secret(const struct rec *r, const struct manifest_pki 
 	free(text);
 	if (!b)
 		return NULL;
-	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:s,s:{s:s}}", "apiVersion", "v1",
-			      "kind", "Secret", "metadata", "name", name, "namespace",
-			      r->t.host_namespace, "labels", LABEL, r->name,
-			      "app.kubernetes.io/managed-by", "kubicle", "type", "Opaque", "data",
-			      "kubeconfig", b);
+	json_t *o = json_pack(
+	    "{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Secret",
+	    "metadata", "name", name, "namespace", r->t.host_namespace, "labels", LABEL, r->name,
+	    "app.kubernetes.io/managed-by", "kubicle", "type", "Opaque", "data", "kubeconfig", b);
 	free(b);
 	return o;
 }
@@ -487,7 +498,7 @@ static void server_state(hostapi_t *h, struct rec *r)
 	} else if (st == 200 && ready >= 1 && seen >= gen && rolled) {
 		r->phase = "Running";
 		r->ready_reason = NULL;
-		snprintf(r->ready_msg, sizeof(r->ready_msg), "its server answers /readyz");
+		snprintf(r->ready_msg, sizeof(r->ready_msg), "1 of 1 replicas ready");
 	} else {
 		r->phase = "Pending";
 		r->ready_reason = seen < gen || !rolled ? "RollingUpdate" : "ServerNotReady";
@@ -550,17 +561,16 @@ static int write_status(hostapi_t *h, const struct op_config *c, struct rec *r)
 	bool host_ok = !r->host_reason;
 	snprintf(endpoint, sizeof(endpoint), "https://%s.%s.svc:443", r->name, r->t.host_namespace);
 	snprintf(kcs, sizeof(kcs), "%s/%s-kubeconfig", r->t.host_namespace, r->name);
-	json_t *hc = condition(oc, "HostReady", host_ok, host_ok ? "HostObjectsReady" : r->host_reason,
-			       host_ok ? "every host object of the tenant is in place" : r->err,
-			       gen, &host_changed);
-	json_t *rc_ = condition(oc, "Ready", !r->ready_reason,
-				r->ready_reason ? r->ready_reason : "ServerReady",
-				r->ready_reason && !host_ok ? r->err : r->ready_msg, gen,
-				&ready_changed);
-	json_t *st = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:[o,o]}", "phase", r->phase, "endpoint",
-			       endpoint, "hostNamespace", r->t.host_namespace, "kubeconfigSecret",
-			       kcs, "observedGeneration", gen, "image", r->image, "conditions",
-			       rc_, hc);
+	json_t *hc = condition(
+	    oc, "HostReady", host_ok, host_ok ? "HostObjectsReady" : r->host_reason,
+	    host_ok ? "every host object of the tenant is in place" : r->err, gen, &host_changed);
+	json_t *rc_ = condition(
+	    oc, "Ready", !r->ready_reason, r->ready_reason ? r->ready_reason : "ServerReady",
+	    r->ready_reason && !host_ok ? r->err : r->ready_msg, gen, &ready_changed);
+	json_t *st =
+	    json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:[o,o]}", "phase", r->phase, "endpoint", endpoint,
+		      "hostNamespace", r->t.host_namespace, "kubeconfigSecret", kcs,
+		      "observedGeneration", gen, "image", r->image, "conditions", rc_, hc);
 	if (!st)
 		return -ENOMEM;
 	if (r->expires) {
@@ -578,7 +588,7 @@ static int write_status(hostapi_t *h, const struct op_config *c, struct rec *r)
 		json_decref(patch);
 		if (rc == 0 && code != 200 && code != 404)
 			kb_warn("operator", "tenant %s: status: %ld %s", r->name, code,
-				    hostapi_message(resp, code));
+				hostapi_message(resp, code));
 		json_decref(resp);
 	}
 	if (host_changed)
@@ -586,10 +596,10 @@ static int write_status(hostapi_t *h, const struct op_config *c, struct rec *r)
 		      host_ok ? "HostObjectsReady" : r->host_reason,
 		      host_ok ? "every host object of the tenant is in place" : r->err);
 	if (ready_changed)
-		event(h, c, r->tenant, r->ready_reason && strcmp(r->ready_reason, "Paused") != 0 &&
-					       !host_ok
-					   ? "Warning"
-					   : "Normal",
+		event(h, c, r->tenant,
+		      r->ready_reason && strcmp(r->ready_reason, "Paused") != 0 && !host_ok
+			  ? "Warning"
+			  : "Normal",
 		      r->ready_reason ? r->ready_reason : "Ready", r->ready_msg);
 	json_decref(st);
 	return rc;
@@ -622,8 +632,7 @@ static int set_finalizer(hostapi_t *h, struct rec *r, bool add)
 	if (add)
 		json_array_append_new(list, json_string(OP_FINALIZER));
 	json_t *patch = json_pack("{s:{s:o,s:s}}", "metadata", "finalizers", list,
-				  "resourceVersion",
-				  sget(meta_of(r->tenant), "resourceVersion"));
+				  "resourceVersion", sget(meta_of(r->tenant), "resourceVersion"));
 	snprintf(path, sizeof(path), OP_TENANTS "/%s", r->name);
 	int rc = patch ? hostapi_call(h, "PATCH", path, patch, &st, &resp) : -ENOMEM;
 	json_decref(patch);
@@ -647,8 +656,8 @@ static int teardown(hostapi_t *h, struct rec *r)
 	snprintf(qpath, sizeof(qpath), "/apis/scheduling.run.ai/v2/queues/%s", r->t.queue);
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s", ns);
 	r->t.made_namespace = made_for(h, path, r->name);
-	r->t.made_queue = strcmp(r->t.scheduler, "kai") == 0 && r->t.queue[0] &&
-			  made_for(h, qpath, r->name);
+	r->t.made_queue =
+	    strcmp(r->t.scheduler, "kai") == 0 && r->t.queue[0] && made_for(h, qpath, r->name);
 	snprintf(path, sizeof(path),
 		 "/apis/apps/v1/namespaces/%s/statefulsets?labelSelector=" LABEL "%%3D%s", ns,
 		 r->name);
@@ -707,9 +716,34 @@ static int finalize(hostapi_t *h, const struct op_config *c, struct rec *r, int 
 	}
 	rc = set_finalizer(h, r, false);
 	if (rc == 0)
-		kb_info("operator", "tenant %s: host objects deleted, finalizer removed",
-			    r->name);
+		kb_info("operator", "tenant %s: host objects deleted, finalizer removed", r->name);
 	return rc;
+}
+
+/* A paused tenant's pods and gangs leave the host (label-selected
+ * deletecollection; 404, no such kind on this host, is fine). */
+static int remove_pods(hostapi_t *h, struct rec *r)
+{
+	static const char *const colls[] = {"/api/v1", "/apis/scheduling.run.ai/v2alpha2",
+					    "/apis/scheduling.volcano.sh/v1beta1"};
+	static const char *const plural[] = {"pods", "podgroups", "podgroups"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(colls); i++) {
+		char path[512];
+		long st = 0;
+		json_t *resp = NULL;
+		snprintf(path, sizeof(path), "%s/namespaces/%s/%s?labelSelector=" LABEL "%%3D%s",
+			 colls[i], r->t.host_namespace, plural[i], r->name);
+		int rc = hostapi_call(h, "DELETE", path, NULL, &st, &resp);
+		if (rc == 0 && st != 200 && st != 404)
+			rc = kb_errf(r->err, sizeof(r->err), -EIO, "deleting %s: %ld %s", path, st,
+				     hostapi_message(resp, st));
+		else if (rc < 0)
+			kb_errf(r->err, sizeof(r->err), rc, "deleting %s: %s", path, strerror(-rc));
+		json_decref(resp);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }
 
 /* ---- reconcile -------------------------------------------------------------------------- */
@@ -747,8 +781,7 @@ static int reconcile_live(hostapi_t *h, const struct op_config *c, struct rec *r
 		r->host_reason = "HostError";
 	if (rc == 0 && (rc = apply_manifest(h, r)) < 0 && !r->host_reason)
 		r->host_reason = "HostError";
-	if (rc == 0 && r->t.stopped &&
-	    (rc = host_remove_pods(h, &r->t, r->err, sizeof(r->err))) < 0)
+	if (rc == 0 && r->t.stopped && (rc = remove_pods(h, r)) < 0)
 		r->host_reason = "HostError";
 	if (rc < 0) {
 		r->phase = "Failed";

@@ -1,0 +1,245 @@
+# SPDX-License-Identifier: Apache-2.0
+# Production mode (issue 28; cmd/operator*.c, docs/operator.md): Tenant
+# objects on the host stand-in, run by `kubicle operator` as a local process
+# with the host's kubeconfig. The operator installs the CRD, turns a Tenant
+# into its host objects and status, pauses, resumes, upgrades, expires and
+# deletes it leaving nothing; it recovers after kill -9; of two operators
+# only the Lease's holder writes. The server pod's readiness is what a
+# kubelet would report (op_kubelet_ready: the stand-in runs no containers).
+# Sourced by run.sh.
+
+op_h() { kubectl --kubeconfig "$OP_HOST_KCFG" "$@"; }
+
+# op_start ID [ARGS...]: an operator named ID (its Lease identity), logging
+# to $E2E_TMP/operator-ID.log; sets OP_PID.
+op_start() {
+  local id=$1; shift
+  "$KUBICLE" operator --host-kubeconfig "$OP_HOST_KCFG" --namespace default --id "$id" \
+    --lease-duration 4 --renew-deadline 3 --retry-period 1 --resync 30 --log-level debug "$@" \
+    >>"$E2E_TMP/operator-$id.log" 2>&1 &
+  OP_PID=$!
+  E2E_PIDS+=("$OP_PID")
+}
+
+op_tenant() { # NAME [SPEC-JSON]: create or replace a Tenant
+  printf '{"apiVersion":"kubicle.dev/v1","kind":"Tenant","metadata":{"name":"%s"},"spec":%s}' \
+    "$1" "${2:-{\}}" | op_h apply -f - >/dev/null
+}
+op_field() { op_h get tenant "$1" -o jsonpath="$2" 2>&1; }
+op_phase() { op_field "$1" '{.status.phase}'; }
+op_cond() { # NAME TYPE: "status reason" of a condition
+  op_field "$1" "{.status.conditions[?(@.type==\"$2\")].status} {.status.conditions[?(@.type==\"$2\")].reason}"
+}
+# What a kubelet reports for the tenant's server pod once it answers /readyz.
+op_kubelet_ready() { # NAME [NS]
+  local ns=${2:-kubicle-$1}
+  op_h -n "$ns" get pod "$1-0" >/dev/null 2>&1 || return 1
+  op_h -n "$ns" patch pod "$1-0" --subresource=status --type=merge \
+    -p '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' >/dev/null
+}
+# Every host object labelled with the tenant, as KIND/NAME lines.
+op_left() {
+  local t=$1 ns=${2:-kubicle-$1}
+  {
+    op_h get pods,services,pvc,configmaps,secrets,serviceaccounts,roles,rolebindings,resourcequotas,limitranges,networkpolicies,statefulsets \
+      -n "$ns" -l "kubicle.dev/tenant=$t" -o name 2>/dev/null
+    op_h get pods -n "$ns" -l "kubicle.dev/control-plane=$t" -o name 2>/dev/null
+    op_h get clusterrolebindings,queues,namespaces -l "kubicle.dev/tenant=$t" -o name 2>/dev/null
+  } | sort
+}
+op_ca() { op_h -n "kubicle-$1" get secret "$1-pki" -o jsonpath='{.data.ca\.crt}'; }
+
+operator_setup() {
+  E2E_PORT=0 start_server ophost --standin-exec || return 1
+  OP_HOST_KCFG=$KCFG
+  export TMPDIR=$E2E_TMP/op-tmp
+  mkdir -p "$TMPDIR"
+  op_start opA
+  OP_A=$OP_PID
+  wait_for "operator installs the Tenant CRD" 30 op_h get --raw /apis/kubicle.dev/v1/tenants
+}
+
+operator_crd() {
+  expect_eq "CRD: cluster-scoped, served and stored as v1, status subresource" "Cluster v1 true true {}" \
+    op_h get crd tenants.kubicle.dev -o jsonpath='{.spec.scope} {.spec.versions[0].name} {.spec.versions[0].served} {.spec.versions[0].storage} {.spec.versions[0].subresources.status}'
+  expect_eq "the CRD the operator installs is the one manifest --operator prints" \
+    "$("$KUBICLE" manifest --operator -o json | jq -cS '.items[0].spec.versions[0].schema')" \
+    sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get crd tenants.kubicle.dev -o json | jq -cS '.spec.versions[0].schema'"
+  op_tenant t1 '{"queue":"team-a","gpus":2,"policy":"untrusted"}'
+  expect "kubectl get tenants: the printer columns" \
+    '^NAME +PHASE +QUEUE +GPUS +POLICY +ENDPOINT +AGE' op_h get tenants
+  expect_fail "the structural schema refuses an unknown scheduler" 'Unsupported value: "slurm"' \
+    op_tenant bad '{"scheduler":"slurm"}'
+  expect_fail "... and a ttl that is no duration" 'spec.ttl' op_tenant bad '{"ttl":"soon"}'
+}
+
+operator_create() {
+  expect_until "a Tenant gets HostReady True (HostObjectsReady)" "True HostObjectsReady" op_cond t1 HostReady
+  expect_eq "phase Pending until its server is ready; endpoint the Service" \
+    "Pending https://t1.kubicle-t1.svc:443 kubicle-t1/t1-kubeconfig" \
+    op_field t1 '{.status.phase} {.status.endpoint} {.status.kubeconfigSecret}'
+  expect_eq "observedGeneration is the Tenant's generation" \
+    "$(op_field t1 '{.metadata.generation}')" op_field t1 '{.status.observedGeneration}'
+  expect_eq "the finalizer is on before any host object" "kubicle.dev/host-objects" \
+    op_field t1 '{.metadata.finalizers[*]}'
+  local want
+  want=$(printf '%s\n' clusterrolebinding.rbac.authorization.k8s.io/kubicle-t1-nodes \
+    limitrange/kubicle-t1 namespace/kubicle-t1 \
+    networkpolicy.networking.k8s.io/kubicle-t1-egress networkpolicy.networking.k8s.io/kubicle-t1-ingress \
+    networkpolicy.networking.k8s.io/kubicle-t1-isolation persistentvolumeclaim/data-t1-0 pod/t1-0 \
+    queue.scheduling.run.ai/team-a resourcequota/kubicle-t1 \
+    role.rbac.authorization.k8s.io/kubicle-t1 rolebinding.rbac.authorization.k8s.io/kubicle-t1 \
+    secret/t1-kubeconfig secret/t1-pki service/t1 serviceaccount/kubicle-t1 serviceaccount/kubicle.pods \
+    statefulset.apps/t1 | sort)
+  expect_until "the host objects of create and manifest, each labelled with the tenant" "$want" op_left t1
+  OP_T1_N=$(op_left t1 | wc -l)
+  expect_eq "the KAI queue carries --gpus" "2 2" \
+    op_h get queue team-a -o jsonpath='{.spec.resources.gpu.quota} {.spec.resources.gpu.limit}'
+  expect_eq "the server runs kubicle serve --tenant t1 --queue team-a" "serve t1 team-a" \
+    sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' -n kubicle-t1 get statefulset t1 -o json | jq -r '.spec.template.spec.containers[0].args | [.[0], .[index(\"--tenant\")+1], .[index(\"--queue\")+1]] | join(\" \")'"
+  # the admin kubeconfig: its client certificate is signed by the PKI Secret's CA
+  op_h -n kubicle-t1 get secret t1-kubeconfig -o jsonpath='{.data.kubeconfig}' | base64 -d >"$E2E_TMP/op-t1.kcfg"
+  op_ca t1 | base64 -d >"$E2E_TMP/op-t1-ca.crt"
+  python3 -c 'import json,sys,base64; print(base64.b64decode(json.load(open(sys.argv[1]))["users"][0]["user"]["client-certificate-data"]).decode())' \
+    "$E2E_TMP/op-t1.kcfg" >"$E2E_TMP/op-t1-admin.crt"
+  expect "the admin kubeconfig Secret: server the Service, a client certificate of the tenant's CA" \
+    "op-t1-admin.crt: OK" sh -c "cd '$E2E_TMP' && openssl verify -CAfile op-t1-ca.crt op-t1-admin.crt && grep -q 'https://t1.kubicle-t1.svc:443' op-t1.kcfg"
+  expect_eq "... and it is in the admin group" "system:masters" \
+    sh -c "openssl x509 -in '$E2E_TMP/op-t1-admin.crt' -noout -subject | sed 's/.*O *= *\([^,]*\).*/\1/'"
+  wait_for "the server pod exists" 20 op_kubelet_ready t1
+  expect_until "Ready True (ServerReady) once the pod is ready; phase Running" "Running True ServerReady" \
+    sh -c "echo \$(kubectl --kubeconfig '$OP_HOST_KCFG' get tenant t1 -o jsonpath='{.status.phase}') \$(kubectl --kubeconfig '$OP_HOST_KCFG' get tenant t1 -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status} {.status.conditions[?(@.type==\"Ready\")].reason}')"
+  expect_until_match "Events in kube's style about the Tenant (default namespace)" 10 \
+    'Normal +HostObjectsReady +tenant/t1.*Normal +Ready +tenant/t1|Normal +Ready +tenant/t1.*Normal +HostObjectsReady' \
+    sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get events -n default --sort-by=.lastTimestamp | tr '\n' ' '"
+  expect_eq "events name their source and instance" "kubicle-operator opA" \
+    sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get events -n default -o json | jq -r '[.items[] | select(.involvedObject.kind==\"Tenant\")][0] | \"\(.source.component) \(.reportingInstance)\"'"
+}
+
+operator_invalid() {
+  op_tenant t2 '{"scheduler":"kai"}'
+  expect_until "a spec the builders refuse: Failed, Ready False InvalidSpec" "Failed False InvalidSpec" \
+    sh -c "echo \$(kubectl --kubeconfig '$OP_HOST_KCFG' get tenant t2 -o jsonpath='{.status.phase} {.status.conditions[?(@.type==\"Ready\")].status} {.status.conditions[?(@.type==\"Ready\")].reason}')"
+  expect "... its message says why" 'needs --queue' op_field t2 '{.status.conditions[?(@.type=="Ready")].message}'
+  expect_eq "... and nothing was made on the host" "" op_left t2
+  op_tenant t2 '{"scheduler":"kai","queue":"team-b","hostNamespace":"kubicle-t1"}'
+  expect_until "another tenant's host namespace: HostReady False NamespaceInUse" "False NamespaceInUse" op_cond t2 HostReady
+  expect "... naming the tenant that has it" 'belongs to tenant t1' \
+    op_field t2 '{.status.conditions[?(@.type=="HostReady")].message}'
+  op_h delete tenant t2 --timeout=30s >/dev/null 2>&1
+  expect_eq "deleting it leaves t1's objects alone" "$OP_T1_N" sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get tenant t2 >/dev/null 2>&1; $(declare -f op_left op_h); OP_HOST_KCFG='$OP_HOST_KCFG' op_left t1 | wc -l"
+}
+
+operator_pause() {
+  local ca
+  ca=$(op_ca t1)
+  # a pod of the tenant, as its syncer makes them
+  op_h -n kubicle-t1 run tenant-pod --image=busybox --labels=kubicle.dev/tenant=t1 >/dev/null
+  op_h patch tenant t1 --type=merge -p '{"spec":{"paused":true}}' >/dev/null
+  expect_until "paused: phase Paused, Ready False (Paused)" "Paused False Paused" \
+    sh -c "echo \$(kubectl --kubeconfig '$OP_HOST_KCFG' get tenant t1 -o jsonpath='{.status.phase} {.status.conditions[?(@.type==\"Ready\")].status} {.status.conditions[?(@.type==\"Ready\")].reason}')"
+  expect_eq "... the StatefulSet at 0 replicas" "0" op_h -n kubicle-t1 get statefulset t1 -o jsonpath='{.spec.replicas}'
+  expect_until "... the tenant's pods removed from the host" "" op_h -n kubicle-t1 get pods -l kubicle.dev/tenant=t1 -o name
+  expect_eq "... its store's claim and its certificates kept" "persistentvolumeclaim/data-t1-0 $ca" \
+    sh -c "echo \$(kubectl --kubeconfig '$OP_HOST_KCFG' -n kubicle-t1 get pvc -o name) \$(kubectl --kubeconfig '$OP_HOST_KCFG' -n kubicle-t1 get secret t1-pki -o jsonpath='{.data.ca\.crt}')"
+  op_h patch tenant t1 --type=merge -p '{"spec":{"paused":false,"image":"registry.example/kubicle:next"}}' >/dev/null
+  expect_until "resumed with a new image: one replica, the new image in the template" "1 registry.example/kubicle:next" \
+    op_h -n kubicle-t1 get statefulset t1 -o jsonpath='{.spec.replicas} {.spec.template.spec.containers[0].image}'
+  expect_until "... the pod is rolled to the new image" "registry.example/kubicle:next" \
+    op_h -n kubicle-t1 get pod t1-0 -o jsonpath='{.spec.containers[0].image}'
+  wait_for "the new pod" 20 op_kubelet_ready t1
+  expect_until "... Running again, status.image the new one" "Running registry.example/kubicle:next" \
+    op_field t1 '{.status.phase} {.status.image}'
+  expect_eq "... with the same CA (the PKI Secret is made once)" "$ca" op_ca t1
+}
+
+operator_ttl() {
+  op_tenant t3 '{"scheduler":"none","ttl":"3s"}'
+  expect_until "a Tenant with spec.ttl shows expiresAt" "true" \
+    sh -c "test -n \"\$(kubectl --kubeconfig '$OP_HOST_KCFG' get tenant t3 -o jsonpath='{.status.expiresAt}')\" && echo true"
+  E2E_UNTIL=40 expect_until "... and is deleted when it is up, with its host objects" "" \
+    sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get tenant t3 -o name 2>/dev/null; $(declare -f op_left op_h); OP_HOST_KCFG='$OP_HOST_KCFG' op_left t3"
+  expect "... an Expired event says so" 'Expired +tenant/t3' op_h get events -n default
+}
+
+operator_kill9() {
+  local i
+  for i in 1 2 3 4; do op_tenant "k$i" '{"scheduler":"none"}'; done
+  # kill -9 as soon as the first of them has a host object: mid-reconcile
+  wait_for "an operator at work" 30 sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get ns kubicle-k1 >/dev/null 2>&1"
+  kill -9 "$OP_A"
+  wait "$OP_A" 2>/dev/null
+  op_start opA2
+  OP_A=$OP_PID
+  for i in 1 2 3 4; do
+    E2E_UNTIL=60 expect_until "after kill -9 and a restart, k$i gets its host objects" "True HostObjectsReady" op_cond "k$i" HostReady
+  done
+  expect_eq "... one StatefulSet each, nothing twice" "4" \
+    sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get statefulsets -A -o name | grep -c '/k[1-4]$'"
+  op_h delete tenant k1 k2 k3 k4 --wait=false >/dev/null
+  wait_for "deletion under way" 30 sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get tenant k1 -o jsonpath='{.status.phase}' 2>/dev/null | grep -q Terminating || ! kubectl --kubeconfig '$OP_HOST_KCFG' get tenant k1 >/dev/null 2>&1"
+  kill -9 "$OP_A"
+  wait "$OP_A" 2>/dev/null
+  op_start opA3
+  OP_A=$OP_PID
+  E2E_UNTIL=60 expect_until "deleting across a kill -9: every Tenant gone" "" \
+    op_h get tenants k1 k2 k3 k4 -o name --ignore-not-found
+  expect_eq "... and every host object of theirs" "" \
+    sh -c "$(declare -f op_left op_h); export OP_HOST_KCFG='$OP_HOST_KCFG'; for t in k1 k2 k3 k4; do op_left \$t; done"
+}
+
+operator_leader() {
+  expect_until "the Lease names the leader" "opA3" \
+    op_h -n default get lease kubicle-operator -o jsonpath='{.spec.holderIdentity}'
+  expect_eq "leaseDurationSeconds is the leader's" "4" \
+    op_h -n default get lease kubicle-operator -o jsonpath='{.spec.leaseDurationSeconds}'
+  local transitions
+  transitions=$(op_h -n default get lease kubicle-operator -o jsonpath='{.spec.leaseTransitions}')
+  op_start opB
+  local OP_B=$OP_PID
+  wait_for "the second operator is standing by" 20 grep -q 'standing by: opA3 leads' "$E2E_TMP/operator-opB.log"
+  op_tenant t4 '{"scheduler":"none"}'
+  expect_until "with two operators the Tenant is reconciled" "True HostObjectsReady" op_cond t4 HostReady
+  expect_eq "... by the leader only (its Events, none of the standby's)" "opA3" \
+    sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get events -n default -o json | jq -r '[.items[] | select(.involvedObject.name==\"t4\") | .reportingInstance] | unique | join(\" \")'"
+  expect_eq "... the standby wrote nothing (no tenant in its log)" "0" \
+    sh -c "grep -c 'tenant\\|listed' '$E2E_TMP/operator-opB.log'"
+  kill -TERM "$OP_A"
+  wait "$OP_A" 2>/dev/null
+  expect_until "the leader's SIGTERM releases the Lease: the standby takes it" "opB" \
+    op_h -n default get lease kubicle-operator -o jsonpath='{.spec.holderIdentity}'
+  expect_eq "... leaseTransitions counts the change" "$((transitions + 1))" \
+    op_h -n default get lease kubicle-operator -o jsonpath='{.spec.leaseTransitions}'
+  op_h patch tenant t4 --type=merge -p '{"spec":{"paused":true}}' >/dev/null
+  expect_until "the new leader reconciles" "Paused" op_phase t4
+  op_h delete tenant t4 --timeout=30s >/dev/null
+  OP_A=$OP_B
+}
+
+operator_delete() {
+  expect_eq "before delete, t1 has its host objects" "$OP_T1_N" sh -c "$(declare -f op_left op_h); OP_HOST_KCFG='$OP_HOST_KCFG' op_left t1 | wc -l"
+  expect "kubectl delete tenant returns once the finalizer ran" 'deleted' op_h delete tenant t1 --timeout=60s
+  expect_eq "nothing labelled with the tenant is left on the host" "" op_left t1
+  expect_eq "... its namespace and queue are gone" "" \
+    sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get ns kubicle-t1 queue team-a -o name --ignore-not-found 2>&1"
+  expect_eq "... the shared ClusterRole stays" "clusterrole.rbac.authorization.k8s.io/kubicle-syncer-nodes" \
+    op_h get clusterrole kubicle-syncer-nodes -o name
+}
+
+operator_suite() {
+  local saved_tmpdir=${TMPDIR-}
+  if operator_setup; then
+    operator_crd
+    operator_create
+    operator_invalid
+    operator_pause
+    operator_ttl
+    operator_kill9
+    operator_leader
+    operator_delete
+  else
+    fail "operator: setup"
+  fi
+  kill "$OP_A" 2>/dev/null
+  if [ -n "$saved_tmpdir" ]; then export TMPDIR=$saved_tmpdir; else unset TMPDIR; fi
+}
