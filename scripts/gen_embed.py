@@ -16,7 +16,7 @@ DST = os.path.join("cmd", "operator_crd_gen.c")
 
 def c_line(text):
     out = text.replace("\\", "\\\\").replace('"', '\\"')
-    return '\t"%s\\n"' % out
+    return '    "%s\\n"' % out
 
 
 def render(yaml_text):
