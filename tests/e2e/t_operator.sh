@@ -226,6 +226,50 @@ operator_delete() {
     op_h get clusterrole kubicle-syncer-nodes -o name
 }
 
+# The test kubelet (tests/host/kubelet.py) runs t5's server pod as a local
+# `kubicle serve` with the pod's own arguments, environment and Secret
+# files: real kubectl reaches the tenant with the kubeconfig the operator
+# wrote, and its syncer makes the tenant's pod on the host.
+operator_kubelet() {
+  if ! unshare -m --propagation private true 2>/dev/null; then
+    pass "kubelet run skipped: no mount namespaces here"
+    return
+  fi
+  python3 "$E2E_LIB_DIR/../host/kubelet.py" --data-dir "$E2E_TMP/ophost" --kubicle "$KUBICLE" \
+    --root "$E2E_TMP/op-kubelet" --selector kubicle.dev/control-plane=t5 --interval 0.2 \
+    >>"$E2E_TMP/op-kubelet.log" 2>&1 &
+  local kpid=$!
+  E2E_PIDS+=("$kpid")
+  op_tenant t5 '{"scheduler":"none"}'
+  E2E_UNTIL=60 expect_until "with a kubelet, the operator's tenant becomes Ready: its real server answers" \
+    "Running True ServerReady" \
+    sh -c "echo \$(kubectl --kubeconfig '$OP_HOST_KCFG' get tenant t5 -o jsonpath='{.status.phase} {.status.conditions[?(@.type==\"Ready\")].status} {.status.conditions[?(@.type==\"Ready\")].reason}')"
+  local ep kc=$E2E_TMP/op-t5.kcfg
+  ep=$(cat "$E2E_TMP/op-kubelet/kubicle-t5/t5-0/endpoint" 2>/dev/null)
+  op_h -n kubicle-t5 get secret t5-kubeconfig -o jsonpath='{.data.kubeconfig}' | base64 -d >"$kc"
+  local T=(kubectl --kubeconfig "$kc" --server "https://$ep" --tls-server-name t5.kubicle-t5.svc)
+  expect "kubectl reaches the tenant with the kubeconfig Secret (the Service's name on the certificate)" \
+    '^default +Active' "${T[@]}" get ns
+  "${T[@]}" apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - name: c
+    image: busybox
+    command: [sleep, "3600"]
+YAML
+  expect_until "its syncer (the pod's ServiceAccount token, the Role the operator wrote) makes the host pod" \
+    "t5" op_h -n kubicle-t5 get pod web-x-default-x-t5 -o 'jsonpath={.metadata.labels.kubicle\.dev/tenant}'
+  op_h delete tenant t5 --timeout=60s >/dev/null
+  expect_until "deleting the Tenant stops its server" "gone" \
+    sh -c "kill -0 \$(pgrep -f -- '--tenant t5' | head -1) 2>/dev/null && echo running || echo gone"
+  expect_eq "... and leaves nothing of it on the host" "" op_left t5
+  kill "$kpid" 2>/dev/null
+  wait "$kpid" 2>/dev/null
+}
+
 operator_suite() {
   local saved_tmpdir=${TMPDIR-}
   if operator_setup; then
@@ -234,6 +278,7 @@ operator_suite() {
     operator_invalid
     operator_pause
     operator_ttl
+    operator_kubelet
     operator_kill9
     operator_leader
     operator_delete
