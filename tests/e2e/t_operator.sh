@@ -263,8 +263,8 @@ YAML
   expect_until "its syncer (the pod's ServiceAccount token, the Role the operator wrote) makes the host pod" \
     "t5" op_h -n kubicle-t5 get pod web-x-default-x-t5 -o 'jsonpath={.metadata.labels.kubicle\.dev/tenant}'
   op_h delete tenant t5 --timeout=60s >/dev/null
-  expect_until "deleting the Tenant stops its server" "gone" \
-    sh -c "kill -0 \$(pgrep -f -- '--tenant t5' | head -1) 2>/dev/null && echo running || echo gone"
+  expect_until_match "deleting the Tenant stops its server (the kubelet saw its pod go)" 30 \
+    'stopped kubicle-t5/t5-0' cat "$E2E_TMP/op-kubelet.log"
   expect_eq "... and leaves nothing of it on the host" "" op_left t5
   kill "$kpid" 2>/dev/null
   wait "$kpid" 2>/dev/null
