@@ -468,7 +468,8 @@ int cmd_operator(int argc, char **argv)
 		a.id = id;
 	}
 	uv_loop_init(&o.loop);
-	o.cfg = (struct op_config){.image = a.image, .id = a.id, .resync_s = a.resync_s};
+	o.cfg =
+	    (struct op_config){.image = a.image, .id = a.id, .ns = a.ns, .resync_s = a.resync_s};
 	o.retry_s = a.retry_s;
 	o.renew_deadline_s = a.renew_s;
 	o.install_crd = !a.no_crd;

@@ -28,6 +28,7 @@
 struct op_config {
 	const char *image; /* default tenant image; NULL: manifest's default */
 	const char *id;    /* holder identity (Lease, Events' reportingInstance) */
+	const char *ns;    /* its own namespace (the Lease's): no tenant's */
 	int resync_s;      /* a Tenant is reconciled again at least this often */
 };
 

@@ -122,6 +122,15 @@ static int copy_str(char *dst, size_t len, const char *src, const char *what, ch
 	return 0;
 }
 
+/* The host's own namespaces, where no tenant's pods and RBAC may go: a
+ * Tenant's author would otherwise have the operator (whose rights span
+ * every namespace) write Roles and run pods next to the control plane's. */
+static bool reserved_namespace(const char *ns, const char *own)
+{
+	return strncmp(ns, "kube-", 5) == 0 || strcmp(ns, "default") == 0 ||
+	       (own && strcmp(ns, own) == 0);
+}
+
 /* The Tenant's spec into r->t (hostsetup's terms) and r->ms (manifest's). */
 static int read_spec(struct rec *r, const struct op_config *c)
 {
@@ -199,6 +208,11 @@ static int read_spec(struct rec *r, const struct op_config *c)
 				       .negress = n};
 	if ((rc = manifest_check(&r->ms, err, elen)) < 0)
 		return rc;
+	if (reserved_namespace(t->host_namespace, c->ns))
+		return kb_errf(err, elen, -EINVAL,
+			       "spec.hostNamespace %s: a namespace of the host's own (kube-*, "
+			       "default, the operator's), never a tenant's",
+			       t->host_namespace);
 	const char *ttl = sget(spec, "ttl");
 	if (ttl && *ttl) {
 		long s = ttl_seconds(ttl);

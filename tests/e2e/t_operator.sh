@@ -126,7 +126,10 @@ operator_invalid() {
   expect_until "another tenant's host namespace: HostReady False NamespaceInUse" "False NamespaceInUse" op_cond t2 HostReady
   expect "... naming the tenant that has it" 'belongs to tenant t1' \
     op_field t2 '{.status.conditions[?(@.type=="HostReady")].message}'
-  op_h delete tenant t2 --timeout=30s >/dev/null 2>&1
+  op_tenant t6 '{"scheduler":"none","hostNamespace":"kube-system"}'
+  expect_until "the host's own namespaces are no tenant's: InvalidSpec" "False InvalidSpec" op_cond t6 HostReady
+  expect_eq "... nothing of it in kube-system" "" op_left t6 kube-system
+  op_h delete tenant t2 t6 --timeout=30s >/dev/null 2>&1
   expect_eq "deleting it leaves t1's objects alone" "$OP_T1_N" sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get tenant t2 >/dev/null 2>&1; $(declare -f op_left op_h); OP_HOST_KCFG='$OP_HOST_KCFG' op_left t1 | wc -l"
 }
 
