@@ -26,6 +26,11 @@ int cmd_operator(int argc, char **argv);
  * the operator's RBAC and Deployment. Exit code as cmd_manifest's. */
 int cmd_manifest_operator(int argc, char **argv);
 
+/* `kubicle create|list|kubeconfig|stop|start|delete ... --in-cluster`
+ * (cmd/operator_cli.c): argv[0] is the command; the same output and -o json
+ * as the local mode, on Tenant objects. Exit code as cmd/tenant.h's. */
+int cmd_incluster(int argc, char **argv);
+
 /* The Tenant CRD, deploy/tenant-crd.yaml's text (cmd/operator_crd_gen.c). */
 extern const char operator_crd_yaml[];
 

@@ -273,6 +273,37 @@ YAML
   wait "$kpid" 2>/dev/null
 }
 
+# One CLI for both modes: kubicle create|list|kubeconfig|stop|start|delete
+# --in-cluster on Tenant objects, the local mode's output and -o json.
+op_k() { "$KUBICLE" "$@" --in-cluster --host-kubeconfig "$OP_HOST_KCFG"; }
+operator_cli() {
+  expect "create --in-cluster prints the local mode's lines, once the operator saw it" \
+    'tenant c1 is pending at https://c1.kubicle-c1.svc:443' \
+    op_k create c1 --queue team-c --gpus 1 --policy trusted --max-pods 50 --ttl 2h
+  expect_eq "... the Tenant has the flags as its spec (hostLimits from the host-quota flags)" \
+    "team-c 1 trusted 2h 50" op_field c1 '{.spec.queue} {.spec.gpus} {.spec.policy} {.spec.ttl} {.spec.hostLimits.pods}'
+  expect_fail "create of an existing tenant fails" 'tenant c1 already exists' op_k create c1 --queue team-c
+  expect_fail "a spec the API refuses: kube's message" 'Unsupported value' op_k create c2 --scheduler slurm
+  wait_for "c1's server pod" 20 op_kubelet_ready c1
+  expect_eq "list --in-cluster -o json: the local mode's keys" \
+    "c1 Running team-c trusted 1 kubicle-c1 50 true" \
+    sh -c "$(declare -f op_k); KUBICLE='$KUBICLE' OP_HOST_KCFG='$OP_HOST_KCFG'; for i in \$(seq 100); do out=\$(op_k list c1 -o json); echo \"\$out\" | grep -q Running && break; sleep 0.2; done; echo \"\$out\" | jq -r '.items[0] | \"\\(.name) \\(.state) \\(.queue) \\(.policy) \\(.gpus) \\(.hostNamespace) \\(.hostLimits.pods) \\(.secondsLeft > 7000)\"'"
+  expect "list --in-cluster: the local mode's table" \
+    '^NAME +STATE +ENDPOINT +QUEUE +POLICY +FLOOR +PODS +GPUS +AGE +TTL' op_k list
+  expect "kubeconfig --in-cluster prints the admin kubeconfig" '"server": "https://c1.kubicle-c1.svc:443"' \
+    op_k kubeconfig c1
+  expect "stop --in-cluster waits for Paused" 'tenant c1 stopped' op_k stop c1
+  expect_eq "... list says Stopped" "Stopped" sh -c "$(declare -f op_k); KUBICLE='$KUBICLE' OP_HOST_KCFG='$OP_HOST_KCFG' op_k list c1 -o json | jq -r '.items[0].state'"
+  expect "start --in-cluster" 'tenant c1 is running at https://c1.kubicle-c1.svc:443' op_k start c1
+  expect_eq "... spec.paused false" "false" op_field c1 '{.spec.paused}'
+  expect_eq "delete --in-cluster -o json waits for the finalizer" '{"deleted":true,"name":"c1"}' \
+    sh -c "$(declare -f op_k); KUBICLE='$KUBICLE' OP_HOST_KCFG='$OP_HOST_KCFG' op_k delete c1 -o json | jq -c ."
+  expect_eq "... nothing of it is left on the host" "" op_left c1
+  expect_fail "delete of a missing tenant" 'tenant c1 not found' op_k delete c1
+  expect_eq "... unless --ignore-not-found" '{"deleted":false,"name":"c1"}' \
+    sh -c "$(declare -f op_k); KUBICLE='$KUBICLE' OP_HOST_KCFG='$OP_HOST_KCFG' op_k delete c1 --ignore-not-found -o json | jq -c ."
+}
+
 operator_suite() {
   local saved_tmpdir=${TMPDIR-}
   if operator_setup; then
@@ -282,6 +313,7 @@ operator_suite() {
     operator_pause
     operator_ttl
     operator_kubelet
+    operator_cli
     operator_kill9
     operator_leader
     operator_delete
