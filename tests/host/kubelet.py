@@ -33,6 +33,8 @@ What a kubelet does and what this one does instead:
     is then removed (grace period 0), as kubelet confirms a deletion;
   - ROOT/NS/POD/endpoint holds "127.0.0.1:PORT" of its API once it serves,
     for the tests (they pass --tls-server-name, the Service's name).
+With --fake nothing runs: every pod is reported Ready at once (for the
+operator's benchmark without its tenants' servers).
 """
 import argparse
 import base64
@@ -99,8 +101,9 @@ class Pod:
 
 
 class Kubelet:
-    def __init__(self, api, kubicle, root, selector):
+    def __init__(self, api, kubicle, root, selector, fake=False):
         self.api, self.kubicle, self.root, self.selector = api, kubicle, root, selector
+        self.fake = fake
         self.pods = {}  # uid -> Pod
 
     # ---- volumes ---------------------------------------------------------------
@@ -274,6 +277,12 @@ class Kubelet:
                               f"{m['name']}?gracePeriodSeconds=0")
                 continue
             seen.add(uid)
+            if self.fake:
+                if uid not in self.pods:
+                    p = Pod(pod, self.root)
+                    self.pods[uid] = p
+                    self.report(pod, p)
+                continue
             if uid not in self.pods:
                 try:
                     self.start(pod)
@@ -301,8 +310,10 @@ def main():
     ap.add_argument("--interval", type=float, default=0.2)
     ap.add_argument("--selector", default=LABEL,
                     help="the pods it runs (a label selector; default every server pod)")
+    ap.add_argument("--fake", action="store_true",
+                    help="run nothing: report every pod Ready at once")
     a = ap.parse_args()
-    k = Kubelet(Api(a.data_dir), os.path.abspath(a.kubicle), a.root, a.selector)
+    k = Kubelet(Api(a.data_dir), os.path.abspath(a.kubicle), a.root, a.selector, a.fake)
     signal.signal(signal.SIGTERM, k.shutdown)
     signal.signal(signal.SIGINT, k.shutdown)
     while True:
