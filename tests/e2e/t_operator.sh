@@ -304,6 +304,39 @@ operator_cli() {
     sh -c "$(declare -f op_k); KUBICLE='$KUBICLE' OP_HOST_KCFG='$OP_HOST_KCFG' op_k delete c1 --ignore-not-found -o json | jq -c ."
 }
 
+# `kubicle manifest --operator` applied for real; then the operator runs
+# with its ServiceAccount's token alone: the least-privilege ClusterRole
+# suffices (the stand-in checks RBAC, escalation included, as kube does).
+operator_rbac() {
+  kill "$OP_A" 2>/dev/null
+  wait "$OP_A" 2>/dev/null
+  expect "manifest --operator applies on the host" 'deployment.apps/kubicle-operator created' \
+    sh -c "'$KUBICLE' manifest --operator | kubectl --kubeconfig '$OP_HOST_KCFG' apply -f -"
+  op_h -n kubicle-system scale deployment kubicle-operator --replicas=0 >/dev/null
+  local tok srv kc=$E2E_TMP/op-sa.kcfg
+  tok=$(op_h -n kubicle-system create token kubicle-operator --duration 1h)
+  srv=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$OP_HOST_KCFG")
+  cat >"$kc" <<YAML
+apiVersion: v1
+kind: Config
+clusters: [{name: host, cluster: {server: "$srv", certificate-authority: "$E2E_TMP/ophost/ca.crt"}}]
+users: [{name: operator, user: {token: "$tok"}}]
+contexts: [{name: host, context: {cluster: host, user: operator}}]
+current-context: host
+YAML
+  expect_eq "its ServiceAccount may not exec into pods, nor write CRDs" "no no" \
+    sh -c "echo \$(kubectl --kubeconfig '$kc' auth can-i create pods --subresource=exec -n kube-system) \$(kubectl --kubeconfig '$kc' auth can-i create customresourcedefinitions)"
+  "$KUBICLE" operator --host-kubeconfig "$kc" --namespace kubicle-system --id opSA --no-install-crd \
+    --lease-duration 4 --renew-deadline 3 --retry-period 1 >>"$E2E_TMP/operator-opSA.log" 2>&1 &
+  OP_A=$!
+  E2E_PIDS+=("$OP_A")
+  op_tenant r1 '{"queue":"team-r","gpus":1,"policy":"untrusted"}'
+  expect_until "with the ServiceAccount's rights only, a Tenant gets its host objects" "True HostObjectsReady" op_cond r1 HostReady
+  expect "... no request was refused" '^0$' sh -c "grep -ci 'forbidden' '$E2E_TMP/operator-opSA.log' || true"
+  expect "... and is deleted, leaving nothing" 'deleted' op_h delete tenant r1 --timeout=60s
+  expect_eq "... nothing of r1 on the host" "" op_left r1
+}
+
 operator_suite() {
   local saved_tmpdir=${TMPDIR-}
   if operator_setup; then
@@ -317,6 +350,7 @@ operator_suite() {
     operator_kill9
     operator_leader
     operator_delete
+    operator_rbac
   else
     fail "operator: setup"
   fi
