@@ -63,6 +63,7 @@ struct op {
 	bool install_crd, crd_done;
 	int64_t next_lease_ms, next_resync_ms;
 	json_t *queue; /* name -> due time (ms, op_now_ms) */
+	json_t *polls; /* names queued by their own requeue only: a poll */
 	int exit_code;
 	bool stopping;
 	char tmpdir[512]; /* in-cluster: the generated kubeconfig's folder */
@@ -77,8 +78,10 @@ static const char usage[] =
 
 /* ---- the work queue ------------------------------------------------------------------------ */
 
+/* Work for name: a full reconcile (a poll already queued becomes one). */
 static void enqueue(struct op *o, const char *name, int64_t due)
 {
+	json_object_del(o->polls, name);
 	json_t *cur = json_object_get(o->queue, name);
 	if (cur && json_integer_value(cur) <= due)
 		return;
@@ -97,18 +100,28 @@ static void work(struct op *o)
 		if (json_integer_value(due) > now || now - start > budget || o->stopping)
 			continue;
 		char *n = strdup(name);
-		json_object_del(o->queue, name);
+		bool full = json_object_get(o->polls, n) == NULL;
+		json_object_del(o->queue, n);
+		json_object_del(o->polls, n);
 		int requeue = 0;
-		int rc = op_reconcile(o->h, &o->cfg, n, &requeue);
+		int rc = op_reconcile(o->h, &o->cfg, n, full, &requeue);
 		if (rc < 0 && requeue == 0)
 			requeue = 5;
 		if (requeue > 0)
-			json_object_set_new(next, n, json_integer(op_now_ms() + requeue * 1000LL));
+			json_object_set_new(next, n,
+					    json_pack("{s:I,s:b}", "due",
+						      (json_int_t)(op_now_ms() + requeue * 1000LL),
+						      "poll", rc == 0));
 		free(n);
 	}
 	const char *k;
-	json_object_foreach (next, k, due)
-		enqueue(o, k, json_integer_value(due));
+	json_object_foreach (next, k, due) {
+		if (json_object_get(o->queue, k))
+			continue; /* an event came meanwhile: that full reconcile stands */
+		json_object_set_new(o->queue, k, json_incref(json_object_get(due, "due")));
+		if (json_is_true(json_object_get(due, "poll")))
+			json_object_set_new(o->polls, k, json_true());
+	}
 	json_decref(next);
 }
 
@@ -474,6 +487,7 @@ int cmd_operator(int argc, char **argv)
 	o.renew_deadline_s = a.renew_s;
 	o.install_crd = !a.no_crd;
 	o.queue = json_object();
+	o.polls = json_object();
 	snprintf(o.lease.ns, sizeof(o.lease.ns), "%s", a.ns);
 	snprintf(o.lease.id, sizeof(o.lease.id), "%s", a.id);
 	o.lease.duration_s = a.lease_s;
@@ -504,6 +518,7 @@ out:
 	hostapi_close(o.h);
 	op_lease_free(&o.lease);
 	json_decref(o.queue);
+	json_decref(o.polls);
 	kb_buf_free(&o.wbuf);
 	if (o.tmpdir[0]) {
 		char p[600];

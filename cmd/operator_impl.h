@@ -61,9 +61,13 @@ int64_t op_now_ms(void);
 
 /* Brings Tenant `name` and its host objects to what its spec says.
  * *requeue_s: reconcile it again that soon (0: on the next change or
- * resync only). 0, or a negative errno when it should be retried (logged,
- * and recorded in its status and Events where the host allows). */
-int op_reconcile(hostapi_t *h, const struct op_config *c, const char *name, int *requeue_s);
+ * resync only). !full: a poll (a requeue of its own): when the Tenant's
+ * status says this generation's host objects are in place, only its
+ * server's state and its TTL are read. 0, or a negative errno when it
+ * should be retried (logged, and recorded in its status and Events where
+ * the host allows). */
+int op_reconcile(hostapi_t *h, const struct op_config *c, const char *name, bool full,
+		 int *requeue_s);
 
 /* ---- operator_manifest.c ------------------------------------------------------------- */
 

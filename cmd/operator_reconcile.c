@@ -813,7 +813,35 @@ static int reconcile_live(hostapi_t *h, const struct op_config *c, struct rec *r
 	return rc < 0 ? rc : src;
 }
 
-int op_reconcile(hostapi_t *h, const struct op_config *c, const char *name, int *requeue_s)
+/* Whether the operator already brought the host to this generation of the
+ * spec (its own status says so): a poll then only reads the server's state. */
+static bool settled(const struct rec *r)
+{
+	const json_t *st = json_object_get(r->tenant, "status");
+	const json_t *host = find_condition(json_object_get(st, "conditions"), "HostReady");
+	return has_finalizer(r->tenant) &&
+	       json_integer_value(json_object_get(meta_of(r->tenant), "generation")) ==
+		   json_integer_value(json_object_get(st, "observedGeneration")) &&
+	       host && strcmp(sget(host, "status") ? sget(host, "status") : "", "True") == 0;
+}
+
+/* A poll of a settled Tenant: its TTL and its server's state, no host
+ * object touched (the next full reconcile, at the latest the resync,
+ * checks those). */
+static int poll_status(hostapi_t *h, const struct op_config *c, struct rec *r, int *requeue_s)
+{
+	if (r->expires && time(NULL) >= r->expires)
+		return expire(h, c, r);
+	server_state(h, r);
+	if (strcmp(r->phase, "Pending") == 0)
+		*requeue_s = 2;
+	if (r->expires && (*requeue_s == 0 || r->expires - time(NULL) < *requeue_s))
+		*requeue_s = (int)(r->expires - time(NULL)) + 1;
+	return write_status(h, c, r);
+}
+
+int op_reconcile(hostapi_t *h, const struct op_config *c, const char *name, bool full,
+		 int *requeue_s)
 {
 	struct rec r = {.name = name};
 	char path[512];
@@ -848,6 +876,8 @@ int op_reconcile(hostapi_t *h, const struct op_config *c, const char *name, int 
 				 name);
 		kb_warn("operator", "tenant %s: invalid spec: %s", name, r.err);
 		rc = write_status(h, c, &r);
+	} else if (!full && settled(&r)) {
+		rc = poll_status(h, c, &r, requeue_s);
 	} else {
 		rc = reconcile_live(h, c, &r, requeue_s);
 		if (rc < 0)

@@ -325,7 +325,7 @@ contexts: [{name: host, context: {cluster: host, user: operator}}]
 current-context: host
 YAML
   expect_eq "its ServiceAccount may not exec into pods, nor write CRDs" "no no" \
-    sh -c "echo \$(kubectl --kubeconfig '$kc' auth can-i create pods --subresource=exec -n kube-system) \$(kubectl --kubeconfig '$kc' auth can-i create customresourcedefinitions)"
+    sh -c "echo \$(kubectl --kubeconfig '$kc' auth can-i create pods --subresource=exec -n kube-system) \$(kubectl --kubeconfig '$kc' auth can-i create customresourcedefinitions 2>/dev/null)"
   "$KUBICLE" operator --host-kubeconfig "$kc" --namespace kubicle-system --id opSA --no-install-crd \
     --lease-duration 4 --renew-deadline 3 --retry-period 1 >>"$E2E_TMP/operator-opSA.log" 2>&1 &
   OP_A=$!
