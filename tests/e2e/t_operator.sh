@@ -47,6 +47,13 @@ op_left() {
     op_h get clusterrolebindings,queues,namespaces -l "kubicle.dev/tenant=$t" -o name 2>/dev/null
   } | sort
 }
+# name=resourceVersion of the Tenant and every object of its host namespace
+op_rvs() {
+  { op_h get tenant "$1" -o jsonpath='{.metadata.name}={.metadata.resourceVersion}{"\n"}'
+    op_h -n "kubicle-$1" get statefulsets,services,secrets,serviceaccounts,roles,rolebindings,resourcequotas,limitranges,networkpolicies \
+      -o jsonpath='{range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{"\n"}{end}'
+  } | sort
+}
 op_ca() { op_h -n "kubicle-$1" get secret "$1-pki" -o jsonpath='{.data.ca\.crt}'; }
 
 operator_setup() {
@@ -327,12 +334,18 @@ YAML
   expect_eq "its ServiceAccount may not exec into pods, nor write CRDs" "no no" \
     sh -c "echo \$(kubectl --kubeconfig '$kc' auth can-i create pods --subresource=exec -n kube-system) \$(kubectl --kubeconfig '$kc' auth can-i create customresourcedefinitions 2>/dev/null)"
   "$KUBICLE" operator --host-kubeconfig "$kc" --namespace kubicle-system --id opSA --no-install-crd \
-    --lease-duration 4 --renew-deadline 3 --retry-period 1 >>"$E2E_TMP/operator-opSA.log" 2>&1 &
+    --lease-duration 4 --renew-deadline 3 --retry-period 1 --resync 1 \
+    >>"$E2E_TMP/operator-opSA.log" 2>&1 &
   OP_A=$!
   E2E_PIDS+=("$OP_A")
   op_tenant r1 '{"queue":"team-r","gpus":1,"policy":"untrusted"}'
   expect_until "with the ServiceAccount's rights only, a Tenant gets its host objects" "True HostObjectsReady" op_cond r1 HostReady
   expect "... no request was refused" '^0$' sh -c "grep -ci 'forbidden' '$E2E_TMP/operator-opSA.log' || true"
+  local before listed
+  before=$(op_rvs r1)
+  listed=$(grep -c 'listed' "$E2E_TMP/operator-opSA.log")
+  wait_for "three more resyncs" 30 sh -c "[ \$(grep -c listed '$E2E_TMP/operator-opSA.log') -ge $((listed + 3)) ]"
+  expect_eq "full resyncs of a settled tenant write nothing (every resourceVersion the same)" "$before" op_rvs r1
   expect "... and is deleted, leaving nothing" 'deleted' op_h delete tenant r1 --timeout=60s
   expect_eq "... nothing of r1 on the host" "" op_left r1
 }
