@@ -660,43 +660,62 @@ static int set_finalizer(hostapi_t *h, struct rec *r, bool add)
 /* What `kubicle delete` does on the host, plus the server's StatefulSet
  * and pods (kubicle.dev/control-plane=NAME: not the tenant's label, see
  * cmd/manifest.c). 0 when nothing is left, -EAGAIN while objects go. */
+/* Items of a label-selected list (0 when it cannot be read). */
+static size_t count_items(hostapi_t *h, const char *path)
+{
+	json_t *resp = NULL;
+	size_t n = get(h, path, &resp) == 200 ? json_array_size(json_object_get(resp, "items")) : 0;
+	json_decref(resp);
+	return n;
+}
+
+/* DELETE of a label-selected collection; 404 is fine. */
+static int delete_all(hostapi_t *h, struct rec *r, const char *path)
+{
+	long st = 0;
+	json_t *resp = NULL;
+	int rc = hostapi_call(h, "DELETE", path, NULL, &st, &resp);
+	if (rc == 0 && st != 200 && st != 404)
+		rc = kb_errf(r->err, sizeof(r->err), -EIO, "deleting %s: %ld %s", path, st,
+			     hostapi_message(resp, st));
+	else if (rc < 0)
+		kb_errf(r->err, sizeof(r->err), rc, "deleting %s: %s", path, strerror(-rc));
+	json_decref(resp);
+	return rc;
+}
+
+/* What `kubicle delete` does on the host, plus the server's StatefulSet
+ * and pods (kubicle.dev/control-plane=NAME: not the tenant's label, see
+ * cmd/manifest.c). The namespace and queue go when they carry the tenant's
+ * label (made for it), never one of the host's own namespaces. 0 when
+ * nothing is left, -EAGAIN while objects go. */
 static int teardown(hostapi_t *h, struct rec *r)
 {
-	char path[1024], qpath[512];
-	long st = 0;
+	char sts[1024], pods[1024], path[512];
 	size_t left = 0;
-	json_t *resp = NULL;
 	const char *ns = r->t.host_namespace;
-	snprintf(qpath, sizeof(qpath), "/apis/scheduling.run.ai/v2/queues/%s", r->t.queue);
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s", ns);
-	r->t.made_namespace = made_for(h, path, r->name);
+	snprintf(path, sizeof(path), "/apis/scheduling.run.ai/v2/queues/%s", r->t.queue);
 	r->t.made_queue =
-	    strcmp(r->t.scheduler, "kai") == 0 && r->t.queue[0] && made_for(h, qpath, r->name);
-	snprintf(path, sizeof(path),
+	    strcmp(r->t.scheduler, "kai") == 0 && r->t.queue[0] && made_for(h, path, r->name);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s", ns);
+	r->t.made_namespace = !reserved_namespace(ns, NULL) && made_for(h, path, r->name);
+	snprintf(sts, sizeof(sts),
 		 "/apis/apps/v1/namespaces/%s/statefulsets?labelSelector=" LABEL "%%3D%s", ns,
 		 r->name);
-	int rc = hostapi_call(h, "DELETE", path, NULL, &st, &resp);
-	json_decref(resp);
-	resp = NULL;
-	snprintf(path, sizeof(path),
+	snprintf(pods, sizeof(pods),
 		 "/api/v1/namespaces/%s/pods?labelSelector=kubicle.dev%%2Fcontrol-plane%%3D%s", ns,
 		 r->name);
+	int rc = delete_all(h, r, sts);
 	if (rc == 0)
-		rc = hostapi_call(h, "DELETE", path, NULL, &st, &resp);
-	json_decref(resp);
-	resp = NULL;
+		rc = delete_all(h, r, pods);
 	if (rc == 0)
 		rc = host_teardown(h, &r->t, false, 0, r->err, sizeof(r->err));
 	if (rc == 0)
 		rc = host_count_left(h, &r->t, &left, r->err, sizeof(r->err));
-	if (rc == 0 && left == 0) {
-		/* the server's pods and StatefulSet, which host_count_left does not see */
-		if (get(h, path, &resp) == 200)
-			left += json_array_size(json_object_get(resp, "items"));
-		json_decref(resp);
-	}
 	if (rc < 0)
 		return rc;
+	/* what host_count_left does not see */
+	left += count_items(h, sts) + count_items(h, pods);
 	if (left)
 		snprintf(r->err, sizeof(r->err), "%zu host object(s) of the tenant still there",
 			 left);
