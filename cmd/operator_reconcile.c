@@ -41,6 +41,7 @@
 #include <time.h>
 
 #include "cmd/home.h"
+#include "cmd/hostquota.h"
 #include "cmd/hostsetup.h"
 #include "cmd/manifest.h"
 #include "cmd/operator_impl.h"
@@ -308,16 +309,14 @@ static int collection(const json_t *obj, char *buf, size_t len)
 
 /* Creates obj (borrowed), or brings the live one's labels and `field`
  * (spec, or data for a Secret: NULL, never updated) to obj's. */
-static int apply(hostapi_t *h, struct rec *r, const json_t *obj, const char *field)
+static int apply_at(hostapi_t *h, struct rec *r, const char *coll, const json_t *obj,
+		    const char *field)
 {
-	char coll[512], path[1024];
+	char path[1024];
 	const char *name = sget(meta_of(obj), "name");
 	json_t *live = NULL, *resp = NULL;
 	long st;
-	int rc = collection(obj, coll, sizeof(coll));
-	if (rc < 0)
-		return kb_errf(r->err, sizeof(r->err), rc, "no collection for %s",
-			       sget(obj, "kind"));
+	int rc = 0;
 	snprintf(path, sizeof(path), "%s/%s", coll, name);
 	st = get(h, path, &live);
 	if (st == 404) {
@@ -356,6 +355,56 @@ out:
 	if (rc < 0 && rc != -EEXIST && r->err[0] == 0)
 		kb_errf(r->err, sizeof(r->err), rc, "%s: %s", path, strerror(-rc));
 	json_decref(live);
+	json_decref(resp);
+	return rc;
+}
+
+static int apply(hostapi_t *h, struct rec *r, const json_t *obj, const char *field)
+{
+	char coll[512];
+	int rc = collection(obj, coll, sizeof(coll));
+	if (rc < 0)
+		return kb_errf(r->err, sizeof(r->err), rc, "no collection for %s",
+			       sget(obj, "kind"));
+	return apply_at(h, r, coll, obj, field);
+}
+
+/* A spec changed after creation: host_setup adopts what exists as it is
+ * (as a second `kubicle create` does), so the host limits and the KAI
+ * Queue's GPU quota are brought to the spec here. */
+static int update_limits(hostapi_t *h, struct rec *r)
+{
+	json_t *objs = hostquota_objects(&r->t), *o;
+	size_t i;
+	int rc = objs ? 0 : -ENOMEM;
+	json_array_foreach (objs, i, o) {
+		if ((rc = apply_at(h, r, sget(o, "path"), json_object_get(o, "object"), "spec")) <
+		    0)
+			break;
+	}
+	json_decref(objs);
+	if (rc < 0 || strcmp(r->t.scheduler, "kai") != 0 || !r->t.queue[0])
+		return rc;
+	char path[512];
+	long st = 0;
+	json_t *q = NULL, *resp = NULL;
+	json_int_t g = r->t.gpus < 0 ? -1 : (json_int_t)r->t.gpus;
+	snprintf(path, sizeof(path), "/apis/scheduling.run.ai/v2/queues/%s", r->t.queue);
+	const json_t *gpu = NULL;
+	if (get(h, path, &q) == 200 && labelled_ours(q, r->name))
+		gpu = json_object_get(json_object_get(json_object_get(q, "spec"), "resources"),
+				      "gpu");
+	if (gpu && (json_integer_value(json_object_get(gpu, "quota")) != g ||
+		    json_integer_value(json_object_get(gpu, "limit")) != g)) {
+		json_t *patch = json_pack("{s:{s:{s:{s:I,s:I}}}}", "spec", "resources", "gpu",
+					  "quota", g, "limit", g);
+		rc = hostapi_call(h, "PATCH", path, patch, &st, &resp);
+		json_decref(patch);
+		if (rc == 0 && st != 200)
+			rc = kb_errf(r->err, sizeof(r->err), -EIO, "updating Queue %s: %ld %s",
+				     r->t.queue, st, hostapi_message(resp, st));
+	}
+	json_decref(q);
 	json_decref(resp);
 	return rc;
 }
@@ -811,6 +860,8 @@ static int reconcile_live(hostapi_t *h, const struct op_config *c, struct rec *r
 		rc = -EEXIST;
 	}
 	if (rc == 0 && (rc = host_setup(h, &r->t, r->err, sizeof(r->err))) < 0)
+		r->host_reason = "HostError";
+	if (rc == 0 && (rc = update_limits(h, r)) < 0 && !r->host_reason)
 		r->host_reason = "HostError";
 	if (rc == 0 && (rc = apply_manifest(h, r)) < 0 && !r->host_reason)
 		r->host_reason = "HostError";

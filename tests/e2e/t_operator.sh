@@ -102,6 +102,9 @@ operator_create() {
   OP_T1_N=$(op_left t1 | wc -l)
   expect_eq "the KAI queue carries --gpus" "2 2" \
     op_h get queue team-a -o jsonpath='{.spec.resources.gpu.quota} {.spec.resources.gpu.limit}'
+  op_h patch tenant t1 --type=merge -p '{"spec":{"gpus":3,"hostLimits":{"pods":42}}}' >/dev/null
+  expect_until "a changed spec.gpus reaches the KAI queue and the host quota; hostLimits too" "3 3 3 42" \
+    sh -c "echo \$(kubectl --kubeconfig '$OP_HOST_KCFG' get queue team-a -o jsonpath='{.spec.resources.gpu.quota} {.spec.resources.gpu.limit}') \$(kubectl --kubeconfig '$OP_HOST_KCFG' -n kubicle-t1 get resourcequota kubicle-t1 -o jsonpath='{.spec.hard.requests\.nvidia\.com/gpu} {.spec.hard.pods}')"
   expect_eq "the server runs kubicle serve --tenant t1 --queue team-a" "serve t1 team-a" \
     sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' -n kubicle-t1 get statefulset t1 -o json | jq -r '.spec.template.spec.containers[0].args | [.[0], .[index(\"--tenant\")+1], .[index(\"--queue\")+1]] | join(\" \")'"
   # the admin kubeconfig: its client certificate is signed by the PKI Secret's CA
