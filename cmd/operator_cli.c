@@ -20,8 +20,12 @@
 
 #include "cmd/hostapi.h"
 #include "cmd/hostquota.h"
+#include "cmd/users.h"
 #include "cmd/operator.h"
 #include "cmd/operator_impl.h"
+#include "lib/json.h"
+#include "lib/kubeconfig.h"
+#include "lib/pki.h"
 #include "lib/util.h"
 
 struct cli {
@@ -30,7 +34,11 @@ struct cli {
 	bool json, wait, all, ignore_missing, no_wait;
 	unsigned timeout_s;
 	const char *name;
-	json_t *spec; /* create: the Tenant's spec */
+	json_t *spec;     /* create: the Tenant's spec */
+	const char *user; /* kubeconfig --user */
+	const char *groups[16];
+	size_t ngroups;
+	long ttl;
 	hostapi_t *h;
 };
 
@@ -128,6 +136,11 @@ static int parse(struct cli *c, int argc, char **argv)
 	opts[n++] = (struct option){"timeout", required_argument, NULL, 'T'};
 	opts[n++] = (struct option){"all", no_argument, NULL, 'A'};
 	opts[n++] = (struct option){"ignore-not-found", no_argument, NULL, 'i'};
+	if (strcmp(c->cmd, "kubeconfig") == 0) {
+		opts[n++] = (struct option){"user", required_argument, NULL, 'u'};
+		opts[n++] = (struct option){"group", required_argument, NULL, 'G'};
+		opts[n++] = (struct option){"ttl", required_argument, NULL, 't'};
+	}
 	for (size_t i = 0; strcmp(c->cmd, "create") == 0 && i < KB_ARRAY_SIZE(spec_flags); i++)
 		opts[n++] = (struct option){spec_flags[i], required_argument, NULL, 'S'};
 	for (size_t i = 0; strcmp(c->cmd, "create") == 0 && hostquota_options[i].name; i++)
@@ -149,6 +162,16 @@ static int parse(struct cli *c, int argc, char **argv)
 		case 'T': c->timeout_s = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'A': c->all = true; break;
 		case 'i': c->ignore_missing = true; break;
+		case 'u': c->user = optarg; break;
+		case 'G':
+			if (c->ngroups == KB_ARRAY_SIZE(c->groups))
+				return die(c, "at most %zu --group", KB_ARRAY_SIZE(c->groups)) + 1;
+			c->groups[c->ngroups++] = optarg;
+			break;
+		case 't':
+			if ((c->ttl = users_parse_duration(optarg)) <= 0)
+				return die(c, "bad --ttl %s", optarg) + 1;
+			break;
 		case 'S': rc = spec_flag(c, opts[idx].name, optarg); break;
 		case HOSTQUOTA_OPT: rc = host_limit(c, opts[idx].name, optarg); break;
 		default: return 2;
@@ -449,6 +472,93 @@ static int do_list(struct cli *c)
 	return 0;
 }
 
+/* The named user's kubeconfig: a client certificate of the tenant's CA
+ * (its PKI Secret's ca.crt and ca.key, in a private temporary folder that
+ * is removed again), as `kubicle kubeconfig NAME --user U` issues locally. */
+static int user_kubeconfig(struct cli *c, const json_t *t, char *admin, size_t len)
+{
+	const char *ns = sget(json_object_get(t, "status"), "hostNamespace");
+	char path[512], dir[256], file[300];
+	long st = 0;
+	json_t *sec = NULL, *kc = json_loadb(admin, len, 0, NULL);
+	char *crt = NULL, *key = NULL, *ca = NULL, *cakey = NULL, *text = NULL;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s-pki", ns, c->name);
+	int rc = hostapi_call(c->h, "GET", path, NULL, &st, &sec);
+	if (rc < 0 || st != 200 || !kc) {
+		rc = die(c, "secret %s: %s", path,
+			 rc < 0 ? strerror(-rc) : hostapi_message(sec, st));
+		goto out;
+	}
+	const json_t *d = json_object_get(sec, "data");
+	const char *keys[2] = {"ca.crt", "ca.key"};
+	char **dst[2] = {&ca, &cakey};
+	for (int i = 0; i < 2; i++) {
+		unsigned char *raw = NULL;
+		size_t n = 0;
+		const char *v = sget(d, keys[i]);
+		if (kb_base64_decode(v, strlen(v), &raw, &n) < 0 ||
+		    !(*dst[i] = strndup((char *)raw, n))) {
+			free(raw);
+			rc = die(c, "secret %s: no %s", path, keys[i]);
+			goto out;
+		}
+		free(raw);
+	}
+	snprintf(dir, sizeof(dir), "%s/kubicle-kubeconfig.XXXXXX",
+		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir)) {
+		rc = die(c, "%s", strerror(errno));
+		goto out;
+	}
+	snprintf(file, sizeof(file), "%s/ca.crt", dir);
+	rc = kb_write_file(file, ca, strlen(ca), 0600);
+	snprintf(file, sizeof(file), "%s/ca.key", dir);
+	if (rc == 0)
+		rc = kb_write_file(file, cakey, strlen(cakey), 0600);
+	if (rc == 0)
+		rc = kb_pki_issue_client(dir, c->user, c->groups, c->ngroups, c->ttl, &crt, &key);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/ca.crt", dir);
+	unlink(file);
+	rmdir(dir);
+	if (rc < 0) {
+		rc = die(c, "issuing a certificate for %s: %s", c->user, strerror(-rc));
+		goto out;
+	}
+	/* the admin kubeconfig's cluster, with the new user */
+	const char *server =
+	    sget(json_object_get(json_array_get(json_object_get(kc, "clusters"), 0), "cluster"),
+		 "server");
+	struct kb_kubeconfig k = {.name = c->name,
+				  .server = server,
+				  .ca_pem = ca,
+				  .cert_pem = crt,
+				  .key_pem = key,
+				  .user = c->user};
+	if ((rc = kb_kubeconfig_render(&k, &text)) < 0) {
+		rc = die(c, "%s", strerror(-rc));
+		goto out;
+	}
+	if (c->json) {
+		json_t *o = kb_yaml_load(text, strlen(text), NULL, 0);
+		if (o)
+			print_json(o);
+	} else {
+		fputs(text, stdout);
+	}
+out:
+	json_decref(sec);
+	json_decref(kc);
+	free(ca);
+	if (cakey)
+		memset(cakey, 0, strlen(cakey));
+	free(cakey);
+	free(crt);
+	free(key);
+	free(text);
+	return rc;
+}
+
 static int do_kubeconfig(struct cli *c)
 {
 	json_t *t = NULL, *sec = NULL;
@@ -479,6 +589,14 @@ static int do_kubeconfig(struct cli *c)
 		return rc;
 	}
 	json_decref(sec);
+	if (c->user) {
+		json_t *t2 = NULL;
+		int r2 =
+		    get_tenant(c, c->name, &t2) == 200 ? user_kubeconfig(c, t2, (char *)raw, n) : 1;
+		json_decref(t2);
+		free(raw);
+		return r2;
+	}
 	if (c->json) {
 		json_t *o = json_loadb((const char *)raw, n, 0, NULL);
 		if (o)

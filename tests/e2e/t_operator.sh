@@ -302,6 +302,13 @@ operator_cli() {
     '^NAME +STATE +ENDPOINT +QUEUE +POLICY +FLOOR +PODS +GPUS +AGE +TTL' op_k list
   expect "kubeconfig --in-cluster prints the admin kubeconfig" '"server": "https://c1.kubicle-c1.svc:443"' \
     op_k kubeconfig c1
+  op_k kubeconfig c1 --user alice --group dev -o json >"$E2E_TMP/op-alice.json"
+  jq -r '.users[0].user["client-certificate-data"]' "$E2E_TMP/op-alice.json" | base64 -d >"$E2E_TMP/op-alice.crt"
+  op_ca c1 | base64 -d >"$E2E_TMP/op-c1-ca.crt"
+  expect "kubeconfig --in-cluster --user: a certificate of the tenant's CA" 'op-alice.crt: OK' \
+    sh -c "cd '$E2E_TMP' && openssl verify -CAfile op-c1-ca.crt op-alice.crt"
+  expect "... for that user and group, server the tenant's" 'O *= *dev.*CN *= *alice https://c1.kubicle-c1.svc:443' \
+    sh -c "echo \$(openssl x509 -in '$E2E_TMP/op-alice.crt' -noout -subject) \$(jq -r '.clusters[0].cluster.server' '$E2E_TMP/op-alice.json')"
   expect "stop --in-cluster waits for Paused" 'tenant c1 stopped' op_k stop c1
   expect_eq "... list says Stopped" "Stopped" sh -c "$(declare -f op_k); KUBICLE='$KUBICLE' OP_HOST_KCFG='$OP_HOST_KCFG' op_k list c1 -o json | jq -r '.items[0].state'"
   expect "start --in-cluster" 'tenant c1 is running at https://c1.kubicle-c1.svc:443' op_k start c1
