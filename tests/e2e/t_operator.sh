@@ -343,10 +343,31 @@ current-context: host
 YAML
   expect_eq "its ServiceAccount may not exec into pods, nor write CRDs" "no no" \
     sh -c "echo \$(kubectl --kubeconfig '$kc' auth can-i create pods --subresource=exec -n kube-system) \$(kubectl --kubeconfig '$kc' auth can-i create customresourcedefinitions 2>/dev/null)"
-  "$KUBICLE" operator --host-kubeconfig "$kc" --namespace kubicle-system --id opSA --no-install-crd \
-    --lease-duration 4 --renew-deadline 3 --retry-period 1 --resync 1 \
-    >>"$E2E_TMP/operator-opSA.log" 2>&1 &
-  OP_A=$!
+  local opargs=(operator --namespace kubicle-system --id opSA --no-install-crd
+    --lease-duration 4 --renew-deadline 3 --retry-period 1 --resync 1)
+  if unshare -m --propagation private true 2>/dev/null; then
+    # in-cluster, as its Deployment runs it: the token and CA where a pod
+    # has them (a private mount namespace), KUBERNETES_SERVICE_HOST/PORT
+    local sa=$E2E_TMP/op-sa
+    mkdir -p "$sa"
+    printf '%s' "$tok" >"$sa/token"
+    cp "$E2E_TMP/ophost/ca.crt" "$sa/ca.crt"
+    printf kubicle-system >"$sa/namespace"
+    # shellcheck disable=SC2016
+    KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=${srv##*:} \
+      unshare -m --propagation private sh -c '
+        set -e; sa=$1; shift
+        mount -t tmpfs none /run
+        mkdir -p /run/secrets/kubernetes.io/serviceaccount
+        cp "$sa"/token "$sa"/ca.crt "$sa"/namespace /run/secrets/kubernetes.io/serviceaccount/
+        exec "$@"' sh "$sa" "$KUBICLE" "${opargs[@]}" >>"$E2E_TMP/operator-opSA.log" 2>&1 &
+    OP_A=$!
+    wait_for "the operator runs on its pod's service account (no kubeconfig)" 20 \
+      grep -q 'opSA: leading' "$E2E_TMP/operator-opSA.log"
+  else
+    "$KUBICLE" "${opargs[@]}" --host-kubeconfig "$kc" >>"$E2E_TMP/operator-opSA.log" 2>&1 &
+    OP_A=$!
+  fi
   E2E_PIDS+=("$OP_A")
   op_tenant r1 '{"queue":"team-r","gpus":1,"policy":"untrusted"}'
   expect_until "with the ServiceAccount's rights only, a Tenant gets its host objects" "True HostObjectsReady" op_cond r1 HostReady
