@@ -292,8 +292,10 @@ static int wait_for(struct cli *c, const char *name, bool (*done)(const json_t *
 		long st = get_tenant(c, name, &t);
 		if (st < 0)
 			return -EIO;
-		if (st == 404 && gone_ok)
+		if (st == 404 && gone_ok) {
+			json_decref(t);
 			return 0;
+		}
 		if (st == 200 && done && done(t)) {
 			if (last)
 				*last = t;
