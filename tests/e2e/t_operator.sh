@@ -371,12 +371,17 @@ YAML
   E2E_PIDS+=("$OP_A")
   op_tenant r1 '{"queue":"team-r","gpus":1,"policy":"untrusted"}'
   expect_until "with the ServiceAccount's rights only, a Tenant gets its host objects" "True HostObjectsReady" op_cond r1 HostReady
-  expect "... no request was refused" '^0$' sh -c "grep -ci 'forbidden' '$E2E_TMP/operator-opSA.log' || true"
+  expect "... no request was refused" '^0$' sh -c "grep -ciE 'forbidden|answered 40' '$E2E_TMP/operator-opSA.log' || true"
   local before listed
   before=$(op_rvs r1)
   listed=$(grep -c 'listed' "$E2E_TMP/operator-opSA.log")
   wait_for "three more resyncs" 30 sh -c "[ \$(grep -c listed '$E2E_TMP/operator-opSA.log') -ge $((listed + 3)) ]"
   expect_eq "full resyncs of a settled tenant write nothing (every resourceVersion the same)" "$before" op_rvs r1
+  expect_until_match "... its Events written with the operator's own rights" 10 'HostObjectsReady +tenant/r1' \
+    op_h get events -n default
+  op_h patch tenant r1 --type=merge -p '{"spec":{"paused":true}}' >/dev/null
+  expect_until "... and paused (its pods removed with those rights)" "Paused" op_phase r1
+  expect "... no request was refused" '^0$' sh -c "grep -ciE 'forbidden|answered 40' '$E2E_TMP/operator-opSA.log' || true"
   expect "... and is deleted, leaving nothing" 'deleted' op_h delete tenant r1 --timeout=60s
   expect_eq "... nothing of r1 on the host" "" op_left r1
 }
