@@ -316,6 +316,12 @@ operator_cli() {
   expect_eq "delete --in-cluster -o json waits for the finalizer" '{"deleted":true,"name":"c1"}' \
     sh -c "$(declare -f op_k); KUBICLE='$KUBICLE' OP_HOST_KCFG='$OP_HOST_KCFG' op_k delete c1 -o json | jq -c ."
   expect_eq "... nothing of it is left on the host" "" op_left c1
+  op_k create c5 --scheduler none --wait --timeout 60 >"$E2E_TMP/op-c5.out" 2>&1 &
+  local cpid=$!
+  wait_for "c5's server pod" 30 op_kubelet_ready c5
+  wait "$cpid"
+  expect "create --in-cluster --wait returns once the tenant is Ready" 'tenant c5 is running at' cat "$E2E_TMP/op-c5.out"
+  op_k delete c5 >/dev/null
   expect_fail "delete of a missing tenant" 'tenant c1 not found' op_k delete c1
   expect_eq "... unless --ignore-not-found" '{"deleted":false,"name":"c1"}' \
     sh -c "$(declare -f op_k); KUBICLE='$KUBICLE' OP_HOST_KCFG='$OP_HOST_KCFG' op_k delete c1 --ignore-not-found -o json | jq -c ."
