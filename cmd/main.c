@@ -3,10 +3,12 @@
  * The kubicle binary: argument parsing and subcommands only (`kubicle
  * serve` is cmd/serve.c, the tenants' commands cmd/tenant.c).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/manifest.h"
+#include "cmd/operator.h"
 #include "cmd/serve.h"
 #include "cmd/supervise.h"
 #include "cmd/tenant.h"
@@ -30,6 +32,13 @@ static const char usage_tail[] =
     "                   [--egress-allow CIDR]... [-o yaml|json]\n"
     "      Print the host objects that run tenant NAME inside the host cluster\n"
     "      (docs/in-cluster.md), for `kubectl apply -f -`.\n"
+    "  kubicle manifest --operator [--namespace NS] [--image IMG] [-o yaml|json]\n"
+    "      Print the Tenant CRD, the operator's RBAC and Deployment (docs/operator.md).\n"
+    "  kubicle operator [--host-kubeconfig F] [--namespace NS] [--id ID]\n"
+    "                   [--lease-duration S] [--renew-deadline S] [--retry-period S]\n"
+    "                   [--resync S] [--image IMG] [--no-install-crd]\n"
+    "      Run every Tenant object of the host cluster (production mode; leader\n"
+    "      election on the Lease NS/kubicle-operator; docs/operator.md).\n"
     "\n"
     "Tenants (kept under $KUBICLE_HOME, default ~/.kubicle; all take -o json):\n"
     "  kubicle create NAME [--host-kubeconfig F] [--host-namespace NS] [--queue Q]\n"
@@ -63,6 +72,10 @@ static const char usage_tail[] =
     "      Stop it, delete every host object of it, remove its data.\n"
     "  kubicle snapshot NAME FILE   consistent copy of its store (online backup)\n"
     "  kubicle restore NAME FILE [create flags]   a new tenant from a snapshot\n"
+    "  create, list, kubeconfig, stop, start and delete with --in-cluster\n"
+    "      [--host-kubeconfig F (default $KUBECONFIG, ~/.kube/config)]: the same on\n"
+    "      Tenant objects of the host cluster, run by `kubicle operator`\n"
+    "      (docs/operator.md); create also takes --image, --storage, --storage-class.\n"
     "\n"
     "  kubicle version\n"
     "      Print the version.\n"
@@ -74,6 +87,20 @@ static void usage(FILE *f)
 	fputs(usage_head, f);
 	fputs(serve_usage, f);
 	fputs(usage_tail, f);
+}
+
+/* A tenant command with --in-cluster: on Tenant objects (cmd/operator.h). */
+static bool in_cluster(int argc, char **argv)
+{
+	static const char *const cmds[] = {"create", "list",  "kubeconfig",
+					   "stop",   "start", "delete"};
+	bool cmd = false;
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(*cmds); i++)
+		cmd = cmd || strcmp(argv[1], cmds[i]) == 0;
+	for (int i = 2; cmd && i < argc; i++)
+		if (strcmp(argv[i], "--in-cluster") == 0)
+			return true;
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -89,6 +116,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "token") == 0)
 		return cmd_token(argc - 1, argv + 1);
+	if (in_cluster(argc, argv))
+		return cmd_incluster(argc - 1, argv + 1);
 	if (strcmp(argv[1], "kubeconfig") == 0)
 		return argc > 2 && argv[2][0] != '-' ? cmd_tenant_kubeconfig(argc - 1, argv + 1)
 						     : cmd_kubeconfig(argc - 1, argv + 1);
@@ -107,6 +136,8 @@ int main(int argc, char **argv)
 		return cmd_serve(argc - 1, argv + 1);
 	if (strcmp(argv[1], "manifest") == 0)
 		return cmd_manifest(argc - 1, argv + 1);
+	if (strcmp(argv[1], "operator") == 0)
+		return cmd_operator(argc - 1, argv + 1);
 	fprintf(stderr, "kubicle: unknown command \"%s\"\n\n", argv[1]);
 	usage(stderr);
 	return 2;

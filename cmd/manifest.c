@@ -49,6 +49,7 @@
 #include <jansson.h>
 #include <yaml.h>
 
+#include "cmd/operator.h"
 #include "cmd/version.h"
 #include "lib/addrfilter.h"
 #include "lib/log.h"
@@ -78,18 +79,12 @@ struct man_args {
 	long gpus;      /* -1: none */
 	json_t *tenant; /* tenant.json or NULL: strings above may be borrowed from it */
 	char dir[4096]; /* the tenant's folder */
-	bool have_pki;  /* dir holds ca.crt and ca.key */
 	char ns_buf[64], image_buf[256], policy_path[128];
 	char sa[64]; /* "kubicle-NAME": ServiceAccount, Role and RoleBinding */
 	char sans[MAN_NSANS][256];
 	char *policy_text;              /* a policy FILE's content (shipped as a ConfigMap) */
 	const char *egress[MAN_EGRESS]; /* --egress-allow, or tenant.json's egressAllow */
 	size_t negress;
-};
-
-/* PEM texts of the tenant's certificates, all malloc'ed. */
-struct man_pki {
-	char *ca_crt, *ca_key, *server_crt, *server_key, *admin_crt, *admin_key;
 };
 
 static const char usage[] =
@@ -196,7 +191,6 @@ static int load_tenant(struct man_args *a)
 	int rc = tenant_dir(a->name, a->dir, sizeof(a->dir));
 	if (rc < 0)
 		return rc;
-	a->have_pki = file_exists(a->dir, "ca.crt") && file_exists(a->dir, "ca.key");
 	if (!file_exists(a->dir, "tenant.json"))
 		return 0;
 	snprintf(path, sizeof(path), "%s/tenant.json", a->dir);
@@ -246,12 +240,11 @@ static bool policy_is_file(const char *p)
 	       (n > 4 && strcmp(p + n - 4, ".yml") == 0);
 }
 
-static int finish_args(struct man_args *a)
+static int finish_args(struct man_args *a, char *err, size_t len)
 {
 	const char *why = syncer_check_tenant(a->name);
 	if (why) {
-		fprintf(stderr, "kubicle manifest: invalid NAME \"%s\": %s\n", a->name, why);
-		return -EINVAL;
+		return kb_errf(err, len, -EINVAL, "invalid NAME \"%s\": %s", a->name, why);
 	}
 	if (!a->ns) {
 		snprintf(a->ns_buf, sizeof(a->ns_buf), "kubicle-%s", a->name);
@@ -268,30 +261,23 @@ static int finish_args(struct man_args *a)
 	if (!a->output)
 		a->output = "yaml";
 	if (!kb_dns_label(a->ns, 63)) {
-		fprintf(stderr, "kubicle manifest: bad namespace %s\n", a->ns);
-		return -EINVAL;
+		return kb_errf(err, len, -EINVAL, "bad namespace %s", a->ns);
 	}
 	if (!known_scheduler(a->scheduler)) {
-		fprintf(stderr, "kubicle manifest: unknown scheduler %s\n", a->scheduler);
-		return -EINVAL;
+		return kb_errf(err, len, -EINVAL, "unknown scheduler %s", a->scheduler);
 	}
 	if (needs_queue(a->scheduler) && (!a->queue || !*a->queue)) {
-		fprintf(stderr, "kubicle manifest: the %s scheduler needs --queue\n", a->scheduler);
-		return -EINVAL;
+		return kb_errf(err, len, -EINVAL, "the %s scheduler needs --queue", a->scheduler);
 	}
 	if (strcmp(a->output, "yaml") != 0 && strcmp(a->output, "json") != 0) {
-		fprintf(stderr, "kubicle manifest: -o yaml or -o json\n");
-		return -EINVAL;
+		return kb_errf(err, len, -EINVAL, "-o yaml or -o json");
 	}
 	if (a->policy && !*a->policy)
 		a->policy = NULL;
 	if (a->policy && policy_is_file(a->policy)) {
 		int rc = kb_read_file(a->policy, &a->policy_text, NULL);
-		if (rc < 0) {
-			fprintf(stderr, "kubicle manifest: policy %s: %s\n", a->policy,
-				strerror(-rc));
-			return rc;
-		}
+		if (rc < 0)
+			return kb_errf(err, len, rc, "policy %s: %s", a->policy, strerror(-rc));
 		snprintf(a->policy_path, sizeof(a->policy_path), "%s/%s", MAN_POLICY_DIR,
 			 MAN_POLICY_FILE);
 	}
@@ -315,31 +301,22 @@ static int finish_args(struct man_args *a)
 static const char *const pki_files[] = {"ca.crt",     "ca.key",    "server.crt",
 					"server.key", "admin.crt", "admin.key"};
 
-static int copy_file(const char *from_dir, const char *to_dir, const char *file)
-{
-	char path[4400];
-	char *data = NULL;
-	size_t len = 0;
-	snprintf(path, sizeof(path), "%s/%s", from_dir, file);
-	int rc = kb_read_file(path, &data, &len);
-	if (rc < 0)
-		return rc;
-	snprintf(path, sizeof(path), "%s/%s", to_dir, file);
-	rc = kb_write_file(path, data, len, 0600);
-	free(data);
-	return rc;
-}
-
-/* Seeds `tmp` with the tenant's CA and admin credential (never its serving
+/* Writes the seed's CA and admin credential into `tmp` (never a serving
  * certificate: the Service names are new SANs). */
-static int seed_pki(const struct man_args *a, const char *tmp)
+static int seed_pki(const struct manifest_pki *seed, const char *tmp)
 {
-	int rc = copy_file(a->dir, tmp, "ca.crt");
-	if (rc == 0)
-		rc = copy_file(a->dir, tmp, "ca.key");
-	if (rc == 0 && file_exists(a->dir, "admin.crt") && file_exists(a->dir, "admin.key") &&
-	    (rc = copy_file(a->dir, tmp, "admin.crt")) == 0)
-		rc = copy_file(a->dir, tmp, "admin.key");
+	const char *pem[] = {seed->ca_crt, seed->ca_key,    NULL,
+			     NULL,         seed->admin_crt, seed->admin_key};
+	char path[4400];
+	int rc = 0;
+	if (!seed->ca_crt || !seed->ca_key)
+		return 0;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(pki_files) && rc == 0; i++) {
+		if (!pem[i] || (i >= 4 && (!seed->admin_crt || !seed->admin_key)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmp, pki_files[i]);
+		rc = kb_write_file(path, pem[i], strlen(pem[i]), 0600);
+	}
 	return rc;
 }
 
@@ -354,7 +331,7 @@ static void remove_pki_dir(const char *tmp)
 		fprintf(stderr, "kubicle manifest: cannot remove %s: %s\n", tmp, strerror(errno));
 }
 
-static void pki_free(struct man_pki *p)
+void manifest_pki_free(struct manifest_pki *p)
 {
 	free(p->ca_crt);
 	free(p->ca_key);
@@ -365,13 +342,17 @@ static void pki_free(struct man_pki *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static int read_pki(const char *tmp, struct man_pki *p)
+/* Reads the files of `dir` that exist into p (missing ones stay NULL;
+ * `all`: every one must be there). */
+static int read_pki(const char *dir, struct manifest_pki *p, bool all)
 {
 	char **dst[] = {&p->ca_crt,     &p->ca_key,    &p->server_crt,
 			&p->server_key, &p->admin_crt, &p->admin_key};
 	char path[4400];
 	for (size_t i = 0; i < KB_ARRAY_SIZE(pki_files); i++) {
-		snprintf(path, sizeof(path), "%s/%s", tmp, pki_files[i]);
+		if (!all && !file_exists(dir, pki_files[i]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, pki_files[i]);
 		int rc = kb_read_file(path, dst[i], NULL);
 		if (rc < 0)
 			return rc;
@@ -380,8 +361,10 @@ static int read_pki(const char *tmp, struct man_pki *p)
 }
 
 /* The tenant's certificates with a serving certificate for the Service
- * names, made in a temporary folder that is removed before returning. */
-static int make_pki(const struct man_args *a, struct man_pki *out)
+ * names, made in a temporary folder that is removed before returning;
+ * `seed` (may be NULL) brings an existing CA and admin credential. */
+static int make_pki(const struct man_args *a, const struct manifest_pki *seed,
+		    struct manifest_pki *out)
 {
 	static const char *const groups[] = {"system:masters"};
 	const char *sans[MAN_NSANS];
@@ -395,13 +378,13 @@ static int make_pki(const struct man_args *a, struct man_pki *out)
 		return -errno;
 	for (size_t i = 0; i < MAN_NSANS; i++)
 		sans[i] = a->sans[i];
-	int rc = a->have_pki ? seed_pki(a, tmp) : 0;
+	int rc = seed ? seed_pki(seed, tmp) : 0;
 	if (rc == 0)
 		rc = kb_pki_ensure(tmp, sans, MAN_NSANS, "kubicle-admin", groups, 1);
 	if (rc == 0)
-		rc = read_pki(tmp, out);
+		rc = read_pki(tmp, out, true);
 	if (rc < 0)
-		pki_free(out);
+		manifest_pki_free(out);
 	remove_pki_dir(tmp);
 	return rc;
 }
@@ -553,7 +536,7 @@ static int put_b64(json_t *data, const char *key, const char *pem)
 
 /* kubernetes.io/tls: tls.crt/tls.key are the serving pair; the CA's key
  * signs client certificates (CSRs, `kubicle kubeconfig`). */
-static json_t *obj_secret(const struct man_args *a, const struct man_pki *p)
+static json_t *obj_secret(const struct man_args *a, const struct manifest_pki *p)
 {
 	char name[128];
 	secret_name(a, name, sizeof(name));
@@ -732,7 +715,7 @@ static json_t *obj_statefulset(const struct man_args *a)
 }
 
 /* Every object in apply order (namespace and RBAC first). New reference. */
-static json_t *objects(const struct man_args *a, const struct man_pki *p)
+static json_t *objects(const struct man_args *a, const struct manifest_pki *p)
 {
 	json_t *items = json_array();
 	json_t *secret = obj_secret(a, p);
@@ -905,20 +888,93 @@ static int print_json(json_t *items, FILE *out)
 	return rc;
 }
 
+/* Copies a spec into the builders' arguments and checks it. */
+static int from_spec(const struct manifest_spec *s, struct man_args *a, char *err, size_t len)
+{
+	memset(a, 0, sizeof(*a));
+	a->name = s->name;
+	a->ns = s->ns && *s->ns ? s->ns : NULL;
+	a->queue = s->queue;
+	a->scheduler = s->scheduler && *s->scheduler ? s->scheduler : NULL;
+	a->policy = s->policy;
+	a->image = s->image && *s->image ? s->image : NULL;
+	a->storage = s->storage && *s->storage ? s->storage : NULL;
+	a->storage_class = s->storage_class && *s->storage_class ? s->storage_class : NULL;
+	a->floor = s->floor;
+	a->gpus = s->gpus;
+	a->output = "json";
+	if (a->policy && policy_is_file(a->policy))
+		return kb_errf(err, len, -EINVAL, "policy %s: a shipped policy name, not a file",
+			       a->policy);
+	for (size_t i = 0; i < s->negress; i++) {
+		struct kb_cidr cidr;
+		if (kb_cidr_parse(s->egress[i], &cidr) < 0 || a->negress == MAN_EGRESS)
+			return kb_errf(err, len, -EINVAL, "bad egressAllow %s", s->egress[i]);
+		a->egress[a->negress++] = s->egress[i];
+	}
+	if (a->floor && *a->floor && policy_pss_parse(a->floor) < 0)
+		return kb_errf(err, len, -EINVAL, "floor takes privileged, baseline or restricted");
+	return finish_args(a, err, len);
+}
+
+int manifest_check(const struct manifest_spec *s, char *err, size_t len)
+{
+	struct man_args a;
+	return from_spec(s, &a, err, len);
+}
+
+int manifest_pki_make(const struct manifest_spec *s, const struct manifest_pki *seed,
+		      struct manifest_pki *out, char *err, size_t len)
+{
+	struct man_args a;
+	int rc = from_spec(s, &a, err, len);
+	if (rc == 0 && (rc = make_pki(&a, seed, out)) < 0)
+		kb_errf(err, len, rc, "certificates: %s", strerror(-rc));
+	return rc;
+}
+
+json_t *manifest_objects(const struct manifest_spec *s, const struct manifest_pki *p, char *err,
+			 size_t len)
+{
+	struct man_args a;
+	if (from_spec(s, &a, err, len) < 0)
+		return NULL;
+	json_t *items = objects(&a, p);
+	if (!items)
+		kb_errf(err, len, -ENOMEM, "out of memory");
+	return items;
+}
+
+int manifest_print(json_t *items, bool json, FILE *out)
+{
+	int rc = json ? print_json(items, out) : print_yaml(items, out);
+	if (rc == 0 && fflush(out) != 0)
+		rc = -errno;
+	return rc;
+}
+
 int cmd_manifest(int argc, char **argv)
 {
 	struct man_args a = {.gpus = -1};
-	struct man_pki pki = {0};
+	struct manifest_pki pki = {0}, seed = {0};
 	json_t *items = NULL;
+	char err[1024];
 	int rc;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--operator") == 0)
+			return cmd_manifest_operator(argc, argv);
 	if (parse(argc, argv, &a) < 0) {
 		fputs(usage, stderr);
 		return 2;
 	}
 	kb_log_set_level("warn");
-	if ((rc = load_tenant(&a)) < 0 || (rc = finish_args(&a)) < 0)
+	if ((rc = load_tenant(&a)) < 0)
 		goto out;
-	if ((rc = make_pki(&a, &pki)) < 0) {
+	if ((rc = finish_args(&a, err, sizeof(err))) < 0) {
+		fprintf(stderr, "kubicle manifest: %s\n", err);
+		goto out;
+	}
+	if ((rc = read_pki(a.dir, &seed, false)) < 0 || (rc = make_pki(&a, &seed, &pki)) < 0) {
 		fprintf(stderr, "kubicle manifest: certificates: %s\n", strerror(-rc));
 		goto out;
 	}
@@ -927,14 +983,13 @@ int cmd_manifest(int argc, char **argv)
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = strcmp(a.output, "json") == 0 ? print_json(items, stdout) : print_yaml(items, stdout);
-	if (rc == 0 && fflush(stdout) != 0)
-		rc = -errno;
+	rc = manifest_print(items, strcmp(a.output, "json") == 0, stdout);
 	if (rc < 0)
 		fprintf(stderr, "kubicle manifest: output: %s\n", strerror(-rc));
 out:
 	json_decref(items);
-	pki_free(&pki);
+	manifest_pki_free(&pki);
+	manifest_pki_free(&seed);
 	free(a.policy_text);
 	json_decref(a.tenant);
 	return rc < 0 ? 1 : 0;

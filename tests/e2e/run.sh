@@ -54,6 +54,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_fidelity.sh"
 . "$here/t_ssrf.sh"
 . "$here/t_hostquota.sh"
+. "$here/t_operator.sh"
 . "$here/t_netpol.sh"
 . "$here/t_faults.sh"
 . "$here/t_watchmem.sh"
@@ -127,6 +128,7 @@ s_apiservice() { apiservice_suite; }
 s_fidelity() { fidelity_suite; }
 s_ssrf() { ssrf_suite; }
 s_hostquota() { hostquota_suite; }
+s_operator() { operator_suite; }
 s_netpol() { netpol_suite; }
 s_faults() { faults_suite; }
 s_watchmem() { watchmem_suite; }
@@ -138,7 +140,7 @@ E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubect
   server_restart controllers pdb syncer policies hostrefs policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
   crdrules crdsets vap apiservice crdconv fidelity ssrf hostquota netpol gang faults watchmem
-  listwatch)
+  listwatch operator)
 
 # The two shards meson runs side by side (tests/meson.build: e2e-1, e2e-2),
 # balanced by their measured times (scripts/test.sh prints them). A suite
@@ -146,7 +148,8 @@ E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubect
 E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
-  server_restart controllers pdb hpa csr metrics apiservice ssrf hostrefs hostquota listwatch)
+  server_restart controllers pdb hpa csr metrics apiservice ssrf hostrefs hostquota listwatch
+  operator)
 E2E_SHARD_2=(standin syncer gang policies policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
   crdrules crdsets vap crdconv fidelity netpol faults watchmem)
