@@ -85,6 +85,19 @@ static double price_of(const struct prices *p, const char *model)
 	return v ? json_number_value(v) : p->dflt;
 }
 
+/* A price: a YAML number (kb_yaml_load may give it as a string). */
+static bool price_value(const json_t *v, double *out)
+{
+	char *end;
+	if (json_is_number(v))
+		*out = json_number_value(v);
+	else if (json_is_string(v) && *json_string_value(v))
+		*out = strtod(json_string_value(v), &end), v = *end ? NULL : v;
+	else
+		return false;
+	return v && *out >= 0 && *out < 1e9;
+}
+
 static int load_prices(const char *file, struct prices *p, char *err, size_t len)
 {
 	snprintf(p->currency, sizeof(p->currency), "USD");
@@ -109,22 +122,20 @@ static int load_prices(const char *file, struct prices *p, char *err, size_t len
 	json_object_foreach (doc, k, v) {
 		if (strcmp(k, "currency") == 0 && json_is_string(v)) {
 			snprintf(p->currency, sizeof(p->currency), "%s", json_string_value(v));
-		} else if (strcmp(k, "default") == 0 && json_is_number(v) &&
-			   json_number_value(v) >= 0) {
-			p->dflt = json_number_value(v);
+		} else if (strcmp(k, "default") == 0 && price_value(v, &p->dflt)) {
 		} else if (strcmp(k, "models") == 0 && json_is_object(v)) {
 			const char *m;
 			json_t *pv;
 			json_object_foreach (v, m, pv) {
-				if (!json_is_number(pv) || json_number_value(pv) < 0) {
+				double price;
+				if (!price_value(pv, &price)) {
 					json_decref(doc);
 					return kb_errf(err, len, -EINVAL,
 						       "%s: models.%s: a price per GPU-hour (a "
 						       "number >= 0) is wanted",
 						       file, m);
 				}
-				json_object_set_new(p->models, m,
-						    json_real(json_number_value(pv)));
+				json_object_set_new(p->models, m, json_real(price));
 			}
 		} else {
 			json_decref(doc);

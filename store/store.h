@@ -238,7 +238,9 @@ void store_ledger_close(store_ledger_t *l);
 /* Opens the ledger of the store file `path` read-only (any thread, no loop;
  * the tenant may run). -ENOENT when the file is missing. */
 int store_ledger_open_ro(const char *path, store_ledger_t **out);
-/* Upserts; an open row (end 0) never reopens a closed one. 0 or -EIO. */
+/* Upserts; an open row (end 0) never reopens a closed one. A host pod is
+ * bound once: store_ledger_put drops its rows under another start. 0 or
+ * -EIO. */
 int store_ledger_put(store_ledger_t *l, const struct store_alloc *a);
 int store_ledger_put_node(store_ledger_t *l, const struct store_node_cap *c);
 /* Every row overlapping [since, until) (until 0: no end), to cb (strings

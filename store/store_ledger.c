@@ -45,6 +45,7 @@ enum {
 	LQ_PRUNE_NODE,
 	LQ_SET_SEEN,
 	LQ_SEEN,
+	LQ_MOVED,
 	LQ__COUNT
 };
 
@@ -79,6 +80,9 @@ static const char *const sql[LQ__COUNT] = {
     [LQ_SET_SEEN] = "INSERT INTO gpu_ledger_meta VALUES ('seen', ?1)"
 		    " ON CONFLICT (key) DO UPDATE SET value = MAX(value, excluded.value)",
     [LQ_SEEN] = "SELECT value FROM gpu_ledger_meta WHERE key = 'seen'",
+    /* a host pod is bound once: a row of it under another start was
+     * written from a status the host has since corrected */
+    [LQ_MOVED] = "DELETE FROM gpu_alloc WHERE host_uid = ?1 AND start <> ?2",
 };
 
 struct store_ledger {
@@ -99,7 +103,7 @@ static int prepare(store_ledger_t *l)
 	for (int i = 0; i < LQ__COUNT; i++) {
 		if (l->owned && (i == LQ_PUT || i == LQ_PUT_NODE || i == LQ_CLOSE ||
 				 i == LQ_CLOSE_NODE || i == LQ_PRUNE || i == LQ_PRUNE_NODE ||
-				 i == LQ_SET_SEEN))
+				 i == LQ_SET_SEEN || i == LQ_MOVED))
 			continue; /* a reader writes nothing */
 		int rc = sqlite3_prepare_v3(l->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &l->q[i],
 					    NULL);
@@ -217,7 +221,14 @@ int store_ledger_put(store_ledger_t *l, const struct store_alloc *a)
 	bind_text(q, 11, a->sharing);
 	sqlite3_bind_double(q, 12, a->gpus);
 	bind_text(q, 13, a->detail);
-	return step_done(l, q, "put");
+	int rc = step_done(l, q, "put");
+	if (!rc) {
+		sqlite3_stmt *m = l->q[LQ_MOVED];
+		bind_text(m, 1, a->host_uid);
+		sqlite3_bind_int64(m, 2, a->start);
+		rc = step_done(l, m, "put");
+	}
+	return rc;
 }
 
 int store_ledger_put_node(store_ledger_t *l, const struct store_node_cap *c)

@@ -55,6 +55,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_ssrf.sh"
 . "$here/t_hostquota.sh"
 . "$here/t_netpol.sh"
+. "$here/t_finops.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 
@@ -126,13 +127,14 @@ s_fidelity() { fidelity_suite; }
 s_ssrf() { ssrf_suite; }
 s_hostquota() { hostquota_suite; }
 s_netpol() { netpol_suite; }
+s_finops() { finops_suite; }
 
 E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb syncer policies hostrefs policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
-  crdrules crdsets vap apiservice crdconv fidelity ssrf hostquota netpol gang)
+  crdrules crdsets vap apiservice crdconv fidelity ssrf hostquota netpol gang finops)
 
 # The two shards meson runs side by side (tests/meson.build: e2e-1, e2e-2),
 # balanced by their measured times (scripts/test.sh prints them). A suite
@@ -143,7 +145,7 @@ E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_ol
   server_restart controllers pdb hpa csr metrics apiservice ssrf hostrefs hostquota)
 E2E_SHARD_2=(standin syncer gang policies policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
-  crdrules crdsets vap crdconv fidelity netpol)
+  crdrules crdsets vap crdconv fidelity netpol finops)
 
 suites=("${@:2}")
 if [ "${suites[0]:-}" = --shard ]; then
