@@ -212,9 +212,9 @@ int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len)
 		      "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "ClusterRole",
 		      "metadata", "name", NODES_ROLE, "labels", MANAGED, "kubicle", "rules",
 		      "apiGroups", "", "resources", "nodes", "verbs", "get", "list", "watch",
-		      "apiGroups", "scheduling.k8s.io", "resources", "priorityclasses", "verbs", "get", "list",
-		      "watch", "apiGroups", "metrics.k8s.io", "resources", "nodes", "verbs", "get",
-		      "list");
+		      "apiGroups", "scheduling.k8s.io", "resources", "priorityclasses", "verbs",
+		      "get", "list", "watch", "apiGroups", "metrics.k8s.io", "resources", "nodes",
+		      "verbs", "get", "list");
 	if ((rc = ensure(h, t, "/apis/rbac.authorization.k8s.io/v1/clusterroles", NODES_ROLE, o,
 			 "rules", &made, err, len)) < 0)
 		return rc;

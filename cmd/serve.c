@@ -84,8 +84,8 @@
 	"      (admission and conversion webhooks, APIService backends) besides its\n"      \
 	"      own host pods and Services; loopback, link-local, this machine's and\n"      \
 	"      the host API server's addresses only when a prefix inside them names\n"      \
-	"      them (e.g. 127.0.0.1/32). Repeatable. docs/egress.md.\n"                   \
-	"      --gpu-ledger-retention: how long the GPU allocation ledger keeps an\n"      \
+	"      them (e.g. 127.0.0.1/32). Repeatable. docs/egress.md.\n"                     \
+	"      --gpu-ledger-retention: how long the GPU allocation ledger keeps an\n"       \
 	"      interval after it ended (default 400d; docs/finops.md).\n"
 
 const char serve_usage[] = SERVE_USAGE;

@@ -1183,8 +1183,8 @@ int cmd_list(int argc, char **argv)
 	json_t *items = json_array();
 	if (!json_out)
 		printf("%-20s %-10s %-24s %-14s %-10s %-10s %5s %5s %10s %6s %8s\n", "NAME",
-		       "STATE", "ENDPOINT", "QUEUE", "POLICY", "FLOOR", "PODS", "GPUS",
-		       "GPU-HOURS", "AGE", "TTL");
+		       "STATE", "ENDPOINT", "QUEUE", "POLICY", "FLOOR", "PODS", "GPUS", "GPU-HOURS",
+		       "AGE", "TTL");
 	time_t now = time(NULL);
 	for (size_t i = 0; i < n; i++) {
 		struct tenant t;

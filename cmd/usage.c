@@ -67,10 +67,10 @@ struct acc {
 	const struct usage_args *a;
 	const struct prices *p;
 	const char *tenant;
-	bool shown;      /* the tenant's rows are reported */
-	int64_t seen;    /* the store's seen mark */
-	bool now_live;   /* it is recent: open rows last until now */
-	json_t *groups;  /* key -> {seconds, cost, labels...} */
+	bool shown;          /* the tenant's rows are reported */
+	int64_t seen;        /* the store's seen mark */
+	bool now_live;       /* it is recent: open rows last until now */
+	json_t *groups;      /* key -> {seconds, cost, labels...} */
 	json_t *model_alloc; /* model -> GPU-seconds allocated (every tenant) */
 	json_t *node_alloc;  /* node name -> GPU-seconds allocated */
 	json_t *nodes;       /* node uid -> [[start, end, gpus, model, name]...] */
@@ -140,8 +140,8 @@ static int load_prices(const char *file, struct prices *p, char *err, size_t len
 		} else {
 			json_decref(doc);
 			return kb_errf(err, len, -EINVAL,
-				       "%s: unknown or bad key \"%s\" (currency, default, models)", file,
-				       k);
+				       "%s: unknown or bad key \"%s\" (currency, default, models)",
+				       file, k);
 		}
 	}
 	json_decref(doc);
@@ -184,9 +184,7 @@ static json_t *group_new(const struct acc *c, const struct store_alloc *r)
 		json_object_set_new(g, "queue",
 				    json_string(r->queue && *r->queue ? r->queue : "-"));
 		break;
-	case BY_NODE:
-		json_object_set_new(g, "node", json_string(r->node ? r->node : "-"));
-		break;
+	case BY_NODE: json_object_set_new(g, "node", json_string(r->node ? r->node : "-")); break;
 	}
 	return g;
 }
@@ -266,9 +264,9 @@ static void on_node(const struct store_node_cap *n, void *arg)
 			return;
 		}
 	}
-	json_array_append_new(l, json_pack("[I,I,f,s,s]", (json_int_t)n->start, (json_int_t)end,
-					   n->gpus, n->model ? n->model : "",
-					   n->node ? n->node : ""));
+	json_array_append_new(l,
+			      json_pack("[I,I,f,s,s]", (json_int_t)n->start, (json_int_t)end,
+					n->gpus, n->model ? n->model : "", n->node ? n->node : ""));
 }
 
 static bool selected(const struct usage_args *a, const char *name)
@@ -311,10 +309,10 @@ static int cmp_i64(const void *x, const void *y)
 }
 
 struct cap {
-	double total;         /* GPU-seconds */
-	json_t *by_model;     /* model -> GPU-seconds */
-	json_t *by_node;      /* node name -> GPU-seconds */
-	json_t *chart;        /* bucket -> GPU-seconds */
+	double total;     /* GPU-seconds */
+	json_t *by_model; /* model -> GPU-seconds */
+	json_t *by_node;  /* node name -> GPU-seconds */
+	json_t *chart;    /* bucket -> GPU-seconds */
 };
 
 /* One node's records merged (DESIGN): over each stretch between two
@@ -388,10 +386,11 @@ static json_t *report(struct acc *c, struct cap *cap)
 		double alloc = json_number_value(json_object_get(c->model_alloc, k));
 		double mi = json_number_value(v) - alloc;
 		idle_cost += mi / 3600 * price_of(c->p, k);
-		json_array_append_new(
-		    models, json_pack("{s:s,s:f,s:f,s:f,s:f}", "model", k, "capacityGpuSeconds",
-				      r6(json_number_value(v)), "allocatedGpuSeconds", r6(alloc),
-				      "idleGpuSeconds", r6(mi), "pricePerGpuHour", price_of(c->p, k)));
+		json_array_append_new(models,
+				      json_pack("{s:s,s:f,s:f,s:f,s:f}", "model", k,
+						"capacityGpuSeconds", r6(json_number_value(v)),
+						"allocatedGpuSeconds", r6(alloc), "idleGpuSeconds",
+						r6(mi), "pricePerGpuHour", price_of(c->p, k)));
 	}
 	/* allocations on a model no node of the window reports (a node the
 	 * ledger never saw): no capacity, so no idle */
@@ -437,10 +436,9 @@ static json_t *report(struct acc *c, struct cap *cap)
 	return json_pack(
 	    "{s:s,s:s,s:s,s:s,s:b,s:s,s:f,s:f,s:{s:f,s:f,s:f,s:b},s:o,s:o}", "kind", "GPUUsage",
 	    "since", since, "until", until, "by", by_names[a->by], "shareIdle", a->share_idle,
-	    "currency", c->p->currency, "capacityGpuSeconds", r6(cap->total),
-	    "allocatedGpuSeconds", r6(c->allocated), "idle", "gpuSeconds", r6(idle), "gpuHours",
-	    r6(idle / 3600), "cost", r6(idle_cost), "shared", a->share_idle, "models", models,
-	    "items", items);
+	    "currency", c->p->currency, "capacityGpuSeconds", r6(cap->total), "allocatedGpuSeconds",
+	    r6(c->allocated), "idle", "gpuSeconds", r6(idle), "gpuHours", r6(idle / 3600), "cost",
+	    r6(idle_cost), "shared", a->share_idle, "models", models, "items", items);
 }
 
 static void csv_field(const char *s)
@@ -467,7 +465,8 @@ static void print_csv(const json_t *r, const struct usage_args *a)
 {
 	bool node = a->by == BY_NODE;
 	printf("%s,gpu_seconds,gpu_hours,cost,share_of_capacity%s%s\n", by_names[a->by],
-	       node ? ",capacity_gpu_seconds,idle_gpu_seconds" : "", a->share_idle ? ",idle_cost" : "");
+	       node ? ",capacity_gpu_seconds,idle_gpu_seconds" : "",
+	       a->share_idle ? ",idle_cost" : "");
 	size_t i;
 	json_t *g;
 	json_array_foreach (json_object_get(r, "items"), i, g) {
@@ -475,7 +474,8 @@ static void print_csv(const json_t *r, const struct usage_args *a)
 		printf(",%.6f,%.6f,%.6f,%.6f", num(g, "gpuSeconds"), num(g, "gpuHours"),
 		       num(g, "cost"), num(g, "shareOfCapacity"));
 		if (node)
-			printf(",%.6f,%.6f", num(g, "capacityGpuSeconds"), num(g, "idleGpuSeconds"));
+			printf(",%.6f,%.6f", num(g, "capacityGpuSeconds"),
+			       num(g, "idleGpuSeconds"));
 		if (a->share_idle)
 			printf(",%.6f", num(g, "idleCost"));
 		putchar('\n');
@@ -499,17 +499,18 @@ static void print_table(const json_t *r, const struct usage_args *a)
 	size_t i;
 	json_t *g;
 	json_array_foreach (json_object_get(r, "items"), i, g) {
-		printf("%-40s %12.3f %8.2f %-3s %7.2f%%", json_string_value(json_object_get(g, "key")),
-		       num(g, "gpuHours"), num(g, "cost"), cur, 100 * num(g, "shareOfCapacity"));
+		printf("%-40s %12.3f %8.2f %-3s %7.2f%%",
+		       json_string_value(json_object_get(g, "key")), num(g, "gpuHours"),
+		       num(g, "cost"), cur, 100 * num(g, "shareOfCapacity"));
 		if (a->by == BY_NODE)
 			printf(" %14.3f", num(g, "idleGpuSeconds") / 3600);
 		putchar('\n');
 	}
 	const json_t *idle = json_object_get(r, "idle");
 	double cap = num(r, "capacityGpuSeconds");
-	printf("%-40s %12.3f %8.2f %-3s %7.2f%%%s\n", a->share_idle ? "(idle, shared above)" : "(idle)",
-	       num(idle, "gpuHours"), num(idle, "cost"), cur,
-	       cap > 0 ? 100 * num(idle, "gpuSeconds") / cap : 0.0, "");
+	printf("%-40s %12.3f %8.2f %-3s %7.2f%%%s\n",
+	       a->share_idle ? "(idle, shared above)" : "(idle)", num(idle, "gpuHours"),
+	       num(idle, "cost"), cur, cap > 0 ? 100 * num(idle, "gpuSeconds") / cap : 0.0, "");
 	printf("%-40s %12.3f\n", "(capacity)", cap / 3600);
 }
 
@@ -586,8 +587,10 @@ static int write_chart(const char *file, const struct acc *c, const struct cap *
 	char since[32], until[32];
 	kb_time_rfc3339((time_t)c->a->since, since, sizeof(since));
 	kb_time_rfc3339((time_t)c->a->until, until, sizeof(until));
-	fprintf(f, "<text x=\"%d\" y=\"18\" font-size=\"14\">GPUs allocated by tenant, %s to %s</text>\n",
-		L, since, until);
+	fprintf(
+	    f,
+	    "<text x=\"%d\" y=\"18\" font-size=\"14\">GPUs allocated by tenant, %s to %s</text>\n",
+	    L, since, until);
 	for (size_t i = 0; i <= n; i++) {
 		bool idle = i == n;
 		const char *name = idle ? "idle" : names[i];
@@ -611,18 +614,20 @@ static int write_chart(const char *file, const struct acc *c, const struct cap *
 		for (int b = 0; b < CHART_BUCKETS; b++)
 			fprintf(f, " L%.1f %.1f L%.1f %.1f", X(b), Y(top[b]), X(b + 1), Y(top[b]));
 		for (int b = CHART_BUCKETS - 1; b >= 0; b--)
-			fprintf(f, " L%.1f %.1f L%.1f %.1f", X(b + 1), Y(base[b]), X(b), Y(base[b]));
+			fprintf(f, " L%.1f %.1f L%.1f %.1f", X(b + 1), Y(base[b]), X(b),
+				Y(base[b]));
 		fprintf(f, " Z\"><title>");
 		svg_text(f, name);
 		fprintf(f, "</title></path>\n");
 		if (wmax > 0 && Y(base[widest]) - Y(top[widest]) >= 12) {
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", X(widest + 0.5),
-				(Y(base[widest]) + Y(top[widest])) / 2 + 4);
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+				X(widest + 0.5), (Y(base[widest]) + Y(top[widest])) / 2 + 4);
 			svg_text(f, name);
 			fprintf(f, "</text>\n");
 		}
 		fprintf(f, "<rect x=\"%d\" y=\"%zu\" width=\"12\" height=\"12\" fill=\"%s\"/>",
-			W - R + 16, T + 18 * i, idle ? "#e8e8e8" : colours[i % KB_ARRAY_SIZE(colours)]);
+			W - R + 16, T + 18 * i,
+			idle ? "#e8e8e8" : colours[i % KB_ARRAY_SIZE(colours)]);
 		fprintf(f, "<text x=\"%d\" y=\"%zu\">", W - R + 34, T + 18 * i + 11);
 		svg_text(f, name);
 		fprintf(f, "</text></g>\n");
@@ -641,8 +646,9 @@ static int write_chart(const char *file, const struct acc *c, const struct cap *
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n", L - 6,
 			Y(g) + 4, g);
 	}
-	fprintf(f, "<text x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
-		   "text-anchor=\"middle\">GPUs</text>\n",
+	fprintf(f,
+		"<text x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
+		"text-anchor=\"middle\">GPUs</text>\n",
 		T + ph / 2, T + ph / 2);
 	fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", L, H - 12, since);
 	fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\">%s</text>\n", X(CHART_BUCKETS),
@@ -709,10 +715,14 @@ static const char usage_text[] =
 static int parse_args(int argc, char **argv, struct usage_args *a)
 {
 	static const struct option opts[] = {
-	    {"since", required_argument, NULL, 's'},  {"until", required_argument, NULL, 'u'},
-	    {"by", required_argument, NULL, 'b'},     {"prices", required_argument, NULL, 'p'},
-	    {"share-idle", no_argument, NULL, 'i'},   {"chart", required_argument, NULL, 'c'},
-	    {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+	    {"since", required_argument, NULL, 's'},
+	    {"until", required_argument, NULL, 'u'},
+	    {"by", required_argument, NULL, 'b'},
+	    {"prices", required_argument, NULL, 'p'},
+	    {"share-idle", no_argument, NULL, 'i'},
+	    {"chart", required_argument, NULL, 'c'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *since = NULL, *until = NULL;
@@ -733,7 +743,8 @@ static int parse_args(int argc, char **argv, struct usage_args *a)
 			for (i = 0; i < KB_ARRAY_SIZE(by_names) && strcmp(by_names[i], optarg); i++)
 				;
 			if (i == KB_ARRAY_SIZE(by_names)) {
-				fprintf(stderr, "kubicle usage: bad --by %s\n%s", optarg, usage_text);
+				fprintf(stderr, "kubicle usage: bad --by %s\n%s", optarg,
+					usage_text);
 				return 2;
 			}
 			a->by = (enum by)i;
@@ -813,7 +824,8 @@ int cmd_usage(int argc, char **argv)
 	for (size_t i = 0; i < n && !rc; i++)
 		if ((rc = read_tenant(&c, names[i])) < 0)
 			fprintf(stderr, "kubicle usage: tenant %s: %s\n", names[i], strerror(-rc));
-	struct cap cap = {.by_model = json_object(), .by_node = json_object(),
+	struct cap cap = {.by_model = json_object(),
+			  .by_node = json_object(),
 			  .chart = a.chart ? json_object() : NULL};
 	const char *k;
 	json_t *v;

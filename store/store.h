@@ -215,14 +215,14 @@ int store_kv_set(store_t *st, const char *key, const char *value);
  * Rows are keyed by (uid, start), so writing the same host fact twice (a
  * restart, a relist) changes nothing. */
 struct store_alloc {
-	const char *host_uid;            /* the host pod's uid */
-	int64_t start, end;              /* bound ... released (0: still held) */
-	const char *end_kind;            /* "finished" "deleted" "gone"; NULL open */
-	const char *ns, *pod, *pod_uid;  /* the tenant pod */
+	const char *host_uid;             /* the host pod's uid */
+	int64_t start, end;               /* bound ... released (0: still held) */
+	const char *end_kind;             /* "finished" "deleted" "gone"; NULL open */
+	const char *ns, *pod, *pod_uid;   /* the tenant pod */
 	const char *queue, *node, *model; /* model: nvidia.com/gpu.product, "" unknown */
-	const char *sharing;             /* "whole" "mig" "fraction" "hami" "timeslice" */
-	double gpus;                     /* the share of GPUs held */
-	const char *detail;              /* what the host pod asked, e.g. "mig-1g.10gb x1" */
+	const char *sharing;              /* "whole" "mig" "fraction" "hami" "timeslice" */
+	double gpus;                      /* the share of GPUs held */
+	const char *detail;               /* what the host pod asked, e.g. "mig-1g.10gb x1" */
 };
 struct store_node_cap {
 	const char *node_uid, *node, *model;

@@ -51,13 +51,14 @@ enum {
 
 /* An open row stays closed once closed: excluded.end NULL keeps the old. */
 static const char *const sql[LQ__COUNT] = {
-    [LQ_PUT] = "INSERT INTO gpu_alloc VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"
-	       " ON CONFLICT (host_uid, start) DO UPDATE SET"
-	       " end = COALESCE(excluded.end, end),"
-	       " end_kind = CASE WHEN excluded.end IS NULL THEN end_kind ELSE excluded.end_kind END,"
-	       " ns = excluded.ns, pod = excluded.pod, pod_uid = excluded.pod_uid,"
-	       " queue = excluded.queue, node = excluded.node, model = excluded.model,"
-	       " sharing = excluded.sharing, gpus = excluded.gpus, detail = excluded.detail",
+    [LQ_PUT] =
+	"INSERT INTO gpu_alloc VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"
+	" ON CONFLICT (host_uid, start) DO UPDATE SET"
+	" end = COALESCE(excluded.end, end),"
+	" end_kind = CASE WHEN excluded.end IS NULL THEN end_kind ELSE excluded.end_kind END,"
+	" ns = excluded.ns, pod = excluded.pod, pod_uid = excluded.pod_uid,"
+	" queue = excluded.queue, node = excluded.node, model = excluded.model,"
+	" sharing = excluded.sharing, gpus = excluded.gpus, detail = excluded.detail",
     [LQ_PUT_NODE] = "INSERT INTO gpu_node VALUES (?1,?2,?3,?4,?5,?6,?7)"
 		    " ON CONFLICT (node_uid, start) DO UPDATE SET"
 		    " end = COALESCE(excluded.end, end),"
@@ -101,9 +102,9 @@ static int ledger_err(store_ledger_t *l, int rc, const char *what)
 static int prepare(store_ledger_t *l)
 {
 	for (int i = 0; i < LQ__COUNT; i++) {
-		if (l->owned && (i == LQ_PUT || i == LQ_PUT_NODE || i == LQ_CLOSE ||
-				 i == LQ_CLOSE_NODE || i == LQ_PRUNE || i == LQ_PRUNE_NODE ||
-				 i == LQ_SET_SEEN || i == LQ_MOVED))
+		if (l->owned &&
+		    (i == LQ_PUT || i == LQ_PUT_NODE || i == LQ_CLOSE || i == LQ_CLOSE_NODE ||
+		     i == LQ_PRUNE || i == LQ_PRUNE_NODE || i == LQ_SET_SEEN || i == LQ_MOVED))
 			continue; /* a reader writes nothing */
 		int rc = sqlite3_prepare_v3(l->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &l->q[i],
 					    NULL);
@@ -317,8 +318,9 @@ int store_ledger_close_missing(store_ledger_t *l, bool nodes, const json_t *keep
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
 		if (!json_object_get(keep, col(q, 0)))
-			json_array_append_new(gone, json_pack("[s,I]", col(q, 0),
-							      (json_int_t)sqlite3_column_int64(q, 1)));
+			json_array_append_new(
+			    gone,
+			    json_pack("[s,I]", col(q, 0), (json_int_t)sqlite3_column_int64(q, 1)));
 	sqlite3_reset(q);
 	int err = rc == SQLITE_DONE ? 0 : ledger_err(l, rc, "open rows");
 	size_t i;

@@ -88,7 +88,7 @@ void syncer_gpu_node_info(const json_t *node, struct syncer_gpu_node *out)
 		out->gpus = floor(count);
 	if (count > 0 && (alloc <= 0 || out->replicas > 1 || count < out->gpus))
 		out->gpus = floor(count); /* GPU feature discovery's physical count */
-	if (out->gpus <= 0) {   /* a MIG-only node without the count: its slices */
+	if (out->gpus <= 0) {             /* a MIG-only node without the count: its slices */
 		const char *k;
 		json_t *v;
 		double sevenths = 0;
@@ -116,9 +116,9 @@ static double ctr_qty(const json_t *c, const char *key)
 }
 
 struct ctr_share {
-	double gpus;       /* GPUs held */
-	int mode;          /* bit per sharing form */
-	char detail[160];  /* what it asked for */
+	double gpus;      /* GPUs held */
+	int mode;         /* bit per sharing form */
+	char detail[160]; /* what it asked for */
 };
 
 enum { M_WHOLE = 1, M_MIG = 2, M_HAMI = 4, M_SLICE = 8 };
@@ -159,7 +159,8 @@ static void ctr_share(const json_t *c, const struct syncer_gpu_node *n, struct c
 	const json_t *lim = kb_json_path(c, "resources.limits");
 	for (int pass = 0; pass < 2; pass++) {
 		json_object_foreach ((json_t *)(pass ? lim : req), k, v) {
-			if (strncmp(k, "nvidia.com/mig-", 15) != 0 || (pass && json_object_get(req, k)))
+			if (strncmp(k, "nvidia.com/mig-", 15) != 0 ||
+			    (pass && json_object_get(req, k)))
 				continue;
 			double cnt = ctr_qty(c, k);
 			int sl = atoi(k + 15);
@@ -173,7 +174,8 @@ static void ctr_share(const json_t *c, const struct syncer_gpu_node *n, struct c
 		}
 	}
 	double gpu = ctr_qty(c, "nvidia.com/gpu");
-	double mem = ctr_qty(c, "nvidia.com/gpumem"), pct = ctr_qty(c, "nvidia.com/gpumem-percentage");
+	double mem = ctr_qty(c, "nvidia.com/gpumem"),
+	       pct = ctr_qty(c, "nvidia.com/gpumem-percentage");
 	double cores = ctr_qty(c, "nvidia.com/gpucores");
 	if (mem > 0 || pct > 0 || cores > 0) {
 		double share = cores / 100;
@@ -186,8 +188,8 @@ static void ctr_share(const json_t *c, const struct syncer_gpu_node *n, struct c
 		double vgpus = gpu > 0 ? gpu : 1;
 		out->gpus += vgpus * share;
 		out->mode |= M_HAMI;
-		detail_add(out->detail, sizeof(out->detail), "hami %gx(mem %g%s, cores %g%%)", vgpus,
-			   mem > 0 ? mem : pct, mem > 0 ? "MiB" : "%", cores);
+		detail_add(out->detail, sizeof(out->detail), "hami %gx(mem %g%s, cores %g%%)",
+			   vgpus, mem > 0 ? mem : pct, mem > 0 ? "MiB" : "%", cores);
 	} else if (gpu > 0 && n->replicas > 1) {
 		out->gpus += gpu / n->replicas;
 		out->mode |= M_SLICE;
@@ -278,8 +280,8 @@ int syncer_pod_share(const json_t *hp, const struct syncer_gpu_node *n, struct s
 	out->gpus = fmax(sum, top);
 	if (out->gpus <= 0)
 		return -ENOENT;
-	out->sharing = mode & M_MIG    ? "mig"
-		       : mode & M_HAMI ? "hami"
+	out->sharing = mode & M_MIG     ? "mig"
+		       : mode & M_HAMI  ? "hami"
 		       : mode & M_SLICE ? "timeslice"
 					: "whole";
 	snprintf(out->detail, sizeof(out->detail), "%s", detail);
@@ -540,7 +542,8 @@ static void on_node(const char *type, json_t *node, void *arg)
 		return;
 	if (strcmp(type, "DELETED") == 0) {
 		int64_t now = now_s(), d = ts(meta_str(node, "deletionTimestamp"));
-		node_close(l, uid, name, d && d <= now ? d : now, d && d <= now ? "deleted" : "gone");
+		node_close(l, uid, name, d && d <= now ? d : now,
+			   d && d <= now ? "deleted" : "gone");
 		return;
 	}
 	node_seen(l, node);
@@ -595,8 +598,8 @@ static void load_open(const struct store_node_cap *c, void *arg)
 	struct syncer_ledger *l = arg;
 	if (!c->end) {
 		json_object_set_new(l->open, c->node_uid,
-				    json_pack("{s:I,s:f,s:s}", "start", (json_int_t)c->start, "gpus",
-					      c->gpus, "model", c->model ? c->model : ""));
+				    json_pack("{s:I,s:f,s:s}", "start", (json_int_t)c->start,
+					      "gpus", c->gpus, "model", c->model ? c->model : ""));
 	} else if (c->end > json_integer_value(json_object_get(l->ends, c->node_uid))) {
 		json_object_set_new(l->ends, c->node_uid, json_integer(c->end));
 	}
@@ -725,10 +728,11 @@ void syncer_ledger_prom(struct syncer_ledger *l, struct kb_buf *b)
 	p.secs = json_object();
 	p.held = json_object();
 	store_ledger_each(l->db, p.since, 0, sum_row, &p);
-	kb_prom_family(b, "kubicle_gpu_allocated_seconds_total", "counter",
-		       "GPU-seconds held by this tenant's pods on the host since the server "
-		       "started (the ledger's intervals, host timestamps), by tenant namespace, GPU "
-		       "model and sharing mode.");
+	kb_prom_family(
+	    b, "kubicle_gpu_allocated_seconds_total", "counter",
+	    "GPU-seconds held by this tenant's pods on the host since the server "
+	    "started (the ledger's intervals, host timestamps), by tenant namespace, GPU "
+	    "model and sharing mode.");
 	prom_map(b, "kubicle_gpu_allocated_seconds_total", p.secs);
 	kb_prom_family(b, "kubicle_gpu_allocated", "gauge",
 		       "GPUs (shares of devices) this tenant's pods hold on the host now.");
