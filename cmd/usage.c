@@ -153,9 +153,14 @@ static int load_prices(const char *file, struct prices *p, char *err, size_t len
 
 static double add_num(json_t *o, const char *key, double v)
 {
-	double n = json_number_value(json_object_get(o, key)) + v;
-	json_object_set_new(o, key, json_real(n));
-	return n;
+	json_t *x = json_object_get(o, key);
+	if (json_is_real(x)) {
+		json_real_set(x, json_real_value(x) + v);
+		return json_real_value(x);
+	}
+	v += json_number_value(x);
+	json_object_set_new(o, key, json_real(v));
+	return v;
 }
 
 static void group_key(const struct acc *c, const struct store_alloc *r, char *key, size_t len)
