@@ -252,6 +252,9 @@ int store_ledger_each_node(store_ledger_t *l, int64_t since, int64_t until,
 /* Closes the open rows whose uid is not in `keep` (a borrowed JSON object
  * whose keys are uids) at `end` with end_kind "gone"; nodes when `nodes`. */
 int store_ledger_close_missing(store_ledger_t *l, bool nodes, const json_t *keep, int64_t end);
+/* Deletes every row (a store restored as another tenant: its history is
+ * the other's). */
+int store_ledger_clear(store_ledger_t *l);
 /* Deletes rows that ended before `before` (retention). */
 int store_ledger_prune(store_ledger_t *l, int64_t before);
 /* "seen": until when the writer had a live view of the host (open rows are

@@ -46,6 +46,7 @@ enum {
 	LQ_SET_SEEN,
 	LQ_SEEN,
 	LQ_MOVED,
+	LQ_CLEAR,
 	LQ__COUNT
 };
 
@@ -86,6 +87,7 @@ static const char *const sql[LQ__COUNT] = {
     /* a host pod is bound once: a row of it under another start was
      * written from a status the host has since corrected */
     [LQ_MOVED] = "DELETE FROM gpu_alloc WHERE host_uid = ?1 AND start <> ?2",
+    [LQ_CLEAR] = "DELETE FROM gpu_alloc",
 };
 
 struct store_ledger {
@@ -104,9 +106,9 @@ static int ledger_err(store_ledger_t *l, int rc, const char *what)
 static int prepare(store_ledger_t *l)
 {
 	for (int i = 0; i < LQ__COUNT; i++) {
-		if (l->owned &&
-		    (i == LQ_PUT || i == LQ_PUT_NODE || i == LQ_CLOSE || i == LQ_CLOSE_NODE ||
-		     i == LQ_PRUNE || i == LQ_PRUNE_NODE || i == LQ_SET_SEEN || i == LQ_MOVED))
+		if (l->owned && (i == LQ_PUT || i == LQ_PUT_NODE || i == LQ_CLOSE ||
+				 i == LQ_CLOSE_NODE || i == LQ_PRUNE || i == LQ_PRUNE_NODE ||
+				 i == LQ_SET_SEEN || i == LQ_MOVED || i == LQ_CLEAR))
 			continue; /* a reader writes nothing */
 		int rc = sqlite3_prepare_v3(l->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &l->q[i],
 					    NULL);
@@ -349,6 +351,17 @@ int store_ledger_prune(store_ledger_t *l, int64_t before)
 		sqlite3_bind_int64(l->q[i], 1, before);
 		rc = step_done(l, l->q[i], "prune");
 	}
+	return rc;
+}
+
+int store_ledger_clear(store_ledger_t *l)
+{
+	int rc = step_done(l, l->q[LQ_CLEAR], "clear");
+	if (!rc)
+		rc = sqlite3_exec(l->db, "DELETE FROM gpu_node; DELETE FROM gpu_ledger_meta", NULL,
+				  NULL, NULL) == SQLITE_OK
+			 ? 0
+			 : ledger_err(l, SQLITE_ERROR, "clear");
 	return rc;
 }
 

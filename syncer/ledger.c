@@ -213,6 +213,7 @@ static bool is_sidecar(const json_t *c)
  * (KAI's pkg/common/resources/gpu_sharing.go reads the same three). */
 static bool kai_share(const json_t *hp, const struct syncer_gpu_node *n, struct syncer_share *out)
 {
+	memset(out, 0, sizeof(*out));
 	const json_t *ann = kb_json_path(hp, "metadata.annotations");
 	const char *frac = jstr(ann, "gpu-fraction"), *mem = jstr(ann, "gpu-memory");
 	const char *dev = jstr(ann, "gpu-fraction-num-devices");
@@ -248,8 +249,8 @@ static bool kai_share(const json_t *hp, const struct syncer_gpu_node *n, struct 
 int syncer_pod_share(const json_t *hp, const struct syncer_gpu_node *n, struct syncer_share *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (kai_share(hp, n, out))
-		return 0;
+	struct syncer_share kai;
+	bool frac = kai_share(hp, n, &kai);
 	const json_t *spec = json_object_get(hp, "spec");
 	double sum = 0, sidecars = 0, top = 0;
 	int mode = 0;
@@ -278,6 +279,12 @@ int syncer_pod_share(const json_t *hp, const struct syncer_gpu_node *n, struct s
 		}
 	}
 	out->gpus = fmax(sum, top);
+	/* KAI's annotations beside device resources (a host scheduler that
+	 * takes both): the larger counts, never the smaller */
+	if (frac && kai.gpus >= out->gpus) {
+		*out = kai;
+		return 0;
+	}
 	if (out->gpus <= 0)
 		return -ENOENT;
 	out->sharing = mode & M_MIG     ? "mig"
@@ -617,6 +624,17 @@ int syncer_ledger_start(uv_loop_t *loop, kb_httpc_t *http, store_t *st,
 		return rc;
 	}
 	snprintf(l->tenant, sizeof(l->tenant), "%s", o->tenant);
+	/* a store restored from another tenant's snapshot (kubicle restore)
+	 * holds that tenant's history: not this one's to report again */
+	char *was = NULL;
+	if (store_kv_get(st, "gpu-ledger-tenant", &was) == 0 && strcmp(was, l->tenant) != 0) {
+		kb_info("syncer", "GPU ledger of tenant %s dropped: this store is tenant %s's now",
+			was, l->tenant);
+		store_ledger_clear(l->db);
+	}
+	if (!was || strcmp(was, l->tenant) != 0)
+		store_kv_set(st, "gpu-ledger-tenant", l->tenant);
+	free(was);
 	snprintf(l->queue, sizeof(l->queue), "%s", o->queue ? o->queue : "");
 	l->retention_s = o->retention_s > 0 ? o->retention_s : SYNCER_LEDGER_RETENTION;
 	l->started = now_s();

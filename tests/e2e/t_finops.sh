@@ -67,11 +67,12 @@ finops_suite() {
   fo_pod fa infer s1 '{"limits": {"nvidia.com/gpu": "1"}}'
   fo_pod fa infer u1 '{"limits": {"nvidia.com/gpu": "8"}}'
   fo_pod fa train l1 '{"limits": {"nvidia.com/gpu": "4"}}'
+  fo_pod fa infer d1 '{"limits": {"nvidia.com/gpu": "1"}}'
   fo_pod fb default w2 '{"limits": {"nvidia.com/gpu": "1"}}'
   fo_pod fb gone g1 '{"limits": {"nvidia.com/gpu": "1"}}'
   local p
   for p in "fa train w1" "fa train m1" "fa infer k1" "fa infer k2" "fa infer h1" "fa infer s1" \
-    "fa infer u1" "fa train l1" "fb default w2" "fb gone g1"; do
+    "fa infer u1" "fa train l1" "fa infer d1" "fb default w2" "fb gone g1"; do
     set -- $p
     fo_wait_host "$3" "$2" "$1" || { fail "host pod of $p"; return 1; }
   done
@@ -91,6 +92,13 @@ finops_suite() {
   fo_hist unschedulable tenants "$(H fa infer u1)"
   fo_hist bind tenants "$(H fb default w2)" n-h100 --at $((T0 + 2))
   fo_hist bind tenants "$(H fb gone g1)" n-h100 --at $((T0 + 3))
+  # d1 is deleted on the host before it finished: held until the deletion
+  fo_hist bind tenants "$(H fa infer d1)" n-h100 --at $((T0 + 1))
+  fo_hist delete tenants "$(H fa infer d1)" --grace 1 >/dev/null
+  local d1
+  sleep 2.2
+  d1=$(fo_hist delete tenants "$(H fa infer d1)" --grace 0) || { fail "delete d1"; return 1; }
+  d1=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["deletionTimestamp"])' "$d1")
 
   # a node added mid-window and removed again, l1 running on it meanwhile
   local n4 c4 d4
@@ -133,9 +141,9 @@ finops_suite() {
   fo_usage --since "$since" --until "$until" -o json >"$E2E_TMP/fo-tenant.json"
 
   # expected, from the history alone
-  python3 - "$E2E_TMP" "$T0" "$U" "$c1" "$c2" "$c3" "$c4" "$d4" "$killed" "$back" <<'EOF' >"$E2E_TMP/fo-check.txt" 2>&1
+  python3 - "$E2E_TMP" "$T0" "$U" "$c1" "$c2" "$c3" "$c4" "$d4" "$killed" "$back" "$d1" <<'EOF' >"$E2E_TMP/fo-check.txt" 2>&1
 import csv, json, sys
-tmp, T0, U, c1, c2, c3, c4, d4, killed, back = sys.argv[1], *map(int, sys.argv[2:])
+tmp, T0, U, c1, c2, c3, c4, d4, killed, back, d1 = sys.argv[1], *map(int, sys.argv[2:])
 pod = json.load(open(f"{tmp}/fo-pod.json"))
 got = {i["key"]: i["gpuSeconds"] for i in pod["items"]}
 want = {
@@ -146,6 +154,7 @@ want = {
     "fa/infer/h1": max(20000 / 80000, 30 / 100) * 5,  # HAMi: the larger share
     "fa/infer/s1": 1 / 4 * 10,                # time-sliced, 4 replicas
     "fa/train/l1": 4 * 2,                     # on the node added mid-window
+    "fa/infer/d1": 1 * (d1 - (T0 + 1)),       # deleted on the host: its deletionTimestamp
     "fb/default/w2": 1 * (U - (T0 + 2)),
 }
 bad = []
@@ -211,12 +220,12 @@ EOF
   fo_usage --since "$since" --until "$until" --prices "$E2E_TMP/prices.yaml" -o json >"$E2E_TMP/fo-cost.json"
   fo_usage --since "$since" --until "$until" --prices "$E2E_TMP/prices.yaml" --share-idle -o json \
     >"$E2E_TMP/fo-shared.json"
-  expect_eq "cost: GPU-hours x the model's price, idle apart" ok python3 - "$E2E_TMP" "$T0" "$U" <<'EOF'
+  expect_eq "cost: GPU-hours x the model's price, idle apart" ok python3 - "$E2E_TMP" "$T0" "$U" "$d1" <<'EOF'
 import json, sys
-tmp, T0, U = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+tmp, T0, U, d1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 j = json.load(open(f"{tmp}/fo-cost.json"))
 fa = {i["key"]: i for i in j["items"]}["fa"]
-h100 = 2 * 5 + 0.5 * 4 + 0.25 * 8 + 0.3 * 5 + 4 * 2   # fa's seconds on H100 nodes
+h100 = 2 * 5 + 0.5 * 4 + 0.25 * 8 + 0.3 * 5 + 4 * 2 + (d1 - (T0 + 1))  # fa's on H100
 other = 2 / 7 * (U - (T0 + 2)) + 0.25 * 10            # A100 and L4: the default price
 want = h100 / 3600 * 3.6 + other / 3600 * 1.0
 s = json.load(open(f"{tmp}/fo-shared.json"))

@@ -108,6 +108,10 @@ START_TEST(share_rules)
 	ck_assert_str_eq(m, "fraction");
 	ck_assert(share(&n, "{\"gpu-memory\":\"20000\"}", "[]", &m) == 0.25);
 	ck_assert(share(&n, "{\"gpu-fraction\":\"7\"}", "[]", &m) == 1); /* out of range: whole */
+	/* a fraction beside whole GPUs: the larger is charged */
+	ck_assert(share(&n, "{\"gpu-fraction\":\"0.5\"}", LIM("\"nvidia.com/gpu\":\"4\""), &m) ==
+		  4);
+	ck_assert_str_eq(m, "whole");
 	/* HAMi: the larger of memory and core shares, per vGPU */
 	ck_assert(fabs(share(&n, NULL,
 			     LIM("\"nvidia.com/gpu\":\"2\",\"nvidia.com/gpumem\":\"20000\","
@@ -298,6 +302,37 @@ START_TEST(ledger_rows)
 	c.end_kind = "deleted";
 	ck_assert_int_eq(store_ledger_put_node(led, &c), 0);
 	ck_assert_int_eq(store_ledger_open_ro("/nonexistent/x.db", &ro), -ENOENT);
+	ck_assert_int_eq(store_ledger_clear(led), 0);
+	ck_assert_int_eq(rows_of(led, 0, 0).n, 0);
+}
+END_TEST
+
+/* A store restored as another tenant: the other's history is dropped; the
+ * same tenant restarting keeps its own. */
+START_TEST(ledger_restored)
+{
+	struct syncer_ledger *l;
+	struct syncer_ledger_opts o = {.tenant = "a", .queue = "q"};
+	ck_assert_int_eq(syncer_ledger_start(NULL, NULL, st, &o, &l), 0);
+	json_t *hp = J("{\"metadata\":{\"uid\":\"h1\",\"annotations\":{"
+		       "\"kubicle.dev/namespace\":\"ns\",\"kubicle.dev/name\":\"p\"}},"
+		       "\"spec\":{\"nodeName\":\"n1\",\"containers\":" LIM(
+			   "\"nvidia.com/gpu\":\"1\"") "},"
+						       "\"status\":{\"conditions\":[" SCHED(
+							   "True", "2026-01-01T00:00:10Z") "]}}");
+	syncer_ledger_pod(l, "ADDED", hp);
+	ck_assert_int_eq(syncer_ledger_puts(l), 1);
+	syncer_ledger_pod(l, "MODIFIED", hp); /* nothing new: no write */
+	ck_assert_int_eq(syncer_ledger_puts(l), 1);
+	syncer_ledger_stop(l);
+	ck_assert_int_eq(syncer_ledger_start(NULL, NULL, st, &o, &l), 0);
+	syncer_ledger_stop(l);
+	ck_assert_int_eq(rows_of(led, 0, 0).n, 1);
+	o.tenant = "b";
+	ck_assert_int_eq(syncer_ledger_start(NULL, NULL, st, &o, &l), 0);
+	syncer_ledger_stop(l);
+	ck_assert_int_eq(rows_of(led, 0, 0).n, 0);
+	json_decref(hp);
 }
 END_TEST
 
@@ -312,6 +347,7 @@ static Suite *suite(void)
 	tc = tcase_create("store");
 	tcase_add_checked_fixture(tc, store_setup, store_teardown);
 	tcase_add_test(tc, ledger_rows);
+	tcase_add_test(tc, ledger_restored);
 	suite_add_tcase(s, tc);
 	return s;
 }
