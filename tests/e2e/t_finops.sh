@@ -44,21 +44,62 @@ finops_suite() {
   fo_hist setup
 
   # nodes: whole GPUs (H100, 80 GB), MIG (A100 with 1g.10gb slices), time-sliced (L4 x4)
-  local n1 n2 n3
+  local n1 n2 n3 n5
   n1=$(fo_hist node n-h100 --product NVIDIA-H100-80GB-HBM3 --count 8 --memory 80000 \
     --alloc nvidia.com/gpu=8) || { fail "node n-h100"; return 1; }
   n2=$(fo_hist node n-a100 --product NVIDIA-A100-SXM4-80GB --count 2 \
     --alloc nvidia.com/mig-1g.10gb=14) || { fail "node n-a100"; return 1; }
   n3=$(fo_hist node n-l4 --product NVIDIA-L4 --count 1 --memory 23034 --replicas 4 \
     --alloc nvidia.com/gpu=4) || { fail "node n-l4"; return 1; }
-  local c1 c2 c3
+  n5=$(fo_hist node n-bulk --product NVIDIA-H100-80GB-HBM3 --count 64 --memory 80000 \
+    --alloc nvidia.com/gpu=64) || { fail "node n-bulk"; return 1; }
+  local c1 c2 c3 c5
   c1=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["created"])' "$n1")
   c2=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["created"])' "$n2")
   c3=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["created"])' "$n3")
-  local T0=$((c3 + 1))
+  c5=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["created"])' "$n5")
+  local T0=$((c5 + 1))
 
   fo_tenant fa || return 1
   fo_tenant fb || return 1
+  fo_tenant fc || return 1
+  # fc: FO_BULK pods of random sharing modes and times (seeded), the
+  # expected seconds of each computed here from the plan alone
+  python3 - "$E2E_TMP" "$T0" "${FO_BULK:-300}" <<'EOF'
+import json, random, sys
+tmp, T0, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rnd = random.Random(25)
+pods, plan, want = [], [], {}
+modes = [  # resources, annotations, node, share
+    ({"nvidia.com/gpu": "1"}, {}, "n-bulk", 1.0),
+    ({"nvidia.com/gpu": "2"}, {}, "n-bulk", 2.0),
+    ({}, {"gpu-fraction": "0.25"}, "n-bulk", 0.25),
+    ({}, {"gpu-memory": "40000"}, "n-bulk", 0.5),
+    ({"nvidia.com/gpumem": "16000", "nvidia.com/gpucores": "10"}, {}, "n-bulk", 0.2),
+    ({"nvidia.com/mig-1g.10gb": "1"}, {}, "n-a100", 1 / 7),
+    ({"nvidia.com/gpu": "2"}, {}, "n-l4", 0.5),
+]
+for i in range(n):
+    res, ann, node, share = modes[i % len(modes)]
+    name = f"b{i}"
+    pods.append({"apiVersion": "v1", "kind": "Pod",
+                 "metadata": {"name": name, "namespace": "bulk", "annotations": ann},
+                 "spec": {"containers": [{"name": "c", "image": "busybox",
+                                          "resources": {"limits": res}}]}})
+    r = rnd.random()
+    if r < 0.1:
+        continue                      # never bound: holds nothing
+    at = T0 + 1 + rnd.randrange(10)
+    finish = None if r < 0.2 else at + 1 + rnd.randrange(3)
+    plan.append({"ns": "tenants", "pod": f"{name}-x-bulk-x-fc", "node": node, "at": at,
+                 "finish": finish, "failed": r > 0.9})
+    want[f"fc/bulk/{name}"] = [share, at, finish]
+json.dump({"apiVersion": "v1", "kind": "List", "items": pods}, open(f"{tmp}/fo-bulk.json", "w"))
+json.dump(plan, open(f"{tmp}/fo-plan.json", "w"))
+json.dump(want, open(f"{tmp}/fo-bulk-want.json", "w"))
+EOF
+  fo_k fc create ns bulk >/dev/null
+  fo_k fc apply -f "$E2E_TMP/fo-bulk.json" >/dev/null || fail "fc's pods"
   fo_pod fa train w1 '{"limits": {"nvidia.com/gpu": "2"}}'
   fo_pod fa train m1 '{"limits": {"nvidia.com/mig-1g.10gb": "2"}}'
   fo_pod fa infer k1 '{}' '{"gpu-fraction": "0.5"}'
@@ -100,6 +141,7 @@ finops_suite() {
   d1=$(fo_hist delete tenants "$(H fa infer d1)" --grace 0) || { fail "delete d1"; return 1; }
   d1=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["deletionTimestamp"])' "$d1")
 
+  fo_hist bulk "$E2E_TMP/fo-plan.json" || fail "fc's history"
   # a node added mid-window and removed again, l1 running on it meanwhile
   local n4 c4 d4
   n4=$(fo_hist node n-late --product NVIDIA-H100-80GB-HBM3 --count 4 --memory 80000 \
@@ -141,9 +183,9 @@ finops_suite() {
   fo_usage --since "$since" --until "$until" -o json >"$E2E_TMP/fo-tenant.json"
 
   # expected, from the history alone
-  python3 - "$E2E_TMP" "$T0" "$U" "$c1" "$c2" "$c3" "$c4" "$d4" "$killed" "$back" "$d1" <<'EOF' >"$E2E_TMP/fo-check.txt" 2>&1
+  python3 - "$E2E_TMP" "$T0" "$U" "$c1" "$c2" "$c3" "$c4" "$d4" "$killed" "$back" "$d1" "$c5" <<'EOF' >"$E2E_TMP/fo-check.txt" 2>&1
 import csv, json, sys
-tmp, T0, U, c1, c2, c3, c4, d4, killed, back, d1 = sys.argv[1], *map(int, sys.argv[2:])
+tmp, T0, U, c1, c2, c3, c4, d4, killed, back, d1, c5 = sys.argv[1], *map(int, sys.argv[2:])
 pod = json.load(open(f"{tmp}/fo-pod.json"))
 got = {i["key"]: i["gpuSeconds"] for i in pod["items"]}
 want = {
@@ -167,16 +209,26 @@ g1 = got.get("fb/gone/g1")
 lo, hi = killed - (T0 + 3), back - (T0 + 3)
 if g1 is None or not (lo <= g1 <= hi):
     bad.append(f"g1 (deleted while its server was down): {g1} not in [{lo}, {hi}]")
-cap = 8 * (U - c1) + 2 * (U - c2) + 1 * (U - c3) + 4 * (d4 - c4)
+bulk = json.load(open(f"{tmp}/fo-bulk-want.json"))
+nb = 0
+for k, (share, at, finish) in bulk.items():
+    v = share * ((finish or U) - at)
+    nb += v
+    if abs(got.get(k, -1) - v) > 1e-3:
+        bad.append(f"{k}: got {got.get(k)}, want {v}")
+fc = [k for k in got if k.startswith("fc/")]
+if len(fc) != len(bulk):
+    bad.append(f"fc: {len(fc)} pods charged, {len(bulk)} held GPUs")
+cap = 8 * (U - c1) + 2 * (U - c2) + 1 * (U - c3) + 4 * (d4 - c4) + 64 * (U - c5)
 if abs(pod["capacityGpuSeconds"] - cap) > 1e-3:
     bad.append(f"capacity {pod['capacityGpuSeconds']}, want {cap}")
-alloc = sum(want.values()) + (g1 or 0)
+alloc = sum(want.values()) + (g1 or 0) + nb
 if abs(pod["allocatedGpuSeconds"] - alloc) > 1e-3:
     bad.append(f"allocated {pod['allocatedGpuSeconds']}, want {alloc}")
 if abs(pod["allocatedGpuSeconds"] + pod["idle"]["gpuSeconds"] - pod["capacityGpuSeconds"]) > 1e-6:
     bad.append("allocated + idle != capacity x time")
 models = {m["model"]: m for m in pod["models"]}
-h100 = 8 * (U - c1) + 4 * (d4 - c4)
+h100 = 8 * (U - c1) + 4 * (d4 - c4) + 64 * (U - c5)
 if abs(models["NVIDIA-H100-80GB-HBM3"]["capacityGpuSeconds"] - h100) > 1e-3:
     bad.append(f"H100 capacity {models['NVIDIA-H100-80GB-HBM3']}, want {h100}")
 rows = list(csv.DictReader(open(f"{tmp}/fo-pod.csv")))
@@ -242,7 +294,7 @@ EOF
 
   # the chart: valid SVG, one series per tenant plus idle
   fo_usage --since "$since" --until "$until" --chart "$E2E_TMP/fo.svg" >/dev/null
-  expect_eq "chart: valid SVG with series fa, fb, idle" "fa fb idle" python3 -c '
+  expect_eq "chart: valid SVG with series fa, fb, fc, idle" "fa fb fc idle" python3 -c '
 import sys, xml.etree.ElementTree as ET
 r = ET.parse(sys.argv[1]).getroot()
 print(" ".join(g.get("data-series") for g in r.iter("{http://www.w3.org/2000/svg}g") if g.get("data-series")))' "$E2E_TMP/fo.svg"

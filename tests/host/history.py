@@ -27,6 +27,9 @@ Usage (each prints what the test needs, as JSON):
   history.py --data-dir HOSTDIR unschedulable NS POD
   history.py --data-dir HOSTDIR delete NS POD [--grace N]
   history.py --data-dir HOSTDIR wait NS POD               (until the pod exists)
+  history.py --data-dir HOSTDIR bulk PLAN.json
+      PLAN: [{"ns", "pod", "node", "at", "finish" (or null), "failed"}...]: each
+      pod bound at "at" and, with "finish", terminal then (one process).
 T is Unix seconds.
 """
 import argparse
@@ -194,6 +197,17 @@ def cmd_wait(api, a):
     die(f"no host pod {a.ns}/{a.pod} after 60 s")
 
 
+def cmd_bulk(api, a):
+    plan = json.load(open(a.plan))
+    for step in plan:
+        ns, pod = step["ns"], step["pod"]
+        cmd_wait(api, argparse.Namespace(ns=ns, pod=pod))
+        cmd_bind(api, argparse.Namespace(ns=ns, pod=pod, node=step["node"], at=step["at"]))
+        if step.get("finish"):
+            cmd_finish(api, argparse.Namespace(ns=ns, pod=pod, at=step["finish"],
+                                               failed=step.get("failed", False)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", required=True)
@@ -206,6 +220,8 @@ def main():
     n.add_argument("--memory", type=int)
     n.add_argument("--replicas", type=int)
     n.add_argument("--alloc", action="append")
+    n = sub.add_parser("bulk")
+    n.add_argument("plan")
     n = sub.add_parser("node-delete")
     n.add_argument("name")
     for name in ("bind", "finish", "unschedulable", "delete", "wait"):
@@ -226,7 +242,8 @@ def main():
         scheduler.Scheduler(api, 0, 0).ensure_group_apis()
         return
     {"node": cmd_node, "node-delete": cmd_node_delete, "bind": cmd_bind, "finish": cmd_finish,
-     "unschedulable": cmd_unschedulable, "delete": cmd_delete, "wait": cmd_wait}[a.cmd](api, a)
+     "unschedulable": cmd_unschedulable, "delete": cmd_delete, "wait": cmd_wait,
+     "bulk": cmd_bulk}[a.cmd](api, a)
 
 
 if __name__ == "__main__":
