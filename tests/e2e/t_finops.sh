@@ -44,28 +44,36 @@ finops_suite() {
   fo_hist setup
 
   # nodes: whole GPUs (H100, 80 GB), MIG (A100 with 1g.10gb slices), time-sliced (L4 x4)
-  local n1 n2 n3 n5
+  local n1 n2 n3 n5 n6 n7
   n1=$(fo_hist node n-h100 --product NVIDIA-H100-80GB-HBM3 --count 8 --memory 80000 \
     --alloc nvidia.com/gpu=8) || { fail "node n-h100"; return 1; }
   n2=$(fo_hist node n-a100 --product NVIDIA-A100-SXM4-80GB --count 2 \
     --alloc nvidia.com/mig-1g.10gb=14) || { fail "node n-a100"; return 1; }
   n3=$(fo_hist node n-l4 --product NVIDIA-L4 --count 1 --memory 23034 --replicas 4 \
     --alloc nvidia.com/gpu=4) || { fail "node n-l4"; return 1; }
-  n5=$(fo_hist node n-bulk --product NVIDIA-H100-80GB-HBM3 --count 64 --memory 80000 \
-    --alloc nvidia.com/gpu=64) || { fail "node n-bulk"; return 1; }
-  local c1 c2 c3 c5
+  # fc's many pods get nodes of their own, large enough that the history
+  # never holds more than a node has (as a real scheduler would not)
+  n5=$(fo_hist node n-bulk --product NVIDIA-H100-80GB-HBM3 --count 512 --memory 80000 \
+    --alloc nvidia.com/gpu=512) || { fail "node n-bulk"; return 1; }
+  n6=$(fo_hist node n-bulk-mig --product NVIDIA-A100-SXM4-80GB --count 64 \
+    --alloc nvidia.com/mig-1g.10gb=448) || { fail "node n-bulk-mig"; return 1; }
+  n7=$(fo_hist node n-bulk-l4 --product NVIDIA-L4 --count 64 --memory 23034 --replicas 4 \
+    --alloc nvidia.com/gpu=256) || { fail "node n-bulk-l4"; return 1; }
+  local c1 c2 c3 c5 c6 c7
   c1=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["created"])' "$n1")
   c2=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["created"])' "$n2")
   c3=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["created"])' "$n3")
   c5=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["created"])' "$n5")
-  local T0=$((c5 + 1))
+  c6=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["created"])' "$n6")
+  c7=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["created"])' "$n7")
+  local T0=$((c7 + 1))
 
   fo_tenant fa || return 1
   fo_tenant fb || return 1
   fo_tenant fc || return 1
   # fc: FO_BULK pods of random sharing modes and times (seeded), the
   # expected seconds of each computed here from the plan alone
-  python3 - "$E2E_TMP" "$T0" "${FO_BULK:-300}" <<'EOF'
+  python3 - "$E2E_TMP" "$T0" "${FO_BULK:-2000}" <<'EOF'
 import json, random, sys
 tmp, T0, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rnd = random.Random(25)
@@ -76,8 +84,8 @@ modes = [  # resources, annotations, node, share
     ({}, {"gpu-fraction": "0.25"}, "n-bulk", 0.25),
     ({}, {"gpu-memory": "40000"}, "n-bulk", 0.5),
     ({"nvidia.com/gpumem": "16000", "nvidia.com/gpucores": "10"}, {}, "n-bulk", 0.2),
-    ({"nvidia.com/mig-1g.10gb": "1"}, {}, "n-a100", 1 / 7),
-    ({"nvidia.com/gpu": "2"}, {}, "n-l4", 0.5),
+    ({"nvidia.com/mig-1g.10gb": "1"}, {}, "n-bulk-mig", 1 / 7),
+    ({"nvidia.com/gpu": "2"}, {}, "n-bulk-l4", 0.5),
 ]
 for i in range(n):
     res, ann, node, share = modes[i % len(modes)]
@@ -183,9 +191,9 @@ EOF
   fo_usage --since "$since" --until "$until" -o json >"$E2E_TMP/fo-tenant.json"
 
   # expected, from the history alone
-  python3 - "$E2E_TMP" "$T0" "$U" "$c1" "$c2" "$c3" "$c4" "$d4" "$killed" "$back" "$d1" "$c5" <<'EOF' >"$E2E_TMP/fo-check.txt" 2>&1
+  python3 - "$E2E_TMP" "$T0" "$U" "$c1" "$c2" "$c3" "$c4" "$d4" "$killed" "$back" "$d1" "$c5" "$c6" "$c7" <<'EOF' >"$E2E_TMP/fo-check.txt" 2>&1
 import csv, json, sys
-tmp, T0, U, c1, c2, c3, c4, d4, killed, back, d1, c5 = sys.argv[1], *map(int, sys.argv[2:])
+tmp, T0, U, c1, c2, c3, c4, d4, killed, back, d1, c5, c6, c7 = sys.argv[1], *map(int, sys.argv[2:])
 pod = json.load(open(f"{tmp}/fo-pod.json"))
 got = {i["key"]: i["gpuSeconds"] for i in pod["items"]}
 want = {
@@ -219,7 +227,8 @@ for k, (share, at, finish) in bulk.items():
 fc = [k for k in got if k.startswith("fc/")]
 if len(fc) != len(bulk):
     bad.append(f"fc: {len(fc)} pods charged, {len(bulk)} held GPUs")
-cap = 8 * (U - c1) + 2 * (U - c2) + 1 * (U - c3) + 4 * (d4 - c4) + 64 * (U - c5)
+cap = 8 * (U - c1) + 2 * (U - c2) + 1 * (U - c3) + 4 * (d4 - c4) + 512 * (U - c5) + \
+    64 * (U - c6) + 64 * (U - c7)
 if abs(pod["capacityGpuSeconds"] - cap) > 1e-3:
     bad.append(f"capacity {pod['capacityGpuSeconds']}, want {cap}")
 alloc = sum(want.values()) + (g1 or 0) + nb
@@ -228,7 +237,7 @@ if abs(pod["allocatedGpuSeconds"] - alloc) > 1e-3:
 if abs(pod["allocatedGpuSeconds"] + pod["idle"]["gpuSeconds"] - pod["capacityGpuSeconds"]) > 1e-6:
     bad.append("allocated + idle != capacity x time")
 models = {m["model"]: m for m in pod["models"]}
-h100 = 8 * (U - c1) + 4 * (d4 - c4) + 64 * (U - c5)
+h100 = 8 * (U - c1) + 4 * (d4 - c4) + 512 * (U - c5)
 if abs(models["NVIDIA-H100-80GB-HBM3"]["capacityGpuSeconds"] - h100) > 1e-3:
     bad.append(f"H100 capacity {models['NVIDIA-H100-80GB-HBM3']}, want {h100}")
 rows = list(csv.DictReader(open(f"{tmp}/fo-pod.csv")))
@@ -257,6 +266,9 @@ before = {i["key"]: i["gpuSeconds"] for i in json.load(open(f"{tmp}/fo-before.js
 for k in ("fa/train/w1", "fa/infer/k1", "fa/infer/k2", "fa/infer/h1", "fa/infer/s1"):
     if abs(before.get(k, -1) - got[k]) > 1e-9:
         bad.append(f"{k} changed across the restart: {before.get(k)} -> {got[k]}")
+for i in json.load(open(f"{tmp}/fo-node.json"))["items"]:
+    if i["idleGpuSeconds"] < -1e-6:
+        bad.append(f"node {i['key']} holds more than it has: {i}")
 print("\n".join(bad) if bad else "ok")
 EOF
   expect_eq "ledger figures equal the history's, to the second (JSON, CSV, by pod/namespace/node/tenant)" \
