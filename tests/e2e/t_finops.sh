@@ -35,6 +35,12 @@ fo_wait_host() { fo_hist wait tenants "$1-x-$2-x-$3"; } # tenant ns pod
 # fo_json FILE EXPR: a python expression over the JSON in FILE (as j)
 fo_json() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 
+fo_g1() { # since: g1's GPU-seconds until now
+  "$KUBICLE" usage fb --since "$(date -u -d @"$1" +%FT%TZ)" --until now --by pod -o json |
+    python3 -c 'import json,sys; print([i["gpuSeconds"] for i in json.load(sys.stdin)["items"] if i["pod"] == "g1"])'
+}
+fo_g1_closed() { local a; a=$(fo_g1 "$1"); sleep 2.1; [ "$a" = "$(fo_g1 "$1")" ] && [ "$a" != "[]" ]; }
+
 finops_suite() {
   export KUBICLE_HOME=$E2E_TMP/fohome
   mkdir -p "$KUBICLE_HOME/tenants"
@@ -172,9 +178,8 @@ EOF
     -o json >"$E2E_TMP/fo-before.json"
   fo_hist delete tenants "$(H fb gone g1)" --grace 0 >/dev/null
   fo_tenant fb || return 1
-  wait_for "fb's syncer relisted" 30 bash -c \
-    "'$KUBICLE' usage fb --since $(date -u -d @"$c1" +%FT%TZ) --by pod -o json | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if any(i[\"pod\"]==\"g1\" for i in j[\"items\"]) else 1)'"
-  sleep 1
+  # closed once the restarted syncer listed the host: its figure stops growing
+  wait_for "fb's syncer closed g1 at its relist" 60 fo_g1_closed "$c1"
   back=$(date +%s)
 
   # the window: from the first node until after everything above
