@@ -398,10 +398,8 @@ static json_t *report(struct acc *c, struct cap *cap)
 						r6(mi), "pricePerGpuHour", price_of(c->p, k)));
 	}
 	/* allocations on a model no node of the window reports (a node the
-	 * ledger never saw): no capacity, so no idle */
-	double shown_cost = 0;
-	json_object_foreach (c->groups, k, v)
-		shown_cost += json_number_value(json_object_get(v, "cost"));
+	 * ledger never saw) have no capacity, so no idle; idle is shared in
+	 * proportion to the cost of every tenant's allocations */
 	double all_cost = 0;
 	json_object_foreach (c->model_alloc, k, v)
 		all_cost += json_number_value(v) / 3600 * price_of(c->p, k);
@@ -437,7 +435,6 @@ static json_t *report(struct acc *c, struct cap *cap)
 	char since[32], until[32];
 	kb_time_rfc3339((time_t)a->since, since, sizeof(since));
 	kb_time_rfc3339((time_t)a->until, until, sizeof(until));
-	(void)shown_cost;
 	return json_pack(
 	    "{s:s,s:s,s:s,s:s,s:b,s:s,s:f,s:f,s:{s:f,s:f,s:f,s:b},s:o,s:o}", "kind", "GPUUsage",
 	    "since", since, "until", until, "by", by_names[a->by], "shareIdle", a->share_idle,

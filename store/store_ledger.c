@@ -163,9 +163,9 @@ int store_ledger_open_ro(const char *path, store_ledger_t **out)
 	int have = rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : -1;
 	sqlite3_finalize(q);
 	if (have < 0) {
-		rc = ledger_err(l, rc, "open");
+		ledger_err(l, rc, "open");
 		store_ledger_close(l);
-		return rc == -EIO ? -EIO : rc;
+		return -EIO;
 	}
 	l->missing = have < 3;
 	if (!l->missing && (rc = prepare(l)) < 0) {
