@@ -129,19 +129,22 @@ static int load_prices(const char *file, struct prices *p, char *err, size_t len
 			json_object_foreach (v, m, pv) {
 				double price;
 				if (!price_value(pv, &price)) {
-					json_decref(doc);
-					return kb_errf(err, len, -EINVAL,
-						       "%s: models.%s: a price per GPU-hour (a "
-						       "number >= 0) is wanted",
-						       file, m);
+					kb_errf(
+					    err, len, -EINVAL,
+					    "%s: models.%s: a price per GPU-hour (a number >= 0) "
+					    "is wanted",
+					    file, m);
+					json_decref(doc); /* m was its */
+					return -EINVAL;
 				}
 				json_object_set_new(p->models, m, json_real(price));
 			}
 		} else {
-			json_decref(doc);
-			return kb_errf(err, len, -EINVAL,
-				       "%s: unknown or bad key \"%s\" (currency, default, models)",
-				       file, k);
+			kb_errf(err, len, -EINVAL,
+				"%s: unknown or bad key \"%s\" (currency, default, models)", file,
+				k);
+			json_decref(doc); /* k was its */
+			return -EINVAL;
 		}
 	}
 	json_decref(doc);
