@@ -364,10 +364,13 @@ int syncer_pod_interval(const json_t *hp, bool deleted, int64_t now, struct sync
 	return 0;
 }
 
+static void showback_refresh(struct syncer_ledger *l);
+
 /* ---- the ledger -------------------------------------------------------------- */
 
 struct syncer_ledger {
 	store_ledger_t *db;
+	store_t *st; /* the tenant store (showback objects) */
 	struct host_informer *nodes;
 	char tenant[64], queue[128];
 	int64_t retention_s, started, pruned;
@@ -623,6 +626,7 @@ int syncer_ledger_start(uv_loop_t *loop, kb_httpc_t *http, store_t *st,
 		free(l);
 		return rc;
 	}
+	l->st = st;
 	snprintf(l->tenant, sizeof(l->tenant), "%s", o->tenant);
 	/* a store restored from another tenant's snapshot (kubicle restore)
 	 * holds that tenant's history: not this one's to report again */
@@ -668,6 +672,7 @@ void syncer_ledger_tick(struct syncer_ledger *l)
 		store_ledger_prune(l->db, now - l->retention_s);
 		l->pruned = now;
 	}
+	showback_refresh(l);
 }
 
 void syncer_ledger_seen(struct syncer_ledger *l)
@@ -693,6 +698,144 @@ void syncer_ledger_stop(struct syncer_ledger *l)
 size_t syncer_ledger_puts(const struct syncer_ledger *l)
 {
 	return l ? l->puts : 0;
+}
+
+/* ---- showback inside the tenant ------------------------------------------------- */
+
+/*
+ * The tenant's own figures, readable with kubectl (`kubectl get gpuusage
+ * -A`): a CustomResourceDefinition gpuusages.kubicle.dev that the syncer
+ * writes into the tenant's store once it has something to show, and one
+ * GPUUsage "gpu-usage" per namespace whose pods held GPUs this month:
+ * usage.gpuHoursToday (since midnight UTC), usage.gpuHoursThisMonth,
+ * usage.gpusNow, from the ledger, refreshed at each resync (30 s). RBAC
+ * applies as to any kind; a tenant sees only its own store. The tenant's
+ * admin could edit them: the next refresh writes the ledger's figures back
+ * (the ledger itself is not reachable through the API).
+ */
+#define SB_CRD  "gpuusages.kubicle.dev"
+#define SB_RES  "kubicle.dev/gpuusages"
+#define SB_NAME "gpu-usage"
+
+static json_t *showback_crd(void)
+{
+	return json_pack(
+	    "{s:s,s:s,s:{s:s,s:{s:s}},s:{s:s,s:s,s:{s:s,s:s,s:s,s:s},s:{s:s},s:[{s:s,s:b,s:b,"
+	    "s:{s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:b}}}},s:[{s:s,s:s,s:s,s:s},"
+	    "{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s},{s:s,s:s,s:s}]}]}}",
+	    "apiVersion", "apiextensions.k8s.io/v1", "kind", "CustomResourceDefinition", "metadata",
+	    "name", SB_CRD, "labels", "app.kubernetes.io/managed-by", "kubicle", "spec", "group",
+	    "kubicle.dev", "scope", "Namespaced", "names", "plural", "gpuusages", "singular",
+	    "gpuusage", "kind", "GPUUsage", "listKind", "GPUUsageList", "conversion", "strategy",
+	    "None", "versions", "name", "v1", "served", 1, "storage", 1, "schema",
+	    "openAPIV3Schema", "type", "object", "properties", "apiVersion", "type", "string",
+	    "kind", "type", "string", "metadata", "type", "object", "usage", "type", "object",
+	    "x-kubernetes-preserve-unknown-fields", 1, "additionalPrinterColumns", "name", "GPUs",
+	    "type", "number", "jsonPath", ".usage.gpusNow", "description", "GPUs held now", "name",
+	    "Today", "type", "number", "jsonPath", ".usage.gpuHoursToday", "description",
+	    "GPU-hours since midnight UTC", "name", "Month", "type", "number", "jsonPath",
+	    ".usage.gpuHoursThisMonth", "description", "GPU-hours this month (UTC)", "name", "Age",
+	    "type", "date", "jsonPath", ".metadata.creationTimestamp");
+}
+
+struct sb_sum {
+	int64_t day, month, now;
+	json_t *ns; /* namespace -> [today s, month s, gpus now] */
+};
+
+static void sb_row(const struct store_alloc *a, void *arg)
+{
+	struct sb_sum *s = arg;
+	json_t *v = json_object_get(s->ns, a->ns);
+	if (!v)
+		json_object_set_new(s->ns, a->ns, v = json_pack("[f,f,f]", 0.0, 0.0, 0.0));
+	int64_t end = a->end && a->end < s->now ? a->end : s->now;
+	for (int i = 0; i < 2; i++) {
+		int64_t from =
+		    a->start > (i ? s->month : s->day) ? a->start : (i ? s->month : s->day);
+		if (end > from)
+			json_real_set(json_array_get(v, (size_t)i),
+				      json_real_value(json_array_get(v, (size_t)i)) +
+					  a->gpus * (double)(end - from));
+	}
+	if (!a->end || a->end > s->now)
+		json_real_set(json_array_get(v, 2),
+			      json_real_value(json_array_get(v, 2)) + a->gpus);
+}
+
+/* GPU-hours to the millionth: to the hundredth of a GPU-second */
+static double r6(double v)
+{
+	return round(v * 1e6) / 1e6;
+}
+
+static void showback_put(struct syncer_ledger *l, const char *ns, const json_t *v)
+{
+	json_t *nsobj = NULL, *old = NULL;
+	if (store_get(l->st, "/namespaces", "", ns, &nsobj) < 0)
+		return; /* gone: nothing to show it in */
+	json_decref(nsobj);
+	json_t *usage = json_pack(
+	    "{s:f,s:f,s:f}", "gpuHoursToday", r6(json_real_value(json_array_get(v, 0)) / 3600),
+	    "gpuHoursThisMonth", r6(json_real_value(json_array_get(v, 1)) / 3600), "gpusNow",
+	    r6(json_real_value(json_array_get(v, 2))));
+	store_get(l->st, SB_RES, ns, SB_NAME, &old);
+	if (!old || !json_equal(json_object_get(old, "usage"), usage)) {
+		json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s},s:O}", "apiVersion", "kubicle.dev/v1",
+				      "kind", "GPUUsage", "metadata", "name", SB_NAME, "namespace",
+				      ns, "usage", usage);
+		syncer_store_put(l->st, SB_RES, ns, SB_NAME, o, old);
+		json_decref(o);
+	}
+	json_decref(usage);
+	json_decref(old);
+}
+
+static void showback_refresh(struct syncer_ledger *l)
+{
+	if (!l->st)
+		return;
+	struct sb_sum s = {.now = now_s()};
+	time_t t = (time_t)s.now;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	s.day = s.now - (tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec);
+	s.month = s.day - (int64_t)(tm.tm_mday - 1) * 86400;
+	s.ns = json_object();
+	store_ledger_each(l->db, s.month, 0, sb_row, &s);
+	json_t *crd = NULL;
+	store_get(l->st, "apiextensions.k8s.io/customresourcedefinitions", "", SB_CRD, &crd);
+	if (!crd && json_object_size(s.ns)) {
+		crd = showback_crd();
+		if (syncer_store_put(l->st, "apiextensions.k8s.io/customresourcedefinitions", "",
+				     SB_CRD, crd, NULL) < 0) {
+			json_decref(crd);
+			crd = NULL;
+		}
+	}
+	if (crd) {
+		/* namespaces with nothing this month any more show zeros */
+		struct store_list_req lr = {.res = SB_RES};
+		struct store_list_result res = {0};
+		size_t i;
+		json_t *o;
+		if (store_list(l->st, &lr, &res) == 0) {
+			json_array_foreach (res.items, i, o) {
+				const char *ns = meta_str(o, "namespace");
+				if (ns && !json_object_get(s.ns, ns))
+					json_object_set_new(s.ns, ns,
+							    json_pack("[f,f,f]", 0.0, 0.0, 0.0));
+			}
+			json_decref(res.items);
+			free(res.next);
+		}
+		const char *ns;
+		json_t *v;
+		json_object_foreach (s.ns, ns, v)
+			showback_put(l, ns, v);
+	}
+	json_decref(crd);
+	json_decref(s.ns);
 }
 
 /* ---- metrics ------------------------------------------------------------------- */

@@ -323,6 +323,24 @@ print(" ".join(g.get("data-series") for g in r.iter("{http://www.w3.org/2000/svg
   expect "metrics: the allocated seconds counter" \
     'kubicle_gpu_allocated_seconds_total\{namespace="train",model="NVIDIA-A100-SXM4-80GB",sharing="mig"\}' \
     fo_k fa get --raw /metrics
+  # showback: each tenant reads its own figures with kubectl
+  expect_until_match "showback: kubectl get gpuusage -A in the tenant" 60 \
+    'train +gpu-usage +0\.285714 ' fo_k fa get gpuusage -A
+  local month
+  month=$(date -u +%Y-%m-01)
+  expect_eq "showback: a namespace's GPU-hours this month are the ledger's" ok python3 -c '
+import json, subprocess, sys
+k, kc, u = sys.argv[1:4]
+obj = json.loads(subprocess.check_output(["kubectl", "--kubeconfig", kc, "-n", "infer", "get",
+                                          "gpuusage", "gpu-usage", "-o", "json"]))
+rep = json.loads(subprocess.check_output([k, "usage", "fa", "--since", u, "--by", "namespace",
+                                          "-o", "json"]))
+want = {i["key"]: i["gpuSeconds"] for i in rep["items"]}["fa/infer"] / 3600
+got = obj["usage"]["gpuHoursThisMonth"]
+print("ok" if abs(got - want) < 2e-6 and obj["usage"]["gpusNow"] == 0 else f"{got} vs {want}: {obj}")
+' "$KUBICLE" "$KUBICLE_HOME/tenants/fa/kubeconfig" "$month"
+  expect_eq "showback: never another tenant's" "default gone" bash -c \
+    "kubectl --kubeconfig $KUBICLE_HOME/tenants/fb/kubeconfig get gpuusage -A --no-headers -o custom-columns=NS:.metadata.namespace | sort | tr '\n' ' ' | sed 's/ \$//'"
   echo '{"queue": "q-fa"}' >"$KUBICLE_HOME/tenants/fa/tenant.json"
   expect "list: GPU-hours this month" '"gpuHoursThisMonth": 0\.0[0-9]*[1-9]' "$KUBICLE" list fa -o json
 }
