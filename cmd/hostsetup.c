@@ -211,16 +211,18 @@ int host_setup(hostapi_t *h, struct tenant *t, char *err, size_t len)
 	o = binding_obj(t, "RoleBinding", sa, "Role", sa, sa);
 	if ((rc = ensure(h, t, path, sa, o, NULL, &made, err, len)) < 0)
 		return rc;
-	/* cluster-scoped reads: the nodes its pods run on, the priority
-	 * classes the tenant gets copies of, node metrics (kubectl top node) */
-	o = json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:[{s:[s],s:[s],s:[s]},{s:[s],s:[s],s:[s,s,s]},"
+	/* cluster-scoped reads: the nodes its pods run on and the host's GPU
+	 * capacity (the ledger watches every node: docs/finops.md), the
+	 * priority classes the tenant gets copies of, node metrics (kubectl
+	 * top node) */
+	o = json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:[{s:[s],s:[s],s:[s,s,s]},{s:[s],s:[s],s:[s,s,s]},"
 		      "{s:[s],s:[s],s:[s,s]}]}",
 		      "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "ClusterRole",
 		      "metadata", "name", NODES_ROLE, "labels", MANAGED, "kubicle", "rules",
-		      "apiGroups", "", "resources", "nodes", "verbs", "get", "apiGroups",
-		      "scheduling.k8s.io", "resources", "priorityclasses", "verbs", "get", "list",
-		      "watch", "apiGroups", "metrics.k8s.io", "resources", "nodes", "verbs", "get",
-		      "list");
+		      "apiGroups", "", "resources", "nodes", "verbs", "get", "list", "watch",
+		      "apiGroups", "scheduling.k8s.io", "resources", "priorityclasses", "verbs",
+		      "get", "list", "watch", "apiGroups", "metrics.k8s.io", "resources", "nodes",
+		      "verbs", "get", "list");
 	if ((rc = ensure(h, t, "/apis/rbac.authorization.k8s.io/v1/clusterroles", NODES_ROLE, o,
 			 "rules", &made, err, len)) < 0)
 		return rc;

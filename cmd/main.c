@@ -12,6 +12,7 @@
 #include "cmd/serve.h"
 #include "cmd/supervise.h"
 #include "cmd/tenant.h"
+#include "cmd/usage.h"
 #include "cmd/users.h"
 #include "cmd/version.h"
 
@@ -72,6 +73,10 @@ static const char usage_tail[] =
     "      Stop it, delete every host object of it, remove its data.\n"
     "  kubicle snapshot NAME FILE   consistent copy of its store (online backup)\n"
     "  kubicle restore NAME FILE [create flags]   a new tenant from a snapshot\n"
+    "  kubicle usage [NAME...] [--since T] [--until T] [--by tenant|namespace|queue|pod|node]\n"
+    "                [--prices FILE] [--share-idle] [--chart FILE.svg] [-o table|json|csv]\n"
+    "      GPU-hours, cost, share of capacity and idle from the tenants' GPU\n"
+    "      allocation ledgers (docs/finops.md).\n"
     "  create, list, kubeconfig, stop, start and delete with --in-cluster\n"
     "      [--host-kubeconfig F (default $KUBECONFIG, ~/.kube/config)]: the same on\n"
     "      Tenant objects of the host cluster, run by `kubicle operator`\n"
@@ -127,7 +132,7 @@ int main(int argc, char **argv)
 	} tenant_cmds[] = {
 	    {"create", cmd_create},   {"list", cmd_list},           {"start", cmd_start},
 	    {"stop", cmd_stop},       {"delete", cmd_delete},       {"snapshot", cmd_snapshot},
-	    {"restore", cmd_restore}, {"supervise", cmd_supervise},
+	    {"restore", cmd_restore}, {"supervise", cmd_supervise}, {"usage", cmd_usage},
 	};
 	for (size_t i = 0; i < sizeof(tenant_cmds) / sizeof(*tenant_cmds); i++)
 		if (strcmp(argv[1], tenant_cmds[i].name) == 0)

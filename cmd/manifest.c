@@ -484,7 +484,8 @@ static json_t *binding(const struct man_args *a, const char *kind, const char *n
 	return o;
 }
 
-/* The syncer mirrors the host nodes its pods run on (get) and the host's
+/* The syncer mirrors the host nodes its pods run on (get) and records the
+ * host's GPU capacity (list and watch every node: docs/finops.md), the host's
  * priority classes (list and watch), and reads node metrics (kubectl top
  * node): cluster-scoped reads.
  * One ClusterRole for every tenant, as `kubicle create` makes it (same name
@@ -495,7 +496,7 @@ static json_t *obj_cluster_role(void)
 	    "{s:s,s:s,s:{s:s,s:{s:s}},s:[o,o,o]}", "apiVersion", "rbac.authorization.k8s.io/v1",
 	    "kind", "ClusterRole", "metadata", "name", MAN_NODES_ROLE, "labels",
 	    "app.kubernetes.io/managed-by", "kubicle", "rules",
-	    rule("", json_pack("[s]", "nodes"), json_pack("[s]", "get")),
+	    rule("", json_pack("[s]", "nodes"), json_pack("[s,s,s]", "get", "list", "watch")),
 	    rule("scheduling.k8s.io", json_pack("[s]", "priorityclasses"),
 		 json_pack("[s,s,s]", "get", "list", "watch")),
 	    rule("metrics.k8s.io", json_pack("[s]", "nodes"), json_pack("[s,s]", "get", "list")));

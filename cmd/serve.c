@@ -49,6 +49,7 @@
 	"                [--pod-dns IP|SERVICE] [--api-service SERVICE]\n"                  \
 	"                [--egress-allow CIDR]...\n"                                        \
 	"                [--dns-clients pods|any]\n"                                        \
+	"                [--gpu-ledger-retention D]\n"                                      \
 	"      Serve the Kubernetes API for one tenant from DIR (created on first start:\n" \
 	"      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n" \
 	"      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"            \
@@ -83,7 +84,9 @@
 	"      (admission and conversion webhooks, APIService backends) besides its\n"      \
 	"      own host pods and Services; loopback, link-local, this machine's and\n"      \
 	"      the host API server's addresses only when a prefix inside them names\n"      \
-	"      them (e.g. 127.0.0.1/32). Repeatable. docs/egress.md.\n"
+	"      them (e.g. 127.0.0.1/32). Repeatable. docs/egress.md.\n"                     \
+	"      --gpu-ledger-retention: how long the GPU allocation ledger keeps an\n"       \
+	"      interval after it ended (default 400d; docs/finops.md).\n"
 
 const char serve_usage[] = SERVE_USAGE;
 /* `kubicle serve --help` */
@@ -179,6 +182,7 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 	    {"api-service", required_argument, NULL, 'I'},
 	    {"egress-allow", required_argument, NULL, 'e'},
 	    {"dns-clients", required_argument, NULL, 'G'},
+	    {"gpu-ledger-retention", required_argument, NULL, 'R'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -219,6 +223,12 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 				fprintf(stderr,
 					"kubicle: bad --horizontal-pod-autoscaler-sync-period %s\n",
 					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'R':
+			if ((a->host.gpu_ledger_retention_s = users_parse_duration(optarg)) <= 0) {
+				fprintf(stderr, "kubicle: bad --gpu-ledger-retention %s\n", optarg);
 				return -EINVAL;
 			}
 			break;

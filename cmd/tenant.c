@@ -9,6 +9,7 @@
  * --ignore-not-found of a missing one succeeds.
  */
 #include "cmd/tenant.h"
+#include "cmd/usage.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -1258,8 +1259,9 @@ int cmd_list(int argc, char **argv)
 	policy_parse("name: none\n", 11, "none", &neutral, err, sizeof(err));
 	json_t *items = json_array();
 	if (!json_out)
-		printf("%-20s %-10s %-24s %-14s %-10s %-10s %5s %5s %6s %8s\n", "NAME", "STATE",
-		       "ENDPOINT", "QUEUE", "POLICY", "FLOOR", "PODS", "GPUS", "AGE", "TTL");
+		printf("%-20s %-10s %-24s %-14s %-10s %-10s %5s %5s %10s %6s %8s\n", "NAME",
+		       "STATE", "ENDPOINT", "QUEUE", "POLICY", "FLOOR", "PODS", "GPUS", "GPU-HOURS",
+		       "AGE", "TTL");
 	time_t now = time(NULL);
 	for (size_t i = 0; i < n; i++) {
 		struct tenant t;
@@ -1280,11 +1282,17 @@ int cmd_list(int argc, char **argv)
 		if (t.expires)
 			human_duration(ttl_left, left, sizeof(left));
 		gpu_text(u.gpu_milli, gpus, sizeof(gpus));
+		/* GPU-hours this month, from its ledger (docs/finops.md) */
+		char db[2100];
+		double hours = 0;
+		snprintf(db, sizeof(db), "%s/kubicle.db", t.dir);
+		usage_gpu_hours(db, usage_month_start((int64_t)now), (int64_t)now, &hours);
 		if (json_out) {
 			json_t *o = tenant_json(&t, state);
 			json_object_set_new(o, "pods", json_integer(u.pods));
 			json_object_set_new(o, "gpusInUse",
 					    json_real((double)u.gpu_milli / 1000.0));
+			json_object_set_new(o, "gpuHoursThisMonth", json_real(hours));
 			json_object_set_new(o, "ageSeconds",
 					    json_integer((json_int_t)(now - t.created)));
 			json_object_set_new(o, "secondsLeft",
@@ -1292,10 +1300,10 @@ int cmd_list(int argc, char **argv)
 						      : json_null());
 			json_array_append_new(items, o);
 		} else {
-			printf("%-20s %-10s %-24s %-14s %-10s %-10s %5ld %5s %6s %8s\n", t.name,
-			       state, ep, t.queue[0] ? t.queue : "-",
-			       t.policy[0] ? t.policy : "none", floor_of(&t), u.pods, gpus, age,
-			       left);
+			printf("%-20s %-10s %-24s %-14s %-10s %-10s %5ld %5s %10.2f %6s %8s\n",
+			       t.name, state, ep, t.queue[0] ? t.queue : "-",
+			       t.policy[0] ? t.policy : "none", floor_of(&t), u.pods, gpus, hours,
+			       age, left);
 		}
 	}
 	policy_free(neutral);

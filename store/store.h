@@ -257,4 +257,59 @@ int store_compact(store_t *st, int64_t rev);
 int store_kv_get(store_t *st, const char *key, char **out);
 int store_kv_set(store_t *st, const char *key, const char *value);
 
+/* ---- the GPU allocation ledger (store_ledger.c) ----------------------------
+ * Two tables beside the objects, written by the syncer (syncer/ledger.c)
+ * and read by `kubicle usage` (cmd/usage.c), also from other processes
+ * while the tenant runs (a read-only connection: a WAL reader). Times are
+ * Unix seconds from the host's timestamps; `end` 0 means "still open".
+ * Rows are keyed by (uid, start), so writing the same host fact twice (a
+ * restart, a relist) changes nothing. */
+struct store_alloc {
+	const char *host_uid;             /* the host pod's uid */
+	int64_t start, end;               /* bound ... released (0: still held) */
+	const char *end_kind;             /* "finished" "deleted" "gone"; NULL open */
+	const char *ns, *pod, *pod_uid;   /* the tenant pod */
+	const char *queue, *node, *model; /* model: nvidia.com/gpu.product, "" unknown */
+	const char *sharing;              /* "whole" "mig" "fraction" "hami" "timeslice" */
+	double gpus;                      /* the share of GPUs held */
+	const char *detail;               /* what the host pod asked, e.g. "mig-1g.10gb x1" */
+};
+struct store_node_cap {
+	const char *node_uid, *node, *model;
+	int64_t start, end; /* end 0: still there */
+	const char *end_kind;
+	double gpus; /* physical GPUs */
+};
+typedef struct store_ledger store_ledger_t;
+/* The ledger of st (tables made when missing). Loop thread, like st;
+ * close before store_close. 0 or -EIO / -ENOMEM. */
+int store_ledger_open(store_t *st, store_ledger_t **out);
+void store_ledger_close(store_ledger_t *l);
+/* Opens the ledger of the store file `path` read-only (any thread, no loop;
+ * the tenant may run). -ENOENT when the file is missing. */
+int store_ledger_open_ro(const char *path, store_ledger_t **out);
+/* Upserts; an open row (end 0) never reopens a closed one. A host pod is
+ * bound once: store_ledger_put drops its rows under another start. 0 or
+ * -EIO. */
+int store_ledger_put(store_ledger_t *l, const struct store_alloc *a);
+int store_ledger_put_node(store_ledger_t *l, const struct store_node_cap *c);
+/* Every row overlapping [since, until) (until 0: no end), to cb (strings
+ * borrowed for the call). 0 or -EIO. */
+int store_ledger_each(store_ledger_t *l, int64_t since, int64_t until,
+		      void (*cb)(const struct store_alloc *a, void *arg), void *arg);
+int store_ledger_each_node(store_ledger_t *l, int64_t since, int64_t until,
+			   void (*cb)(const struct store_node_cap *c, void *arg), void *arg);
+/* Closes the open rows whose uid is not in `keep` (a borrowed JSON object
+ * whose keys are uids) at `end` with end_kind "gone"; nodes when `nodes`. */
+int store_ledger_close_missing(store_ledger_t *l, bool nodes, const json_t *keep, int64_t end);
+/* Deletes every row (a store restored as another tenant: its history is
+ * the other's). */
+int store_ledger_clear(store_ledger_t *l);
+/* Deletes rows that ended before `before` (retention). */
+int store_ledger_prune(store_ledger_t *l, int64_t before);
+/* "seen": until when the writer had a live view of the host (open rows are
+ * true at least until then). 0 when never set. */
+int store_ledger_set_seen(store_ledger_t *l, int64_t t);
+int64_t store_ledger_seen(store_ledger_t *l);
+
 #endif

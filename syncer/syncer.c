@@ -70,6 +70,8 @@ struct syncer {
 	struct syncer_pv *pvs;             /* the bound claims' volumes (pv.c) */
 	struct host_metrics *metrics;      /* the host's metrics API (metrics.c) */
 	struct syncer_groups *groups;      /* host group objects of gangs (gang.c) */
+	struct syncer_ledger *ledger;      /* GPU allocation ledger (ledger.c) */
+	long ledger_retention_s;
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
@@ -1317,6 +1319,7 @@ static void on_host_pod(const char *type, json_t *hp, void *arg)
 {
 	struct syncer *s = arg;
 	const char *hn = meta_str(hp, "name");
+	syncer_ledger_pod(s->ledger, type, hp);
 	if (strcmp(type, "DELETED") != 0 && host_pod_known(s, hp, hn))
 		return;
 	json_t *tp = tenant_of(s, hp);
@@ -1762,6 +1765,7 @@ static void on_host_synced(json_t *items, void *arg)
 	struct syncer *s = arg;
 	bool first = !s->host_synced;
 	s->host_synced = true;
+	syncer_ledger_pods_listed(s->ledger, items);
 	resync(s);
 	host_metrics_check(s->metrics); /* the host may be back */
 	if (first) {
@@ -1785,6 +1789,9 @@ static void on_resync_timer(uv_timer_t *t)
 	struct syncer *s = t->data;
 	resync(s);
 	host_metrics_check(s->metrics);
+	syncer_ledger_tick(s->ledger);
+	if (host_informer_up(s->pods_inf))
+		syncer_ledger_seen(s->ledger);
 	syncer_mirror_resync(s->pvcs);
 	syncer_mirror_resync(s->svcs);
 	syncer_mirror_resync(s->netpols);
@@ -2273,6 +2280,10 @@ static int start_watches(struct syncer *s)
 	if ((rc = syncer_groups_start(s->loop, s->http, s->store, &s->x, s->sel, on_group_ready, s,
 				      &s->stats, &s->groups)) < 0)
 		return rc;
+	struct syncer_ledger_opts lo = {
+	    .tenant = s->tenant, .queue = s->queue, .retention_s = s->ledger_retention_s};
+	if ((rc = syncer_ledger_start(s->loop, s->http, s->store, &lo, &s->ledger)) < 0)
+		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
 					.label_selector = s->sel,
 					.cache_view = syncer_host_pod_view,
@@ -2293,6 +2304,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 {
 	s->loop = loop;
 	s->store = store;
+	s->ledger_retention_s = o->gpu_ledger_retention_s;
 	snprintf(s->tenant, sizeof(s->tenant), "%s", o->tenant);
 	snprintf(s->host_ns, sizeof(s->host_ns), "%s", o->host_namespace);
 	snprintf(s->queue, sizeof(s->queue), "%s", o->queue ? o->queue : "");
@@ -2439,6 +2451,8 @@ void syncer_stop(syncer_t *s)
 	}
 	syncer_groups_stop(s->groups);
 	s->groups = NULL;
+	syncer_ledger_stop(s->ledger);
+	s->ledger = NULL;
 	host_calls_drop(s->http);
 	kb_httpc_close(s->http);
 	uv_close((uv_handle_t *)&s->resync, on_resync_closed);
@@ -2486,6 +2500,7 @@ void syncer_prom(void *arg, struct kb_buf *b)
 		       "Full comparisons of tenant and host pods.", (double)st.resyncs);
 	kb_prom_scalar(b, "kubicle_syncer_status_updates_total", "counter",
 		       "Tenant pod status writes from host pod status.", (double)st.status_updates);
+	syncer_ledger_prom(((struct syncer *)arg)->ledger, b);
 }
 
 /* ---- the egress policy's question ------------------------------------------- */

@@ -151,6 +151,9 @@ struct syncer_opts {
 	 */
 	void (*metrics_changed)(void *metrics_arg, bool available);
 	void *metrics_arg;
+	/* How long the GPU allocation ledger keeps an interval after it ended
+	 * (seconds; 0: 400 days). docs/finops.md. */
+	long gpu_ledger_retention_s;
 };
 
 /* Starts syncing. `store` is borrowed and must outlive the syncer. Returns

@@ -664,4 +664,56 @@ bool host_informer_up(const struct host_informer *in);
 /* How often it listed or watched again after a failure or a 410 (metrics). */
 size_t host_informer_restarts(const struct host_informer *in);
 
+/* ---- the GPU allocation ledger (ledger.c) ----------------------------------- */
+/* What a host node offers, from its labels (NVIDIA GPU feature discovery's
+ * nvidia.com/gpu.product, .memory (MiB), .count, .replicas) and its
+ * allocatable nvidia.com/gpu (over the replicas) or MIG slices. Strings
+ * borrowed from the node; node may be NULL (all unknown). */
+struct syncer_gpu_node {
+	const char *model; /* "" unknown */
+	double mem_mib;    /* 0 unknown */
+	int replicas;      /* time-slicing replicas, 1 without */
+	int slices;        /* MIG compute slices of a whole GPU of the model */
+	double gpus;       /* physical GPUs */
+};
+void syncer_gpu_node_info(const json_t *node, struct syncer_gpu_node *out);
+/* What host pod hp holds on node n (share rules in ledger.c and
+ * docs/finops.md). 0, or -ENOENT when it holds no GPU. */
+struct syncer_share {
+	double gpus;
+	const char *sharing; /* static: "whole" "mig" "fraction" "hami" "timeslice" */
+	char detail[200];
+};
+int syncer_pod_share(const json_t *hp, const struct syncer_gpu_node *n, struct syncer_share *out);
+/* When hp held it, from host timestamps (`deleted`: its DELETED event came
+ * at `now`). end 0: still held. -ENOENT when it was never bound. */
+struct syncer_interval {
+	int64_t start, end;
+	const char *end_kind; /* static, NULL while open */
+};
+int syncer_pod_interval(const json_t *hp, bool deleted, int64_t now, struct syncer_interval *out);
+
+#define SYNCER_LEDGER_RETENTION (400L * 86400) /* default: 400 days */
+struct syncer_ledger;
+struct syncer_ledger_opts {
+	const char *tenant, *queue;
+	long retention_s; /* rows that ended longer ago are dropped; 0: default */
+};
+/* Opens the ledger in st and, with http, watches the host's nodes. */
+int syncer_ledger_start(uv_loop_t *loop, kb_httpc_t *http, store_t *st,
+			const struct syncer_ledger_opts *o, struct syncer_ledger **out);
+/* A host pod event (type ADDED MODIFIED DELETED; hp borrowed, whole). */
+void syncer_ledger_pod(struct syncer_ledger *l, const char *type, const json_t *hp);
+/* A complete list of our host pods (borrowed): rows of pods not in it close. */
+void syncer_ledger_pods_listed(struct syncer_ledger *l, const json_t *items);
+/* Periodic: retention. */
+void syncer_ledger_tick(struct syncer_ledger *l);
+/* The host view is live now (store_ledger_set_seen). */
+void syncer_ledger_seen(struct syncer_ledger *l);
+/* The kubicle_gpu_allocated metrics. */
+void syncer_ledger_prom(struct syncer_ledger *l, struct kb_buf *b);
+size_t syncer_ledger_puts(const struct syncer_ledger *l);
+/* Stops the node informer (before kb_httpc_close) and frees l (NULL ok). */
+void syncer_ledger_stop(struct syncer_ledger *l);
+
 #endif

@@ -58,6 +58,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_netpol.sh"
 . "$here/t_faults.sh"
 . "$here/t_watchmem.sh"
+. "$here/t_finops.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 
@@ -133,6 +134,7 @@ s_netpol() { netpol_suite; }
 s_faults() { faults_suite; }
 s_watchmem() { watchmem_suite; }
 s_listwatch() { listwatch_suite; }                     # main
+s_finops() { finops_suite; }
 
 E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
@@ -140,7 +142,7 @@ E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubect
   server_restart controllers pdb syncer policies hostrefs policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
   crdrules crdsets vap apiservice crdconv fidelity ssrf hostquota netpol gang faults watchmem
-  listwatch operator)
+  listwatch operator finops)
 
 # The two shards meson runs side by side (tests/meson.build: e2e-1, e2e-2),
 # balanced by their measured times (scripts/test.sh prints them). A suite
@@ -152,7 +154,7 @@ E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_ol
   operator)
 E2E_SHARD_2=(standin syncer gang policies policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
-  crdrules crdsets vap crdconv fidelity netpol faults watchmem)
+  crdrules crdsets vap crdconv fidelity netpol faults watchmem finops)
 
 suites=("${@:2}")
 if [ "${suites[0]:-}" = --shard ]; then
