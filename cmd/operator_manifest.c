@@ -203,7 +203,7 @@ static json_t *cluster_role(void)
 	json_array_append_new(rules, rule("rbac.authorization.k8s.io", "clusterroles",
 					  "get,patch,bind", "kubicle-syncer-nodes"));
 	/* what kubicle-syncer-nodes grants, held so it may be written */
-	json_array_append_new(rules, rule("", "nodes", "get", NULL));
+	json_array_append_new(rules, rule("", "nodes", "get,list,watch", NULL));
 	json_array_append_new(rules,
 			      rule("scheduling.k8s.io", "priorityclasses", "get,list,watch", NULL));
 	json_array_append_new(rules, rule("metrics.k8s.io", "nodes", "get,list", NULL));

@@ -811,17 +811,9 @@ static int remove_pods(hostapi_t *h, struct rec *r)
 	static const char *const plural[] = {"pods", "podgroups", "podgroups"};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(colls); i++) {
 		char path[512];
-		long st = 0;
-		json_t *resp = NULL;
 		snprintf(path, sizeof(path), "%s/namespaces/%s/%s?labelSelector=" LABEL "%%3D%s",
 			 colls[i], r->t.host_namespace, plural[i], r->name);
-		int rc = hostapi_call(h, "DELETE", path, NULL, &st, &resp);
-		if (rc == 0 && st != 200 && st != 404)
-			rc = kb_errf(r->err, sizeof(r->err), -EIO, "deleting %s: %ld %s", path, st,
-				     hostapi_message(resp, st));
-		else if (rc < 0)
-			kb_errf(r->err, sizeof(r->err), rc, "deleting %s: %s", path, strerror(-rc));
-		json_decref(resp);
+		int rc = delete_all(h, r, path);
 		if (rc < 0)
 			return rc;
 	}

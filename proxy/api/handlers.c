@@ -414,20 +414,32 @@ void handle_reply_too_large(struct req *r, int64_t want, int64_t cur)
 	json_decref(st);
 }
 
-/* A resourceVersion on a get: kube's cacher (Get: WaitUntilFreshAndGet)
- * answers one newer than its store with "Too large resource version";
- * "" and "0" read the latest. 0, or it has answered and returns -EINVAL. */
-static int check_get_rv(struct req *r)
+/* The request's resourceVersion as a number in *want: 1; 0 for "", "0" or
+ * none (the latest); -EINVAL once it has answered 400 for one that is not a
+ * number. */
+static int query_rv(struct req *r, long long *want)
 {
 	const char *rv = r->q.resource_version;
 	if (!rv || !*rv || strcmp(rv, "0") == 0)
 		return 0;
 	char *end;
-	long long want = strtoll(rv, &end, 10);
-	if (*end || want < 0) {
+	*want = strtoll(rv, &end, 10);
+	if (*end || *want < 0) {
 		reply_statusf(r, 400, "BadRequest", "invalid resource version \"%s\"", rv);
 		return -EINVAL;
 	}
+	return 1;
+}
+
+/* A resourceVersion on a get: kube's cacher (Get: WaitUntilFreshAndGet)
+ * answers one newer than its store with "Too large resource version";
+ * "" and "0" read the latest. 0, or it has answered and returns -EINVAL. */
+static int check_get_rv(struct req *r)
+{
+	long long want;
+	int rc = query_rv(r, &want);
+	if (rc <= 0)
+		return rc;
 	int64_t cur = store_rev(r->px->store);
 	if (want > cur) {
 		handle_reply_too_large(r, want, cur);
@@ -439,15 +451,10 @@ static int check_get_rv(struct req *r)
 /* resourceVersion on a list: "", "0" or an RV not newer than ours. */
 static int check_list_rv(struct req *r)
 {
-	const char *rv = r->q.resource_version;
-	if (!rv || !*rv || strcmp(rv, "0") == 0)
-		return 0;
-	char *end;
-	long long want = strtoll(rv, &end, 10);
-	if (*end || want < 0) {
-		reply_statusf(r, 400, "BadRequest", "invalid resource version \"%s\"", rv);
-		return -EINVAL;
-	}
+	long long want;
+	int rc = query_rv(r, &want);
+	if (rc <= 0)
+		return rc;
 	int64_t cur = store_rev(r->px->store);
 	const char *match = r->q.resource_version_match;
 	if (match && strcmp(match, "Exact") == 0 && want != cur) {
