@@ -403,18 +403,26 @@ json_t *syncer_gang_of(store_t *st, const json_t *pod, const char *tenant)
 /* The pods ResourceQuota q (borrowed) holds for every pod, -1 when it sets
  * none or holds only some pods: a quota with scopes or a scope selector
  * counts the pods that match them (kube's pkg/quota/v1/evaluator/core
- * pods.go podMatchesScopeFunc), which a gang's pods may not. A count is
- * digits (kube writes what it was given; "1k" and such are left aside). */
+ * pods.go podMatchesScopeFunc), which a gang's pods may not. Both kube's
+ * keys count pods, `pods` and the object count `count/pods`
+ * (pkg/quota/v1/generic ObjectCountQuotaResourceNameFor); the lower holds. */
 static long quota_pods(const json_t *q)
 {
+	static const char *const keys[] = {"pods", "count/pods"};
 	const json_t *spec = json_object_get(q, "spec");
 	if (json_array_size(json_object_get(spec, "scopes")) ||
 	    json_object_get(spec, "scopeSelector"))
 		return -1;
-	const char *v = jstr(json_object_get(spec, "hard"), "pods");
-	if (!v || !*v || strlen(v) > 9 || strspn(v, "0123456789") != strlen(v))
-		return -1;
-	return strtol(v, NULL, 10);
+	long lowest = -1;
+	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
+		const char *v = jstr(json_object_get(spec, "hard"), keys[i]);
+		double n;
+		if (!v || kb_quantity_parse(v, &n) < 0 || n < 0 || n > 1e9)
+			continue;
+		if (lowest < 0 || (long)n < lowest)
+			lowest = (long)n;
+	}
+	return lowest;
 }
 
 const json_t *syncer_gang_pods_quota(const json_t *gang, const json_t *quotas)

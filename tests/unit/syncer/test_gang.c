@@ -113,8 +113,8 @@ START_TEST(jobset_shapes)
 END_TEST
 
 /* A gang of 4 against pods quotas: the lowest that holds every pod and fewer
- * than 4 is the one that refuses it; scoped quotas and odd counts are left
- * aside (they may not count the gang's pods). */
+ * than 4 is the one that refuses it; scoped quotas are left aside (they
+ * may not count the gang's pods). */
 START_TEST(pods_quota)
 {
 	json_t *gang = J("{\"min\":4,\"kind\":\"Job\",\"owner\":\"train\"}");
@@ -144,6 +144,14 @@ START_TEST(pods_quota)
 	    J("[{\"metadata\":{\"name\":\"four\"},\"spec\":{\"hard\":{\"pods\":\"4\"}}}]");
 	ck_assert_ptr_null(syncer_gang_pods_quota(gang, four));
 	ck_assert_ptr_null(syncer_gang_pods_quota(gang, NULL));
+	/* kube's object count key counts pods too, and counts are quantities */
+	json_t *other = J("[{\"metadata\":{\"name\":\"c\"},\"spec\":{\"hard\":{\"pods\":\"10\","
+			  "\"count/pods\":\"3\"}}}]");
+	ck_assert_ptr_nonnull(syncer_gang_pods_quota(gang, other));
+	json_decref(other);
+	other = J("[{\"metadata\":{\"name\":\"q\"},\"spec\":{\"hard\":{\"pods\":\"3000m\"}}}]");
+	ck_assert_ptr_nonnull(syncer_gang_pods_quota(gang, other));
+	json_decref(other);
 	json_decref(four);
 	json_decref(qs);
 	json_decref(gang);
