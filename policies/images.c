@@ -151,31 +151,41 @@ static void normalize(const char *ref, char *out, size_t len)
 		snprintf(out, len, "docker.io/library/%s", ref);
 }
 
-/* Whether `prefix` (a policy entry, normalised the same way when it names
- * no registry) covers image `full` (normalised): equal up to a component
- * boundary ('/', or the repository's tag ':' or digest '@'). */
+/* Whether `prefix` (a normalised policy entry) covers image `full`
+ * (normalised): equal up to a component boundary: '/', or the tag ':' or
+ * digest '@' of the last component only (a ':' with a '/' after it is a
+ * registry's port: "myorg:5000/x" is another host than "myorg"). */
 static bool covers(const char *prefix, const char *full)
 {
-	if (strcmp(prefix, "*") == 0)
-		return true;
 	size_t n = strlen(prefix);
 	if (n && prefix[n - 1] == '/')
 		return strncmp(full, prefix, n) == 0;
 	if (strncmp(full, prefix, n) != 0)
 		return false;
 	char next = full[n];
-	return next == '\0' || next == '/' || next == ':' || next == '@';
+	return next == '\0' || next == '/' ||
+	       ((next == ':' || next == '@') && !strchr(full + n, '/'));
 }
 
 static bool registry_ok(const policy_t *p, const char *image)
 {
-	char full[1024];
+	char full[1024], prefix[1024];
 	normalize(image, full, sizeof(full));
 	size_t i;
 	json_t *e;
 	json_array_foreach (p->image_registries, i, e) {
 		const char *s = json_string_value(e);
-		if (s && (covers(s, full) || covers(s, image)))
+		if (s && strcmp(s, "*") == 0)
+			return true;
+		if (!s)
+			continue;
+		/* an entry of one component with a '.' or ':' (or "localhost")
+		 * names a registry; any other is normalised as an image */
+		if (!strchr(s, '/') && (strpbrk(s, ".:") || strcmp(s, "localhost") == 0))
+			snprintf(prefix, sizeof(prefix), "%s", s);
+		else
+			normalize(s, prefix, sizeof(prefix));
+		if (covers(prefix, full))
 			return true;
 	}
 	return false;

@@ -162,6 +162,29 @@ START_TEST(registries)
 		strstr(msg, "spec.volumes[0].image.reference: image \"evil.io/y\""),
 	    "%s", msg);
 	policy_free(p);
+	/* entries without a registry are Docker Hub's, as images are; a port
+	 * makes another host */
+	p = parse("imageRegistries: [myorg/, registry.example.com]\n");
+	static const struct {
+		const char *image;
+		bool ok;
+	} hub[] = {
+	    {"myorg/app:1", true}, /* docker.io/myorg/app */
+	    {"docker.io/myorg/app", true},
+	    {"myorg:5000/evil/x", false}, /* the host myorg:5000 */
+	    {"myorg", false},             /* docker.io/library/myorg */
+	    {"registry.example.com/x:1", true},
+	    {"registry.example.com:5000/x", false},
+	    {"registry.example.com.evil.io/x", false},
+	};
+	for (size_t i = 0; i < sizeof(hub) / sizeof(hub[0]); i++) {
+		char obj[512];
+		snprintf(obj, sizeof(obj), IMG_POD("%s"), hub[i].image);
+		int rc = admit(p, "Pod", obj, msg, sizeof(msg));
+		ck_assert_msg(hub[i].ok ? rc == 0 : rc == -EACCES, "%s: %d %s", hub[i].image, rc,
+			      msg);
+	}
+	policy_free(p);
 	/* no list: any registry */
 	ck_assert_int_eq(admit(NULL, "Pod", IMG_POD("evil.io/x"), msg, sizeof(msg)), 0);
 }
