@@ -446,21 +446,23 @@ static void on_openapi2_done(kb_httpc_req_t *req, int err, long status, const ch
 		const char *k;
 		json_t *v;
 		int n = snprintf(prefix, sizeof(prefix), "/apis/%s/%s/", b->group, b->version);
-		keep = json_pack("{s:o,s:O}", "paths", json_object(), "definitions",
-				 json_is_object(json_object_get(doc, "definitions"))
-				     ? json_object_get(doc, "definitions")
-				     : json_object());
+		json_t *defs = json_object_get(doc, "definitions");
+		keep = json_pack("{s:o,s:o}", "paths", json_object(), "definitions",
+				 json_is_object(defs) ? json_incref(defs) : json_object());
+		/* the backend's own group/version: "/apis/G/V" and what is below
+		 * it, not "/apis/G/V2..." */
 		json_object_foreach (json_object_get(doc, "paths"), k, v)
-			if (n > 0 && (strncmp(k, prefix, (size_t)n) == 0 ||
-				      strncmp(k, prefix, (size_t)n - 1) == 0))
+			if (n > 0 && strncmp(k, prefix, (size_t)n - 1) == 0 &&
+			    (k[n - 1] == '\0' || k[n - 1] == '/'))
 				json_object_set(json_object_get(keep, "paths"), k, v);
 	}
-	if (!json_equal(keep, b->openapi_v2) || (!keep) != (!b->openapi_v2)) {
+	/* json_equal(NULL, NULL) is false: two absent documents are the same */
+	if (keep == b->openapi_v2 || json_equal(keep, b->openapi_v2)) {
+		json_decref(keep);
+	} else {
 		json_decref(b->openapi_v2);
 		b->openapi_v2 = keep;
 		b->agg->v2_gen++;
-	} else {
-		json_decref(keep);
 	}
 	json_decref(doc);
 	backend_unref(b);
