@@ -296,7 +296,12 @@ static void on_tick(uv_timer_t *t)
 	if (o->stopping || !o->lease.leader)
 		goto again;
 	if (o->install_crd && !o->crd_done) {
-		if (op_install_crd(o->h, err, sizeof(err)) < 0) {
+		int rc = op_install_crd(o->h, err, sizeof(err));
+		if (rc == -EAGAIN) {
+			kb_info("operator", "%s", err);
+			goto again;
+		}
+		if (rc < 0) {
 			kb_err("operator", "%s", err);
 			goto again;
 		}

@@ -73,8 +73,9 @@ int op_reconcile(hostapi_t *h, const struct op_config *c, const char *name, bool
 
 /* The Tenant CRD as JSON: a new reference. */
 json_t *op_crd(void);
-/* Creates the CRD or brings an existing one to this version's, then waits
- * (up to 30 s) until Tenants are served. 0 or a negative errno, err set. */
+/* Creates the CRD or brings an existing one to this version's, then looks
+ * once whether Tenants are served: 0 when they are, -EAGAIN while not yet
+ * (ask again later: it never waits), or a negative errno; err set. */
 int op_install_crd(hostapi_t *h, char *err, size_t len);
 
 #endif

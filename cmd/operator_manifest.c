@@ -98,17 +98,18 @@ int op_install_crd(hostapi_t *h, char *err, size_t len)
 	else if (rc < 0)
 		kb_errf(err, len, rc, "installing CRD: %s", strerror(-rc));
 	json_decref(resp);
-	for (int i = 0; rc == 0 && i < 300; i++) {
-		resp = NULL;
-		rc = hostapi_call(h, "GET", path, NULL, &st, &resp);
-		bool ok = rc == 0 && st == 200 && established(resp);
-		json_decref(resp);
-		if (ok)
-			return 0;
-		usleep(100000);
-	}
+	if (rc < 0)
+		return rc;
+	/* one look, never a wait: the caller runs on the operator's loop, whose
+	 * Lease must be renewed; it asks again at its next tick */
+	resp = NULL;
+	rc = hostapi_call(h, "GET", path, NULL, &st, &resp);
+	bool ok = rc == 0 && st == 200 && established(resp);
+	json_decref(resp);
+	if (ok)
+		return 0;
 	return rc < 0 ? rc
-		      : kb_errf(err, len, -ETIMEDOUT, "CRD tenants.kubicle.dev not Established");
+		      : kb_errf(err, len, -EAGAIN, "CRD tenants.kubicle.dev not Established yet");
 }
 
 /* ---- kubicle manifest --operator ---------------------------------------------------------- */
