@@ -1285,7 +1285,7 @@ int cmd_list(int argc, char **argv)
 		/* GPU-hours this month, from its ledger (docs/finops.md) */
 		char db[2100];
 		double hours = 0;
-		snprintf(db, sizeof(db), "%s/kubicle.db", t.dir);
+		home_path(&t, "kubicle.db", db, sizeof(db));
 		usage_gpu_hours(db, usage_month_start((int64_t)now), (int64_t)now, &hours);
 		if (json_out) {
 			json_t *o = tenant_json(&t, state);

@@ -1202,8 +1202,6 @@ static void delete_host_pod(struct syncer *s, const char *hn, long grace)
 
 /* ---- status back ------------------------------------------------------------------- */
 
-/* Copies host pod hp's status (and node) into its tenant pod: `tenant` (the
- * tenant pod already read, borrowed and modified), or NULL to read it. */
 /* Kueue's reason for a gated pod (pod entry st's "kueue", from its
  * Workload: on_host_workload) in its PodScheduled condition: False,
  * SchedulingGated as kube-scheduler writes for a gated pod, the message the
@@ -1236,6 +1234,8 @@ static void kueue_condition(const json_t *st, const json_t *hp, json_t *status)
 		json_object_set_new(mine, "message", json_string(msg));
 }
 
+/* Copies host pod hp's status (and node) into its tenant pod: `tenant` (the
+ * tenant pod already read, borrowed and modified), or NULL to read it. */
 static void copy_status(struct syncer *s, const json_t *hp, const char *hn, json_t *tenant)
 {
 	const char *ns, *name, *uid;

@@ -1038,8 +1038,11 @@ static bool pvc_source(const struct syncer_xlate *x, json_t *src, const char *ns
  * labels or its lack of class match: another tenant's or the platform's.
  * Its host copy also requires the label kubicle.dev/tenant=<tenant>, so
  * that it binds only volumes the platform made for this tenant (as
- * vCluster scopes a synced claim's selector). spec: the host claim's
- * (modified).
+ * vCluster scopes a synced claim's selector). A claim of a class (named,
+ * or the host's default) is left as it is, since a selector would stop its
+ * dynamic provisioning: like any namespace's claim in kube, it can still
+ * bind an Available pre-made host volume of that class (docs/hostrefs.md).
+ * spec: the host claim's (modified).
  */
 static void pvc_scope_selector(const struct syncer_xlate *x, json_t *spec)
 {

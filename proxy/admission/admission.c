@@ -668,8 +668,7 @@ int admission_internal(struct proxy *px, const struct proxy_resource *res, json_
 		kb_warn("admission", "%s \"%s\" refused: %s", res->plural, name, msg);
 		if (why) {
 			char qn[300];
-			snprintf(qn, sizeof(qn), "%s%s%s", res->plural, res->group[0] ? "." : "",
-				 res->group);
+			reply_resource_name(res, qn, sizeof(qn));
 			snprintf(why, wl, "%s \"%s\" is forbidden: %s", qn, name, msg);
 		}
 	}

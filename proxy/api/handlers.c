@@ -529,7 +529,8 @@ static void handle_list(struct req *r)
 	    .res = r->res->store_key,
 	    .ns = r->res->namespaced ? r->ns : NULL,
 	    .limit = r->q.limit > 0 ? (size_t)r->q.limit : 0,
-	    .filter = req_filter_match,
+	    /* no selector: nothing to parse the stored texts for */
+	    .filter = f.labels || f.fields ? req_filter_match : NULL,
 	    .filter_arg = &f,
 	    /* kube's etcd3 GetList counts what follows a page only when no
 	     * selector could make the count wrong (Predicate.Empty) */
