@@ -49,6 +49,6 @@ measure() {
   n=$(tr ' ' '\n' <<<"$out" | awk -F= '$1 == "responses" {print $2}')
   awk -v k="$kind" -v ir="$ir" -v n="$n" \
     'BEGIN {printf "%s: %.1fk instructions per response (%d responses)\n", k, ir / n / 1000, n}'
-  rm -rf "$d"
+  if [ "${KEEP:-0}" = 1 ]; then echo "profile kept: $d/cg.out.1 (callgrind_annotate)"; else rm -rf "$d"; fi
 }
 for w in $WHAT; do measure "$w"; done

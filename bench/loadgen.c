@@ -8,7 +8,13 @@
  *
  *   loadgen -p PORT [-H 127.0.0.1] [--cert F --key F] [-c 16] [-d 8] [-w 1]
  *           [-m GET|POST] [-u PATH] [--body FILE] [--expect 200]
- *           [--name-prefix P] [--label L]
+ *           [--name-prefix P] [--label L] [--token T] [-t THREADS]
+ *
+ * --token sends "Authorization: Bearer T" (instead of, or beside, a client
+ * certificate). -t spreads the connections over THREADS threads, each with
+ * its own epoll loop, so that a run can show that the client is not the
+ * limit: the report gives the client's own CPU use (client_cpu, in cores,
+ * from getrusage over the measured window) beside the rate.
  *
  * With --body, the first "@NAME@" in the body file is replaced by a name
  * unique to the request (P-<conn>-<seq>), so POSTs create distinct objects. Only responses to requests sent after the warm-up and received
@@ -16,11 +22,13 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bench/bn.h"
@@ -29,8 +37,8 @@
 #define NAME_TOKEN "@NAME@"
 
 struct opts {
-	const char *host, *cert, *key, *method, *path, *body_file, *prefix, *label;
-	int port, conns, expect;
+	const char *host, *cert, *key, *method, *path, *body_file, *prefix, *label, *token;
+	int port, conns, expect, threads;
 	double secs, warmup;
 };
 
@@ -44,6 +52,7 @@ struct client {
 
 struct run {
 	const struct opts *o;
+	int first_id, nclients;
 	SSL_CTX *ctx;
 	int epfd;
 	struct client *clients;
@@ -59,20 +68,18 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: loadgen -p PORT [-H HOST] [--cert F --key F] [-c CONNS] "
 			"[-d SECS] [-w WARMUP] [-m METHOD] [-u PATH] [--body FILE] "
-			"[--expect STATUS] [--name-prefix P] [--label L]\n");
+			"[--expect STATUS] [--name-prefix P] [--label L] [--token T] "
+			"[-t THREADS]\n");
 	exit(2);
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"cert", required_argument, NULL, 'C'},
-	    {"key", required_argument, NULL, 'K'},
-	    {"body", required_argument, NULL, 'b'},
-	    {"expect", required_argument, NULL, 'e'},
-	    {"name-prefix", required_argument, NULL, 'n'},
-	    {"label", required_argument, NULL, 'l'},
-	    {NULL, 0, NULL, 0},
+	    {"cert", required_argument, NULL, 'C'},        {"key", required_argument, NULL, 'K'},
+	    {"body", required_argument, NULL, 'b'},        {"expect", required_argument, NULL, 'e'},
+	    {"name-prefix", required_argument, NULL, 'n'}, {"label", required_argument, NULL, 'l'},
+	    {"token", required_argument, NULL, 'T'},       {NULL, 0, NULL, 0},
 	};
 	*o = (struct opts){.host = "127.0.0.1",
 			   .method = "GET",
@@ -80,11 +87,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			   .prefix = "lg",
 			   .label = "loadgen",
 			   .conns = 16,
+			   .threads = 1,
 			   .expect = 200,
 			   .secs = 8,
 			   .warmup = 1};
 	int ch;
-	while ((ch = getopt_long(argc, argv, "H:p:c:d:w:m:u:", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "H:p:c:d:w:m:u:t:", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'H': o->host = optarg; break;
 		case 'p': o->port = atoi(optarg); break;
@@ -99,10 +107,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'e': o->expect = atoi(optarg); break;
 		case 'n': o->prefix = optarg; break;
 		case 'l': o->label = optarg; break;
+		case 'T': o->token = optarg; break;
+		case 't': o->threads = atoi(optarg); break;
 		default: usage();
 		}
 	}
-	if (o->port <= 0 || o->conns <= 0 || o->secs <= 0)
+	if (o->port <= 0 || o->conns <= 0 || o->secs <= 0 || o->threads <= 0 ||
+	    o->threads > o->conns)
 		usage();
 }
 
@@ -125,22 +136,24 @@ static int load_body(struct run *r)
 
 static void send_request(struct run *r, struct client *c)
 {
-	char head[512], name[96];
+	char head[2048], auth[1600] = "", name[96];
 	struct bn_buf req = {0};
 	int hl;
+	if (r->o->token)
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", r->o->token);
 	if (r->body_pre) {
 		snprintf(name, sizeof(name), "%s-%d-%lu", r->o->prefix, c->id, c->seq++);
 		size_t blen = strlen(r->body_pre) + strlen(name) + strlen(r->body_post);
 		hl = snprintf(head, sizeof(head),
 			      "%s %s HTTP/1.1\r\nHost: %s:%d\r\nUser-Agent: kubicle-bench\r\n"
-			      "Accept: application/json\r\nContent-Type: application/json\r\n"
+			      "%sAccept: application/json\r\nContent-Type: application/json\r\n"
 			      "Content-Length: %zu\r\n\r\n",
-			      r->o->method, r->o->path, r->o->host, r->o->port, blen);
+			      r->o->method, r->o->path, r->o->host, r->o->port, auth, blen);
 	} else {
 		hl = snprintf(head, sizeof(head),
 			      "%s %s HTTP/1.1\r\nHost: %s:%d\r\nUser-Agent: kubicle-bench\r\n"
-			      "Accept: application/json\r\n\r\n",
-			      r->o->method, r->o->path, r->o->host, r->o->port);
+			      "%sAccept: application/json\r\n\r\n",
+			      r->o->method, r->o->path, r->o->host, r->o->port, auth);
 	}
 	if (hl < 0 || (size_t)hl >= sizeof(head)) {
 		fprintf(stderr, "loadgen: request head larger than %zu bytes\n", sizeof(head));
@@ -269,43 +282,104 @@ static void loop(struct run *r)
 	}
 }
 
-static void report(struct run *r)
+static void *run_thread(void *arg)
+{
+	struct run *r = arg;
+	for (int i = 0; i < r->nclients; i++) {
+		r->clients[i].id = r->first_id + i;
+		int err = open_client(r, &r->clients[i]);
+		if (err < 0) {
+			fprintf(stderr, "loadgen: connect %s:%d: %s\n", r->o->host, r->o->port,
+				strerror(-err));
+			exit(1);
+		}
+	}
+	loop(r);
+	return NULL;
+}
+
+static double cpu_secs(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Merges the threads' counts and latencies into the first run. */
+static void merge(struct run *runs, int n)
+{
+	struct run *t = &runs[0];
+	for (int i = 1; i < n; i++) {
+		struct run *u = &runs[i];
+		t->ok += u->ok;
+		t->bad += u->bad;
+		t->errors += u->errors;
+		t->reconnects += u->reconnects;
+		if (t->nlat + u->nlat > t->caplat) {
+			t->caplat = t->nlat + u->nlat;
+			t->lat_us = realloc(t->lat_us, t->caplat * sizeof(*t->lat_us));
+			if (!t->lat_us)
+				exit(1);
+		}
+		if (u->nlat)
+			memcpy(t->lat_us + t->nlat, u->lat_us, u->nlat * sizeof(*u->lat_us));
+		t->nlat += u->nlat;
+	}
+}
+
+static void report(struct run *r, double client_cpu)
 {
 	double secs = (double)(r->t_end - r->t_start) / 1e9;
 	double p50 = bn_quantile(r->lat_us, r->nlat, 0.50);
 	double p99 = bn_quantile(r->lat_us, r->nlat, 0.99);
-	printf("%s: conns=%d secs=%.2f responses=%lu rps=%.0f p50_ms=%.3f p99_ms=%.3f "
-	       "bad_status=%lu conn_errors=%lu reconnects=%lu\n",
-	       r->o->label, r->o->conns, secs, r->ok, (double)r->ok / secs, p50 / 1000.0,
-	       p99 / 1000.0, r->bad, r->errors, r->reconnects);
+	printf("%s: conns=%d threads=%d secs=%.2f responses=%lu rps=%.0f p50_ms=%.3f "
+	       "p99_ms=%.3f bad_status=%lu conn_errors=%lu reconnects=%lu client_cpu=%.2f\n",
+	       r->o->label, r->o->conns, r->o->threads, secs, r->ok, (double)r->ok / secs,
+	       p50 / 1000.0, p99 / 1000.0, r->bad, r->errors, r->reconnects, client_cpu);
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o;
-	struct run r = {.o = &o};
 	parse_opts(argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN);
-	if (o.body_file && load_body(&r) < 0)
-		return 1;
-	r.ctx = bn_ssl_ctx(o.cert, o.key);
-	r.epfd = epoll_create1(EPOLL_CLOEXEC);
-	r.clients = calloc((size_t)o.conns, sizeof(*r.clients));
-	if (!r.ctx || r.epfd < 0 || !r.clients)
+	struct run *runs = calloc((size_t)o.threads, sizeof(*runs));
+	pthread_t *tids = calloc((size_t)o.threads, sizeof(*tids));
+	SSL_CTX *ctx = bn_ssl_ctx(o.cert, o.key);
+	if (!runs || !tids || !ctx)
 		return 1;
 	int64_t now = bn_mono_ns();
-	r.t_start = now + (int64_t)(o.warmup * 1e9);
-	r.t_end = r.t_start + (int64_t)(o.secs * 1e9);
-	for (int i = 0; i < o.conns; i++) {
-		r.clients[i].id = i;
-		int err = open_client(&r, &r.clients[i]);
-		if (err < 0) {
-			fprintf(stderr, "loadgen: connect %s:%d: %s\n", o.host, o.port,
-				strerror(-err));
+	int64_t t_start = now + (int64_t)(o.warmup * 1e9);
+	int64_t t_end = t_start + (int64_t)(o.secs * 1e9);
+	for (int t = 0, first = 0; t < o.threads; t++) {
+		struct run *r = &runs[t];
+		r->o = &o;
+		r->ctx = ctx;
+		r->first_id = first;
+		r->nclients = o.conns / o.threads + (t < o.conns % o.threads);
+		first += r->nclients;
+		r->t_start = t_start;
+		r->t_end = t_end;
+		r->epfd = epoll_create1(EPOLL_CLOEXEC);
+		r->clients = calloc((size_t)r->nclients, sizeof(*r->clients));
+		if (r->epfd < 0 || !r->clients || (o.body_file && load_body(r) < 0))
 			return 1;
-		}
 	}
-	loop(&r);
-	report(&r);
+	for (int t = 0; t < o.threads; t++)
+		if (pthread_create(&tids[t], NULL, run_thread, &runs[t]) != 0)
+			return 1;
+	/* the client's CPU over the measured window only */
+	double cpu0 = 0, cpu1 = 0;
+	while (bn_mono_ns() < t_start)
+		usleep(1000);
+	cpu0 = cpu_secs();
+	while (bn_mono_ns() < t_end)
+		usleep(1000);
+	cpu1 = cpu_secs();
+	for (int t = 0; t < o.threads; t++)
+		pthread_join(tids[t], NULL);
+	merge(runs, o.threads);
+	report(&runs[0], (cpu1 - cpu0) / ((double)(t_end - t_start) / 1e9));
 	return 0;
 }

@@ -93,7 +93,7 @@
 #define POOL_MAX       64
 /* Memory BIOs keep the capacity of their largest use; past this they are
  * replaced when the connection goes idle. */
-#define BIO_KEEP 1024
+#define BIO_KEEP (16 * 1024)
 /* Bodies above this are written with their own SSL_write instead of copied. */
 #define COPY_BODY_MAX 16384
 /* After streams were handed to the record writer, give freed pages back

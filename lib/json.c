@@ -110,8 +110,10 @@ static size_t utf8_seq(const unsigned char *s, size_t avail)
 }
 
 /* A JSON string: '"', '\\' and control characters escaped (\uXXXX with
- * upper-case hex for those without a short form), everything else as is. */
-static int dump_string(struct kb_buf *b, const char *str, size_t len)
+ * upper-case hex for those without a short form), everything else as is.
+ * Invalid UTF-8 is refused, or with `lossy` written as U+FFFD per bad byte
+ * (as Go's encoding/json coerces it). */
+static int dump_string_as(struct kb_buf *b, const char *str, size_t len, bool lossy)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *s = (const unsigned char *)str;
@@ -131,6 +133,12 @@ static int dump_string(struct kb_buf *b, const char *str, size_t len)
 		}
 		if (c >= 0x80) {
 			size_t n = utf8_seq(s + i, len - i);
+			if (!n && lossy) {
+				memcpy(o, "\\ufffd", 6);
+				o += 6;
+				i++;
+				continue;
+			}
 			if (!n) {
 				b->len = start;
 				return -EINVAL;
@@ -160,6 +168,16 @@ static int dump_string(struct kb_buf *b, const char *str, size_t len)
 	*o++ = '"';
 	b->len = (size_t)(o - b->data);
 	return 0;
+}
+
+static int dump_string(struct kb_buf *b, const char *str, size_t len)
+{
+	return dump_string_as(b, str, len, false);
+}
+
+int kb_json_put_string(struct kb_buf *b, const char *str)
+{
+	return dump_string_as(b, str ? str : "", str ? strlen(str) : 0, true);
 }
 
 static int dump_integer(struct kb_buf *b, json_int_t v)

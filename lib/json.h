@@ -40,6 +40,9 @@ struct kb_buf;
  * error buf->len is back where it was).
  */
 int kb_json_dump(const json_t *v, struct kb_buf *buf);
+/* Appends `str` as a JSON string; invalid UTF-8 becomes U+FFFD (for text
+ * from the wire: headers, paths). 0 or -ENOMEM. */
+int kb_json_put_string(struct kb_buf *b, const char *str);
 
 /* A deep copy of v (new reference; the true/false/null singletons are
  * shared), as json_deep_copy without its loop detection. NULL on ENOMEM.

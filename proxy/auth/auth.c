@@ -38,6 +38,7 @@
 #include "proxy/model/protobuf.h"
 #include "proxy/auth/auth.h"
 #include "proxy/auth/rbac.h"
+#include "proxy/auth/tokencache.h"
 
 #define SA_ISSUER             "https://kubernetes.default.svc.cluster.local"
 #define SA_PREFIX             "system:serviceaccount:"
@@ -146,11 +147,14 @@ int auth_start(struct proxy *px)
 			return rc;
 	}
 	px->sa_key = k;
+	px->tokens = tokencache_new(px->store);
 	return 0;
 }
 
 void auth_stop(struct proxy *px)
 {
+	tokencache_free(px->tokens);
+	px->tokens = NULL;
 	EVP_PKEY_free(px->sa_key);
 	px->sa_key = NULL;
 }
@@ -338,6 +342,15 @@ static int from_sa_token(struct proxy *px, const char *token, const char *const 
 	free(who->uid);
 	who->uid = strdup(uid);
 	rc = 0;
+	const struct token_ident id = {
+	    .user = who->user, .uid = who->uid, .groups = who->groups, .ngroups = who->ngroups};
+	const struct token_binding b = {
+	    .ns = ns,
+	    .account = name,
+	    .pod = json_string_value(json_object_get(json_object_get(ki, "pod"), "name")),
+	    .secret = json_string_value(json_object_get(json_object_get(ki, "secret"), "name")),
+	    .node = json_string_value(json_object_get(json_object_get(ki, "node"), "name"))};
+	tokencache_put(px->tokens, token, audiences, naud, &id, &b, (time_t)exp, time(NULL));
 out:
 	json_decref(obj);
 	json_decref(c);
@@ -355,8 +368,20 @@ int auth_token(struct proxy *px, const char *token, const char *const *audiences
 	int dots = 0;
 	for (const char *p = token; *p; p++)
 		dots += *p == '.';
-	int rc = dots == 2 ? from_sa_token(px, token, audiences, naud, who)
-			   : from_static_token(px, token, who);
+	const struct token_ident *hit =
+	    dots == 2 ? tokencache_get(px->tokens, token, audiences, naud, time(NULL)) : NULL;
+	int rc;
+	if (hit) {
+		snprintf(who->user, sizeof(who->user), "%s", hit->user);
+		for (int i = 0; i < hit->ngroups; i++)
+			add_group(who, hit->groups[i]);
+		free(who->uid);
+		who->uid = hit->uid ? strdup(hit->uid) : NULL;
+		rc = 0;
+	} else {
+		rc = dots == 2 ? from_sa_token(px, token, audiences, naud, who)
+			       : from_static_token(px, token, who);
+	}
 	if (rc == 0)
 		add_group(who, "system:authenticated");
 	return rc;

@@ -175,8 +175,7 @@ int authz_authorize(struct req *r)
 	 * system:masters is allowed by the privileged-group authorizer, which
 	 * gives no reason */
 	if (is_master(g.v, g.n)) {
-		audit_annotate(r, "authorization.k8s.io/decision", "allow");
-		audit_annotate(r, "authorization.k8s.io/reason", "");
+		audit_authz(r, true, "");
 		return 0;
 	}
 	if (r->px->authz && r->px->authz->agg_pending)
@@ -193,8 +192,7 @@ int authz_authorize(struct req *r)
 		a.verb = "create";
 		ok = authz_check(r->px, &a, why, sizeof(why));
 	}
-	audit_annotate(r, "authorization.k8s.io/decision", ok ? "allow" : "forbid");
-	audit_annotate(r, "authorization.k8s.io/reason", why);
+	audit_authz(r, ok, why);
 	if (ok)
 		return 0;
 	reply_forbidden(r, &a);

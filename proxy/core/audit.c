@@ -141,13 +141,54 @@ void audit_close(struct proxy *px)
 	uv_close((uv_handle_t *)&a->check, on_closed);
 }
 
-static void micro_time(int64_t us, char *buf, size_t len)
+/* Writers of the event line; w_err remembers a failed append (out of
+ * memory) so that audit_log takes the partial line back. */
+static int w_err;
+
+static void w_chr(struct kb_buf *b, char c)
 {
+	w_err |= kb_buf_append(b, &c, 1);
+}
+
+static void w_puts(struct kb_buf *b, const char *s)
+{
+	w_err |= kb_buf_puts(b, s);
+}
+
+static void w_str(struct kb_buf *b, const char *s)
+{
+	w_err |= kb_json_put_string(b, s);
+}
+
+static void w_json(struct kb_buf *b, const json_t *v)
+{
+	w_err |= kb_json_dump(v, b);
+}
+
+/* RFC 3339 with microseconds (kube's metav1.MicroTime); the date and time
+ * of day are formatted once per second. */
+static void micro_time(struct kb_buf *b, int64_t us)
+{
+	static time_t last = -1;
+	static char day[64];
 	time_t s = (time_t)(us / 1000000);
-	struct tm tm;
-	gmtime_r(&s, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(us % 1000000));
+	if (s != last) {
+		struct tm tm;
+		gmtime_r(&s, &tm);
+		snprintf(day, sizeof(day), "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		last = s;
+	}
+	char frac[10];
+	long f = (long)(us % 1000000);
+	frac[0] = '.';
+	for (int i = 6; i >= 1; i--, f /= 10)
+		frac[i] = (char)('0' + f % 10);
+	frac[7] = 'Z';
+	frac[8] = '"';
+	w_chr(b, '"');
+	w_puts(b, day);
+	w_err |= kb_buf_append(b, frac, 9);
 }
 
 /* "ip" out of "ip:port" or "[ip]:port". */
@@ -173,55 +214,136 @@ static const char *audit_verb(const struct req *r, char *buf, size_t len)
 	return buf;
 }
 
-static json_t *object_ref(const struct req *r)
+/* ,"key":"value" */
+static void put_field(struct kb_buf *b, const char *key, const char *value)
 {
-	if (!r->res)
-		return NULL;
-	json_t *o = json_pack("{s:s}", "resource", r->res->plural);
-	if (r->ns)
-		json_object_set_new(o, "namespace", json_string(r->ns));
-	if (r->name || (r->audit_name && *r->audit_name))
-		json_object_set_new(o, "name", json_string(r->name ? r->name : r->audit_name));
-	json_object_set_new(o, "apiGroup", json_string(r->res->group));
-	json_object_set_new(o, "apiVersion", json_string(r->res->version));
-	if (r->sub)
-		json_object_set_new(o, "subresource", json_string(r->sub));
-	return o;
+	w_chr(b, ',');
+	w_str(b, key);
+	w_chr(b, ':');
+	w_str(b, value);
 }
 
-/* The Event of one request (new reference). */
-static json_t *event_of(const struct req *r, int code)
+/* The request's own identity (as req_user_info), written directly. */
+static void put_user(struct kb_buf *b, const struct req *r)
 {
-	char recv[64], stage[64], ip[80], vbuf[16];
-	micro_time(r->recv_us ? r->recv_us : kb_now_us(), recv, sizeof(recv));
-	micro_time(kb_now_us(), stage, sizeof(stage));
+	if (!r->user[0]) {
+		w_puts(b, "{\"username\":\"system:anonymous\","
+			  "\"groups\":[\"system:unauthenticated\"]}");
+		return;
+	}
+	w_puts(b, "{\"username\":");
+	w_str(b, r->user);
+	w_puts(b, ",\"groups\":[");
+	for (int i = 0; i < r->ngroups; i++) {
+		if (i)
+			w_chr(b, ',');
+		w_str(b, r->groups[i]);
+	}
+	w_chr(b, ']');
+	if (r->uid)
+		put_field(b, "uid", r->uid);
+	if (json_object_size(r->extra)) {
+		w_puts(b, ",\"extra\":");
+		w_json(b, r->extra);
+	}
+	w_chr(b, '}');
+}
+
+static void put_object_ref(struct kb_buf *b, const struct req *r)
+{
+	w_puts(b, ",\"objectRef\":{\"resource\":");
+	w_str(b, r->res->plural);
+	if (r->ns)
+		put_field(b, "namespace", r->ns);
+	if (r->name || (r->audit_name && *r->audit_name))
+		put_field(b, "name", r->name ? r->name : r->audit_name);
+	put_field(b, "apiGroup", r->res->group);
+	put_field(b, "apiVersion", r->res->version);
+	if (r->sub)
+		put_field(b, "subresource", r->sub);
+	w_chr(b, '}');
+}
+
+/*
+ * The Event of one request as one JSON line, written straight into the
+ * buffer (it is built for every request, so no object tree is made): the
+ * fields in audit.k8s.io/v1 Event's order. Text from the wire (URI, user
+ * agent) with invalid UTF-8 is written with U+FFFD, so no request can keep
+ * its line out of the log.
+ */
+static void put_event(struct kb_buf *b, const struct req *r, int code)
+{
+	char ip[80], vbuf[16];
 	source_ip(r->http->peer, ip, sizeof(ip));
-	struct kb_buf uri = {0};
-	kb_buf_puts(&uri, r->http->path);
-	if (r->http->query && r->http->query[0])
-		kb_buf_printf(&uri, "?%s", r->http->query);
-	const char *ua = kb_http_req_header(r->http, "user-agent");
-	json_t *ev = json_pack(
-	    "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:[s]}", "kind", "Event", "apiVersion",
-	    "audit.k8s.io/v1", "level", "Metadata", "auditID", r->audit_id, "stage",
-	    r->q.watch && code == 200 ? "ResponseStarted" : "ResponseComplete", "requestURI",
-	    uri.data ? uri.data : "/", "verb", audit_verb(r, vbuf, sizeof(vbuf)), "user",
-	    r->real_user ? json_incref(r->real_user) : req_user_info(r), "sourceIPs", ip);
+	w_puts(b, "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\","
+		  "\"level\":\"Metadata\"");
+	put_field(b, "auditID", r->audit_id);
+	put_field(b, "stage", r->q.watch && code == 200 ? "ResponseStarted" : "ResponseComplete");
+	w_puts(b, ",\"requestURI\":");
+	if (r->http->query && r->http->query[0]) {
+		struct kb_buf uri = {0};
+		kb_buf_printf(&uri, "%s?%s", r->http->path, r->http->query);
+		w_str(b, uri.data ? uri.data : "/");
+		kb_buf_free(&uri);
+	} else {
+		w_str(b, r->http->path && r->http->path[0] ? r->http->path : "/");
+	}
+	put_field(b, "verb", audit_verb(r, vbuf, sizeof(vbuf)));
+	w_puts(b, ",\"user\":");
 	if (r->real_user)
-		json_object_set_new(ev, "impersonatedUser", req_user_info(r));
-	kb_buf_free(&uri);
+		w_json(b, r->real_user);
+	else
+		put_user(b, r);
+	w_puts(b, ",\"sourceIPs\":[");
+	w_str(b, ip);
+	w_chr(b, ']');
+	if (r->real_user) {
+		w_puts(b, ",\"impersonatedUser\":");
+		put_user(b, r);
+	}
+	const char *ua = kb_http_req_header(r->http, "user-agent");
 	if (ua)
-		json_object_set_new(ev, "userAgent", json_string(ua));
-	json_t *ref = object_ref(r);
-	if (ref)
-		json_object_set_new(ev, "objectRef", ref);
-	json_object_set_new(ev, "responseStatus",
-			    json_pack("{s:{},s:i}", "metadata", "code", code));
-	json_object_set_new(ev, "requestReceivedTimestamp", json_string(recv));
-	json_object_set_new(ev, "stageTimestamp", json_string(stage));
-	if (r->audit_annotations)
-		json_object_set(ev, "annotations", r->audit_annotations);
-	return ev;
+		put_field(b, "userAgent", ua);
+	if (r->res)
+		put_object_ref(b, r);
+	char num[16];
+	int i = (int)sizeof(num);
+	num[--i] = '\0';
+	num[--i] = '}';
+	unsigned u = code > 0 ? (unsigned)code : 0;
+	do
+		num[--i] = (char)('0' + u % 10);
+	while ((u /= 10) && i > 0);
+	w_puts(b, ",\"responseStatus\":{\"metadata\":{},\"code\":");
+	w_puts(b, num + i);
+	w_puts(b, ",\"requestReceivedTimestamp\":");
+	micro_time(b, r->recv_us ? r->recv_us : kb_now_us());
+	w_puts(b, ",\"stageTimestamp\":");
+	micro_time(b, kb_now_us());
+	/* the authorizer's two first, as kube's filter adds them before admission */
+	size_t n = json_object_size(r->audit_annotations);
+	if (r->authz_decision || n) {
+		w_puts(b, ",\"annotations\":{");
+		if (r->authz_decision) {
+			w_puts(b, "\"authorization.k8s.io/decision\":");
+			w_str(b, r->authz_decision);
+			put_field(b, "authorization.k8s.io/reason",
+				  r->authz_reason ? r->authz_reason : "");
+		}
+		const char *k;
+		json_t *v;
+		bool first = !r->authz_decision;
+		json_object_foreach (r->audit_annotations, k, v) {
+			if (!first)
+				w_chr(b, ',');
+			first = false;
+			w_str(b, k);
+			w_chr(b, ':');
+			w_json(b, v);
+		}
+		w_chr(b, '}');
+	}
+	w_puts(b, "}\n");
 }
 
 void audit_annotate(struct req *r, const char *key, const char *value)
@@ -231,6 +353,15 @@ void audit_annotate(struct req *r, const char *key, const char *value)
 	if (!r->audit_annotations)
 		r->audit_annotations = json_object();
 	json_object_set_new(r->audit_annotations, key, json_string(value));
+}
+
+void audit_authz(struct req *r, bool allow, const char *why)
+{
+	if (!r->px || !r->px->audit)
+		return;
+	r->authz_decision = allow ? "allow" : "forbid";
+	free(r->authz_reason);
+	r->authz_reason = strdup(why ? why : "");
 }
 
 void audit_init(struct req *r)
@@ -265,15 +396,14 @@ void audit_log(struct req *r, int code)
 	if (!a || r->audited || !r->http)
 		return;
 	r->audited = true;
-	json_t *ev = event_of(r, code);
 	size_t mark = a->buf.len;
-	/* written straight into the buffer; a line that fails is taken back */
-	if (kb_json_dump(ev, &a->buf) < 0 || kb_buf_puts(&a->buf, "\n") < 0) {
+	w_err = 0;
+	put_event(&a->buf, r, code);
+	if (w_err) { /* a line that failed is taken back */
 		a->buf.len = mark;
 		if (a->buf.data)
 			a->buf.data[mark] = '\0';
 	}
-	json_decref(ev);
 	if (a->buf.len >= AUDIT_FLUSH_AT)
 		flush(a);
 	else if (!a->check_active) {

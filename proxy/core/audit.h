@@ -26,6 +26,10 @@ void audit_log(struct req *r, int code);
 /* Adds an annotation to r's audit event (kube's audit.AddAuditAnnotation:
  * authorization decision and reason, Pod Security's verdicts). */
 void audit_annotate(struct req *r, const char *key, const char *value);
+/* The authorizer's decision and reason (annotations
+ * authorization.k8s.io/decision and /reason, kept out of the json object
+ * since every request has them). */
+void audit_authz(struct req *r, bool allow, const char *why);
 
 /* The name of the object a create's body names, for the event's objectRef
  * (kube's LogRequestObject; a generateName create has none). */

@@ -98,6 +98,7 @@ struct proxy {
 	struct audit *audit;         /* core/audit.c: DIR/audit.log, or NULL */
 	struct authz *authz;         /* auth/authz.c: RBAC index and watches */
 	void *sa_key;                /* auth/auth.c: EVP_PKEY signing service-account tokens */
+	struct token_cache *tokens;  /* auth/tokencache.c: service-account tokens verified */
 	struct admission *admission; /* admission/admission.c: the policy's quota timer */
 	struct webhooks *webhooks;   /* admission/webhook.c: the admission webhooks */
 	struct vap *vap;             /* admission/vap.c: ValidatingAdmissionPolicies */
@@ -156,10 +157,12 @@ struct req {
 	char user[384];   /* authenticated user name (a service account's fits) */
 	char *groups[16]; /* authenticated groups (malloc'ed) */
 	int ngroups;
-	const char *verb;          /* "get", "list", "watch", "create", ... */
-	json_t *warnings;          /* array of strings, or NULL */
-	json_t *audit_annotations; /* object: the audit event's annotations, or NULL */
-	bool as_scale;             /* answer writes with the Scale view */
+	const char *verb;           /* "get", "list", "watch", "create", ... */
+	json_t *warnings;           /* array of strings, or NULL */
+	json_t *audit_annotations;  /* object: the audit event's annotations, or NULL */
+	const char *authz_decision; /* audit.c: the authorizer's decision annotation, or NULL */
+	char *authz_reason;         /* audit.c: and its reason */
+	bool as_scale;              /* answer writes with the Scale view */
 	time_t now;
 	int64_t recv_us;                 /* when the request arrived (µs since the epoch) */
 	char *uid;                       /* authenticated user's uid (service accounts) or NULL */

@@ -110,6 +110,7 @@ void req_free(struct req *r)
 	json_decref(r->real_user);
 	json_decref(r->warnings);
 	json_decref(r->audit_annotations);
+	free(r->authz_reason);
 	free(r->audit_name);
 	free(r);
 }

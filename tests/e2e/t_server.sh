@@ -27,6 +27,14 @@ server_suite_basic() {
     kcurl -sS -i -H 'Audit-ID: e2e-audit-42' "$SERVER_URL/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1"
   expect_until_match "and used for its audit event" 10 '"stage":"ResponseStarted"' \
     grep -F '"auditID":"e2e-audit-42"' "$DATA_DIR/audit.log"
+  # a user agent that is not UTF-8 cannot keep a request out of the audit log
+  # (its bytes are written as U+FFFD, as Go's JSON encoder does); every line parses
+  kcurl -sS -o /dev/null -H "$(printf 'User-Agent: evil\377\376agent')" -H 'Audit-ID: e2e-audit-utf8' \
+    "$SERVER_URL/api/v1/namespaces/default/secrets"
+  expect_until_match "a request with a non-UTF-8 user agent is audited" 10 '"userAgent":"evil\\ufffd\\ufffdagent"' \
+    grep -F '"auditID":"e2e-audit-utf8"' "$DATA_DIR/audit.log"
+  expect "every audit line is one JSON object" "ok" \
+    python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]; print("ok")' "$DATA_DIR/audit.log"
   expect "kubernetes service in default" '"clusterIP":"10.96.0.1"' kcurl "$SERVER_URL/api/v1/namespaces/default/services/kubernetes"
   # list paging with limit and continue
   local i
