@@ -314,7 +314,7 @@ static int pump_ssl(struct bn_conn *c)
 
 int bn_conn_read(struct bn_conn *c)
 {
-	static char buf[BN_READ_CHUNK];
+	static __thread char buf[BN_READ_CHUNK]; /* per thread: loadgen -t */
 	size_t before = c->in.len;
 	for (;;) {
 		ssize_t n = recv_stamped(c, buf, sizeof(buf));

@@ -33,7 +33,7 @@ measure() {
   sed 's/@NAME@/bench-get/g' bench/pod-2k.json >"$d/pod.json"
   local tls=(-p "$port" --cert "$d/k/admin.crt" --key "$d/k/admin.key" -c 4)
   local load=(-u /api/v1/namespaces/default/pods/bench-get)
-  [ "$kind" = post ] && load=(-m POST -u /api/v1/namespaces/default/pods --body bench/pod-2k.json
+  [ "$kind" = post ] && load=(-m POST -u /api/v1/namespaces/default/pods --body "${POD:-bench/pod-train.json}"
     --expect 201 --name-prefix c)
   curl -sS -o /dev/null --cacert "$d/k/ca.crt" --cert "$d/k/admin.crt" --key "$d/k/admin.key" \
     -H 'Content-Type: application/json' --data-binary @"$d/pod.json" \
