@@ -405,6 +405,8 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	if (rc == 0)
 		rc = webhook_start(px);
 	if (rc == 0)
+		rc = admission_start(px);
+	if (rc == 0)
 		rc = vap_start(px);
 	if (rc == 0)
 		rc = apiservice_start(px);
@@ -427,6 +429,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 fail_auth:
 	apiservice_stop(px);
 	vap_stop(px);
+	admission_stop(px);
 	webhook_stop(px);
 	audit_close(px);
 	authz_stop(px);
@@ -457,6 +460,7 @@ void proxy_stop(proxy_t *px)
 	watch_close_all(px);
 	apiservice_stop(px);
 	vap_stop(px);
+	admission_stop(px);
 	webhook_stop(px);
 	api_internal_free(px);
 	authz_stop(px);

@@ -459,15 +459,59 @@ static bool is_priority_class(const struct proxy_resource *res)
 	       strcmp(res->plural, "priorityclasses") == 0;
 }
 
+struct pc_cache {
+	struct cfg_watch cw; /* dirty once a class changed */
+	json_t *items;
+};
+
+static const struct proxy_resource *pc_resource(void)
+{
+	return resource_find("scheduling.k8s.io", "v1", "priorityclasses");
+}
+
+int admission_start(struct proxy *px)
+{
+	const struct proxy_resource *pcr = pc_resource();
+	struct pc_cache *pc = pcr ? calloc(1, sizeof(*pc)) : NULL;
+	if (!pc)
+		return pcr ? -ENOMEM : 0;
+	int rc = cfg_watch_start(px, pcr->store_key, NULL, &pc->cw);
+	if (rc < 0) {
+		free(pc);
+		return rc;
+	}
+	px->priority = pc;
+	return 0;
+}
+
+void admission_stop(struct proxy *px)
+{
+	struct pc_cache *pc = px->priority;
+	if (!pc)
+		return;
+	cfg_watch_stop(&pc->cw);
+	json_decref(pc->items);
+	free(pc);
+	px->priority = NULL;
+}
+
+/* Every PriorityClass (new reference; callers read it only). */
 static json_t *priority_classes(struct proxy *px)
 {
-	const struct proxy_resource *pcr =
-	    resource_find("scheduling.k8s.io", "v1", "priorityclasses");
+	struct pc_cache *pc = px->priority;
+	if (pc && !pc->cw.dirty && pc->items)
+		return json_incref(pc->items);
+	const struct proxy_resource *pcr = pc_resource();
 	struct store_list_req req = {.ns = NULL};
 	struct store_list_result out = {0};
 	if (!pcr || rstore_list(px, pcr, &req, &out) < 0)
 		return json_array();
 	free(out.next);
+	if (pc) {
+		json_decref(pc->items);
+		pc->items = json_incref(out.items);
+		pc->cw.dirty = false;
+	}
 	return out.items;
 }
 

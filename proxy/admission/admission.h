@@ -25,6 +25,11 @@
  * answered (403/422) and returns -EACCES/-EINVAL. */
 int admission_check(struct req *r, json_t *obj, const json_t *old);
 
+/* The Priority plugin's PriorityClasses, kept between writes and read again
+ * after one of them changes (kube's plugin reads its informer's lister). */
+int admission_start(struct proxy *px);
+void admission_stop(struct proxy *px);
+
 /* admission.c: the same chain for writes of in-process controllers: 0, or
  * -EACCES (the reason is logged and, when why is given, written there as
  * kube's API answers it: `pods "x" is forbidden: ...`). */

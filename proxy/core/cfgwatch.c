@@ -24,6 +24,8 @@ int cfg_watch_start(struct proxy *px, const char *key0, const char *key1, struct
 	int64_t rev = store_rev(px->store);
 	cw->dirty = true;
 	for (int i = 0; i < 2; i++) {
+		if (!keys[i])
+			continue;
 		int rc = store_watch(px->store, keys[i], NULL, rev, on_change, cw, &cw->w[i]);
 		if (rc < 0) {
 			cfg_watch_stop(cw);

@@ -16,8 +16,8 @@
 
 struct proxy;
 
-/* cfgwatch.c: the admission configuration read from two store keys and
- * marked stale (dirty) when either changes. cw lives as long as the
+/* cfgwatch.c: the admission configuration read from two store keys (key1
+ * may be NULL) and marked stale (dirty) when either changes. cw lives as long as the
  * watches (its address is theirs). */
 struct cfg_watch {
 	store_watch_t *w[2];

@@ -48,6 +48,7 @@ struct audit;
 struct prom;
 struct admission;
 struct webhooks;
+struct pc_cache;
 struct vap;
 struct apisvc;
 struct aggregator;
@@ -101,6 +102,7 @@ struct proxy {
 	struct token_cache *tokens;  /* auth/tokencache.c: service-account tokens verified */
 	struct admission *admission; /* admission/admission.c: the policy's quota timer */
 	struct webhooks *webhooks;   /* admission/webhook.c: the admission webhooks */
+	struct pc_cache *priority;   /* admission/admission.c: PriorityClasses read once */
 	struct vap *vap;             /* admission/vap.c: ValidatingAdmissionPolicies */
 	struct api *api;             /* api/api.h: watches, host passthrough, controllers' writes */
 	struct apisvc *apisvc;       /* aggregation/apiservice.c: APIServices */

@@ -51,9 +51,16 @@ static size_t path_push(struct path *p, const char *pre, const char *s, long idx
 	size_t old = p->len;
 	char num[24];
 
-	if (!s) {
-		snprintf(num, sizeof(num), "%ld", idx);
-		s = num;
+	if (!s) { /* an index (every list item of every write: no snprintf) */
+		char *e = num + sizeof(num) - 1;
+		unsigned long u = idx < 0 ? 0UL - (unsigned long)idx : (unsigned long)idx;
+		*e = '\0';
+		do
+			*--e = (char)('0' + u % 10);
+		while ((u /= 10) != 0);
+		if (idx < 0)
+			*--e = '-';
+		s = e;
 	}
 	path_put(p, pre, strlen(pre));
 	path_put(p, s, strlen(s));
