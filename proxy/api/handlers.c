@@ -111,8 +111,8 @@ static int check_fields(struct req *r, json_t *obj)
 		return crd_check_fields(r, obj);
 	char gv[128];
 	gv_string(r->res, gv, sizeof(gv));
-	json_t *errors = json_array();
-	schema_check_types(r->res->proto, obj, errors);
+	json_t *errors = json_array(), *paths = json_array();
+	schema_check(r->res->proto, obj, errors, paths);
 	if (json_array_size(errors)) {
 		json_t *e = json_array_get(errors, 0);
 		reply_statusf(r, 400, "BadRequest",
@@ -122,11 +122,10 @@ static int check_fields(struct req *r, json_t *obj)
 			      json_string_value(json_object_get(e, "field")) ? ": " : "",
 			      json_string_value(json_object_get(e, "message")) ?: "invalid type");
 		json_decref(errors);
+		json_decref(paths);
 		return -EINVAL;
 	}
 	json_decref(errors);
-	json_t *paths = json_array();
-	schema_unknown_fields(r->res->proto, obj, paths);
 	size_t n = json_array_size(paths), i;
 	json_t *p;
 	if (n && r->q.validation == FV_STRICT) {

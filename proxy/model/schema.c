@@ -27,9 +27,9 @@ struct path {
 };
 
 struct walk {
-	json_t *out; /* borrowed array */
+	json_t *errors;  /* borrowed array of type errors, or NULL: not looked for */
+	json_t *unknown; /* borrowed array of unknown field paths, or NULL */
 	int count;
-	bool types; /* true: type errors; false: unknown fields */
 };
 
 /* Appends s (truncated to what fits; the buffer stays terminated). */
@@ -147,7 +147,7 @@ static void add_type_error(struct walk *w, const struct kt_message *parent,
 		 "json: cannot unmarshal %s into Go struct field %s.%s of type %s", json_kind(v),
 		 owner, p->buf, type);
 	json_t *e = json_pack("{s:s, s:s}", "field", p->buf, "message", msg);
-	if (e && json_array_append_new(w->out, e) == 0)
+	if (e && json_array_append_new(w->errors, e) == 0)
 		w->count++;
 }
 
@@ -230,7 +230,7 @@ static void walk_value(struct walk *w, const struct kt_message *parent, const st
 	else
 		ok = json_is_object(v);
 	if (!ok) {
-		if (w->types)
+		if (w->errors)
 			add_type_error(w, parent, f, element, v, p);
 		return;
 	}
@@ -277,7 +277,7 @@ static void walk_field(struct walk *w, const struct kt_message *m, const struct 
 	}
 	container_ok = f->label == KT_MAP ? json_is_object(v) : json_is_array(v);
 	if (!container_ok) {
-		if (w->types)
+		if (w->errors)
 			add_type_error(w, m, f, false, v, p);
 		return;
 	}
@@ -289,7 +289,7 @@ static void walk_field(struct walk *w, const struct kt_message *m, const struct 
 
 static void add_unknown(struct walk *w, const struct path *p)
 {
-	if (json_array_append_new(w->out, json_string(p->buf)) == 0)
+	if (json_array_append_new(w->unknown, json_string(p->buf)) == 0)
 		w->count++;
 }
 
@@ -308,26 +308,27 @@ static void walk_message(struct walk *w, const struct kt_message *m, const json_
 		if (f)
 			walk_field(w, m, f, v, p, depth);
 		else if (top && (strcmp(k, "apiVersion") == 0 || strcmp(k, "kind") == 0)) {
-			if (w->types && !json_is_string(v) && !json_is_null(v)) {
+			if (w->errors && !json_is_string(v) && !json_is_null(v)) {
 				static const struct kt_field tm = {"", "", 0, KT_STRING};
 				add_type_error(w, m, &tm, false, v, p);
 			}
-		} else if (!w->types) {
+		} else if (w->unknown) {
 			add_unknown(w, p);
 		}
 		path_pop(p, old);
 	}
 }
 
-static int walk_root(const char *msg_name, const json_t *obj, json_t *out, bool types)
+static int walk_root(const char *msg_name, const json_t *obj, json_t *errors, json_t *unknown)
 {
 	const struct kt_message *m = kt_find(msg_name);
-	struct walk w = {out, 0, types};
+	struct walk w = {errors, unknown, 0};
 	struct path p = {.len = 0};
 
 	if (!m)
 		return -ENOENT;
-	if (!json_is_object(obj) || !json_is_array(out))
+	if (!json_is_object(obj) || (errors && !json_is_array(errors)) ||
+	    (unknown && !json_is_array(unknown)))
 		return -EINVAL;
 	p.buf[0] = '\0';
 	if (m->special != KT_PLAIN)
@@ -338,10 +339,21 @@ static int walk_root(const char *msg_name, const json_t *obj, json_t *out, bool 
 
 int schema_unknown_fields(const char *msg_name, const json_t *obj, json_t *paths)
 {
-	return walk_root(msg_name, obj, paths, false);
+	if (!json_is_array(paths))
+		return kt_find(msg_name) ? -EINVAL : -ENOENT;
+	return walk_root(msg_name, obj, NULL, paths);
+}
+
+int schema_check(const char *msg_name, const json_t *obj, json_t *errors, json_t *paths)
+{
+	if (!json_is_array(errors) || !json_is_array(paths))
+		return kt_find(msg_name) ? -EINVAL : -ENOENT;
+	return walk_root(msg_name, obj, errors, paths);
 }
 
 int schema_check_types(const char *msg_name, const json_t *obj, json_t *errors)
 {
-	return walk_root(msg_name, obj, errors, true);
+	if (!json_is_array(errors))
+		return kt_find(msg_name) ? -EINVAL : -ENOENT;
+	return walk_root(msg_name, obj, errors, NULL);
 }

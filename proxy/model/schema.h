@@ -41,4 +41,8 @@ int schema_unknown_fields(const char *msg_name, const json_t *obj, json_t *paths
  */
 int schema_check_types(const char *msg_name, const json_t *obj, json_t *errors);
 
+/* Both in one walk of obj (a write's decode checks both): type errors to
+ * `errors`, unknown field paths to `paths`; the count of both. */
+int schema_check(const char *msg_name, const json_t *obj, json_t *errors, json_t *paths);
+
 #endif

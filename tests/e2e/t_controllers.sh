@@ -169,7 +169,8 @@ controllers_cronjob_create() {
 controllers_cronjob() {
   local ns=ctrl-cj i fired=""
   for i in $(seq 70); do
-    fired=$("${K[@]}" -n $ns get jobs -o name 2>/dev/null | grep 'job.batch/tick-')
+    # the first of them: by now the schedule may have fired more than once
+    fired=$("${K[@]}" -n $ns get jobs -o name 2>/dev/null | grep -m1 'job.batch/tick-')
     [ -n "$fired" ] && break
     sleep 1
   done
