@@ -465,6 +465,7 @@ void store_close(store_t *st)
 		store__sql_err(st, SQLITE_BUSY, "close");
 	free(st->wbuf);
 	free(st->rbuf);
+	store__oc_free(st);
 	free(st->path);
 	free(st);
 }
@@ -572,6 +573,7 @@ static int put_object(store_t *st, enum store_stmt s, const char *res, const cha
 		      const char *name, int64_t rev, size_t len)
 {
 	sqlite3_stmt *q = st->stmt[s];
+	store__oc_drop(st, res, ns, name);
 	bind_key(q, res, ns, name);
 	if (s != SQ_DEL_OBJ) {
 		sqlite3_bind_int64(q, 4, rev);
@@ -582,6 +584,8 @@ static int put_object(store_t *st, enum store_stmt s, const char *res, const cha
 		kb_err("store", "write object %s %s/%s: no row changed", res, ns, name);
 		err = -EIO;
 	}
+	if (!err && s != SQ_DEL_OBJ) /* what the next read would find */
+		store__oc_put(st, res, ns, name, st->wbuf, len, rev);
 	return err;
 }
 
@@ -620,6 +624,7 @@ static int write_end(store_t *st, int err, int64_t rev0, struct store_evnode *n)
 	if (err) {
 		st->rev = rev0;
 		store__evnode_free(n);
+		store__oc_clear(st); /* the row may be rolled back */
 		return err;
 	}
 	if (n)
@@ -850,6 +855,27 @@ int store_get_raw(store_t *st, const char *res, const char *ns, const char *name
 		  size_t *len, int64_t *rev_out)
 {
 	KB_CHECK(st && key_ok(res, ns, name) && text, -EINVAL);
+	const char *ct;
+	size_t cl;
+	int64_t crev;
+	if (store__oc_get(st, res, ns, name, &ct, &cl, &crev) == 0) {
+		/* copied: the caller's text lives until the next store call, the
+		 * entry only until the next write */
+		if (cl + 1 > st->rbuf_cap) {
+			char *nb = realloc(st->rbuf, cl + 1024);
+			if (!nb)
+				return -ENOMEM;
+			st->rbuf = nb;
+			st->rbuf_cap = cl + 1024;
+		}
+		memcpy(st->rbuf, ct, cl + 1);
+		*text = st->rbuf;
+		if (len)
+			*len = cl;
+		if (rev_out)
+			*rev_out = crev;
+		return 0;
+	}
 	sqlite3_stmt *q = st->stmt[SQ_GET];
 	int err = 0;
 	bind_key(q, res, ns, name);
@@ -871,8 +897,10 @@ int store_get_raw(store_t *st, const char *res, const char *ns, const char *name
 			*text = st->rbuf;
 			if (len)
 				*len = n;
+			int64_t rev = sqlite3_column_int64(q, 0);
 			if (rev_out)
-				*rev_out = sqlite3_column_int64(q, 0);
+				*rev_out = rev;
+			store__oc_put(st, res, ns, name, st->rbuf, n, rev);
 		}
 	} else {
 		err = rc == SQLITE_DONE ? -ENOENT : store__sql_err(st, rc, "get");
@@ -1141,6 +1169,7 @@ int store_txn_begin(store_t *st)
 static void rollback_level(store_t *st)
 {
 	struct store_txn_level *l = &st->txn[st->txn_depth - 1];
+	store__oc_clear(st); /* rows written since are undone */
 	if (st->txn_depth > 1) {
 		store__exec(st, SQ_ROLLBACK_TO, "rollback to savepoint");
 		store__exec(st, SQ_RELEASE, "release savepoint");

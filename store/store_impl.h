@@ -127,6 +127,7 @@ struct store {
 	size_t wbuf_cap;
 	char *rbuf; /* store_get_raw's text */
 	size_t rbuf_cap;
+	struct store_ocache *ocache; /* store_cache.c: recently read objects' text */
 
 	/* watches (store_watch.c) */
 	struct store_wbucket *wbuckets[STORE_WBUCKETS];
@@ -155,6 +156,15 @@ struct store {
 int store__sql_err(store_t *st, int rc, const char *what);
 /* Steps a statement expecting SQLITE_DONE and resets it. 0 or -EIO. */
 int store__exec(store_t *st, enum store_stmt s, const char *what);
+
+/* store_cache.c: recently read objects' text (see there for the rules). */
+int store__oc_get(store_t *st, const char *res, const char *ns, const char *name, const char **text,
+		  size_t *len, int64_t *rev);
+void store__oc_put(store_t *st, const char *res, const char *ns, const char *name, const char *text,
+		   size_t len, int64_t rev);
+void store__oc_drop(store_t *st, const char *res, const char *ns, const char *name);
+void store__oc_clear(store_t *st);
+void store__oc_free(store_t *st);
 /* The newest committed revision (excludes an open transaction's writes). */
 int64_t store__committed_rev(const store_t *st);
 

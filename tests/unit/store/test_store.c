@@ -477,6 +477,54 @@ END_TEST
 
 /* ---- transactions ------------------------------------------------------ */
 
+/* store_get_raw answers from its cache of read objects (store_cache.c):
+ * always what SQLite holds, after writes, deletes and rollbacks, and for
+ * the revision too. */
+START_TEST(read_cache_follows_writes)
+{
+	store_t *st = open_store();
+	const char *text;
+	size_t len;
+	int64_t rev = 0;
+	create(st, "/pods", "default", "a");
+	for (int i = 0; i < 2; i++) { /* the second read is the cache's */
+		ck_assert_int_eq(store_get_raw(st, "/pods", "default", "a", &text, &len, &rev), 0);
+		ck_assert_int_eq(rev, 1);
+		ck_assert_ptr_nonnull(strstr(text, "\"n1\""));
+	}
+	update(st, "/pods", "default", "a", "n2");
+	ck_assert_int_eq(store_get_raw(st, "/pods", "default", "a", &text, &len, &rev), 0);
+	ck_assert_int_eq(rev, 2);
+	ck_assert_ptr_nonnull(strstr(text, "\"n2\""));
+	ck_assert_uint_eq(len, strlen(text));
+
+	/* read inside a transaction, then rolled back: the committed text again */
+	ck_assert_int_eq(store_txn_begin(st), 0);
+	update(st, "/pods", "default", "a", "n3");
+	ck_assert_int_eq(store_get_raw(st, "/pods", "default", "a", &text, &len, &rev), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"n3\""));
+	ck_assert_int_eq(store_txn_begin(st), 0);
+	update(st, "/pods", "default", "a", "n4");
+	ck_assert_int_eq(store_get_raw(st, "/pods", "default", "a", &text, &len, &rev), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"n4\""));
+	store_txn_rollback(st); /* the inner level only */
+	ck_assert_int_eq(store_get_raw(st, "/pods", "default", "a", &text, &len, &rev), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"n3\""));
+	store_txn_rollback(st);
+	ck_assert_int_eq(store_get_raw(st, "/pods", "default", "a", &text, &len, &rev), 0);
+	ck_assert_int_eq(rev, 2);
+	ck_assert_ptr_nonnull(strstr(text, "\"n2\""));
+
+	ck_assert_int_eq(store_delete(st, "/pods", "default", "a", 0, NULL, NULL), 0);
+	ck_assert_int_eq(store_get_raw(st, "/pods", "default", "a", &text, &len, &rev), -ENOENT);
+	/* a namesake in another namespace is another object */
+	create(st, "/pods", "other", "a");
+	ck_assert_int_eq(store_get_raw(st, "/pods", "default", "a", &text, &len, &rev), -ENOENT);
+	ck_assert_int_eq(store_get_raw(st, "/pods", "other", "a", &text, &len, &rev), 0);
+	close_store(st);
+}
+END_TEST
+
 START_TEST(txn_commit_and_rollback)
 {
 	store_t *st = open_store();
@@ -1135,6 +1183,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pagination_with_filter);
 	tcase_add_test(tc, list_remaining_and_text);
 	tcase_add_test(tc, txn_commit_and_rollback);
+	tcase_add_test(tc, read_cache_follows_writes);
 	tcase_add_test(tc, watch_started_inside_txn);
 	tcase_add_test(tc, watch_replay_then_live);
 	tcase_add_test(tc, watch_live_with_prev);
