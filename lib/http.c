@@ -898,14 +898,34 @@ static int build_head(struct conn *c, int status, const char *content_type, cons
 	struct kb_buf *b = &srv->scratch;
 	b->len = 0;
 	c->status = status;
-	int rc = kb_buf_printf(b, "HTTP/1.1 %d %s\r\nDate: %s\r\n", status, kb_http_reason(status),
-			       date_header(srv));
-	if (rc == 0 && content_type)
-		rc = kb_buf_printf(b, "Content-Type: %s\r\n", content_type);
-	if (rc == 0 && chunked)
+	/* written piece by piece, without printf: every response has one */
+	char num[24], *e = num + sizeof(num);
+	unsigned s = status > 0 && status < 1000 ? (unsigned)status : 500;
+	char code[4] = {(char)('0' + s / 100), (char)('0' + s / 10 % 10), (char)('0' + s % 10),
+			' '};
+	int rc = kb_buf_append(b, "HTTP/1.1 ", 9);
+	rc = rc ? rc : kb_buf_append(b, code, 4);
+	rc = rc ? rc : kb_buf_puts(b, kb_http_reason(status));
+	rc = rc ? rc : kb_buf_append(b, "\r\nDate: ", 8);
+	rc = rc ? rc : kb_buf_puts(b, date_header(srv));
+	rc = rc ? rc : kb_buf_append(b, "\r\n", 2);
+	if (rc == 0 && content_type) {
+		rc = kb_buf_append(b, "Content-Type: ", 14);
+		rc = rc ? rc : kb_buf_puts(b, content_type);
+		rc = rc ? rc : kb_buf_append(b, "\r\n", 2);
+	}
+	if (rc == 0 && chunked) {
 		rc = kb_buf_puts(b, "Transfer-Encoding: chunked\r\n");
-	else if (rc == 0 && status_has_body(status))
-		rc = kb_buf_printf(b, "Content-Length: %zu\r\n", len);
+	} else if (rc == 0 && status_has_body(status)) {
+		size_t n = len;
+		*--e = '\n';
+		*--e = '\r';
+		do
+			*--e = (char)('0' + n % 10);
+		while ((n /= 10) != 0);
+		rc = kb_buf_append(b, "Content-Length: ", 16);
+		rc = rc ? rc : kb_buf_append(b, e, (size_t)(num + sizeof(num) - e));
+	}
 	if (rc == 0 && extra)
 		rc = kb_buf_puts(b, extra);
 	if (rc == 0 && closing)
