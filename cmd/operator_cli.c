@@ -403,18 +403,6 @@ static void usage_of(struct cli *c, const json_t *t, long *pods, long *gpus)
 	json_decref(resp);
 }
 
-static void age_text(long s, char *buf, size_t len)
-{
-	if (s < 120)
-		snprintf(buf, len, "%lds", s);
-	else if (s < 7200)
-		snprintf(buf, len, "%ldm", s / 60);
-	else if (s < 172800)
-		snprintf(buf, len, "%ldh", s / 3600);
-	else
-		snprintf(buf, len, "%ldd", s / 86400);
-}
-
 static int do_list(struct cli *c)
 {
 	long st = 0;
@@ -453,9 +441,9 @@ static int do_list(struct cli *c)
 			continue;
 		}
 		char age[32], left[32] = "-", g[32];
-		age_text((long)(now - created), age, sizeof(age));
+		users_format_duration((long)(now - created), age, sizeof(age));
 		if (expires)
-			age_text((long)(expires - now), left, sizeof(left));
+			users_format_duration((long)(expires - now), left, sizeof(left));
 		snprintf(g, sizeof(g), "%ld", gpus);
 		printf("%-20s %-10s %-24s %-14s %-10s %-10s %5ld %5s %6s %8s\n", sget(o, "name"),
 		       sget(o, "state"), sget(o, "endpoint"),

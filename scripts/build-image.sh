@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds the kubicle image from the Containerfile and checks it runs:
+# `kubicle version`, and `kubicle serve` answering /readyz as uid 65532.
+#
+#   scripts/build-image.sh [TAG]          (default localhost/kubicle:dev)
+#
+# Environment:
+#   ENGINE=podman|docker   (default: podman if installed, else docker)
+#   BASE=IMAGE             the Debian image of both stages (the Containerfile's
+#                          DEBIAN; default debian:bookworm-slim)
+#   BASE=debootstrap       without a registry: makes localhost/debian:bookworm
+#                          with debootstrap from Debian's mirror (root; the
+#                          Debian package debootstrap) and builds on it
+#   STORAGE_DRIVER=vfs     podman's storage driver where overlay is unavailable
+# Not part of CI: it needs a container engine (and root, or rootless podman).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tag=${1:-localhost/kubicle:dev}
+engine=${ENGINE:-$(command -v podman >/dev/null && echo podman || echo docker)}
+eng=("$engine")
+[ -n "${STORAGE_DRIVER:-}" ] && eng+=(--storage-driver "$STORAGE_DRIVER")
+base=${BASE:-debian:bookworm-slim}
+
+if [ "$base" = debootstrap ]; then
+  base=localhost/debian:bookworm
+  if ! "${eng[@]}" image exists "$base" 2>/dev/null; then
+    root=$(mktemp -d)
+    trap 'rm -rf "$root"' EXIT
+    debootstrap --variant=minbase bookworm "$root" "${MIRROR:-http://deb.debian.org/debian}"
+    tar -C "$root" -c . | "${eng[@]}" import - "$base"
+  fi
+fi
+
+"${eng[@]}" build --build-arg "DEBIAN=$base" -t "$tag" -f Containerfile .
+
+echo "== kubicle version"
+"${eng[@]}" run --rm "$tag" version
+echo "== kubicle serve (uid 65532, a private data dir)"
+name=kubicle-image-check-$$
+"${eng[@]}" run -d --name "$name" --tmpfs /data:uid=65532,gid=65532 "$tag" \
+  serve --data-dir /data --listen 127.0.0.1:6443 >/dev/null
+trap '"${eng[@]}" rm -f "$name" >/dev/null 2>&1 || true' EXIT
+ok=
+for _ in $(seq 60); do
+  if "${eng[@]}" logs "$name" 2>&1 | grep -q 'listening\|serving'; then ok=1; break; fi
+  sleep 1
+done
+"${eng[@]}" logs "$name" 2>&1 | tail -5
+[ -n "$ok" ] || { echo "kubicle serve did not start in the image" >&2; exit 1; }
+echo "== user: $("${eng[@]}" inspect -f '{{.Config.User}}' "$tag")"
+echo "== size: $("${eng[@]}" image inspect -f '{{.Size}}' "$tag") bytes"
