@@ -90,6 +90,8 @@ void hostapi_set_deadline(hostapi_t *h, unsigned in_ms)
 static void on_deadline(uv_timer_t *t)
 {
 	struct call_state *cs = t->data;
+	if (cs->done)
+		return; /* answered in the same loop iteration: req is gone */
 	kb_httpc_cancel(cs->req);
 	cs->done = true;
 	cs->err = -ETIMEDOUT;
@@ -120,6 +122,7 @@ int hostapi_call(hostapi_t *h, const char *method, const char *path, const json_
 	cs.req = req;
 	if (h->deadline_ms) {
 		h->deadline.data = &cs;
+		uv_update_time(&h->loop); /* idle between calls: its clock is stale */
 		uv_timer_start(&h->deadline, on_deadline, h->deadline_ms - now, 0);
 	}
 	while (!cs.done)

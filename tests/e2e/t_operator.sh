@@ -15,7 +15,7 @@ op_h() { kubectl --kubeconfig "$OP_HOST_KCFG" "$@"; }
 op_start() {
   local id=$1; shift
   "$KUBICLE" operator --host-kubeconfig "$OP_HOST_KCFG" --namespace default --id "$id" \
-    --lease-duration 4 --renew-deadline 3 --retry-period 1 --resync 30 --log-level debug "$@" \
+    --lease-duration 8 --renew-deadline 6 --retry-period 1 --resync 30 --log-level debug "$@" \
     >>"$E2E_TMP/operator-$id.log" 2>&1 &
   OP_PID=$!
   E2E_PIDS+=("$OP_PID")
@@ -232,7 +232,7 @@ operator_kill9() {
 operator_leader() {
   expect_until "the Lease names the leader" "opA3" \
     op_h -n default get lease kubicle-operator -o jsonpath='{.spec.holderIdentity}'
-  expect_eq "leaseDurationSeconds is the leader's" "4" \
+  expect_eq "leaseDurationSeconds is the leader's" "8" \
     op_h -n default get lease kubicle-operator -o jsonpath='{.spec.leaseDurationSeconds}'
   local transitions
   transitions=$(op_h -n default get lease kubicle-operator -o jsonpath='{.spec.leaseTransitions}')
@@ -395,7 +395,7 @@ operator_slow() {
   wait_for "a standby" 20 grep -q 'standing by: opB leads' "$E2E_TMP/operator-opC.log"
   op_tenant s1 '{"scheduler":"none"}'
   E2E_UNTIL=90 expect_until "a reconcile of slow host calls (3 s each) ends: HostReady" "True HostObjectsReady" op_cond s1 HostReady
-  expect "... it made at least 4 calls the webhook held for 3 s each (longer than the 4 s Lease)" '^[4-9]$|^[1-9][0-9]' \
+  expect "... it made at least 4 calls the webhook held for 3 s each (longer than the 8 s Lease)" '^[4-9]$|^[1-9][0-9]' \
     sh -c "grep -c '\"/slow/3\"' '$d/reviews.log'"
   expect_eq "... and the leader kept its Lease meanwhile: still running, never lost it" "running 0" \
     sh -c "kill -0 $OP_A 2>/dev/null && printf 'running ' ; grep -c 'leader election lost' '$E2E_TMP/operator-opB.log'"
@@ -409,9 +409,9 @@ operator_slow() {
     op_h -n default get lease kubicle-operator -o jsonpath='{.spec.holderIdentity}'
   op_h patch tenant s1 --type=merge -p '{"spec":{"paused":true}}' >/dev/null
   expect_until "... and reconciles" "Paused" op_phase s1
-  # the leader's renewals held for 6 s by a webhook, past its 3 s renew deadline
+  # the leader's renewals held for 10 s by a webhook, past its 6 s renew deadline
   op_h label ns default kubicle-test-lease=slow >/dev/null
-  op_webhook op-lease /slow/6 leases 'kubicle-test-lease: slow'
+  op_webhook op-lease /slow/10 leases 'kubicle-test-lease: slow'
   local rc=0
   E2E_UNTIL=60 expect_until "a leader that cannot renew within its renew deadline stops" "stopped" \
     sh -c "kill -0 $OP_C 2>/dev/null && echo running || echo stopped"
@@ -449,7 +449,7 @@ YAML
   expect_eq "its ServiceAccount may not exec into pods, nor write CRDs" "no no" \
     sh -c "echo \$(kubectl --kubeconfig '$kc' auth can-i create pods --subresource=exec -n kube-system) \$(kubectl --kubeconfig '$kc' auth can-i create customresourcedefinitions 2>/dev/null)"
   local opargs=(operator --namespace kubicle-system --id opSA --no-install-crd
-    --lease-duration 4 --renew-deadline 3 --retry-period 1 --resync 1)
+    --lease-duration 8 --renew-deadline 6 --retry-period 1 --resync 1)
   if unshare -m --propagation private true 2>/dev/null; then
     # in-cluster, as its Deployment runs it: the token and CA where a pod
     # has them (a private mount namespace), KUBERNETES_SERVICE_HOST/PORT
