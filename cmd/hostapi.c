@@ -43,6 +43,9 @@ int hostapi_open(const char *kubeconfig, unsigned timeout_ms, hostapi_t **out)
 	}
 	uv_loop_init(&h->loop);
 	uv_timer_init(&h->loop, &h->deadline);
+	/* it bounds a call, never keeps the loop in a wait of its own:
+	 * hostapi_call runs the loop as it does without it */
+	uv_unref((uv_handle_t *)&h->deadline);
 	struct kb_httpc_opts o = {.timeout_ms = timeout_ms ? timeout_ms : 10000};
 	kb_httpc_opts_from_creds(&o, &cr);
 	rc = kb_httpc_new(&h->loop, &o, &h->c);
@@ -121,9 +124,12 @@ int hostapi_call(hostapi_t *h, const char *method, const char *path, const json_
 		return -ENOMEM;
 	cs.req = req;
 	if (h->deadline_ms) {
+		/* from the loop's clock, stale when it idled between calls (its
+		 * time is left alone: lib/httpc's timers count from it) */
+		uint64_t at = uv_now(&h->loop);
 		h->deadline.data = &cs;
-		uv_update_time(&h->loop); /* idle between calls: its clock is stale */
-		uv_timer_start(&h->deadline, on_deadline, h->deadline_ms - now, 0);
+		uv_timer_start(&h->deadline, on_deadline,
+			       h->deadline_ms > at ? h->deadline_ms - at : 0, 0);
 	}
 	while (!cs.done)
 		uv_run(&h->loop, UV_RUN_ONCE);

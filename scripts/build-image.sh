@@ -13,6 +13,10 @@
 #                          with debootstrap from Debian's mirror (root; the
 #                          Debian package debootstrap) and builds on it
 #   STORAGE_DRIVER=vfs     podman's storage driver where overlay is unavailable
+#   ISOLATION=chroot       podman build's RUN steps without an OCI runtime (where
+#                          crun/runc cannot make containers, e.g. inside a
+#                          container with hybrid cgroups); the checks then run
+#                          with --cgroups=disabled
 # Not part of CI: it needs a container engine (and root, or rootless podman).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,13 +36,18 @@ if [ "$base" = debootstrap ]; then
   fi
 fi
 
-"${eng[@]}" build --build-arg "DEBIAN=$base" -t "$tag" -f Containerfile .
+build=() run=()
+if [ -n "${ISOLATION:-}" ]; then
+  build+=(--isolation "$ISOLATION")
+  run+=(--cgroups=disabled)
+fi
+"${eng[@]}" build ${build[@]+"${build[@]}"} --build-arg "DEBIAN=$base" -t "$tag" -f Containerfile .
 
 echo "== kubicle version"
-"${eng[@]}" run --rm "$tag" version
+"${eng[@]}" run ${run[@]+"${run[@]}"} --rm "$tag" version
 echo "== kubicle serve (uid 65532, a private data dir)"
 name=kubicle-image-check-$$
-"${eng[@]}" run -d --name "$name" --tmpfs /data:uid=65532,gid=65532 "$tag" \
+"${eng[@]}" run ${run[@]+"${run[@]}"} -d --name "$name" --tmpfs /data:uid=65532,gid=65532 "$tag" \
   serve --data-dir /data --listen 127.0.0.1:6443 >/dev/null
 trap '"${eng[@]}" rm -f "$name" >/dev/null 2>&1 || true' EXIT
 ok=
