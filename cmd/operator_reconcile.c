@@ -485,10 +485,12 @@ static json_t *kubeconfig_secret(const struct rec *r, const struct manifest_pki 
 	free(text);
 	if (!b)
 		return NULL;
-	json_t *o = json_pack(
-	    "{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Secret",
-	    "metadata", "name", name, "namespace", r->t.host_namespace, "labels", LABEL, r->name,
-	    "app.kubernetes.io/managed-by", "kubicle", "type", "Opaque", "data", "kubeconfig", b);
+	/* the server's own, as manifest's objects: a pause keeps it */
+	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s,s:s}},s:s,s:{s:s}}", "apiVersion",
+			      "v1", "kind", "Secret", "metadata", "name", name, "namespace",
+			      r->t.host_namespace, "labels", LABEL, r->name,
+			      "kubicle.dev/control-plane", r->name, "app.kubernetes.io/managed-by",
+			      "kubicle", "type", "Opaque", "data", "kubeconfig", b);
 	free(b);
 	return o;
 }
