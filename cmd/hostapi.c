@@ -18,7 +18,7 @@
 struct hostapi {
 	uv_loop_t loop;
 	kb_httpc_t *c;
-	uv_timer_t deadline; /* ends a call at deadline_ms */
+	uv_timer_t deadline;  /* ends a call at deadline_ms */
 	uint64_t deadline_ms; /* uv_hrtime in ms; 0: none (hostapi_set_deadline) */
 };
 

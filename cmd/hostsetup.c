@@ -385,8 +385,7 @@ static int delete_one(hostapi_t *h, const char *path, char *err, size_t len)
 
 /* The same as delete_labelled, one DELETE per object of the selected list
  * (404: gone meanwhile). */
-static int delete_each(hostapi_t *h, const char *sel, const char *collection, char *err,
-		       size_t len)
+static int delete_each(hostapi_t *h, const char *sel, const char *collection, char *err, size_t len)
 {
 	char path[1024];
 	long st = 0;

@@ -399,11 +399,10 @@ static int make_pki(const struct man_args *a, const struct manifest_pki *seed,
  * New reference. */
 static json_t *labels(const struct man_args *a)
 {
-	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "kubicle.dev/tenant", a->name,
-			 "kubicle.dev/control-plane", a->name, "app.kubernetes.io/managed-by",
-			 "kubicle", "app.kubernetes.io/name", "kubicle",
-			 "app.kubernetes.io/instance", a->name, "app.kubernetes.io/component",
-			 "control-plane");
+	return json_pack(
+	    "{s:s,s:s,s:s,s:s,s:s,s:s}", "kubicle.dev/tenant", a->name, "kubicle.dev/control-plane",
+	    a->name, "app.kubernetes.io/managed-by", "kubicle", "app.kubernetes.io/name", "kubicle",
+	    "app.kubernetes.io/instance", a->name, "app.kubernetes.io/component", "control-plane");
 }
 
 /* Labels of the server pod (and the selectors that find it). New reference. */

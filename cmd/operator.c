@@ -236,8 +236,8 @@ static void watch_event(struct op_watch *w, const char *line, size_t len)
 	json_t *ev = json_loadb(line, len, 0, NULL);
 	const char *type = json_string_value(json_object_get(ev, "type"));
 	const json_t *obj = json_object_get(ev, "object");
-	const char *rv = json_string_value(
-	    json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	const char *rv =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 	if (!type) {
 		w->relist = true;
 	} else if (strcmp(type, "ERROR") == 0) {
@@ -468,7 +468,6 @@ static int open_clients(struct op *o, const struct op_args *a, const char *kubec
 	kb_kubeconfig_creds_free(&cr);
 	return rc;
 }
-
 
 static int parse_secs(const char *flag, const char *v, int *out)
 {

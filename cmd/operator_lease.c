@@ -207,9 +207,9 @@ struct op_elector {
 	uv_thread_t thread;
 	uv_mutex_t mu;
 	uv_cond_t cond;
-	bool quit;        /* under mu */
+	bool quit; /* under mu */
 	atomic_bool leading;
-	hostapi_t *h;     /* the elector thread's own client */
+	hostapi_t *h; /* the elector thread's own client */
 	struct op_lease lease;
 	int renew_deadline_s, retry_s;
 	uv_async_t *wake; /* borrowed: sent when leading starts */

@@ -807,7 +807,8 @@ static bool server_gone(hostapi_t *h, struct rec *r)
 		 "/api/v1/namespaces/%s/pods?labelSelector=kubicle.dev%%2Fcontrol-plane%%3D%s",
 		 r->t.host_namespace, r->name);
 	json_t *resp = NULL;
-	bool gone = get(h, path, &resp) == 200 && json_array_size(json_object_get(resp, "items")) == 0;
+	bool gone =
+	    get(h, path, &resp) == 200 && json_array_size(json_object_get(resp, "items")) == 0;
 	json_decref(resp);
 	return gone;
 }
