@@ -60,8 +60,6 @@
 
 #define TICK_MS 200
 
-struct op;
-
 /* One kind's list and watch (client-go's Reflector). */
 struct op_watch {
 	struct op *o;
