@@ -378,17 +378,9 @@ webhooks:
 YAML
 }
 operator_slow() {
-  local d=$E2E_TMP/op-wh i
-  mkdir -p "$d"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1" \
-    -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
-  python3 "$E2E_LIB_DIR/webhook_server.py" "$d/cert.pem" "$d/key.pem" "$d/port" "$d/reviews.log" \
-    >>"$d/server.log" 2>&1 &
-  E2E_PIDS+=("$!")
-  for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
-  OP_WH_URL="https://127.0.0.1:$(cat "$d/port")"
-  OP_WH_CA=$(base64 -w0 "$d/cert.pem")
+  local d=$E2E_TMP/op-wh WH_URL WH_CA
+  start_webhook_server "$d"
+  OP_WH_URL=$WH_URL OP_WH_CA=$WH_CA
   op_webhook op-slow /slow/3 'secrets, services, statefulsets' 'kubicle.dev/tenant: s1'
   op_start opC
   local OP_C=$OP_PID
