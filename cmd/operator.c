@@ -89,7 +89,8 @@ struct op {
 	bool install_crd, crd_done;
 	int64_t next_resync_ms;
 	json_t *queue; /* name -> due time (ms, op_now_ms) */
-	json_t *polls; /* names queued by their own requeue only: a poll */
+	json_t *polls; /* names queued for a status reconcile only (a StatefulSet
+			* event, a TTL): not a full one */
 	int exit_code;
 	bool stopping;
 	char tmpdir[512]; /* in-cluster: the generated kubeconfig's folder */

@@ -80,9 +80,10 @@ void op_elector_stop(struct op_elector *e, bool release);
 
 /* Brings Tenant `name` and its host objects to what its spec says.
  * *requeue_s: reconcile it again that soon (0: on the next change or
- * resync only). !full: a poll (a requeue of its own): when the Tenant's
- * status says this generation's host objects are in place, only its
- * server's state and its TTL are read. 0, or a negative errno when it
+ * resync only). !full: a status reconcile (an event of its StatefulSet, a
+ * TTL's requeue): when the Tenant's status says this generation's host
+ * objects are in place and it is not paused, only its server's state and
+ * its TTL are read. 0, or a negative errno when it
  * should be retried (logged, and recorded in its status and Events where
  * the host allows). */
 int op_reconcile(hostapi_t *h, const struct op_config *c, const char *name, bool full,
