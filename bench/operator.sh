@@ -81,3 +81,7 @@ printf 'tenants: %d (%s), %d cores\n' "$N" "$mode" "$(nproc)"
 printf 'create -> all Ready:    %6.1f s   operator CPU %6.2f s\n' "$(echo "$t1 - $t0" | bc)" "$(echo "$cpu1 - $cpu0" | bc)"
 printf 'delete -> all gone:     %6.1f s   operator CPU %6.2f s\n' "$(echo "$t2 - $t1" | bc)" "$(echo "$cpu2 - $cpu1" | bc)"
 printf 'operator RSS: peak %.1f MiB, now %.1f MiB\n' "$hwm" "$rss"
+printf 'load average: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+# the reference: the run before the StatefulSet watch and the Lease thread
+# (2 s status polls), 2 cores shared, load 17-27
+echo 'reference (N=200, polls, load 17-27): all Ready 233 s (FAKE=1: 58.6 s), operator CPU 17 ms a tenant, peak RSS 14.4 MiB'

@@ -30,6 +30,12 @@ void hostapi_close(hostapi_t *h);
 int hostapi_call(hostapi_t *h, const char *method, const char *path, const json_t *body,
 		 long *status, json_t **resp);
 
+/* From now on, calls end with -ETIMEDOUT at in_ms from now (a call then
+ * in flight is cancelled, one made later fails at once), whatever their
+ * own timeout; 0 lifts the deadline. As a Go context's deadline bounds
+ * every request made with it (the Lease's renewal, cmd/operator_lease.c). */
+void hostapi_set_deadline(hostapi_t *h, unsigned in_ms);
+
 /* The `message` of a Status body, or a short text for `status` (borrowed
  * from resp, or static). */
 const char *hostapi_message(const json_t *resp, long status);

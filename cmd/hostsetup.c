@@ -307,15 +307,25 @@ int host_issue_token(hostapi_t *h, const struct tenant *t, char *err, size_t len
 	return rc < 0 ? kb_errf(err, len, rc, "writing host.kubeconfig: %s", strerror(-rc)) : 0;
 }
 
-/* DELETE of every object labelled with the tenant in one collection;
- * 404 (no such collection or namespace) counts as done. */
-static int delete_labelled(hostapi_t *h, const struct tenant *t, const char *collection, char *err,
+/* The label selector (URL-encoded) of the tenant's host objects; with
+ * `syncer_only`, of those its syncer made: not the server's own objects
+ * that `kubicle manifest` and the operator label kubicle.dev/control-plane
+ * (cmd/manifest.c), which `kubicle stop` and a paused Tenant keep. */
+static void selector(const struct tenant *t, bool syncer_only, char *buf, size_t len)
+{
+	snprintf(buf, len, LABEL "%%3D%s%s", t->name,
+		 syncer_only ? "%2C%21kubicle.dev%2Fcontrol-plane" : "");
+}
+
+/* DELETE of every object of `sel` in one collection; 404 (no such
+ * collection or namespace) counts as done. */
+static int delete_labelled(hostapi_t *h, const char *sel, const char *collection, char *err,
 			   size_t len)
 {
 	char path[1024];
 	long st = 0;
 	json_t *resp = NULL;
-	snprintf(path, sizeof(path), "%s?labelSelector=" LABEL "%%3D%s", collection, t->name);
+	snprintf(path, sizeof(path), "%s?labelSelector=%s", collection, sel);
 	int rc = hostapi_call(h, "DELETE", path, NULL, &st, &resp);
 	if (rc == 0 && st != 200 && st != 202 && st != 404)
 		rc = kb_errf(err, len, -EIO, "host: deleting %s: %ld %s", collection, st,
@@ -373,16 +383,15 @@ static int delete_one(hostapi_t *h, const char *path, char *err, size_t len)
 	return rc;
 }
 
-/* The same as delete_labelled, one DELETE per object of the labelled list
+/* The same as delete_labelled, one DELETE per object of the selected list
  * (404: gone meanwhile). */
-static int delete_each(hostapi_t *h, const struct tenant *t, const char *collection, char *err,
-		       size_t len)
+static int delete_each(hostapi_t *h, const char *sel, const char *collection, char *err, size_t len)
 {
 	char path[1024];
 	long st = 0;
 	json_t *resp = NULL, *item;
 	size_t i;
-	snprintf(path, sizeof(path), "%s?labelSelector=" LABEL "%%3D%s", collection, t->name);
+	snprintf(path, sizeof(path), "%s?labelSelector=%s", collection, sel);
 	int rc = hostapi_call(h, "GET", path, NULL, &st, &resp);
 	if (rc == 0 && st != 200 && st != 404)
 		rc = kb_errf(err, len, -EIO, "host: listing %s: %ld %s", collection, st,
@@ -400,12 +409,14 @@ static int delete_each(hostapi_t *h, const struct tenant *t, const char *collect
 	return rc;
 }
 
-static int delete_collection(hostapi_t *h, const struct tenant *t, size_t i, char *err, size_t len)
+static int delete_collection(hostapi_t *h, const struct tenant *t, size_t i, bool syncer_only,
+			     char *err, size_t len)
 {
-	char path[512];
+	char path[512], sel[300];
 	ns_path(t, i, path, sizeof(path));
-	return ns_collections[i].each ? delete_each(h, t, path, err, len)
-				      : delete_labelled(h, t, path, err, len);
+	selector(t, syncer_only, sel, sizeof(sel));
+	return ns_collections[i].each ? delete_each(h, sel, path, err, len)
+				      : delete_labelled(h, sel, path, err, len);
 }
 
 int host_remove_pods(hostapi_t *h, const struct tenant *t, char *err, size_t len)
@@ -413,7 +424,7 @@ int host_remove_pods(hostapi_t *h, const struct tenant *t, char *err, size_t len
 	for (size_t i = 0; i < sizeof(ns_collections) / sizeof(*ns_collections); i++) {
 		if (!ns_collections[i].stop)
 			continue;
-		int rc = delete_collection(h, t, i, err, len);
+		int rc = delete_collection(h, t, i, true, err, len);
 		if (rc < 0)
 			return rc;
 	}
@@ -425,10 +436,12 @@ static int teardown_once(hostapi_t *h, const struct tenant *t, char *err, size_t
 	char path[512];
 	int rc;
 	for (size_t i = 0; i < sizeof(ns_collections) / sizeof(*ns_collections); i++) {
-		if ((rc = delete_collection(h, t, i, err, len)) < 0)
+		if ((rc = delete_collection(h, t, i, false, err, len)) < 0)
 			return rc;
 	}
-	if ((rc = delete_labelled(h, t, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+	char sel[300];
+	selector(t, false, sel, sizeof(sel));
+	if ((rc = delete_labelled(h, sel, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
 				  err, len)) < 0)
 		return rc;
 	if (t->made_queue) {

@@ -64,8 +64,11 @@ int host_namespace_user(hostapi_t *h, const struct tenant *t, char *other, size_
 int host_issue_token(hostapi_t *h, const struct tenant *t, char *err, size_t len);
 
 /* Deletes the tenant's pods (and the syncer's ConfigMaps, Secrets and
- * Services) in its host namespace: what `kubicle stop` takes away. Its
- * claims stay (the volumes hold its data). */
+ * Services) in its host namespace: what `kubicle stop` takes away, and a
+ * paused Tenant (cmd/operator_reconcile.c). Its claims stay (the volumes
+ * hold its data), and so do the server's own objects of `kubicle manifest`
+ * (label kubicle.dev/control-plane: its PKI and kubeconfig Secrets, its
+ * Service). */
 int host_remove_pods(hostapi_t *h, const struct tenant *t, char *err, size_t len);
 
 /* Deletes every host object of the tenant; with `wait`, polls until none

@@ -97,8 +97,8 @@ static void usage(FILE *f)
 /* A tenant command with --in-cluster: on Tenant objects (cmd/operator.h). */
 static bool in_cluster(int argc, char **argv)
 {
-	static const char *const cmds[] = {"create", "list",  "kubeconfig",
-					   "stop",   "start", "delete"};
+	static const char *const cmds[] = {"create", "list",   "kubeconfig", "stop",
+					   "start",  "delete", "snapshot",   "restore"};
 	bool cmd = false;
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(*cmds); i++)
 		cmd = cmd || strcmp(argv[1], cmds[i]) == 0;

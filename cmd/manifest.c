@@ -392,13 +392,17 @@ static int make_pki(const struct man_args *a, const struct manifest_pki *seed,
 /* ---- objects ----------------------------------------------------------------------------- */
 
 /* Labels of every object but the pod template and the shared ClusterRole.
+ * kubicle.dev/control-plane marks them as the server's, not the syncer's:
+ * `kubicle stop` (and a paused Tenant) removes what the syncer made and
+ * leaves these (cmd/hostsetup.h host_remove_pods); the syncer strips every
+ * kubicle.dev/ label of a tenant's objects, so none of those has it.
  * New reference. */
 static json_t *labels(const struct man_args *a)
 {
-	return json_pack("{s:s,s:s,s:s,s:s,s:s}", "kubicle.dev/tenant", a->name,
-			 "app.kubernetes.io/managed-by", "kubicle", "app.kubernetes.io/name",
-			 "kubicle", "app.kubernetes.io/instance", a->name,
-			 "app.kubernetes.io/component", "control-plane");
+	return json_pack(
+	    "{s:s,s:s,s:s,s:s,s:s,s:s}", "kubicle.dev/tenant", a->name, "kubicle.dev/control-plane",
+	    a->name, "app.kubernetes.io/managed-by", "kubicle", "app.kubernetes.io/name", "kubicle",
+	    "app.kubernetes.io/instance", a->name, "app.kubernetes.io/component", "control-plane");
 }
 
 /* Labels of the server pod (and the selectors that find it). New reference. */

@@ -3,19 +3,32 @@
  * `kubicle operator` (cmd/operator.h): the loop around operator_reconcile.c.
  *
  * DESIGN
- * One thread, one libuv loop. A timer ticks every 200 ms:
- *   - every --retry-period it tries to acquire or renew the Lease
- *     (operator_lease.c); a leader that has not renewed for
- *     --renew-deadline stops leading and the process exits 1, as
- *     kube-controller-manager does when it loses its lease (its
- *     Deployment starts it again, a candidate once more);
- *   - as the leader it lists the Tenants (at start, every --resync, and
- *     after the watch failed or answered 410 Gone) and keeps one watch
- *     from the list's resourceVersion (lib/httpc, streaming on this loop);
- *     every Tenant listed or seen in an event goes to the work queue;
+ * Two threads. The elector (operator_lease.c) tries to acquire or renew
+ * the Lease every --retry-period on its own thread and host client, so
+ * that no reconcile, however slow its host calls, holds the renewal back;
+ * a leader that has not renewed for --renew-deadline exits 1 from there,
+ * as kube-controller-manager does when it loses its lease (its Deployment
+ * starts it again, a candidate once more).
+ * This thread runs one libuv loop; a timer ticks every 200 ms and, while
+ * the elector leads, does what a controller's informers and work queue do
+ * (client-go tools/cache: a Reflector's ListAndWatch per kind, its event
+ * handlers feeding a workqueue):
+ *   - it lists the Tenants and the tenants' StatefulSets (label
+ *     kubicle.dev/tenant, every namespace: a Tenant's server state, its
+ *     status's only input the host changes) at start, every --resync, and
+ *     after a watch failed or answered 410 Gone, and keeps one watch of
+ *     each from its list's resourceVersion (lib/httpc, streaming on this
+ *     loop);
+ *   - a Tenant listed or seen in an event gets a full reconcile; a
+ *     StatefulSet event gets its tenant a status reconcile (its server's
+ *     state, the spec's host objects left alone when the Tenant's status
+ *     says they are in place; a deleted one a full reconcile);
  *   - it reconciles the queue's due names (blocking host calls through
  *     cmd/hostapi.h, on that client's own loop), at most for half a retry
- *     period per tick, so that the Lease is renewed in time.
+ *     period per tick, so that the watches are read in between.
+ * Nothing is polled: a Pending tenant waits for its StatefulSet's events;
+ * only a TTL (due at its expiry) and a failed reconcile (retried) are
+ * requeued by time.
  * The queue is a set (a name is in it once, with the time it is due), so a
  * burst of events for one Tenant is one reconcile: client-go's workqueue
  * semantics. Nothing is kept that the host API does not hold: a new
@@ -47,23 +60,37 @@
 
 #define TICK_MS 200
 
+/* One kind's list and watch (client-go's Reflector). */
+struct op_watch {
+	struct op *o;
+	const char *what;  /* for logs: "tenant", "statefulset" */
+	const char *path;  /* its collection, every namespace */
+	const char *query; /* "" or "labelSelector=...&" */
+	kb_httpc_req_t *req;
+	struct kb_buf buf; /* a partial watch line */
+	char rv[64];       /* resourceVersion to watch from */
+	bool relist;
+	/* an object listed (type NULL) or seen in an event */
+	void (*on_object)(struct op *o, const char *type, const json_t *obj);
+};
+
 struct op {
 	uv_loop_t loop;
 	uv_timer_t tick;
+	uv_async_t wake; /* the elector started leading */
 	uv_signal_t sigterm, sigint;
-	hostapi_t *h;      /* reconciles and the Lease (blocking) */
-	kb_httpc_t *watch; /* the Tenant watch (streaming on `loop`) */
-	kb_httpc_req_t *wreq;
-	struct kb_buf wbuf; /* a partial watch line */
-	char rv[64];        /* resourceVersion to watch from, "" : list first */
-	bool relist;
+	hostapi_t *h;       /* reconciles (blocking) */
+	kb_httpc_t *client; /* the watches (streaming on `loop`) */
+	struct op_watch tenants, sets;
+	struct op_elector *elector;
+	bool leading; /* what this thread last saw of op_elector_leading */
 	struct op_config cfg;
-	struct op_lease lease;
-	int renew_deadline_s, retry_s;
+	int retry_s;
 	bool install_crd, crd_done;
-	int64_t next_lease_ms, next_resync_ms;
+	int64_t next_resync_ms;
 	json_t *queue; /* name -> due time (ms, op_now_ms) */
-	json_t *polls; /* names queued by their own requeue only: a poll */
+	json_t *polls; /* names queued for a status reconcile only (a StatefulSet
+			* event, a TTL): not a full one */
 	int exit_code;
 	bool stopping;
 	char tmpdir[512]; /* in-cluster: the generated kubeconfig's folder */
@@ -97,13 +124,15 @@ static void work(struct op *o)
 	void *tmp;
 	json_object_foreach_safe (o->queue, tmp, name, due) {
 		int64_t now = op_now_ms();
-		if (json_integer_value(due) > now || now - start > budget || o->stopping)
-			continue;
+		if (json_integer_value(due) > now || now - start > budget || o->stopping ||
+		    !op_elector_leading(o->elector))
+			continue; /* not leading: nothing more is written */
 		char *n = strdup(name);
 		bool full = json_object_get(o->polls, n) == NULL;
 		json_object_del(o->queue, n);
 		json_object_del(o->polls, n);
 		int requeue = 0;
+		kb_debug("operator", "reconcile %s (%s)", n, full ? "full" : "status");
 		int rc = op_reconcile(o->h, &o->cfg, n, full, &requeue);
 		if (rc < 0 && requeue == 0)
 			requeue = 5;
@@ -125,72 +154,101 @@ static void work(struct op *o)
 	json_decref(next);
 }
 
+/* Work for name: a status reconcile, unless any reconcile is queued. */
+static void enqueue_poll(struct op *o, const char *name)
+{
+	if (json_object_get(o->queue, name))
+		return;
+	json_object_set_new(o->queue, name, json_integer(0));
+	json_object_set_new(o->polls, name, json_true());
+}
+
 static void on_tick(uv_timer_t *t);
 
-/* ---- list and watch ------------------------------------------------------------------------ */
+/* ---- the event handlers -------------------------------------------------------------------- */
 
-static int list_all(struct op *o)
+/* A Tenant: work unless the event is our own status write. */
+static void on_tenant(struct op *o, const char *type, const json_t *obj)
 {
+	const json_t *m = json_object_get(obj, "metadata");
+	const char *name = json_string_value(json_object_get(m, "name"));
+	if (!name)
+		return;
+	if (type && strcmp(type, "MODIFIED") == 0 && !json_object_get(m, "deletionTimestamp")) {
+		json_int_t gen = json_integer_value(json_object_get(m, "generation"));
+		json_int_t seen = json_integer_value(
+		    json_object_get(json_object_get(obj, "status"), "observedGeneration"));
+		if (gen == seen)
+			return;
+	}
+	enqueue(o, name, 0);
+}
+
+/* A tenant's StatefulSet: its Tenant's status follows; one deleted is
+ * made again by a full reconcile. */
+static void on_statefulset(struct op *o, const char *type, const json_t *obj)
+{
+	const char *t = json_string_value(json_object_get(
+	    json_object_get(json_object_get(obj, "metadata"), "labels"), "kubicle.dev/tenant"));
+	if (!t)
+		return;
+	if (type && strcmp(type, "DELETED") == 0)
+		enqueue(o, t, 0);
+	else
+		enqueue_poll(o, t);
+}
+
+/* ---- list and watch (client-go's Reflector.ListAndWatch) ------------------------------------ */
+
+static int list_all(struct op_watch *w)
+{
+	struct op *o = w->o;
 	long st = 0;
+	char path[512];
 	json_t *resp = NULL, *item;
 	size_t i;
-	int rc = hostapi_call(o->h, "GET", OP_TENANTS, NULL, &st, &resp);
+	snprintf(path, sizeof(path), "%s%s%.*s", w->path, *w->query ? "?" : "",
+		 (int)(*w->query ? strlen(w->query) - 1 : 0), w->query);
+	int rc = hostapi_call(o->h, "GET", path, NULL, &st, &resp);
 	if (rc == 0 && st != 200)
 		rc = -EIO;
 	if (rc < 0) {
-		kb_warn("operator", "listing tenants: %s",
+		kb_warn("operator", "listing %ss: %s", w->what,
 			rc == -EIO ? hostapi_message(resp, st) : strerror(-rc));
 		json_decref(resp);
 		return rc;
 	}
 	const char *rv = json_string_value(
 	    json_object_get(json_object_get(resp, "metadata"), "resourceVersion"));
-	snprintf(o->rv, sizeof(o->rv), "%s", rv ? rv : "");
-	json_array_foreach (json_object_get(resp, "items"), i, item) {
-		const char *n =
-		    json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
-		if (n)
-			enqueue(o, n, 0);
-	}
-	kb_info("operator", "listed %zu tenant(s) at resourceVersion %s",
-		json_array_size(json_object_get(resp, "items")), o->rv);
+	snprintf(w->rv, sizeof(w->rv), "%s", rv ? rv : "");
+	json_array_foreach (json_object_get(resp, "items"), i, item)
+		w->on_object(o, NULL, item);
+	kb_info("operator", "listed %zu %s(s) at resourceVersion %s",
+		json_array_size(json_object_get(resp, "items")), w->what, w->rv);
 	json_decref(resp);
-	o->relist = false;
+	w->relist = false;
 	return 0;
 }
 
-/* Whether a watch event asks for work: not our own status write. */
-static bool wants_work(const char *type, const json_t *obj)
-{
-	const json_t *m = json_object_get(obj, "metadata");
-	if (strcmp(type, "MODIFIED") != 0 || json_object_get(m, "deletionTimestamp"))
-		return true;
-	json_int_t gen = json_integer_value(json_object_get(m, "generation"));
-	json_int_t seen = json_integer_value(
-	    json_object_get(json_object_get(obj, "status"), "observedGeneration"));
-	return gen != seen;
-}
-
-static void watch_event(struct op *o, const char *line, size_t len)
+static void watch_event(struct op_watch *w, const char *line, size_t len)
 {
 	json_t *ev = json_loadb(line, len, 0, NULL);
 	const char *type = json_string_value(json_object_get(ev, "type"));
 	const json_t *obj = json_object_get(ev, "object");
-	const json_t *m = json_object_get(obj, "metadata");
-	const char *rv = json_string_value(json_object_get(m, "resourceVersion"));
-	const char *name = json_string_value(json_object_get(m, "name"));
+	const char *rv =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 	if (!type) {
-		o->relist = true;
+		w->relist = true;
 	} else if (strcmp(type, "ERROR") == 0) {
 		/* 410 Gone: the resourceVersion was compacted away */
-		kb_info("operator", "watch: %s",
+		kb_info("operator", "%s watch: %s", w->what,
 			json_string_value(json_object_get(obj, "message")) ?: "error");
-		o->relist = true;
+		w->relist = true;
 	} else {
 		if (rv)
-			snprintf(o->rv, sizeof(o->rv), "%s", rv);
-		if (name && strcmp(type, "BOOKMARK") != 0 && wants_work(type, obj))
-			enqueue(o, name, 0);
+			snprintf(w->rv, sizeof(w->rv), "%s", rv);
+		if (strcmp(type, "BOOKMARK") != 0)
+			w->on_object(w->o, type, obj);
 	}
 	json_decref(ev);
 }
@@ -198,18 +256,19 @@ static void watch_event(struct op *o, const char *line, size_t len)
 static bool on_watch_data(kb_httpc_req_t *req, const char *data, size_t len, void *arg)
 {
 	(void)req;
-	struct op *o = arg;
-	if (kb_buf_append(&o->wbuf, data, len) < 0)
+	struct op_watch *w = arg;
+	struct op *o = w->o;
+	if (kb_buf_append(&w->buf, data, len) < 0)
 		return false;
-	char *start = o->wbuf.data, *nl;
-	while ((nl = memchr(start, '\n', o->wbuf.len - (size_t)(start - o->wbuf.data)))) {
+	char *start = w->buf.data, *nl;
+	while ((nl = memchr(start, '\n', w->buf.len - (size_t)(start - w->buf.data)))) {
 		if (nl > start)
-			watch_event(o, start, (size_t)(nl - start));
+			watch_event(w, start, (size_t)(nl - start));
 		start = nl + 1;
 	}
-	size_t rest = o->wbuf.len - (size_t)(start - o->wbuf.data);
-	memmove(o->wbuf.data, start, rest);
-	o->wbuf.len = rest;
+	size_t rest = w->buf.len - (size_t)(start - w->buf.data);
+	memmove(w->buf.data, start, rest);
+	w->buf.len = rest;
 	if (json_object_size(o->queue) && !o->stopping)
 		uv_timer_start(&o->tick, on_tick, 0, 0); /* work now, not at the next tick */
 	return true;
@@ -219,38 +278,52 @@ static void on_watch_done(kb_httpc_req_t *req, int err, long status, const char 
 			  void *arg)
 {
 	(void)req, (void)body, (void)len;
-	struct op *o = arg;
-	o->wreq = NULL;
-	o->wbuf.len = 0;
+	struct op_watch *w = arg;
+	w->req = NULL;
+	w->buf.len = 0;
 	if (err < 0 || status != 200) {
-		kb_info("operator", "watch ended: %s %ld", err < 0 ? strerror(-err) : "status",
-			status);
-		o->relist = true;
+		kb_info("operator", "%s watch ended: %s %ld", w->what,
+			err < 0 ? strerror(-err) : "status", status);
+		w->relist = true;
 	}
 }
 
-static void start_watch(struct op *o)
+static void start_watch(struct op_watch *w)
 {
-	char path[256];
+	char path[512];
 	snprintf(path, sizeof(path),
-		 OP_TENANTS "?watch=1&allowWatchBookmarks=true&timeoutSeconds=300"
-			    "&resourceVersion=%s",
-		 o->rv);
+		 "%s?%swatch=1&allowWatchBookmarks=true&timeoutSeconds=300&resourceVersion=%s",
+		 w->path, w->query, w->rv);
 	struct kb_httpc_call call = {.method = "GET",
 				     .path = path,
 				     .stream = true,
 				     .on_data = on_watch_data,
 				     .on_done = on_watch_done,
-				     .arg = o};
-	o->wreq = kb_httpc_request(o->watch, &call);
+				     .arg = w};
+	w->req = kb_httpc_request(w->o->client, &call);
 }
 
-static void stop_watch(struct op *o)
+static void stop_watch(struct op_watch *w)
 {
-	if (o->wreq)
-		kb_httpc_cancel(o->wreq);
-	o->wreq = NULL;
-	o->wbuf.len = 0;
+	if (w->req)
+		kb_httpc_cancel(w->req);
+	w->req = NULL;
+	w->buf.len = 0;
+}
+
+/* List (when due) and watch one kind: 0, or a negative errno when its list
+ * failed (tried again at the next tick). */
+static int keep_watching(struct op_watch *w)
+{
+	if (w->relist) {
+		stop_watch(w);
+		int rc = list_all(w);
+		if (rc < 0)
+			return rc;
+	}
+	if (!w->req)
+		start_watch(w);
+	return 0;
 }
 
 /* ---- the tick ------------------------------------------------------------------------------ */
@@ -259,41 +332,20 @@ static void stop(struct op *o, int code)
 {
 	o->exit_code = code;
 	o->stopping = true;
-	stop_watch(o);
+	stop_watch(&o->tenants);
+	stop_watch(&o->sets);
 	uv_stop(&o->loop);
-}
-
-static void lease_step(struct op *o)
-{
-	char err[512] = "";
-	int64_t now = op_now_ms();
-	if (now < o->next_lease_ms)
-		return;
-	o->next_lease_ms = now + o->retry_s * 1000LL;
-	int rc = op_lease_try(o->h, &o->lease, err, sizeof(err));
-	if (rc < 0)
-		kb_warn("operator", "leader election: %s", err);
-	if (rc == 1 && !o->lease.leader) {
-		o->lease.leader = true;
-		kb_info("operator", "%s: leading (Lease %s/%s)", o->cfg.id, o->lease.ns, OP_NAME);
-		o->relist = true;
-	} else if (rc != 1 && o->lease.leader &&
-		   now - o->lease.renewed_at_ms > o->renew_deadline_s * 1000LL) {
-		kb_err("operator", "%s: leader election lost (no renewal for %d s)", o->cfg.id,
-		       o->renew_deadline_s);
-		o->lease.leader = false;
-		stop(o, 1);
-	} else if (rc == 0 && !o->lease.leader && o->lease.observed_holder[0]) {
-		kb_debug("operator", "standing by: %s leads", o->lease.observed_holder);
-	}
 }
 
 static void on_tick(uv_timer_t *t)
 {
 	struct op *o = t->data;
 	char err[1024];
-	lease_step(o);
-	if (o->stopping || !o->lease.leader)
+	bool leading = op_elector_leading(o->elector);
+	if (leading && !o->leading)
+		o->tenants.relist = o->sets.relist = true; /* a new leader lists everything */
+	o->leading = leading;
+	if (o->stopping || !leading)
 		goto again;
 	if (o->install_crd && !o->crd_done) {
 		int rc = op_install_crd(o->h, err, sizeof(err));
@@ -309,31 +361,40 @@ static void on_tick(uv_timer_t *t)
 	}
 	int64_t now = op_now_ms();
 	if (now >= o->next_resync_ms) {
-		o->relist = true;
+		o->tenants.relist = o->sets.relist = true;
 		o->next_resync_ms = now + o->cfg.resync_s * 1000LL;
 	}
-	if (o->relist) {
-		stop_watch(o);
-		if (list_all(o) < 0)
-			goto again;
-	}
-	if (!o->wreq)
-		start_watch(o);
+	/* the StatefulSets' first: a Tenant listed after them is reconciled
+	 * from a state their watch continues */
+	if (keep_watching(&o->sets) < 0 || keep_watching(&o->tenants) < 0)
+		goto again;
 	work(o);
 again:
 	if (!o->stopping)
 		uv_timer_start(&o->tick, on_tick, TICK_MS, 0);
 }
 
+static void on_wake(uv_async_t *a)
+{
+	struct op *o = a->data;
+	if (!o->stopping)
+		uv_timer_start(&o->tick, on_tick, 0, 0);
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
 	struct op *o = s->data;
 	kb_info("operator", "signal %d: stopping", signum);
-	op_lease_release(o->h, &o->lease);
-	stop(o, 0);
+	stop(o, 0); /* the Lease is released once the elector has stopped */
 }
 
 /* ---- setup ----------------------------------------------------------------------------------- */
+
+struct op_args {
+	const char *kubeconfig, *ns, *id, *image, *log_level;
+	int lease_s, renew_s, retry_s, resync_s;
+	bool no_crd;
+};
 
 /* The pod's service account as a kubeconfig file for hostapi_open. */
 static int in_cluster_kubeconfig(struct op *o, char *path, size_t len)
@@ -371,7 +432,20 @@ static int in_cluster_kubeconfig(struct op *o, char *path, size_t len)
 	return rc;
 }
 
-static int open_clients(struct op *o, const char *kubeconfig)
+static int start_elector(struct op *o, const struct op_args *a, const char *kubeconfig)
+{
+	const struct op_elector_opts eo = {.kubeconfig = kubeconfig,
+					   .ns = a->ns,
+					   .id = a->id,
+					   .lease_duration_s = a->lease_s,
+					   .renew_deadline_s = a->renew_s,
+					   .retry_s = a->retry_s};
+	uv_async_init(&o->loop, &o->wake, on_wake);
+	o->wake.data = o;
+	return op_elector_start(&eo, &o->wake, &o->elector);
+}
+
+static int open_clients(struct op *o, const struct op_args *a, const char *kubeconfig)
 {
 	char path[1024];
 	struct kb_kubeconfig_creds cr;
@@ -383,11 +457,13 @@ static int open_clients(struct op *o, const char *kubeconfig)
 	}
 	if ((rc = hostapi_open(kubeconfig, 15000, &o->h)) < 0)
 		return rc;
+	if ((rc = start_elector(o, a, kubeconfig)) < 0)
+		return rc;
 	if ((rc = kb_kubeconfig_load(kubeconfig, NULL, &cr)) < 0)
 		return rc;
 	struct kb_httpc_opts hopts = {.user_agent = OP_COMPONENT};
 	kb_httpc_opts_from_creds(&hopts, &cr);
-	rc = kb_httpc_new(&o->loop, &hopts, &o->watch);
+	rc = kb_httpc_new(&o->loop, &hopts, &o->client);
 	kb_kubeconfig_creds_free(&cr);
 	return rc;
 }
@@ -404,12 +480,6 @@ static int parse_secs(const char *flag, const char *v, int *out)
 	*out = (int)n;
 	return 0;
 }
-
-struct op_args {
-	const char *kubeconfig, *ns, *id, *image, *log_level;
-	int lease_s, renew_s, retry_s, resync_s;
-	bool no_crd;
-};
 
 static int parse(int argc, char **argv, struct op_args *a)
 {
@@ -489,14 +559,17 @@ int cmd_operator(int argc, char **argv)
 	o.cfg =
 	    (struct op_config){.image = a.image, .id = a.id, .ns = a.ns, .resync_s = a.resync_s};
 	o.retry_s = a.retry_s;
-	o.renew_deadline_s = a.renew_s;
 	o.install_crd = !a.no_crd;
 	o.queue = json_object();
 	o.polls = json_object();
-	snprintf(o.lease.ns, sizeof(o.lease.ns), "%s", a.ns);
-	snprintf(o.lease.id, sizeof(o.lease.id), "%s", a.id);
-	o.lease.duration_s = a.lease_s;
-	int rc = open_clients(&o, a.kubeconfig);
+	o.tenants = (struct op_watch){
+	    .o = &o, .what = "tenant", .path = OP_TENANTS, .query = "", .on_object = on_tenant};
+	o.sets = (struct op_watch){.o = &o,
+				   .what = "statefulset",
+				   .path = "/apis/apps/v1/statefulsets",
+				   .query = "labelSelector=kubicle.dev%2Ftenant&",
+				   .on_object = on_statefulset};
+	int rc = open_clients(&o, &a, a.kubeconfig);
 	if (rc < 0) {
 		fprintf(stderr, "kubicle operator: host credentials %s: %s\n",
 			a.kubeconfig ? a.kubeconfig : "(in-cluster)", strerror(-rc));
@@ -514,17 +587,19 @@ int cmd_operator(int argc, char **argv)
 	uv_timer_start(&o.tick, on_tick, 0, 0);
 	uv_run(&o.loop, UV_RUN_DEFAULT);
 out:
-	stop_watch(&o);
-	if (o.watch)
-		kb_httpc_close(o.watch);
+	op_elector_stop(o.elector, o.exit_code == 0);
+	stop_watch(&o.tenants);
+	stop_watch(&o.sets);
+	if (o.client)
+		kb_httpc_close(o.client);
 	uv_walk(&o.loop, close_walk, NULL);
 	uv_run(&o.loop, UV_RUN_DEFAULT);
 	uv_loop_close(&o.loop);
 	hostapi_close(o.h);
-	op_lease_free(&o.lease);
 	json_decref(o.queue);
 	json_decref(o.polls);
-	kb_buf_free(&o.wbuf);
+	kb_buf_free(&o.tenants.buf);
+	kb_buf_free(&o.sets.buf);
 	if (o.tmpdir[0]) {
 		char p[600];
 		snprintf(p, sizeof(p), "%s/kubeconfig", o.tmpdir);

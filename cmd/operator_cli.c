@@ -403,18 +403,6 @@ static void usage_of(struct cli *c, const json_t *t, long *pods, long *gpus)
 	json_decref(resp);
 }
 
-static void age_text(long s, char *buf, size_t len)
-{
-	if (s < 120)
-		snprintf(buf, len, "%lds", s);
-	else if (s < 7200)
-		snprintf(buf, len, "%ldm", s / 60);
-	else if (s < 172800)
-		snprintf(buf, len, "%ldh", s / 3600);
-	else
-		snprintf(buf, len, "%ldd", s / 86400);
-}
-
 static int do_list(struct cli *c)
 {
 	long st = 0;
@@ -453,9 +441,9 @@ static int do_list(struct cli *c)
 			continue;
 		}
 		char age[32], left[32] = "-", g[32];
-		age_text((long)(now - created), age, sizeof(age));
+		users_format_duration((long)(now - created), age, sizeof(age));
 		if (expires)
-			age_text((long)(expires - now), left, sizeof(left));
+			users_format_duration((long)(expires - now), left, sizeof(left));
 		snprintf(g, sizeof(g), "%ld", gpus);
 		printf("%-20s %-10s %-24s %-14s %-10s %-10s %5ld %5s %6s %8s\n", sget(o, "name"),
 		       sget(o, "state"), sget(o, "endpoint"),
@@ -734,6 +722,27 @@ static int do_delete(struct cli *c)
 	return 0;
 }
 
+/* snapshot and restore have no in-cluster form: the store is a SQLite
+ * file on the server pod's claim, and the host API reaches a pod's files
+ * only through pods/exec, with a program in the image to copy them (it
+ * holds `kubicle` alone, no shell, no tar) and an exec stream client here
+ * (cmd/hostapi.h is request and answer only). What a user does instead is
+ * the Kubernetes way for a volume's data (docs/operator.md). */
+static int no_snapshot(const char *cmd)
+{
+	fprintf(stderr,
+		"kubicle %s: no --in-cluster form: a Tenant's store is on its claim "
+		"data-NAME-0 in its host namespace.\n"
+		"  snapshot: kubicle stop NAME --in-cluster, then a VolumeSnapshot "
+		"(snapshot.storage.k8s.io/v1) of that claim, then kubicle start NAME "
+		"--in-cluster;\n"
+		"  restore: kubicle stop NAME --in-cluster, the claim replaced by one of "
+		"the same name with dataSource the VolumeSnapshot, kubicle start NAME "
+		"--in-cluster (docs/operator.md)\n",
+		cmd);
+	return 2;
+}
+
 int cmd_incluster(int argc, char **argv)
 {
 	static const struct {
@@ -741,6 +750,8 @@ int cmd_incluster(int argc, char **argv)
 		int (*fn)(struct cli *c);
 	} cmds[] = {{"create", do_create}, {"list", do_list},   {"kubeconfig", do_kubeconfig},
 		    {"stop", do_stop},     {"start", do_start}, {"delete", do_delete}};
+	if (strcmp(argv[0], "snapshot") == 0 || strcmp(argv[0], "restore") == 0)
+		return no_snapshot(argv[0]);
 	struct cli c = {.cmd = argv[0], .spec = json_object()};
 	int rc = parse(&c, argc, argv);
 	for (size_t i = 0; rc == 0 && i < KB_ARRAY_SIZE(cmds); i++)

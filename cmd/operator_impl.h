@@ -6,8 +6,9 @@
  *   operator_reconcile.c  one Tenant into its host objects and status
  *   operator_manifest.c   the CRD (typed from operator_crd_gen.c), the
  *                         operator's RBAC and Deployment
- * Threading: the operator's one thread; every function here blocks on host
- * calls (cmd/hostapi.h).
+ * Threading: the operator's loop thread, and the elector's own thread
+ * (operator_lease.c: the Lease only, with its own host client); every
+ * function here blocks on host calls (cmd/hostapi.h).
  */
 #ifndef KB_CMD_OPERATOR_IMPL_H
 #define KB_CMD_OPERATOR_IMPL_H
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <uv.h>
 
 #include "cmd/hostapi.h"
 
@@ -57,13 +59,31 @@ void op_lease_release(hostapi_t *h, struct op_lease *l);
 void op_lease_free(struct op_lease *l);
 int64_t op_now_ms(void);
 
+/* The elector: op_lease_try every retry_s on a thread of its own (and a
+ * host client of its own), independent of the caller's work; past the
+ * renew deadline without a renewal it ends the process (exit code 1). */
+struct op_elector_opts {
+	const char *kubeconfig, *ns, *id; /* borrowed for the call */
+	int lease_duration_s, renew_deadline_s, retry_s;
+};
+struct op_elector;
+/* Starts it; `wake` (borrowed until op_elector_stop, a handle of the
+ * caller's loop) is sent when it starts leading. 0 or a negative errno. */
+int op_elector_start(const struct op_elector_opts *o, uv_async_t *wake, struct op_elector **out);
+/* Whether it leads now: any thread. */
+bool op_elector_leading(struct op_elector *e);
+/* Stops its thread (waiting for a call in flight), releases the Lease when
+ * `release` and it leads, and frees it. NULL is fine. */
+void op_elector_stop(struct op_elector *e, bool release);
+
 /* ---- operator_reconcile.c ------------------------------------------------------------ */
 
 /* Brings Tenant `name` and its host objects to what its spec says.
  * *requeue_s: reconcile it again that soon (0: on the next change or
- * resync only). !full: a poll (a requeue of its own): when the Tenant's
- * status says this generation's host objects are in place, only its
- * server's state and its TTL are read. 0, or a negative errno when it
+ * resync only). !full: a status reconcile (an event of its StatefulSet, a
+ * TTL's requeue): when the Tenant's status says this generation's host
+ * objects are in place and it is not paused, only its server's state and
+ * its TTL are read. 0, or a negative errno when it
  * should be retried (logged, and recorded in its status and Events where
  * the host allows). */
 int op_reconcile(hostapi_t *h, const struct op_config *c, const char *name, bool full,

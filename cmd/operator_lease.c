@@ -16,13 +16,26 @@
  *     (the loop, operator.c, then exits as kube-controller-manager does);
  *   - release on shutdown writes holderIdentity "" and
  *     leaseDurationSeconds 1, so a standby takes over at once.
+ * The elector (op_elector_*) runs tryAcquireOrRenew on a thread of its own
+ * with a host client of its own, every retry period, as client-go's
+ * LeaderElector.renew runs it on its own goroutine and ticker: a reconcile
+ * blocked on a slow host call (a slow admission webhook, an overloaded
+ * API server) does not hold the renewal back. While leading, every renewal
+ * call is bounded by what is left of the renew deadline (renew's
+ * context.WithTimeout(ctx, RenewDeadline)); past it the process exits 1 at
+ * once, from the elector's thread, as kube-controller-manager's
+ * OnStoppedLeading does (klog.FlushAndExit): the work queue's thread,
+ * wherever it is, writes nothing more.
  * As the package comment of client-go's leaderelection says, this is no
  * fencing: a holder that stalls past its lease may still write once.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/operator_impl.h"
 #include "lib/log.h"
@@ -186,4 +199,130 @@ void op_lease_free(struct op_lease *l)
 {
 	json_decref(l->observed);
 	l->observed = NULL;
+}
+
+/* ---- the elector: its own thread --------------------------------------------------------- */
+
+struct op_elector {
+	uv_thread_t thread;
+	uv_mutex_t mu;
+	uv_cond_t cond;
+	bool quit; /* under mu */
+	atomic_bool leading;
+	hostapi_t *h; /* the elector thread's own client */
+	struct op_lease lease;
+	int renew_deadline_s, retry_s;
+	uv_async_t *wake; /* borrowed: sent when leading starts */
+};
+
+/* The renew deadline passed: nothing more may be written (client-go's
+ * OnStoppedLeading; kube-controller-manager exits). */
+static _Noreturn void lost(struct op_elector *e)
+{
+	atomic_store(&e->leading, false);
+	kb_err("operator", "%s: leader election lost (no renewal for %d s): exiting", e->lease.id,
+	       e->renew_deadline_s);
+	_exit(1);
+}
+
+static void elect_once(struct op_elector *e)
+{
+	struct op_lease *l = &e->lease;
+	char err[512] = "";
+	int64_t deadline = l->renewed_at_ms + e->renew_deadline_s * 1000LL;
+	int64_t left = deadline - op_now_ms();
+	if (l->leader && left <= 0)
+		lost(e);
+	hostapi_set_deadline(e->h, l->leader ? (unsigned)left : 0);
+	int rc = op_lease_try(e->h, l, err, sizeof(err));
+	if (rc < 0)
+		kb_warn("operator", "leader election: %s", err);
+	if (rc == 1 && !l->leader) {
+		l->leader = true;
+		atomic_store(&e->leading, true);
+		kb_info("operator", "%s: leading (Lease %s/%s)", l->id, l->ns, OP_NAME);
+		uv_async_send(e->wake);
+	} else if (rc != 1 && l->leader && op_now_ms() >= deadline) {
+		lost(e);
+	} else if (rc == 0 && !l->leader && l->observed_holder[0]) {
+		kb_debug("operator", "standing by: %s leads", l->observed_holder);
+	}
+}
+
+/* Every retry period (from the start of the last try), until quit. */
+static void elector_main(void *arg)
+{
+	struct op_elector *e = arg;
+	uv_mutex_lock(&e->mu);
+	while (!e->quit) {
+		uv_mutex_unlock(&e->mu);
+		int64_t next = op_now_ms() + e->retry_s * 1000LL;
+		elect_once(e);
+		uv_mutex_lock(&e->mu);
+		for (int64_t left; !e->quit && (left = next - op_now_ms()) > 0;)
+			uv_cond_timedwait(&e->cond, &e->mu, (uint64_t)left * 1000000);
+	}
+	uv_mutex_unlock(&e->mu);
+}
+
+int op_elector_start(const struct op_elector_opts *o, uv_async_t *wake, struct op_elector **out)
+{
+	struct op_elector *e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	/* a candidate's tries, too, end at most a renew deadline later */
+	int rc = hostapi_open(o->kubeconfig, (unsigned)o->renew_deadline_s * 1000, &e->h);
+	if (rc < 0) {
+		free(e);
+		return rc;
+	}
+	snprintf(e->lease.ns, sizeof(e->lease.ns), "%s", o->ns);
+	snprintf(e->lease.id, sizeof(e->lease.id), "%s", o->id);
+	e->lease.duration_s = o->lease_duration_s;
+	e->renew_deadline_s = o->renew_deadline_s;
+	e->retry_s = o->retry_s;
+	e->wake = wake;
+	atomic_init(&e->leading, false);
+	if ((rc = uv_mutex_init(&e->mu)) < 0)
+		goto fail_mutex;
+	if ((rc = uv_cond_init(&e->cond)) < 0)
+		goto fail_cond;
+	if ((rc = uv_thread_create(&e->thread, elector_main, e)) < 0)
+		goto fail_thread;
+	*out = e;
+	return 0;
+fail_thread:
+	uv_cond_destroy(&e->cond);
+fail_cond:
+	uv_mutex_destroy(&e->mu);
+fail_mutex:
+	hostapi_close(e->h);
+	free(e);
+	return rc;
+}
+
+bool op_elector_leading(struct op_elector *e)
+{
+	return atomic_load(&e->leading);
+}
+
+void op_elector_stop(struct op_elector *e, bool release)
+{
+	if (!e)
+		return;
+	uv_mutex_lock(&e->mu);
+	e->quit = true;
+	uv_cond_signal(&e->cond);
+	uv_mutex_unlock(&e->mu);
+	uv_thread_join(&e->thread);
+	atomic_store(&e->leading, false);
+	if (release) {
+		hostapi_set_deadline(e->h, 0);
+		op_lease_release(e->h, &e->lease);
+	}
+	hostapi_close(e->h);
+	op_lease_free(&e->lease);
+	uv_cond_destroy(&e->cond);
+	uv_mutex_destroy(&e->mu);
+	free(e);
 }

@@ -159,7 +159,8 @@ static json_t *rule(const char *group, const char *resources, const char *verbs,
  *    namespace): namespaces (get, create, delete; never list: it finds them
  *    by name), what each host namespace holds (create, read, update and
  *    delete by label: pods only to remove them, as `kubicle stop` does),
- *    StatefulSets, KAI Queues and the gangs' PodGroups;
+ *    StatefulSets (watched too: a tenant's server state), KAI Queues and
+ *    the gangs' PodGroups;
  *  - RBAC: it writes each tenant's syncer Role and binds it, and binds the
  *    shared ClusterRole kubicle-syncer-nodes. Rather than holding every
  *    right of the syncer's Role itself (exec, attach and port-forward on
@@ -191,7 +192,7 @@ static json_t *cluster_role(void)
 			"resourcequotas,limitranges",
 			RW_NS, NULL));
 	json_array_append_new(rules, rule("", "pods", "get,list,delete,deletecollection", NULL));
-	json_array_append_new(rules, rule("apps", "statefulsets", RW_NS, NULL));
+	json_array_append_new(rules, rule("apps", "statefulsets", RW_NS ",watch", NULL));
 	json_array_append_new(rules, rule("networking.k8s.io", "networkpolicies", RW_NS, NULL));
 	json_array_append_new(
 	    rules, rule("rbac.authorization.k8s.io", "roles", RW_NS ",escalate,bind", NULL));

@@ -21,11 +21,11 @@
  *      NAME-kubeconfig from it, then manifest's Service and StatefulSet
  *      (replicas 0 when paused; a changed image changes the pod template,
  *      so the StatefulSet controller rolls the pod);
- *   7. paused: the tenant's pods (and their gangs' PodGroups) are removed
- *      from the host, as `kubicle stop` removes them; unlike stop, the
- *      syncer's ConfigMaps, Secrets and Services stay (host_remove_pods
- *      would take our own PKI Secret and Service with them: they carry the
- *      same label) until the tenant runs again;
+ *   7. paused: what `kubicle stop` removes goes (cmd/hostsetup.h
+ *      host_remove_pods: the tenant's pods, their gangs' PodGroups, the
+ *      syncer's ConfigMaps, Secrets and Services), the claims stay; the
+ *      server's own Secrets and Service are labelled
+ *      kubicle.dev/control-plane (cmd/manifest.c) and stay too;
  *   8. status (phase, endpoint, conditions Ready and HostReady with
  *      reasons, observedGeneration) is written when it changed; a
  *      condition that changes makes an Event.
@@ -44,6 +44,7 @@
 #include "cmd/hostquota.h"
 #include "cmd/hostsetup.h"
 #include "cmd/manifest.h"
+#include "cmd/users.h"
 #include "cmd/operator_impl.h"
 #include "cmd/version.h"
 #include "lib/log.h"
@@ -95,22 +96,6 @@ static long get(hostapi_t *h, const char *path, json_t **out)
 }
 
 /* ---- the spec --------------------------------------------------------------------------- */
-
-/* Seconds of a ttl "30m" (the CRD's pattern: digits and s, m, h or d). */
-static long ttl_seconds(const char *ttl)
-{
-	char *end;
-	long n = strtol(ttl, &end, 10);
-	if (end == ttl || n < 0 || n > 100000000L)
-		return -1;
-	switch (*end) {
-	case 's': return end[1] ? -1 : n;
-	case 'm': return end[1] ? -1 : n * 60;
-	case 'h': return end[1] ? -1 : n * 3600;
-	case 'd': return end[1] ? -1 : n * 86400;
-	default: return -1;
-	}
-}
 
 static int copy_str(char *dst, size_t len, const char *src, const char *what, char *err,
 		    size_t elen)
@@ -216,7 +201,7 @@ static int read_spec(struct rec *r, const struct op_config *c)
 			       t->host_namespace);
 	const char *ttl = sget(spec, "ttl");
 	if (ttl && *ttl) {
-		long s = ttl_seconds(ttl);
+		long s = users_parse_duration(ttl); /* `kubicle create --ttl`'s words */
 		time_t created = 0;
 		if (s < 0)
 			return kb_errf(err, elen, -EINVAL, "spec.ttl: a duration like 30m, 2h, 7d");
@@ -428,7 +413,9 @@ static char *b64_field(const json_t *data, const char *key)
 }
 
 /* The certificates from the live NAME-pki Secret, or new ones (the Secret
- * is then created with the other objects). *have: it exists. */
+ * is then created with the other objects). *have: it exists and holds them
+ * all; false when they are new or reissued from a damaged one, whose data
+ * is then written back (apply_manifest). */
 static int load_pki(hostapi_t *h, struct rec *r, struct manifest_pki *p, bool *have)
 {
 	char path[512];
@@ -457,6 +444,9 @@ static int load_pki(hostapi_t *h, struct rec *r, struct manifest_pki *p, bool *h
 		    p->admin_key)
 			return 0;
 		/* damaged: reissue from what is there (its CA when present) */
+		kb_warn("operator", "tenant %s: Secret %s-pki is incomplete: reissued", r->name,
+			r->name);
+		*have = false;
 		struct manifest_pki seed = *p;
 		memset(p, 0, sizeof(*p));
 		int rc = manifest_pki_make(&r->ms, &seed, p, r->err, sizeof(r->err));
@@ -495,10 +485,12 @@ static json_t *kubeconfig_secret(const struct rec *r, const struct manifest_pki 
 	free(text);
 	if (!b)
 		return NULL;
-	json_t *o = json_pack(
-	    "{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Secret",
-	    "metadata", "name", name, "namespace", r->t.host_namespace, "labels", LABEL, r->name,
-	    "app.kubernetes.io/managed-by", "kubicle", "type", "Opaque", "data", "kubeconfig", b);
+	/* the server's own, as manifest's objects: a pause keeps it */
+	json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s,s:s}},s:s,s:{s:s}}", "apiVersion",
+			      "v1", "kind", "Secret", "metadata", "name", name, "namespace",
+			      r->t.host_namespace, "labels", LABEL, r->name,
+			      "kubicle.dev/control-plane", r->name, "app.kubernetes.io/managed-by",
+			      "kubicle", "type", "Opaque", "data", "kubeconfig", b);
 	free(b);
 	return o;
 }
@@ -802,25 +794,24 @@ static int finalize(hostapi_t *h, const struct op_config *c, struct rec *r, int 
 	return rc;
 }
 
-/* A paused tenant's pods and gangs leave the host (label-selected
- * deletecollection; 404, no such kind on this host, is fine). */
-static int remove_pods(hostapi_t *h, struct rec *r)
-{
-	static const char *const colls[] = {"/api/v1", "/apis/scheduling.run.ai/v2alpha2",
-					    "/apis/scheduling.volcano.sh/v1beta1"};
-	static const char *const plural[] = {"pods", "podgroups", "podgroups"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(colls); i++) {
-		char path[512];
-		snprintf(path, sizeof(path), "%s/namespaces/%s/%s?labelSelector=" LABEL "%%3D%s",
-			 colls[i], r->t.host_namespace, plural[i], r->name);
-		int rc = delete_all(h, r, path);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
 /* ---- reconcile -------------------------------------------------------------------------- */
+
+/* Whether the tenant's server pod is gone (a paused tenant's StatefulSet
+ * at 0 replicas): `kubicle stop` stops the server before it removes what
+ * its syncer made, or the syncer would make it again meanwhile. Until then
+ * the StatefulSet's events bring the paused Tenant back (operator.c). */
+static bool server_gone(hostapi_t *h, struct rec *r)
+{
+	char path[512];
+	snprintf(path, sizeof(path),
+		 "/api/v1/namespaces/%s/pods?labelSelector=kubicle.dev%%2Fcontrol-plane%%3D%s",
+		 r->t.host_namespace, r->name);
+	json_t *resp = NULL;
+	bool gone =
+	    get(h, path, &resp) == 200 && json_array_size(json_object_get(resp, "items")) == 0;
+	json_decref(resp);
+	return gone;
+}
 
 static int expire(hostapi_t *h, const struct op_config *c, struct rec *r)
 {
@@ -857,7 +848,8 @@ static int reconcile_live(hostapi_t *h, const struct op_config *c, struct rec *r
 		r->host_reason = "HostError";
 	if (rc == 0 && (rc = apply_manifest(h, r)) < 0 && !r->host_reason)
 		r->host_reason = "HostError";
-	if (rc == 0 && r->t.stopped && (rc = remove_pods(h, r)) < 0)
+	if (rc == 0 && r->t.stopped && server_gone(h, r) &&
+	    (rc = host_remove_pods(h, &r->t, r->err, sizeof(r->err))) < 0)
 		r->host_reason = "HostError";
 	if (rc < 0) {
 		r->phase = "Failed";
@@ -865,9 +857,7 @@ static int reconcile_live(hostapi_t *h, const struct op_config *c, struct rec *r
 		snprintf(r->ready_msg, sizeof(r->ready_msg), "%.200s", r->err);
 		*requeue_s = 10;
 	} else {
-		server_state(h, r);
-		if (strcmp(r->phase, "Pending") == 0)
-			*requeue_s = 2;
+		server_state(h, r); /* changes of it come as StatefulSet events (operator.c) */
 	}
 	if (r->expires && (*requeue_s == 0 || r->expires - time(NULL) < *requeue_s))
 		*requeue_s = (int)(r->expires - time(NULL)) + 1;
@@ -895,8 +885,6 @@ static int poll_status(hostapi_t *h, const struct op_config *c, struct rec *r, i
 	if (r->expires && time(NULL) >= r->expires)
 		return expire(h, c, r);
 	server_state(h, r);
-	if (strcmp(r->phase, "Pending") == 0)
-		*requeue_s = 2;
 	if (r->expires && (*requeue_s == 0 || r->expires - time(NULL) < *requeue_s))
 		*requeue_s = (int)(r->expires - time(NULL)) + 1;
 	return write_status(h, c, r);
@@ -938,7 +926,7 @@ int op_reconcile(hostapi_t *h, const struct op_config *c, const char *name, bool
 				 name);
 		kb_warn("operator", "tenant %s: invalid spec: %s", name, r.err);
 		rc = write_status(h, c, &r);
-	} else if (!full && settled(&r)) {
+	} else if (!full && settled(&r) && !r.t.stopped) {
 		rc = poll_status(h, c, &r, requeue_s);
 	} else {
 		rc = reconcile_live(h, c, &r, requeue_s);

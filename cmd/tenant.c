@@ -1221,20 +1221,6 @@ static const char *state_of(const struct tenant *t)
 	return home_pid(t, "server.pid") > 0 ? "Running" : "Restarting";
 }
 
-static void human_duration(long s, char *buf, size_t len)
-{
-	if (s < 0)
-		s = 0;
-	if (s < 120)
-		snprintf(buf, len, "%lds", s);
-	else if (s < 3 * 3600)
-		snprintf(buf, len, "%ldm", s / 60);
-	else if (s < 2 * 86400)
-		snprintf(buf, len, "%ldh", s / 3600);
-	else
-		snprintf(buf, len, "%ldd", s / 86400);
-}
-
 static void gpu_text(int64_t milli, char *buf, size_t len)
 {
 	if (milli % 1000 == 0)
@@ -1277,10 +1263,10 @@ int cmd_list(int argc, char **argv)
 		const char *state = state_of(&t);
 		char ep[200], age[32], left[32] = "-", gpus[32];
 		endpoint(&t, ep, sizeof(ep));
-		human_duration((long)(now - t.created), age, sizeof(age));
+		users_format_duration((long)(now - t.created), age, sizeof(age));
 		long ttl_left = supervise_ttl_left(&t);
 		if (t.expires)
-			human_duration(ttl_left, left, sizeof(left));
+			users_format_duration(ttl_left, left, sizeof(left));
 		gpu_text(u.gpu_milli, gpus, sizeof(gpus));
 		/* GPU-hours this month, from its ledger (docs/finops.md) */
 		char db[2100];

@@ -45,7 +45,7 @@ long users_parse_duration(const char *s)
 	while (*s) {
 		char *end;
 		long n = strtol(s, &end, 10);
-		if (end == s || n < 0)
+		if (end == s || n < 0 || n > 100000000L) /* no overflow below */
 			return -1;
 		switch (*end) {
 		case 's': total += n; break;
@@ -55,9 +55,25 @@ long users_parse_duration(const char *s)
 		case '\0': return total + n;
 		default: return -1;
 		}
+		if (total > 100000000L * 86400L)
+			return -1;
 		s = end + 1;
 	}
 	return total;
+}
+
+void users_format_duration(long s, char *buf, size_t len)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 120)
+		snprintf(buf, len, "%lds", s);
+	else if (s < 3 * 3600)
+		snprintf(buf, len, "%ldm", s / 60);
+	else if (s < 2 * 86400)
+		snprintf(buf, len, "%ldh", s / 3600);
+	else
+		snprintf(buf, len, "%ldd", s / 86400);
 }
 
 static int parse(int argc, char **argv, struct user_args *a)

@@ -26,6 +26,23 @@ echo 'user-agent = "kubicle-e2e-curl"' >"$CURL_HOME/.curlrc"
 pass() { E2E_PASS=$((E2E_PASS + 1)); echo "ok   $*"; }
 fail() { E2E_FAIL=$((E2E_FAIL + 1)); echo "FAIL $*"; }
 
+# start_webhook_server DIR: tests/e2e/webhook_server.py on a free port of
+# 127.0.0.1 with a new self-signed certificate, its files in DIR (reviews.log:
+# every AdmissionReview); sets WH_URL and WH_CA (the caBundle).
+start_webhook_server() {
+  local d=$1 i
+  mkdir -p "$d"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1" \
+    -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
+  python3 "$E2E_LIB_DIR/webhook_server.py" "$d/cert.pem" "$d/key.pem" "$d/port" "$d/reviews.log" \
+    >>"$d/server.log" 2>&1 &
+  E2E_PIDS+=("$!")
+  for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
+  WH_URL="https://127.0.0.1:$(cat "$d/port")"
+  WH_CA=$(base64 -w0 "$d/cert.pem")
+}
+
 # start_server NAME [extra args...]: starts kubicle serve on a free port with
 # data dir $E2E_TMP/NAME; sets SERVER_PID, KCFG, SERVER_URL. With
 # --standin-exec among the args, the host stand-in instead ($KUBICLE_STANDIN:

@@ -15,7 +15,7 @@ op_h() { kubectl --kubeconfig "$OP_HOST_KCFG" "$@"; }
 op_start() {
   local id=$1; shift
   "$KUBICLE" operator --host-kubeconfig "$OP_HOST_KCFG" --namespace default --id "$id" \
-    --lease-duration 4 --renew-deadline 3 --retry-period 1 --resync 30 --log-level debug "$@" \
+    --lease-duration 8 --renew-deadline 6 --retry-period 1 --resync 30 --log-level debug "$@" \
     >>"$E2E_TMP/operator-$id.log" 2>&1 &
   OP_PID=$!
   E2E_PIDS+=("$OP_PID")
@@ -126,6 +126,23 @@ operator_create() {
     sh -c "kubectl --kubeconfig '$OP_HOST_KCFG' get events -n default -o json | jq -r '[.items[] | select(.involvedObject.kind==\"Tenant\")][0] | \"\(.source.component) \(.reportingInstance)\"'"
 }
 
+# The tenants' StatefulSets are watched (client-go's informer pattern): a
+# Pending tenant is not polled, its status follows its StatefulSet's events.
+op_status_reconciles() { grep -c "reconcile $1 (status)" "$E2E_TMP/operator-opA.log"; }
+operator_watch() {
+  op_tenant w1 '{"scheduler":"none"}'
+  expect_until "w1 is Pending, its host objects in place" "Pending True HostObjectsReady" \
+    sh -c "echo \$(kubectl --kubeconfig '$OP_HOST_KCFG' get tenant w1 -o jsonpath='{.status.phase} {.status.conditions[?(@.type==\"HostReady\")].status} {.status.conditions[?(@.type==\"HostReady\")].reason}')"
+  local n
+  n=$(op_status_reconciles w1)
+  sleep 5
+  expect_eq "a Pending tenant whose StatefulSet does not change is not polled" "$n" op_status_reconciles w1
+  wait_for "w1's server pod" 20 op_kubelet_ready w1
+  expect_until "its StatefulSet's status change makes it Running" "Running" op_phase w1
+  expect "... through a status reconcile of that event" '^[1-9]' sh -c "echo \$(( \$(grep -c 'reconcile w1 (status)' '$E2E_TMP/operator-opA.log') - $n ))"
+  op_h delete tenant w1 --timeout=60s >/dev/null
+}
+
 operator_invalid() {
   op_tenant t2 '{"scheduler":"kai"}'
   expect_until "a spec the builders refuse: Failed, Ready False InvalidSpec" "Failed False InvalidSpec" \
@@ -146,13 +163,24 @@ operator_invalid() {
 operator_pause() {
   local ca
   ca=$(op_ca t1)
-  # a pod of the tenant, as its syncer makes them
+  # a pod of the tenant and what else its syncer makes (kubicle stop removes them)
   op_h -n kubicle-t1 run tenant-pod --image=busybox --labels=kubicle.dev/tenant=t1 >/dev/null
+  op_h -n kubicle-t1 create configmap cm-x-default-x-t1 >/dev/null
+  op_h -n kubicle-t1 create secret generic s-x-default-x-t1 >/dev/null
+  op_h -n kubicle-t1 create service clusterip svc-x-default-x-t1 --tcp=80 >/dev/null
+  op_h -n kubicle-t1 label configmap/cm-x-default-x-t1 secret/s-x-default-x-t1 \
+    service/svc-x-default-x-t1 kubicle.dev/tenant=t1 >/dev/null
+  local before
+  before=$(op_left t1 | grep -v -e '^pod/' -e '-x-default-x-t1$')
   op_h patch tenant t1 --type=merge -p '{"spec":{"paused":true}}' >/dev/null
   expect_until "paused: phase Paused, Ready False (Paused)" "Paused False Paused" \
     sh -c "echo \$(kubectl --kubeconfig '$OP_HOST_KCFG' get tenant t1 -o jsonpath='{.status.phase} {.status.conditions[?(@.type==\"Ready\")].status} {.status.conditions[?(@.type==\"Ready\")].reason}')"
   expect_eq "... the StatefulSet at 0 replicas" "0" op_h -n kubicle-t1 get statefulset t1 -o jsonpath='{.spec.replicas}'
   expect_until "... the tenant's pods removed from the host" "" op_h -n kubicle-t1 get pods -l kubicle.dev/tenant=t1 -o name
+  expect_until "... what kubicle stop removes is gone (the syncer's ConfigMaps, Secrets, Services)" "" \
+    op_h -n kubicle-t1 get configmaps,secrets,services -l kubicle.dev/tenant=t1,'!kubicle.dev/control-plane' -o name
+  expect_eq "... and exactly that: the server's Secrets and Service, the claim, RBAC and limits stay" \
+    "$before" op_left t1
   expect_eq "... its store's claim and its certificates kept" "persistentvolumeclaim/data-t1-0 $ca" \
     sh -c "echo \$(kubectl --kubeconfig '$OP_HOST_KCFG' -n kubicle-t1 get pvc -o name) \$(kubectl --kubeconfig '$OP_HOST_KCFG' -n kubicle-t1 get secret t1-pki -o jsonpath='{.data.ca\.crt}')"
   op_h patch tenant t1 --type=merge -p '{"spec":{"paused":false,"image":"registry.example/kubicle:next"}}' >/dev/null
@@ -204,7 +232,7 @@ operator_kill9() {
 operator_leader() {
   expect_until "the Lease names the leader" "opA3" \
     op_h -n default get lease kubicle-operator -o jsonpath='{.spec.holderIdentity}'
-  expect_eq "leaseDurationSeconds is the leader's" "4" \
+  expect_eq "leaseDurationSeconds is the leader's" "8" \
     op_h -n default get lease kubicle-operator -o jsonpath='{.spec.leaseDurationSeconds}'
   local transitions
   transitions=$(op_h -n default get lease kubicle-operator -o jsonpath='{.spec.leaseTransitions}')
@@ -327,6 +355,69 @@ operator_cli() {
     sh -c "$(declare -f op_k); KUBICLE='$KUBICLE' OP_HOST_KCFG='$OP_HOST_KCFG' op_k delete c1 --ignore-not-found -o json | jq -c ."
 }
 
+# Slow host calls (an admission webhook that takes 3 s on each of a
+# tenant's Secrets, Services and StatefulSets: one reconcile blocks for
+# longer than the Lease lasts) do not cost the leader its Lease: the
+# elector renews on its own thread. A standby takes over when the leader
+# is killed; a leader whose renewals cannot succeed within the renew
+# deadline (its Lease updates held by a webhook) exits, writing nothing more.
+op_webhook() { # NAME PATH RESOURCE NAMESPACE-LABEL
+  op_h apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: $1}
+webhooks:
+- name: $1.kubicle.test
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Ignore
+  timeoutSeconds: 15
+  clientConfig: {url: "$OP_WH_URL$2", caBundle: $OP_WH_CA}
+  rules: [{apiGroups: ["", apps, coordination.k8s.io], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [$3]}]
+  namespaceSelector: {matchLabels: {$4}}
+YAML
+}
+operator_slow() {
+  local d=$E2E_TMP/op-wh WH_URL WH_CA
+  start_webhook_server "$d"
+  OP_WH_URL=$WH_URL OP_WH_CA=$WH_CA
+  op_webhook op-slow /slow/3 'secrets, services, statefulsets' 'kubicle.dev/tenant: s1'
+  op_start opC
+  local OP_C=$OP_PID
+  wait_for "a standby" 20 grep -q 'standing by: opB leads' "$E2E_TMP/operator-opC.log"
+  op_tenant s1 '{"scheduler":"none"}'
+  E2E_UNTIL=90 expect_until "a reconcile of slow host calls (3 s each) ends: HostReady" "True HostObjectsReady" op_cond s1 HostReady
+  expect "... it made at least 4 calls the webhook held for 3 s each (longer than the 8 s Lease)" '^[4-9]$|^[1-9][0-9]' \
+    sh -c "grep -c '\"/slow/3\"' '$d/reviews.log'"
+  expect_eq "... and the leader kept its Lease meanwhile: still running, never lost it" "running 0" \
+    sh -c "kill -0 $OP_A 2>/dev/null && printf 'running ' ; grep -c 'leader election lost' '$E2E_TMP/operator-opB.log'"
+  expect_eq "... the standby never led" "0" grep -c 'opC: leading' "$E2E_TMP/operator-opC.log"
+  expect_eq "... the Lease's holder is the same" "opB" \
+    op_h -n default get lease kubicle-operator -o jsonpath='{.spec.holderIdentity}'
+  op_h delete validatingwebhookconfiguration op-slow >/dev/null
+  kill -9 "$OP_A"
+  wait "$OP_A" 2>/dev/null
+  expect_until "the leader killed (no release): the standby takes the Lease once it lapses" "opC" \
+    op_h -n default get lease kubicle-operator -o jsonpath='{.spec.holderIdentity}'
+  op_h patch tenant s1 --type=merge -p '{"spec":{"paused":true}}' >/dev/null
+  expect_until "... and reconciles" "Paused" op_phase s1
+  # the leader's renewals held for 10 s by a webhook, past its 6 s renew deadline
+  op_h label ns default kubicle-test-lease=slow >/dev/null
+  op_webhook op-lease /slow/10 leases 'kubicle-test-lease: slow'
+  local rc=0
+  E2E_UNTIL=60 expect_until "a leader that cannot renew within its renew deadline stops" "stopped" \
+    sh -c "kill -0 $OP_C 2>/dev/null && echo running || echo stopped"
+  wait "$OP_C" 2>/dev/null || rc=$?
+  expect_eq "... with exit code 1, saying so (as kube-controller-manager's OnStoppedLeading)" "1 1" \
+    sh -c "echo $rc \$(grep -c 'opC: leader election lost' '$E2E_TMP/operator-opC.log')"
+  op_h delete validatingwebhookconfiguration op-lease >/dev/null
+  op_h label ns default kubicle-test-lease- >/dev/null
+  op_start opD
+  OP_A=$OP_PID
+  op_h delete tenant s1 --timeout=60s >/dev/null
+  expect_eq "a new leader deletes s1, leaving nothing" "" op_left s1
+}
+
 # `kubicle manifest --operator` applied for real; then the operator runs
 # with its ServiceAccount's token alone: the least-privilege ClusterRole
 # suffices (the stand-in checks RBAC, escalation included, as kube does).
@@ -350,7 +441,7 @@ YAML
   expect_eq "its ServiceAccount may not exec into pods, nor write CRDs" "no no" \
     sh -c "echo \$(kubectl --kubeconfig '$kc' auth can-i create pods --subresource=exec -n kube-system) \$(kubectl --kubeconfig '$kc' auth can-i create customresourcedefinitions 2>/dev/null)"
   local opargs=(operator --namespace kubicle-system --id opSA --no-install-crd
-    --lease-duration 4 --renew-deadline 3 --retry-period 1 --resync 1)
+    --lease-duration 8 --renew-deadline 6 --retry-period 1 --resync 1)
   if unshare -m --propagation private true 2>/dev/null; then
     # in-cluster, as its Deployment runs it: the token and CA where a pod
     # has them (a private mount namespace), KUBERNETES_SERVICE_HOST/PORT
@@ -397,6 +488,7 @@ operator_suite() {
   if operator_setup; then
     operator_crd
     operator_create
+    operator_watch
     operator_invalid
     operator_pause
     operator_ttl
@@ -405,6 +497,7 @@ operator_suite() {
     operator_kill9
     operator_leader
     operator_delete
+    operator_slow
     operator_rbac
   else
     fail "operator: setup"

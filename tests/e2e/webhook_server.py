@@ -22,6 +22,7 @@ check). What it answers depends on the path:
                   allowed
   /deny-bare      denied without a status
   /slow           sleeps 3 s, then allowed
+  /slow/N         sleeps N s (at most 30), then allowed
   /bad-uid        a response with another uid
   /bad-patch      a patch that does not apply
   /status500      answers HTTP 500
@@ -95,6 +96,8 @@ class Handler(BaseHTTPRequestHandler):
             resp["allowed"] = False
         elif p == "/slow":
             time.sleep(3)
+        elif p.startswith("/slow/"):
+            time.sleep(min(30.0, float(p[len("/slow/"):] or "0")))
         elif p == "/bad-uid":
             resp["uid"] = "not-the-uid"
         elif p == "/bad-patch":
