@@ -383,7 +383,7 @@ struct pending_write {
 	const struct proxy_resource *res;
 	const char *op, *sub; /* "UPDATE" or "DELETE"; NULL, "status" or "scale" */
 	char *ns, *name, *manager, *uid, *propagation;
-	int64_t rv; /* UPDATE: the revision the webhooks saw */
+	int64_t rv;             /* UPDATE: the revision the webhooks saw */
 	api_write_done_fn done; /* the server's own write: told the outcome */
 	void *done_arg;
 	struct pending_write *next, *prev;
@@ -466,7 +466,7 @@ static void on_write_admitted(void *arg, int rc, json_t *obj, const char *messag
 	/* changed or gone meanwhile: that store event syncs the controller */
 	else if (rc < 0 && rc != -ECANCELED && rc != -ESTALE && rc != -ENOENT &&
 		 px->api->write_refused &&
-	    (cur || store_get(px->store, p->res->store_key, p->ns, p->name, &cur) == 0))
+		 (cur || store_get(px->store, p->res->store_key, p->ns, p->name, &cur) == 0))
 		px->api->write_refused(px->api->write_refused_arg, p->res->store_key, cur);
 	json_decref(upd);
 	json_decref(cur);

@@ -482,7 +482,8 @@ static int budget_outcome(struct req *r, struct budget_wait *bw, const char *nam
 	if (bw->rc == -ESTALE && ++bw->tries < BUDGET_TRIES)
 		return 2;
 	if (bw->rc == -EACCES)
-		reply_status(r, 400, NULL, bw->message ? bw->message : "admission webhook denied the request",
+		reply_status(r, 400, NULL,
+			     bw->message ? bw->message : "admission webhook denied the request",
 			     NULL);
 	else
 		reply_errno(r, bw->rc, name);
