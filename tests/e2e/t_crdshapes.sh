@@ -156,8 +156,9 @@ YAML
     $K apply -n shapes -f - <<<'{"apiVersion":"flows.kubicle.test/v1alpha1","kind":"CronFlow","metadata":{"name":"two"},"spec":{"schedule":"@daily","schedules":["@hourly"],"workflowSpec":{}}}'
 }
 
-# crdshapes_defcrd NAME SPEC-PROPERTIES: a CRD defaults.kubicle.test with
-# spec's properties (YAML, indented for spec.properties)
+# crdshapes_defcrd NAME SPEC-PROPERTIES [KIND]: a CRD NAMEs.defaults.kubicle.test
+# (kind KIND, default NAME) with spec's properties (YAML, indented for
+# spec.properties)
 crdshapes_defcrd() {
   cat <<YAML
 apiVersion: apiextensions.k8s.io/v1
@@ -165,7 +166,7 @@ kind: CustomResourceDefinition
 metadata: {name: $1s.defaults.kubicle.test}
 spec:
   group: defaults.kubicle.test
-  names: {kind: $1, plural: $1s}
+  names: {kind: ${3:-$1}, plural: $1s}
   scope: Namespaced
   versions:
   - name: v1
@@ -246,6 +247,28 @@ crdshapes_defaults() {
   $K delete crd fives.defaults.kubicle.test >/dev/null
 }
 
+# CRD string formats as kube's format registry reads them (kube-openapi
+# strfmt: hostname, email, duration), which real CRDs use (an ESO-shaped
+# store's server host, an issuer's email, Argo's durations)
+crdshapes_formats() {
+  local K=$1 d=$2
+  crdshapes_defcrd contact '              host: {type: string, format: hostname}
+              mail: {type: string, format: email}
+              wait: {type: string, format: duration}' Contact >"$d/formats.yaml"
+  expect "a CRD with the hostname, email and duration formats" "contacts.defaults.kubicle.test created" \
+    $K apply -f "$d/formats.yaml"
+  $K wait --for=condition=Established crd/contacts.defaults.kubicle.test --timeout=10s >/dev/null
+  expect "... valid values of each: accepted" "contact.defaults.kubicle.test/ok created" \
+    $K apply -n shapes -f - <<<'{"apiVersion":"defaults.kubicle.test/v1","kind":"Contact","metadata":{"name":"ok"},"spec":{"host":"web-1.svc.cluster.local","mail":"Alice <alice@example.com>","wait":"1h30m"}}'
+  expect_eq "... invalid ones: kube's format errors, each" \
+    'The Contact "bad" is invalid: 
+* spec.host: Invalid value: "-bad.com": spec.host in body must be of type hostname: "-bad.com"
+* spec.mail: Invalid value: "not-an-email": spec.mail in body must be of type email: "not-an-email"
+* spec.wait: Invalid value: "forever": spec.wait in body must be of type duration: "forever"' \
+    crdshapes_refused "$K" <<<'{"apiVersion":"defaults.kubicle.test/v1","kind":"Contact","metadata":{"name":"bad"},"spec":{"host":"-bad.com","mail":"not-an-email","wait":"forever"}}'
+  $K delete crd contacts.defaults.kubicle.test >/dev/null
+}
+
 crdshapes_suite() {
   local KCFG=$E2E_TMP/main/kubeconfig
   local d=$E2E_TMP/crdshapes
@@ -253,6 +276,7 @@ crdshapes_suite() {
   mkdir -p "$d"
   $K create namespace shapes >/dev/null
   crdshapes_defaults "$K" "$d"
+  crdshapes_formats "$K" "$d"
   crdshapes_istio "$K" "$d"
   crdshapes_eso "$K" "$d"
   crdshapes_argo "$K" "$d"
