@@ -28,7 +28,7 @@
 
 #define OPENAPI_K8S_VERSION "v1.33.0"
 /* Bump when the rendering changes, so cached documents are refetched. */
-#define OPENAPI_REV "kubicle-openapi-1"
+#define OPENAPI_REV "kubicle-openapi-2"
 
 static size_t (*res_count)(void) = resource_count;
 static const struct proxy_resource *(*res_at)(size_t) = resource_at;
@@ -548,7 +548,84 @@ struct op_ctx {
 	const char *group, *version, *kind; /* GVK of the operation */
 	const char *schema;                 /* component of its body/response */
 	bool builtin;
+	const char *sub; /* the subresource of its path, or NULL */
 };
+
+/* kube's ToValidOperationID (apiserver pkg/endpoints/openapi/openapi.go):
+ * s without what is not a letter (or, past the first, a digit or '_'),
+ * the letter after each dropped character upper-cased, and the first too
+ * when cap. Appends to out (NUL-terminated, of size len). */
+static void valid_op_id(const char *s, bool cap, char *out, size_t len)
+{
+	size_t n = strlen(out);
+	for (size_t i = 0; s[i] && n + 1 < len; i++) {
+		char ch = s[i];
+		bool letter = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+		if (letter || ch == '_' || (i && ch >= '0' && ch <= '9')) {
+			out[n++] = cap && ch >= 'a' && ch <= 'z' ? (char)(ch - 'a' + 'A') : ch;
+			cap = false;
+		} else {
+			cap = true;
+		}
+	}
+	out[n] = '\0';
+}
+
+/* The group as kube's operation ids and tags name it: "core" for the
+ * legacy group, ".k8s.io" cut off (GetOperationIDAndTags). */
+static void op_group(const char *group, char *out, size_t len)
+{
+	size_t n = strlen(group);
+	if (!*group) {
+		snprintf(out, len, "core");
+		return;
+	}
+	if (n > 7 && strcmp(group + n - 7, ".k8s.io") == 0)
+		n -= 7;
+	snprintf(out, len, "%.*s", (int)n, group);
+}
+
+/* kube's operationId and tag of an operation: the installer's operation
+ * (registerResourceHandlers: verb, "Namespaced", kind, subresource) with
+ * the group and version put after its verb, "listCoreV1NamespacedPod",
+ * "deleteAppsV1CollectionNamespacedDeployment",
+ * "readRbacAuthorizationV1ClusterRole", "patchCoreV1NamespacedPodStatus";
+ * tag "core_v1", "rbacAuthorization_v1" (GetOperationIDAndTags). */
+static void set_op_id(json_t *op, const struct op_ctx *c, const char *action)
+{
+	static const struct {
+		const char *action, *verb, *infix;
+	} verbs[] = {{"list", "list", ""},
+		     {"get", "read", ""},
+		     {"put", "replace", ""},
+		     {"patch", "patch", ""},
+		     {"post", "create", ""},
+		     {"delete", "delete", ""},
+		     {"deletecollection", "delete", "Collection"}};
+	const char *verb = NULL, *infix = "";
+	for (size_t i = 0; i < KB_ARRAY_SIZE(verbs); i++)
+		if (strcmp(verbs[i].action, action) == 0) {
+			verb = verbs[i].verb;
+			infix = verbs[i].infix;
+		}
+	if (!verb)
+		return;
+	char g[256], id[700] = "", tag[300] = "";
+	op_group(c->r->group, g, sizeof(g));
+	snprintf(id, sizeof(id), "%s", verb);
+	valid_op_id(g, true, id, sizeof(id));
+	valid_op_id(c->r->version, true, id, sizeof(id));
+	valid_op_id(infix, true, id, sizeof(id));
+	valid_op_id(c->r->namespaced ? "Namespaced" : "", true, id, sizeof(id));
+	valid_op_id(c->r->kind, true, id, sizeof(id));
+	if (c->sub)
+		valid_op_id(c->sub, true, id, sizeof(id));
+	valid_op_id(g, false, tag, sizeof(tag));
+	snprintf(tag + strlen(tag), sizeof(tag) - strlen(tag), "_");
+	valid_op_id(c->r->version, false, tag, sizeof(tag));
+	json_object_set_new(op, "operationId", json_string(id));
+	json_object_set_new(op, "tags", json_pack("[s]", tag));
+}
 
 static json_t *operation(const struct op_ctx *c, const char *action, const char *verb_desc)
 {
@@ -561,6 +638,7 @@ static json_t *operation(const struct op_ctx *c, const char *action, const char 
 		      "responses", "200", "description", "OK", "content", "application/json",
 		      "schema", "$ref", ref, "x-kubernetes-action", action,
 		      "x-kubernetes-group-version-kind", gvk_object(c->group, c->version, c->kind));
+	set_op_id(op, c, action);
 	bool write = strcmp(action, "put") == 0 || strcmp(action, "patch") == 0 ||
 		     strcmp(action, "post") == 0;
 	if (write) {
@@ -604,7 +682,7 @@ static void add_item_ops(json_t *item, const struct op_ctx *c, unsigned verbs)
 static void add_resource_paths(json_t *paths, const struct proxy_resource *r, const char *schema)
 {
 	char base[400], path[600];
-	struct op_ctx c = {r, r->group, r->version, r->kind, schema, r->proto != NULL};
+	struct op_ctx c = {r, r->group, r->version, r->kind, schema, r->proto != NULL, NULL};
 	unsigned verbs = r->verbs;
 
 	if (r->group[0])
@@ -634,6 +712,7 @@ static void add_resource_paths(json_t *paths, const struct proxy_resource *r, co
 
 	for (const struct proxy_subresource *s = r->subresources; s && s->name; s++) {
 		struct op_ctx sc = c;
+		sc.sub = s->name;
 		if (s->kind && strcmp(s->kind, r->kind) == 0) {
 			sc.kind = s->kind;
 		} else {

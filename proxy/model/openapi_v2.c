@@ -241,7 +241,7 @@ static json_t *v2_operation(json_t *op)
 
 	json_object_foreach (op, k, v) {
 		if (strcmp(k, "description") == 0 || strcmp(k, "operationId") == 0 ||
-		    kb_str_has_prefix(k, "x-"))
+		    strcmp(k, "tags") == 0 || kb_str_has_prefix(k, "x-"))
 			json_object_set_new(out, k, json_deep_copy(v));
 	}
 	if (json_object_get(op, "requestBody"))

@@ -119,6 +119,11 @@ openapi2_suite() {
   expect_eq "openapi2: a list operation has kube's list and watch query parameters, in its order, and description" \
     'list or watch objects of kind Pod|allowWatchBookmarks:boolean continue:string fieldSelector:string labelSelector:string limit:integer resourceVersion:string resourceVersionMatch:string sendInitialEvents:boolean timeoutSeconds:integer watch:boolean' \
     sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '.paths[\"/api/v1/namespaces/{namespace}/pods\"].get | .description + \"|\" + ([.parameters[] | select(.in == \"query\") | .name + \":\" + .type] | join(\" \"))'"
+  expect_eq "openapi2: kube's operationIds and tags (group, version, Namespaced, kind, subresource)" \
+    'listCoreV1NamespacedPod:core_v1 patchCoreV1NamespacedPodStatus:core_v1 deleteAppsV1CollectionNamespacedDeployment:apps_v1 readRbacAuthorizationV1ClusterRole:rbacAuthorization_v1 listFlowcontrolApiserverV1FlowSchema:flowcontrolApiserver_v1' \
+    sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '[.paths[\"/api/v1/namespaces/{namespace}/pods\"].get, .paths[\"/api/v1/namespaces/{namespace}/pods/{name}/status\"].patch, .paths[\"/apis/apps/v1/namespaces/{namespace}/deployments\"].delete, .paths[\"/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}\"].get, .paths[\"/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas\"].get] | map(.operationId + \":\" + (.tags | join(\",\"))) | join(\" \")'"
+  expect_eq "openapi2: every operationId is unique" "0" \
+    sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq '[.paths[][] | objects | .operationId] | group_by(.) | map(select(length > 1)) | length'"
   expect "openapi2: containers carry the strategic merge key" \
     '"x-kubernetes-patch-merge-key":"name".*"x-kubernetes-patch-strategy":"merge"' \
     sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -cS '.definitions[\"io.k8s.api.core.v1.PodSpec\"].properties.containers'"
