@@ -5,8 +5,9 @@
 # (crdshapes/*.yaml, written from the facts of those schemas) install with
 # kubectl apply, client- and server-side, within kube's CEL cost limits,
 # become Established, take a valid object and refuse an invalid one with
-# kube's words; and the rules kube runs on a schema's defaults when the
-# CRD is written (defaulting/validation.go ValidateDefaults).
+# kube's words; the schedulers' own Queue CRDs (KAI's, Volcano's); string
+# formats; and the rules kube runs on a schema's defaults when the CRD is
+# written (defaulting/validation.go ValidateDefaults).
 # Sourced by run.sh.
 
 # crdshapes_install K NAME CRD: the CRD file NAME installed client-side,
@@ -269,6 +270,29 @@ crdshapes_formats() {
   $K delete crd contacts.defaults.kubicle.test >/dev/null
 }
 
+# the schedulers' own Queue CRDs (issue 24: a built-in Queue kind kept
+# KAI's from being Established and took Volcano's short name)
+crdshapes_queues() {
+  local K=$1 d=$2 f=$E2E_LIB_DIR/crdshapes/queues-like.yaml
+  sed '/^---$/,$d' "$f" >"$d/volcano.yaml"
+  expect "Volcano's Queue CRD alone: created" "queues.scheduling.volcano.sh created" $K apply -f "$d/volcano.yaml"
+  expect "... Established" "condition met" \
+    $K wait --for=condition=Established crd/queues.scheduling.volcano.sh --timeout=10s
+  expect "... a queue through its short name q" "queue.scheduling.volcano.sh/research created" \
+    $K apply -f - <<<'{"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"research"},"spec":{"capability":{"nvidia.com/gpu":8}}}'
+  expect_eq "... \`kubectl get queue\` and \`q\` name Volcano's kind (the weight defaulted)" \
+    "research 1 scheduling.volcano.sh/v1beta1|research" \
+    sh -c "echo \$($K get queue research -o 'jsonpath={.metadata.name} {.spec.weight} {.apiVersion}')'|'\$($K get q -o 'jsonpath={.items[*].metadata.name}')"
+  expect "KAI's Queue CRD beside it: applied" "queues.scheduling.run.ai created" $K apply -f "$f"
+  expect "... Established too" "condition met" \
+    $K wait --for=condition=Established crd/queues.scheduling.run.ai --timeout=10s
+  expect "... a KAI queue" "queue.scheduling.run.ai/team-a created" \
+    $K apply -f - <<<'{"apiVersion":"scheduling.run.ai/v2","kind":"Queue","metadata":{"name":"team-a"},"spec":{"resources":{"gpu":{"quota":4,"limit":8,"overQuotaWeight":1}}}}'
+  expect_eq "... each kind through its group" "team-a|research" \
+    sh -c "echo \$($K get queues.scheduling.run.ai -o 'jsonpath={.items[*].metadata.name}')'|'\$($K get queues.scheduling.volcano.sh -o 'jsonpath={.items[*].metadata.name}')"
+  $K delete -f "$f" >/dev/null
+}
+
 crdshapes_suite() {
   local KCFG=$E2E_TMP/main/kubeconfig
   local d=$E2E_TMP/crdshapes
@@ -280,5 +304,6 @@ crdshapes_suite() {
   crdshapes_istio "$K" "$d"
   crdshapes_eso "$K" "$d"
   crdshapes_argo "$K" "$d"
+  crdshapes_queues "$K" "$d"
   $K delete namespace shapes --wait=false >/dev/null
 }
