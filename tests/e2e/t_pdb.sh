@@ -423,6 +423,20 @@ pdb_webhook_suite() {
     "${K[@]}" -n $ns get pdb wp -o 'jsonpath={range .metadata.managedFields[?(@.manager=="kube-apiserver")]}{.manager} {.operation} {.subresource}{end}'
   expect_until "[evict-wh] ... the pod is gone" "NotFound" \
     sh -c "${K[*]} -n $ns get pod wp1 2>&1 | grep -o NotFound"
+  # a client gone while its eviction's budget write is in a slow webhook:
+  # the write goes on without it, and the server with it
+  "${K[@]}" -n $ns run wp2 --image=nginx --labels=app=wp >/dev/null
+  "${K[@]}" -n $ns patch pod wp2 --subresource=status --type=merge \
+    -p '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' >/dev/null
+  expect_until "[evict-wh] the budget allows 1 again" "1 1 0 1" pdb_status $ns wp
+  wh_config ValidatingWebhookConfiguration pdb-see "see.kubicle.test|/slow|UPDATE|Fail|10|" |
+    sed 's#apiGroups: \[""\]#apiGroups: ["policy"]#; s#resources: \["configmaps"\]#resources: ["poddisruptionbudgets/status"]#' |
+    "${K[@]}" apply -f - >/dev/null
+  kcurl -s --max-time 1 -X POST -H 'Content-Type: application/json' \
+    -d '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"wp2"}}' \
+    "$SERVER_URL/api/v1/namespaces/$ns/pods/wp2/eviction" >/dev/null 2>&1
+  expect_until "[evict-wh] ... the budget is written once the webhook answers, the pod kept (no one asked for its delete)" \
+    "0 wp2" sh -c "echo \$(${K[*]} -n $ns get pdb wp -o jsonpath='{.status.disruptionsAllowed}') \$(${K[*]} -n $ns get pod wp2 -o jsonpath='{.metadata.name}')"
   "${K[@]}" delete validatingwebhookconfiguration pdb-see >/dev/null
 }
 
