@@ -457,16 +457,7 @@ static void on_budget_written(void *arg, int rc, const char *message)
 	if (!bw->parked)
 		return; /* within api_internal_update_status_admitted: budget_write sees it */
 	bw->parked = false;
-	struct req *r = bw->r;
-	kb_http_req_on_abort(r->http, NULL, NULL);
-	r->async = false;
-	if (r->resume)
-		r->resume(r);
-	if (r->async)
-		return;
-	if (r->http)
-		reply_status(r, 500, "InternalError", "no response", NULL);
-	req_free(r);
+	req_resume(bw->r);
 }
 
 /* The outcome of this request's budget write: 0 made (the eviction goes
