@@ -341,6 +341,8 @@ YAML
 
 # Admission webhooks on CREATE of pods/eviction: the review names kind
 # policy/v1 Eviction, resource pods, subresource eviction; a refusal stands.
+# Webhooks on poddisruptionbudgets/status see the eviction's budget write
+# (system:apiserver's UPDATE), which waits for them and fails with them.
 pdb_webhook_suite() {
   local ns=pdb-w d=$E2E_TMP/pdbwh i out
   mkdir -p "$d"
