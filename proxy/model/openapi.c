@@ -28,7 +28,7 @@
 
 #define OPENAPI_K8S_VERSION "v1.33.0"
 /* Bump when the rendering changes, so cached documents are refetched. */
-#define OPENAPI_REV "kubicle-openapi-3"
+#define OPENAPI_REV "kubicle-openapi-4"
 
 static size_t (*res_count)(void) = resource_count;
 static const struct proxy_resource *(*res_at)(size_t) = resource_at;
@@ -549,6 +549,39 @@ static json_t *list_params(void)
 	return a;
 }
 
+/* A delete's query parameters (metav1.DeleteOptions as query parameters:
+ * dryRun, gracePeriodSeconds,
+ * ignoreStoreReadErrorWithClusterBreakingPotential, orphanDependents,
+ * propagationPolicy); a deletecollection takes the list's too (but watch
+ * and allowWatchBookmarks), all in kube's alphabetical order. */
+static json_t *delete_params(bool collection)
+{
+	static const struct {
+		const char *name, *type;
+		bool list;
+	} params[] = {
+	    {"continue", "string", true},
+	    {"dryRun", "string", false},
+	    {"fieldSelector", "string", true},
+	    {"gracePeriodSeconds", "integer", false},
+	    {"ignoreStoreReadErrorWithClusterBreakingPotential", "boolean", false},
+	    {"labelSelector", "string", true},
+	    {"limit", "integer", true},
+	    {"orphanDependents", "boolean", false},
+	    {"propagationPolicy", "string", false},
+	    {"resourceVersion", "string", true},
+	    {"resourceVersionMatch", "string", true},
+	    {"sendInitialEvents", "boolean", true},
+	    {"timeoutSeconds", "integer", true},
+	};
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < KB_ARRAY_SIZE(params); i++)
+		if (collection || !params[i].list)
+			json_array_append_new(a, query_param(params[i].name, params[i].type));
+	return a;
+}
+
 static json_t *body_of(const char *schema_name, bool patch, bool builtin)
 {
 	char ref[400];
@@ -681,9 +714,9 @@ static json_t *operation(const struct op_ctx *c, const char *action, const char 
 				    body_of(c->schema, strcmp(action, "patch") == 0, c->builtin));
 	} else if (strcmp(action, "list") == 0) {
 		json_object_set_new(op, "parameters", list_params());
-	} else if (strcmp(action, "delete") == 0) {
+	} else if (strcmp(action, "delete") == 0 || strcmp(action, "deletecollection") == 0) {
 		json_object_set_new(op, "parameters",
-				    json_pack("[o]", query_param("dryRun", "string")));
+				    delete_params(strcmp(action, "deletecollection") == 0));
 	}
 	return op;
 }
@@ -696,6 +729,8 @@ static void set_path(json_t *paths, const char *path, json_t *item, bool namespa
 		json_array_append_new(params, path_param("name"));
 	if (namespaced)
 		json_array_append_new(params, path_param("namespace"));
+	/* every path of kube's takes pretty (installer.go: the path's params) */
+	json_array_append_new(params, query_param("pretty", "string"));
 	json_object_set_new(item, "parameters", params);
 	json_object_set_new(paths, path, item);
 }

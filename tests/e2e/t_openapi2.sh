@@ -125,6 +125,9 @@ openapi2_suite() {
   expect_eq "openapi2: a list answers its list kind; every namespace's list has its path (ForAllNamespaces)" \
     '#/definitions/io.k8s.api.core.v1.PodList listCoreV1PodForAllNamespaces #/definitions/io.k8s.api.apps.v1.DeploymentList' \
     sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '[.paths[\"/api/v1/namespaces/{namespace}/pods\"].get.responses[\"200\"].schema[\"\$ref\"], .paths[\"/api/v1/pods\"].get.operationId, .paths[\"/apis/apps/v1/deployments\"].get.responses[\"200\"].schema[\"\$ref\"]] | join(\" \")'"
+  expect_eq "openapi2: pretty on every path; a delete's options and a deletecollection's list ones, in kube's order" \
+    'namespace,pretty|dryRun,gracePeriodSeconds,ignoreStoreReadErrorWithClusterBreakingPotential,orphanDependents,propagationPolicy|continue,dryRun,fieldSelector,gracePeriodSeconds,ignoreStoreReadErrorWithClusterBreakingPotential,labelSelector,limit,orphanDependents,propagationPolicy,resourceVersion,resourceVersionMatch,sendInitialEvents,timeoutSeconds' \
+    sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '.paths[\"/api/v1/namespaces/{namespace}/pods\"] as \$c | .paths[\"/api/v1/namespaces/{namespace}/pods/{name}\"] as \$i | [(\$c.parameters | map(.name) | join(\",\")), (\$i.delete.parameters | map(.name) | join(\",\")), (\$c.delete.parameters | map(.name) | join(\",\"))] | join(\"|\")'"
   expect_eq "openapi2: every operationId is unique" "0" \
     sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq '[.paths[][] | objects | .operationId] | group_by(.) | map(select(length > 1)) | length'"
   expect "openapi2: containers carry the strategic merge key" \
