@@ -1191,21 +1191,16 @@ static void resume(struct wh_req *wr)
 		req_free(r);
 		return;
 	}
-	kb_http_req_on_abort(r->http, NULL, NULL);
-	r->async = false;
 	json_decref(r->warnings);
 	r->warnings = NULL;
 	wr->given = false;
-	if (wr->error) {
-		answer_error(wr);
-	} else {
-		if (r->resume)
-			r->resume(r);
-		if (r->async)
-			return;
-		if (r->http)
-			reply_status(r, 500, "InternalError", "no response", NULL);
+	if (!wr->error) {
+		req_resume(r);
+		return;
 	}
+	kb_http_req_on_abort(r->http, NULL, NULL);
+	r->async = false;
+	answer_error(wr);
 	req_free(r);
 }
 

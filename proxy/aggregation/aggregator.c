@@ -447,8 +447,11 @@ static void on_openapi2_done(kb_httpc_req_t *req, int err, long status, const ch
 		json_t *v;
 		int n = snprintf(prefix, sizeof(prefix), "/apis/%s/%s/", b->group, b->version);
 		json_t *defs = json_object_get(doc, "definitions");
-		keep = json_pack("{s:o,s:o}", "paths", json_object(), "definitions",
-				 json_is_object(defs) ? json_incref(defs) : json_object());
+		json_t *params = json_object_get(doc, "parameters");
+		keep = json_pack("{s:o,s:o,s:o}", "paths", json_object(), "definitions",
+				 json_is_object(defs) ? json_incref(defs) : json_object(),
+				 "parameters",
+				 json_is_object(params) ? json_incref(params) : json_object());
 		/* the backend's own group/version: "/apis/G/V" and what is below
 		 * it, not "/apis/G/V2..." */
 		json_object_foreach (json_object_get(doc, "paths"), k, v)
@@ -1462,15 +1465,9 @@ bool aggregator_openapi_v2_merge(struct proxy *px, json_t *doc)
 		any = true;
 		if (!json_is_object(paths) || !json_is_object(defs))
 			continue;
-		const char *k;
-		json_t *v;
-		/* the tenant's own names win, as kube's merger keeps the first */
-		json_object_foreach (json_object_get(b->openapi_v2, "paths"), k, v)
-			if (!json_object_get(paths, k))
-				json_object_set(paths, k, v);
-		json_object_foreach (json_object_get(b->openapi_v2, "definitions"), k, v)
-			if (!json_object_get(defs, k))
-				json_object_set(defs, k, v);
+		/* the tenant's own paths win; a clashing definition of the
+		 * backend's is renamed (kube-aggregator's merge) */
+		openapi_v2_merge(doc, b->openapi_v2);
 	}
 	return any;
 }

@@ -383,7 +383,9 @@ struct pending_write {
 	const struct proxy_resource *res;
 	const char *op, *sub; /* "UPDATE" or "DELETE"; NULL, "status" or "scale" */
 	char *ns, *name, *manager, *uid, *propagation;
-	int64_t rv; /* UPDATE: the revision the webhooks saw */
+	int64_t rv;             /* UPDATE: the revision the webhooks saw */
+	api_write_done_fn done; /* the server's own write: told the outcome */
+	void *done_arg;
 	struct pending_write *next, *prev;
 };
 
@@ -459,10 +461,12 @@ static void on_write_admitted(void *arg, int rc, json_t *obj, const char *messag
 	if (rc < 0 && rc != -EACCES && rc != -ECANCELED)
 		kb_info("api", "%s of %s %s/%s by %s not made after its webhooks: %s", p->op,
 			p->res->plural, p->ns, p->name, p->manager, strerror(-rc));
+	if (p->done)
+		p->done(p->done_arg, rc, rc == -EACCES ? message : NULL);
 	/* changed or gone meanwhile: that store event syncs the controller */
-	if (rc < 0 && rc != -ECANCELED && rc != -ESTALE && rc != -ENOENT &&
-	    px->api->write_refused &&
-	    (cur || store_get(px->store, p->res->store_key, p->ns, p->name, &cur) == 0))
+	else if (rc < 0 && rc != -ECANCELED && rc != -ESTALE && rc != -ENOENT &&
+		 px->api->write_refused &&
+		 (cur || store_get(px->store, p->res->store_key, p->ns, p->name, &cur) == 0))
 		px->api->write_refused(px->api->write_refused_arg, p->res->store_key, cur);
 	json_decref(upd);
 	json_decref(cur);
@@ -472,9 +476,9 @@ static void on_write_admitted(void *arg, int rc, json_t *obj, const char *messag
 /* The webhooks on a controller's update (obj over old) or delete (obj
  * NULL): 0 when none matched (write now), -EINPROGRESS when they were called
  * (or a write of that object is still in its webhooks), or a negative errno. */
-static int hooked(struct proxy *px, const struct proxy_resource *res, const char *op,
-		  const char *sub, json_t *obj, const json_t *old, const char *manager,
-		  const char *propagation)
+static int hooked_then(struct proxy *px, const struct proxy_resource *res, const char *op,
+		       const char *sub, json_t *obj, const json_t *old, const char *manager,
+		       const char *propagation, api_write_done_fn done, void *done_arg)
 {
 	const char *ns = key_ns(res, old), *name = obj_str(old, "metadata.name");
 	if (!name)
@@ -494,6 +498,8 @@ static int hooked(struct proxy *px, const struct proxy_resource *res, const char
 	p->uid = obj_str(old, "metadata.uid") ? strdup(obj_str(old, "metadata.uid")) : NULL;
 	p->propagation = propagation ? strdup(propagation) : NULL;
 	p->rv = obj_rv(old);
+	p->done = done;
+	p->done_arg = done_arg;
 	if (!p->ns || !p->name || !p->manager) {
 		write_free(p);
 		return -ENOMEM;
@@ -505,6 +511,13 @@ static int hooked(struct proxy *px, const struct proxy_resource *res, const char
 	KB_LIST_UNLINK(px->api->pending_writes, p);
 	write_free(p);
 	return rc;
+}
+
+static int hooked(struct proxy *px, const struct proxy_resource *res, const char *op,
+		  const char *sub, json_t *obj, const json_t *old, const char *manager,
+		  const char *propagation)
+{
+	return hooked_then(px, res, op, sub, obj, old, manager, propagation, NULL, NULL);
 }
 
 /* An update (sub NULL) or status update of the object obj names, through
@@ -541,6 +554,33 @@ int proxy_object_update(proxy_t *px, const char *group, const char *version, con
 {
 	const struct proxy_resource *res = find_res(group, version, plural);
 	return res ? update(px, res, NULL, obj, manager, out) : -ENOENT;
+}
+
+int api_internal_update_status_admitted(struct proxy *px, const struct proxy_resource *res,
+					json_t *obj, const char *manager, api_write_done_fn done,
+					void *arg)
+{
+	json_t *old = NULL, *upd = NULL;
+	int rc = load_old(px, res, obj, &old);
+	if (rc < 0)
+		return rc;
+	if (!(upd = update_of(res, "status", old, obj)))
+		rc = -ENOMEM;
+	else if (write_pending(px, res, key_ns(res, old), obj_str(old, "metadata.name")))
+		rc = -EBUSY;
+	else if ((rc = hooked_then(px, res, "UPDATE", "status", upd, old, manager, NULL, done,
+				   arg)) == 0)
+		rc = write_over(px, res, "status", old, upd, manager, NULL);
+	json_decref(upd);
+	json_decref(old);
+	return rc;
+}
+
+void api_internal_forget(struct proxy *px, void *arg)
+{
+	for (struct pending_write *p = px->api->pending_writes; p; p = p->next)
+		if (p->done_arg == arg)
+			p->done = NULL;
 }
 
 int proxy_object_update_status(proxy_t *px, const char *group, const char *version,

@@ -25,14 +25,18 @@
  * The Eviction meets the admission webhooks (CREATE of pods/eviction, kind
  * policy/v1 Eviction; they see it but do not shape it) and the
  * ValidatingAdmissionPolicies. The budget's update is kube's loopback
- * client's (validated, admitted by the policies as system:apiserver,
- * managedFields of kube-apiserver on the status subresource; while an
- * admission webhook could see budgets, the store's own write, not sent to
- * it: see check_and_decrement); the pod's
+ * client's (validated, admitted by the webhooks and policies on
+ * poddisruptionbudgets/status as system:apiserver, managedFields of
+ * kube-apiserver on the status subresource); while a webhook holds it the
+ * request waits (budget_write), and is served again from the top once the
+ * write is made (a budget changed meanwhile is read again, as kube retries
+ * its conflicts) or refused (the webhook's words). Another eviction under
+ * the same budget meanwhile gets kube's 429 "still being processed"; the
+ * pod's
  * DisruptionTarget condition is the registry's own write, without
  * admission or managedFields, as kube's addConditionAndDeletePod updates
- * its store directly. Everything runs on the loop thread between two store
- * reads, so kube's conflict retries on the budget reduce to one attempt.
+ * its store directly. Without webhooks everything runs on the loop thread
+ * between two store reads, so kube's conflict retries reduce to one attempt.
  */
 #include <errno.h>
 #include <string.h>
@@ -393,6 +397,130 @@ static void set_insufficient(json_t *status, time_t now)
 	    json_integer(json_integer_value(json_object_get(status, "observedGeneration"))));
 }
 
+/* ---- the budget's write, through the webhooks -------------------------------- */
+
+/* kube's EvictionsRetry: the budget's update is tried again on conflicts
+ * (retry.RetryOnConflict, 20 steps), each time from a fresh read. */
+#define BUDGET_TRIES 20
+
+/* The budget's write on its way through the webhooks, kept on the request
+ * across its passes (the eviction is served again from the top once the
+ * write is made or refused: handle_resource through r->resume). */
+struct budget_wait {
+	struct req_ext ext;
+	struct req *r;
+	bool parked; /* r waits (r->async): resume it when done */
+	bool done;   /* the write's outcome is in rc and message */
+	int rc, tries;
+	char *message;
+};
+
+static void budget_wait_free(struct req_ext *x)
+{
+	struct budget_wait *bw = kb_container_of(x, struct budget_wait, ext);
+	api_internal_forget(bw->r->px, bw);
+	free(bw->message);
+	free(bw);
+}
+
+static struct budget_wait *budget_wait_of(struct req *r, bool make)
+{
+	struct req_ext *x = req_ext_find(r, budget_wait_free);
+	if (x || !make)
+		return x ? kb_container_of(x, struct budget_wait, ext) : NULL;
+	struct budget_wait *bw = calloc(1, sizeof(*bw));
+	if (!bw)
+		return NULL;
+	bw->ext.free = budget_wait_free;
+	bw->r = r;
+	req_ext_add(r, &bw->ext);
+	return bw;
+}
+
+static void on_budget_abort(kb_http_req_t *http, void *arg)
+{
+	(void)http;
+	struct budget_wait *bw = arg;
+	struct req *r = bw->r;
+	r->http = NULL;
+	req_free(r); /* forgets bw's write (budget_wait_free): it goes on without us */
+}
+
+/* The write is made or refused: the eviction is served again. */
+static void on_budget_written(void *arg, int rc, const char *message)
+{
+	struct budget_wait *bw = arg;
+	bw->done = true;
+	bw->rc = rc;
+	free(bw->message);
+	bw->message = message ? strdup(message) : NULL;
+	if (!bw->parked)
+		return; /* within api_internal_update_status_admitted: budget_write sees it */
+	bw->parked = false;
+	req_resume(bw->r);
+}
+
+/* The outcome of this request's budget write: 0 made (the eviction goes
+ * on), 2 to try again from a fresh read (the budget changed meanwhile,
+ * kube's conflict), or -errno answered
+ * (a webhook's refusal in its words, 400 as kube's ToStatusErr gives a
+ * refusal without a code). */
+static int budget_outcome(struct req *r, struct budget_wait *bw, const char *name)
+{
+	bw->done = false;
+	if (bw->rc == 0)
+		return 0;
+	if (bw->rc == -ESTALE && ++bw->tries < BUDGET_TRIES)
+		return 2;
+	if (bw->rc == -EACCES)
+		reply_status(r, 400, NULL,
+			     bw->message ? bw->message : "admission webhook denied the request",
+			     NULL);
+	else
+		reply_errno(r, bw->rc, name);
+	return bw->rc;
+}
+
+/* Writes the spent budget (pdb, borrowed and modified); 0 when written, 1
+ * when the request is parked until its webhooks answer, or -errno
+ * answered. */
+static int budget_write(struct evict *e, json_t *pdb)
+{
+	struct req *r = e->r;
+	const char *name = obj_str(pdb, "metadata.name");
+	const struct proxy_resource *res = pdb_res();
+	struct budget_wait *bw = budget_wait_of(r, true);
+	if (!res || !bw) {
+		reply_errno(r, !res ? -ENOENT : -ENOMEM, name);
+		return -ENOMEM;
+	}
+	int rc = api_internal_update_status_admitted(r->px, res, pdb, "kube-apiserver",
+						     on_budget_written, bw);
+	if (rc == -EBUSY) {
+		/* another eviction's write of this budget is in its webhooks:
+		 * kube's would conflict with it and read the budget again; here
+		 * the client is asked to come back, as for a budget being
+		 * processed */
+		reply_processing(r, name);
+		return -EAGAIN;
+	}
+	if (rc == -EINPROGRESS && !bw->done) {
+		bw->parked = true;
+		r->async = true;
+		kb_http_req_on_abort(r->http, on_budget_abort, bw);
+		return 1;
+	}
+	if (rc == -EINPROGRESS) { /* the webhooks answered at once */
+		int out = budget_outcome(r, bw, name);
+		if (out == 2)
+			reply_errno(r, -ESTALE, name);
+		return out == 2 ? -ESTALE : out;
+	}
+	if (rc < 0)
+		reply_errno(r, rc, name);
+	return rc;
+}
+
 /* checkAndDecrement: 0 when the budget allowed this eviction (and, unless
  * a dry run, recorded it), or -errno once answered. */
 static int check_and_decrement(struct evict *e, json_t *pdb)
@@ -404,6 +532,12 @@ static int check_and_decrement(struct evict *e, json_t *pdb)
 	json_int_t observed = json_integer_value(json_object_get(st, "observedGeneration"));
 	json_int_t allowed = json_integer_value(json_object_get(st, "disruptionsAllowed"));
 	json_t *dp = json_object_get(st, "disruptedPods");
+	struct budget_wait *bw = budget_wait_of(r, false);
+	if (bw && bw->done) { /* served again: this request's write is made or refused */
+		int out = budget_outcome(r, bw, name);
+		if (out != 2)
+			return out;
+	}
 	if (observed < gen) {
 		reply_processing(r, name);
 		return -EAGAIN;
@@ -441,21 +575,10 @@ static int check_and_decrement(struct evict *e, json_t *pdb)
 	json_object_set_new(dp, r->name, json_string(ts));
 	/* kube's checkAndDecrement writes the budget through its loopback
 	 * client (podDisruptionBudgetClient.UpdateStatus): validated, admitted
-	 * (policies on poddisruptionbudgets/status, as system:apiserver) and
-	 * recorded in managedFields as kube-apiserver's. Where an admission
-	 * webhook could see budgets, the write stays the store's own: the
-	 * internal API would make it once the webhook answered, after this
-	 * eviction, and a second eviction meanwhile would read the budget
-	 * unspent (kube's client waits, and retries on conflicts). */
-	const struct proxy_resource *res = pdb_res();
-	int rc = !res ? -ENOENT
-		 : webhook_configured(r->px, res)
-		     ? rstore_update(r->px, res, r->ns, name, pdb, obj_rv(pdb))
-		     : proxy_object_update_status(r->px, "policy", "v1", "poddisruptionbudgets",
-						  pdb, "kube-apiserver", NULL);
-	if (rc < 0)
-		reply_errno(r, rc, name);
-	return rc;
+	 * (webhooks and policies on poddisruptionbudgets/status, as
+	 * system:apiserver) and recorded in managedFields as kube-apiserver's;
+	 * the eviction waits for it (budget_write) */
+	return budget_write(e, pdb);
 }
 
 /* Whether an unready pod may go without spending the budget. */

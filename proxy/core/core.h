@@ -195,6 +195,11 @@ void req_forget_user(struct req *r);
  * reference. */
 json_t *req_user_info(const struct req *r);
 
+/* Serves r (parked: r->async) again once what held it is done: its abort
+ * callback unset, then r->resume; a request nothing answered gets a 500,
+ * and r is freed unless it was parked again. */
+void req_resume(struct req *r);
+
 /* server.c: frees a request once its response is complete. */
 void req_free(struct req *r);
 

@@ -95,6 +95,19 @@ struct req *req_controller(struct proxy *px, const struct proxy_resource *res, c
 	return r;
 }
 
+void req_resume(struct req *r)
+{
+	kb_http_req_on_abort(r->http, NULL, NULL);
+	r->async = false;
+	if (r->resume)
+		r->resume(r);
+	if (r->async)
+		return; /* parked again */
+	if (r->http)
+		reply_status(r, 500, "InternalError", "no response", NULL);
+	req_free(r);
+}
+
 void req_free(struct req *r)
 {
 	while (r->exts) {

@@ -28,7 +28,7 @@
 
 #define OPENAPI_K8S_VERSION "v1.33.0"
 /* Bump when the rendering changes, so cached documents are refetched. */
-#define OPENAPI_REV "kubicle-openapi-1"
+#define OPENAPI_REV "kubicle-openapi-4"
 
 static size_t (*res_count)(void) = resource_count;
 static const struct proxy_resource *(*res_at)(size_t) = resource_at;
@@ -447,15 +447,42 @@ static void add_crd_schema(json_t *schemas, const struct proxy_resource *r, char
 	json_object_set_new(schemas, name, s);
 }
 
-/* Adds the kind's schema (and its list's); name gets the kind's schema name. */
+/* A custom resource's list schema, as kube's CRD OpenAPI builder makes it
+ * (apiextensions-apiserver pkg/controller/openapi/builder: <Kind>List with
+ * apiVersion, kind, items of the kind and the list's metadata, items
+ * required). */
+static void add_crd_list_schema(json_t *schemas, const struct proxy_resource *r, const char *name,
+				char *lname, size_t llen)
+{
+	const struct kt_message *lm = kt_find("k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta");
+	char ref[400], desc[300];
+	snprintf(lname, llen, "%sList", name);
+	snprintf(ref, sizeof(ref), "#/components/schemas/%s", name);
+	snprintf(desc, sizeof(desc), "%s is a list of %s", r->list_kind, r->kind);
+	json_t *s = json_pack("{s:s, s:s, s:[s], s:{s:{s:s, s:{s:s}}}}", "description", desc,
+			      "type", "object", "required", "items", "properties", "items", "type",
+			      "array", "items", "$ref", ref);
+	if (lm) {
+		json_object_set_new(json_object_get(s, "properties"), "metadata", msg_ref(lm));
+		add_reachable(schemas, lm, 0);
+	}
+	mark_kind(s, r, r->list_kind);
+	json_object_set_new(schemas, lname, s);
+}
+
+/* Adds the kind's schema (and its list's); name gets the kind's schema
+ * name, lname its list's ("" when it has none). */
 static void add_kind_schemas(json_t *schemas, const struct proxy_resource *r, char *name,
-			     size_t len)
+			     size_t len, char *lname, size_t llen)
 {
 	const struct kt_message *m = r->proto ? kt_find(r->proto) : NULL;
 	char list_proto[300];
 
+	lname[0] = '\0';
 	if (!m) {
 		add_crd_schema(schemas, r, name, len);
+		if (r->list_kind)
+			add_crd_list_schema(schemas, r, name, lname, llen);
 		return;
 	}
 	add_reachable(schemas, m, 0);
@@ -464,9 +491,8 @@ static void add_kind_schemas(json_t *schemas, const struct proxy_resource *r, ch
 	snprintf(list_proto, sizeof(list_proto), "%sList", r->proto);
 	const struct kt_message *lm = kt_find(list_proto);
 	if (lm && r->list_kind) {
-		char lname[300];
 		add_reachable(schemas, lm, 0);
-		openapi_schema_name(lm->name, lname, sizeof(lname));
+		openapi_schema_name(lm->name, lname, llen);
 		mark_kind(json_object_get(schemas, lname), r, r->list_kind);
 	}
 }
@@ -523,6 +549,39 @@ static json_t *list_params(void)
 	return a;
 }
 
+/* A delete's query parameters (metav1.DeleteOptions as query parameters:
+ * dryRun, gracePeriodSeconds,
+ * ignoreStoreReadErrorWithClusterBreakingPotential, orphanDependents,
+ * propagationPolicy); a deletecollection takes the list's too (but watch
+ * and allowWatchBookmarks), all in kube's alphabetical order. */
+static json_t *delete_params(bool collection)
+{
+	static const struct {
+		const char *name, *type;
+		bool list;
+	} params[] = {
+	    {"continue", "string", true},
+	    {"dryRun", "string", false},
+	    {"fieldSelector", "string", true},
+	    {"gracePeriodSeconds", "integer", false},
+	    {"ignoreStoreReadErrorWithClusterBreakingPotential", "boolean", false},
+	    {"labelSelector", "string", true},
+	    {"limit", "integer", true},
+	    {"orphanDependents", "boolean", false},
+	    {"propagationPolicy", "string", false},
+	    {"resourceVersion", "string", true},
+	    {"resourceVersionMatch", "string", true},
+	    {"sendInitialEvents", "boolean", true},
+	    {"timeoutSeconds", "integer", true},
+	};
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < KB_ARRAY_SIZE(params); i++)
+		if (collection || !params[i].list)
+			json_array_append_new(a, query_param(params[i].name, params[i].type));
+	return a;
+}
+
 static json_t *body_of(const char *schema_name, bool patch, bool builtin)
 {
 	char ref[400];
@@ -548,19 +607,105 @@ struct op_ctx {
 	const char *group, *version, *kind; /* GVK of the operation */
 	const char *schema;                 /* component of its body/response */
 	bool builtin;
+	const char *sub;         /* the subresource of its path, or NULL */
+	const char *list_schema; /* a list's response component ("": the kind's) */
+	bool all_namespaces;     /* the list of every namespace (/api/v1/pods) */
 };
+
+/* kube's ToValidOperationID (apiserver pkg/endpoints/openapi/openapi.go):
+ * s without what is not a letter (or, past the first, a digit or '_'),
+ * the letter after each dropped character upper-cased, and the first too
+ * when cap. Appends to out (NUL-terminated, of size len). */
+static void valid_op_id(const char *s, bool cap, char *out, size_t len)
+{
+	size_t n = strlen(out);
+	for (size_t i = 0; s[i] && n + 1 < len; i++) {
+		char ch = s[i];
+		bool letter = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+		if (letter || ch == '_' || (i && ch >= '0' && ch <= '9')) {
+			out[n++] = cap && ch >= 'a' && ch <= 'z' ? (char)(ch - 'a' + 'A') : ch;
+			cap = false;
+		} else {
+			cap = true;
+		}
+	}
+	out[n] = '\0';
+}
+
+/* The group as kube's operation ids and tags name it: "core" for the
+ * legacy group, ".k8s.io" cut off (GetOperationIDAndTags). */
+static void op_group(const char *group, char *out, size_t len)
+{
+	size_t n = strlen(group);
+	if (!*group) {
+		snprintf(out, len, "core");
+		return;
+	}
+	if (n > 7 && strcmp(group + n - 7, ".k8s.io") == 0)
+		n -= 7;
+	snprintf(out, len, "%.*s", (int)n, group);
+}
+
+/* kube's operationId and tag of an operation: the installer's operation
+ * (registerResourceHandlers: verb, "Namespaced", kind, subresource) with
+ * the group and version put after its verb, "listCoreV1NamespacedPod",
+ * "deleteAppsV1CollectionNamespacedDeployment",
+ * "readRbacAuthorizationV1ClusterRole", "patchCoreV1NamespacedPodStatus";
+ * tag "core_v1", "rbacAuthorization_v1" (GetOperationIDAndTags). */
+static void set_op_id(json_t *op, const struct op_ctx *c, const char *action)
+{
+	static const struct {
+		const char *action, *verb, *infix;
+	} verbs[] = {{"list", "list", ""},
+		     {"get", "read", ""},
+		     {"put", "replace", ""},
+		     {"patch", "patch", ""},
+		     {"post", "create", ""},
+		     {"delete", "delete", ""},
+		     {"deletecollection", "delete", "Collection"}};
+	const char *verb = NULL, *infix = "";
+	for (size_t i = 0; i < KB_ARRAY_SIZE(verbs); i++)
+		if (strcmp(verbs[i].action, action) == 0) {
+			verb = verbs[i].verb;
+			infix = verbs[i].infix;
+		}
+	if (!verb)
+		return;
+	char g[256], id[700] = "", tag[300] = "";
+	op_group(c->r->group, g, sizeof(g));
+	snprintf(id, sizeof(id), "%s", verb);
+	valid_op_id(g, true, id, sizeof(id));
+	valid_op_id(c->r->version, true, id, sizeof(id));
+	valid_op_id(infix, true, id, sizeof(id));
+	valid_op_id(c->r->namespaced && !c->all_namespaces ? "Namespaced" : "", true, id,
+		    sizeof(id));
+	valid_op_id(c->r->kind, true, id, sizeof(id));
+	if (c->sub)
+		valid_op_id(c->sub, true, id, sizeof(id));
+	if (c->all_namespaces)
+		valid_op_id("ForAllNamespaces", true, id, sizeof(id));
+	valid_op_id(g, false, tag, sizeof(tag));
+	snprintf(tag + strlen(tag), sizeof(tag) - strlen(tag), "_");
+	valid_op_id(c->r->version, false, tag, sizeof(tag));
+	json_object_set_new(op, "operationId", json_string(id));
+	json_object_set_new(op, "tags", json_pack("[s]", tag));
+}
 
 static json_t *operation(const struct op_ctx *c, const char *action, const char *verb_desc)
 {
 	char ref[400], desc[400];
 
-	snprintf(ref, sizeof(ref), "#/components/schemas/%s", c->schema);
+	/* a list answers the list kind (installer.go: the LIST route writes
+	 * versionedList) */
+	bool list = strcmp(action, "list") == 0 && c->list_schema && *c->list_schema;
+	snprintf(ref, sizeof(ref), "#/components/schemas/%s", list ? c->list_schema : c->schema);
 	snprintf(desc, sizeof(desc), "%s %s", verb_desc, c->kind);
 	json_t *op =
 	    json_pack("{s:s, s:{s:{s:s, s:{s:{s:{s:s}}}}}, s:s, s:o}", "description", desc,
 		      "responses", "200", "description", "OK", "content", "application/json",
 		      "schema", "$ref", ref, "x-kubernetes-action", action,
 		      "x-kubernetes-group-version-kind", gvk_object(c->group, c->version, c->kind));
+	set_op_id(op, c, action);
 	bool write = strcmp(action, "put") == 0 || strcmp(action, "patch") == 0 ||
 		     strcmp(action, "post") == 0;
 	if (write) {
@@ -569,9 +714,9 @@ static json_t *operation(const struct op_ctx *c, const char *action, const char 
 				    body_of(c->schema, strcmp(action, "patch") == 0, c->builtin));
 	} else if (strcmp(action, "list") == 0) {
 		json_object_set_new(op, "parameters", list_params());
-	} else if (strcmp(action, "delete") == 0) {
+	} else if (strcmp(action, "delete") == 0 || strcmp(action, "deletecollection") == 0) {
 		json_object_set_new(op, "parameters",
-				    json_pack("[o]", query_param("dryRun", "string")));
+				    delete_params(strcmp(action, "deletecollection") == 0));
 	}
 	return op;
 }
@@ -584,6 +729,8 @@ static void set_path(json_t *paths, const char *path, json_t *item, bool namespa
 		json_array_append_new(params, path_param("name"));
 	if (namespaced)
 		json_array_append_new(params, path_param("namespace"));
+	/* every path of kube's takes pretty (installer.go: the path's params) */
+	json_array_append_new(params, query_param("pretty", "string"));
 	json_object_set_new(item, "parameters", params);
 	json_object_set_new(paths, path, item);
 }
@@ -601,10 +748,31 @@ static void add_item_ops(json_t *item, const struct op_ctx *c, unsigned verbs)
 		json_object_set_new(item, "delete", operation(c, "delete", "delete a"));
 }
 
-static void add_resource_paths(json_t *paths, const struct proxy_resource *r, const char *schema)
+/* A namespaced resource's list of every namespace ("/api/v1/pods"), as
+ * kube's installer registers it (operationId ...ForAllNamespaces). */
+static void add_all_namespaces_path(json_t *paths, const struct op_ctx *c)
+{
+	const struct proxy_resource *r = c->r;
+	char path[400];
+	if (!r->namespaced || !(r->verbs & VERB_LIST))
+		return;
+	if (r->group[0])
+		snprintf(path, sizeof(path), "/apis/%s/%s/%s", r->group, r->version, r->plural);
+	else
+		snprintf(path, sizeof(path), "/api/%s/%s", r->version, r->plural);
+	struct op_ctx all = *c;
+	all.all_namespaces = true;
+	json_t *item = json_object();
+	json_object_set_new(item, "get", operation(&all, "list", "list or watch objects of kind"));
+	set_path(paths, path, item, false, false);
+}
+
+static void add_resource_paths(json_t *paths, const struct proxy_resource *r, const char *schema,
+			       const char *list_schema)
 {
 	char base[400], path[600];
-	struct op_ctx c = {r, r->group, r->version, r->kind, schema, r->proto != NULL};
+	struct op_ctx c = {r,    r->group,    r->version, r->kind, schema, r->proto != NULL,
+			   NULL, list_schema, false};
 	unsigned verbs = r->verbs;
 
 	if (r->group[0])
@@ -626,6 +794,7 @@ static void add_resource_paths(json_t *paths, const struct proxy_resource *r, co
 		json_object_set_new(coll, "delete",
 				    operation(&c, "deletecollection", "delete collection of"));
 	set_path(paths, base, coll, r->namespaced, false);
+	add_all_namespaces_path(paths, &c);
 
 	json_t *item = json_object();
 	add_item_ops(item, &c, verbs);
@@ -634,6 +803,7 @@ static void add_resource_paths(json_t *paths, const struct proxy_resource *r, co
 
 	for (const struct proxy_subresource *s = r->subresources; s && s->name; s++) {
 		struct op_ctx sc = c;
+		sc.sub = s->name;
 		if (s->kind && strcmp(s->kind, r->kind) == 0) {
 			sc.kind = s->kind;
 		} else {
@@ -649,7 +819,7 @@ static void add_resource_paths(json_t *paths, const struct proxy_resource *r, co
 json_t *openapi_v3_gv(const char *group, const char *version)
 {
 	json_t *paths = NULL, *schemas = NULL;
-	char name[300];
+	char name[300], lname[310];
 	bool found = false;
 
 	if (!group || !version)
@@ -661,8 +831,8 @@ json_t *openapi_v3_gv(const char *group, const char *version)
 		if (!in_gv(r, group, version))
 			continue;
 		found = true;
-		add_kind_schemas(schemas, r, name, sizeof(name));
-		add_resource_paths(paths, r, name);
+		add_kind_schemas(schemas, r, name, sizeof(name), lname, sizeof(lname));
+		add_resource_paths(paths, r, name, lname);
 	}
 	if (!found) {
 		json_decref(paths);

@@ -79,6 +79,17 @@ const void *openapi_v2_proto(size_t *len);
  * cannot be built. */
 const char *openapi_v2_etag(void);
 
+/* Merges an aggregated API's Swagger 2.0 document (source, borrowed:
+ * its paths, definitions and parameters) into dest (borrowed, modified)
+ * as kube-aggregator does (kube-openapi pkg/aggregator mergeSpecs, with
+ * path conflicts ignored and definitions and parameters renamed): the
+ * paths dest has already are left out, with the definitions only they
+ * used; a definition (or shared parameter) dest has with other content
+ * (GVKs aside) is renamed name_v2 (_v3, ...; or an equal one of dest's
+ * is reused) and the references to it follow; the GVKs of the same
+ * definition are merged. */
+void openapi_v2_merge(json_t *dest, const json_t *source);
+
 /* Drops the v2 cache (openapi_invalidate() calls it). */
 void openapi_v2_invalidate(void);
 

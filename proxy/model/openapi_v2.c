@@ -241,7 +241,7 @@ static json_t *v2_operation(json_t *op)
 
 	json_object_foreach (op, k, v) {
 		if (strcmp(k, "description") == 0 || strcmp(k, "operationId") == 0 ||
-		    kb_str_has_prefix(k, "x-"))
+		    strcmp(k, "tags") == 0 || kb_str_has_prefix(k, "x-"))
 			json_object_set_new(out, k, json_deep_copy(v));
 	}
 	if (json_object_get(op, "requestBody"))
@@ -808,4 +808,250 @@ const void *openapi_v2_proto(size_t *len)
 const char *openapi_v2_etag(void)
 {
 	return v2_build() < 0 ? NULL : v2.etag;
+}
+
+/* ---- merging an aggregated API's document --------------------------------------- */
+
+#define GVK_KEY    "x-kubernetes-group-version-kind"
+#define REF_DEFS   "#/definitions/"
+#define REF_PARAMS "#/parameters/"
+
+/* Adds to `names` (an object used as a set) the definitions v's "$ref"s
+ * name; every "$ref" under v. */
+static void refs_of(const json_t *v, json_t *names, int depth)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+	if (depth > 256)
+		return;
+	if (json_is_array(v)) {
+		json_array_foreach (v, i, x)
+			refs_of(x, names, depth + 1);
+		return;
+	}
+	json_object_foreach ((json_t *)v, k, x) {
+		const char *s = json_string_value(x);
+		if (strcmp(k, "$ref") == 0 && s && strncmp(s, REF_DEFS, strlen(REF_DEFS)) == 0)
+			json_object_set_new(names, s + strlen(REF_DEFS), json_true());
+		else
+			refs_of(x, names, depth + 1);
+	}
+}
+
+/* kube-openapi's usedDefinitionForSpec: the definitions the paths (and
+ * the parameters they share) reach, through the definitions. New object
+ * used as a set. */
+static json_t *used_definitions(const json_t *spec)
+{
+	json_t *used = json_object(), *seen = json_object();
+	refs_of(json_object_get(spec, "paths"), used, 0);
+	refs_of(json_object_get(spec, "parameters"), used, 0);
+	const json_t *defs = json_object_get(spec, "definitions");
+	bool more = true;
+	while (more) {
+		more = false;
+		const char *k;
+		json_t *x;
+		json_object_foreach (used, k, x) {
+			if (json_object_get(seen, k))
+				continue;
+			json_object_set_new(seen, k, json_true());
+			refs_of(json_object_get(defs, k), used, 0);
+			more = true;
+			break; /* used may have grown: start over */
+		}
+	}
+	json_decref(seen);
+	return used;
+}
+
+/* kube-openapi's FilterSpecByPathsWithoutSideEffects for the paths dest
+ * does not have: the others dropped, and the definitions only they used. */
+static void drop_paths_of(json_t *src, const json_t *dest_paths)
+{
+	json_t *before = used_definitions(src), *paths = json_object_get(src, "paths");
+	const char *k;
+	json_t *x, *tmp;
+	json_object_foreach_safe (paths, tmp, k, x)
+		if (json_object_get(dest_paths, k))
+			json_object_del(paths, k);
+	json_t *after = used_definitions(src), *defs = json_object_get(src, "definitions");
+	json_object_foreach_safe (defs, tmp, k, x)
+		if (json_object_get(before, k) && !json_object_get(after, k))
+			json_object_del(defs, k);
+	json_decref(before);
+	json_decref(after);
+}
+
+/* deepEqualDefinitionsModuloGVKs (kube-openapi pkg/aggregator). */
+static bool same_modulo_gvk(const json_t *a, const json_t *b)
+{
+	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
+	json_object_del(x, GVK_KEY);
+	json_object_del(y, GVK_KEY);
+	bool same = json_equal(x, y);
+	json_decref(x);
+	json_decref(y);
+	return same;
+}
+
+/* The renames (object old → new name) that make src's entries of `what`
+ * ("definitions" or "parameters") free of conflicts with dest's, as
+ * kube-openapi's mergeSpecs: a name both have with different content
+ * becomes name_v2 (name_v3, ...), or the first such name of dest whose
+ * content is the same. */
+static json_t *conflict_renames(const json_t *dest, const json_t *src, const char *what)
+{
+	const json_t *d = json_object_get(dest, what), *s = json_object_get(src, what);
+	bool defs = strcmp(what, "definitions") == 0;
+	json_t *renames = json_object(), *used = json_object();
+	const char *k;
+	json_t *v, *x;
+	char name[512];
+	json_object_foreach ((json_t *)d, k, x)
+		json_object_set_new(used, k, json_true());
+	json_object_foreach ((json_t *)s, k, v) {
+		const json_t *have = json_object_get(d, k);
+		if (!have || (defs ? same_modulo_gvk(have, v) : json_equal(have, v)))
+			continue;
+		int i = 1;
+		bool reuse = false;
+		while (have) {
+			snprintf(name, sizeof(name), "%s_v%d", k, ++i);
+			have = json_object_get(d, name);
+			if (have && (defs ? same_modulo_gvk(have, v) : json_equal(have, v))) {
+				reuse = true;
+				break;
+			}
+		}
+		while (!reuse && (json_object_get(used, name) || json_object_get(s, name)))
+			snprintf(name, sizeof(name), "%s_v%d", k, ++i);
+		json_object_set_new(renames, k, json_string(name));
+		json_object_set_new(used, name, json_true());
+	}
+	json_decref(used);
+	return renames;
+}
+
+/* Every "$ref" under v to a renamed definition or parameter follows it. */
+static void rename_refs(json_t *v, const json_t *defs, const json_t *params, int depth)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+	char ref[600];
+	if (depth > 256)
+		return;
+	if (json_is_array(v)) {
+		json_array_foreach (v, i, x)
+			rename_refs(x, defs, params, depth + 1);
+		return;
+	}
+	json_object_foreach (v, k, x) {
+		const char *s = json_string_value(x), *to = NULL;
+		if (strcmp(k, "$ref") != 0 || !s) {
+			rename_refs(x, defs, params, depth + 1);
+			continue;
+		}
+		if (strncmp(s, REF_DEFS, strlen(REF_DEFS)) == 0)
+			to = json_string_value(json_object_get(defs, s + strlen(REF_DEFS)));
+		if (to)
+			snprintf(ref, sizeof(ref), REF_DEFS "%s", to);
+		else if (strncmp(s, REF_PARAMS, strlen(REF_PARAMS)) == 0 &&
+			 (to = json_string_value(json_object_get(params, s + strlen(REF_PARAMS)))))
+			snprintf(ref, sizeof(ref), REF_PARAMS "%s", to);
+		if (to)
+			json_object_set_new(v, k, json_string(ref));
+	}
+}
+
+/* src's entries of `what` renamed (the object's keys). */
+static void rename_keys(json_t *src, const char *what, const json_t *renames)
+{
+	json_t *o = json_object_get(src, what);
+	const char *k;
+	json_t *to;
+	json_object_foreach ((json_t *)renames, k, to) {
+		json_t *v = json_object_get(o, k);
+		if (!v)
+			continue;
+		json_incref(v);
+		json_object_del(o, k);
+		json_object_set_new(o, json_string_value(to), v);
+	}
+}
+
+/* mergedGVKs: dest's definition gets the GVKs only src's has. */
+static void merge_gvks(json_t *have, const json_t *v)
+{
+	json_t *a = json_object_get(have, GVK_KEY), *b = json_object_get(v, GVK_KEY), *x, *y;
+	size_t i, j;
+	if (!json_is_array(b))
+		return;
+	if (!json_is_array(a)) {
+		json_object_set(have, GVK_KEY, b);
+		return;
+	}
+	json_array_foreach (b, i, x) {
+		bool found = false;
+		json_array_foreach (a, j, y)
+			found |= json_equal(x, y);
+		if (!found)
+			json_array_append(a, x);
+	}
+}
+
+/* Copies src's entries of `what` that dest lacks (definitions: merging
+ * the GVKs of those both have). */
+static void copy_new(json_t *dest, const json_t *src, const char *what)
+{
+	json_t *d = json_object_get(dest, what), *v;
+	const char *k;
+	if (!json_is_object(d)) {
+		if (!json_object_size(json_object_get(src, what)))
+			return;
+		d = json_object();
+		json_object_set_new(dest, what, d);
+	}
+	json_object_foreach (json_object_get(src, what), k, v) {
+		json_t *have = json_object_get(d, k);
+		if (!have)
+			json_object_set(d, k, v);
+		else if (strcmp(what, "definitions") == 0)
+			merge_gvks(have, v);
+	}
+}
+
+void openapi_v2_merge(json_t *dest, const json_t *source)
+{
+	const json_t *sp = json_object_get(source, "paths");
+	json_t *dp = json_object_get(dest, "paths");
+	if (!json_is_object(sp) || !json_is_object(dp))
+		return;
+	const char *k;
+	json_t *v;
+	size_t keep = 0, clash = 0;
+	json_object_foreach ((json_t *)sp, k, v)
+		json_object_get(dp, k) ? clash++ : keep++;
+	if (keep == 0)
+		return; /* every path is dest's already */
+	json_t *src = json_deep_copy(source);
+	if (!src)
+		return;
+	if (clash)
+		drop_paths_of(src, dp);
+	json_t *defs = conflict_renames(dest, src, "definitions");
+	rename_keys(src, "definitions", defs);
+	rename_refs(src, defs, NULL, 0);
+	json_t *params = conflict_renames(dest, src, "parameters");
+	rename_keys(src, "parameters", params);
+	rename_refs(src, NULL, params, 0);
+	copy_new(dest, src, "definitions");
+	copy_new(dest, src, "parameters");
+	json_object_foreach (json_object_get(src, "paths"), k, v)
+		json_object_set(dp, k, v);
+	json_decref(defs);
+	json_decref(params);
+	json_decref(src);
 }

@@ -595,18 +595,25 @@ static bool compile_node(struct crd_rules *cr, const json_t *s, bool root, int d
 	return any;
 }
 
-struct crd_rules *crd_rules_compile(const json_t *schema)
+/* root: schema is a resource's root (self also has apiVersion, kind and
+ * metadata), as it is for a version's schema. */
+static struct crd_rules *rules_compile(const json_t *schema, bool root)
 {
 	if (!schema)
 		return NULL;
 	struct crd_rules *cr = calloc(1, sizeof(*cr));
 	KB_REQUIRE(cr);
 	cr->schema = json_incref((json_t *)schema);
-	if (!compile_node(cr, schema, true, 0)) {
+	if (!compile_node(cr, schema, root, 0)) {
 		crd_rules_free(cr);
 		return NULL;
 	}
 	return cr;
+}
+
+struct crd_rules *crd_rules_compile(const json_t *schema)
+{
+	return rules_compile(schema, true);
 }
 
 void crd_rules_free(struct crd_rules *cr)
@@ -634,6 +641,7 @@ struct eval {
 	json_t *causes, *warnings;
 	uint64_t budget; /* left of BUDGET */
 	bool stopped;
+	bool no_ratchet; /* a default's check: nothing is ratcheted */
 };
 
 static const struct node *node_of(const struct crd_rules *cr, const json_t *s)
@@ -783,7 +791,7 @@ static bool run_rule(const struct node *nd, const struct rule *ru, const json_t 
 		detail_of(ru, c, ev, detail, sizeof(detail));
 		const char *reason = js(ru->def, "reason");
 		add_error(ev, *reason ? reason : "FieldValueInvalid", fpath, type, detail,
-			  ratchet && !ru->uses_old);
+			  ratchet && !ru->uses_old && !ev->no_ratchet);
 	}
 	ev->budget = cost > ev->budget ? 0 : ev->budget - cost;
 	cel_ctx_free(c);
@@ -899,4 +907,51 @@ int crd_rules_eval(const struct crd_rules *cr, const json_t *obj, const json_t *
 		json_decref(ev.warnings);
 	}
 	return (int)(json_array_size(causes) - before);
+}
+
+/* ---- rules on defaults at CRD write ------------------------------------------------ */
+
+/* The causes of scratch (fields relative to a default, "<nil>" for the
+ * default itself) moved to causes under path. */
+static void rebase_causes(json_t *scratch, const char *path, json_t *causes)
+{
+	size_t i;
+	json_t *c;
+	char p[PATHLEN];
+	json_array_foreach (scratch, i, c) {
+		const char *f = js(c, "field");
+		if (strcmp(f, "<nil>") == 0 || !*f)
+			val_path(p, "%s", path);
+		else
+			val_path(p, "%s%s%s", path, *f == '[' ? "" : ".", f);
+		json_object_set_new(c, "field", json_string(p));
+		json_array_append(causes, c);
+	}
+}
+
+/* kube's ValidateDefaults (apiextensions-apiserver
+ * pkg/apiserver/schema/defaulting/validation.go, validate): a default that
+ * passed its schema is run through the rules of its schema node and the
+ * nodes below it (cel.NewValidator(s, isResourceRoot)), with oldSelf the
+ * default itself and nothing ratcheted; when that passes, once more with
+ * no old value (CRDValidationRatcheting: a create of the default, where
+ * only optionalOldSelf transition rules run). */
+int crd_rules_check_default(const json_t *s, const json_t *def, bool root, const char *path,
+			    json_t *causes)
+{
+	struct crd_rules *cr = rules_compile(s, root);
+	if (!cr)
+		return 0;
+	json_t *scratch = json_array();
+	struct eval ev = {.causes = scratch, .budget = BUDGET, .no_ratchet = true};
+	walk(cr, cr->schema, def, def, "", false, &ev, 0);
+	if (json_array_size(scratch) == 0) {
+		struct eval fresh = {.causes = scratch, .budget = BUDGET, .no_ratchet = true};
+		walk(cr, cr->schema, def, NULL, "", false, &fresh, 0);
+	}
+	int n = (int)json_array_size(scratch);
+	rebase_causes(scratch, path, causes);
+	json_decref(scratch);
+	crd_rules_free(cr);
+	return n;
 }

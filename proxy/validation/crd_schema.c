@@ -821,7 +821,8 @@ static void rebase(json_t *from, const char *path, json_t *causes)
  * pkg/apiserver/schema/defaulting/validation.go): every default, pruned
  * by its own schema, must equal itself ("must not have unknown fields"),
  * and must pass the schema's value validation, at <path>.default (the
- * messages name the place inside the default). Follows properties and
+ * messages name the place inside the default), then its CEL rules
+ * (crd_rules_check_default). Follows properties and
  * items, not additionalProperties (defaults are forbidden there); the
  * apiVersion, kind and metadata of a resource root are metadata, checked
  * by kube's object-meta rules, not here. */
@@ -846,6 +847,8 @@ static void defaults_node(const json_t *s, const char *path, bool resource, unsi
 			kb_buf_free(&b);
 		}
 		validate_node(s, def, NULL, "", scratch, embedded);
+		if (json_array_size(scratch) == 0)
+			crd_rules_check_default(s, def, embedded, p, causes);
 		rebase(scratch, p, causes);
 		json_decref(scratch);
 		json_decref(pruned);

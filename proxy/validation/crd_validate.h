@@ -107,8 +107,9 @@ unsigned crd_schema_lax(const json_t *schema);
  * schema as kube does at CRD write (defaulting/validation.go
  * ValidateDefaults): pruned to itself, then the value validations, causes
  * at "<path>...default"; with CRD_LAX_PRUNED in relax (crd_schema_lax of
- * the old CRD) an unpruned default is let through. CEL rules of the schema
- * are not run on defaults here. Returns the causes added. */
+ * the old CRD) an unpruned default is let through; a default that passes
+ * its schema then goes through its rules (crd_rules_check_default).
+ * Returns the causes added. */
 int crd_schema_check_defaults(const json_t *schema, const char *path, unsigned relax,
 			      json_t *causes);
 
@@ -138,6 +139,12 @@ struct crd_rules *crd_rules_compile(const json_t *schema);
 void crd_rules_free(struct crd_rules *cr);
 int crd_rules_eval(const struct crd_rules *cr, const json_t *obj, const json_t *old, json_t *causes,
 		   json_t **warnings);
+/* A default (borrowed) of schema node s (borrowed; root: the version's
+ * root or an embedded resource) against the rules of s and below, as kube
+ * checks defaults at CRD write; failures go to `causes` under `path` (the
+ * default's place, "...properties[x].default"). Returns causes added. */
+int crd_rules_check_default(const json_t *s, const json_t *def, bool root, const char *path,
+			    json_t *causes);
 
 /* kube's version priority: "v2" > "v1" > "v1beta2" > "v1beta1" >
  * "v1alpha1" > anything else (alphabetical). < 0 when a comes first. */

@@ -22,7 +22,8 @@ group/version given after LOG):
                                                "refuse": a 403 Status instead
   GET /openapi/v3, /openapi/v3/apis/GROUP/VERSION  its OpenAPI v3 (a PATCH
                                                operation and the Flunder schema)
-  GET /openapi/v2                              its Swagger 2.0: a flunders path
+  GET /openapi/v2                              its Swagger 2.0: a flunders path (and a
+                                              ListMeta definition unlike the tenant's)
                                                (and one outside its group, which
                                                the aggregator leaves out) and a
                                                Flunder definition
@@ -148,12 +149,18 @@ class Handler(BaseHTTPRequestHandler):
                 "swagger": "2.0", "info": {"title": "wardle", "version": "v0"},
                 "paths": {GV + "/namespaces/{namespace}/flunders": {"get": {
                               "description": "list flunders", "operationId": "listFlunders",
-                              "responses": {"200": {"description": "OK"}}}},
+                              "responses": {"200": {"description": "OK"},
+                                            "401": {"description": "Unauthorized", "schema": {
+                                                "$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"}}}}},
                           "/api/v1/namespaces": {"get": {
                               "description": "not the backend's to serve",
                               "responses": {"200": {"description": "OK"}}}}},
                 "definitions": {"example.wardle.v1alpha1.Flunder": {
-                    "description": "A flunder, in Swagger 2.0", "type": "object"}}})
+                    "description": "A flunder, in Swagger 2.0", "type": "object"},
+                    # a definition of the tenant's name with other content:
+                    # kube-aggregator renames it _v2
+                    "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta": {
+                        "description": "The backend's own ListMeta", "type": "object"}}})
         if not p.startswith(GV + "/"):
             return self.send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                    "reason": "NotFound", "code": 404})

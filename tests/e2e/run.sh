@@ -59,6 +59,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_faults.sh"
 . "$here/t_watchmem.sh"
 . "$here/t_finops.sh"
+. "$here/t_crdshapes.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 
@@ -122,6 +123,7 @@ s_webhookcfg() { webhookcfg_suite; }
 s_vapcfg() { vapcfg_suite; }
 s_webhook() { webhook_suite; }
 s_crdconv() { crdconv_suite; }
+s_crdshapes() { crdshapes_suite; }                     # main
 s_crdrules() { crdrules_suite; }
 s_crdsets() { crdsets_suite; }
 s_vap() { vap_suite; }
@@ -141,7 +143,7 @@ E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubect
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb syncer policies hostrefs policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
-  crdrules crdsets vap apiservice crdconv fidelity ssrf hostquota netpol gang faults watchmem
+  crdrules crdsets vap apiservice crdconv crdshapes fidelity ssrf hostquota netpol gang faults watchmem
   listwatch operator finops)
 
 # The two shards meson runs side by side (tests/meson.build: e2e-1, e2e-2),
@@ -154,7 +156,7 @@ E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_ol
   operator)
 E2E_SHARD_2=(standin syncer gang policies policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
-  crdrules crdsets vap crdconv fidelity netpol faults watchmem finops)
+  crdrules crdsets vap crdconv crdshapes fidelity netpol faults watchmem finops)
 
 suites=("${@:2}")
 if [ "${suites[0]:-}" = --shard ]; then

@@ -203,6 +203,14 @@ p = d[\"paths\"].get(\"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/
 print(p.get(\"get\", {}).get(\"description\"), d[\"definitions\"].get(\"example.wardle.v1alpha1.Flunder\", {}).get(\"description\"),
       \"not the backend\x27s: absent\" if d[\"paths\"][\"/api/v1/namespaces\"][\"get\"].get(\"description\") != \"not the backend\x27s to serve\" else \"taken\",
       \"the tenant\x27s own paths stay\" if \"/apis/apps/v1/namespaces/{namespace}/deployments\" in d[\"paths\"] else \"lost\", sep=\"|\")'"
+  expect_eq "... the backend's ListMeta, unlike the tenant's, renamed _v2 with its reference; the tenant's kept" \
+    "The backend's own ListMeta|#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta_v2|True" \
+    bash -c "kubectl --kubeconfig $KCFG get --raw /openapi/v2 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = d[\"paths\"][\"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders\"][\"get\"]
+print(d[\"definitions\"][\"io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta_v2\"][\"description\"], p[\"responses\"][\"401\"][\"schema\"][\"\$ref\"],
+      \"properties\" in d[\"definitions\"][\"io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta\"], sep=\"|\")'"
   expect "... in protobuf too" 'wardle.example.com/v1alpha1/namespaces/\{namespace\}/flunders' \
     bash -c "kcurl_pb() { curl -sS --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key -H 'Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf' $SERVER_URL/openapi/v2; }; kcurl_pb | tr -c '[:print:]' '\n' | grep -a flunders"
 

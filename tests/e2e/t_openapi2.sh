@@ -119,6 +119,17 @@ openapi2_suite() {
   expect_eq "openapi2: a list operation has kube's list and watch query parameters, in its order, and description" \
     'list or watch objects of kind Pod|allowWatchBookmarks:boolean continue:string fieldSelector:string labelSelector:string limit:integer resourceVersion:string resourceVersionMatch:string sendInitialEvents:boolean timeoutSeconds:integer watch:boolean' \
     sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '.paths[\"/api/v1/namespaces/{namespace}/pods\"].get | .description + \"|\" + ([.parameters[] | select(.in == \"query\") | .name + \":\" + .type] | join(\" \"))'"
+  expect_eq "openapi2: kube's operationIds and tags (group, version, Namespaced, kind, subresource)" \
+    'listCoreV1NamespacedPod:core_v1 patchCoreV1NamespacedPodStatus:core_v1 deleteAppsV1CollectionNamespacedDeployment:apps_v1 readRbacAuthorizationV1ClusterRole:rbacAuthorization_v1 listFlowcontrolApiserverV1FlowSchema:flowcontrolApiserver_v1' \
+    sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '[.paths[\"/api/v1/namespaces/{namespace}/pods\"].get, .paths[\"/api/v1/namespaces/{namespace}/pods/{name}/status\"].patch, .paths[\"/apis/apps/v1/namespaces/{namespace}/deployments\"].delete, .paths[\"/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}\"].get, .paths[\"/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas\"].get] | map(.operationId + \":\" + (.tags | join(\",\"))) | join(\" \")'"
+  expect_eq "openapi2: a list answers its list kind; every namespace's list has its path (ForAllNamespaces)" \
+    '#/definitions/io.k8s.api.core.v1.PodList listCoreV1PodForAllNamespaces #/definitions/io.k8s.api.apps.v1.DeploymentList' \
+    sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '[.paths[\"/api/v1/namespaces/{namespace}/pods\"].get.responses[\"200\"].schema[\"\$ref\"], .paths[\"/api/v1/pods\"].get.operationId, .paths[\"/apis/apps/v1/deployments\"].get.responses[\"200\"].schema[\"\$ref\"]] | join(\" \")'"
+  expect_eq "openapi2: pretty on every path; a delete's options and a deletecollection's list ones, in kube's order" \
+    'namespace,pretty|dryRun,gracePeriodSeconds,ignoreStoreReadErrorWithClusterBreakingPotential,orphanDependents,propagationPolicy|continue,dryRun,fieldSelector,gracePeriodSeconds,ignoreStoreReadErrorWithClusterBreakingPotential,labelSelector,limit,orphanDependents,propagationPolicy,resourceVersion,resourceVersionMatch,sendInitialEvents,timeoutSeconds' \
+    sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '.paths[\"/api/v1/namespaces/{namespace}/pods\"] as \$c | .paths[\"/api/v1/namespaces/{namespace}/pods/{name}\"] as \$i | [(\$c.parameters | map(.name) | join(\",\")), (\$i.delete.parameters | map(.name) | join(\",\")), (\$c.delete.parameters | map(.name) | join(\",\"))] | join(\"|\")'"
+  expect_eq "openapi2: every operationId is unique" "0" \
+    sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq '[.paths[][] | objects | .operationId] | group_by(.) | map(select(length > 1)) | length'"
   expect "openapi2: containers carry the strategic merge key" \
     '"x-kubernetes-patch-merge-key":"name".*"x-kubernetes-patch-strategy":"merge"' \
     sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -cS '.definitions[\"io.k8s.api.core.v1.PodSpec\"].properties.containers'"
@@ -154,6 +165,9 @@ openapi2_suite() {
     awk -F': ' 'tolower($1)=="etag" {gsub("\r", "", $2); print $2}')
   if [ -n "$new_etag" ] && [ "$new_etag" != "$etag" ]; then pass "openapi2: a CRD changes the ETag"
   else fail "openapi2: ETag unchanged after a CRD ($etag / $new_etag)"; fi
+  expect_eq "openapi2: a CRD's list kind, as kube's CRD builder makes it, answers its lists" \
+    'GadgetList is a list of Gadget|items|#/definitions/com.example.oa2.v1.Gadget|oa2.example.com/v1/GadgetList|#/definitions/com.example.oa2.v1.GadgetList' \
+    sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '.definitions[\"com.example.oa2.v1.GadgetList\"] as \$l | [\$l.description, (\$l.required | join(\",\")), \$l.properties.items.items[\"\$ref\"], (\$l[\"x-kubernetes-group-version-kind\"][0] | .group + \"/\" + .version + \"/\" + .kind), .paths[\"/apis/oa2.example.com/v1/namespaces/{namespace}/gadgets\"].get.responses[\"200\"].schema[\"\$ref\"]] | join(\"|\")'"
   expect "openapi2: a CRD's kind is explainable through v2 (current kubectl)" \
     "How big the gadget is" \
     "${K[@]}" explain gadgets.spec.size --output=plaintext-openapiv2

@@ -341,6 +341,8 @@ YAML
 
 # Admission webhooks on CREATE of pods/eviction: the review names kind
 # policy/v1 Eviction, resource pods, subresource eviction; a refusal stands.
+# Webhooks on poddisruptionbudgets/status see the eviction's budget write
+# (system:apiserver's UPDATE), which waits for them and fails with them.
 pdb_webhook_suite() {
   local ns=pdb-w d=$E2E_TMP/pdbwh i out
   mkdir -p "$d"
@@ -398,6 +400,46 @@ pdb_webhook_suite() {
   "${K[@]}" delete validatingwebhookconfiguration pdb-freeze >/dev/null
   expect_until "[evict-wh] the status catches up once allowed" "2" \
     "${K[@]}" -n $ns get pdb wp -o 'jsonpath={.status.observedGeneration}'
+
+  # the eviction's budget write goes through the webhooks on
+  # poddisruptionbudgets/status, as kube's loopback UpdateStatus does
+  # (eviction.go checkAndDecrement), and the eviction waits for it
+  "${K[@]}" -n $ns patch pdb wp --type=merge -p '{"spec":{"minAvailable":0}}' >/dev/null
+  expect_until "[evict-wh] the budget allows 1" "1 1 0 1" pdb_status $ns wp
+  wh_config ValidatingWebhookConfiguration pdb-see "see.kubicle.test|/deny-bare|UPDATE|Fail|5|" |
+    sed 's#apiGroups: \[""\]#apiGroups: ["policy"]#; s#resources: \["configmaps"\]#resources: ["poddisruptionbudgets/status"]#' |
+    "${K[@]}" apply -f - >/dev/null
+  expect "[evict-wh] a webhook refusing budget writes refuses the eviction, in its words" \
+    'admission webhook \\"see.kubicle.test\\" denied the request without explanation.*HTTP400$' pdb_evict $ns wp1
+  expect_eq "[evict-wh] ... the webhook saw the budget's write: UPDATE of status by system:apiserver, 1 to 0 allowed, the pod in disruptedPods" \
+    "UPDATE status system:apiserver 1 0 ['wp1']" \
+    python3 -c "import json; r=[x['review']['request'] for x in map(json.loads, open('$d/reviews.log')) if x['review']['request']['userInfo']['username'] == 'system:apiserver'][-1]; print(r['operation'], r['subResource'], r['userInfo']['username'], r['oldObject']['status']['disruptionsAllowed'], r['object']['status']['disruptionsAllowed'], list(r['object']['status']['disruptedPods']))"
+  expect_eq "[evict-wh] ... the pod stays, the budget unspent" "wp1 1" \
+    sh -c "echo \$(${K[*]} -n $ns get pod wp1 -o jsonpath='{.metadata.name}') \$(${K[*]} -n $ns get pdb wp -o jsonpath='{.status.disruptionsAllowed}')"
+  wh_config ValidatingWebhookConfiguration pdb-see "see.kubicle.test|/allow|UPDATE|Fail|5|" |
+    sed 's#apiGroups: \[""\]#apiGroups: ["policy"]#; s#resources: \["configmaps"\]#resources: ["poddisruptionbudgets/status"]#' |
+    "${K[@]}" apply -f - >/dev/null
+  expect "[evict-wh] once the webhook allows the budget's write: evicted" '"status":"Success".*HTTP201$' \
+    pdb_evict $ns wp1
+  expect_eq "[evict-wh] ... the budget written as kube-apiserver's status update" "kube-apiserver Update status" \
+    "${K[@]}" -n $ns get pdb wp -o 'jsonpath={range .metadata.managedFields[?(@.manager=="kube-apiserver")]}{.manager} {.operation} {.subresource}{end}'
+  expect_until "[evict-wh] ... the pod is gone" "NotFound" \
+    sh -c "${K[*]} -n $ns get pod wp1 2>&1 | grep -o NotFound"
+  # a client gone while its eviction's budget write is in a slow webhook:
+  # the write goes on without it, and the server with it
+  "${K[@]}" -n $ns run wp2 --image=nginx --labels=app=wp >/dev/null
+  "${K[@]}" -n $ns patch pod wp2 --subresource=status --type=merge \
+    -p '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' >/dev/null
+  expect_until "[evict-wh] the budget allows 1 again" "1 1 0 1" pdb_status $ns wp
+  wh_config ValidatingWebhookConfiguration pdb-see "see.kubicle.test|/slow|UPDATE|Fail|10|" |
+    sed 's#apiGroups: \[""\]#apiGroups: ["policy"]#; s#resources: \["configmaps"\]#resources: ["poddisruptionbudgets/status"]#' |
+    "${K[@]}" apply -f - >/dev/null
+  kcurl -s --max-time 1 -X POST -H 'Content-Type: application/json' \
+    -d '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"wp2"}}' \
+    "$SERVER_URL/api/v1/namespaces/$ns/pods/wp2/eviction" >/dev/null 2>&1
+  expect_until "[evict-wh] ... the budget is written once the webhook answers, the pod kept (no one asked for its delete)" \
+    "0 wp2" sh -c "echo \$(${K[*]} -n $ns get pdb wp -o jsonpath='{.status.disruptionsAllowed}') \$(${K[*]} -n $ns get pod wp2 -o jsonpath='{.metadata.name}')"
+  "${K[@]}" delete validatingwebhookconfiguration pdb-see >/dev/null
 }
 
 pdb_suite() {

@@ -2,9 +2,9 @@
 /*
  * libFuzzer target: the CRD schema checks a CRD write runs
  * (proxy/validation/crd_schema.c: structural rules, list and map types,
- * completeness, defaults against their schema, the relaxations of an
- * update) on a JSON schema, and every string format of kube's registry
- * (crd_format.c: hostname, email, duration, ISBNs, ...) on each string
+ * completeness, defaults against their schema and its CEL rules, the
+ * relaxations of an update) on a JSON schema, and every string format of
+ * kube's registry (crd_format.c: hostname, email, duration, ISBNs, ...) on each string
  * the input holds.
  */
 #include "tests/fuzz/fuzz.h"

@@ -698,6 +698,71 @@ START_TEST(v2_protobuf)
 }
 END_TEST
 
+/* kube-aggregator's merge of an aggregated API's v2 document
+ * (kube-openapi mergeSpecs): a clashing definition renamed _v2 with its
+ * references, an equal one shared with its GVKs merged, a clashing path
+ * left out with the definitions only it used, shared parameters renamed. */
+START_TEST(v2_merge_renames)
+{
+	json_t *dest = json_loads(
+	    "{\"paths\":{\"/apis/a/v1/xs\":{\"get\":{\"responses\":{\"200\":{\"schema\":"
+	    "{\"$ref\":\"#/definitions/io.x.Status\"}}}}}},"
+	    "\"definitions\":{\"io.x.Status\":{\"type\":\"object\",\"properties\":{\"code\":"
+	    "{\"type\":\"integer\"}}},\"io.x.Meta\":{\"type\":\"object\","
+	    "\"x-kubernetes-group-version-kind\":[{\"group\":\"\",\"version\":\"v1\","
+	    "\"kind\":\"Meta\"}]}},\"parameters\":{\"pretty\":{\"name\":\"pretty\","
+	    "\"in\":\"query\",\"type\":\"string\"}}}",
+	    0, NULL);
+	json_t *src = json_loads(
+	    "{\"paths\":{\"/apis/b/v1/ys\":{\"get\":{\"parameters\":[{\"$ref\":"
+	    "\"#/parameters/pretty\"}],\"responses\":{\"200\":{\"schema\":{\"$ref\":"
+	    "\"#/definitions/io.x.Status\"}}}}},"
+	    "\"/apis/a/v1/xs\":{\"get\":{\"responses\":{\"200\":{\"schema\":"
+	    "{\"$ref\":\"#/definitions/io.b.OnlyThere\"}}}}}},"
+	    "\"definitions\":{\"io.x.Status\":{\"type\":\"object\",\"properties\":{\"code\":"
+	    "{\"type\":\"string\"},\"meta\":{\"$ref\":\"#/definitions/io.x.Meta\"}}},"
+	    "\"io.x.Meta\":{\"type\":\"object\",\"x-kubernetes-group-version-kind\":"
+	    "[{\"group\":\"b\",\"version\":\"v1\",\"kind\":\"Meta\"}]},"
+	    "\"io.b.OnlyThere\":{\"type\":\"string\"},\"io.b.Unused\":{\"type\":\"string\"}},"
+	    "\"parameters\":{\"pretty\":{\"name\":\"pretty\",\"in\":\"query\","
+	    "\"type\":\"boolean\"}}}",
+	    0, NULL);
+	ck_assert_ptr_nonnull(dest);
+	ck_assert_ptr_nonnull(src);
+	openapi_v2_merge(dest, src);
+	json_t *defs = json_object_get(dest, "definitions");
+	/* dest's Status kept, the backend's as Status_v2, its reference too */
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(json_object_get(defs, "io.x.Status"), "properties"),
+				"code"),
+		"type")),
+	    "integer");
+	ck_assert_ptr_nonnull(json_object_get(defs, "io.x.Status_v2"));
+	json_t *get = json_object_get(
+	    json_object_get(json_object_get(dest, "paths"), "/apis/b/v1/ys"), "get");
+	char *text = json_dumps(get, JSON_COMPACT | JSON_SORT_KEYS);
+	ck_assert_ptr_nonnull(strstr(text, "\"#/definitions/io.x.Status_v2\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"#/parameters/pretty_v2\""));
+	free(text);
+	/* the same Meta (GVKs aside): one definition with both GVKs */
+	ck_assert_ptr_null(json_object_get(defs, "io.x.Meta_v2"));
+	ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(defs, "io.x.Meta"),
+							  "x-kubernetes-group-version-kind")),
+			  2);
+	/* the clashing path stays dest's; what only it used is dropped,
+	 * what no path used is kept (FilterSpecByPathsWithoutSideEffects) */
+	ck_assert_ptr_null(json_object_get(defs, "io.b.OnlyThere"));
+	ck_assert_ptr_nonnull(json_object_get(defs, "io.b.Unused"));
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(dest, "parameters"), "pretty_v2"));
+	/* merged again (the next build of the document): _v2 is reused */
+	openapi_v2_merge(dest, src);
+	ck_assert_ptr_null(json_object_get(defs, "io.x.Status_v3"));
+	json_decref(src);
+	json_decref(dest);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("proxy/openapi");
@@ -712,6 +777,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, v2_document);
 	tcase_add_test(tc, v2_crd);
 	tcase_add_test(tc, v2_protobuf);
+	tcase_add_test(tc, v2_merge_renames);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -697,6 +697,39 @@ START_TEST(structural_defaults)
 }
 END_TEST
 
+/* ... and a default that passes its schema meets its node's CEL rules and
+ * those below it (cel.NewValidator on the node): oldSelf the default, then
+ * as a create (optionalOldSelf); inside an array's items too. */
+START_TEST(structural_defaults_rules)
+{
+	defaults_one("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+		     "\"default\":7,\"x-kubernetes-validations\":[{\"rule\":\"self < 5\"}]}}}",
+		     ROOT
+		     ".properties[n].default: Invalid value: \"integer\": failed rule: self < 5");
+	defaults_one("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+		     "\"default\":3,\"x-kubernetes-validations\":[{\"rule\":\"self < 5\"},"
+		     "{\"rule\":\"self == oldSelf\"}]}}}",
+		     NULL);
+	defaults_one("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+		     "\"items\":{\"type\":\"object\",\"default\":{\"m\":\"x\"},\"properties\":{"
+		     "\"m\":{\"type\":\"string\",\"x-kubernetes-validations\":[{\"rule\":"
+		     "\"self.size() > 3\",\"message\":\"too short\"}]}}}}}}",
+		     ROOT ".properties[l].items.default.m: Invalid value: \"string\": too short");
+	defaults_one("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+		     "\"default\":9,\"x-kubernetes-validations\":[{\"rule\":\"oldSelf.hasValue() "
+		     "|| self < 5\",\"optionalOldSelf\":true,\"message\":\"small on create\"}]}}}",
+		     ROOT ".properties[n].default: Invalid value: \"integer\": small on create");
+	/* a default its schema refuses: its rules are not run (one cause) */
+	json_t *s = J("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+		      "\"default\":7,\"maximum\":5,\"x-kubernetes-validations\":[{\"rule\":"
+		      "\"self < 5\"}]}}}"),
+	       *causes = json_array();
+	ck_assert_int_eq(crd_schema_check_defaults(s, ROOT, 0, causes), 1);
+	json_decref(s);
+	json_decref(causes);
+}
+END_TEST
+
 START_TEST(structural_schemas)
 {
 	ck_assert_int_eq(structural(SCHEMA, NULL), 0);
@@ -821,6 +854,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, structural_schemas);
 	tcase_add_test(tc, structural_lists);
 	tcase_add_test(tc, structural_defaults);
+	tcase_add_test(tc, structural_defaults_rules);
 	tcase_add_test(tc, patterns);
 	tcase_add_test(tc, version_priority);
 	suite_add_tcase(s, tc);
