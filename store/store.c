@@ -282,10 +282,12 @@ static int init_schema(store_t *st)
 static int prepare_all(store_t *st)
 {
 	for (int i = 0; i < SQ__COUNT; i++) {
-		int rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+		const char *sql = store__count_sql(st, (enum store_stmt)i);
+		sql = sql ? sql : stmt_sql[i];
+		int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
 					    &st->stmt[i], NULL);
 		if (rc != SQLITE_OK)
-			return store__sql_err(st, rc, stmt_sql[i]);
+			return store__sql_err(st, rc, sql);
 	}
 	return 0;
 }
@@ -408,6 +410,8 @@ int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
 	}
 	if (!err)
 		err = init_schema(st);
+	if (!err)
+		err = store__counts_init(st);
 	if (!err)
 		err = prepare_all(st);
 	if (!err)
@@ -976,10 +980,20 @@ static int list_row(store_t *st, sqlite3_stmt *q, const struct store_list_req *r
 }
 
 /* How many objects of the list follow its page (kube's etcd3 GetList:
- * the range's count less the page, remainingItemCount). 0 or -EIO. */
+ * the range's count less the page, remainingItemCount). A first page
+ * reads the kept count (store_count.c); a later one counts the keys after
+ * it. 0 or -EIO. */
 static int list_remaining(store_t *st, const struct store_list_req *req, struct list_state *ls,
 			  int64_t *out)
 {
+	if (!req->after && !req->filter && st->counted) { /* a first page: all, less it */
+		size_t n = 0;
+		int err = store_count(st, req->res, req->ns, &n);
+		*out = (int64_t)n - (int64_t)ls->count;
+		if (*out < 0)
+			*out = 0;
+		return err;
+	}
 	sqlite3_stmt *q = st->stmt[req->ns ? SQ_REMAIN_NS : SQ_REMAIN_ALL];
 	kb_buf_append(&ls->last_ns, "", 1); /* NUL-terminated for the binding */
 	kb_buf_append(&ls->last_name, "", 1);
@@ -1439,9 +1453,13 @@ static void try_recover(store_t *st)
 			st->fault = STORE_FAULT_NONE;
 		break;
 	case STORE_FAULT_WAL_GROWING:
-		if (sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log,
-					      &done) == SQLITE_OK &&
-		    log == done) {
+		/* a WAL of wal_max_pages is copied by the checkpointer's thread,
+		 * not here: the loop never waits for it (without one, a tool's
+		 * store, SQLite's checkpoint runs here as its own would) */
+		if (st->ckpt ? store__ckpt_drained(st)
+			     : sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+							 &log, &done) == SQLITE_OK &&
+				   log == done) {
 			st->fault = STORE_FAULT_NONE;
 			st->wal_pages = 0;
 		}

@@ -105,6 +105,7 @@ struct store {
 	uv_loop_t *loop;
 	sqlite3 *db;
 	sqlite3_stmt *stmt[SQ__COUNT];
+	bool counted; /* obj_counts kept by triggers (store_count.c) */
 	struct store_opts opts;
 	int64_t rev; /* latest revision, including an open txn */
 	int64_t compacted_rev;
@@ -171,7 +172,16 @@ int store__list_at(store_t *st, const struct store_list_req *req, struct store_l
 void store__wal_size(store_t *st, int pages);
 
 /* store_ckpt.c: background WAL checkpoints (a no-op without a loop). */
+/* store_count.c: makes the counts table of an older store (a failure to
+ * write it leaves `counted` false: counted with count(*)); the SQL of a
+ * count statement when counted, else NULL (stmt_sql's). */
+int store__counts_init(store_t *st);
+const char *store__count_sql(const store_t *st, enum store_stmt s);
+
 int store__ckpt_start(store_t *st, const char *path);
+/* With st->ckpt: true once a background checkpoint has copied the whole
+ * WAL with no commit since; else queues one (off the loop) and is false. */
+bool store__ckpt_drained(store_t *st);
 void store__ckpt_stop(store_t *st);
 
 /* store_watch.c */
