@@ -72,6 +72,7 @@ struct syncer {
 	struct syncer_groups *groups;      /* host group objects of gangs (gang.c) */
 	struct syncer_ledger *ledger;      /* GPU allocation ledger (ledger.c) */
 	long ledger_retention_s;
+	const char *prices_file; /* opts' (borrowed) */
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
@@ -2281,7 +2282,10 @@ static int start_watches(struct syncer *s)
 				      &s->stats, &s->groups)) < 0)
 		return rc;
 	struct syncer_ledger_opts lo = {
-	    .tenant = s->tenant, .queue = s->queue, .retention_s = s->ledger_retention_s};
+	    .tenant = s->tenant,
+	    .queue = s->queue,
+	    .retention_s = s->ledger_retention_s,
+	    .prices_file = s->prices_file};
 	if ((rc = syncer_ledger_start(s->loop, s->http, s->store, &lo, &s->ledger)) < 0)
 		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
@@ -2305,6 +2309,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	s->loop = loop;
 	s->store = store;
 	s->ledger_retention_s = o->gpu_ledger_retention_s;
+	s->prices_file = o->gpu_prices_file;
 	snprintf(s->tenant, sizeof(s->tenant), "%s", o->tenant);
 	snprintf(s->host_ns, sizeof(s->host_ns), "%s", o->host_namespace);
 	snprintf(s->queue, sizeof(s->queue), "%s", o->queue ? o->queue : "");

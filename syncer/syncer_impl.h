@@ -698,6 +698,7 @@ struct syncer_ledger;
 struct syncer_ledger_opts {
 	const char *tenant, *queue;
 	long retention_s; /* rows that ended longer ago are dropped; 0: default */
+	const char *prices_file; /* GPUUsage costs (syncer_opts'); NULL: none */
 };
 /* Opens the ledger in st and, with http, watches the host's nodes. */
 int syncer_ledger_start(uv_loop_t *loop, kb_httpc_t *http, store_t *st,
