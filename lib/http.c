@@ -214,6 +214,7 @@ struct tlist {
 struct kb_http_server {
 	uv_loop_t *loop;
 	size_t stream_held, stream_held_peak; /* kb_http_stream_held() */
+	uint64_t streams_cut;                 /* kb_http_streams_cut() */
 	uv_tcp_t listener;
 	uv_timer_t timer;
 	uv_idle_t idle;
@@ -1270,6 +1271,11 @@ size_t kb_http_stream_held(const kb_http_server_t *srv)
 	return srv->stream_held;
 }
 
+uint64_t kb_http_streams_cut(const kb_http_server_t *srv)
+{
+	return srv->streams_cut;
+}
+
 static void held_add(kb_http_server_t *srv, size_t n)
 {
 	srv->stream_held += n;
@@ -1451,6 +1457,7 @@ static void sq_budget(kb_http_server_t *srv)
 			"%zu held for slow readers, budget %zu)",
 			(unsigned long long)v->id, v->sq_bytes, srv->stream_held,
 			srv->opts.stream_budget);
+		srv->streams_cut++;
 		conn_close(v, "stream budget");
 	}
 }

@@ -178,6 +178,8 @@ int kb_http_stream_send(kb_http_req_t *req, kb_http_shared_t *s);
  * libuv later gives back its writes. Loop thread only.
  */
 size_t kb_http_stream_held(const kb_http_server_t *srv);
+/* Streams srv closed because their readers fell behind (the budget). */
+uint64_t kb_http_streams_cut(const kb_http_server_t *srv);
 
 /* A piece of memory that kb_http_stream_write() on a request touches. */
 struct kb_http_hot {

@@ -649,9 +649,20 @@ static int commit_timed(store_t *st)
 	return err;
 }
 
+_Static_assert(STORE_FAULT_NOSPACE + 1 == STORE_NFAULTS, "STORE_FAULT_REASONS");
+const char *const STORE_FAULT_REASONS[STORE_NFAULTS] = {
+    [STORE_FAULT_NONE] = "other", /* a commit's answer withheld as a fault cleared */
+    [STORE_FAULT_WAL_LOST] = "wal_removed",
+    [STORE_FAULT_DB_LOST] = "database_removed",
+    [STORE_FAULT_WAL_GROWING] = "wal_growing",
+    [STORE_FAULT_REV_LOST] = "revision_lost",
+    [STORE_FAULT_NOSPACE] = "no_space",
+};
+
 void store_stats(const store_t *st, struct store_stats *out)
 {
 	*out = st->stats;
+	out->fault = (int)st->fault;
 }
 
 /* Whether this write must build an event node for watchers. */
@@ -1415,6 +1426,7 @@ static int rebuild_wal(store_t *st)
 	if (err)
 		return err;
 	files_note(st);
+	st->stats.wal_rebuilds++;
 	kb_info("store",
 		"a new WAL holds the store again; every commit up to revision %" PRId64 " is in %s",
 		store__committed_rev(st), st->path);
@@ -1481,7 +1493,21 @@ static int writable(store_t *st)
 		return 0;
 	if (st->txn_depth == 0 && uv_hrtime() >= st->recover_at)
 		try_recover(st);
-	return st->fault == STORE_FAULT_NONE ? 0 : -EROFS;
+	if (st->fault == STORE_FAULT_NONE)
+		return 0;
+	st->stats.refused[st->fault]++;
+	return -EROFS;
+}
+
+int store__write_check(store_t *st)
+{
+	return writable(st);
+}
+
+void store__wrote(store_t *st)
+{
+	if (st->txn_depth == 0 && !st->group_open)
+		after_commit(st);
 }
 
 /* After every outermost COMMIT: the commit is acknowledged only if it is
@@ -1504,6 +1530,8 @@ static int take_unsafe(store_t *st)
 {
 	bool unsafe = st->commit_unsafe;
 	st->commit_unsafe = false;
+	if (unsafe)
+		st->stats.refused[st->fault]++;
 	return unsafe ? -EROFS : 0;
 }
 

@@ -178,6 +178,15 @@ void store__wal_size(store_t *st, int pages);
 int store__counts_init(store_t *st);
 const char *store__count_sql(const store_t *st, enum store_stmt s);
 
+/* Writes of the store's connection made outside store.c (the GPU ledger's)
+ * pass the same health checks: store__write_check() first (0, or -EROFS
+ * while a fault stands: tried to recover now and then), SQLite errors
+ * through store__sql_err (a full disk becomes the NOSPACE fault), and
+ * store__wrote() after an autocommit write (a removed WAL or database
+ * file is detected as after a commit). Loop thread. */
+int store__write_check(store_t *st);
+void store__wrote(store_t *st);
+
 int store__ckpt_start(store_t *st, const char *path);
 /* With st->ckpt: true once a background checkpoint has copied the whole
  * WAL with no commit since; else queues one (off the loop) and is false. */
