@@ -50,7 +50,7 @@
 	"                [--pod-dns IP|SERVICE] [--api-service SERVICE]\n"                  \
 	"                [--egress-allow CIDR]...\n"                                        \
 	"                [--dns-clients pods|any]\n"                                        \
-	"                [--gpu-ledger-retention D] [--gpu-prices FILE]\n"                   \
+	"                [--gpu-ledger-retention D] [--gpu-prices FILE]\n"                  \
 	"      Serve the Kubernetes API for one tenant from DIR (created on first start:\n" \
 	"      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n" \
 	"      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"            \
@@ -87,9 +87,9 @@
 	"      the host API server's addresses only when a prefix inside them names\n"      \
 	"      them (e.g. 127.0.0.1/32). Repeatable. docs/egress.md.\n"                     \
 	"      --gpu-ledger-retention: how long the GPU allocation ledger keeps an\n"       \
-	"      interval after it ended (default 400d; docs/finops.md).\n"                  \
-	"      --gpu-prices: the platform's GPU price file (default\n"                     \
-	"      $KUBICLE_HOME/prices.yaml when there): the tenant's GPUUsage objects\n"     \
+	"      interval after it ended (default 400d; docs/finops.md).\n"                   \
+	"      --gpu-prices: the platform's GPU price file (default\n"                      \
+	"      $KUBICLE_HOME/prices.yaml when there): the tenant's GPUUsage objects\n"      \
 	"      show costs at its prices, read again when it changes.\n"
 
 const char serve_usage[] = SERVE_USAGE;

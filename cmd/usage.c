@@ -276,8 +276,8 @@ static int read_tenant(struct acc *c, const char *name)
 	int64_t since = c->a->since, until = c->a->until;
 	/* --by pod: the groups are streamed once the totals are known
 	 * (stream_pods), never held */
-	rc = (c->a->by == BY_POD ? store_ledger_totals
-				 : store_ledger_clipped)(l, since, until, open_end(c), on_row, c);
+	rc = store_ledger_sums(l, c->a->by == BY_POD ? STORE_LEDGER_TOTALS : STORE_LEDGER_ROWS,
+			       since, until, open_end(c), on_row, c);
 	if (!rc && c->shown && c->series)
 		rc = store_ledger_each(l, since, until, on_chart_row, c);
 	if (!rc)
@@ -431,7 +431,7 @@ struct out {
 	const json_t *r; /* the report, items empty */
 	char *json;      /* -o json: the report's text, split at its items */
 	char *json_rest;
-	size_t n;        /* items written */
+	size_t n; /* items written */
 };
 
 static const char items_mark[] = "\"items\": []";
@@ -739,7 +739,8 @@ static int stream_pods(struct out *o, struct acc *c, char **names, size_t n)
 		c->seen = store_ledger_seen(l);
 		c->now_live = c->a->now - c->seen <= SEEN_FRESH;
 		struct pod_stream p = {.c = c, .o = o};
-		rc = store_ledger_pod_sums(l, c->a->since, c->a->until, open_end(c), on_pod, &p);
+		rc = store_ledger_sums(l, STORE_LEDGER_PODS, c->a->since, c->a->until, open_end(c),
+				       on_pod, &p);
 		pod_flush(&p);
 		store_ledger_close(l);
 	}

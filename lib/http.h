@@ -151,8 +151,8 @@ int kb_http_stream_cut(kb_http_req_t *req);
  * for a thousand stalled watchers is held once. Loop thread only.
  */
 typedef struct kb_http_shared {
-	unsigned refs;   /* private */
-	unsigned queued; /* private: stream queue entries of held_by's holding it */
+	unsigned refs;                  /* private */
+	unsigned queued;                /* private: stream queue entries of held_by's holding it */
 	struct kb_http_server *held_by; /* private: the server counting it held */
 	size_t len;
 	char data[];

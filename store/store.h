@@ -305,24 +305,24 @@ int store_ledger_put_node(store_ledger_t *l, const struct store_node_cap *c);
 /*
  * GPU-seconds of the rows overlapping [since, until) (both required), each
  * clipped to it, an open row lasting until open_end, to cb; strings
- * borrowed for the call. store_ledger_clipped: one call per row (a scan;
- * all fields of the sum set). store_ledger_pod_sums: one call per pod and
- * model, summed in SQL, ordered by namespace, pod and model and read in
- * the order of an index (no sort, memory that does not grow with the
- * pods; queue and node NULL). 0 or -EIO.
+ * borrowed for the call. By kind:
+ * - STORE_LEDGER_ROWS: one call per row (a scan of the table; every field
+ *   of the sum set);
+ * - STORE_LEDGER_TOTALS: the same with model and node only (ns, pod and
+ *   queue NULL), read from a covering index: a quicker scan;
+ * - STORE_LEDGER_PODS: one call per pod and model, summed in SQL, ordered
+ *   by namespace, pod and model and read in the order of that index (no
+ *   sort, memory that does not grow with the pods; queue and node NULL).
+ * 0 or -EIO.
  */
+enum store_ledger_sums { STORE_LEDGER_ROWS, STORE_LEDGER_TOTALS, STORE_LEDGER_PODS };
 struct store_alloc_sum {
 	const char *ns, *pod, *queue, *node, *model;
 	double gpu_seconds;
 };
-int store_ledger_clipped(store_ledger_t *l, int64_t since, int64_t until, int64_t open_end,
-			 void (*cb)(const struct store_alloc_sum *s, void *arg), void *arg);
-/* As store_ledger_clipped with model and node only (ns, pod, queue NULL),
- * read from the covering index: a quicker scan. */
-int store_ledger_totals(store_ledger_t *l, int64_t since, int64_t until, int64_t open_end,
-			void (*cb)(const struct store_alloc_sum *s, void *arg), void *arg);
-int store_ledger_pod_sums(store_ledger_t *l, int64_t since, int64_t until, int64_t open_end,
-			  void (*cb)(const struct store_alloc_sum *s, void *arg), void *arg);
+int store_ledger_sums(store_ledger_t *l, enum store_ledger_sums kind, int64_t since, int64_t until,
+		      int64_t open_end, void (*cb)(const struct store_alloc_sum *s, void *arg),
+		      void *arg);
 /* The rows still open or ended after `since`, to cb, read by the index on
  * their end (not a scan of the ledger: /metrics at each scrape). 0 or
  * -EIO. */

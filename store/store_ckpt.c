@@ -44,8 +44,8 @@ struct store_ckpt {
 	int next_at;    /* WAL size (frames) that queues the next checkpoint */
 	int last_pages; /* WAL size at the last commit */
 	int rc;
-	int log, copied;  /* the last checkpoint's WAL frames, and copied */
-	bool all_copied;  /* it copied the whole WAL as of the last commit */
+	int log, copied; /* the last checkpoint's WAL frames, and copied */
+	bool all_copied; /* it copied the whole WAL as of the last commit */
 	size_t done;
 };
 
@@ -81,7 +81,8 @@ static void ckpt_work(uv_work_t *req)
 	int rc = c->db ? SQLITE_OK : open_checkpointer(c);
 	int log = -1, copied = -1;
 	if (rc == SQLITE_OK)
-		rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
+		rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log,
+					       &copied);
 	pthread_mutex_lock(&c->mu);
 	c->rc = rc;
 	c->log = log;
@@ -113,8 +114,8 @@ static void ckpt_after(uv_work_t *req, int status)
 	else if (status == 0)
 		c->done++;
 	/* no commit since it started (last_pages is the WAL it saw, or less) */
-	c->all_copied = status == 0 && c->rc == SQLITE_OK && c->log >= 0 &&
-			c->copied == c->log && c->log >= c->last_pages;
+	c->all_copied = status == 0 && c->rc == SQLITE_OK && c->log >= 0 && c->copied == c->log &&
+			c->log >= c->last_pages;
 }
 
 static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)

@@ -42,7 +42,8 @@ static bool have_counts(store_t *st)
 				    "SELECT count(*) FROM sqlite_master WHERE name IN"
 				    " ('obj_counts', 'obj_counts_ins', 'obj_counts_del')",
 				    -1, &q, NULL);
-	bool have = rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 3;
+	bool have =
+	    rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 3;
 	sqlite3_finalize(q);
 	return have;
 }
@@ -75,7 +76,8 @@ const char *store__count_sql(const store_t *st, enum store_stmt s)
 		return NULL;
 	switch (s) {
 	case SQ_COUNT_ALL: return "SELECT IFNULL(sum(n), 0) FROM obj_counts WHERE res = ?1";
-	case SQ_COUNT_NS: return "SELECT IFNULL(sum(n), 0) FROM obj_counts WHERE res = ?1 AND ns = ?2";
+	case SQ_COUNT_NS:
+		return "SELECT IFNULL(sum(n), 0) FROM obj_counts WHERE res = ?1 AND ns = ?2";
 	case SQ_COUNT_EACH: return "SELECT res, sum(n) FROM obj_counts GROUP BY res";
 	default: return NULL;
 	}

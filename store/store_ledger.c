@@ -26,8 +26,8 @@ static const char schema[] =
     " sharing TEXT, gpus REAL NOT NULL, detail TEXT,"
     " PRIMARY KEY (host_uid, start)) WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS gpu_alloc_end ON gpu_alloc(end);"
-    /* covering store_ledger_pod_sums (its groups in index order, no sort)
-     * and store_ledger_totals (a scan of narrower rows than the table's) */
+    /* covering store_ledger_sums' PODS (its groups in index order, no sort)
+     * and TOTALS (a scan of narrower rows than the table's) */
     "CREATE INDEX IF NOT EXISTS gpu_alloc_pod"
     " ON gpu_alloc(ns, pod, model, node, start, end, gpus);"
     "CREATE TABLE IF NOT EXISTS gpu_node ("
@@ -337,13 +337,12 @@ static int each_row(store_ledger_t *l, sqlite3_stmt *q,
 
 /* A row's seconds in [?1, ?2), an open row lasting until ?3. */
 #define CLIPPED "gpus * (min(IFNULL(end, ?3), ?2) - max(start, ?1))"
-#define OVERLAPS                                                                              \
-	"IFNULL(end, 9223372036854775807) > ?1 AND start < ?2"                                  \
+#define OVERLAPS                                               \
+	"IFNULL(end, 9223372036854775807) > ?1 AND start < ?2" \
 	" AND min(IFNULL(end, ?3), ?2) > max(start, ?1)"
 
-static int sums(store_ledger_t *l, const char *text, int64_t since, int64_t until,
-		int64_t open_end, bool pods,
-		void (*cb)(const struct store_alloc_sum *s, void *arg), void *arg)
+static int sums(store_ledger_t *l, const char *text, int64_t since, int64_t until, int64_t open_end,
+		bool pods, void (*cb)(const struct store_alloc_sum *s, void *arg), void *arg)
 {
 	if (l->missing)
 		return 0;
@@ -369,33 +368,25 @@ static int sums(store_ledger_t *l, const char *text, int64_t since, int64_t unti
 	return rc == SQLITE_DONE ? 0 : ledger_err(l, rc, "sums");
 }
 
-int store_ledger_clipped(store_ledger_t *l, int64_t since, int64_t until, int64_t open_end,
-			 void (*cb)(const struct store_alloc_sum *s, void *arg), void *arg)
-{
-	/* a scan in key order: for most of the ledger faster than the index */
-	return sums(l,
-		    "SELECT ns, pod, model, " CLIPPED ", queue, node FROM gpu_alloc"
-		    " WHERE " OVERLAPS,
-		    since, until, open_end, false, cb, arg);
-}
+/* store_ledger_sums' statements, by kind */
+static const char *const sums_sql[] = {
+    /* a scan in key order: for most of the ledger faster than an index */
+    [STORE_LEDGER_ROWS] = "SELECT ns, pod, model, " CLIPPED ", queue, node FROM gpu_alloc"
+			  " WHERE " OVERLAPS,
+    [STORE_LEDGER_TOTALS] = "SELECT NULL, NULL, model, " CLIPPED ", NULL, node FROM gpu_alloc"
+			    " INDEXED BY gpu_alloc_pod WHERE " OVERLAPS,
+    [STORE_LEDGER_PODS] = "SELECT ns, pod, model, sum(" CLIPPED ") FROM gpu_alloc"
+			  " INDEXED BY gpu_alloc_pod WHERE " OVERLAPS
+			  " GROUP BY ns, pod, model ORDER BY ns, pod, model",
+};
 
-int store_ledger_totals(store_ledger_t *l, int64_t since, int64_t until, int64_t open_end,
-			void (*cb)(const struct store_alloc_sum *s, void *arg), void *arg)
+int store_ledger_sums(store_ledger_t *l, enum store_ledger_sums kind, int64_t since, int64_t until,
+		      int64_t open_end, void (*cb)(const struct store_alloc_sum *s, void *arg),
+		      void *arg)
 {
-	return sums(l,
-		    "SELECT NULL, NULL, model, " CLIPPED ", NULL, node FROM gpu_alloc"
-		    " INDEXED BY gpu_alloc_pod WHERE " OVERLAPS,
-		    since, until, open_end, false, cb, arg);
-}
-
-int store_ledger_pod_sums(store_ledger_t *l, int64_t since, int64_t until, int64_t open_end,
-			  void (*cb)(const struct store_alloc_sum *s, void *arg), void *arg)
-{
-	return sums(l,
-		    "SELECT ns, pod, model, sum(" CLIPPED ") FROM gpu_alloc"
-		    " INDEXED BY gpu_alloc_pod WHERE " OVERLAPS
-		    " GROUP BY ns, pod, model ORDER BY ns, pod, model",
-		    since, until, open_end, true, cb, arg);
+	if ((unsigned)kind > STORE_LEDGER_PODS)
+		return -EINVAL;
+	return sums(l, sums_sql[kind], since, until, open_end, kind == STORE_LEDGER_PODS, cb, arg);
 }
 
 int store_ledger_each_node(store_ledger_t *l, int64_t since, int64_t until,

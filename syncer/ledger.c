@@ -375,13 +375,13 @@ struct syncer_ledger {
 	struct host_informer *nodes;
 	char tenant[64], queue[128];
 	int64_t retention_s, started, pruned;
-	json_t *written; /* host pod uid -> signature of the row last written */
-	json_t *waiting; /* host pod uid -> host pod whose node was unknown */
-	json_t *open;    /* node uid -> {start, gpus, model} of its open interval */
-	json_t *ends;    /* node uid -> end of its last closed interval */
-	size_t puts;     /* rows written (benchmarks) */
-	char *prices_file;        /* NULL: no costs in GPUUsage */
-	json_t *prices;           /* its figures (syncer_prices_load), NULL: none valid */
+	json_t *written;              /* host pod uid -> signature of the row last written */
+	json_t *waiting;              /* host pod uid -> host pod whose node was unknown */
+	json_t *open;                 /* node uid -> {start, gpus, model} of its open interval */
+	json_t *ends;                 /* node uid -> end of its last closed interval */
+	size_t puts;                  /* rows written (benchmarks) */
+	char *prices_file;            /* NULL: no costs in GPUUsage */
+	json_t *prices;               /* its figures (syncer_prices_load), NULL: none valid */
 	struct timespec prices_mtime; /* of the file read last */
 	off_t prices_size;
 };

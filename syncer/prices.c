@@ -42,10 +42,11 @@ static int prices_from(const json_t *doc, const char *file, json_t *p, char *err
 			json_t *pv;
 			json_object_foreach (v, m, pv) {
 				if (!price_value(pv, &d))
-					return kb_errf(err, len, -EINVAL,
-						       "%s: models.%s: a price per GPU-hour (a number "
-						       ">= 0) is wanted",
-						       file, m);
+					return kb_errf(
+					    err, len, -EINVAL,
+					    "%s: models.%s: a price per GPU-hour (a number "
+					    ">= 0) is wanted",
+					    file, m);
 				json_object_set_new(json_object_get(p, "models"), m, json_real(d));
 			}
 		} else {
@@ -89,8 +90,7 @@ int syncer_prices_load(const char *file, json_t **out, char *err, size_t len)
 
 double syncer_price_of(const json_t *prices, const char *model)
 {
-	json_t *v = model && *model
-			? json_object_get(json_object_get(prices, "models"), model)
-			: NULL;
+	json_t *v =
+	    model && *model ? json_object_get(json_object_get(prices, "models"), model) : NULL;
 	return json_number_value(v ? v : json_object_get(prices, "default"));
 }

@@ -150,8 +150,8 @@ static struct {
 	uv_async_t send;
 	atomic_int rounds;
 	size_t held_max;
-	size_t held_on_abort;   /* when the last stream aborted */
-	long held_after_cut;    /* right after the round that cut a stream; -1 */
+	size_t held_on_abort; /* when the last stream aborted */
+	long held_after_cut;  /* right after the round that cut a stream; -1 */
 } Q;
 
 static void shared_abort(kb_http_req_t *req, void *arg)

@@ -445,12 +445,13 @@ START_TEST(kept_counts)
 	/* a store from before the counts: no table, no triggers */
 	sqlite3 *raw;
 	ck_assert_int_eq(sqlite3_open(db.path, &raw), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(raw,
-				      "DROP TRIGGER obj_counts_ins; DROP TRIGGER obj_counts_del;"
-				      " DROP TABLE obj_counts; INSERT INTO objects"
-				      " SELECT res, 'd', name, rev, data FROM objects WHERE res = '/pods'",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	ck_assert_int_eq(
+	    sqlite3_exec(raw,
+			 "DROP TRIGGER obj_counts_ins; DROP TRIGGER obj_counts_del;"
+			 " DROP TABLE obj_counts; INSERT INTO objects"
+			 " SELECT res, 'd', name, rev, data FROM objects WHERE res = '/pods'",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
 	sqlite3_close(raw);
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
 	st = open_store();
