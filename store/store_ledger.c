@@ -103,9 +103,10 @@ static const char *const sql[LQ__COUNT] = {
 
 struct store_ledger {
 	sqlite3 *db;
-	store_t *st;  /* the writer's store (its health checks); NULL: a reader */
-	bool owned;   /* a read-only connection of our own */
-	bool missing; /* read-only, and the store has no ledger yet */
+	store_t *st;       /* the writer's store (its health checks); NULL: a reader */
+	bool owned;        /* a read-only connection of our own */
+	bool missing;      /* read-only, and the store has no ledger yet */
+	bool no_pod_index; /* read-only, and no gpu_alloc_pod yet */
 	sqlite3_stmt *q[LQ__COUNT];
 };
 
@@ -181,6 +182,11 @@ int store_ledger_open_ro(const char *path, store_ledger_t **out)
 		return -EIO;
 	}
 	l->missing = have < 3;
+	rc = sqlite3_prepare_v2(
+	    l->db, "SELECT count(*) FROM sqlite_master WHERE name = 'gpu_alloc_pod'", -1, &q, NULL);
+	l->no_pod_index =
+	    !(rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 1);
+	sqlite3_finalize(q);
 	if (!l->missing && (rc = prepare(l)) < 0) {
 		store_ledger_close(l);
 		return rc;
@@ -368,16 +374,20 @@ static int sums(store_ledger_t *l, const char *text, int64_t since, int64_t unti
 	return rc == SQLITE_DONE ? 0 : ledger_err(l, rc, "sums");
 }
 
-/* store_ledger_sums' statements, by kind */
-static const char *const sums_sql[] = {
+/* store_ledger_sums' statements, by kind; [1]: for a store whose writer
+ * has not made gpu_alloc_pod yet (an older server: a reader cannot) */
+#define POD_INDEX  " INDEXED BY gpu_alloc_pod"
+#define TOTALS(ix) "SELECT NULL, NULL, model, " CLIPPED ", NULL, node FROM gpu_alloc" ix
+#define PODS(ix)                                                                       \
+	"SELECT ns, pod, model, sum(" CLIPPED ") FROM gpu_alloc" ix " WHERE " OVERLAPS \
+	" GROUP BY ns, pod, model ORDER BY ns, pod, model"
+static const char *const sums_sql[][2] = {
     /* a scan in key order: for most of the ledger faster than an index */
-    [STORE_LEDGER_ROWS] = "SELECT ns, pod, model, " CLIPPED ", queue, node FROM gpu_alloc"
-			  " WHERE " OVERLAPS,
-    [STORE_LEDGER_TOTALS] = "SELECT NULL, NULL, model, " CLIPPED ", NULL, node FROM gpu_alloc"
-			    " INDEXED BY gpu_alloc_pod WHERE " OVERLAPS,
-    [STORE_LEDGER_PODS] = "SELECT ns, pod, model, sum(" CLIPPED ") FROM gpu_alloc"
-			  " INDEXED BY gpu_alloc_pod WHERE " OVERLAPS
-			  " GROUP BY ns, pod, model ORDER BY ns, pod, model",
+    [STORE_LEDGER_ROWS] = {"SELECT ns, pod, model, " CLIPPED ", queue, node FROM gpu_alloc"
+			   " WHERE " OVERLAPS,
+			   NULL},
+    [STORE_LEDGER_TOTALS] = {TOTALS(POD_INDEX) " WHERE " OVERLAPS, TOTALS("") " WHERE " OVERLAPS},
+    [STORE_LEDGER_PODS] = {PODS(POD_INDEX), PODS("")},
 };
 
 int store_ledger_sums(store_ledger_t *l, enum store_ledger_sums kind, int64_t since, int64_t until,
@@ -386,7 +396,8 @@ int store_ledger_sums(store_ledger_t *l, enum store_ledger_sums kind, int64_t si
 {
 	if ((unsigned)kind > STORE_LEDGER_PODS)
 		return -EINVAL;
-	return sums(l, sums_sql[kind], since, until, open_end, kind == STORE_LEDGER_PODS, cb, arg);
+	const char *text = sums_sql[kind][l->no_pod_index && sums_sql[kind][1]];
+	return sums(l, text, since, until, open_end, kind == STORE_LEDGER_PODS, cb, arg);
 }
 
 int store_ledger_each_node(store_ledger_t *l, int64_t since, int64_t until,
