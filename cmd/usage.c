@@ -259,6 +259,13 @@ static bool selected(const struct usage_args *a, const char *name)
 	return false;
 }
 
+/* --by pod without --share-idle: the pods streamed are summed into the
+ * totals as they go (one pass over a shown tenant's ledger, not two). */
+static bool pods_first(const struct usage_args *a)
+{
+	return a->by == BY_POD && !a->share_idle;
+}
+
 static int read_tenant(struct acc *c, const char *name)
 {
 	char dir[2048], path[2100];
@@ -276,8 +283,10 @@ static int read_tenant(struct acc *c, const char *name)
 	int64_t since = c->a->since, until = c->a->until;
 	/* --by pod: the groups are streamed once the totals are known
 	 * (stream_pods), never held */
-	rc = store_ledger_sums(l, c->a->by == BY_POD ? STORE_LEDGER_TOTALS : STORE_LEDGER_ROWS,
-			       since, until, open_end(c), on_row, c);
+	if (!(pods_first(c->a) && c->shown)) /* else stream_pods adds them */
+		rc = store_ledger_sums(l,
+				       c->a->by == BY_POD ? STORE_LEDGER_TOTALS : STORE_LEDGER_ROWS,
+				       since, until, open_end(c), on_row, c);
 	if (!rc && c->shown && c->series)
 		rc = store_ledger_each(l, since, until, on_chart_row, c);
 	if (!rc)
@@ -428,26 +437,17 @@ struct out {
 	const struct usage_args *a;
 	const struct acc *c;
 	const struct cap *cap;
-	const json_t *r; /* the report, items empty */
-	char *json;      /* -o json: the report's text, split at its items */
-	char *json_rest;
-	size_t n; /* items written */
+	json_t *r; /* the report without its items (out_tail) */
+	size_t n;  /* items written */
 };
 
-static const char items_mark[] = "\"items\": []";
-
+/* JSON: the items first (they may be streamed before the totals are
+ * known: --by pod), then the report's other fields (out_tail). */
 static void out_head(struct out *o)
 {
 	const struct usage_args *a = o->a;
 	if (strcmp(a->out, "json") == 0) {
-		o->json = json_dumps(o->r, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-		char *m = o->json ? strstr(o->json, items_mark) : NULL;
-		if (m) { /* "items": [ here the items ] */
-			m += sizeof(items_mark) - 2;
-			*m = '\0';
-			o->json_rest = m + 1;
-			fputs(o->json, stdout);
-		}
+		fputs("{\n  \"items\": [", stdout);
 	} else if (strcmp(a->out, "csv") == 0) {
 		printf("%s,gpu_seconds,gpu_hours,cost,share_of_capacity%s%s\n", by_names[a->by],
 		       a->by == BY_NODE ? ",capacity_gpu_seconds,idle_gpu_seconds" : "",
@@ -633,9 +633,10 @@ static void out_tail(struct out *o)
 	const json_t *idle = json_object_get(r, "idle");
 	double cap = num(r, "capacityGpuSeconds");
 	if (strcmp(a->out, "json") == 0) {
-		if (o->json_rest)
-			printf("%s]%s\n", o->n ? "\n  " : "", o->json_rest);
-		free(o->json);
+		json_object_del(o->r, "items");
+		char *t = json_dumps(o->r, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+		printf("%s],%s\n", o->n ? "\n  " : "", t ? t + 1 : "}"); /* "{" written first */
+		free(t);
 	} else if (strcmp(a->out, "csv") == 0) {
 		if (!a->share_idle) {
 			printf("(idle),%.6f,%.6f,%.6f,%.6f", num(idle, "gpuSeconds"),
@@ -717,6 +718,8 @@ static void on_pod(const struct store_alloc_sum *r, void *arg)
 	}
 	p->secs += r->gpu_seconds;
 	p->cost += r->gpu_seconds / 3600 * price_of(p->c->p, r->model);
+	if (pods_first(p->c->a))
+		on_total(r, p->c);
 }
 
 static int stream_pods(struct out *o, struct acc *c, char **names, size_t n)
@@ -1067,16 +1070,21 @@ int cmd_usage(int argc, char **argv)
 	json_t *v;
 	json_object_foreach (c.nodes, k, v)
 		node_capacity(&c, v, &cap);
-	json_t *r = rc ? NULL : report(&c, &cap);
-	if (r && a.chart && (rc = write_chart(a.chart, &c, &cap)) < 0)
+	/* streamed pods add the totals as they go (pods_first), the report
+	 * follows them; else it comes first (idle's cost to share) */
+	json_t *r = rc || pods_first(&a) ? NULL : report(&c, &cap);
+	if (!rc && a.chart && (rc = write_chart(a.chart, &c, &cap)) < 0)
 		fprintf(stderr, "kubicle usage: %s: %s\n", a.chart, strerror(-rc));
-	if (r && !rc) {
-		struct out o = {.a = &a, .c = &c, .cap = &cap, .r = r};
+	if (!rc) {
+		struct out o = {.a = &a, .c = &c, .cap = &cap};
 		out_head(&o);
 		if (a.by == BY_POD)
 			rc = stream_pods(&o, &c, names, n);
 		else
 			out_groups(&o, &c);
+		if (!r)
+			r = report(&c, &cap);
+		o.r = r;
 		out_tail(&o);
 		if (rc < 0)
 			fprintf(stderr, "kubicle usage: %s\n", strerror(-rc));

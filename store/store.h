@@ -310,9 +310,9 @@ int store_ledger_put_node(store_ledger_t *l, const struct store_node_cap *c);
  *   of the sum set);
  * - STORE_LEDGER_TOTALS: the same with model and node only (ns, pod and
  *   queue NULL), read from a covering index: a quicker scan;
- * - STORE_LEDGER_PODS: one call per pod and model, summed in SQL, ordered
- *   by namespace, pod and model and read in the order of that index (no
- *   sort, memory that does not grow with the pods; queue and node NULL).
+ * - STORE_LEDGER_PODS: one call per pod, model and node, summed in SQL,
+ *   ordered by namespace, pod, model and node and read in the order of that
+ *   index (no sort, memory that does not grow with the pods; queue NULL).
  * 0 or -EIO.
  */
 enum store_ledger_sums { STORE_LEDGER_ROWS, STORE_LEDGER_TOTALS, STORE_LEDGER_PODS };

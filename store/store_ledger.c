@@ -348,7 +348,7 @@ static int each_row(store_ledger_t *l, sqlite3_stmt *q,
 	" AND min(IFNULL(end, ?3), ?2) > max(start, ?1)"
 
 static int sums(store_ledger_t *l, const char *text, int64_t since, int64_t until, int64_t open_end,
-		bool pods, void (*cb)(const struct store_alloc_sum *s, void *arg), void *arg)
+		void (*cb)(const struct store_alloc_sum *s, void *arg), void *arg)
 {
 	if (l->missing)
 		return 0;
@@ -363,11 +363,9 @@ static int sums(store_ledger_t *l, const char *text, int64_t since, int64_t unti
 		struct store_alloc_sum a = {.ns = col(q, 0),
 					    .pod = col(q, 1),
 					    .model = col(q, 2),
-					    .gpu_seconds = sqlite3_column_double(q, 3)};
-		if (!pods) {
-			a.queue = col(q, 4);
-			a.node = col(q, 5);
-		}
+					    .gpu_seconds = sqlite3_column_double(q, 3),
+					    .queue = col(q, 4),
+					    .node = col(q, 5)};
 		cb(&a, arg);
 	}
 	sqlite3_finalize(q);
@@ -378,9 +376,9 @@ static int sums(store_ledger_t *l, const char *text, int64_t since, int64_t unti
  * has not made gpu_alloc_pod yet (an older server: a reader cannot) */
 #define POD_INDEX  " INDEXED BY gpu_alloc_pod"
 #define TOTALS(ix) "SELECT NULL, NULL, model, " CLIPPED ", NULL, node FROM gpu_alloc" ix
-#define PODS(ix)                                                                       \
-	"SELECT ns, pod, model, sum(" CLIPPED ") FROM gpu_alloc" ix " WHERE " OVERLAPS \
-	" GROUP BY ns, pod, model ORDER BY ns, pod, model"
+#define PODS(ix)                                                                                   \
+	"SELECT ns, pod, model, sum(" CLIPPED "), NULL, node FROM gpu_alloc" ix " WHERE " OVERLAPS \
+	" GROUP BY ns, pod, model, node ORDER BY ns, pod, model, node"
 static const char *const sums_sql[][2] = {
     /* a scan in key order: for most of the ledger faster than an index */
     [STORE_LEDGER_ROWS] = {"SELECT ns, pod, model, " CLIPPED ", queue, node FROM gpu_alloc"
@@ -397,7 +395,7 @@ int store_ledger_sums(store_ledger_t *l, enum store_ledger_sums kind, int64_t si
 	if ((unsigned)kind > STORE_LEDGER_PODS)
 		return -EINVAL;
 	const char *text = sums_sql[kind][l->no_pod_index && sums_sql[kind][1]];
-	return sums(l, text, since, until, open_end, kind == STORE_LEDGER_PODS, cb, arg);
+	return sums(l, text, since, until, open_end, cb, arg);
 }
 
 int store_ledger_each_node(store_ledger_t *l, int64_t since, int64_t until,
