@@ -35,8 +35,9 @@ if [ ! -e "$DATA/kubicle.db" ]; then
       "$URL/api/v1/namespaces/default/configmaps?limit=1" |
       python3 -c 'import json,sys; m=json.load(sys.stdin)["metadata"]; print(m.get("remainingItemCount", 0) + 1)' 2>/dev/null || echo 0)
     [ "$have" -ge "$N" ] && break
+    round=$((${round:-0} + 1)) # names of each run apart (loadgen names P-<conn>-<seq>)
     "$LG" -p "$PORT" --cert "$DATA/admin.crt" --key "$DATA/admin.key" -c 8 -d 5 -w 0 -m POST \
-      -u /api/v1/namespaces/default/configmaps --body "$body" --expect 201 | tail -1
+      -u /api/v1/namespaces/default/configmaps --body "$body" --expect 201 --name-prefix "lg$round" | tail -1
   done
   stop
   rm -f "$body"

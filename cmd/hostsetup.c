@@ -36,11 +36,21 @@ static bool ours(const json_t *obj, const struct tenant *t)
 	return v && strcmp(v, t->name) == 0;
 }
 
+/* An object Kubicle shares between its tenants (the ClusterRole
+ * kubicle-syncer-nodes): managed by Kubicle, no tenant's label. */
+static bool shared_ours(const json_t *obj)
+{
+	const json_t *l = json_object_get(json_object_get(obj, "metadata"), "labels");
+	const char *m = json_string_value(json_object_get(l, MANAGED));
+	return m && strcmp(m, "kubicle") == 0 && !json_object_get(l, LABEL);
+}
+
 /*
  * POSTs obj (stolen) to `collection`. *made: true when created now or found
  * carrying our label (so it is ours to delete), false when it existed
  * without (someone else's; kept). `keep` (may be NULL) names a field that an
- * existing object of ours is brought back to (a Role's rules written by an
+ * existing object of ours, or one Kubicle shares between tenants, is
+ * brought back to (a Role's or the shared ClusterRole's rules written by an
  * older Kubicle). 0 or -EIO with err set.
  */
 static int ensure(hostapi_t *h, const struct tenant *t, const char *collection, const char *name,
@@ -78,7 +88,8 @@ static int ensure(hostapi_t *h, const struct tenant *t, const char *collection, 
 		goto out;
 	}
 	*made = ours(resp, t);
-	if (*made && want && !json_equal(json_object_get(resp, keep), want)) {
+	if ((*made || shared_ours(resp)) && want &&
+	    !json_equal(json_object_get(resp, keep), want)) {
 		json_t *patch = json_pack("{s:O}", keep, want);
 		json_decref(resp);
 		resp = NULL;

@@ -18,6 +18,7 @@
 
 #include <openssl/ssl.h>
 
+#include "cmd/usage.h"
 #include "cmd/users.h"
 #include "proxy/controllers/controllers.h"
 #include "lib/addrfilter.h"
@@ -49,7 +50,7 @@
 	"                [--pod-dns IP|SERVICE] [--api-service SERVICE]\n"                  \
 	"                [--egress-allow CIDR]...\n"                                        \
 	"                [--dns-clients pods|any]\n"                                        \
-	"                [--gpu-ledger-retention D]\n"                                      \
+	"                [--gpu-ledger-retention D] [--gpu-prices FILE]\n"                  \
 	"      Serve the Kubernetes API for one tenant from DIR (created on first start:\n" \
 	"      SQLite store, CA, serving certificate, admin credential, DIR/kubeconfig).\n" \
 	"      --listen defaults to 127.0.0.1:6443; port 0 picks a free port.\n"            \
@@ -86,7 +87,10 @@
 	"      the host API server's addresses only when a prefix inside them names\n"      \
 	"      them (e.g. 127.0.0.1/32). Repeatable. docs/egress.md.\n"                     \
 	"      --gpu-ledger-retention: how long the GPU allocation ledger keeps an\n"       \
-	"      interval after it ended (default 400d; docs/finops.md).\n"
+	"      interval after it ended (default 400d; docs/finops.md).\n"                   \
+	"      --gpu-prices: the platform's GPU price file (default\n"                      \
+	"      $KUBICLE_HOME/prices.yaml when there): the tenant's GPUUsage objects\n"      \
+	"      show costs at its prices, read again when it changes.\n"
 
 const char serve_usage[] = SERVE_USAGE;
 /* `kubicle serve --help` */
@@ -183,6 +187,7 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 	    {"egress-allow", required_argument, NULL, 'e'},
 	    {"dns-clients", required_argument, NULL, 'G'},
 	    {"gpu-ledger-retention", required_argument, NULL, 'R'},
+	    {"gpu-prices", required_argument, NULL, 'g'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -232,6 +237,7 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 				return -EINVAL;
 			}
 			break;
+		case 'g': a->host.gpu_prices_file = optarg; break;
 		case 'K': a->host.host_kubeconfig = optarg; break;
 		case 'N': a->host.host_namespace = optarg; break;
 		case 'T': a->host.tenant = optarg; break;
@@ -276,6 +282,9 @@ static int parse_serve(int argc, char **argv, const char *usage, struct serve_ar
 	}
 	if (!a->pki_dir)
 		a->pki_dir = a->data_dir;
+	static char prices[4096];
+	if (!a->host.gpu_prices_file)
+		a->host.gpu_prices_file = usage_default_prices(prices, sizeof(prices), false);
 	return 0;
 }
 

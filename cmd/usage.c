@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/home.h"
 #include "cmd/usage.h"
@@ -37,6 +38,7 @@
 #include "lib/json.h"
 #include "lib/util.h"
 #include "store/store.h"
+#include "syncer/syncer.h"
 
 /* A store whose seen mark is this recent belongs to a live syncer (it
  * marks every 30 s: syncer.c's resync). */
@@ -76,7 +78,8 @@ struct acc {
 	json_t *nodes;       /* node uid -> [[start, end, gpus, model, name]...] */
 	json_t *series;      /* chart: tenant -> {bucket -> GPU-seconds} */
 	double allocated;    /* GPU-seconds, every tenant */
-	size_t rows;
+	double idle_cost;    /* report(): idle capacity's cost */
+	double all_cost;     /* report(): every tenant's allocations' cost */
 };
 
 static double price_of(const struct prices *p, const char *model)
@@ -85,68 +88,22 @@ static double price_of(const struct prices *p, const char *model)
 	return v ? json_number_value(v) : p->dflt;
 }
 
-/* A price: a YAML number (kb_yaml_load may give it as a string). */
-static bool price_value(const json_t *v, double *out)
-{
-	char *end;
-	if (json_is_number(v))
-		*out = json_number_value(v);
-	else if (json_is_string(v) && *json_string_value(v))
-		*out = strtod(json_string_value(v), &end), v = *end ? NULL : v;
-	else
-		return false;
-	return v && *out >= 0 && *out < 1e9;
-}
-
+/* The price file's figures (syncer_prices_load: one parser for the
+ * reports and the tenants' own GPUUsage costs). */
 static int load_prices(const char *file, struct prices *p, char *err, size_t len)
 {
 	snprintf(p->currency, sizeof(p->currency), "USD");
 	p->models = json_object();
 	if (!file)
 		return 0;
-	FILE *f = fopen(file, "r");
-	if (!f)
-		return kb_errf(err, len, -errno, "%s: %s", file, strerror(errno));
-	char buf[65536];
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char yerr[200] = "";
-	json_t *doc = kb_yaml_load(buf, n, yerr, sizeof(yerr));
-	if (!json_is_object(doc)) {
-		json_decref(doc);
-		return kb_errf(err, len, -EINVAL, "%s: not a YAML mapping %s", file, yerr);
-	}
-	const char *k;
-	json_t *v;
-	json_object_foreach (doc, k, v) {
-		if (strcmp(k, "currency") == 0 && json_is_string(v)) {
-			snprintf(p->currency, sizeof(p->currency), "%s", json_string_value(v));
-		} else if (strcmp(k, "default") == 0 && price_value(v, &p->dflt)) {
-		} else if (strcmp(k, "models") == 0 && json_is_object(v)) {
-			const char *m;
-			json_t *pv;
-			json_object_foreach (v, m, pv) {
-				double price;
-				if (!price_value(pv, &price)) {
-					kb_errf(
-					    err, len, -EINVAL,
-					    "%s: models.%s: a price per GPU-hour (a number >= 0) "
-					    "is wanted",
-					    file, m);
-					json_decref(doc); /* m was its */
-					return -EINVAL;
-				}
-				json_object_set_new(p->models, m, json_real(price));
-			}
-		} else {
-			kb_errf(err, len, -EINVAL,
-				"%s: unknown or bad key \"%s\" (currency, default, models)", file,
-				k);
-			json_decref(doc); /* k was its */
-			return -EINVAL;
-		}
-	}
+	json_t *doc = NULL;
+	int rc = syncer_prices_load(file, &doc, err, len);
+	if (rc < 0)
+		return rc;
+	json_object_update(p->models, json_object_get(doc, "models"));
+	p->dflt = json_number_value(json_object_get(doc, "default"));
+	snprintf(p->currency, sizeof(p->currency), "%s",
+		 json_string_value(json_object_get(doc, "currency")));
 	json_decref(doc);
 	p->set = true;
 	return 0;
@@ -221,7 +178,41 @@ static int64_t open_end(const struct acc *c)
 	return c->now_live ? c->a->now : c->seen;
 }
 
-static void on_alloc(const struct store_alloc *r, void *arg)
+/* Every tenant's allocations, by model and node. */
+static void on_total(const struct store_alloc_sum *r, struct acc *c)
+{
+	c->allocated += r->gpu_seconds;
+	add_num(c->model_alloc, r->model ? r->model : "", r->gpu_seconds);
+	add_num(c->node_alloc, r->node ? r->node : "-", r->gpu_seconds);
+}
+
+/* A group's GPU-seconds and cost, one model at a time. */
+static void group_add(const struct acc *c, json_t *g, const struct store_alloc_sum *r)
+{
+	add_num(g, "gpuSeconds", r->gpu_seconds);
+	add_num(g, "cost", r->gpu_seconds / 3600 * price_of(c->p, r->model));
+}
+
+/* A row: every tenant's totals, and the shown tenants' groups. */
+static void on_row(const struct store_alloc_sum *r, void *arg)
+{
+	struct acc *c = arg;
+	on_total(r, c);
+	if (!c->shown || c->a->by == BY_POD)
+		return;
+	struct store_alloc a = {.ns = r->ns, .pod = r->pod, .queue = r->queue, .node = r->node};
+	char key[512];
+	group_key(c, &a, key, sizeof(key));
+	json_t *g = json_object_get(c->groups, key);
+	if (!g) {
+		g = group_new(c, &a);
+		json_object_set_new(c->groups, key, g);
+	}
+	group_add(c, g, r);
+}
+
+/* The chart's buckets need each interval (only with --chart). */
+static void on_chart_row(const struct store_alloc *r, void *arg)
 {
 	struct acc *c = arg;
 	int64_t end = r->end ? r->end : open_end(c);
@@ -229,29 +220,10 @@ static void on_alloc(const struct store_alloc *r, void *arg)
 	int64_t to = end < c->a->until ? end : c->a->until;
 	if (to <= from)
 		return;
-	double secs = r->gpus * (double)(to - from);
-	const char *model = r->model ? r->model : "";
-	c->allocated += secs;
-	c->rows++;
-	add_num(c->model_alloc, model, secs);
-	add_num(c->node_alloc, r->node ? r->node : "-", secs);
-	if (!c->shown)
-		return;
-	char key[512];
-	group_key(c, r, key, sizeof(key));
-	json_t *g = json_object_get(c->groups, key);
-	if (!g) {
-		g = group_new(c, r);
-		json_object_set_new(c->groups, key, g);
-	}
-	add_num(g, "gpuSeconds", secs);
-	add_num(g, "cost", secs / 3600 * price_of(c->p, model));
-	if (c->series) {
-		json_t *s = json_object_get(c->series, c->tenant);
-		if (!s)
-			json_object_set_new(c->series, c->tenant, s = json_object());
-		chart_add(c, s, from, to, r->gpus);
-	}
+	json_t *s = json_object_get(c->series, c->tenant);
+	if (!s)
+		json_object_set_new(c->series, c->tenant, s = json_object());
+	chart_add(c, s, from, to, r->gpus);
 }
 
 static void on_node(const struct store_node_cap *n, void *arg)
@@ -287,6 +259,13 @@ static bool selected(const struct usage_args *a, const char *name)
 	return false;
 }
 
+/* --by pod without --share-idle: the pods streamed are summed into the
+ * totals as they go (one pass over a shown tenant's ledger, not two). */
+static bool pods_first(const struct usage_args *a)
+{
+	return a->by == BY_POD && !a->share_idle;
+}
+
 static int read_tenant(struct acc *c, const char *name)
 {
 	char dir[2048], path[2100];
@@ -301,9 +280,17 @@ static int read_tenant(struct acc *c, const char *name)
 	c->shown = selected(c->a, name);
 	c->seen = store_ledger_seen(l);
 	c->now_live = c->a->now - c->seen <= SEEN_FRESH;
-	rc = store_ledger_each(l, c->a->since, c->a->until, on_alloc, c);
+	int64_t since = c->a->since, until = c->a->until;
+	/* --by pod: the groups are streamed once the totals are known
+	 * (stream_pods), never held */
+	if (!(pods_first(c->a) && c->shown)) /* else stream_pods adds them */
+		rc = store_ledger_sums(l,
+				       c->a->by == BY_POD ? STORE_LEDGER_TOTALS : STORE_LEDGER_ROWS,
+				       since, until, open_end(c), on_row, c);
+	if (!rc && c->shown && c->series)
+		rc = store_ledger_each(l, since, until, on_chart_row, c);
 	if (!rc)
-		rc = store_ledger_each_node(l, c->a->since, c->a->until, on_node, c);
+		rc = store_ledger_each_node(l, since, until, on_node, c);
 	store_ledger_close(l);
 	return rc;
 }
@@ -382,18 +369,40 @@ static double r6(double v)
 	return round(v * 1e6) / 1e6;
 }
 
+/* One line of the report: a group's labels (borrowed; NULL when not one
+ * of its labels) and figures. */
+struct item {
+	const char *key, *tenant, *ns, *pod, *queue, *node;
+	double secs, cost;
+};
+
+/* The item of group g (c->groups' value, borrowed). */
+static struct item item_of(const json_t *g, const char *key)
+{
+	return (struct item){.key = key,
+			     .tenant = json_string_value(json_object_get(g, "tenant")),
+			     .ns = json_string_value(json_object_get(g, "namespace")),
+			     .pod = json_string_value(json_object_get(g, "pod")),
+			     .queue = json_string_value(json_object_get(g, "queue")),
+			     .node = json_string_value(json_object_get(g, "node")),
+			     .secs = json_number_value(json_object_get(g, "gpuSeconds")),
+			     .cost = json_number_value(json_object_get(g, "cost"))};
+}
+
+/* The report without its items (c->groups, or streamed: stream_pods);
+ * sets c->idle_cost and c->all_cost for item_finish. */
 static json_t *report(struct acc *c, struct cap *cap)
 {
 	const struct usage_args *a = c->a;
 	double idle = cap->total - c->allocated;
-	double idle_cost = 0;
 	const char *k;
 	json_t *v;
 	json_t *models = json_array();
+	c->idle_cost = 0;
 	json_object_foreach (cap->by_model, k, v) {
 		double alloc = json_number_value(json_object_get(c->model_alloc, k));
 		double mi = json_number_value(v) - alloc;
-		idle_cost += mi / 3600 * price_of(c->p, k);
+		c->idle_cost += mi / 3600 * price_of(c->p, k);
 		json_array_append_new(models,
 				      json_pack("{s:s,s:f,s:f,s:f,s:f}", "model", k,
 						"capacityGpuSeconds", r6(json_number_value(v)),
@@ -403,62 +412,18 @@ static json_t *report(struct acc *c, struct cap *cap)
 	/* allocations on a model no node of the window reports (a node the
 	 * ledger never saw) have no capacity, so no idle; idle is shared in
 	 * proportion to the cost of every tenant's allocations */
-	double all_cost = 0;
+	c->all_cost = 0;
 	json_object_foreach (c->model_alloc, k, v)
-		all_cost += json_number_value(v) / 3600 * price_of(c->p, k);
-	json_t *items = json_array();
-	const char **keys = malloc((json_object_size(c->groups) + 1) * sizeof(*keys));
-	size_t n = 0;
-	json_object_foreach (c->groups, k, v)
-		keys[n++] = k;
-	qsort(keys, n, sizeof(*keys), strcmp_ptr);
-	for (size_t i = 0; i < n; i++) {
-		json_t *g = json_object_get(c->groups, keys[i]);
-		double secs = json_number_value(json_object_get(g, "gpuSeconds"));
-		double cost = json_number_value(json_object_get(g, "cost"));
-		json_object_set_new(g, "key", json_string(keys[i]));
-		json_object_set_new(g, "gpuSeconds", json_real(r6(secs)));
-		json_object_set_new(g, "gpuHours", json_real(r6(secs / 3600)));
-		json_object_set_new(g, "shareOfCapacity",
-				    json_real(cap->total > 0 ? r6(secs / cap->total) : 0));
-		if (a->by == BY_NODE) {
-			double ns = json_number_value(json_object_get(cap->by_node, keys[i]));
-			json_object_set_new(g, "capacityGpuSeconds", json_real(r6(ns)));
-			json_object_set_new(g, "idleGpuSeconds", json_real(r6(ns - secs)));
-		}
-		if (a->share_idle) {
-			double part = all_cost > 0 ? idle_cost * cost / all_cost : 0;
-			json_object_set_new(g, "idleCost", json_real(r6(part)));
-			cost += part;
-		}
-		json_object_set_new(g, "cost", json_real(r6(cost)));
-		json_array_append(items, g);
-	}
-	free(keys);
+		c->all_cost += json_number_value(v) / 3600 * price_of(c->p, k);
 	char since[32], until[32];
 	kb_time_rfc3339((time_t)a->since, since, sizeof(since));
 	kb_time_rfc3339((time_t)a->until, until, sizeof(until));
 	return json_pack(
-	    "{s:s,s:s,s:s,s:s,s:b,s:s,s:f,s:f,s:{s:f,s:f,s:f,s:b},s:o,s:o}", "kind", "GPUUsage",
+	    "{s:s,s:s,s:s,s:s,s:b,s:s,s:f,s:f,s:{s:f,s:f,s:f,s:b},s:o,s:[]}", "kind", "GPUUsage",
 	    "since", since, "until", until, "by", by_names[a->by], "shareIdle", a->share_idle,
 	    "currency", c->p->currency, "capacityGpuSeconds", r6(cap->total), "allocatedGpuSeconds",
 	    r6(c->allocated), "idle", "gpuSeconds", r6(idle), "gpuHours", r6(idle / 3600), "cost",
-	    r6(idle_cost), "shared", a->share_idle, "models", models, "items", items);
-}
-
-static void csv_field(const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
+	    r6(c->idle_cost), "shared", a->share_idle, "models", models, "items");
 }
 
 static double num(const json_t *o, const char *k)
@@ -466,57 +431,323 @@ static double num(const json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
-static void print_csv(const json_t *r, const struct usage_args *a)
+/* ---- output: a head, the items one at a time, a tail ------------------------------- */
+
+struct out {
+	const struct usage_args *a;
+	const struct acc *c;
+	const struct cap *cap;
+	json_t *r; /* the report without its items (out_tail) */
+	size_t n;  /* items written */
+};
+
+/* JSON: the items first (they may be streamed before the totals are
+ * known: --by pod), then the report's other fields (out_tail). */
+static void out_head(struct out *o)
 {
-	bool node = a->by == BY_NODE;
-	printf("%s,gpu_seconds,gpu_hours,cost,share_of_capacity%s%s\n", by_names[a->by],
-	       node ? ",capacity_gpu_seconds,idle_gpu_seconds" : "",
-	       a->share_idle ? ",idle_cost" : "");
-	size_t i;
-	json_t *g;
-	json_array_foreach (json_object_get(r, "items"), i, g) {
-		csv_field(json_string_value(json_object_get(g, "key")));
-		printf(",%.6f,%.6f,%.6f,%.6f", num(g, "gpuSeconds"), num(g, "gpuHours"),
-		       num(g, "cost"), num(g, "shareOfCapacity"));
-		if (node)
-			printf(",%.6f,%.6f", num(g, "capacityGpuSeconds"),
-			       num(g, "idleGpuSeconds"));
-		if (a->share_idle)
-			printf(",%.6f", num(g, "idleCost"));
-		putchar('\n');
-	}
-	const json_t *idle = json_object_get(r, "idle");
-	double cap = num(r, "capacityGpuSeconds");
-	if (!a->share_idle) {
-		printf("(idle),%.6f,%.6f,%.6f,%.6f", num(idle, "gpuSeconds"), num(idle, "gpuHours"),
-		       num(idle, "cost"), cap > 0 ? num(idle, "gpuSeconds") / cap : 0);
-		if (node)
-			printf(",,");
-		putchar('\n');
+	const struct usage_args *a = o->a;
+	if (strcmp(a->out, "json") == 0) {
+		fputs("{\n  \"items\": [", stdout);
+	} else if (strcmp(a->out, "csv") == 0) {
+		printf("%s,gpu_seconds,gpu_hours,cost,share_of_capacity%s%s\n", by_names[a->by],
+		       a->by == BY_NODE ? ",capacity_gpu_seconds,idle_gpu_seconds" : "",
+		       a->share_idle ? ",idle_cost" : "");
+	} else {
+		printf("%-40s %12s %12s %8s%s\n", "KEY", "GPU-HOURS", "COST", "SHARE",
+		       a->by == BY_NODE ? "     IDLE-HOURS" : "");
 	}
 }
 
-static void print_table(const json_t *r, const struct usage_args *a)
+/* One item's line, built in memory and written at once (a million lines
+ * for --by pod: no printf per field). */
+struct line {
+	char b[2048];
+	size_t n;
+};
+
+static void lput(struct line *l, const char *s, size_t n)
 {
-	const char *cur = json_string_value(json_object_get(r, "currency"));
-	printf("%-40s %12s %12s %8s%s\n", "KEY", "GPU-HOURS", "COST", "SHARE",
-	       a->by == BY_NODE ? "     IDLE-HOURS" : "");
-	size_t i;
-	json_t *g;
-	json_array_foreach (json_object_get(r, "items"), i, g) {
-		printf("%-40s %12.3f %8.2f %-3s %7.2f%%",
-		       json_string_value(json_object_get(g, "key")), num(g, "gpuHours"),
-		       num(g, "cost"), cur, 100 * num(g, "shareOfCapacity"));
-		if (a->by == BY_NODE)
-			printf(" %14.3f", num(g, "idleGpuSeconds") / 3600);
-		putchar('\n');
+	if (l->n + n < sizeof(l->b)) {
+		memcpy(l->b + l->n, s, n);
+		l->n += n;
 	}
+}
+
+static void lstr(struct line *l, const char *s)
+{
+	lput(l, s, strlen(s));
+}
+
+/* v rounded to the millionth, as %.6f would write it; json: trailing
+ * zeros dropped but one (jansson's look of a real). */
+static void lnum(struct line *l, double v, bool json)
+{
+	char b[48], *e = b + sizeof(b), *p = e;
+	long long m = llround(v * 1e6);
+	unsigned long long u = m < 0 ? (unsigned long long)-m : (unsigned long long)m;
+	for (int k = 0; k < 6; k++, u /= 10)
+		*--p = (char)('0' + u % 10);
+	*--p = '.';
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	if (m < 0)
+		*--p = '-';
+	int n = (int)(e - p);
+	memmove(b, p, (size_t)n);
+	if (json)
+		while (n > 2 && b[n - 1] == '0' && b[n - 2] != '.')
+			n--;
+	lput(l, b, (size_t)n);
+}
+
+/* A string as JSON: names are DNS labels, written as they are; anything
+ * else escaped by jansson. */
+static void ljson_str(struct line *l, const char *s)
+{
+	if (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-./_") ==
+	    strlen(s)) {
+		lput(l, "\"", 1);
+		lstr(l, s);
+		lput(l, "\"", 1);
+		return;
+	}
+	json_t *j = json_string(s);
+	char *t = json_dumps(j, JSON_ENCODE_ANY);
+	lstr(l, t ? t : "\"\"");
+	free(t);
+	json_decref(j);
+}
+
+static void ljson_field(struct line *l, const char *k, const char *v)
+{
+	if (!v)
+		return;
+	lstr(l, ",\n      \"");
+	lstr(l, k);
+	lstr(l, "\": ");
+	ljson_str(l, v);
+}
+
+static void ljson_num(struct line *l, const char *k, double v)
+{
+	lstr(l, ",\n      \"");
+	lstr(l, k);
+	lstr(l, "\": ");
+	lnum(l, v, true);
+}
+
+static void lcsv(struct line *l, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		lstr(l, s);
+		return;
+	}
+	lput(l, "\"", 1);
+	for (; *s; s++) {
+		if (*s == '"')
+			lput(l, "\"", 1);
+		lput(l, s, 1);
+	}
+	lput(l, "\"", 1);
+}
+
+static void out_json(struct line *l, const struct out *o, const struct item *i, double cost,
+		     double share, double cap_secs, double idle_part)
+{
+	lstr(l, o->n ? ",\n    {\n      \"key\": " : "\n    {\n      \"key\": ");
+	ljson_str(l, i->key);
+	ljson_field(l, "tenant", i->tenant);
+	ljson_field(l, "namespace", i->ns);
+	ljson_field(l, "pod", i->pod);
+	ljson_field(l, "queue", i->queue);
+	ljson_field(l, "node", i->node);
+	ljson_num(l, "gpuSeconds", i->secs);
+	ljson_num(l, "gpuHours", i->secs / 3600);
+	ljson_num(l, "cost", cost);
+	ljson_num(l, "shareOfCapacity", share);
+	if (o->a->by == BY_NODE) {
+		ljson_num(l, "capacityGpuSeconds", cap_secs);
+		ljson_num(l, "idleGpuSeconds", cap_secs - i->secs);
+	}
+	if (o->a->share_idle)
+		ljson_num(l, "idleCost", idle_part);
+	lstr(l, "\n    }");
+}
+
+static void out_csv(struct line *l, const struct out *o, const struct item *i, double cost,
+		    double share, double cap_secs, double idle_part)
+{
+	double v[] = {i->secs, i->secs / 3600, cost, share, cap_secs, cap_secs - i->secs};
+	lcsv(l, i->key);
+	for (size_t k = 0; k < 6; k++) {
+		if (k >= 4 && o->a->by != BY_NODE)
+			break;
+		lput(l, ",", 1);
+		lnum(l, v[k], false);
+	}
+	if (o->a->share_idle) {
+		lput(l, ",", 1);
+		lnum(l, idle_part, false);
+	}
+	lput(l, "\n", 1);
+}
+
+/* Writes item i: figures rounded to the millionth, its share of capacity,
+ * its node's idle (--by node) and its part of idle's cost (--share-idle). */
+static void out_item(struct out *o, const struct item *i)
+{
+	const struct usage_args *a = o->a;
+	bool node = a->by == BY_NODE;
+	double cap_secs = node ? json_number_value(json_object_get(o->cap->by_node, i->key)) : 0;
+	double share = o->cap->total > 0 ? i->secs / o->cap->total : 0;
+	double idle_part = 0, cost = i->cost;
+	if (a->share_idle) {
+		idle_part = o->c->all_cost > 0 ? o->c->idle_cost * cost / o->c->all_cost : 0;
+		cost += idle_part;
+	}
+	struct line l = {.n = 0};
+	if (strcmp(a->out, "json") == 0) {
+		out_json(&l, o, i, cost, share, cap_secs, idle_part);
+	} else if (strcmp(a->out, "csv") == 0) {
+		out_csv(&l, o, i, cost, share, cap_secs, idle_part);
+	} else {
+		l.n = (size_t)snprintf(l.b, sizeof(l.b), "%-40s %12.3f %8.2f %-3s %7.2f%%", i->key,
+				       r6(i->secs / 3600), r6(cost), o->c->p->currency,
+				       100 * r6(share));
+		if (l.n >= sizeof(l.b))
+			l.n = sizeof(l.b) - 1;
+		if (node)
+			l.n += (size_t)snprintf(l.b + l.n, sizeof(l.b) - l.n, " %14.3f",
+						r6(cap_secs - i->secs) / 3600);
+		lput(&l, "\n", 1);
+	}
+	fwrite(l.b, 1, l.n, stdout);
+	o->n++;
+}
+
+static void out_tail(struct out *o)
+{
+	const struct usage_args *a = o->a;
+	const json_t *r = o->r;
 	const json_t *idle = json_object_get(r, "idle");
 	double cap = num(r, "capacityGpuSeconds");
-	printf("%-40s %12.3f %8.2f %-3s %7.2f%%%s\n",
-	       a->share_idle ? "(idle, shared above)" : "(idle)", num(idle, "gpuHours"),
-	       num(idle, "cost"), cur, cap > 0 ? 100 * num(idle, "gpuSeconds") / cap : 0.0, "");
-	printf("%-40s %12.3f\n", "(capacity)", cap / 3600);
+	if (strcmp(a->out, "json") == 0) {
+		json_object_del(o->r, "items");
+		char *t = json_dumps(o->r, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+		printf("%s],%s\n", o->n ? "\n  " : "", t ? t + 1 : "}"); /* "{" written first */
+		free(t);
+	} else if (strcmp(a->out, "csv") == 0) {
+		if (!a->share_idle) {
+			printf("(idle),%.6f,%.6f,%.6f,%.6f", num(idle, "gpuSeconds"),
+			       num(idle, "gpuHours"), num(idle, "cost"),
+			       cap > 0 ? num(idle, "gpuSeconds") / cap : 0);
+			if (a->by == BY_NODE)
+				printf(",,");
+			putchar('\n');
+		}
+	} else {
+		const char *cur = json_string_value(json_object_get(r, "currency"));
+		printf("%-40s %12.3f %8.2f %-3s %7.2f%%%s\n",
+		       a->share_idle ? "(idle, shared above)" : "(idle)", num(idle, "gpuHours"),
+		       num(idle, "cost"), cur, cap > 0 ? 100 * num(idle, "gpuSeconds") / cap : 0.0,
+		       "");
+		printf("%-40s %12.3f\n", "(capacity)", cap / 3600);
+	}
+}
+
+/* The items of c->groups, in key order. */
+static void out_groups(struct out *o, const struct acc *c)
+{
+	const char *k;
+	json_t *v;
+	const char **keys = malloc((json_object_size(c->groups) + 1) * sizeof(*keys));
+	size_t n = 0;
+	json_object_foreach (c->groups, k, v)
+		keys[n++] = k;
+	qsort(keys, n, sizeof(*keys), strcmp_ptr);
+	for (size_t i = 0; i < n; i++) {
+		struct item it = item_of(json_object_get(c->groups, keys[i]), keys[i]);
+		out_item(o, &it);
+	}
+	free(keys);
+}
+
+/* --by pod: one pod at a time from each tenant's ledger, in the order of
+ * tenant, namespace and pod, the pod's models summed. */
+struct pod_stream {
+	struct acc *c;
+	struct out *o;
+	bool have;
+	char ns[256], pod[256], key[600];
+	double secs, cost;
+};
+
+static void pod_flush(struct pod_stream *p)
+{
+	if (!p->have)
+		return;
+	struct item it = {.key = p->key,
+			  .tenant = p->c->tenant,
+			  .ns = p->ns,
+			  .pod = p->pod,
+			  .secs = p->secs,
+			  .cost = p->cost};
+	out_item(p->o, &it);
+	p->have = false;
+}
+
+static void on_pod(const struct store_alloc_sum *r, void *arg)
+{
+	struct pod_stream *p = arg;
+	if (p->have && (strcmp(r->ns, p->ns) != 0 || strcmp(r->pod, p->pod) != 0))
+		pod_flush(p);
+	if (!p->have) { /* names of at most 253 bytes (kube's), tenants of 40 */
+		size_t t = strlen(p->c->tenant), nl = strlen(r->ns), pl = strlen(r->pod);
+		if (nl >= sizeof(p->ns) || pl >= sizeof(p->pod) || t > 64)
+			return;
+		memcpy(p->ns, r->ns, nl + 1);
+		memcpy(p->pod, r->pod, pl + 1);
+		memcpy(p->key, p->c->tenant, t);
+		p->key[t] = '/';
+		memcpy(p->key + t + 1, r->ns, nl);
+		p->key[t + 1 + nl] = '/';
+		memcpy(p->key + t + 2 + nl, r->pod, pl + 1);
+		p->secs = p->cost = 0;
+		p->have = true;
+	}
+	p->secs += r->gpu_seconds;
+	p->cost += r->gpu_seconds / 3600 * price_of(p->c->p, r->model);
+	if (pods_first(p->c->a))
+		on_total(r, p->c);
+}
+
+static int stream_pods(struct out *o, struct acc *c, char **names, size_t n)
+{
+	qsort(names, n, sizeof(*names), strcmp_ptr);
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (!selected(c->a, names[i]))
+			continue;
+		char dir[2048], path[2100];
+		store_ledger_t *l;
+		if ((rc = home_tenant_dir(names[i], dir, sizeof(dir))) < 0)
+			break;
+		snprintf(path, sizeof(path), "%s/kubicle.db", dir);
+		if ((rc = store_ledger_open_ro(path, &l)) < 0) {
+			rc = rc == -ENOENT ? 0 : rc;
+			continue;
+		}
+		c->tenant = names[i];
+		c->seen = store_ledger_seen(l);
+		c->now_live = c->a->now - c->seen <= SEEN_FRESH;
+		struct pod_stream p = {.c = c, .o = o};
+		rc = store_ledger_sums(l, STORE_LEDGER_PODS, c->a->since, c->a->until, open_end(c),
+				       on_pod, &p);
+		pod_flush(&p);
+		store_ledger_close(l);
+	}
+	return rc;
 }
 
 /* ---- the chart ------------------------------------------------------------------- */
@@ -797,6 +1028,9 @@ int cmd_usage(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	struct prices p = {0};
 	char err[512];
+	char dflt[4096];
+	if (!a.prices_file)
+		a.prices_file = usage_default_prices(dflt, sizeof(dflt), true);
 	if ((rc = load_prices(a.prices_file, &p, err, sizeof(err))) < 0) {
 		fprintf(stderr, "kubicle usage: %s\n", err);
 		json_decref(p.models);
@@ -836,20 +1070,24 @@ int cmd_usage(int argc, char **argv)
 	json_t *v;
 	json_object_foreach (c.nodes, k, v)
 		node_capacity(&c, v, &cap);
-	json_t *r = rc ? NULL : report(&c, &cap);
-	if (r && a.chart && (rc = write_chart(a.chart, &c, &cap)) < 0)
+	/* streamed pods add the totals as they go (pods_first), the report
+	 * follows them; else it comes first (idle's cost to share) */
+	json_t *r = rc || pods_first(&a) ? NULL : report(&c, &cap);
+	if (!rc && a.chart && (rc = write_chart(a.chart, &c, &cap)) < 0)
 		fprintf(stderr, "kubicle usage: %s: %s\n", a.chart, strerror(-rc));
-	if (r && !rc) {
-		if (strcmp(a.out, "json") == 0) {
-			char *s = json_dumps(r, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-			if (s)
-				puts(s);
-			free(s);
-		} else if (strcmp(a.out, "csv") == 0) {
-			print_csv(r, &a);
-		} else {
-			print_table(r, &a);
-		}
+	if (!rc) {
+		struct out o = {.a = &a, .c = &c, .cap = &cap};
+		out_head(&o);
+		if (a.by == BY_POD)
+			rc = stream_pods(&o, &c, names, n);
+		else
+			out_groups(&o, &c);
+		if (!r)
+			r = report(&c, &cap);
+		o.r = r;
+		out_tail(&o);
+		if (rc < 0)
+			fprintf(stderr, "kubicle usage: %s\n", strerror(-rc));
 	}
 	json_decref(r);
 	json_decref(cap.by_model);
@@ -859,6 +1097,15 @@ int cmd_usage(int argc, char **argv)
 	home_free_names(names, n);
 	json_decref(p.models);
 	return rc ? 1 : 0;
+}
+
+const char *usage_default_prices(char *buf, size_t len, bool present)
+{
+	char home[4000];
+	if (home_dir(home, sizeof(home)) < 0)
+		return NULL;
+	snprintf(buf, len, "%s/prices.yaml", home);
+	return !present || access(buf, F_OK) == 0 ? buf : NULL;
 }
 
 /* ---- kubicle list's column -------------------------------------------------------- */

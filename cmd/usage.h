@@ -7,6 +7,8 @@
 #ifndef KB_CMD_USAGE_H
 #define KB_CMD_USAGE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The process exit status: 0, 1 (failed), 2 (usage). */
@@ -15,6 +17,9 @@ int cmd_usage(int argc, char **argv);
  * since and until (Unix seconds); 0 when it has no ledger. 0 or a negative
  * errno. */
 int usage_gpu_hours(const char *db, int64_t since, int64_t until, double *out);
+/* $KUBICLE_HOME/prices.yaml (the platform's price file, used when none is
+ * named) in buf; NULL when `present` and it does not exist. */
+const char *usage_default_prices(char *buf, size_t len, bool present);
 /* The first second of the current month (UTC). */
 int64_t usage_month_start(int64_t now);
 

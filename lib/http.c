@@ -194,6 +194,7 @@ struct conn {
 	int status;                   /* of the response started, 0 before */
 	struct sq *sq_head, *sq_tail; /* stream queue (plaintext waiting) */
 	size_t sq_bytes;              /* bytes in it not yet sent */
+	size_t w_held;                /* of srv->stream_held: its wreqs' (0 once closed) */
 	struct dlink blocked;         /* srv->blocked while sq_head */
 	struct dlink pumpl;           /* srv->pumps: its queue goes on from idle_cb */
 	bool pumping;                 /* in sq_pump: writes bypass the batch */
@@ -212,6 +213,8 @@ struct tlist {
 
 struct kb_http_server {
 	uv_loop_t *loop;
+	size_t stream_held, stream_held_peak; /* kb_http_stream_held() */
+	uint64_t streams_cut;                 /* kb_http_streams_cut() */
 	uv_tcp_t listener;
 	uv_timer_t timer;
 	uv_idle_t idle;
@@ -248,7 +251,7 @@ struct kb_http_server {
 struct wreq {
 	uv_write_t req;
 	struct conn *conn;
-	size_t held; /* counted in stream_held (a stream's ciphertext) */
+	size_t held; /* counted in srv->stream_held (a stream's ciphertext) */
 	char data[];
 };
 
@@ -260,13 +263,11 @@ struct sq {
 	size_t off;            /* bytes of the entry sent */
 	size_t total;          /* hl + body + tail */
 	bool tail, end;
-	bool held; /* a stream's: counted in stream_held */
+	bool held; /* a stream's: counted in srv->stream_held */
+	bool own;  /* held, counted per entry: buf is held_by another server */
 	uint8_t hl;
 	char head[24];
 };
-
-/* kb_http_stream_held(): loop thread only, as everything here. */
-static size_t stream_held, stream_held_peak;
 
 static void conn_close(struct conn *c, const char *why);
 static void conn_process(struct conn *c);
@@ -277,6 +278,7 @@ static void sq_pump(struct conn *c);
 static void sq_later(struct conn *c);
 static void sq_drop(struct conn *c);
 static void schedule_trim(kb_http_server_t *srv);
+static void held_add(kb_http_server_t *srv, size_t n);
 
 /* ---- intrusive lists ---- */
 
@@ -420,7 +422,10 @@ static void write_cb(uv_write_t *req, int status)
 {
 	struct wreq *w = kb_container_of(req, struct wreq, req);
 	struct conn *c = w->conn;
-	stream_held -= w->held;
+	/* a closed connection gave its count back when it closed */
+	size_t h = w->held < c->w_held ? w->held : c->w_held;
+	c->w_held -= h;
+	c->srv->stream_held -= h;
 	free(w);
 	c->writes--;
 	if (status < 0) {
@@ -484,7 +489,8 @@ static int write_rest(struct conn *c, const char *data, size_t n)
 		conn_close(c, "uv_write failed");
 		return rc;
 	}
-	stream_held += w->held;
+	held_add(c->srv, w->held);
+	c->w_held += w->held;
 	c->writes++;
 	return 0;
 }
@@ -800,6 +806,10 @@ static void conn_close(struct conn *c, const char *why)
 	if (c->resume.next != &c->resume)
 		dl_remove(&c->resume);
 	sq_drop(c);
+	/* its queued writes are cancelled: their bytes are no longer held for
+	 * it (the stream budget must not close another for them) */
+	c->srv->stream_held -= c->w_held;
+	c->w_held = 0;
 	uv_read_stop((uv_stream_t *)&c->tcp);
 	uv_close((uv_handle_t *)&c->tcp, close_cb);
 }
@@ -1276,16 +1286,21 @@ void kb_http_shared_unref(kb_http_shared_t *s)
 		free(s);
 }
 
-size_t kb_http_stream_held(void)
+size_t kb_http_stream_held(const kb_http_server_t *srv)
 {
-	return stream_held;
+	return srv->stream_held;
 }
 
-static void held_add(size_t n)
+uint64_t kb_http_streams_cut(const kb_http_server_t *srv)
 {
-	stream_held += n;
-	if (stream_held > stream_held_peak)
-		stream_held_peak = stream_held;
+	return srv->streams_cut;
+}
+
+static void held_add(kb_http_server_t *srv, size_t n)
+{
+	srv->stream_held += n;
+	if (srv->stream_held > srv->stream_held_peak)
+		srv->stream_held_peak = srv->stream_held;
 }
 
 /* Appends an entry; 0 or -ENOMEM (the connection is then closing). */
@@ -1304,8 +1319,15 @@ static int sq_push(struct conn *c, kb_http_shared_t *buf, const char *head, size
 	e->end = end;
 	e->buf = buf ? kb_http_shared_ref(buf) : NULL;
 	e->held = c->state == CS_STREAMING; /* a response's body is not a stream's */
-	if (buf && e->held && buf->queued++ == 0)
-		held_add(buf->len);
+	if (buf && e->held) {
+		if (buf->held_by && buf->held_by != c->srv) {
+			e->own = true; /* another server counts it: this one too */
+			held_add(c->srv, buf->len);
+		} else if (buf->queued++ == 0) {
+			buf->held_by = c->srv;
+			held_add(c->srv, buf->len);
+		}
+	}
 	e->total = hl + (buf ? buf->len : 0) + (tail ? 2 : 0);
 	c->sq_bytes += e->total;
 	if (c->sq_tail)
@@ -1329,13 +1351,18 @@ static bool sq_pop(struct conn *c)
 		dl_remove(&c->blocked); /* unlinked: a no-op */
 	}
 	c->sq_bytes -= e->total - e->off;
-	if (e->buf && e->held && --e->buf->queued == 0)
-		stream_held -= e->buf->len;
+	kb_http_server_t *srv = c->srv;
+	if (e->buf && e->held && e->own) {
+		srv->stream_held -= e->buf->len;
+	} else if (e->buf && e->held && --e->buf->queued == 0) {
+		srv->stream_held -= e->buf->len; /* srv is held_by */
+		e->buf->held_by = NULL;
+	}
 	kb_http_shared_unref(e->buf);
 	free(e);
-	if (stream_held == 0 && stream_held_peak > TRIM_AFTER) {
-		stream_held_peak = 0;
-		schedule_trim(c->srv);
+	if (srv->stream_held == 0 && srv->stream_held_peak > TRIM_AFTER) {
+		srv->stream_held_peak = 0;
+		schedule_trim(srv);
 	}
 	return end;
 }
@@ -1443,13 +1470,14 @@ static void sq_pump(struct conn *c)
 /* Past the budget, closes the connections blocked longest. */
 static void sq_budget(kb_http_server_t *srv)
 {
-	while (stream_held > srv->opts.stream_budget && !dl_empty(&srv->blocked)) {
+	while (srv->stream_held > srv->opts.stream_budget && !dl_empty(&srv->blocked)) {
 		struct conn *v = kb_container_of(srv->blocked.next, struct conn, blocked);
 		kb_warn("http",
 			"conn %llu: closing a stream whose reader is too slow (%zu bytes queued; "
 			"%zu held for slow readers, budget %zu)",
-			(unsigned long long)v->id, v->sq_bytes, stream_held,
+			(unsigned long long)v->id, v->sq_bytes, srv->stream_held,
 			srv->opts.stream_budget);
+		srv->streams_cut++;
 		conn_close(v, "stream budget");
 	}
 }

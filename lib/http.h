@@ -151,8 +151,9 @@ int kb_http_stream_cut(kb_http_req_t *req);
  * for a thousand stalled watchers is held once. Loop thread only.
  */
 typedef struct kb_http_shared {
-	unsigned refs;   /* private */
-	unsigned queued; /* private: stream queue entries holding it */
+	unsigned refs;                  /* private */
+	unsigned queued;                /* private: stream queue entries of held_by's holding it */
+	struct kb_http_server *held_by; /* private: the server counting it held */
 	size_t len;
 	char data[];
 } kb_http_shared_t;
@@ -169,11 +170,16 @@ void kb_http_shared_unref(kb_http_shared_t *s);
  * connection is closing (-ECONNRESET also when the stream budget closed it). */
 int kb_http_stream_send(kb_http_req_t *req, kb_http_shared_t *s);
 /*
- * Bytes the process holds for slow stream readers: the shared buffers in
- * stream queues (each counted once, however many streams wait for it) and
- * the ciphertext sealed for streams but not yet taken by their sockets.
+ * Bytes srv holds for slow stream readers: the shared buffers in its
+ * stream queues (each counted once, however many of its streams wait for
+ * it; again by another server whose streams queue it too) and the
+ * ciphertext sealed for its streams but not yet taken by their sockets.
+ * A closed connection's bytes leave the count when it is closed, not when
+ * libuv later gives back its writes. Loop thread only.
  */
-size_t kb_http_stream_held(void);
+size_t kb_http_stream_held(const kb_http_server_t *srv);
+/* Streams srv closed because their readers fell behind (the budget). */
+uint64_t kb_http_streams_cut(const kb_http_server_t *srv);
 
 /* A piece of memory that kb_http_stream_write() on a request touches. */
 struct kb_http_hot {

@@ -282,10 +282,12 @@ static int init_schema(store_t *st)
 static int prepare_all(store_t *st)
 {
 	for (int i = 0; i < SQ__COUNT; i++) {
-		int rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+		const char *sql = store__count_sql(st, (enum store_stmt)i);
+		sql = sql ? sql : stmt_sql[i];
+		int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
 					    &st->stmt[i], NULL);
 		if (rc != SQLITE_OK)
-			return store__sql_err(st, rc, stmt_sql[i]);
+			return store__sql_err(st, rc, sql);
 	}
 	return 0;
 }
@@ -408,6 +410,8 @@ int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
 	}
 	if (!err)
 		err = init_schema(st);
+	if (!err)
+		err = store__counts_init(st);
 	if (!err)
 		err = prepare_all(st);
 	if (!err)
@@ -650,9 +654,20 @@ static int commit_timed(store_t *st)
 	return err;
 }
 
+_Static_assert(STORE_FAULT_NOSPACE + 1 == STORE_NFAULTS, "STORE_FAULT_REASONS");
+const char *const STORE_FAULT_REASONS[STORE_NFAULTS] = {
+    [STORE_FAULT_NONE] = "other", /* a commit's answer withheld as a fault cleared */
+    [STORE_FAULT_WAL_LOST] = "wal_removed",
+    [STORE_FAULT_DB_LOST] = "database_removed",
+    [STORE_FAULT_WAL_GROWING] = "wal_growing",
+    [STORE_FAULT_REV_LOST] = "revision_lost",
+    [STORE_FAULT_NOSPACE] = "no_space",
+};
+
 void store_stats(const store_t *st, struct store_stats *out)
 {
 	*out = st->stats;
+	out->fault = (int)st->fault;
 }
 
 /* Whether this write must build an event node for watchers. */
@@ -1004,10 +1019,20 @@ static int list_row(store_t *st, sqlite3_stmt *q, const struct store_list_req *r
 }
 
 /* How many objects of the list follow its page (kube's etcd3 GetList:
- * the range's count less the page, remainingItemCount). 0 or -EIO. */
+ * the range's count less the page, remainingItemCount). A first page
+ * reads the kept count (store_count.c); a later one counts the keys after
+ * it. 0 or -EIO. */
 static int list_remaining(store_t *st, const struct store_list_req *req, struct list_state *ls,
 			  int64_t *out)
 {
+	if (!req->after && !req->filter && st->counted) { /* a first page: all, less it */
+		size_t n = 0;
+		int err = store_count(st, req->res, req->ns, &n);
+		*out = (int64_t)n - (int64_t)ls->count;
+		if (*out < 0)
+			*out = 0;
+		return err;
+	}
 	sqlite3_stmt *q = st->stmt[req->ns ? SQ_REMAIN_NS : SQ_REMAIN_ALL];
 	kb_buf_append(&ls->last_ns, "", 1); /* NUL-terminated for the binding */
 	kb_buf_append(&ls->last_name, "", 1);
@@ -1430,6 +1455,7 @@ static int rebuild_wal(store_t *st)
 	if (err)
 		return err;
 	files_note(st);
+	st->stats.wal_rebuilds++;
 	kb_info("store",
 		"a new WAL holds the store again; every commit up to revision %" PRId64 " is in %s",
 		store__committed_rev(st), st->path);
@@ -1468,9 +1494,13 @@ static void try_recover(store_t *st)
 			st->fault = STORE_FAULT_NONE;
 		break;
 	case STORE_FAULT_WAL_GROWING:
-		if (sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log,
-					      &done) == SQLITE_OK &&
-		    log == done) {
+		/* a WAL of wal_max_pages is copied by the checkpointer's thread,
+		 * not here: the loop never waits for it (without one, a tool's
+		 * store, SQLite's checkpoint runs here as its own would) */
+		if (st->ckpt ? store__ckpt_drained(st)
+			     : sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+							 &log, &done) == SQLITE_OK &&
+				   log == done) {
 			st->fault = STORE_FAULT_NONE;
 			st->wal_pages = 0;
 		}
@@ -1492,7 +1522,21 @@ static int writable(store_t *st)
 		return 0;
 	if (st->txn_depth == 0 && uv_hrtime() >= st->recover_at)
 		try_recover(st);
-	return st->fault == STORE_FAULT_NONE ? 0 : -EROFS;
+	if (st->fault == STORE_FAULT_NONE)
+		return 0;
+	st->stats.refused[st->fault]++;
+	return -EROFS;
+}
+
+int store__write_check(store_t *st)
+{
+	return writable(st);
+}
+
+void store__wrote(store_t *st)
+{
+	if (st->txn_depth == 0 && !st->group_open)
+		after_commit(st);
 }
 
 /* After every outermost COMMIT: the commit is acknowledged only if it is
@@ -1515,6 +1559,8 @@ static int take_unsafe(store_t *st)
 {
 	bool unsafe = st->commit_unsafe;
 	st->commit_unsafe = false;
+	if (unsafe)
+		st->stats.refused[st->fault]++;
 	return unsafe ? -EROFS : 0;
 }
 

@@ -183,9 +183,18 @@ int store_count_each(store_t *st, void (*cb)(const char *res, int64_t count, voi
  * the slower ones. */
 #define STORE_COMMIT_NBOUNDS 12
 extern const double STORE_COMMIT_BOUNDS[STORE_COMMIT_NBOUNDS];
+/* The faults store_health() reports, by the names of the metrics' reason
+ * label ([0]: "other", no fault standing any more). */
+#define STORE_NFAULTS 6
+extern const char *const STORE_FAULT_REASONS[STORE_NFAULTS];
 struct store_stats {
 	uint64_t commits[STORE_COMMIT_NBOUNDS + 1];
 	double commit_seconds; /* sum */
+	/* writes answered -EROFS, by the fault standing (index of
+	 * STORE_FAULT_REASONS); removed WALs rebuilt; the fault now (0: none) */
+	uint64_t refused[STORE_NFAULTS];
+	uint64_t wal_rebuilds;
+	int fault;
 };
 void store_stats(const store_t *st, struct store_stats *out);
 
@@ -293,6 +302,32 @@ int store_ledger_open_ro(const char *path, store_ledger_t **out);
  * -EIO. */
 int store_ledger_put(store_ledger_t *l, const struct store_alloc *a);
 int store_ledger_put_node(store_ledger_t *l, const struct store_node_cap *c);
+/*
+ * GPU-seconds of the rows overlapping [since, until) (both required), each
+ * clipped to it, an open row lasting until open_end, to cb; strings
+ * borrowed for the call. By kind:
+ * - STORE_LEDGER_ROWS: one call per row (a scan of the table; every field
+ *   of the sum set);
+ * - STORE_LEDGER_TOTALS: the same with model and node only (ns, pod and
+ *   queue NULL), read from a covering index: a quicker scan;
+ * - STORE_LEDGER_PODS: one call per pod, model and node, summed in SQL,
+ *   ordered by namespace, pod, model and node and read in the order of that
+ *   index (no sort, memory that does not grow with the pods; queue NULL).
+ * 0 or -EIO.
+ */
+enum store_ledger_sums { STORE_LEDGER_ROWS, STORE_LEDGER_TOTALS, STORE_LEDGER_PODS };
+struct store_alloc_sum {
+	const char *ns, *pod, *queue, *node, *model;
+	double gpu_seconds;
+};
+int store_ledger_sums(store_ledger_t *l, enum store_ledger_sums kind, int64_t since, int64_t until,
+		      int64_t open_end, void (*cb)(const struct store_alloc_sum *s, void *arg),
+		      void *arg);
+/* The rows still open or ended after `since`, to cb, read by the index on
+ * their end (not a scan of the ledger: /metrics at each scrape). 0 or
+ * -EIO. */
+int store_ledger_each_recent(store_ledger_t *l, int64_t since,
+			     void (*cb)(const struct store_alloc *a, void *arg), void *arg);
 /* Every row overlapping [since, until) (until 0: no end), to cb (strings
  * borrowed for the call). 0 or -EIO. */
 int store_ledger_each(store_ledger_t *l, int64_t since, int64_t until,

@@ -44,6 +44,8 @@ struct store_ckpt {
 	int next_at;    /* WAL size (frames) that queues the next checkpoint */
 	int last_pages; /* WAL size at the last commit */
 	int rc;
+	int log, copied; /* the last checkpoint's WAL frames, and copied */
+	bool all_copied; /* it copied the whole WAL as of the last commit */
 	size_t done;
 };
 
@@ -77,10 +79,14 @@ static void ckpt_work(uv_work_t *req)
 	c->running = true;
 	pthread_mutex_unlock(&c->mu);
 	int rc = c->db ? SQLITE_OK : open_checkpointer(c);
+	int log = -1, copied = -1;
 	if (rc == SQLITE_OK)
-		rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+		rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log,
+					       &copied);
 	pthread_mutex_lock(&c->mu);
 	c->rc = rc;
+	c->log = log;
+	c->copied = copied;
 	c->running = false;
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
@@ -107,6 +113,9 @@ static void ckpt_after(uv_work_t *req, int status)
 		kb_warn("store", "background checkpoint: %s", sqlite3_errstr(c->rc));
 	else if (status == 0)
 		c->done++;
+	/* no commit since it started (last_pages is the WAL it saw, or less) */
+	c->all_copied = status == 0 && c->rc == SQLITE_OK && c->log >= 0 && c->copied == c->log &&
+			c->log >= c->last_pages;
 }
 
 static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
@@ -114,6 +123,7 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 	store_t *st = arg;
 	struct store_ckpt *c = st->ckpt;
 	store__wal_size(st, pages);
+	c->all_copied = false; /* frames added since */
 	if (pages < c->last_pages)
 		c->next_at = STORE_CKPT_PAGES; /* the WAL started over */
 	c->last_pages = pages;
@@ -177,6 +187,19 @@ void store__ckpt_stop(store_t *st)
 	pthread_mutex_unlock(&c->mu);
 	if (!c->queued)
 		ckpt_free(c); /* else after_work frees it */
+}
+
+bool store__ckpt_drained(store_t *st)
+{
+	struct store_ckpt *c = st->ckpt;
+	if (c->all_copied) {
+		c->all_copied = false;
+		return true;
+	}
+	c->req.data = c;
+	if (!c->queued && uv_queue_work(st->loop, &c->req, ckpt_work, ckpt_after) == 0)
+		c->queued = true;
+	return false;
 }
 
 size_t store_checkpoints(const store_t *st)

@@ -105,6 +105,7 @@ struct store {
 	uv_loop_t *loop;
 	sqlite3 *db;
 	sqlite3_stmt *stmt[SQ__COUNT];
+	bool counted; /* obj_counts kept by triggers (store_count.c) */
 	struct store_opts opts;
 	int64_t rev; /* latest revision, including an open txn */
 	int64_t compacted_rev;
@@ -181,7 +182,25 @@ int store__list_at(store_t *st, const struct store_list_req *req, struct store_l
 void store__wal_size(store_t *st, int pages);
 
 /* store_ckpt.c: background WAL checkpoints (a no-op without a loop). */
+/* store_count.c: makes the counts table of an older store (a failure to
+ * write it leaves `counted` false: counted with count(*)); the SQL of a
+ * count statement when counted, else NULL (stmt_sql's). */
+int store__counts_init(store_t *st);
+const char *store__count_sql(const store_t *st, enum store_stmt s);
+
+/* Writes of the store's connection made outside store.c (the GPU ledger's)
+ * pass the same health checks: store__write_check() first (0, or -EROFS
+ * while a fault stands: tried to recover now and then), SQLite errors
+ * through store__sql_err (a full disk becomes the NOSPACE fault), and
+ * store__wrote() after an autocommit write (a removed WAL or database
+ * file is detected as after a commit). Loop thread. */
+int store__write_check(store_t *st);
+void store__wrote(store_t *st);
+
 int store__ckpt_start(store_t *st, const char *path);
+/* With st->ckpt: true once a background checkpoint has copied the whole
+ * WAL with no commit since; else queues one (off the loop) and is false. */
+bool store__ckpt_drained(store_t *st);
 void store__ckpt_stop(store_t *st);
 
 /* store_watch.c */

@@ -26,6 +26,10 @@ static const char schema[] =
     " sharing TEXT, gpus REAL NOT NULL, detail TEXT,"
     " PRIMARY KEY (host_uid, start)) WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS gpu_alloc_end ON gpu_alloc(end);"
+    /* covering store_ledger_sums' PODS (its groups in index order, no sort)
+     * and TOTALS (a scan of narrower rows than the table's) */
+    "CREATE INDEX IF NOT EXISTS gpu_alloc_pod"
+    " ON gpu_alloc(ns, pod, model, node, start, end, gpus);"
     "CREATE TABLE IF NOT EXISTS gpu_node ("
     " node_uid TEXT NOT NULL, start INTEGER NOT NULL, end INTEGER, end_kind TEXT,"
     " node TEXT, model TEXT, gpus REAL NOT NULL,"
@@ -37,6 +41,7 @@ enum {
 	LQ_PUT_NODE,
 	LQ_EACH,
 	LQ_EACH_NODE,
+	LQ_RECENT,
 	LQ_OPEN,
 	LQ_OPEN_NODE,
 	LQ_CLOSE,
@@ -73,6 +78,12 @@ static const char *const sql[LQ__COUNT] = {
 		" WHERE IFNULL(end, 9223372036854775807) > ?1 AND start < ?2",
     [LQ_EACH_NODE] = "SELECT node_uid, start, end, end_kind, node, model, gpus FROM gpu_node"
 		     " WHERE IFNULL(end, 9223372036854775807) > ?1 AND start < ?2",
+    /* the rows still open or ended after ?1, by the index on end (two
+     * ranges of it: a row's end is NULL or a number) */
+    [LQ_RECENT] = "SELECT host_uid, start, end, end_kind, ns, pod, pod_uid, queue, node, model,"
+		  " sharing, gpus, detail FROM gpu_alloc WHERE end > ?1"
+		  " UNION ALL SELECT host_uid, start, end, end_kind, ns, pod, pod_uid, queue, node,"
+		  " model, sharing, gpus, detail FROM gpu_alloc WHERE end IS NULL",
     [LQ_OPEN] = "SELECT host_uid, start FROM gpu_alloc WHERE end IS NULL",
     [LQ_OPEN_NODE] = "SELECT node_uid, start FROM gpu_node WHERE end IS NULL",
     [LQ_CLOSE] = "UPDATE gpu_alloc SET end = MAX(?3, start), end_kind = 'gone'"
@@ -92,8 +103,10 @@ static const char *const sql[LQ__COUNT] = {
 
 struct store_ledger {
 	sqlite3 *db;
-	bool owned;   /* a read-only connection of our own */
-	bool missing; /* read-only, and the store has no ledger yet */
+	store_t *st;       /* the writer's store (its health checks); NULL: a reader */
+	bool owned;        /* a read-only connection of our own */
+	bool missing;      /* read-only, and the store has no ledger yet */
+	bool no_pod_index; /* read-only, and no gpu_alloc_pod yet */
 	sqlite3_stmt *q[LQ__COUNT];
 };
 
@@ -124,6 +137,7 @@ int store_ledger_open(store_t *st, store_ledger_t **out)
 	if (!l)
 		return -ENOMEM;
 	l->db = st->db;
+	l->st = st;
 	int rc = sqlite3_exec(l->db, schema, NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
 		ledger_err(l, rc, "schema");
@@ -168,6 +182,11 @@ int store_ledger_open_ro(const char *path, store_ledger_t **out)
 		return -EIO;
 	}
 	l->missing = have < 3;
+	rc = sqlite3_prepare_v2(
+	    l->db, "SELECT count(*) FROM sqlite_master WHERE name = 'gpu_alloc_pod'", -1, &q, NULL);
+	l->no_pod_index =
+	    !(rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 1);
+	sqlite3_finalize(q);
 	if (!l->missing && (rc = prepare(l)) < 0) {
 		store_ledger_close(l);
 		return rc;
@@ -203,12 +222,22 @@ static void bind_end(sqlite3_stmt *q, int i, int64_t end)
 		sqlite3_bind_null(q, i);
 }
 
+/* One write, through the store's health path (store__write_check). */
 static int step_done(store_ledger_t *l, sqlite3_stmt *q, const char *what)
 {
-	int rc = sqlite3_step(q);
+	int err = l->st ? store__write_check(l->st) : -EROFS;
+	int rc = err ? SQLITE_OK : sqlite3_step(q);
 	sqlite3_reset(q);
 	sqlite3_clear_bindings(q);
-	return rc == SQLITE_DONE ? 0 : ledger_err(l, rc, what);
+	if (err)
+		return err;
+	if (rc != SQLITE_DONE) {
+		char buf[64];
+		snprintf(buf, sizeof(buf), "ledger %s", what);
+		return store__sql_err(l->st, rc, buf);
+	}
+	store__wrote(l->st);
+	return 0;
 }
 
 int store_ledger_put(store_ledger_t *l, const struct store_alloc *a)
@@ -265,6 +294,9 @@ static void bind_window(sqlite3_stmt *q, int64_t since, int64_t until)
 	sqlite3_bind_int64(q, 2, until > 0 ? until : INT64_MAX);
 }
 
+static int each_row(store_ledger_t *l, sqlite3_stmt *q,
+		    void (*cb)(const struct store_alloc *a, void *arg), void *arg);
+
 int store_ledger_each(store_ledger_t *l, int64_t since, int64_t until,
 		      void (*cb)(const struct store_alloc *a, void *arg), void *arg)
 {
@@ -272,6 +304,22 @@ int store_ledger_each(store_ledger_t *l, int64_t since, int64_t until,
 		return 0;
 	sqlite3_stmt *q = l->q[LQ_EACH];
 	bind_window(q, since, until);
+	return each_row(l, q, cb, arg);
+}
+
+int store_ledger_each_recent(store_ledger_t *l, int64_t since,
+			     void (*cb)(const struct store_alloc *a, void *arg), void *arg)
+{
+	if (l->missing)
+		return 0;
+	sqlite3_stmt *q = l->q[LQ_RECENT];
+	sqlite3_bind_int64(q, 1, since);
+	return each_row(l, q, cb, arg);
+}
+
+static int each_row(store_ledger_t *l, sqlite3_stmt *q,
+		    void (*cb)(const struct store_alloc *a, void *arg), void *arg)
+{
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		struct store_alloc a = {.host_uid = col(q, 0),
@@ -291,6 +339,63 @@ int store_ledger_each(store_ledger_t *l, int64_t since, int64_t until,
 	}
 	sqlite3_reset(q);
 	return rc == SQLITE_DONE ? 0 : ledger_err(l, rc, "read");
+}
+
+/* A row's seconds in [?1, ?2), an open row lasting until ?3. */
+#define CLIPPED "gpus * (min(IFNULL(end, ?3), ?2) - max(start, ?1))"
+#define OVERLAPS                                               \
+	"IFNULL(end, 9223372036854775807) > ?1 AND start < ?2" \
+	" AND min(IFNULL(end, ?3), ?2) > max(start, ?1)"
+
+static int sums(store_ledger_t *l, const char *text, int64_t since, int64_t until, int64_t open_end,
+		void (*cb)(const struct store_alloc_sum *s, void *arg), void *arg)
+{
+	if (l->missing)
+		return 0;
+	sqlite3_stmt *q = NULL;
+	int rc = sqlite3_prepare_v2(l->db, text, -1, &q, NULL);
+	if (rc != SQLITE_OK)
+		return ledger_err(l, rc, "prepare sums");
+	sqlite3_bind_int64(q, 1, since);
+	sqlite3_bind_int64(q, 2, until);
+	sqlite3_bind_int64(q, 3, open_end);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct store_alloc_sum a = {.ns = col(q, 0),
+					    .pod = col(q, 1),
+					    .model = col(q, 2),
+					    .gpu_seconds = sqlite3_column_double(q, 3),
+					    .queue = col(q, 4),
+					    .node = col(q, 5)};
+		cb(&a, arg);
+	}
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? 0 : ledger_err(l, rc, "sums");
+}
+
+/* store_ledger_sums' statements, by kind; [1]: for a store whose writer
+ * has not made gpu_alloc_pod yet (an older server: a reader cannot) */
+#define POD_INDEX  " INDEXED BY gpu_alloc_pod"
+#define TOTALS(ix) "SELECT NULL, NULL, model, " CLIPPED ", NULL, node FROM gpu_alloc" ix
+#define PODS(ix)                                                                                   \
+	"SELECT ns, pod, model, sum(" CLIPPED "), NULL, node FROM gpu_alloc" ix " WHERE " OVERLAPS \
+	" GROUP BY ns, pod, model, node ORDER BY ns, pod, model, node"
+static const char *const sums_sql[][2] = {
+    /* a scan in key order: for most of the ledger faster than an index */
+    [STORE_LEDGER_ROWS] = {"SELECT ns, pod, model, " CLIPPED ", queue, node FROM gpu_alloc"
+			   " WHERE " OVERLAPS,
+			   NULL},
+    [STORE_LEDGER_TOTALS] = {TOTALS(POD_INDEX) " WHERE " OVERLAPS, TOTALS("") " WHERE " OVERLAPS},
+    [STORE_LEDGER_PODS] = {PODS(POD_INDEX), PODS("")},
+};
+
+int store_ledger_sums(store_ledger_t *l, enum store_ledger_sums kind, int64_t since, int64_t until,
+		      int64_t open_end, void (*cb)(const struct store_alloc_sum *s, void *arg),
+		      void *arg)
+{
+	if ((unsigned)kind > STORE_LEDGER_PODS)
+		return -EINVAL;
+	const char *text = sums_sql[kind][l->no_pod_index && sums_sql[kind][1]];
+	return sums(l, text, since, until, open_end, cb, arg);
 }
 
 int store_ledger_each_node(store_ledger_t *l, int64_t since, int64_t until,
@@ -357,11 +462,11 @@ int store_ledger_prune(store_ledger_t *l, int64_t before)
 int store_ledger_clear(store_ledger_t *l)
 {
 	int rc = step_done(l, l->q[LQ_CLEAR], "clear");
-	if (!rc)
-		rc = sqlite3_exec(l->db, "DELETE FROM gpu_node; DELETE FROM gpu_ledger_meta", NULL,
-				  NULL, NULL) == SQLITE_OK
-			 ? 0
-			 : ledger_err(l, SQLITE_ERROR, "clear");
+	if (!rc) {
+		int s = sqlite3_exec(l->db, "DELETE FROM gpu_node; DELETE FROM gpu_ledger_meta",
+				     NULL, NULL, NULL);
+		rc = s == SQLITE_OK ? 0 : store__sql_err(l->st, s, "ledger clear");
+	}
 	return rc;
 }
 

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "lib/json.h"
 #include "lib/log.h"
@@ -374,11 +375,15 @@ struct syncer_ledger {
 	struct host_informer *nodes;
 	char tenant[64], queue[128];
 	int64_t retention_s, started, pruned;
-	json_t *written; /* host pod uid -> signature of the row last written */
-	json_t *waiting; /* host pod uid -> host pod whose node was unknown */
-	json_t *open;    /* node uid -> {start, gpus, model} of its open interval */
-	json_t *ends;    /* node uid -> end of its last closed interval */
-	size_t puts;     /* rows written (benchmarks) */
+	json_t *written;              /* host pod uid -> signature of the row last written */
+	json_t *waiting;              /* host pod uid -> host pod whose node was unknown */
+	json_t *open;                 /* node uid -> {start, gpus, model} of its open interval */
+	json_t *ends;                 /* node uid -> end of its last closed interval */
+	size_t puts;                  /* rows written (benchmarks) */
+	char *prices_file;            /* NULL: no costs in GPUUsage */
+	json_t *prices;               /* its figures (syncer_prices_load), NULL: none valid */
+	struct timespec prices_mtime; /* of the file read last */
+	off_t prices_size;
 };
 
 static int64_t now_s(void)
@@ -641,6 +646,7 @@ int syncer_ledger_start(uv_loop_t *loop, kb_httpc_t *http, store_t *st,
 	free(was);
 	snprintf(l->queue, sizeof(l->queue), "%s", o->queue ? o->queue : "");
 	l->retention_s = o->retention_s > 0 ? o->retention_s : SYNCER_LEDGER_RETENTION;
+	l->prices_file = o->prices_file ? strdup(o->prices_file) : NULL;
 	l->started = now_s();
 	l->written = json_object();
 	l->waiting = json_object();
@@ -688,6 +694,8 @@ void syncer_ledger_stop(struct syncer_ledger *l)
 	if (l->nodes)
 		host_informer_stop(l->nodes);
 	store_ledger_close(l->db);
+	free(l->prices_file);
+	json_decref(l->prices);
 	json_decref(l->written);
 	json_decref(l->waiting);
 	json_decref(l->open);
@@ -717,9 +725,11 @@ size_t syncer_ledger_puts(const struct syncer_ledger *l)
 #define SB_RES  "kubicle.dev/gpuusages"
 #define SB_NAME "gpu-usage"
 
+static json_t *with_cost_column(json_t *crd);
+
 static json_t *showback_crd(void)
 {
-	return json_pack(
+	return with_cost_column(json_pack(
 	    "{s:s,s:s,s:{s:s,s:{s:s}},s:{s:s,s:s,s:{s:s,s:s,s:s,s:s},s:{s:s},s:[{s:s,s:b,s:b,"
 	    "s:{s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:b}}}},s:[{s:s,s:s,s:s,s:s},"
 	    "{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s},{s:s,s:s,s:s}]}]}}",
@@ -735,32 +745,73 @@ static json_t *showback_crd(void)
 	    "Today", "type", "number", "jsonPath", ".usage.gpuHoursToday", "description",
 	    "GPU-hours since midnight UTC", "name", "Month", "type", "number", "jsonPath",
 	    ".usage.gpuHoursThisMonth", "description", "GPU-hours this month (UTC)", "name", "Age",
-	    "type", "date", "jsonPath", ".metadata.creationTimestamp");
+	    "type", "date", "jsonPath", ".metadata.creationTimestamp"));
+}
+
+/* The cost column added to the CRD's printer columns (before Age). */
+static json_t *with_cost_column(json_t *crd)
+{
+	json_t *cols = json_object_get(
+	    json_array_get(json_object_get(json_object_get(crd, "spec"), "versions"), 0),
+	    "additionalPrinterColumns");
+	json_array_insert_new(cols, json_array_size(cols) - 1,
+			      json_pack("{s:s,s:s,s:s,s:s}", "name", "Cost", "type", "number",
+					"jsonPath", ".usage.costThisMonth", "description",
+					"cost this month at the platform's prices (kubicle "
+					"serve --gpu-prices)"));
+	return crd;
+}
+
+static bool has_cost_column(const json_t *crd)
+{
+	const json_t *cols = json_object_get(
+	    json_array_get(json_object_get(json_object_get(crd, "spec"), "versions"), 0),
+	    "additionalPrinterColumns");
+	size_t i;
+	json_t *c;
+	json_array_foreach ((json_t *)cols, i, c) {
+		const char *name = json_string_value(json_object_get(c, "name"));
+		if (name && strcmp(name, "Cost") == 0)
+			return true;
+	}
+	return false;
 }
 
 struct sb_sum {
 	int64_t day, month, now;
-	json_t *ns; /* namespace -> [today s, month s, gpus now] */
+	const json_t *prices; /* NULL: no costs */
+	json_t *ns; /* namespace -> [today s, month s, gpus now, today cost, month cost] */
 };
+
+static json_t *sb_zero(void)
+{
+	return json_pack("[f,f,f,f,f]", 0.0, 0.0, 0.0, 0.0, 0.0);
+}
+
+static void sb_add(json_t *v, size_t i, double x)
+{
+	json_real_set(json_array_get(v, i), json_real_value(json_array_get(v, i)) + x);
+}
 
 static void sb_row(const struct store_alloc *a, void *arg)
 {
 	struct sb_sum *s = arg;
 	json_t *v = json_object_get(s->ns, a->ns);
 	if (!v)
-		json_object_set_new(s->ns, a->ns, v = json_pack("[f,f,f]", 0.0, 0.0, 0.0));
+		json_object_set_new(s->ns, a->ns, v = sb_zero());
 	int64_t end = a->end && a->end < s->now ? a->end : s->now;
-	for (int i = 0; i < 2; i++) {
-		int64_t from =
-		    a->start > (i ? s->month : s->day) ? a->start : (i ? s->month : s->day);
-		if (end > from)
-			json_real_set(json_array_get(v, (size_t)i),
-				      json_real_value(json_array_get(v, (size_t)i)) +
-					  a->gpus * (double)(end - from));
+	double price = s->prices ? syncer_price_of(s->prices, a->model) : 0;
+	for (size_t i = 0; i < 2; i++) {
+		int64_t since = i ? s->month : s->day;
+		int64_t from = a->start > since ? a->start : since;
+		if (end > from) {
+			double secs = a->gpus * (double)(end - from);
+			sb_add(v, i, secs);
+			sb_add(v, 3 + i, secs / 3600 * price);
+		}
 	}
 	if (!a->end || a->end > s->now)
-		json_real_set(json_array_get(v, 2),
-			      json_real_value(json_array_get(v, 2)) + a->gpus);
+		sb_add(v, 2, a->gpus);
 }
 
 /* GPU-hours to the millionth: to the hundredth of a GPU-second */
@@ -779,6 +830,13 @@ static void showback_put(struct syncer_ledger *l, const char *ns, const json_t *
 	    "{s:f,s:f,s:f}", "gpuHoursToday", r6(json_real_value(json_array_get(v, 0)) / 3600),
 	    "gpuHoursThisMonth", r6(json_real_value(json_array_get(v, 1)) / 3600), "gpusNow",
 	    r6(json_real_value(json_array_get(v, 2))));
+	if (l->prices) { /* at the platform's prices (kubicle usage's rule) */
+		json_object_set_new(usage, "costToday",
+				    json_real(r6(json_real_value(json_array_get(v, 3)))));
+		json_object_set_new(usage, "costThisMonth",
+				    json_real(r6(json_real_value(json_array_get(v, 4)))));
+		json_object_set(usage, "currency", json_object_get(l->prices, "currency"));
+	}
 	store_get(l->st, SB_RES, ns, SB_NAME, &old);
 	if (!old || !json_equal(json_object_get(old, "usage"), usage)) {
 		json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s},s:O}", "apiVersion", "kubicle.dev/v1",
@@ -791,11 +849,40 @@ static void showback_put(struct syncer_ledger *l, const char *ns, const json_t *
 	json_decref(old);
 }
 
+/* Reads the price file again when it changed (or came or went); a bad
+ * one is logged and leaves no costs shown rather than old ones. */
+static void prices_reload(struct syncer_ledger *l)
+{
+	struct stat sb;
+	if (!l->prices_file)
+		return;
+	if (stat(l->prices_file, &sb) < 0) {
+		if (l->prices)
+			kb_info("syncer", "GPU prices: %s is gone: no costs shown", l->prices_file);
+		json_decref(l->prices);
+		l->prices = NULL;
+		l->prices_size = -1;
+		return;
+	}
+	if (sb.st_mtim.tv_sec == l->prices_mtime.tv_sec &&
+	    sb.st_mtim.tv_nsec == l->prices_mtime.tv_nsec && sb.st_size == l->prices_size)
+		return;
+	l->prices_mtime = sb.st_mtim;
+	l->prices_size = sb.st_size;
+	char err[512];
+	json_t *p = NULL;
+	if (syncer_prices_load(l->prices_file, &p, err, sizeof(err)) < 0)
+		kb_warn("syncer", "GPU prices not used: %s", err);
+	json_decref(l->prices);
+	l->prices = p;
+}
+
 static void showback_refresh(struct syncer_ledger *l)
 {
 	if (!l->st)
 		return;
-	struct sb_sum s = {.now = now_s()};
+	prices_reload(l);
+	struct sb_sum s = {.now = now_s(), .prices = l->prices};
 	time_t t = (time_t)s.now;
 	struct tm tm;
 	gmtime_r(&t, &tm);
@@ -812,6 +899,14 @@ static void showback_refresh(struct syncer_ledger *l)
 			json_decref(crd);
 			crd = NULL;
 		}
+	} else if (crd && !has_cost_column(crd)) { /* written by an older Kubicle */
+		json_t *want = showback_crd();
+		json_t *upd = json_deep_copy(crd);
+		json_object_set(upd, "spec", json_object_get(want, "spec"));
+		syncer_store_put(l->st, "apiextensions.k8s.io/customresourcedefinitions", "",
+				 SB_CRD, upd, crd);
+		json_decref(upd);
+		json_decref(want);
 	}
 	if (crd) {
 		/* namespaces with nothing this month any more show zeros */
@@ -823,8 +918,7 @@ static void showback_refresh(struct syncer_ledger *l)
 			json_array_foreach (res.items, i, o) {
 				const char *ns = meta_str(o, "namespace");
 				if (ns && !json_object_get(s.ns, ns))
-					json_object_set_new(s.ns, ns,
-							    json_pack("[f,f,f]", 0.0, 0.0, 0.0));
+					json_object_set_new(s.ns, ns, sb_zero());
 			}
 			json_decref(res.items);
 			free(res.next);
@@ -888,7 +982,7 @@ void syncer_ledger_prom(struct syncer_ledger *l, struct kb_buf *b)
 	struct prom_sum p = {.since = l->started, .now = now_s()};
 	p.secs = json_object();
 	p.held = json_object();
-	store_ledger_each(l->db, p.since, 0, sum_row, &p);
+	store_ledger_each_recent(l->db, p.since, sum_row, &p);
 	kb_prom_family(
 	    b, "kubicle_gpu_allocated_seconds_total", "counter",
 	    "GPU-seconds held by this tenant's pods on the host since the server "

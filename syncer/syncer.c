@@ -60,6 +60,7 @@ struct syncer {
 	struct pipe *pipe_list;
 	struct host_informer *pods_inf, *events_inf;
 	struct host_informer *workloads_inf; /* Kueue's Workloads (kueue profile) */
+	struct host_informer *quotas_inf;    /* the host namespace's ResourceQuotas */
 	struct host_classes *classes;
 	struct syncer_mirror *pvcs, *svcs; /* syncer_pvc_kind, syncer_service_kind */
 	struct syncer_mirror *netpols;     /* syncer_netpol_kind (netpol.c) */
@@ -72,6 +73,7 @@ struct syncer {
 	struct syncer_groups *groups;      /* host group objects of gangs (gang.c) */
 	struct syncer_ledger *ledger;      /* GPU allocation ledger (ledger.c) */
 	long ledger_retention_s;
+	const char *prices_file; /* opts' (borrowed) */
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
@@ -1094,7 +1096,51 @@ static void on_host_quotas(int err, long status, json_t *body, void *arg)
 		resync(s); /* the gangs' pods that waited for them */
 }
 
-/* Reads the host namespace's ResourceQuotas again (at each resync). */
+/* The host namespace's ResourceQuotas as the informer has them: read once
+ * per change (a watch), not at each resync. */
+static void quotas_from_cache(struct syncer *s)
+{
+	json_t *items = json_array();
+	const char *k;
+	json_t *v;
+	json_object_foreach (host_informer_cache(s->quotas_inf), k, v)
+		json_array_append(items, v);
+	json_decref(s->host_quotas);
+	s->host_quotas = items;
+}
+
+static void on_host_quota(const char *type, json_t *obj, void *arg)
+{
+	struct syncer *s = arg;
+	(void)type;
+	(void)obj;
+	quotas_from_cache(s);
+}
+
+static void on_host_quotas_listed(json_t *items, void *arg)
+{
+	struct syncer *s = arg;
+	bool first = !s->quotas_read;
+	(void)items;
+	s->quotas_read = true;
+	quotas_from_cache(s);
+	if (first)
+		resync(s); /* the gangs' pods that waited for them */
+}
+
+static void watch_host_quotas(struct syncer *s)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/resourcequotas", s->host_ns);
+	struct host_informer_opts o = {
+	    .path = path, .on_event = on_host_quota, .on_synced = on_host_quotas_listed, .arg = s};
+	if (host_informer_start(s->loop, s->http, &o, &s->quotas_inf) < 0)
+		kb_warn("syncer", "cannot watch the host's ResourceQuotas");
+}
+
+/* Reads the host namespace's ResourceQuotas once, for a gang that needs
+ * them before the informer listed them (or while it cannot: an older
+ * Role without resourcequotas answers 403, and none are checked). */
 static void read_host_quotas(struct syncer *s)
 {
 	char path[300];
@@ -1123,7 +1169,8 @@ static void create_host_pod(struct syncer *s, const json_t *pod, const char *hn)
 	json_t *gang = syncer_gang_of(s->store, pod, s->tenant);
 	int ready = 1;
 	if (gang && !s->quotas_read) { /* the host's quotas first (then a resync) */
-		read_host_quotas(s);
+		if (!host_informer_up(s->quotas_inf))
+			read_host_quotas(s);
 		ready = 0;
 	} else if (gang && (gang_over_quota(s, gang, pod, hp) || gang_over_pods(s, gang, pod))) {
 		ready = 0;
@@ -1754,7 +1801,6 @@ static void resync(struct syncer *s)
 	json_decref(pods);
 	json_decref(seen);
 	syncer_groups_resync(s->groups);
-	read_host_quotas(s);
 	sa_refresh(s);
 	ptok_refresh(s);
 	lookup_host_services(s); /* retried here until the host has them */
@@ -1776,6 +1822,7 @@ static void on_host_synced(json_t *items, void *arg)
 		if (host_informer_start(s->loop, s->http, &eo, &s->events_inf) < 0)
 			kb_warn("syncer", "cannot watch host events");
 		watch_workloads(s);
+		watch_host_quotas(s);
 	}
 }
 
@@ -2280,8 +2327,10 @@ static int start_watches(struct syncer *s)
 	if ((rc = syncer_groups_start(s->loop, s->http, s->store, &s->x, s->sel, on_group_ready, s,
 				      &s->stats, &s->groups)) < 0)
 		return rc;
-	struct syncer_ledger_opts lo = {
-	    .tenant = s->tenant, .queue = s->queue, .retention_s = s->ledger_retention_s};
+	struct syncer_ledger_opts lo = {.tenant = s->tenant,
+					.queue = s->queue,
+					.retention_s = s->ledger_retention_s,
+					.prices_file = s->prices_file};
 	if ((rc = syncer_ledger_start(s->loop, s->http, s->store, &lo, &s->ledger)) < 0)
 		return rc;
 	struct host_informer_opts po = {.path = s->pods_path,
@@ -2305,6 +2354,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	s->loop = loop;
 	s->store = store;
 	s->ledger_retention_s = o->gpu_ledger_retention_s;
+	s->prices_file = o->gpu_prices_file;
 	snprintf(s->tenant, sizeof(s->tenant), "%s", o->tenant);
 	snprintf(s->host_ns, sizeof(s->host_ns), "%s", o->host_namespace);
 	snprintf(s->queue, sizeof(s->queue), "%s", o->queue ? o->queue : "");
@@ -2423,6 +2473,8 @@ void syncer_stop(syncer_t *s)
 		host_informer_stop(s->events_inf);
 	if (s->workloads_inf)
 		host_informer_stop(s->workloads_inf);
+	if (s->quotas_inf)
+		host_informer_stop(s->quotas_inf);
 	syncer_classes_stop(s->classes);
 	syncer_mirror_stop(s->pvcs); /* its calls in flight are dropped next */
 	syncer_mirror_stop(s->svcs);

@@ -154,7 +154,21 @@ struct syncer_opts {
 	/* How long the GPU allocation ledger keeps an interval after it ended
 	 * (seconds; 0: 400 days). docs/finops.md. */
 	long gpu_ledger_retention_s;
+	/* The platform's GPU price file (docs/finops.md): the tenant's
+	 * GPUUsage objects show costs at its prices while it is there and
+	 * valid; read again when it changes. NULL: no costs shown. Borrowed:
+	 * outlives the syncer. */
+	const char *gpu_prices_file;
 };
+
+/*
+ * Reads a GPU price file (YAML: currency, default, models: {MODEL: price
+ * per GPU-hour}) into *out, a new {"currency", "default", "models"}; an
+ * error's text in err. 0 or a negative errno. Blocking file I/O.
+ */
+int syncer_prices_load(const char *file, json_t **out, char *err, size_t len);
+/* The price per GPU-hour of model (the default for none or another). */
+double syncer_price_of(const json_t *prices, const char *model);
 
 /* Starts syncing. `store` is borrowed and must outlive the syncer. Returns
  * 0 or a negative errno (-EINVAL: bad options; -ENOENT: no kubeconfig and

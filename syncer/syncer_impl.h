@@ -697,7 +697,8 @@ int syncer_pod_interval(const json_t *hp, bool deleted, int64_t now, struct sync
 struct syncer_ledger;
 struct syncer_ledger_opts {
 	const char *tenant, *queue;
-	long retention_s; /* rows that ended longer ago are dropped; 0: default */
+	long retention_s;        /* rows that ended longer ago are dropped; 0: default */
+	const char *prices_file; /* GPUUsage costs (syncer_opts'); NULL: none */
 };
 /* Opens the ledger in st and, with http, watches the host's nodes. */
 int syncer_ledger_start(uv_loop_t *loop, kb_httpc_t *http, store_t *st,

@@ -155,6 +155,19 @@ static void fill_subresources(struct crd_row *c, const json_t *v)
 	c->r.has_status = json_object_get(subs, "status") != NULL;
 }
 
+/*
+ * Kubicle's own read-only kinds: the syncer writes their objects straight
+ * into the store (gpuusages.kubicle.dev, syncer/ledger.c's showback) and
+ * the API serves only get, list and watch, as kube serves a storage with
+ * no Creater/Updater/Patcher/GracefulDeleter (apiserver
+ * pkg/endpoints/installer.go registerResourceHandlers: no route for the
+ * verb, so 405 MethodNotAllowed; discovery lists the verbs it has).
+ */
+static bool read_only(const char *crd_name)
+{
+	return strcmp(crd_name, "gpuusages.kubicle.dev") == 0;
+}
+
 /* Fills (or refills) the row of one served version of crd (borrowed),
  * under the accepted names (borrowed). */
 static struct crd_row *row_build(const json_t *crd, const json_t *names, const json_t *v)
@@ -176,7 +189,7 @@ static struct crd_row *row_build(const json_t *crd, const json_t *names, const j
 	c->r.list_kind = intern(js(names, "listKind"));
 	c->r.singular = intern(js(names, "singular"));
 	c->r.namespaced = strcmp(js(crd, "spec.scope"), "Namespaced") == 0;
-	c->r.verbs = VERBS_ALL;
+	c->r.verbs = read_only(c->crd_name) ? VERBS_RO : VERBS_ALL;
 	set_names(c->shorts, json_object_get(names, "shortNames"));
 	set_names(c->cats, json_object_get(names, "categories"));
 	c->r.short_names = c->shorts[0] ? c->shorts : NULL;

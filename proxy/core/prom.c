@@ -650,6 +650,37 @@ static void on_count(const char *key, int64_t count, void *arg)
 	kb_prom_sample(c->b, "apiserver_storage_objects", NULL, l, 1, (double)count);
 }
 
+/* Slow watchers closed and store faults, named as kube's
+ * apiserver_terminated_watchers_total (cacher, "closed due to
+ * unresponsiveness") under kubicle_. */
+static void write_faults(struct proxy *px, struct kb_buf *b, const struct store_stats *st)
+{
+	kb_prom_scalar(b, "kubicle_terminated_watchers_total", "counter",
+		       "Watch and other streams closed because their readers fell behind: the "
+		       "bytes held for slow readers passed the process's budget.",
+		       px->http ? (double)kb_http_streams_cut(px->http) : 0);
+	kb_prom_family(b, "kubicle_storage_writes_refused_total", "counter",
+		       "Writes the store refused (500 ServerTimeout with Retry-After) while a "
+		       "fault stood, by fault: no_space, wal_removed, wal_growing, "
+		       "database_removed, revision_lost.");
+	for (int i = 0; i < STORE_NFAULTS; i++) {
+		const char *l[] = {"reason", STORE_FAULT_REASONS[i]};
+		if (i || st->refused[i])
+			kb_prom_sample(b, "kubicle_storage_writes_refused_total", NULL, l, 1,
+				       (double)st->refused[i]);
+	}
+	kb_prom_scalar(b, "kubicle_storage_wal_rebuilds_total", "counter",
+		       "Removed WAL files rebuilt from the open database (no commit lost).",
+		       (double)st->wal_rebuilds);
+	kb_prom_family(b, "kubicle_storage_fault", "gauge",
+		       "1 for the fault that makes the store refuse writes now (readyz's etcd "
+		       "check fails), 0 for the others.");
+	for (int i = 1; i < STORE_NFAULTS; i++) {
+		const char *l[] = {"reason", STORE_FAULT_REASONS[i]};
+		kb_prom_sample(b, "kubicle_storage_fault", NULL, l, 1, st->fault == i ? 1 : 0);
+	}
+}
+
 static void write_storage(struct proxy *px, struct kb_buf *b)
 {
 	kb_prom_family(b, "apiserver_storage_objects", "gauge",
@@ -668,6 +699,7 @@ static void write_storage(struct proxy *px, struct kb_buf *b)
 	kb_prom_scalar(b, "kubicle_store_watches", "gauge",
 		       "Watches open on the store (API watches and in-process watchers).",
 		       (double)store_watch_count(px->store));
+	write_faults(px, b, &st);
 }
 
 /* ---- process collector (client_golang's names and help) ------------------- */

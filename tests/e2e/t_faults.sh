@@ -109,6 +109,8 @@ faults_wal() {
   expect_eq "writes after the WAL was removed are acknowledged" 50 echo "$ok"
   expect_eq "a new WAL is in place" yes bash -c "[ -f '$DATA_DIR/kubicle.db-wal' ] && echo yes"
   expect_eq "/readyz stays ok" ok kcurl "$SERVER_URL/readyz"
+  expect "metrics: the rebuilt WAL is counted" '^kubicle_storage_wal_rebuilds_total [1-9]' \
+    kcurl "$SERVER_URL/metrics"
   rv0=$(faults_list_rv)
   stop_server KILL
   faults_start wal "$port" || { fail "wal restart"; return; }
@@ -131,6 +133,11 @@ faults_wal() {
     bash -c "curl -sS -w '%{http_code} ' -o /tmp/kb-faults-rz.$$ --cacert $DATA_DIR/ca.crt --cert $DATA_DIR/admin.crt --key $DATA_DIR/admin.key $SERVER_URL/readyz; tr '\n' ' ' </tmp/kb-faults-rz.$$ | sed 's/ \$//'; rm -f /tmp/kb-faults-rz.$$"
   expect "/readyz/etcd says why" 'internal server error: kubicle.db was removed or replaced' \
     kcurl "$SERVER_URL/readyz/etcd"
+  expect "metrics: the refused writes are counted by fault" \
+    '^kubicle_storage_writes_refused_total\{reason="database_removed"\} ([3-9]|[1-9][0-9])' \
+    kcurl "$SERVER_URL/metrics"
+  expect "metrics: the fault standing" '^kubicle_storage_fault\{reason="database_removed"\} 1' \
+    kcurl "$SERVER_URL/metrics"
   expect_eq "/livez stays ok (a restart would lose what the process still holds)" ok kcurl "$SERVER_URL/livez"
   expect_eq "reads go on" 200 kcurl -o /dev/null -w '%{http_code}' "$SERVER_URL/api/v1/namespaces/default/configmaps/after-30"
   stop_server KILL
@@ -212,6 +219,8 @@ faults_disk() {
     kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps" \
     -d '{"metadata":{"name":"full-4"}}'
   expect_rc "/readyz fails" 22 '500' kcurl -f "$SERVER_URL/readyz"
+  expect "metrics: writes refused for want of space" \
+    '^kubicle_storage_writes_refused_total\{reason="no_space"\} [1-9]' kcurl "$SERVER_URL/metrics"
   rm -f "$dir/fill"
   expect_until "/readyz is ok again once there is room" ok kcurl "$SERVER_URL/readyz"
   expect_eq "and writes are taken again" 201 faults_cm full-5

@@ -341,6 +341,46 @@ print("ok" if abs(got - want) < 2e-6 and obj["usage"]["gpusNow"] == 0 else f"{go
 ' "$KUBICLE" "$KUBICLE_HOME/tenants/fa/kubeconfig" "$month"
   expect_eq "showback: never another tenant's" "default gone" bash -c \
     "kubectl --kubeconfig $KUBICLE_HOME/tenants/fb/kubeconfig get gpuusage -A --no-headers -o custom-columns=NS:.metadata.namespace | sort | tr '\n' ' ' | sed 's/ \$//'"
+  # read-only: what kube answers for a verb its storage lacks, even to the admin
+  local ro='MethodNotAllowed.*the server does not allow this method on the requested resource'
+  expect_fail "showback is read-only: delete refused" "$ro" fo_k fa -n infer delete gpuusage gpu-usage
+  expect_fail "showback is read-only: patch refused" "$ro" \
+    fo_k fa -n infer patch gpuusage gpu-usage --type merge -p '{"usage":{"gpusNow":99}}'
+  expect_fail "showback is read-only: replace refused" "$ro" bash -c \
+    "kubectl --kubeconfig $KUBICLE_HOME/tenants/fa/kubeconfig -n infer get gpuusage gpu-usage -o json |
+     kubectl --kubeconfig $KUBICLE_HOME/tenants/fa/kubeconfig replace -f -"
+  expect_fail "showback is read-only: create refused" "$ro" bash -c \
+    "printf '{\"apiVersion\":\"kubicle.dev/v1\",\"kind\":\"GPUUsage\",\"metadata\":{\"name\":\"mine\",\"namespace\":\"infer\"},\"usage\":{}}' |
+     kubectl --kubeconfig $KUBICLE_HOME/tenants/fa/kubeconfig create -f -"
+  expect_fail "showback is read-only: deletecollection refused" "$ro" \
+    fo_k fa -n infer delete gpuusage --all
+  expect_eq "showback is read-only: discovery lists get, list, watch" '["get","list","watch"]' \
+    bash -c "kubectl --kubeconfig $KUBICLE_HOME/tenants/fa/kubeconfig get --raw /apis/kubicle.dev/v1 |
+      python3 -c 'import json,sys; print(json.dumps([r[\"verbs\"] for r in json.load(sys.stdin)[\"resources\"] if r[\"name\"] == \"gpuusages\"][0], separators=(\",\",\":\")))'"
+  expect_eq "showback is read-only: the object is the ledger's still" 0 \
+    fo_k fa -n infer get gpuusage gpu-usage -o 'jsonpath={.usage.gpusNow}'
+  # costs inside the tenant once the platform has a price file
+  expect_eq "showback: no cost without a price file" "" \
+    fo_k fa -n infer get gpuusage gpu-usage -o 'jsonpath={.usage.costThisMonth}'
+  cp "$E2E_TMP/prices.yaml" "$KUBICLE_HOME/prices.yaml"
+  expect_until_match "showback: cost at the platform's prices ($KUBICLE_HOME/prices.yaml)" 60 \
+    '^EUR$' fo_k fa -n train get gpuusage gpu-usage -o 'jsonpath={.usage.currency}'
+  expect_eq "showback: a namespace's cost this month is kubicle usage's" ok python3 -c '
+import json, subprocess, sys
+k, kc, u = sys.argv[1:4]
+for ns in ("infer",):  # closed intervals only: those of train grow each second
+    obj = json.loads(subprocess.check_output(["kubectl", "--kubeconfig", kc, "-n", ns, "get",
+                                              "gpuusage", "gpu-usage", "-o", "json"]))
+    rep = json.loads(subprocess.check_output([k, "usage", "fa", "--since", u, "--by", "namespace",
+                                              "-o", "json"]))  # the same file, by default
+    want = {i["key"]: i["cost"] for i in rep["items"]}["fa/" + ns]
+    got = obj["usage"]["costThisMonth"]
+    if abs(got - want) > 2e-5 or want <= 0 or obj["usage"]["costToday"] > got + 1e-9:
+        print(f"{ns}: {got} vs {want}: {obj}"); sys.exit()
+print("ok")
+' "$KUBICLE" "$KUBICLE_HOME/tenants/fa/kubeconfig" "$month"
+  expect "showback: kubectl shows a Cost column" 'COST' fo_k fa get gpuusage -A
+  rm -f "$KUBICLE_HOME/prices.yaml"
   echo '{"queue": "q-fa"}' >"$KUBICLE_HOME/tenants/fa/tenant.json"
   expect "list: GPU-hours this month" '"gpuHoursThisMonth": 0\.0[0-9]*[1-9]' "$KUBICLE" list fa -o json
 }

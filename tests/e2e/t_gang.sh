@@ -638,6 +638,13 @@ EOF
   else
     fail "pods: a gang of 2 under a host quota of 2: $(gg_phases pods duo)"
   fi
+  # the host's quotas are watched (read once per change, not at each resync)
+  gg_host -n gg-pods patch quota kubicle-ggpods --type merge -p '{"spec":{"hard":{"pods":"5"}}}' >/dev/null
+  if gg_until 90 gg_all_running pods trio 3; then
+    pass "pods: once the host's quota is raised, the gang it refused runs"
+  else
+    fail "pods: trio after the host quota went to 5: $(gg_phases pods trio)"
+  fi
 }
 
 gg_group_uid() { gg_host -n gg-kai get podgroups.scheduling.run.ai "$1" -o jsonpath='{.metadata.uid}'; }

@@ -87,11 +87,18 @@ hostquota_create() {
     "$KUBICLE" create hx --max-storage-class fast
   [ -d "$KUBICLE_HOME/tenants/hx" ] && fail "a refused create left a folder" ||
     pass "a refused create leaves nothing"
+  # a host set up by an older Kubicle: the shared ClusterRole with fewer rules
+  hq_h create clusterrole kubicle-syncer-nodes --verb=get --resource=nodes >/dev/null
+  hq_h label clusterrole kubicle-syncer-nodes app.kubernetes.io/managed-by=kubicle >/dev/null
   "$KUBICLE" create qa --host-kubeconfig "$HQ_HOST_KCFG" --gpus 1 --max-pods 2 --max-cpu 1 \
     --max-memory 1Gi --max-pvcs 1 --max-storage 2Gi --max-storage-class fast=1Gi/1 \
     --max-services 2 --max-load-balancers 0 --max-node-ports 1 --default-cpu-request 200m \
     --default-memory-request 64Mi --wait >/dev/null
   hq_keep qa
+  expect_eq "set-up brings an older Kubicle's shared ClusterRole up to date" \
+    'get,list,watch nodes|get,list,watch priorityclasses|get,list nodes' \
+    hq_h get clusterrole kubicle-syncer-nodes -o \
+    'go-template={{range $i, $r := .rules}}{{if $i}}|{{end}}{{range $j, $v := $r.verbs}}{{if $j}},{{end}}{{$v}}{{end}} {{index $r.resources 0}}{{end}}'
   "$KUBICLE" create qb --host-kubeconfig "$HQ_HOST_KCFG" --gpus 2 --wait >/dev/null
   hq_keep qb
   expect_eq "list -o json: the tenant's host limits" '2 "1" "1Gi" 1 "2Gi" 2 0 1 1 "200m" "64Mi"' \

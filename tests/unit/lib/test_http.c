@@ -150,6 +150,8 @@ static struct {
 	uv_async_t send;
 	atomic_int rounds;
 	size_t held_max;
+	size_t held_on_abort; /* when the last stream aborted */
+	long held_after_cut;  /* right after the round that cut a stream; -1 */
 } Q;
 
 static void shared_abort(kb_http_req_t *req, void *arg)
@@ -157,6 +159,7 @@ static void shared_abort(kb_http_req_t *req, void *arg)
 	for (int i = 0; i < Q.n; i++)
 		if (Q.reqs[i] == req)
 			Q.reqs[i] = NULL;
+	Q.held_on_abort = kb_http_stream_held(S.srv);
 	atomic_fetch_add(&S.aborted, 1);
 }
 
@@ -166,11 +169,11 @@ static void send_round(uv_async_t *a)
 	kb_http_shared_t *s = kb_http_shared_new(NULL, SHARED_CHUNK);
 	memset(s->data, 'a' + k % 26, s->len);
 	for (int i = 0; i < Q.n; i++)
-		if (Q.reqs[i])
-			kb_http_stream_send(Q.reqs[i], s);
+		if (Q.reqs[i] && kb_http_stream_send(Q.reqs[i], s) == -ECONNRESET)
+			Q.held_after_cut = (long)kb_http_stream_held(S.srv);
 	kb_http_shared_unref(s);
-	if (kb_http_stream_held() > Q.held_max)
-		Q.held_max = kb_http_stream_held();
+	if (kb_http_stream_held(S.srv) > Q.held_max)
+		Q.held_max = kb_http_stream_held(S.srv);
 	atomic_fetch_add(&Q.rounds, 1);
 }
 
@@ -901,7 +904,34 @@ START_TEST(shared_stream_budget)
 	client_close(reader);
 	stop_server();
 	ck_assert_int_eq(atomic_load(&S.aborted), 2);
-	ck_assert_uint_eq(kb_http_stream_held(), 0);
+	ck_assert_uint_eq(Q.held_on_abort, 0);
+}
+END_TEST
+
+/* The budget is exact: a stream cut for it gives back everything held for
+ * it at once, its ciphertext waiting in the socket's write queue too (not
+ * when libuv cancels the write later), so no other stream is closed for
+ * bytes already let go. One silent stream: nothing is held after its cut. */
+START_TEST(stream_budget_exact)
+{
+	struct kb_http_server_opts o = {.stream_budget = 128 * 1024};
+	start_server(&o);
+	Q.held_after_cut = -1;
+	client_rcvbuf = 4096;
+	struct client *silent = client_open();
+	client_rcvbuf = 0;
+	client_puts(silent, "GET /shared HTTP/1.1\r\n\r\n");
+	ck_assert(wait_for(&S.requests, 1));
+	int k;
+	for (k = 0; k < 512 && !atomic_load(&S.aborted); k++) {
+		uv_async_send(&Q.send);
+		ck_assert(wait_for(&Q.rounds, k + 1));
+	}
+	ck_assert_int_eq(atomic_load(&S.aborted), 1);
+	ck_assert_int_eq(Q.held_after_cut, 0);
+	ck_assert_uint_le(Q.held_max, o.stream_budget + SHARED_CHUNK + 64 * 1024);
+	client_close(silent);
+	stop_server();
 }
 END_TEST
 
@@ -1299,6 +1329,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, chunked_stream);
 	tcase_add_test(tc, long_stream_handover);
 	tcase_add_test(tc, shared_stream_budget);
+	tcase_add_test(tc, stream_budget_exact);
 	tcase_add_test(tc, huge_body_from_queue);
 	tcase_add_test(tc, abort_on_disconnect);
 	tcase_add_test(tc, request_outlives_connection);

@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "store/store.h"
 
 static Suite *suite(void);
@@ -403,6 +405,61 @@ START_TEST(pagination_with_filter)
 	free((char *)req.after);
 	req.after = "!!not base64!!";
 	ck_assert_int_eq(store_list(st, &req, &res), -EINVAL);
+	close_store(st);
+}
+END_TEST
+
+static size_t count_of(store_t *st, const char *res, const char *ns)
+{
+	size_t n = 99;
+	ck_assert_int_eq(store_count(st, res, ns, &n), 0);
+	return n;
+}
+
+/* The counts the store keeps (store_count.c) follow creates and deletes,
+ * give a first page's remainingItemCount, and are made, from the objects,
+ * for a store written before they existed. */
+START_TEST(kept_counts)
+{
+	store_t *st = open_store();
+	create(st, "/pods", "a", "x");
+	create(st, "/pods", "a", "y");
+	create(st, "/pods", "b", "z");
+	create(st, "/configmaps", "a", "c");
+	ck_assert_uint_eq(count_of(st, "/pods", NULL), 3);
+	ck_assert_uint_eq(count_of(st, "/pods", "a"), 2);
+	ck_assert_int_eq(store_delete(st, "/pods", "a", "x", 0, NULL, NULL), 0);
+	ck_assert_uint_eq(count_of(st, "/pods", "a"), 1);
+	ck_assert_int_eq(store_delete(st, "/pods", "b", "z", 0, NULL, NULL), 0);
+	ck_assert_uint_eq(count_of(st, "/pods", "b"), 0);
+	ck_assert_uint_eq(count_of(st, "/pods", NULL), 1);
+	create(st, "/pods", "b", "w");
+	create(st, "/pods", "c", "v");
+	struct store_list_req req = {.res = "/pods", .limit = 1, .want_remaining = true};
+	struct store_list_result res;
+	ck_assert_int_eq(store_list(st, &req, &res), 0);
+	ck_assert_int_eq(res.remaining, 2);
+	json_decref(res.items);
+	free(res.next);
+	close_store(st);
+	/* a store from before the counts: no table, no triggers */
+	sqlite3 *raw;
+	ck_assert_int_eq(sqlite3_open(db.path, &raw), SQLITE_OK);
+	ck_assert_int_eq(
+	    sqlite3_exec(raw,
+			 "DROP TRIGGER obj_counts_ins; DROP TRIGGER obj_counts_del;"
+			 " DROP TABLE obj_counts; INSERT INTO objects"
+			 " SELECT res, 'd', name, rev, data FROM objects WHERE res = '/pods'",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(raw);
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	st = open_store();
+	ck_assert_uint_eq(count_of(st, "/pods", NULL), 6);
+	ck_assert_uint_eq(count_of(st, "/pods", "d"), 3);
+	ck_assert_uint_eq(count_of(st, "/configmaps", NULL), 1);
+	create(st, "/pods", "d", "new");
+	ck_assert_uint_eq(count_of(st, "/pods", "d"), 4);
 	close_store(st);
 }
 END_TEST
@@ -1182,6 +1239,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, list_order_and_namespace);
 	tcase_add_test(tc, pagination_with_filter);
 	tcase_add_test(tc, list_remaining_and_text);
+	tcase_add_test(tc, kept_counts);
 	tcase_add_test(tc, txn_commit_and_rollback);
 	tcase_add_test(tc, read_cache_follows_writes);
 	tcase_add_test(tc, watch_started_inside_txn);

@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,6 +244,25 @@ static struct rows rows_of(store_ledger_t *l, int64_t since, int64_t until)
 	return r;
 }
 
+struct sums {
+	int calls;
+	double secs;
+};
+
+static void add_sum(const struct store_alloc_sum *s, void *arg)
+{
+	struct sums *r = arg;
+	r->calls++;
+	r->secs += s->gpu_seconds;
+}
+
+static struct sums sums_of(store_ledger_t *l, enum store_ledger_sums kind)
+{
+	struct sums r = {0};
+	ck_assert_int_eq(store_ledger_sums(l, kind, 0, 1000, 1000, add_sum, &r), 0);
+	return r;
+}
+
 START_TEST(ledger_rows)
 {
 	struct store_alloc a = {.host_uid = "h1",
@@ -290,6 +310,22 @@ START_TEST(ledger_rows)
 	ck_assert_int_eq(store_ledger_open_ro(db.path, &ro), 0);
 	ck_assert_int_eq(rows_of(ro, 0, 0).n, 2);
 	ck_assert_int_eq(store_ledger_seen(ro), 1234);
+	/* sums in SQL: per row, totals, per pod (one pod: its two rows) */
+	ck_assert_int_eq(sums_of(ro, STORE_LEDGER_ROWS).calls, 2);
+	ck_assert(sums_of(ro, STORE_LEDGER_ROWS).secs == 2 * (60 + 90));
+	ck_assert(sums_of(ro, STORE_LEDGER_TOTALS).secs == 2 * (60 + 90));
+	ck_assert_int_eq(sums_of(ro, STORE_LEDGER_PODS).calls, 1);
+	ck_assert(sums_of(ro, STORE_LEDGER_PODS).secs == 2 * (60 + 90));
+	store_ledger_close(ro);
+	/* a store an older writer made, without the pods' index: the same */
+	sqlite3 *raw;
+	ck_assert_int_eq(sqlite3_open(db.path, &raw), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(raw, "DROP INDEX gpu_alloc_pod", NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(raw);
+	ck_assert_int_eq(store_ledger_open_ro(db.path, &ro), 0);
+	ck_assert_int_eq(sums_of(ro, STORE_LEDGER_PODS).calls, 1);
+	ck_assert(sums_of(ro, STORE_LEDGER_TOTALS).secs == 2 * (60 + 90));
 	store_ledger_close(ro);
 	/* retention */
 	ck_assert_int_eq(store_ledger_prune(led, 200), 0);
