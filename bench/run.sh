@@ -180,10 +180,15 @@ echo "scratch: $WORK ($(df -T "$WORK" | awk 'NR==2{print $2}')); pinning: ${SRV:
 
 bench_startup() {
 	hr
-	echo "1. Start-up: first start on an empty data dir until GET /readyz answers 200 ($STARTUP_RUNS runs)"
-	local k n port
+	echo "1. Start-up until GET /readyz answers 200 over TLS ($STARTUP_RUNS runs each)"
+	local k r n port
 	mkdir -p "$WORK/start"
+	# first start: an empty data dir per run (keys, certificates, SQLite file,
+	# built-in objects); then the same dirs again: a start on existing data
 	k=$("$STARTUP" --runs "$STARTUP_RUNS" --label kubicle --path /readyz \
+		--kubeconfig "$WORK/start/k{}/kubeconfig" --log "$WORK/start.log" -- \
+		"$KUBICLE" serve --data-dir "$WORK/start/k{}" --listen 127.0.0.1:0)
+	r=$("$STARTUP" --runs "$STARTUP_RUNS" --label kubicle-again --path /readyz \
 		--kubeconfig "$WORK/start/k{}/kubeconfig" --log "$WORK/start.log" -- \
 		"$KUBICLE" serve --data-dir "$WORK/start/k{}" --listen 127.0.0.1:0)
 	port=$(free_port)
@@ -192,9 +197,11 @@ bench_startup() {
 	n=$("$STARTUP" --runs "$STARTUP_RUNS" --label nginx --path /readyz --port "$port" \
 		--cert "$CERTS/admin.crt" --key "$CERTS/admin.key" --log "$WORK/start.log" -- \
 		"$NGINX" -c "$WORK/start/nginx/nginx.conf" -g 'daemon off;')
-	printf '   %-28s median %7s ms   p90 %7s ms   (target: < 50 ms, keys generated)\n' \
-		"kubicle serve:" "$(kv median_ms "$k")" "$(kv p90_ms "$k")"
-	printf '   %-28s median %7s ms   p90 %7s ms   (reference: nginx, TLS, keys on disk)\n' \
+	printf '   %-30s median %7s ms   p90 %7s ms   (target: median < 15 ms, keys generated)\n' \
+		"kubicle serve, first start:" "$(kv median_ms "$k")" "$(kv p90_ms "$k")"
+	printf '   %-30s median %7s ms   p90 %7s ms   (target: median < 10 ms)\n' \
+		"kubicle serve, existing data:" "$(kv median_ms "$r")" "$(kv p90_ms "$r")"
+	printf '   %-30s median %7s ms   p90 %7s ms   (reference: nginx, TLS, keys on disk)\n' \
 		"nginx (master + 1 worker):" "$(kv median_ms "$n")" "$(kv p90_ms "$n")"
 }
 
