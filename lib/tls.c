@@ -112,8 +112,7 @@ int kb_tls_server_ctx(const char *cert_file, const char *key_file, const char *c
 					  "TLS_CHACHA20_POLY1305_SHA256") != 1)
 		goto fail;
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1 ||
-	    use_key_file(ctx, key_file) < 0 ||
-	    SSL_CTX_check_private_key(ctx) != 1) {
+	    use_key_file(ctx, key_file) < 0 || SSL_CTX_check_private_key(ctx) != 1) {
 		rc = -ENOENT;
 		goto fail;
 	}
