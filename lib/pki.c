@@ -296,8 +296,7 @@ static int batch_commit(struct batch *bt, const char *dir, int rc)
 }
 
 /* Stages key (0600) then certificate (0644) as dir/<base>.key|.crt. */
-static int save_pair(struct batch *bt, const char *dir, const char *base,
-		     const struct pki_pair *p)
+static int save_pair(struct batch *bt, const char *dir, const char *base, const struct pki_pair *p)
 {
 	char path[PATH_MAX], name[64];
 	char *kp = key_pem(p->key), *cp = pki_cert_pem(p->cert);
@@ -342,7 +341,7 @@ static EVP_PKEY *ec_pkcs8_from_der(const unsigned char *der, long n)
 	pthread_mutex_lock(&key_dec_lock);
 	if (!key_dec)
 		key_dec = OSSL_DECODER_CTX_new_for_pkey(&key_dec_out, "DER", "PrivateKeyInfo", "EC",
-							 EVP_PKEY_KEYPAIR, NULL, NULL);
+							EVP_PKEY_KEYPAIR, NULL, NULL);
 	if (key_dec && OSSL_DECODER_from_data(key_dec, &p, &left) == 1)
 		k = key_dec_out;
 	else
@@ -463,7 +462,8 @@ static int set_pubkey(X509 *cert, EVP_PKEY *key)
 	char group[32];
 	if (EVP_PKEY_get_group_name(key, group, sizeof(group), NULL) != 1 ||
 	    strcmp(group, SN_X9_62_prime256v1) != 0 ||
-	    EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_PUB_KEY, pt, sizeof(pt), &n) != 1 ||
+	    EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_PUB_KEY, pt, sizeof(pt), &n) !=
+		1 ||
 	    n != sizeof(pt) || pt[0] != POINT_CONVERSION_UNCOMPRESSED) {
 		ERR_clear_error();
 		return X509_set_pubkey(cert, key) == 1 ? 0 : -ENOMEM;
@@ -771,8 +771,8 @@ out:
 	return rc;
 }
 
-static int ensure_admin(struct batch *bt, const char *dir, const struct pki_pair *ca,
-			bool fresh_ca, const char *user, const char *const *groups, size_t ngroups)
+static int ensure_admin(struct batch *bt, const char *dir, const struct pki_pair *ca, bool fresh_ca,
+			const char *user, const char *const *groups, size_t ngroups)
 {
 	struct pki_pair cur = {0}, made = {0};
 	int rc = 0;
