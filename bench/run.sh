@@ -378,11 +378,13 @@ bench_lists() {
 	local kpid=$KPID auth=(-p "$KPORT" --cert "$dir/admin.crt" --key "$dir/admin.key")
 	local pods=/api/v1/namespaces/default/pods
 	# created by 4 clients at once, names l-0 .. l-(LIST_PODS-1)
+	local creators=()
 	for i in 0 1 2 3; do
 		$CLI "$BULK" create "${auth[@]}" --body "$pod" --prefix l --start $((i * per)) \
 			-n $((i == 3 ? LIST_PODS - 3 * per : per)) >"$dir.create$i" &
+		creators+=($!)
 	done
-	wait
+	wait "${creators[@]}"
 	cat "$dir".create* | awk '{for(i=1;i<=NF;i++) if ($i ~ /^bad=/) b+=substr($i,5)} END{if (b) print "   warning: " b " creates failed"}'
 	list_mem "JSON list (kubectl get -o json)" "$kpid" list "${auth[@]}" -u "$pods"
 	list_mem "JSON list, limit=500 pages" "$kpid" list "${auth[@]}" -u "$pods" --limit 500
