@@ -4,7 +4,7 @@
 # reference measured in the same run and next to its target. These are
 # measurements, not tests: nothing passes or fails.
 #
-#   bench/run.sh            # everything (about 2-3 minutes on 2 cores)
+#   bench/run.sh            # everything (about 4-5 minutes on 2 cores)
 #   bench/run.sh 3 4        # only benchmarks 3 and 4
 #
 # Environment: BUILD (build folder, default build-bench), GET_SECS,
