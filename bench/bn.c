@@ -531,6 +531,11 @@ static int dechunk_byte(struct bn_dechunk *d, char ch)
 	}
 }
 
+bool bn_dechunk_done(const struct bn_dechunk *d)
+{
+	return d->state == DC_DONE;
+}
+
 long bn_dechunk(struct bn_dechunk *d, const char *in, size_t len, struct bn_buf *out)
 {
 	size_t i = 0;

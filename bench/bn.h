@@ -123,5 +123,7 @@ struct bn_dechunk {
  * -EPROTO.
  */
 long bn_dechunk(struct bn_dechunk *d, const char *in, size_t len, struct bn_buf *out);
+/* The last (empty) chunk has been consumed. */
+bool bn_dechunk_done(const struct bn_dechunk *d);
 
 #endif

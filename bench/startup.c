@@ -9,7 +9,9 @@
  *
  * "{}" in CMD's arguments and in PATTERN is replaced by the run number, so
  * each run can get an empty data directory. With --kubeconfig the port is
- * read from the file's `server:` line (quoted or not) once the file is complete.
+ * read from the file's `server:` line (quoted or not) once the file is complete;
+ * the file is removed before each run, so a start on an existing data dir
+ * (the same PATTERN run again) does not probe the previous run's port.
  * Between probes the tool sleeps 100 us. Each server is stopped with SIGTERM
  * (SIGKILL after 3 s) before the next run.
  */
@@ -175,6 +177,8 @@ static void stop(pid_t pid)
 static double one_run(const struct opts *o, SSL_CTX *ctx, int run)
 {
 	char *kc = o->kubeconfig ? subst(o->kubeconfig, run) : NULL;
+	if (kc)
+		unlink(kc);
 	int64_t t0 = bn_mono_ns();
 	pid_t pid = spawn(o, run);
 	double ms = -ETIMEDOUT;

@@ -36,6 +36,12 @@ int kb_pki_ensure_client_ca(const char *dir, const char *user);
 int kb_pki_issue_client(const char *dir, const char *user, const char *const *groups,
 			size_t ngroups, long ttl_seconds, char **cert_pem, char **key_pem);
 
+/* The first private key in PEM text (PKCS#8 EC keys, what this module
+ * writes, through a decoder built once; others as PEM_read_bio_PrivateKey
+ * reads them), or NULL. The caller owns it (EVP_PKEY_free). Any thread. */
+struct evp_pkey_st;
+struct evp_pkey_st *kb_pki_key_from_pem(const char *pem, size_t len);
+
 /* Reads a whole file into a malloc'ed NUL-terminated buffer. */
 int kb_read_file(const char *path, char **out, size_t *len_out);
 /* Writes atomically (temp file + fsync + rename) with `mode`. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 
 #define REPLAY_CHUNK 64
@@ -345,7 +346,8 @@ static struct store_evnode *replay_row(sqlite3_stmt *q)
 		return NULL;
 	n->rev = sqlite3_column_int64(q, 0);
 	n->type = (enum store_event_type)sqlite3_column_int(q, 1);
-	n->obj = json_loadb(sqlite3_column_blob(q, 5), (size_t)sqlite3_column_bytes(q, 5), 0, NULL);
+	n->obj =
+	    kb_json_loadb(sqlite3_column_blob(q, 5), (size_t)sqlite3_column_bytes(q, 5), 0, NULL);
 	if (!n->obj) {
 		store__evnode_free(n);
 		return NULL;

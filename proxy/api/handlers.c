@@ -512,6 +512,50 @@ static void reply_list_text(struct req *r, const struct store_list_req *lr)
 	kb_buf_free(&t.b);
 }
 
+struct text_table {
+	struct req *r;
+	struct kb_buf b;
+	size_t n;
+};
+
+static int append_row(const char *text, size_t len, void *arg)
+{
+	struct text_table *t = arg;
+	json_t *obj = kb_json_loadb(text, len, 0, NULL);
+	if (!obj)
+		return -EIO;
+	json_t *row = table_row(t->r, obj);
+	int rc = t->n++ > 0 ? kb_buf_append(&t->b, ",", 1) : 0;
+	if (rc >= 0)
+		rc = kb_json_dump(row, &t->b);
+	json_decref(row);
+	json_decref(obj);
+	return rc < 0 ? rc : 0;
+}
+
+/* A whole list as kubectl get's Table, each row made from one stored text
+ * and printed before the next is read: the same bytes as table_build over
+ * the parsed list, without a tree of every object (10,000 pods: +400 MB of
+ * peak RSS and most of the time in malloc). */
+static void reply_table_text(struct req *r, const struct store_list_req *lr)
+{
+	struct text_table t = {.r = r};
+	char rvs[32];
+	snprintf(rvs, sizeof(rvs), "%lld", (long long)store_rev(r->px->store));
+	int64_t at;
+	int rc = table_text_head(r, rvs, &t.b);
+	if (rc >= 0)
+		rc = store_list_text(r->px->store, lr, append_row, &t, &at);
+	if (rc >= 0)
+		rc = kb_buf_puts(&t.b, "]}");
+	if (rc < 0)
+		reply_errno(r, rc, NULL);
+	else
+		reply_text(r, 200, "application/json;as=Table;v=v1;g=meta.k8s.io", t.b.data,
+			   t.b.len);
+	kb_buf_free(&t.b);
+}
+
 static void handle_list(struct req *r)
 {
 	struct filter f;
@@ -536,8 +580,11 @@ static void handle_list(struct req *r)
 	    .want_remaining = !f.labels && !f.fields,
 	};
 	bool whole = !r->q.cont || !*r->q.cont;
-	if (whole && !lr.limit && !r->want_table && !r->res->from_storage) {
-		reply_list_text(r, &lr);
+	if (whole && !lr.limit && !r->res->from_storage) {
+		if (r->want_table)
+			reply_table_text(r, &lr);
+		else
+			reply_list_text(r, &lr);
 		req_filter_free(&f);
 		return;
 	}

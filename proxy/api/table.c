@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "lib/json.h"
 #include "proxy/model/printers.h"
 #include "proxy/api/api.h"
 
@@ -33,6 +34,15 @@ static json_t *table_new(const char *rv, const char *cont)
 	return t;
 }
 
+json_t *table_row(struct req *r, const json_t *obj)
+{
+	json_t *row = json_pack("{s:o}", "cells", printers_cells(r->res, obj, r->now));
+	json_t *o = row_object(r, obj);
+	if (o)
+		json_object_set_new(row, "object", o);
+	return row;
+}
+
 json_t *table_build(struct req *r, json_t *items, const char *rv, const char *cont, bool headers)
 {
 	json_t *t = table_new(rv, cont);
@@ -41,15 +51,25 @@ json_t *table_build(struct req *r, json_t *items, const char *rv, const char *co
 	json_t *rows = json_array();
 	size_t i;
 	json_t *item;
-	json_array_foreach (items, i, item) {
-		json_t *row = json_pack("{s:o}", "cells", printers_cells(r->res, item, r->now));
-		json_t *o = row_object(r, item);
-		if (o)
-			json_object_set_new(row, "object", o);
-		json_array_append_new(rows, row);
-	}
+	json_array_foreach (items, i, item)
+		json_array_append_new(rows, table_row(r, item));
 	json_object_set_new(t, "rows", rows);
 	return t;
+}
+
+int table_text_head(struct req *r, const char *rv, struct kb_buf *b)
+{
+	json_t *t = table_build(r, NULL, rv, NULL, true);
+	size_t start = b->len;
+	int rc = kb_json_dump(t, b);
+	json_decref(t);
+	if (rc < 0)
+		return rc;
+	/* ... "rows":[]} without its "]}" */
+	if (b->len - start < 2 || memcmp(b->data + b->len - 2, "]}", 2) != 0)
+		return -EINVAL;
+	b->len -= 2;
+	return 0;
 }
 
 /* A built-in kind's /scale is printed as a Scale (kube's ScaleREST hands the

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "proxy/api/api.h"
@@ -79,11 +80,11 @@ static kb_http_shared_t *event_line(const struct store_event *ev, const char *ty
 		return enc_cache.line;
 	enc_cache_clear();
 	struct kb_buf b = {0};
-	char *text = json_dumps(ev->obj, JSON_COMPACT);
 	kb_buf_printf(&b, "{\"type\":\"%s\",\"object\":", type);
-	kb_buf_puts(&b, text ? text : "{}");
+	size_t at = b.len;
+	if (kb_json_dump(ev->obj, &b) < 0 || b.len == at)
+		kb_buf_puts(&b, "{}");
 	kb_buf_puts(&b, "}\n");
-	free(text);
 	enc_cache.line = b.data ? kb_http_shared_new(b.data, b.len) : NULL;
 	kb_buf_free(&b);
 	enc_cache.rev = ev->rev;

@@ -136,9 +136,7 @@ int auth_start(struct proxy *px)
 	char *pem = NULL;
 	EVP_PKEY *k = NULL;
 	if (store_kv_get(px->store, "sa.key", &pem) == 0) {
-		BIO *b = BIO_new_mem_buf(pem, -1);
-		k = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
-		BIO_free(b);
+		k = kb_pki_key_from_pem(pem, strlen(pem));
 		free(pem);
 	}
 	if (!k) {
