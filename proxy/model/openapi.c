@@ -499,16 +499,87 @@ static void add_kind_schemas(json_t *schemas, const struct proxy_resource *r, ch
 
 /* ---- paths ---- */
 
+/* What each parameter does, in this project's words (kube documents the
+ * same parameters; clients such as kubectl explain and API browsers show
+ * the text). */
+static const struct {
+	const char *name, *text;
+} param_docs[] = {
+    {"allowWatchBookmarks",
+     "With watch: also send BOOKMARK events, which carry only a resourceVersion to resume from. "
+     "The server decides when to send them; a client must not rely on their timing."},
+    {"continue", "The continue token of the previous page of this list (its metadata.continue). "
+		 "The next page comes from the same version of the list; a token too old is "
+		 "answered 410 Gone."},
+    {"dryRun", "All: check, default and admit the request but store nothing. All is the only "
+	       "value accepted."},
+    {"fieldManager", "The name of the actor making this change, recorded in managedFields (at "
+		     "most 128 printable characters). Required for an apply patch."},
+    {"fieldSelector", "Only objects whose fields match, such as metadata.name=web or "
+		      "status.phase!=Running. Empty: every object."},
+    {"fieldValidation", "What to do with unknown or duplicated fields in the body: Ignore, Warn "
+			"(answer with a warning for each; the default) or Strict (refuse the "
+			"request)."},
+    {"force", "Apply patches only: take over fields that other managers own instead of "
+	      "answering 409 Conflict."},
+    {"gracePeriodSeconds", "Seconds the object has before it is deleted: 0 deletes it at once, "
+			   "unset takes the kind's default."},
+    {"ignoreStoreReadErrorWithClusterBreakingPotential",
+     "Delete an object whose stored form cannot be read. What depends on it may break; the "
+     "caller also needs the unsafe-delete-ignore-read-errors verb."},
+    {"labelSelector", "Only objects whose labels match, such as app=web,tier in (front,back). "
+		      "Empty: every object."},
+    {"limit", "At most this many items in the answer. When more are left, metadata.continue "
+	      "holds the token of the next page and metadata.remainingItemCount may count "
+	      "them."},
+    {"name", "The name of the object."},
+    {"namespace", "The namespace of the object."},
+    {"orphanDependents", "Deprecated (use propagationPolicy): true leaves the dependents, false "
+			 "deletes them."},
+    {"pretty", "true: indent the JSON answer."},
+    {"propagationPolicy", "What becomes of the dependents: Orphan (kept), Background (the "
+			  "garbage collector deletes them afterwards) or Foreground (the object "
+			  "stays until they are gone)."},
+    {"resourceVersion",
+     "Which version to answer from. Unset: the latest. \"0\": any version the server holds. "
+     "Another value: that version or a newer one (see resourceVersionMatch). With watch: the "
+     "events after it."},
+    {"resourceVersionMatch", "How a list's resourceVersion is read: Exact or NotOlderThan. Only "
+			     "with resourceVersion."},
+    {"sendInitialEvents", "With watch: first the objects as they are, as ADDED events, then a "
+			  "BOOKMARK annotated k8s.io/initial-events-end, then the changes. Needs "
+			  "resourceVersionMatch=NotOlderThan."},
+    {"timeoutSeconds", "End the list or watch after this many seconds."},
+    {"watch", "Stream the changes of the objects (ADDED, MODIFIED, DELETED events) instead of "
+	      "answering their list."},
+};
+
+static const char *param_doc(const char *name)
+{
+	for (size_t i = 0; i < KB_ARRAY_SIZE(param_docs); i++)
+		if (strcmp(param_docs[i].name, name) == 0)
+			return param_docs[i].text;
+	return NULL;
+}
+
 static json_t *query_param(const char *name, const char *type)
 {
-	return json_pack("{s:s, s:s, s:{s:s, s:b}}", "name", name, "in", "query", "schema", "type",
-			 type, "uniqueItems", 1);
+	json_t *p = json_pack("{s:s, s:s, s:{s:s, s:b}}", "name", name, "in", "query", "schema",
+			      "type", type, "uniqueItems", 1);
+	const char *d = param_doc(name);
+	if (p && d)
+		json_object_set_new(p, "description", json_string(d));
+	return p;
 }
 
 static json_t *path_param(const char *name)
 {
-	return json_pack("{s:s, s:s, s:b, s:{s:s, s:b}}", "name", name, "in", "path", "required", 1,
-			 "schema", "type", "string", "uniqueItems", 1);
+	json_t *p = json_pack("{s:s, s:s, s:b, s:{s:s, s:b}}", "name", name, "in", "path",
+			      "required", 1, "schema", "type", "string", "uniqueItems", 1);
+	const char *d = param_doc(name);
+	if (p && d)
+		json_object_set_new(p, "description", json_string(d));
+	return p;
 }
 
 static json_t *write_params(bool patch)

@@ -128,6 +128,10 @@ openapi2_suite() {
   expect_eq "openapi2: pretty on every path; a delete's options and a deletecollection's list ones, in kube's order" \
     'namespace,pretty|dryRun,gracePeriodSeconds,ignoreStoreReadErrorWithClusterBreakingPotential,orphanDependents,propagationPolicy|continue,dryRun,fieldSelector,gracePeriodSeconds,ignoreStoreReadErrorWithClusterBreakingPotential,labelSelector,limit,orphanDependents,propagationPolicy,resourceVersion,resourceVersionMatch,sendInitialEvents,timeoutSeconds' \
     sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '.paths[\"/api/v1/namespaces/{namespace}/pods\"] as \$c | .paths[\"/api/v1/namespaces/{namespace}/pods/{name}\"] as \$i | [(\$c.parameters | map(.name) | join(\",\")), (\$i.delete.parameters | map(.name) | join(\",\")), (\$c.delete.parameters | map(.name) | join(\",\"))] | join(\"|\")'"
+  expect_eq "openapi2: every query and path parameter of the pods paths says what it does" "0" \
+    sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq '[.paths[\"/api/v1/namespaces/{namespace}/pods\"], .paths[\"/api/v1/namespaces/{namespace}/pods/{name}\"] | (.parameters // [])[], (.[] | objects | .parameters // [] | .[]) | select(.in != \"body\" and ((.description // \"\") | length) == 0)] | length'"
+  expect "openapi2: limit's description names the continue token" 'metadata.continue' \
+    sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq -r '.paths[\"/api/v1/namespaces/{namespace}/pods\"].get.parameters[] | select(.name == \"limit\") | .description'"
   expect_eq "openapi2: every operationId is unique" "0" \
     sh -c "kubectl --kubeconfig '$KCFG' get --raw /openapi/v2 | jq '[.paths[][] | objects | .operationId] | group_by(.) | map(select(length > 1)) | length'"
   expect "openapi2: containers carry the strategic merge key" \
