@@ -6,6 +6,10 @@
 # syncer's added memory per synced pod (tenant RSS with the syncer minus a
 # plain tenant holding the same pods, divided by the pod count). References
 # with the same client: the host stand-in alone and a tenant without a host.
+# With PROFILE=callgrind the tenant and the plain tenant run under valgrind's
+# callgrind (counters zeroed before the creates): it prints instructions per
+# pod of each and their difference, the syncer's instructions per synced pod
+# (rates and latencies are then meaningless; use few pods, e.g. 300 1).
 #   bench/sync.sh [BUILD_DIR] [PODS] [CLIENTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,10 +19,12 @@ tmp=$(mktemp -d /tmp/kubicle-sync-bench.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 serve() { # dir args...
-  local d=$1; shift
-  "$K" serve --data-dir "$tmp/$d" --listen 127.0.0.1:0 --log-level warn "$@" >"$tmp/$d.log" 2>&1 &
+  local d=$1 vg=(); shift
+  [ "${PROFILE:-}" = callgrind ] && [ "$d" != host ] &&
+    vg=(valgrind --tool=callgrind --callgrind-out-file="$tmp/$d.cg")
+  "${vg[@]}" "$K" serve --data-dir "$tmp/$d" --listen 127.0.0.1:0 --log-level warn "$@" >"$tmp/$d.log" 2>&1 &
   pids+=($!); eval "${d}_pid=$!"
-  for _ in $(seq 200); do [ -s "$tmp/$d/kubeconfig" ] && break; sleep 0.05; done
+  for _ in $(seq 1200); do [ -s "$tmp/$d/kubeconfig" ] && break; sleep 0.05; done
 }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 serve host
@@ -28,8 +34,26 @@ serve tenant --host-kubeconfig "$tmp/host/kubeconfig" --host-namespace tenants -
 serve plain
 # the plain tenant gets the same N pods (the tenant-alone reference run), for
 # the memory comparison
-python3 bench/sync.py "$tmp/tenant" "$tmp/host" "$N" "$C" "$tenant_pid" "$host_pid" \
+[ "${PROFILE:-}" = callgrind ] && callgrind_control -z "$tenant_pid" >/dev/null 2>&1 &&
+  callgrind_control -z "$plain_pid" >/dev/null 2>&1
+SYNC_CALLGRIND=$([ "${PROFILE:-}" = callgrind ] && echo 1 || echo 0) \
+  python3 bench/sync.py "$tmp/tenant" "$tmp/host" "$N" "$C" "$tenant_pid" "$host_pid" \
   "$tmp/plain" "$plain_pid"
 sleep 1
+if [ "${PROFILE:-}" = callgrind ]; then
+  ir() { # pid -> instructions since the zeroing, dumped by sync.py after its phase
+    awk '/^summary:/ {print $2}' "$tmp/$2.cg.1"
+  }
+  resync() { # the syncer's timed resync (every 30 s whatever the load): not per pod
+    callgrind_annotate --inclusive=yes "$tmp/$1.cg.1" 2>/dev/null |
+      awk '/syncer.c:on_resync_timer / && !r {gsub(",", "", $1); r = $1} END {print r + 0}'
+  }
+  a=$(ir "$tenant_pid" tenant); b=$(ir "$plain_pid" plain); r=$(resync tenant)
+  a=$((a - ${r:-0}))
+  echo "instructions per pod: syncing tenant $((a / N)) (its timed resyncs, $((${r:-0} / N))" \
+    "per pod, left out), plain tenant $((b / N)): the syncer's $(((a - b) / N)) per synced pod"
+  [ "${KEEP:-0}" = 1 ] && trap - EXIT && echo "kept $tmp (servers still run: ${pids[*]})"
+  exit 0
+fi
 a=$(rss_kib "$tenant_pid"); b=$(rss_kib "$plain_pid")
 echo "tenant RSS with syncer ${a} KiB, plain tenant ${b} KiB: syncer adds $(( (a - b) * 1024 / N )) bytes per synced pod"

@@ -58,7 +58,7 @@ static void on_call_done(kb_httpc_req_t *req, int err, long status, const char *
 	/* a write's 2xx answer (the whole object) is not read by any caller:
 	 * not parsing it saves a JSON parse per synced pod */
 	if (!err && body && len && (c->want_body || status >= 300))
-		doc = json_loadb(body, len, 0, NULL);
+		doc = kb_json_loadb(body, len, 0, NULL);
 	if (c->cb)
 		c->cb(err, status, doc, c->arg);
 	json_decref(doc);
@@ -321,7 +321,7 @@ size_t syncer_strip_managed_fields(char *s, size_t n)
 /* Returns false when the watch must end (410 or a broken stream). */
 static bool on_line(struct host_informer *in, char *s, size_t n)
 {
-	json_t *ev = json_loadb(s, syncer_strip_managed_fields(s, n), 0, NULL);
+	json_t *ev = kb_json_loadb(s, syncer_strip_managed_fields(s, n), 0, NULL);
 	const char *type = json_string_value(json_object_get(ev, "type"));
 	json_t *obj = json_object_get(ev, "object");
 	bool ok = true;
@@ -400,7 +400,7 @@ static void on_list_done(kb_httpc_req_t *req, int err, long status, const char *
 {
 	struct host_informer *in = arg;
 	in->req = NULL;
-	json_t *doc = !err && status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+	json_t *doc = !err && status == 200 ? kb_json_loadb(body, len, 0, NULL) : NULL;
 	json_t *items = json_object_get(doc, "items");
 	const char *rv =
 	    json_string_value(json_object_get(json_object_get(doc, "metadata"), "resourceVersion"));
