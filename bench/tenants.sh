@@ -87,6 +87,14 @@ threads_sum() { # PID... -> threads of all
 fds_sum() { # PID... -> open file descriptors of all
 	for p in "$@"; do ls "/proc/$p/fd" 2>/dev/null; done | wc -l
 }
+private_sum() { # PID... -> Private_Clean + Private_Dirty KiB (what each adds alone)
+	for p in "$@"; do cat "/proc/$p/smaps_rollup" 2>/dev/null; done |
+		awk '/^Private_(Clean|Dirty):/{s+=$2} END{print s+0}'
+}
+cpu_ticks() { # PID... -> user + system clock ticks of all
+	for p in "$@"; do cat "/proc/$p/stat" 2>/dev/null; done |
+		awk '{sub(/.*\) /, ""); s += $12 + $13} END{print s+0}'
+}
 switches_sum() { # PID... -> voluntary + involuntary context switches of all their threads
 	for p in "$@"; do cat /proc/"$p"/task/*/status 2>/dev/null; done |
 		awk '/ctxt_switches:/{s+=$2} END{print s+0}'
@@ -134,6 +142,10 @@ bench_idle() {
 		"$(echo "$t1 - $t0" | bc)"
 	printf '   %-36s %8s MiB total   %6s KiB per server   (reference)\n' \
 		"servers alone (PSS):" "$((s_only / 1024))" "$((s_only / IDLE))"
+	local priv
+	priv=$(private_sum "${sup[@]}")
+	printf '   %-36s %8s MiB total   %6s KiB per supervisor   (its pages shared with its server are in the PSS of both)\n' \
+		"supervisors' private pages:" "$((priv / 1024))" "$((priv / IDLE))"
 	echo "   (vCluster for comparison, not measured here: one kube-apiserver + controller-manager + kine per tenant)"
 	local th fds
 	th=$(threads_sum "${sup[@]}" "${srv[@]}")
@@ -141,13 +153,19 @@ bench_idle() {
 	printf '   %-36s %8s processes (%s threads)   %6s fds, %s per tenant   (ulimit -n %s, pid_max %s)\n' \
 		"processes and file descriptors:" "$(( ${#sup[@]} + ${#srv[@]} ))" "$th" "$fds" \
 		"$((fds / IDLE))" "$(ulimit -n)" "$(cat /proc/sys/kernel/pid_max)"
-	local w0 w1
+	local w0 w1 c0 c1
 	w0=$(switches_sum "${sup[@]}" "${srv[@]}")
+	c0=$(cpu_ticks "${sup[@]}" "${srv[@]}")
 	sleep "$WAKE_SECS"
 	w1=$(switches_sum "${sup[@]}" "${srv[@]}")
+	c1=$(cpu_ticks "${sup[@]}" "${srv[@]}")
 	printf '   %-36s %8s per second in all   %6s per tenant per second   (over %s s; aim: ~0)\n' \
 		"wake-ups (context switches):" "$(echo "($w1 - $w0) / $WAKE_SECS" | bc)" \
 		"$(echo "scale=2; ($w1 - $w0) / $WAKE_SECS / $IDLE" | bc)" "$WAKE_SECS"
+	printf '   %-36s %8s ms per second in all (%s %% of a core)\n' \
+		"CPU of the idle tenants:" \
+		"$(echo "($c1 - $c0) * 1000 / $(getconf CLK_TCK) / $WAKE_SECS" | bc)" \
+		"$(echo "($c1 - $c0) * 100 / $(getconf CLK_TCK) / $WAKE_SECS" | bc)"
 	local l
 	l=$(time_runs 3 x "$KUBICLE" list)
 	read -r med p99 max <<<"$l"
