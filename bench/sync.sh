@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}; N=${2:-1000}; C=${3:-8}
-K=$PWD/$B/cmd/kubicle
+case $B in /*) K=$B/cmd/kubicle ;; *) K=$PWD/$B/cmd/kubicle ;; esac
 tmp=$(mktemp -d /tmp/kubicle-sync-bench.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -44,14 +44,21 @@ if [ "${PROFILE:-}" = callgrind ]; then
   ir() { # pid -> instructions since the zeroing, dumped by sync.py after its phase
     awk '/^summary:/ {print $2}' "$tmp/$2.cg.1"
   }
-  resync() { # the syncer's timed resync (every 30 s whatever the load): not per pod
+  incl() { # FILE FUNCTION-REGEX -> inclusive instructions of the first match
     callgrind_annotate --inclusive=yes "$tmp/$1.cg.1" 2>/dev/null |
-      awk '/syncer.c:on_resync_timer / && !r {gsub(",", "", $1); r = $1} END {print r + 0}'
+      awk -v f="$2" '$0 ~ f && !r {gsub(",", "", $1); r = $1} END {print r + 0}'
   }
-  a=$(ir "$tenant_pid" tenant); b=$(ir "$plain_pid" plain); r=$(resync tenant)
-  a=$((a - ${r:-0}))
-  echo "instructions per pod: syncing tenant $((a / N)) (its timed resyncs, $((${r:-0} / N))" \
-    "per pod, left out), plain tenant $((b / N)): the syncer's $(((a - b) / N)) per synced pod"
+  a=$(ir "$tenant_pid" tenant); b=$(ir "$plain_pid" plain)
+  # the syncer's timed resync (every 30 s whatever the load): not per pod
+  r=$(incl tenant 'syncer.c:on_resync_timer ')
+  # new TLS connections to the host: curl makes a TLS context and reads the
+  # client key for each; how many it opens varies from run to run
+  t=$(( $(incl tenant '[?]:SSL_connect ') + $(incl tenant '[?]:SSL_CTX_new ') +
+    $(incl tenant '[?]:OSSL_DECODER_CTX_new_for_pkey ') ))
+  a=$((a - r))
+  echo "instructions per pod: syncing tenant $((a / N)) (its timed resyncs, $((r / N))" \
+    "per pod, left out), plain tenant $((b / N)): the syncer's $(((a - b) / N)) per synced pod," \
+    "of which $((t / N)) setting up TLS connections to the host: $(((a - b - t) / N)) without"
   [ "${KEEP:-0}" = 1 ] && trap - EXIT && echo "kept $tmp (servers still run: ${pids[*]})"
   exit 0
 fi
