@@ -418,7 +418,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	if ((rc = ns_reconcile_api_endpoints(px)) < 0)
 		kb_warn("proxy", "the kubernetes Endpoints: %s", strerror(-rc));
 	uv_timer_init(loop, &px->tick);
-	uv_timer_start(&px->tick, on_tick, 1000, 1000);
+	kb_timer_start_aligned(&px->tick, on_tick, 1000);
 	uv_unref((uv_handle_t *)&px->tick);
 	if (port_out)
 		*port_out = px->port;

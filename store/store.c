@@ -1621,7 +1621,7 @@ static int health_init(store_t *st)
 	uv_timer_init(st->loop, st->health_timer);
 	st->health_timer->data = st;
 	uv_unref((uv_handle_t *)st->health_timer);
-	return uv_timer_start(st->health_timer, health_timer_cb, STORE_HEALTH_MS, STORE_HEALTH_MS);
+	return kb_timer_start_aligned(st->health_timer, health_timer_cb, STORE_HEALTH_MS);
 }
 
 int store_health(const store_t *st, char *why, size_t len)

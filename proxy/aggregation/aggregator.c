@@ -705,7 +705,7 @@ int aggregator_start(struct proxy *px)
 		return rc;
 	}
 	agg->cw.dirty = false;
-	uv_timer_start(&agg->timer, on_timer, 1000, 1000);
+	kb_timer_start_aligned(&agg->timer, on_timer, 1000);
 	return 0;
 }
 

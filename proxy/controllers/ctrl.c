@@ -494,7 +494,7 @@ int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out)
 		ctrl_stop(c);
 		return rc;
 	}
-	uv_timer_start(&c->timer, on_timer, 1000, 1000);
+	kb_timer_start_aligned(&c->timer, on_timer, 1000);
 	proxy_on_write_refused(px, on_write_refused, c);
 	kb_info("ctrl", "controllers started: %zu objects indexed, %zu keys queued",
 		kmap_size(c->objs), c->qlen);

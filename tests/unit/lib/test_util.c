@@ -375,6 +375,48 @@ START_TEST(intrusive_list)
 }
 END_TEST
 
+/* kb_timer_start_aligned: two 40 ms timers started 13 ms apart fire in the
+ * same loop iterations (at the same uv_now), three times each. */
+struct tick_log {
+	uint64_t at[2][3];
+	int n[2];
+	uv_timer_t t[2];
+};
+
+static void on_tick(uv_timer_t *t)
+{
+	struct tick_log *l = t->data;
+	int i = t == &l->t[1];
+	l->at[i][l->n[i]++] = uv_now(t->loop);
+	if (l->n[i] == 3)
+		uv_timer_stop(t);
+}
+
+START_TEST(timers_aligned)
+{
+	uv_loop_t loop;
+	struct tick_log l = {0};
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	for (int i = 0; i < 2; i++) {
+		uv_timer_init(&loop, &l.t[i]);
+		l.t[i].data = &l;
+	}
+	ck_assert_int_eq(kb_timer_start_aligned(&l.t[0], on_tick, 40), 0);
+	uv_sleep(13);
+	uv_update_time(&loop);
+	ck_assert_int_eq(kb_timer_start_aligned(&l.t[1], on_tick, 40), 0);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(l.n[0], 3);
+	ck_assert_int_eq(l.n[1], 3);
+	for (int k = 0; k < 3; k++)
+		ck_assert_uint_eq(l.at[0][k], l.at[1][k]);
+	for (int i = 0; i < 2; i++)
+		uv_close((uv_handle_t *)&l.t[i], NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lib/util");
@@ -396,6 +438,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, dns_labels_and_addresses);
 	tcase_add_test(tc, hex_digits);
 	tcase_add_test(tc, errf_formats_and_returns);
+	tcase_add_test(tc, timers_aligned);
 	suite_add_tcase(s, tc);
 	return s;
 }
