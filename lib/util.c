@@ -106,7 +106,7 @@ uint64_t kb_now_ms(void)
 int kb_timer_start_aligned(uv_timer_t *t, uv_timer_cb cb, uint64_t period)
 {
 	uint64_t now = uv_now(t->loop);
-	return uv_timer_start(t, cb, period - now % period, period);
+	return uv_timer_start(t, cb, period - now % period, 0);
 }
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

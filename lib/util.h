@@ -49,12 +49,13 @@ int kb_time_parse(const char *s, time_t *out);
 void kb_age(time_t from, time_t now, char *buf, size_t len);
 /* Milliseconds from a monotonic clock. */
 uint64_t kb_now_ms(void);
-/* Starts t (initialised) repeating every period ms (> 0), the first time at
- * the next multiple of period on its loop's clock (uv_now), so that the
- * periodic timers of one loop with one period fire in the same iteration
- * whenever each was started, and stay together (libuv re-arms each from
- * that iteration's time): an idle server wakes once per period, not once
- * per timer. Loop thread. uv_timer_start's result. */
+/* Starts t (initialised) once, at the next multiple of period ms (> 0) on
+ * its loop's clock (uv_now). A periodic timer calls this again first thing
+ * in its callback: all such timers of one loop with one period then fire in
+ * the same loop iteration, whenever each was started and however late the
+ * loop was (libuv's own repeat re-arms from the late time, and timers drift
+ * apart): an idle server wakes once per period, not once per timer. Loop
+ * thread. uv_timer_start's result. */
 int kb_timer_start_aligned(uv_timer_t *t, uv_timer_cb cb, uint64_t period);
 
 /* Standard base64 with padding. Returns malloc'ed strings/buffers. */

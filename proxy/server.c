@@ -357,6 +357,7 @@ static struct kb_http_server_opts http_opts(void)
 
 static void on_tick(uv_timer_t *t)
 {
+	kb_timer_start_aligned(t, on_tick, 1000);
 	struct proxy *px = kb_container_of(t, struct proxy, tick);
 	watch_tick(px);
 	ns_tick(px);

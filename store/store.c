@@ -1589,6 +1589,7 @@ static void leave_exclusive(store_t *st)
 
 static void health_timer_cb(uv_timer_t *t)
 {
+	kb_timer_start_aligned(t, health_timer_cb, STORE_HEALTH_MS);
 	store_t *st = t->data;
 	if (st->txn_depth > 0)
 		return;

@@ -727,8 +727,7 @@ out:
 static void on_timer(uv_timer_t *t)
 {
 	struct admission *a = kb_container_of(t, struct admission, timer);
-	if (!uv_timer_get_repeat(t)) /* after the first run, with the other 1 s timers */
-		kb_timer_start_aligned(t, on_timer, 1000);
+	kb_timer_start_aligned(t, on_timer, 1000); /* with the proxy's other 1 s timers */
 	int64_t rev = store_rev(a->px->store);
 	if (rev == a->seen_rev || a->px->stopping)
 		return;

@@ -595,6 +595,7 @@ static void check_start(struct agg_backend *b)
 
 static void on_timer(uv_timer_t *t)
 {
+	kb_timer_start_aligned(t, on_timer, 1000);
 	struct aggregator *agg = kb_container_of(t, struct aggregator, timer);
 	bool all = ++agg->ticks % CHECK_EVERY_S == 0 || agg->cw.dirty;
 	agg->cw.dirty = false;

@@ -172,6 +172,7 @@ static void collect_due(const char *key, void *val, void *arg)
 
 static void on_timer(uv_timer_t *t)
 {
+	kb_timer_start_aligned(t, on_timer, 1000);
 	struct ctrl *c = t->data;
 	struct due_scan s = {.c = c, .now = kb_now_ms()};
 	kmap_each(c->delayed, collect_due, &s);
