@@ -17,7 +17,8 @@ With the servers' pids, also the CPU time (user+system) each spent per pod:
 on a busy machine latency and rate depend on the neighbours, CPU per pod
 does not.
   sync.py TENANT_DIR HOST_DIR N C [TENANT_PID HOST_PID [PLAIN_DIR PLAIN_PID]]"""
-import http.client, json, multiprocessing as mp, os, re, ssl, sys, threading, time, urllib.parse
+import http.client, json, multiprocessing as mp, os, re, ssl, subprocess, sys, threading, time
+import urllib.parse
 
 
 def conn(d):
@@ -107,6 +108,15 @@ def run(cdir, cns, hdir, hns, key, n, c, pids):
     return lat, (len(lat) / (t1 - t0) if lat else 0), cpu
 
 
+def callgrind_dump(pid):
+    """With SYNC_CALLGRIND=1 (bench/sync.sh PROFILE=callgrind), the server
+    under callgrind dumps its counters right after its own phase, so that
+    the other phases' idle time (and its timed resyncs) are not counted."""
+    if os.environ.get("SYNC_CALLGRIND") == "1" and pid:
+        subprocess.run(["callgrind_control", "-d", str(pid)], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False)
+
+
 def main():
     tdir, hdir, n, c = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     pids = [int(x) for x in sys.argv[5:7]] or [0, 0]
@@ -117,10 +127,12 @@ def main():
         {"Content-Type": "application/json"})
     h.getresponse().read()
     synced, rate, cpu = run(tdir, "default", hdir, "tenants", "kubicle.dev/name", n, c, pids)
+    callgrind_dump(pids[0])
     ref, ref_rate, ref_cpu = run(hdir, "direct", hdir, "direct", None, n, c, pids)
     if plain:
         alone, alone_rate, alone_cpu = run(plain, "default", plain, "default", None, n, c,
                                            [int(sys.argv[8]), 0])
+        callgrind_dump(int(sys.argv[8]))
     if not synced or not ref:
         print("no host pods seen")
         return 1

@@ -6,19 +6,25 @@
 # syncer's added memory per synced pod (tenant RSS with the syncer minus a
 # plain tenant holding the same pods, divided by the pod count). References
 # with the same client: the host stand-in alone and a tenant without a host.
+# With PROFILE=callgrind the tenant and the plain tenant run under valgrind's
+# callgrind (counters zeroed before the creates): it prints instructions per
+# pod of each and their difference, the syncer's instructions per synced pod
+# (rates and latencies are then meaningless; use few pods, e.g. 300 1).
 #   bench/sync.sh [BUILD_DIR] [PODS] [CLIENTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}; N=${2:-1000}; C=${3:-8}
-K=$PWD/$B/cmd/kubicle
+case $B in /*) K=$B/cmd/kubicle ;; *) K=$PWD/$B/cmd/kubicle ;; esac
 tmp=$(mktemp -d /tmp/kubicle-sync-bench.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 serve() { # dir args...
-  local d=$1; shift
-  "$K" serve --data-dir "$tmp/$d" --listen 127.0.0.1:0 --log-level warn "$@" >"$tmp/$d.log" 2>&1 &
+  local d=$1 vg=(); shift
+  [ "${PROFILE:-}" = callgrind ] && [ "$d" != host ] &&
+    vg=(valgrind --tool=callgrind --callgrind-out-file="$tmp/$d.cg")
+  "${vg[@]}" "$K" serve --data-dir "$tmp/$d" --listen 127.0.0.1:0 --log-level warn "$@" >"$tmp/$d.log" 2>&1 &
   pids+=($!); eval "${d}_pid=$!"
-  for _ in $(seq 200); do [ -s "$tmp/$d/kubeconfig" ] && break; sleep 0.05; done
+  for _ in $(seq 1200); do [ -s "$tmp/$d/kubeconfig" ] && break; sleep 0.05; done
 }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 serve host
@@ -28,8 +34,33 @@ serve tenant --host-kubeconfig "$tmp/host/kubeconfig" --host-namespace tenants -
 serve plain
 # the plain tenant gets the same N pods (the tenant-alone reference run), for
 # the memory comparison
-python3 bench/sync.py "$tmp/tenant" "$tmp/host" "$N" "$C" "$tenant_pid" "$host_pid" \
+[ "${PROFILE:-}" = callgrind ] && callgrind_control -z "$tenant_pid" >/dev/null 2>&1 &&
+  callgrind_control -z "$plain_pid" >/dev/null 2>&1
+SYNC_CALLGRIND=$([ "${PROFILE:-}" = callgrind ] && echo 1 || echo 0) \
+  python3 bench/sync.py "$tmp/tenant" "$tmp/host" "$N" "$C" "$tenant_pid" "$host_pid" \
   "$tmp/plain" "$plain_pid"
 sleep 1
+if [ "${PROFILE:-}" = callgrind ]; then
+  ir() { # pid -> instructions since the zeroing, dumped by sync.py after its phase
+    awk '/^summary:/ {print $2}' "$tmp/$2.cg.1"
+  }
+  incl() { # FILE FUNCTION-REGEX -> inclusive instructions of the first match
+    callgrind_annotate --inclusive=yes "$tmp/$1.cg.1" 2>/dev/null |
+      awk -v f="$2" '$0 ~ f && !r {gsub(",", "", $1); r = $1} END {print r + 0}'
+  }
+  a=$(ir "$tenant_pid" tenant); b=$(ir "$plain_pid" plain)
+  # the syncer's timed resync (every 30 s whatever the load): not per pod
+  r=$(incl tenant 'syncer.c:on_resync_timer ')
+  # new TLS connections to the host: curl makes a TLS context and reads the
+  # client key for each; how many it opens varies from run to run
+  t=$(( $(incl tenant '[?]:SSL_connect ') + $(incl tenant '[?]:SSL_CTX_new ') +
+    $(incl tenant '[?]:OSSL_DECODER_CTX_new_for_pkey ') ))
+  a=$((a - r))
+  echo "instructions per pod: syncing tenant $((a / N)) (its timed resyncs, $((r / N))" \
+    "per pod, left out), plain tenant $((b / N)): the syncer's $(((a - b) / N)) per synced pod," \
+    "of which $((t / N)) setting up TLS connections to the host: $(((a - b - t) / N)) without"
+  [ "${KEEP:-0}" = 1 ] && trap - EXIT && echo "kept $tmp (servers still run: ${pids[*]})"
+  exit 0
+fi
 a=$(rss_kib "$tenant_pid"); b=$(rss_kib "$plain_pid")
 echo "tenant RSS with syncer ${a} KiB, plain tenant ${b} KiB: syncer adds $(( (a - b) * 1024 / N )) bytes per synced pod"

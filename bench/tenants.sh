@@ -20,7 +20,14 @@
 #      Reference: `kubectl delete namespace --wait` of a host namespace holding
 #      one running pod (the same host work done by hand).
 #
-# Environment: BUILD (default build-bench), CREATES, IDLE, DELETES, KEEP=1.
+#      Beside it: processes, threads and file descriptors of them all, their
+#      wake-ups (context switches of every thread) per second over WAKE_SECS
+#      (60) of idleness, and the time of `kubicle list` over them all (next to
+#      `kubicle version`, a process that does nothing). IDLE=2000 is issue 27's
+#      size (bench/run.sh 7: about 6-8 minutes, most of it 2,000 creates).
+#
+# Environment: BUILD (default build-bench), CREATES, IDLE, DELETES,
+# WAKE_SECS, KEEP=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -28,6 +35,7 @@ BUILD=${BUILD:-build-bench}
 CREATES=${CREATES:-100}
 IDLE=${IDLE:-500}
 DELETES=${DELETES:-20}
+WAKE_SECS=${WAKE_SECS:-60}
 ONLY=" ${*:-1 2 3} "
 
 bash scripts/setup.sh
@@ -73,6 +81,24 @@ PY
 pss_sum() { # PID... -> total PSS KiB
 	for p in "$@"; do cat "/proc/$p/smaps_rollup" 2>/dev/null; done | awk '/^Pss:/{s+=$2} END{print s+0}'
 }
+threads_sum() { # PID... -> threads of all
+	for p in "$@"; do cat "/proc/$p/status" 2>/dev/null; done | awk '/^Threads:/{s+=$2} END{print s+0}'
+}
+fds_sum() { # PID... -> open file descriptors of all
+	for p in "$@"; do ls "/proc/$p/fd" 2>/dev/null; done | wc -l
+}
+private_sum() { # PID... -> Private_Clean + Private_Dirty KiB (what each adds alone)
+	for p in "$@"; do cat "/proc/$p/smaps_rollup" 2>/dev/null; done |
+		awk '/^Private_(Clean|Dirty):/{s+=$2} END{print s+0}'
+}
+cpu_ticks() { # PID... -> user + system clock ticks of all
+	for p in "$@"; do cat "/proc/$p/stat" 2>/dev/null; done |
+		awk '{sub(/.*\) /, ""); s += $12 + $13} END{print s+0}'
+}
+switches_sum() { # PID... -> voluntary + involuntary context switches of all their threads
+	for p in "$@"; do cat /proc/"$p"/task/*/status 2>/dev/null; done |
+		awk '/ctxt_switches:/{s+=$2} END{print s+0}'
+}
 
 echo "Kubicle tenant benchmarks, $(date -u +%FT%TZ), $(nproc) cores, $("$KUBICLE" version)"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -116,7 +142,39 @@ bench_idle() {
 		"$(echo "$t1 - $t0" | bc)"
 	printf '   %-36s %8s MiB total   %6s KiB per server   (reference)\n' \
 		"servers alone (PSS):" "$((s_only / 1024))" "$((s_only / IDLE))"
+	local priv
+	priv=$(private_sum "${sup[@]}")
+	printf '   %-36s %8s MiB total   %6s KiB per supervisor   (its pages shared with its server are in the PSS of both)\n' \
+		"supervisors' private pages:" "$((priv / 1024))" "$((priv / IDLE))"
 	echo "   (vCluster for comparison, not measured here: one kube-apiserver + controller-manager + kine per tenant)"
+	local th fds
+	th=$(threads_sum "${sup[@]}" "${srv[@]}")
+	fds=$(fds_sum "${sup[@]}" "${srv[@]}")
+	printf '   %-36s %8s processes (%s threads)   %6s fds, %s per tenant   (ulimit -n %s, pid_max %s)\n' \
+		"processes and file descriptors:" "$(( ${#sup[@]} + ${#srv[@]} ))" "$th" "$fds" \
+		"$((fds / IDLE))" "$(ulimit -n)" "$(cat /proc/sys/kernel/pid_max)"
+	local w0 w1 c0 c1
+	w0=$(switches_sum "${sup[@]}" "${srv[@]}")
+	c0=$(cpu_ticks "${sup[@]}" "${srv[@]}")
+	sleep "$WAKE_SECS"
+	w1=$(switches_sum "${sup[@]}" "${srv[@]}")
+	c1=$(cpu_ticks "${sup[@]}" "${srv[@]}")
+	printf '   %-36s %8s per second in all   %6s per tenant per second   (over %s s; aim: ~0)\n' \
+		"wake-ups (context switches):" "$(echo "($w1 - $w0) / $WAKE_SECS" | bc)" \
+		"$(echo "scale=2; ($w1 - $w0) / $WAKE_SECS / $IDLE" | bc)" "$WAKE_SECS"
+	printf '   %-36s %8s ms per second in all (%s %% of a core)\n' \
+		"CPU of the idle tenants:" \
+		"$(echo "($c1 - $c0) * 1000 / $(getconf CLK_TCK) / $WAKE_SECS" | bc)" \
+		"$(echo "($c1 - $c0) * 100 / $(getconf CLK_TCK) / $WAKE_SECS" | bc)"
+	local l
+	l=$(time_runs 3 x "$KUBICLE" list)
+	read -r med p99 max <<<"$l"
+	printf '   %-36s median %7s ms   max %7s ms   (3 runs; %s ms per tenant)\n' \
+		"kubicle list, $IDLE tenants:" "$med" "$max" "$(echo "scale=2; $med / $IDLE" | bc)"
+	l=$(time_runs 3 x "$KUBICLE" version)
+	read -r med p99 max <<<"$l"
+	printf '   %-36s median %7s ms   (reference: a kubicle process that does nothing)\n' \
+		"kubicle version:" "$med"
 	"$KUBICLE" list | awk 'NR>1{print $2}' | sort | uniq -c | sed 's/^/   states: /'
 	local jobs=()
 	for i in $(seq 1 "$IDLE"); do

@@ -1192,8 +1192,8 @@ static void store_usage(const struct tenant *t, const policy_t *pol, struct usag
 	sqlite3_busy_timeout(db, 1000);
 	struct policy_usage pu = {0};
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		json_t *pod = json_loadb((const char *)sqlite3_column_blob(st, 0),
-					 (size_t)sqlite3_column_bytes(st, 0), 0, NULL);
+		json_t *pod = kb_json_loadb((const char *)sqlite3_column_blob(st, 0),
+					    (size_t)sqlite3_column_bytes(st, 0), 0, NULL);
 		const char *phase =
 		    json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
 		if (pod && !(phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))) {

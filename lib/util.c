@@ -105,6 +105,12 @@ uint64_t kb_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+int kb_timer_start_aligned(uv_timer_t *t, uv_timer_cb cb, uint64_t period)
+{
+	uint64_t now = uv_now(t->loop);
+	return uv_timer_start(t, cb, period - now % period, 0);
+}
+
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <uv.h>
 
 #define KB_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -48,6 +49,14 @@ int kb_time_parse(const char *s, time_t *out);
 void kb_age(time_t from, time_t now, char *buf, size_t len);
 /* Milliseconds from a monotonic clock. */
 uint64_t kb_now_ms(void);
+/* Starts t (initialised) once, at the next multiple of period ms (> 0) on
+ * its loop's clock (uv_now). A periodic timer calls this again first thing
+ * in its callback: all such timers of one loop with one period then fire in
+ * the same loop iteration, whenever each was started and however late the
+ * loop was (libuv's own repeat re-arms from the late time, and timers drift
+ * apart): an idle server wakes once per period, not once per timer. Loop
+ * thread. uv_timer_start's result. */
+int kb_timer_start_aligned(uv_timer_t *t, uv_timer_cb cb, uint64_t period);
 
 /* Standard base64 with padding. Returns malloc'ed strings/buffers. */
 char *kb_base64_encode(const void *data, size_t len);

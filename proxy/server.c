@@ -357,6 +357,7 @@ static struct kb_http_server_opts http_opts(void)
 
 static void on_tick(uv_timer_t *t)
 {
+	kb_timer_start_aligned(t, on_tick, 1000);
 	struct proxy *px = kb_container_of(t, struct proxy, tick);
 	watch_tick(px);
 	ns_tick(px);
@@ -420,7 +421,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	if ((rc = ns_reconcile_api_endpoints(px)) < 0)
 		kb_warn("proxy", "the kubernetes Endpoints: %s", strerror(-rc));
 	uv_timer_init(loop, &px->tick);
-	uv_timer_start(&px->tick, on_tick, 1000, 1000);
+	kb_timer_start_aligned(&px->tick, on_tick, 1000);
 	uv_unref((uv_handle_t *)&px->tick);
 	if (port_out)
 		*port_out = px->port;

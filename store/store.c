@@ -1723,6 +1723,7 @@ static void leave_exclusive(store_t *st)
 
 static void health_timer_cb(uv_timer_t *t)
 {
+	kb_timer_start_aligned(t, health_timer_cb, STORE_HEALTH_MS);
 	store_t *st = t->data;
 	if (st->txn_depth > 0)
 		return;
@@ -1755,7 +1756,7 @@ static int health_init(store_t *st)
 	uv_timer_init(st->loop, st->health_timer);
 	st->health_timer->data = st;
 	uv_unref((uv_handle_t *)st->health_timer);
-	return uv_timer_start(st->health_timer, health_timer_cb, STORE_HEALTH_MS, STORE_HEALTH_MS);
+	return kb_timer_start_aligned(st->health_timer, health_timer_cb, STORE_HEALTH_MS);
 }
 
 int store_health(const store_t *st, char *why, size_t len)

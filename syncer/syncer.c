@@ -1546,7 +1546,7 @@ static void remember_tenant(struct syncer *s, const json_t *pod, const char *hn)
 		json_object_del(st, "tstatus");
 		return;
 	}
-	json_t *status = json_deep_copy(json_object_get(pod, "status"));
+	json_t *status = kb_json_copy(json_object_get(pod, "status"));
 	const char *node = jstr(json_object_get(pod, "spec"), "nodeName");
 	json_object_set_new(st, "tuid", json_string(meta_str(pod, "uid")));
 	json_object_set_new(st, "tstatus", status ? status : json_null());
@@ -1786,14 +1786,14 @@ static void resync(struct syncer *s)
 	const char *hn;
 	json_t *hp;
 	void *tmp;
-	json_t *cache = json_deep_copy(host_informer_cache(s->pods_inf));
+	json_t *cache = kb_json_copy(host_informer_cache(s->pods_inf));
 	json_object_foreach_safe (cache, tmp, hn, hp) {
 		if (!json_object_get(seen, hn))
 			delete_host_pod(s, hn, 0);
 	}
 	json_decref(cache);
 	/* tracked pods that vanished on both sides */
-	json_t *pods = json_deep_copy(s->pods);
+	json_t *pods = kb_json_copy(s->pods);
 	json_object_foreach_safe (pods, tmp, hn, hp) {
 		if (!json_object_get(seen, hn) && !host_pod(s, hn))
 			untrack(s, hn);

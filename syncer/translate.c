@@ -314,8 +314,8 @@ static json_t *host_meta(const struct syncer_xlate *x, const json_t *tmeta, cons
 	if (syncer_host_name(ns, name, x->tenant, hn, sizeof(hn)) < 0)
 		return NULL;
 	json_t *m = json_object();
-	json_t *labels = json_deep_copy(json_object_get(tmeta, "labels"));
-	json_t *ann = json_deep_copy(json_object_get(tmeta, "annotations"));
+	json_t *labels = kb_json_copy(json_object_get(tmeta, "labels"));
+	json_t *ann = kb_json_copy(json_object_get(tmeta, "annotations"));
 	labels = labels ? labels : json_object();
 	ann = ann ? ann : json_object();
 	strip_prefix(labels, "kubicle.dev/");
@@ -687,7 +687,7 @@ static void set_service_env(const struct syncer_xlate *x, const json_t *tspec, j
 	if (!x->service_env || json_array_size(x->service_env) == 0 ||
 	    json_is_false(json_object_get(tspec, "enableServiceLinks")))
 		return;
-	json_t *env = json_deep_copy(x->service_env);
+	json_t *env = kb_json_copy(x->service_env);
 	json_array_extend(env, json_object_get(c, "env"));
 	json_object_set_new(c, "env", env);
 }
@@ -950,7 +950,7 @@ json_t *syncer_translate_pod(const struct syncer_xlate *x, const json_t *pod, js
 	json_t *meta = host_meta(x, tmeta, "Pod");
 	if (!meta)
 		return NULL;
-	json_t *spec = json_deep_copy(json_object_get(pod, "spec"));
+	json_t *spec = kb_json_copy(json_object_get(pod, "spec"));
 	spec = spec ? spec : json_object();
 	json_t *hp = json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "Pod", "metadata",
 			       meta, "spec", spec);
@@ -989,7 +989,7 @@ json_t *syncer_translate_config(const struct syncer_xlate *x, const json_t *obj,
 	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(obj, keys[i]);
 		if (v)
-			json_object_set_new(out, keys[i], json_deep_copy(v));
+			json_object_set_new(out, keys[i], kb_json_copy(v));
 	}
 	return out;
 }
@@ -1084,10 +1084,10 @@ json_t *syncer_translate_pvc(const struct syncer_xlate *x, const json_t *pvc)
 	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(ts, keys[i]);
 		if (v)
-			json_object_set_new(spec, keys[i], json_deep_copy(v));
+			json_object_set_new(spec, keys[i], kb_json_copy(v));
 	}
 	for (size_t i = 0; i < KB_ARRAY_SIZE(sources); i++) {
-		json_t *src = json_deep_copy(json_object_get(ts, sources[i]));
+		json_t *src = kb_json_copy(json_object_get(ts, sources[i]));
 		if (src && pvc_source(x, src, ns ? ns : ""))
 			json_object_set_new(spec, sources[i], src);
 		else
@@ -1113,14 +1113,14 @@ json_t *syncer_pvc_status_from_host(const json_t *host)
 	for (size_t i = 0; st && i < KB_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(hs, keys[i]);
 		if (v)
-			json_object_set_new(st, keys[i], json_deep_copy(v));
+			json_object_set_new(st, keys[i], kb_json_copy(v));
 	}
 	return st;
 }
 
 json_t *syncer_status_from_host(const json_t *host)
 {
-	json_t *st = json_deep_copy(json_object_get(host, "status"));
+	json_t *st = kb_json_copy(json_object_get(host, "status"));
 	return st ? st : json_object();
 }
 
@@ -1265,7 +1265,7 @@ json_t *syncer_translate_node(const json_t *node, const char *tenant)
 	const char *name = jstr(meta, "name");
 	if (!name)
 		return NULL;
-	json_t *labels = json_deep_copy(json_object_get(meta, "labels"));
+	json_t *labels = kb_json_copy(json_object_get(meta, "labels"));
 	labels = labels ? labels : json_object();
 	json_t *out = json_pack("{s:s,s:s,s:{s:s,s:o,s:{s:s}},s:{},s:{}}", "apiVersion", "v1",
 				"kind", "Node", "metadata", "name", name, "labels", labels,
@@ -1277,7 +1277,7 @@ json_t *syncer_translate_node(const json_t *node, const char *tenant)
 	for (size_t i = 0; i < KB_ARRAY_SIZE(keys); i++) {
 		json_t *v = json_object_get(hst, keys[i]);
 		if (v)
-			json_object_set_new(st, keys[i], json_deep_copy(v));
+			json_object_set_new(st, keys[i], kb_json_copy(v));
 	}
 	(void)tenant;
 	return out;
@@ -1523,7 +1523,7 @@ static json_t *svc_selector(const struct syncer_xlate *x, const json_t *ts, cons
 	const json_t *sel = json_object_get(ts, "selector");
 	if (!json_is_object(sel) || json_object_size(sel) == 0)
 		return NULL;
-	json_t *out = json_deep_copy(sel);
+	json_t *out = kb_json_copy(sel);
 	json_object_set_new(out, LBL_TENANT, json_string(x->tenant));
 	json_object_set_new(out, LBL_NAMESPACE, json_string(ns ? ns : ""));
 	return out;
@@ -1540,7 +1540,7 @@ json_t *syncer_translate_service(const struct syncer_xlate *x, const json_t *svc
 	for (size_t i = 0; svc_spec_keys[i]; i++) {
 		json_t *v = json_object_get(ts, svc_spec_keys[i]);
 		if (v)
-			json_object_set_new(spec, svc_spec_keys[i], json_deep_copy(v));
+			json_object_set_new(spec, svc_spec_keys[i], kb_json_copy(v));
 	}
 	const char *cip = jstr(ts, "clusterIP");
 	if (cip && strcmp(cip, "None") == 0)
@@ -1575,7 +1575,7 @@ static json_t *svc_port_match(const json_t *list, const json_t *p)
 json_t *syncer_service_back(const json_t *tsvc, const json_t *hsvc)
 {
 	const json_t *hs = json_object_get(hsvc, "spec");
-	json_t *out = json_deep_copy(tsvc);
+	json_t *out = kb_json_copy(tsvc);
 	if (!out)
 		return NULL;
 	json_t *ts = obj_at(out, "spec");
@@ -1583,7 +1583,7 @@ json_t *syncer_service_back(const json_t *tsvc, const json_t *hsvc)
 	for (size_t i = 0; i < KB_ARRAY_SIZE(ips); i++) {
 		json_t *v = json_object_get(hs, ips[i]);
 		if (v && !json_is_null(v))
-			json_object_set_new(ts, ips[i], json_deep_copy(v));
+			json_object_set_new(ts, ips[i], kb_json_copy(v));
 	}
 	size_t i;
 	json_t *p;
@@ -1598,7 +1598,7 @@ json_t *syncer_service_back(const json_t *tsvc, const json_t *hsvc)
 		json_object_set(ts, "healthCheckNodePort", hc);
 	json_t *lb = json_object_get(json_object_get(hsvc, "status"), "loadBalancer");
 	json_object_set_new(obj_at(out, "status"), "loadBalancer",
-			    lb ? json_deep_copy(lb) : json_object());
+			    lb ? kb_json_copy(lb) : json_object());
 	if (kb_json_same(out, tsvc)) {
 		json_decref(out);
 		return NULL;
@@ -1611,7 +1611,7 @@ json_t *syncer_service_back(const json_t *tsvc, const json_t *hsvc)
  * port the host allocated. New reference. */
 static json_t *svc_ports_keep(const json_t *ws, const json_t *hs)
 {
-	json_t *out = json_deep_copy(json_object_get(ws, "ports"));
+	json_t *out = kb_json_copy(json_object_get(ws, "ports"));
 	size_t i;
 	json_t *p;
 	if (!svc_node_ports(ws))
@@ -1633,7 +1633,7 @@ static json_t *svc_selector_diff(const json_t *w, const json_t *h)
 		return NULL;
 	if (!json_is_object(w))
 		return json_null();
-	json_t *d = json_deep_copy(w);
+	json_t *d = kb_json_copy(w);
 	const char *k;
 	json_t *v;
 	json_object_foreach ((json_t *)h, k, v) {

@@ -771,6 +771,7 @@ out:
 static void on_timer(uv_timer_t *t)
 {
 	struct admission *a = kb_container_of(t, struct admission, timer);
+	kb_timer_start_aligned(t, on_timer, 1000); /* with the proxy's other 1 s timers */
 	int64_t rev = store_rev(a->px->store);
 	if (rev == a->seen_rev || a->px->stopping)
 		return;
@@ -799,7 +800,7 @@ static void start_timer(struct proxy *px)
 	a->px = px;
 	a->seen_rev = -1;
 	uv_timer_init(px->loop, &a->timer);
-	uv_timer_start(&a->timer, on_timer, 0, 1000);
+	uv_timer_start(&a->timer, on_timer, 0, 0);
 	px->admission = a;
 }
 

@@ -598,6 +598,7 @@ static void check_start(struct agg_backend *b)
 
 static void on_timer(uv_timer_t *t)
 {
+	kb_timer_start_aligned(t, on_timer, 1000);
 	struct aggregator *agg = kb_container_of(t, struct aggregator, timer);
 	bool all = ++agg->ticks % CHECK_EVERY_S == 0 || agg->cw.dirty;
 	agg->cw.dirty = false;
@@ -708,7 +709,7 @@ int aggregator_start(struct proxy *px)
 		return rc;
 	}
 	agg->cw.dirty = false;
-	uv_timer_start(&agg->timer, on_timer, 1000, 1000);
+	kb_timer_start_aligned(&agg->timer, on_timer, 1000);
 	return 0;
 }
 

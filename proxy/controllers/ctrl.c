@@ -172,6 +172,7 @@ static void collect_due(const char *key, void *val, void *arg)
 
 static void on_timer(uv_timer_t *t)
 {
+	kb_timer_start_aligned(t, on_timer, 1000);
 	struct ctrl *c = t->data;
 	struct due_scan s = {.c = c, .now = kb_now_ms()};
 	kmap_each(c->delayed, collect_due, &s);
@@ -578,7 +579,7 @@ int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out)
 		ctrl_stop(c);
 		return rc;
 	}
-	uv_timer_start(&c->timer, on_timer, 1000, 1000);
+	kb_timer_start_aligned(&c->timer, on_timer, 1000);
 	proxy_on_write_refused(px, on_write_refused, c);
 	kb_info("ctrl", "controllers started: %zu objects indexed, %zu keys queued",
 		kmap_size(c->objs), c->qlen);

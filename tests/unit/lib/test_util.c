@@ -375,6 +375,55 @@ START_TEST(intrusive_list)
 }
 END_TEST
 
+/* kb_timer_start_aligned: the first 40 ms timer fires late (the loop
+ * stalled 57 ms), starts the second one, and from then on both fire in the
+ * same loop iterations (at the same uv_now): the late one re-armed at the
+ * next multiple of 40, not 40 ms after its late tick. */
+struct tick_log {
+	uint64_t at[2][6];
+	int n[2], want[2];
+	uv_timer_t t[2];
+};
+
+static void on_tick(uv_timer_t *t)
+{
+	struct tick_log *l = t->data;
+	int i = t == &l->t[1];
+	l->at[i][l->n[i]++] = uv_now(t->loop);
+	if (l->n[i] < l->want[i])
+		kb_timer_start_aligned(t, on_tick, 40);
+	if (i == 0 && l->n[0] == 1)
+		kb_timer_start_aligned(&l->t[1], on_tick, 40);
+}
+
+START_TEST(timers_aligned)
+{
+	uv_loop_t loop;
+	struct tick_log l = {.want = {5, 3}};
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	for (int i = 0; i < 2; i++) {
+		uv_timer_init(&loop, &l.t[i]);
+		l.t[i].data = &l;
+	}
+	ck_assert_int_eq(kb_timer_start_aligned(&l.t[0], on_tick, 40), 0);
+	uv_sleep(57);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(l.n[0], 5);
+	ck_assert_int_eq(l.n[1], 3);
+	for (int k = 0; k < 3; k++) {
+		bool together = false;
+		for (int j = 1; j < 5; j++)
+			together |= l.at[0][j] == l.at[1][k];
+		ck_assert_msg(together, "tick %d of the second timer at %llu: not with the first's",
+			      k, (unsigned long long)l.at[1][k]);
+	}
+	for (int i = 0; i < 2; i++)
+		uv_close((uv_handle_t *)&l.t[i], NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lib/util");
@@ -396,6 +445,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, dns_labels_and_addresses);
 	tcase_add_test(tc, hex_digits);
 	tcase_add_test(tc, errf_formats_and_returns);
+	tcase_add_test(tc, timers_aligned);
 	suite_add_tcase(s, tc);
 	return s;
 }
