@@ -19,8 +19,8 @@
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
 
-#define B(s) (const uint8_t *)(s), sizeof(s) - 1
-#define MAX  (1u << 20)
+#define B(s)   (const uint8_t *)(s), sizeof(s) - 1
+#define WS_MAX (1u << 20)
 
 static const uint8_t key_a[4] = {0x37, 0xfa, 0x21, 0x3d};
 static const uint8_t key_b[4] = {0xa5, 0x01, 0xff, 0x5c};
@@ -98,7 +98,7 @@ static int feed_cut(bool server, size_t max, const uint8_t *in, size_t n, const 
 
 static int feed(bool server, const uint8_t *in, size_t n, struct got *g)
 {
-	return feed_cut(server, MAX, in, n, NULL, 0, g);
+	return feed_cut(server, WS_MAX, in, n, NULL, 0, g);
 }
 
 static void got_free(struct got *g)
@@ -351,7 +351,7 @@ START_TEST(every_cut_same_messages)
 	ck_assert_uint_eq(msg_data(&ref, 3)[299], (uint8_t)(299 ^ 0x5a));
 	expect_msg(&ref, 4, KB_WS_TEXT, NULL, 0);
 	expect_msg(&ref, 5, KB_WS_CLOSE, "\003\350bye", 5);
-	check_cuts(true, MAX, in, n, &ref, 0);
+	check_cuts(true, WS_MAX, in, n, &ref, 0);
 	got_free(&ref);
 }
 END_TEST
@@ -366,7 +366,7 @@ START_TEST(every_cut_same_error)
 	struct got ref = {0};
 	ck_assert_int_eq(feed(true, in, n, &ref), KB_WS_CLOSE_PROTOCOL);
 	ck_assert_int_eq(ref.n, 5);
-	check_cuts(true, MAX, in, n, &ref, KB_WS_CLOSE_PROTOCOL);
+	check_cuts(true, WS_MAX, in, n, &ref, KB_WS_CLOSE_PROTOCOL);
 	got_free(&ref);
 	/* The same input over a small max_message: 1009 at the binary frame. */
 	n -= 7;
@@ -484,7 +484,7 @@ END_TEST
 START_TEST(errors_stay)
 {
 	struct kb_ws_parser p;
-	kb_ws_parser_init(&p, true, MAX);
+	kb_ws_parser_init(&p, true, WS_MAX);
 	struct got g = {0};
 	uint8_t ok[16];
 	size_t n = raw_frame(ok, 0x81, "hi", 2, key_a);
@@ -494,7 +494,7 @@ START_TEST(errors_stay)
 	ck_assert_int_eq(g.n, 0);
 	kb_ws_parser_free(&p);
 	/* 1007 as well, found at the end of a message */
-	kb_ws_parser_init(&p, true, MAX);
+	kb_ws_parser_init(&p, true, WS_MAX);
 	ck_assert_int_eq(kb_ws_feed(&p, B("\x81\x81" M "\xFF"), on_msg, &g), KB_WS_CLOSE_BAD_DATA);
 	ck_assert_int_eq(kb_ws_feed(&p, ok, n, on_msg, &g), KB_WS_CLOSE_BAD_DATA);
 	ck_assert_int_eq(g.n, 0);
@@ -511,7 +511,7 @@ START_TEST(bytes_after_close_ignored)
 	n += raw_frame(in + n, 0x81, "late", 4, key_b);
 	n += raw_frame(in + n, 0xF0, "", 0, key_b); /* would be an error */
 	struct kb_ws_parser p;
-	kb_ws_parser_init(&p, true, MAX);
+	kb_ws_parser_init(&p, true, WS_MAX);
 	struct got g = {0};
 	ck_assert_int_eq(kb_ws_feed(&p, in, n, on_msg, &g), 0);
 	ck_assert_int_eq(g.n, 1);
@@ -574,7 +574,7 @@ START_TEST(max_message_declared_not_allocated)
 	struct got g = {0};
 	struct kb_ws_parser p;
 	/* 2^40 declared, 1 MiB allowed: refused on the header. */
-	kb_ws_parser_init(&p, true, MAX);
+	kb_ws_parser_init(&p, true, WS_MAX);
 	ck_assert_int_eq(kb_ws_feed(&p, B("\x82\xFF\0\0\x01\0\0\0\0\0" M), on_msg, &g),
 			 KB_WS_CLOSE_TOO_BIG);
 	ck_assert_ptr_null(p.msg.data);
@@ -728,7 +728,7 @@ START_TEST(callback_stops_feed)
 	n += raw_frame(in + n, 0x89, "two", 3, key_b);
 	n += raw_frame(in + n, 0x82, "three", 5, key_a);
 	struct kb_ws_parser p;
-	kb_ws_parser_init(&p, true, MAX);
+	kb_ws_parser_init(&p, true, WS_MAX);
 	struct got g = {.stop_at = 2};
 	ck_assert_int_eq(kb_ws_feed(&p, in, n, on_msg, &g), -42);
 	ck_assert_int_eq(g.n, 2);
