@@ -1134,7 +1134,7 @@ int cmd_delete(int argc, char **argv)
 					      {"timeout", required_argument, NULL, 'T'},
 					      {NULL, 0, NULL, 0}};
 	struct delete_opts o = {.timeout_s = 60};
-	const char *name;
+	const char *name = NULL;
 	struct tenant t;
 	int rc = parse_name("delete", argc, argv, extra, delete_opt, &o, &name);
 	if (rc)
