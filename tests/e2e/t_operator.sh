@@ -323,9 +323,11 @@ operator_cli() {
   expect_fail "create of an existing tenant fails" 'tenant c1 already exists' op_k create c1 --queue team-c
   expect_fail "a spec the API refuses: kube's message" 'Unsupported value' op_k create c2 --scheduler slurm
   wait_for "c1's server pod" 20 op_kubelet_ready c1
+  # Running once the stand-in's StatefulSet counts the pod ready and the operator hears of it
+  # (a generous deadline: two loaded shards once took more than 20 s)
   expect_eq "list --in-cluster -o json: the local mode's keys" \
     "c1 Running team-c trusted 1 kubicle-c1 50 true" \
-    sh -c "$(declare -f op_k); KUBICLE='$KUBICLE' OP_HOST_KCFG='$OP_HOST_KCFG'; for i in \$(seq 100); do out=\$(op_k list c1 -o json); echo \"\$out\" | grep -q Running && break; sleep 0.2; done; echo \"\$out\" | jq -r '.items[0] | \"\\(.name) \\(.state) \\(.queue) \\(.policy) \\(.gpus) \\(.hostNamespace) \\(.hostLimits.pods) \\(.secondsLeft > 7000)\"'"
+    sh -c "$(declare -f op_k); KUBICLE='$KUBICLE' OP_HOST_KCFG='$OP_HOST_KCFG'; for i in \$(seq 600); do out=\$(op_k list c1 -o json); echo \"\$out\" | grep -q Running && break; sleep 0.2; done; echo \"\$out\" | jq -r '.items[0] | \"\\(.name) \\(.state) \\(.queue) \\(.policy) \\(.gpus) \\(.hostNamespace) \\(.hostLimits.pods) \\(.secondsLeft > 7000)\"'"
   expect "list --in-cluster: the local mode's table" \
     '^NAME +STATE +ENDPOINT +QUEUE +POLICY +FLOOR +PODS +GPUS +AGE +TTL' op_k list
   expect "kubeconfig --in-cluster prints the admin kubeconfig" '"server": "https://c1.kubicle-c1.svc:443"' \
