@@ -394,8 +394,8 @@ static int fsync_path(const char *path, int flags)
 }
 
 /*
- * A new database is made whole under a temporary name and renamed into
- * place: the schema and the WAL mode written with no journal and no sync,
+ * A new database is made whole under a temporary name (per process) and
+ * linked into place (never over a store another process made meanwhile): the schema and the WAL mode written with no journal and no sync,
  * then one fsync of the file and one of its folder. Made in place, SQLite
  * switches the empty file to WAL through a rollback journal (a journal file
  * created and removed, four fdatasyncs) before the schema's transaction;
@@ -409,7 +409,7 @@ static void create_fresh(const char *path)
 	char tmp[4096], side[4200], dir[4096];
 	struct stat sb;
 	if (stat(path, &sb) == 0 || errno != ENOENT ||
-	    snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp))
+	    snprintf(tmp, sizeof(tmp), "%s.new.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
 		return;
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
@@ -433,10 +433,13 @@ static void create_fresh(const char *path)
 		snprintf(side, sizeof(side), "%s%s", tmp, ext);
 		unlink(side);
 	}
-	if (rc != SQLITE_OK || fsync_path(tmp, O_RDONLY) < 0 || rename(tmp, path) < 0) {
+	/* link, not rename: a store another process made meanwhile is kept (its
+	 * opener loses nothing) and this one is dropped; the name is per process */
+	if (rc != SQLITE_OK || fsync_path(tmp, O_RDONLY) < 0 || link(tmp, path) < 0) {
 		unlink(tmp);
 		return;
 	}
+	unlink(tmp);
 	fsync_path(dir, O_RDONLY | O_DIRECTORY);
 }
 
