@@ -928,30 +928,37 @@ int store_delete(store_t *st, const char *res, const char *ns, const char *name,
 	return err;
 }
 
+/* Copies a read object's text into rbuf: the caller's copy lives until the
+ * next store call, the cache's entry only until the next write. */
+static int read_out(store_t *st, const void *d, size_t n, const char **text, size_t *len)
+{
+	if (n + 1 > st->rbuf_cap) {
+		char *nb = realloc(st->rbuf, n + 1024);
+		if (!nb)
+			return -ENOMEM;
+		st->rbuf = nb;
+		st->rbuf_cap = n + 1024;
+	}
+	memcpy(st->rbuf, d, n);
+	st->rbuf[n] = '\0';
+	*text = st->rbuf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
 int store_get_raw(store_t *st, const char *res, const char *ns, const char *name, const char **text,
 		  size_t *len, int64_t *rev_out)
 {
 	KB_CHECK(st && key_ok(res, ns, name) && text, -EINVAL);
 	const char *ct;
 	size_t cl;
-	int64_t crev;
-	if (store__oc_get(st, res, ns, name, &ct, &cl, &crev) == 0) {
-		/* copied: the caller's text lives until the next store call, the
-		 * entry only until the next write */
-		if (cl + 1 > st->rbuf_cap) {
-			char *nb = realloc(st->rbuf, cl + 1024);
-			if (!nb)
-				return -ENOMEM;
-			st->rbuf = nb;
-			st->rbuf_cap = cl + 1024;
-		}
-		memcpy(st->rbuf, ct, cl + 1);
-		*text = st->rbuf;
-		if (len)
-			*len = cl;
-		if (rev_out)
-			*rev_out = crev;
-		return 0;
+	int64_t rev;
+	if (store__oc_get(st, res, ns, name, &ct, &cl, &rev) == 0) {
+		int err = read_out(st, ct, cl, text, len);
+		if (!err && rev_out)
+			*rev_out = rev;
+		return err;
 	}
 	sqlite3_stmt *q = st->stmt[SQ_GET];
 	int err = 0;
@@ -959,26 +966,12 @@ int store_get_raw(store_t *st, const char *res, const char *ns, const char *name
 	int rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW) {
 		size_t n = (size_t)sqlite3_column_bytes(q, 1);
-		const void *d = sqlite3_column_blob(q, 1);
-		if (n + 1 > st->rbuf_cap) {
-			char *nb = realloc(st->rbuf, n + 1024);
-			err = nb ? 0 : -ENOMEM;
-			if (nb) {
-				st->rbuf = nb;
-				st->rbuf_cap = n + 1024;
-			}
-		}
-		if (!err) {
-			memcpy(st->rbuf, d, n);
-			st->rbuf[n] = '\0';
-			*text = st->rbuf;
-			if (len)
-				*len = n;
-			int64_t rev = sqlite3_column_int64(q, 0);
-			if (rev_out)
-				*rev_out = rev;
+		rev = sqlite3_column_int64(q, 0);
+		err = read_out(st, sqlite3_column_blob(q, 1), n, text, len);
+		if (!err && rev_out)
+			*rev_out = rev;
+		if (!err)
 			store__oc_put(st, res, ns, name, st->rbuf, n, rev);
-		}
 	} else {
 		err = rc == SQLITE_DONE ? -ENOENT : store__sql_err(st, rc, "get");
 	}

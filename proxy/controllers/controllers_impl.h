@@ -40,9 +40,7 @@ struct ctrl {
 	bool stopping;
 	/* events.c */
 	struct kmap *events;    /* uid|type|reason|message -> event name */
-	struct kmap *counts;    /* res\tns -> size_t*: objects of the counted kinds (ctrl.c) */
-	bool counts_lost;       /* a count could not be kept (ENOMEM): ctrl_ns_has is true */
-	struct kmap *lists;     /* res\tns -> json_t* array: counted kinds' lists, until changed */
+	struct kmap *lists;     /* res\tns -> json_t* array: ctrl_list_kept */
 	uint64_t last_event_ns; /* the last event name's time */
 	long event_ttl;         /* seconds; 0: one hour */
 	uint64_t last_sweep_ms;
@@ -68,14 +66,10 @@ void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const 
 struct sel_label;
 json_t *ctrl_pods_selected(struct ctrl *c, const char *ns, const struct sel_label *sel);
 json_t *ctrl_list(struct ctrl *c, const char *res, const char *ns);
-/* Whether namespace ns holds any object of res, for the kinds a pod event
- * looks for (pod controllers, services, budgets): kept from the watch, so a
- * pod's event lists them only where there are some, as kube's informers
- * answer from memory. Other kinds: always true. */
-bool ctrl_ns_has(const struct ctrl *c, const char *res, const char *ns);
-/* ctrl_list of a counted kind, kept until an object of that kind in ns
- * changes (new reference: read it, do not change it). */
-json_t *ctrl_list_counted(struct ctrl *c, const char *res, const char *ns);
+/* ctrl_list, kept per namespace for the kinds a pod event lists (pod
+ * controllers, services, budgets) until one of them changes there (new
+ * reference: read it, do not change it). */
+json_t *ctrl_list_kept(struct ctrl *c, const char *res, const char *ns);
 json_t *ctrl_get(struct ctrl *c, const char *res, const char *ns, const char *name);
 
 const char *ctrl_name(const json_t *obj); /* metadata.name, borrowed */

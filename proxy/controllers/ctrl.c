@@ -277,47 +277,21 @@ static void enqueue_owner(struct ctrl *c, const json_t *obj, const char *ns)
 		ctrl_enqueue(c, k, ns, json_string_value(json_object_get(ref, "name")));
 }
 
-/* ---- counts of the kinds a pod event lists ---- */
+/* ---- the lists a pod event reads ---- */
 
-static const char *const counted[] = {"apps/replicasets",        "batch/jobs", "apps/statefulsets",
-				      "/replicationcontrollers", "/services",  PDB_RES};
+/* Kinds a pod's event lists in its namespace (pod controllers, services,
+ * budgets): each namespace's list is kept, empty ones too, until an object of
+ * that kind in that namespace changes, as kube's informers answer from
+ * memory. */
+static const char *const kept[] = {"apps/replicasets",        "batch/jobs", "apps/statefulsets",
+				   "/replicationcontrollers", "/services",  PDB_RES};
 
-static bool is_counted(const char *res)
+static bool is_kept(const char *res)
 {
-	for (size_t i = 0; i < KB_ARRAY_SIZE(counted); i++)
-		if (strcmp(counted[i], res) == 0)
+	for (size_t i = 0; i < KB_ARRAY_SIZE(kept); i++)
+		if (strcmp(kept[i], res) == 0)
 			return true;
 	return false;
-}
-
-static void count_add(struct ctrl *c, const char *res, const char *ns, int d)
-{
-	char key[400];
-	snprintf(key, sizeof(key), "%s\t%s", res, ns ? ns : "");
-	size_t *n = kmap_get(c->counts, key);
-	if (!n && d > 0) {
-		n = calloc(1, sizeof(*n));
-		if (!n || kmap_put(c->counts, key, n) < 0) {
-			free(n);
-			c->counts_lost = true; /* unsure from now on: always list */
-			return;
-		}
-	}
-	if (!n)
-		return;
-	if (d < 0 && *n <= 1)
-		kmap_del(c->counts, key);
-	else
-		*n = (size_t)((long)*n + d);
-}
-
-bool ctrl_ns_has(const struct ctrl *c, const char *res, const char *ns)
-{
-	if (c->counts_lost || !is_counted(res))
-		return true;
-	char key[400];
-	snprintf(key, sizeof(key), "%s\t%s", res, ns ? ns : "");
-	return kmap_has(c->counts, key);
 }
 
 static void list_free(void *v)
@@ -325,28 +299,19 @@ static void list_free(void *v)
 	json_decref(v);
 }
 
-json_t *ctrl_list_counted(struct ctrl *c, const char *res, const char *ns)
+json_t *ctrl_list_kept(struct ctrl *c, const char *res, const char *ns)
 {
-	if (!ctrl_ns_has(c, res, ns))
-		return json_array();
+	if (!is_kept(res))
+		return ctrl_list(c, res, ns);
 	char key[400];
 	snprintf(key, sizeof(key), "%s\t%s", res, ns ? ns : "");
-	json_t *have = c->lists && is_counted(res) ? kmap_get(c->lists, key) : NULL;
+	json_t *have = kmap_get(c->lists, key);
 	if (have)
 		return json_incref(have);
 	json_t *items = ctrl_list(c, res, ns);
-	if (c->lists && is_counted(res) && kmap_put(c->lists, key, json_incref(items)) < 0)
+	if (kmap_put(c->lists, key, json_incref(items)) < 0)
 		json_decref(items);
 	return items;
-}
-
-/* A change of a counted kind: its namespace's list is read again. */
-static void lists_changed(struct ctrl *c, const char *res, const char *ns)
-{
-	char key[400];
-	snprintf(key, sizeof(key), "%s\t%s", res, ns ? ns : "");
-	if (c->lists)
-		kmap_del(c->lists, key);
 }
 
 /* An orphan pod: every pod controller of its namespace may adopt it. */
@@ -357,7 +322,7 @@ static void enqueue_adopters(struct ctrl *c, const char *ns)
 				{"apps/statefulsets", "sts"},
 				{"/replicationcontrollers", "rc"}};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(res); i++) {
-		json_t *items = ctrl_list_counted(c, res[i][0], ns);
+		json_t *items = ctrl_list_kept(c, res[i][0], ns);
 		size_t j;
 		json_t *o;
 		json_array_foreach (items, j, o)
@@ -388,7 +353,7 @@ static void enqueue_service(struct ctrl *c, const char *ns, const char *name)
 /* A pod changed: the services selecting it before or after. */
 static void enqueue_selecting(struct ctrl *c, const struct store_event *ev)
 {
-	json_t *svcs = ctrl_list_counted(c, "/services", ev->ns);
+	json_t *svcs = ctrl_list_kept(c, "/services", ev->ns);
 	size_t i;
 	json_t *s;
 	json_array_foreach (svcs, i, s)
@@ -424,10 +389,10 @@ static void on_event(const struct store_event *ev, void *arg)
 		snprintf(key, sizeof(key), "%s\t%s\t%s", ev->res, ev->ns ? ev->ns : "", ev->name);
 		kmap_del(c->refusals, key);
 	}
-	if (is_counted(ev->res)) {
-		lists_changed(c, ev->res, ev->ns);
-		if (ev->type != STORE_MODIFIED)
-			count_add(c, ev->res, ev->ns, ev->type == STORE_ADDED ? 1 : -1);
+	if (is_kept(ev->res)) { /* its namespace's list is read again */
+		char key[400];
+		snprintf(key, sizeof(key), "%s\t%s", ev->res, ev->ns ? ev->ns : "");
+		kmap_del(c->lists, key);
 	}
 	ctrl_gc_index(c, ev->res, ev);
 	endpoints_event(c, ev);
@@ -516,12 +481,9 @@ static void resync(struct ctrl *c)
 			continue;
 		json_t *items = ctrl_list(c, r->store_key, NULL);
 		const char *k = kind_of_res(r->store_key);
-		bool count = is_counted(r->store_key);
 		size_t j;
 		json_t *o;
 		json_array_foreach (items, j, o) {
-			if (count)
-				count_add(c, r->store_key, ctrl_ns(o), 1);
 			ctrl_gc_index_obj(c, r->store_key, o);
 			if (k)
 				ctrl_enqueue(c, k, ctrl_ns(o), ctrl_name(o));
@@ -553,10 +515,9 @@ int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out)
 	c->failures = kmap_new(free);
 	c->refusals = kmap_new(free);
 	c->events = kmap_new(free);
-	c->counts = kmap_new(free);
 	c->lists = kmap_new(list_free);
 	if (ctrl_gc_init(c) < 0 || ctrl_hpa_init(c) < 0 || !c->queued || !c->delayed ||
-	    !c->failures || !c->refusals || !c->events || !c->counts || !c->lists) {
+	    !c->failures || !c->refusals || !c->events || !c->lists) {
 		ctrl_gc_free(c);
 		ctrl_hpa_free(c);
 		kmap_free(c->queued);
@@ -564,7 +525,6 @@ int ctrl_start(uv_loop_t *loop, store_t *st, proxy_t *px, ctrl_t **out)
 		kmap_free(c->failures);
 		kmap_free(c->refusals);
 		kmap_free(c->events);
-		kmap_free(c->counts);
 		kmap_free(c->lists);
 		free(c);
 		return -ENOMEM;
@@ -600,7 +560,6 @@ static void on_close(uv_handle_t *h)
 	kmap_free(c->failures);
 	kmap_free(c->refusals);
 	kmap_free(c->events);
-	kmap_free(c->counts);
 	kmap_free(c->lists);
 	ctrl_gc_free(c);
 	kb_pki_ca_free(c->ca);

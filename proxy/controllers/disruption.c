@@ -584,7 +584,7 @@ static bool selects(const json_t *pdb, const json_t *pod)
 
 void ctrl_pdb_pod_event(struct ctrl *c, const struct store_event *ev)
 {
-	json_t *pdbs = ctrl_list_counted(c, PDB_RES, ev->ns);
+	json_t *pdbs = ctrl_list_kept(c, PDB_RES, ev->ns);
 	size_t i, n = 0;
 	json_t *pdb;
 	json_array_foreach (pdbs, i, pdb) {

@@ -219,20 +219,9 @@ static const char *audit_verb(const struct req *r, char *buf, size_t len)
  * they are; values are escaped) */
 static void put_field(struct kb_buf *b, const char *key, const char *value)
 {
-	size_t kl = strlen(key);
-	char head[80];
-	if (kl + 5 > sizeof(head)) {
-		w_chr(b, ',');
-		w_str(b, key);
-		w_chr(b, ':');
-	} else {
-		head[0] = ',';
-		head[1] = '"';
-		memcpy(head + 2, key, kl);
-		head[kl + 2] = '"';
-		head[kl + 3] = ':';
-		w_err |= kb_buf_append(b, head, kl + 4);
-	}
+	w_puts(b, ",\"");
+	w_puts(b, key);
+	w_puts(b, "\":");
 	w_str(b, value);
 }
 

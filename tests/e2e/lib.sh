@@ -26,14 +26,17 @@ echo 'user-agent = "kubicle-e2e-curl"' >"$CURL_HOME/.curlrc"
 pass() { E2E_PASS=$((E2E_PASS + 1)); echo "ok   $*"; }
 fail() { E2E_FAIL=$((E2E_FAIL + 1)); echo "FAIL $*"; }
 
-# start_webhook_server DIR: tests/e2e/webhook_server.py on a free port of
-# 127.0.0.1 with a new self-signed certificate, its files in DIR (reviews.log:
-# every AdmissionReview); sets WH_URL and WH_CA (the caBundle).
+# start_webhook_server DIR [SAN...]: tests/e2e/webhook_server.py on a free
+# port of 127.0.0.1 with a new self-signed certificate (IP:127.0.0.1 and the
+# extra SANs, e.g. DNS:whs.wh.svc), its files in DIR (reviews.log: every
+# AdmissionReview); sets WH_URL and WH_CA (the caBundle).
 start_webhook_server() {
-  local d=$1 i
+  local d=$1 i san=IP:127.0.0.1 s
+  shift
+  for s in "$@"; do san="$san,$s"; done
   mkdir -p "$d"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1" \
+    -subj "/CN=webhook" -addext "subjectAltName=$san" \
     -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
   python3 "$E2E_LIB_DIR/webhook_server.py" "$d/cert.pem" "$d/key.pem" "$d/port" "$d/reviews.log" \
     >>"$d/server.log" 2>&1 &

@@ -454,16 +454,8 @@ EOF
 hpa_scale_webhooks() {
   echo "-- the target's scale subresource, through admission webhooks"
   local d=$E2E_TMP/hpawh i K=(kubectl --kubeconfig "$KCFG" -n hpawh)
-  mkdir -p "$d"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1" \
-    -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
-  python3 "$E2E_LIB_DIR/webhook_server.py" "$d/cert.pem" "$d/key.pem" "$d/port" "$d/reviews.log" \
-    >>"$d/server.log" 2>&1 &
-  E2E_PIDS+=("$!")
-  for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
-  local url ca
-  url="https://127.0.0.1:$(cat "$d/port")" ca=$(base64 -w0 "$d/cert.pem")
+  start_webhook_server "$d"
+  local url=$WH_URL ca=$WH_CA
   kubectl --kubeconfig "$KCFG" create ns hpawh >/dev/null
   kubectl --kubeconfig "$KCFG" apply -f - >/dev/null <<EOF
 apiVersion: admissionregistration.k8s.io/v1

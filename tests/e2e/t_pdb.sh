@@ -345,16 +345,7 @@ YAML
 # (system:apiserver's UPDATE), which waits for them and fails with them.
 pdb_webhook_suite() {
   local ns=pdb-w d=$E2E_TMP/pdbwh i out
-  mkdir -p "$d"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1" \
-    -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
-  python3 "$E2E_LIB_DIR/webhook_server.py" "$d/cert.pem" "$d/key.pem" "$d/port" "$d/reviews.log" \
-    >>"$d/server.log" 2>&1 &
-  E2E_PIDS+=("$!")
-  for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
-  WH_URL="https://127.0.0.1:$(cat "$d/port")"
-  WH_CA=$(base64 -w0 "$d/cert.pem")
+  start_webhook_server "$d"
   "${K[@]}" create ns $ns >/dev/null
   "${K[@]}" label ns $ns webhook-test=true >/dev/null
   "${K[@]}" -n $ns run w1 --image=nginx >/dev/null

@@ -49,16 +49,7 @@ webhook_suite() {
   local KCFG=$E2E_TMP/main/kubeconfig DATA_DIR=$E2E_TMP/main SERVER_URL
   SERVER_URL=$(awk '/server:/ {gsub(/"/, "", $2); print $2; exit}' "$KCFG")
   local K="kubectl --kubeconfig $KCFG" d=$E2E_TMP/wh out i
-  mkdir -p "$d"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -subj "/CN=webhook" -addext "subjectAltName=IP:127.0.0.1,DNS:whs.wh.svc" \
-    -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
-  python3 "$E2E_LIB_DIR/webhook_server.py" "$d/cert.pem" "$d/key.pem" "$d/port" "$d/reviews.log" \
-    >>"$d/server.log" 2>&1 &
-  E2E_PIDS+=("$!")
-  for i in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.05; done
-  WH_URL="https://127.0.0.1:$(cat "$d/port")"
-  WH_CA=$(base64 -w0 "$d/cert.pem")
+  start_webhook_server "$d" DNS:whs.wh.svc
   : >"$d/reviews.log"
 
   $K create ns wh >/dev/null
