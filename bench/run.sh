@@ -234,7 +234,9 @@ bench_memory() {
 		[ "$(create_pod "$dir" "$KPORT" mem-pod)" = 201 ] || echo "   warning: create on server $i failed" >&2
 		kcurl "$dir" "$KPORT" -o /dev/null "https://127.0.0.1:$KPORT/api/v1/namespaces/default/pods/mem-pod"
 	done
-	sleep 1
+	# idle: a server gives back what its last requests left cached within
+	# two seconds (lib/http.c aflush_cb)
+	sleep 3
 	km=$(mem_of "${pids[@]}")
 	for p in "${pids[@]}"; do stop_pid "$p"; done
 	pids=()

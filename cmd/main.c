@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/json.h"
+
 #include "cmd/manifest.h"
 #include "cmd/operator.h"
 #include "cmd/serve.h"
@@ -119,6 +121,7 @@ int main(int argc, char **argv)
 		printf("kubicle %s (Kubernetes API v1.33)\n", KUBICLE_VERSION);
 		return 0;
 	}
+	kb_json_alloc_install();
 	if (strcmp(argv[1], "token") == 0)
 		return cmd_token(argc - 1, argv + 1);
 	if (in_cluster(argc, argv))

@@ -73,6 +73,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/sendbatch.h"
 #include "lib/tls.h"
@@ -98,8 +99,9 @@
 #define COPY_BODY_MAX 16384
 /* After streams were handed to the record writer, give freed pages back
  * (malloc_trim walks the heap: at most once per TRIM_EVERY_MS). */
-#define TRIM_DELAY_MS 200
-#define TRIM_EVERY_MS 2000
+#define TRIM_DELAY_MS  200
+#define TRIM_EVERY_MS  2000
+#define ALLOC_FLUSH_MS 1000
 /* Responses and stream holdings above this are followed by a trim. */
 #define TRIM_AFTER (1u << 20)
 /* Plaintext a stream queue seals per step (one TLS record), and the most
@@ -241,6 +243,8 @@ struct kb_http_server {
 	uv_prepare_t flush_prepare; /* send the batch before the loop polls */
 	uv_check_t flush_check;     /* and after the I/O callbacks that filled it */
 	uv_timer_t trim;
+	uv_timer_t aflush;   /* aflush_cb */
+	bool busy;           /* a request came since aflush_cb last ran */
 	uint64_t trimmed_at; /* uv_now of the last malloc_trim */
 	time_t date_sec;
 	char date[40];
@@ -1139,8 +1143,34 @@ static unsigned handover_suite(struct conn *c)
 static void trim_cb(uv_timer_t *t)
 {
 	kb_http_server_t *srv = t->data;
+	kb_json_alloc_flush();
 	malloc_trim(0);
 	srv->trimmed_at = uv_now(srv->loop);
+}
+
+/* Every ALLOC_FLUSH_MS while requests come: the blocks jansson's
+ * allocations keep for reuse (lib/json_alloc.c) go back to malloc; the
+ * first period without a request also trims the heap, so a server gone
+ * idle holds neither. */
+static void aflush_cb(uv_timer_t *t)
+{
+	kb_http_server_t *srv = t->data;
+
+	kb_json_alloc_flush();
+	if (srv->busy) {
+		srv->busy = false;
+		uv_timer_start(&srv->aflush, aflush_cb, ALLOC_FLUSH_MS, 0);
+	} else {
+		malloc_trim(0);
+		srv->trimmed_at = uv_now(srv->loop);
+	}
+}
+
+static void note_busy(kb_http_server_t *srv)
+{
+	srv->busy = true;
+	if (!srv->stopping && !uv_is_active((uv_handle_t *)&srv->aflush))
+		uv_timer_start(&srv->aflush, aflush_cb, ALLOC_FLUSH_MS, 0);
 }
 
 /* Gives freed pages back soon (at most once per TRIM_EVERY_MS). */
@@ -2130,6 +2160,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	}
 	if (c->state == CS_DRAINING || c->state == CS_LINGER)
 		return; /* discarded */
+	note_busy(c->srv);
 	if (c->tx) {
 		/* A handed-over stream cannot decrypt: the client's only business
 		 * now is its close_notify (or a key update, which we cannot
@@ -2372,12 +2403,14 @@ int kb_http_server_start(uv_loop_t *loop, const char *addr, SSL_CTX *ctx,
 	uv_tcp_init(loop, &srv->listener);
 	uv_timer_init(loop, &srv->timer);
 	uv_timer_init(loop, &srv->trim);
+	uv_timer_init(loop, &srv->aflush);
 	uv_idle_init(loop, &srv->idle);
 	uv_prepare_init(loop, &srv->flush_prepare);
 	uv_check_init(loop, &srv->flush_check);
-	srv->listener.data = srv->timer.data = srv->idle.data = srv->trim.data = srv;
+	srv->listener.data = srv->timer.data = srv->idle.data = srv->trim.data = srv->aflush.data =
+	    srv;
 	srv->flush_prepare.data = srv->flush_check.data = srv;
-	srv->handles = 6;
+	srv->handles = 7;
 	SSL_CTX_set_keylog_callback(ctx, keylog_cb);
 	int rc = srv_listen(srv, addr, port_out);
 	if (rc < 0) {
@@ -2386,6 +2419,8 @@ int kb_http_server_start(uv_loop_t *loop, const char *addr, SSL_CTX *ctx,
 		return rc;
 	}
 	kb_info("http", "listening on %s", addr);
+	/* what the start-up built and freed is given back a period later */
+	uv_timer_start(&srv->aflush, aflush_cb, ALLOC_FLUSH_MS, 0);
 	*out = srv;
 	return 0;
 }
@@ -2424,10 +2459,12 @@ void kb_http_server_stop(kb_http_server_t *srv)
 	}
 	uv_timer_stop(&srv->timer);
 	uv_timer_stop(&srv->trim);
+	uv_timer_stop(&srv->aflush);
 	uv_idle_stop(&srv->idle);
 	uv_close((uv_handle_t *)&srv->listener, srv_handle_closed);
 	uv_close((uv_handle_t *)&srv->timer, srv_handle_closed);
 	uv_close((uv_handle_t *)&srv->trim, srv_handle_closed);
+	uv_close((uv_handle_t *)&srv->aflush, srv_handle_closed);
 	uv_close((uv_handle_t *)&srv->idle, srv_handle_closed);
 	uv_close((uv_handle_t *)&srv->flush_prepare, srv_handle_closed);
 	uv_close((uv_handle_t *)&srv->flush_check, srv_handle_closed);

@@ -70,4 +70,16 @@ int kb_json_go_syntax_error(const char *buf, size_t len, char *out, size_t outle
  * its line, or nesting deeper than 32. */
 json_t *kb_yaml_load(const char *text, size_t len, char *err, size_t errlen);
 
+/*
+ * Makes jansson allocate through a per-thread cache of small freed blocks
+ * (lib/json_alloc.c): a tree built, freed and built again reuses its
+ * blocks without glibc's arena. Call once, before other threads start
+ * (it sets jansson's process-wide allocation functions); blocks are plain
+ * malloc'ed ones either way. Not under AddressSanitizer.
+ */
+void kb_json_alloc_install(void);
+/* Gives the calling thread's cached blocks back to malloc (before a
+ * malloc_trim, or when a thread goes idle). */
+void kb_json_alloc_flush(void);
+
 #endif

@@ -9,6 +9,8 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -336,6 +338,63 @@ START_TEST(go_syntax_errors)
 }
 END_TEST
 
+/* The allocation cache (lib/json_alloc.c): a block it hands out is large
+ * enough for what was asked, a freed small block comes back for a request
+ * of its size, blocks freed by a thread that then exits are given back, and
+ * trees built through it are what they would be without it. */
+struct freer {
+	void **blocks;
+	size_t n;
+	json_free_t free_fn;
+};
+
+static void *free_in_thread(void *arg)
+{
+	struct freer *f = arg;
+	for (size_t i = 0; i < f->n; i++)
+		f->free_fn(f->blocks[i]);
+	return NULL;
+}
+
+START_TEST(alloc_cache_reuses_fitting_blocks)
+{
+	json_malloc_t m0, m;
+	json_free_t f0, f;
+
+	json_get_alloc_funcs(&m0, &f0);
+	kb_json_alloc_install();
+	json_get_alloc_funcs(&m, &f);
+	for (size_t n = 1; n <= 700; n++) {
+		char *p = m(n);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_ge(malloc_usable_size(p), n);
+		memset(p, 0xa5, n);
+		f(p);
+		char *q = m(n);
+		ck_assert_uint_ge(malloc_usable_size(q), n);
+		memset(q, 0x5a, n);
+		if (m != m0 && n <= 504)
+			ck_assert_ptr_eq(q, p); /* the cached block itself */
+		f(q);
+	}
+	json_t *a = json_pack("{s:[i,s,{s:b}],s:o}", "x", 1, "two", "y", 1, "z", json_object());
+	char *sa = json_dumps(a, JSON_COMPACT);
+	ck_assert_str_eq(sa, "{\"x\":[1,\"two\",{\"y\":true}],\"z\":{}}");
+	json_decref(a);
+	free(sa);
+
+	struct freer fr = {.blocks = calloc(2000, sizeof(void *)), .n = 2000, .free_fn = f};
+	for (size_t i = 0; i < fr.n; i++)
+		fr.blocks[i] = m(16 + i % 400);
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, free_in_thread, &fr), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	free(fr.blocks);
+	kb_json_alloc_flush();
+	json_set_alloc_funcs(m0, f0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lib/json");
@@ -349,6 +408,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, same_counts_two_missing_values_equal);
 	tcase_add_test(tc, array_sort);
 	tcase_add_test(tc, go_syntax_errors);
+	tcase_add_test(tc, alloc_cache_reuses_fitting_blocks);
 	suite_add_tcase(s, tc);
 	return s;
 }
