@@ -9,6 +9,8 @@
 #   bench/instructions.sh              # GET one pod, then POST a 2 KiB pod
 #   bench/instructions.sh get          # one of them
 #   BUILD=other-build bench/instructions.sh   # another build (default build-bench)
+#   CONNS=1 bench/instructions.sh post        # one connection: one create per commit, the
+#                                             # count the same from run to run (default 4)
 #
 # To compare two commits, build each in its own checkout and run this in each.
 set -euo pipefail
@@ -31,7 +33,7 @@ measure() {
   for i in $(seq 600); do [ -s "$d/k/kubeconfig" ] && break; sleep 0.1; done
   port=$(awk '/server:/ {print $2; exit}' "$d/k/kubeconfig" | sed 's/.*://; s/"//')
   sed 's/@NAME@/bench-get/g' bench/pod-2k.json >"$d/pod.json"
-  local tls=(-p "$port" --cert "$d/k/admin.crt" --key "$d/k/admin.key" -c 4)
+  local tls=(-p "$port" --cert "$d/k/admin.crt" --key "$d/k/admin.key" -c "${CONNS:-4}")
   local load=(-u /api/v1/namespaces/default/pods/bench-get)
   [ "$kind" = post ] && load=(-m POST -u /api/v1/namespaces/default/pods --body "${POD:-bench/pod-train.json}"
     --expect 201 --name-prefix c)
@@ -41,7 +43,7 @@ measure() {
   "$LOADGEN" "${tls[@]}" -d 3 "${load[@]}" --name-prefix w >/dev/null 2>&1 || true
   callgrind_control -z "$pid" >/dev/null 2>&1
   local out
-  out=$("$LOADGEN" "${tls[@]}" -d 10 "${load[@]}")
+  out=$("$LOADGEN" "${tls[@]}" -d "${SECS:-10}" "${load[@]}")
   callgrind_control -d "$pid" >/dev/null 2>&1
   kill "$pid"; wait "$pid" 2>/dev/null || true
   local ir n

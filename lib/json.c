@@ -67,9 +67,15 @@ json_t *kb_json_object_at(json_t *parent, const char *key)
 
 /* ---- compact serialization ------------------------------------------ */
 
+/* kb_buf_reserve with its common case inline */
+static inline int dump_reserve(struct kb_buf *b, size_t n)
+{
+	return b->data && b->len + n + 1 <= b->cap ? 0 : kb_buf_reserve(b, n);
+}
+
 static int dump_bytes(struct kb_buf *b, const char *s, size_t n)
 {
-	if (kb_buf_reserve(b, n))
+	if (dump_reserve(b, n))
 		return -ENOMEM;
 	memcpy(b->data + b->len, s, n);
 	b->len += n;
@@ -109,6 +115,19 @@ static size_t utf8_seq(const unsigned char *s, size_t avail)
 	return n;
 }
 
+/* Bytes written as they are in a JSON string: printable ASCII but '"' and
+ * '\\' (32 byte values a row). */
+static const unsigned char json_plain[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
 /* A JSON string: '"', '\\' and control characters escaped (\uXXXX with
  * upper-case hex for those without a short form), everything else as is.
  * Invalid UTF-8 is refused, or with `lossy` written as U+FFFD per bad byte
@@ -120,17 +139,20 @@ static int dump_string_as(struct kb_buf *b, const char *str, size_t len, bool lo
 	size_t start = b->len, i = 0;
 
 	/* at most 6 output bytes per input byte */
-	if (kb_buf_reserve(b, len * 6 + 2))
+	if (dump_reserve(b, len * 6 + 2))
 		return -ENOMEM;
 	char *o = b->data + b->len;
 	*o++ = '"';
 	while (i < len) {
+		size_t j = i;
+		while (j < len && json_plain[s[j]])
+			j++;
+		memcpy(o, s + i, j - i);
+		o += j - i;
+		i = j;
+		if (i == len)
+			break;
 		unsigned char c = s[i];
-		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
-			*o++ = (char)c;
-			i++;
-			continue;
-		}
 		if (c >= 0x80) {
 			size_t n = utf8_seq(s + i, len - i);
 			if (!n && lossy) {

@@ -1504,19 +1504,25 @@ static int fs_cmp(const void *a, const void *b)
 	return strcmp(p->name, q->name);
 }
 
-/* The wire form of a pruned node, as sn_to_v1 writes it. */
-static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key)
+/* The wire form of a pruned node, as sn_to_v1 writes it. Every empty
+ * object in it (a leaf, the "." of a member with children) is one shared
+ * `leaf`: nothing writes into a fieldsV1 tree after it is made (updates
+ * read the stored text and make new trees), and a create's has dozens. */
+static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key, json_t *leaf)
 {
+	if (!node->n)
+		return json_incref(leaf);
+
 	json_t *res = json_object();
 
 	if (!res)
 		return NULL;
-	if (node->member && node->n)
-		json_object_set_new(res, ".", json_object());
-	if (node->n > 1) /* kids is NULL for a leaf */
+	if (node->member)
+		json_object_set(res, ".", leaf);
+	if (node->n > 1)
 		qsort(node->kids, node->n, sizeof(*node->kids), fs_cmp);
 	for (size_t i = 0; i < node->n; i++) {
-		json_t *c = fs_to_v1(&node->kids[i], key);
+		json_t *c = fs_to_v1(&node->kids[i], key, leaf);
 
 		char pfx[2] = {node->kids[i].kind, ':'};
 
@@ -1538,7 +1544,7 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 	struct fs_node top = {0};
 	struct kb_buf key = {0};
 	const char *k;
-	json_t *v, *e = NULL, *arr = NULL, *v1;
+	json_t *v, *e = NULL, *arr = NULL, *v1, *leaf;
 	int ret = -ENOMEM;
 
 	json_object_foreach (obj, k, v) {
@@ -1559,7 +1565,9 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 	e = json_pack("{s:s, s:s, s:s}", "manager", manager, "operation", operation, "apiVersion",
 		      api_version ? api_version : "");
 	arr = json_array();
-	v1 = fs_to_v1(&top, &key);
+	leaf = json_object();
+	v1 = leaf ? fs_to_v1(&top, &key, leaf) : NULL;
+	json_decref(leaf);
 	if (!e || !arr || !v1) {
 		json_decref(v1);
 		goto out;

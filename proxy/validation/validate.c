@@ -119,14 +119,57 @@ char *val_status_message(const struct proxy_resource *r, const char *name, const
 
 /* ---- small helpers ------------------------------------------------------------ */
 
+/* Appends n bytes of s at o, stopping at end. */
+static char *path_put(char *o, char *end, const char *s, size_t n)
+{
+	if (n > (size_t)(end - o))
+		n = (size_t)(end - o);
+	memcpy(o, s, n);
+	return o + n;
+}
+
+/* Paths are made for every field checked, so the two conversions they use
+ * (%s, %zu) are written here rather than through vsnprintf; anything else
+ * goes to vsnprintf. */
 char *val_path(char *buf, const char *fmt, ...)
 {
+	char *o = buf, *end = buf + VAL_PATHLEN - 1;
 	va_list ap;
+
 	va_start(ap, fmt);
-	vsnprintf(buf, VAL_PATHLEN, fmt, ap);
+	for (const char *p = fmt; *p;) {
+		const char *pct = strchr(p, '%');
+		if (!pct) {
+			o = path_put(o, end, p, strlen(p));
+			break;
+		}
+		o = path_put(o, end, p, (size_t)(pct - p));
+		if (pct[1] == 's') {
+			const char *v = va_arg(ap, const char *);
+			if (!v)
+				v = "(null)";
+			o = path_put(o, end, v, strlen(v));
+			p = pct + 2;
+		} else if (pct[1] == 'z' && pct[2] == 'u') {
+			char num[24], *d = num + sizeof(num);
+			size_t v = va_arg(ap, size_t);
+			do
+				*--d = (char)('0' + v % 10);
+			while (v /= 10);
+			o = path_put(o, end, d, (size_t)(num + sizeof(num) - d));
+			p = pct + 3;
+		} else {
+			va_end(ap);
+			va_start(ap, fmt);
+			vsnprintf(buf, VAL_PATHLEN, fmt, ap);
+			o = buf + strlen(buf);
+			break;
+		}
+	}
 	va_end(ap);
+	*o = '\0';
 	if (buf[0] == '.') /* an empty base: "template.spec", not ".template.spec" */
-		memmove(buf, buf + 1, strlen(buf));
+		memmove(buf, buf + 1, (size_t)(o - buf));
 	return buf;
 }
 

@@ -6,11 +6,34 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proxy/validation/validate.h"
 #include "proxy/model/object.h"
+
+/* val_path writes what snprintf would (its own %s/%zu), without the
+ * leading dot of an empty base, and truncates within the buffer. */
+START_TEST(paths)
+{
+	char f[VAL_PATHLEN], want[VAL_PATHLEN], big[700];
+
+	ck_assert_str_eq(
+	    val_path(f, "%s.containers[%zu].ports[%zu].name", "spec", (size_t)0, (size_t)12345),
+	    "spec.containers[0].ports[12345].name");
+	ck_assert_str_eq(val_path(f, "%s.template.spec", ""), "template.spec");
+	ck_assert_str_eq(val_path(f, "%s[%s]", "metadata.labels", "a/b"), "metadata.labels[a/b]");
+	ck_assert_str_eq(val_path(f, "%s", ""), "");
+	ck_assert_str_eq(val_path(f, "%s.x %d", "a", 7), "a.x 7"); /* through vsnprintf */
+	memset(big, 'p', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(want, big, VAL_PATHLEN - 1); /* truncated before ".name" */
+	want[VAL_PATHLEN - 1] = '\0';
+	ck_assert_str_eq(val_path(f, "%s.name", big), want);
+	ck_assert_uint_eq(strlen(f), VAL_PATHLEN - 1);
+}
+END_TEST
 
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
@@ -613,6 +636,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, names);
 	tcase_add_test(tc, causes_and_message);
 	tcase_add_test(tc, quantities);
+	tcase_add_test(tc, paths);
 	tcase_add_test(tc, cron);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("objects");
