@@ -10,7 +10,8 @@
 #   bench/instructions.sh get          # one of them
 #   BUILD=other-build bench/instructions.sh   # another build (default build-bench)
 #   CONNS=1 bench/instructions.sh post        # one connection: one create per commit, the
-#                                             # count the same from run to run (default 4)
+#                                             # count the same from run to run (default 4;
+#                                             # SECS: seconds of load, default 10)
 #
 # To compare two commits, build each in its own checkout and run this in each.
 set -euo pipefail

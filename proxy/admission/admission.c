@@ -459,11 +459,6 @@ static bool is_priority_class(const struct proxy_resource *res)
 	       strcmp(res->plural, "priorityclasses") == 0;
 }
 
-struct pc_cache {
-	struct cfg_watch cw; /* dirty once a class changed */
-	json_t *items;
-};
-
 static const struct proxy_resource *pc_resource(void)
 {
 	return resource_find("scheduling.k8s.io", "v1", "priorityclasses");
@@ -471,48 +466,25 @@ static const struct proxy_resource *pc_resource(void)
 
 int admission_start(struct proxy *px)
 {
-	const struct proxy_resource *pcr = pc_resource();
-	struct pc_cache *pc = pcr ? calloc(1, sizeof(*pc)) : NULL;
-	if (!pc)
-		return pcr ? -ENOMEM : 0;
-	int rc = cfg_watch_start(px, pcr->store_key, NULL, &pc->cw);
-	if (rc < 0) {
-		free(pc);
-		return rc;
-	}
-	px->priority = pc;
-	return 0;
+	int rc = cfg_cache_start(px, pc_resource(), &px->priority);
+	if (rc == 0)
+		rc = cfg_cache_start(px, resource_find("", "v1", "limitranges"), &px->limitranges);
+	if (rc < 0)
+		admission_stop(px);
+	return rc;
 }
 
 void admission_stop(struct proxy *px)
 {
-	struct pc_cache *pc = px->priority;
-	if (!pc)
-		return;
-	cfg_watch_stop(&pc->cw);
-	json_decref(pc->items);
-	free(pc);
-	px->priority = NULL;
+	cfg_cache_stop(px->priority);
+	cfg_cache_stop(px->limitranges);
+	px->priority = px->limitranges = NULL;
 }
 
 /* Every PriorityClass (new reference; callers read it only). */
 static json_t *priority_classes(struct proxy *px)
 {
-	struct pc_cache *pc = px->priority;
-	if (pc && !pc->cw.dirty && pc->items)
-		return json_incref(pc->items);
-	const struct proxy_resource *pcr = pc_resource();
-	struct store_list_req req = {.ns = NULL};
-	struct store_list_result out = {0};
-	if (!pcr || rstore_list(px, pcr, &req, &out) < 0)
-		return json_array();
-	free(out.next);
-	if (pc) {
-		json_decref(pc->items);
-		pc->items = json_incref(out.items);
-		pc->cw.dirty = false;
-	}
-	return out.items;
+	return cfg_cache_items(px, px->priority, pc_resource());
 }
 
 /* Whether class pc is the syncer's copy of a host class (syncer/classes.c:

@@ -290,15 +290,20 @@ int limitrange_validate(const json_t *lr, const struct proxy_resource *res, cons
 
 /* ---- admission ---- */
 
+/* The LimitRanges of namespace ns (a new array reference; read only). */
 static json_t *limit_ranges(struct proxy *px, const char *ns)
 {
-	const struct proxy_resource *lr = resource_find("", "v1", "limitranges");
-	struct store_list_req req = {.ns = ns};
-	struct store_list_result out = {0};
-	if (!lr || rstore_list(px, lr, &req, &out) < 0)
-		return json_array();
-	free(out.next);
-	return out.items;
+	json_t *all = cfg_cache_items(px, px->limitranges, resource_find("", "v1", "limitranges"));
+	json_t *mine = json_array(), *lr;
+	size_t i;
+
+	json_array_foreach (all, i, lr) {
+		const char *lns = obj_str(lr, "metadata.namespace");
+		if (mine && lns && strcmp(lns, ns) == 0)
+			json_array_append(mine, lr);
+	}
+	json_decref(all);
+	return mine ? mine : json_array();
 }
 
 int limitrange_admit(struct proxy *px, const struct proxy_resource *res, json_t *obj,

@@ -29,4 +29,22 @@ void cfg_watch_stop(struct cfg_watch *cw);
 /* Every object under key (new array reference), or NULL on a store error. */
 json_t *cfg_list(struct proxy *px, const char *key);
 
+/* Every object of one resource, listed once and again after any of them
+ * changed (a cfg_watch on its store key): what admission reads on every
+ * write (PriorityClasses, LimitRanges). */
+struct proxy_resource;
+struct cfg_cache {
+	struct cfg_watch cw;
+	const struct proxy_resource *res;
+	json_t *items;
+};
+/* NULL res: *out stays NULL and every read lists (0). -ENOMEM or a store
+ * error otherwise. */
+int cfg_cache_start(struct proxy *px, const struct proxy_resource *res, struct cfg_cache **out);
+void cfg_cache_stop(struct cfg_cache *c);
+/* The objects (new array reference; read them only): the kept list when
+ * nothing changed since it was read, else a new list of `res` (kept). An
+ * empty array when c and res are NULL or the store fails. */
+json_t *cfg_cache_items(struct proxy *px, struct cfg_cache *c, const struct proxy_resource *res);
+
 #endif

@@ -95,18 +95,19 @@ struct proxy {
 	 * level; proxy_set_floor); -1 from proxy_start */
 	int floor;
 	/* the modules' state: each is defined and owned by its module */
-	struct prom *prom;           /* core/prom.c: request metrics for GET /metrics */
-	struct audit *audit;         /* core/audit.c: DIR/audit.log, or NULL */
-	struct authz *authz;         /* auth/authz.c: RBAC index and watches */
-	void *sa_key;                /* auth/auth.c: EVP_PKEY signing service-account tokens */
-	struct token_cache *tokens;  /* auth/tokencache.c: service-account tokens verified */
-	struct admission *admission; /* admission/admission.c: the policy's quota timer */
-	struct webhooks *webhooks;   /* admission/webhook.c: the admission webhooks */
-	struct pc_cache *priority;   /* admission/admission.c: PriorityClasses read once */
-	struct vap *vap;             /* admission/vap.c: ValidatingAdmissionPolicies */
-	struct api *api;             /* api/api.h: watches, host passthrough, controllers' writes */
-	struct apisvc *apisvc;       /* aggregation/apiservice.c: APIServices */
-	struct aggregator *agg;      /* aggregation/aggregator.c: service-backed APIServices */
+	struct prom *prom;             /* core/prom.c: request metrics for GET /metrics */
+	struct audit *audit;           /* core/audit.c: DIR/audit.log, or NULL */
+	struct authz *authz;           /* auth/authz.c: RBAC index and watches */
+	void *sa_key;                  /* auth/auth.c: EVP_PKEY signing service-account tokens */
+	struct token_cache *tokens;    /* auth/tokencache.c: service-account tokens verified */
+	struct admission *admission;   /* admission/admission.c: the policy's quota timer */
+	struct webhooks *webhooks;     /* admission/webhook.c: the admission webhooks */
+	struct cfg_cache *priority;    /* admission/admission.c: PriorityClasses read once */
+	struct cfg_cache *limitranges; /* admission/admission.c: LimitRanges read once */
+	struct vap *vap;               /* admission/vap.c: ValidatingAdmissionPolicies */
+	struct api *api;        /* api/api.h: watches, host passthrough, controllers' writes */
+	struct apisvc *apisvc;  /* aggregation/apiservice.c: APIServices */
+	struct aggregator *agg; /* aggregation/aggregator.c: service-backed APIServices */
 	struct metrics_hook *metrics; /* aggregation/metrics.c: proxy_set_metrics */
 	struct egress *egress;        /* core/egress.c: where a tenant may make us connect */
 };

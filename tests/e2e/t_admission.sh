@@ -109,6 +109,25 @@ spec:
   accessModes: [ReadWriteOnce]
   resources: {requests: {storage: 5Gi}}
 YAML
+  # the LimitRanges are read once and again after a change (cfg_cache):
+  # a change and a delete count at the next create
+  $K patch limitrange lr -n limits --type=json \
+    -p '[{"op":"replace","path":"/spec/limits/0/max/cpu","value":"3"}]' >/dev/null
+  expect "a LimitRange's raised max counts at the next create" 'pod/big created' \
+    $K create -n limits -f <(adm_pod big '{limits: {cpu: "2"}}')
+  $K delete limitrange lr -n limits >/dev/null
+  $K create -n limits -f <(adm_pod nolr) >/dev/null 2>&1
+  expect_eq "a deleted LimitRange no longer sets defaults" '' \
+    $K get pod nolr -n limits -o jsonpath='{.spec.containers[0].resources.limits.memory}'
+  $K create -n limits -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr}
+spec:
+  limits:
+  - type: PersistentVolumeClaim
+    max: {storage: 2Gi}
+YAML
   expect_fail "a LimitRange whose min is above its max (and defaults) is invalid" \
     'spec.limits\[0\].min\[cpu\]: Invalid value: "2": min value 2 is greater than max value 1.*spec.limits\[0\].default\[cpu\]: Invalid value: "1": min value 2 is greater than default value 1' \
     bash -c "$K apply -n limits -f - 2>&1 <<'YAML' | tr '\n' ' '; exit \${PIPESTATUS[0]}
