@@ -1043,25 +1043,39 @@ static bool bind_list(sqlite3_stmt *q, const struct store_list_req *req, const c
 }
 
 struct list_state {
-	json_t *items;
+	json_t *items; /* the objects, or NULL when they go to cb as text */
+	int (*cb)(const char *text, size_t len, void *arg);
+	void *arg;
 	size_t count;
 	struct kb_buf last_ns, last_name;
 	bool more;
 };
 
+/* One row: parsed into ls->items, or its text given to ls->cb (parsed only
+ * for req->filter). */
 static int list_row(store_t *st, sqlite3_stmt *q, const struct store_list_req *req,
 		    struct list_state *ls)
 {
-	json_t *obj =
-	    kb_json_loadb(sqlite3_column_blob(q, 2), (size_t)sqlite3_column_bytes(q, 2), 0, NULL);
-	if (!obj)
-		return store__sql_err(st, SQLITE_CORRUPT, "stored object is not JSON");
-	if (req->filter && !req->filter(obj, req->filter_arg)) {
-		json_decref(obj);
-		return 0;
+	const char *text = sqlite3_column_blob(q, 2);
+	size_t len = (size_t)sqlite3_column_bytes(q, 2);
+	json_t *obj = NULL;
+	if (!ls->cb || req->filter) {
+		obj = kb_json_loadb(text, len, 0, NULL);
+		if (!obj)
+			return store__sql_err(st, SQLITE_CORRUPT, "stored object is not JSON");
+		if (req->filter && !req->filter(obj, req->filter_arg)) {
+			json_decref(obj);
+			return 0;
+		}
 	}
-	if (json_array_append_new(ls->items, obj))
+	if (ls->cb) {
+		json_decref(obj);
+		int err = ls->cb(text ? text : "", len, ls->arg);
+		if (err)
+			return err;
+	} else if (json_array_append_new(ls->items, obj)) {
 		return -ENOMEM;
+	}
 	ls->count++;
 	ls->last_ns.len = 0;
 	ls->last_name.len = 0;
@@ -1121,76 +1135,80 @@ static int list_scan(store_t *st, sqlite3_stmt *q, const struct store_list_req *
 	return err;
 }
 
+/* store_list and store_list_text_page: ls->items or ls->cb set. */
+static int list_run(store_t *st, const struct store_list_req *req, struct list_state *ls,
+		    struct store_list_result *out)
+{
+	unsigned char *kbuf = NULL;
+	const char *after_ns = "", *after_name = "";
+	sqlite3_stmt *q = st->stmt[req->ns ? SQ_LIST_NS : SQ_LIST_ALL];
+	int err = 0;
+	if (req->after) {
+		err = store__decode_key(req->after, &kbuf, &after_name);
+		after_ns = (const char *)kbuf;
+	}
+	if (!err && bind_list(q, req, after_ns, after_name))
+		err = list_scan(st, q, req, ls);
+	sqlite3_clear_bindings(q);
+	free(kbuf);
+	out->next = NULL;
+	out->remaining = -1;
+	if (!err && ls->more) {
+		out->next = store__encode_key(ls->last_ns.data, ls->last_ns.len, ls->last_name.data,
+					      ls->last_name.len);
+		err = out->next ? 0 : -ENOMEM;
+	}
+	if (!err && ls->more && req->want_remaining)
+		err = list_remaining(st, req, ls, &out->remaining);
+	kb_buf_free(&ls->last_ns);
+	kb_buf_free(&ls->last_name);
+	if (err) {
+		free(out->next);
+		out->next = NULL;
+		return err;
+	}
+	out->rev = st->rev;
+	return 0;
+}
+
 int store_list(store_t *st, const struct store_list_req *req, struct store_list_result *out)
 {
 	KB_CHECK(st && req && req->res && out, -EINVAL);
 	if (req->at > 0 && req->at < st->rev)
 		return store__list_at(st, req, out);
 	struct list_state ls = {.items = json_array()};
-	unsigned char *kbuf = NULL;
-	const char *after_ns = "", *after_name = "";
-	sqlite3_stmt *q = st->stmt[req->ns ? SQ_LIST_NS : SQ_LIST_ALL];
-	int err = ls.items ? 0 : -ENOMEM;
-	if (!err && req->after) {
-		err = store__decode_key(req->after, &kbuf, &after_name);
-		after_ns = (const char *)kbuf;
-	}
-	if (!err && bind_list(q, req, after_ns, after_name))
-		err = list_scan(st, q, req, &ls);
-	sqlite3_clear_bindings(q);
-	free(kbuf);
-	out->next = NULL;
-	out->remaining = -1;
-	if (!err && ls.more) {
-		out->next = store__encode_key(ls.last_ns.data, ls.last_ns.len, ls.last_name.data,
-					      ls.last_name.len);
-		err = out->next ? 0 : -ENOMEM;
-	}
-	if (!err && ls.more && req->want_remaining)
-		err = list_remaining(st, req, &ls, &out->remaining);
-	kb_buf_free(&ls.last_ns);
-	kb_buf_free(&ls.last_name);
+	int err = ls.items ? list_run(st, req, &ls, out) : -ENOMEM;
 	if (err) {
 		json_decref(ls.items);
 		return err;
 	}
 	out->items = ls.items;
-	out->rev = st->rev;
 	return 0;
 }
 
-/* One row of store_list_text: filtered, then given to cb. */
-static int text_row(store_t *st, sqlite3_stmt *q, const struct store_list_req *req,
-		    int (*cb)(const char *, size_t, void *), void *arg)
+int store_list_text_page(store_t *st, const struct store_list_req *req,
+			 int (*cb)(const char *text, size_t len, void *arg), void *arg,
+			 struct store_list_result *out)
 {
-	const char *text = sqlite3_column_blob(q, 2);
-	size_t len = (size_t)sqlite3_column_bytes(q, 2);
-	if (req->filter) {
-		json_t *obj = kb_json_loadb(text, len, 0, NULL);
-		if (!obj)
-			return store__sql_err(st, SQLITE_CORRUPT, "stored object is not JSON");
-		bool keep = req->filter(obj, req->filter_arg);
-		json_decref(obj);
-		if (!keep)
-			return 0;
-	}
-	return cb(text ? text : "", len, arg);
+	KB_CHECK(st && req && req->res && cb && out, -EINVAL);
+	if (req->at > 0 && req->at < st->rev)
+		return -EAGAIN; /* the page is of an earlier revision: store_list */
+	struct list_state ls = {.cb = cb, .arg = arg};
+	out->items = NULL;
+	return list_run(st, req, &ls, out);
 }
 
 int store_list_text(store_t *st, const struct store_list_req *req,
 		    int (*cb)(const char *text, size_t len, void *arg), void *arg, int64_t *rev)
 {
 	KB_CHECK(st && req && req->res && cb && rev, -EINVAL);
-	sqlite3_stmt *q = st->stmt[req->ns ? SQ_LIST_NS : SQ_LIST_ALL];
-	int rc, err = 0;
-	bind_list(q, req, "", "");
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		if ((err = text_row(st, q, req, cb, arg)) != 0)
-			break;
-	if (!err && rc != SQLITE_DONE)
-		err = store__sql_err(st, rc, "list");
-	sqlite3_reset(q);
-	sqlite3_clear_bindings(q);
+	struct store_list_req whole = *req;
+	struct store_list_result out = {0};
+	whole.limit = 0;
+	whole.after = NULL;
+	whole.at = 0;
+	whole.want_remaining = false;
+	int err = store_list_text_page(st, &whole, cb, arg, &out);
 	*rev = st->rev;
 	return err;
 }

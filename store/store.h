@@ -169,6 +169,13 @@ int store_list(store_t *st, const struct store_list_req *req, struct store_list_
  * revision. 0, a negative errno, or the first non-zero return of cb. */
 int store_list_text(store_t *st, const struct store_list_req *req,
 		    int (*cb)(const char *text, size_t len, void *arg), void *arg, int64_t *rev);
+/* One page of store_list as stored texts given to cb (as store_list_text
+ * does): req->limit, after and want_remaining as store_list takes them;
+ * out gets next, remaining and rev (items stays NULL). -EAGAIN when req->at
+ * is an earlier revision than now (store_list merges what changed since). */
+int store_list_text_page(store_t *st, const struct store_list_req *req,
+			 int (*cb)(const char *text, size_t len, void *arg), void *arg,
+			 struct store_list_result *out);
 /* Number of objects of a resource (in `ns`, or everywhere when NULL). */
 int store_count(store_t *st, const char *res, const char *ns, size_t *count);
 /* Number of objects of every resource that has some, in one query over the

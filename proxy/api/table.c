@@ -57,9 +57,9 @@ json_t *table_build(struct req *r, json_t *items, const char *rv, const char *co
 	return t;
 }
 
-int table_text_head(struct req *r, const char *rv, struct kb_buf *b)
+int table_text_head(struct req *r, const char *rv, const char *cont, struct kb_buf *b)
 {
-	json_t *t = table_build(r, NULL, rv, NULL, true);
+	json_t *t = table_build(r, NULL, rv, cont, true);
 	size_t start = b->len;
 	int rc = kb_json_dump(t, b);
 	json_decref(t);

@@ -26,7 +26,7 @@ json_t *table_row(struct req *r, const json_t *obj);
  * appends rows separated by commas, then "]}"). Appended to b: 0 or a
  * negative errno. */
 struct kb_buf;
-int table_text_head(struct req *r, const char *rv, struct kb_buf *b);
+int table_text_head(struct req *r, const char *rv, const char *cont, struct kb_buf *b);
 
 /* The Table of a /scale answer (scale borrowed). New reference. */
 json_t *table_build_scale(struct req *r, const json_t *scale);

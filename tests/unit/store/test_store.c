@@ -527,6 +527,34 @@ START_TEST(list_remaining_and_text)
 	all.ns = "a";
 	ck_assert_int_eq(store_list_text(st, &all, collect_text, names, &rev), 0);
 	ck_assert_uint_eq(json_array_size(names), 2);
+
+	/* pages of texts: the same pages, keys and counts as store_list */
+	struct store_list_req pg = {.res = "/pods", .limit = 2, .want_remaining = true};
+	struct store_list_result tp;
+	json_array_clear(names);
+	ck_assert_int_eq(store_list_text_page(st, &pg, collect_text, names, &tp), 0);
+	ck_assert_ptr_null(tp.items);
+	ck_assert_uint_eq(json_array_size(names), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(names, 1)), "a/y");
+	ck_assert_int_eq(tp.remaining, 3);
+	ck_assert_int_eq(tp.rev, 6);
+	ck_assert_ptr_nonnull(tp.next);
+	ck_assert_int_eq(store_list(st, &pg, &res), 0);
+	ck_assert_str_eq(res.next, tp.next);
+	json_decref(res.items);
+	free(res.next);
+	pg.after = tp.next;
+	pg.limit = 5;
+	pg.at = 6;
+	json_array_clear(names);
+	ck_assert_int_eq(store_list_text_page(st, &pg, collect_text, names, &tp), 0);
+	ck_assert_uint_eq(json_array_size(names), 3);
+	ck_assert_str_eq(json_string_value(json_array_get(names, 0)), "b/a");
+	ck_assert_ptr_null(tp.next);
+	ck_assert_int_eq(tp.remaining, -1);
+	pg.at = 5; /* a page of an earlier revision: the tree path's */
+	ck_assert_int_eq(store_list_text_page(st, &pg, collect_text, names, &tp), -EAGAIN);
+	free((char *)pg.after);
 	json_decref(names);
 	close_store(st);
 }
