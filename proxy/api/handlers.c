@@ -591,8 +591,9 @@ static int reply_page_text(struct req *r, const struct store_list_req *lr, int64
 				   "\"resourceVersion\":\"%s\"",
 				   r->res->list_kind, gv, rvs);
 		if (rc >= 0 && cont)
-			rc = kb_buf_puts(&head, ",\"continue\":") < 0 ? -ENOMEM
-									: kb_json_put_string(&head, cont);
+			rc = kb_buf_puts(&head, ",\"continue\":") < 0
+				 ? -ENOMEM
+				 : kb_json_put_string(&head, cont);
 		if (rc >= 0 && cont && res.remaining >= 0)
 			rc = kb_buf_printf(&head, ",\"remainingItemCount\":%lld",
 					   (long long)res.remaining);
