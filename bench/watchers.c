@@ -8,6 +8,7 @@
  *
  *   watchers -p PORT --cert F --key F --body TEMPLATE --pid SERVER_PID
  *            [--ns default] [-n 1000] [--creates 50] [--warmup 1] [--label L]
+ *            [--per-create] [--pause-ms MS]
  *   watchers -p PORT --cert F --key F --pid SERVER_PID --idle PATH [-n 1000]
  *
  * The first --warmup creates are made and waited for but not counted (the
@@ -17,6 +18,13 @@
  * worst over the creates). --per-create also prints, to stderr, each
  * create's round trip and the delays of its first, middle and last event,
  * with the time it was sent (to match a disturbed one with a trace).
+ * --pause-ms waits that long once every watch streams, before the first
+ * create, after saying so on stderr (time to zero a profiler's counters).
+ * server_cpu_per_create_ms and client_cpu_per_create_ms are the CPU time
+ * of the server (all its threads, as the scheduler counts it: with the
+ * softirq work of loopback done in its context) and of this client over
+ * the counted creates, per create: what one event to all watchers costs
+ * each side, whatever else runs on their cores.
  *
  * The second form is the memory reference: N connections that each GET PATH
  * once and then stay open, idle (for a server without watches, e.g. nginx).
@@ -34,7 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -51,7 +61,7 @@ enum wstate { WS_HANDSHAKE, WS_SENT, WS_STREAMING, WS_DEAD };
 
 struct opts {
 	const char *cert, *key, *ns, *body_file, *label, *idle_path;
-	int port, n, creates, warmup, pid;
+	int port, n, creates, warmup, pid, pause_ms;
 	bool per_create;
 };
 
@@ -75,6 +85,7 @@ struct bench {
 	int64_t *rx;        /* rx[create * n + watcher]: event receive time, 0 if not yet */
 	int64_t *resp;      /* resp[create]: create response receive time */
 	int64_t *sent;      /* sent[create]: when the create request was sent */
+	int64_t srv_cpu_ns, cli_cpu_ns; /* CPU time over the counted creates */
 	int opened, handshaking, streaming, dead, errors_seen;
 	long got; /* events received for the current create */
 };
@@ -100,6 +111,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"idle", required_argument, NULL, 'i'},
 	    {"per-create", no_argument, NULL, 'v'},
 	    {"warmup", required_argument, NULL, 'w'},
+	    {"pause-ms", required_argument, NULL, 'z'},
 	    {NULL, 0, NULL, 0},
 	};
 	*o =
@@ -119,6 +131,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'i': o->idle_path = optarg; break;
 		case 'v': o->per_create = true; break;
 		case 'w': o->warmup = atoi(optarg); break;
+		case 'z': o->pause_ms = atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -378,6 +391,44 @@ static int create_and_wait(struct bench *b, int i)
 	return 0;
 }
 
+/* ---- CPU time ---- */
+
+/* The CPU time of every thread of process pid in ns (the scheduler's own
+ * count, /proc/PID/task/TID/schedstat: it includes the softirq work done
+ * in the process's context, such as the loopback receive of its sends),
+ * or -1. */
+static int64_t proc_cpu_ns(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	int64_t sum = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char p[320];
+		long long ns = 0;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/task/%s/schedstat", pid, e->d_name);
+		FILE *f = fopen(p, "r");
+		if (f && fscanf(f, "%lld", &ns) == 1)
+			sum += ns;
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+static int64_t self_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /* ---- report ---- */
 
 /* Delays in ms from base[create] to each received event; returns how many. */
@@ -461,10 +512,12 @@ static void report(struct bench *b, long pss0, long pd0, long pss1, long pd1)
 	       "creates=%d events=%zu missing=%zu p50_ms=%.3f p99_ms=%.3f min_ms=%.3f "
 	       "max_ms=%.3f sent_p50_ms=%.3f sent_p99_ms=%.3f sent_max_ms=%.3f "
 	       "create_rtt_p50_ms=%.3f create_rtt_p99_ms=%.3f fanout_p50_ms=%.3f "
-	       "fanout_max_ms=%.3f warmup=%d\n",
+	       "fanout_max_ms=%.3f warmup=%d server_cpu_per_create_ms=%.3f "
+	       "client_cpu_per_create_ms=%.3f\n",
 	       b->o->label, b->o->n, b->streaming, pss0, pss1, (double)(pss1 - pss0) / b->o->n, pd0,
 	       pd1, b->o->creates, k, total - k, p50, p99, k ? d[0] : 0, k ? d[k - 1] : 0, s50, s99,
-	       k ? e[k - 1] : 0, r50, r99, f50, fmax, b->o->warmup);
+	       k ? e[k - 1] : 0, r50, r99, f50, fmax, b->o->warmup,
+	       (double)b->srv_cpu_ns / 1e6 / b->o->creates, (double)b->cli_cpu_ns / 1e6 / b->o->creates);
 	free(rtt);
 	free(d);
 	free(e);
@@ -523,10 +576,23 @@ int main(int argc, char **argv)
 		       o.label, o.n, b.streaming, pss0, pss1, (double)(pss1 - pss0) / o.n);
 		return 0;
 	}
+	if (o.pause_ms > 0) { /* e.g. to zero a profiler's counters */
+		fprintf(stderr, "watchers: %d streaming, pausing %d ms\n", b.streaming, o.pause_ms);
+		int64_t end = bn_mono_ns() + (int64_t)o.pause_ms * 1000000;
+		while (bn_mono_ns() < end)
+			poll_once(&b, 50);
+	}
+	int64_t srv0 = 0, cli0 = 0;
 	for (int i = 0; i < o.warmup + o.creates; i++) {
+		if (i == o.warmup) {
+			srv0 = proc_cpu_ns(o.pid);
+			cli0 = self_cpu_ns();
+		}
 		if (create_and_wait(&b, i) < 0)
 			return 1;
 	}
+	b.srv_cpu_ns = proc_cpu_ns(o.pid) - srv0;
+	b.cli_cpu_ns = self_cpu_ns() - cli0;
 	report(&b, pss0, pd0, pss1, pd1);
 	return 0;
 }
