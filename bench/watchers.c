@@ -88,7 +88,8 @@ struct bench {
 	int64_t *sent;      /* sent[create]: when the create request was sent */
 	int64_t srv_cpu_ns, cli_cpu_ns; /* CPU time over the counted creates */
 	int opened, handshaking, streaming, dead, errors_seen;
-	long got; /* events received for the current create */
+	long got;           /* events received for the current create */
+	size_t event_bytes; /* the newest ADDED line, with its newline */
 };
 
 static void usage(void)
@@ -236,6 +237,7 @@ static void on_line(struct bench *b, struct watcher *w, const char *line)
 	int i = atoi(p + strlen("\"name\":\"" NAME_PREFIX));
 	if (i < 0 || i >= b->o->warmup + b->o->creates)
 		return;
+	b->event_bytes = strlen(line) + 1;
 	int64_t *slot = &b->rx[(size_t)i * (size_t)b->o->n + (size_t)w->id];
 	if (!*slot) {
 		*slot = w->conn.rx_ns;
@@ -515,12 +517,12 @@ static void report(struct bench *b, long pss0, long pd0, long pss1, long pd1)
 	       "max_ms=%.3f sent_p50_ms=%.3f sent_p99_ms=%.3f sent_max_ms=%.3f "
 	       "create_rtt_p50_ms=%.3f create_rtt_p99_ms=%.3f fanout_p50_ms=%.3f "
 	       "fanout_max_ms=%.3f warmup=%d server_cpu_per_create_ms=%.3f "
-	       "client_cpu_per_create_ms=%.3f\n",
+	       "client_cpu_per_create_ms=%.3f event_bytes=%zu\n",
 	       b->o->label, b->o->n, b->streaming, pss0, pss1, (double)(pss1 - pss0) / b->o->n, pd0,
 	       pd1, b->o->creates, k, total - k, p50, p99, k ? d[0] : 0, k ? d[k - 1] : 0, s50, s99,
 	       k ? e[k - 1] : 0, r50, r99, f50, fmax, b->o->warmup,
 	       (double)b->srv_cpu_ns / 1e6 / b->o->creates,
-	       (double)b->cli_cpu_ns / 1e6 / b->o->creates);
+	       (double)b->cli_cpu_ns / 1e6 / b->o->creates, b->event_bytes);
 	free(rtt);
 	free(d);
 	free(e);
