@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bn.h"
 #include "lib/sendbatch.h"
 #include "lib/tls13.h"
 
@@ -50,13 +51,6 @@ struct opts {
 	int threads;
 	bool seal;
 };
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* This thread's CPU time as the scheduler counts it (schedstat). */
 static int64_t self_cpu_ns(void)
@@ -77,12 +71,6 @@ static void pin(int cpu)
 	CPU_SET(cpu, &s);
 	if (sched_setaffinity(0, sizeof(s), &s) < 0)
 		perror("sendfloor: sched_setaffinity");
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 /* n connected pairs on 127.0.0.1: srv[i] accepted, cli[i] connected. */
@@ -198,14 +186,14 @@ static void *sender_main(void *arg)
 		exit(1);
 	for (int r = -1; r < s->o->rounds; r++) {
 		pthread_barrier_wait(s->start);
-		int64_t c0 = self_cpu_ns(), t0 = mono_ns();
+		int64_t c0 = self_cpu_ns(), t0 = bn_mono_ns();
 		if (round_once(s) < 0)
 			exit(1);
 		if (r >= 0)
 			s->cpu_ns += self_cpu_ns() - c0;
 		pthread_barrier_wait(s->done);
 		if (r >= 0 && s->wall)
-			s->wall[r] = (double)(mono_ns() - t0) / 1e6;
+			s->wall[r] = (double)(bn_mono_ns() - t0) / 1e6;
 		if (s->wall)
 			usleep(20000); /* the reader drains */
 	}
@@ -311,10 +299,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < o.n; i++)
 		close(srv[i]);
 	waitpid(child, NULL, 0);
-	qsort(wall, (size_t)o.rounds, sizeof(double), cmp_double);
+	double p50 = bn_quantile(wall, (size_t)o.rounds, 0.5);
+	double max = bn_quantile(wall, (size_t)o.rounds, 1.0);
 	printf("sendfloor: n=%d size=%d seal=%d threads=%d rounds=%d round_p50_ms=%.3f "
 	       "round_max_ms=%.3f cpu_per_round_ms=%.3f cpu_per_send_us=%.2f short_sends=%ld\n",
-	       o.n, o.size, o.seal, o.threads, o.rounds, wall[o.rounds / 2], wall[o.rounds - 1],
-	       (double)cpu / 1e6 / o.rounds, (double)cpu / 1e3 / o.rounds / o.n, short_sends);
+	       o.n, o.size, o.seal, o.threads, o.rounds, p50, max, (double)cpu / 1e6 / o.rounds,
+	       (double)cpu / 1e3 / o.rounds / o.n, short_sends);
 	return 0;
 }
