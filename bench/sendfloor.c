@@ -7,7 +7,8 @@
  * batch; with --seal, each buffer sealed first as a TLS 1.3 record under
  * the connection's own key, lib/tls13) and nothing above them: no store,
  * no watch, no HTTP, no JSON. A reader process on another core drains
- * every connection, as the watch clients do. Benchmark 5's fan-out
+ * every connection, as the watch clients do (with the same receive
+ * timestamps). Benchmark 5's fan-out
  * (bench/watchers' fanout_* and server_cpu_per_create_ms) is measured
  * against it: what is left above this floor is the server's own.
  *
@@ -87,6 +88,9 @@ static int connect_pairs(int n, int *srv, int *cli)
 		cli[i] = socket(AF_INET, SOCK_STREAM, 0);
 		if (cli[i] < 0 || connect(cli[i], (struct sockaddr *)&a, sizeof(a)) < 0)
 			return -errno;
+		/* receive timestamps, as bench/watchers asks (the loopback
+		 * receive stamps each packet in the sender's context) */
+		setsockopt(cli[i], SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 		srv[i] = accept(l, NULL, NULL);
 		if (srv[i] < 0)
 			return -errno;
