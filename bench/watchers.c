@@ -8,7 +8,7 @@
  *
  *   watchers -p PORT --cert F --key F --body TEMPLATE --pid SERVER_PID
  *            [--ns default] [-n 1000] [--creates 50] [--warmup 1] [--label L]
- *            [--per-create] [--pause-ms MS]
+ *            [--per-create] [--pause-ms MS] [--hold-ms MS]
  *   watchers -p PORT --cert F --key F --pid SERVER_PID --idle PATH [-n 1000]
  *
  * The first --warmup creates are made and waited for but not counted (the
@@ -20,6 +20,10 @@
  * with the time it was sent (to match a disturbed one with a trace).
  * --pause-ms waits that long once every watch streams, before the first
  * create, after saying so on stderr (time to zero a profiler's counters).
+ * --hold-ms sleeps that long after each create's answer before reading the
+ * events (they wait in the sockets, already stamped): the fan-out then
+ * runs with this client idle (a diagnostic: what the client's reading
+ * during the fan-out does to the server's figures).
  * server_cpu_per_create_ms and client_cpu_per_create_ms are the CPU time
  * of the server (all its threads, as the scheduler counts it: with the
  * softirq work of loopback done in its context) and of this client over
@@ -61,7 +65,7 @@ enum wstate { WS_HANDSHAKE, WS_SENT, WS_STREAMING, WS_DEAD };
 
 struct opts {
 	const char *cert, *key, *ns, *body_file, *label, *idle_path;
-	int port, n, creates, warmup, pid, pause_ms;
+	int port, n, creates, warmup, pid, pause_ms, hold_ms;
 	bool per_create;
 };
 
@@ -103,12 +107,19 @@ static void usage(void)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"cert", required_argument, NULL, 'C'},     {"key", required_argument, NULL, 'K'},
-	    {"ns", required_argument, NULL, 's'},       {"body", required_argument, NULL, 'b'},
-	    {"creates", required_argument, NULL, 'm'},  {"pid", required_argument, NULL, 'P'},
-	    {"label", required_argument, NULL, 'l'},    {"idle", required_argument, NULL, 'i'},
-	    {"per-create", no_argument, NULL, 'v'},     {"warmup", required_argument, NULL, 'w'},
-	    {"pause-ms", required_argument, NULL, 'z'}, {NULL, 0, NULL, 0},
+	    {"cert", required_argument, NULL, 'C'},
+	    {"key", required_argument, NULL, 'K'},
+	    {"ns", required_argument, NULL, 's'},
+	    {"body", required_argument, NULL, 'b'},
+	    {"creates", required_argument, NULL, 'm'},
+	    {"pid", required_argument, NULL, 'P'},
+	    {"label", required_argument, NULL, 'l'},
+	    {"idle", required_argument, NULL, 'i'},
+	    {"per-create", no_argument, NULL, 'v'},
+	    {"warmup", required_argument, NULL, 'w'},
+	    {"pause-ms", required_argument, NULL, 'z'},
+	    {"hold-ms", required_argument, NULL, 'H'},
+	    {NULL, 0, NULL, 0},
 	};
 	*o =
 	    (struct opts){.ns = "default", .n = 1000, .creates = 50, .warmup = 1, .label = "watch"};
@@ -128,6 +139,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'v': o->per_create = true; break;
 		case 'w': o->warmup = atoi(optarg); break;
 		case 'z': o->pause_ms = atoi(optarg); break;
+		case 'H': o->hold_ms = atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -389,6 +401,8 @@ static int create_and_wait(struct bench *b, int i)
 	int err = create_pod(b, i);
 	if (err < 0)
 		return err;
+	if (b->o->hold_ms > 0) /* the events wait in the sockets, stamped */
+		bn_sleep_us(b->o->hold_ms * 1000L);
 	int64_t deadline = bn_mono_ns() + EVENT_TIMEOUT_NS;
 	while (b->got < b->o->n - b->dead && bn_mono_ns() < deadline)
 		poll_once(b, 10);
