@@ -37,11 +37,12 @@ ONLY=" ${*:-1 2 3 4 5 6 8} "
 bash scripts/setup.sh
 (test -d "$BUILD" || meson setup "$BUILD" >/dev/null)
 ninja -C "$BUILD" cmd/kubicle bench/loadgen bench/startup bench/watchers bench/sqlite_ref \
-	bench/bulk >/dev/null
+	bench/bulk bench/sendfloor >/dev/null
 KUBICLE=$ROOT/$BUILD/cmd/kubicle
 LOADGEN=$ROOT/$BUILD/bench/loadgen
 STARTUP=$ROOT/$BUILD/bench/startup
 WATCHERS_BIN=$ROOT/$BUILD/bench/watchers
+SENDFLOOR=$ROOT/$BUILD/bench/sendfloor
 SQLITE_REF=$ROOT/$BUILD/bench/sqlite_ref
 BULK=$ROOT/$BUILD/bench/bulk
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
@@ -383,6 +384,12 @@ bench_watch() {
 	ni=$($CLI "$WATCHERS_BIN" -p "$port" --cert "$CERTS/admin.crt" --key "$CERTS/admin.key" \
 		--pid "$NPID" -n "$WATCHERS" --idle /readyz --label nginx-idle)
 	stop_pid "$NPID"
+	# The floor: the same records sealed and sent in the same io_uring
+	# batches to as many loopback connections, nothing above them.
+	local fl cpus=(--send-cpu 0 --read-cpu 1)
+	[ -n "$SRV" ] || cpus=(--send-cpu 0 --read-cpu 0)
+	fl=$("$SENDFLOOR" -n "$WATCHERS" --size "$(kv event_bytes "$w")" --seal --rounds "$WATCH_CREATES" \
+		"${cpus[@]}")
 	printf '   %-34s %s -> %s KiB (%s watches streaming)\n' "kubicle PSS:" \
 		"$(kv pss_before_kib "$w")" "$(kv pss_after_kib "$w")" "$(kv streaming "$w")"
 	printf '   %-34s %6s KiB   (target: < 8 KiB)\n' "memory per watch:" "$(kv per_watch_kib "$w")"
@@ -400,6 +407,13 @@ bench_watch() {
 	printf '   %-34s median %s ms   worst %s ms   (over the creates)\n' \
 		"one event to all $WATCHERS watchers:" "$(kv fanout_p50_ms "$w")" "$(kv fanout_max_ms "$w")"
 	printf '   %-34s %s received, %s missing\n' "events:" "$(kv events "$w")" "$(kv missing "$w")"
+	printf '   %-34s server %s ms (%s us per watcher)   client %s ms   (CPU time per event)\n' \
+		"one event to all, CPU:" "$(kv server_cpu_per_create_ms "$w")" \
+		"$(awk -v c="$(kv server_cpu_per_create_ms "$w")" -v n="$WATCHERS" 'BEGIN{printf "%.2f", c*1000/n}')" \
+		"$(kv client_cpu_per_create_ms "$w")"
+	printf '   %-34s %s ms CPU (%s us per send), median %s ms   (reference: %s-byte records sealed and sent in the same batches, nothing above)\n' \
+		"floor, same sends without a server:" "$(kv cpu_per_round_ms "$fl")" "$(kv cpu_per_send_us "$fl")" \
+		"$(kv round_p50_ms "$fl")" "$(kv size "$fl")"
 }
 
 # ---- 6. large lists ------------------------------------------------------

@@ -8,6 +8,7 @@
  *
  *   watchers -p PORT --cert F --key F --body TEMPLATE --pid SERVER_PID
  *            [--ns default] [-n 1000] [--creates 50] [--warmup 1] [--label L]
+ *            [--per-create] [--pause-ms MS] [--hold-ms MS]
  *   watchers -p PORT --cert F --key F --pid SERVER_PID --idle PATH [-n 1000]
  *
  * The first --warmup creates are made and waited for but not counted (the
@@ -17,6 +18,17 @@
  * worst over the creates). --per-create also prints, to stderr, each
  * create's round trip and the delays of its first, middle and last event,
  * with the time it was sent (to match a disturbed one with a trace).
+ * --pause-ms waits that long once every watch streams, before the first
+ * create, after saying so on stderr (time to zero a profiler's counters).
+ * --hold-ms sleeps that long after each create's answer before reading the
+ * events (they wait in the sockets, already stamped): the fan-out then
+ * runs with this client idle (a diagnostic: what the client's reading
+ * during the fan-out does to the server's figures).
+ * server_cpu_per_create_ms and client_cpu_per_create_ms are the CPU time
+ * of the server (all its threads, as the scheduler counts it: with the
+ * softirq work of loopback done in its context) and of this client over
+ * the counted creates, per create: what one event to all watchers costs
+ * each side, whatever else runs on their cores.
  *
  * The second form is the memory reference: N connections that each GET PATH
  * once and then stay open, idle (for a server without watches, e.g. nginx).
@@ -34,7 +46,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -51,7 +65,7 @@ enum wstate { WS_HANDSHAKE, WS_SENT, WS_STREAMING, WS_DEAD };
 
 struct opts {
 	const char *cert, *key, *ns, *body_file, *label, *idle_path;
-	int port, n, creates, warmup, pid;
+	int port, n, creates, warmup, pid, pause_ms, hold_ms;
 	bool per_create;
 };
 
@@ -60,6 +74,7 @@ struct watcher {
 	int id;
 	enum wstate state;
 	bool chunked;
+	bool want_out; /* EPOLLOUT in its epoll interest */
 	struct bn_dechunk dc;
 	struct bn_buf lines; /* de-chunked stream, up to an incomplete line */
 };
@@ -75,8 +90,10 @@ struct bench {
 	int64_t *rx;        /* rx[create * n + watcher]: event receive time, 0 if not yet */
 	int64_t *resp;      /* resp[create]: create response receive time */
 	int64_t *sent;      /* sent[create]: when the create request was sent */
+	int64_t srv_cpu_ns, cli_cpu_ns; /* CPU time over the counted creates */
 	int opened, handshaking, streaming, dead, errors_seen;
-	long got; /* events received for the current create */
+	long got;           /* events received for the current create */
+	size_t event_bytes; /* the newest ADDED line, with its newline */
 };
 
 static void usage(void)
@@ -100,6 +117,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"idle", required_argument, NULL, 'i'},
 	    {"per-create", no_argument, NULL, 'v'},
 	    {"warmup", required_argument, NULL, 'w'},
+	    {"pause-ms", required_argument, NULL, 'z'},
+	    {"hold-ms", required_argument, NULL, 'H'},
 	    {NULL, 0, NULL, 0},
 	};
 	*o =
@@ -119,6 +138,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'i': o->idle_path = optarg; break;
 		case 'v': o->per_create = true; break;
 		case 'w': o->warmup = atoi(optarg); break;
+		case 'z': o->pause_ms = atoi(optarg); break;
+		case 'H': o->hold_ms = atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -213,11 +234,14 @@ static void mark_dead(struct bench *b, struct watcher *w, const char *why)
 	bn_conn_close(&w->conn);
 }
 
+/* An event line, {"type":T,"object":...} as the server writes it: the type
+ * is read where it stands, not searched for through the object. */
 static void on_line(struct bench *b, struct watcher *w, const char *line)
 {
-	if (strstr(line, "\"type\":\"ERROR\"") && b->errors_seen++ < 3)
+	static const char error[] = "{\"type\":\"ERROR\"", added[] = "{\"type\":\"ADDED\"";
+	if (strncmp(line, error, sizeof(error) - 1) == 0 && b->errors_seen++ < 3)
 		fprintf(stderr, "watchers: ERROR event on watcher %d: %.300s\n", w->id, line);
-	if (!strstr(line, "\"type\":\"ADDED\""))
+	if (strncmp(line, added, sizeof(added) - 1) != 0)
 		return;
 	const char *p = strstr(line, "\"name\":\"" NAME_PREFIX);
 	if (!p)
@@ -225,6 +249,7 @@ static void on_line(struct bench *b, struct watcher *w, const char *line)
 	int i = atoi(p + strlen("\"name\":\"" NAME_PREFIX));
 	if (i < 0 || i >= b->o->warmup + b->o->creates)
 		return;
+	b->event_bytes = strlen(line) + 1;
 	int64_t *slot = &b->rx[(size_t)i * (size_t)b->o->n + (size_t)w->id];
 	if (!*slot) {
 		*slot = w->conn.rx_ns;
@@ -319,8 +344,11 @@ static void on_event(struct bench *b, struct watcher *w, uint32_t events)
 		mark_dead(b, w, strerror(-err));
 		return;
 	}
-	struct epoll_event ev = {.events = EPOLLIN | (w->conn.out.len ? EPOLLOUT : 0u),
-				 .data.ptr = w};
+	bool want_out = w->conn.out.len > 0;
+	if (want_out == w->want_out) /* a system call per event less */
+		return;
+	w->want_out = want_out;
+	struct epoll_event ev = {.events = EPOLLIN | (want_out ? EPOLLOUT : 0u), .data.ptr = w};
 	epoll_ctl(b->epfd, EPOLL_CTL_MOD, w->conn.fd, &ev);
 }
 
@@ -333,6 +361,7 @@ static int open_watcher(struct bench *b, struct watcher *w)
 	if (err < 0)
 		return err;
 	w->state = WS_HANDSHAKE;
+	w->want_out = true;
 	b->handshaking++;
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = w};
 	return epoll_ctl(b->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
@@ -372,10 +401,50 @@ static int create_and_wait(struct bench *b, int i)
 	int err = create_pod(b, i);
 	if (err < 0)
 		return err;
+	if (b->o->hold_ms > 0) /* the events wait in the sockets, stamped */
+		bn_sleep_us(b->o->hold_ms * 1000L);
 	int64_t deadline = bn_mono_ns() + EVENT_TIMEOUT_NS;
 	while (b->got < b->o->n - b->dead && bn_mono_ns() < deadline)
 		poll_once(b, 10);
 	return 0;
+}
+
+/* ---- CPU time ---- */
+
+/* The CPU time of every thread of process pid in ns (the scheduler's own
+ * count, /proc/PID/task/TID/schedstat: it includes the softirq work done
+ * in the process's context, such as the loopback receive of its sends),
+ * or -1. */
+static int64_t proc_cpu_ns(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	int64_t sum = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char p[320];
+		long long ns = 0;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/task/%s/schedstat", pid, e->d_name);
+		FILE *f = fopen(p, "r");
+		if (f && fscanf(f, "%lld", &ns) == 1)
+			sum += ns;
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+static int64_t self_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* ---- report ---- */
@@ -461,10 +530,13 @@ static void report(struct bench *b, long pss0, long pd0, long pss1, long pd1)
 	       "creates=%d events=%zu missing=%zu p50_ms=%.3f p99_ms=%.3f min_ms=%.3f "
 	       "max_ms=%.3f sent_p50_ms=%.3f sent_p99_ms=%.3f sent_max_ms=%.3f "
 	       "create_rtt_p50_ms=%.3f create_rtt_p99_ms=%.3f fanout_p50_ms=%.3f "
-	       "fanout_max_ms=%.3f warmup=%d\n",
+	       "fanout_max_ms=%.3f warmup=%d server_cpu_per_create_ms=%.3f "
+	       "client_cpu_per_create_ms=%.3f event_bytes=%zu\n",
 	       b->o->label, b->o->n, b->streaming, pss0, pss1, (double)(pss1 - pss0) / b->o->n, pd0,
 	       pd1, b->o->creates, k, total - k, p50, p99, k ? d[0] : 0, k ? d[k - 1] : 0, s50, s99,
-	       k ? e[k - 1] : 0, r50, r99, f50, fmax, b->o->warmup);
+	       k ? e[k - 1] : 0, r50, r99, f50, fmax, b->o->warmup,
+	       (double)b->srv_cpu_ns / 1e6 / b->o->creates,
+	       (double)b->cli_cpu_ns / 1e6 / b->o->creates, b->event_bytes);
 	free(rtt);
 	free(d);
 	free(e);
@@ -523,10 +595,23 @@ int main(int argc, char **argv)
 		       o.label, o.n, b.streaming, pss0, pss1, (double)(pss1 - pss0) / o.n);
 		return 0;
 	}
+	if (o.pause_ms > 0) { /* e.g. to zero a profiler's counters */
+		fprintf(stderr, "watchers: %d streaming, pausing %d ms\n", b.streaming, o.pause_ms);
+		int64_t end = bn_mono_ns() + (int64_t)o.pause_ms * 1000000;
+		while (bn_mono_ns() < end)
+			poll_once(&b, 50);
+	}
+	int64_t srv0 = 0, cli0 = 0;
 	for (int i = 0; i < o.warmup + o.creates; i++) {
+		if (i == o.warmup) {
+			srv0 = proc_cpu_ns(o.pid);
+			cli0 = self_cpu_ns();
+		}
 		if (create_and_wait(&b, i) < 0)
 			return 1;
 	}
+	b.srv_cpu_ns = proc_cpu_ns(o.pid) - srv0;
+	b.cli_cpu_ns = self_cpu_ns() - cli0;
 	report(&b, pss0, pd0, pss1, pd1);
 	return 0;
 }
