@@ -29,7 +29,7 @@
 struct opts {
 	const char *db, *label;
 	double secs;
-	int size, batch;
+	int size, batch, page_size;
 	bool sync_full, with_event;
 };
 
@@ -42,7 +42,7 @@ struct ref {
 static void usage(void)
 {
 	fprintf(stderr, "usage: sqlite_ref --db PATH [--secs S] [--size BYTES] "
-			"[--sync normal|full] [--with-event] [--batch N] [--label L]\n");
+			"[--sync normal|full] [--with-event] [--batch N] [--page-size B] [--label L]\n");
 	exit(2);
 }
 
@@ -52,7 +52,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"db", required_argument, NULL, 'D'},    {"secs", required_argument, NULL, 'd'},
 	    {"size", required_argument, NULL, 's'},  {"sync", required_argument, NULL, 'y'},
 	    {"with-event", no_argument, NULL, 'e'},  {"label", required_argument, NULL, 'l'},
-	    {"batch", required_argument, NULL, 'b'}, {NULL, 0, NULL, 0},
+	    {"batch", required_argument, NULL, 'b'}, {"page-size", required_argument, NULL, 'p'},
+	    {NULL, 0, NULL, 0},
 	};
 	*o = (struct opts){.secs = 5, .size = 2048, .batch = 1, .label = "sqlite"};
 	int ch;
@@ -65,6 +66,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'e': o->with_event = true; break;
 		case 'l': o->label = optarg; break;
 		case 'b': o->batch = atoi(optarg); break;
+		case 'p': o->page_size = atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -97,7 +99,9 @@ static int open_db(struct ref *r, const struct opts *o)
 	unlink(o->db);
 	if (sqlite3_open(o->db, &r->db) != SQLITE_OK)
 		return -EIO;
-	if (exec(r->db, "PRAGMA journal_mode = WAL") < 0 ||
+	char ps[64];
+	snprintf(ps, sizeof(ps), "PRAGMA page_size = %d", o->page_size > 0 ? o->page_size : 4096);
+	if (exec(r->db, ps) < 0 || exec(r->db, "PRAGMA journal_mode = WAL") < 0 ||
 	    exec(r->db,
 		 o->sync_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL") < 0 ||
 	    exec(r->db, "CREATE TABLE objects(name TEXT PRIMARY KEY, data TEXT NOT NULL);"
