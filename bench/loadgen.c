@@ -299,11 +299,13 @@ static void on_event(struct run *r, struct client *c, uint32_t events)
 	watch_output(r, c);
 }
 
-/* With -r: sends every due request on an idle connection, in order. */
-static void pump(struct run *r)
+/* With -r: sends every due request on an idle connection, in order.
+ * Returns true when a due request waits for one (nothing to time then). */
+static bool pump(struct run *r)
 {
 	int64_t now = bn_mono_ns();
-	for (int i = 0; i < r->nclients && r->next_k < r->nsched && due_ns(r, r->next_k) <= now;
+	int i;
+	for (i = 0; i < r->nclients && r->next_k < r->nsched && due_ns(r, r->next_k) <= now;
 	     i++) {
 		struct client *c = &r->clients[i];
 		if (!c->conn.ready || c->in_flight)
@@ -313,6 +315,7 @@ static void pump(struct run *r)
 		watch_output(r, c);
 		i = -1; /* the next due request starts from the first connection again */
 	}
+	return i == r->nclients;
 }
 
 static bool open_loop_done(const struct run *r)
@@ -331,9 +334,10 @@ static void loop_open(struct run *r)
 	struct epoll_event evs[MAX_EVENTS];
 	int64_t give_up = r->t_end + 60 * (int64_t)1000000000;
 	while (!open_loop_done(r) && bn_mono_ns() < give_up) {
-		pump(r);
-		int64_t wait = r->next_k < r->nsched ? due_ns(r, r->next_k) - bn_mono_ns()
-						     : 100 * (int64_t)1000000;
+		bool blocked = pump(r);
+		int64_t wait = r->next_k < r->nsched && !blocked
+				   ? due_ns(r, r->next_k) - bn_mono_ns()
+				   : 100 * (int64_t)1000000;
 		if (wait < 0)
 			wait = 0;
 		struct timespec ts = {.tv_sec = wait / 1000000000, .tv_nsec = wait % 1000000000};

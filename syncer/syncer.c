@@ -12,7 +12,11 @@
  * account's token and when its host Secret is refreshed next (0: retry at
  * the next resync); `sa_auto` caches the ServiceAccounts pods name
  * ("ns/sa" -> {automountServiceAccountToken}; existing accounts only, dropped
- * at each change of the account). All of it can be rebuilt from both sides,
+ * at each change of the account); `svc_env` caches each namespace's Service
+ * variables (ns -> env array, service_env), all dropped when the Services
+ * mirror's generation moves (any tenant or host Service event, a relist):
+ * a list of the namespace's Services per pod create was a sixth of the
+ * syncer's instructions per pod. All of it can be rebuilt from both sides,
  * which is what a resync after restart does.
  *
  * A pod entry also remembers the tenant pod as its last watch event showed
@@ -77,6 +81,8 @@ struct syncer {
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
+	json_t *svc_env;           /* ns -> Service variables (service_env) */
+	unsigned long svc_env_gen; /* syncer_mirror_gen(svcs) svc_env is of */
 	int (*issue_token)(void *, const char *, const char *, long, char **);
 	int (*issue_pod_token)(void *, const struct syncer_token_req *, char **, long *);
 	void *token_arg;
@@ -661,18 +667,33 @@ static bool ptok_tracked(struct syncer *s, const char *ns, const char *name, con
  * pod may not be there yet, and its address would not work: as in kube, a
  * Service that comes after the pod is not in its environment). New
  * reference or NULL. */
+/* The Service variables of namespace ns's Services that the host has (with
+ * the host's cluster IP), as kubelet's getServiceEnvVarMap gives them; new
+ * reference or NULL. Cached per namespace while no Service changed on
+ * either side (svc_env). */
 static json_t *service_env(struct syncer *s, const char *ns)
 {
+	if (!ns)
+		return NULL;
+	if (s->svc_env_gen != syncer_mirror_gen(s->svcs)) {
+		json_object_clear(s->svc_env);
+		s->svc_env_gen = syncer_mirror_gen(s->svcs);
+	}
+	json_t *env = json_object_get(s->svc_env, ns);
+	if (env)
+		return json_incref(env);
 	struct store_list_req lr = {.res = "/services", .ns = ns};
 	struct store_list_result res = {0};
-	if (!ns || store_list(s->store, &lr, &res) < 0)
+	if (store_list(s->store, &lr, &res) < 0)
 		return NULL;
 	for (size_t i = json_array_size(res.items); i-- > 0;)
 		if (!syncer_svcs_on_host(s->svcs, json_array_get(res.items, i)))
 			json_array_remove(res.items, i);
-	json_t *env = syncer_service_env(res.items);
+	env = syncer_service_env(res.items);
 	json_decref(res.items);
 	free(res.next);
+	if (env)
+		json_object_set(s->svc_env, ns, env);
 	return env;
 }
 
@@ -2383,6 +2404,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	s->nodes = json_object();
 	s->sas = json_object();
 	s->sa_auto = json_object();
+	s->svc_env = json_object();
 	s->issue_token = o->issue_token;
 	s->issue_pod_token = o->issue_pod_token;
 	s->token_arg = o->token_arg;
@@ -2430,6 +2452,7 @@ fail:
 	json_decref(s->nodes);
 	json_decref(s->sas);
 	json_decref(s->sa_auto);
+	json_decref(s->svc_env);
 	json_decref(s->namespaces);
 	json_decref(s->netpol_list);
 	free(s);
@@ -2445,6 +2468,7 @@ static void on_resync_closed(uv_handle_t *h)
 	json_decref(s->nodes);
 	json_decref(s->sas);
 	json_decref(s->sa_auto);
+	json_decref(s->svc_env);
 	json_decref(s->namespaces);
 	json_decref(s->netpol_list);
 	free(s);
