@@ -82,6 +82,9 @@ struct syncer {
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
 	json_t *svc_env;           /* ns -> Service variables (service_env) */
+	/* the last account's token Secret name (sa_secret_name): a hash each */
+	char sa_memo_ns[64], sa_memo_sa[254], sa_memo_name[SYNCER_NAME_MAX + 1];
+	bool sa_memo_ok;
 	unsigned long svc_env_gen; /* syncer_mirror_gen(svcs) svc_env is of */
 	int (*issue_token)(void *, const char *, const char *, long, char **);
 	int (*issue_pod_token)(void *, const struct syncer_token_req *, char **, long *);
@@ -742,14 +745,31 @@ static void mark_isolation(struct syncer *s, const json_t *pod, json_t *hp)
 	json_object_set_new(labels, LBL_EGRESS_ISOLATED, json_string(eg ? "true" : "false"));
 }
 
+/* syncer_sa_secret_name of ns/sa, remembered for the next pod (a burst's
+ * pods share their account); NULL when it has none. */
+static const char *sa_secret_name(struct syncer *s, const char *ns, const char *sa)
+{
+	bool fits = ns && sa && strlen(ns) < sizeof(s->sa_memo_ns) &&
+		    strlen(sa) < sizeof(s->sa_memo_sa);
+	if (fits && s->sa_memo_ok && strcmp(ns, s->sa_memo_ns) == 0 &&
+	    strcmp(sa, s->sa_memo_sa) == 0)
+		return s->sa_memo_name;
+	s->sa_memo_ok = false;
+	if (syncer_sa_secret_name(ns, sa, s->tenant, s->sa_memo_name, sizeof(s->sa_memo_name)) < 0)
+		return NULL;
+	if (fits) {
+		snprintf(s->sa_memo_ns, sizeof(s->sa_memo_ns), "%s", ns);
+		snprintf(s->sa_memo_sa, sizeof(s->sa_memo_sa), "%s", sa);
+		s->sa_memo_ok = true;
+	}
+	return s->sa_memo_name;
+}
+
 static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, json_t *refs,
 			 bool starts)
 {
-	char sn[SYNCER_NAME_MAX + 1], tn[SYNCER_NAME_MAX + 1];
-	s->x.sa_secret = NULL;
-	if (sa &&
-	    syncer_sa_secret_name(meta_str(pod, "namespace"), sa, s->tenant, sn, sizeof(sn)) == 0)
-		s->x.sa_secret = sn;
+	char tn[SYNCER_NAME_MAX + 1];
+	s->x.sa_secret = sa_secret_name(s, meta_str(pod, "namespace"), sa);
 	s->x.token_secret = pod_token_secret(s, pod, tn) ? tn : NULL;
 	json_t *env = starts ? service_env(s, meta_str(pod, "namespace")) : NULL;
 	s->x.service_env = env;
@@ -1514,10 +1534,9 @@ static void push_update(struct syncer *s, const json_t *prev, const json_t *pod,
 	json_decref(want);
 }
 
-static void tenant_pod_changed(struct syncer *s, const json_t *pod)
+/* Tenant pod `pod` (its host name hn, from pod_hn) was written or resynced. */
+static void tenant_pod_changed(struct syncer *s, const json_t *pod, const char *hn)
 {
-	char hn[SYNCER_NAME_MAX + 1];
-	pod_hn(s, pod, hn);
 	if (!hn[0])
 		return;
 	json_t *hp = host_pod(s, hn);
@@ -1585,7 +1604,7 @@ static void on_tenant_pod(const struct store_event *ev, void *arg)
 					   !(ev->prev && meta_str(ev->prev, "deletionTimestamp")))))
 		refresh_group(s, ev->obj, hn);
 	if (ev->type != STORE_DELETED) {
-		tenant_pod_changed(s, ev->obj);
+		tenant_pod_changed(s, ev->obj, hn);
 		if (!hn[0])
 			return;
 		remember_tenant(s, ev->obj, hn);
@@ -1757,7 +1776,7 @@ static void resync_tenant_pod(struct syncer *s, json_t *tp, json_t *seen)
 	if (st && json_is_true(json_object_get(st, "creating")))
 		return;
 	if (meta_str(tp, "deletionTimestamp")) {
-		tenant_pod_changed(s, tp);
+		tenant_pod_changed(s, tp, hn);
 		return;
 	}
 	if (!hp) {
