@@ -305,8 +305,7 @@ static bool pump(struct run *r)
 {
 	int64_t now = bn_mono_ns();
 	int i;
-	for (i = 0; i < r->nclients && r->next_k < r->nsched && due_ns(r, r->next_k) <= now;
-	     i++) {
+	for (i = 0; i < r->nclients && r->next_k < r->nsched && due_ns(r, r->next_k) <= now; i++) {
 		struct client *c = &r->clients[i];
 		if (!c->conn.ready || c->in_flight)
 			continue;

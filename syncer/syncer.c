@@ -81,7 +81,7 @@ struct syncer {
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
-	json_t *svc_env;           /* ns -> Service variables (service_env) */
+	json_t *svc_env; /* ns -> Service variables (service_env) */
 	/* the last account's token Secret name (sa_secret_name): a hash each */
 	char sa_memo_ns[64], sa_memo_sa[254], sa_memo_name[SYNCER_NAME_MAX + 1];
 	bool sa_memo_ok;
@@ -749,8 +749,8 @@ static void mark_isolation(struct syncer *s, const json_t *pod, json_t *hp)
  * pods share their account); NULL when it has none. */
 static const char *sa_secret_name(struct syncer *s, const char *ns, const char *sa)
 {
-	bool fits = ns && sa && strlen(ns) < sizeof(s->sa_memo_ns) &&
-		    strlen(sa) < sizeof(s->sa_memo_sa);
+	bool fits =
+	    ns && sa && strlen(ns) < sizeof(s->sa_memo_ns) && strlen(sa) < sizeof(s->sa_memo_sa);
 	if (fits && s->sa_memo_ok && strcmp(ns, s->sa_memo_ns) == 0 &&
 	    strcmp(sa, s->sa_memo_sa) == 0)
 		return s->sa_memo_name;
