@@ -8,7 +8,7 @@
  *
  *   loadgen -p PORT [-H 127.0.0.1] [--cert F --key F] [-c 16] [-d 8] [-w 1]
  *           [-m GET|POST] [-u PATH] [--body FILE] [--expect 200]
- *           [--name-prefix P] [--label L] [--token T] [-t THREADS]
+ *           [--name-prefix P] [--label L] [--token T] [-t THREADS] [-r RATE]
  *
  * --token sends "Authorization: Bearer T" (instead of, or beside, a client
  * certificate). -t spreads the connections over THREADS threads, each with
@@ -19,6 +19,17 @@
  * With --body, the first "@NAME@" in the body file is replaced by a name
  * unique to the request (P-<conn>-<seq>), so POSTs create distinct objects. Only responses to requests sent after the warm-up and received
  * before the end are counted.
+ *
+ * -r RATE makes the load open: request k (k = 0, 1, ... RATE*SECS-1) is due
+ * at t0 + k/RATE whatever the responses do, goes out on the first idle
+ * connection (waiting for one when all are busy), and its latency counts
+ * from when it was due, not from when it went out, so a stalled server is
+ * not hidden by a client that stopped sending (coordinated omission). Its
+ * name is P-k, and the report gives t0 (t0_ns, CLOCK_MONOTONIC), so that a
+ * watcher elsewhere can time the object from its due time too. Every
+ * scheduled response is counted (the run waits up to 60 s past the end for
+ * them); send_lag_p99_ms says how late the client itself sent (its own
+ * limit, beside client_cpu).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,14 +50,14 @@
 struct opts {
 	const char *host, *cert, *key, *method, *path, *body_file, *prefix, *label, *token;
 	int port, conns, expect, threads;
-	double secs, warmup;
+	double secs, warmup, rate;
 };
 
 struct client {
 	struct bn_conn conn;
 	int id;
 	unsigned long seq;
-	int64_t sent_ns;
+	int64_t sent_ns; /* with -r: when the request was due */
 	bool in_flight;
 };
 
@@ -62,6 +73,10 @@ struct run {
 	bool bad_printed;
 	double *lat_us;
 	size_t nlat, caplat;
+	/* with -r: this thread sends k = next_k, next_k + stride, ... < nsched */
+	unsigned long next_k, stride, nsched;
+	double *lag_us;
+	size_t nlag;
 };
 
 static void usage(void)
@@ -69,7 +84,7 @@ static void usage(void)
 	fprintf(stderr, "usage: loadgen -p PORT [-H HOST] [--cert F --key F] [-c CONNS] "
 			"[-d SECS] [-w WARMUP] [-m METHOD] [-u PATH] [--body FILE] "
 			"[--expect STATUS] [--name-prefix P] [--label L] [--token T] "
-			"[-t THREADS]\n");
+			"[-t THREADS] [-r RATE]\n");
 	exit(2);
 }
 
@@ -92,7 +107,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			   .secs = 8,
 			   .warmup = 1};
 	int ch;
-	while ((ch = getopt_long(argc, argv, "H:p:c:d:w:m:u:t:", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "H:p:c:d:w:m:u:t:r:", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'H': o->host = optarg; break;
 		case 'p': o->port = atoi(optarg); break;
@@ -109,11 +124,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'l': o->label = optarg; break;
 		case 'T': o->token = optarg; break;
 		case 't': o->threads = atoi(optarg); break;
+		case 'r': o->rate = atof(optarg); break;
 		default: usage();
 		}
 	}
 	if (o->port <= 0 || o->conns <= 0 || o->secs <= 0 || o->threads <= 0 ||
-	    o->threads > o->conns)
+	    o->threads > o->conns || o->rate < 0)
 		usage();
 }
 
@@ -134,7 +150,14 @@ static int load_body(struct run *r)
 	return 0;
 }
 
-static void send_request(struct run *r, struct client *c)
+/* With -r: when request k is due. */
+static int64_t due_ns(const struct run *r, unsigned long k)
+{
+	return r->t_start + (int64_t)((double)k * 1e9 / r->o->rate);
+}
+
+/* Sends one request on idle connection c; `k` names it with -r (else c's own count). */
+static void send_request(struct run *r, struct client *c, unsigned long k)
 {
 	char head[2048], auth[1600] = "", name[96];
 	struct bn_buf req = {0};
@@ -142,7 +165,10 @@ static void send_request(struct run *r, struct client *c)
 	if (r->o->token)
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", r->o->token);
 	if (r->body_pre) {
-		snprintf(name, sizeof(name), "%s-%d-%lu", r->o->prefix, c->id, c->seq++);
+		if (r->o->rate > 0)
+			snprintf(name, sizeof(name), "%s-%lu", r->o->prefix, k);
+		else
+			snprintf(name, sizeof(name), "%s-%d-%lu", r->o->prefix, c->id, c->seq++);
 		size_t blen = strlen(r->body_pre) + strlen(name) + strlen(r->body_post);
 		hl = snprintf(head, sizeof(head),
 			      "%s %s HTTP/1.1\r\nHost: %s:%d\r\nUser-Agent: kubicle-bench\r\n"
@@ -165,7 +191,12 @@ static void send_request(struct run *r, struct client *c)
 		bn_buf_append(&req, name, strlen(name));
 		bn_buf_append(&req, r->body_post, strlen(r->body_post));
 	}
-	c->sent_ns = bn_mono_ns();
+	int64_t now = bn_mono_ns();
+	c->sent_ns = now;
+	if (r->o->rate > 0) {
+		c->sent_ns = due_ns(r, k);
+		r->lag_us[r->nlag++] = (double)(now - c->sent_ns) / 1000.0;
+	}
 	c->in_flight = bn_conn_send(&c->conn, req.data, req.len) == 0;
 	bn_buf_free(&req);
 }
@@ -205,7 +236,7 @@ static void record(struct run *r, struct client *c, const struct bn_resp *resp)
 {
 	int64_t now = bn_mono_ns();
 	r->total++;
-	bool counted = c->sent_ns >= r->t_start && now <= r->t_end;
+	bool counted = c->sent_ns >= r->t_start && (now <= r->t_end || r->o->rate > 0);
 	if (resp->status != r->o->expect) {
 		r->bad += counted;
 		if (!r->bad_printed) {
@@ -263,9 +294,60 @@ static void on_event(struct run *r, struct client *c, uint32_t events)
 		reconnect(r, c);
 		return;
 	}
-	if (c->conn.ready && !c->in_flight && bn_mono_ns() < r->t_end)
-		send_request(r, c);
+	if (r->o->rate == 0 && c->conn.ready && !c->in_flight && bn_mono_ns() < r->t_end)
+		send_request(r, c, 0);
 	watch_output(r, c);
+}
+
+/* With -r: sends every due request on an idle connection, in order.
+ * Returns true when a due request waits for one (nothing to time then). */
+static bool pump(struct run *r)
+{
+	int64_t now = bn_mono_ns();
+	int i;
+	for (i = 0; i < r->nclients && r->next_k < r->nsched && due_ns(r, r->next_k) <= now; i++) {
+		struct client *c = &r->clients[i];
+		if (!c->conn.ready || c->in_flight)
+			continue;
+		send_request(r, c, r->next_k);
+		r->next_k += r->stride;
+		watch_output(r, c);
+		i = -1; /* the next due request starts from the first connection again */
+	}
+	return i == r->nclients;
+}
+
+static bool open_loop_done(const struct run *r)
+{
+	if (r->next_k < r->nsched)
+		return false;
+	for (int i = 0; i < r->nclients; i++)
+		if (r->clients[i].in_flight)
+			return false;
+	return true;
+}
+
+/* With -r: until every scheduled response is in (at most 60 s past the end). */
+static void loop_open(struct run *r)
+{
+	struct epoll_event evs[MAX_EVENTS];
+	int64_t give_up = r->t_end + 60 * (int64_t)1000000000;
+	while (!open_loop_done(r) && bn_mono_ns() < give_up) {
+		bool blocked = pump(r);
+		int64_t wait = r->next_k < r->nsched && !blocked
+				   ? due_ns(r, r->next_k) - bn_mono_ns()
+				   : 100 * (int64_t)1000000;
+		if (wait < 0)
+			wait = 0;
+		struct timespec ts = {.tv_sec = wait / 1000000000, .tv_nsec = wait % 1000000000};
+		int n = epoll_pwait2(r->epfd, evs, MAX_EVENTS, &ts, NULL);
+		if (n < 0 && errno != EINTR) {
+			perror("epoll_pwait2");
+			exit(1);
+		}
+		for (int i = 0; i < n; i++)
+			on_event(r, evs[i].data.ptr, evs[i].events);
+	}
 }
 
 static void loop(struct run *r)
@@ -294,7 +376,10 @@ static void *run_thread(void *arg)
 			exit(1);
 		}
 	}
-	loop(r);
+	if (r->o->rate > 0)
+		loop_open(r);
+	else
+		loop(r);
 	return NULL;
 }
 
@@ -325,6 +410,13 @@ static void merge(struct run *runs, int n)
 		if (u->nlat)
 			memcpy(t->lat_us + t->nlat, u->lat_us, u->nlat * sizeof(*u->lat_us));
 		t->nlat += u->nlat;
+		if (u->nlag) {
+			t->lag_us = realloc(t->lag_us, (t->nlag + u->nlag) * sizeof(*t->lag_us));
+			if (!t->lag_us)
+				exit(1);
+			memcpy(t->lag_us + t->nlag, u->lag_us, u->nlag * sizeof(*u->lag_us));
+		}
+		t->nlag += u->nlag;
 	}
 }
 
@@ -337,6 +429,12 @@ static void report(struct run *r, double client_cpu)
 	       "p99_ms=%.3f bad_status=%lu conn_errors=%lu reconnects=%lu client_cpu=%.2f\n",
 	       r->o->label, r->o->conns, r->o->threads, secs, r->ok, (double)r->ok / secs,
 	       p50 / 1000.0, p99 / 1000.0, r->bad, r->errors, r->reconnects, client_cpu);
+	if (r->o->rate > 0)
+		printf("%s: offered=%.0f scheduled=%lu t0_ns=%lld send_lag_p99_ms=%.3f "
+		       "send_lag_max_ms=%.3f\n",
+		       r->o->label, r->o->rate, r->nsched, (long long)r->t_start,
+		       bn_quantile(r->lag_us, r->nlag, 0.99) / 1000.0,
+		       bn_quantile(r->lag_us, r->nlag, 1.0) / 1000.0);
 }
 
 int main(int argc, char **argv)
@@ -361,9 +459,13 @@ int main(int argc, char **argv)
 		first += r->nclients;
 		r->t_start = t_start;
 		r->t_end = t_end;
+		r->stride = (unsigned long)o.threads;
+		r->next_k = (unsigned long)t;
+		r->nsched = (unsigned long)(o.rate * o.secs);
+		r->lag_us = calloc(r->nsched / r->stride + 1, sizeof(*r->lag_us));
 		r->epfd = epoll_create1(EPOLL_CLOEXEC);
 		r->clients = calloc((size_t)r->nclients, sizeof(*r->clients));
-		if (r->epfd < 0 || !r->clients || (o.body_file && load_body(r) < 0))
+		if (r->epfd < 0 || !r->clients || !r->lag_us || (o.body_file && load_body(r) < 0))
 			return 1;
 	}
 	for (int t = 0; t < o.threads; t++)

@@ -16,6 +16,14 @@ a lock it holds, and the child then hangs forever (seen once in ~20 runs).
 With the servers' pids, also the CPU time (user+system) each spent per pod:
 on a busy machine latency and rate depend on the neighbours, CPU per pod
 does not.
+With SYNC_RATE=R (and SYNC_SECS=S, SYNC_LOADGEN=path of bench/loadgen), the
+load is open instead: R*S creates paced by the clock at R per second
+(bench/loadgen -r, C connections), each timed from when it was due, not from
+when it went out (a stalled server cannot slow the offered load down and so
+hide its stall: coordinated omission); the same three rows at the same
+offered rate, a pod the watch never showed counting as infinitely late. The
+client's CPU (in cores) and how late it sent (send lag) say whether it was
+the limit. N is then ignored.
   sync.py TENANT_DIR HOST_DIR N C [TENANT_PID HOST_PID [PLAIN_DIR PLAIN_PID]]"""
 import http.client, json, multiprocessing as mp, os, re, ssl, subprocess, sys, threading, time
 import urllib.parse
@@ -56,10 +64,10 @@ def cpu_ms(pid):
     return (int(f[11]) + int(f[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
 
 
-def run(cdir, cns, hdir, hns, key, n, c, pids):
-    """Creates n pods in cdir/cns; returns (latencies ms sorted, pods/s,
-    CPU ms per pod of each pid)."""
-    seen = {}
+def watch_host(hdir, hns, key, n, seen):
+    """Starts a thread recording, for the first n pods whose ADDED the watch
+    of hdir/hns shows, when it came (by name, or by annotation key); returns
+    an Event set when n were seen or the stream ended."""
     h = conn(hdir)
     h.request("GET", f"/api/v1/namespaces/{hns}/pods?limit=1")
     rv = json.loads(h.getresponse().read())["metadata"]["resourceVersion"]
@@ -81,8 +89,15 @@ def run(cdir, cns, hdir, hns, key, n, c, pids):
             seen.setdefault(name, t)
         done.set()
 
-    wt = threading.Thread(target=watch, daemon=True)
-    wt.start()
+    threading.Thread(target=watch, daemon=True).start()
+    return done
+
+
+def run(cdir, cns, hdir, hns, key, n, c, pids):
+    """Creates n pods in cdir/cns; returns (latencies ms sorted, pods/s,
+    CPU ms per pod of each pid)."""
+    seen = {}
+    done = watch_host(hdir, hns, key, n, seen)
     ctx = mp.get_context("spawn")
     ready, start, out = ctx.Queue(), ctx.Event(), ctx.Queue()
     ps = [ctx.Process(target=create, args=(cdir, cns, range(j, n, c), ready, start, out))
@@ -108,6 +123,66 @@ def run(cdir, cns, hdir, hns, key, n, c, pids):
     return lat, (len(lat) / (t1 - t0) if lat else 0), cpu
 
 
+def run_open(cdir, cns, hdir, hns, key, rate, secs, c, pids):
+    """Offers rate creates/s for secs seconds to cdir/cns (bench/loadgen -r,
+    c connections); returns (latencies ms sorted from each pod's due time,
+    inf for pods never seen; pods/s seen; CPU ms per pod of each pid;
+    loadgen's report as a dict)."""
+    n = int(rate * secs)
+    seen = {}
+    done = watch_host(hdir, hns, key, n, seen)
+    kc = open(f"{cdir}/kubeconfig").read()
+    port = urllib.parse.urlparse(re.search(r'server:\s*"?([^\s"]+)', kc).group(1)).port
+    body = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"sync-open-{os.getpid()}.json")
+    with open(body, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "@NAME@"},
+                   "spec": {"containers": [{"name": "c", "image": "busybox"}]}}, f)
+    time.sleep(0.2)
+    cpu0 = [cpu_ms(p) for p in pids]
+    out = subprocess.run([os.environ["SYNC_LOADGEN"], "-p", str(port), "--cert",
+                          f"{cdir}/admin.crt", "--key", f"{cdir}/admin.key", "-c", str(c),
+                          "-w", "0.5", "-d", str(secs), "-r", str(rate), "-m", "POST",
+                          "-u", f"/api/v1/namespaces/{cns}/pods", "--body", body,
+                          "--expect", "201", "--name-prefix", "o", "--label", "open"],
+                         capture_output=True, text=True, check=True).stdout
+    os.unlink(body)
+    rep = dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
+    done.wait(60)
+    time.sleep(0.3)  # the tenant's status write-back of the last pods
+    cpu = [(cpu_ms(p) - c0) / n for p, c0 in zip(pids, cpu0)]
+    t0 = int(rep["t0_ns"]) / 1e9
+    lat = sorted((seen[f"o-{k}"] - t0 - k / rate) * 1000 if f"o-{k}" in seen
+                 else float("inf") for k in range(n))
+    t1 = max(seen.values()) if seen else t0 + secs
+    return lat, len(seen) / (t1 - t0), cpu, rep
+
+
+def main_open(tdir, hdir, c, pids, plain, plain_pid):
+    """The open-loop rows (SYNC_RATE): synced, host direct, tenant alone."""
+    rate, secs = float(os.environ["SYNC_RATE"]), float(os.environ.get("SYNC_SECS", "5"))
+    rows = [("tenant create -> host pod exists",
+             run_open(tdir, "default", hdir, "tenants", "kubicle.dev/name", rate, secs, c,
+                      pids))]
+    callgrind_dump(pids[0])
+    rows.append(("reference: host create -> ADDED",
+                 run_open(hdir, "direct", hdir, "direct", None, rate, secs, c, [0, pids[1]])))
+    if plain:
+        rows.append(("reference: tenant alone, -> ADDED",
+                     run_open(plain, "default", plain, "default", None, rate, secs, c,
+                              [plain_pid, 0])))
+    p = lambda lat, q: lat[min(len(lat) - 1, int(q * len(lat)))]
+    print(f"open loop: {rate:.0f} creates/s offered for {secs:g} s ({int(rate * secs)} pods), "
+          f"{c} connections; latency from each create's due time")
+    print(f"{'':34}{'p50':>10}{'p99':>10}{'max':>10}{'pods/s':>9}"
+          f"{'tenant CPU':>12}{'host CPU':>10}{'client':>8}{'send lag p99':>14}")
+    for name, (lat, r, cpu, lg) in rows:
+        cells = "".join(f"{p(lat, q):8.2f}ms" for q in (.5, .99, 1))
+        cpus = "".join(f"{x:7.3f}ms/pod" if x else f"{'-':>13}" for x in cpu)
+        print(f"{name:34}{cells}{r:9.0f}{cpus}{float(lg['client_cpu']):6.2f}c"
+              f"{float(lg['send_lag_p99_ms']):11.2f}ms")
+    return 0
+
+
 def callgrind_dump(pid):
     """With SYNC_CALLGRIND=1 (bench/sync.sh PROFILE=callgrind), the server
     under callgrind dumps its counters right after its own phase, so that
@@ -126,6 +201,8 @@ def main():
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "direct"}}),
         {"Content-Type": "application/json"})
     h.getresponse().read()
+    if os.environ.get("SYNC_RATE"):
+        return main_open(tdir, hdir, c, pids, plain, int(sys.argv[8]) if plain else 0)
     synced, rate, cpu = run(tdir, "default", hdir, "tenants", "kubicle.dev/name", n, c, pids)
     callgrind_dump(pids[0])
     ref, ref_rate, ref_cpu = run(hdir, "direct", hdir, "direct", None, n, c, pids)

@@ -10,11 +10,20 @@
 # callgrind (counters zeroed before the creates): it prints instructions per
 # pod of each and their difference, the syncer's instructions per synced pod
 # (rates and latencies are then meaningless; use few pods, e.g. 300 1).
+# With SYNC_RATE=R (SYNC_SECS=S, default 5) the load is open instead: R*S
+# creates paced at R per second by bench/loadgen -r over CLIENTS connections
+# (PODS is ignored), each timed from when it was due (bench/sync.py).
 #   bench/sync.sh [BUILD_DIR] [PODS] [CLIENTS]
+#   SYNC_RATE=2000 bench/sync.sh [BUILD_DIR] - [CONNECTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}; N=${2:-1000}; C=${3:-8}
 case $B in /*) K=$B/cmd/kubicle ;; *) K=$PWD/$B/cmd/kubicle ;; esac
+export SYNC_LOADGEN=${K%/cmd/kubicle}/bench/loadgen
+if [ -n "${SYNC_RATE:-}" ]; then
+  N=$(awk -v r="$SYNC_RATE" -v s="${SYNC_SECS:-5}" 'BEGIN {printf "%d", r * s}')
+  [ -x "$SYNC_LOADGEN" ] || ninja -C "${K%/cmd/kubicle}" bench/loadgen >/dev/null
+fi
 tmp=$(mktemp -d /tmp/kubicle-sync-bench.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT

@@ -26,7 +26,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
-#define MAX_HOST_CONNS 48
+#define MAX_HOST_CONNS 96
 /* Non-streaming requests on the wire at once; more wait in the queue. A
  * single-threaded API server answers one at a time anyway, and each extra
  * HTTP/1.1 connection costs a TLS handshake on both sides: under a burst,
@@ -38,9 +38,15 @@
  * iteration read): 8 looked slower than 16 and 32 under an 8-client burst
  * (bench/sync.sh; too noisy on a shared VM to rank 16 and 32). Against a
  * kube-apiserver at ~10 ms per create 16 carry ~1,600 creates/s, far above
- * the default rate limit. Streams (watches, followed logs) hold a
+ * the default rate limit. But the rate is at most MAX_INFLIGHT / round
+ * trip, and a round trip between two busy processes sharing cores is long:
+ * at an offered 2,000 creates/s (SYNC_RATE=2000 bench/sync.sh, load average
+ * 2.5-3.7 from other jobs, runs alternated) 16 carried 630-1,100 pods/s with
+ * the queue growing to seconds, 64 carried 870-1,780. The connections a
+ * burst opens stay in curl's cache (MAX_HOST_CONNS) and are reused, so
+ * their set-up is paid once. Streams (watches, followed logs) hold a
  * connection for long and do not count. */
-#define MAX_INFLIGHT 16
+#define MAX_INFLIGHT 64
 /* client-go's cachingTokenSource re-reads a token file at most once a minute */
 #define TOKEN_REREAD_MS 60000
 

@@ -216,16 +216,25 @@ static void skip_ws(struct scan *c)
 		c->i++;
 }
 
-/* At a '"': moves past the string. False when it does not end. */
+/* At a '"': moves past the string. False when it does not end. memchr
+ * finds each candidate quote (a byte loop was a tenth of a host event's
+ * cost); one preceded by an odd run of backslashes is escaped. */
 static bool skip_string(struct scan *c)
 {
-	for (c->i++; c->i < c->n; c->i++) {
-		if (c->s[c->i] == '\\')
-			c->i++;
-		else if (c->s[c->i] == '"')
-			return ++c->i <= c->n;
+	size_t from = c->i + 1;
+	for (;;) {
+		const char *q = from < c->n ? memchr(c->s + from, '"', c->n - from) : NULL;
+		if (!q)
+			return false;
+		size_t at = (size_t)(q - c->s), bs = 0;
+		while (at - bs > c->i + 1 && c->s[at - bs - 1] == '\\')
+			bs++;
+		if (bs % 2 == 0) {
+			c->i = at + 1;
+			return true;
+		}
+		from = at + 1;
 	}
-	return false;
 }
 
 /* Moves past one value (string, object, array or scalar). */
@@ -348,17 +357,19 @@ static bool on_line(struct host_informer *in, char *s, size_t n)
 static bool on_watch_data(kb_httpc_req_t *req, const char *data, size_t len, void *arg)
 {
 	struct host_informer *in = arg;
+	/* the bytes held before hold no newline (every complete line went) */
+	size_t start = 0, from = in->line.len;
 	if (in->line.len + len > MAX_LINE || kb_buf_append(&in->line, data, len) < 0)
 		return false;
-	size_t start = 0;
-	for (size_t i = 0; i < in->line.len; i++) {
-		if (in->line.data[i] != '\n')
-			continue;
+	const char *nl;
+	while (from < in->line.len &&
+	       (nl = memchr(in->line.data + from, '\n', in->line.len - from))) {
+		size_t i = (size_t)(nl - in->line.data);
 		if (i > start && !on_line(in, in->line.data + start, i - start)) {
 			in->line.len = 0;
 			return false;
 		}
-		start = i + 1;
+		start = from = i + 1;
 	}
 	memmove(in->line.data, in->line.data + start, in->line.len - start);
 	in->line.len -= start;

@@ -72,6 +72,7 @@ struct syncer_mirror {
 	json_t *objs; /* host name -> entry (see DESIGN) */
 	struct mirror_call *calls;
 	char path[256], sel[160];
+	unsigned long gen; /* syncer_mirror_gen */
 	bool host_synced;
 };
 
@@ -448,6 +449,7 @@ static void on_host_event(const char *type, json_t *hp, void *arg)
 {
 	struct syncer_mirror *m = arg;
 	const char *hn = meta_str(hp, "name");
+	m->gen++;
 	if (!hn || !owner_uid(m, hp))
 		return; /* not ours: never touched */
 	if (strcmp(type, "DELETED") == 0) {
@@ -485,6 +487,7 @@ static void on_tenant_event(const struct store_event *ev, void *arg)
 	struct syncer_mirror *m = arg;
 	const json_t *obj = ev->obj;
 	char hn[SYNCER_NAME_MAX + 1];
+	m->gen++;
 	host_name(m, obj, hn);
 	if (!hn[0])
 		return;
@@ -602,6 +605,7 @@ static void on_host_synced(json_t *items, void *arg)
 {
 	struct syncer_mirror *m = arg;
 	(void)items;
+	m->gen++;
 	m->host_synced = true;
 	syncer_mirror_resync(m);
 }
@@ -612,6 +616,11 @@ json_t *syncer_mirror_host(struct syncer_mirror *m, const char *hn)
 {
 	json_t *hp = m ? host_obj(m, hn) : NULL;
 	return owner_uid(m, hp) ? hp : NULL;
+}
+
+unsigned long syncer_mirror_gen(const struct syncer_mirror *m)
+{
+	return m ? m->gen : 0;
 }
 
 json_t *syncer_mirror_host_any(struct syncer_mirror *m, const char *hn)

@@ -12,7 +12,11 @@
  * account's token and when its host Secret is refreshed next (0: retry at
  * the next resync); `sa_auto` caches the ServiceAccounts pods name
  * ("ns/sa" -> {automountServiceAccountToken}; existing accounts only, dropped
- * at each change of the account). All of it can be rebuilt from both sides,
+ * at each change of the account); `svc_env` caches each namespace's Service
+ * variables (ns -> env array, service_env), all dropped when the Services
+ * mirror's generation moves (any tenant or host Service event, a relist):
+ * a list of the namespace's Services per pod create was a sixth of the
+ * syncer's instructions per pod. All of it can be rebuilt from both sides,
  * which is what a resync after restart does.
  *
  * A pod entry also remembers the tenant pod as its last watch event showed
@@ -77,6 +81,11 @@ struct syncer {
 	store_watch_t *w_pods, *w_cms, *w_secrets, *w_sas;
 	uv_timer_t resync;
 	json_t *pods, *refs, *nodes, *sas, *sa_auto;
+	json_t *svc_env; /* ns -> Service variables (service_env) */
+	/* the last account's token Secret name (sa_secret_name): a hash each */
+	char sa_memo_ns[64], sa_memo_sa[254], sa_memo_name[SYNCER_NAME_MAX + 1];
+	bool sa_memo_ok;
+	unsigned long svc_env_gen; /* syncer_mirror_gen(svcs) svc_env is of */
 	int (*issue_token)(void *, const char *, const char *, long, char **);
 	int (*issue_pod_token)(void *, const struct syncer_token_req *, char **, long *);
 	void *token_arg;
@@ -661,18 +670,33 @@ static bool ptok_tracked(struct syncer *s, const char *ns, const char *name, con
  * pod may not be there yet, and its address would not work: as in kube, a
  * Service that comes after the pod is not in its environment). New
  * reference or NULL. */
+/* The Service variables of namespace ns's Services that the host has (with
+ * the host's cluster IP), as kubelet's getServiceEnvVarMap gives them; new
+ * reference or NULL. Cached per namespace while no Service changed on
+ * either side (svc_env). */
 static json_t *service_env(struct syncer *s, const char *ns)
 {
+	if (!ns)
+		return NULL;
+	if (s->svc_env_gen != syncer_mirror_gen(s->svcs)) {
+		json_object_clear(s->svc_env);
+		s->svc_env_gen = syncer_mirror_gen(s->svcs);
+	}
+	json_t *env = json_object_get(s->svc_env, ns);
+	if (env)
+		return json_incref(env);
 	struct store_list_req lr = {.res = "/services", .ns = ns};
 	struct store_list_result res = {0};
-	if (!ns || store_list(s->store, &lr, &res) < 0)
+	if (store_list(s->store, &lr, &res) < 0)
 		return NULL;
 	for (size_t i = json_array_size(res.items); i-- > 0;)
 		if (!syncer_svcs_on_host(s->svcs, json_array_get(res.items, i)))
 			json_array_remove(res.items, i);
-	json_t *env = syncer_service_env(res.items);
+	env = syncer_service_env(res.items);
 	json_decref(res.items);
 	free(res.next);
+	if (env)
+		json_object_set(s->svc_env, ns, env);
 	return env;
 }
 
@@ -721,14 +745,31 @@ static void mark_isolation(struct syncer *s, const json_t *pod, json_t *hp)
 	json_object_set_new(labels, LBL_EGRESS_ISOLATED, json_string(eg ? "true" : "false"));
 }
 
+/* syncer_sa_secret_name of ns/sa, remembered for the next pod (a burst's
+ * pods share their account); NULL when it has none. */
+static const char *sa_secret_name(struct syncer *s, const char *ns, const char *sa)
+{
+	bool fits =
+	    ns && sa && strlen(ns) < sizeof(s->sa_memo_ns) && strlen(sa) < sizeof(s->sa_memo_sa);
+	if (fits && s->sa_memo_ok && strcmp(ns, s->sa_memo_ns) == 0 &&
+	    strcmp(sa, s->sa_memo_sa) == 0)
+		return s->sa_memo_name;
+	s->sa_memo_ok = false;
+	if (syncer_sa_secret_name(ns, sa, s->tenant, s->sa_memo_name, sizeof(s->sa_memo_name)) < 0)
+		return NULL;
+	if (fits) {
+		snprintf(s->sa_memo_ns, sizeof(s->sa_memo_ns), "%s", ns);
+		snprintf(s->sa_memo_sa, sizeof(s->sa_memo_sa), "%s", sa);
+		s->sa_memo_ok = true;
+	}
+	return s->sa_memo_name;
+}
+
 static json_t *translate(struct syncer *s, const json_t *pod, const char *sa, json_t *refs,
 			 bool starts)
 {
-	char sn[SYNCER_NAME_MAX + 1], tn[SYNCER_NAME_MAX + 1];
-	s->x.sa_secret = NULL;
-	if (sa &&
-	    syncer_sa_secret_name(meta_str(pod, "namespace"), sa, s->tenant, sn, sizeof(sn)) == 0)
-		s->x.sa_secret = sn;
+	char tn[SYNCER_NAME_MAX + 1];
+	s->x.sa_secret = sa_secret_name(s, meta_str(pod, "namespace"), sa);
 	s->x.token_secret = pod_token_secret(s, pod, tn) ? tn : NULL;
 	json_t *env = starts ? service_env(s, meta_str(pod, "namespace")) : NULL;
 	s->x.service_env = env;
@@ -1493,10 +1534,9 @@ static void push_update(struct syncer *s, const json_t *prev, const json_t *pod,
 	json_decref(want);
 }
 
-static void tenant_pod_changed(struct syncer *s, const json_t *pod)
+/* Tenant pod `pod` (its host name hn, from pod_hn) was written or resynced. */
+static void tenant_pod_changed(struct syncer *s, const json_t *pod, const char *hn)
 {
-	char hn[SYNCER_NAME_MAX + 1];
-	pod_hn(s, pod, hn);
 	if (!hn[0])
 		return;
 	json_t *hp = host_pod(s, hn);
@@ -1564,7 +1604,7 @@ static void on_tenant_pod(const struct store_event *ev, void *arg)
 					   !(ev->prev && meta_str(ev->prev, "deletionTimestamp")))))
 		refresh_group(s, ev->obj, hn);
 	if (ev->type != STORE_DELETED) {
-		tenant_pod_changed(s, ev->obj);
+		tenant_pod_changed(s, ev->obj, hn);
 		if (!hn[0])
 			return;
 		remember_tenant(s, ev->obj, hn);
@@ -1736,7 +1776,7 @@ static void resync_tenant_pod(struct syncer *s, json_t *tp, json_t *seen)
 	if (st && json_is_true(json_object_get(st, "creating")))
 		return;
 	if (meta_str(tp, "deletionTimestamp")) {
-		tenant_pod_changed(s, tp);
+		tenant_pod_changed(s, tp, hn);
 		return;
 	}
 	if (!hp) {
@@ -2383,6 +2423,7 @@ static void init_state(struct syncer *s, uv_loop_t *loop, store_t *store,
 	s->nodes = json_object();
 	s->sas = json_object();
 	s->sa_auto = json_object();
+	s->svc_env = json_object();
 	s->issue_token = o->issue_token;
 	s->issue_pod_token = o->issue_pod_token;
 	s->token_arg = o->token_arg;
@@ -2430,6 +2471,7 @@ fail:
 	json_decref(s->nodes);
 	json_decref(s->sas);
 	json_decref(s->sa_auto);
+	json_decref(s->svc_env);
 	json_decref(s->namespaces);
 	json_decref(s->netpol_list);
 	free(s);
@@ -2445,6 +2487,7 @@ static void on_resync_closed(uv_handle_t *h)
 	json_decref(s->nodes);
 	json_decref(s->sas);
 	json_decref(s->sa_auto);
+	json_decref(s->svc_env);
 	json_decref(s->namespaces);
 	json_decref(s->netpol_list);
 	free(s);

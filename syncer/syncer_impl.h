@@ -523,6 +523,10 @@ void syncer_mirror_name(struct syncer_mirror *m, const json_t *obj, char *hn);
 /* The host object of tenant object obj (borrowed) when it is of obj's uid,
  * as syncer_mirror_host, else NULL. */
 json_t *syncer_mirror_host_of(struct syncer_mirror *m, const json_t *obj);
+/* A count that changes at every tenant or host event of m's kind and at
+ * every relist of its host objects: what is derived from both sides (a
+ * Service's host allocation) is unchanged while it is. 0 when m is NULL. */
+unsigned long syncer_mirror_gen(const struct syncer_mirror *m);
 /* Stops the watches and frees m (NULL: nothing); its host calls in flight
  * must be dropped (host_calls_drop) before the loop runs again. */
 void syncer_mirror_stop(struct syncer_mirror *m);

@@ -550,9 +550,20 @@ static void env_name(char *buf, size_t len, const char *svc, const char *suffix)
 	}
 }
 
+/* {name, value} appended to env; built directly (json_pack's format
+ * parsing was most of set_api_env's cost: seven per container). */
 static void put_env(json_t *env, const char *name, const char *value)
 {
-	json_array_append_new(env, json_pack("{s:s,s:s}", "name", name, "value", value));
+	json_t *n = json_string(name), *v = json_string(value), *e = json_object();
+	if (!n || !v || !e) { /* as json_pack: nothing for a NULL string */
+		json_decref(n);
+		json_decref(v);
+		json_decref(e);
+		return;
+	}
+	json_object_set_new_nocheck(e, "name", n);
+	json_object_set_new_nocheck(e, "value", v);
+	json_array_append_new(env, e);
 }
 
 /* A Service port's protocol in lower case ("tcp" when unset) and its URL

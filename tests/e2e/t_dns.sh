@@ -277,6 +277,13 @@ EOF
   expect "dns: (which the host's DNS has)" "^[0-9.]+$" dq "$HP" +short secret.other.svc.corp.local
   expect_eq "dns: ... and none with enableServiceLinks: false (nor the host's)" " false" \
     "${H[@]}" get pod e2-x-ml-x-dn -o jsonpath='{.spec.containers[0].env[?(@.name=="WEB_SERVICE_HOST")].value} {.spec.enableServiceLinks}'
+  # the syncer keeps each namespace's variables until a Service changes
+  "${K[@]}" -n ml delete service web >/dev/null
+  sy_until 10 sh -c "! $(printf '%q ' "${H[@]}") get svc web-x-ml-x-dn 2>/dev/null"
+  "${K[@]}" -n ml run e3 --image=busybox >/dev/null
+  sy_until 10 "${H[@]}" get pod e3-x-ml-x-dn
+  expect_eq "dns: a Service deleted: later pods lose its variables" "none" \
+    bash -c "$(printf '%q ' "${H[@]}") get pod e3-x-ml-x-dn -o json | jq -r '[.spec.containers[0].env[]?.name | select(startswith(\"WEB_\"))] | if length == 0 then \"none\" else join(\" \") end'"
   # --pod-dns SERVICE: the host Service's cluster IP, read before any pod is written
   start_server dnsten2 --host-kubeconfig "$HK" --host-namespace tenants --tenant dm \
     --scheduler none --pod-dns tdns || { fail "dns: tenant with a DNS Service"; return; }

@@ -764,6 +764,10 @@ START_TEST(strip_managed_fields)
 	strip_case("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"managedFields\":[], \"name\":"
 		   "\"b\"}}}",
 		   "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\"}}}");
+	/* escaped backslashes and quotes inside its strings */
+	strip_case("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"managedFields\":[{\"m\":"
+		   "\"a\\\\\"},{\"n\":\"q\\\"]\\\\\\\"\"}],\"name\":\"c\"}}}",
+		   "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"c\"}}}");
 	/* a managedFields key anywhere else stays */
 	static const char keep[] =
 	    "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"annotations\":{\"managedFields\":"
