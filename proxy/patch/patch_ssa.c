@@ -166,7 +166,6 @@ static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
 	struct kb_buf b = {0};
 	const char *names[8];
 	size_t n = 0;
-	json_t *k;
 
 	if (f->list == SK_SET) {
 		if (kb_buf_puts(&b, "v:") == 0 && kb_json_dump(item, &b) == 0)
@@ -185,14 +184,25 @@ static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
 	if (!n)
 		return NULL;
 	qsort(names, n, sizeof(*names), sn_strcmp);
-	k = json_object();
-	for (size_t i = 0; k && i < n; i++)
-		json_object_set(k, names[i], json_object_get(item, names[i]));
-	if (k && kb_buf_puts(&b, "k:") == 0 && kb_json_dump(k, &b) == 0) {
-		json_decref(k);
-		return b.data;
+	/* {"key":value,...} as kb_json_dump writes it (the keys are the
+	 * schema's merge keys: plain ASCII names) */
+	int rc = kb_buf_puts(&b, "k:{");
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (i)
+			rc = kb_buf_append(&b, ",\"", 2);
+		else
+			rc = kb_buf_append(&b, "\"", 1);
+		if (rc == 0)
+			rc = kb_buf_puts(&b, names[i]);
+		if (rc == 0)
+			rc = kb_buf_append(&b, "\":", 2);
+		if (rc == 0)
+			rc = kb_json_dump(json_object_get(item, names[i]), &b);
 	}
-	json_decref(k);
+	if (rc == 0)
+		rc = kb_buf_append(&b, "}", 1);
+	if (rc == 0)
+		return b.data;
 	kb_buf_free(&b);
 	return NULL;
 }
