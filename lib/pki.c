@@ -440,19 +440,36 @@ static EVP_PKEY *read_key(const char *path)
 	return k;
 }
 
-/* Loads dir/<base>.crt and .key; -ENOENT when either is missing or broken. */
-int pki_load_pair(const char *dir, const char *base, struct pki_pair *p)
+/* The first certificate in PEM text, or NULL; *one_block: the text holds
+ * one PEM block, that certificate (what this module writes). */
+static X509 *cert_from_pem(const char *pem, size_t len, bool *one_block)
+{
+	const char *begin = strstr(pem, "-----BEGIN ");
+	*one_block = begin && !strstr(begin + 1, "-----BEGIN ");
+	BIO *b = len <= INT_MAX ? BIO_new_mem_buf(pem, (int)len) : NULL;
+	X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+	BIO_free(b);
+	return x;
+}
+
+/* pki_load_pair, and whether the certificate file holds that one
+ * certificate only (one_block, may be NULL). */
+static int load_pair(const char *dir, const char *base, struct pki_pair *p, bool *one_block)
 {
 	char path[PATH_MAX], name[64];
 	int rc = -ENOENT;
+	bool one = false;
 	snprintf(name, sizeof(name), "%s.crt", base);
 	if (path_join(path, sizeof(path), dir, name) < 0)
 		return -ENAMETOOLONG;
-	FILE *f = fopen(path, "re");
-	if (f) {
-		p->cert = PEM_read_X509(f, NULL, NULL, NULL);
-		fclose(f);
+	char *pem = NULL;
+	size_t len = 0;
+	if (kb_read_file(path, &pem, &len) == 0) {
+		p->cert = cert_from_pem(pem, len, &one);
+		free(pem);
 	}
+	if (one_block)
+		*one_block = one;
 	snprintf(name, sizeof(name), "%s.key", base);
 	if (path_join(path, sizeof(path), dir, name) < 0)
 		return -ENAMETOOLONG;
@@ -463,6 +480,12 @@ int pki_load_pair(const char *dir, const char *base, struct pki_pair *p)
 		pki_pair_free(p);
 	ERR_clear_error();
 	return rc;
+}
+
+/* Loads dir/<base>.crt and .key; -ENOENT when either is missing or broken. */
+int pki_load_pair(const char *dir, const char *base, struct pki_pair *p)
+{
+	return load_pair(dir, base, p, NULL);
 }
 
 /* ---- building certificates ---- */
@@ -540,11 +563,52 @@ static X509 *new_cert(EVP_PKEY *key, long seconds)
 	return cert;
 }
 
+/*
+ * A new P-256 key. EVP_EC_gen builds a key-generation context for every key
+ * (EVP_PKEY_Q_keygen: EVP_PKEY_CTX_new_from_name fetches the key manager
+ * again each time, 0.7 M instructions a key at a first start, which makes
+ * six); one context, initialised once, generates them all.
+ */
+static pthread_mutex_t keygen_lock = PTHREAD_MUTEX_INITIALIZER;
+static EVP_PKEY_CTX *keygen_ctx; /* process lifetime */
+
+static EVP_PKEY_CTX *keygen_ctx_new(void)
+{
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+	if (!ctx || EVP_PKEY_keygen_init(ctx) != 1 ||
+	    EVP_PKEY_CTX_set_group_name(ctx, SN_X9_62_prime256v1) != 1) {
+		EVP_PKEY_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
 static int gen_key(EVP_PKEY **out)
 {
-	*out = EVP_EC_gen("P-256");
+	*out = NULL;
+	pthread_mutex_lock(&keygen_lock);
+	if (!keygen_ctx)
+		keygen_ctx = keygen_ctx_new();
+	if (keygen_ctx && EVP_PKEY_generate(keygen_ctx, out) != 1)
+		*out = NULL;
+	pthread_mutex_unlock(&keygen_lock);
 	if (!*out) {
-		kb_tls_log_errors("pki", "EVP_EC_gen");
+		kb_tls_log_errors("pki", "P-256 key generation");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int kb_pki_new_key(EVP_PKEY **key, char **pem)
+{
+	KB_CHECK(key && pem, -EINVAL);
+	int rc = gen_key(key);
+	if (rc < 0)
+		return rc;
+	*pem = key_pem(*key);
+	if (!*pem) {
+		EVP_PKEY_free(*key);
+		*key = NULL;
 		return -ENOMEM;
 	}
 	return 0;
@@ -778,10 +842,18 @@ static bool client_subject_matches(X509 *cert, const char *user, const char *con
 
 /* ---- public ---- */
 
-static int ensure_ca(struct batch *bt, const char *dir, struct pki_pair *ca, bool *fresh)
+/* The PKI kb_pki_ensure_keep leaves in memory (pki.h). */
+struct kb_pki {
+	char dir[PATH_MAX];
+	struct pki_pair ca, server;
+	bool one_block; /* ca.crt and server.crt each hold their one certificate */
+};
+
+static int ensure_ca(struct batch *bt, const char *dir, struct pki_pair *ca, bool *fresh,
+		     bool *one_block)
 {
 	*fresh = false;
-	if (pki_load_pair(dir, "ca", ca) == 0 && ca_usable(ca))
+	if (load_pair(dir, "ca", ca, one_block) == 0 && ca_usable(ca))
 		return 0;
 	pki_pair_free(ca);
 	int rc = make_ca(ca);
@@ -789,27 +861,38 @@ static int ensure_ca(struct batch *bt, const char *dir, struct pki_pair *ca, boo
 		rc = save_pair(bt, dir, "ca", ca);
 	if (rc == 0) {
 		*fresh = true;
+		*one_block = true;
 		kb_info("pki", "created CA in %s", dir);
 	}
 	return rc;
 }
 
+/* The serving pair, kept in *keep (its certificate file's shape in
+ * *one_block). */
 static int ensure_server(struct batch *bt, const char *dir, const struct pki_pair *ca,
-			 bool fresh_ca, const char *const *sans, size_t nsans)
+			 bool fresh_ca, const char *const *sans, size_t nsans,
+			 struct pki_pair *keep, bool *one_block)
 {
 	struct pki_pair cur = {0}, made = {0};
 	GENERAL_NAMES *want = wanted_sans(sans, nsans);
 	if (!want)
 		return -ENOMEM;
 	int rc = 0;
-	if (!fresh_ca && pki_load_pair(dir, "server", &cur) == 0 && leaf_usable(&cur, ca) &&
-	    server_sans_match(cur.cert, want))
+	if (!fresh_ca && load_pair(dir, "server", &cur, one_block) == 0 &&
+	    leaf_usable(&cur, ca) && server_sans_match(cur.cert, want)) {
+		*keep = cur;
+		cur = (struct pki_pair){0};
 		goto out;
+	}
 	rc = make_server(ca, want, &made);
 	if (rc == 0)
 		rc = save_pair(bt, dir, "server", &made);
-	if (rc == 0)
+	if (rc == 0) {
 		kb_info("pki", "issued serving certificate in %s", dir);
+		*keep = made;
+		*one_block = true;
+		made = (struct pki_pair){0};
+	}
 out:
 	pki_pair_free(&cur);
 	pki_pair_free(&made);
@@ -834,22 +917,58 @@ out:
 	return rc;
 }
 
-/* kb_pki_ensure, without the serving certificate when !serving. */
+/*
+ * A certificate made here has its key as set_pubkey wrote it, never
+ * decoded, and OpenSSL needs the decoded key to serve it or to verify with
+ * it (X509_get0_pubkey); such a certificate is replaced by a parse of its
+ * own DER, as the file would have given.
+ */
+static int decoded(struct pki_pair *p)
+{
+	if (X509_get0_pubkey(p->cert))
+		return 0;
+	ERR_clear_error();
+	unsigned char *der = NULL;
+	int n = i2d_X509(p->cert, &der);
+	const unsigned char *q = der;
+	X509 *x = n > 0 ? d2i_X509(NULL, &q, n) : NULL;
+	OPENSSL_free(der);
+	if (!x || !X509_get0_pubkey(x)) {
+		X509_free(x);
+		kb_tls_log_errors("pki", "certificate");
+		return -ENOMEM;
+	}
+	X509_free(p->cert);
+	p->cert = x;
+	return 0;
+}
+
+/* kb_pki_ensure, without the serving certificate when !serving; the CA
+ * and serving pairs are kept in *keep when it is not NULL. */
 static int ensure(const char *dir, bool serving, const char *const *sans, size_t nsans,
-		  const char *admin_user, const char *const *admin_groups, size_t ngroups)
+		  const char *admin_user, const char *const *admin_groups, size_t ngroups,
+		  struct kb_pki *keep)
 {
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	struct pki_pair ca = {0};
+	struct pki_pair ca = {0}, server = {0};
 	struct batch bt = {0};
-	bool fresh = false;
-	int rc = ensure_ca(&bt, dir, &ca, &fresh);
+	bool fresh = false, ca_one = false, server_one = false;
+	int rc = ensure_ca(&bt, dir, &ca, &fresh, &ca_one);
 	if (rc == 0 && serving)
-		rc = ensure_server(&bt, dir, &ca, fresh, sans, nsans);
+		rc = ensure_server(&bt, dir, &ca, fresh, sans, nsans, &server, &server_one);
 	if (rc == 0)
 		rc = ensure_admin(&bt, dir, &ca, fresh, admin_user, admin_groups, ngroups);
 	rc = batch_commit(&bt, dir, rc);
+	if (rc == 0 && keep && (rc = decoded(&ca)) == 0 && (rc = decoded(&server)) == 0) {
+		snprintf(keep->dir, sizeof(keep->dir), "%s", dir);
+		keep->ca = ca;
+		keep->server = server;
+		keep->one_block = ca_one && server_one;
+		ca = server = (struct pki_pair){0};
+	}
 	pki_pair_free(&ca);
+	pki_pair_free(&server);
 	if (rc < 0)
 		kb_err("pki", "ensure %s: %s", dir, strerror(-rc));
 	return rc;
@@ -860,13 +979,68 @@ int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const 
 {
 	KB_CHECK(dir && admin_user && (ngroups == 0 || admin_groups), -EINVAL);
 	KB_CHECK(nsans == 0 || sans, -EINVAL);
-	return ensure(dir, true, sans, nsans, admin_user, admin_groups, ngroups);
+	return ensure(dir, true, sans, nsans, admin_user, admin_groups, ngroups, NULL);
+}
+
+int kb_pki_ensure_keep(const char *dir, const char *const *sans, size_t nsans,
+		       const char *admin_user, const char *const *admin_groups, size_t ngroups,
+		       kb_pki_t **out)
+{
+	KB_CHECK(dir && admin_user && (ngroups == 0 || admin_groups) && out, -EINVAL);
+	KB_CHECK(nsans == 0 || sans, -EINVAL);
+	KB_CHECK(strlen(dir) < PATH_MAX, -ENAMETOOLONG);
+	struct kb_pki *pki = calloc(1, sizeof(*pki));
+	if (!pki)
+		return -ENOMEM;
+	int rc = ensure(dir, true, sans, nsans, admin_user, admin_groups, ngroups, pki);
+	if (rc < 0) {
+		free(pki);
+		return rc;
+	}
+	*out = pki;
+	return 0;
+}
+
+void kb_pki_free(kb_pki_t *pki)
+{
+	if (!pki)
+		return;
+	pki_pair_free(&pki->ca);
+	pki_pair_free(&pki->server);
+	free(pki);
+}
+
+/*
+ * The serving context from the pairs already parsed: each certificate
+ * parse costs OpenSSL 3.0 a decoder for its key (about 1.4 M instructions),
+ * and reading the files again made three more of them. A ca.crt holding a
+ * bundle or a server.crt holding a chain (a --pki-dir the platform filled)
+ * takes the files' path, which reads every certificate in them.
+ */
+int kb_pki_server_ctx(const kb_pki_t *pki, SSL_CTX **out)
+{
+	KB_CHECK(pki && pki->ca.cert && pki->server.cert && out, -EINVAL);
+	if (pki->one_block)
+		return kb_tls_server_ctx_mem(pki->server.cert, pki->server.key, pki->ca.cert, out);
+	char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX];
+	int rc;
+	if ((rc = path_join(cert, sizeof(cert), pki->dir, "server.crt")) < 0 ||
+	    (rc = path_join(key, sizeof(key), pki->dir, "server.key")) < 0 ||
+	    (rc = path_join(ca, sizeof(ca), pki->dir, "ca.crt")) < 0)
+		return rc;
+	return kb_tls_server_ctx(cert, key, ca, out);
+}
+
+int kb_pki_signer(const kb_pki_t *pki, kb_pki_ca_t **out)
+{
+	KB_CHECK(pki && pki->ca.cert && out, -EINVAL);
+	return pki_ca_share(&pki->ca, out);
 }
 
 int kb_pki_ensure_client_ca(const char *dir, const char *user)
 {
 	KB_CHECK(dir && user, -EINVAL);
-	return ensure(dir, false, NULL, 0, user, NULL, 0);
+	return ensure(dir, false, NULL, 0, user, NULL, 0, NULL);
 }
 
 int kb_pki_issue_client(const char *dir, const char *user, const char *const *groups,

@@ -209,6 +209,25 @@ int kb_pki_cert_not_after(const void *pem, size_t len, time_t *out)
 
 /* ---- the CA ---- */
 
+int pki_ca_share(const struct pki_pair *p, kb_pki_ca_t **out)
+{
+	struct kb_pki_ca *ca = calloc(1, sizeof(*ca));
+	if (!ca)
+		return -ENOMEM;
+	if (X509_up_ref(p->cert) != 1) {
+		free(ca);
+		return -ENOMEM;
+	}
+	ca->p.cert = p->cert;
+	if (EVP_PKEY_up_ref(p->key) != 1) {
+		kb_pki_ca_free(ca);
+		return -ENOMEM;
+	}
+	ca->p.key = p->key;
+	*out = ca;
+	return 0;
+}
+
 int kb_pki_ca_load(const char *dir, kb_pki_ca_t **out)
 {
 	struct kb_pki_ca *ca = calloc(1, sizeof(*ca));
