@@ -447,7 +447,6 @@ static int open_store(struct server *s, const struct serve_args *a)
 	return rc;
 }
 
-
 /* The syncer's token issuer: tenant service-account tokens signed by the
  * proxy (the syncer does not depend on proxy/). */
 static int issue_sa_token(void *px, const char *ns, const char *sa, long ttl, char **jwt)
@@ -584,7 +583,7 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 	kb_pki_ca_t *signer = NULL;
 	if (kb_pki_signer(s.pki, &signer) == 0)
 		ctrl_set_signer(s.ctrl, signer); /* without a CA, CSRs are left unsigned */
-	kb_pki_free(s.pki); /* what stays in use holds its own references */
+	kb_pki_free(s.pki);                      /* what stays in use holds its own references */
 	s.pki = NULL;
 	uv_signal_init(s.loop, &s.sigterm);
 	uv_signal_init(s.loop, &s.sigint);

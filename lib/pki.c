@@ -878,8 +878,8 @@ static int ensure_server(struct batch *bt, const char *dir, const struct pki_pai
 	if (!want)
 		return -ENOMEM;
 	int rc = 0;
-	if (!fresh_ca && load_pair(dir, "server", &cur, one_block) == 0 &&
-	    leaf_usable(&cur, ca) && server_sans_match(cur.cert, want)) {
+	if (!fresh_ca && load_pair(dir, "server", &cur, one_block) == 0 && leaf_usable(&cur, ca) &&
+	    server_sans_match(cur.cert, want)) {
 		*keep = cur;
 		cur = (struct pki_pair){0};
 		goto out;
