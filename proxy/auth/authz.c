@@ -456,17 +456,18 @@ static json_t *aggregated_rules(struct authz *az, const char *self, const json_t
 	return out;
 }
 
-static void aggregate_one(struct authz *az, const char *name, const char **names, size_t n)
+/* true when the role's rules were rewritten */
+static bool aggregate_one(struct authz *az, const char *name, const char **names, size_t n)
 {
 	json_t *o = json_object_get(az->croles, name);
 	json_t *agg = json_object_get(o, "aggregationRule");
 	if (!json_is_object(agg))
-		return;
+		return false;
 	json_t *rules = aggregated_rules(az, name, agg, names, n);
 	json_t *have = json_object_get(o, "rules");
 	if (json_equal(rules, have ? have : json_array())) {
 		json_decref(rules);
-		return;
+		return false;
 	}
 	json_t *upd = json_deep_copy(o);
 	json_object_set_new(upd, "rules", rules);
@@ -474,18 +475,22 @@ static void aggregate_one(struct authz *az, const char *name, const char **names
 	int rc = store_update(az->px->store, res->store_key, "", name, upd, 0, NULL);
 	if (rc < 0)
 		kb_warn("authz", "aggregating clusterrole %s: %d", name, rc);
+	else /* its watch event comes at the commit; the next pass reads it now */
+		json_object_set(az->croles, name, upd);
 	json_decref(upd);
+	return rc == 0;
 }
 
-static void aggregate(struct authz *az)
+/* One pass over the roles in name order; true when one was rewritten. */
+static bool aggregate_pass(struct authz *az)
 {
-	az->agg_pending = false;
+	bool changed = false;
 	size_t n = json_object_size(az->croles), i = 0;
 	const char **names = calloc(n ? n : 1, sizeof(*names));
 	const char *k;
 	json_t *v;
 	if (!names)
-		return;
+		return false;
 	json_object_foreach (az->croles, k, v)
 		names[i++] = k;
 	qsort(names, n, sizeof(*names), cmp_str);
@@ -495,7 +500,7 @@ static void aggregate(struct authz *az)
 		copy[i] = strdup(names[i]);
 	free(names);
 	if (!copy)
-		return;
+		return false;
 	for (i = 0; i < n; i++) {
 		size_t m = json_object_size(az->croles), j = 0;
 		const char **cur = calloc(m ? m : 1, sizeof(*cur));
@@ -504,13 +509,36 @@ static void aggregate(struct authz *az)
 		json_object_foreach (az->croles, k, v)
 			cur[j++] = k;
 		qsort(cur, m, sizeof(*cur), cmp_str);
-		if (copy[i] && json_object_get(az->croles, copy[i]))
-			aggregate_one(az, copy[i], cur, m);
+		if (copy[i] && json_object_get(az->croles, copy[i]) &&
+		    aggregate_one(az, copy[i], cur, m))
+			changed = true;
 		free(cur);
 	}
 	for (i = 0; i < n; i++)
 		free(copy[i]);
 	free(copy);
+	return changed;
+}
+
+/*
+ * Aggregates until nothing changes. A role can aggregate another
+ * aggregated role (admin takes edit's rules, edit takes view's): kube's
+ * ClusterRoleAggregation controller (pkg/controller/clusterroleaggregation,
+ * syncClusterRole) requeues a role when one it selects changes, until the
+ * rules settle. One pass in name order left admin without edit's rules
+ * until the next request, and every restart rewrote admin and edit (two
+ * writes and a sync on a start that should write nothing). Rules only
+ * grow within a pass, so this settles; the bound is a guard.
+ */
+#define AGG_MAX_PASSES 16
+
+static void aggregate(struct authz *az)
+{
+	for (int pass = 0; pass < AGG_MAX_PASSES; pass++) {
+		az->agg_pending = false;
+		if (!aggregate_pass(az))
+			break;
+	}
 }
 
 /* ---- the index, from the store ------------------------------------------ */
