@@ -596,14 +596,14 @@ static int bootstrap(struct proxy *px)
 	json_array_foreach (objs, i, o) {
 		const struct proxy_resource *res =
 		    resource_find_kind(RBAC_GROUP, json_string_value(json_object_get(o, "kind")));
-		json_t *have = NULL;
+		const char *have = NULL;
+		size_t len = 0;
 		if (!res)
 			continue;
-		if (store_get(px->store, res->store_key, "", obj_str(o, "metadata.name"), &have) ==
-		    0) {
-			json_decref(have);
+		/* there already: its text is enough (no parse) */
+		if (store_get_raw(px->store, res->store_key, "", obj_str(o, "metadata.name"), &have,
+				  &len, NULL) == 0)
 			continue;
-		}
 		rc = px->client->bootstrap_create(px, res, o, NULL);
 		if (rc < 0 && rc != -EEXIST)
 			break;
