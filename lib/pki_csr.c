@@ -185,7 +185,7 @@ int kb_pki_certs_check(const void *pem, size_t len, char *err, size_t errlen)
 }
 
 /* A certificate's notAfter as a time_t; 0 when it cannot be read. */
-static time_t not_after(const X509 *c)
+time_t pki_not_after(const X509 *c)
 {
 	struct tm tm;
 	return ASN1_TIME_to_tm(X509_get0_notAfter(c), &tm) == 1 ? timegm(&tm) : 0;
@@ -197,7 +197,7 @@ int kb_pki_cert_not_after(const void *pem, size_t len, time_t *out)
 		return -EINVAL;
 	BIO *b = BIO_new_mem_buf(pem, (int)len);
 	X509 *c = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
-	time_t t = c ? not_after(c) : 0;
+	time_t t = c ? pki_not_after(c) : 0;
 	int rc = t ? 0 : -EINVAL;
 	if (t)
 		*out = t;
@@ -252,7 +252,7 @@ void kb_pki_ca_free(kb_pki_ca_t *ca)
 
 time_t kb_pki_ca_not_after(const kb_pki_ca_t *ca)
 {
-	return not_after(ca->p.cert);
+	return pki_not_after(ca->p.cert);
 }
 
 /* The request's subject in Go's marshalling order (pkix.Name.ToRDNSequence

@@ -491,6 +491,72 @@ START_TEST(kubeconfig_render)
 }
 END_TEST
 
+/* The stamp's NOT_AFTER, or 0. */
+static long long stamp_not_after(void)
+{
+	char *st = slurp(".pki-checked"), hex[65];
+	long long na = 0;
+	if (sscanf(st, "v1 %64s %lld", hex, &na) != 2)
+		na = 0;
+	free(st);
+	return na;
+}
+
+/* A check that passed leaves a stamp; a start whose files and request
+ * match it skips the check; renewal due, a changed file or other SANs
+ * take the full check again, which does what it always did. */
+START_TEST(stamp_skips_only_an_unchanged_check)
+{
+	ensure(NULL, 0);
+	long long na = stamp_not_after();
+	X509 *adm = load_cert("admin.crt"), *s1 = load_cert("server.crt");
+	struct tm ta, ts;
+	ck_assert_int_eq(ASN1_TIME_to_tm(X509_get0_notAfter(adm), &ta), 1);
+	ck_assert_int_eq(ASN1_TIME_to_tm(X509_get0_notAfter(s1), &ts), 1);
+	long long a = (long long)timegm(&ta), b = (long long)timegm(&ts);
+	ck_assert_int_eq(na, a < b ? a : b); /* the earliest: the leaves' year */
+	X509_free(adm);
+	X509_free(s1);
+	/* renewal due by the stamp: the full check runs and stamps the truth */
+	char *st = slurp(".pki-checked");
+	st[strlen(st) - 1] = '\0';
+	*strrchr(st, ' ') = '\0';
+	char line[160];
+	int n = snprintf(line, sizeof(line), "%s %lld\n", st, (long long)time(NULL) + 60);
+	ck_assert_int_eq(kb_write_file(path_of(".pki-checked"), line, (size_t)n, 0644), 0);
+	free(st);
+	ensure(NULL, 0);
+	ck_assert_int_eq(stamp_not_after(), na);
+	/* another CA's admin pair under an unchanged stamp: re-issued by ours */
+	char other[80];
+	snprintf(other, sizeof(other), "%s/other", dir);
+	ck_assert_int_eq(kb_pki_ensure(other, NULL, 0, "kubicle-admin", NULL, 0), 0);
+	char *oc = slurp("other/admin.crt"), *ok = slurp("other/admin.key");
+	ck_assert_int_eq(kb_write_file(path_of("admin.crt"), oc, strlen(oc), 0644), 0);
+	ck_assert_int_eq(kb_write_file(path_of("admin.key"), ok, strlen(ok), 0600), 0);
+	ensure(NULL, 0);
+	char *now = slurp("admin.crt");
+	ck_assert_str_ne(now, oc);
+	X509 *ca = load_cert("ca.crt");
+	adm = load_cert("admin.crt");
+	ck_assert_int_eq(verify_chain(ca, adm, X509_PURPOSE_SSL_CLIENT), 0);
+	/* other SANs: a new serving certificate despite the stamp */
+	char *srv1 = slurp("server.crt");
+	const char *const sans[] = {"new.example.test"};
+	ensure(sans, 1);
+	X509 *srv = load_cert("server.crt");
+	ck_assert(has_dns(srv, "new.example.test"));
+	X509_free(srv);
+	X509_free(adm);
+	X509_free(ca);
+	free(srv1);
+	free(now);
+	free(oc);
+	free(ok);
+	rm_rf();
+}
+END_TEST
+
 /* Appends file `from` to file `to` (a chain, a bundle). */
 static void append_file(const char *to, const char *from)
 {
@@ -635,6 +701,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, keep_serves_the_files);
 	tcase_add_test(tc, keep_with_chain_and_bundle);
 	tcase_add_test(tc, new_key_pem);
+	tcase_add_test(tc, stamp_skips_only_an_unchanged_check);
 	suite_add_tcase(s, tc);
 	return s;
 }
