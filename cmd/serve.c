@@ -317,7 +317,11 @@ static void client_host(const char *listen, char *buf, size_t len)
 
 /*
  * Writes the kubeconfig unless it already says the same (a restart on the
- * same port: the supervisor keeps it). A full disk does not stop the
+ * same port: the supervisor keeps it). It is made from the PKI and the
+ * port at every start, so it is replaced atomically but not synced (two
+ * fsyncs of every first start, and of every start on a new port): a crash
+ * may leave the old one, or none, until the next start writes it again,
+ * which it does before it serves. A full disk does not stop the
  * server: a tenant that crashed on one must still come up, serve reads
  * and refuse writes (store.h, Health) until there is room again; the
  * kubeconfig already there stays (logged).
@@ -330,7 +334,7 @@ static int put_kubeconfig(const char *path, const struct kb_kubeconfig *kc)
 		return rc;
 	if (kb_read_file(path, &have, NULL) == 0 && strcmp(have, text) == 0)
 		goto out;
-	rc = kb_write_file(path, text, strlen(text), 0600);
+	rc = kb_write_file_unsynced(path, text, strlen(text), 0600);
 	if (rc == -ENOSPC || rc == -EDQUOT) {
 		kb_warn("main", "cannot write %s: %s; serving anyway", path, strerror(-rc));
 		rc = 0;

@@ -153,8 +153,9 @@ static int fsync_dir(const char *dir)
 	return rc;
 }
 
-/* Temp file in the same folder, fsync, rename; the folder is not synced. */
-static int write_file_nodirsync(const char *path, const char *data, size_t len, int mode)
+/* Temp file in the same folder, fsync when `sync`, rename; the folder is
+ * not synced. */
+static int replace_file(const char *path, const char *data, size_t len, int mode, bool sync)
 {
 	char tmp[PATH_MAX];
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
@@ -167,7 +168,7 @@ static int write_file_nodirsync(const char *path, const char *data, size_t len, 
 		rc = -errno;
 	if (rc == 0)
 		rc = write_all(fd, data, len);
-	if (rc == 0 && fsync(fd) < 0)
+	if (rc == 0 && sync && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
@@ -178,13 +179,18 @@ static int write_file_nodirsync(const char *path, const char *data, size_t len, 
 	return rc;
 }
 
+int kb_write_file_unsynced(const char *path, const char *data, size_t len, int mode)
+{
+	return replace_file(path, data, len, mode, false);
+}
+
 int kb_write_file(const char *path, const char *data, size_t len, int mode)
 {
 	char dir[PATH_MAX];
 	int rc = dir_of(path, dir, sizeof(dir));
 	if (rc < 0)
 		return rc;
-	rc = write_file_nodirsync(path, data, len, mode);
+	rc = replace_file(path, data, len, mode, true);
 	if (rc < 0)
 		return rc;
 	return fsync_dir(dir);
@@ -1065,21 +1071,13 @@ static bool stamp_matches(const char *dir, const char *hex)
 static void stamp_write(const char *dir, const struct pki_request *rq, time_t not_after)
 {
 	struct pki_texts t = {0};
-	char hex[65], path[PATH_MAX], tmp[PATH_MAX + 16], line[128];
-	int n, fd = -1;
-	if (request_digest(dir, rq, &t, hex) < 0 ||
-	    path_join(path, sizeof(path), dir, STAMP_FILE) < 0)
-		goto out;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
-	n = snprintf(line, sizeof(line), STAMP_VERSION " %s %lld\n", hex, (long long)not_after);
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
-		goto out;
-	if (write_all(fd, line, (size_t)n) < 0 || close(fd) < 0 || rename(tmp, path) < 0)
-		unlink(tmp);
-	fd = -1;
-out:
-	if (fd >= 0)
-		close(fd);
+	char hex[65], path[PATH_MAX], line[128];
+	if (request_digest(dir, rq, &t, hex) == 0 &&
+	    path_join(path, sizeof(path), dir, STAMP_FILE) == 0) {
+		int n = snprintf(line, sizeof(line), STAMP_VERSION " %s %lld\n", hex,
+				 (long long)not_after);
+		kb_write_file_unsynced(path, line, (size_t)n, 0600);
+	}
 	texts_free(&t);
 }
 

@@ -50,6 +50,10 @@ struct evp_pkey_st *kb_pki_key_from_pem(const char *pem, size_t len);
 int kb_read_file(const char *path, char **out, size_t *len_out);
 /* Writes atomically (temp file + fsync + rename) with `mode`. */
 int kb_write_file(const char *path, const char *data, size_t len, int mode);
+/* The same without fsync: for a file made again from others whenever it
+ * is missing or differs (a crash may leave the old one, or none, until
+ * then). */
+int kb_write_file_unsynced(const char *path, const char *data, size_t len, int mode);
 
 /* ---- certificate requests and an in-memory CA (pki_csr.c) -----------------
  * CPU only, no file I/O except kb_pki_ca_load. */

@@ -415,8 +415,15 @@ START_TEST(write_and_read_file)
 	ck_assert_str_eq(data, "bye");
 	ck_assert_int_eq(mode_of("f.txt"), 0600);
 	free(data);
+	/* unsynced: the same replacement, without fsync */
+	ck_assert_int_eq(kb_write_file_unsynced(p, "again", 5, 0644), 0);
+	ck_assert_int_eq(kb_read_file(p, &data, &len), 0);
+	ck_assert_str_eq(data, "again");
+	ck_assert_int_eq(mode_of("f.txt"), 0644);
+	free(data);
 	ck_assert_int_eq(kb_read_file(path_of("missing"), &data, &len), -ENOENT);
 	ck_assert_int_lt(kb_write_file("/nonexistent-kb/x", "a", 1, 0600), 0);
+	ck_assert_int_lt(kb_write_file_unsynced("/nonexistent-kb/x", "a", 1, 0600), 0);
 	/* No temp files left behind. */
 	char cmd[160];
 	snprintf(cmd, sizeof(cmd), "test $(ls -A '%s' | wc -l) -eq 1", dir);
