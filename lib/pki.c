@@ -970,7 +970,7 @@ static int decoded(struct pki_pair *p)
  * stamp. The stamp is a cache: not synced (a stamp lost in a crash costs
  * one full check), and a read-only --pki-dir simply has none.
  */
-#define STAMP_FILE  ".pki-checked"
+#define STAMP_FILE  KB_PKI_STAMP
 #define STAMP_FILES 6
 /* Bump when the full check asks more of the files: older stamps then no
  * longer match. */

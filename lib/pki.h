@@ -23,6 +23,9 @@
  */
 int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const char *admin_user,
 		  const char *const *admin_groups, size_t ngroups);
+/* The file in `dir` where a check that passed leaves its stamp (a cache,
+ * lib/pki.c; whoever removes the folder removes it too). */
+#define KB_PKI_STAMP ".pki-checked"
 /* The same without a serving certificate: a CA that signs only the one
  * client certificate admin.crt/admin.key of CN `user` (the aggregation
  * layer's front-proxy identity). */
