@@ -134,45 +134,43 @@ static int use_client_ca(SSL_CTX *ctx, X509 *ca)
 	return 0;
 }
 
-int kb_tls_server_ctx(const char *cert_file, const char *key_file, const char *client_ca_file,
-		      SSL_CTX **out)
+/* Hands ctx out (rc 0) or frees it after logging why (rc < 0). */
+static int ctx_done(SSL_CTX *ctx, int rc, SSL_CTX **out)
 {
-	int rc = -EINVAL;
-	SSL_CTX *ctx = ctx_new();
-	if (!ctx)
-		return -ENOMEM;
-	if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1 ||
-	    use_key_file(ctx, key_file) < 0 || SSL_CTX_check_private_key(ctx) != 1) {
-		rc = -ENOENT;
-		goto fail;
+	if (rc == 0) {
+		*out = ctx;
+		return 0;
 	}
-	if (client_ca_file && setup_client_ca(ctx, client_ca_file) < 0)
-		goto fail;
-	*out = ctx;
-	return 0;
-fail:
 	kb_tls_log_errors("tls", "server context");
 	SSL_CTX_free(ctx);
 	return rc;
 }
 
-int kb_tls_server_ctx_mem(X509 *cert, EVP_PKEY *key, X509 *client_ca, SSL_CTX **out)
+int kb_tls_server_ctx(const char *cert_file, const char *key_file, const char *client_ca_file,
+		      SSL_CTX **out)
 {
-	int rc = -EINVAL;
 	SSL_CTX *ctx = ctx_new();
 	if (!ctx)
 		return -ENOMEM;
-	if (SSL_CTX_use_certificate(ctx, cert) != 1 || SSL_CTX_use_PrivateKey(ctx, key) != 1 ||
-	    SSL_CTX_check_private_key(ctx) != 1) {
-		rc = -ENOENT;
-		goto fail;
-	}
-	if (client_ca && use_client_ca(ctx, client_ca) < 0)
-		goto fail;
-	*out = ctx;
-	return 0;
-fail:
-	kb_tls_log_errors("tls", "server context");
-	SSL_CTX_free(ctx);
-	return rc;
+	int rc = SSL_CTX_use_certificate_chain_file(ctx, cert_file) == 1 &&
+			 use_key_file(ctx, key_file) == 0 && SSL_CTX_check_private_key(ctx) == 1
+		     ? 0
+		     : -ENOENT;
+	if (rc == 0 && client_ca_file && setup_client_ca(ctx, client_ca_file) < 0)
+		rc = -EINVAL;
+	return ctx_done(ctx, rc, out);
+}
+
+int kb_tls_server_ctx_mem(X509 *cert, EVP_PKEY *key, X509 *client_ca, SSL_CTX **out)
+{
+	SSL_CTX *ctx = ctx_new();
+	if (!ctx)
+		return -ENOMEM;
+	int rc = SSL_CTX_use_certificate(ctx, cert) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1 &&
+			 SSL_CTX_check_private_key(ctx) == 1
+		     ? 0
+		     : -ENOENT;
+	if (rc == 0 && client_ca && use_client_ca(ctx, client_ca) < 0)
+		rc = -EINVAL;
+	return ctx_done(ctx, rc, out);
 }
