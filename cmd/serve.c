@@ -25,7 +25,6 @@
 #include "lib/kubeconfig.h"
 #include "lib/log.h"
 #include "lib/pki.h"
-#include "lib/tls.h"
 #include "policies/policies.h"
 #include "proxy/dns/dns.h"
 #include "syncer/syncer.h"
