@@ -327,6 +327,8 @@ static void remove_pki_dir(const char *tmp)
 		snprintf(path, sizeof(path), "%s/%s", tmp, pki_files[i]);
 		unlink(path);
 	}
+	snprintf(path, sizeof(path), "%s/%s", tmp, KB_PKI_STAMP);
+	unlink(path);
 	if (rmdir(tmp) < 0)
 		fprintf(stderr, "kubicle manifest: cannot remove %s: %s\n", tmp, strerror(errno));
 }

@@ -25,7 +25,6 @@
 #include "lib/kubeconfig.h"
 #include "lib/log.h"
 #include "lib/pki.h"
-#include "lib/tls.h"
 #include "policies/policies.h"
 #include "proxy/dns/dns.h"
 #include "syncer/syncer.h"
@@ -124,6 +123,7 @@ struct server {
 	syncer_t *syncer;
 	dns_t *dns;
 	SSL_CTX *tls;
+	kb_pki_t *pki; /* until the controllers have their signer */
 	policy_t *policy;
 	uv_signal_t sigterm, sigint;
 	const struct serve_hooks *hooks; /* the caller's, or NULL */
@@ -316,7 +316,11 @@ static void client_host(const char *listen, char *buf, size_t len)
 
 /*
  * Writes the kubeconfig unless it already says the same (a restart on the
- * same port: the supervisor keeps it). A full disk does not stop the
+ * same port: the supervisor keeps it). It is made from the PKI and the
+ * port at every start, so it is replaced atomically but not synced (two
+ * fsyncs of every first start, and of every start on a new port): a crash
+ * may leave the old one, or none, until the next start writes it again,
+ * which it does before it serves. A full disk does not stop the
  * server: a tenant that crashed on one must still come up, serve reads
  * and refuse writes (store.h, Health) until there is room again; the
  * kubeconfig already there stays (logged).
@@ -329,7 +333,7 @@ static int put_kubeconfig(const char *path, const struct kb_kubeconfig *kc)
 		return rc;
 	if (kb_read_file(path, &have, NULL) == 0 && strcmp(have, text) == 0)
 		goto out;
-	rc = kb_write_file(path, text, strlen(text), 0600);
+	rc = kb_write_file_unsynced(path, text, strlen(text), 0600);
 	if (rc == -ENOSPC || rc == -EDQUOT) {
 		kb_warn("main", "cannot write %s: %s; serving anyway", path, strerror(-rc));
 		rc = 0;
@@ -446,17 +450,6 @@ static int open_store(struct server *s, const struct serve_args *a)
 	return rc;
 }
 
-static int make_tls(struct server *s, const char *dir)
-{
-	char cert[4096], key[4096], ca[4096];
-	int rc;
-	if ((rc = path_join(cert, sizeof(cert), dir, "server.crt")) < 0 ||
-	    (rc = path_join(key, sizeof(key), dir, "server.key")) < 0 ||
-	    (rc = path_join(ca, sizeof(ca), dir, "ca.crt")) < 0)
-		return rc;
-	return kb_tls_server_ctx(cert, key, ca, &s->tls);
-}
-
 /* The syncer's token issuer: tenant service-account tokens signed by the
  * proxy (the syncer does not depend on proxy/). */
 static int issue_sa_token(void *px, const char *ns, const char *sa, long ttl, char **jwt)
@@ -517,7 +510,7 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 		return 1;
 	}
 	static const char *const groups[] = {"system:masters"};
-	rc = kb_pki_ensure(a.pki_dir, a.sans, a.nsans, "kubicle-admin", groups, 1);
+	rc = kb_pki_ensure_keep(a.pki_dir, a.sans, a.nsans, "kubicle-admin", groups, 1, &s.pki);
 	if (rc < 0) {
 		fprintf(stderr, "kubicle: certificates in %s: %s\n", a.pki_dir, strerror(-rc));
 		return 1;
@@ -525,9 +518,10 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 	s.loop = uv_default_loop();
 	if ((rc = open_store(&s, &a)) < 0) {
 		fprintf(stderr, "kubicle: store: %s\n", strerror(-rc));
+		kb_pki_free(s.pki);
 		return 1;
 	}
-	if ((rc = make_tls(&s, a.pki_dir)) < 0) {
+	if ((rc = kb_pki_server_ctx(s.pki, &s.tls)) < 0) {
 		fprintf(stderr, "kubicle: tls: %s\n", strerror(-rc));
 		goto fail_tls;
 	}
@@ -589,7 +583,11 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 		ctrl_set_event_ttl(s.ctrl, a.event_ttl);
 	if (a.hpa_sync > 0)
 		ctrl_set_hpa_sync_period(s.ctrl, a.hpa_sync);
-	ctrl_set_ca(s.ctrl, a.pki_dir); /* without a CA, CSRs are left unsigned */
+	kb_pki_ca_t *signer = NULL;
+	if (kb_pki_signer(s.pki, &signer) == 0)
+		ctrl_set_signer(s.ctrl, signer); /* without a CA, CSRs are left unsigned */
+	kb_pki_free(s.pki);                      /* what stays in use holds its own references */
+	s.pki = NULL;
 	uv_signal_init(s.loop, &s.sigterm);
 	uv_signal_init(s.loop, &s.sigint);
 	s.sigterm.data = s.sigint.data = &s;
@@ -616,6 +614,7 @@ fail_proxy:
 	SSL_CTX_free(s.tls);
 fail_tls:
 	store_close(s.store);
+	kb_pki_free(s.pki);
 	return 1;
 }
 

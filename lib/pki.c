@@ -153,8 +153,9 @@ static int fsync_dir(const char *dir)
 	return rc;
 }
 
-/* Temp file in the same folder, fsync, rename; the folder is not synced. */
-static int write_file_nodirsync(const char *path, const char *data, size_t len, int mode)
+/* Temp file in the same folder, fsync when `sync`, rename; the folder is
+ * not synced. */
+static int replace_file(const char *path, const char *data, size_t len, int mode, bool sync)
 {
 	char tmp[PATH_MAX];
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
@@ -167,7 +168,7 @@ static int write_file_nodirsync(const char *path, const char *data, size_t len, 
 		rc = -errno;
 	if (rc == 0)
 		rc = write_all(fd, data, len);
-	if (rc == 0 && fsync(fd) < 0)
+	if (rc == 0 && sync && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
@@ -178,13 +179,18 @@ static int write_file_nodirsync(const char *path, const char *data, size_t len, 
 	return rc;
 }
 
+int kb_write_file_unsynced(const char *path, const char *data, size_t len, int mode)
+{
+	return replace_file(path, data, len, mode, false);
+}
+
 int kb_write_file(const char *path, const char *data, size_t len, int mode)
 {
 	char dir[PATH_MAX];
 	int rc = dir_of(path, dir, sizeof(dir));
 	if (rc < 0)
 		return rc;
-	rc = write_file_nodirsync(path, data, len, mode);
+	rc = replace_file(path, data, len, mode, true);
 	if (rc < 0)
 		return rc;
 	return fsync_dir(dir);
@@ -440,19 +446,36 @@ static EVP_PKEY *read_key(const char *path)
 	return k;
 }
 
-/* Loads dir/<base>.crt and .key; -ENOENT when either is missing or broken. */
-int pki_load_pair(const char *dir, const char *base, struct pki_pair *p)
+/* The first certificate in PEM text, or NULL; *one_block: the text holds
+ * one PEM block, that certificate (what this module writes). */
+static X509 *cert_from_pem(const char *pem, size_t len, bool *one_block)
+{
+	const char *begin = strstr(pem, "-----BEGIN ");
+	*one_block = begin && !strstr(begin + 1, "-----BEGIN ");
+	BIO *b = len <= INT_MAX ? BIO_new_mem_buf(pem, (int)len) : NULL;
+	X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+	BIO_free(b);
+	return x;
+}
+
+/* pki_load_pair, and whether the certificate file holds that one
+ * certificate only (one_block, may be NULL). */
+static int load_pair(const char *dir, const char *base, struct pki_pair *p, bool *one_block)
 {
 	char path[PATH_MAX], name[64];
 	int rc = -ENOENT;
+	bool one = false;
 	snprintf(name, sizeof(name), "%s.crt", base);
 	if (path_join(path, sizeof(path), dir, name) < 0)
 		return -ENAMETOOLONG;
-	FILE *f = fopen(path, "re");
-	if (f) {
-		p->cert = PEM_read_X509(f, NULL, NULL, NULL);
-		fclose(f);
+	char *pem = NULL;
+	size_t len = 0;
+	if (kb_read_file(path, &pem, &len) == 0) {
+		p->cert = cert_from_pem(pem, len, &one);
+		free(pem);
 	}
+	if (one_block)
+		*one_block = one;
 	snprintf(name, sizeof(name), "%s.key", base);
 	if (path_join(path, sizeof(path), dir, name) < 0)
 		return -ENAMETOOLONG;
@@ -463,6 +486,12 @@ int pki_load_pair(const char *dir, const char *base, struct pki_pair *p)
 		pki_pair_free(p);
 	ERR_clear_error();
 	return rc;
+}
+
+/* Loads dir/<base>.crt and .key; -ENOENT when either is missing or broken. */
+int pki_load_pair(const char *dir, const char *base, struct pki_pair *p)
+{
+	return load_pair(dir, base, p, NULL);
 }
 
 /* ---- building certificates ---- */
@@ -540,11 +569,52 @@ static X509 *new_cert(EVP_PKEY *key, long seconds)
 	return cert;
 }
 
+/*
+ * A new P-256 key. EVP_EC_gen builds a key-generation context for every key
+ * (EVP_PKEY_Q_keygen: EVP_PKEY_CTX_new_from_name fetches the key manager
+ * again each time, 0.7 M instructions a key at a first start, which makes
+ * six); one context, initialised once, generates them all.
+ */
+static pthread_mutex_t keygen_lock = PTHREAD_MUTEX_INITIALIZER;
+static EVP_PKEY_CTX *keygen_ctx; /* process lifetime */
+
+static EVP_PKEY_CTX *keygen_ctx_new(void)
+{
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+	if (!ctx || EVP_PKEY_keygen_init(ctx) != 1 ||
+	    EVP_PKEY_CTX_set_group_name(ctx, SN_X9_62_prime256v1) != 1) {
+		EVP_PKEY_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
 static int gen_key(EVP_PKEY **out)
 {
-	*out = EVP_EC_gen("P-256");
+	*out = NULL;
+	pthread_mutex_lock(&keygen_lock);
+	if (!keygen_ctx)
+		keygen_ctx = keygen_ctx_new();
+	if (keygen_ctx && EVP_PKEY_generate(keygen_ctx, out) != 1)
+		*out = NULL;
+	pthread_mutex_unlock(&keygen_lock);
 	if (!*out) {
-		kb_tls_log_errors("pki", "EVP_EC_gen");
+		kb_tls_log_errors("pki", "P-256 key generation");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int kb_pki_new_key(EVP_PKEY **key, char **pem)
+{
+	KB_CHECK(key && pem, -EINVAL);
+	int rc = gen_key(key);
+	if (rc < 0)
+		return rc;
+	*pem = key_pem(*key);
+	if (!*pem) {
+		EVP_PKEY_free(*key);
+		*key = NULL;
 		return -ENOMEM;
 	}
 	return 0;
@@ -778,10 +848,18 @@ static bool client_subject_matches(X509 *cert, const char *user, const char *con
 
 /* ---- public ---- */
 
-static int ensure_ca(struct batch *bt, const char *dir, struct pki_pair *ca, bool *fresh)
+/* The PKI kb_pki_ensure_keep leaves in memory (pki.h). */
+struct kb_pki {
+	char dir[PATH_MAX];
+	struct pki_pair ca, server;
+	bool one_block; /* ca.crt and server.crt each hold their one certificate */
+};
+
+static int ensure_ca(struct batch *bt, const char *dir, struct pki_pair *ca, bool *fresh,
+		     bool *one_block)
 {
 	*fresh = false;
-	if (pki_load_pair(dir, "ca", ca) == 0 && ca_usable(ca))
+	if (load_pair(dir, "ca", ca, one_block) == 0 && ca_usable(ca))
 		return 0;
 	pki_pair_free(ca);
 	int rc = make_ca(ca);
@@ -789,27 +867,38 @@ static int ensure_ca(struct batch *bt, const char *dir, struct pki_pair *ca, boo
 		rc = save_pair(bt, dir, "ca", ca);
 	if (rc == 0) {
 		*fresh = true;
+		*one_block = true;
 		kb_info("pki", "created CA in %s", dir);
 	}
 	return rc;
 }
 
+/* The serving pair, kept in *keep (its certificate file's shape in
+ * *one_block). */
 static int ensure_server(struct batch *bt, const char *dir, const struct pki_pair *ca,
-			 bool fresh_ca, const char *const *sans, size_t nsans)
+			 bool fresh_ca, const char *const *sans, size_t nsans,
+			 struct pki_pair *keep, bool *one_block)
 {
 	struct pki_pair cur = {0}, made = {0};
 	GENERAL_NAMES *want = wanted_sans(sans, nsans);
 	if (!want)
 		return -ENOMEM;
 	int rc = 0;
-	if (!fresh_ca && pki_load_pair(dir, "server", &cur) == 0 && leaf_usable(&cur, ca) &&
-	    server_sans_match(cur.cert, want))
+	if (!fresh_ca && load_pair(dir, "server", &cur, one_block) == 0 && leaf_usable(&cur, ca) &&
+	    server_sans_match(cur.cert, want)) {
+		*keep = cur;
+		cur = (struct pki_pair){0};
 		goto out;
+	}
 	rc = make_server(ca, want, &made);
 	if (rc == 0)
 		rc = save_pair(bt, dir, "server", &made);
-	if (rc == 0)
+	if (rc == 0) {
 		kb_info("pki", "issued serving certificate in %s", dir);
+		*keep = made;
+		*one_block = true;
+		made = (struct pki_pair){0};
+	}
 out:
 	pki_pair_free(&cur);
 	pki_pair_free(&made);
@@ -817,41 +906,269 @@ out:
 	return rc;
 }
 
+/* The client pair; its notAfter in *not_after. */
 static int ensure_admin(struct batch *bt, const char *dir, const struct pki_pair *ca, bool fresh_ca,
-			const char *user, const char *const *groups, size_t ngroups)
+			const char *user, const char *const *groups, size_t ngroups,
+			time_t *not_after)
 {
 	struct pki_pair cur = {0}, made = {0};
 	int rc = 0;
 	if (!fresh_ca && pki_load_pair(dir, "admin", &cur) == 0 && leaf_usable(&cur, ca) &&
-	    client_subject_matches(cur.cert, user, groups, ngroups))
+	    client_subject_matches(cur.cert, user, groups, ngroups)) {
+		*not_after = pki_not_after(cur.cert);
 		goto out;
+	}
 	rc = make_client(ca, user, groups, ngroups, CLIENT_SECONDS, &made);
 	if (rc == 0)
 		rc = save_pair(bt, dir, "admin", &made);
+	if (rc == 0)
+		*not_after = pki_not_after(made.cert);
 out:
 	pki_pair_free(&cur);
 	pki_pair_free(&made);
 	return rc;
 }
 
-/* kb_pki_ensure, without the serving certificate when !serving. */
-static int ensure(const char *dir, bool serving, const char *const *sans, size_t nsans,
-		  const char *admin_user, const char *const *admin_groups, size_t ngroups)
+/*
+ * A certificate made here has its key as set_pubkey wrote it, never
+ * decoded, and OpenSSL needs the decoded key to serve it or to verify with
+ * it (X509_get0_pubkey); such a certificate is replaced by a parse of its
+ * own DER, as the file would have given.
+ */
+static int decoded(struct pki_pair *p)
+{
+	if (!p->cert || X509_get0_pubkey(p->cert))
+		return 0;
+	ERR_clear_error();
+	unsigned char *der = NULL;
+	int n = i2d_X509(p->cert, &der);
+	const unsigned char *q = der;
+	X509 *x = n > 0 ? d2i_X509(NULL, &q, n) : NULL;
+	OPENSSL_free(der);
+	if (!x || !X509_get0_pubkey(x)) {
+		X509_free(x);
+		kb_tls_log_errors("pki", "certificate");
+		return -ENOMEM;
+	}
+	X509_free(p->cert);
+	p->cert = x;
+	return 0;
+}
+
+/*
+ * The stamp of the last full check (DIR/.pki-checked). Every start used to
+ * check the same files again: parse each certificate (OpenSSL 3.0 builds a
+ * decoder for its key: 1.4 M instructions), verify each leaf's signature,
+ * for the tenant's pairs and the front-proxy's, about 11 M instructions of
+ * a 60 M start on existing data. A check that passed leaves
+ * "v1 DIGEST NOT_AFTER": the SHA-256 of what was asked (SANs, user, groups)
+ * and of every file's bytes, and the earliest notAfter of the certificates.
+ * A start whose files and request hash to DIGEST, while NOT_AFTER is more
+ * than the renewal margin away, knows the check would pass again and
+ * skips it; anything else (a changed or missing file, other SANs, renewal
+ * due, a missing or torn stamp) takes the full check, which writes a new
+ * stamp. The stamp is a cache: not synced (a stamp lost in a crash costs
+ * one full check), and a read-only --pki-dir simply has none.
+ */
+#define STAMP_FILE  KB_PKI_STAMP
+#define STAMP_FILES 6
+/* Bump when the full check asks more of the files: older stamps then no
+ * longer match. */
+#define STAMP_VERSION "v1"
+
+struct pki_request {
+	bool serving;
+	const char *const *sans;
+	size_t nsans;
+	const char *user;
+	const char *const *groups;
+	size_t ngroups;
+};
+
+struct pki_texts {
+	char *text[STAMP_FILES];
+	size_t len[STAMP_FILES];
+};
+
+static const char *const files_serving[STAMP_FILES] = {"ca.crt",     "ca.key",    "server.crt",
+						       "server.key", "admin.crt", "admin.key"};
+static const char *const files_client[STAMP_FILES] = {"ca.crt", "ca.key", "admin.crt", "admin.key"};
+
+static void texts_free(struct pki_texts *t)
+{
+	for (size_t i = 0; i < STAMP_FILES; i++) {
+		if (t->text[i])
+			OPENSSL_cleanse(t->text[i], t->len[i]);
+		free(t->text[i]);
+	}
+	memset(t, 0, sizeof(*t));
+}
+
+static void digest_str(EVP_MD_CTX *md, const char *s)
+{
+	EVP_DigestUpdate(md, s ? s : "", (s ? strlen(s) : 0) + 1); /* with its NUL */
+}
+
+/* Reads the request's files into t and hashes them with the request into
+ * hex[65]. 0, or -errno (a file missing: no stamp can match). */
+static int request_digest(const char *dir, const struct pki_request *rq, struct pki_texts *t,
+			  char hex[65])
+{
+	const char *const *files = rq->serving ? files_serving : files_client;
+	char path[PATH_MAX];
+	unsigned char d[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	int rc = 0;
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(md);
+		return -ENOMEM;
+	}
+	digest_str(md, rq->serving ? STAMP_VERSION " serving" : STAMP_VERSION " client");
+	for (size_t i = 0; rq->serving && i < KB_ARRAY_SIZE(default_sans); i++)
+		digest_str(md, default_sans[i]);
+	for (size_t i = 0; i < rq->nsans; i++)
+		digest_str(md, rq->sans[i]);
+	digest_str(md, "user");
+	digest_str(md, rq->user);
+	for (size_t i = 0; i < rq->ngroups; i++)
+		digest_str(md, rq->groups[i]);
+	for (size_t i = 0; rc == 0 && i < STAMP_FILES && files[i]; i++) {
+		uint64_t len;
+		if ((rc = path_join(path, sizeof(path), dir, files[i])) < 0 ||
+		    (rc = kb_read_file(path, &t->text[i], &t->len[i])) < 0)
+			break;
+		len = t->len[i];
+		digest_str(md, files[i]);
+		EVP_DigestUpdate(md, &len, sizeof(len));
+		EVP_DigestUpdate(md, t->text[i], t->len[i]);
+	}
+	if (rc == 0 && EVP_DigestFinal_ex(md, d, &n) != 1)
+		rc = -ENOMEM;
+	EVP_MD_CTX_free(md);
+	for (unsigned int i = 0; rc == 0 && i < n && i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	return rc;
+}
+
+/* The stamp names this digest and renewal is not due. */
+static bool stamp_matches(const char *dir, const char *hex)
+{
+	char path[PATH_MAX], *text = NULL, have[65];
+	long long not_after = 0;
+	bool ok = false;
+	if (path_join(path, sizeof(path), dir, STAMP_FILE) < 0 ||
+	    kb_read_file(path, &text, NULL) < 0)
+		return false;
+	if (sscanf(text, STAMP_VERSION " %64[0-9a-f] %lld", have, &not_after) == 2 &&
+	    strcmp(have, hex) == 0 && (long long)time(NULL) + RENEW_MARGIN_SECONDS < not_after)
+		ok = true;
+	free(text);
+	return ok;
+}
+
+/* Writes the stamp after a full check passed (errors ignored: a cache). */
+static void stamp_write(const char *dir, const struct pki_request *rq, time_t not_after)
+{
+	struct pki_texts t = {0};
+	char hex[65], path[PATH_MAX], line[128];
+	if (request_digest(dir, rq, &t, hex) == 0 &&
+	    path_join(path, sizeof(path), dir, STAMP_FILE) == 0) {
+		int n = snprintf(line, sizeof(line), STAMP_VERSION " %s %lld\n", hex,
+				 (long long)not_after);
+		kb_write_file_unsynced(path, line, (size_t)n, 0600);
+	}
+	texts_free(&t);
+}
+
+/* Parses pair `i` (certificate text i, key text i + 1) of t. */
+static int pair_from_texts(const struct pki_texts *t, size_t i, struct pki_pair *p, bool *one)
+{
+	p->cert = cert_from_pem(t->text[i], t->len[i], one);
+	p->key = kb_pki_key_from_pem(t->text[i + 1], t->len[i + 1]);
+	if (p->cert && p->key && X509_check_private_key(p->cert, p->key) == 1)
+		return 0;
+	ERR_clear_error();
+	pki_pair_free(p);
+	return -ENOENT;
+}
+
+/* The stamp matched: what keep holds, from the texts already read. */
+static int keep_from_texts(const char *dir, const struct pki_texts *t, struct kb_pki *keep)
+{
+	bool ca_one = false, server_one = false;
+	struct pki_pair ca = {0}, server = {0};
+	if (pair_from_texts(t, 0, &ca, &ca_one) < 0 ||
+	    pair_from_texts(t, 2, &server, &server_one) < 0) {
+		pki_pair_free(&ca);
+		return -ENOENT;
+	}
+	snprintf(keep->dir, sizeof(keep->dir), "%s", dir);
+	keep->ca = ca;
+	keep->server = server;
+	keep->one_block = ca_one && server_one;
+	return 0;
+}
+
+/* The earlier of two notAfters, 0 meaning none. */
+static time_t earlier(time_t a, time_t b)
+{
+	return a == 0 ? b : b == 0 || a < b ? a : b;
+}
+
+/* The full check: kb_pki_ensure's files made sure of, kept in *keep when
+ * not NULL, the earliest notAfter in *not_after. */
+static int ensure_full(const char *dir, const struct pki_request *rq, struct kb_pki *keep,
+		       time_t *not_after)
+{
+	struct pki_pair ca = {0}, server = {0};
+	struct batch bt = {0};
+	bool fresh = false, ca_one = false, server_one = false;
+	time_t admin_na = 0;
+	int rc = ensure_ca(&bt, dir, &ca, &fresh, &ca_one);
+	if (rc == 0 && rq->serving)
+		rc = ensure_server(&bt, dir, &ca, fresh, rq->sans, rq->nsans, &server, &server_one);
+	if (rc == 0)
+		rc = ensure_admin(&bt, dir, &ca, fresh, rq->user, rq->groups, rq->ngroups,
+				  &admin_na);
+	rc = batch_commit(&bt, dir, rc);
+	if (rc == 0) {
+		*not_after = earlier(pki_not_after(ca.cert), admin_na);
+		if (server.cert)
+			*not_after = earlier(*not_after, pki_not_after(server.cert));
+	}
+	if (rc == 0 && keep && (rc = decoded(&ca)) == 0 && (rc = decoded(&server)) == 0) {
+		snprintf(keep->dir, sizeof(keep->dir), "%s", dir);
+		keep->ca = ca;
+		keep->server = server;
+		keep->one_block = ca_one && server_one;
+		ca = server = (struct pki_pair){0};
+	}
+	pki_pair_free(&ca);
+	pki_pair_free(&server);
+	return rc;
+}
+
+/* kb_pki_ensure, without the serving certificate when !rq->serving; the
+ * CA and serving pairs are kept in *keep when it is not NULL. */
+static int ensure(const char *dir, const struct pki_request *rq, struct kb_pki *keep)
 {
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	struct pki_pair ca = {0};
-	struct batch bt = {0};
-	bool fresh = false;
-	int rc = ensure_ca(&bt, dir, &ca, &fresh);
-	if (rc == 0 && serving)
-		rc = ensure_server(&bt, dir, &ca, fresh, sans, nsans);
+	struct pki_texts t = {0};
+	char hex[65];
+	int rc = -ENOENT;
+	if (request_digest(dir, rq, &t, hex) == 0 && stamp_matches(dir, hex))
+		rc = keep ? keep_from_texts(dir, &t, keep) : 0;
+	texts_free(&t);
 	if (rc == 0)
-		rc = ensure_admin(&bt, dir, &ca, fresh, admin_user, admin_groups, ngroups);
-	rc = batch_commit(&bt, dir, rc);
-	pki_pair_free(&ca);
+		return 0;
+	time_t not_after = 0;
+	rc = ensure_full(dir, rq, keep, &not_after);
 	if (rc < 0)
 		kb_err("pki", "ensure %s: %s", dir, strerror(-rc));
+	else
+		stamp_write(dir, rq, not_after);
 	return rc;
 }
 
@@ -860,13 +1177,71 @@ int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const 
 {
 	KB_CHECK(dir && admin_user && (ngroups == 0 || admin_groups), -EINVAL);
 	KB_CHECK(nsans == 0 || sans, -EINVAL);
-	return ensure(dir, true, sans, nsans, admin_user, admin_groups, ngroups);
+	struct pki_request rq = {true, sans, nsans, admin_user, admin_groups, ngroups};
+	return ensure(dir, &rq, NULL);
+}
+
+int kb_pki_ensure_keep(const char *dir, const char *const *sans, size_t nsans,
+		       const char *admin_user, const char *const *admin_groups, size_t ngroups,
+		       kb_pki_t **out)
+{
+	KB_CHECK(dir && admin_user && (ngroups == 0 || admin_groups) && out, -EINVAL);
+	KB_CHECK(nsans == 0 || sans, -EINVAL);
+	KB_CHECK(strlen(dir) < PATH_MAX, -ENAMETOOLONG);
+	struct kb_pki *pki = calloc(1, sizeof(*pki));
+	if (!pki)
+		return -ENOMEM;
+	struct pki_request rq = {true, sans, nsans, admin_user, admin_groups, ngroups};
+	int rc = ensure(dir, &rq, pki);
+	if (rc < 0) {
+		free(pki);
+		return rc;
+	}
+	*out = pki;
+	return 0;
+}
+
+void kb_pki_free(kb_pki_t *pki)
+{
+	if (!pki)
+		return;
+	pki_pair_free(&pki->ca);
+	pki_pair_free(&pki->server);
+	free(pki);
+}
+
+/*
+ * The serving context from the pairs already parsed: each certificate
+ * parse costs OpenSSL 3.0 a decoder for its key (about 1.4 M instructions),
+ * and reading the files again made three more of them. A ca.crt holding a
+ * bundle or a server.crt holding a chain (a --pki-dir the platform filled)
+ * takes the files' path, which reads every certificate in them.
+ */
+int kb_pki_server_ctx(const kb_pki_t *pki, SSL_CTX **out)
+{
+	KB_CHECK(pki && pki->ca.cert && pki->server.cert && out, -EINVAL);
+	if (pki->one_block)
+		return kb_tls_server_ctx_mem(pki->server.cert, pki->server.key, pki->ca.cert, out);
+	char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX];
+	int rc;
+	if ((rc = path_join(cert, sizeof(cert), pki->dir, "server.crt")) < 0 ||
+	    (rc = path_join(key, sizeof(key), pki->dir, "server.key")) < 0 ||
+	    (rc = path_join(ca, sizeof(ca), pki->dir, "ca.crt")) < 0)
+		return rc;
+	return kb_tls_server_ctx(cert, key, ca, out);
+}
+
+int kb_pki_signer(const kb_pki_t *pki, kb_pki_ca_t **out)
+{
+	KB_CHECK(pki && pki->ca.cert && out, -EINVAL);
+	return pki_ca_share(&pki->ca, out);
 }
 
 int kb_pki_ensure_client_ca(const char *dir, const char *user)
 {
 	KB_CHECK(dir && user, -EINVAL);
-	return ensure(dir, false, NULL, 0, user, NULL, 0);
+	struct pki_request rq = {.user = user};
+	return ensure(dir, &rq, NULL);
 }
 
 int kb_pki_issue_client(const char *dir, const char *user, const char *const *groups,

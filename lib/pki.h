@@ -23,6 +23,9 @@
  */
 int kb_pki_ensure(const char *dir, const char *const *sans, size_t nsans, const char *admin_user,
 		  const char *const *admin_groups, size_t ngroups);
+/* The file in `dir` where a check that passed leaves its stamp (a cache,
+ * lib/pki.c; whoever removes the folder removes it too). */
+#define KB_PKI_STAMP ".pki-checked"
 /* The same without a serving certificate: a CA that signs only the one
  * client certificate admin.crt/admin.key of CN `user` (the aggregation
  * layer's front-proxy identity). */
@@ -36,16 +39,24 @@ int kb_pki_ensure_client_ca(const char *dir, const char *user);
 int kb_pki_issue_client(const char *dir, const char *user, const char *const *groups,
 			size_t ngroups, long ttl_seconds, char **cert_pem, char **key_pem);
 
+/* A new P-256 key (*key, EVP_PKEY_free) and its PEM text as this module
+ * writes keys (PKCS#8; *pem malloc'ed). 0 or -ENOMEM. Any thread. */
+struct evp_pkey_st;
+int kb_pki_new_key(struct evp_pkey_st **key, char **pem);
+
 /* The first private key in PEM text (PKCS#8 EC keys, what this module
  * writes, through a decoder built once; others as PEM_read_bio_PrivateKey
  * reads them), or NULL. The caller owns it (EVP_PKEY_free). Any thread. */
-struct evp_pkey_st;
 struct evp_pkey_st *kb_pki_key_from_pem(const char *pem, size_t len);
 
 /* Reads a whole file into a malloc'ed NUL-terminated buffer. */
 int kb_read_file(const char *path, char **out, size_t *len_out);
 /* Writes atomically (temp file + fsync + rename) with `mode`. */
 int kb_write_file(const char *path, const char *data, size_t len, int mode);
+/* The same without fsync: for a file made again from others whenever it
+ * is missing or differs (a crash may leave the old one, or none, until
+ * then). */
+int kb_write_file_unsynced(const char *path, const char *data, size_t len, int mode);
 
 /* ---- certificate requests and an in-memory CA (pki_csr.c) -----------------
  * CPU only, no file I/O except kb_pki_ca_load. */
@@ -104,6 +115,26 @@ int kb_pki_ca_load(const char *dir, kb_pki_ca_t **out);
 void kb_pki_ca_free(kb_pki_ca_t *ca);
 /* The CA certificate's notAfter. */
 time_t kb_pki_ca_not_after(const kb_pki_ca_t *ca);
+
+/*
+ * kb_pki_ensure for a server that goes on to serve with what it made sure
+ * of: the CA and serving pairs stay parsed in *out (kb_pki_free), so the
+ * TLS context and the CSR signer do not read and parse the files again
+ * (each certificate parse builds an OpenSSL 3.0 decoder for its key, 1.4 M
+ * instructions). Same files, same checks, same result as kb_pki_ensure.
+ */
+typedef struct kb_pki kb_pki_t;
+int kb_pki_ensure_keep(const char *dir, const char *const *sans, size_t nsans,
+		       const char *admin_user, const char *const *admin_groups, size_t ngroups,
+		       kb_pki_t **out);
+void kb_pki_free(kb_pki_t *pki);
+/* The serving TLS context (as kb_tls_server_ctx builds it from the dir's
+ * server.crt, server.key and ca.crt); *out owned by the caller. */
+struct ssl_ctx_st;
+int kb_pki_server_ctx(const kb_pki_t *pki, struct ssl_ctx_st **out);
+/* The CA as a CSR signer (what kb_pki_ca_load would load), sharing the
+ * parsed pair: no file I/O. 0 or -ENOMEM; *out freed with kb_pki_ca_free. */
+int kb_pki_signer(const kb_pki_t *pki, kb_pki_ca_t **out);
 
 /* How to sign a request. Strings are OpenSSL extension values. */
 struct kb_pki_sign_opts {

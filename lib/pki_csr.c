@@ -185,7 +185,7 @@ int kb_pki_certs_check(const void *pem, size_t len, char *err, size_t errlen)
 }
 
 /* A certificate's notAfter as a time_t; 0 when it cannot be read. */
-static time_t not_after(const X509 *c)
+time_t pki_not_after(const X509 *c)
 {
 	struct tm tm;
 	return ASN1_TIME_to_tm(X509_get0_notAfter(c), &tm) == 1 ? timegm(&tm) : 0;
@@ -197,7 +197,7 @@ int kb_pki_cert_not_after(const void *pem, size_t len, time_t *out)
 		return -EINVAL;
 	BIO *b = BIO_new_mem_buf(pem, (int)len);
 	X509 *c = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
-	time_t t = c ? not_after(c) : 0;
+	time_t t = c ? pki_not_after(c) : 0;
 	int rc = t ? 0 : -EINVAL;
 	if (t)
 		*out = t;
@@ -208,6 +208,25 @@ int kb_pki_cert_not_after(const void *pem, size_t len, time_t *out)
 }
 
 /* ---- the CA ---- */
+
+int pki_ca_share(const struct pki_pair *p, kb_pki_ca_t **out)
+{
+	struct kb_pki_ca *ca = calloc(1, sizeof(*ca));
+	if (!ca)
+		return -ENOMEM;
+	if (X509_up_ref(p->cert) != 1) {
+		free(ca);
+		return -ENOMEM;
+	}
+	ca->p.cert = p->cert;
+	if (EVP_PKEY_up_ref(p->key) != 1) {
+		kb_pki_ca_free(ca);
+		return -ENOMEM;
+	}
+	ca->p.key = p->key;
+	*out = ca;
+	return 0;
+}
 
 int kb_pki_ca_load(const char *dir, kb_pki_ca_t **out)
 {
@@ -233,7 +252,7 @@ void kb_pki_ca_free(kb_pki_ca_t *ca)
 
 time_t kb_pki_ca_not_after(const kb_pki_ca_t *ca)
 {
-	return not_after(ca->p.cert);
+	return pki_not_after(ca->p.cert);
 }
 
 /* The request's subject in Go's marshalling order (pkix.Name.ToRDNSequence

@@ -8,6 +8,8 @@
 #ifndef KB_PKI_IMPL_H
 #define KB_PKI_IMPL_H
 
+#include <time.h>
+
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -21,6 +23,12 @@ void pki_pair_free(struct pki_pair *p);
 /* Loads dir/<base>.crt and .key; -ENOENT when either is missing, broken or
  * not the other's, -ENAMETOOLONG. */
 int pki_load_pair(const char *dir, const char *base, struct pki_pair *p);
+/* A CSR signer sharing p's certificate and key (both up-referenced).
+ * 0 or -ENOMEM; *out freed with kb_pki_ca_free. */
+struct kb_pki_ca;
+int pki_ca_share(const struct pki_pair *p, struct kb_pki_ca **out);
+/* The certificate's notAfter (0 when unreadable). */
+time_t pki_not_after(const X509 *c);
 /* 128 random bits, positive and of constant length (RFC 5280). */
 int pki_random_serial(X509 *cert);
 /* Adds extension `nid` from its OpenSSL config text. 0, -EINVAL, -ENOMEM. */

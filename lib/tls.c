@@ -48,6 +48,8 @@ static int accept_any_cert(int preverify_ok, X509_STORE_CTX *x509_ctx)
 	return 1;
 }
 
+static int use_client_ca(SSL_CTX *ctx, X509 *ca);
+
 /* The certificates of client_ca_file both verify client certificates and
  * name the acceptable issuers in the CertificateRequest; the file is parsed
  * once for both (each certificate parse decodes its key: OpenSSL 3.0 builds
@@ -55,14 +57,12 @@ static int accept_any_cert(int preverify_ok, X509_STORE_CTX *x509_ctx)
 static int setup_client_ca(SSL_CTX *ctx, const char *client_ca_file)
 {
 	BIO *b = BIO_new_file(client_ca_file, "r");
-	X509_STORE *store = SSL_CTX_get_cert_store(ctx);
 	X509 *x;
 	int n = 0, rc = 0;
 	if (!b)
 		return -EINVAL;
 	while (rc == 0 && (x = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL) {
-		if (X509_STORE_add_cert(store, x) != 1 || SSL_CTX_add_client_CA(ctx, x) != 1)
-			rc = -EINVAL;
+		rc = use_client_ca(ctx, x);
 		X509_free(x);
 		n++;
 	}
@@ -70,8 +70,6 @@ static int setup_client_ca(SSL_CTX *ctx, const char *client_ca_file)
 	ERR_clear_error();
 	if (rc < 0 || n == 0)
 		return -EINVAL;
-	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any_cert);
-	SSL_CTX_set_verify_depth(ctx, 4);
 	return 0;
 }
 
@@ -90,14 +88,14 @@ static int use_key_file(SSL_CTX *ctx, const char *key_file)
 	return ok ? 0 : -ENOENT;
 }
 
-int kb_tls_server_ctx(const char *cert_file, const char *key_file, const char *client_ca_file,
-		      SSL_CTX **out)
+/* A server context with everything but its certificate, key and client
+ * CAs; NULL after logging. */
+static SSL_CTX *ctx_new(void)
 {
-	int rc = -EINVAL;
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
 	if (!ctx) {
 		kb_tls_log_errors("tls", "SSL_CTX_new");
-		return -ENOMEM;
+		return NULL;
 	}
 	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1)
 		goto fail;
@@ -111,23 +109,68 @@ int kb_tls_server_ctx(const char *cert_file, const char *key_file, const char *c
 	if (SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
 					  "TLS_CHACHA20_POLY1305_SHA256") != 1)
 		goto fail;
-	if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1 ||
-	    use_key_file(ctx, key_file) < 0 || SSL_CTX_check_private_key(ctx) != 1) {
-		rc = -ENOENT;
-		goto fail;
-	}
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
 	SSL_CTX_sess_set_cache_size(ctx, 4096);
 	SSL_CTX_set_timeout(ctx, 3600);
 	SSL_CTX_set_num_tickets(ctx, 1);
 	if (SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof(sid_ctx) - 1) != 1)
 		goto fail;
-	if (client_ca_file && setup_client_ca(ctx, client_ca_file) < 0)
-		goto fail;
-	*out = ctx;
-	return 0;
+	return ctx;
 fail:
 	kb_tls_log_errors("tls", "server context");
 	SSL_CTX_free(ctx);
+	return NULL;
+}
+
+/* Client certificates verified against `ca`, also named as the acceptable
+ * issuer (as setup_client_ca does for a file). */
+static int use_client_ca(SSL_CTX *ctx, X509 *ca)
+{
+	if (X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca) != 1 ||
+	    SSL_CTX_add_client_CA(ctx, ca) != 1)
+		return -EINVAL;
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any_cert);
+	SSL_CTX_set_verify_depth(ctx, 4);
+	return 0;
+}
+
+/* Hands ctx out (rc 0) or frees it after logging why (rc < 0). */
+static int ctx_done(SSL_CTX *ctx, int rc, SSL_CTX **out)
+{
+	if (rc == 0) {
+		*out = ctx;
+		return 0;
+	}
+	kb_tls_log_errors("tls", "server context");
+	SSL_CTX_free(ctx);
 	return rc;
+}
+
+int kb_tls_server_ctx(const char *cert_file, const char *key_file, const char *client_ca_file,
+		      SSL_CTX **out)
+{
+	SSL_CTX *ctx = ctx_new();
+	if (!ctx)
+		return -ENOMEM;
+	int rc = SSL_CTX_use_certificate_chain_file(ctx, cert_file) == 1 &&
+			 use_key_file(ctx, key_file) == 0 && SSL_CTX_check_private_key(ctx) == 1
+		     ? 0
+		     : -ENOENT;
+	if (rc == 0 && client_ca_file && setup_client_ca(ctx, client_ca_file) < 0)
+		rc = -EINVAL;
+	return ctx_done(ctx, rc, out);
+}
+
+int kb_tls_server_ctx_mem(X509 *cert, EVP_PKEY *key, X509 *client_ca, SSL_CTX **out)
+{
+	SSL_CTX *ctx = ctx_new();
+	if (!ctx)
+		return -ENOMEM;
+	int rc = SSL_CTX_use_certificate(ctx, cert) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1 &&
+			 SSL_CTX_check_private_key(ctx) == 1
+		     ? 0
+		     : -ENOENT;
+	if (rc == 0 && client_ca && use_client_ca(ctx, client_ca) < 0)
+		rc = -EINVAL;
+	return ctx_done(ctx, rc, out);
 }

@@ -684,7 +684,7 @@ static void front_proxy(struct aggregator *agg)
 
 /* ---- start, stop --------------------------------------------------------------------- */
 
-int aggregator_start(struct proxy *px)
+int aggregator_start(struct proxy *px, const json_t *apiservices)
 {
 	struct aggregator *agg = calloc(1, sizeof(*agg));
 	if (!agg)
@@ -694,9 +694,9 @@ int aggregator_start(struct proxy *px)
 	uv_timer_init(px->loop, &agg->timer);
 	uv_unref((uv_handle_t *)&agg->timer);
 	front_proxy(agg);
-	json_t *have = NULL;
-	if (proxy_object_list(px, "apiregistration.k8s.io", "v1", "apiservices", NULL, &have) ==
-	    0) {
+	json_t *have = apiservices ? json_incref((json_t *)apiservices) : NULL;
+	if (have || proxy_object_list(px, "apiregistration.k8s.io", "v1", "apiservices", NULL,
+				      &have) == 0) {
 		size_t i;
 		json_t *o;
 		json_array_foreach (have, i, o)

@@ -18,8 +18,9 @@ struct proxy_resource;
 /* Front-proxy certificates (DIR/front-proxy) and the
  * kube-system/extension-apiserver-authentication ConfigMap, the backends of
  * the stored APIServices, the availability checks. apiservice_start calls
- * it. 0 or a negative errno. */
-int aggregator_start(struct proxy *px);
+ * it with the APIServices it has just listed when they are still what is
+ * stored (borrowed), else NULL (listed here). 0 or a negative errno. */
+int aggregator_start(struct proxy *px, const json_t *apiservices);
 void aggregator_stop(struct proxy *px);
 /* An APIService event of the watch (borrowed for the call). */
 void aggregator_event(struct proxy *px, const struct store_event *ev);

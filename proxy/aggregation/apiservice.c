@@ -225,9 +225,15 @@ static void make_local_available(struct proxy *px, const json_t *o)
 }
 
 /* One pass; `start` also handles the onstart ones. */
-static void sync_local(struct proxy *px, bool start)
+/* *listed (may be NULL) gets the APIServices as listed when the sync wrote
+ * nothing (a start on existing data), so that the aggregator need not list
+ * and parse them again; NULL otherwise. New reference. */
+static void sync_local(struct proxy *px, bool start, json_t **listed)
 {
 	json_t *have = NULL;
+	int64_t rev = store_rev(px->store);
+	if (listed)
+		*listed = NULL;
 	if (proxy_object_list(px, "apiregistration.k8s.io", "v1", "apiservices", NULL, &have) < 0)
 		return;
 	json_t *want = wanted_all(px);
@@ -267,13 +273,15 @@ static void sync_local(struct proxy *px, bool start)
 	if (store_txn_commit(px->store) < 0)
 		kb_warn("apiservice", "the local APIServices could not be written");
 	json_decref(want);
+	if (listed && store_rev(px->store) == rev)
+		*listed = json_incref(have);
 	json_decref(have);
 }
 
 static void on_timer(uv_timer_t *t)
 {
 	struct apisvc *as = kb_container_of(t, struct apisvc, timer);
-	sync_local(as->px, false);
+	sync_local(as->px, false, NULL);
 }
 
 static void schedule(struct apisvc *as)
@@ -309,8 +317,10 @@ int apiservice_start(struct proxy *px)
 	crd_on_change(crds_changed, px);
 	uv_timer_init(px->loop, &as->timer);
 	uv_unref((uv_handle_t *)&as->timer);
-	sync_local(px, true);
-	int rc = aggregator_start(px);
+	json_t *listed = NULL;
+	sync_local(px, true, &listed);
+	int rc = aggregator_start(px, listed);
+	json_decref(listed);
 	if (rc < 0) {
 		apiservice_stop(px);
 		return rc;

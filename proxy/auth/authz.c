@@ -456,17 +456,18 @@ static json_t *aggregated_rules(struct authz *az, const char *self, const json_t
 	return out;
 }
 
-static void aggregate_one(struct authz *az, const char *name, const char **names, size_t n)
+/* true when the role's rules were rewritten */
+static bool aggregate_one(struct authz *az, const char *name, const char **names, size_t n)
 {
 	json_t *o = json_object_get(az->croles, name);
 	json_t *agg = json_object_get(o, "aggregationRule");
 	if (!json_is_object(agg))
-		return;
+		return false;
 	json_t *rules = aggregated_rules(az, name, agg, names, n);
 	json_t *have = json_object_get(o, "rules");
 	if (json_equal(rules, have ? have : json_array())) {
 		json_decref(rules);
-		return;
+		return false;
 	}
 	json_t *upd = json_deep_copy(o);
 	json_object_set_new(upd, "rules", rules);
@@ -474,18 +475,22 @@ static void aggregate_one(struct authz *az, const char *name, const char **names
 	int rc = store_update(az->px->store, res->store_key, "", name, upd, 0, NULL);
 	if (rc < 0)
 		kb_warn("authz", "aggregating clusterrole %s: %d", name, rc);
+	else /* its watch event comes at the commit; the next pass reads it now */
+		json_object_set(az->croles, name, upd);
 	json_decref(upd);
+	return rc == 0;
 }
 
-static void aggregate(struct authz *az)
+/* One pass over the roles in name order; true when one was rewritten. */
+static bool aggregate_pass(struct authz *az)
 {
-	az->agg_pending = false;
+	bool changed = false;
 	size_t n = json_object_size(az->croles), i = 0;
 	const char **names = calloc(n ? n : 1, sizeof(*names));
 	const char *k;
 	json_t *v;
 	if (!names)
-		return;
+		return false;
 	json_object_foreach (az->croles, k, v)
 		names[i++] = k;
 	qsort(names, n, sizeof(*names), cmp_str);
@@ -495,7 +500,7 @@ static void aggregate(struct authz *az)
 		copy[i] = strdup(names[i]);
 	free(names);
 	if (!copy)
-		return;
+		return false;
 	for (i = 0; i < n; i++) {
 		size_t m = json_object_size(az->croles), j = 0;
 		const char **cur = calloc(m ? m : 1, sizeof(*cur));
@@ -504,13 +509,36 @@ static void aggregate(struct authz *az)
 		json_object_foreach (az->croles, k, v)
 			cur[j++] = k;
 		qsort(cur, m, sizeof(*cur), cmp_str);
-		if (copy[i] && json_object_get(az->croles, copy[i]))
-			aggregate_one(az, copy[i], cur, m);
+		if (copy[i] && json_object_get(az->croles, copy[i]) &&
+		    aggregate_one(az, copy[i], cur, m))
+			changed = true;
 		free(cur);
 	}
 	for (i = 0; i < n; i++)
 		free(copy[i]);
 	free(copy);
+	return changed;
+}
+
+/*
+ * Aggregates until nothing changes. A role can aggregate another
+ * aggregated role (admin takes edit's rules, edit takes view's): kube's
+ * ClusterRoleAggregation controller (pkg/controller/clusterroleaggregation,
+ * syncClusterRole) requeues a role when one it selects changes, until the
+ * rules settle. One pass in name order left admin without edit's rules
+ * until the next request, and every restart rewrote admin and edit (two
+ * writes and a sync on a start that should write nothing). Rules only
+ * grow within a pass, so this settles; the bound is a guard.
+ */
+#define AGG_MAX_PASSES 16
+
+static void aggregate(struct authz *az)
+{
+	for (int pass = 0; pass < AGG_MAX_PASSES; pass++) {
+		az->agg_pending = false;
+		if (!aggregate_pass(az))
+			break;
+	}
 }
 
 /* ---- the index, from the store ------------------------------------------ */
@@ -555,6 +583,53 @@ static int load_kind(struct authz *az, enum rbac_kind kind)
 			   &az->w[kind].w);
 }
 
+/*
+ * The default ClusterRoles aggregated among themselves, in place, before
+ * the first of them is created: a first start then stores admin, edit and
+ * view with the rules aggregate() would give them (nothing else is stored
+ * yet) instead of storing them empty and updating each again (3 M
+ * instructions and a larger first commit). Any role stored later is
+ * aggregated as before.
+ */
+static void preaggregate(json_t *objs)
+{
+	struct authz tmp = {.croles = json_object()};
+	size_t i, n, k = 0;
+	json_t *o;
+	const char *key;
+	json_array_foreach (objs, i, o)
+		if (strcmp(json_string_value(json_object_get(o, "kind")) ?: "", "ClusterRole") == 0)
+			json_object_set(tmp.croles, obj_str(o, "metadata.name"), o);
+	n = json_object_size(tmp.croles);
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+	if (!names)
+		goto out;
+	json_object_foreach (tmp.croles, key, o)
+		names[k++] = key;
+	qsort(names, n, sizeof(*names), cmp_str);
+	bool changed = true;
+	for (int pass = 0; changed && pass < AGG_MAX_PASSES; pass++) {
+		changed = false;
+		for (k = 0; k < n; k++) {
+			json_t *role = json_object_get(tmp.croles, names[k]);
+			json_t *agg = json_object_get(role, "aggregationRule");
+			if (!json_is_object(agg))
+				continue;
+			json_t *rules = aggregated_rules(&tmp, names[k], agg, names, n);
+			json_t *have = json_object_get(role, "rules");
+			if (have ? json_equal(rules, have) : json_array_size(rules) == 0) {
+				json_decref(rules);
+				continue;
+			}
+			json_object_set_new(role, "rules", rules);
+			changed = true;
+		}
+	}
+	free(names);
+out:
+	json_decref(tmp.croles);
+}
+
 /* Creates the default roles and bindings that are missing. */
 static int bootstrap(struct proxy *px)
 {
@@ -562,19 +637,24 @@ static int bootstrap(struct proxy *px)
 	size_t i;
 	json_t *o;
 	int rc = 0;
+	bool aggregated = false;
 	if (!objs)
 		return -ENOMEM;
 	store_txn_begin(px->store);
 	json_array_foreach (objs, i, o) {
 		const struct proxy_resource *res =
 		    resource_find_kind(RBAC_GROUP, json_string_value(json_object_get(o, "kind")));
-		json_t *have = NULL;
+		const char *have = NULL;
+		size_t len = 0;
 		if (!res)
 			continue;
-		if (store_get(px->store, res->store_key, "", obj_str(o, "metadata.name"), &have) ==
-		    0) {
-			json_decref(have);
+		/* there already: its text is enough (no parse) */
+		if (store_get_raw(px->store, res->store_key, "", obj_str(o, "metadata.name"), &have,
+				  &len, NULL) == 0)
 			continue;
+		if (!aggregated) {
+			preaggregate(objs);
+			aggregated = true;
 		}
 		rc = px->client->bootstrap_create(px, res, o, NULL);
 		if (rc < 0 && rc != -EEXIST)

@@ -52,9 +52,11 @@ void ctrl_set_event_ttl(ctrl_t *c, long seconds);
 void ctrl_set_hpa_sync_period(ctrl_t *c, long seconds);
 
 /* Signs CertificateSigningRequests of signerName
- * kubernetes.io/kube-apiserver-client with the CA in pki_dir (ca.crt,
- * ca.key; read now, blocking). 0, or -errno (logged; nothing is signed). */
-int ctrl_set_ca(ctrl_t *c, const char *pki_dir);
+ * kubernetes.io/kube-apiserver-client with `ca` (lib/pki.h: kb_pki_signer
+ * or kb_pki_ca_load), whose ownership passes to the controllers. Without
+ * one, nothing is signed. */
+struct kb_pki_ca;
+void ctrl_set_signer(ctrl_t *c, struct kb_pki_ca *ca);
 
 /* ---- pure pieces (any thread) ---------------------------------------------- */
 

@@ -214,15 +214,8 @@ bool ctrl_csr_gc_due(const json_t *csr, time_t now, time_t *next)
 
 /* ---- the controller ---------------------------------------------------- */
 
-int ctrl_set_ca(ctrl_t *c, const char *pki_dir)
+void ctrl_set_signer(ctrl_t *c, kb_pki_ca_t *ca)
 {
-	kb_pki_ca_t *ca = NULL;
-	int rc = kb_pki_ca_load(pki_dir, &ca);
-	if (rc < 0) {
-		kb_warn("ctrl", "no CA in %s (%s): CertificateSigningRequests are not signed",
-			pki_dir, strerror(-rc));
-		return rc;
-	}
 	kb_pki_ca_free(c->ca);
 	c->ca = ca;
 	json_t *items = ctrl_list(c, CSR_RES, NULL);
@@ -231,7 +224,6 @@ int ctrl_set_ca(ctrl_t *c, const char *pki_dir)
 	json_array_foreach (items, i, o)
 		ctrl_enqueue(c, "csr", "", ctrl_name(o));
 	json_decref(items);
-	return 0;
 }
 
 static bool has_cond(const json_t *csr, const char *type)

@@ -60,6 +60,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here/t_watchmem.sh"
 . "$here/t_finops.sh"
 . "$here/t_crdshapes.sh"
+. "$here/t_start.sh"
 
 GSDK=/usr/lib/google-cloud-sdk/bin
 
@@ -137,6 +138,7 @@ s_faults() { faults_suite; }
 s_watchmem() { watchmem_suite; }
 s_listwatch() { listwatch_suite; }                     # main
 s_finops() { finops_suite; }
+s_start() { start_suite; }
 
 E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
@@ -144,7 +146,7 @@ E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubect
   server_restart controllers pdb syncer policies hostrefs policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
   crdrules crdsets vap apiservice crdconv crdshapes fidelity ssrf hostquota netpol gang faults watchmem
-  listwatch operator finops)
+  listwatch operator finops start)
 
 # The two shards meson runs side by side (tests/meson.build: e2e-1, e2e-2),
 # balanced by their measured times (scripts/test.sh prints them). A suite
@@ -156,7 +158,7 @@ E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_ol
   operator)
 E2E_SHARD_2=(standin syncer gang policies policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
-  crdrules crdsets vap crdconv crdshapes fidelity netpol faults watchmem finops)
+  crdrules crdsets vap crdconv crdshapes fidelity netpol faults watchmem finops start)
 
 suites=("${@:2}")
 if [ "${suites[0]:-}" = --shard ]; then

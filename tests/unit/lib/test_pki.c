@@ -18,11 +18,13 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
 #include "lib/kubeconfig.h"
 #include "lib/pki.h"
+#include "lib/tls.h"
 #include "lib/util.h"
 
 static Suite *suite(void);
@@ -413,8 +415,15 @@ START_TEST(write_and_read_file)
 	ck_assert_str_eq(data, "bye");
 	ck_assert_int_eq(mode_of("f.txt"), 0600);
 	free(data);
+	/* unsynced: the same replacement, without fsync */
+	ck_assert_int_eq(kb_write_file_unsynced(p, "again", 5, 0644), 0);
+	ck_assert_int_eq(kb_read_file(p, &data, &len), 0);
+	ck_assert_str_eq(data, "again");
+	ck_assert_int_eq(mode_of("f.txt"), 0644);
+	free(data);
 	ck_assert_int_eq(kb_read_file(path_of("missing"), &data, &len), -ENOENT);
 	ck_assert_int_lt(kb_write_file("/nonexistent-kb/x", "a", 1, 0600), 0);
+	ck_assert_int_lt(kb_write_file_unsynced("/nonexistent-kb/x", "a", 1, 0600), 0);
 	/* No temp files left behind. */
 	char cmd[160];
 	snprintf(cmd, sizeof(cmd), "test $(ls -A '%s' | wc -l) -eq 1", dir);
@@ -489,6 +498,198 @@ START_TEST(kubeconfig_render)
 }
 END_TEST
 
+/* The stamp's NOT_AFTER, or 0. */
+static long long stamp_not_after(void)
+{
+	char *st = slurp(".pki-checked"), hex[65];
+	long long na = 0;
+	if (sscanf(st, "v1 %64s %lld", hex, &na) != 2)
+		na = 0;
+	free(st);
+	return na;
+}
+
+/* A check that passed leaves a stamp; a start whose files and request
+ * match it skips the check; renewal due, a changed file or other SANs
+ * take the full check again, which does what it always did. */
+START_TEST(stamp_skips_only_an_unchanged_check)
+{
+	ensure(NULL, 0);
+	long long na = stamp_not_after();
+	X509 *adm = load_cert("admin.crt"), *s1 = load_cert("server.crt");
+	struct tm ta, ts;
+	ck_assert_int_eq(ASN1_TIME_to_tm(X509_get0_notAfter(adm), &ta), 1);
+	ck_assert_int_eq(ASN1_TIME_to_tm(X509_get0_notAfter(s1), &ts), 1);
+	long long a = (long long)timegm(&ta), b = (long long)timegm(&ts);
+	ck_assert_int_eq(na, a < b ? a : b); /* the earliest: the leaves' year */
+	X509_free(adm);
+	X509_free(s1);
+	/* renewal due by the stamp: the full check runs and stamps the truth */
+	char *st = slurp(".pki-checked");
+	st[strlen(st) - 1] = '\0';
+	*strrchr(st, ' ') = '\0';
+	char line[160];
+	int n = snprintf(line, sizeof(line), "%s %lld\n", st, (long long)time(NULL) + 60);
+	ck_assert_int_eq(kb_write_file(path_of(".pki-checked"), line, (size_t)n, 0644), 0);
+	free(st);
+	ensure(NULL, 0);
+	ck_assert_int_eq(stamp_not_after(), na);
+	/* another CA's admin pair under an unchanged stamp: re-issued by ours */
+	char other[80];
+	snprintf(other, sizeof(other), "%s/other", dir);
+	ck_assert_int_eq(kb_pki_ensure(other, NULL, 0, "kubicle-admin", NULL, 0), 0);
+	char *oc = slurp("other/admin.crt"), *ok = slurp("other/admin.key");
+	ck_assert_int_eq(kb_write_file(path_of("admin.crt"), oc, strlen(oc), 0644), 0);
+	ck_assert_int_eq(kb_write_file(path_of("admin.key"), ok, strlen(ok), 0600), 0);
+	ensure(NULL, 0);
+	char *now = slurp("admin.crt");
+	ck_assert_str_ne(now, oc);
+	X509 *ca = load_cert("ca.crt");
+	adm = load_cert("admin.crt");
+	ck_assert_int_eq(verify_chain(ca, adm, X509_PURPOSE_SSL_CLIENT), 0);
+	/* other SANs: a new serving certificate despite the stamp */
+	char *srv1 = slurp("server.crt");
+	const char *const sans[] = {"new.example.test"};
+	ensure(sans, 1);
+	X509 *srv = load_cert("server.crt");
+	ck_assert(has_dns(srv, "new.example.test"));
+	X509_free(srv);
+	X509_free(adm);
+	X509_free(ca);
+	free(srv1);
+	free(now);
+	free(oc);
+	free(ok);
+	rm_rf();
+}
+END_TEST
+
+/* Appends file `from` to file `to` (a chain, a bundle). */
+static void append_file(const char *to, const char *from)
+{
+	char *a = slurp(to), *b = slurp(from);
+	size_t na = strlen(a), nb = strlen(b);
+	char *both = malloc(na + nb + 1);
+	memcpy(both, a, na);
+	memcpy(both + na, b, nb + 1);
+	ck_assert_int_eq(kb_write_file(path_of(to), both, na + nb, 0644), 0);
+	free(a);
+	free(b);
+	free(both);
+}
+
+/* The subject CNs of the context's acceptable client CAs, joined by ','. */
+static void client_ca_names(SSL_CTX *ctx, char *out, size_t len)
+{
+	STACK_OF(X509_NAME) *names = SSL_CTX_get_client_CA_list(ctx);
+	out[0] = '\0';
+	for (int i = 0; i < sk_X509_NAME_num(names); i++) {
+		char cn[64] = "";
+		X509_NAME_get_text_by_NID(sk_X509_NAME_value(names, i), NID_commonName, cn,
+					  sizeof(cn));
+		snprintf(out + strlen(out), len - strlen(out), "%s%s", i ? "," : "", cn);
+	}
+}
+
+/* kb_pki_ensure_keep keeps what kb_pki_ensure writes: the TLS context built
+ * from it serves server.crt with server.key and asks for certificates of
+ * ca.crt, as kb_tls_server_ctx builds it from the files; the signer is the
+ * CA. */
+START_TEST(keep_serves_the_files)
+{
+	const char *const masters[] = {"system:masters"};
+	kb_pki_t *pki = NULL;
+	ck_assert_int_eq(kb_pki_ensure_keep(dir, NULL, 0, "admin", masters, 1, &pki), 0);
+	SSL_CTX *mem = NULL, *files = NULL;
+	ck_assert_int_eq(kb_pki_server_ctx(pki, &mem), 0);
+	char crt[128], key[128], cap[128];
+	snprintf(crt, sizeof(crt), "%s", path_of("server.crt"));
+	snprintf(key, sizeof(key), "%s", path_of("server.key"));
+	snprintf(cap, sizeof(cap), "%s", path_of("ca.crt"));
+	ck_assert_int_eq(kb_tls_server_ctx(crt, key, cap, &files), 0);
+	X509 *srv = load_cert("server.crt"), *ca = load_cert("ca.crt");
+	ck_assert_int_eq(X509_cmp(SSL_CTX_get0_certificate(mem), srv), 0);
+	ck_assert_int_eq(X509_cmp(SSL_CTX_get0_certificate(files), srv), 0);
+	char a[256], b[256];
+	client_ca_names(mem, a, sizeof(a));
+	client_ca_names(files, b, sizeof(b));
+	ck_assert_str_eq(a, "kubicle-ca");
+	ck_assert_str_eq(a, b);
+	ck_assert_int_eq(SSL_CTX_get_verify_mode(mem), SSL_CTX_get_verify_mode(files));
+	kb_pki_ca_t *signer = NULL;
+	ck_assert_int_eq(kb_pki_signer(pki, &signer), 0);
+	ASN1_TIME *na = ASN1_TIME_set(NULL, kb_pki_ca_not_after(signer));
+	ck_assert_int_eq(ASN1_TIME_compare(na, X509_get0_notAfter(ca)), 0);
+	ASN1_TIME_free(na);
+	kb_pki_ca_free(signer);
+	kb_pki_free(pki);
+	/* a second start keeps the same files and serves the same certificate */
+	ck_assert_int_eq(kb_pki_ensure_keep(dir, NULL, 0, "admin", masters, 1, &pki), 0);
+	SSL_CTX *again = NULL;
+	ck_assert_int_eq(kb_pki_server_ctx(pki, &again), 0);
+	ck_assert_int_eq(X509_cmp(SSL_CTX_get0_certificate(again), srv), 0);
+	kb_pki_free(pki);
+	SSL_CTX_free(again);
+	SSL_CTX_free(mem);
+	SSL_CTX_free(files);
+	X509_free(srv);
+	X509_free(ca);
+	rm_rf();
+}
+END_TEST
+
+/* A server.crt with a chain and a ca.crt with a bundle (a --pki-dir filled
+ * by the platform): the context has them all, as from the files. */
+START_TEST(keep_with_chain_and_bundle)
+{
+	kb_pki_t *pki = NULL;
+	ck_assert_int_eq(kb_pki_ensure_keep(dir, NULL, 0, "admin", NULL, 0, &pki), 0);
+	kb_pki_free(pki);
+	char other[80];
+	snprintf(other, sizeof(other), "%s/other", dir);
+	ck_assert_int_eq(kb_pki_ensure(other, NULL, 0, "admin", NULL, 0), 0);
+	append_file("server.crt", "ca.crt");
+	append_file("ca.crt", "other/ca.crt");
+	ck_assert_int_eq(kb_pki_ensure_keep(dir, NULL, 0, "admin", NULL, 0, &pki), 0);
+	SSL_CTX *ctx = NULL;
+	ck_assert_int_eq(kb_pki_server_ctx(pki, &ctx), 0);
+	STACK_OF(X509) *chain = NULL;
+	ck_assert_int_eq(SSL_CTX_get0_chain_certs(ctx, &chain), 1);
+	ck_assert_int_eq(sk_X509_num(chain), 1);
+	char names[256];
+	client_ca_names(ctx, names, sizeof(names));
+	ck_assert_str_eq(names, "kubicle-ca,kubicle-ca");
+	SSL_CTX_free(ctx);
+	kb_pki_free(pki);
+	rm_rf();
+}
+END_TEST
+
+/* kb_pki_new_key's PEM is the key, as PKCS#8. */
+START_TEST(new_key_pem)
+{
+	EVP_PKEY *k = NULL;
+	char *pem = NULL;
+	ck_assert_int_eq(kb_pki_new_key(&k, &pem), 0);
+	assert_p256(k);
+	ck_assert_ptr_nonnull(strstr(pem, "-----BEGIN PRIVATE KEY-----"));
+	EVP_PKEY *back = kb_pki_key_from_pem(pem, strlen(pem));
+	ck_assert_ptr_nonnull(back);
+	ck_assert_int_eq(EVP_PKEY_eq(k, back), 1);
+	BIO *b = BIO_new(BIO_s_mem());
+	ck_assert_int_eq(PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL), 1);
+	char *data = NULL;
+	long n = BIO_get_mem_data(b, &data);
+	ck_assert_int_eq((long)strlen(pem), n);
+	ck_assert_int_eq(memcmp(pem, data, (size_t)n), 0);
+	BIO_free(b);
+	EVP_PKEY_free(back);
+	EVP_PKEY_free(k);
+	free(pem);
+	rm_rf();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lib/pki");
@@ -504,6 +705,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, keys_are_p256);
 	tcase_add_test(tc, write_and_read_file);
 	tcase_add_test(tc, kubeconfig_render);
+	tcase_add_test(tc, keep_serves_the_files);
+	tcase_add_test(tc, keep_with_chain_and_bundle);
+	tcase_add_test(tc, new_key_pem);
+	tcase_add_test(tc, stamp_skips_only_an_unchanged_check);
 	suite_add_tcase(s, tc);
 	return s;
 }

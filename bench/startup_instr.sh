@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Instructions of one start until GET /readyz answers (benchmark 1 counted
+# by valgrind's callgrind, which the machine's load does not move): a first
+# start (empty data dir) and a start on that data dir again, each from exec
+# until the first /readyz answers 200 over TLS with the admin client
+# certificate (its handshake included), then SIGTERM; the shutdown is not
+# counted. Prints the instructions and where the most went.
+#
+#   bench/startup_instr.sh                    # build-bench
+#   BUILD=other-build bench/startup_instr.sh  # another build
+#   REF=/path/to/other/checkout/build-bench bench/startup_instr.sh
+#                                             # ... and that build beside it
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${BUILD:-build-bench}
+command -v valgrind >/dev/null || { echo "startup_instr.sh: needs valgrind" >&2; exit 1; }
+(test -d "$BUILD" || meson setup "$BUILD" >/dev/null)
+ninja -C "$BUILD" cmd/kubicle >/dev/null
+W=$(mktemp -d /tmp/kubicle-startinstr.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+
+# one KUBICLE DIR OUT: one start under callgrind, dumped when /readyz answers
+one() {
+  local bin=$1 d=$2 out=$3 pid port i code
+  rm -f "$d/kubeconfig"
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" serve --data-dir "$d" \
+    --listen 127.0.0.1:0 >>"$W/log" 2>&1 &
+  pid=$!
+  for i in $(seq 1200); do
+    grep -q client-key-data "$d/kubeconfig" 2>/dev/null && break
+    sleep 0.05
+  done
+  port=$(awk '/server:/ {print $2; exit}' "$d/kubeconfig" | sed 's/.*://; s/"//')
+  for i in $(seq 600); do
+    code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$d/ca.crt" --cert "$d/admin.crt" \
+      --key "$d/admin.key" "https://127.0.0.1:$port/readyz" || true)
+    [ "$code" = 200 ] && break
+    sleep 0.05
+  done
+  callgrind_control -d "$pid" >/dev/null 2>&1 || true
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+
+# total OUT: the instructions up to the dump at readyz
+total() { awk '/^summary:/ {print $2}' "$1.1" 2>/dev/null || awk '/^summary:/ {print $2}' "$1"; }
+
+measure() {
+  local label=$1 bin=$2 d=$W/$1
+  one "$bin" "$d" "$W/$label.first"
+  one "$bin" "$d" "$W/$label.again"
+  printf '%-8s first start %6.1f M instructions   existing data %6.1f M instructions\n' "$label" \
+    "$(awk -v n="$(total "$W/$label.first")" 'BEGIN {print n / 1e6}')" \
+    "$(awk -v n="$(total "$W/$label.again")" 'BEGIN {print n / 1e6}')"
+}
+
+measure this "$ROOT/$BUILD/cmd/kubicle"
+[ -n "${REF:-}" ] && measure ref "$REF/cmd/kubicle"
+if [ "${KEEP:-0}" = 1 ]; then
+  mkdir -p /tmp/kubicle-startinstr-kept && cp "$W"/*.first* "$W"/*.again* /tmp/kubicle-startinstr-kept/
+  echo "profiles kept in /tmp/kubicle-startinstr-kept (callgrind_annotate --inclusive=yes)"
+fi
