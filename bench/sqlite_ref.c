@@ -41,18 +41,23 @@ struct ref {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sqlite_ref --db PATH [--secs S] [--size BYTES] "
-			"[--sync normal|full] [--with-event] [--batch N] [--page-size B] [--label L]\n");
+	fprintf(stderr,
+		"usage: sqlite_ref --db PATH [--secs S] [--size BYTES] "
+		"[--sync normal|full] [--with-event] [--batch N] [--page-size B] [--label L]\n");
 	exit(2);
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"db", required_argument, NULL, 'D'},    {"secs", required_argument, NULL, 'd'},
-	    {"size", required_argument, NULL, 's'},  {"sync", required_argument, NULL, 'y'},
-	    {"with-event", no_argument, NULL, 'e'},  {"label", required_argument, NULL, 'l'},
-	    {"batch", required_argument, NULL, 'b'}, {"page-size", required_argument, NULL, 'p'},
+	    {"db", required_argument, NULL, 'D'},
+	    {"secs", required_argument, NULL, 'd'},
+	    {"size", required_argument, NULL, 's'},
+	    {"sync", required_argument, NULL, 'y'},
+	    {"with-event", no_argument, NULL, 'e'},
+	    {"label", required_argument, NULL, 'l'},
+	    {"batch", required_argument, NULL, 'b'},
+	    {"page-size", required_argument, NULL, 'p'},
 	    {NULL, 0, NULL, 0},
 	};
 	*o = (struct opts){.secs = 5, .size = 2048, .batch = 1, .label = "sqlite"};
