@@ -155,9 +155,9 @@ E2E_SHARD_1=(server_basic clients kubectl kubectl_old crd_kubectl crd_kubectl_ol
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
   server_bad_input server_stalled_watch server_watch_churn server_compaction
   server_restart controllers pdb hpa csr metrics apiservice ssrf hostrefs hostquota listwatch
-  operator)
-E2E_SHARD_2=(standin syncer gang policies policies_floor manifest admission tenants
-  openapi2 kinds dns metrics_prom webhookcfg vapcfg webhook
+  operator tenants kinds)
+E2E_SHARD_2=(standin syncer gang policies policies_floor manifest admission
+  openapi2 dns metrics_prom webhookcfg vapcfg webhook
   crdrules crdsets vap crdconv crdshapes fidelity netpol faults watchmem finops start)
 
 suites=("${@:2}")
