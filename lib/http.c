@@ -1157,6 +1157,7 @@ static void aflush_cb(uv_timer_t *t)
 	kb_http_server_t *srv = t->data;
 
 	kb_json_alloc_flush();
+	kb_json_alloc_enable(); /* the first time: a period after the start */
 	if (srv->busy) {
 		srv->busy = false;
 		uv_timer_start(&srv->aflush, aflush_cb, ALLOC_FLUSH_MS, 0);

@@ -73,11 +73,14 @@ json_t *kb_yaml_load(const char *text, size_t len, char *err, size_t errlen);
 /*
  * Makes jansson allocate through a per-thread cache of small freed blocks
  * (lib/json_alloc.c): a tree built, freed and built again reuses its
- * blocks without glibc's arena. Call once, before other threads start
+ * blocks without glibc's arena (once kb_json_alloc_enable was called). Call once, before other threads start
  * (it sets jansson's process-wide allocation functions); blocks are plain
  * malloc'ed ones either way. Not under AddressSanitizer.
  */
 void kb_json_alloc_install(void);
+/* Lets the calling thread's cache hold blocks (up to 1 MiB); a thread that
+ * never calls it keeps none. A server's loop calls it once it has started. */
+void kb_json_alloc_enable(void);
 /* Gives the calling thread's cached blocks back to malloc (before a
  * malloc_trim, or when a thread goes idle). */
 void kb_json_alloc_flush(void);

@@ -363,6 +363,7 @@ START_TEST(alloc_cache_reuses_fitting_blocks)
 
 	json_get_alloc_funcs(&m0, &f0);
 	kb_json_alloc_install();
+	kb_json_alloc_enable();
 	json_get_alloc_funcs(&m, &f);
 	for (size_t n = 1; n <= 700; n++) {
 		char *p = m(n);
