@@ -1140,12 +1140,17 @@ static unsigned handover_suite(struct conn *c)
 	return kb_tls13_supported(suite) ? suite : 0;
 }
 
-static void trim_cb(uv_timer_t *t)
+/* The jansson blocks kept for reuse and the heap's free pages go back. */
+static void trim_heap(kb_http_server_t *srv)
 {
-	kb_http_server_t *srv = t->data;
 	kb_json_alloc_flush();
 	malloc_trim(0);
 	srv->trimmed_at = uv_now(srv->loop);
+}
+
+static void trim_cb(uv_timer_t *t)
+{
+	trim_heap(t->data);
 }
 
 /* Every ALLOC_FLUSH_MS while requests come: the blocks jansson's
@@ -1156,14 +1161,13 @@ static void aflush_cb(uv_timer_t *t)
 {
 	kb_http_server_t *srv = t->data;
 
-	kb_json_alloc_flush();
 	kb_json_alloc_enable(); /* the first time: a period after the start */
 	if (srv->busy) {
+		kb_json_alloc_flush();
 		srv->busy = false;
 		uv_timer_start(&srv->aflush, aflush_cb, ALLOC_FLUSH_MS, 0);
 	} else {
-		malloc_trim(0);
-		srv->trimmed_at = uv_now(srv->loop);
+		trim_heap(srv);
 	}
 }
 

@@ -8,13 +8,14 @@
  * per-thread cache holds 7 blocks of a size; the rest go through its
  * arena (locked: the server has threads) and, whenever a larger block is
  * asked for while small freed ones wait in its fast bins, a consolidation
- * of the whole heap. Here each thread keeps freed blocks up to 504 bytes
- * in lists by glibc's own chunk size (16-byte steps), up to CACHE_MAX
- * bytes, and hands them out again for requests of the same chunk size.
- * Every block is an ordinary malloc'ed block: any thread may free one
- * with free() or through this cache, and a block cached by one thread and
- * taken by another is fine. Nothing is cached under AddressSanitizer (it
- * would hide use-after-free).
+ * of the whole heap. Here a thread that enabled the cache (a server's
+ * loop, once it has started) keeps freed blocks up to 504 bytes in lists
+ * by glibc's own chunk size (16-byte steps), up to CACHE_MAX bytes, and
+ * hands them out again for requests of the same chunk size; other threads
+ * pass every block to malloc and free. Every block is an ordinary
+ * malloc'ed block: any thread may free one with free() or through this
+ * cache. Nothing is cached under AddressSanitizer (it would hide
+ * use-after-free).
  */
 #include "lib/json.h"
 
@@ -34,7 +35,8 @@
 struct cache {
 	void *head[CLASSES];
 	size_t bytes;
-	bool keyed; /* registered for the flush at thread exit */
+	bool keyed; /* registered for the flush at thread exit (a loop that
+		     is not the main thread's) */
 };
 
 static __thread struct cache tc;
