@@ -5,9 +5,10 @@
 # then replays the fuzzers' corpora (clang/libFuzzer). At the end (also on a
 # failure) it prints how long each step and each e2e suite took.
 #
-# The e2e suites run as two shards side by side (meson tests e2e-1 and e2e-2,
-# see tests/e2e/run.sh): most suites wait on controllers and servers more
-# than they compute, so two of them share 2 cores well.
+# The e2e suites run as three shards side by side (meson tests e2e-1, e2e-2
+# and e2e-3, see tests/e2e/run.sh): most suites wait on controllers, leases
+# and servers more than they compute, so three of them share 2 cores well;
+# the unit suites run as the shards end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +47,7 @@ meson setup build-test -Dwerror=true --reconfigure >/dev/null 2>&1 || meson setu
 ninja -C build-test
 step build
 rm -f build-test/meson-logs/e2e-times*.txt
-meson test -C build-test --print-errorlogs --num-processes 2
+meson test -C build-test --print-errorlogs --num-processes 3
 step test
 if [ "${KUBICLE_SKIP_ASAN:-0}" != 1 ]; then
   meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true \
@@ -65,7 +66,7 @@ if [ "${KUBICLE_SKIP_ASAN:-0}" != 1 ]; then
   #   rbac_old         rbac_old_kubectl with kubectl 1.27 and 1.32
   E2E_SKIP="kubectl_old crd_kubectl_old rbac_old" \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    meson test -C build-asan --print-errorlogs --num-processes 2
+    meson test -C build-asan --print-errorlogs --num-processes 3
   step asan-test
 fi
 if command -v clang >/dev/null; then

@@ -48,7 +48,7 @@ syncer_suite_portforward() {
   "${T[@]}" wait --for=condition=Ready pod/pf --timeout=20s >/dev/null
   ws=$(grep -c 'port-forward tenants/pf-x-default-x-t1: session open (SPDY in WebSocket)' "$hostlog")
   spdy=$(grep -c 'port-forward tenants/pf-x-default-x-t1: session open (SPDY)' "$hostlog")
-  for k in "$(command -v kubectl)" "$GSDK/kubectl.1.33" "$GSDK/kubectl.1.30" "$GSDK/kubectl.1.27"; do
+  for k in "$E2E_KUBECTL_DISPATCHER" "$GSDK/kubectl.1.33" "$GSDK/kubectl.1.30" "$GSDK/kubectl.1.27"; do
     [ -x "$k" ] || continue
     lp=$(pf_free_port)
     if pf_start "$T_t1_KCFG" "$k" pod/pf "$lp:$port"; then
