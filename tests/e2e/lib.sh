@@ -156,31 +156,43 @@ expect_rc() {
   else fail "$desc (rc=$rc, wanted $want): wanted /$pat/, got: $(head -c 600 <<<"$out")"; fi
 }
 
-# expect_until DESC WANT CMD...: polls CMD (every 0.1 s, up to
-# $E2E_UNTIL seconds, 30) until its output is WANT.
+# e2e_nap T0: the pause between two polls of a wait that began at $SECONDS
+# T0: 0.1 s for its first 2 seconds, 0.25 s until 10, then 0.5 s. Most
+# waits end within a second; the long ones (leases, resyncs, timers) would
+# otherwise start a kubectl (~0.1 s of CPU) ten times a second for their
+# whole length, and the shards side by side share 2 cores.
+e2e_nap() {
+  local t=$((SECONDS - $1))
+  if [ $t -lt 2 ]; then sleep 0.1
+  elif [ $t -lt 10 ]; then sleep 0.25
+  else sleep 0.5; fi
+}
+
+# expect_until DESC WANT CMD...: polls CMD (e2e_nap, up to $E2E_UNTIL
+# seconds, 30) until its output is WANT.
 expect_until() {
-  local desc=$1 want=$2 out; shift 2
+  local desc=$1 want=$2 out t0=$SECONDS; shift 2
   local end=$((SECONDS + ${E2E_UNTIL:-30}))
   while :; do
     out=$("$@" 2>&1)
     [ "$out" = "$want" ] && { pass "$desc"; return 0; }
     [ $SECONDS -ge $end ] && break
-    sleep 0.1
+    e2e_nap $t0
   done
   fail "$desc: wanted '$want', got '$(head -c 300 <<<"$out")'"
   return 1
 }
 
-# wait_for DESC TIMEOUT CMD...: polls CMD (every 0.1 s) until it exits 0;
+# wait_for DESC TIMEOUT CMD...: polls CMD (e2e_nap) until it exits 0;
 # on timeout, fails DESC with CMD's last output. No pass is counted: it
 # stands for a wait, not a check. Returns CMD's success.
 wait_for() {
-  local desc=$1 t=$2 out; shift 2
+  local desc=$1 t=$2 out t0=$SECONDS; shift 2
   local end=$((SECONDS + t))
   while :; do
     out=$("$@" 2>&1) && return 0
     [ $SECONDS -ge $end ] && break
-    sleep 0.1
+    e2e_nap $t0
   done
   fail "$desc: timed out after ${t}s waiting for: $* (last output: $(head -c 300 <<<"$out"))"
   return 1
@@ -193,13 +205,13 @@ out_is() { local want=$1; shift; [ "$("$@" 2>/dev/null)" = "$want" ]; }
 # expect_until_match DESC TIMEOUT PATTERN CMD...: polls CMD until it exits 0
 # with PATTERN in its output (expect, for state that settles asynchronously).
 expect_until_match() {
-  local desc=$1 t=$2 pat=$3 out rc; shift 3
+  local desc=$1 t=$2 pat=$3 out rc t0=$SECONDS; shift 3
   local end=$((SECONDS + t))
   while :; do
     out=$("$@" 2>&1); rc=$?
     [ $rc -eq 0 ] && grep -Eq -- "$pat" <<<"$out" && { pass "$desc"; return 0; }
     [ $SECONDS -ge $end ] && break
-    sleep 0.1
+    e2e_nap $t0
   done
   fail "$desc (rc=$rc, after ${t}s): wanted /$pat/, got: $(head -c 600 <<<"$out")"
   return 1

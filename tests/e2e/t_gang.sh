@@ -22,10 +22,11 @@ GG_PROFILES=(${E2E_GANG_PROFILES:-kai volcano kueue}) # E2E_GANG_PROFILES: a sub
 gg_host() { kubectl --kubeconfig "$GG_HOST_KCFG" "$@"; }
 gg_t() { local t=$1; shift; kubectl --kubeconfig "$(eval echo "\$GG_${t}_KCFG")" "$@"; }
 
-# gg_until SECONDS CMD...: retries CMD every 0.2 s until it succeeds.
+# gg_until SECONDS CMD...: retries CMD (e2e_nap) until it succeeds.
 gg_until() {
   local end=$((SECONDS + $1)); shift
-  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  local t0=$SECONDS
+  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; e2e_nap $t0; done
   "$@" >/dev/null 2>&1
 }
 

@@ -11,7 +11,8 @@ hr_k() { kubectl --kubeconfig "$KUBICLE_HOME/tenants/hr/kubeconfig" "$@"; }
 hr_h() { kubectl --kubeconfig "$HR_HOST_KCFG" -n kubicle-hr "$@"; }
 hr_until() { # SECONDS CMD...
   local end=$((SECONDS + $1)); shift
-  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  local t0=$SECONDS
+  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; e2e_nap $t0; done
   "$@" >/dev/null 2>&1
 }
 

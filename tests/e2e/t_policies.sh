@@ -174,7 +174,8 @@ ph_h() { kubectl --kubeconfig "$PH_HOST_KCFG" "$@"; }
 ph_host_pods() { ph_h -n "kubicle-$1" get pods -l kubicle.dev/tenant="$1" -o name 2>&1 | sort | tr '\n' ' '; }
 ph_until() { # SECONDS CMD...
   local end=$((SECONDS + $1)); shift
-  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  local t0=$SECONDS
+  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; e2e_nap $t0; done
 }
 
 policies_hostile_counting() {

@@ -21,13 +21,14 @@ sy_start_host() { # [PORT]
   SY_HOST_KCFG=$KCFG SY_HOST_PID=$SERVER_PID SY_HOST_PORT=${SERVER_URL##*:}
 }
 
-# sy_until SECONDS CMD...: retries CMD every 0.2 s until it succeeds.
+# sy_until SECONDS CMD...: retries CMD (e2e_nap) until it succeeds.
 # (at least 30 s: what it waits for comes sooner unless something is wrong,
 # and a loaded machine - sanitizers, shards side by side - is slower)
 sy_until() {
   local t=$(($1 < 30 ? 30 : $1)); shift
   local end=$((SECONDS + t))
-  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  local t0=$SECONDS
+  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; e2e_nap $t0; done
   "$@" >/dev/null 2>&1
 }
 

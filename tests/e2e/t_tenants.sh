@@ -39,7 +39,8 @@ tn_field() { # TENANT FIELD: one field of `kubicle list NAME -o json`
 
 tn_until() { # SECONDS CMD... (at least 30 s, as sy_until)
   local end=$((SECONDS + ($1 < 30 ? 30 : $1))); shift
-  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  local t0=$SECONDS
+  while [ $SECONDS -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; e2e_nap $t0; done
   "$@" >/dev/null 2>&1
 }
 
