@@ -983,7 +983,16 @@ struct pki_request {
 	const char *user;
 	const char *const *groups;
 	size_t ngroups;
+	pki_ca_known_fn ca_known; /* NULL, or told the CA's text once it is settled */
+	void *ca_arg;
 };
+
+/* Tells the request's ca_known the text ca.crt holds (or will hold). */
+static void tell_ca(const struct pki_request *rq, const char *pem, size_t len)
+{
+	if (rq->ca_known)
+		rq->ca_known(rq->ca_arg, pem, len);
+}
 
 struct pki_texts {
 	char *text[STAMP_FILES];
@@ -1094,12 +1103,14 @@ static int pair_from_texts(const struct pki_texts *t, size_t i, struct pki_pair 
 }
 
 /* The stamp matched: what keep holds, from the texts already read. */
-static int keep_from_texts(const char *dir, const struct pki_texts *t, struct kb_pki *keep)
+static int keep_from_texts(const char *dir, const struct pki_request *rq,
+			   const struct pki_texts *t, struct kb_pki *keep)
 {
 	bool ca_one = false, server_one = false;
 	struct pki_pair ca = {0}, server = {0};
-	if (pair_from_texts(t, 0, &ca, &ca_one) < 0 ||
-	    pair_from_texts(t, 2, &server, &server_one) < 0) {
+	if (pair_from_texts(t, 0, &ca, &ca_one) == 0)
+		tell_ca(rq, t->text[0], t->len[0]);
+	if (!ca.cert || pair_from_texts(t, 2, &server, &server_one) < 0) {
 		pki_pair_free(&ca);
 		return -ENOENT;
 	}
@@ -1116,6 +1127,26 @@ static time_t earlier(time_t a, time_t b)
 	return a == 0 ? b : b == 0 || a < b ? a : b;
 }
 
+/* ensure_ca settled the CA: tell its text, the new certificate's PEM (what
+ * save_pair stages) or the file's. */
+static int tell_new_ca(const char *dir, const struct pki_request *rq, struct pki_pair *ca,
+		       bool fresh)
+{
+	char path[PATH_MAX], *pem = NULL;
+	size_t len = 0;
+	int rc = 0;
+	if (fresh && (pem = pki_cert_pem(ca->cert)))
+		len = strlen(pem);
+	else if (fresh)
+		rc = -ENOMEM;
+	else if ((rc = path_join(path, sizeof(path), dir, "ca.crt")) == 0)
+		rc = kb_read_file(path, &pem, &len);
+	if (rc == 0)
+		tell_ca(rq, pem, len);
+	free(pem);
+	return rc;
+}
+
 /* The full check: kb_pki_ensure's files made sure of, kept in *keep when
  * not NULL, the earliest notAfter in *not_after. */
 static int ensure_full(const char *dir, const struct pki_request *rq, struct kb_pki *keep,
@@ -1126,6 +1157,8 @@ static int ensure_full(const char *dir, const struct pki_request *rq, struct kb_
 	bool fresh = false, ca_one = false, server_one = false;
 	time_t admin_na = 0;
 	int rc = ensure_ca(&bt, dir, &ca, &fresh, &ca_one);
+	if (rc == 0 && rq->ca_known)
+		rc = tell_new_ca(dir, rq, &ca, fresh);
 	if (rc == 0 && rq->serving)
 		rc = ensure_server(&bt, dir, &ca, fresh, rq->sans, rq->nsans, &server, &server_one);
 	if (rc == 0)
@@ -1159,7 +1192,7 @@ static int ensure(const char *dir, const struct pki_request *rq, struct kb_pki *
 	char hex[65];
 	int rc = -ENOENT;
 	if (request_digest(dir, rq, &t, hex) == 0 && stamp_matches(dir, hex))
-		rc = keep ? keep_from_texts(dir, &t, keep) : 0;
+		rc = keep ? keep_from_texts(dir, rq, &t, keep) : 0;
 	texts_free(&t);
 	if (rc == 0)
 		return 0;
@@ -1185,13 +1218,22 @@ int kb_pki_ensure_keep(const char *dir, const char *const *sans, size_t nsans,
 		       const char *admin_user, const char *const *admin_groups, size_t ngroups,
 		       kb_pki_t **out)
 {
+	return pki_ensure_keep_tell(dir, sans, nsans, admin_user, admin_groups, ngroups, NULL,
+				    NULL, out);
+}
+
+int pki_ensure_keep_tell(const char *dir, const char *const *sans, size_t nsans,
+			 const char *admin_user, const char *const *admin_groups, size_t ngroups,
+			 pki_ca_known_fn ca_known, void *ca_arg, kb_pki_t **out)
+{
 	KB_CHECK(dir && admin_user && (ngroups == 0 || admin_groups) && out, -EINVAL);
 	KB_CHECK(nsans == 0 || sans, -EINVAL);
 	KB_CHECK(strlen(dir) < PATH_MAX, -ENAMETOOLONG);
 	struct kb_pki *pki = calloc(1, sizeof(*pki));
 	if (!pki)
 		return -ENOMEM;
-	struct pki_request rq = {true, sans, nsans, admin_user, admin_groups, ngroups};
+	struct pki_request rq = {true,   sans,     nsans, admin_user, admin_groups,
+				 ngroups, ca_known, ca_arg};
 	int rc = ensure(dir, &rq, pki);
 	if (rc < 0) {
 		free(pki);

@@ -24,6 +24,12 @@ typedef struct ssl_ctx_st SSL_CTX;
 struct proxy_opts {
 	const char *listen;         /* "127.0.0.1:6443" */
 	SSL_CTX *tls;               /* borrowed, outlives the proxy */
+	/* With tls NULL: the context is asked of tls_wait(tls_arg, &tls) just
+	 * before listening, after the built-in objects are loaded (made
+	 * meanwhile on another thread: kb_pki_job_start in lib/pki.h); it is
+	 * borrowed as tls is, and an -errno from tls_wait fails the start. */
+	int (*tls_wait)(void *arg, SSL_CTX **tls);
+	void *tls_arg;
 	store_t *store;             /* borrowed, outlives the proxy */
 	const char *advertise_host; /* address written into the kubernetes Service endpoints */
 	const char *data_dir;       /* DIR: audit.log goes there; NULL: no audit log */

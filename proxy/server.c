@@ -413,8 +413,11 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		rc = apiservice_start(px);
 	if (rc < 0)
 		goto fail_auth;
+	SSL_CTX *tls = opts->tls;
+	if (!tls && (rc = opts->tls_wait ? opts->tls_wait(opts->tls_arg, &tls) : -EINVAL) < 0)
+		goto fail_auth;
 	struct kb_http_server_opts hopts = http_opts();
-	rc = kb_http_server_start(loop, opts->listen, opts->tls, &hopts, on_request, px, &px->http,
+	rc = kb_http_server_start(loop, opts->listen, tls, &hopts, on_request, px, &px->http,
 				  &px->port);
 	if (rc < 0)
 		goto fail_auth;
