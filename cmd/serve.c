@@ -450,17 +450,30 @@ static int store_ca(struct server *s, const char *ca)
 	return rc;
 }
 
-/* proxy_opts.tls_wait: the serving context the PKI job made. */
-struct tls_wait {
+/* What the proxy's start waits for from the PKI job (proxy_opts). */
+struct pki_wait {
+	struct server *s;
 	kb_pki_job_t *job;
-	SSL_CTX **tls;
+	bool store_failed; /* the CA came but the store refused it */
 };
 
+/* proxy_opts.ca_wait: the CA's text into the store. */
+static int ca_wait(void *arg)
+{
+	struct pki_wait *w = arg;
+	const char *ca = NULL;
+	int rc = kb_pki_job_ca(w->job, &ca);
+	if (rc == 0 && (rc = store_ca(w->s, ca)) < 0)
+		w->store_failed = true;
+	return rc;
+}
+
+/* proxy_opts.tls_wait: the serving context the PKI job made. */
 static int tls_wait(void *arg, SSL_CTX **tls)
 {
-	struct tls_wait *w = arg;
+	struct pki_wait *w = arg;
 	int rc = kb_pki_job_tls(w->job, tls);
-	*w->tls = *tls;
+	w->s->tls = *tls;
 	return rc;
 }
 
@@ -553,25 +566,20 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 		return 1;
 	}
 	s.loop = uv_default_loop();
-	const char *ca = NULL;
 	if ((rc = open_store(&s, &a)) < 0) {
 		fprintf(stderr, "kubicle: store: %s\n", strerror(-rc));
 		join_pki(&s, &a, job);
-		goto fail_tls;
-	}
-	if (kb_pki_job_ca(job, &ca) < 0 || (rc = store_ca(&s, ca)) < 0) {
-		if (join_pki(&s, &a, job) == 0)
-			fprintf(stderr, "kubicle: store: %s\n", strerror(-rc));
 		goto fail_tls;
 	}
 	int port = 0;
 	struct kb_kubeconfig_creds host = {0};
 	if (a.host.host_namespace)
 		host_creds(&a, &host);
-	struct tls_wait tw = {job, &s.tls};
+	struct pki_wait pw = {.s = &s, .job = job};
 	struct proxy_opts po = {.listen = a.listen,
 				.tls_wait = tls_wait,
-				.tls_arg = &tw,
+				.ca_wait = ca_wait,
+				.wait_arg = &pw,
 				.store = s.store,
 				.advertise_host = a.advertise,
 				.data_dir = a.data_dir,
@@ -581,7 +589,8 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 	kb_kubeconfig_creds_free(&host);
 	int jrc = join_pki(&s, &a, job);
 	if (rc < 0 && jrc == 0)
-		fprintf(stderr, "kubicle: listen on %s: %s\n", a.listen, strerror(-rc));
+		fprintf(stderr, "kubicle: %s %s: %s\n", pw.store_failed ? "store:" : "listen on",
+			pw.store_failed ? "ca.crt" : a.listen, strerror(-rc));
 	if (rc < 0)
 		goto fail_proxy;
 	if (jrc < 0)

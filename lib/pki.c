@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <liburing.h>
 #include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
@@ -333,12 +334,49 @@ static int batch_add(struct batch *bt, const char *path, const char *data, int m
 	return rc;
 }
 
+/*
+ * fsyncs the staged files side by side: one io_uring submission, whose
+ * fsyncs the kernel runs at once (io-wq), so that ext4 commits them in one
+ * journal transaction instead of one each (six fsyncs in turn took 5-20 ms
+ * of a first start here, each 0.3-6 ms). 0 or the first fsync's -errno;
+ * 1 when io_uring is not there (a seccomp profile, an old kernel): the
+ * caller syncs them in turn.
+ */
+static int fsync_side_by_side(struct batch *bt)
+{
+	struct io_uring ring;
+	if (bt->n < 2 || io_uring_queue_init(BATCH_MAX, &ring, 0) < 0)
+		return 1;
+	for (size_t i = 0; i < bt->n; i++)
+		io_uring_prep_fsync(io_uring_get_sqe(&ring), bt->f[i].fd, 0);
+	int rc = io_uring_submit_and_wait(&ring, (unsigned)bt->n);
+	if (rc == (int)bt->n) {
+		rc = 0;
+		for (size_t i = 0; i < bt->n; i++) {
+			struct io_uring_cqe *cqe;
+			int w = io_uring_wait_cqe(&ring, &cqe);
+			int res = w < 0 ? w : cqe->res;
+			if (w == 0)
+				io_uring_cqe_seen(&ring, cqe);
+			if (res < 0 && rc == 0)
+				rc = res;
+		}
+	} else {
+		rc = 1; /* not all submitted: sync in turn (fsync again is harmless) */
+	}
+	io_uring_queue_exit(&ring);
+	return rc;
+}
+
 /* Syncs and renames the staged files (rc 0) or drops them (rc < 0). */
 static int batch_commit(struct batch *bt, const char *dir, int rc)
 {
-	for (size_t i = 0; i < bt->n; i++)
-		if (rc == 0 && fsync(bt->f[i].fd) < 0)
-			rc = -errno;
+	if (rc == 0 && (rc = fsync_side_by_side(bt)) == 1) {
+		rc = 0;
+		for (size_t i = 0; i < bt->n; i++)
+			if (rc == 0 && fsync(bt->f[i].fd) < 0)
+				rc = -errno;
+	}
 	for (size_t i = 0; i < bt->n; i++)
 		if (close(bt->f[i].fd) < 0 && rc == 0)
 			rc = -errno;

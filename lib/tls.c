@@ -100,7 +100,7 @@ static SSL_CTX *ctx_new(void)
 	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1)
 		goto fail;
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
-				     SSL_OP_NO_COMPRESSION);
+				     SSL_OP_NO_COMPRESSION | SSL_OP_NO_TICKET);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 	/* TLS 1.3 suites in the order Go's crypto/tls (kubectl, client-go)
 	 * prefers on AES hardware: AES-128-GCM first (10 AES rounds, not 14)
