@@ -1145,8 +1145,8 @@ static int pair_from_texts(const struct pki_texts *t, size_t i, struct pki_pair 
 }
 
 /* The stamp matched: what keep holds, from the texts already read. */
-static int keep_from_texts(const char *dir, const struct pki_request *rq,
-			   const struct pki_texts *t, struct kb_pki *keep)
+static int keep_from_texts(const char *dir, const struct pki_request *rq, const struct pki_texts *t,
+			   struct kb_pki *keep)
 {
 	bool ca_one = false, server_one = false;
 	struct pki_pair ca = {0}, server = {0};
@@ -1260,8 +1260,8 @@ int kb_pki_ensure_keep(const char *dir, const char *const *sans, size_t nsans,
 		       const char *admin_user, const char *const *admin_groups, size_t ngroups,
 		       kb_pki_t **out)
 {
-	return pki_ensure_keep_tell(dir, sans, nsans, admin_user, admin_groups, ngroups, NULL,
-				    NULL, out);
+	return pki_ensure_keep_tell(dir, sans, nsans, admin_user, admin_groups, ngroups, NULL, NULL,
+				    out);
 }
 
 int pki_ensure_keep_tell(const char *dir, const char *const *sans, size_t nsans,
@@ -1274,8 +1274,14 @@ int pki_ensure_keep_tell(const char *dir, const char *const *sans, size_t nsans,
 	struct kb_pki *pki = calloc(1, sizeof(*pki));
 	if (!pki)
 		return -ENOMEM;
-	struct pki_request rq = {true,   sans,     nsans, admin_user, admin_groups,
-				 ngroups, ca_known, ca_arg};
+	struct pki_request rq = {.serving = true,
+				 .sans = sans,
+				 .nsans = nsans,
+				 .user = admin_user,
+				 .groups = admin_groups,
+				 .ngroups = ngroups,
+				 .ca_known = ca_known,
+				 .ca_arg = ca_arg};
 	int rc = ensure(dir, &rq, pki);
 	if (rc < 0) {
 		free(pki);

@@ -152,9 +152,8 @@ int kb_pki_server_ctx(const kb_pki_t *pki, struct ssl_ctx_st **out);
  *   check: the caller's to free), else NULL.
  */
 typedef struct kb_pki_job kb_pki_job_t;
-int kb_pki_job_start(const char *dir, const char *const *sans, size_t nsans,
-		     const char *admin_user, const char *const *admin_groups, size_t ngroups,
-		     kb_pki_job_t **out);
+int kb_pki_job_start(const char *dir, const char *const *sans, size_t nsans, const char *admin_user,
+		     const char *const *admin_groups, size_t ngroups, kb_pki_job_t **out);
 int kb_pki_job_ca(kb_pki_job_t *job, const char **pem);
 int kb_pki_job_tls(kb_pki_job_t *job, struct ssl_ctx_st **tls);
 int kb_pki_job_join(kb_pki_job_t *job, kb_pki_t **pki, bool *pki_failed, char **ca_later);

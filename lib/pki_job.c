@@ -37,10 +37,10 @@ struct kb_pki_job {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	/* guarded by lock */
-	char *ca_pem;      /* the CA's text, once told; never replaced */
-	char *ca_later;    /* a second telling that differs from it */
-	bool pki_done;     /* pki_rc and pki are final */
-	bool done;         /* tls_rc and tls too */
+	char *ca_pem;   /* the CA's text, once told; never replaced */
+	char *ca_later; /* a second telling that differs from it */
+	bool pki_done;  /* pki_rc and pki are final */
+	bool done;      /* tls_rc and tls too */
 	int pki_rc, tls_rc;
 	kb_pki_t *pki;
 	SSL_CTX *tls;
@@ -90,9 +90,8 @@ static void *job_main(void *arg)
 	return NULL;
 }
 
-int kb_pki_job_start(const char *dir, const char *const *sans, size_t nsans,
-		     const char *admin_user, const char *const *admin_groups, size_t ngroups,
-		     kb_pki_job_t **out)
+int kb_pki_job_start(const char *dir, const char *const *sans, size_t nsans, const char *admin_user,
+		     const char *const *admin_groups, size_t ngroups, kb_pki_job_t **out)
 {
 	KB_CHECK(dir && admin_user && (ngroups == 0 || admin_groups) && out, -EINVAL);
 	KB_CHECK(nsans == 0 || sans, -EINVAL);

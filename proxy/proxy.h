@@ -22,8 +22,8 @@
 typedef struct ssl_ctx_st SSL_CTX;
 
 struct proxy_opts {
-	const char *listen;         /* "127.0.0.1:6443" */
-	SSL_CTX *tls;               /* borrowed, outlives the proxy */
+	const char *listen; /* "127.0.0.1:6443" */
+	SSL_CTX *tls;       /* borrowed, outlives the proxy */
 	/* The tenant's certificates made meanwhile on another thread
 	 * (kb_pki_job_start in lib/pki.h): with tls NULL, the context is
 	 * asked of tls_wait(wait_arg, &tls) just before listening, after the

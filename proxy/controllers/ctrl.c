@@ -481,8 +481,8 @@ static void resync(struct ctrl *c)
 			continue;
 		/* metadata is all this needs, but for the pods' volumes */
 		bool pods = strcmp(r->store_key, "/pods") == 0;
-		json_t *items = pods ? ctrl_list(c, r->store_key, NULL)
-				     : ctrl_list_meta(c, r->store_key);
+		json_t *items =
+		    pods ? ctrl_list(c, r->store_key, NULL) : ctrl_list_meta(c, r->store_key);
 		const char *k = kind_of_res(r->store_key);
 		size_t j;
 		json_t *o;

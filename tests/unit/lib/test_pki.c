@@ -638,6 +638,69 @@ START_TEST(keep_serves_the_files)
 }
 END_TEST
 
+/* The job on its thread: the CA it tells is ca.crt's text byte for byte
+ * (first start: a new CA; again: the stamp's path; a torn server.key: the
+ * full check, which keeps the CA), the TLS context serves server.crt, and
+ * a PKI folder that cannot be made fails both waits as the ensure. */
+static void job_run(const char *d, char **ca_told, X509 **served)
+{
+	const char *const masters[] = {"system:masters"};
+	kb_pki_job_t *job = NULL;
+	const char *ca = NULL;
+	SSL_CTX *tls = NULL;
+	kb_pki_t *pki = NULL;
+	bool pki_failed = true;
+	char *later = (char *)"unset";
+	ck_assert_int_eq(kb_pki_job_start(d, NULL, 0, "admin", masters, 1, &job), 0);
+	ck_assert_int_eq(kb_pki_job_ca(job, &ca), 0);
+	*ca_told = strdup(ca);
+	ck_assert_int_eq(kb_pki_job_tls(job, &tls), 0);
+	ck_assert_int_eq(kb_pki_job_join(job, &pki, &pki_failed, &later), 0);
+	ck_assert(!pki_failed);
+	ck_assert_ptr_null(later);
+	ck_assert_ptr_nonnull(pki);
+	*served = X509_dup(SSL_CTX_get0_certificate(tls));
+	kb_pki_free(pki);
+	SSL_CTX_free(tls);
+}
+
+START_TEST(job_tells_the_ca_then_serves)
+{
+	char *told = NULL, *file = NULL;
+	X509 *served = NULL, *srv = NULL;
+	for (int round = 0; round < 3; round++) {
+		if (round == 2) /* torn: the full check re-issues the serving pair */
+			ck_assert_int_eq(kb_write_file(path_of("server.key"), "x", 1, 0600), 0);
+		job_run(dir, &told, &served);
+		ck_assert_int_eq(kb_read_file(path_of("ca.crt"), &file, NULL), 0);
+		ck_assert_str_eq(told, file);
+		srv = load_cert("server.crt");
+		ck_assert_int_eq(X509_cmp(served, srv), 0);
+		free(told);
+		free(file);
+		X509_free(served);
+		X509_free(srv);
+	}
+	/* a folder under a file: neither wait hangs, both give the error */
+	char bad[160];
+	snprintf(bad, sizeof(bad), "%s/sub", path_of("ca.crt"));
+	const char *const masters[] = {"system:masters"};
+	kb_pki_job_t *job = NULL;
+	const char *ca = NULL;
+	SSL_CTX *tls = NULL;
+	kb_pki_t *pki = NULL;
+	bool pki_failed = false;
+	ck_assert_int_eq(kb_pki_job_start(bad, NULL, 0, "admin", masters, 1, &job), 0);
+	ck_assert_int_lt(kb_pki_job_ca(job, &ca), 0);
+	ck_assert_int_lt(kb_pki_job_tls(job, &tls), 0);
+	ck_assert_ptr_null(tls);
+	ck_assert_int_lt(kb_pki_job_join(job, &pki, &pki_failed, NULL), 0);
+	ck_assert(pki_failed);
+	ck_assert_ptr_null(pki);
+	rm_rf();
+}
+END_TEST
+
 /* A server.crt with a chain and a ca.crt with a bundle (a --pki-dir filled
  * by the platform): the context has them all, as from the files. */
 START_TEST(keep_with_chain_and_bundle)
@@ -709,6 +772,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, keep_with_chain_and_bundle);
 	tcase_add_test(tc, new_key_pem);
 	tcase_add_test(tc, stamp_skips_only_an_unchanged_check);
+	tcase_add_test(tc, job_tells_the_ca_then_serves);
 	suite_add_tcase(s, tc);
 	return s;
 }
