@@ -36,6 +36,7 @@
 #include <openssl/decoder.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/param_build.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
@@ -253,25 +254,26 @@ static int p256_point(EVP_PKEY *key, unsigned char pt[65])
  * builds for each key (1.35 M instructions). 0 or -EINVAL (another key).
  */
 #define P256_PKCS8_LEN 138
+static const unsigned char p8_head[] = {
+    0x30, 0x81, 0x87, 0x02, 0x01, 0x00,                         /* SEQ, version 0 */
+    0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, /* id-ecPublicKey */
+    0x01, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, /* prime256v1 */
+    0x07, 0x04, 0x6d, 0x30, 0x6b, 0x02, 0x01, 0x01, 0x04, 0x20, /* ECPrivateKey v1 */
+};
+static const unsigned char p8_mid[] = {0xa1, 0x44, 0x03, 0x42, 0x00}; /* [1] BIT STRING */
+
 static int p256_pkcs8(EVP_PKEY *key, unsigned char der[P256_PKCS8_LEN])
 {
-	static const unsigned char head[] = {
-	    0x30, 0x81, 0x87, 0x02, 0x01, 0x00,                         /* SEQ, version 0 */
-	    0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, /* id-ecPublicKey */
-	    0x01, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, /* prime256v1 */
-	    0x07, 0x04, 0x6d, 0x30, 0x6b, 0x02, 0x01, 0x01, 0x04, 0x20, /* ECPrivateKey v1 */
-	};
-	static const unsigned char mid[] = {0xa1, 0x44, 0x03, 0x42, 0x00}; /* [1] BIT STRING */
 	BIGNUM *d = NULL;
-	int rc = p256_point(key, der + sizeof(head) + 32 + sizeof(mid));
+	int rc = p256_point(key, der + sizeof(p8_head) + 32 + sizeof(p8_mid));
 	if (rc == 0 && EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_PRIV_KEY, &d) != 1)
 		rc = -EINVAL;
-	if (rc == 0 && BN_bn2binpad(d, der + sizeof(head), 32) != 32)
+	if (rc == 0 && BN_bn2binpad(d, der + sizeof(p8_head), 32) != 32)
 		rc = -EINVAL;
 	BN_clear_free(d);
 	ERR_clear_error();
-	memcpy(der, head, sizeof(head));
-	memcpy(der + sizeof(head) + 32, mid, sizeof(mid));
+	memcpy(der, p8_head, sizeof(p8_head));
+	memcpy(der + sizeof(p8_head) + 32, p8_mid, sizeof(p8_mid));
 	return rc;
 }
 
@@ -434,9 +436,43 @@ static pthread_mutex_t key_dec_lock = PTHREAD_MUTEX_INITIALIZER;
 static OSSL_DECODER_CTX *key_dec; /* writes to key_dec_out; process lifetime */
 static EVP_PKEY *key_dec_out;
 
+/*
+ * The 138 bytes p256_pkcs8 writes (what OpenSSL writes for a P-256 key)
+ * taken apart by their layout: the scalar and the point given to
+ * EVP_PKEY_fromdata, without a decoder (OpenSSL 3.0 builds one for its
+ * first key: 2 M instructions, at every start). NULL for any other DER.
+ */
+static EVP_PKEY *p256_from_pkcs8(const unsigned char *der, long n)
+{
+	const size_t priv = sizeof(p8_head), pub = priv + 32 + sizeof(p8_mid);
+	if (n != P256_PKCS8_LEN || memcmp(der, p8_head, sizeof(p8_head)) != 0 ||
+	    memcmp(der + priv + 32, p8_mid, sizeof(p8_mid)) != 0 || der[pub] != 0x04)
+		return NULL;
+	EVP_PKEY *k = NULL;
+	BIGNUM *d = BN_bin2bn(der + priv, 32, NULL);
+	OSSL_PARAM_BLD *b = OSSL_PARAM_BLD_new();
+	OSSL_PARAM *params = NULL;
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+	if (d && b && ctx &&
+	    OSSL_PARAM_BLD_push_utf8_string(b, OSSL_PKEY_PARAM_GROUP_NAME, SN_X9_62_prime256v1,
+					    0) == 1 &&
+	    OSSL_PARAM_BLD_push_BN(b, OSSL_PKEY_PARAM_PRIV_KEY, d) == 1 &&
+	    OSSL_PARAM_BLD_push_octet_string(b, OSSL_PKEY_PARAM_PUB_KEY, der + pub, 65) == 1 &&
+	    (params = OSSL_PARAM_BLD_to_param(b)) && EVP_PKEY_fromdata_init(ctx) == 1 &&
+	    EVP_PKEY_fromdata(ctx, &k, EVP_PKEY_KEYPAIR, params) != 1)
+		k = NULL;
+	EVP_PKEY_CTX_free(ctx);
+	OSSL_PARAM_free(params);
+	OSSL_PARAM_BLD_free(b);
+	BN_clear_free(d);
+	return k;
+}
+
 static EVP_PKEY *ec_pkcs8_from_der(const unsigned char *der, long n)
 {
-	EVP_PKEY *k = NULL;
+	EVP_PKEY *k = p256_from_pkcs8(der, n);
+	if (k)
+		return k;
 	const unsigned char *p = der;
 	size_t left = (size_t)n;
 	pthread_mutex_lock(&key_dec_lock);

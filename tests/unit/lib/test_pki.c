@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <openssl/bio.h>
+#include <openssl/bn.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -739,6 +740,24 @@ START_TEST(new_key_pem)
 	EVP_PKEY *back = kb_pki_key_from_pem(pem, strlen(pem));
 	ck_assert_ptr_nonnull(back);
 	ck_assert_int_eq(EVP_PKEY_eq(k, back), 1);
+	/* read back by its layout (p256_from_pkcs8): the same scalar, and what
+	 * it signs verifies under the key made */
+	BIGNUM *d1 = NULL, *d2 = NULL;
+	ck_assert_int_eq(EVP_PKEY_get_bn_param(k, "priv", &d1), 1);
+	ck_assert_int_eq(EVP_PKEY_get_bn_param(back, "priv", &d2), 1);
+	ck_assert_int_eq(BN_cmp(d1, d2), 0);
+	BN_clear_free(d1);
+	BN_clear_free(d2);
+	unsigned char sig[128];
+	size_t siglen = sizeof(sig);
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	ck_assert_int_eq(EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, back), 1);
+	ck_assert_int_eq(EVP_DigestSign(md, sig, &siglen, (const unsigned char *)"x", 1), 1);
+	EVP_MD_CTX_free(md);
+	md = EVP_MD_CTX_new();
+	ck_assert_int_eq(EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, k), 1);
+	ck_assert_int_eq(EVP_DigestVerify(md, sig, siglen, (const unsigned char *)"x", 1), 1);
+	EVP_MD_CTX_free(md);
 	BIO *b = BIO_new(BIO_s_mem());
 	ck_assert_int_eq(PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL), 1);
 	char *data = NULL;
