@@ -435,18 +435,65 @@ static int open_store(struct server *s, const struct serve_args *a)
 				.group_commit = true,
 				.history_keep = a->history_keep,
 				.compact_interval_ms = a->compact_ms};
-	rc = store_open(s->loop, path, &so, &s->store);
-	if (rc < 0)
-		return rc;
-	char *ca = NULL;
-	if ((rc = path_join(path, sizeof(path), a->pki_dir, "ca.crt")) < 0 ||
-	    (rc = kb_read_file(path, &ca, NULL)) < 0)
-		return rc;
+	return store_open(s->loop, path, &so, &s->store);
+}
+
+/* The store's copy of ca.crt (the namespaces' kube-root-ca.crt), `ca` the
+ * text the file holds. */
+static int store_ca(struct server *s, const char *ca)
+{
 	char *have = NULL;
+	int rc = 0;
 	if (store_kv_get(s->store, "ca.crt", &have) < 0 || strcmp(have, ca) != 0)
 		rc = store_kv_set(s->store, "ca.crt", ca);
 	free(have);
-	free(ca);
+	return rc;
+}
+
+/* What the proxy's start waits for from the PKI job (proxy_opts). */
+struct pki_wait {
+	struct server *s;
+	kb_pki_job_t *job;
+	bool store_failed; /* the CA came but the store refused it */
+};
+
+/* proxy_opts.ca_wait: the CA's text into the store. */
+static int ca_wait(void *arg)
+{
+	struct pki_wait *w = arg;
+	const char *ca = NULL;
+	int rc = kb_pki_job_ca(w->job, &ca);
+	if (rc == 0 && (rc = store_ca(w->s, ca)) < 0)
+		w->store_failed = true;
+	return rc;
+}
+
+/* proxy_opts.tls_wait: the serving context the PKI job made. */
+static int tls_wait(void *arg, SSL_CTX **tls)
+{
+	struct pki_wait *w = arg;
+	int rc = kb_pki_job_tls(w->job, tls);
+	w->s->tls = *tls;
+	return rc;
+}
+
+/* Joins the PKI job into s->pki; its failure reported. A CA that ended
+ * other than the one the store was given (see kb_pki_job_join) is given
+ * again. */
+static int join_pki(struct server *s, const struct serve_args *a, kb_pki_job_t *job)
+{
+	bool pki_failed = false;
+	char *later = NULL;
+	int rc = kb_pki_job_join(job, &s->pki, &pki_failed, s->store ? &later : NULL);
+	if (rc < 0 && pki_failed)
+		fprintf(stderr, "kubicle: certificates in %s: %s\n", a->pki_dir, strerror(-rc));
+	else if (rc < 0)
+		fprintf(stderr, "kubicle: tls: %s\n", strerror(-rc));
+	if (later) {
+		kb_warn("main", "the CA changed while starting; ca.crt stored again");
+		rc = store_ca(s, later);
+		free(later);
+	}
 	return rc;
 }
 
@@ -509,8 +556,11 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 		fprintf(stderr, "kubicle: cannot create %s: %s\n", a.data_dir, strerror(errno));
 		return 1;
 	}
+	/* the certificates and the TLS context on a thread of their own
+	 * while the store opens and the proxy loads the built-in objects */
 	static const char *const groups[] = {"system:masters"};
-	rc = kb_pki_ensure_keep(a.pki_dir, a.sans, a.nsans, "kubicle-admin", groups, 1, &s.pki);
+	kb_pki_job_t *job = NULL;
+	rc = kb_pki_job_start(a.pki_dir, a.sans, a.nsans, "kubicle-admin", groups, 1, &job);
 	if (rc < 0) {
 		fprintf(stderr, "kubicle: certificates in %s: %s\n", a.pki_dir, strerror(-rc));
 		return 1;
@@ -518,19 +568,18 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 	s.loop = uv_default_loop();
 	if ((rc = open_store(&s, &a)) < 0) {
 		fprintf(stderr, "kubicle: store: %s\n", strerror(-rc));
-		kb_pki_free(s.pki);
-		return 1;
-	}
-	if ((rc = kb_pki_server_ctx(s.pki, &s.tls)) < 0) {
-		fprintf(stderr, "kubicle: tls: %s\n", strerror(-rc));
+		join_pki(&s, &a, job);
 		goto fail_tls;
 	}
 	int port = 0;
 	struct kb_kubeconfig_creds host = {0};
 	if (a.host.host_namespace)
 		host_creds(&a, &host);
+	struct pki_wait pw = {.s = &s, .job = job};
 	struct proxy_opts po = {.listen = a.listen,
-				.tls = s.tls,
+				.tls_wait = tls_wait,
+				.ca_wait = ca_wait,
+				.wait_arg = &pw,
 				.store = s.store,
 				.advertise_host = a.advertise,
 				.data_dir = a.data_dir,
@@ -538,10 +587,14 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 				.host_server = host.server};
 	rc = proxy_start(s.loop, &po, &s.proxy, &port);
 	kb_kubeconfig_creds_free(&host);
-	if (rc < 0) {
-		fprintf(stderr, "kubicle: listen on %s: %s\n", a.listen, strerror(-rc));
+	int jrc = join_pki(&s, &a, job);
+	if (rc < 0 && jrc == 0)
+		fprintf(stderr, "kubicle: %s %s: %s\n", pw.store_failed ? "store:" : "listen on",
+			pw.store_failed ? "ca.crt" : a.listen, strerror(-rc));
+	if (rc < 0)
 		goto fail_proxy;
-	}
+	if (jrc < 0)
+		goto fail_kubeconfig;
 	if ((rc = start_hooks(&s, &a)) < 0) {
 		fprintf(stderr, "kubicle: start: %s\n", strerror(-rc));
 		goto fail_kubeconfig;

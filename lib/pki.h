@@ -132,6 +132,32 @@ void kb_pki_free(kb_pki_t *pki);
  * server.crt, server.key and ca.crt); *out owned by the caller. */
 struct ssl_ctx_st;
 int kb_pki_server_ctx(const kb_pki_t *pki, struct ssl_ctx_st **out);
+/*
+ * kb_pki_ensure_keep and then kb_pki_server_ctx on a thread of their own,
+ * so that the caller does other start-up work meanwhile (a serving
+ * process's start: about a third of its instructions are these two, which
+ * a second core then does beside the store's start). The arrays and
+ * strings are borrowed until kb_pki_job_join; a job started is always
+ * joined. Blocking calls, from the thread that started the job:
+ * - kb_pki_job_ca: waits until the CA is settled: *pem is the text ca.crt
+ *   holds (borrowed until kb_pki_job_join), before the serving and admin
+ *   pairs are; the ensure's -errno if it failed first.
+ * - kb_pki_job_tls: waits for the end: *tls is the serving context (the
+ *   caller's), or the ensure's or the context's -errno.
+ * - kb_pki_job_join: waits for the end and frees the job: *pki as
+ *   kb_pki_ensure_keep gives it (NULL on failure; *pki_failed says whether
+ *   the ensure or the TLS context failed). *ca_later, when not NULL, gets
+ *   the CA's text if it ended other than what kb_pki_job_ca said (a kept
+ *   CA whose serving pair did not parse, then found unusable by the full
+ *   check: the caller's to free), else NULL.
+ */
+typedef struct kb_pki_job kb_pki_job_t;
+int kb_pki_job_start(const char *dir, const char *const *sans, size_t nsans, const char *admin_user,
+		     const char *const *admin_groups, size_t ngroups, kb_pki_job_t **out);
+int kb_pki_job_ca(kb_pki_job_t *job, const char **pem);
+int kb_pki_job_tls(kb_pki_job_t *job, struct ssl_ctx_st **tls);
+int kb_pki_job_join(kb_pki_job_t *job, kb_pki_t **pki, bool *pki_failed, char **ca_later);
+
 /* The CA as a CSR signer (what kb_pki_ca_load would load), sharing the
  * parsed pair: no file I/O. 0 or -ENOMEM; *out freed with kb_pki_ca_free. */
 int kb_pki_signer(const kb_pki_t *pki, kb_pki_ca_t **out);

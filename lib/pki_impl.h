@@ -36,4 +36,15 @@ int pki_add_ext(X509 *cert, X509V3_CTX *ctx, int nid, const char *value);
 /* The certificate as malloc'ed PEM text, or NULL. */
 char *pki_cert_pem(X509 *cert);
 
+/* kb_pki_ensure_keep, telling ca_known(ca_arg, pem, len) the CA's text as
+ * soon as it is settled (what ca.crt holds once the call returns 0), before
+ * the serving and admin pairs are made sure of; called on the caller's
+ * thread, at most twice (a kept CA whose serving pair then fails to parse
+ * is told again by the full check), the text borrowed for the call. */
+typedef void (*pki_ca_known_fn)(void *arg, const char *pem, size_t len);
+struct kb_pki;
+int pki_ensure_keep_tell(const char *dir, const char *const *sans, size_t nsans,
+			 const char *admin_user, const char *const *admin_groups, size_t ngroups,
+			 pki_ca_known_fn ca_known, void *ca_arg, struct kb_pki **out);
+
 #endif

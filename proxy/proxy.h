@@ -22,8 +22,20 @@
 typedef struct ssl_ctx_st SSL_CTX;
 
 struct proxy_opts {
-	const char *listen;         /* "127.0.0.1:6443" */
-	SSL_CTX *tls;               /* borrowed, outlives the proxy */
+	const char *listen; /* "127.0.0.1:6443" */
+	SSL_CTX *tls;       /* borrowed, outlives the proxy */
+	/* The tenant's certificates made meanwhile on another thread
+	 * (kb_pki_job_start in lib/pki.h): with tls NULL, the context is
+	 * asked of tls_wait(wait_arg, &tls) just before listening, after the
+	 * built-in objects are loaded, and borrowed as tls is; ca_wait
+	 * (wait_arg), when not NULL, is called once the service-account keys
+	 * and RBAC are loaded, before the built-in namespaces and APIServices,
+	 * which need the store's "ca.crt" (kube-root-ca.crt,
+	 * extension-apiserver-authentication): the caller puts it there. An
+	 * -errno from either fails the start. */
+	int (*tls_wait)(void *arg, SSL_CTX **tls);
+	int (*ca_wait)(void *arg);
+	void *wait_arg;
 	store_t *store;             /* borrowed, outlives the proxy */
 	const char *advertise_host; /* address written into the kubernetes Service endpoints */
 	const char *data_dir;       /* DIR: audit.log goes there; NULL: no audit log */

@@ -395,10 +395,13 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		free(px);
 		return rc;
 	}
-	rc = ns_bootstrap(px);
-	if (rc < 0)
-		goto fail_bootstrap;
+	/* the RBAC defaults before the namespaces: they name none, and the
+	 * namespaces' kube-root-ca.crt waits for the CA (opts->ca_wait) */
 	if ((rc = auth_start(px)) < 0 || (rc = authz_start(px)) < 0 || (rc = audit_open(px)) < 0)
+		goto fail_auth;
+	if (opts->ca_wait && (rc = opts->ca_wait(opts->wait_arg)) < 0)
+		goto fail_auth;
+	if ((rc = ns_bootstrap(px)) < 0)
 		goto fail_auth;
 	rc = csr_register();
 	if (rc == 0)
@@ -413,8 +416,11 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		rc = apiservice_start(px);
 	if (rc < 0)
 		goto fail_auth;
+	SSL_CTX *tls = opts->tls;
+	if (!tls && (rc = opts->tls_wait ? opts->tls_wait(opts->wait_arg, &tls) : -EINVAL) < 0)
+		goto fail_auth;
 	struct kb_http_server_opts hopts = http_opts();
-	rc = kb_http_server_start(loop, opts->listen, opts->tls, &hopts, on_request, px, &px->http,
+	rc = kb_http_server_start(loop, opts->listen, tls, &hopts, on_request, px, &px->http,
 				  &px->port);
 	if (rc < 0)
 		goto fail_auth;
@@ -435,7 +441,6 @@ fail_auth:
 	audit_close(px);
 	authz_stop(px);
 	auth_stop(px);
-fail_bootstrap:
 	prom_stop(px);
 	egress_stop(px);
 	free(px->api);

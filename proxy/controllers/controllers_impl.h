@@ -66,6 +66,11 @@ void ctrl_enqueue_after(struct ctrl *c, const char *kind, const char *ns, const 
 struct sel_label;
 json_t *ctrl_pods_selected(struct ctrl *c, const char *ns, const struct sel_label *sel);
 json_t *ctrl_list(struct ctrl *c, const char *res, const char *ns);
+/* Every object of `res` as {"metadata": ...} only (the start's resync: the
+ * ownership index and the queues need nothing else), parsed from the
+ * stored text's metadata alone; an object whose text is not as the store
+ * writes it is parsed whole. A new array, empty on error. */
+json_t *ctrl_list_meta(struct ctrl *c, const char *res);
 /* ctrl_list, kept per namespace for the kinds a pod event lists (pod
  * controllers, services, budgets) until one of them changes there (new
  * reference: read it, do not change it). */

@@ -479,7 +479,10 @@ static void resync(struct ctrl *c)
 		const struct proxy_resource *r = resource_at(i);
 		if (!r->stored || seen_key(r->store_key, i))
 			continue;
-		json_t *items = ctrl_list(c, r->store_key, NULL);
+		/* metadata is all this needs, but for the pods' volumes */
+		bool pods = strcmp(r->store_key, "/pods") == 0;
+		json_t *items =
+		    pods ? ctrl_list(c, r->store_key, NULL) : ctrl_list_meta(c, r->store_key);
 		const char *k = kind_of_res(r->store_key);
 		size_t j;
 		json_t *o;
@@ -494,7 +497,7 @@ static void resync(struct ctrl *c)
 				ctrl_enqueue(c, "fsstatus", "", ctrl_name(o));
 			if (strcmp(r->store_key, HPA_RES) == 0)
 				ctrl_enqueue(c, "hpa", ctrl_ns(o), ctrl_name(o));
-			if (strcmp(r->store_key, "/pods") == 0 && ctrl_path(o, "spec.volumes"))
+			if (pods && ctrl_path(o, "spec.volumes"))
 				ctrl_enqueue(c, "ephemeral", ctrl_ns(o), ctrl_name(o));
 		}
 		json_decref(items);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <openssl/bio.h>
+#include <openssl/bn.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -638,6 +639,69 @@ START_TEST(keep_serves_the_files)
 }
 END_TEST
 
+/* The job on its thread: the CA it tells is ca.crt's text byte for byte
+ * (first start: a new CA; again: the stamp's path; a torn server.key: the
+ * full check, which keeps the CA), the TLS context serves server.crt, and
+ * a PKI folder that cannot be made fails both waits as the ensure. */
+static void job_run(const char *d, char **ca_told, X509 **served)
+{
+	const char *const masters[] = {"system:masters"};
+	kb_pki_job_t *job = NULL;
+	const char *ca = NULL;
+	SSL_CTX *tls = NULL;
+	kb_pki_t *pki = NULL;
+	bool pki_failed = true;
+	char *later = (char *)"unset";
+	ck_assert_int_eq(kb_pki_job_start(d, NULL, 0, "admin", masters, 1, &job), 0);
+	ck_assert_int_eq(kb_pki_job_ca(job, &ca), 0);
+	*ca_told = strdup(ca);
+	ck_assert_int_eq(kb_pki_job_tls(job, &tls), 0);
+	ck_assert_int_eq(kb_pki_job_join(job, &pki, &pki_failed, &later), 0);
+	ck_assert(!pki_failed);
+	ck_assert_ptr_null(later);
+	ck_assert_ptr_nonnull(pki);
+	*served = X509_dup(SSL_CTX_get0_certificate(tls));
+	kb_pki_free(pki);
+	SSL_CTX_free(tls);
+}
+
+START_TEST(job_tells_the_ca_then_serves)
+{
+	char *told = NULL, *file = NULL;
+	X509 *served = NULL, *srv = NULL;
+	for (int round = 0; round < 3; round++) {
+		if (round == 2) /* torn: the full check re-issues the serving pair */
+			ck_assert_int_eq(kb_write_file(path_of("server.key"), "x", 1, 0600), 0);
+		job_run(dir, &told, &served);
+		ck_assert_int_eq(kb_read_file(path_of("ca.crt"), &file, NULL), 0);
+		ck_assert_str_eq(told, file);
+		srv = load_cert("server.crt");
+		ck_assert_int_eq(X509_cmp(served, srv), 0);
+		free(told);
+		free(file);
+		X509_free(served);
+		X509_free(srv);
+	}
+	/* a folder under a file: neither wait hangs, both give the error */
+	char bad[160];
+	snprintf(bad, sizeof(bad), "%s/sub", path_of("ca.crt"));
+	const char *const masters[] = {"system:masters"};
+	kb_pki_job_t *job = NULL;
+	const char *ca = NULL;
+	SSL_CTX *tls = NULL;
+	kb_pki_t *pki = NULL;
+	bool pki_failed = false;
+	ck_assert_int_eq(kb_pki_job_start(bad, NULL, 0, "admin", masters, 1, &job), 0);
+	ck_assert_int_lt(kb_pki_job_ca(job, &ca), 0);
+	ck_assert_int_lt(kb_pki_job_tls(job, &tls), 0);
+	ck_assert_ptr_null(tls);
+	ck_assert_int_lt(kb_pki_job_join(job, &pki, &pki_failed, NULL), 0);
+	ck_assert(pki_failed);
+	ck_assert_ptr_null(pki);
+	rm_rf();
+}
+END_TEST
+
 /* A server.crt with a chain and a ca.crt with a bundle (a --pki-dir filled
  * by the platform): the context has them all, as from the files. */
 START_TEST(keep_with_chain_and_bundle)
@@ -676,6 +740,24 @@ START_TEST(new_key_pem)
 	EVP_PKEY *back = kb_pki_key_from_pem(pem, strlen(pem));
 	ck_assert_ptr_nonnull(back);
 	ck_assert_int_eq(EVP_PKEY_eq(k, back), 1);
+	/* read back by its layout (p256_from_pkcs8): the same scalar, and what
+	 * it signs verifies under the key made */
+	BIGNUM *d1 = NULL, *d2 = NULL;
+	ck_assert_int_eq(EVP_PKEY_get_bn_param(k, "priv", &d1), 1);
+	ck_assert_int_eq(EVP_PKEY_get_bn_param(back, "priv", &d2), 1);
+	ck_assert_int_eq(BN_cmp(d1, d2), 0);
+	BN_clear_free(d1);
+	BN_clear_free(d2);
+	unsigned char sig[128];
+	size_t siglen = sizeof(sig);
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	ck_assert_int_eq(EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, back), 1);
+	ck_assert_int_eq(EVP_DigestSign(md, sig, &siglen, (const unsigned char *)"x", 1), 1);
+	EVP_MD_CTX_free(md);
+	md = EVP_MD_CTX_new();
+	ck_assert_int_eq(EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, k), 1);
+	ck_assert_int_eq(EVP_DigestVerify(md, sig, siglen, (const unsigned char *)"x", 1), 1);
+	EVP_MD_CTX_free(md);
 	BIO *b = BIO_new(BIO_s_mem());
 	ck_assert_int_eq(PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL), 1);
 	char *data = NULL;
@@ -709,6 +791,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, keep_with_chain_and_bundle);
 	tcase_add_test(tc, new_key_pem);
 	tcase_add_test(tc, stamp_skips_only_an_unchanged_check);
+	tcase_add_test(tc, job_tells_the_ca_then_serves);
 	suite_add_tcase(s, tc);
 	return s;
 }
