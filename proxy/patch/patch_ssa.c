@@ -1546,10 +1546,55 @@ static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key, json_t *leaf)
 	return res;
 }
 
-/* patch_track_update(NULL, obj, ...) when obj has a metadata object. */
+/* The text kb_json_dump writes for fs_to_v1(node), whose children that
+ * sorted: written from the nodes, not from the tree. */
+static int fs_text(const struct fs_node *node, struct kb_buf *t)
+{
+	/* room for the punctuation of the node and of one child */
+	if (kb_buf_reserve(t, 16))
+		return -ENOMEM;
+	if (!node->n) {
+		memcpy(t->data + t->len, "{}", 2);
+		t->len += 2;
+		return 0;
+	}
+	if (node->member) {
+		memcpy(t->data + t->len, "{\".\":{}", 7);
+		t->len += 7;
+	} else {
+		t->data[t->len++] = '{';
+	}
+	bool first = !node->member;
+
+	for (size_t i = 0; i < node->n; i++) {
+		const struct fs_node *k = &node->kids[i];
+		char pfx[2] = {k->kind, ':'};
+
+		/* a repeated item's fields repeat (fs_kid): the tree keeps the
+		 * last of equal keys, at the place of the first */
+		if (i + 1 < node->n && fs_cmp(k, k + 1) == 0)
+			continue;
+		if (!first)
+			t->data[t->len++] = ',';
+		first = false;
+		if (kb_json_put_key(t, pfx, 2, k->name, strlen(k->name)))
+			return -ENOMEM;
+		t->data[t->len++] = ':'; /* put_key leaves room for a NUL */
+		if (fs_text(k, t))
+			return -ENOMEM;
+		if (kb_buf_reserve(t, 2))
+			return -ENOMEM;
+	}
+	t->data[t->len++] = '}';
+	t->data[t->len] = '\0';
+	return 0;
+}
+
+/* patch_track_update(NULL, obj, ...) when obj has a metadata object; with
+ * `text`, the fieldsV1 made and its text (*v1 NULL when none). */
 static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *root,
 			    const char *manager, const char *operation, const char *now,
-			    const char *api_version)
+			    const char *api_version, struct kb_buf *text, const json_t **v1_out)
 {
 	struct fs_node top = {0};
 	struct kb_buf key = {0};
@@ -1588,6 +1633,11 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 	json_object_set_new(e, "fieldsV1", v1);
 	if (json_array_append(arr, e) == 0 && json_object_set(meta, "managedFields", arr) == 0)
 		ret = 0;
+	if (!ret && text) {
+		text->len = 0;
+		if (fs_text(&top, text) == 0)
+			*v1_out = v1;
+	}
 out:
 	json_decref(e);
 	json_decref(arr);
@@ -1670,9 +1720,28 @@ int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, con
 	return patch_track_update_sub(old, obj, msg_name, manager, operation, NULL, now_rfc3339);
 }
 
+static int ssa_track(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
+		     const char *operation, const char *subresource, const char *now_rfc3339,
+		     struct kb_buf *text, const json_t **v1_out);
+
 int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
 			   const char *manager, const char *operation, const char *subresource,
 			   const char *now_rfc3339)
+{
+	return ssa_track(old, obj, msg_name, manager, operation, subresource, now_rfc3339, NULL,
+			 NULL);
+}
+
+int patch_track_create(json_t *obj, const char *msg_name, const char *manager,
+		       const char *now_rfc3339, struct kb_buf *v1_text, const json_t **v1)
+{
+	*v1 = NULL;
+	return ssa_track(NULL, obj, msg_name, manager, "Update", NULL, now_rfc3339, v1_text, v1);
+}
+
+static int ssa_track(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
+		     const char *operation, const char *subresource, const char *now_rfc3339,
+		     struct kb_buf *text, const json_t **v1_out)
 {
 	struct ssa_field root = ssa_root(msg_name);
 	struct ssa_mgrs ms = {0};
@@ -1693,7 +1762,7 @@ int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
 	if (!old && !own && !reset && json_is_object(obj) && json_is_object(meta))
 		return ssa_track_create(obj, meta, &root, manager && *manager ? manager : "unknown",
 					operation && *operation ? operation : "Update", now_rfc3339,
-					api_version);
+					api_version, text, v1_out);
 
 	json_t *l = ssa_bare(old, false), *r = ssa_bare(obj, false);
 	long me;
