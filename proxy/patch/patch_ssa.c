@@ -1514,6 +1514,20 @@ static int fs_cmp(const void *a, const void *b)
 	return strcmp(p->name, q->name);
 }
 
+/* Sorts a node's children by fs_cmp: an insertion sort, as most nodes
+ * have a handful (qsort's indirect calls cost more than the sort). */
+static void fs_sort(struct fs_node *kids, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct fs_node k = kids[i];
+		size_t j = i;
+
+		for (; j > 0 && fs_cmp(&kids[j - 1], &k) > 0; j--)
+			kids[j] = kids[j - 1];
+		kids[j] = k;
+	}
+}
+
 /* The wire form of a pruned node, as sn_to_v1 writes it. Every empty
  * object in it (a leaf, the "." of a member with children) is one shared
  * `leaf`: nothing writes into a fieldsV1 tree after it is made (updates
@@ -1529,16 +1543,24 @@ static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key, json_t *leaf)
 		return NULL;
 	if (node->member)
 		json_object_set(res, ".", leaf);
-	if (node->n > 1)
-		qsort(node->kids, node->n, sizeof(*node->kids), fs_cmp);
+	fs_sort(node->kids, node->n);
 	for (size_t i = 0; i < node->n; i++) {
+		const struct fs_node *k = &node->kids[i];
 		json_t *c = fs_to_v1(&node->kids[i], key, leaf);
-
-		char pfx[2] = {node->kids[i].kind, ':'};
+		size_t n = strlen(k->name);
 
 		key->len = 0;
-		if (!c || kb_buf_append(key, pfx, 2) || kb_buf_puts(key, node->kids[i].name) ||
-		    json_object_setn_new_nocheck(res, key->data, key->len, c)) {
+		if (!c || kb_buf_reserve(key, n + 2)) {
+			json_decref(c);
+			json_decref(res);
+			return NULL;
+		}
+		key->data[0] = k->kind;
+		key->data[1] = ':';
+		memcpy(key->data + 2, k->name, n);
+		key->len = n + 2;
+		key->data[key->len] = '\0';
+		if (json_object_setn_new_nocheck(res, key->data, key->len, c)) {
 			json_decref(res);
 			return NULL;
 		}
