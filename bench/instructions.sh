@@ -69,7 +69,9 @@ measure() {
   n=$(tr ' ' '\n' <<<"$out" | awk -F= '$1 == "responses" {print $2}')
   callgrind_annotate --inclusive=yes --tree=calling --threshold=100 "$d/cg.out.1" \
     >"$tree" 2>/dev/null || true
-  reqs=$(awk '/> .*proxy\/server.c:on_request \(/ {gsub(/[(),x]/, "", $NF); print $NF; exit}' "$tree")
+  reqs=$(awk '/> .*proxy\/server.c:on_request \([0-9,]+x\)/ {
+    s = substr($0, index($0, "on_request (") + 12); s = substr(s, 1, index(s, "x") - 1)
+    gsub(",", "", s); print s + 0; exit }' "$tree")
   awk -v k="$kind" -v ir="$ir" -v n="$n" -v r="${reqs:-0}" 'BEGIN {
     if (r > 0)
       printf "%s: %.1fk instructions per request (%d requests counted; client: %d responses)\n", k, ir / r / 1000, r, n

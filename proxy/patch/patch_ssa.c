@@ -1569,7 +1569,10 @@ static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key, json_t *leaf)
 }
 
 /* The text kb_json_dump writes for fs_to_v1(node), whose children that
- * sorted: written from the nodes, not from the tree. */
+ * sorted: written from the nodes, not from the tree. It is the FieldsV1 wire
+ * form as kube writes it (structured-merge-diff fieldpath/serialize.go,
+ * Set.emitContentsV1: "." first for a member that has children, then the
+ * path elements in order, each leaf {}). */
 static int fs_text(const struct fs_node *node, struct kb_buf *t)
 {
 	/* room for the punctuation of the node and of one child */
