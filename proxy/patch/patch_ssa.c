@@ -183,7 +183,15 @@ static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
 	}
 	if (!n)
 		return NULL;
-	qsort(names, n, sizeof(*names), sn_strcmp);
+	/* sorted by insertion: one key or two, most often */
+	for (size_t i = 1; i < n; i++) {
+		const char *k = names[i];
+		size_t j = i;
+
+		for (; j > 0 && strcmp(names[j - 1], k) > 0; j--)
+			names[j] = names[j - 1];
+		names[j] = k;
+	}
 	/* {"key":value,...} as kb_json_dump writes it (the keys are the
 	 * schema's merge keys: plain ASCII names) */
 	int rc = kb_buf_puts(&b, "k:{");
