@@ -1415,6 +1415,22 @@ static struct fs_node *fs_kid(struct fs_node *node, char kind, const char *name,
 	return c;
 }
 
+/* Room for `more` children at once (the keys of an object, the items of a
+ * list) instead of growing 4, 8, 16...; 0 or -ENOMEM. */
+static int fs_reserve(struct fs_node *node, size_t more)
+{
+	if (node->n + more <= node->cap)
+		return 0;
+
+	struct fs_node *k = realloc(node->kids, (node->n + more) * sizeof(*k));
+
+	if (!k)
+		return -ENOMEM;
+	node->kids = k;
+	node->cap = node->n + more;
+	return 0;
+}
+
 static struct fs_node *fs_find(struct fs_node *node, const char *field)
 {
 	for (size_t i = 0; node && i < node->n; i++)
@@ -1435,6 +1451,8 @@ static int fs_object(const json_t *v, const struct ssa_field *f, struct fs_node 
 
 	if (f->is_map)
 		node->member = true;
+	if (fs_reserve(node, json_object_size(v)))
+		return -ENOMEM;
 	json_object_foreach ((json_t *)v, k, cv) {
 		if (skip && !strcmp(k, skip))
 			continue;
@@ -1451,6 +1469,8 @@ static int fs_items(const json_t *v, const struct ssa_field *f, struct fs_node *
 {
 	struct ssa_field ef = ssa_elem(f);
 
+	if (fs_reserve(node, json_array_size(v)))
+		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(v); i++) {
 		const json_t *item = json_array_get(v, i);
 		char *pe = ssa_item_pe(f, item);
