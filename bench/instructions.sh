@@ -12,8 +12,14 @@
 #   CONNS=1 bench/instructions.sh post        # one connection: one create per commit, the
 #                                             # count the same from run to run (default 4;
 #                                             # SECS: seconds of load, default 10)
+#   PARTS=1 bench/instructions.sh post        # also the main parts of a create, each
+#                                             # per request (inclusive instructions)
 #
-# To compare two commits, build each in its own checkout and run this in each.
+# The count is divided by the requests the server handled while callgrind
+# counted (calls of on_request in the profile): under load, zeroing and
+# dumping the counters take effect late, so that window is not the client's
+# (its responses are printed beside). To compare two commits, build each in
+# its own checkout and run this in each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -23,6 +29,17 @@ command -v valgrind >/dev/null || { echo "instructions.sh: needs valgrind" >&2; 
 (test -d "$BUILD" || meson setup "$BUILD" >/dev/null)
 ninja -C "$BUILD" cmd/kubicle bench/loadgen >/dev/null
 LOADGEN=$ROOT/$BUILD/bench/loadgen
+
+# parts TREE REQUESTS: the inclusive count of the main parts of a request
+parts() {
+  local f
+  for f in handle_create kb_json_loadb check_fields write_defaults write_validate \
+    patch_track_create fs_to_v1 fs_text rstore_create serialize.constprop.0 \
+    store__txn_publish store__evnode_free commit_timed reply_text; do
+    awk -v f="$f" -v n="$2" 'index($0, "*  ") && $0 ~ ("[:/]" f " ") {
+      gsub(",", "", $1); printf "   %-28s %8.1fk\n", f, $1 / n / 1000; exit }' "$1"
+  done
+}
 
 # measure KIND: prints "KIND: N instructions per response (R responses)"
 measure() {
@@ -47,11 +64,20 @@ measure() {
   out=$("$LOADGEN" "${tls[@]}" -d "${SECS:-10}" "${load[@]}")
   callgrind_control -d "$pid" >/dev/null 2>&1
   kill "$pid"; wait "$pid" 2>/dev/null || true
-  local ir n
+  local ir n reqs tree=$d/tree.txt
   ir=$(awk '/^summary:/ {print $2}' "$d/cg.out.1")
   n=$(tr ' ' '\n' <<<"$out" | awk -F= '$1 == "responses" {print $2}')
-  awk -v k="$kind" -v ir="$ir" -v n="$n" \
-    'BEGIN {printf "%s: %.1fk instructions per response (%d responses)\n", k, ir / n / 1000, n}'
+  callgrind_annotate --inclusive=yes --tree=calling --threshold=100 "$d/cg.out.1" \
+    >"$tree" 2>/dev/null || true
+  reqs=$(awk '/> .*proxy\/server.c:on_request \([0-9,]+x\)/ {
+    s = substr($0, index($0, "on_request (") + 12); s = substr(s, 1, index(s, "x") - 1)
+    gsub(",", "", s); print s + 0; exit }' "$tree")
+  awk -v k="$kind" -v ir="$ir" -v n="$n" -v r="${reqs:-0}" 'BEGIN {
+    if (r > 0)
+      printf "%s: %.1fk instructions per request (%d requests counted; client: %d responses)\n", k, ir / r / 1000, r, n
+    else
+      printf "%s: %.1fk instructions per response (%d responses)\n", k, ir / n / 1000, n }'
+  if [ "${PARTS:-0}" = 1 ] && [ "${reqs:-0}" -gt 0 ]; then parts "$tree" "$reqs"; fi
   if [ "${KEEP:-0}" = 1 ]; then echo "profile kept: $d/cg.out.1 (callgrind_annotate)"; else rm -rf "$d"; fi
 }
 for w in $WHAT; do measure "$w"; done

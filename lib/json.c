@@ -132,17 +132,20 @@ static const unsigned char json_plain[256] = {
  * upper-case hex for those without a short form), everything else as is.
  * Invalid UTF-8 is refused, or with `lossy` written as U+FFFD per bad byte
  * (as Go's encoding/json coerces it). */
-static int dump_string_as(struct kb_buf *b, const char *str, size_t len, bool lossy)
+static inline int dump_string_pfx(struct kb_buf *b, const char *pfx, size_t pfxlen, const char *str,
+				  size_t len, bool lossy)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *s = (const unsigned char *)str;
 	size_t start = b->len, i = 0;
 
 	/* at most 6 output bytes per input byte */
-	if (dump_reserve(b, len * 6 + 2))
+	if (dump_reserve(b, len * 6 + 2 + pfxlen))
 		return -ENOMEM;
 	char *o = b->data + b->len;
 	*o++ = '"';
+	for (size_t k = 0; k < pfxlen; k++)
+		*o++ = pfx[k];
 	while (i < len) {
 		size_t j = i;
 		while (j < len && json_plain[s[j]])
@@ -192,9 +195,34 @@ static int dump_string_as(struct kb_buf *b, const char *str, size_t len, bool lo
 	return 0;
 }
 
+static int dump_string_as(struct kb_buf *b, const char *str, size_t len, bool lossy)
+{
+	return dump_string_pfx(b, NULL, 0, str, len, lossy);
+}
+
 static int dump_string(struct kb_buf *b, const char *str, size_t len)
 {
 	return dump_string_as(b, str, len, false);
+}
+
+int kb_json_put_key(struct kb_buf *b, const char *pfx, size_t pfxlen, const char *str, size_t len)
+{
+	return dump_string_pfx(b, pfx, pfxlen, str, len, false);
+}
+
+/* The text kb_json_dump_known gave for one object (per thread, set only
+ * for the length of a caller's call). */
+static _Thread_local struct {
+	const json_t *v;
+	const char *text;
+	size_t len;
+} dump_known;
+
+void kb_json_dump_known(const json_t *v, const char *text, size_t len)
+{
+	dump_known.v = v;
+	dump_known.text = v ? text : NULL;
+	dump_known.len = v ? len : 0;
 }
 
 int kb_json_put_string(struct kb_buf *b, const char *str)
@@ -231,6 +259,9 @@ static int dump_value(struct kb_buf *b, const json_t *v);
 
 static int dump_object(struct kb_buf *b, const json_t *v)
 {
+	if (v == dump_known.v)
+		return dump_bytes(b, dump_known.text, dump_known.len);
+
 	bool first = true;
 	int r = dump_bytes(b, "{", 1);
 

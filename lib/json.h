@@ -44,6 +44,21 @@ int kb_json_dump(const json_t *v, struct kb_buf *buf);
  * from the wire: headers, paths). 0 or -ENOMEM. */
 int kb_json_put_string(struct kb_buf *b, const char *str);
 
+/* Appends pfx (pfxlen bytes of printable ASCII without '"' or '\\')
+ * followed by str (len bytes) as one JSON string, as kb_json_dump writes
+ * it. 0, -ENOMEM, or -EINVAL when str is not UTF-8 (buf as it was). */
+int kb_json_put_key(struct kb_buf *b, const char *pfx, size_t pfxlen, const char *str, size_t len);
+/*
+ * Gives kb_json_dump the text of one object ahead, for a tree whose part
+ * was written as text where it was made (a create's fieldsV1,
+ * proxy/patch/patch_ssa.c): until the next call, kb_json_dump writes the
+ * len bytes of `text` where it meets the object `v` itself (by identity)
+ * instead of walking it. text must be exactly kb_json_dump's text of v; v
+ * and text are borrowed and must stay alive and unchanged until the caller
+ * drops the hint (v NULL), which it does before it returns. Per thread.
+ */
+void kb_json_dump_known(const json_t *v, const char *text, size_t len);
+
 /* A deep copy of v (new reference; the true/false/null singletons are
  * shared), as json_deep_copy without its loop detection. NULL on ENOMEM.
  * v is borrowed and must not contain a cycle. */

@@ -10,8 +10,10 @@
  * so no read snapshot outlives a call. A write outside store_txn_begin is
  * one BEGIN IMMEDIATE ... COMMIT; inside, nested levels are SAVEPOINTs.
  * Each write checks its preconditions (-EEXIST, -ENOENT, -ESTALE) before it
- * changes anything, so only an SQLite failure can leave a half-done write;
- * that poisons the open transaction, whose commit then rolls back (-EIO).
+ * changes anything (a create's -EEXIST is its object insert refused by the
+ * primary key, which SQLite undoes alone), so only an SQLite failure can
+ * leave a half-done write; that poisons the open transaction, whose commit
+ * then rolls back (-EIO).
  *
  * The current revision is not written on every change: it is the largest
  * event revision, or the compacted revision when compaction emptied the
@@ -569,6 +571,16 @@ static int set_rv(json_t *obj, int64_t rev)
 	return json_object_set_new(md, "resourceVersion", json_string(buf)) ? -ENOMEM : 0;
 }
 
+/* Puts back the resourceVersion set_rv replaced: rv0 (borrowed), or none. */
+static void unset_rv(json_t *obj, json_t *rv0)
+{
+	json_t *md = json_object_get(obj, "metadata");
+	if (rv0)
+		json_object_set(md, "resourceVersion", rv0);
+	else
+		json_object_del(md, "resourceVersion");
+}
+
 /* Sets resourceVersion and serializes obj (compact) into st->wbuf. */
 static int serialize(store_t *st, json_t *obj, int64_t rev, size_t *len)
 {
@@ -645,7 +657,15 @@ static int put_object(store_t *st, enum store_stmt s, const char *res, const cha
 		sqlite3_bind_int64(q, 4, rev);
 		sqlite3_bind_text(q, 5, st->wbuf, (int)len, SQLITE_STATIC);
 	}
-	int err = step_done(st, q, "write object");
+	int rc = sqlite3_step(q);
+	/* a create's key taken: the primary key refuses the row, and SQLite
+	 * undoes the statement alone (ON CONFLICT ABORT), the transaction
+	 * going on; one B-tree search instead of a lookup before the insert
+	 * (extended result codes are on) */
+	sqlite3_reset(q);
+	if (s == SQ_INS_OBJ && rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+		return -EEXIST;
+	int err = rc == SQLITE_DONE ? 0 : store__sql_err(st, rc, "write object");
 	if (!err && sqlite3_changes(st->db) != 1) {
 		kb_err("store", "write object %s %s/%s: no row changed", res, ns, name);
 		err = -EIO;
@@ -792,19 +812,21 @@ static int create(store_t *st, const char *res, const char *ns, const char *name
 		  bool final, int64_t *rev_out)
 {
 	KB_CHECK(st && key_ok(res, ns, name) && obj_ok(obj), -EINVAL);
-	int64_t rev0 = st->rev, rev = st->rev + 1, old;
+	int64_t rev0 = st->rev, rev = st->rev + 1;
 	struct store_evnode *n = NULL;
 	size_t len = 0;
 	int err = write_begin(st);
 	if (err)
 		return err;
-	err = lookup(st, res, ns, name, &old, NULL, NULL);
-	if (err == 0)
-		err = -EEXIST;
-	else if (err == -ENOENT)
-		err = serialize(st, obj, rev, &len);
+	/* the resourceVersion obj had, put back when the key is taken */
+	json_t *rv0 =
+	    json_incref(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	err = serialize(st, obj, rev, &len);
 	if (!err)
 		err = put_object(st, SQ_INS_OBJ, res, ns, name, rev, len);
+	if (err == -EEXIST)
+		unset_rv(obj, rv0);
+	json_decref(rv0);
 	if (!err)
 		err = put_event(st, STORE_ADDED, res, ns, name, rev, len);
 	if (!err) {

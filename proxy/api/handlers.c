@@ -770,6 +770,7 @@ static void reply_created(struct req *r, json_t *obj)
 
 static void handle_create(struct req *r)
 {
+	struct kb_buf v1_text = {0};
 	json_t *obj = NULL;
 	if (r->name || !(r->res->verbs & VERB_CREATE)) {
 		reply_statusf(r, 405, "MethodNotAllowed",
@@ -793,15 +794,21 @@ static void handle_create(struct req *r)
 	write_defaults(r->px, r->res, obj);
 	if (write_validate(r, obj, NULL) < 0)
 		goto out;
-	handle_track_fields(r, NULL, obj, "unknown");
+	char ts[40];
+	const json_t *v1 = NULL;
+	patch_track_create(obj, r->res->proto, field_manager(r, "unknown"),
+			   now_str(r, ts, sizeof(ts)), &v1_text, &v1);
 	if (r->q.dry_run) {
 		reply_object(r, 201, obj);
 		goto out;
 	}
 	const char *name = obj_str(obj, "metadata.name");
 	store_txn_begin(r->px->store);
-	/* obj is only read from here on when the answer is the stored text */
+	/* obj is only read from here on when the answer is the stored text;
+	 * the store writes the managed fields' text made beside them */
+	kb_json_dump_known(v1, v1_text.data, v1_text.len);
 	int rc = rstore_create(r->px, r->res, r->ns, name, obj, !r->as_scale && !r->want_table);
+	kb_json_dump_known(NULL, NULL, 0);
 	if (rc == 0 && !r->res->group[0] && strcmp(r->res->kind, "Namespace") == 0)
 		ns_created(r->px, name);
 	if (rc == 0)
@@ -813,6 +820,7 @@ static void handle_create(struct req *r)
 	else
 		reply_created(r, obj);
 out:
+	kb_buf_free(&v1_text);
 	json_decref(obj);
 }
 

@@ -322,6 +322,23 @@ static void host_network_ports(json_t *spec)
 	}
 }
 
+/* {"key":key,"operator":"Exists","effect":"NoExecute","tolerationSeconds":300}
+ * (the DefaultTolerationSeconds admission plugin's), built directly: json_pack
+ * parses its format on every pod. NULL on ENOMEM. */
+static json_t *not_ready_toleration(const char *key)
+{
+	json_t *t = json_object();
+
+	if (!t || json_object_set_new_nocheck(t, "key", json_string_nocheck(key)) ||
+	    json_object_set_new_nocheck(t, "operator", json_string_nocheck("Exists")) ||
+	    json_object_set_new_nocheck(t, "effect", json_string_nocheck("NoExecute")) ||
+	    json_object_set_new_nocheck(t, "tolerationSeconds", json_integer(300))) {
+		json_decref(t);
+		return NULL;
+	}
+	return t;
+}
+
 static void default_pod(json_t *obj)
 {
 	json_t *spec = kb_json_object_at(obj, "spec");
@@ -343,10 +360,7 @@ static void default_pod(json_t *obj)
 			    strcmp(json_string_value(json_object_get(t, "key")), keys[k]) == 0)
 				have = true;
 		if (!have)
-			json_array_append_new(tols,
-					      json_pack("{s:s,s:s,s:s,s:i}", "key", keys[k],
-							"operator", "Exists", "effect", "NoExecute",
-							"tolerationSeconds", 300));
+			json_array_append_new(tols, not_ready_toleration(keys[k]));
 	}
 	json_t *status = kb_json_object_at(obj, "status");
 	set_default(status, "phase", json_string("Pending"));

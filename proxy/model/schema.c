@@ -2,7 +2,7 @@
 /*
  * Strict field checks of JSON objects against the generated message tables
  * (see schema.h). One walker serves both checks: it follows the object and
- * the message side by side, building the field path as it goes, and either
+ * the message side by side, keeping the field path as it goes, and either
  * reports fields the message lacks or values whose JSON type the Go field
  * would refuse.
  */
@@ -21,8 +21,21 @@
 
 #define SCHEMA_MAX_DEPTH 64
 
+/* The path of the value being walked, as parts; written out as text only
+ * when a value is reported (most walks report nothing). */
+struct path_part {
+	const char *s; /* field name or map key; NULL: a list index */
+	long idx;
+	bool field;
+};
+
+/* two parts at most per message level (a field, then an element) */
+#define SCHEMA_PATH_PARTS (2 * (SCHEMA_MAX_DEPTH + 2))
+
 struct path {
-	char buf[1024];
+	struct path_part part[SCHEMA_PATH_PARTS];
+	size_t n;
+	char buf[1024]; /* the text, made by path_text */
 	size_t len;
 };
 
@@ -44,39 +57,59 @@ static void path_put(struct path *p, const char *s, size_t n)
 	p->buf[p->len] = '\0';
 }
 
-/* Appends pre + s + post (s NULL: the index) and returns the old length.
- * Runs for every field of every written object: no printf. */
-static size_t path_push(struct path *p, const char *pre, const char *s, long idx, const char *post)
+/* Adds a part and returns the old count, for path_pop. */
+static size_t path_push(struct path *p, const char *s, long idx, bool field)
 {
-	size_t old = p->len;
-	char num[24];
+	size_t old = p->n;
 
-	if (!s) { /* an index (every list item of every write: no snprintf) */
-		char *e = num + sizeof(num) - 1;
-		unsigned long u = idx < 0 ? 0UL - (unsigned long)idx : (unsigned long)idx;
-		*e = '\0';
-		do
-			*--e = (char)('0' + u % 10);
-		while ((u /= 10) != 0);
-		if (idx < 0)
-			*--e = '-';
-		s = e;
-	}
-	path_put(p, pre, strlen(pre));
-	path_put(p, s, strlen(s));
-	path_put(p, post, strlen(post));
+	if (p->n < SCHEMA_PATH_PARTS) /* always, below SCHEMA_MAX_DEPTH */
+		p->part[p->n++] = (struct path_part){s, idx, field};
 	return old;
 }
 
 static size_t path_field(struct path *p, const char *name)
 {
-	return path_push(p, p->len ? "." : "", name, 0, "");
+	return path_push(p, name, 0, true);
 }
 
 static void path_pop(struct path *p, size_t old)
 {
-	p->len = old;
-	p->buf[old] = '\0';
+	p->n = old;
+}
+
+/* The path as text: "spec.containers[0].env[2]", "metadata.labels[app]". */
+static const char *path_text(struct path *p)
+{
+	p->len = 0;
+	p->buf[0] = '\0';
+	for (size_t i = 0; i < p->n; i++) {
+		const struct path_part *q = &p->part[i];
+		const char *s = q->s;
+		char num[24];
+
+		if (q->field) {
+			if (p->len)
+				path_put(p, ".", 1);
+			path_put(p, s, strlen(s));
+			continue;
+		}
+		if (!s) { /* an index */
+			char *e = num + sizeof(num) - 1;
+			unsigned long u =
+			    q->idx < 0 ? 0UL - (unsigned long)q->idx : (unsigned long)q->idx;
+			*e = '\0';
+			do
+				*--e = (char)('0' + u % 10);
+			while ((u /= 10) != 0);
+			if (q->idx < 0)
+				*--e = '-';
+			s = e;
+		}
+		path_put(p, "[", 1);
+		path_put(p, s, strlen(s));
+		path_put(p, "]", 1);
+	}
+	return p->buf;
 }
 
 /* ---- messages for type errors ---- */
@@ -135,18 +168,18 @@ static void go_type(const struct kt_field *f, bool element, char *buf, size_t le
 }
 
 static void add_type_error(struct walk *w, const struct kt_message *parent,
-			   const struct kt_field *f, bool element, const json_t *v,
-			   const struct path *p)
+			   const struct kt_field *f, bool element, const json_t *v, struct path *p)
 {
 	char type[200], msg[1600], owner[160];
+	const char *at = path_text(p);
 	const char *dot = strrchr(parent->name, '.');
 
 	snprintf(owner, sizeof(owner), "%s", dot ? dot + 1 : parent->name);
 	go_type(f, element, type, sizeof(type));
 	snprintf(msg, sizeof(msg),
 		 "json: cannot unmarshal %s into Go struct field %s.%s of type %s", json_kind(v),
-		 owner, p->buf, type);
-	json_t *e = json_pack("{s:s, s:s}", "field", p->buf, "message", msg);
+		 owner, at, type);
+	json_t *e = json_pack("{s:s, s:s}", "field", at, "message", msg);
 	if (e && json_array_append_new(w->errors, e) == 0)
 		w->count++;
 }
@@ -245,7 +278,7 @@ static void walk_list(struct walk *w, const struct kt_message *parent, const str
 	json_t *e;
 
 	json_array_foreach (v, i, e) {
-		size_t old = path_push(p, "[", NULL, (long)i, "]");
+		size_t old = path_push(p, NULL, (long)i, false);
 		walk_value(w, parent, f, e, p, depth, true);
 		path_pop(p, old);
 	}
@@ -258,7 +291,7 @@ static void walk_map(struct walk *w, const struct kt_message *parent, const stru
 	json_t *e;
 
 	json_object_foreach ((json_t *)v, k, e) {
-		size_t old = path_push(p, "[", k, 0, "]");
+		size_t old = path_push(p, k, 0, false);
 		walk_value(w, parent, f, e, p, depth, true);
 		path_pop(p, old);
 	}
@@ -287,9 +320,9 @@ static void walk_field(struct walk *w, const struct kt_message *m, const struct 
 		walk_list(w, m, f, v, p, depth);
 }
 
-static void add_unknown(struct walk *w, const struct path *p)
+static void add_unknown(struct walk *w, struct path *p)
 {
-	if (json_array_append_new(w->unknown, json_string(p->buf)) == 0)
+	if (json_array_append_new(w->unknown, json_string(path_text(p))) == 0)
 		w->count++;
 }
 
@@ -323,14 +356,13 @@ static int walk_root(const char *msg_name, const json_t *obj, json_t *errors, js
 {
 	const struct kt_message *m = kt_find(msg_name);
 	struct walk w = {errors, unknown, 0};
-	struct path p = {.len = 0};
+	struct path p = {.n = 0};
 
 	if (!m)
 		return -ENOENT;
 	if (!json_is_object(obj) || (errors && !json_is_array(errors)) ||
 	    (unknown && !json_is_array(unknown)))
 		return -EINVAL;
-	p.buf[0] = '\0';
 	if (m->special != KT_PLAIN)
 		return 0;
 	walk_message(&w, m, obj, &p, 0, true);

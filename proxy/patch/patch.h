@@ -107,5 +107,17 @@ int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, con
 int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
 			   const char *manager, const char *operation, const char *subresource,
 			   const char *now_rfc3339);
+/*
+ * patch_track_update(NULL, obj, msg_name, manager, "Update", now) for a
+ * create, which also writes the text of the fieldsV1 it made into v1_text
+ * (replacing what it held) and points *v1 at that fieldsV1 (borrowed from
+ * obj), for kb_json_dump_known while obj is serialized: the object's text
+ * comes out the same, byte for byte, without walking the field set again.
+ * *v1 is NULL when obj took the general path (managedFields sent by the
+ * writer) or the text could not be written. Returns 0 or -ENOMEM.
+ */
+struct kb_buf;
+int patch_track_create(json_t *obj, const char *msg_name, const char *manager,
+		       const char *now_rfc3339, struct kb_buf *v1_text, const json_t **v1);
 
 #endif

@@ -183,7 +183,15 @@ static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
 	}
 	if (!n)
 		return NULL;
-	qsort(names, n, sizeof(*names), sn_strcmp);
+	/* sorted by insertion: one key or two, most often */
+	for (size_t i = 1; i < n; i++) {
+		const char *k = names[i];
+		size_t j = i;
+
+		for (; j > 0 && strcmp(names[j - 1], k) > 0; j--)
+			names[j] = names[j - 1];
+		names[j] = k;
+	}
 	/* {"key":value,...} as kb_json_dump writes it (the keys are the
 	 * schema's merge keys: plain ASCII names) */
 	int rc = kb_buf_puts(&b, "k:{");
@@ -1407,6 +1415,22 @@ static struct fs_node *fs_kid(struct fs_node *node, char kind, const char *name,
 	return c;
 }
 
+/* Room for `more` children at once (the keys of an object, the items of a
+ * list) instead of growing 4, 8, 16...; 0 or -ENOMEM. */
+static int fs_reserve(struct fs_node *node, size_t more)
+{
+	if (node->n + more <= node->cap)
+		return 0;
+
+	struct fs_node *k = realloc(node->kids, (node->n + more) * sizeof(*k));
+
+	if (!k)
+		return -ENOMEM;
+	node->kids = k;
+	node->cap = node->n + more;
+	return 0;
+}
+
 static struct fs_node *fs_find(struct fs_node *node, const char *field)
 {
 	for (size_t i = 0; node && i < node->n; i++)
@@ -1427,6 +1451,8 @@ static int fs_object(const json_t *v, const struct ssa_field *f, struct fs_node 
 
 	if (f->is_map)
 		node->member = true;
+	if (fs_reserve(node, json_object_size(v)))
+		return -ENOMEM;
 	json_object_foreach ((json_t *)v, k, cv) {
 		if (skip && !strcmp(k, skip))
 			continue;
@@ -1443,6 +1469,8 @@ static int fs_items(const json_t *v, const struct ssa_field *f, struct fs_node *
 {
 	struct ssa_field ef = ssa_elem(f);
 
+	if (fs_reserve(node, json_array_size(v)))
+		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(v); i++) {
 		const json_t *item = json_array_get(v, i);
 		char *pe = ssa_item_pe(f, item);
@@ -1514,6 +1542,20 @@ static int fs_cmp(const void *a, const void *b)
 	return strcmp(p->name, q->name);
 }
 
+/* Sorts a node's children by fs_cmp: an insertion sort, as most nodes
+ * have a handful (qsort's indirect calls cost more than the sort). */
+static void fs_sort(struct fs_node *kids, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct fs_node k = kids[i];
+		size_t j = i;
+
+		for (; j > 0 && fs_cmp(&kids[j - 1], &k) > 0; j--)
+			kids[j] = kids[j - 1];
+		kids[j] = k;
+	}
+}
+
 /* The wire form of a pruned node, as sn_to_v1 writes it. Every empty
  * object in it (a leaf, the "." of a member with children) is one shared
  * `leaf`: nothing writes into a fieldsV1 tree after it is made (updates
@@ -1529,16 +1571,24 @@ static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key, json_t *leaf)
 		return NULL;
 	if (node->member)
 		json_object_set(res, ".", leaf);
-	if (node->n > 1)
-		qsort(node->kids, node->n, sizeof(*node->kids), fs_cmp);
+	fs_sort(node->kids, node->n);
 	for (size_t i = 0; i < node->n; i++) {
+		const struct fs_node *k = &node->kids[i];
 		json_t *c = fs_to_v1(&node->kids[i], key, leaf);
-
-		char pfx[2] = {node->kids[i].kind, ':'};
+		size_t n = strlen(k->name);
 
 		key->len = 0;
-		if (!c || kb_buf_append(key, pfx, 2) || kb_buf_puts(key, node->kids[i].name) ||
-		    json_object_setn_new_nocheck(res, key->data, key->len, c)) {
+		if (!c || kb_buf_reserve(key, n + 2)) {
+			json_decref(c);
+			json_decref(res);
+			return NULL;
+		}
+		key->data[0] = k->kind;
+		key->data[1] = ':';
+		memcpy(key->data + 2, k->name, n);
+		key->len = n + 2;
+		key->data[key->len] = '\0';
+		if (json_object_setn_new_nocheck(res, key->data, key->len, c)) {
 			json_decref(res);
 			return NULL;
 		}
@@ -1546,10 +1596,58 @@ static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key, json_t *leaf)
 	return res;
 }
 
-/* patch_track_update(NULL, obj, ...) when obj has a metadata object. */
+/* The text kb_json_dump writes for fs_to_v1(node), whose children that
+ * sorted: written from the nodes, not from the tree. It is the FieldsV1 wire
+ * form as kube writes it (structured-merge-diff fieldpath/serialize.go,
+ * Set.emitContentsV1: "." first for a member that has children, then the
+ * path elements in order, each leaf {}). */
+static int fs_text(const struct fs_node *node, struct kb_buf *t)
+{
+	/* room for the punctuation of the node and of one child */
+	if (kb_buf_reserve(t, 16))
+		return -ENOMEM;
+	if (!node->n) {
+		memcpy(t->data + t->len, "{}", 2);
+		t->len += 2;
+		return 0;
+	}
+	if (node->member) {
+		memcpy(t->data + t->len, "{\".\":{}", 7);
+		t->len += 7;
+	} else {
+		t->data[t->len++] = '{';
+	}
+	bool first = !node->member;
+
+	for (size_t i = 0; i < node->n; i++) {
+		const struct fs_node *k = &node->kids[i];
+		char pfx[2] = {k->kind, ':'};
+
+		/* a repeated item's fields repeat (fs_kid): the tree keeps the
+		 * last of equal keys, at the place of the first */
+		if (i + 1 < node->n && fs_cmp(k, k + 1) == 0)
+			continue;
+		if (!first)
+			t->data[t->len++] = ',';
+		first = false;
+		if (kb_json_put_key(t, pfx, 2, k->name, strlen(k->name)))
+			return -ENOMEM;
+		t->data[t->len++] = ':'; /* put_key leaves room for a NUL */
+		if (fs_text(k, t))
+			return -ENOMEM;
+		if (kb_buf_reserve(t, 2))
+			return -ENOMEM;
+	}
+	t->data[t->len++] = '}';
+	t->data[t->len] = '\0';
+	return 0;
+}
+
+/* patch_track_update(NULL, obj, ...) when obj has a metadata object; with
+ * `text`, the fieldsV1 made and its text (*v1 NULL when none). */
 static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *root,
 			    const char *manager, const char *operation, const char *now,
-			    const char *api_version)
+			    const char *api_version, struct kb_buf *text, const json_t **v1_out)
 {
 	struct fs_node top = {0};
 	struct kb_buf key = {0};
@@ -1588,6 +1686,11 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 	json_object_set_new(e, "fieldsV1", v1);
 	if (json_array_append(arr, e) == 0 && json_object_set(meta, "managedFields", arr) == 0)
 		ret = 0;
+	if (!ret && text) {
+		text->len = 0;
+		if (fs_text(&top, text) == 0)
+			*v1_out = v1;
+	}
 out:
 	json_decref(e);
 	json_decref(arr);
@@ -1670,9 +1773,28 @@ int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, con
 	return patch_track_update_sub(old, obj, msg_name, manager, operation, NULL, now_rfc3339);
 }
 
+static int ssa_track(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
+		     const char *operation, const char *subresource, const char *now_rfc3339,
+		     struct kb_buf *text, const json_t **v1_out);
+
 int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
 			   const char *manager, const char *operation, const char *subresource,
 			   const char *now_rfc3339)
+{
+	return ssa_track(old, obj, msg_name, manager, operation, subresource, now_rfc3339, NULL,
+			 NULL);
+}
+
+int patch_track_create(json_t *obj, const char *msg_name, const char *manager,
+		       const char *now_rfc3339, struct kb_buf *v1_text, const json_t **v1)
+{
+	*v1 = NULL;
+	return ssa_track(NULL, obj, msg_name, manager, "Update", NULL, now_rfc3339, v1_text, v1);
+}
+
+static int ssa_track(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
+		     const char *operation, const char *subresource, const char *now_rfc3339,
+		     struct kb_buf *text, const json_t **v1_out)
 {
 	struct ssa_field root = ssa_root(msg_name);
 	struct ssa_mgrs ms = {0};
@@ -1693,7 +1815,7 @@ int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
 	if (!old && !own && !reset && json_is_object(obj) && json_is_object(meta))
 		return ssa_track_create(obj, meta, &root, manager && *manager ? manager : "unknown",
 					operation && *operation ? operation : "Update", now_rfc3339,
-					api_version);
+					api_version, text, v1_out);
 
 	json_t *l = ssa_bare(old, false), *r = ssa_bare(obj, false);
 	long me;

@@ -157,6 +157,42 @@ static void rec_cb(const struct store_event *ev, void *arg)
 
 /* ---- objects ----------------------------------------------------------- */
 
+/* A create whose key is taken leaves everything as it was: the stored row,
+ * the count, the revision, the object given (its resourceVersion: none, or
+ * the one it had) and an open transaction, which commits the rest it holds
+ * (the primary key refuses the row; no lookup comes before the insert). */
+START_TEST(create_taken_key_changes_nothing)
+{
+	store_t *st = open_store();
+	const char *text;
+	size_t len, count = 0;
+	int64_t rev = 0;
+
+	ck_assert_int_eq(create(st, "/pods", "default", "web"), 1);
+	json_t *o = mkobj("default", "web", "other");
+	ck_assert_int_eq(store_txn_begin(st), 0);
+	ck_assert_int_eq(store_create(st, "/pods", "default", "web", o, NULL), -EEXIST);
+	ck_assert_ptr_null(json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
+	json_object_set_new(json_object_get(o, "metadata"), "resourceVersion", json_string("7"));
+	ck_assert_int_eq(store_create(st, "/pods", "default", "web", o, NULL), -EEXIST);
+	ck_assert_str_eq(rv_of(o), "7");
+	ck_assert_int_eq(store_rev(st), 1);
+	ck_assert_int_eq(store_create(st, "/pods", "default", "web2", o, NULL), 0);
+	ck_assert_int_eq(store_txn_commit(st), 0);
+	ck_assert_int_eq(store_rev(st), 2);
+	ck_assert_int_eq(store_get_raw(st, "/pods", "default", "web", &text, &len, &rev), 0);
+	ck_assert_int_eq(rev, 1);
+	ck_assert_ptr_null(strstr(text, "other"));
+	ck_assert_int_eq(store_count(st, "/pods", "default", &count), 0);
+	ck_assert_uint_eq(count, 2);
+	/* outside a transaction too */
+	ck_assert_int_eq(store_create(st, "/pods", "default", "web2", o, NULL), -EEXIST);
+	ck_assert_int_eq(create(st, "/pods", "default", "web3"), 3);
+	json_decref(o);
+	close_store(st);
+}
+END_TEST
+
 START_TEST(create_get_update_delete)
 {
 	store_t *st = open_store();
@@ -1259,6 +1295,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, create_get_update_delete);
+	tcase_add_test(tc, create_taken_key_changes_nothing);
 	tcase_add_test(tc, group_commit_batches_an_iteration);
 	tcase_add_test(tc, group_commit_flush_on_close);
 	tcase_add_test(tc, final_create_shares_the_tree);

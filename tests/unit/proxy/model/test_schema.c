@@ -40,6 +40,29 @@ static void unknown_eq(const char *msg, const char *obj_text, const char *want)
 	json_decref(paths);
 }
 
+/* A path longer than 1023 bytes is cut there; the paths after it, back
+ * at a shorter prefix, are whole again. */
+START_TEST(unknown_long_path)
+{
+	char key[1100], text[1300], want[1024];
+	json_t *paths = json_array(), *obj;
+
+	memset(key, 'x', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	snprintf(text, sizeof(text),
+		 "{\"spec\":{\"containers\":[{\"%s\":{\"deeper\":1}}],\"b\":1}}", key);
+	obj = J(text);
+	ck_assert_int_eq(schema_unknown_fields("k8s.io.api.core.v1.Pod", obj, paths), 2);
+	strcpy(want, "spec.containers[0].");
+	memcpy(want + strlen(want), key, sizeof(want) - 1 - strlen(want));
+	want[sizeof(want) - 1] = '\0';
+	ck_assert_str_eq(json_string_value(json_array_get(paths, 0)), want);
+	ck_assert_str_eq(json_string_value(json_array_get(paths, 1)), "spec.b");
+	json_decref(obj);
+	json_decref(paths);
+}
+END_TEST
+
 START_TEST(unknown_pod)
 {
 	const char *pod = "k8s.io.api.core.v1.Pod";
@@ -191,6 +214,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("proxy/schema");
 	TCase *tc = tcase_create("schema");
 	tcase_add_test(tc, unknown_pod);
+	tcase_add_test(tc, unknown_long_path);
 	tcase_add_test(tc, unknown_other);
 	tcase_add_test(tc, types_deployment);
 	tcase_add_test(tc, types_other);
