@@ -59,6 +59,21 @@ int kb_json_put_key(struct kb_buf *b, const char *pfx, size_t pfxlen, const char
  */
 void kb_json_dump_known(const json_t *v, const char *text, size_t len);
 
+/*
+ * In JSON text t[0..n), the object starting at t[at] (after whitespace):
+ * finds its member `key` without parsing, strings skipped whole (escapes
+ * too) and nested values by their brackets. *key_at (may be NULL) is the
+ * offset of the key's opening quote, *val that of its value (whitespace
+ * skipped), *val_end (may be NULL: the value is then not looked at, as to
+ * look inside it next) just past the value (a scalar's: at the ',' or the
+ * bracket that ends it). false when t[at] is not an object, the key is
+ * absent, or the text is malformed or cut before it (or in its value). For a quick look at
+ * stored or received text (a watch line's managedFields, an object's
+ * metadata) where a parse of the whole is the cost.
+ */
+bool kb_json_text_member(const char *t, size_t n, size_t at, const char *key, size_t *key_at,
+			 size_t *val, size_t *val_end);
+
 /* A deep copy of v (new reference; the true/false/null singletons are
  * shared), as json_deep_copy without its loop detection. NULL on ENOMEM.
  * v is borrowed and must not contain a cycle. */

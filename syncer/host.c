@@ -205,121 +205,15 @@ static void apply_event(struct host_informer *in, const char *type, json_t *obj)
 
 /* ---- watch lines without managedFields ---------------------------------------- */
 
-struct scan {
-	const char *s;
-	size_t n, i;
-};
-
-static void skip_ws(struct scan *c)
-{
-	while (c->i < c->n && strchr(" \t\r\n", c->s[c->i]))
-		c->i++;
-}
-
-/* At a '"': moves past the string. False when it does not end. memchr
- * finds each candidate quote (a byte loop was a tenth of a host event's
- * cost); one preceded by an odd run of backslashes is escaped. */
-static bool skip_string(struct scan *c)
-{
-	size_t from = c->i + 1;
-	for (;;) {
-		const char *q = from < c->n ? memchr(c->s + from, '"', c->n - from) : NULL;
-		if (!q)
-			return false;
-		size_t at = (size_t)(q - c->s), bs = 0;
-		while (at - bs > c->i + 1 && c->s[at - bs - 1] == '\\')
-			bs++;
-		if (bs % 2 == 0) {
-			c->i = at + 1;
-			return true;
-		}
-		from = at + 1;
-	}
-}
-
-/* Moves past one value (string, object, array or scalar). */
-static bool skip_value(struct scan *c)
-{
-	skip_ws(c);
-	if (c->i >= c->n)
-		return false;
-	if (c->s[c->i] == '"')
-		return skip_string(c);
-	int depth = 0;
-	for (; c->i < c->n; c->i++) {
-		char ch = c->s[c->i];
-		if (ch == '"') {
-			if (!skip_string(c))
-				return false;
-			c->i--;
-		} else if (ch == '{' || ch == '[') {
-			depth++;
-		} else if (ch == '}' || ch == ']') {
-			if (depth == 0)
-				return true; /* end of the enclosing container: a scalar ended */
-			if (--depth == 0) {
-				c->i++;
-				return true;
-			}
-		} else if (depth == 0 && ch == ',') {
-			return true;
-		}
-	}
-	return depth == 0;
-}
-
-/* At a '{': finds member `key` of this object; c->i is then at the key's
- * opening quote and *vstart at its value. False when absent or malformed. */
-static bool find_member(struct scan *c, const char *key, size_t *vstart)
-{
-	size_t kl = strlen(key);
-	c->i++;
-	for (;;) {
-		skip_ws(c);
-		if (c->i >= c->n || c->s[c->i] != '"')
-			return false;
-		size_t k = c->i;
-		if (!skip_string(c))
-			return false;
-		bool match = c->i - k == kl + 2 && memcmp(c->s + k + 1, key, kl) == 0;
-		skip_ws(c);
-		if (c->i >= c->n || c->s[c->i] != ':')
-			return false;
-		c->i++;
-		skip_ws(c);
-		if (match) {
-			*vstart = c->i;
-			c->i = k;
-			return true;
-		}
-		if (!skip_value(c))
-			return false;
-		skip_ws(c);
-		if (c->i >= c->n || c->s[c->i] != ',')
-			return false;
-		c->i++;
-	}
-}
-
 size_t syncer_strip_managed_fields(char *s, size_t n)
 {
-	struct scan c = {s, n, 0};
-	size_t v;
-	skip_ws(&c);
-	if (c.i >= n || s[c.i] != '{' || !find_member(&c, "object", &v))
+	size_t v, from, to;
+	if (!kb_json_text_member(s, n, 0, "object", NULL, &v, NULL) ||
+	    !kb_json_text_member(s, n, v, "metadata", NULL, &v, NULL) ||
+	    !kb_json_text_member(s, n, v, "managedFields", &from, &v, &to))
 		return n;
-	c.i = v;
-	if (c.i >= n || s[c.i] != '{' || !find_member(&c, "metadata", &v))
-		return n;
-	c.i = v;
-	if (c.i >= n || s[c.i] != '{' || !find_member(&c, "managedFields", &v))
-		return n;
-	size_t from = c.i; /* the key's quote */
-	c.i = v;
-	if (!skip_value(&c))
-		return n;
-	skip_ws(&c);
-	size_t to = c.i;
+	while (to < n && strchr(" \t\r\n", s[to]))
+		to++;
 	if (to < n && s[to] == ',') { /* a member follows: drop our comma */
 		to++;
 	} else { /* the last member: drop the comma before it, if any */

@@ -55,81 +55,12 @@ json_t *ctrl_list(struct ctrl *c, const char *res, const char *ns)
 
 /* ---- metadata alone, from stored text --------------------------------------------------- */
 
-static size_t skip_ws(const char *t, size_t n, size_t i)
-{
-	while (i < n && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
-		i++;
-	return i;
-}
-
-/* The end of the JSON value starting at t[i] (past its last byte), or 0
- * when the text ends first. Strings are skipped whole (escapes too), so
- * brackets inside them do not count. */
-static size_t skip_value(const char *t, size_t n, size_t i)
-{
-	size_t depth = 0;
-	for (; i < n; i++) {
-		char ch = t[i];
-		if (ch == '"') {
-			for (i++; i < n && t[i] != '"'; i++)
-				if (t[i] == '\\')
-					i++;
-			if (i >= n)
-				return 0;
-			if (depth == 0)
-				return i + 1;
-		} else if (ch == '{' || ch == '[') {
-			depth++;
-		} else if (ch == '}' || ch == ']') {
-			if (depth == 0)
-				return i; /* a scalar's end: its container closes */
-			if (--depth == 0)
-				return i + 1;
-		} else if (depth == 0 && (ch == ',' || ch == ' ' || ch == '\n')) {
-			return i; /* a scalar's end */
-		}
-	}
-	return depth == 0 ? i : 0;
-}
-
-/* The offset and length of the top-level "metadata" value of an object's
- * text; false when it has none or is not an object. */
-static bool metadata_span(const char *t, size_t n, size_t *off, size_t *len)
-{
-	size_t i = skip_ws(t, n, 0);
-	if (i >= n || t[i] != '{')
-		return false;
-	for (i = skip_ws(t, n, i + 1); i < n && t[i] == '"';) {
-		size_t key = i + 1, end = skip_value(t, n, i);
-		if (end == 0)
-			return false;
-		bool meta = end - key - 1 == 8 && memcmp(t + key, "metadata", 8) == 0;
-		i = skip_ws(t, n, end);
-		if (i >= n || t[i] != ':')
-			return false;
-		i = skip_ws(t, n, i + 1);
-		end = skip_value(t, n, i);
-		if (end == 0 || end <= i)
-			return false;
-		if (meta) {
-			*off = i;
-			*len = end - i;
-			return t[i] == '{';
-		}
-		i = skip_ws(t, n, end);
-		if (i >= n || t[i] != ',')
-			return false;
-		i = skip_ws(t, n, i + 1);
-	}
-	return false;
-}
-
 static int add_meta(const char *text, size_t len, void *arg)
 {
 	json_t *items = arg, *o = NULL;
-	size_t off, mlen;
-	if (metadata_span(text, len, &off, &mlen)) {
-		json_t *md = kb_json_loadb(text + off, mlen, 0, NULL);
+	size_t off, end;
+	if (kb_json_text_member(text, len, 0, "metadata", NULL, &off, &end) && text[off] == '{') {
+		json_t *md = kb_json_loadb(text + off, end - off, 0, NULL);
 		o = md ? json_pack("{s:o}", "metadata", md) : NULL;
 	}
 	if (!o)

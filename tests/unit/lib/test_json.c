@@ -356,6 +356,34 @@ static void *free_in_thread(void *arg)
 	return NULL;
 }
 
+/* kb_json_text_member: a member's span found in text, strings and nested
+ * values skipped whole; malformed or cut text is never a match. */
+START_TEST(text_member_spans)
+{
+	const char *t = " {\"a\": \"x}\\\",\" , \"b\":[1,{\"metadata\":2}],"
+			"\"metadata\" : {\"name\":\"n\"} ,\"n\":12}";
+	size_t n = strlen(t), k = 0, v = 0, e = 0;
+	ck_assert(kb_json_text_member(t, n, 0, "metadata", &k, &v, &e));
+	ck_assert_int_eq(t[k], '"');
+	ck_assert_int_eq(strncmp(t + k, "\"metadata\" :", 12), 0);
+	ck_assert_str_eq(strndup(t + v, e - v), "{\"name\":\"n\"}");
+	/* a scalar ends at the bracket that closes its object */
+	ck_assert(kb_json_text_member(t, n, 0, "n", NULL, &v, &e));
+	ck_assert_uint_eq(e - v, 2);
+	ck_assert_int_eq(t[e], '}');
+	/* without val_end the value is not looked at: inside it next */
+	ck_assert(kb_json_text_member(t, n, 0, "metadata", NULL, &v, NULL));
+	ck_assert(kb_json_text_member(t, n, v, "name", NULL, &v, &e));
+	ck_assert_uint_eq(e - v, 3);
+	/* the quote inside "a"'s string and the nested "metadata" do not count */
+	ck_assert(!kb_json_text_member(t, n, 0, "x", NULL, &v, &e));
+	ck_assert(!kb_json_text_member(t, n, 0, "c", NULL, &v, &e));
+	ck_assert(!kb_json_text_member("[1]", 3, 0, "a", NULL, &v, &e));
+	for (size_t cut = 0; cut < n - 20; cut++) /* cut before the member ends */
+		ck_assert(!kb_json_text_member(t, cut, 0, "metadata", NULL, &v, &e));
+}
+END_TEST
+
 START_TEST(alloc_cache_reuses_fitting_blocks)
 {
 	json_malloc_t m0, m;
@@ -410,6 +438,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, array_sort);
 	tcase_add_test(tc, go_syntax_errors);
 	tcase_add_test(tc, alloc_cache_reuses_fitting_blocks);
+	tcase_add_test(tc, text_member_spans);
 	suite_add_tcase(s, tc);
 	return s;
 }
