@@ -366,7 +366,8 @@ START_TEST(text_member_spans)
 	ck_assert(kb_json_text_member(t, n, 0, "metadata", &k, &v, &e));
 	ck_assert_int_eq(t[k], '"');
 	ck_assert_int_eq(strncmp(t + k, "\"metadata\" :", 12), 0);
-	ck_assert_str_eq(strndup(t + v, e - v), "{\"name\":\"n\"}");
+	ck_assert_uint_eq(e - v, 12);
+	ck_assert_int_eq(strncmp(t + v, "{\"name\":\"n\"}", 12), 0);
 	/* a scalar ends at the bracket that closes its object */
 	ck_assert(kb_json_text_member(t, n, 0, "n", NULL, &v, &e));
 	ck_assert_uint_eq(e - v, 2);
