@@ -627,8 +627,15 @@ static void publish_auth(struct proxy *px, const char *rh_ca)
 	json_t *have = NULL;
 	int rc;
 	if (proxy_object_get(px, "", "v1", "configmaps", "kube-system", CM_NAME, &have) == 0) {
-		json_object_set(have, "data", json_object_get(cm, "data"));
-		rc = proxy_object_update(px, "", "v1", "configmaps", have, "kube-apiserver", NULL);
+		/* unchanged (every start but the first, or after a new CA): the
+		 * update would store nothing; kube's ClusterAuthenticationTrust
+		 * controller too writes only when the data differ */
+		rc = 0;
+		if (!kb_json_same(json_object_get(have, "data"), json_object_get(cm, "data"))) {
+			json_object_set(have, "data", json_object_get(cm, "data"));
+			rc = proxy_object_update(px, "", "v1", "configmaps", have, "kube-apiserver",
+						 NULL);
+		}
 		json_decref(have);
 	} else {
 		rc = proxy_object_create(px, "", "v1", "configmaps", cm, "kube-apiserver", NULL);
@@ -636,6 +643,13 @@ static void publish_auth(struct proxy *px, const char *rh_ca)
 	if (rc < 0)
 		kb_warn("aggregator", "%s: %s", CM_NAME, strerror(-rc));
 	json_decref(cm);
+	const struct proxy_resource *rr = resource_find("rbac.authorization.k8s.io", "v1", "roles");
+	const char *text;
+	size_t len;
+	if (rr &&
+	    store_get_raw(px->store, rr->store_key, "kube-system",
+			  "extension-apiserver-authentication-reader", &text, &len, NULL) == 0)
+		return; /* made once, as below */
 	json_t *role = json_pack(
 	    "{s:s,s:s,s:{s:s,s:s,s:{s:s},s:{s:s}},s:[{s:[s],s:[s],s:[s],s:[s,s,s]}]}", "apiVersion",
 	    "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata", "name",

@@ -122,15 +122,20 @@ static json_t *wanted_for(struct proxy *px, const struct proxy_resource *res)
 			 label, "spec", spec);
 }
 
-/* name -> wanted object, over the resource table. */
+/* name -> wanted object, over the resource table (the first row of each
+ * group/version makes it: the table has several a version). */
 static json_t *wanted_all(struct proxy *px)
 {
 	json_t *want = json_object();
+	char name[320];
 	for (size_t i = 0; i < resource_count(); i++) {
-		json_t *o = wanted_for(px, resource_at(i));
-		if (o && !json_object_get(want, obj_str(o, "metadata.name")))
-			json_object_set(want, obj_str(o, "metadata.name"), o);
-		json_decref(o);
+		const struct proxy_resource *res = resource_at(i);
+		snprintf(name, sizeof(name), "%s.%s", res->version, res->group);
+		if (json_object_get(want, name))
+			continue;
+		json_t *o = wanted_for(px, res);
+		if (o)
+			json_object_set_new(want, name, o);
 	}
 	return want;
 }
@@ -226,12 +231,15 @@ static void make_local_available(struct proxy *px, const json_t *o)
 
 /* One pass; `start` also handles the onstart ones. */
 /* *listed (may be NULL) gets the APIServices as listed when the sync wrote
- * nothing (a start on existing data), so that the aggregator need not list
- * and parse them again; NULL otherwise. New reference. */
+ * none of those with a spec.service, the only ones the aggregator keeps
+ * (aggregator.c backend_sync): its writes are creates of local ones, their
+ * Available status, and the spec or deletion of local ones, so the
+ * aggregator need not list and parse them again; NULL otherwise. New
+ * reference. */
 static void sync_local(struct proxy *px, bool start, json_t **listed)
 {
 	json_t *have = NULL;
-	int64_t rev = store_rev(px->store);
+	bool backed_written = false;
 	if (listed)
 		*listed = NULL;
 	if (proxy_object_list(px, "apiregistration.k8s.io", "v1", "apiservices", NULL, &have) < 0)
@@ -248,10 +256,14 @@ static void sync_local(struct proxy *px, bool start, json_t **listed)
 			make_local_available(px, o);
 		if (w) {
 			if (label && *label &&
-			    (start || strcmp(auto_label(w) ?: "", "true") == 0) && !same_spec(o, w))
+			    (start || strcmp(auto_label(w) ?: "", "true") == 0) &&
+			    !same_spec(o, w)) {
+				backed_written |= json_is_object(obj_get(o, "spec.service"));
 				put_back(px, o, w);
+			}
 			json_object_del(want, name);
 		} else if (mine) {
+			backed_written |= json_is_object(obj_get(o, "spec.service"));
 			int rc = proxy_object_delete(px, "apiregistration.k8s.io", "v1",
 						     "apiservices", NULL, name, NULL, NULL,
 						     "kube-apiserver-autoregistration");
@@ -273,7 +285,7 @@ static void sync_local(struct proxy *px, bool start, json_t **listed)
 	if (store_txn_commit(px->store) < 0)
 		kb_warn("apiservice", "the local APIServices could not be written");
 	json_decref(want);
-	if (listed && store_rev(px->store) == rev)
+	if (listed && !backed_written)
 		*listed = json_incref(have);
 	json_decref(have);
 }
@@ -327,15 +339,10 @@ int apiservice_start(struct proxy *px)
 	}
 	const struct proxy_resource *res =
 	    resource_find("apiregistration.k8s.io", "v1", "apiservices");
-	struct store_list_req lr = {.res = res->store_key, .limit = 1};
-	struct store_list_result lres = {0};
-	rc = store_list(px->store, &lr, &lres);
-	if (rc == 0) {
-		json_decref(lres.items);
-		free(lres.next);
-		rc = store_watch(px->store, res->store_key, NULL, lres.rev, on_event, as,
-				 &as->watch);
-	}
+	/* from now: what the sync and the aggregator have seen is the store as
+	 * it is (a list's revision is store_rev) */
+	rc = store_watch(px->store, res->store_key, NULL, store_rev(px->store), on_event, as,
+			 &as->watch);
 	if (rc == 0)
 		return 0;
 	apiservice_stop(px);

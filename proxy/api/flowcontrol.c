@@ -34,6 +34,8 @@ int flowcontrol_bootstrap(struct proxy *px)
 	};
 	for (size_t k = 0; k < KB_ARRAY_SIZE(rs); k++) {
 		for (size_t i = 0; rs[k] && i < KB_ARRAY_SIZE(names); i++) {
+			if (ns_bootstrap_stored(px, rs[k], NULL, names[i]))
+				continue; /* made once: created when missing */
 			json_t *spec = flowcontrol_is_fs(rs[k]) ? flowcontrol_fixed_fs(names[i])
 								: flowcontrol_fixed_pl(names[i]);
 			json_t *o =

@@ -52,11 +52,8 @@ void ns_created(struct proxy *px, const char *ns)
 static int bootstrap_kubernetes_svc(struct proxy *px)
 {
 	const struct proxy_resource *svc = resource_find("", "v1", "services");
-	json_t *have = NULL;
-	if (store_get(px->store, svc->store_key, "default", "kubernetes", &have) == 0) {
-		json_decref(have);
+	if (ns_bootstrap_stored(px, svc, "default", "kubernetes"))
 		return 0;
-	}
 	json_t *o = json_pack(
 	    "{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:{s:s,s:[s],s:[{s:s,s:i,s:s,s:i}],s:s,s:s}}",
 	    "apiVersion", "v1", "kind", "Service", "metadata", "name", "kubernetes", "namespace",
@@ -155,6 +152,8 @@ static int bootstrap_priority_classes(struct proxy *px)
 	const struct proxy_resource *pc =
 	    resource_find("scheduling.k8s.io", "v1", "priorityclasses");
 	for (size_t i = 0; pc && i < KB_ARRAY_SIZE(pcs); i++) {
+		if (ns_bootstrap_stored(px, pc, NULL, pcs[i].name))
+			continue;
 		json_t *o =
 		    json_pack("{s:s,s:s,s:{s:s},s:I,s:s}", "apiVersion", "scheduling.k8s.io/v1",
 			      "kind", "PriorityClass", "metadata", "name", pcs[i].name, "value",
@@ -167,6 +166,15 @@ static int bootstrap_priority_classes(struct proxy *px)
 	return 0;
 }
 
+bool ns_bootstrap_stored(struct proxy *px, const struct proxy_resource *res, const char *ns,
+			 const char *name)
+{
+	const char *text;
+	size_t len;
+	return store_get_raw(px->store, res->store_key, res->namespaced && ns ? ns : "", name,
+			     &text, &len, NULL) == 0;
+}
+
 int ns_bootstrap(struct proxy *px)
 {
 	const struct proxy_resource *nsr = resource_find("", "v1", "namespaces");
@@ -174,6 +182,8 @@ int ns_bootstrap(struct proxy *px)
 	if (rc < 0)
 		return rc;
 	for (int i = 0; builtin_ns[i]; i++) {
+		if (ns_bootstrap_stored(px, nsr, NULL, builtin_ns[i]))
+			continue;
 		json_t *o = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
 				      "metadata", "name", builtin_ns[i]);
 		rc = handle_bootstrap_create(px, nsr, o, NULL);

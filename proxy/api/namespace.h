@@ -14,10 +14,17 @@
 #include <stdint.h>
 
 struct proxy;
+struct proxy_resource;
 struct req;
 
 /* namespace.c */
 int ns_bootstrap(struct proxy *px);
+
+/* Whether res's object ns/name (ns NULL or "" for a cluster-scoped one) is
+ * stored: a start's check before it builds an object it makes only when
+ * missing (reads the stored text, parses nothing). */
+bool ns_bootstrap_stored(struct proxy *px, const struct proxy_resource *res, const char *ns,
+			 const char *name);
 
 /* The `kubernetes` Service's Endpoints and EndpointSlice, as kube-apiserver's
  * endpoint reconciler keeps them at every start: the advertise address and

@@ -560,12 +560,57 @@ static void on_event(const struct store_event *ev, void *arg)
 	az->agg_pending = true;
 }
 
-static int load_kind(struct authz *az, enum rbac_kind kind)
+static int cmp_made(const void *a, const void *b)
+{
+	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+	int c =
+	    strcmp(obj_str(x, "metadata.namespace") ?: "", obj_str(y, "metadata.namespace") ?: "");
+	return c ? c : strcmp(obj_str(x, "metadata.name") ?: "", obj_str(y, "metadata.name") ?: "");
+}
+
+/* The objects of res's kind in `made` (borrowed), in the store's key order
+ * (namespace, name), as a list would give them: a new array. */
+static json_t *made_of(const json_t *made, const struct proxy_resource *res)
+{
+	json_t *items = json_array();
+	size_t i, n = 0;
+	json_t *o;
+	json_array_foreach (made, i, o)
+		if (strcmp(json_string_value(json_object_get(o, "kind")) ?: "", res->kind) == 0)
+			json_array_append(items, o);
+	const json_t **v = calloc(json_array_size(items) + 1, sizeof(*v));
+	if (!v) {
+		json_decref(items);
+		return NULL;
+	}
+	json_array_foreach (items, i, o)
+		v[n++] = o;
+	qsort(v, n, sizeof(*v), cmp_made);
+	json_t *sorted = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append(sorted, (json_t *)v[i]);
+	free(v);
+	json_decref(items);
+	return sorted;
+}
+
+/* Indexes and watches one kind. `made` (borrowed, may be NULL): on a store
+ * that was empty, every object bootstrap() stored, which are then all there
+ * is (no list: its parse of what was just written was 1.9 M instructions
+ * of a first start). */
+static int load_kind(struct authz *az, enum rbac_kind kind, const json_t *made)
 {
 	const struct proxy_resource *res = resource_find(RBAC_GROUP, "v1", rbac_plurals[kind]);
 	struct store_list_req lr = {.res = res->store_key};
 	struct store_list_result out = {0};
-	int rc = store_list(az->px->store, &lr, &out);
+	int rc = 0;
+	if (made) {
+		out.items = made_of(made, res);
+		out.rev = store_rev(az->px->store);
+		rc = out.items ? 0 : -ENOMEM;
+	} else {
+		rc = store_list(az->px->store, &lr, &out);
+	}
 	if (rc < 0)
 		return rc;
 	size_t i;
@@ -630,8 +675,9 @@ out:
 	json_decref(tmp.croles);
 }
 
-/* Creates the default roles and bindings that are missing. */
-static int bootstrap(struct proxy *px)
+/* Creates the default roles and bindings that are missing; `made` (may be
+ * NULL) gets each object stored. */
+static int bootstrap(struct proxy *px, json_t *made)
 {
 	json_t *objs = rbac_defaults();
 	size_t i;
@@ -659,6 +705,8 @@ static int bootstrap(struct proxy *px)
 		rc = px->client->bootstrap_create(px, res, o, NULL);
 		if (rc < 0 && rc != -EEXIST)
 			break;
+		if (rc == 0 && made)
+			json_array_append(made, o);
 		rc = 0;
 	}
 	if (rc == 0)
@@ -677,9 +725,12 @@ int authz_start(struct proxy *px)
 	az->px = px;
 	az->ix = rbac_index_new();
 	az->croles = json_object();
-	int rc = az->ix ? bootstrap(px) : -ENOMEM;
+	/* an empty store (a first start) holds, after bootstrap, what it made */
+	json_t *made = store_rev(px->store) == 0 ? json_array() : NULL;
+	int rc = az->ix ? bootstrap(px, made) : -ENOMEM;
 	for (int k = 0; rc == 0 && k < 4; k++)
-		rc = load_kind(az, (enum rbac_kind)k);
+		rc = load_kind(az, (enum rbac_kind)k, made);
+	json_decref(made);
 	if (rc < 0) {
 		px->authz = az;
 		authz_stop(px);
