@@ -142,10 +142,31 @@ static int use_client_ca(SSL_CTX *ctx, X509 *ca)
 	return 0;
 }
 
+/*
+ * The chain served after the certificate, built once here. Without one,
+ * OpenSSL builds it at every handshake from the verify store (the client
+ * CAs: its "auto chain", an X509_verify_cert whose ECDSA check of the
+ * serving certificate cost 0.95 M instructions a handshake) and sends the
+ * certificates it found, root included. SSL_CTX_build_cert_chain does the
+ * same search (errors ignored: as far as it gets, as the auto chain sends)
+ * and keeps the result, so the handshake sends the same certificates. A
+ * certificate given with a chain keeps that chain, as before.
+ */
+static void build_chain(SSL_CTX *ctx)
+{
+	STACK_OF(X509) *chain = NULL;
+	if (SSL_CTX_get0_chain_certs(ctx, &chain) == 1 && chain)
+		return;
+	if (SSL_CTX_build_cert_chain(ctx, SSL_BUILD_CHAIN_FLAG_IGNORE_ERROR |
+					      SSL_BUILD_CHAIN_FLAG_CLEAR_ERROR) <= 0)
+		ERR_clear_error(); /* the auto chain stays */
+}
+
 /* Hands ctx out (rc 0) or frees it after logging why (rc < 0). */
 static int ctx_done(SSL_CTX *ctx, int rc, SSL_CTX **out)
 {
 	if (rc == 0) {
+		build_chain(ctx);
 		*out = ctx;
 		return 0;
 	}

@@ -617,6 +617,14 @@ START_TEST(keep_serves_the_files)
 	ck_assert_str_eq(a, "kubicle-ca");
 	ck_assert_str_eq(a, b);
 	ck_assert_int_eq(SSL_CTX_get_verify_mode(mem), SSL_CTX_get_verify_mode(files));
+	/* both serve the chain OpenSSL's auto chain sent, built once: the CA */
+	SSL_CTX *both[] = {mem, files};
+	for (int i = 0; i < 2; i++) {
+		STACK_OF(X509) *chain = NULL;
+		ck_assert_int_eq(SSL_CTX_get0_chain_certs(both[i], &chain), 1);
+		ck_assert_int_eq(sk_X509_num(chain), 1);
+		ck_assert_int_eq(X509_cmp(sk_X509_value(chain, 0), ca), 0);
+	}
 	kb_pki_ca_t *signer = NULL;
 	ck_assert_int_eq(kb_pki_signer(pki, &signer), 0);
 	ASN1_TIME *na = ASN1_TIME_set(NULL, kb_pki_ca_not_after(signer));
