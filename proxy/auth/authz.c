@@ -597,8 +597,9 @@ static json_t *made_of(const json_t *made, const struct proxy_resource *res)
 /* Indexes and watches one kind. `made` (borrowed, may be NULL): on a store
  * that was empty, every object bootstrap() stored, which are then all there
  * is (no list: its parse of what was just written was 1.9 M instructions
- * of a first start). */
-static int load_kind(struct authz *az, enum rbac_kind kind, const json_t *made)
+ * of a first start). `crbs` (may be NULL) gets the ClusterRoleBindings'
+ * names as keys. */
+static int load_kind(struct authz *az, enum rbac_kind kind, const json_t *made, json_t *crbs)
 {
 	const struct proxy_resource *res = resource_find(RBAC_GROUP, "v1", rbac_plurals[kind]);
 	struct store_list_req lr = {.res = res->store_key};
@@ -619,6 +620,8 @@ static int load_kind(struct authz *az, enum rbac_kind kind, const json_t *made)
 		rbac_index_put(az->ix, kind, o);
 		if (kind == RBAC_CLUSTERROLE)
 			json_object_set(az->croles, obj_str(o, "metadata.name"), o);
+		else if (kind == RBAC_CLUSTERROLEBINDING && crbs)
+			json_object_set_new(crbs, obj_str(o, "metadata.name") ?: "", json_true());
 	}
 	json_decref(out.items);
 	free(out.next);
@@ -717,6 +720,70 @@ static int bootstrap(struct proxy *px, json_t *made)
 	return rc;
 }
 
+static int load_all(struct authz *az, const json_t *made, json_t *crbs)
+{
+	int rc = 0;
+	for (int k = 0; rc == 0 && k < 4; k++)
+		rc = load_kind(az, (enum rbac_kind)k, made, crbs);
+	return rc;
+}
+
+/* Whether every default role and binding is among those just loaded. */
+static bool defaults_stored(const struct authz *az, const json_t *crbs)
+{
+	size_t n;
+	const struct rbac_default_name *d = rbac_default_names(&n);
+	for (size_t i = 0; i < n; i++)
+		if (!json_object_get(d[i].kind == RBAC_CLUSTERROLE ? az->croles : crbs, d[i].name))
+			return false;
+	return true;
+}
+
+/* Back to nothing loaded: no watch, an empty index. */
+static int unload(struct authz *az)
+{
+	for (int k = 0; k < 4; k++) {
+		if (az->w[k].w)
+			store_unwatch(az->w[k].w);
+		az->w[k].w = NULL;
+	}
+	rbac_index_free(az->ix);
+	az->ix = rbac_index_new();
+	json_object_clear(az->croles);
+	return az->ix ? 0 : -ENOMEM;
+}
+
+/*
+ * Creates the missing defaults, then indexes and watches the four kinds.
+ * On existing data the stored objects are loaded first, and the defaults
+ * are built (their 0.9 M parse) and looked up one by one only when one is
+ * missing (a user deleted it: then loaded again after). On an empty store
+ * (a first start) what bootstrap made is all there is.
+ */
+static int load(struct authz *az)
+{
+	struct proxy *px = az->px;
+	int rc = 0;
+	json_t *made = NULL;
+	if (store_rev(px->store) != 0) {
+		json_t *crbs = json_object();
+		rc = load_all(az, NULL, crbs);
+		bool all = rc == 0 && defaults_stored(az, crbs);
+		json_decref(crbs);
+		if (rc < 0 || all)
+			return rc;
+		if ((rc = unload(az)) < 0)
+			return rc;
+	} else if (!(made = json_array())) {
+		return -ENOMEM;
+	}
+	rc = bootstrap(px, made);
+	if (rc == 0)
+		rc = load_all(az, made, NULL);
+	json_decref(made);
+	return rc;
+}
+
 int authz_start(struct proxy *px)
 {
 	struct authz *az = calloc(1, sizeof(*az));
@@ -725,12 +792,7 @@ int authz_start(struct proxy *px)
 	az->px = px;
 	az->ix = rbac_index_new();
 	az->croles = json_object();
-	/* an empty store (a first start) holds, after bootstrap, what it made */
-	json_t *made = store_rev(px->store) == 0 ? json_array() : NULL;
-	int rc = az->ix ? bootstrap(px, made) : -ENOMEM;
-	for (int k = 0; rc == 0 && k < 4; k++)
-		rc = load_kind(az, (enum rbac_kind)k, made);
-	json_decref(made);
+	int rc = az->ix && az->croles ? load(az) : -ENOMEM;
 	if (rc < 0) {
 		px->authz = az;
 		authz_stop(px);

@@ -91,4 +91,13 @@ bool rbac_subject_matches(const json_t *subject, const char *ns, const char *use
  * array reference (objects with apiVersion, kind, metadata...). */
 json_t *rbac_defaults(void);
 
+/* The kind and name of each of rbac_defaults()'s objects, in its order (a
+ * static table, *n entries): a start checks that they are stored without
+ * building them. */
+struct rbac_default_name {
+	enum rbac_kind kind;
+	const char *name;
+};
+const struct rbac_default_name *rbac_default_names(size_t *n);
+
 #endif

@@ -299,6 +299,41 @@ static void certificate_roles(json_t *out)
 	}
 }
 
+/* rbac_defaults()'s objects, kind and name, in its order (unit test
+ * proxy/auth/rbac test_default_names holds the two together). */
+static const struct rbac_default_name names[] = {
+    {RBAC_CLUSTERROLE, "cluster-admin"},
+    {RBAC_CLUSTERROLE, "admin"},
+    {RBAC_CLUSTERROLE, "edit"},
+    {RBAC_CLUSTERROLE, "view"},
+    {RBAC_CLUSTERROLE, "system:aggregate-to-admin"},
+    {RBAC_CLUSTERROLE, "system:aggregate-to-edit"},
+    {RBAC_CLUSTERROLE, "system:aggregate-to-view"},
+    {RBAC_CLUSTERROLE, "system:auth-delegator"},
+    {RBAC_CLUSTERROLE, "system:basic-user"},
+    {RBAC_CLUSTERROLE, "system:discovery"},
+    {RBAC_CLUSTERROLE, "system:public-info-viewer"},
+    {RBAC_CLUSTERROLEBINDING, "cluster-admin"},
+    {RBAC_CLUSTERROLEBINDING, "system:basic-user"},
+    {RBAC_CLUSTERROLEBINDING, "system:discovery"},
+    {RBAC_CLUSTERROLEBINDING, "system:public-info-viewer"},
+    {RBAC_CLUSTERROLE, "system:monitoring"},
+    {RBAC_CLUSTERROLEBINDING, "system:monitoring"},
+    {RBAC_CLUSTERROLE, "system:node-bootstrapper"},
+    {RBAC_CLUSTERROLE, "system:certificates.k8s.io:certificatesigningrequests:nodeclient"},
+    {RBAC_CLUSTERROLE, "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"},
+    {RBAC_CLUSTERROLE, "system:certificates.k8s.io:legacy-unknown-approver"},
+    {RBAC_CLUSTERROLE, "system:certificates.k8s.io:kubelet-serving-approver"},
+    {RBAC_CLUSTERROLE, "system:certificates.k8s.io:kube-apiserver-client-approver"},
+    {RBAC_CLUSTERROLE, "system:certificates.k8s.io:kube-apiserver-client-kubelet-approver"},
+};
+
+const struct rbac_default_name *rbac_default_names(size_t *n)
+{
+	*n = sizeof(names) / sizeof(names[0]);
+	return names;
+}
+
 json_t *rbac_defaults(void)
 {
 	json_error_t e;

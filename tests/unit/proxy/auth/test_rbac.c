@@ -264,6 +264,27 @@ START_TEST(test_defaults)
 }
 END_TEST
 
+/* The table of names is rbac_defaults()'s kinds and names, in its order. */
+START_TEST(test_default_names)
+{
+	json_t *d = rbac_defaults();
+	size_t n = 0, i;
+	const struct rbac_default_name *t = rbac_default_names(&n);
+	json_t *o;
+	ck_assert_uint_eq(json_array_size(d), n);
+	json_array_foreach (d, i, o) {
+		const char *kind = json_string_value(json_object_get(o, "kind"));
+		ck_assert_str_eq(kind, t[i].kind == RBAC_CLUSTERROLE ? "ClusterRole"
+								     : "ClusterRoleBinding");
+		ck_assert(t[i].kind == RBAC_CLUSTERROLE || t[i].kind == RBAC_CLUSTERROLEBINDING);
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(json_object_get(o, "metadata"), "name")),
+		    t[i].name);
+	}
+	json_decref(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("rbac");
@@ -274,6 +295,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_rules_for);
 	tcase_add_test(tc, test_covers);
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_default_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
