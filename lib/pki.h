@@ -157,6 +157,17 @@ int kb_pki_job_start(const char *dir, const char *const *sans, size_t nsans, con
 int kb_pki_job_ca(kb_pki_job_t *job, const char **pem);
 int kb_pki_job_tls(kb_pki_job_t *job, struct ssl_ctx_st **tls);
 int kb_pki_job_join(kb_pki_job_t *job, kb_pki_t **pki, bool *pki_failed, char **ca_later);
+/*
+ * kb_pki_ensure_client_ca(dir, user) on a thread of its own (the strings
+ * are copied), for a start that needs its files only later: a first start
+ * makes a CA and a client pair there (two keys, two signatures, four
+ * fsyncs). kb_pki_client_ca_join waits for it, frees the task and returns
+ * what the ensure returned; a task started is always joined. Either call
+ * from the thread that started it.
+ */
+typedef struct kb_pki_client_ca_task kb_pki_client_ca_task_t;
+int kb_pki_client_ca_start(const char *dir, const char *user, kb_pki_client_ca_task_t **out);
+int kb_pki_client_ca_join(kb_pki_client_ca_task_t *task);
 
 /* The CA as a CSR signer (what kb_pki_ca_load would load), sharing the
  * parsed pair: no file I/O. 0 or -ENOMEM; *out freed with kb_pki_ca_free. */

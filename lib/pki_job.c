@@ -13,7 +13,9 @@
  * ConfigMaps need before the proxy bootstraps them, and for the TLS context
  * just before it listens. Everything the job hands over is guarded by one
  * mutex; nothing it made is touched by the starting thread before the
- * condition that says it is there.
+ * condition that says it is there. The aggregation layer's front-proxy
+ * folder (kb_pki_client_ca_start) is made on a thread of its own likewise,
+ * joined before its files are read.
  */
 #include "lib/pki.h"
 #include "lib/pki_impl.h"
@@ -164,5 +166,49 @@ int kb_pki_job_join(kb_pki_job_t *j, kb_pki_t **pki, bool *pki_failed, char **ca
 	pthread_cond_destroy(&j->cond);
 	pthread_mutex_destroy(&j->lock);
 	free(j);
+	return rc;
+}
+
+/* ---- the client CA's folder on a thread -------------------------------------------- */
+
+struct kb_pki_client_ca_task {
+	char *dir, *user;
+	pthread_t thread;
+	int rc; /* read after the join */
+};
+
+static void *client_ca_main(void *arg)
+{
+	struct kb_pki_client_ca_task *t = arg;
+	t->rc = kb_pki_ensure_client_ca(t->dir, t->user);
+	return NULL;
+}
+
+int kb_pki_client_ca_start(const char *dir, const char *user, kb_pki_client_ca_task_t **out)
+{
+	KB_CHECK(dir && user && out, -EINVAL);
+	struct kb_pki_client_ca_task *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->dir = strdup(dir);
+	t->user = strdup(user);
+	int rc = t->dir && t->user ? pthread_create(&t->thread, NULL, client_ca_main, t) : ENOMEM;
+	if (rc != 0) {
+		free(t->dir);
+		free(t->user);
+		free(t);
+		return -rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int kb_pki_client_ca_join(kb_pki_client_ca_task_t *t)
+{
+	pthread_join(t->thread, NULL);
+	int rc = t->rc;
+	free(t->dir);
+	free(t->user);
+	free(t);
 	return rc;
 }

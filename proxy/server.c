@@ -395,6 +395,8 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		free(px);
 		return rc;
 	}
+	/* the front proxy's certificates meanwhile, on a thread */
+	aggregator_prepare(px);
 	/* the RBAC defaults before the namespaces: they name none, and the
 	 * namespaces' kube-root-ca.crt waits for the CA (opts->ca_wait) */
 	if ((rc = auth_start(px)) < 0 || (rc = authz_start(px)) < 0 || (rc = audit_open(px)) < 0)
@@ -435,6 +437,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 	return 0;
 fail_auth:
 	apiservice_stop(px);
+	aggregator_stop(px); /* a front-proxy thread still running */
 	vap_stop(px);
 	admission_stop(px);
 	webhook_stop(px);

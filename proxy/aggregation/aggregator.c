@@ -674,7 +674,13 @@ static void front_proxy(struct aggregator *agg)
 	if (!px->data_dir[0])
 		return;
 	snprintf(dir, sizeof(dir), "%s/front-proxy", px->data_dir);
-	int rc = kb_pki_ensure_client_ca(dir, PROXY_CN);
+	int rc;
+	if (px->front_proxy_task) {
+		rc = kb_pki_client_ca_join(px->front_proxy_task);
+		px->front_proxy_task = NULL;
+	} else {
+		rc = kb_pki_ensure_client_ca(dir, PROXY_CN);
+	}
 	char *ca = NULL;
 	if (rc == 0) {
 		snprintf(path, sizeof(path), "%s/admin.crt", dir);
@@ -697,6 +703,16 @@ static void front_proxy(struct aggregator *agg)
 }
 
 /* ---- start, stop --------------------------------------------------------------------- */
+
+void aggregator_prepare(struct proxy *px)
+{
+	char dir[1100];
+	if (!px->data_dir[0] || px->front_proxy_task)
+		return;
+	snprintf(dir, sizeof(dir), "%s/front-proxy", px->data_dir);
+	if (kb_pki_client_ca_start(dir, PROXY_CN, &px->front_proxy_task) < 0)
+		px->front_proxy_task = NULL;
+}
 
 int aggregator_start(struct proxy *px, const json_t *apiservices)
 {
@@ -738,6 +754,10 @@ static void on_closed(uv_handle_t *h)
 void aggregator_stop(struct proxy *px)
 {
 	struct aggregator *agg = px->agg;
+	if (px->front_proxy_task) {
+		kb_pki_client_ca_join(px->front_proxy_task);
+		px->front_proxy_task = NULL;
+	}
 	if (!agg)
 		return;
 	agg->closing = true;

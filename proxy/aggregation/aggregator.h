@@ -21,6 +21,13 @@ struct proxy_resource;
  * it with the APIServices it has just listed when they are still what is
  * stored (borrowed), else NULL (listed here). 0 or a negative errno. */
 int aggregator_start(struct proxy *px, const json_t *apiservices);
+/* Starts making DIR/front-proxy on a thread (kb_pki_client_ca_start), so
+ * that a first start's CA, client pair and fsyncs there overlap the RBAC
+ * and namespaces' bootstrap; aggregator_start joins it, or aggregator_stop
+ * when the start fails before. Nothing without a data dir or a thread (the
+ * folder is then made in aggregator_start). */
+void aggregator_prepare(struct proxy *px);
+/* Also joins what aggregator_prepare started. */
 void aggregator_stop(struct proxy *px);
 /* An APIService event of the watch (borrowed for the call). */
 void aggregator_event(struct proxy *px, const struct store_event *ev);

@@ -108,6 +108,8 @@ struct proxy {
 	struct api *api;        /* api/api.h: watches, host passthrough, controllers' writes */
 	struct apisvc *apisvc;  /* aggregation/apiservice.c: APIServices */
 	struct aggregator *agg; /* aggregation/aggregator.c: service-backed APIServices */
+	/* aggregation/aggregator.c: DIR/front-proxy being made, until joined */
+	struct kb_pki_client_ca_task *front_proxy_task;
 	struct metrics_hook *metrics; /* aggregation/metrics.c: proxy_set_metrics */
 	struct egress *egress;        /* core/egress.c: where a tenant may make us connect */
 };

@@ -160,6 +160,29 @@ START_TEST(client_ca_has_no_server)
 }
 END_TEST
 
+/* The same on a thread: the join gives the ensure's result, and its
+ * files; a folder that cannot be made gives its error. */
+START_TEST(client_ca_task)
+{
+	kb_pki_client_ca_task_t *t = NULL;
+	ck_assert_int_eq(kb_pki_client_ca_start(dir, "front-proxy-client", &t), 0);
+	ck_assert_int_eq(kb_pki_client_ca_join(t), 0);
+	X509 *ca = load_cert("ca.crt"), *adm = load_cert("admin.crt");
+	ck_assert_int_eq(verify_chain(ca, adm, X509_PURPOSE_SSL_CLIENT), 0);
+	ck_assert_str_eq(subject_field(adm, NID_commonName, 0), "front-proxy-client");
+	X509_free(ca);
+	X509_free(adm);
+	/* again: the files kept */
+	ck_assert_int_eq(kb_pki_client_ca_start(dir, "front-proxy-client", &t), 0);
+	ck_assert_int_eq(kb_pki_client_ca_join(t), 0);
+	char bad[160];
+	snprintf(bad, sizeof(bad), "%s/sub", path_of("ca.crt"));
+	ck_assert_int_eq(kb_pki_client_ca_start(bad, "front-proxy-client", &t), 0);
+	ck_assert_int_lt(kb_pki_client_ca_join(t), 0);
+	rm_rf();
+}
+END_TEST
+
 START_TEST(ensure_creates_valid_pki)
 {
 	const char *const sans[] = {"10.1.2.3", "api.example.test"};
@@ -800,6 +823,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, new_key_pem);
 	tcase_add_test(tc, stamp_skips_only_an_unchanged_check);
 	tcase_add_test(tc, job_tells_the_ca_then_serves);
+	tcase_add_test(tc, client_ca_task);
 	suite_add_tcase(s, tc);
 	return s;
 }
