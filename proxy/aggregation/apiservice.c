@@ -28,6 +28,7 @@
  * Threading: loop thread only.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +230,96 @@ static void make_local_available(struct proxy *px, const json_t *o)
 	json_decref(upd);
 }
 
+/*
+ * The start's stamp (store kv STAMP_KEY): a fingerprint of the stored
+ * APIServices' texts and of the wanted ones, written after a start's sync.
+ * A start that finds both as stamped skips the sync, which would find
+ * every one as wanted and write nothing: its list, parse and comparison of
+ * the 21 (2.2 M instructions of a start on existing data) become one pass
+ * over their texts. Any write to an APIService changes its text (its
+ * resourceVersion at least), so a user's edit or deletion of a local one
+ * is put back at the next start, as kube's autoregister controller does at
+ * every start; the wanted side changes with the resource table (a CRD
+ * served or gone) and with the wanted objects' form (one of them is part
+ * of it). FNV-1a over the texts with their count and lengths: a cache key,
+ * not a security one (whoever can write an APIService can also delete it).
+ */
+#define STAMP_KEY "apiservices-synced"
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+struct fingerprint {
+	uint64_t h;
+	size_t n;
+	json_t *backed; /* NULL, or gets the service-backed ones, parsed */
+};
+
+static int fp_text(const char *text, size_t len, void *arg)
+{
+	struct fingerprint *f = arg;
+	uint64_t l = len;
+	f->h = fnv(fnv(f->h, &l, sizeof(l)), text, len);
+	f->n++;
+	if (f->backed && memmem(text, len, "\"service\"", 9)) {
+		json_t *o = kb_json_loadb(text, len, 0, NULL);
+		if (json_is_object(obj_get(o, "spec.service")))
+			json_array_append(f->backed, o);
+		json_decref(o);
+	}
+	return 0;
+}
+
+/* The wanted side: what wanted_all would build, as (name, priorities,
+ * label) per row, and the form of the first wanted object. */
+static uint64_t wanted_fp(struct proxy *px)
+{
+	uint64_t h = 14695981039346656037ULL;
+	bool form = false;
+	char line[400];
+	for (size_t i = 0; i < resource_count(); i++) {
+		const struct proxy_resource *res = resource_at(i);
+		const struct prio *p = res->crd ? NULL : find_prio(res->group, res->version);
+		if (metrics_row(res) || aggregator_backs(px, res->group, res->version) ||
+		    (!res->crd && !p))
+			continue;
+		int n = snprintf(line, sizeof(line), "%s.%s %d %d %s\n", res->version, res->group,
+				 p ? p->group_p : CRD_GROUP_P, p ? p->version_p : CRD_VER_P,
+				 p ? "onstart" : "true");
+		h = fnv(h, line, n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0);
+		if (!form) {
+			json_t *o = wanted_for(px, res);
+			char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+			if (text)
+				h = fnv(h, text, strlen(text));
+			free(text);
+			json_decref(o);
+			form = true;
+		}
+	}
+	return h;
+}
+
+/* The stamp of the APIServices stored now (parsing the service-backed
+ * ones into backed, when not NULL) and of `want`. */
+static int stamp_now(struct proxy *px, uint64_t want, json_t *backed, char *out, size_t len)
+{
+	const struct proxy_resource *res =
+	    resource_find("apiregistration.k8s.io", "v1", "apiservices");
+	struct fingerprint f = {.h = 14695981039346656037ULL, .backed = backed};
+	struct store_list_req lr = {.res = res->store_key};
+	int64_t rev;
+	int rc = store_list_text(px->store, &lr, fp_text, &f, &rev);
+	snprintf(out, len, "%016llx %016llx %zu", (unsigned long long)f.h, (unsigned long long)want,
+		 f.n);
+	return rc;
+}
+
 /* One pass; `start` also handles the onstart ones. */
 /* *listed (may be NULL) gets the APIServices as listed when the sync wrote
  * none of those with a spec.service, the only ones the aggregator keeps
@@ -240,10 +331,30 @@ static void sync_local(struct proxy *px, bool start, json_t **listed)
 {
 	json_t *have = NULL;
 	bool backed_written = false;
+	char stamp[80] = "", *stamped = NULL;
+	uint64_t want_fp = 0;
 	if (listed)
 		*listed = NULL;
-	if (proxy_object_list(px, "apiregistration.k8s.io", "v1", "apiservices", NULL, &have) < 0)
+	if (start) {
+		json_t *backed = json_array();
+		want_fp = wanted_fp(px);
+		if (stamp_now(px, want_fp, backed, stamp, sizeof(stamp)) == 0 &&
+		    store_kv_get(px->store, STAMP_KEY, &stamped) == 0 &&
+		    strcmp(stamped, stamp) == 0) {
+			free(stamped);
+			if (listed)
+				*listed = backed; /* all the aggregator keeps */
+			else
+				json_decref(backed);
+			return;
+		}
+		json_decref(backed);
+	}
+	int64_t rev = store_rev(px->store);
+	if (proxy_object_list(px, "apiregistration.k8s.io", "v1", "apiservices", NULL, &have) < 0) {
+		free(stamped);
 		return;
+	}
 	json_t *want = wanted_all(px);
 	size_t i;
 	json_t *o;
@@ -282,12 +393,20 @@ static void sync_local(struct proxy *px, bool start, json_t **listed)
 			kb_warn("apiservice", "create %s: %s", name, strerror(-rc));
 		json_decref(obj);
 	}
-	if (store_txn_commit(px->store) < 0)
+	bool written = store_txn_commit(px->store) == 0;
+	if (!written)
 		kb_warn("apiservice", "the local APIServices could not be written");
 	json_decref(want);
 	if (listed && !backed_written)
 		*listed = json_incref(have);
 	json_decref(have);
+	/* the stamp of what the sync leaves (the texts again only if it wrote) */
+	if (start && written &&
+	    (store_rev(px->store) == rev ||
+	     stamp_now(px, want_fp, NULL, stamp, sizeof(stamp)) == 0) &&
+	    stamp[0] && (!stamped || strcmp(stamped, stamp) != 0))
+		store_kv_set(px->store, STAMP_KEY, stamp);
+	free(stamped);
 }
 
 static void on_timer(uv_timer_t *t)

@@ -52,6 +52,9 @@ start_suite() {
     apis/apiregistration.k8s.io/v1/apiservices/v1.apps; do
     kcurl -o /dev/null -X DELETE "$SERVER_URL/$p"
   done
+  kcurl -o /dev/null -X PATCH -H 'Content-Type: application/merge-patch+json' \
+    -d '{"spec":{"versionPriority":99}}' \
+    "$SERVER_URL/apis/apiregistration.k8s.io/v1/apiservices/v1.batch"
   stop_server TERM
   E2E_PORT=$port start_server start || { fail "start after deleting defaults"; return; }
   for p in apis/rbac.authorization.k8s.io/v1/clusterroles/view \
@@ -60,6 +63,15 @@ start_suite() {
     expect_eq "a deleted ${p%/*} ${p##*/} is back after a restart" "200" \
       kcurl -o /dev/null -w '%{http_code}' "$SERVER_URL/$p"
   done
+  expect_eq "an edited local APIService has its spec put back after a restart" "15" \
+    bash -c "kcurl_vp() { curl -sS --cacert '$DATA_DIR/ca.crt' --cert '$DATA_DIR/admin.crt' \
+      --key '$DATA_DIR/admin.key' '$SERVER_URL/apis/apiregistration.k8s.io/v1/apiservices/v1.batch'; }; \
+      kcurl_vp | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"spec\"][\"versionPriority\"])'"
+  local rv2
+  rv2=$(start_list_rv)
+  stop_server TERM
+  E2E_PORT=$port start_server start || { fail "start after the repair"; return; }
+  expect_eq "the start after the repair writes nothing (same revision)" "$rv2" start_list_rv
   expect_eq "clusterrole admin is aggregated again" "yes" start_admin_aggregated
   stop_server TERM
   SERVER_PID=$saved_pid KCFG=$saved_kcfg SERVER_URL=$saved_url DATA_DIR=$saved_dir
