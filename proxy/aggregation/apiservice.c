@@ -163,7 +163,7 @@ static bool same_spec(const json_t *have, const json_t *want)
 	return true;
 }
 
-static void put_back(struct proxy *px, const json_t *have, const json_t *want)
+static int put_back(struct proxy *px, const json_t *have, const json_t *want)
 {
 	json_t *upd = json_deep_copy(have);
 	json_object_set(upd, "spec", json_object_get(want, "spec")); /* the spec only, as kube */
@@ -173,6 +173,7 @@ static void put_back(struct proxy *px, const json_t *have, const json_t *want)
 		kb_warn("apiservice", "update %s: %s", obj_str(have, "metadata.name"),
 			strerror(-rc));
 	json_decref(upd);
+	return rc;
 }
 
 #define LOCAL_MSG "Local APIServices are always available"
@@ -198,7 +199,7 @@ static bool local_ok(const json_t *o)
 
 /* kube's available controller on a local APIService: Available=True,
  * Local (the transition time moves when the status does). */
-static void make_local_available(struct proxy *px, const json_t *o)
+static int make_local_available(struct proxy *px, const json_t *o)
 {
 	json_t *upd = json_deep_copy(o);
 	json_t *conds = kb_json_object_at(upd, "status");
@@ -228,6 +229,7 @@ static void make_local_available(struct proxy *px, const json_t *o)
 		kb_warn("apiservice", "status of %s: %s", obj_str(o, "metadata.name"),
 			strerror(-rc));
 	json_decref(upd);
+	return rc;
 }
 
 /*
@@ -330,7 +332,7 @@ static int stamp_now(struct proxy *px, uint64_t want, json_t *backed, char *out,
 static void sync_local(struct proxy *px, bool start, json_t **listed)
 {
 	json_t *have = NULL;
-	bool backed_written = false;
+	bool backed_written = false, failed = false;
 	char stamp[80] = "", *stamped = NULL;
 	uint64_t want_fp = 0;
 	if (listed)
@@ -364,13 +366,13 @@ static void sync_local(struct proxy *px, bool start, json_t **listed)
 		const json_t *w = json_object_get(want, name);
 		bool mine = label && (strcmp(label, "true") == 0 || (start && *label));
 		if (!local_ok(o))
-			make_local_available(px, o);
+			failed |= make_local_available(px, o) < 0;
 		if (w) {
 			if (label && *label &&
 			    (start || strcmp(auto_label(w) ?: "", "true") == 0) &&
 			    !same_spec(o, w)) {
 				backed_written |= json_is_object(obj_get(o, "spec.service"));
-				put_back(px, o, w);
+				failed |= put_back(px, o, w) < 0;
 			}
 			json_object_del(want, name);
 		} else if (mine) {
@@ -380,6 +382,7 @@ static void sync_local(struct proxy *px, bool start, json_t **listed)
 						     "kube-apiserver-autoregistration");
 			if (rc < 0 && rc != -ENOENT)
 				kb_warn("apiservice", "delete %s: %s", name, strerror(-rc));
+			failed |= rc < 0 && rc != -ENOENT;
 		}
 	}
 	const char *name;
@@ -391,6 +394,7 @@ static void sync_local(struct proxy *px, bool start, json_t **listed)
 					     MANAGER, NULL);
 		if (rc < 0 && rc != -EEXIST)
 			kb_warn("apiservice", "create %s: %s", name, strerror(-rc));
+		failed |= rc < 0 && rc != -EEXIST;
 		json_decref(obj);
 	}
 	bool written = store_txn_commit(px->store) == 0;
@@ -400,8 +404,9 @@ static void sync_local(struct proxy *px, bool start, json_t **listed)
 	if (listed && !backed_written)
 		*listed = json_incref(have);
 	json_decref(have);
-	/* the stamp of what the sync leaves (the texts again only if it wrote) */
-	if (start && written &&
+	/* the stamp of what the sync leaves (the texts again only if it wrote);
+	 * none after a write that failed, which the next start tries again */
+	if (start && written && !failed &&
 	    (store_rev(px->store) == rev ||
 	     stamp_now(px, want_fp, NULL, stamp, sizeof(stamp)) == 0) &&
 	    stamp[0] && (!stamped || strcmp(stamped, stamp) != 0))
