@@ -597,8 +597,8 @@ static json_t *made_of(const json_t *made, const struct proxy_resource *res)
 /* Indexes and watches one kind. `made` (borrowed, may be NULL): on a store
  * that was empty, every object bootstrap() stored, which are then all there
  * is (no list: its parse of what was just written was 1.9 M instructions
- * of a first start). `crbs` (may be NULL) gets the ClusterRoleBindings'
- * names as keys. */
+ * of a first start). `crbs` (may be NULL) gets the ClusterRoleBindings by
+ * name. */
 static int load_kind(struct authz *az, enum rbac_kind kind, const json_t *made, json_t *crbs)
 {
 	const struct proxy_resource *res = resource_find(RBAC_GROUP, "v1", rbac_plurals[kind]);
@@ -621,7 +621,7 @@ static int load_kind(struct authz *az, enum rbac_kind kind, const json_t *made, 
 		if (kind == RBAC_CLUSTERROLE)
 			json_object_set(az->croles, obj_str(o, "metadata.name"), o);
 		else if (kind == RBAC_CLUSTERROLEBINDING && crbs)
-			json_object_set_new(crbs, obj_str(o, "metadata.name") ?: "", json_true());
+			json_object_set(crbs, obj_str(o, "metadata.name") ?: "", o);
 	}
 	json_decref(out.items);
 	free(out.next);
@@ -728,17 +728,6 @@ static int load_all(struct authz *az, const json_t *made, json_t *crbs)
 	return rc;
 }
 
-/* Whether every default role and binding is among those just loaded. */
-static bool defaults_stored(const struct authz *az, const json_t *crbs)
-{
-	size_t n;
-	const struct rbac_default_name *d = rbac_default_names(&n);
-	for (size_t i = 0; i < n; i++)
-		if (!json_object_get(d[i].kind == RBAC_CLUSTERROLE ? az->croles : crbs, d[i].name))
-			return false;
-	return true;
-}
-
 /* Back to nothing loaded: no watch, an empty index. */
 static int unload(struct authz *az)
 {
@@ -753,39 +742,337 @@ static int unload(struct authz *az)
 	return az->ix ? 0 : -ENOMEM;
 }
 
+/* ---- the defaults, reconciled at start ----------------------------------- */
+
 /*
- * Creates the missing defaults, then indexes and watches the four kinds.
- * On existing data the stored objects are loaded first, and the defaults
- * are built (their 0.9 M parse) and looked up one by one only when one is
- * missing (a user deleted it: then loaded again after). On an empty store
- * (a first start) what bootstrap made is all there is, and *settled is set:
- * those ClusterRoles are the defaults, aggregated among themselves by
- * preaggregate() as aggregate() would (the same rules, to a fixed point),
- * so a pass of aggregate() would find nothing to change (0.6 M).
+ * kube-apiserver's rbac/bootstrap-roles post-start hook
+ * (pkg/registry/rbac/rest/storage_rbac.go, PostStartHook) reconciles every
+ * default ClusterRole and ClusterRoleBinding at each start with Confirm and
+ * nothing removed (k8s.io/component-helpers/auth/rbac/reconciliation,
+ * reconcile_role.go computeReconciledRole and reconcile_rolebindings.go
+ * computeReconciledRoleBinding): a missing one is created; an existing one
+ * whose annotation rbac.authorization.kubernetes.io/autoupdate is "false"
+ * is left alone; otherwise the expected labels and annotations it lacks are
+ * added (its own values win), the expected rules it does not cover are
+ * appended (as atomic rules, validation.Covers), an aggregationRule it
+ * should not have is dropped and the expected selectors it lacks appended;
+ * a binding gets the expected subjects it lacks appended, and one whose
+ * roleRef differs is deleted and created again. So a default a user pruned
+ * is repaired, and a new version's added permissions reach existing
+ * clusters.
+ *
+ * That takes the defaults' 0.9 M parse and a comparison; a start skips it
+ * when the stamp the last reconcile left (store kv STAMP_KEY) is what it
+ * finds: the defaults' form and each default's stored resourceVersion,
+ * which any write to it changes.
  */
-static int load(struct authz *az, bool *settled)
+#define STAMP_KEY  "rbac-defaults-reconciled"
+#define AUTOUPDATE "rbac.authorization.kubernetes.io/autoupdate"
+
+struct start_state {
+	json_t *crbs;  /* name -> ClusterRoleBinding, as loaded */
+	char *stamped; /* the kv's stamp, or NULL */
+};
+
+/* "<form> <rv>,<rv>,...": the defaults' form and their resourceVersions
+ * ("-" for one missing), in rbac_default_names() order. New string. */
+static char *defaults_stamp(const struct authz *az, const json_t *crbs)
+{
+	size_t n;
+	const struct rbac_default_name *d = rbac_default_names(&n);
+	struct kb_buf b = {0};
+	kb_buf_printf(&b, "%016llx ", (unsigned long long)rbac_defaults_form());
+	for (size_t i = 0; i < n; i++) {
+		const json_t *o =
+		    json_object_get(d[i].kind == RBAC_CLUSTERROLE ? az->croles : crbs, d[i].name);
+		const char *rv = o ? obj_str(o, "metadata.resourceVersion") : NULL;
+		if (kb_buf_printf(&b, "%s%s", i ? "," : "", rv ? rv : "-") < 0) {
+			kb_buf_free(&b);
+			return NULL;
+		}
+	}
+	return b.data;
+}
+
+static bool is_protected(const json_t *o)
+{
+	const json_t *a = obj_get(o, "metadata.annotations");
+	const char *au = json_string_value(json_object_get(a, AUTOUPDATE));
+	return au && strcmp(au, "false") == 0;
+}
+
+/* kube's merge(expected, existing) of a string map into upd's metadata:
+ * the expected keys upd lacks are added. True when one was. */
+static bool merge_meta(json_t *upd, const json_t *want, const char *field)
+{
+	const json_t *w = json_object_get(json_object_get(want, "metadata"), field);
+	json_t *md = json_object_get(upd, "metadata");
+	json_t *have = json_object_get(md, field);
+	const char *k;
+	json_t *v;
+	bool changed = false;
+	if (!json_is_object(w) || !json_is_object(md))
+		return false;
+	if (!json_is_object(have)) {
+		have = json_object();
+		json_object_set_new(md, field, have);
+		changed = true; /* kube: nil against an empty map is a change too */
+	}
+	json_object_foreach ((json_t *)w, k, v)
+		if (!json_object_get(have, k)) {
+			json_object_set(have, k, v);
+			changed = true;
+		}
+	return changed;
+}
+
+/* The expected aggregation selectors `have` lacks (semantic equality as
+ * JSON equality), appended to upd; true when the rule changed. */
+static bool merge_aggregation(json_t *upd, const json_t *have, const json_t *want)
+{
+	const json_t *wa = json_object_get(want, "aggregationRule");
+	const json_t *ha = json_object_get(have, "aggregationRule");
+	if (json_is_null(wa))
+		wa = NULL;
+	if (json_is_null(ha))
+		ha = NULL;
+	if (!wa) {
+		if (!ha)
+			return false;
+		json_object_del(upd, "aggregationRule");
+		return true;
+	}
+	const json_t *hs = json_object_get(ha, "clusterRoleSelectors");
+	json_t *ua = json_object_get(upd, "aggregationRule");
+	bool changed = false;
+	size_t i, j;
+	json_t *s, *t;
+	json_array_foreach (json_object_get(wa, "clusterRoleSelectors"), i, s) {
+		bool found = false;
+		json_array_foreach (hs, j, t)
+			if (json_equal(s, t)) {
+				found = true;
+				break;
+			}
+		if (found)
+			continue;
+		if (!json_is_object(ua)) {
+			ua = json_object();
+			json_object_set_new(upd, "aggregationRule", ua);
+		}
+		json_t *us = json_object_get(ua, "clusterRoleSelectors");
+		if (!json_is_array(us)) {
+			us = json_array();
+			json_object_set_new(ua, "clusterRoleSelectors", us);
+		}
+		json_array_append(us, s);
+		changed = true;
+	}
+	return changed;
+}
+
+/* computeReconciledRole: the role to store, or NULL when none is to be. */
+static json_t *reconciled_role(const json_t *have, const json_t *want)
+{
+	if (is_protected(have))
+		return NULL;
+	json_t *upd = json_deep_copy(have);
+	if (!upd)
+		return NULL;
+	bool changed = merge_meta(upd, want, "annotations");
+	changed |= merge_meta(upd, want, "labels");
+	json_t *missing = NULL, *empty = json_array();
+	const json_t *hr = json_object_get(have, "rules");
+	rbac_covers(json_is_array(hr) ? hr : empty, json_object_get(want, "rules"), &missing);
+	json_decref(empty);
+	if (missing) {
+		json_t *ur = json_object_get(upd, "rules");
+		if (!json_is_array(ur)) {
+			ur = json_array();
+			json_object_set_new(upd, "rules", ur);
+		}
+		json_array_extend(ur, missing);
+		json_decref(missing);
+		changed = true;
+	}
+	changed |= merge_aggregation(upd, have, want);
+	if (!changed) {
+		json_decref(upd);
+		return NULL;
+	}
+	return upd;
+}
+
+static bool same_str(const json_t *a, const json_t *b, const char *key)
+{
+	return strcmp(json_string_value(json_object_get(a, key)) ?: "",
+		      json_string_value(json_object_get(b, key)) ?: "") == 0;
+}
+
+/* rbacv1.Subject equality (all four fields) */
+static bool same_subject(const json_t *a, const json_t *b)
+{
+	return same_str(a, b, "kind") && same_str(a, b, "apiGroup") && same_str(a, b, "name") &&
+	       same_str(a, b, "namespace");
+}
+
+static bool has_subject(const json_t *list, const json_t *s)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach (list, i, t)
+		if (same_subject(t, s))
+			return true;
+	return false;
+}
+
+/* computeReconciledRoleBinding: the binding to store (*recreate: delete the
+ * stored one first, its roleRef differing), or NULL when none is to be. */
+static json_t *reconciled_binding(const json_t *have, const json_t *want, bool *recreate)
+{
+	*recreate = false;
+	if (is_protected(have))
+		return NULL;
+	const json_t *hr = json_object_get(have, "roleRef"), *wr = json_object_get(want, "roleRef");
+	if (!same_str(hr, wr, "apiGroup") || !same_str(hr, wr, "kind") ||
+	    !same_str(hr, wr, "name")) {
+		*recreate = true;
+		return json_deep_copy(want);
+	}
+	json_t *upd = json_deep_copy(have);
+	if (!upd)
+		return NULL;
+	bool changed = merge_meta(upd, want, "annotations");
+	changed |= merge_meta(upd, want, "labels");
+	const json_t *hs = json_object_get(have, "subjects");
+	json_t *us = json_object_get(upd, "subjects");
+	size_t i;
+	json_t *s;
+	json_array_foreach (json_object_get(want, "subjects"), i, s) {
+		if (has_subject(hs, s) || has_subject(us, s))
+			continue;
+		if (!json_is_array(us)) {
+			us = json_array();
+			json_object_set_new(upd, "subjects", us);
+		}
+		json_array_append(us, s);
+		changed = true;
+	}
+	if (!changed) {
+		json_decref(upd);
+		return NULL;
+	}
+	return upd;
+}
+
+/* One default against what is stored: created, updated, recreated or left.
+ * 0 or a store error; *wrote set when something was written. */
+static int reconcile_one(struct authz *az, const json_t *crbs, json_t *want, bool *wrote)
+{
+	struct proxy *px = az->px;
+	const char *kind = json_string_value(json_object_get(want, "kind"));
+	const struct proxy_resource *res = resource_find_kind(RBAC_GROUP, kind);
+	const char *name = obj_str(want, "metadata.name");
+	if (!res || !name)
+		return 0;
+	bool role = strcmp(kind, "ClusterRole") == 0, recreate = false;
+	const json_t *have = json_object_get(role ? az->croles : crbs, name);
+	int rc;
+	if (!have) {
+		rc = px->client->bootstrap_create(px, res, want, NULL);
+		*wrote |= rc == 0;
+		return rc == -EEXIST ? 0 : rc;
+	}
+	json_t *upd =
+	    role ? reconciled_role(have, want) : reconciled_binding(have, want, &recreate);
+	if (!upd)
+		return 0;
+	if (recreate) {
+		rc = store_delete(px->store, res->store_key, "", name, 0, NULL, NULL);
+		if (rc == 0 || rc == -ENOENT)
+			rc = px->client->bootstrap_create(px, res, upd, NULL);
+	} else {
+		rc = store_update(px->store, res->store_key, "", name, upd, 0, NULL);
+	}
+	if (rc == 0) {
+		*wrote = true;
+		kb_info("authz", "reconciled %s %s with the default", res->plural, name);
+	}
+	json_decref(upd);
+	return rc;
+}
+
+/* Reconciles every default against the loaded objects, in one
+ * transaction. *wrote set when something was written. */
+static int reconcile(struct authz *az, const json_t *crbs, bool *wrote)
+{
+	json_t *objs = rbac_defaults();
+	size_t i;
+	json_t *o;
+	int rc = 0;
+	if (!objs)
+		return -ENOMEM;
+	store_txn_begin(az->px->store);
+	json_array_foreach (objs, i, o)
+		if ((rc = reconcile_one(az, crbs, o, wrote)) < 0)
+			break;
+	if (rc == 0)
+		rc = store_txn_commit(az->px->store);
+	else
+		store_txn_rollback(az->px->store);
+	json_decref(objs);
+	return rc;
+}
+
+/*
+ * Indexes and watches the four kinds, the defaults reconciled first. On
+ * existing data the stored objects are loaded, and the defaults are built
+ * and reconciled only when the stamp says a default or their form changed
+ * since the last reconcile (then loaded again when that wrote). On an empty
+ * store (a first start) the defaults are created and what bootstrap made is
+ * all there is, and *settled is set: those ClusterRoles are the defaults,
+ * aggregated among themselves by preaggregate() as aggregate() would (the
+ * same rules, to a fixed point), so a pass of aggregate() would find
+ * nothing to change (0.6 M).
+ */
+static int load(struct authz *az, struct start_state *ss, bool *settled)
 {
 	struct proxy *px = az->px;
 	int rc = 0;
 	json_t *made = NULL;
 	if (store_rev(px->store) != 0) {
-		json_t *crbs = json_object();
-		rc = load_all(az, NULL, crbs);
-		bool all = rc == 0 && defaults_stored(az, crbs);
-		json_decref(crbs);
-		if (rc < 0 || all)
+		if ((rc = load_all(az, NULL, ss->crbs)) < 0)
+			return rc;
+		char *now = defaults_stamp(az, ss->crbs);
+		bool same = now && ss->stamped && strcmp(now, ss->stamped) == 0;
+		free(now);
+		bool wrote = false;
+		if (same || (rc = reconcile(az, ss->crbs, &wrote)) < 0 || !wrote)
 			return rc;
 		if ((rc = unload(az)) < 0)
 			return rc;
-	} else if (!(made = json_array())) {
-		return -ENOMEM;
+		json_object_clear(ss->crbs);
+		return load_all(az, NULL, ss->crbs);
 	}
+	if (!(made = json_array()))
+		return -ENOMEM;
 	rc = bootstrap(px, made);
 	if (rc == 0)
-		rc = load_all(az, made, NULL);
-	*settled = rc == 0 && made;
+		rc = load_all(az, made, ss->crbs);
+	*settled = rc == 0;
 	json_decref(made);
 	return rc;
+}
+
+/* After the start's aggregation: the stamp of what is stored now, written
+ * when it is not the one found. */
+static void stamp(struct authz *az, struct start_state *ss)
+{
+	char *now = defaults_stamp(az, ss->crbs);
+	if (now && !(ss->stamped && strcmp(now, ss->stamped) == 0) &&
+	    store_kv_set(az->px->store, STAMP_KEY, now) < 0)
+		kb_warn("authz", "cannot stamp the RBAC defaults' reconcile");
+	free(now);
 }
 
 int authz_start(struct proxy *px)
@@ -796,16 +1083,24 @@ int authz_start(struct proxy *px)
 	az->px = px;
 	az->ix = rbac_index_new();
 	az->croles = json_object();
+	struct start_state ss = {.crbs = json_object()};
+	if (store_kv_get(px->store, STAMP_KEY, &ss.stamped) < 0)
+		ss.stamped = NULL;
 	bool settled = false;
-	int rc = az->ix && az->croles ? load(az, &settled) : -ENOMEM;
+	int rc = az->ix && az->croles && ss.crbs ? load(az, &ss, &settled) : -ENOMEM;
 	if (rc < 0) {
 		px->authz = az;
 		authz_stop(px);
+		json_decref(ss.crbs);
+		free(ss.stamped);
 		return rc;
 	}
 	px->authz = az;
 	if (!settled)
 		aggregate(az);
+	stamp(az, &ss);
+	json_decref(ss.crbs);
+	free(ss.stamped);
 	return 0;
 }
 

@@ -25,6 +25,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 /* What a request wants: kube's authorizer.Attributes. Strings borrowed. */
@@ -99,5 +100,10 @@ struct rbac_default_name {
 	const char *name;
 };
 const struct rbac_default_name *rbac_default_names(size_t *n);
+
+/* A fingerprint of what rbac_defaults() builds (its text and the form of the
+ * objects made in code), without building them: a start compares it with
+ * the one its last reconcile of the defaults stamped. */
+uint64_t rbac_defaults_form(void);
 
 #endif

@@ -334,6 +334,18 @@ const struct rbac_default_name *rbac_default_names(size_t *n)
 	return names;
 }
 
+/* Raise when certificate_roles() or the table above changes what it makes
+ * without defaults_json changing: existing stores then reconcile again. */
+#define DEFAULTS_CODE_FORM 1
+
+uint64_t rbac_defaults_form(void)
+{
+	uint64_t h = 14695981039346656037ULL ^ DEFAULTS_CODE_FORM;
+	for (size_t i = 0; i < sizeof(defaults_json) - 1; i++)
+		h = (h ^ (unsigned char)defaults_json[i]) * 1099511628211ULL;
+	return h;
+}
+
 json_t *rbac_defaults(void)
 {
 	json_error_t e;

@@ -139,6 +139,7 @@ s_watchmem() { watchmem_suite; }
 s_listwatch() { listwatch_suite; }                     # main
 s_finops() { finops_suite; }
 s_start() { start_suite; }
+s_start_reconcile() { start_reconcile_suite; }
 
 E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubectl_old
   crd_tenants crd_versions crd_finalize crd_names rbac rbac_old
@@ -146,7 +147,7 @@ E2E_ALL=(server_basic standin clients kubectl kubectl_old crd_kubectl crd_kubect
   server_restart controllers pdb syncer policies hostrefs policies_floor manifest admission tenants
   openapi2 kinds dns metrics_prom metrics hpa csr webhookcfg vapcfg webhook
   crdrules crdsets vap apiservice crdconv crdshapes fidelity ssrf hostquota netpol gang faults watchmem
-  listwatch operator finops start)
+  listwatch operator finops start start_reconcile)
 
 # The three shards meson runs side by side (tests/meson.build: e2e-1, e2e-2,
 # e2e-3), balanced by their measured times in both passes of CI's run of
@@ -163,7 +164,7 @@ E2E_SHARD_2=(clients crd_kubectl_old crd_names rbac server_bad_input server_stal
   webhookcfg webhook crdrules crdsets vap crdconv crdshapes fidelity ssrf netpol faults listwatch
   start)
 E2E_SHARD_3=(standin kubectl crd_kubectl crd_tenants crd_versions crd_finalize pdb syncer manifest
-  metrics hpa vapcfg watchmem finops)
+  metrics hpa vapcfg watchmem finops start_reconcile)
 
 suites=("${@:2}")
 if [ "${suites[0]:-}" = --shard ]; then

@@ -76,3 +76,67 @@ start_suite() {
   stop_server TERM
   SERVER_PID=$saved_pid KCFG=$saved_kcfg SERVER_URL=$saved_url DATA_DIR=$saved_dir
 }
+
+# A field of a stored object: start_field PATH EXPR (python over `o`).
+start_field() {
+  kcurl "$SERVER_URL/apis/rbac.authorization.k8s.io/v1/$1" |
+    python3 -c "import json,sys; o=json.load(sys.stdin); print($2)"
+}
+
+# The RBAC defaults are reconciled at every start as kube-apiserver's
+# rbac/bootstrap-roles hook does (pkg/registry/rbac/rest/storage_rbac.go,
+# component-helpers/auth/rbac/reconciliation): what a default lacks is put
+# back, what it has beyond stays, autoupdate=false protects it, a binding
+# with another roleRef is made again.
+start_reconcile_suite() {
+  local saved_pid=$SERVER_PID saved_kcfg=$KCFG saved_url=$SERVER_URL saved_dir=$DATA_DIR
+  start_server reconcile || { fail "first start"; return; }
+  local port=${SERVER_URL##*:} K="kubectl --kubeconfig $KCFG"
+  local uid0
+  uid0=$(start_field clusterrolebindings/system:monitoring 'o["metadata"]["uid"]')
+  # a rule gone from an aggregated-to role, one added to it
+  $K get clusterrole system:aggregate-to-view -o json | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+o["rules"] = [r for r in o["rules"] if "pods" not in r.get("resources", [])]
+o["rules"].append({"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]})
+print(json.dumps(o))' | $K replace -f - >/dev/null
+  expect_eq "a rule was taken from system:aggregate-to-view" "False" \
+    start_field clusterroles/system:aggregate-to-view \
+    '"pods" in sum((r.get("resources", []) for r in o["rules"]), [])'
+  # a protected default stays as the user left it
+  $K annotate --overwrite clusterrole system:discovery rbac.authorization.kubernetes.io/autoupdate=false >/dev/null
+  $K patch clusterrole system:discovery --type=json -p '[{"op":"replace","path":"/rules","value":[]}]' >/dev/null
+  $K label clusterrole system:basic-user kubernetes.io/bootstrapping- >/dev/null
+  $K annotate clusterrole system:basic-user example.com/note=kept >/dev/null
+  $K patch clusterrolebinding system:public-info-viewer --type=json \
+    -p '[{"op":"replace","path":"/subjects","value":[{"kind":"Group","apiGroup":"rbac.authorization.k8s.io","name":"system:authenticated"}]}]' >/dev/null
+  $K delete clusterrolebinding system:monitoring >/dev/null
+  $K create clusterrolebinding system:monitoring --clusterrole=view --group=system:monitoring >/dev/null
+  stop_server TERM
+  E2E_PORT=$port start_server reconcile || { fail "start after editing defaults"; return; }
+  expect_eq "a default's missing rules are put back at the next start" "True True" \
+    start_field clusterroles/system:aggregate-to-view \
+    '" ".join(str(x) for x in ("pods" in sum((r.get("resources", []) for r in o["rules"]), []), "widgets" in sum((r.get("resources", []) for r in o["rules"]), [])))'
+  expect_eq "the aggregated view holds them again" "True" \
+    start_field clusterroles/view \
+    'any("pods" in r.get("resources", []) and "list" in r.get("verbs", []) for r in o["rules"])'
+  expect_eq "a default with autoupdate=false is left as it is" "[]" \
+    start_field clusterroles/system:discovery 'json.dumps(o.get("rules"))'
+  expect_eq "a default's missing label is put back, the user's annotation kept" "rbac-defaults kept" \
+    start_field clusterroles/system:basic-user \
+    'o["metadata"]["labels"]["kubernetes.io/bootstrapping"] + " " + o["metadata"]["annotations"]["example.com/note"]'
+  expect_eq "a binding's missing subject is appended" "system:authenticated,system:unauthenticated" \
+    start_field clusterrolebindings/system:public-info-viewer '",".join(s["name"] for s in o["subjects"])'
+  expect_eq "a binding to another role is made again, with the default's roleRef" "system:monitoring new" \
+    start_field clusterrolebindings/system:monitoring \
+    "o['roleRef']['name'] + (' new' if o['metadata']['uid'] != '$uid0' else ' same')"
+  local rv
+  rv=$(start_list_rv)
+  stop_server TERM
+  E2E_PORT=$port start_server reconcile || { fail "start after the reconcile"; return; }
+  expect_eq "the start after a reconcile writes nothing (same revision)" "$rv" start_list_rv
+  expect_eq "clusterrole admin is aggregated" "yes" start_admin_aggregated
+  stop_server TERM
+  SERVER_PID=$saved_pid KCFG=$saved_kcfg SERVER_URL=$saved_url DATA_DIR=$saved_dir
+}
