@@ -20,17 +20,15 @@ bool kb_json_same(const json_t *a, const json_t *b)
 
 json_t *kb_json_path(const json_t *obj, const char *path)
 {
-	char key[128];
 	const json_t *cur = obj;
 	while (cur && *path) {
-		const char *dot = strchr(path, '.');
-		size_t n = dot ? (size_t)(dot - path) : strlen(path);
-		if (n >= sizeof(key))
+		size_t n = 0;
+		while (path[n] && path[n] != '.')
+			n++;
+		if (n >= 128) /* as long a part as a key ever was */
 			return NULL;
-		memcpy(key, path, n);
-		key[n] = '\0';
-		cur = json_object_get(cur, key);
-		path += n + (dot ? 1 : 0);
+		cur = json_object_getn(cur, path, n);
+		path += n + (path[n] ? 1 : 0);
 	}
 	return (json_t *)cur;
 }
@@ -555,6 +553,10 @@ static int load_string(struct loader *l, const char **s, size_t *n)
 	const unsigned char *start = l->p;
 
 	while (l->p < l->end) {
+		while (l->p < l->end && json_plain[*l->p]) /* plain ASCII: most of a body */
+			l->p++;
+		if (l->p >= l->end)
+			break;
 		unsigned char c = *l->p;
 		if (c == '"') {
 			*s = (const char *)start;
@@ -673,14 +675,23 @@ static json_t *load_object(struct loader *l, int depth)
 		const char *k;
 		size_t kn;
 		l->p++;
-		if (load_string(l, &k, &kn) || memchr(k, '\0', kn))
+		if (load_string(l, &k, &kn))
 			break;
-		/* the key may sit in the scratch the value reuses */
-		char kbuf[256], *key = kn < sizeof(kbuf) ? kbuf : malloc(kn + 1);
-		if (!key)
-			break;
-		memcpy(key, k, kn);
-		key[kn] = '\0';
+		/* a key in the input is used where it is (no NUL: control
+		 * characters are refused); one decoded into the scratch, which
+		 * the value reuses, is copied out first */
+		char kbuf[256], *copy = NULL;
+		const char *key = k;
+		if (k == l->sbuf.data) {
+			if (memchr(k, '\0', kn))
+				break;
+			copy = kn < sizeof(kbuf) ? kbuf : malloc(kn + 1);
+			if (!copy)
+				break;
+			memcpy(copy, k, kn);
+			copy[kn] = '\0';
+			key = copy;
+		}
 		load_ws(l);
 		json_t *v = NULL;
 		if (l->p < l->end && *l->p == ':') {
@@ -693,8 +704,8 @@ static json_t *load_object(struct loader *l, int depth)
 			json_decref(v); /* jansson's error */
 		else if (v)
 			r = json_object_setn_new_nocheck(o, key, kn, v); /* takes v */
-		if (key != kbuf)
-			free(key);
+		if (copy != kbuf)
+			free(copy);
 		if (r)
 			break;
 		load_ws(l);

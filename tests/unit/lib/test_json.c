@@ -261,6 +261,16 @@ static const char *const parse_cases[] = {
     "[12345678901234567890]",
     "[-9223372036854775808]",
     "[99999999999999999999999]",
+    /* keys: used where they are in the input, or copied out of the scratch
+     * when decoded from escapes (the value after them reuses it) */
+    "{\"plain\":\"v\",\"k\\u00e9\\n\":\"w\\t\\u00fc\",\"k\\\"\":{\"\\u0041\":\"\\/\"}}",
+    "{\"a\\u0000b\":1}",
+    "{\"\\u0041\":1,\"A\":2}",
+    "{\"\xc3\xa9\":\"\xe2\x82\xac\\n\",\"x\xc3\":1}",
+    "{\"\x7f\\u007f\":\"\x7f\"}",
+    "{\"k\\",
+    "{\"k",
+    "[\"plain then \xc3\xa9 then \\u00e9\\\" end\"]",
 };
 
 START_TEST(load_matches_jansson)
@@ -273,6 +283,24 @@ START_TEST(load_matches_jansson)
 	loads_like_jansson("{\"a\":1}\0{}", 10, 0);
 	loads_like_jansson("[\"a\0b\"]", 7, 0);
 	loads_like_jansson("{\"a\":1}", 5, 0);
+	/* keys of 255, 256 and 300 bytes, plain and escaped, each before an
+	 * escaped value (a key of 256 or more is copied to the heap) */
+	static const size_t key_lens[] = {255, 256, 300};
+	for (size_t i = 0; i < sizeof(key_lens) / sizeof(*key_lens); i++) {
+		for (int esc = 0; esc < 2; esc++) {
+			char doc[800];
+			size_t n = 0, kl = key_lens[i];
+			doc[n++] = '{';
+			doc[n++] = '"';
+			memset(doc + n, 'k', kl);
+			n += kl;
+			if (esc) /* the last key byte as an escape: \u006b is 'k' */
+				memcpy(doc + n - 1, "\\u006b", 6), n += 5;
+			n += (size_t)snprintf(doc + n, sizeof(doc) - n, "\":\"v\\n\",\"z\":1}");
+			loads_like_jansson(doc, n, 0);
+			loads_like_jansson(doc, n, JSON_REJECT_DUPLICATES);
+		}
+	}
 	/* flags the fast path does not handle go to jansson */
 	loads_like_jansson("\"any\"", 5, JSON_DECODE_ANY);
 	/* every document the serializer tests use */
