@@ -203,9 +203,26 @@ static int dump_string(struct kb_buf *b, const char *str, size_t len)
 	return dump_string_as(b, str, len, false);
 }
 
+/* Keys are short and plain nearly always: copied a byte at a time while
+ * plain (a run's memcpy costs more than such a key), the general writer
+ * from the first byte that is not. */
 int kb_json_put_key(struct kb_buf *b, const char *pfx, size_t pfxlen, const char *str, size_t len)
 {
-	return dump_string_pfx(b, pfx, pfxlen, str, len, false);
+	const unsigned char *s = (const unsigned char *)str;
+	if (dump_reserve(b, len + pfxlen + 2))
+		return -ENOMEM;
+	char *o = b->data + b->len;
+	*o++ = '"';
+	for (size_t k = 0; k < pfxlen; k++)
+		*o++ = pfx[k];
+	for (size_t i = 0; i < len; i++) {
+		if (!json_plain[s[i]])
+			return dump_string_pfx(b, pfx, pfxlen, str, len, false);
+		*o++ = (char)s[i];
+	}
+	*o++ = '"';
+	b->len = (size_t)(o - b->data);
+	return 0;
 }
 
 /* The text kb_json_dump_known gave for one object (per thread, set only

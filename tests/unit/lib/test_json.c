@@ -181,6 +181,44 @@ START_TEST(copy_is_deep_and_equal)
 }
 END_TEST
 
+/* A key written by kb_json_put_key is jansson's text of the string pfx+str
+ * (plain keys take a byte loop, the rest the general writer from where the
+ * plain run stops); invalid UTF-8 is refused with the buffer as it was. */
+START_TEST(put_key_as_jansson_writes_it)
+{
+	static const char *const keys[] = {"",
+					   "name",
+					   "app.kubernetes.io/name",
+					   "{\"name\":\"c\"}",
+					   "a\\b",
+					   "tab\there",
+					   "\x01",
+					   "\xc3\xa9t\xc3\xa9",
+					   "x\xe2\x82\xac\"y\"",
+					   "\x7f",
+					   "long plain key that runs on"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		struct kb_buf b = {0};
+		char whole[64];
+		snprintf(whole, sizeof(whole), "f:%s", keys[i]);
+		json_t *str = json_string(whole);
+		char *want = json_dumps(str, JSON_ENCODE_ANY);
+		ck_assert_int_eq(kb_buf_append(&b, "x", 1), 0);
+		ck_assert_int_eq(kb_json_put_key(&b, "f:", 2, keys[i], strlen(keys[i])), 0);
+		ck_assert_uint_eq(b.len, 1 + strlen(want));
+		ck_assert_mem_eq(b.data + 1, want, b.len - 1);
+		free(want);
+		json_decref(str);
+		kb_buf_free(&b);
+	}
+	struct kb_buf b = {0};
+	ck_assert_int_eq(kb_buf_append(&b, "x", 1), 0);
+	ck_assert_int_eq(kb_json_put_key(&b, "f:", 2, "ok\xc3", 3), -EINVAL);
+	ck_assert_uint_eq(b.len, 1);
+	kb_buf_free(&b);
+}
+END_TEST
+
 /* Parses with both and wants the same tree (same text, same key order) or
  * the same error. */
 static void loads_like_jansson(const char *text, size_t len, size_t flags)
@@ -461,6 +499,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, dump_controls_and_order);
 	tcase_add_test(tc, dump_appends_and_refuses_bad_utf8);
 	tcase_add_test(tc, copy_is_deep_and_equal);
+	tcase_add_test(tc, put_key_as_jansson_writes_it);
 	tcase_add_test(tc, load_matches_jansson);
 	tcase_add_test(tc, load_deep_nesting);
 	tcase_add_test(tc, same_counts_two_missing_values_equal);
