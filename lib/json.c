@@ -786,7 +786,9 @@ static json_t *load_value(struct loader *l, int depth)
 		const char *s;
 		size_t n;
 		l->p++;
-		if (load_string(l, &s, &n) || memchr(s, '\0', n))
+		/* a NUL only where escapes were decoded (raw control bytes
+		 * are refused) */
+		if (load_string(l, &s, &n) || (s == l->sbuf.data && memchr(s, '\0', n)))
 			return NULL;
 		return json_stringn_nocheck(s, n);
 	}
