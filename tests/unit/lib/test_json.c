@@ -311,6 +311,68 @@ static const char *const parse_cases[] = {
     "[\"plain then \xc3\xa9 then \\u00e9\\\" end\"]",
 };
 
+/* The plain-run scans (the writer's, kb_json_put_key's byte loop, the
+ * loader's): every byte value at every place of a 17-byte string, and a
+ * two-byte UTF-8 sequence at every place, written and read as jansson
+ * writes and reads them. */
+START_TEST(plain_runs_every_byte_everywhere)
+{
+	for (int c = 1; c < 256; c++) {
+		for (size_t at = 0; at < 17; at++) {
+			char str[17], text[32];
+			memset(str, 'a', sizeof(str));
+			str[at] = (char)c;
+			struct kb_buf b = {0};
+			int rc = kb_json_put_key(&b, NULL, 0, str, sizeof(str));
+			if (c < 0x80) {
+				json_t *j = json_stringn(str, sizeof(str));
+				json_t *arr = json_pack("[o]", json_incref(j));
+				char *want = json_dumps(j, JSON_ENCODE_ANY);
+				char *want_arr = json_dumps(arr, JSON_COMPACT);
+				ck_assert_int_eq(rc, 0);
+				ck_assert_uint_eq(b.len, strlen(want));
+				ck_assert_mem_eq(b.data, want, b.len);
+				b.len = 0;
+				ck_assert_int_eq(kb_json_dump(arr, &b), 0);
+				ck_assert_str_eq(b.data, want_arr);
+				free(want);
+				free(want_arr);
+				json_decref(arr);
+				json_decref(j);
+			} else {
+				ck_assert_int_eq(rc, -EINVAL);
+			}
+			kb_buf_free(&b);
+			/* the same bytes raw inside a document's string */
+			text[0] = '[';
+			text[1] = '"';
+			memcpy(text + 2, str, sizeof(str));
+			memcpy(text + 2 + sizeof(str), "\"]", 2);
+			loads_like_jansson(text, sizeof(str) + 4, 0);
+		}
+	}
+	for (size_t at = 0; at < 16; at++) {
+		char str[17], text[32];
+		memset(str, 'b', sizeof(str));
+		memcpy(str + at, "\xc3\xa9", 2);
+		struct kb_buf b = {0};
+		json_t *j = json_stringn(str, sizeof(str));
+		char *want = json_dumps(j, JSON_ENCODE_ANY);
+		ck_assert_int_eq(kb_json_put_key(&b, NULL, 0, str, sizeof(str)), 0);
+		ck_assert_uint_eq(b.len, strlen(want));
+		ck_assert_mem_eq(b.data, want, b.len);
+		free(want);
+		json_decref(j);
+		kb_buf_free(&b);
+		text[0] = '[';
+		text[1] = '"';
+		memcpy(text + 2, str, sizeof(str));
+		memcpy(text + 2 + sizeof(str), "\"]", 2);
+		loads_like_jansson(text, sizeof(str) + 4, 0);
+	}
+}
+END_TEST
+
 START_TEST(load_matches_jansson)
 {
 	for (size_t i = 0; i < sizeof(parse_cases) / sizeof(*parse_cases); i++) {
@@ -501,6 +563,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, copy_is_deep_and_equal);
 	tcase_add_test(tc, put_key_as_jansson_writes_it);
 	tcase_add_test(tc, load_matches_jansson);
+	tcase_add_test(tc, plain_runs_every_byte_everywhere);
 	tcase_add_test(tc, load_deep_nesting);
 	tcase_add_test(tc, same_counts_two_missing_values_equal);
 	tcase_add_test(tc, array_sort);
