@@ -24,6 +24,13 @@ static void set_default(json_t *obj, const char *key, json_t *value)
 	json_decref(value);
 }
 
+/* set_default of an integer, made only where it is missing (key a literal). */
+static void set_default_int(json_t *obj, const char *key, json_int_t v)
+{
+	if (json_is_object(obj) && !json_object_get(obj, key))
+		json_object_set_new_nocheck(obj, key, json_integer(v));
+}
+
 /* set_default of a string, made only where it is missing: every create
  * goes through some twenty of these and finds most of them set. key and s
  * are the literals below (ASCII: not checked again as UTF-8). */
@@ -99,10 +106,10 @@ static void default_probes(json_t *c)
 		json_t *p = json_object_get(c, probes[i]);
 		if (!json_is_object(p))
 			continue;
-		set_default(p, "timeoutSeconds", json_integer(1));
-		set_default(p, "periodSeconds", json_integer(10));
-		set_default(p, "successThreshold", json_integer(1));
-		set_default(p, "failureThreshold", json_integer(3));
+		set_default_int(p, "timeoutSeconds", 1);
+		set_default_int(p, "periodSeconds", 10);
+		set_default_int(p, "successThreshold", 1);
+		set_default_int(p, "failureThreshold", 3);
 		default_http_get(p);
 	}
 	json_t *lc = json_object_get(c, "lifecycle");
@@ -373,17 +380,19 @@ static void default_pod(json_t *obj)
 		json_object_set_new(spec, "tolerations", tols);
 	}
 	const char *keys[] = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"};
-	for (int k = 0; k < 2; k++) {
-		bool have = false;
-		size_t i;
-		json_t *t;
-		json_array_foreach (tols, i, t)
-			if (json_is_object(t) && json_string_value(json_object_get(t, "key")) &&
-			    strcmp(json_string_value(json_object_get(t, "key")), keys[k]) == 0)
-				have = true;
-		if (!have)
-			json_array_append_new(tols, not_ready_toleration(keys[k]));
+	bool have[2] = {false, false};
+	size_t i;
+	json_t *t;
+	json_array_foreach (tols, i, t) { /* each toleration's key read once */
+		const char *tk =
+		    json_is_object(t) ? json_string_value(json_object_get(t, "key")) : NULL;
+		for (int k = 0; tk && k < 2; k++)
+			if (strcmp(tk, keys[k]) == 0)
+				have[k] = true;
 	}
+	for (int k = 0; k < 2; k++)
+		if (!have[k])
+			json_array_append_new(tols, not_ready_toleration(keys[k]));
 	json_t *status = kb_json_object_at(obj, "status");
 	set_default_str(status, "phase", "Pending");
 	set_default(status, "qosClass", json_string(pod_qos(spec)));

@@ -6,7 +6,7 @@
  * containers and every volume source with a default (kube's SetDefaults_Pod,
  * _Container, _Volume and the sources' own), a source that is not an
  * object, a volume with none (an emptyDir), a PersistentVolume's shared
- * sources, and a pod template's spec.
+ * sources, a pod template's spec, and a pod's tolerations and probes.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -123,6 +123,28 @@ static void expect(const struct proxy_resource *res, const char *obj, const char
 	"meReclaimPolicy\":\"Retain\",\"volumeMode\":\"Filesystem\"},\"status\":{\"phase\":\"" \
 	"Pending\"}}"
 
+#define TOL_POD                                                                                    \
+	"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"      \
+	"\"x\","                                                                                   \
+	"\"readinessProbe\":{\"exec\":{\"command\":[\"true\"]},\"periodSeconds\":5},"              \
+	"\"startupProbe\":{\"tcpSocket\":{\"port\":1},\"failureThreshold\":30}}],\"tolerations\":" \
+	"[{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\"},\"x\",{\"key\":5}," \
+	"{\"operator\":\"Exists\"}]}}"
+#define TOL_WANT                                                                                \
+	"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"" \
+	"x\",\"readinessProbe\":{\"exec\":{\"command\":[\"true\"]},\"periodSeconds\":5,\"time"  \
+	"outSeconds\":1,\"successThreshold\":1,\"failureThreshold\":3},\"startupProbe\":{\"tc"  \
+	"pSocket\":{\"port\":1},\"failureThreshold\":30,\"timeoutSeconds\":1,\"periodSeconds\"" \
+	":10,\"successThreshold\":1},\"imagePullPolicy\":\"Always\",\"terminationMessagePath\"" \
+	":\"/dev/termination-log\",\"terminationMessagePolicy\":\"File\",\"resources\":{}}],\"" \
+	"tolerations\":[{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\"},"  \
+	"\"x\",{\"key\":5},{\"operator\":\"Exists\"},{\"key\":\"node.kubernetes.io/not-ready\"" \
+	",\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":300}],\"rest"  \
+	"artPolicy\":\"Always\",\"terminationGracePeriodSeconds\":30,\"dnsPolicy\":\"ClusterF"  \
+	"irst\",\"securityContext\":{},\"schedulerName\":\"default-scheduler\",\"enableServic"  \
+	"eLinks\":true,\"serviceAccountName\":\"default\",\"serviceAccount\":\"default\"},\"s"  \
+	"tatus\":{\"phase\":\"Pending\",\"qosClass\":\"BestEffort\"}}"
+
 #define VOLUMES                                                                                   \
 	"[{\"name\":\"a\",\"secret\":{\"secretName\":\"s\"}},"                                    \
 	"{\"name\":\"b\",\"configMap\":{\"name\":\"c\",\"defaultMode\":420}},"                    \
@@ -179,6 +201,12 @@ START_TEST(persistent_volume_sources)
 }
 END_TEST
 
+START_TEST(pod_tolerations_and_probes)
+{
+	expect(&pod_res, TOL_POD, TOL_WANT);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("defaults");
@@ -186,6 +214,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pod_volumes_and_containers);
 	tcase_add_test(tc, pod_template_volumes);
 	tcase_add_test(tc, persistent_volume_sources);
+	tcase_add_test(tc, pod_tolerations_and_probes);
 	suite_add_tcase(s, tc);
 	return s;
 }
