@@ -34,8 +34,8 @@ LOADGEN=$ROOT/$BUILD/bench/loadgen
 parts() {
   local f
   for f in handle_create kb_json_loadb check_fields write_defaults write_validate \
-    patch_track_create fs_to_v1 fs_text rstore_create serialize.constprop.0 \
-    store__txn_publish store__evnode_free commit_timed reply_text; do
+    val_object admission_check patch_track_create fs_to_v1 rstore_create \
+    serialize.constprop.0 store__txn_publish store__evnode_free commit_timed reply_text; do
     awk -v f="$f" -v n="$2" 'index($0, "*  ") && $0 ~ ("[:/]" f " ") {
       gsub(",", "", $1); printf "   %-28s %8.1fk\n", f, $1 / n / 1000; exit }' "$1"
   done

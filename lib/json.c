@@ -20,17 +20,15 @@ bool kb_json_same(const json_t *a, const json_t *b)
 
 json_t *kb_json_path(const json_t *obj, const char *path)
 {
-	char key[128];
 	const json_t *cur = obj;
 	while (cur && *path) {
-		const char *dot = strchr(path, '.');
-		size_t n = dot ? (size_t)(dot - path) : strlen(path);
-		if (n >= sizeof(key))
+		size_t n = 0;
+		while (path[n] && path[n] != '.')
+			n++;
+		if (n >= 128) /* as long a part as a key ever was */
 			return NULL;
-		memcpy(key, path, n);
-		key[n] = '\0';
-		cur = json_object_get(cur, key);
-		path += n + (dot ? 1 : 0);
+		cur = json_object_getn(cur, path, n);
+		path += n + (path[n] ? 1 : 0);
 	}
 	return (json_t *)cur;
 }
@@ -71,6 +69,16 @@ json_t *kb_json_object_at(json_t *parent, const char *key)
 static inline int dump_reserve(struct kb_buf *b, size_t n)
 {
 	return b->data && b->len + n + 1 <= b->cap ? 0 : kb_buf_reserve(b, n);
+}
+
+/* One byte of punctuation: inline, no memcpy call (a create's object has
+ * some 300 of them). */
+static inline int dump_char(struct kb_buf *b, char c)
+{
+	if (dump_reserve(b, 1))
+		return -ENOMEM;
+	b->data[b->len++] = c;
+	return 0;
 }
 
 static int dump_bytes(struct kb_buf *b, const char *s, size_t n)
@@ -205,9 +213,26 @@ static int dump_string(struct kb_buf *b, const char *str, size_t len)
 	return dump_string_as(b, str, len, false);
 }
 
+/* Keys are short and plain nearly always: copied a byte at a time while
+ * plain (a run's memcpy costs more than such a key), the general writer
+ * from the first byte that is not. */
 int kb_json_put_key(struct kb_buf *b, const char *pfx, size_t pfxlen, const char *str, size_t len)
 {
-	return dump_string_pfx(b, pfx, pfxlen, str, len, false);
+	const unsigned char *s = (const unsigned char *)str;
+	if (dump_reserve(b, len + pfxlen + 2))
+		return -ENOMEM;
+	char *o = b->data + b->len;
+	*o++ = '"';
+	for (size_t k = 0; k < pfxlen; k++)
+		*o++ = pfx[k];
+	for (size_t i = 0; i < len; i++) {
+		if (!json_plain[s[i]])
+			return dump_string_pfx(b, pfx, pfxlen, str, len, false);
+		*o++ = (char)s[i];
+	}
+	*o++ = '"';
+	b->len = (size_t)(o - b->data);
+	return 0;
 }
 
 /* The text kb_json_dump_known gave for one object (per thread, set only
@@ -263,35 +288,37 @@ static int dump_object(struct kb_buf *b, const json_t *v)
 		return dump_bytes(b, dump_known.text, dump_known.len);
 
 	bool first = true;
-	int r = dump_bytes(b, "{", 1);
+	int r = dump_char(b, '{');
 
 	for (void *it = json_object_iter((json_t *)v); it && !r;
 	     it = json_object_iter_next((json_t *)v, it)) {
 		if (!first)
-			r = dump_bytes(b, ",", 1);
+			r = dump_char(b, ',');
 		first = false;
+		/* keys are short: kb_json_put_key's byte loop */
 		if (!r)
-			r = dump_string(b, json_object_iter_key(it), json_object_iter_key_len(it));
+			r = kb_json_put_key(b, NULL, 0, json_object_iter_key(it),
+					    json_object_iter_key_len(it));
 		if (!r)
-			r = dump_bytes(b, ":", 1);
+			r = dump_char(b, ':');
 		if (!r)
 			r = dump_value(b, json_object_iter_value(it));
 	}
-	return r ? r : dump_bytes(b, "}", 1);
+	return r ? r : dump_char(b, '}');
 }
 
 static int dump_array(struct kb_buf *b, const json_t *v)
 {
 	size_t n = json_array_size(v);
-	int r = dump_bytes(b, "[", 1);
+	int r = dump_char(b, '[');
 
 	for (size_t i = 0; i < n && !r; i++) {
 		if (i)
-			r = dump_bytes(b, ",", 1);
+			r = dump_char(b, ',');
 		if (!r)
 			r = dump_value(b, json_array_get(v, i));
 	}
-	return r ? r : dump_bytes(b, "]", 1);
+	return r ? r : dump_char(b, ']');
 }
 
 static int dump_value(struct kb_buf *b, const json_t *v)
@@ -555,6 +582,10 @@ static int load_string(struct loader *l, const char **s, size_t *n)
 	const unsigned char *start = l->p;
 
 	while (l->p < l->end) {
+		while (l->p < l->end && json_plain[*l->p]) /* plain ASCII: most of a body */
+			l->p++;
+		if (l->p >= l->end)
+			break;
 		unsigned char c = *l->p;
 		if (c == '"') {
 			*s = (const char *)start;
@@ -673,14 +704,23 @@ static json_t *load_object(struct loader *l, int depth)
 		const char *k;
 		size_t kn;
 		l->p++;
-		if (load_string(l, &k, &kn) || memchr(k, '\0', kn))
+		if (load_string(l, &k, &kn))
 			break;
-		/* the key may sit in the scratch the value reuses */
-		char kbuf[256], *key = kn < sizeof(kbuf) ? kbuf : malloc(kn + 1);
-		if (!key)
-			break;
-		memcpy(key, k, kn);
-		key[kn] = '\0';
+		/* a key in the input is used where it is (no NUL: control
+		 * characters are refused); one decoded into the scratch, which
+		 * the value reuses, is copied out first */
+		char kbuf[256], *copy = NULL;
+		const char *key = k;
+		if (k == l->sbuf.data) {
+			if (memchr(k, '\0', kn))
+				break;
+			copy = kn < sizeof(kbuf) ? kbuf : malloc(kn + 1);
+			if (!copy)
+				break;
+			memcpy(copy, k, kn);
+			copy[kn] = '\0';
+			key = copy;
+		}
 		load_ws(l);
 		json_t *v = NULL;
 		if (l->p < l->end && *l->p == ':') {
@@ -693,8 +733,8 @@ static json_t *load_object(struct loader *l, int depth)
 			json_decref(v); /* jansson's error */
 		else if (v)
 			r = json_object_setn_new_nocheck(o, key, kn, v); /* takes v */
-		if (key != kbuf)
-			free(key);
+		if (copy != kbuf)
+			free(copy);
 		if (r)
 			break;
 		load_ws(l);
@@ -758,7 +798,9 @@ static json_t *load_value(struct loader *l, int depth)
 		const char *s;
 		size_t n;
 		l->p++;
-		if (load_string(l, &s, &n) || memchr(s, '\0', n))
+		/* a NUL only where escapes were decoded (raw control bytes
+		 * are refused) */
+		if (load_string(l, &s, &n) || (s == l->sbuf.data && memchr(s, '\0', n)))
 			return NULL;
 		return json_stringn_nocheck(s, n);
 	}

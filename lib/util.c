@@ -450,11 +450,22 @@ int kb_quantity_parse(const char *s, double *out)
 	char num[64];
 	if ((size_t)(num_end - s) >= sizeof(num))
 		return -EINVAL;
-	memcpy(num, s, (size_t)(num_end - s));
-	num[num_end - s] = '\0';
-	double v = strtod(num, NULL), mul = 0;
+	double v, mul = 0;
+	if (dots == 0 && digits <= 15) {
+		/* an integer of up to 15 digits is exact in a double: strtod's
+		 * value without its cost (validation parses every request and
+		 * limit of every container, some twice) */
+		int64_t n = 0;
+		for (const char *d = p; d < num_end; d++)
+			n = n * 10 + (*d - '0');
+		v = *s == '-' ? -(double)n : (double)n;
+	} else {
+		memcpy(num, s, (size_t)(num_end - s));
+		num[num_end - s] = '\0';
+		v = strtod(num, NULL);
+	}
 	for (size_t i = 0; i < KB_ARRAY_SIZE(qty_suffix) && mul == 0; i++)
-		if (strcmp(num_end, qty_suffix[i].sfx) == 0)
+		if (qty_suffix[i].sfx[0] == *num_end && strcmp(num_end, qty_suffix[i].sfx) == 0)
 			mul = qty_suffix[i].mul;
 	if (mul == 0 && !qty_exponent(num_end, &mul))
 		return -EINVAL;

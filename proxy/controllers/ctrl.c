@@ -299,12 +299,28 @@ static void list_free(void *v)
 	json_decref(v);
 }
 
+/* A kept list's key "res\tns" into key[400] (cut as snprintf cut it): made
+ * for every pod event, some five times, so not through snprintf. */
+static void list_key(char *key, const char *res, const char *ns)
+{
+	size_t n = strlen(res), m = ns ? strlen(ns) : 0;
+	if (n > 399)
+		n = 399;
+	memcpy(key, res, n);
+	if (n < 399)
+		key[n++] = '\t';
+	if (m > 399 - n)
+		m = 399 - n;
+	memcpy(key + n, ns ? ns : "", m);
+	key[n + m] = '\0';
+}
+
 json_t *ctrl_list_kept(struct ctrl *c, const char *res, const char *ns)
 {
 	if (!is_kept(res))
 		return ctrl_list(c, res, ns);
 	char key[400];
-	snprintf(key, sizeof(key), "%s\t%s", res, ns ? ns : "");
+	list_key(key, res, ns);
 	json_t *have = kmap_get(c->lists, key);
 	if (have)
 		return json_incref(have);
@@ -391,7 +407,7 @@ static void on_event(const struct store_event *ev, void *arg)
 	}
 	if (is_kept(ev->res)) { /* its namespace's list is read again */
 		char key[400];
-		snprintf(key, sizeof(key), "%s\t%s", ev->res, ev->ns ? ev->ns : "");
+		list_key(key, ev->res, ev->ns);
 		kmap_del(c->lists, key);
 	}
 	ctrl_gc_index(c, ev->res, ev);

@@ -23,6 +23,22 @@ static void set_default(json_t *obj, const char *key, json_t *value)
 		json_object_set(obj, key, value);
 	json_decref(value);
 }
+
+/* set_default of an integer, made only where it is missing (key a literal). */
+static void set_default_int(json_t *obj, const char *key, json_int_t v)
+{
+	if (json_is_object(obj) && !json_object_get(obj, key))
+		json_object_set_new_nocheck(obj, key, json_integer(v));
+}
+
+/* set_default of a string, made only where it is missing: every create
+ * goes through some twenty of these and finds most of them set. key and s
+ * are the literals below (ASCII: not checked again as UTF-8). */
+static void set_default_str(json_t *obj, const char *key, const char *s)
+{
+	if (json_is_object(obj) && !json_object_get(obj, key))
+		json_object_set_new_nocheck(obj, key, json_string_nocheck(s));
+}
 static bool image_has_tag(const char *image)
 {
 	if (strchr(image, '@'))
@@ -68,7 +84,7 @@ static void default_field_ref(json_t *holder)
 {
 	json_t *fr = json_object_get(holder, "fieldRef");
 	if (json_is_object(fr))
-		set_default(fr, "apiVersion", json_string("v1"));
+		set_default_str(fr, "apiVersion", "v1");
 }
 
 /* SetDefaults_HTTPGetAction: path "/", scheme HTTP. */
@@ -77,8 +93,8 @@ static void default_http_get(json_t *holder)
 	json_t *hg = json_object_get(holder, "httpGet");
 	if (!json_is_object(hg))
 		return;
-	set_default(hg, "path", json_string("/"));
-	set_default(hg, "scheme", json_string("HTTP"));
+	set_default_str(hg, "path", "/");
+	set_default_str(hg, "scheme", "HTTP");
 }
 
 /* SetDefaults_Probe (1 s timeout, every 10 s, 1 success, 3 failures) and
@@ -90,10 +106,10 @@ static void default_probes(json_t *c)
 		json_t *p = json_object_get(c, probes[i]);
 		if (!json_is_object(p))
 			continue;
-		set_default(p, "timeoutSeconds", json_integer(1));
-		set_default(p, "periodSeconds", json_integer(10));
-		set_default(p, "successThreshold", json_integer(1));
-		set_default(p, "failureThreshold", json_integer(3));
+		set_default_int(p, "timeoutSeconds", 1);
+		set_default_int(p, "periodSeconds", 10);
+		set_default_int(p, "successThreshold", 1);
+		set_default_int(p, "failureThreshold", 3);
 		default_http_get(p);
 	}
 	json_t *lc = json_object_get(c, "lifecycle");
@@ -112,16 +128,16 @@ static void default_container(json_t *c)
 	quantities_as_strings(json_object_get(res, "limits"));
 	quantities_as_strings(json_object_get(res, "requests"));
 	const char *image = json_string_value(json_object_get(c, "image"));
-	set_default(c, "imagePullPolicy",
-		    json_string(image && image_has_tag(image) ? "IfNotPresent" : "Always"));
-	set_default(c, "terminationMessagePath", json_string("/dev/termination-log"));
-	set_default(c, "terminationMessagePolicy", json_string("File"));
+	set_default_str(c, "imagePullPolicy",
+			image && image_has_tag(image) ? "IfNotPresent" : "Always");
+	set_default_str(c, "terminationMessagePath", "/dev/termination-log");
+	set_default_str(c, "terminationMessagePolicy", "File");
 	set_default(c, "resources", json_object());
 	size_t i;
 	json_t *p;
 	json_array_foreach (json_object_get(c, "ports"), i, p)
 		if (json_is_object(p))
-			set_default(p, "protocol", json_string("TCP"));
+			set_default_str(p, "protocol", "TCP");
 }
 
 static void default_downward_items(json_t *src)
@@ -137,85 +153,98 @@ static void default_downward_items(json_t *src)
 static void default_pvc_spec(json_t *spec)
 {
 	if (json_is_object(spec))
-		set_default(spec, "volumeMode", json_string("Filesystem"));
+		set_default_str(spec, "volumeMode", "Filesystem");
 }
 
 /* The defaults of the volume sources a pod and a PersistentVolume share
  * (SetDefaults_ISCSIVolumeSource, _RBDVolumeSource, _AzureDiskVolumeSource,
- * _ScaleIOVolumeSource, and their persistent-volume twins). */
+ * _ScaleIOVolumeSource, and their persistent-volume twins), for the source
+ * o under key k. */
+static void default_shared_source(const char *k, json_t *o)
+{
+	if (strcmp(k, "iscsi") == 0) {
+		set_default_str(o, "iscsiInterface", "default");
+	} else if (strcmp(k, "rbd") == 0) {
+		set_default_str(o, "pool", "rbd");
+		set_default_str(o, "user", "admin");
+		set_default_str(o, "keyring", "/etc/ceph/keyring");
+	} else if (strcmp(k, "azureDisk") == 0) {
+		set_default_str(o, "cachingMode", "ReadWrite");
+		set_default_str(o, "fsType", "ext4");
+		set_default(o, "readOnly", json_false());
+		set_default_str(o, "kind", "Shared");
+	} else if (strcmp(k, "scaleIO") == 0) {
+		set_default_str(o, "storageMode", "ThinProvisioned");
+		set_default_str(o, "fsType", "xfs");
+	}
+}
+
 static void default_shared_sources(json_t *v)
 {
-	json_t *o;
-	if (json_is_object(o = json_object_get(v, "iscsi")))
-		set_default(o, "iscsiInterface", json_string("default"));
-	if (json_is_object(o = json_object_get(v, "rbd"))) {
-		set_default(o, "pool", json_string("rbd"));
-		set_default(o, "user", json_string("admin"));
-		set_default(o, "keyring", json_string("/etc/ceph/keyring"));
-	}
-	if (json_is_object(o = json_object_get(v, "azureDisk"))) {
-		set_default(o, "cachingMode", json_string("ReadWrite"));
-		set_default(o, "fsType", json_string("ext4"));
-		set_default(o, "readOnly", json_false());
-		set_default(o, "kind", json_string("Shared"));
-	}
-	if (json_is_object(o = json_object_get(v, "scaleIO"))) {
-		set_default(o, "storageMode", json_string("ThinProvisioned"));
-		set_default(o, "fsType", json_string("xfs"));
+	static const char *const shared[] = {"iscsi", "rbd", "azureDisk", "scaleIO"};
+	for (size_t i = 0; i < KB_ARRAY_SIZE(shared); i++) {
+		json_t *o = json_object_get(v, shared[i]);
+		if (json_is_object(o))
+			default_shared_source(shared[i], o);
 	}
 }
 
-/* A pod volume's source: SetDefaults_Volume (no source at all is an
- * emptyDir), the shared sources, an image volume's pull policy as a
- * container's (SetDefaults_ImageVolumeSource) and a generic ephemeral
- * volume's claim spec. */
-static void default_volume_source(json_t *v)
-{
-	static const char *const not_sources[] = {"name"};
-	bool any = false;
-	const char *k;
-	json_t *x;
-	json_object_foreach (v, k, x)
-		if (strcmp(k, not_sources[0]) != 0 && !json_is_null(x))
-			any = true;
-	if (!any)
-		json_object_set_new(v, "emptyDir", json_object());
-	default_shared_sources(v);
-	json_t *img = json_object_get(v, "image");
-	const char *ref = json_string_value(json_object_get(img, "reference"));
-	if (json_is_object(img))
-		set_default(img, "pullPolicy",
-			    json_string(ref && image_has_tag(ref) ? "IfNotPresent" : "Always"));
-	default_pvc_spec(obj_get(v, "ephemeral.volumeClaimTemplate.spec"));
-}
-
-/* The volume sources' defaults: file modes 0644, downward API field paths
- * in v1, a projected token's hour, hostPath's unset type. */
-static void default_volumes(json_t *spec)
+/* The defaults of a pod volume's source o under key k: the shared sources,
+ * an image volume's pull policy as a container's
+ * (SetDefaults_ImageVolumeSource), a generic ephemeral volume's claim spec,
+ * file modes 0644, downward API field paths in v1, a projected token's
+ * hour, hostPath's unset type. */
+static void default_pod_source(const char *k, json_t *o)
 {
 	static const char *const moded[] = {"secret", "configMap", "downwardAPI", "projected"};
-	size_t i, j;
-	json_t *v, *src;
+	default_shared_source(k, o);
+	if (strcmp(k, "image") == 0) {
+		const char *ref = json_string_value(json_object_get(o, "reference"));
+		set_default_str(o, "pullPolicy",
+				ref && image_has_tag(ref) ? "IfNotPresent" : "Always");
+	} else if (strcmp(k, "ephemeral") == 0) {
+		default_pvc_spec(obj_get(o, "volumeClaimTemplate.spec"));
+	} else if (strcmp(k, "hostPath") == 0) {
+		set_default_str(o, "type", "");
+	}
+	for (size_t i = 0; i < KB_ARRAY_SIZE(moded); i++)
+		if (strcmp(k, moded[i]) == 0)
+			set_default(o, "defaultMode", json_integer(0644));
+	if (strcmp(k, "downwardAPI") == 0)
+		default_downward_items(o);
+	if (strcmp(k, "projected") != 0)
+		return;
+	size_t j;
+	json_t *src;
+	json_array_foreach (json_object_get(o, "sources"), j, src) {
+		default_downward_items(json_object_get(src, "downwardAPI"));
+		json_t *tok = json_object_get(src, "serviceAccountToken");
+		if (json_is_object(tok))
+			set_default(tok, "expirationSeconds", json_integer(3600));
+	}
+}
+
+/* The volumes' defaults (SetDefaults_Volume: no source at all is an
+ * emptyDir), each volume's keys read once rather than probed for every
+ * source that has a default: a source that is not an object has none. */
+static void default_volumes(json_t *spec)
+{
+	size_t i;
+	json_t *v;
 	json_array_foreach (json_object_get(spec, "volumes"), i, v) {
 		if (!json_is_object(v))
 			continue;
-		default_volume_source(v);
-		for (size_t k = 0; k < KB_ARRAY_SIZE(moded); k++) {
-			json_t *o = json_object_get(v, moded[k]);
-			if (json_is_object(o))
-				set_default(o, "defaultMode", json_integer(0644));
+		bool any = false;
+		const char *k;
+		json_t *x;
+		json_object_foreach (v, k, x) {
+			if (strcmp(k, "name") != 0 && !json_is_null(x))
+				any = true;
+			if (json_is_object(x))
+				default_pod_source(k, x);
 		}
-		json_t *hp = json_object_get(v, "hostPath");
-		if (json_is_object(hp))
-			set_default(hp, "type", json_string(""));
-		default_downward_items(json_object_get(v, "downwardAPI"));
-		json_array_foreach (json_object_get(json_object_get(v, "projected"), "sources"), j,
-				    src) {
-			default_downward_items(json_object_get(src, "downwardAPI"));
-			json_t *tok = json_object_get(src, "serviceAccountToken");
-			if (json_is_object(tok))
-				set_default(tok, "expirationSeconds", json_integer(3600));
-		}
+		if (!any)
+			json_object_set_new(v, "emptyDir", json_object());
 	}
 }
 
@@ -223,11 +252,11 @@ static void default_pod_spec(json_t *spec)
 {
 	if (!json_is_object(spec))
 		return;
-	set_default(spec, "restartPolicy", json_string("Always"));
+	set_default_str(spec, "restartPolicy", "Always");
 	set_default(spec, "terminationGracePeriodSeconds", json_integer(30));
-	set_default(spec, "dnsPolicy", json_string("ClusterFirst"));
+	set_default_str(spec, "dnsPolicy", "ClusterFirst");
 	set_default(spec, "securityContext", json_object());
-	set_default(spec, "schedulerName", json_string("default-scheduler"));
+	set_default_str(spec, "schedulerName", "default-scheduler");
 	set_default(spec, "enableServiceLinks", json_true());
 	const char *sa = json_string_value(json_object_get(spec, "serviceAccountName"));
 	if (!sa)
@@ -351,19 +380,21 @@ static void default_pod(json_t *obj)
 		json_object_set_new(spec, "tolerations", tols);
 	}
 	const char *keys[] = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"};
-	for (int k = 0; k < 2; k++) {
-		bool have = false;
-		size_t i;
-		json_t *t;
-		json_array_foreach (tols, i, t)
-			if (json_is_object(t) && json_string_value(json_object_get(t, "key")) &&
-			    strcmp(json_string_value(json_object_get(t, "key")), keys[k]) == 0)
-				have = true;
-		if (!have)
-			json_array_append_new(tols, not_ready_toleration(keys[k]));
+	bool have[2] = {false, false};
+	size_t i;
+	json_t *t;
+	json_array_foreach (tols, i, t) { /* each toleration's key read once */
+		const char *tk =
+		    json_is_object(t) ? json_string_value(json_object_get(t, "key")) : NULL;
+		for (int k = 0; tk && k < 2; k++)
+			if (strcmp(tk, keys[k]) == 0)
+				have[k] = true;
 	}
+	for (int k = 0; k < 2; k++)
+		if (!have[k])
+			json_array_append_new(tols, not_ready_toleration(keys[k]));
 	json_t *status = kb_json_object_at(obj, "status");
-	set_default(status, "phase", json_string("Pending"));
+	set_default_str(status, "phase", "Pending");
 	set_default(status, "qosClass", json_string(pod_qos(spec)));
 }
 
@@ -384,11 +415,11 @@ static void default_deployment(json_t *obj)
 	set_default(spec, "revisionHistoryLimit", json_integer(10));
 	set_default(spec, "progressDeadlineSeconds", json_integer(600));
 	json_t *st = kb_json_object_at(spec, "strategy");
-	set_default(st, "type", json_string("RollingUpdate"));
+	set_default_str(st, "type", "RollingUpdate");
 	if (strcmp(obj_str(st, "type") ? obj_str(st, "type") : "", "RollingUpdate") == 0) {
 		json_t *ru = kb_json_object_at(st, "rollingUpdate");
-		set_default(ru, "maxUnavailable", json_string("25%"));
-		set_default(ru, "maxSurge", json_string("25%"));
+		set_default_str(ru, "maxUnavailable", "25%");
+		set_default_str(ru, "maxSurge", "25%");
 	}
 	default_template(obj);
 	set_default(obj, "status", json_object());
@@ -401,7 +432,7 @@ static void default_statefulset(json_t *obj)
 	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "replicas", json_integer(1));
 	set_default(spec, "revisionHistoryLimit", json_integer(10));
-	set_default(spec, "podManagementPolicy", json_string("OrderedReady"));
+	set_default_str(spec, "podManagementPolicy", "OrderedReady");
 	/* SetDefaults_StatefulSet: an unset strategy is RollingUpdate with a
 	 * partition of 0; a RollingUpdate one given without rollingUpdate
 	 * stays without */
@@ -414,8 +445,8 @@ static void default_statefulset(json_t *obj)
 	if (strcmp(obj_str(us, "type"), "RollingUpdate") == 0 && json_is_object(ru))
 		set_default(ru, "partition", json_integer(0));
 	json_t *rp = kb_json_object_at(spec, "persistentVolumeClaimRetentionPolicy");
-	set_default(rp, "whenDeleted", json_string("Retain"));
-	set_default(rp, "whenScaled", json_string("Retain"));
+	set_default_str(rp, "whenDeleted", "Retain");
+	set_default_str(rp, "whenScaled", "Retain");
 	size_t i;
 	json_t *pvc;
 	json_array_foreach (json_object_get(spec, "volumeClaimTemplates"), i, pvc)
@@ -466,7 +497,7 @@ static void default_daemonset(json_t *obj)
 	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "revisionHistoryLimit", json_integer(10));
 	json_t *us = kb_json_object_at(spec, "updateStrategy");
-	set_default(us, "type", json_string("RollingUpdate"));
+	set_default_str(us, "type", "RollingUpdate");
 	if (strcmp(obj_str(us, "type") ? obj_str(us, "type") : "", "RollingUpdate") == 0) {
 		json_t *ru = kb_json_object_at(us, "rollingUpdate");
 		set_default(ru, "maxUnavailable", json_integer(1));
@@ -488,7 +519,7 @@ static void default_pod_failure_policy(json_t *pfp)
 	json_array_foreach (json_object_get(pfp, "rules"), i, rule)
 		json_array_foreach (json_object_get(rule, "onPodConditions"), j, pat)
 			if (json_is_object(pat))
-				set_default(pat, "status", json_string("True"));
+				set_default_str(pat, "status", "True");
 }
 
 static void default_job(json_t *obj)
@@ -501,7 +532,7 @@ static void default_job(json_t *obj)
 	set_default(spec, "parallelism", json_integer(1));
 	set_default(spec, "backoffLimit",
 		    json_integer(json_object_get(spec, "backoffLimitPerIndex") ? 2147483647 : 6));
-	set_default(spec, "completionMode", json_string("NonIndexed"));
+	set_default_str(spec, "completionMode", "NonIndexed");
 	set_default(spec, "suspend", json_false());
 	json_t *pfp = json_object_get(spec, "podFailurePolicy");
 	set_default(spec, "podReplacementPolicy",
@@ -531,7 +562,7 @@ static void default_job(json_t *obj)
 static void default_cronjob(json_t *obj)
 {
 	json_t *spec = kb_json_object_at(obj, "spec");
-	set_default(spec, "concurrencyPolicy", json_string("Allow"));
+	set_default_str(spec, "concurrencyPolicy", "Allow");
 	set_default(spec, "suspend", json_false());
 	set_default(spec, "successfulJobsHistoryLimit", json_integer(3));
 	set_default(spec, "failedJobsHistoryLimit", json_integer(1));
@@ -551,15 +582,15 @@ static void default_cronjob(json_t *obj)
 static void default_service(json_t *obj)
 {
 	json_t *spec = kb_json_object_at(obj, "spec");
-	set_default(spec, "type", json_string("ClusterIP"));
-	set_default(spec, "sessionAffinity", json_string("None"));
+	set_default_str(spec, "type", "ClusterIP");
+	set_default_str(spec, "sessionAffinity", "None");
 	const char *type = json_string_value(json_object_get(spec, "type"));
 	if (type && strcmp(type, "ExternalName") != 0) {
 		const char *cip = json_string_value(json_object_get(spec, "clusterIP"));
 		set_default(spec, "clusterIPs", json_pack("[s]", cip ? cip : "None"));
 		set_default(spec, "ipFamilies", json_pack("[s]", "IPv4"));
-		set_default(spec, "ipFamilyPolicy", json_string("SingleStack"));
-		set_default(spec, "internalTrafficPolicy", json_string("Cluster"));
+		set_default_str(spec, "ipFamilyPolicy", "SingleStack");
+		set_default_str(spec, "internalTrafficPolicy", "Cluster");
 	}
 	/* ClientIP affinity's 3 hours; NodePort and LoadBalancer's external
 	 * traffic policy; a load balancer's node ports */
@@ -570,7 +601,7 @@ static void default_service(json_t *obj)
 		set_default(ci, "timeoutSeconds", json_integer(10800));
 	}
 	if (type && (strcmp(type, "NodePort") == 0 || strcmp(type, "LoadBalancer") == 0))
-		set_default(spec, "externalTrafficPolicy", json_string("Cluster"));
+		set_default_str(spec, "externalTrafficPolicy", "Cluster");
 	if (type && strcmp(type, "LoadBalancer") == 0)
 		set_default(spec, "allocateLoadBalancerNodePorts", json_true());
 	size_t i;
@@ -578,7 +609,7 @@ static void default_service(json_t *obj)
 	json_array_foreach (json_object_get(spec, "ports"), i, p) {
 		if (!json_is_object(p))
 			continue;
-		set_default(p, "protocol", json_string("TCP"));
+		set_default_str(p, "protocol", "TCP");
 		json_t *port = json_object_get(p, "port");
 		if (port && !json_object_get(p, "targetPort"))
 			json_object_set(p, "targetPort", port);
@@ -589,7 +620,7 @@ static void default_service(json_t *obj)
 
 static void default_secret(json_t *obj)
 {
-	set_default(obj, "type", json_string("Opaque"));
+	set_default_str(obj, "type", "Opaque");
 	json_t *sd = json_object_get(obj, "stringData");
 	if (json_is_object(sd)) {
 		json_t *data = kb_json_object_at(obj, "data");
@@ -612,7 +643,7 @@ static void default_namespace(json_t *obj)
 	json_t *spec = kb_json_object_at(obj, "spec");
 	set_default(spec, "finalizers", json_pack("[s]", "kubernetes"));
 	json_t *status = kb_json_object_at(obj, "status");
-	set_default(status, "phase", json_string("Active"));
+	set_default_str(status, "phase", "Active");
 	json_t *labels = kb_json_object_at(obj_meta(obj), "labels");
 	const char *name = obj_str(obj, "metadata.name");
 	if (name)
@@ -624,18 +655,18 @@ static void default_pvc(json_t *obj)
 	json_t *spec = kb_json_object_at(obj, "spec");
 	default_pvc_spec(spec);
 	json_t *status = kb_json_object_at(obj, "status");
-	set_default(status, "phase", json_string("Pending"));
+	set_default_str(status, "phase", "Pending");
 }
 
 /* kube's SetDefaults_PersistentVolume */
 static void default_pv(json_t *obj)
 {
 	json_t *spec = kb_json_object_at(obj, "spec");
-	set_default(spec, "persistentVolumeReclaimPolicy", json_string("Retain"));
-	set_default(spec, "volumeMode", json_string("Filesystem"));
+	set_default_str(spec, "persistentVolumeReclaimPolicy", "Retain");
+	set_default_str(spec, "volumeMode", "Filesystem");
 	default_shared_sources(spec);
 	json_t *status = kb_json_object_at(obj, "status");
-	set_default(status, "phase", json_string("Pending"));
+	set_default_str(status, "phase", "Pending");
 }
 
 static void default_port_protocols(json_t *ports);
@@ -710,8 +741,8 @@ static void default_endpointslice(json_t *obj)
 	json_array_foreach (json_object_get(obj, "ports"), i, p) {
 		if (!json_is_object(p))
 			continue;
-		set_default(p, "name", json_string(""));
-		set_default(p, "protocol", json_string("TCP"));
+		set_default_str(p, "name", "");
+		set_default_str(p, "protocol", "TCP");
 	}
 }
 
@@ -847,14 +878,14 @@ static void default_other_groups(const struct proxy_resource *res, json_t *obj)
 		/* SetDefaults_IngressClass: parameters are cluster-scoped */
 		json_t *params = obj_get(obj, "spec.parameters");
 		if (json_is_object(params))
-			set_default(params, "scope", json_string("Cluster"));
+			set_default_str(params, "scope", "Cluster");
 	} else if (strcmp(g, "scheduling.k8s.io") == 0 && strcmp(k, "PriorityClass") == 0)
-		set_default(obj, "preemptionPolicy", json_string("PreemptLowerPriority"));
+		set_default_str(obj, "preemptionPolicy", "PreemptLowerPriority");
 	else if (strcmp(g, "flowcontrol.apiserver.k8s.io") == 0)
 		flowcontrol_default(res, obj);
 	else if (strcmp(g, "storage.k8s.io") == 0 && strcmp(k, "StorageClass") == 0) {
-		set_default(obj, "reclaimPolicy", json_string("Delete"));
-		set_default(obj, "volumeBindingMode", json_string("Immediate"));
+		set_default_str(obj, "reclaimPolicy", "Delete");
+		set_default_str(obj, "volumeBindingMode", "Immediate");
 	} else if (strcmp(g, "apiregistration.k8s.io") == 0) {
 		/* SetDefaults_ServiceReference; a null service is a local one */
 		json_t *svc = obj_get(obj, "spec.service");

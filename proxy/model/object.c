@@ -96,14 +96,15 @@ void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now)
 	char uid[40], ts[40];
 	kb_uuid(uid);
 	kb_time_rfc3339(now, ts, sizeof(ts));
-	json_object_set_new(m, "uid", json_string(uid));
-	json_object_set_new(m, "creationTimestamp", json_string(ts));
+	/* ours, ASCII: neither the keys nor the values checked as UTF-8 again */
+	json_object_set_new_nocheck(m, "uid", json_string_nocheck(uid));
+	json_object_set_new_nocheck(m, "creationTimestamp", json_string_nocheck(ts));
 	json_object_del(m, "deletionTimestamp");
 	json_object_del(m, "deletionGracePeriodSeconds");
 	json_object_del(m, "selfLink");
 	json_object_del(m, "resourceVersion");
 	if (obj_has_generation(res))
-		json_object_set_new(m, "generation", json_integer(1));
+		json_object_set_new_nocheck(m, "generation", json_integer(1));
 	else
 		json_object_del(m, "generation");
 	if (strcmp(res->group, "admissionregistration.k8s.io") == 0 &&
@@ -122,8 +123,8 @@ void obj_init_create(const struct proxy_resource *res, json_t *obj, time_t now)
 		snprintf(av, sizeof(av), "%s/%s", res->group, res->version);
 	else
 		snprintf(av, sizeof(av), "%s", res->version);
-	json_object_set_new(obj, "apiVersion", json_string(av));
-	json_object_set_new(obj, "kind", json_string(res->kind));
+	json_object_set_new_nocheck(obj, "apiVersion", json_string(av));
+	json_object_set_new_nocheck(obj, "kind", json_string(res->kind));
 }
 /* Metadata the client cannot change through an update: taken from `old`. */
 void obj_keep_server_meta(const json_t *old, json_t *obj)

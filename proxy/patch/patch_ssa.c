@@ -830,6 +830,30 @@ static long ssa_mgrs_find(const struct ssa_mgrs *ms, const char *manager, const 
 	return -1;
 }
 
+/* {"manager":manager,"operation":op,"apiVersion":api_version or ""}, as
+ * json_pack("{s:s, s:s, s:s}") made it without parsing its format on every
+ * write: NULL on ENOMEM or a value that is not UTF-8. */
+static json_t *ssa_entry(const char *manager, const char *op, const char *api_version)
+{
+	json_t *e = json_object(), *m = json_string(manager), *o = json_string(op);
+	json_t *a = json_string(api_version ? api_version : "");
+
+	if (!e || !m || !o || !a) {
+		json_decref(e);
+		json_decref(m);
+		json_decref(o);
+		json_decref(a);
+		return NULL;
+	}
+	if (json_object_set_new_nocheck(e, "manager", m) ||
+	    json_object_set_new_nocheck(e, "operation", o) ||
+	    json_object_set_new_nocheck(e, "apiVersion", a)) {
+		json_decref(e);
+		return NULL;
+	}
+	return e;
+}
+
 /* The entry of (manager, op, subresource: NULL or "" for the object
  * itself), created empty when missing; -1 on ENOMEM. kube keeps a
  * manager's writes through /status or /scale in entries of their own. */
@@ -841,8 +865,7 @@ static long ssa_mgrs_get(struct ssa_mgrs *ms, const char *manager, const char *o
 
 	if (at >= 0)
 		return at;
-	e = json_pack("{s:s, s:s, s:s}", "manager", manager, "operation", op, "apiVersion",
-		      api_version ? api_version : "");
+	e = ssa_entry(manager, op, api_version);
 	if (e && sub && *sub)
 		json_object_set_new(e, "subresource", json_string(sub));
 	if (ssa_mgrs_add(ms, e, json_object()))
@@ -1556,91 +1579,97 @@ static void fs_sort(struct fs_node *kids, size_t n)
 	}
 }
 
-/* The wire form of a pruned node, as sn_to_v1 writes it. Every empty
- * object in it (a leaf, the "." of a member with children) is one shared
- * `leaf`: nothing writes into a fieldsV1 tree after it is made (updates
- * read the stored text and make new trees), and a create's has dozens. */
-static json_t *fs_to_v1(struct fs_node *node, struct kb_buf *key, json_t *leaf)
+/* What one walk of a pruned field set makes: the tree, and its text while
+ * t is set (NULL from the first failure on: the tree goes on without it). */
+struct fs_emit {
+	struct kb_buf key; /* a child's "k:name" */
+	json_t *leaf;
+	struct kb_buf *t;
+};
+
+/* Appends n bytes to e->t (NUL after them); on failure stops the text. */
+static inline void fs_put(struct fs_emit *e, const char *s, size_t n)
 {
-	if (!node->n)
-		return json_incref(leaf);
+	struct kb_buf *t = e->t;
+
+	if (!t)
+		return;
+	if (t->data && t->len + n < t->cap) {
+		memcpy(t->data + t->len, s, n);
+		t->len += n;
+		t->data[t->len] = '\0';
+	} else if (kb_buf_append(t, s, n) < 0) {
+		e->t = NULL;
+	}
+}
+
+/*
+ * The wire form of a pruned node, as sn_to_v1 writes it, and with e->t its
+ * text as kb_json_dump writes that tree, made in the same walk. Every empty
+ * object in the tree (a leaf, the "." of a member with children) is one
+ * shared `leaf`: nothing writes into a fieldsV1 tree after it is made
+ * (updates read the stored text and make new trees), and a create's has
+ * dozens. The text is the FieldsV1 wire form as kube writes it
+ * (structured-merge-diff fieldpath/serialize.go, Set.emitContentsV1: "."
+ * first for a member that has children, then the path elements in order,
+ * each leaf {}).
+ */
+static json_t *fs_to_v1(struct fs_node *node, struct fs_emit *e)
+{
+	if (!node->n) {
+		fs_put(e, "{}", 2);
+		return json_incref(e->leaf);
+	}
 
 	json_t *res = json_object();
 
 	if (!res)
 		return NULL;
-	if (node->member)
-		json_object_set(res, ".", leaf);
+	if (node->member) {
+		json_object_set(res, ".", e->leaf);
+		fs_put(e, "{\".\":{}", 7);
+	} else {
+		fs_put(e, "{", 1);
+	}
+	bool first = !node->member;
+
 	fs_sort(node->kids, node->n);
 	for (size_t i = 0; i < node->n; i++) {
-		const struct fs_node *k = &node->kids[i];
-		json_t *c = fs_to_v1(&node->kids[i], key, leaf);
+		struct fs_node *k = &node->kids[i];
 		size_t n = strlen(k->name);
+		char pfx[2] = {k->kind, ':'};
 
-		key->len = 0;
-		if (!c || kb_buf_reserve(key, n + 2)) {
+		/* a repeated item's fields repeat (fs_kid): the last of equal
+		 * keys is kept, at the place of the first (they are adjacent) */
+		if (i + 1 < node->n && fs_cmp(k, k + 1) == 0)
+			continue;
+		if (!first)
+			fs_put(e, ",", 1);
+		first = false;
+		if (e->t && kb_json_put_key(e->t, pfx, 2, k->name, n))
+			e->t = NULL;
+		fs_put(e, ":", 1);
+
+		json_t *c = fs_to_v1(k, e);
+
+		e->key.len = 0;
+		if (!c || kb_buf_reserve(&e->key, n + 2)) {
 			json_decref(c);
 			json_decref(res);
 			return NULL;
 		}
-		key->data[0] = k->kind;
-		key->data[1] = ':';
-		memcpy(key->data + 2, k->name, n);
-		key->len = n + 2;
-		key->data[key->len] = '\0';
-		if (json_object_setn_new_nocheck(res, key->data, key->len, c)) {
+		e->key.data[0] = k->kind;
+		e->key.data[1] = ':';
+		memcpy(e->key.data + 2, k->name, n);
+		e->key.len = n + 2;
+		e->key.data[e->key.len] = '\0';
+		if (json_object_setn_new_nocheck(res, e->key.data, e->key.len, c)) {
 			json_decref(res);
 			return NULL;
 		}
 	}
+	fs_put(e, "}", 1);
 	return res;
-}
-
-/* The text kb_json_dump writes for fs_to_v1(node), whose children that
- * sorted: written from the nodes, not from the tree. It is the FieldsV1 wire
- * form as kube writes it (structured-merge-diff fieldpath/serialize.go,
- * Set.emitContentsV1: "." first for a member that has children, then the
- * path elements in order, each leaf {}). */
-static int fs_text(const struct fs_node *node, struct kb_buf *t)
-{
-	/* room for the punctuation of the node and of one child */
-	if (kb_buf_reserve(t, 16))
-		return -ENOMEM;
-	if (!node->n) {
-		memcpy(t->data + t->len, "{}", 2);
-		t->len += 2;
-		return 0;
-	}
-	if (node->member) {
-		memcpy(t->data + t->len, "{\".\":{}", 7);
-		t->len += 7;
-	} else {
-		t->data[t->len++] = '{';
-	}
-	bool first = !node->member;
-
-	for (size_t i = 0; i < node->n; i++) {
-		const struct fs_node *k = &node->kids[i];
-		char pfx[2] = {k->kind, ':'};
-
-		/* a repeated item's fields repeat (fs_kid): the tree keeps the
-		 * last of equal keys, at the place of the first */
-		if (i + 1 < node->n && fs_cmp(k, k + 1) == 0)
-			continue;
-		if (!first)
-			t->data[t->len++] = ',';
-		first = false;
-		if (kb_json_put_key(t, pfx, 2, k->name, strlen(k->name)))
-			return -ENOMEM;
-		t->data[t->len++] = ':'; /* put_key leaves room for a NUL */
-		if (fs_text(k, t))
-			return -ENOMEM;
-		if (kb_buf_reserve(t, 2))
-			return -ENOMEM;
-	}
-	t->data[t->len++] = '}';
-	t->data[t->len] = '\0';
-	return 0;
 }
 
 /* patch_track_update(NULL, obj, ...) when obj has a metadata object; with
@@ -1650,7 +1679,7 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 			    const char *api_version, struct kb_buf *text, const json_t **v1_out)
 {
 	struct fs_node top = {0};
-	struct kb_buf key = {0};
+	struct fs_emit em = {0};
 	const char *k;
 	json_t *v, *e = NULL, *arr = NULL, *v1, *leaf;
 	int ret = -ENOMEM;
@@ -1670,11 +1699,14 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 		ret = 0;
 		goto out;
 	}
-	e = json_pack("{s:s, s:s, s:s}", "manager", manager, "operation", operation, "apiVersion",
-		      api_version ? api_version : "");
+	e = ssa_entry(manager, operation, api_version);
 	arr = json_array();
 	leaf = json_object();
-	v1 = leaf ? fs_to_v1(&top, &key, leaf) : NULL;
+	if (text)
+		text->len = 0;
+	em.leaf = leaf;
+	em.t = text;
+	v1 = leaf ? fs_to_v1(&top, &em) : NULL;
 	json_decref(leaf);
 	if (!e || !arr || !v1) {
 		json_decref(v1);
@@ -1682,19 +1714,16 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 	}
 	if (now)
 		json_object_set_new(e, "time", json_string(now));
-	json_object_set_new(e, "fieldsType", json_string("FieldsV1"));
-	json_object_set_new(e, "fieldsV1", v1);
+	json_object_set_new_nocheck(e, "fieldsType", json_string_nocheck("FieldsV1"));
+	json_object_set_new_nocheck(e, "fieldsV1", v1);
 	if (json_array_append(arr, e) == 0 && json_object_set(meta, "managedFields", arr) == 0)
 		ret = 0;
-	if (!ret && text) {
-		text->len = 0;
-		if (fs_text(&top, text) == 0)
-			*v1_out = v1;
-	}
+	if (!ret && em.t)
+		*v1_out = v1;
 out:
 	json_decref(e);
 	json_decref(arr);
-	kb_buf_free(&key);
+	kb_buf_free(&em.key);
 	fs_free(&top);
 	return ret;
 }

@@ -688,15 +688,18 @@ static void resource_list(json_t *c, const json_t *list, const char *base)
 	json_t *v;
 	json_object_foreach ((json_t *)list, k, v) {
 		double q;
-		const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+		const char *s = json_is_string(v) ? json_string_value(v) : NULL, *why = NULL;
 		int64_t m;
-		val_path(f, "%s[%s]", base, k);
 		if (!s || kb_quantity_parse(s, &q) < 0)
-			add_invalid_str(c, f, s, QTY_REGEX_MSG);
+			why = QTY_REGEX_MSG;
 		else if (q < 0)
-			add_invalid_str(c, f, s, "must be greater than or equal to 0");
+			why = "must be greater than or equal to 0";
 		else if (qty_extended(k) && (qty_parse(v, &m) < 0 || m % 1000 != 0))
-			add_invalid_str(c, f, s, "must be an integer");
+			why = "must be an integer";
+		if (why) { /* the path only for a cause: most lists have none */
+			val_path(f, "%s[%s]", base, k);
+			add_invalid_str(c, f, s, why);
+		}
 	}
 }
 

@@ -181,6 +181,44 @@ START_TEST(copy_is_deep_and_equal)
 }
 END_TEST
 
+/* A key written by kb_json_put_key is jansson's text of the string pfx+str
+ * (plain keys take a byte loop, the rest the general writer from where the
+ * plain run stops); invalid UTF-8 is refused with the buffer as it was. */
+START_TEST(put_key_as_jansson_writes_it)
+{
+	static const char *const keys[] = {"",
+					   "name",
+					   "app.kubernetes.io/name",
+					   "{\"name\":\"c\"}",
+					   "a\\b",
+					   "tab\there",
+					   "\x01",
+					   "\xc3\xa9t\xc3\xa9",
+					   "x\xe2\x82\xac\"y\"",
+					   "\x7f",
+					   "long plain key that runs on"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		struct kb_buf b = {0};
+		char whole[64];
+		snprintf(whole, sizeof(whole), "f:%s", keys[i]);
+		json_t *str = json_string(whole);
+		char *want = json_dumps(str, JSON_ENCODE_ANY);
+		ck_assert_int_eq(kb_buf_append(&b, "x", 1), 0);
+		ck_assert_int_eq(kb_json_put_key(&b, "f:", 2, keys[i], strlen(keys[i])), 0);
+		ck_assert_uint_eq(b.len, 1 + strlen(want));
+		ck_assert_mem_eq(b.data + 1, want, b.len - 1);
+		free(want);
+		json_decref(str);
+		kb_buf_free(&b);
+	}
+	struct kb_buf b = {0};
+	ck_assert_int_eq(kb_buf_append(&b, "x", 1), 0);
+	ck_assert_int_eq(kb_json_put_key(&b, "f:", 2, "ok\xc3", 3), -EINVAL);
+	ck_assert_uint_eq(b.len, 1);
+	kb_buf_free(&b);
+}
+END_TEST
+
 /* Parses with both and wants the same tree (same text, same key order) or
  * the same error. */
 static void loads_like_jansson(const char *text, size_t len, size_t flags)
@@ -261,7 +299,79 @@ static const char *const parse_cases[] = {
     "[12345678901234567890]",
     "[-9223372036854775808]",
     "[99999999999999999999999]",
+    /* keys: used where they are in the input, or copied out of the scratch
+     * when decoded from escapes (the value after them reuses it) */
+    "{\"plain\":\"v\",\"k\\u00e9\\n\":\"w\\t\\u00fc\",\"k\\\"\":{\"\\u0041\":\"\\/\"}}",
+    "{\"a\\u0000b\":1}",
+    "{\"\\u0041\":1,\"A\":2}",
+    "{\"\xc3\xa9\":\"\xe2\x82\xac\\n\",\"x\xc3\":1}",
+    "{\"\x7f\\u007f\":\"\x7f\"}",
+    "{\"k\\",
+    "{\"k",
+    "[\"plain then \xc3\xa9 then \\u00e9\\\" end\"]",
 };
+
+/* The plain-run scans (the writer's, kb_json_put_key's byte loop, the
+ * loader's): every byte value at every place of a 17-byte string, and a
+ * two-byte UTF-8 sequence at every place, written and read as jansson
+ * writes and reads them. */
+START_TEST(plain_runs_every_byte_everywhere)
+{
+	for (int c = 1; c < 256; c++) {
+		for (size_t at = 0; at < 17; at++) {
+			char str[17], text[32];
+			memset(str, 'a', sizeof(str));
+			str[at] = (char)c;
+			struct kb_buf b = {0};
+			int rc = kb_json_put_key(&b, NULL, 0, str, sizeof(str));
+			if (c < 0x80) {
+				json_t *j = json_stringn(str, sizeof(str));
+				json_t *arr = json_pack("[o]", json_incref(j));
+				char *want = json_dumps(j, JSON_ENCODE_ANY);
+				char *want_arr = json_dumps(arr, JSON_COMPACT);
+				ck_assert_int_eq(rc, 0);
+				ck_assert_uint_eq(b.len, strlen(want));
+				ck_assert_mem_eq(b.data, want, b.len);
+				b.len = 0;
+				ck_assert_int_eq(kb_json_dump(arr, &b), 0);
+				ck_assert_str_eq(b.data, want_arr);
+				free(want);
+				free(want_arr);
+				json_decref(arr);
+				json_decref(j);
+			} else {
+				ck_assert_int_eq(rc, -EINVAL);
+			}
+			kb_buf_free(&b);
+			/* the same bytes raw inside a document's string */
+			text[0] = '[';
+			text[1] = '"';
+			memcpy(text + 2, str, sizeof(str));
+			memcpy(text + 2 + sizeof(str), "\"]", 2);
+			loads_like_jansson(text, sizeof(str) + 4, 0);
+		}
+	}
+	for (size_t at = 0; at < 16; at++) {
+		char str[17], text[32];
+		memset(str, 'b', sizeof(str));
+		memcpy(str + at, "\xc3\xa9", 2);
+		struct kb_buf b = {0};
+		json_t *j = json_stringn(str, sizeof(str));
+		char *want = json_dumps(j, JSON_ENCODE_ANY);
+		ck_assert_int_eq(kb_json_put_key(&b, NULL, 0, str, sizeof(str)), 0);
+		ck_assert_uint_eq(b.len, strlen(want));
+		ck_assert_mem_eq(b.data, want, b.len);
+		free(want);
+		json_decref(j);
+		kb_buf_free(&b);
+		text[0] = '[';
+		text[1] = '"';
+		memcpy(text + 2, str, sizeof(str));
+		memcpy(text + 2 + sizeof(str), "\"]", 2);
+		loads_like_jansson(text, sizeof(str) + 4, 0);
+	}
+}
+END_TEST
 
 START_TEST(load_matches_jansson)
 {
@@ -273,6 +383,24 @@ START_TEST(load_matches_jansson)
 	loads_like_jansson("{\"a\":1}\0{}", 10, 0);
 	loads_like_jansson("[\"a\0b\"]", 7, 0);
 	loads_like_jansson("{\"a\":1}", 5, 0);
+	/* keys of 255, 256 and 300 bytes, plain and escaped, each before an
+	 * escaped value (a key of 256 or more is copied to the heap) */
+	static const size_t key_lens[] = {255, 256, 300};
+	for (size_t i = 0; i < sizeof(key_lens) / sizeof(*key_lens); i++) {
+		for (int esc = 0; esc < 2; esc++) {
+			char doc[800];
+			size_t n = 0, kl = key_lens[i];
+			doc[n++] = '{';
+			doc[n++] = '"';
+			memset(doc + n, 'k', kl);
+			n += kl;
+			if (esc) /* the last key byte as an escape: \u006b is 'k' */
+				memcpy(doc + n - 1, "\\u006b", 6), n += 5;
+			n += (size_t)snprintf(doc + n, sizeof(doc) - n, "\":\"v\\n\",\"z\":1}");
+			loads_like_jansson(doc, n, 0);
+			loads_like_jansson(doc, n, JSON_REJECT_DUPLICATES);
+		}
+	}
 	/* flags the fast path does not handle go to jansson */
 	loads_like_jansson("\"any\"", 5, JSON_DECODE_ANY);
 	/* every document the serializer tests use */
@@ -433,7 +561,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, dump_controls_and_order);
 	tcase_add_test(tc, dump_appends_and_refuses_bad_utf8);
 	tcase_add_test(tc, copy_is_deep_and_equal);
+	tcase_add_test(tc, put_key_as_jansson_writes_it);
 	tcase_add_test(tc, load_matches_jansson);
+	tcase_add_test(tc, plain_runs_every_byte_everywhere);
 	tcase_add_test(tc, load_deep_nesting);
 	tcase_add_test(tc, same_counts_two_missing_values_equal);
 	tcase_add_test(tc, array_sort);

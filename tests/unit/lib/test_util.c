@@ -7,6 +7,8 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -333,6 +335,52 @@ START_TEST(quantities)
 }
 END_TEST
 
+/* Integers of up to 15 digits are read without strtod: the same double,
+ * bit for bit (a negative zero too), as strtod of the number times the
+ * suffix's factor; longer ones and fractions still go to strtod. */
+START_TEST(quantity_integers_as_strtod)
+{
+	static const struct {
+		const char *num, *sfx;
+		double mul;
+	} cases[] = {
+	    {"0", "", 1.0},
+	    {"-0", "", 1.0},
+	    {"+0", "m", 1e-3},
+	    {"007", "Mi", 1048576.0},
+	    {"1", "n", 1e-9},
+	    {"3", "u", 1e-6},
+	    {"250", "m", 1e-3},
+	    {"999999999999999", "", 1.0},
+	    {"123456789012345", "k", 1e3},
+	    {"1234567890123456", "", 1.0},
+	    {"99999999999999999999", "Ei", 1152921504606846976.0},
+	    {"-17", "G", 1e9},
+	    {"+5", "E", 1e18},
+	    {"2", "Ki", 1024.0},
+	    {"1.5", "Gi", 1073741824.0},
+	    {"0.1", "", 1.0},
+	    {"12.", "T", 1e12},
+	    {".5", "P", 1e15},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char text[64];
+		double got, want = strtod(cases[i].num, NULL) * cases[i].mul;
+		snprintf(text, sizeof(text), "%s%s", cases[i].num, cases[i].sfx);
+		ck_assert_int_eq(kb_quantity_parse(text, &got), 0);
+		ck_assert_msg(memcmp(&got, &want, sizeof(got)) == 0, "%s: %.17g, not %.17g", text,
+			      got, want);
+	}
+	double v;
+	ck_assert_int_eq(kb_quantity_parse("-", &v), -EINVAL);
+	ck_assert_int_eq(kb_quantity_parse("5X", &v), -EINVAL);
+	ck_assert_int_eq(kb_quantity_parse("5mi", &v), -EINVAL);
+	ck_assert_int_eq(kb_quantity_parse("5e", &v), -EINVAL);
+	ck_assert_int_eq(kb_quantity_parse("5e-3", &v), 0);
+	ck_assert(v == 5 * pow(10.0, -3));
+}
+END_TEST
+
 struct node {
 	struct node *prev, *next;
 	char name;
@@ -442,6 +490,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, buf_grows);
 	tcase_add_test(tc, str_affixes);
 	tcase_add_test(tc, quantities);
+	tcase_add_test(tc, quantity_integers_as_strtod);
 	tcase_add_test(tc, dns_labels_and_addresses);
 	tcase_add_test(tc, hex_digits);
 	tcase_add_test(tc, errf_formats_and_returns);
