@@ -39,7 +39,6 @@
 #include <openssl/param_build.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
-#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
@@ -1347,27 +1346,15 @@ void kb_pki_free(kb_pki_t *pki)
 int kb_pki_server_ctx(const kb_pki_t *pki, SSL_CTX **out)
 {
 	KB_CHECK(pki && pki->ca.cert && pki->server.cert && out, -EINVAL);
-	return kb_pki_server_ctx_fill(pki, kb_tls_server_ctx_bare(), out);
-}
-
-int kb_pki_server_ctx_fill(const kb_pki_t *pki, SSL_CTX *bare, SSL_CTX **out)
-{
-	bool usable = pki && pki->ca.cert && pki->server.cert && out;
-	if (!usable)
-		SSL_CTX_free(bare);
-	KB_CHECK(usable, -EINVAL);
 	if (pki->one_block)
-		return kb_tls_server_ctx_fill_mem(bare, pki->server.cert, pki->server.key,
-						  pki->ca.cert, out);
+		return kb_tls_server_ctx_mem(pki->server.cert, pki->server.key, pki->ca.cert, out);
 	char cert[PATH_MAX], key[PATH_MAX], ca[PATH_MAX];
 	int rc;
 	if ((rc = path_join(cert, sizeof(cert), pki->dir, "server.crt")) < 0 ||
 	    (rc = path_join(key, sizeof(key), pki->dir, "server.key")) < 0 ||
-	    (rc = path_join(ca, sizeof(ca), pki->dir, "ca.crt")) < 0) {
-		SSL_CTX_free(bare);
+	    (rc = path_join(ca, sizeof(ca), pki->dir, "ca.crt")) < 0)
 		return rc;
-	}
-	return kb_tls_server_ctx_fill(bare, cert, key, ca, out);
+	return kb_tls_server_ctx(cert, key, ca, out);
 }
 
 int kb_pki_signer(const kb_pki_t *pki, kb_pki_ca_t **out)

@@ -132,14 +132,9 @@ void kb_pki_free(kb_pki_t *pki);
  * server.crt, server.key and ca.crt); *out owned by the caller. */
 struct ssl_ctx_st;
 int kb_pki_server_ctx(const kb_pki_t *pki, struct ssl_ctx_st **out);
-/* The same into `bare`, a context from kb_tls_server_ctx_bare made
- * beforehand (on another thread: it needs no certificate), which it takes:
- * *out is bare on success, bare is freed on failure (NULL: -ENOMEM). */
-int kb_pki_server_ctx_fill(const kb_pki_t *pki, struct ssl_ctx_st *bare, struct ssl_ctx_st **out);
 /*
  * kb_pki_ensure_keep and then kb_pki_server_ctx on a thread of their own,
- * the context's certificate-free part (kb_tls_server_ctx_bare) on a third
- * beside the ensure and handed to the first when both are done, so that the caller does other start-up work meanwhile (a serving
+ * so that the caller does other start-up work meanwhile (a serving
  * process's start: about a third of its instructions are these two, which
  * a second core then does beside the store's start). The arrays and
  * strings are borrowed until kb_pki_job_join; a job started is always

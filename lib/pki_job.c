@@ -3,11 +3,8 @@
  * The serving process's certificates made sure of on a thread of their own
  * (see kb_pki_job_start in pki.h).
  *
- * DESIGN: one thread runs pki_ensure_keep_tell and then kb_pki_server_ctx_fill,
- * into the context a third thread made meanwhile (kb_tls_server_ctx_bare:
- * SSL_CTX_new, ~5 M instructions of OpenSSL 3.0's fetches, needs no
- * certificate; done after the ensure, it was a third of the path to
- * listening on existing data), while the starting thread opens its store and loads the tenant's built-in
+ * DESIGN: one thread runs pki_ensure_keep_tell and then kb_pki_server_ctx,
+ * while the starting thread opens its store and loads the tenant's built-in
  * objects: a start spends about as many instructions on each (OpenSSL's
  * first fetches, key generation and the files' fsyncs on one side; SQLite,
  * RBAC and the APIServices on the other), and a machine with two cores does
@@ -32,15 +29,13 @@
 #include <openssl/ssl.h>
 
 #include "lib/log.h"
-#include "lib/tls.h"
 
 struct kb_pki_job {
 	/* the request, borrowed from the caller until kb_pki_job_join */
 	const char *dir, *user;
 	const char *const *sans, *const *groups;
 	size_t nsans, ngroups;
-	pthread_t thread, bare_thread;
-	bool bare_started; /* bare_thread runs: joined in kb_pki_job_join */
+	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	/* guarded by lock */
@@ -48,8 +43,6 @@ struct kb_pki_job {
 	char *ca_later; /* a second telling that differs from it */
 	bool pki_done;  /* pki_rc and pki are final */
 	bool done;      /* tls_rc and tls too */
-	bool bare_done; /* bare is final */
-	SSL_CTX *bare;  /* bare_thread's context, until job_main takes it */
 	int pki_rc, tls_rc;
 	kb_pki_t *pki;
 	SSL_CTX *tls;
@@ -76,32 +69,6 @@ static void ca_known(void *arg, const char *pem, size_t len)
 	pthread_mutex_unlock(&j->lock);
 }
 
-static void *bare_main(void *arg)
-{
-	struct kb_pki_job *j = arg;
-	SSL_CTX *bare = kb_tls_server_ctx_bare();
-	pthread_mutex_lock(&j->lock);
-	j->bare = bare;
-	j->bare_done = true;
-	pthread_cond_broadcast(&j->cond);
-	pthread_mutex_unlock(&j->lock);
-	return NULL;
-}
-
-/* The bare context: bare_thread's, or made here when it could not start. */
-static SSL_CTX *take_bare(struct kb_pki_job *j)
-{
-	if (!j->bare_started)
-		return kb_tls_server_ctx_bare();
-	pthread_mutex_lock(&j->lock);
-	while (!j->bare_done)
-		pthread_cond_wait(&j->cond, &j->lock);
-	SSL_CTX *bare = j->bare;
-	j->bare = NULL;
-	pthread_mutex_unlock(&j->lock);
-	return bare;
-}
-
 static void *job_main(void *arg)
 {
 	struct kb_pki_job *j = arg;
@@ -114,7 +81,7 @@ static void *job_main(void *arg)
 	j->pki_done = true;
 	pthread_cond_broadcast(&j->cond);
 	pthread_mutex_unlock(&j->lock);
-	int trc = rc == 0 ? kb_pki_server_ctx_fill(pki, take_bare(j), &tls) : rc;
+	int trc = rc == 0 ? kb_pki_server_ctx(pki, &tls) : rc;
 	pthread_mutex_lock(&j->lock);
 	j->pki = pki;
 	j->tls = tls;
@@ -141,14 +108,8 @@ int kb_pki_job_start(const char *dir, const char *const *sans, size_t nsans, con
 				 .ngroups = ngroups};
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_cond_init(&j->cond, NULL);
-	/* without its thread, job_main makes the bare context itself */
-	j->bare_started = pthread_create(&j->bare_thread, NULL, bare_main, j) == 0;
 	int rc = pthread_create(&j->thread, NULL, job_main, j);
 	if (rc != 0) {
-		if (j->bare_started) {
-			pthread_join(j->bare_thread, NULL);
-			SSL_CTX_free(j->bare);
-		}
 		pthread_cond_destroy(&j->cond);
 		pthread_mutex_destroy(&j->lock);
 		free(j);
@@ -187,8 +148,6 @@ int kb_pki_job_tls(kb_pki_job_t *j, SSL_CTX **tls)
 int kb_pki_job_join(kb_pki_job_t *j, kb_pki_t **pki, bool *pki_failed, char **ca_later)
 {
 	pthread_join(j->thread, NULL);
-	if (j->bare_started)
-		pthread_join(j->bare_thread, NULL);
 	int rc = j->pki_rc < 0 ? j->pki_rc : j->tls_rc;
 	*pki_failed = j->pki_rc < 0;
 	*pki = j->pki;
@@ -201,8 +160,7 @@ int kb_pki_job_join(kb_pki_job_t *j, kb_pki_t **pki, bool *pki_failed, char **ca
 		kb_pki_free(j->pki);
 		*pki = NULL;
 	}
-	SSL_CTX_free(j->tls);  /* not taken by kb_pki_job_tls */
-	SSL_CTX_free(j->bare); /* not taken: the ensure failed */
+	SSL_CTX_free(j->tls); /* not taken by kb_pki_job_tls */
 	free(j->ca_pem);
 	free(j->ca_later);
 	pthread_cond_destroy(&j->cond);

@@ -6,7 +6,7 @@
  * object, and the HTTP layer hands only a certificate whose result is
  * X509_V_OK to the application, which answers 401 otherwise (as
  * kube-apiserver does). A server-side session cache makes TLS 1.2 reconnects
- * cheap (no TLS 1.3 tickets: see kb_tls_server_ctx_bare); SSL_MODE_RELEASE_BUFFERS keeps
+ * cheap (no TLS 1.3 tickets: see ctx_new); SSL_MODE_RELEASE_BUFFERS keeps
  * idle connections small.
  */
 #include "lib/tls.h"
@@ -89,8 +89,9 @@ static int use_key_file(SSL_CTX *ctx, const char *key_file)
 	return ok ? 0 : -ENOENT;
 }
 
-/* Everything that does not depend on the certificates (tls.h). */
-SSL_CTX *kb_tls_server_ctx_bare(void)
+/* A server context with everything but its certificate, key and client
+ * CAs; NULL after logging. */
+static SSL_CTX *ctx_new(void)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
 	if (!ctx) {
@@ -174,10 +175,10 @@ static int ctx_done(SSL_CTX *ctx, int rc, SSL_CTX **out)
 	return rc;
 }
 
-int kb_tls_server_ctx_fill(SSL_CTX *bare, const char *cert_file, const char *key_file,
-			   const char *client_ca_file, SSL_CTX **out)
+int kb_tls_server_ctx(const char *cert_file, const char *key_file, const char *client_ca_file,
+		      SSL_CTX **out)
 {
-	SSL_CTX *ctx = bare;
+	SSL_CTX *ctx = ctx_new();
 	if (!ctx)
 		return -ENOMEM;
 	int rc = SSL_CTX_use_certificate_chain_file(ctx, cert_file) == 1 &&
@@ -189,10 +190,9 @@ int kb_tls_server_ctx_fill(SSL_CTX *bare, const char *cert_file, const char *key
 	return ctx_done(ctx, rc, out);
 }
 
-int kb_tls_server_ctx_fill_mem(SSL_CTX *bare, X509 *cert, EVP_PKEY *key, X509 *client_ca,
-			       SSL_CTX **out)
+int kb_tls_server_ctx_mem(X509 *cert, EVP_PKEY *key, X509 *client_ca, SSL_CTX **out)
 {
-	SSL_CTX *ctx = bare;
+	SSL_CTX *ctx = ctx_new();
 	if (!ctx)
 		return -ENOMEM;
 	int rc = SSL_CTX_use_certificate(ctx, cert) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1 &&
@@ -202,16 +202,4 @@ int kb_tls_server_ctx_fill_mem(SSL_CTX *bare, X509 *cert, EVP_PKEY *key, X509 *c
 	if (rc == 0 && client_ca && use_client_ca(ctx, client_ca) < 0)
 		rc = -EINVAL;
 	return ctx_done(ctx, rc, out);
-}
-
-int kb_tls_server_ctx(const char *cert_file, const char *key_file, const char *client_ca_file,
-		      SSL_CTX **out)
-{
-	return kb_tls_server_ctx_fill(kb_tls_server_ctx_bare(), cert_file, key_file, client_ca_file,
-				      out);
-}
-
-int kb_tls_server_ctx_mem(X509 *cert, EVP_PKEY *key, X509 *client_ca, SSL_CTX **out)
-{
-	return kb_tls_server_ctx_fill_mem(kb_tls_server_ctx_bare(), cert, key, client_ca, out);
 }

@@ -24,23 +24,6 @@ int kb_tls_server_ctx(const char *cert_file, const char *key_file, const char *c
  * asked); the context takes its own references. */
 int kb_tls_server_ctx_mem(X509 *cert, EVP_PKEY *key, X509 *client_ca, SSL_CTX **out);
 
-/*
- * The same in two steps, so that the first, the costly one (SSL_CTX_new:
- * OpenSSL 3.0 fetches every algorithm the TLS methods may use, ~5 M
- * instructions), can run on one thread while the certificates are made
- * on another. kb_tls_server_ctx_bare: a server context with everything but
- * its certificate, key and client CAs (no file read); NULL after logging.
- * kb_tls_server_ctx_fill and _fill_mem then take `bare` (NULL: -ENOMEM, as
- * kb_tls_server_ctx when it fails) and finish it as kb_tls_server_ctx and
- * kb_tls_server_ctx_mem do: 0 with *out = bare, or a negative errno with
- * bare freed.
- */
-SSL_CTX *kb_tls_server_ctx_bare(void);
-int kb_tls_server_ctx_fill(SSL_CTX *bare, const char *cert_file, const char *key_file,
-			   const char *client_ca_file, SSL_CTX **out);
-int kb_tls_server_ctx_fill_mem(SSL_CTX *bare, X509 *cert, EVP_PKEY *key, X509 *client_ca,
-			       SSL_CTX **out);
-
 /* Logs and clears the OpenSSL error queue under `subsys`. */
 void kb_tls_log_errors(const char *subsys, const char *what);
 

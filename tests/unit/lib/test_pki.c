@@ -8,7 +8,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -671,98 +670,6 @@ START_TEST(keep_serves_the_files)
 }
 END_TEST
 
-/* What a serving context says of itself, as text: certificate, chain,
- * client CAs, verification, versions, options, session settings. */
-static void ctx_text(SSL_CTX *ctx, char *out, size_t len)
-{
-	STACK_OF(X509) *chain = NULL;
-	char names[256];
-	ck_assert_int_eq(SSL_CTX_get0_chain_certs(ctx, &chain), 1);
-	client_ca_names(ctx, names, sizeof(names));
-	X509_NAME *cn = X509_get_subject_name(SSL_CTX_get0_certificate(ctx));
-	char subject[128] = "";
-	X509_NAME_oneline(cn, subject, sizeof(subject));
-	snprintf(out, len,
-		 "cert=%s chain=%d cas=%s verify=%d depth=%d min=%ld opts=%#llx mode=%#lx "
-		 "tickets=%zu cache=%ld size=%ld timeout=%ld key=%d",
-		 subject, sk_X509_num(chain), names, SSL_CTX_get_verify_mode(ctx),
-		 SSL_CTX_get_verify_depth(ctx), SSL_CTX_get_min_proto_version(ctx),
-		 (unsigned long long)SSL_CTX_get_options(ctx), SSL_CTX_get_mode(ctx),
-		 SSL_CTX_get_num_tickets(ctx), SSL_CTX_get_session_cache_mode(ctx),
-		 SSL_CTX_sess_get_cache_size(ctx), SSL_CTX_get_timeout(ctx),
-		 SSL_CTX_check_private_key(ctx));
-}
-
-static void *bare_on_thread(void *arg)
-{
-	*(SSL_CTX **)arg = kb_tls_server_ctx_bare();
-	return NULL;
-}
-
-/* The hand-over the PKI job does: a bare context made on another thread,
- * filled on this one from the kept pairs or from the files, is the context
- * kb_pki_server_ctx and kb_tls_server_ctx make in one go (and serves the
- * same suites); a fill that fails frees the bare context (the ASan build's
- * leak check), a NULL one is -ENOMEM. */
-START_TEST(bare_then_fill_is_the_one_go)
-{
-	const char *const masters[] = {"system:masters"};
-	kb_pki_t *pki = NULL;
-	ck_assert_int_eq(kb_pki_ensure_keep(dir, NULL, 0, "admin", masters, 1, &pki), 0);
-	char crt[128], key[128], cap[128];
-	snprintf(crt, sizeof(crt), "%s", path_of("server.crt"));
-	snprintf(key, sizeof(key), "%s", path_of("server.key"));
-	snprintf(cap, sizeof(cap), "%s", path_of("ca.crt"));
-	SSL_CTX *one = NULL, *files = NULL, *bare = NULL, *filled = NULL, *filled_files = NULL;
-	ck_assert_int_eq(kb_pki_server_ctx(pki, &one), 0);
-	ck_assert_int_eq(kb_tls_server_ctx(crt, key, cap, &files), 0);
-	pthread_t t;
-	ck_assert_int_eq(pthread_create(&t, NULL, bare_on_thread, &bare), 0);
-	pthread_join(t, NULL);
-	ck_assert_ptr_nonnull(bare);
-	ck_assert_ptr_null(SSL_CTX_get0_certificate(bare));
-	ck_assert_int_eq(kb_pki_server_ctx_fill(pki, bare, &filled), 0);
-	ck_assert_ptr_eq(filled, bare);
-	ck_assert_int_eq(
-	    kb_tls_server_ctx_fill(kb_tls_server_ctx_bare(), crt, key, cap, &filled_files), 0);
-	char a[1024], b[1024];
-	ctx_text(one, a, sizeof(a));
-	ctx_text(filled, b, sizeof(b));
-	ck_assert_str_eq(a, b);
-	ctx_text(files, a, sizeof(a));
-	ctx_text(filled_files, b, sizeof(b));
-	ck_assert_str_eq(a, b);
-	X509 *srv = load_cert("server.crt");
-	ck_assert_int_eq(X509_cmp(SSL_CTX_get0_certificate(filled), srv), 0);
-	X509_free(srv);
-	/* the same TLS 1.3 suites, in the same order */
-	SSL *s1 = SSL_new(one), *s2 = SSL_new(filled);
-	STACK_OF(SSL_CIPHER) *c1 = SSL_get_ciphers(s1), *c2 = SSL_get_ciphers(s2);
-	ck_assert_int_eq(sk_SSL_CIPHER_num(c1), sk_SSL_CIPHER_num(c2));
-	for (int i = 0; i < sk_SSL_CIPHER_num(c1); i++)
-		ck_assert_str_eq(SSL_CIPHER_get_name(sk_SSL_CIPHER_value(c1, i)),
-				 SSL_CIPHER_get_name(sk_SSL_CIPHER_value(c2, i)));
-	SSL_free(s1);
-	SSL_free(s2);
-	/* failures: the bare context is the callee's either way */
-	SSL_CTX *out = NULL;
-	ck_assert_int_eq(kb_pki_server_ctx_fill(pki, NULL, &out), -ENOMEM);
-	ck_assert_int_eq(kb_pki_server_ctx_fill(NULL, kb_tls_server_ctx_bare(), &out), -EINVAL);
-	ck_assert_int_eq(kb_tls_server_ctx_fill(kb_tls_server_ctx_bare(), cap, key, cap, &out),
-			 -ENOENT);
-	ck_assert_int_eq(
-	    kb_tls_server_ctx_fill(kb_tls_server_ctx_bare(), path_of("none.crt"), key, cap, &out),
-	    -ENOENT);
-	ck_assert_ptr_null(out);
-	SSL_CTX_free(one);
-	SSL_CTX_free(files);
-	SSL_CTX_free(filled);
-	SSL_CTX_free(filled_files);
-	kb_pki_free(pki);
-	rm_rf();
-}
-END_TEST
-
 /* The job on its thread: the CA it tells is ca.crt's text byte for byte
  * (first start: a new CA; again: the stamp's path; a torn server.key: the
  * full check, which keeps the CA), the TLS context serves server.crt, and
@@ -915,7 +822,6 @@ static Suite *suite(void)
 	tcase_add_test(tc, keep_with_chain_and_bundle);
 	tcase_add_test(tc, new_key_pem);
 	tcase_add_test(tc, stamp_skips_only_an_unchanged_check);
-	tcase_add_test(tc, bare_then_fill_is_the_one_go);
 	tcase_add_test(tc, job_tells_the_ca_then_serves);
 	tcase_add_test(tc, client_ca_task);
 	suite_add_tcase(s, tc);
