@@ -6,15 +6,17 @@
 # until the first /readyz answers 200 over TLS with the admin client
 # certificate (its handshake included), then SIGTERM; the shutdown is not
 # counted. Prints the instructions of all threads, and those of the main
-# thread alone: the certificates and the TLS context are made on other
-# threads beside the store's start (lib/pki_job.c: the ensure and the
-# context's filling on one, the bare SSL_CTX_new on another), so on two
+# thread alone: the certificates and the TLS context are made on a second
+# thread beside the store's start (lib/pki_job.c), so on two
 # cores the main thread's count is the better guide to the wall clock (it
-# waits for the others at two points, which callgrind does not count).
+# waits for the other at two points, which callgrind does not count).
 # Then, per start, each thread of more than 0.1 M instructions with the
 # function it started in (callgrind_annotate's inclusive count), to read
-# the critical path: the main thread up to the wait for the TLS context,
-# against the PKI thread (job_main) beside the bare context's (bare_main).
+# the threads side by side: the main thread against the PKI thread
+# (job_main, its ensure and its TLS context) and the front proxy's
+# (client_ca_main). Instructions, not time: the PKI thread's 16 M take
+# about 2.5 ms alone, while execve to listen takes 9-15 ms on existing
+# data (bench/README.md, start-up, fifth round).
 #
 #   bench/startup_instr.sh                    # build-bench
 #   BUILD=other-build bench/startup_instr.sh  # another build
