@@ -7,9 +7,16 @@
 # certificate (its handshake included), then SIGTERM; the shutdown is not
 # counted. Prints the instructions of all threads, and those of the main
 # thread alone: the certificates and the TLS context are made on a second
-# thread beside the store's start (lib/pki_job.c), so on two cores the
-# main thread's count is the better guide to the wall clock (it waits
-# for the other at two points, which callgrind does not count).
+# thread beside the store's start (lib/pki_job.c), so on two
+# cores the main thread's count is the better guide to the wall clock (it
+# waits for the other at two points, which callgrind does not count).
+# Then, per start, each thread of more than 0.1 M instructions with the
+# function it started in (callgrind_annotate's inclusive count), to read
+# the threads side by side: the main thread against the PKI thread
+# (job_main, its ensure and its TLS context) and the front proxy's
+# (client_ca_main). Instructions, not time: the PKI thread's 16 M take
+# about 2.5 ms alone, while execve to listen takes 9-15 ms on existing
+# data (bench/README.md, start-up, fifth round).
 #
 #   bench/startup_instr.sh                    # build-bench
 #   BUILD=other-build bench/startup_instr.sh  # another build
@@ -55,6 +62,27 @@ one() {
 # (OUT.1-NN, one file a thread); main OUT: the main thread's (OUT.1-01)
 total() { cat "$1".1-* | awk '/^summary:/ {n += $2} END {print n}'; }
 main() { awk '/^summary:/ {print $2}' "$1.1-01"; }
+# threads OUT: one line a thread of more than 0.1 M instructions
+threads() {
+  local f n fn
+  for f in "$1".1-*; do
+    n=$(awk '/^summary:/ {print $2}' "$f")
+    [ "${n:-0}" -gt 100000 ] || continue
+    # the first of the project's functions (a path with ../), libc's
+    # clone, start_thread and the like set aside
+    fn=$(callgrind_annotate --inclusive=yes "$f" 2>/dev/null |
+      awk '/^ *[0-9,]+ \(.*\/\.\.\/[^ ]*:[a-z_0-9]+ \[\/[^]]*\/cmd\/kubicle\]/ && !done {
+        sub(/ \[.*/, ""); sub(/.*:/, ""); print; done = 1 }')
+    printf '    thread %s %7s M  %s' "${f##*.1-}" "$(mi "$n")" "${fn:-?}"
+    if [ "$fn" = job_main ]; then # its two steps: the ensure, then the context
+      callgrind_annotate --inclusive=yes "$f" 2>/dev/null | awk '
+        /:pki_ensure_keep_tell \[/ && !e { gsub(",", "", $1); e = $1 }
+        /:kb_pki_server_ctx(_fill)? \[/ && !c { gsub(",", "", $1); c = $1 }
+        END { printf " (ensure %.1f M, context %.1f M)", e / 1e6, c / 1e6 }'
+    fi
+    echo
+  done
+}
 mi() { awk -v n="$1" 'BEGIN {printf "%.1f", n / 1e6}'; }
 
 measure() {
@@ -64,6 +92,8 @@ measure() {
   printf '%-8s first start %6s M instructions (main thread %6s M)   existing data %6s M (main thread %6s M)\n' \
     "$label" "$(mi "$(total "$W/$label.first")")" "$(mi "$(main "$W/$label.first")")" \
     "$(mi "$(total "$W/$label.again")")" "$(mi "$(main "$W/$label.again")")"
+  echo "  first start:"; threads "$W/$label.first"
+  echo "  existing data:"; threads "$W/$label.again"
 }
 
 measure this "$ROOT/$BUILD/cmd/kubicle"
