@@ -5,7 +5,8 @@
  * connection at all and ends the request with -EACCES (a name that resolves
  * to refused addresses included), the address tried is reported
  * (kb_httpc_req_peer), an allowed address is connected to, and tunnels go
- * through the same hook. The peer is a listening socket that never
+ * through the same hook. And a burst of requests opens one new connection
+ * at a time. The peer is a listening socket that never
  * accepts: the kernel completes a connection to it, and a non-blocking
  * accept() then says whether any arrived.
  */
@@ -196,6 +197,37 @@ START_TEST(refused_tunnel_never_connected)
 }
 END_TEST
 
+static void on_stop(uv_timer_t *t)
+{
+	struct rec *r = t->data;
+	kb_httpc_close(r->c); /* no callback for the requests left */
+	uv_close((uv_handle_t *)t, NULL);
+}
+
+/* Eight requests at once with no connection: one is opened, and while its
+ * TLS handshake is not done (nobody answers it here) no other is. */
+START_TEST(burst_opens_one_connection_at_a_time)
+{
+	int port, fd = listener(&port);
+	char url[64];
+	struct rec r = {0};
+	uv_timer_t t;
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d", port);
+	client(&r, url, true);
+	for (int i = 0; i < 8; i++)
+		request(&r);
+	uv_timer_init(&r.loop, &t);
+	t.data = &r;
+	uv_timer_start(&t, on_stop, 150, 0);
+	uv_run(&r.loop, UV_RUN_DEFAULT);
+	ck_assert(!r.done);
+	ck_assert_int_eq(r.asked, 1);
+	ck_assert_int_eq(arrived(fd), 1);
+	ck_assert_int_eq(uv_loop_close(&r.loop), 0);
+	close(fd);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lib/httpc");
@@ -205,6 +237,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, refused_name_never_connected);
 	tcase_add_test(tc, allowed_address_connected);
 	tcase_add_test(tc, refused_tunnel_never_connected);
+	tcase_add_test(tc, burst_opens_one_connection_at_a_time);
 	suite_add_tcase(s, tc);
 	return s;
 }

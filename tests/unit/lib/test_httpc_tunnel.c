@@ -145,6 +145,10 @@ static void ctx_load(SSL_CTX *ctx, bool want_cert)
 	X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca);
 	X509_free(ca);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+	/* a later connection resuming the session of an earlier one: OpenSSL
+	 * refuses it without a session id context when it verifies clients */
+	static const unsigned char sid[] = "test";
+	ck_assert_int_eq(SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1), 1);
 }
 
 static void serve(struct srv *s, int fd)
