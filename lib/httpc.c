@@ -238,6 +238,7 @@ void kb_httpc_setup_dial(kb_httpc_t *c, CURL *e, struct kb_httpc_dial *d)
 	d->c = c;
 	d->peer[0] = '\0';
 	d->refused = false;
+	d->counted = false; /* a request's are (req_setup); a tunnel's are not */
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, d);
 	if (c->allow)
@@ -845,8 +846,10 @@ static int start(kb_httpc_t *c, struct kb_httpc_req *r)
 	list_push(&c->active, r);
 	c->nactive++;
 	c->ninflight += !r->stream;
-	if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK)
+	if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK) {
 		kb_err("httpc", "curl_multi_add_handle failed for %s", r->url);
+		opening_done(c, r); /* it never will: let others open one */
+	}
 	return 0;
 }
 
