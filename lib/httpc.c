@@ -513,8 +513,8 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 /* The client's CA store, certificate, chain and key as objects of the
  * OpenSSL libcurl loaded (kb_curl_ossl), made once per client. curl makes a
  * new TLS context per connection and, given PEM blobs, decodes them into it
- * each time: ~7.5 M instructions (the key's decoder alone 4.8 M) of the ~21 M
- * a new connection to the host costs. The store is shared by reference
+ * each time: ~7.5 M instructions (the key's decoder alone 4.8 M) of the
+ * ~17.5 M a new connection to the host cost (bench/README.md, branch sync4). The store is shared by reference
  * (X509_STORE is reference-counted and read-only once built); certificate
  * and key are taken by reference by each context. */
 struct kb_httpc_creds {
