@@ -48,6 +48,9 @@
  * their set-up is paid once. Streams (watches, followed logs) hold a
  * connection for long and do not count. */
 #define MAX_INFLIGHT 64
+/* Requests active (streams included) below which a request that finds no
+ * idle connection opens one without waiting for another's (may_start) */
+#define PACE_FREE 24
 /* client-go's cachingTokenSource re-reads a token file at most once a minute */
 #define TOKEN_REREAD_MS 60000
 
@@ -882,17 +885,19 @@ static struct kb_httpc_req *queue_pop(kb_httpc_t *c)
 }
 
 /* Whether a request may start now. A stream always may. Any other while
- * fewer than MAX_INFLIGHT are on the wire, and when no connection is idle
- * (every one is held by an active request), only when no other started
- * request is already opening one: under a burst, connections are added one
- * at a time while requests keep waiting, instead of one per waiting request
- * at once (a 2,000-pod burst opened 62 at its start, each a full TLS
- * handshake on both sides: ~9.5 M instructions here, 6.6 M on the host,
- * which slowed the host and so made the queue that opened them). */
+ * fewer than MAX_INFLIGHT are on the wire, and, once PACE_FREE requests
+ * (streams included) are active and no connection is idle, only when no
+ * other started request is already opening one: under a burst, connections
+ * beyond the first few are added one at a time while requests keep
+ * waiting, instead of one per waiting request at once (a 2,000-pod burst
+ * opened 62 at its start, each a full TLS handshake on both sides: ~9.5 M
+ * instructions here, 6.6 M on the host, which slowed the host and so made
+ * the queue that opened them). Below PACE_FREE nothing waits: the syncer's
+ * start-up lists (a dozen) open theirs together, as before. */
 static bool may_start(const kb_httpc_t *c, bool stream)
 {
-	if (stream)
-		return true;
+	if (stream || c->nactive < PACE_FREE)
+		return stream || c->ninflight < MAX_INFLIGHT;
 	return c->ninflight < MAX_INFLIGHT && (c->nconns > c->nactive || !c->nopening);
 }
 
