@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "lib/log.h"
 #include "lib/util.h"
@@ -48,9 +47,6 @@
  * their set-up is paid once. Streams (watches, followed logs) hold a
  * connection for long and do not count. */
 #define MAX_INFLIGHT 64
-/* Requests active (streams included) below which a request that finds no
- * idle connection opens one without waiting for another's (may_start) */
-#define PACE_FREE 24
 /* client-go's cachingTokenSource re-reads a token file at most once a minute */
 #define TOKEN_REREAD_MS 60000
 
@@ -70,7 +66,6 @@ struct kb_httpc_req {
 	size_t max_body;    /* kb_httpc_call.max_body */
 	unsigned token_gen; /* c->token_gen when the headers were built */
 	bool stream, in_cb, cancelled, started, retried, too_big;
-	bool opening; /* started without an idle connection: counts in c->nopening */
 	kb_httpc_data_cb on_data;
 	kb_httpc_done_cb on_done;
 	kb_httpc_head_cb on_head;
@@ -120,27 +115,8 @@ static void easy_release(kb_httpc_t *c, CURL *e)
 	c->idle[c->nidle++] = e;
 }
 
-/* Marks r as opening a connection when none is idle as it starts. */
-static void note_opening(kb_httpc_t *c, struct kb_httpc_req *r)
-{
-	if (!r->stream && c->nconns <= c->nactive && !r->opening) {
-		r->opening = true;
-		c->nopening++;
-	}
-}
-
-/* r has a connection now (curl's pre-request callback), or is over. */
-static void opening_done(kb_httpc_t *c, struct kb_httpc_req *r)
-{
-	if (r->opening) {
-		r->opening = false;
-		c->nopening--;
-	}
-}
-
 static void req_free(struct kb_httpc_req *r)
 {
-	opening_done(r->c, r);
 	easy_release(r->c, r->easy);
 	curl_slist_free_all(r->headers);
 	curl_slist_free_all(r->connect_to);
@@ -213,27 +189,7 @@ static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose,
 			d->peer);
 		return CURL_SOCKET_BAD;
 	}
-	int fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-	c->nconns += fd >= 0 && d->counted;
-	return fd;
-}
-
-/* curl closing a socket of a request connection (the counted ones). */
-static int on_close_socket(void *clientp, curl_socket_t fd)
-{
-	kb_httpc_t *c = clientp;
-	c->nconns -= c->nconns > 0;
-	return close(fd);
-}
-
-/* curl's pre-request callback: the request has its connection, new or
- * reused. */
-static int on_prereq(void *clientp, char *ip, char *local_ip, int port, int local_port)
-{
-	(void)ip, (void)local_ip, (void)port, (void)local_port;
-	struct kb_httpc_req *r = clientp;
-	opening_done(r->c, r);
-	return CURL_PREREQFUNC_OK;
+	return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
 
 void kb_httpc_setup_dial(kb_httpc_t *c, CURL *e, struct kb_httpc_dial *d)
@@ -241,7 +197,6 @@ void kb_httpc_setup_dial(kb_httpc_t *c, CURL *e, struct kb_httpc_dial *d)
 	d->c = c;
 	d->peer[0] = '\0';
 	d->refused = false;
-	d->counted = false; /* a request's are (req_setup); a tunnel's are not */
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, d);
 	if (c->allow)
@@ -517,9 +472,10 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
  * OpenSSL libcurl loaded (kb_curl_ossl), made once per client. curl makes a
  * new TLS context per connection and, given PEM blobs, decodes them into it
  * each time: ~7.5 M instructions (the key's decoder alone 4.8 M) of the
- * ~17.5 M a new connection to the host cost (bench/README.md, branch sync4). The store is shared by reference
- * (X509_STORE is reference-counted and read-only once built); certificate
- * and key are taken by reference by each context. */
+ * ~17.5 M a new connection to the host cost (bench/README.md, branch
+ * sync4). The store is shared by reference (X509_STORE is
+ * reference-counted and read-only once built); certificate and key are
+ * taken by reference by each context. */
 struct kb_httpc_creds {
 	X509_STORE *store; /* NULL: no ca_pem */
 	X509 *cert;        /* NULL: no client certificate */
@@ -743,11 +699,6 @@ static int req_setup(kb_httpc_t *c, struct kb_httpc_req *r)
 	}
 	kb_httpc_setup_tls(c, e);
 	kb_httpc_setup_dial(c, e, &r->dial);
-	r->dial.counted = true;
-	curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
-	curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, c);
-	curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
-	curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
 	return 0;
 }
 
@@ -845,14 +796,11 @@ static int start(kb_httpc_t *c, struct kb_httpc_req *r)
 	if (req_headers(c, r) < 0)
 		kb_err("httpc", "out of memory building headers for %s", r->url);
 	r->started = true;
-	note_opening(c, r);
 	list_push(&c->active, r);
 	c->nactive++;
 	c->ninflight += !r->stream;
-	if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK) {
+	if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK)
 		kb_err("httpc", "curl_multi_add_handle failed for %s", r->url);
-		opening_done(c, r); /* it never will: let others open one */
-	}
 	return 0;
 }
 
@@ -884,21 +832,9 @@ static struct kb_httpc_req *queue_pop(kb_httpc_t *c)
 	return r;
 }
 
-/* Whether a request may start now. A stream always may. Any other while
- * fewer than MAX_INFLIGHT are on the wire, and, once PACE_FREE requests
- * (streams included) are active and no connection is idle, only when no
- * other started request is already opening one: under a burst, connections
- * beyond the first few are added one at a time while requests keep
- * waiting, instead of one per waiting request at once (a 2,000-pod burst
- * opened 62 at its start, each a full TLS handshake on both sides: ~9.5 M
- * instructions here, 6.6 M on the host, which slowed the host and so made
- * the queue that opened them). Below PACE_FREE nothing waits: the syncer's
- * start-up lists (a dozen) open theirs together, as before. */
 static bool may_start(const kb_httpc_t *c, bool stream)
 {
-	if (stream || c->nactive < PACE_FREE)
-		return stream || c->ninflight < MAX_INFLIGHT;
-	return c->ninflight < MAX_INFLIGHT && (c->nconns > c->nactive || !c->nopening);
+	return stream || c->ninflight < MAX_INFLIGHT;
 }
 
 /* Starts queued requests while tokens last and fewer than MAX_INFLIGHT are

@@ -49,10 +49,7 @@ struct kb_httpc {
 	struct sock_ctx *socks;
 	size_t nactive, nqueued;
 	unsigned ninflight; /* active non-streaming requests */
-	/* Connections of the request multi (open sockets), and requests
-	 * started to open a new one that have no connection yet (pump) */
-	unsigned nconns, nopening;
-	uint64_t nfailed; /* kb_httpc_failed */
+	uint64_t nfailed;   /* kb_httpc_failed */
 	int open_handles;
 	bool in_action; /* inside curl_multi_socket_action: no add/remove */
 	bool closing;
@@ -69,7 +66,6 @@ struct kb_httpc_dial {
 	kb_httpc_t *c;
 	char peer[64]; /* "ADDR:PORT", "[ADDR]:PORT" or "" */
 	bool refused;
-	bool counted; /* a request's: its sockets count in c->nconns */
 };
 
 /* The one place curl codes become errnos: 0, -ECONNREFUSED, -ETIMEDOUT,
