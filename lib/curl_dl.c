@@ -73,6 +73,7 @@ static const struct {
 	E(X509_STORE_up_ref, x509_store_up_ref),
 	E(X509_STORE_add_cert, x509_store_add_cert),
 	E(X509_STORE_add_crl, x509_store_add_crl),
+	E(X509_STORE_set_flags, x509_store_set_flags),
 	E(OPENSSL_sk_num, sk_num),
 	E(OPENSSL_sk_value, sk_value),
 	E(OPENSSL_sk_free, sk_free),

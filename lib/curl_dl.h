@@ -80,6 +80,7 @@ struct kb_curl_ossl {
 	int (*x509_store_up_ref)(X509_STORE *s);
 	int (*x509_store_add_cert)(X509_STORE *s, X509 *x);
 	int (*x509_store_add_crl)(X509_STORE *s, X509_CRL *x);
+	int (*x509_store_set_flags)(X509_STORE *s, unsigned long flags);
 	int (*sk_num)(const OPENSSL_STACK *sk);
 	void *(*sk_value)(const OPENSSL_STACK *sk, int i);
 	void (*sk_free)(OPENSSL_STACK *sk);

@@ -528,6 +528,11 @@ static X509_STORE *creds_store(const char *pem)
 		o->x509_store_free(st);
 		st = NULL;
 	}
+	/* the flags curl 7.88 sets on its store (populate_x509_store) once it
+	 * verifies the peer, set here too, should a curl set its store up
+	 * before the SSL_CTX callback rather than after */
+	if (st)
+		o->x509_store_set_flags(st, X509_V_FLAG_TRUSTED_FIRST | X509_V_FLAG_PARTIAL_CHAIN);
 	return st;
 }
 
