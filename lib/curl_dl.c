@@ -46,9 +46,70 @@ static const struct {
 	E(curl_share_init, share_init),
 	E(curl_share_setopt, share_setopt),
 	E(curl_share_cleanup, share_cleanup),
+	E(curl_version_info, version_info),
+#undef E
+};
+
+struct kb_curl_ossl kb_curl_ossl;
+bool kb_curl_ossl_ok;
+
+static const struct {
+	const char *name;
+	size_t offset;
+} ossl_entries[] = {
+#define E(sym, field) {#sym, offsetof(struct kb_curl_ossl, field)}
+	E(BIO_new_mem_buf, bio_new_mem_buf),
+	E(BIO_free, bio_free),
+	E(PEM_X509_INFO_read_bio, pem_x509_info_read_bio),
+	E(PEM_read_bio_X509_AUX, pem_read_bio_x509_aux),
+	E(PEM_read_bio_X509, pem_read_bio_x509),
+	E(PEM_read_bio_PrivateKey, pem_read_bio_privatekey),
+	E(X509_check_private_key, x509_check_private_key),
+	E(X509_free, x509_free),
+	E(X509_INFO_free, x509_info_free),
+	E(EVP_PKEY_free, evp_pkey_free),
+	E(X509_STORE_new, x509_store_new),
+	E(X509_STORE_free, x509_store_free),
+	E(X509_STORE_up_ref, x509_store_up_ref),
+	E(X509_STORE_add_cert, x509_store_add_cert),
+	E(X509_STORE_add_crl, x509_store_add_crl),
+	E(X509_STORE_set_flags, x509_store_set_flags),
+	E(OPENSSL_sk_num, sk_num),
+	E(OPENSSL_sk_value, sk_value),
+	E(OPENSSL_sk_free, sk_free),
+	E(ERR_clear_error, err_clear_error),
+	E(SSL_CTX_set_cert_store, ssl_ctx_set_cert_store),
+	E(SSL_CTX_use_certificate, ssl_ctx_use_certificate),
+	E(SSL_CTX_use_PrivateKey, ssl_ctx_use_privatekey),
+	E(SSL_CTX_ctrl, ssl_ctx_ctrl),
 #undef E
 };
 /* clang-format on */
+
+/* Fills kb_curl_ossl from the OpenSSL libcurl was linked with, when that is
+ * its TLS backend and version 3 (the ABI of our headers); else leaves it
+ * off and curl gets PEM blobs. */
+static void ossl_load(void *curl)
+{
+	const curl_version_info_data *v = kb_curl.version_info(CURLVERSION_NOW);
+	if (!v || !v->ssl_version || strncmp(v->ssl_version, "OpenSSL/3.", 10) != 0) {
+		kb_info("httpc", "libcurl's TLS is %s: client credentials go as PEM blobs",
+			v && v->ssl_version ? v->ssl_version : "none");
+		return;
+	}
+	struct kb_curl_ossl o;
+	for (size_t i = 0; i < sizeof(ossl_entries) / sizeof(ossl_entries[0]); i++) {
+		void *sym = dlsym(curl, ossl_entries[i].name);
+		if (!sym) {
+			kb_info("httpc", "libcurl's OpenSSL lacks %s: credentials go as PEM blobs",
+				ossl_entries[i].name);
+			return;
+		}
+		memcpy((char *)&o + ossl_entries[i].offset, &sym, sizeof(sym));
+	}
+	kb_curl_ossl = o;
+	kb_curl_ossl_ok = true;
+}
 
 int kb_curl_load(void)
 {
@@ -74,6 +135,7 @@ int kb_curl_load(void)
 	}
 	kb_curl = api;
 	kb_curl.global_init(CURL_GLOBAL_DEFAULT);
+	ossl_load(h);
 	state = 1;
 	return 0;
 }

@@ -18,6 +18,10 @@
 
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <stdbool.h>
 
 struct kb_curl_api {
 	CURLcode (*global_init)(long flags);
@@ -43,12 +47,55 @@ struct kb_curl_api {
 	CURLSH *(*share_init)(void);
 	CURLSHcode (*share_setopt)(CURLSH *sh, CURLSHoption opt, ...);
 	CURLSHcode (*share_cleanup)(CURLSH *sh);
+	curl_version_info_data *(*version_info)(CURLversion v);
 };
 
 extern struct kb_curl_api kb_curl;
 
-/* Loads libcurl.so.4 and calls curl_global_init once. 0, or -ENOENT with
- * the reason logged. */
+/*
+ * The OpenSSL that libcurl loaded (libssl.so.3 and libcrypto.so.3, found by
+ * dlsym on libcurl's handle, which searches its dependencies), not the one
+ * linked into kubicle: an object made by one must never reach the other.
+ * lib/httpc.c builds the host client's CA store, certificate and key with
+ * these once, and hands them to each TLS context curl makes (its SSL_CTX
+ * callback) instead of PEM blobs that curl decodes again per connection.
+ * Filled only when libcurl's TLS backend is OpenSSL 3 and every symbol
+ * resolves (kb_curl_ossl_ok); the types are those of our OpenSSL 3 headers,
+ * whose public structs the shared 3.x library shares.
+ */
+struct kb_curl_ossl {
+	BIO *(*bio_new_mem_buf)(const void *buf, int len);
+	int (*bio_free)(BIO *b);
+	STACK_OF(X509_INFO) * (*pem_x509_info_read_bio)(BIO *b, STACK_OF(X509_INFO) * sk,
+							pem_password_cb *cb, void *u);
+	X509 *(*pem_read_bio_x509_aux)(BIO *b, X509 **x, pem_password_cb *cb, void *u);
+	X509 *(*pem_read_bio_x509)(BIO *b, X509 **x, pem_password_cb *cb, void *u);
+	EVP_PKEY *(*pem_read_bio_privatekey)(BIO *b, EVP_PKEY **x, pem_password_cb *cb, void *u);
+	int (*x509_check_private_key)(const X509 *x, const EVP_PKEY *k);
+	void (*x509_free)(X509 *x);
+	void (*x509_info_free)(X509_INFO *i);
+	void (*evp_pkey_free)(EVP_PKEY *k);
+	X509_STORE *(*x509_store_new)(void);
+	void (*x509_store_free)(X509_STORE *s);
+	int (*x509_store_up_ref)(X509_STORE *s);
+	int (*x509_store_add_cert)(X509_STORE *s, X509 *x);
+	int (*x509_store_add_crl)(X509_STORE *s, X509_CRL *x);
+	int (*x509_store_set_flags)(X509_STORE *s, unsigned long flags);
+	int (*sk_num)(const OPENSSL_STACK *sk);
+	void *(*sk_value)(const OPENSSL_STACK *sk, int i);
+	void (*sk_free)(OPENSSL_STACK *sk);
+	void (*err_clear_error)(void);
+	void (*ssl_ctx_set_cert_store)(SSL_CTX *ctx, X509_STORE *s);
+	int (*ssl_ctx_use_certificate)(SSL_CTX *ctx, X509 *x);
+	int (*ssl_ctx_use_privatekey)(SSL_CTX *ctx, EVP_PKEY *k);
+	long (*ssl_ctx_ctrl)(SSL_CTX *ctx, int cmd, long larg, void *parg);
+};
+
+extern struct kb_curl_ossl kb_curl_ossl;
+extern bool kb_curl_ossl_ok;
+
+/* Loads libcurl.so.4 and calls curl_global_init once; fills kb_curl_ossl
+ * when it can. 0, or -ENOENT with the reason logged. */
 int kb_curl_load(void);
 
 #ifndef KB_CURL_DL_IMPL
@@ -79,6 +126,7 @@ int kb_curl_load(void);
 #define curl_share_init          kb_curl.share_init
 #define curl_share_setopt        kb_curl.share_setopt
 #define curl_share_cleanup       kb_curl.share_cleanup
+#define curl_version_info        kb_curl.version_info
 #endif
 
 #endif

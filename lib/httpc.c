@@ -463,13 +463,193 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return go && !r->cancelled ? n : 0;
 }
 
+/* ---- TLS credentials, decoded once ------------------------------------------------ */
+
+/* Up to this many certificates after the client's own (its chain) */
+#define MAX_CHAIN 8
+
+/* The client's CA store, certificate, chain and key as objects of the
+ * OpenSSL libcurl loaded (kb_curl_ossl), made once per client. curl makes a
+ * new TLS context per connection and, given PEM blobs, decodes them into it
+ * each time: ~7.5 M instructions (the key's decoder alone 4.8 M) of the
+ * ~17.5 M a new connection to the host cost (bench/README.md, branch
+ * sync4). The store is shared by reference (X509_STORE is
+ * reference-counted and read-only once built); certificate and key are
+ * taken by reference by each context. */
+struct kb_httpc_creds {
+	X509_STORE *store; /* NULL: no ca_pem */
+	X509 *cert;        /* NULL: no client certificate */
+	X509 *chain[MAX_CHAIN];
+	unsigned nchain;
+	EVP_PKEY *key;
+};
+
+static void creds_free(struct kb_httpc_creds *k)
+{
+	if (!k)
+		return;
+	const struct kb_curl_ossl *o = &kb_curl_ossl;
+	if (k->store)
+		o->x509_store_free(k->store);
+	if (k->cert)
+		o->x509_free(k->cert);
+	for (unsigned i = 0; i < k->nchain; i++)
+		o->x509_free(k->chain[i]);
+	if (k->key)
+		o->evp_pkey_free(k->key);
+	free(k);
+}
+
+/* The CA bundle's certificates and CRLs in a new store, as curl's
+ * CAINFO_BLOB loads them (PEM_X509_INFO_read_bio; at least one entry).
+ * NULL when the PEM does not load. */
+static X509_STORE *creds_store(const char *pem)
+{
+	const struct kb_curl_ossl *o = &kb_curl_ossl;
+	BIO *b = o->bio_new_mem_buf(pem, (int)strlen(pem));
+	STACK_OF(X509_INFO) *inf = b ? o->pem_x509_info_read_bio(b, NULL, NULL, NULL) : NULL;
+	X509_STORE *st = inf ? o->x509_store_new() : NULL;
+	int n = inf ? o->sk_num((OPENSSL_STACK *)inf) : 0, count = 0;
+	for (int i = 0; st && i < n; i++) {
+		X509_INFO *it = o->sk_value((OPENSSL_STACK *)inf, i);
+		bool ok = (!it->x509 || o->x509_store_add_cert(st, it->x509)) &&
+			  (!it->crl || o->x509_store_add_crl(st, it->crl));
+		count += ok ? !!it->x509 + !!it->crl : 0;
+		if (!ok)
+			count = n = 0; /* as curl: a failed add fails the bundle */
+	}
+	for (int i = 0; inf && i < o->sk_num((OPENSSL_STACK *)inf); i++)
+		o->x509_info_free(o->sk_value((OPENSSL_STACK *)inf, i));
+	if (inf)
+		o->sk_free((OPENSSL_STACK *)inf);
+	if (b)
+		o->bio_free(b);
+	if (st && !count) {
+		o->x509_store_free(st);
+		st = NULL;
+	}
+	/* the flags curl 7.88 sets on its store (populate_x509_store) once it
+	 * verifies the peer, set here too, should a curl set its store up
+	 * before the SSL_CTX callback rather than after */
+	if (st)
+		o->x509_store_set_flags(st, X509_V_FLAG_TRUSTED_FIRST | X509_V_FLAG_PARTIAL_CHAIN);
+	return st;
+}
+
+/* PEM password callback: none (as curl's without CURLOPT_KEYPASSWD), so
+ * that an encrypted key fails instead of prompting on a terminal. */
+static int no_password(char *buf, int size, int rwflag, void *u)
+{
+	(void)buf, (void)size, (void)rwflag, (void)u;
+	return 0;
+}
+
+/* The client certificate (first PEM block, as curl reads it: trusted
+ * form accepted), its chain (the blocks after it) and the key, which must
+ * match. -EPROTO when any does not load. */
+static int creds_client(struct kb_httpc_creds *k, const char *cert_pem, const char *key_pem)
+{
+	const struct kb_curl_ossl *o = &kb_curl_ossl;
+	BIO *b = o->bio_new_mem_buf(cert_pem, (int)strlen(cert_pem));
+	k->cert = b ? o->pem_read_bio_x509_aux(b, NULL, no_password, NULL) : NULL;
+	X509 *x;
+	while (k->cert && (x = o->pem_read_bio_x509(b, NULL, no_password, NULL))) {
+		if (k->nchain == MAX_CHAIN) {
+			o->x509_free(x);
+			break; /* longer than any kubeconfig's: left to curl */
+		}
+		k->chain[k->nchain++] = x;
+	}
+	bool more = k->nchain == MAX_CHAIN;
+	if (b)
+		o->bio_free(b);
+	b = o->bio_new_mem_buf(key_pem, (int)strlen(key_pem));
+	k->key = b ? o->pem_read_bio_privatekey(b, NULL, no_password, NULL) : NULL;
+	if (b)
+		o->bio_free(b);
+	o->err_clear_error(); /* the chain's end (no start line) and any failure */
+	if (!k->cert || !k->key || more || o->x509_check_private_key(k->cert, k->key) != 1) {
+		o->err_clear_error();
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Builds c->creds when libcurl's OpenSSL is at hand and there is PEM to
+ * decode; left NULL (curl gets the PEM blobs, and reports what is wrong
+ * with them) otherwise. */
+static void creds_build(kb_httpc_t *c)
+{
+	if (!kb_curl_ossl_ok || (!c->ca_pem && !(c->cert_pem && c->key_pem)))
+		return;
+	struct kb_httpc_creds *k = calloc(1, sizeof(*k));
+	if (!k)
+		return;
+	if ((c->ca_pem && !(k->store = creds_store(c->ca_pem))) ||
+	    (c->cert_pem && c->key_pem && creds_client(k, c->cert_pem, c->key_pem) < 0)) {
+		kb_info("httpc", "%s: credentials not decoded here: curl gets the PEM", c->server);
+		kb_curl_ossl.err_clear_error();
+		creds_free(k);
+		return;
+	}
+	c->creds = k;
+}
+
+/* curl's SSL_CTX callback: a new connection's TLS context, after curl set
+ * its options and before its handshake. Gives it the shared store and the
+ * client's certificate, chain and key. curl then sets its verification
+ * flags on that store (trusted first, partial chains: the same as on its
+ * own) and checks the peer's name itself. */
+static CURLcode on_ssl_ctx(CURL *e, void *ssl_ctx, void *arg)
+{
+	(void)e;
+	const struct kb_httpc_creds *k = arg;
+	const struct kb_curl_ossl *o = &kb_curl_ossl;
+	SSL_CTX *ctx = ssl_ctx;
+	if (k->store) {
+		if (!o->x509_store_up_ref(k->store))
+			return CURLE_OUT_OF_MEMORY;
+		o->ssl_ctx_set_cert_store(ctx, k->store); /* takes the reference */
+	}
+	if (!k->cert)
+		return CURLE_OK;
+	if (o->ssl_ctx_use_certificate(ctx, k->cert) != 1)
+		return CURLE_SSL_CERTPROBLEM;
+	for (unsigned i = 0; i < k->nchain; i++)
+		if (!o->ssl_ctx_ctrl(ctx, SSL_CTRL_CHAIN_CERT, 1, k->chain[i])) /* add1 */
+			return CURLE_SSL_CERTPROBLEM;
+	if (o->ssl_ctx_use_privatekey(ctx, k->key) != 1)
+		return CURLE_SSL_CERTPROBLEM;
+	return CURLE_OK;
+}
+
 /* ---- starting requests ----------------------------------------------------------- */
+
+/* With decoded credentials: no PEM for curl, and no CA file or directory
+ * either (curl's defaults, /etc/ssl/certs: the store holds exactly the CA
+ * bundle given, as client-go trusts only a kubeconfig's CA data). */
+static void setup_tls_creds(kb_httpc_t *c, CURL *e)
+{
+	const struct kb_httpc_creds *k = c->creds;
+	curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
+	curl_easy_setopt(e, CURLOPT_SSL_CTX_DATA, (void *)k);
+	if (k->store) {
+		curl_easy_setopt(e, CURLOPT_CAINFO, NULL);
+		curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
+	} else if (c->ca_file) {
+		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
+	}
+}
 
 void kb_httpc_setup_tls(kb_httpc_t *c, CURL *e)
 {
 	if (c->insecure) {
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (c->creds) {
+		setup_tls_creds(c, e);
+		return;
 	}
 	if (c->ca_pem) {
 		struct curl_blob b = {c->ca_pem, strlen(c->ca_pem), CURL_BLOB_NOCOPY};
@@ -842,6 +1022,7 @@ int kb_httpc_new(uv_loop_t *loop, const struct kb_httpc_opts *o, kb_httpc_t **ou
 	c->cert_pem = dup_or_null(o->cert_pem);
 	c->key_pem = dup_or_null(o->key_pem);
 	c->insecure = o->insecure;
+	creds_build(c);
 	c->timeout_ms = o->timeout_ms ? o->timeout_ms : 30000;
 	c->user_agent = dup_or_null(o->user_agent);
 	c->allow = o->allow;
@@ -895,6 +1076,7 @@ void kb_httpc_close(kb_httpc_t *c)
 		curl_easy_cleanup(c->idle[--c->nidle]);
 	if (c->share)
 		curl_share_cleanup(c->share);
+	creds_free(c->creds); /* each TLS context holds its own references */
 	while (c->socks)
 		sock_close(c, c->socks);
 	free(c->server);

@@ -36,6 +36,10 @@ struct kb_httpc {
 	unsigned token_gen;     /* bumped by each token change */
 	uint64_t token_read_ms; /* last read of token_file */
 	char *ca_pem, *ca_file, *cert_pem, *key_pem;
+	/* ca_pem, cert_pem and key_pem decoded once by the OpenSSL libcurl
+	 * loaded (lib/curl_dl.h), for every new connection's TLS context
+	 * (kb_httpc_setup_tls); NULL: none, or curl decodes the PEM itself */
+	struct kb_httpc_creds *creds;
 	bool insecure;
 	unsigned timeout_ms;
 	double qps, tokens;
@@ -68,8 +72,9 @@ struct kb_httpc_dial {
  * -EHOSTUNREACH, -ECANCELED, -EPROTO (TLS), -ECONNRESET, -ENOMEM, -EIO. */
 int kb_httpc_map_curl(CURLcode cc);
 /* Sets e's TLS options from the client's: verification, CA, client
- * certificate and key. The PEM blobs are borrowed from c (not copied): e
- * must be cleaned up before c's strings are freed by kb_httpc_close. */
+ * certificate and key. The PEM blobs (or the decoded credentials) are
+ * borrowed from c (not copied): e must be cleaned up before
+ * kb_httpc_close frees them. */
 void kb_httpc_setup_tls(kb_httpc_t *c, CURL *e);
 /* Sets e to open its sockets through c's allow hook, noting attempts in d
  * (borrowed: lives as long as e's transfer), and, with a hook, to use no

@@ -12,7 +12,10 @@
  * tunnels open, connecting or in their TLS handshake; a server the CA does
  * not vouch for; arguments refused. And a plain request's extra header
  * lines (an Accept line replacing the default) and head callback (status and
- * Content-Type before the body, an error body streamed too).
+ * Content-Type before the body, an error body streamed too). And the client's
+ * credentials, decoded once for every connection: three connections each
+ * showing the certificate, a server of another CA refused, a CA bundle's
+ * second certificate trusted, a key not matching the certificate refused.
  */
 #include <check.h>
 #include <errno.h>
@@ -109,9 +112,10 @@ struct srv {
 	char head[8192];
 	size_t head_len;
 	bool peer_cert;
-	size_t got;   /* bytes after the head */
-	bool got_ok;  /* as expected */
-	int eof_seen; /* the client closed */
+	int with_cert; /* connections that showed a client certificate */
+	size_t got;    /* bytes after the head */
+	bool got_ok;   /* as expected */
+	int eof_seen;  /* the client closed */
 };
 
 static void sleep_ms(long ms)
@@ -141,6 +145,10 @@ static void ctx_load(SSL_CTX *ctx, bool want_cert)
 	X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca);
 	X509_free(ca);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+	/* a later connection resuming the session of an earlier one: OpenSSL
+	 * refuses it without a session id context when it verifies clients */
+	static const unsigned char sid[] = "test";
+	ck_assert_int_eq(SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1), 1);
 }
 
 static void serve(struct srv *s, int fd)
@@ -156,6 +164,7 @@ static void serve(struct srv *s, int fd)
 	SSL_set_fd(ssl, fd);
 	if (SSL_accept(ssl) == 1) {
 		s->peer_cert = SSL_get0_peer_certificate(ssl) != NULL;
+		s->with_cert += s->peer_cert;
 		s->script(s, ssl);
 		SSL_shutdown(ssl);
 	}
@@ -1161,6 +1170,107 @@ START_TEST(request_head_and_headers)
 }
 END_TEST
 
+/* ---- credentials decoded once, given to each new connection ------------------------ */
+
+static void script_ok_close(struct srv *s, SSL *ssl)
+{
+	if (read_head(s, ssl))
+		puts_ssl(ssl,
+			 "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+}
+
+struct done_rec {
+	int err, n;
+	long status;
+};
+
+static void dr_done(kb_httpc_req_t *req, int err, long status, const char *body, size_t len,
+		    void *arg)
+{
+	struct done_rec *d = arg;
+	d->err = err;
+	d->status = status;
+	d->n++;
+}
+
+/* n GETs at once from a client trusting ca (PEM) with the client
+ * certificate and key given; each is checked to end with err and, when 0,
+ * a 200. */
+static void get_n(struct srv *s, int n, const char *ca, const char *key, int err)
+{
+	struct rec r = {0};
+	struct done_rec d[4] = {{0}};
+	char url[64];
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d", s->port);
+	struct kb_httpc_opts o = {
+	    .server = url, .ca_pem = ca, .cert_pem = client_cert, .key_pem = key};
+	ck_assert_int_eq(uv_loop_init(&r.loop), 0);
+	ck_assert_int_eq(kb_httpc_new(&r.loop, &o, &r.c), 0);
+	for (int i = 0; i < n; i++) {
+		struct kb_httpc_call call = {
+		    .method = "GET", .path = "/x", .on_done = dr_done, .arg = &d[i]};
+		ck_assert_ptr_nonnull(kb_httpc_request(r.c, &call));
+	}
+	run_to_end(&r, s);
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(d[i].n, 1);
+		ck_assert_int_eq(d[i].err, err);
+		ck_assert_int_eq(d[i].status, err ? 0 : 200);
+	}
+	kb_buf_free(&r.data);
+}
+
+/* Three connections at once: each TLS context gets the store, certificate
+ * and key decoded once, and each shows the certificate. */
+START_TEST(three_connections_one_set_of_credentials)
+{
+	struct srv s = {.want_cert = true, .conns = 3};
+	srv_start(&s, script_ok_close);
+	get_n(&s, 3, ca_a, client_key, 0);
+	ck_assert_int_eq(s.with_cert, 3);
+}
+END_TEST
+
+/* The decoded store still decides: a server its CA did not sign is not
+ * spoken to. */
+START_TEST(request_to_a_server_of_another_ca)
+{
+	struct srv s = {.want_cert = true};
+	srv_start(&s, script_ok_close);
+	get_n(&s, 1, ca_b, client_key, -EPROTO);
+	ck_assert_uint_eq(s.head_len, 0);
+}
+END_TEST
+
+/* Every certificate of a CA bundle is trusted, not only its first. */
+START_TEST(ca_bundle_of_two)
+{
+	struct srv s = {.want_cert = true};
+	size_t lb = strlen(ca_b), la = strlen(ca_a);
+	char *both = malloc(lb + la + 1);
+	memcpy(both, ca_b, lb);
+	memcpy(both + lb, ca_a, la + 1);
+	srv_start(&s, script_ok_close);
+	get_n(&s, 1, both, client_key, 0);
+	ck_assert_int_eq(s.with_cert, 1);
+	free(both);
+}
+END_TEST
+
+/* A key that is not the certificate's: no connection gets through. */
+START_TEST(key_of_another_certificate)
+{
+	struct srv s = {.want_cert = true};
+	char *cert2 = NULL, *key2 = NULL;
+	ck_assert_int_eq(kb_pki_issue_client(dir_a, "other", NULL, 0, 0, &cert2, &key2), 0);
+	srv_start(&s, script_ok_close);
+	get_n(&s, 1, ca_a, key2, -EPROTO);
+	ck_assert_uint_eq(s.head_len, 0);
+	free(cert2);
+	free(key2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1189,6 +1299,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, wrong_ca);
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, request_head_and_headers);
+	tcase_add_test(tc, three_connections_one_set_of_credentials);
+	tcase_add_test(tc, request_to_a_server_of_another_ca);
+	tcase_add_test(tc, ca_bundle_of_two);
+	tcase_add_test(tc, key_of_another_certificate);
 	suite_add_tcase(s, tc);
 	return s;
 }
