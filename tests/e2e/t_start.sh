@@ -21,6 +21,16 @@ ok = has("pods/exec", "create") and has("configmaps", "watch") and has("rolebind
 print("yes" if ok else json.dumps(rules)[:300])'
 }
 
+# start_again_unchanged NAME PORT WHAT: stops the server, starts it again on
+# the same port and checks that the start wrote nothing (the revision).
+start_again_unchanged() {
+  local rv
+  rv=$(start_list_rv)
+  stop_server TERM
+  E2E_PORT=$2 start_server "$1" || { fail "start after $3"; return 1; }
+  expect_eq "the start after $3 writes nothing (same revision)" "$rv" start_list_rv
+}
+
 start_suite() {
   local saved_pid=$SERVER_PID saved_kcfg=$KCFG saved_url=$SERVER_URL saved_dir=$DATA_DIR
   start_server start || { fail "first start"; return; }
@@ -67,11 +77,7 @@ start_suite() {
     bash -c "kcurl_vp() { curl -sS --cacert '$DATA_DIR/ca.crt' --cert '$DATA_DIR/admin.crt' \
       --key '$DATA_DIR/admin.key' '$SERVER_URL/apis/apiregistration.k8s.io/v1/apiservices/v1.batch'; }; \
       kcurl_vp | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"spec\"][\"versionPriority\"])'"
-  local rv2
-  rv2=$(start_list_rv)
-  stop_server TERM
-  E2E_PORT=$port start_server start || { fail "start after the repair"; return; }
-  expect_eq "the start after the repair writes nothing (same revision)" "$rv2" start_list_rv
+  start_again_unchanged start "$port" "the repair" || return
   expect_eq "clusterrole admin is aggregated again" "yes" start_admin_aggregated
   stop_server TERM
   SERVER_PID=$saved_pid KCFG=$saved_kcfg SERVER_URL=$saved_url DATA_DIR=$saved_dir
@@ -131,11 +137,7 @@ print(json.dumps(o))' | $K replace -f - >/dev/null
   expect_eq "a binding to another role is made again, with the default's roleRef" "system:monitoring new" \
     start_field clusterrolebindings/system:monitoring \
     "o['roleRef']['name'] + (' new' if o['metadata']['uid'] != '$uid0' else ' same')"
-  local rv
-  rv=$(start_list_rv)
-  stop_server TERM
-  E2E_PORT=$port start_server reconcile || { fail "start after the reconcile"; return; }
-  expect_eq "the start after a reconcile writes nothing (same revision)" "$rv" start_list_rv
+  start_again_unchanged reconcile "$port" "a reconcile" || return
   expect_eq "clusterrole admin is aggregated" "yes" start_admin_aggregated
   stop_server TERM
   SERVER_PID=$saved_pid KCFG=$saved_kcfg SERVER_URL=$saved_url DATA_DIR=$saved_dir
