@@ -473,6 +473,9 @@ YAML
 import json, sys
 p = json.load(sys.stdin); m = p["metadata"]
 for k in ("uid", "resourceVersion", "creationTimestamp", "managedFields"): m.pop(k, None)
+# the pod-grouper named the group it made for that pod, owned by it and
+# collected with it: an old Kubicle pod had a group of its own
+(m.get("annotations") or {}).pop("pod-group-name", None)
 m["name"] = sys.argv[1]; p.pop("status", None); p["spec"].pop("nodeName", None)
 json.dump(p, sys.stdout)' "$legacy" | "${H[@]}" create -f - >/dev/null
   "${H[@]}" delete pod "$h1" --wait=true --timeout=20s >/dev/null
@@ -485,7 +488,11 @@ json.dump(p, sys.stdout)' "$legacy" | "${H[@]}" create -f - >/dev/null
   # the copy made under the old name started Pending on the host, and its
   # status is copied up as the host reports it: Running once the host's
   # MODIFIED reaches the restarted syncer (waited for: a fixed sleep here
-  # failed under load)
+  # failed under load). The copy once kept the pod-group-name of the group
+  # the pod-grouper had made for the pod it copied, which the host's garbage
+  # collector removed with that pod: a KAI pod whose group is gone is never
+  # scheduled (isOrphanPodWithPodGroup), so it stayed Pending when the
+  # collector came first.
   expect_until "upgrade: the tenant pod stays, Running as its adopted host pod" "Running" \
     "${T[@]}" -n b get pod up-x -o jsonpath='{.status.phase}'
   "${T[@]}" -n b delete pod up-x --wait=true --timeout=20s >/dev/null
