@@ -86,6 +86,17 @@ void kb_buf_free(struct kb_buf *b);
 
 bool kb_str_has_prefix(const char *s, const char *prefix);
 
+/* 64-bit FNV-1a of n bytes, continuing from h (KB_FNV1A_INIT to begin):
+ * table slots and cache keys (start-up stamps), not a security hash. */
+#define KB_FNV1A_INIT 14695981039346656037ULL
+static inline uint64_t kb_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
 /* The value of the hex digit c ('0'-'9', 'a'-'f', 'A'-'F'): 0 to 15, or -1
  * for anything else (a negative char included). */
 int kb_hexval(int c);

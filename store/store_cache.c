@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util.h"
 #include "store/store_impl.h"
 
 #define OC_SLOTS     256
@@ -52,12 +53,7 @@ static size_t make_key(char *buf, size_t cap, const char *res, const char *ns, c
 
 static size_t slot_of(const char *key, size_t klen)
 {
-	uint64_t h = 14695981039346656037ULL;
-	for (size_t i = 0; i < klen; i++) {
-		h ^= (unsigned char)key[i];
-		h *= 1099511628211ULL;
-	}
-	return (size_t)(h % OC_SLOTS);
+	return (size_t)(kb_fnv1a(KB_FNV1A_INIT, key, klen) % OC_SLOTS);
 }
 
 static void entry_drop(struct store_ocache *c, size_t i)

@@ -248,14 +248,6 @@ static int make_local_available(struct proxy *px, const json_t *o)
  */
 #define STAMP_KEY "apiservices-synced"
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return h;
-}
-
 struct fingerprint {
 	uint64_t h;
 	size_t n;
@@ -266,7 +258,7 @@ static int fp_text(const char *text, size_t len, void *arg)
 {
 	struct fingerprint *f = arg;
 	uint64_t l = len;
-	f->h = fnv(fnv(f->h, &l, sizeof(l)), text, len);
+	f->h = kb_fnv1a(kb_fnv1a(f->h, &l, sizeof(l)), text, len);
 	f->n++;
 	if (f->backed && memmem(text, len, "\"service\"", 9)) {
 		json_t *o = kb_json_loadb(text, len, 0, NULL);
@@ -281,7 +273,7 @@ static int fp_text(const char *text, size_t len, void *arg)
  * label) per row, and the form of the first wanted object. */
 static uint64_t wanted_fp(struct proxy *px)
 {
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = KB_FNV1A_INIT;
 	bool form = false;
 	char line[400];
 	for (size_t i = 0; i < resource_count(); i++) {
@@ -293,12 +285,12 @@ static uint64_t wanted_fp(struct proxy *px)
 		int n = snprintf(line, sizeof(line), "%s.%s %d %d %s\n", res->version, res->group,
 				 p ? p->group_p : CRD_GROUP_P, p ? p->version_p : CRD_VER_P,
 				 p ? "onstart" : "true");
-		h = fnv(h, line, n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0);
+		h = kb_fnv1a(h, line, n > 0 && (size_t)n < sizeof(line) ? (size_t)n : 0);
 		if (!form) {
 			json_t *o = wanted_for(px, res);
 			char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 			if (text)
-				h = fnv(h, text, strlen(text));
+				h = kb_fnv1a(h, text, strlen(text));
 			free(text);
 			json_decref(o);
 			form = true;
@@ -313,7 +305,7 @@ static int stamp_now(struct proxy *px, uint64_t want, json_t *backed, char *out,
 {
 	const struct proxy_resource *res =
 	    resource_find("apiregistration.k8s.io", "v1", "apiservices");
-	struct fingerprint f = {.h = 14695981039346656037ULL, .backed = backed};
+	struct fingerprint f = {.h = KB_FNV1A_INIT, .backed = backed};
 	struct store_list_req lr = {.res = res->store_key};
 	int64_t rev;
 	int rc = store_list_text(px->store, &lr, fp_text, &f, &rev);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "lib/util.h"
 
 static const char defaults_json[] =
     "[{\"apiVersion\":\"rbac.authorization.k8s.io/"
@@ -340,10 +341,8 @@ const struct rbac_default_name *rbac_default_names(size_t *n)
 
 uint64_t rbac_defaults_form(void)
 {
-	uint64_t h = 14695981039346656037ULL ^ DEFAULTS_CODE_FORM;
-	for (size_t i = 0; i < sizeof(defaults_json) - 1; i++)
-		h = (h ^ (unsigned char)defaults_json[i]) * 1099511628211ULL;
-	return h;
+	return kb_fnv1a(KB_FNV1A_INIT ^ DEFAULTS_CODE_FORM, defaults_json,
+			sizeof(defaults_json) - 1);
 }
 
 json_t *rbac_defaults(void)

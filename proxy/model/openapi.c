@@ -87,17 +87,13 @@ static bool in_gv(const struct proxy_resource *r, const char *group, const char 
 
 static void fnv(uint64_t *h, const char *s)
 {
-	for (; s && *s; s++) {
-		*h ^= (unsigned char)*s;
-		*h *= 1099511628211ULL;
-	}
-	*h ^= 0xff; /* field separator */
-	*h *= 1099511628211ULL;
+	*h = kb_fnv1a(*h, s, s ? strlen(s) : 0);
+	*h = kb_fnv1a(*h, "\xff", 1); /* field separator */
 }
 
 static void gv_hash(const char *group, const char *version, char *out, size_t len)
 {
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = KB_FNV1A_INIT;
 	char num[32];
 
 	fnv(&h, OPENAPI_REV);
