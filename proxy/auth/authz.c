@@ -572,30 +572,24 @@ static int cmp_made(const void *a, const void *b)
  * (namespace, name), as a list would give them: a new array. */
 static json_t *made_of(const json_t *made, const struct proxy_resource *res)
 {
-	json_t *items = json_array();
+	const json_t **v = calloc(json_array_size(made) + 1, sizeof(*v));
+	json_t *sorted = v ? json_array() : NULL;
 	size_t i, n = 0;
 	json_t *o;
 	json_array_foreach (made, i, o)
-		if (strcmp(json_string_value(json_object_get(o, "kind")) ?: "", res->kind) == 0)
-			json_array_append(items, o);
-	const json_t **v = calloc(json_array_size(items) + 1, sizeof(*v));
-	if (!v) {
-		json_decref(items);
-		return NULL;
-	}
-	json_array_foreach (items, i, o)
-		v[n++] = o;
-	qsort(v, n, sizeof(*v), cmp_made);
-	json_t *sorted = json_array();
-	for (i = 0; i < n; i++)
+		if (v &&
+		    strcmp(json_string_value(json_object_get(o, "kind")) ?: "", res->kind) == 0)
+			v[n++] = o;
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_made);
+	for (i = 0; sorted && i < n; i++)
 		json_array_append(sorted, (json_t *)v[i]);
 	free(v);
-	json_decref(items);
 	return sorted;
 }
 
 /* Indexes and watches one kind. `made` (borrowed, may be NULL): on a store
- * that was empty, every object bootstrap() stored, which are then all there
+ * that was empty, every default the start created, which are then all there
  * is (no list: its parse of what was just written was 1.9 M instructions
  * of a first start). `crbs` (may be NULL) gets the ClusterRoleBindings by
  * name. */
@@ -678,48 +672,6 @@ out:
 	json_decref(tmp.croles);
 }
 
-/* Creates the default roles and bindings that are missing; `made` (may be
- * NULL) gets each object stored. */
-static int bootstrap(struct proxy *px, json_t *made)
-{
-	json_t *objs = rbac_defaults();
-	size_t i;
-	json_t *o;
-	int rc = 0;
-	bool aggregated = false;
-	if (!objs)
-		return -ENOMEM;
-	store_txn_begin(px->store);
-	json_array_foreach (objs, i, o) {
-		const struct proxy_resource *res =
-		    resource_find_kind(RBAC_GROUP, json_string_value(json_object_get(o, "kind")));
-		const char *have = NULL;
-		size_t len = 0;
-		if (!res)
-			continue;
-		/* there already: its text is enough (no parse) */
-		if (store_get_raw(px->store, res->store_key, "", obj_str(o, "metadata.name"), &have,
-				  &len, NULL) == 0)
-			continue;
-		if (!aggregated) {
-			preaggregate(objs);
-			aggregated = true;
-		}
-		rc = px->client->bootstrap_create(px, res, o, NULL);
-		if (rc < 0 && rc != -EEXIST)
-			break;
-		if (rc == 0 && made)
-			json_array_append(made, o);
-		rc = 0;
-	}
-	if (rc == 0)
-		rc = store_txn_commit(px->store);
-	else
-		store_txn_rollback(px->store);
-	json_decref(objs);
-	return rc;
-}
-
 static int load_all(struct authz *az, const json_t *made, json_t *crbs)
 {
 	int rc = 0;
@@ -781,17 +733,16 @@ static char *defaults_stamp(const struct authz *az, const json_t *crbs)
 	size_t n;
 	const struct rbac_default_name *d = rbac_default_names(&n);
 	struct kb_buf b = {0};
-	kb_buf_printf(&b, "%016llx ", (unsigned long long)rbac_defaults_form());
-	for (size_t i = 0; i < n; i++) {
+	int rc = kb_buf_printf(&b, "%016llx ", (unsigned long long)rbac_defaults_form());
+	for (size_t i = 0; rc >= 0 && i < n; i++) {
 		const json_t *o =
 		    json_object_get(d[i].kind == RBAC_CLUSTERROLE ? az->croles : crbs, d[i].name);
 		const char *rv = o ? obj_str(o, "metadata.resourceVersion") : NULL;
-		if (kb_buf_printf(&b, "%s%s", i ? "," : "", rv ? rv : "-") < 0) {
-			kb_buf_free(&b);
-			return NULL;
-		}
+		rc = kb_buf_printf(&b, "%s%s", i ? "," : "", rv ? rv : "-");
 	}
-	return b.data;
+	if (rc < 0)
+		kb_buf_free(&b);
+	return rc < 0 ? NULL : b.data;
 }
 
 static bool is_protected(const json_t *o)
@@ -965,9 +916,11 @@ static json_t *reconciled_binding(const json_t *have, const json_t *want, bool *
 	return upd;
 }
 
-/* One default against what is stored: created, updated, recreated or left.
- * 0 or a store error; *wrote set when something was written. */
-static int reconcile_one(struct authz *az, const json_t *crbs, json_t *want, bool *wrote)
+/* One default against what is stored: created (and appended to `made`, may
+ * be NULL), updated, recreated or left. 0 or a store error; *wrote set when
+ * something was written. */
+static int reconcile_one(struct authz *az, const json_t *crbs, json_t *want, json_t *made,
+			 bool *wrote)
 {
 	struct proxy *px = az->px;
 	const char *kind = json_string_value(json_object_get(want, "kind"));
@@ -981,6 +934,8 @@ static int reconcile_one(struct authz *az, const json_t *crbs, json_t *want, boo
 	if (!have) {
 		rc = px->client->bootstrap_create(px, res, want, NULL);
 		*wrote |= rc == 0;
+		if (rc == 0 && made)
+			json_array_append(made, want);
 		return rc == -EEXIST ? 0 : rc;
 	}
 	json_t *upd =
@@ -1002,25 +957,23 @@ static int reconcile_one(struct authz *az, const json_t *crbs, json_t *want, boo
 	return rc;
 }
 
-/* Reconciles every default against the loaded objects, in one
- * transaction. *wrote set when something was written. */
-static int reconcile(struct authz *az, const json_t *crbs, bool *wrote)
+/* Reconciles the defaults `objs` (borrowed; rbac_defaults()) against the
+ * loaded objects, in one transaction; on an empty store that creates them
+ * all, each appended to `made` (may be NULL). *wrote set when something
+ * was written. */
+static int reconcile(struct authz *az, const json_t *crbs, json_t *objs, json_t *made, bool *wrote)
 {
-	json_t *objs = rbac_defaults();
 	size_t i;
 	json_t *o;
 	int rc = 0;
-	if (!objs)
-		return -ENOMEM;
 	store_txn_begin(az->px->store);
 	json_array_foreach (objs, i, o)
-		if ((rc = reconcile_one(az, crbs, o, wrote)) < 0)
+		if ((rc = reconcile_one(az, crbs, o, made, wrote)) < 0)
 			break;
 	if (rc == 0)
 		rc = store_txn_commit(az->px->store);
 	else
 		store_txn_rollback(az->px->store);
-	json_decref(objs);
 	return rc;
 }
 
@@ -1029,7 +982,7 @@ static int reconcile(struct authz *az, const json_t *crbs, bool *wrote)
  * existing data the stored objects are loaded, and the defaults are built
  * and reconciled only when the stamp says a default or their form changed
  * since the last reconcile (then loaded again when that wrote). On an empty
- * store (a first start) the defaults are created and what bootstrap made is
+ * store (a first start) the defaults are created and what was made is
  * all there is, and *settled is set: those ClusterRoles are the defaults,
  * aggregated among themselves by preaggregate() as aggregate() would (the
  * same rules, to a fixed point), so a pass of aggregate() would find
@@ -1037,29 +990,32 @@ static int reconcile(struct authz *az, const json_t *crbs, bool *wrote)
  */
 static int load(struct authz *az, struct start_state *ss, bool *settled)
 {
-	struct proxy *px = az->px;
+	bool first = store_rev(az->px->store) == 0, wrote = false;
 	int rc = 0;
-	json_t *made = NULL;
-	if (store_rev(px->store) != 0) {
+	if (!first) {
 		if ((rc = load_all(az, NULL, ss->crbs)) < 0)
 			return rc;
 		char *now = defaults_stamp(az, ss->crbs);
 		bool same = now && ss->stamped && strcmp(now, ss->stamped) == 0;
 		free(now);
-		bool wrote = false;
-		if (same || (rc = reconcile(az, ss->crbs, &wrote)) < 0 || !wrote)
-			return rc;
-		if ((rc = unload(az)) < 0)
-			return rc;
-		json_object_clear(ss->crbs);
-		return load_all(az, NULL, ss->crbs);
+		if (same)
+			return 0;
 	}
-	if (!(made = json_array()))
-		return -ENOMEM;
-	rc = bootstrap(px, made);
+	json_t *objs = rbac_defaults(), *made = first ? json_array() : NULL;
+	if (!objs || (first && !made))
+		rc = -ENOMEM;
+	if (rc == 0 && first) /* nothing is stored: all are created, aggregated */
+		preaggregate(objs);
 	if (rc == 0)
+		rc = reconcile(az, ss->crbs, objs, made, &wrote);
+	json_decref(objs);
+	if (rc == 0 && first) {
 		rc = load_all(az, made, ss->crbs);
-	*settled = rc == 0;
+		*settled = rc == 0;
+	} else if (rc == 0 && wrote && (rc = unload(az)) == 0) {
+		json_object_clear(ss->crbs);
+		rc = load_all(az, NULL, ss->crbs);
+	}
 	json_decref(made);
 	return rc;
 }
