@@ -245,6 +245,19 @@ static void loads_like_jansson(const char *text, size_t len, size_t flags)
 	json_decref(k);
 }
 
+/* The n bytes of str raw inside a document's string, ["..."], read as
+ * jansson reads them (n at most 60). */
+static void string_loads_like_jansson(const char *str, size_t n)
+{
+	char text[64];
+	ck_assert_uint_le(n + 4, sizeof(text));
+	text[0] = '[';
+	text[1] = '"';
+	memcpy(text + 2, str, n);
+	memcpy(text + 2 + n, "\"]", 2);
+	loads_like_jansson(text, n + 4, 0);
+}
+
 static const char *const parse_cases[] = {
     "{}",
     " [ ] ",
@@ -319,7 +332,7 @@ START_TEST(plain_runs_every_byte_everywhere)
 {
 	for (int c = 1; c < 256; c++) {
 		for (size_t at = 0; at < 17; at++) {
-			char str[17], text[32];
+			char str[17];
 			memset(str, 'a', sizeof(str));
 			str[at] = (char)c;
 			struct kb_buf b = {0};
@@ -344,15 +357,11 @@ START_TEST(plain_runs_every_byte_everywhere)
 			}
 			kb_buf_free(&b);
 			/* the same bytes raw inside a document's string */
-			text[0] = '[';
-			text[1] = '"';
-			memcpy(text + 2, str, sizeof(str));
-			memcpy(text + 2 + sizeof(str), "\"]", 2);
-			loads_like_jansson(text, sizeof(str) + 4, 0);
+			string_loads_like_jansson(str, sizeof(str));
 		}
 	}
 	for (size_t at = 0; at < 16; at++) {
-		char str[17], text[32];
+		char str[17];
 		memset(str, 'b', sizeof(str));
 		memcpy(str + at, "\xc3\xa9", 2);
 		struct kb_buf b = {0};
@@ -364,11 +373,7 @@ START_TEST(plain_runs_every_byte_everywhere)
 		free(want);
 		json_decref(j);
 		kb_buf_free(&b);
-		text[0] = '[';
-		text[1] = '"';
-		memcpy(text + 2, str, sizeof(str));
-		memcpy(text + 2 + sizeof(str), "\"]", 2);
-		loads_like_jansson(text, sizeof(str) + 4, 0);
+		string_loads_like_jansson(str, sizeof(str));
 	}
 }
 END_TEST
