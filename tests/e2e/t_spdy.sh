@@ -211,9 +211,13 @@ syncer_suite_stop_with_sessions() {
   local T=(kubectl --kubeconfig "$T_t9_KCFG") pid=$T_t9_PID e1 e2 pf port lp rc echo_pid
   "${T[@]}" run held --image=busybox -- sleep 3600 >/dev/null
   "${T[@]}" wait --for=condition=Ready pod/held --timeout=20s >/dev/null
-  timeout 30 "${T[@]}" exec -i held -- cat < <(sleep 60) >/dev/null 2>&1 & e1=$!
+  # cat reads its stdin, then a file of this run: the host's processes of
+  # this check are told from those of another run on the machine by it
+  local mark=$E2E_TMP/held-mark
+  : >"$mark"
+  timeout 30 "${T[@]}" exec -i held -- cat - "$mark" < <(sleep 60) >/dev/null 2>&1 & e1=$!
   if [ -x "$GSDK/kubectl.1.27" ]; then
-    timeout 30 "$GSDK/kubectl.1.27" --kubeconfig "$T_t9_KCFG" exec -i held -- cat < <(sleep 60) \
+    timeout 30 "$GSDK/kubectl.1.27" --kubeconfig "$T_t9_KCFG" exec -i held -- cat - "$mark" < <(sleep 60) \
       >/dev/null 2>&1 & e2=$!
   fi
   python3 "$PF_HERE/pfecho.py" serve "$E2E_TMP/pfecho9.port" & echo_pid=$!
@@ -225,7 +229,7 @@ syncer_suite_stop_with_sessions() {
     pf=$!
   fi
   expect_until "stop with sessions: two exec sessions are open on the host" "2" \
-    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " 2>/dev/null <"$f"; echo; done | grep -cx "cat "'
+    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " 2>/dev/null <"$f"; echo; done | grep -cxF "cat - $1 "' sh "$mark"
   kill -TERM "$pid"
   rc=0
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

@@ -972,10 +972,9 @@ syncer_suite_exec_cap() {
   local T=(kubectl --kubeconfig "$T_t2_KCFG") p1 p2
   "${T[@]}" run capx --image=busybox -- sleep 3600 >/dev/null
   "${T[@]}" wait --for=condition=Ready pod/capx --timeout=20s >/dev/null
-  "${T[@]}" exec capx -- sleep 4243 >/dev/null 2>&1 & p1=$!
-  "${T[@]}" exec capx -- sleep 4243 >/dev/null 2>&1 & p2=$!
-  expect_until "exec cap: two sessions run" "2" \
-    sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " 2>/dev/null <"$f"; echo; done | grep -cx "sleep 4243 "'
+  "${T[@]}" exec capx -- sleep "$(sy_nap 3)" >/dev/null 2>&1 & p1=$!
+  "${T[@]}" exec capx -- sleep "$(sy_nap 3)" >/dev/null 2>&1 & p2=$!
+  expect_until "exec cap: two sessions run" "2" sy_sleeps "$(sy_nap 3)"
   expect_fail "exec cap: a third is refused with 429" 'too many exec, attach and port-forward sessions at once \(2\)' \
     timeout 20 "${T[@]}" exec capx -- true
   kill -9 "$p1" "$p2"; wait "$p1" "$p2" 2>/dev/null
@@ -984,12 +983,24 @@ syncer_suite_exec_cap() {
   "${T[@]}" delete pod capx --wait=false >/dev/null
 }
 
-# Whether a process `sleep N` (4242 unless given) runs on this machine (no
-# procps needed; a process may exit between the glob and the read: quiet).
-sy_sleep_4242() {
+# sy_nap K: a number of seconds for a `sleep` the tests look for on this
+# machine, its own to this run (another e2e run beside it, on the same
+# machine, sleeps for others).
+sy_nap() {
+  echo $((4200000000 + $$ * 10 + $1))
+}
+
+# sy_sleeps N: how many processes `sleep N` run on this machine (no procps
+# needed; a process may exit between the glob and the read: quiet).
+sy_sleeps() {
   local f
   for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' 2>/dev/null <"$f"; echo; done |
-    grep -qx "sleep ${1:-4242} " && echo running || echo gone
+    grep -cx "sleep $1 "
+}
+
+# sy_sleep_running N: whether a process `sleep N` runs on this machine.
+sy_sleep_running() {
+  [ "$(sy_sleeps "$1")" != 0 ] && echo running || echo gone
 }
 
 # The channel protocol byte by byte (tests/e2e/wsexec.py), through the
@@ -1016,20 +1027,21 @@ syncer_suite_exec_protocol() {
   # (the ^C once the command runs on the host: sent before kubectl has put
   # the terminal in raw mode, it would interrupt kubectl itself)
   expect "exec -it: ^C interrupts the command" 'command terminated with exit code 130' \
-    bash -c "$(declare -f sy_sleep_4242)
-      (for i in \$(seq 300); do [ \$(sy_sleep_4242 4343) = running ] && break; sleep 0.1; done; printf '\003') |
-      timeout 30 script -qc 'kubectl --kubeconfig $T_t1_KCFG exec -it ex -c main -- sleep 4343' /dev/null"
+    bash -c "$(declare -f sy_sleeps sy_sleep_running)
+      (for i in \$(seq 300); do [ \$(sy_sleep_running $(sy_nap 4)) = running ] && break; sleep 0.1; done; printf '\003') |
+      timeout 30 script -qc 'kubectl --kubeconfig $T_t1_KCFG exec -it ex -c main -- sleep $(sy_nap 4)' /dev/null"
   expect_eq "exec: stdin, then the v5 close signal ends it" "ch1=b'abc'" \
     sh -c "python3 $SY_HERE/wsexec.py $E2E_TMP/t1 '$tp?command=cat&container=main&stdin=true&stdout=true' stdin | sed -n 1p"
   expect_eq "exec: an unmasked client frame is a protocol error (1002)" "close 1002" \
     "${ws[@]}" "$E2E_TMP/syhost" "$hp?command=cat&container=main&stdin=true&stdout=true" unmasked
   # a client that goes away: the command is killed on the host, with what
   # it started (its process group)
-  "${T[@]}" exec ex -c main -- sh -c 'sleep 4242; true' >/dev/null 2>&1 &
+  "${T[@]}" exec ex -c main -- sh -c "sleep $(sy_nap 2); true" >/dev/null 2>&1 &
   local kpid=$!
-  expect_until "exec: the command runs on the host" "running" sy_sleep_4242
+  expect_until "exec: the command runs on the host" "running" sy_sleep_running "$(sy_nap 2)"
   kill -9 "$kpid"; wait "$kpid" 2>/dev/null
-  expect_until "exec: the command and its children die with their client" "gone" sy_sleep_4242
+  expect_until "exec: the command and its children die with their client" "gone" \
+    sy_sleep_running "$(sy_nap 2)"
   printf 'copied %s\n' "$RANDOM" >"$E2E_TMP/cp.src"
   "${T[@]}" cp -c main "ex:$E2E_TMP/cp.src" "$E2E_TMP/cp.dst" >/dev/null 2>&1
   expect_eq "kubectl cp (tar over exec) from the pod" "$(cat "$E2E_TMP/cp.src")" cat "$E2E_TMP/cp.dst"
