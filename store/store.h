@@ -264,6 +264,9 @@ int store_health(const store_t *st, char *why, size_t len);
 
 /* Background WAL checkpoints completed so far (0 without a loop). */
 size_t store_checkpoints(const store_t *st);
+/* A background checkpoint is queued or running (its end not yet seen by
+ * the loop). */
+bool store_checkpoint_pending(const store_t *st);
 
 /* Drops history up to `rev` (inclusive) right now. */
 int store_compact(store_t *st, int64_t rev);

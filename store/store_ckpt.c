@@ -25,12 +25,6 @@
 #include "lib/log.h"
 #include "store/store_impl.h"
 
-#define STORE_CKPT_PAGES 1000
-/* Under a steady stream of writes a checkpoint beside them never lets the
- * WAL start over; past this size one runs on the loop, between two
- * transactions, as SQLite's own would (rare: once per this many frames). */
-#define STORE_CKPT_LIMIT (8 * STORE_CKPT_PAGES)
-
 struct store_ckpt {
 	uv_work_t req;
 	sqlite3 *db; /* the checkpointer's connection, opened by the worker */
@@ -46,6 +40,7 @@ struct store_ckpt {
 	int rc;
 	int log, copied; /* the last checkpoint's WAL frames, and copied */
 	bool all_copied; /* it copied the whole WAL as of the last commit */
+	bool caught_up;  /* the last one copied every frame it saw */
 	size_t done;
 };
 
@@ -114,8 +109,32 @@ static void ckpt_after(uv_work_t *req, int status)
 	else if (status == 0)
 		c->done++;
 	/* no commit since it started (last_pages is the WAL it saw, or less) */
-	c->all_copied = status == 0 && c->rc == SQLITE_OK && c->log >= 0 && c->copied == c->log &&
-			c->log >= c->last_pages;
+	c->caught_up = status == 0 && c->rc == SQLITE_OK && c->log >= 0 && c->copied == c->log;
+	c->all_copied = c->caught_up && c->log >= c->last_pages;
+}
+
+/* A checkpoint on the loop's connection, between two transactions; BUSY
+ * (the worker is inside one) is tried again at the next commit. */
+static void loop_checkpoint(sqlite3 *db, const char *name)
+{
+	int rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+		kb_warn("store", "checkpoint: %s", sqlite3_errstr(rc));
+}
+
+enum store_ckpt_step store__ckpt_step(int pages, int next_at, bool queued, bool caught_up, int seen)
+{
+	if (pages >= STORE_CKPT_LIMIT ||
+	    (pages >= STORE_CKPT_RESTART && caught_up && pages - seen <= STORE_CKPT_CATCHUP))
+		return STORE_CKPT_ON_LOOP;
+	/* Below STORE_CKPT_RESTART, a checkpoint that could not let the WAL
+	 * start over (a transaction was open) is not repeated on every
+	 * commit: the next one waits for STORE_CKPT_PAGES more frames; past
+	 * it, they run back to back, each copying what came during the last,
+	 * until one leaves few enough for the loop. */
+	if (queued || (pages < next_at && pages < STORE_CKPT_RESTART))
+		return STORE_CKPT_NONE;
+	return STORE_CKPT_ON_WORKER;
 }
 
 static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
@@ -123,27 +142,25 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 	store_t *st = arg;
 	struct store_ckpt *c = st->ckpt;
 	store__wal_size(st, pages);
-	c->all_copied = false; /* frames added since */
-	if (pages < c->last_pages)
-		c->next_at = STORE_CKPT_PAGES; /* the WAL started over */
-	c->last_pages = pages;
-	if (pages >= STORE_CKPT_LIMIT) {
-		/* SQLITE_BUSY while the worker checkpoints: tried again at the
-		 * next commit */
-		int rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-		if (rc != SQLITE_OK && rc != SQLITE_BUSY)
-			kb_warn("store", "checkpoint: %s", sqlite3_errstr(rc));
-		return SQLITE_OK;
+	c->all_copied = false;       /* frames added since */
+	if (pages < c->last_pages) { /* the WAL started over */
+		c->next_at = STORE_CKPT_PAGES;
+		c->caught_up = false;
 	}
-	/* A checkpoint that could not let the WAL start over (a transaction
-	 * was open) is not repeated on every commit: the next one waits for
-	 * STORE_CKPT_PAGES more frames. */
-	if (pages < c->next_at || c->queued)
-		return SQLITE_OK;
-	c->req.data = c;
-	if (uv_queue_work(st->loop, &c->req, ckpt_work, ckpt_after) == 0) {
-		c->queued = true;
-		c->next_at = pages + STORE_CKPT_PAGES;
+	c->last_pages = pages;
+	switch (store__ckpt_step(pages, c->next_at, c->queued, c->caught_up, c->log)) {
+	case STORE_CKPT_ON_LOOP:
+		c->caught_up = false;
+		loop_checkpoint(db, name);
+		break;
+	case STORE_CKPT_ON_WORKER:
+		c->req.data = c;
+		if (uv_queue_work(st->loop, &c->req, ckpt_work, ckpt_after) == 0) {
+			c->queued = true;
+			c->next_at = pages + STORE_CKPT_PAGES;
+		}
+		break;
+	case STORE_CKPT_NONE: break;
 	}
 	return SQLITE_OK;
 }
@@ -200,6 +217,11 @@ bool store__ckpt_drained(store_t *st)
 	if (!c->queued && uv_queue_work(st->loop, &c->req, ckpt_work, ckpt_after) == 0)
 		c->queued = true;
 	return false;
+}
+
+bool store_checkpoint_pending(const store_t *st)
+{
+	return st->ckpt && st->ckpt->queued;
 }
 
 size_t store_checkpoints(const store_t *st)

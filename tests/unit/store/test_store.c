@@ -14,12 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "store/store.h"
+#include "store/store_impl.h"
 
 static Suite *suite(void);
 #include "tests/unit/check_main.h"
@@ -1288,6 +1290,89 @@ START_TEST(checkpoint_in_the_background)
 }
 END_TEST
 
+/* The checkpoint a commit starts (store_ckpt.c): a worker's every
+ * STORE_CKPT_PAGES frames below STORE_CKPT_RESTART, back to back past it;
+ * one on the loop only for the few frames after a worker's that caught up,
+ * or past STORE_CKPT_LIMIT whatever is left. */
+START_TEST(checkpoint_step_by_wal_size)
+{
+	const int R = STORE_CKPT_RESTART, L = STORE_CKPT_LIMIT, C = STORE_CKPT_CATCHUP;
+	/* below the restart size: every STORE_CKPT_PAGES frames, one at a time */
+	ck_assert_int_eq(store__ckpt_step(500, 1000, false, false, 0), STORE_CKPT_NONE);
+	ck_assert_int_eq(store__ckpt_step(1000, 1000, false, false, 0), STORE_CKPT_ON_WORKER);
+	ck_assert_int_eq(store__ckpt_step(2100, 2000, true, false, 0), STORE_CKPT_NONE);
+	ck_assert_int_eq(store__ckpt_step(1500, 2000, false, true, 1490), STORE_CKPT_NONE);
+	/* past it: the worker's back to back, whatever next_at says */
+	ck_assert_int_eq(store__ckpt_step(R + 10, R + 900, false, false, 0), STORE_CKPT_ON_WORKER);
+	ck_assert_int_eq(store__ckpt_step(R + 10, R + 900, true, false, 0), STORE_CKPT_NONE);
+	/* a worker's that caught up, far behind: another worker's, not the loop */
+	ck_assert_int_eq(store__ckpt_step(R + 2000, R + 2500, false, true, R),
+			 STORE_CKPT_ON_WORKER);
+	ck_assert_int_eq(store__ckpt_step(R + C + 1, R + 900, false, true, R),
+			 STORE_CKPT_ON_WORKER);
+	/* ... close behind: the loop copies the rest */
+	ck_assert_int_eq(store__ckpt_step(R + C, R + 900, false, true, R), STORE_CKPT_ON_LOOP);
+	ck_assert_int_eq(store__ckpt_step(R + 5, R + 900, true, true, R), STORE_CKPT_ON_LOOP);
+	/* the limit: on the loop in any case */
+	ck_assert_int_eq(store__ckpt_step(L, L + 900, true, false, 0), STORE_CKPT_ON_LOOP);
+	ck_assert_int_eq(store__ckpt_step(L + 5000, 0, false, true, 10), STORE_CKPT_ON_LOOP);
+	ck_assert_int_lt(STORE_CKPT_PAGES, R);
+	ck_assert_int_lt(R, L);
+}
+END_TEST
+
+/* Frames in the WAL file at PATH (its size: a 32-byte header, then frames
+ * of a 24-byte header and a 4 KiB page). */
+static long wal_frames(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) < 0 || sb.st_size < 32 ? 0 : (long)((sb.st_size - 32) / (24 + 4096));
+}
+
+/* Past 8,000 frames (STORE_CKPT_RESTART) the worker's checkpoints run back
+ * to back, not every 1,000 frames: with a worker that keeps up (here each
+ * of its checkpoints ends before the next commit) the WAL starts over
+ * within a few commits (SQLite then cuts the file to journal_size_limit),
+ * long before 16,000 (STORE_CKPT_LIMIT), where the loop would copy all that
+ * is left. (A worker that falls behind by a few commits is the loop's
+ * catch-up: checkpoint_step_by_wal_size.) */
+START_TEST(checkpoint_lets_the_wal_start_over)
+{
+	store_t *st = open_store();
+	char wal[4200], name[32], pad[3000];
+	snprintf(wal, sizeof(wal), "%s-wal", db.path);
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	long most = 0;
+	bool over = false;
+	for (int i = 0; i < 20000 && !over; i++) {
+		snprintf(name, sizeof(name), "p%05d", i);
+		json_t *o = mkobj("ns", name, NULL);
+		json_object_set_new(o, "pad", json_string(pad));
+		ck_assert_int_eq(store_create(st, "/pods", "ns", name, o, NULL), 0);
+		json_decref(o);
+		long f = wal_frames(wal);
+		over = f < most / 2;
+		if (f > most)
+			most = f;
+		uv_run(&loop, UV_RUN_NOWAIT);
+		/* a bound for a stuck worker, not a timing */
+		for (int w = 0; w < 15000 && f >= 8000 && store_checkpoint_pending(st); w++) {
+			usleep(2000);
+			uv_run(&loop, UV_RUN_NOWAIT);
+		}
+	}
+	ck_assert_msg(over, "the WAL never started over (%ld frames at most)", most);
+	ck_assert_int_ge(most, 8000);
+	ck_assert_int_lt(most, 9000);
+	st = reopen(st);
+	size_t n = 0;
+	ck_assert_int_eq(store_count(st, "/pods", "ns", &n), 0);
+	ck_assert_uint_gt(n, 1000);
+	close_store(st);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("store/store");
@@ -1321,6 +1406,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, durability_kill9);
 	tcase_add_test(tc, sync_full_works);
 	tcase_add_test(tc, checkpoint_in_the_background);
+	tcase_add_test(tc, checkpoint_lets_the_wal_start_over);
+	tcase_add_test(tc, checkpoint_step_by_wal_size);
 	suite_add_tcase(s, tc);
 	return s;
 }
