@@ -118,22 +118,85 @@ struct cursor {
 	size_t off;
 };
 
-/* Encrypts the next `len` bytes of the cursor into out. */
-static int encrypt_from(EVP_CIPHER_CTX *x, struct cursor *cur, size_t len, uint8_t *out)
+/*
+ * The plaintext of one record goes to the cipher in as few calls as its
+ * pieces allow: each EVP_EncryptUpdate costs a few hundred instructions
+ * of dispatch, and a piece that starts inside a 16-byte block is taken
+ * byte by byte up to the next block. Pieces of at most STAGE_PIECE bytes
+ * (a chunk's head and tail, the inner content type) are gathered in a
+ * small buffer, topped up from the next large piece to a whole number of
+ * blocks, so that a watch event (head, line, "\r\n", type) is sealed in
+ * three calls with its line aligned, as one piece would be. GCM and
+ * ChaCha20-Poly1305 are stream modes: how the plaintext is split between
+ * calls does not change a byte of the record.
+ */
+#define STAGE_PIECE 32
+struct stage {
+	uint8_t buf[2 * STAGE_PIECE + 16];
+	size_t n;     /* bytes gathered */
+	uint8_t *out; /* where their ciphertext goes */
+};
+
+static int encrypt(EVP_CIPHER_CTX *x, const uint8_t *in, size_t len, uint8_t *out)
 {
+	int outl = 0;
+	if (len == 0)
+		return 0;
+	if (EVP_EncryptUpdate(x, out, &outl, in, (int)len) != 1)
+		return -EIO;
+	KB_CHECK((size_t)outl == len, -EIO);
+	return 0;
+}
+
+static int stage_flush(EVP_CIPHER_CTX *x, struct stage *st)
+{
+	int rc = encrypt(x, st->buf, st->n, st->out);
+	st->out += st->n;
+	st->n = 0;
+	return rc;
+}
+
+/* Adds n bytes at p to the record: gathered when small, else sent to the
+ * cipher (after what is gathered, topped up to a whole block from p). */
+static int stage_add(EVP_CIPHER_CTX *x, struct stage *st, const uint8_t *p, size_t n)
+{
+	if (n <= STAGE_PIECE && st->n + n <= sizeof(st->buf)) {
+		memcpy(st->buf + st->n, p, n);
+		st->n += n;
+		return 0;
+	}
+	if (st->n > 0) {
+		size_t top = (16 - st->n % 16) % 16;
+		if (top > n || st->n + top > sizeof(st->buf))
+			top = 0;
+		memcpy(st->buf + st->n, p, top);
+		st->n += top;
+		p += top;
+		n -= top;
+		int rc = stage_flush(x, st);
+		if (rc < 0)
+			return rc;
+	}
+	int rc = encrypt(x, p, n, st->out);
+	st->out += n;
+	return rc;
+}
+
+/* Encrypts the next `len` bytes of the cursor, then the inner content
+ * type, into out. */
+static int encrypt_from(EVP_CIPHER_CTX *x, struct cursor *cur, size_t len, uint8_t type,
+			uint8_t *out)
+{
+	struct stage st = {.n = 0, .out = out};
 	while (len > 0) {
 		KB_CHECK(cur->i < cur->n, -EINVAL);
 		const struct iovec *v = &cur->iov[cur->i];
 		size_t take = v->iov_len - cur->off;
 		if (take > len)
 			take = len;
-		int outl = 0;
-		if (take > 0 &&
-		    EVP_EncryptUpdate(x, out, &outl, (const uint8_t *)v->iov_base + cur->off,
-				      (int)take) != 1)
-			return -EIO;
-		KB_CHECK((size_t)outl == take, -EIO);
-		out += take;
+		int rc = stage_add(x, &st, (const uint8_t *)v->iov_base + cur->off, take);
+		if (rc < 0)
+			return rc;
 		len -= take;
 		cur->off += take;
 		if (cur->off == v->iov_len) {
@@ -141,7 +204,8 @@ static int encrypt_from(EVP_CIPHER_CTX *x, struct cursor *cur, size_t len, uint8
 			cur->off = 0;
 		}
 	}
-	return 0;
+	int rc = stage_add(x, &st, &type, 1);
+	return rc < 0 ? rc : stage_flush(x, &st);
 }
 
 /* One record of `len` plaintext bytes from the cursor. */
@@ -165,12 +229,18 @@ static int seal_record(struct kb_tls13_writer *w, EVP_CIPHER_CTX *x, uint8_t typ
 	if (EVP_EncryptInit_ex(x, NULL, NULL, NULL, nonce) != 1 ||
 	    EVP_EncryptUpdate(x, NULL, &outl, hdr, 5) != 1)
 		return -EIO;
-	int rc = encrypt_from(x, cur, len, out + 5);
+	int rc = encrypt_from(x, cur, len, type, out + 5);
 	if (rc < 0)
 		return rc;
-	if (EVP_EncryptUpdate(x, out + 5 + len, &outl, &type, 1) != 1 || outl != 1 ||
-	    EVP_EncryptFinal_ex(x, out + 5 + len + 1, &outl) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, out + 5 + len + 1) != 1)
+	/* the tag asked for directly (EVP_CIPHER_CTX_ctrl would build
+	 * the same parameter and then ask) */
+	OSSL_PARAM tag[] = {
+	    OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, out + 5 + len + 1,
+					      TAG_LEN),
+	    OSSL_PARAM_construct_end(),
+	};
+	if (EVP_EncryptFinal_ex(x, out + 5 + len + 1, &outl) != 1 || outl != 0 ||
+	    EVP_CIPHER_CTX_get_params(x, tag) != 1)
 		return -EIO;
 	w->seq++;
 	return 0;

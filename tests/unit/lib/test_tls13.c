@@ -271,6 +271,74 @@ START_TEST(arguments)
 }
 END_TEST
 
+/* Seals `text` as pieces of the given sizes (cycled; 0 ends the list; the
+ * 64th piece takes the rest) under a fresh writer for `suite` at record 7,
+ * into out. */
+static size_t seal_in_pieces(unsigned suite, const uint8_t *key, const char *text, size_t len,
+			     const size_t *sizes, uint8_t *out)
+{
+	struct iovec v[64];
+	int n = 0;
+	size_t at = 0;
+	for (int k = 0; at < len; k = sizes[k + 1] ? k + 1 : 0) {
+		size_t take = sizes[k] < len - at && n < 63 ? sizes[k] : len - at;
+		v[n++] = (struct iovec){.iov_base = (void *)(text + at), .iov_len = take};
+		at += take;
+	}
+	struct kb_tls13_writer w;
+	size_t klen = suite == KB_TLS13_AES_256_GCM_SHA384 ? 48 : 32;
+	ck_assert_int_eq(kb_tls13_writer_init(&w, suite, key, klen, 7), 0);
+	size_t olen = 0;
+	ck_assert_int_eq(kb_tls13_seal(&w, KB_TLS13_APPLICATION_DATA, v, n, out, &olen), 0);
+	kb_tls13_writer_wipe(&w);
+	return olen;
+}
+
+/* How the plaintext is cut into pieces (a watch event is a chunk head,
+ * its line and "\r\n"; small pieces are gathered before the cipher sees
+ * them) changes no byte of the records: each cut gives what one piece
+ * gives, for every suite, across record boundaries too. */
+START_TEST(pieces_do_not_change_the_record)
+{
+	static const unsigned suites[] = {KB_TLS13_AES_128_GCM_SHA256, KB_TLS13_AES_256_GCM_SHA384,
+					  KB_TLS13_CHACHA20_POLY1305_SHA256};
+	static const size_t cuts[][8] = {
+	    {5, 3918, 2, 0}, /* a watch event: head, line, tail */
+	    {1, 0},          /* byte by byte (63 bytes, then the rest) */
+	    {15, 17, 31, 33, 0},
+	    {16, 32, 48, 0},
+	    {3, 5, 7, 11, 13, 0},
+	    {40, 2, 80, 1, 0},
+	    {20000, 7, 0}, /* a record boundary inside a piece */
+	};
+	uint8_t key[48];
+	for (size_t i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)(i * 7 + 1);
+	size_t len = 20100;
+	char *text = malloc(len);
+	for (size_t i = 0; i < len; i++)
+		text[i] = (char)('A' + i % 53);
+	size_t cap = kb_tls13_sealed_size(len);
+	uint8_t *one = malloc(cap), *cut = malloc(cap);
+	for (size_t s = 0; s < 3; s++) {
+		for (size_t total = 1; total <= len; total = total * 3 + 5) {
+			size_t whole[] = {total, 0};
+			size_t n1 = seal_in_pieces(suites[s], key, text, total, whole, one);
+			ck_assert_uint_eq(n1, kb_tls13_sealed_size(total));
+			for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+				size_t n2 =
+				    seal_in_pieces(suites[s], key, text, total, cuts[c], cut);
+				ck_assert_uint_eq(n2, n1);
+				ck_assert_mem_eq(cut, one, n1);
+			}
+		}
+	}
+	free(one);
+	free(cut);
+	free(text);
+}
+END_TEST
+
 static void setup(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/kb-tls13-XXXXXX");
@@ -295,6 +363,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, chacha20);
 	tcase_add_test(tc, wrong_sequence_is_rejected);
 	tcase_add_test(tc, arguments);
+	tcase_add_test(tc, pieces_do_not_change_the_record);
 	suite_add_tcase(s, tc);
 	return s;
 }
