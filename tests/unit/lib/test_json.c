@@ -540,6 +540,19 @@ START_TEST(alloc_cache_reuses_fitting_blocks)
 			ck_assert_ptr_eq(q, p); /* the cached block itself */
 		f(q);
 	}
+	/* a freed block serves the largest request of its class (the class read
+	 * from the chunk's header, or malloc_usable_size where that is not glibc's) */
+	for (size_t n = 1; n <= 504; n++) {
+		size_t k = (n + 23) >> 4, top = (k < 2 ? 2 : k) * 16 - 8;
+		char *p = m(n);
+		f(p);
+		char *q = m(top);
+		ck_assert_uint_ge(malloc_usable_size(q), top);
+		memset(q, 0x3c, top);
+		if (m != m0)
+			ck_assert_ptr_eq(q, p);
+		f(q);
+	}
 	json_t *a = json_pack("{s:[i,s,{s:b}],s:o}", "x", 1, "two", "y", 1, "z", json_object());
 	char *sa = json_dumps(a, JSON_COMPACT);
 	ck_assert_str_eq(sa, "{\"x\":[1,\"two\",{\"y\":true}],\"z\":{}}");
