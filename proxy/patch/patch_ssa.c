@@ -158,58 +158,89 @@ static char *ssa_item_pe_sorted(const struct ssa_field *f, const json_t *item)
 
 static int sn_strcmp(const void *a, const void *b);
 
-/* "k:{...}" / "v:..." for a list item; NULL when a map key is missing.
- * Runs for every list item of every tracked write: the usual scalar keys
- * are written in sorted order with kb_json_dump, without json_dumps. */
-static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
+/* Appends "k:{...}" / "v:..." for a list item to b: 0, or -1 when a map
+ * key is missing (or on a failure; b's length is then as it was). Runs
+ * for every list item of every tracked write: the usual scalar keys are
+ * written in sorted order with kb_json_dump, without json_dumps, each
+ * looked up once. */
+static int ssa_item_pe_put(const struct ssa_field *f, const json_t *item, struct kb_buf *b)
 {
-	struct kb_buf b = {0};
 	const char *names[8];
-	size_t n = 0;
+	const json_t *vals[8];
+	size_t n = 0, start = b->len;
 
 	if (f->list == SK_SET) {
-		if (kb_buf_puts(&b, "v:") == 0 && kb_json_dump(item, &b) == 0)
-			return b.data;
-		kb_buf_free(&b);
-		return NULL;
+		if (kb_buf_append(b, "v:", 2) == 0 && kb_json_dump(item, b) == 0)
+			return 0;
+		b->len = start;
+		return -1;
 	}
 	for (size_t i = 0; f->keys[i]; i++) {
 		const json_t *v = json_object_get(item, f->keys[i]);
 		if (!v)
 			continue;
-		if (n == KB_ARRAY_SIZE(names) || json_is_object(v) || json_is_array(v))
-			return ssa_item_pe_sorted(f, item);
-		names[n++] = f->keys[i];
+		if (n == KB_ARRAY_SIZE(names) || json_is_object(v) || json_is_array(v)) {
+			char *s = ssa_item_pe_sorted(f, item);
+			int rc = s ? kb_buf_puts(b, s) : -1;
+
+			free(s);
+			return rc ? -1 : 0;
+		}
+		names[n] = f->keys[i];
+		vals[n++] = v;
 	}
 	if (!n)
-		return NULL;
+		return -1;
 	/* sorted by insertion: one key or two, most often */
 	for (size_t i = 1; i < n; i++) {
 		const char *k = names[i];
+		const json_t *kv = vals[i];
 		size_t j = i;
 
-		for (; j > 0 && strcmp(names[j - 1], k) > 0; j--)
+		for (; j > 0 && strcmp(names[j - 1], k) > 0; j--) {
 			names[j] = names[j - 1];
+			vals[j] = vals[j - 1];
+		}
 		names[j] = k;
+		vals[j] = kv;
 	}
 	/* {"key":value,...} as kb_json_dump writes it (the keys are the
 	 * schema's merge keys: plain ASCII names) */
-	int rc = kb_buf_puts(&b, "k:{");
+	int rc = kb_buf_append(b, "k:{", 3);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
+		size_t len = strlen(names[i]);
+
+		rc = kb_buf_reserve(b, len + 4);
+		if (rc)
+			break;
+		char *o = b->data + b->len;
 		if (i)
-			rc = kb_buf_append(&b, ",\"", 2);
-		else
-			rc = kb_buf_append(&b, "\"", 1);
-		if (rc == 0)
-			rc = kb_buf_puts(&b, names[i]);
-		if (rc == 0)
-			rc = kb_buf_append(&b, "\":", 2);
-		if (rc == 0)
-			rc = kb_json_dump(json_object_get(item, names[i]), &b);
+			*o++ = ',';
+		*o++ = '"';
+		memcpy(o, names[i], len);
+		o += len;
+		*o++ = '"';
+		*o++ = ':';
+		b->len = (size_t)(o - b->data);
+		rc = kb_json_dump(vals[i], b);
 	}
 	if (rc == 0)
-		rc = kb_buf_append(&b, "}", 1);
+		rc = kb_buf_append(b, "}", 1);
 	if (rc == 0)
+		return 0;
+	b->len = start;
+	if (b->data)
+		b->data[start] = '\0';
+	return -1;
+}
+
+/* "k:{...}" / "v:..." for a list item (malloc'ed); NULL when a map key is
+ * missing. */
+static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
+{
+	struct kb_buf b = {0};
+
+	if (ssa_item_pe_put(f, item, &b) == 0)
 		return b.data;
 	kb_buf_free(&b);
 	return NULL;
@@ -1462,12 +1493,26 @@ static struct fs_node *fs_find(struct fs_node *node, const char *field)
 	return NULL;
 }
 
-static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node);
+static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node,
+		    struct kb_buf *pe);
+
+/* Drops node's last child when it holds no member (sn_prune as the walk
+ * goes: a child is complete once its value was walked). */
+static void fs_drop_empty_last(struct fs_node *node)
+{
+	struct fs_node *c = &node->kids[node->n - 1];
+
+	if (!c->member && !c->n) {
+		fs_free(c);
+		node->n--;
+	}
+}
 
 /* ssa_compare_objects(NULL, v): every key is added. `skip` is a key the
- * walk leaves out (metadata.managedFields at the root). */
+ * walk leaves out (metadata.managedFields at the root). `pe` is scratch
+ * for list items' path elements. */
 static int fs_object(const json_t *v, const struct ssa_field *f, struct fs_node *node,
-		     const char *skip)
+		     const char *skip, struct kb_buf *pe)
 {
 	const char *k;
 	json_t *cv;
@@ -1481,31 +1526,39 @@ static int fs_object(const json_t *v, const struct ssa_field *f, struct fs_node 
 			continue;
 		struct ssa_field cf = ssa_child(f, k);
 		struct fs_node *c = fs_kid(node, 'f', k, NULL);
-		if (!c || fs_value(cv, &cf, c))
+		if (!c || fs_value(cv, &cf, c, pe))
 			return -ENOMEM;
+		fs_drop_empty_last(node);
 	}
 	return 0;
 }
 
 /* ssa_compare_items(NULL, v): every item is added. */
-static int fs_items(const json_t *v, const struct ssa_field *f, struct fs_node *node)
+static int fs_items(const json_t *v, const struct ssa_field *f, struct fs_node *node,
+		    struct kb_buf *pe)
 {
 	struct ssa_field ef = ssa_elem(f);
+	size_t n = json_array_size(v);
 
-	if (fs_reserve(node, json_array_size(v)))
+	if (fs_reserve(node, n))
 		return -ENOMEM;
-	for (size_t i = 0; i < json_array_size(v); i++) {
+	for (size_t i = 0; i < n; i++) {
 		const json_t *item = json_array_get(v, i);
-		char *pe = ssa_item_pe(f, item);
 		struct fs_node *c;
+		char *own;
 
-		if (!pe)
+		pe->len = 0;
+		if (ssa_item_pe_put(f, item, pe))
 			continue;
-		c = fs_kid(node, pe[0], pe + 2, pe);
+		own = malloc(pe->len + 1);
+		if (!own)
+			return -ENOMEM;
+		memcpy(own, pe->data, pe->len + 1);
+		c = fs_kid(node, own[0], own + 2, own);
 		if (!c)
 			return -ENOMEM;
 		c->member = true;
-		if (f->list == SK_MAP && fs_object(item, &ef, c, NULL))
+		if (f->list == SK_MAP && fs_object(item, &ef, c, NULL, pe))
 			return -ENOMEM;
 	}
 	return 0;
@@ -1513,18 +1566,37 @@ static int fs_items(const json_t *v, const struct ssa_field *f, struct fs_node *
 
 /* ssa_compare(NULL, v): containers with content are walked, anything else
  * is a member. */
-static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node)
+static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node,
+		    struct kb_buf *pe)
 {
 	enum ssa_kind k = ssa_kind(f, v);
 
 	if ((k == SK_OBJECT || k == SK_SET || k == SK_MAP) && !ssa_empty_container(v))
-		return k == SK_OBJECT ? fs_object(v, f, node, NULL) : fs_items(v, f, node);
+		return k == SK_OBJECT ? fs_object(v, f, node, NULL, pe) : fs_items(v, f, node, pe);
 	node->member = true;
 	return 0;
 }
 
-/* sn_strip: the paths the server manages are nobody's. */
-static void fs_strip(struct fs_node *root)
+/* Drops node's children without members or children of their own (the
+ * walk dropped every other empty node already). */
+static void fs_drop_empty(struct fs_node *node)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; node && i < node->n; i++) {
+		if (!node->kids[i].member && !node->kids[i].n)
+			fs_free(&node->kids[i]);
+		else
+			node->kids[keep++] = node->kids[i];
+	}
+	if (node)
+		node->n = keep;
+}
+
+/* sn_strip, then sn_prune: the paths the server manages are nobody's; as
+ * only the root's and metadata's children change, only they are pruned
+ * again. True when nothing is left. */
+static bool fs_strip(struct fs_node *root)
 {
 	static const char *const meta[] = {
 	    "name",        "namespace",  "creationTimestamp", "selfLink",        "uid",
@@ -1539,21 +1611,9 @@ static void fs_strip(struct fs_node *root)
 	for (size_t i = 0; i < KB_ARRAY_SIZE(meta); i++)
 		if ((n = fs_find(m, meta[i])))
 			n->member = false;
-}
-
-/* Drops children without members; true when node has none left. */
-static bool fs_prune(struct fs_node *node)
-{
-	size_t keep = 0;
-
-	for (size_t i = 0; i < node->n; i++) {
-		if (fs_prune(&node->kids[i]))
-			fs_free(&node->kids[i]);
-		else
-			node->kids[keep++] = node->kids[i];
-	}
-	node->n = keep;
-	return !node->member && keep == 0;
+	fs_drop_empty(m);
+	fs_drop_empty(root);
+	return !root->member && !root->n;
 }
 
 static int fs_cmp(const void *a, const void *b)
@@ -1680,6 +1740,7 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 {
 	struct fs_node top = {0};
 	struct fs_emit em = {0};
+	struct kb_buf pe = {0};
 	const char *k;
 	json_t *v, *e = NULL, *arr = NULL, *v1, *leaf;
 	int ret = -ENOMEM;
@@ -1690,11 +1751,12 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 
 		if (!c)
 			goto out;
-		if (v == meta ? fs_object(v, &cf, c, "managedFields") : fs_value(v, &cf, c))
+		if (v == meta ? fs_object(v, &cf, c, "managedFields", &pe)
+			      : fs_value(v, &cf, c, &pe))
 			goto out;
+		fs_drop_empty_last(&top);
 	}
-	fs_strip(&top);
-	if (fs_prune(&top)) {
+	if (fs_strip(&top)) {
 		json_object_del(meta, "managedFields");
 		ret = 0;
 		goto out;
@@ -1724,6 +1786,7 @@ out:
 	json_decref(e);
 	json_decref(arr);
 	kb_buf_free(&em.key);
+	kb_buf_free(&pe);
 	fs_free(&top);
 	return ret;
 }
