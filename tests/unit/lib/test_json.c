@@ -196,6 +196,8 @@ START_TEST(put_key_as_jansson_writes_it)
 					   "\xc3\xa9t\xc3\xa9",
 					   "x\xe2\x82\xac\"y\"",
 					   "\x7f",
+					   "q\"\\\x01\"",
+					   "k:{\"name\":\"Q\\\"\\\\x\"}",
 					   "long plain key that runs on"};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
 		struct kb_buf b = {0};
