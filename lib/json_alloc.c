@@ -50,12 +50,16 @@ struct cache {
 		     is not the main thread's) */
 };
 
-static __thread struct cache tc;
+/* initial-exec: an offset from the thread pointer, not a look-up call
+ * (these are read on every allocation and free) */
+#define TLS_IE __attribute__((tls_model("initial-exec")))
+
+static __thread struct cache tc TLS_IE;
 /* 0 until the thread calls kb_json_alloc_enable (the server's loop, once
  * it has started): what is made while a server starts stays (roles,
  * schemas, the PKI), and blocks held apart from the heap around it would
  * keep its pages from being trimmed later; other threads keep nothing. */
-static __thread size_t tc_max;
+static __thread size_t tc_max TLS_IE;
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
@@ -100,7 +104,8 @@ static inline size_t chunk_word(const void *p)
 {
 	size_t w;
 
-	memcpy(&w, (const char *)p - sizeof(size_t), sizeof(w));
+	/* through an integer: the word is malloc's, before the block */
+	memcpy(&w, (const void *)((uintptr_t)p - sizeof(size_t)), sizeof(w));
 	return w;
 }
 
@@ -148,15 +153,6 @@ static void *cached_malloc(size_t n)
 	return malloc(n);
 }
 
-/* Registers the thread's cache for the flush at its exit (once a thread;
- * apart, so that cached_free's common path saves no registers). */
-__attribute__((noinline)) static void cache_register(void)
-{
-	pthread_once(&exit_once, make_key);
-	pthread_setspecific(exit_key, &tc);
-	tc.keyed = true;
-}
-
 /* Keeps a block whose chunk has c bytes, or frees it. A block of u usable
  * bytes has a chunk of u + 8 (u + 8 >= 16 * class, so it is large enough
  * for every request of its class, also where malloc_usable_size reports
@@ -167,8 +163,6 @@ static inline void keep_or_free(void *p, size_t c)
 	size_t k = c >> 4;
 
 	if (c <= SMALL_MAX + 8 && tc.bytes + (k << 4) <= tc_max) {
-		if (__builtin_expect(!tc.keyed, 0))
-			cache_register();
 		*(void **)p = tc.head[k];
 		tc.head[k] = p;
 		tc.bytes += k << 4;
@@ -216,6 +210,13 @@ void kb_json_alloc_install(void)
 
 void kb_json_alloc_enable(void)
 {
+	/* registered for the flush at the thread's exit here, where its cache
+	 * may first keep a block (never before: tc_max is 0) */
+	if (!tc.keyed) {
+		pthread_once(&exit_once, make_key);
+		pthread_setspecific(exit_key, &tc);
+		tc.keyed = true;
+	}
 	tc_max = CACHE_MAX;
 }
 
