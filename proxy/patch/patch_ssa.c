@@ -222,7 +222,12 @@ static int ssa_item_pe_put(const struct ssa_field *f, const json_t *item, struct
 		*o++ = '"';
 		*o++ = ':';
 		b->len = (size_t)(o - b->data);
-		rc = kb_json_dump(vals[i], b);
+		/* a string as kb_json_dump writes it, without its dispatch */
+		if (json_is_string(vals[i]))
+			rc = kb_json_put_key(b, NULL, 0, json_string_value(vals[i]),
+					     json_string_length(vals[i]));
+		else
+			rc = kb_json_dump(vals[i], b);
 	}
 	if (rc == 0)
 		rc = kb_buf_append(b, "}", 1);
