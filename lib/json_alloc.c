@@ -109,15 +109,19 @@ static inline size_t chunk_word(const void *p)
 	return w;
 }
 
-/* Whether chunk headers say what malloc_usable_size says for the sizes
- * the cache keeps (and the next): glibc's malloc, as it lays chunks. */
+/* Whether chunk headers say what malloc_usable_size says for sizes the
+ * cache keeps (and the next): glibc's malloc, as it lays chunks. */
 static bool chunk_header_check(void)
 {
 #ifdef __GLIBC__
 	if ((uintptr_t)malloc != (uintptr_t)__libc_malloc)
 		return false;
-	/* both ends of every class, and the first size past the last */
-	for (size_t n = 1; n <= SMALL_MAX + 9; n = n % 16 == 8 ? n + 1 : (n | 15) + 9) {
+	/* the ends of the first class, of a middle one and of the last, and
+	 * the first size past it */
+	static const size_t sizes[] = {1, 24, 25, 248, 249, SMALL_MAX, SMALL_MAX + 1};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
 		void *p = malloc(n);
 		bool same;
 
@@ -223,4 +227,9 @@ void kb_json_alloc_enable(void)
 void kb_json_alloc_flush(void)
 {
 	flush(&tc);
+}
+
+bool kb_json_alloc_reads_headers(void)
+{
+	return chunk_header;
 }
