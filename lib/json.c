@@ -213,9 +213,38 @@ static int dump_string(struct kb_buf *b, const char *str, size_t len)
 	return dump_string_as(b, str, len, false);
 }
 
+/* A key with '"' or '\\' (a fieldsV1 list item's, "k:{\"name\":...}"):
+ * those escaped in the byte loop; control bytes and UTF-8 by the general
+ * writer. */
+__attribute__((noinline)) static int put_key_escaped(struct kb_buf *b, const char *pfx,
+						     size_t pfxlen, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	/* room for every byte escaped as \" or \\ */
+	if (dump_reserve(b, 2 * len + pfxlen + 2))
+		return -ENOMEM;
+	char *o = b->data + b->len;
+	*o++ = '"';
+	for (size_t k = 0; k < pfxlen; k++)
+		*o++ = pfx[k];
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = s[i];
+
+		if (!json_plain[c]) {
+			if (c != '"' && c != '\\')
+				return dump_string_pfx(b, pfx, pfxlen, str, len, false);
+			*o++ = '\\';
+		}
+		*o++ = (char)c;
+	}
+	*o++ = '"';
+	b->len = (size_t)(o - b->data);
+	return 0;
+}
+
 /* Keys are short and plain nearly always: copied a byte at a time while
- * plain (a run's memcpy costs more than such a key), the general writer
- * from the first byte that is not. */
+ * plain (a run's memcpy costs more than such a key), put_key_escaped from
+ * the first byte that is not. */
 int kb_json_put_key(struct kb_buf *b, const char *pfx, size_t pfxlen, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -227,7 +256,7 @@ int kb_json_put_key(struct kb_buf *b, const char *pfx, size_t pfxlen, const char
 		*o++ = pfx[k];
 	for (size_t i = 0; i < len; i++) {
 		if (!json_plain[s[i]])
-			return dump_string_pfx(b, pfx, pfxlen, str, len, false);
+			return put_key_escaped(b, pfx, pfxlen, str, len);
 		*o++ = (char)s[i];
 	}
 	*o++ = '"';

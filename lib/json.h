@@ -114,5 +114,9 @@ void kb_json_alloc_enable(void);
 /* Gives the calling thread's cached blocks back to malloc (before a
  * malloc_trim, or when a thread goes idle). */
 void kb_json_alloc_flush(void);
+/* Whether the cache classes a freed block by glibc's chunk header (see
+ * lib/json_alloc.c) rather than by malloc_usable_size: false before
+ * kb_json_alloc_install, under AddressSanitizer, or with another malloc. */
+bool kb_json_alloc_reads_headers(void);
 
 #endif

@@ -768,6 +768,13 @@ static void reply_created(struct req *r, json_t *obj)
 	reply_object(r, 201, obj);
 }
 
+/* obj_str(obj, "metadata.<key>") without the path's parsing (a create
+ * reads the name four times). */
+static const char *meta_str(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+}
+
 static void handle_create(struct req *r)
 {
 	struct kb_buf v1_text = {0};
@@ -779,16 +786,16 @@ static void handle_create(struct req *r)
 	}
 	if (decode_body(r, &obj) < 0)
 		return;
-	audit_object_name(r, obj_str(obj, "metadata.name"));
+	audit_object_name(r, meta_str(obj, "name"));
 	if (check_type_meta(r, obj) < 0 || check_fields(r, obj) < 0 ||
 	    check_namespace(r, obj) < 0 || assign_name(r, obj) < 0)
 		goto out;
-	if (obj_str(obj, "metadata.resourceVersion") && *obj_str(obj, "metadata.resourceVersion")) {
+	if (meta_str(obj, "resourceVersion") && *meta_str(obj, "resourceVersion")) {
 		reply_status(r, 400, "BadRequest",
 			     "resourceVersion should not be set on objects to be created", NULL);
 		goto out;
 	}
-	if (r->res->namespaced && ns_check_writable(r, r->ns, obj_str(obj, "metadata.name")) < 0)
+	if (r->res->namespaced && ns_check_writable(r, r->ns, meta_str(obj, "name")) < 0)
 		goto out;
 	obj_init_create(r->res, obj, r->now);
 	write_defaults(r->px, r->res, obj);
@@ -802,7 +809,7 @@ static void handle_create(struct req *r)
 		reply_object(r, 201, obj);
 		goto out;
 	}
-	const char *name = obj_str(obj, "metadata.name");
+	const char *name = meta_str(obj, "name");
 	store_txn_begin(r->px->store);
 	/* obj is only read from here on when the answer is the stored text;
 	 * the store writes the managed fields' text made beside them */

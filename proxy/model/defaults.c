@@ -98,44 +98,113 @@ static void default_http_get(json_t *holder)
 }
 
 /* SetDefaults_Probe (1 s timeout, every 10 s, 1 success, 3 failures) and
- * the handlers' SetDefaults_HTTPGetAction, probes' and lifecycle hooks'. */
-static void default_probes(json_t *c)
+ * its handler's SetDefaults_HTTPGetAction. */
+static void default_probe(json_t *p)
 {
-	static const char *const probes[] = {"livenessProbe", "readinessProbe", "startupProbe"};
-	for (size_t i = 0; i < KB_ARRAY_SIZE(probes); i++) {
-		json_t *p = json_object_get(c, probes[i]);
-		if (!json_is_object(p))
-			continue;
-		set_default_int(p, "timeoutSeconds", 1);
-		set_default_int(p, "periodSeconds", 10);
-		set_default_int(p, "successThreshold", 1);
-		set_default_int(p, "failureThreshold", 3);
-		default_http_get(p);
-	}
-	json_t *lc = json_object_get(c, "lifecycle");
-	default_http_get(json_object_get(lc, "postStart"));
-	default_http_get(json_object_get(lc, "preStop"));
+	if (!json_is_object(p))
+		return;
+	set_default_int(p, "timeoutSeconds", 1);
+	set_default_int(p, "periodSeconds", 10);
+	set_default_int(p, "successThreshold", 1);
+	set_default_int(p, "failureThreshold", 3);
+	default_http_get(p);
 }
 
+/* Whether the key k of n bytes is the literal lit. */
+#define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), (lit), (n)) == 0)
+
+/* The keys of a container that its defaults read or set, found in one
+ * pass over its keys (a container has a dozen; looking each of these up
+ * cost a hash apiece). */
+struct container_keys {
+	json_t *probe[3]; /* liveness, readiness, startup */
+	json_t *lifecycle, *env, *resources, *image, *ports;
+	bool pull_policy, message_path, message_policy;
+};
+
+static void container_keys(json_t *c, struct container_keys *ck)
+{
+	const char *k;
+	size_t n;
+	json_t *v;
+
+	*ck = (struct container_keys){0};
+	json_object_keylen_foreach (c, k, n, v) {
+		switch (n ? k[0] : 0) {
+		case 'l':
+			if (KEY_IS(k, n, "livenessProbe"))
+				ck->probe[0] = v;
+			else if (KEY_IS(k, n, "lifecycle"))
+				ck->lifecycle = v;
+			break;
+		case 'r':
+			if (KEY_IS(k, n, "readinessProbe"))
+				ck->probe[1] = v;
+			else if (KEY_IS(k, n, "resources"))
+				ck->resources = v;
+			break;
+		case 's':
+			if (KEY_IS(k, n, "startupProbe"))
+				ck->probe[2] = v;
+			break;
+		case 'e':
+			if (KEY_IS(k, n, "env"))
+				ck->env = v;
+			break;
+		case 'i':
+			if (KEY_IS(k, n, "image"))
+				ck->image = v;
+			else if (KEY_IS(k, n, "imagePullPolicy"))
+				ck->pull_policy = true;
+			break;
+		case 't':
+			if (KEY_IS(k, n, "terminationMessagePath"))
+				ck->message_path = true;
+			else if (KEY_IS(k, n, "terminationMessagePolicy"))
+				ck->message_policy = true;
+			break;
+		case 'p':
+			if (KEY_IS(k, n, "ports"))
+				ck->ports = v;
+			break;
+		}
+	}
+}
+
+/* SetDefaults_Container and what it holds: probes', lifecycle hooks' and
+ * env fieldRefs' defaults, quantities as strings, the pull policy by the
+ * image's tag, the termination message, empty resources, ports' TCP. */
 static void default_container(json_t *c)
 {
-	default_probes(c);
+	struct container_keys ck;
+
+	container_keys(c, &ck);
+	for (size_t i = 0; i < KB_ARRAY_SIZE(ck.probe); i++)
+		default_probe(ck.probe[i]);
+	default_http_get(json_object_get(ck.lifecycle, "postStart"));
+	default_http_get(json_object_get(ck.lifecycle, "preStop"));
 	size_t j;
 	json_t *e;
-	json_array_foreach (json_object_get(c, "env"), j, e)
+	json_array_foreach (ck.env, j, e)
 		default_field_ref(json_object_get(e, "valueFrom"));
-	json_t *res = json_object_get(c, "resources");
-	quantities_as_strings(json_object_get(res, "limits"));
-	quantities_as_strings(json_object_get(res, "requests"));
-	const char *image = json_string_value(json_object_get(c, "image"));
-	set_default_str(c, "imagePullPolicy",
-			image && image_has_tag(image) ? "IfNotPresent" : "Always");
-	set_default_str(c, "terminationMessagePath", "/dev/termination-log");
-	set_default_str(c, "terminationMessagePolicy", "File");
-	set_default(c, "resources", json_object());
+	quantities_as_strings(json_object_get(ck.resources, "limits"));
+	quantities_as_strings(json_object_get(ck.resources, "requests"));
+	const char *image = json_string_value(ck.image);
+	if (!ck.pull_policy)
+		json_object_set_new_nocheck(
+		    c, "imagePullPolicy",
+		    json_string_nocheck(image && image_has_tag(image) ? "IfNotPresent" : "Always"));
+	if (!ck.message_path)
+		json_object_set_new_nocheck(c, "terminationMessagePath",
+					    json_string_nocheck("/dev/termination-log"));
+	if (!ck.message_policy)
+		json_object_set_new_nocheck(c, "terminationMessagePolicy",
+					    json_string_nocheck("File"));
+	if (!ck.resources)
+		json_object_set_new_nocheck(c, "resources", json_object());
 	size_t i;
 	json_t *p;
-	json_array_foreach (json_object_get(c, "ports"), i, p)
+	json_array_foreach (ck.ports, i, p)
 		if (json_is_object(p))
 			set_default_str(p, "protocol", "TCP");
 }
@@ -248,44 +317,125 @@ static void default_volumes(json_t *spec)
 	}
 }
 
-static void default_pod_spec(json_t *spec)
+/* The keys of a pod spec that its defaults (and a pod's) read or set, found
+ * in one pass as a container's are. The containers' lists, hostNetwork and
+ * tolerations stay what they were through default_pod_spec_scanned. */
+struct spec_keys {
+	json_t *containers, *init, *ephemeral, *host_network, *tolerations;
+	json_t *sa_name, *sa; /* serviceAccountName, serviceAccount */
+	bool restart, grace, dns, security, scheduler, links;
+};
+
+static void spec_keys(json_t *spec, struct spec_keys *sk)
 {
+	const char *k;
+	size_t n;
+	json_t *v;
+
+	json_object_keylen_foreach (spec, k, n, v) {
+		switch (n ? k[0] : 0) {
+		case 'c':
+			if (KEY_IS(k, n, "containers"))
+				sk->containers = v;
+			break;
+		case 'd':
+			if (KEY_IS(k, n, "dnsPolicy"))
+				sk->dns = true;
+			break;
+		case 'e':
+			if (KEY_IS(k, n, "enableServiceLinks"))
+				sk->links = true;
+			else if (KEY_IS(k, n, "ephemeralContainers"))
+				sk->ephemeral = v;
+			break;
+		case 'h':
+			if (KEY_IS(k, n, "hostNetwork"))
+				sk->host_network = v;
+			break;
+		case 'i':
+			if (KEY_IS(k, n, "initContainers"))
+				sk->init = v;
+			break;
+		case 'r':
+			if (KEY_IS(k, n, "restartPolicy"))
+				sk->restart = true;
+			break;
+		case 's':
+			if (KEY_IS(k, n, "securityContext"))
+				sk->security = true;
+			else if (KEY_IS(k, n, "schedulerName"))
+				sk->scheduler = true;
+			else if (KEY_IS(k, n, "serviceAccountName"))
+				sk->sa_name = v;
+			else if (KEY_IS(k, n, "serviceAccount"))
+				sk->sa = v;
+			break;
+		case 't':
+			if (KEY_IS(k, n, "terminationGracePeriodSeconds"))
+				sk->grace = true;
+			else if (KEY_IS(k, n, "tolerations"))
+				sk->tolerations = v;
+			break;
+		}
+	}
+}
+
+/* SetDefaults_PodSpec and its containers' and volumes' defaults; sk is
+ * what spec_keys found (all NULL for a spec that is not an object). */
+static void default_pod_spec_scanned(json_t *spec, struct spec_keys *sk)
+{
+	*sk = (struct spec_keys){0};
 	if (!json_is_object(spec))
 		return;
-	set_default_str(spec, "restartPolicy", "Always");
-	set_default(spec, "terminationGracePeriodSeconds", json_integer(30));
-	set_default_str(spec, "dnsPolicy", "ClusterFirst");
-	set_default(spec, "securityContext", json_object());
-	set_default_str(spec, "schedulerName", "default-scheduler");
-	set_default(spec, "enableServiceLinks", json_true());
-	const char *sa = json_string_value(json_object_get(spec, "serviceAccountName"));
+	spec_keys(spec, sk);
+	if (!sk->restart)
+		json_object_set_new_nocheck(spec, "restartPolicy", json_string_nocheck("Always"));
+	if (!sk->grace)
+		json_object_set_new_nocheck(spec, "terminationGracePeriodSeconds",
+					    json_integer(30));
+	if (!sk->dns)
+		json_object_set_new_nocheck(spec, "dnsPolicy", json_string_nocheck("ClusterFirst"));
+	if (!sk->security)
+		json_object_set_new_nocheck(spec, "securityContext", json_object());
+	if (!sk->scheduler)
+		json_object_set_new_nocheck(spec, "schedulerName",
+					    json_string_nocheck("default-scheduler"));
+	if (!sk->links)
+		json_object_set_new_nocheck(spec, "enableServiceLinks", json_true());
+	const char *sa = json_string_value(sk->sa_name);
 	if (!sa)
-		sa = json_string_value(json_object_get(spec, "serviceAccount"));
+		sa = json_string_value(sk->sa);
 	char name[256];
 	snprintf(name, sizeof(name), "%s", sa ? sa : "default");
+	/* replaces the values sk->sa_name and sk->sa pointed to */
 	json_object_set_new(spec, "serviceAccountName", json_string(name));
 	json_object_set_new(spec, "serviceAccount", json_string(name));
-	size_t i;
-	json_t *c;
-	json_array_foreach (json_object_get(spec, "containers"), i, c)
-		if (json_is_object(c))
-			default_container(c);
-	json_array_foreach (json_object_get(spec, "initContainers"), i, c)
-		if (json_is_object(c))
-			default_container(c);
-	json_array_foreach (json_object_get(spec, "ephemeralContainers"), i, c)
-		if (json_is_object(c))
-			default_container(c);
+	sk->sa_name = sk->sa = NULL;
+	json_t *const lists[] = {sk->containers, sk->init, sk->ephemeral};
+	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach (lists[l], i, c)
+			if (json_is_object(c))
+				default_container(c);
+	}
 	default_volumes(spec);
 }
 
+static void default_pod_spec(json_t *spec)
+{
+	struct spec_keys sk;
+
+	default_pod_spec_scanned(spec, &sk);
+}
+
 /* QoS class as kubelet computes it (requests/limits of all containers). */
-static const char *pod_qos(const json_t *spec)
+static const char *pod_qos(const json_t *containers)
 {
 	bool any = false, guaranteed = true;
 	size_t i;
 	json_t *c;
-	json_array_foreach (json_object_get(spec, "containers"), i, c) {
+	json_array_foreach (containers, i, c) {
 		json_t *res = json_object_get(c, "resources");
 		json_t *req = json_object_get(res, "requests");
 		json_t *lim = json_object_get(res, "limits");
@@ -306,13 +456,13 @@ static const char *pod_qos(const json_t *spec)
 
 /* Pods only (not templates), as kube: a limit without a request sets the
  * request. */
-static void requests_from_limits(json_t *spec)
+static void requests_from_limits(const struct spec_keys *sk)
 {
-	static const char *const lists[] = {"containers", "initContainers"};
+	json_t *const lists[] = {sk->containers, sk->init};
 	for (size_t l = 0; l < 2; l++) {
 		size_t i;
 		json_t *c;
-		json_array_foreach (json_object_get(spec, lists[l]), i, c) {
+		json_array_foreach (lists[l], i, c) {
 			json_t *res = json_object_get(c, "resources");
 			json_t *lim = json_object_get(res, "limits");
 			if (!json_is_object(lim) || !json_object_size(lim))
@@ -333,15 +483,15 @@ static void requests_from_limits(json_t *spec)
 
 /* A host-network pod's container ports are its host ports (kube's
  * defaultHostNetworkPorts, from SetDefaults_Pod: pods, not templates). */
-static void host_network_ports(json_t *spec)
+static void host_network_ports(const struct spec_keys *sk)
 {
-	static const char *const lists[] = {"containers", "initContainers"};
-	if (!json_is_true(json_object_get(spec, "hostNetwork")))
+	json_t *const lists[] = {sk->containers, sk->init};
+	if (!json_is_true(sk->host_network))
 		return;
 	for (size_t l = 0; l < KB_ARRAY_SIZE(lists); l++) {
 		size_t i, j;
 		json_t *c, *p;
-		json_array_foreach (json_object_get(spec, lists[l]), i, c)
+		json_array_foreach (lists[l], i, c)
 			json_array_foreach (json_object_get(c, "ports"), j, p) {
 				json_t *hp = json_object_get(p, "hostPort");
 				if (json_is_object(p) && (!hp || json_integer_value(hp) == 0))
@@ -371,10 +521,11 @@ static json_t *not_ready_toleration(const char *key)
 static void default_pod(json_t *obj)
 {
 	json_t *spec = kb_json_object_at(obj, "spec");
-	default_pod_spec(spec);
-	requests_from_limits(spec);
-	host_network_ports(spec);
-	json_t *tols = json_object_get(spec, "tolerations");
+	struct spec_keys sk;
+	default_pod_spec_scanned(spec, &sk);
+	requests_from_limits(&sk);
+	host_network_ports(&sk);
+	json_t *tols = sk.tolerations;
 	if (!json_is_array(tols)) {
 		tols = json_array();
 		json_object_set_new(spec, "tolerations", tols);
@@ -395,7 +546,7 @@ static void default_pod(json_t *obj)
 			json_array_append_new(tols, not_ready_toleration(keys[k]));
 	json_t *status = kb_json_object_at(obj, "status");
 	set_default_str(status, "phase", "Pending");
-	set_default(status, "qosClass", json_string(pod_qos(spec)));
+	set_default(status, "qosClass", json_string(pod_qos(sk.containers)));
 }
 
 static void default_template(json_t *obj)

@@ -158,58 +158,94 @@ static char *ssa_item_pe_sorted(const struct ssa_field *f, const json_t *item)
 
 static int sn_strcmp(const void *a, const void *b);
 
-/* "k:{...}" / "v:..." for a list item; NULL when a map key is missing.
- * Runs for every list item of every tracked write: the usual scalar keys
- * are written in sorted order with kb_json_dump, without json_dumps. */
-static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
+/* Appends "k:{...}" / "v:..." for a list item to b: 0, or -1 when a map
+ * key is missing (or on a failure; b's length is then as it was). Runs
+ * for every list item of every tracked write: the usual scalar keys are
+ * written in sorted order with kb_json_dump, without json_dumps, each
+ * looked up once. */
+static int ssa_item_pe_put(const struct ssa_field *f, const json_t *item, struct kb_buf *b)
 {
-	struct kb_buf b = {0};
 	const char *names[8];
-	size_t n = 0;
+	const json_t *vals[8];
+	size_t n = 0, start = b->len;
 
 	if (f->list == SK_SET) {
-		if (kb_buf_puts(&b, "v:") == 0 && kb_json_dump(item, &b) == 0)
-			return b.data;
-		kb_buf_free(&b);
-		return NULL;
+		if (kb_buf_append(b, "v:", 2) == 0 && kb_json_dump(item, b) == 0)
+			return 0;
+		b->len = start;
+		return -1;
 	}
 	for (size_t i = 0; f->keys[i]; i++) {
 		const json_t *v = json_object_get(item, f->keys[i]);
 		if (!v)
 			continue;
-		if (n == KB_ARRAY_SIZE(names) || json_is_object(v) || json_is_array(v))
-			return ssa_item_pe_sorted(f, item);
-		names[n++] = f->keys[i];
+		if (n == KB_ARRAY_SIZE(names) || json_is_object(v) || json_is_array(v)) {
+			char *s = ssa_item_pe_sorted(f, item);
+			int rc = s ? kb_buf_puts(b, s) : -1;
+
+			free(s);
+			return rc ? -1 : 0;
+		}
+		names[n] = f->keys[i];
+		vals[n++] = v;
 	}
 	if (!n)
-		return NULL;
+		return -1;
 	/* sorted by insertion: one key or two, most often */
 	for (size_t i = 1; i < n; i++) {
 		const char *k = names[i];
+		const json_t *kv = vals[i];
 		size_t j = i;
 
-		for (; j > 0 && strcmp(names[j - 1], k) > 0; j--)
+		for (; j > 0 && strcmp(names[j - 1], k) > 0; j--) {
 			names[j] = names[j - 1];
+			vals[j] = vals[j - 1];
+		}
 		names[j] = k;
+		vals[j] = kv;
 	}
 	/* {"key":value,...} as kb_json_dump writes it (the keys are the
 	 * schema's merge keys: plain ASCII names) */
-	int rc = kb_buf_puts(&b, "k:{");
+	int rc = kb_buf_append(b, "k:{", 3);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
+		size_t len = strlen(names[i]);
+
+		rc = kb_buf_reserve(b, len + 4);
+		if (rc)
+			break;
+		char *o = b->data + b->len;
 		if (i)
-			rc = kb_buf_append(&b, ",\"", 2);
+			*o++ = ',';
+		*o++ = '"';
+		memcpy(o, names[i], len);
+		o += len;
+		*o++ = '"';
+		*o++ = ':';
+		b->len = (size_t)(o - b->data);
+		/* a string as kb_json_dump writes it, without its dispatch */
+		if (json_is_string(vals[i]))
+			rc = kb_json_put_key(b, NULL, 0, json_string_value(vals[i]),
+					     json_string_length(vals[i]));
 		else
-			rc = kb_buf_append(&b, "\"", 1);
-		if (rc == 0)
-			rc = kb_buf_puts(&b, names[i]);
-		if (rc == 0)
-			rc = kb_buf_append(&b, "\":", 2);
-		if (rc == 0)
-			rc = kb_json_dump(json_object_get(item, names[i]), &b);
+			rc = kb_json_dump(vals[i], b);
 	}
 	if (rc == 0)
-		rc = kb_buf_append(&b, "}", 1);
+		rc = kb_buf_append(b, "}", 1);
 	if (rc == 0)
+		return 0;
+	b->len = start;
+	if (b->data)
+		b->data[start] = '\0';
+	return -1;
+}
+
+/* "k:{...}" / "v:..." for a list item (malloc'ed); NULL when a map key is
+ * missing. */
+static char *ssa_item_pe(const struct ssa_field *f, const json_t *item)
+{
+	struct kb_buf b = {0};
+
+	if (ssa_item_pe_put(f, item, &b) == 0)
 		return b.data;
 	kb_buf_free(&b);
 	return NULL;
@@ -1397,61 +1433,107 @@ out:
  * walk mirrors ssa_compare(NULL, obj) for the added side, then sn_strip.
  */
 struct fs_node {
-	char kind;        /* path element type: 'f', 'k', 'v' or 'i' */
-	const char *name; /* after "<kind>:": an object key (borrowed) or own + 2 */
-	char *own;        /* malloc'ed path element of a list item, or NULL */
+	char kind; /* path element type: 'f', 'k', 'v' or 'i' */
 	bool member;
+	bool shared;      /* a repeated list item's: its fields may repeat */
+	uint32_t len;     /* of name */
+	const char *name; /* after "<kind>:": an object key (borrowed) or own + 2 */
+	char *own;        /* the path element of a list item (in the arena), or NULL */
 	struct fs_node *kids;
 	size_t n, cap;
 };
 
-static void fs_free(struct fs_node *node)
+/*
+ * Where a create's field set lives: its nodes' children and list items'
+ * path elements are carved from chunks freed at once (a pod's set has some
+ * hundred nodes; freeing them one by one cost more than making them). The
+ * first chunk is the caller's (on its stack); a child array that grows is
+ * copied, the old one left in its chunk.
+ */
+struct fs_arena {
+	char *p;       /* free space of the current chunk */
+	size_t left;   /* its bytes */
+	void **chunks; /* malloc'ed chunks, each starting with the previous' address */
+};
+
+#define FS_CHUNK 16384
+
+/* size bytes (8-aligned) from the arena, or NULL on ENOMEM. */
+static void *fs_alloc(struct fs_arena *a, size_t size)
 {
-	for (size_t i = 0; i < node->n; i++)
-		fs_free(&node->kids[i]);
-	free(node->kids);
-	free(node->own);
+	size = (size + 7) & ~(size_t)7;
+	if (size > a->left) {
+		size_t want = size + sizeof(void *) > FS_CHUNK ? size + sizeof(void *) : FS_CHUNK;
+		void **c = malloc(want);
+
+		if (!c)
+			return NULL;
+		c[0] = a->chunks;
+		a->chunks = c;
+		a->p = (char *)(c + 1);
+		a->left = want - sizeof(void *);
+	}
+	void *r = a->p;
+
+	a->p += size;
+	a->left -= size;
+	return r;
 }
 
-/* The child (kind, name); list items (own != NULL, taken) may repeat and
- * then share their node. NULL on ENOMEM. */
-static struct fs_node *fs_kid(struct fs_node *node, char kind, const char *name, char *own)
+static void fs_arena_free(struct fs_arena *a)
 {
-	for (size_t i = 0; own && i < node->n; i++) {
-		if (node->kids[i].kind == kind && !strcmp(node->kids[i].name, name)) {
-			free(own);
-			return &node->kids[i];
-		}
+	while (a->chunks) {
+		void **next = a->chunks[0];
+		free(a->chunks);
+		a->chunks = next;
 	}
-	if (node->n == node->cap) {
-		size_t cap = node->cap ? 2 * node->cap : 4;
-		struct fs_node *k = realloc(node->kids, cap * sizeof(*k));
-		if (!k) {
-			free(own);
-			return NULL;
-		}
-		node->kids = k;
-		node->cap = cap;
-	}
-	struct fs_node *c = &node->kids[node->n++];
-	*c = (struct fs_node){.kind = kind, .name = name, .own = own};
-	return c;
 }
 
 /* Room for `more` children at once (the keys of an object, the items of a
- * list) instead of growing 4, 8, 16...; 0 or -ENOMEM. */
-static int fs_reserve(struct fs_node *node, size_t more)
+ * list), or for one more (doubling); 0 or -ENOMEM. */
+static int fs_reserve(struct fs_arena *a, struct fs_node *node, size_t more)
 {
 	if (node->n + more <= node->cap)
 		return 0;
 
-	struct fs_node *k = realloc(node->kids, (node->n + more) * sizeof(*k));
+	size_t cap = node->n + more;
+
+	if (more == 1 && cap < 2 * node->cap)
+		cap = 2 * node->cap;
+	if (cap < 4)
+		cap = 4;
+
+	struct fs_node *k = fs_alloc(a, cap * sizeof(*k));
 
 	if (!k)
 		return -ENOMEM;
+	if (node->n)
+		memcpy(k, node->kids, node->n * sizeof(*k));
 	node->kids = k;
-	node->cap = node->n + more;
+	node->cap = cap;
 	return 0;
+}
+
+/* The child (kind, name); list items (own != NULL) may repeat and then
+ * share their node. NULL on ENOMEM. */
+static struct fs_node *fs_kid(struct fs_arena *a, struct fs_node *node, char kind, const char *name,
+			      size_t len, char *own)
+{
+	for (size_t i = 0; own && i < node->n; i++) {
+		struct fs_node *k = &node->kids[i];
+
+		if (k->kind == kind && k->len == len && !memcmp(k->name, name, len)) {
+			k->shared = true;
+			return k;
+		}
+	}
+	if (fs_reserve(a, node, 1))
+		return NULL;
+
+	struct fs_node *c = &node->kids[node->n++];
+
+	*c = (struct fs_node){.kind = kind, .name = name, .len = (uint32_t)len, .own = own};
+	return c;
 }
 
 static struct fs_node *fs_find(struct fs_node *node, const char *field)
@@ -1462,50 +1544,76 @@ static struct fs_node *fs_find(struct fs_node *node, const char *field)
 	return NULL;
 }
 
-static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node);
+/* A create's walk: the arena of its field set, and scratch for list
+ * items' path elements. */
+struct fs_walk {
+	struct fs_arena a;
+	struct kb_buf pe;
+};
+
+static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node,
+		    struct fs_walk *w);
+
+/* Drops node's last child when it holds no member (sn_prune as the walk
+ * goes: a child is complete once its value was walked). */
+static void fs_drop_empty_last(struct fs_node *node)
+{
+	const struct fs_node *c = &node->kids[node->n - 1];
+
+	if (!c->member && !c->n)
+		node->n--;
+}
 
 /* ssa_compare_objects(NULL, v): every key is added. `skip` is a key the
  * walk leaves out (metadata.managedFields at the root). */
 static int fs_object(const json_t *v, const struct ssa_field *f, struct fs_node *node,
-		     const char *skip)
+		     const char *skip, struct fs_walk *w)
 {
 	const char *k;
 	json_t *cv;
 
 	if (f->is_map)
 		node->member = true;
-	if (fs_reserve(node, json_object_size(v)))
+	if (fs_reserve(&w->a, node, json_object_size(v)))
 		return -ENOMEM;
 	json_object_foreach ((json_t *)v, k, cv) {
 		if (skip && !strcmp(k, skip))
 			continue;
 		struct ssa_field cf = ssa_child(f, k);
-		struct fs_node *c = fs_kid(node, 'f', k, NULL);
-		if (!c || fs_value(cv, &cf, c))
+		struct fs_node *c = fs_kid(&w->a, node, 'f', k, strlen(k), NULL);
+		if (!c || fs_value(cv, &cf, c, w))
 			return -ENOMEM;
+		fs_drop_empty_last(node);
 	}
 	return 0;
 }
 
 /* ssa_compare_items(NULL, v): every item is added. */
-static int fs_items(const json_t *v, const struct ssa_field *f, struct fs_node *node)
+static int fs_items(const json_t *v, const struct ssa_field *f, struct fs_node *node,
+		    struct fs_walk *w)
 {
 	struct ssa_field ef = ssa_elem(f);
+	size_t n = json_array_size(v);
 
-	if (fs_reserve(node, json_array_size(v)))
+	if (fs_reserve(&w->a, node, n))
 		return -ENOMEM;
-	for (size_t i = 0; i < json_array_size(v); i++) {
+	for (size_t i = 0; i < n; i++) {
 		const json_t *item = json_array_get(v, i);
-		char *pe = ssa_item_pe(f, item);
 		struct fs_node *c;
+		char *own;
 
-		if (!pe)
+		w->pe.len = 0;
+		if (ssa_item_pe_put(f, item, &w->pe))
 			continue;
-		c = fs_kid(node, pe[0], pe + 2, pe);
+		own = fs_alloc(&w->a, w->pe.len + 1);
+		if (!own)
+			return -ENOMEM;
+		memcpy(own, w->pe.data, w->pe.len + 1);
+		c = fs_kid(&w->a, node, own[0], own + 2, w->pe.len - 2, own);
 		if (!c)
 			return -ENOMEM;
 		c->member = true;
-		if (f->list == SK_MAP && fs_object(item, &ef, c, NULL))
+		if (f->list == SK_MAP && fs_object(item, &ef, c, NULL, w))
 			return -ENOMEM;
 	}
 	return 0;
@@ -1513,18 +1621,34 @@ static int fs_items(const json_t *v, const struct ssa_field *f, struct fs_node *
 
 /* ssa_compare(NULL, v): containers with content are walked, anything else
  * is a member. */
-static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node)
+static int fs_value(const json_t *v, const struct ssa_field *f, struct fs_node *node,
+		    struct fs_walk *w)
 {
 	enum ssa_kind k = ssa_kind(f, v);
 
 	if ((k == SK_OBJECT || k == SK_SET || k == SK_MAP) && !ssa_empty_container(v))
-		return k == SK_OBJECT ? fs_object(v, f, node, NULL) : fs_items(v, f, node);
+		return k == SK_OBJECT ? fs_object(v, f, node, NULL, w) : fs_items(v, f, node, w);
 	node->member = true;
 	return 0;
 }
 
-/* sn_strip: the paths the server manages are nobody's. */
-static void fs_strip(struct fs_node *root)
+/* Drops node's children without members or children of their own (the
+ * walk dropped every other empty node already). */
+static void fs_drop_empty(struct fs_node *node)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; node && i < node->n; i++)
+		if (node->kids[i].member || node->kids[i].n)
+			node->kids[keep++] = node->kids[i];
+	if (node)
+		node->n = keep;
+}
+
+/* sn_strip, then sn_prune: the paths the server manages are nobody's; as
+ * only the root's and metadata's children change, only they are pruned
+ * again. True when nothing is left. */
+static bool fs_strip(struct fs_node *root)
 {
 	static const char *const meta[] = {
 	    "name",        "namespace",  "creationTimestamp", "selfLink",        "uid",
@@ -1539,21 +1663,9 @@ static void fs_strip(struct fs_node *root)
 	for (size_t i = 0; i < KB_ARRAY_SIZE(meta); i++)
 		if ((n = fs_find(m, meta[i])))
 			n->member = false;
-}
-
-/* Drops children without members; true when node has none left. */
-static bool fs_prune(struct fs_node *node)
-{
-	size_t keep = 0;
-
-	for (size_t i = 0; i < node->n; i++) {
-		if (fs_prune(&node->kids[i]))
-			fs_free(&node->kids[i]);
-		else
-			node->kids[keep++] = node->kids[i];
-	}
-	node->n = keep;
-	return !node->member && keep == 0;
+	fs_drop_empty(m);
+	fs_drop_empty(root);
+	return !root->member && !root->n;
 }
 
 static int fs_cmp(const void *a, const void *b)
@@ -1636,12 +1748,13 @@ static json_t *fs_to_v1(struct fs_node *node, struct fs_emit *e)
 	fs_sort(node->kids, node->n);
 	for (size_t i = 0; i < node->n; i++) {
 		struct fs_node *k = &node->kids[i];
-		size_t n = strlen(k->name);
+		size_t n = k->len;
 		char pfx[2] = {k->kind, ':'};
+		const char *key = k->own;
 
 		/* a repeated item's fields repeat (fs_kid): the last of equal
 		 * keys is kept, at the place of the first (they are adjacent) */
-		if (i + 1 < node->n && fs_cmp(k, k + 1) == 0)
+		if (node->shared && i + 1 < node->n && fs_cmp(k, k + 1) == 0)
 			continue;
 		if (!first)
 			fs_put(e, ",", 1);
@@ -1652,18 +1765,16 @@ static json_t *fs_to_v1(struct fs_node *node, struct fs_emit *e)
 
 		json_t *c = fs_to_v1(k, e);
 
-		e->key.len = 0;
-		if (!c || kb_buf_reserve(&e->key, n + 2)) {
-			json_decref(c);
-			json_decref(res);
-			return NULL;
+		/* a list item's path element is its key; a field's is made */
+		if (c && !key && !kb_buf_reserve(&e->key, n + 2)) {
+			e->key.data[0] = k->kind;
+			e->key.data[1] = ':';
+			memcpy(e->key.data + 2, k->name, n);
+			e->key.data[n + 2] = '\0';
+			key = e->key.data;
 		}
-		e->key.data[0] = k->kind;
-		e->key.data[1] = ':';
-		memcpy(e->key.data + 2, k->name, n);
-		e->key.len = n + 2;
-		e->key.data[e->key.len] = '\0';
-		if (json_object_setn_new_nocheck(res, e->key.data, e->key.len, c)) {
+		if (!c || !key || json_object_setn_new_nocheck(res, key, n + 2, c)) {
+			json_decref(c);
 			json_decref(res);
 			return NULL;
 		}
@@ -1678,6 +1789,9 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 			    const char *manager, const char *operation, const char *now,
 			    const char *api_version, struct kb_buf *text, const json_t **v1_out)
 {
+	/* a pod's field set fits in the first chunk */
+	_Alignas(16) char chunk[8192];
+	struct fs_walk w = {.a = {.p = chunk, .left = sizeof(chunk)}};
 	struct fs_node top = {0};
 	struct fs_emit em = {0};
 	const char *k;
@@ -1686,15 +1800,15 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 
 	json_object_foreach (obj, k, v) {
 		struct ssa_field cf = ssa_child(root, k);
-		struct fs_node *c = fs_kid(&top, 'f', k, NULL);
+		struct fs_node *c = fs_kid(&w.a, &top, 'f', k, strlen(k), NULL);
 
 		if (!c)
 			goto out;
-		if (v == meta ? fs_object(v, &cf, c, "managedFields") : fs_value(v, &cf, c))
+		if (v == meta ? fs_object(v, &cf, c, "managedFields", &w) : fs_value(v, &cf, c, &w))
 			goto out;
+		fs_drop_empty_last(&top);
 	}
-	fs_strip(&top);
-	if (fs_prune(&top)) {
+	if (fs_strip(&top)) {
 		json_object_del(meta, "managedFields");
 		ret = 0;
 		goto out;
@@ -1724,7 +1838,8 @@ out:
 	json_decref(e);
 	json_decref(arr);
 	kb_buf_free(&em.key);
-	fs_free(&top);
+	kb_buf_free(&w.pe);
+	fs_arena_free(&w.a);
 	return ret;
 }
 

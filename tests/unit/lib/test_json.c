@@ -196,6 +196,8 @@ START_TEST(put_key_as_jansson_writes_it)
 					   "\xc3\xa9t\xc3\xa9",
 					   "x\xe2\x82\xac\"y\"",
 					   "\x7f",
+					   "q\"\\\x01\"",
+					   "k:{\"name\":\"Q\\\"\\\\x\"}",
 					   "long plain key that runs on"};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
 		struct kb_buf b = {0};
@@ -527,6 +529,10 @@ START_TEST(alloc_cache_reuses_fitting_blocks)
 	kb_json_alloc_install();
 	kb_json_alloc_enable();
 	json_get_alloc_funcs(&m, &f);
+#ifdef __GLIBC__
+	/* where the cache is on, glibc's chunk headers class the blocks */
+	ck_assert(m == m0 || kb_json_alloc_reads_headers());
+#endif
 	for (size_t n = 1; n <= 700; n++) {
 		char *p = m(n);
 		ck_assert_ptr_nonnull(p);
@@ -538,6 +544,19 @@ START_TEST(alloc_cache_reuses_fitting_blocks)
 		memset(q, 0x5a, n);
 		if (m != m0 && n <= 504)
 			ck_assert_ptr_eq(q, p); /* the cached block itself */
+		f(q);
+	}
+	/* a freed block serves the largest request of its class (the class read
+	 * from the chunk's header, or malloc_usable_size where that is not glibc's) */
+	for (size_t n = 1; n <= 504; n++) {
+		size_t k = (n + 23) >> 4, top = (k < 2 ? 2 : k) * 16 - 8;
+		char *p = m(n);
+		f(p);
+		char *q = m(top);
+		ck_assert_uint_ge(malloc_usable_size(q), top);
+		memset(q, 0x3c, top);
+		if (m != m0)
+			ck_assert_ptr_eq(q, p);
 		f(q);
 	}
 	json_t *a = json_pack("{s:[i,s,{s:b}],s:o}", "x", 1, "two", "y", 1, "z", json_object());

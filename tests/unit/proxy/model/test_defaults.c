@@ -207,6 +207,83 @@ START_TEST(pod_tolerations_and_probes)
 }
 END_TEST
 
+/* A pod that sets every key the defaults read in one pass over a spec or a
+ * container (restartPolicy ... enableServiceLinks, a pull policy and a
+ * termination message, null resources and tolerations, a host network with
+ * init containers' ports, serviceAccount alone, every probe and hook) and
+ * keys that only start like theirs; then serviceAccountName
+ * beside serviceAccount and one toleration already there. Wanted: what
+ * main (fad25b5) wrote, key by key looked up. */
+#define SET_WANT                                                                            \
+	"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"restartPolicy\":\"OnFailure\",\"termi"  \
+	"nationGracePeriodSeconds\":5,\"dnsPolicy\":\"Default\",\"securityContext\":{\"ru"  \
+	"nAsUser\":1},\"schedulerName\":\"x\",\"enableServiceLinks\":false,\"serviceAccou"  \
+	"nt\":\"sa1\",\"hostNetwork\":true,\"tolerations\":[{\"key\":\"node.kubernetes.io"  \
+	"/not-ready\",\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSecond"  \
+	"s\":300},{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\",\"e"  \
+	"ffect\":\"NoExecute\",\"tolerationSeconds\":300}],\"containers\":[{\"name\":\"c\"" \
+	",\"image\":\"x@sha256:1\",\"imagePullPolicy\":\"Never\",\"imageX\":\"a\",\"termi"  \
+	"nationMessagePat\":1,\"terminationMessagePath\":\"/t\",\"terminationMessagePolic"  \
+	"y\":\"File\",\"resources\":null,\"ports\":[{\"containerPort\":81,\"hostPort\":81"  \
+	",\"protocol\":\"TCP\"},{\"containerPort\":82,\"protocol\":\"UDP\",\"hostPort\":8"  \
+	"2}],\"startupProbe\":{\"httpGet\":{\"port\":1,\"path\":\"/s\",\"scheme\":\"HTTP\"" \
+	"},\"periodSeconds\":2,\"timeoutSeconds\":1,\"successThreshold\":1,\"failureThres"  \
+	"hold\":3},\"readinessProbe\":{\"exec\":{},\"timeoutSeconds\":1,\"periodSeconds\""  \
+	":10,\"successThreshold\":1,\"failureThreshold\":3},\"lifecycle\":{\"postStart\":"  \
+	"{\"httpGet\":{\"port\":2,\"path\":\"/\",\"scheme\":\"HTTP\"}},\"preStop\":{\"exe"  \
+	"c\":{}}},\"env\":[{\"name\":\"A\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"x"  \
+	"\",\"apiVersion\":\"v2\"}}},{\"name\":\"B\"}]}],\"initContainers\":[{\"name\":\""  \
+	"i\",\"image\":\"y\",\"ports\":[{\"containerPort\":9,\"protocol\":\"TCP\",\"hostP"  \
+	"ort\":9}],\"resources\":{\"limits\":{\"cpu\":\"2\",\"memory\":\"1500m\"},\"reque"  \
+	"sts\":{\"cpu\":\"2\",\"memory\":\"1500m\"}},\"imagePullPolicy\":\"Always\",\"ter"  \
+	"minationMessagePath\":\"/dev/termination-log\",\"terminationMessagePolicy\":\"Fi"  \
+	"le\"}],\"ephemeralContainers\":[{\"name\":\"e\",\"image\":\"z:latest\",\"resourc"  \
+	"es\":{},\"imagePullPolicy\":\"Always\",\"terminationMessagePath\":\"/dev/termina"  \
+	"tion-log\",\"terminationMessagePolicy\":\"File\"}],\"containersX\":[{\"name\":\""  \
+	"q\"}],\"serviceAccountName\":\"sa1\"},\"status\":{\"phase\":\"Pending\",\"qosCla"  \
+	"ss\":\"BestEffort\"}}"
+#define SET_WANT2                                                                           \
+	"{\"metadata\":{\"name\":\"t\"},\"spec\":{\"serviceAccountName\":\"n1\",\"service"  \
+	"Account\":\"n1\",\"hostNetwork\":false,\"containers\":[{\"name\":\"c\",\"image\""  \
+	":\"x\",\"ports\":[{\"containerPort\":81,\"protocol\":\"TCP\"}],\"imagePullPolicy"  \
+	"\":\"Always\",\"terminationMessagePath\":\"/dev/termination-log\",\"terminationM"  \
+	"essagePolicy\":\"File\",\"resources\":{}}],\"tolerations\":[{\"key\":\"node.kube"  \
+	"rnetes.io/unreachable\",\"operator\":\"Exists\"},{\"key\":\"node.kubernetes.io/n"  \
+	"ot-ready\",\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\"" \
+	":300}],\"restartPolicy\":\"Always\",\"terminationGracePeriodSeconds\":30,\"dnsPo"  \
+	"licy\":\"ClusterFirst\",\"securityContext\":{},\"schedulerName\":\"default-sched"  \
+	"uler\",\"enableServiceLinks\":true},\"status\":{\"phase\":\"Pending\",\"qosClass"  \
+	"\":\"BestEffort\"}}"
+static const char *const SET_POD =
+    "{\"metadata\":{\"name\":\"s\"},\"spec\":{\"restartPolicy\":\"OnFailure\",\"termi"
+    "nationGracePeriodSeconds\":5,\"dnsPolicy\":\"Default\",\"securityContext\":{\"ru"
+    "nAsUser\":1},\"schedulerName\":\"x\",\"enableServiceLinks\":false,\"serviceAccou"
+    "nt\":\"sa1\",\"hostNetwork\":true,\"tolerations\":null,\"containers\":[{\"name\""
+    ":\"c\",\"image\":\"x@sha256:1\",\"imagePullPolicy\":\"Never\",\"imageX\":\"a\","
+    "\"terminationMessagePat\":1,\"terminationMessa"
+    "gePath\":\"/t\",\"terminationMessagePolicy\":\"File\",\"resources\":null,\"ports"
+    "\":[{\"containerPort\":81,\"hostPort\":0},{\"containerPort\":82,\"protocol\":\"U"
+    "DP\"}],\"startupProbe\":{\"httpGet\":{\"port\":1,\"path\":\"/s\"},\"periodSecond"
+    "s\":2},\"readinessProbe\":{\"exec\":{}},\"lifecycle\":{\"postStart\":{\"httpGet\""
+    ":{\"port\":2}},\"preStop\":{\"exec\":{}}},\"env\":[{\"name\":\"A\",\"valueFrom\""
+    ":{\"fieldRef\":{\"fieldPath\":\"x\",\"apiVersion\":\"v2\"}}},{\"name\":\"B\"}]}]"
+    ",\"initContainers\":[{\"name\":\"i\",\"image\":\"y\",\"ports\":[{\"containerPort"
+    "\":9}],\"resources\":{\"limits\":{\"cpu\":2,\"memory\":1.5}}}],\"ephemeralContai"
+    "ners\":[{\"name\":\"e\",\"image\":\"z:latest\",\"resources\":{}}],\"containersX\""
+    ":[{\"name\":\"q\"}]}}";
+static const char *const SET_POD2 =
+    "{\"metadata\":{\"name\":\"t\"},\"spec\":{\"serviceAccountName\":\"n1\",\"service"
+    "Account\":\"n2\",\"hostNetwork\":false,\"containers\":[{\"name\":\"c\",\"image\""
+    ":\"x\",\"ports\":[{\"containerPort\":81}]}],\"tolerations\":[{\"key\":\"node.kub"
+    "ernetes.io/unreachable\",\"operator\":\"Exists\"}]}}";
+
+START_TEST(pod_keys_already_set)
+{
+	expect(&pod_res, SET_POD, SET_WANT);
+	expect(&pod_res, SET_POD2, SET_WANT2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("defaults");
@@ -215,6 +292,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pod_template_volumes);
 	tcase_add_test(tc, persistent_volume_sources);
 	tcase_add_test(tc, pod_tolerations_and_probes);
+	tcase_add_test(tc, pod_keys_already_set);
 	suite_add_tcase(s, tc);
 	return s;
 }

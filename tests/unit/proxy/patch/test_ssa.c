@@ -518,6 +518,16 @@ static const struct {
     {POD, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
 	  "\"managedFields\":[{\"manager\":\"m\",\"operation\":\"Update\"}]}}"},
     {POD, "{\"metadata\":{}}"},
+    /* what the walk drops as it goes: list-maps whose items have no key,
+     * then the structs left empty above them; metadata with nothing but
+     * managed fields; a managed field the writer made an object */
+    {POD, "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"generation\":{\"a\":1},"
+	  "\"finalizers\":[]},\"spec\":{\"containers\":[{\"image\":\"x\"}],"
+	  "\"securityContext\":{\"sysctls\":[{\"value\":\"1\"}]}},\"status\":{}}"},
+    {POD, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"uid\":\"u\"},"
+	  "\"spec\":{\"containers\":[{\"image\":\"x\"},{\"name\":null,\"ports\":"
+	  "[{\"protocol\":\"TCP\"}]}],\"volumes\":[{\"name\":\"v\"},{\"name\":\"v\","
+	  "\"emptyDir\":{}}]}}"},
 };
 
 /*
