@@ -806,7 +806,16 @@ static void handle_create(struct req *r)
 	patch_track_create(obj, r->res->proto, field_manager(r, "unknown"),
 			   now_str(r, ts, sizeof(ts)), &v1_text, &v1);
 	if (r->q.dry_run) {
-		reply_object(r, 201, obj);
+		/* a dry run stores nothing but is refused as the create would
+		 * be (apiserver registry/dryrun.go DryRunnableStorage.Create:
+		 * the key is looked up, and KeyExists when it is there) */
+		const char *text;
+		size_t len;
+		if (store_get_raw(r->px->store, r->res->store_key, r->ns ? r->ns : "",
+				  meta_str(obj, "name"), &text, &len, NULL) == 0)
+			reply_errno(r, -EEXIST, meta_str(obj, "name"));
+		else
+			reply_object(r, 201, obj);
 		goto out;
 	}
 	const char *name = meta_str(obj, "name");

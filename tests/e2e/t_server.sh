@@ -58,6 +58,14 @@ server_suite_basic() {
     kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps?dryRun=All" \
       -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dry"}}'
   expect "dry-run object is not stored" '"code":404' kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps/dry"
+  # a dry run is refused as the create would be (apiserver registry/dryrun.go)
+  expect "dryRun=All create of a name taken is 409 AlreadyExists" \
+    '"reason":"AlreadyExists".*"code":409' \
+    kcurl -X POST -H 'Content-Type: application/json' "$SERVER_URL/api/v1/namespaces/default/configmaps?dryRun=All" \
+      -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"page-1"}}'
+  expect_fail "kubectl create --dry-run=server of a name taken: AlreadyExists" \
+    'configmaps "page-1" already exists' \
+    kubectl --kubeconfig "$KCFG" create configmap page-1 --dry-run=server
   expect "deletecollection by label" '"kind":"ConfigMapList"' \
     kcurl -X DELETE "$SERVER_URL/api/v1/namespaces/default/configmaps?labelSelector=page%3Dyes"
   expect "deletecollection removed them" '"items":\[\]' kcurl "$SERVER_URL/api/v1/namespaces/default/configmaps?labelSelector=page%3Dyes"
