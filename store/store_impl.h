@@ -30,10 +30,12 @@
 
 enum store_stmt {
 	SQ_GET,
+	SQ_REV,
 	SQ_INS_OBJ,
 	SQ_UPD_OBJ,
 	SQ_DEL_OBJ,
 	SQ_INS_EV,
+	SQ_DEL_EV,
 	SQ_LIST_ALL,
 	SQ_LIST_NS,
 	SQ_REMAIN_ALL,

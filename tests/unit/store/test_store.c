@@ -485,7 +485,7 @@ START_TEST(kept_counts)
 	    sqlite3_exec(raw,
 			 "DROP TRIGGER obj_counts_ins; DROP TRIGGER obj_counts_del;"
 			 " DROP TABLE obj_counts; INSERT INTO objects"
-			 " SELECT res, 'd', name, rev, data FROM objects WHERE res = '/pods'",
+			 " SELECT res, 'd', name, rev FROM objects WHERE res = '/pods'",
 			 NULL, NULL, NULL),
 	    SQLITE_OK);
 	sqlite3_close(raw);
