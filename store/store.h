@@ -28,11 +28,13 @@
  * the next revision, which becomes the object's metadata.resourceVersion
  * (the store writes it into the object) and the event's revision.
  *
- * Watch history: each change is also appended to an event table. A watch
- * asks for the changes after revision R; if R is older than the compacted
- * revision the watch is refused with -ERANGE (HTTP 410 Gone). A timer
- * compacts the history on a schedule, keeping opts.history_keep revisions.
- * History survives restarts.
+ * Watch history: each change is a row of the event table, which holds the
+ * object's data (written once: an object's key points at the event of its
+ * current state). A watch asks for the changes after revision R; if R is
+ * older than the compacted revision the watch is refused with -ERANGE
+ * (HTTP 410 Gone). A timer compacts the history on a schedule, keeping
+ * opts.history_keep revisions (and every object's current state). History
+ * survives restarts.
  *
  * Keys: (resource, namespace, name). `resource` is "<group>/<plural>"
  * ("/pods", "apps/deployments"); `namespace` is "" for cluster-scoped objects.
@@ -265,7 +267,8 @@ int store_health(const store_t *st, char *why, size_t len);
 /* Background WAL checkpoints completed so far (0 without a loop). */
 size_t store_checkpoints(const store_t *st);
 
-/* Drops history up to `rev` (inclusive) right now. */
+/* Drops history up to `rev` (inclusive) right now; the objects' current
+ * states stay. */
 int store_compact(store_t *st, int64_t rev);
 
 /* Small settings kept beside the objects (cluster uid, keys...). *out is a
