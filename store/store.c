@@ -103,8 +103,8 @@ static const char *const schema_sql =
  * compacted away gets one at its revision carrying its data (as an ADDED:
  * it is at or below the compacted revision, never replayed), then objects
  * is made again without its data. Its count triggers go with the old
- * table; obj_counts is dropped too and made again from the new table by
- * store__counts_init.
+ * table, and obj_counts is dropped: the counts are kept in memory now
+ * (store_count.c).
  */
 static const char *const migrate_v1_sql =
     "INSERT INTO events(rev, type, res, ns, name, data)"
@@ -137,9 +137,7 @@ static const char *const stmt_sql[SQ__COUNT] = {
     /* remainingItemCount: the keys after a page's last, from the index */
     [SQ_REMAIN_ALL] = "SELECT count(*) FROM objects WHERE res = ?1 AND (ns, name) > (?2, ?3)",
     [SQ_REMAIN_NS] = "SELECT count(*) FROM objects WHERE res = ?1 AND ns = ?2 AND name > ?3",
-    [SQ_COUNT_ALL] = "SELECT count(*) FROM objects WHERE res = ?1",
-    [SQ_COUNT_NS] = "SELECT count(*) FROM objects WHERE res = ?1 AND ns = ?2",
-    [SQ_COUNT_EACH] = "SELECT res, count(*) FROM objects GROUP BY res",
+    [SQ_COUNT_EACH] = "SELECT res, ns, count(*) FROM objects GROUP BY res, ns",
     [SQ_REPLAY] = "SELECT rev, type, res, ns, name, data FROM events"
 		  " WHERE rev > ?1 AND rev <= ?2 AND (?3 IS NULL OR res = ?3)"
 		  " AND (?4 IS NULL OR ns = ?4) ORDER BY rev LIMIT ?5",
@@ -339,12 +337,10 @@ static int init_schema(store_t *st)
 static int prepare_all(store_t *st)
 {
 	for (int i = 0; i < SQ__COUNT; i++) {
-		const char *sql = store__count_sql(st, (enum store_stmt)i);
-		sql = sql ? sql : stmt_sql[i];
-		int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+		int rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
 					    &st->stmt[i], NULL);
 		if (rc != SQLITE_OK)
-			return store__sql_err(st, rc, sql);
+			return store__sql_err(st, rc, stmt_sql[i]);
 	}
 	return 0;
 }
@@ -530,8 +526,6 @@ int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
 	if (!err)
 		err = init_schema(st);
 	if (!err)
-		err = store__counts_init(st);
-	if (!err)
 		err = prepare_all(st);
 	if (!err)
 		err = load_revs(st);
@@ -589,6 +583,7 @@ void store_close(store_t *st)
 	free(st->wbuf);
 	free(st->rbuf);
 	store__oc_free(st);
+	store__counts_drop(st);
 	free(st->path);
 	free(st);
 }
@@ -735,6 +730,8 @@ static int put_object(store_t *st, enum store_stmt s, const char *res, const cha
 		kb_err("store", "write object %s %s/%s: no row changed", res, ns, name);
 		err = -EIO;
 	}
+	if (!err && s != SQ_UPD_OBJ) /* an update keeps res and ns */
+		store__counts_move(st, res, ns, s == SQ_INS_OBJ ? 1 : -1);
 	if (!err && s != SQ_DEL_OBJ) /* what the next read would find */
 		store__oc_put(st, res, ns, name, st->wbuf, len, rev);
 	return err;
@@ -776,6 +773,7 @@ static int write_end(store_t *st, int err, int64_t rev0, struct store_evnode *n)
 		st->rev = rev0;
 		store__evnode_free(n);
 		store__oc_clear(st); /* the row may be rolled back */
+		store__counts_drop(st);
 		return err;
 	}
 	if (n)
@@ -1184,7 +1182,7 @@ static int list_row(store_t *st, sqlite3_stmt *q, const struct store_list_req *r
 static int list_remaining(store_t *st, const struct store_list_req *req, struct list_state *ls,
 			  int64_t *out)
 {
-	if (!req->after && !req->filter && st->counted) { /* a first page: all, less it */
+	if (!req->after && !req->filter) { /* a first page: all, less it */
 		size_t n = 0;
 		int err = store_count(st, req->res, req->ns, &n);
 		*out = (int64_t)n - (int64_t)ls->count;
@@ -1303,31 +1301,6 @@ int store_list_text(store_t *st, const struct store_list_req *req,
 	return err;
 }
 
-int store_count(store_t *st, const char *res, const char *ns, size_t *count)
-{
-	KB_CHECK(st && res && count, -EINVAL);
-	sqlite3_stmt *q = st->stmt[ns ? SQ_COUNT_NS : SQ_COUNT_ALL];
-	sqlite3_bind_text(q, 1, res, -1, SQLITE_STATIC);
-	if (ns)
-		sqlite3_bind_text(q, 2, ns, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW)
-		*count = (size_t)sqlite3_column_int64(q, 0);
-	sqlite3_reset(q);
-	return rc == SQLITE_ROW ? 0 : store__sql_err(st, rc, "count");
-}
-
-int store_count_each(store_t *st, void (*cb)(const char *res, int64_t count, void *arg), void *arg)
-{
-	KB_CHECK(st && cb, -EINVAL);
-	sqlite3_stmt *q = st->stmt[SQ_COUNT_EACH];
-	int rc;
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		cb((const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 1), arg);
-	sqlite3_reset(q);
-	return rc == SQLITE_DONE ? 0 : store__sql_err(st, rc, "count each");
-}
-
 /* ---- transactions ------------------------------------------------------ */
 
 int store_txn_begin(store_t *st)
@@ -1358,6 +1331,7 @@ static void rollback_level(store_t *st)
 {
 	struct store_txn_level *l = &st->txn[st->txn_depth - 1];
 	store__oc_clear(st); /* rows written since are undone */
+	store__counts_drop(st);
 	if (st->txn_depth > 1) {
 		store__exec(st, SQ_ROLLBACK_TO, "rollback to savepoint");
 		store__exec(st, SQ_RELEASE, "release savepoint");

@@ -180,10 +180,10 @@ int store_list_text_page(store_t *st, const struct store_list_req *req,
 			 struct store_list_result *out);
 /* Number of objects of a resource (in `ns`, or everywhere when NULL). */
 int store_count(store_t *st, const char *res, const char *ns, size_t *count);
-/* Number of objects of every resource that has some, in one query over the
- * primary key's index (a scan of it: GET /metrics reads it once a scrape):
- * cb(res, count, arg) once per resource key (res
- * borrowed for the call). 0 or -EIO. */
+/* Number of objects of every resource that has some (kept in memory;
+ * read from the objects' index on first use: store_count.c):
+ * cb(res, count, arg) once per resource key, in key order (res borrowed
+ * for the call; cb must not write to the store). 0, -ENOMEM or -EIO. */
 int store_count_each(store_t *st, void (*cb)(const char *res, int64_t count, void *arg), void *arg);
 
 /* Commit latency (each SQLite COMMIT of a write, a transaction or a group
