@@ -772,8 +772,9 @@ static int write_end(store_t *st, int err, int64_t rev0, struct store_evnode *n)
 	if (err) {
 		st->rev = rev0;
 		store__evnode_free(n);
-		store__oc_clear(st); /* the row may be rolled back */
-		store__counts_drop(st);
+		store__oc_clear(st);               /* the row may be rolled back */
+		if (err == -EIO || err == -ENOSPC) /* else nothing was written */
+			store__counts_drop(st);
 		return err;
 	}
 	if (n)
