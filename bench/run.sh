@@ -357,10 +357,10 @@ bench_create() {
 	echo "   stored object: $stored bytes; creates per group commit in the run: $per"
 	printf '   %-40s %8s /s   (reference: WAL, synchronous=NORMAL, 1 txn/insert)\n' \
 		"SQLite, 1 row per txn:" "$(kv per_s "$s1")"
-	printf '   %-40s %8s /s   (object + event row per txn, as Kubicle writes)\n' \
+	printf '   %-40s %8s /s   (key row + event row with the data per txn, as Kubicle writes)\n' \
 		"SQLite, 2 rows per txn:" "$(kv per_s "$s2")"
 	printf '   %-40s %8s /s   (%s creates per txn, as the group commit achieved)\n' \
-		"SQLite, object + event, batched:" "$(kv per_s "$s3")" "$per"
+		"SQLite, key + event, batched:" "$(kv per_s "$s3")" "$per"
 }
 
 # ---- 5. concurrent watches ------------------------------------------------

@@ -6,14 +6,16 @@
  * prints inserts per second as one line of key=value pairs.
  *
  *   sqlite_ref --db PATH [--secs 5] [--size 2048] [--sync normal|full]
- *              [--with-event] [--batch N] [--label L]
+ *              [--with-event | --two-copies] [--batch N] [--label L]
  *
  * --batch N puts N creates in each transaction (default 1), as Kubicle's
  * group commit does with the writes of one loop iteration: the benchmark
  * passes the creates-per-commit the server achieved, read off its metrics.
- * --with-event also inserts an event row carrying the same data in the same
- * transaction, which is what Kubicle's store writes per create (the objects
- * and events tables).
+ * --with-event writes what Kubicle's store writes per create (store/store.c,
+ * schema 2): a key row (name, rev) in a WITHOUT ROWID table and an event
+ * row carrying the data, in the same transaction. --two-copies writes what
+ * schema 1 wrote: the object row with its data and an event row with the
+ * same data again.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,7 +32,7 @@ struct opts {
 	const char *db, *label;
 	double secs;
 	int size, batch, page_size;
-	bool sync_full, with_event;
+	bool sync_full, with_event, two_copies;
 };
 
 struct ref {
@@ -43,22 +45,19 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: sqlite_ref --db PATH [--secs S] [--size BYTES] "
-		"[--sync normal|full] [--with-event] [--batch N] [--page-size B] [--label L]\n");
+		"[--sync normal|full] [--with-event | --two-copies] [--batch N] [--page-size B] "
+		"[--label L]\n");
 	exit(2);
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"db", required_argument, NULL, 'D'},
-	    {"secs", required_argument, NULL, 'd'},
-	    {"size", required_argument, NULL, 's'},
-	    {"sync", required_argument, NULL, 'y'},
-	    {"with-event", no_argument, NULL, 'e'},
-	    {"label", required_argument, NULL, 'l'},
-	    {"batch", required_argument, NULL, 'b'},
-	    {"page-size", required_argument, NULL, 'p'},
-	    {NULL, 0, NULL, 0},
+	    {"db", required_argument, NULL, 'D'},        {"secs", required_argument, NULL, 'd'},
+	    {"size", required_argument, NULL, 's'},      {"sync", required_argument, NULL, 'y'},
+	    {"with-event", no_argument, NULL, 'e'},      {"two-copies", no_argument, NULL, '2'},
+	    {"label", required_argument, NULL, 'l'},     {"batch", required_argument, NULL, 'b'},
+	    {"page-size", required_argument, NULL, 'p'}, {NULL, 0, NULL, 0},
 	};
 	*o = (struct opts){.secs = 5, .size = 2048, .batch = 1, .label = "sqlite"};
 	int ch;
@@ -69,13 +68,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 's': o->size = atoi(optarg); break;
 		case 'y': o->sync_full = strcmp(optarg, "full") == 0; break;
 		case 'e': o->with_event = true; break;
+		case '2': o->two_copies = true; break;
 		case 'l': o->label = optarg; break;
 		case 'b': o->batch = atoi(optarg); break;
 		case 'p': o->page_size = atoi(optarg); break;
 		default: usage();
 		}
 	}
-	if (!o->db || o->size <= 0 || o->secs <= 0 || o->batch <= 0)
+	if (!o->db || o->size <= 0 || o->secs <= 0 || o->batch <= 0 ||
+	    (o->with_event && o->two_copies))
 		usage();
 }
 
@@ -109,13 +110,21 @@ static int open_db(struct ref *r, const struct opts *o)
 	if (exec(r->db, ps) < 0 || exec(r->db, "PRAGMA journal_mode = WAL") < 0 ||
 	    exec(r->db,
 		 o->sync_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL") < 0 ||
-	    exec(r->db, "CREATE TABLE objects(name TEXT PRIMARY KEY, data TEXT NOT NULL);"
-			"CREATE TABLE events(rev INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+	    exec(r->db, o->with_event
+			    ? "CREATE TABLE objects(name TEXT PRIMARY KEY,"
+			      " rev INTEGER NOT NULL) WITHOUT ROWID"
+			    : "CREATE TABLE objects(name TEXT PRIMARY KEY, data TEXT NOT NULL)") <
+		0 ||
+	    exec(r->db, "CREATE TABLE events(rev INTEGER PRIMARY KEY, name TEXT NOT NULL,"
 			" data TEXT NOT NULL)") < 0)
 		return -EIO;
+	/* ?2 left out of the key row's insert: its binding is ignored */
 	if (prepare(r->db, "BEGIN IMMEDIATE", &r->begin) < 0 ||
 	    prepare(r->db, "COMMIT", &r->commit) < 0 ||
-	    prepare(r->db, "INSERT INTO objects(name, data) VALUES(?1, ?2)", &r->ins_obj) < 0 ||
+	    prepare(r->db,
+		    o->with_event ? "INSERT INTO objects(name, rev) VALUES(?1, ?3)"
+				  : "INSERT INTO objects(name, data) VALUES(?1, ?2)",
+		    &r->ins_obj) < 0 ||
 	    prepare(r->db, "INSERT INTO events(rev, name, data) VALUES(?3, ?1, ?2)", &r->ins_ev) <
 		0)
 		return -EIO;
@@ -150,7 +159,7 @@ static int one_txn(struct ref *r, const struct opts *o, long n)
 	for (long i = n; !err && i < n + o->batch; i++) {
 		snprintf(name, sizeof(name), "pod-%08ld", i);
 		err = insert(r, r->ins_obj, name, i);
-		if (!err && o->with_event)
+		if (!err && (o->with_event || o->two_copies))
 			err = insert(r, r->ins_ev, name, i);
 	}
 	if (!err)
@@ -189,10 +198,14 @@ int main(int argc, char **argv)
 		n += o.batch;
 	}
 	double secs = (double)(now - t0) / 1e9;
-	printf("%s: size=%d sync=%s rows_per_txn=%d creates_per_txn=%d inserts=%ld secs=%.2f "
-	       "per_s=%.0f\n",
-	       o.label, o.size, o.sync_full ? "full" : "normal", (o.with_event ? 2 : 1) * o.batch,
-	       o.batch, n, secs, (double)n / secs);
+	printf("%s: size=%d sync=%s rows=%s rows_per_txn=%d creates_per_txn=%d inserts=%ld "
+	       "secs=%.2f per_s=%.0f\n",
+	       o.label, o.size, o.sync_full ? "full" : "normal",
+	       o.with_event   ? "key+event"
+	       : o.two_copies ? "object+event"
+			      : "object",
+	       (o.with_event || o.two_copies ? 2 : 1) * o.batch, o.batch, n, secs,
+	       (double)n / secs);
 	close_db(&r);
 	return 0;
 }

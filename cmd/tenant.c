@@ -1173,6 +1173,24 @@ struct usage {
 	int64_t gpu_milli;
 };
 
+/* The stored pods' texts: a store of schema 2 keeps an object's data in
+ * the event row its key points at (store/store.c); one not opened since
+ * (schema 1) in the key's row. */
+static const char *pods_sql(sqlite3 *db)
+{
+	sqlite3_stmt *v = NULL;
+	int version = 0;
+	sqlite3_busy_timeout(db, 1000);
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &v, NULL) == SQLITE_OK &&
+	    sqlite3_step(v) == SQLITE_ROW)
+		version = sqlite3_column_int(v, 0);
+	sqlite3_finalize(v);
+	if (version == 1)
+		return "SELECT data FROM objects WHERE res = '/pods'";
+	return "SELECT e.data FROM objects o CROSS JOIN events e ON e.rev = o.rev"
+	       " WHERE o.res = '/pods'";
+}
+
 /* Pods and GPUs in use, read from the store directly (read-only; works
  * whether or not the server runs). */
 static void store_usage(const struct tenant *t, const policy_t *pol, struct usage *u)
@@ -1183,8 +1201,7 @@ static void store_usage(const struct tenant *t, const policy_t *pol, struct usag
 	memset(u, 0, sizeof(*u));
 	home_path(t, "kubicle.db", path, sizeof(path));
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT data FROM objects WHERE res = '/pods'", -1, &st, NULL) !=
-		SQLITE_OK) {
+	    sqlite3_prepare_v2(db, pods_sql(db), -1, &st, NULL) != SQLITE_OK) {
 		sqlite3_close(db);
 		u->pods = -1;
 		return;

@@ -37,7 +37,7 @@
 #include "lib/prom.h"
 #include "lib/util.h"
 
-#define STORE_SCHEMA_VERSION  1
+#define STORE_SCHEMA_VERSION  2
 #define STORE_BUSY_TIMEOUT_MS 5000
 #define STORE_JOURNAL_LIMIT   (4 * 1024 * 1024)
 #define STORE_LOOKASIDE_SZ    256
@@ -63,46 +63,88 @@
 #define STORE_FREE_BYTES (1024ULL * 1024)
 
 /*
- * objects is a rowid table on purpose: objects are ~1-4 KiB, which a rowid
- * table keeps inside its leaf pages while a WITHOUT ROWID (index) b-tree
- * spills everything past ~1 KiB to an overflow page: twice the pages read
- * and cached per object. The primary key's index serves gets, lists and
- * counts (the latter without touching the rows).
+ * An object's data is written once, in its event row; objects is the key
+ * index that points at the event holding the current state, as etcd's key
+ * index points at a revision. Each create then writes its ~4.5 KiB object
+ * (an overflow page of 4 KiB) once instead of twice. objects, with no data,
+ * is a WITHOUT ROWID table: one b-tree keyed by (res, ns, name) instead of a
+ * rowid table plus its primary key's index. A get is the key's rev, then
+ * the event row by its rowid (rev); a list is one scan of objects' b-tree
+ * and a rowid lookup per row (CROSS JOIN keeps objects the outer loop).
+ *
+ * Compaction deletes the event rows at or below its revision that no key
+ * points at: the rows at or below the compacted revision are exactly the
+ * current states of the keys whose last write is that old. A write that
+ * replaces or deletes such a state deletes its row (drop_kept), so that
+ * each compaction only looks at the revisions it compacts. Every reader of
+ * the history (replay, the snapshot lists' scans) starts above the
+ * compacted revision and never sees the kept rows.
+ *
+ * Version 1 stores (the data in both tables) are migrated at open
+ * (migrate_v1).
  */
+/* objects' columns, in schema_sql and migrate_v1_sql */
+#define OBJECTS_COLS                                                                      \
+	"(res TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, rev INTEGER NOT NULL," \
+	" PRIMARY KEY(res, ns, name)) WITHOUT ROWID;"
+
+/* clang-format off */
 static const char *const schema_sql =
-    "CREATE TABLE IF NOT EXISTS objects("
-    " res TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
-    " rev INTEGER NOT NULL, data TEXT NOT NULL,"
-    " PRIMARY KEY(res, ns, name));"
+    "CREATE TABLE IF NOT EXISTS objects" OBJECTS_COLS
     "CREATE TABLE IF NOT EXISTS events("
     " rev INTEGER PRIMARY KEY, type INTEGER NOT NULL, res TEXT NOT NULL,"
     " ns TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS meta("
     " key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
-    "PRAGMA user_version = 1;";
+    "PRAGMA user_version = 2;";
+
+/*
+ * Version 1 to 2, in one transaction: every object whose event row was
+ * compacted away gets one at its revision carrying its data (as an ADDED:
+ * it is at or below the compacted revision, never replayed), then objects
+ * is made again without its data. Its count triggers go with the old
+ * table, and obj_counts is dropped: the counts are kept in memory now
+ * (store_count.c).
+ */
+static const char *const migrate_v1_sql =
+    "INSERT INTO events(rev, type, res, ns, name, data)"
+    " SELECT o.rev, 1, o.res, o.ns, o.name, o.data FROM objects o"
+    " WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.rev = o.rev);"
+    "CREATE TABLE objects_v2" OBJECTS_COLS
+    "INSERT INTO objects_v2(res, ns, name, rev) SELECT res, ns, name, rev FROM objects;"
+    "DROP TABLE objects;"
+    "DROP TABLE IF EXISTS obj_counts;"
+    "ALTER TABLE objects_v2 RENAME TO objects;"
+    "PRAGMA user_version = 2;";
+/* clang-format on */
 
 static const char *const stmt_sql[SQ__COUNT] = {
-    [SQ_GET] = "SELECT rev, data FROM objects WHERE res = ?1 AND ns = ?2 AND name = ?3",
-    [SQ_INS_OBJ] = "INSERT INTO objects(res, ns, name, rev, data) VALUES(?1, ?2, ?3, ?4, ?5)",
-    [SQ_UPD_OBJ] =
-	"UPDATE objects SET rev = ?4, data = ?5 WHERE res = ?1 AND ns = ?2 AND name = ?3",
+    [SQ_GET] = "SELECT o.rev, e.data FROM objects o CROSS JOIN events e ON e.rev = o.rev"
+	       " WHERE o.res = ?1 AND o.ns = ?2 AND o.name = ?3",
+    [SQ_REV] = "SELECT rev FROM objects WHERE res = ?1 AND ns = ?2 AND name = ?3",
+    [SQ_INS_OBJ] = "INSERT INTO objects(res, ns, name, rev) VALUES(?1, ?2, ?3, ?4)",
+    [SQ_UPD_OBJ] = "UPDATE objects SET rev = ?4 WHERE res = ?1 AND ns = ?2 AND name = ?3",
     [SQ_DEL_OBJ] = "DELETE FROM objects WHERE res = ?1 AND ns = ?2 AND name = ?3",
     [SQ_INS_EV] =
 	"INSERT INTO events(rev, type, res, ns, name, data) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-    [SQ_LIST_ALL] = "SELECT ns, name, data FROM objects WHERE res = ?1 AND (ns, name) > (?2, ?3)"
-		    " ORDER BY ns, name",
-    [SQ_LIST_NS] = "SELECT ns, name, data FROM objects WHERE res = ?1 AND ns = ?2 AND name > ?3"
-		   " ORDER BY name",
+    [SQ_DEL_EV] = "DELETE FROM events WHERE rev = ?1",
+    [SQ_LIST_ALL] = "SELECT o.ns, o.name, e.data FROM objects o CROSS JOIN events e"
+		    " ON e.rev = o.rev WHERE o.res = ?1 AND (o.ns, o.name) > (?2, ?3)"
+		    " ORDER BY o.ns, o.name",
+    [SQ_LIST_NS] = "SELECT o.ns, o.name, e.data FROM objects o CROSS JOIN events e"
+		   " ON e.rev = o.rev WHERE o.res = ?1 AND o.ns = ?2 AND o.name > ?3"
+		   " ORDER BY o.name",
     /* remainingItemCount: the keys after a page's last, from the index */
     [SQ_REMAIN_ALL] = "SELECT count(*) FROM objects WHERE res = ?1 AND (ns, name) > (?2, ?3)",
     [SQ_REMAIN_NS] = "SELECT count(*) FROM objects WHERE res = ?1 AND ns = ?2 AND name > ?3",
-    [SQ_COUNT_ALL] = "SELECT count(*) FROM objects WHERE res = ?1",
-    [SQ_COUNT_NS] = "SELECT count(*) FROM objects WHERE res = ?1 AND ns = ?2",
-    [SQ_COUNT_EACH] = "SELECT res, count(*) FROM objects GROUP BY res",
+    [SQ_COUNT_EACH] = "SELECT res, ns, count(*) FROM objects GROUP BY res, ns",
     [SQ_REPLAY] = "SELECT rev, type, res, ns, name, data FROM events"
 		  " WHERE rev > ?1 AND rev <= ?2 AND (?3 IS NULL OR res = ?3)"
 		  " AND (?4 IS NULL OR ns = ?4) ORDER BY rev LIMIT ?5",
-    [SQ_COMPACT] = "DELETE FROM events WHERE rev <= ?1",
+    /* the revisions (?2, ?1] but for the current states (see above) */
+    [SQ_COMPACT] = "DELETE FROM events WHERE rev > ?2 AND rev <= ?1 AND NOT EXISTS"
+		   " (SELECT 1 FROM objects o WHERE o.res = events.res AND o.ns = events.ns"
+		   " AND o.name = events.name AND o.rev = events.rev)",
     [SQ_META_GET] = "SELECT value FROM meta WHERE key = ?1",
     [SQ_META_SET] = "INSERT INTO meta(key, value) VALUES(?1, ?2)"
 		    " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -260,6 +302,18 @@ static int configure(store_t *st)
 	return exec_sql(st, sql, "mmap_size");
 }
 
+/* Runs `sql` in one write transaction. */
+static int exec_txn(store_t *st, const char *sql, const char *what)
+{
+	int err = exec_sql(st, "BEGIN IMMEDIATE", what);
+	if (!err)
+		err = exec_sql(st, sql, what);
+	if (!err)
+		return exec_sql(st, "COMMIT", what);
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return err;
+}
+
 static int init_schema(store_t *st)
 {
 	int64_t version = 0;
@@ -268,28 +322,25 @@ static int init_schema(store_t *st)
 		return err;
 	if (version == STORE_SCHEMA_VERSION)
 		return 0;
+	if (version == 1) {
+		kb_info("store", "%s: moving the objects' data into their event rows (schema 2)",
+			st->path ? st->path : "the store");
+		return exec_txn(st, migrate_v1_sql, "schema 1 to 2");
+	}
 	if (version != 0) {
 		kb_err("store", "unknown schema version %" PRId64, version);
 		return -EIO;
 	}
-	err = exec_sql(st, "BEGIN IMMEDIATE", "schema");
-	if (!err)
-		err = exec_sql(st, schema_sql, "schema");
-	if (!err)
-		return exec_sql(st, "COMMIT", "schema");
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return err;
+	return exec_txn(st, schema_sql, "schema");
 }
 
 static int prepare_all(store_t *st)
 {
 	for (int i = 0; i < SQ__COUNT; i++) {
-		const char *sql = store__count_sql(st, (enum store_stmt)i);
-		sql = sql ? sql : stmt_sql[i];
-		int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+		int rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
 					    &st->stmt[i], NULL);
 		if (rc != SQLITE_OK)
-			return store__sql_err(st, rc, sql);
+			return store__sql_err(st, rc, stmt_sql[i]);
 	}
 	return 0;
 }
@@ -475,8 +526,6 @@ int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
 	if (!err)
 		err = init_schema(st);
 	if (!err)
-		err = store__counts_init(st);
-	if (!err)
 		err = prepare_all(st);
 	if (!err)
 		err = load_revs(st);
@@ -534,6 +583,7 @@ void store_close(store_t *st)
 	free(st->wbuf);
 	free(st->rbuf);
 	store__oc_free(st);
+	store__counts_drop(st);
 	free(st->path);
 	free(st);
 }
@@ -606,13 +656,13 @@ static char *dup_text(const char *s, size_t n)
 }
 
 /*
- * Looks a key up: 0 with *rev (and *text, malloc'ed, when text != NULL),
- * -ENOENT, -ENOMEM or -EIO.
+ * Looks a key up: 0 with *rev (and *text, malloc'ed, when text != NULL:
+ * else the key's row alone is read), -ENOENT, -ENOMEM or -EIO.
  */
 static int lookup(store_t *st, const char *res, const char *ns, const char *name, int64_t *rev,
 		  char **text, size_t *len)
 {
-	sqlite3_stmt *q = st->stmt[SQ_GET];
+	sqlite3_stmt *q = st->stmt[text ? SQ_GET : SQ_REV];
 	int err = 0;
 	bind_key(q, res, ns, name);
 	int rc = sqlite3_step(q);
@@ -646,17 +696,27 @@ static int put_event(store_t *st, enum store_event_type type, const char *res, c
 	return step_done(st, q, "insert event");
 }
 
-/* Writes the object row (insert, update or delete) from st->wbuf. */
+/* Deletes the event row of a key's replaced state `old` when compaction
+ * kept it only because the key pointed at it (see schema_sql). */
+static int drop_kept(store_t *st, int64_t old)
+{
+	if (old > st->compacted_rev)
+		return 0; /* history: compaction's */
+	sqlite3_stmt *q = st->stmt[SQ_DEL_EV];
+	sqlite3_bind_int64(q, 1, old);
+	return step_done(st, q, "delete kept event");
+}
+
+/* Writes the key's row (insert, update or delete) pointing at event `rev`;
+ * the object cache gets the text in st->wbuf. */
 static int put_object(store_t *st, enum store_stmt s, const char *res, const char *ns,
 		      const char *name, int64_t rev, size_t len)
 {
 	sqlite3_stmt *q = st->stmt[s];
 	store__oc_drop(st, res, ns, name);
 	bind_key(q, res, ns, name);
-	if (s != SQ_DEL_OBJ) {
+	if (s != SQ_DEL_OBJ)
 		sqlite3_bind_int64(q, 4, rev);
-		sqlite3_bind_text(q, 5, st->wbuf, (int)len, SQLITE_STATIC);
-	}
 	int rc = sqlite3_step(q);
 	/* a create's key taken: the primary key refuses the row, and SQLite
 	 * undoes the statement alone (ON CONFLICT ABORT), the transaction
@@ -670,6 +730,8 @@ static int put_object(store_t *st, enum store_stmt s, const char *res, const cha
 		kb_err("store", "write object %s %s/%s: no row changed", res, ns, name);
 		err = -EIO;
 	}
+	if (!err && s != SQ_UPD_OBJ) /* an update keeps res and ns */
+		store__counts_move(st, res, ns, s == SQ_INS_OBJ ? 1 : -1);
 	if (!err && s != SQ_DEL_OBJ) /* what the next read would find */
 		store__oc_put(st, res, ns, name, st->wbuf, len, rev);
 	return err;
@@ -710,7 +772,9 @@ static int write_end(store_t *st, int err, int64_t rev0, struct store_evnode *n)
 	if (err) {
 		st->rev = rev0;
 		store__evnode_free(n);
-		store__oc_clear(st); /* the row may be rolled back */
+		store__oc_clear(st);               /* the row may be rolled back */
+		if (err == -EIO || err == -ENOSPC) /* else nothing was written */
+			store__counts_drop(st);
 		return err;
 	}
 	if (n)
@@ -878,6 +942,8 @@ int store_update(store_t *st, const char *res, const char *ns, const char *name,
 	if (!err)
 		err = put_object(st, SQ_UPD_OBJ, res, ns, name, rev, len);
 	if (!err)
+		err = drop_kept(st, old);
+	if (!err)
 		err = put_event(st, STORE_MODIFIED, res, ns, name, rev, len);
 	if (!err) {
 		st->rev = rev;
@@ -895,14 +961,13 @@ int store_update(store_t *st, const char *res, const char *ns, const char *name,
 
 /* Parses the stored object being deleted into *prev and its copy *last. */
 static int load_for_delete(store_t *st, const char *res, const char *ns, const char *name,
-			   int64_t expected_rev, json_t **prev, json_t **last)
+			   int64_t expected_rev, int64_t *old, json_t **prev, json_t **last)
 {
 	char *text = NULL;
 	size_t len = 0;
-	int64_t old = 0;
-	int err = lookup(st, res, ns, name, &old, &text, &len);
+	int err = lookup(st, res, ns, name, old, &text, &len);
 	if (!err)
-		err = check_rev(old, expected_rev);
+		err = check_rev(*old, expected_rev);
 	if (!err) {
 		*prev = kb_json_loadb(text, len, 0, NULL);
 		*last = *prev ? json_deep_copy(*prev) : NULL;
@@ -919,18 +984,20 @@ int store_delete(store_t *st, const char *res, const char *ns, const char *name,
 		 int64_t expected_rev, json_t **last_out, int64_t *rev_out)
 {
 	KB_CHECK(st && key_ok(res, ns, name), -EINVAL);
-	int64_t rev0 = st->rev, rev = st->rev + 1;
+	int64_t rev0 = st->rev, rev = st->rev + 1, old = 0;
 	json_t *prev = NULL, *last = NULL;
 	struct store_evnode *n = NULL;
 	size_t len = 0;
 	int err = write_begin(st);
 	if (err)
 		return err;
-	err = load_for_delete(st, res, ns, name, expected_rev, &prev, &last);
+	err = load_for_delete(st, res, ns, name, expected_rev, &old, &prev, &last);
 	if (!err)
 		err = serialize(st, last, rev, &len);
 	if (!err)
 		err = put_object(st, SQ_DEL_OBJ, res, ns, name, rev, len);
+	if (!err)
+		err = drop_kept(st, old);
 	if (!err)
 		err = put_event(st, STORE_DELETED, res, ns, name, rev, len);
 	if (!err) {
@@ -1116,7 +1183,7 @@ static int list_row(store_t *st, sqlite3_stmt *q, const struct store_list_req *r
 static int list_remaining(store_t *st, const struct store_list_req *req, struct list_state *ls,
 			  int64_t *out)
 {
-	if (!req->after && !req->filter && st->counted) { /* a first page: all, less it */
+	if (!req->after && !req->filter) { /* a first page: all, less it */
 		size_t n = 0;
 		int err = store_count(st, req->res, req->ns, &n);
 		*out = (int64_t)n - (int64_t)ls->count;
@@ -1235,31 +1302,6 @@ int store_list_text(store_t *st, const struct store_list_req *req,
 	return err;
 }
 
-int store_count(store_t *st, const char *res, const char *ns, size_t *count)
-{
-	KB_CHECK(st && res && count, -EINVAL);
-	sqlite3_stmt *q = st->stmt[ns ? SQ_COUNT_NS : SQ_COUNT_ALL];
-	sqlite3_bind_text(q, 1, res, -1, SQLITE_STATIC);
-	if (ns)
-		sqlite3_bind_text(q, 2, ns, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW)
-		*count = (size_t)sqlite3_column_int64(q, 0);
-	sqlite3_reset(q);
-	return rc == SQLITE_ROW ? 0 : store__sql_err(st, rc, "count");
-}
-
-int store_count_each(store_t *st, void (*cb)(const char *res, int64_t count, void *arg), void *arg)
-{
-	KB_CHECK(st && cb, -EINVAL);
-	sqlite3_stmt *q = st->stmt[SQ_COUNT_EACH];
-	int rc;
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		cb((const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 1), arg);
-	sqlite3_reset(q);
-	return rc == SQLITE_DONE ? 0 : store__sql_err(st, rc, "count each");
-}
-
 /* ---- transactions ------------------------------------------------------ */
 
 int store_txn_begin(store_t *st)
@@ -1290,6 +1332,7 @@ static void rollback_level(store_t *st)
 {
 	struct store_txn_level *l = &st->txn[st->txn_depth - 1];
 	store__oc_clear(st); /* rows written since are undone */
+	store__counts_drop(st);
 	if (st->txn_depth > 1) {
 		store__exec(st, SQ_ROLLBACK_TO, "rollback to savepoint");
 		store__exec(st, SQ_RELEASE, "release savepoint");
@@ -1840,6 +1883,7 @@ int store_compact(store_t *st, int64_t rev)
 	if (err)
 		return err;
 	sqlite3_bind_int64(st->stmt[SQ_COMPACT], 1, rev);
+	sqlite3_bind_int64(st->stmt[SQ_COMPACT], 2, st->compacted_rev);
 	err = step_done(st, st->stmt[SQ_COMPACT], "compact");
 	if (!err)
 		err = meta_set_int(st, "compacted", rev);

@@ -28,11 +28,13 @@
  * the next revision, which becomes the object's metadata.resourceVersion
  * (the store writes it into the object) and the event's revision.
  *
- * Watch history: each change is also appended to an event table. A watch
- * asks for the changes after revision R; if R is older than the compacted
- * revision the watch is refused with -ERANGE (HTTP 410 Gone). A timer
- * compacts the history on a schedule, keeping opts.history_keep revisions.
- * History survives restarts.
+ * Watch history: each change is a row of the event table, which holds the
+ * object's data (written once: an object's key points at the event of its
+ * current state). A watch asks for the changes after revision R; if R is
+ * older than the compacted revision the watch is refused with -ERANGE
+ * (HTTP 410 Gone). A timer compacts the history on a schedule, keeping
+ * opts.history_keep revisions (and every object's current state). History
+ * survives restarts.
  *
  * Keys: (resource, namespace, name). `resource` is "<group>/<plural>"
  * ("/pods", "apps/deployments"); `namespace` is "" for cluster-scoped objects.
@@ -178,10 +180,10 @@ int store_list_text_page(store_t *st, const struct store_list_req *req,
 			 struct store_list_result *out);
 /* Number of objects of a resource (in `ns`, or everywhere when NULL). */
 int store_count(store_t *st, const char *res, const char *ns, size_t *count);
-/* Number of objects of every resource that has some, in one query over the
- * primary key's index (a scan of it: GET /metrics reads it once a scrape):
- * cb(res, count, arg) once per resource key (res
- * borrowed for the call). 0 or -EIO. */
+/* Number of objects of every resource that has some (kept in memory;
+ * read from the objects' index on first use: store_count.c):
+ * cb(res, count, arg) once per resource key, in key order (res borrowed
+ * for the call; cb must not write to the store). 0, -ENOMEM or -EIO. */
 int store_count_each(store_t *st, void (*cb)(const char *res, int64_t count, void *arg), void *arg);
 
 /* Commit latency (each SQLite COMMIT of a write, a transaction or a group
@@ -268,7 +270,8 @@ size_t store_checkpoints(const store_t *st);
  * the loop). */
 bool store_checkpoint_pending(const store_t *st);
 
-/* Drops history up to `rev` (inclusive) right now. */
+/* Drops history up to `rev` (inclusive) right now; the objects' current
+ * states stay. */
 int store_compact(store_t *st, int64_t rev);
 
 /* Small settings kept beside the objects (cluster uid, keys...). *out is a

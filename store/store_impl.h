@@ -30,16 +30,16 @@
 
 enum store_stmt {
 	SQ_GET,
+	SQ_REV,
 	SQ_INS_OBJ,
 	SQ_UPD_OBJ,
 	SQ_DEL_OBJ,
 	SQ_INS_EV,
+	SQ_DEL_EV,
 	SQ_LIST_ALL,
 	SQ_LIST_NS,
 	SQ_REMAIN_ALL,
 	SQ_REMAIN_NS,
-	SQ_COUNT_ALL,
-	SQ_COUNT_NS,
 	SQ_COUNT_EACH,
 	SQ_REPLAY,
 	SQ_COMPACT,
@@ -105,7 +105,7 @@ struct store {
 	uv_loop_t *loop;
 	sqlite3 *db;
 	sqlite3_stmt *stmt[SQ__COUNT];
-	bool counted; /* obj_counts kept by triggers (store_count.c) */
+	struct store_counts *counts; /* store_count.c; NULL until asked for */
 	struct store_opts opts;
 	int64_t rev; /* latest revision, including an open txn */
 	int64_t compacted_rev;
@@ -182,11 +182,11 @@ int store__list_at(store_t *st, const struct store_list_req *req, struct store_l
 void store__wal_size(store_t *st, int pages);
 
 /* store_ckpt.c: background WAL checkpoints (a no-op without a loop). */
-/* store_count.c: makes the counts table of an older store (a failure to
- * write it leaves `counted` false: counted with count(*)); the SQL of a
- * count statement when counted, else NULL (stmt_sql's). */
-int store__counts_init(store_t *st);
-const char *store__count_sql(const store_t *st, enum store_stmt s);
+/* store_count.c: the objects per (res, ns), in memory. A create (+1) or
+ * delete (-1) of a row moves its count; anything that undoes rows drops
+ * them all (read again from objects when next asked for). */
+void store__counts_move(store_t *st, const char *res, const char *ns, int delta);
+void store__counts_drop(store_t *st);
 
 /* Writes of the store's connection made outside store.c (the GPU ledger's)
  * pass the same health checks: store__write_check() first (0, or -EROFS
