@@ -8,6 +8,7 @@
  * libuv loop, and checks that closing the store leaves no handle behind.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -1291,6 +1292,35 @@ START_TEST(group_commit_flush_on_close)
 }
 END_TEST
 
+/* Whether a thread of this process runs at nice `nice` (field 19 of
+ * /proc/self/task/TID/stat, after the command's closing parenthesis). */
+static bool a_thread_at_nice(int nice)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	bool found = false;
+	ck_assert_ptr_nonnull(d);
+	while (!found && (e = readdir(d))) {
+		char path[300], buf[1024];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		const char *p = strrchr(buf, ')');
+		int field = 2, v = 0;
+		for (; p && *p && field < 19; p++)
+			if (*p == ' ')
+				field++;
+		found = p && field == 19 && sscanf(p, "%d", &v) == 1 && v == nice;
+	}
+	closedir(d);
+	return found;
+}
+
 /* WAL checkpoints run on a worker thread (store_ckpt.c): after enough
  * commits one completes while the loop keeps running, and nothing is lost
  * across a reopen. */
@@ -1313,6 +1343,7 @@ START_TEST(checkpoint_in_the_background)
 		usleep(10000);
 	}
 	ck_assert_uint_ge(store_checkpoints(st), 1);
+	ck_assert_msg(a_thread_at_nice(10), "no thread of the process checkpoints at nice 10");
 	st = reopen(st);
 	size_t n = 0;
 	ck_assert_int_eq(store_count(st, "/pods", "ns", &n), 0);
