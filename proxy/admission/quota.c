@@ -538,6 +538,15 @@ int quota_admit(struct proxy *px, const struct proxy_resource *res, const json_t
 	const struct proxy_resource *rq = find_row("", "resourcequotas");
 	if (!res->namespaced || !ns || !rq || (old && is_core(res, "pods")))
 		return 0;
+	/* No quota in the namespace, by the store's count of its rows (kept
+	 * in memory, an open transaction's writes included: a quota made
+	 * earlier in the same group commit counts, as kube's live lookup when
+	 * its informer has none finds it: apiserver
+	 * pkg/admission/plugin/resourcequota/resource_access.go GetQuotas):
+	 * nothing to list. */
+	size_t nquotas = 0;
+	if (store_count(px->store, rq->store_key, ns, &nquotas) == 0 && nquotas == 0)
+		return 0;
 	json_t *quotas = list_of(px, rq, ns);
 	if (json_array_size(quotas) == 0) {
 		json_decref(quotas);

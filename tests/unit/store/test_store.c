@@ -455,6 +455,27 @@ static size_t count_of(store_t *st, const char *res, const char *ns)
 	return n;
 }
 
+/* A count inside an open transaction includes its writes (quota admission
+ * skips its list on a count of 0: a quota made earlier in the same group
+ * commit must count), and a rollback takes them back. */
+START_TEST(count_sees_the_open_transaction)
+{
+	store_t *st = open_store();
+	ck_assert_uint_eq(count_of(st, "/resourcequotas", "team"), 0);
+	ck_assert_int_eq(store_txn_begin(st), 0);
+	create(st, "/resourcequotas", "team", "q");
+	ck_assert_uint_eq(count_of(st, "/resourcequotas", "team"), 1);
+	ck_assert_uint_eq(count_of(st, "/resourcequotas", "other"), 0);
+	store_txn_rollback(st);
+	ck_assert_uint_eq(count_of(st, "/resourcequotas", "team"), 0);
+	ck_assert_int_eq(store_txn_begin(st), 0);
+	create(st, "/resourcequotas", "team", "q");
+	ck_assert_int_eq(store_txn_commit(st), 0);
+	ck_assert_uint_eq(count_of(st, "/resourcequotas", "team"), 1);
+	close_store(st);
+}
+END_TEST
+
 static void count_each_cb(const char *res, int64_t count, void *arg)
 {
 	char *out = arg;
@@ -1470,6 +1491,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, checkpoint_in_the_background);
 	tcase_add_test(tc, checkpoint_lets_the_wal_start_over);
 	tcase_add_test(tc, checkpoint_step_by_wal_size);
+	tcase_add_test(tc, count_sees_the_open_transaction);
 	suite_add_tcase(s, tc);
 	return s;
 }
