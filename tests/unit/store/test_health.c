@@ -22,32 +22,9 @@ static Suite *suite(void);
 #include "tests/unit/check_main.h"
 #include "tests/unit/store/tmpdb.h"
 
-static struct tmpdb db;
-static uv_loop_t loop;
-
 static void setup(void)
 {
-	tmpdb_make(&db, "kb-health");
-	ck_assert_int_eq(uv_loop_init(&loop), 0);
-}
-
-static void teardown(void)
-{
-	tmpdb_remove(&db);
-}
-
-static store_t *open_opts(const struct store_opts *o)
-{
-	store_t *st = NULL;
-	ck_assert_int_eq(store_open(&loop, db.path, o, &st), 0);
-	return st;
-}
-
-static void close_store(store_t *st)
-{
-	store_close(st);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	ck_assert_int_eq(uv_loop_close(&loop), 0);
+	store_fixture_setup("kb-health");
 }
 
 static int put(store_t *st, int i)
@@ -101,12 +78,12 @@ START_TEST(removed_wal_rebuilt_before_ack)
 	int status;
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFSIGNALED(status), "child exited %d", WEXITSTATUS(status));
-	store_t *st = open_opts(NULL);
+	store_t *st = fixture_open(NULL);
 	size_t n = 0;
 	ck_assert_int_eq(store_count(st, "/configmaps", "default", &n), 0);
 	ck_assert_uint_eq(n, 100);
 	ck_assert_int_eq(store_rev(st), 100);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -116,7 +93,7 @@ END_TEST
 START_TEST(growing_wal_refuses_writes)
 {
 	struct store_opts o = {.wal_max_pages = 40};
-	store_t *st = open_opts(&o);
+	store_t *st = fixture_open(&o);
 	ck_assert_int_eq(put(st, 0), 0);
 	sqlite3 *reader;
 	ck_assert_int_eq(sqlite3_open(db.path, &reader), SQLITE_OK);
@@ -139,7 +116,7 @@ START_TEST(growing_wal_refuses_writes)
 	}
 	ck_assert_int_eq(err, 0);
 	ck_assert_int_eq(store_health(st, NULL, 0), 0);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -148,7 +125,7 @@ END_TEST
  * go on from the open connection. */
 START_TEST(removed_database_refuses_writes)
 {
-	store_t *st = open_opts(NULL);
+	store_t *st = fixture_open(NULL);
 	ck_assert_int_eq(put(st, 0), 0);
 	ck_assert_int_eq(unlink(db.path), 0);
 	ck_assert_int_eq(put(st, 1), -EROFS); /* committed, not durable */
@@ -160,7 +137,7 @@ START_TEST(removed_database_refuses_writes)
 	ck_assert_int_eq(store_get(st, "/configmaps", "default", "c00000", &obj), 0);
 	json_decref(obj);
 	ck_assert_int_eq(store_get(st, "/configmaps", "default", "c00002", &obj), -ENOENT);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -175,10 +152,10 @@ static void watch_cb(const struct store_event *ev, void *arg)
  * before is compacted, so a watch from the lost range is refused (410). */
 START_TEST(older_store_than_served_moves_on)
 {
-	store_t *st = open_opts(NULL);
+	store_t *st = fixture_open(NULL);
 	for (int i = 0; i < 5; i++)
 		ck_assert_int_eq(put(st, i), 0);
-	close_store(st);
+	fixture_close(st);
 	char mark[160];
 	snprintf(mark, sizeof(mark), "%s-rev", db.path);
 	FILE *f = fopen(mark, "r");
@@ -191,18 +168,18 @@ START_TEST(older_store_than_served_moves_on)
 	fputs("50\n", f);
 	fclose(f);
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	st = open_opts(NULL);
+	st = fixture_open(NULL);
 	ck_assert_int_eq(store_rev(st), 50 + 1000000);
 	ck_assert_int_eq(store_compacted_rev(st), 50 + 1000000);
 	store_watch_t *w = NULL;
 	ck_assert_int_eq(store_watch(st, "/configmaps", NULL, 3, watch_cb, NULL, &w), -ERANGE);
 	ck_assert_int_eq(put(st, 5), 0);
 	ck_assert_int_eq(store_rev(st), 50 + 1000000 + 1);
-	close_store(st);
+	fixture_close(st);
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	st = open_opts(NULL); /* the mark caught up: no second move */
+	st = fixture_open(NULL); /* the mark caught up: no second move */
 	ck_assert_int_eq(store_rev(st), 50 + 1000000 + 1);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -210,7 +187,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("store/health");
 	TCase *tc = tcase_create("health");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, store_fixture_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, removed_wal_rebuilt_before_ack);
 	tcase_add_test(tc, growing_wal_refuses_writes);

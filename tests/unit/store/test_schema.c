@@ -22,39 +22,9 @@ static Suite *suite(void);
 #include "tests/unit/check_main.h"
 #include "tests/unit/store/tmpdb.h"
 
-static struct tmpdb db;
-static uv_loop_t loop;
-
 static void setup(void)
 {
-	tmpdb_make(&db, "kb-schema");
-	ck_assert_int_eq(uv_loop_init(&loop), 0);
-}
-
-static void teardown(void)
-{
-	tmpdb_remove(&db);
-}
-
-static store_t *open_store(void)
-{
-	store_t *st = NULL;
-	ck_assert_int_eq(store_open(&loop, db.path, NULL, &st), 0);
-	return st;
-}
-
-static void close_store(store_t *st)
-{
-	store_close(st);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	ck_assert_int_eq(uv_loop_close(&loop), 0);
-}
-
-static store_t *reopen(store_t *st)
-{
-	close_store(st);
-	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	return open_store();
+	store_fixture_setup("kb-schema");
 }
 
 static json_t *pod(const char *ns, const char *name, const char *node)
@@ -159,7 +129,7 @@ static void rec_cb(const struct store_event *ev, void *arg)
  * watch from the compacted revision never sees it. */
 START_TEST(compaction_keeps_current_states)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	create(st, "a");                                                               /* 1 */
 	create(st, "b");                                                               /* 2 */
 	create(st, "c");                                                               /* 3 */
@@ -168,7 +138,7 @@ START_TEST(compaction_keeps_current_states)
 	expect_events("1,2,3,4,5");
 	ck_assert_int_eq(store_compact(st, 5), 0);
 	expect_events("3,4"); /* c's and a's current states */
-	st = reopen(st);
+	st = fixture_reopen(st, NULL);
 	int64_t rev = 0;
 	ck_assert_str_eq(node_of(st, "a", &rev), "n2");
 	ck_assert_int_eq(rev, 4);
@@ -198,13 +168,13 @@ START_TEST(compaction_keeps_current_states)
 	ck_assert_int_eq(store_compact(st, 8), 0);
 	expect_events("6,8");
 	store_unwatch(w);
-	st = reopen(st);
+	st = fixture_reopen(st, NULL);
 	ck_assert_int_eq(store_rev(st), 8);
 	ck_assert_int_eq(store_compacted_rev(st), 8);
 	ck_assert_str_eq(node_of(st, "c", &rev), "n3");
 	list_names(st, names, sizeof(names));
 	ck_assert_str_eq(names, "a,c");
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -212,7 +182,7 @@ END_TEST
  * state from the history above the compaction, never from a kept row. */
 START_TEST(list_at_ignores_kept_rows)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	create(st, "a"); /* 1 */
 	create(st, "b"); /* 2 */
 	ck_assert_int_eq(store_compact(st, 2), 0);
@@ -229,7 +199,7 @@ START_TEST(list_at_ignores_kept_rows)
 	free(res.next);
 	req.at = 1;
 	ck_assert_int_eq(store_list(st, &req, &res), -ERANGE);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -237,7 +207,7 @@ END_TEST
  * rowid: one search each, no scan of a table, no sort. */
 START_TEST(reads_use_the_indexes)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	static const enum store_stmt stmts[] = {SQ_GET,     SQ_REV,     SQ_LIST_ALL,
 						SQ_LIST_NS, SQ_COMPACT, SQ_DEL_EV};
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
@@ -263,7 +233,7 @@ START_TEST(reads_use_the_indexes)
 		sqlite3_finalize(q);
 		ck_assert_int_eq(searches, stmts[i] == SQ_REV || stmts[i] == SQ_DEL_EV ? 1 : 2);
 	}
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -327,7 +297,7 @@ static int64_t user_version(void)
 START_TEST(schema_1_migrates)
 {
 	write_v1();
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	ck_assert_int_eq(user_version(), 2);
 	ck_assert_int_eq(store_rev(st), 5);
 	ck_assert_int_eq(store_compacted_rev(st), 3);
@@ -374,22 +344,22 @@ START_TEST(schema_1_migrates)
 	ck_assert_int_eq(store_compact(st, 8), 0);
 	expect_events("5,6,7,8");
 	store_unwatch(w);
-	st = reopen(st);
+	st = fixture_reopen(st, NULL);
 	ck_assert_int_eq(store_rev(st), 8);
 	ck_assert_str_eq(node_of(st, "a", &rev), "n7");
 	list_names(st, names, sizeof(names));
 	ck_assert_str_eq(names, "a,b,d");
 	ck_assert_int_eq(store_count(st, "/pods", NULL, &n), 0);
 	ck_assert_uint_eq(n, 3);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 /* A new store is made at schema 2 directly. */
 START_TEST(new_store_is_schema_2)
 {
-	store_t *st = open_store();
-	close_store(st);
+	store_t *st = fixture_open(NULL);
+	fixture_close(st);
 	ck_assert_int_eq(user_version(), 2);
 }
 END_TEST
@@ -398,7 +368,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("store/schema");
 	TCase *tc = tcase_create("schema");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, store_fixture_teardown);
 	tcase_add_test(tc, compaction_keeps_current_states);
 	tcase_add_test(tc, list_at_ignores_kept_rows);
 	tcase_add_test(tc, reads_use_the_indexes);

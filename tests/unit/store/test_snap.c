@@ -20,8 +20,6 @@ static Suite *suite(void);
 #include "tests/unit/check_main.h"
 #include "tests/unit/store/tmpdb.h"
 
-static struct tmpdb db;
-static uv_loop_t loop;
 static store_t *st;
 
 static void setup(void)

@@ -30,47 +30,9 @@ static Suite *suite(void);
 
 /* ---- fixture ----------------------------------------------------------- */
 
-static struct tmpdb db;
-static uv_loop_t loop;
-
 static void setup(void)
 {
-	tmpdb_make(&db, "kb-store");
-	ck_assert_int_eq(uv_loop_init(&loop), 0);
-}
-
-static void teardown(void)
-{
-	tmpdb_remove(&db);
-}
-
-static store_t *open_opts(const struct store_opts *o)
-{
-	store_t *st = NULL;
-	ck_assert_int_eq(store_open(&loop, db.path, o, &st), 0);
-	ck_assert_ptr_nonnull(st);
-	return st;
-}
-
-static store_t *open_store(void)
-{
-	return open_opts(NULL);
-}
-
-/* Closes the store and checks the loop has nothing left open. */
-static void close_store(store_t *st)
-{
-	store_close(st);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	ck_assert_int_eq(uv_loop_close(&loop), 0);
-}
-
-/* Closes and reopens on a fresh loop. */
-static store_t *reopen(store_t *st)
-{
-	close_store(st);
-	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	return open_store();
+	store_fixture_setup("kb-store");
 }
 
 static json_t *mkobj(const char *ns, const char *name, const char *label)
@@ -166,7 +128,7 @@ static void rec_cb(const struct store_event *ev, void *arg)
  * (the primary key refuses the row; no lookup comes before the insert). */
 START_TEST(create_taken_key_changes_nothing)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	const char *text;
 	size_t len, count = 0;
 	int64_t rev = 0;
@@ -192,13 +154,13 @@ START_TEST(create_taken_key_changes_nothing)
 	ck_assert_int_eq(store_create(st, "/pods", "default", "web2", o, NULL), -EEXIST);
 	ck_assert_int_eq(create(st, "/pods", "default", "web3"), 3);
 	json_decref(o);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(create_get_update_delete)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	int64_t rev = 0;
 	ck_assert_int_eq(store_rev(st), 0);
 
@@ -259,13 +221,13 @@ START_TEST(create_get_update_delete)
 
 	/* The name can be created again, at a new revision. */
 	ck_assert_int_eq(create(st, "/pods", "default", "web"), 4);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(bad_arguments)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	json_t *arr = json_array();
 	json_t *o = mkobj("default", "x", NULL);
 	ck_assert_int_eq(store_create(st, "/pods", "default", "x", arr, NULL), -EINVAL);
@@ -281,13 +243,13 @@ START_TEST(bad_arguments)
 	ck_assert_int_eq(store_create(st, "/namespaces", "", "kube-system", o, NULL), 0);
 	ck_assert_str_eq(rv_of(o), "1");
 	json_decref(o);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(revision_across_resources)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	ck_assert_int_eq(create(st, "/pods", "default", "a"), 1);
 	ck_assert_int_eq(create(st, "/configmaps", "default", "a"), 2);
 	ck_assert_int_eq(create(st, "apps/deployments", "kube-system", "a"), 3);
@@ -301,7 +263,7 @@ START_TEST(revision_across_resources)
 	ck_assert_str_eq(rv_of(got), "3");
 	json_decref(got);
 	ck_assert_int_eq(store_get(st, "apps/deployments", "default", "a", &got), -ENOENT);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -322,7 +284,7 @@ static void check_names(json_t *items, const char *const *want, size_t n)
 
 START_TEST(list_order_and_namespace)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	create(st, "/pods", "b", "z");
 	create(st, "/pods", "a", "y");
 	create(st, "/pods", "b", "a");
@@ -361,7 +323,7 @@ START_TEST(list_order_and_namespace)
 	ck_assert_uint_eq(count, 1);
 	ck_assert_int_eq(store_count(st, "/secrets", NULL, &count), 0);
 	ck_assert_uint_eq(count, 0);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -413,7 +375,7 @@ static void paginate(store_t *st, const char *ns, size_t limit, int total, int n
 
 START_TEST(pagination_with_filter)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	const int total = 120, nns = 3;
 	for (int i = 0; i < total; i++) {
 		char ns[8], name[8];
@@ -444,7 +406,7 @@ START_TEST(pagination_with_filter)
 	free((char *)req.after);
 	req.after = "!!not base64!!";
 	ck_assert_int_eq(store_list(st, &req, &res), -EINVAL);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -460,7 +422,7 @@ static size_t count_of(store_t *st, const char *res, const char *ns)
  * commit must count), and a rollback takes them back. */
 START_TEST(count_sees_the_open_transaction)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	ck_assert_uint_eq(count_of(st, "/resourcequotas", "team"), 0);
 	ck_assert_int_eq(store_txn_begin(st), 0);
 	create(st, "/resourcequotas", "team", "q");
@@ -472,7 +434,7 @@ START_TEST(count_sees_the_open_transaction)
 	create(st, "/resourcequotas", "team", "q");
 	ck_assert_int_eq(store_txn_commit(st), 0);
 	ck_assert_uint_eq(count_of(st, "/resourcequotas", "team"), 1);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -488,7 +450,7 @@ static void count_each_cb(const char *res, int64_t count, void *arg)
  * rollback, and are read from the objects when first asked for. */
 START_TEST(kept_counts)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	create(st, "/pods", "a", "x");
 	create(st, "/pods", "a", "y");
 	create(st, "/pods", "b", "z");
@@ -521,7 +483,7 @@ START_TEST(kept_counts)
 	store_txn_rollback(st);
 	ck_assert_uint_eq(count_of(st, "/pods", "b"), 1);
 	ck_assert_uint_eq(count_of(st, "/pods", "c"), 1);
-	close_store(st);
+	fixture_close(st);
 	/* rows written while the store is closed: read from objects at the
 	 * first question */
 	sqlite3 *raw;
@@ -534,7 +496,7 @@ START_TEST(kept_counts)
 	    SQLITE_OK);
 	sqlite3_close(raw);
 	ck_assert_int_eq(uv_loop_init(&loop), 0);
-	st = open_store();
+	st = fixture_open(NULL);
 	ck_assert_uint_eq(count_of(st, "/pods", NULL), 6);
 	ck_assert_uint_eq(count_of(st, "/pods", "d"), 3);
 	ck_assert_uint_eq(count_of(st, "/configmaps", NULL), 1);
@@ -551,7 +513,7 @@ START_TEST(kept_counts)
 	each[0] = '\0';
 	ck_assert_int_eq(store_count_each(st, count_each_cb, each), 0);
 	ck_assert_str_eq(each, "/pods=6 ");
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -573,7 +535,7 @@ static int collect_text(const char *text, size_t len, void *arg)
  * everywhere) and the whole list as stored texts. */
 START_TEST(list_remaining_and_text)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	create(st, "/pods", "b", "z");
 	create(st, "/pods", "a", "y");
 	create(st, "/pods", "b", "a");
@@ -647,7 +609,7 @@ START_TEST(list_remaining_and_text)
 	ck_assert_int_eq(store_list_text_page(st, &pg, collect_text, names, &tp), -EAGAIN);
 	free((char *)pg.after);
 	json_decref(names);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -658,7 +620,7 @@ END_TEST
  * the revision too. */
 START_TEST(read_cache_follows_writes)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	const char *text;
 	size_t len;
 	int64_t rev = 0;
@@ -697,13 +659,13 @@ START_TEST(read_cache_follows_writes)
 	create(st, "/pods", "other", "a");
 	ck_assert_int_eq(store_get_raw(st, "/pods", "default", "a", &text, &len, &rev), -ENOENT);
 	ck_assert_int_eq(store_get_raw(st, "/pods", "other", "a", &text, &len, &rev), 0);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(txn_commit_and_rollback)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	struct rec r = {0};
 	store_watch_t *w;
 	create(st, "/pods", "default", "keep");
@@ -763,13 +725,13 @@ START_TEST(txn_commit_and_rollback)
 	for (int i = 0; i < h.n; i++)
 		ck_assert_int_eq(h.ev[i].rev, i + 1);
 	ck_assert_str_eq(h.ev[3].name, "after");
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(watch_started_inside_txn)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	create(st, "/pods", "default", "before"); /* 1 */
 	struct rec r = {0};
 	store_watch_t *w;
@@ -794,7 +756,7 @@ START_TEST(watch_started_inside_txn)
 	ck_assert_int_eq(create(st, "/pods", "default", "next"), 4);
 	ck_assert_int_eq(r2.n, 1);
 	ck_assert_str_eq(r2.ev[0].name, "next");
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -802,7 +764,7 @@ END_TEST
 
 START_TEST(watch_replay_then_live)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	create(st, "/pods", "default", "a");                                           /* 1 */
 	create(st, "/configmaps", "default", "cm");                                    /* 2 */
 	update(st, "/pods", "default", "a", "n2");                                     /* 3 */
@@ -837,13 +799,13 @@ START_TEST(watch_replay_then_live)
 	ck_assert_int_eq(store_watch_count(st), 0);
 	create(st, "/pods", "default", "d");
 	ck_assert_int_eq(r.n, 4);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(watch_live_with_prev)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	struct rec r = {0};
 	store_watch_t *w;
 	ck_assert_int_eq(store_watch(st, "/pods", NULL, 0, rec_cb, &r, &w), 0);
@@ -867,13 +829,13 @@ START_TEST(watch_live_with_prev)
 	ck_assert_str_eq(r.ev[2].res, "/pods");
 	ck_assert_str_eq(r.ev[2].ns, "default");
 	ck_assert_str_eq(r.ev[2].name, "a");
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(watch_namespace_and_all_resources)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	struct rec one = {0}, all = {0}, cms = {0};
 	store_watch_t *w1, *w2, *w3;
 	ck_assert_int_eq(store_watch(st, "/pods", "team-a", 0, rec_cb, &one, &w1), 0);
@@ -898,13 +860,13 @@ START_TEST(watch_namespace_and_all_resources)
 	ck_assert_int_eq(store_watch(st, NULL, "team-a", 0, rec_cb, &rall, &r2), 0);
 	ck_assert_int_eq(rall.n, 2);
 	ck_assert_int_eq(rall.ev[1].rev, 3);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(many_watches_one_event)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	static struct rec recs[1000];
 	memset(recs, 0, sizeof(recs));
 	for (int i = 0; i < 1000; i++) {
@@ -918,13 +880,13 @@ START_TEST(many_watches_one_event)
 	create(st, "/configmaps", "ns7", "a");
 	for (int i = 0; i < 1000; i++)
 		ck_assert_int_eq(recs[i].n, i == 7 ? 1 : 0);
-	close_store(st); /* frees every watch without callbacks */
+	fixture_close(st); /* frees every watch without callbacks */
 }
 END_TEST
 
 START_TEST(unwatch_inside_callback)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	struct rec a = {.unwatch_after = 1}, b = {0}, c = {0}, d = {0};
 	store_watch_t *wb, *wc;
 	ck_assert_int_eq(store_watch(st, "/pods", NULL, 0, rec_cb, &a, &a.self), 0);
@@ -954,13 +916,13 @@ START_TEST(unwatch_inside_callback)
 	ck_assert_int_eq(store_watch_count(st), 2);
 	create(st, "/pods", "default", "z");
 	ck_assert_int_eq(e.n, 70);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(callbacks_that_write_keep_order)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	struct rec writer = {.write_on_added = true}, obs = {0}, late = {0};
 	writer.st = st;
 	store_watch_t *w1, *w2, *w3;
@@ -984,7 +946,7 @@ START_TEST(callbacks_that_write_keep_order)
 	ck_assert_int_eq(late.ev[0].rev, 5);
 	ck_assert_int_eq(late.ev[1].rev, 6);
 	ck_assert_str_eq(late.ev[1].name, "c-child");
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -992,7 +954,7 @@ END_TEST
 
 START_TEST(compaction_gone)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	for (int i = 0; i < 10; i++) {
 		char name[8];
 		snprintf(name, sizeof(name), "p%d", i);
@@ -1015,12 +977,12 @@ START_TEST(compaction_gone)
 	/* Compacting everything keeps the revision across a restart. */
 	ck_assert_int_eq(store_compact(st, 100), 0);
 	ck_assert_int_eq(store_compacted_rev(st), 10);
-	st = reopen(st);
+	st = fixture_reopen(st, NULL);
 	ck_assert_int_eq(store_rev(st), 10);
 	ck_assert_int_eq(store_compacted_rev(st), 10);
 	ck_assert_int_eq(store_watch(st, "/pods", NULL, 9, rec_cb, &r, &w), -ERANGE);
 	ck_assert_int_eq(create(st, "/pods", "default", "new"), 11);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -1043,7 +1005,7 @@ START_TEST(compaction_timer)
 {
 	/* More than one batch is due: the timer catches up in several runs. */
 	struct store_opts o = {.history_keep = 3, .compact_interval_ms = 10};
-	store_t *st = open_opts(&o);
+	store_t *st = fixture_open(&o);
 	ck_assert_int_eq(store_txn_begin(st), 0);
 	for (int i = 0; i < 2505; i++) {
 		char name[8];
@@ -1064,7 +1026,7 @@ START_TEST(compaction_timer)
 	ck_assert_int_eq(store_watch(st, "/pods", NULL, 2501, rec_cb, &r, &w), -ERANGE);
 	ck_assert_int_eq(store_watch(st, "/pods", NULL, 2502, rec_cb, &r, &w), 0);
 	ck_assert_int_eq(r.n, 3);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -1072,13 +1034,13 @@ END_TEST
 
 START_TEST(reopen_keeps_everything)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	create(st, "/pods", "default", "a");
 	create(st, "/pods", "default", "b");
 	update(st, "/pods", "default", "a", "n9");
 	ck_assert_int_eq(store_delete(st, "/pods", "default", "b", 0, NULL, NULL), 0);
 	ck_assert_int_eq(store_kv_set(st, "cluster-uid", "1234"), 0);
-	st = reopen(st);
+	st = fixture_reopen(st, NULL);
 	ck_assert_int_eq(store_rev(st), 4);
 	json_t *got;
 	ck_assert_int_eq(store_get(st, "/pods", "default", "a", &got), 0);
@@ -1099,13 +1061,13 @@ START_TEST(reopen_keeps_everything)
 	ck_assert_int_eq(store_kv_get(st, "cluster-uid", &v), 0);
 	ck_assert_str_eq(v, "1234");
 	free(v);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(kv_get_set)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	char *v = NULL;
 	ck_assert_int_eq(store_kv_get(st, "ca-key", &v), -ENOENT);
 	ck_assert_int_eq(store_kv_set(st, "ca-key", "first"), 0);
@@ -1118,13 +1080,13 @@ START_TEST(kv_get_set)
 	ck_assert_int_eq(store_kv_set(st, "compacted", "999"), 0);
 	ck_assert_int_eq(store_rev(st), 0);
 	create(st, "/pods", "default", "a");
-	st = reopen(st);
+	st = fixture_reopen(st, NULL);
 	ck_assert_int_eq(store_rev(st), 1);
 	ck_assert_int_eq(store_compacted_rev(st), 0);
 	ck_assert_int_eq(store_kv_get(st, "rev", &v), 0);
 	ck_assert_str_eq(v, "999");
 	free(v);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -1177,7 +1139,7 @@ START_TEST(durability_kill9)
 	ck_assert(WIFSIGNALED(status));
 	ck_assert_int_ge(acked, 300);
 
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	ck_assert_int_ge(store_rev(st), acked + 1);
 	for (int i = 0; i <= acked; i++) {
 		char name[16];
@@ -1185,16 +1147,16 @@ START_TEST(durability_kill9)
 		snprintf(name, sizeof(name), "p%06d", i);
 		ck_assert_int_eq(store_get_raw(st, "/pods", "default", name, &text, NULL, NULL), 0);
 	}
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(sync_full_works)
 {
 	struct store_opts o = {.sync_full = true, .cache_kib = 256};
-	store_t *st = open_opts(&o);
+	store_t *st = fixture_open(&o);
 	ck_assert_int_eq(create(st, "/pods", "default", "a"), 1);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -1224,7 +1186,7 @@ static void count_cb(const struct store_event *ev, void *arg)
 START_TEST(group_commit_batches_an_iteration)
 {
 	struct store_opts o = {.group_commit = true};
-	store_t *st = open_opts(&o);
+	store_t *st = fixture_open(&o);
 	struct commit_seen c = {.st = st};
 	store_watch_t *w = NULL;
 	events_seen = 0;
@@ -1252,11 +1214,11 @@ START_TEST(group_commit_batches_an_iteration)
 	ck_assert_int_eq(store_get(st, "/pods", "default", "gone", &got), -ENOENT);
 	store_unwatch(w);
 	/* committed writes survive a reopen */
-	st = reopen(st);
+	st = fixture_reopen(st, NULL);
 	ck_assert_int_eq(store_get(st, "/pods", "default", "b", &got), 0);
 	json_decref(got);
 	ck_assert_int_eq(store_rev(st), 2);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -1269,7 +1231,7 @@ static void tree_cb(const struct store_event *ev, void *arg)
 
 START_TEST(final_create_shares_the_tree)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	const json_t *trees[2] = {NULL, NULL};
 	store_watch_t *w = NULL;
 	ck_assert_int_eq(store_watch(st, "/pods", NULL, 0, tree_cb, trees, &w), 0);
@@ -1291,25 +1253,25 @@ START_TEST(final_create_shares_the_tree)
 	json_decref(keep_a);
 	json_decref(keep_b);
 	store_unwatch(w);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
 START_TEST(group_commit_flush_on_close)
 {
 	struct store_opts o = {.group_commit = true};
-	store_t *st = open_opts(&o);
+	store_t *st = fixture_open(&o);
 	struct commit_seen c = {.st = st};
 	create(st, "/pods", "default", "a");
 	ck_assert_int_eq(store_on_commit(st, on_commit, &c), 0);
 	store_flush(st);
 	ck_assert_int_eq(c.calls, 1);
 	create(st, "/pods", "default", "b");
-	st = reopen(st); /* store_close commits what is pending */
+	st = fixture_reopen(st, NULL); /* store_close commits what is pending */
 	json_t *got = NULL;
 	ck_assert_int_eq(store_get(st, "/pods", "default", "b", &got), 0);
 	json_decref(got);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -1347,7 +1309,7 @@ static bool a_thread_at_nice(int nice)
  * across a reopen. */
 START_TEST(checkpoint_in_the_background)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	char name[32], pad[2048];
 	memset(pad, 'x', sizeof(pad) - 1);
 	pad[sizeof(pad) - 1] = '\0';
@@ -1365,11 +1327,11 @@ START_TEST(checkpoint_in_the_background)
 	}
 	ck_assert_uint_ge(store_checkpoints(st), 1);
 	ck_assert_msg(a_thread_at_nice(10), "no thread of the process checkpoints at nice 10");
-	st = reopen(st);
+	st = fixture_reopen(st, NULL);
 	size_t n = 0;
 	ck_assert_int_eq(store_count(st, "/pods", "ns", &n), 0);
 	ck_assert_uint_eq(n, 1500);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -1421,7 +1383,7 @@ static long wal_frames(const char *path)
  * catch-up: checkpoint_step_by_wal_size.) */
 START_TEST(checkpoint_lets_the_wal_start_over)
 {
-	store_t *st = open_store();
+	store_t *st = fixture_open(NULL);
 	char wal[4200], name[32], pad[3000];
 	snprintf(wal, sizeof(wal), "%s-wal", db.path);
 	memset(pad, 'x', sizeof(pad) - 1);
@@ -1448,11 +1410,11 @@ START_TEST(checkpoint_lets_the_wal_start_over)
 	ck_assert_msg(over, "the WAL never started over (%ld frames at most)", most);
 	ck_assert_int_ge(most, 8000);
 	ck_assert_int_lt(most, 9000);
-	st = reopen(st);
+	st = fixture_reopen(st, NULL);
 	size_t n = 0;
 	ck_assert_int_eq(store_count(st, "/pods", "ns", &n), 0);
 	ck_assert_uint_gt(n, 1000);
-	close_store(st);
+	fixture_close(st);
 }
 END_TEST
 
@@ -1460,7 +1422,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("store/store");
 	TCase *tc = tcase_create("store");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, store_fixture_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, create_get_update_delete);
 	tcase_add_test(tc, create_taken_key_changes_nothing);
