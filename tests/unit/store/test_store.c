@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1326,7 +1327,9 @@ START_TEST(checkpoint_in_the_background)
 		usleep(10000);
 	}
 	ck_assert_uint_ge(store_checkpoints(st), 1);
-	ck_assert_msg(a_thread_at_nice(10), "no thread of the process checkpoints at nice 10");
+	/* (a process started at nice 10 or more keeps its own) */
+	int own = getpriority(PRIO_PROCESS, 0);
+	ck_assert_msg(a_thread_at_nice(own > 10 ? own : 10), "no thread checkpoints at nice 10");
 	st = fixture_reopen(st, NULL);
 	size_t n = 0;
 	ck_assert_int_eq(store_count(st, "/pods", "ns", &n), 0);
@@ -1388,18 +1391,25 @@ START_TEST(checkpoint_lets_the_wal_start_over)
 	snprintf(wal, sizeof(wal), "%s-wal", db.path);
 	memset(pad, 'x', sizeof(pad) - 1);
 	pad[sizeof(pad) - 1] = '\0';
-	long most = 0;
-	bool over = false;
-	for (int i = 0; i < 20000 && !over; i++) {
+	/* most: the WAL's size since it last started over. Below 8,000 frames
+	 * the worker runs beside the commits and may let it start over by
+	 * itself (a commit late on a busy machine): a cycle that never
+	 * reached 8,000 frames is not this test's; the next one is. */
+	long most = 0, at_restart = 0;
+	for (int i = 0; i < 20000 && !at_restart; i++) {
 		snprintf(name, sizeof(name), "p%05d", i);
 		json_t *o = mkobj("ns", name, NULL);
 		json_object_set_new(o, "pad", json_string(pad));
 		ck_assert_int_eq(store_create(st, "/pods", "ns", name, o, NULL), 0);
 		json_decref(o);
 		long f = wal_frames(wal);
-		over = f < most / 2;
-		if (f > most)
+		if (f < most / 2) {
+			if (most >= 8000)
+				at_restart = most;
 			most = f;
+		} else if (f > most) {
+			most = f;
+		}
 		uv_run(&loop, UV_RUN_NOWAIT);
 		/* a bound for a stuck worker, not a timing */
 		for (int w = 0; w < 15000 && f >= 8000 && store_checkpoint_pending(st); w++) {
@@ -1407,9 +1417,9 @@ START_TEST(checkpoint_lets_the_wal_start_over)
 			uv_run(&loop, UV_RUN_NOWAIT);
 		}
 	}
-	ck_assert_msg(over, "the WAL never started over (%ld frames at most)", most);
-	ck_assert_int_ge(most, 8000);
-	ck_assert_int_lt(most, 9000);
+	ck_assert_msg(at_restart, "the WAL never started over past 8,000 frames (%ld at most)",
+		      most);
+	ck_assert_int_lt(at_restart, 9000);
 	st = fixture_reopen(st, NULL);
 	size_t n = 0;
 	ck_assert_int_eq(store_count(st, "/pods", "ns", &n), 0);
