@@ -47,7 +47,8 @@ hq_events() { # TENANT OBJECT-NAME: reason and message of its Warning events
 # The host objects of tenant $1's namespace as name=resourceVersion lines.
 # What a tenant could change of another tenant's host objects: every object's
 # name, labels, annotations, owners and spec (not its status or
-# resourceVersion, which the host's own scheduler and kubelet move on).
+# resourceVersion, which the host's own scheduler and kubelet move on, nor
+# the test kubelet's kubicle.dev/log annotation: the pod's output so far).
 hq_versions() {
   hq_h get resourcequotas,limitranges,networkpolicies,pods,services,roles,rolebindings \
     -n "kubicle-$1" -o json | python3 -c '
@@ -55,6 +56,8 @@ import hashlib, json, sys
 for i in json.load(sys.stdin)["items"]:
     m = i["metadata"]
     kept = {k: m.get(k) for k in ("labels", "annotations", "ownerReferences", "deletionTimestamp")}
+    if kept["annotations"]:
+        kept["annotations"].pop("kubicle.dev/log", None)
     kept["spec"] = i.get("spec")
     kept["rules"] = [i.get("rules"), i.get("subjects"), i.get("roleRef")]
     h = hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
@@ -185,6 +188,11 @@ YAML
 hostquota_hostile() {
   echo "== hostquota: a hostile tenant"
   local before after
+  # the other tenant's pods placed first: the host's scheduler binding one
+  # (spec.nodeName) during the check is not the hostile tenant's doing
+  wait_for "the other tenant's host pods are bound" 60 out_is "" \
+    sh -c "kubectl --kubeconfig $HQ_HOST_KCFG get pods -n kubicle-qa -o json |
+      python3 -c 'import json,sys; print(\" \".join(p[\"metadata\"][\"name\"] for p in json.load(sys.stdin)[\"items\"] if not p[\"spec\"].get(\"nodeName\")))'"
   before=$(hq_versions qa)
   hq_k qb apply -f - >/dev/null <<'YAML'
 apiVersion: v1
