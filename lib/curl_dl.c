@@ -13,15 +13,19 @@
 #include <string.h>
 
 #include "lib/log.h"
+#include "lib/util.h"
 
 struct kb_curl_api kb_curl;
 
-/* one entry per line */
-/* clang-format off */
-static const struct {
+/* An entry point: its name, and where its address goes in the table. */
+struct entry {
 	const char *name;
 	size_t offset;
-} entries[] = {
+};
+
+/* one entry per line */
+/* clang-format off */
+static const struct entry entries[] = {
 #define E(sym, field) {#sym, offsetof(struct kb_curl_api, field)}
 	E(curl_global_init, global_init),
 	E(curl_easy_init, easy_init),
@@ -53,10 +57,7 @@ static const struct {
 struct kb_curl_ossl kb_curl_ossl;
 bool kb_curl_ossl_ok;
 
-static const struct {
-	const char *name;
-	size_t offset;
-} ossl_entries[] = {
+static const struct entry ossl_entries[] = {
 #define E(sym, field) {#sym, offsetof(struct kb_curl_ossl, field)}
 	E(BIO_new_mem_buf, bio_new_mem_buf),
 	E(BIO_free, bio_free),
@@ -86,6 +87,19 @@ static const struct {
 };
 /* clang-format on */
 
+/* Looks each of the n entries up in h and writes its address into table:
+ * NULL, or the name of the first one missing (table then partly written). */
+static const char *resolve(void *h, const struct entry *e, size_t n, void *table)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *sym = dlsym(h, e[i].name);
+		if (!sym)
+			return e[i].name;
+		memcpy((char *)table + e[i].offset, &sym, sizeof(sym));
+	}
+	return NULL;
+}
+
 /* Fills kb_curl_ossl from the OpenSSL libcurl was linked with, when that is
  * its TLS backend and version 3 (the ABI of our headers); else leaves it
  * off and curl gets PEM blobs. */
@@ -98,14 +112,11 @@ static void ossl_load(void *curl)
 		return;
 	}
 	struct kb_curl_ossl o;
-	for (size_t i = 0; i < sizeof(ossl_entries) / sizeof(ossl_entries[0]); i++) {
-		void *sym = dlsym(curl, ossl_entries[i].name);
-		if (!sym) {
-			kb_info("httpc", "libcurl's OpenSSL lacks %s: credentials go as PEM blobs",
-				ossl_entries[i].name);
-			return;
-		}
-		memcpy((char *)&o + ossl_entries[i].offset, &sym, sizeof(sym));
+	const char *missing = resolve(curl, ossl_entries, KB_ARRAY_SIZE(ossl_entries), &o);
+	if (missing) {
+		kb_info("httpc", "libcurl's OpenSSL lacks %s: credentials go as PEM blobs",
+			missing);
+		return;
 	}
 	kb_curl_ossl = o;
 	kb_curl_ossl_ok = true;
@@ -123,15 +134,12 @@ int kb_curl_load(void)
 		return state;
 	}
 	struct kb_curl_api api;
-	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-		void *sym = dlsym(h, entries[i].name);
-		if (!sym) {
-			kb_err("httpc", "libcurl lacks %s", entries[i].name);
-			dlclose(h);
-			state = -ENOENT;
-			return state;
-		}
-		memcpy((char *)&api + entries[i].offset, &sym, sizeof(sym));
+	const char *missing = resolve(h, entries, KB_ARRAY_SIZE(entries), &api);
+	if (missing) {
+		kb_err("httpc", "libcurl lacks %s", missing);
+		dlclose(h);
+		state = -ENOENT;
+		return state;
 	}
 	kb_curl = api;
 	kb_curl.global_init(CURL_GLOBAL_DEFAULT);
