@@ -191,8 +191,7 @@ hostquota_hostile() {
   # the other tenant's pods placed first: the host's scheduler binding one
   # (spec.nodeName) during the check is not the hostile tenant's doing
   wait_for "the other tenant's host pods are bound" 60 out_is "" \
-    sh -c "kubectl --kubeconfig $HQ_HOST_KCFG get pods -n kubicle-qa -o json |
-      python3 -c 'import json,sys; print(\" \".join(p[\"metadata\"][\"name\"] for p in json.load(sys.stdin)[\"items\"] if not p[\"spec\"].get(\"nodeName\")))'"
+    hq_h get pods -n kubicle-qa --field-selector spec.nodeName= -o name
   before=$(hq_versions qa)
   hq_k qb apply -f - >/dev/null <<'YAML'
 apiVersion: v1
