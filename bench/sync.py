@@ -25,7 +25,7 @@ offered rate, a pod the watch never showed counting as infinitely late. The
 client's CPU (in cores) and how late it sent (send lag) say whether it was
 the limit. N is then ignored.
   sync.py TENANT_DIR HOST_DIR N C [TENANT_PID HOST_PID [PLAIN_DIR PLAIN_PID]]"""
-import http.client, json, multiprocessing as mp, os, re, ssl, subprocess, sys, threading, time
+import http.client, json, multiprocessing as mp, os, re, ssl, subprocess, sys, time
 import urllib.parse
 
 
@@ -46,13 +46,13 @@ def create(d, ns, ids, ready, start, out):
     for i in ids:
         body = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"b-{i}"},
                            "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+        created[f"b-{i}"] = time.monotonic()  # sent: the watcher's stamp is the kernel's
         k.request("POST", f"/api/v1/namespaces/{ns}/pods", body,
                   {"Content-Type": "application/json"})
         r = k.getresponse()
         r.read()
         if r.status != 201:
             print(f"create b-{i}: HTTP {r.status}", file=sys.stderr)
-        created[f"b-{i}"] = time.monotonic()
     out.put(created)
 
 
@@ -64,33 +64,45 @@ def cpu_ms(pid):
     return (int(f[11]) + int(f[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
 
 
+class HostWatch:
+    """The watcher (bench/watchstamp, beside bench/loadgen): records, for the
+    first n pods whose ADDED the watch of hdir/hns shows, when the bytes of
+    that event reached the socket (the kernel's receive time, as
+    CLOCK_MONOTONIC), by name or by annotation key. A C process, not a thread
+    of this driver: a Python reader would stamp each line when the
+    interpreter got round to it, adding its own scheduling delay (and its
+    parsing CPU, on the servers' two cores) to every figure."""
+
+    def __init__(self, hdir, hns, key, n, seen):
+        kc = open(f"{hdir}/kubeconfig").read()
+        port = urllib.parse.urlparse(re.search(r'server:\s*"?([^\s"]+)', kc).group(1)).port
+        tool = os.path.join(os.path.dirname(os.environ["SYNC_LOADGEN"]), "watchstamp")
+        args = [tool, "-p", str(port), "--cert", f"{hdir}/admin.crt", "--key",
+                f"{hdir}/admin.key", "--ns", hns, "-n", str(n), "--idle-s", "60"]
+        self.p = subprocess.Popen(args + (["--annotation", key] if key else []),
+                                  stdout=subprocess.PIPE, text=True)
+        self.seen, self.cpu_ms = seen, 0.0
+        if self.p.stdout.readline().strip() != "ready":
+            raise RuntimeError("watchstamp did not start its watch")
+
+    def wait(self, timeout):
+        """Waits for the watcher to end (n seen, or idle) and fills seen."""
+        try:
+            out, _ = self.p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.p.terminate()
+            out, _ = self.p.communicate()
+        for line in out.splitlines():
+            k, v = line.rsplit(" ", 1) if " " in line else (line, "")
+            if k.startswith("cpu_ms="):
+                self.cpu_ms = float(k.split("=")[1])
+            elif v:
+                self.seen.setdefault(k, int(v) / 1e9)
+
+
 def watch_host(hdir, hns, key, n, seen):
-    """Starts a thread recording, for the first n pods whose ADDED the watch
-    of hdir/hns shows, when it came (by name, or by annotation key); returns
-    an Event set when n were seen or the stream ended."""
-    h = conn(hdir)
-    h.request("GET", f"/api/v1/namespaces/{hns}/pods?limit=1")
-    rv = json.loads(h.getresponse().read())["metadata"]["resourceVersion"]
-    done = threading.Event()
-
-    def watch():
-        w = conn(hdir)
-        w.request("GET", f"/api/v1/namespaces/{hns}/pods?watch=1&resourceVersion={rv}")
-        r = w.getresponse()
-        while len(seen) < n:
-            line = r.readline()
-            if not line:
-                break
-            t = time.monotonic()
-            if b'"ADDED"' not in line[:40]:
-                continue
-            md = json.loads(line)["object"]["metadata"]
-            name = md.get("annotations", {}).get(key, "") if key else md["name"]
-            seen.setdefault(name, t)
-        done.set()
-
-    threading.Thread(target=watch, daemon=True).start()
-    return done
+    """Starts the watcher of hdir/hns; its wait() fills seen."""
+    return HostWatch(hdir, hns, key, n, seen)
 
 
 def run(cdir, cns, hdir, hns, key, n, c, pids):
@@ -150,6 +162,7 @@ def run_open(cdir, cns, hdir, hns, key, rate, secs, c, pids):
     done.wait(60)
     time.sleep(0.3)  # the tenant's status write-back of the last pods
     cpu = [(cpu_ms(p) - c0) / n for p, c0 in zip(pids, cpu0)]
+    rep["watch_cpu"] = done.cpu_ms / 1000 / secs
     t0 = int(rep["t0_ns"]) / 1e9
     lat = sorted((seen[f"o-{k}"] - t0 - k / rate) * 1000 if f"o-{k}" in seen
                  else float("inf") for k in range(n))
@@ -174,12 +187,12 @@ def main_open(tdir, hdir, c, pids, plain, plain_pid):
     print(f"open loop: {rate:.0f} creates/s offered for {secs:g} s ({int(rate * secs)} pods), "
           f"{c} connections; latency from each create's due time")
     print(f"{'':34}{'p50':>10}{'p99':>10}{'max':>10}{'pods/s':>9}"
-          f"{'tenant CPU':>12}{'host CPU':>10}{'client':>8}{'send lag p99':>14}")
+          f"{'tenant CPU':>12}{'host CPU':>10}{'client':>8}{'send lag p99':>14}{'watcher':>9}")
     for name, (lat, r, cpu, lg) in rows:
         cells = "".join(f"{p(lat, q):8.2f}ms" for q in (.5, .99, 1))
         cpus = "".join(f"{x:7.3f}ms/pod" if x else f"{'-':>13}" for x in cpu)
         print(f"{name:34}{cells}{r:9.0f}{cpus}{float(lg['client_cpu']):6.2f}c"
-              f"{float(lg['send_lag_p99_ms']):11.2f}ms")
+              f"{float(lg['send_lag_p99_ms']):11.2f}ms{lg['watch_cpu']:8.2f}c")
     return 0
 
 

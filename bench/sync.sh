@@ -20,9 +20,11 @@ cd "$(dirname "$0")/.."
 B=${1:-build}; N=${2:-1000}; C=${3:-8}
 case $B in /*) K=$B/cmd/kubicle ;; *) K=$PWD/$B/cmd/kubicle ;; esac
 export SYNC_LOADGEN=${K%/cmd/kubicle}/bench/loadgen
+# the open load's client and the host watcher (bench/watchstamp, sync.py)
+[ -x "$SYNC_LOADGEN" ] && [ -x "${SYNC_LOADGEN%/*}/watchstamp" ] ||
+  ninja -C "${K%/cmd/kubicle}" bench/loadgen bench/watchstamp >/dev/null
 if [ -n "${SYNC_RATE:-}" ]; then
   N=$(awk -v r="$SYNC_RATE" -v s="${SYNC_SECS:-5}" 'BEGIN {printf "%d", r * s}')
-  [ -x "$SYNC_LOADGEN" ] || ninja -C "${K%/cmd/kubicle}" bench/loadgen >/dev/null
 fi
 tmp=$(mktemp -d /tmp/kubicle-sync-bench.XXXXXX)
 pids=()
