@@ -9,13 +9,17 @@ alone costs, the floor under the syncer's figure; and, with PLAIN_DIR, the
 same N creates on a tenant without a host (namespace "default"), create ->
 ADDED on its own watch: what the tenant's API alone does with this very
 client, i.e. whether the client (not the syncer) is the limit.
-Clients are processes (not threads) so that the watcher's timestamps do not
-wait for the GIL; time.monotonic is CLOCK_MONOTONIC, shared by processes.
-They are spawned, not forked: a fork while the watcher thread runs can copy
-a lock it holds, and the child then hangs forever (seen once in ~20 runs).
+The watcher is bench/watchstamp (a C process): each event is timed by the
+kernel's receive stamp, so neither this driver's scheduling nor its parsing
+is in the figures; a burst's create is timed from when it was sent.
+Clients are processes (not threads); time.monotonic is CLOCK_MONOTONIC,
+shared by processes. They are spawned, not forked (a fork can copy a lock
+another thread holds, and the child then hangs).
 With the servers' pids, also the CPU time (user+system) each spent per pod:
 on a busy machine latency and rate depend on the neighbours, CPU per pod
 does not.
+With SYNC_TIMELINE=PREFIX the open loop also writes each pod's due time and
+latency to PREFIX.<namespace> (where in the run the slow ones were).
 With SYNC_RATE=R (and SYNC_SECS=S, SYNC_LOADGEN=path of bench/loadgen), the
 load is open instead: R*S creates paced by the clock at R per second
 (bench/loadgen -r, C connections), each timed from when it was due, not from
@@ -23,7 +27,10 @@ when it went out (a stalled server cannot slow the offered load down and so
 hide its stall: coordinated omission); the same three rows at the same
 offered rate, a pod the watch never showed counting as infinitely late. The
 client's CPU (in cores) and how late it sent (send lag) say whether it was
-the limit. N is then ignored.
+the limit. Each open-loop row follows one second at the same rate that is
+not counted (the syncer's connections to the host are opened then: the
+rows are a steady state) and whose figures are printed apart. N is then
+ignored.
   sync.py TENANT_DIR HOST_DIR N C [TENANT_PID HOST_PID [PLAIN_DIR PLAIN_PID]]"""
 import http.client, json, multiprocessing as mp, os, re, ssl, subprocess, sys, time
 import urllib.parse
@@ -73,12 +80,13 @@ class HostWatch:
     interpreter got round to it, adding its own scheduling delay (and its
     parsing CPU, on the servers' two cores) to every figure."""
 
-    def __init__(self, hdir, hns, key, n, seen):
+    def __init__(self, hdir, hns, key, n, seen, prefix=None):
         kc = open(f"{hdir}/kubeconfig").read()
         port = urllib.parse.urlparse(re.search(r'server:\s*"?([^\s"]+)', kc).group(1)).port
         tool = os.path.join(os.path.dirname(os.environ["SYNC_LOADGEN"]), "watchstamp")
         args = [tool, "-p", str(port), "--cert", f"{hdir}/admin.crt", "--key",
                 f"{hdir}/admin.key", "--ns", hns, "-n", str(n), "--idle-s", "60"]
+        args += ["--prefix", prefix] if prefix else []
         self.p = subprocess.Popen(args + (["--annotation", key] if key else []),
                                   stdout=subprocess.PIPE, text=True)
         self.seen, self.cpu_ms = seen, 0.0
@@ -100,9 +108,9 @@ class HostWatch:
                 self.seen.setdefault(k, int(v) / 1e9)
 
 
-def watch_host(hdir, hns, key, n, seen):
+def watch_host(hdir, hns, key, n, seen, prefix=None):
     """Starts the watcher of hdir/hns; its wait() fills seen."""
-    return HostWatch(hdir, hns, key, n, seen)
+    return HostWatch(hdir, hns, key, n, seen, prefix)
 
 
 def run(cdir, cns, hdir, hns, key, n, c, pids):
@@ -135,38 +143,60 @@ def run(cdir, cns, hdir, hns, key, n, c, pids):
     return lat, (len(lat) / (t1 - t0) if lat else 0), cpu
 
 
-def run_open(cdir, cns, hdir, hns, key, rate, secs, c, pids):
-    """Offers rate creates/s for secs seconds to cdir/cns (bench/loadgen -r,
-    c connections); returns (latencies ms sorted from each pod's due time,
-    inf for pods never seen; pods/s seen; CPU ms per pod of each pid;
-    loadgen's report as a dict)."""
-    n = int(rate * secs)
-    seen = {}
-    done = watch_host(hdir, hns, key, n, seen)
+def loadgen(cdir, cns, rate, secs, c, prefix):
+    """bench/loadgen offering rate creates/s for secs seconds to cdir/cns
+    over c connections, pods named PREFIX-k; returns its report as a dict."""
     kc = open(f"{cdir}/kubeconfig").read()
     port = urllib.parse.urlparse(re.search(r'server:\s*"?([^\s"]+)', kc).group(1)).port
     body = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"sync-open-{os.getpid()}.json")
     with open(body, "w") as f:
         json.dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "@NAME@"},
                    "spec": {"containers": [{"name": "c", "image": "busybox"}]}}, f)
-    time.sleep(0.2)
-    cpu0 = [cpu_ms(p) for p in pids]
     out = subprocess.run([os.environ["SYNC_LOADGEN"], "-p", str(port), "--cert",
                           f"{cdir}/admin.crt", "--key", f"{cdir}/admin.key", "-c", str(c),
                           "-w", "0.5", "-d", str(secs), "-r", str(rate), "-m", "POST",
                           "-u", f"/api/v1/namespaces/{cns}/pods", "--body", body,
-                          "--expect", "201", "--name-prefix", "o", "--label", "open"],
+                          "--expect", "201", "--name-prefix", prefix, "--label", "open"],
                          capture_output=True, text=True, check=True).stdout
     os.unlink(body)
-    rep = dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
+    return dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
+
+
+def run_open(cdir, cns, hdir, hns, key, rate, secs, c, pids):
+    """Offers rate creates/s for secs seconds to cdir/cns (bench/loadgen -r,
+    c connections), after one second at the same rate not counted (the
+    syncer's HTTP/1.1 connections to the host and the servers' caches are
+    made then: a steady state is measured; the cold second is printed
+    apart by main_open); returns (latencies ms sorted from each pod's due
+    time, inf for pods never seen; pods/s seen; CPU ms per pod of each pid;
+    loadgen's report as a dict, with the watcher's CPU in cores)."""
+    n = int(rate * secs)
+    warm = {}
+    wdone = watch_host(hdir, hns, key, int(rate), warm, "w-")
+    wrep = loadgen(cdir, cns, rate, 1, c, "w")
+    wdone.wait(60)
+    w0 = int(wrep["t0_ns"]) / 1e9
+    cold = sorted((warm[f"w-{k}"] - w0 - k / rate) * 1000 if f"w-{k}" in warm
+                  else float("inf") for k in range(int(rate)))
+    seen = {}
+    done = watch_host(hdir, hns, key, n, seen, "o-")
+    time.sleep(0.2)
+    cpu0 = [cpu_ms(p) for p in pids]
+    rep = loadgen(cdir, cns, rate, secs, c, "o")
     done.wait(60)
     time.sleep(0.3)  # the tenant's status write-back of the last pods
     cpu = [(cpu_ms(p) - c0) / n for p, c0 in zip(pids, cpu0)]
     rep["watch_cpu"] = done.cpu_ms / 1000 / secs
+    rep["cold"] = cold
     t0 = int(rep["t0_ns"]) / 1e9
     lat = sorted((seen[f"o-{k}"] - t0 - k / rate) * 1000 if f"o-{k}" in seen
                  else float("inf") for k in range(n))
     t1 = max(seen.values()) if seen else t0 + secs
+    if os.environ.get("SYNC_TIMELINE"):
+        with open(os.environ["SYNC_TIMELINE"] + f".{hns}", "w") as f:
+            for k in range(n):
+                v = (seen[f"o-{k}"] - t0 - k / rate) * 1000 if f"o-{k}" in seen else -1
+                f.write(f"{k / rate:.4f} {v:.3f}\n")
     return lat, len(seen) / (t1 - t0), cpu, rep
 
 
@@ -193,6 +223,10 @@ def main_open(tdir, hdir, c, pids, plain, plain_pid):
         cpus = "".join(f"{x:7.3f}ms/pod" if x else f"{'-':>13}" for x in cpu)
         print(f"{name:34}{cells}{r:9.0f}{cpus}{float(lg['client_cpu']):6.2f}c"
               f"{float(lg['send_lag_p99_ms']):11.2f}ms{lg['watch_cpu']:8.2f}c")
+    print("each after one second at the same rate, not counted above (new connections, caches):"
+          " that second's p50 / p99 / max")
+    for name, (lat, r, cpu, lg) in rows:
+        print(f"{'  ' + name:34}" + "".join(f"{p(lg['cold'], q):8.2f}ms" for q in (.5, .99, 1)))
     return 0
 
 

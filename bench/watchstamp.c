@@ -8,11 +8,12 @@
  * creators' clocks), keyed by name or by an annotation's value.
  *
  *   watchstamp -p PORT --cert F --key F --ns NS -n N [--annotation KEY]
- *              [--idle-s S]
+ *              [--prefix P] [--idle-s S]
  *
  * Prints "ready" once the watch streams (the caller starts its creates
  * then), and at the end one line "KEY MONO_NS" per pod seen, then
- * "cpu_ms=C events=E" (this process's CPU time while it watched). It ends
+ * "cpu_ms=C events=E" (this process's CPU time while it watched). With
+ * --prefix only keys that start with P count (a warm-up's pods do not). It ends
  * when N pods were seen, the stream ended, or no event came for --idle-s
  * seconds (default 60).
  *
@@ -36,26 +37,24 @@
 #include "bench/bn.h"
 
 struct opts {
-	const char *cert, *key, *ns, *annotation;
+	const char *cert, *key, *ns, *annotation, *prefix;
 	int port, n, idle_s;
 };
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: watchstamp -p PORT --cert F --key F --ns NS -n N "
-			"[--annotation KEY] [--idle-s S]\n");
+			"[--annotation KEY] [--prefix P] [--idle-s S]\n");
 	exit(2);
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {{"port", required_argument, NULL, 'p'},
-					   {"cert", required_argument, NULL, 'C'},
-					   {"key", required_argument, NULL, 'K'},
-					   {"ns", required_argument, NULL, 's'},
-					   {"annotation", required_argument, NULL, 'a'},
-					   {"idle-s", required_argument, NULL, 'i'},
-					   {NULL, 0, NULL, 0}};
+	static const struct option lo[] = {
+	    {"port", required_argument, NULL, 'p'},       {"cert", required_argument, NULL, 'C'},
+	    {"key", required_argument, NULL, 'K'},        {"ns", required_argument, NULL, 's'},
+	    {"annotation", required_argument, NULL, 'a'}, {"idle-s", required_argument, NULL, 'i'},
+	    {"prefix", required_argument, NULL, 'P'},     {NULL, 0, NULL, 0}};
 	int c;
 	*o = (struct opts){.n = 1000, .idle_s = 60};
 	while ((c = getopt_long(argc, argv, "p:n:", lo, NULL)) != -1) {
@@ -67,6 +66,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 's': o->ns = optarg; break;
 		case 'a': o->annotation = optarg; break;
 		case 'i': o->idle_s = atoi(optarg); break;
+		case 'P': o->prefix = optarg; break;
 		default: usage();
 		}
 	}
@@ -226,6 +226,8 @@ int main(int argc, char **argv)
 			size_t len = (size_t)(nl - lines.data) + 1;
 			json_t *ev = json_loadb(lines.data, len, 0, NULL);
 			const char *key = event_key(ev, o.annotation);
+			if (key && o.prefix && strncmp(key, o.prefix, strlen(o.prefix)) != 0)
+				key = NULL;
 			events++;
 			last = bn_mono_ns();
 			int *slot = key ? keyset_find(&ks, seen, key) : NULL;
