@@ -39,7 +39,6 @@
 
 #define STORE_SCHEMA_VERSION  2
 #define STORE_BUSY_TIMEOUT_MS 5000
-#define STORE_JOURNAL_LIMIT   (4 * 1024 * 1024)
 #define STORE_LOOKASIDE_SZ    256
 #define STORE_LOOKASIDE_CNT   64
 #define STORE_MMAP_SIZE       (256LL * 1024 * 1024)
@@ -418,6 +417,8 @@ static void set_opts(store_t *st, const struct store_opts *opts)
 		st->opts.cache_kib = 2048;
 	if (st->opts.wal_max_pages <= 0)
 		st->opts.wal_max_pages = STORE_WAL_MAX_PAGES;
+	if (st->opts.wal_keep_ms == 0)
+		st->opts.wal_keep_ms = 10000;
 }
 
 static int open_db(store_t *st, const char *path)
@@ -814,6 +815,8 @@ void store_stats(const store_t *st, struct store_stats *out)
 {
 	*out = st->stats;
 	out->fault = (int)st->fault;
+	out->wal_frames = st->wal_pages;
+	store__ckpt_stats(st, out);
 }
 
 /* Whether this write must build an event node for watchers. */

@@ -98,6 +98,9 @@ struct store_opts {
 	bool group_commit;            /* batch the writes of one loop iteration */
 	int wal_max_pages;            /* WAL size (pages) past which writes are refused
 			      because checkpoints do not keep up; 0: 32000 */
+	int wal_keep_ms;              /* the WAL file keeps its size when it starts over within
+			    this long of its last start (a write stream; see
+			    store_ckpt.c); 0: 10000, negative: never kept */
 };
 
 /* Opens (creating if needed) the database at `path`. */
@@ -204,6 +207,9 @@ struct store_stats {
 	uint64_t refused[STORE_NFAULTS];
 	uint64_t wal_rebuilds;
 	int fault;
+	int wal_frames;        /* frames in the WAL at the last commit */
+	uint64_t wal_restarts; /* times the WAL started over */
+	bool wal_kept;         /* the next start over keeps the file's size */
 };
 void store_stats(const store_t *st, struct store_stats *out);
 

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -32,6 +33,7 @@
 
 struct store_ckpt {
 	uv_work_t req;
+	store_t *st;
 	sqlite3 *db; /* the checkpointer's connection, opened by the worker */
 	char *path;
 	bool sync_full;
@@ -47,6 +49,10 @@ struct store_ckpt {
 	bool all_copied; /* it copied the whole WAL as of the last commit */
 	bool caught_up;  /* the last one copied every frame it saw */
 	size_t done;
+	/* the WAL's starts over (wal_hook), and whether the next one keeps
+	 * the file's size (journal_size_limit: STORE_WAL_KEEP_BYTES) */
+	uint64_t restarts, last_restart_ms;
+	bool keep;
 };
 
 /* The checkpoint connection, with the loop connection's durability. */
@@ -113,6 +119,28 @@ static void ckpt_free(struct store_ckpt *c)
 	free(c);
 }
 
+/* Before a commit that may start the WAL over: keep the file's size when
+ * the last start over was recent (a write stream: cutting the file and
+ * growing it again costs the loop an ftruncate as long as a sync), else
+ * let SQLite cut it to STORE_JOURNAL_LIMIT (store_impl.h). Loop thread,
+ * between statements or in the WAL hook (as a checkpoint there). */
+static void set_keep(struct store_ckpt *c)
+{
+	store_t *st = c->st;
+	bool keep = st->opts.wal_keep_ms > 0 && c->restarts &&
+		    uv_now(st->loop) - c->last_restart_ms < (uint64_t)st->opts.wal_keep_ms;
+	char sql[64];
+	if (keep == c->keep)
+		return;
+	snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit = %d",
+		 keep ? STORE_WAL_KEEP_BYTES : STORE_JOURNAL_LIMIT);
+	int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		c->keep = keep;
+	else
+		kb_warn("store", "journal_size_limit: %s", sqlite3_errstr(rc));
+}
+
 static void ckpt_after(uv_work_t *req, int status)
 {
 	struct store_ckpt *c = req->data;
@@ -128,6 +156,8 @@ static void ckpt_after(uv_work_t *req, int status)
 	/* no commit since it started (last_pages is the WAL it saw, or less) */
 	c->caught_up = status == 0 && c->rc == SQLITE_OK && c->log >= 0 && c->copied == c->log;
 	c->all_copied = c->caught_up && c->log >= c->last_pages;
+	if (c->all_copied) /* the next commit starts the WAL over */
+		set_keep(c);
 }
 
 /* A checkpoint on the loop's connection, between two transactions; BUSY
@@ -163,11 +193,14 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 	if (pages < c->last_pages) { /* the WAL started over */
 		c->next_at = STORE_CKPT_PAGES;
 		c->caught_up = false;
+		c->restarts++;
+		c->last_restart_ms = uv_now(st->loop);
 	}
 	c->last_pages = pages;
 	switch (store__ckpt_step(pages, c->next_at, c->queued, c->caught_up, c->log)) {
 	case STORE_CKPT_ON_LOOP:
 		c->caught_up = false;
+		set_keep(c); /* the next commit starts the WAL over */
 		loop_checkpoint(db, name);
 		break;
 	case STORE_CKPT_ON_WORKER:
@@ -191,6 +224,7 @@ int store__ckpt_start(store_t *st, const char *path)
 		return -ENOMEM;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
+	c->st = st;
 	c->path = strdup(path);
 	c->sync_full = st->opts.sync_full;
 	c->next_at = STORE_CKPT_PAGES;
@@ -239,6 +273,12 @@ bool store__ckpt_drained(store_t *st)
 bool store_checkpoint_pending(const store_t *st)
 {
 	return st->ckpt && st->ckpt->queued;
+}
+
+void store__ckpt_stats(const store_t *st, struct store_stats *out)
+{
+	out->wal_restarts = st->ckpt ? st->ckpt->restarts : 0;
+	out->wal_kept = st->ckpt && st->ckpt->keep;
 }
 
 size_t store_checkpoints(const store_t *st)

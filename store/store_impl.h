@@ -202,6 +202,8 @@ int store__ckpt_start(store_t *st, const char *path);
  * WAL with no commit since; else queues one (off the loop) and is false. */
 bool store__ckpt_drained(store_t *st);
 void store__ckpt_stop(store_t *st);
+/* The WAL's restarts and whether the next keeps the file (store_stats). */
+void store__ckpt_stats(const store_t *st, struct store_stats *out);
 
 /* Background checkpoints (store_ckpt.c): one is queued every
  * STORE_CKPT_PAGES frames of WAL. */
@@ -223,6 +225,23 @@ void store__ckpt_stop(store_t *st);
 #define STORE_CKPT_RESTART (8 * STORE_CKPT_PAGES)
 #define STORE_CKPT_CATCHUP 256
 #define STORE_CKPT_LIMIT   (16 * STORE_CKPT_PAGES)
+/*
+ * journal_size_limit: the size SQLite cuts the WAL file to with the first
+ * commit after the WAL started over. On a create stream that ftruncate took
+ * 11-14 ms on the loop at every start over (as long as the database file's
+ * sync; ext4 journals the size change, and waits for the journal's commit
+ * that the checkpoint's syncs started), whatever it cut, and the file's
+ * blocks were then allocated again (strace and perf, bench/README.md "The
+ * WAL's size under a write stream"). So while the WAL starts over within
+ * store_opts.wal_keep_ms of its last start (a stream), the limit is
+ * STORE_WAL_KEEP_BYTES, the most the WAL holds before the loop copies it
+ * all (STORE_CKPT_LIMIT frames and a catch-up; frames of 24 bytes and a
+ * 4 KiB page after a 32-byte header): the file is written over in place,
+ * never cut. A start over after a quieter spell cuts it to
+ * STORE_JOURNAL_LIMIT again.
+ */
+#define STORE_JOURNAL_LIMIT  (4 * 1024 * 1024)
+#define STORE_WAL_KEEP_BYTES ((STORE_CKPT_LIMIT + STORE_CKPT_CATCHUP) * (24 + 4096) + 32)
 /* What a commit that left the WAL at `pages` frames starts: nothing, a
  * checkpoint on the worker, or one on the loop (after its commit, before
  * the next transaction). next_at: the size that queues the next worker's;

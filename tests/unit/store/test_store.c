@@ -1369,53 +1369,82 @@ START_TEST(checkpoint_step_by_wal_size)
 }
 END_TEST
 
-/* Frames in the WAL file at PATH (its size: a 32-byte header, then frames
- * of a 24-byte header and a 4 KiB page). */
-static long wal_frames(const char *path)
+/* Size of the file at PATH (0 when absent). */
+static long file_size(const char *path)
 {
 	struct stat sb;
-	return stat(path, &sb) < 0 || sb.st_size < 32 ? 0 : (long)((sb.st_size - 32) / (24 + 4096));
+	return stat(path, &sb) < 0 ? 0 : (long)sb.st_size;
+}
+
+/* The WAL's frames at the last commit, and its starts over (store_stats). */
+static int wal_frames(const store_t *st, uint64_t *restarts)
+{
+	struct store_stats ss;
+	store_stats(st, &ss);
+	if (restarts)
+		*restarts = ss.wal_restarts;
+	return ss.wal_frames;
+}
+
+/* Creates 3 KB objects (named from *next on) until the WAL has started
+ * over `restarts` times in all; *most gets the most frames it held in
+ * the last cycle before starting over, *wal_at the WAL file's size at
+ * the first commit after the last start over. A worker past 8,000 frames
+ * is waited for (a bound for a stuck one, not a timing). */
+static void write_until_restarts(store_t *st, int *next, uint64_t restarts, long *most,
+				 long *wal_at)
+{
+	char wal[4200], name[32], pad[3000];
+	snprintf(wal, sizeof(wal), "%s-wal", db.path);
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	uint64_t now = 0;
+	long cycle = 0;
+	wal_frames(st, &now);
+	for (int i = 0; i < 40000 && now < restarts; i++, (*next)++) {
+		snprintf(name, sizeof(name), "p%05d", *next);
+		json_t *o = mkobj("ns", name, NULL);
+		json_object_set_new(o, "pad", json_string(pad));
+		ck_assert_int_eq(store_create(st, "/pods", "ns", name, o, NULL), 0);
+		json_decref(o);
+		uint64_t r;
+		long f = wal_frames(st, &r);
+		if (r > now) {
+			*most = cycle;
+			*wal_at = file_size(wal);
+			cycle = f;
+			now = r;
+		} else if (f > cycle) {
+			cycle = f;
+		}
+		uv_run(&loop, UV_RUN_NOWAIT);
+		for (int w = 0; w < 15000 && f >= 8000 && store_checkpoint_pending(st); w++) {
+			usleep(2000);
+			uv_run(&loop, UV_RUN_NOWAIT);
+		}
+	}
+	ck_assert_msg(now >= restarts, "the WAL started over %llu times, not %llu",
+		      (unsigned long long)now, (unsigned long long)restarts);
 }
 
 /* Past 8,000 frames (STORE_CKPT_RESTART) the worker's checkpoints run back
  * to back, not every 1,000 frames: with a worker that keeps up (here each
  * of its checkpoints ends before the next commit) the WAL starts over
- * within a few commits (SQLite then cuts the file to journal_size_limit),
- * long before 16,000 (STORE_CKPT_LIMIT), where the loop would copy all that
- * is left. (A worker that falls behind by a few commits is the loop's
- * catch-up: checkpoint_step_by_wal_size.) */
+ * within a few commits, long before 16,000 (STORE_CKPT_LIMIT), where the
+ * loop would copy all that is left. (A worker that falls behind by a few
+ * commits is the loop's catch-up: checkpoint_step_by_wal_size.) Below
+ * 8,000 frames the worker runs beside the commits and may let the WAL
+ * start over by itself (a commit late on a busy machine): a cycle that
+ * never reached 8,000 frames is not this test's; the next one is. */
 START_TEST(checkpoint_lets_the_wal_start_over)
 {
 	store_t *st = fixture_open(NULL);
-	char wal[4200], name[32], pad[3000];
-	snprintf(wal, sizeof(wal), "%s-wal", db.path);
-	memset(pad, 'x', sizeof(pad) - 1);
-	pad[sizeof(pad) - 1] = '\0';
-	/* most: the WAL's size since it last started over. Below 8,000 frames
-	 * the worker runs beside the commits and may let it start over by
-	 * itself (a commit late on a busy machine): a cycle that never
-	 * reached 8,000 frames is not this test's; the next one is. */
-	long most = 0, at_restart = 0;
-	for (int i = 0; i < 20000 && !at_restart; i++) {
-		snprintf(name, sizeof(name), "p%05d", i);
-		json_t *o = mkobj("ns", name, NULL);
-		json_object_set_new(o, "pad", json_string(pad));
-		ck_assert_int_eq(store_create(st, "/pods", "ns", name, o, NULL), 0);
-		json_decref(o);
-		long f = wal_frames(wal);
-		if (f < most / 2) {
-			if (most >= 8000)
-				at_restart = most;
-			most = f;
-		} else if (f > most) {
-			most = f;
-		}
-		uv_run(&loop, UV_RUN_NOWAIT);
-		/* a bound for a stuck worker, not a timing */
-		for (int w = 0; w < 15000 && f >= 8000 && store_checkpoint_pending(st); w++) {
-			usleep(2000);
-			uv_run(&loop, UV_RUN_NOWAIT);
-		}
+	int next = 0;
+	long most = 0, wal_at = 0, at_restart = 0;
+	for (uint64_t want = 1; want < 8 && !at_restart; want++) {
+		write_until_restarts(st, &next, want, &most, &wal_at);
+		if (most >= 8000)
+			at_restart = most;
 	}
 	ck_assert_msg(at_restart, "the WAL never started over past 8,000 frames (%ld at most)",
 		      most);
@@ -1424,6 +1453,52 @@ START_TEST(checkpoint_lets_the_wal_start_over)
 	size_t n = 0;
 	ck_assert_int_eq(store_count(st, "/pods", "ns", &n), 0);
 	ck_assert_uint_gt(n, 1000);
+	fixture_close(st);
+}
+END_TEST
+
+/* Under a write stream the WAL file is written over in place when it
+ * starts over (journal_size_limit STORE_WAL_KEEP_BYTES), not cut to 4 MiB
+ * and grown again: the first start over of a stream cuts it (no start
+ * before it), the next ones, within wal_keep_ms of the last, keep it.
+ * wal_keep_ms of an hour: no timing in the test. */
+START_TEST(wal_keeps_its_size_in_a_stream)
+{
+	struct store_opts o = {.wal_keep_ms = 3600 * 1000};
+	store_t *st = fixture_open(&o);
+	int next = 0;
+	long most = 0, wal_at = 0;
+	struct store_stats ss;
+	write_until_restarts(st, &next, 1, &most, &wal_at);
+	ck_assert_int_le(wal_at, 5 * 1024 * 1024); /* cut: 4 MiB and one commit */
+	/* a cycle past 2,000 frames (8 MiB: more than a cut leaves) */
+	most = 0;
+	for (uint64_t want = 2; want < 10 && most < 2000; want++)
+		write_until_restarts(st, &next, want, &most, &wal_at);
+	ck_assert_int_ge(most, 2000);
+	store_stats(st, &ss);
+	ck_assert(ss.wal_kept);
+	/* the file kept the size of the whole cycle before */
+	ck_assert_int_ge(wal_at, 32 + most * (24 + 4096));
+	fixture_close(st);
+}
+END_TEST
+
+/* Without a stream (wal_keep_ms < 0: never) every start over cuts the WAL
+ * file to journal_size_limit's 4 MiB, as SQLite does. */
+START_TEST(wal_cut_when_not_streaming)
+{
+	struct store_opts o = {.wal_keep_ms = -1};
+	store_t *st = fixture_open(&o);
+	int next = 0;
+	long most = 0, wal_at = 0;
+	struct store_stats ss;
+	for (uint64_t want = 1; want < 10 && most < 2000; want++)
+		write_until_restarts(st, &next, want, &most, &wal_at);
+	ck_assert_int_ge(most, 2000); /* 8 MiB of WAL, then cut */
+	store_stats(st, &ss);
+	ck_assert(!ss.wal_kept);
+	ck_assert_int_le(wal_at, 5 * 1024 * 1024);
 	fixture_close(st);
 }
 END_TEST
@@ -1462,6 +1537,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, sync_full_works);
 	tcase_add_test(tc, checkpoint_in_the_background);
 	tcase_add_test(tc, checkpoint_lets_the_wal_start_over);
+	tcase_add_test(tc, wal_keeps_its_size_in_a_stream);
+	tcase_add_test(tc, wal_cut_when_not_streaming);
 	tcase_add_test(tc, checkpoint_step_by_wal_size);
 	tcase_add_test(tc, count_sees_the_open_transaction);
 	suite_add_tcase(s, tc);
