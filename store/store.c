@@ -423,8 +423,9 @@ static void set_opts(store_t *st, const struct store_opts *opts)
 
 static int open_db(store_t *st, const char *path)
 {
-	int rc = sqlite3_open_v2(
-	    path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	int rc = sqlite3_open_v2(path, &st->db,
+				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+				 store__vfs());
 	if (rc != SQLITE_OK) {
 		kb_err("store", "open %s: %s", path,
 		       st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));

@@ -213,6 +213,13 @@ struct store_stats {
 };
 void store_stats(const store_t *st, struct store_stats *out);
 
+/* The WAL writes the store's VFS gathered, and the writes it made of them,
+ * in this process (store_vfs.c). */
+struct store_vfs_stats {
+	uint64_t gathered, writes;
+};
+void store_vfs_stats(struct store_vfs_stats *out);
+
 /* Batches several writes into one transaction. Nested calls count; events
  * reach watchers after the outermost commit. On rollback, nothing written
  * since begin is kept and no event is sent. */

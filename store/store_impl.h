@@ -198,6 +198,12 @@ int store__write_check(store_t *st);
 void store__wrote(store_t *st);
 
 int store__ckpt_start(store_t *st, const char *path);
+
+/* store_vfs.c: the name of the VFS that gathers a WAL's writes into one per
+ * transaction (registered at the first call), NULL when it could not be:
+ * the default VFS is used then. */
+#define STORE_VFS_NAME "kubicle-gather"
+const char *store__vfs(void);
 /* With st->ckpt: true once a background checkpoint has copied the whole
  * WAL with no commit since; else queues one (off the loop) and is false. */
 bool store__ckpt_drained(store_t *st);

@@ -1503,6 +1503,48 @@ START_TEST(wal_cut_when_not_streaming)
 }
 END_TEST
 
+/* The store's VFS (store_vfs.c) writes a transaction's WAL frames, two
+ * writes each in SQLite, with one write; another connection sees the
+ * commit as soon as it returns (the frames are in the file before SQLite
+ * publishes the commit). */
+START_TEST(wal_writes_gathered_per_transaction)
+{
+	store_t *st = fixture_open(NULL);
+	struct store_vfs_stats a, b;
+	char name[32], pad[3000];
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	store_vfs_stats(&a);
+	ck_assert_int_eq(store_txn_begin(st), 0);
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "g%03d", i);
+		json_t *o = mkobj("ns", name, NULL);
+		json_object_set_new(o, "pad", json_string(pad));
+		ck_assert_int_eq(store_create(st, "/pods", "ns", name, o, NULL), 0);
+		json_decref(o);
+	}
+	ck_assert_int_eq(store_txn_commit(st), 0);
+	store_vfs_stats(&b);
+	/* 40 objects of 3 KB: dozens of frames, twice as many SQLite writes,
+	 * gathered into writes of up to 120 KiB */
+	ck_assert_uint_ge(b.gathered - a.gathered, 80);
+	ck_assert_uint_le((b.writes - a.writes) * 10, b.gathered - a.gathered);
+	/* another connection, on the default VFS, reads the commit */
+	sqlite3 *other;
+	sqlite3_stmt *q;
+	int64_t count = -1;
+	ck_assert_int_eq(sqlite3_open_v2(db.path, &other, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(other, "SELECT count(*) FROM objects", -1, &q, NULL),
+			 SQLITE_OK);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		count = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	sqlite3_close(other);
+	ck_assert_int_ge(count, 40);
+	fixture_close(st);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("store/store");
@@ -1539,6 +1581,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, checkpoint_lets_the_wal_start_over);
 	tcase_add_test(tc, wal_keeps_its_size_in_a_stream);
 	tcase_add_test(tc, wal_cut_when_not_streaming);
+	tcase_add_test(tc, wal_writes_gathered_per_transaction);
 	tcase_add_test(tc, checkpoint_step_by_wal_size);
 	tcase_add_test(tc, count_sees_the_open_transaction);
 	suite_add_tcase(s, tc);
