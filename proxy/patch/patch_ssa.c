@@ -1678,13 +1678,17 @@ static bool fs_strip(struct fs_node *root)
 	return !root->member && !root->n;
 }
 
-static int fs_cmp(const void *a, const void *b)
+/* strcmp's order of (kind, name); the first bytes compared here, as most
+ * siblings differ there (a call to strcmp cost more than the rest). */
+static inline int fs_cmp(const struct fs_node *p, const struct fs_node *q)
 {
-	const struct fs_node *p = a, *q = b;
+	unsigned char a = (unsigned char)p->name[0], b = (unsigned char)q->name[0];
 
 	if (p->kind != q->kind)
 		return (unsigned char)p->kind - (unsigned char)q->kind;
-	return strcmp(p->name, q->name);
+	if (a != b || !a)
+		return a - b;
+	return strcmp(p->name + 1, q->name + 1);
 }
 
 /* Sorts a node's children by fs_cmp: an insertion sort, as most nodes
