@@ -264,19 +264,38 @@ int kb_json_put_key(struct kb_buf *b, const char *pfx, size_t pfxlen, const char
 	return 0;
 }
 
-/* The text kb_json_dump_known gave for one object (per thread, set only
- * for the length of a caller's call). */
-static _Thread_local struct {
-	const json_t *v;
-	const char *text;
-	size_t len;
-} dump_known;
+/*
+ * Raw values. The mark is this process's own json_t: a null that is not
+ * jansson's (json_null() is a static singleton, and every parser of this
+ * project and jansson's own give only that one), so nothing decoded from
+ * input can be it, whatever its content. Its refcount is jansson's
+ * "never counted" (-1): increfs, decrefs and json_deep_copy (which returns
+ * a null as it is) leave it shared and alive.
+ */
+static json_t raw_mark = {JSON_NULL, (size_t)-1};
 
-void kb_json_dump_known(const json_t *v, const char *text, size_t len)
+json_t *kb_json_raw(const char *text, size_t len)
 {
-	dump_known.v = v;
-	dump_known.text = v ? text : NULL;
-	dump_known.len = v ? len : 0;
+	json_t *a = json_array();
+
+	/* append_new takes the string, or frees it when it fails */
+	if (!a || json_array_append_new(a, json_stringn_nocheck(text, len)) ||
+	    json_array_append(a, &raw_mark)) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
+const char *kb_json_raw_text(const json_t *v, size_t *len)
+{
+	const json_t *s;
+
+	if (!json_is_array(v) || json_array_size(v) != 2 || json_array_get(v, 1) != &raw_mark)
+		return NULL;
+	s = json_array_get(v, 0);
+	*len = json_string_length(s);
+	return json_string_value(s);
 }
 
 int kb_json_put_string(struct kb_buf *b, const char *str)
@@ -313,9 +332,6 @@ static int dump_value(struct kb_buf *b, const json_t *v);
 
 static int dump_object(struct kb_buf *b, const json_t *v)
 {
-	if (v == dump_known.v)
-		return dump_bytes(b, dump_known.text, dump_known.len);
-
 	bool first = true;
 	int r = dump_char(b, '{');
 
@@ -339,6 +355,12 @@ static int dump_object(struct kb_buf *b, const json_t *v)
 static int dump_array(struct kb_buf *b, const json_t *v)
 {
 	size_t n = json_array_size(v);
+
+	/* a raw value (kb_json_raw): its text as it is */
+	if (n == 2 && json_array_get(v, 1) == &raw_mark)
+		return dump_bytes(b, json_string_value(json_array_get(v, 0)),
+				  json_string_length(json_array_get(v, 0)));
+
 	int r = dump_char(b, '[');
 
 	for (size_t i = 0; i < n && !r; i++) {

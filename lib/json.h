@@ -49,15 +49,21 @@ int kb_json_put_string(struct kb_buf *b, const char *str);
  * it. 0, -ENOMEM, or -EINVAL when str is not UTF-8 (buf as it was). */
 int kb_json_put_key(struct kb_buf *b, const char *pfx, size_t pfxlen, const char *str, size_t len);
 /*
- * Gives kb_json_dump the text of one object ahead, for a tree whose part
- * was written as text where it was made (a create's fieldsV1,
- * proxy/patch/patch_ssa.c): until the next call, kb_json_dump writes the
- * len bytes of `text` where it meets the object `v` itself (by identity)
- * instead of walking it. text must be exactly kb_json_dump's text of v; v
- * and text are borrowed and must stay alive and unchanged until the caller
- * drops the hint (v NULL), which it does before it returns. Per thread.
+ * A raw value: JSON text the process wrote itself (a create's fieldsV1,
+ * proxy/patch/patch_ssa.c), kept as text inside a tree instead of as the
+ * tree it stands for. kb_json_dump and kb_json_copy take it as that value
+ * (the text written as it is; the copy still raw); every other reader sees
+ * the array [text, null] and must ask kb_json_raw_text first where the
+ * value matters. What marks it is a json_t of this process's own (the
+ * array's second item), never the content: no decoded input, whatever its
+ * bytes, is a raw value. text (len bytes, copied) must be exactly
+ * kb_json_dump's text of one JSON value; never pass text from input. New
+ * reference, or NULL on ENOMEM.
  */
-void kb_json_dump_known(const json_t *v, const char *text, size_t len);
+json_t *kb_json_raw(const char *text, size_t len);
+/* The text of v when it is a raw value (borrowed from v; *len its
+ * length), else NULL. */
+const char *kb_json_raw_text(const json_t *v, size_t *len);
 
 /*
  * In JSON text t[0..n), the object starting at t[at] (after whitespace):

@@ -775,9 +775,22 @@ static const char *meta_str(const json_t *obj, const char *key)
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
 }
 
+/*
+ * Whether a create of r may keep its managedFields' fieldsV1 as text (a raw
+ * value, patch_track_create): every reader of the object after it knows
+ * raw values (kb_json_dump: the store, the answers, JSON and Table watch
+ * events; kb_json_copy and json_deep_copy keep them; ownership reads parse
+ * them). A row with storage conversions or a custom resource's (its
+ * conversion webhooks, printer columns and version conversions dump or
+ * walk the object otherwise) gets the tree.
+ */
+static bool create_raw_v1(const struct req *r)
+{
+	return !r->res->crd && !r->res->to_storage && !r->res->from_storage;
+}
+
 static void handle_create(struct req *r)
 {
-	struct kb_buf v1_text = {0};
 	json_t *obj = NULL;
 	if (r->name || !(r->res->verbs & VERB_CREATE)) {
 		reply_statusf(r, 405, "MethodNotAllowed",
@@ -802,9 +815,8 @@ static void handle_create(struct req *r)
 	if (write_validate(r, obj, NULL) < 0)
 		goto out;
 	char ts[40];
-	const json_t *v1 = NULL;
 	patch_track_create(obj, r->res->proto, field_manager(r, "unknown"),
-			   now_str(r, ts, sizeof(ts)), &v1_text, &v1);
+			   now_str(r, ts, sizeof(ts)), create_raw_v1(r));
 	if (r->q.dry_run) {
 		/* a dry run stores nothing but is refused as the create would
 		 * be (apiserver registry/dryrun.go DryRunnableStorage.Create:
@@ -820,11 +832,8 @@ static void handle_create(struct req *r)
 	}
 	const char *name = meta_str(obj, "name");
 	store_txn_begin(r->px->store);
-	/* obj is only read from here on when the answer is the stored text;
-	 * the store writes the managed fields' text made beside them */
-	kb_json_dump_known(v1, v1_text.data, v1_text.len);
+	/* obj is only read from here on when the answer is the stored text */
 	int rc = rstore_create(r->px, r->res, r->ns, name, obj, !r->as_scale && !r->want_table);
-	kb_json_dump_known(NULL, NULL, 0);
 	if (rc == 0 && !r->res->group[0] && strcmp(r->res->kind, "Namespace") == 0)
 		ns_created(r->px, name);
 	if (rc == 0)
@@ -836,7 +845,6 @@ static void handle_create(struct req *r)
 	else
 		reply_created(r, obj);
 out:
-	kb_buf_free(&v1_text);
 	json_decref(obj);
 }
 

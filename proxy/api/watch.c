@@ -205,9 +205,11 @@ static int send_event(struct watch *w, const char *type, const struct store_even
 	snprintf(rv, sizeof(rv), "%lld", (long long)ev->rev);
 	json_t *t = table_build(w->r, items, rv, NULL, !w->headers_sent);
 	w->headers_sent = true;
-	char *text = json_dumps(t, JSON_COMPACT);
-	int rc = send_line(w, type, text ? text : "{}");
-	free(text);
+	/* kb_json_dump: a row's whole object (includeObject=Object) may carry
+	 * a create's fieldsV1 as a raw value (lib/json.h) */
+	struct kb_buf text = {0};
+	int rc = send_line(w, type, kb_json_dump(t, &text) == 0 && text.data ? text.data : "{}");
+	kb_buf_free(&text);
 	json_decref(t);
 	json_decref(items);
 	return rc;

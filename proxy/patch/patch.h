@@ -109,15 +109,15 @@ int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
 			   const char *now_rfc3339);
 /*
  * patch_track_update(NULL, obj, msg_name, manager, "Update", now) for a
- * create, which also writes the text of the fieldsV1 it made into v1_text
- * (replacing what it held) and points *v1 at that fieldsV1 (borrowed from
- * obj), for kb_json_dump_known while obj is serialized: the object's text
- * comes out the same, byte for byte, without walking the field set again.
- * *v1 is NULL when obj took the general path (managedFields sent by the
- * writer) or the text could not be written. Returns 0 or -ENOMEM.
+ * create. With `raw`, the fieldsV1 made (when obj takes the one-walk path:
+ * no managedFields sent by the writer) is a raw value (lib/json.h
+ * kb_json_raw): its text, which kb_json_dump and kb_json_copy write and copy
+ * as that object, without the tree of it. Only for an object whose readers
+ * all know raw values (ownership reads here do: patch_track_update and
+ * patch_apply on obj or a copy of it take the text); proxy/api/handlers.c
+ * handle_create says which. Returns 0 or -ENOMEM.
  */
-struct kb_buf;
 int patch_track_create(json_t *obj, const char *msg_name, const char *manager,
-		       const char *now_rfc3339, struct kb_buf *v1_text, const json_t **v1);
+		       const char *now_rfc3339, bool raw);
 
 #endif

@@ -22,6 +22,11 @@
  * Server-managed paths (apiVersion, kind, metadata itself and its name,
  * namespace, uid, resourceVersion, generation, creationTimestamp, selfLink,
  * managedFields) are never owned, as kube's stripMeta does.
+ * A create's entry keeps its fieldsV1 as text (a raw value, lib/json.h
+ * kb_json_raw; patch_track_create with `raw`): the store writes it, the
+ * answers and watch events are that text, and nobody reads the tree of a
+ * new object but an ownership read here, which parses the text
+ * (ssa_mgrs_load).
  * List semantics come from proxy/model/types.h (list_type/map_keys, else patch
  * strategy and merge key); unknown types have granular maps, atomic lists.
  */
@@ -827,15 +832,20 @@ static int ssa_mgrs_load(const json_t *obj, struct ssa_mgrs *ms)
 	size_t i;
 
 	json_array_foreach (mf, i, e) {
-		json_t *copy, *set;
+		json_t *copy, *set, *v1 = json_object_get(e, "fieldsV1");
+		size_t len;
+		const char *text = kb_json_raw_text(v1, &len);
 
 		if (!json_is_object(e) || !json_string_value(json_object_get(e, "manager")))
 			continue;
+		/* a create's fieldsV1 is kept as its text (ssa_track_create) */
+		v1 = text ? kb_json_loadb(text, len, 0, NULL) : json_incref(v1);
+		if (text && !v1)
+			return -ENOMEM;
 		copy = json_deep_copy(e);
 		/* no fieldsV1, or {}: the empty set (kube's EmptyFields) */
-		set = json_object_size(json_object_get(e, "fieldsV1"))
-			  ? sn_from_v1(json_object_get(e, "fieldsV1"))
-			  : json_object();
+		set = json_object_size(v1) ? sn_from_v1(v1) : json_object();
+		json_decref(v1);
 		if (copy) {
 			json_object_del(copy, "fieldsV1");
 			if (set)
@@ -1668,13 +1678,17 @@ static bool fs_strip(struct fs_node *root)
 	return !root->member && !root->n;
 }
 
-static int fs_cmp(const void *a, const void *b)
+/* strcmp's order of (kind, name); the first bytes compared here, as most
+ * siblings differ there (a call to strcmp cost more than the rest). */
+static inline int fs_cmp(const struct fs_node *p, const struct fs_node *q)
 {
-	const struct fs_node *p = a, *q = b;
+	unsigned char a = (unsigned char)p->name[0], b = (unsigned char)q->name[0];
 
 	if (p->kind != q->kind)
 		return (unsigned char)p->kind - (unsigned char)q->kind;
-	return strcmp(p->name, q->name);
+	if (a != b || !a)
+		return a - b;
+	return strcmp(p->name + 1, q->name + 1);
 }
 
 /* Sorts a node's children by fs_cmp: an insertion sort, as most nodes
@@ -1691,8 +1705,8 @@ static void fs_sort(struct fs_node *kids, size_t n)
 	}
 }
 
-/* What one walk of a pruned field set makes: the tree, and its text while
- * t is set (NULL from the first failure on: the tree goes on without it). */
+/* What one walk of a pruned field set makes: the tree (fs_to_v1), or its
+ * text (fs_text; t NULL from the first failure on). */
 struct fs_emit {
 	struct kb_buf key; /* a child's "k:name" */
 	json_t *leaf;
@@ -1715,53 +1729,42 @@ static inline void fs_put(struct fs_emit *e, const char *s, size_t n)
 	}
 }
 
+/* Whether sorted child i of node is left out: a repeated item's fields
+ * repeat (fs_kid), the last of equal keys is kept, at the place of the
+ * first (they are adjacent). */
+static bool fs_repeat(const struct fs_node *node, size_t i)
+{
+	return node->shared && i + 1 < node->n && fs_cmp(&node->kids[i], &node->kids[i + 1]) == 0;
+}
+
 /*
- * The wire form of a pruned node, as sn_to_v1 writes it, and with e->t its
- * text as kb_json_dump writes that tree, made in the same walk. Every empty
- * object in the tree (a leaf, the "." of a member with children) is one
- * shared `leaf`: nothing writes into a fieldsV1 tree after it is made
- * (updates read the stored text and make new trees), and a create's has
- * dozens. The text is the FieldsV1 wire form as kube writes it
+ * The wire form of a pruned node as a tree, as sn_to_v1 writes it. Every
+ * empty object in the tree (a leaf, the "." of a member with children) is
+ * one shared `leaf`: nothing writes into a fieldsV1 tree after it is made
+ * (updates read the stored text and make new trees). The form is kube's
  * (structured-merge-diff fieldpath/serialize.go, Set.emitContentsV1: "."
  * first for a member that has children, then the path elements in order,
  * each leaf {}).
  */
 static json_t *fs_to_v1(struct fs_node *node, struct fs_emit *e)
 {
-	if (!node->n) {
-		fs_put(e, "{}", 2);
+	if (!node->n)
 		return json_incref(e->leaf);
-	}
 
 	json_t *res = json_object();
 
 	if (!res)
 		return NULL;
-	if (node->member) {
+	if (node->member)
 		json_object_set(res, ".", e->leaf);
-		fs_put(e, "{\".\":{}", 7);
-	} else {
-		fs_put(e, "{", 1);
-	}
-	bool first = !node->member;
-
 	fs_sort(node->kids, node->n);
 	for (size_t i = 0; i < node->n; i++) {
 		struct fs_node *k = &node->kids[i];
 		size_t n = k->len;
-		char pfx[2] = {k->kind, ':'};
 		const char *key = k->own;
 
-		/* a repeated item's fields repeat (fs_kid): the last of equal
-		 * keys is kept, at the place of the first (they are adjacent) */
-		if (node->shared && i + 1 < node->n && fs_cmp(k, k + 1) == 0)
+		if (fs_repeat(node, i))
 			continue;
-		if (!first)
-			fs_put(e, ",", 1);
-		first = false;
-		if (e->t && kb_json_put_key(e->t, pfx, 2, k->name, n))
-			e->t = NULL;
-		fs_put(e, ":", 1);
 
 		json_t *c = fs_to_v1(k, e);
 
@@ -1779,23 +1782,73 @@ static json_t *fs_to_v1(struct fs_node *node, struct fs_emit *e)
 			return NULL;
 		}
 	}
-	fs_put(e, "}", 1);
 	return res;
 }
 
+/* The text kb_json_dump writes of fs_to_v1's tree of node, appended to
+ * e->t, without the tree (a create's: kb_json_raw). */
+static void fs_text(struct fs_node *node, struct fs_emit *e)
+{
+	if (!node->n) {
+		fs_put(e, "{}", 2);
+		return;
+	}
+	fs_put(e, node->member ? "{\".\":{}" : "{", node->member ? 7 : 1);
+
+	bool first = !node->member;
+
+	fs_sort(node->kids, node->n);
+	for (size_t i = 0; i < node->n && e->t; i++) {
+		struct fs_node *k = &node->kids[i];
+		char pfx[2] = {k->kind, ':'};
+
+		if (fs_repeat(node, i))
+			continue;
+		if (!first)
+			fs_put(e, ",", 1);
+		first = false;
+		if (e->t && kb_json_put_key(e->t, pfx, 2, k->name, k->len))
+			e->t = NULL;
+		fs_put(e, ":", 1);
+		fs_text(k, e);
+	}
+	fs_put(e, "}", 1);
+}
+
+/* The fieldsV1 of a pruned field set: with `raw`, its text as a raw value
+ * (kb_json_raw: a create's, written as it is by the store and the
+ * answers), else the tree. New reference, or NULL on ENOMEM. */
+static json_t *fs_v1(struct fs_node *top, bool raw)
+{
+	struct fs_emit em = {0};
+	struct kb_buf text = {0};
+	json_t *v1 = NULL;
+
+	if (raw) {
+		em.t = &text;
+		fs_text(top, &em);
+		v1 = em.t ? kb_json_raw(text.data, text.len) : NULL;
+	} else if ((em.leaf = json_object())) {
+		v1 = fs_to_v1(top, &em);
+		json_decref(em.leaf);
+	}
+	kb_buf_free(&text);
+	kb_buf_free(&em.key);
+	return v1;
+}
+
 /* patch_track_update(NULL, obj, ...) when obj has a metadata object; with
- * `text`, the fieldsV1 made and its text (*v1 NULL when none). */
+ * `raw`, the fieldsV1 made is a raw value (fs_v1). */
 static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *root,
 			    const char *manager, const char *operation, const char *now,
-			    const char *api_version, struct kb_buf *text, const json_t **v1_out)
+			    const char *api_version, bool raw)
 {
 	/* a pod's field set fits in the first chunk */
 	_Alignas(16) char chunk[8192];
 	struct fs_walk w = {.a = {.p = chunk, .left = sizeof(chunk)}};
 	struct fs_node top = {0};
-	struct fs_emit em = {0};
 	const char *k;
-	json_t *v, *e = NULL, *arr = NULL, *v1, *leaf;
+	json_t *v, *e = NULL, *arr = NULL, *v1;
 	int ret = -ENOMEM;
 
 	json_object_foreach (obj, k, v) {
@@ -1815,13 +1868,7 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 	}
 	e = ssa_entry(manager, operation, api_version);
 	arr = json_array();
-	leaf = json_object();
-	if (text)
-		text->len = 0;
-	em.leaf = leaf;
-	em.t = text;
-	v1 = leaf ? fs_to_v1(&top, &em) : NULL;
-	json_decref(leaf);
+	v1 = fs_v1(&top, raw);
 	if (!e || !arr || !v1) {
 		json_decref(v1);
 		goto out;
@@ -1832,12 +1879,9 @@ static int ssa_track_create(json_t *obj, json_t *meta, const struct ssa_field *r
 	json_object_set_new_nocheck(e, "fieldsV1", v1);
 	if (json_array_append(arr, e) == 0 && json_object_set(meta, "managedFields", arr) == 0)
 		ret = 0;
-	if (!ret && em.t)
-		*v1_out = v1;
 out:
 	json_decref(e);
 	json_decref(arr);
-	kb_buf_free(&em.key);
 	kb_buf_free(&w.pe);
 	fs_arena_free(&w.a);
 	return ret;
@@ -1859,11 +1903,14 @@ static bool ssa_mf_decodes(const json_t *mf)
 		const char *op = ssa_str(e, "operation");
 		json_t *v1 = json_object_get(e, "fieldsV1");
 		const json_t *m = json_object_get(e, "manager");
+		size_t len;
 
+		/* a raw fieldsV1 is a create's object, kept as its text */
 		if (!json_is_object(e) || (strcmp(op, "Apply") != 0 && strcmp(op, "Update") != 0) ||
 		    !*ssa_str(e, "apiVersion") ||
 		    strcmp(ssa_str(e, "fieldsType"), "FieldsV1") != 0 ||
-		    (v1 && !json_is_object(v1)) || (m && !json_is_string(m)))
+		    (v1 && !json_is_object(v1) && !kb_json_raw_text(v1, &len)) ||
+		    (m && !json_is_string(m)))
 			return false;
 	}
 	return true;
@@ -1919,26 +1966,24 @@ int patch_track_update(const json_t *old, json_t *obj, const char *msg_name, con
 
 static int ssa_track(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
 		     const char *operation, const char *subresource, const char *now_rfc3339,
-		     struct kb_buf *text, const json_t **v1_out);
+		     bool raw);
 
 int patch_track_update_sub(const json_t *old, json_t *obj, const char *msg_name,
 			   const char *manager, const char *operation, const char *subresource,
 			   const char *now_rfc3339)
 {
-	return ssa_track(old, obj, msg_name, manager, operation, subresource, now_rfc3339, NULL,
-			 NULL);
+	return ssa_track(old, obj, msg_name, manager, operation, subresource, now_rfc3339, false);
 }
 
 int patch_track_create(json_t *obj, const char *msg_name, const char *manager,
-		       const char *now_rfc3339, struct kb_buf *v1_text, const json_t **v1)
+		       const char *now_rfc3339, bool raw)
 {
-	*v1 = NULL;
-	return ssa_track(NULL, obj, msg_name, manager, "Update", NULL, now_rfc3339, v1_text, v1);
+	return ssa_track(NULL, obj, msg_name, manager, "Update", NULL, now_rfc3339, raw);
 }
 
 static int ssa_track(const json_t *old, json_t *obj, const char *msg_name, const char *manager,
 		     const char *operation, const char *subresource, const char *now_rfc3339,
-		     struct kb_buf *text, const json_t **v1_out)
+		     bool raw)
 {
 	struct ssa_field root = ssa_root(msg_name);
 	struct ssa_mgrs ms = {0};
@@ -1959,7 +2004,7 @@ static int ssa_track(const json_t *old, json_t *obj, const char *msg_name, const
 	if (!old && !own && !reset && json_is_object(obj) && json_is_object(meta))
 		return ssa_track_create(obj, meta, &root, manager && *manager ? manager : "unknown",
 					operation && *operation ? operation : "Update", now_rfc3339,
-					api_version, text, v1_out);
+					api_version, raw);
 
 	json_t *l = ssa_bare(old, false), *r = ssa_bare(obj, false);
 	long me;

@@ -78,6 +78,43 @@ PY
     kcurl -X PATCH -H 'Content-Type: application/apply-patch+yaml' "$u/other?fieldManager=x" \
     -d '{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"other"}}'
 
+  echo "-- a create's managedFields, wherever the new object is read"
+  # the server keeps a create's fieldsV1 as its text (lib/json.h kb_json_raw):
+  # every answer and event must carry the same object, never its stand-in
+  local tbl='application/json;as=Table;v=v1;g=meta.k8s.io' w="$u?watch=1&timeoutSeconds=3"
+  kcurl -N "$w" >"$d/mf-watch" &
+  local wj=$!
+  kcurl -N -H "Accept: $tbl" "$w&includeObject=Object" >"$d/mf-table" &
+  local wt=$!
+  sleep 1
+  local cm='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"NAME","labels":{"a":"b"}},"data":{"k.q":"v"}}'
+  kcurl -H 'Content-Type: application/json' "$u" -d "${cm/NAME/mf}" >"$d/mf-create"
+  kcurl -H 'Content-Type: application/json' "$u?dryRun=All" -d "${cm/NAME/mf-dry}" >"$d/mf-dry"
+  kcurl -H 'Content-Type: application/json' -H "Accept: $tbl" "$u?includeObject=Object" \
+    -d "${cm/NAME/mf-tbl}" >"$d/mf-tblcreate"
+  kcurl "$u/mf" >"$d/mf-get"
+  wait "$wj" "$wt"
+  expect_eq "its fieldsV1 is the same in the answer, GET, watch, Table watch, dry run, Table create" \
+    '{"f:data":{".":{},"f:k.q":{}},"f:metadata":{"f:labels":{".":{},"f:a":{}}}} x6' \
+    python3 - "$d" <<'PY'
+import json, sys
+d = sys.argv[1]
+def v1(o):
+    return json.dumps(o["metadata"]["managedFields"][0]["fieldsV1"], separators=(",", ":"))
+def obj(f, name):
+    for line in open(f"{d}/{f}"):
+        o = json.loads(line)
+        o = o.get("object", o)
+        for r in o.get("rows", [o]):
+            r = r.get("object", r)
+            if r.get("metadata", {}).get("name") == name:
+                return r
+seen = {v1(obj(f, n)) for f, n in [("mf-create", "mf"), ("mf-get", "mf"), ("mf-watch", "mf"),
+                                   ("mf-table", "mf"), ("mf-dry", "mf-dry"),
+                                   ("mf-tblcreate", "mf-tbl")]}
+print(" ".join(seen), "x6" if len(seen) == 1 else "differ")
+PY
+
   echo "-- a server-side apply that changes no value"
   "${K[@]}" -n fid create cm same --from-literal=x=1 >/dev/null
   local rv; rv=$("${K[@]}" -n fid get cm same -o jsonpath='{.metadata.resourceVersion}')

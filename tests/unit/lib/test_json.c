@@ -181,6 +181,108 @@ START_TEST(copy_is_deep_and_equal)
 }
 END_TEST
 
+/* The dump of v (kb_json_dump), malloc'ed. */
+static char *dump(const json_t *v)
+{
+	struct kb_buf b = {0};
+	ck_assert_int_eq(kb_json_dump(v, &b), 0);
+	return b.data;
+}
+
+/* A raw value is written as its text, copies (kb_json_copy and jansson's
+ * json_deep_copy) stay raw, and jansson sees [text, null]. */
+START_TEST(raw_is_written_as_its_text)
+{
+	static const char text[] = "{\"f:a\":{\".\":{},\"k:{\\\"n\\\":\\\"x\\\"}\":{}}}";
+	json_t *raw = kb_json_raw(text, strlen(text));
+	json_t *obj =
+	    json_pack("{s:[{s:s,s:O}]}", "managedFields", "manager", "m", "fieldsV1", raw);
+	size_t len = 0;
+
+	ck_assert_ptr_eq(kb_json_raw_text(raw, &len), json_string_value(json_array_get(raw, 0)));
+	ck_assert_uint_eq(len, strlen(text));
+	char *d = dump(obj), *want = NULL;
+	ck_assert_int_gt(
+	    asprintf(&want, "{\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":%s}]}", text), 0);
+	ck_assert_str_eq(d, want);
+	/* the text is what parsing it and writing it again give */
+	json_t *tree = json_loads(text, 0, NULL);
+	char *again = dump(tree);
+	ck_assert_str_eq(again, text);
+	free(again);
+	json_decref(tree);
+
+	json_t *copies[] = {kb_json_copy(obj), json_deep_copy(obj)};
+	for (size_t i = 0; i < 2; i++) {
+		const json_t *v1 = json_object_get(
+		    json_array_get(json_object_get(copies[i], "managedFields"), 0), "fieldsV1");
+		ck_assert_ptr_nonnull(kb_json_raw_text(v1, &len));
+		ck_assert(json_equal(copies[i], obj));
+		char *c = dump(copies[i]);
+		ck_assert_str_eq(c, d);
+		free(c);
+		json_decref(copies[i]);
+	}
+	/* what a reader that does not know raw values sees */
+	char *j = json_dumps(raw, JSON_COMPACT);
+	json_t *seen = json_loads(j, 0, NULL);
+	ck_assert(json_is_string(json_array_get(seen, 0)));
+	ck_assert_str_eq(json_string_value(json_array_get(seen, 0)), text);
+	ck_assert(json_is_null(json_array_get(seen, 1)));
+	json_decref(seen);
+	free(j);
+	free(d);
+	free(want);
+	json_decref(obj);
+	json_decref(raw);
+}
+END_TEST
+
+/*
+ * No input is a raw value: whatever a tenant sends (here the very shape a
+ * raw value has, [text, null], with text closing the string and object it
+ * sits in), the parsers give jansson's null, never the mark, so its text is
+ * written escaped as a string. The mark cannot be made from a parsed null
+ * either.
+ */
+START_TEST(input_is_never_raw)
+{
+	static const char *const inputs[] = {
+	    "{\"fieldsV1\":[\"{\\\"f:a\\\":{}}\",null]}",
+	    "{\"a\":[\"\\\"},\\\"evil\\\":{\\\"x\\\":1},\\\"b\\\":{\\\"\",null]}",
+	    "[\"x\",null]",
+	};
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(*inputs); i++) {
+		json_t *parsed[] = {kb_json_loadb(inputs[i], strlen(inputs[i]), 0, NULL),
+				    json_loads(inputs[i], 0, NULL),
+				    kb_yaml_load(inputs[i], strlen(inputs[i]), NULL, 0)};
+		for (size_t k = 0; k < 3; k++) {
+			json_t *v = parsed[k], *a = json_is_array(v) ? v : NULL;
+			ck_assert_ptr_nonnull(v);
+			if (!a)
+				a = json_object_get(v, json_object_iter_key(json_object_iter(v)));
+			ck_assert(json_is_array(a));
+			ck_assert_ptr_null(kb_json_raw_text(a, &len));
+			char *d = dump(v), *j = json_dumps(v, JSON_COMPACT);
+			/* yaml makes every scalar a string: null is "null" there */
+			if (k < 2)
+				ck_assert_str_eq(d, inputs[i]);
+			ck_assert_str_eq(d, j);
+			free(d);
+			free(j);
+			/* a copy of it, and one with jansson's null put back, are not raw */
+			json_t *c = kb_json_copy(a);
+			json_array_set_new(c, 1, json_null());
+			ck_assert_ptr_null(kb_json_raw_text(c, &len));
+			json_decref(c);
+			json_decref(v);
+		}
+	}
+}
+END_TEST
+
 /* A key written by kb_json_put_key is jansson's text of the string pfx+str
  * (plain keys take a byte loop, the rest the general writer from where the
  * plain run stops); invalid UTF-8 is refused with the buffer as it was. */
@@ -594,6 +696,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, go_syntax_errors);
 	tcase_add_test(tc, alloc_cache_reuses_fitting_blocks);
 	tcase_add_test(tc, text_member_spans);
+	tcase_add_test(tc, raw_is_written_as_its_text);
+	tcase_add_test(tc, input_is_never_raw);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -565,67 +565,111 @@ static const char *const create_text_extra =
     "{\"name\":\"E\",\"valueFrom\":{\"secretKeyRef\":{\"key\":\"b\"}}},"
     "{\"name\":\"E\",\"valueFrom\":{\"fieldRef\":{\"apiVersion\":\"v1\"}}}]}]}}";
 
-/*
- * patch_track_create records what patch_track_update does for a create, and
- * the text it writes for the fieldsV1 is kb_json_dump's (and json_dumps') of
- * that fieldsV1; an object dumped with the text given ahead
- * (kb_json_dump_known) comes out byte for byte as without it.
- */
-START_TEST(track_create_text_is_the_dump)
+/* The dumps of a and b (kb_json_dump) are the same bytes. */
+static void same_dump(const json_t *a, const json_t *b, size_t i, const char *what)
 {
-	struct kb_buf text = {0};
+	struct kb_buf x = {0}, y = {0};
 
+	ck_assert_int_eq(kb_json_dump(a, &x), 0);
+	ck_assert_int_eq(kb_json_dump(b, &y), 0);
+	ck_assert_msg(x.len == y.len && memcmp(x.data, y.data, x.len) == 0,
+		      "case %zu, %s:\n raw:  %s\n tree: %s", i, what, x.data, y.data);
+	kb_buf_free(&x);
+	kb_buf_free(&y);
+}
+
+/* The fieldsV1 of obj's only managedFields entry, or NULL. */
+static json_t *v1_of(const json_t *obj)
+{
+	json_t *mf = json_object_get(json_object_get(obj, "metadata"), "managedFields");
+	return json_object_get(json_array_get(mf, 0), "fieldsV1");
+}
+
+/* An update of a copy of created (status.phase changed, spec.x added) by
+ * "other", with the managedFields as stored (old = created, obj without
+ * them) and as sent back (obj carries them, old has none: the writer's
+ * are taken, so they must decode). */
+static void update_after(const json_t *created, const char *text, json_t *out[2])
+{
+	json_t *bare = J(text);
+
+	json_object_del(json_object_get(bare, "metadata"), "managedFields");
+	for (int k = 0; k < 2; k++) {
+		json_t *obj = kb_json_copy(created);
+
+		if (!k)
+			json_object_del(json_object_get(obj, "metadata"), "managedFields");
+		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Running"));
+		if (json_is_object(json_object_get(obj, "spec")))
+			json_object_set_new(json_object_get(obj, "spec"), "x", json_true());
+		ck_assert_int_eq(
+		    patch_track_update(k ? bare : created, obj, POD, "other", "Update", T2), 0);
+		out[k] = obj;
+	}
+	json_decref(bare);
+}
+
+/*
+ * patch_track_create with `raw` records what patch_track_update does for a
+ * create, with the fieldsV1 kept as its text: every object dumps to the
+ * same bytes as with the tree (kb_json_dump, and copies made by
+ * kb_json_copy and json_deep_copy), the text is json_dumps' of the tree,
+ * and a later update reads the ownership from the text as from the tree.
+ * Without `raw`, or with managedFields the writer sent, there is no raw
+ * value.
+ */
+START_TEST(track_create_raw_is_the_tree)
+{
 	size_t ncases = sizeof(create_cases) / sizeof(*create_cases);
 
 	for (size_t i = 0; i <= ncases; i++) {
 		const char *msg = i < ncases ? create_cases[i].msg : POD;
 		const char *obj = i < ncases ? create_cases[i].obj : create_text_extra;
-		json_t *a = J(obj), *b = J(obj);
-		const json_t *v1 = (const json_t *)&text; /* set to NULL or the fieldsV1 */
+		json_t *a = J(obj), *b = J(obj), *c = J(obj);
+		size_t len;
 
-		ck_assert_int_eq(patch_track_create(a, msg, "m", T1, &text, &v1), 0);
+		ck_assert_int_eq(patch_track_create(a, msg, "m", T1, true), 0);
 		ck_assert_int_eq(patch_track_update(NULL, b, msg, "m", "Update", T1), 0);
-		ck_assert_msg(json_equal(a, b), "case %zu: not what patch_track_update records", i);
-		json_t *mf = json_object_get(json_object_get(a, "metadata"), "managedFields");
-		if (!mf) {
-			ck_assert_ptr_null(v1);
-			goto next;
-		}
-		ck_assert_ptr_eq(v1, json_object_get(json_array_get(mf, 0), "fieldsV1"));
-		char *want = json_dumps(v1, JSON_COMPACT);
-		ck_assert_msg(text.len == strlen(want), "case %zu:\n text: %.*s\n dump: %s", i,
-			      (int)text.len, text.data, want);
-		ck_assert_msg(memcmp(text.data, want, text.len) == 0,
-			      "case %zu:\n text: %.*s\n dump: %s", i, (int)text.len, text.data,
-			      want);
-		free(want);
+		ck_assert_int_eq(patch_track_create(c, msg, "m", T1, false), 0);
+		ck_assert_msg(json_equal(c, b), "case %zu: not what patch_track_update records", i);
+		ck_assert_ptr_null(kb_json_raw_text(v1_of(c), &len));
+		same_dump(a, b, i, "the object");
 
-		struct kb_buf plain = {0}, known = {0};
-		ck_assert_int_eq(kb_json_dump(a, &plain), 0);
-		kb_json_dump_known(v1, "{\"f:x\":{}}", 10); /* used: the output changes */
-		ck_assert_int_eq(kb_json_dump(a, &known), 0);
-		ck_assert_ptr_nonnull(strstr(known.data, "\"fieldsV1\":{\"f:x\":{}}"));
-		known.len = 0;
-		kb_json_dump_known(v1, text.data, text.len);
-		ck_assert_int_eq(kb_json_dump(a, &known), 0);
-		kb_json_dump_known(NULL, NULL, 0);
-		ck_assert_uint_eq(known.len, plain.len);
-		ck_assert_int_eq(memcmp(known.data, plain.data, plain.len), 0);
-		kb_buf_free(&plain);
-		kb_buf_free(&known);
-	next:
+		json_t *v1 = v1_of(a);
+		const char *text = kb_json_raw_text(v1, &len);
+		bool writers = strstr(obj, "managedFields") != NULL;
+		ck_assert_msg(writers || !v1 || text, "case %zu: the fieldsV1 is not raw", i);
+		if (text) {
+			char *want = json_dumps(v1_of(b), JSON_COMPACT);
+			ck_assert_msg(len == strlen(want) && memcmp(text, want, len) == 0,
+				      "case %zu:\n text: %.*s\n dump: %s", i, (int)len, text, want);
+			free(want);
+		}
+
+		json_t *ka = kb_json_copy(a), *da = json_deep_copy(a);
+		ck_assert_ptr_nonnull(ka);
+		ck_assert_ptr_nonnull(da);
+		ck_assert(!text || kb_json_raw_text(v1_of(ka), &len));
+		ck_assert(!text || kb_json_raw_text(v1_of(da), &len));
+		same_dump(ka, b, i, "kb_json_copy");
+		same_dump(da, b, i, "json_deep_copy");
+
+		json_t *ua[2], *ub[2];
+		update_after(a, obj, ua);
+		update_after(b, obj, ub);
+		for (int k = 0; k < 2; k++) {
+			ck_assert_msg(json_equal(ua[k], ub[k]), "case %zu: update %d differs", i,
+				      k);
+			same_dump(ua[k], ub[k], i, k ? "update, sent back" : "update, stored");
+			json_decref(ua[k]);
+			json_decref(ub[k]);
+		}
+		json_decref(ka);
+		json_decref(da);
 		json_decref(a);
 		json_decref(b);
+		json_decref(c);
 	}
-	/* the writer's own managedFields: the general path, no text */
-	json_t *c = J("{\"metadata\":{\"name\":\"p\",\"managedFields\":[{\"manager\":\"w\","
-		      "\"operation\":\"Update\",\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\","
-		      "\"fieldsV1\":{\"f:spec\":{}}}]},\"spec\":{\"a\":1}}");
-	const json_t *v1 = (const json_t *)&text;
-	ck_assert_int_eq(patch_track_create(c, POD, "m", T1, &text, &v1), 0);
-	ck_assert_ptr_null(v1);
-	json_decref(c);
-	kb_buf_free(&text);
 }
 END_TEST
 
@@ -828,7 +872,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, track_update_moves_ownership);
 	tcase_add_test(tc, track_update_subresource_entries);
 	tcase_add_test(tc, track_create_matches_compare);
-	tcase_add_test(tc, track_create_text_is_the_dump);
+	tcase_add_test(tc, track_create_raw_is_the_tree);
 	tcase_add_test(tc, track_create_pod_fields);
 	tcase_add_test(tc, track_update_takes_client_managed_fields);
 	suite_add_tcase(s, tc);
