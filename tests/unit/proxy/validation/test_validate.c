@@ -306,6 +306,103 @@ START_TEST(pod_rules)
 }
 END_TEST
 
+/* Every cause of a pod spec names its field under the spec's path, whatever
+ * the path (an empty one leaves no leading dot; a long one is cut where
+ * val_path cuts it): validation writes a field's path only once it has a
+ * cause, from the container's place and the field. The causes are those
+ * kube-apiserver gives for this spec in a PodTemplate (template.spec). */
+static const char pod_spec_bad[] =
+    "{\"initContainers\":[{\"name\":\"\",\"image\":\" i\",\"env\":[{\"value\":\"x\"},{\"n"
+    "ame\":\"A=B\"},{\"name\":\"F\",\"valueFrom\":{}},{\"name\":\"G\",\"valueFrom\":{\"fi"
+    "eldRef\":{\"apiVersion\":\"v2\",\"fieldPath\":\"metadata.name\"}}},{\"name\":\"H\","
+    "\"valueFrom\":{\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"spec.x['a']\"}}},"
+    "{\"name\":\"I\",\"value\":\"v\",\"valueFrom\":{\"fieldRef\":{\"apiVersion\":\"v1\","
+    "\"fieldPath\":\"metadata.foo\"}}},{\"name\":\"J\",\"valueFrom\":{\"fieldRef\":{\"api"
+    "Version\":\"v1\",\"fieldPath\":\"metadata.labels\"},\"secretKeyRef\":{\"name\":\"s\""
+    ",\"key\":\"k\"}}}],\"ports\":[{\"name\":\"Bad_N\",\"containerPort\":0,\"hostPort\":7"
+    "0000,\"protocol\":\"X\"},{\"name\":\"Bad_N\",\"containerPort\":1}],\"resources\":{\""
+    "limits\":{\"cpu\":\"x\",\"nvidia.com/gpu\":\"1\"},\"requests\":{\"memory\":\"-1\",\""
+    "cpu\":\"1\",\"example.com/a\":\"1\",\"nvidia.com/gpu\":\"2\"}}}],\"containers\":[{\""
+    "name\":\"Up\",\"image\":\"\"},{\"name\":\"c\",\"image\":\"i\"},{\"name\":\"c\",\"ima"
+    "ge\":\"i \",\"resources\":{\"requests\":{\"cpu\":\"2\"},\"limits\":{\"cpu\":\"1\"}}}"
+    "],\"ephemeralContainers\":[{\"name\":\"c\",\"image\":\"i\"}],\"overhead\":{\"cpu\":"
+    "\"y\"},\"volumes\":[{\"name\":\"v\",\"downwardAPI\":{\"items\":[{\"path\":\"p\",\"fi"
+    "eldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"status.podIP\"}}]}},{\"name\":\"w\","
+    "\"projected\":{\"sources\":[{\"downwardAPI\":{\"items\":[{\"path\":\"p\",\"fieldRef"
+    "\":{\"apiVersion\":\"v1\",\"fieldPath\":\"spec.nodeName\"}}]}}]}}],\"restartPolicy\""
+    ":\"Sometimes\",\"activeDeadlineSeconds\":0}";
+
+START_TEST(pod_spec_cause_paths)
+{
+	static const struct {
+		const char *field, *reason;
+	} want_causes[] = {
+	    {".initContainers[0].name", "FieldValueRequired"},
+	    {".initContainers[0].image", "FieldValueInvalid"},
+	    {".initContainers[0].env[0].name", "FieldValueRequired"},
+	    {".initContainers[0].env[1].name", "FieldValueInvalid"},
+	    {".initContainers[0].env[2].valueFrom", "FieldValueInvalid"},
+	    {".initContainers[0].env[3].valueFrom.fieldRef.fieldPath", "FieldValueInvalid"},
+	    {".initContainers[0].env[4].valueFrom.fieldRef.fieldPath", "FieldValueInvalid"},
+	    {".initContainers[0].env[5].valueFrom.fieldRef.fieldPath", "FieldValueInvalid"},
+	    {".initContainers[0].env[5].valueFrom", "FieldValueInvalid"},
+	    {".initContainers[0].env[6].valueFrom.fieldRef.fieldPath", "FieldValueNotSupported"},
+	    {".initContainers[0].env[6].valueFrom", "FieldValueInvalid"},
+	    {".initContainers[0].ports[0].name", "FieldValueInvalid"},
+	    {".initContainers[0].ports[0].containerPort", "FieldValueRequired"},
+	    {".initContainers[0].ports[0].hostPort", "FieldValueInvalid"},
+	    {".initContainers[0].ports[0].protocol", "FieldValueNotSupported"},
+	    {".initContainers[0].ports[1].name", "FieldValueInvalid"},
+	    {".initContainers[0].ports[1].name", "FieldValueDuplicate"},
+	    {".initContainers[0].resources.limits[cpu]", "FieldValueInvalid"},
+	    {".initContainers[0].resources.requests[memory]", "FieldValueInvalid"},
+	    {".initContainers[0].resources.limits", "FieldValueRequired"},
+	    {".initContainers[0].resources.requests", "FieldValueInvalid"},
+	    {".containers[0].name", "FieldValueInvalid"},
+	    {".containers[0].image", "FieldValueRequired"},
+	    {".containers[2].name", "FieldValueDuplicate"},
+	    {".containers[2].image", "FieldValueInvalid"},
+	    {".containers[2].resources.requests", "FieldValueInvalid"},
+	    {".ephemeralContainers[0].name", "FieldValueDuplicate"},
+	    {".overhead[cpu]", "FieldValueInvalid"},
+	    {".volumes[0].downwardAPI.items[0].fieldRef.fieldPath", "FieldValueNotSupported"},
+	    {".volumes[1].projected.sources[0].downwardAPI.items[0].fieldRef.fieldPath",
+	     "FieldValueNotSupported"},
+	    {".restartPolicy", "FieldValueNotSupported"},
+	    {".activeDeadlineSeconds", "FieldValueInvalid"},
+	};
+	char big[VAL_PATHLEN + 20], f[VAL_PATHLEN];
+	memset(big, 's', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	const char *bases[] = {"", "template.spec", "spec.template.spec", big + 20, big};
+	json_t *spec = J(pod_spec_bad), *first = NULL;
+	for (size_t p = 0; p < sizeof(bases) / sizeof(bases[0]); p++) {
+		json_t *c = json_array();
+		size_t n = sizeof(want_causes) / sizeof(want_causes[0]);
+		ck_assert_int_eq(val_pod_spec(spec, bases[p], c), (int)n);
+		for (size_t i = 0; i < n; i++) {
+			const json_t *got = json_array_get(c, i);
+			val_path(f, "%s%s", bases[p], want_causes[i].field);
+			ck_assert_str_eq(json_string_value(json_object_get(got, "field")), f);
+			ck_assert_str_eq(json_string_value(json_object_get(got, "reason")),
+					 want_causes[i].reason);
+			if (first) /* the messages do not depend on the path */
+				ck_assert_str_eq(json_string_value(json_object_get(got, "message")),
+						 json_string_value(json_object_get(
+						     json_array_get(first, i), "message")));
+		}
+		if (first)
+			json_decref(c);
+		else
+			first = c;
+	}
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(first, 0), "field")),
+			 "initContainers[0].name");
+	json_decref(first);
+	json_decref(spec);
+}
+END_TEST
+
 /* kube's validateResourceRequirements and validatePodResourceName: an
  * extended resource (GPUs included) or hugepages may not be overcommitted,
  * extended resources are whole, a pod's own spec.resources takes no GPU. */
@@ -644,6 +741,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pod_rules);
 	tcase_add_test(tc, pod_update);
 	tcase_add_test(tc, pod_extended_resources);
+	tcase_add_test(tc, pod_spec_cause_paths);
 	tcase_add_test(tc, pod_create_status);
 	tcase_add_test(tc, service_rules);
 	tcase_add_test(tc, pv_rules);
