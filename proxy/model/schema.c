@@ -274,10 +274,14 @@ static void walk_value(struct walk *w, const struct kt_message *parent, const st
 static void walk_list(struct walk *w, const struct kt_message *parent, const struct kt_field *f,
 		      const json_t *v, struct path *p, int depth)
 {
-	size_t i;
-	json_t *e;
+	size_t i, n = json_array_size(v);
 
-	json_array_foreach (v, i, e) {
+	for (i = 0; i < n; i++) {
+		const json_t *e = json_array_get(v, i);
+		/* a scalar element (args, command, finalizers): no call, and its
+		 * index on the path only when it is reported */
+		if (f->kind != KT_MESSAGE && (json_is_null(e) || scalar_ok(f->kind, e)))
+			continue;
 		size_t old = path_push(p, NULL, (long)i, false);
 		walk_value(w, parent, f, e, p, depth, true);
 		path_pop(p, old);
@@ -336,8 +340,13 @@ static void walk_message(struct walk *w, const struct kt_message *m, const json_
 		return;
 	json_object_foreach ((json_t *)obj, k, v) {
 		const struct kt_field *f = kt_field(m, k);
-		size_t old = path_field(p, k);
 
+		/* most values are plain scalars: checked here, without a call or
+		 * the field on the path unless reported */
+		if (f && f->label == KT_OPTIONAL && f->kind != KT_MESSAGE &&
+		    (json_is_null(v) || scalar_ok(f->kind, v)))
+			continue;
+		size_t old = path_field(p, k);
 		if (f)
 			walk_field(w, m, f, v, p, depth);
 		else if (top && (strcmp(k, "apiVersion") == 0 || strcmp(k, "kind") == 0)) {
