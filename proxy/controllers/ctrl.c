@@ -315,10 +315,9 @@ static void list_key(char *key, const char *res, const char *ns)
 	key[n + m] = '\0';
 }
 
-json_t *ctrl_list_kept(struct ctrl *c, const char *res, const char *ns)
+/* A kept kind's list (res one of kept[]). New reference. */
+static json_t *list_kept(struct ctrl *c, const char *res, const char *ns)
 {
-	if (!is_kept(res))
-		return ctrl_list(c, res, ns);
 	char key[400];
 	list_key(key, res, ns);
 	json_t *have = kmap_get(c->lists, key);
@@ -330,6 +329,11 @@ json_t *ctrl_list_kept(struct ctrl *c, const char *res, const char *ns)
 	return items;
 }
 
+json_t *ctrl_list_kept(struct ctrl *c, const char *res, const char *ns)
+{
+	return is_kept(res) ? list_kept(c, res, ns) : ctrl_list(c, res, ns);
+}
+
 /* An orphan pod: every pod controller of its namespace may adopt it. */
 static void enqueue_adopters(struct ctrl *c, const char *ns)
 {
@@ -338,7 +342,7 @@ static void enqueue_adopters(struct ctrl *c, const char *ns)
 				{"apps/statefulsets", "sts"},
 				{"/replicationcontrollers", "rc"}};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(res); i++) {
-		json_t *items = ctrl_list_kept(c, res[i][0], ns);
+		json_t *items = list_kept(c, res[i][0], ns);
 		size_t j;
 		json_t *o;
 		json_array_foreach (items, j, o)
@@ -370,7 +374,7 @@ static void enqueue_service(struct ctrl *c, const char *ns, const char *name)
 /* A pod changed: the services selecting it before or after. */
 static void enqueue_selecting(struct ctrl *c, const struct store_event *ev)
 {
-	json_t *svcs = ctrl_list_kept(c, "/services", ev->ns);
+	json_t *svcs = list_kept(c, "/services", ev->ns);
 	size_t i;
 	json_t *s;
 	json_array_foreach (svcs, i, s)
