@@ -659,6 +659,19 @@ static void env_value_from(json_t *c, const json_t *e, const char *base)
 				"may not have more than one field specified at a time");
 }
 
+/* Whether env var e takes its value from a field env_value_from accepts
+ * without a cause: a fieldRef alone, of v1, naming one of the fields an env
+ * var may name, with no value beside it (as most such vars are); its paths
+ * are then not written. */
+static bool env_field_ref_plain(const json_t *e, const json_t *vf)
+{
+	const json_t *fr = json_object_get(vf, "fieldRef");
+	const char *av = val_jstr(fr, "apiVersion"), *fp = val_jstr(fr, "fieldPath");
+	const char *value = val_jstr(e, "value");
+	return fr && json_object_size(vf) == 1 && (!value || !*value) && av &&
+	       strcmp(av, "v1") == 0 && fp && val_in_list(fp, env_field_paths);
+}
+
 static void downward_items(json_t *c, const json_t *src, const char *base)
 {
 	char f[VAL_PATHLEN];
@@ -714,7 +727,8 @@ static void container_env(json_t *c, const json_t *env, const struct ctr_at *at)
 				    "consist only of printable ASCII characters other than '='");
 				break;
 			}
-		if (json_object_get(e, "valueFrom"))
+		const json_t *vf = json_object_get(e, "valueFrom");
+		if (vf && !env_field_ref_plain(e, vf))
 			env_value_from(c, e, val_path(f, "%s.env[%zu]", ctr_base(b, at), i));
 	}
 }

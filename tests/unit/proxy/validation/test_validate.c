@@ -319,18 +319,22 @@ static const char pod_spec_bad[] =
     "{\"name\":\"I\",\"value\":\"v\",\"valueFrom\":{\"fieldRef\":{\"apiVersion\":\"v1\","
     "\"fieldPath\":\"metadata.foo\"}}},{\"name\":\"J\",\"valueFrom\":{\"fieldRef\":{\"api"
     "Version\":\"v1\",\"fieldPath\":\"metadata.labels\"},\"secretKeyRef\":{\"name\":\"s\""
-    ",\"key\":\"k\"}}}],\"ports\":[{\"name\":\"Bad_N\",\"containerPort\":0,\"hostPort\":7"
-    "0000,\"protocol\":\"X\"},{\"name\":\"Bad_N\",\"containerPort\":1}],\"resources\":{\""
-    "limits\":{\"cpu\":\"x\",\"nvidia.com/gpu\":\"1\"},\"requests\":{\"memory\":\"-1\",\""
-    "cpu\":\"1\",\"example.com/a\":\"1\",\"nvidia.com/gpu\":\"2\"}}}],\"containers\":[{\""
-    "name\":\"Up\",\"image\":\"\"},{\"name\":\"c\",\"image\":\"i\"},{\"name\":\"c\",\"ima"
-    "ge\":\"i \",\"resources\":{\"requests\":{\"cpu\":\"2\"},\"limits\":{\"cpu\":\"1\"}}}"
-    "],\"ephemeralContainers\":[{\"name\":\"c\",\"image\":\"i\"}],\"overhead\":{\"cpu\":"
-    "\"y\"},\"volumes\":[{\"name\":\"v\",\"downwardAPI\":{\"items\":[{\"path\":\"p\",\"fi"
-    "eldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"status.podIP\"}}]}},{\"name\":\"w\","
-    "\"projected\":{\"sources\":[{\"downwardAPI\":{\"items\":[{\"path\":\"p\",\"fieldRef"
-    "\":{\"apiVersion\":\"v1\",\"fieldPath\":\"spec.nodeName\"}}]}}]}}],\"restartPolicy\""
-    ":\"Sometimes\",\"activeDeadlineSeconds\":0}";
+    ",\"key\":\"k\"}}},{\"name\":\"K\",\"value\":\"v\",\"valueFrom\":{\"fieldRef\":{\"api"
+    "Version\":\"v1\",\"fieldPath\":\"metadata.name\"}}},{\"name\":\"L\",\"valueFrom\":{"
+    "\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"metadata.uid\"},\"configMapKeyRe"
+    "f\":{\"name\":\"c\",\"key\":\"k\"}}},{\"name\":\"M\",\"valueFrom\":{\"fieldRef\":{\""
+    "apiVersion\":\"v1\",\"fieldPath\":\"spec.nodeName\"}}}],\"ports\":[{\"name\":\"Bad_N"
+    "\",\"containerPort\":0,\"hostPort\":70000,\"protocol\":\"X\"},{\"name\":\"Bad_N\",\""
+    "containerPort\":1}],\"resources\":{\"limits\":{\"cpu\":\"x\",\"nvidia.com/gpu\":\"1"
+    "\"},\"requests\":{\"memory\":\"-1\",\"cpu\":\"1\",\"example.com/a\":\"1\",\"nvidia.c"
+    "om/gpu\":\"2\"}}}],\"containers\":[{\"name\":\"Up\",\"image\":\"\"},{\"name\":\"c\","
+    "\"image\":\"i\"},{\"name\":\"c\",\"image\":\"i \",\"resources\":{\"requests\":{\"cpu"
+    "\":\"2\"},\"limits\":{\"cpu\":\"1\"}}}],\"ephemeralContainers\":[{\"name\":\"c\",\"i"
+    "mage\":\"i\"}],\"overhead\":{\"cpu\":\"y\"},\"volumes\":[{\"name\":\"v\",\"downwardA"
+    "PI\":{\"items\":[{\"path\":\"p\",\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":"
+    "\"status.podIP\"}}]}},{\"name\":\"w\",\"projected\":{\"sources\":[{\"downwardAPI\":{"
+    "\"items\":[{\"path\":\"p\",\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"spec."
+    "nodeName\"}}]}}]}}],\"restartPolicy\":\"Sometimes\",\"activeDeadlineSeconds\":0}";
 
 START_TEST(pod_spec_cause_paths)
 {
@@ -348,6 +352,8 @@ START_TEST(pod_spec_cause_paths)
 	    {".initContainers[0].env[5].valueFrom", "FieldValueInvalid"},
 	    {".initContainers[0].env[6].valueFrom.fieldRef.fieldPath", "FieldValueNotSupported"},
 	    {".initContainers[0].env[6].valueFrom", "FieldValueInvalid"},
+	    {".initContainers[0].env[7].valueFrom", "FieldValueInvalid"},
+	    {".initContainers[0].env[8].valueFrom", "FieldValueInvalid"},
 	    {".initContainers[0].ports[0].name", "FieldValueInvalid"},
 	    {".initContainers[0].ports[0].containerPort", "FieldValueRequired"},
 	    {".initContainers[0].ports[0].hostPort", "FieldValueInvalid"},
