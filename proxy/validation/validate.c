@@ -738,8 +738,27 @@ static void container_env(json_t *c, const json_t *env, const struct ctr_at *at)
  * resource is an integer resource, "must be an integer"). A cause's field is
  * "<base><sub>[<resource>]", base the container's place when at is given (made
  * only for a cause: most lists have none). */
+/* The values resource_list_at read (by their strings, which the object
+ * keeps), for a request's comparison with its limit. */
+struct qty_seen {
+	const char *s[16];
+	double v[16];
+	size_t n;
+};
+
+/* The value of s: read again unless seen holds it. 0 or -EINVAL. */
+static int qty_value(const struct qty_seen *seen, const char *s, double *v)
+{
+	for (size_t i = 0; i < seen->n; i++)
+		if (seen->s[i] == s) {
+			*v = seen->v[i];
+			return 0;
+		}
+	return s ? kb_quantity_parse(s, v) : -EINVAL;
+}
+
 static void resource_list_at(json_t *c, const json_t *list, const struct ctr_at *at,
-			     const char *base, const char *sub)
+			     const char *base, const char *sub, struct qty_seen *seen)
 {
 	char f[VAL_PATHLEN], b[VAL_PATHLEN];
 	const char *k;
@@ -748,12 +767,17 @@ static void resource_list_at(json_t *c, const json_t *list, const struct ctr_at 
 		double q;
 		const char *s = json_is_string(v) ? json_string_value(v) : NULL, *why = NULL;
 		int64_t m;
-		if (!s || kb_quantity_parse(s, &q) < 0)
+		bool parsed = s && kb_quantity_parse(s, &q) == 0;
+		if (!parsed)
 			why = QTY_REGEX_MSG;
 		else if (q < 0)
 			why = "must be greater than or equal to 0";
 		else if (qty_extended(k) && (qty_parse(v, &m) < 0 || m % 1000 != 0))
 			why = "must be an integer";
+		if (parsed && seen && seen->n < KB_ARRAY_SIZE(seen->s)) {
+			seen->s[seen->n] = s;
+			seen->v[seen->n++] = q;
+		}
 		if (why) {
 			if (at && !base)
 				base = ctr_base(b, at);
@@ -764,7 +788,7 @@ static void resource_list_at(json_t *c, const json_t *list, const struct ctr_at 
 
 static void resource_list(json_t *c, const json_t *list, const char *base, const char *sub)
 {
-	resource_list_at(c, list, NULL, base, sub);
+	resource_list_at(c, list, NULL, base, sub, NULL);
 }
 
 /* A quantity in kube's canonical form ("4", "500m", "1Gi"), for messages. */
@@ -799,19 +823,24 @@ static void container_resources(json_t *c, const json_t *res, const struct ctr_a
 	const json_t *lim = json_object_get(res, "limits"), *req = json_object_get(res, "requests");
 	const char *k;
 	json_t *v;
-	resource_list_at(c, lim, at, NULL, ".resources.limits");
-	resource_list_at(c, req, at, NULL, ".resources.requests");
+	struct qty_seen seen = {.n = 0};
+	resource_list_at(c, lim, at, NULL, ".resources.limits", &seen);
+	resource_list_at(c, req, at, NULL, ".resources.requests", &seen);
 	json_object_foreach ((json_t *)req, k, v) {
 		const char *l = val_jstr(lim, k), *q = json_string_value(v);
 		bool over = qty_overcommit_allowed(k);
 		char msg[256], a[64], b[64];
+		double qv, lv;
 		int cmp;
 		if (!l && !over) {
 			val_add(c, "FieldValueRequired", resources_path(f, at, "limits"), "%s",
 				"Limit must be set for non overcommitable resources");
 			continue;
 		}
-		if (!l || !q || kb_quantity_cmp(q, l, &cmp) < 0 || cmp == 0 || (over && cmp < 0))
+		if (!l || !q || qty_value(&seen, q, &qv) < 0 || qty_value(&seen, l, &lv) < 0)
+			continue;
+		cmp = kb_quantity_cmp_values(qv, lv);
+		if (cmp == 0 || (over && cmp < 0))
 			continue;
 		snprintf(msg, sizeof(msg), "must be %s %s limit of %s",
 			 over ? "less than or equal to" : "equal to", k,

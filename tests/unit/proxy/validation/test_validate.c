@@ -448,6 +448,35 @@ START_TEST(pod_extended_resources)
 }
 END_TEST
 
+/* A request above its limit is found however many resources a container
+ * lists (the values read for the lists' checks are kept for 16 of them, the
+ * rest read again). */
+START_TEST(pod_many_resources)
+{
+	char lim[1024] = "", req[1024] = "", obj[2600];
+	for (int i = 0; i < 12; i++) {
+		char one[80];
+		snprintf(one, sizeof(one), "%s\"example.com/r%d\":\"%d\"", i ? "," : "", i, i + 1);
+		strcat(lim, one);
+		snprintf(one, sizeof(one), "%s\"example.com/r%d\":\"%d\"", i ? "," : "", i,
+			 i == 1 || i == 11 ? i + 2 : i + 1);
+		strcat(req, one);
+	}
+	snprintf(obj, sizeof(obj),
+		 "{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+		 "\"resources\":{\"limits\":{%s},\"requests\":{%s}}}]}}",
+		 lim, req);
+	json_t *c = run(&pod_res, obj, NULL);
+	ck_assert_uint_eq(json_array_size(c), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c, 0), "message")),
+			 "Invalid value: \"3\": must be equal to example.com/r1 limit of 2");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c, 1), "message")),
+			 "Invalid value: \"13\": must be equal to example.com/r11 limit of 12");
+	want(c, "spec.containers[0].resources.requests", "FieldValueInvalid", NULL);
+	json_decref(c);
+}
+END_TEST
+
 /* kube's podStrategy.PrepareForCreate: a new pod's status is the
  * server's, whatever the client sent (a pod created "Succeeded" would count
  * for nothing in a quota while the host runs it). */
@@ -748,6 +777,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pod_update);
 	tcase_add_test(tc, pod_extended_resources);
 	tcase_add_test(tc, pod_spec_cause_paths);
+	tcase_add_test(tc, pod_many_resources);
 	tcase_add_test(tc, pod_create_status);
 	tcase_add_test(tc, service_rules);
 	tcase_add_test(tc, pv_rules);
