@@ -224,6 +224,14 @@ START_TEST(types_scalars)
 		 "spec.containers[0].args[1],spec.containers[0].args[4],"
 		 "spec.containers[0].ports[0].hostPort,spec.containers[0].tty,spec.hostNetwork",
 		 "Go struct field Container.spec.containers[0].args[1] of type string");
+	types_eq(
+	    pod,
+	    "{\"metadata\":{\"labels\":{\"a\":\"b\",\"c\":null,\"d\":2,\"e\":\"f\"}},"
+	    "\"spec\":{\"nodeSelector\":{\"x\":true},\"overhead\":{\"cpu\":\"1\",\"memory\":[],"
+	    "\"pods\":2},\"containers\":[{\"resources\":{\"limits\":{\"cpu\":{}}}}]}}",
+	    "metadata.labels[d],spec.nodeSelector[x],spec.overhead[memory],"
+	    "spec.containers[0].resources.limits[cpu]",
+	    "Go struct field ObjectMeta.metadata.labels[d] of type string");
 	types_eq(pod, "{\"metadata\":{\"finalizers\":[\"a\",{}]},\"spec\":{\"nodeName\":[]}}",
 		 "metadata.finalizers[1],spec.nodeName", "of type string");
 	types_eq(pod,
