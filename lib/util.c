@@ -473,15 +473,20 @@ int kb_quantity_parse(const char *s, double *out)
 	return 0;
 }
 
+int kb_quantity_cmp_values(double x, double y)
+{
+	/* compare with a relative tolerance so "1Gi" == "1073741824" exactly
+	 * and "0.1" == "100m" despite binary floating point */
+	double tol = fmax(fabs(x), fabs(y)) * 1e-12;
+	return fabs(x - y) <= tol ? 0 : (x < y ? -1 : 1);
+}
+
 int kb_quantity_cmp(const char *a, const char *b, int *out)
 {
 	double x, y;
 	if (kb_quantity_parse(a, &x) < 0 || kb_quantity_parse(b, &y) < 0)
 		return -EINVAL;
-	/* compare with a relative tolerance so "1Gi" == "1073741824" exactly
-	 * and "0.1" == "100m" despite binary floating point */
-	double tol = fmax(fabs(x), fabs(y)) * 1e-12;
-	*out = fabs(x - y) <= tol ? 0 : (x < y ? -1 : 1);
+	*out = kb_quantity_cmp_values(x, y);
 	return 0;
 }
 

@@ -113,6 +113,8 @@ int kb_quantity_parse(const char *s, double *out);
 /* Compares two quantity strings ("1Gi" equals "1024Mi"); *out is -1, 0 or 1.
  * 0 or -EINVAL. */
 int kb_quantity_cmp(const char *a, const char *b, int *out);
+/* kb_quantity_cmp of two values kb_quantity_parse has read: -1, 0 or 1. */
+int kb_quantity_cmp_values(double a, double b);
 bool kb_str_has_suffix(const char *s, const char *suffix);
 /* A DNS-1123 label of at most max characters: lower case letters, digits
  * and '-', neither first nor last. */

@@ -109,8 +109,6 @@ static int check_fields(struct req *r, json_t *obj)
 {
 	if (!r->res->proto)
 		return crd_check_fields(r, obj);
-	char gv[128];
-	gv_string(r->res, gv, sizeof(gv));
 	json_t *errors = json_array(), *paths = json_array();
 	schema_check(r->res->proto, obj, errors, paths);
 	if (json_array_size(errors)) {

@@ -269,9 +269,9 @@ static const char *kind_of_owner(const json_t *ref)
 	return NULL;
 }
 
-static void enqueue_owner(struct ctrl *c, const json_t *obj, const char *ns)
+/* The controller of an object (ref: its controller reference, or NULL). */
+static void enqueue_owner(struct ctrl *c, const json_t *ref, const char *ns)
 {
-	json_t *ref = ctrl_controller_ref(obj);
 	const char *k = ref ? kind_of_owner(ref) : NULL;
 	if (k)
 		ctrl_enqueue(c, k, ns, json_string_value(json_object_get(ref, "name")));
@@ -315,10 +315,9 @@ static void list_key(char *key, const char *res, const char *ns)
 	key[n + m] = '\0';
 }
 
-json_t *ctrl_list_kept(struct ctrl *c, const char *res, const char *ns)
+/* A kept kind's list (res one of kept[]). New reference. */
+static json_t *list_kept(struct ctrl *c, const char *res, const char *ns)
 {
-	if (!is_kept(res))
-		return ctrl_list(c, res, ns);
 	char key[400];
 	list_key(key, res, ns);
 	json_t *have = kmap_get(c->lists, key);
@@ -330,6 +329,11 @@ json_t *ctrl_list_kept(struct ctrl *c, const char *res, const char *ns)
 	return items;
 }
 
+json_t *ctrl_list_kept(struct ctrl *c, const char *res, const char *ns)
+{
+	return is_kept(res) ? list_kept(c, res, ns) : ctrl_list(c, res, ns);
+}
+
 /* An orphan pod: every pod controller of its namespace may adopt it. */
 static void enqueue_adopters(struct ctrl *c, const char *ns)
 {
@@ -338,7 +342,7 @@ static void enqueue_adopters(struct ctrl *c, const char *ns)
 				{"apps/statefulsets", "sts"},
 				{"/replicationcontrollers", "rc"}};
 	for (size_t i = 0; i < KB_ARRAY_SIZE(res); i++) {
-		json_t *items = ctrl_list_kept(c, res[i][0], ns);
+		json_t *items = list_kept(c, res[i][0], ns);
 		size_t j;
 		json_t *o;
 		json_array_foreach (items, j, o)
@@ -350,9 +354,10 @@ static void enqueue_adopters(struct ctrl *c, const char *ns)
 /* A pod holding the Job controller's tracking finalizer. */
 static bool tracked_by_job(const json_t *pod)
 {
+	const json_t *fins = ctrl_path(pod, "metadata.finalizers");
 	size_t i;
 	json_t *f;
-	json_array_foreach (ctrl_path(pod, "metadata.finalizers"), i, f)
+	json_array_foreach (fins, i, f)
 		if (json_is_string(f) &&
 		    strcmp(json_string_value(f), "batch.kubernetes.io/job-tracking") == 0)
 			return true;
@@ -369,7 +374,7 @@ static void enqueue_service(struct ctrl *c, const char *ns, const char *name)
 /* A pod changed: the services selecting it before or after. */
 static void enqueue_selecting(struct ctrl *c, const struct store_event *ev)
 {
-	json_t *svcs = ctrl_list_kept(c, "/services", ev->ns);
+	json_t *svcs = list_kept(c, "/services", ev->ns);
 	size_t i;
 	json_t *s;
 	json_array_foreach (svcs, i, s)
@@ -417,22 +422,23 @@ static void on_event(const struct store_event *ev, void *arg)
 	ctrl_ephemeral_event(c, ev);
 	if (strcmp(ev->res, HPA_RES) == 0)
 		ctrl_hpa_event(c, ev);
-	if (strcmp(ev->res, "/pods") == 0)
+	bool pod = strcmp(ev->res, "/pods") == 0;
+	if (pod)
 		ctrl_pdb_pod_event(c, ev);
 	const char *k = kind_of_res(ev->res);
 	if (k)
 		ctrl_enqueue(c, k, ev->ns, ev->name);
-	if (k || strcmp(ev->res, "/pods") == 0) {
-		enqueue_owner(c, ev->obj, ev->ns);
-		if (ev->prev)
-			enqueue_owner(c, ev->prev, ev->ns);
-	}
-	if (strcmp(ev->res, "/pods") == 0 && ev->type != STORE_DELETED &&
-	    !ctrl_controller_ref(ev->obj) && tracked_by_job(ev->obj))
+	if (!k && !pod)
+		return;
+	const json_t *ref = ctrl_controller_ref(ev->obj);
+	enqueue_owner(c, ref, ev->ns);
+	if (ev->prev)
+		enqueue_owner(c, ctrl_controller_ref(ev->prev), ev->ns);
+	if (!pod || ev->type == STORE_DELETED || ref)
+		return;
+	if (tracked_by_job(ev->obj)) /* an orphan pod */
 		ctrl_enqueue(c, "jobpods", ev->ns, "");
-	if (strcmp(ev->res, "/pods") == 0 && ev->type != STORE_DELETED &&
-	    !ctrl_controller_ref(ev->obj) &&
-	    json_object_size(json_object_get(json_object_get(ev->obj, "metadata"), "labels")) > 0)
+	if (json_object_size(json_object_get(json_object_get(ev->obj, "metadata"), "labels")) > 0)
 		enqueue_adopters(c, ev->ns);
 }
 

@@ -500,14 +500,13 @@ int ctrl_pdb_sync(struct ctrl *c, const char *ns, const char *name)
 
 double ctrl_pdb_stale_in(const json_t *pod, time_t now)
 {
-	if (pod_deleting(pod))
-		return -1;
 	json_t *cond = ctrl_get_condition(json_object_get(pod, "status"), "DisruptionTarget");
 	const char *st = json_string_value(json_object_get(cond, "status"));
+	if (!st || strcmp(st, "True") != 0 || pod_deleting(pod)) /* most pods: no condition */
+		return -1;
 	const char *reason = json_string_value(json_object_get(cond, "reason"));
 	const char *phase = ctrl_pod_phase(pod);
-	if (!st || strcmp(st, "True") != 0 ||
-	    (reason && strcmp(reason, "TerminationByKubelet") == 0) ||
+	if ((reason && strcmp(reason, "TerminationByKubelet") == 0) ||
 	    strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)
 		return -1;
 	time_t since = ctrl_time(json_string_value(json_object_get(cond, "lastTransitionTime")));

@@ -368,12 +368,12 @@ json_t *ctrl_ep_repack(const json_t *subsets)
 
 bool ctrl_ep_selects(const json_t *svc, const json_t *pod)
 {
-	const json_t *sel = ctrl_path(svc, "spec.selector");
-	const json_t *labels = ctrl_path(pod, "metadata.labels");
+	const json_t *sel = ctrl_path(svc, "spec.selector"), *labels;
 	const char *k;
 	json_t *v;
-	if (json_object_size(sel) == 0)
+	if (json_object_size(sel) == 0) /* the kubernetes Service's, among others */
 		return false;
+	labels = ctrl_path(pod, "metadata.labels");
 	json_object_foreach ((json_t *)sel, k, v)
 		if (!json_equal(json_object_get(labels, k), v))
 			return false;

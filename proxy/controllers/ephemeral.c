@@ -34,9 +34,10 @@
 
 static bool has_ephemeral(const json_t *pod)
 {
+	const json_t *vols = json_object_get(json_object_get(pod, "spec"), "volumes");
 	size_t i;
 	json_t *v;
-	json_array_foreach (ctrl_path(pod, "spec.volumes"), i, v)
+	json_array_foreach (vols, i, v)
 		if (json_object_get(v, "ephemeral"))
 			return true;
 	return false;

@@ -19,22 +19,47 @@
 
 #define GC_MANAGER "generic-garbage-collector"
 
+/* An indexed object: one allocation, its strings after the owners' uids
+ * (every create of any kind makes one). */
 struct gc_obj {
-	char *res, *ns, *name;
-	char **owners;
+	const char *res, *ns, *name;
 	size_t nowners;
+	const char *owners[];
 };
 
 static void gc_obj_free(void *p)
 {
-	struct gc_obj *o = p;
-	for (size_t i = 0; i < o->nowners; i++)
-		free(o->owners[i]);
-	free(o->owners);
-	free(o->res);
-	free(o->ns);
-	free(o->name);
-	free(o);
+	free(p);
+}
+
+/* The entry of an object at res/ns/name with the uids of refs (its
+ * ownerReferences; those without a uid left out), or NULL. */
+static struct gc_obj *gc_obj_new(const char *res, const char *ns, const char *name,
+				 const json_t *refs)
+{
+	size_t n = json_array_size(refs), len = strlen(res) + strlen(ns) + strlen(name) + 3, i;
+	const char *ou;
+	json_t *ref;
+	json_array_foreach (refs, i, ref)
+		if ((ou = json_string_value(json_object_get(ref, "uid"))))
+			len += strlen(ou) + 1;
+	struct gc_obj *o = malloc(sizeof(*o) + n * sizeof(char *) + len);
+	if (!o)
+		return NULL;
+	char *m = (char *)&o->owners[n];
+	o->nowners = 0;
+	o->res = m;
+	m = stpcpy(m, res) + 1;
+	o->ns = m;
+	m = stpcpy(m, ns) + 1;
+	o->name = m;
+	m = stpcpy(m, name) + 1;
+	json_array_foreach (refs, i, ref)
+		if ((ou = json_string_value(json_object_get(ref, "uid")))) {
+			o->owners[o->nowners++] = m;
+			m = stpcpy(m, ou) + 1;
+		}
+	return o;
 }
 
 static void deps_free(void *p)
@@ -73,9 +98,10 @@ static void unlink_owners(struct ctrl *c, const char *uid)
 
 static bool has_fin(const json_t *obj, const char *fin)
 {
+	const json_t *fins = ctrl_path(obj, "metadata.finalizers");
 	size_t i;
 	json_t *f;
-	json_array_foreach (ctrl_path(obj, "metadata.finalizers"), i, f)
+	json_array_foreach (fins, i, f)
 		if (json_string_value(f) && strcmp(json_string_value(f), fin) == 0)
 			return true;
 	return false;
@@ -96,45 +122,45 @@ static void link_owner(struct ctrl *c, const char *owner, const char *uid)
 		ctrl_enqueue(c, "gc", "", owner); /* dangling: the owner is gone */
 }
 
-void ctrl_gc_index_obj(struct ctrl *c, const char *res, const json_t *obj)
+/* Indexes obj (its metadata meta, its uid): its owners, and the collector's
+ * key when it is being deleted with a finalizer the collector handles. */
+static void index_obj(struct ctrl *c, const char *res, const json_t *obj, const json_t *meta,
+		      const char *uid)
 {
-	const char *uid = ctrl_uid(obj);
-	if (!uid || !ctrl_name(obj))
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	if (!name)
 		return;
 	unlink_owners(c, uid);
-	struct gc_obj *o = calloc(1, sizeof(*o));
-	json_t *refs = ctrl_path(obj, "metadata.ownerReferences");
-	if (!o)
-		return;
-	o->res = strdup(res);
-	o->ns = strdup(ctrl_ns(obj));
-	o->name = strdup(ctrl_name(obj));
-	o->owners = calloc(json_array_size(refs) + 1, sizeof(char *));
-	if (kmap_put(c->objs, uid, o) < 0) {
-		gc_obj_free(o);
+	struct gc_obj *o =
+	    gc_obj_new(res, ns ? ns : "", name, json_object_get(meta, "ownerReferences"));
+	if (!o || kmap_put(c->objs, uid, o) < 0) {
+		free(o);
 		return;
 	}
-	size_t i;
-	json_t *ref;
-	json_array_foreach (refs, i, ref) {
-		const char *ou = json_string_value(json_object_get(ref, "uid"));
-		if (!ou || !o->owners)
-			continue;
-		o->owners[o->nowners++] = strdup(ou);
-		link_owner(c, ou, uid);
-	}
-	if (ctrl_path(obj, "metadata.deletionTimestamp") &&
+	for (size_t i = 0; i < o->nowners; i++)
+		link_owner(c, o->owners[i], uid);
+	if (json_object_get(meta, "deletionTimestamp") &&
 	    (has_fin(obj, "orphan") || has_fin(obj, "foregroundDeletion")))
 		ctrl_enqueue(c, "gc", "", uid);
 }
 
+void ctrl_gc_index_obj(struct ctrl *c, const char *res, const json_t *obj)
+{
+	const json_t *meta = json_object_get(obj, "metadata");
+	const char *uid = json_string_value(json_object_get(meta, "uid"));
+	if (uid)
+		index_obj(c, res, obj, meta, uid);
+}
+
 void ctrl_gc_index(struct ctrl *c, const char *res, const struct store_event *ev)
 {
-	const char *uid = ctrl_uid(ev->obj);
+	const json_t *meta = json_object_get(ev->obj, "metadata");
+	const char *uid = json_string_value(json_object_get(meta, "uid"));
 	if (!uid)
 		return;
 	if (ev->type != STORE_DELETED) {
-		ctrl_gc_index_obj(c, res, ev->obj);
+		index_obj(c, res, ev->obj, meta, uid);
 		return;
 	}
 	struct gc_obj *o = kmap_get(c->objs, uid);

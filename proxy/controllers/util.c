@@ -92,9 +92,11 @@ json_t *ctrl_get(struct ctrl *c, const char *res, const char *ns, const char *na
 
 json_t *ctrl_controller_ref(const json_t *obj)
 {
+	/* once: json_array_foreach evaluates its array at every step */
+	const json_t *refs = ctrl_path(obj, "metadata.ownerReferences");
 	size_t i;
 	json_t *ref;
-	json_array_foreach (ctrl_path(obj, "metadata.ownerReferences"), i, ref)
+	json_array_foreach (refs, i, ref)
 		if (json_is_true(json_object_get(ref, "controller")))
 			return ref;
 	return NULL;

@@ -155,6 +155,9 @@ static void w_puts(struct kb_buf *b, const char *s)
 	w_err |= kb_buf_puts(b, s);
 }
 
+/* A literal's bytes, its length known (no strlen: a line has some forty). */
+#define W_LIT(b, lit) (w_err |= kb_buf_append((b), (lit), sizeof(lit) - 1))
+
 static void w_str(struct kb_buf *b, const char *s)
 {
 	w_err |= kb_json_put_string(b, s);
@@ -200,7 +203,10 @@ static void source_ip(const char *peer, char *buf, size_t len)
 		peer++;
 		n -= 2;
 	}
-	snprintf(buf, len, "%.*s", (int)n, peer);
+	if (n >= len) /* cut as snprintf would */
+		n = len - 1;
+	memcpy(buf, peer, n);
+	buf[n] = '\0';
 }
 
 static const char *audit_verb(const struct req *r, char *buf, size_t len)
@@ -214,14 +220,15 @@ static const char *audit_verb(const struct req *r, char *buf, size_t len)
 	return buf;
 }
 
-/* ,"key":"value" */
 /* ,"key":"value" (keys are this file's constants: plain ASCII, written as
- * they are; values are escaped) */
-static void put_field(struct kb_buf *b, const char *key, const char *value)
+ * they are, with the punctuation around them in one append; values are
+ * escaped) */
+#define put_field(b, key, value) \
+	put_field_((b), ",\"" key "\":", sizeof(",\"" key "\":") - 1, (value))
+
+static void put_field_(struct kb_buf *b, const char *head, size_t n, const char *value)
 {
-	w_puts(b, ",\"");
-	w_puts(b, key);
-	w_puts(b, "\":");
+	w_err |= kb_buf_append(b, head, n);
 	w_str(b, value);
 }
 
@@ -229,13 +236,13 @@ static void put_field(struct kb_buf *b, const char *key, const char *value)
 static void put_user(struct kb_buf *b, const struct req *r)
 {
 	if (!r->user[0]) {
-		w_puts(b, "{\"username\":\"system:anonymous\","
-			  "\"groups\":[\"system:unauthenticated\"]}");
+		W_LIT(b, "{\"username\":\"system:anonymous\","
+			 "\"groups\":[\"system:unauthenticated\"]}");
 		return;
 	}
-	w_puts(b, "{\"username\":");
+	W_LIT(b, "{\"username\":");
 	w_str(b, r->user);
-	w_puts(b, ",\"groups\":[");
+	W_LIT(b, ",\"groups\":[");
 	for (int i = 0; i < r->ngroups; i++) {
 		if (i)
 			w_chr(b, ',');
@@ -245,7 +252,7 @@ static void put_user(struct kb_buf *b, const struct req *r)
 	if (r->uid)
 		put_field(b, "uid", r->uid);
 	if (json_object_size(r->extra)) {
-		w_puts(b, ",\"extra\":");
+		W_LIT(b, ",\"extra\":");
 		w_json(b, r->extra);
 	}
 	w_chr(b, '}');
@@ -253,7 +260,7 @@ static void put_user(struct kb_buf *b, const struct req *r)
 
 static void put_object_ref(struct kb_buf *b, const struct req *r)
 {
-	w_puts(b, ",\"objectRef\":{\"resource\":");
+	W_LIT(b, ",\"objectRef\":{\"resource\":");
 	w_str(b, r->res->plural);
 	if (r->ns)
 		put_field(b, "namespace", r->ns);
@@ -277,11 +284,11 @@ static void put_event(struct kb_buf *b, const struct req *r, int code)
 {
 	char ip[80], vbuf[16];
 	source_ip(r->http->peer, ip, sizeof(ip));
-	w_puts(b, "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\","
-		  "\"level\":\"Metadata\"");
+	W_LIT(b, "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\","
+		 "\"level\":\"Metadata\"");
 	put_field(b, "auditID", r->audit_id);
 	put_field(b, "stage", r->q.watch && code == 200 ? "ResponseStarted" : "ResponseComplete");
-	w_puts(b, ",\"requestURI\":");
+	W_LIT(b, ",\"requestURI\":");
 	if (r->http->query && r->http->query[0]) {
 		struct kb_buf uri = {0};
 		kb_buf_printf(&uri, "%s?%s", r->http->path, r->http->query);
@@ -291,16 +298,16 @@ static void put_event(struct kb_buf *b, const struct req *r, int code)
 		w_str(b, r->http->path && r->http->path[0] ? r->http->path : "/");
 	}
 	put_field(b, "verb", audit_verb(r, vbuf, sizeof(vbuf)));
-	w_puts(b, ",\"user\":");
+	W_LIT(b, ",\"user\":");
 	if (r->real_user)
 		w_json(b, r->real_user);
 	else
 		put_user(b, r);
-	w_puts(b, ",\"sourceIPs\":[");
+	W_LIT(b, ",\"sourceIPs\":[");
 	w_str(b, ip);
 	w_chr(b, ']');
 	if (r->real_user) {
-		w_puts(b, ",\"impersonatedUser\":");
+		W_LIT(b, ",\"impersonatedUser\":");
 		put_user(b, r);
 	}
 	const char *ua = kb_http_req_header(r->http, "user-agent");
@@ -316,18 +323,18 @@ static void put_event(struct kb_buf *b, const struct req *r, int code)
 	do
 		num[--i] = (char)('0' + u % 10);
 	while ((u /= 10) && i > 0);
-	w_puts(b, ",\"responseStatus\":{\"metadata\":{},\"code\":");
+	W_LIT(b, ",\"responseStatus\":{\"metadata\":{},\"code\":");
 	w_puts(b, num + i);
-	w_puts(b, ",\"requestReceivedTimestamp\":");
+	W_LIT(b, ",\"requestReceivedTimestamp\":");
 	micro_time(b, r->recv_us ? r->recv_us : kb_now_us());
-	w_puts(b, ",\"stageTimestamp\":");
+	W_LIT(b, ",\"stageTimestamp\":");
 	micro_time(b, kb_now_us());
 	/* the authorizer's two first, as kube's filter adds them before admission */
 	size_t n = json_object_size(r->audit_annotations);
 	if (r->authz_decision || n) {
-		w_puts(b, ",\"annotations\":{");
+		W_LIT(b, ",\"annotations\":{");
 		if (r->authz_decision) {
-			w_puts(b, "\"authorization.k8s.io/decision\":");
+			W_LIT(b, "\"authorization.k8s.io/decision\":");
 			w_str(b, r->authz_decision);
 			put_field(b, "authorization.k8s.io/reason",
 				  r->authz_reason ? r->authz_reason : "");
@@ -345,7 +352,7 @@ static void put_event(struct kb_buf *b, const struct req *r, int code)
 		}
 		w_chr(b, '}');
 	}
-	w_puts(b, "}\n");
+	W_LIT(b, "}\n");
 }
 
 void audit_annotate(struct req *r, const char *key, const char *value)

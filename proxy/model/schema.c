@@ -248,6 +248,19 @@ static bool scalar_ok(uint8_t kind, const json_t *v)
 static void walk_message(struct walk *w, const struct kt_message *m, const json_t *obj,
 			 struct path *p, int depth, bool top);
 
+/* Whether walk_value would leave v (a value of f) as it is: null, or a
+ * right scalar or special value (nothing to report, nothing to walk into).
+ * Most values are: they are checked in place, without the call or their
+ * place on the path. */
+static bool value_done(const struct kt_field *f, const json_t *v)
+{
+	if (json_is_null(v))
+		return true;
+	if (f->kind != KT_MESSAGE)
+		return scalar_ok(f->kind, v);
+	return f->msg->special != KT_PLAIN && special_ok(f->msg, v);
+}
+
 /* One value of field f (a list element, a map value or the field itself). */
 static void walk_value(struct walk *w, const struct kt_message *parent, const struct kt_field *f,
 		       const json_t *v, struct path *p, int depth, bool element)
@@ -274,10 +287,12 @@ static void walk_value(struct walk *w, const struct kt_message *parent, const st
 static void walk_list(struct walk *w, const struct kt_message *parent, const struct kt_field *f,
 		      const json_t *v, struct path *p, int depth)
 {
-	size_t i;
-	json_t *e;
+	size_t i, n = json_array_size(v);
 
-	json_array_foreach (v, i, e) {
+	for (i = 0; i < n; i++) {
+		const json_t *e = json_array_get(v, i);
+		if (value_done(f, e)) /* args, command, finalizers */
+			continue;
 		size_t old = path_push(p, NULL, (long)i, false);
 		walk_value(w, parent, f, e, p, depth, true);
 		path_pop(p, old);
@@ -287,10 +302,12 @@ static void walk_list(struct walk *w, const struct kt_message *parent, const str
 static void walk_map(struct walk *w, const struct kt_message *parent, const struct kt_field *f,
 		     const json_t *v, struct path *p, int depth)
 {
-	const char *k;
-	json_t *e;
-
-	json_object_foreach ((json_t *)v, k, e) {
+	for (void *it = json_object_iter((json_t *)v); it;
+	     it = json_object_iter_next((json_t *)v, it)) {
+		const char *k = json_object_iter_key(it);
+		const json_t *e = json_object_iter_value(it);
+		if (value_done(f, e)) /* labels, annotations, quantities */
+			continue;
 		size_t old = path_push(p, k, 0, false);
 		walk_value(w, parent, f, e, p, depth, true);
 		path_pop(p, old);
@@ -329,15 +346,19 @@ static void add_unknown(struct walk *w, struct path *p)
 static void walk_message(struct walk *w, const struct kt_message *m, const json_t *obj,
 			 struct path *p, int depth, bool top)
 {
-	const char *k;
-	json_t *v;
-
 	if (depth > SCHEMA_MAX_DEPTH)
 		return;
-	json_object_foreach ((json_t *)obj, k, v) {
+	/* the iterator itself, not json_object_foreach (which finds each key's
+	 * iterator again, twice, from the key) */
+	for (void *it = json_object_iter((json_t *)obj); it;
+	     it = json_object_iter_next((json_t *)obj, it)) {
+		const char *k = json_object_iter_key(it);
+		const json_t *v = json_object_iter_value(it);
 		const struct kt_field *f = kt_field(m, k);
-		size_t old = path_field(p, k);
 
+		if (f && f->label == KT_OPTIONAL && value_done(f, v))
+			continue;
+		size_t old = path_field(p, k);
 		if (f)
 			walk_field(w, m, f, v, p, depth);
 		else if (top && (strcmp(k, "apiVersion") == 0 || strcmp(k, "kind") == 0)) {

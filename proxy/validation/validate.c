@@ -425,6 +425,14 @@ int val_quantity_milli(const char *s, int64_t *out)
 static const char *const port_protocols[] = {"SCTP", "TCP", "UDP", NULL};
 static const char *const restart_policies[] = {"Always", "OnFailure", "Never", NULL};
 
+/* Whether check_port_num would add no cause. */
+static bool port_num_ok(const json_t *v, bool required)
+{
+	if (!v || (json_is_integer(v) && json_integer_value(v) == 0))
+		return !required;
+	return json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= 65535;
+}
+
 static void check_port_num(json_t *c, const json_t *v, const char *field, bool required)
 {
 	if (!v || (json_is_integer(v) && json_integer_value(v) == 0)) {
@@ -469,31 +477,62 @@ static void check_protocol(json_t *c, const json_t *o, const char *field)
 		val_not_supported(c, field, p, port_protocols);
 }
 
-static void container_ports(json_t *c, const json_t *ports, const char *base)
+/* A container's place, "<path>.<list>[<i>]", written out (ctr_base) only
+ * for a cause: the checks below run for every field of every container. */
+struct ctr_at {
+	const char *path, *list;
+	size_t i;
+};
+
+static const char *ctr_base(char *buf, const struct ctr_at *at)
 {
-	char f[VAL_PATHLEN];
-	size_t i, j;
+	return val_path(buf, "%s.%s[%zu]", at->path, at->list, at->i);
+}
+
+/* A port's name: IANA's rules, unique among the container's ports. */
+static void port_name(json_t *c, const json_t *ports, size_t i, const char *name,
+		      const struct ctr_at *at)
+{
+	char f[VAL_PATHLEN], b[VAL_PATHLEN], q[300];
+	const char *m[NAMES_MAXMSG];
+	size_t n = msgs_port_name(name, m), j;
+	for (j = 0; j < i; j++) {
+		const char *o = val_jstr(json_array_get(ports, j), "name");
+		if (o && strcmp(o, name) == 0)
+			break;
+	}
+	if (n == 0 && j == i)
+		return;
+	val_path(f, "%s.ports[%zu].name", ctr_base(b, at), i);
+	for (size_t k = 0; k < n; k++)
+		add_invalid_str(c, f, name, m[k]);
+	if (j < i)
+		val_add(c, "FieldValueDuplicate", f, "%s", val_quote(name, q, sizeof(q)));
+}
+
+static void container_ports(json_t *c, const json_t *ports, const struct ctr_at *at)
+{
+	char f[VAL_PATHLEN], b[VAL_PATHLEN];
+	size_t i;
 	json_t *p;
 	json_array_foreach (ports, i, p) {
-		const char *name = val_jstr(p, "name");
-		if (name && *name) {
-			val_path(f, "%s.ports[%zu].name", base, i);
-			check_name(c, msgs_port_name, f, name);
-			for (j = 0; j < i; j++)
-				if (val_jstr(json_array_get(ports, j), "name") &&
-				    strcmp(val_jstr(json_array_get(ports, j), "name"), name) == 0) {
-					char q[300];
-					val_add(c, "FieldValueDuplicate", f, "%s",
-						val_quote(name, q, sizeof(q)));
-					break;
-				}
-		}
-		val_path(f, "%s.ports[%zu].containerPort", base, i);
-		check_port_num(c, json_object_get(p, "containerPort"), f, true);
-		val_path(f, "%s.ports[%zu].hostPort", base, i);
-		check_port_num(c, json_object_get(p, "hostPort"), f, false);
-		val_path(f, "%s.ports[%zu].protocol", base, i);
-		check_protocol(c, p, f);
+		const char *name = val_jstr(p, "name"), *proto = val_jstr(p, "protocol");
+		const json_t *cp = json_object_get(p, "containerPort");
+		const json_t *hp = json_object_get(p, "hostPort");
+		if (name && *name)
+			port_name(c, ports, i, name, at);
+		if (!port_num_ok(cp, true))
+			check_port_num(
+			    c, cp, val_path(f, "%s.ports[%zu].containerPort", ctr_base(b, at), i),
+			    true);
+		if (!port_num_ok(hp, false))
+			check_port_num(c, hp,
+				       val_path(f, "%s.ports[%zu].hostPort", ctr_base(b, at), i),
+				       false);
+		if (proto && !val_in_list(proto, port_protocols))
+			val_not_supported(c,
+					  val_path(f, "%s.ports[%zu].protocol", ctr_base(b, at), i),
+					  proto, port_protocols);
 	}
 }
 
@@ -560,11 +599,10 @@ static void field_ref(json_t *c, const json_t *fr, const char *base, const char 
 		add_required(c, val_path(f, "%s.fieldPath", base));
 		return;
 	}
-	val_path(f, "%s.fieldPath", base);
 	if (strcmp(av, "v1") != 0) {
 		snprintf(msg, sizeof(msg),
 			 "error converting fieldPath: unsupported pod version: %s", av);
-		add_invalid_str(c, f, fp, msg);
+		add_invalid_str(c, val_path(f, "%s.fieldPath", base), fp, msg);
 		return;
 	}
 	if (val_split_subscript(fp, path, sizeof(path), key, sizeof(key))) {
@@ -574,7 +612,7 @@ static void field_ref(json_t *c, const json_t *fr, const char *base, const char 
 				 "error converting fieldPath: field label does not support "
 				 "subscript: %s",
 				 fp);
-			add_invalid_str(c, f, fp, msg);
+			add_invalid_str(c, val_path(f, "%s.fieldPath", base), fp, msg);
 			return;
 		}
 		if (strcmp(path, "metadata.annotations") == 0)
@@ -587,11 +625,11 @@ static void field_ref(json_t *c, const json_t *fr, const char *base, const char 
 	if (!val_in_list(internal, field_labels)) {
 		snprintf(msg, sizeof(msg),
 			 "error converting fieldPath: field label not supported: %s", fp);
-		add_invalid_str(c, f, fp, msg);
+		add_invalid_str(c, val_path(f, "%s.fieldPath", base), fp, msg);
 		return;
 	}
 	if (!val_in_list(internal, allowed))
-		val_not_supported(c, f, internal, allowed);
+		val_not_supported(c, val_path(f, "%s.fieldPath", base), internal, allowed);
 }
 
 static void env_value_from(json_t *c, const json_t *e, const char *base)
@@ -609,15 +647,29 @@ static void env_value_from(json_t *c, const json_t *e, const char *base)
 	if (fr)
 		field_ref(c, fr, val_path(f, "%s.valueFrom.fieldRef", base), env_field_paths);
 	const char *value = val_jstr(e, "value");
-	val_path(f, "%s.valueFrom", base);
 	if (n == 0)
-		add_invalid_str(c, f, "",
+		add_invalid_str(c, val_path(f, "%s.valueFrom", base), "",
 				"must specify one of: `fieldRef`, `resourceFieldRef`, "
 				"`configMapKeyRef` or `secretKeyRef`");
 	else if (value && *value)
-		add_invalid_str(c, f, "", "may not be specified when `value` is not empty");
+		add_invalid_str(c, val_path(f, "%s.valueFrom", base), "",
+				"may not be specified when `value` is not empty");
 	else if (n > 1)
-		add_invalid_str(c, f, "", "may not have more than one field specified at a time");
+		add_invalid_str(c, val_path(f, "%s.valueFrom", base), "",
+				"may not have more than one field specified at a time");
+}
+
+/* Whether env var e takes its value from a field env_value_from accepts
+ * without a cause: a fieldRef alone, of v1, naming one of the fields an env
+ * var may name, with no value beside it (as most such vars are); its paths
+ * are then not written. */
+static bool env_field_ref_plain(const json_t *e, const json_t *vf)
+{
+	const json_t *fr = json_object_get(vf, "fieldRef");
+	const char *av = val_jstr(fr, "apiVersion"), *fp = val_jstr(fr, "fieldPath");
+	const char *value = val_jstr(e, "value");
+	return fr && json_object_size(vf) == 1 && (!value || !*value) && av &&
+	       strcmp(av, "v1") == 0 && fp && val_in_list(fp, env_field_paths);
 }
 
 static void downward_items(json_t *c, const json_t *src, const char *base)
@@ -633,74 +685,110 @@ static void downward_items(json_t *c, const json_t *src, const char *base)
 	}
 }
 
-static void pod_volumes(json_t *c, const json_t *vols, const char *base)
+/* The downward API items of the volumes of the pod spec at path. */
+static void pod_volumes(json_t *c, const json_t *vols, const char *path)
 {
 	char f[VAL_PATHLEN];
 	size_t i, j;
 	json_t *v, *src;
 	json_array_foreach (vols, i, v) {
 		const json_t *da = json_object_get(v, "downwardAPI");
+		const json_t *srcs = json_object_get(json_object_get(v, "projected"), "sources");
 		if (da)
-			downward_items(c, da, val_path(f, "%s[%zu].downwardAPI", base, i));
-		json_array_foreach (json_object_get(json_object_get(v, "projected"), "sources"), j,
-				    src) {
+			downward_items(c, da, val_path(f, "%s.volumes[%zu].downwardAPI", path, i));
+		json_array_foreach (srcs, j, src) {
 			da = json_object_get(src, "downwardAPI");
 			if (da)
 				downward_items(
 				    c, da,
-				    val_path(f, "%s[%zu].projected.sources[%zu].downwardAPI", base,
-					     i, j));
+				    val_path(f,
+					     "%s.volumes[%zu].projected.sources[%zu].downwardAPI",
+					     path, i, j));
 		}
 	}
 }
 
-static void container_env(json_t *c, const json_t *env, const char *base)
+static void container_env(json_t *c, const json_t *env, const struct ctr_at *at)
 {
-	char f[VAL_PATHLEN];
+	char f[VAL_PATHLEN], b[VAL_PATHLEN];
 	size_t i;
 	json_t *e;
 	json_array_foreach (env, i, e) {
 		const char *name = val_jstr(e, "name");
-		val_path(f, "%s.env[%zu].name", base, i);
 		if (!name || !*name) {
-			add_required(c, f);
+			add_required(c, val_path(f, "%s.env[%zu].name", ctr_base(b, at), i));
 			continue;
 		}
 		for (const char *p = name; *p; p++)
 			if (*p < 32 || *p > 126 || *p == '=') {
 				add_invalid_str(
-				    c, f, name,
+				    c, val_path(f, "%s.env[%zu].name", ctr_base(b, at), i), name,
 				    "a valid environment variable name must "
 				    "consist only of printable ASCII characters other than '='");
 				break;
 			}
-		env_value_from(c, e, val_path(f, "%s.env[%zu]", base, i));
+		const json_t *vf = json_object_get(e, "valueFrom");
+		if (vf && !env_field_ref_plain(e, vf))
+			env_value_from(c, e, val_path(f, "%s.env[%zu]", ctr_base(b, at), i));
 	}
 }
 
 /* A resource list's quantities: valid, not negative, and whole for the
  * extended resources (kube's ValidateResourceQuantityValue: an extended
- * resource is an integer resource, "must be an integer"). */
-static void resource_list(json_t *c, const json_t *list, const char *base)
+ * resource is an integer resource, "must be an integer"). A cause's field is
+ * "<base><sub>[<resource>]", base the container's place when at is given (made
+ * only for a cause: most lists have none). */
+/* The values resource_list_at read (by their strings, which the object
+ * keeps), for a request's comparison with its limit. */
+struct qty_seen {
+	const char *s[16];
+	double v[16];
+	size_t n;
+};
+
+/* The value of s: read again unless seen holds it. 0 or -EINVAL. */
+static int qty_value(const struct qty_seen *seen, const char *s, double *v)
 {
-	char f[VAL_PATHLEN];
+	for (size_t i = 0; i < seen->n; i++)
+		if (seen->s[i] == s) {
+			*v = seen->v[i];
+			return 0;
+		}
+	return s ? kb_quantity_parse(s, v) : -EINVAL;
+}
+
+static void resource_list_at(json_t *c, const json_t *list, const struct ctr_at *at,
+			     const char *base, const char *sub, struct qty_seen *seen)
+{
+	char f[VAL_PATHLEN], b[VAL_PATHLEN];
 	const char *k;
 	json_t *v;
 	json_object_foreach ((json_t *)list, k, v) {
 		double q;
 		const char *s = json_is_string(v) ? json_string_value(v) : NULL, *why = NULL;
 		int64_t m;
-		if (!s || kb_quantity_parse(s, &q) < 0)
+		bool parsed = s && kb_quantity_parse(s, &q) == 0;
+		if (!parsed)
 			why = QTY_REGEX_MSG;
 		else if (q < 0)
 			why = "must be greater than or equal to 0";
 		else if (qty_extended(k) && (qty_parse(v, &m) < 0 || m % 1000 != 0))
 			why = "must be an integer";
-		if (why) { /* the path only for a cause: most lists have none */
-			val_path(f, "%s[%s]", base, k);
-			add_invalid_str(c, f, s, why);
+		if (parsed && seen && seen->n < KB_ARRAY_SIZE(seen->s)) {
+			seen->s[seen->n] = s;
+			seen->v[seen->n++] = q;
+		}
+		if (why) {
+			if (at && !base)
+				base = ctr_base(b, at);
+			add_invalid_str(c, val_path(f, "%s%s[%s]", base, sub, k), s, why);
 		}
 	}
+}
+
+static void resource_list(json_t *c, const json_t *list, const char *base, const char *sub)
+{
+	resource_list_at(c, list, NULL, base, sub, NULL);
 }
 
 /* A quantity in kube's canonical form ("4", "500m", "1Gi"), for messages. */
@@ -723,32 +811,42 @@ static const char *canonical(const char *s, char *buf, size_t len)
  * hugepages: helper.IsOvercommitAllowed) must have a limit, and its request
  * must equal it. The causes name the requests or limits map, as kube's do.
  */
-static void container_resources(json_t *c, const json_t *res, const char *base)
+static const char *resources_path(char *f, const struct ctr_at *at, const char *which)
 {
-	char qf[VAL_PATHLEN], lf[VAL_PATHLEN];
+	char b[VAL_PATHLEN];
+	return val_path(f, "%s.resources.%s", ctr_base(b, at), which);
+}
+
+static void container_resources(json_t *c, const json_t *res, const struct ctr_at *at)
+{
+	char f[VAL_PATHLEN];
 	const json_t *lim = json_object_get(res, "limits"), *req = json_object_get(res, "requests");
 	const char *k;
 	json_t *v;
-	val_path(lf, "%s.resources.limits", base);
-	resource_list(c, lim, lf);
-	val_path(qf, "%s.resources.requests", base);
-	resource_list(c, req, qf);
+	struct qty_seen seen = {.n = 0};
+	resource_list_at(c, lim, at, NULL, ".resources.limits", &seen);
+	resource_list_at(c, req, at, NULL, ".resources.requests", &seen);
 	json_object_foreach ((json_t *)req, k, v) {
 		const char *l = val_jstr(lim, k), *q = json_string_value(v);
 		bool over = qty_overcommit_allowed(k);
 		char msg[256], a[64], b[64];
+		double qv, lv;
 		int cmp;
 		if (!l && !over) {
-			val_add(c, "FieldValueRequired", lf, "%s",
+			val_add(c, "FieldValueRequired", resources_path(f, at, "limits"), "%s",
 				"Limit must be set for non overcommitable resources");
 			continue;
 		}
-		if (!l || !q || kb_quantity_cmp(q, l, &cmp) < 0 || cmp == 0 || (over && cmp < 0))
+		if (!l || !q || qty_value(&seen, q, &qv) < 0 || qty_value(&seen, l, &lv) < 0)
+			continue;
+		cmp = kb_quantity_cmp_values(qv, lv);
+		if (cmp == 0 || (over && cmp < 0))
 			continue;
 		snprintf(msg, sizeof(msg), "must be %s %s limit of %s",
 			 over ? "less than or equal to" : "equal to", k,
 			 canonical(l, b, sizeof(b)));
-		add_invalid_str(c, qf, canonical(q, a, sizeof(a)), msg);
+		add_invalid_str(c, resources_path(f, at, "requests"), canonical(q, a, sizeof(a)),
+				msg);
 	}
 }
 
@@ -790,41 +888,38 @@ static bool names_seen(struct names *ns, const char *name)
 }
 
 /* Any container's name (unique among all the pod's), image and env. */
-static void container_common(json_t *c, const json_t *ctr, const char *base, struct names *ns)
+static void container_common(json_t *c, const json_t *ctr, const struct ctr_at *at,
+			     struct names *ns)
 {
-	char f[VAL_PATHLEN], q[300];
+	char f[VAL_PATHLEN], b[VAL_PATHLEN], q[300];
 	const char *name = val_jstr(ctr, "name"), *image = val_jstr(ctr, "image");
-	val_path(f, "%s.name", base);
 	if (!name || !*name)
-		add_required(c, f);
+		add_required(c, val_path(f, "%s.name", ctr_base(b, at)));
 	else if (names_dns1123_label(name))
-		check_name(c, names_msgs_label, f, name);
+		check_name(c, names_msgs_label, val_path(f, "%s.name", ctr_base(b, at)), name);
 	else if (names_seen(ns, name))
-		val_add(c, "FieldValueDuplicate", f, "%s", val_quote(name, q, sizeof(q)));
-	val_path(f, "%s.image", base);
+		val_add(c, "FieldValueDuplicate", val_path(f, "%s.name", ctr_base(b, at)), "%s",
+			val_quote(name, q, sizeof(q)));
 	if (!image || !*image)
-		add_required(c, f);
+		add_required(c, val_path(f, "%s.image", ctr_base(b, at)));
 	else if (isspace((unsigned char)image[0]) ||
 		 isspace((unsigned char)image[strlen(image) - 1]))
-		add_invalid_str(c, f, image, "must not have leading or trailing whitespace");
-	container_env(c, json_object_get(ctr, "env"), base);
+		add_invalid_str(c, val_path(f, "%s.image", ctr_base(b, at)), image,
+				"must not have leading or trailing whitespace");
+	container_env(c, json_object_get(ctr, "env"), at);
 }
 
-static void container_one(json_t *c, const json_t *ctr, const char *base, struct names *ns)
+/* The containers (or init containers: list) of the pod spec at path. */
+static void containers(json_t *c, const json_t *arr, const char *path, const char *list,
+		       struct names *ns)
 {
-	container_common(c, ctr, base, ns);
-	container_ports(c, json_object_get(ctr, "ports"), base);
-	container_resources(c, json_object_get(ctr, "resources"), base);
-}
-
-static void containers(json_t *c, const json_t *arr, const char *base, struct names *ns)
-{
-	char f[VAL_PATHLEN];
 	size_t i;
 	json_t *ctr;
 	json_array_foreach (arr, i, ctr) {
-		val_path(f, "%s[%zu]", base, i);
-		container_one(c, ctr, f, ns);
+		const struct ctr_at at = {path, list, i};
+		container_common(c, ctr, &at, ns);
+		container_ports(c, json_object_get(ctr, "ports"), &at);
+		container_resources(c, json_object_get(ctr, "resources"), &at);
 	}
 }
 
@@ -877,7 +972,8 @@ static void ephemeral_containers(json_t *c, const json_t *spec, const char *path
 	json_t *ec, *vm;
 	json_array_foreach (json_object_get(spec, "ephemeralContainers"), i, ec) {
 		const char *target = val_jstr(ec, "targetContainerName");
-		container_common(c, ec, val_path(f, "%s.ephemeralContainers[%zu]", path, i), ns);
+		const struct ctr_at at = {path, "ephemeralContainers", i};
+		container_common(c, ec, &at, ns);
 		if (target && *target && !has_container(spec, target))
 			val_add(
 			    c, "FieldValueNotFound",
@@ -932,26 +1028,22 @@ int val_pod_spec(const json_t *spec, const char *path, json_t *causes)
 	char f[VAL_PATHLEN];
 	struct names ns = {.n = 0};
 	const json_t *ctrs = json_object_get(spec, "containers");
-	val_path(f, "%s.initContainers", path);
-	containers(causes, json_object_get(spec, "initContainers"), f, &ns);
-	val_path(f, "%s.containers", path);
+	containers(causes, json_object_get(spec, "initContainers"), path, "initContainers", &ns);
 	if (json_array_size(ctrs) == 0)
-		add_required(causes, f);
-	containers(causes, ctrs, f, &ns);
+		add_required(causes, val_path(f, "%s.containers", path));
+	containers(causes, ctrs, path, "containers", &ns);
 	ephemeral_containers(causes, spec, path, &ns);
 	pod_level_resources(causes, spec, path);
-	val_path(f, "%s.overhead", path);
-	resource_list(causes, json_object_get(spec, "overhead"), f);
-	pod_volumes(causes, json_object_get(spec, "volumes"), val_path(f, "%s.volumes", path));
+	resource_list(causes, json_object_get(spec, "overhead"), path, ".overhead");
+	pod_volumes(causes, json_object_get(spec, "volumes"), path);
 	const char *rp = val_jstr(spec, "restartPolicy");
-	val_path(f, "%s.restartPolicy", path);
 	if (rp && !val_in_list(rp, restart_policies))
-		val_not_supported(causes, f, rp, restart_policies);
-	val_path(f, "%s.activeDeadlineSeconds", path);
+		val_not_supported(causes, val_path(f, "%s.restartPolicy", path), rp,
+				  restart_policies);
 	json_t *ads = json_object_get(spec, "activeDeadlineSeconds");
 	if (json_is_integer(ads) && json_integer_value(ads) <= 0)
-		val_add(causes, "FieldValueInvalid", f, "%lld: must be greater than 0",
-			(long long)json_integer_value(ads));
+		val_add(causes, "FieldValueInvalid", val_path(f, "%s.activeDeadlineSeconds", path),
+			"%lld: must be greater than 0", (long long)json_integer_value(ads));
 	return (int)(json_array_size(causes) - before);
 }
 
@@ -2035,7 +2127,7 @@ static void v_quota(const struct proxy_resource *r, const json_t *obj, const jso
 {
 	(void)r;
 	(void)old;
-	resource_list(c, json_object_get(json_object_get(obj, "spec"), "hard"), "spec.hard");
+	resource_list(c, json_object_get(json_object_get(obj, "spec"), "hard"), "spec.hard", "");
 }
 
 /* One resource of a LimitRange item: the quantities found in each of its

@@ -209,6 +209,38 @@ START_TEST(types_other)
 }
 END_TEST
 
+/* Scalars are checked where they stand (the walk neither calls nor puts them
+ * on the path unless reported): every wrong one is reported at its own path,
+ * among right ones, nulls and other messages' fields, in the object's order. */
+START_TEST(types_scalars)
+{
+	const char *pod = "k8s.io.api.core.v1.Pod";
+	types_eq(pod,
+		 "{\"metadata\":{\"name\":\"p\",\"generation\":2,\"finalizers\":[\"a\",null]},"
+		 "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":null,\"args\":[\"a\",1,null,"
+		 "\"b\",false],\"command\":[],\"ports\":[{\"containerPort\":80,\"hostPort\":"
+		 "\"81\",\"name\":\"http\"}],\"tty\":\"yes\",\"workingDir\":\"/\"}],"
+		 "\"terminationGracePeriodSeconds\":null,\"hostNetwork\":1,\"nodeName\":\"n\"}}",
+		 "spec.containers[0].args[1],spec.containers[0].args[4],"
+		 "spec.containers[0].ports[0].hostPort,spec.containers[0].tty,spec.hostNetwork",
+		 "Go struct field Container.spec.containers[0].args[1] of type string");
+	types_eq(
+	    pod,
+	    "{\"metadata\":{\"labels\":{\"a\":\"b\",\"c\":null,\"d\":2,\"e\":\"f\"}},"
+	    "\"spec\":{\"nodeSelector\":{\"x\":true},\"overhead\":{\"cpu\":\"1\",\"memory\":[],"
+	    "\"pods\":2},\"containers\":[{\"resources\":{\"limits\":{\"cpu\":{}}}}]}}",
+	    "metadata.labels[d],spec.nodeSelector[x],spec.overhead[memory],"
+	    "spec.containers[0].resources.limits[cpu]",
+	    "Go struct field ObjectMeta.metadata.labels[d] of type string");
+	types_eq(pod, "{\"metadata\":{\"finalizers\":[\"a\",{}]},\"spec\":{\"nodeName\":[]}}",
+		 "metadata.finalizers[1],spec.nodeName", "of type string");
+	types_eq(pod,
+		 "{\"spec\":{\"containers\":[{\"name\":\"c\",\"args\":[\"x\"]}],"
+		 "\"activeDeadlineSeconds\":9007199254740993,\"priority\":3000000000}}",
+		 "spec.priority", "of type int32");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("proxy/schema");
@@ -218,6 +250,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, unknown_other);
 	tcase_add_test(tc, types_deployment);
 	tcase_add_test(tc, types_other);
+	tcase_add_test(tc, types_scalars);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -306,6 +306,109 @@ START_TEST(pod_rules)
 }
 END_TEST
 
+/* Every cause of a pod spec names its field under the spec's path, whatever
+ * the path (an empty one leaves no leading dot; a long one is cut where
+ * val_path cuts it): validation writes a field's path only once it has a
+ * cause, from the container's place and the field. The causes are those
+ * kube-apiserver gives for this spec in a PodTemplate (template.spec). */
+static const char pod_spec_bad[] =
+    "{\"initContainers\":[{\"name\":\"\",\"image\":\" i\",\"env\":[{\"value\":\"x\"},{\"n"
+    "ame\":\"A=B\"},{\"name\":\"F\",\"valueFrom\":{}},{\"name\":\"G\",\"valueFrom\":{\"fi"
+    "eldRef\":{\"apiVersion\":\"v2\",\"fieldPath\":\"metadata.name\"}}},{\"name\":\"H\","
+    "\"valueFrom\":{\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"spec.x['a']\"}}},"
+    "{\"name\":\"I\",\"value\":\"v\",\"valueFrom\":{\"fieldRef\":{\"apiVersion\":\"v1\","
+    "\"fieldPath\":\"metadata.foo\"}}},{\"name\":\"J\",\"valueFrom\":{\"fieldRef\":{\"api"
+    "Version\":\"v1\",\"fieldPath\":\"metadata.labels\"},\"secretKeyRef\":{\"name\":\"s\""
+    ",\"key\":\"k\"}}},{\"name\":\"K\",\"value\":\"v\",\"valueFrom\":{\"fieldRef\":{\"api"
+    "Version\":\"v1\",\"fieldPath\":\"metadata.name\"}}},{\"name\":\"L\",\"valueFrom\":{"
+    "\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"metadata.uid\"},\"configMapKeyRe"
+    "f\":{\"name\":\"c\",\"key\":\"k\"}}},{\"name\":\"M\",\"valueFrom\":{\"fieldRef\":{\""
+    "apiVersion\":\"v1\",\"fieldPath\":\"spec.nodeName\"}}}],\"ports\":[{\"name\":\"Bad_N"
+    "\",\"containerPort\":0,\"hostPort\":70000,\"protocol\":\"X\"},{\"name\":\"Bad_N\",\""
+    "containerPort\":1}],\"resources\":{\"limits\":{\"cpu\":\"x\",\"nvidia.com/gpu\":\"1"
+    "\"},\"requests\":{\"memory\":\"-1\",\"cpu\":\"1\",\"example.com/a\":\"1\",\"nvidia.c"
+    "om/gpu\":\"2\"}}}],\"containers\":[{\"name\":\"Up\",\"image\":\"\"},{\"name\":\"c\","
+    "\"image\":\"i\"},{\"name\":\"c\",\"image\":\"i \",\"resources\":{\"requests\":{\"cpu"
+    "\":\"2\"},\"limits\":{\"cpu\":\"1\"}}}],\"ephemeralContainers\":[{\"name\":\"c\",\"i"
+    "mage\":\"i\"}],\"overhead\":{\"cpu\":\"y\"},\"volumes\":[{\"name\":\"v\",\"downwardA"
+    "PI\":{\"items\":[{\"path\":\"p\",\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":"
+    "\"status.podIP\"}}]}},{\"name\":\"w\",\"projected\":{\"sources\":[{\"downwardAPI\":{"
+    "\"items\":[{\"path\":\"p\",\"fieldRef\":{\"apiVersion\":\"v1\",\"fieldPath\":\"spec."
+    "nodeName\"}}]}}]}}],\"restartPolicy\":\"Sometimes\",\"activeDeadlineSeconds\":0}";
+
+START_TEST(pod_spec_cause_paths)
+{
+	static const struct {
+		const char *field, *reason;
+	} want_causes[] = {
+	    {".initContainers[0].name", "FieldValueRequired"},
+	    {".initContainers[0].image", "FieldValueInvalid"},
+	    {".initContainers[0].env[0].name", "FieldValueRequired"},
+	    {".initContainers[0].env[1].name", "FieldValueInvalid"},
+	    {".initContainers[0].env[2].valueFrom", "FieldValueInvalid"},
+	    {".initContainers[0].env[3].valueFrom.fieldRef.fieldPath", "FieldValueInvalid"},
+	    {".initContainers[0].env[4].valueFrom.fieldRef.fieldPath", "FieldValueInvalid"},
+	    {".initContainers[0].env[5].valueFrom.fieldRef.fieldPath", "FieldValueInvalid"},
+	    {".initContainers[0].env[5].valueFrom", "FieldValueInvalid"},
+	    {".initContainers[0].env[6].valueFrom.fieldRef.fieldPath", "FieldValueNotSupported"},
+	    {".initContainers[0].env[6].valueFrom", "FieldValueInvalid"},
+	    {".initContainers[0].env[7].valueFrom", "FieldValueInvalid"},
+	    {".initContainers[0].env[8].valueFrom", "FieldValueInvalid"},
+	    {".initContainers[0].ports[0].name", "FieldValueInvalid"},
+	    {".initContainers[0].ports[0].containerPort", "FieldValueRequired"},
+	    {".initContainers[0].ports[0].hostPort", "FieldValueInvalid"},
+	    {".initContainers[0].ports[0].protocol", "FieldValueNotSupported"},
+	    {".initContainers[0].ports[1].name", "FieldValueInvalid"},
+	    {".initContainers[0].ports[1].name", "FieldValueDuplicate"},
+	    {".initContainers[0].resources.limits[cpu]", "FieldValueInvalid"},
+	    {".initContainers[0].resources.requests[memory]", "FieldValueInvalid"},
+	    {".initContainers[0].resources.limits", "FieldValueRequired"},
+	    {".initContainers[0].resources.requests", "FieldValueInvalid"},
+	    {".containers[0].name", "FieldValueInvalid"},
+	    {".containers[0].image", "FieldValueRequired"},
+	    {".containers[2].name", "FieldValueDuplicate"},
+	    {".containers[2].image", "FieldValueInvalid"},
+	    {".containers[2].resources.requests", "FieldValueInvalid"},
+	    {".ephemeralContainers[0].name", "FieldValueDuplicate"},
+	    {".overhead[cpu]", "FieldValueInvalid"},
+	    {".volumes[0].downwardAPI.items[0].fieldRef.fieldPath", "FieldValueNotSupported"},
+	    {".volumes[1].projected.sources[0].downwardAPI.items[0].fieldRef.fieldPath",
+	     "FieldValueNotSupported"},
+	    {".restartPolicy", "FieldValueNotSupported"},
+	    {".activeDeadlineSeconds", "FieldValueInvalid"},
+	};
+	char big[VAL_PATHLEN + 20], f[VAL_PATHLEN];
+	memset(big, 's', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	const char *bases[] = {"", "template.spec", "spec.template.spec", big + 20, big};
+	json_t *spec = J(pod_spec_bad), *first = NULL;
+	for (size_t p = 0; p < sizeof(bases) / sizeof(bases[0]); p++) {
+		json_t *c = json_array();
+		size_t n = sizeof(want_causes) / sizeof(want_causes[0]);
+		ck_assert_int_eq(val_pod_spec(spec, bases[p], c), (int)n);
+		for (size_t i = 0; i < n; i++) {
+			const json_t *got = json_array_get(c, i);
+			val_path(f, "%s%s", bases[p], want_causes[i].field);
+			ck_assert_str_eq(json_string_value(json_object_get(got, "field")), f);
+			ck_assert_str_eq(json_string_value(json_object_get(got, "reason")),
+					 want_causes[i].reason);
+			if (first) /* the messages do not depend on the path */
+				ck_assert_str_eq(json_string_value(json_object_get(got, "message")),
+						 json_string_value(json_object_get(
+						     json_array_get(first, i), "message")));
+		}
+		if (first)
+			json_decref(c);
+		else
+			first = c;
+	}
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(first, 0), "field")),
+			 "initContainers[0].name");
+	json_decref(first);
+	json_decref(spec);
+}
+END_TEST
+
 /* kube's validateResourceRequirements and validatePodResourceName: an
  * extended resource (GPUs included) or hugepages may not be overcommitted,
  * extended resources are whole, a pod's own spec.resources takes no GPU. */
@@ -341,6 +444,35 @@ START_TEST(pod_extended_resources)
 	ck_assert_ptr_null(cause(c, "spec.resources.requests[cpu]"));
 	/* equal amounts, written differently, pass; cpu may be overcommitted */
 	ck_assert_uint_eq(json_array_size(c), 6);
+	json_decref(c);
+}
+END_TEST
+
+/* A request above its limit is found however many resources a container
+ * lists (the values read for the lists' checks are kept for 16 of them, the
+ * rest read again). */
+START_TEST(pod_many_resources)
+{
+	char lim[1024] = "", req[1024] = "", obj[2600];
+	for (int i = 0; i < 12; i++) {
+		char one[80];
+		snprintf(one, sizeof(one), "%s\"example.com/r%d\":\"%d\"", i ? "," : "", i, i + 1);
+		strcat(lim, one);
+		snprintf(one, sizeof(one), "%s\"example.com/r%d\":\"%d\"", i ? "," : "", i,
+			 i == 1 || i == 11 ? i + 2 : i + 1);
+		strcat(req, one);
+	}
+	snprintf(obj, sizeof(obj),
+		 "{" POD_META ",\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+		 "\"resources\":{\"limits\":{%s},\"requests\":{%s}}}]}}",
+		 lim, req);
+	json_t *c = run(&pod_res, obj, NULL);
+	ck_assert_uint_eq(json_array_size(c), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c, 0), "message")),
+			 "Invalid value: \"3\": must be equal to example.com/r1 limit of 2");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c, 1), "message")),
+			 "Invalid value: \"13\": must be equal to example.com/r11 limit of 12");
+	want(c, "spec.containers[0].resources.requests", "FieldValueInvalid", NULL);
 	json_decref(c);
 }
 END_TEST
@@ -644,6 +776,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, pod_rules);
 	tcase_add_test(tc, pod_update);
 	tcase_add_test(tc, pod_extended_resources);
+	tcase_add_test(tc, pod_spec_cause_paths);
+	tcase_add_test(tc, pod_many_resources);
 	tcase_add_test(tc, pod_create_status);
 	tcase_add_test(tc, service_rules);
 	tcase_add_test(tc, pv_rules);
