@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@
 struct opts {
 	int runs, port;
 	const char *kubeconfig, *path, *cert, *key, *log, *label;
+	bool trace;
 	char **cmd;
 };
 
@@ -54,6 +56,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"key", required_argument, NULL, 'K'},
 	    {"log", required_argument, NULL, 'L'},
 	    {"label", required_argument, NULL, 'l'},
+	    {"trace", no_argument, NULL, 't'},
 	    {NULL, 0, NULL, 0},
 	};
 	*o = (struct opts){.runs = 30, .path = "/", .label = "startup"};
@@ -68,6 +71,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'K': o->key = optarg; break;
 		case 'L': o->log = optarg; break;
 		case 'l': o->label = optarg; break;
+		case 't': o->trace = true; break;
 		default: usage();
 		}
 	}
@@ -102,8 +106,16 @@ static pid_t spawn(const struct opts *o, int run)
 	char **argv = calloc(argc + 1, sizeof(*argv));
 	for (size_t i = 0; i < argc; i++)
 		argv[i] = subst(o->cmd[i], run);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
 	pid_t pid = fork();
 	if (pid == 0) {
+		if (o->trace) {
+			char v[32];
+			snprintf(v, sizeof(v), "%lld",
+				 (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+			setenv("KUBICLE_TRACE_START", v, 1);
+		}
 		int fd = open(o->log ? o->log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (fd >= 0) {
 			dup2(fd, 1);
@@ -190,8 +202,9 @@ static double one_run(const struct opts *o, SSL_CTX *ctx, int run)
 			free(kc);
 			return -ECHILD;
 		}
-		if (!port)
-			port = kubeconfig_port(kc);
+		if (!port && (port = kubeconfig_port(kc)) && o->trace)
+			fprintf(stderr, "run %d: port at %.3f ms\n", run,
+				(double)(bn_mono_ns() - t0) / 1e6);
 		if (port && probe(ctx, port, o->path) == 200) {
 			ms = (double)(bn_mono_ns() - t0) / 1e6;
 			break;
@@ -214,6 +227,8 @@ int main(int argc, char **argv)
 		return 1;
 	for (int i = 0; i < o.runs; i++) {
 		ms[i] = one_run(&o, ctx, i);
+		if (o.trace)
+			fprintf(stderr, "run %d: %.3f ms\n", i, ms[i]);
 		if (ms[i] < 0) {
 			fprintf(stderr, "startup: run %d failed: %s\n", i, strerror((int)-ms[i]));
 			return 1;

@@ -449,27 +449,29 @@ static int fsync_path(const char *path, int flags)
 /*
  * A new database is made whole under a temporary name (per process) and
  * linked into place (never over a store another process made meanwhile): the schema and the WAL mode written with no journal and no sync,
- * then one fsync of the file and one of its folder. Made in place, SQLite
- * switches the empty file to WAL through a rollback journal (a journal file
- * created and removed, four fdatasyncs) before the schema's transaction;
- * on a tenant's first start that was 1.5-10 ms. Any failure leaves nothing
- * behind and store_open makes the file in place as before (a full disk is
- * handled there). The file then opens as an existing one at its schema
- * version: init_schema writes nothing.
+ * then one fsync of the file, so that the name never points at a torn one.
+ * Made in place, SQLite switches the empty file to WAL through a rollback
+ * journal (a journal file created and removed, four fdatasyncs) before the
+ * schema's transaction; on a tenant's first start that was 1.5-10 ms. Any
+ * failure leaves nothing behind and store_open makes the file in place as
+ * before (a full disk is handled there). The file then opens as an
+ * existing one at its schema version: init_schema writes nothing.
+ *
+ * The folder is not synced here: the link is made durable by the store's
+ * first commit, which writes a new WAL and syncs it and then its folder
+ * (SQLite syncs the folder of a WAL it created at the WAL's first sync, and
+ * the first frames' header is always synced). Until that commit the store
+ * holds nothing a crash could lose: a power loss may leave no kubicle.db,
+ * and the next open makes the empty one again. On a first start that
+ * folder fsync was the second of two on the serving thread's path.
  */
 static void create_fresh(const char *path)
 {
-	char tmp[4096], side[4200], dir[4096];
+	char tmp[4096], side[4200];
 	struct stat sb;
 	if (stat(path, &sb) == 0 || errno != ENOENT ||
 	    snprintf(tmp, sizeof(tmp), "%s.new.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
 		return;
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	else
-		snprintf(dir, sizeof(dir), ".");
 	unlink(tmp);
 	sqlite3 *db = NULL;
 	int rc = sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
@@ -493,7 +495,6 @@ static void create_fresh(const char *path)
 		return;
 	}
 	unlink(tmp);
-	fsync_path(dir, O_RDONLY | O_DIRECTORY);
 }
 
 int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts, store_t **out)
