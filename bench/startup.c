@@ -5,7 +5,7 @@
  * p90, min and max in milliseconds as one line of key=value pairs.
  *
  *   startup [--runs 30] (--port P | --kubeconfig PATTERN) [--path /readyz]
- *           [--cert F --key F] [--log FILE] [--label L] -- CMD ARG...
+ *           [--cert F --key F] [--log FILE] [--label L] [--trace] -- CMD ARG...
  *
  * "{}" in CMD's arguments and in PATTERN is replaced by the run number, so
  * each run can get an empty data directory. With --kubeconfig the port is
@@ -13,7 +13,11 @@
  * the file is removed before each run, so a start on an existing data dir
  * (the same PATTERN run again) does not probe the previous run's port.
  * Between probes the tool sleeps 100 us. Each server is stopped with SIGTERM
- * (SIGKILL after 3 s) before the next run.
+ * (SIGKILL after 3 s) before the next run. --trace sets KUBICLE_TRACE_START
+ * in each child to the time of its fork (CLOCK_REALTIME, ns), so that a
+ * kubicle server logs each step of its start from there (cmd/serve.c), and
+ * prints each run's time and when the port was read to stderr
+ * (bench/startup_trace.sh reads both).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -41,7 +45,8 @@ struct opts {
 static void usage(void)
 {
 	fprintf(stderr, "usage: startup [--runs N] (--port P | --kubeconfig PATTERN) "
-			"[--path P] [--cert F --key F] [--log FILE] [--label L] -- CMD ARG...\n");
+			"[--path P] [--cert F --key F] [--log FILE] [--label L] [--trace] "
+			"-- CMD ARG...\n");
 	exit(2);
 }
 

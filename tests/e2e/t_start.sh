@@ -38,7 +38,7 @@ start_again_unchanged() {
 # into it and before the server listened (the store's first commit, before
 # any client can be told of the server), else what strace saw.
 start_first_order() {
-  local dir=$E2E_TMP/start-order st=$E2E_TMP/start-order.strace pid i kid
+  local dir=$E2E_TMP/start-order st=$E2E_TMP/start-order.strace pid kid _
   rm -rf "$dir" "$dir-pki" "$st"
   local cmd=("$KUBICLE" serve --data-dir "$dir" --pki-dir "$dir-pki" --listen 127.0.0.1:0)
   if command -v strace >/dev/null; then
@@ -48,7 +48,7 @@ start_first_order() {
     KUBICLE_TRACE_START=1 "${cmd[@]}" >"$dir.log" 2>&1 &
   fi
   pid=$!
-  for i in $(seq 600); do
+  for _ in $(seq 600); do
     [ -s "$dir/kubeconfig" ] && break
     sleep 0.05
   done
