@@ -5,7 +5,7 @@
  * p90, min and max in milliseconds as one line of key=value pairs.
  *
  *   startup [--runs 30] (--port P | --kubeconfig PATTERN) [--path /readyz]
- *           [--cert F --key F] [--log FILE] [--label L] -- CMD ARG...
+ *           [--cert F --key F] [--log FILE] [--label L] [--trace] -- CMD ARG...
  *
  * "{}" in CMD's arguments and in PATTERN is replaced by the run number, so
  * each run can get an empty data directory. With --kubeconfig the port is
@@ -13,7 +13,11 @@
  * the file is removed before each run, so a start on an existing data dir
  * (the same PATTERN run again) does not probe the previous run's port.
  * Between probes the tool sleeps 100 us. Each server is stopped with SIGTERM
- * (SIGKILL after 3 s) before the next run.
+ * (SIGKILL after 3 s) before the next run. --trace sets KUBICLE_TRACE_START
+ * in each child to the time of its fork (CLOCK_REALTIME, ns), so that a
+ * kubicle server logs each step of its start from there (cmd/serve.c), and
+ * prints each run's time and when the port was read to stderr
+ * (bench/startup_trace.sh reads both).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,13 +38,15 @@
 struct opts {
 	int runs, port;
 	const char *kubeconfig, *path, *cert, *key, *log, *label;
+	bool trace;
 	char **cmd;
 };
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: startup [--runs N] (--port P | --kubeconfig PATTERN) "
-			"[--path P] [--cert F --key F] [--log FILE] [--label L] -- CMD ARG...\n");
+			"[--path P] [--cert F --key F] [--log FILE] [--label L] [--trace] "
+			"-- CMD ARG...\n");
 	exit(2);
 }
 
@@ -54,6 +61,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"key", required_argument, NULL, 'K'},
 	    {"log", required_argument, NULL, 'L'},
 	    {"label", required_argument, NULL, 'l'},
+	    {"trace", no_argument, NULL, 't'},
 	    {NULL, 0, NULL, 0},
 	};
 	*o = (struct opts){.runs = 30, .path = "/", .label = "startup"};
@@ -68,6 +76,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'K': o->key = optarg; break;
 		case 'L': o->log = optarg; break;
 		case 'l': o->label = optarg; break;
+		case 't': o->trace = true; break;
 		default: usage();
 		}
 	}
@@ -102,8 +111,16 @@ static pid_t spawn(const struct opts *o, int run)
 	char **argv = calloc(argc + 1, sizeof(*argv));
 	for (size_t i = 0; i < argc; i++)
 		argv[i] = subst(o->cmd[i], run);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
 	pid_t pid = fork();
 	if (pid == 0) {
+		if (o->trace) {
+			char v[32];
+			snprintf(v, sizeof(v), "%lld",
+				 (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+			setenv("KUBICLE_TRACE_START", v, 1);
+		}
 		int fd = open(o->log ? o->log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (fd >= 0) {
 			dup2(fd, 1);
@@ -190,8 +207,9 @@ static double one_run(const struct opts *o, SSL_CTX *ctx, int run)
 			free(kc);
 			return -ECHILD;
 		}
-		if (!port)
-			port = kubeconfig_port(kc);
+		if (!port && (port = kubeconfig_port(kc)) && o->trace)
+			fprintf(stderr, "run %d: port at %.3f ms\n", run,
+				(double)(bn_mono_ns() - t0) / 1e6);
 		if (port && probe(ctx, port, o->path) == 200) {
 			ms = (double)(bn_mono_ns() - t0) / 1e6;
 			break;
@@ -214,6 +232,8 @@ int main(int argc, char **argv)
 		return 1;
 	for (int i = 0; i < o.runs; i++) {
 		ms[i] = one_run(&o, ctx, i);
+		if (o.trace)
+			fprintf(stderr, "run %d: %.3f ms\n", i, ms[i]);
 		if (ms[i] < 0) {
 			fprintf(stderr, "startup: run %d failed: %s\n", i, strerror((int)-ms[i]));
 			return 1;

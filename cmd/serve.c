@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kubicle serve` (cmd/serve.h): flags, then the start of one tenant's
- * server in order (PKI, store, TLS, API, a caller's hooks, policy,
- * kubeconfig, cluster DNS, syncer, controllers) and its stop on a signal in
- * the reverse order.
+ * server in order (PKI on a thread of its own, store, API, controllers,
+ * TLS and listening, a caller's hooks, policy, kubeconfig, cluster DNS,
+ * syncer) and its stop on a signal (controllers, DNS, syncer, hooks, API).
  */
 #include "cmd/serve.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/ssl.h>
@@ -129,6 +131,40 @@ struct server {
 	const struct serve_hooks *hooks; /* the caller's, or NULL */
 	bool hooks_started;              /* hooks->start succeeded */
 };
+
+/*
+ * KUBICLE_TRACE_START: each step of the start on stderr, the wall clock
+ * since the variable's value (CLOCK_REALTIME in nanoseconds, as
+ * `bench/startup --trace` sets it in the child before exec, so exec and
+ * loading count) or, for any other value, since serve_run began, with the
+ * main thread's CPU time beside it (a step whose wall outgrows its CPU
+ * waited: fsync, the PKI thread, the run queue). Off unless set; the
+ * starting thread only. bench/README.md reads it.
+ */
+static int64_t trace_base = -1; /* -1: not read yet; 0: off */
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void trace_step(const char *step)
+{
+	if (trace_base < 0) {
+		const char *v = getenv("KUBICLE_TRACE_START");
+		long long base = v ? strtoll(v, NULL, 10) : 0;
+		trace_base = !v ? 0 : base > 0 ? base : realtime_ns();
+	}
+	if (trace_base == 0)
+		return;
+	struct timespec cpu;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	fprintf(stderr, "start-trace %8.3f ms cpu %7.3f ms %s\n",
+		(double)(realtime_ns() - trace_base) / 1e6,
+		(double)cpu.tv_sec * 1e3 + (double)cpu.tv_nsec / 1e6, step);
+}
 
 static int path_join(char *buf, size_t len, const char *dir, const char *file)
 {
@@ -462,17 +498,26 @@ static int ca_wait(void *arg)
 {
 	struct pki_wait *w = arg;
 	const char *ca = NULL;
+	trace_step("ca wait");
 	int rc = kb_pki_job_ca(w->job, &ca);
+	trace_step("ca");
 	if (rc == 0 && (rc = store_ca(w->s, ca)) < 0)
 		w->store_failed = true;
 	return rc;
 }
 
-/* proxy_opts.tls_wait: the serving context the PKI job made. */
+/* proxy_opts.tls_wait: the serving context the PKI job made. The start's
+ * writes (the built-in objects) are committed first, while the job may be
+ * at work still: on a first start this is the store's first commit, which
+ * syncs the new WAL and the data dir (store.c, create_fresh) and which the
+ * loop's first iteration would otherwise make before it accepts anyone. */
 static int tls_wait(void *arg, SSL_CTX **tls)
 {
 	struct pki_wait *w = arg;
+	store_flush(w->s->store);
+	trace_step("tls wait");
 	int rc = kb_pki_job_tls(w->job, tls);
+	trace_step("tls");
 	w->s->tls = *tls;
 	return rc;
 }
@@ -552,6 +597,7 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 	if (rc < 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
+	trace_step("serve");
 	if (mkdir(a.data_dir, 0700) < 0 && errno != EEXIST) {
 		fprintf(stderr, "kubicle: cannot create %s: %s\n", a.data_dir, strerror(errno));
 		return 1;
@@ -571,6 +617,7 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 		join_pki(&s, &a, job);
 		goto fail_tls;
 	}
+	trace_step("store open");
 	int port = 0;
 	struct kb_kubeconfig_creds host = {0};
 	if (a.host.host_namespace)
@@ -585,16 +632,33 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 				.data_dir = a.data_dir,
 				.egress_allow = a.egress,
 				.host_server = host.server};
-	rc = proxy_start(s.loop, &po, &s.proxy, &port);
+	rc = proxy_start(s.loop, &po, &s.proxy);
+	/* the controllers before listening: their first lists and queues are
+	 * made while the PKI job may still be at work (on a loaded machine or
+	 * a first start it is the later of the two), and /readyz still answers
+	 * only once they are, as kube's waits for the controllers' informers */
+	bool ctrl_failed = false;
+	if (rc == 0 && (rc = ctrl_start(s.loop, s.store, s.proxy, &s.ctrl)) < 0)
+		ctrl_failed = true;
+	trace_step("controllers");
+	if (rc == 0)
+		rc = proxy_listen(s.proxy, &po, &port);
+	trace_step("listening");
 	kb_kubeconfig_creds_free(&host);
 	int jrc = join_pki(&s, &a, job);
-	if (rc < 0 && jrc == 0)
+	if (ctrl_failed)
+		fprintf(stderr, "kubicle: controllers: %s\n", strerror(-rc));
+	else if (rc < 0 && jrc == 0)
 		fprintf(stderr, "kubicle: %s %s: %s\n", pw.store_failed ? "store:" : "listen on",
 			pw.store_failed ? "ca.crt" : a.listen, strerror(-rc));
-	if (rc < 0)
-		goto fail_proxy;
-	if (jrc < 0)
+	if (rc < 0 && !s.proxy)
+		goto fail_proxy; /* proxy_start failed: nothing of it is left */
+	if (rc < 0 || jrc < 0)
 		goto fail_kubeconfig;
+	if (a.event_ttl > 0)
+		ctrl_set_event_ttl(s.ctrl, a.event_ttl);
+	if (a.hpa_sync > 0)
+		ctrl_set_hpa_sync_period(s.ctrl, a.hpa_sync);
 	if ((rc = start_hooks(&s, &a)) < 0) {
 		fprintf(stderr, "kubicle: start: %s\n", strerror(-rc));
 		goto fail_kubeconfig;
@@ -619,6 +683,7 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 		fprintf(stderr, "kubicle: kubeconfig: %s\n", strerror(-rc));
 		goto fail_kubeconfig;
 	}
+	trace_step("kubeconfig");
 	a.dns.host_ns = a.host.host_namespace;
 	if (a.dns.listen && (rc = dns_start(s.loop, s.store, &a.dns, &s.dns, NULL)) < 0) {
 		fprintf(stderr, "kubicle: dns on %s: %s\n", a.dns.listen, strerror(-rc));
@@ -628,14 +693,6 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 		fprintf(stderr, "kubicle: syncer: %s\n", strerror(-rc));
 		goto fail_kubeconfig;
 	}
-	if ((rc = ctrl_start(s.loop, s.store, s.proxy, &s.ctrl)) < 0) {
-		fprintf(stderr, "kubicle: controllers: %s\n", strerror(-rc));
-		goto fail_kubeconfig;
-	}
-	if (a.event_ttl > 0)
-		ctrl_set_event_ttl(s.ctrl, a.event_ttl);
-	if (a.hpa_sync > 0)
-		ctrl_set_hpa_sync_period(s.ctrl, a.hpa_sync);
 	kb_pki_ca_t *signer = NULL;
 	if (kb_pki_signer(s.pki, &signer) == 0)
 		ctrl_set_signer(s.ctrl, signer); /* without a CA, CSRs are left unsigned */
@@ -648,6 +705,7 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 	uv_signal_start(&s.sigint, on_signal, SIGINT);
 	kb_info("main", "serving the Kubernetes API on port %d; kubeconfig: %s/kubeconfig", port,
 		a.data_dir);
+	trace_step("loop");
 	uv_run(s.loop, UV_RUN_DEFAULT);
 	store_close(s.store);
 	uv_run(s.loop, UV_RUN_DEFAULT);
@@ -657,6 +715,7 @@ int serve_run(int argc, char **argv, const struct serve_hooks *hooks)
 	kb_info("main", "stopped");
 	return 0;
 fail_kubeconfig:
+	ctrl_stop(s.ctrl);
 	dns_stop(s.dns);
 	stop_hooks(&s);
 	proxy_set_policy(s.proxy, NULL);

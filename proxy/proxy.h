@@ -26,13 +26,13 @@ struct proxy_opts {
 	SSL_CTX *tls;       /* borrowed, outlives the proxy */
 	/* The tenant's certificates made meanwhile on another thread
 	 * (kb_pki_job_start in lib/pki.h): with tls NULL, the context is
-	 * asked of tls_wait(wait_arg, &tls) just before listening, after the
-	 * built-in objects are loaded, and borrowed as tls is; ca_wait
+	 * asked of tls_wait(wait_arg, &tls) by proxy_listen, before it
+	 * listens, and borrowed as tls is; ca_wait
 	 * (wait_arg), when not NULL, is called once the service-account keys
 	 * and RBAC are loaded, before the built-in namespaces and APIServices,
 	 * which need the store's "ca.crt" (kube-root-ca.crt,
 	 * extension-apiserver-authentication): the caller puts it there. An
-	 * -errno from either fails the start. */
+	 * -errno from ca_wait fails proxy_start, from tls_wait proxy_listen. */
 	int (*tls_wait)(void *arg, SSL_CTX **tls);
 	int (*ca_wait)(void *arg);
 	void *wait_arg;
@@ -48,9 +48,16 @@ struct proxy_opts {
 	const char *host_server;
 };
 
-/* Bootstraps the tenant's built-in objects if missing, then listens.
- * *port_out gets the bound port. Returns 0 or a negative errno. */
-int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, int *port_out);
+/* Bootstraps the tenant's built-in objects if missing: the API is in place
+ * but nothing listens until proxy_listen, so that the caller can start what
+ * needs the proxy (the controllers) while the certificates are still being
+ * made (tls_wait). Returns 0 or a negative errno (nothing is left then). */
+int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out);
+/* Takes the TLS context (opts->tls, or tls_wait), listens on opts->listen
+ * and points the kubernetes Endpoints at the bound port, which *port_out
+ * gets. `opts`: proxy_start's. Returns 0 or a negative errno; the caller
+ * then proxy_stop()s, as after any start. */
+int proxy_listen(proxy_t *px, const struct proxy_opts *opts, int *port_out);
 /* Bearer tokens of a tenant (for the CLI, which may run beside a server on
  * the same store: the server reads them per request). Only the token's
  * SHA-256 is kept. ttl_seconds 0: no expiry. Returns 0 or a negative errno. */

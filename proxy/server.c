@@ -364,7 +364,7 @@ static void on_tick(uv_timer_t *t)
 	prom_tick(px);
 }
 
-int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, int *port_out)
+int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out)
 {
 	struct proxy *px = calloc(1, sizeof(*px));
 	if (!px)
@@ -418,21 +418,7 @@ int proxy_start(uv_loop_t *loop, const struct proxy_opts *opts, proxy_t **out, i
 		rc = apiservice_start(px);
 	if (rc < 0)
 		goto fail_auth;
-	SSL_CTX *tls = opts->tls;
-	if (!tls && (rc = opts->tls_wait ? opts->tls_wait(opts->wait_arg, &tls) : -EINVAL) < 0)
-		goto fail_auth;
-	struct kb_http_server_opts hopts = http_opts();
-	rc = kb_http_server_start(loop, opts->listen, tls, &hopts, on_request, px, &px->http,
-				  &px->port);
-	if (rc < 0)
-		goto fail_auth;
-	if ((rc = ns_reconcile_api_endpoints(px)) < 0)
-		kb_warn("proxy", "the kubernetes Endpoints: %s", strerror(-rc));
-	uv_timer_init(loop, &px->tick);
-	kb_timer_start_aligned(&px->tick, on_tick, 1000);
-	uv_unref((uv_handle_t *)&px->tick);
-	if (port_out)
-		*port_out = px->port;
+	uv_timer_init(loop, &px->tick); /* started by proxy_listen; closed by proxy_stop */
 	*out = px;
 	return 0;
 fail_auth:
@@ -450,6 +436,26 @@ fail_auth:
 	free(px->metrics);
 	free(px);
 	return rc;
+}
+
+int proxy_listen(proxy_t *px, const struct proxy_opts *opts, int *port_out)
+{
+	SSL_CTX *tls = opts->tls;
+	int rc = 0;
+	if (!tls && (rc = opts->tls_wait ? opts->tls_wait(opts->wait_arg, &tls) : -EINVAL) < 0)
+		return rc;
+	struct kb_http_server_opts hopts = http_opts();
+	rc = kb_http_server_start(px->loop, opts->listen, tls, &hopts, on_request, px, &px->http,
+				  &px->port);
+	if (rc < 0)
+		return rc;
+	if ((rc = ns_reconcile_api_endpoints(px)) < 0)
+		kb_warn("proxy", "the kubernetes Endpoints: %s", strerror(-rc));
+	kb_timer_start_aligned(&px->tick, on_tick, 1000);
+	uv_unref((uv_handle_t *)&px->tick);
+	if (port_out)
+		*port_out = px->port;
+	return 0;
 }
 
 static void on_tick_closed(uv_handle_t *h)

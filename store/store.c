@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,8 +169,12 @@ int store__sql_err(store_t *st, int rc, const char *what)
 	return -ENOSPC;
 }
 
+static void warm_join(store_t *st);
+
 int store__exec(store_t *st, enum store_stmt s, const char *what)
 {
+	if (s == SQ_BEGIN)
+		warm_join(st);
 	sqlite3_stmt *q = st->stmt[s];
 	int rc = sqlite3_step(q);
 	sqlite3_reset(q);
@@ -235,6 +240,7 @@ static int meta_get_int(store_t *st, const char *key, int64_t *v)
 
 static int exec_sql(store_t *st, const char *sql, const char *what)
 {
+	warm_join(st);
 	int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
 	return rc == SQLITE_OK ? 0 : store__sql_err(st, rc, what);
 }
@@ -451,27 +457,29 @@ static int fsync_path(const char *path, int flags)
 /*
  * A new database is made whole under a temporary name (per process) and
  * linked into place (never over a store another process made meanwhile): the schema and the WAL mode written with no journal and no sync,
- * then one fsync of the file and one of its folder. Made in place, SQLite
- * switches the empty file to WAL through a rollback journal (a journal file
- * created and removed, four fdatasyncs) before the schema's transaction;
- * on a tenant's first start that was 1.5-10 ms. Any failure leaves nothing
- * behind and store_open makes the file in place as before (a full disk is
- * handled there). The file then opens as an existing one at its schema
- * version: init_schema writes nothing.
+ * then one fsync of the file, so that the name never points at a torn one.
+ * Made in place, SQLite switches the empty file to WAL through a rollback
+ * journal (a journal file created and removed, four fdatasyncs) before the
+ * schema's transaction; on a tenant's first start that was 1.5-10 ms. Any
+ * failure leaves nothing behind and store_open makes the file in place as
+ * before (a full disk is handled there). The file then opens as an
+ * existing one at its schema version: init_schema writes nothing.
+ *
+ * The folder is not synced here: the link is made durable by the store's
+ * first commit, which writes a new WAL and syncs it and then its folder
+ * (SQLite syncs the folder of a WAL it created at the WAL's first sync, and
+ * the first frames' header is always synced). Until that commit the store
+ * holds nothing a crash could lose: a power loss may leave no kubicle.db,
+ * and the next open makes the empty one again. On a first start that
+ * folder fsync was the second of two on the serving thread's path.
  */
 static void create_fresh(const char *path)
 {
-	char tmp[4096], side[4200], dir[4096];
+	char tmp[4096], side[4200];
 	struct stat sb;
 	if (stat(path, &sb) == 0 || errno != ENOENT ||
 	    snprintf(tmp, sizeof(tmp), "%s.new.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
 		return;
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	else
-		snprintf(dir, sizeof(dir), ".");
 	unlink(tmp);
 	sqlite3 *db = NULL;
 	int rc = sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
@@ -495,7 +503,81 @@ static void create_fresh(const char *path)
 		return;
 	}
 	unlink(tmp);
-	fsync_path(dir, O_RDONLY | O_DIRECTORY);
+}
+
+/*
+ * The WAL started off the loop thread. A clean stop checkpoints the WAL and
+ * deletes it (SQLite's close), so the first commit of the next process
+ * starts a new one: SQLite syncs the new WAL's header, and the folder of a
+ * WAL it opened at the WAL's first sync, two syncs (0.4-5 ms here) on the
+ * loop thread. A server started on a new port makes that commit at once
+ * (the kubernetes Endpoints), before it accepts anyone. So a store opened
+ * on existing data with an empty WAL has a connection of its own, on a
+ * thread of its own, write nothing visible (the meta row "opened", a
+ * random number: SQLite writes no page whose bytes do not change, so the
+ * value must): its commit pays the two syncs while the loop thread
+ * goes on, and the loop's first commit appends to the WAL without a sync.
+ * The loop thread's first write (store__exec's BEGIN, exec_sql) and
+ * store_close join the thread first, so the two never wait on each
+ * other's lock. Not on a new store (the loop thread writes at once), with
+ * exclusive locking (no second connection), nor without a loop (tools).
+ * A failure is logged and changes nothing: the first commit then starts
+ * the WAL as before.
+ */
+struct store_warm {
+	pthread_t thread;
+	char *path;
+};
+
+static void *warm_main(void *arg)
+{
+	struct store_warm *w = arg;
+	sqlite3 *db = NULL;
+	int rc = sqlite3_open_v2(w->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(
+		    db,
+		    "PRAGMA synchronous = NORMAL;"
+		    " INSERT OR REPLACE INTO meta(key, value) VALUES('opened', random());",
+		    NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		kb_debug("store", "starting the WAL at open: %s", sqlite3_errstr(rc));
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	sqlite3_close(db);
+	return NULL;
+}
+
+static void warm_start(store_t *st)
+{
+	char wal[4200];
+	struct stat sb;
+	if (!st->loop || !st->opts.group_commit || st->exclusive || st->rev == 0 ||
+	    snprintf(wal, sizeof(wal), "%s-wal", st->path) >= (int)sizeof(wal) ||
+	    (stat(wal, &sb) == 0 && sb.st_size > 0))
+		return;
+	struct store_warm *w = calloc(1, sizeof(*w));
+	if (!w || !(w->path = strdup(st->path)) ||
+	    pthread_create(&w->thread, NULL, warm_main, w) != 0) {
+		if (w)
+			free(w->path);
+		free(w);
+		return;
+	}
+	st->warm = w;
+}
+
+static void warm_join(store_t *st)
+{
+	struct store_warm *w = st->warm;
+	if (!w)
+		return;
+	st->warm = NULL;
+	pthread_join(w->thread, NULL);
+	free(w->path);
+	free(w);
 }
 
 int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts, store_t **out)
@@ -543,6 +625,7 @@ int store_open(uv_loop_t *loop, const char *path, const struct store_opts *opts,
 		store_close(st);
 		return err;
 	}
+	warm_start(st);
 	*out = st;
 	return 0;
 }
@@ -556,6 +639,7 @@ void store_close(store_t *st)
 {
 	if (!st)
 		return;
+	warm_join(st);
 	group_fini(st);
 	if (st->txn_depth > 0) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);

@@ -151,6 +151,7 @@ struct store {
 	uv_timer_t *health_timer; /* malloc'ed; freed by its close callback */
 	int64_t mark_saved;       /* the revision in DIR/kubicle.db-rev */
 	bool exclusive;           /* no room for -shm at open: exclusive locking */
+	struct store_warm *warm;  /* the WAL being started at open (store.c) */
 };
 
 /* Logs a SQLite failure and returns -EIO (the one place errors map). */

@@ -31,7 +31,49 @@ start_again_unchanged() {
   expect_eq "the start after $3 writes nothing (same revision)" "$rv" start_list_rv
 }
 
+# start_first_order: a first start traced (KUBICLE_TRACE_START) and, with
+# strace there, its syncs (the PKI in a folder of its own, so that every
+# sync of the data dir is the store's): prints the trace's steps in order,
+# then "synced" when the data dir was synced after kubicle.db was linked
+# into it and before the server listened (the store's first commit, before
+# any client can be told of the server), else what strace saw.
+start_first_order() {
+  local dir=$E2E_TMP/start-order st=$E2E_TMP/start-order.strace pid kid _
+  rm -rf "$dir" "$dir-pki" "$st"
+  local cmd=("$KUBICLE" serve --data-dir "$dir" --pki-dir "$dir-pki" --listen 127.0.0.1:0)
+  if command -v strace >/dev/null; then
+    KUBICLE_TRACE_START=1 strace -f -y -o "$st" -e trace=link,fsync,fdatasync,listen \
+      "${cmd[@]}" >"$dir.log" 2>&1 &
+  else
+    KUBICLE_TRACE_START=1 "${cmd[@]}" >"$dir.log" 2>&1 &
+  fi
+  pid=$!
+  for _ in $(seq 600); do
+    [ -s "$dir/kubeconfig" ] && break
+    sleep 0.05
+  done
+  kid=$(pgrep -P "$pid" || echo "$pid")
+  kill -TERM "$kid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  sed -n 's/^start-trace .* ms cpu .* ms //p' "$dir.log" | tr '\n' ' '
+  [ -s "$st" ] || { echo "synced"; return; }
+  python3 - "$st" "$dir" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+d = sys.argv[2]
+link = next((i for i, l in enumerate(lines)
+             if " link(" in l and l.count('"') >= 4 and l.split('"')[3] == d + "/kubicle.db"), None)
+lis = next((i for i, l in enumerate(lines) if " listen(" in l), None)
+syn = [i for i, l in enumerate(lines) if re.search(r"f(data)?sync\(\d+<" + re.escape(d) + r">", l)]
+ok = link is not None and lis is not None and any(link < i < lis for i in syn)
+print("synced" if ok else "link %s syncs %s listen %s" % (link, syn, lis))
+PY
+}
+
 start_suite() {
+  expect_eq "a first start: the controllers before listening, the store's folder synced before it" \
+    "serve store open ca wait ca controllers tls wait tls listening kubeconfig loop synced" \
+    start_first_order
   local saved_pid=$SERVER_PID saved_kcfg=$KCFG saved_url=$SERVER_URL saved_dir=$DATA_DIR
   start_server start || { fail "first start"; return; }
   expect_eq "readyz answers on the first start" "ok" kcurl "$SERVER_URL/readyz"
