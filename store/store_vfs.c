@@ -213,24 +213,6 @@ static int vf_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p)
 	return REAL(f)->pMethods->xUnfetch(REAL(f), off, p);
 }
 
-/* For a file of the default VFS without shared memory or fetches (a WAL,
- * a journal): the version-1 methods only. */
-static const sqlite3_io_methods vf_methods_v1 = {
-    .iVersion = 1,
-    .xClose = vf_close,
-    .xRead = vf_read,
-    .xWrite = vf_write,
-    .xTruncate = vf_truncate,
-    .xSync = vf_sync,
-    .xFileSize = vf_file_size,
-    .xLock = vf_lock,
-    .xUnlock = vf_unlock,
-    .xCheckReservedLock = vf_check_reserved,
-    .xFileControl = vf_file_control,
-    .xSectorSize = vf_sector_size,
-    .xDeviceCharacteristics = vf_device_characteristics,
-};
-
 static const sqlite3_io_methods vf_methods = {
     .iVersion = 3,
     .xClose = vf_close,
@@ -252,6 +234,11 @@ static const sqlite3_io_methods vf_methods = {
     .xFetch = vf_fetch,
     .xUnfetch = vf_unfetch,
 };
+
+/* For a file of the default VFS without shared memory or fetches (a WAL,
+ * a journal): the version-1 methods only (vf_methods' first ones, copied
+ * at registration). */
+static sqlite3_io_methods vf_methods_v1;
 
 /* The default VFS's file sits after ours, aligned as SQLite aligns them. */
 #define REAL_OFFSET ((sizeof(struct vfile) + 15) & ~(size_t)15)
@@ -379,6 +366,14 @@ static void vfs_register(void)
 	    .xGetLastError = vfs_last_error,
 	    .xCurrentTimeInt64 = vfs_current_time64,
 	};
+	vf_methods_v1 = vf_methods;
+	vf_methods_v1.iVersion = 1;
+	vf_methods_v1.xShmMap = NULL;
+	vf_methods_v1.xShmLock = NULL;
+	vf_methods_v1.xShmBarrier = NULL;
+	vf_methods_v1.xShmUnmap = NULL;
+	vf_methods_v1.xFetch = NULL;
+	vf_methods_v1.xUnfetch = NULL;
 	vfs_rc = sqlite3_vfs_register(&kb_vfs, 0);
 }
 

@@ -1351,6 +1351,15 @@ static bool a_thread_at_nice(int nice)
 	return found;
 }
 
+/* Creates /pods ns/NAME carrying `pad` (a string of a few KB: WAL frames). */
+static void create_padded(store_t *st, const char *name, const char *pad)
+{
+	json_t *o = mkobj("ns", name, NULL);
+	json_object_set_new(o, "pad", json_string(pad));
+	ck_assert_int_eq(store_create(st, "/pods", "ns", name, o, NULL), 0);
+	json_decref(o);
+}
+
 /* WAL checkpoints run on a worker thread (store_ckpt.c): after enough
  * commits one completes while the loop keeps running, and nothing is lost
  * across a reopen. */
@@ -1362,10 +1371,7 @@ START_TEST(checkpoint_in_the_background)
 	pad[sizeof(pad) - 1] = '\0';
 	for (int i = 0; i < 1500; i++) {
 		snprintf(name, sizeof(name), "p%04d", i);
-		json_t *o = mkobj("ns", name, NULL);
-		json_object_set_new(o, "pad", json_string(pad));
-		ck_assert_int_eq(store_create(st, "/pods", "ns", name, o, NULL), 0);
-		json_decref(o);
+		create_padded(st, name, pad);
 		uv_run(&loop, UV_RUN_NOWAIT);
 	}
 	for (int i = 0; i < 1000 && store_checkpoints(st) == 0; i++) {
@@ -1449,10 +1455,7 @@ static void write_until_restarts(store_t *st, int *next, uint64_t restarts, long
 	wal_frames(st, &now);
 	for (int i = 0; i < 40000 && now < restarts; i++, (*next)++) {
 		snprintf(name, sizeof(name), "p%05d", *next);
-		json_t *o = mkobj("ns", name, NULL);
-		json_object_set_new(o, "pad", json_string(pad));
-		ck_assert_int_eq(store_create(st, "/pods", "ns", name, o, NULL), 0);
-		json_decref(o);
+		create_padded(st, name, pad);
 		uint64_t r;
 		long f = wal_frames(st, &r);
 		if (r > now) {
@@ -1564,10 +1567,7 @@ START_TEST(wal_writes_gathered_per_transaction)
 	ck_assert_int_eq(store_txn_begin(st), 0);
 	for (int i = 0; i < 40; i++) {
 		snprintf(name, sizeof(name), "g%03d", i);
-		json_t *o = mkobj("ns", name, NULL);
-		json_object_set_new(o, "pad", json_string(pad));
-		ck_assert_int_eq(store_create(st, "/pods", "ns", name, o, NULL), 0);
-		json_decref(o);
+		create_padded(st, name, pad);
 	}
 	ck_assert_int_eq(store_txn_commit(st), 0);
 	store_vfs_stats(&b);
