@@ -699,6 +699,13 @@ static void write_storage(struct proxy *px, struct kb_buf *b)
 	kb_prom_scalar(b, "kubicle_store_watches", "gauge",
 		       "Watches open on the store (API watches and in-process watchers).",
 		       (double)store_watch_count(px->store));
+	kb_prom_scalar(b, "kubicle_store_wal_frames", "gauge",
+		       "Frames (pages) in the store's SQLite WAL at its last commit.",
+		       (double)st.wal_frames);
+	kb_prom_scalar(b, "kubicle_store_wal_restarts_total", "counter",
+		       "Times the store's WAL started over after a checkpoint copied it all "
+		       "(each pauses writes for one sync of the database file).",
+		       (double)st.wal_restarts);
 	write_faults(px, b, &st);
 }
 

@@ -53,7 +53,8 @@ metrics_prom_suite() {
     apiserver_storage_objects apiserver_watch_events_total process_cpu_seconds_total \
     process_resident_memory_bytes process_virtual_memory_bytes process_open_fds \
     process_max_fds process_start_time_seconds process_virtual_memory_max_bytes \
-    kubicle_store_commit_duration_seconds kubicle_store_watches; do
+    kubicle_store_commit_duration_seconds kubicle_store_watches kubicle_store_wal_frames \
+    kubicle_store_wal_restarts_total; do
     if grep -q "^# TYPE $fam " "$E2E_TMP/metrics.txt"; then pass "family $fam"
     else fail "family $fam missing"; fi
   done
