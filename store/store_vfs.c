@@ -8,7 +8,7 @@
  * calls on the loop thread, and a group commit of 14 creates ~100 of them;
  * the kernel's entry, file lookup, inode lock and ext4 write path per call
  * were ~15 % of the server's CPU under a create stream (perf, bench/README.md
- * "The WAL's writes gathered").
+ * "The WAL's size under a write stream, and its writes gathered").
  *
  * DESIGN: a WAL file's writes that follow each other in the file are
  * copied into a buffer and written with one pwrite when a frame header
@@ -18,16 +18,17 @@
  * write, so SQLite never publishes a commit (walIndexWriteHdr, after the
  * frames are written) whose frames are not in the file: other connections
  * (the checkpointer, `kubicle list`) read them from the file, and a process
- * killed after the commit finds them in the page cache as before. Anything
- * else that needs the file as SQLite wrote it writes the buffer first: a
- * write that does not follow, a read, a sync, a truncation, the size, a lock
- * change, a file control, the shared-memory barrier and close; and the
- * buffer is written when it would pass WAL_GATHER_MAX (a transaction that
- * spills pages before its commit). Database files and every other file go
- * straight to the default VFS. The buffer is freed after each write, so an
- * idle tenant holds none.
+ * killed after the commit finds them in the page cache as before (the
+ * shared-memory barrier needs no write of its own). Anything else SQLite
+ * does with a WAL file that needs it as written writes the buffer first: a
+ * write that does not follow, a read, a sync, a truncation, the size, a file
+ * control and close; and the buffer is written when it would pass
+ * WAL_GATHER_MAX (a transaction that spills pages before its commit).
+ * Locks, shared memory and fetches are the database file's (the default
+ * VFS gives a WAL file none), which, as every other file, goes straight to
+ * the default VFS. The buffer is freed after each write, so an idle tenant
+ * holds none.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,9 +58,12 @@ static struct store_vfs_stats vstats;
 
 #define REAL(f) (((struct vfile *)(f))->real)
 
-/* Writes what is gathered; the buffer is freed (an idle WAL holds none). */
+/* Writes what is gathered; the buffer is freed (an idle WAL holds none).
+ * Nothing to do for every other file (no buffer). */
 static int wal_flush(struct vfile *p)
 {
+	if (!p->buf)
+		return SQLITE_OK;
 	int rc = SQLITE_OK;
 	if (p->len) {
 		rc = p->real->pMethods->xWrite(p->real, p->buf, (int)p->len, p->off);
@@ -151,14 +155,12 @@ static int vf_file_size(sqlite3_file *f, sqlite3_int64 *size)
 
 static int vf_lock(sqlite3_file *f, int lock)
 {
-	int rc = wal_flush((struct vfile *)f);
-	return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xLock(REAL(f), lock);
+	return REAL(f)->pMethods->xLock(REAL(f), lock);
 }
 
 static int vf_unlock(sqlite3_file *f, int lock)
 {
-	int rc = wal_flush((struct vfile *)f);
-	return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xUnlock(REAL(f), lock);
+	return REAL(f)->pMethods->xUnlock(REAL(f), lock);
 }
 
 static int vf_check_reserved(sqlite3_file *f, int *out)
@@ -204,8 +206,7 @@ static int vf_shm_unmap(sqlite3_file *f, int del)
 
 static int vf_fetch(sqlite3_file *f, sqlite3_int64 off, int amt, void **pp)
 {
-	int rc = wal_flush((struct vfile *)f);
-	return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xFetch(REAL(f), off, amt, pp);
+	return REAL(f)->pMethods->xFetch(REAL(f), off, amt, pp);
 }
 
 static int vf_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p)
