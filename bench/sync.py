@@ -36,9 +36,14 @@ import http.client, json, multiprocessing as mp, os, re, ssl, subprocess, sys, t
 import urllib.parse
 
 
-def conn(d):
+def server(d):
+    """The server of d's kubeconfig, parsed (hostname, port)."""
     kc = open(f"{d}/kubeconfig").read()
-    u = urllib.parse.urlparse(re.search(r'server:\s*"?([^\s"]+)', kc).group(1))
+    return urllib.parse.urlparse(re.search(r'server:\s*"?([^\s"]+)', kc).group(1))
+
+
+def conn(d):
+    u = server(d)
     ctx = ssl.create_default_context(cafile=f"{d}/ca.crt")
     ctx.load_cert_chain(f"{d}/admin.crt", f"{d}/admin.key")
     return http.client.HTTPSConnection(u.hostname, u.port, context=ctx, timeout=60)
@@ -81,8 +86,7 @@ class HostWatch:
     parsing CPU, on the servers' two cores) to every figure."""
 
     def __init__(self, hdir, hns, key, n, seen, prefix=None):
-        kc = open(f"{hdir}/kubeconfig").read()
-        port = urllib.parse.urlparse(re.search(r'server:\s*"?([^\s"]+)', kc).group(1)).port
+        port = server(hdir).port
         tool = os.path.join(os.path.dirname(os.environ["SYNC_LOADGEN"]), "watchstamp")
         args = [tool, "-p", str(port), "--cert", f"{hdir}/admin.crt", "--key",
                 f"{hdir}/admin.key", "--ns", hns, "-n", str(n), "--idle-s", "60"]
@@ -108,16 +112,11 @@ class HostWatch:
                 self.seen.setdefault(k, int(v) / 1e9)
 
 
-def watch_host(hdir, hns, key, n, seen, prefix=None):
-    """Starts the watcher of hdir/hns; its wait() fills seen."""
-    return HostWatch(hdir, hns, key, n, seen, prefix)
-
-
 def run(cdir, cns, hdir, hns, key, n, c, pids):
     """Creates n pods in cdir/cns; returns (latencies ms sorted, pods/s,
     CPU ms per pod of each pid)."""
     seen = {}
-    done = watch_host(hdir, hns, key, n, seen)
+    done = HostWatch(hdir, hns, key, n, seen)
     ctx = mp.get_context("spawn")
     ready, start, out = ctx.Queue(), ctx.Event(), ctx.Queue()
     ps = [ctx.Process(target=create, args=(cdir, cns, range(j, n, c), ready, start, out))
@@ -146,8 +145,7 @@ def run(cdir, cns, hdir, hns, key, n, c, pids):
 def loadgen(cdir, cns, rate, secs, c, prefix):
     """bench/loadgen offering rate creates/s for secs seconds to cdir/cns
     over c connections, pods named PREFIX-k; returns its report as a dict."""
-    kc = open(f"{cdir}/kubeconfig").read()
-    port = urllib.parse.urlparse(re.search(r'server:\s*"?([^\s"]+)', kc).group(1)).port
+    port = server(cdir).port
     body = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"sync-open-{os.getpid()}.json")
     with open(body, "w") as f:
         json.dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "@NAME@"},
@@ -162,6 +160,13 @@ def loadgen(cdir, cns, rate, secs, c, prefix):
     return dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
 
 
+def due_latencies(seen, prefix, t0, rate, n):
+    """Each pod PREFIX-k's latency in ms from its due time t0 + k/rate, in k
+    order (inf for a pod the watch never showed)."""
+    return [(seen[f"{prefix}-{k}"] - t0 - k / rate) * 1000 if f"{prefix}-{k}" in seen
+            else float("inf") for k in range(n)]
+
+
 def run_open(cdir, cns, hdir, hns, key, rate, secs, c, pids):
     """Offers rate creates/s for secs seconds to cdir/cns (bench/loadgen -r,
     c connections), after one second at the same rate not counted (the
@@ -172,14 +177,12 @@ def run_open(cdir, cns, hdir, hns, key, rate, secs, c, pids):
     loadgen's report as a dict, with the watcher's CPU in cores)."""
     n = int(rate * secs)
     warm = {}
-    wdone = watch_host(hdir, hns, key, int(rate), warm, "w-")
+    wdone = HostWatch(hdir, hns, key, int(rate), warm, "w-")
     wrep = loadgen(cdir, cns, rate, 1, c, "w")
     wdone.wait(60)
-    w0 = int(wrep["t0_ns"]) / 1e9
-    cold = sorted((warm[f"w-{k}"] - w0 - k / rate) * 1000 if f"w-{k}" in warm
-                  else float("inf") for k in range(int(rate)))
+    cold = sorted(due_latencies(warm, "w", int(wrep["t0_ns"]) / 1e9, rate, int(rate)))
     seen = {}
-    done = watch_host(hdir, hns, key, n, seen, "o-")
+    done = HostWatch(hdir, hns, key, n, seen, "o-")
     time.sleep(0.2)
     cpu0 = [cpu_ms(p) for p in pids]
     rep = loadgen(cdir, cns, rate, secs, c, "o")
@@ -189,14 +192,13 @@ def run_open(cdir, cns, hdir, hns, key, rate, secs, c, pids):
     rep["watch_cpu"] = done.cpu_ms / 1000 / secs
     rep["cold"] = cold
     t0 = int(rep["t0_ns"]) / 1e9
-    lat = sorted((seen[f"o-{k}"] - t0 - k / rate) * 1000 if f"o-{k}" in seen
-                 else float("inf") for k in range(n))
+    lat = due_latencies(seen, "o", t0, rate, n)
     t1 = max(seen.values()) if seen else t0 + secs
     if os.environ.get("SYNC_TIMELINE"):
         with open(os.environ["SYNC_TIMELINE"] + f".{hns}", "w") as f:
-            for k in range(n):
-                v = (seen[f"o-{k}"] - t0 - k / rate) * 1000 if f"o-{k}" in seen else -1
-                f.write(f"{k / rate:.4f} {v:.3f}\n")
+            for k, v in enumerate(lat):
+                f.write(f"{k / rate:.4f} {v if v != float('inf') else -1:.3f}\n")
+    lat.sort()
     return lat, len(seen) / (t1 - t0), cpu, rep
 
 
