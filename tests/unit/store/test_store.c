@@ -1351,6 +1351,17 @@ static bool a_thread_at_nice(int nice)
 	return found;
 }
 
+/* Closes st, opens the store again and counts the pods in "ns" (what a
+ * restart finds), then closes it. */
+static size_t pods_after_reopen(store_t *st)
+{
+	size_t n = 0;
+	st = fixture_reopen(st, NULL);
+	ck_assert_int_eq(store_count(st, "/pods", "ns", &n), 0);
+	fixture_close(st);
+	return n;
+}
+
 /* Creates /pods ns/NAME carrying `pad` (a string of a few KB: WAL frames). */
 static void create_padded(store_t *st, const char *name, const char *pad)
 {
@@ -1382,11 +1393,7 @@ START_TEST(checkpoint_in_the_background)
 	/* (a process started at nice 10 or more keeps its own) */
 	int own = getpriority(PRIO_PROCESS, 0);
 	ck_assert_msg(a_thread_at_nice(own > 10 ? own : 10), "no thread checkpoints at nice 10");
-	st = fixture_reopen(st, NULL);
-	size_t n = 0;
-	ck_assert_int_eq(store_count(st, "/pods", "ns", &n), 0);
-	ck_assert_uint_eq(n, 1500);
-	fixture_close(st);
+	ck_assert_uint_eq(pods_after_reopen(st), 1500);
 }
 END_TEST
 
@@ -1498,11 +1505,7 @@ START_TEST(checkpoint_lets_the_wal_start_over)
 	ck_assert_msg(at_restart, "the WAL never started over past 8,000 frames (%ld at most)",
 		      most);
 	ck_assert_int_lt(at_restart, 9000);
-	st = fixture_reopen(st, NULL);
-	size_t n = 0;
-	ck_assert_int_eq(store_count(st, "/pods", "ns", &n), 0);
-	ck_assert_uint_gt(n, 1000);
-	fixture_close(st);
+	ck_assert_uint_gt(pods_after_reopen(st), 1000);
 }
 END_TEST
 
