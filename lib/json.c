@@ -354,12 +354,11 @@ static int dump_object(struct kb_buf *b, const json_t *v)
 
 static int dump_array(struct kb_buf *b, const json_t *v)
 {
-	size_t n = json_array_size(v);
+	size_t n = json_array_size(v), len;
+	const char *raw = kb_json_raw_text(v, &len);
 
-	/* a raw value (kb_json_raw): its text as it is */
-	if (n == 2 && json_array_get(v, 1) == &raw_mark)
-		return dump_bytes(b, json_string_value(json_array_get(v, 0)),
-				  json_string_length(json_array_get(v, 0)));
+	if (raw) /* a raw value (kb_json_raw): its text as it is */
+		return dump_bytes(b, raw, len);
 
 	int r = dump_char(b, '[');
 
